@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { TimestampSchema, TurnIdSchema, UserIdSchema } from './common.js';
+
+export const ReflectionKindSchema = z.enum([
+  'batch',
+  'idle-summary',
+  'session-close',
+  'nightly',
+  'weekly',
+  'manual',
+  'event',
+]);
+export type ReflectionKind = z.infer<typeof ReflectionKindSchema>;
+
+/**
+ * `reflection.job` v1 — internal: put on the ReflectionQueue (FIFO, group = userId)
+ * by the signal function and the sweeps, consumed by the reflector.
+ */
+export const ReflectionJobSchema = z.object({
+  type: z.literal('reflection.job'),
+  version: z.literal(1),
+  /** Deterministic id derived from the trigger; also the FIFO deduplication id. */
+  jobId: z.string().min(1).max(128).regex(/^[A-Za-z0-9._:@-]+$/),
+  userId: UserIdSchema,
+  kind: ReflectionKindSchema,
+  /** What fired, e.g. `turn_count`, `urgency`. */
+  trigger: z.string().min(1).max(64),
+  /** Urgency score of the signal accumulator when the job was made. */
+  urgency: z.number().min(0).default(0),
+  /** The turns to reflect on, ascending. */
+  turnIds: z.array(TurnIdSchema).max(1000),
+  requestedAt: TimestampSchema,
+});
+export type ReflectionJob = z.infer<typeof ReflectionJobSchema>;

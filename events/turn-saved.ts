@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { AttributesSchema, TimestampSchema, TurnIdSchema, UserIdSchema } from './common.js';
+
+export const ValidationOutcomeSchema = z.enum(['APPROVE', 'REVISE', 'RETRY', 'FAIL']);
+export type ValidationOutcome = z.infer<typeof ValidationOutcomeSchema>;
+
+/** The cheap signal inputs of seed 000 §2 that a publisher may attach to a turn. */
+export const TurnSignalsSchema = z.object({
+  /** Outcome of the agent's own validation of its answer. */
+  validation: ValidationOutcomeSchema.optional(),
+  /** The agent's quality score of its answer, 0..1. */
+  quality: z.number().min(0).max(1).optional(),
+  /** The route the planner took, e.g. `answer`, `refresh`, `clarify`. */
+  route: z.string().max(64).optional(),
+  /** True when the agent's freshness analyser found a contradiction with earlier findings. */
+  contradiction: z.boolean().optional(),
+});
+export type TurnSignals = z.infer<typeof TurnSignalsSchema>;
+
+/**
+ * `turn.saved` v1 — published by an agent after every turn.
+ * The field names are a fixed contract: publishers and tools outside this repository use them.
+ *
+ * @example
+ * {"type":"turn.saved","version":1,"userId":"u-42","sessionId":"s-1","turnId":7,
+ *  "timestamp":"2026-02-06T14:30:00Z","query":"Actually I meant the 40 gallon tank",
+ *  "response":"Got it, the 40 gallon tank.","signals":{"validation":"APPROVE","quality":0.9}}
+ */
+export const TurnSavedSchema = z.object({
+  type: z.literal('turn.saved'),
+  version: z.literal(1),
+  userId: UserIdSchema,
+  sessionId: z.string().min(1).max(256),
+  turnId: TurnIdSchema,
+  timestamp: TimestampSchema,
+  /** The user's message. */
+  query: z.string().min(1),
+  /** The agent's reply. */
+  response: z.string(),
+  /** Gathered context and plan, markdown. */
+  context: z.string().optional(),
+  signals: TurnSignalsSchema.optional(),
+  attributes: AttributesSchema.optional(),
+});
+export type TurnSaved = z.infer<typeof TurnSavedSchema>;

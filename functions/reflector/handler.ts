@@ -1,0 +1,70 @@
+/**
+ * reflector — ReflectionQueue (SQS FIFO, group = userId) → one reflection per job.
+ * Powertools' FIFO processor keeps order per user: when a job fails, the later jobs of
+ * the same user go back to the queue too, other users' jobs are unaffected.
+ */
+import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { ReflectionJobSchema } from '../../events/reflection-job.js';
+import { createBedrockClient, createDocumentClient, createS3Client } from '../../lib/adapters/aws-clients.js';
+import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
+import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.js';
+import { getNumberFromEnv, getStringFromEnv } from '../../lib/adapters/config.js';
+import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
+import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import { createLogger, systemClock } from '../../lib/adapters/logger.js';
+import { S3KnowledgeStore } from '../../lib/adapters/s3-knowledge-store.js';
+import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
+import { type ReflectionDeps, runReflection } from '../../lib/use-cases/run-reflection.js';
+
+const tableName = getStringFromEnv('TABLE_NAME');
+const bucketName = getStringFromEnv('BUCKET_NAME');
+const modelId = getStringFromEnv('MODEL_ID');
+const { logger, log } = createLogger('reflector');
+const ddb = createDocumentClient();
+const s3 = createS3Client();
+const rejected = new S3RejectedEventLog(s3, bucketName);
+
+const deps: ReflectionDeps = {
+  turns: new S3DynamoTurnStore(ddb, s3, tableName, bucketName),
+  signalState: new DynamoSignalStateStore(ddb, tableName),
+  knowledge: new S3KnowledgeStore(s3, bucketName),
+  batchLogs: new S3DynamoBatchLogStore(ddb, s3, tableName, bucketName),
+  model: new BedrockConverseModel(createBedrockClient(), modelId),
+  clock: systemClock,
+  log,
+  settings: {
+    temperature: getNumberFromEnv('MODEL_TEMPERATURE', 0.6),
+    maxTokens: getNumberFromEnv('MODEL_MAX_TOKENS', 1500),
+    budgetTokens: getNumberFromEnv('BATCH_TOKEN_BUDGET', 4000),
+  },
+};
+
+async function recordHandler(record: SQSRecord): Promise<void> {
+  let body: unknown;
+  try {
+    body = JSON.parse(record.body);
+  } catch {
+    body = undefined;
+  }
+  const parsed = ReflectionJobSchema.safeParse(body);
+  if (!parsed.success) {
+    // A malformed job never becomes valid by retrying: keep it with its reasons and move on.
+    const errors = parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message }));
+    await rejected.keep({ source: 'reflection-queue', messageId: record.messageId, receivedAt: new Date().toISOString(), errors, body: record.body });
+    logger.warn('reflection job rejected', { messageId: record.messageId, errors });
+    return;
+  }
+  const outcome = await runReflection(parsed.data, deps);
+  if (!('reason' in outcome)) return;
+  logger.info('reflection job skipped', { jobId: parsed.data.jobId, userId: parsed.data.userId, status: outcome.status, reason: outcome.reason });
+}
+
+const processor = new SqsFifoPartialProcessorAsync();
+
+export const handler = middy(
+  async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
+    processPartialResponse(event, recordHandler, processor, { context, skipGroupOnError: true, throwOnFullBatchFailure: false }),
+).use(injectLambdaContext(logger));

@@ -1,0 +1,52 @@
+/**
+ * signal — TurnQueue (SQS FIFO, group = userId) → turn documents and index → signal
+ * state → reflection jobs. Adapts the SQS event to the ingest-turns use case and
+ * reports partial batch failures.
+ */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy from '@middy/core';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/adapters/aws-clients.js';
+import { getStringFromEnv } from '../../lib/adapters/config.js';
+import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
+import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import { createLogger, systemClock } from '../../lib/adapters/logger.js';
+import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
+import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
+import { parseSignalConfig } from '../../lib/domain/signal-weights.js';
+import { type IngestDeps, ingestTurns } from '../../lib/use-cases/ingest-turns.js';
+
+const tableName = getStringFromEnv('TABLE_NAME');
+const bucketName = getStringFromEnv('BUCKET_NAME');
+const reflectionQueueUrl = getStringFromEnv('REFLECTION_QUEUE_URL');
+const { logger, log } = createLogger('signal');
+const ddb = createDocumentClient();
+const s3 = createS3Client();
+
+const deps: IngestDeps = {
+  turns: new S3DynamoTurnStore(ddb, s3, tableName, bucketName),
+  signalState: new DynamoSignalStateStore(ddb, tableName),
+  jobs: new SqsJobQueue(createSqsClient(), reflectionQueueUrl),
+  rejected: new S3RejectedEventLog(s3, bucketName),
+  clock: systemClock,
+  log,
+  config: parseSignalConfig(process.env.SIGNAL_CONFIG),
+  source: 'turn-queue',
+};
+
+export const handler = middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  const result = await ingestTurns(
+    event.Records.map((r) => ({ messageId: r.messageId, body: r.body })),
+    deps,
+  );
+  logger.info('turn batch processed', {
+    records: event.Records.length,
+    accepted: result.accepted,
+    duplicates: result.duplicates,
+    late: result.late,
+    rejected: result.rejected,
+    jobs: result.jobs.length,
+    failed: result.failedMessageIds.length,
+  });
+  return { batchItemFailures: result.failedMessageIds.map((id) => ({ itemIdentifier: id })) };
+}).use(injectLambdaContext(logger));

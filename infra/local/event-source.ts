@@ -1,0 +1,142 @@
+/**
+ * A local stand-in for Lambda's SQS event source mapping: polls a queue, invokes the
+ * very same handler module with a Lambda-shaped SQS event, deletes what succeeded and
+ * leaves batchItemFailures (or everything, if the handler threw) to come back after the
+ * visibility timeout — and, past maxReceiveCount, to the emulator's redrive to the DLQ.
+ * One invocation at a time per queue, like reserved concurrency 1.
+ */
+import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { lambdaContext } from './lambda-context.js';
+
+export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+
+export interface EventSourceStats {
+  invocations: number;
+  records: number;
+  failedRecords: number;
+  handlerErrors: number;
+}
+
+export class LocalEventSource {
+  readonly stats: EventSourceStats = { invocations: 0, records: 0, failedRecords: 0, handlerErrors: 0 };
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private inFlight = false;
+
+  constructor(
+    private readonly options: {
+      name: string;
+      sqs: SQSClient;
+      queueUrl: string;
+      queueArn: string;
+      region: string;
+      handler: SqsHandler;
+      batchSize?: number;
+      functionName: string;
+      timeoutSeconds: number;
+      onError?: (error: unknown) => void;
+    },
+  ) {}
+
+  get busy(): boolean {
+    return this.inFlight;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    const { sqs, queueUrl } = this.options;
+    while (this.running) {
+      let messages: Message[] = [];
+      try {
+        const res = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: queueUrl,
+            MaxNumberOfMessages: this.options.batchSize ?? 10,
+            WaitTimeSeconds: 1,
+            MessageSystemAttributeNames: ['All'],
+            MessageAttributeNames: ['All'],
+          }),
+        );
+        messages = res.Messages ?? [];
+      } catch (error) {
+        if (!this.running) return;
+        this.options.onError?.(error);
+        await new Promise((r) => setTimeout(r, 250));
+        continue;
+      }
+      if (messages.length === 0) continue;
+      this.inFlight = true;
+      try {
+        await this.invoke(messages);
+      } finally {
+        this.inFlight = false;
+      }
+    }
+  }
+
+  private async invoke(messages: Message[]): Promise<void> {
+    const records = messages.map((m) => this.toRecord(m));
+    this.stats.invocations += 1;
+    this.stats.records += records.length;
+    let failed: Set<string>;
+    try {
+      const response = await this.options.handler({ Records: records }, lambdaContext(this.options.functionName, this.options.timeoutSeconds));
+      failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+      // Like Lambda: an identifier that is not in the batch fails the whole batch.
+      if ([...failed].some((id) => !records.some((r) => r.messageId === id))) failed = new Set(records.map((r) => r.messageId));
+    } catch (error) {
+      this.stats.handlerErrors += 1;
+      this.options.onError?.(error);
+      failed = new Set(records.map((r) => r.messageId));
+    }
+    this.stats.failedRecords += failed.size;
+    const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
+    if (done.length > 0) {
+      await this.options.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: this.options.queueUrl,
+          Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })),
+        }),
+      );
+    }
+  }
+
+  private toRecord(m: Message): SQSRecord {
+    const a = m.Attributes ?? {};
+    return {
+      messageId: m.MessageId ?? '',
+      receiptHandle: m.ReceiptHandle ?? '',
+      body: m.Body ?? '',
+      attributes: {
+        ApproximateReceiveCount: a.ApproximateReceiveCount ?? '1',
+        SentTimestamp: a.SentTimestamp ?? String(Date.now()),
+        SenderId: a.SenderId ?? 'local',
+        ApproximateFirstReceiveTimestamp: a.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+        ...(a.SequenceNumber ? { SequenceNumber: a.SequenceNumber } : {}),
+        ...(a.MessageGroupId ? { MessageGroupId: a.MessageGroupId } : {}),
+        ...(a.MessageDeduplicationId ? { MessageDeduplicationId: a.MessageDeduplicationId } : {}),
+      },
+      messageAttributes: Object.fromEntries(
+        Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => [
+          k,
+          { dataType: v.DataType ?? 'String', ...(v.StringValue !== undefined ? { stringValue: v.StringValue } : {}), stringListValues: [], binaryListValues: [] },
+        ]),
+      ),
+      md5OfBody: m.MD5OfBody ?? '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: this.options.queueArn,
+      awsRegion: this.options.region,
+    };
+  }
+}

@@ -1,0 +1,94 @@
+/** Create, on the emulators, the same table, queues (with DLQs) and bucket as the CDK app. */
+import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { names, QUEUES, type QueueKey, TABLE } from '../resources.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from './emulators.js';
+
+export interface LocalQueue {
+  name: string;
+  url: string;
+  arn: string;
+  dlqUrl: string;
+  dlqArn: string;
+}
+
+export interface LocalResources {
+  tableName: string;
+  bucketName: string;
+  queues: Record<QueueKey, LocalQueue>;
+}
+
+export const LOCAL_ACCOUNT = '000000000000';
+
+export async function provision(stage: string, endpoints: { dynamodb: string; sqs: string; s3: string }): Promise<LocalResources> {
+  const common = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+  const ddb = new DynamoDBClient({ ...common, endpoint: endpoints.dynamodb });
+  const sqs = new SQSClient({ ...common, endpoint: endpoints.sqs });
+  const s3 = new S3Client({ ...common, endpoint: endpoints.s3, forcePathStyle: true });
+  const n = names(stage);
+  try {
+    const tableName = n.table;
+    await ddb.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
+          { AttributeName: TABLE.sortKey, AttributeType: 'S' },
+          { AttributeName: TABLE.gsi.partitionKey, AttributeType: 'S' },
+          { AttributeName: TABLE.gsi.sortKey, AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
+          { AttributeName: TABLE.sortKey, KeyType: 'RANGE' },
+        ],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: TABLE.gsi.name,
+            KeySchema: [
+              { AttributeName: TABLE.gsi.partitionKey, KeyType: 'HASH' },
+              { AttributeName: TABLE.gsi.sortKey, KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          },
+        ],
+      }),
+    );
+    await ddb.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true } }));
+
+    const bucketName = n.bucket(LOCAL_ACCOUNT);
+    await s3.send(new CreateBucketCommand({ Bucket: bucketName }));
+
+    const queues = {} as Record<QueueKey, LocalQueue>;
+    for (const [key, def] of Object.entries(QUEUES) as Array<[QueueKey, (typeof QUEUES)[QueueKey]]>) {
+      const fifo = def.fifo ? { FifoQueue: 'true', ContentBasedDeduplication: 'false' } : {};
+      const dlq = await sqs.send(new CreateQueueCommand({ QueueName: n.dlq(def), Attributes: { ...fifo, MessageRetentionPeriod: '1209600' } }));
+      const dlqArn = await queueArn(sqs, dlq.QueueUrl ?? '');
+      const main = await sqs.send(
+        new CreateQueueCommand({
+          QueueName: n.queue(def),
+          Attributes: {
+            ...fifo,
+            VisibilityTimeout: String(def.localVisibilityTimeoutSeconds),
+            DelaySeconds: String('delaySeconds' in def ? def.delaySeconds : 0),
+            RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: def.maxReceiveCount }),
+          },
+        }),
+      );
+      queues[key] = { name: n.queue(def), url: main.QueueUrl ?? '', arn: await queueArn(sqs, main.QueueUrl ?? ''), dlqUrl: dlq.QueueUrl ?? '', dlqArn };
+    }
+    return { tableName, bucketName, queues };
+  } finally {
+    ddb.destroy();
+    sqs.destroy();
+    s3.destroy();
+  }
+}
+
+async function queueArn(sqs: SQSClient, url: string): Promise<string> {
+  const res = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
+  const arn = res.Attributes?.QueueArn;
+  if (!arn) throw new Error(`queue ${url} has no ARN`);
+  return arn;
+}

@@ -1,0 +1,66 @@
+/**
+ * The resources both the CDK app and the local stack create, defined once so that
+ * local and cloud cannot drift apart.
+ */
+export const TABLE = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  /** By-session turn listing today; later the by-day activity index. */
+  gsi: { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+  /** Epoch seconds; DynamoDB deletes expired items late, so readers filter too. */
+  ttlAttribute: 'expiresAt',
+} as const;
+
+export interface QueueDefinition {
+  /** Construct id and base of the queue's name. */
+  id: string;
+  fifo: boolean;
+  /** Cloud visibility timeout: 6 × the consumer's timeout, as AWS advises for event sources. */
+  visibilityTimeoutSeconds: number;
+  /** Local visibility timeout: short, so a failed record comes back within seconds. */
+  localVisibilityTimeoutSeconds: number;
+  /** Deliveries before a message is parked in the queue's DLQ. */
+  maxReceiveCount: number;
+  delaySeconds?: number;
+}
+
+export const FUNCTION_TIMEOUT_SECONDS = { signal: 30, reflector: 120, sweep: 300 } as const;
+
+export const QUEUES = {
+  turn: {
+    id: 'TurnQueue',
+    fifo: true,
+    visibilityTimeoutSeconds: 6 * FUNCTION_TIMEOUT_SECONDS.signal,
+    localVisibilityTimeoutSeconds: 3,
+    maxReceiveCount: 5,
+  },
+  reflection: {
+    id: 'ReflectionQueue',
+    fifo: true,
+    visibilityTimeoutSeconds: 6 * FUNCTION_TIMEOUT_SECONDS.reflector,
+    localVisibilityTimeoutSeconds: 5,
+    // Seed 000 §9: a failed model call is retried once, then the job is parked.
+    maxReceiveCount: 2,
+  },
+  idle: {
+    id: 'IdleQueue',
+    fifo: false,
+    visibilityTimeoutSeconds: 6 * FUNCTION_TIMEOUT_SECONDS.signal,
+    localVisibilityTimeoutSeconds: 3,
+    maxReceiveCount: 5,
+    // Seed 003: the idle check fires 5 minutes after the user's last message.
+    delaySeconds: 300,
+  },
+} as const satisfies Record<string, QueueDefinition>;
+
+export type QueueKey = keyof typeof QUEUES;
+
+/** Physical names: one isolated copy per stage. */
+export const names = (stage: string) => ({
+  table: `reflective-memory-${stage}`,
+  bucket: (account: string) => `reflective-memory-${stage}-${account}`,
+  queue: (q: QueueDefinition) => `reflective-memory-${stage}-${q.id}${q.fifo ? '.fifo' : ''}`,
+  dlq: (q: QueueDefinition) => `reflective-memory-${stage}-${q.id}-dlq${q.fifo ? '.fifo' : ''}`,
+});
+
+export const SWEEPS = ['nightly', 'weekly', 'expiry', 'archive'] as const;

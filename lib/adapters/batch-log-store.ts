@@ -1,0 +1,57 @@
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { BatchLog } from '../domain/batch-log.js';
+import { batchLogKey, keys } from '../domain/memory-paths.js';
+import type { BatchLogStore } from '../ports.js';
+import { isConditionalCheckFailure } from './dynamo-errors.js';
+
+/** Batch logs as JSON in S3, plus a summary item per batch in DynamoDB for listing. */
+export class S3DynamoBatchLogStore implements BatchLogStore {
+  constructor(
+    private readonly ddb: DynamoDBDocumentClient,
+    private readonly s3: S3Client,
+    private readonly tableName: string,
+    private readonly bucketName: string,
+  ) {}
+
+  async exists(userId: string, batchId: string): Promise<boolean> {
+    const res = await this.ddb.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.batchSk(batchId) }, ConsistentRead: true, ProjectionExpression: 'pk' }),
+    );
+    return res.Item !== undefined;
+  }
+
+  async write(log: BatchLog): Promise<string> {
+    const key = batchLogKey(log.user_id, log.batch_id);
+    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: JSON.stringify(log, null, 2), ContentType: 'application/json' }));
+    try {
+      // The summary item is the batch's commit marker: the first write wins.
+      await this.ddb.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            pk: keys.userPk(log.user_id),
+            sk: keys.batchSk(log.batch_id),
+            kind: 'batch-log',
+            userId: log.user_id,
+            batchId: log.batch_id,
+            status: log.status,
+            timestamp: log.timestamp,
+            trigger: log.trigger,
+            turns: log.turns_reviewed,
+            itemsProposed: log.quality_gate_results.items_proposed,
+            itemsPassed: log.quality_gate_results.items_passed,
+            rejections: log.quality_gate_results.rejections.length,
+            staged: log.staged_files.length,
+            promoted: log.promoted_files.length,
+            logKey: key,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailure(error)) throw error;
+    }
+    return key;
+  }
+}

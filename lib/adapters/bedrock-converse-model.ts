@@ -1,0 +1,72 @@
+import { type BedrockRuntimeClient, ConverseCommand, type ConverseCommandOutput } from '@aws-sdk/client-bedrock-runtime';
+import type { ModelRequest, ModelResponse, ReflectionModel } from '../ports.js';
+import { ModelUnavailableError } from '../ports.js';
+
+const RETRYABLE = new Set([
+  'ThrottlingException',
+  'ServiceUnavailableException',
+  'ModelTimeoutException',
+  'InternalServerException',
+  'ModelNotReadyException',
+  'TimeoutError',
+  'RequestTimeout',
+]);
+
+/**
+ * Bedrock Runtime Converse with structured output forced through a tool
+ * (`toolChoice: { tool }`), whose input schema comes from the zod output schema.
+ */
+export class BedrockConverseModel implements ReflectionModel {
+  constructor(
+    private readonly client: BedrockRuntimeClient,
+    private readonly modelId: string,
+  ) {}
+
+  async reflect(request: ModelRequest): Promise<ModelResponse> {
+    const started = Date.now();
+    let res: ConverseCommandOutput;
+    try {
+      res = await this.client.send(
+        new ConverseCommand({
+          modelId: this.modelId,
+          system: [{ text: request.system }],
+          messages: [{ role: 'user', content: [{ text: request.prompt }] }],
+          inferenceConfig: { temperature: request.temperature, maxTokens: request.maxTokens },
+          toolConfig: {
+            tools: [
+              {
+                toolSpec: {
+                  name: request.toolName,
+                  description: request.toolDescription,
+                  // The SDK types this as a DocumentType (any JSON value).
+                  inputSchema: { json: request.toolInputSchema as Record<string, never> },
+                },
+              },
+            ],
+            toolChoice: { tool: { name: request.toolName } },
+          },
+        }),
+      );
+    } catch (error) {
+      const name = (error as Error).name;
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;
+      const network = ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE'].includes((error as NodeJS.ErrnoException).code ?? '');
+      if (RETRYABLE.has(name) || status >= 500 || status === 429 || network) {
+        throw new ModelUnavailableError(`model ${this.modelId} unavailable: ${name}`, { cause: error });
+      }
+      throw error;
+    }
+    const content = res.output?.message?.content ?? [];
+    const toolUse = content.find((c) => c.toolUse?.name === request.toolName)?.toolUse;
+    const text = content.map((c) => c.text ?? '').join('');
+    return {
+      output: toolUse?.input ?? text,
+      usage: {
+        modelId: this.modelId,
+        inputTokens: res.usage?.inputTokens ?? 0,
+        outputTokens: res.usage?.outputTokens ?? 0,
+        latencyMs: res.metrics?.latencyMs ?? Date.now() - started,
+      },
+    };
+  }
+}

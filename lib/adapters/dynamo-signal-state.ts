@@ -1,0 +1,59 @@
+import { isConditionalCheckFailure } from './dynamo-errors.js';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '../domain/memory-paths.js';
+import type { SignalState } from '../domain/signal-accumulator.js';
+import type { SignalStateStore, StoredSignalState } from '../ports.js';
+
+/** Per-user signal state: one item (`USER#{u}` / `SIGNAL`) written with an optimistic-lock version. */
+export class DynamoSignalStateStore implements SignalStateStore {
+  constructor(
+    private readonly ddb: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async load(userId: string): Promise<StoredSignalState> {
+    const res = await this.ddb.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.signalSk }, ConsistentRead: true }),
+    );
+    if (!res.Item) return { raw: undefined, version: null };
+    // An item whose version is unusable is corrupt; version 0 lets the reset overwrite it.
+    const version = typeof res.Item.version === 'number' ? res.Item.version : 0;
+    return { raw: res.Item.state, version };
+  }
+
+  async save(userId: string, state: SignalState, expectedVersion: number | null): Promise<boolean> {
+    const condition =
+      expectedVersion === null
+        ? 'attribute_not_exists(pk)'
+        : expectedVersion === 0
+          ? 'attribute_not_exists(#v) OR #v = :v OR NOT attribute_type(#v, :n)'
+          : '#v = :v';
+    try {
+      await this.ddb.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            pk: keys.userPk(userId),
+            sk: keys.signalSk,
+            kind: 'signal-state',
+            userId,
+            state,
+            version: (expectedVersion ?? 0) + 1,
+            updatedAt: new Date().toISOString(),
+          },
+          ConditionExpression: condition,
+          ...(expectedVersion === null
+            ? {}
+            : {
+                ExpressionAttributeNames: { '#v': 'version' },
+                ExpressionAttributeValues: expectedVersion === 0 ? { ':v': 0, ':n': 'N' } : { ':v': expectedVersion },
+              }),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailure(error)) return false;
+      throw error;
+    }
+  }
+}

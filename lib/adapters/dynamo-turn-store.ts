@@ -1,0 +1,104 @@
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { BatchGetCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
+import { keys, turnDocKey } from '../domain/memory-paths.js';
+import { parseTurnDocument, renderTurnDocument, turnContentHash } from '../domain/turn-document.js';
+import type { TurnStore } from '../ports.js';
+
+/**
+ * Turn documents in S3 (`users/{u}/turns/{n}/{hash}.md`, content-addressed so a
+ * conflicting republish never overwrites what was counted) and a turn index in DynamoDB.
+ */
+export class S3DynamoTurnStore implements TurnStore {
+  constructor(
+    private readonly ddb: DynamoDBDocumentClient,
+    private readonly s3: S3Client,
+    private readonly tableName: string,
+    private readonly bucketName: string,
+  ) {}
+
+  async saveTurns(turns: readonly TurnSaved[]): Promise<void> {
+    await Promise.all(
+      turns.map(async (turn) => {
+        const hash = turnContentHash(turn);
+        const docKey = turnDocKey(turn.userId, turn.turnId, hash);
+        await this.s3.send(
+          new PutObjectCommand({ Bucket: this.bucketName, Key: docKey, Body: renderTurnDocument(turn), ContentType: 'text/markdown; charset=utf-8' }),
+        );
+        await this.ddb.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: {
+              pk: keys.userPk(turn.userId),
+              sk: keys.turnSk(turn.turnId),
+              kind: 'turn',
+              userId: turn.userId,
+              sessionId: turn.sessionId,
+              turnId: turn.turnId,
+              timestamp: turn.timestamp,
+              docKey,
+              contentHash: hash,
+              validation: turn.signals?.validation,
+              quality: turn.signals?.quality,
+              gsi1pk: keys.sessionGsiPk(turn.userId, turn.sessionId),
+              gsi1sk: keys.turnSk(turn.turnId),
+            },
+          }),
+        );
+      }),
+    );
+  }
+
+  async indexedTurnIds(userId: string, turnIds: readonly number[]): Promise<Set<number>> {
+    const items = await this.batchGet(userId, turnIds, ['turnId']);
+    return new Set(items.map((i) => Number(i.turnId)));
+  }
+
+  async getTurns(userId: string, turnIds: readonly number[]) {
+    const items = await this.batchGet(userId, turnIds, ['turnId', 'docKey']);
+    const byId = new Map(items.map((i) => [Number(i.turnId), String(i.docKey)]));
+    const turns: TurnSaved[] = [];
+    const missing: Array<{ turnId: number; reason: string }> = [];
+    await Promise.all(
+      [...new Set(turnIds)].map(async (turnId) => {
+        const docKey = byId.get(turnId);
+        if (!docKey) return void missing.push({ turnId, reason: 'not in the turn index' });
+        try {
+          const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: docKey }));
+          const parsed = TurnSavedSchema.safeParse(parseTurnDocument((await res.Body?.transformToString('utf-8')) ?? ''));
+          if (parsed.success && parsed.data.userId === userId) turns.push(parsed.data);
+          else missing.push({ turnId, reason: `document ${docKey} is not a valid turn of this user` });
+        } catch (error) {
+          missing.push({ turnId, reason: `document ${docKey} unreadable: ${(error as Error).name}` });
+        }
+      }),
+    );
+    turns.sort((a, b) => a.turnId - b.turnId);
+    return { turns, missing: missing.sort((a, b) => a.turnId - b.turnId) };
+  }
+
+  /** Strongly consistent BatchGet of index items, 100 keys a request, unprocessed keys retried. */
+  private async batchGet(userId: string, turnIds: readonly number[], attributes: string[]): Promise<Array<Record<string, unknown>>> {
+    const unique = [...new Set(turnIds)];
+    const out: Array<Record<string, unknown>> = [];
+    for (let i = 0; i < unique.length; i += 100) {
+      let request: Record<string, unknown>[] | undefined = unique
+        .slice(i, i + 100)
+        .map((id) => ({ pk: keys.userPk(userId), sk: keys.turnSk(id) }));
+      for (let attempt = 0; request && request.length > 0; attempt++) {
+        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+        const res = await this.ddb.send(
+          new BatchGetCommand({
+            RequestItems: {
+              [this.tableName]: { Keys: request, ConsistentRead: true, ProjectionExpression: attributes.join(', ') },
+            },
+          }),
+        );
+        out.push(...(res.Responses?.[this.tableName] ?? []));
+        request = res.UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined;
+        if (attempt > 8 && request && request.length > 0) throw new Error('BatchGet kept returning unprocessed keys');
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,22 @@
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { rejectedEventKey } from '../domain/memory-paths.js';
+import type { RejectedEvent, RejectedEventLog } from '../ports.js';
+
+/** Rejected records kept in S3 under `rejected/{day}/{source}/{messageId}.json`, listable by day. */
+export class S3RejectedEventLog implements RejectedEventLog {
+  constructor(
+    private readonly s3: S3Client,
+    private readonly bucketName: string,
+  ) {}
+
+  async keep(event: RejectedEvent): Promise<void> {
+    await this.s3.send(
+      new PutObjectCommand({
+        Bucket: this.bucketName,
+        Key: rejectedEventKey(event.receivedAt.slice(0, 10), event.source, event.messageId),
+        Body: JSON.stringify(event, null, 2),
+        ContentType: 'application/json',
+      }),
+    );
+  }
+}

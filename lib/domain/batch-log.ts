@@ -1,0 +1,36 @@
+/** The batch log of seed 000 §7: one JSON record per batch, everything a reviewer needs. */
+import type { Rejection } from './quality-gates.js';
+import type { ItemCategory } from './reflection-output.js';
+
+export interface ModelUsage {
+  modelId: string;
+  inputTokens: number;
+  outputTokens: number;
+  latencyMs: number;
+  /** True when the output was reused from an earlier delivery of the same job (no model call). */
+  reused: boolean;
+}
+
+export interface BatchLog {
+  batch_id: string;
+  user_id: string;
+  status: 'completed' | 'aborted';
+  timestamp: string;
+  turns_reviewed: number[];
+  turns_missing: number[];
+  turns_omitted_for_budget: number[];
+  trigger: string;
+  kind: string;
+  urgency_score: number;
+  quality_gate_results: {
+    items_proposed: number;
+    items_passed: number;
+    truncated_by_caps: Record<ItemCategory, number>;
+    rejections: Rejection[];
+  };
+  staged_files: string[];
+  promoted_files: string[];
+  model: ModelUsage | null;
+  error: { message: string; raw?: string } | null;
+  duration_ms: number;
+}

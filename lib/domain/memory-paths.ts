@@ -1,0 +1,41 @@
+/**
+ * Where a user's memory lives. Every key starts with the user's own prefix; per-user
+ * isolation in S3 and DynamoDB is this prefix plus a check on every read path.
+ */
+export const pad = (n: number): string => String(n).padStart(10, '0');
+
+export const userPrefix = (userId: string): string => `users/${userId}/`;
+export const turnDocKey = (userId: string, turnId: number, contentHash: string): string =>
+  `${userPrefix(userId)}turns/${pad(turnId)}/${contentHash}.md`;
+export const stagingPrefix = (userId: string): string => `${userPrefix(userId)}Knowledge_staging/`;
+export const knowledgePrefix = (userId: string): string => `${userPrefix(userId)}Knowledge/`;
+export const batchLogKey = (userId: string, batchId: string): string =>
+  `${userPrefix(userId)}Logs/reflector/${batchId}.json`;
+export const modelOutputKey = (userId: string, batchId: string): string =>
+  `${userPrefix(userId)}Logs/reflector/${batchId}.model-output.json`;
+export const rejectedEventKey = (day: string, source: string, messageId: string): string =>
+  `rejected/${day}/${source}/${messageId}.json`;
+
+/**
+ * Normalise a path the model cites relative to Knowledge/ (e.g. `Facts/a.md`).
+ * Returns null for anything that could leave the user's folder: absolute paths,
+ * `..` or `.` segments, backslashes, empty segments, control characters.
+ */
+export function safeKnowledgePath(path: string): string | null {
+  const trimmed = path.trim().replace(/^Knowledge\//, '');
+  if (trimmed === '' || trimmed.startsWith('/') || trimmed.includes('\\')) return null;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting them is the point
+  if (/[\u0000-\u001f]/.test(trimmed)) return null;
+  const segments = trimmed.split('/');
+  if (segments.some((s) => s === '' || s === '.' || s === '..')) return null;
+  return segments.join('/');
+}
+
+/** DynamoDB single-table keys. */
+export const keys = {
+  userPk: (userId: string) => `USER#${userId}`,
+  signalSk: 'SIGNAL',
+  turnSk: (turnId: number) => `TURN#${pad(turnId)}`,
+  batchSk: (batchId: string) => `BATCH#${batchId}`,
+  sessionGsiPk: (userId: string, sessionId: string) => `USER#${userId}#SESSION#${sessionId}`,
+} as const;

@@ -1,0 +1,115 @@
+/**
+ * The batch reflector's output contract (seed 000 §4) and its code-enforced hard caps.
+ * The same zod schema generates the tool input schema the model is forced to fill.
+ */
+import { z } from 'zod';
+
+const SourceTurns = z.array(z.number().int().min(1)).min(1).max(20);
+/** A path relative to the user's Knowledge/ folder, e.g. `Facts/reef_tank.md`. */
+const KnowledgePath = z.string().min(1).max(300);
+
+export const NewFactSchema = z.object({
+  title: z.string().min(1).max(120).describe('slug_friendly_title'),
+  content: z.string().min(1).max(2000).describe('the fact, 2-5 sentences'),
+  source_turns: SourceTurns,
+  related_existing: z.array(KnowledgePath).max(10).default([]),
+  category: z.enum(['Facts', 'Concepts', 'Patterns']),
+});
+export const CorrectionSchema = z.object({
+  existing_file: KnowledgePath,
+  what_changed: z.string().min(1).max(2000),
+  source_turns: SourceTurns,
+  new_confidence_hint: z.enum(['higher', 'lower', 'same']),
+});
+export const ConnectionSchema = z.object({
+  file_a: KnowledgePath,
+  file_b: KnowledgePath,
+  relationship: z.string().min(1).max(1000),
+  source_turns: SourceTurns,
+});
+export const OpenQuestionSchema = z.object({
+  question: z.string().min(1).max(1000),
+  source_turns: SourceTurns,
+  why_unresolved: z.string().max(1000).default(''),
+});
+
+export const ReflectionOutputSchema = z.object({
+  new_facts: z.array(NewFactSchema).default([]),
+  corrections: z.array(CorrectionSchema).default([]),
+  connections: z.array(ConnectionSchema).default([]),
+  open_questions: z.array(OpenQuestionSchema).default([]),
+});
+export type ReflectionOutput = z.infer<typeof ReflectionOutputSchema>;
+export type NewFact = z.infer<typeof NewFactSchema>;
+export type Correction = z.infer<typeof CorrectionSchema>;
+export type Connection = z.infer<typeof ConnectionSchema>;
+export type OpenQuestion = z.infer<typeof OpenQuestionSchema>;
+
+/** Hard caps of seed 000 §4: excess items are truncated after the model returns. */
+export const HARD_CAPS = { new_facts: 2, corrections: 1, connections: 2, open_questions: 2 } as const;
+export type ItemCategory = keyof typeof HARD_CAPS;
+
+/** JSON Schema of the output, for the forced tool's input schema. */
+export function reflectionToolInputSchema(): Record<string, unknown> {
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(ReflectionOutputSchema, { io: 'input' });
+  return schema;
+}
+
+export class ReflectionOutputError extends Error {
+  constructor(
+    message: string,
+    readonly raw: string,
+  ) {
+    super(message);
+    this.name = 'ReflectionOutputError';
+  }
+}
+
+/**
+ * Validate what the model returned (already-parsed tool input, or text holding JSON)
+ * and apply the hard caps. Throws ReflectionOutputError, naming the failing fields.
+ */
+export function parseReflectionOutput(raw: unknown): { output: ReflectionOutput; truncated: Record<ItemCategory, number> } {
+  const rawText = typeof raw === 'string' ? raw : JSON.stringify(raw);
+  let value = raw;
+  if (typeof raw === 'string') {
+    const json = extractJsonObject(raw);
+    if (json === null) throw new ReflectionOutputError('model output holds no JSON object', rawText);
+    try {
+      value = JSON.parse(json);
+    } catch (error) {
+      throw new ReflectionOutputError(`model output is not valid JSON: ${(error as Error).message}`, rawText);
+    }
+  }
+  const parsed = ReflectionOutputSchema.safeParse(value);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    throw new ReflectionOutputError(`model output does not match the reflection schema: ${issues}`, rawText);
+  }
+  const output = parsed.data;
+  const truncated = { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 };
+  for (const key of Object.keys(HARD_CAPS) as ItemCategory[]) {
+    const items = output[key] as unknown[];
+    truncated[key] = Math.max(0, items.length - HARD_CAPS[key]);
+    items.length = Math.min(items.length, HARD_CAPS[key]);
+  }
+  return { output, truncated };
+}
+
+/** The first balanced top-level `{...}` in a text (models sometimes wrap JSON in prose or fences). */
+function extractJsonObject(text: string): string | null {
+  const start = text.indexOf('{');
+  if (start < 0) return null;
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const ch = text[i];
+    if (inString) {
+      if (ch === '\\') i++;
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') inString = true;
+    else if (ch === '{') depth++;
+    else if (ch === '}' && --depth === 0) return text.slice(start, i + 1);
+  }
+  return null;
+}

@@ -1,0 +1,217 @@
+/**
+ * The signal accumulator of seed 000 §2: cheap, code-only signals decide when a user's
+ * recent turns deserve a batch reflection. Pure: state in, state and triggers out.
+ */
+import { z } from 'zod';
+import type { TurnSaved } from '../../events/turn-saved.js';
+import type { SignalConfig } from './signal-weights.js';
+import { topKeywords } from './text.js';
+
+export const SignalStateSchema = z.object({
+  turnsSinceLastBatch: z.number().int().min(0),
+  urgencyScore: z.number().min(0),
+  lastBatchTurn: z.number().int().min(0),
+  lastBatchTimestamp: z.string().nullable(),
+  /** Highest turn id counted so far; a turn at or below it is a duplicate or late. */
+  lastTurnId: z.number().int().min(0),
+  lastTurnTimestamp: z.string().nullable(),
+  recentTopics: z.array(z.string()),
+  /** Turns counted since the last completed batch, ascending (what the next job reflects on). */
+  unbatchedTurnIds: z.array(z.number().int()),
+  /** The batch job enqueued and not yet completed; while set, no new batch fires. */
+  pendingBatch: z.object({ jobId: z.string(), turnIds: z.array(z.number().int()), since: z.string() }).nullable(),
+  counters: z.object({
+    turns: z.number().int().min(0),
+    duplicates: z.number().int().min(0),
+    late: z.number().int().min(0),
+    batchesTriggered: z.number().int().min(0),
+    batchesCompleted: z.number().int().min(0),
+  }),
+});
+export type SignalState = z.infer<typeof SignalStateSchema>;
+
+export function initialSignalState(): SignalState {
+  return {
+    turnsSinceLastBatch: 0,
+    urgencyScore: 0,
+    lastBatchTurn: 0,
+    lastBatchTimestamp: null,
+    lastTurnId: 0,
+    lastTurnTimestamp: null,
+    recentTopics: [],
+    unbatchedTurnIds: [],
+    pendingBatch: null,
+    counters: { turns: 0, duplicates: 0, late: 0, batchesTriggered: 0, batchesCompleted: 0 },
+  };
+}
+
+/** Parse a stored state; a corrupt one is reported so the caller can reset it with a warning. */
+export function parseSignalState(raw: unknown): { state: SignalState; corrupt: boolean; issues?: string } {
+  if (raw === undefined || raw === null) return { state: initialSignalState(), corrupt: false };
+  const parsed = SignalStateSchema.safeParse(raw);
+  if (parsed.success) return { state: parsed.data, corrupt: false };
+  return {
+    state: initialSignalState(),
+    corrupt: true,
+    issues: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '),
+  };
+}
+
+export type SignalName =
+  | 'topic_repeated'
+  | 'user_correction'
+  | 'high_confidence_research'
+  | 'knowledge_boundary'
+  | 'contradiction';
+
+const CORRECTION_PATTERNS: RegExp[] = [
+  /\bactually\b/i,
+  /\bI meant\b/i,
+  /^\s*no\b/i,
+  /\bthat(?:'|’)?s (?:not right|wrong|incorrect)\b/i,
+  /\bcorrection\b/i,
+];
+
+/** The turn's topic for the repetition signal: its three most frequent content words. */
+export function topicOf(turn: Pick<TurnSaved, 'query'>): string {
+  return topKeywords(turn.query, 3).join(' ');
+}
+
+/** Which of the five signals of seed 000 §2 a turn fires, given the recent topics before it. */
+export function detectSignals(
+  turn: Pick<TurnSaved, 'query' | 'signals'>,
+  recentTopics: readonly string[],
+  config: SignalConfig,
+): SignalName[] {
+  const fired: SignalName[] = [];
+  const topic = new Set(topicOf(turn).split(' ').filter(Boolean));
+  if (topic.size > 0) {
+    const earlier = recentTopics.filter((t) => t.split(' ').some((w) => topic.has(w))).length;
+    if (earlier + 1 >= config.topicRepeatCount) fired.push('topic_repeated');
+  }
+  if (CORRECTION_PATTERNS.some((re) => re.test(turn.query))) fired.push('user_correction');
+  const s = turn.signals;
+  if (s?.validation === 'APPROVE' && (s.quality ?? 0) >= config.highConfidenceQuality) {
+    fired.push('high_confidence_research');
+  }
+  if (s?.route !== undefined && config.boundaryRoutes.includes(s.route)) fired.push('knowledge_boundary');
+  if (s?.contradiction === true) fired.push('contradiction');
+  return fired;
+}
+
+const WEIGHT_OF: Record<SignalName, keyof SignalConfig['weights']> = {
+  topic_repeated: 'topicRepeated',
+  user_correction: 'userCorrection',
+  high_confidence_research: 'highConfidenceResearch',
+  knowledge_boundary: 'knowledgeBoundary',
+  contradiction: 'contradiction',
+};
+
+export interface BatchTrigger {
+  jobId: string;
+  trigger: 'turn_count' | 'urgency' | 'pending_timeout';
+  urgency: number;
+  turnIds: number[];
+}
+
+export type TurnDisposition = 'counted' | 'duplicate' | 'late';
+
+export interface AccumulateResult {
+  state: SignalState;
+  triggers: BatchTrigger[];
+  /** Per input turn, in input order. */
+  outcomes: Array<{ turnId: number; disposition: TurnDisposition; signals: SignalName[] }>;
+}
+
+/**
+ * Fold a user's turns (in arrival order) into the state. `known(turnId)` tells whether
+ * the turn index already held the turn before this batch: a turn at or below
+ * `lastTurnId` is a duplicate when known and late otherwise; late turns are stored
+ * but do not move counters.
+ */
+export function accumulate(
+  prior: SignalState,
+  turns: ReadonlyArray<Pick<TurnSaved, 'turnId' | 'timestamp' | 'query' | 'signals'>>,
+  config: SignalConfig,
+  now: Date,
+  known: (turnId: number) => boolean,
+): AccumulateResult {
+  const state: SignalState = structuredClone(prior);
+  const triggers: BatchTrigger[] = [];
+  const outcomes: AccumulateResult['outcomes'] = [];
+  const seenHere = new Set<number>();
+
+  for (const turn of turns) {
+    if (seenHere.has(turn.turnId) || (turn.turnId <= state.lastTurnId && known(turn.turnId))) {
+      state.counters.duplicates += 1;
+      outcomes.push({ turnId: turn.turnId, disposition: 'duplicate', signals: [] });
+      continue;
+    }
+    seenHere.add(turn.turnId);
+    if (turn.turnId <= state.lastTurnId) {
+      state.counters.late += 1;
+      outcomes.push({ turnId: turn.turnId, disposition: 'late', signals: [] });
+      continue;
+    }
+
+    const signals = detectSignals(turn, state.recentTopics, config);
+    state.urgencyScore = round2(state.urgencyScore + signals.reduce((sum, s) => sum + config.weights[WEIGHT_OF[s]], 0));
+    state.turnsSinceLastBatch += 1;
+    state.lastTurnId = turn.turnId;
+    state.lastTurnTimestamp = turn.timestamp;
+    state.counters.turns += 1;
+    state.unbatchedTurnIds.push(turn.turnId);
+    const topic = topicOf(turn);
+    if (topic) state.recentTopics = [...state.recentTopics, topic].slice(-config.topicWindow);
+    outcomes.push({ turnId: turn.turnId, disposition: 'counted', signals });
+
+    const fired = shouldTrigger(state, config, now);
+    if (fired) {
+      const turnIds = state.unbatchedTurnIds.slice(0, config.maxBatchTurns);
+      const jobId = batchJobId(turnIds);
+      state.pendingBatch = { jobId, turnIds, since: now.toISOString() };
+      state.counters.batchesTriggered += 1;
+      triggers.push({ jobId, trigger: fired, urgency: state.urgencyScore, turnIds });
+    }
+  }
+  return { state, triggers, outcomes };
+}
+
+function shouldTrigger(state: SignalState, config: SignalConfig, now: Date): BatchTrigger['trigger'] | null {
+  if (state.pendingBatch) {
+    const age = now.getTime() - Date.parse(state.pendingBatch.since);
+    if (age < config.pendingBatchTimeoutMs) return null;
+    if (state.turnsSinceLastBatch > 0) return 'pending_timeout';
+  }
+  if (state.turnsSinceLastBatch >= config.turnThreshold) return 'turn_count';
+  if (state.urgencyScore > config.urgencyThreshold) return 'urgency';
+  return null;
+}
+
+/** Deterministic job id of a batch: the turns it covers. */
+export function batchJobId(turnIds: readonly number[]): string {
+  return `batch-${turnIds[0] ?? 0}-${turnIds[turnIds.length - 1] ?? 0}`;
+}
+
+/**
+ * A batch finished (whatever its items): counters reset as seed 000 §2 says — after
+ * completion, not at enqueue — keeping the turns that arrived while it ran. Returns
+ * null when the state no longer waits for this job (already completed: a redelivery).
+ */
+export function completeBatch(prior: SignalState, jobId: string, turnIds: readonly number[], now: Date): SignalState | null {
+  if (prior.pendingBatch?.jobId !== jobId) return null;
+  const done = new Set(turnIds);
+  const state = structuredClone(prior);
+  state.unbatchedTurnIds = state.unbatchedTurnIds.filter((t) => !done.has(t));
+  state.turnsSinceLastBatch = state.unbatchedTurnIds.length;
+  state.urgencyScore = 0;
+  state.lastBatchTurn = Math.max(state.lastBatchTurn, ...turnIds);
+  state.lastBatchTimestamp = now.toISOString();
+  state.pendingBatch = null;
+  state.counters.batchesCompleted += 1;
+  return state;
+}
+
+function round2(n: number): number {
+  return Math.round(n * 100) / 100;
+}

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+
+/**
+ * The signal accumulator's numbers (seed 000 §2) in one typed place. A stage overrides
+ * any of them with a JSON object (the `SIGNAL_CONFIG` setting); omitted fields keep
+ * the seed's values.
+ */
+export const SignalConfigSchema = z.object({
+  /** Turns since the last batch that fire a batch. */
+  turnThreshold: z.number().int().min(1).default(10),
+  /** Urgency strictly above this fires a batch. */
+  urgencyThreshold: z.number().min(0).default(5.0),
+  /** Most turns one batch reflects on. */
+  maxBatchTurns: z.number().int().min(1).max(100).default(10),
+  /** How many recent turn topics are kept for the repetition signal. */
+  topicWindow: z.number().int().min(1).max(100).default(10),
+  /** A topic is "repeated" when it occurs this many times in the window, this turn included. */
+  topicRepeatCount: z.number().int().min(2).default(3),
+  /** APPROVE with quality at or above this is a high-confidence research turn. */
+  highConfidenceQuality: z.number().min(0).max(1).default(0.85),
+  /** Planner routes that mean the agent reached a knowledge boundary. */
+  boundaryRoutes: z.array(z.string()).default(['refresh', 'clarify']),
+  /** A pending batch older than this may fire again (its job was lost or parked in the DLQ). */
+  pendingBatchTimeoutMs: z.number().int().min(0).default(30 * 60 * 1000),
+  weights: z
+    .object({
+      topicRepeated: z.number().default(1.0),
+      userCorrection: z.number().default(2.0),
+      highConfidenceResearch: z.number().default(1.5),
+      knowledgeBoundary: z.number().default(1.0),
+      contradiction: z.number().default(2.5),
+    })
+    .prefault({}),
+});
+export type SignalConfig = z.infer<typeof SignalConfigSchema>;
+
+export const defaultSignalConfig: SignalConfig = SignalConfigSchema.parse({});
+
+/** A stage's override (JSON text, possibly empty) merged onto the seed's numbers. */
+export function parseSignalConfig(json: string | undefined): SignalConfig {
+  if (!json || json.trim() === '') return defaultSignalConfig;
+  return SignalConfigSchema.parse(JSON.parse(json));
+}

@@ -1,0 +1,75 @@
+/**
+ * The staging area of seed 000 §6: surviving items become markdown documents with YAML
+ * front matter under the user's Knowledge_staging/, invisible to search until promoted.
+ * File names carry the batch id, so a redelivered job rewrites the same keys.
+ */
+import type { TurnSaved } from '../../events/turn-saved.js';
+import { confidenceFor } from './confidence.js';
+import { renderFrontMatter } from './front-matter.js';
+import type { ReflectionOutput } from './reflection-output.js';
+import { slugify } from './text.js';
+
+export type StagedKind = 'fact' | 'correction' | 'connection' | 'open_question';
+
+export interface StagedDocument {
+  /** Path relative to Knowledge_staging/ (and to Knowledge/ once promoted, minus the batch suffix). */
+  path: string;
+  kind: StagedKind;
+  title: string;
+  confidence: number;
+  sourceTurns: number[];
+  markdown: string;
+}
+
+export interface StagingContext {
+  batchId: string;
+  stagedAt: string;
+  turns: ReadonlyMap<number, TurnSaved>;
+}
+
+const basename = (path: string) => (path.split('/').pop() ?? path).replace(/\.md$/, '');
+
+export function stagedDocuments(passed: ReflectionOutput, ctx: StagingContext): StagedDocument[] {
+  const docs: StagedDocument[] = [];
+  const add = (kind: StagedKind, folder: string, title: string, body: string, sourceTurns: number[], extra: Record<string, unknown>) => {
+    const cited = sourceTurns.map((t) => ctx.turns.get(t));
+    const confidence = confidenceFor(cited.map((t) => ({ validation: t?.signals?.validation, quality: t?.signals?.quality })));
+    const attributes = Object.fromEntries(
+      cited.filter((t): t is TurnSaved => t?.attributes !== undefined).map((t) => [String(t.turnId), t.attributes]),
+    );
+    const meta = {
+      kind,
+      title,
+      category: folder,
+      staged_at: ctx.stagedAt,
+      batch_id: ctx.batchId,
+      promotion_count: 0,
+      source_turns: sourceTurns,
+      confidence,
+      ...extra,
+      ...(Object.keys(attributes).length > 0 ? { source_attributes: attributes } : {}),
+    };
+    const path = `${folder}/${slugify(title)}--${ctx.batchId}.md`;
+    docs.push({ path, kind, title, confidence, sourceTurns, markdown: renderFrontMatter(meta, `# ${title}\n\n${body}`) });
+  };
+
+  for (const f of passed.new_facts) {
+    add('fact', f.category, f.title, f.content, f.source_turns, { related_existing: f.related_existing });
+  }
+  for (const c of passed.corrections) {
+    add('correction', 'Corrections', `correction of ${basename(c.existing_file)}`, c.what_changed, c.source_turns, {
+      existing_file: c.existing_file,
+      new_confidence_hint: c.new_confidence_hint,
+    });
+  }
+  for (const c of passed.connections) {
+    add('connection', 'Connections', `${basename(c.file_a)} and ${basename(c.file_b)}`, c.relationship, c.source_turns, {
+      file_a: c.file_a,
+      file_b: c.file_b,
+    });
+  }
+  for (const q of passed.open_questions) {
+    add('open_question', 'Questions', q.question, q.why_unresolved ? `${q.question}\n\nWhy unresolved: ${q.why_unresolved}` : q.question, q.source_turns, {});
+  }
+  return docs;
+}

@@ -1,0 +1,66 @@
+/**
+ * The turn document: one markdown file per turn (seed 000's context.md), front matter for
+ * metadata and one section each for the query, the gathered context and the response.
+ */
+import { createHash } from 'node:crypto';
+import type { TurnSaved } from '../../events/turn-saved.js';
+import { parseFrontMatter, renderFrontMatter } from './front-matter.js';
+
+const SECTIONS = ['Query', 'Context', 'Response'] as const;
+const HEADING = /^## (Query|Context|Response)$/;
+
+/** Lines of the text that look like our section headings are escaped as markdown does: `\## `. */
+const escape = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => (HEADING.test(l) || /^\\+## (Query|Context|Response)$/.test(l) ? `\\${l}` : l))
+    .join('\n');
+const unescape = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => (/^\\+## (Query|Context|Response)$/.test(l) ? l.slice(1) : l))
+    .join('\n');
+
+export function renderTurnDocument(turn: TurnSaved): string {
+  const meta = {
+    type: turn.type,
+    version: turn.version,
+    userId: turn.userId,
+    sessionId: turn.sessionId,
+    turnId: turn.turnId,
+    timestamp: turn.timestamp,
+    ...(turn.signals ? { signals: turn.signals } : {}),
+    ...(turn.attributes ? { attributes: turn.attributes } : {}),
+  };
+  const parts = [`## Query\n${escape(turn.query)}`];
+  if (turn.context !== undefined) parts.push(`## Context\n${escape(turn.context)}`);
+  parts.push(`## Response\n${escape(turn.response)}`);
+  return renderFrontMatter(meta, `${parts.join('\n\n')}\n`);
+}
+
+/** Inverse of renderTurnDocument; the result is validated by the caller's schema. */
+export function parseTurnDocument(text: string): Record<string, unknown> {
+  const { meta, body } = parseFrontMatter(text);
+  const sections: Partial<Record<(typeof SECTIONS)[number], string[]>> = {};
+  let current: (typeof SECTIONS)[number] | null = null;
+  for (const line of body.split('\n')) {
+    const m = HEADING.exec(line);
+    if (m) {
+      current = m[1] as (typeof SECTIONS)[number];
+      sections[current] = [];
+    } else if (current) sections[current]?.push(line);
+  }
+  const text_ = (name: (typeof SECTIONS)[number]) => {
+    const lines = sections[name];
+    if (!lines) return undefined;
+    return unescape(lines.join('\n').replace(/\n+$/, ''));
+  };
+  const context = text_('Context');
+  return { ...meta, query: text_('Query') ?? '', response: text_('Response') ?? '', ...(context !== undefined ? { context } : {}) };
+}
+
+/** Stable content hash of a turn's payload (what a duplicate must equal to be the same turn). */
+export function turnContentHash(turn: TurnSaved): string {
+  const canonical = JSON.stringify([turn.userId, turn.sessionId, turn.turnId, turn.timestamp, turn.query, turn.response, turn.context ?? null, turn.signals ?? null, turn.attributes ?? null]);
+  return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+}

@@ -1,0 +1,143 @@
+/**
+ * THE OFFLINE MODEL — a deterministic, rule-based reflector. It is not an LLM.
+ * It stands in for Bedrock in local runs and tests, answering the reflector's prompt
+ * in the seed 000 §4 schema from surface patterns in the user's messages:
+ *  - self-statements and stated preferences ("I'm a…", "I work at…", "I love…", "my X is…");
+ *  - corrections ("actually…", "no, I meant…");
+ *  - topics the user returns to in 3+ turns;
+ *  - questions the agent left unanswered (uncertain reply, or no shared words).
+ * Limits: English only; it reads sentences, not meaning; it never invents connections
+ * between files unless a turn shares words with both; its "facts" quote the user.
+ */
+import type { ReflectionOutput } from '../domain/reflection-output.js';
+import { contentWords, slugify } from '../domain/text.js';
+
+export const OFFLINE_MODEL_LABEL = 'offline model (rule-based reflector, not an LLM)';
+
+export interface PromptTurn {
+  turnId: number;
+  user: string;
+  agent: string;
+}
+
+/** Read the turns and existing knowledge back out of the reflector's prompt (see batch-assembly). */
+export function parseReflectorPrompt(prompt: string): { turns: PromptTurn[]; existing: Array<{ path: string; summary: string }> } {
+  const turns: PromptTurn[] = [];
+  const blocks = prompt.split(/^### Turn (?=\d+ )/m).slice(1);
+  for (const block of blocks) {
+    const id = Number(/^(\d+)/.exec(block)?.[1]);
+    const user = /\*\*User:\*\* ([\s\S]*?)(?=\n\*\*Context:\*\* |\n\*\*Agent:\*\* |$)/.exec(block)?.[1] ?? '';
+    const agent = /\n\*\*Agent:\*\* ([\s\S]*)$/.exec(block)?.[1] ?? '';
+    if (Number.isInteger(id)) turns.push({ turnId: id, user: user.trim(), agent: agent.trim() });
+  }
+  const existingSection = /## Existing knowledge\n([\s\S]*?)\n\n## /.exec(prompt)?.[1] ?? '';
+  const existing = [...existingSection.matchAll(/^- ([^:\n]+): (.*)$/gm)].map((m) => ({ path: m[1] ?? '', summary: m[2] ?? '' }));
+  return { turns, existing };
+}
+
+const sentences = (text: string): string[] =>
+  text
+    .split(/(?<=[.!?])\s+|\n+/)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+
+const SELF_STATEMENT = [
+  { re: /\bI(?:'m| am) (?:a|an) ([\w\s-]{3,40}?)(?:[.,!]|$| and | who )/i, kind: 'identity' },
+  { re: /\bI (?:work|worked) (?:as|at|in|for) ([\w\s'-]{3,40}?)(?:[.,!]|$| and )/i, kind: 'work' },
+  { re: /\bI (?:live|lived|moved) (?:in|to) ([\w\s'-]{3,40}?)(?:[.,!]|$| and )/i, kind: 'place' },
+  { re: /\bmy ([a-z]+(?: [a-z]+)?) (?:is|are|was) ([\w\s'-]{2,40}?)(?:[.,!]|$| and )/i, kind: 'possession' },
+  { re: /\bI (?:have|had|got|adopted|bought) (?:a|an|two|three|my) ([\w\s'-]{3,40}?)(?:[.,!]|$| and )/i, kind: 'possession' },
+  { re: /\bI (?:love|like|enjoy|prefer|adore|hate|dislike) ([\w\s'-]{3,40}?)(?:[.,!]|$| and | because )/i, kind: 'preference' },
+  { re: /\bI(?:'m| am) (?:planning|going|hoping) to ([\w\s'-]{3,40}?)(?:[.,!]|$| and )/i, kind: 'plan' },
+  { re: /\bI (?:just |recently )?(?:started|joined|finished|signed up for) ([\w\s'-]{3,40}?)(?:[.,!]|$| and )/i, kind: 'activity' },
+] as const;
+
+const CORRECTION = /\b(actually|I meant|no,|not what I)\b/i;
+const UNCERTAIN = /\b(not sure|don't know|do not know|no idea|unclear|hard to say|can't say|cannot say|let me check|I'll find out|unsure)\b/i;
+
+interface Candidate {
+  score: number;
+  fact: ReflectionOutput['new_facts'][number];
+}
+
+/** Deterministic reflection over the prompt's turns. */
+export function reflectOffline(prompt: string): ReflectionOutput {
+  const { turns, existing } = parseReflectorPrompt(prompt);
+  const candidates: Candidate[] = [];
+  const corrections: ReflectionOutput['corrections'] = [];
+  const openQuestions: ReflectionOutput['open_questions'] = [];
+  const connections: ReflectionOutput['connections'] = [];
+
+  for (const turn of turns) {
+    for (const sentence of sentences(turn.user)) {
+      if (CORRECTION.test(sentence)) {
+        const words = new Set(contentWords(sentence));
+        const target = existing.find((e) => contentWords(`${e.path} ${e.summary}`).some((w) => words.has(w)));
+        if (target) {
+          corrections.push({ existing_file: target.path, what_changed: `The user corrected this: "${sentence}"`, source_turns: [turn.turnId], new_confidence_hint: 'lower' });
+          continue;
+        }
+      }
+      for (const { re, kind } of SELF_STATEMENT) {
+        const m = re.exec(sentence);
+        if (!m) continue;
+        const subject = (m[2] ? `${m[1]} ${m[2]}` : (m[1] ?? '')).trim();
+        if (contentWords(subject).length === 0) continue;
+        candidates.push({
+          score: 2 + contentWords(subject).length / 10,
+          fact: {
+            title: slugify(`${kind} ${subject}`),
+            content: `The user said (turn ${turn.turnId}): "${sentence}"`,
+            source_turns: [turn.turnId],
+            related_existing: [],
+            category: kind === 'preference' ? 'Patterns' : 'Facts',
+          },
+        });
+        break;
+      }
+    }
+    if (turn.user.includes('?')) {
+      const question = sentences(turn.user).filter((s) => s.endsWith('?')).pop() ?? turn.user;
+      const asked = new Set(contentWords(question));
+      const answered = contentWords(turn.agent).some((w) => asked.has(w));
+      if (asked.size > 0 && (UNCERTAIN.test(turn.agent) || !answered)) {
+        openQuestions.push({
+          question,
+          source_turns: [turn.turnId],
+          why_unresolved: UNCERTAIN.test(turn.agent) ? 'the reply was uncertain' : 'the reply did not address it',
+        });
+      }
+    }
+    const words = new Set(contentWords(turn.user));
+    const touched = existing.filter((e) => contentWords(`${e.path} ${e.summary}`).some((w) => words.has(w)));
+    if (touched.length >= 2 && touched[0] && touched[1]) {
+      connections.push({ file_a: touched[0].path, file_b: touched[1].path, relationship: `Both came up together in turn ${turn.turnId}.`, source_turns: [turn.turnId] });
+    }
+  }
+
+  // Topics the user came back to in three or more turns.
+  const turnsByWord = new Map<string, number[]>();
+  for (const turn of turns) {
+    for (const w of new Set(contentWords(turn.user))) turnsByWord.set(w, [...(turnsByWord.get(w) ?? []), turn.turnId]);
+  }
+  for (const [word, ids] of [...turnsByWord.entries()].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]))) {
+    if (ids.length < 3) break;
+    candidates.push({
+      score: 1.5 + ids.length / 10,
+      fact: {
+        title: slugify(`recurring topic ${word}`),
+        content: `The user returned to "${word}" in ${ids.length} turns (${ids.join(', ')}).`,
+        source_turns: ids,
+        related_existing: [],
+        category: 'Patterns',
+      },
+    });
+  }
+
+  const seen = new Set<string>();
+  const newFacts = candidates
+    .sort((a, b) => b.score - a.score || a.fact.source_turns[0]! - b.fact.source_turns[0]!)
+    .map((c) => c.fact)
+    .filter((f) => (seen.has(f.title) ? false : (seen.add(f.title), true)));
+  return { new_facts: newFacts, corrections, connections, open_questions: openQuestions };
+}

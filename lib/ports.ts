@@ -1,0 +1,105 @@
+/**
+ * Ports: what the use cases need from the outside world. Adapters in lib/adapters
+ * implement them with AWS SDK clients; unit tests pass in-memory fakes.
+ */
+import type { ReflectionJob } from '../events/reflection-job.js';
+import type { TurnSaved } from '../events/turn-saved.js';
+import type { ExistingKnowledge } from './domain/batch-assembly.js';
+import type { BatchLog, ModelUsage } from './domain/batch-log.js';
+import type { SignalState } from './domain/signal-accumulator.js';
+import type { StagedDocument } from './domain/staging.js';
+
+export interface TurnStore {
+  /** Store each turn's document and index entry. Idempotent: a retry rewrites the same keys. */
+  saveTurns(turns: readonly TurnSaved[]): Promise<void>;
+  /** Which of these turn ids of the user the index holds already. */
+  indexedTurnIds(userId: string, turnIds: readonly number[]): Promise<Set<number>>;
+  /** Load turns by id; ids with no index entry or an unreadable document come back as missing. */
+  getTurns(userId: string, turnIds: readonly number[]): Promise<{ turns: TurnSaved[]; missing: Array<{ turnId: number; reason: string }> }>;
+}
+
+export interface StoredSignalState {
+  /** Whatever is stored (validated by the domain); undefined when there is none. */
+  raw: unknown;
+  /** Optimistic-lock version; null when no item exists. */
+  version: number | null;
+}
+
+export interface SignalStateStore {
+  load(userId: string): Promise<StoredSignalState>;
+  /** Conditional write; false when someone else wrote since `expectedVersion`. */
+  save(userId: string, state: SignalState, expectedVersion: number | null): Promise<boolean>;
+}
+
+export interface JobQueue {
+  /** Enqueue on the FIFO queue, group = userId, deduplication id derived from the job id. */
+  enqueue(job: ReflectionJob): Promise<void>;
+}
+
+export interface RejectedEvent {
+  source: string;
+  messageId: string;
+  receivedAt: string;
+  errors: Array<{ path: string; message: string }>;
+  body: string;
+}
+
+export interface RejectedEventLog {
+  /** Keep a rejected record with its reasons. Idempotent by (source, messageId). */
+  keep(event: RejectedEvent): Promise<void>;
+}
+
+export interface ModelRequest {
+  system: string;
+  prompt: string;
+  toolName: string;
+  toolDescription: string;
+  toolInputSchema: Record<string, unknown>;
+  temperature: number;
+  maxTokens: number;
+}
+
+export interface ModelResponse {
+  /** The forced tool's input when the model used it, else the text it wrote. */
+  output: unknown;
+  usage: Omit<ModelUsage, 'reused'>;
+}
+
+export interface ReflectionModel {
+  /** One Converse call. Throws ModelUnavailableError for throttling, timeouts and 5xx. */
+  reflect(request: ModelRequest): Promise<ModelResponse>;
+}
+
+export interface KnowledgeStore {
+  /** The user's promoted Knowledge/ documents (paths relative to Knowledge/). */
+  listKnowledge(userId: string): Promise<ExistingKnowledge[]>;
+  putStaged(userId: string, docs: readonly StagedDocument[]): Promise<string[]>;
+  /** The model output an earlier delivery of the same batch recorded, if any. */
+  getModelOutput(userId: string, batchId: string): Promise<ModelResponse | null>;
+  putModelOutput(userId: string, batchId: string, response: ModelResponse): Promise<void>;
+}
+
+export interface BatchLogStore {
+  exists(userId: string, batchId: string): Promise<boolean>;
+  /** Write the JSON log and its summary item. Idempotent by batch id. */
+  write(log: BatchLog): Promise<string>;
+}
+
+export interface Clock {
+  now(): Date;
+}
+
+export interface Log {
+  debug(message: string, extra?: Record<string, unknown>): void;
+  info(message: string, extra?: Record<string, unknown>): void;
+  warn(message: string, extra?: Record<string, unknown>): void;
+  error(message: string, extra?: Record<string, unknown>): void;
+}
+
+/** Throttling, timeouts, 5xx: worth retrying later (the job goes back to its queue). */
+export class ModelUnavailableError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ModelUnavailableError';
+  }
+}

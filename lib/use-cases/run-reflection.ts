@@ -1,0 +1,161 @@
+/**
+ * Run one reflection job (the reflector function's use case), seed 000 §3–§7:
+ * assemble the batch → one model call → parse and cap → quality gates → stage →
+ * batch log → reset the user's counters.
+ *
+ * Redelivery is safe: the model's output is recorded before anything is staged and reused
+ * on a second delivery; staged keys, the log and the counter reset are deterministic and
+ * conditional, so a job run twice leaves the state of a job run once.
+ */
+import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { TurnSaved } from '../../events/turn-saved.js';
+import { assembleBatch, buildReflectorPrompt, REFLECTOR_SYSTEM_PROMPT } from '../domain/batch-assembly.js';
+import type { BatchLog } from '../domain/batch-log.js';
+import { applyQualityGates } from '../domain/quality-gates.js';
+import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../domain/reflection-output.js';
+import { completeBatch, parseSignalState } from '../domain/signal-accumulator.js';
+import { stagedDocuments } from '../domain/staging.js';
+import type { BatchLogStore, Clock, KnowledgeStore, Log, ModelResponse, ReflectionModel, SignalStateStore, TurnStore } from '../ports.js';
+
+export interface ReflectionDeps {
+  turns: TurnStore;
+  signalState: SignalStateStore;
+  knowledge: KnowledgeStore;
+  batchLogs: BatchLogStore;
+  model: ReflectionModel;
+  clock: Clock;
+  log: Log;
+  settings: { temperature: number; maxTokens: number; budgetTokens: number };
+}
+
+export type ReflectionOutcome =
+  | { status: 'completed' | 'aborted'; log: BatchLog; logKey: string }
+  | { status: 'already_done' | 'superseded' | 'unsupported'; reason: string };
+
+export const REFLECTION_TOOL = {
+  name: 'record_reflection',
+  description: 'Record what is new, corrected, connected or unresolved in the reviewed turns.',
+};
+
+export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): Promise<ReflectionOutcome> {
+  const started = deps.clock.now();
+  if (job.kind !== 'batch') {
+    return { status: 'unsupported', reason: `reflection kind "${job.kind}" is not implemented yet` };
+  }
+  if (await deps.batchLogs.exists(job.userId, job.jobId)) {
+    await finishCounters(job, deps);
+    return { status: 'already_done', reason: `batch ${job.jobId} is logged already` };
+  }
+  const { state } = parseSignalState((await deps.signalState.load(job.userId)).raw);
+  if (state.pendingBatch?.jobId !== job.jobId && job.turnIds.every((t) => t <= state.lastBatchTurn)) {
+    return { status: 'superseded', reason: `turns up to ${state.lastBatchTurn} are reflected already` };
+  }
+
+  const { turns, missing } = await deps.turns.getTurns(job.userId, job.turnIds);
+  for (const m of missing) deps.log.warn('turn unreadable; continuing without it', { userId: job.userId, ...m });
+  const batch = assembleBatch(turns, deps.settings.budgetTokens);
+  const existing = await deps.knowledge.listKnowledge(job.userId);
+
+  const base: Omit<BatchLog, 'status' | 'quality_gate_results' | 'staged_files' | 'model' | 'error' | 'duration_ms'> = {
+    batch_id: job.jobId,
+    user_id: job.userId,
+    timestamp: started.toISOString(),
+    turns_reviewed: batch.included,
+    turns_missing: missing.map((m) => m.turnId),
+    turns_omitted_for_budget: batch.omitted,
+    trigger: job.trigger,
+    kind: job.kind,
+    urgency_score: job.urgency,
+    promoted_files: [],
+  };
+  const emptyGates = { items_proposed: 0, items_passed: 0, truncated_by_caps: { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 }, rejections: [] };
+
+  let response: ModelResponse | null = null;
+  let reused = true;
+  if (batch.included.length > 0) {
+    response = await deps.knowledge.getModelOutput(job.userId, job.jobId);
+    if (!response) {
+      reused = false;
+      response = await deps.model.reflect({
+        system: REFLECTOR_SYSTEM_PROMPT,
+        prompt: buildReflectorPrompt(batch, existing),
+        toolName: REFLECTION_TOOL.name,
+        toolDescription: REFLECTION_TOOL.description,
+        toolInputSchema: reflectionToolInputSchema(),
+        temperature: deps.settings.temperature,
+        maxTokens: deps.settings.maxTokens,
+      });
+      await deps.knowledge.putModelOutput(job.userId, job.jobId, response);
+    }
+  }
+  const model = response ? { ...response.usage, reused } : null;
+  const duration = () => deps.clock.now().getTime() - started.getTime();
+
+  let parsed: ReturnType<typeof parseReflectionOutput> | null = null;
+  if (response) {
+    try {
+      parsed = parseReflectionOutput(response.output);
+    } catch (error) {
+      if (!(error instanceof ReflectionOutputError)) throw error;
+      deps.log.error('model output unusable; batch aborted', { userId: job.userId, batchId: job.jobId, error: error.message, raw: error.raw });
+      const log: BatchLog = { ...base, status: 'aborted', quality_gate_results: emptyGates, staged_files: [], model, error: { message: error.message, raw: error.raw }, duration_ms: duration() };
+      return finish(job, log, deps);
+    }
+  }
+
+  const turnMap = new Map<number, TurnSaved>(turns.map((t) => [t.turnId, t]));
+  const output = parsed?.output ?? { new_facts: [], corrections: [], connections: [], open_questions: [] };
+  const cited = [...new Set(Object.values(output).flatMap((items) => (items as Array<{ source_turns: number[] }>).flatMap((i) => i.source_turns)))];
+  const outside = cited.filter((t) => !turnMap.has(t));
+  if (outside.length > 0) {
+    const extra = await deps.turns.getTurns(job.userId, outside);
+    for (const t of extra.turns) turnMap.set(t.turnId, t);
+  }
+  const { passed, rejections } = applyQualityGates(output, { turns: turnMap, knowledgePaths: new Set(existing.map((k) => k.path)) });
+  const docs = stagedDocuments(passed, { batchId: job.jobId, stagedAt: started.toISOString(), turns: turnMap });
+  const stagedFiles = await deps.knowledge.putStaged(job.userId, docs);
+  const proposed = Object.values(output).reduce((n, items) => n + (items as unknown[]).length, 0);
+
+  const log: BatchLog = {
+    ...base,
+    status: 'completed',
+    quality_gate_results: {
+      items_proposed: proposed,
+      items_passed: docs.length,
+      truncated_by_caps: parsed?.truncated ?? emptyGates.truncated_by_caps,
+      rejections,
+    },
+    staged_files: stagedFiles,
+    model,
+    error: null,
+    duration_ms: duration(),
+  };
+  return finish(job, log, deps);
+}
+
+async function finish(job: ReflectionJob, log: BatchLog, deps: ReflectionDeps): Promise<ReflectionOutcome> {
+  const logKey = await deps.batchLogs.write(log);
+  await finishCounters(job, deps);
+  deps.log.info('batch reflected', {
+    userId: job.userId,
+    batchId: job.jobId,
+    status: log.status,
+    proposed: log.quality_gate_results.items_proposed,
+    passed: log.quality_gate_results.items_passed,
+    rejections: log.quality_gate_results.rejections.length,
+    staged: log.staged_files.length,
+  });
+  return { status: log.status, log, logKey };
+}
+
+/** Reset the counters (seed 000 §2: after the batch completes), once, if still waiting for this job. */
+async function finishCounters(job: ReflectionJob, deps: ReflectionDeps): Promise<void> {
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    const stored = await deps.signalState.load(job.userId);
+    const { state } = parseSignalState(stored.raw);
+    const next = completeBatch(state, job.jobId, job.turnIds, deps.clock.now());
+    if (next === null) return;
+    if (await deps.signalState.save(job.userId, next, stored.version)) return;
+  }
+  throw new Error(`could not reset the signal state of ${job.userId} after batch ${job.jobId}`);
+}

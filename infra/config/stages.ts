@@ -1,0 +1,47 @@
+/**
+ * Per-stage settings in one typed place. `cdk synth -c stage=NAME` picks one; a stage
+ * that is not listed (a developer's own) gets the `dev` settings under its own name.
+ */
+import type { SignalConfig } from '../../lib/domain/signal-weights.js';
+
+export interface StageConfig {
+  /** Bedrock model id (or inference profile id) for reflections. It must support forced tool use. */
+  modelId: string;
+  /** Overrides of the signal accumulator's numbers (seed 000 §2); omitted ones keep the seed's. */
+  signals: Partial<Omit<SignalConfig, 'weights'>> & { weights?: Partial<SignalConfig['weights']> };
+  /** EventBridge cron expressions (UTC) of the sweeps. */
+  schedules: { nightly: string; weekly: string; expiry: string; archive: string };
+  /** Keep data when the stack is deleted. */
+  retainData: boolean;
+  /** Messages waiting in a main queue that raise its depth alarm. */
+  queueDepthAlarm: number;
+  logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  memoryMb: { signal: number; reflector: number; sweep: number };
+}
+
+const base: StageConfig = {
+  modelId: 'us.anthropic.claude-haiku-4-5-20251001-v1:0',
+  signals: {},
+  schedules: {
+    nightly: 'cron(0 3 * * ? *)',
+    weekly: 'cron(0 4 ? * SUN *)',
+    expiry: 'cron(30 2 * * ? *)',
+    archive: 'cron(45 2 * * ? *)',
+  },
+  retainData: false,
+  queueDepthAlarm: 1000,
+  logLevel: 'INFO',
+  memoryMb: { signal: 256, reflector: 512, sweep: 256 },
+};
+
+export const stages: Record<string, StageConfig> = {
+  dev: base,
+  prod: { ...base, retainData: true, logLevel: 'WARN', queueDepthAlarm: 10_000 },
+};
+
+export function stageConfig(stage: string): StageConfig {
+  if (!/^[a-z][a-z0-9-]{0,20}$/.test(stage)) {
+    throw new Error(`stage must be 1–21 chars of a-z, 0-9 and -, starting with a letter: ${JSON.stringify(stage)}`);
+  }
+  return stages[stage] ?? stages.dev ?? base;
+}

@@ -1,0 +1,52 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+
+export interface MemoryFunctionProps extends Pick<NodejsFunctionProps, 'environment' | 'memorySize' | 'description'> {
+  /** Path of the handler module (functions/<name>/handler.ts). */
+  entry: string;
+  /** Repository root: where package-lock.json is. */
+  projectRoot: string;
+  timeoutSeconds: number;
+  /** @default RetentionDays.ONE_MONTH */
+  logRetention?: RetentionDays;
+}
+
+/**
+ * Our defaults for every function: Node.js 22 on ARM64, bundled by the local esbuild as
+ * ESM (with a `require` shim for CommonJS dependencies), source maps on, X-Ray active,
+ * an explicit log group with retention.
+ */
+export class MemoryFunction extends NodejsFunction {
+  constructor(scope: Construct, id: string, props: MemoryFunctionProps) {
+    const logGroup = new LogGroup(scope, `${id}Logs`, {
+      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    super(scope, id, {
+      entry: props.entry,
+      handler: 'handler',
+      projectRoot: props.projectRoot,
+      depsLockFilePath: `${props.projectRoot}/package-lock.json`,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize ?? 256,
+      timeout: Duration.seconds(props.timeoutSeconds),
+      tracing: Tracing.ACTIVE,
+      logGroup,
+      description: props.description,
+      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node22',
+        mainFields: ['module', 'main'],
+        sourceMap: true,
+        minify: true,
+        forceDockerBundling: false,
+        banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+      },
+    });
+  }
+}

@@ -1,0 +1,142 @@
+/** In-memory implementations of the ports, for unit tests of the use cases. */
+import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { TurnSaved } from '../../events/turn-saved.js';
+import type { ExistingKnowledge } from '../../lib/domain/batch-assembly.js';
+import type { BatchLog } from '../../lib/domain/batch-log.js';
+import type { SignalState } from '../../lib/domain/signal-accumulator.js';
+import type { StagedDocument } from '../../lib/domain/staging.js';
+import type {
+  BatchLogStore,
+  JobQueue,
+  KnowledgeStore,
+  Log,
+  ModelRequest,
+  ModelResponse,
+  ReflectionModel,
+  RejectedEvent,
+  RejectedEventLog,
+  SignalStateStore,
+  StoredSignalState,
+  TurnStore,
+} from '../../lib/ports.js';
+
+export class MemoryTurnStore implements TurnStore {
+  readonly turns = new Map<string, TurnSaved>();
+  saveCalls = 0;
+  failFor = new Set<string>();
+  async saveTurns(turns: readonly TurnSaved[]) {
+    this.saveCalls++;
+    for (const t of turns) {
+      if (this.failFor.has(t.userId)) throw new Error(`store down for ${t.userId}`);
+      this.turns.set(`${t.userId}#${t.turnId}`, t);
+    }
+  }
+  async indexedTurnIds(userId: string, ids: readonly number[]) {
+    return new Set(ids.filter((id) => this.turns.has(`${userId}#${id}`)));
+  }
+  async getTurns(userId: string, ids: readonly number[]) {
+    const turns = ids.map((id) => this.turns.get(`${userId}#${id}`)).filter((t): t is TurnSaved => t !== undefined);
+    const missing = ids.filter((id) => !this.turns.has(`${userId}#${id}`)).map((turnId) => ({ turnId, reason: 'not in the turn index' }));
+    return { turns, missing };
+  }
+}
+
+export class MemorySignalStateStore implements SignalStateStore {
+  readonly items = new Map<string, { raw: unknown; version: number }>();
+  saves = 0;
+  async load(userId: string): Promise<StoredSignalState> {
+    const item = this.items.get(userId);
+    return item ? { raw: structuredClone(item.raw), version: item.version } : { raw: undefined, version: null };
+  }
+  async save(userId: string, state: SignalState, expected: number | null) {
+    const current = this.items.get(userId);
+    if ((current?.version ?? null) !== expected) return false;
+    this.saves++;
+    this.items.set(userId, { raw: structuredClone(state), version: (expected ?? 0) + 1 });
+    return true;
+  }
+  state(userId: string): SignalState {
+    return this.items.get(userId)?.raw as SignalState;
+  }
+}
+
+export class MemoryJobQueue implements JobQueue {
+  readonly jobs: ReflectionJob[] = [];
+  async enqueue(job: ReflectionJob) {
+    this.jobs.push(job);
+  }
+}
+
+export class MemoryRejectedLog implements RejectedEventLog {
+  readonly kept: RejectedEvent[] = [];
+  async keep(event: RejectedEvent) {
+    this.kept.push(event);
+  }
+}
+
+export class MemoryKnowledgeStore implements KnowledgeStore {
+  knowledge: ExistingKnowledge[] = [];
+  readonly staged = new Map<string, string>();
+  readonly outputs = new Map<string, ModelResponse>();
+  async listKnowledge() {
+    return this.knowledge;
+  }
+  async putStaged(userId: string, docs: readonly StagedDocument[]) {
+    for (const d of docs) this.staged.set(`${userId}/${d.path}`, d.markdown);
+    return docs.map((d) => `Knowledge_staging/${d.path}`);
+  }
+  async getModelOutput(userId: string, batchId: string) {
+    return this.outputs.get(`${userId}/${batchId}`) ?? null;
+  }
+  async putModelOutput(userId: string, batchId: string, r: ModelResponse) {
+    this.outputs.set(`${userId}/${batchId}`, r);
+  }
+}
+
+export class MemoryBatchLogStore implements BatchLogStore {
+  readonly logs = new Map<string, BatchLog>();
+  async exists(userId: string, batchId: string) {
+    return this.logs.has(`${userId}/${batchId}`);
+  }
+  async write(log: BatchLog) {
+    if (!this.logs.has(`${log.user_id}/${log.batch_id}`)) this.logs.set(`${log.user_id}/${log.batch_id}`, log);
+    return `users/${log.user_id}/Logs/reflector/${log.batch_id}.json`;
+  }
+}
+
+export class ScriptedModel implements ReflectionModel {
+  readonly requests: ModelRequest[] = [];
+  constructor(private readonly reply: (req: ModelRequest) => unknown) {}
+  async reflect(req: ModelRequest): Promise<ModelResponse> {
+    this.requests.push(req);
+    const output = this.reply(req);
+    return { output, usage: { modelId: 'scripted', inputTokens: 10, outputTokens: 5, latencyMs: 1 } };
+  }
+}
+
+export class RecordingLog implements Log {
+  readonly entries: Array<{ level: string; message: string; extra?: Record<string, unknown> }> = [];
+  debug = (message: string, extra?: Record<string, unknown>) => void this.entries.push({ level: 'debug', message, ...(extra ? { extra } : {}) });
+  info = (message: string, extra?: Record<string, unknown>) => void this.entries.push({ level: 'info', message, ...(extra ? { extra } : {}) });
+  warn = (message: string, extra?: Record<string, unknown>) => void this.entries.push({ level: 'warn', message, ...(extra ? { extra } : {}) });
+  error = (message: string, extra?: Record<string, unknown>) => void this.entries.push({ level: 'error', message, ...(extra ? { extra } : {}) });
+}
+
+export const fixedClock = (iso = '2026-02-06T14:30:00.000Z') => ({ now: () => new Date(iso) });
+
+let nextTurn = 0;
+/** A valid turn.saved event; override any field. */
+export function turn(overrides: Partial<TurnSaved> = {}): TurnSaved {
+  nextTurn += 1;
+  return {
+    type: 'turn.saved',
+    version: 1,
+    userId: 'user-1',
+    sessionId: 's-1',
+    turnId: nextTurn,
+    timestamp: '2026-02-06T14:00:00Z',
+    query: `question number ${nextTurn} about gardening`,
+    response: 'an answer',
+    ...overrides,
+  };
+}

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { TurnSavedSchema } from '../../events/turn-saved.js';
+import { assembleBatch } from '../../lib/domain/batch-assembly.js';
+import { parseFrontMatter } from '../../lib/domain/front-matter.js';
+import { stagedDocuments } from '../../lib/domain/staging.js';
+import { parseTurnDocument, renderTurnDocument, turnContentHash } from '../../lib/domain/turn-document.js';
+import { turn } from '../helpers/fakes.js';
+
+describe('turn documents', () => {
+  it('round-trip through markdown, even when the text contains our section headings', () => {
+    const t = turn({
+      query: 'How do I write\n## Response\nin markdown?',
+      response: 'Like this:\n## Query\n\\## Context\ndone',
+      context: '## Plan\n1. answer',
+      signals: { validation: 'APPROVE', quality: 0.9 },
+      attributes: { dia_ids: 'D1:1 D1:2' },
+    });
+    const back = TurnSavedSchema.parse(parseTurnDocument(renderTurnDocument(t)));
+    expect(back).toEqual(t);
+  });
+
+  it('hash differs when content differs and not otherwise', () => {
+    const t = turn();
+    expect(turnContentHash({ ...t })).toBe(turnContentHash(t));
+    expect(turnContentHash({ ...t, response: 'other' })).not.toBe(turnContentHash(t));
+  });
+});
+
+describe('batch assembly (seed 000 §3)', () => {
+  it('keeps everything within budget and drops the oldest turns first when over', () => {
+    const turns = [1, 2, 3, 4].map((turnId) => turn({ turnId, query: 'x'.repeat(400), response: 'y'.repeat(400) }));
+    const all = assembleBatch(turns, 4000);
+    expect(all.included).toEqual([1, 2, 3, 4]);
+    const tight = assembleBatch([...turns].reverse(), 450);
+    expect(tight.included).toEqual([3, 4]);
+    expect(tight.omitted).toEqual([1, 2]);
+    expect(tight.tokens).toBeLessThanOrEqual(450);
+    const one = assembleBatch([turns[0]!], 50);
+    expect(one.included).toEqual([1]);
+    expect(one.tokens).toBeLessThanOrEqual(60);
+  });
+});
+
+describe('staging (seed 000 §6)', () => {
+  it('writes front matter with the seed fields, confidence from source turns, and the turns\' attributes', () => {
+    const turns = new Map([
+      [1, turn({ turnId: 1, attributes: { dia_ids: 'D1:1' } })],
+      [2, turn({ turnId: 2, signals: { validation: 'APPROVE', quality: 0.9 } })],
+      [3, turn({ turnId: 3 })],
+    ]);
+    const docs = stagedDocuments(
+      {
+        new_facts: [
+          { title: 'Reef Tank!', content: 'c', source_turns: [1], related_existing: [], category: 'Facts' },
+          { title: 'b', content: 'c', source_turns: [1, 2, 3], related_existing: [], category: 'Patterns' },
+        ],
+        corrections: [],
+        connections: [],
+        open_questions: [{ question: 'why?', source_turns: [1, 2], why_unresolved: 'unclear' }],
+      },
+      { batchId: 'batch-1-3', stagedAt: '2026-02-06T14:30:00.000Z', turns },
+    );
+    expect(docs.map((d) => [d.path, d.confidence])).toEqual([
+      ['Facts/reef_tank--batch-1-3.md', 0.6],
+      ['Patterns/b--batch-1-3.md', 0.85],
+      ['Questions/why--batch-1-3.md', 0.75],
+    ]);
+    const { meta } = parseFrontMatter(docs[0]!.markdown);
+    expect(meta).toMatchObject({ staged_at: '2026-02-06T14:30:00.000Z', batch_id: 'batch-1-3', promotion_count: 0, source_turns: [1], confidence: 0.6, category: 'Facts', source_attributes: { '1': { dia_ids: 'D1:1' } } });
+  });
+});

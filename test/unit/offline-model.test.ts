@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { assembleBatch, buildReflectorPrompt } from '../../lib/domain/batch-assembly.js';
+import { ReflectionOutputSchema } from '../../lib/domain/reflection-output.js';
+import { parseReflectorPrompt, reflectOffline } from '../../lib/offline-model/rule-reflector.js';
+import { turn } from '../helpers/fakes.js';
+
+const prompt = (queries: Array<[string, string]>, existing: Array<{ path: string; summary: string }> = []) =>
+  buildReflectorPrompt(assembleBatch(queries.map(([query, response], i) => turn({ turnId: i + 1, query, response }))), existing);
+
+describe('the offline model (rule-based, not an LLM)', () => {
+  it('reads turns and existing knowledge back from the reflector prompt', () => {
+    const p = prompt([['first\nline two', 'reply'], ['second', 'reply 2']], [{ path: 'Facts/a.md', summary: 'a' }]);
+    expect(parseReflectorPrompt(p)).toEqual({
+      turns: [
+        { turnId: 1, user: 'first\nline two', agent: 'reply' },
+        { turnId: 2, user: 'second', agent: 'reply 2' },
+      ],
+      existing: [{ path: 'Facts/a.md', summary: 'a' }],
+    });
+  });
+
+  it('finds stated facts and preferences, unanswered questions and recurring topics', () => {
+    const out = reflectOffline(
+      prompt([
+        ['I work as a nurse at the county hospital. I love hiking in the Alps.', 'That sounds demanding.'],
+        ['What dose of magnesium should I take?', "I'm not sure, ask your doctor."],
+        ['More hiking plans this summer', 'Nice.'],
+        ['hiking boots advice', 'Buy good ones.'],
+      ]),
+    );
+    expect(ReflectionOutputSchema.safeParse(out).success).toBe(true);
+    expect(out.new_facts.map((f) => f.title)).toEqual(expect.arrayContaining(['work_a_nurse_at_the_county_hospital', 'preference_hiking_in_the_alps', 'recurring_topic_hiking']));
+    expect(out.open_questions).toEqual([expect.objectContaining({ question: 'What dose of magnesium should I take?', source_turns: [2], why_unresolved: 'the reply was uncertain' })]);
+  });
+
+  it('turns a correction into a correction of the matching existing file', () => {
+    const out = reflectOffline(prompt([['Actually my tank is 40 gallons, not 20.', 'Noted.']], [{ path: 'Facts/reef_tank.md', summary: 'user has a 20 gallon tank' }]));
+    expect(out.corrections).toEqual([expect.objectContaining({ existing_file: 'Facts/reef_tank.md', source_turns: [1] })]);
+  });
+
+  it('is deterministic', () => {
+    const p = prompt([['I love jazz. I have a cat.', 'ok'], ['jazz again', 'ok'], ['jazz forever', 'ok']]);
+    expect(reflectOffline(p)).toEqual(reflectOffline(p));
+  });
+});

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import type { TurnSaved } from '../../events/turn-saved.js';
+import { safeKnowledgePath } from '../../lib/domain/memory-paths.js';
+import { applyQualityGates } from '../../lib/domain/quality-gates.js';
+import type { ReflectionOutput } from '../../lib/domain/reflection-output.js';
+import { turn } from '../helpers/fakes.js';
+
+const turns = new Map<number, TurnSaved>([
+  [1, turn({ turnId: 1, query: 'I keep a reef tank with two clownfish', response: 'Nice reef tank!' })],
+  [2, turn({ turnId: 2, query: 'What lighting suits corals?', response: 'LED lighting works well.' })],
+]);
+const empty: ReflectionOutput = { new_facts: [], corrections: [], connections: [], open_questions: [] };
+const ctx = { turns, knowledgePaths: new Set(['Facts/reef_tank.md', 'Concepts/lighting.md']) };
+
+describe('quality gates (seed 000 §5)', () => {
+  it('keeps an item whose turns exist, whose words appear in them and whose files exist', () => {
+    const output = { ...empty, new_facts: [{ title: 'clownfish', content: 'The user keeps two clownfish.', source_turns: [1], related_existing: ['Facts/reef_tank.md'], category: 'Facts' as const }] };
+    const r = applyQualityGates(output, ctx);
+    expect(r.rejections).toEqual([]);
+    expect(r.passed.new_facts).toHaveLength(1);
+  });
+
+  it('turn existence: rejects an item citing a turn the index does not hold', () => {
+    const r = applyQualityGates({ ...empty, open_questions: [{ question: 'lighting?', source_turns: [2, 99], why_unresolved: '' }] }, ctx);
+    expect(r.rejections).toEqual([expect.objectContaining({ gate: 'turn_existence', reason: expect.stringContaining('99') })]);
+  });
+
+  it('keyword match: rejects an item with no word in its cited turns', () => {
+    const r = applyQualityGates({ ...empty, new_facts: [{ title: 'mortgage', content: 'The user refinanced a mortgage.', source_turns: [1], related_existing: [], category: 'Facts' }] }, ctx);
+    expect(r.rejections).toEqual([expect.objectContaining({ gate: 'keyword_match' })]);
+  });
+
+  it('related file exists: rejects a missing file and a path that leaves the user folder', () => {
+    const conn = (file_b: string) => ({ file_a: 'Facts/reef_tank.md', file_b, relationship: 'reef tank lighting', source_turns: [2] });
+    const r = applyQualityGates({ ...empty, connections: [conn('Concepts/nope.md'), conn('../other-user/Knowledge/Facts/secret.md')] }, ctx);
+    expect(r.rejections.map((x) => x.gate)).toEqual(['related_file_exists', 'related_file_exists']);
+    expect(r.rejections[1]?.reason).toContain('leaves');
+  });
+
+  it.each(['../x.md', '/etc/passwd', 'Facts/../../x.md', 'Facts//x.md', 'a\\b.md', './x.md', ''])('safeKnowledgePath refuses %j', (p) => {
+    expect(safeKnowledgePath(p)).toBeNull();
+  });
+  it('safeKnowledgePath accepts plain relative paths', () => {
+    expect(safeKnowledgePath('Knowledge/Facts/a.md')).toBe('Facts/a.md');
+  });
+});

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { accumulate, completeBatch, detectSignals, initialSignalState, parseSignalState } from '../../lib/domain/signal-accumulator.js';
+import { defaultSignalConfig, parseSignalConfig } from '../../lib/domain/signal-weights.js';
+
+const now = new Date('2026-02-06T14:30:00Z');
+const never = () => false;
+const t = (turnId: number, query = `entry${turnId} subject${turnId}`, signals?: object) => ({
+  turnId,
+  timestamp: '2026-02-06T14:00:00Z',
+  query,
+  ...(signals ? { signals } : {}),
+});
+const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => t(a + i));
+
+describe('signal accumulator (seed 000 §2)', () => {
+  it('fires a batch at the 10th turn since the last batch, not before', () => {
+    const nine = accumulate(initialSignalState(), range(1, 9), defaultSignalConfig, now, never);
+    expect(nine.triggers).toEqual([]);
+    const ten = accumulate(nine.state, [t(10)], defaultSignalConfig, now, never);
+    expect(ten.triggers).toEqual([{ jobId: 'batch-1-10', trigger: 'turn_count', urgency: 0, turnIds: range(1, 10).map((x) => x.turnId) }]);
+    expect(ten.state.pendingBatch?.jobId).toBe('batch-1-10');
+  });
+
+  it('fires on urgency strictly above 5.0', () => {
+    const corrections = [t(1, 'actually it was blue'), t(2, 'no, I meant the green one'), t(3, 'actually the red one')];
+    const result = accumulate(initialSignalState(), corrections, defaultSignalConfig, now, never);
+    expect(result.triggers).toHaveLength(1);
+    expect(result.triggers[0]).toMatchObject({ trigger: 'urgency', urgency: 6, turnIds: [1, 2, 3] });
+    const two = accumulate(initialSignalState(), corrections.slice(0, 2), defaultSignalConfig, now, never);
+    expect(two.triggers).toEqual([]);
+    expect(two.state.urgencyScore).toBe(4);
+  });
+
+  it('detects each of the five signals with its weight', () => {
+    const c = defaultSignalConfig;
+    expect(detectSignals({ query: 'Actually, it was Tuesday' }, [], c)).toEqual(['user_correction']);
+    expect(detectSignals({ query: 'I meant the other one' }, [], c)).toEqual(['user_correction']);
+    expect(detectSignals({ query: 'tell me more', signals: { validation: 'APPROVE', quality: 0.85 } }, [], c)).toEqual(['high_confidence_research']);
+    expect(detectSignals({ query: 'tell me more', signals: { validation: 'APPROVE', quality: 0.84 } }, [], c)).toEqual([]);
+    expect(detectSignals({ query: 'tell me more', signals: { validation: 'REVISE', quality: 0.99 } }, [], c)).toEqual([]);
+    expect(detectSignals({ query: 'tell me more', signals: { route: 'clarify' } }, [], c)).toEqual(['knowledge_boundary']);
+    expect(detectSignals({ query: 'tell me more', signals: { route: 'answer' } }, [], c)).toEqual([]);
+    expect(detectSignals({ query: 'tell me more', signals: { contradiction: true } }, [], c)).toEqual(['contradiction']);
+    expect(detectSignals({ query: 'reef tanks lighting' }, ['reef tanks', 'coral reef'], c)).toEqual(['topic_repeated']);
+    expect(detectSignals({ query: 'reef tanks lighting' }, ['reef tanks', 'troll farms'], c)).toEqual([]);
+  });
+
+  it('counts a redelivered turn once and a late turn not at all', () => {
+    const first = accumulate(initialSignalState(), range(1, 3), defaultSignalConfig, now, never);
+    const again = accumulate(first.state, [t(2), t(3)], defaultSignalConfig, now, (id) => id <= 3);
+    expect(again.outcomes.map((o) => o.disposition)).toEqual(['duplicate', 'duplicate']);
+    expect(again.state.counters).toMatchObject({ turns: 3, duplicates: 2 });
+    expect(again.state.turnsSinceLastBatch).toBe(3);
+    const late = accumulate(first.state, [t(5), t(4)], defaultSignalConfig, now, (id) => id <= 3);
+    expect(late.outcomes.map((o) => o.disposition)).toEqual(['counted', 'late']);
+    expect(late.state.counters).toMatchObject({ turns: 4, late: 1 });
+  });
+
+  it('counts a turn repeated inside one batch once', () => {
+    const r = accumulate(initialSignalState(), [t(1), t(1)], defaultSignalConfig, now, never);
+    expect(r.outcomes.map((o) => o.disposition)).toEqual(['counted', 'duplicate']);
+  });
+
+  it('does not fire again while a batch is pending, and resets counters only when it completes', () => {
+    const fired = accumulate(initialSignalState(), range(1, 10), defaultSignalConfig, now, never);
+    const more = accumulate(fired.state, range(11, 13), defaultSignalConfig, now, never);
+    expect(more.triggers).toEqual([]);
+    expect(more.state.turnsSinceLastBatch).toBe(13);
+    const done = completeBatch(more.state, 'batch-1-10', range(1, 10).map((x) => x.turnId), now);
+    expect(done).not.toBeNull();
+    expect(done).toMatchObject({ turnsSinceLastBatch: 3, urgencyScore: 0, lastBatchTurn: 10, pendingBatch: null, unbatchedTurnIds: [11, 12, 13] });
+    expect(completeBatch(done!, 'batch-1-10', [1], now)).toBeNull();
+  });
+
+  it('fires again when a pending batch is older than the timeout (its job was lost)', () => {
+    const fired = accumulate(initialSignalState(), range(1, 10), defaultSignalConfig, now, never);
+    const later = new Date(now.getTime() + defaultSignalConfig.pendingBatchTimeoutMs + 1);
+    const r = accumulate(fired.state, [t(11)], defaultSignalConfig, later, never);
+    expect(r.triggers).toMatchObject([{ trigger: 'pending_timeout', turnIds: range(1, 10).map((x) => x.turnId) }]);
+  });
+
+  it('resets a corrupt state and says why', () => {
+    const parsed = parseSignalState({ turnsSinceLastBatch: 'seven' });
+    expect(parsed.corrupt).toBe(true);
+    expect(parsed.issues).toContain('turnsSinceLastBatch');
+    expect(parsed.state).toEqual(initialSignalState());
+    expect(parseSignalState(undefined).corrupt).toBe(false);
+  });
+
+  it('takes per-stage overrides of thresholds and weights', () => {
+    const c = parseSignalConfig('{"turnThreshold": 3, "weights": {"contradiction": 9}}');
+    expect(c.turnThreshold).toBe(3);
+    expect(c.weights.contradiction).toBe(9);
+    expect(c.weights.userCorrection).toBe(2);
+    expect(accumulate(initialSignalState(), range(1, 3), c, now, never).triggers).toHaveLength(1);
+    expect(() => parseSignalConfig('{"turnThreshold": 0}')).toThrow(/turnThreshold/);
+  });
+});

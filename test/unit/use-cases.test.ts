@@ -1,0 +1,182 @@
+import { describe, expect, it } from 'vitest';
+import type { ReflectionJob } from '../../events/reflection-job.js';
+import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
+import { ModelUnavailableError } from '../../lib/ports.js';
+import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
+import { runReflection } from '../../lib/use-cases/run-reflection.js';
+import {
+  fixedClock,
+  MemoryBatchLogStore,
+  MemoryJobQueue,
+  MemoryKnowledgeStore,
+  MemoryRejectedLog,
+  MemorySignalStateStore,
+  MemoryTurnStore,
+  RecordingLog,
+  ScriptedModel,
+  turn,
+} from '../helpers/fakes.js';
+
+function ingestDeps() {
+  return {
+    turns: new MemoryTurnStore(),
+    signalState: new MemorySignalStateStore(),
+    jobs: new MemoryJobQueue(),
+    rejected: new MemoryRejectedLog(),
+    clock: fixedClock(),
+    log: new RecordingLog(),
+    config: defaultSignalConfig,
+    source: 'turn-queue',
+  };
+}
+const records = (turns: object[]) => turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) }));
+
+describe('ingest turns', () => {
+  it('keeps a malformed record with the failing field and lets the valid ones through', async () => {
+    const deps = ingestDeps();
+    const r = await ingestTurns(
+      [...records([turn({ turnId: 1 })]), { messageId: 'bad1', body: '{"type":"turn.saved","version":1,"userId":"u 1"}' }, { messageId: 'bad2', body: 'not json' }],
+      deps,
+    );
+    expect(r).toMatchObject({ accepted: 1, rejected: 2, failedMessageIds: [] });
+    expect(deps.rejected.kept.map((k) => k.messageId)).toEqual(['bad1', 'bad2']);
+    expect(deps.rejected.kept[0]?.errors.map((e) => e.path)).toEqual(expect.arrayContaining(['userId', 'sessionId', 'turnId']));
+    expect(deps.rejected.kept[1]?.errors[0]?.path).toBe('(body)');
+    expect(deps.rejected.kept[0]?.body).toContain('u 1');
+  });
+
+  it('writes each user\'s state once per batch and enqueues one job at the 10th turn', async () => {
+    const deps = ingestDeps();
+    const a = Array.from({ length: 10 }, (_, i) => turn({ userId: 'alice', turnId: i + 1, query: `entry${i}` }));
+    const b = [turn({ userId: 'bob', turnId: 1 })];
+    const r = await ingestTurns(records([...a, ...b]), deps);
+    expect(r.accepted).toBe(11);
+    expect(deps.signalState.saves).toBe(2);
+    expect(deps.jobs.jobs).toEqual([expect.objectContaining({ userId: 'alice', jobId: 'batch-1-10', kind: 'batch', trigger: 'turn_count' })]);
+    expect(deps.jobs.jobs[0]?.turnIds).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it('counts a redelivered batch as duplicates and enqueues nothing new', async () => {
+    const deps = ingestDeps();
+    const batch = records(Array.from({ length: 10 }, (_, i) => turn({ userId: 'alice', turnId: i + 1, query: `entry${i}` })));
+    await ingestTurns(batch, deps);
+    const again = await ingestTurns(batch, deps);
+    expect(again).toMatchObject({ accepted: 0, duplicates: 10 });
+    expect(deps.jobs.jobs).toHaveLength(1);
+    expect(deps.signalState.state('alice').counters).toMatchObject({ turns: 10, duplicates: 10, batchesTriggered: 1 });
+  });
+
+  it('hands back only the failing user\'s records when their storage fails', async () => {
+    const deps = ingestDeps();
+    deps.turns.failFor.add('bob');
+    const r = await ingestTurns(records([turn({ userId: 'alice', turnId: 1 }), turn({ userId: 'bob', turnId: 1 }), turn({ userId: 'bob', turnId: 2 })]), deps);
+    expect(r.failedMessageIds.sort()).toEqual(['m1', 'm2']);
+    expect(r.accepted).toBe(1);
+    expect(deps.signalState.items.has('bob')).toBe(false);
+  });
+
+  it('resets a corrupt state with a warning instead of failing', async () => {
+    const deps = ingestDeps();
+    deps.signalState.items.set('alice', { raw: { urgencyScore: 'high' }, version: 3 });
+    const r = await ingestTurns(records([turn({ userId: 'alice', turnId: 1 })]), deps);
+    expect(r.accepted).toBe(1);
+    expect(deps.log.entries.some((e) => e.level === 'warn' && e.message.includes('corrupt'))).toBe(true);
+    expect(deps.signalState.state('alice').counters.turns).toBe(1);
+  });
+});
+
+describe('run reflection', () => {
+  const job = (turnIds: number[]): ReflectionJob => ({
+    type: 'reflection.job',
+    version: 1,
+    jobId: `batch-${turnIds[0]}-${turnIds.at(-1)}`,
+    userId: 'alice',
+    kind: 'batch',
+    trigger: 'turn_count',
+    urgency: 0,
+    turnIds,
+    requestedAt: '2026-02-06T14:30:00Z',
+  });
+
+  async function setup(reply: (call: number) => unknown) {
+    const ingest = ingestDeps();
+    const turns = Array.from({ length: 10 }, (_, i) =>
+      turn({ userId: 'alice', turnId: i + 1, query: i === 2 ? 'I adopted a beagle named Rex' : `entry${i}`, response: 'ok' }),
+    );
+    await ingestTurns(records(turns), ingest);
+    let calls = 0;
+    const model = new ScriptedModel(() => reply(++calls));
+    const deps = {
+      turns: ingest.turns,
+      signalState: ingest.signalState,
+      knowledge: new MemoryKnowledgeStore(),
+      batchLogs: new MemoryBatchLogStore(),
+      model,
+      clock: fixedClock(),
+      log: new RecordingLog(),
+      settings: { temperature: 0.6, maxTokens: 1500, budgetTokens: 4000 },
+    };
+    return { deps, model, job: ingest.jobs.jobs[0]! };
+  }
+  const beagle = { new_facts: [{ title: 'dog_rex', content: 'The user adopted a beagle named Rex.', source_turns: [3], category: 'Facts' }] };
+
+  it('stages what passes the gates, logs the batch and resets the counters', async () => {
+    const { deps, model, job: j } = await setup(() => beagle);
+    const out = await runReflection(j, deps);
+    expect(out.status).toBe('completed');
+    expect(model.requests[0]).toMatchObject({ temperature: 0.6, maxTokens: 1500, toolName: 'record_reflection' });
+    expect(model.requests[0]?.prompt).toContain('### Turn 3');
+    expect([...deps.knowledge.staged.keys()]).toEqual(['alice/Facts/dog_rex--batch-1-10.md']);
+    const log = deps.batchLogs.logs.get('alice/batch-1-10');
+    expect(log).toMatchObject({ status: 'completed', turns_reviewed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], staged_files: ['Knowledge_staging/Facts/dog_rex--batch-1-10.md'] });
+    expect(deps.signalState.state('alice')).toMatchObject({ turnsSinceLastBatch: 0, lastBatchTurn: 10, pendingBatch: null });
+  });
+
+  it('a redelivered job calls the model once and completes the batch once', async () => {
+    const { deps, model, job: j } = await setup(() => beagle);
+    await runReflection(j, deps);
+    const again = await runReflection(j, deps);
+    expect(again.status).toBe('already_done');
+    expect(model.requests).toHaveLength(1);
+    expect(deps.signalState.state('alice').counters.batchesCompleted).toBe(1);
+  });
+
+  it('reuses the recorded model output when a delivery died after the model call', async () => {
+    const { deps, model, job: j } = await setup(() => beagle);
+    const failingLogs = deps.batchLogs;
+    const write = failingLogs.write.bind(failingLogs);
+    failingLogs.write = async () => {
+      throw new Error('S3 down');
+    };
+    await expect(runReflection(j, deps)).rejects.toThrow('S3 down');
+    failingLogs.write = write;
+    expect((await runReflection(j, deps)).status).toBe('completed');
+    expect(model.requests).toHaveLength(1);
+  });
+
+  it('aborts on unusable output, keeps the raw text in the log and still resets the counters', async () => {
+    const { deps, job: j } = await setup(() => 'I think the user likes dogs');
+    const out = await runReflection(j, deps);
+    expect(out.status).toBe('aborted');
+    const log = deps.batchLogs.logs.get('alice/batch-1-10');
+    expect(log?.error?.raw).toBe('I think the user likes dogs');
+    expect(deps.knowledge.staged.size).toBe(0);
+    expect(deps.signalState.state('alice').pendingBatch).toBeNull();
+  });
+
+  it('lets a model outage fail the job so the queue retries it', async () => {
+    const { deps, job: j } = await setup(() => {
+      throw new ModelUnavailableError('throttled');
+    });
+    await expect(runReflection(j, deps)).rejects.toBeInstanceOf(ModelUnavailableError);
+    expect(deps.batchLogs.logs.size).toBe(0);
+    expect(deps.signalState.state('alice').pendingBatch?.jobId).toBe('batch-1-10');
+  });
+
+  it('skips a job whose turns a later batch already covered', async () => {
+    const { deps, job: j } = await setup(() => beagle);
+    await runReflection(j, deps);
+    const out = await runReflection(job([1, 2]), deps);
+    expect(out.status).toBe('superseded');
+  });
+});

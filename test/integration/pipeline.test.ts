@@ -1,0 +1,103 @@
+/**
+ * The real handlers on the real emulators: DynamoDB Local, fauxqs (SQS + S3) and the
+ * Converse endpoint, driven through the queues exactly as `npm start` drives them.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { offlineResponder } from '../../infra/local/converse-server.js';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { bucketReader } from '../helpers/s3.js';
+
+let stack: LocalStack;
+let bucket: ReturnType<typeof bucketReader>;
+
+beforeAll(async () => {
+  stack = await startLocalStack({ stage: 'itest', logLevel: 'SILENT' });
+  bucket = bucketReader(stack.info);
+});
+afterAll(async () => {
+  bucket?.destroy();
+  await stack?.stop();
+});
+
+const event = (userId: string, turnId: number, query: string) =>
+  JSON.stringify({ type: 'turn.saved', version: 1, userId, sessionId: 's1', turnId, timestamp: `2026-02-06T14:${String(turnId).padStart(2, '0')}:00Z`, query, response: 'Tell me more.' });
+const tenTurns = (userId: string) => Array.from({ length: 10 }, (_, i) => event(userId, i + 1, i === 0 ? 'I adopted a beagle named Rex.' : `entry${i}`));
+
+describe('the pipeline on the local emulators', () => {
+  it('replays the bundled sample: turns stored, batches reflected, knowledge staged, logs written', async () => {
+    const lines = readFileSync(new URL('../../events/samples/conversation.jsonl', import.meta.url), 'utf8').split('\n');
+    const replay = await stack.replayLines(lines);
+    expect(replay).toMatchObject({ lines: 30, published: 30, refused: [] });
+    await stack.waitUntilDrained();
+    const s = await stack.summary();
+    expect(s).toMatchObject({ turns: 30, duplicates: 0, rejected: 0, batches: 3, batchesAborted: 0, errors: 0 });
+    expect(s.staged).toBeGreaterThanOrEqual(1);
+
+    const user = 'users/locomo-conv-26/';
+    expect((await bucket.list(`${user}turns/`)).filter((k) => k.endsWith('.md'))).toHaveLength(30);
+    const log = JSON.parse(await bucket.text(`${user}Logs/reflector/batch-1-10.json`));
+    expect(log).toMatchObject({ batch_id: 'batch-1-10', status: 'completed', turns_reviewed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], trigger: 'turn_count' });
+    expect(log.model).toMatchObject({ modelId: 'offline.rule-reflector-v1', reused: false });
+    expect(log.model.inputTokens).toBeGreaterThan(0);
+    const staged = await bucket.list(`${user}Knowledge_staging/`);
+    expect(staged.length).toBe(s.staged);
+    const doc = await bucket.text(staged[0] ?? '');
+    expect(doc).toMatch(/^---\nkind: /);
+    expect(doc).toContain('promotion_count: 0');
+    expect(doc).toContain('dia_ids: D');
+  });
+
+  it('counts republished events once and keeps malformed ones with the failing field', async () => {
+    const before = await stack.summary();
+    const good = tenTurns('dup-user');
+    const lines = [...good, ...good, '{"type":"turn.saved","version":1,"userId":"dup-user","turnId":"eleven"}', 'this is not json', ''];
+    await stack.replayLines(lines);
+    await stack.waitUntilDrained();
+    const s = await stack.summary();
+    expect(s.turns - before.turns).toBe(10);
+    expect(s.duplicates - before.duplicates).toBe(10);
+    expect(s.rejected - before.rejected).toBe(2);
+    expect(s.batches - before.batches).toBe(1);
+
+    const rejected = await Promise.all((await bucket.list('rejected/')).map(async (k) => JSON.parse(await bucket.text(k))));
+    const paths = rejected.flatMap((r: { errors: Array<{ path: string }> }) => r.errors.map((e) => e.path));
+    expect(paths).toEqual(expect.arrayContaining(['turnId', 'sessionId', '(body)']));
+    expect(rejected.map((r: { body: string }) => r.body)).toContain('this is not json');
+  });
+
+  it('retries a throttled model call once, then parks the job in the DLQ', async () => {
+    const before = await stack.summary();
+    let calls = 0;
+    stack.emulators.converse.setResponder(() => {
+      calls++;
+      return { status: 429, errorType: 'ThrottlingException', message: 'Too many requests' };
+    });
+    try {
+      await stack.replayLines(tenTurns('throttled-user'));
+      await stack.waitUntilDrained({ timeoutMs: 60_000 });
+    } finally {
+      stack.emulators.converse.setResponder(offlineResponder);
+    }
+    const s = await stack.summary();
+    expect(calls).toBe(2);
+    expect(s.batches - before.batches).toBe(0);
+    expect(s.errors - before.errors).toBe(1);
+  });
+
+  it('aborts a batch whose model output is malformed and logs the raw answer', async () => {
+    stack.emulators.converse.setResponder(() => ({
+      body: { output: { message: { role: 'assistant', content: [{ text: 'Sorry, I cannot produce JSON today.' }] } }, stopReason: 'end_turn', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } },
+    }));
+    try {
+      await stack.replayLines(tenTurns('garbled-user'));
+      await stack.waitUntilDrained();
+    } finally {
+      stack.emulators.converse.setResponder(offlineResponder);
+    }
+    const log = JSON.parse(await bucket.text('users/garbled-user/Logs/reflector/batch-1-10.json'));
+    expect(log.status).toBe('aborted');
+    expect(log.error.raw).toBe('Sorry, I cannot produce JSON today.');
+    expect((await stack.summary()).batchesAborted).toBe(1);
+  });
+});

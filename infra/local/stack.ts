@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { TurnPublisher, type RawMessage } from '../../lib/adapters/sqs-turn-publisher.js';
@@ -15,6 +15,7 @@ import type { Responder } from './converse-server.js';
 import { type Emulators, LOCAL_CREDENTIALS, LOCAL_REGION, startEmulators } from './emulators.js';
 import { LocalEventSource, type SqsHandler } from './event-source.js';
 import { type LocalResources, provision } from './provision.js';
+import { listAllKeys } from './s3-keys.js';
 
 export const OFFLINE_MODEL_ID = 'offline.rule-reflector-v1';
 
@@ -166,16 +167,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     return items;
   };
 
-  const listKeys = async (prefix: string): Promise<string[]> => {
-    const keys: string[] = [];
-    let token: string | undefined;
-    do {
-      const res = await s3.send(new ListObjectsV2Command({ Bucket: resources.bucketName, Prefix: prefix, ContinuationToken: token }));
-      keys.push(...(res.Contents ?? []).map((o) => o.Key ?? ''));
-      token = res.IsTruncated ? res.NextContinuationToken : undefined;
-    } while (token);
-    return keys;
-  };
+  const listKeys = (prefix: string) => listAllKeys(s3, resources.bucketName, prefix);
 
   return {
     info,

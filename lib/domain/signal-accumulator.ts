@@ -57,6 +57,13 @@ export function parseSignalState(raw: unknown): { state: SignalState; corrupt: b
   };
 }
 
+/**
+ * Most unbatched turn ids kept in the state. Only reached when batches keep failing;
+ * the oldest are then left unreflected rather than letting the item outgrow DynamoDB's
+ * 400 KB limit.
+ */
+export const MAX_UNBATCHED_TURNS = 500;
+
 export type SignalName =
   | 'topic_repeated'
   | 'user_correction'
@@ -160,7 +167,7 @@ export function accumulate(
     state.lastTurnId = turn.turnId;
     state.lastTurnTimestamp = turn.timestamp;
     state.counters.turns += 1;
-    state.unbatchedTurnIds.push(turn.turnId);
+    state.unbatchedTurnIds = [...state.unbatchedTurnIds, turn.turnId].slice(-MAX_UNBATCHED_TURNS);
     const topic = topicOf(turn);
     if (topic) state.recentTopics = [...state.recentTopics, topic].slice(-config.topicWindow);
     outcomes.push({ turnId: turn.turnId, disposition: 'counted', signals });

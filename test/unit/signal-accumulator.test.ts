@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accumulate, completeBatch, detectSignals, initialSignalState, parseSignalState } from '../../lib/domain/signal-accumulator.js';
+import { accumulate, completeBatch, detectSignals, initialSignalState, MAX_UNBATCHED_TURNS, parseSignalState } from '../../lib/domain/signal-accumulator.js';
 import { defaultSignalConfig, parseSignalConfig } from '../../lib/domain/signal-weights.js';
 
 const now = new Date('2026-02-06T14:30:00Z');
@@ -77,6 +77,13 @@ describe('signal accumulator (seed 000 §2)', () => {
     const later = new Date(now.getTime() + defaultSignalConfig.pendingBatchTimeoutMs + 1);
     const r = accumulate(fired.state, [t(11)], defaultSignalConfig, later, never);
     expect(r.triggers).toMatchObject([{ trigger: 'pending_timeout', turnIds: range(1, 10).map((x) => x.turnId) }]);
+  });
+
+  it('keeps at most MAX_UNBATCHED_TURNS unbatched turn ids when batches never complete', () => {
+    const big = { ...defaultSignalConfig, turnThreshold: 10_000, urgencyThreshold: 1e9 };
+    const r = accumulate(initialSignalState(), range(1, MAX_UNBATCHED_TURNS + 20), big, now, never);
+    expect(r.state.unbatchedTurnIds).toHaveLength(MAX_UNBATCHED_TURNS);
+    expect(r.state.unbatchedTurnIds[0]).toBe(21);
   });
 
   it('resets a corrupt state and says why', () => {

@@ -24,7 +24,7 @@ export interface QueueDefinition {
   delaySeconds?: number;
 }
 
-export const FUNCTION_TIMEOUT_SECONDS = { signal: 30, reflector: 120, sweep: 300 } as const;
+export const FUNCTION_TIMEOUT_SECONDS = { signal: 30, reflector: 120, idle: 30, sweep: 300 } as const;
 
 export const QUEUES = {
   turn: {
@@ -45,7 +45,7 @@ export const QUEUES = {
   idle: {
     id: 'IdleQueue',
     fifo: false,
-    visibilityTimeoutSeconds: 6 * FUNCTION_TIMEOUT_SECONDS.signal,
+    visibilityTimeoutSeconds: 6 * FUNCTION_TIMEOUT_SECONDS.idle,
     localVisibilityTimeoutSeconds: 3,
     maxReceiveCount: 5,
     // Seed 003: the idle check fires 5 minutes after the user's last message.

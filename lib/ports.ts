@@ -2,6 +2,7 @@
  * Ports: what the use cases need from the outside world. Adapters in lib/adapters
  * implement them with AWS SDK clients; unit tests pass in-memory fakes.
  */
+import type { IdleCheck } from '../events/idle-check.js';
 import type { ReflectionJob } from '../events/reflection-job.js';
 import type { TurnSaved } from '../events/turn-saved.js';
 import type { ExistingKnowledge } from './domain/batch-assembly.js';
@@ -34,6 +35,16 @@ export interface SignalStateStore {
 export interface JobQueue {
   /** Enqueue on the FIFO queue, group = userId, deduplication id derived from the job id. */
   enqueue(job: ReflectionJob): Promise<void>;
+}
+
+export interface IdleScheduler {
+  /** Ask to be told, after `delaySeconds`, whether the user has gone quiet since `lastTurnId`. */
+  schedule(check: IdleCheck, delaySeconds: number): Promise<void>;
+}
+
+export interface ClaimCheckStore {
+  /** Fetch the full event a claim check points at (the raw JSON text). */
+  fetch(key: string): Promise<string>;
 }
 
 export interface RejectedEvent {
@@ -77,6 +88,11 @@ export interface KnowledgeStore {
   /** The model output an earlier delivery of the same batch recorded, if any. */
   getModelOutput(userId: string, batchId: string): Promise<ModelResponse | null>;
   putModelOutput(userId: string, batchId: string, response: ModelResponse): Promise<void>;
+}
+
+export interface DeferredJobLog {
+  /** Keep a job this version cannot run yet, with the reason, so it can be replayed later. */
+  keep(job: ReflectionJob, reason: string): Promise<void>;
 }
 
 export interface BatchLogStore {

@@ -5,6 +5,7 @@
  */
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { ReflectionJobSchema } from '../../events/reflection-job.js';
@@ -15,6 +16,8 @@ import { getNumberFromEnv, getStringFromEnv } from '../../lib/adapters/config.js
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { createLogger, systemClock } from '../../lib/adapters/logger.js';
+import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
+import { S3DeferredJobLog } from '../../lib/adapters/s3-deferred-jobs.js';
 import { S3KnowledgeStore } from '../../lib/adapters/s3-knowledge-store.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
 import { type ReflectionDeps, runReflection } from '../../lib/use-cases/run-reflection.js';
@@ -26,6 +29,8 @@ const { logger, log } = createLogger('reflector');
 const ddb = createDocumentClient();
 const s3 = createS3Client();
 const rejected = new S3RejectedEventLog(s3, bucketName);
+const deferred = new S3DeferredJobLog(s3, bucketName);
+const metrics = createMetrics('reflector');
 
 const deps: ReflectionDeps = {
   turns: new S3DynamoTurnStore(ddb, s3, tableName, bucketName),
@@ -55,11 +60,25 @@ async function recordHandler(record: SQSRecord): Promise<void> {
     const errors = parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message }));
     await rejected.keep({ source: 'reflection-queue', messageId: record.messageId, receivedAt: new Date().toISOString(), errors, body: record.body });
     logger.warn('reflection job rejected', { messageId: record.messageId, errors });
+    metrics.addMetric('RejectedRecords', MetricUnit.Count, 1);
     return;
   }
-  const outcome = await runReflection(parsed.data, deps);
-  if (!('reason' in outcome)) return;
-  logger.info('reflection job skipped', { jobId: parsed.data.jobId, userId: parsed.data.userId, status: outcome.status, reason: outcome.reason });
+  const job = parsed.data;
+  const outcome = await runReflection(job, deps);
+  metrics.addMetric(`Jobs_${outcome.status}`, MetricUnit.Count, 1);
+  if ('log' in outcome) {
+    const gates = outcome.log.quality_gate_results;
+    metrics.addMetric('ItemsProposed', MetricUnit.Count, gates.items_proposed);
+    metrics.addMetric('ItemsStaged', MetricUnit.Count, outcome.log.staged_files.length);
+    metrics.addMetric('GateRejections', MetricUnit.Count, gates.rejections.length);
+    if (outcome.log.model && !outcome.log.model.reused) {
+      metrics.addMetric('ModelInputTokens', MetricUnit.Count, outcome.log.model.inputTokens);
+      metrics.addMetric('ModelOutputTokens', MetricUnit.Count, outcome.log.model.outputTokens);
+    }
+    return;
+  }
+  if (outcome.status === 'deferred') await deferred.keep(job, outcome.reason);
+  logger.info('reflection job not run', { jobId: job.jobId, userId: job.userId, kind: job.kind, status: outcome.status, reason: outcome.reason });
 }
 
 const processor = new SqsFifoPartialProcessorAsync();
@@ -67,4 +86,6 @@ const processor = new SqsFifoPartialProcessorAsync();
 export const handler = middy(
   async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
     processPartialResponse(event, recordHandler, processor, { context, skipGroupOnError: true, throwOnFullBatchFailure: false }),
-).use(injectLambdaContext(logger));
+)
+  .use(injectLambdaContext(logger))
+  .use(logMetrics(metrics));

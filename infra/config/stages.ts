@@ -16,7 +16,7 @@ export interface StageConfig {
   /** Messages waiting in a main queue that raise its depth alarm. */
   queueDepthAlarm: number;
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
-  memoryMb: { signal: number; reflector: number; sweep: number };
+  memoryMb: { signal: number; reflector: number; idle: number; sweep: number };
 }
 
 const base: StageConfig = {
@@ -31,7 +31,7 @@ const base: StageConfig = {
   retainData: false,
   queueDepthAlarm: 1000,
   logLevel: 'INFO',
-  memoryMb: { signal: 256, reflector: 512, sweep: 256 },
+  memoryMb: { signal: 256, reflector: 512, idle: 256, sweep: 256 },
 };
 
 export const stages: Record<string, StageConfig> = {

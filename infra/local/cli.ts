@@ -4,7 +4,8 @@
  *   npm start                       start, replay the bundled sample, serve until Ctrl-C
  *   npm start -- --once             …and exit once every queue is drained
  *   npm start -- --replay FILE      replay a JSONL file of turn.saved events instead
- *   npm start -- --verbose          handler logs at INFO (default WARN)
+ *   npm start -- --verbose          handler logs at INFO (default WARN), metrics on
+ *   npm start -- --speed N          local delays run N× faster (default 60: the 5-minute idle check fires after 5 s)
  *
  * With --once the last line printed is one JSON object with the run's counts; the exit
  * code is non-zero if any message was left in a dead-letter queue.
@@ -26,6 +27,7 @@ function human(s: Summary): string {
   return [
     `turns ${s.turns} (duplicates ${s.duplicates}, late ${s.late}, rejected ${s.rejected})`,
     `batches ${s.batches} (aborted ${s.batchesAborted}) · model calls ${s.modelCalls} · staged ${s.staged} · promoted ${s.promoted}`,
+    `summary jobs ${s.summaryJobs} (kept for later, not run yet: ${s.deferred})`,
     `errors left in dead-letter queues: ${s.errors}; handler errors retried: ${s.handlerErrors}`,
   ].join('\n');
 }
@@ -37,9 +39,12 @@ async function main(): Promise<number> {
       replay: { type: 'string' },
       stage: { type: 'string', default: 'local' },
       verbose: { type: 'boolean', default: false },
+      speed: { type: 'string', default: '60' },
     },
     strict: true,
   });
+  const speed = Number(values.speed);
+  if (!Number.isFinite(speed) || speed <= 0) throw new Error(`--speed must be a positive number, not ${values.speed}`);
   const file = values.replay ? resolve(values.replay) : SAMPLE;
   const lines = readFileSync(file, 'utf8').split(/\r?\n/);
 
@@ -47,6 +52,8 @@ async function main(): Promise<number> {
   const stack = await startLocalStack({
     stage: values.stage ?? 'local',
     logLevel: values.verbose ? 'INFO' : 'WARN',
+    metrics: values.verbose ?? false,
+    speed,
     onHandlerError: (source, error) => console.error(`[${source}] handler error (the records go back to the queue): ${(error as Error).message}`),
   });
   let stopping = false;

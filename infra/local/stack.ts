@@ -10,6 +10,7 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { TurnPublisher, type RawMessage } from '../../lib/adapters/sqs-turn-publisher.js';
 import { UserIdSchema } from '../../events/common.js';
+import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import { FUNCTION_TIMEOUT_SECONDS, type QueueKey } from '../resources.js';
 import type { Responder } from './converse-server.js';
 import { type Emulators, LOCAL_CREDENTIALS, LOCAL_REGION, startEmulators } from './emulators.js';
@@ -45,6 +46,10 @@ export interface Summary {
   errors: number;
   handlerErrors: number;
   modelCalls: number;
+  /** Summary jobs (idle, session close) fired by the signal state. */
+  summaryJobs: number;
+  /** Jobs of kinds this version cannot run yet, kept under Logs/reflector/deferred/. */
+  deferred: number;
 }
 
 export interface ReplayResult {
@@ -57,7 +62,7 @@ export interface ReplayResult {
 export interface LocalStack {
   info: StackInfo;
   emulators: Emulators;
-  sources: Record<'turn' | 'reflection', LocalEventSource>;
+  sources: Record<QueueKey, LocalEventSource>;
   publisher: TurnPublisher;
   replayLines(lines: readonly string[]): Promise<ReplayResult>;
   waitUntilDrained(options?: { timeoutMs?: number; onTick?: () => void | Promise<void> }): Promise<void>;
@@ -69,6 +74,13 @@ export interface LocalStackOptions {
   stage?: string;
   responder?: Responder;
   logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+  /**
+   * How much faster than real time the local clock runs for delays: the idle threshold of
+   * 5 minutes becomes 5 min ÷ speed. @default 60 (5 s)
+   */
+  speed?: number;
+  /** Emit Powertools Metrics (EMF lines on stdout). @default false */
+  metrics?: boolean;
   onHandlerError?: (source: string, error: unknown) => void;
 }
 
@@ -100,6 +112,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     IDLE_QUEUE_URL: resources.queues.idle.url,
     MODEL_ID: OFFLINE_MODEL_ID,
     POWERTOOLS_LOG_LEVEL: options.logLevel ?? 'WARN',
+    POWERTOOLS_METRICS_DISABLED: options.metrics ? 'false' : 'true',
+    SIGNAL_CONFIG: JSON.stringify({ idleMinutes: defaultSignalConfig.idleMinutes / (options.speed ?? 60) }),
   });
   delete process.env.AWS_PROFILE;
 
@@ -110,7 +124,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   const signal = (await import('../../functions/signal/handler.js')).handler as unknown as SqsHandler;
   const reflector = (await import('../../functions/reflector/handler.js')).handler as unknown as SqsHandler;
-  const source = (key: 'turn' | 'reflection', handler: SqsHandler, fn: keyof typeof FUNCTION_TIMEOUT_SECONDS) =>
+  const idle = (await import('../../functions/idle/handler.js')).handler as unknown as SqsHandler;
+  const source = (key: QueueKey, handler: SqsHandler, fn: keyof typeof FUNCTION_TIMEOUT_SECONDS) =>
     new LocalEventSource({
       name: key,
       sqs,
@@ -122,7 +137,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS[fn],
       onError: (error) => options.onHandlerError?.(key, error),
     });
-  const sources = { turn: source('turn', signal, 'signal'), reflection: source('reflection', reflector, 'reflector') };
+  const sources = {
+    turn: source('turn', signal, 'signal'),
+    reflection: source('reflection', reflector, 'reflector'),
+    idle: source('idle', idle, 'idle'),
+  };
   for (const s of Object.values(sources)) s.start();
 
   const info: StackInfo = {
@@ -207,7 +226,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         if (Date.now() > deadline) throw new Error(`queues did not drain within ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 250));
         await onTick?.();
-        const keys: QueueKey[] = ['turn', 'reflection'];
+        const keys: QueueKey[] = ['turn', 'reflection', 'idle'];
         const depths = await Promise.all(keys.map((k) => queueDepth(resources.queues[k].url)));
         const busy = Object.values(sources).some((s) => s.busy);
         quietChecks = depths.every((d) => d === 0) && !busy ? quietChecks + 1 : 0;
@@ -236,8 +255,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         staged: userKeys.filter((k) => k.includes('/Knowledge_staging/')).length,
         promoted: userKeys.filter((k) => k.includes('/Knowledge/')).length,
         errors: dlqDepths.reduce((a, b) => a + b, 0),
-        handlerErrors: sources.turn.stats.handlerErrors + sources.reflection.stats.handlerErrors,
+        handlerErrors: Object.values(sources).reduce((n, src) => n + src.stats.handlerErrors, 0),
         modelCalls: emulators.converse.requests.length,
+        summaryJobs: sum('summariesTriggered'),
+        deferred: userKeys.filter((k) => k.includes('/Logs/reflector/deferred/')).length,
       };
     },
 

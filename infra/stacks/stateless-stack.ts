@@ -27,6 +27,7 @@ const entry = (name: string) => `${ROOT}functions/${name}/handler.ts`;
 export class StatelessStack extends Stack {
   readonly signalFn: MemoryFunction;
   readonly reflectorFn: MemoryFunction;
+  readonly idleFn: MemoryFunction;
   readonly sweepFn: MemoryFunction;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
@@ -48,14 +49,35 @@ export class StatelessStack extends Stack {
         ...common,
         POWERTOOLS_SERVICE_NAME: 'signal',
         REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
+        IDLE_QUEUE_URL: queues.idle.queue.queueUrl,
         SIGNAL_CONFIG: JSON.stringify(config.signals),
       },
     });
     this.signalFn.addEventSource(new SqsEventSource(queues.turn.queue, { batchSize: 10, reportBatchItemFailures: true }));
-    table.grant(this.signalFn, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:BatchGetItem');
+    table.grant(this.signalFn, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem');
     bucket.grantPut(this.signalFn, 'users/*/turns/*');
     bucket.grantPut(this.signalFn, 'rejected/*');
+    bucket.grantRead(this.signalFn, 'claims/*');
     queues.reflection.queue.grantSendMessages(this.signalFn);
+    queues.idle.queue.grantSendMessages(this.signalFn);
+
+    this.idleFn = new MemoryFunction(this, 'IdleFunction', {
+      entry: entry('idle'),
+      projectRoot: ROOT,
+      description: 'IdleQueue (delayed idle checks) → idle-summary reflection jobs',
+      timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.idle,
+      memorySize: config.memoryMb.idle,
+      environment: {
+        ...common,
+        POWERTOOLS_SERVICE_NAME: 'idle',
+        REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
+        SIGNAL_CONFIG: JSON.stringify(config.signals),
+      },
+    });
+    this.idleFn.addEventSource(new SqsEventSource(queues.idle.queue, { batchSize: 10, reportBatchItemFailures: true }));
+    table.grant(this.idleFn, 'dynamodb:GetItem', 'dynamodb:PutItem');
+    bucket.grantPut(this.idleFn, 'rejected/*');
+    queues.reflection.queue.grantSendMessages(this.idleFn);
 
     this.reflectorFn = new MemoryFunction(this, 'ReflectorFunction', {
       entry: entry('reflector'),

@@ -1,10 +1,15 @@
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../domain/memory-paths.js';
-import type { SignalState } from '../domain/signal-accumulator.js';
+import { lastActiveDay, type SignalState } from '../domain/signal-accumulator.js';
 import type { SignalStateStore, StoredSignalState } from '../ports.js';
 
-/** Per-user signal state: one item (`USER#{u}` / `SIGNAL`) written with an optimistic-lock version. */
+/**
+ * Per-user signal state: one item (`USER#{u}` / `SIGNAL`) written with an optimistic-lock
+ * version. It doubles as the activity index: its GSI keys put it in the partition of the
+ * user's last active day, and `state.activity` holds messages per day, so the nightly
+ * selection queries a few day partitions instead of scanning — at no extra write.
+ */
 export class DynamoSignalStateStore implements SignalStateStore {
   constructor(
     private readonly ddb: DynamoDBDocumentClient,
@@ -28,6 +33,7 @@ export class DynamoSignalStateStore implements SignalStateStore {
         : expectedVersion === 0
           ? 'attribute_not_exists(#v) OR #v = :v OR NOT attribute_type(#v, :n)'
           : '#v = :v';
+    const day = lastActiveDay(state);
     try {
       await this.ddb.send(
         new PutCommand({
@@ -39,6 +45,7 @@ export class DynamoSignalStateStore implements SignalStateStore {
             userId,
             state,
             version: (expectedVersion ?? 0) + 1,
+            ...(day ? { gsi1pk: keys.activityGsiPk(day), gsi1sk: keys.activityGsiSk(userId) } : {}),
             updatedAt: new Date().toISOString(),
           },
           ConditionExpression: condition,

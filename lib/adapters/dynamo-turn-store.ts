@@ -1,5 +1,5 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { BatchGetCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
 import { keys, turnDocKey } from '../domain/memory-paths.js';
 import { parseTurnDocument, renderTurnDocument, turnContentHash } from '../domain/turn-document.js';
@@ -17,36 +17,43 @@ export class S3DynamoTurnStore implements TurnStore {
     private readonly bucketName: string,
   ) {}
 
+  /**
+   * Documents first (in parallel), then the index entries in BatchWriteItem requests of up
+   * to 25 — one write request for a whole SQS batch of turns. Plain puts are safe here:
+   * an entry is only ever rewritten with the same turn (the caller drops duplicates).
+   */
   async saveTurns(turns: readonly TurnSaved[]): Promise<void> {
-    await Promise.all(
+    const items = await Promise.all(
       turns.map(async (turn) => {
         const hash = turnContentHash(turn);
         const docKey = turnDocKey(turn.userId, turn.turnId, hash);
         await this.s3.send(
           new PutObjectCommand({ Bucket: this.bucketName, Key: docKey, Body: renderTurnDocument(turn), ContentType: 'text/markdown; charset=utf-8' }),
         );
-        await this.ddb.send(
-          new PutCommand({
-            TableName: this.tableName,
-            Item: {
-              pk: keys.userPk(turn.userId),
-              sk: keys.turnSk(turn.turnId),
-              kind: 'turn',
-              userId: turn.userId,
-              sessionId: turn.sessionId,
-              turnId: turn.turnId,
-              timestamp: turn.timestamp,
-              docKey,
-              contentHash: hash,
-              validation: turn.signals?.validation,
-              quality: turn.signals?.quality,
-              gsi1pk: keys.sessionGsiPk(turn.userId, turn.sessionId),
-              gsi1sk: keys.turnSk(turn.turnId),
-            },
-          }),
-        );
+        return {
+          pk: keys.userPk(turn.userId),
+          sk: keys.turnSk(turn.turnId),
+          kind: 'turn',
+          userId: turn.userId,
+          sessionId: turn.sessionId,
+          turnId: turn.turnId,
+          timestamp: turn.timestamp,
+          docKey,
+          contentHash: hash,
+          validation: turn.signals?.validation,
+          quality: turn.signals?.quality,
+        };
       }),
     );
+    for (let i = 0; i < items.length; i += 25) {
+      let pending: Array<Record<string, unknown>> | undefined = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
+      for (let attempt = 0; pending && pending.length > 0; attempt++) {
+        if (attempt > 8) throw new Error('BatchWrite kept returning unprocessed items');
+        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+        const res = await this.ddb.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
+        pending = res.UnprocessedItems?.[this.tableName] as Array<Record<string, unknown>> | undefined;
+      }
+    }
   }
 
   async indexedTurnIds(userId: string, turnIds: readonly number[]): Promise<Set<number>> {

@@ -13,6 +13,9 @@ export const batchLogKey = (userId: string, batchId: string): string =>
   `${userPrefix(userId)}Logs/reflector/${batchId}.json`;
 export const modelOutputKey = (userId: string, batchId: string): string =>
   `${userPrefix(userId)}Logs/reflector/${batchId}.model-output.json`;
+export const deferredJobKey = (userId: string, jobId: string): string =>
+  `${userPrefix(userId)}Logs/reflector/deferred/${jobId}.json`;
+export const claimKey = (userId: string, turnId: number, hash: string): string => `claims/${userId}/${pad(turnId)}-${hash}.json`;
 export const rejectedEventKey = (day: string, source: string, messageId: string): string =>
   `rejected/${day}/${source}/${messageId}.json`;
 
@@ -37,5 +40,7 @@ export const keys = {
   signalSk: 'SIGNAL',
   turnSk: (turnId: number) => `TURN#${pad(turnId)}`,
   batchSk: (batchId: string) => `BATCH#${batchId}`,
-  sessionGsiPk: (userId: string, sessionId: string) => `USER#${userId}#SESSION#${sessionId}`,
+  /** Activity index (GSI gsi1): the signal state item sits in the partition of the user's last active day. */
+  activityGsiPk: (day: string) => `ACTIVITY#${day}`,
+  activityGsiSk: (userId: string) => `USER#${userId}`,
 } as const;

@@ -1,11 +1,16 @@
 /**
  * The signal accumulator of seed 000 §2: cheap, code-only signals decide when a user's
- * recent turns deserve a batch reflection. Pure: state in, state and triggers out.
+ * recent turns deserve a reflection. Pure: state and items in, state and triggers out.
+ * It also keeps seed 003's idle-summary counters and the per-day activity index.
  */
 import { z } from 'zod';
+import type { AgentEventTrigger } from '../../events/agent-event.js';
+import type { ReflectionKind } from '../../events/reflection-job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { SignalConfig } from './signal-weights.js';
 import { topKeywords } from './text.js';
+
+const TurnIds = z.array(z.number().int());
 
 export const SignalStateSchema = z.object({
   turnsSinceLastBatch: z.number().int().min(0),
@@ -16,16 +21,22 @@ export const SignalStateSchema = z.object({
   lastTurnId: z.number().int().min(0),
   lastTurnTimestamp: z.string().nullable(),
   recentTopics: z.array(z.string()),
-  /** Turns counted since the last completed batch, ascending (what the next job reflects on). */
-  unbatchedTurnIds: z.array(z.number().int()),
+  /** Turns counted since the last completed batch, ascending (what the next batch reflects on). */
+  unbatchedTurnIds: TurnIds,
   /** The batch job enqueued and not yet completed; while set, no new batch fires. */
-  pendingBatch: z.object({ jobId: z.string(), turnIds: z.array(z.number().int()), since: z.string() }).nullable(),
+  pendingBatch: z.object({ jobId: z.string(), turnIds: TurnIds, since: z.string() }).nullable(),
+  /** Seed 003: messages since the last summary, and which turns it should cover. */
+  messagesSinceSummary: z.number().int().min(0).default(0),
+  summaryTurnIds: TurnIds.default([]),
+  /** Activity index: messages per UTC day (YYYY-MM-DD) of the message timestamps, recent days only. */
+  activity: z.record(z.string(), z.number().int().min(0)).default({}),
   counters: z.object({
     turns: z.number().int().min(0),
     duplicates: z.number().int().min(0),
     late: z.number().int().min(0),
     batchesTriggered: z.number().int().min(0),
     batchesCompleted: z.number().int().min(0),
+    summariesTriggered: z.number().int().min(0).default(0),
   }),
 });
 export type SignalState = z.infer<typeof SignalStateSchema>;
@@ -41,7 +52,10 @@ export function initialSignalState(): SignalState {
     recentTopics: [],
     unbatchedTurnIds: [],
     pendingBatch: null,
-    counters: { turns: 0, duplicates: 0, late: 0, batchesTriggered: 0, batchesCompleted: 0 },
+    messagesSinceSummary: 0,
+    summaryTurnIds: [],
+    activity: {},
+    counters: { turns: 0, duplicates: 0, late: 0, batchesTriggered: 0, batchesCompleted: 0, summariesTriggered: 0 },
   };
 }
 
@@ -114,41 +128,62 @@ const WEIGHT_OF: Record<SignalName, keyof SignalConfig['weights']> = {
   contradiction: 'contradiction',
 };
 
-export interface BatchTrigger {
+/** A reflection the state says is due. */
+export interface JobTrigger {
   jobId: string;
-  trigger: 'turn_count' | 'urgency' | 'pending_timeout';
+  kind: ReflectionKind;
+  /** `turn_count`, `urgency`, `pending_timeout`, `session_closed`, `idle`, `event:<trigger>`. */
+  trigger: string;
   urgency: number;
   turnIds: number[];
 }
+
+/** One thing arriving on the TurnQueue, as the accumulator sees it. */
+export type SignalItem =
+  | { kind: 'turn'; turn: Pick<TurnSaved, 'turnId' | 'timestamp' | 'query' | 'signals'> }
+  | { kind: 'session_closed'; sessionId: string }
+  | { kind: 'agent_event'; trigger: AgentEventTrigger };
 
 export type TurnDisposition = 'counted' | 'duplicate' | 'late';
 
 export interface AccumulateResult {
   state: SignalState;
-  triggers: BatchTrigger[];
+  triggers: JobTrigger[];
   /** Per input turn, in input order. */
   outcomes: Array<{ turnId: number; disposition: TurnDisposition; signals: SignalName[] }>;
 }
 
 /**
- * Fold a user's turns (in arrival order) into the state. `known(turnId)` tells whether
+ * Fold a user's items (in arrival order) into the state. `known(turnId)` tells whether
  * the turn index already held the turn before this batch: a turn at or below
  * `lastTurnId` is a duplicate when known and late otherwise; late turns are stored
- * but do not move counters.
+ * but move no counter.
  */
 export function accumulate(
   prior: SignalState,
-  turns: ReadonlyArray<Pick<TurnSaved, 'turnId' | 'timestamp' | 'query' | 'signals'>>,
+  items: ReadonlyArray<SignalItem | SignalItemTurn>,
   config: SignalConfig,
   now: Date,
   known: (turnId: number) => boolean,
 ): AccumulateResult {
   const state: SignalState = structuredClone(prior);
-  const triggers: BatchTrigger[] = [];
+  const triggers: JobTrigger[] = [];
   const outcomes: AccumulateResult['outcomes'] = [];
   const seenHere = new Set<number>();
 
-  for (const turn of turns) {
+  for (const raw of items) {
+    const item: SignalItem = 'kind' in raw ? raw : { kind: 'turn', turn: raw };
+    if (item.kind === 'session_closed') {
+      const t = takeSummary(state, 'session-close', 'session_closed');
+      if (t) triggers.push(t);
+      continue;
+    }
+    if (item.kind === 'agent_event') {
+      const t = startBatch(state, config, now, `event:${item.trigger}`, 'event');
+      if (t) triggers.push(t);
+      continue;
+    }
+    const turn = item.turn;
     if (seenHere.has(turn.turnId) || (turn.turnId <= state.lastTurnId && known(turn.turnId))) {
       state.counters.duplicates += 1;
       outcomes.push({ turnId: turn.turnId, disposition: 'duplicate', signals: [] });
@@ -168,26 +203,28 @@ export function accumulate(
     state.lastTurnTimestamp = turn.timestamp;
     state.counters.turns += 1;
     state.unbatchedTurnIds = [...state.unbatchedTurnIds, turn.turnId].slice(-MAX_UNBATCHED_TURNS);
+    state.messagesSinceSummary += 1;
+    state.summaryTurnIds = [...state.summaryTurnIds, turn.turnId].slice(-config.summaryMaxTurns);
+    recordActivity(state, turn.timestamp, config.activityDays);
     const topic = topicOf(turn);
     if (topic) state.recentTopics = [...state.recentTopics, topic].slice(-config.topicWindow);
     outcomes.push({ turnId: turn.turnId, disposition: 'counted', signals });
 
     const fired = shouldTrigger(state, config, now);
     if (fired) {
-      const turnIds = state.unbatchedTurnIds.slice(0, config.maxBatchTurns);
-      const jobId = batchJobId(turnIds);
-      state.pendingBatch = { jobId, turnIds, since: now.toISOString() };
-      state.counters.batchesTriggered += 1;
-      triggers.push({ jobId, trigger: fired, urgency: state.urgencyScore, turnIds });
+      const t = startBatch(state, config, now, fired, 'batch');
+      if (t) triggers.push(t);
     }
   }
   return { state, triggers, outcomes };
 }
 
-function shouldTrigger(state: SignalState, config: SignalConfig, now: Date): BatchTrigger['trigger'] | null {
+/** A bare turn is accepted where an item is expected (the common case). */
+type SignalItemTurn = Pick<TurnSaved, 'turnId' | 'timestamp' | 'query' | 'signals'>;
+
+function shouldTrigger(state: SignalState, config: SignalConfig, now: Date): string | null {
   if (state.pendingBatch) {
-    const age = now.getTime() - Date.parse(state.pendingBatch.since);
-    if (age < config.pendingBatchTimeoutMs) return null;
+    if (!pendingTimedOut(state, config, now)) return null;
     if (state.turnsSinceLastBatch > 0) return 'pending_timeout';
   }
   if (state.turnsSinceLastBatch >= config.turnThreshold) return 'turn_count';
@@ -195,9 +232,74 @@ function shouldTrigger(state: SignalState, config: SignalConfig, now: Date): Bat
   return null;
 }
 
+const pendingTimedOut = (state: SignalState, config: SignalConfig, now: Date) =>
+  state.pendingBatch !== null && now.getTime() - Date.parse(state.pendingBatch.since) >= config.pendingBatchTimeoutMs;
+
+/**
+ * Mark the oldest unbatched turns (at most maxBatchTurns) as the pending batch. Nothing
+ * fires when there is nothing to reflect on, or while another batch is pending (it covers
+ * those turns; an agent event then rides on it).
+ */
+function startBatch(state: SignalState, config: SignalConfig, now: Date, trigger: string, kind: ReflectionKind): JobTrigger | null {
+  if (state.pendingBatch && !pendingTimedOut(state, config, now)) return null;
+  if (state.unbatchedTurnIds.length === 0) return null;
+  const turnIds = state.unbatchedTurnIds.slice(0, config.maxBatchTurns);
+  const jobId = batchJobId(turnIds);
+  state.pendingBatch = { jobId, turnIds, since: now.toISOString() };
+  state.counters.batchesTriggered += 1;
+  return { jobId, kind, trigger, urgency: state.urgencyScore, turnIds };
+}
+
+/**
+ * A summary (seed 003) covering the turns since the last one; its counters reset when the
+ * job is enqueued, as the seed's trigger does after generating. Null when there is nothing new.
+ */
+function takeSummary(state: SignalState, kind: 'idle-summary' | 'session-close', trigger: string): JobTrigger | null {
+  if (state.summaryTurnIds.length === 0) return null;
+  const turnIds = [...state.summaryTurnIds];
+  state.summaryTurnIds = [];
+  state.messagesSinceSummary = 0;
+  state.counters.summariesTriggered += 1;
+  return { jobId: summaryJobId(turnIds), kind, trigger, urgency: state.urgencyScore, turnIds };
+}
+
+/**
+ * The idle rule of seed 003, checked when a delayed idle check fires: no message since
+ * `lastTurnId` (the delay itself is the idle time) and at least `idleMinMessages` since
+ * the last summary. Returns the new state and the job, or why not.
+ */
+export function idleCheck(
+  prior: SignalState,
+  lastTurnId: number,
+  config: SignalConfig,
+): { state: SignalState; trigger: JobTrigger } | { skipped: 'newer_message' | 'too_few_messages' } {
+  if (prior.lastTurnId !== lastTurnId) return { skipped: 'newer_message' };
+  if (prior.messagesSinceSummary < config.idleMinMessages) return { skipped: 'too_few_messages' };
+  const state = structuredClone(prior);
+  const trigger = takeSummary(state, 'idle-summary', 'idle');
+  return trigger ? { state, trigger } : { skipped: 'too_few_messages' };
+}
+
+function recordActivity(state: SignalState, timestamp: string, days: number): void {
+  const day = timestamp.slice(0, 10);
+  state.activity[day] = (state.activity[day] ?? 0) + 1;
+  const keep = Object.keys(state.activity).sort().slice(-days);
+  state.activity = Object.fromEntries(keep.map((d) => [d, state.activity[d] ?? 0]));
+}
+
+/** The UTC day of the user's last message: the activity index's partition (null before any). */
+export function lastActiveDay(state: SignalState): string | null {
+  return state.lastTurnTimestamp ? new Date(state.lastTurnTimestamp).toISOString().slice(0, 10) : null;
+}
+
 /** Deterministic job id of a batch: the turns it covers. */
 export function batchJobId(turnIds: readonly number[]): string {
   return `batch-${turnIds[0] ?? 0}-${turnIds[turnIds.length - 1] ?? 0}`;
+}
+
+/** Deterministic job id of a summary: the turns it covers. */
+export function summaryJobId(turnIds: readonly number[]): string {
+  return `summary-${turnIds[0] ?? 0}-${turnIds[turnIds.length - 1] ?? 0}`;
 }
 
 /**

@@ -22,6 +22,14 @@ export const SignalConfigSchema = z.object({
   boundaryRoutes: z.array(z.string()).default(['refresh', 'clarify']),
   /** A pending batch older than this may fire again (its job was lost or parked in the DLQ). */
   pendingBatchTimeoutMs: z.number().int().min(0).default(30 * 60 * 1000),
+  /** Idle summary (seed 003): minutes without a message before a summary may be written. SQS delays cap it at 15. */
+  idleMinutes: z.number().min(0).max(15).default(5),
+  /** Idle summary (seed 003): messages since the last summary needed for one. */
+  idleMinMessages: z.number().int().min(1).default(5),
+  /** Most recent turns a summary job covers. */
+  summaryMaxTurns: z.number().int().min(1).max(200).default(50),
+  /** Days of per-day message counts kept for the nightly selection (activity index). */
+  activityDays: z.number().int().min(1).max(60).default(14),
   weights: z
     .object({
       topicRepeated: z.number().default(1.0),

@@ -1,17 +1,20 @@
 /**
- * Ingest a batch of turn.saved records (the signal function's use case):
- * validate → keep rejects → per user: store turns, fold signals, enqueue triggered
- * reflection jobs, write the user's signal state once.
+ * Ingest a batch of TurnQueue records (the signal function's use case):
+ * validate (resolving claim checks) → keep rejects → per user: store turns, fold signals
+ * and control events, enqueue the reflection jobs that fire, schedule an idle check, and
+ * write the user's signal state once.
  *
  * Order per user, chosen for crash safety: documents and index first (idempotent), then
  * jobs (FIFO dedup id = job id, so a retry cannot enqueue twice within SQS's 5-minute
  * window), then the state (conditional on its version). A crash anywhere replays cleanly.
  */
+import { type TurnQueueMessage, TurnQueueMessageSchema } from '../../events/index.js';
 import type { ReflectionJob } from '../../events/reflection-job.js';
-import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
-import { accumulate, type AccumulateResult, parseSignalState } from '../domain/signal-accumulator.js';
+import { TurnClaimCheckSchema } from '../../events/turn-claim-check.js';
+import type { TurnSaved } from '../../events/turn-saved.js';
+import { type AccumulateResult, accumulate, parseSignalState, type SignalItem } from '../domain/signal-accumulator.js';
 import type { SignalConfig } from '../domain/signal-weights.js';
-import type { Clock, JobQueue, Log, RejectedEventLog, SignalStateStore, TurnStore } from '../ports.js';
+import type { ClaimCheckStore, Clock, IdleScheduler, JobQueue, Log, RejectedEventLog, SignalStateStore, TurnStore } from '../ports.js';
 
 export interface IngestRecord {
   messageId: string;
@@ -22,6 +25,8 @@ export interface IngestDeps {
   turns: TurnStore;
   signalState: SignalStateStore;
   jobs: JobQueue;
+  idle: IdleScheduler;
+  claims: ClaimCheckStore;
   rejected: RejectedEventLog;
   clock: Clock;
   log: Log;
@@ -37,21 +42,27 @@ export interface IngestResult {
   duplicates: number;
   late: number;
   rejected: number;
+  controlEvents: number;
   jobs: ReflectionJob[];
 }
 
 const MAX_STATE_ATTEMPTS = 5;
 
 export async function ingestTurns(records: readonly IngestRecord[], deps: IngestDeps): Promise<IngestResult> {
-  const result: IngestResult = { failedMessageIds: [], accepted: 0, duplicates: 0, late: 0, rejected: 0, jobs: [] };
-  const byUser = new Map<string, Array<{ messageId: string; turn: TurnSaved }>>();
+  const result: IngestResult = { failedMessageIds: [], accepted: 0, duplicates: 0, late: 0, rejected: 0, controlEvents: 0, jobs: [] };
+  const byUser = new Map<string, Array<{ messageId: string; message: TurnQueueMessage }>>();
 
-  for (const record of records) {
-    const parsed = parseTurnRecord(record.body);
-    if (parsed.ok) {
-      const list = byUser.get(parsed.turn.userId) ?? [];
-      list.push({ messageId: record.messageId, turn: parsed.turn });
-      byUser.set(parsed.turn.userId, list);
+  const parsed = await Promise.all(records.map(async (r) => ({ record: r, parsed: await parseRecord(r.body, deps.claims) })));
+  for (const { record, parsed: p } of parsed) {
+    if (p.ok) {
+      const list = byUser.get(p.message.userId) ?? [];
+      list.push({ messageId: record.messageId, message: p.message });
+      byUser.set(p.message.userId, list);
+      continue;
+    }
+    if (p.retryable) {
+      deps.log.error('could not read a record; it goes back to the queue', { messageId: record.messageId, errors: p.errors });
+      result.failedMessageIds.push(record.messageId);
       continue;
     }
     try {
@@ -59,13 +70,13 @@ export async function ingestTurns(records: readonly IngestRecord[], deps: Ingest
         source: deps.source,
         messageId: record.messageId,
         receivedAt: deps.clock.now().toISOString(),
-        errors: parsed.errors,
+        errors: p.errors,
         body: record.body,
       });
       result.rejected += 1;
-      deps.log.warn('turn rejected', { messageId: record.messageId, errors: parsed.errors });
+      deps.log.warn('record rejected', { messageId: record.messageId, errors: p.errors });
     } catch (error) {
-      deps.log.error('could not keep a rejected turn; it goes back to the queue', { messageId: record.messageId, error: String(error) });
+      deps.log.error('could not keep a rejected record; it goes back to the queue', { messageId: record.messageId, error: String(error) });
       result.failedMessageIds.push(record.messageId);
     }
   }
@@ -73,16 +84,17 @@ export async function ingestTurns(records: readonly IngestRecord[], deps: Ingest
   await Promise.all(
     [...byUser.entries()].map(async ([userId, items]) => {
       try {
-        const outcome = await ingestUser(userId, items.map((i) => i.turn), deps);
+        const outcome = await ingestUser(userId, items.map((i) => i.message), deps);
         for (const o of outcome.outcomes) {
           if (o.disposition === 'counted') result.accepted += 1;
           else if (o.disposition === 'duplicate') result.duplicates += 1;
           else result.late += 1;
         }
+        result.controlEvents += items.length - outcome.outcomes.length;
         result.jobs.push(...outcome.jobs);
       } catch (error) {
         // FIFO: every message of this user goes back, so their order is kept.
-        deps.log.error('turn ingestion failed for a user; their records go back to the queue', {
+        deps.log.error('ingestion failed for a user; their records go back to the queue', {
           userId,
           records: items.length,
           error: error instanceof Error ? error.message : String(error),
@@ -94,7 +106,14 @@ export async function ingestTurns(records: readonly IngestRecord[], deps: Ingest
   return result;
 }
 
-async function ingestUser(userId: string, turns: TurnSaved[], deps: IngestDeps): Promise<AccumulateResult & { jobs: ReflectionJob[] }> {
+const toItem = (m: TurnQueueMessage): SignalItem => {
+  if (m.type === 'turn.saved') return { kind: 'turn', turn: m };
+  if (m.type === 'session.closed') return { kind: 'session_closed', sessionId: m.sessionId };
+  return { kind: 'agent_event', trigger: m.trigger };
+};
+
+async function ingestUser(userId: string, messages: TurnQueueMessage[], deps: IngestDeps): Promise<AccumulateResult & { jobs: ReflectionJob[] }> {
+  const turns = messages.filter((m): m is TurnSaved => m.type === 'turn.saved');
   for (let attempt = 1; ; attempt++) {
     const stored = await deps.signalState.load(userId);
     const { state: prior, corrupt, issues } = parseSignalState(stored.raw);
@@ -103,7 +122,7 @@ async function ingestUser(userId: string, turns: TurnSaved[], deps: IngestDeps):
     const older = turns.filter((t) => t.turnId <= prior.lastTurnId).map((t) => t.turnId);
     const known = older.length > 0 ? await deps.turns.indexedTurnIds(userId, older) : new Set<number>();
     const now = deps.clock.now();
-    const folded = accumulate(prior, turns, deps.config, now, (id) => known.has(id));
+    const folded = accumulate(prior, messages.map(toItem), deps.config, now, (id) => known.has(id));
 
     const keep = new Set(folded.outcomes.filter((o) => o.disposition !== 'duplicate').map((o) => o.turnId));
     const toStore = dedupeByTurnId(turns.filter((t) => keep.has(t.turnId)));
@@ -114,19 +133,25 @@ async function ingestUser(userId: string, turns: TurnSaved[], deps: IngestDeps):
       version: 1,
       jobId: t.jobId,
       userId,
-      kind: 'batch',
+      kind: t.kind,
       trigger: t.trigger,
       urgency: t.urgency,
       turnIds: t.turnIds,
       requestedAt: now.toISOString(),
     }));
     for (const job of jobs) await deps.jobs.enqueue(job);
+    if (folded.outcomes.some((o) => o.disposition === 'counted')) {
+      await deps.idle.schedule(
+        { type: 'idle.check', version: 1, userId, lastTurnId: folded.state.lastTurnId, enqueuedAt: now.toISOString() },
+        Math.round(deps.config.idleMinutes * 60),
+      );
+    }
 
     if (await deps.signalState.save(userId, folded.state, stored.version)) {
       for (const o of folded.outcomes) {
         deps.log.debug('turn signals', { userId, turnId: o.turnId, disposition: o.disposition, signals: o.signals });
       }
-      for (const job of jobs) deps.log.info('reflection job enqueued', { userId, jobId: job.jobId, trigger: job.trigger, urgency: job.urgency });
+      for (const job of jobs) deps.log.info('reflection job enqueued', { userId, jobId: job.jobId, kind: job.kind, trigger: job.trigger, urgency: job.urgency });
       return { ...folded, jobs };
     }
     if (attempt >= MAX_STATE_ATTEMPTS) throw new Error(`signal state of ${userId} kept changing under us (${attempt} attempts)`);
@@ -139,20 +164,43 @@ function dedupeByTurnId(turns: TurnSaved[]): TurnSaved[] {
   return turns.filter((t) => (seen.has(t.turnId) ? false : (seen.add(t.turnId), true)));
 }
 
-export type ParsedTurn = { ok: true; turn: TurnSaved } | { ok: false; errors: Array<{ path: string; message: string }> };
+type FieldError = { path: string; message: string };
+export type ParsedRecord = { ok: true; message: TurnQueueMessage } | { ok: false; retryable: boolean; errors: FieldError[] };
 
-/** JSON + schema validation with errors that name the failing field. */
-export function parseTurnRecord(body: string): ParsedTurn {
+const issuesOf = (issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>, prefix = ''): FieldError[] =>
+  issues.map((i) => ({ path: `${prefix}${i.path.length > 0 ? i.path.map(String).join('.') : '(root)'}`, message: i.message }));
+
+/**
+ * JSON + schema validation with errors that name the failing field. A claim check is
+ * resolved first; its payload must be the same user's same turn. A claim that cannot be
+ * fetched for a transient reason is retryable; a missing one is rejected.
+ */
+export async function parseRecord(body: string, claims: ClaimCheckStore): Promise<ParsedRecord> {
   let value: unknown;
   try {
     value = JSON.parse(body);
   } catch (error) {
-    return { ok: false, errors: [{ path: '(body)', message: `not JSON: ${(error as Error).message}` }] };
+    return { ok: false, retryable: false, errors: [{ path: '(body)', message: `not JSON: ${(error as Error).message}` }] };
   }
-  const parsed = TurnSavedSchema.safeParse(value);
-  if (parsed.success) return { ok: true, turn: parsed.data };
-  return {
-    ok: false,
-    errors: parsed.error.issues.map((i) => ({ path: i.path.length > 0 ? i.path.join('.') : '(root)', message: i.message })),
-  };
+  if (typeof value === 'object' && value !== null && 'payloadRef' in value) {
+    const claim = TurnClaimCheckSchema.safeParse(value);
+    if (!claim.success) return { ok: false, retryable: false, errors: issuesOf(claim.error.issues) };
+    let text: string;
+    try {
+      text = await claims.fetch(claim.data.payloadRef.key);
+    } catch (error) {
+      const missing = (error as Error).name === 'NoSuchKey';
+      return { ok: false, retryable: !missing, errors: [{ path: 'payloadRef.key', message: `claim check unreadable: ${(error as Error).name}` }] };
+    }
+    const inner = await parseRecord(text, claims);
+    if (!inner.ok) return { ok: false, retryable: inner.retryable, errors: inner.errors.map((e) => ({ ...e, path: `payloadRef:${e.path}` })) };
+    const m = inner.message;
+    if (m.type !== 'turn.saved' || m.userId !== claim.data.userId || m.turnId !== claim.data.turnId) {
+      return { ok: false, retryable: false, errors: [{ path: 'payloadRef.key', message: 'the claimed payload is not this user\'s turn' }] };
+    }
+    return inner;
+  }
+  const parsed = TurnQueueMessageSchema.safeParse(value);
+  if (parsed.success) return { ok: true, message: parsed.data };
+  return { ok: false, retryable: false, errors: issuesOf(parsed.error.issues) };
 }

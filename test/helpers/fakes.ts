@@ -5,8 +5,11 @@ import type { ExistingKnowledge } from '../../lib/domain/batch-assembly.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
+import type { IdleCheck } from '../../events/idle-check.js';
 import type {
   BatchLogStore,
+  ClaimCheckStore,
+  IdleScheduler,
   JobQueue,
   KnowledgeStore,
   Log,
@@ -64,6 +67,26 @@ export class MemoryJobQueue implements JobQueue {
   readonly jobs: ReflectionJob[] = [];
   async enqueue(job: ReflectionJob) {
     this.jobs.push(job);
+  }
+}
+
+export class MemoryIdleScheduler implements IdleScheduler {
+  readonly checks: Array<{ check: IdleCheck; delaySeconds: number }> = [];
+  async schedule(check: IdleCheck, delaySeconds: number) {
+    this.checks.push({ check, delaySeconds });
+  }
+}
+
+export class MemoryClaimChecks implements ClaimCheckStore {
+  readonly objects = new Map<string, string>();
+  async fetch(key: string) {
+    const body = this.objects.get(key);
+    if (body === undefined) {
+      const error = new Error(`no claim ${key}`);
+      error.name = 'NoSuchKey';
+      throw error;
+    }
+    return body;
   }
 }
 

@@ -67,12 +67,12 @@ describe('stateful stack', () => {
 describe('stateless stack', () => {
   it('runs every function on Node.js 22, ARM64, with tracing', () => {
     const fns = stateless.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x', Architectures: ['arm64'], TracingConfig: { Mode: 'Active' } } });
-    expect(Object.keys(fns).filter((id) => /^(Signal|Reflector|Sweep)Function/.test(id))).toHaveLength(3);
+    expect(Object.keys(fns).filter((id) => /^(Signal|Reflector|Idle|Sweep)Function/.test(id))).toHaveLength(4);
   });
 
-  it('wires both FIFO queues to their functions with partial batch responses', () => {
+  it('wires the three queues to their functions with partial batch responses', () => {
     const mappings = Object.values(stateless.findResources('AWS::Lambda::EventSourceMapping'));
-    expect(mappings).toHaveLength(2);
+    expect(mappings).toHaveLength(3);
     for (const m of mappings) expect(m.Properties.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
   });
 
@@ -91,6 +91,11 @@ describe('stateless stack', () => {
     const signal = policiesOf(stateless, 'SignalFunction');
     const reflector = policiesOf(stateless, 'ReflectorFunction');
     const sweep = policiesOf(stateless, 'SweepFunction');
+    const idle = policiesOf(stateless, 'IdleFunction');
+    expect(idle).toContain('sqs:SendMessage');
+    expect(idle).not.toContain('s3:GetObject');
+    expect(idle).not.toContain('bedrock:');
+    expect(signal).toContain('claims/*');
     expect(signal).toContain('sqs:SendMessage');
     expect(signal).toContain('users/*/turns/*');
     expect(signal).not.toContain('bedrock:');

@@ -17,7 +17,7 @@ describe('signal accumulator (seed 000 §2)', () => {
     const nine = accumulate(initialSignalState(), range(1, 9), defaultSignalConfig, now, never);
     expect(nine.triggers).toEqual([]);
     const ten = accumulate(nine.state, [t(10)], defaultSignalConfig, now, never);
-    expect(ten.triggers).toEqual([{ jobId: 'batch-1-10', trigger: 'turn_count', urgency: 0, turnIds: range(1, 10).map((x) => x.turnId) }]);
+    expect(ten.triggers).toEqual([{ jobId: 'batch-1-10', kind: 'batch', trigger: 'turn_count', urgency: 0, turnIds: range(1, 10).map((x) => x.turnId) }]);
     expect(ten.state.pendingBatch?.jobId).toBe('batch-1-10');
   });
 

@@ -7,6 +7,8 @@ import { runReflection } from '../../lib/use-cases/run-reflection.js';
 import {
   fixedClock,
   MemoryBatchLogStore,
+  MemoryClaimChecks,
+  MemoryIdleScheduler,
   MemoryJobQueue,
   MemoryKnowledgeStore,
   MemoryRejectedLog,
@@ -22,6 +24,8 @@ function ingestDeps() {
     turns: new MemoryTurnStore(),
     signalState: new MemorySignalStateStore(),
     jobs: new MemoryJobQueue(),
+    idle: new MemoryIdleScheduler(),
+    claims: new MemoryClaimChecks(),
     rejected: new MemoryRejectedLog(),
     clock: fixedClock(),
     log: new RecordingLog(),

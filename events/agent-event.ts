@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { AttributesSchema, TimestampSchema, TurnIdSchema, UserIdSchema } from './common.js';
+
+/** The event-driven reflection triggers of seed 004 (P3-M2). */
+export const AgentEventTriggerSchema = z.enum(['error', 'user_request', 'correction', 'session_boundary', 'milestone']);
+export type AgentEventTrigger = z.infer<typeof AgentEventTriggerSchema>;
+
+/**
+ * `agent.event` v1 — something happened that deserves a reflection now rather than at the
+ * 10th turn. Published on the TurnQueue (group = userId); it fires an event reflection job
+ * over the user's turns not yet reflected on.
+ */
+export const AgentEventSchema = z.object({
+  type: z.literal('agent.event'),
+  version: z.literal(1),
+  userId: UserIdSchema,
+  sessionId: z.string().min(1).max(256).optional(),
+  timestamp: TimestampSchema,
+  trigger: AgentEventTriggerSchema,
+  /** The turn the event belongs to, if any. */
+  turnId: TurnIdSchema.optional(),
+  /** Free text: the error message, what the user asked for, the milestone reached. */
+  detail: z.string().max(4000).optional(),
+  attributes: AttributesSchema.optional(),
+});
+export type AgentEvent = z.infer<typeof AgentEventSchema>;

@@ -1,0 +1,58 @@
+/**
+ * idle — IdleQueue (delayed idle checks) → idle-summary reflection jobs (seed 003).
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { IdleCheckSchema } from '../../events/idle-check.js';
+import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/adapters/aws-clients.js';
+import { getStringFromEnv } from '../../lib/adapters/config.js';
+import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
+import { createLogger, systemClock } from '../../lib/adapters/logger.js';
+import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
+import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
+import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
+import { parseSignalConfig } from '../../lib/domain/signal-weights.js';
+import { checkIdle, type IdleDeps } from '../../lib/use-cases/check-idle.js';
+
+const tableName = getStringFromEnv('TABLE_NAME');
+const bucketName = getStringFromEnv('BUCKET_NAME');
+const { logger, log } = createLogger('idle');
+const metrics = createMetrics('idle');
+const rejected = new S3RejectedEventLog(createS3Client(), bucketName);
+const deps: IdleDeps = {
+  signalState: new DynamoSignalStateStore(createDocumentClient(), tableName),
+  jobs: new SqsJobQueue(createSqsClient(), getStringFromEnv('REFLECTION_QUEUE_URL')),
+  clock: systemClock,
+  log,
+  config: parseSignalConfig(process.env.SIGNAL_CONFIG),
+};
+
+async function recordHandler(record: SQSRecord): Promise<void> {
+  let body: unknown;
+  try {
+    body = JSON.parse(record.body);
+  } catch {
+    body = undefined;
+  }
+  const parsed = IdleCheckSchema.safeParse(body);
+  if (!parsed.success) {
+    const errors = parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message }));
+    await rejected.keep({ source: 'idle-queue', messageId: record.messageId, receivedAt: new Date().toISOString(), errors, body: record.body });
+    metrics.addMetric('RejectedRecords', MetricUnit.Count, 1);
+    return;
+  }
+  const outcome = await checkIdle(parsed.data, deps);
+  metrics.addMetric(outcome.status === 'enqueued' ? 'IdleSummariesEnqueued' : 'IdleChecksSkipped', MetricUnit.Count, 1);
+}
+
+const processor = new BatchProcessor(EventType.SQS);
+
+export const handler = middy(
+  async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
+    processPartialResponse(event, recordHandler, processor, { context, throwOnFullBatchFailure: false }),
+)
+  .use(injectLambdaContext(logger))
+  .use(logMetrics(metrics));

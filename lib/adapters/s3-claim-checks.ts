@@ -1,0 +1,24 @@
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { ClaimCheckStore } from '../ports.js';
+
+/** Large events parked in the memory bucket under `claims/{userId}/`. */
+export class S3ClaimCheckStore implements ClaimCheckStore {
+  constructor(
+    private readonly s3: S3Client,
+    private readonly bucketName: string,
+  ) {}
+
+  async fetch(key: string): Promise<string> {
+    if (!key.startsWith('claims/')) {
+      const error = new Error(`claim keys live under claims/: ${key}`);
+      error.name = 'NoSuchKey';
+      throw error;
+    }
+    const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: key }));
+    return (await res.Body?.transformToString('utf-8')) ?? '';
+  }
+
+  async put(key: string, body: string): Promise<void> {
+    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: body, ContentType: 'application/json' }));
+  }
+}

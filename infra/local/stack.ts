@@ -157,7 +157,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     startedAt: new Date().toISOString(),
     drained: false,
   };
-  const publisher = new TurnPublisher(sqs, resources.queues.turn.url);
+  const publisher = new TurnPublisher(sqs, resources.queues.turn.url, { s3, bucketName: resources.bucketName });
   const refusedLines: ReplayResult['refused'] = [];
   const runId = randomUUID().slice(0, 8);
   let lineCounter = 0;

@@ -51,7 +51,11 @@ export class StatefulStack extends Stack {
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       enforceSSL: true,
       versioned: true,
-      lifecycleRules: [{ noncurrentVersionExpiration: Duration.days(30) }],
+      lifecycleRules: [
+        { noncurrentVersionExpiration: Duration.days(30) },
+        // Claim checks are read once by the signal function, which stores the turn itself.
+        { prefix: 'claims/', expiration: Duration.days(14) },
+      ],
       removalPolicy,
       autoDeleteObjects: !props.config.retainData,
     });

@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { AgentEventSchema } from '../../events/agent-event.js';
+import { SessionClosedSchema } from '../../events/session-closed.js';
+import { CLAIM_CHECK_THRESHOLD_BYTES, type TurnClaimCheck } from '../../events/turn-claim-check.js';
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
+import type { AgentEvent, SessionClosed } from '../../events/index.js';
+import { claimKey } from '../domain/memory-paths.js';
 
 export interface RawMessage {
   body: string;
@@ -10,39 +16,77 @@ export interface RawMessage {
 
 export interface PublishResult {
   sent: number;
+  /** Messages of the batch SQS refused (index into the published list). */
   failed: Array<{ index: number; code: string; message: string }>;
+  /** How many turns travelled as claim checks. */
+  claimChecks: number;
 }
 
+const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+
 /** FIFO deduplication id of a turn: SQS drops a republish of the same user's turn within 5 minutes. */
-export const turnDeduplicationId = (turn: Pick<TurnSaved, 'userId' | 'turnId'>): string =>
-  createHash('sha256').update(`${turn.userId}\n${turn.turnId}`).digest('hex');
+export const turnDeduplicationId = (turn: Pick<TurnSaved, 'userId' | 'turnId'>): string => sha(`${turn.userId}\n${turn.turnId}`);
+
+export interface ClaimCheckOptions {
+  s3: S3Client;
+  /** The memory bucket (claims go under `claims/{userId}/`). */
+  bucketName: string;
+  /** Events whose JSON is larger than this travel as claim checks. @default 256 KiB */
+  thresholdBytes?: number;
+}
+
+type Publishable = TurnSaved | SessionClosed | AgentEvent;
 
 /**
- * Publishes turn.saved events to the TurnQueue: validated first (a bad event throws an
- * error naming the field), sent in batches of 10, group = userId so each user's turns
- * stay in order, deduplication id = hash(userId, turnId).
+ * Publishes to the TurnQueue: each event validated first (a bad one throws an error
+ * naming the field), sent in batches of 10, group = userId so each user's events stay in
+ * order. Turns: deduplication id = hash(userId, turnId); a turn larger than the threshold
+ * is written to S3 and sent as a claim check (needs `claimCheck`).
  */
 export class TurnPublisher {
   constructor(
     private readonly sqs: SQSClient,
     private readonly queueUrl: string,
+    private readonly claimCheck?: ClaimCheckOptions,
   ) {}
 
-  async publish(turns: readonly TurnSaved[]): Promise<PublishResult> {
-    const bodies = turns.map((t, i) => {
-      const parsed = TurnSavedSchema.safeParse(t);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        throw new TypeError(`turn ${i}: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
-      }
-      return { body: JSON.stringify(parsed.data), groupId: parsed.data.userId, deduplicationId: turnDeduplicationId(parsed.data) };
-    });
-    return this.publishRaw(bodies);
+  async publish(events: readonly Publishable[]): Promise<PublishResult> {
+    let claimChecks = 0;
+    const messages = await Promise.all(
+      events.map(async (event, i): Promise<RawMessage> => {
+        const validated = validate(event, i);
+        const body = JSON.stringify(validated);
+        if (validated.type !== 'turn.saved') {
+          return { body, groupId: validated.userId, deduplicationId: sha(body) };
+        }
+        const deduplicationId = turnDeduplicationId(validated);
+        const threshold = this.claimCheck?.thresholdBytes ?? CLAIM_CHECK_THRESHOLD_BYTES;
+        const bytes = Buffer.byteLength(body, 'utf8');
+        if (bytes <= threshold) return { body, groupId: validated.userId, deduplicationId };
+        if (!this.claimCheck) {
+          throw new RangeError(`event ${i}: turn ${validated.turnId} is ${bytes} bytes, over ${threshold}; give the publisher a claimCheck bucket`);
+        }
+        const key = claimKey(validated.userId, validated.turnId, sha(body).slice(0, 16));
+        await this.claimCheck.s3.send(new PutObjectCommand({ Bucket: this.claimCheck.bucketName, Key: key, Body: body, ContentType: 'application/json' }));
+        claimChecks += 1;
+        const claim: TurnClaimCheck = {
+          type: 'turn.saved',
+          version: 1,
+          userId: validated.userId,
+          sessionId: validated.sessionId,
+          turnId: validated.turnId,
+          timestamp: validated.timestamp,
+          payloadRef: { key, bytes },
+        };
+        return { body: JSON.stringify(claim), groupId: validated.userId, deduplicationId };
+      }),
+    );
+    return { ...(await this.publishRaw(messages)), claimChecks };
   }
 
   /** Send bodies as they are (the local replay uses this to deliver malformed lines too). */
   async publishRaw(messages: readonly RawMessage[]): Promise<PublishResult> {
-    const result: PublishResult = { sent: 0, failed: [] };
+    const result: PublishResult = { sent: 0, failed: [], claimChecks: 0 };
     for (let i = 0; i < messages.length; i += 10) {
       const chunk = messages.slice(i, i + 10);
       const res = await this.sqs.send(
@@ -56,4 +100,12 @@ export class TurnPublisher {
     }
     return result;
   }
+}
+
+function validate(event: Publishable, index: number): Publishable {
+  const schema = event.type === 'session.closed' ? SessionClosedSchema : event.type === 'agent.event' ? AgentEventSchema : TurnSavedSchema;
+  const parsed = schema.safeParse(event);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new TypeError(`event ${index}: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accumulate, completeBatch, detectSignals, initialSignalState, MAX_UNBATCHED_TURNS, parseSignalState } from '../../lib/domain/signal-accumulator.js';
+import { accumulate, completeBatch, detectSignals, idleCheck, initialSignalState, lastActiveDay, MAX_UNBATCHED_TURNS, parseSignalState } from '../../lib/domain/signal-accumulator.js';
 import { defaultSignalConfig, parseSignalConfig } from '../../lib/domain/signal-weights.js';
 
 const now = new Date('2026-02-06T14:30:00Z');
@@ -101,5 +101,54 @@ describe('signal accumulator (seed 000 §2)', () => {
     expect(c.weights.userCorrection).toBe(2);
     expect(accumulate(initialSignalState(), range(1, 3), c, now, never).triggers).toHaveLength(1);
     expect(() => parseSignalConfig('{"turnThreshold": 0}')).toThrow(/turnThreshold/);
+  });
+});
+
+describe('control events, summaries and activity', () => {
+  const counted = (n: number) => accumulate(initialSignalState(), range(1, n), defaultSignalConfig, now, never).state;
+
+  it('session.closed fires one session-close summary job over the turns since the last summary', () => {
+    const r = accumulate(counted(4), [{ kind: 'session_closed', sessionId: 's1' }], defaultSignalConfig, now, never);
+    expect(r.triggers).toEqual([{ jobId: 'summary-1-4', kind: 'session-close', trigger: 'session_closed', urgency: 0, turnIds: [1, 2, 3, 4] }]);
+    expect(r.state).toMatchObject({ messagesSinceSummary: 0, summaryTurnIds: [] });
+    const again = accumulate(r.state, [{ kind: 'session_closed', sessionId: 's1' }], defaultSignalConfig, now, never);
+    expect(again.triggers).toEqual([]);
+  });
+
+  it('agent.event fires an event reflection over the unbatched turns, unless a batch is pending', () => {
+    const r = accumulate(counted(3), [{ kind: 'agent_event', trigger: 'milestone' }], defaultSignalConfig, now, never);
+    expect(r.triggers).toEqual([{ jobId: 'batch-1-3', kind: 'event', trigger: 'event:milestone', urgency: 0, turnIds: [1, 2, 3] }]);
+    expect(r.state.pendingBatch?.jobId).toBe('batch-1-3');
+    const pending = accumulate(r.state, [t(4), { kind: 'agent_event', trigger: 'error' }], defaultSignalConfig, now, never);
+    expect(pending.triggers).toEqual([]);
+    const nothing = accumulate(initialSignalState(), [{ kind: 'agent_event', trigger: 'user_request' }], defaultSignalConfig, now, never);
+    expect(nothing.triggers).toEqual([]);
+  });
+
+  it('idle rule: needs no newer message and at least 5 messages since the last summary', () => {
+    expect(idleCheck(counted(4), 4, defaultSignalConfig)).toEqual({ skipped: 'too_few_messages' });
+    expect(idleCheck(counted(6), 5, defaultSignalConfig)).toEqual({ skipped: 'newer_message' });
+    const due = idleCheck(counted(5), 5, defaultSignalConfig);
+    expect(due).toMatchObject({ trigger: { jobId: 'summary-1-5', kind: 'idle-summary', trigger: 'idle', turnIds: [1, 2, 3, 4, 5] } });
+    if (!('state' in due)) throw new Error('expected a job');
+    expect(idleCheck(due.state, 5, defaultSignalConfig)).toEqual({ skipped: 'too_few_messages' });
+    const custom = parseSignalConfig('{"idleMinMessages": 2}');
+    expect(idleCheck(counted(2), 2, custom)).toHaveProperty('trigger');
+  });
+
+  it('keeps per-day message counts for the activity index, recent days only', () => {
+    const day = (d: number, turnId: number) => ({ turnId, timestamp: `2026-01-${String(d).padStart(2, '0')}T10:00:00Z`, query: `q${turnId}` });
+    const config = { ...defaultSignalConfig, activityDays: 2 };
+    const r = accumulate(initialSignalState(), [day(1, 1), day(2, 2), day(2, 3), day(3, 4)], config, now, never);
+    expect(r.state.activity).toEqual({ '2026-01-02': 2, '2026-01-03': 1 });
+    expect(lastActiveDay(r.state)).toBe('2026-01-03');
+  });
+
+  it('reads a state stored before these fields existed without calling it corrupt', () => {
+    const old = { ...initialSignalState() } as Record<string, unknown>;
+    delete old.messagesSinceSummary;
+    delete old.summaryTurnIds;
+    delete old.activity;
+    expect(parseSignalState(old)).toMatchObject({ corrupt: false, state: { messagesSinceSummary: 0, activity: {} } });
   });
 });

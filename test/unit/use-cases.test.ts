@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import { ModelUnavailableError } from '../../lib/ports.js';
+import { checkIdle } from '../../lib/use-cases/check-idle.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
 import {
@@ -86,6 +87,67 @@ describe('ingest turns', () => {
     expect(r.accepted).toBe(1);
     expect(deps.log.entries.some((e) => e.level === 'warn' && e.message.includes('corrupt'))).toBe(true);
     expect(deps.signalState.state('alice').counters.turns).toBe(1);
+  });
+});
+
+describe('ingest: control events, claim checks, idle checks', () => {
+  it('routes session.closed and agent.event to their jobs, in order with the turns', async () => {
+    const deps = ingestDeps();
+    const msgs = [
+      ...[1, 2, 3].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` })),
+      { type: 'agent.event', version: 1, userId: 'alice', timestamp: '2026-02-06T14:05:00Z', trigger: 'milestone', detail: 'shipped' },
+      { type: 'session.closed', version: 1, userId: 'alice', sessionId: 's-1', timestamp: '2026-02-06T14:06:00Z' },
+    ];
+    const r = await ingestTurns(records(msgs), deps);
+    expect(r).toMatchObject({ accepted: 3, controlEvents: 2, rejected: 0 });
+    expect(deps.jobs.jobs.map((j) => [j.kind, j.jobId, j.trigger])).toEqual([
+      ['event', 'batch-1-3', 'event:milestone'],
+      ['session-close', 'summary-1-3', 'session_closed'],
+    ]);
+  });
+
+  it('rejects an unknown type or trigger, naming the field', async () => {
+    const deps = ingestDeps();
+    await ingestTurns(
+      records([
+        { type: 'turn.deleted', version: 1, userId: 'alice' },
+        { type: 'agent.event', version: 1, userId: 'alice', timestamp: '2026-02-06T14:05:00Z', trigger: 'party' },
+      ]),
+      deps,
+    );
+    expect(deps.rejected.kept.map((k) => k.errors[0]?.path)).toEqual(['type', 'trigger']);
+  });
+
+  it('resolves a claim check and rejects one that is missing or points at another turn', async () => {
+    const deps = ingestDeps();
+    const big = turn({ userId: 'alice', turnId: 1, response: 'x'.repeat(1000) });
+    deps.claims.objects.set('claims/alice/1.json', JSON.stringify(big));
+    deps.claims.objects.set('claims/alice/2.json', JSON.stringify({ ...big, turnId: 9 }));
+    const claim = (turnId: number, key: string) => ({ type: 'turn.saved', version: 1, userId: 'alice', sessionId: 's-1', turnId, timestamp: big.timestamp, payloadRef: { key, bytes: 1 } });
+    const r = await ingestTurns(records([claim(1, 'claims/alice/1.json'), claim(2, 'claims/alice/2.json'), claim(3, 'claims/alice/none.json')]), deps);
+    expect(r).toMatchObject({ accepted: 1, rejected: 2 });
+    expect(deps.turns.turns.get('alice#1')?.response).toHaveLength(1000);
+    expect(deps.rejected.kept.map((k) => k.errors[0]?.path)).toEqual(['payloadRef.key', 'payloadRef.key']);
+  });
+
+  it('schedules one idle check per user per batch, for the last counted turn, after the idle delay', async () => {
+    const deps = ingestDeps();
+    await ingestTurns(records([1, 2, 3].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` }))), deps);
+    expect(deps.idle.checks).toEqual([{ check: expect.objectContaining({ type: 'idle.check', userId: 'alice', lastTurnId: 3 }), delaySeconds: 300 }]);
+    await ingestTurns(records([turn({ userId: 'alice', turnId: 3 })]), deps);
+    expect(deps.idle.checks).toHaveLength(1);
+  });
+
+  it('the idle function enqueues a summary once the user has gone quiet after 5 messages', async () => {
+    const deps = ingestDeps();
+    await ingestTurns(records([1, 2, 3, 4, 5].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` }))), deps);
+    const idleDeps = { signalState: deps.signalState, jobs: deps.jobs, clock: deps.clock, log: deps.log, config: deps.config };
+    const stale = await checkIdle({ type: 'idle.check', version: 1, userId: 'alice', lastTurnId: 4, enqueuedAt: '2026-02-06T14:00:00Z' }, idleDeps);
+    expect(stale).toEqual({ status: 'skipped', reason: 'newer_message' });
+    const due = await checkIdle({ type: 'idle.check', version: 1, userId: 'alice', lastTurnId: 5, enqueuedAt: '2026-02-06T14:00:00Z' }, idleDeps);
+    expect(due).toMatchObject({ status: 'enqueued', job: { kind: 'idle-summary', jobId: 'summary-1-5' } });
+    const again = await checkIdle({ type: 'idle.check', version: 1, userId: 'alice', lastTurnId: 5, enqueuedAt: '2026-02-06T14:00:00Z' }, idleDeps);
+    expect(again).toEqual({ status: 'skipped', reason: 'too_few_messages' });
   });
 });
 

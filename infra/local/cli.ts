@@ -3,7 +3,7 @@
  *
  *   npm start                       start, replay the bundled sample, serve until Ctrl-C
  *   npm start -- --once             …and exit once every queue is drained
- *   npm start -- --replay FILE      replay a JSONL file of turn.saved events instead
+ *   npm start -- --replay FILE      replay a JSONL file of turn.saved events (or a LoCoMo conversation .json) instead
  *   npm start -- --verbose          handler logs at INFO (default WARN), metrics on
  *   npm start -- --speed N          local delays run N× faster (default 60: the 5-minute idle check fires after 5 s)
  *
@@ -11,8 +11,9 @@
  * code is non-zero if any message was left in a dead-letter queue.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { replayLinesFromFile } from './locomo.js';
 import { startLocalStack, type LocalStack, type Summary } from './stack.js';
 
 const SAMPLE = new URL('../../events/samples/conversation.jsonl', import.meta.url);
@@ -46,7 +47,7 @@ async function main(): Promise<number> {
   const speed = Number(values.speed);
   if (!Number.isFinite(speed) || speed <= 0) throw new Error(`--speed must be a positive number, not ${values.speed}`);
   const file = values.replay ? resolve(values.replay) : SAMPLE;
-  const lines = readFileSync(file, 'utf8').split(/\r?\n/);
+  const { lines, format } = replayLinesFromFile(readFileSync(file, 'utf8'), basename(typeof file === 'string' ? file : file.pathname));
 
   console.log('starting the local stack (DynamoDB Local, fauxqs SQS+S3, Converse endpoint with the offline model)…');
   const stack = await startLocalStack({
@@ -67,7 +68,8 @@ async function main(): Promise<number> {
     writeState(stack);
     console.log(`stack ready · state in ${STATE_FILE}`);
     const replay = await stack.replayLines(lines);
-    console.log(`replaying ${typeof file === 'string' ? file : 'the bundled sample (events/samples/conversation.jsonl)'}: ${replay.published} of ${replay.lines} lines published`);
+    const what = typeof file === 'string' ? `${file}${format === 'locomo' ? ' (LoCoMo, converted to turn.saved)' : ''}` : 'the bundled sample (events/samples/conversation.jsonl)';
+    console.log(`replaying ${what}: ${replay.published} of ${replay.lines} lines published`);
     for (const r of replay.refused) console.log(`  line ${r.line} refused by SQS: ${r.reason}`);
 
     let lastProgress = '';

@@ -72,3 +72,28 @@ export function locomoToTurns(conv: LocomoConversation, options: { userId: strin
   }
   return turns;
 }
+
+/** True when a parsed JSON value looks like a LoCoMo conversation file. */
+export function isLocomo(value: unknown): value is LocomoConversation {
+  return typeof value === 'object' && value !== null && 'speaker_a' in value && 'speaker_b' in value && 'session_1' in value;
+}
+
+/**
+ * The lines to replay from a file's text: a LoCoMo conversation (JSON) is converted to
+ * turn.saved events for user `locomo-{name}`; anything else is taken as JSONL.
+ */
+export function replayLinesFromFile(text: string, name: string): { lines: string[]; format: 'locomo' | 'jsonl' } {
+  const trimmed = text.trimStart();
+  if (trimmed.startsWith('{')) {
+    try {
+      const value = JSON.parse(text) as unknown;
+      if (isLocomo(value)) {
+        const base = name.replace(/\.json$/, '').replace(/[^A-Za-z0-9._:@-]/g, '-');
+        return { lines: locomoToTurns(value, { userId: `locomo-${base}`, source: `locomo/${base}` }).map((t) => JSON.stringify(t)), format: 'locomo' };
+      }
+    } catch {
+      // not a single JSON document: JSONL
+    }
+  }
+  return { lines: text.split(/\r?\n/), format: 'jsonl' };
+}

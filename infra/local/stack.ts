@@ -8,7 +8,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { TurnPublisher, type RawMessage } from '../../lib/adapters/sqs-turn-publisher.js';
+import { type RawMessage, sqsSafeJson, TurnPublisher } from '../../lib/adapters/sqs-turn-publisher.js';
 import { UserIdSchema } from '../../events/common.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import { FUNCTION_TIMEOUT_SECONDS, type QueueKey } from '../resources.js';
@@ -197,7 +197,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     /**
      * Publish JSONL lines as they are, each as its own publication (deduplication id per
      * line), so republished events reach the signal function and its own idempotency is
-     * what keeps them from counting twice. Blank lines are skipped.
+     * what keeps them from counting twice. Blank lines are skipped; astral characters are
+     * JSON-escaped as the publisher client does (see sqsSafeJson).
      */
     async replayLines(lines) {
       const messages: Array<RawMessage & { line: number }> = [];
@@ -211,7 +212,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           // stays in the _unparsed group; the signal function rejects and keeps it
         }
         lineCounter += 1;
-        messages.push({ body: text, groupId: group, deduplicationId: `replay-${runId}-${lineCounter}`, line: i + 1 });
+        messages.push({ body: sqsSafeJson(text), groupId: group, deduplicationId: `replay-${runId}-${lineCounter}`, line: i + 1 });
       });
       const res = await publisher.publishRaw(messages);
       const refused = res.failed.map((f) => ({ line: messages[f.index]?.line ?? -1, reason: `${f.code}: ${f.message}` }));

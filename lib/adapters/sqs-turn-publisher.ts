@@ -24,6 +24,18 @@ export interface PublishResult {
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
+/**
+ * JSON text that any SQS accepts: characters outside U+0020–U+D7FF / U+E000–U+FFFD (emoji
+ * and other astral characters, U+FFFE/U+FFFF) are written as JSON \\u escapes, which
+ * parse back to the very same string. (SQS's own set includes the astral planes; some
+ * emulators reject them, and escaping costs a few bytes per emoji.)
+ */
+export function sqsSafeJson(text: string): string {
+  return text.replace(/[\u{10000}-\u{10FFFF}\uFFFE\uFFFF]/gu, (ch) =>
+    Array.from({ length: ch.length }, (_, i) => `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''),
+  );
+}
+
 /** FIFO deduplication id of a turn: SQS drops a republish of the same user's turn within 5 minutes. */
 export const turnDeduplicationId = (turn: Pick<TurnSaved, 'userId' | 'turnId'>): string => sha(`${turn.userId}\n${turn.turnId}`);
 
@@ -55,7 +67,7 @@ export class TurnPublisher {
     const messages = await Promise.all(
       events.map(async (event, i): Promise<RawMessage> => {
         const validated = validate(event, i);
-        const body = JSON.stringify(validated);
+        const body = sqsSafeJson(JSON.stringify(validated));
         if (validated.type !== 'turn.saved') {
           return { body, groupId: validated.userId, deduplicationId: sha(body) };
         }
@@ -78,7 +90,7 @@ export class TurnPublisher {
           timestamp: validated.timestamp,
           payloadRef: { key, bytes },
         };
-        return { body: JSON.stringify(claim), groupId: validated.userId, deduplicationId };
+        return { body: sqsSafeJson(JSON.stringify(claim)), groupId: validated.userId, deduplicationId };
       }),
     );
     return { ...(await this.publishRaw(messages)), claimChecks };

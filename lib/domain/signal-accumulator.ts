@@ -21,10 +21,16 @@ export const SignalStateSchema = z.object({
   lastTurnId: z.number().int().min(0),
   lastTurnTimestamp: z.string().nullable(),
   recentTopics: z.array(z.string()),
-  /** Turns counted since the last completed batch, ascending (what the next batch reflects on). */
+  /** Turns counted since the last completed batch, ascending (seed: turns_since_last_batch is its length). */
   unbatchedTurnIds: TurnIds,
-  /** The batch job enqueued and not yet completed; while set, no new batch fires. */
-  pendingBatch: z.object({ jobId: z.string(), turnIds: TurnIds, since: z.string() }).nullable(),
+  /**
+   * The trigger's view: counted turns not yet given to any job, and their urgency. Batches
+   * are cut from these, so which turns form a batch depends only on the order of turns,
+   * never on how fast the reflector finishes (replays are reproducible).
+   */
+  unassigned: z.object({ turnIds: TurnIds, urgency: z.number().min(0) }).default({ turnIds: [], urgency: 0 }),
+  /** Batch jobs enqueued and not yet completed, oldest first. */
+  pendingBatches: z.array(z.object({ jobId: z.string(), turnIds: TurnIds, since: z.string() })).default([]),
   /** Seed 003: messages since the last summary, and which turns it should cover. */
   messagesSinceSummary: z.number().int().min(0).default(0),
   summaryTurnIds: TurnIds.default([]),
@@ -51,7 +57,8 @@ export function initialSignalState(): SignalState {
     lastTurnTimestamp: null,
     recentTopics: [],
     unbatchedTurnIds: [],
-    pendingBatch: null,
+    unassigned: { turnIds: [], urgency: 0 },
+    pendingBatches: [],
     messagesSinceSummary: 0,
     summaryTurnIds: [],
     activity: {},
@@ -77,6 +84,9 @@ export function parseSignalState(raw: unknown): { state: SignalState; corrupt: b
  * 400 KB limit.
  */
 export const MAX_UNBATCHED_TURNS = 500;
+
+/** Most batches waiting at once; past it, turns wait unassigned until one completes. */
+export const MAX_PENDING_BATCHES = 20;
 
 export type SignalName =
   | 'topic_repeated'
@@ -179,6 +189,7 @@ export function accumulate(
       continue;
     }
     if (item.kind === 'agent_event') {
+      // Seed 004: reflect now, over whatever has not been given to a batch yet.
       const t = startBatch(state, config, now, `event:${item.trigger}`, 'event');
       if (t) triggers.push(t);
       continue;
@@ -197,7 +208,9 @@ export function accumulate(
     }
 
     const signals = detectSignals(turn, state.recentTopics, config);
-    state.urgencyScore = round2(state.urgencyScore + signals.reduce((sum, s) => sum + config.weights[WEIGHT_OF[s]], 0));
+    const weight = signals.reduce((sum, s) => sum + config.weights[WEIGHT_OF[s]], 0);
+    state.urgencyScore = round2(state.urgencyScore + weight);
+    state.unassigned = { turnIds: [...state.unassigned.turnIds, turn.turnId], urgency: round2(state.unassigned.urgency + weight) };
     state.turnsSinceLastBatch += 1;
     state.lastTurnId = turn.turnId;
     state.lastTurnTimestamp = turn.timestamp;
@@ -210,7 +223,8 @@ export function accumulate(
     if (topic) state.recentTopics = [...state.recentTopics, topic].slice(-config.topicWindow);
     outcomes.push({ turnId: turn.turnId, disposition: 'counted', signals });
 
-    const fired = shouldTrigger(state, config, now);
+    triggers.push(...retryTimedOut(state, config, now));
+    const fired = shouldTrigger(state, config);
     if (fired) {
       const t = startBatch(state, config, now, fired, 'batch');
       if (t) triggers.push(t);
@@ -222,32 +236,40 @@ export function accumulate(
 /** A bare turn is accepted where an item is expected (the common case). */
 type SignalItemTurn = Pick<TurnSaved, 'turnId' | 'timestamp' | 'query' | 'signals'>;
 
-function shouldTrigger(state: SignalState, config: SignalConfig, now: Date): string | null {
-  if (state.pendingBatch) {
-    if (!pendingTimedOut(state, config, now)) return null;
-    if (state.turnsSinceLastBatch > 0) return 'pending_timeout';
-  }
-  if (state.turnsSinceLastBatch >= config.turnThreshold) return 'turn_count';
-  if (state.urgencyScore > config.urgencyThreshold) return 'urgency';
+function shouldTrigger(state: SignalState, config: SignalConfig): string | null {
+  if (state.unassigned.turnIds.length >= config.turnThreshold) return 'turn_count';
+  if (state.unassigned.urgency > config.urgencyThreshold) return 'urgency';
   return null;
 }
 
-const pendingTimedOut = (state: SignalState, config: SignalConfig, now: Date) =>
-  state.pendingBatch !== null && now.getTime() - Date.parse(state.pendingBatch.since) >= config.pendingBatchTimeoutMs;
-
 /**
- * Mark the oldest unbatched turns (at most maxBatchTurns) as the pending batch. Nothing
- * fires when there is nothing to reflect on, or while another batch is pending (it covers
- * those turns; an agent event then rides on it).
+ * Cut a batch from the unassigned turns (oldest first, at most maxBatchTurns). Nothing
+ * fires when there is nothing to reflect on or too many batches already wait.
  */
 function startBatch(state: SignalState, config: SignalConfig, now: Date, trigger: string, kind: ReflectionKind): JobTrigger | null {
-  if (state.pendingBatch && !pendingTimedOut(state, config, now)) return null;
-  if (state.unbatchedTurnIds.length === 0) return null;
-  const turnIds = state.unbatchedTurnIds.slice(0, config.maxBatchTurns);
+  if (state.unassigned.turnIds.length === 0 || state.pendingBatches.length >= MAX_PENDING_BATCHES) return null;
+  const turnIds = state.unassigned.turnIds.slice(0, config.maxBatchTurns);
+  const rest = state.unassigned.turnIds.slice(turnIds.length);
+  const urgency = state.unassigned.urgency;
+  state.unassigned = { turnIds: rest, urgency: rest.length > 0 ? urgency : 0 };
   const jobId = batchJobId(turnIds);
-  state.pendingBatch = { jobId, turnIds, since: now.toISOString() };
+  state.pendingBatches = [...state.pendingBatches, { jobId, turnIds, since: now.toISOString() }];
   state.counters.batchesTriggered += 1;
-  return { jobId, kind, trigger, urgency: state.urgencyScore, turnIds };
+  return { jobId, kind, trigger, urgency, turnIds };
+}
+
+/**
+ * A batch pending longer than the timeout (its job lost, or parked in the DLQ) is enqueued
+ * again — the same job id over the same turns, so a late first run and the retry converge.
+ */
+function retryTimedOut(state: SignalState, config: SignalConfig, now: Date): JobTrigger[] {
+  const out: JobTrigger[] = [];
+  state.pendingBatches = state.pendingBatches.map((p) => {
+    if (now.getTime() - Date.parse(p.since) < config.pendingBatchTimeoutMs) return p;
+    out.push({ jobId: p.jobId, kind: 'batch', trigger: 'pending_timeout', urgency: state.urgencyScore, turnIds: p.turnIds });
+    return { ...p, since: now.toISOString() };
+  });
+  return out;
 }
 
 /**
@@ -303,20 +325,21 @@ export function summaryJobId(turnIds: readonly number[]): string {
 }
 
 /**
- * A batch finished (whatever its items): counters reset as seed 000 §2 says — after
- * completion, not at enqueue — keeping the turns that arrived while it ran. Returns
- * null when the state no longer waits for this job (already completed: a redelivery).
+ * A batch finished (whatever its items): the seed's counters (turns_since_last_batch,
+ * urgency_score) reset as seed 000 §2 says — after completion, not at enqueue — keeping
+ * the turns that arrived while it ran. Returns null when the state no longer waits for
+ * this job (already completed: a redelivery).
  */
 export function completeBatch(prior: SignalState, jobId: string, turnIds: readonly number[], now: Date): SignalState | null {
-  if (prior.pendingBatch?.jobId !== jobId) return null;
+  if (!prior.pendingBatches.some((p) => p.jobId === jobId)) return null;
   const done = new Set(turnIds);
   const state = structuredClone(prior);
+  state.pendingBatches = state.pendingBatches.filter((p) => p.jobId !== jobId);
   state.unbatchedTurnIds = state.unbatchedTurnIds.filter((t) => !done.has(t));
   state.turnsSinceLastBatch = state.unbatchedTurnIds.length;
   state.urgencyScore = 0;
   state.lastBatchTurn = Math.max(state.lastBatchTurn, ...turnIds);
   state.lastBatchTimestamp = now.toISOString();
-  state.pendingBatch = null;
   state.counters.batchesCompleted += 1;
   return state;
 }

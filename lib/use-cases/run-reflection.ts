@@ -52,7 +52,8 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     return { status: 'already_done', reason: `batch ${job.jobId} is logged already` };
   }
   const { state } = parseSignalState((await deps.signalState.load(job.userId)).raw);
-  if (state.pendingBatch?.jobId !== job.jobId && job.turnIds.every((t) => t <= state.lastBatchTurn)) {
+  const pending = state.pendingBatches.some((p) => p.jobId === job.jobId);
+  if (!pending && job.turnIds.every((t) => t <= state.lastBatchTurn)) {
     return { status: 'superseded', reason: `turns up to ${state.lastBatchTurn} are reflected already` };
   }
 

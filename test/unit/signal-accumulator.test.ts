@@ -18,7 +18,7 @@ describe('signal accumulator (seed 000 §2)', () => {
     expect(nine.triggers).toEqual([]);
     const ten = accumulate(nine.state, [t(10)], defaultSignalConfig, now, never);
     expect(ten.triggers).toEqual([{ jobId: 'batch-1-10', kind: 'batch', trigger: 'turn_count', urgency: 0, turnIds: range(1, 10).map((x) => x.turnId) }]);
-    expect(ten.state.pendingBatch?.jobId).toBe('batch-1-10');
+    expect(ten.state.pendingBatches.map((p) => p.jobId)).toEqual(['batch-1-10']);
   });
 
   it('fires on urgency strictly above 5.0', () => {
@@ -61,22 +61,42 @@ describe('signal accumulator (seed 000 §2)', () => {
     expect(r.outcomes.map((o) => o.disposition)).toEqual(['counted', 'duplicate']);
   });
 
-  it('does not fire again while a batch is pending, and resets counters only when it completes', () => {
+  it('cuts the next batch from the turns after the pending one, and resets counters only when a batch completes', () => {
     const fired = accumulate(initialSignalState(), range(1, 10), defaultSignalConfig, now, never);
     const more = accumulate(fired.state, range(11, 13), defaultSignalConfig, now, never);
     expect(more.triggers).toEqual([]);
     expect(more.state.turnsSinceLastBatch).toBe(13);
+    const next = accumulate(more.state, range(14, 20), defaultSignalConfig, now, never);
+    expect(next.triggers).toMatchObject([{ jobId: 'batch-11-20', trigger: 'turn_count', turnIds: range(11, 20).map((x) => x.turnId) }]);
+    expect(next.state.turnsSinceLastBatch).toBe(20);
     const done = completeBatch(more.state, 'batch-1-10', range(1, 10).map((x) => x.turnId), now);
-    expect(done).not.toBeNull();
-    expect(done).toMatchObject({ turnsSinceLastBatch: 3, urgencyScore: 0, lastBatchTurn: 10, pendingBatch: null, unbatchedTurnIds: [11, 12, 13] });
+    expect(done).toMatchObject({ turnsSinceLastBatch: 3, urgencyScore: 0, lastBatchTurn: 10, pendingBatches: [], unbatchedTurnIds: [11, 12, 13] });
     expect(completeBatch(done!, 'batch-1-10', [1], now)).toBeNull();
   });
 
-  it('fires again when a pending batch is older than the timeout (its job was lost)', () => {
+  it('forms the same batches whatever the reflector\'s timing (completion does not move batch boundaries)', () => {
+    const turns = Array.from({ length: 40 }, (_, i) => t(i + 1, i % 7 === 0 ? `actually entry${i}` : `entry${i} subject${i}`));
+    const slow = accumulate(initialSignalState(), turns, defaultSignalConfig, now, never).triggers.map((x) => x.jobId);
+    let state = initialSignalState();
+    const fast: string[] = [];
+    for (const turn of turns) {
+      const r = accumulate(state, [turn], defaultSignalConfig, now, never);
+      state = r.state;
+      for (const trig of r.triggers) {
+        fast.push(trig.jobId);
+        state = completeBatch(state, trig.jobId, trig.turnIds, now) ?? state;
+      }
+    }
+    expect(fast).toEqual(slow);
+    expect(slow.length).toBeGreaterThan(3);
+  });
+
+  it('enqueues a pending batch again, same job, when it is older than the timeout (its job was lost)', () => {
     const fired = accumulate(initialSignalState(), range(1, 10), defaultSignalConfig, now, never);
     const later = new Date(now.getTime() + defaultSignalConfig.pendingBatchTimeoutMs + 1);
     const r = accumulate(fired.state, [t(11)], defaultSignalConfig, later, never);
-    expect(r.triggers).toMatchObject([{ trigger: 'pending_timeout', turnIds: range(1, 10).map((x) => x.turnId) }]);
+    expect(r.triggers).toMatchObject([{ jobId: 'batch-1-10', trigger: 'pending_timeout', turnIds: range(1, 10).map((x) => x.turnId) }]);
+    expect(accumulate(r.state, [t(12)], defaultSignalConfig, later, never).triggers).toEqual([]);
   });
 
   it('keeps at most MAX_UNBATCHED_TURNS unbatched turn ids when batches never complete', () => {
@@ -115,12 +135,14 @@ describe('control events, summaries and activity', () => {
     expect(again.triggers).toEqual([]);
   });
 
-  it('agent.event fires an event reflection over the unbatched turns, unless a batch is pending', () => {
+  it('agent.event fires an event reflection over the turns no batch has taken yet', () => {
     const r = accumulate(counted(3), [{ kind: 'agent_event', trigger: 'milestone' }], defaultSignalConfig, now, never);
     expect(r.triggers).toEqual([{ jobId: 'batch-1-3', kind: 'event', trigger: 'event:milestone', urgency: 0, turnIds: [1, 2, 3] }]);
-    expect(r.state.pendingBatch?.jobId).toBe('batch-1-3');
-    const pending = accumulate(r.state, [t(4), { kind: 'agent_event', trigger: 'error' }], defaultSignalConfig, now, never);
-    expect(pending.triggers).toEqual([]);
+    expect(r.state.pendingBatches.map((p) => p.jobId)).toEqual(['batch-1-3']);
+    const next = accumulate(r.state, [t(4), { kind: 'agent_event', trigger: 'error' }], defaultSignalConfig, now, never);
+    expect(next.triggers).toMatchObject([{ jobId: 'batch-4-4', kind: 'event', trigger: 'event:error' }]);
+    const none = accumulate(r.state, [{ kind: 'agent_event', trigger: 'error' }], defaultSignalConfig, now, never);
+    expect(none.triggers).toEqual([]);
     const nothing = accumulate(initialSignalState(), [{ kind: 'agent_event', trigger: 'user_request' }], defaultSignalConfig, now, never);
     expect(nothing.triggers).toEqual([]);
   });

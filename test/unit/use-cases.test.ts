@@ -195,7 +195,7 @@ describe('run reflection', () => {
     expect([...deps.knowledge.staged.keys()]).toEqual(['alice/Facts/dog_rex--batch-1-10.md']);
     const log = deps.batchLogs.logs.get('alice/batch-1-10');
     expect(log).toMatchObject({ status: 'completed', turns_reviewed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], staged_files: ['Knowledge_staging/Facts/dog_rex--batch-1-10.md'] });
-    expect(deps.signalState.state('alice')).toMatchObject({ turnsSinceLastBatch: 0, lastBatchTurn: 10, pendingBatch: null });
+    expect(deps.signalState.state('alice')).toMatchObject({ turnsSinceLastBatch: 0, lastBatchTurn: 10, pendingBatches: [] });
   });
 
   it('a redelivered job calls the model once and completes the batch once', async () => {
@@ -227,7 +227,7 @@ describe('run reflection', () => {
     const log = deps.batchLogs.logs.get('alice/batch-1-10');
     expect(log?.error?.raw).toBe('I think the user likes dogs');
     expect(deps.knowledge.staged.size).toBe(0);
-    expect(deps.signalState.state('alice').pendingBatch).toBeNull();
+    expect(deps.signalState.state('alice').pendingBatches).toEqual([]);
   });
 
   it('lets a model outage fail the job so the queue retries it', async () => {
@@ -236,7 +236,7 @@ describe('run reflection', () => {
     });
     await expect(runReflection(j, deps)).rejects.toBeInstanceOf(ModelUnavailableError);
     expect(deps.batchLogs.logs.size).toBe(0);
-    expect(deps.signalState.state('alice').pendingBatch?.jobId).toBe('batch-1-10');
+    expect(deps.signalState.state('alice').pendingBatches.map((p) => p.jobId)).toEqual(['batch-1-10']);
   });
 
   it('skips a job whose turns a later batch already covered', async () => {

@@ -1,0 +1,112 @@
+/**
+ * Issue 3 on the real emulators: every trigger, idempotent replays, claim checks, kept
+ * rejects counted in a metric.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { TurnSaved } from '../../events/turn-saved.js';
+import { locomoToTurns } from '../../infra/local/locomo.js';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { bucketReader } from '../helpers/s3.js';
+
+let stack: LocalStack;
+let bucket: ReturnType<typeof bucketReader>;
+const stdout: string[] = [];
+
+beforeAll(async () => {
+  const write = process.stdout.write.bind(process.stdout);
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    stdout.push(String(chunk));
+    return (write as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
+  });
+  // speed 300: the 5-minute idle check fires after one second.
+  stack = await startLocalStack({ stage: 'signals', logLevel: 'SILENT', metrics: true, speed: 300 });
+  bucket = bucketReader(stack.info);
+});
+afterAll(async () => {
+  vi.restoreAllMocks();
+  bucket?.destroy();
+  await stack?.stop();
+});
+
+const perUser = async (userId: string) => {
+  const keys = await bucket.list(`users/${userId}/`);
+  return {
+    turns: keys.filter((k) => k.includes('/turns/')).length,
+    batches: keys.filter((k) => /\/Logs\/reflector\/batch-\d+-\d+\.json$/.test(k)).length,
+    staged: keys.filter((k) => k.includes('/Knowledge_staging/')).length,
+    deferred: keys.filter((k) => k.includes('/Logs/reflector/deferred/')),
+  };
+};
+
+const turn = (userId: string, turnId: number, query: string, extra: Partial<TurnSaved> = {}): TurnSaved => ({
+  type: 'turn.saved',
+  version: 1,
+  userId,
+  sessionId: 's1',
+  turnId,
+  timestamp: '2026-02-06T14:00:00Z',
+  query,
+  response: 'Tell me more.',
+  ...extra,
+});
+
+describe('signals and ingestion on the local emulators', () => {
+  it('a LoCoMo conversation sent twice ends with the same turns, batches and staged items as sent once', async () => {
+    const conv = JSON.parse(readFileSync(new URL('../../../shared/data/locomo/conv-30.json', import.meta.url), 'utf8'));
+    const once = locomoToTurns(conv, { userId: 'conv30-once', source: 'locomo/conv-30' }).map((t) => JSON.stringify(t));
+    const twice = locomoToTurns(conv, { userId: 'conv30-twice', source: 'locomo/conv-30' }).map((t) => JSON.stringify(t));
+    await Promise.all([stack.replayLines(once), stack.replayLines([...twice, ...twice])]);
+    await stack.waitUntilDrained({ timeoutMs: 240_000 });
+    const a = await perUser('conv30-once');
+    const b = await perUser('conv30-twice');
+    expect(a.turns).toBe(once.length);
+    expect(a.batches).toBeGreaterThanOrEqual(15);
+    expect(a.staged).toBeGreaterThan(0);
+    expect({ turns: b.turns, batches: b.batches, staged: b.staged }).toEqual({ turns: a.turns, batches: a.batches, staged: a.staged });
+    expect((await stack.summary()).duplicates).toBe(once.length);
+  });
+
+  it('a turn over the SQS limit travels as a claim check and is stored whole', async () => {
+    const response = `start ${'lorem ipsum '.repeat(30_000)} end 💪`;
+    const res = await stack.publisher.publish([turn('big-user', 1, 'Please summarise this long document', { response })]);
+    expect(res.claimChecks).toBe(1);
+    await stack.waitUntilDrained();
+    const [doc] = (await bucket.list('users/big-user/turns/')).filter((k) => k.endsWith('.md'));
+    const text = await bucket.text(doc ?? '');
+    expect(text).toContain(' end 💪');
+    expect(text.length).toBeGreaterThan(300_000);
+    expect(await bucket.list('claims/big-user/')).toHaveLength(1);
+  });
+
+  it('agent.event reflects now; session.closed and going idle queue summaries', async () => {
+    await stack.publisher.publish([
+      turn('ctl-user', 1, 'I adopted a beagle named Rex.'),
+      turn('ctl-user', 2, 'entry2'),
+      { type: 'agent.event', version: 1, userId: 'ctl-user', timestamp: '2026-02-06T14:01:00Z', trigger: 'milestone', detail: 'first pet' },
+      { type: 'session.closed', version: 1, userId: 'ctl-user', sessionId: 's1', timestamp: '2026-02-06T14:02:00Z' },
+      ...[1, 2, 3, 4, 5].map((n) => turn('quiet-user', n, `entry${n}`)),
+    ]);
+    await stack.waitUntilDrained();
+    const ctl = await perUser('ctl-user');
+    const log = JSON.parse(await bucket.text('users/ctl-user/Logs/reflector/batch-1-2.json'));
+    expect(log).toMatchObject({ kind: 'event', trigger: 'event:milestone', status: 'completed', turns_reviewed: [1, 2] });
+    expect(ctl.deferred).toEqual(['users/ctl-user/Logs/reflector/deferred/summary-1-2.json']);
+    const kept = JSON.parse(await bucket.text(ctl.deferred[0] ?? ''));
+    expect(kept.job).toMatchObject({ kind: 'session-close', trigger: 'session_closed' });
+    const quiet = await perUser('quiet-user');
+    expect(quiet.deferred).toEqual(['users/quiet-user/Logs/reflector/deferred/summary-1-5.json']);
+    expect(JSON.parse(await bucket.text(quiet.deferred[0] ?? '')).job).toMatchObject({ kind: 'idle-summary', trigger: 'idle' });
+  });
+
+  it('a malformed record is kept with its field, counted in a metric, and does not sink its batch', async () => {
+    stdout.length = 0;
+    await stack.replayLines([JSON.stringify(turn('metric-user', 1, 'hello there')), JSON.stringify({ ...turn('metric-user', 2, 'x'), timestamp: 'noon' })]);
+    await stack.waitUntilDrained();
+    expect((await perUser('metric-user')).turns).toBe(1);
+    const emf = stdout.filter((l) => l.includes('"_aws"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(emf.some((m) => m.RejectedRecords === 1 && m.service === 'signal')).toBe(true);
+    const rejected = await Promise.all((await bucket.list('rejected/')).map(async (k) => JSON.parse(await bucket.text(k))));
+    expect(rejected.flatMap((r: { errors: Array<{ path: string }> }) => r.errors.map((e) => e.path))).toContain('timestamp');
+  });
+});

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
@@ -103,5 +103,10 @@ export class StatefulStack extends Stack {
       reflection: make('reflection', QUEUES.reflection),
       idle: make('idle', QUEUES.idle),
     };
+
+    // What publishers need (see the README's "Publish a turn").
+    new CfnOutput(this, 'TurnQueueUrl', { value: this.queues.turn.queue.queueUrl, description: 'TURN_QUEUE_URL: where agents publish turn.saved, session.closed and agent.event' });
+    new CfnOutput(this, 'MemoryBucketName', { value: this.bucket.bucketName, description: 'MEMORY_BUCKET: claim checks for large turns go under claims/' });
+    new CfnOutput(this, 'TableName', { value: this.table.tableName });
   }
 }

@@ -1,4 +1,4 @@
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { rejectedEventKey } from '../domain/memory-paths.js';
 import type { RejectedEvent, RejectedEventLog } from '../ports.js';
 
@@ -16,6 +16,23 @@ export class S3RejectedEventLog implements RejectedEventLog {
         Key: rejectedEventKey(event.receivedAt.slice(0, 10), event.source, event.messageId),
         Body: JSON.stringify(event, null, 2),
         ContentType: 'application/json',
+      }),
+    );
+  }
+
+  /** Rejected records, oldest day first; `day` (YYYY-MM-DD) narrows to one day. */
+  async list(day?: string): Promise<RejectedEvent[]> {
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const res = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucketName, Prefix: day ? `rejected/${day}/` : 'rejected/', ContinuationToken: token }));
+      keys.push(...(res.Contents ?? []).map((o) => o.Key ?? '').filter(Boolean));
+      token = res.IsTruncated ? res.NextContinuationToken : undefined;
+    } while (token);
+    return Promise.all(
+      keys.map(async (Key) => {
+        const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key }));
+        return JSON.parse((await res.Body?.transformToString('utf-8')) ?? '{}') as RejectedEvent;
       }),
     );
   }

@@ -20,6 +20,8 @@ export const SignalStateSchema = z.object({
   /** Highest turn id counted so far; a turn at or below it is a duplicate or late. */
   lastTurnId: z.number().int().min(0),
   lastTurnTimestamp: z.string().nullable(),
+  /** When the service counted the last turn (its clock, not the event's timestamp): the idle rule's "last message". */
+  lastSeenAt: z.string().nullable().default(null),
   recentTopics: z.array(z.string()),
   /** Turns counted since the last completed batch, ascending (seed: turns_since_last_batch is its length). */
   unbatchedTurnIds: TurnIds,
@@ -55,6 +57,7 @@ export function initialSignalState(): SignalState {
     lastBatchTimestamp: null,
     lastTurnId: 0,
     lastTurnTimestamp: null,
+    lastSeenAt: null,
     recentTopics: [],
     unbatchedTurnIds: [],
     unassigned: { turnIds: [], urgency: 0 },
@@ -214,6 +217,7 @@ export function accumulate(
     state.turnsSinceLastBatch += 1;
     state.lastTurnId = turn.turnId;
     state.lastTurnTimestamp = turn.timestamp;
+    state.lastSeenAt = now.toISOString();
     state.counters.turns += 1;
     state.unbatchedTurnIds = [...state.unbatchedTurnIds, turn.turnId].slice(-MAX_UNBATCHED_TURNS);
     state.messagesSinceSummary += 1;
@@ -285,17 +289,25 @@ function takeSummary(state: SignalState, kind: 'idle-summary' | 'session-close',
   return { jobId: summaryJobId(turnIds), kind, trigger, urgency: state.urgencyScore, turnIds };
 }
 
+/** Clock skew between function instances that the idle rule tolerates. */
+const IDLE_SKEW_MS = 1000;
+
 /**
- * The idle rule of seed 003, checked when a delayed idle check fires: no message since
- * `lastTurnId` (the delay itself is the idle time) and at least `idleMinMessages` since
- * the last summary. Returns the new state and the job, or why not.
+ * The idle rule of seed 003, checked when a delayed idle check fires: both
+ * (1) at least `idleMinutes` since the user's last message — no newer turn than
+ * `lastTurnId`, and `now` that long after it was counted — and
+ * (2) at least `idleMinMessages` messages since the last summary.
+ * Returns the new state and the job, or why not.
  */
 export function idleCheck(
   prior: SignalState,
   lastTurnId: number,
   config: SignalConfig,
-): { state: SignalState; trigger: JobTrigger } | { skipped: 'newer_message' | 'too_few_messages' } {
+  now: Date,
+): { state: SignalState; trigger: JobTrigger } | { skipped: 'newer_message' | 'not_idle_yet' | 'too_few_messages' } {
   if (prior.lastTurnId !== lastTurnId) return { skipped: 'newer_message' };
+  const idleFor = now.getTime() - Date.parse(prior.lastSeenAt ?? '1970-01-01T00:00:00Z');
+  if (idleFor + IDLE_SKEW_MS < config.idleMinutes * 60_000) return { skipped: 'not_idle_yet' };
   if (prior.messagesSinceSummary < config.idleMinMessages) return { skipped: 'too_few_messages' };
   const state = structuredClone(prior);
   const trigger = takeSummary(state, 'idle-summary', 'idle');

@@ -18,13 +18,15 @@ export interface IdleDeps {
   config: SignalConfig;
 }
 
-export type IdleOutcome = { status: 'enqueued'; job: ReflectionJob } | { status: 'skipped'; reason: 'newer_message' | 'too_few_messages' };
+export type IdleOutcome =
+  | { status: 'enqueued'; job: ReflectionJob }
+  | { status: 'skipped'; reason: 'newer_message' | 'not_idle_yet' | 'too_few_messages' };
 
 export async function checkIdle(check: IdleCheck, deps: IdleDeps): Promise<IdleOutcome> {
   for (let attempt = 1; attempt <= 5; attempt++) {
     const stored = await deps.signalState.load(check.userId);
     const { state } = parseSignalState(stored.raw);
-    const result = idleCheck(state, check.lastTurnId, deps.config);
+    const result = idleCheck(state, check.lastTurnId, deps.config, deps.clock.now());
     if ('skipped' in result) return { status: 'skipped', reason: result.skipped };
     const t = result.trigger;
     const job: ReflectionJob = {

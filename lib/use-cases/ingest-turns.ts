@@ -81,29 +81,125 @@ export async function ingestTurns(records: readonly IngestRecord[], deps: Ingest
     }
   }
 
+  const tally = (items: Array<{ messageId: string }>, outcome: UserOutcome) => {
+    for (const o of outcome.outcomes) {
+      if (o.disposition === 'counted') result.accepted += 1;
+      else if (o.disposition === 'duplicate') result.duplicates += 1;
+      else result.late += 1;
+    }
+    result.controlEvents += items.length - outcome.outcomes.length;
+    result.jobs.push(...outcome.jobs);
+  };
+  const fail = (userId: string, items: Array<{ messageId: string }>, error: unknown) => {
+    // FIFO: every message of this user goes back, so their order is kept.
+    deps.log.error('ingestion failed for a user; their records go back to the queue', {
+      userId,
+      records: items.length,
+      error: error instanceof Error ? error.message : String(error),
+    });
+    result.failedMessageIds.push(...items.map((i) => i.messageId));
+  };
+
+  // Fast path: all users' turns stored together (one BatchWriteItem per 25 index entries).
+  // If anything in it fails, each user is retried on its own, so one user's failure never
+  // sinks another's records.
+  const users = [...byUser.entries()];
+  let batched: Map<string, UserOutcome> | null = null;
+  if (users.length > 1) {
+    try {
+      batched = await ingestUsersTogether(users.map(([userId, items]) => [userId, items.map((i) => i.message)] as const), deps);
+    } catch (error) {
+      deps.log.warn('batched ingestion failed; retrying user by user', { error: error instanceof Error ? error.message : String(error) });
+    }
+  }
   await Promise.all(
-    [...byUser.entries()].map(async ([userId, items]) => {
+    users.map(async ([userId, items]) => {
+      const done = batched?.get(userId);
+      if (done) return tally(items, done);
       try {
-        const outcome = await ingestUser(userId, items.map((i) => i.message), deps);
-        for (const o of outcome.outcomes) {
-          if (o.disposition === 'counted') result.accepted += 1;
-          else if (o.disposition === 'duplicate') result.duplicates += 1;
-          else result.late += 1;
-        }
-        result.controlEvents += items.length - outcome.outcomes.length;
-        result.jobs.push(...outcome.jobs);
+        tally(items, await ingestUser(userId, items.map((i) => i.message), deps));
       } catch (error) {
-        // FIFO: every message of this user goes back, so their order is kept.
-        deps.log.error('ingestion failed for a user; their records go back to the queue', {
-          userId,
-          records: items.length,
-          error: error instanceof Error ? error.message : String(error),
-        });
-        result.failedMessageIds.push(...items.map((i) => i.messageId));
+        fail(userId, items, error);
       }
     }),
   );
   return result;
+}
+
+type UserOutcome = AccumulateResult & { jobs: ReflectionJob[] };
+
+interface Fold {
+  userId: string;
+  version: number | null;
+  folded: AccumulateResult;
+  toStore: TurnSaved[];
+  jobs: ReflectionJob[];
+}
+
+/** Load, fold and decide for one user, without writing anything. */
+async function foldUser(userId: string, messages: TurnQueueMessage[], deps: IngestDeps): Promise<Fold> {
+  const turns = messages.filter((m): m is TurnSaved => m.type === 'turn.saved');
+  const stored = await deps.signalState.load(userId);
+  const { state: prior, corrupt, issues } = parseSignalState(stored.raw);
+  if (corrupt) deps.log.warn('signal state was corrupt and is reset to defaults', { userId, issues });
+  const older = turns.filter((t) => t.turnId <= prior.lastTurnId).map((t) => t.turnId);
+  const known = older.length > 0 ? await deps.turns.indexedTurnIds(userId, older) : new Set<number>();
+  const now = deps.clock.now();
+  const folded = accumulate(prior, messages.map(toItem), deps.config, now, (id) => known.has(id));
+  const keep = new Set(folded.outcomes.filter((o) => o.disposition !== 'duplicate').map((o) => o.turnId));
+  const jobs: ReflectionJob[] = folded.triggers.map((t) => ({
+    type: 'reflection.job',
+    version: 1,
+    jobId: t.jobId,
+    userId,
+    kind: t.kind,
+    trigger: t.trigger,
+    urgency: t.urgency,
+    turnIds: t.turnIds,
+    requestedAt: now.toISOString(),
+  }));
+  return { userId, version: stored.version, folded, toStore: dedupeByTurnId(turns.filter((t) => keep.has(t.turnId))), jobs };
+}
+
+/** Jobs and the idle check of a fold (after its turns are stored, before its state). */
+async function announce(f: Fold, deps: IngestDeps): Promise<void> {
+  for (const job of f.jobs) await deps.jobs.enqueue(job);
+  if (f.folded.outcomes.some((o) => o.disposition === 'counted')) {
+    await deps.idle.schedule(
+      { type: 'idle.check', version: 1, userId: f.userId, lastTurnId: f.folded.state.lastTurnId, enqueuedAt: deps.clock.now().toISOString() },
+      Math.round(deps.config.idleMinutes * 60),
+    );
+  }
+}
+
+function logCommitted(f: Fold, deps: IngestDeps): void {
+  for (const o of f.folded.outcomes) {
+    deps.log.debug('turn signals', { userId: f.userId, turnId: o.turnId, disposition: o.disposition, signals: o.signals });
+  }
+  for (const job of f.jobs) {
+    deps.log.info('reflection job enqueued', { userId: f.userId, jobId: job.jobId, kind: job.kind, trigger: job.trigger, urgency: job.urgency });
+  }
+}
+
+/**
+ * Several users at once: folds in parallel, one saveTurns for everybody, then each user's
+ * jobs and conditional state write. Users whose state changed meanwhile are redone alone.
+ */
+async function ingestUsersTogether(users: ReadonlyArray<readonly [string, TurnQueueMessage[]]>, deps: IngestDeps): Promise<Map<string, UserOutcome>> {
+  const folds = await Promise.all(users.map(([userId, messages]) => foldUser(userId, messages, deps)));
+  const toStore = folds.flatMap((f) => f.toStore);
+  if (toStore.length > 0) await deps.turns.saveTurns(toStore);
+  const out = new Map<string, UserOutcome>();
+  await Promise.all(
+    folds.map(async (f) => {
+      await announce(f, deps);
+      if (await deps.signalState.save(f.userId, f.folded.state, f.version)) {
+        logCommitted(f, deps);
+        out.set(f.userId, { ...f.folded, jobs: f.jobs });
+      }
+    }),
+  );
+  return out;
 }
 
 const toItem = (m: TurnQueueMessage): SignalItem => {
@@ -112,47 +208,14 @@ const toItem = (m: TurnQueueMessage): SignalItem => {
   return { kind: 'agent_event', trigger: m.trigger };
 };
 
-async function ingestUser(userId: string, messages: TurnQueueMessage[], deps: IngestDeps): Promise<AccumulateResult & { jobs: ReflectionJob[] }> {
-  const turns = messages.filter((m): m is TurnSaved => m.type === 'turn.saved');
+async function ingestUser(userId: string, messages: TurnQueueMessage[], deps: IngestDeps): Promise<UserOutcome> {
   for (let attempt = 1; ; attempt++) {
-    const stored = await deps.signalState.load(userId);
-    const { state: prior, corrupt, issues } = parseSignalState(stored.raw);
-    if (corrupt) deps.log.warn('signal state was corrupt and is reset to defaults', { userId, issues });
-
-    const older = turns.filter((t) => t.turnId <= prior.lastTurnId).map((t) => t.turnId);
-    const known = older.length > 0 ? await deps.turns.indexedTurnIds(userId, older) : new Set<number>();
-    const now = deps.clock.now();
-    const folded = accumulate(prior, messages.map(toItem), deps.config, now, (id) => known.has(id));
-
-    const keep = new Set(folded.outcomes.filter((o) => o.disposition !== 'duplicate').map((o) => o.turnId));
-    const toStore = dedupeByTurnId(turns.filter((t) => keep.has(t.turnId)));
-    if (toStore.length > 0) await deps.turns.saveTurns(toStore);
-
-    const jobs: ReflectionJob[] = folded.triggers.map((t) => ({
-      type: 'reflection.job',
-      version: 1,
-      jobId: t.jobId,
-      userId,
-      kind: t.kind,
-      trigger: t.trigger,
-      urgency: t.urgency,
-      turnIds: t.turnIds,
-      requestedAt: now.toISOString(),
-    }));
-    for (const job of jobs) await deps.jobs.enqueue(job);
-    if (folded.outcomes.some((o) => o.disposition === 'counted')) {
-      await deps.idle.schedule(
-        { type: 'idle.check', version: 1, userId, lastTurnId: folded.state.lastTurnId, enqueuedAt: now.toISOString() },
-        Math.round(deps.config.idleMinutes * 60),
-      );
-    }
-
-    if (await deps.signalState.save(userId, folded.state, stored.version)) {
-      for (const o of folded.outcomes) {
-        deps.log.debug('turn signals', { userId, turnId: o.turnId, disposition: o.disposition, signals: o.signals });
-      }
-      for (const job of jobs) deps.log.info('reflection job enqueued', { userId, jobId: job.jobId, kind: job.kind, trigger: job.trigger, urgency: job.urgency });
-      return { ...folded, jobs };
+    const f = await foldUser(userId, messages, deps);
+    if (f.toStore.length > 0) await deps.turns.saveTurns(f.toStore);
+    await announce(f, deps);
+    if (await deps.signalState.save(userId, f.folded.state, f.version)) {
+      logCommitted(f, deps);
+      return { ...f.folded, jobs: f.jobs };
     }
     if (attempt >= MAX_STATE_ATTEMPTS) throw new Error(`signal state of ${userId} kept changing under us (${attempt} attempts)`);
     deps.log.info('signal state changed concurrently; recomputing', { userId, attempt });

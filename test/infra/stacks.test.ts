@@ -62,6 +62,10 @@ describe('stateful stack', () => {
     stateful.resourceCountIs('AWS::CloudWatch::Alarm', 6);
     stateful.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 });
   });
+
+  it('outputs what publishers need', () => {
+    expect(Object.keys(stateful.findOutputs('*')).sort()).toEqual(expect.arrayContaining(['MemoryBucketName', 'TableName', 'TurnQueueUrl']));
+  });
 });
 
 describe('stateless stack', () => {

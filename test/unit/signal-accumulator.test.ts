@@ -147,15 +147,19 @@ describe('control events, summaries and activity', () => {
     expect(nothing.triggers).toEqual([]);
   });
 
-  it('idle rule: needs no newer message and at least 5 messages since the last summary', () => {
-    expect(idleCheck(counted(4), 4, defaultSignalConfig)).toEqual({ skipped: 'too_few_messages' });
-    expect(idleCheck(counted(6), 5, defaultSignalConfig)).toEqual({ skipped: 'newer_message' });
-    const due = idleCheck(counted(5), 5, defaultSignalConfig);
+  it('idle rule (fake clock): 5 minutes since the last message and 5 messages since the last summary', () => {
+    const at = (minutes: number) => new Date(now.getTime() + minutes * 60_000);
+    const idle = at(5);
+    expect(idleCheck(counted(4), 4, defaultSignalConfig, idle)).toEqual({ skipped: 'too_few_messages' });
+    expect(idleCheck(counted(6), 5, defaultSignalConfig, idle)).toEqual({ skipped: 'newer_message' });
+    expect(idleCheck(counted(5), 5, defaultSignalConfig, at(4.9))).toEqual({ skipped: 'not_idle_yet' });
+    const due = idleCheck(counted(5), 5, defaultSignalConfig, idle);
     expect(due).toMatchObject({ trigger: { jobId: 'summary-1-5', kind: 'idle-summary', trigger: 'idle', turnIds: [1, 2, 3, 4, 5] } });
     if (!('state' in due)) throw new Error('expected a job');
-    expect(idleCheck(due.state, 5, defaultSignalConfig)).toEqual({ skipped: 'too_few_messages' });
-    const custom = parseSignalConfig('{"idleMinMessages": 2}');
-    expect(idleCheck(counted(2), 2, custom)).toHaveProperty('trigger');
+    expect(idleCheck(due.state, 5, defaultSignalConfig, at(60))).toEqual({ skipped: 'too_few_messages' });
+    const custom = parseSignalConfig('{"idleMinMessages": 2, "idleMinutes": 1}');
+    expect(idleCheck(counted(2), 2, custom, at(1))).toHaveProperty('trigger');
+    expect(idleCheck(counted(2), 2, custom, at(0.5))).toEqual({ skipped: 'not_idle_yet' });
   });
 
   it('keeps per-day message counts for the activity index, recent days only', () => {

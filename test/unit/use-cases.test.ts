@@ -57,6 +57,7 @@ describe('ingest turns', () => {
     const r = await ingestTurns(records([...a, ...b]), deps);
     expect(r.accepted).toBe(11);
     expect(deps.signalState.saves).toBe(2);
+    expect(deps.turns.saveCalls).toBe(1);
     expect(deps.jobs.jobs).toEqual([expect.objectContaining({ userId: 'alice', jobId: 'batch-1-10', kind: 'batch', trigger: 'turn_count' })]);
     expect(deps.jobs.jobs[0]?.turnIds).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
@@ -141,7 +142,7 @@ describe('ingest: control events, claim checks, idle checks', () => {
   it('the idle function enqueues a summary once the user has gone quiet after 5 messages', async () => {
     const deps = ingestDeps();
     await ingestTurns(records([1, 2, 3, 4, 5].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` }))), deps);
-    const idleDeps = { signalState: deps.signalState, jobs: deps.jobs, clock: deps.clock, log: deps.log, config: deps.config };
+    const idleDeps = { signalState: deps.signalState, jobs: deps.jobs, clock: fixedClock('2026-02-06T14:35:00.000Z'), log: deps.log, config: deps.config };
     const stale = await checkIdle({ type: 'idle.check', version: 1, userId: 'alice', lastTurnId: 4, enqueuedAt: '2026-02-06T14:00:00Z' }, idleDeps);
     expect(stale).toEqual({ status: 'skipped', reason: 'newer_message' });
     const due = await checkIdle({ type: 'idle.check', version: 1, userId: 'alice', lastTurnId: 5, enqueuedAt: '2026-02-06T14:00:00Z' }, idleDeps);

@@ -2,7 +2,6 @@
  * Issue 3 on the real emulators: every trigger, idempotent replays, claim checks, kept
  * rejects counted in a metric.
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { locomoToTurns } from '../../infra/local/locomo.js';
@@ -12,6 +11,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
+import { readLocomo } from '../helpers/locomo.js';
 import { bucketReader } from '../helpers/s3.js';
 
 let stack: LocalStack;
@@ -65,7 +65,7 @@ const turn = (userId: string, turnId: number, query: string, extra: Partial<Turn
 
 describe('signals and ingestion on the local emulators', () => {
   it('a LoCoMo conversation sent twice ends with the same turns, batches and staged items as sent once', async () => {
-    const conv = JSON.parse(readFileSync(new URL('../../../shared/data/locomo/conv-30.json', import.meta.url), 'utf8'));
+    const conv = readLocomo('conv-30.json');
     const once = locomoToTurns(conv, { userId: 'conv30-once', source: 'locomo/conv-30' }).map((t) => JSON.stringify(t));
     const twice = locomoToTurns(conv, { userId: 'conv30-twice', source: 'locomo/conv-30' }).map((t) => JSON.stringify(t));
     await Promise.all([stack.replayLines(once), stack.replayLines([...twice, ...twice])]);

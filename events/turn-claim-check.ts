@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TimestampSchema, TurnIdSchema, UserIdSchema } from './common.js';
+import { TurnSavedSchema } from './turn-saved.js';
 
 /**
  * A `turn.saved` too large for SQS travels as a claim check: the routing fields plus
@@ -7,13 +7,7 @@ import { TimestampSchema, TurnIdSchema, UserIdSchema } from './common.js';
  * client does this by itself; the signal function fetches the event and validates it
  * like any other.
  */
-export const TurnClaimCheckSchema = z.object({
-  type: z.literal('turn.saved'),
-  version: z.literal(1),
-  userId: UserIdSchema,
-  sessionId: z.string().min(1).max(256),
-  turnId: TurnIdSchema,
-  timestamp: TimestampSchema,
+export const TurnClaimCheckSchema = TurnSavedSchema.pick({ type: true, version: true, userId: true, sessionId: true, turnId: true, timestamp: true }).extend({
   payloadRef: z.object({
     /** Key under `claims/{userId}/` in the memory bucket. */
     key: z.string().min(1).max(1024),

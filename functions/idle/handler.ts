@@ -16,6 +16,7 @@ import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { parseSignalConfig } from '../../lib/domain/signal-weights.js';
 import { checkIdle, type IdleDeps } from '../../lib/use-cases/check-idle.js';
+import { parseOrKeep } from '../../lib/use-cases/parse-or-keep.js';
 
 const tableName = getStringFromEnv('TABLE_NAME');
 const bucketName = getStringFromEnv('BUCKET_NAME');
@@ -31,20 +32,12 @@ const deps: IdleDeps = {
 };
 
 async function recordHandler(record: SQSRecord): Promise<void> {
-  let body: unknown;
-  try {
-    body = JSON.parse(record.body);
-  } catch {
-    body = undefined;
-  }
-  const parsed = IdleCheckSchema.safeParse(body);
-  if (!parsed.success) {
-    const errors = parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message }));
-    await rejected.keep({ source: 'idle-queue', messageId: record.messageId, receivedAt: new Date().toISOString(), errors, body: record.body });
+  const check = await parseOrKeep(record, IdleCheckSchema, { rejected, clock: systemClock, source: 'idle-queue' });
+  if (!check) {
     metrics.addMetric('RejectedRecords', MetricUnit.Count, 1);
     return;
   }
-  const outcome = await checkIdle(parsed.data, deps);
+  const outcome = await checkIdle(check, deps);
   metrics.addMetric(outcome.status === 'enqueued' ? 'IdleSummariesEnqueued' : 'IdleChecksSkipped', MetricUnit.Count, 1);
 }
 

@@ -20,6 +20,7 @@ import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
 import { S3DeferredJobLog } from '../../lib/adapters/s3-deferred-jobs.js';
 import { S3KnowledgeStore } from '../../lib/adapters/s3-knowledge-store.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
+import { parseOrKeep } from '../../lib/use-cases/parse-or-keep.js';
 import { type ReflectionDeps, runReflection } from '../../lib/use-cases/run-reflection.js';
 
 const tableName = getStringFromEnv('TABLE_NAME');
@@ -48,22 +49,13 @@ const deps: ReflectionDeps = {
 };
 
 async function recordHandler(record: SQSRecord): Promise<void> {
-  let body: unknown;
-  try {
-    body = JSON.parse(record.body);
-  } catch {
-    body = undefined;
-  }
-  const parsed = ReflectionJobSchema.safeParse(body);
-  if (!parsed.success) {
-    // A malformed job never becomes valid by retrying: keep it with its reasons and move on.
-    const errors = parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message }));
-    await rejected.keep({ source: 'reflection-queue', messageId: record.messageId, receivedAt: new Date().toISOString(), errors, body: record.body });
-    logger.warn('reflection job rejected', { messageId: record.messageId, errors });
+  // A malformed job never becomes valid by retrying: keep it with its reasons and move on.
+  const job = await parseOrKeep(record, ReflectionJobSchema, { rejected, clock: systemClock, source: 'reflection-queue' });
+  if (!job) {
+    logger.warn('reflection job rejected', { messageId: record.messageId });
     metrics.addMetric('RejectedRecords', MetricUnit.Count, 1);
     return;
   }
-  const job = parsed.data;
   const outcome = await runReflection(job, deps);
   metrics.addMetric(`Jobs_${outcome.status}`, MetricUnit.Count, 1);
   if ('log' in outcome) {

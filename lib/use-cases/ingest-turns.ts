@@ -15,6 +15,7 @@ import type { TurnSaved } from '../../events/turn-saved.js';
 import { type AccumulateResult, accumulate, parseSignalState, type SignalItem } from '../domain/signal-accumulator.js';
 import type { SignalConfig } from '../domain/signal-weights.js';
 import type { ClaimCheckStore, Clock, IdleScheduler, JobQueue, Log, RejectedEventLog, SignalStateStore, TurnStore } from '../ports.js';
+import { type FieldError, fieldErrors } from './parse-or-keep.js';
 
 export interface IngestRecord {
   messageId: string;
@@ -227,11 +228,7 @@ function dedupeByTurnId(turns: TurnSaved[]): TurnSaved[] {
   return turns.filter((t) => (seen.has(t.turnId) ? false : (seen.add(t.turnId), true)));
 }
 
-type FieldError = { path: string; message: string };
 export type ParsedRecord = { ok: true; message: TurnQueueMessage } | { ok: false; retryable: boolean; errors: FieldError[] };
-
-const issuesOf = (issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>, prefix = ''): FieldError[] =>
-  issues.map((i) => ({ path: `${prefix}${i.path.length > 0 ? i.path.map(String).join('.') : '(root)'}`, message: i.message }));
 
 /**
  * JSON + schema validation with errors that name the failing field. A claim check is
@@ -247,7 +244,7 @@ export async function parseRecord(body: string, claims: ClaimCheckStore): Promis
   }
   if (typeof value === 'object' && value !== null && 'payloadRef' in value) {
     const claim = TurnClaimCheckSchema.safeParse(value);
-    if (!claim.success) return { ok: false, retryable: false, errors: issuesOf(claim.error.issues) };
+    if (!claim.success) return { ok: false, retryable: false, errors: fieldErrors(claim.error.issues) };
     let text: string;
     try {
       text = await claims.fetch(claim.data.payloadRef.key);
@@ -265,5 +262,5 @@ export async function parseRecord(body: string, claims: ClaimCheckStore): Promis
   }
   const parsed = TurnQueueMessageSchema.safeParse(value);
   if (parsed.success) return { ok: true, message: parsed.data };
-  return { ok: false, retryable: false, errors: issuesOf(parsed.error.issues) };
+  return { ok: false, retryable: false, errors: fieldErrors(parsed.error.issues) };
 }

@@ -6,6 +6,7 @@ import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import type { IdleCheck } from '../../events/idle-check.js';
+import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import type {
   BatchLogStore,
   ClaimCheckStore,
@@ -161,5 +162,21 @@ export function turn(overrides: Partial<TurnSaved> = {}): TurnSaved {
     query: `question number ${nextTurn} about gardening`,
     response: 'an answer',
     ...overrides,
+  };
+}
+
+/** Every port of the ingest use case, in memory. */
+export function ingestDeps() {
+  return {
+    turns: new MemoryTurnStore(),
+    signalState: new MemorySignalStateStore(),
+    jobs: new MemoryJobQueue(),
+    idle: new MemoryIdleScheduler(),
+    claims: new MemoryClaimChecks(),
+    rejected: new MemoryRejectedLog(),
+    clock: fixedClock(),
+    log: new RecordingLog(),
+    config: defaultSignalConfig,
+    source: 'turn-queue',
   };
 }

@@ -5,18 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
-import {
-  fixedClock,
-  MemoryClaimChecks,
-  MemoryIdleScheduler,
-  MemoryJobQueue,
-  MemoryRejectedLog,
-  MemorySignalStateStore,
-  MemoryTurnStore,
-  RecordingLog,
-} from '../helpers/fakes.js';
+import { ingestDeps } from '../helpers/fakes.js';
 
 const valid = {
   type: 'turn.saved',
@@ -48,18 +38,7 @@ describe('ingestion under malformed input (fast-check)', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(malformed, { minLength: 1, maxLength: 10 }), async (bodies) => {
         cases += bodies.length;
-        const deps = {
-          turns: new MemoryTurnStore(),
-          signalState: new MemorySignalStateStore(),
-          jobs: new MemoryJobQueue(),
-          idle: new MemoryIdleScheduler(),
-          claims: new MemoryClaimChecks(),
-          rejected: new MemoryRejectedLog(),
-          clock: fixedClock(),
-          log: new RecordingLog(),
-          config: defaultSignalConfig,
-          source: 'fuzz',
-        };
+        const deps = ingestDeps();
         const r = await ingestTurns(bodies.map((body, i) => ({ messageId: `m${i}`, body })), deps);
         expect(r.failedMessageIds).toEqual([]);
         expect(r.accepted + r.duplicates + r.late + r.controlEvents + r.rejected).toBe(bodies.length);

@@ -1,39 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import type { ReflectionJob } from '../../events/reflection-job.js';
-import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import { ModelUnavailableError } from '../../lib/ports.js';
 import { checkIdle } from '../../lib/use-cases/check-idle.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
 import {
   fixedClock,
+  ingestDeps,
   MemoryBatchLogStore,
-  MemoryClaimChecks,
-  MemoryIdleScheduler,
-  MemoryJobQueue,
   MemoryKnowledgeStore,
-  MemoryRejectedLog,
-  MemorySignalStateStore,
-  MemoryTurnStore,
   RecordingLog,
   ScriptedModel,
   turn,
 } from '../helpers/fakes.js';
 
-function ingestDeps() {
-  return {
-    turns: new MemoryTurnStore(),
-    signalState: new MemorySignalStateStore(),
-    jobs: new MemoryJobQueue(),
-    idle: new MemoryIdleScheduler(),
-    claims: new MemoryClaimChecks(),
-    rejected: new MemoryRejectedLog(),
-    clock: fixedClock(),
-    log: new RecordingLog(),
-    config: defaultSignalConfig,
-    source: 'turn-queue',
-  };
-}
 const records = (turns: object[]) => turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) }));
 
 describe('ingest turns', () => {

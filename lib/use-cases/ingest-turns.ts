@@ -54,15 +54,20 @@ export async function ingestTurns(records: readonly IngestRecord[], deps: Ingest
   const byUser = new Map<string, Array<{ messageId: string; message: TurnQueueMessage }>>();
 
   const parsed = await Promise.all(records.map(async (r) => ({ record: r, parsed: await parseRecord(r.body, deps.claims) })));
+  // FIFO: a record that must be retried sends its user's whole group back, or the later
+  // turns would overtake it (and it would come back "late").
+  const retryUsers = new Set<string>();
+  for (const { parsed: p } of parsed) if (!p.ok && p.retryable && p.userId) retryUsers.add(p.userId);
   for (const { record, parsed: p } of parsed) {
-    if (p.ok) {
+    const userId = p.ok ? p.message.userId : p.userId;
+    if (p.ok && !retryUsers.has(p.message.userId)) {
       const list = byUser.get(p.message.userId) ?? [];
       list.push({ messageId: record.messageId, message: p.message });
       byUser.set(p.message.userId, list);
       continue;
     }
-    if (p.retryable) {
-      deps.log.error('could not read a record; it goes back to the queue', { messageId: record.messageId, errors: p.errors });
+    if (p.ok || p.retryable || (userId !== undefined && retryUsers.has(userId))) {
+      deps.log.error('record goes back to the queue', { messageId: record.messageId, userId, errors: p.ok ? [] : p.errors });
       result.failedMessageIds.push(record.messageId);
       continue;
     }
@@ -228,7 +233,10 @@ function dedupeByTurnId(turns: TurnSaved[]): TurnSaved[] {
   return turns.filter((t) => (seen.has(t.turnId) ? false : (seen.add(t.turnId), true)));
 }
 
-export type ParsedRecord = { ok: true; message: TurnQueueMessage } | { ok: false; retryable: boolean; errors: FieldError[] };
+export type ParsedRecord =
+  | { ok: true; message: TurnQueueMessage }
+  /** `userId` when it could be read (a claim check names its user before its payload is fetched). */
+  | { ok: false; retryable: boolean; errors: FieldError[]; userId?: string };
 
 /**
  * JSON + schema validation with errors that name the failing field. A claim check is
@@ -250,7 +258,12 @@ export async function parseRecord(body: string, claims: ClaimCheckStore): Promis
       text = await claims.fetch(claim.data.payloadRef.key);
     } catch (error) {
       const missing = (error as Error).name === 'NoSuchKey';
-      return { ok: false, retryable: !missing, errors: [{ path: 'payloadRef.key', message: `claim check unreadable: ${(error as Error).name}` }] };
+      return {
+        ok: false,
+        retryable: !missing,
+        userId: claim.data.userId,
+        errors: [{ path: 'payloadRef.key', message: `claim check unreadable: ${(error as Error).name}` }],
+      };
     }
     const inner = await parseRecord(text, claims);
     if (!inner.ok) return { ok: false, retryable: inner.retryable, errors: inner.errors.map((e) => ({ ...e, path: `payloadRef:${e.path}` })) };

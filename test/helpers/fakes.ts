@@ -80,7 +80,14 @@ export class MemoryIdleScheduler implements IdleScheduler {
 
 export class MemoryClaimChecks implements ClaimCheckStore {
   readonly objects = new Map<string, string>();
+  /** Keys whose fetch fails as S3 would when throttled (retryable). */
+  readonly unavailable = new Set<string>();
   async fetch(key: string) {
+    if (this.unavailable.has(key)) {
+      const error = new Error('SlowDown');
+      error.name = 'SlowDown';
+      throw error;
+    }
     const body = this.objects.get(key);
     if (body === undefined) {
       const error = new Error(`no claim ${key}`);

@@ -111,6 +111,18 @@ describe('ingest: control events, claim checks, idle checks', () => {
     expect(deps.rejected.kept.map((k) => k.errors[0]?.path)).toEqual(['payloadRef.key', 'payloadRef.key']);
   });
 
+  it('sends a user\'s whole group back when one of their claim checks cannot be fetched yet', async () => {
+    const deps = ingestDeps();
+    const big = turn({ userId: 'alice', turnId: 1 });
+    deps.claims.objects.set('claims/alice/1.json', JSON.stringify(big));
+    deps.claims.unavailable.add('claims/alice/1.json');
+    const claim = { type: 'turn.saved', version: 1, userId: 'alice', sessionId: 's-1', turnId: 1, timestamp: big.timestamp, payloadRef: { key: 'claims/alice/1.json', bytes: 1 } };
+    const r = await ingestTurns(records([claim, turn({ userId: 'alice', turnId: 2 }), turn({ userId: 'bob', turnId: 1 })]), deps);
+    expect(r.failedMessageIds.sort()).toEqual(['m0', 'm1']);
+    expect(r).toMatchObject({ accepted: 1, rejected: 0 });
+    expect(deps.signalState.items.has('alice')).toBe(false);
+  });
+
   it('schedules one idle check per user per batch, for the last counted turn, after the idle delay', async () => {
     const deps = ingestDeps();
     await ingestTurns(records([1, 2, 3].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` }))), deps);

@@ -5,7 +5,8 @@
 import type { IdleCheck } from '../events/idle-check.js';
 import type { ReflectionJob } from '../events/reflection-job.js';
 import type { TurnSaved } from '../events/turn-saved.js';
-import type { ExistingKnowledge } from './domain/batch-assembly.js';
+import type { KnowledgeDoc } from './domain/knowledge.js';
+import type { StagedRecord } from './domain/promotion.js';
 import type { BatchLog, ModelUsage } from './domain/batch-log.js';
 import type { SignalState } from './domain/signal-accumulator.js';
 import type { StagedDocument } from './domain/staging.js';
@@ -82,9 +83,16 @@ export interface ReflectionModel {
 }
 
 export interface KnowledgeStore {
-  /** The user's promoted Knowledge/ documents (paths relative to Knowledge/). */
-  listKnowledge(userId: string): Promise<ExistingKnowledge[]>;
-  putStaged(userId: string, docs: readonly StagedDocument[]): Promise<string[]>;
+  /** The user's promoted Knowledge: its search-index snapshot. */
+  loadKnowledge(userId: string): Promise<KnowledgeDoc[]>;
+  /** Every staged record of the user (staged and already promoted). */
+  listStaged(userId: string): Promise<StagedRecord[]>;
+  /** Stage new documents; a record already at the same path is left as it is. Returns the staged files. */
+  putStaged(userId: string, docs: readonly StagedDocument[], batchId: string): Promise<string[]>;
+  /** Count one batch's recurrence of a staged record, once per batch; returns the record as it is now. */
+  reinforce(userId: string, path: string, batchId: string): Promise<StagedRecord>;
+  /** Move a staged record to Knowledge/ (idempotent): write the document, index it, retire the staged file. */
+  promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc): Promise<void>;
   /** The model output an earlier delivery of the same batch recorded, if any. */
   getModelOutput(userId: string, batchId: string): Promise<ModelResponse | null>;
   putModelOutput(userId: string, batchId: string, response: ModelResponse): Promise<void>;

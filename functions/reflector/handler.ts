@@ -18,7 +18,7 @@ import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { createLogger, systemClock } from '../../lib/adapters/logger.js';
 import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
 import { S3DeferredJobLog } from '../../lib/adapters/s3-deferred-jobs.js';
-import { S3KnowledgeStore } from '../../lib/adapters/s3-knowledge-store.js';
+import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
 import { parseOrKeep } from '../../lib/use-cases/parse-or-keep.js';
 import { type ReflectionDeps, runReflection } from '../../lib/use-cases/run-reflection.js';
@@ -36,7 +36,7 @@ const metrics = createMetrics('reflector');
 const deps: ReflectionDeps = {
   turns: new S3DynamoTurnStore(ddb, s3, tableName, bucketName),
   signalState: new DynamoSignalStateStore(ddb, tableName),
-  knowledge: new S3KnowledgeStore(s3, bucketName),
+  knowledge: new KnowledgeRepository(ddb, s3, tableName, bucketName),
   batchLogs: new S3DynamoBatchLogStore(ddb, s3, tableName, bucketName),
   model: new BedrockConverseModel(createBedrockClient(), modelId),
   clock: systemClock,
@@ -63,6 +63,7 @@ async function recordHandler(record: SQSRecord): Promise<void> {
     metrics.addMetric('ItemsProposed', MetricUnit.Count, gates.items_proposed);
     metrics.addMetric('ItemsStaged', MetricUnit.Count, outcome.log.staged_files.length);
     metrics.addMetric('GateRejections', MetricUnit.Count, gates.rejections.length);
+    metrics.addMetric('ItemsPromoted', MetricUnit.Count, outcome.log.promoted_files.length);
     if (outcome.log.model && !outcome.log.model.reused) {
       metrics.addMetric('ModelInputTokens', MetricUnit.Count, outcome.log.model.inputTokens);
       metrics.addMetric('ModelOutputTokens', MetricUnit.Count, outcome.log.model.outputTokens);

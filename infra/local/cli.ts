@@ -27,7 +27,7 @@ function writeState(stack: LocalStack, extra: Record<string, unknown> = {}): voi
 function human(s: Summary): string {
   return [
     `turns ${s.turns} (duplicates ${s.duplicates}, late ${s.late}, rejected ${s.rejected})`,
-    `batches ${s.batches} (aborted ${s.batchesAborted}) · model calls ${s.modelCalls} · staged ${s.staged} · promoted ${s.promoted}`,
+    `batches ${s.batches} (aborted ${s.batchesAborted}) · model calls ${s.modelCalls} · gate rejections ${s.gateRejections} · staged ${s.staged} · promoted ${s.promoted}`,
     `summary jobs ${s.summaryJobs} (kept for later, not run yet: ${s.deferred})`,
     `errors left in dead-letter queues: ${s.errors}; handler errors retried: ${s.handlerErrors}`,
   ].join('\n');

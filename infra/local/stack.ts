@@ -41,6 +41,8 @@ export interface Summary {
   rejected: number;
   batches: number;
   batchesAborted: number;
+  /** Items the quality gates removed, over all batches. */
+  gateRejections: number;
   staged: number;
   promoted: number;
   errors: number;
@@ -253,6 +255,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         rejected: rejectedKeys.length + refusedLines.length,
         batches: batchItems.length,
         batchesAborted: batchItems.filter((b) => b.status === 'aborted').length,
+        gateRejections: batchItems.reduce((n, b) => n + Number(b.rejections ?? 0), 0),
         staged: userKeys.filter((k) => k.includes('/Knowledge_staging/')).length,
         promoted: userKeys.filter((k) => k.includes('/Knowledge/')).length,
         errors: dlqDepths.reduce((a, b) => a + b, 0),

@@ -88,9 +88,12 @@ export class StatelessStack extends Stack {
       environment: { ...common, POWERTOOLS_SERVICE_NAME: 'reflector', MODEL_ID: config.modelId },
     });
     this.reflectorFn.addEventSource(new SqsEventSource(queues.reflection.queue, { batchSize: 1, reportBatchItemFailures: true }));
-    table.grant(this.reflectorFn, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:BatchGetItem');
+    table.grant(this.reflectorFn, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:UpdateItem');
     bucket.grantRead(this.reflectorFn, 'users/*');
     bucket.grantPut(this.reflectorFn, 'users/*/Knowledge_staging/*');
+    bucket.grantDelete(this.reflectorFn, 'users/*/Knowledge_staging/*');
+    bucket.grantPut(this.reflectorFn, 'users/*/Knowledge/*');
+    bucket.grantPut(this.reflectorFn, 'users/*/index/*');
     bucket.grantPut(this.reflectorFn, 'users/*/Logs/*');
     bucket.grantPut(this.reflectorFn, 'rejected/*');
     this.reflectorFn.addToRolePolicy(

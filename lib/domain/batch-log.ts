@@ -30,6 +30,8 @@ export interface BatchLog {
   };
   staged_files: string[];
   promoted_files: string[];
+  /** Outputs that recurred in an earlier batch's staged item: each gave it a promotion instead of being staged again. */
+  reinforced: Array<{ item: string; staged_file: string; similarity: number; promotion_count: number }>;
   model: ModelUsage | null;
   error: { message: string; raw?: string } | null;
   duration_ms: number;

@@ -9,6 +9,7 @@ export const turnDocKey = (userId: string, turnId: number, contentHash: string):
   `${userPrefix(userId)}turns/${pad(turnId)}/${contentHash}.md`;
 export const stagingPrefix = (userId: string): string => `${userPrefix(userId)}Knowledge_staging/`;
 export const knowledgePrefix = (userId: string): string => `${userPrefix(userId)}Knowledge/`;
+export const knowledgeIndexKey = (userId: string): string => `${userPrefix(userId)}index/knowledge.json`;
 export const batchLogKey = (userId: string, batchId: string): string =>
   `${userPrefix(userId)}Logs/reflector/${batchId}.json`;
 export const modelOutputKey = (userId: string, batchId: string): string =>
@@ -40,6 +41,7 @@ export const keys = {
   signalSk: 'SIGNAL',
   turnSk: (turnId: number) => `TURN#${pad(turnId)}`,
   batchSk: (batchId: string) => `BATCH#${batchId}`,
+  stagedSk: (path: string) => `STAGED#${path}`,
   /** Activity index (GSI gsi1): the signal state item sits in the partition of the user's last active day. */
   activityGsiPk: (day: string) => `ACTIVITY#${day}`,
   activityGsiSk: (userId: string) => `USER#${userId}`,

@@ -1,10 +1,12 @@
 /**
- * The code-enforced quality gates of seed 000 §5 (no model involved). Each gate removes
- * items and says why; the batch log keeps every rejection.
- * Implemented: turn existence, keyword evidence, related file exists (inside the user's
- * own Knowledge/). Still to come (issue 4): BM25 dedup and the drift guard.
+ * The five code-enforced quality gates of seed 000 §5 (no model involved), in the seed's
+ * order: turn existence, keyword match, related file exists (inside the user's own
+ * Knowledge/), BM25 dedup against Knowledge, drift guard. Each removes items and says why;
+ * the batch log keeps every rejection.
  */
 import type { TurnSaved } from '../../events/turn-saved.js';
+import type { KnowledgeDoc } from './knowledge.js';
+import type { DocumentIndex } from './knowledge-search.js';
 import { safeKnowledgePath } from './memory-paths.js';
 import type { ItemCategory, ReflectionOutput } from './reflection-output.js';
 import { contentWords } from './text.js';
@@ -21,9 +23,16 @@ export interface Rejection {
 export interface GateContext {
   /** Turns of the batch, plus any other indexed turn an item cites. */
   turns: ReadonlyMap<number, TurnSaved>;
-  /** Paths (relative to Knowledge/) of the user's existing knowledge documents. */
-  knowledgePaths: ReadonlySet<string>;
+  /** The user's promoted Knowledge, searchable (ids are paths relative to Knowledge/). */
+  knowledge: DocumentIndex<KnowledgeDoc>;
+  /** The same documents by path, for the related-file gate and the drift guard. */
+  knowledgeDocs: ReadonlyMap<string, KnowledgeDoc>;
 }
+
+/** Seed 000 §5: a new fact this similar to an existing Knowledge document is already known. */
+export const DEDUP_THRESHOLD = 0.8;
+/** Seed 000 §5: a fact held with more confidence than this resists a single-turn correction. */
+export const DRIFT_GUARD_CONFIDENCE = 0.9;
 
 type AnyItem = ReflectionOutput[ItemCategory][number];
 
@@ -77,7 +86,22 @@ function gateItem(category: ItemCategory, item: AnyItem, ctx: GateContext): Reje
   for (const path of pathsOf(item)) {
     const safe = safeKnowledgePath(path);
     if (safe === null) return reject('related_file_exists', `path leaves the user's Knowledge folder: ${JSON.stringify(path)}`);
-    if (!ctx.knowledgePaths.has(safe)) return reject('related_file_exists', `no such knowledge file: ${safe}`);
+    if (!ctx.knowledgeDocs.has(safe)) return reject('related_file_exists', `no such knowledge file: ${safe}`);
+  }
+
+  if ('content' in item) {
+    const best = ctx.knowledge.similar(item.content, item.title)[0];
+    if (best && best.similarity > DEDUP_THRESHOLD) {
+      return reject('dedup', `similar to ${best.doc.id} (BM25 similarity ${best.similarity.toFixed(2)} > ${DEDUP_THRESHOLD})`);
+    }
+  }
+
+  if ('existing_file' in item) {
+    const path = safeKnowledgePath(item.existing_file) ?? '';
+    const doc = ctx.knowledgeDocs.get(path);
+    if (doc && doc.confidence > DRIFT_GUARD_CONFIDENCE && item.source_turns.length <= 1) {
+      return reject('drift_guard', `${path} holds confidence ${doc.confidence} > ${DRIFT_GUARD_CONFIDENCE}; one turn cannot correct it`);
+    }
   }
   return null;
 }

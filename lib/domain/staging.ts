@@ -16,8 +16,14 @@ export interface StagedDocument {
   path: string;
   kind: StagedKind;
   title: string;
+  /** The folder: Facts, Concepts, Patterns, Corrections, Connections or Questions. */
+  category: string;
   confidence: number;
   sourceTurns: number[];
+  /** What similarity is computed on: the item's own words. */
+  text: string;
+  meta: Record<string, unknown>;
+  body: string;
   markdown: string;
 }
 
@@ -31,7 +37,7 @@ const basename = (path: string) => (path.split('/').pop() ?? path).replace(/\.md
 
 export function stagedDocuments(passed: ReflectionOutput, ctx: StagingContext): StagedDocument[] {
   const docs: StagedDocument[] = [];
-  const add = (kind: StagedKind, folder: string, title: string, body: string, sourceTurns: number[], extra: Record<string, unknown>) => {
+  const add = (kind: StagedKind, folder: string, title: string, text: string, sourceTurns: number[], extra: Record<string, unknown>) => {
     const cited = sourceTurns.map((t) => ctx.turns.get(t));
     const confidence = confidenceFor(cited.map((t) => ({ validation: t?.signals?.validation, quality: t?.signals?.quality })));
     const attributes = Object.fromEntries(
@@ -50,7 +56,8 @@ export function stagedDocuments(passed: ReflectionOutput, ctx: StagingContext): 
       ...(Object.keys(attributes).length > 0 ? { source_attributes: attributes } : {}),
     };
     const path = `${folder}/${slugify(title)}--${ctx.batchId}.md`;
-    docs.push({ path, kind, title, confidence, sourceTurns, markdown: renderFrontMatter(meta, `# ${title}\n\n${body}`) });
+    const body = `# ${title}\n\n${text}`;
+    docs.push({ path, kind, title, category: folder, confidence, sourceTurns, text, meta, body, markdown: renderFrontMatter(meta, body) });
   };
 
   for (const f of passed.new_facts) {

@@ -18,6 +18,8 @@ const STOPWORDS = new Set(
   make made way time day days see say said tell told`.split(/\s+/),
 );
 
+export const isStopword = (word: string): boolean => STOPWORDS.has(word);
+
 /** Lower-cased word tokens (letters, digits, inner apostrophes and hyphens). */
 export function words(text: string): string[] {
   return text.toLowerCase().match(/[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu) ?? [];

@@ -13,8 +13,11 @@ import { assembleBatch, buildReflectorPrompt, REFLECTOR_SYSTEM_PROMPT } from '..
 import type { BatchLog } from '../domain/batch-log.js';
 import { applyQualityGates } from '../domain/quality-gates.js';
 import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../domain/reflection-output.js';
+import { DocumentIndex } from '../domain/knowledge-search.js';
+import { findRecurrences, knowledgePathFor, PROMOTIONS_TO_KNOWLEDGE, promotedDocument } from '../domain/promotion.js';
 import { completeBatch, parseSignalState } from '../domain/signal-accumulator.js';
 import { stagedDocuments } from '../domain/staging.js';
+import { topKeywords } from '../domain/text.js';
 import type { BatchLogStore, Clock, KnowledgeStore, Log, ModelResponse, ReflectionModel, SignalStateStore, TurnStore } from '../ports.js';
 
 export interface ReflectionDeps {
@@ -36,6 +39,12 @@ export type ReflectionOutcome =
 
 /** Kinds reflected like a batch: the job's turns through the seed 000 pipeline. */
 const BATCH_LIKE = new Set<ReflectionJob['kind']>(['batch', 'event']);
+
+/** How many of the batch's top keywords search Knowledge, and how many hits the model sees. */
+const EXISTING_KEYWORDS = 10;
+const EXISTING_SHOWN = 10;
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
 
 export const REFLECTION_TOOL = {
   name: 'record_reflection',
@@ -60,9 +69,14 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   const { turns, missing } = await deps.turns.getTurns(job.userId, job.turnIds);
   for (const m of missing) deps.log.warn('turn unreadable; continuing without it', { userId: job.userId, ...m });
   const batch = assembleBatch(turns, deps.settings.budgetTokens);
-  const existing = await deps.knowledge.listKnowledge(job.userId);
+  // Seed 000 §3: search the user's Knowledge with the batch's top keywords, so the model knows what exists.
+  const knowledgeDocs = await deps.knowledge.loadKnowledge(job.userId);
+  const knowledge = new DocumentIndex(knowledgeDocs);
+  const existing = knowledge
+    .search(topKeywords(batch.document, EXISTING_KEYWORDS).join(' '), EXISTING_SHOWN)
+    .map((h) => ({ path: h.doc.id, summary: h.doc.summary }));
 
-  const base: Omit<BatchLog, 'status' | 'quality_gate_results' | 'staged_files' | 'model' | 'error' | 'duration_ms'> = {
+  const base: Omit<BatchLog, 'status' | 'quality_gate_results' | 'staged_files' | 'promoted_files' | 'reinforced' | 'model' | 'error' | 'duration_ms'> = {
     batch_id: job.jobId,
     user_id: job.userId,
     timestamp: started.toISOString(),
@@ -72,7 +86,6 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     trigger: job.trigger,
     kind: job.kind,
     urgency_score: job.urgency,
-    promoted_files: [],
   };
   const emptyGates = { items_proposed: 0, items_passed: 0, truncated_by_caps: { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 }, rejections: [] };
 
@@ -104,7 +117,17 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     } catch (error) {
       if (!(error instanceof ReflectionOutputError)) throw error;
       deps.log.error('model output unusable; batch aborted', { userId: job.userId, batchId: job.jobId, error: error.message, raw: error.raw });
-      const log: BatchLog = { ...base, status: 'aborted', quality_gate_results: emptyGates, staged_files: [], model, error: { message: error.message, raw: error.raw }, duration_ms: duration() };
+      const log: BatchLog = {
+        ...base,
+        status: 'aborted',
+        quality_gate_results: emptyGates,
+        staged_files: [],
+        promoted_files: [],
+        reinforced: [],
+        model,
+        error: { message: error.message, raw: error.raw },
+        duration_ms: duration(),
+      };
       return finish(job, log, deps);
     }
   }
@@ -117,9 +140,29 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     const extra = await deps.turns.getTurns(job.userId, outside);
     for (const t of extra.turns) turnMap.set(t.turnId, t);
   }
-  const { passed, rejections } = applyQualityGates(output, { turns: turnMap, knowledgePaths: new Set(existing.map((k) => k.path)) });
+  const { passed, rejections } = applyQualityGates(output, {
+    turns: turnMap,
+    knowledge,
+    knowledgeDocs: new Map(knowledgeDocs.map((d) => [d.id, d])),
+  });
   const docs = stagedDocuments(passed, { batchId: job.jobId, stagedAt: started.toISOString(), turns: turnMap });
-  const stagedFiles = await deps.knowledge.putStaged(job.userId, docs);
+
+  // Seed 000 §6: outputs that recur in an earlier batch's staged item promote it; the rest are staged.
+  const { reinforcements, toStage } = findRecurrences(await deps.knowledge.listStaged(job.userId), docs, job.jobId);
+  const stagedFiles = await deps.knowledge.putStaged(job.userId, toStage, job.jobId);
+  const promotedFiles: string[] = [];
+  const reinforced: BatchLog['reinforced'] = [];
+  const taken = new Set(knowledgeDocs.map((d) => d.id));
+  for (const r of reinforcements) {
+    const record = await deps.knowledge.reinforce(job.userId, r.staged.path, job.jobId);
+    reinforced.push({ item: r.doc.title, staged_file: `Knowledge_staging/${r.staged.path}`, similarity: round2(r.similarity), promotion_count: record.promotedBy.length });
+    if (record.status === 'promoted' || record.promotedBy.length < PROMOTIONS_TO_KNOWLEDGE) continue;
+    const path = knowledgePathFor(record, taken);
+    const promoted = promotedDocument(record, path, started.toISOString());
+    await deps.knowledge.promote(job.userId, record, path, promoted.markdown, promoted.doc);
+    taken.add(path);
+    promotedFiles.push(`Knowledge/${path}`);
+  }
   const proposed = Object.values(output).reduce((n, items) => n + (items as unknown[]).length, 0);
 
   const log: BatchLog = {
@@ -132,6 +175,8 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
       rejections,
     },
     staged_files: stagedFiles,
+    promoted_files: promotedFiles,
+    reinforced,
     model,
     error: null,
     duration_ms: duration(),

@@ -1,7 +1,8 @@
 /** In-memory implementations of the ports, for unit tests of the use cases. */
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import type { ExistingKnowledge } from '../../lib/domain/batch-assembly.js';
+import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
+import type { StagedRecord } from '../../lib/domain/promotion.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
@@ -106,15 +107,41 @@ export class MemoryRejectedLog implements RejectedEventLog {
 }
 
 export class MemoryKnowledgeStore implements KnowledgeStore {
-  knowledge: ExistingKnowledge[] = [];
+  readonly knowledge = new Map<string, KnowledgeDoc>();
+  readonly knowledgeFiles = new Map<string, string>();
   readonly staged = new Map<string, string>();
+  readonly records = new Map<string, StagedRecord>();
   readonly outputs = new Map<string, ModelResponse>();
-  async listKnowledge() {
-    return this.knowledge;
+  async loadKnowledge() {
+    return [...this.knowledge.values()];
   }
-  async putStaged(userId: string, docs: readonly StagedDocument[]) {
-    for (const d of docs) this.staged.set(`${userId}/${d.path}`, d.markdown);
+  async listStaged(userId: string) {
+    return [...this.records.entries()].filter(([k]) => k.startsWith(`${userId}/`)).map(([, r]) => structuredClone(r));
+  }
+  async putStaged(userId: string, docs: readonly StagedDocument[], batchId: string) {
+    for (const d of docs) {
+      this.staged.set(`${userId}/${d.path}`, d.markdown);
+      if (!this.records.has(`${userId}/${d.path}`)) {
+        this.records.set(`${userId}/${d.path}`, {
+          path: d.path, kind: d.kind, title: d.title, category: d.category, text: d.text, confidence: d.confidence,
+          sourceTurns: d.sourceTurns, batchId, stagedAt: String(d.meta.staged_at), meta: d.meta, body: d.body, promotedBy: [], status: 'staged',
+        });
+      }
+    }
     return docs.map((d) => `Knowledge_staging/${d.path}`);
+  }
+  async reinforce(userId: string, path: string, batchId: string) {
+    const r = this.records.get(`${userId}/${path}`);
+    if (!r) throw new Error(`no staged ${path}`);
+    if (!r.promotedBy.includes(batchId)) r.promotedBy.push(batchId);
+    return structuredClone(r);
+  }
+  async promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc) {
+    this.knowledgeFiles.set(`${userId}/${knowledgePath}`, markdown);
+    this.knowledge.set(doc.id, doc);
+    const r = this.records.get(`${userId}/${record.path}`);
+    if (r) Object.assign(r, { status: 'promoted', knowledgePath });
+    this.staged.delete(`${userId}/${record.path}`);
   }
   async getModelOutput(userId: string, batchId: string) {
     return this.outputs.get(`${userId}/${batchId}`) ?? null;

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
+import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
+import { DocumentIndex } from '../../lib/domain/knowledge-search.js';
 import { safeKnowledgePath } from '../../lib/domain/memory-paths.js';
 import { applyQualityGates } from '../../lib/domain/quality-gates.js';
 import type { ReflectionOutput } from '../../lib/domain/reflection-output.js';
@@ -10,11 +12,18 @@ const turns = new Map<number, TurnSaved>([
   [2, turn({ turnId: 2, query: 'What lighting suits corals?', response: 'LED lighting works well.' })],
 ]);
 const empty: ReflectionOutput = { new_facts: [], corrections: [], connections: [], open_questions: [] };
-const ctx = { turns, knowledgePaths: new Set(['Facts/reef_tank.md', 'Concepts/lighting.md']) };
+const knowledgeDoc = (id: string, text: string, confidence = 0.75): KnowledgeDoc => ({
+  id, title: id.replace(/^.*\/|\.md$/g, ''), text, category: id.split('/')[0] ?? '', confidence, sourceTurns: [1], summary: text, promotedAt: '2026-01-01T00:00:00Z',
+});
+const docs = [
+  knowledgeDoc('Facts/reef_tank.md', 'The user keeps a reef tank with two clownfish.', 0.95),
+  knowledgeDoc('Concepts/lighting.md', 'LED lighting suits corals.'),
+];
+const ctx = { turns, knowledge: new DocumentIndex(docs), knowledgeDocs: new Map(docs.map((d) => [d.id, d])) };
 
 describe('quality gates (seed 000 §5)', () => {
   it('keeps an item whose turns exist, whose words appear in them and whose files exist', () => {
-    const output = { ...empty, new_facts: [{ title: 'clownfish', content: 'The user keeps two clownfish.', source_turns: [1], related_existing: ['Facts/reef_tank.md'], category: 'Facts' as const }] };
+    const output = { ...empty, new_facts: [{ title: 'clownfish_names', content: 'The two clownfish are called Nemo and Dory, the user said.', source_turns: [1], related_existing: ['Facts/reef_tank.md'], category: 'Facts' as const }] };
     const r = applyQualityGates(output, ctx);
     expect(r.rejections).toEqual([]);
     expect(r.passed.new_facts).toHaveLength(1);
@@ -35,6 +44,23 @@ describe('quality gates (seed 000 §5)', () => {
     const r = applyQualityGates({ ...empty, connections: [conn('Concepts/nope.md'), conn('../other-user/Knowledge/Facts/secret.md')] }, ctx);
     expect(r.rejections.map((x) => x.gate)).toEqual(['related_file_exists', 'related_file_exists']);
     expect(r.rejections[1]?.reason).toContain('leaves');
+  });
+
+  it('dedup: rejects a fact Knowledge already holds (BM25 similarity > 0.8)', () => {
+    const fact = (content: string) => ({ title: 'reef_tank', content, source_turns: [1], related_existing: [], category: 'Facts' as const });
+    const r = applyQualityGates({ ...empty, new_facts: [fact('The user keeps a reef tank with two clownfish.'), fact('The user keeps two clownfish and wants a third fish for the tank soon.')] }, ctx);
+    expect(r.rejections).toEqual([expect.objectContaining({ gate: 'dedup', reason: expect.stringContaining('Facts/reef_tank.md') })]);
+    expect(r.passed.new_facts).toHaveLength(1);
+  });
+
+  it('drift guard: rejects a one-turn correction of a fact held above 0.9, not a two-turn one', () => {
+    const correction = (source_turns: number[]) => ({ existing_file: 'Facts/reef_tank.md', what_changed: 'the reef tank has three clownfish', source_turns, new_confidence_hint: 'lower' as const });
+    const one = applyQualityGates({ ...empty, corrections: [correction([1])] }, ctx);
+    expect(one.rejections).toEqual([expect.objectContaining({ gate: 'drift_guard' })]);
+    const two = applyQualityGates({ ...empty, corrections: [correction([1, 2])] }, ctx);
+    expect(two.rejections).toEqual([]);
+    const soft = applyQualityGates({ ...empty, corrections: [{ ...correction([2]), existing_file: 'Concepts/lighting.md', what_changed: 'LED lighting is too strong for corals' }] }, ctx);
+    expect(soft.rejections).toEqual([]);
   });
 
   it.each(['../x.md', '/etc/passwd', 'Facts/../../x.md', 'Facts//x.md', 'a\\b.md', './x.md', ''])('safeKnowledgePath refuses %j', (p) => {

@@ -1,0 +1,168 @@
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { KnowledgeDoc } from '../domain/knowledge.js';
+import { keys, knowledgeIndexKey, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
+import { restagedMarkdown, type StagedRecord } from '../domain/promotion.js';
+import type { StagedDocument } from '../domain/staging.js';
+import type { KnowledgeStore, ModelResponse } from '../ports.js';
+import { isConditionalCheckFailure } from './dynamo-errors.js';
+
+const isMissing = (error: unknown) => (error as Error).name === 'NoSuchKey';
+
+/**
+ * Staging and Knowledge. Staged records live in DynamoDB (`STAGED#{path}`; promotion
+ * counts are conditional updates, once per batch) with the markdown in S3 under
+ * Knowledge_staging/; promoted documents are markdown under Knowledge/ plus an entry in
+ * the user's search-index snapshot (`index/knowledge.json`), which the reflector loads in
+ * one GET. Writes for one user come from the reflector, which SQS FIFO serialises per user.
+ */
+export class KnowledgeRepository implements KnowledgeStore {
+  constructor(
+    private readonly ddb: DynamoDBDocumentClient,
+    private readonly s3: S3Client,
+    private readonly tableName: string,
+    private readonly bucketName: string,
+  ) {}
+
+  async loadKnowledge(userId: string): Promise<KnowledgeDoc[]> {
+    const text = await this.getText(knowledgeIndexKey(userId));
+    return text ? ((JSON.parse(text) as { docs?: KnowledgeDoc[] }).docs ?? []) : [];
+  }
+
+  async listStaged(userId: string): Promise<StagedRecord[]> {
+    const out: StagedRecord[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const res = await this.ddb.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+          ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': 'STAGED#' },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      out.push(...(res.Items ?? []).map(toRecord));
+      start = res.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
+  async putStaged(userId: string, docs: readonly StagedDocument[], batchId: string): Promise<string[]> {
+    await Promise.all(
+      docs.map(async (d) => {
+        await this.putText(`${stagingPrefix(userId)}${d.path}`, d.markdown, 'text/markdown; charset=utf-8');
+        const record: StagedRecord = {
+          path: d.path,
+          kind: d.kind,
+          title: d.title,
+          category: d.category,
+          text: d.text,
+          confidence: d.confidence,
+          sourceTurns: d.sourceTurns,
+          batchId,
+          stagedAt: String(d.meta.staged_at ?? ''),
+          meta: d.meta,
+          body: d.body,
+          promotedBy: [],
+          status: 'staged',
+        };
+        try {
+          await this.ddb.send(
+            new PutCommand({
+              TableName: this.tableName,
+              Item: { pk: keys.userPk(userId), sk: keys.stagedSk(d.path), type: 'staged', userId, ...record },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            }),
+          );
+        } catch (error) {
+          if (!isConditionalCheckFailure(error)) throw error;
+        }
+      }),
+    );
+    return docs.map((d) => `Knowledge_staging/${d.path}`);
+  }
+
+  async reinforce(userId: string, path: string, batchId: string): Promise<StagedRecord> {
+    const key = { pk: keys.userPk(userId), sk: keys.stagedSk(path) };
+    let record: StagedRecord;
+    try {
+      const res = await this.ddb.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: 'SET promotedBy = list_append(promotedBy, :b)',
+          ConditionExpression: 'attribute_exists(pk) AND NOT contains(promotedBy, :id)',
+          ExpressionAttributeValues: { ':b': [batchId], ':id': batchId },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      record = toRecord(res.Attributes ?? {});
+    } catch (error) {
+      if (!isConditionalCheckFailure(error)) throw error;
+      const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
+      if (!res.Item) throw new Error(`staged record ${path} of ${userId} is gone`);
+      return toRecord(res.Item);
+    }
+    if (record.status === 'staged') await this.putText(`${stagingPrefix(userId)}${path}`, restagedMarkdown(record), 'text/markdown; charset=utf-8');
+    return record;
+  }
+
+  async promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc): Promise<void> {
+    await this.putText(`${knowledgePrefix(userId)}${knowledgePath}`, markdown, 'text/markdown; charset=utf-8');
+    const docs = (await this.loadKnowledge(userId)).filter((d) => d.id !== doc.id);
+    await this.putText(knowledgeIndexKey(userId), JSON.stringify({ version: 1, docs: [...docs, doc] }), 'application/json');
+    await this.ddb.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.userPk(userId), sk: keys.stagedSk(record.path) },
+        UpdateExpression: 'SET #s = :p, knowledgePath = :k',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':p': 'promoted', ':k': knowledgePath },
+      }),
+    );
+    await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: `${stagingPrefix(userId)}${record.path}` }));
+  }
+
+  async getModelOutput(userId: string, batchId: string): Promise<ModelResponse | null> {
+    const text = await this.getText(modelOutputKey(userId, batchId));
+    return text ? (JSON.parse(text) as ModelResponse) : null;
+  }
+
+  async putModelOutput(userId: string, batchId: string, response: ModelResponse): Promise<void> {
+    await this.putText(modelOutputKey(userId, batchId), JSON.stringify(response), 'application/json');
+  }
+
+  private async getText(key: string): Promise<string | null> {
+    try {
+      const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: key }));
+      return (await res.Body?.transformToString('utf-8')) ?? null;
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw error;
+    }
+  }
+
+  private async putText(key: string, body: string, contentType: string): Promise<void> {
+    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: body, ContentType: contentType }));
+  }
+}
+
+function toRecord(item: Record<string, unknown>): StagedRecord {
+  return {
+    path: String(item.path),
+    kind: item.kind as StagedRecord['kind'],
+    title: String(item.title),
+    category: String(item.category),
+    text: String(item.text ?? ''),
+    confidence: Number(item.confidence ?? 0),
+    sourceTurns: (item.sourceTurns as number[] | undefined) ?? [],
+    batchId: String(item.batchId),
+    stagedAt: String(item.stagedAt ?? ''),
+    meta: (item.meta as Record<string, unknown> | undefined) ?? {},
+    body: String(item.body ?? ''),
+    promotedBy: (item.promotedBy as string[] | undefined) ?? [],
+    status: item.status === 'promoted' ? 'promoted' : 'staged',
+    ...(item.knowledgePath ? { knowledgePath: String(item.knowledgePath) } : {}),
+  };
+}

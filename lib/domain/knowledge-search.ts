@@ -1,0 +1,122 @@
+/**
+ * BM25 search over a user's documents (seed 000 §3 and §5).
+ *
+ * Retrieval is MiniSearch (BM25+ ranking). The seed's thresholds (dedup > 0.8, promotion
+ * > 0.7) need a similarity in [0, 1], which raw BM25 scores are not: measured here, even an
+ * identical text scored 0.44 of its own score once indexed. So similarity is the cosine of
+ * BM25-weighted term vectors of the texts (titles are left out: models name the same fact
+ * differently) — each term weighted by BM25's IDF and its saturated, length-normalised
+ * frequency (k1 = 1.2, b = 0.75) against this corpus. A word the corpus has never seen is
+ * weighted as if one document held it: in a user's handful of staged items an unseen word
+ * would otherwise outweigh everything shared. Identical texts score 1, texts sharing no
+ * content word 0, and it is symmetric.
+ */
+import MiniSearch from 'minisearch';
+import { isStopword, words } from './text.js';
+
+export interface SearchableDoc {
+  /** Unique within the index, e.g. a path relative to Knowledge/. */
+  id: string;
+  title: string;
+  text: string;
+}
+
+const K1 = 1.2;
+const B = 0.75;
+/** Documents retrieved by BM25 before similarity is computed on them. */
+const SIMILARITY_CANDIDATES = 50;
+
+const terms = (text: string): string[] => words(text.replace(/_/g, ' ')).filter((t) => t.length >= 2 && !isStopword(t) && !/^\d+$/.test(t));
+const counts = (tokens: readonly string[]) => {
+  const m = new Map<string, number>();
+  for (const t of tokens) m.set(t, (m.get(t) ?? 0) + 1);
+  return m;
+};
+
+export class DocumentIndex<D extends SearchableDoc> {
+  private readonly index: MiniSearch<SearchableDoc>;
+  private readonly docs = new Map<string, { doc: D; tf: Map<string, number>; length: number }>();
+  private readonly df = new Map<string, number>();
+  private totalLength = 0;
+
+  constructor(docs: readonly D[] = []) {
+    this.index = new MiniSearch<SearchableDoc>({
+      idField: 'id',
+      fields: ['title', 'text'],
+      tokenize: (text) => words(text.replace(/_/g, ' ')),
+      processTerm: (t) => (t.length < 2 || isStopword(t) ? null : t),
+    });
+    for (const d of docs) this.add(d);
+  }
+
+  get size(): number {
+    return this.docs.size;
+  }
+
+  add(doc: D): void {
+    const old = this.docs.get(doc.id);
+    if (old) {
+      this.index.discard(doc.id);
+      for (const t of old.tf.keys()) this.df.set(t, (this.df.get(t) ?? 1) - 1);
+      this.totalLength -= old.length;
+    }
+    const tokens = terms(doc.text);
+    const tf = counts(tokens);
+    for (const t of tf.keys()) this.df.set(t, (this.df.get(t) ?? 0) + 1);
+    this.totalLength += tokens.length;
+    this.docs.set(doc.id, { doc, tf, length: tokens.length });
+    this.index.add({ id: doc.id, title: doc.title, text: doc.text });
+  }
+
+  /** Documents matching any of the words, best first (BM25+). */
+  search(query: string, limit = 10): Array<{ doc: D; score: number }> {
+    if (this.docs.size === 0) return [];
+    return this.index
+      .search(query, { combineWith: 'OR' })
+      .slice(0, limit)
+      .flatMap((r) => {
+        const entry = this.docs.get(String(r.id));
+        return entry ? [{ doc: entry.doc, score: r.score }] : [];
+      });
+  }
+
+  /** Documents sharing a content word with `text` (retrieved with `title` too), with their similarity in [0, 1], best first. */
+  similar(text: string, title = ''): Array<{ doc: D; similarity: number }> {
+    if (this.docs.size === 0) return [];
+    const tokens = terms(text);
+    if (tokens.length === 0) return [];
+    const q = this.vector(counts(tokens), tokens.length);
+    return this.search(`${title} ${text}`, SIMILARITY_CANDIDATES)
+      .map(({ doc }) => {
+        const entry = this.docs.get(doc.id);
+        return { doc, similarity: entry ? cosine(q, this.vector(entry.tf, entry.length)) : 0 };
+      })
+      .filter((r) => r.similarity > 0)
+      .sort((a, b) => b.similarity - a.similarity);
+  }
+
+  private vector(tf: ReadonlyMap<string, number>, length: number): Map<string, number> {
+    const n = this.docs.size;
+    const avgdl = n > 0 ? this.totalLength / n : length;
+    const v = new Map<string, number>();
+    for (const [t, f] of tf) {
+      const df = Math.max(1, this.df.get(t) ?? 0);
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      v.set(t, (idf * f * (K1 + 1)) / (f + K1 * (1 - B + (B * length) / (avgdl || 1))));
+    }
+    return v;
+  }
+}
+
+function cosine(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (const [t, w] of a) {
+    na += w * w;
+    const o = b.get(t);
+    if (o !== undefined) dot += w * o;
+  }
+  for (const w of b.values()) nb += w * w;
+  return na > 0 && nb > 0 ? Math.min(1, dot / Math.sqrt(na * nb)) : 0;
+}

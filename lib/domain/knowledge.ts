@@ -1,0 +1,17 @@
+/** A promoted Knowledge document as the reflector sees it (its search-index entry). */
+import type { SearchableDoc } from './knowledge-search.js';
+
+export interface KnowledgeDoc extends SearchableDoc {
+  /** `id` is the path relative to Knowledge/, e.g. `Facts/reef_tank.md`. */
+  category: string;
+  confidence: number;
+  sourceTurns: number[];
+  /** First sentences of the text, shown to the model. */
+  summary: string;
+  promotedAt: string;
+}
+
+export const summarise = (text: string, max = 200): string => {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+};

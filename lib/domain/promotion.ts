@@ -1,0 +1,104 @@
+/**
+ * The promotion lifecycle of seed 000 §6: after each batch, a staged item similar
+ * (BM25 > 0.7) to one of the batch's new outputs gains a promotion; at 2 it moves to
+ * Knowledge/. A new output that recurs in a staged item reinforces it instead of being
+ * staged a second time, so one piece of knowledge has one staged file.
+ */
+import { renderFrontMatter } from './front-matter.js';
+import type { KnowledgeDoc } from './knowledge.js';
+import { summarise } from './knowledge.js';
+import { DocumentIndex } from './knowledge-search.js';
+import type { StagedDocument, StagedKind } from './staging.js';
+
+export const PROMOTION_SIMILARITY = 0.7;
+export const PROMOTIONS_TO_KNOWLEDGE = 2;
+/** Each recurrence adds this to the confidence a document is promoted with (capped). */
+export const RECURRENCE_CONFIDENCE_STEP = 0.05;
+export const MAX_PROMOTED_CONFIDENCE = 0.95;
+
+/** A staged document as stored (the staging area's record of it). */
+export interface StagedRecord {
+  path: string;
+  kind: StagedKind;
+  title: string;
+  category: string;
+  text: string;
+  confidence: number;
+  sourceTurns: number[];
+  batchId: string;
+  stagedAt: string;
+  meta: Record<string, unknown>;
+  body: string;
+  /** Batches that reinforced it, in order; promotion_count is its length. */
+  promotedBy: string[];
+  status: 'staged' | 'promoted';
+  knowledgePath?: string;
+}
+
+export interface Reinforcement {
+  doc: StagedDocument;
+  staged: StagedRecord;
+  similarity: number;
+}
+
+/**
+ * Split the batch's new documents into those that recur in an earlier batch's staged
+ * record (each record reinforced at most once per batch) and those to stage.
+ */
+export function findRecurrences(
+  staged: readonly StagedRecord[],
+  fresh: readonly StagedDocument[],
+  batchId: string,
+): { reinforcements: Reinforcement[]; toStage: StagedDocument[] } {
+  const earlier = staged.filter((s) => s.batchId !== batchId);
+  const index = new DocumentIndex(earlier.map((s) => ({ ...s, id: s.path })));
+  const used = new Set<string>();
+  const reinforcements: Reinforcement[] = [];
+  const toStage: StagedDocument[] = [];
+  for (const doc of fresh) {
+    const match = index
+      .similar(doc.text, doc.title)
+      .find((m) => m.similarity > PROMOTION_SIMILARITY && m.doc.kind === doc.kind && !used.has(m.doc.path));
+    if (match) {
+      used.add(match.doc.path);
+      reinforcements.push({ doc, staged: match.doc, similarity: match.similarity });
+    } else toStage.push(doc);
+  }
+  return { reinforcements, toStage };
+}
+
+/** Where a promoted record goes under Knowledge/: its staged name without the batch suffix, unless taken. */
+export function knowledgePathFor(record: Pick<StagedRecord, 'path'>, taken: ReadonlySet<string>): string {
+  const plain = record.path.replace(/--[^/]+\.md$/, '.md');
+  return taken.has(plain) ? record.path : plain;
+}
+
+/** The Knowledge document a staged record becomes. */
+export function promotedDocument(record: StagedRecord, knowledgePath: string, promotedAt: string): { markdown: string; doc: KnowledgeDoc } {
+  const confidence = Math.min(MAX_PROMOTED_CONFIDENCE, record.confidence + RECURRENCE_CONFIDENCE_STEP * record.promotedBy.length);
+  const meta = {
+    ...record.meta,
+    promotion_count: record.promotedBy.length,
+    promoted_by: record.promotedBy,
+    promoted_at: promotedAt,
+    confidence,
+  };
+  return {
+    markdown: renderFrontMatter(meta, record.body),
+    doc: {
+      id: knowledgePath,
+      title: record.title,
+      text: record.text,
+      category: record.category,
+      confidence,
+      sourceTurns: record.sourceTurns,
+      summary: summarise(record.text),
+      promotedAt,
+    },
+  };
+}
+
+/** The staged file re-rendered with its current promotion count (for people reading the bucket). */
+export function restagedMarkdown(record: StagedRecord): string {
+  return renderFrontMatter({ ...record.meta, promotion_count: record.promotedBy.length, promoted_by: record.promotedBy }, record.body);
+}

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import type { ReflectionJob } from '../../events/reflection-job.js';
+import { findRecurrences, knowledgePathFor, promotedDocument, type StagedRecord } from '../../lib/domain/promotion.js';
+import type { StagedDocument } from '../../lib/domain/staging.js';
+import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
+import { runReflection } from '../../lib/use-cases/run-reflection.js';
+import { fixedClock, ingestDeps, MemoryBatchLogStore, MemoryKnowledgeStore, RecordingLog, ScriptedModel, turn } from '../helpers/fakes.js';
+
+const record = (path: string, text: string, batchId: string, kind: StagedRecord['kind'] = 'fact'): StagedRecord => ({
+  path, kind, title: path, category: 'Facts', text, confidence: 0.6, sourceTurns: [1], batchId, stagedAt: '', meta: {}, body: text, promotedBy: [], status: 'staged',
+});
+const fresh = (title: string, text: string, kind: StagedDocument['kind'] = 'fact'): StagedDocument => ({
+  path: `Facts/${title}--b9.md`, kind, title, category: 'Facts', confidence: 0.6, sourceTurns: [1], text, meta: {}, body: text, markdown: text,
+});
+
+describe('promotion (seed 000 §6)', () => {
+  const staged = [
+    record('Facts/rex--b1.md', 'The user adopted a beagle named Rex.', 'b1'),
+    record('Facts/alps--b1.md', 'The user hikes in the Alps every summer.', 'b1'),
+  ];
+
+  it('a new output recurring in an earlier staged item reinforces it instead of being staged again', () => {
+    const r = findRecurrences(staged, [fresh('rex', 'The user adopted a beagle named Rex last week.'), fresh('tax', 'The user files taxes in April.')], 'b9');
+    expect(r.reinforcements.map((x) => x.staged.path)).toEqual(['Facts/rex--b1.md']);
+    expect(r.reinforcements[0]?.similarity).toBeGreaterThan(0.7);
+    expect(r.toStage.map((d) => d.title)).toEqual(['tax']);
+  });
+
+  it('ignores the batch\'s own staged items (a redelivery) and items of another kind', () => {
+    expect(findRecurrences(staged, [fresh('rex', 'The user adopted a beagle named Rex.')], 'b1').reinforcements).toEqual([]);
+    expect(findRecurrences(staged, [fresh('rex', 'The user adopted a beagle named Rex.', 'open_question')], 'b9').reinforcements).toEqual([]);
+  });
+
+  it('promotes under the plain name unless taken, with confidence raised per recurrence', () => {
+    const r = { ...record('Facts/rex--b1.md', 'text', 'b1'), promotedBy: ['b2', 'b3'] };
+    expect(knowledgePathFor(r, new Set())).toBe('Facts/rex.md');
+    expect(knowledgePathFor(r, new Set(['Facts/rex.md']))).toBe('Facts/rex--b1.md');
+    const p = promotedDocument(r, 'Facts/rex.md', '2026-02-07T00:00:00Z');
+    expect(p.doc).toMatchObject({ id: 'Facts/rex.md', confidence: 0.7 });
+    expect(p.markdown).toContain('promotion_count: 2');
+    expect(p.markdown).toContain('promoted_at: 2026-02-07T00:00:00Z');
+  });
+});
+
+describe('promotion through the reflector', () => {
+  it('an item recurring in two later batches moves to Knowledge; one that does not recur stays staged', async () => {
+    const ingest = ingestDeps();
+    const queries = (n: number) => (n % 10 === 1 ? 'I adopted a beagle named Rex' : n === 2 ? 'I file my taxes every April' : `entry${n}`);
+    await ingestTurns(
+      Array.from({ length: 30 }, (_, i) => ({ messageId: `m${i}`, body: JSON.stringify(turn({ userId: 'alice', turnId: i + 1, query: queries(i + 1) })) })),
+      ingest,
+    );
+    const [j1, j2, j3] = ingest.jobs.jobs as [ReflectionJob, ReflectionJob, ReflectionJob];
+    const rex = (t: number) => ({ title: 'dog_rex', content: 'The user adopted a beagle named Rex.', source_turns: [t], category: 'Facts' });
+    const replies: Record<string, unknown> = {
+      [j1.jobId]: { new_facts: [rex(1), { title: 'taxes', content: 'The user files taxes every April.', source_turns: [2], category: 'Facts' }] },
+      [j2.jobId]: { new_facts: [rex(11)] },
+      [j3.jobId]: { new_facts: [rex(21)] },
+    };
+    let current = '';
+    const deps = {
+      turns: ingest.turns,
+      signalState: ingest.signalState,
+      knowledge: new MemoryKnowledgeStore(),
+      batchLogs: new MemoryBatchLogStore(),
+      model: new ScriptedModel(() => replies[current]),
+      clock: fixedClock(),
+      log: new RecordingLog(),
+      settings: { temperature: 0.6, maxTokens: 1500, budgetTokens: 4000 },
+    };
+    const run = async (j: ReflectionJob) => {
+      current = j.jobId;
+      const out = await runReflection(j, deps);
+      if (!('log' in out)) throw new Error(out.reason);
+      return out.log;
+    };
+    const l1 = await run(j1);
+    expect(l1.staged_files.sort()).toEqual(['Knowledge_staging/Facts/dog_rex--batch-1-10.md', 'Knowledge_staging/Facts/taxes--batch-1-10.md']);
+    const l2 = await run(j2);
+    expect(l2).toMatchObject({ staged_files: [], promoted_files: [], reinforced: [expect.objectContaining({ staged_file: 'Knowledge_staging/Facts/dog_rex--batch-1-10.md', promotion_count: 1 })] });
+    const l3 = await run(j3);
+    expect(l3.promoted_files).toEqual(['Knowledge/Facts/dog_rex.md']);
+    expect([...deps.knowledge.knowledgeFiles.keys()]).toEqual(['alice/Facts/dog_rex.md']);
+    expect([...deps.knowledge.staged.keys()]).toEqual(['alice/Facts/taxes--batch-1-10.md']);
+    // Redelivering the third batch changes nothing.
+    expect((await runReflection(j3, deps)).status).toBe('already_done');
+    expect(deps.knowledge.records.get('alice/Facts/dog_rex--batch-1-10.md')?.promotedBy).toEqual([j2.jobId, j3.jobId]);
+  });
+});

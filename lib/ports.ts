@@ -7,6 +7,7 @@ import type { ReflectionJob } from '../events/reflection-job.js';
 import type { TurnSaved } from '../events/turn-saved.js';
 import type { KnowledgeDoc } from './domain/knowledge.js';
 import type { StagedRecord } from './domain/promotion.js';
+import type { SummaryPair, SummarySettings } from './domain/summary.js';
 import type { BatchLog, ModelUsage } from './domain/batch-log.js';
 import type { SignalState } from './domain/signal-accumulator.js';
 import type { StagedDocument } from './domain/staging.js';
@@ -77,9 +78,20 @@ export interface ModelResponse {
   usage: Omit<ModelUsage, 'reused'>;
 }
 
+export interface SummaryRequest {
+  /** The current context: what the summary is about. */
+  system: string;
+  /** The instruction, seed 003's "Write a concise summary of the current context." */
+  prompt: string;
+  temperature: number;
+  maxTokens: number;
+}
+
 export interface ReflectionModel {
-  /** One Converse call. Throws ModelUnavailableError for throttling, timeouts and 5xx. */
+  /** One Converse call with forced tool output. Throws ModelUnavailableError for throttling, timeouts and 5xx. */
   reflect(request: ModelRequest): Promise<ModelResponse>;
+  /** One Converse call answered in text. Same errors. */
+  summarize(request: SummaryRequest): Promise<{ text: string; usage: Omit<ModelUsage, 'reused'> }>;
 }
 
 export interface KnowledgeStore {
@@ -98,6 +110,18 @@ export interface KnowledgeStore {
   putModelOutput(userId: string, batchId: string, response: ModelResponse): Promise<void>;
 }
 
+export interface UserSettingsStore {
+  summarySettings(userId: string): Promise<Partial<SummarySettings>>;
+}
+
+export interface ReflectionStore {
+  exists(userId: string, reflectionId: string): Promise<boolean>;
+  /** Write both documents of the turn pair and its record (the record last: the commit marker). */
+  write(pair: SummaryPair): Promise<void>;
+  /** Soft delete (seed 003): deleted=true on the record and both documents; nothing is removed. */
+  softDelete(userId: string, reflectionId: string): Promise<boolean>;
+}
+
 export interface DeferredJobLog {
   /** Keep a job this version cannot run yet, with the reason, so it can be replayed later. */
   keep(job: ReflectionJob, reason: string): Promise<void>;
@@ -107,6 +131,8 @@ export interface BatchLogStore {
   exists(userId: string, batchId: string): Promise<boolean>;
   /** Write the JSON log and its summary item. Idempotent by batch id. */
   write(log: BatchLog): Promise<string>;
+  /** Log a job that failed its last try and goes to the DLQ (not a commit: a redrive still runs it). */
+  writeFailure(log: BatchLog): Promise<string>;
 }
 
 export interface Clock {

@@ -8,7 +8,8 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { ReflectionJobSchema } from '../../events/reflection-job.js';
+import { type ReflectionJob, ReflectionJobSchema } from '../../events/reflection-job.js';
+import { DEFAULT_SUMMARY_PROMPT } from '../../lib/domain/summary.js';
 import { createBedrockClient, createDocumentClient, createS3Client } from '../../lib/adapters/aws-clients.js';
 import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
 import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.js';
@@ -21,7 +22,10 @@ import { S3DeferredJobLog } from '../../lib/adapters/s3-deferred-jobs.js';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
 import { parseOrKeep } from '../../lib/use-cases/parse-or-keep.js';
-import { type ReflectionDeps, runReflection } from '../../lib/use-cases/run-reflection.js';
+import { type ReflectionDeps, recordFailedAttempt, runReflection } from '../../lib/use-cases/run-reflection.js';
+import { runSummary, SUMMARY_KINDS, type SummaryDeps } from '../../lib/use-cases/run-summary.js';
+import { DynamoUserSettingsStore, S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';
+import { ModelUnavailableError } from '../../lib/ports.js';
 
 const tableName = getStringFromEnv('TABLE_NAME');
 const bucketName = getStringFromEnv('BUCKET_NAME');
@@ -33,12 +37,17 @@ const rejected = new S3RejectedEventLog(s3, bucketName);
 const deferred = new S3DeferredJobLog(s3, bucketName);
 const metrics = createMetrics('reflector');
 
+const model = new BedrockConverseModel(createBedrockClient(), modelId);
+const turns = new S3DynamoTurnStore(ddb, s3, tableName, bucketName);
+/** Deliveries before SQS parks a job in the DLQ (the queue's maxReceiveCount). */
+const maxReceives = getNumberFromEnv('REFLECTION_MAX_RECEIVES', 2);
+
 const deps: ReflectionDeps = {
-  turns: new S3DynamoTurnStore(ddb, s3, tableName, bucketName),
+  turns,
   signalState: new DynamoSignalStateStore(ddb, tableName),
   knowledge: new KnowledgeRepository(ddb, s3, tableName, bucketName),
   batchLogs: new S3DynamoBatchLogStore(ddb, s3, tableName, bucketName),
-  model: new BedrockConverseModel(createBedrockClient(), modelId),
+  model,
   clock: systemClock,
   log,
   settings: {
@@ -48,12 +57,46 @@ const deps: ReflectionDeps = {
   },
 };
 
+const summaryDeps: SummaryDeps = {
+  turns,
+  reflections: new S3DynamoReflectionStore(ddb, s3, tableName, bucketName),
+  settings: new DynamoUserSettingsStore(ddb, tableName),
+  model,
+  clock: systemClock,
+  log,
+  defaults: {
+    enabled: (process.env.SUMMARIES_ENABLED ?? 'true') !== 'false',
+    prompt: process.env.SUMMARY_PROMPT || DEFAULT_SUMMARY_PROMPT,
+    maxTokens: getNumberFromEnv('SUMMARY_MAX_TOKENS', 2000),
+  },
+  temperature: getNumberFromEnv('MODEL_TEMPERATURE', 0.6),
+  budgetTokens: getNumberFromEnv('BATCH_TOKEN_BUDGET', 4000),
+};
+
 async function recordHandler(record: SQSRecord): Promise<void> {
   // A malformed job never becomes valid by retrying: keep it with its reasons and move on.
   const job = await parseOrKeep(record, ReflectionJobSchema, { rejected, clock: systemClock, source: 'reflection-queue' });
   if (!job) {
     logger.warn('reflection job rejected', { messageId: record.messageId });
     metrics.addMetric('RejectedRecords', MetricUnit.Count, 1);
+    return;
+  }
+  try {
+    await runJob(job);
+  } catch (error) {
+    // Seed 000 §9: one retry; on the last delivery the failure is logged before SQS parks the job in the DLQ.
+    if (error instanceof ModelUnavailableError && Number(record.attributes.ApproximateReceiveCount) >= maxReceives) {
+      await recordFailedAttempt(job, error, deps);
+    }
+    throw error;
+  }
+}
+
+async function runJob(job: ReflectionJob): Promise<void> {
+  if (SUMMARY_KINDS.has(job.kind)) {
+    const summary = await runSummary(job, summaryDeps);
+    metrics.addMetric(`Summaries_${summary.status}`, MetricUnit.Count, 1);
+    if (summary.status !== 'written') logger.info('summary not written', { jobId: job.jobId, userId: job.userId, status: summary.status, reason: summary.reason });
     return;
   }
   const outcome = await runReflection(job, deps);

@@ -16,6 +16,8 @@ export interface StageConfig {
   /** Messages waiting in a main queue that raise its depth alarm. */
   queueDepthAlarm: number;
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /** Seed 003 summaries: on/off, the instruction, max output tokens (users may override). */
+  summaries: { enabled: boolean; prompt: string; maxTokens: number };
   memoryMb: { signal: number; reflector: number; idle: number; sweep: number };
 }
 
@@ -31,6 +33,7 @@ const base: StageConfig = {
   retainData: false,
   queueDepthAlarm: 1000,
   logLevel: 'INFO',
+  summaries: { enabled: true, prompt: 'Write a concise summary of the current context.', maxTokens: 2000 },
   memoryMb: { signal: 256, reflector: 512, idle: 256, sweep: 256 },
 };
 

@@ -28,7 +28,7 @@ function human(s: Summary): string {
   return [
     `turns ${s.turns} (duplicates ${s.duplicates}, late ${s.late}, rejected ${s.rejected})`,
     `batches ${s.batches} (aborted ${s.batchesAborted}) · model calls ${s.modelCalls} · gate rejections ${s.gateRejections} · staged ${s.staged} · promoted ${s.promoted}`,
-    `summary jobs ${s.summaryJobs} (kept for later, not run yet: ${s.deferred})`,
+    `summaries written ${s.summaries} of ${s.summaryJobs} fired${s.deferred > 0 ? ` · jobs kept for later (kinds not run yet): ${s.deferred}` : ''}`,
     `errors left in dead-letter queues: ${s.errors}; handler errors retried: ${s.handlerErrors}`,
   ].join('\n');
 }

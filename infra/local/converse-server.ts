@@ -6,7 +6,7 @@
  */
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { OFFLINE_MODEL_LABEL, reflectOffline } from '../../lib/offline-model/rule-reflector.js';
+import { OFFLINE_MODEL_LABEL, reflectOffline, summarizeOffline } from '../../lib/offline-model/rule-reflector.js';
 
 export interface ConverseRequest {
   modelId: string;
@@ -23,15 +23,19 @@ export type Responder = (request: ConverseRequest) => ConverseReply | Promise<Co
 
 const promptOf = (req: ConverseRequest) => (req.messages ?? []).flatMap((m) => m.content.map((c) => c.text ?? '')).join('\n');
 
-/** The offline model as a Converse responder. */
+/**
+ * The offline model as a Converse responder: with a tool, the reflection of the prompt's
+ * turns; without one, a summary of the turns in the system text (seed 003).
+ */
 export const offlineResponder: Responder = (req) => {
   const started = Date.now();
   const prompt = promptOf(req);
-  const output = reflectOffline(prompt);
+  const system = (req.system ?? []).map((s) => s.text ?? '').join('\n');
   const toolName = req.toolConfig?.tools?.[0]?.toolSpec?.name;
-  const content = toolName ? [{ toolUse: { toolUseId: 'offline-1', name: toolName, input: output } }] : [{ text: JSON.stringify(output) }];
-  const inputTokens = Math.ceil((prompt.length + (req.system ?? []).map((s) => s.text ?? '').join('').length) / 4);
-  const outputTokens = Math.ceil(JSON.stringify(output).length / 4);
+  const output = toolName ? reflectOffline(prompt) : summarizeOffline(system);
+  const content = toolName ? [{ toolUse: { toolUseId: 'offline-1', name: toolName, input: output } }] : [{ text: String(output) }];
+  const inputTokens = Math.ceil((prompt.length + system.length) / 4);
+  const outputTokens = Math.ceil((typeof output === 'string' ? output : JSON.stringify(output)).length / 4);
   return {
     body: {
       output: { message: { role: 'assistant', content } },

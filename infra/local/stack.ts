@@ -50,6 +50,8 @@ export interface Summary {
   modelCalls: number;
   /** Summary jobs (idle, session close) fired by the signal state. */
   summaryJobs: number;
+  /** Summaries written as turn pairs (seed 003). */
+  summaries: number;
   /** Jobs of kinds this version cannot run yet, kept under Logs/reflector/deferred/. */
   deferred: number;
 }
@@ -238,10 +240,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     },
 
     async summary() {
-      const [turnItems, signalItems, batchItems, rejectedKeys, userKeys, dlqDepths] = await Promise.all([
+      const [turnItems, signalItems, batchItems, reflectionItems, rejectedKeys, userKeys, dlqDepths] = await Promise.all([
         scanAll('begins_with(sk, :p)', { ':p': 'TURN#' }),
         scanAll('sk = :s', { ':s': 'SIGNAL' }),
         scanAll('begins_with(sk, :p)', { ':p': 'BATCH#' }),
+        scanAll('begins_with(sk, :p)', { ':p': 'REFLECTION#' }),
         listKeys('rejected/'),
         listKeys('users/'),
         Promise.all(Object.values(resources.queues).map((q) => queueDepth(q.dlqUrl))),
@@ -262,6 +265,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         handlerErrors: Object.values(sources).reduce((n, src) => n + src.stats.handlerErrors, 0),
         modelCalls: emulators.converse.requests.length,
         summaryJobs: sum('summariesTriggered'),
+        summaries: reflectionItems.length,
         deferred: userKeys.filter((k) => k.includes('/Logs/reflector/deferred/')).length,
       };
     },

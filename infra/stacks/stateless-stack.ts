@@ -9,7 +9,7 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages.js';
 import { MemoryFunction } from '../constructs/memory-function.js';
-import { FUNCTION_TIMEOUT_SECONDS, type QueueKey, SWEEPS } from '../resources.js';
+import { FUNCTION_TIMEOUT_SECONDS, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
 import type { MemoryQueue } from './stateful-stack.js';
 
 export interface StatelessStackProps extends StackProps {
@@ -85,7 +85,15 @@ export class StatelessStack extends Stack {
       description: 'ReflectionQueue → assemble → Bedrock Converse → gates → staging → batch log',
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.reflector,
       memorySize: config.memoryMb.reflector,
-      environment: { ...common, POWERTOOLS_SERVICE_NAME: 'reflector', MODEL_ID: config.modelId },
+      environment: {
+        ...common,
+        POWERTOOLS_SERVICE_NAME: 'reflector',
+        MODEL_ID: config.modelId,
+        REFLECTION_MAX_RECEIVES: String(QUEUES.reflection.maxReceiveCount),
+        SUMMARIES_ENABLED: String(config.summaries.enabled),
+        SUMMARY_PROMPT: config.summaries.prompt,
+        SUMMARY_MAX_TOKENS: String(config.summaries.maxTokens),
+      },
     });
     this.reflectorFn.addEventSource(new SqsEventSource(queues.reflection.queue, { batchSize: 1, reportBatchItemFailures: true }));
     table.grant(this.reflectorFn, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:UpdateItem');
@@ -94,6 +102,7 @@ export class StatelessStack extends Stack {
     bucket.grantDelete(this.reflectorFn, 'users/*/Knowledge_staging/*');
     bucket.grantPut(this.reflectorFn, 'users/*/Knowledge/*');
     bucket.grantPut(this.reflectorFn, 'users/*/index/*');
+    bucket.grantPut(this.reflectorFn, 'users/*/reflections/*');
     bucket.grantPut(this.reflectorFn, 'users/*/Logs/*');
     bucket.grantPut(this.reflectorFn, 'rejected/*');
     this.reflectorFn.addToRolePolicy(

@@ -1,7 +1,7 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchLog } from '../domain/batch-log.js';
-import { batchLogKey, keys } from '../domain/memory-paths.js';
+import { batchFailureKey, batchLogKey, keys } from '../domain/memory-paths.js';
 import type { BatchLogStore } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 
@@ -52,6 +52,12 @@ export class S3DynamoBatchLogStore implements BatchLogStore {
     } catch (error) {
       if (!isConditionalCheckFailure(error)) throw error;
     }
+    return key;
+  }
+
+  async writeFailure(log: BatchLog): Promise<string> {
+    const key = batchFailureKey(log.user_id, log.batch_id);
+    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: JSON.stringify(log, null, 2), ContentType: 'application/json' }));
     return key;
   }
 }

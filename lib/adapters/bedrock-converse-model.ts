@@ -1,5 +1,5 @@
 import { type BedrockRuntimeClient, ConverseCommand, type ConverseCommandOutput } from '@aws-sdk/client-bedrock-runtime';
-import type { ModelRequest, ModelResponse, ReflectionModel } from '../ports.js';
+import type { ModelRequest, ModelResponse, ReflectionModel, SummaryRequest } from '../ports.js';
 import { ModelUnavailableError } from '../ports.js';
 
 const RETRYABLE = new Set([
@@ -22,11 +22,22 @@ export class BedrockConverseModel implements ReflectionModel {
     private readonly modelId: string,
   ) {}
 
+  async summarize(request: SummaryRequest): Promise<{ text: string; usage: ModelResponse['usage'] }> {
+    const started = Date.now();
+    const res = await this.converse(
+      new ConverseCommand({
+        modelId: this.modelId,
+        system: [{ text: request.system }],
+        messages: [{ role: 'user', content: [{ text: request.prompt }] }],
+        inferenceConfig: { temperature: request.temperature, maxTokens: request.maxTokens },
+      }),
+    );
+    return { text: (res.output?.message?.content ?? []).map((c) => c.text ?? '').join('').trim(), usage: this.usage(res, started) };
+  }
+
   async reflect(request: ModelRequest): Promise<ModelResponse> {
     const started = Date.now();
-    let res: ConverseCommandOutput;
-    try {
-      res = await this.client.send(
+    const res = await this.converse(
         new ConverseCommand({
           modelId: this.modelId,
           system: [{ text: request.system }],
@@ -46,7 +57,26 @@ export class BedrockConverseModel implements ReflectionModel {
             toolChoice: { tool: { name: request.toolName } },
           },
         }),
-      );
+    );
+    const content = res.output?.message?.content ?? [];
+    const toolUse = content.find((c) => c.toolUse?.name === request.toolName)?.toolUse;
+    const text = content.map((c) => c.text ?? '').join('');
+    return { output: toolUse?.input ?? text, usage: this.usage(res, started) };
+  }
+
+  private usage(res: ConverseCommandOutput, started: number): ModelResponse['usage'] {
+    return {
+      modelId: this.modelId,
+      inputTokens: res.usage?.inputTokens ?? 0,
+      outputTokens: res.usage?.outputTokens ?? 0,
+      latencyMs: res.metrics?.latencyMs ?? Date.now() - started,
+    };
+  }
+
+  /** One call; throttling, timeouts, 5xx and network errors become ModelUnavailableError. */
+  private async converse(command: ConverseCommand): Promise<ConverseCommandOutput> {
+    try {
+      return await this.client.send(command);
     } catch (error) {
       const name = (error as Error).name;
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;
@@ -56,17 +86,5 @@ export class BedrockConverseModel implements ReflectionModel {
       }
       throw error;
     }
-    const content = res.output?.message?.content ?? [];
-    const toolUse = content.find((c) => c.toolUse?.name === request.toolName)?.toolUse;
-    const text = content.map((c) => c.text ?? '').join('');
-    return {
-      output: toolUse?.input ?? text,
-      usage: {
-        modelId: this.modelId,
-        inputTokens: res.usage?.inputTokens ?? 0,
-        outputTokens: res.usage?.outputTokens ?? 0,
-        latencyMs: res.metrics?.latencyMs ?? Date.now() - started,
-      },
-    };
   }
 }

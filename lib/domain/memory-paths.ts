@@ -12,6 +12,8 @@ export const knowledgePrefix = (userId: string): string => `${userPrefix(userId)
 export const knowledgeIndexKey = (userId: string): string => `${userPrefix(userId)}index/knowledge.json`;
 export const batchLogKey = (userId: string, batchId: string): string =>
   `${userPrefix(userId)}Logs/reflector/${batchId}.json`;
+export const batchFailureKey = (userId: string, batchId: string): string =>
+  `${userPrefix(userId)}Logs/reflector/failed/${batchId}.json`;
 export const modelOutputKey = (userId: string, batchId: string): string =>
   `${userPrefix(userId)}Logs/reflector/${batchId}.model-output.json`;
 export const deferredJobKey = (userId: string, jobId: string): string =>
@@ -42,6 +44,8 @@ export const keys = {
   turnSk: (turnId: number) => `TURN#${pad(turnId)}`,
   batchSk: (batchId: string) => `BATCH#${batchId}`,
   stagedSk: (path: string) => `STAGED#${path}`,
+  reflectionSk: (id: string) => `REFLECTION#${id}`,
+  settingsSk: 'SETTINGS',
   /** Activity index (GSI gsi1): the signal state item sits in the partition of the user's last active day. */
   activityGsiPk: (day: string) => `ACTIVITY#${day}`,
   activityGsiSk: (userId: string) => `USER#${userId}`,

@@ -10,7 +10,7 @@
  * between files unless a turn shares words with both; its "facts" quote the user.
  */
 import type { ReflectionOutput } from '../domain/reflection-output.js';
-import { contentWords, slugify } from '../domain/text.js';
+import { contentWords, slugify, topKeywords } from '../domain/text.js';
 
 export const OFFLINE_MODEL_LABEL = 'offline model (rule-based reflector, not an LLM)';
 
@@ -140,4 +140,27 @@ export function reflectOffline(prompt: string): ReflectionOutput {
     .map((c) => c.fact)
     .filter((f) => (seen.has(f.title) ? false : (seen.add(f.title), true)));
   return { new_facts: newFacts, corrections, connections, open_questions: openQuestions };
+}
+
+/**
+ * The offline model's answer to seed 003's "Write a concise summary of the current
+ * context.": which turns, the topics the user raised most, what they said about
+ * themselves (quoted), and the questions left open. Extractive and deterministic.
+ */
+export function summarizeOffline(context: string): string {
+  const { turns } = parseReflectorPrompt(`## Existing knowledge\n(none)\n\n## Turns\n${context}`);
+  if (turns.length === 0) return 'There is no conversation to summarise yet.';
+  const reflection = reflectOffline(`## Existing knowledge\n(none)\n\n## Turns\n${context}`);
+  const topics = topKeywords(turns.map((t) => t.user).join(' '), 5);
+  const first = turns[0]?.turnId;
+  const last = turns[turns.length - 1]?.turnId;
+  const said = reflection.new_facts
+    .filter((f) => f.content.startsWith('The user said'))
+    .slice(0, 3)
+    .map((f) => f.content.replace(/^The user said \(turn \d+\): /, ''));
+  const open = reflection.open_questions.slice(0, 2).map((q) => q.question);
+  const parts = [`Turns ${first}–${last}: the user talked about ${topics.length > 0 ? topics.join(', ') : 'nothing in particular'}.`];
+  if (said.length > 0) parts.push(`They said: ${said.join(' ')}`);
+  if (open.length > 0) parts.push(`Still open: ${open.join(' ')}`);
+  return parts.join('\n');
 }

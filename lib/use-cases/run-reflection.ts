@@ -210,3 +210,32 @@ async function finishCounters(job: ReflectionJob, deps: ReflectionDeps): Promise
   }
   throw new Error(`could not reset the signal state of ${job.userId} after batch ${job.jobId}`);
 }
+
+/**
+ * A job failed on its last delivery (the model stayed unavailable): keep an aborted log
+ * under Logs/reflector/failed/ — not the batch's commit marker, so a redrive from the DLQ
+ * still runs it — and leave the counters waiting (the batch did not complete).
+ */
+export async function recordFailedAttempt(job: ReflectionJob, error: Error, deps: Pick<ReflectionDeps, 'batchLogs' | 'clock' | 'log'>): Promise<void> {
+  const log: BatchLog = {
+    batch_id: job.jobId,
+    user_id: job.userId,
+    status: 'aborted',
+    timestamp: deps.clock.now().toISOString(),
+    turns_reviewed: job.turnIds,
+    turns_missing: [],
+    turns_omitted_for_budget: [],
+    trigger: job.trigger,
+    kind: job.kind,
+    urgency_score: job.urgency,
+    quality_gate_results: { items_proposed: 0, items_passed: 0, truncated_by_caps: { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 }, rejections: [] },
+    staged_files: [],
+    promoted_files: [],
+    reinforced: [],
+    model: null,
+    error: { message: `${error.name}: ${error.message}; the job is parked in the dead-letter queue` },
+    duration_ms: 0,
+  };
+  const key = await deps.batchLogs.writeFailure(log);
+  deps.log.error('reflection job failed its last try; parked in the DLQ', { userId: job.userId, jobId: job.jobId, log: key, error: error.message });
+}

@@ -3,6 +3,7 @@ import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import type { StagedRecord } from '../../lib/domain/promotion.js';
+import type { SummaryPair, SummarySettings } from '../../lib/domain/summary.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
@@ -18,8 +19,11 @@ import type {
   ModelRequest,
   ModelResponse,
   ReflectionModel,
+  ReflectionStore,
   RejectedEvent,
   RejectedEventLog,
+  SummaryRequest,
+  UserSettingsStore,
   SignalStateStore,
   StoredSignalState,
   TurnStore,
@@ -156,15 +160,28 @@ export class MemoryBatchLogStore implements BatchLogStore {
   async exists(userId: string, batchId: string) {
     return this.logs.has(`${userId}/${batchId}`);
   }
+  readonly failures: BatchLog[] = [];
   async write(log: BatchLog) {
     if (!this.logs.has(`${log.user_id}/${log.batch_id}`)) this.logs.set(`${log.user_id}/${log.batch_id}`, log);
     return `users/${log.user_id}/Logs/reflector/${log.batch_id}.json`;
+  }
+  async writeFailure(log: BatchLog) {
+    this.failures.push(log);
+    return `users/${log.user_id}/Logs/reflector/failed/${log.batch_id}.json`;
   }
 }
 
 export class ScriptedModel implements ReflectionModel {
   readonly requests: ModelRequest[] = [];
-  constructor(private readonly reply: (req: ModelRequest) => unknown) {}
+  readonly summaries: SummaryRequest[] = [];
+  constructor(
+    private readonly reply: (req: ModelRequest) => unknown,
+    private readonly summary: (req: SummaryRequest) => string = () => 'A summary.',
+  ) {}
+  async summarize(req: SummaryRequest) {
+    this.summaries.push(req);
+    return { text: this.summary(req), usage: { modelId: 'scripted', inputTokens: 10, outputTokens: 5, latencyMs: 1 } };
+  }
   async reflect(req: ModelRequest): Promise<ModelResponse> {
     this.requests.push(req);
     const output = this.reply(req);
@@ -213,4 +230,27 @@ export function ingestDeps() {
     config: defaultSignalConfig,
     source: 'turn-queue',
   };
+}
+
+export class MemoryReflectionStore implements ReflectionStore {
+  readonly pairs = new Map<string, SummaryPair>();
+  async exists(userId: string, id: string) {
+    return this.pairs.has(`${userId}/${id}`);
+  }
+  async write(pair: SummaryPair) {
+    if (!this.pairs.has(`${pair.userId}/${pair.id}`)) this.pairs.set(`${pair.userId}/${pair.id}`, pair);
+  }
+  async softDelete(userId: string, id: string) {
+    const p = this.pairs.get(`${userId}/${id}`);
+    if (!p) return false;
+    p.deleted = true;
+    return true;
+  }
+}
+
+export class MemorySettings implements UserSettingsStore {
+  readonly byUser = new Map<string, Partial<SummarySettings>>();
+  async summarySettings(userId: string) {
+    return this.byUser.get(userId) ?? {};
+  }
 }

@@ -31,7 +31,7 @@ describe('the pipeline on the local emulators', () => {
     expect(replay).toMatchObject({ lines: 30, published: 30, refused: [] });
     await stack.waitUntilDrained();
     const s = await stack.summary();
-    expect(s).toMatchObject({ turns: 30, duplicates: 0, rejected: 0, batches: 3, batchesAborted: 0, errors: 0 });
+    expect(s).toMatchObject({ turns: 30, duplicates: 0, rejected: 0, batches: 3, batchesAborted: 0, errors: 0, summaries: 1 });
     expect(s.staged).toBeGreaterThanOrEqual(1);
 
     const user = 'users/locomo-conv-26/';
@@ -69,7 +69,8 @@ describe('the pipeline on the local emulators', () => {
   it('retries a throttled model call once, then parks the job in the DLQ', async () => {
     const before = await stack.summary();
     let calls = 0;
-    stack.emulators.converse.setResponder(() => {
+    stack.emulators.converse.setResponder((req) => {
+      if (!req.toolConfig) return offlineResponder(req); // summaries still work
       calls++;
       return { status: 429, errorType: 'ThrottlingException', message: 'Too many requests' };
     });
@@ -83,6 +84,8 @@ describe('the pipeline on the local emulators', () => {
     expect(calls).toBe(2);
     expect(s.batches - before.batches).toBe(0);
     expect(s.errors - before.errors).toBe(1);
+    const failed = JSON.parse(await bucket.text('users/throttled-user/Logs/reflector/failed/batch-1-10.json'));
+    expect(failed).toMatchObject({ status: 'aborted', error: { message: expect.stringContaining('ModelUnavailableError') } });
   });
 
   it('aborts a batch whose model output is malformed and logs the raw answer', async () => {

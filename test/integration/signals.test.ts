@@ -91,7 +91,7 @@ describe('signals and ingestion on the local emulators', () => {
     expect(await bucket.list('claims/big-user/')).toHaveLength(1);
   });
 
-  it('agent.event reflects now; session.closed and going idle queue summaries', async () => {
+  it('agent.event reflects now; session.closed and going idle write summaries as turn pairs', async () => {
     await stack.publisher.publish([
       turn('ctl-user', 1, 'I adopted a beagle named Rex.'),
       turn('ctl-user', 2, 'entry2'),
@@ -103,16 +103,17 @@ describe('signals and ingestion on the local emulators', () => {
     const ctl = await perUser('ctl-user');
     const log = JSON.parse(await bucket.text('users/ctl-user/Logs/reflector/batch-1-2.json'));
     expect(log).toMatchObject({ kind: 'event', trigger: 'event:milestone', status: 'completed', turns_reviewed: [1, 2] });
-    expect(ctl.deferred).toEqual(['users/ctl-user/Logs/reflector/deferred/summary-1-2.json']);
-    const kept = JSON.parse(await bucket.text(ctl.deferred[0] ?? ''));
-    expect(kept.job).toMatchObject({ kind: 'session-close', trigger: 'session_closed' });
+    expect(ctl.deferred).toEqual([]);
+    const closing = await bucket.text('users/ctl-user/reflections/summary-1-2/assistant.md');
+    expect(closing).toMatch(/kind: session-close\n[\s\S]*trigger: session_closed/);
+    expect(closing).toContain('beagle');
+    expect(await bucket.text('users/ctl-user/reflections/summary-1-2/system.md')).toContain('Write a concise summary of the current context.');
     const activity = new DynamoSignalStateStore(documentClient, stack.info.tableName);
     expect(await activity.activeUsers('2026-02-06')).toEqual(
       expect.arrayContaining([{ userId: 'quiet-user', activity: { '2026-02-06': 5 } }, { userId: 'ctl-user', activity: { '2026-02-06': 2 } }]),
     );
     const quiet = await perUser('quiet-user');
-    expect(quiet.deferred).toEqual(['users/quiet-user/Logs/reflector/deferred/summary-1-5.json']);
-    expect(JSON.parse(await bucket.text(quiet.deferred[0] ?? '')).job).toMatchObject({ kind: 'idle-summary', trigger: 'idle' });
+    expect(await bucket.text('users/quiet-user/reflections/summary-1-5/assistant.md')).toMatch(/kind: idle-summary\n[\s\S]*Turns 1–5/);
   });
 
   it('a malformed record is kept with its field, counted in a metric, and does not sink its batch', async () => {

@@ -1,0 +1,92 @@
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { parseFrontMatter, renderFrontMatter } from '../domain/front-matter.js';
+import { keys } from '../domain/memory-paths.js';
+import type { SummaryPair, SummarySettings } from '../domain/summary.js';
+import type { ReflectionStore, UserSettingsStore } from '../ports.js';
+import { isConditionalCheckFailure } from './dynamo-errors.js';
+
+/**
+ * Summary turn pairs: two markdown documents in S3 (`users/{u}/reflections/{id}/`) and one
+ * record in DynamoDB (`REFLECTION#{id}`), written last as the commit marker.
+ */
+export class S3DynamoReflectionStore implements ReflectionStore {
+  constructor(
+    private readonly ddb: DynamoDBDocumentClient,
+    private readonly s3: S3Client,
+    private readonly tableName: string,
+    private readonly bucketName: string,
+  ) {}
+
+  async exists(userId: string, id: string): Promise<boolean> {
+    const res = await this.ddb.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.reflectionSk(id) }, ConsistentRead: true, ProjectionExpression: 'pk' }),
+    );
+    return res.Item !== undefined;
+  }
+
+  async write(pair: SummaryPair): Promise<void> {
+    for (const doc of [pair.system, pair.assistant]) {
+      await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: doc.key, Body: doc.markdown, ContentType: 'text/markdown; charset=utf-8' }));
+    }
+    const { system, assistant, ...record } = pair;
+    try {
+      await this.ddb.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { pk: keys.userPk(pair.userId), sk: keys.reflectionSk(pair.id), type: 'reflection', ...record, systemKey: system.key, assistantKey: assistant.key },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailure(error)) throw error;
+    }
+  }
+
+  async softDelete(userId: string, id: string): Promise<boolean> {
+    let item: Record<string, unknown> | undefined;
+    try {
+      const res = await this.ddb.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: keys.userPk(userId), sk: keys.reflectionSk(id) },
+          UpdateExpression: 'SET deleted = :t',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':t': true },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      item = res.Attributes;
+    } catch (error) {
+      if (isConditionalCheckFailure(error)) return false;
+      throw error;
+    }
+    for (const key of [item?.systemKey, item?.assistantKey]) {
+      if (typeof key !== 'string') continue;
+      const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: key }));
+      const { meta, body } = parseFrontMatter((await res.Body?.transformToString('utf-8')) ?? '');
+      await this.s3.send(
+        new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: renderFrontMatter({ ...meta, deleted: true }, body), ContentType: 'text/markdown; charset=utf-8' }),
+      );
+    }
+    return true;
+  }
+}
+
+/** Per-user settings (`USER#{u}` / `SETTINGS`), written by the memory API. */
+export class DynamoUserSettingsStore implements UserSettingsStore {
+  constructor(
+    private readonly ddb: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async summarySettings(userId: string): Promise<Partial<SummarySettings>> {
+    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.settingsSk } }));
+    const s = (res.Item?.summary ?? {}) as Record<string, unknown>;
+    return {
+      ...(typeof s.enabled === 'boolean' ? { enabled: s.enabled } : {}),
+      ...(typeof s.prompt === 'string' && s.prompt.trim() !== '' ? { prompt: s.prompt } : {}),
+      ...(typeof s.maxTokens === 'number' && s.maxTokens > 0 ? { maxTokens: s.maxTokens } : {}),
+    };
+  }
+}

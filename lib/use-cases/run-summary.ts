@@ -1,0 +1,56 @@
+/**
+ * Write a context summary (seed 003) for an idle-summary, session-close or manual job:
+ * the job's turns as the current context, the configured instruction, one Converse call
+ * answered in text, stored as a system + assistant turn pair. Idempotent by job id.
+ */
+import type { ReflectionJob } from '../../events/reflection-job.js';
+import { type SummarySettings, summaryContext, summaryPair } from '../domain/summary.js';
+import type { Clock, Log, ReflectionModel, ReflectionStore, TurnStore, UserSettingsStore } from '../ports.js';
+
+export interface SummaryDeps {
+  turns: TurnStore;
+  reflections: ReflectionStore;
+  settings: UserSettingsStore;
+  model: ReflectionModel;
+  clock: Clock;
+  log: Log;
+  /** The stage's defaults; a user's own settings override them. */
+  defaults: SummarySettings;
+  temperature: number;
+  budgetTokens: number;
+}
+
+export type SummaryOutcome =
+  | { status: 'written'; id: string; text: string; sourceTurns: number[] }
+  | { status: 'already_done' | 'disabled' | 'nothing_to_summarise'; reason: string };
+
+export const SUMMARY_KINDS = new Set<ReflectionJob['kind']>(['idle-summary', 'session-close', 'manual']);
+
+export async function runSummary(job: ReflectionJob, deps: SummaryDeps): Promise<SummaryOutcome> {
+  if (await deps.reflections.exists(job.userId, job.jobId)) return { status: 'already_done', reason: `summary ${job.jobId} exists` };
+  const settings = { ...deps.defaults, ...(await deps.settings.summarySettings(job.userId)) };
+  if (!settings.enabled) return { status: 'disabled', reason: 'summaries are switched off for this user or stage' };
+  const { turns, missing } = await deps.turns.getTurns(job.userId, job.turnIds);
+  for (const m of missing) deps.log.warn('turn unreadable; summarising without it', { userId: job.userId, ...m });
+  if (turns.length === 0) return { status: 'nothing_to_summarise', reason: 'none of the job\'s turns could be read' };
+
+  const context = summaryContext(turns, deps.budgetTokens);
+  const answer = await deps.model.summarize({ system: context.system, prompt: settings.prompt, temperature: deps.temperature, maxTokens: settings.maxTokens });
+  const pair = summaryPair({
+    userId: job.userId,
+    id: job.jobId,
+    kind: job.kind,
+    trigger: job.trigger,
+    createdAt: deps.clock.now().toISOString(),
+    sourceTurns: context.included,
+    prompt: settings.prompt,
+    text: answer.text,
+    modelId: answer.usage.modelId,
+    inputTokens: answer.usage.inputTokens,
+    outputTokens: answer.usage.outputTokens,
+    deleted: false,
+  });
+  await deps.reflections.write(pair);
+  deps.log.info('summary written', { userId: job.userId, id: job.jobId, kind: job.kind, turns: context.included.length, outputTokens: answer.usage.outputTokens });
+  return { status: 'written', id: job.jobId, text: answer.text, sourceTurns: context.included };
+}

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import type { ReflectionJob } from '../../events/reflection-job.js';
+import { parseFrontMatter } from '../../lib/domain/front-matter.js';
+import { DEFAULT_SUMMARY_PROMPT, defaultSummarySettings } from '../../lib/domain/summary.js';
+import { summarizeOffline } from '../../lib/offline-model/rule-reflector.js';
+import { ModelUnavailableError } from '../../lib/ports.js';
+import { recordFailedAttempt } from '../../lib/use-cases/run-reflection.js';
+import { runSummary } from '../../lib/use-cases/run-summary.js';
+import { fixedClock, MemoryBatchLogStore, MemoryReflectionStore, MemorySettings, MemoryTurnStore, RecordingLog, ScriptedModel, turn } from '../helpers/fakes.js';
+
+const job = (kind: ReflectionJob['kind'] = 'idle-summary'): ReflectionJob => ({
+  type: 'reflection.job', version: 1, jobId: 'summary-1-3', userId: 'alice', kind, trigger: 'idle', urgency: 0, turnIds: [1, 2, 3], requestedAt: '2026-02-06T14:30:00Z',
+});
+
+async function setup() {
+  const turns = new MemoryTurnStore();
+  await turns.saveTurns([1, 2, 3].map((turnId) => turn({ userId: 'alice', turnId, query: `I adopted a beagle named Rex, part ${turnId}` })));
+  const model = new ScriptedModel(() => ({}), (req) => `Summary of ${req.system.split('### Turn').length - 1} turns.`);
+  const deps = {
+    turns,
+    reflections: new MemoryReflectionStore(),
+    settings: new MemorySettings(),
+    model,
+    clock: fixedClock(),
+    log: new RecordingLog(),
+    defaults: defaultSummarySettings,
+    temperature: 0.6,
+    budgetTokens: 4000,
+  };
+  return { deps, model };
+}
+
+describe('summaries after inactivity (seed 003)', () => {
+  it('asks the model to summarise the current context and stores a system + assistant turn pair', async () => {
+    const { deps, model } = await setup();
+    const out = await runSummary(job(), deps);
+    expect(out).toMatchObject({ status: 'written', text: 'Summary of 3 turns.', sourceTurns: [1, 2, 3] });
+    expect(model.summaries[0]).toMatchObject({ prompt: DEFAULT_SUMMARY_PROMPT, maxTokens: 2000 });
+    const pair = deps.reflections.pairs.get('alice/summary-1-3');
+    expect(pair?.system.key).toBe('users/alice/reflections/summary-1-3/system.md');
+    expect(parseFrontMatter(pair?.system.markdown ?? '')).toMatchObject({ meta: { role: 'system', deleted: false, source_turns: [1, 2, 3] }, body: `${DEFAULT_SUMMARY_PROMPT}\n` });
+    expect(parseFrontMatter(pair?.assistant.markdown ?? '')).toMatchObject({ meta: { role: 'assistant', reflection_id: 'summary-1-3' }, body: 'Summary of 3 turns.\n' });
+  });
+
+  it('is idempotent, follows a user\'s own prompt and max tokens, and can be switched off', async () => {
+    const { deps, model } = await setup();
+    await runSummary(job(), deps);
+    expect((await runSummary(job(), deps)).status).toBe('already_done');
+    expect(model.summaries).toHaveLength(1);
+    deps.settings.byUser.set('bob', { prompt: 'Summarise in one line.', maxTokens: 100 });
+    await deps.turns.saveTurns([turn({ userId: 'bob', turnId: 1 })]);
+    await runSummary({ ...job('session-close'), userId: 'bob', turnIds: [1] }, deps);
+    expect(model.summaries[1]).toMatchObject({ prompt: 'Summarise in one line.', maxTokens: 100 });
+    deps.settings.byUser.set('carol', { enabled: false });
+    expect((await runSummary({ ...job('manual'), userId: 'carol' }, deps)).status).toBe('disabled');
+  });
+
+  it('the offline model summarises extractively and deterministically', () => {
+    const context = '### Turn 4 — t (session s)\n**User:** I work as a nurse at the county hospital. Any tips for night shifts?\n**Agent:** I am not sure.';
+    const text = summarizeOffline(context);
+    expect(text).toContain('Turns 4–4');
+    expect(text).toContain('I work as a nurse at the county hospital.');
+    expect(text).toContain('Still open: Any tips for night shifts?');
+    expect(summarizeOffline(context)).toBe(text);
+  });
+});
+
+describe('a job failing its last try', () => {
+  it('is logged as aborted outside the commit marker, so a redrive still runs it', async () => {
+    const batchLogs = new MemoryBatchLogStore();
+    await recordFailedAttempt({ ...job('batch'), jobId: 'batch-1-3' }, new ModelUnavailableError('ThrottlingException'), { batchLogs, clock: fixedClock(), log: new RecordingLog() });
+    expect(batchLogs.failures).toEqual([expect.objectContaining({ batch_id: 'batch-1-3', status: 'aborted', error: { message: expect.stringContaining('dead-letter') } })]);
+    expect(await batchLogs.exists('alice', 'batch-1-3')).toBe(false);
+  });
+});

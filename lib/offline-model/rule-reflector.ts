@@ -2,12 +2,17 @@
  * THE OFFLINE MODEL — a deterministic, rule-based reflector. It is not an LLM.
  * It stands in for Bedrock in local runs and tests, answering the reflector's prompt
  * in the seed 000 §4 schema from surface patterns in the user's messages:
- *  - self-statements and stated preferences ("I'm a…", "I work at…", "I love…", "my X is…");
+ *  - people and pets ("my husband…", "my dog Rex…"), places ("I went to…"), jobs ("I work
+ *    as…"), plans ("I'm going to…"), activities ("I just started…"), possessions and
+ *    preferences ("I have…", "my X is…", "I love…");
  *  - corrections ("actually…", "no, I meant…");
  *  - topics the user returns to in 3+ turns;
- *  - questions the agent left unanswered (uncertain reply, or no shared words).
- * Limits: English only; it reads sentences, not meaning; it never invents connections
- * between files unless a turn shares words with both; its "facts" quote the user.
+ *  - questions of substance (3+ content words) the agent left unanswered (an uncertain
+ *    reply, or one sharing no word with the question).
+ * Limits: English only; first person only (what the user says of others is caught only
+ * through "my …"); it reads sentences, not meaning, so sarcasm, negation ("I don't love…")
+ * and hypotheticals come out as facts; its facts quote the user instead of paraphrasing;
+ * it connects two files only when one turn shares words with both.
  */
 import type { ReflectionOutput } from '../domain/reflection-output.js';
 import { contentWords, slugify, topKeywords } from '../domain/text.js';
@@ -42,6 +47,11 @@ const sentences = (text: string): string[] =>
     .filter((s) => s.length > 0);
 
 const SELF_STATEMENT = [
+  {
+    re: /\bmy ((?:husband|wife|partner|boyfriend|girlfriend|son|daughter|kids|children|mom|mother|dad|father|sister|brother|grandma|grandpa|friend|dog|cat|puppy|kitten|pet)s?)\b(?: named| called)? ?([A-Z][a-z]+)?/,
+    kind: 'people',
+  },
+  { re: /\bI (?:went|traveled|travelled|moved|flew|drove) (?:to|back to) (?:the )?([\w\s'-]{3,40}?)(?:[.,!]|$| and | with | for | last | this | yesterday)/i, kind: 'place' },
   { re: /\bI(?:'m| am) (?:a|an) ([\w\s-]{3,40}?)(?:[.,!]|$| and | who )/i, kind: 'identity' },
   { re: /\bI (?:work|worked) (?:as|at|in|for) ([\w\s'-]{3,40}?)(?:[.,!]|$| and )/i, kind: 'work' },
   { re: /\bI (?:live|lived|moved) (?:in|to) ([\w\s'-]{3,40}?)(?:[.,!]|$| and )/i, kind: 'place' },
@@ -51,6 +61,9 @@ const SELF_STATEMENT = [
   { re: /\bI(?:'m| am) (?:planning|going|hoping) to ([\w\s'-]{3,40}?)(?:[.,!]|$| and )/i, kind: 'plan' },
   { re: /\bI (?:just |recently )?(?:started|joined|finished|signed up for) ([\w\s'-]{3,40}?)(?:[.,!]|$| and )/i, kind: 'activity' },
 ] as const;
+
+/** Content words a question needs before it can count as unresolved. */
+const MIN_QUESTION_WORDS = 3;
 
 const CORRECTION = /\b(actually|I meant|no,|not what I)\b/i;
 const UNCERTAIN = /\b(not sure|don't know|do not know|no idea|unclear|hard to say|can't say|cannot say|let me check|I'll find out|unsure)\b/i;
@@ -83,6 +96,7 @@ export function reflectOffline(prompt: string): ReflectionOutput {
         if (!m) continue;
         const subject = (m[2] ? `${m[1]} ${m[2]}` : (m[1] ?? '')).trim();
         if (contentWords(subject).length === 0) continue;
+        if (kind === 'people' && contentWords(sentence).length < 4) continue; // "my kids!" says too little
         candidates.push({
           score: 2 + contentWords(subject).length / 10,
           fact: {
@@ -90,7 +104,7 @@ export function reflectOffline(prompt: string): ReflectionOutput {
             content: `The user said (turn ${turn.turnId}): "${sentence}"`,
             source_turns: [turn.turnId],
             related_existing: [],
-            category: kind === 'preference' ? 'Patterns' : 'Facts',
+            category: kind === 'preference' ? 'Patterns' : kind === 'people' ? 'Concepts' : 'Facts',
           },
         });
         break;
@@ -100,7 +114,8 @@ export function reflectOffline(prompt: string): ReflectionOutput {
       const question = sentences(turn.user).filter((s) => s.endsWith('?')).pop() ?? turn.user;
       const asked = new Set(contentWords(question));
       const answered = contentWords(turn.agent).some((w) => asked.has(w));
-      if (asked.size > 0 && (UNCERTAIN.test(turn.agent) || !answered)) {
+      // Small talk ("How are you?", "Anything new?") is not an open question: it needs substance.
+      if (asked.size >= MIN_QUESTION_WORDS && (UNCERTAIN.test(turn.agent) || !answered)) {
         openQuestions.push({
           question,
           source_turns: [turn.turnId],
@@ -118,7 +133,9 @@ export function reflectOffline(prompt: string): ReflectionOutput {
   // Topics the user came back to in three or more turns.
   const turnsByWord = new Map<string, number[]>();
   for (const turn of turns) {
-    for (const w of new Set(contentWords(turn.user))) turnsByWord.set(w, [...(turnsByWord.get(w) ?? []), turn.turnId]);
+    // Bracketed annotations ("[shares a photo: …]") are not what the user talks about.
+    const said = turn.user.replace(/\[[^\]]*\]/g, ' ');
+    for (const w of new Set(contentWords(said))) turnsByWord.set(w, [...(turnsByWord.get(w) ?? []), turn.turnId]);
   }
   for (const [word, ids] of [...turnsByWord.entries()].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]))) {
     if (ids.length < 3) break;

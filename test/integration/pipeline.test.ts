@@ -6,13 +6,17 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { offlineResponder } from '../../infra/local/converse-server.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { bucketReader } from '../helpers/s3.js';
 
 let stack: LocalStack;
 let bucket: ReturnType<typeof bucketReader>;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'itest', logLevel: 'SILENT' });
+  stack = await startLocalStack({ stage: 'itest', logLevel: 'SILENT', speed: 300 });
   bucket = bucketReader(stack.info);
 });
 afterAll(async () => {
@@ -86,6 +90,57 @@ describe('the pipeline on the local emulators', () => {
     expect(s.errors - before.errors).toBe(1);
     const failed = JSON.parse(await bucket.text('users/throttled-user/Logs/reflector/failed/batch-1-10.json'));
     expect(failed).toMatchObject({ status: 'aborted', error: { message: expect.stringContaining('ModelUnavailableError') } });
+  });
+
+  it('truncates over-cap output and every gate rejects its case, through the Converse endpoint', async () => {
+    // Knowledge the gates can see: one well-established fact (confidence 0.95).
+    const aws = { region: stack.info.region, credentials: stack.info.credentials };
+    const repo = new KnowledgeRepository(
+      DynamoDBDocumentClient.from(new DynamoDBClient({ ...aws, endpoint: stack.info.endpoints.dynamodb })),
+      new S3Client({ ...aws, endpoint: stack.info.endpoints.s3, forcePathStyle: true }),
+      stack.info.tableName,
+      stack.info.bucketName,
+    );
+    const known = 'The user keeps a reef tank with two clownfish.';
+    await repo.promote('gates-user', { path: 'Facts/reef_tank--b0.md', kind: 'fact', title: 'reef_tank', category: 'Facts', text: known, confidence: 0.85, sourceTurns: [1], batchId: 'b0', stagedAt: '', meta: {}, body: known, promotedBy: ['b1', 'b2'], status: 'staged' }, 'Facts/reef_tank.md', `# reef_tank\n\n${known}\n`, {
+      id: 'Facts/reef_tank.md', title: 'reef_tank', text: known, category: 'Facts', confidence: 0.95, sourceTurns: [1], summary: known, promotedAt: '2026-01-01T00:00:00Z',
+    });
+    const fact = (title: string, content: string, t: number) => ({ title, content, source_turns: [t], category: 'Facts' });
+    stack.emulators.converse.setResponder((req) => {
+      if (!req.toolConfig) return offlineResponder(req);
+      const input = {
+        new_facts: [fact('ghost', 'The user mentioned a ghost turn.', 99), fact('reef_tank', known, 1), fact('extra_1', 'x', 1), fact('extra_2', 'y', 1)],
+        corrections: [
+          { existing_file: 'Facts/reef_tank.md', what_changed: 'the reef tank has three clownfish now', source_turns: [1], new_confidence_hint: 'lower' },
+          { existing_file: 'Facts/reef_tank.md', what_changed: 'second correction', source_turns: [1, 2], new_confidence_hint: 'lower' },
+        ],
+        connections: [
+          { file_a: 'Facts/reef_tank.md', file_b: '../other-user/Knowledge/Facts/secret.md', relationship: 'reef tank', source_turns: [1] },
+          { file_a: 'Facts/reef_tank.md', file_b: 'Facts/nope.md', relationship: 'reef tank', source_turns: [1] },
+        ],
+        open_questions: [
+          { question: 'What about quantum chromodynamics?', source_turns: [2], why_unresolved: 'never discussed' },
+          { question: 'Which lighting suits the reef tank?', source_turns: [2], why_unresolved: 'the reply was unsure' },
+        ],
+      };
+      return { body: { output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 't1', name: 'record_reflection', input } }] } }, stopReason: 'tool_use', usage: { inputTokens: 5, outputTokens: 5, totalTokens: 10 } } };
+    });
+    try {
+      await stack.replayLines(
+        Array.from({ length: 10 }, (_, i) => event('gates-user', i + 1, i === 0 ? 'My reef tank has clownfish' : i === 1 ? 'Which lighting suits the reef tank?' : `entry${i}`)),
+      );
+      await stack.waitUntilDrained();
+    } finally {
+      stack.emulators.converse.setResponder(offlineResponder);
+    }
+    const log = JSON.parse(await bucket.text('users/gates-user/Logs/reflector/batch-1-10.json'));
+    expect(log.quality_gate_results.truncated_by_caps).toEqual({ new_facts: 2, corrections: 1, connections: 0, open_questions: 0 });
+    expect(log.quality_gate_results.items_proposed).toBe(7);
+    expect(log.quality_gate_results.rejections.map((r: { gate: string }) => r.gate).sort()).toEqual(
+      ['drift_guard', 'dedup', 'keyword_match', 'related_file_exists', 'related_file_exists', 'turn_existence'].sort(),
+    );
+    expect(JSON.stringify(log.quality_gate_results.rejections)).toContain('leaves the user');
+    expect(log.staged_files).toEqual(['Knowledge_staging/Questions/which_lighting_suits_the_reef_tank--batch-1-10.md']);
   });
 
   it('aborts a batch whose model output is malformed and logs the raw answer', async () => {

@@ -63,4 +63,5 @@ export const names = (stage: string) => ({
   dlq: (q: QueueDefinition) => `reflective-memory-${stage}-${q.id}-dlq${q.fifo ? '.fifo' : ''}`,
 });
 
-export const SWEEPS = ['nightly', 'weekly', 'expiry', 'archive'] as const;
+/** Scheduled sweeps. Turn archival has no sweep: the bucket's lifecycle rule, which S3 runs daily, does it. */
+export const SWEEPS = ['nightly', 'weekly', 'expiry'] as const;

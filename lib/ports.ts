@@ -7,6 +7,7 @@ import type { ReflectionJob } from '../events/reflection-job.js';
 import type { TurnSaved } from '../events/turn-saved.js';
 import type { KnowledgeDoc } from './domain/knowledge.js';
 import type { StagedRecord } from './domain/promotion.js';
+import type { ReflectionRun } from './domain/sleep-time/reflection-log.js';
 import type { SummaryPair, SummarySettings } from './domain/summary.js';
 import type { BatchLog, ModelUsage } from './domain/batch-log.js';
 import type { SignalState } from './domain/signal-accumulator.js';
@@ -17,6 +18,8 @@ export interface TurnStore {
   saveTurns(turns: readonly TurnSaved[]): Promise<void>;
   /** Which of these turn ids of the user the index holds already. */
   indexedTurnIds(userId: string, turnIds: readonly number[]): Promise<Set<number>>;
+  /** Ids of the user's turns whose timestamp is at or after `fromIso` (newest first, at most `limit`). */
+  turnsSince(userId: string, fromIso: string, limit: number): Promise<number[]>;
   /** Load turns by id; ids with no index entry or an unreadable document come back as missing. */
   getTurns(userId: string, turnIds: readonly number[]): Promise<{ turns: TurnSaved[]; missing: Array<{ turnId: number; reason: string }> }>;
 }
@@ -105,6 +108,12 @@ export interface KnowledgeStore {
   reinforce(userId: string, path: string, batchId: string): Promise<StagedRecord>;
   /** Move a staged record to Knowledge/ (idempotent): write the document, index it, retire the staged file. */
   promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc): Promise<void>;
+  /** Write a Knowledge document and index it (idempotent by path). */
+  putKnowledge(userId: string, path: string, markdown: string, doc: KnowledgeDoc): Promise<void>;
+  /** Staged (not promoted) records of every user staged on a UTC day (the expiry sweep's index). */
+  stagedOn(day: string): Promise<Array<{ userId: string; record: StagedRecord }>>;
+  /** Delete a staged record and its file. */
+  deleteStaged(userId: string, path: string): Promise<void>;
   /** The model output an earlier delivery of the same batch recorded, if any. */
   getModelOutput(userId: string, batchId: string): Promise<ModelResponse | null>;
   putModelOutput(userId: string, batchId: string, response: ModelResponse): Promise<void>;
@@ -122,9 +131,29 @@ export interface ReflectionStore {
   softDelete(userId: string, reflectionId: string): Promise<boolean>;
 }
 
-export interface DeferredJobLog {
-  /** Keep a job this version cannot run yet, with the reason, so it can be replayed later. */
-  keep(job: ReflectionJob, reason: string): Promise<void>;
+/** The activity index: users by the day of their last message, with per-day counts. */
+export interface ActivityIndex {
+  activeUsers(day: string): Promise<Array<{ userId: string; activity: Record<string, number> }>>;
+}
+
+export interface ReflectionLogStore {
+  exists(userId: string, runId: string): Promise<boolean>;
+  /** Record a run (the record is its commit marker), with an optional markdown document for people. */
+  put(run: ReflectionRun, document?: string): Promise<void>;
+  /** Runs of one kind whose start lies in [fromIso, toIso], oldest first. */
+  list(userId: string, kind: ReflectionRun['kind'], fromIso: string, toIso: string): Promise<ReflectionRun[]>;
+  latest(userId: string, kind: ReflectionRun['kind']): Promise<ReflectionRun | null>;
+}
+
+/** What the weekly reflection reads instead of raw messages. */
+export interface SummarySource {
+  batchLogs(userId: string, fromIso: string, toIso: string): Promise<BatchLog[]>;
+  summaries(userId: string, fromIso: string, toIso: string): Promise<Array<{ id: string; createdAt: string; text: string }>>;
+}
+
+/** Where each sweep's deletions are logged, with their reasons. */
+export interface ExpiryLog {
+  write(userId: string, sweptAt: string, deletions: Array<{ path: string; stagedAt: string; promotionCount: number; reason: string }>): Promise<void>;
 }
 
 export interface BatchLogStore {

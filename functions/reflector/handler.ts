@@ -16,10 +16,12 @@ import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.
 import { getNumberFromEnv, getStringFromEnv } from '../../lib/adapters/config.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
-import { createLogger, systemClock } from '../../lib/adapters/logger.js';
+import { systemClock } from '../../lib/adapters/clock.js';
+import { createLogger } from '../../lib/adapters/logger.js';
 import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
-import { S3DeferredJobLog } from '../../lib/adapters/s3-deferred-jobs.js';
-import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
+import { DynamoReflectionLogStore, DynamoSummarySource } from '../../lib/adapters/reflection-log-store.js';
+import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
+import { runNightly, runWeekly, type SleepTimeDeps } from '../../lib/use-cases/run-sleep-time.js';import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
 import { parseOrKeep } from '../../lib/use-cases/parse-or-keep.js';
 import { type ReflectionDeps, recordFailedAttempt, runReflection } from '../../lib/use-cases/run-reflection.js';
@@ -34,7 +36,6 @@ const { logger, log } = createLogger('reflector');
 const ddb = createDocumentClient();
 const s3 = createS3Client();
 const rejected = new S3RejectedEventLog(s3, bucketName);
-const deferred = new S3DeferredJobLog(s3, bucketName);
 const metrics = createMetrics('reflector');
 
 const model = new BedrockConverseModel(createBedrockClient(), modelId);
@@ -73,6 +74,17 @@ const summaryDeps: SummaryDeps = {
   budgetTokens: getNumberFromEnv('BATCH_TOKEN_BUDGET', 4000),
 };
 
+const sleepTimeDeps: SleepTimeDeps = {
+  turns,
+  knowledge: deps.knowledge,
+  runs: new DynamoReflectionLogStore(ddb, s3, tableName, bucketName),
+  summaries: new DynamoSummarySource(ddb, s3, tableName, bucketName),
+  model,
+  clock: systemClock,
+  log,
+  config: parseSleepTimeConfig(process.env.SLEEP_TIME_CONFIG),
+};
+
 async function recordHandler(record: SQSRecord): Promise<void> {
   // A malformed job never becomes valid by retrying: keep it with its reasons and move on.
   const job = await parseOrKeep(record, ReflectionJobSchema, { rejected, clock: systemClock, source: 'reflection-queue' });
@@ -93,6 +105,16 @@ async function recordHandler(record: SQSRecord): Promise<void> {
 }
 
 async function runJob(job: ReflectionJob): Promise<void> {
+  if (job.kind === 'nightly' || job.kind === 'weekly') {
+    const out = await (job.kind === 'nightly' ? runNightly : runWeekly)(job, sleepTimeDeps);
+    metrics.addMetric(`SleepTime_${job.kind}_${out.status}`, MetricUnit.Count, 1);
+    if (out.status === 'completed') {
+      metrics.addMetric('SleepTimeMemoriesStored', MetricUnit.Count, out.run.memoriesStored);
+      metrics.addMetric('ModelInputTokens', MetricUnit.Count, out.run.tokens.input);
+      metrics.addMetric('ModelOutputTokens', MetricUnit.Count, out.run.tokens.output);
+    }
+    return;
+  }
   if (SUMMARY_KINDS.has(job.kind)) {
     const summary = await runSummary(job, summaryDeps);
     metrics.addMetric(`Summaries_${summary.status}`, MetricUnit.Count, 1);
@@ -113,7 +135,6 @@ async function runJob(job: ReflectionJob): Promise<void> {
     }
     return;
   }
-  if (outcome.status === 'deferred') await deferred.keep(job, outcome.reason);
   logger.info('reflection job not run', { jobId: job.jobId, userId: job.userId, kind: job.kind, status: outcome.status, reason: outcome.reason });
 }
 

@@ -11,7 +11,8 @@ import { createDocumentClient, createS3Client, createSqsClient } from '../../lib
 import { getStringFromEnv } from '../../lib/adapters/config.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
-import { createLogger, systemClock } from '../../lib/adapters/logger.js';
+import { systemClock } from '../../lib/adapters/clock.js';
+import { createLogger } from '../../lib/adapters/logger.js';
 import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
 import { S3ClaimCheckStore } from '../../lib/adapters/s3-claim-checks.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';

@@ -3,6 +3,7 @@
  * that is not listed (a developer's own) gets the `dev` settings under its own name.
  */
 import type { SignalConfig } from '../../lib/domain/signal-weights.js';
+import type { SleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 
 export interface StageConfig {
   /** Bedrock model id (or inference profile id) for reflections. It must support forced tool use. */
@@ -10,7 +11,9 @@ export interface StageConfig {
   /** Overrides of the signal accumulator's numbers (seed 000 §2); omitted ones keep the seed's. */
   signals: Partial<Omit<SignalConfig, 'weights'>> & { weights?: Partial<SignalConfig['weights']> };
   /** EventBridge cron expressions (UTC) of the sweeps. */
-  schedules: { nightly: string; weekly: string; expiry: string; archive: string };
+  schedules: { nightly: string; weekly: string; expiry: string };
+  /** Overrides of sleep-time compute's numbers (look-back windows, thresholds, expiry and archive ages). */
+  sleepTime: Partial<SleepTimeConfig>;
   /** Keep data when the stack is deleted. */
   retainData: boolean;
   /** Messages waiting in a main queue that raise its depth alarm. */
@@ -28,8 +31,8 @@ const base: StageConfig = {
     nightly: 'cron(0 3 * * ? *)',
     weekly: 'cron(0 4 ? * SUN *)',
     expiry: 'cron(30 2 * * ? *)',
-    archive: 'cron(45 2 * * ? *)',
   },
+  sleepTime: {},
   retainData: false,
   queueDepthAlarm: 1000,
   logLevel: 'INFO',

@@ -5,7 +5,7 @@
  *   npm start -- --once             …and exit once every queue is drained
  *   npm start -- --replay FILE      replay a JSONL file of turn.saved events (or a LoCoMo conversation .json) instead
  *   npm start -- --verbose          handler logs at INFO (default WARN), metrics on
- *   npm start -- --speed N          local delays run N× faster (default 60: the 5-minute idle check fires after 5 s)
+ *   npm start -- --speed N          local delays run N× faster (default 300: the 5-minute idle check fires after 1 s)
  *
  * With --once the last line printed is one JSON object with the run's counts; the exit
  * code is non-zero if any message was left in a dead-letter queue.
@@ -28,7 +28,8 @@ function human(s: Summary): string {
   return [
     `turns ${s.turns} (duplicates ${s.duplicates}, late ${s.late}, rejected ${s.rejected})`,
     `batches ${s.batches} (aborted ${s.batchesAborted}) · model calls ${s.modelCalls} · gate rejections ${s.gateRejections} · staged ${s.staged} · promoted ${s.promoted}`,
-    `summaries written ${s.summaries} of ${s.summaryJobs} fired${s.deferred > 0 ? ` · jobs kept for later (kinds not run yet): ${s.deferred}` : ''}`,
+    `nightly findings stored ${s.findings}`,
+    `summaries written ${s.summaries} of ${s.summaryJobs} fired · sweeps fired ${s.sweepsFired} · sleep-time runs: nightly ${s.nightly}, weekly ${s.weekly}`,
     `errors left in dead-letter queues: ${s.errors}; handler errors retried: ${s.handlerErrors}`,
   ].join('\n');
 }
@@ -40,7 +41,7 @@ async function main(): Promise<number> {
       replay: { type: 'string' },
       stage: { type: 'string', default: 'local' },
       verbose: { type: 'boolean', default: false },
-      speed: { type: 'string', default: '60' },
+      speed: { type: 'string', default: '300' },
     },
     strict: true,
   });
@@ -67,7 +68,8 @@ async function main(): Promise<number> {
   try {
     writeState(stack);
     console.log(`stack ready · state in ${STATE_FILE}`);
-    const replay = await stack.replayLines(lines);
+    // The simulated clock follows the replay's timestamps, firing the schedules it passes.
+    const replay = await stack.replayLines(lines, { clock: true });
     const what = typeof file === 'string' ? `${file}${format === 'locomo' ? ' (LoCoMo, converted to turn.saved)' : ''}` : 'the bundled sample (events/samples/conversation.jsonl)';
     console.log(`replaying ${what}: ${replay.published} of ${replay.lines} lines published`);
     for (const r of replay.refused) console.log(`  line ${r.line} refused by SQS: ${r.reason}`);
@@ -81,6 +83,9 @@ async function main(): Promise<number> {
         lastProgress = line;
       },
     });
+    // Let the last day end as it would have: its nightly (and any weekly) run.
+    await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
+    await stack.waitUntilDrained();
     writeState(stack, { drained: true });
     const summary = await stack.summary();
     console.log(`drained.\n${human(summary)}`);
@@ -90,11 +95,17 @@ async function main(): Promise<number> {
       console.log(JSON.stringify(summary));
       return summary.errors > 0 ? 1 : 0;
     }
-    console.log('serving until stopped (Ctrl-C). Publish with the endpoints in .local/stack.json.');
+    console.log(`serving until stopped (Ctrl-C). Publish with the endpoints in .local/stack.json. The clock runs ${speed}× real time from ${stack.now().toISOString()}.`);
+    const ticker = setInterval(() => {
+      void stack.advanceTo(new Date(stack.now().getTime() + speed * 1000)).then((done) => {
+        for (const f of done) console.log(`  ${f.at}: ${f.sweep} sweep`);
+      });
+    }, 1000);
     await new Promise<void>((resolveSignal) => {
       process.once('SIGINT', () => resolveSignal());
       process.once('SIGTERM', () => resolveSignal());
     });
+    clearInterval(ticker);
     console.log('stopping…');
     await shutdown();
     return 0;

@@ -6,7 +6,7 @@
  */
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { OFFLINE_MODEL_LABEL, reflectOffline, summarizeOffline } from '../../lib/offline-model/rule-reflector.js';
+import { nightlyOffline, OFFLINE_MODEL_LABEL, reflectOffline, summarizeOffline, weeklyOffline } from '../../lib/offline-model/rule-reflector.js';
 
 export interface ConverseRequest {
   modelId: string;
@@ -32,7 +32,14 @@ export const offlineResponder: Responder = (req) => {
   const prompt = promptOf(req);
   const system = (req.system ?? []).map((s) => s.text ?? '').join('\n');
   const toolName = req.toolConfig?.tools?.[0]?.toolSpec?.name;
-  const output = toolName ? reflectOffline(prompt) : summarizeOffline(system);
+  const output =
+    toolName === 'record_nightly_findings'
+      ? nightlyOffline(prompt)
+      : toolName === 'record_weekly_reflection'
+        ? weeklyOffline(prompt)
+        : toolName
+          ? reflectOffline(prompt)
+          : summarizeOffline(system);
   const content = toolName ? [{ toolUse: { toolUseId: 'offline-1', name: toolName, input: output } }] : [{ text: String(output) }];
   const inputTokens = Math.ceil((prompt.length + system.length) / 4);
   const outputTokens = Math.ceil((typeof output === 'string' ? output : JSON.stringify(output)).length / 4);

@@ -10,8 +10,12 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { type RawMessage, sqsSafeJson, TurnPublisher } from '../../lib/adapters/sqs-turn-publisher.js';
 import { UserIdSchema } from '../../events/common.js';
+import { setLocalClock } from '../../lib/adapters/clock.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
-import { FUNCTION_TIMEOUT_SECONDS, type QueueKey } from '../resources.js';
+import { fireTimesBetween } from '../../lib/domain/sleep-time/schedule.js';
+import { stageConfig } from '../config/stages.js';
+import { FUNCTION_TIMEOUT_SECONDS, type QueueKey, SWEEPS } from '../resources.js';
+import { lambdaContext } from './lambda-context.js';
 import type { Responder } from './converse-server.js';
 import { type Emulators, LOCAL_CREDENTIALS, LOCAL_REGION, startEmulators } from './emulators.js';
 import { LocalEventSource, type SqsHandler } from './event-source.js';
@@ -45,6 +49,8 @@ export interface Summary {
   gateRejections: number;
   staged: number;
   promoted: number;
+  /** Findings of the nightly reflection stored as Knowledge (`Knowledge/Reflections/`). */
+  findings: number;
   errors: number;
   handlerErrors: number;
   modelCalls: number;
@@ -52,8 +58,10 @@ export interface Summary {
   summaryJobs: number;
   /** Summaries written as turn pairs (seed 003). */
   summaries: number;
-  /** Jobs of kinds this version cannot run yet, kept under Logs/reflector/deferred/. */
-  deferred: number;
+  /** Sleep-time runs recorded in the reflection log (seed 001), and sweeps fired by the schedules. */
+  nightly: number;
+  weekly: number;
+  sweepsFired: number;
 }
 
 export interface ReplayResult {
@@ -68,8 +76,17 @@ export interface LocalStack {
   emulators: Emulators;
   sources: Record<QueueKey, LocalEventSource>;
   publisher: TurnPublisher;
-  replayLines(lines: readonly string[]): Promise<ReplayResult>;
+  /**
+   * Publish JSONL lines. With `clock`, the simulated clock follows the events' timestamps:
+   * each session is published and settled (idle checks included) before the clock moves
+   * on, and every schedule the clock passes fires its sweep, as production would have.
+   */
+  replayLines(lines: readonly string[], options?: { clock?: boolean }): Promise<ReplayResult>;
   waitUntilDrained(options?: { timeoutMs?: number; onTick?: () => void | Promise<void> }): Promise<void>;
+  /** The simulated clock the handlers read (the wall clock until a clocked replay moves it). */
+  now(): Date;
+  /** Move the simulated clock forward, firing (in order) every sweep scheduled on the way. */
+  advanceTo(time: Date): Promise<Array<{ sweep: string; at: string }>>;
   summary(): Promise<Summary>;
   stop(): Promise<void>;
 }
@@ -128,6 +145,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   const signal = (await import('../../functions/signal/handler.js')).handler as unknown as SqsHandler;
   const reflector = (await import('../../functions/reflector/handler.js')).handler as unknown as SqsHandler;
+  const sweep = (await import('../../functions/sweep/handler.js')).handler as unknown as (event: unknown, context: unknown) => Promise<{ jobs: string[] }>;
   const idle = (await import('../../functions/idle/handler.js')).handler as unknown as SqsHandler;
   const source = (key: QueueKey, handler: SqsHandler, fn: keyof typeof FUNCTION_TIMEOUT_SECONDS) =>
     new LocalEventSource({
@@ -163,6 +181,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   };
   const publisher = new TurnPublisher(sqs, resources.queues.turn.url, { s3, bucketName: resources.bucketName });
   const refusedLines: ReplayResult['refused'] = [];
+  const schedules = stageConfig('dev').schedules;
+  /** A gap between events longer than the idle threshold (in event time) ends a session. */
+  const sessionGapMs = defaultSignalConfig.idleMinutes * 60_000;
+  let simNow = new Date();
+  /** Something was published or enqueued since the queues were last seen empty. */
+  let dirty = false;
+  const fired: Array<{ sweep: string; at: string }> = [];
+  const setClock = (t: Date) => {
+    simNow = t;
+    setLocalClock(t);
+  };
   const runId = randomUUID().slice(0, 8);
   let lineCounter = 0;
 
@@ -192,11 +221,51 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   const listKeys = (prefix: string) => listAllKeys(s3, resources.bucketName, prefix);
 
+  const waitUntilDrained: LocalStack['waitUntilDrained'] = async ({ timeoutMs = 10 * 60_000, onTick } = {}) => {
+    const deadline = Date.now() + timeoutMs;
+    let quietChecks = 0;
+    while (quietChecks < 2) {
+      if (Date.now() > deadline) throw new Error(`queues did not drain within ${timeoutMs} ms`);
+      if (quietChecks > 0) await new Promise((r) => setTimeout(r, 100));
+      await onTick?.();
+      const keys: QueueKey[] = ['turn', 'reflection', 'idle'];
+      const depths = await Promise.all(keys.map((k) => queueDepth(resources.queues[k].url)));
+      const busy = Object.values(sources).some((s) => s.busy);
+      if (depths.every((d) => d === 0) && !busy) quietChecks += 1;
+      else {
+        quietChecks = 0;
+        await new Promise((r) => setTimeout(r, 150));
+      }
+    }
+    info.drained = true;
+    dirty = false;
+  };
+
+  const advanceTo = async (time: Date): Promise<Array<{ sweep: string; at: string }>> => {
+    if (time.getTime() <= simNow.getTime()) return [];
+    const due = SWEEPS.flatMap((name) => fireTimesBetween(schedules[name], simNow, time).map((at) => ({ sweep: name, at })))
+      .sort((a, b) => a.at.getTime() - b.at.getTime());
+    const done: Array<{ sweep: string; at: string }> = [];
+    for (const { sweep: name, at } of due) {
+      setClock(at);
+      if (dirty) await waitUntilDrained();
+      const result = await sweep({ sweep: name, time: at.toISOString() }, lambdaContext(`reflective-memory-${stage}-sweep`, FUNCTION_TIMEOUT_SECONDS.sweep));
+      if (result.jobs.length > 0) dirty = true;
+      done.push({ sweep: name, at: at.toISOString() });
+    }
+    setClock(time);
+    fired.push(...done);
+    return done;
+  };
+
   return {
     info,
     emulators,
     sources,
     publisher,
+    now: () => simNow,
+    advanceTo,
+    waitUntilDrained,
 
     /**
      * Publish JSONL lines as they are, each as its own publication (deduplication id per
@@ -204,47 +273,60 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
      * what keeps them from counting twice. Blank lines are skipped; astral characters are
      * JSON-escaped as the publisher client does (see sqsSafeJson).
      */
-    async replayLines(lines) {
-      const messages: Array<RawMessage & { line: number }> = [];
+    async replayLines(lines, { clock = false } = {}) {
+      const messages: Array<RawMessage & { line: number; at: number | null }> = [];
       lines.forEach((text, i) => {
         if (text.trim() === '') return;
         let group = '_unparsed';
+        let at: number | null = null;
         try {
-          const value = JSON.parse(text) as { userId?: unknown };
+          const value = JSON.parse(text) as { userId?: unknown; timestamp?: unknown };
           if (UserIdSchema.safeParse(value.userId).success) group = String(value.userId);
+          const t = typeof value.timestamp === 'string' ? Date.parse(value.timestamp) : Number.NaN;
+          if (Number.isFinite(t)) at = t;
         } catch {
           // stays in the _unparsed group; the signal function rejects and keeps it
         }
         lineCounter += 1;
-        messages.push({ body: sqsSafeJson(text), groupId: group, deduplicationId: `replay-${runId}-${lineCounter}`, line: i + 1 });
+        messages.push({ body: sqsSafeJson(text), groupId: group, deduplicationId: `replay-${runId}-${lineCounter}`, line: i + 1, at });
       });
-      const res = await publisher.publishRaw(messages);
-      const refused = res.failed.map((f) => ({ line: messages[f.index]?.line ?? -1, reason: `${f.code}: ${f.message}` }));
-      refusedLines.push(...refused);
-      return { lines: messages.length, published: res.sent, refused };
-    },
-
-    async waitUntilDrained({ timeoutMs = 10 * 60_000, onTick } = {}) {
-      const deadline = Date.now() + timeoutMs;
-      let quietChecks = 0;
-      while (quietChecks < 2) {
-        if (Date.now() > deadline) throw new Error(`queues did not drain within ${timeoutMs} ms`);
-        await new Promise((r) => setTimeout(r, 250));
-        await onTick?.();
-        const keys: QueueKey[] = ['turn', 'reflection', 'idle'];
-        const depths = await Promise.all(keys.map((k) => queueDepth(resources.queues[k].url)));
-        const busy = Object.values(sources).some((s) => s.busy);
-        quietChecks = depths.every((d) => d === 0) && !busy ? quietChecks + 1 : 0;
+      const result: ReplayResult = { lines: messages.length, published: 0, refused: [] };
+      const publish = async (batch: typeof messages) => {
+        if (batch.length === 0) return;
+        dirty = true;
+        const res = await publisher.publishRaw(batch);
+        result.published += res.sent;
+        result.refused.push(...res.failed.map((f) => ({ line: batch[f.index]?.line ?? -1, reason: `${f.code}: ${f.message}` })));
+      };
+      if (!clock) await publish(messages);
+      else {
+        const first = messages.find((m) => m.at !== null)?.at;
+        if (first !== undefined && first !== null) setClock(new Date(first));
+        let pending: typeof messages = [];
+        for (const m of messages) {
+          // A pause longer than the idle threshold ends a session: let it settle (idle
+          // summaries included) before the clock moves on and fires what it passes.
+          if (m.at !== null && m.at - simNow.getTime() > sessionGapMs && pending.length > 0) {
+            await publish(pending);
+            pending = [];
+            await waitUntilDrained();
+          }
+          if (m.at !== null && m.at > simNow.getTime()) await advanceTo(new Date(m.at));
+          pending.push(m);
+        }
+        await publish(pending);
       }
-      info.drained = true;
+      refusedLines.push(...result.refused);
+      return result;
     },
 
     async summary() {
-      const [turnItems, signalItems, batchItems, reflectionItems, rejectedKeys, userKeys, dlqDepths] = await Promise.all([
+      const [turnItems, signalItems, batchItems, reflectionItems, runItems, rejectedKeys, userKeys, dlqDepths] = await Promise.all([
         scanAll('begins_with(sk, :p)', { ':p': 'TURN#' }),
         scanAll('sk = :s', { ':s': 'SIGNAL' }),
         scanAll('begins_with(sk, :p)', { ':p': 'BATCH#' }),
         scanAll('begins_with(sk, :p)', { ':p': 'REFLECTION#' }),
+        scanAll('begins_with(sk, :p)', { ':p': 'RUN#' }),
         listKeys('rejected/'),
         listKeys('users/'),
         Promise.all(Object.values(resources.queues).map((q) => queueDepth(q.dlqUrl))),
@@ -260,13 +342,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         batchesAborted: batchItems.filter((b) => b.status === 'aborted').length,
         gateRejections: batchItems.reduce((n, b) => n + Number(b.rejections ?? 0), 0),
         staged: userKeys.filter((k) => k.includes('/Knowledge_staging/')).length,
-        promoted: userKeys.filter((k) => k.includes('/Knowledge/')).length,
+        promoted: userKeys.filter((k) => k.includes('/Knowledge/') && !k.includes('/Knowledge/Reflections/')).length,
+        findings: userKeys.filter((k) => k.includes('/Knowledge/Reflections/')).length,
         errors: dlqDepths.reduce((a, b) => a + b, 0),
         handlerErrors: Object.values(sources).reduce((n, src) => n + src.stats.handlerErrors, 0),
         modelCalls: emulators.converse.requests.length,
         summaryJobs: sum('summariesTriggered'),
         summaries: reflectionItems.length,
-        deferred: userKeys.filter((k) => k.includes('/Logs/reflector/deferred/')).length,
+        nightly: runItems.filter((r) => String(r.sk).startsWith('RUN#nightly#')).length,
+        weekly: runItems.filter((r) => String(r.sk).startsWith('RUN#weekly#')).length,
+        sweepsFired: fired.length,
       };
     },
 

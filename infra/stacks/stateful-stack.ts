@@ -1,7 +1,8 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, StorageClass } from 'aws-cdk-lib/aws-s3';
+import { SleepTimeConfigSchema } from '../../lib/domain/sleep-time/config.js';
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages.js';
@@ -27,6 +28,7 @@ export class StatefulStack extends Stack {
     super(scope, id, props);
     const n = names(props.stage);
     const removalPolicy = props.config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    const sleep = SleepTimeConfigSchema.parse(props.config.sleepTime);
 
     this.table = new Table(this, 'MemoryTable', {
       tableName: n.table,
@@ -55,6 +57,16 @@ export class StatefulStack extends Stack {
         { noncurrentVersionExpiration: Duration.days(30) },
         // Claim checks are read once by the signal function, which stores the turn itself.
         { prefix: 'claims/', expiration: Duration.days(14) },
+        // Seed 002 §12, turn archival: originals (tagged kind=turn) move to Glacier Instant
+        // Retrieval — same GetObject, still retrievable — while the turn index keeps a summary.
+        // Only originals over 128 KiB: below that S3 bills cold classes as 128 KiB, so moving
+        // a 2 KiB turn would cost more than keeping it.
+        {
+          id: 'ArchiveTurns',
+          tagFilters: { kind: 'turn' },
+          objectSizeGreaterThan: 128 * 1024,
+          transitions: [{ storageClass: StorageClass.GLACIER_INSTANT_RETRIEVAL, transitionAfter: Duration.days(sleep.turnArchiveDays) }],
+        },
       ],
       removalPolicy,
       autoDeleteObjects: !props.config.retainData,

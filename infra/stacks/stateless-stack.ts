@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Stack, type StackProps } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
-import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
+import { EventField, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -93,6 +93,7 @@ export class StatelessStack extends Stack {
         SUMMARIES_ENABLED: String(config.summaries.enabled),
         SUMMARY_PROMPT: config.summaries.prompt,
         SUMMARY_MAX_TOKENS: String(config.summaries.maxTokens),
+        SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
       },
     });
     this.reflectorFn.addEventSource(new SqsEventSource(queues.reflection.queue, { batchSize: 1, reportBatchItemFailures: true }));
@@ -118,17 +119,27 @@ export class StatelessStack extends Stack {
     this.sweepFn = new MemoryFunction(this, 'SweepFunction', {
       entry: entry('sweep'),
       projectRoot: ROOT,
-      description: 'Scheduled sweeps: nightly and weekly reflection, expiry, archival',
+      description: 'Scheduled sweeps: nightly and weekly reflection fan-out, staged-item expiry',
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.sweep,
       memorySize: config.memoryMb.sweep,
-      environment: { ...common, POWERTOOLS_SERVICE_NAME: 'sweep' },
+      environment: {
+        ...common,
+        POWERTOOLS_SERVICE_NAME: 'sweep',
+        REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
+        SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
+      },
     });
+    table.grant(this.sweepFn, 'dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:DeleteItem');
+    bucket.grantDelete(this.sweepFn, 'users/*/Knowledge_staging/*');
+    bucket.grantPut(this.sweepFn, 'users/*/Logs/expiry/*');
+    queues.reflection.queue.grantSendMessages(this.sweepFn);
     for (const sweep of SWEEPS) {
       const name = sweep.charAt(0).toUpperCase() + sweep.slice(1);
       new Rule(this, `${name}Schedule`, {
         description: `${sweep} sweep`,
         schedule: Schedule.expression(config.schedules[sweep]),
-        targets: [new LambdaFunction(this.sweepFn, { event: RuleTargetInput.fromObject({ sweep }), retryAttempts: 2 })],
+        // The schedule's own time travels with it: the sweep's "now" is never the wall clock.
+        targets: [new LambdaFunction(this.sweepFn, { event: RuleTargetInput.fromObject({ sweep, time: EventField.time }), retryAttempts: 2 })],
       });
     }
   }

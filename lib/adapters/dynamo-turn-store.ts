@@ -1,5 +1,6 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { summarise } from '../domain/knowledge.js';
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
 import { keys, turnDocKey } from '../domain/memory-paths.js';
 import { parseTurnDocument, renderTurnDocument, turnContentHash } from '../domain/turn-document.js';
@@ -28,7 +29,8 @@ export class S3DynamoTurnStore implements TurnStore {
         const hash = turnContentHash(turn);
         const docKey = turnDocKey(turn.userId, turn.turnId, hash);
         await this.s3.send(
-          new PutObjectCommand({ Bucket: this.bucketName, Key: docKey, Body: renderTurnDocument(turn), ContentType: 'text/markdown; charset=utf-8' }),
+          // The tag lets the bucket's lifecycle rule move originals to a colder class after 30 days (seed 002 §12).
+          new PutObjectCommand({ Bucket: this.bucketName, Key: docKey, Body: renderTurnDocument(turn), ContentType: 'text/markdown; charset=utf-8', Tagging: 'kind=turn' }),
         );
         return {
           pk: keys.userPk(turn.userId),
@@ -42,6 +44,8 @@ export class S3DynamoTurnStore implements TurnStore {
           contentHash: hash,
           validation: turn.signals?.validation,
           quality: turn.signals?.quality,
+          // Kept in the index so an archived turn stays findable without its original.
+          summary: summarise(`${turn.query} → ${turn.response}`, 240),
         };
       }),
     );
@@ -54,6 +58,32 @@ export class S3DynamoTurnStore implements TurnStore {
         pending = res.UnprocessedItems?.[this.tableName] as Array<Record<string, unknown>> | undefined;
       }
     }
+  }
+
+  async turnsSince(userId: string, fromIso: string, limit: number): Promise<number[]> {
+    const ids: number[] = [];
+    let start: Record<string, unknown> | undefined;
+    // Newest first; stop at the first turn older than the window (turn ids rise with time).
+    do {
+      const res = await this.ddb.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)',
+          ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': 'TURN#' },
+          ProjectionExpression: 'turnId, #ts',
+          ExpressionAttributeNames: { '#ts': 'timestamp' },
+          ScanIndexForward: false,
+          Limit: 100,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of res.Items ?? []) {
+        if (String(item.timestamp) < fromIso || ids.length >= limit) return ids;
+        ids.push(Number(item.turnId));
+      }
+      start = res.LastEvaluatedKey;
+    } while (start);
+    return ids;
   }
 
   async indexedTurnIds(userId: string, turnIds: readonly number[]): Promise<Set<number>> {

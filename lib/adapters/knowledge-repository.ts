@@ -1,5 +1,5 @@
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { keys, knowledgeIndexKey, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
 import { restagedMarkdown, type StagedRecord } from '../domain/promotion.js';
@@ -71,7 +71,16 @@ export class KnowledgeRepository implements KnowledgeStore {
           await this.ddb.send(
             new PutCommand({
               TableName: this.tableName,
-              Item: { pk: keys.userPk(userId), sk: keys.stagedSk(d.path), type: 'staged', userId, ...record },
+              Item: {
+                pk: keys.userPk(userId),
+                sk: keys.stagedSk(d.path),
+                type: 'staged',
+                userId,
+                ...record,
+                // Staged-by-day index for the expiry sweep; removed on promotion.
+                gsi1pk: keys.stagedDayGsiPk(record.stagedAt.slice(0, 10)),
+                gsi1sk: `${userId}#${d.path}`,
+              },
               ConditionExpression: 'attribute_not_exists(pk)',
             }),
           );
@@ -108,15 +117,43 @@ export class KnowledgeRepository implements KnowledgeStore {
     return record;
   }
 
-  async promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc): Promise<void> {
-    await this.putText(`${knowledgePrefix(userId)}${knowledgePath}`, markdown, 'text/markdown; charset=utf-8');
+  async putKnowledge(userId: string, path: string, markdown: string, doc: KnowledgeDoc): Promise<void> {
+    await this.putText(`${knowledgePrefix(userId)}${path}`, markdown, 'text/markdown; charset=utf-8');
     const docs = (await this.loadKnowledge(userId)).filter((d) => d.id !== doc.id);
     await this.putText(knowledgeIndexKey(userId), JSON.stringify({ version: 1, docs: [...docs, doc] }), 'application/json');
+  }
+
+  async stagedOn(day: string): Promise<Array<{ userId: string; record: StagedRecord }>> {
+    const out: Array<{ userId: string; record: StagedRecord }> = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const res = await this.ddb.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :d',
+          ExpressionAttributeValues: { ':d': keys.stagedDayGsiPk(day) },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of res.Items ?? []) out.push({ userId: String(item.userId), record: toRecord(item) });
+      start = res.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
+  async deleteStaged(userId: string, path: string): Promise<void> {
+    await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: `${stagingPrefix(userId)}${path}` }));
+    await this.ddb.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.stagedSk(path) } }));
+  }
+
+  async promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc): Promise<void> {
+    await this.putKnowledge(userId, knowledgePath, markdown, doc);
     await this.ddb.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: { pk: keys.userPk(userId), sk: keys.stagedSk(record.path) },
-        UpdateExpression: 'SET #s = :p, knowledgePath = :k',
+        UpdateExpression: 'SET #s = :p, knowledgePath = :k REMOVE gsi1pk, gsi1sk',
         ExpressionAttributeNames: { '#s': 'status' },
         ExpressionAttributeValues: { ':p': 'promoted', ':k': knowledgePath },
       }),

@@ -12,5 +12,3 @@ export function createLogger(serviceName: string): { logger: Logger; log: Log } 
   };
   return { logger, log };
 }
-
-export const systemClock = { now: () => new Date() };

@@ -14,10 +14,11 @@ export const batchLogKey = (userId: string, batchId: string): string =>
   `${userPrefix(userId)}Logs/reflector/${batchId}.json`;
 export const batchFailureKey = (userId: string, batchId: string): string =>
   `${userPrefix(userId)}Logs/reflector/failed/${batchId}.json`;
+export const runLogKey = (userId: string, runId: string, ext: 'json' | 'md'): string =>
+  `${userPrefix(userId)}Logs/sleep-time/${runId}.${ext}`;
+export const expiryLogKey = (userId: string, sweptAt: string): string => `${userPrefix(userId)}Logs/expiry/${sweptAt.slice(0, 10)}.json`;
 export const modelOutputKey = (userId: string, batchId: string): string =>
   `${userPrefix(userId)}Logs/reflector/${batchId}.model-output.json`;
-export const deferredJobKey = (userId: string, jobId: string): string =>
-  `${userPrefix(userId)}Logs/reflector/deferred/${jobId}.json`;
 export const claimKey = (userId: string, turnId: number, hash: string): string => `claims/${userId}/${pad(turnId)}-${hash}.json`;
 export const rejectedEventKey = (day: string, source: string, messageId: string): string =>
   `rejected/${day}/${source}/${messageId}.json`;
@@ -45,6 +46,11 @@ export const keys = {
   batchSk: (batchId: string) => `BATCH#${batchId}`,
   stagedSk: (path: string) => `STAGED#${path}`,
   reflectionSk: (id: string) => `REFLECTION#${id}`,
+  /** Reflection log: runs sorted by start time. */
+  runSk: (kind: string, startedAt: string, runId: string) => `RUN#${kind}#${startedAt}#${runId}`,
+  runIdSk: (runId: string) => `RUNID#${runId}`,
+  /** Staged-by-day index (GSI gsi1) for the expiry sweep. */
+  stagedDayGsiPk: (day: string) => `STAGEDDAY#${day}`,
   settingsSk: 'SETTINGS',
   /** Activity index (GSI gsi1): the signal state item sits in the partition of the user's last active day. */
   activityGsiPk: (day: string) => `ACTIVITY#${day}`,

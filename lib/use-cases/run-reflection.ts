@@ -33,9 +33,7 @@ export interface ReflectionDeps {
 
 export type ReflectionOutcome =
   | { status: 'completed' | 'aborted'; log: BatchLog; logKey: string }
-  | { status: 'already_done' | 'superseded'; reason: string }
-  /** A kind this version does not run yet: the caller keeps the job to replay later. */
-  | { status: 'deferred'; reason: string };
+  | { status: 'already_done' | 'superseded'; reason: string };
 
 /** Kinds reflected like a batch: the job's turns through the seed 000 pipeline. */
 const BATCH_LIKE = new Set<ReflectionJob['kind']>(['batch', 'event']);
@@ -53,9 +51,7 @@ export const REFLECTION_TOOL = {
 
 export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): Promise<ReflectionOutcome> {
   const started = deps.clock.now();
-  if (!BATCH_LIKE.has(job.kind)) {
-    return { status: 'deferred', reason: `reflection kind "${job.kind}" is not implemented yet` };
-  }
+  if (!BATCH_LIKE.has(job.kind)) throw new TypeError(`runReflection runs batch and event jobs, not "${job.kind}"`);
   if (await deps.batchLogs.exists(job.userId, job.jobId)) {
     await finishCounters(job, deps);
     return { status: 'already_done', reason: `batch ${job.jobId} is logged already` };

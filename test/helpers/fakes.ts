@@ -9,8 +9,13 @@ import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import type { IdleCheck } from '../../events/idle-check.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
+import type { ReflectionRun } from '../../lib/domain/sleep-time/reflection-log.js';
 import type {
+  ActivityIndex,
   BatchLogStore,
+  ExpiryLog,
+  ReflectionLogStore,
+  SummarySource,
   ClaimCheckStore,
   IdleScheduler,
   JobQueue,
@@ -39,6 +44,13 @@ export class MemoryTurnStore implements TurnStore {
       if (this.failFor.has(t.userId)) throw new Error(`store down for ${t.userId}`);
       this.turns.set(`${t.userId}#${t.turnId}`, t);
     }
+  }
+  async turnsSince(userId: string, fromIso: string, limit: number) {
+    return [...this.turns.values()]
+      .filter((t) => t.userId === userId && t.timestamp >= fromIso)
+      .map((t) => t.turnId)
+      .sort((a, b) => b - a)
+      .slice(0, limit);
   }
   async indexedTurnIds(userId: string, ids: readonly number[]) {
     return new Set(ids.filter((id) => this.turns.has(`${userId}#${id}`)));
@@ -140,9 +152,21 @@ export class MemoryKnowledgeStore implements KnowledgeStore {
     if (!r.promotedBy.includes(batchId)) r.promotedBy.push(batchId);
     return structuredClone(r);
   }
-  async promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc) {
-    this.knowledgeFiles.set(`${userId}/${knowledgePath}`, markdown);
+  async putKnowledge(userId: string, path: string, markdown: string, doc: KnowledgeDoc) {
+    this.knowledgeFiles.set(`${userId}/${path}`, markdown);
     this.knowledge.set(doc.id, doc);
+  }
+  async stagedOn(day: string) {
+    return [...this.records.entries()]
+      .filter(([, r]) => r.status === 'staged' && r.stagedAt.slice(0, 10) === day)
+      .map(([k, r]) => ({ userId: k.slice(0, k.indexOf('/')), record: structuredClone(r) }));
+  }
+  async deleteStaged(userId: string, path: string) {
+    this.records.delete(`${userId}/${path}`);
+    this.staged.delete(`${userId}/${path}`);
+  }
+  async promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc) {
+    await this.putKnowledge(userId, knowledgePath, markdown, doc);
     const r = this.records.get(`${userId}/${record.path}`);
     if (r) Object.assign(r, { status: 'promoted', knowledgePath });
     this.staged.delete(`${userId}/${record.path}`);
@@ -252,5 +276,48 @@ export class MemorySettings implements UserSettingsStore {
   readonly byUser = new Map<string, Partial<SummarySettings>>();
   async summarySettings(userId: string) {
     return this.byUser.get(userId) ?? {};
+  }
+}
+
+export class MemoryRunLog implements ReflectionLogStore {
+  readonly runs: ReflectionRun[] = [];
+  readonly documents = new Map<string, string>();
+  async exists(userId: string, runId: string) {
+    return this.runs.some((r) => r.userId === userId && r.runId === runId);
+  }
+  async put(run: ReflectionRun, document?: string) {
+    this.runs.push(structuredClone(run));
+    if (document) this.documents.set(`${run.userId}/${run.runId}`, document);
+  }
+  async list(userId: string, kind: ReflectionRun['kind'], fromIso: string, toIso: string) {
+    return this.runs.filter((r) => r.userId === userId && r.kind === kind && r.startedAt >= fromIso && r.startedAt <= toIso).sort((a, b) => a.startedAt.localeCompare(b.startedAt));
+  }
+  async latest(userId: string, kind: ReflectionRun['kind']) {
+    return this.runs.filter((r) => r.userId === userId && r.kind === kind).sort((a, b) => b.startedAt.localeCompare(a.startedAt))[0] ?? null;
+  }
+}
+
+export class MemorySummarySource implements SummarySource {
+  readonly logs: BatchLog[] = [];
+  readonly texts: Array<{ userId: string; id: string; createdAt: string; text: string }> = [];
+  async batchLogs(userId: string, fromIso: string, toIso: string) {
+    return this.logs.filter((l) => l.user_id === userId && l.timestamp >= fromIso && l.timestamp <= toIso);
+  }
+  async summaries(userId: string, fromIso: string, toIso: string) {
+    return this.texts.filter((t) => t.userId === userId && t.createdAt >= fromIso && t.createdAt <= toIso);
+  }
+}
+
+export class MemoryActivity implements ActivityIndex {
+  readonly users: Array<{ userId: string; activity: Record<string, number> }> = [];
+  async activeUsers(day: string) {
+    return this.users.filter((u) => Object.keys(u.activity).sort().at(-1) === day);
+  }
+}
+
+export class MemoryExpiryLog implements ExpiryLog {
+  readonly entries: Array<{ userId: string; sweptAt: string; deletions: Parameters<ExpiryLog['write']>[2] }> = [];
+  async write(userId: string, sweptAt: string, deletions: Parameters<ExpiryLog['write']>[2]) {
+    this.entries.push({ userId, sweptAt, deletions });
   }
 }

@@ -80,15 +80,33 @@ describe('stateless stack', () => {
     for (const m of mappings) expect(m.Properties.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
   });
 
-  it('fires the four sweeps on their schedules', () => {
+  it('fires the three sweeps on their schedules, passing the schedule time', () => {
     for (const [sweep, cron] of [
       ['nightly', 'cron(0 3 * * ? *)'],
       ['weekly', 'cron(0 4 ? * SUN *)'],
       ['expiry', 'cron(30 2 * * ? *)'],
-      ['archive', 'cron(45 2 * * ? *)'],
     ]) {
-      stateless.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: cron, Targets: [Match.objectLike({ Input: JSON.stringify({ sweep }) })] });
+      stateless.hasResourceProperties('AWS::Events::Rule', {
+        ScheduleExpression: cron,
+        Targets: [Match.objectLike({ InputTransformer: Match.objectLike({ InputPathsMap: { time: '$.time' }, InputTemplate: `{"sweep":"${sweep}","time":<time>}` }) })],
+      });
     }
+    stateless.resourceCountIs('AWS::Events::Rule', 3);
+  });
+
+  it('archives turn originals by lifecycle rule (tagged, over 128 KiB, to Glacier Instant Retrieval after 30 days)', () => {
+    stateful.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({
+            Id: 'ArchiveTurns',
+            TagFilters: [{ Key: 'kind', Value: 'turn' }],
+            ObjectSizeGreaterThan: 131072,
+            Transitions: [{ StorageClass: 'GLACIER_IR', TransitionInDays: 30 }],
+          }),
+        ]),
+      },
+    });
   });
 
   it('grants each function only what it uses', () => {
@@ -109,7 +127,9 @@ describe('stateless stack', () => {
     expect(reflector).toContain('users/*/Knowledge_staging/*');
     expect(reflector).not.toContain('sqs:SendMessage');
     expect(reflector).not.toContain('dynamodb:Scan');
-    expect(sweep).not.toContain('dynamodb:');
+    expect(sweep).toContain('dynamodb:Query');
+    expect(sweep).toContain('users/*/Knowledge_staging/*');
+    expect(sweep).not.toContain('dynamodb:PutItem');
     expect(sweep).not.toContain('bedrock:');
   });
 });

@@ -21,6 +21,10 @@ describe('npm start', () => {
     for (const key of ['turns', 'duplicates', 'rejected', 'batches', 'staged', 'promoted', 'errors']) expect(run.last).toHaveProperty(key);
     expect(run.last.batches).toBeGreaterThanOrEqual(1);
     expect(run.last.staged).toBeGreaterThanOrEqual(1);
+    // The sample spans a month of LoCoMo sessions: the simulated clock fires the schedules on the way.
+    expect(run.last.nightly).toBeGreaterThanOrEqual(1);
+    expect(run.last.weekly).toBeGreaterThanOrEqual(1);
+    expect(run.last.summaries).toBeGreaterThanOrEqual(1);
     expect(run.stdout).toContain('drained.');
     expect(existsSync(join(cwd, '.local/stack.json'))).toBe(false);
   });

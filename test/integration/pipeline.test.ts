@@ -8,7 +8,7 @@ import { offlineResponder } from '../../infra/local/converse-server.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { bucketReader } from '../helpers/s3.js';
 
@@ -39,7 +39,14 @@ describe('the pipeline on the local emulators', () => {
     expect(s.staged).toBeGreaterThanOrEqual(1);
 
     const user = 'users/locomo-conv-26/';
-    expect((await bucket.list(`${user}turns/`)).filter((k) => k.endsWith('.md'))).toHaveLength(30);
+    const docs = (await bucket.list(`${user}turns/`)).filter((k) => k.endsWith('.md'));
+    expect(docs).toHaveLength(30);
+    // Archival (seed 002 §12): the index keeps a summary, and the original stays retrievable by its key.
+    const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.dynamodb }));
+    const entry = (await ddb.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: 'USER#locomo-conv-26', sk: 'TURN#0000000001' } }))).Item;
+    ddb.destroy();
+    expect(entry?.summary).toMatch(/^Hey Mel! Good to see you! How have you been\? → Hey Caroline!/);
+    expect(await bucket.text(String(entry?.docKey))).toContain('## Query\nHey Mel!');
     const log = JSON.parse(await bucket.text(`${user}Logs/reflector/batch-1-10.json`));
     expect(log).toMatchObject({ batch_id: 'batch-1-10', status: 'completed', turns_reviewed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], trigger: 'turn_count' });
     expect(log.model).toMatchObject({ modelId: 'offline.rule-reflector-v1', reused: false });

@@ -1,0 +1,129 @@
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { BatchLog } from '../domain/batch-log.js';
+import { expiryLogKey, keys, runLogKey } from '../domain/memory-paths.js';
+import type { ReflectionRun } from '../domain/sleep-time/reflection-log.js';
+import type { ExpiryLog, ReflectionLogStore, SummarySource } from '../ports.js';
+
+/**
+ * The reflection log: a DynamoDB record per run (`RUN#{kind}#{startedAt}#{id}`, so a user's
+ * runs are a range query by time; the by-day GSI partition `RUNS#{day}` lists every
+ * user's runs of a day), a marker by id, and the run as JSON (plus markdown) in S3.
+ */
+export class DynamoReflectionLogStore implements ReflectionLogStore {
+  constructor(
+    private readonly ddb: DynamoDBDocumentClient,
+    private readonly s3: S3Client,
+    private readonly tableName: string,
+    private readonly bucketName: string,
+  ) {}
+
+  async exists(userId: string, runId: string): Promise<boolean> {
+    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.runIdSk(runId) }, ConsistentRead: true }));
+    return res.Item !== undefined;
+  }
+
+  async put(run: ReflectionRun, document?: string): Promise<void> {
+    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: runLogKey(run.userId, run.runId, 'json'), Body: JSON.stringify(run, null, 2), ContentType: 'application/json' }));
+    if (document) {
+      await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: runLogKey(run.userId, run.runId, 'md'), Body: document, ContentType: 'text/markdown; charset=utf-8' }));
+    }
+    const pk = keys.userPk(run.userId);
+    await this.ddb.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { pk, sk: keys.runSk(run.kind, run.startedAt, run.runId), type: 'reflection-run', gsi1pk: `RUNS#${run.startedAt.slice(0, 10)}`, gsi1sk: `${run.startedAt}#${run.userId}`, run },
+      }),
+    );
+    await this.ddb.send(new PutCommand({ TableName: this.tableName, Item: { pk, sk: keys.runIdSk(run.runId), type: 'reflection-run-id', startedAt: run.startedAt } }));
+  }
+
+  async list(userId: string, kind: ReflectionRun['kind'], fromIso: string, toIso: string): Promise<ReflectionRun[]> {
+    const out: ReflectionRun[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const res = await this.ddb.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :a AND :b',
+          ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':a': `RUN#${kind}#${fromIso}`, ':b': `RUN#${kind}#${toIso}#\uffff` },
+          ExclusiveStartKey: start,
+        }),
+      );
+      out.push(...(res.Items ?? []).map((i) => i.run as ReflectionRun));
+      start = res.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
+  async latest(userId: string, kind: ReflectionRun['kind']): Promise<ReflectionRun | null> {
+    const res = await this.ddb.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': `RUN#${kind}#` },
+        ScanIndexForward: false,
+        Limit: 1,
+      }),
+    );
+    return (res.Items?.[0]?.run as ReflectionRun | undefined) ?? null;
+  }
+}
+
+/** The week's summaries for the weekly reflection: batch logs and context summaries in a window. */
+export class DynamoSummarySource implements SummarySource {
+  constructor(
+    private readonly ddb: DynamoDBDocumentClient,
+    private readonly s3: S3Client,
+    private readonly tableName: string,
+    private readonly bucketName: string,
+  ) {}
+
+  private async items(userId: string, prefix: string): Promise<Array<Record<string, unknown>>> {
+    const out: Array<Record<string, unknown>> = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const res = await this.ddb.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+          ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': prefix },
+          ExclusiveStartKey: start,
+        }),
+      );
+      out.push(...(res.Items ?? []));
+      start = res.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
+  async batchLogs(userId: string, fromIso: string, toIso: string): Promise<BatchLog[]> {
+    const inWindow = (await this.items(userId, 'BATCH#')).filter((i) => String(i.timestamp) >= fromIso && String(i.timestamp) <= toIso);
+    return Promise.all(
+      inWindow.map(async (i) => {
+        const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: String(i.logKey) }));
+        return JSON.parse((await res.Body?.transformToString('utf-8')) ?? '{}') as BatchLog;
+      }),
+    );
+  }
+
+  async summaries(userId: string, fromIso: string, toIso: string): Promise<Array<{ id: string; createdAt: string; text: string }>> {
+    return (await this.items(userId, 'REFLECTION#'))
+      .filter((i) => i.deleted !== true && String(i.createdAt) >= fromIso && String(i.createdAt) <= toIso)
+      .map((i) => ({ id: String(i.id), createdAt: String(i.createdAt), text: String(i.text ?? '') }));
+  }
+}
+
+/** Each expiry sweep's deletions for a user, with reasons, as JSON under Logs/expiry/. */
+export class S3ExpiryLog implements ExpiryLog {
+  constructor(
+    private readonly s3: S3Client,
+    private readonly bucketName: string,
+  ) {}
+
+  async write(userId: string, sweptAt: string, deletions: Parameters<ExpiryLog['write']>[2]): Promise<void> {
+    await this.s3.send(
+      new PutObjectCommand({ Bucket: this.bucketName, Key: expiryLogKey(userId, sweptAt), Body: JSON.stringify({ sweptAt, deletions }, null, 2), ContentType: 'application/json' }),
+    );
+  }
+}

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+
+/** The numbers of sleep-time compute (seed 001, seed 000 §6, seed 002 §12), per stage in one typed place. */
+export const SleepTimeConfigSchema = z.object({
+  /** Nightly: how far back the selection and the reflection look. */
+  nightlyLookbackHours: z.number().min(1).max(24 * 14).default(24),
+  /** Nightly: human messages a user needs in the look-back window to be reflected on. */
+  nightlyMinMessages: z.number().int().min(1).default(5),
+  /** Weekly: how far back, over summaries. */
+  weeklyLookbackDays: z.number().int().min(1).max(31).default(7),
+  /** Chunk size for large message sets (estimated tokens). */
+  chunkTokens: z.number().int().min(500).default(3000),
+  /** Staged items older than this with promotion_count < 2 expire. */
+  stagedExpiryDays: z.number().int().min(1).default(30),
+  /** Turn originals move to a colder storage class after this many days. */
+  turnArchiveDays: z.number().int().min(1).default(30),
+  temperature: z.number().min(0).max(1).default(0.6),
+  maxTokens: z.number().int().min(100).default(1500),
+});
+export type SleepTimeConfig = z.infer<typeof SleepTimeConfigSchema>;
+export const defaultSleepTimeConfig: SleepTimeConfig = SleepTimeConfigSchema.parse({});
+
+export function parseSleepTimeConfig(json: string | undefined): SleepTimeConfig {
+  return json && json.trim() !== '' ? SleepTimeConfigSchema.parse(JSON.parse(json)) : defaultSleepTimeConfig;
+}

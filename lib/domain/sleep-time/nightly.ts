@@ -1,0 +1,139 @@
+/**
+ * Nightly reflection (seed 001 phase 1): a deep pass over a user's messages of the last
+ * day, looking for six kinds of finding, each tagged HIGH / MEDIUM / LOW, gated in code,
+ * chunked by token budget and merged with deduplication.
+ */
+import { z } from 'zod';
+import type { TurnSaved } from '../../../events/turn-saved.js';
+import { renderTurnForBatch } from '../batch-assembly.js';
+import { renderFrontMatter } from '../front-matter.js';
+import { DocumentIndex } from '../knowledge-search.js';
+import type { KnowledgeDoc } from '../knowledge.js';
+import { summarise } from '../knowledge.js';
+import { estimateTokens, slugify } from '../text.js';
+
+export const FindingCategorySchema = z.enum(['pattern', 'contradiction', 'correction', 'preference', 'relationship', 'unresolved']);
+export type FindingCategory = z.infer<typeof FindingCategorySchema>;
+export const ConfidenceTagSchema = z.enum(['HIGH', 'MEDIUM', 'LOW']);
+
+export const FindingSchema = z.object({
+  category: FindingCategorySchema,
+  confidence: ConfidenceTagSchema,
+  /** The finding in one or two sentences. */
+  statement: z.string().min(1).max(1000),
+  /** Turns that show it; for patterns and preferences, one per instance. */
+  evidence_turns: z.array(z.number().int().min(1)).min(1).max(50),
+  /** Contradictions: both sides, each citing where it comes from. */
+  sides: z.array(z.string().min(1).max(500)).max(2).optional(),
+  /** Corrections: WRONG → RIGHT. */
+  wrong: z.string().max(500).optional(),
+  right: z.string().max(500).optional(),
+  /** Relationships: a (subject, relationship, object) triple. */
+  subject: z.string().max(200).optional(),
+  relationship: z.string().max(200).optional(),
+  object: z.string().max(200).optional(),
+});
+export type Finding = z.infer<typeof FindingSchema>;
+export const NightlyOutputSchema = z.object({ findings: z.array(FindingSchema).max(30).default([]) });
+export type NightlyOutput = z.infer<typeof NightlyOutputSchema>;
+
+export const NIGHTLY_TOOL = { name: 'record_nightly_findings', description: 'Record the findings of the nightly reflection.' };
+
+export const NIGHTLY_SYSTEM_PROMPT = `You are the nightly reflection of an AI agent's long-term memory. Unhurried, you reread
+the user's recent messages and look for what real-time extraction misses:
+1. pattern — recurring themes or evolving opinions (at least 2 instances; cite each turn);
+2. contradiction — information that conflicts with a known fact (give both sides, cited);
+3. correction — wrong information later corrected (wrong → right);
+4. preference — undeclared but consistent preferences (at least 3 instances; cite each);
+5. relationship — entity connections as (subject, relationship, object);
+6. unresolved — questions asked but never answered.
+Tag every finding HIGH, MEDIUM or LOW confidence. Cite turns by the numbers shown. Report
+through the record_nightly_findings tool. Known memories are listed so you can spot contradictions.`;
+
+export function nightlyPrompt(chunk: string, memories: ReadonlyArray<{ path: string; summary: string }>): string {
+  const known = memories.length === 0 ? '(none yet)' : memories.map((m) => `- ${m.path}: ${m.summary}`).join('\n');
+  return `## Existing knowledge\n${known}\n\n## Messages to reflect on\n${chunk}\n`;
+}
+
+/** Split turns (ascending) into chunks of at most `budgetTokens` (a turn larger than that is its own chunk). */
+export function chunkTurns(turns: readonly TurnSaved[], budgetTokens: number): string[] {
+  const chunks: string[] = [];
+  let current: string[] = [];
+  let size = 0;
+  for (const t of [...turns].sort((a, b) => a.turnId - b.turnId)) {
+    const text = renderTurnForBatch(t);
+    const tokens = estimateTokens(text);
+    if (current.length > 0 && size + tokens > budgetTokens) {
+      chunks.push(current.join('\n\n'));
+      current = [];
+      size = 0;
+    }
+    current.push(text);
+    size += tokens;
+  }
+  if (current.length > 0) chunks.push(current.join('\n\n'));
+  return chunks;
+}
+
+const RANK = { HIGH: 3, MEDIUM: 2, LOW: 1 } as const;
+/** Findings of one category this similar are one finding (evidence and the higher confidence kept). */
+export const MERGE_SIMILARITY = 0.8;
+
+/** Merge the chunks' findings: same category and similar statement → one, evidence united. */
+export function mergeFindings(findings: readonly Finding[]): Finding[] {
+  const merged: Finding[] = [];
+  for (const f of findings) {
+    const index = new DocumentIndex(merged.map((m, i) => ({ id: String(i), title: '', text: m.statement, category: m.category })));
+    const same = index.similar(f.statement).find((s) => s.doc.category === f.category && s.similarity > MERGE_SIMILARITY);
+    const target = same ? merged[Number(same.doc.id)] : undefined;
+    if (!target) {
+      merged.push({ ...f, evidence_turns: [...new Set(f.evidence_turns)].sort((a, b) => a - b) });
+      continue;
+    }
+    target.evidence_turns = [...new Set([...target.evidence_turns, ...f.evidence_turns])].sort((a, b) => a - b);
+    if (RANK[f.confidence] > RANK[target.confidence]) target.confidence = f.confidence;
+  }
+  return merged;
+}
+
+/** Seed 001's confidence gating plus each category's own evidence rule; null when stored. */
+export function gateFinding(f: Finding): string | null {
+  if (f.category === 'preference' && f.confidence !== 'HIGH') return 'preferences are stored only at HIGH confidence';
+  if (f.confidence === 'LOW') return 'LOW confidence findings are not stored';
+  const instances = new Set(f.evidence_turns).size;
+  if (f.category === 'pattern' && instances < 2) return 'a pattern needs at least 2 instances';
+  if (f.category === 'preference' && instances < 3) return 'an implicit preference needs at least 3 instances';
+  if (f.category === 'contradiction' && (f.sides?.length ?? 0) < 2) return 'a contradiction must cite both sides';
+  if (f.category === 'correction' && !(f.wrong && f.right)) return 'a correction must say what was wrong and what is right';
+  if (f.category === 'relationship' && !(f.subject && f.relationship && f.object)) return 'a relationship must be a (subject, relationship, object) triple';
+  return null;
+}
+
+export const TAG_CONFIDENCE = { HIGH: 0.85, MEDIUM: 0.7, LOW: 0.5 } as const;
+
+/** The Knowledge document a stored finding becomes, with its `[reflection:category]` source. */
+export function findingDocument(f: Finding, runId: string, createdAt: string): { path: string; markdown: string; doc: KnowledgeDoc } {
+  const title = f.category === 'relationship' && f.subject && f.relationship && f.object ? `${f.subject} ${f.relationship} ${f.object}` : f.statement;
+  const path = `Reflections/${f.category}/${slugify(title).slice(0, 60)}.md`;
+  const lines = [f.statement];
+  if (f.sides) lines.push('', ...f.sides.map((s, i) => `Side ${i + 1}: ${s}`));
+  if (f.wrong && f.right) lines.push('', `WRONG → RIGHT: ${f.wrong} → ${f.right}`);
+  if (f.subject && f.relationship && f.object) lines.push('', `(${f.subject}, ${f.relationship}, ${f.object})`);
+  const text = lines.join('\n');
+  const confidence = TAG_CONFIDENCE[f.confidence];
+  const meta = {
+    kind: 'finding',
+    source: `[reflection:${f.category}]`,
+    category: f.category,
+    confidence_tag: f.confidence,
+    confidence,
+    run_id: runId,
+    created_at: createdAt,
+    source_turns: f.evidence_turns,
+  };
+  return {
+    path,
+    markdown: renderFrontMatter(meta, `# ${title}\n\n${text}`),
+    doc: { id: path, title, text, category: `Reflections/${f.category}`, confidence, sourceTurns: f.evidence_turns, summary: summarise(text), promotedAt: createdAt },
+  };
+}

@@ -1,0 +1,30 @@
+/** The reflection log of seed 001 (its `reflection_log` table): one record per sleep-time run. */
+import type { WeeklyOutput } from './weekly.js';
+
+export interface ReflectionRun {
+  runId: string;
+  userId: string;
+  kind: 'nightly' | 'weekly';
+  status: 'completed' | 'failed';
+  startedAt: string;
+  windowFrom: string;
+  windowTo: string;
+  sessionsReviewed: number;
+  messagesReviewed: number;
+  /** Weekly only: summaries read (batch logs, nightly findings, context summaries). */
+  summariesReviewed: number;
+  chunks: number;
+  /** Findings proposed, by category (after merging). */
+  findingsByCategory: Record<string, number>;
+  /** Findings not stored, with why (confidence gating, evidence rules, already known). */
+  findingsRejected: Array<{ category: string; statement: string; reason: string }>;
+  memoriesStored: number;
+  /** What was stored: Knowledge paths and their statements. */
+  stored: Array<{ path: string; statement: string }>;
+  tokens: { input: number; output: number };
+  estimatedCostUsd: number | null;
+  model: string | null;
+  durationMs: number;
+  errors: string[];
+  weekly?: WeeklyOutput;
+}

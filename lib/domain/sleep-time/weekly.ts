@@ -1,0 +1,36 @@
+/**
+ * Weekly reflection (seed 001 phase 2): a pass over the week's summaries — batch logs,
+ * nightly findings, idle and session summaries — never raw messages.
+ */
+import { z } from 'zod';
+
+export const WeeklyOutputSchema = z.object({
+  /** How the user's focus shifted across the week. */
+  trajectory: z.string().max(2000).default(''),
+  /** Things discussed, then dropped (or newly taken up). */
+  topic_drift: z.array(z.object({ topic: z.string().min(1).max(200), status: z.enum(['dropped', 'new', 'continuing']) })).max(20).default([]),
+  weekly_patterns: z.array(z.string().min(1).max(500)).max(10).default([]),
+  unresolved_arcs: z.array(z.string().min(1).max(500)).max(10).default([]),
+});
+export type WeeklyOutput = z.infer<typeof WeeklyOutputSchema>;
+
+export const WEEKLY_TOOL = { name: 'record_weekly_reflection', description: 'Record the weekly reflection over the summaries.' };
+
+export const WEEKLY_SYSTEM_PROMPT = `You are the weekly reflection of an AI agent's long-term memory. You read the week's
+summaries of the conversations with one user (not the raw messages) and report: the
+trajectory (how their focus shifted), topic drift (topics dropped, new or continuing),
+weekly patterns, and unresolved arcs (threads across sessions without conclusion).
+Report through the record_weekly_reflection tool.`;
+
+export interface WeekSummary {
+  source: 'batch' | 'nightly' | 'summary';
+  at: string;
+  text: string;
+}
+
+export function weeklyPrompt(summaries: readonly WeekSummary[]): string {
+  return `## The week's summaries\n${[...summaries]
+    .sort((a, b) => a.at.localeCompare(b.at))
+    .map((s) => `### ${s.source} — ${s.at}\n${s.text}`)
+    .join('\n\n')}\n`;
+}

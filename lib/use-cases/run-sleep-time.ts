@@ -1,0 +1,246 @@
+/**
+ * The sleep-time reflections (the reflector's nightly and weekly jobs), seed 001:
+ * nightly over the day's messages in token-budget chunks, merged and gated; weekly over the
+ * week's summaries. Every run is recorded in the reflection log with tokens and cost.
+ * Idempotent: a run id is recorded once; model outputs are kept per chunk and reused.
+ */
+import { z } from 'zod';
+import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { KnowledgeDoc } from '../domain/knowledge.js';
+import { DocumentIndex } from '../domain/knowledge-search.js';
+import type { SleepTimeConfig } from '../domain/sleep-time/config.js';
+import { estimateCostUsd } from '../domain/sleep-time/model-prices.js';
+import {
+  chunkTurns,
+  type Finding,
+  findingDocument,
+  gateFinding,
+  mergeFindings,
+  NIGHTLY_SYSTEM_PROMPT,
+  NIGHTLY_TOOL,
+  NightlyOutputSchema,
+  nightlyPrompt,
+} from '../domain/sleep-time/nightly.js';
+import type { ReflectionRun } from '../domain/sleep-time/reflection-log.js';
+import { computeSelfAssessment, type SelfAssessment } from '../domain/sleep-time/self-assessment.js';
+import { WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, WeeklyOutputSchema, weeklyPrompt } from '../domain/sleep-time/weekly.js';
+import { topKeywords } from '../domain/text.js';
+import type { Clock, KnowledgeStore, Log, ModelResponse, ReflectionLogStore, ReflectionModel, SummarySource, TurnStore } from '../ports.js';
+
+export interface SleepTimeDeps {
+  turns: TurnStore;
+  knowledge: KnowledgeStore;
+  runs: ReflectionLogStore;
+  summaries: SummarySource;
+  model: ReflectionModel;
+  clock: Clock;
+  log: Log;
+  config: SleepTimeConfig;
+}
+
+export type SleepTimeOutcome = { status: 'completed'; run: ReflectionRun } | { status: 'already_done'; reason: string };
+
+/** Findings this similar to a Knowledge document are already known (as the batch dedup gate). */
+const KNOWN_SIMILARITY = 0.8;
+
+const schemaOf = (schema: z.ZodType) => {
+  const { $schema: _drop, ...json } = z.toJSONSchema(schema, { io: 'input' });
+  return json;
+};
+
+async function callCached(job: ReflectionJob, part: string, deps: SleepTimeDeps, call: () => Promise<ModelResponse>): Promise<ModelResponse & { reused: boolean }> {
+  const key = `${job.jobId}-${part}`;
+  const cached = await deps.knowledge.getModelOutput(job.userId, key);
+  if (cached) return { ...cached, reused: true };
+  const fresh = await call();
+  await deps.knowledge.putModelOutput(job.userId, key, fresh);
+  return { ...fresh, reused: false };
+}
+
+function emptyRun(job: ReflectionJob, kind: ReflectionRun['kind'], from: string, started: Date): ReflectionRun {
+  return {
+    runId: job.jobId,
+    userId: job.userId,
+    kind,
+    status: 'completed',
+    startedAt: job.requestedAt,
+    windowFrom: from,
+    windowTo: job.requestedAt,
+    sessionsReviewed: 0,
+    messagesReviewed: 0,
+    summariesReviewed: 0,
+    chunks: 0,
+    findingsByCategory: {},
+    findingsRejected: [],
+    memoriesStored: 0,
+    stored: [],
+    tokens: { input: 0, output: 0 },
+    estimatedCostUsd: 0,
+    model: null,
+    durationMs: 0,
+    errors: [],
+  };
+}
+
+function addUsage(run: ReflectionRun, r: ModelResponse & { reused: boolean }): void {
+  if (r.reused) return;
+  run.tokens.input += r.usage.inputTokens;
+  run.tokens.output += r.usage.outputTokens;
+  run.model = r.usage.modelId;
+  const cost = estimateCostUsd(r.usage.modelId, r.usage.inputTokens, r.usage.outputTokens);
+  run.estimatedCostUsd = cost === null || run.estimatedCostUsd === null ? null : Math.round((run.estimatedCostUsd + cost) * 1e6) / 1e6;
+}
+
+/** Seed 001 phase 1 for one user. */
+export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promise<SleepTimeOutcome> {
+  if (await deps.runs.exists(job.userId, job.jobId)) return { status: 'already_done', reason: `run ${job.jobId} is logged` };
+  const started = deps.clock.now();
+  const from = new Date(Date.parse(job.requestedAt) - deps.config.nightlyLookbackHours * 3_600_000).toISOString();
+  const run = emptyRun(job, 'nightly', from, started);
+  const { turns, missing } = await deps.turns.getTurns(job.userId, job.turnIds);
+  for (const m of missing) run.errors.push(`turn ${m.turnId}: ${m.reason}`);
+  run.messagesReviewed = turns.length;
+  run.sessionsReviewed = new Set(turns.map((t) => t.sessionId)).size;
+
+  // Existing memories, for contradiction detection: the Knowledge the day's words find.
+  const knowledgeDocs = await deps.knowledge.loadKnowledge(job.userId);
+  const knowledge = new DocumentIndex<KnowledgeDoc>(knowledgeDocs);
+  const memories = knowledge
+    .search(topKeywords(turns.map((t) => t.query).join(' '), 10).join(' '), 10)
+    .map((h) => ({ path: h.doc.id, summary: h.doc.summary }));
+
+  const chunks = chunkTurns(turns, deps.config.chunkTokens);
+  run.chunks = chunks.length;
+  const found: Finding[] = [];
+  for (const [i, chunk] of chunks.entries()) {
+    const r = await callCached(job, `chunk-${i}`, deps, () =>
+      deps.model.reflect({
+        system: NIGHTLY_SYSTEM_PROMPT,
+        prompt: nightlyPrompt(chunk, memories),
+        toolName: NIGHTLY_TOOL.name,
+        toolDescription: NIGHTLY_TOOL.description,
+        toolInputSchema: schemaOf(NightlyOutputSchema),
+        temperature: deps.config.temperature,
+        maxTokens: deps.config.maxTokens,
+      }),
+    );
+    addUsage(run, r);
+    const parsed = NightlyOutputSchema.safeParse(typeof r.output === 'string' ? safeJson(r.output) : r.output);
+    if (!parsed.success) {
+      run.errors.push(`chunk ${i}: unusable output (${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? ''})`);
+      continue;
+    }
+    found.push(...parsed.data.findings);
+  }
+
+  const merged = mergeFindings(found);
+  for (const f of merged) run.findingsByCategory[f.category] = (run.findingsByCategory[f.category] ?? 0) + 1;
+  for (const f of merged) {
+    const gate = gateFinding(f);
+    if (gate) {
+      run.findingsRejected.push({ category: f.category, statement: f.statement, reason: gate });
+      continue;
+    }
+    const known = knowledge.similar(f.statement)[0];
+    if (known && known.similarity > KNOWN_SIMILARITY && !known.doc.id.startsWith(`Reflections/${f.category}/`)) {
+      run.findingsRejected.push({ category: f.category, statement: f.statement, reason: `already known: ${known.doc.id}` });
+      continue;
+    }
+    const doc = findingDocument(f, job.jobId, job.requestedAt);
+    await deps.knowledge.putKnowledge(job.userId, doc.path, doc.markdown, doc.doc);
+    knowledge.add(doc.doc);
+    run.stored.push({ path: `Knowledge/${doc.path}`, statement: f.statement });
+  }
+  run.memoriesStored = run.stored.length;
+  run.durationMs = deps.clock.now().getTime() - started.getTime();
+  await deps.runs.put(run);
+  deps.log.info('nightly reflection', { userId: job.userId, runId: run.runId, messages: run.messagesReviewed, chunks: run.chunks, stored: run.memoriesStored });
+  return { status: 'completed', run };
+}
+
+/** Seed 001 phase 2 for one user: over the week's summaries, never raw messages. */
+export async function runWeekly(job: ReflectionJob, deps: SleepTimeDeps): Promise<SleepTimeOutcome> {
+  if (await deps.runs.exists(job.userId, job.jobId)) return { status: 'already_done', reason: `run ${job.jobId} is logged` };
+  const started = deps.clock.now();
+  const from = new Date(Date.parse(job.requestedAt) - deps.config.weeklyLookbackDays * 86_400_000).toISOString();
+  const to = job.requestedAt;
+  const run = emptyRun(job, 'weekly', from, started);
+
+  const [batchLogs, nightly, summaries] = await Promise.all([
+    deps.summaries.batchLogs(job.userId, from, to),
+    deps.runs.list(job.userId, 'nightly', from, to),
+    deps.summaries.summaries(job.userId, from, to),
+  ]);
+  const week: WeekSummary[] = [
+    ...batchLogs
+      .filter((b) => b.status === 'completed')
+      .map((b) => ({ source: 'batch' as const, at: b.timestamp, text: `Staged: ${b.staged_files.map((f) => f.split('/').pop()?.replace(/--.*$/, '')).join(', ') || 'nothing'}; promoted: ${b.promoted_files.join(', ') || 'nothing'}.` })),
+    ...nightly.flatMap((r) => r.stored.map((s) => ({ source: 'nightly' as const, at: r.startedAt, text: s.statement }))),
+    ...summaries.map((s) => ({ source: 'summary' as const, at: s.createdAt, text: s.text })),
+  ];
+  run.summariesReviewed = week.length;
+  run.sessionsReviewed = new Set(summaries.map((s) => s.id)).size;
+  let document: string | undefined;
+  if (week.length > 0) {
+    const r = await callCached(job, 'week', deps, () =>
+      deps.model.reflect({
+        system: WEEKLY_SYSTEM_PROMPT,
+        prompt: weeklyPrompt(week),
+        toolName: WEEKLY_TOOL.name,
+        toolDescription: WEEKLY_TOOL.description,
+        toolInputSchema: schemaOf(WeeklyOutputSchema),
+        temperature: deps.config.temperature,
+        maxTokens: deps.config.maxTokens,
+      }),
+    );
+    addUsage(run, r);
+    const parsed = WeeklyOutputSchema.safeParse(typeof r.output === 'string' ? safeJson(r.output) : r.output);
+    if (parsed.success) {
+      run.weekly = parsed.data;
+      run.findingsByCategory = {
+        topic_drift: parsed.data.topic_drift.length,
+        weekly_pattern: parsed.data.weekly_patterns.length,
+        unresolved: parsed.data.unresolved_arcs.length,
+      };
+      document = weeklyDocument(job, parsed.data);
+    } else run.errors.push(`unusable output: ${parsed.error.issues[0]?.message ?? ''}`);
+  }
+  run.durationMs = deps.clock.now().getTime() - started.getTime();
+  await deps.runs.put(run, document);
+  deps.log.info('weekly reflection', { userId: job.userId, runId: run.runId, summaries: run.summariesReviewed });
+  return { status: 'completed', run };
+}
+
+function weeklyDocument(job: ReflectionJob, w: z.infer<typeof WeeklyOutputSchema>): string {
+  const list = (items: string[]) => (items.length > 0 ? items.map((i) => `- ${i}`).join('\n') : '- (none)');
+  return [
+    `# Weekly reflection — week to ${job.requestedAt.slice(0, 10)}`,
+    '',
+    '## Trajectory',
+    w.trajectory || '(none)',
+    '',
+    '## Topic drift',
+    list(w.topic_drift.map((d) => `${d.topic}: ${d.status}`)),
+    '',
+    '## Weekly patterns',
+    list(w.weekly_patterns),
+    '',
+    '## Unresolved arcs',
+    list(w.unresolved_arcs),
+    '',
+  ].join('\n');
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Seed 001 phase 3: the user's self-assessment over the nightly runs of the last `days` days. */
+export async function selfAssessment(userId: string, runs: ReflectionLogStore, now: Date, days = 30): Promise<SelfAssessment> {
+  const history = await runs.list(userId, 'nightly', new Date(now.getTime() - days * 86_400_000).toISOString(), now.toISOString());
+  return computeSelfAssessment(history);
+}

@@ -1,0 +1,114 @@
+/**
+ * The scheduled sweeps (the sweep function's use cases). "Now" is the schedule's own time
+ * (EventBridge's event time, or the local simulated clock), never the wall clock, so a
+ * replay of weeks of conversation sweeps exactly as production would have.
+ */
+import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { SleepTimeConfig } from '../domain/sleep-time/config.js';
+import { selectUsers, windowDays } from '../domain/sleep-time/selection.js';
+import type { ActivityIndex, ExpiryLog, JobQueue, KnowledgeStore, Log, ReflectionLogStore, TurnStore } from '../ports.js';
+
+export interface SweepDeps {
+  activity: ActivityIndex;
+  runs: ReflectionLogStore;
+  turns: TurnStore;
+  jobs: JobQueue;
+  knowledge: KnowledgeStore;
+  expiryLog: ExpiryLog;
+  config: SleepTimeConfig;
+  log: Log;
+}
+
+export interface SweepResult {
+  sweep: string;
+  at: string;
+  selected: number;
+  skipped: number;
+  jobs: string[];
+  deleted?: number;
+}
+
+/** Most turns a nightly job lists (the job schema's limit); the rest of a huge day is left out, and logged. */
+const MAX_NIGHTLY_TURNS = 1000;
+
+async function candidates(days: readonly string[], deps: SweepDeps) {
+  return (await Promise.all(days.map((d) => deps.activity.activeUsers(d)))).flat();
+}
+
+/** Seed 001 phase 1: fan out one nightly job per user with enough messages in the window. */
+export async function nightlySweep(now: Date, deps: SweepDeps): Promise<SweepResult> {
+  const hours = deps.config.nightlyLookbackHours;
+  const days = windowDays(now, hours);
+  const users = await candidates(days, deps);
+  const last = new Map(await Promise.all(users.map(async (u) => [u.userId, (await deps.runs.latest(u.userId, 'nightly'))?.startedAt ?? null] as const)));
+  const sel = selectUsers(users, days, deps.config.nightlyMinMessages, (id) => last.get(id) ?? null, now, hours);
+  const from = new Date(now.getTime() - hours * 3_600_000).toISOString();
+  const jobs: string[] = [];
+  for (const { userId } of sel.selected) {
+    const turnIds = (await deps.turns.turnsSince(userId, from, MAX_NIGHTLY_TURNS)).sort((a, b) => a - b);
+    if (turnIds.length === MAX_NIGHTLY_TURNS) deps.log.warn('nightly window holds more turns than one job lists; the oldest are left out', { userId });
+    const job = sleepJob('nightly', userId, now, turnIds);
+    await deps.jobs.enqueue(job);
+    jobs.push(`${userId}:${job.jobId}`);
+  }
+  deps.log.info('nightly sweep', { at: now.toISOString(), selected: sel.selected.length, skipped: sel.skipped });
+  return { sweep: 'nightly', at: now.toISOString(), selected: sel.selected.length, skipped: sel.skipped.length, jobs };
+}
+
+/** Seed 001 phase 2: one weekly job per user active in the week (it reads summaries, not messages). */
+export async function weeklySweep(now: Date, deps: SweepDeps): Promise<SweepResult> {
+  const hours = deps.config.weeklyLookbackDays * 24;
+  const days = windowDays(now, hours);
+  const users = await candidates(days, deps);
+  const last = new Map(await Promise.all(users.map(async (u) => [u.userId, (await deps.runs.latest(u.userId, 'weekly'))?.startedAt ?? null] as const)));
+  const sel = selectUsers(users, days, 1, (id) => last.get(id) ?? null, now, hours);
+  const jobs: string[] = [];
+  for (const { userId } of sel.selected) {
+    const job = sleepJob('weekly', userId, now, []);
+    await deps.jobs.enqueue(job);
+    jobs.push(`${userId}:${job.jobId}`);
+  }
+  deps.log.info('weekly sweep', { at: now.toISOString(), selected: sel.selected.length, skipped: sel.skipped.length });
+  return { sweep: 'weekly', at: now.toISOString(), selected: sel.selected.length, skipped: sel.skipped.length, jobs };
+}
+
+/** Days before the cutoff the expiry sweep re-checks, in case a run was missed. */
+const EXPIRY_CATCH_UP_DAYS = 14;
+
+/**
+ * Seed 000 §6: staged items older than 30 days with promotion_count < 2 are deleted, each
+ * logged with its reason. Found through the staged-by-day index, not a scan.
+ */
+export async function expirySweep(now: Date, deps: SweepDeps): Promise<SweepResult> {
+  const cutoff = now.getTime() - deps.config.stagedExpiryDays * 86_400_000;
+  const days = Array.from({ length: EXPIRY_CATCH_UP_DAYS + 1 }, (_, i) => new Date(cutoff - i * 86_400_000).toISOString().slice(0, 10));
+  const found = (await Promise.all(days.map((d) => deps.knowledge.stagedOn(d)))).flat();
+  const byUser = new Map<string, Parameters<ExpiryLog['write']>[2]>();
+  for (const { userId, record } of found) {
+    if (record.status !== 'staged' || Date.parse(record.stagedAt) > cutoff || record.promotedBy.length >= 2) continue;
+    await deps.knowledge.deleteStaged(userId, record.path);
+    const reason = `staged ${record.stagedAt}, more than ${deps.config.stagedExpiryDays} days ago, with promotion_count ${record.promotedBy.length} < 2`;
+    byUser.set(userId, [...(byUser.get(userId) ?? []), { path: record.path, stagedAt: record.stagedAt, promotionCount: record.promotedBy.length, reason }]);
+  }
+  for (const [userId, deletions] of byUser) {
+    await deps.expiryLog.write(userId, now.toISOString(), deletions);
+    for (const d of deletions) deps.log.info('staged item expired', { userId, ...d });
+  }
+  const deleted = [...byUser.values()].reduce((n, d) => n + d.length, 0);
+  return { sweep: 'expiry', at: now.toISOString(), selected: byUser.size, skipped: found.length - deleted, jobs: [], deleted };
+}
+
+function sleepJob(kind: 'nightly' | 'weekly', userId: string, now: Date, turnIds: number[]): ReflectionJob {
+  return {
+    type: 'reflection.job',
+    version: 1,
+    // One per user per scheduled run; also the FIFO deduplication id and the reflection log's run id.
+    jobId: `${kind}-${now.toISOString().slice(0, 16).replace(/[-:T]/g, '')}`,
+    userId,
+    kind,
+    trigger: 'schedule',
+    urgency: 0,
+    turnIds,
+    requestedAt: now.toISOString(),
+  };
+}

@@ -1,0 +1,222 @@
+import { describe, expect, it } from 'vitest';
+import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { BatchLog } from '../../lib/domain/batch-log.js';
+import { defaultSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
+import { estimateCostUsd } from '../../lib/domain/sleep-time/model-prices.js';
+import { chunkTurns, type Finding, gateFinding, mergeFindings } from '../../lib/domain/sleep-time/nightly.js';
+import { fireTimesBetween } from '../../lib/domain/sleep-time/schedule.js';
+import { selectUsers, windowDays } from '../../lib/domain/sleep-time/selection.js';
+import { type AssessedRun, computeSelfAssessment } from '../../lib/domain/sleep-time/self-assessment.js';
+import { nightlyOffline } from '../../lib/offline-model/rule-reflector.js';
+import { runNightly, runWeekly, selfAssessment } from '../../lib/use-cases/run-sleep-time.js';
+import { expirySweep, nightlySweep, weeklySweep } from '../../lib/use-cases/sweeps.js';
+import {
+  fixedClock,
+  MemoryActivity,
+  MemoryExpiryLog,
+  MemoryJobQueue,
+  MemoryKnowledgeStore,
+  MemoryRunLog,
+  MemorySummarySource,
+  MemoryTurnStore,
+  RecordingLog,
+  ScriptedModel,
+  turn,
+} from '../helpers/fakes.js';
+
+const now = new Date('2026-02-07T03:00:00Z');
+
+describe('schedules on a simulated clock', () => {
+  it('finds every fire time an EventBridge cron passes between two instants', () => {
+    const nights = fireTimesBetween('cron(0 3 * * ? *)', new Date('2026-02-01T12:00:00Z'), new Date('2026-02-04T03:00:00Z'));
+    expect(nights.map((d) => d.toISOString())).toEqual(['2026-02-02T03:00:00.000Z', '2026-02-03T03:00:00.000Z', '2026-02-04T03:00:00.000Z']);
+    const sundays = fireTimesBetween('cron(0 4 ? * SUN *)', new Date('2026-02-01T00:00:00Z'), new Date('2026-02-16T00:00:00Z'));
+    expect(sundays.map((d) => d.toISOString())).toEqual(['2026-02-01T04:00:00.000Z', '2026-02-08T04:00:00.000Z', '2026-02-15T04:00:00.000Z']);
+  });
+});
+
+describe('nightly selection (seed 001 phase 1)', () => {
+  const users: Array<{ userId: string; activity: Record<string, number> }> = [
+    { userId: 'busy', activity: { '2026-02-06': 7 } },
+    { userId: 'quiet', activity: { '2026-02-06': 2 } },
+    { userId: 'split', activity: { '2026-02-06': 3, '2026-02-07': 3 } },
+    { userId: 'old', activity: { '2026-02-01': 40 } },
+    { userId: 'ran', activity: { '2026-02-06': 9 } },
+  ];
+
+  it('takes users with at least N messages in the look-back window and skips those reflected within it', () => {
+    const days = windowDays(now, 24);
+    expect(days).toEqual(['2026-02-06', '2026-02-07']);
+    const lastRun = (id: string) => (id === 'ran' ? '2026-02-06T12:00:00Z' : id === 'busy' ? '2026-02-05T03:00:00Z' : null);
+    const sel = selectUsers(users, days, 5, lastRun, now, 24);
+    expect(sel.selected.map((s) => s.userId)).toEqual(['busy', 'split']);
+    expect(sel.skipped).toEqual(
+      expect.arrayContaining([
+        { userId: 'quiet', messages: 2, reason: 'too_few_messages' },
+        { userId: 'old', messages: 0, reason: 'too_few_messages' },
+        { userId: 'ran', messages: 9, reason: 'already_reflected' },
+      ]),
+    );
+    expect(selectUsers(users, windowDays(now, 24 * 7), 5, () => null, now, 24 * 7).selected.map((s) => s.userId)).toContain('old');
+  });
+
+  it('the sweep queries the activity index by day and fans out one job per user, once per run', async () => {
+    const activity = new MemoryActivity();
+    activity.users.push({ userId: 'busy', activity: { '2026-02-06': 6 } }, { userId: 'quiet', activity: { '2026-02-06': 1 } });
+    const turns = new MemoryTurnStore();
+    await turns.saveTurns([1, 2, 3].map((turnId) => turn({ userId: 'busy', turnId, timestamp: `2026-02-06T1${turnId}:00:00Z` })));
+    await turns.saveTurns([turn({ userId: 'busy', turnId: 0 + 100, timestamp: '2026-01-01T00:00:00Z' })]);
+    const jobs = new MemoryJobQueue();
+    const deps = { activity, runs: new MemoryRunLog(), turns, jobs, knowledge: new MemoryKnowledgeStore(), expiryLog: new MemoryExpiryLog(), config: defaultSleepTimeConfig, log: new RecordingLog() };
+    const r = await nightlySweep(now, deps);
+    expect(r).toMatchObject({ selected: 1, skipped: 1 });
+    expect(jobs.jobs).toEqual([expect.objectContaining({ userId: 'busy', kind: 'nightly', jobId: 'nightly-202602070300', turnIds: [1, 2, 3], requestedAt: now.toISOString() })]);
+    const weekly = await weeklySweep(now, deps);
+    expect(weekly.jobs).toEqual(['busy:weekly-202602070300', 'quiet:weekly-202602070300']);
+  });
+});
+
+const finding = (f: Partial<Finding>): Finding => ({ category: 'pattern', confidence: 'HIGH', statement: 'The user keeps coming back to reef tanks.', evidence_turns: [1, 2], ...f });
+
+describe('nightly findings: gating, chunking, merging', () => {
+  it('stores preferences only at HIGH, the rest at HIGH or MEDIUM, each with its evidence rule', () => {
+    expect(gateFinding(finding({}))).toBeNull();
+    expect(gateFinding(finding({ confidence: 'MEDIUM' }))).toBeNull();
+    expect(gateFinding(finding({ confidence: 'LOW' }))).toMatch(/LOW/);
+    expect(gateFinding(finding({ evidence_turns: [1] }))).toMatch(/2 instances/);
+    expect(gateFinding(finding({ category: 'preference', confidence: 'MEDIUM', evidence_turns: [1, 2, 3] }))).toMatch(/HIGH/);
+    expect(gateFinding(finding({ category: 'preference', evidence_turns: [1, 2] }))).toMatch(/3 instances/);
+    expect(gateFinding(finding({ category: 'preference', evidence_turns: [1, 2, 3] }))).toBeNull();
+    expect(gateFinding(finding({ category: 'contradiction', sides: ['only one'] }))).toMatch(/both sides/);
+    expect(gateFinding(finding({ category: 'correction' }))).toMatch(/wrong/);
+    expect(gateFinding(finding({ category: 'correction', wrong: '20 gallons', right: '40 gallons', evidence_turns: [3] }))).toBeNull();
+    expect(gateFinding(finding({ category: 'relationship', subject: 'Rex', relationship: 'is' }))).toMatch(/triple/);
+  });
+
+  it('chunks by token budget and merges the chunks\' findings without duplicates', () => {
+    const turns = Array.from({ length: 12 }, (_, i) => turn({ turnId: i + 1, query: 'q'.repeat(400), response: 'r'.repeat(400) }));
+    const chunks = chunkTurns(turns, 1000);
+    expect(chunks.length).toBeGreaterThan(2);
+    expect(chunks.join('\n')).toContain('### Turn 12');
+    const merged = mergeFindings([
+      finding({ evidence_turns: [1, 2], confidence: 'MEDIUM' }),
+      finding({ evidence_turns: [7, 9], statement: 'The user keeps coming back to reef tanks again.' }),
+      finding({ category: 'unresolved', statement: 'Which lighting suits corals?', evidence_turns: [4] }),
+    ]);
+    expect(merged).toHaveLength(2);
+    expect(merged[0]).toMatchObject({ confidence: 'HIGH', evidence_turns: [1, 2, 7, 9] });
+  });
+});
+
+describe('nightly and weekly reflection runs', () => {
+  const job = (kind: 'nightly' | 'weekly', turnIds: number[] = []): ReflectionJob => ({
+    type: 'reflection.job', version: 1, jobId: `${kind}-202602070300`, userId: 'alice', kind, trigger: 'schedule', urgency: 0, turnIds, requestedAt: now.toISOString(),
+  });
+
+  async function deps(reply: (prompt: string) => unknown) {
+    const turns = new MemoryTurnStore();
+    await turns.saveTurns(
+      ['I love jazz', 'I love jazz records', 'I love jazz clubs', 'My sister Anna lives in Lyon', 'Actually the club is in Paris, not Lyon'].map((query, i) =>
+        turn({ userId: 'alice', turnId: i + 1, sessionId: i < 3 ? 's1' : 's2', query, timestamp: '2026-02-06T20:00:00Z' }),
+      ),
+    );
+    const model = new ScriptedModel((req) => reply(req.prompt));
+    return {
+      turns,
+      knowledge: new MemoryKnowledgeStore(),
+      runs: new MemoryRunLog(),
+      summaries: new MemorySummarySource(),
+      model,
+      clock: fixedClock(),
+      log: new RecordingLog(),
+      // About three turns a chunk: the three "I love jazz" land together, the rest in a second chunk.
+      config: { ...defaultSleepTimeConfig, chunkTokens: 90 },
+    };
+  }
+
+  it('nightly: chunks, merges, gates and stores findings with a [reflection:category] source; logs the run with tokens and cost', async () => {
+    const d = await deps((prompt) => nightlyOffline(prompt));
+    const out = await runNightly(job('nightly', [1, 2, 3, 4, 5]), d);
+    if (out.status !== 'completed') throw new Error(out.reason);
+    expect(out.run.chunks).toBeGreaterThan(1);
+    expect(out.run).toMatchObject({ messagesReviewed: 5, sessionsReviewed: 2, tokens: { input: expect.any(Number) }, model: 'scripted' });
+    expect(out.run.tokens.input).toBe(10 * out.run.chunks);
+    const paths = [...d.knowledge.knowledgeFiles.keys()];
+    expect(paths).toEqual(expect.arrayContaining(['alice/Reflections/preference/the_user_likes_jazz.md', 'alice/Reflections/relationship/the_user_has_sister_anna.md']));
+    expect(d.knowledge.knowledgeFiles.get('alice/Reflections/preference/the_user_likes_jazz.md')).toContain('source: "[reflection:preference]"');
+    expect(out.run.findingsRejected.length + out.run.memoriesStored).toBe(Object.values(out.run.findingsByCategory).reduce((a, b) => a + b, 0));
+    expect((await runNightly(job('nightly', [1, 2, 3, 4, 5]), d)).status).toBe('already_done');
+  });
+
+  it('weekly: reads the week\'s summaries — batch logs, nightly findings, context summaries — and never raw messages', async () => {
+    const d = await deps(() => ({ trajectory: 'From jazz to family.', topic_drift: [{ topic: 'jazz', status: 'dropped' }], weekly_patterns: [], unresolved_arcs: ['Where is the club?'] }));
+    let turnReads = 0;
+    const getTurns = d.turns.getTurns.bind(d.turns);
+    d.turns.getTurns = async (...a) => {
+      turnReads++;
+      return getTurns(...a);
+    };
+    d.summaries.logs.push({ user_id: 'alice', batch_id: 'batch-1-5', timestamp: '2026-02-05T10:00:00Z', status: 'completed', staged_files: ['Knowledge_staging/Facts/jazz--batch-1-5.md'], promoted_files: [] } as unknown as BatchLog);
+    d.summaries.texts.push({ userId: 'alice', id: 'summary-1-5', createdAt: '2026-02-05T11:00:00Z', text: 'Turns 1–5: jazz and family.' });
+    await d.runs.put({ runId: 'nightly-x', userId: 'alice', kind: 'nightly', startedAt: '2026-02-06T03:00:00.000Z', stored: [{ path: 'Knowledge/Reflections/preference/jazz.md', statement: 'The user likes jazz.' }] } as never);
+    const out = await runWeekly(job('weekly'), d);
+    if (out.status !== 'completed') throw new Error(out.reason);
+    expect(turnReads).toBe(0);
+    expect(out.run.summariesReviewed).toBe(3);
+    const prompt = d.model.requests[0]?.prompt ?? '';
+    expect(prompt).toContain('Staged: jazz');
+    expect(prompt).toContain('The user likes jazz.');
+    expect(prompt).toContain('Turns 1–5: jazz and family.');
+    expect(prompt).not.toContain('I love jazz clubs');
+    expect(out.run.weekly?.trajectory).toBe('From jazz to family.');
+    expect(d.runs.documents.get('alice/weekly-202602070300')).toContain('## Unresolved arcs\n- Where is the club?');
+  });
+});
+
+describe('self-assessment (seed 001 phase 3)', () => {
+  const run = (day: number, sessions: number, corrections: number, unresolved = 0): AssessedRun => ({
+    startedAt: `2026-02-${String(day).padStart(2, '0')}T03:00:00Z`,
+    sessionsReviewed: sessions,
+    findingsByCategory: { correction: corrections, unresolved },
+  });
+
+  it('classifies the trend from the first half of recent runs to the second', () => {
+    expect(computeSelfAssessment([run(1, 2, 2), run(2, 2, 1)]).trend).toBe('insufficient_data');
+    expect(computeSelfAssessment([run(1, 2, 4), run(2, 2, 3), run(3, 2, 1), run(4, 2, 0)]).trend).toBe('improving');
+    expect(computeSelfAssessment([run(4, 2, 4), run(3, 2, 3), run(2, 2, 1), run(1, 2, 0)]).trend).toBe('degrading');
+    expect(computeSelfAssessment([run(1, 2, 1, 1), run(2, 2, 1, 1), run(3, 2, 2), run(4, 2, 0, 2)]).trend).toBe('stable');
+    expect(computeSelfAssessment([run(1, 4, 2, 2), run(2, 4, 0, 0)])).toMatchObject({ runs: 2, sessionsReviewed: 8, correctionRate: 0.25, unresolvedRate: 0.25, contradictionCount: 0 });
+  });
+
+  it('reads the reflection log of the last 30 days', async () => {
+    const runs = new MemoryRunLog();
+    for (const r of [run(1, 2, 4), run(2, 2, 3), run(3, 2, 1), run(4, 2, 0)]) await runs.put({ ...r, userId: 'alice', kind: 'nightly', runId: r.startedAt } as never);
+    expect((await selfAssessment('alice', runs, new Date('2026-02-05T00:00:00Z'))).trend).toBe('improving');
+  });
+});
+
+describe('expiry sweep (seed 000 §6)', () => {
+  it('deletes exactly the staged items older than 30 days with fewer than 2 promotions, each logged with its reason', async () => {
+    const knowledge = new MemoryKnowledgeStore();
+    const stage = (path: string, stagedAt: string, promotedBy: string[] = [], status: 'staged' | 'promoted' = 'staged') =>
+      knowledge.records.set(`alice/${path}`, { path, kind: 'fact', title: path, category: 'Facts', text: 't', confidence: 0.6, sourceTurns: [1], batchId: 'b', stagedAt, meta: {}, body: 't', promotedBy, status });
+    stage('Facts/old--b1.md', '2026-01-05T10:00:00Z');
+    stage('Facts/old_once--b1.md', '2026-01-05T10:00:00Z', ['b2']);
+    stage('Facts/young--b3.md', '2026-01-20T10:00:00Z');
+    stage('Facts/promoted--b1.md', '2026-01-05T10:00:00Z', ['b2', 'b3'], 'promoted');
+    const expiryLog = new MemoryExpiryLog();
+    const r = await expirySweep(now, { activity: new MemoryActivity(), runs: new MemoryRunLog(), turns: new MemoryTurnStore(), jobs: new MemoryJobQueue(), knowledge, expiryLog, config: defaultSleepTimeConfig, log: new RecordingLog() });
+    expect(r.deleted).toBe(2);
+    expect([...knowledge.records.keys()].sort()).toEqual(['alice/Facts/promoted--b1.md', 'alice/Facts/young--b3.md']);
+    expect(expiryLog.entries[0]?.deletions.map((d) => [d.path, d.promotionCount])).toEqual([['Facts/old--b1.md', 0], ['Facts/old_once--b1.md', 1]]);
+    expect(expiryLog.entries[0]?.deletions[0]?.reason).toMatch(/more than 30 days ago, with promotion_count 0 < 2/);
+  });
+});
+
+describe('cost per run', () => {
+  it('prices tokens per model id, cross-region prefixes included; unknown models cost null', () => {
+    expect(estimateCostUsd('us.anthropic.claude-haiku-4-5-20251001-v1:0', 1_000_000, 100_000)).toBeCloseTo(1.5);
+    expect(estimateCostUsd('offline.rule-reflector-v1', 5000, 5000)).toBe(0);
+    expect(estimateCostUsd('someone.else', 1, 1)).toBeNull();
+  });
+});

@@ -9,6 +9,8 @@ export interface ModelUsage {
   latencyMs: number;
   /** True when the output was reused from an earlier delivery of the same job (no model call). */
   reused: boolean;
+  /** From the price table in sleep-time/model-prices.ts; null for an unknown model id. */
+  estimatedCostUsd?: number | null;
 }
 
 export interface BatchLog {

@@ -14,6 +14,7 @@ import type { BatchLog } from '../domain/batch-log.js';
 import { applyQualityGates } from '../domain/quality-gates.js';
 import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../domain/reflection-output.js';
 import { DocumentIndex } from '../domain/knowledge-search.js';
+import { estimateCostUsd } from '../domain/sleep-time/model-prices.js';
 import { findRecurrences, knowledgePathFor, PROMOTIONS_TO_KNOWLEDGE, promotedDocument } from '../domain/promotion.js';
 import { completeBatch, parseSignalState } from '../domain/signal-accumulator.js';
 import { stagedDocuments } from '../domain/staging.js';
@@ -103,7 +104,9 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
       await deps.knowledge.putModelOutput(job.userId, job.jobId, response);
     }
   }
-  const model = response ? { ...response.usage, reused } : null;
+  const model = response
+    ? { ...response.usage, reused, estimatedCostUsd: reused ? 0 : estimateCostUsd(response.usage.modelId, response.usage.inputTokens, response.usage.outputTokens) }
+    : null;
   const duration = () => deps.clock.now().getTime() - started.getTime();
 
   let parsed: ReturnType<typeof parseReflectionOutput> | null = null;

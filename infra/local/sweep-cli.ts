@@ -1,0 +1,43 @@
+/**
+ * npm run sweep -- nightly|weekly|expiry [--time ISO]
+ * Runs one sweep by hand against the running local stack (.local/stack.json): the same
+ * sweep handler the schedules invoke, with "now" = --time (default: the wall clock). The
+ * jobs it fans out go to the stack's ReflectionQueue and are run there.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { FUNCTION_TIMEOUT_SECONDS } from '../resources.js';
+import { lambdaContext } from './lambda-context.js';
+import type { StackInfo } from './stack.js';
+
+const { values, positionals } = parseArgs({ options: { time: { type: 'string' } }, allowPositionals: true });
+const sweep = positionals[0];
+if (!sweep || !['nightly', 'weekly', 'expiry'].includes(sweep)) {
+  console.error('usage: npm run sweep -- nightly|weekly|expiry [--time 2026-02-07T03:00:00Z]');
+  process.exit(2);
+}
+let info: StackInfo;
+try {
+  info = JSON.parse(readFileSync('.local/stack.json', 'utf8')) as StackInfo;
+} catch {
+  console.error('no running local stack: start one with `npm start` first (.local/stack.json is missing)');
+  process.exit(2);
+}
+Object.assign(process.env, {
+  AWS_REGION: info.region,
+  AWS_ACCESS_KEY_ID: info.credentials.accessKeyId,
+  AWS_SECRET_ACCESS_KEY: info.credentials.secretAccessKey,
+  AWS_ENDPOINT_URL_DYNAMODB: info.endpoints.dynamodb,
+  AWS_ENDPOINT_URL_SQS: info.endpoints.sqs,
+  AWS_ENDPOINT_URL_S3: info.endpoints.s3,
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  TABLE_NAME: info.tableName,
+  BUCKET_NAME: info.bucketName,
+  REFLECTION_QUEUE_URL: info.queues.reflection.url,
+  POWERTOOLS_LOG_LEVEL: 'WARN',
+  POWERTOOLS_METRICS_DISABLED: 'true',
+});
+const { handler } = (await import('../../functions/sweep/handler.js')) as unknown as { handler: (e: unknown, c: unknown) => Promise<unknown> };
+const result = await handler({ sweep, ...(values.time ? { time: values.time } : {}) }, lambdaContext('local-sweep', FUNCTION_TIMEOUT_SECONDS.sweep));
+console.log(JSON.stringify(result, null, 2));
+process.exit(0);

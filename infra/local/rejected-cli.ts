@@ -4,21 +4,14 @@
  * record, from which queue, and every failing field. Against a deployed stage, the same
  * records are under s3://<bucket>/rejected/{day}/{source}/{messageId}.json.
  */
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
-import type { StackInfo } from './stack.js';
+import { readStackInfo } from './stack-info.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const { values } = parseArgs({ options: { day: { type: 'string' }, json: { type: 'boolean', default: false } } });
-let info: StackInfo;
-try {
-  info = JSON.parse(readFileSync('.local/stack.json', 'utf8')) as StackInfo;
-} catch {
-  console.error('no running local stack: start one with `npm start` first (.local/stack.json is missing)');
-  process.exit(2);
-}
+const info = readStackInfo();
 const s3 = new S3Client({ region: info.region, endpoint: info.endpoints.s3, forcePathStyle: true, credentials: info.credentials });
 const events = await new S3RejectedEventLog(s3, info.bucketName).list(values.day);
 if (values.json) console.log(JSON.stringify(events, null, 2));

@@ -4,11 +4,10 @@
  * sweep handler the schedules invoke, with "now" = --time (default: the wall clock). The
  * jobs it fans out go to the stack's ReflectionQueue and are run there.
  */
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { FUNCTION_TIMEOUT_SECONDS } from '../resources.js';
 import { lambdaContext } from './lambda-context.js';
-import type { StackInfo } from './stack.js';
+import { readStackInfo } from './stack-info.js';
 
 const { values, positionals } = parseArgs({ options: { time: { type: 'string' } }, allowPositionals: true });
 const sweep = positionals[0];
@@ -16,13 +15,7 @@ if (!sweep || !['nightly', 'weekly', 'expiry'].includes(sweep)) {
   console.error('usage: npm run sweep -- nightly|weekly|expiry [--time 2026-02-07T03:00:00Z]');
   process.exit(2);
 }
-let info: StackInfo;
-try {
-  info = JSON.parse(readFileSync('.local/stack.json', 'utf8')) as StackInfo;
-} catch {
-  console.error('no running local stack: start one with `npm start` first (.local/stack.json is missing)');
-  process.exit(2);
-}
+const info = readStackInfo();
 Object.assign(process.env, {
   AWS_REGION: info.region,
   AWS_ACCESS_KEY_ID: info.credentials.accessKeyId,

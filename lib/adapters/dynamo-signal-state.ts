@@ -1,5 +1,6 @@
 import { isConditionalCheckFailure } from './dynamo-errors.js';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { queryAll } from './dynamo-query.js';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../domain/memory-paths.js';
 import { lastActiveDay, type SignalState } from '../domain/signal-accumulator.js';
 import type { SignalStateStore, StoredSignalState } from '../ports.js';
@@ -69,25 +70,14 @@ export class DynamoSignalStateStore implements SignalStateStore {
    * their per-day message counts. A look-back window is a query per day in it — no scan.
    */
   async activeUsers(day: string): Promise<Array<{ userId: string; activity: Record<string, number> }>> {
-    const out: Array<{ userId: string; activity: Record<string, number> }> = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const res = await this.ddb.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :d',
-          ExpressionAttributeValues: { ':d': keys.activityGsiPk(day) },
-          ProjectionExpression: 'userId, #s.activity',
-          ExpressionAttributeNames: { '#s': 'state' },
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of res.Items ?? []) {
-        out.push({ userId: String(item.userId), activity: (item.state as { activity?: Record<string, number> } | undefined)?.activity ?? {} });
-      }
-      start = res.LastEvaluatedKey;
-    } while (start);
-    return out;
+    const items = await queryAll(this.ddb, {
+      TableName: this.tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :d',
+      ExpressionAttributeValues: { ':d': keys.activityGsiPk(day) },
+      ProjectionExpression: 'userId, #s.activity',
+      ExpressionAttributeNames: { '#s': 'state' },
+    });
+    return items.map((item) => ({ userId: String(item.userId), activity: (item.state as { activity?: Record<string, number> } | undefined)?.activity ?? {} }));
   }
 }

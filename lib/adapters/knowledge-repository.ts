@@ -1,11 +1,12 @@
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { keys, knowledgeIndexKey, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
 import { restagedMarkdown, type StagedRecord } from '../domain/promotion.js';
 import type { StagedDocument } from '../domain/staging.js';
 import type { KnowledgeStore, ModelResponse } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
+import { queryAll } from './dynamo-query.js';
 
 const isMissing = (error: unknown) => (error as Error).name === 'NoSuchKey';
 
@@ -30,22 +31,13 @@ export class KnowledgeRepository implements KnowledgeStore {
   }
 
   async listStaged(userId: string): Promise<StagedRecord[]> {
-    const out: StagedRecord[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const res = await this.ddb.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-          ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': 'STAGED#' },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      out.push(...(res.Items ?? []).map(toRecord));
-      start = res.LastEvaluatedKey;
-    } while (start);
-    return out;
+    const items = await queryAll(this.ddb, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': 'STAGED#' },
+      ConsistentRead: true,
+    });
+    return items.map(toRecord);
   }
 
   async putStaged(userId: string, docs: readonly StagedDocument[], batchId: string): Promise<string[]> {
@@ -124,22 +116,13 @@ export class KnowledgeRepository implements KnowledgeStore {
   }
 
   async stagedOn(day: string): Promise<Array<{ userId: string; record: StagedRecord }>> {
-    const out: Array<{ userId: string; record: StagedRecord }> = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const res = await this.ddb.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :d',
-          ExpressionAttributeValues: { ':d': keys.stagedDayGsiPk(day) },
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of res.Items ?? []) out.push({ userId: String(item.userId), record: toRecord(item) });
-      start = res.LastEvaluatedKey;
-    } while (start);
-    return out;
+    const items = await queryAll(this.ddb, {
+      TableName: this.tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :d',
+      ExpressionAttributeValues: { ':d': keys.stagedDayGsiPk(day) },
+    });
+    return items.map((item) => ({ userId: String(item.userId), record: toRecord(item) }));
   }
 
   async deleteStaged(userId: string, path: string): Promise<void> {

@@ -4,6 +4,7 @@ import type { BatchLog } from '../domain/batch-log.js';
 import { expiryLogKey, keys, runLogKey } from '../domain/memory-paths.js';
 import type { ReflectionRun } from '../domain/sleep-time/reflection-log.js';
 import type { ExpiryLog, ReflectionLogStore, SummarySource } from '../ports.js';
+import { queryAll } from './dynamo-query.js';
 
 /**
  * The reflection log: a DynamoDB record per run (`RUN#{kind}#{startedAt}#{id}`, so a user's
@@ -39,21 +40,12 @@ export class DynamoReflectionLogStore implements ReflectionLogStore {
   }
 
   async list(userId: string, kind: ReflectionRun['kind'], fromIso: string, toIso: string): Promise<ReflectionRun[]> {
-    const out: ReflectionRun[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const res = await this.ddb.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :a AND :b',
-          ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':a': `RUN#${kind}#${fromIso}`, ':b': `RUN#${kind}#${toIso}#\uffff` },
-          ExclusiveStartKey: start,
-        }),
-      );
-      out.push(...(res.Items ?? []).map((i) => i.run as ReflectionRun));
-      start = res.LastEvaluatedKey;
-    } while (start);
-    return out;
+    const items = await queryAll(this.ddb, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :a AND :b',
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':a': `RUN#${kind}#${fromIso}`, ':b': `RUN#${kind}#${toIso}#\uffff` },
+    });
+    return items.map((i) => i.run as ReflectionRun);
   }
 
   async latest(userId: string, kind: ReflectionRun['kind']): Promise<ReflectionRun | null> {
@@ -79,22 +71,12 @@ export class DynamoSummarySource implements SummarySource {
     private readonly bucketName: string,
   ) {}
 
-  private async items(userId: string, prefix: string): Promise<Array<Record<string, unknown>>> {
-    const out: Array<Record<string, unknown>> = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const res = await this.ddb.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-          ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': prefix },
-          ExclusiveStartKey: start,
-        }),
-      );
-      out.push(...(res.Items ?? []));
-      start = res.LastEvaluatedKey;
-    } while (start);
-    return out;
+  private items(userId: string, prefix: string): Promise<Array<Record<string, unknown>>> {
+    return queryAll(this.ddb, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': prefix },
+    });
   }
 
   async batchLogs(userId: string, fromIso: string, toIso: string): Promise<BatchLog[]> {

@@ -142,7 +142,7 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
       continue;
     }
     const known = knowledge.similar(f.statement)[0];
-    if (known && known.similarity > KNOWN_SIMILARITY && !known.doc.id.startsWith(`Reflections/${f.category}/`)) {
+    if (known && known.similarity > KNOWN_SIMILARITY) {
       run.findingsRejected.push({ category: f.category, statement: f.statement, reason: `already known: ${known.doc.id}` });
       continue;
     }

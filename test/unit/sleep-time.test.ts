@@ -220,3 +220,18 @@ describe('cost per run', () => {
     expect(estimateCostUsd('someone.else', 1, 1)).toBeNull();
   });
 });
+
+describe('nightly reflection on a second night', () => {
+  it('does not store a finding again that Knowledge already holds', async () => {
+    const turns = new MemoryTurnStore();
+    await turns.saveTurns(['I love jazz', 'I love jazz records', 'I love jazz clubs'].map((query, i) => turn({ userId: 'bob', turnId: i + 1, query, timestamp: '2026-02-06T20:00:00Z' })));
+    const d = { turns, knowledge: new MemoryKnowledgeStore(), runs: new MemoryRunLog(), summaries: new MemorySummarySource(), model: new ScriptedModel((req) => nightlyOffline(req.prompt)), clock: fixedClock(), log: new RecordingLog(), config: defaultSleepTimeConfig };
+    const night = (jobId: string) => ({ type: 'reflection.job' as const, version: 1 as const, jobId, userId: 'bob', kind: 'nightly' as const, trigger: 'schedule', urgency: 0, turnIds: [1, 2, 3], requestedAt: now.toISOString() });
+    const first = await runNightly(night('nightly-1'), d);
+    const second = await runNightly(night('nightly-2'), d);
+    if (first.status !== 'completed' || second.status !== 'completed') throw new Error('expected runs');
+    expect(first.run.memoriesStored).toBeGreaterThan(0);
+    expect(second.run.memoriesStored).toBe(0);
+    expect(second.run.findingsRejected.every((r) => /already known|LOW|instances|HIGH/.test(r.reason))).toBe(true);
+  });
+});

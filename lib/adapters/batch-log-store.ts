@@ -1,9 +1,9 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchLog } from '../domain/batch-log.js';
 import { batchFailureKey, batchLogKey, keys } from '../domain/memory-paths.js';
 import type { BatchLogStore } from '../ports.js';
-import { isConditionalCheckFailure } from './dynamo-errors.js';
+import { putOnce } from './dynamo-put-once.js';
 
 /** Batch logs as JSON in S3, plus a summary item per batch in DynamoDB for listing. */
 export class S3DynamoBatchLogStore implements BatchLogStore {
@@ -24,12 +24,8 @@ export class S3DynamoBatchLogStore implements BatchLogStore {
   async write(log: BatchLog): Promise<string> {
     const key = batchLogKey(log.user_id, log.batch_id);
     await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: JSON.stringify(log, null, 2), ContentType: 'application/json' }));
-    try {
-      // The summary item is the batch's commit marker: the first write wins.
-      await this.ddb.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
+    // The summary item is the batch's commit marker: the first write wins.
+    await putOnce(this.ddb, this.tableName, {
             pk: keys.userPk(log.user_id),
             sk: keys.batchSk(log.batch_id),
             kind: 'batch-log',
@@ -45,13 +41,7 @@ export class S3DynamoBatchLogStore implements BatchLogStore {
             staged: log.staged_files.length,
             promoted: log.promoted_files.length,
             logKey: key,
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailure(error)) throw error;
-    }
+          });
     return key;
   }
 

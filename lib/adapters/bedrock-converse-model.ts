@@ -24,14 +24,7 @@ export class BedrockConverseModel implements ReflectionModel {
 
   async summarize(request: SummaryRequest): Promise<{ text: string; usage: ModelResponse['usage'] }> {
     const started = Date.now();
-    const res = await this.converse(
-      new ConverseCommand({
-        modelId: this.modelId,
-        system: [{ text: request.system }],
-        messages: [{ role: 'user', content: [{ text: request.prompt }] }],
-        inferenceConfig: { temperature: request.temperature, maxTokens: request.maxTokens },
-      }),
-    );
+    const res = await this.converse(new ConverseCommand(this.baseInput(request)));
     return { text: (res.output?.message?.content ?? []).map((c) => c.text ?? '').join('').trim(), usage: this.usage(res, started) };
   }
 
@@ -39,10 +32,7 @@ export class BedrockConverseModel implements ReflectionModel {
     const started = Date.now();
     const res = await this.converse(
         new ConverseCommand({
-          modelId: this.modelId,
-          system: [{ text: request.system }],
-          messages: [{ role: 'user', content: [{ text: request.prompt }] }],
-          inferenceConfig: { temperature: request.temperature, maxTokens: request.maxTokens },
+          ...this.baseInput(request),
           toolConfig: {
             tools: [
               {
@@ -62,6 +52,16 @@ export class BedrockConverseModel implements ReflectionModel {
     const toolUse = content.find((c) => c.toolUse?.name === request.toolName)?.toolUse;
     const text = content.map((c) => c.text ?? '').join('');
     return { output: toolUse?.input ?? text, usage: this.usage(res, started) };
+  }
+
+  /** One user message with a system prompt: what both calls send. */
+  private baseInput(request: SummaryRequest | ModelRequest) {
+    return {
+      modelId: this.modelId,
+      system: [{ text: request.system }],
+      messages: [{ role: 'user' as const, content: [{ text: request.prompt }] }],
+      inferenceConfig: { temperature: request.temperature, maxTokens: request.maxTokens },
+    };
   }
 
   private usage(res: ConverseCommandOutput, started: number): ModelResponse['usage'] {

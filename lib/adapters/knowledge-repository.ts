@@ -1,11 +1,12 @@
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { keys, knowledgeIndexKey, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
 import { restagedMarkdown, type StagedRecord } from '../domain/promotion.js';
 import type { StagedDocument } from '../domain/staging.js';
 import type { KnowledgeStore, ModelResponse } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
+import { putOnce } from './dynamo-put-once.js';
 import { queryAll } from './dynamo-query.js';
 
 const isMissing = (error: unknown) => (error as Error).name === 'NoSuchKey';
@@ -59,26 +60,16 @@ export class KnowledgeRepository implements KnowledgeStore {
           promotedBy: [],
           status: 'staged',
         };
-        try {
-          await this.ddb.send(
-            new PutCommand({
-              TableName: this.tableName,
-              Item: {
-                pk: keys.userPk(userId),
-                sk: keys.stagedSk(d.path),
-                type: 'staged',
-                userId,
-                ...record,
-                // Staged-by-day index for the expiry sweep; removed on promotion.
-                gsi1pk: keys.stagedDayGsiPk(record.stagedAt.slice(0, 10)),
-                gsi1sk: `${userId}#${d.path}`,
-              },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            }),
-          );
-        } catch (error) {
-          if (!isConditionalCheckFailure(error)) throw error;
-        }
+        await putOnce(this.ddb, this.tableName, {
+          pk: keys.userPk(userId),
+          sk: keys.stagedSk(d.path),
+          type: 'staged',
+          userId,
+          ...record,
+          // Staged-by-day index for the expiry sweep; removed on promotion.
+          gsi1pk: keys.stagedDayGsiPk(record.stagedAt.slice(0, 10)),
+          gsi1sk: `${userId}#${d.path}`,
+        });
       }),
     );
     return docs.map((d) => `Knowledge_staging/${d.path}`);

@@ -1,10 +1,11 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { parseFrontMatter, renderFrontMatter } from '../domain/front-matter.js';
 import { keys } from '../domain/memory-paths.js';
 import type { SummaryPair, SummarySettings } from '../domain/summary.js';
 import type { ReflectionStore, UserSettingsStore } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
+import { putOnce } from './dynamo-put-once.js';
 
 /**
  * Summary turn pairs: two markdown documents in S3 (`users/{u}/reflections/{id}/`) and one
@@ -30,17 +31,14 @@ export class S3DynamoReflectionStore implements ReflectionStore {
       await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: doc.key, Body: doc.markdown, ContentType: 'text/markdown; charset=utf-8' }));
     }
     const { system, assistant, ...record } = pair;
-    try {
-      await this.ddb.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { pk: keys.userPk(pair.userId), sk: keys.reflectionSk(pair.id), type: 'reflection', ...record, systemKey: system.key, assistantKey: assistant.key },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailure(error)) throw error;
-    }
+    await putOnce(this.ddb, this.tableName, {
+      pk: keys.userPk(pair.userId),
+      sk: keys.reflectionSk(pair.id),
+      type: 'reflection',
+      ...record,
+      systemKey: system.key,
+      assistantKey: assistant.key,
+    });
   }
 
   async softDelete(userId: string, id: string): Promise<boolean> {

@@ -95,6 +95,19 @@ export class DocumentIndex<D extends SearchableDoc> {
       .sort((a, b) => b.similarity - a.similarity);
   }
 
+  /**
+   * The `limit` best BM25 matches of a query, each with its BM25 score and its similarity
+   * (cosine, as in `similar`) to the query, BM25 order.
+   */
+  rank(query: string, limit: number): Array<{ doc: D; bm25: number; similarity: number }> {
+    const tokens = terms(query);
+    const q = this.vector(counts(tokens), tokens.length);
+    return this.search(query, limit).map(({ doc, score }) => {
+      const entry = this.docs.get(doc.id);
+      return { doc, bm25: score, similarity: entry && tokens.length > 0 ? cosine(q, this.vector(entry.tf, entry.length)) : 0 };
+    });
+  }
+
   private vector(tf: ReadonlyMap<string, number>, length: number): Map<string, number> {
     const n = this.docs.size;
     const avgdl = n > 0 ? this.totalLength / n : length;

@@ -31,8 +31,17 @@ export interface StagedRecord {
   body: string;
   /** Batches that reinforced it, in order; promotion_count is its length. */
   promotedBy: string[];
-  status: 'staged' | 'promoted';
+  /** `discarded`: a reviewer turned it down; it is kept so that it never comes back. */
+  status: 'staged' | 'promoted' | 'discarded';
   knowledgePath?: string;
+  review?: { decision: 'promoted' | 'discarded'; by: string; at: string; reason?: string };
+}
+
+export interface Suppression {
+  doc: StagedDocument;
+  /** The discarded record it repeats. */
+  discarded: StagedRecord;
+  similarity: number;
 }
 
 export interface Reinforcement {
@@ -49,22 +58,26 @@ export function findRecurrences(
   staged: readonly StagedRecord[],
   fresh: readonly StagedDocument[],
   batchId: string,
-): { reinforcements: Reinforcement[]; toStage: StagedDocument[] } {
+): { reinforcements: Reinforcement[]; toStage: StagedDocument[]; suppressed: Suppression[] } {
   const earlier = staged.filter((s) => s.batchId !== batchId);
   const index = new DocumentIndex(earlier.map((s) => ({ ...s, id: s.path })));
   const used = new Set<string>();
   const reinforcements: Reinforcement[] = [];
   const toStage: StagedDocument[] = [];
+  const suppressed: Suppression[] = [];
   for (const doc of fresh) {
     const match = index
       .similar(doc.text, doc.title)
       .find((m) => m.similarity > PROMOTION_SIMILARITY && m.doc.kind === doc.kind && !used.has(m.doc.path));
-    if (match) {
+    if (match?.doc.status === 'discarded') {
+      // A reviewer discarded this piece of knowledge: it is neither staged again nor promoted.
+      suppressed.push({ doc, discarded: match.doc, similarity: match.similarity });
+    } else if (match) {
       used.add(match.doc.path);
       reinforcements.push({ doc, staged: match.doc, similarity: match.similarity });
     } else toStage.push(doc);
   }
-  return { reinforcements, toStage };
+  return { reinforcements, toStage, suppressed };
 }
 
 /** Where a promoted record goes under Knowledge/: its staged name without the batch suffix, unless taken. */

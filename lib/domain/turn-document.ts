@@ -64,3 +64,12 @@ export function turnContentHash(turn: TurnSaved): string {
   const canonical = JSON.stringify([turn.userId, turn.sessionId, turn.turnId, turn.timestamp, turn.query, turn.response, turn.context ?? null, turn.signals ?? null, turn.attributes ?? null]);
   return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
 }
+
+/** The characters of a turn kept in the index for search (about 1 KiB of DynamoDB item). */
+export const TURN_SEARCH_TEXT_CHARS = 1500;
+
+/** What search sees of a turn: the user's words, then the agent's, capped. */
+export function turnSearchText(turn: Pick<TurnSaved, 'query' | 'response'>): string {
+  const text = `${turn.query}\n${turn.response}`;
+  return text.length <= TURN_SEARCH_TEXT_CHARS ? text : `${text.slice(0, TURN_SEARCH_TEXT_CHARS - 1)}…`;
+}

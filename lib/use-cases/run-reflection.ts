@@ -147,7 +147,15 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   const docs = stagedDocuments(passed, { batchId: job.jobId, stagedAt: started.toISOString(), turns: turnMap });
 
   // Seed 000 §6: outputs that recur in an earlier batch's staged item promote it; the rest are staged.
-  const { reinforcements, toStage } = findRecurrences(await deps.knowledge.listStaged(job.userId), docs, job.jobId);
+  const { reinforcements, toStage, suppressed } = findRecurrences(await deps.knowledge.listStaged(job.userId), docs, job.jobId);
+  for (const s of suppressed) {
+    rejections.push({
+      category: s.doc.kind === 'fact' ? 'new_facts' : s.doc.kind === 'correction' ? 'corrections' : s.doc.kind === 'connection' ? 'connections' : 'open_questions',
+      item: s.doc.title,
+      gate: 'dedup',
+      reason: `repeats Knowledge_staging/${s.discarded.path}, which a reviewer discarded (similarity ${round2(s.similarity)})`,
+    });
+  }
   const stagedFiles = await deps.knowledge.putStaged(job.userId, toStage, job.jobId);
   const promotedFiles: string[] = [];
   const reinforced: BatchLog['reinforced'] = [];
@@ -169,7 +177,7 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     status: 'completed',
     quality_gate_results: {
       items_proposed: proposed,
-      items_passed: docs.length,
+      items_passed: docs.length - suppressed.length,
       truncated_by_caps: parsed?.truncated ?? emptyGates.truncated_by_caps,
       rejections,
     },

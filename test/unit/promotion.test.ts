@@ -31,6 +31,14 @@ describe('promotion (seed 000 §6)', () => {
     expect(findRecurrences(staged, [fresh('rex', 'The user adopted a beagle named Rex.', 'open_question')], 'b9').reinforcements).toEqual([]);
   });
 
+  it('knowledge a reviewer discarded is neither staged again nor reinforced', () => {
+    const discarded = staged.map((s) => (s.path === 'Facts/rex--b1.md' ? { ...s, status: 'discarded' as const } : s));
+    const r = findRecurrences(discarded, [fresh('rex', 'The user adopted a beagle named Rex last week.')], 'b9');
+    expect(r.reinforcements).toEqual([]);
+    expect(r.toStage).toEqual([]);
+    expect(r.suppressed.map((x) => x.discarded.path)).toEqual(['Facts/rex--b1.md']);
+  });
+
   it('promotes under the plain name unless taken, with confidence raised per recurrence', () => {
     const r = { ...record('Facts/rex--b1.md', 'text', 'b1'), promotedBy: ['b2', 'b3'] };
     expect(knowledgePathFor(r, new Set())).toBe('Facts/rex.md');

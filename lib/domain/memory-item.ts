@@ -1,0 +1,239 @@
+/**
+ * One metadata model for every memory item (seed 002 §4: "everything is a document").
+ * Turns, staged and promoted knowledge, reflections, saved preferences and facts, tier
+ * entries: all are presented, searched and retrieved as a MemoryItem. "Type is just
+ * metadata": `kind` and `contentTypes` tell them apart, not separate storage systems.
+ *
+ * The seed's fields are here under camelCase names: primary_topic → primaryTopic,
+ * user_purpose → userPurpose, data_requirements → dataRequirements, content_types →
+ * contentTypes, created_at → createdAt, expires_at → expiresAt. Added: tier and status
+ * (seed 004 P3-M1), confidence, provenance (sourceTurns, the turns' attributes), deleted.
+ */
+import { z } from 'zod';
+import type { KnowledgeDoc } from './knowledge.js';
+import type { StagedRecord } from './promotion.js';
+
+export const TierSchema = z.enum(['ephemeral', 'short_term', 'long_term']);
+export type Tier = z.infer<typeof TierSchema>;
+
+/** Seed 004's CWMState envelope: staged knowledge is `proposed`, promoted knowledge `canonical`. */
+export const StatusSchema = z.enum(['ephemeral', 'short_term', 'proposed', 'canonical']);
+export type Status = z.infer<typeof StatusSchema>;
+
+/** Seed 002 §10: trust level. */
+export const ScopeSchema = z.enum(['new', 'user', 'global']);
+export type Scope = z.infer<typeof ScopeSchema>;
+
+export const KindSchema = z.enum(['turn', 'staged', 'knowledge', 'reflection', 'memory']);
+export type Kind = z.infer<typeof KindSchema>;
+
+export const MemoryItemSchema = z.object({
+  /** Unique per user: `turn:12`, `staged:Facts/x--b1.md`, `knowledge:Facts/x.md`, `reflection:summary-1-5`, `mem:…`. */
+  id: z.string(),
+  kind: KindSchema,
+  /** The owner; `GLOBAL` for items shared with every user. */
+  userId: z.string(),
+  /** Where the item lives in the user's folder, e.g. `Knowledge/Facts/x.md`. */
+  path: z.string(),
+  title: z.string(),
+  text: z.string(),
+  /** Hierarchical topic, e.g. `pet.hamster.syrian`. */
+  primaryTopic: z.string(),
+  keywords: z.array(z.string()),
+  userPurpose: z.string(),
+  dataRequirements: z.array(z.string()),
+  /** What the item contains: preference, fact, context, summary, correction, … */
+  contentTypes: z.array(z.string()),
+  scope: ScopeSchema,
+  /** 0..1: the item's quality/trust score. */
+  quality: z.number().min(0).max(1),
+  confidence: z.number().min(0).max(1),
+  tier: TierSchema,
+  status: StatusSchema,
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  /** ISO time after which the item is gone (TTL); null when it persists. */
+  expiresAt: z.string().nullable(),
+  /** Turn ids the item derives from (a turn's own id for a turn). */
+  sourceTurns: z.array(z.number().int()),
+  /** The source turns' attributes merged key by key (see mergeAttributes). */
+  attributes: z.record(z.string(), z.string()),
+  sessionId: z.string().optional(),
+  deleted: z.boolean(),
+});
+export type MemoryItem = z.infer<typeof MemoryItemSchema>;
+
+export const GLOBAL_USER = 'GLOBAL';
+
+/** Visible to reads: not soft-deleted and not past its TTL (DynamoDB deletes expired items late). */
+export const isLive = (item: Pick<MemoryItem, 'deleted' | 'expiresAt'>, now: Date): boolean =>
+  !item.deleted && (item.expiresAt === null || Date.parse(item.expiresAt) > now.getTime());
+
+/**
+ * The attributes of an item derived from several turns: key by key, the distinct values
+ * of its source turns in turn order, joined with a space (LoCoMo's `dia_ids` are
+ * space-separated lists already, so they merge into one list).
+ */
+export function mergeAttributes(sourceTurns: readonly number[], attributesOf: (turnId: number) => Record<string, string> | undefined): Record<string, string> {
+  const merged = new Map<string, string[]>();
+  for (const t of [...sourceTurns].sort((a, b) => a - b)) {
+    for (const [k, v] of Object.entries(attributesOf(t) ?? {})) {
+      const values = merged.get(k) ?? [];
+      for (const part of v.split(' ')) if (part !== '' && !values.includes(part)) values.push(part);
+      merged.set(k, values);
+    }
+  }
+  return Object.fromEntries([...merged].map(([k, v]) => [k, v.join(' ')]));
+}
+
+/** The turn index entry as stored (see the turn store). */
+export interface TurnIndexEntry {
+  userId: string;
+  turnId: number;
+  sessionId: string;
+  timestamp: string;
+  text: string;
+  validation?: string | undefined;
+  quality?: number | undefined;
+  attributes?: Record<string, string> | undefined;
+  topic?: string | undefined;
+  keywords?: string[] | undefined;
+}
+
+const base = {
+  userPurpose: '',
+  dataRequirements: [] as string[],
+  deleted: false,
+};
+
+export function turnItem(t: TurnIndexEntry): MemoryItem {
+  return {
+    ...base,
+    id: `turn:${t.turnId}`,
+    kind: 'turn',
+    userId: t.userId,
+    path: `turns/${t.turnId}`,
+    title: `turn ${t.turnId}`,
+    text: t.text,
+    primaryTopic: t.topic ?? '',
+    keywords: t.keywords ?? [],
+    contentTypes: ['context'],
+    scope: 'user',
+    quality: t.quality ?? 0.5,
+    confidence: t.quality ?? 0.5,
+    tier: 'long_term',
+    status: 'canonical',
+    createdAt: t.timestamp,
+    updatedAt: t.timestamp,
+    expiresAt: null,
+    sourceTurns: [t.turnId],
+    attributes: t.attributes ?? {},
+    sessionId: t.sessionId,
+  };
+}
+
+const kindContentType: Record<string, string> = { fact: 'fact', correction: 'correction', connection: 'connection', open_question: 'open_question' };
+
+/** A staged record: proposed, scope new, expires when the expiry sweep would delete it. */
+export function stagedItem(userId: string, r: StagedRecord, expiryDays: number, attributes: Record<string, string>): MemoryItem {
+  const discarded = r.status === 'discarded';
+  return {
+    ...base,
+    id: `staged:${r.path}`,
+    kind: 'staged',
+    userId,
+    path: `Knowledge_staging/${r.path}`,
+    title: r.title,
+    text: r.text,
+    primaryTopic: r.category.toLowerCase(),
+    keywords: [],
+    contentTypes: [kindContentType[r.kind] ?? r.kind],
+    scope: 'new',
+    quality: r.confidence,
+    confidence: r.confidence,
+    tier: 'long_term',
+    status: 'proposed',
+    createdAt: r.stagedAt,
+    updatedAt: r.stagedAt,
+    expiresAt: r.stagedAt ? new Date(Date.parse(r.stagedAt) + expiryDays * 86_400_000).toISOString() : null,
+    sourceTurns: r.sourceTurns,
+    attributes,
+    deleted: discarded,
+  };
+}
+
+export function knowledgeItem(userId: string, d: KnowledgeDoc, attributes: Record<string, string>): MemoryItem {
+  const finding = d.id.startsWith('Reflections/');
+  return {
+    ...base,
+    id: `knowledge:${d.id}`,
+    kind: 'knowledge',
+    userId,
+    path: `Knowledge/${d.id}`,
+    title: d.title,
+    text: d.text,
+    primaryTopic: d.category.toLowerCase(),
+    keywords: [],
+    contentTypes: [finding ? 'finding' : (d.category === 'Preferences' ? 'preference' : 'fact')],
+    scope: 'user',
+    quality: d.confidence,
+    confidence: d.confidence,
+    tier: 'long_term',
+    status: 'canonical',
+    createdAt: d.promotedAt,
+    updatedAt: d.promotedAt,
+    expiresAt: null,
+    sourceTurns: d.sourceTurns,
+    attributes,
+  };
+}
+
+export interface ReflectionRecordView {
+  userId: string;
+  id: string;
+  kind: string;
+  createdAt: string;
+  sourceTurns: number[];
+  text: string;
+  deleted: boolean;
+}
+
+export function reflectionItem(r: ReflectionRecordView, attributes: Record<string, string>): MemoryItem {
+  return {
+    ...base,
+    id: `reflection:${r.id}`,
+    kind: 'reflection',
+    userId: r.userId,
+    path: `reflections/${r.id}`,
+    title: `summary ${r.id}`,
+    text: r.text,
+    primaryTopic: 'summary',
+    keywords: [],
+    contentTypes: ['summary'],
+    scope: 'user',
+    quality: 0.6,
+    confidence: 0.6,
+    tier: 'long_term',
+    status: 'canonical',
+    createdAt: r.createdAt,
+    updatedAt: r.createdAt,
+    expiresAt: null,
+    sourceTurns: r.sourceTurns,
+    attributes,
+    deleted: r.deleted,
+  };
+}
+
+/** Map a path (as `memory.retrieve` accepts it) to the item id it names; null if it names none. */
+export function itemIdForPath(path: string): string | null {
+  const p = path.replace(/^\/+/, '');
+  const m = /^turns\/0*(\d+)(?:\/.*)?$/.exec(p);
+  if (m) return `turn:${Number(m[1])}`;
+  if (p.startsWith('Knowledge_staging/')) return `staged:${p.slice('Knowledge_staging/'.length)}`;
+  if (p.startsWith('Knowledge/')) return `knowledge:${p.slice('Knowledge/'.length)}`;
+  const r = /^reflections\/([^/]+)(?:\/.*)?$/.exec(p);
+  if (r) return `reflection:${r[1]}`;
+  const mem = /^memory\/(?:[a-z_]+\/)?(mem:[^/]+)$/.exec(p);
+  if (mem) return mem[1] ?? null;
+  return null;
+}

@@ -1,0 +1,120 @@
+/**
+ * Memory tiers of seed 004 P3-M1: ephemeral → short-term → long-term, each entry in a
+ * CWMState envelope (`status`). Short-lived tiers expire by TTL; promotion moves an entry
+ * one tier up, demotion one tier down with a reason (contradiction, decay, superseded).
+ * Every move is an audit entry: who, what, when, why.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { MemoryItem, Status, Tier } from './memory-item.js';
+
+export const TIER_ORDER: readonly Tier[] = ['ephemeral', 'short_term', 'long_term'];
+
+const STATUS_OF: Record<Tier, Status> = { ephemeral: 'ephemeral', short_term: 'short_term', long_term: 'canonical' };
+
+/**
+ * Default time to live per tier, seconds. Seed 004's implementation notes: 1 hour for
+ * conversation, 15 minutes for perception; ephemeral entries live as long as a session
+ * (we take 1 hour after the last write). Long-term entries do not expire.
+ */
+export const DEFAULT_TTL_SECONDS: Record<Tier, number | null> = { ephemeral: 3600, short_term: 24 * 3600, long_term: null };
+/** Per entry type overrides of the short-term TTL (seed 004 implementation notes). */
+export const SHORT_TERM_TTL_BY_TYPE: Record<string, number> = { conversation: 3600, perception: 900 };
+export const MAX_TTL_SECONDS = 30 * 86_400;
+
+export const DemotionReasonSchema = z.enum(['contradiction', 'decay', 'superseded', 'other']);
+export type DemotionReason = z.infer<typeof DemotionReasonSchema>;
+
+export type AuditAction = 'create' | 'promote' | 'demote' | 'delete' | 'scope_up' | 'scope_down' | 'trust' | 'review_promote' | 'review_discard' | 'reflection_delete' | 'commit' | 'discard_candidates';
+
+export interface AuditEntry {
+  userId: string;
+  itemId: string;
+  action: AuditAction;
+  /** Who: the credential's subject. */
+  actor: string;
+  at: string;
+  from?: string;
+  to?: string;
+  reason?: string;
+  note?: string;
+}
+
+export function ttlFor(tier: Tier, type: string | undefined, requested: number | undefined): number | null {
+  if (tier === 'long_term') return null;
+  if (requested !== undefined) return Math.min(requested, MAX_TTL_SECONDS);
+  if (tier === 'short_term' && type && SHORT_TERM_TTL_BY_TYPE[type] !== undefined) return SHORT_TERM_TTL_BY_TYPE[type] ?? null;
+  return DEFAULT_TTL_SECONDS[tier];
+}
+
+const expiry = (now: Date, ttl: number | null) => (ttl === null ? null : new Date(now.getTime() + ttl * 1000).toISOString());
+
+/** A stable id: the same entry written twice (a retry) is the same item. */
+export function memoryItemId(userId: string, parts: ReadonlyArray<string | number | undefined>): string {
+  return `mem:${createHash('sha256').update(JSON.stringify([userId, ...parts])).digest('hex').slice(0, 20)}`;
+}
+
+export interface NewTierEntry {
+  text: string;
+  title?: string | undefined;
+  type?: string | undefined;
+  sessionId?: string | undefined;
+  primaryTopic?: string | undefined;
+  keywords?: string[] | undefined;
+  userPurpose?: string | undefined;
+  dataRequirements?: string[] | undefined;
+  contentTypes?: string[] | undefined;
+  confidence?: number | undefined;
+  sourceTurns?: number[] | undefined;
+  ttlSeconds?: number | undefined;
+  /** A client's idempotency key; by default the id is derived from the content. */
+  clientId?: string | undefined;
+}
+
+export function newTierItem(userId: string, tier: Tier, e: NewTierEntry, now: Date, attributes: Record<string, string> = {}): MemoryItem {
+  const at = now.toISOString();
+  const contentTypes = e.contentTypes ?? (e.type ? [e.type] : ['note']);
+  return {
+    id: memoryItemId(userId, e.clientId !== undefined ? ['client', e.clientId] : [tier, e.sessionId, e.type, e.text]),
+    kind: 'memory',
+    userId,
+    path: '',
+    title: e.title ?? e.text.slice(0, 80),
+    text: e.text,
+    primaryTopic: e.primaryTopic ?? '',
+    keywords: e.keywords ?? [],
+    userPurpose: e.userPurpose ?? '',
+    dataRequirements: e.dataRequirements ?? [],
+    contentTypes,
+    scope: 'new',
+    quality: e.confidence ?? 0.5,
+    confidence: e.confidence ?? 0.5,
+    tier,
+    status: STATUS_OF[tier],
+    createdAt: at,
+    updatedAt: at,
+    expiresAt: expiry(now, ttlFor(tier, e.type, e.ttlSeconds)),
+    sourceTurns: e.sourceTurns ?? [],
+    attributes,
+    ...(e.sessionId ? { sessionId: e.sessionId } : {}),
+    deleted: false,
+  };
+}
+
+export type TierMove = { ok: true; item: MemoryItem; from: Tier; to: Tier } | { ok: false; reason: string };
+
+/** One tier up; the TTL of the new tier starts now (long-term: none). */
+export function promoteTier(item: MemoryItem, now: Date): TierMove {
+  const i = TIER_ORDER.indexOf(item.tier);
+  const to = TIER_ORDER[i + 1];
+  if (!to) return { ok: false, reason: `${item.id} is already ${item.tier}, the top tier` };
+  return { ok: true, from: item.tier, to, item: { ...item, tier: to, status: STATUS_OF[to], expiresAt: expiry(now, ttlFor(to, item.contentTypes[0], undefined)), updatedAt: now.toISOString() } };
+}
+
+/** One tier down, with a reason; the item expires on the lower tier's TTL from now. */
+export function demoteTier(item: MemoryItem, now: Date): TierMove {
+  const i = TIER_ORDER.indexOf(item.tier);
+  const to = i > 0 ? TIER_ORDER[i - 1] : undefined;
+  if (!to) return { ok: false, reason: `${item.id} is already ${item.tier}, the bottom tier` };
+  return { ok: true, from: item.tier, to, item: { ...item, tier: to, status: STATUS_OF[to], expiresAt: expiry(now, ttlFor(to, item.contentTypes[0], undefined)), updatedAt: now.toISOString() } };
+}

@@ -1,0 +1,53 @@
+/**
+ * Scope promotion of seed 002 §10: NEW → USER → GLOBAL. Documents gain trust through use:
+ * a validation outcome of a turn that used the item moves its trust (APPROVE up, RETRY and
+ * FAIL down, REVISE not at all). Enough trust makes a NEW item USER (it stops expiring);
+ * lost trust demotes GLOBAL → USER → NEW (NEW items expire again). GLOBAL is reached only
+ * on an administrator's request: it is shared with every user.
+ *
+ * The seed defers the numbers to a confidence system it does not include; ours are below.
+ */
+import type { ValidationOutcome } from '../../events/turn-saved.js';
+import type { MemoryItem, Scope } from './memory-item.js';
+
+export const TRUST_STEP: Record<ValidationOutcome, number> = { APPROVE: 0.1, REVISE: 0, RETRY: -0.1, FAIL: -0.2 };
+/** NEW → USER at or above this trust. */
+export const USER_SCOPE_TRUST = 0.7;
+/** USER → NEW below this trust; GLOBAL → USER below GLOBAL_KEEP_TRUST. */
+export const NEW_SCOPE_BELOW = 0.4;
+export const GLOBAL_KEEP_TRUST = 0.6;
+/** How long a NEW item lives unless it earns USER scope (seed 002: "TTL expiration"). */
+export const NEW_SCOPE_TTL_DAYS = 30;
+
+const round = (n: number) => Math.round(n * 1000) / 1000;
+
+export interface TrustChange {
+  item: MemoryItem;
+  trustFrom: number;
+  trustTo: number;
+  scopeFrom: Scope;
+  scopeTo: Scope;
+}
+
+export function newScopeExpiry(now: Date): string {
+  return new Date(now.getTime() + NEW_SCOPE_TTL_DAYS * 86_400_000).toISOString();
+}
+
+/** Apply one validation outcome of a turn that used the item. */
+export function applyOutcome(item: MemoryItem, outcome: ValidationOutcome, now: Date): TrustChange {
+  const trustTo = round(Math.min(1, Math.max(0, item.quality + TRUST_STEP[outcome])));
+  let scopeTo: Scope = item.scope;
+  if (item.scope === 'new' && trustTo >= USER_SCOPE_TRUST) scopeTo = 'user';
+  else if (item.scope === 'user' && trustTo < NEW_SCOPE_BELOW) scopeTo = 'new';
+  else if (item.scope === 'global' && trustTo < GLOBAL_KEEP_TRUST) scopeTo = 'user';
+  let expiresAt = item.expiresAt;
+  // Only the scope decides expiry of long-term items; short-lived tiers keep their TTL.
+  if (item.tier === 'long_term' && scopeTo !== item.scope) expiresAt = scopeTo === 'new' ? newScopeExpiry(now) : null;
+  return {
+    item: { ...item, quality: trustTo, scope: scopeTo, expiresAt, updatedAt: now.toISOString() },
+    trustFrom: item.quality,
+    trustTo,
+    scopeFrom: item.scope,
+    scopeTo,
+  };
+}

@@ -1,0 +1,121 @@
+/** The memory API's domain rules: access, the commit rule, tiers, scope trust, unified search. */
+import { describe, expect, it } from 'vitest';
+import { authorize, principalFromClaims } from '../../lib/domain/access.js';
+import { commitDecision } from '../../lib/domain/memory-candidates.js';
+import { isLive, itemIdForPath, type MemoryItem, mergeAttributes } from '../../lib/domain/memory-item.js';
+import { searchMemory } from '../../lib/domain/memory-search.js';
+import { demoteTier, newTierItem, promoteTier } from '../../lib/domain/memory-tiers.js';
+import { applyOutcome } from '../../lib/domain/scope-trust.js';
+
+const now = new Date('2026-03-01T12:00:00Z');
+const item = (over: Partial<MemoryItem> & Pick<MemoryItem, 'id' | 'text'>): MemoryItem => ({
+  ...newTierItem('u1', 'long_term', { text: over.text }, now),
+  ...over,
+});
+
+describe('access', () => {
+  it('reads claims of Cognito, of the local tokens and of API Gateway’s flattened arrays', () => {
+    expect(principalFromClaims({ sub: 'a', 'cognito:groups': '[readers memory-admin]' })).toEqual({ subject: 'a', users: '*', admin: true });
+    expect(principalFromClaims({ sub: 'b', memory_users: 'u1 u2' })).toEqual({ subject: 'b', users: ['u1', 'u2'], admin: false });
+    expect(principalFromClaims({ sub: 'c', username: 'u9' })).toEqual({ subject: 'c', users: ['u9'], admin: false });
+    expect(principalFromClaims({})).toBeNull();
+    expect(principalFromClaims(undefined)).toBeNull();
+  });
+
+  it('lets a user act on its own users, read GLOBAL, and write GLOBAL only as an administrator', () => {
+    const user = { subject: 'b', users: ['u1'], admin: false } as const;
+    expect(authorize(user, 'u1', 'write').allowed).toBe(true);
+    expect(authorize(user, 'u2', 'read').allowed).toBe(false);
+    expect(authorize(user, 'GLOBAL', 'read').allowed).toBe(true);
+    expect(authorize(user, 'GLOBAL', 'write')).toEqual({ allowed: false, reason: 'GLOBAL memory is read-only to users' });
+    expect(authorize({ subject: 'x', users: '*', admin: false }, 'GLOBAL', 'write').allowed).toBe(false);
+    expect(authorize({ subject: 'a', users: '*', admin: true }, 'GLOBAL', 'write').allowed).toBe(true);
+  });
+});
+
+describe('the commit rule (seed 002 §7)', () => {
+  it('commits on APPROVE only; the stored outcome wins over the claimed one', () => {
+    expect(commitDecision(undefined, 'APPROVE')).toEqual({ commit: true });
+    expect(commitDecision('APPROVE', undefined)).toEqual({ commit: true });
+    for (const v of ['REVISE', 'RETRY', 'FAIL'] as const) expect(commitDecision(undefined, v).commit).toBe(false);
+    expect(commitDecision('FAIL', 'APPROVE').commit).toBe(false);
+    expect(commitDecision(undefined, undefined).commit).toBe(false);
+  });
+});
+
+describe('tiers (seed 004 P3-M1)', () => {
+  it('expire by type, promote up to long-term (no TTL) and demote back with a fresh TTL', () => {
+    const e = newTierItem('u1', 'ephemeral', { text: 'looking at a kayak' }, now);
+    expect(e).toMatchObject({ tier: 'ephemeral', status: 'ephemeral', expiresAt: '2026-03-01T13:00:00.000Z', scope: 'new' });
+    const perception = newTierItem('u1', 'short_term', { text: 'frame 12', type: 'perception' }, now);
+    expect(perception.expiresAt).toBe('2026-03-01T12:15:00.000Z');
+    const up = promoteTier(e, now);
+    const top = up.ok ? promoteTier(up.item, now) : up;
+    expect(top).toMatchObject({ ok: true, from: 'short_term', to: 'long_term', item: { status: 'canonical', expiresAt: null } });
+    if (!top.ok) return;
+    expect(promoteTier(top.item, now).ok).toBe(false);
+    expect(demoteTier(top.item, now)).toMatchObject({ ok: true, to: 'short_term', item: { expiresAt: '2026-03-02T12:00:00.000Z' } });
+    expect(demoteTier(e, now).ok).toBe(false);
+  });
+
+  it('derives the same id for the same entry (a retried create is the same item)', () => {
+    expect(newTierItem('u1', 'short_term', { text: 'x' }, now).id).toBe(newTierItem('u1', 'short_term', { text: 'x' }, new Date(0)).id);
+    expect(newTierItem('u1', 'short_term', { text: 'x' }, now).id).not.toBe(newTierItem('u2', 'short_term', { text: 'x' }, now).id);
+  });
+});
+
+describe('scope trust (seed 002 §10)', () => {
+  it('APPROVE raises trust to USER scope, RETRY and FAIL lower it back to NEW, REVISE does nothing', () => {
+    let i = { ...item({ id: 'mem:a', text: 'x' }), scope: 'new' as const, quality: 0.5, expiresAt: '2026-03-31T12:00:00.000Z' };
+    expect(applyOutcome(i, 'REVISE', now).item.quality).toBe(0.5);
+    i = applyOutcome(i, 'APPROVE', now).item;
+    const c = applyOutcome(i, 'APPROVE', now);
+    expect(c).toMatchObject({ trustTo: 0.7, scopeFrom: 'new', scopeTo: 'user', item: { expiresAt: null } });
+    const d = applyOutcome(applyOutcome(c.item, 'RETRY', now).item, 'FAIL', now); // 0.7 → 0.6 → 0.4: still USER
+    expect(d.scopeTo).toBe('user');
+    const e = applyOutcome(d.item, 'RETRY', now);
+    expect(e).toMatchObject({ trustTo: 0.3, scopeFrom: 'user', scopeTo: 'new' });
+    expect(e.item.expiresAt).toBe('2026-03-31T12:00:00.000Z');
+    expect(applyOutcome({ ...c.item, scope: 'global', quality: 0.65 }, 'FAIL', now).scopeTo).toBe('user');
+  });
+});
+
+describe('unified search (seed 002 §5)', () => {
+  const items = [
+    item({ id: 'mem:1', text: 'Caroline went to an LGBTQ support group', quality: 0.9 }),
+    item({ id: 'mem:2', text: 'Melanie paints sunsets with her kids', quality: 0.9 }),
+    item({ id: 'mem:3', text: 'Caroline support group transgender stories', quality: 0.2 }),
+    item({ id: 'mem:4', text: 'a support group was mentioned', deleted: true }),
+    item({ id: 'mem:5', text: 'support group at noon', expiresAt: '2026-03-01T11:00:00.000Z' }),
+  ];
+
+  it('ranks by relevance blended with quality, and never returns deleted or expired items', () => {
+    const hits = searchMemory(items, { query: 'Caroline support group', limit: 10 }, now);
+    expect(hits.map((h) => h.item.id)).toEqual(['mem:1', 'mem:3']);
+    expect(hits[0]?.score).toBeGreaterThan(hits[1]?.score ?? 1);
+  });
+
+  it('returns nothing below the confidence floor', () => {
+    expect(searchMemory(items, { query: 'quantum carburettor', limit: 10 }, now)).toEqual([]);
+  });
+
+  it('filters before ranking', () => {
+    expect(searchMemory(items, { query: 'support group', limit: 10, filters: { minQuality: 0.5 } }, now).map((h) => h.item.id)).toEqual(['mem:1']);
+    expect(searchMemory(items, { query: 'support group', limit: 10, filters: { kind: ['turn'] } }, now)).toEqual([]);
+  });
+
+  it('knows which items are live and what a path names', () => {
+    expect(isLive({ deleted: false, expiresAt: null }, now)).toBe(true);
+    expect(isLive({ deleted: false, expiresAt: '2026-03-01T12:00:00.000Z' }, now)).toBe(false);
+    expect(itemIdForPath('turns/0000000012/abc.md')).toBe('turn:12');
+    expect(itemIdForPath('Knowledge/Facts/x.md')).toBe('knowledge:Facts/x.md');
+    expect(itemIdForPath('Knowledge_staging/Facts/x--b.md')).toBe('staged:Facts/x--b.md');
+    expect(itemIdForPath('reflections/summary-1-5/assistant.md')).toBe('reflection:summary-1-5');
+    expect(itemIdForPath('../etc/passwd')).toBeNull();
+  });
+
+  it('merges the source turns’ attributes key by key', () => {
+    const attrs: Record<number, Record<string, string>> = { 1: { dia_ids: 'D1:1 D1:2', session: '1' }, 2: { dia_ids: 'D1:2 D1:3', session: '1' } };
+    expect(mergeAttributes([2, 1], (t) => attrs[t])).toEqual({ dia_ids: 'D1:1 D1:2 D1:3', session: '1' });
+  });
+});

@@ -12,6 +12,8 @@ import type { SummaryPair, SummarySettings } from './domain/summary.js';
 import type { BatchLog, ModelUsage } from './domain/batch-log.js';
 import type { SignalState } from './domain/signal-accumulator.js';
 import type { StagedDocument } from './domain/staging.js';
+import type { MemoryItem, ReflectionRecordView, TurnIndexEntry } from './domain/memory-item.js';
+import type { AuditEntry } from './domain/memory-tiers.js';
 
 export interface TurnStore {
   /** Store each turn's document and index entry. Idempotent: a retry rewrites the same keys. */
@@ -20,6 +22,8 @@ export interface TurnStore {
   indexedTurnIds(userId: string, turnIds: readonly number[]): Promise<Set<number>>;
   /** Ids of the user's turns whose timestamp is at or after `fromIso` (newest first, at most `limit`). */
   turnsSince(userId: string, fromIso: string, limit: number): Promise<number[]>;
+  /** The index entries of these turns (text, validation, attributes); unknown ids are left out. */
+  turnIndex(userId: string, turnIds: readonly number[]): Promise<TurnIndexEntry[]>;
   /** Load turns by id; ids with no index entry or an unreadable document come back as missing. */
   getTurns(userId: string, turnIds: readonly number[]): Promise<{ turns: TurnSaved[]; missing: Array<{ turnId: number; reason: string }> }>;
 }
@@ -114,6 +118,8 @@ export interface KnowledgeStore {
   stagedOn(day: string): Promise<Array<{ userId: string; record: StagedRecord }>>;
   /** Delete a staged record and its file. */
   deleteStaged(userId: string, path: string): Promise<void>;
+  /** A reviewer's decision; a discarded record is kept (status `discarded`) and its staged file removed. */
+  recordReview(userId: string, path: string, review: NonNullable<StagedRecord['review']>): Promise<void>;
   /** The model output an earlier delivery of the same batch recorded, if any. */
   getModelOutput(userId: string, batchId: string): Promise<ModelResponse | null>;
   putModelOutput(userId: string, batchId: string, response: ModelResponse): Promise<void>;
@@ -129,6 +135,36 @@ export interface ReflectionStore {
   write(pair: SummaryPair): Promise<void>;
   /** Soft delete (seed 003): deleted=true on the record and both documents; nothing is removed. */
   softDelete(userId: string, reflectionId: string): Promise<boolean>;
+  /** The user's summaries (deleted ones included; callers filter), newest first. */
+  list(userId: string): Promise<ReflectionRecordView[]>;
+}
+
+/** Memory items written through the API (tier entries, saved memories), per user or GLOBAL. */
+export interface MemoryItemStore {
+  get(userId: string, id: string): Promise<MemoryItem | null>;
+  /** First write wins: returns the stored item (the earlier one when this is a retry) and whether this call created it. */
+  create(item: MemoryItem): Promise<{ item: MemoryItem; created: boolean }>;
+  /** Replace the item if it is unchanged since `expectedUpdatedAt`; false when someone else changed it first. */
+  replace(item: MemoryItem, expectedUpdatedAt: string): Promise<boolean>;
+  list(userId: string): Promise<MemoryItem[]>;
+}
+
+/** Who did what to which item, when and why: promotions, demotions, deletions, reviews. */
+export interface AuditTrail {
+  append(entries: readonly AuditEntry[]): Promise<void>;
+  /** Newest first. */
+  list(userId: string, options: { itemId?: string | undefined; limit: number }): Promise<AuditEntry[]>;
+}
+
+/** Every memory item of a user (and GLOBAL's) in the one metadata model: the search corpus. */
+export interface MemoryCatalog {
+  items(userId: string): Promise<MemoryItem[]>;
+}
+
+export interface BatchLogReader {
+  /** Newest first: the summary items. */
+  list(userId: string, limit: number): Promise<Array<Record<string, unknown>>>;
+  get(userId: string, batchId: string): Promise<BatchLog | null>;
 }
 
 /** The activity index: users by the day of their last message, with per-day counts. */

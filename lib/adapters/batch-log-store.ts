@@ -1,12 +1,13 @@
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { queryAll } from './dynamo-query.js';
 import type { BatchLog } from '../domain/batch-log.js';
 import { batchFailureKey, batchLogKey, keys } from '../domain/memory-paths.js';
-import type { BatchLogStore } from '../ports.js';
+import type { BatchLogReader, BatchLogStore } from '../ports.js';
 import { putOnce } from './dynamo-put-once.js';
 
 /** Batch logs as JSON in S3, plus a summary item per batch in DynamoDB for listing. */
-export class S3DynamoBatchLogStore implements BatchLogStore {
+export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
   constructor(
     private readonly ddb: DynamoDBDocumentClient,
     private readonly s3: S3Client,
@@ -43,6 +44,29 @@ export class S3DynamoBatchLogStore implements BatchLogStore {
             logKey: key,
           });
     return key;
+  }
+
+  async list(userId: string, limit: number): Promise<Array<Record<string, unknown>>> {
+    // Batch ids name turn ranges (`batch-12-18`), not times: sort the summaries by timestamp.
+    const items = await queryAll(this.ddb, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': 'BATCH#' },
+    });
+    return items
+      .map(({ pk, sk, ...rest }) => rest)
+      .sort((a, b) => String(b.timestamp).localeCompare(String(a.timestamp)))
+      .slice(0, limit);
+  }
+
+  async get(userId: string, batchId: string): Promise<BatchLog | null> {
+    try {
+      const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: batchLogKey(userId, batchId) }));
+      return JSON.parse((await res.Body?.transformToString('utf-8')) ?? 'null') as BatchLog | null;
+    } catch (error) {
+      if ((error as Error).name === 'NoSuchKey') return null;
+      throw error;
+    }
   }
 
   async writeFailure(log: BatchLog): Promise<string> {

@@ -3,8 +3,10 @@ import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient, QueryC
 import { summarise } from '../domain/knowledge.js';
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
 import { keys, turnDocKey } from '../domain/memory-paths.js';
-import { parseTurnDocument, renderTurnDocument, turnContentHash } from '../domain/turn-document.js';
+import { parseTurnDocument, renderTurnDocument, turnContentHash, turnSearchText } from '../domain/turn-document.js';
+import type { TurnIndexEntry } from '../domain/memory-item.js';
 import type { TurnStore } from '../ports.js';
+import { queryAll } from './dynamo-query.js';
 
 /**
  * Turn documents in S3 (`users/{u}/turns/{n}/{hash}.md`, content-addressed so a
@@ -44,8 +46,11 @@ export class S3DynamoTurnStore implements TurnStore {
           contentHash: hash,
           validation: turn.signals?.validation,
           quality: turn.signals?.quality,
-          // Kept in the index so an archived turn stays findable without its original.
+          // Kept in the index so an archived turn stays findable without its original, and
+          // so that search reads no S3 object: the turn's words (capped) and its attributes.
           summary: summarise(`${turn.query} → ${turn.response}`, 240),
+          text: turnSearchText(turn),
+          attributes: turn.attributes,
         };
       }),
     );
@@ -91,6 +96,23 @@ export class S3DynamoTurnStore implements TurnStore {
     return new Set(items.map((i) => Number(i.turnId)));
   }
 
+  async turnIndex(userId: string, turnIds: readonly number[]): Promise<TurnIndexEntry[]> {
+    const items = await this.batchGet(userId, turnIds, ['userId', 'turnId', 'sessionId', '#ts', '#text', 'summary', 'validation', 'quality', 'attributes']);
+    return items.map((i) => toIndexEntry(i)).sort((a, b) => a.turnId - b.turnId);
+  }
+
+  /** Every index entry of the user, oldest first. */
+  async allTurnIndex(userId: string): Promise<TurnIndexEntry[]> {
+    const items = await queryAll(this.ddb, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)',
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': 'TURN#' },
+      ProjectionExpression: 'userId, turnId, sessionId, #ts, #text, summary, validation, quality, attributes',
+      ExpressionAttributeNames: { '#ts': 'timestamp', '#text': 'text' },
+    });
+    return items.map((i) => toIndexEntry(i));
+  }
+
   async getTurns(userId: string, turnIds: readonly number[]) {
     const items = await this.batchGet(userId, turnIds, ['turnId', 'docKey']);
     const byId = new Map(items.map((i) => [Number(i.turnId), String(i.docKey)]));
@@ -127,7 +149,12 @@ export class S3DynamoTurnStore implements TurnStore {
         const res = await this.ddb.send(
           new BatchGetCommand({
             RequestItems: {
-              [this.tableName]: { Keys: request, ConsistentRead: true, ProjectionExpression: attributes.join(', ') },
+              [this.tableName]: {
+                Keys: request,
+                ConsistentRead: true,
+                ProjectionExpression: attributes.join(', '),
+                ...(attributes.some((a) => a.startsWith('#')) ? { ExpressionAttributeNames: { '#ts': 'timestamp', '#text': 'text' } } : {}),
+              },
             },
           }),
         );
@@ -138,4 +165,18 @@ export class S3DynamoTurnStore implements TurnStore {
     }
     return out;
   }
+}
+
+function toIndexEntry(i: Record<string, unknown>): TurnIndexEntry {
+  return {
+    userId: String(i.userId),
+    turnId: Number(i.turnId),
+    sessionId: String(i.sessionId ?? ''),
+    timestamp: String(i.timestamp ?? ''),
+    // Entries written before the index kept the text have their summary.
+    text: String(i.text ?? i.summary ?? ''),
+    validation: typeof i.validation === 'string' ? i.validation : undefined,
+    quality: typeof i.quality === 'number' ? i.quality : undefined,
+    attributes: (i.attributes as Record<string, string> | undefined) ?? undefined,
+  };
 }

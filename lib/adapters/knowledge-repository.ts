@@ -135,6 +135,22 @@ export class KnowledgeRepository implements KnowledgeStore {
     await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: `${stagingPrefix(userId)}${record.path}` }));
   }
 
+  async recordReview(userId: string, path: string, review: NonNullable<StagedRecord['review']>): Promise<void> {
+    const discard = review.decision === 'discarded';
+    await this.ddb.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.userPk(userId), sk: keys.stagedSk(path) },
+        // A discarded record leaves the expiry index too: kept, it keeps its knowledge from coming back.
+        UpdateExpression: discard ? 'SET review = :r, #s = :d REMOVE gsi1pk, gsi1sk' : 'SET review = :r',
+        ConditionExpression: 'attribute_exists(pk)',
+        ...(discard ? { ExpressionAttributeNames: { '#s': 'status' } } : {}),
+        ExpressionAttributeValues: { ':r': review, ...(discard ? { ':d': 'discarded' } : {}) },
+      }),
+    );
+    if (discard) await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: `${stagingPrefix(userId)}${path}` }));
+  }
+
   async getModelOutput(userId: string, batchId: string): Promise<ModelResponse | null> {
     const text = await this.getText(modelOutputKey(userId, batchId));
     return text ? (JSON.parse(text) as ModelResponse) : null;
@@ -173,7 +189,8 @@ function toRecord(item: Record<string, unknown>): StagedRecord {
     meta: (item.meta as Record<string, unknown> | undefined) ?? {},
     body: String(item.body ?? ''),
     promotedBy: (item.promotedBy as string[] | undefined) ?? [],
-    status: item.status === 'promoted' ? 'promoted' : 'staged',
+    status: item.status === 'promoted' || item.status === 'discarded' ? item.status : 'staged',
     ...(item.knowledgePath ? { knowledgePath: String(item.knowledgePath) } : {}),
+    ...(item.review ? { review: item.review as NonNullable<StagedRecord['review']> } : {}),
   };
 }

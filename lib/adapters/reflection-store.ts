@@ -2,10 +2,12 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/clie
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { parseFrontMatter, renderFrontMatter } from '../domain/front-matter.js';
 import { keys } from '../domain/memory-paths.js';
+import type { ReflectionRecordView } from '../domain/memory-item.js';
 import type { SummaryPair, SummarySettings } from '../domain/summary.js';
 import type { ReflectionStore, UserSettingsStore } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 import { putOnce } from './dynamo-put-once.js';
+import { queryAll } from './dynamo-query.js';
 
 /**
  * Summary turn pairs: two markdown documents in S3 (`users/{u}/reflections/{id}/`) and one
@@ -39,6 +41,25 @@ export class S3DynamoReflectionStore implements ReflectionStore {
       systemKey: system.key,
       assistantKey: assistant.key,
     });
+  }
+
+  async list(userId: string): Promise<ReflectionRecordView[]> {
+    const items = await queryAll(this.ddb, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': 'REFLECTION#' },
+    });
+    return items
+      .map((i) => ({
+        userId,
+        id: String(i.id),
+        kind: String(i.kind ?? ''),
+        createdAt: String(i.createdAt ?? ''),
+        sourceTurns: (i.sourceTurns as number[] | undefined) ?? [],
+        text: String(i.text ?? ''),
+        deleted: i.deleted === true,
+      }))
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
   }
 
   async softDelete(userId: string, id: string): Promise<boolean> {

@@ -7,6 +7,7 @@ import type { SummaryPair, SummarySettings } from '../../lib/domain/summary.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
+import { turnSearchText } from '../../lib/domain/turn-document.js';
 import type { IdleCheck } from '../../events/idle-check.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import type { ReflectionRun } from '../../lib/domain/sleep-time/reflection-log.js';
@@ -54,6 +55,12 @@ export class MemoryTurnStore implements TurnStore {
   }
   async indexedTurnIds(userId: string, ids: readonly number[]) {
     return new Set(ids.filter((id) => this.turns.has(`${userId}#${id}`)));
+  }
+  async turnIndex(userId: string, ids: readonly number[]) {
+    return ids
+      .map((id) => this.turns.get(`${userId}#${id}`))
+      .filter((t): t is TurnSaved => t !== undefined)
+      .map((t) => ({ userId, turnId: t.turnId, sessionId: t.sessionId, timestamp: t.timestamp, text: turnSearchText(t), validation: t.signals?.validation, quality: t.signals?.quality, attributes: t.attributes }));
   }
   async getTurns(userId: string, ids: readonly number[]) {
     const turns = ids.map((id) => this.turns.get(`${userId}#${id}`)).filter((t): t is TurnSaved => t !== undefined);
@@ -171,6 +178,15 @@ export class MemoryKnowledgeStore implements KnowledgeStore {
     if (r) Object.assign(r, { status: 'promoted', knowledgePath });
     this.staged.delete(`${userId}/${record.path}`);
   }
+  async recordReview(userId: string, path: string, review: NonNullable<StagedRecord['review']>) {
+    const r = this.records.get(`${userId}/${path}`);
+    if (!r) throw new Error(`no staged ${path}`);
+    r.review = review;
+    if (review.decision === 'discarded') {
+      r.status = 'discarded';
+      this.staged.delete(`${userId}/${path}`);
+    }
+  }
   async getModelOutput(userId: string, batchId: string) {
     return this.outputs.get(`${userId}/${batchId}`) ?? null;
   }
@@ -269,6 +285,12 @@ export class MemoryReflectionStore implements ReflectionStore {
     if (!p) return false;
     p.deleted = true;
     return true;
+  }
+  async list(userId: string) {
+    return [...this.pairs.values()]
+      .filter((p) => p.userId === userId)
+      .map((p) => ({ userId, id: p.id, kind: p.kind, createdAt: p.createdAt, sourceTurns: p.sourceTurns, text: p.text, deleted: p.deleted }))
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   }
 }
 

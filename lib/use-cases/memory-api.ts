@@ -1,0 +1,455 @@
+/**
+ * The memory API's use cases: memory.search / save / retrieve (seed 002 §6), tiers with
+ * promotion and demotion (seed 004 P3-M1), scope trust (seed 002 §10), reflections and
+ * their summaries (seeds 001 and 003), and the review of staged items. Authorisation is
+ * decided before these run (functions/api); every change names its actor in the audit trail.
+ */
+import type { ValidationOutcome } from '../../events/turn-saved.js';
+import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem, mergeAttributes, type Tier } from '../domain/memory-item.js';
+import { commitDecision } from '../domain/memory-candidates.js';
+import { searchMemory, type SearchFilters } from '../domain/memory-search.js';
+import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, newTierItem, promoteTier } from '../domain/memory-tiers.js';
+import { applyOutcome, newScopeExpiry } from '../domain/scope-trust.js';
+import { knowledgePathFor, PROMOTIONS_TO_KNOWLEDGE, promotedDocument, type StagedRecord } from '../domain/promotion.js';
+import { computeSelfAssessment } from '../domain/sleep-time/self-assessment.js';
+import type { AuditTrail, BatchLogReader, Clock, KnowledgeStore, MemoryCatalog, MemoryItemStore, ReflectionLogStore, ReflectionStore, TurnStore } from '../ports.js';
+
+export interface MemoryApiDeps {
+  catalog: MemoryCatalog;
+  items: MemoryItemStore;
+  audit: AuditTrail;
+  turns: TurnStore;
+  knowledge: KnowledgeStore;
+  reflections: ReflectionStore;
+  runs: ReflectionLogStore;
+  batchLogs: BatchLogReader;
+  clock: Clock;
+}
+
+/** A request the caller can fix: `status` is the HTTP status the API answers with. */
+export class MemoryApiError extends Error {
+  constructor(
+    readonly status: 400 | 403 | 404 | 409,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'MemoryApiError';
+  }
+}
+
+const notFound = (what: string) => new MemoryApiError(404, `${what} not found`);
+
+export interface SearchResult {
+  id: string;
+  kind: string;
+  text: string;
+  score: number;
+  sourceTurns: number[];
+  attributes: Record<string, string>;
+  title: string;
+  path: string;
+  userId: string;
+  scope: string;
+  tier: string;
+  quality: number;
+  contentTypes: string[];
+  primaryTopic: string;
+  createdAt: string;
+}
+
+const view = (item: MemoryItem, score: number): SearchResult => ({
+  id: item.id,
+  kind: item.kind,
+  text: item.text,
+  score,
+  sourceTurns: item.sourceTurns,
+  attributes: item.attributes,
+  title: item.title,
+  path: item.path,
+  userId: item.userId,
+  scope: item.scope,
+  tier: item.tier,
+  quality: item.quality,
+  contentTypes: item.contentTypes,
+  primaryTopic: item.primaryTopic,
+  createdAt: item.createdAt,
+});
+
+export async function search(
+  deps: MemoryApiDeps,
+  userId: string,
+  req: { query: string; limit: number; filters?: SearchFilters | undefined; minSimilarity?: number | undefined },
+): Promise<{ results: SearchResult[] }> {
+  const corpus = await deps.catalog.items(userId);
+  const pool = req.filters?.includeGlobal === false ? corpus.filter((i) => i.userId !== GLOBAL_USER) : corpus;
+  const hits = searchMemory(pool, req, deps.clock.now());
+  return { results: hits.map((h) => view(h.item, h.score)) };
+}
+
+/** One live item by id: API-written items first (the user's, then GLOBAL's), then the catalog. */
+async function findItem(deps: MemoryApiDeps, userId: string, id: string): Promise<MemoryItem | null> {
+  const now = deps.clock.now();
+  if (id.startsWith('mem:')) {
+    for (const owner of userId === GLOBAL_USER ? [GLOBAL_USER] : [userId, GLOBAL_USER]) {
+      const item = await deps.items.get(owner, id);
+      if (item && isLive(item, now)) return item;
+    }
+    return null;
+  }
+  const item = (await deps.catalog.items(userId)).find((i) => i.id === id && i.userId === userId);
+  return item && isLive(item, now) ? item : null;
+}
+
+export async function retrieve(deps: MemoryApiDeps, userId: string, req: { id?: string | undefined; path?: string | undefined }): Promise<{ item: MemoryItem }> {
+  const id = req.id ?? (req.path !== undefined ? itemIdForPath(req.path) : null);
+  if (!id) throw new MemoryApiError(400, `path: ${JSON.stringify(req.path)} names no memory item (turns/N, Knowledge/…, Knowledge_staging/…, reflections/ID, memory/mem:…)`);
+  const item = await findItem(deps, userId, id);
+  if (!item) throw notFound(`memory item ${id}`);
+  if (item.kind === 'turn') {
+    // The index holds the turn's words capped; retrieve returns the whole turn.
+    const { turns } = await deps.turns.getTurns(userId, item.sourceTurns);
+    const t = turns[0];
+    if (t) return { item: { ...item, text: `${t.query}\n${t.response}` } };
+  }
+  return { item };
+}
+
+export interface Candidate extends Omit<NewTierEntry, 'sourceTurns' | 'clientId' | 'ttlSeconds' | 'sessionId'> {}
+
+/** memory.save: commit the candidates of a turn if (and only if) its validation is APPROVE. */
+export async function save(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  req: { turnId?: number | undefined; sessionId?: string | undefined; validation?: ValidationOutcome | undefined; candidates: Candidate[] },
+): Promise<{ committed: MemoryItem[]; discarded: number; reason?: string }> {
+  const now = deps.clock.now();
+  const entry = req.turnId !== undefined ? (await deps.turns.turnIndex(userId, [req.turnId]))[0] : undefined;
+  const stored = entry?.validation as ValidationOutcome | undefined;
+  const decision = commitDecision(stored, req.validation);
+  if (!decision.commit) {
+    await deps.audit.append([
+      { userId, itemId: `turn:${req.turnId ?? 'none'}`, action: 'discard_candidates', actor, at: now.toISOString(), reason: decision.reason, note: `${req.candidates.length} candidate(s)` },
+    ]);
+    return { committed: [], discarded: req.candidates.length, reason: decision.reason };
+  }
+  const sourceTurns = req.turnId !== undefined ? [req.turnId] : [];
+  const attributes = mergeAttributes(sourceTurns, () => entry?.attributes);
+  const committed: MemoryItem[] = [];
+  for (const c of req.candidates) {
+    const fresh = newTierItem(userId, 'long_term', { ...c, sessionId: req.sessionId, sourceTurns, clientId: undefined }, now, attributes);
+    // Seed 002 §10: a new document is NEW scope, which expires unless use earns it trust.
+    const item: MemoryItem = { ...fresh, id: fresh.id, expiresAt: newScopeExpiry(now), path: `memory/long_term/${fresh.id}` };
+    const res = await deps.items.create(item);
+    if (res.created) await deps.audit.append([{ userId, itemId: item.id, action: 'commit', actor, at: now.toISOString(), to: 'long_term', reason: `turn ${req.turnId ?? '(none)'} validated APPROVE` }]);
+    committed.push(res.item);
+  }
+  return { committed, discarded: 0 };
+}
+
+export async function createTierEntry(deps: MemoryApiDeps, actor: string, userId: string, tier: Tier, entry: NewTierEntry): Promise<{ item: MemoryItem; created: boolean }> {
+  const now = deps.clock.now();
+  const attrs = entry.sourceTurns?.length ? await attributesOf(deps, userId, entry.sourceTurns) : {};
+  const fresh = newTierItem(userId, tier, entry, now, attrs);
+  const res = await deps.items.create({ ...fresh, path: `memory/${tier}/${fresh.id}` });
+  if (res.created) await deps.audit.append([{ userId, itemId: fresh.id, action: 'create', actor, at: now.toISOString(), to: tier }]);
+  return res;
+}
+
+async function attributesOf(deps: MemoryApiDeps, userId: string, turnIds: readonly number[]): Promise<Record<string, string>> {
+  const index = new Map((await deps.turns.turnIndex(userId, turnIds)).map((t) => [t.turnId, t.attributes]));
+  return mergeAttributes(turnIds, (t) => index.get(t));
+}
+
+export async function queryTier(
+  deps: MemoryApiDeps,
+  userId: string,
+  tier: Tier,
+  q: { type?: string | undefined; sessionId?: string | undefined; since?: string | undefined; until?: string | undefined; minConfidence?: number | undefined; kind?: string | undefined; limit: number },
+): Promise<{ items: MemoryItem[] }> {
+  const now = deps.clock.now();
+  const items = (await deps.catalog.items(userId))
+    .filter((i) => i.tier === tier && isLive(i, now))
+    .filter((i) => q.type === undefined || i.contentTypes.includes(q.type))
+    .filter((i) => q.kind === undefined || i.kind === q.kind)
+    .filter((i) => q.sessionId === undefined || i.sessionId === q.sessionId)
+    .filter((i) => q.since === undefined || i.createdAt >= q.since)
+    .filter((i) => q.until === undefined || i.createdAt <= q.until)
+    .filter((i) => q.minConfidence === undefined || i.confidence >= q.minConfidence)
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || a.id.localeCompare(b.id))
+    .slice(0, q.limit);
+  return { items };
+}
+
+/** Read-modify-write of an API-written item with an optimistic check, retried on a race. */
+async function updateItem(deps: MemoryApiDeps, userId: string, id: string, change: (item: MemoryItem) => { item: MemoryItem; audit: Omit<AuditEntry, 'userId' | 'itemId' | 'at' | 'actor'> }, actor: string): Promise<MemoryItem> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const current = await deps.items.get(userId, id);
+    if (!current || !isLive(current, deps.clock.now())) throw notFound(`memory item ${id} of ${userId}`);
+    const { item, audit } = change(current);
+    const next = { ...item, updatedAt: bump(current.updatedAt, deps.clock.now()) };
+    if (await deps.items.replace(next, current.updatedAt)) {
+      await deps.audit.append([{ userId, itemId: id, actor, at: next.updatedAt, ...audit }]);
+      return next;
+    }
+  }
+  throw new MemoryApiError(409, `memory item ${id} kept changing; try again`);
+}
+
+/** A new updatedAt that differs from the old one even within the same millisecond (it is the optimistic-lock token). */
+function bump(previous: string, now: Date): string {
+  const t = Math.max(now.getTime(), Date.parse(previous) + 1);
+  return new Date(t).toISOString();
+}
+
+export async function deleteTierEntry(deps: MemoryApiDeps, actor: string, userId: string, tier: Tier, id: string): Promise<{ item: MemoryItem }> {
+  if (id.startsWith('reflection:')) {
+    await deleteSummary(deps, actor, userId, id.slice('reflection:'.length));
+    return { item: { ...(await mustFind(deps, userId, id, true)), deleted: true } };
+  }
+  if (!id.startsWith('mem:')) throw new MemoryApiError(409, `${id}: only API-written items (mem:…) and summaries (reflection:…) are deleted here; discard staged items through review`);
+  const item = await updateItem(
+    deps,
+    userId,
+    id,
+    (i) => {
+      if (i.tier !== tier) throw new MemoryApiError(404, `memory item ${id} is ${i.tier}, not ${tier}`);
+      return { item: { ...i, deleted: true }, audit: { action: 'delete', from: i.tier } };
+    },
+    actor,
+  );
+  return { item };
+}
+
+async function mustFind(deps: MemoryApiDeps, userId: string, id: string, includeDeleted = false): Promise<MemoryItem> {
+  const item = (await deps.catalog.items(userId)).find((i) => i.id === id && i.userId === userId && (includeDeleted || !i.deleted));
+  if (!item) throw notFound(`memory item ${id}`);
+  return item;
+}
+
+export async function promote(deps: MemoryApiDeps, actor: string, isAdmin: boolean, userId: string, id: string, req: { reason?: string | undefined; to?: 'global' | undefined }): Promise<{ item: MemoryItem }> {
+  if (id.startsWith('staged:')) {
+    const { knowledgePath } = await reviewPromote(deps, actor, userId, id.slice('staged:'.length), req.reason);
+    return { item: await mustFind(deps, userId, `knowledge:${knowledgePath}`) };
+  }
+  if (!id.startsWith('mem:')) throw new MemoryApiError(409, `${id} cannot be promoted: only API-written items (mem:…) and staged items (staged:…) move between tiers`);
+  if (req.to === 'global') return { item: await shareGlobally(deps, actor, isAdmin, userId, id, req.reason) };
+  const item = await updateItem(
+    deps,
+    userId,
+    id,
+    (i) => {
+      const move = promoteTier(i, deps.clock.now());
+      if (!move.ok) throw new MemoryApiError(409, move.reason);
+      return { item: move.item, audit: { action: 'promote', from: move.from, to: move.to, ...(req.reason ? { reason: req.reason } : {}) } };
+    },
+    actor,
+  );
+  return { item };
+}
+
+/** USER → GLOBAL (seed 002 §10): an administrator shares a long-term item with every user. */
+async function shareGlobally(deps: MemoryApiDeps, actor: string, isAdmin: boolean, userId: string, id: string, reason: string | undefined): Promise<MemoryItem> {
+  if (!isAdmin) throw new MemoryApiError(403, 'only an administrator may promote an item to GLOBAL scope');
+  const item = await updateItem(
+    deps,
+    userId,
+    id,
+    (i) => {
+      if (i.tier !== 'long_term') throw new MemoryApiError(409, `${id} is ${i.tier}: only long-term items may become GLOBAL`);
+      return { item: { ...i, scope: 'global', expiresAt: null }, audit: { action: 'scope_up', from: i.scope, to: 'global', ...(reason ? { reason } : {}) } };
+    },
+    actor,
+  );
+  const shared = await deps.items.create({ ...item, userId: GLOBAL_USER, path: `memory/global/${id}` });
+  return shared.item;
+}
+
+export async function demote(deps: MemoryApiDeps, actor: string, userId: string, id: string, req: { reason: DemotionReason; note?: string | undefined }): Promise<{ item: MemoryItem }> {
+  if (!id.startsWith('mem:')) throw new MemoryApiError(409, `${id} cannot be demoted: only API-written items (mem:…) move between tiers`);
+  const item = await updateItem(
+    deps,
+    userId,
+    id,
+    (i) => {
+      if (i.scope === 'global' && i.userId === GLOBAL_USER) {
+        return { item: { ...i, deleted: true }, audit: { action: 'scope_down', from: 'global', to: 'user', reason: req.reason, ...(req.note ? { note: req.note } : {}) } };
+      }
+      const move = demoteTier(i, deps.clock.now());
+      if (!move.ok) throw new MemoryApiError(409, move.reason);
+      return { item: move.item, audit: { action: 'demote', from: move.from, to: move.to, reason: req.reason, ...(req.note ? { note: req.note } : {}) } };
+    },
+    actor,
+  );
+  return { item };
+}
+
+/** Seed 002 §10: the validation outcome of a turn that used these items moves their trust. */
+export async function recordOutcome(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  req: { ids: string[]; validation: ValidationOutcome; turnId?: number | undefined },
+): Promise<{ changes: Array<{ id: string; trustFrom: number; trustTo: number; scopeFrom: string; scopeTo: string }>; skipped: Array<{ id: string; reason: string }> }> {
+  const changes: Array<{ id: string; trustFrom: number; trustTo: number; scopeFrom: string; scopeTo: string }> = [];
+  const skipped: Array<{ id: string; reason: string }> = [];
+  for (const id of [...new Set(req.ids)]) {
+    if (!id.startsWith('mem:')) {
+      skipped.push({ id, reason: 'trust is tracked for API-written items (mem:…); derived knowledge gains trust by recurring' });
+      continue;
+    }
+    let change: ReturnType<typeof applyOutcome> | undefined;
+    try {
+      await updateItem(
+        deps,
+        userId,
+        id,
+        (i) => {
+          change = applyOutcome(i, req.validation, deps.clock.now());
+          const action = change.scopeTo === change.scopeFrom ? 'trust' : scopeRank(change.scopeTo) > scopeRank(change.scopeFrom) ? 'scope_up' : 'scope_down';
+          return {
+            item: change.item,
+            audit: { action, from: `${change.scopeFrom} (trust ${change.trustFrom})`, to: `${change.scopeTo} (trust ${change.trustTo})`, reason: `validation ${req.validation}${req.turnId !== undefined ? ` of turn ${req.turnId}` : ''}` },
+          };
+        },
+        actor,
+      );
+    } catch (error) {
+      if (error instanceof MemoryApiError && error.status === 404) {
+        skipped.push({ id, reason: error.message });
+        continue;
+      }
+      throw error;
+    }
+    if (change) changes.push({ id, trustFrom: change.trustFrom, trustTo: change.trustTo, scopeFrom: change.scopeFrom, scopeTo: change.scopeTo });
+  }
+  return { changes, skipped };
+}
+
+const scopeRank = (s: string) => ['new', 'user', 'global'].indexOf(s);
+
+// ── Reflections (seeds 001 and 003) ──────────────────────────────────────────────
+
+export async function reflectionLog(deps: MemoryApiDeps, userId: string, limit: number) {
+  const now = deps.clock.now();
+  const from = '0000';
+  const [nightly, weekly] = await Promise.all([deps.runs.list(userId, 'nightly', from, now.toISOString()), deps.runs.list(userId, 'weekly', from, now.toISOString())]);
+  const runs = [...nightly, ...weekly].sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, limit);
+  return { runs };
+}
+
+export async function latestReflection(deps: MemoryApiDeps, userId: string) {
+  const [nightly, weekly] = await Promise.all([deps.runs.latest(userId, 'nightly'), deps.runs.latest(userId, 'weekly')]);
+  const run = [nightly, weekly].filter((r) => r !== null).sort((a, b) => b.startedAt.localeCompare(a.startedAt))[0];
+  if (!run) throw notFound(`a reflection of ${userId}`);
+  return { run };
+}
+
+/** Seed 001 phase 3, plus the per-run points the console charts. */
+export async function assessment(deps: MemoryApiDeps, userId: string, days: number) {
+  const now = deps.clock.now();
+  const runs = await deps.runs.list(userId, 'nightly', new Date(now.getTime() - days * 86_400_000).toISOString(), now.toISOString());
+  const points = runs.map((r) => {
+    const issues = (r.findingsByCategory.correction ?? 0) + (r.findingsByCategory.unresolved ?? 0) + (r.findingsByCategory.contradiction ?? 0);
+    return { startedAt: r.startedAt, sessionsReviewed: r.sessionsReviewed, issuesPerSession: r.sessionsReviewed > 0 ? Math.round((issues / r.sessionsReviewed) * 1000) / 1000 : 0 };
+  });
+  return { days, assessment: computeSelfAssessment(runs), points };
+}
+
+export async function listSummaries(deps: MemoryApiDeps, userId: string, includeDeleted: boolean) {
+  const summaries = (await deps.reflections.list(userId)).filter((s) => includeDeleted || !s.deleted);
+  return { summaries };
+}
+
+export async function deleteSummary(deps: MemoryApiDeps, actor: string, userId: string, id: string) {
+  if (!(await deps.reflections.softDelete(userId, id))) throw notFound(`summary ${id}`);
+  await deps.audit.append([{ userId, itemId: `reflection:${id}`, action: 'reflection_delete', actor, at: deps.clock.now().toISOString(), reason: 'deleted by a person (seed 003: never shown again)' }]);
+  return { id, deleted: true };
+}
+
+// ── Review of staged items ──────────────────────────────────────────────────────
+
+export async function listStagedForReview(deps: MemoryApiDeps, userId: string, includeDecided: boolean) {
+  const records = (await deps.knowledge.listStaged(userId)).filter((r) => includeDecided || r.status === 'staged');
+  const batchIds = [...new Set(records.flatMap((r) => [r.batchId, ...r.promotedBy]))];
+  const logs = new Map((await Promise.all(batchIds.map(async (b) => [b, await deps.batchLogs.get(userId, b)] as const))).filter(([, l]) => l !== null));
+  const staged = records
+    .sort((a, b) => b.stagedAt.localeCompare(a.stagedAt) || a.path.localeCompare(b.path))
+    .map((r) => ({
+      id: `staged:${r.path}`,
+      path: `Knowledge_staging/${r.path}`,
+      kind: r.kind,
+      title: r.title,
+      text: r.text,
+      confidence: r.confidence,
+      sourceTurns: r.sourceTurns,
+      status: r.status,
+      promotionCount: r.promotedBy.length,
+      promotionsNeeded: PROMOTIONS_TO_KNOWLEDGE,
+      ...(r.review ? { review: r.review } : {}),
+      history: gateHistory(r, logs),
+    }));
+  return { staged };
+}
+
+/** A staged item's way through the gates: the batch that staged it, the batches that reinforced it, the review. */
+function gateHistory(r: StagedRecord, logs: ReadonlyMap<string, { timestamp: string; quality_gate_results: { rejections: Array<{ gate: string; item: string; reason: string }> }; reinforced: Array<{ staged_file: string; similarity: number }> } | null>) {
+  const staging = logs.get(r.batchId);
+  const events: Array<{ at: string; batchId?: string; event: string; detail: string }> = [
+    {
+      at: r.stagedAt,
+      batchId: r.batchId,
+      event: 'staged',
+      detail: `passed turn_existence, keyword_match, related_file_exists, dedup and drift_guard${staging ? `; the same batch's gates rejected ${staging.quality_gate_results.rejections.length} other item(s)` : ''}`,
+    },
+  ];
+  for (const b of r.promotedBy) {
+    const log = logs.get(b);
+    const hit = log?.reinforced.find((x) => x.staged_file === `Knowledge_staging/${r.path}`);
+    events.push({ at: log?.timestamp ?? '', batchId: b, event: 'reinforced', detail: hit ? `recurred with similarity ${hit.similarity}` : 'recurred' });
+  }
+  if (r.status === 'promoted') events.push({ at: '', event: 'promoted', detail: `to Knowledge/${r.knowledgePath ?? ''}` });
+  if (r.review) events.push({ at: r.review.at, event: `review_${r.review.decision}`, detail: `by ${r.review.by}${r.review.reason ? `: ${r.review.reason}` : ''}` });
+  return events;
+}
+
+async function stagedRecord(deps: MemoryApiDeps, userId: string, path: string): Promise<StagedRecord> {
+  const rel = path.replace(/^Knowledge_staging\//, '');
+  const record = (await deps.knowledge.listStaged(userId)).find((r) => r.path === rel);
+  if (!record) throw notFound(`staged item ${path}`);
+  return record;
+}
+
+export async function reviewPromote(deps: MemoryApiDeps, actor: string, userId: string, path: string, reason: string | undefined): Promise<{ knowledgePath: string }> {
+  const record = await stagedRecord(deps, userId, path);
+  if (record.status === 'promoted' && record.knowledgePath) return { knowledgePath: record.knowledgePath };
+  if (record.status === 'discarded') throw new MemoryApiError(409, `staged item ${record.path} was discarded`);
+  const now = deps.clock.now();
+  const taken = new Set((await deps.knowledge.loadKnowledge(userId)).map((d) => d.id));
+  const knowledgePath = knowledgePathFor(record, taken);
+  const doc = promotedDocument(record, knowledgePath, now.toISOString());
+  await deps.knowledge.promote(userId, record, knowledgePath, doc.markdown, doc.doc);
+  const review = { decision: 'promoted' as const, by: actor, at: now.toISOString(), ...(reason ? { reason } : {}) };
+  await deps.knowledge.recordReview(userId, record.path, review);
+  await deps.audit.append([{ userId, itemId: `staged:${record.path}`, action: 'review_promote', actor, at: review.at, from: 'proposed', to: `Knowledge/${knowledgePath}`, ...(reason ? { reason } : {}) }]);
+  return { knowledgePath };
+}
+
+export async function reviewDiscard(deps: MemoryApiDeps, actor: string, userId: string, path: string, reason: string | undefined): Promise<{ path: string; status: 'discarded' }> {
+  const record = await stagedRecord(deps, userId, path);
+  if (record.status === 'promoted') throw new MemoryApiError(409, `staged item ${record.path} is already promoted to Knowledge/${record.knowledgePath ?? ''}`);
+  if (record.status !== 'discarded') {
+    const at = deps.clock.now().toISOString();
+    await deps.knowledge.recordReview(userId, record.path, { decision: 'discarded', by: actor, at, ...(reason ? { reason } : {}) });
+    await deps.audit.append([{ userId, itemId: `staged:${record.path}`, action: 'review_discard', actor, at, from: 'proposed', ...(reason ? { reason } : {}) }]);
+  }
+  return { path: `Knowledge_staging/${record.path}`, status: 'discarded' };
+}
+
+export async function batches(deps: MemoryApiDeps, userId: string, limit: number) {
+  return { batches: await deps.batchLogs.list(userId, limit) };
+}
+
+export async function auditTrail(deps: MemoryApiDeps, userId: string, itemId: string | undefined, limit: number) {
+  return { entries: await deps.audit.list(userId, { itemId, limit }) };
+}

@@ -6,6 +6,7 @@
  *   npm start -- --replay FILE      replay a JSONL file of turn.saved events (or a LoCoMo conversation .json) instead
  *   npm start -- --verbose          handler logs at INFO (default WARN), metrics on
  *   npm start -- --speed N          local delays run N× faster (default 300: the 5-minute idle check fires after 1 s)
+ *   npm start -- --api-port N       serve the memory API and review console on this port (default: a free one)
  *
  * With --once the last line printed is one JSON object with the run's counts; the exit
  * code is non-zero if any message was left in a dead-letter queue.
@@ -42,6 +43,7 @@ async function main(): Promise<number> {
       stage: { type: 'string', default: 'local' },
       verbose: { type: 'boolean', default: false },
       speed: { type: 'string', default: '300' },
+      'api-port': { type: 'string' },
     },
     strict: true,
   });
@@ -56,6 +58,7 @@ async function main(): Promise<number> {
     logLevel: values.verbose ? 'INFO' : 'WARN',
     metrics: values.verbose ?? false,
     speed,
+    ...(values['api-port'] ? { apiPort: Number(values['api-port']) } : {}),
     onHandlerError: (source, error) => console.error(`[${source}] handler error (the records go back to the queue): ${(error as Error).message}`),
   });
   let stopping = false;
@@ -68,6 +71,7 @@ async function main(): Promise<number> {
   try {
     writeState(stack);
     console.log(`stack ready · state in ${STATE_FILE}`);
+    console.log(`memory API ${stack.info.apiUrl}/v1 · OpenAPI ${stack.info.apiUrl}/openapi.json · review console ${stack.info.apiUrl}/console (admin token in ${STATE_FILE}; \`npm run token -- --user ID\` mints a user-scoped one)`);
     // The simulated clock follows the replay's timestamps, firing the schedules it passes.
     const replay = await stack.replayLines(lines, { clock: true });
     const what = typeof file === 'string' ? `${file}${format === 'locomo' ? ' (LoCoMo, converted to turn.saved)' : ''}` : 'the bundled sample (events/samples/conversation.jsonl)';

@@ -3,7 +3,7 @@
  * handler modules driven by local event sources. One stack per process (handler modules
  * read their settings once, at import, as they do in Lambda).
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -21,6 +21,8 @@ import { type Emulators, LOCAL_CREDENTIALS, LOCAL_REGION, startEmulators } from 
 import { LocalEventSource, type SqsHandler } from './event-source.js';
 import { type LocalResources, provision } from './provision.js';
 import { listAllKeys } from './s3-keys.js';
+import { type HttpHandler, type LocalHttpApi, startHttpApi } from './http-api.js';
+import { mintToken } from './tokens.js';
 
 export const OFFLINE_MODEL_ID = 'offline.rule-reflector-v1';
 
@@ -36,6 +38,12 @@ export interface StackInfo {
   modelLabel: string;
   startedAt: string;
   drained: boolean;
+  /** The memory API and review console (`{apiUrl}/console`). */
+  apiUrl: string;
+  /** A dev credential that may act on every user (group memory-admin). */
+  adminToken: string;
+  /** The secret local tokens are signed with: `npm run token` mints user-scoped ones with it. */
+  tokenSecret: string;
 }
 
 export interface Summary {
@@ -76,6 +84,9 @@ export interface LocalStack {
   emulators: Emulators;
   sources: Record<QueueKey, LocalEventSource>;
   publisher: TurnPublisher;
+  api: LocalHttpApi;
+  /** A credential for these users only (not an administrator). */
+  mintUserToken(users: readonly string[], subject?: string): Promise<string>;
   /**
    * Publish JSONL lines. With `clock`, the simulated clock follows the events' timestamps:
    * each session is published and settled (idle checks included) before the clock moves
@@ -103,6 +114,8 @@ export interface LocalStackOptions {
   /** Emit Powertools Metrics (EMF lines on stdout). @default false */
   metrics?: boolean;
   onHandlerError?: (source: string, error: unknown) => void;
+  /** Port of the local HTTP API. @default a free one */
+  apiPort?: number;
 }
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
@@ -135,6 +148,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     POWERTOOLS_LOG_LEVEL: options.logLevel ?? 'WARN',
     POWERTOOLS_METRICS_DISABLED: options.metrics ? 'false' : 'true',
     SIGNAL_CONFIG: JSON.stringify({ idleMinutes: defaultSignalConfig.idleMinutes / (options.speed ?? 60) }),
+    STAGE: stage,
   });
   delete process.env.AWS_PROFILE;
 
@@ -166,6 +180,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   };
   for (const s of Object.values(sources)) s.start();
 
+  const tokenSecret = randomBytes(32).toString('base64url');
+  const apiHandler = (await import('../../functions/api/handler.js')).handler as unknown as HttpHandler;
+  const api = await startHttpApi({
+    handler: apiHandler,
+    tokenSecret,
+    functionName: `reflective-memory-${stage}-api`,
+    timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.api,
+    ...(options.apiPort !== undefined ? { port: options.apiPort } : {}),
+  });
+
   const info: StackInfo = {
     stage,
     region: LOCAL_REGION,
@@ -178,6 +202,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     modelLabel: 'offline model (rule-based reflector, not an LLM)',
     startedAt: new Date().toISOString(),
     drained: false,
+    apiUrl: api.url,
+    adminToken: await mintToken(tokenSecret, { sub: 'local-admin', admin: true }, 30 * 86_400),
+    tokenSecret,
   };
   const publisher = new TurnPublisher(sqs, resources.queues.turn.url, { s3, bucketName: resources.bucketName });
   const refusedLines: ReplayResult['refused'] = [];
@@ -263,6 +290,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     emulators,
     sources,
     publisher,
+    api,
+    mintUserToken: (users, subject) => mintToken(tokenSecret, { sub: subject ?? `local-${users.join('+')}`, users }),
     now: () => simNow,
     advanceTo,
     waitUntilDrained,
@@ -357,6 +386,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     async stop() {
       await Promise.all(Object.values(sources).map((s) => s.stop()));
+      await api.stop();
       sqs.destroy();
       s3.destroy();
       ddb.destroy();

@@ -1,0 +1,211 @@
+/**
+ * The memory API's contract: every route with its zod schemas. The handler validates with
+ * them and the OpenAPI document (/openapi.json) is generated from them, so the two cannot
+ * drift apart. `POST /v1/users/{userId}/memory/search` is a fixed contract: tools outside
+ * this repository call it.
+ */
+import { z } from 'zod';
+import { UserIdSchema } from '../../events/common.js';
+import { ValidationOutcomeSchema } from '../../events/turn-saved.js';
+import { MemoryItemSchema, TierSchema } from '../../lib/domain/memory-item.js';
+import { SearchFiltersSchema } from '../../lib/domain/memory-search.js';
+import { DemotionReasonSchema } from '../../lib/domain/memory-tiers.js';
+
+export const API_VERSION = '1.0.0';
+
+const UserParam = z.object({ userId: UserIdSchema.or(z.literal('GLOBAL')) });
+const ItemId = z.string().min(1).max(600);
+const Limit = (max: number, dflt: number) => z.coerce.number().int().min(1).max(max).default(dflt);
+
+export const SearchRequestSchema = z
+  .object({
+    query: z.string().min(1).max(4000),
+    limit: z.number().int().min(1).max(100).default(10),
+    filters: SearchFiltersSchema.optional(),
+    /** The confidence floor: results whose similarity to the query is below it are left out. */
+    minSimilarity: z.number().min(0).max(1).optional(),
+  })
+  .strict();
+
+export const SearchResultSchema = z.object({
+  id: z.string(),
+  kind: z.string(),
+  text: z.string(),
+  score: z.number(),
+  sourceTurns: z.array(z.number().int()),
+  attributes: z.record(z.string(), z.string()),
+  title: z.string(),
+  path: z.string(),
+  userId: z.string(),
+  scope: z.string(),
+  tier: z.string(),
+  quality: z.number(),
+  contentTypes: z.array(z.string()),
+  primaryTopic: z.string(),
+  createdAt: z.string(),
+});
+
+const Metadata = {
+  title: z.string().min(1).max(200).optional(),
+  type: z.string().min(1).max(64).optional(),
+  primaryTopic: z.string().max(200).optional(),
+  keywords: z.array(z.string().min(1).max(64)).max(50).optional(),
+  userPurpose: z.string().max(1000).optional(),
+  dataRequirements: z.array(z.string().min(1).max(64)).max(20).optional(),
+  contentTypes: z.array(z.string().min(1).max(64)).min(1).max(20).optional(),
+  confidence: z.number().min(0).max(1).optional(),
+};
+
+export const CandidateSchema = z.object({ text: z.string().min(1).max(20_000), ...Metadata }).strict();
+
+export const SaveRequestSchema = z
+  .object({
+    /** The turn the candidates come from; its stored validation decides (seed 002 §7). */
+    turnId: z.number().int().min(1).optional(),
+    sessionId: z.string().min(1).max(256).optional(),
+    /** The turn's validation outcome, when the turn has not arrived yet. */
+    validation: ValidationOutcomeSchema.optional(),
+    candidates: z.array(CandidateSchema).min(1).max(20),
+  })
+  .strict();
+
+export const RetrieveRequestSchema = z
+  .object({ id: ItemId.optional(), path: z.string().min(1).max(600).optional() })
+  .strict()
+  .refine((r) => (r.id === undefined) !== (r.path === undefined), { message: 'give exactly one of id and path', path: ['id'] });
+
+export const TierEntrySchema = z
+  .object({
+    text: z.string().min(1).max(20_000),
+    ...Metadata,
+    sessionId: z.string().min(1).max(256).optional(),
+    sourceTurns: z.array(z.number().int().min(1)).max(100).optional(),
+    ttlSeconds: z.number().int().min(1).max(30 * 86_400).optional(),
+    /** Idempotency key: the same key is the same entry. */
+    clientId: z.string().min(1).max(128).optional(),
+  })
+  .strict();
+
+export const TierQuerySchema = z.object({
+  type: z.string().min(1).max(64).optional(),
+  kind: z.string().min(1).max(32).optional(),
+  sessionId: z.string().min(1).max(256).optional(),
+  since: z.iso.datetime({ offset: true }).optional(),
+  until: z.iso.datetime({ offset: true }).optional(),
+  minConfidence: z.coerce.number().min(0).max(1).optional(),
+  limit: Limit(500, 100),
+});
+
+export const PromoteRequestSchema = z
+  .object({ reason: z.string().min(1).max(1000).optional(), to: z.literal('global').optional() })
+  .strict();
+export const DemoteRequestSchema = z.object({ reason: DemotionReasonSchema, note: z.string().max(1000).optional() }).strict();
+export const OutcomeRequestSchema = z
+  .object({ ids: z.array(ItemId).min(1).max(100), validation: ValidationOutcomeSchema, turnId: z.number().int().min(1).optional() })
+  .strict();
+export const ReviewRequestSchema = z.object({ path: z.string().min(1).max(600), reason: z.string().min(1).max(1000).optional() }).strict();
+
+const ItemResponse = z.object({ item: MemoryItemSchema });
+const Looseobject = z.record(z.string(), z.unknown());
+
+export type Access = 'public' | 'read' | 'write';
+
+export interface Route {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** API Gateway style: `{name}` path parameters. */
+  path: string;
+  operationId: string;
+  summary: string;
+  access: Access;
+  params?: z.ZodType;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  response: z.ZodType;
+  /** Content type of a non-JSON answer. */
+  produces?: string;
+}
+
+const u = '/v1/users/{userId}';
+
+export const routes = [
+  { method: 'GET', path: '/openapi.json', operationId: 'openapi', summary: 'This document', access: 'public', response: Looseobject },
+  { method: 'GET', path: '/console', operationId: 'console', summary: 'The review console (a web page)', access: 'public', response: z.string(), produces: 'text/html' },
+  {
+    method: 'POST', path: `${u}/memory/search`, operationId: 'memorySearch', access: 'read', params: UserParam, body: SearchRequestSchema,
+    summary: 'memory.search: every kind of memory item, ranked by relevance blended with quality and recency; best first',
+    response: z.object({ results: z.array(SearchResultSchema) }),
+  },
+  {
+    method: 'POST', path: `${u}/memory/save`, operationId: 'memorySave', access: 'write', params: UserParam, body: SaveRequestSchema,
+    summary: "memory.save: commit memory candidates when the turn's validation is APPROVE; discard them otherwise",
+    response: z.object({ committed: z.array(MemoryItemSchema), discarded: z.number().int(), reason: z.string().optional() }),
+  },
+  { method: 'POST', path: `${u}/memory/retrieve`, operationId: 'memoryRetrieve', access: 'read', params: UserParam, body: RetrieveRequestSchema, summary: 'memory.retrieve: one item by id or path', response: ItemResponse },
+  {
+    method: 'POST', path: `${u}/memory/tiers/{tier}`, operationId: 'tierCreate', access: 'write', params: UserParam.extend({ tier: TierSchema }), body: TierEntrySchema,
+    summary: 'Create an entry in a tier (ephemeral and short_term expire by TTL)', response: ItemResponse.extend({ created: z.boolean() }),
+  },
+  {
+    method: 'GET', path: `${u}/memory/tiers/{tier}`, operationId: 'tierQuery', access: 'read', params: UserParam.extend({ tier: TierSchema }), query: TierQuerySchema,
+    summary: 'Query a tier by type, kind, session, time window and confidence; newest first', response: z.object({ items: z.array(MemoryItemSchema) }),
+  },
+  {
+    method: 'DELETE', path: `${u}/memory/tiers/{tier}/{id}`, operationId: 'tierDelete', access: 'write', params: UserParam.extend({ tier: TierSchema, id: ItemId }),
+    summary: 'Delete an entry (soft: kept for the audit trail, never returned again)', response: ItemResponse,
+  },
+  {
+    method: 'POST', path: `${u}/memory/items/{id}/promote`, operationId: 'itemPromote', access: 'write', params: UserParam.extend({ id: ItemId }), body: PromoteRequestSchema,
+    summary: 'Promote one tier up (staged items: to Knowledge); `to: global` shares a long-term item with every user (administrators only)', response: ItemResponse,
+  },
+  {
+    method: 'POST', path: `${u}/memory/items/{id}/demote`, operationId: 'itemDemote', access: 'write', params: UserParam.extend({ id: ItemId }), body: DemoteRequestSchema,
+    summary: 'Demote one tier down, with a reason (contradiction, decay, superseded, other)', response: ItemResponse,
+  },
+  {
+    method: 'POST', path: `${u}/memory/outcomes`, operationId: 'memoryOutcomes', access: 'write', params: UserParam, body: OutcomeRequestSchema,
+    summary: 'Report the validation outcome of a turn that used these items: APPROVE raises trust, RETRY and FAIL lower it, REVISE does nothing; trust moves scope',
+    response: z.object({ changes: z.array(Looseobject), skipped: z.array(z.object({ id: z.string(), reason: z.string() })) }),
+  },
+  {
+    method: 'GET', path: `${u}/memory/audit`, operationId: 'auditList', access: 'read', params: UserParam,
+    query: z.object({ itemId: ItemId.optional(), limit: Limit(1000, 100) }),
+    summary: 'The audit trail: promotions, demotions, scope changes, deletions, reviews (who, what, when, why); newest first', response: z.object({ entries: z.array(Looseobject) }),
+  },
+  {
+    method: 'GET', path: `${u}/reflections`, operationId: 'reflectionLog', access: 'read', params: UserParam, query: z.object({ limit: Limit(500, 20) }),
+    summary: 'The reflection log: nightly and weekly runs, newest first', response: z.object({ runs: z.array(Looseobject) }),
+  },
+  { method: 'GET', path: `${u}/reflections/latest`, operationId: 'reflectionLatest', access: 'read', params: UserParam, summary: 'The most recent reflection run', response: z.object({ run: Looseobject }) },
+  {
+    method: 'GET', path: `${u}/reflections/assessment`, operationId: 'reflectionAssessment', access: 'read', params: UserParam, query: z.object({ days: Limit(365, 30) }),
+    summary: 'Self-assessment over the nightly runs (rates and trend) with one point per run', response: Looseobject,
+  },
+  {
+    method: 'GET', path: `${u}/summaries`, operationId: 'summaryList', access: 'read', params: UserParam,
+    query: z.object({ includeDeleted: z.enum(['true', 'false']).default('false') }),
+    summary: 'Context summaries (turn pairs written after inactivity), newest first', response: z.object({ summaries: z.array(Looseobject) }),
+  },
+  {
+    method: 'DELETE', path: `${u}/summaries/{id}`, operationId: 'summaryDelete', access: 'write', params: UserParam.extend({ id: z.string().min(1).max(200) }),
+    summary: 'Soft-delete a summary: it is kept for audit and never returned by search again', response: z.object({ id: z.string(), deleted: z.boolean() }),
+  },
+  {
+    method: 'GET', path: `${u}/review/staged`, operationId: 'reviewList', access: 'read', params: UserParam,
+    query: z.object({ includeDecided: z.enum(['true', 'false']).default('false') }),
+    summary: 'Staged items with their gate history', response: z.object({ staged: z.array(Looseobject) }),
+  },
+  {
+    method: 'POST', path: `${u}/review/promote`, operationId: 'reviewPromote', access: 'write', params: UserParam, body: ReviewRequestSchema,
+    summary: 'Promote a staged item to Knowledge now', response: z.object({ knowledgePath: z.string() }),
+  },
+  {
+    method: 'POST', path: `${u}/review/discard`, operationId: 'reviewDiscard', access: 'write', params: UserParam, body: ReviewRequestSchema,
+    summary: 'Discard a staged item (it is kept, so the same knowledge is not staged again)', response: z.object({ path: z.string(), status: z.literal('discarded') }),
+  },
+  {
+    method: 'GET', path: `${u}/batches`, operationId: 'batchList', access: 'read', params: UserParam, query: z.object({ limit: Limit(500, 50) }),
+    summary: 'Batch logs of the reflector, newest first', response: z.object({ batches: z.array(Looseobject) }),
+  },
+] as const satisfies readonly Route[];
+
+export type OperationId = (typeof routes)[number]['operationId'];

@@ -1,0 +1,290 @@
+/**
+ * The memory API over HTTP on the local stack: the same handler API Gateway invokes, the
+ * local JWT check standing in for the authorizer, data written by the real pipeline.
+ */
+import { readFileSync } from 'node:fs';
+import { validate } from '@readme/openapi-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { mintToken } from '../../infra/local/tokens.js';
+
+const USER = 'locomo-conv-26';
+let stack: LocalStack;
+let admin: string;
+
+beforeAll(async () => {
+  stack = await startLocalStack({ stage: 'apitest', logLevel: 'SILENT', speed: 300 });
+  admin = stack.info.adminToken;
+  const lines = readFileSync(new URL('../../events/samples/conversation.jsonl', import.meta.url), 'utf8').split('\n');
+  await stack.replayLines(lines, { clock: true });
+  await stack.waitUntilDrained();
+  await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
+  await stack.waitUntilDrained();
+}, 180_000);
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function call(method: string, path: string, options: { token?: string | null; body?: unknown } = {}) {
+  const token = options.token === undefined ? admin : options.token;
+  const res = await fetch(`${stack.info.apiUrl}${path}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(options.body !== undefined ? { body: typeof options.body === 'string' ? options.body : JSON.stringify(options.body) } : {}),
+  });
+  const text = await res.text();
+  // biome-ignore lint/suspicious/noExplicitAny: test responses are inspected loosely
+  return { status: res.status, body: (text.startsWith('{') ? JSON.parse(text) : text) as any };
+}
+const u = (user = USER) => `/v1/users/${encodeURIComponent(user)}`;
+// biome-ignore lint/suspicious/noExplicitAny: loose result shape
+type Result = any;
+
+describe('memory.search (the fixed contract)', () => {
+  it('answers {results} best first, each with id, kind, text, score, sourceTurns and attributes', async () => {
+    const res = await call('POST', `${u()}/memory/search`, { body: { query: 'LGBTQ support group', limit: 10 } });
+    expect(res.status).toBe(200);
+    const results: Result[] = res.body.results;
+    expect(results.length).toBeGreaterThan(0);
+    expect(results.length).toBeLessThanOrEqual(10);
+    for (const r of results) {
+      expect(Object.keys(r)).toEqual(expect.arrayContaining(['id', 'kind', 'text', 'score', 'sourceTurns', 'attributes']));
+      expect(r.sourceTurns.length).toBeGreaterThan(0);
+    }
+    expect(results.map((r) => r.score)).toEqual([...results.map((r) => r.score)].sort((a, b) => b - a));
+    const turn = results.find((r) => r.kind === 'turn');
+    expect(turn.id).toBe(`turn:${turn.sourceTurns[0]}`);
+    expect(turn.attributes.dia_ids).toMatch(/^D\d+:\d+/);
+    expect(results[0].text.toLowerCase()).toContain('support group');
+    // A derived item carries the dia_ids of the turns it derives from.
+    const derived = results.find((r) => r.kind !== 'turn');
+    if (derived) expect(derived.attributes.dia_ids).toMatch(/D\d+:\d+/);
+  });
+
+  it('filters by kind, content type, scope, quality, freshness and topic', async () => {
+    const search = async (filters: Record<string, unknown>, query = 'Caroline Melanie painting support group kids') =>
+      ((await call('POST', `${u()}/memory/search`, { body: { query, limit: 50, filters } })).body.results ?? []) as Result[];
+    const all = await search({});
+    expect(new Set(all.map((r) => r.kind)).size).toBeGreaterThan(1);
+    const turns = await search({ kind: ['turn'] });
+    expect(turns.length).toBeGreaterThan(0);
+    expect(turns.every((r) => r.kind === 'turn')).toBe(true);
+    const summaryText: string = (await call('GET', `${u()}/summaries`)).body.summaries[0].text;
+    const summaries = await search({ contentTypes: ['summary'] }, summaryText.split(/\s+/).slice(0, 20).join(' '));
+    expect(summaries.length).toBeGreaterThan(0);
+    expect(summaries.every((r) => r.contentTypes.includes('summary'))).toBe(true);
+    const fresh = await search({ scope: ['new'] });
+    expect(fresh.every((r) => r.scope === 'new')).toBe(true);
+    const good = await search({ minQuality: 0.7 });
+    expect(good.every((r) => r.quality >= 0.7)).toBe(true);
+    expect(good.length).toBeLessThan(all.length);
+    // The simulated clock stands a day after the last session (9 June 2023): two days back holds only that session.
+    const recent = await search({ kind: ['turn'], maxAgeDays: 2 });
+    expect(recent.length).toBeGreaterThan(0);
+    expect(recent.length).toBeLessThan(turns.length);
+    expect(recent.every((r) => Date.parse(r.createdAt) >= stack.now().getTime() - 2 * 86_400_000)).toBe(true);
+    const topic = await search({ topic: 'facts' });
+    expect(topic.every((r) => r.primaryTopic === 'facts' || r.primaryTopic.startsWith('facts.'))).toBe(true);
+  });
+
+  it('answers nothing rather than noise when nothing matches, and names bad fields', async () => {
+    expect((await call('POST', `${u()}/memory/search`, { body: { query: 'zyxwvut quantum carburettor' } })).body.results).toEqual([]);
+    const bad = await call('POST', `${u()}/memory/search`, { body: { limit: 1000, filters: { scope: ['everyone'] } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.fields.map((f: Result) => f.path)).toEqual(expect.arrayContaining(['body.query', 'body.limit', 'body.filters.scope.0']));
+    expect((await call('POST', `${u()}/memory/search`, { body: '{not json' })).body.error.fields[0].path).toBe('body');
+  });
+});
+
+describe('summaries: soft-deleted items never come back', () => {
+  it('a deleted summary is gone from search, retrieve, tier queries and the default listing', async () => {
+    const { summaries } = (await call('GET', `${u()}/summaries`)).body;
+    expect(summaries.length).toBeGreaterThan(0);
+    const victim = summaries[0];
+    const id = `reflection:${victim.id}`;
+    const query = victim.text.split(/\s+/).slice(0, 12).join(' ');
+    const before = (await call('POST', `${u()}/memory/search`, { body: { query, limit: 50 } })).body.results as Result[];
+    expect(before.map((r) => r.id)).toContain(id);
+
+    expect((await call('DELETE', `${u()}/summaries/${encodeURIComponent(victim.id)}`)).body).toEqual({ id: victim.id, deleted: true });
+    const after = (await call('POST', `${u()}/memory/search`, { body: { query, limit: 50 } })).body.results as Result[];
+    expect(after.map((r) => r.id)).not.toContain(id);
+    expect((await call('POST', `${u()}/memory/retrieve`, { body: { id } })).status).toBe(404);
+    expect((await call('GET', `${u()}/memory/tiers/long_term?kind=reflection`)).body.items.map((i: Result) => i.id)).not.toContain(id);
+    expect((await call('GET', `${u()}/summaries`)).body.summaries.map((s: Result) => s.id)).not.toContain(victim.id);
+    const kept = (await call('GET', `${u()}/summaries?includeDeleted=true`)).body.summaries.find((s: Result) => s.id === victim.id);
+    expect(kept).toMatchObject({ deleted: true });
+    const audit = (await call('GET', `${u()}/memory/audit?itemId=${encodeURIComponent(id)}`)).body.entries;
+    expect(audit[0]).toMatchObject({ action: 'reflection_delete', actor: 'local-admin' });
+  });
+});
+
+describe('memory.save: candidates are committed only when the turn is APPROVE', () => {
+  it('discards on FAIL, REVISE and RETRY, commits on APPROVE, and the turn’s stored outcome wins', async () => {
+    for (const validation of ['FAIL', 'REVISE', 'RETRY']) {
+      const res = await call('POST', `${u()}/memory/save`, { body: { validation, candidates: [{ text: `User prefers decaf oolong tea (${validation})`, type: 'preference' }] } });
+      expect(res.body).toMatchObject({ committed: [], discarded: 1 });
+      expect(res.body.reason).toContain(validation);
+    }
+    const missing = await call('POST', `${u()}/memory/save`, { body: { candidates: [{ text: 'no outcome given' }] } });
+    expect(missing.body.committed).toEqual([]);
+    const none = (await call('POST', `${u()}/memory/search`, { body: { query: 'decaf oolong tea' } })).body.results;
+    expect(none).toEqual([]);
+
+    const ok = await call('POST', `${u()}/memory/save`, { body: { validation: 'APPROVE', turnId: 3, candidates: [{ text: 'User prefers decaf oolong tea in the evening', type: 'preference' }] } });
+    expect(ok.body.committed).toHaveLength(1);
+    expect(ok.body.committed[0]).toMatchObject({ kind: 'memory', scope: 'new', tier: 'long_term', contentTypes: ['preference'], sourceTurns: [3] });
+    expect(ok.body.committed[0].attributes.dia_ids).toMatch(/^D1:/);
+    expect(ok.body.committed[0].expiresAt).not.toBeNull();
+    const found = (await call('POST', `${u()}/memory/search`, { body: { query: 'decaf oolong tea' } })).body.results;
+    expect(found[0]).toMatchObject({ id: ok.body.committed[0].id, kind: 'memory' });
+    // Saving the same candidate again (a retry) does not make a second item.
+    const again = await call('POST', `${u()}/memory/save`, { body: { validation: 'APPROVE', turnId: 3, candidates: [{ text: 'User prefers decaf oolong tea in the evening', type: 'preference' }] } });
+    expect(again.body.committed[0].id).toBe(ok.body.committed[0].id);
+    expect((await call('POST', `${u()}/memory/search`, { body: { query: 'decaf oolong tea', limit: 50 } })).body.results.filter((r: Result) => r.kind === 'memory')).toHaveLength(1);
+  });
+
+  it('a turn stored with FAIL cannot have its candidates committed by claiming APPROVE', async () => {
+    const user = 'api-failed-turn';
+    await stack.replayLines([
+      JSON.stringify({ type: 'turn.saved', version: 1, userId: user, sessionId: 's', turnId: 1, timestamp: stack.now().toISOString(), query: 'Book the flight', response: 'Done', signals: { validation: 'FAIL' } }),
+    ]);
+    await stack.waitUntilDrained();
+    const res = await call('POST', `${u(user)}/memory/save`, { body: { turnId: 1, validation: 'APPROVE', candidates: [{ text: 'User flies business class' }] } });
+    expect(res.body).toMatchObject({ committed: [], discarded: 1 });
+    expect(res.body.reason).toContain('FAIL');
+  });
+});
+
+describe('tiers: TTL, promotion and demotion with an audit trail', () => {
+  it('promotes and demotes with reasons, each move audited (who, what, when, why)', async () => {
+    const created = await call('POST', `${u()}/memory/tiers/short_term`, { body: { text: 'Melanie is planning a camping trip with the kids', type: 'conversation', sessionId: 's-9' } });
+    expect(created.body).toMatchObject({ created: true, item: { tier: 'short_term', status: 'short_term' } });
+    const id: string = created.body.item.id;
+    // Seed 004: short-term conversation entries live one hour.
+    expect(Date.parse(created.body.item.expiresAt) - Date.parse(created.body.item.createdAt)).toBe(3_600_000);
+    const up = await call('POST', `${u()}/memory/items/${encodeURIComponent(id)}/promote`, { body: { reason: 'mentioned in three sessions' } });
+    expect(up.body.item).toMatchObject({ tier: 'long_term', status: 'canonical', expiresAt: null });
+    expect((await call('POST', `${u()}/memory/items/${encodeURIComponent(id)}/promote`, { body: {} })).status).toBe(409);
+    const down = await call('POST', `${u()}/memory/items/${encodeURIComponent(id)}/demote`, { body: { reason: 'contradiction', note: 'the trip was cancelled' } });
+    expect(down.body.item).toMatchObject({ tier: 'short_term' });
+    expect((await call('POST', `${u()}/memory/items/${encodeURIComponent(id)}/demote`, { body: { reason: 'because' } })).body.error.fields[0].path).toBe('body.reason');
+
+    const entries = (await call('GET', `${u()}/memory/audit?itemId=${encodeURIComponent(id)}`)).body.entries as Result[];
+    expect(entries.map((e) => e.action)).toEqual(['demote', 'promote', 'create']);
+    expect(entries[0]).toMatchObject({ actor: 'local-admin', from: 'long_term', to: 'short_term', reason: 'contradiction', note: 'the trip was cancelled' });
+    expect(entries[1]).toMatchObject({ from: 'short_term', to: 'long_term', reason: 'mentioned in three sessions' });
+    expect(entries.every((e) => typeof e.at === 'string' && e.userId === USER)).toBe(true);
+  });
+
+  it('short-lived items vanish from every read once their TTL has passed', async () => {
+    const created = await call('POST', `${u()}/memory/tiers/ephemeral`, { body: { text: 'The user is looking at a red kayak right now', ttlSeconds: 60 } });
+    const id: string = created.body.item.id;
+    const inTier = async () => (await call('GET', `${u()}/memory/tiers/ephemeral`)).body.items.map((i: Result) => i.id);
+    expect(await inTier()).toContain(id);
+    expect((await call('POST', `${u()}/memory/search`, { body: { query: 'red kayak' } })).body.results[0]?.id).toBe(id);
+    expect(Date.parse(created.body.item.expiresAt) - Date.parse(created.body.item.createdAt)).toBe(60_000);
+    await stack.advanceTo(new Date(Date.parse(created.body.item.expiresAt) + 1000));
+    expect(await inTier()).not.toContain(id);
+    expect((await call('POST', `${u()}/memory/search`, { body: { query: 'red kayak' } })).body.results).toEqual([]);
+    expect((await call('POST', `${u()}/memory/retrieve`, { body: { id } })).status).toBe(404);
+  });
+
+  it('trust follows validation outcomes: APPROVE up to USER scope, FAIL down to NEW, REVISE nothing', async () => {
+    const saved = await call('POST', `${u()}/memory/save`, { body: { validation: 'APPROVE', candidates: [{ text: 'User keeps a sourdough starter called Bubbles' }] } });
+    const id: string = saved.body.committed[0].id;
+    const outcome = async (validation: string) => (await call('POST', `${u()}/memory/outcomes`, { body: { ids: [id, 'turn:1'], validation } })).body;
+    expect((await outcome('REVISE')).changes[0]).toMatchObject({ trustFrom: 0.5, trustTo: 0.5, scopeTo: 'new' });
+    await outcome('APPROVE');
+    const up = await outcome('APPROVE');
+    expect(up.changes[0]).toMatchObject({ trustTo: 0.7, scopeFrom: 'new', scopeTo: 'user' });
+    expect(up.skipped[0].id).toBe('turn:1');
+    expect((await call('POST', `${u()}/memory/retrieve`, { body: { id } })).body.item).toMatchObject({ scope: 'user', expiresAt: null });
+    await outcome('FAIL');
+    const down = await outcome('FAIL');
+    expect(down.changes[0]).toMatchObject({ scopeFrom: 'user', scopeTo: 'new' });
+    const actions = (await call('GET', `${u()}/memory/audit?itemId=${encodeURIComponent(id)}`)).body.entries.map((e: Result) => e.action);
+    expect(actions).toEqual(['scope_down', 'trust', 'scope_up', 'trust', 'trust', 'commit']);
+  });
+});
+
+describe('authorisation', () => {
+  it('a user-scoped credential reads and writes its own user only, and GLOBAL only reads', async () => {
+    const mine = await stack.mintUserToken([USER]);
+    expect((await call('POST', `${u()}/memory/search`, { token: mine, body: { query: 'support group' } })).status).toBe(200);
+    expect((await call('POST', `${u()}/memory/tiers/short_term`, { token: mine, body: { text: 'my own note' } })).status).toBe(200);
+    for (const [method, path, body] of [
+      ['POST', `${u('someone-else')}/memory/search`, { query: 'support group' }],
+      ['POST', `${u('someone-else')}/memory/tiers/short_term`, { text: 'planted' }],
+      ['GET', `${u('someone-else')}/summaries`, undefined],
+      ['POST', `${u('GLOBAL')}/memory/tiers/long_term`, { text: 'everyone should see this' }],
+      ['POST', `${u('GLOBAL')}/memory/save`, { validation: 'APPROVE', candidates: [{ text: 'global fact' }] }],
+    ] as const) {
+      const res = await call(method, path, { token: mine, ...(body ? { body } : {}) });
+      expect(res.status, `${method} ${path}`).toBe(403);
+    }
+    expect((await call('POST', `${u('GLOBAL')}/memory/search`, { token: mine, body: { query: 'anything' } })).status).toBe(200);
+  });
+
+  it('no credential, a forged one or an expired one gets 401', async () => {
+    expect((await call('POST', `${u()}/memory/search`, { token: null, body: { query: 'x' } })).status).toBe(401);
+    const forged = await mintToken('not-the-secret', { sub: 'mallory', admin: true });
+    expect((await call('POST', `${u()}/memory/search`, { token: forged, body: { query: 'x' } })).status).toBe(401);
+    const expired = await mintToken(stack.info.tokenSecret, { sub: 'late', users: [USER] }, -10);
+    expect((await call('POST', `${u()}/memory/search`, { token: expired, body: { query: 'x' } })).status).toBe(401);
+  });
+
+  it('only an administrator shares an item with every user (GLOBAL), and users then find it', async () => {
+    const created = (await call('POST', `${u()}/memory/tiers/long_term`, { body: { text: 'Pottery glazes need a second firing at cone six' } })).body.item;
+    const path = `${u()}/memory/items/${encodeURIComponent(created.id)}/promote`;
+    expect((await call('POST', path, { token: await stack.mintUserToken([USER]), body: { to: 'global' } })).status).toBe(403);
+    expect((await call('POST', path, { body: { to: 'global', reason: 'useful to everyone' } })).body.item).toMatchObject({ userId: 'GLOBAL', scope: 'global' });
+    const other = await stack.mintUserToken(['another-user']);
+    const hits = (await call('POST', `${u('another-user')}/memory/search`, { token: other, body: { query: 'pottery glazes firing' } })).body.results;
+    expect(hits[0]).toMatchObject({ id: created.id, userId: 'GLOBAL', scope: 'global' });
+  });
+});
+
+describe('review of staged items', () => {
+  it('lists staged items with gate history, promotes one to Knowledge and discards another for good', async () => {
+    const { staged } = (await call('GET', `${u()}/review/staged`)).body;
+    expect(staged.length).toBeGreaterThanOrEqual(2);
+    expect(staged[0].history[0]).toMatchObject({ event: 'staged', batchId: expect.stringMatching(/^batch-/) });
+    expect(staged[0].history[0].detail).toContain('drift_guard');
+    const [a, b] = staged;
+    const promoted = await call('POST', `${u()}/review/promote`, { body: { path: a.path } });
+    expect(promoted.body.knowledgePath).toMatch(/\.md$/);
+    const knowledge = (await call('POST', `${u()}/memory/retrieve`, { body: { path: `Knowledge/${promoted.body.knowledgePath}` } })).body.item;
+    expect(knowledge).toMatchObject({ kind: 'knowledge', status: 'canonical', text: a.text });
+    const discarded = await call('POST', `${u()}/review/discard`, { body: { path: b.path, reason: 'not about the user' } });
+    expect(discarded.body.status).toBe('discarded');
+    const left = (await call('GET', `${u()}/review/staged`)).body.staged.map((s: Result) => s.path);
+    expect(left).not.toContain(a.path);
+    expect(left).not.toContain(b.path);
+    const decided = (await call('GET', `${u()}/review/staged?includeDecided=true`)).body.staged.find((s: Result) => s.path === b.path);
+    expect(decided).toMatchObject({ status: 'discarded', review: { decision: 'discarded', by: 'local-admin', reason: 'not about the user' } });
+    expect((await call('POST', `${u()}/memory/retrieve`, { body: { id: b.id } })).status).toBe(404);
+  });
+});
+
+describe('reflections (seed 001 API) and the OpenAPI document', () => {
+  it('serves the log, the latest run and the self-assessment', async () => {
+    const log = (await call('GET', `${u()}/reflections?limit=5`)).body.runs;
+    expect(log.length).toBeGreaterThan(0);
+    const latest = (await call('GET', `${u()}/reflections/latest`)).body.run;
+    expect(latest.startedAt).toBe(log[0].startedAt);
+    const assessment = (await call('GET', `${u()}/reflections/assessment?days=365`)).body;
+    expect(assessment.assessment.runs).toBe(assessment.points.length);
+    expect(assessment.assessment.trend).toMatch(/improving|stable|degrading|insufficient_data/);
+    expect((await call('GET', `${u('nobody-here')}/reflections/latest`)).status).toBe(404);
+  });
+
+  it('/openapi.json is a valid OpenAPI 3.x document naming every route', async () => {
+    const res = await call('GET', '/openapi.json', { token: null });
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toMatch(/^3\./);
+    const result = await validate(structuredClone(res.body));
+    expect(result.valid, JSON.stringify(result)).toBe(true);
+    expect(res.body.paths['/v1/users/{userId}/memory/search'].post.requestBody).toBeDefined();
+  });
+});

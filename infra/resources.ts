@@ -24,7 +24,8 @@ export interface QueueDefinition {
   delaySeconds?: number;
 }
 
-export const FUNCTION_TIMEOUT_SECONDS = { signal: 30, reflector: 120, idle: 30, sweep: 300 } as const;
+/** API Gateway HTTP APIs cut an integration off at 30 s; the API function stops just before. */
+export const FUNCTION_TIMEOUT_SECONDS = { signal: 30, reflector: 120, idle: 30, sweep: 300, api: 29 } as const;
 
 export const QUEUES = {
   turn: {

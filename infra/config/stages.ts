@@ -21,7 +21,14 @@ export interface StageConfig {
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** Seed 003 summaries: on/off, the instruction, max output tokens (users may override). */
   summaries: { enabled: boolean; prompt: string; maxTokens: number };
-  memoryMb: { signal: number; reflector: number; idle: number; sweep: number };
+  memoryMb: { signal: number; reflector: number; idle: number; sweep: number; api: number };
+  /**
+   * Who the memory API trusts. When `issuer` is set, the HTTP API's JWT authorizer trusts
+   * that OIDC issuer (tokens must carry one of `audience` as `aud` or `client_id`); otherwise
+   * the stateful stack creates a Cognito user pool (with a group `memory-admin`) and an app
+   * client, and the authorizer trusts them.
+   */
+  auth: { issuer?: string; audience?: string[] };
 }
 
 const base: StageConfig = {
@@ -37,7 +44,8 @@ const base: StageConfig = {
   queueDepthAlarm: 1000,
   logLevel: 'INFO',
   summaries: { enabled: true, prompt: 'Write a concise summary of the current context.', maxTokens: 2000 },
-  memoryMb: { signal: 256, reflector: 512, idle: 256, sweep: 256 },
+  memoryMb: { signal: 256, reflector: 512, idle: 256, sweep: 256, api: 512 },
+  auth: {},
 };
 
 export const stages: Record<string, StageConfig> = {

@@ -1,7 +1,9 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { StandardThreatProtectionMode, UserPool, UserPoolClient, UserPoolGroup } from 'aws-cdk-lib/aws-cognito';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, StorageClass } from 'aws-cdk-lib/aws-s3';
+import { ADMIN_GROUP } from '../../lib/domain/access.js';
 import { SleepTimeConfigSchema } from '../../lib/domain/sleep-time/config.js';
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
@@ -18,11 +20,21 @@ export interface MemoryQueue {
   dlq: Queue;
 }
 
-/** Tables, buckets and queues: what outlives a deployment of the functions. */
+/** The Cognito identities the memory API trusts when the stage names no OIDC issuer of its own. */
+export interface MemoryUserPool {
+  userPool: UserPool;
+  client: UserPoolClient;
+  /** Members may act on every user's memory and write GLOBAL. */
+  adminGroup: UserPoolGroup;
+}
+
+/** Tables, buckets, queues and user identities: what outlives a deployment of the functions. */
 export class StatefulStack extends Stack {
   readonly table: Table;
   readonly bucket: Bucket;
   readonly queues: Record<QueueKey, MemoryQueue>;
+  /** Set only when `config.auth.issuer` is not: then the memory API trusts this pool. */
+  readonly users?: MemoryUserPool;
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
@@ -115,6 +127,34 @@ export class StatefulStack extends Stack {
       reflection: make('reflection', QUEUES.reflection),
       idle: make('idle', QUEUES.idle),
     };
+
+    if (!props.config.auth.issuer) {
+      const userPool = new UserPool(this, 'UserPool', {
+        userPoolName: `reflective-memory-${props.stage}-users`,
+        selfSignUpEnabled: false,
+        signInAliases: { username: true },
+        standardThreatProtectionMode: StandardThreatProtectionMode.NO_ENFORCEMENT,
+        removalPolicy,
+      });
+      const adminGroup = new UserPoolGroup(this, 'MemoryAdminGroup', {
+        userPool,
+        groupName: ADMIN_GROUP,
+        description: "Members may act on every user's memory and write GLOBAL memory.",
+      });
+      // No hosted UI (no domain): clients sign in with the Cognito API, so no OAuth flows.
+      const client = userPool.addClient('ApiClient', {
+        generateSecret: false,
+        authFlows: { userPassword: true, userSrp: true },
+        disableOAuth: true,
+        preventUserExistenceErrors: true,
+      });
+      // A retained pool keeps its memberships and its client, so it stays usable.
+      adminGroup.applyRemovalPolicy(removalPolicy);
+      client.applyRemovalPolicy(removalPolicy);
+      this.users = { userPool, client, adminGroup };
+      new CfnOutput(this, 'UserPoolId', { value: userPool.userPoolId, description: 'Cognito user pool of the memory API (create users and memory-admin members here)' });
+      new CfnOutput(this, 'UserPoolClientId', { value: client.userPoolClientId, description: "App client id: the audience of the memory API's JWT authorizer" });
+    }
 
     // What publishers need (see the README's "Publish a turn").
     new CfnOutput(this, 'TurnQueueUrl', { value: this.queues.turn.queue.queueUrl, description: 'TURN_QUEUE_URL: where agents publish turn.saved, session.closed and agent.event' });

@@ -1,16 +1,22 @@
 import { fileURLToPath } from 'node:url';
-import { Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { AccessLogField, AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import { CorsHttpMethod, HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { EventField, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Code, Function as LambdaFn, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages.js';
 import { MemoryFunction } from '../constructs/memory-function.js';
 import { FUNCTION_TIMEOUT_SECONDS, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
-import type { MemoryQueue } from './stateful-stack.js';
+import type { MemoryQueue, MemoryUserPool } from './stateful-stack.js';
 
 export interface StatelessStackProps extends StackProps {
   stage: string;
@@ -18,17 +24,21 @@ export interface StatelessStackProps extends StackProps {
   table: Table;
   bucket: Bucket;
   queues: Record<QueueKey, MemoryQueue>;
+  /** The Cognito pool the memory API trusts; required when `config.auth.issuer` is not set. */
+  users?: MemoryUserPool;
 }
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const entry = (name: string) => `${ROOT}functions/${name}/handler.ts`;
 
-/** Functions, their event sources, grants and schedules. */
+/** Functions, their event sources, grants and schedules, and the memory API. */
 export class StatelessStack extends Stack {
   readonly signalFn: MemoryFunction;
   readonly reflectorFn: MemoryFunction;
   readonly idleFn: MemoryFunction;
   readonly sweepFn: MemoryFunction;
+  readonly apiFn: MemoryFunction;
+  readonly api: HttpApi;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -142,5 +152,115 @@ export class StatelessStack extends Stack {
         targets: [new LambdaFunction(this.sweepFn, { event: RuleTargetInput.fromObject({ sweep, time: EventField.time }), retryAttempts: 2 })],
       });
     }
+
+    this.apiFn = new MemoryFunction(this, 'ApiFunction', {
+      entry: entry('api'),
+      projectRoot: ROOT,
+      description: 'Memory API: search/save/retrieve, tiers, reflections, review console',
+      timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.api,
+      memorySize: config.memoryMb.api,
+      environment: {
+        ...common,
+        POWERTOOLS_SERVICE_NAME: 'api',
+        STAGE: props.stage,
+      },
+    });
+    table.grant(this.apiFn, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchGetItem');
+    bucket.grantRead(this.apiFn, 'users/*');
+    bucket.grantPut(this.apiFn, 'users/*/Knowledge/*');
+    bucket.grantPut(this.apiFn, 'users/*/Knowledge_staging/*');
+    bucket.grantPut(this.apiFn, 'users/*/index/*');
+    bucket.grantPut(this.apiFn, 'users/*/reflections/*');
+    bucket.grantPut(this.apiFn, 'users/*/Logs/*');
+    bucket.grantDelete(this.apiFn, 'users/*/Knowledge_staging/*');
+
+    this.api = this.memoryApi(props);
+    new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint, description: 'Memory API base URL: /v1/* needs a bearer JWT; /openapi.json and /console are public' });
+  }
+
+  /**
+   * The HTTP API in front of the API function. `/v1/*` needs a JWT from the trusted issuer
+   * (the stage's own OIDC issuer, or the stateful stack's Cognito pool); the OpenAPI document
+   * and the review console's page are public, and the console signs in to call `/v1/*`.
+   */
+  private memoryApi(props: StatelessStackProps): HttpApi {
+    const { config } = props;
+    let issuer: string;
+    let audience: string[];
+    if (config.auth.issuer) {
+      issuer = config.auth.issuer;
+      audience = config.auth.audience ?? [];
+      if (audience.length === 0) throw new Error(`stage ${props.stage}: auth.issuer is set, so auth.audience must list at least one audience`);
+    } else {
+      if (!props.users) throw new Error(`stage ${props.stage}: no auth.issuer, so the stateful stack's Cognito user pool must be passed in`);
+      // ProviderURL is cognito-idp.<region>.amazonaws.com/<pool id>: the issuer without its scheme.
+      issuer = `https://${props.users.userPool.userPoolProviderUrl}`;
+      audience = [props.users.client.userPoolClientId];
+    }
+    const authorizer = new HttpJwtAuthorizer('JwtAuthorizer', issuer, {
+      jwtAudience: audience,
+      identitySource: ['$request.header.Authorization'],
+    });
+
+    const api = new HttpApi(this, 'MemoryApi', {
+      apiName: `reflective-memory-${props.stage}-api`,
+      description: 'Reflective memory API',
+      corsPreflight: {
+        allowOrigins: ['*'],
+        allowHeaders: ['Authorization', 'Content-Type'],
+        allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST, CorsHttpMethod.PUT, CorsHttpMethod.PATCH, CorsHttpMethod.DELETE, CorsHttpMethod.OPTIONS],
+        maxAge: Duration.hours(1),
+      },
+      // The $default stage is added below, with throttling and access logs.
+      createDefaultStage: false,
+    });
+    const accessLogs = new LogGroup(this, 'MemoryApiAccessLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    new HttpStage(this, 'MemoryApiDefaultStage', {
+      httpApi: api,
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: { rateLimit: 100, burstLimit: 200 },
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(accessLogs),
+        format: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: AccessLogField.contextRequestId(),
+            ip: AccessLogField.contextIdentitySourceIp(),
+            requestTime: AccessLogField.contextRequestTime(),
+            routeKey: AccessLogField.contextRouteKey(),
+            path: AccessLogField.contextPath(),
+            status: AccessLogField.contextStatus(),
+            responseLength: AccessLogField.contextResponseLength(),
+            latency: AccessLogField.contextResponseLatency(),
+            integrationLatency: AccessLogField.contextIntegrationLatency(),
+            integrationError: AccessLogField.contextIntegrationErrorMessage(),
+            authorizerError: AccessLogField.contextAuthorizerError(),
+            sub: AccessLogField.contextAuthorizerClaims('sub'),
+          }),
+        ),
+      },
+    });
+
+    const integration = new HttpLambdaIntegration('ApiIntegration', this.apiFn);
+    api.addRoutes({ path: '/openapi.json', methods: [HttpMethod.GET], integration });
+    api.addRoutes({ path: '/console', methods: [HttpMethod.GET], integration });
+    api.addRoutes({ path: '/v1/{proxy+}', methods: [HttpMethod.ANY], integration, authorizer });
+
+    // An ANY route also catches the browser's CORS preflight, which carries no token, so the
+    // authorizer would refuse it. A more specific OPTIONS route without the authorizer wins;
+    // it goes to a tiny function, never to the memory function, and API Gateway adds the CORS
+    // headers configured above to its 204.
+    const preflightFn = new LambdaFn(this, 'PreflightFunction', {
+      description: 'CORS preflight for /v1/*: 204, no body',
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: 128,
+      timeout: Duration.seconds(3),
+      handler: 'index.handler',
+      code: Code.fromInline('exports.handler = async () => ({ statusCode: 204 });'),
+      logGroup: new LogGroup(this, 'PreflightFunctionLogs', { retention: RetentionDays.ONE_WEEK, removalPolicy: RemovalPolicy.DESTROY }),
+    });
+    api.addRoutes({ path: '/v1/{proxy+}', methods: [HttpMethod.OPTIONS], integration: new HttpLambdaIntegration('PreflightIntegration', preflightFn) });
+    return api;
   }
 }

@@ -2,6 +2,9 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app.js';
+import { stageConfig } from '../../infra/config/stages.js';
+import { StatefulStack } from '../../infra/stacks/stateful-stack.js';
+import { StatelessStack } from '../../infra/stacks/stateless-stack.js';
 
 let stateful: Template;
 let stateless: Template;
@@ -18,6 +21,16 @@ const policiesOf = (template: Template, functionLogicalPrefix: string): string =
   const policies = template.findResources('AWS::IAM::Policy');
   return JSON.stringify(Object.entries(policies).filter(([id]) => id.startsWith(functionLogicalPrefix)).map(([, p]) => p));
 };
+
+interface Statement {
+  Action: string | string[];
+  Resource: unknown;
+}
+const statementsOf = (template: Template, functionLogicalPrefix: string): Statement[] =>
+  Object.entries(template.findResources('AWS::IAM::Policy'))
+    .filter(([id]) => id.startsWith(functionLogicalPrefix))
+    .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Statement[]);
+const actionsOf = (s: Statement): string[] => (Array.isArray(s.Action) ? s.Action : [s.Action]);
 
 describe('stateful stack', () => {
   it('has one on-demand table with PITR, a TTL attribute and a GSI', () => {
@@ -66,12 +79,30 @@ describe('stateful stack', () => {
   it('outputs what publishers need', () => {
     expect(Object.keys(stateful.findOutputs('*')).sort()).toEqual(expect.arrayContaining(['MemoryBucketName', 'TableName', 'TurnQueueUrl']));
   });
+
+  it('has a Cognito user pool without self sign-up, a memory-admin group and a secretless app client', () => {
+    stateful.resourceCountIs('AWS::Cognito::UserPool', 1);
+    stateful.hasResourceProperties('AWS::Cognito::UserPool', {
+      UserPoolName: 'reflective-memory-check-users',
+      AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
+      UserPoolAddOns: { AdvancedSecurityMode: 'OFF' },
+    });
+    stateful.hasResource('AWS::Cognito::UserPool', { DeletionPolicy: 'Delete' });
+    const prod = buildApp(new App({ context: { stage: 'prod', 'aws:cdk:bundling-stacks': [] } }));
+    Template.fromStack(prod.stateful).hasResource('AWS::Cognito::UserPool', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    stateful.hasResourceProperties('AWS::Cognito::UserPoolGroup', { GroupName: 'memory-admin', Description: Match.stringLikeRegexp('GLOBAL') });
+    stateful.hasResourceProperties('AWS::Cognito::UserPoolClient', {
+      GenerateSecret: false,
+      ExplicitAuthFlows: Match.arrayWith(['ALLOW_USER_PASSWORD_AUTH', 'ALLOW_USER_SRP_AUTH']),
+    });
+    expect(Object.keys(stateful.findOutputs('*'))).toEqual(expect.arrayContaining(['UserPoolId', 'UserPoolClientId']));
+  });
 });
 
 describe('stateless stack', () => {
   it('runs every function on Node.js 22, ARM64, with tracing', () => {
     const fns = stateless.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x', Architectures: ['arm64'], TracingConfig: { Mode: 'Active' } } });
-    expect(Object.keys(fns).filter((id) => /^(Signal|Reflector|Idle|Sweep)Function/.test(id))).toHaveLength(4);
+    expect(Object.keys(fns).filter((id) => /^(Signal|Reflector|Idle|Sweep|Api)Function/.test(id))).toHaveLength(5);
   });
 
   it('wires the three queues to their functions with partial batch responses', () => {
@@ -131,5 +162,107 @@ describe('stateless stack', () => {
     expect(sweep).toContain('users/*/Knowledge_staging/*');
     expect(sweep).not.toContain('dynamodb:PutItem');
     expect(sweep).not.toContain('bedrock:');
+  });
+
+  it('grants the API function table and memory access, but no queues and no model', () => {
+    const api = policiesOf(stateless, 'ApiFunction');
+    expect(api).not.toContain('sqs:');
+    expect(api).not.toContain('bedrock:');
+    expect(api).not.toContain('dynamodb:Scan');
+    expect(api).toContain('dynamodb:Query');
+    const statements = statementsOf(stateless, 'ApiFunction');
+    const dynamo = statements.filter((s) => actionsOf(s).includes('dynamodb:Query'));
+    expect(dynamo).toHaveLength(1);
+    expect(actionsOf(dynamo[0]!).sort()).toEqual(
+      ['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'].sort(),
+    );
+    // The table grant also covers the GSI.
+    expect(JSON.stringify(dynamo[0]!.Resource)).toContain('/index/*');
+    const reads = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('s3:GetObject')));
+    expect(reads).toHaveLength(1);
+    expect(JSON.stringify(reads[0]!.Resource)).toContain('/users/*"');
+    expect(JSON.stringify(reads[0]!.Resource)).not.toMatch(/"\/\*"/);
+    const deletes = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('s3:DeleteObject')));
+    expect(deletes).toHaveLength(1);
+    expect(JSON.stringify(deletes[0]!.Resource)).toContain('/users/*/Knowledge_staging/*');
+    for (const prefix of ['Knowledge', 'Knowledge_staging', 'index', 'reflections', 'Logs']) expect(api).toContain(`/users/*/${prefix}/*`);
+    expect(api).not.toContain('rejected/*');
+  });
+
+  it('puts an HTTP API in front of the API function, with a JWT authorizer on /v1/*', () => {
+    stateless.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
+    stateless.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+      Name: 'reflective-memory-check-api',
+      ProtocolType: 'HTTP',
+      CorsConfiguration: Match.objectLike({ AllowHeaders: Match.arrayWith(['Authorization', 'Content-Type']) }),
+    });
+    stateless.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 1);
+    stateless.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+      AuthorizerType: 'JWT',
+      IdentitySource: ['$request.header.Authorization'],
+      JwtConfiguration: { Audience: [Match.anyValue()], Issuer: Match.anyValue() },
+    });
+    stateless.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'ANY /v1/{proxy+}', AuthorizationType: 'JWT', AuthorizerId: Match.anyValue() });
+    const routes = Object.values(stateless.findResources('AWS::ApiGatewayV2::Route')).map((r) => r.Properties);
+    for (const key of ['GET /openapi.json', 'GET /console', 'OPTIONS /v1/{proxy+}']) {
+      const route = routes.find((r) => r.RouteKey === key);
+      expect(route, key).toBeDefined();
+      expect(route!.AuthorizationType ?? 'NONE', key).toBe('NONE');
+      expect(route!.AuthorizerId, key).toBeUndefined();
+    }
+    expect(routes.map((r) => r.RouteKey).sort()).toEqual(['ANY /v1/{proxy+}', 'GET /console', 'GET /openapi.json', 'OPTIONS /v1/{proxy+}']);
+    stateless.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 },
+      AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('requestId') },
+    });
+    expect(Object.keys(stateless.findOutputs('*'))).toContain('ApiUrl');
+  });
+
+  it('trusts the Cognito pool when the stage names no issuer', () => {
+    const [authorizer] = Object.values(stateless.findResources('AWS::ApiGatewayV2::Authorizer'));
+    const jwt = JSON.stringify(authorizer!.Properties.JwtConfiguration);
+    expect(jwt).toContain('https://');
+    expect(jwt).toMatch(/UserPool.*ProviderURL/);
+    expect(jwt).toMatch(/UserPoolApiClient/);
+  });
+
+  it('answers the CORS preflight of /v1/* without the authorizer, outside the memory function', () => {
+    const preflight = policiesOf(stateless, 'PreflightFunction');
+    expect(preflight).not.toContain('dynamodb:');
+    expect(preflight).not.toContain('s3:');
+  });
+});
+
+describe('stage with its own OIDC issuer', () => {
+  const build = (auth: { issuer?: string; audience?: string[] }) => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const config = { ...stageConfig('oidc'), auth };
+    const stateful = new StatefulStack(app, 'oidc-stateful', { stage: 'oidc', config });
+    const stateless = new StatelessStack(app, 'oidc-stateless', {
+      stage: 'oidc',
+      config,
+      table: stateful.table,
+      bucket: stateful.bucket,
+      queues: stateful.queues,
+      users: stateful.users,
+    });
+    return { stateful: Template.fromStack(stateful), stateless: Template.fromStack(stateless) };
+  };
+
+  it('creates no user pool and trusts the issuer and audience it names', () => {
+    const t = build({ issuer: 'https://login.example.com/', audience: ['memory-api'] });
+    t.stateful.resourceCountIs('AWS::Cognito::UserPool', 0);
+    t.stateful.resourceCountIs('AWS::Cognito::UserPoolGroup', 0);
+    expect(Object.keys(t.stateful.findOutputs('*'))).not.toContain('UserPoolId');
+    t.stateless.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+      AuthorizerType: 'JWT',
+      JwtConfiguration: { Issuer: 'https://login.example.com/', Audience: ['memory-api'] },
+    });
+  });
+
+  it('refuses an issuer without an audience', () => {
+    expect(() => build({ issuer: 'https://login.example.com/' })).toThrow(/audience/);
   });
 });

@@ -7,6 +7,7 @@
  *   npm start -- --verbose          handler logs at INFO (default WARN), metrics on
  *   npm start -- --speed N          local delays run N× faster (default 300: the 5-minute idle check fires after 1 s)
  *   npm start -- --api-port N       serve the memory API and review console on this port (default: a free one)
+ *   npm start -- --state FILE       write the stack's endpoints and credentials there (default .local/stack.json)
  *
  * With --once the last line printed is one JSON object with the run's counts; the exit
  * code is non-zero if any message was left in a dead-letter queue.
@@ -18,7 +19,7 @@ import { replayLinesFromFile } from './locomo.js';
 import { startLocalStack, type LocalStack, type Summary } from './stack.js';
 
 const SAMPLE = new URL('../../events/samples/conversation.jsonl', import.meta.url);
-const STATE_FILE = resolve('.local/stack.json');
+let STATE_FILE = resolve('.local/stack.json');
 
 function writeState(stack: LocalStack, extra: Record<string, unknown> = {}): void {
   mkdirSync(dirname(STATE_FILE), { recursive: true });
@@ -44,9 +45,11 @@ async function main(): Promise<number> {
       verbose: { type: 'boolean', default: false },
       speed: { type: 'string', default: '300' },
       'api-port': { type: 'string' },
+      state: { type: 'string' },
     },
     strict: true,
   });
+  if (values.state) STATE_FILE = resolve(values.state);
   const speed = Number(values.speed);
   if (!Number.isFinite(speed) || speed <= 0) throw new Error(`--speed must be a positive number, not ${values.speed}`);
   const file = values.replay ? resolve(values.replay) : SAMPLE;

@@ -1,0 +1,98 @@
+/**
+ * The review console end to end: `npm start` (serving), headless Debian Chromium driven by
+ * playwright-core, the outcome checked through the API. CONSOLE_SCREENSHOT=path saves a
+ * screenshot of the console (docs/review-console.png is one).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const USER = 'locomo-conv-26';
+let server: ChildProcess;
+let browser: Browser;
+let info: { apiUrl: string; adminToken: string };
+
+beforeAll(async () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'rm-console-'));
+  server = spawn(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'infra/local/cli.ts')], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  await new Promise<void>((ready, fail) => {
+    server.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('serving until stopped')) ready();
+    });
+    server.on('exit', (code) => fail(new Error(`npm start exited (${code}) before serving:\n${out}`)));
+  });
+  info = JSON.parse(readFileSync(join(cwd, '.local/stack.json'), 'utf8'));
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server.once('exit', r));
+    server.kill('SIGINT');
+    await exited;
+  }
+});
+
+async function api(method: string, path: string, body?: unknown) {
+  const res = await fetch(`${info.apiUrl}/v1/users/${USER}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${info.adminToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: loose test shape
+  return (await res.json()) as any;
+}
+
+describe('the review console', () => {
+  it('shows one user’s memory, promotes a staged item and deletes a reflection', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${info.apiUrl}/console#user=${USER}&token=${encodeURIComponent(info.adminToken)}`);
+
+    // Every section filled from the API.
+    await page.locator('#staged .staged-item').first().waitFor();
+    await page.locator('#reflections .summary-item').first().waitFor();
+    await page.locator('#batches table').waitFor();
+    await page.locator('#assessment #trend-chart').waitFor();
+    expect(await page.locator('#batches tbody tr').count()).toBeGreaterThan(0);
+    if (process.env.CONSOLE_SCREENSHOT) await page.screenshot({ path: resolve(ROOT, process.env.CONSOLE_SCREENSHOT), fullPage: false });
+
+    // Promote the first staged item.
+    const item = page.locator('#staged .staged-item').first();
+    const path = await item.getAttribute('data-path');
+    expect(path).toMatch(/^Knowledge_staging\//);
+    await item.locator('details summary').click();
+    await expect.poll(() => item.locator('details li').count()).toBeGreaterThan(0);
+    await item.locator('button.promote').click();
+    await expect.poll(() => page.locator('#status').textContent()).toContain('promoted');
+    await expect.poll(() => page.locator(`#staged .staged-item[data-path="${path}"]`).count()).toBe(0);
+    const decided = (await api('GET', '/review/staged?includeDecided=true')).staged.find((s: { path: string }) => s.path === path);
+    expect(decided).toMatchObject({ status: 'promoted', review: { decision: 'promoted', by: 'local-admin' } });
+    const knowledgePath = (await api('GET', '/memory/audit')).entries.find((e: { itemId: string }) => e.itemId === `staged:${path?.replace('Knowledge_staging/', '')}`).to;
+    expect((await api('POST', '/memory/retrieve', { path: knowledgePath })).item).toMatchObject({ kind: 'knowledge', status: 'canonical' });
+    await expect.poll(() => page.locator(`#knowledge .knowledge-item[data-path="${knowledgePath}"]`).count()).toBe(1);
+
+    // Delete the first reflection (a context summary).
+    const summary = page.locator('#reflections .summary-item').first();
+    const id = await summary.getAttribute('data-id');
+    await summary.locator('button.delete').click();
+    await expect.poll(() => page.locator('#status').textContent()).toContain(`deleted summary ${id}`);
+    await expect.poll(() => page.locator(`#reflections .summary-item[data-id="${id}"]`).count()).toBe(0);
+    const all = (await api('GET', '/summaries?includeDeleted=true')).summaries;
+    expect(all.find((s: { id: string }) => s.id === id)).toMatchObject({ deleted: true });
+    expect((await api('GET', '/summaries')).summaries.map((s: { id: string }) => s.id)).not.toContain(id);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});

@@ -66,7 +66,7 @@ describe('tiers (seed 004 P3-M1)', () => {
 
 describe('scope trust (seed 002 §10)', () => {
   it('APPROVE raises trust to USER scope, RETRY and FAIL lower it back to NEW, REVISE does nothing', () => {
-    let i = { ...item({ id: 'mem:a', text: 'x' }), scope: 'new' as const, quality: 0.5, expiresAt: '2026-03-31T12:00:00.000Z' };
+    let i: MemoryItem = { ...item({ id: 'mem:a', text: 'x' }), scope: 'new', quality: 0.5, expiresAt: '2026-03-31T12:00:00.000Z' };
     expect(applyOutcome(i, 'REVISE', now).item.quality).toBe(0.5);
     i = applyOutcome(i, 'APPROVE', now).item;
     const c = applyOutcome(i, 'APPROVE', now);

@@ -6,7 +6,9 @@ export const UserIdSchema = z
   .min(1)
   .max(128)
   .regex(/^[A-Za-z0-9._:@-]+$/, 'userId may only hold the characters A-Z a-z 0-9 . _ : @ -')
-  .refine((id) => id !== '.' && id !== '..', 'userId may not be "." or ".."');
+  .refine((id) => id !== '.' && id !== '..', 'userId may not be "." or ".."')
+  // The memory API names the scope shared with every user GLOBAL (`/v1/users/GLOBAL/…`).
+  .refine((id) => id !== 'GLOBAL', 'userId GLOBAL is reserved for the shared scope');
 
 /** A per-user turn number: an integer ≥ 1 that increases with every turn of the user. */
 export const TurnIdSchema = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);

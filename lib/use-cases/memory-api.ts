@@ -139,7 +139,7 @@ export async function save(
   for (const c of req.candidates) {
     const fresh = newTierItem(userId, 'long_term', { ...c, sessionId: req.sessionId, sourceTurns, clientId: undefined }, now, attributes);
     // Seed 002 §10: a new document is NEW scope, which expires unless use earns it trust.
-    const item: MemoryItem = { ...fresh, id: fresh.id, expiresAt: newScopeExpiry(now), path: `memory/long_term/${fresh.id}` };
+    const item: MemoryItem = { ...fresh, expiresAt: newScopeExpiry(now), path: `memory/long_term/${fresh.id}` };
     const res = await deps.items.create(item);
     if (res.created) await deps.audit.append([{ userId, itemId: item.id, action: 'commit', actor, at: now.toISOString(), to: 'long_term', reason: `turn ${req.turnId ?? '(none)'} validated APPROVE` }]);
     committed.push(res.item);

@@ -32,6 +32,7 @@ describe('event contracts', () => {
   it.each([
     ['userId', { userId: 'a/b' }],
     ['userId', { userId: '..' }],
+    ['userId', { userId: 'GLOBAL' }],
     ['userId', { userId: 'x'.repeat(129) }],
     ['turnId', { turnId: 0 }],
     ['turnId', { turnId: 1.5 }],

@@ -22,16 +22,23 @@ export interface Emulators {
   stop(): Promise<void>;
 }
 
+/**
+ * A free loopback port for a process that binds it later (DynamoDB Local). Drawn at random
+ * from 20000–59999 and checked free, rather than taken from the kernel's ephemeral range:
+ * several stacks starting at once (parallel test files) must not be handed the same port
+ * the moment one of them released it.
+ */
 async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 40_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = createServer();
+      srv.unref();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
 }
 
 async function waitForDynamo(endpoint: string, proc: ChildProcess, timeoutMs = 60_000): Promise<void> {
@@ -56,27 +63,12 @@ async function waitForDynamo(endpoint: string, proc: ChildProcess, timeoutMs = 6
 export async function startEmulators(options: { responder?: Responder } = {}): Promise<Emulators> {
   // Lambda runs Node.js 22; on a Node 20 laptop the SDK's upgrade notice is noise.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const dynamoPort = await freePort();
-  const dynamo = spawnDynamoDbLocal({ port: dynamoPort, sharedDb: true, stdio: 'pipe' });
-  let dynamoErr = '';
-  dynamo.stderr?.on('data', (d: Buffer) => {
-    dynamoErr += d.toString();
-  });
-  dynamo.stdout?.resume();
-  const dynamodb = `http://127.0.0.1:${dynamoPort}`;
-  const stopDynamo = () =>
-    new Promise<void>((resolve) => {
-      if (dynamo.exitCode !== null) return resolve();
-      dynamo.once('exit', () => resolve());
-      dynamo.kill('SIGTERM');
-      setTimeout(() => dynamo.kill('SIGKILL'), 3000).unref();
-    });
+  const { dynamodb, stopDynamo } = await startDynamoDbLocal();
 
   try {
     const [fauxqs, converse] = await Promise.all([
       startFauxqs({ port: 0, logger: false, host: 'localhost' }),
       startConverseServer(options.responder ? { responder: options.responder } : {}),
-      waitForDynamo(dynamodb, dynamo),
     ]);
     const sqsEndpoint = `http://127.0.0.1:${fauxqs.port}`;
     return {
@@ -91,6 +83,37 @@ export async function startEmulators(options: { responder?: Responder } = {}): P
     };
   } catch (error) {
     await stopDynamo();
-    throw new Error(`could not start the local emulators: ${(error as Error).message}${dynamoErr ? `\n${dynamoErr}` : ''}`);
+    throw new Error(`could not start the local emulators: ${(error as Error).message}`);
+  }
+}
+
+/** DynamoDB Local on a port of its own; a start that dies (say, the port was taken after all) is retried on another. */
+async function startDynamoDbLocal(attempts = 3): Promise<{ dynamodb: string; stopDynamo: () => Promise<void> }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const proc = spawnDynamoDbLocal({ port, sharedDb: true, stdio: 'pipe' });
+    let stderr = '';
+    proc.stderr?.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    proc.stdout?.resume();
+    const stopDynamo = () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+        setTimeout(() => proc.kill('SIGKILL'), 3000).unref();
+      });
+    const dynamodb = `http://127.0.0.1:${port}`;
+    try {
+      await waitForDynamo(dynamodb, proc);
+      // Answered, and still running: the answer came from this process, not from another on the same port.
+      await new Promise((r) => setTimeout(r, 200));
+      if (proc.exitCode !== null) throw new Error(`DynamoDB Local exited with code ${proc.exitCode}`);
+      return { dynamodb, stopDynamo };
+    } catch (error) {
+      await stopDynamo();
+      if (attempt >= attempts) throw new Error(`DynamoDB Local did not start: ${(error as Error).message}${stderr ? `\n${stderr}` : ''}`);
+    }
   }
 }

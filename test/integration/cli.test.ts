@@ -10,7 +10,13 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 function start(args: string[], cwd: string) {
   const res = spawnSync(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'infra/local/cli.ts'), ...args], { cwd, encoding: 'utf8', timeout: 180_000 });
   const lines = res.stdout.trim().split('\n');
-  return { status: res.status, stdout: res.stdout, stderr: res.stderr, last: JSON.parse(lines.at(-1) ?? 'null') as Record<string, number> };
+  let last: Record<string, number> = {};
+  try {
+    last = JSON.parse(lines.at(-1) ?? 'null') as Record<string, number>;
+  } catch {
+    // not JSON: the status assertion below reports stderr
+  }
+  return { status: res.status, stdout: res.stdout, stderr: res.stderr, last };
 }
 
 describe('npm start', () => {

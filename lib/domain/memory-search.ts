@@ -9,6 +9,9 @@
  * score = relevance · (0.7 + 0.2 · quality + 0.1 · recency), recency = ½^(age / 30 days).
  * Items under the confidence floor (cosine < minSimilarity) are not returned: a query with
  * nothing relevant in memory gets no results rather than the least bad ones.
+ * Redundancy: an item all of whose source turns are already covered by better results
+ * (a turn after the summary that holds it, a second item from the same turn) is left out,
+ * so `limit` results stand for as many different turns as they can.
  */
 import { z } from 'zod';
 import { DocumentIndex } from './knowledge-search.js';
@@ -82,5 +85,18 @@ export function searchMemory(
     })
     .filter((h) => h.similarity >= floor)
     .sort((a, b) => b.score - a.score || a.item.id.localeCompare(b.item.id))
+    .filter(novel())
     .slice(0, request.limit);
+}
+
+/** Keeps a hit only if it stands for a turn no better hit stands for (items without source turns always pass). */
+function novel(): (hit: SearchHit) => boolean {
+  const covered = new Set<string>();
+  return ({ item }) => {
+    if (item.sourceTurns.length === 0) return true;
+    const turns = item.sourceTurns.map((t) => `${item.userId}#${t}`);
+    if (turns.every((t) => covered.has(t))) return false;
+    for (const t of turns) covered.add(t);
+    return true;
+  };
 }

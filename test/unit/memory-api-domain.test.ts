@@ -95,6 +95,15 @@ describe('unified search (seed 002 §5)', () => {
     expect(hits[0]?.score).toBeGreaterThan(hits[1]?.score ?? 1);
   });
 
+  it('leaves out an item whose source turns better results already stand for', () => {
+    const pool = [
+      item({ id: 'mem:a', text: 'Caroline support group on Tuesday', sourceTurns: [3, 4] }),
+      item({ id: 'mem:b', text: 'support group', sourceTurns: [3] }),
+      item({ id: 'mem:c', text: 'Caroline went to a support group', sourceTurns: [5] }),
+    ];
+    expect(searchMemory(pool, { query: 'Caroline support group Tuesday', limit: 10 }, now).map((h) => h.item.id)).toEqual(['mem:a', 'mem:c']);
+  });
+
   it('returns nothing below the confidence floor', () => {
     expect(searchMemory(items, { query: 'quantum carburettor', limit: 10 }, now)).toEqual([]);
   });

@@ -1,0 +1,202 @@
+/**
+ * Benchmark (issue 7): memory quality on LoCoMo. Each conversation is converted to
+ * turn.saved events (infra/local/locomo.ts), replayed through the local stack with its
+ * simulated clock (nightly and weekly runs included), then every QA item is asked through
+ * the memory API (`POST /v1/users/{u}/memory/search`, as an agent would). Evidence recall
+ * uses each result's `sourceTurns` → the turns' `attributes.dia_ids`. The floor, measured
+ * in the same run: plain BM25 (MiniSearch) over the raw turns.
+ *
+ * Run alone: `tsx bench/locomo-quality.ts [--quick] [--dir DIR]`; the last line printed is
+ * the result as JSON (bench/run.ts runs it in its own process: one local stack per process).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { TurnSaved } from '../events/turn-saved.js';
+import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
+import { startLocalStack } from '../infra/local/stack.js';
+import { DocumentIndex } from '../lib/domain/knowledge-search.js';
+import { estimateTokens } from '../lib/domain/text.js';
+
+export const KS = [1, 5, 10] as const;
+
+export interface Recall {
+  any: Record<(typeof KS)[number], number>;
+  all: Record<(typeof KS)[number], number>;
+}
+
+export interface QualityResult {
+  conversations: string[];
+  turns: number;
+  questions: number;
+  byCategory: Record<string, number>;
+  memory: Recall;
+  floor: Recall;
+  /** Category 5 (adversarial): share of questions for which search returned nothing. */
+  adversarial: { questions: number; emptyShare: number; floorEmptyShare: number };
+  /** Tokens of the top 5 results vs tokens of the raw turns those results stand for, per question. */
+  tokens: { memoryTop5: number; rawTurnsTheyStandFor: number; floorTop5: number };
+  /** Annotated session events matched by a staged or promoted item derived from that session. */
+  extraction: { events: number; covered: number; share: number };
+  /** Result kinds in the memory search's top 5, over all questions. */
+  kinds: Record<string, number>;
+  seconds: number;
+}
+
+interface Qa {
+  question: string;
+  evidence?: string[];
+  category: number;
+}
+
+const evidenceIds = (qa: Qa): string[] => (qa.evidence ?? []).flatMap((e) => e.split(/[;,\s]+/)).filter((e) => /^D\d+:\d+$/.test(e));
+
+function recallAt(ranked: ReadonlyArray<ReadonlySet<string>>, evidence: readonly string[]) {
+  const out = { any: {} as Record<number, boolean>, all: {} as Record<number, boolean> };
+  for (const k of KS) {
+    const covered = new Set(ranked.slice(0, k).flatMap((s) => [...s]));
+    out.any[k] = evidence.some((e) => covered.has(e));
+    out.all[k] = evidence.every((e) => covered.has(e));
+  }
+  return out;
+}
+
+const emptyRecall = (): Recall => ({ any: { 1: 0, 5: 0, 10: 0 }, all: { 1: 0, 5: 0, 10: 0 } });
+
+export async function benchLocomoQuality(files: readonly string[]): Promise<QualityResult> {
+  const started = Date.now();
+  const stack = await startLocalStack({ stage: 'bench', logLevel: 'SILENT', speed: 300 });
+  const memory = emptyRecall();
+  const floor = emptyRecall();
+  const byCategory: Record<string, number> = {};
+  const kinds: Record<string, number> = {};
+  let questions = 0;
+  let turnsTotal = 0;
+  const adversarial = { questions: 0, empty: 0, floorEmpty: 0 };
+  const tokens = { memoryTop5: 0, rawTurnsTheyStandFor: 0, floorTop5: 0 };
+  const extraction = { events: 0, covered: 0 };
+  try {
+    for (const file of files) {
+      const name = file.replace(/^.*\//, '').replace(/\.json$/, '');
+      const conv = JSON.parse(readFileSync(file, 'utf8')) as LocomoConversation & { qa: Qa[] };
+      const userId = `locomo-${name}`;
+      const turns = locomoToTurns(conv, { userId, source: `locomo/${name}` });
+      turnsTotal += turns.length;
+      await stack.replayLines(turns.map((t) => JSON.stringify(t)), { clock: true });
+      await stack.waitUntilDrained();
+      await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
+      await stack.waitUntilDrained();
+
+      const byTurn = new Map<number, TurnSaved>(turns.map((t) => [t.turnId, t]));
+      const diaOf = (ids: readonly number[]) => new Set(ids.flatMap((id) => (byTurn.get(id)?.attributes?.dia_ids ?? '').split(' ').filter(Boolean)));
+      const raw = new DocumentIndex(turns.map((t) => ({ id: String(t.turnId), title: '', text: `${t.query}\n${t.response}` })));
+      const search = async (query: string, limit: number, filters?: Record<string, unknown>) => {
+        const res = await fetch(`${stack.info.apiUrl}/v1/users/${userId}/memory/search`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${stack.info.adminToken}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ query, limit, ...(filters ? { filters } : {}) }),
+        });
+        if (!res.ok) throw new Error(`search answered ${res.status}: ${await res.text()}`);
+        return ((await res.json()) as { results: Array<{ kind: string; text: string; sourceTurns: number[] }> }).results;
+      };
+
+      for (const qa of conv.qa) {
+        if (typeof qa.question !== 'string' || qa.question.trim() === '') continue;
+        const floorHits = raw.search(qa.question, 10);
+        if (qa.category === 5) {
+          adversarial.questions += 1;
+          if ((await search(qa.question, 10)).length === 0) adversarial.empty += 1;
+          if (floorHits.length === 0) adversarial.floorEmpty += 1;
+          continue;
+        }
+        const evidence = evidenceIds(qa);
+        if (evidence.length === 0) continue;
+        questions += 1;
+        byCategory[qa.category] = (byCategory[qa.category] ?? 0) + 1;
+        const results = await search(qa.question, 10);
+        const m = recallAt(results.map((r) => diaOf(r.sourceTurns)), evidence);
+        const f = recallAt(floorHits.map((h) => diaOf([Number(h.doc.id)])), evidence);
+        for (const k of KS) {
+          memory.any[k] += Number(m.any[k]);
+          memory.all[k] += Number(m.all[k]);
+          floor.any[k] += Number(f.any[k]);
+          floor.all[k] += Number(f.all[k]);
+        }
+        const top5 = results.slice(0, 5);
+        for (const r of top5) kinds[r.kind] = (kinds[r.kind] ?? 0) + 1;
+        tokens.memoryTop5 += top5.reduce((n, r) => n + estimateTokens(r.text), 0);
+        const standFor = new Set(top5.flatMap((r) => r.sourceTurns));
+        tokens.rawTurnsTheyStandFor += [...standFor].reduce((n, id) => {
+          const t = byTurn.get(id);
+          return n + (t ? estimateTokens(`${t.query}\n${t.response}`) : 0);
+        }, 0);
+        tokens.floorTop5 += floorHits.slice(0, 5).reduce((n, h) => n + estimateTokens(h.doc.text), 0);
+      }
+
+      // Extraction coverage: each annotated event sentence, searched among staged and
+      // promoted items; covered when one of the top 3 derives from a turn of that session.
+      const sessionTurns = new Map<string, Set<number>>();
+      for (const t of turns) {
+        const s = t.attributes?.session ?? '';
+        if (!sessionTurns.has(s)) sessionTurns.set(s, new Set());
+        sessionTurns.get(s)?.add(t.turnId);
+      }
+      for (const [key, value] of Object.entries(conv)) {
+        const m = /^events_session_(\d+)$/.exec(key);
+        if (!m || typeof value !== 'object' || value === null) continue;
+        const own = sessionTurns.get(m[1] ?? '') ?? new Set<number>();
+        const sentences = Object.entries(value as Record<string, unknown>)
+          .filter(([speaker]) => speaker !== 'date')
+          .flatMap(([, list]) => (Array.isArray(list) ? (list as string[]) : []));
+        for (const sentence of sentences) {
+          if (typeof sentence !== 'string' || sentence.trim() === '') continue;
+          extraction.events += 1;
+          const hits = await search(sentence, 3, { kind: ['staged', 'knowledge'] });
+          if (hits.some((h) => h.sourceTurns.some((t) => own.has(t)))) extraction.covered += 1;
+        }
+      }
+    }
+  } finally {
+    await stack.stop();
+  }
+  const share = (n: number, d: number) => (d > 0 ? Math.round((n / d) * 1000) / 1000 : 0);
+  const norm = (r: Recall): Recall => ({
+    any: { 1: share(r.any[1], questions), 5: share(r.any[5], questions), 10: share(r.any[10], questions) },
+    all: { 1: share(r.all[1], questions), 5: share(r.all[5], questions), 10: share(r.all[10], questions) },
+  });
+  return {
+    conversations: files.map((f) => f.replace(/^.*\//, '')),
+    turns: turnsTotal,
+    questions,
+    byCategory,
+    memory: norm(memory),
+    floor: norm(floor),
+    adversarial: { questions: adversarial.questions, emptyShare: share(adversarial.empty, adversarial.questions), floorEmptyShare: share(adversarial.floorEmpty, adversarial.questions) },
+    tokens: {
+      memoryTop5: Math.round(tokens.memoryTop5 / Math.max(1, questions)),
+      rawTurnsTheyStandFor: Math.round(tokens.rawTurnsTheyStandFor / Math.max(1, questions)),
+      floorTop5: Math.round(tokens.floorTop5 / Math.max(1, questions)),
+    },
+    extraction: { ...extraction, share: share(extraction.covered, extraction.events) },
+    kinds,
+    seconds: Math.round((Date.now() - started) / 1000),
+  };
+}
+
+export const LOCOMO_FILES = ['conv-26.json', 'conv-30.json', 'conv-41.json', 'conv-42.json', 'conv-43.json'];
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, dir: { type: 'string' } }, strict: true });
+  const dir = values.dir ?? process.env.LOCOMO_DIR ?? new URL('../../shared/data/locomo/', import.meta.url).pathname;
+  const files = (values.quick ? LOCOMO_FILES.slice(0, 1) : LOCOMO_FILES).map((f) => join(dir, f));
+  benchLocomoQuality(files).then(
+    (r) => {
+      console.log(JSON.stringify(r));
+      process.exit(0);
+    },
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

@@ -119,10 +119,15 @@ const decoded = (params: Record<string, string | undefined> | undefined) => {
   return out;
 };
 
+/** The OpenAPI document per server URL, generated once per container. */
+const openApiByServer = new Map<string, Record<string, unknown>>();
+
 async function serve(route: Route, event: APIGatewayProxyEventV2): Promise<APIGatewayProxyResultV2> {
   if (route.operationId === 'openapi') {
     const host = event.headers?.host;
-    return json(200, openApiDocument(host ? `${event.headers['x-forwarded-proto'] ?? 'https'}://${host}` : undefined));
+    const server = host ? `${event.headers['x-forwarded-proto'] ?? 'https'}://${host}` : '';
+    if (!openApiByServer.has(server)) openApiByServer.set(server, openApiDocument(server || undefined));
+    return json(200, openApiByServer.get(server));
   }
   if (route.operationId === 'console') {
     return { statusCode: 200, headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:" }, body: consoleHtml() };

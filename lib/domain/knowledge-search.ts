@@ -82,15 +82,9 @@ export class DocumentIndex<D extends SearchableDoc> {
 
   /** Documents sharing a content word with `text` (retrieved with `title` too), with their similarity in [0, 1], best first. */
   similar(text: string, title = ''): Array<{ doc: D; similarity: number }> {
-    if (this.docs.size === 0) return [];
-    const tokens = terms(text);
-    if (tokens.length === 0) return [];
-    const q = this.vector(counts(tokens), tokens.length);
-    return this.search(`${title} ${text}`, SIMILARITY_CANDIDATES)
-      .map(({ doc }) => {
-        const entry = this.docs.get(doc.id);
-        return { doc, similarity: entry ? cosine(q, this.vector(entry.tf, entry.length)) : 0 };
-      })
+    if (this.docs.size === 0 || terms(text).length === 0) return [];
+    return this.scored(text, `${title} ${text}`, SIMILARITY_CANDIDATES)
+      .map(({ doc, similarity }) => ({ doc, similarity }))
       .filter((r) => r.similarity > 0)
       .sort((a, b) => b.similarity - a.similarity);
   }
@@ -100,9 +94,14 @@ export class DocumentIndex<D extends SearchableDoc> {
    * (cosine, as in `similar`) to the query, BM25 order.
    */
   rank(query: string, limit: number): Array<{ doc: D; bm25: number; similarity: number }> {
-    const tokens = terms(query);
+    return this.scored(query, query, limit);
+  }
+
+  /** BM25 retrieval of `searchText`, each hit with its cosine similarity to `vectorText`. */
+  private scored(vectorText: string, searchText: string, limit: number): Array<{ doc: D; bm25: number; similarity: number }> {
+    const tokens = terms(vectorText);
     const q = this.vector(counts(tokens), tokens.length);
-    return this.search(query, limit).map(({ doc, score }) => {
+    return this.search(searchText, limit).map(({ doc, score }) => {
       const entry = this.docs.get(doc.id);
       return { doc, bm25: score, similarity: entry && tokens.length > 0 ? cosine(q, this.vector(entry.tf, entry.length)) : 0 };
     });

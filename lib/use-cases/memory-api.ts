@@ -204,8 +204,10 @@ function bump(previous: string, now: Date): string {
 
 export async function deleteTierEntry(deps: MemoryApiDeps, actor: string, userId: string, tier: Tier, id: string): Promise<{ item: MemoryItem }> {
   if (id.startsWith('reflection:')) {
+    const summary = await findItem(deps, userId, id);
+    if (!summary) throw notFound(`memory item ${id}`);
     await deleteSummary(deps, actor, userId, id.slice('reflection:'.length));
-    return { item: { ...(await mustFind(deps, userId, id, true)), deleted: true } };
+    return { item: { ...summary, deleted: true } };
   }
   if (!id.startsWith('mem:')) throw new MemoryApiError(409, `${id}: only API-written items (mem:…) and summaries (reflection:…) are deleted here; discard staged items through review`);
   const item = await updateItem(
@@ -221,16 +223,12 @@ export async function deleteTierEntry(deps: MemoryApiDeps, actor: string, userId
   return { item };
 }
 
-async function mustFind(deps: MemoryApiDeps, userId: string, id: string, includeDeleted = false): Promise<MemoryItem> {
-  const item = (await deps.catalog.items(userId)).find((i) => i.id === id && i.userId === userId && (includeDeleted || !i.deleted));
-  if (!item) throw notFound(`memory item ${id}`);
-  return item;
-}
-
 export async function promote(deps: MemoryApiDeps, actor: string, isAdmin: boolean, userId: string, id: string, req: { reason?: string | undefined; to?: 'global' | undefined }): Promise<{ item: MemoryItem }> {
   if (id.startsWith('staged:')) {
     const { knowledgePath } = await reviewPromote(deps, actor, userId, id.slice('staged:'.length), req.reason);
-    return { item: await mustFind(deps, userId, `knowledge:${knowledgePath}`) };
+    const item = await findItem(deps, userId, `knowledge:${knowledgePath}`);
+    if (!item) throw notFound(`knowledge:${knowledgePath}`);
+    return { item };
   }
   if (!id.startsWith('mem:')) throw new MemoryApiError(409, `${id} cannot be promoted: only API-written items (mem:…) and staged items (staged:…) move between tiers`);
   if (req.to === 'global') return { item: await shareGlobally(deps, actor, isAdmin, userId, id, req.reason) };

@@ -12,6 +12,7 @@
  * content word 0, and it is symmetric.
  */
 import MiniSearch from 'minisearch';
+import { stemmer } from 'stemmer';
 import { isStopword, words } from './text.js';
 
 export interface SearchableDoc {
@@ -26,7 +27,19 @@ const B = 0.75;
 /** Documents retrieved by BM25 before similarity is computed on them. */
 const SIMILARITY_CANDIDATES = 50;
 
-const terms = (text: string): string[] => words(text.replace(/_/g, ' ')).filter((t) => t.length >= 2 && !isStopword(t) && !/^\d+$/.test(t));
+export interface IndexOptions {
+  /**
+   * Reduce words to their Porter stems (`researched` and `researching` → `research`) for
+   * both BM25 and the similarity vectors. Search uses it; the reflector's gates do not (their
+   * thresholds were set on unstemmed words). @default false
+   */
+  stem?: boolean;
+}
+
+const termsOf = (stem: boolean) => (text: string): string[] =>
+  words(text.replace(/_/g, ' '))
+    .filter((t) => t.length >= 2 && !isStopword(t) && !/^\d+$/.test(t))
+    .map((t) => (stem ? stemmer(t) : t));
 const counts = (tokens: readonly string[]) => {
   const m = new Map<string, number>();
   for (const t of tokens) m.set(t, (m.get(t) ?? 0) + 1);
@@ -38,13 +51,16 @@ export class DocumentIndex<D extends SearchableDoc> {
   private readonly docs = new Map<string, { doc: D; tf: Map<string, number>; length: number }>();
   private readonly df = new Map<string, number>();
   private totalLength = 0;
+  private readonly terms: (text: string) => string[];
 
-  constructor(docs: readonly D[] = []) {
+  constructor(docs: readonly D[] = [], options: IndexOptions = {}) {
+    const stem = options.stem ?? false;
+    this.terms = termsOf(stem);
     this.index = new MiniSearch<SearchableDoc>({
       idField: 'id',
       fields: ['title', 'text'],
       tokenize: (text) => words(text.replace(/_/g, ' ')),
-      processTerm: (t) => (t.length < 2 || isStopword(t) ? null : t),
+      processTerm: (t) => (t.length < 2 || isStopword(t) ? null : stem ? stemmer(t) : t),
     });
     for (const d of docs) this.add(d);
   }
@@ -60,7 +76,7 @@ export class DocumentIndex<D extends SearchableDoc> {
       for (const t of old.tf.keys()) this.df.set(t, (this.df.get(t) ?? 1) - 1);
       this.totalLength -= old.length;
     }
-    const tokens = terms(doc.text);
+    const tokens = this.terms(doc.text);
     const tf = counts(tokens);
     for (const t of tf.keys()) this.df.set(t, (this.df.get(t) ?? 0) + 1);
     this.totalLength += tokens.length;
@@ -82,7 +98,7 @@ export class DocumentIndex<D extends SearchableDoc> {
 
   /** Documents sharing a content word with `text` (retrieved with `title` too), with their similarity in [0, 1], best first. */
   similar(text: string, title = ''): Array<{ doc: D; similarity: number }> {
-    if (this.docs.size === 0 || terms(text).length === 0) return [];
+    if (this.docs.size === 0 || this.terms(text).length === 0) return [];
     return this.scored(text, `${title} ${text}`, SIMILARITY_CANDIDATES)
       .map(({ doc, similarity }) => ({ doc, similarity }))
       .filter((r) => r.similarity > 0)
@@ -99,7 +115,7 @@ export class DocumentIndex<D extends SearchableDoc> {
 
   /** BM25 retrieval of `searchText`, each hit with its cosine similarity to `vectorText`. */
   private scored(vectorText: string, searchText: string, limit: number): Array<{ doc: D; bm25: number; similarity: number }> {
-    const tokens = terms(vectorText);
+    const tokens = this.terms(vectorText);
     const q = this.vector(counts(tokens), tokens.length);
     return this.search(searchText, limit).map(({ doc, score }) => {
       const entry = this.docs.get(doc.id);

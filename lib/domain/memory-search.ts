@@ -4,8 +4,10 @@
  * freshness, ranked by relevance blended with quality and recency.
  *
  * relevance = ½ · BM25 / best BM25 of the query + ½ · cosine(query, item) (see
- * knowledge-search.ts) — the first orders, the second is absolute, so an item that shares
- * one common word with the question stays low even when it is the best there is.
+ * knowledge-search.ts), both over Porter-stemmed words — the first orders, the second is
+ * absolute, so an item that shares one common word with the question stays low even when
+ * it is the best there is. Stemming was measured on LoCoMo (BENCHMARKS.md): evidence
+ * recall@10 75.8 % → 81.2 %; the weights ½/½ vs 0.8/0.2 or 0.3/0.7 moved it by under a point.
  * score = relevance · (0.7 + 0.2 · quality + 0.1 · recency), recency = ½^(age / 30 days).
  * Items under the confidence floor (cosine < minSimilarity) are not returned: a query with
  * nothing relevant in memory gets no results rather than the least bad ones.
@@ -73,7 +75,10 @@ export function searchMemory(
   const filters = request.filters ?? {};
   const pool = items.filter((i) => isLive(i, now) && matchesFilters(i, filters, now));
   if (pool.length === 0) return [];
-  const index = new DocumentIndex(pool.map((item) => ({ id: `${item.userId}\u0000${item.id}`, title: item.title, text: item.text, item })));
+  const index = new DocumentIndex(
+    pool.map((item) => ({ id: `${item.userId}\u0000${item.id}`, title: item.title, text: item.text, item })),
+    { stem: true },
+  );
   const ranked = index.rank(request.query, Math.max(50, request.limit * CANDIDATES_PER_RESULT));
   const best = ranked[0]?.bm25 ?? 0;
   const floor = request.minSimilarity ?? DEFAULT_MIN_SIMILARITY;

@@ -104,6 +104,12 @@ describe('unified search (seed 002 §5)', () => {
     expect(searchMemory(pool, { query: 'Caroline support group Tuesday', limit: 10 }, now).map((h) => h.item.id)).toEqual(['mem:a', 'mem:c']);
   });
 
+  it('matches words by their stems, so a question in another tense still finds the item', () => {
+    const pool = [item({ id: 'mem:r', text: 'Caroline researched adoption agencies' }), item({ id: 'mem:s', text: 'Melanie paints sunsets' })];
+    expect(searchMemory(pool, { query: 'What is Caroline researching about adopting?', limit: 10 }, now).map((h) => h.item.id)).toEqual(['mem:r']);
+    expect(searchMemory(pool, { query: 'painting', limit: 10 }, now).map((h) => h.item.id)).toEqual(['mem:s']);
+  });
+
   it('returns nothing below the confidence floor', () => {
     expect(searchMemory(items, { query: 'quantum carburettor', limit: 10 }, now)).toEqual([]);
   });

@@ -7,9 +7,23 @@
  */
 import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { withLedgerScope } from '../../lib/adapters/request-ledger.js';
 import { lambdaContext } from './lambda-context.js';
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+
+/** One handler invocation, for benchmarks (duration is what Lambda would bill, before rounding). */
+export interface Invocation {
+  /** The function's key: signal, reflector, idle, sweep or api. */
+  fn: string;
+  ms: number;
+  /** The SQS records of the event (none for sweeps and API requests). */
+  records: readonly SQSRecord[];
+  /** Epoch ms when the handler returned. */
+  finishedAt: number;
+}
+
+export type InvocationObserver = (invocation: Invocation) => void;
 
 export interface EventSourceStats {
   invocations: number;
@@ -36,6 +50,10 @@ export class LocalEventSource {
       functionName: string;
       timeoutSeconds: number;
       onError?: (error: unknown) => void;
+      /** Told of every invocation once the handler has returned (or thrown). */
+      observe?: InvocationObserver;
+      /** The function's key for `observe`. @default name */
+      fn?: string;
     },
   ) {}
 
@@ -90,8 +108,10 @@ export class LocalEventSource {
     this.stats.invocations += 1;
     this.stats.records += records.length;
     let failed: Set<string>;
+    const started = performance.now();
     try {
-      const response = await this.options.handler({ Records: records }, lambdaContext(this.options.functionName, this.options.timeoutSeconds));
+      const fn = this.options.fn ?? this.options.name;
+      const response = await withLedgerScope(fn, () => this.options.handler({ Records: records }, lambdaContext(this.options.functionName, this.options.timeoutSeconds)));
       failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
       // Like Lambda: an identifier that is not in the batch fails the whole batch.
       if ([...failed].some((id) => !records.some((r) => r.messageId === id))) failed = new Set(records.map((r) => r.messageId));
@@ -100,6 +120,7 @@ export class LocalEventSource {
       this.options.onError?.(error);
       failed = new Set(records.map((r) => r.messageId));
     }
+    this.options.observe?.({ fn: this.options.fn ?? this.options.name, ms: performance.now() - started, records, finishedAt: Date.now() });
     this.stats.failedRecords += failed.size;
     const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
     if (done.length > 0) {

@@ -7,6 +7,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { withLedgerScope } from '../../lib/adapters/request-ledger.js';
+import type { InvocationObserver } from './event-source.js';
 import { lambdaContext } from './lambda-context.js';
 import { verifyToken } from './tokens.js';
 
@@ -31,7 +33,15 @@ async function readBody(req: IncomingMessage): Promise<Buffer | null> {
   return Buffer.concat(chunks);
 }
 
-export async function startHttpApi(options: { handler: HttpHandler; tokenSecret: string; functionName: string; timeoutSeconds: number; port?: number }): Promise<LocalHttpApi> {
+export async function startHttpApi(options: {
+  handler: HttpHandler;
+  tokenSecret: string;
+  functionName: string;
+  timeoutSeconds: number;
+  port?: number;
+  /** Told of every handler invocation (benchmarks time them). */
+  observe?: InvocationObserver;
+}): Promise<LocalHttpApi> {
   const state = { requests: 0 };
   const server: Server = createServer((req, res) => {
     state.requests += 1;
@@ -79,7 +89,9 @@ export async function startHttpApi(options: { handler: HttpHandler; tokenSecret:
           body: body.length > 0 ? body.toString('utf8') : undefined,
           isBase64Encoded: false,
         } as unknown as APIGatewayProxyEventV2;
-        const result = await options.handler(event, lambdaContext(options.functionName, options.timeoutSeconds));
+        const started = performance.now();
+        const result = await withLedgerScope('api', () => options.handler(event, lambdaContext(options.functionName, options.timeoutSeconds)));
+        options.observe?.({ fn: 'api', ms: performance.now() - started, records: [], finishedAt: Date.now() });
         const outHeaders: Record<string, string> = {};
         for (const [k, v] of Object.entries(result.headers ?? {})) outHeaders[k] = String(v);
         send(result.statusCode ?? 200, outHeaders, typeof result.body === 'string' ? result.body : '');

@@ -11,6 +11,7 @@ import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { type RawMessage, sqsSafeJson, TurnPublisher } from '../../lib/adapters/sqs-turn-publisher.js';
 import { UserIdSchema } from '../../events/common.js';
 import { setLocalClock } from '../../lib/adapters/clock.js';
+import { withLedgerScope } from '../../lib/adapters/request-ledger.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import { fireTimesBetween } from '../../lib/domain/sleep-time/schedule.js';
 import { stageConfig } from '../config/stages.js';
@@ -18,7 +19,7 @@ import { FUNCTION_TIMEOUT_SECONDS, type QueueKey, SWEEPS } from '../resources.js
 import { lambdaContext } from './lambda-context.js';
 import type { Responder } from './converse-server.js';
 import { type Emulators, LOCAL_CREDENTIALS, LOCAL_REGION, startEmulators } from './emulators.js';
-import { LocalEventSource, type SqsHandler } from './event-source.js';
+import { type InvocationObserver, LocalEventSource, type SqsHandler } from './event-source.js';
 import { type LocalResources, provision } from './provision.js';
 import { listAllKeys } from './s3-keys.js';
 import { type HttpHandler, type LocalHttpApi, startHttpApi } from './http-api.js';
@@ -116,6 +117,8 @@ export interface LocalStackOptions {
   onHandlerError?: (source: string, error: unknown) => void;
   /** Port of the local HTTP API. @default a free one */
   apiPort?: number;
+  /** Told of every handler invocation (SQS sources, sweeps, API requests): benchmarks time them. */
+  observe?: InvocationObserver;
 }
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
@@ -172,6 +175,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       functionName: `reflective-memory-${stage}-${fn}`,
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS[fn],
       onError: (error) => options.onHandlerError?.(key, error),
+      fn,
+      ...(options.observe ? { observe: options.observe } : {}),
     });
   const sources = {
     turn: source('turn', signal, 'signal'),
@@ -188,6 +193,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     functionName: `reflective-memory-${stage}-api`,
     timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.api,
     ...(options.apiPort !== undefined ? { port: options.apiPort } : {}),
+    ...(options.observe ? { observe: options.observe } : {}),
   });
 
   const info: StackInfo = {
@@ -276,7 +282,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     for (const { sweep: name, at } of due) {
       setClock(at);
       if (dirty) await waitUntilDrained();
-      const result = await sweep({ sweep: name, time: at.toISOString() }, lambdaContext(`reflective-memory-${stage}-sweep`, FUNCTION_TIMEOUT_SECONDS.sweep));
+      const started = performance.now();
+      const result = await withLedgerScope('sweep', () =>
+        sweep({ sweep: name, time: at.toISOString() }, lambdaContext(`reflective-memory-${stage}-sweep`, FUNCTION_TIMEOUT_SECONDS.sweep)),
+      );
+      options.observe?.({ fn: 'sweep', ms: performance.now() - started, records: [], finishedAt: Date.now() });
       if (result.jobs.length > 0) dirty = true;
       done.push({ sweep: name, at: at.toISOString() });
     }

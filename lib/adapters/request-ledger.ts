@@ -1,34 +1,60 @@
 /**
  * Counts every AWS request the handlers make, by service and operation, through an SDK
  * middleware on each client — and, for DynamoDB, the capacity units each request used
- * (it asks for ReturnConsumedCapacity=TOTAL, which costs nothing). Benchmarks read it;
+ * (it asks for ReturnConsumedCapacity=TOTAL, which costs nothing) and, for Bedrock, the
+ * tokens a call used. Benchmarks read it;
  * in Lambda it is a few map increments per request.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { MetadataBearer } from '@smithy/types';
 
 export interface LedgerEntry {
   requests: number;
   readUnits: number;
   writeUnits: number;
+  /** Model tokens (Bedrock Runtime responses' `usage`). */
+  inputTokens: number;
+  outputTokens: number;
 }
 
+const empty = (): LedgerEntry => ({ requests: 0, readUnits: 0, writeUnits: 0, inputTokens: 0, outputTokens: 0 });
+
 const ledger = new Map<string, LedgerEntry>();
+/** The same counts split by the scope they were made in (`withLedgerScope`), e.g. per function. */
+const scoped = new Map<string, Map<string, LedgerEntry>>();
+const scope = new AsyncLocalStorage<string>();
+
+const copy = (m: Map<string, LedgerEntry>) => Object.fromEntries([...m.entries()].map(([k, v]) => [k, { ...v }]));
 
 export const requestLedger = {
   snapshot(): Record<string, LedgerEntry> {
-    return Object.fromEntries([...ledger.entries()].map(([k, v]) => [k, { ...v }]));
+    return copy(ledger);
+  },
+  /** Per scope: the requests made inside `withLedgerScope(name, …)`. */
+  snapshotByScope(): Record<string, Record<string, LedgerEntry>> {
+    return Object.fromEntries([...scoped.entries()].map(([name, m]) => [name, copy(m)]));
   },
   reset(): void {
     ledger.clear();
+    scoped.clear();
   },
 };
+
+/** Run `work` with its requests also counted under `name` (the local stack names the function it invokes). */
+export const withLedgerScope = <T>(name: string, work: () => T): T => scope.run(name, work);
 
 /** Difference of two snapshots (after − before). */
 export function ledgerDelta(before: Record<string, LedgerEntry>, after: Record<string, LedgerEntry>): Record<string, LedgerEntry> {
   const out: Record<string, LedgerEntry> = {};
   for (const [k, v] of Object.entries(after)) {
-    const b = before[k] ?? { requests: 0, readUnits: 0, writeUnits: 0 };
-    const d = { requests: v.requests - b.requests, readUnits: v.readUnits - b.readUnits, writeUnits: v.writeUnits - b.writeUnits };
+    const b = before[k] ?? empty();
+    const d = {
+      requests: v.requests - b.requests,
+      readUnits: v.readUnits - b.readUnits,
+      writeUnits: v.writeUnits - b.writeUnits,
+      inputTokens: v.inputTokens - b.inputTokens,
+      outputTokens: v.outputTokens - b.outputTokens,
+    };
     if (d.requests !== 0) out[k] = d;
   }
   return out;
@@ -46,7 +72,10 @@ const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem',
 export function instrument<C extends { middlewareStack: { add: (...args: never[]) => void } }>(client: C, service: string): C {
   const add = client.middlewareStack.add as unknown as (mw: unknown, options: { step: string; name: string }) => void;
   add(
-    (next: (args: { input: Record<string, unknown> }) => Promise<{ output: MetadataBearer & { ConsumedCapacity?: Capacity | Capacity[] } }>, context: { commandName?: string }) =>
+    (
+      next: (args: { input: Record<string, unknown> }) => Promise<{ output: MetadataBearer & { ConsumedCapacity?: Capacity | Capacity[]; usage?: { inputTokens?: number; outputTokens?: number } } }>,
+      context: { commandName?: string },
+    ) =>
       async (args: { input: Record<string, unknown> }) => {
         const operation = (context.commandName ?? 'Unknown').replace(/Command$/, '');
         if (service === 'DynamoDB' && ('TableName' in args.input || 'RequestItems' in args.input || 'TransactItems' in args.input)) {
@@ -54,15 +83,25 @@ export function instrument<C extends { middlewareStack: { add: (...args: never[]
         }
         const result = await next(args);
         const key = `${service}.${operation}`;
-        const entry = ledger.get(key) ?? { requests: 0, readUnits: 0, writeUnits: 0 };
-        entry.requests += 1;
-        const consumed = result.output.ConsumedCapacity;
-        for (const c of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) {
-          const units = c.CapacityUnits ?? 0;
-          if (WRITES.has(operation)) entry.writeUnits += c.WriteCapacityUnits ?? units;
-          else entry.readUnits += c.ReadCapacityUnits ?? units;
+        const name = scope.getStore();
+        let inScope: Map<string, LedgerEntry> | undefined;
+        if (name !== undefined) {
+          inScope = scoped.get(name) ?? new Map<string, LedgerEntry>();
+          scoped.set(name, inScope);
         }
-        ledger.set(key, entry);
+        for (const m of inScope ? [ledger, inScope] : [ledger]) {
+          const entry = m.get(key) ?? empty();
+          entry.requests += 1;
+          entry.inputTokens += result.output.usage?.inputTokens ?? 0;
+          entry.outputTokens += result.output.usage?.outputTokens ?? 0;
+          const consumed = result.output.ConsumedCapacity;
+          for (const c of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) {
+            const units = c.CapacityUnits ?? 0;
+            if (WRITES.has(operation)) entry.writeUnits += c.WriteCapacityUnits ?? units;
+            else entry.readUnits += c.ReadCapacityUnits ?? units;
+          }
+          m.set(key, entry);
+        }
         return result;
       },
     { step: 'initialize', name: 'requestLedger' },

@@ -1,0 +1,80 @@
+/** The benchmark's cost model (bench/cost.ts) and the request ledger's per-function scopes. */
+import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { agentCoreUsd, functionCost, modelTokens, PRICES, totalOf } from '../../bench/cost.js';
+import { instrument, ledgerDelta, requestLedger, withLedgerScope } from '../../lib/adapters/request-ledger.js';
+
+const entry = (over: Partial<{ requests: number; readUnits: number; writeUnits: number; inputTokens: number; outputTokens: number }>) => ({
+  requests: 0,
+  readUnits: 0,
+  writeUnits: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  ...over,
+});
+
+describe('the cost model', () => {
+  it('prices a function by service: Lambda requests and GB-s, DynamoDB units, S3 classes, SQS sends and polls', () => {
+    const cost = functionCost({
+      ledger: {
+        'DynamoDB.PutItem': entry({ requests: 2, writeUnits: 4 }),
+        'DynamoDB.Query': entry({ requests: 1, readUnits: 8 }),
+        'S3.PutObject': entry({ requests: 3 }),
+        'S3.GetObject': entry({ requests: 5 }),
+        'SQS.SendMessage': entry({ requests: 1 }),
+      },
+      invocations: 10,
+      billedMs: 2000,
+      memoryMb: 512,
+      queue: 'fifo',
+      http: false,
+    });
+    expect(cost.lambda).toBeCloseTo(10 * PRICES.lambdaRequest + 2 * 0.5 * PRICES.lambdaGbSecond, 12);
+    expect(cost.dynamodb).toBeCloseTo(4 * PRICES.dynamoWriteUnit + 8 * PRICES.dynamoReadUnit, 12);
+    expect(cost.s3).toBeCloseTo(3 * PRICES.s3Put + 5 * PRICES.s3Get, 12);
+    // one send, plus a receive and a delete per invocation by the event source
+    expect(cost.sqs).toBeCloseTo((1 + 20) * PRICES.sqsFifoRequest, 12);
+    expect(cost.apiGateway).toBe(0);
+    expect(totalOf(cost)).toBeCloseTo(cost.lambda + cost.dynamodb + cost.s3 + cost.sqs, 12);
+  });
+
+  it('sums model tokens over Bedrock calls only, and prices AgentCore per event, record-month and retrieval', () => {
+    expect(modelTokens({ 'BedrockRuntime.Converse': entry({ requests: 2, inputTokens: 900, outputTokens: 100 }), 'S3.GetObject': entry({ requests: 7 }) })).toEqual({
+      calls: 2,
+      inputTokens: 900,
+      outputTokens: 100,
+    });
+    expect(agentCoreUsd({ turns: 1000, records: 2000, retrievals: 4000 })).toEqual({ events: 0.25, records: 1.5, retrievals: 2, total: 3.75 });
+  });
+});
+
+describe('the request ledger', () => {
+  it('counts a request under the scope it was made in, and capacity units and tokens from the response', async () => {
+    const client = instrument(
+      new DynamoDBClient({
+        region: 'us-east-1',
+        endpoint: 'http://localhost:1',
+        credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+        requestHandler: {
+          handle: async () => ({
+            response: {
+              statusCode: 200,
+              headers: { 'content-type': 'application/x-amz-json-1.0' },
+              body: Readable.from([Buffer.from(JSON.stringify({ ConsumedCapacity: { TableName: 't', CapacityUnits: 3 } }))]),
+            },
+          }),
+        } as never,
+      }),
+      'DynamoDB',
+    );
+    const before = requestLedger.snapshotByScope();
+    const put = () => client.send(new PutItemCommand({ TableName: 't', Item: { pk: { S: 'x' } } }));
+    await withLedgerScope('signal', put);
+    await withLedgerScope('signal', put);
+    await put();
+    const after = requestLedger.snapshotByScope();
+    expect(ledgerDelta(before.signal ?? {}, after.signal ?? {})).toEqual({ 'DynamoDB.PutItem': entry({ requests: 2, writeUnits: 6 }) });
+    expect(after.reflector).toBeUndefined();
+  });
+});

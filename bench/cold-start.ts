@@ -3,6 +3,7 @@
  * node22, minified, `@aws-sdk/*` left to the Lambda runtime as NodejsFunction does for
  * Node 18+), its size, and its init time: importing the bundle in a fresh Node process
  * (module scope: SDK clients, configuration, Powertools). Median of several processes.
+ * Each function is also measured with the SDK bundled in, the lever for init time.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
@@ -14,6 +15,8 @@ export interface ColdStartRow {
   bundleBytes: number;
   initMsMedian: number;
   initMsMax: number;
+  /** The same function with the AWS SDK bundled in instead of left to the runtime. */
+  sdkBundled: { bundleBytes: number; initMsMedian: number };
 }
 
 const ROOT = new URL('../', import.meta.url).pathname;
@@ -24,8 +27,8 @@ export async function benchColdStart(runs = 5): Promise<ColdStartRow[]> {
   mkdirSync(out, { recursive: true });
   const fns = readdirSync(join(ROOT, 'functions')).filter((f) => statSync(join(ROOT, 'functions', f)).isDirectory()).sort();
   const rows: ColdStartRow[] = [];
-  for (const fn of fns) {
-    const outfile = join(out, `${fn}.mjs`);
+  const measure = async (fn: string, sdkExternal: boolean) => {
+    const outfile = join(out, `${fn}${sdkExternal ? '' : '.sdk-bundled'}.mjs`);
     await build({
       entryPoints: [join(ROOT, 'functions', fn, 'handler.ts')],
       bundle: true,
@@ -34,7 +37,7 @@ export async function benchColdStart(runs = 5): Promise<ColdStartRow[]> {
       target: 'node22',
       mainFields: ['module', 'main'],
       minify: true,
-      external: ['@aws-sdk/*'],
+      external: sdkExternal ? ['@aws-sdk/*'] : [],
       banner: { js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);" },
       outfile,
       logLevel: 'silent',
@@ -63,7 +66,12 @@ export async function benchColdStart(runs = 5): Promise<ColdStartRow[]> {
       times.push(ms);
     }
     times.sort((a, b) => a - b);
-    rows.push({ fn, bundleBytes: statSync(outfile).size, initMsMedian: times[Math.floor(times.length / 2)] ?? 0, initMsMax: times.at(-1) ?? 0 });
+    return { bundleBytes: statSync(outfile).size, initMsMedian: times[Math.floor(times.length / 2)] ?? 0, initMsMax: times.at(-1) ?? 0 };
+  };
+  for (const fn of fns) {
+    const asDeployed = await measure(fn, true);
+    const bundled = await measure(fn, false);
+    rows.push({ fn, ...asDeployed, sdkBundled: { bundleBytes: bundled.bundleBytes, initMsMedian: bundled.initMsMedian } });
   }
   return rows;
 }

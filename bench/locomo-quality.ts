@@ -4,17 +4,23 @@
  * simulated clock (nightly and weekly runs included), then every QA item is asked through
  * the memory API (`POST /v1/users/{u}/memory/search`, as an agent would). Evidence recall
  * uses each result's `sourceTurns` → the turns' `attributes.dia_ids`. The floor, measured
- * in the same run: plain BM25 (MiniSearch) over the raw turns.
+ * in the same run: plain BM25 (MiniSearch) over the raw turns; and, as a stronger baseline,
+ * the same with Porter stemming (which memory.search uses).
  *
  * Run alone: `tsx bench/locomo-quality.ts [--quick] [--dir DIR]`; the last line printed is
  * the result as JSON (bench/run.ts runs it in its own process: one local stack per process).
  */
 import { readFileSync } from 'node:fs';
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import type { SQSRecord } from 'aws-lambda';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { TurnSaved } from '../events/turn-saved.js';
 import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
 import { startLocalStack } from '../infra/local/stack.js';
+import type { Invocation } from '../infra/local/event-source.js';
+import { type LedgerEntry, ledgerDelta, requestLedger } from '../lib/adapters/request-ledger.js';
 import { DocumentIndex } from '../lib/domain/knowledge-search.js';
 import { estimateTokens } from '../lib/domain/text.js';
 
@@ -32,6 +38,8 @@ export interface QualityResult {
   byCategory: Record<string, number>;
   memory: Recall;
   floor: Recall;
+  /** A stronger baseline: the same BM25 over the raw turns with Porter stemming, as memory.search stems. */
+  stemmedFloor: Recall;
   /** Category 5 (adversarial): share of questions for which search returned nothing. */
   adversarial: { questions: number; emptyShare: number; floorEmptyShare: number };
   /** Tokens of the top 5 results vs tokens of the raw turns those results stand for, per question. */
@@ -40,8 +48,72 @@ export interface QualityResult {
   extraction: { events: number; covered: number; share: number };
   /** Result kinds in the memory search's top 5, over all questions. */
   kinds: Record<string, number>;
+  /** What the replays used (ingest: replay + a day of sweeps; retrieval: the QA searches). */
+  usage: { ingest: PhaseUse; retrieval: PhaseUse; records: number; storedBytes: { dynamodb: number; s3: number }; sweepFires: number };
+  /** Per conversation: medians of signal time per turn and of trigger → staged (ms), and all samples' spread. */
+  latency: {
+    signalMsPerTurn: Spread;
+    triggerToStagedMs: Spread;
+    searchApiMs: Spread;
+  };
   seconds: number;
 }
+
+export interface PhaseUse {
+  /** Per function (the ledger scope the local stack invoked it in): its AWS requests, invocations and Σ billed ms (each invocation rounded up to 1 ms). */
+  byFunction: Record<string, { ledger: Record<string, LedgerEntry>; invocations: number; billedMs: number }>;
+}
+
+/** Median and p95 over all samples, and the range of the per-run (per-conversation) medians. */
+export interface Spread {
+  samples: number;
+  median: number;
+  p95: number;
+  runMedians: number[];
+}
+
+const quantile = (xs: readonly number[], q: number): number => {
+  if (xs.length === 0) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? 0;
+};
+
+function spread(runs: ReadonlyArray<readonly number[]>): Spread {
+  const all = runs.flat();
+  const r1 = (n: number) => Math.round(n * 10) / 10;
+  return { samples: all.length, median: r1(quantile(all, 0.5)), p95: r1(quantile(all, 0.95)), runMedians: runs.filter((r) => r.length > 0).map((r) => r1(quantile(r, 0.5))) };
+}
+
+const emptyPhase = (): PhaseUse => ({ byFunction: {} });
+
+function addPhase(into: PhaseUse, ledger: Record<string, Record<string, LedgerEntry>>, invocations: readonly Invocation[]): void {
+  const fnUse = (fn: string) => (into.byFunction[fn] ??= { ledger: {}, invocations: 0, billedMs: 0 });
+  for (const [fn, entries] of Object.entries(ledger)) {
+    const use = fnUse(fn);
+    for (const [k, v] of Object.entries(entries)) {
+      const e = (use.ledger[k] ??= { requests: 0, readUnits: 0, writeUnits: 0, inputTokens: 0, outputTokens: 0 });
+      e.requests += v.requests;
+      e.readUnits += v.readUnits;
+      e.writeUnits += v.writeUnits;
+      e.inputTokens += v.inputTokens;
+      e.outputTokens += v.outputTokens;
+    }
+  }
+  for (const i of invocations) {
+    const use = fnUse(i.fn);
+    use.invocations += 1;
+    use.billedMs += Math.ceil(i.ms);
+  }
+}
+
+const jobKind = (r: SQSRecord): string | null => {
+  try {
+    const body = JSON.parse(r.body) as { type?: unknown; kind?: unknown };
+    return body.type === 'reflection.job' && typeof body.kind === 'string' ? body.kind : null;
+  } catch {
+    return null;
+  }
+};
 
 interface Qa {
   question: string;
@@ -65,9 +137,24 @@ const emptyRecall = (): Recall => ({ any: { 1: 0, 5: 0, 10: 0 }, all: { 1: 0, 5:
 
 export async function benchLocomoQuality(files: readonly string[]): Promise<QualityResult> {
   const started = Date.now();
-  const stack = await startLocalStack({ stage: 'bench', logLevel: 'SILENT', speed: 300 });
+  let invocations: Invocation[] = [];
+  const stack = await startLocalStack({ stage: 'bench', logLevel: 'SILENT', speed: 300, observe: (i) => invocations.push(i) });
+  const ingest = emptyPhase();
+  const retrieval = emptyPhase();
+  /** Ends a phase: its ledger deltas (per function) and invocations are added to `into`. */
+  let mark = requestLedger.snapshotByScope();
+  const endPhase = (into: PhaseUse | null) => {
+    const now = requestLedger.snapshotByScope();
+    if (into) addPhase(into, Object.fromEntries(Object.entries(now).map(([fn, entries]) => [fn, ledgerDelta(mark[fn] ?? {}, entries)])), invocations);
+    const done = invocations;
+    mark = now;
+    invocations = [];
+    return done;
+  };
+  const latencyRuns = { signal: [] as number[][], trigger: [] as number[][], search: [] as number[][] };
   const memory = emptyRecall();
   const floor = emptyRecall();
+  const stemmedFloor = emptyRecall();
   const byCategory: Record<string, number> = {};
   const kinds: Record<string, number> = {};
   let questions = 0;
@@ -75,6 +162,8 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
   const adversarial = { questions: 0, empty: 0, floorEmpty: 0 };
   const tokens = { memoryTop5: 0, rawTurnsTheyStandFor: 0, floorTop5: 0 };
   const extraction = { events: 0, covered: 0 };
+  let summary: Awaited<ReturnType<typeof stack.summary>> | null = null;
+  let storedBytes = { dynamodb: 0, s3: 0 };
   try {
     for (const file of files) {
       const name = file.replace(/^.*\//, '').replace(/\.json$/, '');
@@ -82,14 +171,24 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
       const userId = `locomo-${name}`;
       const turns = locomoToTurns(conv, { userId, source: `locomo/${name}` });
       turnsTotal += turns.length;
+      endPhase(null);
       await stack.replayLines(turns.map((t) => JSON.stringify(t)), { clock: true });
       await stack.waitUntilDrained();
       await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
       await stack.waitUntilDrained();
+      const replayed = endPhase(ingest);
+      latencyRuns.signal.push(replayed.filter((i) => i.fn === 'signal' && i.records.length > 0).map((i) => i.ms / i.records.length));
+      latencyRuns.trigger.push(
+        replayed
+          .filter((i) => i.fn === 'reflector')
+          .flatMap((i) => i.records.filter((r) => jobKind(r) === 'batch').map((r) => i.finishedAt - Number(r.attributes.SentTimestamp))),
+      );
 
       const byTurn = new Map<number, TurnSaved>(turns.map((t) => [t.turnId, t]));
       const diaOf = (ids: readonly number[]) => new Set(ids.flatMap((id) => (byTurn.get(id)?.attributes?.dia_ids ?? '').split(' ').filter(Boolean)));
-      const raw = new DocumentIndex(turns.map((t) => ({ id: String(t.turnId), title: '', text: `${t.query}\n${t.response}` })));
+      const rawDocs = turns.map((t) => ({ id: String(t.turnId), title: '', text: `${t.query}\n${t.response}` }));
+      const raw = new DocumentIndex(rawDocs);
+      const rawStemmed = new DocumentIndex(rawDocs, { stem: true });
       const search = async (query: string, limit: number, filters?: Record<string, unknown>) => {
         const res = await fetch(`${stack.info.apiUrl}/v1/users/${userId}/memory/search`, {
           method: 'POST',
@@ -116,7 +215,10 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
         const results = await search(qa.question, 10);
         const m = recallAt(results.map((r) => diaOf(r.sourceTurns)), evidence);
         const f = recallAt(floorHits.map((h) => diaOf([Number(h.doc.id)])), evidence);
+        const fs = recallAt(rawStemmed.search(qa.question, 10).map((h) => diaOf([Number(h.doc.id)])), evidence);
         for (const k of KS) {
+          stemmedFloor.any[k] += Number(fs.any[k]);
+          stemmedFloor.all[k] += Number(fs.all[k]);
           memory.any[k] += Number(m.any[k]);
           memory.all[k] += Number(m.all[k]);
           floor.any[k] += Number(f.any[k]);
@@ -132,6 +234,9 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
         }, 0);
         tokens.floorTop5 += floorHits.slice(0, 5).reduce((n, h) => n + estimateTokens(h.doc.text), 0);
       }
+
+      const asked = endPhase(retrieval);
+      latencyRuns.search.push(asked.filter((i) => i.fn === 'api').map((i) => i.ms));
 
       // Extraction coverage: each annotated event sentence, searched among staged and
       // promoted items; covered when one of the top 3 derives from a turn of that session.
@@ -155,7 +260,10 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
           if (hits.some((h) => h.sourceTurns.some((t) => own.has(t)))) extraction.covered += 1;
         }
       }
+      endPhase(null);
     }
+    summary = await stack.summary();
+    storedBytes = await measureStorage(stack.info);
   } finally {
     await stack.stop();
   }
@@ -171,6 +279,7 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
     byCategory,
     memory: norm(memory),
     floor: norm(floor),
+    stemmedFloor: norm(stemmedFloor),
     adversarial: { questions: adversarial.questions, emptyShare: share(adversarial.empty, adversarial.questions), floorEmptyShare: share(adversarial.floorEmpty, adversarial.questions) },
     tokens: {
       memoryTop5: Math.round(tokens.memoryTop5 / Math.max(1, questions)),
@@ -179,8 +288,32 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
     },
     extraction: { ...extraction, share: share(extraction.covered, extraction.events) },
     kinds,
+    usage: {
+      ingest,
+      retrieval,
+      sweepFires: summary?.sweepsFired ?? 0,
+      records: summary ? summary.staged + summary.promoted + summary.findings + summary.summaries : 0,
+      storedBytes,
+    },
+    latency: { signalMsPerTurn: spread(latencyRuns.signal), triggerToStagedMs: spread(latencyRuns.trigger), searchApiMs: spread(latencyRuns.search) },
     seconds: Math.round((Date.now() - started) / 1000),
   };
+}
+
+/** Bytes the stack holds: the table's size as DynamoDB reports it, and every object in the bucket. */
+async function measureStorage(info: Awaited<ReturnType<typeof startLocalStack>>['info']): Promise<{ dynamodb: number; s3: number }> {
+  const common = { region: info.region, credentials: info.credentials };
+  const ddb = new DynamoDBClient({ ...common, endpoint: info.endpoints.dynamodb });
+  const s3 = new S3Client({ ...common, endpoint: info.endpoints.s3, forcePathStyle: true });
+  const table = await ddb.send(new DescribeTableCommand({ TableName: info.tableName }));
+  let s3Bytes = 0;
+  let token: string | undefined;
+  do {
+    const page = await s3.send(new ListObjectsV2Command({ Bucket: info.bucketName, ContinuationToken: token }));
+    s3Bytes += (page.Contents ?? []).reduce((n, o) => n + (o.Size ?? 0), 0);
+    token = page.NextContinuationToken;
+  } while (token);
+  return { dynamodb: table.Table?.TableSizeBytes ?? 0, s3: s3Bytes };
 }
 
 export const LOCOMO_FILES = ['conv-26.json', 'conv-30.json', 'conv-41.json', 'conv-42.json', 'conv-43.json'];

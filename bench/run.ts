@@ -168,8 +168,8 @@ ${(perTurnBytes.dynamodb / 1024).toFixed(2)} KiB in DynamoDB and ${(perTurnBytes
 
 Workload: 1M turns, 1M retrievals, and the long-term records they produce, held for a month
 (${Math.round(recordsPerMillion).toLocaleString('en-US')} per 1M turns: the staged, promoted, finding and summary documents this replay made).
-AgentCore's published prices: $${AGENTCORE.event * 1000} per 1,000 events (one per turn), $${AGENTCORE.recordMonth * 1000} per 1,000
-long-term records a month (built-in strategies, model use included), $${AGENTCORE.retrieval * 1000} per 1,000 retrievals.
+AgentCore's published prices: $${(AGENTCORE.event * 1000).toFixed(2)} per 1,000 events (one per turn), $${(AGENTCORE.recordMonth * 1000).toFixed(2)} per 1,000
+long-term records a month (built-in strategies, model use included), $${(AGENTCORE.retrieval * 1000).toFixed(2)} per 1,000 retrievals.
 
 | | ingest (events) | storage (records) | retrievals | model tokens | total |
 | --- | ---: | ---: | ---: | ---: | ---: |

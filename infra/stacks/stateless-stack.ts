@@ -15,6 +15,7 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages.js';
 import { MemoryFunction } from '../constructs/memory-function.js';
+import { PERMISSIONS, type Permissions } from '../permissions.js';
 import { FUNCTION_TIMEOUT_SECONDS, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
 import type { MemoryQueue, MemoryUserPool } from './stateful-stack.js';
 
@@ -64,12 +65,7 @@ export class StatelessStack extends Stack {
       },
     });
     this.signalFn.addEventSource(new SqsEventSource(queues.turn.queue, { batchSize: 10, reportBatchItemFailures: true }));
-    table.grant(this.signalFn, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem');
-    bucket.grantPut(this.signalFn, 'users/*/turns/*');
-    bucket.grantPut(this.signalFn, 'rejected/*');
-    bucket.grantRead(this.signalFn, 'claims/*');
-    queues.reflection.queue.grantSendMessages(this.signalFn);
-    queues.idle.queue.grantSendMessages(this.signalFn);
+    this.grantPermissions(this.signalFn, PERMISSIONS.signal, props);
 
     this.idleFn = new MemoryFunction(this, 'IdleFunction', {
       entry: entry('idle'),
@@ -85,9 +81,7 @@ export class StatelessStack extends Stack {
       },
     });
     this.idleFn.addEventSource(new SqsEventSource(queues.idle.queue, { batchSize: 10, reportBatchItemFailures: true }));
-    table.grant(this.idleFn, 'dynamodb:GetItem', 'dynamodb:PutItem');
-    bucket.grantPut(this.idleFn, 'rejected/*');
-    queues.reflection.queue.grantSendMessages(this.idleFn);
+    this.grantPermissions(this.idleFn, PERMISSIONS.idle, props);
 
     this.reflectorFn = new MemoryFunction(this, 'ReflectorFunction', {
       entry: entry('reflector'),
@@ -107,24 +101,7 @@ export class StatelessStack extends Stack {
       },
     });
     this.reflectorFn.addEventSource(new SqsEventSource(queues.reflection.queue, { batchSize: 1, reportBatchItemFailures: true }));
-    table.grant(this.reflectorFn, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:UpdateItem');
-    bucket.grantRead(this.reflectorFn, 'users/*');
-    bucket.grantPut(this.reflectorFn, 'users/*/Knowledge_staging/*');
-    bucket.grantDelete(this.reflectorFn, 'users/*/Knowledge_staging/*');
-    bucket.grantPut(this.reflectorFn, 'users/*/Knowledge/*');
-    bucket.grantPut(this.reflectorFn, 'users/*/index/*');
-    bucket.grantPut(this.reflectorFn, 'users/*/reflections/*');
-    bucket.grantPut(this.reflectorFn, 'users/*/Logs/*');
-    bucket.grantPut(this.reflectorFn, 'rejected/*');
-    this.reflectorFn.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['bedrock:InvokeModel'],
-        resources: [
-          `arn:${this.partition}:bedrock:*::foundation-model/*`,
-          `arn:${this.partition}:bedrock:${this.region}:${this.account}:inference-profile/${config.modelId}`,
-        ],
-      }),
-    );
+    this.grantPermissions(this.reflectorFn, PERMISSIONS.reflector, props);
 
     this.sweepFn = new MemoryFunction(this, 'SweepFunction', {
       entry: entry('sweep'),
@@ -139,10 +116,7 @@ export class StatelessStack extends Stack {
         SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
       },
     });
-    table.grant(this.sweepFn, 'dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:DeleteItem');
-    bucket.grantDelete(this.sweepFn, 'users/*/Knowledge_staging/*');
-    bucket.grantPut(this.sweepFn, 'users/*/Logs/expiry/*');
-    queues.reflection.queue.grantSendMessages(this.sweepFn);
+    this.grantPermissions(this.sweepFn, PERMISSIONS.sweep, props);
     for (const sweep of SWEEPS) {
       const name = sweep.charAt(0).toUpperCase() + sweep.slice(1);
       new Rule(this, `${name}Schedule`, {
@@ -165,17 +139,37 @@ export class StatelessStack extends Stack {
         STAGE: props.stage,
       },
     });
-    table.grant(this.apiFn, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchGetItem');
-    bucket.grantRead(this.apiFn, 'users/*');
-    bucket.grantPut(this.apiFn, 'users/*/Knowledge/*');
-    bucket.grantPut(this.apiFn, 'users/*/Knowledge_staging/*');
-    bucket.grantPut(this.apiFn, 'users/*/index/*');
-    bucket.grantPut(this.apiFn, 'users/*/reflections/*');
-    bucket.grantPut(this.apiFn, 'users/*/Logs/*');
-    bucket.grantDelete(this.apiFn, 'users/*/Knowledge_staging/*');
+    this.grantPermissions(this.apiFn, PERMISSIONS.api, props);
 
     this.api = this.memoryApi(props);
     new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint, description: 'Memory API base URL: /v1/* needs a bearer JWT; /openapi.json and /console are public' });
+  }
+
+  /**
+   * Grants exactly what infra/permissions.ts lists for the function: DynamoDB actions on the
+   * table and its indexes, S3 actions on the listed key patterns, SendMessage on the listed
+   * queues, InvokeModel on the stage's model. No grant helper with wider actions is used.
+   */
+  private grantPermissions(fn: MemoryFunction, permissions: Permissions, props: StatelessStackProps): void {
+    const { table, bucket, queues, config } = props;
+    if (permissions.dynamodb.length > 0) table.grant(fn, ...permissions.dynamodb.map((a) => `dynamodb:${a}`));
+    for (const [pattern, actions] of Object.entries(permissions.s3)) {
+      fn.addToRolePolicy(new PolicyStatement({ actions: actions.map((a) => `s3:${a}`), resources: [bucket.arnForObjects(pattern)] }));
+    }
+    if (permissions.sends.length > 0) {
+      fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: permissions.sends.map((q) => queues[q].queue.queueArn) }));
+    }
+    if (permissions.model) {
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          actions: ['bedrock:InvokeModel'],
+          resources: [
+            `arn:${this.partition}:bedrock:*::foundation-model/*`,
+            `arn:${this.partition}:bedrock:${this.region}:${this.account}:inference-profile/${config.modelId}`,
+          ],
+        }),
+      );
+    }
   }
 
   /**

@@ -23,6 +23,16 @@ const ledger = new Map<string, LedgerEntry>();
 /** The same counts split by the scope they were made in (`withLedgerScope`), e.g. per function. */
 const scoped = new Map<string, Map<string, LedgerEntry>>();
 const scope = new AsyncLocalStorage<string>();
+/** Off by default (Lambda containers would only grow it): what each scope's requests addressed. */
+let recordTargets = false;
+const targets = new Map<string, Set<string>>();
+
+/** One distinct request target: the operation and the S3 key or queue URL it addressed. */
+export interface RequestTarget {
+  operation: string;
+  key?: string;
+  queueUrl?: string;
+}
 
 const copy = (m: Map<string, LedgerEntry>) => Object.fromEntries([...m.entries()].map(([k, v]) => [k, { ...v }]));
 
@@ -37,6 +47,15 @@ export const requestLedger = {
   reset(): void {
     ledger.clear();
     scoped.clear();
+    targets.clear();
+  },
+  /** Start (or stop) recording each scope's distinct request targets, for least-privilege checks. */
+  recordTargets(on: boolean): void {
+    recordTargets = on;
+  },
+  /** Per scope: the distinct operations with the S3 key or queue URL each addressed. */
+  targetsByScope(): Record<string, RequestTarget[]> {
+    return Object.fromEntries([...targets.entries()].map(([name, set]) => [name, [...set].map((t) => JSON.parse(t) as RequestTarget)]));
   },
 };
 
@@ -84,6 +103,14 @@ export function instrument<C extends { middlewareStack: { add: (...args: never[]
         const result = await next(args);
         const key = `${service}.${operation}`;
         const name = scope.getStore();
+        if (recordTargets && name !== undefined) {
+          const target: RequestTarget = { operation: key };
+          if (typeof args.input.Key === 'string') target.key = args.input.Key;
+          if (typeof args.input.QueueUrl === 'string') target.queueUrl = args.input.QueueUrl;
+          const set = targets.get(name) ?? new Set<string>();
+          set.add(JSON.stringify(target));
+          targets.set(name, set);
+        }
         let inScope: Map<string, LedgerEntry> | undefined;
         if (name !== undefined) {
           inScope = scoped.get(name) ?? new Map<string, LedgerEntry>();

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { functionsSeen, recordRequestTargets, requestsOutsideGrants } from '../helpers/least-privilege.js';
 import { mintToken } from '../../infra/local/tokens.js';
 
 const USER = 'locomo-conv-26';
@@ -13,6 +14,7 @@ let stack: LocalStack;
 let admin: string;
 
 beforeAll(async () => {
+  recordRequestTargets();
   stack = await startLocalStack({ stage: 'apitest', logLevel: 'SILENT', speed: 300 });
   admin = stack.info.adminToken;
   const lines = readFileSync(new URL('../../events/samples/conversation.jsonl', import.meta.url), 'utf8').split('\n');
@@ -286,5 +288,10 @@ describe('reflections (seed 001 API) and the OpenAPI document', () => {
     const result = await validate(structuredClone(res.body));
     expect(result.valid, JSON.stringify(result)).toBe(true);
     expect(res.body.paths['/v1/users/{userId}/memory/search'].post.requestBody).toBeDefined();
+  });
+
+  it('made no AWS request its function is not granted (infra/permissions.ts)', () => {
+    expect(functionsSeen()).toEqual(expect.arrayContaining(['api', 'idle', 'reflector', 'signal']));
+    expect(requestsOutsideGrants(stack.info)).toEqual([]);
   });
 });

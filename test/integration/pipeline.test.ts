@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { offlineResponder } from '../../infra/local/converse-server.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { functionsSeen, recordRequestTargets, requestsOutsideGrants } from '../helpers/least-privilege.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -16,6 +17,7 @@ let stack: LocalStack;
 let bucket: ReturnType<typeof bucketReader>;
 
 beforeAll(async () => {
+  recordRequestTargets();
   stack = await startLocalStack({ stage: 'itest', logLevel: 'SILENT', speed: 300 });
   bucket = bucketReader(stack.info);
 });
@@ -164,5 +166,10 @@ describe('the pipeline on the local emulators', () => {
     expect(log.status).toBe('aborted');
     expect(log.error.raw).toBe('Sorry, I cannot produce JSON today.');
     expect((await stack.summary()).batchesAborted).toBe(1);
+  });
+
+  it('made no AWS request its function is not granted (infra/permissions.ts)', () => {
+    expect(functionsSeen()).toEqual(expect.arrayContaining(['idle', 'reflector', 'signal']));
+    expect(requestsOutsideGrants(stack.info)).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { locomoToTurns } from '../../infra/local/locomo.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { functionsSeen, recordRequestTargets, requestsOutsideGrants } from '../helpers/least-privilege.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -21,6 +22,7 @@ let s3Client: S3Client;
 const stdout: string[] = [];
 
 beforeAll(async () => {
+  recordRequestTargets();
   const write = process.stdout.write.bind(process.stdout);
   vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
     stdout.push(String(chunk));
@@ -125,5 +127,10 @@ describe('signals and ingestion on the local emulators', () => {
     expect(emf.some((m) => m.RejectedRecords === 1 && m.service === 'signal')).toBe(true);
     const rejected = await new S3RejectedEventLog(s3Client, stack.info.bucketName).list();
     expect(rejected.flatMap((r) => r.errors.map((e) => e.path))).toContain('timestamp');
+  });
+
+  it('made no AWS request its function is not granted (infra/permissions.ts)', () => {
+    expect(functionsSeen()).toEqual(expect.arrayContaining(['idle', 'reflector', 'signal']));
+    expect(requestsOutsideGrants(stack.info)).toEqual([]);
   });
 });

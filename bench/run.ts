@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
+import type { AttackReport } from './api-attacks.js';
 import type { QualityResult } from './locomo-quality.js';
 import { barChart } from './svg.js';
 import { benchSearchLatency } from './search-latency.js';
@@ -34,13 +35,15 @@ import {
 
 const fmt = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));
 
-/** The LoCoMo quality benchmark in its own process (one local stack per process). */
-function runQuality(quick: boolean): QualityResult {
+/** A benchmark script in its own process (one local stack per process); its last line is its result as JSON. */
+function runScript<T>(script: string, args: readonly string[] = []): T {
   const tsx = new URL('../node_modules/.bin/tsx', import.meta.url).pathname;
-  const res = spawnSync(tsx, [new URL('./locomo-quality.ts', import.meta.url).pathname, ...(quick ? ['--quick'] : [])], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 60 * 60_000 });
-  if (res.status !== 0) throw new Error(`the LoCoMo quality benchmark failed (exit ${res.status})`);
-  return JSON.parse(res.stdout.trim().split('\n').at(-1) ?? 'null') as QualityResult;
+  const res = spawnSync(tsx, [new URL(script, import.meta.url).pathname, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 60 * 60_000 });
+  if (res.status !== 0) throw new Error(`${script} failed (exit ${res.status})`);
+  return JSON.parse(res.stdout.trim().split('\n').at(-1) ?? 'null') as T;
 }
+
+const runQuality = (quick: boolean) => runScript<QualityResult>('./locomo-quality.ts', quick ? ['--quick'] : []);
 
 const pct = (n: number) => `${(n * 100).toFixed(1)} %`;
 const points = (n: number) => `${n >= 0 ? '+' : '−'}${Math.abs(n * 100).toFixed(1)}`;
@@ -202,6 +205,7 @@ ${row('memory.search through the API (handler)', quality.latency.searchApiMs)}
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } }, strict: true });
   const quality = runQuality(values.quick ?? false);
+  const attacks = runScript<AttackReport>('./api-attacks.ts');
   const cost = costSection(quality);
   mkdirSync(new URL('./plots/', import.meta.url), { recursive: true });
   writeFileSync(
@@ -357,6 +361,25 @@ about 40 % of the signal bundle: zod 4's classic API does not tree-shake); \`zod
 validators would make room for the SDK. Neither is done yet; the deployed bundles keep the
 SDK external.
 
+## Security: attack suite against the memory API
+
+\`bench/api-attacks.ts\` (also a test) against the local API: a caller holding a token for one
+user tries every route of the contract on another user's id and writes on GLOBAL, path tricks
+on the user id (encoded slashes and dots, NUL, case, homoglyphs, lists, wildcards), body tricks
+(another user in the body or filters, paths climbing out of the user's prefix, GLOBAL through
+the body, promoting its own entry to GLOBAL), and forged, expired, unsigned (\`alg: none\`),
+tampered or foreign-issuer tokens. An attack succeeds when the API answers 2xx for a user other
+than the caller's own, or when any answer holds the victim's secret word.
+
+| kind | tried |
+| --- | ---: |
+${Object.entries(attacks.byKind).map(([k, n]) => `| ${k} | ${n} |`).join('\n')}
+| **total** | **${attacks.tried}** |
+
+Succeeded: **${attacks.succeeded.length}**${attacks.succeeded.length > 0 ? ` — ${attacks.succeeded.join('; ')}` : ''}. Locally the token is checked by the stand-in
+for API Gateway's JWT authorizer; in the cloud the authorizer does it. The user and scope
+checks are the handler's own in both.
+
 ## Reflector: non-LLM time per batch
 
 \`runReflection\` on a 10-turn batch with in-memory stores and a model that answers at once,
@@ -370,6 +393,7 @@ ${timesTable}
 At 1,000 documents: p95 ${at1000 ? at1000.p95.toFixed(1) : '?'} ms — ${at1000 && at1000.p95 <= timeGoal ? 'within' : 'over'} the goal.
 `;
   writeFileSync(new URL('../BENCHMARKS.md', import.meta.url), md);
+  console.log(`attack suite: ${attacks.tried} tried, ${attacks.succeeded.length} succeeded`);
   console.log(recallTable);
   console.log(`\ninfrastructure per 1M turns: $${cost.infraPerMillion.toFixed(2)} (goal ≤ $5); model tokens per 1,000 turns: ${cost.tokensPer1000.input} in, ${cost.tokensPer1000.output} out\n`);
   console.log(searchTable);

@@ -1,0 +1,214 @@
+/**
+ * An attack suite against the memory API (issue 8): a user-scoped caller tries to read or
+ * write another user's memory, the GLOBAL scope, or anything at all without valid
+ * credentials — every route of the contract, path tricks on the user id, body tricks, and
+ * forged, expired or malformed tokens. An attack succeeds when the API answers 2xx for a
+ * user other than the caller's own, or when any answer contains the victim's secret.
+ *
+ * Locally the bearer token is checked by the stand-in for API Gateway's JWT authorizer
+ * (infra/local/http-api.ts); in the cloud the authorizer does it. The handler checks the
+ * user and scope itself in both (lib/domain/access.ts). Used by a test and by the bench.
+ */
+import { SignJWT } from 'jose';
+import { type Route, routes } from '../functions/api/contract.js';
+import type { LocalStack } from '../infra/local/stack.js';
+import { LOCAL_AUDIENCE, LOCAL_ISSUER } from '../infra/local/tokens.js';
+
+export const ATTACKER = 'attacker-user';
+export const VICTIM = 'victim-user';
+/** A word only the victim's memory holds. */
+export const SECRET = 'quokkazebra';
+
+export interface AttackReport {
+  tried: number;
+  byKind: Record<string, number>;
+  /** Descriptions of the attacks that succeeded (empty when the API held). */
+  succeeded: string[];
+}
+
+const turn = (userId: string, turnId: number, text: string) =>
+  JSON.stringify({
+    type: 'turn.saved',
+    version: 1,
+    userId,
+    sessionId: 's1',
+    turnId,
+    timestamp: new Date(Date.UTC(2026, 2, 1, 10, turnId)).toISOString(),
+    query: text,
+    response: `Noted: ${text}`,
+    validation: { outcome: 'APPROVE', quality: 0.9 },
+  });
+
+/** Victim and attacker each get a few turns; the victim's mention the secret. */
+export async function seedAttackData(stack: LocalStack): Promise<void> {
+  const lines = [
+    ...[1, 2, 3].map((i) => turn(VICTIM, i, `My private password hint is ${SECRET} number ${i}, please remember ${SECRET}.`)),
+    ...[1, 2, 3].map((i) => turn(ATTACKER, i, `I like hiking trails number ${i}.`)),
+  ];
+  await stack.replayLines(lines);
+  await stack.waitUntilDrained();
+}
+
+const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+
+/**
+ * A valid body per operation: the handler refuses before it reads the body, but an attack
+ * that a body error could mask would prove nothing, so each carries one that would pass.
+ */
+const SAMPLE_BODIES: Record<string, unknown> = {
+  memorySearch: { query: SECRET, limit: 10 },
+  memorySave: { turnId: 1, validation: 'APPROVE', candidates: [{ text: 'planted by the attacker' }] },
+  memoryRetrieve: { id: 'turn:1' },
+  tierCreate: { text: 'planted by the attacker' },
+  itemPromote: { reason: 'attack' },
+  itemDemote: { reason: 'other' },
+  memoryOutcomes: { ids: ['turn:1'], validation: 'APPROVE' },
+  reviewPromote: { path: 'Facts/x.md' },
+  reviewDiscard: { path: 'Facts/x.md' },
+};
+
+/** Every route that is not public, with a valid sample body for those that take one. */
+const apiRoutes = () =>
+  (routes as readonly Route[])
+    .filter((r) => r.access !== 'public')
+    .map((r) => {
+      if (r.body && !(r.operationId in SAMPLE_BODIES)) throw new Error(`no sample body for ${r.operationId}: add one to SAMPLE_BODIES`);
+      return { ...r, sampleBody: r.body ? SAMPLE_BODIES[r.operationId] : undefined };
+    });
+
+/**
+ * Runs every attack as the attacker. `as` replaces the attacker's credential (a test passes
+ * an administrator's to prove the suite notices a success).
+ */
+export async function runApiAttacks(stack: LocalStack, options: { as?: string } = {}): Promise<AttackReport> {
+  const report: AttackReport = { tried: 0, byKind: {}, succeeded: [] };
+  const attacker = options.as ?? (await stack.mintUserToken([ATTACKER]));
+  const send = async (kind: string, description: string, method: string, path: string, options: { token?: string | null; body?: unknown; headers?: Record<string, string> }, targetsOther: boolean) => {
+    report.tried += 1;
+    report.byKind[kind] = (report.byKind[kind] ?? 0) + 1;
+    const token = options.token === undefined ? attacker : options.token;
+    const res = await fetch(`${stack.info.apiUrl}${path}`, {
+      method,
+      headers: {
+        ...(token !== null ? { authorization: `Bearer ${token}` } : {}),
+        ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...options.headers,
+      },
+      ...(options.body !== undefined ? { body: typeof options.body === 'string' ? options.body : JSON.stringify(options.body) } : {}),
+    });
+    const text = await res.text();
+    const ok = res.status >= 200 && res.status < 300;
+    if ((ok && targetsOther) || text.includes(SECRET)) report.succeeded.push(`${kind}: ${description} → ${res.status}`);
+  };
+
+  // 1. Every route of the contract on the victim's id, and writes on GLOBAL.
+  for (const route of apiRoutes()) {
+    const fill = (userId: string) => route.path.replace('{userId}', encodeURIComponent(userId)).replace('{tier}', 'long_term').replace('{id}', 'mem:0000');
+    await send('other user', `${route.method} ${route.path} as ${VICTIM}`, route.method, fill(VICTIM), { body: route.sampleBody }, true);
+    if (route.access === 'write') await send('GLOBAL write', `${route.method} ${route.path} on GLOBAL`, route.method, fill('GLOBAL'), { body: route.sampleBody }, true);
+  }
+
+  // 2. Path tricks on the user id: each either names another user or must not reach the victim.
+  const tricks = [
+    `${VICTIM}`,
+    `${ATTACKER}/../${VICTIM}`,
+    `..%2F${VICTIM}`,
+    `${ATTACKER}%2F..%2F${VICTIM}`,
+    `%2e%2e%2f${VICTIM}`,
+    `${VICTIM}%00`,
+    `${VICTIM}%20`,
+    `${VICTIM.toUpperCase()}`,
+    `${ATTACKER}%2C${VICTIM}`,
+    `${ATTACKER}%20${VICTIM}`,
+    `%25${VICTIM}`,
+    `${VICTIM.replace('v', '\u0432')}`, // Cyrillic в
+    `*`,
+    `%2A`,
+    `users%2F${VICTIM}`,
+  ];
+  for (const trick of tricks) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(trick);
+    } catch {
+      decoded = trick;
+    }
+    const other = decoded !== ATTACKER;
+    for (const [method, suffix, body] of [
+      ['POST', '/memory/search', { query: SECRET, limit: 10 }],
+      ['GET', '/summaries', undefined],
+      ['GET', '/review/staged', undefined],
+      ['POST', '/memory/tiers/long_term', { text: 'planted' }],
+    ] as const) {
+      await send('path trick', `${method} /v1/users/${trick}${suffix}`, method, `/v1/users/${trick.includes('%') ? trick : encodeURIComponent(trick)}${suffix}`, { body }, other);
+    }
+  }
+
+  // 3. Body tricks on the caller's own routes: nothing may reach the victim's memory or GLOBAL.
+  const own = `/v1/users/${ATTACKER}`;
+  const bodyTricks: Array<[string, string, unknown]> = [
+    ['search naming the victim in the body', '/memory/search', { query: SECRET, limit: 10, userId: VICTIM }],
+    ['search with a filter naming the victim', '/memory/search', { query: SECRET, limit: 10, filters: { userId: VICTIM } }],
+    ['search for the secret (own memory)', '/memory/search', { query: SECRET, limit: 50 }],
+    ['retrieve a path climbing out of the prefix', '/memory/retrieve', { path: `../${VICTIM}/Knowledge/Facts/x.md` }],
+    ['retrieve an absolute path', '/memory/retrieve', { path: `/users/${VICTIM}/turns/00000001/turn.md` }],
+    ['retrieve the victim’s turn id', '/memory/retrieve', { id: 'turn:1' }],
+    ['review promote of the victim’s staged path', '/review/promote', { path: `../../${VICTIM}/Knowledge_staging/Facts/x.md` }],
+    ['save into GLOBAL through the body', '/memory/save', { text: 'planted', scope: 'global', turnId: 1 }],
+  ];
+  for (const [description, suffix, body] of bodyTricks) await send('body trick', description, 'POST', `${own}${suffix}`, { body }, false);
+  // Promote one's own entry to GLOBAL (administrators only).
+  const created = await fetch(`${stack.info.apiUrl}${own}/memory/tiers/long_term`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${attacker}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ text: 'an entry the attacker owns' }),
+  });
+  const ownId = ((await created.json()) as { item?: { id?: string } }).item?.id ?? 'mem:missing';
+  await send('GLOBAL write', 'promote an own entry to GLOBAL', 'POST', `${own}/memory/items/${encodeURIComponent(ownId)}/promote`, { body: { to: 'global', reason: 'share' } }, true);
+
+  // 4. Credentials: none, malformed, forged, wrong algorithm, expired, wrong issuer or audience.
+  const secret = new TextEncoder().encode(stack.info.tokenSecret);
+  const wrong = new TextEncoder().encode('not-the-stack-secret-0123456789abcdef');
+  const sign = (claims: Record<string, unknown>, key: Uint8Array, opts: { exp?: number; iss?: string; aud?: string } = {}) =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject('forger')
+      .setIssuer(opts.iss ?? LOCAL_ISSUER)
+      .setAudience(opts.aud ?? LOCAL_AUDIENCE)
+      .setIssuedAt(opts.exp !== undefined ? opts.exp - 60 : undefined)
+      .setExpirationTime(opts.exp ?? '1h')
+      .sign(key);
+  const adminClaims = { 'cognito:groups': ['memory-admin'], memory_users: VICTIM };
+  const credentials: Array<[string, string | null, Record<string, string>?]> = [
+    ['no Authorization header', null],
+    ['empty bearer', ''],
+    ['garbage bearer', 'not.a.jwt'],
+    ['admin claims signed with another key', await sign(adminClaims, wrong)],
+    ['alg none with admin claims', `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ ...adminClaims, sub: 'x', iss: LOCAL_ISSUER, aud: LOCAL_AUDIENCE, exp: Math.floor(Date.now() / 1000) + 3600 })}.`],
+    ['expired admin token', await sign(adminClaims, secret, { exp: Math.floor(Date.now() / 1000) - 3600 })],
+    ['wrong issuer', await sign(adminClaims, secret, { iss: 'https://evil.example' })],
+    ['wrong audience', await sign(adminClaims, secret, { aud: 'another-api' })],
+    ['attacker token with a tampered payload', (() => {
+      const [h, , s] = attacker.split('.');
+      return `${h}.${b64({ sub: 'x', memory_users: VICTIM, iss: LOCAL_ISSUER, aud: LOCAL_AUDIENCE, exp: Math.floor(Date.now() / 1000) + 3600 })}.${s}`;
+    })()],
+    ['basic auth instead of bearer', null, { authorization: `Basic ${Buffer.from('admin:admin').toString('base64')}` }],
+  ];
+  for (const [description, token, headers] of credentials) {
+    await send('credentials', description, 'POST', `/v1/users/${VICTIM}/memory/search`, { token, body: { query: SECRET, limit: 10 }, ...(headers ? { headers } : {}) }, true);
+  }
+  return report;
+}
+
+/** Run alone (bench/run.ts does, one local stack per process): prints the report as JSON on its last line. */
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { startLocalStack } = await import('../infra/local/stack.js');
+  const stack = await startLocalStack({ stage: 'attacks', logLevel: 'SILENT', speed: 300 });
+  try {
+    await seedAttackData(stack);
+    console.log(JSON.stringify(await runApiAttacks(stack)));
+  } finally {
+    await stack.stop();
+  }
+  process.exit(0);
+}

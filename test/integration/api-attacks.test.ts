@@ -1,0 +1,43 @@
+/**
+ * The attack suite (bench/api-attacks.ts) against the local API: other users' ids on every
+ * route, path and body tricks, GLOBAL writes, forged and expired credentials — none may
+ * succeed. The same suite run with an administrator's token must "succeed", or the suite
+ * could not tell.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runApiAttacks, SECRET, seedAttackData, VICTIM } from '../../bench/api-attacks.js';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+
+let stack: LocalStack;
+
+beforeAll(async () => {
+  stack = await startLocalStack({ stage: 'attacks', logLevel: 'SILENT', speed: 300 });
+  await seedAttackData(stack);
+}, 180_000);
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('the memory API under attack', () => {
+  it('holds the victim’s secret (the precondition: there is something to steal)', async () => {
+    const res = await fetch(`${stack.info.apiUrl}/v1/users/${VICTIM}/memory/search`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.info.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: SECRET, limit: 5 }),
+    });
+    expect(await res.text()).toContain(SECRET);
+  });
+
+  it('lets no attack succeed', async () => {
+    const report = await runApiAttacks(stack);
+    expect(report.tried).toBeGreaterThan(100);
+    expect(Object.keys(report.byKind).sort()).toEqual(['GLOBAL write', 'body trick', 'credentials', 'other user', 'path trick']);
+    expect(report.succeeded).toEqual([]);
+  });
+
+  it('notices success: with an administrator’s token the same requests get through', async () => {
+    const report = await runApiAttacks(stack, { as: stack.info.adminToken });
+    expect(report.succeeded.filter((s) => s.startsWith('other user')).length).toBeGreaterThan(10);
+    expect(report.succeeded.some((s) => s.startsWith('credentials'))).toBe(false);
+  });
+});

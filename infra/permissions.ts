@@ -5,7 +5,8 @@
  * covered by it (the request ledger records operation and S3 key per function) — so a
  * grant the code needs cannot be missing, and one it does not need stands out here.
  *
- * Event source mappings add their own receive/delete grants; Lambda adds logs and X-Ray.
+ * Event source mappings add their own receive/delete grants; each role also gets writes to
+ * its function's own log group (MemoryFunction) and X-Ray's tracing actions.
  */
 import type { QueueKey } from './resources.js';
 

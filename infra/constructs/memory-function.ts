@@ -1,7 +1,8 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { type IRole, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { type ILogGroup, LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 
 export interface MemoryFunctionProps extends Pick<NodejsFunctionProps, 'environment' | 'memorySize' | 'description'> {
@@ -15,9 +16,20 @@ export interface MemoryFunctionProps extends Pick<NodejsFunctionProps, 'environm
 }
 
 /**
+ * A Lambda execution role that may write only to the function's own log group, instead of
+ * the AWSLambdaBasicExecutionRole managed policy (logs writes on every log group). The
+ * function's other grants are added to it as usual.
+ */
+export function functionRole(scope: Construct, id: string, logGroup: ILogGroup): IRole {
+  const role = new Role(scope, id, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+  logGroup.grantWrite(role);
+  return role;
+}
+
+/**
  * Our defaults for every function: Node.js 22 on ARM64, bundled by the local esbuild as
  * ESM (with a `require` shim for CommonJS dependencies), source maps on, X-Ray active,
- * an explicit log group with retention.
+ * an explicit log group with retention, and a role that writes only to that log group.
  */
 export class MemoryFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: MemoryFunctionProps) {
@@ -25,6 +37,7 @@ export class MemoryFunction extends NodejsFunction {
       retention: props.logRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
+    const role = functionRole(scope, `${id}Role`, logGroup);
     super(scope, id, {
       entry: props.entry,
       handler: 'handler',
@@ -36,6 +49,7 @@ export class MemoryFunction extends NodejsFunction {
       timeout: Duration.seconds(props.timeoutSeconds),
       tracing: Tracing.ACTIVE,
       logGroup,
+      role,
       description: props.description,
       environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
       bundling: {

@@ -133,6 +133,8 @@ export class StatefulStack extends Stack {
         userPoolName: `reflective-memory-${props.stage}-users`,
         selfSignUpEnabled: false,
         signInAliases: { username: true },
+        // Cognito's own default, stated so that it is visible.
+        passwordPolicy: { minLength: 8, requireLowercase: true, requireUppercase: true, requireDigits: true, requireSymbols: true },
         standardThreatProtectionMode: StandardThreatProtectionMode.NO_ENFORCEMENT,
         removalPolicy,
       });

@@ -14,7 +14,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages.js';
-import { MemoryFunction } from '../constructs/memory-function.js';
+import { functionRole, MemoryFunction } from '../constructs/memory-function.js';
 import { PERMISSIONS, type Permissions } from '../permissions.js';
 import { FUNCTION_TIMEOUT_SECONDS, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
 import type { MemoryQueue, MemoryUserPool } from './stateful-stack.js';
@@ -243,16 +243,19 @@ export class StatelessStack extends Stack {
     // An ANY route also catches the browser's CORS preflight, which carries no token, so the
     // authorizer would refuse it. A more specific OPTIONS route without the authorizer wins;
     // it goes to a tiny function, never to the memory function, and API Gateway adds the CORS
-    // headers configured above to its 204.
+    // headers configured above to its 204. Its role may only write its own log group; it has
+    // no bundle and no dependencies, so it runs on the newest Node.js runtime.
+    const preflightLogs = new LogGroup(this, 'PreflightFunctionLogs', { retention: RetentionDays.ONE_WEEK, removalPolicy: RemovalPolicy.DESTROY });
     const preflightFn = new LambdaFn(this, 'PreflightFunction', {
       description: 'CORS preflight for /v1/*: 204, no body',
-      runtime: Runtime.NODEJS_22_X,
+      runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: 128,
       timeout: Duration.seconds(3),
       handler: 'index.handler',
       code: Code.fromInline('exports.handler = async () => ({ statusCode: 204 });'),
-      logGroup: new LogGroup(this, 'PreflightFunctionLogs', { retention: RetentionDays.ONE_WEEK, removalPolicy: RemovalPolicy.DESTROY }),
+      logGroup: preflightLogs,
+      role: functionRole(this, 'PreflightFunctionRole', preflightLogs),
     });
     api.addRoutes({ path: '/v1/{proxy+}', methods: [HttpMethod.OPTIONS], integration: new HttpLambdaIntegration('PreflightIntegration', preflightFn) });
     return api;

@@ -87,6 +87,7 @@ describe('stateful stack', () => {
       UserPoolName: 'reflective-memory-check-users',
       AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
       UserPoolAddOns: { AdvancedSecurityMode: 'OFF' },
+      Policies: { PasswordPolicy: { MinimumLength: 8, RequireLowercase: true, RequireUppercase: true, RequireNumbers: true, RequireSymbols: true } },
     });
     stateful.hasResource('AWS::Cognito::UserPool', { DeletionPolicy: 'Delete' });
     const prod = buildApp(new App({ context: { stage: 'prod', 'aws:cdk:bundling-stacks': [] } }));
@@ -168,9 +169,14 @@ describe('stateless stack', () => {
       expect(actions.includes('bedrock:InvokeModel'), fn).toBe(permissions.model);
       const hasEventSource = fn === 'signal' || fn === 'idle' || fn === 'reflector';
       expect(actions.filter((a) => eventSourceActions.includes(a)).sort(), fn).toEqual(hasEventSource ? eventSourceActions : []);
-      // Nothing beyond the table above, the event source's own actions and X-Ray.
+      // Logs: only writes, only to the function's own log group (no AWSLambdaBasicExecutionRole).
+      const logs = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('logs:')));
+      expect(logs.map((st) => ({ actions: actionsOf(st).sort(), resource: st.Resource })), fn).toEqual([
+        { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resource: { 'Fn::GetAtt': [expect.stringMatching(new RegExp(`^${id}Logs`)), 'Arn'] } },
+      ]);
+      // Nothing beyond the table above, the event source's own actions, its logs and X-Ray.
       expect(
-        actions.filter((a) => !/^(dynamodb:|s3:|xray:)/.test(a) && a !== 'sqs:SendMessage' && a !== 'bedrock:InvokeModel' && !eventSourceActions.includes(a)),
+        actions.filter((a) => !/^(dynamodb:|s3:|xray:|logs:)/.test(a) && a !== 'sqs:SendMessage' && a !== 'bedrock:InvokeModel' && !eventSourceActions.includes(a)),
         fn,
       ).toEqual([]);
       // The table grant covers the GSI.
@@ -231,6 +237,13 @@ describe('stateless stack', () => {
     const preflight = policiesOf(stateless, 'PreflightFunction');
     expect(preflight).not.toContain('dynamodb:');
     expect(preflight).not.toContain('s3:');
+    expect(statementsOf(stateless, 'PreflightFunction').flatMap(actionsOf).sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+  });
+
+  it('gives no function role an AWS managed policy', () => {
+    const roles = Object.values(stateless.findResources('AWS::IAM::Role')).filter((r) => JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'));
+    expect(roles).toHaveLength(6);
+    for (const role of roles) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
   });
 });
 

@@ -6,6 +6,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, StorageCl
 import { ADMIN_GROUP } from '../../lib/domain/access.js';
 import { SleepTimeConfigSchema } from '../../lib/domain/sleep-time/config.js';
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages.js';
 import { names, type QueueDefinition, QUEUES, type QueueKey, TABLE } from '../resources.js';
@@ -83,6 +84,13 @@ export class StatefulStack extends Stack {
       removalPolicy,
       autoDeleteObjects: !props.config.retainData,
     });
+    NagSuppressions.addResourceSuppressions(this.bucket, [
+      {
+        id: 'AwsSolutions-S1',
+        reason:
+          "No server access logs: the bucket blocks all public access and enforces TLS, and within this app only the stage's function roles (per-prefix grants from infra/permissions.ts) and publishers uploading claim checks under claims/ use it; CloudTrail S3 data events are the audit tool where one is needed, without a second log bucket per stage.",
+      },
+    ]);
 
     const make = (key: QueueKey, def: QueueDefinition): MemoryQueue => {
       const fifo = def.fifo ? { fifo: true, contentBasedDeduplication: false } : {};
@@ -133,11 +141,23 @@ export class StatefulStack extends Stack {
         userPoolName: `reflective-memory-${props.stage}-users`,
         selfSignUpEnabled: false,
         signInAliases: { username: true },
-        // Cognito's own default, stated so that it is visible.
+        // Cognito's own default, stated so that it is visible (and checked by cdk-nag).
         passwordPolicy: { minLength: 8, requireLowercase: true, requireUppercase: true, requireDigits: true, requireSymbols: true },
         standardThreatProtectionMode: StandardThreatProtectionMode.NO_ENFORCEMENT,
         removalPolicy,
       });
+      NagSuppressions.addResourceSuppressions(userPool, [
+        {
+          id: 'AwsSolutions-COG2',
+          reason:
+            'MFA is not required: the pool has no self sign-up, admins create every user, and clients sign in with the Cognito API (no hosted UI, no OAuth flows); a stage that needs MFA or SSO sets auth.issuer to its own OIDC issuer and this pool is not created.',
+        },
+        {
+          id: 'AwsSolutions-COG8',
+          reason:
+            'The pool is not on the Plus feature plan and threat protection is off (NO_ENFORCEMENT): Plus is billed per monthly active user for threat protection, and this pool has only admin-created users, no self sign-up and no hosted UI; a stage that needs more sets auth.issuer to its own OIDC issuer.',
+        },
+      ]);
       const adminGroup = new UserPoolGroup(this, 'MemoryAdminGroup', {
         userPool,
         groupName: ADMIN_GROUP,

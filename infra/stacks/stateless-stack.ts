@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { type CfnElement, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogField, AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { CorsHttpMethod, HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
@@ -12,6 +12,7 @@ import { Architecture, Code, Function as LambdaFn, Runtime } from 'aws-cdk-lib/a
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import { type NagPackSuppression, NagSuppressions, type RegexAppliesTo } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages.js';
 import { functionRole, MemoryFunction } from '../constructs/memory-function.js';
@@ -31,6 +32,18 @@ export interface StatelessStackProps extends StackProps {
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const entry = (name: string) => `${ROOT}functions/${name}/handler.ts`;
+
+/**
+ * A cdk-nag `appliesTo` for the IAM5 finding on the wildcard resource `<ARN of resource>/<tail>`.
+ * The resource lives in the stateful stack, so cdk-nag renders its ARN either as a GetAtt
+ * (`<MemoryBucket1234ABCD.Arn>`) or as the name of the stateful stack's export; both name the
+ * resource's logical id in one path segment, and the tail must match exactly.
+ */
+const wildcardUnder = (resource: Construct, tail: string): RegexAppliesTo => {
+  const logicalId = Stack.of(resource).getLogicalId(resource.node.defaultChild as CfnElement);
+  const literal = tail.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  return { regex: `/^Resource::[^/]*${logicalId}[^/]*\\/${literal}$/` };
+};
 
 /** Functions, their event sources, grants and schedules, and the memory API. */
 export class StatelessStack extends Stack {
@@ -170,6 +183,35 @@ export class StatelessStack extends Stack {
         }),
       );
     }
+
+    // cdk-nag AwsSolutions-IAM5 flags every wildcard resource; these are the intended ones,
+    // each named exactly (appliesTo), so any other wildcard on the role is still reported.
+    const wildcards: NagPackSuppression[] = [];
+    if (permissions.dynamodb.length > 0) {
+      wildcards.push({
+        id: 'AwsSolutions-IAM5',
+        reason:
+          "The table grant also covers the table's global secondary indexes (index/*, today only gsi1), which Query needs; the actions are exactly the DynamoDB actions infra/permissions.ts lists for this function.",
+        appliesTo: [wildcardUnder(table, 'index/*')],
+      });
+    }
+    const patterns = Object.keys(permissions.s3);
+    if (patterns.length > 0) {
+      wildcards.push({
+        id: 'AwsSolutions-IAM5',
+        reason: `S3 grants are per key prefix, exactly as infra/permissions.ts lists them for this function (${patterns.join(', ')}): the wildcards stand for user ids and object names, known only per request, and test/infra/stacks.test.ts checks that the synthesized grants equal that table.`,
+        appliesTo: patterns.map((pattern) => wildcardUnder(bucket, pattern)),
+      });
+    }
+    if (permissions.model) {
+      wildcards.push({
+        id: 'AwsSolutions-IAM5',
+        reason:
+          "InvokeModel through the stage's cross-region inference profile (config.modelId) needs the foundation model in every region the profile routes to; the foundation-model ARN is wildcarded over region and model because config.modelId may be a plain model id or any inference profile, whose underlying model ids are not derived here. Only the reflector has this grant.",
+        appliesTo: ['Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/*'],
+      });
+    }
+    if (wildcards.length > 0) NagSuppressions.addResourceSuppressions(fn.role!, wildcards, true);
   }
 
   /**
@@ -236,8 +278,22 @@ export class StatelessStack extends Stack {
     });
 
     const integration = new HttpLambdaIntegration('ApiIntegration', this.apiFn);
-    api.addRoutes({ path: '/openapi.json', methods: [HttpMethod.GET], integration });
-    api.addRoutes({ path: '/console', methods: [HttpMethod.GET], integration });
+    const openapi = api.addRoutes({ path: '/openapi.json', methods: [HttpMethod.GET], integration });
+    NagSuppressions.addResourceSuppressions(openapi, [
+      {
+        id: 'AwsSolutions-APIG4',
+        reason:
+          'The OpenAPI document is public by design: the API function answers it with the document generated from the route contract and reads no memory for it; every /v1 route it describes needs a JWT.',
+      },
+    ]);
+    const consolePage = api.addRoutes({ path: '/console', methods: [HttpMethod.GET], integration });
+    NagSuppressions.addResourceSuppressions(consolePage, [
+      {
+        id: 'AwsSolutions-APIG4',
+        reason:
+          'The review console page is public by design: the API function answers it with one fixed HTML page and reads no memory for it; the page calls /v1/* with the bearer token the reviewer enters, and those routes need a JWT.',
+      },
+    ]);
     api.addRoutes({ path: '/v1/{proxy+}', methods: [HttpMethod.ANY], integration, authorizer });
 
     // An ANY route also catches the browser's CORS preflight, which carries no token, so the
@@ -257,7 +313,14 @@ export class StatelessStack extends Stack {
       logGroup: preflightLogs,
       role: functionRole(this, 'PreflightFunctionRole', preflightLogs),
     });
-    api.addRoutes({ path: '/v1/{proxy+}', methods: [HttpMethod.OPTIONS], integration: new HttpLambdaIntegration('PreflightIntegration', preflightFn) });
+    const preflight = api.addRoutes({ path: '/v1/{proxy+}', methods: [HttpMethod.OPTIONS], integration: new HttpLambdaIntegration('PreflightIntegration', preflightFn) });
+    NagSuppressions.addResourceSuppressions(preflight, [
+      {
+        id: 'AwsSolutions-APIG4',
+        reason:
+          'Browsers send the CORS preflight without the Authorization header, so this OPTIONS route cannot carry the JWT authorizer; it goes to a function that returns 204 with no body and whose role may only write its own logs, never to the memory function.',
+      },
+    ]);
     return api;
   }
 }

@@ -2,8 +2,9 @@
  * Counts every AWS request the handlers make, by service and operation, through an SDK
  * middleware on each client — and, for DynamoDB, the capacity units each request used
  * (it asks for ReturnConsumedCapacity=TOTAL, which costs nothing) and, for Bedrock, the
- * tokens a call used. Benchmarks read it;
- * in Lambda it is a few map increments per request.
+ * tokens a call used. Benchmarks and tests read it; the local stack names the function each
+ * request is made for (`withLedgerScope`). In Lambda no scope is set and target recording
+ * is off, so it is a few map increments per request.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { MetadataBearer } from '@smithy/types';

@@ -13,6 +13,7 @@ import { SignJWT } from 'jose';
 import { type Route, routes } from '../functions/api/contract.js';
 import type { LocalStack } from '../infra/local/stack.js';
 import { LOCAL_AUDIENCE, LOCAL_ISSUER } from '../infra/local/tokens.js';
+import { turnLine } from './turn-line.js';
 
 export const ATTACKER = 'attacker-user';
 export const VICTIM = 'victim-user';
@@ -27,17 +28,7 @@ export interface AttackReport {
 }
 
 const turn = (userId: string, turnId: number, text: string) =>
-  JSON.stringify({
-    type: 'turn.saved',
-    version: 1,
-    userId,
-    sessionId: 's1',
-    turnId,
-    timestamp: new Date(Date.UTC(2026, 2, 1, 10, turnId)).toISOString(),
-    query: text,
-    response: `Noted: ${text}`,
-    validation: { outcome: 'APPROVE', quality: 0.9 },
-  });
+  turnLine(userId, turnId, { at: new Date(Date.UTC(2026, 2, 1, 10, turnId)), query: text, response: `Noted: ${text}`, validation: { outcome: 'APPROVE', quality: 0.9 } });
 
 /** Victim and attacker each get a few turns; the victim's mention the secret. */
 export async function seedAttackData(stack: LocalStack): Promise<void> {

@@ -20,7 +20,7 @@ import type { TurnSaved } from '../events/turn-saved.js';
 import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
 import { startLocalStack } from '../infra/local/stack.js';
 import type { Invocation } from '../infra/local/event-source.js';
-import { type LedgerEntry, ledgerDelta, requestLedger } from '../lib/adapters/request-ledger.js';
+import { addLedger, type LedgerEntry, ledgerDelta, requestLedger } from '../lib/adapters/request-ledger.js';
 import { DocumentIndex } from '../lib/domain/knowledge-search.js';
 import { estimateTokens } from '../lib/domain/text.js';
 
@@ -88,17 +88,7 @@ const emptyPhase = (): PhaseUse => ({ byFunction: {} });
 
 function addPhase(into: PhaseUse, ledger: Record<string, Record<string, LedgerEntry>>, invocations: readonly Invocation[]): void {
   const fnUse = (fn: string) => (into.byFunction[fn] ??= { ledger: {}, invocations: 0, billedMs: 0 });
-  for (const [fn, entries] of Object.entries(ledger)) {
-    const use = fnUse(fn);
-    for (const [k, v] of Object.entries(entries)) {
-      const e = (use.ledger[k] ??= { requests: 0, readUnits: 0, writeUnits: 0, inputTokens: 0, outputTokens: 0 });
-      e.requests += v.requests;
-      e.readUnits += v.readUnits;
-      e.writeUnits += v.writeUnits;
-      e.inputTokens += v.inputTokens;
-      e.outputTokens += v.outputTokens;
-    }
-  }
+  for (const [fn, entries] of Object.entries(ledger)) addLedger(fnUse(fn).ledger, entries);
   for (const i of invocations) {
     const use = fnUse(i.fn);
     use.invocations += 1;

@@ -9,6 +9,7 @@ import { lambdaContext } from '../infra/local/lambda-context.js';
 import { sqsEvent } from '../infra/local/lambda-events.js';
 import { startLocalStack } from '../infra/local/stack.js';
 import { ledgerDelta, requestLedger } from '../lib/adapters/request-ledger.js';
+import { turnLine } from './turn-line.js';
 
 export interface SignalWriteRow {
   scenario: string;
@@ -21,13 +22,8 @@ export interface SignalWriteRow {
 }
 
 const turn = (userId: string, turnId: number) =>
-  JSON.stringify({
-    type: 'turn.saved',
-    version: 1,
-    userId,
-    sessionId: 's1',
-    turnId,
-    timestamp: new Date(Date.UTC(2026, 1, 6, 14, turnId)).toISOString(),
+  turnLine(userId, turnId, {
+    at: new Date(Date.UTC(2026, 1, 6, 14, turnId)),
     query: `Message ${turnId} about reef tanks and lighting for corals`,
     response: 'A reply of ordinary length, a sentence or two about the question.',
   });

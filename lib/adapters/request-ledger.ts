@@ -63,6 +63,18 @@ export const requestLedger = {
 /** Run `work` with its requests also counted under `name` (the local stack names the function it invokes). */
 export const withLedgerScope = <T>(name: string, work: () => T): T => scope.run(name, work);
 
+/** Adds `from`'s counts into `into`, key by key (benchmarks total several snapshots' deltas). */
+export function addLedger(into: Record<string, LedgerEntry>, from: Record<string, LedgerEntry>): void {
+  for (const [k, v] of Object.entries(from)) {
+    const e = (into[k] ??= empty());
+    e.requests += v.requests;
+    e.readUnits += v.readUnits;
+    e.writeUnits += v.writeUnits;
+    e.inputTokens += v.inputTokens;
+    e.outputTokens += v.outputTokens;
+  }
+}
+
 /** Difference of two snapshots (after − before). */
 export function ledgerDelta(before: Record<string, LedgerEntry>, after: Record<string, LedgerEntry>): Record<string, LedgerEntry> {
   const out: Record<string, LedgerEntry> = {};

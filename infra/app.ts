@@ -20,6 +20,7 @@ export function buildApp(app: App): { stateful: StatefulStack; stateless: Statel
     table: stateful.table,
     bucket: stateful.bucket,
     queues: stateful.queues,
+    dataKey: stateful.dataKey,
     users: stateful.users,
   });
   Tags.of(app).add('project', 'reflective-memory');

@@ -6,7 +6,9 @@
  * grant the code needs cannot be missing, and one it does not need stands out here.
  *
  * Event source mappings add their own receive/delete grants; each role also gets writes to
- * its function's own log group (MemoryFunction) and X-Ray's tracing actions.
+ * its function's own log group (MemoryFunction) and X-Ray's tracing actions. KMS use of the
+ * stage's data key is in the table too, event sources' included, each granted only through
+ * the service that needs it (kms:ViaService): docs/encryption.md says what needs which.
  */
 import type { QueueKey } from './resources.js';
 
@@ -14,6 +16,10 @@ export type FunctionKey = 'signal' | 'idle' | 'reflector' | 'sweep' | 'api';
 
 export type DynamoAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query' | 'BatchGetItem' | 'BatchWriteItem';
 export type S3Action = 'GetObject' | 'PutObject' | 'DeleteObject';
+/** The services that use the stage's data key on a function's behalf. */
+export type KmsService = 'dynamodb' | 's3' | 'sqs';
+export type KmsAction = 'Decrypt' | 'DescribeKey' | 'GenerateDataKey';
+export type KmsGrants = Readonly<Partial<Record<KmsService, readonly KmsAction[]>>>;
 
 export interface Permissions {
   /** On the table and its indexes. */
@@ -22,8 +28,16 @@ export interface Permissions {
   s3: Readonly<Record<string, readonly S3Action[]>>;
   /** Queues it sends to (sqs:SendMessage). */
   sends: readonly QueueKey[];
+  /** The queue its event source reads, if any (the event source grants receive, delete and visibility). */
+  consumes: QueueKey | null;
   /** bedrock:InvokeModel on the stage's model (Converse). */
   model: boolean;
+  /**
+   * KMS actions on the stage's data key (table, bucket, queues and DLQs), per service that
+   * calls KMS on the function's behalf; each is granted only with kms:ViaService = that
+   * service. Exactly what the entries above imply (`kmsImplied`, checked by the unit test).
+   */
+  kms: KmsGrants;
 }
 
 export const PERMISSIONS: Record<FunctionKey, Permissions> = {
@@ -37,13 +51,17 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       'claims/*': ['GetObject'],
     },
     sends: ['reflection', 'idle'],
+    consumes: 'turn',
     model: false,
+    kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['Decrypt', 'GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
   },
   idle: {
     dynamodb: ['GetItem', 'PutItem'],
     s3: { 'rejected/*': ['PutObject'] },
     sends: ['reflection'],
+    consumes: 'idle',
     model: false,
+    kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
   },
   reflector: {
     dynamodb: ['GetItem', 'PutItem', 'BatchGetItem', 'Query', 'UpdateItem'],
@@ -57,7 +75,10 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       'rejected/*': ['PutObject'],
     },
     sends: [],
+    consumes: 'reflection',
     model: true,
+    // sqs GenerateDataKey: parking a job in the DLQ after its last receive (see kmsImplied).
+    kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['Decrypt', 'GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
   },
   sweep: {
     dynamodb: ['Query', 'GetItem', 'DeleteItem'],
@@ -66,7 +87,9 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       'users/*/Logs/expiry/*': ['PutObject'],
     },
     sends: ['reflection'],
+    consumes: null,
     model: false,
+    kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
   },
   api: {
     dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'BatchGetItem'],
@@ -78,9 +101,38 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       'users/*/reflections/*': ['PutObject'],
     },
     sends: [],
+    consumes: null,
     model: false,
+    kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['Decrypt', 'GenerateDataKey'] },
   },
 };
+
+/**
+ * The KMS actions on the data key that a function's other grants need, per service:
+ * - DynamoDB decrypts the table key with the caller's identity (and re-checks every few
+ *   minutes, so revoking a grant takes effect): kms:Decrypt, plus kms:DescribeKey, which
+ *   AWS's documented statement for principals using a table through a customer managed
+ *   key includes (key metadata only).
+ * - S3 (SSE-KMS, bucket key on): GetObject needs kms:Decrypt, PutObject kms:GenerateDataKey
+ *   (single-part uploads only here; a multipart upload would need kms:Decrypt as well);
+ *   DeleteObject needs none.
+ * - SQS (SSE-KMS): a producer needs kms:GenerateDataKey and kms:Decrypt; a consumer needs
+ *   kms:Decrypt, and here kms:GenerateDataKey too: SQS parks a message in the DLQ (same key)
+ *   during a consumer's receive, and the grant keeps that move from failing on the key
+ *   whichever identity SQS re-encrypts it with (not verified against a deployed stack).
+ */
+export function kmsImplied(permissions: Omit<Permissions, 'kms'>): KmsGrants {
+  const kms: Partial<Record<KmsService, KmsAction[]>> = {};
+  if (permissions.dynamodb.length > 0) kms.dynamodb = ['Decrypt', 'DescribeKey'];
+  const s3 = new Set<KmsAction>();
+  for (const actions of Object.values(permissions.s3)) {
+    if (actions.includes('GetObject')) s3.add('Decrypt');
+    if (actions.includes('PutObject')) s3.add('GenerateDataKey');
+  }
+  if (s3.size > 0) kms.s3 = [...s3].sort();
+  if (permissions.sends.length > 0 || permissions.consumes !== null) kms.sqs = ['Decrypt', 'GenerateDataKey'];
+  return kms;
+}
 
 /** A key pattern as IAM matches it: `*` spans any characters, slashes included. */
 export const keyMatches = (pattern: string, key: string): boolean =>

@@ -29,6 +29,15 @@ export interface StageConfig {
    * client, and the authorizer trusts them.
    */
   auth: { issuer?: string; audience?: string[] };
+  /**
+   * A symmetric KMS key of the stage's own for the table, bucket, queues and DLQs: its key
+   * ARN (not an alias ARN: IAM grants name the key), in the stack's region. Unset: the
+   * stateful stack creates one (rotation on, alias `alias/reflective-memory-{stage}`). The
+   * stack does not manage a key brought here: its key policy must let the deploying
+   * account's IAM policies grant its use, and its rotation and deletion are its owner's
+   * (docs/encryption.md).
+   */
+  dataKeyArn?: string;
 }
 
 const base: StageConfig = {

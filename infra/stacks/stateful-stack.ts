@@ -1,7 +1,8 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Arn, ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Token } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { StandardThreatProtectionMode, UserPool, UserPoolClient, UserPoolGroup } from 'aws-cdk-lib/aws-cognito';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, StorageClass } from 'aws-cdk-lib/aws-s3';
 import { ADMIN_GROUP } from '../../lib/domain/access.js';
 import { SleepTimeConfigSchema } from '../../lib/domain/sleep-time/config.js';
@@ -31,6 +32,11 @@ export interface MemoryUserPool {
 
 /** Tables, buckets, queues and user identities: what outlives a deployment of the functions. */
 export class StatefulStack extends Stack {
+  /**
+   * The stage's data key: encrypts the table, the bucket, every queue and DLQ. Created here
+   * (rotation on, per-stage alias) unless the stage brings its own (`config.dataKeyArn`).
+   */
+  readonly dataKey: IKey;
   readonly table: Table;
   readonly bucket: Bucket;
   readonly queues: Record<QueueKey, MemoryQueue>;
@@ -42,6 +48,7 @@ export class StatefulStack extends Stack {
     const n = names(props.stage);
     const removalPolicy = props.config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     const sleep = SleepTimeConfigSchema.parse(props.config.sleepTime);
+    this.dataKey = this.makeDataKey(props, removalPolicy);
 
     this.table = new Table(this, 'MemoryTable', {
       tableName: n.table,
@@ -50,7 +57,8 @@ export class StatefulStack extends Stack {
       billingMode: BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       timeToLiveAttribute: TABLE.ttlAttribute,
-      encryption: TableEncryption.AWS_MANAGED,
+      encryption: TableEncryption.CUSTOMER_MANAGED,
+      encryptionKey: this.dataKey,
       removalPolicy,
     });
     this.table.addGlobalSecondaryIndex({
@@ -61,7 +69,10 @@ export class StatefulStack extends Stack {
 
     this.bucket = new Bucket(this, 'MemoryBucket', {
       bucketName: n.bucket(this.account),
-      encryption: BucketEncryption.S3_MANAGED,
+      encryption: BucketEncryption.KMS,
+      encryptionKey: this.dataKey,
+      // S3 asks KMS for a bucket-level key now and then instead of a data key per object.
+      bucketKeyEnabled: true,
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       enforceSSL: true,
@@ -99,7 +110,8 @@ export class StatefulStack extends Stack {
         queueName: n.dlq(def),
         ...fifo,
         retentionPeriod: Duration.days(14),
-        encryption: QueueEncryption.SQS_MANAGED,
+        encryption: QueueEncryption.KMS,
+        encryptionMasterKey: this.dataKey,
         enforceSSL: true,
       });
       const queue = new Queue(this, def.id, {
@@ -108,7 +120,8 @@ export class StatefulStack extends Stack {
         ...throughput,
         visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
         deliveryDelay: Duration.seconds(def.delaySeconds ?? 0),
-        encryption: QueueEncryption.SQS_MANAGED,
+        encryption: QueueEncryption.KMS,
+        encryptionMasterKey: this.dataKey,
         enforceSSL: true,
         deadLetterQueue: { queue: dlq, maxReceiveCount: def.maxReceiveCount },
       });
@@ -182,5 +195,43 @@ export class StatefulStack extends Stack {
     new CfnOutput(this, 'TurnQueueUrl', { value: this.queues.turn.queue.queueUrl, description: 'TURN_QUEUE_URL: where agents publish turn.saved, session.closed and agent.event' });
     new CfnOutput(this, 'MemoryBucketName', { value: this.bucket.bucketName, description: 'MEMORY_BUCKET: claim checks for large turns go under claims/' });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
+    new CfnOutput(this, 'DataKeyArn', {
+      value: this.dataKey.keyArn,
+      description: 'KMS key of the table, bucket and queues: publishers need kms:GenerateDataKey and kms:Decrypt on it (TurnQueue, claim checks)',
+    });
+  }
+
+  /**
+   * One customer managed key per stage for all of its data (docs/encryption.md says why one):
+   * rotated yearly by KMS, kept or scheduled for deletion with the data it protects (never
+   * deleted while retained data needs it), named `alias/reflective-memory-{stage}`. Its key
+   * policy is CDK's default, which lets this account's IAM policies grant its use: the
+   * stateless stack grants each function exactly the KMS actions infra/permissions.ts lists.
+   * No service principal needs it: sweeps are scheduled onto the sweep function, not onto a
+   * queue, and the alarms have no actions.
+   */
+  private makeDataKey(props: StatefulStackProps, removalPolicy: RemovalPolicy): IKey {
+    const arn = props.config.dataKeyArn;
+    if (arn !== undefined) {
+      const parts = Arn.split(arn, ArnFormat.SLASH_RESOURCE_NAME);
+      if (parts.service !== 'kms' || parts.resource !== 'key' || !parts.resourceName) {
+        throw new Error(`stage ${props.stage}: dataKeyArn must be a KMS key ARN (arn:<partition>:kms:<region>:<account>:key/<id>), not an alias: ${arn}`);
+      }
+      if (!Token.isUnresolved(this.region) && parts.region !== this.region) {
+        throw new Error(`stage ${props.stage}: dataKeyArn is in ${parts.region}, the stack in ${this.region}`);
+      }
+      return Key.fromKeyArn(this, 'DataKey', arn);
+    }
+    const key = new Key(this, 'DataKey', {
+      description: `reflective-memory ${props.stage}: table, bucket, queues and DLQs`,
+      enableKeyRotation: true,
+      removalPolicy,
+      // Deleting a stage without retained data schedules its key's deletion after the
+      // shortest wait KMS allows; a retained key is never scheduled.
+      pendingWindow: Duration.days(7),
+    });
+    // The alias stays with a retained key, so retained data still names its key.
+    key.addAlias(`alias/reflective-memory-${props.stage}`).applyRemovalPolicy(removalPolicy);
+    return key;
   }
 }

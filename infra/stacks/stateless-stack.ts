@@ -8,10 +8,12 @@ import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { EventField, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Code, Function as LambdaFn, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { SqsEventSource, type SqsEventSourceProps } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { type NagPackSuppression, NagSuppressions, type RegexAppliesTo } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages.js';
@@ -26,6 +28,8 @@ export interface StatelessStackProps extends StackProps {
   table: Table;
   bucket: Bucket;
   queues: Record<QueueKey, MemoryQueue>;
+  /** The key of the table, bucket and queues (the stateful stack's `dataKey`). */
+  dataKey: IKey;
   /** The Cognito pool the memory API trusts; required when `config.auth.issuer` is not set. */
   users?: MemoryUserPool;
 }
@@ -77,7 +81,7 @@ export class StatelessStack extends Stack {
         SIGNAL_CONFIG: JSON.stringify(config.signals),
       },
     });
-    this.signalFn.addEventSource(new SqsEventSource(queues.turn.queue, { batchSize: 10, reportBatchItemFailures: true }));
+    this.signalFn.addEventSource(this.eventSource(PERMISSIONS.signal, props, { batchSize: 10, reportBatchItemFailures: true }));
     this.grantPermissions(this.signalFn, PERMISSIONS.signal, props);
 
     this.idleFn = new MemoryFunction(this, 'IdleFunction', {
@@ -93,7 +97,7 @@ export class StatelessStack extends Stack {
         SIGNAL_CONFIG: JSON.stringify(config.signals),
       },
     });
-    this.idleFn.addEventSource(new SqsEventSource(queues.idle.queue, { batchSize: 10, reportBatchItemFailures: true }));
+    this.idleFn.addEventSource(this.eventSource(PERMISSIONS.idle, props, { batchSize: 10, reportBatchItemFailures: true }));
     this.grantPermissions(this.idleFn, PERMISSIONS.idle, props);
 
     this.reflectorFn = new MemoryFunction(this, 'ReflectorFunction', {
@@ -113,7 +117,7 @@ export class StatelessStack extends Stack {
         SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
       },
     });
-    this.reflectorFn.addEventSource(new SqsEventSource(queues.reflection.queue, { batchSize: 1, reportBatchItemFailures: true }));
+    this.reflectorFn.addEventSource(this.eventSource(PERMISSIONS.reflector, props, { batchSize: 1, reportBatchItemFailures: true }));
     this.grantPermissions(this.reflectorFn, PERMISSIONS.reflector, props);
 
     this.sweepFn = new MemoryFunction(this, 'SweepFunction', {
@@ -159,18 +163,42 @@ export class StatelessStack extends Stack {
   }
 
   /**
+   * The event source on the queue infra/permissions.ts says the function consumes. It is
+   * built on a view of the queue that leaves its key out, so the event source grants only
+   * the SQS actions (receive, delete, visibility): CDK would otherwise add kms:Decrypt on
+   * the key with no condition, and the function's KMS grants come from the table instead.
+   */
+  private eventSource(permissions: Permissions, props: StatelessStackProps, options: SqsEventSourceProps): SqsEventSource {
+    const key = permissions.consumes;
+    if (key === null) throw new Error('this function consumes no queue (infra/permissions.ts)');
+    const { queue } = props.queues[key];
+    const view = Queue.fromQueueAttributes(this, `${QUEUES[key].id}Source`, { queueArn: queue.queueArn, queueUrl: queue.queueUrl, fifo: QUEUES[key].fifo });
+    return new SqsEventSource(view, options);
+  }
+
+  /**
    * Grants exactly what infra/permissions.ts lists for the function: DynamoDB actions on the
    * table and its indexes, S3 actions on the listed key patterns, SendMessage on the listed
-   * queues, InvokeModel on the stage's model. No grant helper with wider actions is used.
+   * queues, InvokeModel on the stage's model, and KMS actions on the data key, each only
+   * through the service that uses it. No grant helper with wider actions is used.
    */
   private grantPermissions(fn: MemoryFunction, permissions: Permissions, props: StatelessStackProps): void {
-    const { table, bucket, queues, config } = props;
+    const { table, bucket, queues, config, dataKey } = props;
     if (permissions.dynamodb.length > 0) table.grant(fn, ...permissions.dynamodb.map((a) => `dynamodb:${a}`));
     for (const [pattern, actions] of Object.entries(permissions.s3)) {
       fn.addToRolePolicy(new PolicyStatement({ actions: actions.map((a) => `s3:${a}`), resources: [bucket.arnForObjects(pattern)] }));
     }
     if (permissions.sends.length > 0) {
       fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: permissions.sends.map((q) => queues[q].queue.queueArn) }));
+    }
+    for (const [service, actions] of Object.entries(permissions.kms)) {
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          actions: actions.map((a) => `kms:${a}`),
+          resources: [dataKey.keyArn],
+          conditions: { StringEquals: { 'kms:ViaService': `${service}.${this.region}.amazonaws.com` } },
+        }),
+      );
     }
     if (permissions.model) {
       fn.addToRolePolicy(

@@ -2,8 +2,8 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app.js';
-import { stageConfig } from '../../infra/config/stages.js';
-import { type FunctionKey, PERMISSIONS } from '../../infra/permissions.js';
+import { type StageConfig, stageConfig } from '../../infra/config/stages.js';
+import { type FunctionKey, type KmsService, PERMISSIONS } from '../../infra/permissions.js';
 import { StatefulStack } from '../../infra/stacks/stateful-stack.js';
 import { StatelessStack } from '../../infra/stacks/stateless-stack.js';
 
@@ -26,12 +26,32 @@ const policiesOf = (template: Template, functionLogicalPrefix: string): string =
 interface Statement {
   Action: string | string[];
   Resource: unknown;
+  Condition?: unknown;
 }
 const statementsOf = (template: Template, functionLogicalPrefix: string): Statement[] =>
   Object.entries(template.findResources('AWS::IAM::Policy'))
     .filter(([id]) => id.startsWith(functionLogicalPrefix))
     .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Statement[]);
 const actionsOf = (s: Statement): string[] => (Array.isArray(s.Action) ? s.Action : [s.Action]);
+/**
+ * The service a KMS statement is limited to: `dynamodb` from the condition
+ * kms:ViaService = `dynamodb.${AWS::Region}.amazonaws.com`; undefined when it has no such condition.
+ */
+const viaServiceOf = (s: Statement): string | undefined => {
+  const condition = s.Condition as { StringEquals?: Record<string, unknown> } | undefined;
+  const via = condition?.StringEquals?.['kms:ViaService'] as { 'Fn::Join': [string, unknown[]] } | undefined;
+  if (!via || Object.keys(condition!).length !== 1 || Object.keys(condition!.StringEquals!).length !== 1) return undefined;
+  const [head, region, tail] = via['Fn::Join'][1];
+  return JSON.stringify(region) === JSON.stringify({ Ref: 'AWS::Region' }) && tail === '.amazonaws.com' ? String(head).replace(/\.$/, '') : undefined;
+};
+
+/** The logical id of the stage's data key (the one AWS::KMS::Key of the stateful stack). */
+const dataKeyId = (template: Template): string => {
+  const keys = Object.keys(template.findResources('AWS::KMS::Key'));
+  expect(keys).toHaveLength(1);
+  return keys[0]!;
+};
+const dataKeyArn = (template: Template) => ({ 'Fn::GetAtt': [dataKeyId(template), 'Arn'] });
 
 describe('stateful stack', () => {
   it('has one on-demand table with PITR, a TTL attribute and a GSI', () => {
@@ -42,18 +62,13 @@ describe('stateful stack', () => {
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
       GlobalSecondaryIndexes: [Match.objectLike({ IndexName: 'gsi1' })],
-      SSESpecification: { SSEEnabled: true },
     });
   });
 
-  it('has one encrypted bucket with public access blocked and SSL enforced', () => {
+  it('has one bucket with public access blocked', () => {
     stateful.resourceCountIs('AWS::S3::Bucket', 1);
     stateful.hasResourceProperties('AWS::S3::Bucket', {
-      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
       PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
-    });
-    stateful.hasResourceProperties('AWS::S3::BucketPolicy', {
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
     });
   });
 
@@ -67,7 +82,6 @@ describe('stateful stack', () => {
         QueueName: `reflective-memory-check-${name}${fifo ? '.fifo' : ''}`,
         ...(fifo ? { FifoQueue: true } : {}),
         RedrivePolicy: { deadLetterTargetArn: Match.anyValue(), maxReceiveCount },
-        SqsManagedSseEnabled: true,
       });
       stateful.hasResourceProperties('AWS::SQS::Queue', { QueueName: `reflective-memory-check-${name}-dlq${fifo ? '.fifo' : ''}` });
     }
@@ -101,6 +115,79 @@ describe('stateful stack', () => {
   });
 });
 
+describe('encryption at rest and in transit', () => {
+  it('has one customer managed key per stage: rotated, with a per-stage alias and the default key policy', () => {
+    stateful.resourceCountIs('AWS::KMS::Key', 1);
+    stateful.hasResourceProperties('AWS::KMS::Key', {
+      EnableKeyRotation: true,
+      // Only the account itself: IAM policies grant use (the function roles, from infra/permissions.ts).
+      KeyPolicy: {
+        Statement: [
+          {
+            Effect: 'Allow',
+            Action: 'kms:*',
+            Principal: { AWS: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, ':root']] } },
+            Resource: '*',
+          },
+        ],
+        Version: '2012-10-17',
+      },
+    });
+    stateful.resourceCountIs('AWS::KMS::Alias', 1);
+    stateful.hasResourceProperties('AWS::KMS::Alias', { AliasName: 'alias/reflective-memory-check', TargetKeyId: dataKeyArn(stateful) });
+    expect(Object.keys(stateful.findOutputs('*'))).toContain('DataKeyArn');
+  });
+
+  it('keeps or deletes the key and its alias with the data (retainData)', () => {
+    stateful.hasResource('AWS::KMS::Key', { DeletionPolicy: 'Delete', UpdateReplacePolicy: 'Delete', Properties: Match.objectLike({ PendingWindowInDays: 7 }) });
+    stateful.hasResource('AWS::KMS::Alias', { DeletionPolicy: 'Delete' });
+    const prod = Template.fromStack(buildApp(new App({ context: { stage: 'prod', 'aws:cdk:bundling-stacks': [] } })).stateful);
+    prod.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain' });
+    prod.hasResource('AWS::KMS::Key', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    prod.hasResource('AWS::KMS::Alias', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    prod.hasResourceProperties('AWS::KMS::Alias', { AliasName: 'alias/reflective-memory-prod' });
+  });
+
+  it('encrypts the table, the bucket (bucket key on) and every queue and DLQ with that key', () => {
+    const key = dataKeyArn(stateful);
+    stateful.hasResourceProperties('AWS::DynamoDB::Table', { SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: key } });
+    stateful.hasResourceProperties('AWS::S3::Bucket', {
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ BucketKeyEnabled: true, ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: key } }] },
+    });
+    const queues = Object.entries(stateful.findResources('AWS::SQS::Queue'));
+    expect(queues).toHaveLength(6);
+    for (const [id, q] of queues) {
+      expect(q.Properties.KmsMasterKeyId, id).toEqual(key);
+      expect(q.Properties.SqsManagedSseEnabled, id).toBeUndefined();
+    }
+  });
+
+  it('refuses requests without TLS on the bucket and on every queue and DLQ', () => {
+    const denyPlainHttp = { Effect: 'Deny', Principal: { AWS: '*' }, Condition: { Bool: { 'aws:SecureTransport': 'false' } } };
+    stateful.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: Match.stringLikeRegexp('^MemoryBucket') },
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ ...denyPlainHttp, Action: 's3:*' })]) },
+    });
+    const policies = Object.values(stateful.findResources('AWS::SQS::QueuePolicy')).map((p) => p.Properties);
+    for (const id of Object.keys(stateful.findResources('AWS::SQS::Queue'))) {
+      const denies = policies
+        .filter((p) => JSON.stringify(p.Queues) === JSON.stringify([{ Ref: id }]))
+        .flatMap((p) => p.PolicyDocument.Statement)
+        .filter((st) => JSON.stringify(st.Resource) === JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] }));
+      expect(denies, id).toContainEqual({ ...denyPlainHttp, Action: 'sqs:*', Resource: { 'Fn::GetAtt': [id, 'Arn'] } });
+    }
+  });
+
+  it("exposes the memory API only at API Gateway's own endpoint, which answers HTTPS only", () => {
+    // An HTTP API's execute-api endpoint has no plain-HTTP listener; nothing else reaches a
+    // function from outside: no function URL, no custom domain (which would need its own TLS policy).
+    const [apiId] = Object.keys(stateless.findResources('AWS::ApiGatewayV2::Api'));
+    expect(stateless.findOutputs('ApiUrl').ApiUrl?.Value).toEqual({ 'Fn::GetAtt': [apiId, 'ApiEndpoint'] });
+    stateless.resourceCountIs('AWS::Lambda::Url', 0);
+    stateless.resourceCountIs('AWS::ApiGatewayV2::DomainName', 0);
+  });
+});
+
 describe('stateless stack', () => {
   it('runs every function on Node.js 22, ARM64, with tracing', () => {
     const fns = stateless.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x', Architectures: ['arm64'], TracingConfig: { Mode: 'Active' } } });
@@ -108,9 +195,19 @@ describe('stateless stack', () => {
   });
 
   it('wires the three queues to their functions with partial batch responses', () => {
-    const mappings = Object.values(stateless.findResources('AWS::Lambda::EventSourceMapping'));
+    const mappings = Object.entries(stateless.findResources('AWS::Lambda::EventSourceMapping'));
     expect(mappings).toHaveLength(3);
-    for (const m of mappings) expect(m.Properties.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    for (const [, m] of mappings) expect(m.Properties.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    // Each function reads the queue infra/permissions.ts says it consumes.
+    const wired = mappings.map(([id, m]) => `${id.match(/^[A-Z][a-z]+/)![0]} ${JSON.stringify(m.Properties.EventSourceArn).match(/GetAtt([A-Za-z]+Queue)/)![1]}`);
+    expect(wired.sort()).toEqual(['Idle IdleQueue', 'Reflector ReflectionQueue', 'Signal TurnQueue']);
+    expect([PERMISSIONS.signal.consumes, PERMISSIONS.idle.consumes, PERMISSIONS.reflector.consumes, PERMISSIONS.sweep.consumes, PERMISSIONS.api.consumes]).toEqual([
+      'turn',
+      'idle',
+      'reflection',
+      null,
+      null,
+    ]);
   });
 
   it('fires the three sweeps on their schedules, passing the schedule time', () => {
@@ -167,16 +264,26 @@ describe('stateless stack', () => {
       expect(sends.flatMap((st) => (Array.isArray(st.Resource) ? st.Resource : [st.Resource])).length, fn).toBe(permissions.sends.length);
       expect(sends.every((st) => actionsOf(st).length === 1), fn).toBe(true);
       expect(actions.includes('bedrock:InvokeModel'), fn).toBe(permissions.model);
-      const hasEventSource = fn === 'signal' || fn === 'idle' || fn === 'reflector';
+      const hasEventSource = permissions.consumes !== null;
       expect(actions.filter((a) => eventSourceActions.includes(a)).sort(), fn).toEqual(hasEventSource ? eventSourceActions : []);
       // Logs: only writes, only to the function's own log group (no AWSLambdaBasicExecutionRole).
       const logs = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('logs:')));
       expect(logs.map((st) => ({ actions: actionsOf(st).sort(), resource: st.Resource })), fn).toEqual([
         { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resource: { 'Fn::GetAtt': [expect.stringMatching(new RegExp(`^${id}Logs`)), 'Arn'] } },
       ]);
+      // KMS: exactly the table's actions per service, on the data key, each only through that
+      // service (so no event source or grant helper adds an unconditioned kms:Decrypt).
+      const kms = statements
+        .filter((st) => actionsOf(st).some((a) => a.startsWith('kms:')))
+        .map((st) => ({ via: viaServiceOf(st), actions: actionsOf(st).sort(), resource: st.Resource }))
+        .sort((x, y) => String(x.via).localeCompare(String(y.via)));
+      const expectedKms = (Object.entries(permissions.kms) as Array<[KmsService, string[]]>)
+        .map(([service, acts]) => ({ via: service, actions: acts.map((a) => `kms:${a}`).sort(), resource: { 'Fn::ImportValue': expect.stringMatching(/DataKey/) } }))
+        .sort((x, y) => x.via.localeCompare(y.via));
+      expect(kms, fn).toEqual(expectedKms);
       // Nothing beyond the table above, the event source's own actions, its logs and X-Ray.
       expect(
-        actions.filter((a) => !/^(dynamodb:|s3:|xray:|logs:)/.test(a) && a !== 'sqs:SendMessage' && a !== 'bedrock:InvokeModel' && !eventSourceActions.includes(a)),
+        actions.filter((a) => !/^(dynamodb:|s3:|xray:|logs:|kms:)/.test(a) && a !== 'sqs:SendMessage' && a !== 'bedrock:InvokeModel' && !eventSourceActions.includes(a)),
         fn,
       ).toEqual([]);
       // The table grant covers the GSI.
@@ -247,21 +354,26 @@ describe('stateless stack', () => {
   });
 });
 
+/** Both stacks of a stage whose config differs from the `dev` settings by `overrides`. */
+const buildStage = (stage: string, overrides: Partial<StageConfig>, env?: { account: string; region: string }) => {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const config = { ...stageConfig(stage), ...overrides };
+  const stateful = new StatefulStack(app, `${stage}-stateful`, { stage, config, env });
+  const stateless = new StatelessStack(app, `${stage}-stateless`, {
+    stage,
+    config,
+    env,
+    table: stateful.table,
+    bucket: stateful.bucket,
+    queues: stateful.queues,
+    dataKey: stateful.dataKey,
+    users: stateful.users,
+  });
+  return { stateful: Template.fromStack(stateful), stateless: Template.fromStack(stateless) };
+};
+
 describe('stage with its own OIDC issuer', () => {
-  const build = (auth: { issuer?: string; audience?: string[] }) => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-    const config = { ...stageConfig('oidc'), auth };
-    const stateful = new StatefulStack(app, 'oidc-stateful', { stage: 'oidc', config });
-    const stateless = new StatelessStack(app, 'oidc-stateless', {
-      stage: 'oidc',
-      config,
-      table: stateful.table,
-      bucket: stateful.bucket,
-      queues: stateful.queues,
-      users: stateful.users,
-    });
-    return { stateful: Template.fromStack(stateful), stateless: Template.fromStack(stateless) };
-  };
+  const build = (auth: { issuer?: string; audience?: string[] }) => buildStage('oidc', { auth });
 
   it('creates no user pool and trusts the issuer and audience it names', () => {
     const t = build({ issuer: 'https://login.example.com/', audience: ['memory-api'] });
@@ -276,5 +388,35 @@ describe('stage with its own OIDC issuer', () => {
 
   it('refuses an issuer without an audience', () => {
     expect(() => build({ issuer: 'https://login.example.com/' })).toThrow(/audience/);
+  });
+});
+
+describe('stage with its own KMS key (dataKeyArn)', () => {
+  const env = { account: '111122223333', region: 'eu-west-1' };
+  const arn = 'arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+
+  it('creates no key and encrypts the table, bucket, queues and DLQs with the one it names', () => {
+    const t = buildStage('byok', { dataKeyArn: arn }, env);
+    t.stateful.resourceCountIs('AWS::KMS::Key', 0);
+    t.stateful.resourceCountIs('AWS::KMS::Alias', 0);
+    t.stateful.hasResourceProperties('AWS::DynamoDB::Table', { SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: arn } });
+    t.stateful.hasResourceProperties('AWS::S3::Bucket', {
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ BucketKeyEnabled: true, ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: arn } }] },
+    });
+    const queues = Object.values(t.stateful.findResources('AWS::SQS::Queue'));
+    expect(queues).toHaveLength(6);
+    for (const q of queues) expect(q.Properties.KmsMasterKeyId).toBe(arn);
+    // The function grants name that key.
+    const kmsResources = Object.values(t.stateless.findResources('AWS::IAM::Policy'))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[])
+      .filter((st) => actionsOf(st).some((a) => a.startsWith('kms:')))
+      .map((st) => st.Resource);
+    expect(kmsResources.length).toBeGreaterThan(0);
+    for (const r of kmsResources) expect(r).toBe(arn);
+  });
+
+  it('refuses an alias or a key in another region', () => {
+    expect(() => buildStage('byok', { dataKeyArn: 'arn:aws:kms:eu-west-1:111122223333:alias/mine' }, env)).toThrow(/not an alias/);
+    expect(() => buildStage('byok', { dataKeyArn: arn.replace('eu-west-1', 'us-east-1') }, env)).toThrow(/us-east-1/);
   });
 });

@@ -84,6 +84,12 @@ export class BedrockConverseModel implements ReflectionModel {
       if (RETRYABLE.has(name) || status >= 500 || status === 429 || network) {
         throw new ModelUnavailableError(`model ${this.modelId} unavailable: ${name}`, { cause: error });
       }
+      // A 2xx whose body the SDK could not read (e.g. a tool input nested thousands of levels
+      // deep overflows its deserializer with a RangeError): like an outage, retried once and
+      // then recorded as the job's failure, rather than failing every delivery unexplained.
+      if (status >= 200 && status < 300) {
+        throw new ModelUnavailableError(`model ${this.modelId} answered, but the answer could not be read: ${name}`, { cause: error });
+      }
       throw error;
     }
   }

@@ -70,7 +70,7 @@ export class ReflectionOutputError extends Error {
  * and apply the hard caps. Throws ReflectionOutputError, naming the failing fields.
  */
 export function parseReflectionOutput(raw: unknown): { output: ReflectionOutput; truncated: Record<ItemCategory, number> } {
-  const rawText = typeof raw === 'string' ? raw : JSON.stringify(raw);
+  const rawText = typeof raw === 'string' ? raw : rawTextOf(raw);
   let value = raw;
   if (typeof raw === 'string') {
     const json = extractJsonObject(raw);
@@ -94,6 +94,19 @@ export function parseReflectionOutput(raw: unknown): { output: ReflectionOutput;
     items.length = Math.min(items.length, HARD_CAPS[key]);
   }
   return { output, truncated };
+}
+
+/**
+ * The model's answer as text for the batch log. An answer nested too deeply for
+ * JSON.stringify (a prompt injection can ask for thousands of levels) must still end as an
+ * aborted batch with a reason, not as a RangeError that fails the job on every delivery.
+ */
+function rawTextOf(raw: unknown): string {
+  try {
+    return JSON.stringify(raw) ?? String(raw);
+  } catch (error) {
+    return `(model output that cannot be written as JSON: ${(error as Error).message})`;
+  }
 }
 
 /** The first balanced top-level `{...}` in a text (models sometimes wrap JSON in prose or fences). */

@@ -58,8 +58,27 @@ const meta = (p: Omit<SummaryPair, 'system' | 'assistant'>, role: 'system' | 'as
   ...(role === 'assistant' ? { model: p.modelId } : {}),
 });
 
-/** The two documents of the pair, under `users/{u}/reflections/{id}/`. */
-export function summaryPair(p: Omit<SummaryPair, 'system' | 'assistant'>): SummaryPair {
+/**
+ * Longest summary kept, in UTF-16 units: about four times what the default budget of 2000
+ * tokens yields (≈4 characters a token), at most 128 KB of UTF-8. The pair's record holds
+ * the text and DynamoDB refuses items over 400 KB, so an answer without bound (a model told
+ * to "write forever") would fail the job on every delivery. A longer answer is cut here,
+ * and says so.
+ */
+export const MAX_SUMMARY_CHARS = 32_000;
+
+/** The summary text within MAX_SUMMARY_CHARS, never ending in half a surrogate pair. */
+export function capSummaryText(text: string): string {
+  if (text.length <= MAX_SUMMARY_CHARS) return text;
+  const marker = '… [summary cut at its length cap]';
+  let cut = text.slice(0, MAX_SUMMARY_CHARS - marker.length);
+  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
+  return `${cut}${marker}`;
+}
+
+/** The two documents of the pair, under `users/{u}/reflections/{id}/`; the text capped (capSummaryText). */
+export function summaryPair(input: Omit<SummaryPair, 'system' | 'assistant'>): SummaryPair {
+  const p = { ...input, text: capSummaryText(input.text) };
   const base = `users/${p.userId}/reflections/${p.id}`;
   return {
     ...p,

@@ -1,0 +1,370 @@
+/**
+ * The in-memory fakes of test/helpers/fakes.ts, plus the API's stores, each recording every
+ * write as the storage key the real adapter would write it under (the key functions of
+ * lib/domain/memory-paths.ts, the same ones the adapters call). A fuzz case then asks:
+ * did every write stay under the prefix of a user the case was allowed to touch?
+ */
+import type { IdleCheck } from '../../events/idle-check.js';
+import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { TurnSaved } from '../../events/turn-saved.js';
+import type { BatchLog } from '../../lib/domain/batch-log.js';
+import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
+import { GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, reflectionItem, stagedItem, turnItem } from '../../lib/domain/memory-item.js';
+import {
+  batchFailureKey,
+  batchLogKey,
+  expiryLogKey,
+  keys,
+  knowledgeIndexKey,
+  knowledgePrefix,
+  modelOutputKey,
+  rejectedEventKey,
+  runLogKey,
+  stagingPrefix,
+  turnDocKey,
+  userPrefix,
+} from '../../lib/domain/memory-paths.js';
+import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
+import type { StagedRecord } from '../../lib/domain/promotion.js';
+import type { SignalState } from '../../lib/domain/signal-accumulator.js';
+import type { ReflectionRun } from '../../lib/domain/sleep-time/reflection-log.js';
+import type { StagedDocument } from '../../lib/domain/staging.js';
+import type { SummaryPair } from '../../lib/domain/summary.js';
+import { turnContentHash, turnSearchText } from '../../lib/domain/turn-document.js';
+import type { AuditTrail, BatchLogReader, MemoryCatalog, MemoryItemStore, ModelResponse, RejectedEvent } from '../../lib/ports.js';
+import {
+  MemoryBatchLogStore,
+  MemoryExpiryLog,
+  MemoryIdleScheduler,
+  MemoryJobQueue,
+  MemoryKnowledgeStore,
+  MemoryReflectionStore,
+  MemoryRejectedLog,
+  MemoryRunLog,
+  MemorySignalStateStore,
+  MemoryTurnStore,
+} from './fakes.js';
+import { keyStaysUnder } from './hostile-input.js';
+
+/** One write: whose data it is (`null` for the shared rejected-events log) and where it lands. */
+export interface Write {
+  store: string;
+  user: string | null;
+  /** An S3 key (`users/…`, `rejected/…`) or a DynamoDB `pk|sk`; absent for queue messages. */
+  key?: string;
+  /** A DynamoDB item's size as the adapter would write it (its JSON, UTF-8). */
+  bytes?: number;
+}
+
+/** DynamoDB refuses items over 400 KB. */
+export const DYNAMODB_ITEM_LIMIT_BYTES = 400 * 1024;
+
+const itemBytes = (item: unknown): number => {
+  try {
+    return Buffer.byteLength(JSON.stringify(item) ?? '', 'utf8');
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+};
+
+export class WriteLog {
+  readonly writes: Write[] = [];
+  add(store: string, user: string | null, key?: string): void {
+    this.writes.push({ store, user, ...(key !== undefined ? { key } : {}) });
+  }
+  /** A DynamoDB item write, with the item (to size it). */
+  addItem(store: string, user: string, key: string, item: unknown): void {
+    this.writes.push({ store, user, key, bytes: itemBytes(item) });
+  }
+  /**
+   * Writes that left their bounds: a user outside `allowed`, an S3 key outside its user's
+   * prefix (or `rejected/` for the shared log), a DynamoDB key outside the user's partition,
+   * a DynamoDB item DynamoDB would refuse for its size.
+   */
+  problems(allowed: ReadonlySet<string>): string[] {
+    const bad: string[] = [];
+    for (const w of this.writes) {
+      if (w.bytes !== undefined && w.bytes > DYNAMODB_ITEM_LIMIT_BYTES) bad.push(`${w.store}: a DynamoDB item of ${w.bytes} bytes, over the 400 KB limit (${w.key ?? ''})`);
+      if (w.user === null) {
+        if (w.key !== undefined && !keyStaysUnder(w.key, 'rejected/')) bad.push(`${w.store}: shared-log key ${JSON.stringify(w.key)} leaves rejected/`);
+        continue;
+      }
+      if (!allowed.has(w.user)) bad.push(`${w.store}: wrote for user ${JSON.stringify(w.user)} (allowed: ${[...allowed].join(', ')})`);
+      if (w.key === undefined) continue;
+      if (w.key.includes('|')) {
+        const pk = w.key.slice(0, w.key.indexOf('|'));
+        const expected = w.user === GLOBAL_USER ? 'GLOBAL' : keys.userPk(w.user);
+        if (pk !== expected) bad.push(`${w.store}: DynamoDB partition ${JSON.stringify(pk)} is not ${expected}`);
+      } else if (!keyStaysUnder(w.key, userPrefix(w.user))) bad.push(`${w.store}: S3 key ${JSON.stringify(w.key.slice(0, 200))} leaves ${userPrefix(w.user)}`);
+    }
+    return bad;
+  }
+}
+
+const ddbKey = (userId: string, sk: string) => `${userId === GLOBAL_USER ? 'GLOBAL' : keys.userPk(userId)}|${sk}`;
+
+export class RecordingTurnStore extends MemoryTurnStore {
+  constructor(private readonly log: WriteLog) {
+    super();
+  }
+  override async saveTurns(turns: readonly TurnSaved[]) {
+    for (const t of turns) {
+      this.log.add('turns', t.userId, turnDocKey(t.userId, t.turnId, turnContentHash(t)));
+      this.log.addItem('turns', t.userId, ddbKey(t.userId, keys.turnSk(t.turnId)), { ...t, query: undefined, response: undefined, context: undefined, text: turnSearchText(t) });
+    }
+    return super.saveTurns(turns);
+  }
+  /** The turn index of a user, oldest first (what the catalog reads). */
+  allTurnIndex(userId: string) {
+    return [...this.turns.values()]
+      .filter((t) => t.userId === userId)
+      .sort((a, b) => a.turnId - b.turnId)
+      .map((t) => ({ userId, turnId: t.turnId, sessionId: t.sessionId, timestamp: t.timestamp, text: turnSearchText(t), validation: t.signals?.validation, quality: t.signals?.quality, attributes: t.attributes }));
+  }
+}
+
+export class RecordingSignalState extends MemorySignalStateStore {
+  constructor(private readonly log: WriteLog) {
+    super();
+  }
+  override async save(userId: string, state: SignalState, expected: number | null) {
+    this.log.addItem('signalState', userId, ddbKey(userId, keys.signalSk), state);
+    return super.save(userId, state, expected);
+  }
+}
+
+export class RecordingJobQueue extends MemoryJobQueue {
+  constructor(private readonly log: WriteLog) {
+    super();
+  }
+  override async enqueue(job: ReflectionJob) {
+    this.log.add('jobs', job.userId);
+    return super.enqueue(job);
+  }
+}
+
+export class RecordingIdleScheduler extends MemoryIdleScheduler {
+  constructor(private readonly log: WriteLog) {
+    super();
+  }
+  override async schedule(check: IdleCheck, delaySeconds: number) {
+    this.log.add('idle', check.userId);
+    return super.schedule(check, delaySeconds);
+  }
+}
+
+export class RecordingRejectedLog extends MemoryRejectedLog {
+  constructor(private readonly log: WriteLog) {
+    super();
+  }
+  override async keep(event: RejectedEvent) {
+    this.log.add('rejected', null, rejectedEventKey(event.receivedAt.slice(0, 10), event.source, event.messageId));
+    return super.keep(event);
+  }
+}
+
+export class RecordingKnowledgeStore extends MemoryKnowledgeStore {
+  /** Promoted Knowledge per user (the base fake keeps one map for everybody). */
+  readonly docsByUser = new Map<string, Map<string, KnowledgeDoc>>();
+  constructor(private readonly log: WriteLog) {
+    super();
+  }
+  // Optional only because the base fake's signature takes none; every caller passes one.
+  override async loadKnowledge(userId?: string) {
+    return [...(this.docsByUser.get(userId ?? '')?.values() ?? [])].map((d) => structuredClone(d));
+  }
+  override async putStaged(userId: string, docs: readonly StagedDocument[], batchId: string) {
+    for (const d of docs) {
+      this.log.add('knowledge.putStaged', userId, `${stagingPrefix(userId)}${d.path}`);
+      this.log.addItem('knowledge.putStaged', userId, ddbKey(userId, keys.stagedSk(d.path)), { text: d.text, meta: d.meta, body: d.body, title: d.title, path: d.path, sourceTurns: d.sourceTurns });
+    }
+    return super.putStaged(userId, docs, batchId);
+  }
+  override async reinforce(userId: string, path: string, batchId: string) {
+    this.log.add('knowledge.reinforce', userId, `${stagingPrefix(userId)}${path}`);
+    return super.reinforce(userId, path, batchId);
+  }
+  override async putKnowledge(userId: string, path: string, markdown: string, doc: KnowledgeDoc) {
+    this.log.add('knowledge.putKnowledge', userId, `${knowledgePrefix(userId)}${path}`);
+    this.log.add('knowledge.putKnowledge', userId, knowledgeIndexKey(userId));
+    const docs = this.docsByUser.get(userId) ?? new Map<string, KnowledgeDoc>();
+    docs.set(doc.id, structuredClone(doc));
+    this.docsByUser.set(userId, docs);
+    return super.putKnowledge(userId, path, markdown, doc);
+  }
+  override async deleteStaged(userId: string, path: string) {
+    this.log.add('knowledge.deleteStaged', userId, `${stagingPrefix(userId)}${path}`);
+    return super.deleteStaged(userId, path);
+  }
+  override async promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc) {
+    this.log.add('knowledge.promote', userId, `${stagingPrefix(userId)}${record.path}`);
+    return super.promote(userId, record, knowledgePath, markdown, doc);
+  }
+  override async recordReview(userId: string, path: string, review: NonNullable<StagedRecord['review']>) {
+    this.log.add('knowledge.recordReview', userId, `${stagingPrefix(userId)}${path}`);
+    this.log.add('knowledge.recordReview', userId, ddbKey(userId, keys.stagedSk(path)));
+    return super.recordReview(userId, path, review);
+  }
+  override async putModelOutput(userId: string, batchId: string, r: ModelResponse) {
+    this.log.add('knowledge.putModelOutput', userId, modelOutputKey(userId, batchId));
+    return super.putModelOutput(userId, batchId, r);
+  }
+}
+
+export class RecordingBatchLogStore extends MemoryBatchLogStore implements BatchLogReader {
+  constructor(private readonly log: WriteLog) {
+    super();
+  }
+  override async write(log: BatchLog) {
+    this.log.add('batchLogs', log.user_id, batchLogKey(log.user_id, log.batch_id));
+    this.log.add('batchLogs', log.user_id, ddbKey(log.user_id, keys.batchSk(log.batch_id)));
+    return super.write(log);
+  }
+  override async writeFailure(log: BatchLog) {
+    this.log.add('batchLogs.failure', log.user_id, batchFailureKey(log.user_id, log.batch_id));
+    return super.writeFailure(log);
+  }
+  async list(userId: string, limit: number) {
+    return [...this.logs.values()]
+      .filter((l) => l.user_id === userId)
+      .map((l) => ({ batchId: l.batch_id, status: l.status, timestamp: l.timestamp }))
+      .sort((a, b) => b.timestamp.localeCompare(a.timestamp))
+      .slice(0, limit);
+  }
+  async get(userId: string, batchId: string) {
+    return this.logs.get(`${userId}/${batchId}`) ?? null;
+  }
+}
+
+export class RecordingReflectionStore extends MemoryReflectionStore {
+  constructor(private readonly log: WriteLog) {
+    super();
+  }
+  override async write(pair: SummaryPair) {
+    this.log.add('reflections', pair.userId, pair.system.key);
+    this.log.add('reflections', pair.userId, pair.assistant.key);
+    const { system, assistant, ...record } = pair;
+    this.log.addItem('reflections', pair.userId, ddbKey(pair.userId, keys.reflectionSk(pair.id)), { ...record, systemKey: system.key, assistantKey: assistant.key });
+    return super.write(pair);
+  }
+  override async softDelete(userId: string, id: string) {
+    this.log.add('reflections.softDelete', userId, ddbKey(userId, keys.reflectionSk(id)));
+    const pair = this.pairs.get(`${userId}/${id}`);
+    if (pair) for (const k of [pair.system.key, pair.assistant.key]) this.log.add('reflections.softDelete', userId, k);
+    return super.softDelete(userId, id);
+  }
+}
+
+export class RecordingRunLog extends MemoryRunLog {
+  constructor(private readonly log: WriteLog) {
+    super();
+  }
+  override async put(run: ReflectionRun, document?: string) {
+    this.log.add('runs', run.userId, runLogKey(run.userId, run.runId, 'json'));
+    if (document) this.log.add('runs', run.userId, runLogKey(run.userId, run.runId, 'md'));
+    this.log.addItem('runs', run.userId, ddbKey(run.userId, keys.runSk(run.kind, run.startedAt, run.runId)), { run });
+    return super.put(run, document);
+  }
+}
+
+export class RecordingExpiryLog extends MemoryExpiryLog {
+  constructor(private readonly log: WriteLog) {
+    super();
+  }
+  override async write(userId: string, sweptAt: string, deletions: Parameters<MemoryExpiryLog['write']>[2]) {
+    this.log.add('expiryLog', userId, expiryLogKey(userId, sweptAt));
+    return super.write(userId, sweptAt, deletions);
+  }
+}
+
+/** API-written memory items, by owner and id, first write wins (as DynamoMemoryItemStore). */
+export class RecordingMemoryItems implements MemoryItemStore {
+  readonly items = new Map<string, MemoryItem>();
+  constructor(private readonly log: WriteLog) {}
+  async get(userId: string, id: string) {
+    const item = this.items.get(`${userId}\u0000${id}`);
+    return item ? structuredClone(item) : null;
+  }
+  async create(item: MemoryItem) {
+    this.log.addItem('items.create', item.userId, ddbKey(item.userId, `MEM#${item.id}`), { item });
+    const existing = this.items.get(`${item.userId}\u0000${item.id}`);
+    if (existing) return { item: structuredClone(existing), created: false };
+    this.items.set(`${item.userId}\u0000${item.id}`, structuredClone(item));
+    return { item, created: true };
+  }
+  async replace(item: MemoryItem, expectedUpdatedAt: string) {
+    this.log.addItem('items.replace', item.userId, ddbKey(item.userId, `MEM#${item.id}`), { item });
+    const existing = this.items.get(`${item.userId}\u0000${item.id}`);
+    if (!existing || existing.updatedAt !== expectedUpdatedAt) return false;
+    this.items.set(`${item.userId}\u0000${item.id}`, structuredClone(item));
+    return true;
+  }
+  async list(userId: string) {
+    return [...this.items.values()].filter((i) => i.userId === userId).map((i) => structuredClone(i));
+  }
+}
+
+export class RecordingAudit implements AuditTrail {
+  readonly entries: AuditEntry[] = [];
+  constructor(private readonly log: WriteLog) {}
+  async append(entries: readonly AuditEntry[]) {
+    for (const e of entries) {
+      this.log.addItem('audit', e.userId, ddbKey(e.userId, `AUDIT#${e.at}#${e.itemId}#${e.action}`), { entry: e });
+      this.entries.push(structuredClone(e));
+    }
+  }
+  async list(userId: string, options: { itemId?: string | undefined; limit: number }) {
+    return this.entries
+      .filter((e) => e.userId === userId && (options.itemId === undefined || e.itemId === options.itemId))
+      .sort((a, b) => b.at.localeCompare(a.at))
+      .slice(0, options.limit);
+  }
+}
+
+/** The read model over the fakes, composed as StoreMemoryCatalog composes the real stores. */
+export class FakeCatalog implements MemoryCatalog {
+  constructor(
+    private readonly stores: { turns: RecordingTurnStore; knowledge: RecordingKnowledgeStore; reflections: RecordingReflectionStore; items: RecordingMemoryItems; stagedExpiryDays: number },
+  ) {}
+  async items(userId: string): Promise<MemoryItem[]> {
+    const { turns, knowledge, reflections, items, stagedExpiryDays } = this.stores;
+    const index = turns.allTurnIndex(userId);
+    const byTurn = new Map(index.map((t) => [t.turnId, t.attributes]));
+    const attrs = (sourceTurns: readonly number[]) => mergeAttributes(sourceTurns, (t) => byTurn.get(t));
+    const docs = await knowledge.loadKnowledge(userId);
+    return [
+      ...index.map(turnItem),
+      ...(await knowledge.listStaged(userId)).filter((r) => r.status !== 'promoted').map((r) => stagedItem(userId, r, stagedExpiryDays, attrs(r.sourceTurns))),
+      ...docs.map((d) => knowledgeItem(userId, d, attrs(d.sourceTurns))),
+      ...(await reflections.list(userId)).map((r) => reflectionItem(r, attrs(r.sourceTurns))),
+      ...(await items.list(userId)),
+      ...(userId === GLOBAL_USER ? [] : await items.list(GLOBAL_USER)),
+    ];
+  }
+}
+
+/** Every recording fake, sharing one write log. */
+export function recordingWorld() {
+  const writes = new WriteLog();
+  const turns = new RecordingTurnStore(writes);
+  const knowledge = new RecordingKnowledgeStore(writes);
+  const reflections = new RecordingReflectionStore(writes);
+  const items = new RecordingMemoryItems(writes);
+  return {
+    writes,
+    turns,
+    signalState: new RecordingSignalState(writes),
+    jobs: new RecordingJobQueue(writes),
+    idle: new RecordingIdleScheduler(writes),
+    rejected: new RecordingRejectedLog(writes),
+    knowledge,
+    batchLogs: new RecordingBatchLogStore(writes),
+    reflections,
+    runs: new RecordingRunLog(writes),
+    expiryLog: new RecordingExpiryLog(writes),
+    items,
+    audit: new RecordingAudit(writes),
+    catalog: new FakeCatalog({ turns, knowledge, reflections, items, stagedExpiryDays: 14 }),
+  };
+}
+export type RecordingWorld = ReturnType<typeof recordingWorld>;

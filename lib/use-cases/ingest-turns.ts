@@ -269,7 +269,12 @@ export async function parseRecord(body: string, claims: ClaimCheckStore): Promis
     if (!inner.ok) return { ok: false, retryable: inner.retryable, errors: inner.errors.map((e) => ({ ...e, path: `payloadRef:${e.path}` })) };
     const m = inner.message;
     if (m.type !== 'turn.saved' || m.userId !== claim.data.userId || m.turnId !== claim.data.turnId) {
-      return { ok: false, retryable: false, errors: [{ path: 'payloadRef.key', message: 'the claimed payload is not this user\'s turn' }] };
+      // Name the claim's fields the payload contradicts, not only the reference.
+      const contradicted: FieldError[] = [];
+      if (m.type !== 'turn.saved') contradicted.push({ path: 'type', message: `the claimed payload is a ${m.type}, not a turn.saved` });
+      if (m.userId !== claim.data.userId) contradicted.push({ path: 'userId', message: 'the claimed payload is another user\'s' });
+      if (m.type === 'turn.saved' && m.turnId !== claim.data.turnId) contradicted.push({ path: 'turnId', message: `the claimed payload is turn ${m.turnId}, not ${claim.data.turnId}` });
+      return { ok: false, retryable: false, errors: [{ path: 'payloadRef.key', message: 'the claimed payload is not this user\'s turn' }, ...contradicted] };
     }
     return inner;
   }

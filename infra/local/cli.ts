@@ -8,6 +8,8 @@
  *   npm start -- --speed N          local delays run N× faster (default 300: the 5-minute idle check fires after 1 s)
  *   npm start -- --api-port N       serve the memory API and review console on this port (default: a free one)
  *   npm start -- --state FILE       write the stack's endpoints and credentials there (default .local/stack.json)
+ *   npm start -- --faults RATE      inject faults: RATE (0–1) of AWS and model calls fail, and of invocations die (fault-injection.ts)
+ *   npm start -- --dump FILE        once drained, write the canonical state of every user there (infra/local/state-dump.ts)
  *
  * With --once the last line printed is one JSON object with the run's counts; the exit
  * code is non-zero if any message was left in a dead-letter queue.
@@ -17,6 +19,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { replayLinesFromFile } from './locomo.js';
 import { startLocalStack, type LocalStack, type Summary } from './stack.js';
+import { dumpDigest } from './state-dump.js';
 
 const SAMPLE = new URL('../../events/samples/conversation.jsonl', import.meta.url);
 let STATE_FILE = resolve('.local/stack.json');
@@ -33,6 +36,7 @@ function human(s: Summary): string {
     `nightly findings stored ${s.findings}`,
     `summaries written ${s.summaries} of ${s.summaryJobs} fired · sweeps fired ${s.sweepsFired} · sleep-time runs: nightly ${s.nightly}, weekly ${s.weekly}`,
     `errors left in dead-letter queues: ${s.errors}; handler errors retried: ${s.handlerErrors}`,
+    ...(Object.values(s.faults).some((n) => n > 0) ? [`faults injected: ${Object.entries(s.faults).map(([k, n]) => `${k} ${n}`).join(', ')}`] : []),
   ].join('\n');
 }
 
@@ -46,12 +50,17 @@ async function main(): Promise<number> {
       speed: { type: 'string', default: '300' },
       'api-port': { type: 'string' },
       state: { type: 'string' },
+      dump: { type: 'string' },
+      faults: { type: 'string' },
+      'fault-seed': { type: 'string', default: '1' },
     },
     strict: true,
   });
   if (values.state) STATE_FILE = resolve(values.state);
   const speed = Number(values.speed);
   if (!Number.isFinite(speed) || speed <= 0) throw new Error(`--speed must be a positive number, not ${values.speed}`);
+  const faultRate = values.faults === undefined ? 0 : Number(values.faults);
+  if (!Number.isFinite(faultRate) || faultRate < 0 || faultRate > 1) throw new Error(`--faults must be a share between 0 and 1, not ${values.faults}`);
   const file = values.replay ? resolve(values.replay) : SAMPLE;
   const { lines, format } = replayLinesFromFile(readFileSync(file, 'utf8'), basename(typeof file === 'string' ? file : file.pathname));
 
@@ -61,6 +70,7 @@ async function main(): Promise<number> {
     logLevel: values.verbose ? 'INFO' : 'WARN',
     metrics: values.verbose ?? false,
     speed,
+    ...(faultRate > 0 ? { faults: { rate: faultRate, seed: Number(values['fault-seed']) } } : {}),
     ...(values['api-port'] ? { apiPort: Number(values['api-port']) } : {}),
     onHandlerError: (source, error) => console.error(`[${source}] handler error (the records go back to the queue): ${(error as Error).message}`),
   });
@@ -96,6 +106,11 @@ async function main(): Promise<number> {
     writeState(stack, { drained: true });
     const summary = await stack.summary();
     console.log(`drained.\n${human(summary)}`);
+    if (values.dump) {
+      const dumps = await stack.dumpState();
+      writeFileSync(resolve(values.dump), `${JSON.stringify(dumps, null, 1)}\n`);
+      console.log(`state of ${dumps.length} user(s) written to ${values.dump}: ${dumps.map((d) => `${d.userId} ${dumpDigest(d)}`).join(', ')}`);
+    }
 
     if (values.once) {
       await shutdown();

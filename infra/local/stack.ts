@@ -11,6 +11,7 @@ import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { type RawMessage, sqsSafeJson, TurnPublisher } from '../../lib/adapters/sqs-turn-publisher.js';
 import { UserIdSchema } from '../../events/common.js';
 import { setLocalClock } from '../../lib/adapters/clock.js';
+import { configureFaults, faultCounts, type FaultConfig, type FaultKind, withDelivery } from '../../lib/adapters/fault-injection.js';
 import { withLedgerScope } from '../../lib/adapters/request-ledger.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import { fireTimesBetween } from '../../lib/domain/sleep-time/schedule.js';
@@ -22,6 +23,7 @@ import { type Emulators, LOCAL_CREDENTIALS, LOCAL_REGION, startEmulators } from 
 import { type InvocationObserver, LocalEventSource, type SqsHandler } from './event-source.js';
 import { type LocalResources, provision } from './provision.js';
 import { listAllKeys } from './s3-keys.js';
+import { dumpUserState, type UserStateDump } from './state-dump.js';
 import { type HttpHandler, type LocalHttpApi, startHttpApi } from './http-api.js';
 import { mintToken } from './tokens.js';
 
@@ -71,6 +73,8 @@ export interface Summary {
   nightly: number;
   weekly: number;
   sweepsFired: number;
+  /** Faults injected (`--faults`), by kind; all zero without. */
+  faults: Record<FaultKind, number>;
 }
 
 export interface ReplayResult {
@@ -100,6 +104,8 @@ export interface LocalStack {
   /** Move the simulated clock forward, firing (in order) every sweep scheduled on the way. */
   advanceTo(time: Date): Promise<Array<{ sweep: string; at: string }>>;
   summary(): Promise<Summary>;
+  /** The canonical state of every user the table knows (see state-dump.ts), sorted by user. */
+  dumpState(): Promise<UserStateDump[]>;
   stop(): Promise<void>;
 }
 
@@ -119,10 +125,13 @@ export interface LocalStackOptions {
   apiPort?: number;
   /** Told of every handler invocation (SQS sources, sweeps, API requests): benchmarks time them. */
   observe?: InvocationObserver;
+  /** Inject faults into the handlers' AWS and model calls (lib/adapters/fault-injection.ts). */
+  faults?: FaultConfig;
 }
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const stage = options.stage ?? 'local';
+  configureFaults(options.faults ?? null);
   const emulators = await startEmulators(options.responder ? { responder: options.responder } : {});
   let resources: LocalResources;
   try {
@@ -221,6 +230,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   /** Something was published or enqueued since the queues were last seen empty. */
   let dirty = false;
   const fired: Array<{ sweep: string; at: string }> = [];
+  let sweepErrors = 0;
   const setClock = (t: Date) => {
     simNow = t;
     setLocalClock(t);
@@ -282,12 +292,23 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     for (const { sweep: name, at } of due) {
       setClock(at);
       if (dirty) await waitUntilDrained();
-      const started = performance.now();
-      const result = await withLedgerScope('sweep', () =>
-        sweep({ sweep: name, time: at.toISOString() }, lambdaContext(`reflective-memory-${stage}-sweep`, FUNCTION_TIMEOUT_SECONDS.sweep)),
-      );
-      options.observe?.({ fn: 'sweep', ms: performance.now() - started, records: [], finishedAt: Date.now() });
-      if (result.jobs.length > 0) dirty = true;
+      // EventBridge invokes the sweep asynchronously: Lambda retries a failed invocation
+      // twice, so the local stack does too (injected faults strike the first try only).
+      let result: { jobs: string[] } | null = null;
+      for (let attempt = 1; attempt <= 3 && result === null; attempt++) {
+        const started = performance.now();
+        const outcome = await withDelivery(attempt === 1, () =>
+          withLedgerScope('sweep', () => sweep({ sweep: name, time: at.toISOString() }, lambdaContext(`reflective-memory-${stage}-sweep`, FUNCTION_TIMEOUT_SECONDS.sweep))),
+        );
+        options.observe?.({ fn: 'sweep', ms: performance.now() - started, records: [], finishedAt: Date.now() });
+        if (outcome.ok && !outcome.died) result = outcome.result;
+        else {
+          sweepErrors += 1;
+          options.onHandlerError?.('sweep', outcome.ok ? new Error(`the ${name} sweep died part-way (injected fault); retried`) : outcome.error);
+          if (attempt === 3) throw outcome.ok ? new Error(`the ${name} sweep at ${at.toISOString()} failed three times`) : outcome.error;
+        }
+      }
+      if (result && result.jobs.length > 0) dirty = true;
       done.push({ sweep: name, at: at.toISOString() });
     }
     setClock(time);
@@ -384,17 +405,26 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         promoted: userKeys.filter((k) => k.includes('/Knowledge/') && !k.includes('/Knowledge/Reflections/')).length,
         findings: userKeys.filter((k) => k.includes('/Knowledge/Reflections/')).length,
         errors: dlqDepths.reduce((a, b) => a + b, 0),
-        handlerErrors: Object.values(sources).reduce((n, src) => n + src.stats.handlerErrors, 0),
+        handlerErrors: Object.values(sources).reduce((n, src) => n + src.stats.handlerErrors, 0) + sweepErrors,
         modelCalls: emulators.converse.requests.length,
         summaryJobs: sum('summariesTriggered'),
         summaries: reflectionItems.length,
         nightly: runItems.filter((r) => String(r.sk).startsWith('RUN#nightly#')).length,
         weekly: runItems.filter((r) => String(r.sk).startsWith('RUN#weekly#')).length,
         sweepsFired: fired.length,
+        faults: faultCounts(),
       };
     },
 
+    async dumpState() {
+      const users = [...new Set((await scanAll('begins_with(pk, :p)', { ':p': 'USER#' })).map((i) => String(i.pk).slice('USER#'.length)))].sort();
+      const dumps: UserStateDump[] = [];
+      for (const userId of users) dumps.push(await dumpUserState({ ddb, s3 }, resources, userId));
+      return dumps;
+    },
+
     async stop() {
+      configureFaults(null);
       await Promise.all(Object.values(sources).map((s) => s.stop()));
       await api.stop();
       sqs.destroy();

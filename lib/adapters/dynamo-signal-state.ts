@@ -1,3 +1,4 @@
+import { systemClock } from './clock.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 import { queryAll } from './dynamo-query.js';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -47,7 +48,7 @@ export class DynamoSignalStateStore implements SignalStateStore {
             state,
             version: (expectedVersion ?? 0) + 1,
             ...(day ? { gsi1pk: keys.activityGsiPk(day), gsi1sk: keys.activityGsiSk(userId) } : {}),
-            updatedAt: new Date().toISOString(),
+            updatedAt: systemClock.now().toISOString(),
           },
           ConditionExpression: condition,
           ...(expectedVersion === null

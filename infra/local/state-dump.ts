@@ -1,0 +1,155 @@
+/**
+ * A canonical dump of what the memory holds: every DynamoDB item under each user's
+ * partition and every S3 object under `users/{id}/`, with keys sorted and the values that
+ * are times of processing (not of the input) replaced by a placeholder. Two replays of
+ * the same input — fault-free, with faults, twice — must give the same dump; `diffDumps`
+ * says where they differ.
+ *
+ * What is masked, and why (everything else must match byte for byte):
+ * - durations (`duration_ms`, `durationMs`, the model's `latencyMs`): they measure the machine;
+ * - the times of processing: when a reflection staged or promoted something, wrote a
+ *   summary or a batch log (`staged_at`, `createdAt`, a batch log's `timestamp`…). The
+ *   seeds define them as "when it ran", so they come from the clock. In a replay the clock
+ *   follows the input's timestamps but runs on at real speed in between, so they differ
+ *   by however long processing took (seconds more when faults make it retry). They are
+ *   cut to their day, so a run that moved to another day still shows. Ids, keys, turn
+ *   timestamps and schedule times are derived from the input and are compared as they are;
+ * - the signal state's `appliedMessages`: tags of SQS message ids, which SQS assigns.
+ */
+import { createHash } from 'node:crypto';
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '../../lib/domain/memory-paths.js';
+import { listAllKeys } from './s3-keys.js';
+
+export interface UserStateDump {
+  userId: string;
+  /** DynamoDB items by `pk|sk`. */
+  items: Record<string, unknown>;
+  /** S3 objects by key (text; JSON documents parsed and normalised like items). */
+  objects: Record<string, unknown>;
+}
+
+const DURATION_KEYS = new Set(['duration_ms', 'durationMs', 'latencyMs']);
+/** Fields (and front-matter keys) holding a time of processing, in every kind of record. */
+const PROCESSING_TIMES = new Set(['staged_at', 'stagedAt', 'promoted_at', 'promotedAt', 'created_at', 'createdAt', 'lastBatchTimestamp', 'lastSeenAt', 'updatedAt', 'receivedAt', 'requestedAt', 'enqueuedAt']);
+const ISO = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+const FRONT_MATTER_TIME = /^(\w+): (\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/gm;
+
+const maskTime = (iso: string) => iso.replace(ISO, '$1T<processing time>');
+
+/**
+ * Replace what measures the machine rather than the memory (see the module's comment).
+ * `timestampIsProcessing` also masks `timestamp` (a batch log's: when the batch ran).
+ */
+export function normalise(value: unknown, options: { key?: string; timestampIsProcessing?: boolean } = {}): unknown {
+  const { key = '', timestampIsProcessing = false } = options;
+  if (key === 'appliedMessages') return '<message tags>';
+  if (Array.isArray(value)) return value.map((v) => normalise(v, { timestampIsProcessing }));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value as Record<string, unknown>)
+        .sort()
+        .map((k) => [k, normalise((value as Record<string, unknown>)[k], { key: k, timestampIsProcessing })]),
+    );
+  }
+  if (typeof value === 'number' && DURATION_KEYS.has(key)) return '<duration>';
+  if (typeof value !== 'string') return value;
+  if (PROCESSING_TIMES.has(key) || (timestampIsProcessing && key === 'timestamp')) return maskTime(value);
+  // Markdown front matter: the same fields, as `key: time` lines.
+  return value.replace(FRONT_MATTER_TIME, (line, k: string, day: string) => (PROCESSING_TIMES.has(k) ? `${k}: ${day}T<processing time>` : line));
+}
+
+async function queryAll(ddb: DynamoDBDocumentClient, tableName: string, pk: string): Promise<Array<Record<string, unknown>>> {
+  const items: Array<Record<string, unknown>> = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const res = await ddb.send(
+      new QueryCommand({ TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ExclusiveStartKey: start, ConsistentRead: true }),
+    );
+    items.push(...(res.Items ?? []));
+    start = res.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+export async function dumpUserState(
+  clients: { ddb: DynamoDBDocumentClient; s3: S3Client },
+  where: { tableName: string; bucketName: string },
+  userId: string,
+): Promise<UserStateDump> {
+  const items: Record<string, unknown> = {};
+  for (const item of await queryAll(clients.ddb, where.tableName, keys.userPk(userId))) {
+    items[`${String(item.pk)}|${String(item.sk)}`] = normalise(item, { timestampIsProcessing: String(item.sk).startsWith('BATCH#') });
+  }
+  const objects: Record<string, unknown> = {};
+  for (const key of (await listAllKeys(clients.s3, where.bucketName, `users/${userId}/`)).sort()) {
+    const res = await clients.s3.send(new GetObjectCommand({ Bucket: where.bucketName, Key: key }));
+    const text = (await res.Body?.transformToString()) ?? '';
+    let value: unknown = text;
+    if (key.endsWith('.json')) {
+      try {
+        value = JSON.parse(text);
+      } catch {
+        // kept as text
+      }
+    }
+    objects[key] = normalise(value, { timestampIsProcessing: key.includes('/Logs/') });
+  }
+  return { userId, items: sortKeys(items), objects: sortKeys(objects) };
+}
+
+function sortKeys(record: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.keys(record).sort().map((k) => [k, record[k]]));
+}
+
+export function dumpDigest(dump: UserStateDump): string {
+  return createHash('sha256').update(JSON.stringify(dump)).digest('hex').slice(0, 16);
+}
+
+export interface DumpDifference {
+  where: 'item' | 'object';
+  key: string;
+  /** Present in `a` only, in `b` only, or in both with different content. */
+  kind: 'only-a' | 'only-b' | 'changed';
+  /** For `changed`: the first differing path inside the value. */
+  path?: string;
+  a?: unknown;
+  b?: unknown;
+}
+
+/** Every difference between two dumps (empty when they are the same state). */
+export function diffDumps(a: UserStateDump, b: UserStateDump): DumpDifference[] {
+  const out: DumpDifference[] = [];
+  for (const where of ['item', 'object'] as const) {
+    const ra = where === 'item' ? a.items : a.objects;
+    const rb = where === 'item' ? b.items : b.objects;
+    for (const key of new Set([...Object.keys(ra), ...Object.keys(rb)])) {
+      if (!(key in rb)) out.push({ where, key, kind: 'only-a' });
+      else if (!(key in ra)) out.push({ where, key, kind: 'only-b' });
+      else {
+        const d = firstDifference(ra[key], rb[key], '');
+        if (d) out.push({ where, key, kind: 'changed', ...d });
+      }
+    }
+  }
+  return out;
+}
+
+function firstDifference(a: unknown, b: unknown, path: string): { path: string; a: unknown; b: unknown } | null {
+  if (JSON.stringify(a) === JSON.stringify(b)) return null;
+  if (a && b && typeof a === 'object' && typeof b === 'object' && Array.isArray(a) === Array.isArray(b)) {
+    const ka = Object.keys(a as object);
+    const kb = Object.keys(b as object);
+    for (const k of new Set([...ka, ...kb])) {
+      const d = firstDifference((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}/${k}`);
+      if (d) return d;
+    }
+  }
+  if (typeof a === 'string' && typeof b === 'string') {
+    let i = 0;
+    while (i < a.length && a[i] === b[i]) i++;
+    return { path: `${path}@${i}`, a: a.slice(Math.max(0, i - 40), i + 80), b: b.slice(Math.max(0, i - 40), i + 80) };
+  }
+  return { path, a, b };
+}

@@ -32,7 +32,7 @@ export const QUEUES = {
     id: 'TurnQueue',
     fifo: true,
     visibilityTimeoutSeconds: 6 * FUNCTION_TIMEOUT_SECONDS.signal,
-    localVisibilityTimeoutSeconds: 3,
+    localVisibilityTimeoutSeconds: 2,
     maxReceiveCount: 5,
   },
   reflection: {

@@ -212,6 +212,18 @@ export interface Log {
 }
 
 /** Throttling, timeouts, 5xx: worth retrying later (the job goes back to its queue). */
+/**
+ * The model answered, but not in the shape asked for, and the job will be delivered
+ * again: retry rather than record the garbage (on the last delivery the use cases abort
+ * and log it, as seed 000 §9 says).
+ */
+export class UnusableModelOutputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnusableModelOutputError';
+  }
+}
+
 export class ModelUnavailableError extends Error {
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);

@@ -21,7 +21,8 @@ import { createLogger } from '../../lib/adapters/logger.js';
 import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
 import { DynamoReflectionLogStore, DynamoSummarySource } from '../../lib/adapters/reflection-log-store.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
-import { runNightly, runWeekly, type SleepTimeDeps } from '../../lib/use-cases/run-sleep-time.js';import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
+import { runNightly, runWeekly, type SleepTimeDeps } from '../../lib/use-cases/run-sleep-time.js';
+import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
 import { parseOrKeep } from '../../lib/use-cases/parse-or-keep.js';
 import { type ReflectionDeps, recordFailedAttempt, runReflection } from '../../lib/use-cases/run-reflection.js';
@@ -93,8 +94,10 @@ async function recordHandler(record: SQSRecord): Promise<void> {
     metrics.addMetric('RejectedRecords', MetricUnit.Count, 1);
     return;
   }
+  // Not the last delivery: an unusable model answer is retried (the next delivery asks again).
+  const retryUnusableOutput = Number(record.attributes.ApproximateReceiveCount) < maxReceives;
   try {
-    await runJob(job);
+    await runJob(job, retryUnusableOutput);
   } catch (error) {
     // Seed 000 §9: one retry; on the last delivery the failure is logged before SQS parks the job in the DLQ.
     if (error instanceof ModelUnavailableError && Number(record.attributes.ApproximateReceiveCount) >= maxReceives) {
@@ -104,9 +107,9 @@ async function recordHandler(record: SQSRecord): Promise<void> {
   }
 }
 
-async function runJob(job: ReflectionJob): Promise<void> {
+async function runJob(job: ReflectionJob, retryUnusableOutput: boolean): Promise<void> {
   if (job.kind === 'nightly' || job.kind === 'weekly') {
-    const out = await (job.kind === 'nightly' ? runNightly : runWeekly)(job, sleepTimeDeps);
+    const out = await (job.kind === 'nightly' ? runNightly : runWeekly)(job, { ...sleepTimeDeps, retryUnusableOutput });
     metrics.addMetric(`SleepTime_${job.kind}_${out.status}`, MetricUnit.Count, 1);
     if (out.status === 'completed') {
       metrics.addMetric('SleepTimeMemoriesStored', MetricUnit.Count, out.run.memoriesStored);
@@ -116,12 +119,12 @@ async function runJob(job: ReflectionJob): Promise<void> {
     return;
   }
   if (SUMMARY_KINDS.has(job.kind)) {
-    const summary = await runSummary(job, summaryDeps);
+    const summary = await runSummary(job, { ...summaryDeps, retryUnusableOutput });
     metrics.addMetric(`Summaries_${summary.status}`, MetricUnit.Count, 1);
     if (summary.status !== 'written') logger.info('summary not written', { jobId: job.jobId, userId: job.userId, status: summary.status, reason: summary.reason });
     return;
   }
-  const outcome = await runReflection(job, deps);
+  const outcome = await runReflection(job, { ...deps, retryUnusableOutput });
   metrics.addMetric(`Jobs_${outcome.status}`, MetricUnit.Count, 1);
   if ('log' in outcome) {
     const gates = outcome.log.quality_gate_results;

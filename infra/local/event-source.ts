@@ -7,6 +7,7 @@
  */
 import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { withDelivery } from '../../lib/adapters/fault-injection.js';
 import { withLedgerScope } from '../../lib/adapters/request-ledger.js';
 import { lambdaContext } from './lambda-context.js';
 
@@ -30,10 +31,12 @@ export interface EventSourceStats {
   records: number;
   failedRecords: number;
   handlerErrors: number;
+  /** Invocations that died part-way (injected faults). */
+  died: number;
 }
 
 export class LocalEventSource {
-  readonly stats: EventSourceStats = { invocations: 0, records: 0, failedRecords: 0, handlerErrors: 0 };
+  readonly stats: EventSourceStats = { invocations: 0, records: 0, failedRecords: 0, handlerErrors: 0, died: 0 };
   private running = false;
   private loop: Promise<void> | null = null;
   private inFlight = false;
@@ -109,16 +112,22 @@ export class LocalEventSource {
     this.stats.records += records.length;
     let failed: Set<string>;
     const started = performance.now();
-    try {
-      const fn = this.options.fn ?? this.options.name;
-      const response = await withLedgerScope(fn, () => this.options.handler({ Records: records }, lambdaContext(this.options.functionName, this.options.timeoutSeconds)));
-      failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    const fn = this.options.fn ?? this.options.name;
+    // Injected faults (when the local stack turns them on) strike first deliveries only.
+    const firstDelivery = records.some((r) => r.attributes.ApproximateReceiveCount === '1');
+    const outcome = await withDelivery(firstDelivery, () =>
+      withLedgerScope(fn, () => this.options.handler({ Records: records }, lambdaContext(this.options.functionName, this.options.timeoutSeconds))),
+    );
+    if (outcome.died || !outcome.ok) {
+      // A crash (or an injected death): Lambda returns the whole batch to the queue.
+      this.stats.handlerErrors += 1;
+      if (outcome.died) this.stats.died += 1;
+      this.options.onError?.(outcome.died || outcome.ok ? new Error(`${fn} died mid-batch (injected fault); the batch goes back to the queue`) : outcome.error);
+      failed = new Set(records.map((r) => r.messageId));
+    } else {
+      failed = new Set((outcome.result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
       // Like Lambda: an identifier that is not in the batch fails the whole batch.
       if ([...failed].some((id) => !records.some((r) => r.messageId === id))) failed = new Set(records.map((r) => r.messageId));
-    } catch (error) {
-      this.stats.handlerErrors += 1;
-      this.options.onError?.(error);
-      failed = new Set(records.map((r) => r.messageId));
     }
     this.options.observe?.({ fn: this.options.fn ?? this.options.name, ms: performance.now() - started, records, finishedAt: Date.now() });
     this.stats.failedRecords += failed.size;

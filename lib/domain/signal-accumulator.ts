@@ -38,6 +38,12 @@ export const SignalStateSchema = z.object({
   summaryTurnIds: TurnIds.default([]),
   /** Activity index: messages per UTC day (YYYY-MM-DD) of the message timestamps, recent days only. */
   activity: z.record(z.string(), z.number().int().min(0)).default({}),
+  /**
+   * Tags of the queue messages the last write folded in (see `messageTag`). A write whose
+   * response was lost, or a function that died after it, gets the same messages again:
+   * those are already in the state, and folding them again would count them as duplicates.
+   */
+  appliedMessages: z.array(z.string()).default([]),
   counters: z.object({
     turns: z.number().int().min(0),
     duplicates: z.number().int().min(0),
@@ -65,8 +71,16 @@ export function initialSignalState(): SignalState {
     messagesSinceSummary: 0,
     summaryTurnIds: [],
     activity: {},
+    appliedMessages: [],
     counters: { turns: 0, duplicates: 0, late: 0, batchesTriggered: 0, batchesCompleted: 0, summariesTriggered: 0 },
   };
+}
+
+/** A queue message's tag in `appliedMessages`: a short hash of its id (SQS message ids do not change on redelivery). */
+export function messageTag(messageId: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < messageId.length; i++) h = Math.imul(h ^ messageId.charCodeAt(i), 0x01000193);
+  return (h >>> 0).toString(36);
 }
 
 /** Parse a stored state; a corrupt one is reported so the caller can reset it with a warning. */

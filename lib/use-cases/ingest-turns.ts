@@ -12,7 +12,7 @@ import { type TurnQueueMessage, TurnQueueMessageSchema } from '../../events/inde
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import { TurnClaimCheckSchema } from '../../events/turn-claim-check.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import { type AccumulateResult, accumulate, parseSignalState, type SignalItem } from '../domain/signal-accumulator.js';
+import { type AccumulateResult, accumulate, messageTag, parseSignalState, type SignalItem } from '../domain/signal-accumulator.js';
 import type { SignalConfig } from '../domain/signal-weights.js';
 import type { ClaimCheckStore, Clock, IdleScheduler, JobQueue, Log, RejectedEventLog, SignalStateStore, TurnStore } from '../ports.js';
 import { type FieldError, fieldErrors } from './parse-or-keep.js';
@@ -113,7 +113,7 @@ export async function ingestTurns(records: readonly IngestRecord[], deps: Ingest
   let batched: Map<string, UserOutcome> | null = null;
   if (users.length > 1) {
     try {
-      batched = await ingestUsersTogether(users.map(([userId, items]) => [userId, items.map((i) => i.message)] as const), deps);
+      batched = await ingestUsersTogether(users, deps);
     } catch (error) {
       deps.log.warn('batched ingestion failed; retrying user by user', { error: error instanceof Error ? error.message : String(error) });
     }
@@ -123,7 +123,7 @@ export async function ingestTurns(records: readonly IngestRecord[], deps: Ingest
       const done = batched?.get(userId);
       if (done) return tally(items, done);
       try {
-        tally(items, await ingestUser(userId, items.map((i) => i.message), deps));
+        tally(items, await ingestUser(userId, items, deps));
       } catch (error) {
         fail(userId, items, error);
       }
@@ -140,18 +140,34 @@ interface Fold {
   folded: AccumulateResult;
   toStore: TurnSaved[];
   jobs: ReflectionJob[];
+  /** Every message is in the state already: nothing to write. */
+  alreadyApplied: boolean;
+}
+
+interface UserMessage {
+  messageId: string;
+  message: TurnQueueMessage;
 }
 
 /** Load, fold and decide for one user, without writing anything. */
-async function foldUser(userId: string, messages: TurnQueueMessage[], deps: IngestDeps): Promise<Fold> {
-  const turns = messages.filter((m): m is TurnSaved => m.type === 'turn.saved');
+async function foldUser(userId: string, items: readonly UserMessage[], deps: IngestDeps): Promise<Fold> {
   const stored = await deps.signalState.load(userId);
   const { state: prior, corrupt, issues } = parseSignalState(stored.raw);
   if (corrupt) deps.log.warn('signal state was corrupt and is reset to defaults', { userId, issues });
+  // Messages the state already holds (our own write landed, then its response was lost or
+  // the function died): skip them, so a retry never counts them twice.
+  const applied = new Set(prior.appliedMessages);
+  const fresh = items.filter((i) => !applied.has(messageTag(i.messageId)));
+  if (fresh.length === 0) {
+    return { userId, version: stored.version, folded: { state: prior, outcomes: [], triggers: [] }, toStore: [], jobs: [], alreadyApplied: true };
+  }
+  const messages = fresh.map((i) => i.message);
+  const turns = messages.filter((m): m is TurnSaved => m.type === 'turn.saved');
   const older = turns.filter((t) => t.turnId <= prior.lastTurnId).map((t) => t.turnId);
   const known = older.length > 0 ? await deps.turns.indexedTurnIds(userId, older) : new Set<number>();
   const now = deps.clock.now();
   const folded = accumulate(prior, messages.map(toItem), deps.config, now, (id) => known.has(id));
+  folded.state.appliedMessages = fresh.map((i) => messageTag(i.messageId));
   const keep = new Set(folded.outcomes.filter((o) => o.disposition !== 'duplicate').map((o) => o.turnId));
   const jobs: ReflectionJob[] = folded.triggers.map((t) => ({
     type: 'reflection.job',
@@ -164,7 +180,7 @@ async function foldUser(userId: string, messages: TurnQueueMessage[], deps: Inge
     turnIds: t.turnIds,
     requestedAt: now.toISOString(),
   }));
-  return { userId, version: stored.version, folded, toStore: dedupeByTurnId(turns.filter((t) => keep.has(t.turnId))), jobs };
+  return { userId, version: stored.version, folded, toStore: dedupeByTurnId(turns.filter((t) => keep.has(t.turnId))), jobs, alreadyApplied: false };
 }
 
 /** Jobs and the idle check of a fold (after its turns are stored, before its state). */
@@ -191,13 +207,17 @@ function logCommitted(f: Fold, deps: IngestDeps): void {
  * Several users at once: folds in parallel, one saveTurns for everybody, then each user's
  * jobs and conditional state write. Users whose state changed meanwhile are redone alone.
  */
-async function ingestUsersTogether(users: ReadonlyArray<readonly [string, TurnQueueMessage[]]>, deps: IngestDeps): Promise<Map<string, UserOutcome>> {
-  const folds = await Promise.all(users.map(([userId, messages]) => foldUser(userId, messages, deps)));
+async function ingestUsersTogether(users: ReadonlyArray<readonly [string, UserMessage[]]>, deps: IngestDeps): Promise<Map<string, UserOutcome>> {
+  const folds = await Promise.all(users.map(([userId, items]) => foldUser(userId, items, deps)));
   const toStore = folds.flatMap((f) => f.toStore);
   if (toStore.length > 0) await deps.turns.saveTurns(toStore);
   const out = new Map<string, UserOutcome>();
   await Promise.all(
     folds.map(async (f) => {
+      if (f.alreadyApplied) {
+        out.set(f.userId, { ...f.folded, jobs: [] });
+        return;
+      }
       await announce(f, deps);
       if (await deps.signalState.save(f.userId, f.folded.state, f.version)) {
         logCommitted(f, deps);
@@ -214,9 +234,10 @@ const toItem = (m: TurnQueueMessage): SignalItem => {
   return { kind: 'agent_event', trigger: m.trigger };
 };
 
-async function ingestUser(userId: string, messages: TurnQueueMessage[], deps: IngestDeps): Promise<UserOutcome> {
+async function ingestUser(userId: string, items: UserMessage[], deps: IngestDeps): Promise<UserOutcome> {
   for (let attempt = 1; ; attempt++) {
-    const f = await foldUser(userId, messages, deps);
+    const f = await foldUser(userId, items, deps);
+    if (f.alreadyApplied) return { ...f.folded, jobs: [] };
     if (f.toStore.length > 0) await deps.turns.saveTurns(f.toStore);
     await announce(f, deps);
     if (await deps.signalState.save(userId, f.folded.state, f.version)) {

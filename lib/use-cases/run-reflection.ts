@@ -19,7 +19,7 @@ import { findRecurrences, knowledgePathFor, PROMOTIONS_TO_KNOWLEDGE, promotedDoc
 import { completeBatch, parseSignalState } from '../domain/signal-accumulator.js';
 import { stagedDocuments } from '../domain/staging.js';
 import { topKeywords } from '../domain/text.js';
-import type { BatchLogStore, Clock, KnowledgeStore, Log, ModelResponse, ReflectionModel, SignalStateStore, TurnStore } from '../ports.js';
+import { type BatchLogStore, type Clock, type KnowledgeStore, type Log, type ModelResponse, type ReflectionModel, type SignalStateStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
 export interface ReflectionDeps {
   turns: TurnStore;
@@ -30,6 +30,11 @@ export interface ReflectionDeps {
   clock: Clock;
   log: Log;
   settings: { temperature: number; maxTokens: number; budgetTokens: number };
+  /**
+   * The job will be delivered again if this attempt fails: an unusable answer throws
+   * UnusableModelOutputError (and is not kept) instead of aborting the batch. @default false
+   */
+  retryUnusableOutput?: boolean;
 }
 
 export type ReflectionOutcome =
@@ -101,6 +106,14 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
         temperature: deps.settings.temperature,
         maxTokens: deps.settings.maxTokens,
       });
+      if (deps.retryUnusableOutput) {
+        try {
+          parseReflectionOutput(response.output);
+        } catch (error) {
+          if (!(error instanceof ReflectionOutputError)) throw error;
+          throw new UnusableModelOutputError(`batch ${job.jobId}: model output unusable (${error.message}); retrying on the next delivery`);
+        }
+      }
       await deps.knowledge.putModelOutput(job.userId, job.jobId, response);
     }
   }
@@ -115,7 +128,8 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
       parsed = parseReflectionOutput(response.output);
     } catch (error) {
       if (!(error instanceof ReflectionOutputError)) throw error;
-      deps.log.error('model output unusable; batch aborted', { userId: job.userId, batchId: job.jobId, error: error.message, raw: error.raw });
+      // The raw answer may quote the user's turns: it goes to the batch log, not the logs.
+      deps.log.error('model output unusable; batch aborted', { userId: job.userId, batchId: job.jobId, error: error.message });
       const log: BatchLog = {
         ...base,
         status: 'aborted',

@@ -25,7 +25,7 @@ import type { ReflectionRun } from '../domain/sleep-time/reflection-log.js';
 import { computeSelfAssessment, type SelfAssessment } from '../domain/sleep-time/self-assessment.js';
 import { WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, WeeklyOutputSchema, weeklyPrompt } from '../domain/sleep-time/weekly.js';
 import { topKeywords } from '../domain/text.js';
-import type { Clock, KnowledgeStore, Log, ModelResponse, ReflectionLogStore, ReflectionModel, SummarySource, TurnStore } from '../ports.js';
+import { type Clock, type KnowledgeStore, type Log, type ModelResponse, type ReflectionLogStore, type ReflectionModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
 export interface SleepTimeDeps {
   turns: TurnStore;
@@ -36,6 +36,8 @@ export interface SleepTimeDeps {
   clock: Clock;
   log: Log;
   config: SleepTimeConfig;
+  /** As ReflectionDeps.retryUnusableOutput: an unusable answer is retried, not recorded. @default false */
+  retryUnusableOutput?: boolean;
 }
 
 export type SleepTimeOutcome = { status: 'completed'; run: ReflectionRun } | { status: 'already_done'; reason: string };
@@ -48,11 +50,20 @@ const schemaOf = (schema: z.ZodType) => {
   return json;
 };
 
-async function callCached(job: ReflectionJob, part: string, deps: SleepTimeDeps, call: () => Promise<ModelResponse>): Promise<ModelResponse & { reused: boolean }> {
+async function callCached(
+  job: ReflectionJob,
+  part: string,
+  deps: SleepTimeDeps,
+  call: () => Promise<ModelResponse>,
+  usable: (output: unknown) => boolean,
+): Promise<ModelResponse & { reused: boolean }> {
   const key = `${job.jobId}-${part}`;
   const cached = await deps.knowledge.getModelOutput(job.userId, key);
   if (cached) return { ...cached, reused: true };
   const fresh = await call();
+  if (deps.retryUnusableOutput && !usable(fresh.output)) {
+    throw new UnusableModelOutputError(`${job.kind} ${job.jobId} ${part}: model output unusable; retrying on the next delivery`);
+  }
   await deps.knowledge.putModelOutput(job.userId, key, fresh);
   return { ...fresh, reused: false };
 }
@@ -123,6 +134,7 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
         temperature: deps.config.temperature,
         maxTokens: deps.config.maxTokens,
       }),
+      (output) => NightlyOutputSchema.safeParse(typeof output === 'string' ? safeJson(output) : output).success,
     );
     addUsage(run, r);
     const parsed = NightlyOutputSchema.safeParse(typeof r.output === 'string' ? safeJson(r.output) : r.output);
@@ -192,6 +204,7 @@ export async function runWeekly(job: ReflectionJob, deps: SleepTimeDeps): Promis
         temperature: deps.config.temperature,
         maxTokens: deps.config.maxTokens,
       }),
+      (output) => WeeklyOutputSchema.safeParse(typeof output === 'string' ? safeJson(output) : output).success,
     );
     addUsage(run, r);
     const parsed = WeeklyOutputSchema.safeParse(typeof r.output === 'string' ? safeJson(r.output) : r.output);

@@ -5,7 +5,7 @@
  */
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import { type SummarySettings, summaryContext, summaryPair } from '../domain/summary.js';
-import type { Clock, Log, ReflectionModel, ReflectionStore, TurnStore, UserSettingsStore } from '../ports.js';
+import { type Clock, type Log, type ReflectionModel, type ReflectionStore, type TurnStore, UnusableModelOutputError, type UserSettingsStore } from '../ports.js';
 
 export interface SummaryDeps {
   turns: TurnStore;
@@ -18,6 +18,8 @@ export interface SummaryDeps {
   defaults: SummarySettings;
   temperature: number;
   budgetTokens: number;
+  /** As ReflectionDeps.retryUnusableOutput: an empty answer is retried, not written. @default false */
+  retryUnusableOutput?: boolean;
 }
 
 export type SummaryOutcome =
@@ -36,6 +38,9 @@ export async function runSummary(job: ReflectionJob, deps: SummaryDeps): Promise
 
   const context = summaryContext(turns, deps.budgetTokens);
   const answer = await deps.model.summarize({ system: context.system, prompt: settings.prompt, temperature: deps.temperature, maxTokens: settings.maxTokens });
+  if (deps.retryUnusableOutput && answer.text.trim() === '') {
+    throw new UnusableModelOutputError(`summary ${job.jobId}: the model answered nothing; retrying on the next delivery`);
+  }
   const pair = summaryPair({
     userId: job.userId,
     id: job.jobId,

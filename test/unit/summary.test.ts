@@ -3,7 +3,7 @@ import type { ReflectionJob } from '../../events/reflection-job.js';
 import { parseFrontMatter } from '../../lib/domain/front-matter.js';
 import { DEFAULT_SUMMARY_PROMPT, defaultSummarySettings } from '../../lib/domain/summary.js';
 import { summarizeOffline } from '../../lib/offline-model/rule-reflector.js';
-import { ModelUnavailableError } from '../../lib/ports.js';
+import { ModelUnavailableError, UnusableModelOutputError } from '../../lib/ports.js';
 import { recordFailedAttempt } from '../../lib/use-cases/run-reflection.js';
 import { runSummary } from '../../lib/use-cases/run-summary.js';
 import { fixedClock, MemoryBatchLogStore, MemoryReflectionStore, MemorySettings, MemoryTurnStore, RecordingLog, ScriptedModel, turn } from '../helpers/fakes.js';
@@ -40,6 +40,14 @@ describe('summaries after inactivity (seed 003)', () => {
     expect(pair?.system.key).toBe('users/alice/reflections/summary-1-3/system.md');
     expect(parseFrontMatter(pair?.system.markdown ?? '')).toMatchObject({ meta: { role: 'system', deleted: false, source_turns: [1, 2, 3] }, body: `${DEFAULT_SUMMARY_PROMPT}\n` });
     expect(parseFrontMatter(pair?.assistant.markdown ?? '')).toMatchObject({ meta: { role: 'assistant', reflection_id: 'summary-1-3' }, body: 'Summary of 3 turns.\n' });
+  });
+
+  it('retries an empty answer when the job will be delivered again; writes it on the last delivery', async () => {
+    const { deps } = await setup();
+    const silent = new ScriptedModel(() => ({}), () => '');
+    await expect(runSummary(job(), { ...deps, model: silent, retryUnusableOutput: true })).rejects.toBeInstanceOf(UnusableModelOutputError);
+    expect(deps.reflections.pairs.size).toBe(0);
+    expect((await runSummary(job(), { ...deps, model: silent })).status).toBe('written');
   });
 
   it('is idempotent, follows a user\'s own prompt and max tokens, and can be switched off', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ReflectionJob } from '../../events/reflection-job.js';
-import { ModelUnavailableError } from '../../lib/ports.js';
+import { ModelUnavailableError, UnusableModelOutputError } from '../../lib/ports.js';
 import { checkIdle } from '../../lib/use-cases/check-idle.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
@@ -42,14 +42,28 @@ describe('ingest turns', () => {
     expect(deps.jobs.jobs[0]?.turnIds).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
 
-  it('counts a redelivered batch as duplicates and enqueues nothing new', async () => {
+  it('counts republished turns (new messages) as duplicates and enqueues nothing new', async () => {
     const deps = ingestDeps();
     const batch = records(Array.from({ length: 10 }, (_, i) => turn({ userId: 'alice', turnId: i + 1, query: `entry${i}` })));
     await ingestTurns(batch, deps);
-    const again = await ingestTurns(batch, deps);
+    const again = await ingestTurns(batch.map((r) => ({ ...r, messageId: `again-${r.messageId}` })), deps);
     expect(again).toMatchObject({ accepted: 0, duplicates: 10 });
     expect(deps.jobs.jobs).toHaveLength(1);
     expect(deps.signalState.state('alice').counters).toMatchObject({ turns: 10, duplicates: 10, batchesTriggered: 1 });
+  });
+
+  it('folds nothing twice when SQS redelivers messages the state already holds (a lost response, a crash after the write)', async () => {
+    const deps = ingestDeps();
+    const batch = records(Array.from({ length: 10 }, (_, i) => turn({ userId: 'alice', turnId: i + 1, query: `entry${i}` })));
+    await ingestTurns(batch, deps);
+    const before = structuredClone(deps.signalState.state('alice'));
+    const again = await ingestTurns(batch, deps);
+    expect(again).toMatchObject({ accepted: 0, duplicates: 0, failedMessageIds: [] });
+    expect(deps.jobs.jobs).toHaveLength(1);
+    expect(deps.signalState.state('alice')).toEqual(before);
+    // A later message of the same user is folded as usual.
+    const next = await ingestTurns(records([turn({ userId: 'alice', turnId: 11, query: 'entry10' })]).map((r) => ({ ...r, messageId: 'm-next' })), deps);
+    expect(next.accepted).toBe(1);
   });
 
   it('hands back only the failing user\'s records when their storage fails', async () => {
@@ -221,6 +235,16 @@ describe('run reflection', () => {
     expect(log?.error?.raw).toBe('I think the user likes dogs');
     expect(deps.knowledge.staged.size).toBe(0);
     expect(deps.signalState.state('alice').pendingBatches).toEqual([]);
+  });
+
+  it('retries an unusable answer when the job will be delivered again, without keeping it', async () => {
+    const { deps, model, job: j } = await setup((call) => (call === 1 ? 'Sure! {"new_facts": [' : beagle));
+    await expect(runReflection(j, { ...deps, retryUnusableOutput: true })).rejects.toBeInstanceOf(UnusableModelOutputError);
+    expect(deps.batchLogs.logs.size).toBe(0);
+    expect(deps.signalState.state('alice').pendingBatches).toHaveLength(1);
+    // The next delivery asks again (the garbage was not recorded for reuse) and completes.
+    expect((await runReflection(j, { ...deps, retryUnusableOutput: true })).status).toBe('completed');
+    expect(model.requests).toHaveLength(2);
   });
 
   it('lets a model outage fail the job so the queue retries it', async () => {

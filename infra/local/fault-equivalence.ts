@@ -1,0 +1,164 @@
+/**
+ * The fault-equivalence check (issue 8): replay the same input on fresh local stacks —
+ * fault-free twice (determinism) and with injected faults — and compare the canonical
+ * dumps of every user's state (state-dump.ts). Each replay is its own `npm start -- --once`
+ * process, since a process holds one stack.
+ *
+ *   npm run faults -- [--replay FILE] [--rate 0.1] [--seed 1] [--speed 60]
+ *
+ * prints the report; its last line is JSON. Exit 1 when the states differ.
+ *
+ * Speed: the idle rule (seed 003) asks whether the user sent nothing for 5 minutes. A
+ * record that failed comes back after its queue's visibility timeout (local: 2 s for
+ * turns), so the simulated idle window must be longer than a retry, as in the cloud
+ * (visibility 3 min < idle 5 min): the default speed here is 60 (idle 5 s), not 300.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Summary } from './stack.js';
+import { type DumpDifference, diffDumps, dumpDigest, type UserStateDump } from './state-dump.js';
+
+export interface ReplayRun {
+  label: string;
+  summary: Summary;
+  dumps: UserStateDump[];
+  seconds: number;
+}
+
+export interface ReplayOptions {
+  label: string;
+  /** A JSONL or LoCoMo file; the bundled sample when absent. */
+  replay?: string;
+  faults?: { rate: number; seed: number };
+  speed?: number;
+}
+
+const CLI = new URL('./cli.ts', import.meta.url).pathname;
+const TSX = new URL('../../node_modules/.bin/tsx', import.meta.url).pathname;
+
+/** One `npm start -- --once --dump` in a child process. */
+export async function replayInChild(options: ReplayOptions): Promise<ReplayRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'rm-equivalence-'));
+  const dump = join(dir, 'state.json');
+  const args = [CLI, '--once', '--speed', String(options.speed ?? 60), '--dump', dump, '--state', join(dir, 'stack.json')];
+  if (options.replay) args.push('--replay', options.replay);
+  if (options.faults) args.push('--faults', String(options.faults.rate), '--fault-seed', String(options.faults.seed));
+  const started = performance.now();
+  try {
+    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn(TSX, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' } });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      child.on('error', reject);
+      child.on('close', (c) => resolve({ code: c, stdout: out, stderr: err }));
+    });
+    if (code !== 0) throw new Error(`replay "${options.label}" exited ${code}:\n${stdout.slice(-2000)}\n${stderr.slice(-2000)}`);
+    const summary = JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null') as Summary;
+    const dumps = JSON.parse(readFileSync(dump, 'utf8')) as UserStateDump[];
+    return { label: options.label, summary, dumps, seconds: (performance.now() - started) / 1000 };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export interface Comparison {
+  users: number;
+  /** Items and objects compared, per side. */
+  records: number;
+  differences: Array<DumpDifference & { userId: string }>;
+  digests: { a: string[]; b: string[] };
+}
+
+export function compareRuns(a: ReplayRun, b: ReplayRun): Comparison {
+  const users = [...new Set([...a.dumps.map((d) => d.userId), ...b.dumps.map((d) => d.userId)])].sort();
+  const differences: Comparison['differences'] = [];
+  for (const userId of users) {
+    const da = a.dumps.find((d) => d.userId === userId) ?? { userId, items: {}, objects: {} };
+    const db = b.dumps.find((d) => d.userId === userId) ?? { userId, items: {}, objects: {} };
+    differences.push(...diffDumps(da, db).map((d) => ({ ...d, userId })));
+  }
+  return {
+    users: users.length,
+    records: a.dumps.reduce((n, d) => n + Object.keys(d.items).length + Object.keys(d.objects).length, 0),
+    differences,
+    digests: { a: a.dumps.map(dumpDigest), b: b.dumps.map(dumpDigest) },
+  };
+}
+
+export interface EquivalenceReport {
+  replay: string;
+  rate: number;
+  seed: number;
+  speed: number;
+  turns: number;
+  records: number;
+  /** Fault-free vs fault-free: determinism. */
+  determinism: { differences: number; sample: Comparison['differences'] };
+  /** Fault-free vs faults. */
+  equivalence: { differences: number; sample: Comparison['differences'] };
+  faults: Summary['faults'];
+  handlerErrors: number;
+  /** Messages left in dead-letter queues after the faulty replay. */
+  dlq: number;
+  seconds: { faultFree: number; faulty: number };
+}
+
+/** Three replays of one input (two fault-free, one with faults), two at a time. */
+export async function checkEquivalence(options: { replay?: string; rate: number; seed: number; speed?: number }): Promise<EquivalenceReport> {
+  const base = { ...(options.replay ? { replay: options.replay } : {}), speed: options.speed ?? 60 };
+  const [clean, faulty] = await Promise.all([
+    replayInChild({ ...base, label: 'fault-free' }),
+    replayInChild({ ...base, label: `faults ${options.rate}`, faults: { rate: options.rate, seed: options.seed } }),
+  ]);
+  const again = await replayInChild({ ...base, label: 'fault-free again' });
+  const determinism = compareRuns(clean, again);
+  const equivalence = compareRuns(clean, faulty);
+  return {
+    replay: options.replay ?? 'events/samples/conversation.jsonl',
+    rate: options.rate,
+    seed: options.seed,
+    speed: base.speed,
+    turns: clean.summary.turns,
+    records: equivalence.records,
+    determinism: { differences: determinism.differences.length, sample: determinism.differences.slice(0, 5) },
+    equivalence: { differences: equivalence.differences.length, sample: equivalence.differences.slice(0, 5) },
+    faults: faulty.summary.faults,
+    handlerErrors: faulty.summary.handlerErrors,
+    dlq: faulty.summary.errors,
+    seconds: { faultFree: clean.seconds, faulty: faulty.seconds },
+  };
+}
+
+async function main(): Promise<number> {
+  const { parseArgs } = await import('node:util');
+  const { values } = parseArgs({
+    options: { replay: { type: 'string' }, rate: { type: 'string', default: '0.1' }, seed: { type: 'string', default: '1' }, speed: { type: 'string', default: '60' } },
+  });
+  const report = await checkEquivalence({
+    ...(values.replay ? { replay: values.replay } : {}),
+    rate: Number(values.rate),
+    seed: Number(values.seed),
+    speed: Number(values.speed),
+  });
+  const f = report.faults;
+  console.log(`replay ${report.replay}: ${report.turns} turns, ${report.records} records compared`);
+  console.log(`faults injected (rate ${report.rate}, seed ${report.seed}): ${Object.entries(f).map(([k, n]) => `${k} ${n}`).join(', ')}; handler errors retried ${report.handlerErrors}; left in DLQs ${report.dlq}`);
+  console.log(`determinism (fault-free twice): ${report.determinism.differences} differences; equivalence (fault-free vs faults): ${report.equivalence.differences} differences`);
+  for (const d of [...report.determinism.sample, ...report.equivalence.sample]) console.log(`  ${JSON.stringify(d).slice(0, 300)}`);
+  console.log(JSON.stringify(report));
+  return report.determinism.differences === 0 && report.equivalence.differences === 0 && report.dlq === 0 ? 0 : 1;
+}
+
+if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {
+  main().then(
+    (code) => process.exit(code),
+    (error) => {
+      console.error(error instanceof Error ? error.stack : error);
+      process.exit(2);
+    },
+  );
+}

@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type { AttackReport } from './api-attacks.js';
+import type { EquivalenceReport } from '../infra/local/fault-equivalence.js';
 import type { QualityResult } from './locomo-quality.js';
 import { barChart } from './svg.js';
 import { benchSearchLatency } from './search-latency.js';
@@ -41,6 +42,45 @@ function runScript<T>(script: string, args: readonly string[] = []): T {
   const res = spawnSync(tsx, [new URL(script, import.meta.url).pathname, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 60 * 60_000 });
   if (res.status !== 0) throw new Error(`${script} failed (exit ${res.status})`);
   return JSON.parse(res.stdout.trim().split('\n').at(-1) ?? 'null') as T;
+}
+
+/** A script whose last stdout line is its report, even when it exits 1 (its check failed). */
+function runReport<T>(script: string, args: readonly string[] = []): T {
+  const tsx = new URL('../node_modules/.bin/tsx', import.meta.url).pathname;
+  const res = spawnSync(tsx, [new URL(script, import.meta.url).pathname, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 90 * 60_000 });
+  if (res.status !== 0 && res.status !== 1) throw new Error(`${script} failed (exit ${res.status})`);
+  return JSON.parse(res.stdout.trim().split('\n').at(-1) ?? 'null') as T;
+}
+
+/** Fault equivalence at LoCoMo scale: one conversation per run of three replays. */
+function faultSection(reports: EquivalenceReport[]): string {
+  const kinds = Object.keys(reports[0]?.faults ?? {}) as Array<keyof EquivalenceReport['faults']>;
+  const rows = reports.map(
+    (r) =>
+      `| ${r.replay.split('/').at(-1)} | ${r.turns} | ${r.records.toLocaleString('en-US')} | ${kinds.map((k) => r.faults[k]).join(' | ')} | ${r.handlerErrors} | ${r.dlq} | **${r.determinism.differences}** | **${r.equivalence.differences}** | ${r.seconds.faultFree.toFixed(0)} / ${r.seconds.faulty.toFixed(0)} |`,
+  );
+  const diffs = reports.flatMap((r) => [...r.determinism.sample, ...r.equivalence.sample].map((d) => `- ${r.replay.split('/').at(-1)}: ${d.where} \`${d.key}\` ${d.kind}${d.path ? ` at ${d.path}` : ''}`));
+  return `## Reliability: the same state under faults
+
+\`npm run faults\` (\`infra/local/fault-equivalence.ts\`; a smaller run is a test): each
+conversation is replayed on three fresh local stacks — fault-free twice (determinism) and
+with faults at rate ${reports[0]?.rate ?? '?'} (seed ${reports[0]?.seed ?? '?'}) — and the canonical dumps of the user's state
+(every DynamoDB item of the user, every S3 object under \`users/{id}/\`; durations, times of
+processing and SQS message tags masked: \`infra/local/state-dump.ts\`) are compared. Faults
+(\`lib/adapters/fault-injection.ts\`) strike first deliveries: SDK calls throttled, 5xx, or timed
+out after the request was sent (the write happened, the answer was lost); model calls
+throttled or answered with garbage; invocations dying after a random number of calls (the
+whole batch returns to the queue). Simulated clock at speed ${reports[0]?.speed ?? 60} (idle window 5 s, longer
+than a turn's 2 s redelivery, as 5 min is longer than 3 min in the cloud).
+
+| conversation | turns | records compared | ${kinds.join(' | ')} | handler errors retried | left in DLQs | differences, fault-free twice | differences, faults vs fault-free | seconds (fault-free / faults) |
+| --- | ---: | ---: | ${kinds.map(() => '---:').join(' | ')} | ---: | ---: | ---: | ---: | ---: |
+${rows.join('\n')}
+${diffs.length > 0 ? `\nFirst differences:\n${diffs.join('\n')}\n` : ''}
+A fault that outlasts the retries (a model outage longer than a job's two deliveries) parks
+the job in its DLQ with an aborted log naming the reason; \`npm run redrive\` sends it back
+once the cause is fixed (a test runs this outage).
+`;
 }
 
 const runQuality = (quick: boolean) => runScript<QualityResult>('./locomo-quality.ts', quick ? ['--quick'] : []);
@@ -206,6 +246,11 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } }, strict: true });
   const quality = runQuality(values.quick ?? false);
   const attacks = runScript<AttackReport>('./api-attacks.ts');
+  const locomo = process.env.LOCOMO_DIR ?? new URL('../../shared/data/locomo/', import.meta.url).pathname;
+  // LoCoMo scale: --quick replays the shortest conversation; the full run two more.
+  const faultRuns = (values.quick ? ['conv-30.json'] : ['conv-30.json', 'conv-26.json', 'conv-41.json']).map((file) =>
+    runReport<EquivalenceReport>('../infra/local/fault-equivalence.ts', ['--replay', `${locomo}${file}`, '--rate', '0.1', '--seed', '1']),
+  );
   const cost = costSection(quality);
   mkdirSync(new URL('./plots/', import.meta.url), { recursive: true });
   writeFileSync(
@@ -380,6 +425,7 @@ Succeeded: **${attacks.succeeded.length}**${attacks.succeeded.length > 0 ? ` —
 for API Gateway's JWT authorizer; in the cloud the authorizer does it. The user and scope
 checks are the handler's own in both.
 
+${faultSection(faultRuns)}
 ## Reflector: non-LLM time per batch
 
 \`runReflection\` on a 10-turn batch with in-memory stores and a model that answers at once,
@@ -394,6 +440,7 @@ At 1,000 documents: p95 ${at1000 ? at1000.p95.toFixed(1) : '?'} ms — ${at1000 
 `;
   writeFileSync(new URL('../BENCHMARKS.md', import.meta.url), md);
   console.log(`attack suite: ${attacks.tried} tried, ${attacks.succeeded.length} succeeded`);
+  for (const r of faultRuns) console.log(`faults ${r.replay}: ${r.turns} turns, differences ${r.determinism.differences} (twice) / ${r.equivalence.differences} (faults), DLQ ${r.dlq}`);
   console.log(recallTable);
   console.log(`\ninfrastructure per 1M turns: $${cost.infraPerMillion.toFixed(2)} (goal ≤ $5); model tokens per 1,000 turns: ${cost.tokensPer1000.input} in, ${cost.tokensPer1000.output} out\n`);
   console.log(searchTable);

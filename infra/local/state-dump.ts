@@ -14,6 +14,8 @@
  *   by however long processing took (seconds more when faults make it retry). They are
  *   cut to their day, so a run that moved to another day still shows. Ids, keys, turn
  *   timestamps and schedule times are derived from the input and are compared as they are;
+ *   inside the text of logs (`Logs/`: e.g. an expiry's "staged 2023-01-20T16:17:30Z, more
+ *   than 30 days ago") every time is cut to its day;
  * - the signal state's `appliedMessages`: tags of SQS message ids, which SQS assigns.
  */
 import { createHash } from 'node:crypto';
@@ -36,6 +38,7 @@ const PROCESSING_TIMES = new Set(['staged_at', 'stagedAt', 'promoted_at', 'promo
 const ISO = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const FRONT_MATTER_TIME = /^(\w+): (\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/gm;
 
+const ISO_IN_TEXT = /(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g;
 const maskTime = (iso: string) => iso.replace(ISO, '$1T<processing time>');
 
 /**
@@ -56,8 +59,9 @@ export function normalise(value: unknown, options: { key?: string; timestampIsPr
   if (typeof value === 'number' && DURATION_KEYS.has(key)) return '<duration>';
   if (typeof value !== 'string') return value;
   if (PROCESSING_TIMES.has(key) || (timestampIsProcessing && key === 'timestamp')) return maskTime(value);
+  const text = timestampIsProcessing ? value.replace(ISO_IN_TEXT, '$1T<time>') : value;
   // Markdown front matter: the same fields, as `key: time` lines.
-  return value.replace(FRONT_MATTER_TIME, (line, k: string, day: string) => (PROCESSING_TIMES.has(k) ? `${k}: ${day}T<processing time>` : line));
+  return text.replace(FRONT_MATTER_TIME, (line, k: string, day: string) => (PROCESSING_TIMES.has(k) ? `${k}: ${day}T<processing time>` : line));
 }
 
 async function queryAll(ddb: DynamoDBDocumentClient, tableName: string, pk: string): Promise<Array<Record<string, unknown>>> {

@@ -128,7 +128,11 @@ export class S3DynamoTurnStore implements TurnStore {
           if (parsed.success && parsed.data.userId === userId) turns.push(parsed.data);
           else missing.push({ turnId, reason: `document ${docKey} is not a valid turn of this user` });
         } catch (error) {
-          missing.push({ turnId, reason: `document ${docKey} unreadable: ${(error as Error).name}` });
+          // Seed 000 §9 ("file read failure: log per file, continue") is for a document that
+          // is gone; throttling, 5xx and timeouts fail the job instead, so its retry reads it.
+          const name = (error as Error).name;
+          if (name !== 'NoSuchKey' && name !== 'NotFound') throw error;
+          missing.push({ turnId, reason: `document ${docKey} unreadable: ${name}` });
         }
       }),
     );

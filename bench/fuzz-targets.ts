@@ -384,7 +384,7 @@ async function runJob(job: ReflectionJob, deps: ReturnType<typeof reflectorDeps>
 const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
 /** The caps of seed 000 §4 on one batch log: staged items per category and in all. */
-function capProblems(log: BatchLog): string[] {
+export function capProblems(log: BatchLog): string[] {
   if (log.status !== 'completed') return log.error?.message ? [] : ['an aborted batch log gives no reason'];
   const out: string[] = [];
   const byFolder: Record<string, ItemCategory> = { Facts: 'new_facts', Concepts: 'new_facts', Patterns: 'new_facts', Corrections: 'corrections', Connections: 'connections', Questions: 'open_questions' };
@@ -620,7 +620,8 @@ export async function callRoute(route: Route, req: ApiRequest, principal: Princi
   }
 }
 
-const OWN_MEM = '$own-mem';
+/** Stands for the id of an item the caller owns (filled in once it exists). */
+export const OWN_MEM = '$own-mem';
 const apiDeps = (w: RecordingWorld): api.MemoryApiDeps => ({
   catalog: w.catalog,
   items: w.items,
@@ -674,7 +675,7 @@ const SAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<s
   batchList: { query: { limit: '10' } },
 };
 
-interface ApiCase {
+export interface ApiCase {
   userId: string;
   params: Mutated;
   query: Mutated;
@@ -735,6 +736,72 @@ function apiCase(route: Route, o: FuzzOptions): fc.Arbitrary<ApiCase> {
   });
 }
 
+/** The request of an API case: path parameters as API Gateway passes them (percent-encoded unless `encode` is off), query, body. */
+export function apiRequestOf(c: ApiCase, ownMem: string): ApiRequest & { rawParams: Record<string, string>; encodable: boolean } {
+  const fill = (v: string) => v.replaceAll(OWN_MEM, ownMem);
+  const rawParams: Record<string, string> = { userId: c.userId, ...Object.fromEntries(Object.entries(c.params.value as Record<string, unknown>).map(([k, v]) => [k, fill(String(v))])) };
+  let encodable = true;
+  // A lone surrogate cannot be percent-encoded: such a value travels as it is.
+  const encode = (v: string) => {
+    try {
+      return encodeURIComponent(v);
+    } catch {
+      encodable = false;
+      return v;
+    }
+  };
+  const pathParameters = Object.fromEntries(Object.entries(rawParams).map(([k, v]) => [k, c.encode ? encode(v) : v]));
+  const query = Object.fromEntries(Object.entries(c.query.value as Record<string, string>).map(([k, v]) => [k, fill(v)]));
+  const body = c.body.text === undefined ? undefined : fill(c.body.text);
+  return { pathParameters, query, body, rawParams, encodable };
+}
+
+/**
+ * The properties of one API answer: never a 500; a 400 names the field (the one the case
+ * changed, when it changed one); a 2xx only for the caller's own user (or GLOBAL, read);
+ * an answer that matches the contract and never holds the victim's secret.
+ */
+export function apiAnswerProblems(route: Route, c: ApiCase, req: ReturnType<typeof apiRequestOf>, status: number, body: unknown, caller = ATTACKER): string[] {
+  const failures: string[] = [];
+  let decodedUser: string | undefined;
+  try {
+    decodedUser = decodeURIComponent(req.pathParameters.userId ?? '');
+  } catch {
+    decodedUser = undefined;
+  }
+  const fields = (body as { error?: { fields?: FieldError[] } } | null)?.error?.fields;
+  if (status >= 500) failures.push(`${status}: ${brief(body, 300)}`);
+  if (status === 400 && fields) {
+    const where = fields[0]?.path.split('.')[0] ?? '';
+    const input = where === 'body' ? tryJson(req.body ?? '') : where === 'query' ? req.query : req.rawParams;
+    failures.push(...everyErrorNamesAField(fields, isPlainObject(input), REQUEST_ROOTS).map((p) => `400 ${p}`));
+    const mutation = where === 'body' ? c.body.mutation : where === 'query' ? c.query : where === 'params' && c.params.kind !== 'valid' ? c.params : null;
+    const userChanged = where === 'params' && c.userId !== caller;
+    if (mutation && mutation.kind !== 'valid' && mutation.kind !== 'add' && !namesField(fields, mutation.field) && !(userChanged && namesField(fields, 'userId'))) {
+      failures.push(`400 for a ${mutation.kind} of ${where}.${mutation.field} does not name it: ${brief(fields, 300)}`);
+    }
+    // A valid sample must pass where it is: a refusal of it is a contract bug.
+    if (mutation && mutation.kind === 'valid' && where !== 'params') failures.push(`a valid ${where} was refused: ${brief(fields, 300)}`);
+  }
+  if (status >= 200 && status < 300) {
+    if (decodedUser !== caller && !(decodedUser === 'GLOBAL' && route.access === 'read')) failures.push(`${status} for user ${JSON.stringify(decodedUser)} (the caller may act on ${caller} only)`);
+    const shape = route.response.safeParse(body);
+    if (!shape.success) failures.push(`the answer does not match the contract: ${brief(shape.error.issues, 300)}`);
+  }
+  let answer = '';
+  try {
+    answer = JSON.stringify(body) ?? '';
+  } catch (error) {
+    failures.push(`the answer cannot be serialised: ${(error as Error).message}`);
+  }
+  if (answer.includes(SECRET)) failures.push('the answer holds the victim’s secret');
+  return failures;
+}
+
+/** Any route of the API with one of its cases. */
+export const anyApiCase = (o: FuzzOptions = {}): fc.Arbitrary<{ route: Route; c: ApiCase }> =>
+  fc.constantFrom(...(routes as readonly Route[]).filter((r) => r.access !== 'public')).chain((route) => apiCase(route, o).map((c) => ({ route, c })));
+
 function apiTarget(route: Route, o: FuzzOptions): FuzzTarget<ApiCase> {
   return {
     name: `api ${route.method} ${route.path.replace('/v1/users/{userId}', '')}`,
@@ -746,53 +813,12 @@ function apiTarget(route: Route, o: FuzzOptions): FuzzTarget<ApiCase> {
       const { world: w, victimBefore } = await world();
       const ownMem = await seedAttackerForApi(w);
       w.writes.writes.length = 0;
-      const fill = (v: string) => v.replaceAll(OWN_MEM, ownMem);
-      const rawParams: Record<string, string> = { userId: c.userId, ...Object.fromEntries(Object.entries(c.params.value as Record<string, unknown>).map(([k, v]) => [k, fill(String(v))])) };
-      // A lone surrogate cannot be percent-encoded: such a value travels as it is.
-      const encode = (v: string) => {
-        try {
-          return encodeURIComponent(v);
-        } catch {
-          return v;
-        }
-      };
-      const pathParameters = Object.fromEntries(Object.entries(rawParams).map(([k, v]) => [k, c.encode ? encode(v) : v]));
-      const query = Object.fromEntries(Object.entries(c.query.value as Record<string, string>).map(([k, v]) => [k, fill(v)]));
-      const body = c.body.text === undefined ? undefined : fill(c.body.text);
+      const req = apiRequestOf(c, ownMem);
       const principal: Principal = { subject: ATTACKER, users: [ATTACKER], admin: false };
-      const res = await callRoute(route, { pathParameters, query, body }, principal, apiDeps(w));
+      const res = await callRoute(route, req, principal, apiDeps(w));
       count(outcomes, String(res.status));
-      let decodedUser: string | undefined;
-      try {
-        decodedUser = decodeURIComponent(pathParameters.userId ?? '');
-      } catch {
-        decodedUser = undefined;
-      }
       if (res.status === 500) failures.push(`500: ${brief((res.error as Error)?.stack ?? res.error, 400)}`);
-      if (res.status === 400 && res.fields) {
-        const where = res.fields[0]?.path.split('.')[0] ?? '';
-        const input = where === 'body' ? tryJson(body ?? '') : where === 'query' ? query : rawParams;
-        failures.push(...everyErrorNamesAField(res.fields, isPlainObject(input), REQUEST_ROOTS).map((p) => `400 ${p}`));
-        const mutation = where === 'body' ? c.body.mutation : where === 'query' ? c.query : where === 'params' && c.params.kind !== 'valid' ? c.params : null;
-        const userChanged = where === 'params' && c.userId !== ATTACKER;
-        if (mutation && mutation.kind !== 'valid' && mutation.kind !== 'add' && !namesField(res.fields, mutation.field) && !(userChanged && namesField(res.fields, 'userId'))) {
-          failures.push(`400 for a ${mutation.kind} of ${where}.${mutation.field} does not name it: ${brief(res.fields, 300)}`);
-        }
-        // A valid sample must pass where it is: a refusal of it is a contract bug.
-        if (mutation && mutation.kind === 'valid' && where !== 'params') failures.push(`a valid ${where} was refused: ${brief(res.fields, 300)}`);
-      }
-      if (res.status === 200) {
-        if (decodedUser !== ATTACKER && !(decodedUser === 'GLOBAL' && route.access === 'read')) failures.push(`200 for user ${JSON.stringify(decodedUser)} (the caller may act on ${ATTACKER} only)`);
-        const shape = route.response.safeParse(res.body);
-        if (!shape.success) failures.push(`the answer does not match the contract: ${brief(shape.error.issues, 300)}`);
-      }
-      let answer = '';
-      try {
-        answer = JSON.stringify(res.body) ?? '';
-      } catch (error) {
-        failures.push(`the answer cannot be serialised: ${(error as Error).message}`);
-      }
-      if (answer.includes(SECRET)) failures.push('the answer holds the victim’s secret');
+      else failures.push(...apiAnswerProblems(route, c, req, res.status, res.body));
       failures.push(...storageProblems(w, new Set([ATTACKER]), victimBefore));
       return { failures, outcomes };
     },

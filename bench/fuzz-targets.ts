@@ -171,12 +171,17 @@ function victimState(world: RecordingWorld): string {
   ]);
 }
 
+/** The most attributes the turn.saved contract allows (50 entries of 4096 characters), different for every turn. */
+export const largestAttributes = (turnId: number): Record<string, string> =>
+  Object.fromEntries(Array.from({ length: 50 }, (_, k) => [`attribute_${k}`, `${turnId}:${k}:`.padEnd(4096, 'x')]));
+
 /** A fresh world holding the victim's memory and the attacker's turns; the write log starts empty. */
-async function world(attackerTexts: readonly string[] = []): Promise<{ world: RecordingWorld; victimBefore: string }> {
+async function world(attackerTexts: readonly string[] = [], options: { largestAttributes?: boolean } = {}): Promise<{ world: RecordingWorld; victimBefore: string }> {
   const w = recordingWorld();
   await seedVictim(w);
   if (attackerTexts.length > 0) {
-    const lines = attackerTexts.map((t, i) => JSON.stringify(validTurn(ATTACKER, i + 1, t.length > 0 ? t : 'empty', { attributes: { channel: 'web', hostile: t.slice(0, 4000) } })));
+    const attributes = (t: string, turnId: number) => (options.largestAttributes ? largestAttributes(turnId) : { channel: 'web', hostile: t.slice(0, 4000) });
+    const lines = attackerTexts.map((t, i) => JSON.stringify(validTurn(ATTACKER, i + 1, t.length > 0 ? t : 'empty', { attributes: attributes(t, i + 1) })));
     await ingestTurns(records(lines), ingestDepsOf(w));
   }
   w.writes.writes.length = 0;
@@ -246,7 +251,10 @@ const attributesArb = (o: FuzzOptions) =>
   fc.oneof(
     mutate({ channel: 'web', dia_ids: 'D1:1 D1:2' }, o).map((m) => m.value),
     fc.dictionary(hostileString({ ...o, maxBytes: 0 }), hostileString({ ...o, maxBytes: 0 }), { maxKeys: 60 }),
-    fc.integer({ min: 1, max: 60 }).map((n) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, 'v'.repeat(4096)]))),
+    // Up to the contract's limits (and one past them), in characters of one to three UTF-8 bytes.
+    fc.record({ n: fc.integer({ min: 1, max: 51 }), unit: fc.constantFrom('v', 'é', '中', '😀') }).map(({ n, unit }) =>
+      Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, unit.repeat(4096 / unit.length)])),
+    ),
   );
 
 /** Runs a batch of TurnQueue records through ingestion and checks every property. */
@@ -636,7 +644,8 @@ const apiDeps = (w: RecordingWorld): api.MemoryApiDeps => ({
 
 /** The attacker's own memory for API cases: turns, a staged item, a summary, API items. Returns the id of a long-term item. */
 async function seedAttackerForApi(w: RecordingWorld): Promise<string> {
-  await ingestTurns(records([1, 2, 3].map((i) => JSON.stringify(validTurn(ATTACKER, i, `I keep a reef tank with clownfish, note ${i}.`, { attributes: { channel: 'web' } })))), ingestDepsOf(w));
+  // Turns with the largest attributes the contract allows: items derived from them carry them.
+  await ingestTurns(records([1, 2, 3].map((i) => JSON.stringify(validTurn(ATTACKER, i, `I keep a reef tank with clownfish, note ${i}.`, { attributes: largestAttributes(i) })))), ingestDepsOf(w));
   await w.knowledge.putStaged(
     ATTACKER,
     [{ path: 'Facts/reef--batch-1-3.md', kind: 'fact', title: 'reef', category: 'Facts', confidence: 0.6, sourceTurns: [1], text: 'reef tank', meta: { staged_at: NOW }, body: 'reef tank', markdown: 'reef tank' }],
@@ -657,7 +666,7 @@ const SAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<s
   memorySearch: { body: { query: 'reef tank', limit: 5, filters: { includeGlobal: true, kind: ['turn', 'memory'], minQuality: 0 }, minSimilarity: 0 } },
   memorySave: { body: { turnId: 1, sessionId: 's-1', validation: 'APPROVE', candidates: [{ text: 'likes clownfish', title: 'clownfish', type: 'preference', keywords: ['fish'], contentTypes: ['preference'], confidence: 0.8 }] } },
   memoryRetrieve: { body: { id: 'turn:1' } },
-  tierCreate: { params: { tier: 'short_term' }, body: { text: 'water change on Sunday', type: 'task', sessionId: 's-1', sourceTurns: [1], ttlSeconds: 3600, clientId: 'c-1', confidence: 0.7 } },
+  tierCreate: { params: { tier: 'short_term' }, body: { text: 'water change on Sunday', type: 'task', sessionId: 's-1', sourceTurns: [1, 2, 3], ttlSeconds: 3600, clientId: 'c-1', confidence: 0.7 } },
   tierQuery: { params: { tier: 'long_term' }, query: { type: 'note', kind: 'memory', sessionId: 's-1', since: '2026-01-01T00:00:00Z', until: '2026-12-31T00:00:00Z', minConfidence: '0.1', limit: '10' } },
   tierDelete: { params: { tier: 'long_term', id: OWN_MEM } },
   itemPromote: { params: { id: OWN_MEM }, body: { reason: 'useful' } },
@@ -857,7 +866,7 @@ export function hostileModelOutput(o: FuzzOptions = {}): fc.Arbitrary<unknown> {
     oddUnicode.map((t) => t.slice(0, 120)).filter((t) => t.length > 0),
   );
   const echo = fc.oneof(fc.constant(REEF), hostileString(small).map((t) => `${REEF} ${t}`.slice(0, 2000)));
-  const cites = fc.constantFrom([1], [1, 2], [1, 2, 3]);
+  const cites = fc.constantFrom([1], [1, 2], [1, 2, 3], range(5), range(20));
   const okPaths = fc.constantFrom<string[]>([], ['Facts/reef.md'], ['Knowledge/Facts/reef.md']);
   const obedient = fc.record({
     new_facts: fc.array(fc.record({ title, content: echo, source_turns: cites, related_existing: okPaths, category: fc.constantFrom('Facts', 'Concepts', 'Patterns') }), { minLength: 1, maxLength: 4 }),
@@ -918,6 +927,8 @@ const hostileWeekly = (o: FuzzOptions) =>
 
 export interface InjectionCase {
   use: 'batch' | 'nightly' | 'weekly' | 'summary';
+  /** The attacker's turns carry the largest attributes the contract allows. */
+  largest?: boolean;
   texts: string[];
   output: unknown;
   summary: string;
@@ -925,8 +936,11 @@ export interface InjectionCase {
 
 function injectionTarget(o: FuzzOptions): FuzzTarget<InjectionCase> {
   const texts = fc.array(fc.oneof(fc.constantFrom(...injectionTexts()), fc.constant(REEF)), { minLength: 3, maxLength: 10 }).map((t) => [REEF, REEF, ...t]);
+  const twenty = fc.array(fc.oneof(fc.constantFrom(...injectionTexts()), fc.constant(REEF)), { minLength: 18, maxLength: 18 }).map((t) => [REEF, REEF, ...t]);
   const arbitrary = fc.oneof(
     { weight: 5, arbitrary: fc.record({ use: fc.constant('batch' as const), texts, output: hostileModelOutput(o), summary: fc.constant('') }) },
+    // Twenty turns with the largest attributes, and items citing all of them.
+    { weight: 1, arbitrary: fc.record({ use: fc.constant('batch' as const), largest: fc.constant(true), texts: twenty, output: hostileModelOutput(o), summary: fc.constant('') }) },
     { weight: 2, arbitrary: fc.record({ use: fc.constant('nightly' as const), texts, output: hostileFindings(o), summary: fc.constant('') }) },
     { weight: 1, arbitrary: fc.record({ use: fc.constant('weekly' as const), texts, output: hostileWeekly(o), summary: fc.constant('A summary.') }) },
     { weight: 2, arbitrary: fc.record({ use: fc.constant('summary' as const), texts, output: fc.constant(null), summary: fc.oneof(hostileString(o), fc.constantFrom(...injectionTexts()), oversized(100 * 1024, Math.max(100 * 1024, o.maxBytes ?? 3 << 20))) }) },
@@ -938,7 +952,7 @@ function injectionTarget(o: FuzzOptions): FuzzTarget<InjectionCase> {
     run: async (c) => {
       const failures: string[] = [];
       const outcomes: Record<string, number> = {};
-      const { world: w, victimBefore } = await world(c.texts);
+      const { world: w, victimBefore } = await world(c.texts, { largestAttributes: c.largest === true });
       const reef = { id: 'Facts/reef.md', title: 'reef', text: 'The tank holds 30 gallons.', category: 'Facts', confidence: 0.95, sourceTurns: [1], summary: 'tank size', promotedAt: NOW };
       await w.knowledge.putKnowledge(ATTACKER, reef.id, reef.text, reef);
       w.writes.writes.length = 0;

@@ -24,6 +24,9 @@ export interface PublishResult {
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
+/** SQS refuses a SendMessageBatch whose bodies add up to more than 1 MiB (and any message over 1 MiB). */
+export const MAX_BATCH_BYTES = 1024 * 1024;
+
 /**
  * JSON text that any SQS accepts: characters outside U+0020–U+D7FF / U+E000–U+FFFD (emoji
  * and other astral characters, U+FFFE/U+FFFF) are written as JSON \\u escapes, which
@@ -51,7 +54,7 @@ type Publishable = TurnSaved | SessionClosed | AgentEvent;
 
 /**
  * Publishes to the TurnQueue: each event validated first (a bad one throws an error
- * naming the field), sent in batches of 10, group = userId so each user's events stay in
+ * naming the field), sent in batches of up to 10 (and 1 MiB), group = userId so each user's events stay in
  * order. Turns: deduplication id = hash(userId, turnId); a turn larger than the threshold
  * is written to S3 and sent as a claim check (needs `claimCheck`).
  */
@@ -96,19 +99,39 @@ export class TurnPublisher {
     return { ...(await this.publishRaw(messages)), claimChecks };
   }
 
-  /** Send bodies as they are (the local replay uses this to deliver malformed lines too). */
+  /**
+   * Send bodies as they are (the local replay uses this to deliver malformed lines too), in
+   * batches of at most 10 messages and MAX_BATCH_BYTES: ten turns just under the claim-check
+   * threshold would otherwise make SQS refuse the whole request. A body SQS could never take
+   * is reported as failed, not sent.
+   */
   async publishRaw(messages: readonly RawMessage[]): Promise<PublishResult> {
     const result: PublishResult = { sent: 0, failed: [], claimChecks: 0 };
-    for (let i = 0; i < messages.length; i += 10) {
-      const chunk = messages.slice(i, i + 10);
+    let start = 0;
+    while (start < messages.length) {
+      let end = start;
+      let bytes = 0;
+      while (end < messages.length && end - start < 10) {
+        const size = Buffer.byteLength(messages[end]?.body ?? '', 'utf8');
+        if (end > start && bytes + size > MAX_BATCH_BYTES) break;
+        bytes += size;
+        end += 1;
+      }
+      if (bytes > MAX_BATCH_BYTES) {
+        result.failed.push({ index: start, code: 'MessageTooLong', message: `${bytes} bytes, over the ${MAX_BATCH_BYTES} SQS accepts` });
+        start = end;
+        continue;
+      }
+      const chunk = messages.slice(start, end);
       const res = await this.sqs.send(
         new SendMessageBatchCommand({
           QueueUrl: this.queueUrl,
-          Entries: chunk.map((m, j) => ({ Id: String(i + j), MessageBody: m.body, MessageGroupId: m.groupId, MessageDeduplicationId: m.deduplicationId })),
+          Entries: chunk.map((m, j) => ({ Id: String(start + j), MessageBody: m.body, MessageGroupId: m.groupId, MessageDeduplicationId: m.deduplicationId })),
         }),
       );
       result.sent += res.Successful?.length ?? 0;
       for (const f of res.Failed ?? []) result.failed.push({ index: Number(f.Id), code: f.Code ?? 'Unknown', message: f.Message ?? '' });
+      start = end;
     }
     return result;
   }

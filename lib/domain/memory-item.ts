@@ -10,6 +10,7 @@
  * (seed 004 P3-M1), confidence, provenance (sourceTurns, the turns' attributes), deleted.
  */
 import { z } from 'zod';
+import { MAX_ATTRIBUTE_BYTES, utf8Bytes } from '../../events/common.js';
 import type { KnowledgeDoc } from './knowledge.js';
 import type { StagedRecord } from './promotion.js';
 
@@ -72,15 +73,30 @@ export const isLive = (item: Pick<MemoryItem, 'deleted' | 'expiresAt'>, now: Dat
 /**
  * The attributes of an item derived from several turns: key by key, the distinct values
  * of its source turns in turn order, joined with a space (LoCoMo's `dia_ids` are
- * space-separated lists already, so they merge into one list).
+ * space-separated lists already, so they merge into one list). At most
+ * MAX_ATTRIBUTE_BYTES in all, as one turn's: values past that are left out (the turns keep
+ * theirs), so an item citing many turns with large attributes still fits a DynamoDB item.
  */
 export function mergeAttributes(sourceTurns: readonly number[], attributesOf: (turnId: number) => Record<string, string> | undefined): Record<string, string> {
   const merged = new Map<string, string[]>();
+  let bytes = 0;
   for (const t of [...sourceTurns].sort((a, b) => a - b)) {
     for (const [k, v] of Object.entries(attributesOf(t) ?? {})) {
-      const values = merged.get(k) ?? [];
-      for (const part of v.split(' ')) if (part !== '' && !values.includes(part)) values.push(part);
-      merged.set(k, values);
+      let values = merged.get(k);
+      if (!values) {
+        const cost = utf8Bytes(k);
+        if (bytes + cost > MAX_ATTRIBUTE_BYTES) continue;
+        bytes += cost;
+        values = [];
+        merged.set(k, values);
+      }
+      for (const part of v.split(' ')) {
+        if (part === '' || values.includes(part)) continue;
+        const cost = utf8Bytes(part) + (values.length > 0 ? 1 : 0);
+        if (bytes + cost > MAX_ATTRIBUTE_BYTES) continue;
+        bytes += cost;
+        values.push(part);
+      }
     }
   }
   return Object.fromEntries([...merged].map(([k, v]) => [k, v.join(' ')]));

@@ -3,6 +3,7 @@
  * front matter under the user's Knowledge_staging/, invisible to search until promoted.
  * File names carry the batch id, so a redelivered job rewrites the same keys.
  */
+import { MAX_ATTRIBUTE_BYTES, utf8Bytes } from '../../events/common.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { confidenceFor } from './confidence.js';
 import { renderFrontMatter } from './front-matter.js';
@@ -40,9 +41,17 @@ export function stagedDocuments(passed: ReflectionOutput, ctx: StagingContext): 
   const add = (kind: StagedKind, folder: string, title: string, text: string, sourceTurns: number[], extra: Record<string, unknown>) => {
     const cited = sourceTurns.map((t) => ctx.turns.get(t));
     const confidence = confidenceFor(cited.map((t) => ({ validation: t?.signals?.validation, quality: t?.signals?.quality })));
-    const attributes = Object.fromEntries(
-      cited.filter((t): t is TurnSaved => t?.attributes !== undefined).map((t) => [String(t.turnId), t.attributes]),
-    );
+    // Each cited turn's attributes, while they fit MAX_ATTRIBUTE_BYTES in all: twenty cited
+    // turns of the largest attributes would make a record DynamoDB refuses on every delivery.
+    const attributes: Record<string, Record<string, string>> = {};
+    let bytes = 0;
+    for (const t of cited) {
+      if (!t?.attributes || String(t.turnId) in attributes) continue;
+      const size = Object.entries(t.attributes).reduce((n, [k, v]) => n + utf8Bytes(k) + utf8Bytes(v), 0);
+      if (bytes + size > MAX_ATTRIBUTE_BYTES) continue;
+      bytes += size;
+      attributes[String(t.turnId)] = t.attributes;
+    }
     const meta = {
       kind,
       title,

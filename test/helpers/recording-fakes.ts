@@ -59,9 +59,25 @@ export interface Write {
 /** DynamoDB refuses items over 400 KB. */
 export const DYNAMODB_ITEM_LIMIT_BYTES = 400 * 1024;
 
+/**
+ * An item's size as DynamoDB counts it: attribute names and string values in UTF-8 bytes,
+ * numbers by their digits, 3 bytes per list or map plus 1 per element.
+ */
+export function dynamoItemBytes(value: unknown): number {
+  if (typeof value === 'string') return Buffer.byteLength(value, 'utf8');
+  if (typeof value === 'number') return Math.ceil(String(value).replace(/[-.]/g, '').length / 2) + 1;
+  if (typeof value === 'boolean' || value === null) return 1;
+  if (value === undefined) return 0;
+  if (Array.isArray(value)) return 3 + value.reduce((n: number, v) => n + 1 + dynamoItemBytes(v), 0);
+  if (typeof value === 'object') {
+    return 3 + Object.entries(value as Record<string, unknown>).reduce((n, [k, v]) => (v === undefined ? n : n + 1 + Buffer.byteLength(k, 'utf8') + dynamoItemBytes(v)), 0);
+  }
+  return 0;
+}
+
 const itemBytes = (item: unknown): number => {
   try {
-    return Buffer.byteLength(JSON.stringify(item) ?? '', 'utf8');
+    return dynamoItemBytes(item);
   } catch {
     return Number.POSITIVE_INFINITY;
   }

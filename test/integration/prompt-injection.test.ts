@@ -38,13 +38,13 @@ describe('prompt injection with an obedient model (local stack)', () => {
   let report: InjectionReport;
 
   it('reaches every handler: batches, summaries, nightly and weekly runs all got hostile answers', async () => {
-    report = await runPromptInjection(stack, hostile, { apiCases: 120, seed: 20_261_122, handlerErrors });
+    report = await runPromptInjection(stack, hostile, { apiCases: 80, seed: 20_261_122, handlerErrors });
     console.log(`prompt injection: ${JSON.stringify({ ...report, failures: report.failures.length })}`);
     const tools = Object.keys(report.hostileAnswers).map((k) => k.split(':')[0]);
     for (const tool of ['record_reflection', 'summary', 'record_nightly_findings', 'record_weekly_reflection']) expect(tools, tool).toContain(tool);
     expect(Object.keys(report.hostileAnswers).filter((k) => k.startsWith('record_reflection')).length).toBeGreaterThanOrEqual(5);
     expect(report.batches.completed + report.batches.aborted).toBeGreaterThan(1);
-    expect(report.api.requests).toBeGreaterThan(100);
+    expect(report.api.requests).toBeGreaterThan(70);
     expect(Object.keys(report.api.byStatus)).toEqual(expect.arrayContaining(['200', '400', '403']));
   }, 90_000);
 

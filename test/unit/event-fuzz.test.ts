@@ -6,12 +6,19 @@
  * memory is untouched, the model's caps hold. The checks themselves are tested first, so a
  * green run cannot come from checks that never fail.
  */
+import type { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { type FuzzTarget, fuzzTargets, runTarget } from '../../bench/fuzz-targets.js';
+import { type FuzzTarget, fuzzTargets, largestAttributes, runTarget } from '../../bench/fuzz-targets.js';
+import { MAX_ATTRIBUTE_BYTES, utf8Bytes } from '../../events/common.js';
+import { TurnSavedSchema } from '../../events/turn-saved.js';
+import { MAX_BATCH_BYTES, TurnPublisher } from '../../lib/adapters/sqs-turn-publisher.js';
+import { mergeAttributes } from '../../lib/domain/memory-item.js';
+import { stagedDocuments } from '../../lib/domain/staging.js';
+import { parseRecord } from '../../lib/use-cases/ingest-turns.js';
 import { capSummaryText, MAX_SUMMARY_CHARS } from '../../lib/domain/summary.js';
 import { parseReflectionOutput, ReflectionOutputError } from '../../lib/domain/reflection-output.js';
 import { ATTACKER, everyErrorNamesAField, keyStaysUnder, namesField, REQUEST_ROOTS, VICTIM } from '../helpers/hostile-input.js';
-import { WriteLog } from '../helpers/recording-fakes.js';
+import { dynamoItemBytes, WriteLog } from '../helpers/recording-fakes.js';
 
 const SEED = 20_261_122;
 /** Cases per target: enough to meet every generator branch, few enough for 2 cores. */
@@ -73,6 +80,61 @@ describe('fixes the fuzzing led to', () => {
     expect(cut.length).toBeLessThanOrEqual(MAX_SUMMARY_CHARS);
     expect(cut).toMatch(/cap\]$/);
     expect(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(cut)).toBe(false);
+  });
+});
+
+describe('fixes the fuzzing led to: nothing the contract accepts may outgrow a DynamoDB item', () => {
+  const turnWith = (turnId: number, attributes: Record<string, string>) => ({ type: 'turn.saved', version: 1, userId: ATTACKER, sessionId: 's', turnId, timestamp: '2026-02-06T14:00:00Z', query: 'q', response: 'r', attributes });
+
+  it('a turn whose attributes are within 50 × 4096 characters but over 256 KB of UTF-8 is rejected, naming attributes', () => {
+    const ascii = TurnSavedSchema.safeParse(turnWith(1, largestAttributes(1)));
+    expect(ascii.success).toBe(true);
+    const cjk = TurnSavedSchema.safeParse(turnWith(1, Object.fromEntries(Array.from({ length: 50 }, (_, k) => [`k${k}`, '中'.repeat(4096)]))));
+    expect(cjk.success).toBe(false);
+    expect(cjk.error?.issues.map((i) => i.path.join('.'))).toEqual(['attributes']);
+  });
+
+  it('an item derived from many turns of the largest attributes carries at most MAX_ATTRIBUTE_BYTES of them', () => {
+    const merged = mergeAttributes([1, 2, 3, 4], (t) => largestAttributes(t));
+    const bytes = Object.entries(merged).reduce((n, [k, v]) => n + utf8Bytes(k) + utf8Bytes(v), 0);
+    expect(bytes).toBeLessThanOrEqual(MAX_ATTRIBUTE_BYTES);
+    expect(bytes).toBeGreaterThan(MAX_ATTRIBUTE_BYTES - 5_000);
+    expect(mergeAttributes([2, 1], (t) => ({ dia_ids: `D1:${t}` }))).toEqual({ dia_ids: 'D1:1 D1:2' });
+  });
+
+  it('a staged item citing twenty such turns copies their attributes only up to the same bound', () => {
+    const turns = new Map(Array.from({ length: 20 }, (_, i) => [i + 1, TurnSavedSchema.parse(turnWith(i + 1, largestAttributes(i + 1)))]));
+    const [doc] = stagedDocuments(
+      { new_facts: [{ title: 'reef', content: 'The user keeps a reef tank.', source_turns: [...turns.keys()], related_existing: [], category: 'Facts' }], corrections: [], connections: [], open_questions: [] },
+      { batchId: 'b', stagedAt: '2026-02-06T14:30:00Z', turns },
+    );
+    expect(dynamoItemBytes({ meta: doc?.meta, text: doc?.text, body: doc?.body })).toBeLessThan(MAX_ATTRIBUTE_BYTES + 10_000);
+    expect(Object.keys((doc?.meta.source_attributes ?? {}) as object)).toEqual(['1']);
+  });
+
+  it('the publisher splits ten turns just under the claim-check threshold into batches SQS accepts, and reports a body it never could', async () => {
+    const sent: number[] = [];
+    const sqs = {
+      send: async (command: SendMessageBatchCommand) => {
+        const entries = command.input.Entries ?? [];
+        sent.push(entries.reduce((n, e) => n + Buffer.byteLength(e.MessageBody ?? ''), 0));
+        return { Successful: entries.map((e) => ({ Id: e.Id })) };
+      },
+    };
+    const publisher = new TurnPublisher(sqs as unknown as SQSClient, 'https://sqs.invalid/q');
+    const big = (i: number) => ({ body: 'x'.repeat(250 * 1024), groupId: 'u', deduplicationId: `d${i}` });
+    const res = await publisher.publishRaw([...Array.from({ length: 10 }, (_, i) => big(i)), { body: 'y'.repeat(MAX_BATCH_BYTES + 1), groupId: 'u', deduplicationId: 'huge' }]);
+    expect(res.sent).toBe(10);
+    expect(res.failed).toEqual([{ index: 10, code: 'MessageTooLong', message: expect.any(String) }]);
+    expect(sent.length).toBeGreaterThanOrEqual(3);
+    for (const bytes of sent) expect(bytes).toBeLessThanOrEqual(MAX_BATCH_BYTES);
+  });
+
+  it('a claim check whose payload is another user’s names userId', async () => {
+    const claims = { fetch: async () => JSON.stringify(turnWith(1, {})) };
+    const parsed = await parseRecord(JSON.stringify({ type: 'turn.saved', version: 1, userId: VICTIM, sessionId: 's', turnId: 1, timestamp: '2026-02-06T14:00:00Z', payloadRef: { key: 'claims/x.json', bytes: 1 } }), claims);
+    expect(parsed.ok).toBe(false);
+    expect(parsed.ok ? [] : parsed.errors.map((e) => e.path)).toEqual(['payloadRef.key', 'userId']);
   });
 });
 

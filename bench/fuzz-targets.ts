@@ -313,9 +313,20 @@ class ClaimBucket {
 const CLAIM_KEY = `claims/${ATTACKER}/0000000001-0123456789abcdef.json`;
 const VICTIM_CLAIM_KEY = `claims/${VICTIM}/0000000001-fedcba9876543210.json`;
 
+/** Timestamps the contract accepts at its edges: year 0, year 9999 (year 10000 in UTC), offsets, nanoseconds, leap days. */
+export const edgeTimestamps = fc.constantFrom(
+  '0000-01-01T00:00:00Z',
+  '0001-01-01T00:00:00+14:00',
+  '1970-01-01T00:00:00Z',
+  '9999-12-31T23:59:59Z',
+  '9999-12-31T23:59:59-12:00',
+  '2028-02-29T23:59:59.999999999+05:45',
+  '2026-02-06T14:00:00.000001Z',
+);
+
 function turnQueueTargets(o: FuzzOptions): FuzzTarget[] {
   const turn = validTurn(ATTACKER, 1, 'Actually, I meant the 40 gallon reef tank.', { context: '## Plan\n1. Correct the tank size', signals: { validation: 'APPROVE', quality: 0.9, route: 'answer', contradiction: false }, attributes: { channel: 'web' } });
-  const nested = { signals: signalsArb(o), attributes: attributesArb(o) };
+  const nested = { signals: signalsArb(o), attributes: attributesArb(o), timestamp: edgeTimestamps };
   const session = { type: 'session.closed', version: 1, userId: ATTACKER, sessionId: 's-1', timestamp: TURN_TIME, reason: 'user_left' };
   const agent = { type: 'agent.event', version: 1, userId: ATTACKER, sessionId: 's-1', timestamp: TURN_TIME, trigger: 'milestone', turnId: 1, detail: 'tank set up', attributes: { channel: 'web' } };
   const claim = { type: 'turn.saved', version: 1, userId: ATTACKER, sessionId: 's-1', turnId: 1, timestamp: TURN_TIME, payloadRef: { key: CLAIM_KEY, bytes: 300_000 } };
@@ -349,8 +360,8 @@ function turnQueueTargets(o: FuzzOptions): FuzzTarget[] {
           return Object.assign(store, { reads: bucket.reads });
         }),
     },
-    { name: 'session.closed', weight: 1, arbitrary: queueCase(session, { ...o, fields: ['reason'] }), run: (c: QueueCase) => runIngest(c) },
-    { name: 'agent.event', weight: 1, arbitrary: queueCase(agent, { ...o, fields: ['sessionId', 'turnId', 'detail', 'attributes'], nested: { attributes: attributesArb(o) } }), run: (c: QueueCase) => runIngest(c) },
+    { name: 'session.closed', weight: 1, arbitrary: queueCase(session, { ...o, fields: ['reason'], nested: { timestamp: edgeTimestamps } }), run: (c: QueueCase) => runIngest(c) },
+    { name: 'agent.event', weight: 1, arbitrary: queueCase(agent, { ...o, fields: ['sessionId', 'turnId', 'detail', 'attributes'], nested: { attributes: attributesArb(o), timestamp: edgeTimestamps } }), run: (c: QueueCase) => runIngest(c) },
   ] as FuzzTarget[];
 }
 
@@ -521,7 +532,6 @@ function sweepTarget(schema: SweepSchema, o: FuzzOptions): FuzzTarget {
       const outcomes: Record<string, number> = {};
       const { world: w, victimBefore } = await world(['I keep a reef tank.', 'It has clownfish.', 'And a goby.']);
       const activity = new MemoryActivity();
-      activity.users.push({ userId: ATTACKER, activity: { '2026-02-06': 3 } });
       await guarded(failures, 'sweep', async () => {
         const parsed = schema.safeParse(m.value);
         if (!parsed.success) {
@@ -533,6 +543,8 @@ function sweepTarget(schema: SweepSchema, o: FuzzOptions): FuzzTarget {
         }
         const now = parsed.data.time ? new Date(parsed.data.time) : new Date(NOW);
         if (!Number.isFinite(now.getTime())) failures.push(`accepted a time that is no date: ${parsed.data.time}`);
+        // The attacker was active the day before the schedule's time, so the sweeps have someone to select.
+        activity.users.push({ userId: ATTACKER, activity: { [new Date(now.getTime() - 3_600_000).toISOString().slice(0, 10)]: 20 } });
         const deps: SweepDeps = { activity, runs: w.runs, turns: w.turns, jobs: w.jobs, knowledge: w.knowledge, expiryLog: w.expiryLog, config: defaultSleepTimeConfig, log: new RecordingLog() };
         const sweep = { nightly: nightlySweep, weekly: weeklySweep, expiry: expirySweep }[parsed.data.sweep];
         const result = await sweep(now, deps);

@@ -13,8 +13,17 @@ export const UserIdSchema = z
 /** A per-user turn number: an integer ≥ 1 that increases with every turn of the user. */
 export const TurnIdSchema = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 
-/** ISO-8601 date-time with a zone (`Z` or an offset). */
-export const TimestampSchema = z.iso.datetime({ offset: true });
+const FIRST_INSTANT = Date.parse('0000-01-01T00:00:00Z');
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
+/**
+ * ISO-8601 date-time with a zone (`Z` or an offset), whose instant falls in the years
+ * 0000–9999 in UTC: `9999-12-31T23:59:59-12:00` is year 10000 in UTC, which toISOString
+ * writes as `+010000-…` — and job ids and times made from it would fail this very schema.
+ */
+export const TimestampSchema = z.iso
+  .datetime({ offset: true })
+  .refine((t) => Date.parse(t) >= FIRST_INSTANT && Date.parse(t) <= LAST_INSTANT, 'the time must fall within the years 0000–9999 in UTC');
 
 /** Length of a string in UTF-8 bytes, as DynamoDB and S3 count it (lone surrogates as the 3 bytes of U+FFFD). */
 export const utf8Bytes = (text: string): number => new TextEncoder().encode(text).length;

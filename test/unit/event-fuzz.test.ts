@@ -9,7 +9,7 @@
 import type { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { type FuzzTarget, fuzzTargets, largestAttributes, runTarget } from '../../bench/fuzz-targets.js';
-import { MAX_ATTRIBUTE_BYTES, utf8Bytes } from '../../events/common.js';
+import { MAX_ATTRIBUTE_BYTES, TimestampSchema, utf8Bytes } from '../../events/common.js';
 import { TurnSavedSchema } from '../../events/turn-saved.js';
 import { MAX_BATCH_BYTES, TurnPublisher } from '../../lib/adapters/sqs-turn-publisher.js';
 import { mergeAttributes } from '../../lib/domain/memory-item.js';
@@ -128,6 +128,11 @@ describe('fixes the fuzzing led to: nothing the contract accepts may outgrow a D
     expect(res.failed).toEqual([{ index: 10, code: 'MessageTooLong', message: expect.any(String) }]);
     expect(sent.length).toBeGreaterThanOrEqual(3);
     for (const bytes of sent) expect(bytes).toBeLessThanOrEqual(MAX_BATCH_BYTES);
+  });
+
+  it('a time the schemas accept can be written back by toISOString (years 0000–9999 in UTC), so jobs made from it parse', () => {
+    for (const ok of ['0000-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '2026-02-06T14:00:00.123456789+05:45']) expect(TimestampSchema.safeParse(ok).success, ok).toBe(true);
+    for (const bad of ['9999-12-31T23:59:59-12:00', '0000-01-01T00:00:00+01:00']) expect(TimestampSchema.safeParse(bad).success, bad).toBe(false);
   });
 
   it('a claim check whose payload is another user’s names userId', async () => {

@@ -211,7 +211,6 @@ export interface Log {
   error(message: string, extra?: Record<string, unknown>): void;
 }
 
-/** Throttling, timeouts, 5xx: worth retrying later (the job goes back to its queue). */
 /**
  * The model answered, but not in the shape asked for, and the job will be delivered
  * again: retry rather than record the garbage (on the last delivery the use cases abort
@@ -224,6 +223,21 @@ export class UnusableModelOutputError extends Error {
   }
 }
 
+/**
+ * A batch job arrived before the signal state recorded it: the ingestion that cut the
+ * batch enqueues the job, then writes the state, and that write has not landed (yet) —
+ * it raced the job, failed, or its function died and the turns will come again. Retry
+ * later: running now would leave the batch waiting in the state forever (its completion
+ * found nothing to complete) once the write lands.
+ */
+export class BatchNotRecordedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BatchNotRecordedError';
+  }
+}
+
+/** Throttling, timeouts, 5xx: worth retrying later (the job goes back to its queue). */
 export class ModelUnavailableError extends Error {
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);

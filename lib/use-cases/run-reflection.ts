@@ -19,7 +19,7 @@ import { findRecurrences, knowledgePathFor, PROMOTIONS_TO_KNOWLEDGE, promotedDoc
 import { completeBatch, parseSignalState } from '../domain/signal-accumulator.js';
 import { stagedDocuments } from '../domain/staging.js';
 import { topKeywords } from '../domain/text.js';
-import { type BatchLogStore, type Clock, type KnowledgeStore, type Log, type ModelResponse, type ReflectionModel, type SignalStateStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import { BatchNotRecordedError, type BatchLogStore, type Clock, type KnowledgeStore, type Log, type ModelResponse, type ReflectionModel, type SignalStateStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
 export interface ReflectionDeps {
   turns: TurnStore;
@@ -35,6 +35,8 @@ export interface ReflectionDeps {
    * UnusableModelOutputError (and is not kept) instead of aborting the batch. @default false
    */
   retryUnusableOutput?: boolean;
+  /** Waits between looks for a batch the signal state does not record yet. @default setTimeout */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 export type ReflectionOutcome =
@@ -62,11 +64,8 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     await finishCounters(job, deps);
     return { status: 'already_done', reason: `batch ${job.jobId} is logged already` };
   }
-  const { state } = parseSignalState((await deps.signalState.load(job.userId)).raw);
-  const pending = state.pendingBatches.some((p) => p.jobId === job.jobId);
-  if (!pending && job.turnIds.every((t) => t <= state.lastBatchTurn)) {
-    return { status: 'superseded', reason: `turns up to ${state.lastBatchTurn} are reflected already` };
-  }
+  const recorded = await waitUntilRecorded(job, deps);
+  if (recorded.superseded) return { status: 'superseded', reason: `turns up to ${recorded.lastBatchTurn} are reflected already` };
 
   const { turns, missing } = await deps.turns.getTurns(job.userId, job.turnIds);
   for (const m of missing) deps.log.warn('turn unreadable; continuing without it', { userId: job.userId, ...m });
@@ -218,6 +217,32 @@ async function finish(job: ReflectionJob, log: BatchLog, deps: ReflectionDeps): 
     staged: log.staged_files.length,
   });
   return { status: log.status, log, logKey };
+}
+
+/** How long a job waits, in-process, for the state write that records its batch. */
+const RECORDED_WAITS_MS = [200, 400, 800];
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The signal state must record the job's batch (pending) unless a later batch covered its
+ * turns (superseded). Ingestion enqueues a job just before its state write, so a job can
+ * arrive first: wait a little (the write usually follows within milliseconds), then throw
+ * BatchNotRecordedError so the queue delivers the job again after the write landed.
+ */
+async function waitUntilRecorded(job: ReflectionJob, deps: ReflectionDeps): Promise<{ superseded: boolean; lastBatchTurn: number }> {
+  const sleep = deps.sleep ?? defaultSleep;
+  for (let look = 0; ; look++) {
+    const { state } = parseSignalState((await deps.signalState.load(job.userId)).raw);
+    if (state.pendingBatches.some((p) => p.jobId === job.jobId)) return { superseded: false, lastBatchTurn: state.lastBatchTurn };
+    if (job.turnIds.every((t) => t <= state.lastBatchTurn)) return { superseded: true, lastBatchTurn: state.lastBatchTurn };
+    const wait = RECORDED_WAITS_MS[look];
+    if (wait === undefined) {
+      throw new BatchNotRecordedError(
+        `the signal state of ${job.userId} does not record batch ${job.jobId} (its ingestion has not written the state yet); retry later`,
+      );
+    }
+    await sleep(wait);
+  }
 }
 
 /** Reset the counters (seed 000 §2: after the batch completes), once, if still waiting for this job. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ReflectionJob } from '../../events/reflection-job.js';
-import { ModelUnavailableError, UnusableModelOutputError } from '../../lib/ports.js';
+import { BatchNotRecordedError, ModelUnavailableError, UnusableModelOutputError } from '../../lib/ports.js';
 import { checkIdle } from '../../lib/use-cases/check-idle.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
@@ -261,5 +261,32 @@ describe('run reflection', () => {
     await runReflection(j, deps);
     const out = await runReflection(job([1, 2]), deps);
     expect(out.status).toBe('superseded');
+  });
+
+  // Ingestion enqueues the job, then writes the state that records it. A job that ran before
+  // that write landed found nothing to complete, and the batch then waited in the state forever.
+  it('waits for the state write that records its batch, then completes it once', async () => {
+    const { deps, model, job: j } = await setup(() => beagle);
+    const written = deps.signalState.items.get('alice')!;
+    deps.signalState.items.delete('alice');
+    const waits: number[] = [];
+    const sleep = async (ms: number) => {
+      waits.push(ms);
+      if (waits.length === 2) deps.signalState.items.set('alice', written);
+    };
+    expect((await runReflection(j, { ...deps, sleep })).status).toBe('completed');
+    expect(waits).toEqual([200, 400]);
+    expect(model.requests).toHaveLength(1);
+    expect(deps.signalState.state('alice')).toMatchObject({ pendingBatches: [], lastBatchTurn: 10, counters: { batchesCompleted: 1 } });
+  });
+
+  it('fails a job whose batch the state never recorded, without reflecting, so the queue retries it', async () => {
+    const { deps, model, job: j } = await setup(() => beagle);
+    deps.signalState.items.delete('alice');
+    const waits: number[] = [];
+    await expect(runReflection(j, { ...deps, sleep: async (ms) => void waits.push(ms) })).rejects.toBeInstanceOf(BatchNotRecordedError);
+    expect(waits).toEqual([200, 400, 800]);
+    expect(model.requests).toHaveLength(0);
+    expect(deps.batchLogs.logs.size).toBe(0);
   });
 });

@@ -34,7 +34,8 @@ import { defaultSleepTimeConfig } from '../lib/domain/sleep-time/config.js';
 import { DEFAULT_SUMMARY_PROMPT, summaryPair } from '../lib/domain/summary.js';
 import { newTierItem } from '../lib/domain/memory-tiers.js';
 import { nightlyOffline, reflectOffline, summarizeOffline, weeklyOffline } from '../lib/offline-model/rule-reflector.js';
-import type { ClaimCheckStore, ReflectionModel } from '../lib/ports.js';
+import { BatchNotRecordedError, type ClaimCheckStore, type ReflectionModel } from '../lib/ports.js';
+import { parseSignalState } from '../lib/domain/signal-accumulator.js';
 import { checkIdle } from '../lib/use-cases/check-idle.js';
 import { type IngestDeps, type IngestRecord, ingestTurns } from '../lib/use-cases/ingest-turns.js';
 import * as api from '../lib/use-cases/memory-api.js';
@@ -377,7 +378,17 @@ function offlineModel(): ScriptedModel {
 function reflectorDeps(w: RecordingWorld, model: ReflectionModel) {
   const clock = fixedClock(NOW);
   const log = new RecordingLog();
-  const reflection: ReflectionDeps = { turns: w.turns, signalState: w.signalState, knowledge: w.knowledge, batchLogs: w.batchLogs, model, clock, log, settings: { temperature: 0.6, maxTokens: 1500, budgetTokens: 4000 } };
+  const reflection: ReflectionDeps = {
+    turns: w.turns,
+    signalState: w.signalState,
+    knowledge: w.knowledge,
+    batchLogs: w.batchLogs,
+    model,
+    clock,
+    log,
+    settings: { temperature: 0.6, maxTokens: 1500, budgetTokens: 4000 },
+    sleep: async () => {},
+  };
   const summary: SummaryDeps = {
     turns: w.turns,
     reflections: w.reflections,
@@ -397,7 +408,23 @@ function reflectorDeps(w: RecordingWorld, model: ReflectionModel) {
 async function runJob(job: ReflectionJob, deps: ReturnType<typeof reflectorDeps>): Promise<string> {
   if (job.kind === 'nightly' || job.kind === 'weekly') return `${job.kind}:${(await (job.kind === 'nightly' ? runNightly : runWeekly)(job, deps.sleep)).status}`;
   if (SUMMARY_KINDS.has(job.kind)) return `summary:${(await runSummary(job, deps.summary)).status}`;
-  return `batch:${(await runReflection(job, deps.reflection)).status}`;
+  try {
+    return `batch:${(await runReflection(job, deps.reflection)).status}`;
+  } catch (error) {
+    // The handler lets the queue deliver it again (then parks it): designed, not a crash.
+    if (error instanceof BatchNotRecordedError) return 'batch:not_recorded';
+    throw error;
+  }
+}
+
+/** A batch or event job is recorded as pending in the user's signal state by the ingestion that cut it: do what it would have. */
+async function recordPending(w: RecordingWorld, job: ReflectionJob): Promise<void> {
+  if (job.kind !== 'batch' && job.kind !== 'event') return;
+  const stored = await w.signalState.load(job.userId);
+  const { state } = parseSignalState(stored.raw);
+  if (state.pendingBatches.some((p) => p.jobId === job.jobId)) return;
+  state.pendingBatches.push({ jobId: job.jobId, turnIds: job.turnIds, since: NOW });
+  await w.signalState.save(job.userId, state, stored.version);
 }
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
@@ -454,6 +481,8 @@ function queueJobTargets(o: FuzzOptions): FuzzTarget[] {
             return;
           }
           userId = job.userId;
+          // Every other parsed job is one its ingestion recorded; the rest test a job nobody recorded.
+          if (job.turnIds.length % 2 === 0) await recordPending(w, job);
           count(outcomes, await runJob(job, reflectorDeps(w, offlineModel())));
         });
         failures.push(...storageProblems(w, new Set(userId ? [userId] : []), victimBefore));
@@ -978,6 +1007,7 @@ function injectionTarget(o: FuzzOptions): FuzzTarget<InjectionCase> {
       const job: ReflectionJob = { type: 'reflection.job', version: 1, jobId: `${kind}-1-${ids.length}`, userId: ATTACKER, kind, trigger: 'turn_count', urgency: 6, turnIds: ids, requestedAt: NOW };
       if (c.use === 'weekly') deps.sleep.summaries = Object.assign(new MemorySummarySource(), { texts: [{ userId: ATTACKER, id: 'summary-1-3', createdAt: NOW, text: 'reef tank talk' }] });
       await guarded(failures, `${c.use} with an obedient model`, async () => {
+        await recordPending(w, job);
         count(outcomes, await runJob(job, deps));
       });
       failures.push(...storageProblems(w, new Set([ATTACKER]), victimBefore));

@@ -490,6 +490,43 @@ export async function heapAfterGc(gc: () => void): Promise<HeapSample> {
   return { heapUsedMB: mb(m.heapUsed), heapTotalMB: mb(m.heapTotal), rssMB: mb(m.rss), externalMB: mb(m.external), arrayBuffersMB: mb(m.arrayBuffers) };
 }
 
+/** What a run of this script reports (its last stdout line). */
+export interface LoadReport {
+  ok: boolean;
+  sessions: number;
+  users: number;
+  sharedUsers: number;
+  turnsPerSession: number;
+  rounds: number;
+  pollersPerQueue: number;
+  turnsPublished: number;
+  turnsStored: number;
+  lost: number;
+  doubled: number;
+  republished: number;
+  duplicatesCounted: number;
+  sqsDuplicatesDropped: number;
+  late: number;
+  dlq: number;
+  rejected: number;
+  handlerErrors: number;
+  retriedRecords: number;
+  turnsPerSecond: number[];
+  signalLatencyMs: Array<RoundResult['signalLatencyMs']>;
+  heap: {
+    started: HeapSample;
+    before?: HeapSample;
+    after?: HeapSample;
+    rounds: Array<HeapSample & { round: number }>;
+    growthPerRoundMB: number;
+    growthMB: number;
+    lastRoundGrowthMB: number;
+    rssGrowthMB: number;
+  };
+  perRound: Array<Omit<RoundResult, 'problems'> & { problems: number }>;
+  seconds: number;
+}
+
 /** Least-squares slope of ys over 1..n. */
 const slope = (ys: readonly number[]) => {
   const n = ys.length;
@@ -564,7 +601,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       results.reduce((n, r) => n + r[k], 0);
     const usedPerRound = heap.rounds.map((h) => h.heapUsedMB);
     const last = results.at(-1);
-    const out = {
+    const out: Omit<LoadReport, 'ok'> = {
       sessions,
       users: results[0]?.users ?? 0,
       sharedUsers: results[0]?.sharedUsers ?? 0,
@@ -599,7 +636,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     };
     const ok = out.lost === 0 && out.doubled === 0 && out.dlq === 0 && out.duplicatesCounted === out.republished && out.handlerErrors === 0;
     if (!ok) exitCode = 1;
-    console.log(JSON.stringify({ ok, ...out }));
+    console.log(JSON.stringify({ ok, ...out } satisfies LoadReport));
   } catch (error) {
     console.error(error);
     exitCode = 1;

@@ -8,6 +8,8 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type { AttackReport } from './api-attacks.js';
 import type { EquivalenceReport } from '../infra/local/fault-equivalence.js';
+import type { FuzzReport } from './fuzz.js';
+import type { LoadReport } from './load.js';
 import type { QualityResult } from './locomo-quality.js';
 import { barChart } from './svg.js';
 import { benchSearchLatency } from './search-latency.js';
@@ -80,6 +82,76 @@ ${diffs.length > 0 ? `\nFirst differences:\n${diffs.join('\n')}\n` : ''}
 A fault that outlasts the retries (a model outage longer than a job's two deliveries) parks
 the job in its DLQ with an aborted log naming the reason; \`npm run redrive\` sends it back
 once the cause is fixed (a test runs this outage).
+`;
+}
+
+/** Hostile input: the fuzzed schemas, queue paths and API routes, and the prompt-injection attack on the stack. */
+function fuzzSection(fuzz: FuzzReport): string {
+  const rows = Object.entries(fuzz.targets).map(([name, t]) => {
+    const outcomes = Object.entries(t.outcomes)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 5)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
+    return `| ${name} | ${t.cases.toLocaleString('en-US')} | **${t.failures}** | ${outcomes} |`;
+  });
+  const stack = fuzz.injection.stack;
+  const stackText = stack
+    ? `On the local stack (\`bench/prompt-injection.ts\`): ${stack.attackerTurns} attacker turns through the real handlers,
+${stack.modelCalls} model calls answered by a model that obeys the attacker (${Object.entries(stack.hostileAnswers).map(([k, n]) => `${k} ${n}`).join(', ')}),
+${stack.batches.completed} batches completed and ${stack.batches.aborted} aborted, ${stack.staged} items staged, ${stack.summaries} summaries,
+${stack.nightlyRuns} nightly and ${stack.weeklyRuns} weekly runs; then ${stack.api.requests} fuzzed requests to the memory API over HTTP
+(${Object.entries(stack.api.byStatus).map(([k, n]) => `${k}: ${n}`).join(', ')}). Failed checks: **${stack.failures.length}**${stack.failures.length > 0 ? ` — ${stack.failures.slice(0, 5).join('; ')}` : ''}
+(a check fails when a handler throws, a key is written outside the attacker's prefix, the
+victim's memory changes or leaks into an answer, a batch outgrows the caps, or a message
+reaches a DLQ).`
+    : 'The stack run was skipped (`--no-stack`).';
+  return `## Hostile input: fuzzing and prompt injection
+
+\`bench/fuzz.ts\` (fast-check; fewer cases run in \`npm test\`): every event schema through the
+function that reads it (the signal function's record path with claim checks, the reflector,
+the idle and sweep functions) and every route of the memory API in process, with hostile
+values in every field — wrong types, missing and extra fields, edge numbers and times, odd
+unicode (lone surrogates, RTL overrides, zero-width and combining runs), path tricks, other
+users' ids, oversized strings. A case fails when a handler throws, writes outside the
+user's prefix, changes another user's memory, or rejects without naming the field that
+made it fail. Seed ${fuzz.seed}; ${(fuzz.ms / 1000).toFixed(0)} s.
+
+| target | cases | failures | outcomes (most frequent) |
+| --- | ---: | ---: | --- |
+${rows.join('\n')}
+| **total** | **${fuzz.cases.toLocaleString('en-US')}** | **${fuzz.failures}** | |
+
+${stackText}
+`;
+}
+
+/** Load: concurrent sessions on the local stack, turns lost or doubled, heap per round. */
+function loadSection(load: LoadReport): string {
+  const h = load.heap;
+  const heapRows = h.rounds.map((r, i) => `| ${r.round} | ${load.perRound[i]?.turnsPublished ?? ''} | ${load.perRound[i]?.lost ?? ''} | ${load.perRound[i]?.doubled ?? ''} | ${load.turnsPerSecond[i]?.toFixed(0) ?? ''} | ${load.signalLatencyMs[i]?.p50 ?? ''} / ${load.signalLatencyMs[i]?.p95 ?? ''} | ${r.heapUsedMB.toFixed(1)} | ${r.rssMB.toFixed(0)} |`);
+  return `## Load: ${load.sessions} concurrent sessions
+
+\`bench/load.ts\` (a small round is a test): ${load.sessions} sessions publish ${load.turnsPerSession} LoCoMo turns each at
+once, interleaved, against the local stack (the real handlers on the emulators, one process);
+${load.users} users, ${load.sharedUsers} of them with two sessions open at once (their turns share a FIFO group and
+a signal state and may arrive out of order). A tenth of the turns are published again with a
+fresh deduplication id (the handler must count them as duplicates), a twentieth again with
+the same id (SQS must drop them). After each round every published (user, turn) must have
+exactly one turn-index entry with its content hash and one turn document. ${load.rounds} rounds after a
+warm-up, fresh users each; heap after a forced GC.
+
+| round | turns | lost | doubled | turns / s | signal latency p50 / p95 ms | heap used after GC MB | RSS MB |
+| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+${heapRows.join('\n')}
+
+In all: ${load.turnsPublished.toLocaleString('en-US')} turns published, ${load.turnsStored.toLocaleString('en-US')} stored once; lost **${load.lost}**, doubled **${load.doubled}**;
+${load.republished} republished with a fresh id and ${load.duplicatesCounted} duplicates counted; ${load.sqsDuplicatesDropped} dropped by SQS; ${load.late} late;
+${load.handlerErrors} handler errors; ${load.dlq} in DLQs. Heap used after GC: ${h.before?.heapUsedMB.toFixed(1) ?? '?'} MB before the first round,
+${h.after?.heapUsedMB.toFixed(1) ?? '?'} MB after the last (${h.growthPerRoundMB} MB per round by least squares, the last round
+${h.lastRoundGrowthMB >= 0 ? '+' : ''}${h.lastRoundGrowthMB} MB). The handlers share the process with the emulators: fauxqs keeps each FIFO
+queue's deduplication ids for SQS's 5-minute window (up to 10,000), which grows by about one
+entry per message until full — the growth that shrinks round by round.
 `;
 }
 
@@ -251,6 +323,8 @@ async function main(): Promise<void> {
   const faultRuns = (values.quick ? ['conv-30.json'] : ['conv-30.json', 'conv-26.json', 'conv-41.json']).map((file) =>
     runReport<EquivalenceReport>('../infra/local/fault-equivalence.ts', ['--replay', `${locomo}${file}`, '--rate', '0.1', '--seed', '1']),
   );
+  const fuzz = runReport<FuzzReport>('./fuzz.ts', values.quick ? ['--quick'] : []);
+  const load = runReport<LoadReport>('./load.ts', values.quick ? ['--quick'] : []);
   const cost = costSection(quality);
   mkdirSync(new URL('./plots/', import.meta.url), { recursive: true });
   writeFileSync(
@@ -425,6 +499,8 @@ Succeeded: **${attacks.succeeded.length}**${attacks.succeeded.length > 0 ? ` —
 for API Gateway's JWT authorizer; in the cloud the authorizer does it. The user and scope
 checks are the handler's own in both.
 
+${fuzzSection(fuzz)}
+${loadSection(load)}
 ${faultSection(faultRuns)}
 ## Reflector: non-LLM time per batch
 
@@ -440,6 +516,8 @@ At 1,000 documents: p95 ${at1000 ? at1000.p95.toFixed(1) : '?'} ms — ${at1000 
 `;
   writeFileSync(new URL('../BENCHMARKS.md', import.meta.url), md);
   console.log(`attack suite: ${attacks.tried} tried, ${attacks.succeeded.length} succeeded`);
+  console.log(`fuzzing: ${fuzz.cases} cases in process, ${fuzz.injection.stack?.api.requests ?? 0} API requests on the stack, ${fuzz.failures} failures`);
+  console.log(`load: ${load.sessions} sessions, ${load.turnsPublished} turns, lost ${load.lost}, doubled ${load.doubled}, heap ${load.heap.before?.heapUsedMB} → ${load.heap.after?.heapUsedMB} MB`);
   for (const r of faultRuns) console.log(`faults ${r.replay}: ${r.turns} turns, differences ${r.determinism.differences} (twice) / ${r.equivalence.differences} (faults), DLQ ${r.dlq}`);
   console.log(recallTable);
   console.log(`\ninfrastructure per 1M turns: $${cost.infraPerMillion.toFixed(2)} (goal ≤ $5); model tokens per 1,000 turns: ${cost.tokensPer1000.input} in, ${cost.tokensPer1000.output} out\n`);

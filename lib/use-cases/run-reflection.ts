@@ -91,6 +91,7 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   const emptyGates = { items_proposed: 0, items_passed: 0, truncated_by_caps: { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 }, rejections: [] };
 
   let response: ModelResponse | null = null;
+  let outcome: ReturnType<typeof parseOutput> | null = null;
   let reused = true;
   if (batch.included.length > 0) {
     response = await deps.knowledge.getModelOutput(job.userId, job.jobId);
@@ -105,13 +106,9 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
         temperature: deps.settings.temperature,
         maxTokens: deps.settings.maxTokens,
       });
-      if (deps.retryUnusableOutput) {
-        try {
-          parseReflectionOutput(response.output);
-        } catch (error) {
-          if (!(error instanceof ReflectionOutputError)) throw error;
-          throw new UnusableModelOutputError(`batch ${job.jobId}: model output unusable (${error.message}); retrying on the next delivery`);
-        }
+      outcome = parseOutput(response.output);
+      if (deps.retryUnusableOutput && 'error' in outcome) {
+        throw new UnusableModelOutputError(`batch ${job.jobId}: model output unusable (${outcome.error.message}); retrying on the next delivery`);
       }
       await deps.knowledge.putModelOutput(job.userId, job.jobId, response);
     }
@@ -123,10 +120,10 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
 
   let parsed: ReturnType<typeof parseReflectionOutput> | null = null;
   if (response) {
-    try {
-      parsed = parseReflectionOutput(response.output);
-    } catch (error) {
-      if (!(error instanceof ReflectionOutputError)) throw error;
+    outcome ??= parseOutput(response.output);
+    if ('parsed' in outcome) parsed = outcome.parsed;
+    else {
+      const { error } = outcome;
       // The raw answer may quote the user's turns: it goes to the batch log, not the logs.
       deps.log.error('model output unusable; batch aborted', { userId: job.userId, batchId: job.jobId, error: error.message });
       const log: BatchLog = {
@@ -217,6 +214,16 @@ async function finish(job: ReflectionJob, log: BatchLog, deps: ReflectionDeps): 
     staged: log.staged_files.length,
   });
   return { status: log.status, log, logKey };
+}
+
+/** The model's answer parsed, or why it is unusable (other errors propagate). */
+function parseOutput(output: unknown): { parsed: ReturnType<typeof parseReflectionOutput> } | { error: ReflectionOutputError } {
+  try {
+    return { parsed: parseReflectionOutput(output) };
+  } catch (error) {
+    if (error instanceof ReflectionOutputError) return { error };
+    throw error;
+  }
 }
 
 /** How long a job waits, in-process, for the state write that records its batch. */

@@ -50,22 +50,29 @@ const schemaOf = (schema: z.ZodType) => {
   return json;
 };
 
-async function callCached(
+/**
+ * A model call whose answer is recorded before use, so a redelivered job reuses it; the
+ * answer is parsed once with `schema`. An unusable fresh answer is thrown away (not
+ * recorded) when the job will be delivered again.
+ */
+async function callCached<T>(
   job: ReflectionJob,
   part: string,
   deps: SleepTimeDeps,
   call: () => Promise<ModelResponse>,
-  usable: (output: unknown) => boolean,
-): Promise<ModelResponse & { reused: boolean }> {
+  schema: z.ZodType<T>,
+): Promise<ModelResponse & { reused: boolean; parsed: z.ZodSafeParseResult<T> }> {
+  const parse = (output: unknown) => schema.safeParse(typeof output === 'string' ? safeJson(output) : output);
   const key = `${job.jobId}-${part}`;
   const cached = await deps.knowledge.getModelOutput(job.userId, key);
-  if (cached) return { ...cached, reused: true };
+  if (cached) return { ...cached, reused: true, parsed: parse(cached.output) };
   const fresh = await call();
-  if (deps.retryUnusableOutput && !usable(fresh.output)) {
+  const parsed = parse(fresh.output);
+  if (deps.retryUnusableOutput && !parsed.success) {
     throw new UnusableModelOutputError(`${job.kind} ${job.jobId} ${part}: model output unusable; retrying on the next delivery`);
   }
   await deps.knowledge.putModelOutput(job.userId, key, fresh);
-  return { ...fresh, reused: false };
+  return { ...fresh, reused: false, parsed };
 }
 
 function emptyRun(job: ReflectionJob, kind: ReflectionRun['kind'], from: string, started: Date): ReflectionRun {
@@ -134,10 +141,10 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
         temperature: deps.config.temperature,
         maxTokens: deps.config.maxTokens,
       }),
-      (output) => NightlyOutputSchema.safeParse(typeof output === 'string' ? safeJson(output) : output).success,
+      NightlyOutputSchema,
     );
     addUsage(run, r);
-    const parsed = NightlyOutputSchema.safeParse(typeof r.output === 'string' ? safeJson(r.output) : r.output);
+    const { parsed } = r;
     if (!parsed.success) {
       run.errors.push(`chunk ${i}: unusable output (${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? ''})`);
       continue;
@@ -204,10 +211,10 @@ export async function runWeekly(job: ReflectionJob, deps: SleepTimeDeps): Promis
         temperature: deps.config.temperature,
         maxTokens: deps.config.maxTokens,
       }),
-      (output) => WeeklyOutputSchema.safeParse(typeof output === 'string' ? safeJson(output) : output).success,
+      WeeklyOutputSchema,
     );
     addUsage(run, r);
-    const parsed = WeeklyOutputSchema.safeParse(typeof r.output === 'string' ? safeJson(r.output) : r.output);
+    const { parsed } = r;
     if (parsed.success) {
       run.weekly = parsed.data;
       run.findingsByCategory = {

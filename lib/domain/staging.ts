@@ -65,6 +65,9 @@ export function stagedDocuments(passed: ReflectionOutput, ctx: StagingContext): 
       ...(Object.keys(attributes).length > 0 ? { source_attributes: attributes } : {}),
     };
     const path = `${folder}/${slugify(title)}--${ctx.batchId}.md`;
+    // Two items of one batch with one title are one document: the first (the model's order)
+    // is kept, so which one is staged never depends on which of two writes lands first.
+    if (docs.some((d) => d.path === path)) return;
     const body = `# ${title}\n\n${text}`;
     docs.push({ path, kind, title, category: folder, confidence, sourceTurns, text, meta, body, markdown: renderFrontMatter(meta, body) });
   };

@@ -68,4 +68,16 @@ describe('staging (seed 000 §6)', () => {
     const { meta } = parseFrontMatter(docs[0]!.markdown);
     expect(meta).toMatchObject({ staged_at: '2026-02-06T14:30:00.000Z', batch_id: 'batch-1-3', promotion_count: 0, source_turns: [1], confidence: 0.6, category: 'Facts', source_attributes: { '1': { dia_ids: 'D1:1' } } });
   });
+
+  // Found by the fault-equivalence run on LoCoMo conv-30: two connections of one pair (turns
+  // 183 and 184) were written to one key at once, and either could land.
+  it('keeps the first of two items with one title, so a batch stages one document per key', () => {
+    const turns = new Map([183, 184].map((turnId) => [turnId, turn({ turnId })]));
+    const connection = (turnId: number) => ({ file_a: 'Knowledge/Facts/gina.md', file_b: 'Knowledge/Patterns/dance.md', relationship: `Both came up together in turn ${turnId}.`, source_turns: [turnId] });
+    const docs = stagedDocuments(
+      { new_facts: [], corrections: [], connections: [connection(183), connection(184)], open_questions: [] },
+      { batchId: 'batch-183-190', stagedAt: '2026-02-06T14:30:00.000Z', turns },
+    );
+    expect(docs.map((d) => [d.path, d.sourceTurns])).toEqual([['Connections/gina_and_dance--batch-183-190.md', [183]]]);
+  });
 });

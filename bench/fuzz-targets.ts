@@ -127,6 +127,7 @@ const ingestDepsOf = (world: RecordingWorld, claims: ClaimCheckStore = { fetch: 
   idle: world.idle,
   claims,
   rejected: world.rejected,
+  sources: world.sources,
   clock: fixedClock(NOW),
   log: new RecordingLog(),
   config: defaultSignalConfig,
@@ -383,6 +384,7 @@ function reflectorDeps(w: RecordingWorld, model: ReflectionModel) {
     signalState: w.signalState,
     knowledge: w.knowledge,
     batchLogs: w.batchLogs,
+    sources: w.sources,
     model,
     clock,
     log,
@@ -615,6 +617,7 @@ const OPERATIONS: Record<Exclude<OperationId, 'openapi' | 'console'>, (deps: api
   reviewPromote: (d, { params, body, principal }) => api.reviewPromote(d, principal.subject, params.userId, body.path, body.reason),
   reviewDiscard: (d, { params, body, principal }) => api.reviewDiscard(d, principal.subject, params.userId, body.path, body.reason),
   batchList: (d, { params, query }) => api.batches(d, params.userId, query.limit),
+  sourceReliability: (d, { query }) => api.sourceReliability(d, query.domains),
 };
 
 class BadRequest extends Error {
@@ -672,6 +675,7 @@ export async function callRoute(route: Route, req: ApiRequest, principal: Princi
 /** Stands for the id of an item the caller owns (filled in once it exists). */
 export const OWN_MEM = '$own-mem';
 const apiDeps = (w: RecordingWorld): api.MemoryApiDeps => ({
+  sources: w.sources,
   catalog: w.catalog,
   items: w.items,
   audit: w.audit,
@@ -723,6 +727,7 @@ const SAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<s
   reviewPromote: { body: { path: 'Knowledge_staging/Facts/reef--batch-1-3.md', reason: 'looks right' } },
   reviewDiscard: { body: { path: 'Facts/reef--batch-1-3.md', reason: 'wrong' } },
   batchList: { query: { limit: '10' } },
+  sourceReliability: { query: { domains: 'docs.example.com,WWW.Example.org' } },
 };
 
 export interface ApiCase {

@@ -77,6 +77,7 @@ export async function benchReflectorTime(sizes = [100, 1000, 10000], batches = 3
         signalState: state,
         knowledge: new SnapshotKnowledgeStore(snapshot),
         batchLogs: new MemoryBatchLogStore(),
+        sources: ingest.sources,
         model: new ScriptedModel(() => output),
         clock: fixedClock(),
         log: new RecordingLog(),

@@ -43,3 +43,15 @@ export const AttributesSchema = z
   .record(z.string().min(1).max(128), z.string().max(4096))
   .refine((map) => Object.keys(map).length <= 50, 'attributes may hold at most 50 entries')
   .refine((map) => attributeBytes(map) <= MAX_ATTRIBUTE_BYTES, `attributes may hold at most ${MAX_ATTRIBUTE_BYTES} bytes (UTF-8, keys and values) in all`);
+
+/**
+ * A web domain as a source: a lower-case host name of dot-separated labels (letters, digits,
+ * hyphens; 1–63 characters each, 253 in all), no scheme, port, path or trailing dot —
+ * `docs.aws.amazon.com`, not `https://docs.aws.amazon.com/`. A leading `www.` is kept as
+ * sent and dropped when outcomes are aggregated.
+ */
+export const DomainSchema = z
+  .string()
+  .min(3)
+  .max(253)
+  .regex(/^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'domain must be a lower-case host name such as docs.example.com (no scheme, port or path)');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AttributesSchema, TimestampSchema, TurnIdSchema, UserIdSchema } from './common.js';
+import { AttributesSchema, DomainSchema, TimestampSchema, TurnIdSchema, UserIdSchema } from './common.js';
 
 export const ValidationOutcomeSchema = z.enum(['APPROVE', 'REVISE', 'RETRY', 'FAIL']);
 export type ValidationOutcome = z.infer<typeof ValidationOutcomeSchema>;
@@ -16,6 +16,22 @@ export const TurnSignalsSchema = z.object({
   contradiction: z.boolean().optional(),
 });
 export type TurnSignals = z.infer<typeof TurnSignalsSchema>;
+
+/** How fetching a source went (seed 002 §9): read, refused by the site, or failed otherwise. */
+export const SourceOutcomeSchema = z.enum(['success', 'blocked', 'failed']);
+export type SourceOutcome = z.infer<typeof SourceOutcomeSchema>;
+
+/** One source the agent used for the turn (seed 002 §9): aggregated per domain, for every user. */
+export const SourceReportSchema = z.object({
+  domain: DomainSchema,
+  outcome: SourceOutcomeSchema,
+  /** How well the content could be extracted, 0..1 (for a success). */
+  extractionQuality: z.number().min(0).max(1).optional(),
+});
+export type SourceReport = z.infer<typeof SourceReportSchema>;
+
+/** Most sources one turn may report. */
+export const MAX_SOURCES_PER_TURN = 20;
 
 /**
  * `turn.saved` v1 — published by an agent after every turn.
@@ -41,5 +57,7 @@ export const TurnSavedSchema = z.object({
   context: z.string().optional(),
   signals: TurnSignalsSchema.optional(),
   attributes: AttributesSchema.optional(),
+  /** The sources the agent used (optional, additive): their outcomes feed per-domain reliability. */
+  sources: z.array(SourceReportSchema).max(MAX_SOURCES_PER_TURN).optional(),
 });
 export type TurnSaved = z.infer<typeof TurnSavedSchema>;

@@ -42,8 +42,9 @@ export interface Permissions {
 
 export const PERMISSIONS: Record<FunctionKey, Permissions> = {
   signal: {
-    // signal state (GetItem, conditional PutItem), turn index (BatchWriteItem), duplicate check (BatchGetItem)
-    dynamodb: ['GetItem', 'PutItem', 'BatchGetItem', 'BatchWriteItem'],
+    // signal state (GetItem, conditional PutItem), turn index (BatchWriteItem), duplicate check (BatchGetItem),
+    // source reliability (TransactWriteItems of a marker Put and a counts Update)
+    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem', 'BatchWriteItem'],
     s3: {
       'users/*/turns/*': ['PutObject'],
       'rejected/*': ['PutObject'],
@@ -146,6 +147,8 @@ export function covers(permissions: Permissions, operation: string, target: { ke
   const [service, op] = operation.split('.') as [string, string];
   switch (service) {
     case 'DynamoDB':
+      // IAM authorises a transaction by the actions of its items; ours put and update.
+      if (op === 'TransactWriteItems') return permissions.dynamodb.includes('PutItem') && permissions.dynamodb.includes('UpdateItem');
       return (permissions.dynamodb as readonly string[]).includes(op);
     case 'S3': {
       // HeadObject is authorised by s3:GetObject.

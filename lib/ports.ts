@@ -12,6 +12,7 @@ import type { SummaryPair, SummarySettings } from './domain/summary.js';
 import type { BatchLog, ModelUsage } from './domain/batch-log.js';
 import type { SignalState } from './domain/signal-accumulator.js';
 import type { StagedDocument } from './domain/staging.js';
+import type { SourceObservation, SourceStats } from './domain/source-reliability.js';
 import type { MemoryItem, ReflectionRecordView, TurnIndexEntry } from './domain/memory-item.js';
 import type { AuditEntry } from './domain/memory-tiers.js';
 
@@ -39,6 +40,18 @@ export interface SignalStateStore {
   load(userId: string): Promise<StoredSignalState>;
   /** Conditional write; false when someone else wrote since `expectedVersion`. */
   save(userId: string, state: SignalState, expectedVersion: number | null): Promise<boolean>;
+}
+
+/** Per-domain source outcomes, shared by all users (seed 002 §9). */
+export interface SourceReliabilityStore {
+  /**
+   * Add each observation (reported by this user's turn) to its domain's counts, once: an
+   * observation already counted — a redelivered or republished turn — adds nothing.
+   * Returns how many were new.
+   */
+  record(userId: string, observations: readonly SourceObservation[]): Promise<number>;
+  /** The counts of these domains (normalised); empty counts for a domain never seen. */
+  stats(domains: readonly string[]): Promise<SourceStats[]>;
 }
 
 export interface JobQueue {

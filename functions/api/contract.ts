@@ -5,7 +5,7 @@
  * this repository call it.
  */
 import { z } from 'zod';
-import { UserIdSchema } from '../../events/common.js';
+import { DomainSchema, UserIdSchema } from '../../events/common.js';
 import { ValidationOutcomeSchema } from '../../events/turn-saved.js';
 import { MemoryItemSchema, TierSchema } from '../../lib/domain/memory-item.js';
 import { SearchFiltersSchema } from '../../lib/domain/memory-search.js';
@@ -108,6 +108,19 @@ export const ReviewRequestSchema = z.object({ path: z.string().min(1).max(600), 
 const ItemResponse = z.object({ item: MemoryItemSchema });
 const Looseobject = z.record(z.string(), z.unknown());
 
+/** Most domains one reliability request may ask for. */
+export const MAX_DOMAINS_PER_REQUEST = 20;
+
+/** `?domains=docs.example.com,www.example.org`: host names, comma-separated. */
+export const SourcesQuerySchema = z.object({
+  domains: z
+    .string()
+    .min(1)
+    .max(MAX_DOMAINS_PER_REQUEST * 254)
+    .refine((list) => list.split(',').length <= MAX_DOMAINS_PER_REQUEST, `at most ${MAX_DOMAINS_PER_REQUEST} domains`)
+    .refine((list) => list.split(',').every((d) => DomainSchema.safeParse(d.trim().toLowerCase()).success), 'comma-separated host names such as docs.example.com (no scheme, port or path)'),
+});
+
 export type Access = 'public' | 'read' | 'write';
 
 export interface Route {
@@ -201,6 +214,10 @@ export const routes = [
   {
     method: 'POST', path: `${u}/review/discard`, operationId: 'reviewDiscard', access: 'write', params: UserParam, body: ReviewRequestSchema,
     summary: 'Discard a staged item (it is kept, so the same knowledge is not staged again)', response: z.object({ path: z.string(), status: z.literal('discarded') }),
+  },
+  {
+    method: 'GET', path: `${u}/sources`, operationId: 'sourceReliability', access: 'read', params: UserParam, query: SourcesQuerySchema,
+    summary: 'Reliability of web domains as sources (seed 002 §9): counts from every user\'s reported outcomes, not only this user\'s', response: z.object({ sources: z.array(Looseobject) }),
   },
   {
     method: 'GET', path: `${u}/batches`, operationId: 'batchList', access: 'read', params: UserParam, query: z.object({ limit: Limit(500, 50) }),

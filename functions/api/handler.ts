@@ -13,6 +13,7 @@ import { createDocumentClient, createS3Client } from '../../lib/adapters/aws-cli
 import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
 import { systemClock } from '../../lib/adapters/clock.js';
 import { getStringFromEnv } from '../../lib/adapters/config.js';
+import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { createLogger } from '../../lib/adapters/logger.js';
@@ -46,6 +47,7 @@ const deps: api.MemoryApiDeps = {
   reflections,
   runs: new DynamoReflectionLogStore(ddb, s3, tableName, bucketName),
   batchLogs: new S3DynamoBatchLogStore(ddb, s3, tableName, bucketName),
+  sources: new DynamoSourceReliabilityStore(ddb, tableName, systemClock),
   clock: systemClock,
 };
 
@@ -74,6 +76,7 @@ const operations: Record<Exclude<OperationId, 'openapi' | 'console'>, Operation>
   reviewPromote: ({ params, body, principal }) => api.reviewPromote(deps, principal.subject, params.userId, body.path, body.reason),
   reviewDiscard: ({ params, body, principal }) => api.reviewDiscard(deps, principal.subject, params.userId, body.path, body.reason),
   batchList: ({ params, query }) => api.batches(deps, params.userId, query.limit),
+  sourceReliability: ({ query }) => api.sourceReliability(deps, query.domains),
 };
 
 const json = (statusCode: number, body: unknown): APIGatewayProxyResultV2 => ({

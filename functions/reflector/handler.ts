@@ -15,6 +15,7 @@ import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
 import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.js';
 import { getNumberFromEnv, getStringFromEnv } from '../../lib/adapters/config.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
+import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { systemClock } from '../../lib/adapters/clock.js';
 import { createLogger } from '../../lib/adapters/logger.js';
@@ -49,6 +50,7 @@ const deps: ReflectionDeps = {
   signalState: new DynamoSignalStateStore(ddb, tableName),
   knowledge: new KnowledgeRepository(ddb, s3, tableName, bucketName),
   batchLogs: new S3DynamoBatchLogStore(ddb, s3, tableName, bucketName),
+  sources: new DynamoSourceReliabilityStore(ddb, tableName, systemClock),
   model,
   clock: systemClock,
   log,

@@ -10,6 +10,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/adapters/aws-clients.js';
 import { getStringFromEnv } from '../../lib/adapters/config.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
+import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { systemClock } from '../../lib/adapters/clock.js';
 import { createLogger } from '../../lib/adapters/logger.js';
@@ -36,6 +37,7 @@ const deps: IngestDeps = {
   idle: new SqsIdleScheduler(sqs, getStringFromEnv('IDLE_QUEUE_URL')),
   claims: new S3ClaimCheckStore(s3, bucketName),
   rejected: new S3RejectedEventLog(s3, bucketName),
+  sources: new DynamoSourceReliabilityStore(ddb, tableName, systemClock),
   clock: systemClock,
   log,
   config: parseSignalConfig(process.env.SIGNAL_CONFIG),

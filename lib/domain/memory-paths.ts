@@ -55,4 +55,9 @@ export const keys = {
   /** Activity index (GSI gsi1): the signal state item sits in the partition of the user's last active day. */
   activityGsiPk: (day: string) => `ACTIVITY#${day}`,
   activityGsiSk: (userId: string) => `USER#${userId}`,
+  /** Source reliability (seed 002 §9): one counts item per domain, shared by all users… */
+  sourcePk: (domain: string) => `SOURCE#${domain}`,
+  sourceStatsSk: 'STATS',
+  /** …and, in the reporting user's partition, a marker per counted observation (turn and position). */
+  sourceObservationSk: (key: string) => `SOURCEOBS#${key}`,
 } as const;

@@ -6,6 +6,7 @@
 import { MAX_ATTRIBUTE_BYTES, utf8Bytes } from '../../events/common.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { confidenceFor } from './confidence.js';
+import { blendSourceReliability, normaliseDomain } from './source-reliability.js';
 import { renderFrontMatter } from './front-matter.js';
 import type { ReflectionOutput } from './reflection-output.js';
 import { slugify } from './text.js';
@@ -32,6 +33,13 @@ export interface StagingContext {
   batchId: string;
   stagedAt: string;
   turns: ReadonlyMap<number, TurnSaved>;
+  /** Reliability of the domains the turns read successfully (seed 002 §9), blended into confidence. */
+  sourceReliability?: ReadonlyMap<string, number>;
+}
+
+/** The domains a turn's content came from: its sources that were read successfully. */
+export function domainsRead(turn: Pick<TurnSaved, 'sources'> | undefined): string[] {
+  return [...new Set((turn?.sources ?? []).filter((s) => s.outcome === 'success').map((s) => normaliseDomain(s.domain)))];
 }
 
 const basename = (path: string) => (path.split('/').pop() ?? path).replace(/\.md$/, '');
@@ -40,7 +48,12 @@ export function stagedDocuments(passed: ReflectionOutput, ctx: StagingContext): 
   const docs: StagedDocument[] = [];
   const add = (kind: StagedKind, folder: string, title: string, text: string, sourceTurns: number[], extra: Record<string, unknown>) => {
     const cited = sourceTurns.map((t) => ctx.turns.get(t));
-    const confidence = confidenceFor(cited.map((t) => ({ validation: t?.signals?.validation, quality: t?.signals?.quality })));
+    const domains = [...new Set(cited.flatMap(domainsRead))];
+    const reliability = Object.fromEntries(domains.flatMap((d) => (ctx.sourceReliability?.has(d) ? [[d, ctx.sourceReliability.get(d) as number]] : [])));
+    const confidence = blendSourceReliability(
+      confidenceFor(cited.map((t) => ({ validation: t?.signals?.validation, quality: t?.signals?.quality }))),
+      Object.values(reliability),
+    );
     // Each cited turn's attributes, while they fit MAX_ATTRIBUTE_BYTES in all: twenty cited
     // turns of the largest attributes would make a record DynamoDB refuses on every delivery.
     const attributes: Record<string, Record<string, string>> = {};
@@ -63,6 +76,7 @@ export function stagedDocuments(passed: ReflectionOutput, ctx: StagingContext): 
       confidence,
       ...extra,
       ...(Object.keys(attributes).length > 0 ? { source_attributes: attributes } : {}),
+      ...(Object.keys(reliability).length > 0 ? { source_reliability: reliability } : {}),
     };
     const path = `${folder}/${slugify(title)}--${ctx.batchId}.md`;
     // Two items of one batch with one title are one document: the first (the model's order)

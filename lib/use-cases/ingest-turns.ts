@@ -14,7 +14,8 @@ import { TurnClaimCheckSchema } from '../../events/turn-claim-check.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { type AccumulateResult, accumulate, messageTag, parseSignalState, type SignalItem } from '../domain/signal-accumulator.js';
 import type { SignalConfig } from '../domain/signal-weights.js';
-import type { ClaimCheckStore, Clock, IdleScheduler, JobQueue, Log, RejectedEventLog, SignalStateStore, TurnStore } from '../ports.js';
+import { observationsOf } from '../domain/source-reliability.js';
+import type { ClaimCheckStore, Clock, IdleScheduler, JobQueue, Log, RejectedEventLog, SignalStateStore, SourceReliabilityStore, TurnStore } from '../ports.js';
 import { type FieldError, fieldErrors } from './parse-or-keep.js';
 
 export interface IngestRecord {
@@ -29,6 +30,8 @@ export interface IngestDeps {
   idle: IdleScheduler;
   claims: ClaimCheckStore;
   rejected: RejectedEventLog;
+  /** Where the sources turns report are counted (seed 002 §9). */
+  sources: SourceReliabilityStore;
   clock: Clock;
   log: Log;
   config: SignalConfig;
@@ -183,6 +186,12 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
   return { userId, version: stored.version, folded, toStore: dedupeByTurnId(turns.filter((t) => keep.has(t.turnId))), jobs, alreadyApplied: false };
 }
 
+/** The sources a fold's new turns report, counted once per turn and position (after the turns are stored). */
+async function recordSources(f: Fold, deps: IngestDeps): Promise<void> {
+  const observations = f.toStore.flatMap(observationsOf);
+  if (observations.length > 0) await deps.sources.record(f.userId, observations);
+}
+
 /** Jobs and the idle check of a fold (after its turns are stored, before its state). */
 async function announce(f: Fold, deps: IngestDeps): Promise<void> {
   for (const job of f.jobs) await deps.jobs.enqueue(job);
@@ -218,6 +227,7 @@ async function ingestUsersTogether(users: ReadonlyArray<readonly [string, UserMe
         out.set(f.userId, { ...f.folded, jobs: [] });
         return;
       }
+      await recordSources(f, deps);
       await announce(f, deps);
       if (await deps.signalState.save(f.userId, f.folded.state, f.version)) {
         logCommitted(f, deps);
@@ -239,6 +249,7 @@ async function ingestUser(userId: string, items: UserMessage[], deps: IngestDeps
     const f = await foldUser(userId, items, deps);
     if (f.alreadyApplied) return { ...f.folded, jobs: [] };
     if (f.toStore.length > 0) await deps.turns.saveTurns(f.toStore);
+    await recordSources(f, deps);
     await announce(f, deps);
     if (await deps.signalState.save(userId, f.folded.state, f.version)) {
       logCommitted(f, deps);

@@ -12,7 +12,8 @@ import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, ne
 import { applyOutcome, newScopeExpiry } from '../domain/scope-trust.js';
 import { knowledgePathFor, PROMOTIONS_TO_KNOWLEDGE, promotedDocument, type StagedRecord } from '../domain/promotion.js';
 import { computeSelfAssessment } from '../domain/sleep-time/self-assessment.js';
-import type { AuditTrail, BatchLogReader, Clock, KnowledgeStore, MemoryCatalog, MemoryItemStore, ReflectionLogStore, ReflectionStore, TurnStore } from '../ports.js';
+import type { AuditTrail, BatchLogReader, Clock, KnowledgeStore, MemoryCatalog, MemoryItemStore, ReflectionLogStore, ReflectionStore, SourceReliabilityStore, TurnStore } from '../ports.js';
+import { normaliseDomain, reliabilityOf, type SourceReliability } from '../domain/source-reliability.js';
 
 export interface MemoryApiDeps {
   catalog: MemoryCatalog;
@@ -23,6 +24,8 @@ export interface MemoryApiDeps {
   reflections: ReflectionStore;
   runs: ReflectionLogStore;
   batchLogs: BatchLogReader;
+  /** Per-domain source outcomes, shared by all users (read only here). */
+  sources: Pick<SourceReliabilityStore, 'stats'>;
   clock: Clock;
 }
 
@@ -450,4 +453,14 @@ export async function batches(deps: MemoryApiDeps, userId: string, limit: number
 
 export async function auditTrail(deps: MemoryApiDeps, userId: string, itemId: string | undefined, limit: number) {
   return { entries: await deps.audit.list(userId, { itemId, limit }) };
+}
+
+/**
+ * Seed 002 §9: how reliable these domains have been as sources — counts, success rate,
+ * extraction quality, reliability and advice — from every user's reported outcomes. Domains
+ * are normalised (lower case, no `www.`); one nobody reported gets the neutral prior.
+ */
+export async function sourceReliability(deps: MemoryApiDeps, domains: string): Promise<{ sources: SourceReliability[] }> {
+  const wanted = [...new Set(domains.split(',').map((d) => normaliseDomain(d.trim())))];
+  return { sources: (await deps.sources.stats(wanted)).map(reliabilityOf) };
 }

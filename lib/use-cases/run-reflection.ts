@@ -17,15 +17,18 @@ import { DocumentIndex } from '../domain/knowledge-search.js';
 import { estimateCostUsd } from '../domain/sleep-time/model-prices.js';
 import { findRecurrences, knowledgePathFor, PROMOTIONS_TO_KNOWLEDGE, promotedDocument } from '../domain/promotion.js';
 import { completeBatch, parseSignalState } from '../domain/signal-accumulator.js';
-import { stagedDocuments } from '../domain/staging.js';
+import { domainsRead, stagedDocuments } from '../domain/staging.js';
+import { reliabilityOf } from '../domain/source-reliability.js';
 import { topKeywords } from '../domain/text.js';
-import { BatchNotRecordedError, type BatchLogStore, type Clock, type KnowledgeStore, type Log, type ModelResponse, type ReflectionModel, type SignalStateStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import { BatchNotRecordedError, type BatchLogStore, type Clock, type KnowledgeStore, type Log, type ModelResponse, type ReflectionModel, type SignalStateStore, type SourceReliabilityStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
 export interface ReflectionDeps {
   turns: TurnStore;
   signalState: SignalStateStore;
   knowledge: KnowledgeStore;
   batchLogs: BatchLogStore;
+  /** Per-domain source outcomes (read only here). */
+  sources: Pick<SourceReliabilityStore, 'stats'>;
   model: ReflectionModel;
   clock: Clock;
   log: Log;
@@ -154,7 +157,10 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     knowledge,
     knowledgeDocs: new Map(knowledgeDocs.map((d) => [d.id, d])),
   });
-  const docs = stagedDocuments(passed, { batchId: job.jobId, stagedAt: started.toISOString(), turns: turnMap });
+  // Seed 002 §9: the reliability of the sites the turns read, blended into the documents' confidence.
+  const domains = [...new Set([...turnMap.values()].flatMap(domainsRead))];
+  const sourceReliability = new Map(domains.length > 0 ? (await deps.sources.stats(domains)).map((s) => [s.domain, reliabilityOf(s).reliability] as const) : []);
+  const docs = stagedDocuments(passed, { batchId: job.jobId, stagedAt: started.toISOString(), turns: turnMap, sourceReliability });
 
   // Seed 000 §6: outputs that recur in an earlier batch's staged item promote it; the rest are staged.
   const { reinforcements, toStage, suppressed } = findRecurrences(await deps.knowledge.listStaged(job.userId), docs, job.jobId);

@@ -7,6 +7,7 @@ import type { SummaryPair, SummarySettings } from '../../lib/domain/summary.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
+import { addObservation, emptyStats, type SourceObservation, type SourceStats } from '../../lib/domain/source-reliability.js';
 import { turnSearchText } from '../../lib/domain/turn-document.js';
 import type { IdleCheck } from '../../events/idle-check.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
@@ -31,6 +32,7 @@ import type {
   SummaryRequest,
   UserSettingsStore,
   SignalStateStore,
+  SourceReliabilityStore,
   StoredSignalState,
   TurnStore,
 } from '../../lib/ports.js';
@@ -256,6 +258,26 @@ export function turn(overrides: Partial<TurnSaved> = {}): TurnSaved {
   };
 }
 
+/** Source outcomes per domain, counted once per (user, observation key), as the DynamoDB store does. */
+export class MemorySourceReliabilityStore implements SourceReliabilityStore {
+  readonly counts = new Map<string, SourceStats>();
+  readonly seen = new Set<string>();
+  async record(userId: string, observations: readonly SourceObservation[]) {
+    let added = 0;
+    for (const o of observations) {
+      const marker = `${userId}/${o.key}`;
+      if (this.seen.has(marker)) continue;
+      this.seen.add(marker);
+      this.counts.set(o.domain, addObservation(this.counts.get(o.domain) ?? emptyStats(o.domain), o));
+      added++;
+    }
+    return added;
+  }
+  async stats(domains: readonly string[]) {
+    return domains.map((d) => structuredClone(this.counts.get(d) ?? emptyStats(d)));
+  }
+}
+
 /** Every port of the ingest use case, in memory. */
 export function ingestDeps() {
   return {
@@ -265,6 +287,7 @@ export function ingestDeps() {
     idle: new MemoryIdleScheduler(),
     claims: new MemoryClaimChecks(),
     rejected: new MemoryRejectedLog(),
+    sources: new MemorySourceReliabilityStore(),
     clock: fixedClock(),
     log: new RecordingLog(),
     config: defaultSignalConfig,

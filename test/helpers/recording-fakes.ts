@@ -6,7 +6,9 @@
  */
 import type { IdleCheck } from '../../events/idle-check.js';
 import type { ReflectionJob } from '../../events/reflection-job.js';
+import { DomainSchema } from '../../events/common.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
+import type { SourceObservation } from '../../lib/domain/source-reliability.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import { GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, reflectionItem, stagedItem, turnItem } from '../../lib/domain/memory-item.js';
@@ -42,6 +44,7 @@ import {
   MemoryRejectedLog,
   MemoryRunLog,
   MemorySignalStateStore,
+  MemorySourceReliabilityStore,
   MemoryTurnStore,
 } from './fakes.js';
 import { keyStaysUnder } from './hostile-input.js';
@@ -102,7 +105,11 @@ export class WriteLog {
     for (const w of this.writes) {
       if (w.bytes !== undefined && w.bytes > DYNAMODB_ITEM_LIMIT_BYTES) bad.push(`${w.store}: a DynamoDB item of ${w.bytes} bytes, over the 400 KB limit (${w.key ?? ''})`);
       if (w.user === null) {
-        if (w.key !== undefined && !keyStaysUnder(w.key, 'rejected/')) bad.push(`${w.store}: shared-log key ${JSON.stringify(w.key)} leaves rejected/`);
+        // Shared: the rejected-events log in S3, and source reliability counts (a domain's own partition).
+        if (w.key?.includes('|')) {
+          const [pk, sk] = w.key.split('|');
+          if (!pk?.startsWith('SOURCE#') || !DomainSchema.safeParse(pk.slice('SOURCE#'.length)).success || sk !== keys.sourceStatsSk) bad.push(`${w.store}: shared DynamoDB key ${JSON.stringify(w.key.slice(0, 200))} is not a domain's source counts`);
+        } else if (w.key !== undefined && !keyStaysUnder(w.key, 'rejected/')) bad.push(`${w.store}: shared-log key ${JSON.stringify(w.key)} leaves rejected/`);
         continue;
       }
       if (!allowed.has(w.user)) bad.push(`${w.store}: wrote for user ${JSON.stringify(w.user)} (allowed: ${[...allowed].join(', ')})`);
@@ -176,6 +183,19 @@ export class RecordingRejectedLog extends MemoryRejectedLog {
   override async keep(event: RejectedEvent) {
     this.log.add('rejected', null, rejectedEventKey(event.receivedAt.slice(0, 10), event.source, event.messageId));
     return super.keep(event);
+  }
+}
+
+export class RecordingSourceReliability extends MemorySourceReliabilityStore {
+  constructor(private readonly log: WriteLog) {
+    super();
+  }
+  override async record(userId: string, observations: readonly SourceObservation[]) {
+    for (const o of observations) {
+      this.log.addItem('sources', userId, ddbKey(userId, keys.sourceObservationSk(o.key)), { domain: o.domain });
+      this.log.add('sources', null, `${keys.sourcePk(o.domain)}|${keys.sourceStatsSk}`);
+    }
+    return super.record(userId, observations);
   }
 }
 
@@ -373,6 +393,7 @@ export function recordingWorld() {
     jobs: new RecordingJobQueue(writes),
     idle: new RecordingIdleScheduler(writes),
     rejected: new RecordingRejectedLog(writes),
+    sources: new RecordingSourceReliability(writes),
     knowledge,
     batchLogs: new RecordingBatchLogStore(writes),
     reflections,

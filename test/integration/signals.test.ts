@@ -11,6 +11,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
+import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
 import { readLocomo } from '../helpers/locomo.js';
 import { bucketReader } from '../helpers/s3.js';
@@ -127,6 +128,36 @@ describe('signals and ingestion on the local emulators', () => {
     expect(emf.some((m) => m.RejectedRecords === 1 && m.service === 'signal')).toBe(true);
     const rejected = await new S3RejectedEventLog(s3Client, stack.info.bucketName).list();
     expect(rejected.flatMap((r) => r.errors.map((e) => e.path))).toContain('timestamp');
+  });
+
+  it('counts the sources turns report per domain, for all users, once each, and serves their reliability', async () => {
+    const used = (outcome: 'success' | 'blocked' | 'failed', extractionQuality?: number) => [{ domain: 'www.reef-guide.example', outcome, ...(extractionQuality !== undefined ? { extractionQuality } : {}) }];
+    await stack.publisher.publish([
+      turn('source-a', 1, 'How warm should a reef tank be?', { sources: used('success', 0.8) }),
+      turn('source-a', 2, 'And the salinity?', { sources: used('blocked') }),
+      turn('source-b', 1, 'Which clownfish are hardy?', { sources: used('success', 1) }),
+    ]);
+    await stack.waitUntilDrained();
+    // Republished (a new message for a stored turn): a duplicate, its source not counted again.
+    await stack.publisher.publish([{ ...turn('source-a', 1, 'How warm should a reef tank be?', { sources: used('success', 0.8) }), sessionId: 's1-again' }]);
+    await stack.waitUntilDrained();
+    const token = await stack.mintUserToken(['source-b']);
+    const res = await fetch(`${stack.info.apiUrl}/v1/users/source-b/sources?domains=reef-guide.example,nobody.example`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { sources: Array<Record<string, unknown>> };
+    expect(body.sources).toEqual([
+      expect.objectContaining({ domain: 'reef-guide.example', attempts: 3, successes: 2, blocked: 1, extractionQuality: 0.93, reliability: 0.56, advice: 'neutral' }),
+      expect.objectContaining({ domain: 'nobody.example', attempts: 0, reliability: 0.5 }),
+    ]);
+    const bad = await fetch(`${stack.info.apiUrl}/v1/users/source-b/sources?domains=https://reef-guide.example/`, { headers: { authorization: `Bearer ${token}` } });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(await bad.json())).toContain('query.domains');
+    // The adapter itself: an observation already counted adds nothing (its marker exists).
+    const store = new DynamoSourceReliabilityStore(documentClient, stack.info.tableName, { now: () => new Date() });
+    const observation = { domain: 'reef-guide.example', outcome: 'failed' as const, key: '99#0', at: '2026-02-06T15:00:00Z' };
+    expect(await store.record('source-c', [observation])).toBe(1);
+    expect(await store.record('source-c', [observation])).toBe(0);
+    expect((await store.stats(['reef-guide.example']))[0]).toMatchObject({ attempts: 4, failed: 1 });
   });
 
   it('made no AWS request its function is not granted (infra/permissions.ts)', () => {

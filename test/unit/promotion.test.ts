@@ -71,6 +71,7 @@ describe('promotion through the reflector', () => {
       signalState: ingest.signalState,
       knowledge: new MemoryKnowledgeStore(),
       batchLogs: new MemoryBatchLogStore(),
+      sources: ingest.sources,
       model: new ScriptedModel(() => replies[current]),
       clock: fixedClock(),
       log: new RecordingLog(),

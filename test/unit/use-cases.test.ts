@@ -184,6 +184,7 @@ describe('run reflection', () => {
       signalState: ingest.signalState,
       knowledge: new MemoryKnowledgeStore(),
       batchLogs: new MemoryBatchLogStore(),
+      sources: ingest.sources,
       model,
       clock: fixedClock(),
       log: new RecordingLog(),

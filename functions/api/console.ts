@@ -219,13 +219,20 @@ export function consoleHtml(): string {
     });
   }
 
+  // Seed 004 P3-M2: the model's assessment after the batch (confidence, caution, the user's sentiment).
+  function assessment(a) {
+    if (!a || typeof a !== 'object') return '–';
+    var mood = Number(a.sentiment);
+    return 'confidence ' + Number(a.confidence).toFixed(2) + ' · caution ' + Number(a.caution).toFixed(2) + ' · sentiment ' + (mood > 0 ? '+' : '') + mood.toFixed(2);
+  }
+
   function loadBatches() {
     return section('batches', '/batches?limit=50', function (d) {
       var batches = d.batches || [];
       if (!batches.length) return 'no batches yet';
-      return table(['time', 'batch', 'trigger', 'status', 'turns', 'proposed', 'passed', 'rejected', 'staged', 'promoted'], batches.map(function (b) {
+      return table(['time', 'batch', 'trigger', 'status', 'turns', 'proposed', 'passed', 'rejected', 'staged', 'promoted', 'assessment'], batches.map(function (b) {
         return [when(b.timestamp), b.batchId, b.trigger, b.status, el('td', { class: 'wrap', text: turns(b.turns) }),
-          num(b.itemsProposed), num(b.itemsPassed), count(b.rejections), count(b.staged), count(b.promoted)];
+          num(b.itemsProposed), num(b.itemsPassed), count(b.rejections), count(b.staged), count(b.promoted), assessment(b.assessment)];
       }));
     });
   }

@@ -41,6 +41,7 @@ export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
             rejections: log.quality_gate_results.rejections.length,
             staged: log.staged_files.length,
             promoted: log.promoted_files.length,
+            ...(log.assessment ? { assessment: log.assessment } : {}),
             logKey: key,
           });
     return key;

@@ -1,4 +1,5 @@
 /** The batch log of seed 000 §7: one JSON record per batch, everything a reviewer needs. */
+import type { EmotionState } from './emotion-state.js';
 import type { Rejection } from './quality-gates.js';
 import type { ItemCategory } from './reflection-output.js';
 
@@ -35,6 +36,8 @@ export interface BatchLog {
   /** Outputs that recurred in an earlier batch's staged item: each gave it a promotion instead of being staged again. */
   reinforced: Array<{ item: string; staged_file: string; similarity: number; promotion_count: number }>;
   model: ModelUsage | null;
+  /** The model's assessment after the batch (seed 004 P3-M2 emotion state), when it gave a valid one. */
+  assessment?: EmotionState | null;
   error: { message: string; raw?: string } | null;
   duration_ms: number;
 }

@@ -3,6 +3,7 @@
  * The same zod schema generates the tool input schema the model is forced to fill.
  */
 import { z } from 'zod';
+import { type EmotionState, EmotionStateSchema, readEmotionState } from './emotion-state.js';
 
 const SourceTurns = z.array(z.number().int().min(1)).min(1).max(20);
 /** A path relative to the user's Knowledge/ folder, e.g. `Facts/reef_tank.md`. */
@@ -49,9 +50,15 @@ export type OpenQuestion = z.infer<typeof OpenQuestionSchema>;
 export const HARD_CAPS = { new_facts: 2, corrections: 1, connections: 2, open_questions: 2 } as const;
 export type ItemCategory = keyof typeof HARD_CAPS;
 
-/** JSON Schema of the output, for the forced tool's input schema. */
+/** What the model fills in: the items, and optionally its assessment (seed 004 P3-M2's emotion state). */
+export const ReflectionToolSchema = ReflectionOutputSchema.extend({
+  assessment: EmotionStateSchema.optional().describe('where you stand after these turns (optional)'),
+});
+export type ReflectionAnswer = z.input<typeof ReflectionToolSchema>;
+
+/** JSON Schema of the answer, for the forced tool's input schema. */
 export function reflectionToolInputSchema(): Record<string, unknown> {
-  const { $schema: _ignored, ...schema } = z.toJSONSchema(ReflectionOutputSchema, { io: 'input' });
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(ReflectionToolSchema, { io: 'input' });
   return schema;
 }
 
@@ -69,7 +76,13 @@ export class ReflectionOutputError extends Error {
  * Validate what the model returned (already-parsed tool input, or text holding JSON)
  * and apply the hard caps. Throws ReflectionOutputError, naming the failing fields.
  */
-export function parseReflectionOutput(raw: unknown): { output: ReflectionOutput; truncated: Record<ItemCategory, number> } {
+export function parseReflectionOutput(raw: unknown): {
+  output: ReflectionOutput;
+  truncated: Record<ItemCategory, number>;
+  /** The model's assessment, null when absent or malformed (`assessmentInvalid`). */
+  assessment: EmotionState | null;
+  assessmentInvalid: boolean;
+} {
   const rawText = typeof raw === 'string' ? raw : rawTextOf(raw);
   let value = raw;
   if (typeof raw === 'string') {
@@ -93,7 +106,8 @@ export function parseReflectionOutput(raw: unknown): { output: ReflectionOutput;
     truncated[key] = Math.max(0, items.length - HARD_CAPS[key]);
     items.length = Math.min(items.length, HARD_CAPS[key]);
   }
-  return { output, truncated };
+  const assessment = readEmotionState(typeof value === 'object' && value !== null ? (value as { assessment?: unknown }).assessment : undefined);
+  return { output, truncated, assessment: assessment.state, assessmentInvalid: assessment.invalid };
 }
 
 /**

@@ -17,6 +17,7 @@
 import type { ReflectionOutput } from '../domain/reflection-output.js';
 import type { Finding, NightlyOutput } from '../domain/sleep-time/nightly.js';
 import type { WeeklyOutput } from '../domain/sleep-time/weekly.js';
+import type { EmotionState } from '../domain/emotion-state.js';
 import { contentWords, slugify, topKeywords } from '../domain/text.js';
 
 export const OFFLINE_MODEL_LABEL = 'offline model (rule-based reflector, not an LLM)';
@@ -75,8 +76,31 @@ interface Candidate {
   fact: ReflectionOutput['new_facts'][number];
 }
 
+const POSITIVE = /\b(love|loved|great|happy|glad|thanks|thank you|awesome|excited|wonderful|amazing|enjoy|enjoyed|proud|fun)\b/gi;
+const NEGATIVE = /\b(hate|hated|sad|angry|upset|annoyed|frustrated|worried|stressed|terrible|awful|tired|lonely|wrong|sorry)\b/gi;
+
+/**
+ * The assessment (seed 004 P3-M2) by rules: caution grows with corrections (twice) and
+ * uncertain replies per turn, confidence starts at 0.9 and falls by half the caution,
+ * sentiment is the balance of positive and negative words in the user's messages.
+ */
+export function assessOffline(turns: readonly PromptTurn[]): EmotionState {
+  const n = Math.max(1, turns.length);
+  const corrected = turns.filter((t) => CORRECTION.test(t.user)).length;
+  const uncertain = turns.filter((t) => UNCERTAIN.test(t.agent)).length;
+  const caution = Math.min(1, (2 * corrected + uncertain) / n);
+  const pos = turns.reduce((k, t) => k + (t.user.match(POSITIVE)?.length ?? 0), 0);
+  const neg = turns.reduce((k, t) => k + (t.user.match(NEGATIVE)?.length ?? 0), 0);
+  const round2 = (x: number) => Math.round(x * 100) / 100;
+  return {
+    confidence: round2(turns.length === 0 ? 0.5 : 0.9 - 0.5 * caution),
+    caution: round2(caution),
+    sentiment: pos + neg === 0 ? 0 : round2((pos - neg) / (pos + neg)),
+  };
+}
+
 /** Deterministic reflection over the prompt's turns. */
-export function reflectOffline(prompt: string): ReflectionOutput {
+export function reflectOffline(prompt: string): ReflectionOutput & { assessment: EmotionState } {
   const { turns, existing } = parseReflectorPrompt(prompt);
   const candidates: Candidate[] = [];
   const corrections: ReflectionOutput['corrections'] = [];
@@ -158,7 +182,7 @@ export function reflectOffline(prompt: string): ReflectionOutput {
     .sort((a, b) => b.score - a.score || a.fact.source_turns[0]! - b.fact.source_turns[0]!)
     .map((c) => c.fact)
     .filter((f) => (seen.has(f.title) ? false : (seen.add(f.title), true)));
-  return { new_facts: newFacts, corrections, connections, open_questions: openQuestions };
+  return { new_facts: newFacts, corrections, connections, open_questions: openQuestions, assessment: assessOffline(turns) };
 }
 
 /**

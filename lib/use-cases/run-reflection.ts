@@ -124,7 +124,10 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   let parsed: ReturnType<typeof parseReflectionOutput> | null = null;
   if (response) {
     outcome ??= parseOutput(response.output);
-    if ('parsed' in outcome) parsed = outcome.parsed;
+    if ('parsed' in outcome) {
+      parsed = outcome.parsed;
+      if (parsed.assessmentInvalid) deps.log.warn('model assessment malformed; dropped', { userId: job.userId, batchId: job.jobId });
+    }
     else {
       const { error } = outcome;
       // The raw answer may quote the user's turns: it goes to the batch log, not the logs.
@@ -201,6 +204,7 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     promoted_files: promotedFiles,
     reinforced,
     model,
+    assessment: parsed?.assessment ?? null,
     error: null,
     duration_ms: duration(),
   };

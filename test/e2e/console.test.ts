@@ -66,6 +66,9 @@ describe('the review console', () => {
     await page.locator('#batches table').waitFor();
     await page.locator('#assessment #trend-chart').waitFor();
     expect(await page.locator('#batches tbody tr').count()).toBeGreaterThan(0);
+    // Seed 004 P3-M2: each batch's assessment (the offline model gives one).
+    expect(await page.locator('#batches thead th').last().textContent()).toBe('assessment');
+    expect(await page.locator('#batches tbody tr').first().locator('td').last().textContent()).toMatch(/^confidence \d\.\d\d · caution \d\.\d\d · sentiment [+-]?\d\.\d\d$/);
     if (process.env.CONSOLE_SCREENSHOT) await page.screenshot({ path: resolve(ROOT, process.env.CONSOLE_SCREENSHOT), fullPage: false });
 
     // Promote the first staged item.

@@ -42,4 +42,13 @@ describe('the offline model (rule-based, not an LLM)', () => {
     const p = prompt([['I love jazz. I have a cat.', 'ok'], ['jazz again', 'ok'], ['jazz forever', 'ok']]);
     expect(reflectOffline(p)).toEqual(reflectOffline(p));
   });
+
+  it('assesses the batch: corrections and uncertain replies raise caution and lower confidence; words give the sentiment', () => {
+    const calm = reflectOffline(prompt([['I love my new garden, thanks!', 'Glad to hear it.'], ['It has tomatoes.', 'Nice.']]));
+    expect(calm.assessment).toEqual({ confidence: 0.9, caution: 0, sentiment: 1 });
+    const tense = reflectOffline(prompt([['Actually that is wrong, I meant the other one.', "I'm not sure what you mean."], ['I am so frustrated.', 'Sorry.']]));
+    expect(tense.assessment.caution).toBe(1);
+    expect(tense.assessment.confidence).toBe(0.4);
+    expect(tense.assessment.sentiment).toBe(-1);
+  });
 });

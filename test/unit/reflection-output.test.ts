@@ -38,9 +38,9 @@ describe('reflection output (seed 000 §4)', () => {
     }
   });
 
-  it('gives the model a tool schema with the four categories', () => {
+  it('gives the model a tool schema with the four categories (and the optional assessment of seed 004 P3-M2)', () => {
     const schema = reflectionToolInputSchema() as { properties: Record<string, unknown>; $schema?: string };
-    expect(Object.keys(schema.properties)).toEqual(['new_facts', 'corrections', 'connections', 'open_questions']);
+    expect(Object.keys(schema.properties)).toEqual(['new_facts', 'corrections', 'connections', 'open_questions', 'assessment']);
     expect(schema.$schema).toBeUndefined();
   });
 });

@@ -206,6 +206,12 @@ describe('run reflection', () => {
     expect(deps.signalState.state('alice')).toMatchObject({ turnsSinceLastBatch: 0, lastBatchTurn: 10, pendingBatches: [] });
   });
 
+  it('keeps the model\'s assessment of the batch (seed 004 P3-M2) in the batch log', async () => {
+    const { deps, job: j } = await setup(() => ({ ...beagle, assessment: { confidence: 0.7, caution: 0.35, sentiment: 0.5 } }));
+    await runReflection(j, deps);
+    expect(deps.batchLogs.logs.get('alice/batch-1-10')).toMatchObject({ status: 'completed', assessment: { confidence: 0.7, caution: 0.35, sentiment: 0.5 } });
+  });
+
   it('a redelivered job calls the model once and completes the batch once', async () => {
     const { deps, model, job: j } = await setup(() => beagle);
     await runReflection(j, deps);

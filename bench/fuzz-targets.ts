@@ -278,7 +278,7 @@ async function runIngest(c: QueueCase, claims?: (w: RecordingWorld) => ClaimChec
     count(outcomes, 'controlEvents', r.controlEvents);
     count(outcomes, 'rejected', r.rejected);
     if (r.failedMessageIds.length > 0) failures.push(`records went back to the queue (nothing here is transient): ${r.failedMessageIds.join(', ')}`);
-    if (r.accepted + r.duplicates + r.late + r.controlEvents + r.rejected + r.failedMessageIds.length !== bodies.length) failures.push('records unaccounted for');
+    if (r.accepted + r.duplicates + r.late + r.controlEvents + r.alreadyApplied + r.rejected + r.failedMessageIds.length !== bodies.length) failures.push('records unaccounted for');
     if (w.rejected.kept.length !== r.rejected) failures.push(`${r.rejected} rejected but ${w.rejected.kept.length} kept`);
     for (const kept of w.rejected.kept) {
       const i = Number(kept.messageId.slice(1));

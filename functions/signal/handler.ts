@@ -62,6 +62,7 @@ export const handler = middy(async (event: SQSEvent): Promise<SQSBatchResponse> 
     late: result.late,
     rejected: result.rejected,
     controlEvents: result.controlEvents,
+    alreadyApplied: result.alreadyApplied,
     jobs: result.jobs.map((j) => `${j.kind}:${j.jobId}`),
     failed: result.failedMessageIds.length,
   });

@@ -47,13 +47,15 @@ export interface IngestResult {
   late: number;
   rejected: number;
   controlEvents: number;
+  /** Messages the signal state had folded in already (their earlier delivery's write landed): nothing done. */
+  alreadyApplied: number;
   jobs: ReflectionJob[];
 }
 
 const MAX_STATE_ATTEMPTS = 5;
 
 export async function ingestTurns(records: readonly IngestRecord[], deps: IngestDeps): Promise<IngestResult> {
-  const result: IngestResult = { failedMessageIds: [], accepted: 0, duplicates: 0, late: 0, rejected: 0, controlEvents: 0, jobs: [] };
+  const result: IngestResult = { failedMessageIds: [], accepted: 0, duplicates: 0, late: 0, rejected: 0, controlEvents: 0, alreadyApplied: 0, jobs: [] };
   const byUser = new Map<string, Array<{ messageId: string; message: TurnQueueMessage }>>();
 
   const parsed = await Promise.all(records.map(async (r) => ({ record: r, parsed: await parseRecord(r.body, deps.claims) })));
@@ -96,7 +98,8 @@ export async function ingestTurns(records: readonly IngestRecord[], deps: Ingest
       else if (o.disposition === 'duplicate') result.duplicates += 1;
       else result.late += 1;
     }
-    result.controlEvents += items.length - outcome.outcomes.length;
+    if (outcome.alreadyApplied) result.alreadyApplied += items.length;
+    else result.controlEvents += items.length - outcome.outcomes.length;
     result.jobs.push(...outcome.jobs);
   };
   const fail = (userId: string, items: Array<{ messageId: string }>, error: unknown) => {
@@ -135,7 +138,7 @@ export async function ingestTurns(records: readonly IngestRecord[], deps: Ingest
   return result;
 }
 
-type UserOutcome = AccumulateResult & { jobs: ReflectionJob[] };
+type UserOutcome = AccumulateResult & { jobs: ReflectionJob[]; alreadyApplied?: boolean };
 
 interface Fold {
   userId: string;
@@ -224,7 +227,7 @@ async function ingestUsersTogether(users: ReadonlyArray<readonly [string, UserMe
   await Promise.all(
     folds.map(async (f) => {
       if (f.alreadyApplied) {
-        out.set(f.userId, { ...f.folded, jobs: [] });
+        out.set(f.userId, { ...f.folded, jobs: [], alreadyApplied: true });
         return;
       }
       await recordSources(f, deps);
@@ -247,7 +250,7 @@ const toItem = (m: TurnQueueMessage): SignalItem => {
 async function ingestUser(userId: string, items: UserMessage[], deps: IngestDeps): Promise<UserOutcome> {
   for (let attempt = 1; ; attempt++) {
     const f = await foldUser(userId, items, deps);
-    if (f.alreadyApplied) return { ...f.folded, jobs: [] };
+    if (f.alreadyApplied) return { ...f.folded, jobs: [], alreadyApplied: true };
     if (f.toStore.length > 0) await deps.turns.saveTurns(f.toStore);
     await recordSources(f, deps);
     await announce(f, deps);

@@ -41,7 +41,7 @@ describe('ingestion under malformed input (fast-check)', () => {
         const deps = ingestDeps();
         const r = await ingestTurns(bodies.map((body, i) => ({ messageId: `m${i}`, body })), deps);
         expect(r.failedMessageIds).toEqual([]);
-        expect(r.accepted + r.duplicates + r.late + r.controlEvents + r.rejected).toBe(bodies.length);
+        expect(r.accepted + r.duplicates + r.late + r.controlEvents + r.alreadyApplied + r.rejected).toBe(bodies.length);
         expect(deps.rejected.kept).toHaveLength(r.rejected);
         for (const kept of deps.rejected.kept) {
           expect(kept.errors.length).toBeGreaterThan(0);

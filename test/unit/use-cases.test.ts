@@ -58,7 +58,7 @@ describe('ingest turns', () => {
     await ingestTurns(batch, deps);
     const before = structuredClone(deps.signalState.state('alice'));
     const again = await ingestTurns(batch, deps);
-    expect(again).toMatchObject({ accepted: 0, duplicates: 0, failedMessageIds: [] });
+    expect(again).toMatchObject({ accepted: 0, duplicates: 0, controlEvents: 0, alreadyApplied: 10, failedMessageIds: [] });
     expect(deps.jobs.jobs).toHaveLength(1);
     expect(deps.signalState.state('alice')).toEqual(before);
     // A later message of the same user is folded as usual.

@@ -57,6 +57,8 @@ export function normalise(value: unknown, options: { key?: string; timestampIsPr
     );
   }
   if (typeof value === 'number' && DURATION_KEYS.has(key)) return '<duration>';
+  // A TTL (epoch seconds) counted from the time of processing, e.g. a source observation's marker.
+  if (typeof value === 'number' && key === 'expiresAt') return maskTime(new Date(value * 1000).toISOString());
   if (typeof value !== 'string') return value;
   if (PROCESSING_TIMES.has(key) || (timestampIsProcessing && key === 'timestamp')) return maskTime(value);
   const text = timestampIsProcessing ? value.replace(ISO_IN_TEXT, '$1T<time>') : value;

@@ -127,8 +127,7 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     if ('parsed' in outcome) {
       parsed = outcome.parsed;
       if (parsed.assessmentInvalid) deps.log.warn('model assessment malformed; dropped', { userId: job.userId, batchId: job.jobId });
-    }
-    else {
+    } else {
       const { error } = outcome;
       // The raw answer may quote the user's turns: it goes to the batch log, not the logs.
       deps.log.error('model output unusable; batch aborted', { userId: job.userId, batchId: job.jobId, error: error.message });

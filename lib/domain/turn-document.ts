@@ -31,6 +31,7 @@ export function renderTurnDocument(turn: TurnSaved): string {
     timestamp: turn.timestamp,
     ...(turn.signals ? { signals: turn.signals } : {}),
     ...(turn.attributes ? { attributes: turn.attributes } : {}),
+    ...(turn.sources ? { sources: turn.sources } : {}),
   };
   const parts = [`## Query\n${escape(turn.query)}`];
   if (turn.context !== undefined) parts.push(`## Context\n${escape(turn.context)}`);
@@ -61,7 +62,19 @@ export function parseTurnDocument(text: string): Record<string, unknown> {
 
 /** Stable content hash of a turn's payload (what a duplicate must equal to be the same turn). */
 export function turnContentHash(turn: TurnSaved): string {
-  const canonical = JSON.stringify([turn.userId, turn.sessionId, turn.turnId, turn.timestamp, turn.query, turn.response, turn.context ?? null, turn.signals ?? null, turn.attributes ?? null]);
+  // Parts added to the contract later join only when present, so earlier turns keep their hash.
+  const canonical = JSON.stringify([
+    turn.userId,
+    turn.sessionId,
+    turn.turnId,
+    turn.timestamp,
+    turn.query,
+    turn.response,
+    turn.context ?? null,
+    turn.signals ?? null,
+    turn.attributes ?? null,
+    ...(turn.sources ? [{ sources: turn.sources }] : []),
+  ]);
   return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
 }
 

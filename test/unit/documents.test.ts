@@ -14,6 +14,7 @@ describe('turn documents', () => {
       context: '## Plan\n1. answer',
       signals: { validation: 'APPROVE', quality: 0.9 },
       attributes: { dia_ids: 'D1:1 D1:2' },
+      sources: [{ domain: 'reef.example.com', outcome: 'success', extractionQuality: 0.75 }, { domain: 'blocked.example', outcome: 'blocked' }],
     });
     const back = TurnSavedSchema.parse(parseTurnDocument(renderTurnDocument(t)));
     expect(back).toEqual(t);
@@ -23,6 +24,9 @@ describe('turn documents', () => {
     const t = turn();
     expect(turnContentHash({ ...t })).toBe(turnContentHash(t));
     expect(turnContentHash({ ...t, response: 'other' })).not.toBe(turnContentHash(t));
+    expect(turnContentHash({ ...t, sources: [{ domain: 'a.example', outcome: 'failed' }] })).not.toBe(turnContentHash(t));
+    // A turn without the parts added later keeps the hash it had before they existed.
+    expect(turnContentHash({ type: 'turn.saved', version: 1, userId: 'u-1', sessionId: 's-1', turnId: 1, timestamp: '2026-02-06T14:00:00Z', query: 'q', response: 'r' })).toBe('4b94321d2a02c490');
   });
 });
 

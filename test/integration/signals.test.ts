@@ -152,6 +152,13 @@ describe('signals and ingestion on the local emulators', () => {
     const bad = await fetch(`${stack.info.apiUrl}/v1/users/source-b/sources?domains=https://reef-guide.example/`, { headers: { authorization: `Bearer ${token}` } });
     expect(bad.status).toBe(400);
     expect(JSON.stringify(await bad.json())).toContain('query.domains');
+    // A reflection over source-a's turns blends the site's reliability into what it stages.
+    await stack.publisher.publish([{ type: 'agent.event', version: 1, userId: 'source-a', timestamp: '2026-02-06T14:05:00Z', trigger: 'milestone' }]);
+    await stack.waitUntilDrained();
+    const staged = (await bucket.list('users/source-a/Knowledge_staging/')).filter((k) => k.endsWith('.md'));
+    expect(staged.length).toBeGreaterThan(0);
+    const cites = await Promise.all(staged.map((k) => bucket.text(k)));
+    expect(cites.some((doc) => /source_reliability:\n\s+reef-guide\.example: 0\.56/.test(doc))).toBe(true);
     // The adapter itself: an observation already counted adds nothing (its marker exists).
     const store = new DynamoSourceReliabilityStore(documentClient, stack.info.tableName, { now: () => new Date() });
     const observation = { domain: 'reef-guide.example', outcome: 'failed' as const, key: '99#0', at: '2026-02-06T15:00:00Z' };

@@ -249,6 +249,19 @@ function queueCase(valid: Record<string, unknown>, o: FuzzOptions & { fields?: s
 }
 
 const signalsArb = (o: FuzzOptions) => mutate({ validation: 'APPROVE', quality: 0.9, route: 'answer', contradiction: false }, o).map((m) => m.value);
+/** Sources (seed 002 §9): valid ones, one field changed, and host names that are not. */
+const sourcesArb = (o: FuzzOptions) =>
+  fc.oneof(
+    fc.array(mutate({ domain: 'docs.example.com', outcome: 'success', extractionQuality: 0.8 }, o).map((m) => m.value), { maxLength: 25 }),
+    fc.array(fc.record({ domain: fc.oneof(pathLike(VICTIM), hostileString({ ...o, maxBytes: 0 }), fc.constantFrom('www.example.com', 'EXAMPLE.COM', 'a..b', '-x.example', 'x'.repeat(64) + '.com')), outcome: fc.constantFrom('success', 'blocked', 'failed') }), { maxLength: 5 }),
+  );
+/** Episodes (seed 004 P3-M4): one field changed, hostile params and capability names. */
+const episodeArb = (o: FuzzOptions) =>
+  mutate(
+    { goal: 'Order fish food', plan: ['search', 'order'], actions: [{ capability: 'shop.order', params: { qty: 1 }, result: 'ordered', confidence: 0.9, success: true }], outcome: { success: true, durationMs: 1200 } },
+    { ...o, nested: { actions: fc.array(fc.record({ capability: fc.oneof(fc.constant('web.search'), pathLike(VICTIM), hostileString({ ...o, maxBytes: 0 })), params: hostileValue({ ...o, maxBytes: Math.min(o.maxBytes ?? 3 << 20, 128 * 1024) }) }), { maxLength: 4 }) } },
+  ).map((m) => m.value);
+
 const attributesArb = (o: FuzzOptions) =>
   fc.oneof(
     mutate({ channel: 'web', dia_ids: 'D1:1 D1:2' }, o).map((m) => m.value),
@@ -327,8 +340,14 @@ export const edgeTimestamps = fc.constantFrom(
 );
 
 function turnQueueTargets(o: FuzzOptions): FuzzTarget[] {
-  const turn = validTurn(ATTACKER, 1, 'Actually, I meant the 40 gallon reef tank.', { context: '## Plan\n1. Correct the tank size', signals: { validation: 'APPROVE', quality: 0.9, route: 'answer', contradiction: false }, attributes: { channel: 'web' } });
-  const nested = { signals: signalsArb(o), attributes: attributesArb(o), timestamp: edgeTimestamps };
+  const turn = validTurn(ATTACKER, 1, 'Actually, I meant the 40 gallon reef tank.', {
+    context: '## Plan\n1. Correct the tank size',
+    signals: { validation: 'APPROVE', quality: 0.9, route: 'answer', contradiction: false },
+    attributes: { channel: 'web' },
+    sources: [{ domain: 'reefkeeping.example', outcome: 'success', extractionQuality: 0.8 }],
+    episode: { goal: 'Correct the tank size', actions: [{ capability: 'memory.update', result: 'done' }], outcome: { success: true } },
+  });
+  const nested = { signals: signalsArb(o), attributes: attributesArb(o), timestamp: edgeTimestamps, sources: sourcesArb(o), episode: episodeArb(o) };
   const session = { type: 'session.closed', version: 1, userId: ATTACKER, sessionId: 's-1', timestamp: TURN_TIME, reason: 'user_left' };
   const agent = { type: 'agent.event', version: 1, userId: ATTACKER, sessionId: 's-1', timestamp: TURN_TIME, trigger: 'milestone', turnId: 1, detail: 'tank set up', attributes: { channel: 'web' } };
   const claim = { type: 'turn.saved', version: 1, userId: ATTACKER, sessionId: 's-1', turnId: 1, timestamp: TURN_TIME, payloadRef: { key: CLAIM_KEY, bytes: 300_000 } };
@@ -337,7 +356,7 @@ function turnQueueTargets(o: FuzzOptions): FuzzTarget[] {
     fc.record({ key: fc.oneof(pathLike(VICTIM), fc.constant(VICTIM_CLAIM_KEY), fc.constant(`users/${VICTIM}/turns/0000000001/x.md`)), bytes: fc.nat() }),
   );
   return [
-    { name: 'turn.saved', weight: 3, arbitrary: queueCase(turn, { ...o, fields: ['context', 'signals', 'attributes'], nested }), run: (c: QueueCase) => runIngest(c) },
+    { name: 'turn.saved', weight: 3, arbitrary: queueCase(turn, { ...o, fields: ['context', 'signals', 'attributes', 'sources', 'episode'], nested }), run: (c: QueueCase) => runIngest(c) },
     {
       name: 'turn.saved claim-check',
       weight: 2,
@@ -618,6 +637,7 @@ const OPERATIONS: Record<Exclude<OperationId, 'openapi' | 'console'>, (deps: api
   reviewDiscard: (d, { params, body, principal }) => api.reviewDiscard(d, principal.subject, params.userId, body.path, body.reason),
   batchList: (d, { params, query }) => api.batches(d, params.userId, query.limit),
   sourceReliability: (d, { query }) => api.sourceReliability(d, query.domains),
+  capabilityConfidence: (d, { params }) => api.capabilities(d, params.userId),
 };
 
 class BadRequest extends Error {
@@ -728,6 +748,7 @@ const SAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<s
   reviewDiscard: { body: { path: 'Facts/reef--batch-1-3.md', reason: 'wrong' } },
   batchList: { query: { limit: '10' } },
   sourceReliability: { query: { domains: 'docs.example.com,WWW.Example.org' } },
+  capabilityConfidence: {},
 };
 
 export interface ApiCase {

@@ -8,6 +8,7 @@ import { TurnSavedSchema } from './turn-saved.js';
 
 export * from './agent-event.js';
 export * from './common.js';
+export * from './episode.js';
 export * from './idle-check.js';
 export * from './reflection-job.js';
 export * from './session-closed.js';

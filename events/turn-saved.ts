@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AttributesSchema, DomainSchema, TimestampSchema, TurnIdSchema, UserIdSchema } from './common.js';
+import { EpisodeSchema } from './episode.js';
 
 export const ValidationOutcomeSchema = z.enum(['APPROVE', 'REVISE', 'RETRY', 'FAIL']);
 export type ValidationOutcome = z.infer<typeof ValidationOutcomeSchema>;
@@ -59,5 +60,7 @@ export const TurnSavedSchema = z.object({
   attributes: AttributesSchema.optional(),
   /** The sources the agent used (optional, additive): their outcomes feed per-domain reliability. */
   sources: z.array(SourceReportSchema).max(MAX_SOURCES_PER_TURN).optional(),
+  /** What the agent set out to do in this turn and how it went (optional, additive; seed 004 P3-M4). */
+  episode: EpisodeSchema.optional(),
 });
 export type TurnSaved = z.infer<typeof TurnSavedSchema>;

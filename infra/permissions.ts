@@ -73,6 +73,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       'users/*/index/*': ['PutObject'],
       'users/*/reflections/*': ['PutObject'],
       'users/*/Logs/*': ['PutObject'],
+      'users/*/episodes/*': ['PutObject'],
       'rejected/*': ['PutObject'],
     },
     sends: [],

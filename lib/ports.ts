@@ -25,6 +25,8 @@ export interface TurnStore {
   turnsSince(userId: string, fromIso: string, limit: number): Promise<number[]>;
   /** The index entries of these turns (text, validation, attributes); unknown ids are left out. */
   turnIndex(userId: string, turnIds: readonly number[]): Promise<TurnIndexEntry[]>;
+  /** The index entries of the user's turns that carried an episode (seed 004 P3-M4), oldest first. */
+  episodes(userId: string): Promise<TurnIndexEntry[]>;
   /** Load turns by id; ids with no index entry or an unreadable document come back as missing. */
   getTurns(userId: string, turnIds: readonly number[]): Promise<{ turns: TurnSaved[]; missing: Array<{ turnId: number; reason: string }> }>;
 }
@@ -136,6 +138,8 @@ export interface KnowledgeStore {
   /** The model output an earlier delivery of the same batch recorded, if any. */
   getModelOutput(userId: string, batchId: string): Promise<ModelResponse | null>;
   putModelOutput(userId: string, batchId: string, response: ModelResponse): Promise<void>;
+  /** Write an episode's document (idempotent by turn); returns its key. */
+  putEpisode(userId: string, turnId: number, markdown: string): Promise<string>;
 }
 
 export interface UserSettingsStore {

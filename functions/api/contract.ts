@@ -216,6 +216,10 @@ export const routes = [
     summary: 'Discard a staged item (it is kept, so the same knowledge is not staged again)', response: z.object({ path: z.string(), status: z.literal('discarded') }),
   },
   {
+    method: 'GET', path: `${u}/capabilities`, operationId: 'capabilityConfidence', access: 'read', params: UserParam,
+    summary: 'Capability confidence from the user\'s episodes (seed 004 P3-M4): uses, successes, confidence, recent success rate and trend per capability', response: z.object({ capabilities: z.array(Looseobject) }),
+  },
+  {
     method: 'GET', path: `${u}/sources`, operationId: 'sourceReliability', access: 'read', params: UserParam, query: SourcesQuerySchema,
     summary: 'Reliability of web domains as sources (seed 002 §9): counts from every user\'s reported outcomes, not only this user\'s', response: z.object({ sources: z.array(Looseobject) }),
   },

@@ -77,6 +77,7 @@ const operations: Record<Exclude<OperationId, 'openapi' | 'console'>, Operation>
   reviewDiscard: ({ params, body, principal }) => api.reviewDiscard(deps, principal.subject, params.userId, body.path, body.reason),
   batchList: ({ params, query }) => api.batches(deps, params.userId, query.limit),
   sourceReliability: ({ query }) => api.sourceReliability(deps, query.domains),
+  capabilityConfidence: ({ params }) => api.capabilities(deps, params.userId),
 };
 
 const json = (statusCode: number, body: unknown): APIGatewayProxyResultV2 => ({

@@ -2,6 +2,7 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/clie
 import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { summarise } from '../domain/knowledge.js';
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
+import { summariseEpisode, type EpisodeSummary } from '../domain/episodes.js';
 import { keys, turnDocKey } from '../domain/memory-paths.js';
 import { parseTurnDocument, renderTurnDocument, turnContentHash, turnSearchText } from '../domain/turn-document.js';
 import type { TurnIndexEntry } from '../domain/memory-item.js';
@@ -51,6 +52,7 @@ export class S3DynamoTurnStore implements TurnStore {
           summary: summarise(`${turn.query} → ${turn.response}`, 240),
           text: turnSearchText(turn),
           attributes: turn.attributes,
+          ...(turn.episode ? { episode: summariseEpisode(turn.episode) } : {}),
         };
       }),
     );
@@ -97,7 +99,7 @@ export class S3DynamoTurnStore implements TurnStore {
   }
 
   async turnIndex(userId: string, turnIds: readonly number[]): Promise<TurnIndexEntry[]> {
-    const items = await this.batchGet(userId, turnIds, ['userId', 'turnId', 'sessionId', '#ts', '#text', 'summary', 'validation', 'quality', 'attributes']);
+    const items = await this.batchGet(userId, turnIds, ['userId', 'turnId', 'sessionId', '#ts', '#text', 'summary', 'validation', 'quality', 'attributes', 'episode']);
     return items.map((i) => toIndexEntry(i)).sort((a, b) => a.turnId - b.turnId);
   }
 
@@ -107,8 +109,21 @@ export class S3DynamoTurnStore implements TurnStore {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)',
       ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': 'TURN#' },
-      ProjectionExpression: 'userId, turnId, sessionId, #ts, #text, summary, validation, quality, attributes',
+      ProjectionExpression: 'userId, turnId, sessionId, #ts, #text, summary, validation, quality, attributes, episode',
       ExpressionAttributeNames: { '#ts': 'timestamp', '#text': 'text' },
+    });
+    return items.map((i) => toIndexEntry(i));
+  }
+
+  /** The index entries of the user's turns that carried an episode, oldest first (text left out). */
+  async episodes(userId: string): Promise<TurnIndexEntry[]> {
+    const items = await queryAll(this.ddb, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)',
+      FilterExpression: 'attribute_exists(episode)',
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': 'TURN#' },
+      ProjectionExpression: 'userId, turnId, sessionId, #ts, episode',
+      ExpressionAttributeNames: { '#ts': 'timestamp' },
     });
     return items.map((i) => toIndexEntry(i));
   }
@@ -182,5 +197,6 @@ function toIndexEntry(i: Record<string, unknown>): TurnIndexEntry {
     validation: typeof i.validation === 'string' ? i.validation : undefined,
     quality: typeof i.quality === 'number' ? i.quality : undefined,
     attributes: (i.attributes as Record<string, string> | undefined) ?? undefined,
+    ...(i.episode ? { episode: i.episode as EpisodeSummary } : {}),
   };
 }

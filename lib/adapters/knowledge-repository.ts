@@ -1,7 +1,7 @@
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
-import { keys, knowledgeIndexKey, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
+import { episodeKey, keys, knowledgeIndexKey, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
 import { restagedMarkdown, type StagedRecord } from '../domain/promotion.js';
 import type { StagedDocument } from '../domain/staging.js';
 import type { KnowledgeStore, ModelResponse } from '../ports.js';
@@ -158,6 +158,12 @@ export class KnowledgeRepository implements KnowledgeStore {
 
   async putModelOutput(userId: string, batchId: string, response: ModelResponse): Promise<void> {
     await this.putText(modelOutputKey(userId, batchId), JSON.stringify(response), 'application/json');
+  }
+
+  async putEpisode(userId: string, turnId: number, markdown: string): Promise<string> {
+    const key = episodeKey(userId, turnId);
+    await this.putText(key, markdown, 'text/markdown; charset=utf-8');
+    return key;
   }
 
   private async getText(key: string): Promise<string | null> {

@@ -33,6 +33,8 @@ export interface BatchLog {
   };
   staged_files: string[];
   promoted_files: string[];
+  /** Episode documents (seed 004 P3-M4) of the reviewed turns, written by this batch. */
+  episodes?: string[];
   /** Outputs that recurred in an earlier batch's staged item: each gave it a promotion instead of being staged again. */
   reinforced: Array<{ item: string; staged_file: string; similarity: number; promotion_count: number }>;
   model: ModelUsage | null;

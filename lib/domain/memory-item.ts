@@ -11,6 +11,7 @@
  */
 import { z } from 'zod';
 import { MAX_ATTRIBUTE_BYTES, utf8Bytes } from '../../events/common.js';
+import type { EpisodeSummary } from './episodes.js';
 import type { KnowledgeDoc } from './knowledge.js';
 import type { StagedRecord } from './promotion.js';
 
@@ -114,6 +115,8 @@ export interface TurnIndexEntry {
   attributes?: Record<string, string> | undefined;
   topic?: string | undefined;
   keywords?: string[] | undefined;
+  /** The turn's episode (seed 004 P3-M4), when it carried one. */
+  episode?: EpisodeSummary | undefined;
 }
 
 const base = {
@@ -129,11 +132,12 @@ export function turnItem(t: TurnIndexEntry): MemoryItem {
     kind: 'turn',
     userId: t.userId,
     path: `turns/${t.turnId}`,
-    title: `turn ${t.turnId}`,
+    title: t.episode ? `episode: ${t.episode.goal.slice(0, 120)}` : `turn ${t.turnId}`,
     text: t.text,
     primaryTopic: t.topic ?? '',
     keywords: t.keywords ?? [],
-    contentTypes: ['context'],
+    // "Type is just metadata" (seed 002 §4): a turn with an episode is found as `episode` too.
+    contentTypes: t.episode ? ['context', 'episode'] : ['context'],
     scope: 'user',
     quality: t.quality ?? 0.5,
     confidence: t.quality ?? 0.5,

@@ -4,7 +4,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { TurnSaved } from '../../events/turn-saved.js';
+import { episodeText, summariseEpisode } from './episodes.js';
 import { parseFrontMatter, renderFrontMatter } from './front-matter.js';
+import type { TurnIndexEntry } from './memory-item.js';
 
 const SECTIONS = ['Query', 'Context', 'Response'] as const;
 const HEADING = /^## (Query|Context|Response)$/;
@@ -32,6 +34,7 @@ export function renderTurnDocument(turn: TurnSaved): string {
     ...(turn.signals ? { signals: turn.signals } : {}),
     ...(turn.attributes ? { attributes: turn.attributes } : {}),
     ...(turn.sources ? { sources: turn.sources } : {}),
+    ...(turn.episode ? { episode: turn.episode } : {}),
   };
   const parts = [`## Query\n${escape(turn.query)}`];
   if (turn.context !== undefined) parts.push(`## Context\n${escape(turn.context)}`);
@@ -74,6 +77,7 @@ export function turnContentHash(turn: TurnSaved): string {
     turn.signals ?? null,
     turn.attributes ?? null,
     ...(turn.sources ? [{ sources: turn.sources }] : []),
+    ...(turn.episode ? [{ episode: turn.episode }] : []),
   ]);
   return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
 }
@@ -82,7 +86,22 @@ export function turnContentHash(turn: TurnSaved): string {
 export const TURN_SEARCH_TEXT_CHARS = 1500;
 
 /** What search sees of a turn: the user's words, then the agent's, capped. */
-export function turnSearchText(turn: Pick<TurnSaved, 'query' | 'response'>): string {
-  const text = `${turn.query}\n${turn.response}`;
+export function turnSearchText(turn: Pick<TurnSaved, 'query' | 'response' | 'episode'>): string {
+  const text = `${turn.query}\n${turn.response}${turn.episode ? `\n${episodeText(turn.episode)}` : ''}`;
   return text.length <= TURN_SEARCH_TEXT_CHARS ? text : `${text.slice(0, TURN_SEARCH_TEXT_CHARS - 1)}…`;
+}
+
+/** A turn's entry in the turn index: what search and the episode views read without the document. */
+export function turnIndexEntry(turn: TurnSaved): TurnIndexEntry {
+  return {
+    userId: turn.userId,
+    turnId: turn.turnId,
+    sessionId: turn.sessionId,
+    timestamp: turn.timestamp,
+    text: turnSearchText(turn),
+    validation: turn.signals?.validation,
+    quality: turn.signals?.quality,
+    attributes: turn.attributes,
+    ...(turn.episode ? { episode: summariseEpisode(turn.episode) } : {}),
+  };
 }

@@ -14,6 +14,7 @@ import { knowledgePathFor, PROMOTIONS_TO_KNOWLEDGE, promotedDocument, type Stage
 import { computeSelfAssessment } from '../domain/sleep-time/self-assessment.js';
 import type { AuditTrail, BatchLogReader, Clock, KnowledgeStore, MemoryCatalog, MemoryItemStore, ReflectionLogStore, ReflectionStore, SourceReliabilityStore, TurnStore } from '../ports.js';
 import { normaliseDomain, reliabilityOf, type SourceReliability } from '../domain/source-reliability.js';
+import { type CapabilityConfidence, capabilityConfidence } from '../domain/episodes.js';
 
 export interface MemoryApiDeps {
   catalog: MemoryCatalog;
@@ -463,4 +464,10 @@ export async function auditTrail(deps: MemoryApiDeps, userId: string, itemId: st
 export async function sourceReliability(deps: MemoryApiDeps, domains: string): Promise<{ sources: SourceReliability[] }> {
   const wanted = [...new Set(domains.split(',').map((d) => normaliseDomain(d.trim())))];
   return { sources: (await deps.sources.stats(wanted)).map(reliabilityOf) };
+}
+
+/** Seed 004 P3-M4: how well each capability has worked for this user, from their episodes. */
+export async function capabilities(deps: MemoryApiDeps, userId: string): Promise<{ capabilities: CapabilityConfidence[] }> {
+  const entries = await deps.turns.episodes(userId);
+  return { capabilities: capabilityConfidence(entries.flatMap((e) => (e.episode ? [{ turnId: e.turnId, timestamp: e.timestamp, episode: e.episode }] : []))) };
 }

@@ -19,6 +19,7 @@ import { findRecurrences, knowledgePathFor, PROMOTIONS_TO_KNOWLEDGE, promotedDoc
 import { completeBatch, parseSignalState } from '../domain/signal-accumulator.js';
 import { domainsRead, stagedDocuments } from '../domain/staging.js';
 import { reliabilityOf } from '../domain/source-reliability.js';
+import { episodeDocument } from '../domain/episodes.js';
 import { topKeywords } from '../domain/text.js';
 import { BatchNotRecordedError, type BatchLogStore, type Clock, type KnowledgeStore, type Log, type ModelResponse, type ReflectionModel, type SignalStateStore, type SourceReliabilityStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
@@ -190,6 +191,19 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   }
   const proposed = Object.values(output).reduce((n, items) => n + (items as unknown[]).length, 0);
 
+  // Seed 004 P3-M4: each reviewed turn's episode gets its document, linked to this batch and
+  // to what the batch learned from that turn.
+  const episodes: string[] = [];
+  for (const t of turns) {
+    if (!t.episode) continue;
+    const learned = [
+      ...toStage.filter((d) => d.sourceTurns.includes(t.turnId)).map((d) => `Knowledge_staging/${d.path}`),
+      ...reinforcements.filter((r) => r.doc.sourceTurns.includes(t.turnId)).map((r) => `Knowledge_staging/${r.staged.path}`),
+    ];
+    const key = await deps.knowledge.putEpisode(job.userId, t.turnId, episodeDocument({ ...t, episode: t.episode }, job.jobId, learned));
+    episodes.push(key.slice(`users/${job.userId}/`.length));
+  }
+
   const log: BatchLog = {
     ...base,
     status: 'completed',
@@ -201,6 +215,7 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     },
     staged_files: stagedFiles,
     promoted_files: promotedFiles,
+    ...(episodes.length > 0 ? { episodes } : {}),
     reinforced,
     model,
     assessment: parsed?.assessment ?? null,

@@ -8,7 +8,8 @@ import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import { addObservation, emptyStats, type SourceObservation, type SourceStats } from '../../lib/domain/source-reliability.js';
-import { turnSearchText } from '../../lib/domain/turn-document.js';
+import { turnIndexEntry } from '../../lib/domain/turn-document.js';
+import { episodeKey } from '../../lib/domain/memory-paths.js';
 import type { IdleCheck } from '../../events/idle-check.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import type { ReflectionRun } from '../../lib/domain/sleep-time/reflection-log.js';
@@ -62,7 +63,13 @@ export class MemoryTurnStore implements TurnStore {
     return ids
       .map((id) => this.turns.get(`${userId}#${id}`))
       .filter((t): t is TurnSaved => t !== undefined)
-      .map((t) => ({ userId, turnId: t.turnId, sessionId: t.sessionId, timestamp: t.timestamp, text: turnSearchText(t), validation: t.signals?.validation, quality: t.signals?.quality, attributes: t.attributes }));
+      .map(turnIndexEntry);
+  }
+  async episodes(userId: string) {
+    return [...this.turns.values()]
+      .filter((t) => t.userId === userId && t.episode !== undefined)
+      .sort((a, b) => a.turnId - b.turnId)
+      .map(turnIndexEntry);
   }
   async getTurns(userId: string, ids: readonly number[]) {
     const turns = ids.map((id) => this.turns.get(`${userId}#${id}`)).filter((t): t is TurnSaved => t !== undefined);
@@ -194,6 +201,12 @@ export class MemoryKnowledgeStore implements KnowledgeStore {
   }
   async putModelOutput(userId: string, batchId: string, r: ModelResponse) {
     this.outputs.set(`${userId}/${batchId}`, r);
+  }
+  readonly episodes = new Map<string, string>();
+  async putEpisode(userId: string, turnId: number, markdown: string) {
+    const key = episodeKey(userId, turnId);
+    this.episodes.set(key, markdown);
+    return key;
   }
 }
 

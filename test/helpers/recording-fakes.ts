@@ -15,6 +15,7 @@ import { GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, reflectio
 import {
   batchFailureKey,
   batchLogKey,
+  episodeKey,
   expiryLogKey,
   keys,
   knowledgeIndexKey,
@@ -32,7 +33,7 @@ import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { ReflectionRun } from '../../lib/domain/sleep-time/reflection-log.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import type { SummaryPair } from '../../lib/domain/summary.js';
-import { turnContentHash, turnSearchText } from '../../lib/domain/turn-document.js';
+import { turnContentHash, turnIndexEntry, turnSearchText } from '../../lib/domain/turn-document.js';
 import type { AuditTrail, BatchLogReader, MemoryCatalog, MemoryItemStore, ModelResponse, RejectedEvent } from '../../lib/ports.js';
 import {
   MemoryBatchLogStore,
@@ -142,7 +143,7 @@ export class RecordingTurnStore extends MemoryTurnStore {
     return [...this.turns.values()]
       .filter((t) => t.userId === userId)
       .sort((a, b) => a.turnId - b.turnId)
-      .map((t) => ({ userId, turnId: t.turnId, sessionId: t.sessionId, timestamp: t.timestamp, text: turnSearchText(t), validation: t.signals?.validation, quality: t.signals?.quality, attributes: t.attributes }));
+      .map(turnIndexEntry);
   }
 }
 
@@ -244,6 +245,10 @@ export class RecordingKnowledgeStore extends MemoryKnowledgeStore {
   override async putModelOutput(userId: string, batchId: string, r: ModelResponse) {
     this.log.add('knowledge.putModelOutput', userId, modelOutputKey(userId, batchId));
     return super.putModelOutput(userId, batchId, r);
+  }
+  override async putEpisode(userId: string, turnId: number, markdown: string) {
+    this.log.add('knowledge.putEpisode', userId, episodeKey(userId, turnId));
+    return super.putEpisode(userId, turnId, markdown);
   }
 }
 

@@ -167,6 +167,42 @@ describe('signals and ingestion on the local emulators', () => {
     expect((await store.stats(['reef-guide.example']))[0]).toMatchObject({ attempts: 4, failed: 1 });
   });
 
+  it('stores episodes with their turns: found as content type episode, counted into capability confidence, documented by the reflection', async () => {
+    const episode = (success: boolean) => ({
+      goal: success ? 'Order new clownfish food' : 'Order a protein skimmer',
+      actions: [{ capability: 'shop.order', params: { qty: 1 }, result: success ? 'ordered' : 'out of stock', success }],
+      outcome: { success, ...(success ? {} : { failureReason: 'out of stock' }) },
+    });
+    await stack.publisher.publish([
+      turn('episode-user', 1, 'Please order fish food', { episode: episode(true) }),
+      turn('episode-user', 2, 'And a skimmer please', { episode: episode(false) }),
+      turn('episode-user', 3, 'Did the skimmer order go through?'),
+      { type: 'agent.event', version: 1, userId: 'episode-user', timestamp: '2026-02-06T14:05:00Z', trigger: 'error', detail: 'skimmer out of stock' },
+    ]);
+    await stack.waitUntilDrained();
+    const token = await stack.mintUserToken(['episode-user']);
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${stack.info.apiUrl}/v1/users/episode-user${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as Record<string, Array<Record<string, unknown>>>;
+    };
+    const found = await call('POST', '/memory/search', { query: 'order a skimmer', filters: { contentTypes: ['episode'] }, limit: 5 });
+    // Best first, and only turns that carried an episode: turn 3 matches the words but has none.
+    expect(found.results?.[0]?.id).toBe('turn:2');
+    expect(found.results?.every((r) => r.id === 'turn:1' || r.id === 'turn:2')).toBe(true);
+    const unfiltered = await call('POST', '/memory/search', { query: 'order a skimmer', limit: 10 });
+    expect(unfiltered.results?.map((r) => r.id)).toContain('turn:3');
+    const { capabilities } = await call('GET', '/capabilities');
+    expect(capabilities).toEqual([expect.objectContaining({ capability: 'shop.order', uses: 2, successes: 1, confidence: 0.5 })]);
+    const doc = await bucket.text('users/episode-user/episodes/0000000002.md');
+    expect(doc).toMatch(/reflections:\n\s+- batch-1-3/);
+    expect(doc).toContain('failure_reason: out of stock');
+  });
+
   it('made no AWS request its function is not granted (infra/permissions.ts)', () => {
     expect(functionsSeen()).toEqual(expect.arrayContaining(['idle', 'reflector', 'signal']));
     expect(requestsOutsideGrants(stack.info)).toEqual([]);

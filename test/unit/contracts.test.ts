@@ -15,7 +15,7 @@ describe('event contracts', () => {
   it('turn.saved keeps its fixed field names', () => {
     const schema = JSON.parse(read('schemas/turn.saved.v1.json'));
     expect(Object.keys(schema.properties).sort()).toEqual(
-      ['attributes', 'context', 'query', 'response', 'sessionId', 'signals', 'sources', 'timestamp', 'turnId', 'type', 'userId', 'version'].sort(),
+      ['attributes', 'context', 'episode', 'query', 'response', 'sessionId', 'signals', 'sources', 'timestamp', 'turnId', 'type', 'userId', 'version'].sort(),
     );
     // Optional and additive (issue 9): a publisher that never sends it is unaffected.
     expect(Object.keys(schema.properties.sources.items.properties).sort()).toEqual(['domain', 'extractionQuality', 'outcome']);

@@ -1,0 +1,106 @@
+/**
+ * Seed 004 P3-M4, episodic memory: episodes in the turn contract, capability confidence over
+ * a run of successes and failures, and the episode document a reflection links to.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Episode } from '../../events/episode.js';
+import { TurnSavedSchema } from '../../events/turn-saved.js';
+import { parseFrontMatter } from '../../lib/domain/front-matter.js';
+import { capabilityConfidence, episodeDocument, type EpisodeSummary, summariseEpisode } from '../../lib/domain/episodes.js';
+import { turnItem } from '../../lib/domain/memory-item.js';
+import { turnIndexEntry } from '../../lib/domain/turn-document.js';
+import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
+import * as api from '../../lib/use-cases/memory-api.js';
+import { runReflection } from '../../lib/use-cases/run-reflection.js';
+import { fixedClock, ingestDeps, MemoryBatchLogStore, MemoryKnowledgeStore, RecordingLog, ScriptedModel, turn } from '../helpers/fakes.js';
+
+const booking = (success: boolean, failureReason?: string): Episode => ({
+  goal: 'Book a table for two on Friday',
+  plan: ['find restaurants', 'check availability', 'book'],
+  actions: [
+    { capability: 'web.search', params: { q: 'italian near me' }, result: '3 places', confidence: 0.9 },
+    { capability: 'booking.create', params: { party: 2 }, result: success ? 'booked 19:30' : 'no tables', success },
+  ],
+  outcome: { success, ...(failureReason ? { failureReason } : {}), durationMs: 5200 },
+});
+
+const run = (outcomes: boolean[]) =>
+  outcomes.map((success, i) => ({ turnId: i + 1, timestamp: `2026-02-${String(i + 1).padStart(2, '0')}T10:00:00Z`, episode: summariseEpisode(booking(success)) as EpisodeSummary }));
+
+describe('episodes (seed 004 P3-M4)', () => {
+  it('are an optional part of turn.saved; a bad one is rejected naming its field, hostile params never crash', () => {
+    expect(TurnSavedSchema.safeParse(turn({ episode: booking(true) })).success).toBe(true);
+    const bad = TurnSavedSchema.safeParse(turn({ episode: { ...booking(true), actions: [{ capability: 'rm -rf /' }] } }));
+    expect(bad.error?.issues[0]?.path).toEqual(['episode', 'actions', 0, 'capability']);
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 20_000; i++) deep = { d: deep };
+    const hostile = TurnSavedSchema.safeParse(turn({ episode: { ...booking(true), actions: [{ capability: 'x', params: deep }] } }));
+    expect(hostile.success).toBe(false);
+    expect(hostile.error?.issues[0]?.path).toEqual(['episode']);
+  });
+
+  it('gives each capability a confidence that follows its run of successes and failures', () => {
+    // booking.create: 3 successes, then 2 failures. web.search has no success of its own: it follows the episode.
+    const [booking_, search] = capabilityConfidence(run([true, true, true, false, false]));
+    expect(booking_).toEqual(expect.objectContaining({ capability: 'booking.create', uses: 5, successes: 3, confidence: 0.57, recent: { uses: 5, successRate: 0.6 }, trend: 'new' }));
+    expect(search?.capability).toBe('web.search');
+    // Ten failures after the successes: confidence falls and the trend says so.
+    const after = capabilityConfidence(run([true, true, true, true, true, ...Array.from({ length: 10 }, () => false)]));
+    expect(after[0]).toMatchObject({ capability: 'booking.create', uses: 15, successes: 5, confidence: 0.35, recent: { uses: 10, successRate: 0 }, trend: 'declining' });
+    const recovered = capabilityConfidence(run([...Array.from({ length: 5 }, () => false), ...Array.from({ length: 10 }, () => true)]));
+    expect(recovered[0]).toMatchObject({ confidence: 0.65, trend: 'improving', lastUsedAt: '2026-02-15T10:00:00Z' });
+  });
+
+  it('make their turn findable as content type episode, with the goal as title', () => {
+    const item = turnItem(turnIndexEntry(turn({ turnId: 4, episode: booking(false, 'no tables left') })));
+    expect(item).toMatchObject({ title: 'episode: Book a table for two on Friday', contentTypes: ['context', 'episode'] });
+    expect(item.text).toContain('Action booking.create: no tables');
+    expect(item.text).toContain('Outcome: failed (no tables left)');
+    expect(turnItem(turnIndexEntry(turn({ turnId: 5 }))).contentTypes).toEqual(['context']);
+  });
+
+  it('get a document linked to the reflection that reviewed the turn and to what it learned', async () => {
+    const ingest = ingestDeps();
+    const turns = Array.from({ length: 10 }, (_, i) =>
+      turn({ userId: 'alice', turnId: i + 1, query: i === 2 ? 'I adopted a beagle named Rex' : `entry${i}`, response: 'ok', ...(i === 2 ? { episode: booking(false, 'no tables left') } : {}) }),
+    );
+    await ingestTurns(
+      turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) })),
+      ingest,
+    );
+    const knowledge = new MemoryKnowledgeStore();
+    const deps = {
+      turns: ingest.turns,
+      signalState: ingest.signalState,
+      knowledge,
+      batchLogs: new MemoryBatchLogStore(),
+      sources: ingest.sources,
+      model: new ScriptedModel(() => ({ new_facts: [{ title: 'dog_rex', content: 'The user adopted a beagle named Rex.', source_turns: [3], category: 'Facts' }] })),
+      clock: fixedClock(),
+      log: new RecordingLog(),
+      settings: { temperature: 0.6, maxTokens: 1500, budgetTokens: 4000 },
+    };
+    const out = await runReflection(ingest.jobs.jobs[0]!, deps);
+    expect(out.status).toBe('completed');
+    expect(deps.batchLogs.logs.get('alice/batch-1-10')?.episodes).toEqual(['episodes/0000000003.md']);
+    const doc = knowledge.episodes.get('users/alice/episodes/0000000003.md') ?? '';
+    expect(parseFrontMatter(doc).meta).toMatchObject({
+      kind: 'episode',
+      turn_id: 3,
+      goal: 'Book a table for two on Friday',
+      success: false,
+      failure_reason: 'no tables left',
+      capabilities: ['web.search', 'booking.create'],
+      reflections: ['batch-1-10'],
+      learned: ['Knowledge_staging/Facts/dog_rex--batch-1-10.md'],
+    });
+    expect(doc).toContain('**booking.create** · params `{"party":2}` · failed');
+    expect(episodeDocument({ turnId: 1, sessionId: 's', timestamp: 't', episode: booking(true) }, 'b', [])).toContain('## Outcome\nSucceeded.');
+    // The API serves the user's capability confidence from the stored episodes.
+    const served = await api.capabilities({ turns: ingest.turns } as unknown as api.MemoryApiDeps, 'alice');
+    expect(served.capabilities.map((c) => [c.capability, c.uses, c.successes])).toEqual([
+      ['booking.create', 1, 0],
+      ['web.search', 1, 0],
+    ]);
+  });
+});

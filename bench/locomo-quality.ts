@@ -12,17 +12,19 @@
  */
 import { readFileSync } from 'node:fs';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { SQSRecord } from 'aws-lambda';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { TurnSaved } from '../events/turn-saved.js';
 import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
+import { listAllKeys } from '../infra/local/s3-keys.js';
 import { startLocalStack } from '../infra/local/stack.js';
 import type { Invocation } from '../infra/local/event-source.js';
 import { addLedger, type LedgerEntry, ledgerDelta, requestLedger } from '../lib/adapters/request-ledger.js';
 import { DocumentIndex } from '../lib/domain/knowledge-search.js';
-import { estimateTokens } from '../lib/domain/text.js';
+import type { BatchLog } from '../lib/domain/batch-log.js';
+import { contentWords, estimateTokens } from '../lib/domain/text.js';
 
 export const KS = [1, 5, 10] as const;
 
@@ -46,6 +48,23 @@ export interface QualityResult {
   tokens: { memoryTop5: number; rawTurnsTheyStandFor: number; floorTop5: number };
   /** Annotated session events matched by a staged or promoted item derived from that session. */
   extraction: { events: number; covered: number; share: number };
+  /**
+   * The selective diary (seed 004 P3-M3): entries a per-turn diary would write (one per turn)
+   * vs entries written; attempts rejected by reason; criteria met; and the annotated session
+   * events it still covers — by session (an entry reviewed a turn of the event's session) and
+   * by content (that entry shares MIN_SHARED_WORDS content words with the event).
+   */
+  diary: {
+    perTurnEntries: number;
+    attempts: number;
+    written: number;
+    reduction: number;
+    byCriterion: Record<string, number>;
+    rejected: Record<string, number>;
+    events: number;
+    coveredBySession: number;
+    coveredByContent: number;
+  };
   /** Result kinds in the memory search's top 5, over all questions. */
   kinds: Record<string, number>;
   /** What the replays used (ingest: replay + a day of sweeps; retrieval: the QA searches). */
@@ -152,6 +171,8 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
   const adversarial = { questions: 0, empty: 0, floorEmpty: 0 };
   const tokens = { memoryTop5: 0, rawTurnsTheyStandFor: 0, floorTop5: 0 };
   const extraction = { events: 0, covered: 0 };
+  const diary = { perTurnEntries: 0, attempts: 0, written: 0, byCriterion: {} as Record<string, number>, rejected: {} as Record<string, number>, events: 0, coveredBySession: 0, coveredByContent: 0 };
+  const s3 = new S3Client({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.s3, forcePathStyle: true });
   let summary: Awaited<ReturnType<typeof stack.summary>> | null = null;
   let storedBytes = { dynamodb: 0, s3: 0 };
   try {
@@ -236,6 +257,25 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
         if (!sessionTurns.has(s)) sessionTurns.set(s, new Set());
         sessionTurns.get(s)?.add(t.turnId);
       }
+      // The diary's decisions, from the batch logs; its entries, from users/{u}/diary/.
+      const entries: Array<{ turns: Set<number>; words: Set<string> }> = [];
+      for (const key of await listAllKeys(s3, stack.info.bucketName, `users/${userId}/Logs/reflector/`)) {
+        if (!/\/Logs\/reflector\/[^/]+\.json$/.test(key)) continue;
+        const log = JSON.parse(await getText(s3, stack.info.bucketName, key)) as BatchLog;
+        if (!log.diary) continue;
+        diary.attempts += 1;
+        for (const [criterion, evidence] of Object.entries(log.diary.criteria)) if (evidence.length > 0) diary.byCriterion[criterion] = (diary.byCriterion[criterion] ?? 0) + 1;
+        if (!log.diary.written || !log.diary.path) {
+          const reason = log.diary.reason ?? '?';
+          diary.rejected[reason] = (diary.rejected[reason] ?? 0) + 1;
+          continue;
+        }
+        diary.written += 1;
+        const text = await getText(s3, stack.info.bucketName, `users/${userId}/${log.diary.path}`);
+        entries.push({ turns: new Set(log.turns_reviewed), words: new Set(contentWords(text)) });
+      }
+      diary.perTurnEntries += turns.length;
+
       for (const [key, value] of Object.entries(conv)) {
         const m = /^events_session_(\d+)$/.exec(key);
         if (!m || typeof value !== 'object' || value === null) continue;
@@ -248,6 +288,11 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
           extraction.events += 1;
           const hits = await search(sentence, 3, { kind: ['staged', 'knowledge'] });
           if (hits.some((h) => h.sourceTurns.some((t) => own.has(t)))) extraction.covered += 1;
+          diary.events += 1;
+          const ofSession = entries.filter((e) => [...e.turns].some((t) => own.has(t)));
+          if (ofSession.length > 0) diary.coveredBySession += 1;
+          const words = contentWords(sentence);
+          if (ofSession.some((e) => words.filter((w) => e.words.has(w)).length >= MIN_SHARED_WORDS)) diary.coveredByContent += 1;
         }
       }
       endPhase(null);
@@ -255,6 +300,7 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
     summary = await stack.summary();
     storedBytes = await measureStorage(stack.info);
   } finally {
+    s3.destroy();
     await stack.stop();
   }
   const share = (n: number, d: number) => (d > 0 ? Math.round((n / d) * 1000) / 1000 : 0);
@@ -277,6 +323,7 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
       floorTop5: Math.round(tokens.floorTop5 / Math.max(1, questions)),
     },
     extraction: { ...extraction, share: share(extraction.covered, extraction.events) },
+    diary: { ...diary, reduction: share(diary.perTurnEntries - diary.written, diary.perTurnEntries) },
     kinds,
     usage: {
       ingest,
@@ -291,6 +338,14 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
 }
 
 /** Bytes the stack holds: the table's size as DynamoDB reports it, and every object in the bucket. */
+/** Content words an annotated event must share with a diary entry of its session to count as covered by content. */
+const MIN_SHARED_WORDS = 2;
+
+async function getText(s3: S3Client, bucket: string, key: string): Promise<string> {
+  const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  return (await res.Body?.transformToString('utf-8')) ?? '';
+}
+
 async function measureStorage(info: Awaited<ReturnType<typeof startLocalStack>>['info']): Promise<{ dynamodb: number; s3: number }> {
   const common = { region: info.region, credentials: info.credentials };
   const ddb = new DynamoDBClient({ ...common, endpoint: info.endpoints.dynamodb });

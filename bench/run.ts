@@ -85,6 +85,26 @@ once the cause is fixed (a test runs this outage).
 `;
 }
 
+/** The selective diary (seed 004 P3-M3) on the LoCoMo replay. */
+function diarySection(quality: QualityResult): string {
+  const d = quality.diary;
+  const criteria = Object.entries(d.byCriterion).map(([c, n]) => `${c.replace('_', ' ')} ${n}`).join(', ') || 'none';
+  const rejected = Object.entries(d.rejected).map(([r, n]) => `${n} × "${r}"`).join('; ') || 'none';
+  return `## Selective diary (seed 004 P3-M3)
+
+On the same LoCoMo replay (${quality.conversations.join(', ')}): a per-turn diary would have written
+${d.perTurnEntries.toLocaleString('en-US')} entries (one per turn). The reflector considered ${d.attempts} (one per completed batch)
+and wrote **${d.written}** — a reduction of **${pct(d.reduction)}** (the seed's goal: more than 70 %). Criteria met by
+the batches considered: ${criteria}. Rejected attempts, with the reason kept in the batch log:
+${rejected}. The rules are in \`lib/domain/diary.ts\`; the offline model is rule-based, so which
+criteria fire here says more about it than about an LLM's reflections.
+
+Nothing important lost? Of the ${d.events} annotated session events (LoCoMo's \`events_session_N\`),
+${d.coveredBySession} (${pct(d.events > 0 ? d.coveredBySession / d.events : 0)}) fall in a session a diary entry reviewed a turn of, and
+${d.coveredByContent} (${pct(d.events > 0 ? d.coveredByContent / d.events : 0)}) share at least two content words with such an entry.
+`;
+}
+
 /** Hostile input: the fuzzed schemas, queue paths and API routes, and the prompt-injection attack on the stack. */
 function fuzzSection(fuzz: FuzzReport): string {
   const rows = Object.entries(fuzz.targets).map(([name, t]) => {
@@ -499,6 +519,7 @@ Succeeded: **${attacks.succeeded.length}**${attacks.succeeded.length > 0 ? ` —
 for API Gateway's JWT authorizer; in the cloud the authorizer does it. The user and scope
 checks are the handler's own in both.
 
+${diarySection(quality)}
 ${fuzzSection(fuzz)}
 ${loadSection(load)}
 ${faultSection(faultRuns)}
@@ -516,6 +537,7 @@ At 1,000 documents: p95 ${at1000 ? at1000.p95.toFixed(1) : '?'} ms — ${at1000 
 `;
   writeFileSync(new URL('../BENCHMARKS.md', import.meta.url), md);
   console.log(`attack suite: ${attacks.tried} tried, ${attacks.succeeded.length} succeeded`);
+  console.log(`diary: ${quality.diary.written} entries for ${quality.diary.perTurnEntries} turns (reduction ${pct(quality.diary.reduction)}), events covered by session ${quality.diary.coveredBySession}/${quality.diary.events}`);
   console.log(`fuzzing: ${fuzz.cases} cases in process, ${fuzz.injection.stack?.api.requests ?? 0} API requests on the stack, ${fuzz.failures} failures`);
   console.log(`load: ${load.sessions} sessions, ${load.turnsPublished} turns, lost ${load.lost}, doubled ${load.doubled}, heap ${load.heap.before?.heapUsedMB} → ${load.heap.after?.heapUsedMB} MB`);
   for (const r of faultRuns) console.log(`faults ${r.replay}: ${r.turns} turns, differences ${r.determinism.differences} (twice) / ${r.equivalence.differences} (faults), DLQ ${r.dlq}`);

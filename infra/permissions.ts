@@ -74,6 +74,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       'users/*/reflections/*': ['PutObject'],
       'users/*/Logs/*': ['PutObject'],
       'users/*/episodes/*': ['PutObject'],
+      'users/*/diary/*': ['PutObject'],
       'rejected/*': ['PutObject'],
     },
     sends: [],

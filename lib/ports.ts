@@ -140,6 +140,8 @@ export interface KnowledgeStore {
   putModelOutput(userId: string, batchId: string, response: ModelResponse): Promise<void>;
   /** Write an episode's document (idempotent by turn); returns its key. */
   putEpisode(userId: string, turnId: number, markdown: string): Promise<string>;
+  /** Write a diary entry (idempotent by batch); returns its key. */
+  putDiary(userId: string, batchId: string, markdown: string): Promise<string>;
 }
 
 export interface UserSettingsStore {

@@ -10,6 +10,8 @@ export const turnDocKey = (userId: string, turnId: number, contentHash: string):
 export const stagingPrefix = (userId: string): string => `${userPrefix(userId)}Knowledge_staging/`;
 export const knowledgePrefix = (userId: string): string => `${userPrefix(userId)}Knowledge/`;
 export const knowledgeIndexKey = (userId: string): string => `${userPrefix(userId)}index/knowledge.json`;
+/** A selective-diary entry (seed 004 P3-M3), one per batch that met the impact criteria. */
+export const diaryKey = (userId: string, batchId: string): string => `${userPrefix(userId)}diary/${batchId}.md`;
 /** An episode's document (seed 004 P3-M4), written by the reflection that reviewed its turn. */
 export const episodeKey = (userId: string, turnId: number): string => `${userPrefix(userId)}episodes/${pad(turnId)}.md`;
 export const batchLogKey = (userId: string, batchId: string): string =>

@@ -20,6 +20,7 @@ import { completeBatch, parseSignalState } from '../domain/signal-accumulator.js
 import { domainsRead, stagedDocuments } from '../domain/staging.js';
 import { reliabilityOf } from '../domain/source-reliability.js';
 import { episodeDocument } from '../domain/episodes.js';
+import { decideDiaryEntry, diaryEntry } from '../domain/diary.js';
 import { topKeywords } from '../domain/text.js';
 import { BatchNotRecordedError, type BatchLogStore, type Clock, type KnowledgeStore, type Log, type ModelResponse, type ReflectionModel, type SignalStateStore, type SourceReliabilityStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
@@ -204,6 +205,27 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     episodes.push(key.slice(`users/${job.userId}/`.length));
   }
 
+  // Seed 004 P3-M3: a diary entry only when the batch mattered; otherwise the reason is logged.
+  const diaryInput = {
+    batchId: job.jobId,
+    trigger: job.trigger,
+    turns,
+    passed,
+    staged: toStage.map((d) => ({ path: d.path, title: d.title, category: d.category, text: d.text })),
+    promoted: promotedFiles,
+    reinforced,
+    assessment: parsed?.assessment ?? null,
+  };
+  const decision = decideDiaryEntry(diaryInput);
+  let diary: NonNullable<BatchLog['diary']>;
+  if (decision.write) {
+    const key = await deps.knowledge.putDiary(job.userId, job.jobId, diaryEntry(diaryInput, decision));
+    diary = { written: true, path: key.slice(`users/${job.userId}/`.length), criteria: decision.criteria };
+  } else {
+    diary = { written: false, criteria: decision.criteria, ...(decision.reason ? { reason: decision.reason } : {}) };
+    deps.log.info('diary entry not written', { userId: job.userId, batchId: job.jobId, reason: decision.reason });
+  }
+
   const log: BatchLog = {
     ...base,
     status: 'completed',
@@ -216,6 +238,7 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     staged_files: stagedFiles,
     promoted_files: promotedFiles,
     ...(episodes.length > 0 ? { episodes } : {}),
+    diary,
     reinforced,
     model,
     assessment: parsed?.assessment ?? null,

@@ -9,7 +9,7 @@ import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import { addObservation, emptyStats, type SourceObservation, type SourceStats } from '../../lib/domain/source-reliability.js';
 import { turnIndexEntry } from '../../lib/domain/turn-document.js';
-import { episodeKey } from '../../lib/domain/memory-paths.js';
+import { diaryKey, episodeKey } from '../../lib/domain/memory-paths.js';
 import type { IdleCheck } from '../../events/idle-check.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import type { ReflectionRun } from '../../lib/domain/sleep-time/reflection-log.js';
@@ -201,6 +201,12 @@ export class MemoryKnowledgeStore implements KnowledgeStore {
   }
   async putModelOutput(userId: string, batchId: string, r: ModelResponse) {
     this.outputs.set(`${userId}/${batchId}`, r);
+  }
+  readonly diary = new Map<string, string>();
+  async putDiary(userId: string, batchId: string, markdown: string) {
+    const key = diaryKey(userId, batchId);
+    this.diary.set(key, markdown);
+    return key;
   }
   readonly episodes = new Map<string, string>();
   async putEpisode(userId: string, turnId: number, markdown: string) {

@@ -15,6 +15,7 @@ import { GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, reflectio
 import {
   batchFailureKey,
   batchLogKey,
+  diaryKey,
   episodeKey,
   expiryLogKey,
   keys,
@@ -245,6 +246,10 @@ export class RecordingKnowledgeStore extends MemoryKnowledgeStore {
   override async putModelOutput(userId: string, batchId: string, r: ModelResponse) {
     this.log.add('knowledge.putModelOutput', userId, modelOutputKey(userId, batchId));
     return super.putModelOutput(userId, batchId, r);
+  }
+  override async putDiary(userId: string, batchId: string, markdown: string) {
+    this.log.add('knowledge.putDiary', userId, diaryKey(userId, batchId));
+    return super.putDiary(userId, batchId, markdown);
   }
   override async putEpisode(userId: string, turnId: number, markdown: string) {
     this.log.add('knowledge.putEpisode', userId, episodeKey(userId, turnId));

@@ -1,0 +1,94 @@
+/**
+ * The selective diary (seed 004 P3-M3): after a batch, the agent writes a reflection entry
+ * only when the batch mattered by one of the seed's impact criteria; otherwise the attempt
+ * is rejected and the reason logged (batch log and function log), so the criteria can be
+ * tuned. A per-turn diary would write one entry per turn; this one writes at most one per
+ * batch, and only for batches that pass.
+ *
+ * The criteria are the seed's; what counts as evidence for each is ours (all from what the
+ * batch already knows, no extra model call):
+ * - impact (changes how the agent should behave): a correction passed the gates; the batch
+ *   was fired by an error, correction or user_request event; a reviewed turn was validated
+ *   FAIL, RETRY or REVISE, or flagged a contradiction; an episode failed;
+ * - reusable (will matter in future sessions): an item was promoted to Knowledge or recurred
+ *   (a reinforcement: it came back in another batch);
+ * - lesson (a pattern to extract): a pattern or a connection was staged; a failed episode
+ *   says why; the model's assessment calls for caution (≥ CAUTION_FOR_LESSON);
+ * - user signal (the user said it matters): "please remember", "remember that", "don't
+ *   forget", "keep in mind", "from now on", "make a note", "this is important"… in a user
+ *   message — asking the agent to keep something, not "remember when…".
+ */
+import type { TurnSaved } from '../../events/turn-saved.js';
+import type { EmotionState } from './emotion-state.js';
+import { renderFrontMatter } from './front-matter.js';
+import type { ReflectionOutput } from './reflection-output.js';
+
+export const DIARY_CRITERIA = ['impact', 'reusable', 'lesson', 'user_signal'] as const;
+export type DiaryCriterion = (typeof DIARY_CRITERIA)[number];
+
+export const CAUTION_FOR_LESSON = 0.5;
+const BEHAVIOUR_EVENTS = new Set(['event:error', 'event:correction', 'event:user_request']);
+/** Asking the agent to keep something, not reminiscing ("remember when…") or small talk ("it's important to rest"). */
+const USER_SIGNAL = /\b(please remember|remember that|remember this|don'?t forget|do not forget|keep in mind|from now on|make a note|note that|this is important|it'?s important to me)\b/i;
+
+export interface DiaryInput {
+  batchId: string;
+  trigger: string;
+  turns: ReadonlyArray<Pick<TurnSaved, 'turnId' | 'query' | 'signals' | 'episode'>>;
+  /** What passed the gates. */
+  passed: ReflectionOutput;
+  staged: ReadonlyArray<{ path: string; title: string; category: string; text: string }>;
+  promoted: readonly string[];
+  reinforced: ReadonlyArray<{ item: string; staged_file: string }>;
+  assessment: EmotionState | null;
+}
+
+export interface DiaryDecision {
+  write: boolean;
+  /** The evidence found for each criterion (empty lists: not met). */
+  criteria: Record<DiaryCriterion, string[]>;
+  /** Why no entry was written (when `write` is false). */
+  reason?: string;
+}
+
+export function decideDiaryEntry(input: DiaryInput): DiaryDecision {
+  const criteria: Record<DiaryCriterion, string[]> = { impact: [], reusable: [], lesson: [], user_signal: [] };
+  for (const c of input.passed.corrections) criteria.impact.push(`correction of ${c.existing_file}`);
+  if (BEHAVIOUR_EVENTS.has(input.trigger)) criteria.impact.push(`fired by ${input.trigger}`);
+  for (const t of input.turns) {
+    const v = t.signals?.validation;
+    if (v === 'FAIL' || v === 'RETRY' || v === 'REVISE') criteria.impact.push(`turn ${t.turnId} validated ${v}`);
+    if (t.signals?.contradiction) criteria.impact.push(`turn ${t.turnId} contradicted earlier findings`);
+    if (t.episode && !t.episode.outcome.success) {
+      criteria.impact.push(`episode of turn ${t.turnId} failed`);
+      if (t.episode.outcome.failureReason) criteria.lesson.push(`turn ${t.turnId}: ${t.episode.goal} failed (${t.episode.outcome.failureReason})`);
+    }
+    const said = USER_SIGNAL.exec(t.query);
+    if (said) criteria.user_signal.push(`turn ${t.turnId}: "${said[0]}"`);
+  }
+  for (const p of input.promoted) criteria.reusable.push(`promoted ${p}`);
+  for (const r of input.reinforced) criteria.reusable.push(`recurred: ${r.item}`);
+  for (const s of input.staged) if (s.category === 'Patterns' || s.category === 'Connections') criteria.lesson.push(`${s.category === 'Patterns' ? 'pattern' : 'connection'}: ${s.title}`);
+  if (input.assessment && input.assessment.caution >= CAUTION_FOR_LESSON) criteria.lesson.push(`caution ${input.assessment.caution}`);
+  const write = DIARY_CRITERIA.some((c) => criteria[c].length > 0);
+  return write ? { write, criteria } : { write, criteria, reason: 'no impact, nothing reusable, no lesson and no user signal in this batch' };
+}
+
+/** The entry (`users/{u}/diary/{batchId}.md`): why it was written, and what the batch learned. */
+export function diaryEntry(input: DiaryInput, decision: DiaryDecision): string {
+  const met = DIARY_CRITERIA.filter((c) => decision.criteria[c].length > 0);
+  const meta = {
+    kind: 'diary',
+    batch_id: input.batchId,
+    trigger: input.trigger,
+    turns: input.turns.map((t) => t.turnId),
+    criteria: met,
+    ...(input.assessment ? { assessment: input.assessment } : {}),
+  };
+  const lines = [`# Diary: ${input.batchId}`, '', ...met.map((c) => `- **${c.replace('_', ' ')}**: ${decision.criteria[c].join('; ')}`)];
+  const clip = (t: string) => (t.length > 240 ? `${t.slice(0, 239)}…` : t);
+  const learned = [...input.staged.map((s) => `${s.title}: ${clip(s.text.replace(/\s+/g, ' '))}`), ...input.reinforced.map((r) => `${r.item} (again)`)];
+  if (learned.length > 0) lines.push('', '## Learned', ...learned.map((t) => `- ${t}`));
+  if (input.passed.open_questions.length > 0) lines.push('', '## Still open', ...input.passed.open_questions.map((q) => `- ${q.question}`));
+  return renderFrontMatter(meta, `${lines.join('\n')}\n`);
+}

@@ -56,11 +56,14 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   memoryOutcomes: { ids: ['turn:1'], validation: 'APPROVE' },
   reviewPromote: { path: 'Facts/x.md' },
   reviewDiscard: { path: 'Facts/x.md' },
+  graphEdgeCreate: { from: 'attacker', relation: 'owns', to: 'victim' },
+  graphEdgeRestore: { id: 'a|related_to|b' },
 };
 
 /** A valid query string for the routes that need one (so a validation error cannot mask an attack). */
 const SAMPLE_QUERIES: Record<string, string> = {
   sourceReliability: '?domains=docs.example.com',
+  graphLog: '?limit=5',
 };
 
 /** Every route that is not public, with a valid sample body for those that take one. */
@@ -100,7 +103,7 @@ export async function runApiAttacks(stack: LocalStack, options: { as?: string } 
   // 1. Every route of the contract on the victim's id, and writes on GLOBAL.
   for (const route of apiRoutes()) {
     const fill = (userId: string) =>
-      route.path.replace('{userId}', encodeURIComponent(userId)).replace('{tier}', 'long_term').replace('{id}', 'mem:0000') + (SAMPLE_QUERIES[route.operationId] ?? '');
+      route.path.replace('{userId}', encodeURIComponent(userId)).replace('{tier}', 'long_term').replace('{id}', 'mem:0000').replace('{entity}', 'reef') + (SAMPLE_QUERIES[route.operationId] ?? '');
     await send('other user', `${route.method} ${route.path} as ${VICTIM}`, route.method, fill(VICTIM), { body: route.sampleBody }, true);
     if (route.access === 'write') await send('GLOBAL write', `${route.method} ${route.path} on GLOBAL`, route.method, fill('GLOBAL'), { body: route.sampleBody }, true);
   }

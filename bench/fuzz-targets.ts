@@ -39,6 +39,7 @@ import { parseSignalState } from '../lib/domain/signal-accumulator.js';
 import { checkIdle } from '../lib/use-cases/check-idle.js';
 import { type IngestDeps, type IngestRecord, ingestTurns } from '../lib/use-cases/ingest-turns.js';
 import * as api from '../lib/use-cases/memory-api.js';
+import * as graph from '../lib/use-cases/relation-graph.js';
 import { type FieldError, parseOrKeep } from '../lib/use-cases/parse-or-keep.js';
 import { type ReflectionDeps, runReflection } from '../lib/use-cases/run-reflection.js';
 import { runNightly, runWeekly, type SleepTimeDeps } from '../lib/use-cases/run-sleep-time.js';
@@ -404,6 +405,7 @@ function reflectorDeps(w: RecordingWorld, model: ReflectionModel) {
     knowledge: w.knowledge,
     batchLogs: w.batchLogs,
     sources: w.sources,
+    graph: w.graph,
     model,
     clock,
     log,
@@ -421,7 +423,7 @@ function reflectorDeps(w: RecordingWorld, model: ReflectionModel) {
     temperature: 0.6,
     budgetTokens: 4000,
   };
-  const sleep: SleepTimeDeps = { turns: w.turns, knowledge: w.knowledge, runs: w.runs, summaries: new MemorySummarySource(), model, clock, log, config: defaultSleepTimeConfig };
+  const sleep: SleepTimeDeps = { turns: w.turns, knowledge: w.knowledge, runs: w.runs, summaries: new MemorySummarySource(), graph: w.graph, model, clock, log, config: defaultSleepTimeConfig };
   return { reflection, summary, sleep };
 }
 
@@ -638,6 +640,11 @@ const OPERATIONS: Record<Exclude<OperationId, 'openapi' | 'console'>, (deps: api
   batchList: (d, { params, query }) => api.batches(d, params.userId, query.limit),
   sourceReliability: (d, { query }) => api.sourceReliability(d, query.domains),
   capabilityConfidence: (d, { params }) => api.capabilities(d, params.userId),
+  graphNeighbours: (d, { params, query }) => graph.graphNeighbours(d, params.userId, params.entity, query.includePruned === 'true'),
+  graphEdgeCreate: (d, { params, body, principal }) => graph.createGraphEdge(d, principal.subject, params.userId, body),
+  graphEdgeRestore: (d, { params, body, principal }) => graph.restoreGraphEdge(d, principal.subject, params.userId, body.id),
+  graphEntitySplit: (d, { params, principal }) => graph.splitGraphEntity(d, principal.subject, params.userId, params.entity),
+  graphLog: (d, { params, query }) => graph.graphLog(d, params.userId, query.limit),
 };
 
 class BadRequest extends Error {
@@ -696,6 +703,7 @@ export async function callRoute(route: Route, req: ApiRequest, principal: Princi
 export const OWN_MEM = '$own-mem';
 const apiDeps = (w: RecordingWorld): api.MemoryApiDeps => ({
   sources: w.sources,
+  graph: w.graph,
   catalog: w.catalog,
   items: w.items,
   audit: w.audit,
@@ -749,6 +757,11 @@ const SAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<s
   batchList: { query: { limit: '10' } },
   sourceReliability: { query: { domains: 'docs.example.com,WWW.Example.org' } },
   capabilityConfidence: {},
+  graphNeighbours: { params: { entity: 'Reef Tank' }, query: { includePruned: 'true' } },
+  graphEdgeCreate: { body: { from: 'reef tank', relation: 'contains', to: 'clownfish', note: 'said so' } },
+  graphEdgeRestore: { body: { id: 'reef_tank|contain|clownfish' } },
+  graphEntitySplit: { params: { entity: 'clownfish' } },
+  graphLog: { query: { limit: '20' } },
 };
 
 export interface ApiCase {

@@ -78,6 +78,7 @@ export async function benchReflectorTime(sizes = [100, 1000, 10000], batches = 3
         knowledge: new SnapshotKnowledgeStore(snapshot),
         batchLogs: new MemoryBatchLogStore(),
         sources: ingest.sources,
+        graph: ingest.graph,
         model: new ScriptedModel(() => output),
         clock: fixedClock(),
         log: new RecordingLog(),

@@ -65,7 +65,8 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
   },
   reflector: {
-    dynamodb: ['GetItem', 'PutItem', 'BatchGetItem', 'Query', 'UpdateItem'],
+    // BatchWriteItem: the relation graph's edges, entities and hygiene log
+    dynamodb: ['GetItem', 'PutItem', 'BatchGetItem', 'BatchWriteItem', 'Query', 'UpdateItem'],
     s3: {
       'users/*': ['GetObject'],
       'users/*/Knowledge_staging/*': ['PutObject', 'DeleteObject'],
@@ -95,7 +96,8 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
   },
   api: {
-    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'BatchGetItem'],
+    // BatchWriteItem: edges users state, restores and splits in the relation graph
+    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'BatchGetItem', 'BatchWriteItem'],
     s3: {
       'users/*': ['GetObject'],
       'users/*/Knowledge/*': ['PutObject'],

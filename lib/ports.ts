@@ -13,6 +13,7 @@ import type { BatchLog, ModelUsage } from './domain/batch-log.js';
 import type { SignalState } from './domain/signal-accumulator.js';
 import type { StagedDocument } from './domain/staging.js';
 import type { SourceObservation, SourceStats } from './domain/source-reliability.js';
+import type { Edge, Entity, GraphLogEntry } from './domain/relation-graph.js';
 import type { MemoryItem, ReflectionRecordView, TurnIndexEntry } from './domain/memory-item.js';
 import type { AuditEntry } from './domain/memory-tiers.js';
 
@@ -42,6 +43,23 @@ export interface SignalStateStore {
   load(userId: string): Promise<StoredSignalState>;
   /** Conditional write; false when someone else wrote since `expectedVersion`. */
   save(userId: string, state: SignalState, expectedVersion: number | null): Promise<boolean>;
+}
+
+/** A user's relation graph: edges, entities and the hygiene log (lib/domain/relation-graph.ts). */
+export interface GraphStore {
+  load(userId: string): Promise<{ edges: Edge[]; entities: Entity[] }>;
+  /** Write these edges and entities (whole items), remove those, append the log entries. */
+  apply(userId: string, change: GraphChange): Promise<void>;
+  /** The hygiene log, newest first. */
+  log(userId: string, limit: number): Promise<GraphLogEntry[]>;
+}
+
+export interface GraphChange {
+  edges?: readonly Edge[];
+  entities?: readonly Entity[];
+  removeEdges?: readonly string[];
+  removeEntities?: readonly string[];
+  log?: readonly GraphLogEntry[];
 }
 
 /** Per-domain source outcomes, shared by all users (seed 002 §9). */

@@ -108,6 +108,18 @@ export const ReviewRequestSchema = z.object({ path: z.string().min(1).max(600), 
 const ItemResponse = z.object({ item: MemoryItemSchema });
 const Looseobject = z.record(z.string(), z.unknown());
 
+/** An entity of the relation graph by its label (normalised to its key by the API). */
+const EntityParam = z.string().min(1).max(200);
+export const GraphEdgeRequestSchema = z
+  .object({
+    from: EntityParam,
+    relation: z.string().min(1).max(100),
+    to: EntityParam,
+    note: z.string().max(1000).optional(),
+  })
+  .strict();
+export const GraphRestoreRequestSchema = z.object({ id: z.string().min(1).max(700) }).strict();
+
 /** Most domains one reliability request may ask for. */
 export const MAX_DOMAINS_PER_REQUEST = 20;
 
@@ -214,6 +226,27 @@ export const routes = [
   {
     method: 'POST', path: `${u}/review/discard`, operationId: 'reviewDiscard', access: 'write', params: UserParam, body: ReviewRequestSchema,
     summary: 'Discard a staged item (it is kept, so the same knowledge is not staged again)', response: z.object({ path: z.string(), status: z.literal('discarded') }),
+  },
+  {
+    method: 'GET', path: `${u}/graph/entities/{entity}/neighbours`, operationId: 'graphNeighbours', access: 'read', params: UserParam.extend({ entity: EntityParam }),
+    query: z.object({ includePruned: z.enum(['true', 'false']).optional() }),
+    summary: 'An entity\'s neighbours in the relation graph (aliases resolved), best first; pruned edges with includePruned=true', response: Looseobject,
+  },
+  {
+    method: 'POST', path: `${u}/graph/edges`, operationId: 'graphEdgeCreate', access: 'write', params: UserParam, body: GraphEdgeRequestSchema,
+    summary: 'State an edge (from, relation, to): user-created edges are never decayed, pruned or merged away', response: z.object({ edge: Looseobject.optional() }),
+  },
+  {
+    method: 'POST', path: `${u}/graph/edges/restore`, operationId: 'graphEdgeRestore', access: 'write', params: UserParam, body: GraphRestoreRequestSchema,
+    summary: 'Restore a pruned edge within its recovery window', response: z.object({ edge: Looseobject }),
+  },
+  {
+    method: 'POST', path: `${u}/graph/entities/{entity}/split`, operationId: 'graphEntitySplit', access: 'write', params: UserParam.extend({ entity: EntityParam }),
+    summary: 'Undo a merge: the entity stands on its own again (and is not merged automatically again)', response: z.object({ entity: Looseobject }),
+  },
+  {
+    method: 'GET', path: `${u}/graph/log`, operationId: 'graphLog', access: 'read', params: UserParam, query: z.object({ limit: Limit(500, 50) }),
+    summary: 'The relation graph\'s hygiene log (merges, splits, decay, pruning, restores, removals), newest first', response: z.object({ entries: z.array(Looseobject) }),
   },
   {
     method: 'GET', path: `${u}/capabilities`, operationId: 'capabilityConfidence', access: 'read', params: UserParam,

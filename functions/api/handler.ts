@@ -13,6 +13,7 @@ import { createDocumentClient, createS3Client } from '../../lib/adapters/aws-cli
 import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
 import { systemClock } from '../../lib/adapters/clock.js';
 import { getStringFromEnv } from '../../lib/adapters/config.js';
+import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
@@ -24,6 +25,7 @@ import { S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js'
 import { authorize, type Principal, principalFromClaims } from '../../lib/domain/access.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import * as api from '../../lib/use-cases/memory-api.js';
+import * as graph from '../../lib/use-cases/relation-graph.js';
 import { type OperationId, type Route, routes } from './contract.js';
 import { consoleHtml } from './console.js';
 import { openApiDocument } from './openapi.js';
@@ -48,6 +50,7 @@ const deps: api.MemoryApiDeps = {
   runs: new DynamoReflectionLogStore(ddb, s3, tableName, bucketName),
   batchLogs: new S3DynamoBatchLogStore(ddb, s3, tableName, bucketName),
   sources: new DynamoSourceReliabilityStore(ddb, tableName, systemClock),
+  graph: new DynamoGraphStore(ddb, tableName),
   clock: systemClock,
 };
 
@@ -78,6 +81,11 @@ const operations: Record<Exclude<OperationId, 'openapi' | 'console'>, Operation>
   batchList: ({ params, query }) => api.batches(deps, params.userId, query.limit),
   sourceReliability: ({ query }) => api.sourceReliability(deps, query.domains),
   capabilityConfidence: ({ params }) => api.capabilities(deps, params.userId),
+  graphNeighbours: ({ params, query }) => graph.graphNeighbours(deps, params.userId, params.entity, query.includePruned === 'true'),
+  graphEdgeCreate: ({ params, body, principal }) => graph.createGraphEdge(deps, principal.subject, params.userId, body),
+  graphEdgeRestore: ({ params, body, principal }) => graph.restoreGraphEdge(deps, principal.subject, params.userId, body.id),
+  graphEntitySplit: ({ params, principal }) => graph.splitGraphEntity(deps, principal.subject, params.userId, params.entity),
+  graphLog: ({ params, query }) => graph.graphLog(deps, params.userId, query.limit),
 };
 
 const json = (statusCode: number, body: unknown): APIGatewayProxyResultV2 => ({

@@ -14,6 +14,7 @@ import { createBedrockClient, createDocumentClient, createS3Client } from '../..
 import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
 import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.js';
 import { getNumberFromEnv, getStringFromEnv } from '../../lib/adapters/config.js';
+import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
@@ -51,6 +52,7 @@ const deps: ReflectionDeps = {
   knowledge: new KnowledgeRepository(ddb, s3, tableName, bucketName),
   batchLogs: new S3DynamoBatchLogStore(ddb, s3, tableName, bucketName),
   sources: new DynamoSourceReliabilityStore(ddb, tableName, systemClock),
+  graph: new DynamoGraphStore(ddb, tableName),
   model,
   clock: systemClock,
   log,
@@ -82,6 +84,7 @@ const sleepTimeDeps: SleepTimeDeps = {
   knowledge: deps.knowledge,
   runs: new DynamoReflectionLogStore(ddb, s3, tableName, bucketName),
   summaries: new DynamoSummarySource(ddb, s3, tableName, bucketName),
+  graph: deps.graph,
   model,
   clock: systemClock,
   log,

@@ -1,5 +1,5 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { summarise } from '../domain/knowledge.js';
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
 import { summariseEpisode, type EpisodeSummary } from '../domain/episodes.js';
@@ -7,7 +7,7 @@ import { keys, turnDocKey } from '../domain/memory-paths.js';
 import { parseTurnDocument, renderTurnDocument, turnContentHash, turnSearchText } from '../domain/turn-document.js';
 import type { TurnIndexEntry } from '../domain/memory-item.js';
 import type { TurnStore } from '../ports.js';
-import { queryAll } from './dynamo-query.js';
+import { batchWriteAll, queryAll } from './dynamo-query.js';
 
 /**
  * Turn documents in S3 (`users/{u}/turns/{n}/{hash}.md`, content-addressed so a
@@ -56,15 +56,11 @@ export class S3DynamoTurnStore implements TurnStore {
         };
       }),
     );
-    for (let i = 0; i < items.length; i += 25) {
-      let pending: Array<Record<string, unknown>> | undefined = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
-      for (let attempt = 0; pending && pending.length > 0; attempt++) {
-        if (attempt > 8) throw new Error('BatchWrite kept returning unprocessed items');
-        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
-        const res = await this.ddb.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
-        pending = res.UnprocessedItems?.[this.tableName] as Array<Record<string, unknown>> | undefined;
-      }
-    }
+    await batchWriteAll(
+      this.ddb,
+      this.tableName,
+      items.map((Item) => ({ PutRequest: { Item } })),
+    );
   }
 
   async turnsSince(userId: string, fromIso: string, limit: number): Promise<number[]> {

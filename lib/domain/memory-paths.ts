@@ -64,4 +64,8 @@ export const keys = {
   sourceStatsSk: 'STATS',
   /** …and, in the reporting user's partition, a marker per counted observation (turn and position). */
   sourceObservationSk: (key: string) => `SOURCEOBS#${key}`,
+  /** The relation graph (lib/domain/relation-graph.ts): adjacency items in the user's partition. */
+  edgeSk: (id: string) => `EDGE#${id}`,
+  entitySk: (key: string) => `ENTITY#${key}`,
+  graphLogSk: (at: string, n: number, action: string) => `GRAPHLOG#${at}#${String(n).padStart(4, '0')}#${action}`,
 } as const;

@@ -12,7 +12,7 @@ import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, ne
 import { applyOutcome, newScopeExpiry } from '../domain/scope-trust.js';
 import { knowledgePathFor, PROMOTIONS_TO_KNOWLEDGE, promotedDocument, type StagedRecord } from '../domain/promotion.js';
 import { computeSelfAssessment } from '../domain/sleep-time/self-assessment.js';
-import type { AuditTrail, BatchLogReader, Clock, KnowledgeStore, MemoryCatalog, MemoryItemStore, ReflectionLogStore, ReflectionStore, SourceReliabilityStore, TurnStore } from '../ports.js';
+import type { AuditTrail, BatchLogReader, Clock, KnowledgeStore, MemoryCatalog, MemoryItemStore, GraphStore, ReflectionLogStore, ReflectionStore, SourceReliabilityStore, TurnStore } from '../ports.js';
 import { normaliseDomain, reliabilityOf, type SourceReliability } from '../domain/source-reliability.js';
 import { type CapabilityConfidence, capabilityConfidence } from '../domain/episodes.js';
 
@@ -27,6 +27,8 @@ export interface MemoryApiDeps {
   batchLogs: BatchLogReader;
   /** Per-domain source outcomes, shared by all users (read only here). */
   sources: Pick<SourceReliabilityStore, 'stats'>;
+  /** The user's relation graph (lib/use-cases/relation-graph.ts serves it). */
+  graph: GraphStore;
   clock: Clock;
 }
 

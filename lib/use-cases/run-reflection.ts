@@ -21,8 +21,9 @@ import { domainsRead, stagedDocuments } from '../domain/staging.js';
 import { reliabilityOf } from '../domain/source-reliability.js';
 import { episodeDocument } from '../domain/episodes.js';
 import { decideDiaryEntry, diaryEntry } from '../domain/diary.js';
+import { recordRelations } from './relation-graph.js';
 import { topKeywords } from '../domain/text.js';
-import { BatchNotRecordedError, type BatchLogStore, type Clock, type KnowledgeStore, type Log, type ModelResponse, type ReflectionModel, type SignalStateStore, type SourceReliabilityStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import { BatchNotRecordedError, type BatchLogStore, type Clock, type KnowledgeStore, type Log, type ModelResponse, type ReflectionModel, type GraphStore, type SignalStateStore, type SourceReliabilityStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
 export interface ReflectionDeps {
   turns: TurnStore;
@@ -31,6 +32,8 @@ export interface ReflectionDeps {
   batchLogs: BatchLogStore;
   /** Per-domain source outcomes (read only here). */
   sources: Pick<SourceReliabilityStore, 'stats'>;
+  /** The user's relation graph: connections become edges. */
+  graph: GraphStore;
   model: ReflectionModel;
   clock: Clock;
   log: Log;
@@ -205,6 +208,22 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     episodes.push(key.slice(`users/${job.userId}/`.length));
   }
 
+  // Seed 000 §4's connections join the relation graph, at the time of the batch's last turn.
+  const batchAt = new Date(Math.max(...turns.map((t) => Date.parse(t.timestamp)), 0) || started.getTime()).toISOString();
+  const edges = await recordRelations(
+    job.userId,
+    passed.connections.map((c) => ({
+      from: c.file_a,
+      to: c.file_b,
+      relation: 'related_to',
+      note: c.relationship,
+      confidence: docs.find((d) => d.kind === 'connection' && d.meta.file_a === c.file_a && d.meta.file_b === c.file_b)?.confidence ?? 0.6,
+      provenance: { source: 'batch' as const, id: job.jobId, turns: c.source_turns, at: batchAt },
+    })),
+    batchAt,
+    deps.graph,
+  );
+
   // Seed 004 P3-M3: a diary entry only when the batch mattered; otherwise the reason is logged.
   const diaryInput = {
     batchId: job.jobId,
@@ -238,6 +257,7 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     staged_files: stagedFiles,
     promoted_files: promotedFiles,
     ...(episodes.length > 0 ? { episodes } : {}),
+    ...(edges.length > 0 ? { edges: edges.map((e) => e.id) } : {}),
     diary,
     reinforced,
     model,

@@ -5,6 +5,7 @@
  * Idempotent: a run id is recorded once; model outputs are kept per chunk and reused.
  */
 import { z } from 'zod';
+import { maintainGraph, recordRelations } from './relation-graph.js';
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { DocumentIndex } from '../domain/knowledge-search.js';
@@ -25,7 +26,7 @@ import type { ReflectionRun } from '../domain/sleep-time/reflection-log.js';
 import { computeSelfAssessment, type SelfAssessment } from '../domain/sleep-time/self-assessment.js';
 import { WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, WeeklyOutputSchema, weeklyPrompt } from '../domain/sleep-time/weekly.js';
 import { topKeywords } from '../domain/text.js';
-import { type Clock, type KnowledgeStore, type Log, type ModelResponse, type ReflectionLogStore, type ReflectionModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import { type Clock, type GraphStore, type KnowledgeStore, type Log, type ModelResponse, type ReflectionLogStore, type ReflectionModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
 export interface SleepTimeDeps {
   turns: TurnStore;
@@ -38,6 +39,8 @@ export interface SleepTimeDeps {
   config: SleepTimeConfig;
   /** As ReflectionDeps.retryUnusableOutput: an unusable answer is retried, not recorded. @default false */
   retryUnusableOutput?: boolean;
+  /** The user's relation graph: triples become edges; the nightly run sweeps it. */
+  graph: GraphStore;
 }
 
 export type SleepTimeOutcome = { status: 'completed'; run: ReflectionRun } | { status: 'already_done'; reason: string };
@@ -171,6 +174,25 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
     run.stored.push({ path: `Knowledge/${doc.path}`, statement: f.statement });
   }
   run.memoriesStored = run.stored.length;
+
+  // Seed 001's triples join the relation graph; then the graph's hygiene (seed 004), at the
+  // run's scheduled time so a retried run does the same.
+  const TAG_CONFIDENCE = { HIGH: 0.85, MEDIUM: 0.7, LOW: 0.5 } as const;
+  const triples = merged.filter((f) => f.category === 'relationship' && f.subject && f.relationship && f.object && !gateFinding(f));
+  const edges = await recordRelations(
+    job.userId,
+    triples.map((f) => ({
+      from: f.subject ?? '',
+      relation: f.relationship ?? '',
+      to: f.object ?? '',
+      confidence: TAG_CONFIDENCE[f.confidence],
+      provenance: { source: 'nightly' as const, id: job.jobId, turns: f.evidence_turns, at: job.requestedAt },
+    })),
+    job.requestedAt,
+    deps.graph,
+  );
+  run.graph = { edges: edges.length, ...(await maintainGraph(job.userId, new Date(job.requestedAt), deps.graph)) };
+
   run.durationMs = deps.clock.now().getTime() - started.getTime();
   await deps.runs.put(run);
   deps.log.info('nightly reflection', { userId: job.userId, runId: run.runId, messages: run.messagesReviewed, chunks: run.chunks, stored: run.memoriesStored });

@@ -8,6 +8,7 @@ import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import { addObservation, emptyStats, type SourceObservation, type SourceStats } from '../../lib/domain/source-reliability.js';
+import type { Edge, Entity, GraphLogEntry } from '../../lib/domain/relation-graph.js';
 import { turnIndexEntry } from '../../lib/domain/turn-document.js';
 import { diaryKey, episodeKey } from '../../lib/domain/memory-paths.js';
 import type { IdleCheck } from '../../events/idle-check.js';
@@ -32,6 +33,8 @@ import type {
   RejectedEventLog,
   SummaryRequest,
   UserSettingsStore,
+  GraphChange,
+  GraphStore,
   SignalStateStore,
   SourceReliabilityStore,
   StoredSignalState,
@@ -297,6 +300,32 @@ export class MemorySourceReliabilityStore implements SourceReliabilityStore {
   }
 }
 
+/** A user's relation graph in memory, as the DynamoDB store keeps it. */
+export class MemoryGraphStore implements GraphStore {
+  readonly edges = new Map<string, Map<string, Edge>>();
+  readonly entities = new Map<string, Map<string, Entity>>();
+  readonly entries = new Map<string, GraphLogEntry[]>();
+  private of<T>(m: Map<string, Map<string, T>>, userId: string): Map<string, T> {
+    if (!m.has(userId)) m.set(userId, new Map());
+    return m.get(userId)!;
+  }
+  async load(userId: string) {
+    return { edges: structuredClone([...this.of(this.edges, userId).values()]), entities: structuredClone([...this.of(this.entities, userId).values()]) };
+  }
+  async apply(userId: string, change: GraphChange) {
+    const edges = this.of(this.edges, userId);
+    const entities = this.of(this.entities, userId);
+    for (const e of change.edges ?? []) edges.set(e.id, structuredClone(e));
+    for (const e of change.entities ?? []) entities.set(e.key, structuredClone(e));
+    for (const id of change.removeEdges ?? []) edges.delete(id);
+    for (const key of change.removeEntities ?? []) entities.delete(key);
+    this.entries.set(userId, [...(this.entries.get(userId) ?? []), ...(change.log ?? [])]);
+  }
+  async log(userId: string, limit: number) {
+    return [...(this.entries.get(userId) ?? [])].reverse().slice(0, limit);
+  }
+}
+
 /** Every port of the ingest use case, in memory. */
 export function ingestDeps() {
   return {
@@ -307,6 +336,7 @@ export function ingestDeps() {
     claims: new MemoryClaimChecks(),
     rejected: new MemoryRejectedLog(),
     sources: new MemorySourceReliabilityStore(),
+    graph: new MemoryGraphStore(),
     clock: fixedClock(),
     log: new RecordingLog(),
     config: defaultSignalConfig,

@@ -35,10 +35,11 @@ import type { ReflectionRun } from '../../lib/domain/sleep-time/reflection-log.j
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import type { SummaryPair } from '../../lib/domain/summary.js';
 import { turnContentHash, turnIndexEntry, turnSearchText } from '../../lib/domain/turn-document.js';
-import type { AuditTrail, BatchLogReader, MemoryCatalog, MemoryItemStore, ModelResponse, RejectedEvent } from '../../lib/ports.js';
+import type { AuditTrail, BatchLogReader, GraphChange, MemoryCatalog, MemoryItemStore, ModelResponse, RejectedEvent } from '../../lib/ports.js';
 import {
   MemoryBatchLogStore,
   MemoryExpiryLog,
+  MemoryGraphStore,
   MemoryIdleScheduler,
   MemoryJobQueue,
   MemoryKnowledgeStore,
@@ -198,6 +199,18 @@ export class RecordingSourceReliability extends MemorySourceReliabilityStore {
       this.log.add('sources', null, `${keys.sourcePk(o.domain)}|${keys.sourceStatsSk}`);
     }
     return super.record(userId, observations);
+  }
+}
+
+export class RecordingGraphStore extends MemoryGraphStore {
+  constructor(private readonly writes: WriteLog) {
+    super();
+  }
+  override async apply(userId: string, change: GraphChange) {
+    for (const e of change.edges ?? []) this.writes.addItem('graph', userId, ddbKey(userId, keys.edgeSk(e.id)), e);
+    for (const e of change.entities ?? []) this.writes.addItem('graph', userId, ddbKey(userId, keys.entitySk(e.key)), e);
+    for (const [n, entry] of (change.log ?? []).entries()) this.writes.addItem('graph', userId, ddbKey(userId, keys.graphLogSk(entry.at, n, entry.action)), entry);
+    return super.apply(userId, change);
   }
 }
 
@@ -404,6 +417,7 @@ export function recordingWorld() {
     idle: new RecordingIdleScheduler(writes),
     rejected: new RecordingRejectedLog(writes),
     sources: new RecordingSourceReliability(writes),
+    graph: new RecordingGraphStore(writes),
     knowledge,
     batchLogs: new RecordingBatchLogStore(writes),
     reflections,

@@ -210,6 +210,23 @@ describe('tiers: TTL, promotion and demotion with an audit trail', () => {
   });
 });
 
+describe('relation graph', () => {
+  it('holds the edges reflections found, takes a user\'s edge, lists neighbours and the hygiene log', async () => {
+    const batches = (await call('GET', `${u()}/batches?limit=100`)).body.batches as Result[];
+    expect(batches.length).toBeGreaterThan(0);
+    const created = await call('POST', `${u()}/graph/edges`, { body: { from: 'The Reef Tank', relation: 'contains', to: 'Clownfish', note: 'the user said so' } });
+    expect(created.status).toBe(200);
+    expect(created.body.edge).toMatchObject({ id: 'reef_tank|contains|clownfish', userCreated: true, confidence: 0.9 });
+    const around = await call('GET', `${u()}/graph/entities/${encodeURIComponent('reef tanks')}/neighbours`);
+    expect(around.body).toMatchObject({ entity: 'reef_tank', neighbours: [expect.objectContaining({ entity: 'clownfish', relation: 'contains', direction: 'out' })] });
+    expect((await call('GET', `${u()}/graph/log?limit=5`)).status).toBe(200);
+    expect((await call('POST', `${u()}/graph/edges/restore`, { body: { id: 'reef_tank|contains|clownfish' } })).status).toBe(409);
+    expect((await call('POST', `${u()}/graph/entities/clownfish/split`)).status).toBe(409);
+    const bad = await call('POST', `${u()}/graph/edges`, { body: { from: 'x', relation: 'is', to: 'X' } });
+    expect(bad.status).toBe(400);
+  });
+});
+
 describe('authorisation', () => {
   it('a user-scoped credential reads and writes its own user only, and GLOBAL only reads', async () => {
     const mine = await stack.mintUserToken([USER]);

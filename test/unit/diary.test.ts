@@ -69,6 +69,7 @@ describe('the selective diary (seed 004 P3-M3)', () => {
         knowledge: new MemoryKnowledgeStore(),
         batchLogs: new MemoryBatchLogStore(),
         sources: ingest.sources,
+        graph: ingest.graph,
         model: new ScriptedModel(() => ({ new_facts: [{ title: 'dog_rex', content: 'The user adopted a beagle named Rex.', source_turns: [3], category: 'Facts' }] })),
         clock: fixedClock(),
         log: new RecordingLog(),

@@ -75,6 +75,7 @@ describe('episodes (seed 004 P3-M4)', () => {
       knowledge,
       batchLogs: new MemoryBatchLogStore(),
       sources: ingest.sources,
+      graph: ingest.graph,
       model: new ScriptedModel(() => ({ new_facts: [{ title: 'dog_rex', content: 'The user adopted a beagle named Rex.', source_turns: [3], category: 'Facts' }] })),
       clock: fixedClock(),
       log: new RecordingLog(),

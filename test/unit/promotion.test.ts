@@ -72,6 +72,7 @@ describe('promotion through the reflector', () => {
       knowledge: new MemoryKnowledgeStore(),
       batchLogs: new MemoryBatchLogStore(),
       sources: ingest.sources,
+      graph: ingest.graph,
       model: new ScriptedModel(() => replies[current]),
       clock: fixedClock(),
       log: new RecordingLog(),

@@ -14,6 +14,7 @@ import {
   fixedClock,
   MemoryActivity,
   MemoryExpiryLog,
+  MemoryGraphStore,
   MemoryJobQueue,
   MemoryKnowledgeStore,
   MemoryRunLog,
@@ -126,6 +127,7 @@ describe('nightly and weekly reflection runs', () => {
       knowledge: new MemoryKnowledgeStore(),
       runs: new MemoryRunLog(),
       summaries: new MemorySummarySource(),
+      graph: new MemoryGraphStore(),
       model,
       clock: fixedClock(),
       log: new RecordingLog(),
@@ -225,7 +227,7 @@ describe('nightly reflection on a second night', () => {
   it('does not store a finding again that Knowledge already holds', async () => {
     const turns = new MemoryTurnStore();
     await turns.saveTurns(['I love jazz', 'I love jazz records', 'I love jazz clubs'].map((query, i) => turn({ userId: 'bob', turnId: i + 1, query, timestamp: '2026-02-06T20:00:00Z' })));
-    const d = { turns, knowledge: new MemoryKnowledgeStore(), runs: new MemoryRunLog(), summaries: new MemorySummarySource(), model: new ScriptedModel((req) => nightlyOffline(req.prompt)), clock: fixedClock(), log: new RecordingLog(), config: defaultSleepTimeConfig };
+    const d = { turns, knowledge: new MemoryKnowledgeStore(), runs: new MemoryRunLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), model: new ScriptedModel((req) => nightlyOffline(req.prompt)), clock: fixedClock(), log: new RecordingLog(), config: defaultSleepTimeConfig };
     const night = (jobId: string) => ({ type: 'reflection.job' as const, version: 1 as const, jobId, userId: 'bob', kind: 'nightly' as const, trigger: 'schedule', urgency: 0, turnIds: [1, 2, 3], requestedAt: now.toISOString() });
     const first = await runNightly(night('nightly-1'), d);
     const second = await runNightly(night('nightly-2'), d);

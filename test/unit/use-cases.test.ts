@@ -185,6 +185,7 @@ describe('run reflection', () => {
       knowledge: new MemoryKnowledgeStore(),
       batchLogs: new MemoryBatchLogStore(),
       sources: ingest.sources,
+      graph: ingest.graph,
       model,
       clock: fixedClock(),
       log: new RecordingLog(),

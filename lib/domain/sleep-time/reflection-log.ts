@@ -27,4 +27,6 @@ export interface ReflectionRun {
   durationMs: number;
   errors: string[];
   weekly?: WeeklyOutput;
+  /** Nightly: relation-graph edges added or reinforced, and what the hygiene sweep did. */
+  graph?: { edges: number; merged: number; mergesProposed: number; decayed: number; pruned: number; removed: number; orphansRemoved: number };
 }

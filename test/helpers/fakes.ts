@@ -263,6 +263,22 @@ export class RecordingLog implements Log {
 
 export const fixedClock = (iso = '2026-02-06T14:30:00.000Z') => ({ now: () => new Date(iso) });
 
+/** Every port of the reflector's use case in memory, sharing the ingest deps' turns, state, sources and graph. */
+export function reflectionDeps(ingest: ReturnType<typeof ingestDeps>, model: ScriptedModel) {
+  return {
+    turns: ingest.turns,
+    signalState: ingest.signalState,
+    knowledge: new MemoryKnowledgeStore(),
+    batchLogs: new MemoryBatchLogStore(),
+    sources: ingest.sources,
+    graph: ingest.graph,
+    model,
+    clock: fixedClock(),
+    log: new RecordingLog(),
+    settings: { temperature: 0.6, maxTokens: 1500, budgetTokens: 4000 },
+  };
+}
+
 let nextTurn = 0;
 /** A valid turn.saved event; override any field. */
 export function turn(overrides: Partial<TurnSaved> = {}): TurnSaved {

@@ -7,7 +7,7 @@ import { decideDiaryEntry, type DiaryInput, diaryEntry } from '../../lib/domain/
 import { parseFrontMatter } from '../../lib/domain/front-matter.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { fixedClock, ingestDeps, MemoryBatchLogStore, MemoryKnowledgeStore, RecordingLog, ScriptedModel, turn } from '../helpers/fakes.js';
+import { ingestDeps, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
 
 const empty = { new_facts: [], corrections: [], connections: [], open_questions: [] };
 const base = (over: Partial<DiaryInput> = {}): DiaryInput => ({
@@ -63,18 +63,7 @@ describe('the selective diary (seed 004 P3-M3)', () => {
         queries.map((query, i) => ({ messageId: `m${i}`, body: JSON.stringify(turn({ userId: 'alice', turnId: i + 1, query, response: 'ok' })) })),
         ingest,
       );
-      const deps = {
-        turns: ingest.turns,
-        signalState: ingest.signalState,
-        knowledge: new MemoryKnowledgeStore(),
-        batchLogs: new MemoryBatchLogStore(),
-        sources: ingest.sources,
-        graph: ingest.graph,
-        model: new ScriptedModel(() => ({ new_facts: [{ title: 'dog_rex', content: 'The user adopted a beagle named Rex.', source_turns: [3], category: 'Facts' }] })),
-        clock: fixedClock(),
-        log: new RecordingLog(),
-        settings: { temperature: 0.6, maxTokens: 1500, budgetTokens: 4000 },
-      };
+      const deps = reflectionDeps(ingest, new ScriptedModel(() => ({ new_facts: [{ title: 'dog_rex', content: 'The user adopted a beagle named Rex.', source_turns: [3], category: 'Facts' }] })));
       const job = ingest.jobs.jobs[0]!;
       expect((await runReflection(job, deps)).status).toBe('completed');
       return Object.assign(deps, { jobId: job.jobId });

@@ -12,7 +12,7 @@ import { turnIndexEntry } from '../../lib/domain/turn-document.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { fixedClock, ingestDeps, MemoryBatchLogStore, MemoryKnowledgeStore, RecordingLog, ScriptedModel, turn } from '../helpers/fakes.js';
+import { ingestDeps, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
 
 const booking = (success: boolean, failureReason?: string): Episode => ({
   goal: 'Book a table for two on Friday',
@@ -68,19 +68,8 @@ describe('episodes (seed 004 P3-M4)', () => {
       turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) })),
       ingest,
     );
-    const knowledge = new MemoryKnowledgeStore();
-    const deps = {
-      turns: ingest.turns,
-      signalState: ingest.signalState,
-      knowledge,
-      batchLogs: new MemoryBatchLogStore(),
-      sources: ingest.sources,
-      graph: ingest.graph,
-      model: new ScriptedModel(() => ({ new_facts: [{ title: 'dog_rex', content: 'The user adopted a beagle named Rex.', source_turns: [3], category: 'Facts' }] })),
-      clock: fixedClock(),
-      log: new RecordingLog(),
-      settings: { temperature: 0.6, maxTokens: 1500, budgetTokens: 4000 },
-    };
+    const deps = reflectionDeps(ingest, new ScriptedModel(() => ({ new_facts: [{ title: 'dog_rex', content: 'The user adopted a beagle named Rex.', source_turns: [3], category: 'Facts' }] })));
+    const { knowledge } = deps;
     const out = await runReflection(ingest.jobs.jobs[0]!, deps);
     expect(out.status).toBe('completed');
     expect(deps.batchLogs.logs.get('alice/batch-1-10')?.episodes).toEqual(['episodes/0000000003.md']);

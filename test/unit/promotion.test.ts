@@ -4,7 +4,7 @@ import { findRecurrences, knowledgePathFor, promotedDocument, type StagedRecord 
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { fixedClock, ingestDeps, MemoryBatchLogStore, MemoryKnowledgeStore, RecordingLog, ScriptedModel, turn } from '../helpers/fakes.js';
+import { ingestDeps, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
 
 const record = (path: string, text: string, batchId: string, kind: StagedRecord['kind'] = 'fact'): StagedRecord => ({
   path, kind, title: path, category: 'Facts', text, confidence: 0.6, sourceTurns: [1], batchId, stagedAt: '', meta: {}, body: text, promotedBy: [], status: 'staged',
@@ -66,18 +66,7 @@ describe('promotion through the reflector', () => {
       [j3.jobId]: { new_facts: [rex(21)] },
     };
     let current = '';
-    const deps = {
-      turns: ingest.turns,
-      signalState: ingest.signalState,
-      knowledge: new MemoryKnowledgeStore(),
-      batchLogs: new MemoryBatchLogStore(),
-      sources: ingest.sources,
-      graph: ingest.graph,
-      model: new ScriptedModel(() => replies[current]),
-      clock: fixedClock(),
-      log: new RecordingLog(),
-      settings: { temperature: 0.6, maxTokens: 1500, budgetTokens: 4000 },
-    };
+    const deps = reflectionDeps(ingest, new ScriptedModel(() => replies[current]));
     const run = async (j: ReflectionJob) => {
       current = j.jobId;
       const out = await runReflection(j, deps);

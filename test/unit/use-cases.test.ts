@@ -4,15 +4,7 @@ import { BatchNotRecordedError, ModelUnavailableError, UnusableModelOutputError 
 import { checkIdle } from '../../lib/use-cases/check-idle.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import {
-  fixedClock,
-  ingestDeps,
-  MemoryBatchLogStore,
-  MemoryKnowledgeStore,
-  RecordingLog,
-  ScriptedModel,
-  turn,
-} from '../helpers/fakes.js';
+import { fixedClock, ingestDeps, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
 
 const records = (turns: object[]) => turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) }));
 
@@ -179,18 +171,7 @@ describe('run reflection', () => {
     await ingestTurns(records(turns), ingest);
     let calls = 0;
     const model = new ScriptedModel(() => reply(++calls));
-    const deps = {
-      turns: ingest.turns,
-      signalState: ingest.signalState,
-      knowledge: new MemoryKnowledgeStore(),
-      batchLogs: new MemoryBatchLogStore(),
-      sources: ingest.sources,
-      graph: ingest.graph,
-      model,
-      clock: fixedClock(),
-      log: new RecordingLog(),
-      settings: { temperature: 0.6, maxTokens: 1500, budgetTokens: 4000 },
-    };
+    const deps = reflectionDeps(ingest, model);
     return { deps, model, job: ingest.jobs.jobs[0]! };
   }
   const beagle = { new_facts: [{ title: 'dog_rex', content: 'The user adopted a beagle named Rex.', source_turns: [3], category: 'Facts' }] };

@@ -170,8 +170,11 @@ ${load.republished} republished with a fresh id and ${load.duplicatesCounted} du
 ${load.handlerErrors} handler errors; ${load.dlq} in DLQs. Heap used after GC: ${h.before?.heapUsedMB.toFixed(1) ?? '?'} MB before the first round,
 ${h.after?.heapUsedMB.toFixed(1) ?? '?'} MB after the last (${h.growthPerRoundMB} MB per round by least squares, the last round
 ${h.lastRoundGrowthMB >= 0 ? '+' : ''}${h.lastRoundGrowthMB} MB). The handlers share the process with the emulators: fauxqs keeps each FIFO
-queue's deduplication ids for SQS's 5-minute window (up to 10,000), which grows by about one
-entry per message until full — the growth that shrinks round by round.
+queue's deduplication ids for SQS's 5-minute window (up to 10,000), about one entry per
+message until full — our reading of the slowing growth (from timing and heap-snapshot types,
+not traced object by object). Signal latency (publication → the signal function returned)
+is mostly queueing: locally one poller per queue, and fauxqs hands out one message per FIFO
+group per receive; Lambda runs more pollers and batches of up to 10.
 `;
 }
 

@@ -7,7 +7,8 @@
  * nightly run's relationship findings (subject, relationship, object), each with confidence
  * and provenance; users (and agents) may add their own through the API. The numbers (ours —
  * the seed names the operations, not the values):
- * - a new edge takes its source's confidence; seeing it again raises it by REINFORCE (max
+ * - a new edge takes its source's confidence (a staged connection's; a nightly finding's tag:
+ *   FINDING_EDGE_CONFIDENCE); seeing it again raises it by REINFORCE (max
  *   MAX_CONFIDENCE) and makes it verified now;
  * - confidence decay: an edge unverified for DECAY_AFTER_DAYS loses half its confidence
  *   every HALF_LIFE_DAYS after that (computed from its base and age, so running the sweep
@@ -25,6 +26,8 @@
  *   sweep: a merge that would touch one is logged as a proposal for the user to confirm.
  */
 
+/** A nightly relationship finding's confidence tag as an edge's confidence. */
+export const FINDING_EDGE_CONFIDENCE = { HIGH: 0.85, MEDIUM: 0.7, LOW: 0.5 } as const;
 export const REINFORCE = 0.05;
 export const MAX_CONFIDENCE = 0.95;
 export const DECAY_AFTER_DAYS = 30;

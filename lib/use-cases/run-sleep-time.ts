@@ -5,6 +5,7 @@
  * Idempotent: a run id is recorded once; model outputs are kept per chunk and reused.
  */
 import { z } from 'zod';
+import { FINDING_EDGE_CONFIDENCE } from '../domain/relation-graph.js';
 import { maintainGraph, recordRelations } from './relation-graph.js';
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
@@ -177,7 +178,6 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
 
   // Seed 001's triples join the relation graph; then the graph's hygiene (seed 004), at the
   // run's scheduled time so a retried run does the same.
-  const TAG_CONFIDENCE = { HIGH: 0.85, MEDIUM: 0.7, LOW: 0.5 } as const;
   const triples = merged.filter((f) => f.category === 'relationship' && f.subject && f.relationship && f.object && !gateFinding(f));
   const edges = await recordRelations(
     job.userId,
@@ -185,7 +185,7 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
       from: f.subject ?? '',
       relation: f.relationship ?? '',
       to: f.object ?? '',
-      confidence: TAG_CONFIDENCE[f.confidence],
+      confidence: FINDING_EDGE_CONFIDENCE[f.confidence],
       provenance: { source: 'nightly' as const, id: job.jobId, turns: f.evidence_turns, at: job.requestedAt },
     })),
     job.requestedAt,

@@ -147,6 +147,10 @@ describe('nightly and weekly reflection runs', () => {
     expect(paths).toEqual(expect.arrayContaining(['alice/Reflections/preference/the_user_likes_jazz.md', 'alice/Reflections/relationship/the_user_has_sister_anna.md']));
     expect(d.knowledge.knowledgeFiles.get('alice/Reflections/preference/the_user_likes_jazz.md')).toContain('source: "[reflection:preference]"');
     expect(out.run.findingsRejected.length + out.run.memoriesStored).toBe(Object.values(out.run.findingsByCategory).reduce((a, b) => a + b, 0));
+    // The relationship triple joins the relation graph, with the run as provenance; the hygiene sweep ran.
+    expect(out.run.graph).toMatchObject({ edges: 1, merged: 0, pruned: 0 });
+    const { edges } = await d.graph.load('alice');
+    expect(edges).toEqual([expect.objectContaining({ id: 'user|has_sister|anna', confidence: 0.85, verifiedAt: '2026-02-07T03:00:00.000Z', provenance: [expect.objectContaining({ source: 'nightly', turns: [4] })] })]);
     expect((await runNightly(job('nightly', [1, 2, 3, 4, 5]), d)).status).toBe('already_done');
   });
 

@@ -40,10 +40,18 @@ function runStackInjection(apiCases: number): InjectionReport {
   return JSON.parse(last) as InjectionReport;
 }
 
-/** Share `total` cases over the targets by weight (each gets at least one). */
+/** Share `total` cases over the targets by weight (each gets at least one; largest remainders round up, so at least `total` in all). */
 export function allocate(weights: readonly number[], total: number): number[] {
   const sum = weights.reduce((a, b) => a + b, 0);
-  return weights.map((w) => Math.max(1, Math.round((total * w) / sum)));
+  const exact = weights.map((w) => (total * w) / sum);
+  const shares = exact.map((x) => Math.max(1, Math.floor(x)));
+  const short = total - shares.reduce((a, b) => a + b, 0);
+  const order = exact.map((x, i) => [x - Math.floor(x), i] as const).sort((a, b) => b[0] - a[0]);
+  for (let k = 0; k < short; k++) {
+    const i = order[k % order.length]?.[1] ?? 0;
+    shares[i] = (shares[i] ?? 0) + 1;
+  }
+  return shares;
 }
 
 export async function runFuzz(options: { cases: number; seed: number; maxBytes?: number; apiCases?: number; log?: (line: string) => void }): Promise<FuzzReport> {

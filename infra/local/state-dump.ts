@@ -33,6 +33,7 @@ export interface UserStateDump {
 }
 
 const DURATION_KEYS = new Set(['duration_ms', 'durationMs', 'latencyMs']);
+const PROCESSING_FACTS = new Set(['reused', 'estimatedCostUsd']);
 /** Fields (and front-matter keys) holding a time of processing, in every kind of record. */
 const PROCESSING_TIMES = new Set(['staged_at', 'stagedAt', 'promoted_at', 'promotedAt', 'created_at', 'createdAt', 'lastBatchTimestamp', 'lastSeenAt', 'updatedAt', 'receivedAt', 'requestedAt', 'enqueuedAt']);
 const ISO = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -57,6 +58,9 @@ export function normalise(value: unknown, options: { key?: string; timestampIsPr
     );
   }
   if (typeof value === 'number' && DURATION_KEYS.has(key)) return '<duration>';
+  // Whether a batch's model answer was reused from an earlier delivery (then at no cost) is
+  // how the batch was processed, like its duration: the answer and what came of it are kept.
+  if (PROCESSING_FACTS.has(key)) return '<processing>';
   // A TTL (epoch seconds) counted from the time of processing, e.g. a source observation's marker.
   if (typeof value === 'number' && key === 'expiresAt') return maskTime(new Date(value * 1000).toISOString());
   if (typeof value !== 'string') return value;

@@ -353,7 +353,7 @@ export function summaryJobId(turnIds: readonly number[]): string {
 /**
  * A batch finished (whatever its items): the seed's counters (turns_since_last_batch,
  * urgency_score) reset as seed 000 §2 says — after completion, not at enqueue — keeping
- * the turns that arrived while it ran. Returns null when the state no longer waits for
+ * the turns that arrived while it ran (their count and their urgency). Returns null when the state no longer waits for
  * this job (already completed: a redelivery).
  */
 export function completeBatch(prior: SignalState, jobId: string, turnIds: readonly number[], now: Date): SignalState | null {
@@ -363,7 +363,9 @@ export function completeBatch(prior: SignalState, jobId: string, turnIds: readon
   state.pendingBatches = state.pendingBatches.filter((p) => p.jobId !== jobId);
   state.unbatchedTurnIds = state.unbatchedTurnIds.filter((t) => !done.has(t));
   state.turnsSinceLastBatch = state.unbatchedTurnIds.length;
-  state.urgencyScore = 0;
+  // The urgency of turns not cut into a batch yet stays, like their count: resetting to 0
+  // would drop what arrived while the batch ran, and make the score depend on timing.
+  state.urgencyScore = state.unassigned.urgency;
   state.lastBatchTurn = Math.max(state.lastBatchTurn, ...turnIds);
   state.lastBatchTimestamp = now.toISOString();
   state.counters.batchesCompleted += 1;

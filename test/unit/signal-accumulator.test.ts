@@ -74,6 +74,18 @@ describe('signal accumulator (seed 000 §2)', () => {
     expect(completeBatch(done!, 'batch-1-10', [1], now)).toBeNull();
   });
 
+  // Found by the fault-equivalence run on LoCoMo conv-30: completion reset the score to 0,
+  // dropping the urgency of turns folded while the batch ran, so the score followed timing.
+  it('keeps the urgency of turns that arrived while a batch ran, whichever comes first', () => {
+    const fired = accumulate(initialSignalState(), range(1, 10), defaultSignalConfig, now, never);
+    const urgent = [t(11, 'Actually, I meant the 40 gallon tank'), t(12, 'no, that is wrong')];
+    const turnsFirst = completeBatch(accumulate(fired.state, urgent, defaultSignalConfig, now, never).state, 'batch-1-10', range(1, 10).map((x) => x.turnId), now);
+    const completionFirst = accumulate(completeBatch(fired.state, 'batch-1-10', range(1, 10).map((x) => x.turnId), now)!, urgent, defaultSignalConfig, now, never).state;
+    expect(turnsFirst?.urgencyScore).toBeGreaterThan(0);
+    expect(turnsFirst?.urgencyScore).toBe(completionFirst.urgencyScore);
+    expect(turnsFirst?.unassigned).toEqual(completionFirst.unassigned);
+  });
+
   it('forms the same batches whatever the reflector\'s timing (completion does not move batch boundaries)', () => {
     const turns = Array.from({ length: 40 }, (_, i) => t(i + 1, i % 7 === 0 ? `actually entry${i}` : `entry${i} subject${i}`));
     const slow = accumulate(initialSignalState(), turns, defaultSignalConfig, now, never).triggers.map((x) => x.jobId);

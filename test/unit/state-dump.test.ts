@@ -13,6 +13,7 @@ describe('state dump normalisation', () => {
       duration_ms: 17,
       expiresAt: Date.parse('2026-12-22T08:01:02Z') / 1000,
       appliedMessages: ['a1', 'b2'],
+      model: { modelId: 'm', inputTokens: 10, reused: true, estimatedCostUsd: 0 },
       body: '---\nstaged_at: 2026-11-22T08:01:02.345Z\nbatch_id: batch-1-10\n---\n# x',
     };
     expect(normalise(item)).toEqual({
@@ -20,6 +21,7 @@ describe('state dump normalisation', () => {
       body: '---\nstaged_at: 2026-11-22T<processing time>\nbatch_id: batch-1-10\n---\n# x',
       duration_ms: '<duration>',
       expiresAt: '2026-12-22T<processing time>',
+      model: { estimatedCostUsd: '<processing>', inputTokens: 10, modelId: 'm', reused: '<processing>' },
       staged_at: '2026-11-22T<processing time>',
       timestamp: '2023-05-08T13:56:00.000Z',
     });

@@ -3,15 +3,13 @@
  *   npx cdk synth -c stage=dev
  *   npx cdk deploy --all -c stage=prod
  */
-import { App, Tags } from 'aws-cdk-lib';
-import { stageConfig } from './config/stages.js';
+import { App, type Environment, Tags } from 'aws-cdk-lib';
+import { type StageConfig, stageConfig } from './config/stages.js';
 import { StatefulStack } from './stacks/stateful-stack.js';
 import { StatelessStack } from './stacks/stateless-stack.js';
 
-export function buildApp(app: App): { stateful: StatefulStack; stateless: StatelessStack } {
-  const stage = String(app.node.tryGetContext('stage') ?? 'dev');
-  const config = stageConfig(stage);
-  const env = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
+/** Both stacks of one stage: the stateful one (data) and the stateless one (functions) that uses it. */
+export function buildStacks(app: App, stage: string, config: StageConfig, env?: Environment): { stateful: StatefulStack; stateless: StatelessStack } {
   const stateful = new StatefulStack(app, `reflective-memory-${stage}-stateful`, { stage, config, env });
   const stateless = new StatelessStack(app, `reflective-memory-${stage}-stateless`, {
     stage,
@@ -23,9 +21,15 @@ export function buildApp(app: App): { stateful: StatefulStack; stateless: Statel
     dataKey: stateful.dataKey,
     users: stateful.users,
   });
+  return { stateful, stateless };
+}
+
+export function buildApp(app: App): { stateful: StatefulStack; stateless: StatelessStack } {
+  const stage = String(app.node.tryGetContext('stage') ?? 'dev');
+  const stacks = buildStacks(app, stage, stageConfig(stage), { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION });
   Tags.of(app).add('project', 'reflective-memory');
   Tags.of(app).add('stage', stage);
-  return { stateful, stateless };
+  return stacks;
 }
 
 if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {

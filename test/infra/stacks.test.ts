@@ -1,11 +1,9 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../infra/app.js';
+import { buildApp, buildStacks } from '../../infra/app.js';
 import { type StageConfig, stageConfig } from '../../infra/config/stages.js';
 import { type FunctionKey, type KmsService, PERMISSIONS } from '../../infra/permissions.js';
-import { StatefulStack } from '../../infra/stacks/stateful-stack.js';
-import { StatelessStack } from '../../infra/stacks/stateless-stack.js';
 
 let stateful: Template;
 let stateless: Template;
@@ -357,18 +355,7 @@ describe('stateless stack', () => {
 /** Both stacks of a stage whose config differs from the `dev` settings by `overrides`. */
 const buildStage = (stage: string, overrides: Partial<StageConfig>, env?: { account: string; region: string }) => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const config = { ...stageConfig(stage), ...overrides };
-  const stateful = new StatefulStack(app, `${stage}-stateful`, { stage, config, env });
-  const stateless = new StatelessStack(app, `${stage}-stateless`, {
-    stage,
-    config,
-    env,
-    table: stateful.table,
-    bucket: stateful.bucket,
-    queues: stateful.queues,
-    dataKey: stateful.dataKey,
-    users: stateful.users,
-  });
+  const { stateful, stateless } = buildStacks(app, stage, { ...stageConfig(stage), ...overrides }, env);
   return { stateful: Template.fromStack(stateful), stateless: Template.fromStack(stateless) };
 };
 

@@ -58,6 +58,7 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   reviewDiscard: { path: 'Facts/x.md' },
   graphEdgeCreate: { from: 'attacker', relation: 'owns', to: 'victim' },
   graphEdgeRestore: { id: 'a|related_to|b' },
+  knowledgeRestore: { path: 'Knowledge/Facts/x.md' },
 };
 
 /** A valid query string for the routes that need one (so a validation error cannot mask an attack). */

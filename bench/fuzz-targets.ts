@@ -40,6 +40,7 @@ import { checkIdle } from '../lib/use-cases/check-idle.js';
 import { type IngestDeps, type IngestRecord, ingestTurns } from '../lib/use-cases/ingest-turns.js';
 import * as api from '../lib/use-cases/memory-api.js';
 import * as graph from '../lib/use-cases/relation-graph.js';
+import * as factHygiene from '../lib/use-cases/knowledge-hygiene.js';
 import { type FieldError, parseOrKeep } from '../lib/use-cases/parse-or-keep.js';
 import { type ReflectionDeps, runReflection } from '../lib/use-cases/run-reflection.js';
 import { runNightly, runWeekly, type SleepTimeDeps } from '../lib/use-cases/run-sleep-time.js';
@@ -643,6 +644,7 @@ const OPERATIONS: Record<Exclude<OperationId, 'openapi' | 'console'>, (deps: api
   graphNeighbours: (d, { params, query }) => graph.graphNeighbours(d, params.userId, params.entity, query.includePruned === 'true'),
   graphEdgeCreate: (d, { params, body, principal }) => graph.createGraphEdge(d, principal.subject, params.userId, body),
   graphEdgeRestore: (d, { params, body, principal }) => graph.restoreGraphEdge(d, principal.subject, params.userId, body.id),
+  knowledgeRestore: (d, { params, body, principal }) => factHygiene.restorePrunedFact(d, principal.subject, params.userId, body.path),
   graphEntitySplit: (d, { params, principal }) => graph.splitGraphEntity(d, principal.subject, params.userId, params.entity),
   graphLog: (d, { params, query }) => graph.graphLog(d, params.userId, query.limit),
 };
@@ -760,6 +762,7 @@ const SAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<s
   graphNeighbours: { params: { entity: 'Reef Tank' }, query: { includePruned: 'true' } },
   graphEdgeCreate: { body: { from: 'reef tank', relation: 'contains', to: 'clownfish', note: 'said so' } },
   graphEdgeRestore: { body: { id: 'reef_tank|contain|clownfish' } },
+  knowledgeRestore: { body: { path: 'Knowledge/Facts/reef_tank.md' } },
   graphEntitySplit: { params: { entity: 'clownfish' } },
   graphLog: { query: { limit: '20' } },
 };

@@ -70,7 +70,8 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     s3: {
       'users/*': ['GetObject'],
       'users/*/Knowledge_staging/*': ['PutObject', 'DeleteObject'],
-      'users/*/Knowledge/*': ['PutObject'],
+      // DeleteObject: the nightly fact hygiene removes facts pruned past their recovery window
+      'users/*/Knowledge/*': ['PutObject', 'DeleteObject'],
       'users/*/index/*': ['PutObject'],
       'users/*/reflections/*': ['PutObject'],
       'users/*/Logs/*': ['PutObject'],

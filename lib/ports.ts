@@ -147,6 +147,11 @@ export interface KnowledgeStore {
   promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc): Promise<void>;
   /** Write a Knowledge document and index it (idempotent by path). */
   putKnowledge(userId: string, path: string, markdown: string, doc: KnowledgeDoc): Promise<void>;
+  /**
+   * Fact hygiene: delete the documents of `remove` (paths relative to Knowledge/), then
+   * write the index as `docs` (the whole of it). Idempotent.
+   */
+  saveKnowledgeIndex(userId: string, docs: readonly KnowledgeDoc[], remove?: readonly string[]): Promise<void>;
   /** Staged (not promoted) records of every user staged on a UTC day (the expiry sweep's index). */
   stagedOn(day: string): Promise<Array<{ userId: string; record: StagedRecord }>>;
   /** Delete a staged record and its file. */

@@ -119,6 +119,8 @@ export const GraphEdgeRequestSchema = z
   })
   .strict();
 export const GraphRestoreRequestSchema = z.object({ id: z.string().min(1).max(700) }).strict();
+/** A pruned fact by its path (`Knowledge/…` or relative to it). */
+export const KnowledgeRestoreRequestSchema = z.object({ path: z.string().min(1).max(600) }).strict();
 
 /** Most domains one reliability request may ask for. */
 export const MAX_DOMAINS_PER_REQUEST = 20;
@@ -239,6 +241,10 @@ export const routes = [
   {
     method: 'POST', path: `${u}/graph/edges/restore`, operationId: 'graphEdgeRestore', access: 'write', params: UserParam, body: GraphRestoreRequestSchema,
     summary: 'Restore a pruned edge within its recovery window', response: z.object({ edge: Looseobject }),
+  },
+  {
+    method: 'POST', path: `${u}/knowledge/restore`, operationId: 'knowledgeRestore', access: 'write', params: UserParam, body: KnowledgeRestoreRequestSchema,
+    summary: 'Restore a Knowledge fact the hygiene sweep pruned (confidence decayed while unverified), within its recovery window', response: z.object({ fact: Looseobject }),
   },
   {
     method: 'POST', path: `${u}/graph/entities/{entity}/split`, operationId: 'graphEntitySplit', access: 'write', params: UserParam.extend({ entity: EntityParam }),

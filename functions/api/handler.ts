@@ -26,6 +26,7 @@ import { authorize, type Principal, principalFromClaims } from '../../lib/domain
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import * as graph from '../../lib/use-cases/relation-graph.js';
+import * as facts from '../../lib/use-cases/knowledge-hygiene.js';
 import { type OperationId, type Route, routes } from './contract.js';
 import { consoleHtml } from './console.js';
 import { openApiDocument } from './openapi.js';
@@ -84,6 +85,7 @@ const operations: Record<Exclude<OperationId, 'openapi' | 'console'>, Operation>
   graphNeighbours: ({ params, query }) => graph.graphNeighbours(deps, params.userId, params.entity, query.includePruned === 'true'),
   graphEdgeCreate: ({ params, body, principal }) => graph.createGraphEdge(deps, principal.subject, params.userId, body),
   graphEdgeRestore: ({ params, body, principal }) => graph.restoreGraphEdge(deps, principal.subject, params.userId, body.id),
+  knowledgeRestore: ({ params, body, principal }) => facts.restorePrunedFact(deps, principal.subject, params.userId, body.path),
   graphEntitySplit: ({ params, principal }) => graph.splitGraphEntity(deps, principal.subject, params.userId, params.entity),
   graphLog: ({ params, query }) => graph.graphLog(deps, params.userId, query.limit),
 };

@@ -29,7 +29,7 @@ export class DynamoGraphStore implements GraphStore {
       ...(change.entities ?? []).map((entity) => put(keys.entitySk(entity.key), { kind: 'graph-entity', entity })),
       ...(change.removeEdges ?? []).map((id) => del(keys.edgeSk(id))),
       ...(change.removeEntities ?? []).map((key) => del(keys.entitySk(key))),
-      ...(change.log ?? []).map((entry, n) => put(keys.graphLogSk(entry.at, n, entry.action), { kind: 'graph-log', entry })),
+      ...(change.log ?? []).map((entry, n) => put(keys.graphLogSk(entry, n), { kind: 'graph-log', entry })),
     ]);
   }
 

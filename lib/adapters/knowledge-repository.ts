@@ -106,6 +106,12 @@ export class KnowledgeRepository implements KnowledgeStore {
     await this.putText(knowledgeIndexKey(userId), JSON.stringify({ version: 1, docs: [...docs, doc] }), 'application/json');
   }
 
+  async saveKnowledgeIndex(userId: string, docs: readonly KnowledgeDoc[], remove: readonly string[] = []): Promise<void> {
+    // Documents first: a crash in between leaves index entries whose removal the next sweep redoes.
+    await Promise.all(remove.map((path) => this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: `${knowledgePrefix(userId)}${path}` }))));
+    await this.putText(knowledgeIndexKey(userId), JSON.stringify({ version: 1, docs }), 'application/json');
+  }
+
   async stagedOn(day: string): Promise<Array<{ userId: string; record: StagedRecord }>> {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,

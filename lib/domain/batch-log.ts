@@ -35,6 +35,8 @@ export interface BatchLog {
   promoted_files: string[];
   /** Episode documents (seed 004 P3-M4) of the reviewed turns, written by this batch. */
   episodes?: string[];
+  /** Knowledge facts (paths) this batch saw again (its dedup gate found them), verified at its last turn's time. */
+  verified?: string[];
   /** Relation-graph edges (ids) this batch's connections added or reinforced. */
   edges?: string[];
   /** The selective diary's decision (seed 004 P3-M3): the entry written, or why not. */

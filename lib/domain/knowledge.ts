@@ -9,6 +9,14 @@ export interface KnowledgeDoc extends SearchableDoc {
   /** First sentences of the text, shown to the model. */
   summary: string;
   promotedAt: string;
+  /**
+   * Fact hygiene (lib/domain/knowledge-hygiene.ts): the confidence when last verified
+   * (absent: `confidence` is it), when that was (absent: `promotedAt`), and when the nightly
+   * sweep pruned the fact (soft delete, restorable for RECOVERY_DAYS).
+   */
+  baseConfidence?: number;
+  verifiedAt?: string;
+  prunedAt?: string;
 }
 
 export const summarise = (text: string, max = 200): string => {

@@ -201,10 +201,12 @@ export function knowledgeItem(userId: string, d: KnowledgeDoc, attributes: Recor
     tier: 'long_term',
     status: 'canonical',
     createdAt: d.promotedAt,
-    updatedAt: d.promotedAt,
+    updatedAt: d.verifiedAt ?? d.promotedAt,
     expiresAt: null,
     sourceTurns: d.sourceTurns,
     attributes,
+    // Fact hygiene: a pruned fact is hidden until restored (or seen again), then removed.
+    deleted: d.prunedAt !== undefined,
   };
 }
 

@@ -67,5 +67,7 @@ export const keys = {
   /** The relation graph (lib/domain/relation-graph.ts): adjacency items in the user's partition. */
   edgeSk: (id: string) => `EDGE#${id}`,
   entitySk: (key: string) => `ENTITY#${key}`,
-  graphLogSk: (at: string, n: number, action: string) => `GRAPHLOG#${at}#${String(n).padStart(4, '0')}#${action}`,
+  /** A hygiene log entry: the n-th of one write; a fact's entries are told apart from the graph's of the same sweep. */
+  graphLogSk: (entry: { at: string; action: string; fact?: string | undefined }, n: number) =>
+    `GRAPHLOG#${entry.at}#${String(n).padStart(4, '0')}#${entry.fact !== undefined ? 'fact-' : ''}${entry.action}`,
 } as const;

@@ -18,6 +18,8 @@ export interface Rejection {
   item: string;
   gate: GateName;
   reason: string;
+  /** Dedup: the Knowledge document (path relative to Knowledge/) the item repeats — which is seen again. */
+  existing?: string;
 }
 
 export interface GateContext {
@@ -92,7 +94,7 @@ function gateItem(category: ItemCategory, item: AnyItem, ctx: GateContext): Reje
   if ('content' in item) {
     const best = ctx.knowledge.similar(item.content, item.title)[0];
     if (best && best.similarity > DEDUP_THRESHOLD) {
-      return reject('dedup', `similar to ${best.doc.id} (BM25 similarity ${best.similarity.toFixed(2)} > ${DEDUP_THRESHOLD})`);
+      return { ...reject('dedup', `similar to ${best.doc.id} (BM25 similarity ${best.similarity.toFixed(2)} > ${DEDUP_THRESHOLD})`), existing: best.doc.id };
     }
   }
 

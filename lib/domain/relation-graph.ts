@@ -10,9 +10,9 @@
  * - a new edge takes its source's confidence (a staged connection's; a nightly finding's tag:
  *   FINDING_EDGE_CONFIDENCE); seeing it again raises it by REINFORCE (max
  *   MAX_CONFIDENCE) and makes it verified now;
- * - confidence decay: an edge unverified for DECAY_AFTER_DAYS loses half its confidence
- *   every HALF_LIFE_DAYS after that (computed from its base and age, so running the sweep
- *   twice changes nothing);
+ * - confidence decay (lib/domain/confidence-decay.ts, shared with Knowledge facts): an edge
+ *   unverified for DECAY_AFTER_DAYS loses half its confidence every HALF_LIFE_DAYS after
+ *   that (computed from its base and age, so running the sweep twice changes nothing);
  * - pruning is a soft delete: below PRUNE_BELOW an edge is marked pruned and stays
  *   restorable for RECOVERY_DAYS, after which it is removed;
  * - orphan cleanup: an entity with no edge left (active or restorable) for ORPHAN_DAYS goes;
@@ -25,17 +25,14 @@
  * - user-created edges and entities are never decayed, pruned, removed or merged by the
  *   sweep: a merge that would touch one is logged as a proposal for the user to confirm.
  */
+import { DAY_MS, decayed, PRUNE_BELOW, pastRecovery, RECOVERY_DAYS } from './confidence-decay.js';
 
 /** A nightly relationship finding's confidence tag as an edge's confidence. */
 export const FINDING_EDGE_CONFIDENCE = { HIGH: 0.85, MEDIUM: 0.7, LOW: 0.5 } as const;
 export const REINFORCE = 0.05;
 export const MAX_CONFIDENCE = 0.95;
-export const DECAY_AFTER_DAYS = 30;
-export const HALF_LIFE_DAYS = 60;
-export const PRUNE_BELOW = 0.2;
-export const RECOVERY_DAYS = 30;
+export { DECAY_AFTER_DAYS, HALF_LIFE_DAYS, PRUNE_BELOW, RECOVERY_DAYS } from './confidence-decay.js';
 export const ORPHAN_DAYS = 14;
-const DAY_MS = 86_400_000;
 
 export interface Provenance {
   source: 'batch' | 'nightly' | 'user';
@@ -80,6 +77,8 @@ export interface GraphLogEntry {
   edge?: string;
   entity?: string;
   into?: string;
+  /** A Knowledge fact's path (relative to Knowledge/), for the facts' hygiene in the same log. */
+  fact?: string;
 }
 
 /** What an observation of a relation carries. */
@@ -161,10 +160,7 @@ export function observeEdge(existing: Edge | undefined, o: EdgeObservation, now:
 
 /** The confidence decay left of an edge's base at `now`. */
 export function decayedConfidence(edge: Pick<Edge, 'baseConfidence' | 'verifiedAt' | 'userCreated'>, now: Date): number {
-  if (edge.userCreated) return edge.baseConfidence;
-  const idleDays = (now.getTime() - Date.parse(edge.verifiedAt)) / DAY_MS - DECAY_AFTER_DAYS;
-  if (idleDays <= 0) return edge.baseConfidence;
-  return round2(edge.baseConfidence * 0.5 ** (idleDays / HALF_LIFE_DAYS));
+  return edge.userCreated ? edge.baseConfidence : decayed(edge.baseConfidence, edge.verifiedAt, now);
 }
 
 /** Follow aliases to the entity an entity was merged into. */
@@ -244,7 +240,7 @@ export function graphHygiene(edges: readonly Edge[], entities: readonly Entity[]
   for (const e of edges) {
     if (e.userCreated) continue;
     if (e.status === 'pruned') {
-      if (e.prunedAt && now.getTime() - Date.parse(e.prunedAt) > RECOVERY_DAYS * DAY_MS) {
+      if (e.prunedAt && pastRecovery(e.prunedAt, now)) {
         removeEdges.push(e.id);
         log.push({ at, action: 'remove', edge: e.id, detail: `pruned on ${e.prunedAt.slice(0, 10)}, not restored within ${RECOVERY_DAYS} days` });
       }

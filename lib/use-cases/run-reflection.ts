@@ -21,6 +21,7 @@ import { domainsRead, stagedDocuments } from '../domain/staging.js';
 import { reliabilityOf } from '../domain/source-reliability.js';
 import { episodeDocument } from '../domain/episodes.js';
 import { decideDiaryEntry, diaryEntry } from '../domain/diary.js';
+import { verifySeenFacts } from './knowledge-hygiene.js';
 import { recordRelations } from './relation-graph.js';
 import { topKeywords } from '../domain/text.js';
 import { BatchNotRecordedError, type BatchLogStore, type Clock, type KnowledgeStore, type Log, type ModelResponse, type ReflectionModel, type GraphStore, type SignalStateStore, type SourceReliabilityStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
@@ -168,6 +169,11 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   const domains = [...new Set([...turnMap.values()].flatMap(domainsRead))];
   const sourceReliability = new Map(domains.length > 0 ? (await deps.sources.stats(domains)).map((s) => [s.domain, reliabilityOf(s).reliability] as const) : []);
   const docs = stagedDocuments(passed, { batchId: job.jobId, stagedAt: started.toISOString(), turns: turnMap, sourceReliability });
+  // Input time of the batch (its last turn's), for what it verifies and the edges it adds: replays agree.
+  const batchAt = new Date(Math.max(...turns.map((t) => Date.parse(t.timestamp)), 0) || started.getTime()).toISOString();
+  // Fact hygiene: a new fact the dedup gate found in Knowledge is that fact seen again.
+  const seen = new Map(rejections.flatMap((r) => (r.gate === 'dedup' && r.existing ? [[r.existing, { at: batchAt, by: `batch ${job.jobId}` }] as const] : [])));
+  const verified = await verifySeenFacts(job.userId, seen, deps);
 
   // Seed 000 §6: outputs that recur in an earlier batch's staged item promote it; the rest are staged.
   const { reinforcements, toStage, suppressed } = findRecurrences(await deps.knowledge.listStaged(job.userId), docs, job.jobId);
@@ -209,7 +215,6 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   }
 
   // Seed 000 §4's connections join the relation graph, at the time of the batch's last turn.
-  const batchAt = new Date(Math.max(...turns.map((t) => Date.parse(t.timestamp)), 0) || started.getTime()).toISOString();
   const edges = await recordRelations(
     job.userId,
     passed.connections.map((c) => ({
@@ -257,6 +262,7 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     staged_files: stagedFiles,
     promoted_files: promotedFiles,
     ...(episodes.length > 0 ? { episodes } : {}),
+    ...(verified.length > 0 ? { verified } : {}),
     ...(edges.length > 0 ? { edges: edges.map((e) => e.id) } : {}),
     diary,
     reinforced,

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { FINDING_EDGE_CONFIDENCE } from '../domain/relation-graph.js';
+import { maintainFacts, verifySeenFacts } from './knowledge-hygiene.js';
 import { maintainGraph, recordRelations } from './relation-graph.js';
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
@@ -157,6 +158,8 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
   }
 
   const merged = mergeFindings(found);
+  // Findings already known verify their Knowledge fact, as of the run's schedule time.
+  const seen = new Map<string, { at: string; by: string }>();
   for (const f of merged) run.findingsByCategory[f.category] = (run.findingsByCategory[f.category] ?? 0) + 1;
   for (const f of merged) {
     const gate = gateFinding(f);
@@ -167,6 +170,7 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
     const known = knowledge.similar(f.statement)[0];
     if (known && known.similarity > KNOWN_SIMILARITY) {
       run.findingsRejected.push({ category: f.category, statement: f.statement, reason: `already known: ${known.doc.id}` });
+      seen.set(known.doc.id, { at: job.requestedAt, by: `nightly run ${job.jobId}` });
       continue;
     }
     const doc = findingDocument(f, job.jobId, job.requestedAt);
@@ -192,6 +196,8 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
     deps.graph,
   );
   run.graph = { edges: edges.length, ...(await maintainGraph(job.userId, new Date(job.requestedAt), deps.graph)) };
+  const verified = await verifySeenFacts(job.userId, seen, deps);
+  run.facts = { verified: verified.length, ...(await maintainFacts(job.userId, new Date(job.requestedAt), deps)) };
 
   run.durationMs = deps.clock.now().getTime() - started.getTime();
   await deps.runs.put(run);

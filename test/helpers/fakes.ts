@@ -175,6 +175,11 @@ export class MemoryKnowledgeStore implements KnowledgeStore {
     this.knowledgeFiles.set(`${userId}/${path}`, markdown);
     this.knowledge.set(doc.id, doc);
   }
+  async saveKnowledgeIndex(userId: string, docs: readonly KnowledgeDoc[], remove: readonly string[] = []) {
+    for (const path of remove) this.knowledgeFiles.delete(`${userId}/${path}`);
+    this.knowledge.clear();
+    for (const d of docs) this.knowledge.set(d.id, structuredClone(d));
+  }
   async stagedOn(day: string) {
     return [...this.records.entries()]
       .filter(([, r]) => r.status === 'staged' && r.stagedAt.slice(0, 10) === day)

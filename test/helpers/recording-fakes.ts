@@ -209,7 +209,7 @@ export class RecordingGraphStore extends MemoryGraphStore {
   override async apply(userId: string, change: GraphChange) {
     for (const e of change.edges ?? []) this.writes.addItem('graph', userId, ddbKey(userId, keys.edgeSk(e.id)), e);
     for (const e of change.entities ?? []) this.writes.addItem('graph', userId, ddbKey(userId, keys.entitySk(e.key)), e);
-    for (const [n, entry] of (change.log ?? []).entries()) this.writes.addItem('graph', userId, ddbKey(userId, keys.graphLogSk(entry.at, n, entry.action)), entry);
+    for (const [n, entry] of (change.log ?? []).entries()) this.writes.addItem('graph', userId, ddbKey(userId, keys.graphLogSk(entry, n)), entry);
     return super.apply(userId, change);
   }
 }
@@ -242,6 +242,12 @@ export class RecordingKnowledgeStore extends MemoryKnowledgeStore {
     docs.set(doc.id, structuredClone(doc));
     this.docsByUser.set(userId, docs);
     return super.putKnowledge(userId, path, markdown, doc);
+  }
+  override async saveKnowledgeIndex(userId: string, docs: readonly KnowledgeDoc[], remove: readonly string[] = []) {
+    for (const path of remove) this.log.add('knowledge.saveKnowledgeIndex', userId, `${knowledgePrefix(userId)}${path}`);
+    this.log.add('knowledge.saveKnowledgeIndex', userId, knowledgeIndexKey(userId));
+    this.docsByUser.set(userId, new Map(docs.map((d) => [d.id, structuredClone(d)])));
+    return super.saveKnowledgeIndex(userId, docs, remove);
   }
   override async deleteStaged(userId: string, path: string) {
     this.log.add('knowledge.deleteStaged', userId, `${stagingPrefix(userId)}${path}`);

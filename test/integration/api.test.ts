@@ -222,6 +222,10 @@ describe('relation graph', () => {
     expect((await call('GET', `${u()}/graph/log?limit=5`)).status).toBe(200);
     expect((await call('POST', `${u()}/graph/edges/restore`, { body: { id: 'reef_tank|contains|clownfish' } })).status).toBe(409);
     expect((await call('POST', `${u()}/graph/entities/clownfish/split`)).status).toBe(409);
+    // Fact hygiene's restore: only a pruned fact comes back; the body names its field when wrong.
+    const missing = await call('POST', `${u()}/knowledge/restore`, { body: { path: 'Knowledge/Facts/never_there.md' } });
+    expect(missing.status).toBe(404);
+    expect((await call('POST', `${u()}/knowledge/restore`, { body: { fact: 'x' } })).body).toMatchObject({ error: { fields: expect.arrayContaining([expect.objectContaining({ path: 'body.path' })]) } });
     const bad = await call('POST', `${u()}/graph/edges`, { body: { from: 'x', relation: 'is', to: 'X' } });
     expect(bad.status).toBe(400);
   });

@@ -1,0 +1,28 @@
+/**
+ * Confidence decay (seed 004 "Graph Maintenance & Hygiene": "confidence decay for
+ * unverified old edges and facts"), shared by the relation graph's edges and the promoted
+ * Knowledge facts. The numbers are ours — the seed names the operation, not the values:
+ * something unverified for DECAY_AFTER_DAYS loses half its confidence every HALF_LIFE_DAYS
+ * after that. The value is computed from the confidence it had when last verified and the
+ * time since, never from the last sweep's result, so running a sweep twice changes nothing.
+ * Below PRUNE_BELOW it is pruned softly and stays restorable for RECOVERY_DAYS.
+ */
+export const DECAY_AFTER_DAYS = 30;
+export const HALF_LIFE_DAYS = 60;
+export const PRUNE_BELOW = 0.2;
+export const RECOVERY_DAYS = 30;
+export const DAY_MS = 86_400_000;
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+/** What decay leaves at `now` of `base`, last verified at `verifiedAt` (ISO). */
+export function decayed(base: number, verifiedAt: string, now: Date): number {
+  const idleDays = (now.getTime() - Date.parse(verifiedAt)) / DAY_MS - DECAY_AFTER_DAYS;
+  if (!(idleDays > 0)) return base;
+  return round2(base * 0.5 ** (idleDays / HALF_LIFE_DAYS));
+}
+
+/** Whether something pruned at `prunedAt` (ISO) is past its recovery window at `now`. */
+export function pastRecovery(prunedAt: string, now: Date): boolean {
+  return now.getTime() - Date.parse(prunedAt) > RECOVERY_DAYS * DAY_MS;
+}

@@ -351,7 +351,10 @@ function turnQueueTargets(o: FuzzOptions): FuzzTarget[] {
   });
   const nested = { signals: signalsArb(o), attributes: attributesArb(o), timestamp: edgeTimestamps, sources: sourcesArb(o), episode: episodeArb(o) };
   const session = { type: 'session.closed', version: 1, userId: ATTACKER, sessionId: 's-1', timestamp: TURN_TIME, reason: 'user_left' };
-  const agent = { type: 'agent.event', version: 1, userId: ATTACKER, sessionId: 's-1', timestamp: TURN_TIME, trigger: 'milestone', turnId: 1, detail: 'tank set up', attributes: { channel: 'web' } };
+  const agent = {
+    type: 'agent.event', version: 1, userId: ATTACKER, sessionId: 's-1', timestamp: TURN_TIME, trigger: 'milestone', turnId: 1, detail: 'tank set up', attributes: { channel: 'web' },
+    episode: { goal: 'Set up the tank', actions: [{ capability: 'shop.order', result: 'ordered' }], outcome: { success: true } },
+  };
   const claim = { type: 'turn.saved', version: 1, userId: ATTACKER, sessionId: 's-1', turnId: 1, timestamp: TURN_TIME, payloadRef: { key: CLAIM_KEY, bytes: 300_000 } };
   const payloadRef = fc.oneof(
     mutate({ key: CLAIM_KEY, bytes: 300_000 }, o).map((m) => m.value),
@@ -384,7 +387,7 @@ function turnQueueTargets(o: FuzzOptions): FuzzTarget[] {
         }),
     },
     { name: 'session.closed', weight: 1, arbitrary: queueCase(session, { ...o, fields: ['reason'], nested: { timestamp: edgeTimestamps } }), run: (c: QueueCase) => runIngest(c) },
-    { name: 'agent.event', weight: 1, arbitrary: queueCase(agent, { ...o, fields: ['sessionId', 'turnId', 'detail', 'attributes'], nested: { attributes: attributesArb(o), timestamp: edgeTimestamps } }), run: (c: QueueCase) => runIngest(c) },
+    { name: 'agent.event', weight: 1, arbitrary: queueCase(agent, { ...o, fields: ['sessionId', 'turnId', 'detail', 'attributes', 'episode'], nested: { attributes: attributesArb(o), timestamp: edgeTimestamps, episode: episodeArb(o) } }), run: (c: QueueCase) => runIngest(c) },
   ] as FuzzTarget[];
 }
 
@@ -447,7 +450,7 @@ async function recordPending(w: RecordingWorld, job: ReflectionJob): Promise<voi
   const stored = await w.signalState.load(job.userId);
   const { state } = parseSignalState(stored.raw);
   if (state.pendingBatches.some((p) => p.jobId === job.jobId)) return;
-  state.pendingBatches.push({ jobId: job.jobId, turnIds: job.turnIds, since: NOW });
+  state.pendingBatches.push({ jobId: job.jobId, turnIds: job.turnIds, since: NOW, episodeIds: job.episodeIds ?? [] });
   await w.signalState.save(job.userId, state, stored.version);
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AttributesSchema, TimestampSchema, TurnIdSchema, UserIdSchema } from './common.js';
+import { EpisodeSchema } from './episode.js';
 
 /** The event-driven reflection triggers of seed 004 (P3-M2). */
 export const AgentEventTriggerSchema = z.enum(['error', 'user_request', 'correction', 'session_boundary', 'milestone']);
@@ -22,5 +23,11 @@ export const AgentEventSchema = z.object({
   /** Free text: the error message, what the user asked for, the milestone reached. */
   detail: z.string().max(4000).optional(),
   attributes: AttributesSchema.optional(),
+  /**
+   * The plan execution that just ended (optional, additive; seed 004 P3-M4's "plan execution
+   * completes → create Episode record"): stored as the user's episode, searchable, counted
+   * into capability confidence, and given a document by the next reflection of this user.
+   */
+  episode: EpisodeSchema.optional(),
 });
 export type AgentEvent = z.infer<typeof AgentEventSchema>;

@@ -29,6 +29,8 @@ export const ReflectionJobSchema = z.object({
   urgency: z.number().min(0).default(0),
   /** The turns to reflect on, ascending. */
   turnIds: z.array(TurnIdSchema).max(1000),
+  /** agent.event episodes (seed 004 P3-M4) whose documents this batch writes (optional, additive). */
+  episodeIds: z.array(z.string().regex(/^ev-[0-9a-f]{20}$/)).max(50).optional(),
   requestedAt: TimestampSchema,
 });
 export type ReflectionJob = z.infer<typeof ReflectionJobSchema>;

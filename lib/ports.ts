@@ -6,6 +6,7 @@ import type { IdleCheck } from '../events/idle-check.js';
 import type { ReflectionJob } from '../events/reflection-job.js';
 import type { TurnSaved } from '../events/turn-saved.js';
 import type { KnowledgeDoc } from './domain/knowledge.js';
+import type { EventEpisode } from './domain/episodes.js';
 import type { StagedRecord } from './domain/promotion.js';
 import type { ReflectionRun } from './domain/sleep-time/reflection-log.js';
 import type { SummaryPair, SummarySettings } from './domain/summary.js';
@@ -28,6 +29,10 @@ export interface TurnStore {
   turnIndex(userId: string, turnIds: readonly number[]): Promise<TurnIndexEntry[]>;
   /** The index entries of the user's turns that carried an episode (seed 004 P3-M4), oldest first. */
   episodes(userId: string): Promise<TurnIndexEntry[]>;
+  /** Store agent.event episodes (idempotent by episode id). */
+  saveEventEpisodes(episodes: readonly EventEpisode[]): Promise<void>;
+  /** The user's agent.event episodes: these ids (those found), or all of them; by time, then id. */
+  eventEpisodes(userId: string, episodeIds?: readonly string[]): Promise<EventEpisode[]>;
   /** Load turns by id; ids with no index entry or an unreadable document come back as missing. */
   getTurns(userId: string, turnIds: readonly number[]): Promise<{ turns: TurnSaved[]; missing: Array<{ turnId: number; reason: string }> }>;
 }
@@ -163,6 +168,8 @@ export interface KnowledgeStore {
   putModelOutput(userId: string, batchId: string, response: ModelResponse): Promise<void>;
   /** Write an episode's document (idempotent by turn); returns its key. */
   putEpisode(userId: string, turnId: number, markdown: string): Promise<string>;
+  /** Write an agent.event episode's document (idempotent by episode id); returns its key. */
+  putEventEpisode(userId: string, episodeId: string, markdown: string): Promise<string>;
   /** Write a diary entry (idempotent by batch); returns its key. */
   putDiary(userId: string, batchId: string, markdown: string): Promise<string>;
 }

@@ -2,7 +2,8 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/clie
 import { BatchGetCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { summarise } from '../domain/knowledge.js';
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
-import { summariseEpisode, type EpisodeSummary } from '../domain/episodes.js';
+import { type EventEpisode, eventEpisodeText, summariseEpisode, type EpisodeSummary } from '../domain/episodes.js';
+import type { Episode } from '../../events/episode.js';
 import { keys, turnDocKey } from '../domain/memory-paths.js';
 import { parseTurnDocument, renderTurnDocument, turnContentHash, turnSearchText } from '../domain/turn-document.js';
 import type { TurnIndexEntry } from '../domain/memory-item.js';
@@ -124,6 +125,57 @@ export class S3DynamoTurnStore implements TurnStore {
     return items.map((i) => toIndexEntry(i));
   }
 
+  /** agent.event episodes: one item each beside the turn index; the episode as JSON (any params stay as sent). */
+  async saveEventEpisodes(episodes: readonly EventEpisode[]): Promise<void> {
+    await batchWriteAll(
+      this.ddb,
+      this.tableName,
+      episodes.map((e) => ({
+        PutRequest: {
+          Item: {
+            pk: keys.userPk(e.userId),
+            sk: keys.eventEpisodeSk(e.episodeId),
+            kind: 'event-episode',
+            userId: e.userId,
+            episodeId: e.episodeId,
+            timestamp: e.timestamp,
+            trigger: e.trigger,
+            ...(e.sessionId !== undefined ? { sessionId: e.sessionId } : {}),
+            ...(e.turnId !== undefined ? { turnId: e.turnId } : {}),
+            ...(e.detail !== undefined ? { detail: e.detail } : {}),
+            text: eventEpisodeText(e),
+            episode: JSON.stringify(e.episode),
+          },
+        },
+      })),
+    );
+  }
+
+  async eventEpisodes(userId: string, episodeIds?: readonly string[]): Promise<EventEpisode[]> {
+    let items: Array<Record<string, unknown>>;
+    if (episodeIds === undefined) {
+      items = await queryAll(this.ddb, {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :e)',
+        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':e': 'EPISODE#' },
+      });
+    } else {
+      items = [];
+      const unique = [...new Set(episodeIds)];
+      for (let i = 0; i < unique.length; i += 100) {
+        let request: Record<string, unknown>[] | undefined = unique.slice(i, i + 100).map((id) => ({ pk: keys.userPk(userId), sk: keys.eventEpisodeSk(id) }));
+        for (let attempt = 0; request && request.length > 0; attempt++) {
+          if (attempt > 8) throw new Error('BatchGet kept returning unprocessed keys');
+          if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+          const res = await this.ddb.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: request, ConsistentRead: true } } }));
+          items.push(...(res.Responses?.[this.tableName] ?? []));
+          request = res.UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined;
+        }
+      }
+    }
+    return items.map(toEventEpisode).sort((a, b) => Date.parse(a.timestamp) - Date.parse(b.timestamp) || a.episodeId.localeCompare(b.episodeId));
+  }
+
   async getTurns(userId: string, turnIds: readonly number[]) {
     const items = await this.batchGet(userId, turnIds, ['turnId', 'docKey']);
     const byId = new Map(items.map((i) => [Number(i.turnId), String(i.docKey)]));
@@ -194,5 +246,18 @@ function toIndexEntry(i: Record<string, unknown>): TurnIndexEntry {
     quality: typeof i.quality === 'number' ? i.quality : undefined,
     attributes: (i.attributes as Record<string, string> | undefined) ?? undefined,
     ...(i.episode ? { episode: i.episode as EpisodeSummary } : {}),
+  };
+}
+
+function toEventEpisode(i: Record<string, unknown>): EventEpisode {
+  return {
+    userId: String(i.userId),
+    episodeId: String(i.episodeId),
+    timestamp: String(i.timestamp ?? ''),
+    trigger: i.trigger as EventEpisode['trigger'],
+    ...(typeof i.sessionId === 'string' ? { sessionId: i.sessionId } : {}),
+    ...(typeof i.turnId === 'number' ? { turnId: i.turnId } : {}),
+    ...(typeof i.detail === 'string' ? { detail: i.detail } : {}),
+    episode: JSON.parse(String(i.episode)) as Episode,
   };
 }

@@ -1,7 +1,7 @@
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
-import { diaryKey, episodeKey, keys, knowledgeIndexKey, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
+import { diaryKey, episodeKey, eventEpisodeKey, keys, knowledgeIndexKey, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
 import { restagedMarkdown, type StagedRecord } from '../domain/promotion.js';
 import type { StagedDocument } from '../domain/staging.js';
 import type { KnowledgeStore, ModelResponse } from '../ports.js';
@@ -174,6 +174,12 @@ export class KnowledgeRepository implements KnowledgeStore {
 
   async putEpisode(userId: string, turnId: number, markdown: string): Promise<string> {
     const key = episodeKey(userId, turnId);
+    await this.putText(key, markdown, 'text/markdown; charset=utf-8');
+    return key;
+  }
+
+  async putEventEpisode(userId: string, episodeId: string, markdown: string): Promise<string> {
+    const key = eventEpisodeKey(userId, episodeId);
     await this.putText(key, markdown, 'text/markdown; charset=utf-8');
     return key;
   }

@@ -1,4 +1,4 @@
-import { GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, reflectionItem, stagedItem, turnItem } from '../domain/memory-item.js';
+import { episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, reflectionItem, stagedItem, turnItem } from '../domain/memory-item.js';
 import type { MemoryCatalog } from '../ports.js';
 import type { S3DynamoTurnStore } from './dynamo-turn-store.js';
 import type { KnowledgeRepository } from './knowledge-repository.js';
@@ -8,7 +8,7 @@ import type { S3DynamoReflectionStore } from './reflection-store.js';
 /**
  * The read model behind search and retrieve: every store's records of one user, plus the
  * GLOBAL scope, as MemoryItems. Reads the turn index, staged records, summaries and memory
- * items from DynamoDB (one Query each) and promoted Knowledge from its index snapshot in S3
+ * items and agent.event episodes from DynamoDB (one Query each) and promoted Knowledge from its index snapshot in S3
  * (one GET) — no turn document is read.
  */
 export class StoreMemoryCatalog implements MemoryCatalog {
@@ -24,8 +24,9 @@ export class StoreMemoryCatalog implements MemoryCatalog {
 
   async items(userId: string): Promise<MemoryItem[]> {
     const { turns, knowledge, reflections, items, stagedExpiryDays } = this.stores;
-    const [index, staged, docs, summaries, own, global] = await Promise.all([
+    const [index, episodes, staged, docs, summaries, own, global] = await Promise.all([
       turns.allTurnIndex(userId),
+      turns.eventEpisodes(userId),
       knowledge.listStaged(userId),
       knowledge.loadKnowledge(userId),
       reflections.list(userId),
@@ -36,6 +37,7 @@ export class StoreMemoryCatalog implements MemoryCatalog {
     const attrs = (sourceTurns: readonly number[]) => mergeAttributes(sourceTurns, (t) => byTurn.get(t));
     return [
       ...index.map(turnItem),
+      ...episodes.map(episodeItem),
       // Promoted records live on as Knowledge documents; their staged record is history.
       ...staged.filter((r) => r.status !== 'promoted').map((r) => stagedItem(userId, r, stagedExpiryDays, attrs(r.sourceTurns))),
       ...docs.map((d) => knowledgeItem(userId, d, attrs(d.sourceTurns))),

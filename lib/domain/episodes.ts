@@ -6,12 +6,19 @@
  * document linked to the reflection that reviewed its turn, and feeds the user's
  * capability confidence.
  *
+ * An episode may also come on an `agent.event` (a plan execution that ended): it is stored
+ * on its own (`EPISODE#{id}` beside the turn index; the id is a hash of the event, so a
+ * redelivery or republish stores it once), waits in the signal state like a turn, and the
+ * next batch of the user writes its document, linked to that batch.
+ *
  * Capability confidence (the seed gives no formula; ours): every action is one use of its
  * capability, a success when the action says so or, when it does not, when the episode
  * succeeded. confidence = (successes + 1) / (uses + 2), so one use moves a new capability
  * only part of the way; `recent` is the success rate of the last RECENT_USES uses, and the
  * trend compares it with the uses before them.
  */
+import { createHash } from 'node:crypto';
+import type { AgentEvent } from '../../events/agent-event.js';
 import type { Episode } from '../../events/episode.js';
 import { renderFrontMatter } from './front-matter.js';
 
@@ -62,10 +69,23 @@ export interface CapabilityConfidence {
   lastUsedAt: string;
 }
 
-/** Capability confidence over a user's episodes (any order: sorted by time, then turn). */
-export function capabilityConfidence(episodes: ReadonlyArray<{ turnId: number; timestamp: string; episode: EpisodeSummary }>): CapabilityConfidence[] {
+/** One episode as capability confidence counts it: a turn's (turnId) or an agent.event's (episodeId). */
+export interface EpisodeUse {
+  timestamp: string;
+  turnId?: number | undefined;
+  episodeId?: string | undefined;
+  episode: EpisodeSummary;
+}
+
+/** Capability confidence over a user's episodes (any order: sorted by time, then turn, then event episode id). */
+export function capabilityConfidence(episodes: readonly EpisodeUse[]): CapabilityConfidence[] {
   const byCapability = new Map<string, Array<{ success: boolean; at: string }>>();
-  const ordered = [...episodes].sort((a, b) => a.timestamp.localeCompare(b.timestamp) || a.turnId - b.turnId);
+  const ordered = [...episodes].sort(
+    (a, b) =>
+      Date.parse(a.timestamp) - Date.parse(b.timestamp) ||
+      (a.turnId ?? Number.MAX_SAFE_INTEGER) - (b.turnId ?? Number.MAX_SAFE_INTEGER) ||
+      (a.episodeId ?? '').localeCompare(b.episodeId ?? ''),
+  );
   for (const { timestamp, episode } of ordered) {
     for (const use of episode.uses) {
       const list = byCapability.get(use.capability) ?? [];
@@ -94,17 +114,65 @@ export function capabilityConfidence(episodes: ReadonlyArray<{ turnId: number; t
     .sort((a, b) => b.uses - a.uses || a.capability.localeCompare(b.capability));
 }
 
+/** An agent.event's episode as stored. */
+export interface EventEpisode {
+  userId: string;
+  /** `ev-` + a hash of the event (see eventEpisodeId). */
+  episodeId: string;
+  timestamp: string;
+  trigger: AgentEvent['trigger'];
+  sessionId?: string | undefined;
+  turnId?: number | undefined;
+  detail?: string | undefined;
+  episode: Episode;
+}
+
+/** An agent.event's episode id: the same event (redelivered or republished) gives the same id. */
+export function eventEpisodeId(event: Pick<AgentEvent, 'userId' | 'timestamp' | 'trigger' | 'turnId' | 'episode'>): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([event.userId, event.timestamp, event.trigger, event.turnId ?? null, event.episode ?? null]))
+    .digest('hex');
+  return `ev-${digest.slice(0, 20)}`;
+}
+
+/** An agent.event episode in words, for search: the event's detail, then the episode. */
+export function eventEpisodeText(e: Pick<EventEpisode, 'trigger' | 'detail' | 'episode'>): string {
+  return `${e.detail ? `${e.detail}\n` : ''}${episodeText(e.episode)}`;
+}
+
+/** The stored form of an agent.event's episode, or null when it carries none. */
+export function eventEpisodeOf(event: AgentEvent): EventEpisode | null {
+  if (!event.episode) return null;
+  return {
+    userId: event.userId,
+    episodeId: eventEpisodeId(event),
+    timestamp: event.timestamp,
+    trigger: event.trigger,
+    ...(event.sessionId !== undefined ? { sessionId: event.sessionId } : {}),
+    ...(event.turnId !== undefined ? { turnId: event.turnId } : {}),
+    ...(event.detail !== undefined ? { detail: event.detail } : {}),
+    episode: event.episode,
+  };
+}
+
 /**
- * The episode document (`users/{u}/episodes/{turnId}.md`), written by the reflection that
- * reviewed its turn: links to that batch and to what it learned from the turn.
+ * The episode document (`users/{u}/episodes/{turnId}.md`, or `…/{episodeId}.md` for an
+ * agent.event's), written by the reflection that reviewed its turn (or the next one after
+ * the event): links to that batch and to what it learned from the turn.
  */
-export function episodeDocument(turn: { turnId: number; sessionId: string; timestamp: string; episode: Episode }, batchId: string, learned: readonly string[]): string {
-  const e = turn.episode;
+export function episodeDocument(
+  source: { turnId?: number | undefined; episodeId?: string | undefined; sessionId?: string | undefined; timestamp: string; trigger?: string | undefined; episode: Episode },
+  batchId: string,
+  learned: readonly string[],
+): string {
+  const e = source.episode;
   const meta = {
     kind: 'episode',
-    turn_id: turn.turnId,
-    session_id: turn.sessionId,
-    timestamp: turn.timestamp,
+    ...(source.episodeId !== undefined ? { episode_id: source.episodeId } : {}),
+    ...(source.trigger !== undefined ? { trigger: source.trigger } : {}),
+    ...(source.turnId !== undefined ? { turn_id: source.turnId } : {}),
+    ...(source.sessionId !== undefined ? { session_id: source.sessionId } : {}),
+    timestamp: source.timestamp,
     goal: e.goal,
     success: e.outcome.success,
     ...(e.outcome.failureReason !== undefined ? { failure_reason: e.outcome.failureReason } : {}),

@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import { MAX_ATTRIBUTE_BYTES, utf8Bytes } from '../../events/common.js';
-import type { EpisodeSummary } from './episodes.js';
+import { type EpisodeSummary, type EventEpisode, eventEpisodeText } from './episodes.js';
 import type { KnowledgeDoc } from './knowledge.js';
 import type { StagedRecord } from './promotion.js';
 
@@ -26,11 +26,11 @@ export type Status = z.infer<typeof StatusSchema>;
 export const ScopeSchema = z.enum(['new', 'user', 'global']);
 export type Scope = z.infer<typeof ScopeSchema>;
 
-export const KindSchema = z.enum(['turn', 'staged', 'knowledge', 'reflection', 'memory']);
+export const KindSchema = z.enum(['turn', 'staged', 'knowledge', 'reflection', 'memory', 'episode']);
 export type Kind = z.infer<typeof KindSchema>;
 
 export const MemoryItemSchema = z.object({
-  /** Unique per user: `turn:12`, `staged:Facts/x--b1.md`, `knowledge:Facts/x.md`, `reflection:summary-1-5`, `mem:…`. */
+  /** Unique per user: `turn:12`, `staged:Facts/x--b1.md`, `knowledge:Facts/x.md`, `reflection:summary-1-5`, `mem:…`, `episode:ev-…`. */
   id: z.string(),
   kind: KindSchema,
   /** The owner; `GLOBAL` for items shared with every user. */
@@ -152,6 +152,35 @@ export function turnItem(t: TurnIndexEntry): MemoryItem {
   };
 }
 
+/** An agent.event's episode (seed 004 P3-M4): found as content type `episode`, like a turn that carried one. */
+export function episodeItem(e: EventEpisode): MemoryItem {
+  const success = e.episode.outcome.success;
+  return {
+    ...base,
+    id: `episode:${e.episodeId}`,
+    kind: 'episode',
+    userId: e.userId,
+    path: `episodes/${e.episodeId}`,
+    title: `episode: ${e.episode.goal.slice(0, 120)}`,
+    text: eventEpisodeText(e),
+    primaryTopic: 'episode',
+    keywords: [...new Set(e.episode.actions.map((a) => a.capability))],
+    contentTypes: ['episode'],
+    scope: 'user',
+    // How it went is what a planner weighs: a failed episode is still worth finding, a bit lower.
+    quality: success ? 0.7 : 0.6,
+    confidence: success ? 0.7 : 0.6,
+    tier: 'long_term',
+    status: 'canonical',
+    createdAt: e.timestamp,
+    updatedAt: e.timestamp,
+    expiresAt: null,
+    sourceTurns: e.turnId !== undefined ? [e.turnId] : [],
+    attributes: {},
+    ...(e.sessionId !== undefined ? { sessionId: e.sessionId } : {}),
+  };
+}
+
 const kindContentType: Record<string, string> = { fact: 'fact', correction: 'correction', connection: 'connection', open_question: 'open_question' };
 
 /** A staged record: proposed, scope new, expires when the expiry sweep would delete it. */
@@ -255,6 +284,8 @@ export function itemIdForPath(path: string): string | null {
   if (p.startsWith('Knowledge/')) return `knowledge:${p.slice('Knowledge/'.length)}`;
   const r = /^reflections\/([^/]+)(?:\/.*)?$/.exec(p);
   if (r) return `reflection:${r[1]}`;
+  const ep = /^episodes\/(ev-[0-9a-f]{20})(?:\.md)?$/.exec(p);
+  if (ep) return `episode:${ep[1]}`;
   const mem = /^memory\/(?:[a-z_]+\/)?(mem:[^/]+)$/.exec(p);
   if (mem) return mem[1] ?? null;
   return null;

@@ -14,6 +14,8 @@ export const knowledgeIndexKey = (userId: string): string => `${userPrefix(userI
 export const diaryKey = (userId: string, batchId: string): string => `${userPrefix(userId)}diary/${batchId}.md`;
 /** An episode's document (seed 004 P3-M4), written by the reflection that reviewed its turn. */
 export const episodeKey = (userId: string, turnId: number): string => `${userPrefix(userId)}episodes/${pad(turnId)}.md`;
+/** An agent.event's episode (its id starts `ev-`, so it never meets a turn's). */
+export const eventEpisodeKey = (userId: string, episodeId: string): string => `${userPrefix(userId)}episodes/${episodeId}.md`;
 export const batchLogKey = (userId: string, batchId: string): string =>
   `${userPrefix(userId)}Logs/reflector/${batchId}.json`;
 export const batchFailureKey = (userId: string, batchId: string): string =>
@@ -47,6 +49,8 @@ export const keys = {
   userPk: (userId: string) => `USER#${userId}`,
   signalSk: 'SIGNAL',
   turnSk: (turnId: number) => `TURN#${pad(turnId)}`,
+  /** An agent.event's episode (seed 004 P3-M4), beside the turn index. */
+  eventEpisodeSk: (episodeId: string) => `EPISODE#${episodeId}`,
   batchSk: (batchId: string) => `BATCH#${batchId}`,
   stagedSk: (path: string) => `STAGED#${path}`,
   reflectionSk: (id: string) => `REFLECTION#${id}`,

@@ -30,9 +30,16 @@ export const SignalStateSchema = z.object({
    * are cut from these, so which turns form a batch depends only on the order of turns,
    * never on how fast the reflector finishes (replays are reproducible).
    */
-  unassigned: z.object({ turnIds: TurnIds, urgency: z.number().min(0) }).default({ turnIds: [], urgency: 0 }),
+  unassigned: z
+    .object({
+      turnIds: TurnIds,
+      urgency: z.number().min(0),
+      /** agent.event episodes (seed 004 P3-M4) waiting for the next batch, which writes their documents. */
+      episodeIds: z.array(z.string()).default([]),
+    })
+    .default({ turnIds: [], urgency: 0, episodeIds: [] }),
   /** Batch jobs enqueued and not yet completed, oldest first. */
-  pendingBatches: z.array(z.object({ jobId: z.string(), turnIds: TurnIds, since: z.string() })).default([]),
+  pendingBatches: z.array(z.object({ jobId: z.string(), turnIds: TurnIds, since: z.string(), episodeIds: z.array(z.string()).default([]) })).default([]),
   /** Seed 003: messages since the last summary, and which turns it should cover. */
   messagesSinceSummary: z.number().int().min(0).default(0),
   summaryTurnIds: TurnIds.default([]),
@@ -66,7 +73,7 @@ export function initialSignalState(): SignalState {
     lastSeenAt: null,
     recentTopics: [],
     unbatchedTurnIds: [],
-    unassigned: { turnIds: [], urgency: 0 },
+    unassigned: { turnIds: [], urgency: 0, episodeIds: [] },
     pendingBatches: [],
     messagesSinceSummary: 0,
     summaryTurnIds: [],
@@ -104,6 +111,9 @@ export const MAX_UNBATCHED_TURNS = 500;
 
 /** Most batches waiting at once; past it, turns wait unassigned until one completes. */
 export const MAX_PENDING_BATCHES = 20;
+
+/** Most agent.event episodes waiting for a batch; past it the oldest wait no more (they stay stored, without a document). */
+export const MAX_WAITING_EPISODES = 50;
 
 export type SignalName =
   | 'topic_repeated'
@@ -163,13 +173,15 @@ export interface JobTrigger {
   trigger: string;
   urgency: number;
   turnIds: number[];
+  /** agent.event episodes this batch writes the documents of. */
+  episodeIds: string[];
 }
 
 /** One thing arriving on the TurnQueue, as the accumulator sees it. */
 export type SignalItem =
   | { kind: 'turn'; turn: Pick<TurnSaved, 'turnId' | 'timestamp' | 'query' | 'signals'> }
   | { kind: 'session_closed'; sessionId: string }
-  | { kind: 'agent_event'; trigger: AgentEventTrigger };
+  | { kind: 'agent_event'; trigger: AgentEventTrigger; episodeId?: string | undefined };
 
 export type TurnDisposition = 'counted' | 'duplicate' | 'late';
 
@@ -206,6 +218,11 @@ export function accumulate(
       continue;
     }
     if (item.kind === 'agent_event') {
+      // Its episode waits for a batch like a turn (a republished event's only once).
+      const id = item.episodeId;
+      if (id !== undefined && !state.unassigned.episodeIds.includes(id) && !state.pendingBatches.some((p) => p.episodeIds.includes(id))) {
+        state.unassigned.episodeIds = [...state.unassigned.episodeIds, id].slice(-MAX_WAITING_EPISODES);
+      }
       // Seed 004: reflect now, over whatever has not been given to a batch yet.
       const t = startBatch(state, config, now, `event:${item.trigger}`, 'event');
       if (t) triggers.push(t);
@@ -227,7 +244,7 @@ export function accumulate(
     const signals = detectSignals(turn, state.recentTopics, config);
     const weight = signals.reduce((sum, s) => sum + config.weights[WEIGHT_OF[s]], 0);
     state.urgencyScore = round2(state.urgencyScore + weight);
-    state.unassigned = { turnIds: [...state.unassigned.turnIds, turn.turnId], urgency: round2(state.unassigned.urgency + weight) };
+    state.unassigned = { ...state.unassigned, turnIds: [...state.unassigned.turnIds, turn.turnId], urgency: round2(state.unassigned.urgency + weight) };
     state.turnsSinceLastBatch += 1;
     state.lastTurnId = turn.turnId;
     state.lastTurnTimestamp = turn.timestamp;
@@ -269,11 +286,13 @@ function startBatch(state: SignalState, config: SignalConfig, now: Date, trigger
   const turnIds = state.unassigned.turnIds.slice(0, config.maxBatchTurns);
   const rest = state.unassigned.turnIds.slice(turnIds.length);
   const urgency = state.unassigned.urgency;
-  state.unassigned = { turnIds: rest, urgency: rest.length > 0 ? urgency : 0 };
+  // Waiting agent.event episodes go with the batch: it writes their documents.
+  const episodeIds = state.unassigned.episodeIds;
+  state.unassigned = { turnIds: rest, urgency: rest.length > 0 ? urgency : 0, episodeIds: [] };
   const jobId = batchJobId(turnIds);
-  state.pendingBatches = [...state.pendingBatches, { jobId, turnIds, since: now.toISOString() }];
+  state.pendingBatches = [...state.pendingBatches, { jobId, turnIds, since: now.toISOString(), episodeIds }];
   state.counters.batchesTriggered += 1;
-  return { jobId, kind, trigger, urgency, turnIds };
+  return { jobId, kind, trigger, urgency, turnIds, episodeIds };
 }
 
 /**
@@ -284,7 +303,7 @@ function retryTimedOut(state: SignalState, config: SignalConfig, now: Date): Job
   const out: JobTrigger[] = [];
   state.pendingBatches = state.pendingBatches.map((p) => {
     if (now.getTime() - Date.parse(p.since) < config.pendingBatchTimeoutMs) return p;
-    out.push({ jobId: p.jobId, kind: 'batch', trigger: 'pending_timeout', urgency: state.urgencyScore, turnIds: p.turnIds });
+    out.push({ jobId: p.jobId, kind: 'batch', trigger: 'pending_timeout', urgency: state.urgencyScore, turnIds: p.turnIds, episodeIds: p.episodeIds });
     return { ...p, since: now.toISOString() };
   });
   return out;
@@ -300,7 +319,7 @@ function takeSummary(state: SignalState, kind: 'idle-summary' | 'session-close',
   state.summaryTurnIds = [];
   state.messagesSinceSummary = 0;
   state.counters.summariesTriggered += 1;
-  return { jobId: summaryJobId(turnIds), kind, trigger, urgency: state.urgencyScore, turnIds };
+  return { jobId: summaryJobId(turnIds), kind, trigger, urgency: state.urgencyScore, turnIds, episodeIds: [] };
 }
 
 /** Clock skew between function instances that the idle rule tolerates. */

@@ -14,6 +14,7 @@ import { TurnClaimCheckSchema } from '../../events/turn-claim-check.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { type AccumulateResult, accumulate, messageTag, parseSignalState, type SignalItem } from '../domain/signal-accumulator.js';
 import type { SignalConfig } from '../domain/signal-weights.js';
+import { type EventEpisode, eventEpisodeOf } from '../domain/episodes.js';
 import { observationsOf } from '../domain/source-reliability.js';
 import type { ClaimCheckStore, Clock, IdleScheduler, JobQueue, Log, RejectedEventLog, SignalStateStore, SourceReliabilityStore, TurnStore } from '../ports.js';
 import { type FieldError, fieldErrors } from './parse-or-keep.js';
@@ -145,6 +146,8 @@ interface Fold {
   version: number | null;
   folded: AccumulateResult;
   toStore: TurnSaved[];
+  /** agent.event episodes to store (before the jobs that will write their documents). */
+  episodes: EventEpisode[];
   jobs: ReflectionJob[];
   /** Every message is in the state already: nothing to write. */
   alreadyApplied: boolean;
@@ -165,7 +168,7 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
   const applied = new Set(prior.appliedMessages);
   const fresh = items.filter((i) => !applied.has(messageTag(i.messageId)));
   if (fresh.length === 0) {
-    return { userId, version: stored.version, folded: { state: prior, outcomes: [], triggers: [] }, toStore: [], jobs: [], alreadyApplied: true };
+    return { userId, version: stored.version, folded: { state: prior, outcomes: [], triggers: [] }, toStore: [], episodes: [], jobs: [], alreadyApplied: true };
   }
   const messages = fresh.map((i) => i.message);
   const turns = messages.filter((m): m is TurnSaved => m.type === 'turn.saved');
@@ -184,9 +187,11 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
     trigger: t.trigger,
     urgency: t.urgency,
     turnIds: t.turnIds,
+    ...(t.episodeIds.length > 0 ? { episodeIds: t.episodeIds } : {}),
     requestedAt: now.toISOString(),
   }));
-  return { userId, version: stored.version, folded, toStore: dedupeByTurnId(turns.filter((t) => keep.has(t.turnId))), jobs, alreadyApplied: false };
+  const episodes = messages.flatMap((m) => (m.type === 'agent.event' ? (eventEpisodeOf(m) ?? []) : []));
+  return { userId, version: stored.version, folded, toStore: dedupeByTurnId(turns.filter((t) => keep.has(t.turnId))), episodes, jobs, alreadyApplied: false };
 }
 
 /** The sources a fold's new turns report, counted once per turn and position (after the turns are stored). */
@@ -223,6 +228,8 @@ async function ingestUsersTogether(users: ReadonlyArray<readonly [string, UserMe
   const folds = await Promise.all(users.map(([userId, items]) => foldUser(userId, items, deps)));
   const toStore = folds.flatMap((f) => f.toStore);
   if (toStore.length > 0) await deps.turns.saveTurns(toStore);
+  const episodes = folds.flatMap((f) => f.episodes);
+  if (episodes.length > 0) await deps.turns.saveEventEpisodes(episodes);
   const out = new Map<string, UserOutcome>();
   await Promise.all(
     folds.map(async (f) => {
@@ -244,7 +251,7 @@ async function ingestUsersTogether(users: ReadonlyArray<readonly [string, UserMe
 const toItem = (m: TurnQueueMessage): SignalItem => {
   if (m.type === 'turn.saved') return { kind: 'turn', turn: m };
   if (m.type === 'session.closed') return { kind: 'session_closed', sessionId: m.sessionId };
-  return { kind: 'agent_event', trigger: m.trigger };
+  return { kind: 'agent_event', trigger: m.trigger, ...(m.episode ? { episodeId: eventEpisodeOf(m)?.episodeId } : {}) };
 };
 
 async function ingestUser(userId: string, items: UserMessage[], deps: IngestDeps): Promise<UserOutcome> {
@@ -252,6 +259,7 @@ async function ingestUser(userId: string, items: UserMessage[], deps: IngestDeps
     const f = await foldUser(userId, items, deps);
     if (f.alreadyApplied) return { ...f.folded, jobs: [], alreadyApplied: true };
     if (f.toStore.length > 0) await deps.turns.saveTurns(f.toStore);
+    if (f.episodes.length > 0) await deps.turns.saveEventEpisodes(f.episodes);
     await recordSources(f, deps);
     await announce(f, deps);
     if (await deps.signalState.save(userId, f.folded.state, f.version)) {

@@ -14,7 +14,7 @@ import { knowledgePathFor, PROMOTIONS_TO_KNOWLEDGE, promotedDocument, type Stage
 import { computeSelfAssessment } from '../domain/sleep-time/self-assessment.js';
 import type { AuditTrail, BatchLogReader, Clock, KnowledgeStore, MemoryCatalog, MemoryItemStore, GraphStore, ReflectionLogStore, ReflectionStore, SourceReliabilityStore, TurnStore } from '../ports.js';
 import { normaliseDomain, reliabilityOf, type SourceReliability } from '../domain/source-reliability.js';
-import { type CapabilityConfidence, capabilityConfidence } from '../domain/episodes.js';
+import { type CapabilityConfidence, capabilityConfidence, summariseEpisode } from '../domain/episodes.js';
 
 export interface MemoryApiDeps {
   catalog: MemoryCatalog;
@@ -468,8 +468,13 @@ export async function sourceReliability(deps: MemoryApiDeps, domains: string): P
   return { sources: (await deps.sources.stats(wanted)).map(reliabilityOf) };
 }
 
-/** Seed 004 P3-M4: how well each capability has worked for this user, from their episodes. */
+/** Seed 004 P3-M4: how well each capability has worked for this user, from their episodes (turns' and agent.events'). */
 export async function capabilities(deps: MemoryApiDeps, userId: string): Promise<{ capabilities: CapabilityConfidence[] }> {
-  const entries = await deps.turns.episodes(userId);
-  return { capabilities: capabilityConfidence(entries.flatMap((e) => (e.episode ? [{ turnId: e.turnId, timestamp: e.timestamp, episode: e.episode }] : []))) };
+  const [entries, events] = await Promise.all([deps.turns.episodes(userId), deps.turns.eventEpisodes(userId)]);
+  return {
+    capabilities: capabilityConfidence([
+      ...entries.flatMap((e) => (e.episode ? [{ turnId: e.turnId, timestamp: e.timestamp, episode: e.episode }] : [])),
+      ...events.map((e) => ({ episodeId: e.episodeId, timestamp: e.timestamp, episode: summariseEpisode(e.episode) })),
+    ]),
+  };
 }

@@ -204,13 +204,20 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   // Seed 004 P3-M4: each reviewed turn's episode gets its document, linked to this batch and
   // to what the batch learned from that turn.
   const episodes: string[] = [];
+  const learnedFrom = (turnId: number | undefined) => [
+    ...toStage.filter((d) => turnId === undefined || d.sourceTurns.includes(turnId)).map((d) => `Knowledge_staging/${d.path}`),
+    ...reinforcements.filter((r) => turnId === undefined || r.doc.sourceTurns.includes(turnId)).map((r) => `Knowledge_staging/${r.staged.path}`),
+  ];
   for (const t of turns) {
     if (!t.episode) continue;
-    const learned = [
-      ...toStage.filter((d) => d.sourceTurns.includes(t.turnId)).map((d) => `Knowledge_staging/${d.path}`),
-      ...reinforcements.filter((r) => r.doc.sourceTurns.includes(t.turnId)).map((r) => `Knowledge_staging/${r.staged.path}`),
-    ];
-    const key = await deps.knowledge.putEpisode(job.userId, t.turnId, episodeDocument({ ...t, episode: t.episode }, job.jobId, learned));
+    const key = await deps.knowledge.putEpisode(job.userId, t.turnId, episodeDocument({ ...t, episode: t.episode }, job.jobId, learnedFrom(t.turnId)));
+    episodes.push(key.slice(`users/${job.userId}/`.length));
+  }
+  // agent.event episodes that waited for this batch: linked to it and to what it learned
+  // from the event's turn (from the whole batch when the event named none).
+  const eventEpisodes = job.episodeIds?.length ? await deps.turns.eventEpisodes(job.userId, job.episodeIds) : [];
+  for (const e of eventEpisodes) {
+    const key = await deps.knowledge.putEventEpisode(job.userId, e.episodeId, episodeDocument(e, job.jobId, learnedFrom(e.turnId)));
     episodes.push(key.slice(`users/${job.userId}/`.length));
   }
 

@@ -1,6 +1,7 @@
 /** In-memory implementations of the ports, for unit tests of the use cases. */
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
+import type { EventEpisode } from '../../lib/domain/episodes.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import type { StagedRecord } from '../../lib/domain/promotion.js';
 import type { SummaryPair, SummarySettings } from '../../lib/domain/summary.js';
@@ -10,7 +11,7 @@ import type { StagedDocument } from '../../lib/domain/staging.js';
 import { addObservation, emptyStats, type SourceObservation, type SourceStats } from '../../lib/domain/source-reliability.js';
 import type { Edge, Entity, GraphLogEntry } from '../../lib/domain/relation-graph.js';
 import { turnIndexEntry } from '../../lib/domain/turn-document.js';
-import { diaryKey, episodeKey } from '../../lib/domain/memory-paths.js';
+import { diaryKey, episodeKey, eventEpisodeKey } from '../../lib/domain/memory-paths.js';
 import type { IdleCheck } from '../../events/idle-check.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import type { ReflectionRun } from '../../lib/domain/sleep-time/reflection-log.js';
@@ -73,6 +74,16 @@ export class MemoryTurnStore implements TurnStore {
       .filter((t) => t.userId === userId && t.episode !== undefined)
       .sort((a, b) => a.turnId - b.turnId)
       .map(turnIndexEntry);
+  }
+  readonly eventEpisodeStore = new Map<string, EventEpisode>();
+  async saveEventEpisodes(episodes: readonly EventEpisode[]) {
+    for (const e of episodes) this.eventEpisodeStore.set(`${e.userId}#${e.episodeId}`, structuredClone(e));
+  }
+  async eventEpisodes(userId: string, ids?: readonly string[]) {
+    return [...this.eventEpisodeStore.values()]
+      .filter((e) => e.userId === userId && (ids === undefined || ids.includes(e.episodeId)))
+      .sort((a, b) => Date.parse(a.timestamp) - Date.parse(b.timestamp) || a.episodeId.localeCompare(b.episodeId))
+      .map((e) => structuredClone(e));
   }
   async getTurns(userId: string, ids: readonly number[]) {
     const turns = ids.map((id) => this.turns.get(`${userId}#${id}`)).filter((t): t is TurnSaved => t !== undefined);
@@ -219,6 +230,11 @@ export class MemoryKnowledgeStore implements KnowledgeStore {
   readonly episodes = new Map<string, string>();
   async putEpisode(userId: string, turnId: number, markdown: string) {
     const key = episodeKey(userId, turnId);
+    this.episodes.set(key, markdown);
+    return key;
+  }
+  async putEventEpisode(userId: string, episodeId: string, markdown: string) {
+    const key = eventEpisodeKey(userId, episodeId);
     this.episodes.set(key, markdown);
     return key;
   }

@@ -10,13 +10,15 @@ import { DomainSchema } from '../../events/common.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { SourceObservation } from '../../lib/domain/source-reliability.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
+import type { EventEpisode } from '../../lib/domain/episodes.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
-import { GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, reflectionItem, stagedItem, turnItem } from '../../lib/domain/memory-item.js';
+import { episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, reflectionItem, stagedItem, turnItem } from '../../lib/domain/memory-item.js';
 import {
   batchFailureKey,
   batchLogKey,
   diaryKey,
   episodeKey,
+  eventEpisodeKey,
   expiryLogKey,
   keys,
   knowledgeIndexKey,
@@ -139,6 +141,10 @@ export class RecordingTurnStore extends MemoryTurnStore {
       this.log.addItem('turns', t.userId, ddbKey(t.userId, keys.turnSk(t.turnId)), { ...t, query: undefined, response: undefined, context: undefined, text: turnSearchText(t) });
     }
     return super.saveTurns(turns);
+  }
+  override async saveEventEpisodes(episodes: readonly EventEpisode[]) {
+    for (const e of episodes) this.log.addItem('turns', e.userId, ddbKey(e.userId, keys.eventEpisodeSk(e.episodeId)), e);
+    return super.saveEventEpisodes(episodes);
   }
   /** The turn index of a user, oldest first (what the catalog reads). */
   allTurnIndex(userId: string) {
@@ -274,6 +280,10 @@ export class RecordingKnowledgeStore extends MemoryKnowledgeStore {
     this.log.add('knowledge.putEpisode', userId, episodeKey(userId, turnId));
     return super.putEpisode(userId, turnId, markdown);
   }
+  override async putEventEpisode(userId: string, episodeId: string, markdown: string) {
+    this.log.add('knowledge.putEventEpisode', userId, eventEpisodeKey(userId, episodeId));
+    return super.putEventEpisode(userId, episodeId, markdown);
+  }
 }
 
 export class RecordingBatchLogStore extends MemoryBatchLogStore implements BatchLogReader {
@@ -399,6 +409,7 @@ export class FakeCatalog implements MemoryCatalog {
     const docs = await knowledge.loadKnowledge(userId);
     return [
       ...index.map(turnItem),
+      ...(await turns.eventEpisodes(userId)).map(episodeItem),
       ...(await knowledge.listStaged(userId)).filter((r) => r.status !== 'promoted').map((r) => stagedItem(userId, r, stagedExpiryDays, attrs(r.sourceTurns))),
       ...docs.map((d) => knowledgeItem(userId, d, attrs(d.sourceTurns))),
       ...(await reflections.list(userId)).map((r) => reflectionItem(r, attrs(r.sourceTurns))),

@@ -13,6 +13,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
+import { eventEpisodeId } from '../../lib/domain/episodes.js';
 import { readLocomo } from '../helpers/locomo.js';
 import { bucketReader } from '../helpers/s3.js';
 
@@ -167,18 +168,32 @@ describe('signals and ingestion on the local emulators', () => {
     expect((await store.stats(['reef-guide.example']))[0]).toMatchObject({ attempts: 4, failed: 1 });
   });
 
-  it('stores episodes with their turns: found as content type episode, counted into capability confidence, documented by the reflection', async () => {
+  it('stores episodes with their turns and agent.events: found as content type episode, counted into capability confidence, documented by the reflection', async () => {
     const episode = (success: boolean) => ({
       goal: success ? 'Order new clownfish food' : 'Order a protein skimmer',
       actions: [{ capability: 'shop.order', params: { qty: 1 }, result: success ? 'ordered' : 'out of stock', success }],
       outcome: { success, ...(success ? {} : { failureReason: 'out of stock' }) },
     });
+    // The plan execution that failed arrives on an agent.event (seed 004: "plan execution completes → create Episode record").
+    const errorEvent = {
+      type: 'agent.event' as const,
+      version: 1 as const,
+      userId: 'episode-user',
+      timestamp: '2026-02-06T14:05:00Z',
+      trigger: 'error' as const,
+      turnId: 3,
+      detail: 'skimmer out of stock',
+      episode: { goal: 'Restock the protein skimmer order', actions: [{ capability: 'shop.order', result: 'still out of stock', success: false }], outcome: { success: false, failureReason: 'out of stock' } },
+    };
+    const eventEpisode = eventEpisodeId(errorEvent);
     await stack.publisher.publish([
       turn('episode-user', 1, 'Please order fish food', { episode: episode(true) }),
       turn('episode-user', 2, 'And a skimmer please', { episode: episode(false) }),
       turn('episode-user', 3, 'Did the skimmer order go through?'),
-      { type: 'agent.event', version: 1, userId: 'episode-user', timestamp: '2026-02-06T14:05:00Z', trigger: 'error', detail: 'skimmer out of stock' },
+      errorEvent,
     ]);
+    // Published again (a retry by the agent): the same episode, stored and counted once.
+    await stack.publisher.publish([{ ...errorEvent }]);
     await stack.waitUntilDrained();
     const token = await stack.mintUserToken(['episode-user']);
     const call = async (method: string, path: string, body?: unknown) => {
@@ -191,16 +206,22 @@ describe('signals and ingestion on the local emulators', () => {
       return (await res.json()) as Record<string, Array<Record<string, unknown>>>;
     };
     const found = await call('POST', '/memory/search', { query: 'order a skimmer', filters: { contentTypes: ['episode'] }, limit: 5 });
-    // Best first, and only turns that carried an episode: turn 3 matches the words but has none.
-    expect(found.results?.[0]?.id).toBe('turn:2');
-    expect(found.results?.every((r) => r.id === 'turn:1' || r.id === 'turn:2')).toBe(true);
+    // Only turns that carried an episode, and the event's: turn 3 matches the words but has none.
+    const ids = found.results?.map((r) => r.id) ?? [];
+    expect(ids).toEqual(expect.arrayContaining([`episode:${eventEpisode}`, 'turn:2']));
+    expect(ids.every((id) => id === 'turn:1' || id === 'turn:2' || id === `episode:${eventEpisode}`)).toBe(true);
     const unfiltered = await call('POST', '/memory/search', { query: 'order a skimmer', limit: 10 });
     expect(unfiltered.results?.map((r) => r.id)).toContain('turn:3');
     const { capabilities } = await call('GET', '/capabilities');
-    expect(capabilities).toEqual([expect.objectContaining({ capability: 'shop.order', uses: 2, successes: 1, confidence: 0.5 })]);
+    expect(capabilities).toEqual([expect.objectContaining({ capability: 'shop.order', uses: 3, successes: 1, confidence: 0.4 })]);
     const doc = await bucket.text('users/episode-user/episodes/0000000002.md');
     expect(doc).toMatch(/reflections:\n\s+- batch-1-3/);
     expect(doc).toContain('failure_reason: out of stock');
+    // The event's episode waited for the batch its event fired, which wrote its document.
+    const eventDoc = await bucket.text(`users/episode-user/episodes/${eventEpisode}.md`);
+    expect(eventDoc).toMatch(/reflections:\n\s+- batch-1-3/);
+    expect(eventDoc).toContain('trigger: error');
+    expect(eventDoc).toContain('# Episode: Restock the protein skimmer order');
   });
 
   it('made no AWS request its function is not granted (infra/permissions.ts)', () => {

@@ -12,6 +12,11 @@ import { turnIndexEntry } from '../../lib/domain/turn-document.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
+import { AgentEventSchema } from '../../events/agent-event.js';
+import { ReflectionJobSchema } from '../../events/reflection-job.js';
+import { eventEpisodeId } from '../../lib/domain/episodes.js';
+import { accumulate, initialSignalState, MAX_WAITING_EPISODES } from '../../lib/domain/signal-accumulator.js';
+import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import { ingestDeps, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
 
 const booking = (success: boolean, failureReason?: string): Episode => ({
@@ -92,5 +97,74 @@ describe('episodes (seed 004 P3-M4)', () => {
       ['booking.create', 1, 0],
       ['web.search', 1, 0],
     ]);
+  });
+
+  describe('on agent.event', () => {
+    const event = (overrides: Record<string, unknown> = {}) => ({
+      type: 'agent.event' as const,
+      version: 1 as const,
+      userId: 'alice',
+      timestamp: '2026-02-06T15:00:00Z',
+      trigger: 'milestone' as const,
+      episode: booking(false, 'no tables left'),
+      ...overrides,
+    });
+
+    it('is optional and additive; a bad one is rejected naming its field', () => {
+      expect(AgentEventSchema.safeParse(event({ episode: undefined })).success).toBe(true);
+      expect(AgentEventSchema.safeParse(event()).success).toBe(true);
+      const bad = AgentEventSchema.safeParse(event({ episode: { ...booking(true), outcome: { success: 'yes' } } }));
+      expect(bad.error?.issues[0]?.path).toEqual(['episode', 'outcome', 'success']);
+      // Its id is the event's: a republish gives the same one, another event another.
+      expect(eventEpisodeId(event())).toBe(eventEpisodeId(structuredClone(event())));
+      expect(eventEpisodeId(event())).not.toBe(eventEpisodeId(event({ timestamp: '2026-02-06T15:00:01Z' })));
+      expect(ReflectionJobSchema.shape.episodeIds.safeParse([eventEpisodeId(event())]).success).toBe(true);
+    });
+
+    it('waits in the signal state for the next batch, once, and goes with the batch\'s retries', () => {
+      const id = eventEpisodeId(event());
+      const now = new Date('2026-02-06T15:00:00Z');
+      const at = (ms: number) => new Date(now.getTime() + ms);
+      // No turn to reflect on: the event fires nothing and its episode waits; a republish adds nothing.
+      let r = accumulate(initialSignalState(), [{ kind: 'agent_event', trigger: 'milestone', episodeId: id }, { kind: 'agent_event', trigger: 'milestone', episodeId: id }], defaultSignalConfig, now, () => false);
+      expect(r.triggers).toEqual([]);
+      expect(r.state.unassigned.episodeIds).toEqual([id]);
+      // The batch the next turns fire takes it along.
+      const turns = Array.from({ length: defaultSignalConfig.turnThreshold }, (_, i) => ({ turnId: i + 1, timestamp: '2026-02-06T15:01:00Z', query: `entry ${i}` }));
+      r = accumulate(r.state, turns, defaultSignalConfig, now, () => false);
+      expect(r.triggers).toEqual([expect.objectContaining({ kind: 'batch', episodeIds: [id] })]);
+      expect(r.state.unassigned.episodeIds).toEqual([]);
+      expect(r.state.pendingBatches[0]?.episodeIds).toEqual([id]);
+      // Republished while the batch is pending: not queued again. A retry of the timed-out batch still carries it.
+      r = accumulate(r.state, [{ kind: 'agent_event', trigger: 'error', episodeId: id }], defaultSignalConfig, now, () => false);
+      expect(r.state.unassigned.episodeIds).toEqual([]);
+      r = accumulate(r.state, [{ turnId: 100, timestamp: '2026-02-06T16:00:00Z', query: 'later' }], defaultSignalConfig, at(defaultSignalConfig.pendingBatchTimeoutMs + 1), () => false);
+      expect(r.triggers).toEqual(expect.arrayContaining([expect.objectContaining({ trigger: 'pending_timeout', episodeIds: [id] })]));
+      // Bounded: only the newest MAX_WAITING_EPISODES wait.
+      const many = Array.from({ length: MAX_WAITING_EPISODES + 5 }, (_, i) => ({ kind: 'agent_event' as const, trigger: 'milestone' as const, episodeId: `ev-${String(i).padStart(20, '0')}` }));
+      expect(accumulate(initialSignalState(), many, defaultSignalConfig, now, () => false).state.unassigned.episodeIds).toHaveLength(MAX_WAITING_EPISODES);
+    });
+
+    it('is stored once, counted into capability confidence, and documented by the batch its event fired', async () => {
+      const ingest = ingestDeps();
+      const turns = Array.from({ length: 3 }, (_, i) => turn({ userId: 'alice', turnId: i + 1, query: i === 1 ? 'Book us a table at Luigi for Friday' : `entry${i}`, response: 'ok' }));
+      const e = event({ turnId: 2 });
+      await ingestTurns(
+        [...turns, e, e].map((m, i) => ({ messageId: `m${i}`, body: JSON.stringify(m) })),
+        ingest,
+      );
+      const id = eventEpisodeId(e);
+      expect((await ingest.turns.eventEpisodes('alice')).map((x) => x.episodeId)).toEqual([id]);
+      const [job] = ingest.jobs.jobs;
+      expect(job).toMatchObject({ kind: 'event', trigger: 'event:milestone', turnIds: [1, 2, 3], episodeIds: [id] });
+      const deps = reflectionDeps(ingest, new ScriptedModel(() => ({ new_facts: [{ title: 'luigi', content: 'The user books tables at Luigi.', source_turns: [2], category: 'Facts' }] })));
+      expect((await runReflection(job!, deps)).status).toBe('completed');
+      expect(deps.batchLogs.logs.get(`alice/${job!.jobId}`)?.episodes).toEqual([`episodes/${id}.md`]);
+      const { meta, body } = parseFrontMatter(deps.knowledge.episodes.get(`users/alice/episodes/${id}.md`) ?? '');
+      expect(meta).toMatchObject({ kind: 'episode', episode_id: id, trigger: 'milestone', turn_id: 2, success: false, reflections: [job!.jobId], learned: [expect.stringMatching(/^Knowledge_staging\/Facts\/luigi--/)] });
+      expect(body).toContain('**booking.create**');
+      const { capabilities } = await api.capabilities({ turns: ingest.turns } as unknown as Parameters<typeof api.capabilities>[0], 'alice');
+      expect(capabilities.find((c) => c.capability === 'booking.create')).toMatchObject({ uses: 1, successes: 0, confidence: 0.33 });
+    });
   });
 });

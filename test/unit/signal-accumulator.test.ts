@@ -17,7 +17,7 @@ describe('signal accumulator (seed 000 §2)', () => {
     const nine = accumulate(initialSignalState(), range(1, 9), defaultSignalConfig, now, never);
     expect(nine.triggers).toEqual([]);
     const ten = accumulate(nine.state, [t(10)], defaultSignalConfig, now, never);
-    expect(ten.triggers).toEqual([{ jobId: 'batch-1-10', kind: 'batch', trigger: 'turn_count', urgency: 0, turnIds: range(1, 10).map((x) => x.turnId) }]);
+    expect(ten.triggers).toEqual([{ jobId: 'batch-1-10', kind: 'batch', trigger: 'turn_count', urgency: 0, turnIds: range(1, 10).map((x) => x.turnId), episodeIds: [] }]);
     expect(ten.state.pendingBatches.map((p) => p.jobId)).toEqual(['batch-1-10']);
   });
 
@@ -141,7 +141,7 @@ describe('control events, summaries and activity', () => {
 
   it('session.closed fires one session-close summary job over the turns since the last summary', () => {
     const r = accumulate(counted(4), [{ kind: 'session_closed', sessionId: 's1' }], defaultSignalConfig, now, never);
-    expect(r.triggers).toEqual([{ jobId: 'summary-1-4', kind: 'session-close', trigger: 'session_closed', urgency: 0, turnIds: [1, 2, 3, 4] }]);
+    expect(r.triggers).toEqual([{ jobId: 'summary-1-4', kind: 'session-close', trigger: 'session_closed', urgency: 0, turnIds: [1, 2, 3, 4], episodeIds: [] }]);
     expect(r.state).toMatchObject({ messagesSinceSummary: 0, summaryTurnIds: [] });
     const again = accumulate(r.state, [{ kind: 'session_closed', sessionId: 's1' }], defaultSignalConfig, now, never);
     expect(again.triggers).toEqual([]);
@@ -149,7 +149,7 @@ describe('control events, summaries and activity', () => {
 
   it('agent.event fires an event reflection over the turns no batch has taken yet', () => {
     const r = accumulate(counted(3), [{ kind: 'agent_event', trigger: 'milestone' }], defaultSignalConfig, now, never);
-    expect(r.triggers).toEqual([{ jobId: 'batch-1-3', kind: 'event', trigger: 'event:milestone', urgency: 0, turnIds: [1, 2, 3] }]);
+    expect(r.triggers).toEqual([{ jobId: 'batch-1-3', kind: 'event', trigger: 'event:milestone', urgency: 0, turnIds: [1, 2, 3], episodeIds: [] }]);
     expect(r.state.pendingBatches.map((p) => p.jobId)).toEqual(['batch-1-3']);
     const next = accumulate(r.state, [t(4), { kind: 'agent_event', trigger: 'error' }], defaultSignalConfig, now, never);
     expect(next.triggers).toMatchObject([{ jobId: 'batch-4-4', kind: 'event', trigger: 'event:error' }]);

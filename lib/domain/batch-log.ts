@@ -35,7 +35,7 @@ export interface BatchLog {
   promoted_files: string[];
   /** Episode documents (seed 004 P3-M4) of the reviewed turns, written by this batch. */
   episodes?: string[];
-  /** Knowledge facts (paths) this batch saw again (its dedup gate found them), verified at its last turn's time. */
+  /** Knowledge facts (paths) this batch saw again (its dedup gate found them): verified at its last turn's time, unless verified later already. */
   verified?: string[];
   /** Relation-graph edges (ids) this batch's connections added or reinforced. */
   edges?: string[];

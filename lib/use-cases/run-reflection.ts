@@ -173,7 +173,9 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   const batchAt = new Date(Math.max(...turns.map((t) => Date.parse(t.timestamp)), 0) || started.getTime()).toISOString();
   // Fact hygiene: a new fact the dedup gate found in Knowledge is that fact seen again.
   const seen = new Map(rejections.flatMap((r) => (r.gate === 'dedup' && r.existing ? [[r.existing, { at: batchAt, by: `batch ${job.jobId}` }] as const] : [])));
-  const verified = await verifySeenFacts(job.userId, seen, deps);
+  await verifySeenFacts(job.userId, seen, deps);
+  // The log lists what the batch saw, not what changed: a redelivery (nothing left to change) logs the same.
+  const verified = [...seen.keys()];
 
   // Seed 000 §6: outputs that recur in an earlier batch's staged item promote it; the rest are staged.
   const { reinforcements, toStage, suppressed } = findRecurrences(await deps.knowledge.listStaged(job.userId), docs, job.jobId);

@@ -196,8 +196,9 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
     deps.graph,
   );
   run.graph = { edges: edges.length, ...(await maintainGraph(job.userId, new Date(job.requestedAt), deps.graph)) };
-  const verified = await verifySeenFacts(job.userId, seen, deps);
-  run.facts = { verified: verified.length, ...(await maintainFacts(job.userId, new Date(job.requestedAt), deps)) };
+  await verifySeenFacts(job.userId, seen, deps);
+  // Counts what the run saw again (not what changed), so a redelivered run logs the same.
+  run.facts = { verified: seen.size, ...(await maintainFacts(job.userId, new Date(job.requestedAt), deps)) };
 
   run.durationMs = deps.clock.now().getTime() - started.getTime();
   await deps.runs.put(run);

@@ -239,14 +239,15 @@ describe('nightly reflection on a second night', () => {
     expect(first.run.memoriesStored).toBeGreaterThan(0);
     expect(second.run.memoriesStored).toBe(0);
     expect(second.run.findingsRejected.every((r) => /already known|LOW|instances|HIGH/.test(r.reason))).toBe(true);
-    // Same schedule time: nothing newer to verify, nothing old enough to decay.
-    expect(second.run.facts).toEqual({ verified: 0, decayed: 0, pruned: 0, removed: 0 });
+    // Same schedule time: the facts are seen again, but nothing is newer than their promotion, nothing old enough to decay.
+    const known = second.run.findingsRejected.flatMap((r) => /already known: (.+)$/.exec(r.reason)?.[1] ?? []);
+    expect(known.length).toBeGreaterThan(0);
+    expect(second.run.facts).toEqual({ verified: new Set(known).size, decayed: 0, pruned: 0, removed: 0 });
+    expect((await d.knowledge.loadKnowledge()).every((k) => k.verifiedAt === undefined)).toBe(true);
     // 100 days on, the same words again: the facts they repeat are verified at that night's time, not decayed.
     const later = new Date(now.getTime() + 100 * 86_400_000).toISOString();
     const third = await runNightly({ ...night('nightly-3'), requestedAt: later }, d);
     if (third.status !== 'completed') throw new Error(third.reason);
-    const known = second.run.findingsRejected.flatMap((r) => /already known: (.+)$/.exec(r.reason)?.[1] ?? []);
-    expect(known.length).toBeGreaterThan(0);
     expect(third.run.facts?.verified).toBe(new Set(known).size);
     for (const doc of (await d.knowledge.loadKnowledge()).filter((k) => known.includes(k.id))) expect(doc).toMatchObject({ verifiedAt: later, confidence: doc.baseConfidence ?? doc.confidence });
   });

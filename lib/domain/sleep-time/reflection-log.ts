@@ -29,6 +29,6 @@ export interface ReflectionRun {
   weekly?: WeeklyOutput;
   /** Nightly: relation-graph edges added or reinforced, and what the hygiene sweep did. */
   graph?: { edges: number; merged: number; mergesProposed: number; decayed: number; pruned: number; removed: number; orphansRemoved: number };
-  /** Nightly: Knowledge facts "already known" that this run saw again (verified), and what the fact hygiene sweep did. */
+  /** Nightly: Knowledge facts "already known" that this run saw again (verified, unless verified later already), and what the fact hygiene sweep did. */
   facts?: { verified: number; decayed: number; pruned: number; removed: number };
 }

@@ -160,18 +160,7 @@ export class S3DynamoTurnStore implements TurnStore {
         ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':e': 'EPISODE#' },
       });
     } else {
-      items = [];
-      const unique = [...new Set(episodeIds)];
-      for (let i = 0; i < unique.length; i += 100) {
-        let request: Record<string, unknown>[] | undefined = unique.slice(i, i + 100).map((id) => ({ pk: keys.userPk(userId), sk: keys.eventEpisodeSk(id) }));
-        for (let attempt = 0; request && request.length > 0; attempt++) {
-          if (attempt > 8) throw new Error('BatchGet kept returning unprocessed keys');
-          if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
-          const res = await this.ddb.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: request, ConsistentRead: true } } }));
-          items.push(...(res.Responses?.[this.tableName] ?? []));
-          request = res.UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined;
-        }
-      }
+      items = await this.batchGetKeys([...new Set(episodeIds)].map((id) => ({ pk: keys.userPk(userId), sk: keys.eventEpisodeSk(id) })));
     }
     return items.map(toEventEpisode).sort((a, b) => Date.parse(a.timestamp) - Date.parse(b.timestamp) || a.episodeId.localeCompare(b.episodeId));
   }
@@ -203,14 +192,19 @@ export class S3DynamoTurnStore implements TurnStore {
     return { turns, missing: missing.sort((a, b) => a.turnId - b.turnId) };
   }
 
-  /** Strongly consistent BatchGet of index items, 100 keys a request, unprocessed keys retried. */
-  private async batchGet(userId: string, turnIds: readonly number[], attributes: string[]): Promise<Array<Record<string, unknown>>> {
-    const unique = [...new Set(turnIds)];
+  /** Strongly consistent BatchGet of turn index items. */
+  private batchGet(userId: string, turnIds: readonly number[], attributes: string[]): Promise<Array<Record<string, unknown>>> {
+    return this.batchGetKeys(
+      [...new Set(turnIds)].map((id) => ({ pk: keys.userPk(userId), sk: keys.turnSk(id) })),
+      attributes,
+    );
+  }
+
+  /** Strongly consistent BatchGet, 100 keys a request, unprocessed keys retried; all attributes unless named. */
+  private async batchGetKeys(itemKeys: ReadonlyArray<Record<string, unknown>>, attributes?: string[]): Promise<Array<Record<string, unknown>>> {
     const out: Array<Record<string, unknown>> = [];
-    for (let i = 0; i < unique.length; i += 100) {
-      let request: Record<string, unknown>[] | undefined = unique
-        .slice(i, i + 100)
-        .map((id) => ({ pk: keys.userPk(userId), sk: keys.turnSk(id) }));
+    for (let i = 0; i < itemKeys.length; i += 100) {
+      let request: Record<string, unknown>[] | undefined = itemKeys.slice(i, i + 100);
       for (let attempt = 0; request && request.length > 0; attempt++) {
         if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
         const res = await this.ddb.send(
@@ -219,8 +213,8 @@ export class S3DynamoTurnStore implements TurnStore {
               [this.tableName]: {
                 Keys: request,
                 ConsistentRead: true,
-                ProjectionExpression: attributes.join(', '),
-                ...(attributes.some((a) => a.startsWith('#')) ? { ExpressionAttributeNames: { '#ts': 'timestamp', '#text': 'text' } } : {}),
+                ...(attributes ? { ProjectionExpression: attributes.join(', ') } : {}),
+                ...(attributes?.some((a) => a.startsWith('#')) ? { ExpressionAttributeNames: { '#ts': 'timestamp', '#text': 'text' } } : {}),
               },
             },
           }),

@@ -5,6 +5,7 @@
  * (the relation graph's), next to the edges'.
  */
 import { factHygiene, restoreFact, verifyFacts } from '../domain/knowledge-hygiene.js';
+import type { KnowledgeDoc } from '../domain/knowledge.js';
 import type { GraphLogEntry } from '../domain/relation-graph.js';
 import type { GraphStore, KnowledgeStore } from '../ports.js';
 import { MemoryApiError } from './memory-api.js';
@@ -15,29 +16,39 @@ export interface FactHygieneReport {
   removed: number;
 }
 
-/** One sweep at `now` (deterministic in `now`: a rerun changes nothing). */
-export async function maintainFacts(userId: string, now: Date, deps: { knowledge: KnowledgeStore; graph: GraphStore }): Promise<FactHygieneReport> {
-  const docs = await deps.knowledge.loadKnowledge(userId);
-  const result = factHygiene(docs, now);
-  if (result.log.length > 0) {
-    await deps.knowledge.saveKnowledgeIndex(userId, result.docs, result.removed);
-    await deps.graph.apply(userId, { log: result.log });
-  }
+/**
+ * One sweep at `now` (deterministic in `now`: a rerun changes nothing), after verifying the
+ * facts `seen` again (the nightly run's "already known"): one read and at most one write of
+ * the index.
+ */
+export async function maintainFacts(
+  userId: string,
+  now: Date,
+  deps: { knowledge: KnowledgeStore; graph: GraphStore },
+  seen: ReadonlyMap<string, { at: string; by: string }> = new Map(),
+): Promise<FactHygieneReport> {
+  const verified = verifyFacts(await deps.knowledge.loadKnowledge(userId), seen);
+  const result = factHygiene(verified.docs, now);
+  const log = [...verified.log, ...result.log];
+  if (verified.verified.length > 0 || result.log.length > 0) await deps.knowledge.saveKnowledgeIndex(userId, result.docs, result.removed);
+  if (log.length > 0) await deps.graph.apply(userId, { log });
   const count = (action: GraphLogEntry['action']) => result.log.filter((l) => l.action === action).length;
   return { decayed: count('decay'), pruned: count('prune'), removed: count('remove') };
 }
 
 /**
  * Facts seen again (path relative to Knowledge/ → the time of the turns that saw them, and
- * by what): verified then. Returns the paths that changed (older sightings change nothing).
+ * by what): verified then. `docs` is the index when the caller holds it already (unchanged
+ * since it was read). Returns the paths that changed (older sightings change nothing).
  */
 export async function verifySeenFacts(
   userId: string,
   seen: ReadonlyMap<string, { at: string; by: string }>,
   deps: { knowledge: KnowledgeStore; graph: GraphStore },
+  docs?: readonly KnowledgeDoc[],
 ): Promise<string[]> {
   if (seen.size === 0) return [];
-  const result = verifyFacts(await deps.knowledge.loadKnowledge(userId), seen);
+  const result = verifyFacts(docs ?? (await deps.knowledge.loadKnowledge(userId)), seen);
   if (result.verified.length === 0) return [];
   await deps.knowledge.saveKnowledgeIndex(userId, result.docs);
   if (result.log.length > 0) await deps.graph.apply(userId, { log: result.log });

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { FINDING_EDGE_CONFIDENCE } from '../domain/relation-graph.js';
-import { maintainFacts, verifySeenFacts } from './knowledge-hygiene.js';
+import { maintainFacts } from './knowledge-hygiene.js';
 import { maintainGraph, recordRelations } from './relation-graph.js';
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
@@ -196,9 +196,8 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
     deps.graph,
   );
   run.graph = { edges: edges.length, ...(await maintainGraph(job.userId, new Date(job.requestedAt), deps.graph)) };
-  await verifySeenFacts(job.userId, seen, deps);
   // Counts what the run saw again (not what changed), so a redelivered run logs the same.
-  run.facts = { verified: seen.size, ...(await maintainFacts(job.userId, new Date(job.requestedAt), deps)) };
+  run.facts = { verified: seen.size, ...(await maintainFacts(job.userId, new Date(job.requestedAt), deps, seen)) };
 
   run.durationMs = deps.clock.now().getTime() - started.getTime();
   await deps.runs.put(run);

@@ -7,7 +7,7 @@
  * Prices as published on the AWS pricing pages (checked against third-party summaries of
  * them) — check before relying on them: https://aws.amazon.com/pricing/
  */
-import type { LedgerEntry } from '../lib/adapters/request-ledger.js';
+import type { LedgerEntry } from '../infra/local/request-ledger.js';
 import { estimateCostUsd } from '../lib/domain/sleep-time/model-prices.js';
 
 export const PRICES_CHECKED = '2026-11-22';

@@ -562,7 +562,7 @@ async function sweepInputSchema(): Promise<SweepSchema> {
     process.env[k] ??= v;
   }
   try {
-    return (await import('../functions/sweep/handler.js')).SweepInputSchema as unknown as SweepSchema;
+    return (await import('../functions/sweep/create-handler.js')).SweepInputSchema as unknown as SweepSchema;
   } finally {
     for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
   }

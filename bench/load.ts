@@ -199,9 +199,9 @@ export async function addPollers(stack: LocalStack, extra: number, observe?: Inv
   const { info } = stack;
   const sqs = new SQSClient({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.sqs });
   const handlers: Record<QueueKey, [SqsHandler, keyof typeof FUNCTION_TIMEOUT_SECONDS]> = {
-    turn: [(await import('../functions/signal/handler.js')).handler as unknown as SqsHandler, 'signal'],
-    reflection: [(await import('../functions/reflector/handler.js')).handler as unknown as SqsHandler, 'reflector'],
-    idle: [(await import('../functions/idle/handler.js')).handler as unknown as SqsHandler, 'idle'],
+    turn: [stack.handlers.signal, 'signal'],
+    reflection: [stack.handlers.reflector, 'reflector'],
+    idle: [stack.handlers.idle, 'idle'],
   };
   const errors: unknown[] = [];
   const sources: LocalEventSource[] = [];

@@ -21,7 +21,7 @@ import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js
 import { listAllKeys } from '../infra/local/s3-keys.js';
 import { startLocalStack } from '../infra/local/stack.js';
 import type { Invocation } from '../infra/local/event-source.js';
-import { addLedger, type LedgerEntry, ledgerDelta, requestLedger } from '../lib/adapters/request-ledger.js';
+import { addLedger, type LedgerEntry, ledgerDelta, requestLedger } from '../infra/local/request-ledger.js';
 import { DocumentIndex } from '../lib/domain/knowledge-search.js';
 import type { BatchLog } from '../lib/domain/batch-log.js';
 import { contentWords, estimateTokens } from '../lib/domain/text.js';

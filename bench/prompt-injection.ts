@@ -23,7 +23,7 @@ import type { ConverseRequest, Responder } from '../infra/local/converse-server.
 import { offlineResponder } from '../infra/local/converse-server.js';
 import { listAllKeys } from '../infra/local/s3-keys.js';
 import type { LocalStack } from '../infra/local/stack.js';
-import { requestLedger } from '../lib/adapters/request-ledger.js';
+import { requestLedger } from '../infra/local/request-ledger.js';
 import type { BatchLog } from '../lib/domain/batch-log.js';
 import { MAX_SUMMARY_CHARS } from '../lib/domain/summary.js';
 import { ATTACKER, ODD_UNICODE, injectionTexts, pathLikeValues, VICTIM } from '../test/helpers/hostile-input.js';

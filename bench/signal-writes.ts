@@ -8,7 +8,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { lambdaContext } from '../infra/local/lambda-context.js';
 import { sqsEvent } from '../infra/local/lambda-events.js';
 import { startLocalStack } from '../infra/local/stack.js';
-import { ledgerDelta, requestLedger } from '../lib/adapters/request-ledger.js';
+import { ledgerDelta, requestLedger } from '../infra/local/request-ledger.js';
 import { turnLine } from './turn-line.js';
 
 export interface SignalWriteRow {
@@ -32,9 +32,7 @@ export async function benchSignalWrites(): Promise<SignalWriteRow[]> {
   const stack = await startLocalStack({ stage: 'bench', logLevel: 'SILENT' });
   try {
     await Promise.all(Object.values(stack.sources).map((s) => s.stop()));
-    const { handler } = (await import('../functions/signal/handler.js')) as unknown as {
-      handler: (e: SQSEvent, c: Context) => Promise<SQSBatchResponse>;
-    };
+    const handler = stack.handlers.signal;
     const run = async (scenario: string, bodies: Array<{ body: string; groupId: string }>): Promise<SignalWriteRow> => {
       const before = requestLedger.snapshot();
       const res = await handler(sqsEvent(bodies), lambdaContext('bench-signal', 30));

@@ -5,11 +5,18 @@
  */
 import { App, type Environment, Tags } from 'aws-cdk-lib';
 import { type StageConfig, stageConfig } from './config/stages.js';
+import type { FunctionKey, Permissions } from './permissions.js';
 import { StatefulStack } from './stacks/stateful-stack.js';
 import { StatelessStack } from './stacks/stateless-stack.js';
 
 /** Both stacks of one stage: the stateful one (data) and the stateless one (functions) that uses it. */
-export function buildStacks(app: App, stage: string, config: StageConfig, env?: Environment): { stateful: StatefulStack; stateless: StatelessStack } {
+export function buildStacks(
+  app: App,
+  stage: string,
+  config: StageConfig,
+  env?: Environment,
+  options: { permissions?: Record<FunctionKey, Permissions> } = {},
+): { stateful: StatefulStack; stateless: StatelessStack } {
   const stateful = new StatefulStack(app, `reflective-memory-${stage}-stateful`, { stage, config, env });
   const stateless = new StatelessStack(app, `reflective-memory-${stage}-stateless`, {
     stage,
@@ -20,6 +27,7 @@ export function buildStacks(app: App, stage: string, config: StageConfig, env?: 
     queues: stateful.queues,
     dataKey: stateful.dataKey,
     users: stateful.users,
+    ...(options.permissions ? { permissions: options.permissions } : {}),
   });
   return { stateful, stateless };
 }

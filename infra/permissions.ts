@@ -1,9 +1,9 @@
 /**
  * What each function may do, in one table: the CDK app grants exactly this (no wildcard
- * grant helpers), the CDK tests assert the synthesized policies match it, and the
- * integration tests check that every AWS request a handler was seen making locally is
- * covered by it (the request ledger records operation and S3 key per function) — so a
- * grant the code needs cannot be missing, and one it does not need stands out here.
+ * grant helpers), the CDK tests assert the synthesized policies match it, and the local
+ * stack evaluates every AWS request a handler makes against the synthesized policies with
+ * a real IAM engine (infra/local/iam/) and fails a denied one as AWS would — so a grant
+ * the code needs cannot be missing, and one it does not need stands out here.
  *
  * Event source mappings add their own receive/delete grants; each role also gets writes to
  * its function's own log group (MemoryFunction) and X-Ray's tracing actions. KMS use of the
@@ -15,7 +15,7 @@ import type { QueueKey } from './resources.js';
 export type FunctionKey = 'signal' | 'idle' | 'reflector' | 'sweep' | 'api';
 
 export type DynamoAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query' | 'BatchGetItem' | 'BatchWriteItem';
-export type S3Action = 'GetObject' | 'PutObject' | 'DeleteObject';
+export type S3Action = 'GetObject' | 'PutObject' | 'PutObjectTagging' | 'DeleteObject';
 /** The services that use the stage's data key on a function's behalf. */
 export type KmsService = 'dynamodb' | 's3' | 'sqs';
 export type KmsAction = 'Decrypt' | 'DescribeKey' | 'GenerateDataKey';
@@ -26,6 +26,18 @@ export interface Permissions {
   dynamodb: readonly DynamoAction[];
   /** Object key patterns (`*` = any characters) → what the function may do there. */
   s3: Readonly<Record<string, readonly S3Action[]>>;
+  /**
+   * s3:ListBucket on the bucket, unconditioned. S3 answers a GET/HEAD of a missing key with
+   * 404 NoSuchKey only to a caller that may list the bucket, and with 403 AccessDenied to
+   * any other (https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html,
+   * "Permissions"). Functions that read keys which may not exist yet (a new user's
+   * knowledge index, the model-output record before a model call, a batch log the API is
+   * asked for) need it, so that "missing" and "not allowed" stay apart. AWS does not
+   * document whether a grant limited by `s3:prefix` counts for that decision, so it is
+   * not limited: it lets the function list key names only, and the two functions that
+   * have it may read every object under `users/` already.
+   */
+  listBucket: boolean;
   /** Queues it sends to (sqs:SendMessage). */
   sends: readonly QueueKey[];
   /** The queue its event source reads, if any (the event source grants receive, delete and visibility). */
@@ -46,11 +58,16 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     // source reliability (TransactWriteItems of a marker Put and a counts Update)
     dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem', 'BatchWriteItem'],
     s3: {
-      'users/*/turns/*': ['PutObject'],
+      // PutObjectTagging: a PUT that sets tags (the `kind=turn` tag the archival rule filters on)
+      // needs it besides PutObject (https://docs.aws.amazon.com/AmazonS3/latest/userguide/tagging-managing.html).
+      'users/*/turns/*': ['PutObject', 'PutObjectTagging'],
       'rejected/*': ['PutObject'],
       // claim checks: turns too large for SQS, uploaded by the publisher
       'claims/*': ['GetObject'],
     },
+    // No ListBucket: a claim check it may not read (missing, or a grant gone wrong) fails
+    // the record, which is retried and parked in the DLQ with the error named.
+    listBucket: false,
     sends: ['reflection', 'idle'],
     consumes: 'turn',
     model: false,
@@ -59,6 +76,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
   idle: {
     dynamodb: ['GetItem', 'PutItem'],
     s3: { 'rejected/*': ['PutObject'] },
+    listBucket: false,
     sends: ['reflection'],
     consumes: 'idle',
     model: false,
@@ -79,6 +97,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       'users/*/diary/*': ['PutObject'],
       'rejected/*': ['PutObject'],
     },
+    listBucket: true,
     sends: [],
     consumes: 'reflection',
     model: true,
@@ -91,6 +110,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       'users/*/Knowledge_staging/*': ['DeleteObject'],
       'users/*/Logs/expiry/*': ['PutObject'],
     },
+    listBucket: false,
     sends: ['reflection'],
     consumes: null,
     model: false,
@@ -106,6 +126,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       'users/*/index/*': ['PutObject'],
       'users/*/reflections/*': ['PutObject'],
     },
+    listBucket: true,
     sends: [],
     consumes: null,
     model: false,
@@ -138,34 +159,4 @@ export function kmsImplied(permissions: Omit<Permissions, 'kms'>): KmsGrants {
   if (s3.size > 0) kms.s3 = [...s3].sort();
   if (permissions.sends.length > 0 || permissions.consumes !== null) kms.sqs = ['Decrypt', 'GenerateDataKey'];
   return kms;
-}
-
-/** A key pattern as IAM matches it: `*` spans any characters, slashes included. */
-export const keyMatches = (pattern: string, key: string): boolean =>
-  new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(key);
-
-/**
- * Whether `permissions` cover one request a handler made: `operation` as the request ledger
- * names it (`DynamoDB.Query`, `S3.PutObject`, …), with the S3 key or queue it addressed.
- */
-export function covers(permissions: Permissions, operation: string, target: { key?: string; queue?: QueueKey } = {}): boolean {
-  const [service, op] = operation.split('.') as [string, string];
-  switch (service) {
-    case 'DynamoDB':
-      // IAM authorises a transaction by the actions of its items; ours put and update.
-      if (op === 'TransactWriteItems') return permissions.dynamodb.includes('PutItem') && permissions.dynamodb.includes('UpdateItem');
-      return (permissions.dynamodb as readonly string[]).includes(op);
-    case 'S3': {
-      // HeadObject is authorised by s3:GetObject.
-      const action = op === 'HeadObject' ? 'GetObject' : op;
-      const key = target.key;
-      return key !== undefined && Object.entries(permissions.s3).some(([pattern, actions]) => (actions as readonly string[]).includes(action) && keyMatches(pattern, key));
-    }
-    case 'SQS':
-      return (op === 'SendMessage' || op === 'SendMessageBatch') && target.queue !== undefined && permissions.sends.includes(target.queue);
-    case 'BedrockRuntime':
-      return permissions.model && (op === 'Converse' || op === 'InvokeModel');
-    default:
-      return false;
-  }
 }

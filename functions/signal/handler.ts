@@ -1,72 +1,8 @@
-/**
- * signal — TurnQueue (SQS FIFO, group = userId) → turn documents and index → signal
- * state → reflection jobs and idle checks. Adapts the SQS event to the ingest-turns use
- * case and reports partial batch failures.
- */
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import middy from '@middy/core';
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+/** Lambda entry of the signal function: its clients and settings, built once per container. */
 import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/adapters/aws-clients.js';
-import { getStringFromEnv } from '../../lib/adapters/config.js';
-import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
-import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
-import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { systemClock } from '../../lib/adapters/clock.js';
-import { createLogger } from '../../lib/adapters/logger.js';
-import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
-import { S3ClaimCheckStore } from '../../lib/adapters/s3-claim-checks.js';
-import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
-import { SqsIdleScheduler } from '../../lib/adapters/sqs-idle-scheduler.js';
-import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
-import { parseSignalConfig } from '../../lib/domain/signal-weights.js';
-import { type IngestDeps, ingestTurns } from '../../lib/use-cases/ingest-turns.js';
+import { parseEnv } from '../../lib/adapters/config.js';
+import { createSignalHandler } from './create-handler.js';
+import { SignalEnvSchema } from './env.js';
 
-const tableName = getStringFromEnv('TABLE_NAME');
-const bucketName = getStringFromEnv('BUCKET_NAME');
-const { logger, log } = createLogger('signal');
-const metrics = createMetrics('signal');
-const ddb = createDocumentClient();
-const s3 = createS3Client();
-const sqs = createSqsClient();
-
-const deps: IngestDeps = {
-  turns: new S3DynamoTurnStore(ddb, s3, tableName, bucketName),
-  signalState: new DynamoSignalStateStore(ddb, tableName),
-  jobs: new SqsJobQueue(sqs, getStringFromEnv('REFLECTION_QUEUE_URL')),
-  idle: new SqsIdleScheduler(sqs, getStringFromEnv('IDLE_QUEUE_URL')),
-  claims: new S3ClaimCheckStore(s3, bucketName),
-  rejected: new S3RejectedEventLog(s3, bucketName),
-  sources: new DynamoSourceReliabilityStore(ddb, tableName, systemClock),
-  clock: systemClock,
-  log,
-  config: parseSignalConfig(process.env.SIGNAL_CONFIG),
-  source: 'turn-queue',
-};
-
-export const handler = middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {
-  const result = await ingestTurns(
-    event.Records.map((r) => ({ messageId: r.messageId, body: r.body })),
-    deps,
-  );
-  metrics.addMetric('TurnsAccepted', MetricUnit.Count, result.accepted);
-  metrics.addMetric('TurnsDuplicate', MetricUnit.Count, result.duplicates);
-  metrics.addMetric('TurnsLate', MetricUnit.Count, result.late);
-  metrics.addMetric('RejectedRecords', MetricUnit.Count, result.rejected);
-  metrics.addMetric('ReflectionJobsEnqueued', MetricUnit.Count, result.jobs.length);
-  metrics.addMetric('RecordsRetried', MetricUnit.Count, result.failedMessageIds.length);
-  logger.info('turn batch processed', {
-    records: event.Records.length,
-    accepted: result.accepted,
-    duplicates: result.duplicates,
-    late: result.late,
-    rejected: result.rejected,
-    controlEvents: result.controlEvents,
-    alreadyApplied: result.alreadyApplied,
-    jobs: result.jobs.map((j) => `${j.kind}:${j.jobId}`),
-    failed: result.failedMessageIds.length,
-  });
-  return { batchItemFailures: result.failedMessageIds.map((id) => ({ itemIdentifier: id })) };
-})
-  .use(injectLambdaContext(logger))
-  .use(logMetrics(metrics));
+export const handler = createSignalHandler(parseEnv(SignalEnvSchema), { ddb: createDocumentClient(), s3: createS3Client(), sqs: createSqsClient() }, systemClock);

@@ -37,7 +37,14 @@ function human(s: Summary): string {
     `summaries written ${s.summaries} of ${s.summaryJobs} fired · sweeps fired ${s.sweepsFired} · sleep-time runs: nightly ${s.nightly}, weekly ${s.weekly}`,
     `errors left in dead-letter queues: ${s.errors}; handler errors retried: ${s.handlerErrors}`,
     ...(Object.values(s.faults).some((n) => n > 0) ? [`faults injected: ${Object.entries(s.faults).map(([k, n]) => `${k} ${n}`).join(', ')}`] : []),
+    `IAM: ${s.iamChecked} requests checked against the functions' synthesized policies, ${s.iamDenied} denied`,
   ].join('\n');
+}
+
+/** The first denied requests, each with its function, action and resource: what to grant (infra/permissions.ts) or stop doing. */
+function denials(stack: LocalStack): string {
+  const list = stack.iam?.stats.denials ?? [];
+  return list.slice(0, 10).map((d) => `  denied: ${d.fn}${d.caller === 'event-source' ? ' (event source)' : ''} ${d.operation} — ${d.action} on ${d.resource}`).join('\n');
 }
 
 async function main(): Promise<number> {
@@ -106,6 +113,7 @@ async function main(): Promise<number> {
     writeState(stack, { drained: true });
     const summary = await stack.summary();
     console.log(`drained.\n${human(summary)}`);
+    if (summary.iamDenied > 0) console.log(denials(stack));
     if (values.dump) {
       const dumps = await stack.dumpState();
       writeFileSync(resolve(values.dump), `${JSON.stringify(dumps, null, 1)}\n`);

@@ -7,8 +7,7 @@
  */
 import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { withDelivery } from '../../lib/adapters/fault-injection.js';
-import { withLedgerScope } from '../../lib/adapters/request-ledger.js';
+import { withDelivery } from './fault-injection.js';
 import { lambdaContext } from './lambda-context.js';
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
@@ -115,9 +114,7 @@ export class LocalEventSource {
     const fn = this.options.fn ?? this.options.name;
     // Injected faults (when the local stack turns them on) strike first deliveries only.
     const firstDelivery = records.some((r) => r.attributes.ApproximateReceiveCount === '1');
-    const outcome = await withDelivery(firstDelivery, () =>
-      withLedgerScope(fn, () => this.options.handler({ Records: records }, lambdaContext(this.options.functionName, this.options.timeoutSeconds))),
-    );
+    const outcome = await withDelivery(firstDelivery, () => this.options.handler({ Records: records }, lambdaContext(this.options.functionName, this.options.timeoutSeconds)));
     if (outcome.died || !outcome.ok) {
       // A crash (or an injected death): Lambda returns the whole batch to the queue.
       this.stats.handlerErrors += 1;

@@ -7,7 +7,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { withLedgerScope } from '../../lib/adapters/request-ledger.js';
 import type { InvocationObserver } from './event-source.js';
 import { lambdaContext } from './lambda-context.js';
 import { verifyToken } from './tokens.js';
@@ -90,7 +89,7 @@ export async function startHttpApi(options: {
           isBase64Encoded: false,
         } as unknown as APIGatewayProxyEventV2;
         const started = performance.now();
-        const result = await withLedgerScope('api', () => options.handler(event, lambdaContext(options.functionName, options.timeoutSeconds)));
+        const result = await options.handler(event, lambdaContext(options.functionName, options.timeoutSeconds));
         options.observe?.({ fn: 'api', ms: performance.now() - started, records: [], finishedAt: Date.now() });
         const outHeaders: Record<string, string> = {};
         for (const [k, v] of Object.entries(result.headers ?? {})) outHeaders[k] = String(v);

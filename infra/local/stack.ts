@@ -10,18 +10,23 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { type RawMessage, sqsSafeJson, TurnPublisher } from '../../lib/adapters/sqs-turn-publisher.js';
 import { UserIdSchema } from '../../events/common.js';
-import { setLocalClock } from '../../lib/adapters/clock.js';
-import { configureFaults, faultCounts, type FaultConfig, type FaultKind, withDelivery } from '../../lib/adapters/fault-injection.js';
-import { withLedgerScope } from '../../lib/adapters/request-ledger.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import { fireTimesBetween } from '../../lib/domain/sleep-time/schedule.js';
 import { stageConfig } from '../config/stages.js';
-import { FUNCTION_TIMEOUT_SECONDS, type QueueKey, SWEEPS } from '../resources.js';
+import type { FunctionKey, Permissions } from '../permissions.js';
+import { FUNCTION_TIMEOUT_SECONDS, names, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
+import { eventSourceClient } from './clients.js';
+import { configureFaults, faultCounts, type FaultConfig, type FaultKind, withDelivery } from './fault-injection.js';
+import { buildLocalFunctions, type LocalFunctions, localEnvironment as functionEnvironment } from './functions.js';
+import { IamEnforcer } from './iam/iam-enforcement.js';
+import { type SynthesizedStage, synthesizeStage } from './iam/synthesized-stage.js';
+import type { LocalEnvironment } from './iam/template-resolver.js';
 import { lambdaContext } from './lambda-context.js';
 import type { Responder } from './converse-server.js';
 import { type Emulators, LOCAL_CREDENTIALS, LOCAL_REGION, startEmulators } from './emulators.js';
 import { type InvocationObserver, LocalEventSource, type SqsHandler } from './event-source.js';
-import { type LocalResources, provision } from './provision.js';
+import { LOCAL_ACCOUNT, type LocalResources, provision } from './provision.js';
+import { SimulatedClock } from './simulated-clock.js';
 import { listAllKeys } from './s3-keys.js';
 import { dumpUserState, type UserStateDump } from './state-dump.js';
 import { type HttpHandler, type LocalHttpApi, startHttpApi } from './http-api.js';
@@ -47,6 +52,8 @@ export interface StackInfo {
   adminToken: string;
   /** The secret local tokens are signed with: `npm run token` mints user-scoped ones with it. */
   tokenSecret: string;
+  /** Each function's environment on this stack (the synthesized one with the local overrides): tools build handlers from it. */
+  environments: Record<FunctionKey, Record<string, string>>;
 }
 
 export interface Summary {
@@ -75,6 +82,9 @@ export interface Summary {
   sweepsFired: number;
   /** Faults injected (`--faults`), by kind; all zero without. */
   faults: Record<FaultKind, number>;
+  /** AWS requests the handlers made that were evaluated against their functions' synthesized IAM policies, and how many were denied. */
+  iamChecked: number;
+  iamDenied: number;
 }
 
 export interface ReplayResult {
@@ -88,6 +98,12 @@ export interface LocalStack {
   info: StackInfo;
   emulators: Emulators;
   sources: Record<QueueKey, LocalEventSource>;
+  /** The five functions as built by their handler factories (with local clients and the simulated clock). */
+  handlers: LocalFunctions;
+  /** The stage as `cdk synth` produced it, resolved to local names. */
+  synthesized: SynthesizedStage;
+  /** The IAM check every request goes through (null when turned off). */
+  iam: IamEnforcer | null;
   publisher: TurnPublisher;
   api: LocalHttpApi;
   /** A credential for these users only (not an administrator). */
@@ -125,8 +141,29 @@ export interface LocalStackOptions {
   apiPort?: number;
   /** Told of every handler invocation (SQS sources, sweeps, API requests): benchmarks time them. */
   observe?: InvocationObserver;
-  /** Inject faults into the handlers' AWS and model calls (lib/adapters/fault-injection.ts). */
+  /** Inject faults into the handlers' AWS and model calls (infra/local/fault-injection.ts). */
   faults?: FaultConfig;
+  /**
+   * IAM enforced from the synthesized stage (infra/local/iam/). @default { enforce: true }
+   * `permissions` synthesizes the stage with other grants than infra/permissions.ts.
+   */
+  iam?: { enforce?: boolean; permissions?: Record<FunctionKey, Permissions> };
+}
+
+/** The local account, region and queue URLs the synthesized templates resolve to. */
+function localEnvironment(stage: string, resources: LocalResources): LocalEnvironment {
+  const n = names(stage);
+  const urls = new Map<string, string>();
+  for (const [key, q] of Object.entries(resources.queues) as Array<[QueueKey, LocalResources['queues'][QueueKey]]>) {
+    urls.set(n.queue(QUEUES[key]), q.url);
+    urls.set(n.dlq(QUEUES[key]), q.dlqUrl);
+  }
+  return {
+    account: LOCAL_ACCOUNT,
+    region: LOCAL_REGION,
+    partition: 'aws',
+    queueUrl: (name) => urls.get(name) ?? `https://sqs.${LOCAL_REGION}.amazonaws.com/${LOCAL_ACCOUNT}/${name}`,
+  };
 }
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
@@ -141,7 +178,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     throw error;
   }
 
-  // The handlers' environment, as the CDK app sets it in Lambda, plus endpoint overrides.
+  // The SDK's settings for every client in this process: the emulators' endpoints, local
+  // credentials and region. The functions' own settings come from the synthesized stage.
   Object.assign(process.env, {
     AWS_REGION: LOCAL_REGION,
     AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
@@ -151,55 +189,54 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     AWS_ENDPOINT_URL_S3: emulators.s3,
     AWS_ENDPOINT_URL_BEDROCK_RUNTIME: emulators.bedrock,
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    TABLE_NAME: resources.tableName,
-    BUCKET_NAME: resources.bucketName,
-    TURN_QUEUE_URL: resources.queues.turn.url,
-    REFLECTION_QUEUE_URL: resources.queues.reflection.url,
-    IDLE_QUEUE_URL: resources.queues.idle.url,
-    MODEL_ID: OFFLINE_MODEL_ID,
     POWERTOOLS_LOG_LEVEL: options.logLevel ?? 'WARN',
     POWERTOOLS_METRICS_DISABLED: options.metrics ? 'false' : 'true',
-    SIGNAL_CONFIG: JSON.stringify({ idleMinutes: defaultSignalConfig.idleMinutes / (options.speed ?? 60) }),
-    STAGE: stage,
   });
   delete process.env.AWS_PROFILE;
+
+  let synthesized: SynthesizedStage;
+  try {
+    synthesized = await synthesizeStage({ stage, env: localEnvironment(stage, resources), ...(options.iam?.permissions ? { permissions: options.iam.permissions } : {}) });
+  } catch (error) {
+    await emulators.stop();
+    throw error;
+  }
+  const iam = options.iam?.enforce === false ? null : new IamEnforcer(synthesized);
+  const clock = new SimulatedClock();
+  const overrides = { modelId: OFFLINE_MODEL_ID, speed: options.speed ?? 60 };
+  const handlers = buildLocalFunctions(synthesized, clock, iam, overrides);
 
   const common = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
   const sqs = new SQSClient({ ...common, endpoint: emulators.sqs });
   const s3 = new S3Client({ ...common, endpoint: emulators.s3, forcePathStyle: true });
   const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ ...common, endpoint: emulators.dynamodb }));
 
-  const signal = (await import('../../functions/signal/handler.js')).handler as unknown as SqsHandler;
-  const reflector = (await import('../../functions/reflector/handler.js')).handler as unknown as SqsHandler;
-  const sweep = (await import('../../functions/sweep/handler.js')).handler as unknown as (event: unknown, context: unknown) => Promise<{ jobs: string[] }>;
-  const idle = (await import('../../functions/idle/handler.js')).handler as unknown as SqsHandler;
-  const source = (key: QueueKey, handler: SqsHandler, fn: keyof typeof FUNCTION_TIMEOUT_SECONDS) =>
+  const source = (key: QueueKey, handler: SqsHandler, fn: 'signal' | 'reflector' | 'idle') =>
     new LocalEventSource({
       name: key,
-      sqs,
+      sqs: eventSourceClient(fn, iam),
       queueUrl: resources.queues[key].url,
       queueArn: resources.queues[key].arn,
       region: LOCAL_REGION,
       handler,
-      functionName: `reflective-memory-${stage}-${fn}`,
+      functionName: synthesized.functions[fn].functionName,
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS[fn],
       onError: (error) => options.onHandlerError?.(key, error),
       fn,
       ...(options.observe ? { observe: options.observe } : {}),
     });
   const sources = {
-    turn: source('turn', signal, 'signal'),
-    reflection: source('reflection', reflector, 'reflector'),
-    idle: source('idle', idle, 'idle'),
+    turn: source('turn', handlers.signal, 'signal'),
+    reflection: source('reflection', handlers.reflector, 'reflector'),
+    idle: source('idle', handlers.idle, 'idle'),
   };
   for (const s of Object.values(sources)) s.start();
 
   const tokenSecret = randomBytes(32).toString('base64url');
-  const apiHandler = (await import('../../functions/api/handler.js')).handler as unknown as HttpHandler;
   const api = await startHttpApi({
-    handler: apiHandler,
+    handler: handlers.api as HttpHandler,
     tokenSecret,
-    functionName: `reflective-memory-${stage}-api`,
+    functionName: synthesized.functions.api.functionName,
     timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.api,
     ...(options.apiPort !== undefined ? { port: options.apiPort } : {}),
     ...(options.observe ? { observe: options.observe } : {}),
@@ -220,6 +257,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     apiUrl: api.url,
     adminToken: await mintToken(tokenSecret, { sub: 'local-admin', admin: true }, 30 * 86_400),
     tokenSecret,
+    environments: Object.fromEntries((Object.keys(synthesized.functions) as FunctionKey[]).map((fn) => [fn, functionEnvironment(synthesized, fn, overrides)])) as StackInfo['environments'],
   };
   const publisher = new TurnPublisher(sqs, resources.queues.turn.url, { s3, bucketName: resources.bucketName });
   const refusedLines: ReplayResult['refused'] = [];
@@ -233,7 +271,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let sweepErrors = 0;
   const setClock = (t: Date) => {
     simNow = t;
-    setLocalClock(t);
+    clock.set(t);
   };
   const runId = randomUUID().slice(0, 8);
   let lineCounter = 0;
@@ -298,7 +336,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       for (let attempt = 1; attempt <= 3 && result === null; attempt++) {
         const started = performance.now();
         const outcome = await withDelivery(attempt === 1, () =>
-          withLedgerScope('sweep', () => sweep({ sweep: name, time: at.toISOString() }, lambdaContext(`reflective-memory-${stage}-sweep`, FUNCTION_TIMEOUT_SECONDS.sweep))),
+          handlers.sweep({ sweep: name, time: at.toISOString() }, lambdaContext(synthesized.functions.sweep.functionName, FUNCTION_TIMEOUT_SECONDS.sweep)),
         );
         options.observe?.({ fn: 'sweep', ms: performance.now() - started, records: [], finishedAt: Date.now() });
         if (outcome.ok && !outcome.died) result = outcome.result;
@@ -320,6 +358,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     info,
     emulators,
     sources,
+    handlers,
+    synthesized,
+    iam,
     publisher,
     api,
     mintUserToken: (users, subject) => mintToken(tokenSecret, { sub: subject ?? `local-${users.join('+')}`, users }),
@@ -413,6 +454,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         weekly: runItems.filter((r) => String(r.sk).startsWith('RUN#weekly#')).length,
         sweepsFired: fired.length,
         faults: faultCounts(),
+        iamChecked: iam?.stats.checked ?? 0,
+        iamDenied: iam?.stats.denied ?? 0,
       };
     },
 

@@ -1,10 +1,16 @@
 /**
  * npm run sweep -- nightly|weekly|expiry [--time ISO]
- * Runs one sweep by hand against the running local stack (.local/stack.json): the same
- * sweep handler the schedules invoke, with "now" = --time (default: the wall clock). The
- * jobs it fans out go to the stack's ReflectionQueue and are run there.
+ * Runs one sweep by hand against the running local stack (.local/stack.json): the sweep
+ * function the schedules invoke, built by its handler factory with the stack's environment
+ * for it, with "now" = --time (default: the wall clock). The jobs it fans out go to the
+ * stack's ReflectionQueue and are run there.
  */
 import { parseArgs } from 'node:util';
+import { createSweepHandler } from '../../functions/sweep/create-handler.js';
+import { SweepEnvSchema } from '../../functions/sweep/env.js';
+import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/adapters/aws-clients.js';
+import { systemClock } from '../../lib/adapters/clock.js';
+import { parseEnv } from '../../lib/adapters/config.js';
 import { FUNCTION_TIMEOUT_SECONDS } from '../resources.js';
 import { lambdaContext } from './lambda-context.js';
 import { readStackInfo } from './stack-info.js';
@@ -24,13 +30,10 @@ Object.assign(process.env, {
   AWS_ENDPOINT_URL_SQS: info.endpoints.sqs,
   AWS_ENDPOINT_URL_S3: info.endpoints.s3,
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-  TABLE_NAME: info.tableName,
-  BUCKET_NAME: info.bucketName,
-  REFLECTION_QUEUE_URL: info.queues.reflection.url,
   POWERTOOLS_LOG_LEVEL: 'WARN',
   POWERTOOLS_METRICS_DISABLED: 'true',
 });
-const { handler } = (await import('../../functions/sweep/handler.js')) as unknown as { handler: (e: unknown, c: unknown) => Promise<unknown> };
+const handler = createSweepHandler(parseEnv(SweepEnvSchema, info.environments.sweep), { ddb: createDocumentClient(), s3: createS3Client(), sqs: createSqsClient() }, systemClock);
 const result = await handler({ sweep, ...(values.time ? { time: values.time } : {}) }, lambdaContext('local-sweep', FUNCTION_TIMEOUT_SECONDS.sweep));
 console.log(JSON.stringify(result, null, 2));
 process.exit(0);

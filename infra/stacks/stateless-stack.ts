@@ -16,9 +16,15 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { type NagPackSuppression, NagSuppressions, type RegexAppliesTo } from 'cdk-nag';
 import type { Construct } from 'constructs';
+import { ApiEnvSchema } from '../../functions/api/env.js';
+import { IdleEnvSchema } from '../../functions/idle/env.js';
+import { ReflectorEnvSchema } from '../../functions/reflector/env.js';
+import { SignalEnvSchema } from '../../functions/signal/env.js';
+import { SweepEnvSchema } from '../../functions/sweep/env.js';
 import type { StageConfig } from '../config/stages.js';
+import { functionEnvironment } from '../function-environment.js';
 import { functionRole, MemoryFunction } from '../constructs/memory-function.js';
-import { PERMISSIONS, type Permissions } from '../permissions.js';
+import { type FunctionKey, PERMISSIONS, type Permissions } from '../permissions.js';
 import { FUNCTION_TIMEOUT_SECONDS, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
 import type { MemoryQueue, MemoryUserPool } from './stateful-stack.js';
 
@@ -32,6 +38,8 @@ export interface StatelessStackProps extends StackProps {
   dataKey: IKey;
   /** The Cognito pool the memory API trusts; required when `config.auth.issuer` is not set. */
   users?: MemoryUserPool;
+  /** What each function may do. @default PERMISSIONS (infra/permissions.ts); tests grant less to show a denial. */
+  permissions?: Record<FunctionKey, Permissions>;
 }
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -61,11 +69,8 @@ export class StatelessStack extends Stack {
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
     const { table, bucket, queues, config } = props;
-    const common = {
-      TABLE_NAME: table.tableName,
-      BUCKET_NAME: bucket.bucketName,
-      POWERTOOLS_LOG_LEVEL: config.logLevel,
-    };
+    const permissions = props.permissions ?? PERMISSIONS;
+    const common = { TABLE_NAME: table.tableName, BUCKET_NAME: bucket.bucketName };
 
     this.signalFn = new MemoryFunction(this, 'SignalFunction', {
       entry: entry('signal'),
@@ -73,16 +78,15 @@ export class StatelessStack extends Stack {
       description: 'TurnQueue → turn documents and index → signal state → reflection jobs',
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.signal,
       memorySize: config.memoryMb.signal,
-      environment: {
+      environment: functionEnvironment(SignalEnvSchema, 'signal', config.logLevel, {
         ...common,
-        POWERTOOLS_SERVICE_NAME: 'signal',
         REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
         IDLE_QUEUE_URL: queues.idle.queue.queueUrl,
         SIGNAL_CONFIG: JSON.stringify(config.signals),
-      },
+      }),
     });
-    this.signalFn.addEventSource(this.eventSource(PERMISSIONS.signal, props, { batchSize: 10, reportBatchItemFailures: true }));
-    this.grantPermissions(this.signalFn, PERMISSIONS.signal, props);
+    this.signalFn.addEventSource(this.eventSource(permissions.signal, props, { batchSize: 10, reportBatchItemFailures: true }));
+    this.grantPermissions(this.signalFn, permissions.signal, props);
 
     this.idleFn = new MemoryFunction(this, 'IdleFunction', {
       entry: entry('idle'),
@@ -90,15 +94,14 @@ export class StatelessStack extends Stack {
       description: 'IdleQueue (delayed idle checks) → idle-summary reflection jobs',
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.idle,
       memorySize: config.memoryMb.idle,
-      environment: {
+      environment: functionEnvironment(IdleEnvSchema, 'idle', config.logLevel, {
         ...common,
-        POWERTOOLS_SERVICE_NAME: 'idle',
         REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
         SIGNAL_CONFIG: JSON.stringify(config.signals),
-      },
+      }),
     });
-    this.idleFn.addEventSource(this.eventSource(PERMISSIONS.idle, props, { batchSize: 10, reportBatchItemFailures: true }));
-    this.grantPermissions(this.idleFn, PERMISSIONS.idle, props);
+    this.idleFn.addEventSource(this.eventSource(permissions.idle, props, { batchSize: 10, reportBatchItemFailures: true }));
+    this.grantPermissions(this.idleFn, permissions.idle, props);
 
     this.reflectorFn = new MemoryFunction(this, 'ReflectorFunction', {
       entry: entry('reflector'),
@@ -106,19 +109,18 @@ export class StatelessStack extends Stack {
       description: 'ReflectionQueue → assemble → Bedrock Converse → gates → staging → batch log',
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.reflector,
       memorySize: config.memoryMb.reflector,
-      environment: {
+      environment: functionEnvironment(ReflectorEnvSchema, 'reflector', config.logLevel, {
         ...common,
-        POWERTOOLS_SERVICE_NAME: 'reflector',
         MODEL_ID: config.modelId,
         REFLECTION_MAX_RECEIVES: String(QUEUES.reflection.maxReceiveCount),
         SUMMARIES_ENABLED: String(config.summaries.enabled),
         SUMMARY_PROMPT: config.summaries.prompt,
         SUMMARY_MAX_TOKENS: String(config.summaries.maxTokens),
         SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
-      },
+      }),
     });
-    this.reflectorFn.addEventSource(this.eventSource(PERMISSIONS.reflector, props, { batchSize: 1, reportBatchItemFailures: true }));
-    this.grantPermissions(this.reflectorFn, PERMISSIONS.reflector, props);
+    this.reflectorFn.addEventSource(this.eventSource(permissions.reflector, props, { batchSize: 1, reportBatchItemFailures: true }));
+    this.grantPermissions(this.reflectorFn, permissions.reflector, props);
 
     this.sweepFn = new MemoryFunction(this, 'SweepFunction', {
       entry: entry('sweep'),
@@ -126,14 +128,13 @@ export class StatelessStack extends Stack {
       description: 'Scheduled sweeps: nightly and weekly reflection fan-out, staged-item expiry',
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.sweep,
       memorySize: config.memoryMb.sweep,
-      environment: {
+      environment: functionEnvironment(SweepEnvSchema, 'sweep', config.logLevel, {
         ...common,
-        POWERTOOLS_SERVICE_NAME: 'sweep',
         REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
         SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
-      },
+      }),
     });
-    this.grantPermissions(this.sweepFn, PERMISSIONS.sweep, props);
+    this.grantPermissions(this.sweepFn, permissions.sweep, props);
     for (const sweep of SWEEPS) {
       const name = sweep.charAt(0).toUpperCase() + sweep.slice(1);
       new Rule(this, `${name}Schedule`, {
@@ -150,13 +151,12 @@ export class StatelessStack extends Stack {
       description: 'Memory API: search/save/retrieve, tiers, reflections, review console',
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.api,
       memorySize: config.memoryMb.api,
-      environment: {
+      environment: functionEnvironment(ApiEnvSchema, 'api', config.logLevel, {
         ...common,
-        POWERTOOLS_SERVICE_NAME: 'api',
-        STAGE: props.stage,
-      },
+        SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
+      }),
     });
-    this.grantPermissions(this.apiFn, PERMISSIONS.api, props);
+    this.grantPermissions(this.apiFn, permissions.api, props);
 
     this.api = this.memoryApi(props);
     new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint, description: 'Memory API base URL: /v1/* needs a bearer JWT; /openapi.json and /console are public' });
@@ -188,6 +188,7 @@ export class StatelessStack extends Stack {
     for (const [pattern, actions] of Object.entries(permissions.s3)) {
       fn.addToRolePolicy(new PolicyStatement({ actions: actions.map((a) => `s3:${a}`), resources: [bucket.arnForObjects(pattern)] }));
     }
+    if (permissions.listBucket) fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
     if (permissions.sends.length > 0) {
       fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: permissions.sends.map((q) => queues[q].queue.queueArn) }));
     }

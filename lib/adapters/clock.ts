@@ -1,15 +1,7 @@
 import type { Clock } from '../ports.js';
 
-let offsetMs = 0;
-
 /**
- * The handlers' clock. In Lambda it is the wall clock. The local stack runs a simulated
- * clock (a replay of weeks of conversation moves it to each event's time, and schedules
- * fire as it passes them) by setting an offset; nothing in the cloud ever sets it.
+ * The handlers' clock in Lambda: the wall clock. Handler factories take a Clock, so the
+ * local stack hands them its simulated one (infra/local/simulated-clock.ts) instead.
  */
-export const systemClock: Clock = { now: () => new Date(Date.now() + offsetMs) };
-
-/** Local stack only: make `systemClock` read `to` now (and run on from there at real speed). */
-export function setLocalClock(to: Date): void {
-  offsetMs = to.getTime() - Date.now();
-}
+export const systemClock: Clock = { now: () => new Date() };

@@ -1,14 +1,19 @@
-/** Fail-fast configuration: each setting is read once, at module scope, and must be set. */
-export function getStringFromEnv(name: string, env: NodeJS.ProcessEnv = process.env): string {
-  const value = env[name];
-  if (value === undefined || value === '') throw new Error(`${name} environment variable is not set`);
-  return value;
+/**
+ * Fail-fast configuration: each function's environment is one zod schema
+ * (`functions/<name>/env.ts`), read once at cold start. The CDK stack sets exactly those
+ * variables (checked by test/infra/stacks.test.ts) and the local stack reads the same
+ * values from the synthesized template, so the three cannot drift apart.
+ */
+import type { z } from 'zod';
+
+/** An environment variable that is missing or malformed: names every failing variable. */
+export class EnvironmentError extends Error {
+  override readonly name = 'EnvironmentError';
 }
 
-export function getNumberFromEnv(name: string, fallback: number, env: NodeJS.ProcessEnv = process.env): number {
-  const value = env[name];
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!Number.isFinite(n)) throw new Error(`${name} environment variable is not a number: ${value}`);
-  return n;
+export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined> = process.env): z.infer<S> {
+  const res = schema.safeParse(env);
+  if (res.success) return res.data;
+  const fields = res.error.issues.map((i) => `${i.path.join('.') || '(environment)'}: ${i.message}`);
+  throw new EnvironmentError(`environment variables not set or invalid: ${fields.join('; ')}`);
 }

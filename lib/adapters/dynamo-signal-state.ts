@@ -1,4 +1,5 @@
 import { systemClock } from './clock.js';
+import type { Clock } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 import { queryAll } from './dynamo-query.js';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -16,6 +17,7 @@ export class DynamoSignalStateStore implements SignalStateStore {
   constructor(
     private readonly ddb: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async load(userId: string): Promise<StoredSignalState> {
@@ -48,7 +50,7 @@ export class DynamoSignalStateStore implements SignalStateStore {
             state,
             version: (expectedVersion ?? 0) + 1,
             ...(day ? { gsi1pk: keys.activityGsiPk(day), gsi1sk: keys.activityGsiSk(userId) } : {}),
-            updatedAt: systemClock.now().toISOString(),
+            updatedAt: this.clock.now().toISOString(),
           },
           ConditionExpression: condition,
           ...(expectedVersion === null

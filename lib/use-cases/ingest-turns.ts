@@ -300,13 +300,13 @@ export async function parseRecord(body: string, claims: ClaimCheckStore): Promis
     try {
       text = await claims.fetch(claim.data.payloadRef.key);
     } catch (error) {
-      const missing = (error as Error).name === 'NoSuchKey';
-      return {
-        ok: false,
-        retryable: !missing,
-        userId: claim.data.userId,
-        errors: [{ path: 'payloadRef.key', message: `claim check unreadable: ${(error as Error).name}` }],
-      };
+      // Gone for good: rejected and kept. Anything else — throttling, a timeout, or AccessDenied,
+      // which is what S3 answers for a missing key to a caller that may not list the bucket (the
+      // signal function may not) — is retried, then parked in the DLQ with this reason.
+      const name = (error as Error).name;
+      const missing = name === 'NoSuchKey';
+      const reason = name === 'AccessDenied' ? 'not readable by this function (AccessDenied: missing, or not allowed)' : `unreadable: ${name}`;
+      return { ok: false, retryable: !missing, userId: claim.data.userId, errors: [{ path: 'payloadRef.key', message: `claim check ${reason}` }] };
     }
     const inner = await parseRecord(text, claims);
     if (!inner.ok) return { ok: false, retryable: inner.retryable, errors: inner.errors.map((e) => ({ ...e, path: `payloadRef:${e.path}` })) };

@@ -4,6 +4,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, buildStacks } from '../../infra/app.js';
 import { type StageConfig, stageConfig } from '../../infra/config/stages.js';
 import { type FunctionKey, type KmsService, PERMISSIONS } from '../../infra/permissions.js';
+import { RUNTIME_VARIABLES } from '../../infra/function-environment.js';
+import { ApiEnvSchema } from '../../functions/api/env.js';
+import { IdleEnvSchema } from '../../functions/idle/env.js';
+import { ReflectorEnvSchema } from '../../functions/reflector/env.js';
+import { SignalEnvSchema } from '../../functions/signal/env.js';
+import { SweepEnvSchema } from '../../functions/sweep/env.js';
+import { parseEnv } from '../../lib/adapters/config.js';
 
 let stateful: Template;
 let stateless: Template;
@@ -250,8 +257,12 @@ describe('stateless stack', () => {
       const statements = statementsOf(stateless, id);
       const actions = [...new Set(statements.flatMap(actionsOf))];
       expect(actions.filter((a) => a.startsWith('dynamodb:')).sort(), fn).toEqual(permissions.dynamodb.map((a) => `dynamodb:${a}`).sort());
+      const listing = statements.filter((st) => actionsOf(st).includes('s3:ListBucket'));
+      expect(listing.map((st) => ({ actions: actionsOf(st), resource: st.Resource, condition: st.Condition })), fn).toEqual(
+        permissions.listBucket ? [{ actions: ['s3:ListBucket'], resource: { 'Fn::ImportValue': expect.stringMatching(/MemoryBucket.*Arn/) }, condition: undefined }] : [],
+      );
       const s3 = statements
-        .filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')))
+        .filter((st) => actionsOf(st).some((a) => a.startsWith('s3:') && a !== 's3:ListBucket'))
         .map((st) => ({ pattern: patternOf(st.Resource), actions: actionsOf(st).sort() }))
         .sort((x, y) => x.pattern.localeCompare(y.pattern));
       const expected = Object.entries(permissions.s3)
@@ -286,6 +297,23 @@ describe('stateless stack', () => {
       ).toEqual([]);
       // The table grant covers the GSI.
       if (permissions.dynamodb.includes('Query')) expect(JSON.stringify(statements.filter((st) => actionsOf(st).includes('dynamodb:Query'))), fn).toContain('/index/*');
+    }
+  });
+
+  it("gives every function exactly the variables its environment schema reads (functions/<name>/env.ts), each valid", () => {
+    const schemas = { SignalFunction: SignalEnvSchema, IdleFunction: IdleEnvSchema, ReflectorFunction: ReflectorEnvSchema, SweepFunction: SweepEnvSchema, ApiFunction: ApiEnvSchema };
+    const functions = stateless.findResources('AWS::Lambda::Function');
+    for (const [prefix, schema] of Object.entries(schemas)) {
+      const entries = Object.entries(functions).filter(([id]) => id.startsWith(prefix) && !id.includes('Role'));
+      expect(entries, prefix).toHaveLength(1);
+      const variables = (entries[0]![1].Properties.Environment?.Variables ?? {}) as Record<string, unknown>;
+      const read = Object.keys(schema.shape);
+      expect(Object.keys(variables).filter((k) => !read.includes(k) && !(RUNTIME_VARIABLES as readonly string[]).includes(k)), `${prefix}: set but never read`).toEqual([]);
+      const required = Object.entries(schema.shape).filter(([, field]) => !field.safeParse(undefined).success).map(([k]) => k);
+      expect(required.filter((k) => !(k in variables)), `${prefix}: read but never set`).toEqual([]);
+      // Tokens (names and URLs of the stateful stack's resources) stand for non-empty strings.
+      const concrete = Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' ? v : 'resolved-at-deploy']));
+      expect(() => parseEnv(schema, concrete), prefix).not.toThrow();
     }
   });
 

@@ -3,7 +3,7 @@ import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { agentCoreUsd, functionCost, modelTokens, PRICES, totalOf } from '../../bench/cost.js';
-import { instrument, ledgerDelta, requestLedger, withLedgerScope } from '../../lib/adapters/request-ledger.js';
+import { instrument, ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js';
 
 const entry = (over: Partial<{ requests: number; readUnits: number; writeUnits: number; inputTokens: number; outputTokens: number }>) => ({
   requests: 0,
@@ -50,8 +50,8 @@ describe('the cost model', () => {
 });
 
 describe('the request ledger', () => {
-  it('counts a request under the scope it was made in, and capacity units and tokens from the response', async () => {
-    const client = instrument(
+  it("counts a request under its client's scope, and capacity units and tokens from the response", async () => {
+    const client = (scope?: string) => instrument(
       new DynamoDBClient({
         region: 'us-east-1',
         endpoint: 'http://localhost:1',
@@ -67,12 +67,14 @@ describe('the request ledger', () => {
         } as never,
       }),
       'DynamoDB',
+      scope,
     );
     const before = requestLedger.snapshotByScope();
-    const put = () => client.send(new PutItemCommand({ TableName: 't', Item: { pk: { S: 'x' } } }));
-    await withLedgerScope('signal', put);
-    await withLedgerScope('signal', put);
-    await put();
+    const signal = client('signal');
+    const put = (c: DynamoDBClient) => c.send(new PutItemCommand({ TableName: 't', Item: { pk: { S: 'x' } } }));
+    await put(signal);
+    await put(signal);
+    await put(client());
     const after = requestLedger.snapshotByScope();
     expect(ledgerDelta(before.signal ?? {}, after.signal ?? {})).toEqual({ 'DynamoDB.PutItem': entry({ requests: 2, writeUnits: 6 }) });
     expect(after.reflector).toBeUndefined();

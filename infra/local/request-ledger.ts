@@ -1,12 +1,10 @@
 /**
- * Counts every AWS request the handlers make, by service and operation, through an SDK
- * middleware on each client — and, for DynamoDB, the capacity units each request used
- * (it asks for ReturnConsumedCapacity=TOTAL, which costs nothing) and, for Bedrock, the
- * tokens a call used. Benchmarks and tests read it; the local stack names the function each
- * request is made for (`withLedgerScope`). In Lambda no scope is set and target recording
- * is off, so it is a few map increments per request.
+ * Counts every AWS request the local stack's functions make, by service and operation,
+ * through an SDK middleware on each function's clients (infra/local/clients.ts) — and, for
+ * DynamoDB, the capacity units each request used (it asks for ReturnConsumedCapacity=TOTAL,
+ * which costs nothing) and, for Bedrock, the tokens a call used. Benchmarks and tests read
+ * it. A local-stack tool only: Lambda's clients carry no such middleware.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { MetadataBearer } from '@smithy/types';
 
 export interface LedgerEntry {
@@ -21,10 +19,9 @@ export interface LedgerEntry {
 const empty = (): LedgerEntry => ({ requests: 0, readUnits: 0, writeUnits: 0, inputTokens: 0, outputTokens: 0 });
 
 const ledger = new Map<string, LedgerEntry>();
-/** The same counts split by the scope they were made in (`withLedgerScope`), e.g. per function. */
+/** The same counts split by the scope of the client that made them: the function's key. */
 const scoped = new Map<string, Map<string, LedgerEntry>>();
-const scope = new AsyncLocalStorage<string>();
-/** Off by default (Lambda containers would only grow it): what each scope's requests addressed. */
+/** Off by default (long runs would only grow it): what each scope's requests addressed. */
 let recordTargets = false;
 const targets = new Map<string, Set<string>>();
 
@@ -41,7 +38,7 @@ export const requestLedger = {
   snapshot(): Record<string, LedgerEntry> {
     return copy(ledger);
   },
-  /** Per scope: the requests made inside `withLedgerScope(name, …)`. */
+  /** Per scope: the requests made by the clients instrumented with that scope. */
   snapshotByScope(): Record<string, Record<string, LedgerEntry>> {
     return Object.fromEntries([...scoped.entries()].map(([name, m]) => [name, copy(m)]));
   },
@@ -59,9 +56,6 @@ export const requestLedger = {
     return Object.fromEntries([...targets.entries()].map(([name, set]) => [name, [...set].map((t) => JSON.parse(t) as RequestTarget)]));
   },
 };
-
-/** Run `work` with its requests also counted under `name` (the local stack names the function it invokes). */
-export const withLedgerScope = <T>(name: string, work: () => T): T => scope.run(name, work);
 
 /** Adds `from`'s counts into `into`, key by key (benchmarks total several snapshots' deltas). */
 export function addLedger(into: Record<string, LedgerEntry>, from: Record<string, LedgerEntry>): void {
@@ -100,8 +94,8 @@ interface Capacity {
 
 const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
 
-/** Add the counting middleware to a client (any AWS SDK v3 client). */
-export function instrument<C extends { middlewareStack: { add: (...args: never[]) => void } }>(client: C, service: string): C {
+/** Add the counting middleware to a client (any AWS SDK v3 client); `name` scopes its requests (the function's key). */
+export function instrument<C extends { middlewareStack: { add: (...args: never[]) => void } }>(client: C, service: string, name?: string): C {
   const add = client.middlewareStack.add as unknown as (mw: unknown, options: { step: string; name: string }) => void;
   add(
     (
@@ -115,7 +109,6 @@ export function instrument<C extends { middlewareStack: { add: (...args: never[]
         }
         const result = await next(args);
         const key = `${service}.${operation}`;
-        const name = scope.getStore();
         if (recordTargets && name !== undefined) {
           const target: RequestTarget = { operation: key };
           if (typeof args.input.Key === 'string') target.key = args.input.Key;

@@ -1,0 +1,195 @@
+/**
+ * api — the memory API behind API Gateway (HTTP API, payload 2.0): parse and validate the
+ * request against contract.ts, authorise the caller (claims of the JWT authorizer; locally
+ * the dev server verifies its own tokens and passes the same claims), call one use case,
+ * answer JSON. Request bodies are never logged: they hold users' words.
+ */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy from '@middy/core';
+import httpRouterHandler from '@middy/http-router';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import type { z } from 'zod';
+import type { AwsClients } from '../../lib/adapters/aws-clients.js';
+import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
+import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
+import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
+import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
+import { createLogger } from '../../lib/adapters/logger.js';
+import { StoreMemoryCatalog } from '../../lib/adapters/memory-catalog.js';
+import { DynamoAuditTrail, DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
+import { DynamoReflectionLogStore } from '../../lib/adapters/reflection-log-store.js';
+import { S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';
+import { authorize, type Principal, principalFromClaims } from '../../lib/domain/access.js';
+import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
+import type { Clock } from '../../lib/ports.js';
+import * as api from '../../lib/use-cases/memory-api.js';
+import * as graph from '../../lib/use-cases/relation-graph.js';
+import * as facts from '../../lib/use-cases/knowledge-hygiene.js';
+import { type OperationId, type Route, routes } from './contract.js';
+import { consoleHtml } from './console.js';
+import type { ApiEnv } from './env.js';
+import { openApiDocument } from './openapi.js';
+
+export type ApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
+
+/** The use cases' dependencies, over one set of stores. */
+function apiDeps(env: ApiEnv, { ddb, s3 }: Pick<AwsClients, 'ddb' | 's3'>, clock: Clock): api.MemoryApiDeps {
+  const { TABLE_NAME: table, BUCKET_NAME: bucket } = env;
+  const turns = new S3DynamoTurnStore(ddb, s3, table, bucket);
+  const knowledge = new KnowledgeRepository(ddb, s3, table, bucket);
+  const reflections = new S3DynamoReflectionStore(ddb, s3, table, bucket);
+  const items = new DynamoMemoryItemStore(ddb, table);
+  const stagedExpiryDays = parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays;
+  return {
+    catalog: new StoreMemoryCatalog({ turns, knowledge, reflections, items, stagedExpiryDays }),
+    items,
+    audit: new DynamoAuditTrail(ddb, table),
+    turns,
+    knowledge,
+    reflections,
+    runs: new DynamoReflectionLogStore(ddb, s3, table, bucket),
+    batchLogs: new S3DynamoBatchLogStore(ddb, s3, table, bucket),
+    sources: new DynamoSourceReliabilityStore(ddb, table, clock),
+    graph: new DynamoGraphStore(ddb, table),
+    clock,
+  };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: each operation's input is validated by its route's schemas
+type Input = { params: any; query: any; body: any; principal: Principal };
+type Operation = (input: Input) => Promise<unknown>;
+
+/** One implementation per route of the contract (the compiler checks none is missing). */
+const operationsFor = (deps: api.MemoryApiDeps): Record<Exclude<OperationId, 'openapi' | 'console'>, Operation> => ({
+  memorySearch: ({ params, body }) => api.search(deps, params.userId, body),
+  memorySave: ({ params, body, principal }) => api.save(deps, principal.subject, params.userId, body),
+  memoryRetrieve: ({ params, body }) => api.retrieve(deps, params.userId, body),
+  tierCreate: ({ params, body, principal }) => api.createTierEntry(deps, principal.subject, params.userId, params.tier, body),
+  tierQuery: ({ params, query }) => api.queryTier(deps, params.userId, params.tier, query),
+  tierDelete: ({ params, principal }) => api.deleteTierEntry(deps, principal.subject, params.userId, params.tier, params.id),
+  itemPromote: ({ params, body, principal }) => api.promote(deps, principal.subject, principal.admin, params.userId, params.id, body),
+  itemDemote: ({ params, body, principal }) => api.demote(deps, principal.subject, params.userId, params.id, body),
+  memoryOutcomes: ({ params, body, principal }) => api.recordOutcome(deps, principal.subject, params.userId, body),
+  auditList: ({ params, query }) => api.auditTrail(deps, params.userId, query.itemId, query.limit),
+  reflectionLog: ({ params, query }) => api.reflectionLog(deps, params.userId, query.limit),
+  reflectionLatest: ({ params }) => api.latestReflection(deps, params.userId),
+  reflectionAssessment: ({ params, query }) => api.assessment(deps, params.userId, query.days),
+  summaryList: ({ params, query }) => api.listSummaries(deps, params.userId, query.includeDeleted === 'true'),
+  summaryDelete: ({ params, principal }) => api.deleteSummary(deps, principal.subject, params.userId, params.id),
+  reviewList: ({ params, query }) => api.listStagedForReview(deps, params.userId, query.includeDecided === 'true'),
+  reviewPromote: ({ params, body, principal }) => api.reviewPromote(deps, principal.subject, params.userId, body.path, body.reason),
+  reviewDiscard: ({ params, body, principal }) => api.reviewDiscard(deps, principal.subject, params.userId, body.path, body.reason),
+  batchList: ({ params, query }) => api.batches(deps, params.userId, query.limit),
+  sourceReliability: ({ query }) => api.sourceReliability(deps, query.domains),
+  capabilityConfidence: ({ params }) => api.capabilities(deps, params.userId),
+  graphNeighbours: ({ params, query }) => graph.graphNeighbours(deps, params.userId, params.entity, query.includePruned === 'true'),
+  graphEdgeCreate: ({ params, body, principal }) => graph.createGraphEdge(deps, principal.subject, params.userId, body),
+  graphEdgeRestore: ({ params, body, principal }) => graph.restoreGraphEdge(deps, principal.subject, params.userId, body.id),
+  knowledgeRestore: ({ params, body, principal }) => facts.restorePrunedFact(deps, principal.subject, params.userId, body.path),
+  graphEntitySplit: ({ params, principal }) => graph.splitGraphEntity(deps, principal.subject, params.userId, params.entity),
+  graphLog: ({ params, query }) => graph.graphLog(deps, params.userId, query.limit),
+});
+
+const json = (statusCode: number, body: unknown): APIGatewayProxyResultV2 => ({
+  statusCode,
+  headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+  body: JSON.stringify(body),
+});
+const problem = (statusCode: number, message: string, fields?: Array<{ path: string; message: string }>) => json(statusCode, { error: { message, ...(fields ? { fields } : {}) } });
+
+class BadRequest extends Error {
+  constructor(readonly fields: Array<{ path: string; message: string }>) {
+    super(`invalid request: ${fields.map((f) => `${f.path}: ${f.message}`).join('; ')}`);
+  }
+}
+
+function parse(schema: z.ZodType | undefined, value: unknown, where: string): unknown {
+  if (!schema) return undefined;
+  const res = schema.safeParse(value);
+  if (res.success) return res.data;
+  throw new BadRequest(res.error.issues.map((i) => ({ path: [where, ...i.path.map(String)].join('.'), message: i.message })));
+}
+
+function bodyOf(event: APIGatewayProxyEventV2): unknown {
+  if (event.body === undefined || event.body === '') return undefined;
+  const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new BadRequest([{ path: 'body', message: 'is not valid JSON' }]);
+  }
+}
+
+const decoded = (params: Record<string, string | undefined> | undefined) => {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(params ?? {})) {
+    if (v === undefined || k === 'proxy') continue;
+    try {
+      out[k] = decodeURIComponent(v);
+    } catch {
+      throw new BadRequest([{ path: `params.${k}`, message: 'is not valid percent-encoding' }]);
+    }
+  }
+  return out;
+};
+
+/** The OpenAPI document per server URL, generated once per container. */
+const openApiByServer = new Map<string, Record<string, unknown>>();
+
+/** The two public routes: the OpenAPI document and the review console's page. */
+function publicPage(route: Route, event: APIGatewayProxyEventV2): APIGatewayProxyResultV2 {
+  if (route.operationId === 'openapi') {
+    const host = event.headers?.host;
+    const server = host ? `${event.headers['x-forwarded-proto'] ?? 'https'}://${host}` : '';
+    if (!openApiByServer.has(server)) openApiByServer.set(server, openApiDocument(server || undefined));
+    return json(200, openApiByServer.get(server));
+  }
+  return { statusCode: 200, headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:" }, body: consoleHtml() };
+}
+
+type Operations = ReturnType<typeof operationsFor>;
+type ApiLogger = ReturnType<typeof createLogger>['logger'];
+
+/** A /v1 route: authenticate, parse, authorise, run its operation, map errors to statuses. */
+async function serveOperation(route: Route, event: APIGatewayProxyEventV2, operations: Operations, logger: ApiLogger): Promise<APIGatewayProxyResultV2> {
+  const claims = (event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } }).authorizer?.jwt?.claims;
+  const principal = principalFromClaims(claims);
+  if (!principal) return problem(401, 'a valid bearer token is required');
+  try {
+    const params = parse(route.params, decoded(event.pathParameters), 'params') as { userId: string };
+    const decision = authorize(principal, params.userId, route.access === 'write' ? 'write' : 'read');
+    if (!decision.allowed) {
+      logger.warn('request refused', { operation: route.operationId, subject: principal.subject, userId: params.userId, reason: decision.reason });
+      return problem(403, decision.reason);
+    }
+    const query = parse(route.query, event.queryStringParameters ?? {}, 'query');
+    const body = parse(route.body, bodyOf(event), 'body');
+    const op = operations[route.operationId as keyof Operations];
+    const result = await op({ params, query, body, principal });
+    return json(200, result);
+  } catch (error) {
+    if (error instanceof BadRequest) return problem(400, error.message, error.fields);
+    if (error instanceof api.MemoryApiError) return problem(error.status, error.message);
+    logger.error('request failed', { operation: route.operationId, error: error as Error });
+    return problem(500, 'internal error');
+  }
+}
+
+export function createApiHandler(env: ApiEnv, clients: Pick<AwsClients, 'ddb' | 's3'>, clock: Clock): ApiHandler {
+  const { logger } = createLogger('api');
+  const operations = operationsFor(apiDeps(env, clients, clock));
+  const router = httpRouterHandler({
+    routes: (routes as readonly Route[]).map((route) => ({
+      method: route.method,
+      path: route.path,
+      handler: (event: APIGatewayProxyEventV2) =>
+        route.operationId === 'openapi' || route.operationId === 'console' ? Promise.resolve(publicPage(route, event)) : serveOperation(route, event, operations, logger),
+    })),
+    // The router returns what this returns (its type says it must throw).
+    notFoundResponse: (({ method, path }: { method: string; path: string }) => problem(404, `no route ${method} ${path}`)) as unknown as (args: { method: string; path: string }) => never,
+  });
+  return middy<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, Context>()
+    .use(injectLambdaContext(logger))
+    .handler((event, context) => router(event, context) as Promise<APIGatewayProxyResultV2>) as unknown as ApiHandler;
+}

@@ -1,0 +1,10 @@
+/** What the api function reads from its environment: the CDK stack sets exactly this. */
+import { z } from 'zod';
+
+export const ApiEnvSchema = z.object({
+  TABLE_NAME: z.string().min(1),
+  BUCKET_NAME: z.string().min(1),
+  /** JSON overrides of sleep-time compute's numbers: search hides staged items past their expiry age. */
+  SLEEP_TIME_CONFIG: z.string().min(1),
+});
+export type ApiEnv = z.infer<typeof ApiEnvSchema>;

@@ -1,0 +1,53 @@
+/**
+ * idle — IdleQueue (delayed idle checks) → idle-summary reflection jobs (seed 003).
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { IdleCheckSchema } from '../../events/idle-check.js';
+import type { AwsClients } from '../../lib/adapters/aws-clients.js';
+import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
+import { createLogger } from '../../lib/adapters/logger.js';
+import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
+import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
+import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
+import { parseSignalConfig } from '../../lib/domain/signal-weights.js';
+import type { Clock } from '../../lib/ports.js';
+import { checkIdle, type IdleDeps } from '../../lib/use-cases/check-idle.js';
+import { parseOrKeep } from '../../lib/use-cases/parse-or-keep.js';
+import type { IdleEnv } from './env.js';
+
+export type IdleHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+
+export function createIdleHandler(env: IdleEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>, clock: Clock): IdleHandler {
+  const { logger, log } = createLogger('idle');
+  const metrics = createMetrics('idle');
+  const rejected = new S3RejectedEventLog(clients.s3, env.BUCKET_NAME);
+  const deps: IdleDeps = {
+    signalState: new DynamoSignalStateStore(clients.ddb, env.TABLE_NAME, clock),
+    jobs: new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL),
+    clock,
+    log,
+    config: parseSignalConfig(env.SIGNAL_CONFIG),
+  };
+
+  async function recordHandler(record: SQSRecord): Promise<void> {
+    const check = await parseOrKeep(record, IdleCheckSchema, { rejected, clock, source: 'idle-queue' });
+    if (!check) {
+      metrics.addMetric('RejectedRecords', MetricUnit.Count, 1);
+      return;
+    }
+    const outcome = await checkIdle(check, deps);
+    metrics.addMetric(outcome.status === 'enqueued' ? 'IdleSummariesEnqueued' : 'IdleChecksSkipped', MetricUnit.Count, 1);
+  }
+
+  const processor = new BatchProcessor(EventType.SQS);
+  return middy(
+    async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
+      processPartialResponse(event, recordHandler, processor, { context, throwOnFullBatchFailure: false }),
+  )
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics)) as unknown as IdleHandler;
+}

@@ -1,0 +1,11 @@
+/** What the idle function reads from its environment: the CDK stack sets exactly this. */
+import { z } from 'zod';
+
+export const IdleEnvSchema = z.object({
+  TABLE_NAME: z.string().min(1),
+  BUCKET_NAME: z.string().min(1),
+  REFLECTION_QUEUE_URL: z.string().min(1),
+  /** JSON overrides of the signal accumulator's numbers (the idle rule's thresholds). */
+  SIGNAL_CONFIG: z.string().min(1),
+});
+export type IdleEnv = z.infer<typeof IdleEnvSchema>;

@@ -1,0 +1,149 @@
+/**
+ * reflector — ReflectionQueue (SQS FIFO, group = userId) → one reflection per job.
+ * Powertools' FIFO processor keeps order per user: when a job fails, the later jobs of
+ * the same user go back to the queue too, other users' jobs are unaffected.
+ */
+import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { type ReflectionJob, ReflectionJobSchema } from '../../events/reflection-job.js';
+import type { AwsClients } from '../../lib/adapters/aws-clients.js';
+import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
+import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.js';
+import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
+import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
+import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
+import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
+import { createLogger } from '../../lib/adapters/logger.js';
+import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
+import { DynamoReflectionLogStore, DynamoSummarySource } from '../../lib/adapters/reflection-log-store.js';
+import { DynamoUserSettingsStore, S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';
+import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
+import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
+import { BatchNotRecordedError, type Clock, type Log, ModelUnavailableError } from '../../lib/ports.js';
+import { parseOrKeep } from '../../lib/use-cases/parse-or-keep.js';
+import { type ReflectionDeps, recordFailedAttempt, runReflection } from '../../lib/use-cases/run-reflection.js';
+import { runNightly, runWeekly, type SleepTimeDeps } from '../../lib/use-cases/run-sleep-time.js';
+import { runSummary, SUMMARY_KINDS, type SummaryDeps } from '../../lib/use-cases/run-summary.js';
+import type { ReflectorEnv } from './env.js';
+
+export type ReflectorHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+
+type Clients = Pick<AwsClients, 'ddb' | 's3' | 'bedrock'>;
+
+/** The three use cases' dependencies, over one set of stores. */
+function reflectorDeps(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: Clock, log: Log) {
+  const { TABLE_NAME: table, BUCKET_NAME: bucket } = env;
+  const model = new BedrockConverseModel(bedrock, env.MODEL_ID);
+  const turns = new S3DynamoTurnStore(ddb, s3, table, bucket);
+  const reflection: ReflectionDeps = {
+    turns,
+    signalState: new DynamoSignalStateStore(ddb, table, clock),
+    knowledge: new KnowledgeRepository(ddb, s3, table, bucket),
+    batchLogs: new S3DynamoBatchLogStore(ddb, s3, table, bucket),
+    sources: new DynamoSourceReliabilityStore(ddb, table, clock),
+    graph: new DynamoGraphStore(ddb, table),
+    model,
+    clock,
+    log,
+    settings: { temperature: env.MODEL_TEMPERATURE, maxTokens: env.MODEL_MAX_TOKENS, budgetTokens: env.BATCH_TOKEN_BUDGET },
+  };
+  const summary: SummaryDeps = {
+    turns,
+    reflections: new S3DynamoReflectionStore(ddb, s3, table, bucket),
+    settings: new DynamoUserSettingsStore(ddb, table),
+    model,
+    clock,
+    log,
+    defaults: { enabled: env.SUMMARIES_ENABLED, prompt: env.SUMMARY_PROMPT, maxTokens: env.SUMMARY_MAX_TOKENS },
+    temperature: env.MODEL_TEMPERATURE,
+    budgetTokens: env.BATCH_TOKEN_BUDGET,
+  };
+  const sleepTime: SleepTimeDeps = {
+    turns,
+    knowledge: reflection.knowledge,
+    runs: new DynamoReflectionLogStore(ddb, s3, table, bucket),
+    summaries: new DynamoSummarySource(ddb, s3, table, bucket),
+    graph: reflection.graph,
+    model,
+    clock,
+    log,
+    config: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG),
+  };
+  return { reflection, summary, sleepTime };
+}
+
+export function createReflectorHandler(env: ReflectorEnv, clients: Clients, clock: Clock): ReflectorHandler {
+  const { logger, log } = createLogger('reflector');
+  const metrics = createMetrics('reflector');
+  const rejected = new S3RejectedEventLog(clients.s3, env.BUCKET_NAME);
+  const deps = reflectorDeps(env, clients, clock, log);
+  /** Deliveries before SQS parks a job in the DLQ (the queue's maxReceiveCount). */
+  const maxReceives = env.REFLECTION_MAX_RECEIVES;
+
+  async function recordHandler(record: SQSRecord): Promise<void> {
+    // A malformed job never becomes valid by retrying: keep it with its reasons and move on.
+    const job = await parseOrKeep(record, ReflectionJobSchema, { rejected, clock, source: 'reflection-queue' });
+    if (!job) {
+      logger.warn('reflection job rejected', { messageId: record.messageId });
+      metrics.addMetric('RejectedRecords', MetricUnit.Count, 1);
+      return;
+    }
+    const receives = Number(record.attributes.ApproximateReceiveCount);
+    try {
+      // Not the last delivery: an unusable model answer is retried (the next delivery asks again).
+      await runJob(job, receives < maxReceives, deps, metrics, logger);
+    } catch (error) {
+      // Seed 000 §9: one retry; on the last delivery the failure is logged before SQS parks the job in the DLQ.
+      const parked = error instanceof ModelUnavailableError || error instanceof BatchNotRecordedError;
+      if (parked && receives >= maxReceives) await recordFailedAttempt(job, error, deps.reflection);
+      throw error;
+    }
+  }
+
+  const processor = new SqsFifoPartialProcessorAsync();
+  return middy(
+    async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
+      processPartialResponse(event, recordHandler, processor, { context, skipGroupOnError: true, throwOnFullBatchFailure: false }),
+  )
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics)) as unknown as ReflectorHandler;
+}
+
+async function runJob(job: ReflectionJob, retryUnusableOutput: boolean, deps: ReturnType<typeof reflectorDeps>, metrics: Metrics, logger: ReturnType<typeof createLogger>['logger']): Promise<void> {
+  if (job.kind === 'nightly' || job.kind === 'weekly') {
+    const out = await (job.kind === 'nightly' ? runNightly : runWeekly)(job, { ...deps.sleepTime, retryUnusableOutput });
+    metrics.addMetric(`SleepTime_${job.kind}_${out.status}`, MetricUnit.Count, 1);
+    if (out.status === 'completed') {
+      metrics.addMetric('SleepTimeMemoriesStored', MetricUnit.Count, out.run.memoriesStored);
+      metrics.addMetric('ModelInputTokens', MetricUnit.Count, out.run.tokens.input);
+      metrics.addMetric('ModelOutputTokens', MetricUnit.Count, out.run.tokens.output);
+    }
+    return;
+  }
+  if (SUMMARY_KINDS.has(job.kind)) {
+    const summary = await runSummary(job, { ...deps.summary, retryUnusableOutput });
+    metrics.addMetric(`Summaries_${summary.status}`, MetricUnit.Count, 1);
+    if (summary.status !== 'written') logger.info('summary not written', { jobId: job.jobId, userId: job.userId, status: summary.status, reason: summary.reason });
+    return;
+  }
+  const outcome = await runReflection(job, { ...deps.reflection, retryUnusableOutput });
+  metrics.addMetric(`Jobs_${outcome.status}`, MetricUnit.Count, 1);
+  if ('log' in outcome) {
+    const gates = outcome.log.quality_gate_results;
+    metrics.addMetric('ItemsProposed', MetricUnit.Count, gates.items_proposed);
+    metrics.addMetric('ItemsStaged', MetricUnit.Count, outcome.log.staged_files.length);
+    metrics.addMetric('GateRejections', MetricUnit.Count, gates.rejections.length);
+    metrics.addMetric('ItemsPromoted', MetricUnit.Count, outcome.log.promoted_files.length);
+    if (outcome.log.model && !outcome.log.model.reused) {
+      metrics.addMetric('ModelInputTokens', MetricUnit.Count, outcome.log.model.inputTokens);
+      metrics.addMetric('ModelOutputTokens', MetricUnit.Count, outcome.log.model.outputTokens);
+    }
+    return;
+  }
+  logger.info('reflection job not run', { jobId: job.jobId, userId: job.userId, kind: job.kind, status: outcome.status, reason: outcome.reason });
+}

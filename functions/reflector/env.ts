@@ -1,0 +1,24 @@
+/** What the reflector function reads from its environment: the CDK stack sets exactly this. */
+import { z } from 'zod';
+
+const positiveInt = z.coerce.number().int().positive();
+
+export const ReflectorEnvSchema = z.object({
+  TABLE_NAME: z.string().min(1),
+  BUCKET_NAME: z.string().min(1),
+  /** Bedrock model id or inference profile id (Converse). */
+  MODEL_ID: z.string().min(1),
+  /** Deliveries before SQS parks a job in the DLQ: the ReflectionQueue's maxReceiveCount. */
+  REFLECTION_MAX_RECEIVES: positiveInt,
+  /** Seed 000 §3: temperature 0.6, at most 1,500 output tokens, a batch within ~4,000 tokens. */
+  MODEL_TEMPERATURE: z.coerce.number().min(0).max(1).default(0.6),
+  MODEL_MAX_TOKENS: positiveInt.default(1500),
+  BATCH_TOKEN_BUDGET: positiveInt.default(4000),
+  /** Seed 003 summaries: on/off, the instruction, max output tokens (users may override). */
+  SUMMARIES_ENABLED: z.enum(['true', 'false']).transform((v) => v === 'true'),
+  SUMMARY_PROMPT: z.string().min(1),
+  SUMMARY_MAX_TOKENS: positiveInt,
+  /** JSON overrides of sleep-time compute's numbers (lib/domain/sleep-time/config.ts). */
+  SLEEP_TIME_CONFIG: z.string().min(1),
+});
+export type ReflectorEnv = z.infer<typeof ReflectorEnvSchema>;

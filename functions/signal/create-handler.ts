@@ -1,0 +1,72 @@
+/**
+ * signal — TurnQueue (SQS FIFO, group = userId) → turn documents and index → signal
+ * state → reflection jobs and idle checks. Adapts the SQS event to the ingest-turns use
+ * case and reports partial batch failures. The Lambda entry (handler.ts) builds it once
+ * per container; the local stack builds it with its own clients and clock.
+ */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { AwsClients } from '../../lib/adapters/aws-clients.js';
+import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
+import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
+import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import { createLogger } from '../../lib/adapters/logger.js';
+import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
+import { S3ClaimCheckStore } from '../../lib/adapters/s3-claim-checks.js';
+import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
+import { SqsIdleScheduler } from '../../lib/adapters/sqs-idle-scheduler.js';
+import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
+import { parseSignalConfig } from '../../lib/domain/signal-weights.js';
+import type { Clock } from '../../lib/ports.js';
+import { type IngestDeps, ingestTurns } from '../../lib/use-cases/ingest-turns.js';
+import type { SignalEnv } from './env.js';
+
+export type SignalHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+
+export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>, clock: Clock): SignalHandler {
+  const { ddb, s3, sqs } = clients;
+  const { logger, log } = createLogger('signal');
+  const metrics = createMetrics('signal');
+  const deps: IngestDeps = {
+    turns: new S3DynamoTurnStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME),
+    signalState: new DynamoSignalStateStore(ddb, env.TABLE_NAME, clock),
+    jobs: new SqsJobQueue(sqs, env.REFLECTION_QUEUE_URL),
+    idle: new SqsIdleScheduler(sqs, env.IDLE_QUEUE_URL),
+    claims: new S3ClaimCheckStore(s3, env.BUCKET_NAME),
+    rejected: new S3RejectedEventLog(s3, env.BUCKET_NAME),
+    sources: new DynamoSourceReliabilityStore(ddb, env.TABLE_NAME, clock),
+    clock,
+    log,
+    config: parseSignalConfig(env.SIGNAL_CONFIG),
+    source: 'turn-queue',
+  };
+
+  return middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {
+    const result = await ingestTurns(
+      event.Records.map((r) => ({ messageId: r.messageId, body: r.body })),
+      deps,
+    );
+    metrics.addMetric('TurnsAccepted', MetricUnit.Count, result.accepted);
+    metrics.addMetric('TurnsDuplicate', MetricUnit.Count, result.duplicates);
+    metrics.addMetric('TurnsLate', MetricUnit.Count, result.late);
+    metrics.addMetric('RejectedRecords', MetricUnit.Count, result.rejected);
+    metrics.addMetric('ReflectionJobsEnqueued', MetricUnit.Count, result.jobs.length);
+    metrics.addMetric('RecordsRetried', MetricUnit.Count, result.failedMessageIds.length);
+    logger.info('turn batch processed', {
+      records: event.Records.length,
+      accepted: result.accepted,
+      duplicates: result.duplicates,
+      late: result.late,
+      rejected: result.rejected,
+      controlEvents: result.controlEvents,
+      alreadyApplied: result.alreadyApplied,
+      jobs: result.jobs.map((j) => `${j.kind}:${j.jobId}`),
+      failed: result.failedMessageIds.length,
+    });
+    return { batchItemFailures: result.failedMessageIds.map((id) => ({ itemIdentifier: id })) };
+  })
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics)) as unknown as SignalHandler;
+}

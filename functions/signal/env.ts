@@ -1,0 +1,12 @@
+/** What the signal function reads from its environment: the CDK stack sets exactly this. */
+import { z } from 'zod';
+
+export const SignalEnvSchema = z.object({
+  TABLE_NAME: z.string().min(1),
+  BUCKET_NAME: z.string().min(1),
+  REFLECTION_QUEUE_URL: z.string().min(1),
+  IDLE_QUEUE_URL: z.string().min(1),
+  /** JSON overrides of the signal accumulator's numbers (lib/domain/signal-weights.ts). */
+  SIGNAL_CONFIG: z.string().min(1),
+});
+export type SignalEnv = z.infer<typeof SignalEnvSchema>;

@@ -1,0 +1,62 @@
+/**
+ * sweep — fired by the EventBridge schedules with `{ sweep, time }` (time = the schedule's
+ * own event time, so "now" is never the wall clock): nightly and weekly fan-out of
+ * sleep-time reflection jobs (seed 001), expiry of stale staged items (seed 000 §6).
+ * Turn archival (seed 002 §12) is the bucket's lifecycle rule, run daily by S3 itself.
+ */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { z } from 'zod';
+import { TimestampSchema } from '../../events/common.js';
+import type { AwsClients } from '../../lib/adapters/aws-clients.js';
+import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
+import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
+import { createLogger } from '../../lib/adapters/logger.js';
+import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
+import { DynamoReflectionLogStore, S3ExpiryLog } from '../../lib/adapters/reflection-log-store.js';
+import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
+import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
+import type { Clock } from '../../lib/ports.js';
+import { expirySweep, nightlySweep, type SweepDeps, type SweepResult, weeklySweep } from '../../lib/use-cases/sweeps.js';
+import type { SweepEnv } from './env.js';
+
+export const SweepInputSchema = z.object({
+  sweep: z.enum(['nightly', 'weekly', 'expiry']),
+  /** The schedule's time; defaults to now for a sweep run by hand. */
+  time: TimestampSchema.optional(),
+});
+export type SweepInput = z.infer<typeof SweepInputSchema>;
+
+export type SweepHandler = (event: unknown, context: Context) => Promise<SweepResult>;
+
+const SWEEP = { nightly: nightlySweep, weekly: weeklySweep, expiry: expirySweep } as const;
+
+export function createSweepHandler(env: SweepEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>, clock: Clock): SweepHandler {
+  const { ddb, s3 } = clients;
+  const { logger, log } = createLogger('sweep');
+  const metrics = createMetrics('sweep');
+  const deps: SweepDeps = {
+    activity: new DynamoSignalStateStore(ddb, env.TABLE_NAME, clock),
+    runs: new DynamoReflectionLogStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME),
+    turns: new S3DynamoTurnStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME),
+    jobs: new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL),
+    knowledge: new KnowledgeRepository(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME),
+    expiryLog: new S3ExpiryLog(s3, env.BUCKET_NAME),
+    config: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG),
+    log,
+  };
+
+  return middy(async (event: unknown): Promise<SweepResult> => {
+    const input = SweepInputSchema.parse(event);
+    const result = await SWEEP[input.sweep](input.time ? new Date(input.time) : clock.now(), deps);
+    metrics.addMetric(`Sweep_${input.sweep}_jobs`, MetricUnit.Count, result.jobs.length);
+    if (result.deleted !== undefined) metrics.addMetric('StagedExpired', MetricUnit.Count, result.deleted);
+    logger.info('sweep done', { ...result });
+    return result;
+  })
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics)) as unknown as SweepHandler;
+}

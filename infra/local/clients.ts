@@ -1,0 +1,35 @@
+/**
+ * Each local function's AWS clients: the production factories (lib/adapters/aws-clients.ts,
+ * same settings, endpoints from the emulators through the SDK's standard variables) plus the
+ * local stack's middlewares — IAM enforced from the synthesized stage (iam/iam-enforcement.ts),
+ * the request ledger (request-ledger.ts) and fault injection (fault-injection.ts). The
+ * production factory carries none of them.
+ */
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { type AwsClients, createBedrockClient, createDocumentClient, createDynamoDbClient, createS3Client, createSqsClient } from '../../lib/adapters/aws-clients.js';
+import type { FunctionKey } from '../permissions.js';
+import { injectFaults } from './fault-injection.js';
+import type { IamEnforcer } from './iam/iam-enforcement.js';
+import { instrument } from './request-ledger.js';
+
+type Client = { middlewareStack: { add: (...args: never[]) => void } };
+
+/** The clients `fn`'s handler gets: every request counted, faults injected when on, IAM enforced when `iam` is given. */
+export function functionClients(fn: FunctionKey, iam: IamEnforcer | null): AwsClients {
+  const wrap = <C extends Client>(client: C, service: string): C => {
+    const counted = injectFaults(instrument(client, service, fn), service);
+    return iam ? iam.enforce(counted, service, fn) : counted;
+  };
+  return {
+    ddb: createDocumentClient(wrap(createDynamoDbClient(), 'DynamoDB')),
+    s3: wrap(createS3Client(), 'S3'),
+    sqs: wrap(createSqsClient(), 'SQS'),
+    bedrock: wrap(createBedrockClient(), 'BedrockRuntime'),
+  };
+}
+
+/** The client `fn`'s event source mapping polls and deletes with: Lambda uses the function's role for it. */
+export function eventSourceClient(fn: FunctionKey, iam: IamEnforcer | null): SQSClient {
+  const client = createSqsClient();
+  return iam ? iam.enforce(client, 'SQS', fn, 'event-source') : client;
+}

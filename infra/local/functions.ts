@@ -1,0 +1,61 @@
+/**
+ * The five functions as the local stack runs them: each built by its handler factory
+ * (functions/<name>/create-handler.ts) — the code the Lambda entry builds at cold start —
+ * with the environment the synthesized stack gives it, parsed by the function's own
+ * schema (functions/<name>/env.ts), its local clients and the simulated clock. The few
+ * values that differ locally are overridden here, and only here.
+ */
+import { createApiHandler, type ApiHandler } from '../../functions/api/create-handler.js';
+import { ApiEnvSchema } from '../../functions/api/env.js';
+import { createIdleHandler, type IdleHandler } from '../../functions/idle/create-handler.js';
+import { IdleEnvSchema } from '../../functions/idle/env.js';
+import { createReflectorHandler, type ReflectorHandler } from '../../functions/reflector/create-handler.js';
+import { ReflectorEnvSchema } from '../../functions/reflector/env.js';
+import { createSignalHandler, type SignalHandler } from '../../functions/signal/create-handler.js';
+import { SignalEnvSchema } from '../../functions/signal/env.js';
+import { createSweepHandler, type SweepHandler } from '../../functions/sweep/create-handler.js';
+import { SweepEnvSchema } from '../../functions/sweep/env.js';
+import { parseEnv } from '../../lib/adapters/config.js';
+import { defaultSignalConfig, parseSignalConfig } from '../../lib/domain/signal-weights.js';
+import type { Clock } from '../../lib/ports.js';
+import type { FunctionKey } from '../permissions.js';
+import { functionClients } from './clients.js';
+import type { IamEnforcer } from './iam/iam-enforcement.js';
+import type { SynthesizedStage } from './iam/synthesized-stage.js';
+
+export interface LocalFunctions {
+  signal: SignalHandler;
+  idle: IdleHandler;
+  reflector: ReflectorHandler;
+  sweep: SweepHandler;
+  api: ApiHandler;
+}
+
+export interface LocalOverrides {
+  /** The model the local Converse endpoint answers for (the offline model). */
+  modelId: string;
+  /** Local delays run this many times faster: the idle threshold is divided by it. */
+  speed: number;
+}
+
+/** A function's environment on the local stack: the synthesized one with the local overrides. */
+export function localEnvironment(stage: SynthesizedStage, fn: FunctionKey, overrides: LocalOverrides): Record<string, string> {
+  const env = { ...stage.functions[fn].environment };
+  if (env.SIGNAL_CONFIG !== undefined) {
+    const idleMinutes = parseSignalConfig(env.SIGNAL_CONFIG).idleMinutes ?? defaultSignalConfig.idleMinutes;
+    env.SIGNAL_CONFIG = JSON.stringify({ ...JSON.parse(env.SIGNAL_CONFIG), idleMinutes: idleMinutes / overrides.speed });
+  }
+  if (env.MODEL_ID !== undefined) env.MODEL_ID = overrides.modelId;
+  return env;
+}
+
+export function buildLocalFunctions(stage: SynthesizedStage, clock: Clock, iam: IamEnforcer | null, overrides: LocalOverrides): LocalFunctions {
+  const env = (fn: FunctionKey) => localEnvironment(stage, fn, overrides);
+  return {
+    signal: createSignalHandler(parseEnv(SignalEnvSchema, env('signal')), functionClients('signal', iam), clock),
+    idle: createIdleHandler(parseEnv(IdleEnvSchema, env('idle')), functionClients('idle', iam), clock),
+    reflector: createReflectorHandler(parseEnv(ReflectorEnvSchema, env('reflector')), functionClients('reflector', iam), clock),
+    sweep: createSweepHandler(parseEnv(SweepEnvSchema, env('sweep')), functionClients('sweep', iam), clock),
+    api: createApiHandler(parseEnv(ApiEnvSchema, env('api')), functionClients('api', iam), clock),
+  };
+}

@@ -1,0 +1,177 @@
+/**
+ * What IAM evaluates for one SDK request: the actions, resources and request context AWS
+ * authorizes it by. One request can need several actions:
+ * - PutObject with `Tagging` also needs s3:PutObjectTagging
+ *   (https://docs.aws.amazon.com/AmazonS3/latest/userguide/tagging-managing.html);
+ * - a batch or a transaction is authorized per item by the item's own action: BatchWriteItem
+ *   by dynamodb:BatchWriteItem, TransactWriteItems by dynamodb:PutItem / UpdateItem /
+ *   DeleteItem / ConditionCheckItem on each item's table
+ *   (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html);
+ *   SQS's *Batch actions by the single action
+ *   (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-api-permissions-reference.html);
+ * - a request on a resource encrypted with a customer managed key makes the service call
+ *   KMS with the caller's identity (kms:ViaService = the service): S3 GetObject → kms:Decrypt,
+ *   PutObject → kms:GenerateDataKey
+ *   (https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingKMSEncryption.html);
+ *   SQS SendMessage → kms:GenerateDataKey and kms:Decrypt, ReceiveMessage → kms:Decrypt
+ *   (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-key-management.html);
+ *   DynamoDB → kms:Decrypt and kms:DescribeKey
+ *   (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/encryption.usagenotes.html).
+ *   KMS is modelled on every such request, which is stricter than AWS (DynamoDB and S3
+ *   bucket keys cache data keys), never laxer.
+ * - Converse is authorized as bedrock:InvokeModel on the model or inference profile
+ *   (https://docs.aws.amazon.com/bedrock/latest/userguide/security_iam_id-based-policy-examples.html).
+ */
+import type { LocalEnvironment } from './template-resolver.js';
+
+export interface IamRequest {
+  action: string;
+  resource: string;
+  context: Record<string, string>;
+}
+
+export interface RequestScope {
+  env: LocalEnvironment;
+  /** The customer managed key that encrypts a resource (table, bucket or queue ARN), if any. */
+  keyOf(resourceArn: string): string | undefined;
+}
+
+type Input = Record<string, unknown>;
+
+/** The IAM requests one SDK call is authorized by; throws for an operation not modelled here. */
+export function authorizationRequests(service: string, operation: string, input: Input, scope: RequestScope): IamRequest[] {
+  switch (service) {
+    case 'DynamoDB':
+      return dynamoRequests(operation, input, scope);
+    case 'S3':
+      return s3Requests(operation, input, scope);
+    case 'SQS':
+      return sqsRequests(operation, input, scope);
+    case 'BedrockRuntime':
+      return bedrockRequests(operation, input, scope);
+    default:
+      throw new Error(`the local IAM check does not model ${service}.${operation}`);
+  }
+}
+
+function kms(scope: RequestScope, resourceArn: string, service: string, actions: readonly string[]): IamRequest[] {
+  const key = scope.keyOf(resourceArn);
+  // Only customer managed keys (an ARN) are ours to grant; AWS managed keys trust the account's callers.
+  if (!key?.startsWith('arn:')) return [];
+  const context = { 'kms:ViaService': `${service}.${scope.env.region}.amazonaws.com`, 'kms:CallerAccount': scope.env.account };
+  return actions.map((action) => ({ action, resource: key, context }));
+}
+
+function tableArn(scope: RequestScope, table: unknown): string {
+  const { partition, region, account } = scope.env;
+  return `arn:${partition}:dynamodb:${region}:${account}:table/${String(table)}`;
+}
+
+function dynamoRequests(operation: string, input: Input, scope: RequestScope): IamRequest[] {
+  const onTable = (action: string, table: unknown, index?: unknown): IamRequest[] => {
+    const arn = tableArn(scope, table);
+    return [{ action: `dynamodb:${action}`, resource: index ? `${arn}/index/${String(index)}` : arn, context: {} }, ...kms(scope, arn, 'dynamodb', ['kms:Decrypt', 'kms:DescribeKey'])];
+  };
+  switch (operation) {
+    case 'GetItem':
+    case 'PutItem':
+    case 'UpdateItem':
+    case 'DeleteItem':
+    case 'DescribeTable':
+      return onTable(operation, input.TableName);
+    case 'Query':
+    case 'Scan':
+      return onTable(operation, input.TableName, input.IndexName);
+    case 'BatchGetItem':
+    case 'BatchWriteItem':
+      return Object.keys(input.RequestItems as Input).flatMap((table) => onTable(operation, table));
+    case 'TransactWriteItems':
+    case 'TransactGetItems': {
+      const actions: Record<string, string> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem', Get: 'GetItem' };
+      return (input.TransactItems as Input[]).flatMap((item) =>
+        Object.entries(item).flatMap(([kind, body]) => onTable(actions[kind] ?? kind, (body as Input).TableName)),
+      );
+    }
+    default:
+      throw new Error(`the local IAM check does not model DynamoDB.${operation}`);
+  }
+}
+
+function s3Requests(operation: string, input: Input, scope: RequestScope): IamRequest[] {
+  const bucket = `arn:${scope.env.partition}:s3:::${String(input.Bucket)}`;
+  const object = `${bucket}/${String(input.Key)}`;
+  const versioned = input.VersionId !== undefined ? 'Version' : '';
+  switch (operation) {
+    case 'GetObject':
+      return [{ action: `s3:GetObject${versioned}`, resource: object, context: {} }, ...kms(scope, bucket, 's3', ['kms:Decrypt'])];
+    case 'HeadObject':
+      return [{ action: `s3:GetObject${versioned}`, resource: object, context: {} }];
+    case 'PutObject':
+      return [
+        { action: 's3:PutObject', resource: object, context: {} },
+        ...(input.Tagging !== undefined ? [{ action: 's3:PutObjectTagging', resource: object, context: {} }] : []),
+        ...kms(scope, bucket, 's3', ['kms:GenerateDataKey']),
+      ];
+    case 'DeleteObject':
+      return [{ action: `s3:DeleteObject${versioned}`, resource: object, context: {} }];
+    case 'DeleteObjects':
+      return ((input.Delete as { Objects?: Input[] } | undefined)?.Objects ?? []).map((o) => ({
+        action: o.VersionId !== undefined ? 's3:DeleteObjectVersion' : 's3:DeleteObject',
+        resource: `${bucket}/${String(o.Key)}`,
+        context: {},
+      }));
+    case 'ListObjectsV2':
+    case 'ListObjects':
+      return [{ action: 's3:ListBucket', resource: bucket, context: input.Prefix !== undefined ? { 's3:prefix': String(input.Prefix) } : {} }];
+    case 'ListObjectVersions':
+      return [{ action: 's3:ListBucketVersions', resource: bucket, context: input.Prefix !== undefined ? { 's3:prefix': String(input.Prefix) } : {} }];
+    default:
+      throw new Error(`the local IAM check does not model S3.${operation}`);
+  }
+}
+
+/** `https://host/{account}/{name}` → the queue's ARN. */
+export function queueArnFromUrl(url: string, env: LocalEnvironment): string {
+  const [account, name] = new URL(url).pathname.split('/').filter(Boolean).slice(-2);
+  return `arn:${env.partition}:sqs:${env.region}:${account ?? env.account}:${name ?? ''}`;
+}
+
+function sqsRequests(operation: string, input: Input, scope: RequestScope): IamRequest[] {
+  const queue = queueArnFromUrl(String(input.QueueUrl), scope.env);
+  const on = (action: string, kmsActions: readonly string[] = []) => [{ action: `sqs:${action}`, resource: queue, context: {} }, ...kms(scope, queue, 'sqs', kmsActions)];
+  switch (operation) {
+    case 'SendMessage':
+    case 'SendMessageBatch':
+      return on('SendMessage', ['kms:GenerateDataKey', 'kms:Decrypt']);
+    case 'ReceiveMessage':
+      return on('ReceiveMessage', ['kms:Decrypt']);
+    case 'DeleteMessage':
+    case 'DeleteMessageBatch':
+      return on('DeleteMessage');
+    case 'ChangeMessageVisibility':
+    case 'ChangeMessageVisibilityBatch':
+      return on('ChangeMessageVisibility');
+    case 'GetQueueAttributes':
+    case 'GetQueueUrl':
+      return on(operation);
+    default:
+      throw new Error(`the local IAM check does not model SQS.${operation}`);
+  }
+}
+
+/** A geography or global inference profile id (`us.…`, `eu.…`, `apac.…`, `global.…`, …). */
+const PROFILE = /^(us|eu|apac|global|us-gov|jp|au|ca)\./;
+
+function bedrockRequests(operation: string, input: Input, scope: RequestScope): IamRequest[] {
+  if (operation !== 'Converse' && operation !== 'InvokeModel') throw new Error(`the local IAM check does not model BedrockRuntime.${operation}`);
+  const { partition, region, account } = scope.env;
+  const id = decodeURIComponent(String(input.modelId));
+  if (id.startsWith('arn:')) return [{ action: 'bedrock:InvokeModel', resource: id, context: {} }];
+  if (!PROFILE.test(id)) return [{ action: 'bedrock:InvokeModel', resource: `arn:${partition}:bedrock:${region}::foundation-model/${id}`, context: {} }];
+  // Through an inference profile: the profile, and the foundation model in the region the
+  // request is routed to (here: the source region).
+  return [
+    { action: 'bedrock:InvokeModel', resource: `arn:${partition}:bedrock:${region}:${account}:inference-profile/${id}`, context: {} },
+    { action: 'bedrock:InvokeModel', resource: `arn:${partition}:bedrock:${region}::foundation-model/${id.replace(PROFILE, '')}`, context: {} },
+  ];
+}

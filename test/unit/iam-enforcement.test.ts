@@ -1,0 +1,67 @@
+/**
+ * The local IAM check (infra/local/iam/) on the policies `cdk synth` produces for the local
+ * stage: what each function's requests are authorized by, decided by the real engine.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { IamEnforcer } from '../../infra/local/iam/iam-enforcement.js';
+import { synthesizeStage } from '../../infra/local/iam/synthesized-stage.js';
+import type { FunctionKey } from '../../infra/permissions.js';
+
+const env = { account: '000000000000', region: 'us-east-1', partition: 'aws', queueUrl: (name: string) => `http://127.0.0.1:1/000000000000/${name}` };
+const bucket = 'reflective-memory-local-000000000000';
+const table = 'reflective-memory-local';
+let iam: IamEnforcer;
+
+beforeAll(async () => {
+  iam = new IamEnforcer(await synthesizeStage({ stage: 'local', env }));
+}, 120_000);
+
+/** The first action `fn` may not do for this SDK call, or 'allowed'. */
+async function decide(fn: FunctionKey, service: string, operation: string, input: Record<string, unknown>): Promise<string> {
+  const denied = await iam.firstDenied(fn, iam.requestsFor(service, operation, input));
+  return denied ? `denied ${denied.request.action}` : 'allowed';
+}
+
+describe('the local IAM check over the synthesized policies', () => {
+  it('tells PutObject from PutObjectTagging, and grants the turn documents both', async () => {
+    const key = 'users/u-1/turns/0000000007/abc.md';
+    expect(await decide('signal', 'S3', 'PutObject', { Bucket: bucket, Key: key, Tagging: 'kind=turn' })).toBe('allowed');
+    expect(await decide('signal', 'S3', 'PutObject', { Bucket: bucket, Key: 'users/u-1/Knowledge/a.md' })).toBe('denied s3:PutObject');
+    expect(await decide('signal', 'S3', 'GetObject', { Bucket: bucket, Key: key })).toBe('denied s3:GetObject');
+    expect(await decide('api', 'S3', 'PutObject', { Bucket: bucket, Key: 'users/u-1/Knowledge/a.md', Tagging: 'kind=turn' })).toBe('denied s3:PutObjectTagging');
+  });
+
+  it('lets only the functions that read keys which may be missing list the bucket', async () => {
+    for (const fn of ['reflector', 'api'] as const) expect(await decide(fn, 'S3', 'ListObjectsV2', { Bucket: bucket }), fn).toBe('allowed');
+    for (const fn of ['signal', 'idle', 'sweep'] as const) expect(await decide(fn, 'S3', 'ListObjectsV2', { Bucket: bucket }), fn).toBe('denied s3:ListBucket');
+  });
+
+  it('authorizes a transaction by each item’s action, and queries on the index', async () => {
+    const transact = { TransactItems: [{ Put: { TableName: table, Item: {} } }, { Update: { TableName: table, Key: {} } }] };
+    expect(await decide('signal', 'DynamoDB', 'TransactWriteItems', transact)).toBe('allowed');
+    expect(await decide('idle', 'DynamoDB', 'TransactWriteItems', transact)).toBe('denied dynamodb:UpdateItem');
+    expect(await decide('sweep', 'DynamoDB', 'Query', { TableName: table, IndexName: 'gsi1' })).toBe('allowed');
+    expect(await decide('api', 'DynamoDB', 'DeleteItem', { TableName: table, Key: {} })).toBe('denied dynamodb:DeleteItem');
+    expect(await decide('sweep', 'DynamoDB', 'DeleteItem', { TableName: table, Key: {} })).toBe('allowed');
+    expect(await decide('api', 'DynamoDB', 'Scan', { TableName: table })).toBe('denied dynamodb:Scan');
+  });
+
+  it('sends only to the queues a function is granted, and calls the model only from the reflector', async () => {
+    const queue = (name: string) => env.queueUrl(`reflective-memory-local-${name}`);
+    expect(await decide('idle', 'SQS', 'SendMessage', { QueueUrl: queue('ReflectionQueue.fifo') })).toBe('allowed');
+    expect(await decide('idle', 'SQS', 'SendMessage', { QueueUrl: queue('IdleQueue') })).toBe('denied sqs:SendMessage');
+    expect(await decide('signal', 'SQS', 'ReceiveMessage', { QueueUrl: queue('TurnQueue.fifo') })).toBe('allowed');
+    expect(await decide('signal', 'SQS', 'ReceiveMessage', { QueueUrl: queue('ReflectionQueue.fifo') })).toBe('denied sqs:ReceiveMessage');
+    expect(await decide('reflector', 'BedrockRuntime', 'Converse', { modelId: 'offline.rule-reflector-v1' })).toBe('allowed');
+    expect(await decide('api', 'BedrockRuntime', 'Converse', { modelId: 'offline.rule-reflector-v1' })).toBe('denied bedrock:InvokeModel');
+  });
+
+  it('checks the data key through the service that uses it (kms:ViaService)', async () => {
+    const requests = iam.requestsFor('S3', 'PutObject', { Bucket: bucket, Key: 'rejected/x.json' });
+    expect(requests.map((r) => r.action)).toEqual(['s3:PutObject', 'kms:GenerateDataKey']);
+    expect(requests[1]?.context['kms:ViaService']).toBe('s3.us-east-1.amazonaws.com');
+    expect(await decide('idle', 'S3', 'PutObject', { Bucket: bucket, Key: 'rejected/x.json' })).toBe('allowed');
+    // The idle function may write to S3 but never read it: no kms:Decrypt through S3.
+    expect((await iam.firstDenied('idle', [{ ...requests[1]!, action: 'kms:Decrypt' }]))?.result).toBe('ImplicitlyDenied');
+  });
+});

@@ -20,6 +20,7 @@ export function buildStacks(app: App, stage: string, config: StageConfig, env?: 
     queues: stateful.queues,
     dataKey: stateful.dataKey,
     users: stateful.users,
+    alarmTopic: stateful.alarmTopic,
   });
   return { stateful, stateless };
 }

@@ -124,11 +124,13 @@ export class StatelessStack extends Stack {
         SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
       },
     });
-    // MaximumConcurrency (2–1000) caps the invocations this event source starts; the messages
-    // beyond it wait in the queue instead of being throttled, so a nightly fan-out reaches
-    // Bedrock at most maxConcurrency.reflector calls at a time.
+    // MaximumConcurrency (2–1000) caps the concurrent invocations this event source starts, so
+    // a nightly fan-out reaches Bedrock with at most maxConcurrency.reflector calls at a time
+    // while the other jobs wait in the queue. AWS advises it, not reserved concurrency, to limit
+    // an SQS consumer: reserved concurrency throttles batches the event source already read.
     // https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html,
-    // https://docs.aws.amazon.com/lambda/latest/dg/API_ScalingConfig.html
+    // https://docs.aws.amazon.com/lambda/latest/dg/API_ScalingConfig.html,
+    // https://repost.aws/knowledge-center/lambda-sqs-scaling
     const reflectorSource = { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: config.maxConcurrency.reflector };
     this.reflectorFn.addEventSource(this.eventSource(PERMISSIONS.reflector, props, reflectorSource));
     this.grantPermissions(this.reflectorFn, PERMISSIONS.reflector, props);

@@ -27,6 +27,7 @@ export function buildStacks(
     queues: stateful.queues,
     dataKey: stateful.dataKey,
     users: stateful.users,
+    alarmTopic: stateful.alarmTopic,
     ...(options.permissions ? { permissions: options.permissions } : {}),
   });
   return { stateful, stateless };

@@ -4,6 +4,7 @@
  */
 import type { SignalConfig } from '../../lib/domain/signal-weights.js';
 import type { SleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
+import type { QueueKey } from '../resources.js';
 
 export interface StageConfig {
   /** Bedrock model id (or inference profile id) for reflections. It must support forced tool use. */
@@ -18,6 +19,26 @@ export interface StageConfig {
   retainData: boolean;
   /** Messages waiting in a main queue that raise its depth alarm. */
   queueDepthAlarm: number;
+  /**
+   * Thresholds of the other alarms (every alarm notifies the stage's SNS topic).
+   * `functionErrors` and `functionThrottles`: the Sum of the Lambda metric over 5 minutes, per
+   * function (signal, reflector, idle, sweep, api), that raises its alarm. `queueAgeSeconds`: how
+   * long the oldest message of a main queue may wait *beyond the queue's delivery delay* (the
+   * IdleQueue's 5 minutes are added by the stack) before the queue's age alarm fires.
+   */
+  alarms: { functionErrors: number; functionThrottles: number; queueAgeSeconds: Record<QueueKey, number> };
+  /**
+   * An e-mail address subscribed to the stage's alarm topic. SNS mails it a confirmation link
+   * on deploy; until it is followed, nothing is delivered to it. Unset: the topic has no
+   * subscription (subscribe yourself, or let another stack subscribe to the `AlarmTopicArn` output).
+   */
+  alarmEmail?: string;
+  /**
+   * The most concurrent invocations an event source may start (Lambda's SQS `MaximumConcurrency`,
+   * 2–1000). Only the reflector is capped: each of its invocations makes a Bedrock call, so this
+   * bounds the stage's load on the model's quota during the nightly fan-out.
+   */
+  maxConcurrency: { reflector: number };
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** Seed 003 summaries: on/off, the instruction, max output tokens (users may override). */
   summaries: { enabled: boolean; prompt: string; maxTokens: number };
@@ -51,6 +72,17 @@ const base: StageConfig = {
   sleepTime: {},
   retainData: false,
   queueDepthAlarm: 1000,
+  alarms: {
+    // Record failures are reported as partial batch failures, not function errors, so an error
+    // here is a crash, a timeout or an init failure: every one is worth a look.
+    functionErrors: 1,
+    functionThrottles: 1,
+    // TurnQueue: the signal function takes seconds; 10 minutes means a backlog or a user's FIFO
+    // group held by a failing message. ReflectionQueue: jobs of a nightly fan-out wait their turn
+    // behind maxConcurrency.reflector, so allow an hour. IdleQueue: 10 minutes past its delay.
+    queueAgeSeconds: { turn: 600, reflection: 3600, idle: 600 },
+  },
+  maxConcurrency: { reflector: 5 },
   logLevel: 'INFO',
   summaries: { enabled: true, prompt: 'Write a concise summary of the current context.', maxTokens: 2000 },
   memoryMb: { signal: 256, reflector: 512, idle: 256, sweep: 256, api: 512 },
@@ -59,7 +91,16 @@ const base: StageConfig = {
 
 export const stages: Record<string, StageConfig> = {
   dev: base,
-  prod: { ...base, retainData: true, logLevel: 'WARN', queueDepthAlarm: 10_000 },
+  prod: {
+    ...base,
+    retainData: true,
+    logLevel: 'WARN',
+    queueDepthAlarm: 10_000,
+    // A nightly fan-out to many users drains at maxConcurrency.reflector jobs at a time: three
+    // hours before the age of the oldest reflection job is a problem rather than the queue.
+    alarms: { ...base.alarms, queueAgeSeconds: { ...base.alarms.queueAgeSeconds, reflection: 3 * 3600 } },
+    maxConcurrency: { reflector: 20 },
+  },
 };
 
 export function stageConfig(stage: string): StageConfig {

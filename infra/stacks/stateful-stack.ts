@@ -1,16 +1,41 @@
 import { Arn, ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { StandardThreatProtectionMode, UserPool, UserPoolClient, UserPoolGroup } from 'aws-cdk-lib/aws-cognito';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, StorageClass } from 'aws-cdk-lib/aws-s3';
 import { ADMIN_GROUP } from '../../lib/domain/access.js';
 import { SleepTimeConfigSchema } from '../../lib/domain/sleep-time/config.js';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages.js';
+import { NotifyingAlarm } from '../constructs/notifying-alarm.js';
 import { names, type QueueDefinition, QUEUES, type QueueKey, TABLE } from '../resources.js';
+
+/**
+ * High throughput for every FIFO queue and FIFO DLQ: both attributes are required, or SQS falls
+ * back to normal throughput (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/enable-high-throughput-fifo.html,
+ * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/high-throughput-fifo.html).
+ * The quota then applies per message group, and every group here is one user, so a nightly
+ * fan-out or a burst of turns is not capped by one queue-wide quota; the DLQs get it too, so a
+ * mass failure (every job of a fan-out parked at once) is not either.
+ *
+ * Deduplication then holds only within a message group. That is correct here because every
+ * message's deduplication id is derived from its group, the user id: turns use
+ * sha256(userId, turnId) (`turnDeduplicationId`, lib/adapters/sqs-turn-publisher.ts), other
+ * TurnQueue events sha256 of a body that carries the userId, reflection jobs
+ * sha256(userId, jobId) (`jobDeduplicationId`, lib/adapters/sqs-job-queue.ts), all sent with
+ * MessageGroupId = userId. Two messages with one deduplication id are therefore in one group,
+ * and queue-wide scope would drop nothing that group scope keeps.
+ */
+const FIFO_HIGH_THROUGHPUT = {
+  deduplicationScope: DeduplicationScope.MESSAGE_GROUP,
+  fifoThroughputLimit: FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+} as const;
 
 export interface StatefulStackProps extends StackProps {
   stage: string;
@@ -40,6 +65,11 @@ export class StatefulStack extends Stack {
   readonly table: Table;
   readonly bucket: Bucket;
   readonly queues: Record<QueueKey, MemoryQueue>;
+  /**
+   * Every alarm of the stage (both stacks) notifies this topic, on ALARM and on OK. Encrypted
+   * with the data key when the stack creates it, else with a key of its own (`makeAlarmTopic`).
+   */
+  readonly alarmTopic: Topic;
   /** Set only when `config.auth.issuer` is not: then the memory API trusts this pool. */
   readonly users?: MemoryUserPool;
 
@@ -49,6 +79,7 @@ export class StatefulStack extends Stack {
     const removalPolicy = props.config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     const sleep = SleepTimeConfigSchema.parse(props.config.sleepTime);
     this.dataKey = this.makeDataKey(props, removalPolicy);
+    this.alarmTopic = this.makeAlarmTopic(props);
 
     this.table = new Table(this, 'MemoryTable', {
       tableName: n.table,
@@ -107,50 +138,10 @@ export class StatefulStack extends Stack {
       },
     ]);
 
-    const make = (key: QueueKey, def: QueueDefinition): MemoryQueue => {
-      const fifo = def.fifo ? { fifo: true, contentBasedDeduplication: false } : {};
-      const throughput = def.fifo ? { deduplicationScope: DeduplicationScope.QUEUE, fifoThroughputLimit: FifoThroughputLimit.PER_QUEUE } : {};
-      const dlq = new Queue(this, `${def.id}Dlq`, {
-        queueName: n.dlq(def),
-        ...fifo,
-        retentionPeriod: Duration.days(14),
-        encryption: QueueEncryption.KMS,
-        encryptionMasterKey: this.dataKey,
-        enforceSSL: true,
-      });
-      const queue = new Queue(this, def.id, {
-        queueName: n.queue(def),
-        ...fifo,
-        ...throughput,
-        visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
-        deliveryDelay: Duration.seconds(def.delaySeconds ?? 0),
-        encryption: QueueEncryption.KMS,
-        encryptionMasterKey: this.dataKey,
-        enforceSSL: true,
-        deadLetterQueue: { queue: dlq, maxReceiveCount: def.maxReceiveCount },
-      });
-      new Alarm(this, `${def.id}DlqDepthAlarm`, {
-        alarmDescription: `Messages parked in the ${key} dead-letter queue: inspect, fix the cause, then redrive.`,
-        metric: dlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
-        threshold: 1,
-        evaluationPeriods: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      });
-      new Alarm(this, `${def.id}DepthAlarm`, {
-        alarmDescription: `The ${key} queue is backing up.`,
-        metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }),
-        threshold: props.config.queueDepthAlarm,
-        evaluationPeriods: 3,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      });
-      return { queue, dlq };
-    };
     this.queues = {
-      turn: make('turn', QUEUES.turn),
-      reflection: make('reflection', QUEUES.reflection),
-      idle: make('idle', QUEUES.idle),
+      turn: this.makeQueue(props, 'turn', QUEUES.turn),
+      reflection: this.makeQueue(props, 'reflection', QUEUES.reflection),
+      idle: this.makeQueue(props, 'idle', QUEUES.idle),
     };
 
     if (!props.config.auth.issuer) {
@@ -203,6 +194,142 @@ export class StatefulStack extends Stack {
       value: this.dataKey.keyArn,
       description: 'KMS key of the table, bucket and queues: publishers need kms:GenerateDataKey and kms:Decrypt on it (TurnQueue, claim checks)',
     });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn, description: "SNS topic every alarm of the stage notifies (ALARM and OK): subscribe on-call's e-mail, chat or pager here" });
+  }
+
+  /**
+   * A queue and its DLQ, both encrypted with the data key and refusing plain HTTP, with three
+   * alarms: messages in the DLQ, messages piling up, and the oldest message waiting too long.
+   */
+  private makeQueue(props: StatefulStackProps, key: QueueKey, def: QueueDefinition): MemoryQueue {
+    const n = names(props.stage);
+    const fifo = def.fifo ? { fifo: true, contentBasedDeduplication: false, ...FIFO_HIGH_THROUGHPUT } : {};
+    const dlq = new Queue(this, `${def.id}Dlq`, {
+      queueName: n.dlq(def),
+      ...fifo,
+      retentionPeriod: Duration.days(14),
+      encryption: QueueEncryption.KMS,
+      encryptionMasterKey: this.dataKey,
+      enforceSSL: true,
+    });
+    const queue = new Queue(this, def.id, {
+      queueName: n.queue(def),
+      ...fifo,
+      visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
+      deliveryDelay: Duration.seconds(def.delaySeconds ?? 0),
+      encryption: QueueEncryption.KMS,
+      encryptionMasterKey: this.dataKey,
+      enforceSSL: true,
+      deadLetterQueue: { queue: dlq, maxReceiveCount: def.maxReceiveCount },
+    });
+    const topic = this.alarmTopic;
+    new NotifyingAlarm(this, `${def.id}DlqDepthAlarm`, {
+      topic,
+      alarmDescription: `Messages parked in the ${key} dead-letter queue: inspect, fix the cause, then redrive.`,
+      metric: dlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    new NotifyingAlarm(this, `${def.id}DepthAlarm`, {
+      topic,
+      alarmDescription: `The ${key} queue is backing up.`,
+      metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }),
+      threshold: props.config.queueDepthAlarm,
+      evaluationPeriods: 3,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    // ApproximateAgeOfOldestMessage, Maximum over 5 minutes. AWS does not document whether a
+    // message's delivery delay counts towards its age, so the threshold adds the queue's delay
+    // (IdleQueue: 300 s) to the allowed wait: right if it counts, 5 minutes lenient if it does
+    // not. A FIFO message that keeps failing holds its group and ages until it reaches the DLQ;
+    // on a standard queue, SQS leaves a message received 3+ times out of this metric.
+    // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-available-cloudwatch-metrics.html
+    new NotifyingAlarm(this, `${def.id}AgeAlarm`, {
+      topic,
+      alarmDescription: `The oldest message of the ${key} queue has waited over ${props.config.alarms.queueAgeSeconds[key]} s beyond its delivery delay: is its consumer failing or throttled?`,
+      metric: queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5) }),
+      threshold: props.config.alarms.queueAgeSeconds[key] + (def.delaySeconds ?? 0),
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    return { queue, dlq };
+  }
+
+  /**
+   * The stage's alarm topic. SNS encrypts it at rest (cdk-nag AwsSolutions-SNS2) and refuses
+   * publishes without TLS (AwsSolutions-SNS3, `enforceSSL`). CloudWatch alarms publish to it as
+   * the service principal cloudwatch.amazonaws.com, which needs two permissions:
+   * - sns:Publish in the topic policy. The `enforceSSL` statement makes the topic carry a policy
+   *   of its own, which replaces SNS's default policy, so the alarms need an explicit statement
+   *   (https://repost.aws/knowledge-center/cloudwatch-receive-sns-for-alarm-trigger).
+   * - kms:GenerateDataKey* and kms:Decrypt on the topic's key, in the key policy: an AWS service
+   *   publishing to an encrypted topic needs a customer managed key whose policy names it
+   *   (https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html#compatibility-with-aws-services,
+   *   https://repost.aws/knowledge-center/cloudwatch-configure-alarm-sns).
+   * Both statements are limited to alarms of this account and region (aws:SourceAccount,
+   * aws:SourceArn), as that SNS page advises against the confused deputy.
+   *
+   * The key: the data key when the stack creates it (makeDataKey adds the statement). A key the
+   * stage brings (`dataKeyArn`) is not the stack's to change, and CDK silently adds nothing to
+   * an imported key's policy; rather than alarms that deploy cleanly and never arrive until its
+   * owner edits that policy, the topic then gets a key of its own (≈ $1 a month). It holds only
+   * alarm notifications: alarm names, states, thresholds, no user memory.
+   */
+  private makeAlarmTopic(props: StatefulStackProps): Topic {
+    const key = props.config.dataKeyArn === undefined ? this.dataKey : this.makeAlarmTopicKey(props);
+    const topic = new Topic(this, 'AlarmTopic', {
+      topicName: `reflective-memory-${props.stage}-alarms`,
+      displayName: `reflective-memory ${props.stage} alarms`,
+      masterKey: key,
+      enforceSSL: true,
+    });
+    topic.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'AllowCloudWatchAlarmsToPublish',
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: this.fromOwnAlarms(),
+      }),
+    );
+    if (props.config.alarmEmail !== undefined) topic.addSubscription(new EmailSubscription(props.config.alarmEmail));
+    return topic;
+  }
+
+  /** A key for the alarm topic alone, for a stage that brings its own data key. */
+  private makeAlarmTopicKey(props: StatefulStackProps): Key {
+    const key = new Key(this, 'AlarmTopicKey', {
+      description: `reflective-memory ${props.stage}: the alarm topic (the stage brings its own data key)`,
+      enableKeyRotation: true,
+      // Alarm notifications are not kept data: the key goes with the stack.
+      removalPolicy: RemovalPolicy.DESTROY,
+      pendingWindow: Duration.days(7),
+    });
+    key.addToResourcePolicy(this.alarmsMayUseKey());
+    return key;
+  }
+
+  /** The key-policy statement that lets CloudWatch alarms of this account and region publish to a topic the key encrypts. */
+  private alarmsMayUseKey(): PolicyStatement {
+    return new PolicyStatement({
+      sid: 'AllowCloudWatchAlarmsToPublishToTheEncryptedAlarmTopic',
+      principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+      resources: ['*'],
+      conditions: this.fromOwnAlarms(),
+    });
+  }
+
+  /** Conditions that limit a service-principal statement to CloudWatch alarms of this account and region. */
+  private fromOwnAlarms(): Record<string, Record<string, string>> {
+    return {
+      StringEquals: { 'aws:SourceAccount': this.account },
+      ArnLike: { 'aws:SourceArn': `arn:${this.partition}:cloudwatch:${this.region}:${this.account}:alarm:*` },
+    };
   }
 
   /**
@@ -211,8 +338,9 @@ export class StatefulStack extends Stack {
    * deleted while retained data needs it), named `alias/reflective-memory-{stage}`. Its key
    * policy is CDK's default, which lets this account's IAM policies grant its use: the
    * stateless stack grants each function exactly the KMS actions infra/permissions.ts lists.
-   * No service principal needs it: sweeps are scheduled onto the sweep function, not onto a
-   * queue, and the alarms have no actions.
+   * One service principal is added: CloudWatch alarms, to publish to the encrypted alarm topic
+   * (makeAlarmTopic). Sweeps are scheduled onto the sweep function, not onto a queue; their
+   * target's DLQ uses SQS-managed encryption (infra/stacks/stateless-stack.ts).
    */
   private makeDataKey(props: StatefulStackProps, removalPolicy: RemovalPolicy): IKey {
     const arn = props.config.dataKeyArn;
@@ -236,6 +364,8 @@ export class StatefulStack extends Stack {
     });
     // The alias stays with a retained key, so retained data still names its key.
     key.addAlias(`alias/reflective-memory-${props.stage}`).applyRemovalPolicy(removalPolicy);
+    // The alarm topic is encrypted with this key (makeAlarmTopic).
+    key.addToResourcePolicy(this.alarmsMayUseKey());
     return key;
   }
 }

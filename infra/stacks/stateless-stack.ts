@@ -4,6 +4,7 @@ import { AccessLogField, AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { CorsHttpMethod, HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { EventField, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
@@ -13,7 +14,8 @@ import { Architecture, Code, Function as LambdaFn, Runtime } from 'aws-cdk-lib/a
 import { SqsEventSource, type SqsEventSourceProps } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
-import { Queue } from 'aws-cdk-lib/aws-sqs';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { type NagPackSuppression, NagSuppressions, type RegexAppliesTo } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { ApiEnvSchema } from '../../functions/api/env.js';
@@ -24,6 +26,7 @@ import { SweepEnvSchema } from '../../functions/sweep/env.js';
 import type { StageConfig } from '../config/stages.js';
 import { functionEnvironment } from '../function-environment.js';
 import { functionRole, MemoryFunction } from '../constructs/memory-function.js';
+import { NotifyingAlarm } from '../constructs/notifying-alarm.js';
 import { type FunctionKey, PERMISSIONS, type Permissions } from '../permissions.js';
 import { FUNCTION_TIMEOUT_SECONDS, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
 import type { MemoryQueue, MemoryUserPool } from './stateful-stack.js';
@@ -38,6 +41,8 @@ export interface StatelessStackProps extends StackProps {
   dataKey: IKey;
   /** The Cognito pool the memory API trusts; required when `config.auth.issuer` is not set. */
   users?: MemoryUserPool;
+  /** The stage's alarm topic (the stateful stack's `alarmTopic`): every alarm here notifies it. */
+  alarmTopic: ITopic;
   /** What each function may do. @default PERMISSIONS (infra/permissions.ts); tests grant less to show a denial. */
   permissions?: Record<FunctionKey, Permissions>;
 }
@@ -65,6 +70,8 @@ export class StatelessStack extends Stack {
   readonly sweepFn: MemoryFunction;
   readonly apiFn: MemoryFunction;
   readonly api: HttpApi;
+  /** Where EventBridge puts a sweep event it could not deliver to the sweep function. */
+  readonly sweepDlq: Queue;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -119,7 +126,15 @@ export class StatelessStack extends Stack {
         SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
       }),
     });
-    this.reflectorFn.addEventSource(this.eventSource(permissions.reflector, props, { batchSize: 1, reportBatchItemFailures: true }));
+    // MaximumConcurrency (2–1000) caps the concurrent invocations this event source starts, so
+    // a nightly fan-out reaches Bedrock with at most maxConcurrency.reflector calls at a time
+    // while the other jobs wait in the queue. AWS advises it, not reserved concurrency, to limit
+    // an SQS consumer: reserved concurrency throttles batches the event source already read.
+    // https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html,
+    // https://docs.aws.amazon.com/lambda/latest/dg/API_ScalingConfig.html,
+    // https://repost.aws/knowledge-center/lambda-sqs-scaling
+    const reflectorSource = { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: config.maxConcurrency.reflector };
+    this.reflectorFn.addEventSource(this.eventSource(permissions.reflector, props, reflectorSource));
     this.grantPermissions(this.reflectorFn, permissions.reflector, props);
 
     this.sweepFn = new MemoryFunction(this, 'SweepFunction', {
@@ -135,15 +150,7 @@ export class StatelessStack extends Stack {
       }),
     });
     this.grantPermissions(this.sweepFn, permissions.sweep, props);
-    for (const sweep of SWEEPS) {
-      const name = sweep.charAt(0).toUpperCase() + sweep.slice(1);
-      new Rule(this, `${name}Schedule`, {
-        description: `${sweep} sweep`,
-        schedule: Schedule.expression(config.schedules[sweep]),
-        // The schedule's own time travels with it: the sweep's "now" is never the wall clock.
-        targets: [new LambdaFunction(this.sweepFn, { event: RuleTargetInput.fromObject({ sweep, time: EventField.time }), retryAttempts: 2 })],
-      });
-    }
+    this.sweepDlq = this.sweepSchedules(props);
 
     this.apiFn = new MemoryFunction(this, 'ApiFunction', {
       entry: entry('api'),
@@ -159,7 +166,105 @@ export class StatelessStack extends Stack {
     this.grantPermissions(this.apiFn, permissions.api, props);
 
     this.api = this.memoryApi(props);
+    this.functionAlarms(props);
     new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint, description: 'Memory API base URL: /v1/* needs a bearer JWT; /openapi.json and /console are public' });
+  }
+
+  /**
+   * The nightly, weekly and expiry schedules onto the sweep function, with a dead-letter queue
+   * for their target. EventBridge retries a failed delivery twice, for at most an hour (a sweep
+   * an hour late is better looked at and run by hand than retried unseen), then puts the event
+   * in the DLQ with RULE_ARN, TARGET_ARN, ERROR_CODE and ERROR_MESSAGE attributes.
+   * https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html,
+   * https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_RetryPolicy.html
+   *
+   * That DLQ catches what EventBridge could not hand to Lambda (a missing permission, a deleted
+   * function). EventBridge invokes the function asynchronously, so an error *inside* a sweep is
+   * Lambda's to retry (twice) and is then dropped; the sweep function's Errors alarm reports it
+   * (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html).
+   *
+   * The queue: standard (EventBridge refuses a FIFO DLQ), its policy lets events.amazonaws.com
+   * send only for these rules (aws:SourceArn; CDK's LambdaFunction target adds the statement, as
+   * the EventBridge page above shows it), and it is encrypted with SQS-managed keys (SSE-SQS),
+   * not the data key: with SSE-KMS, EventBridge could send only if the key policy named
+   * events.amazonaws.com (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-key-management.html#compatibility-with-aws-services),
+   * which the stateful stack cannot write for rules of this stack without a cyclic reference,
+   * nor at all for a key the stage brings. The queue holds schedule events (which sweep, which
+   * time), no user memory.
+   */
+  private sweepSchedules(props: StatelessStackProps): Queue {
+    const dlq = new Queue(this, 'SweepScheduleDlq', {
+      queueName: `reflective-memory-${props.stage}-SweepScheduleDlq`,
+      retentionPeriod: Duration.days(14),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    NagSuppressions.addResourceSuppressions(dlq, [
+      {
+        id: 'AwsSolutions-SQS3',
+        reason:
+          "This queue is itself a dead-letter queue: the sweep schedules' EventBridge target DLQ (EventBridge's DeadLetterConfig, which cdk-nag does not see as a redrive policy). Its depth alarm notifies the stage's alarm topic.",
+      },
+    ]);
+    for (const sweep of SWEEPS) {
+      const name = sweep.charAt(0).toUpperCase() + sweep.slice(1);
+      new Rule(this, `${name}Schedule`, {
+        description: `${sweep} sweep`,
+        schedule: Schedule.expression(props.config.schedules[sweep]),
+        targets: [
+          new LambdaFunction(this.sweepFn, {
+            // The schedule's own time travels with it: the sweep's "now" is never the wall clock.
+            event: RuleTargetInput.fromObject({ sweep, time: EventField.time }),
+            retryAttempts: 2,
+            maxEventAge: Duration.hours(1),
+            deadLetterQueue: dlq,
+          }),
+        ],
+      });
+    }
+    new NotifyingAlarm(this, 'SweepScheduleDlqDepthAlarm', {
+      topic: props.alarmTopic,
+      alarmDescription:
+        'A scheduled sweep could not be delivered to the sweep function: read the message attributes (ERROR_CODE, ERROR_MESSAGE, RULE_ARN), fix the cause, then invoke the sweep function with {"sweep": "...", "time": "<the schedule time>"}.',
+      metric: dlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    return dlq;
+  }
+
+  /**
+   * Errors and Throttles alarms per function, each the Sum over 5 minutes against the stage's
+   * thresholds. Errors counts invocations that end in a function error: an exception out of the
+   * handler, a timeout, a runtime or init failure; records that fail inside a batch are reported
+   * as partial batch failures and are not errors. Throttles counts invocation requests refused
+   * for lack of concurrency. https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html
+   */
+  private functionAlarms(props: StatelessStackProps): void {
+    const { alarms } = props.config;
+    const fns = { Signal: this.signalFn, Reflector: this.reflectorFn, Idle: this.idleFn, Sweep: this.sweepFn, Api: this.apiFn };
+    for (const [name, fn] of Object.entries(fns)) {
+      const common = {
+        topic: props.alarmTopic,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      };
+      new NotifyingAlarm(this, `${name}FunctionErrorsAlarm`, {
+        ...common,
+        alarmDescription: `The ${name.toLowerCase()} function failed (exception, timeout or init error): see its log group.`,
+        metric: fn.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
+        threshold: alarms.functionErrors,
+      });
+      new NotifyingAlarm(this, `${name}FunctionThrottlesAlarm`, {
+        ...common,
+        alarmDescription: `The ${name.toLowerCase()} function was throttled: the account's or the function's concurrency is exhausted.`,
+        metric: fn.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }),
+        threshold: alarms.functionThrottles,
+      });
+    }
   }
 
   /**

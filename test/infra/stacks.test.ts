@@ -11,6 +11,7 @@ import { ReflectorEnvSchema } from '../../functions/reflector/env.js';
 import { SignalEnvSchema } from '../../functions/signal/env.js';
 import { SweepEnvSchema } from '../../functions/sweep/env.js';
 import { parseEnv } from '../../lib/adapters/config.js';
+import { QUEUES } from '../../infra/resources.js';
 
 let stateful: Template;
 let stateless: Template;
@@ -58,6 +59,23 @@ const dataKeyId = (template: Template): string => {
 };
 const dataKeyArn = (template: Template) => ({ 'Fn::GetAtt': [dataKeyId(template), 'Arn'] });
 
+/** The conditions that limit the CloudWatch service principal to alarms of the stack's own account and region. */
+const fromOwnAlarms = {
+  StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+  ArnLike: {
+    'aws:SourceArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':alarm:*']] },
+  },
+};
+/** The key-policy statement CloudWatch alarms need to publish to a topic encrypted with the key. */
+const cloudWatchMayUseKey = {
+  Sid: 'AllowCloudWatchAlarmsToPublishToTheEncryptedAlarmTopic',
+  Effect: 'Allow',
+  Principal: { Service: 'cloudwatch.amazonaws.com' },
+  Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+  Resource: '*',
+  Condition: fromOwnAlarms,
+};
+
 describe('stateful stack', () => {
   it('has one on-demand table with PITR, a TTL attribute and a GSI', () => {
     stateful.resourceCountIs('AWS::DynamoDB::Table', 1);
@@ -92,8 +110,30 @@ describe('stateful stack', () => {
     }
     stateful.hasResourceProperties('AWS::SQS::Queue', { QueueName: 'reflective-memory-check-IdleQueue', DelaySeconds: 300 });
     stateful.resourceCountIs('AWS::SQS::Queue', 6);
-    stateful.resourceCountIs('AWS::CloudWatch::Alarm', 6);
+    // Per queue: DLQ depth, queue depth, age of the oldest message.
+    stateful.resourceCountIs('AWS::CloudWatch::Alarm', 9);
     stateful.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 });
+  });
+
+  it('runs every FIFO queue and FIFO DLQ in high-throughput mode, and leaves the standard queues alone', () => {
+    const queues = Object.values(stateful.findResources('AWS::SQS::Queue')).map((q) => q.Properties);
+    const fifo = queues.filter((q) => q.FifoQueue === true);
+    expect(fifo.map((q) => q.QueueName).sort()).toEqual([
+      'reflective-memory-check-ReflectionQueue-dlq.fifo',
+      'reflective-memory-check-ReflectionQueue.fifo',
+      'reflective-memory-check-TurnQueue-dlq.fifo',
+      'reflective-memory-check-TurnQueue.fifo',
+    ]);
+    for (const q of fifo) {
+      expect({ scope: q.DeduplicationScope, limit: q.FifoThroughputLimit, contentBased: q.ContentBasedDeduplication }, q.QueueName).toEqual({
+        scope: 'messageGroup',
+        limit: 'perMessageGroupId',
+        contentBased: false,
+      });
+    }
+    for (const q of queues.filter((q) => q.FifoQueue !== true)) {
+      expect([q.DeduplicationScope, q.FifoThroughputLimit], q.QueueName).toEqual([undefined, undefined]);
+    }
   });
 
   it('outputs what publishers need', () => {
@@ -121,19 +161,21 @@ describe('stateful stack', () => {
 });
 
 describe('encryption at rest and in transit', () => {
-  it('has one customer managed key per stage: rotated, with a per-stage alias and the default key policy', () => {
+  it('has one customer managed key per stage: rotated, with a per-stage alias, the default key policy and the alarm topic statement', () => {
     stateful.resourceCountIs('AWS::KMS::Key', 1);
     stateful.hasResourceProperties('AWS::KMS::Key', {
       EnableKeyRotation: true,
-      // Only the account itself: IAM policies grant use (the function roles, from infra/permissions.ts).
       KeyPolicy: {
         Statement: [
+          // The account itself: IAM policies grant use (the function roles, from infra/permissions.ts).
           {
             Effect: 'Allow',
             Action: 'kms:*',
             Principal: { AWS: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, ':root']] } },
             Resource: '*',
           },
+          // CloudWatch alarms of this account and region, to publish to the encrypted alarm topic.
+          cloudWatchMayUseKey,
         ],
         Version: '2012-10-17',
       },
@@ -165,6 +207,13 @@ describe('encryption at rest and in transit', () => {
       expect(q.Properties.KmsMasterKeyId, id).toEqual(key);
       expect(q.Properties.SqsManagedSseEnabled, id).toBeUndefined();
     }
+    stateful.hasResourceProperties('AWS::SNS::Topic', { TopicName: 'reflective-memory-check-alarms', KmsMasterKeyId: key });
+  });
+
+  it("encrypts the sweep schedules' DLQ with SQS-managed keys, which EventBridge can send to without a key policy", () => {
+    const queues = Object.values(stateless.findResources('AWS::SQS::Queue')).map((q) => q.Properties);
+    expect(queues).toEqual([expect.objectContaining({ QueueName: 'reflective-memory-check-SweepScheduleDlq', SqsManagedSseEnabled: true })]);
+    expect(queues[0]!.KmsMasterKeyId).toBeUndefined();
   });
 
   it('refuses requests without TLS on the bucket and on every queue and DLQ', () => {
@@ -173,14 +222,21 @@ describe('encryption at rest and in transit', () => {
       Bucket: { Ref: Match.stringLikeRegexp('^MemoryBucket') },
       PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ ...denyPlainHttp, Action: 's3:*' })]) },
     });
-    const policies = Object.values(stateful.findResources('AWS::SQS::QueuePolicy')).map((p) => p.Properties);
-    for (const id of Object.keys(stateful.findResources('AWS::SQS::Queue'))) {
-      const denies = policies
-        .filter((p) => JSON.stringify(p.Queues) === JSON.stringify([{ Ref: id }]))
-        .flatMap((p) => p.PolicyDocument.Statement)
-        .filter((st) => JSON.stringify(st.Resource) === JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] }));
-      expect(denies, id).toContainEqual({ ...denyPlainHttp, Action: 'sqs:*', Resource: { 'Fn::GetAtt': [id, 'Arn'] } });
+    for (const template of [stateful, stateless]) {
+      const policies = Object.values(template.findResources('AWS::SQS::QueuePolicy')).map((p) => p.Properties);
+      const ids = Object.keys(template.findResources('AWS::SQS::Queue'));
+      expect(ids.length).toBeGreaterThan(0);
+      for (const id of ids) {
+        const denies = policies
+          .filter((p) => JSON.stringify(p.Queues) === JSON.stringify([{ Ref: id }]))
+          .flatMap((p) => p.PolicyDocument.Statement)
+          .filter((st) => JSON.stringify(st.Resource) === JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] }));
+        expect(denies, id).toContainEqual({ ...denyPlainHttp, Action: 'sqs:*', Resource: { 'Fn::GetAtt': [id, 'Arn'] } });
+      }
     }
+    stateful.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Principal: '*', Action: 'sns:Publish', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
   });
 
   it("exposes the memory API only at API Gateway's own endpoint, which answers HTTPS only", () => {
@@ -410,9 +466,10 @@ describe('stage with its own KMS key (dataKeyArn)', () => {
   const env = { account: '111122223333', region: 'eu-west-1' };
   const arn = 'arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 
-  it('creates no key and encrypts the table, bucket, queues and DLQs with the one it names', () => {
+  it('creates no data key and encrypts the table, bucket, queues and DLQs with the one it names', () => {
     const t = buildStage('byok', { dataKeyArn: arn }, env);
-    t.stateful.resourceCountIs('AWS::KMS::Key', 0);
+    // The one key the stack creates is the alarm topic's (below), with no alias.
+    t.stateful.resourceCountIs('AWS::KMS::Key', 1);
     t.stateful.resourceCountIs('AWS::KMS::Alias', 0);
     t.stateful.hasResourceProperties('AWS::DynamoDB::Table', { SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: arn } });
     t.stateful.hasResourceProperties('AWS::S3::Bucket', {
@@ -430,8 +487,165 @@ describe('stage with its own KMS key (dataKeyArn)', () => {
     for (const r of kmsResources) expect(r).toBe(arn);
   });
 
+  it('gives the alarm topic a key of its own, whose policy lets CloudWatch alarms of the account and region publish', () => {
+    const t = buildStage('byok', { dataKeyArn: arn }, env);
+    const [keyId, key] = Object.entries(t.stateful.findResources('AWS::KMS::Key'))[0]!;
+    expect(keyId).toMatch(/^AlarmTopicKey/);
+    expect(key.Properties.EnableKeyRotation).toBe(true);
+    expect(key.Properties.KeyPolicy.Statement).toContainEqual({
+      Sid: 'AllowCloudWatchAlarmsToPublishToTheEncryptedAlarmTopic',
+      Effect: 'Allow',
+      Principal: { Service: 'cloudwatch.amazonaws.com' },
+      Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+      Resource: '*',
+      Condition: { StringEquals: { 'aws:SourceAccount': '111122223333' }, ArnLike: { 'aws:SourceArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:eu-west-1:111122223333:alarm:*']] } } },
+    });
+    t.stateful.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] } });
+  });
+
   it('refuses an alias or a key in another region', () => {
     expect(() => buildStage('byok', { dataKeyArn: 'arn:aws:kms:eu-west-1:111122223333:alias/mine' }, env)).toThrow(/not an alias/);
     expect(() => buildStage('byok', { dataKeyArn: arn.replace('eu-west-1', 'us-east-1') }, env)).toThrow(/us-east-1/);
+  });
+});
+
+describe('operations: alarms, their topic, load settings', () => {
+  const topicId = (template: Template): string => {
+    const ids = Object.keys(template.findResources('AWS::SNS::Topic'));
+    expect(ids).toHaveLength(1);
+    return ids[0]!;
+  };
+  /** How each stack names the stateful stack's alarm topic: a Ref there, an import of its export here. */
+  const topicRefIn = (template: Template, topic: string): unknown =>
+    template === stateful ? { Ref: topic } : { 'Fn::ImportValue': expect.stringContaining(`Ref${topic}`) };
+  const alarmsOf = (template: Template) => Object.entries(template.findResources('AWS::CloudWatch::Alarm')).map(([id, a]) => ({ id, ...a.Properties }));
+  const logicalIdOf = (template: Template, type: string, prefix: string): string => {
+    const ids = Object.keys(template.findResources(type)).filter((id) => id.startsWith(prefix));
+    expect(ids, `${type} ${prefix}`).toHaveLength(1);
+    return ids[0]!;
+  };
+  const config = stageConfig('check');
+
+  it('gives every alarm of both stacks the stage topic as its ALARM and OK action', () => {
+    const topic = topicId(stateful);
+    let count = 0;
+    for (const template of [stateful, stateless]) {
+      for (const alarm of alarmsOf(template)) {
+        expect(alarm.AlarmActions, alarm.id).toEqual([topicRefIn(template, topic)]);
+        expect(alarm.OKActions, alarm.id).toEqual([topicRefIn(template, topic)]);
+        expect(alarm.InsufficientDataActions, alarm.id).toBeUndefined();
+        expect(alarm.ActionsEnabled ?? true, alarm.id).toBe(true);
+        count += 1;
+      }
+    }
+    // 3 per queue, the sweep DLQ's, 2 per function.
+    expect(count).toBe(3 * 3 + 1 + 2 * 5);
+  });
+
+  it('publishes to an encrypted topic that refuses plain HTTP and lets only this account and region’s alarms publish', () => {
+    const topic = topicId(stateful);
+    stateful.hasResourceProperties('AWS::SNS::Topic', { TopicName: 'reflective-memory-check-alarms', KmsMasterKeyId: dataKeyArn(stateful) });
+    const [policy] = Object.values(stateful.findResources('AWS::SNS::TopicPolicy')).map((p) => p.Properties);
+    expect(policy!.Topics).toEqual([{ Ref: topic }]);
+    expect(policy!.PolicyDocument.Statement).toContainEqual({
+      Sid: 'AllowCloudWatchAlarmsToPublish',
+      Effect: 'Allow',
+      Principal: { Service: 'cloudwatch.amazonaws.com' },
+      Action: 'sns:Publish',
+      Resource: { Ref: topic },
+      Condition: fromOwnAlarms,
+    });
+    expect(stateful.findOutputs('AlarmTopicArn').AlarmTopicArn?.Value).toEqual({ Ref: topic });
+    // No alarmEmail in the stage: no subscription.
+    stateful.resourceCountIs('AWS::SNS::Subscription', 0);
+  });
+
+  it('subscribes the stage’s alarmEmail to the topic', () => {
+    const t = buildStage('ops', { alarmEmail: 'oncall@example.com' });
+    t.stateful.resourceCountIs('AWS::SNS::Subscription', 1);
+    t.stateful.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com', TopicArn: { Ref: topicId(t.stateful) } });
+  });
+
+  it('alarms on Errors and Throttles of each of the five functions, at the stage thresholds', () => {
+    const alarms = alarmsOf(stateless);
+    for (const name of ['Signal', 'Reflector', 'Idle', 'Sweep', 'Api']) {
+      const fn = logicalIdOf(stateless, 'AWS::Lambda::Function', `${name}Function`);
+      for (const [metric, threshold] of [
+        ['Errors', config.alarms.functionErrors],
+        ['Throttles', config.alarms.functionThrottles],
+      ] as const) {
+        const matching = alarms.filter((a) => a.MetricName === metric && JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: fn } }]));
+        expect(matching, `${name} ${metric}`).toHaveLength(1);
+        expect(matching[0], `${name} ${metric}`).toMatchObject({
+          Namespace: 'AWS/Lambda',
+          Statistic: 'Sum',
+          Period: 300,
+          EvaluationPeriods: 1,
+          Threshold: threshold,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+          TreatMissingData: 'notBreaching',
+        });
+      }
+    }
+  });
+
+  it('alarms on the age of the oldest message of each main queue, adding the IdleQueue’s delivery delay', () => {
+    const alarms = alarmsOf(stateful);
+    for (const key of ['turn', 'reflection', 'idle'] as const) {
+      const def = QUEUES[key];
+      const queueName = `reflective-memory-check-${def.id}${def.fifo ? '.fifo' : ''}`;
+      const [queue] = Object.entries(stateful.findResources('AWS::SQS::Queue')).find(([, q]) => q.Properties.QueueName === queueName)!;
+      const age = alarms.filter(
+        (a) => a.MetricName === 'ApproximateAgeOfOldestMessage' && JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }]),
+      );
+      expect(age, key).toHaveLength(1);
+      const delay = 'delaySeconds' in def ? def.delaySeconds : 0;
+      expect(age[0], key).toMatchObject({ Namespace: 'AWS/SQS', Statistic: 'Maximum', Period: 300, Threshold: config.alarms.queueAgeSeconds[key] + delay });
+    }
+    expect(QUEUES.idle.delaySeconds).toBe(300);
+    const idle = alarms.find((a) => a.id.startsWith('IdleQueueAgeAlarm'));
+    expect(idle?.Threshold).toBe(config.alarms.queueAgeSeconds.idle + 300);
+  });
+
+  it('puts sweep events EventBridge cannot deliver in a standard DLQ, after 2 retries within an hour, and alarms on it', () => {
+    const dlq = logicalIdOf(stateless, 'AWS::SQS::Queue', 'SweepScheduleDlq');
+    const rules = Object.entries(stateless.findResources('AWS::Events::Rule'));
+    expect(rules).toHaveLength(3);
+    for (const [, rule] of rules) {
+      expect(rule.Properties.Targets, rule.Properties.Description).toEqual([
+        expect.objectContaining({
+          DeadLetterConfig: { Arn: { 'Fn::GetAtt': [dlq, 'Arn'] } },
+          RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
+        }),
+      ]);
+    }
+    const queue = stateless.findResources('AWS::SQS::Queue')[dlq]!.Properties;
+    expect(queue.FifoQueue).toBeUndefined(); // EventBridge DLQs must be standard queues
+    // EventBridge may send to it only on behalf of these three rules.
+    const sends = Object.values(stateless.findResources('AWS::SQS::QueuePolicy'))
+      .filter((p) => JSON.stringify(p.Properties.Queues) === JSON.stringify([{ Ref: dlq }]))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement)
+      .filter((st) => st.Effect === 'Allow');
+    expect(sends.map((st) => ({ principal: st.Principal, action: st.Action, resource: st.Resource, condition: st.Condition }))).toEqual(
+      rules.map(([id]) => ({
+        principal: { Service: 'events.amazonaws.com' },
+        action: 'sqs:SendMessage',
+        resource: { 'Fn::GetAtt': [dlq, 'Arn'] },
+        condition: { ArnEquals: { 'aws:SourceArn': { 'Fn::GetAtt': [id, 'Arn'] } } },
+      })),
+    );
+    const depth = alarmsOf(stateless).filter((a) => JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlq, 'QueueName'] } }]));
+    expect(depth).toEqual([expect.objectContaining({ MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1, Period: 60 })]);
+  });
+
+  it('caps the reflector’s event source at the stage’s maximum concurrency, and only that one', () => {
+    const scaling = (template: Template) =>
+      Object.fromEntries(
+        Object.entries(template.findResources('AWS::Lambda::EventSourceMapping')).map(([id, m]) => [id.match(/^[A-Z][a-z]+/)![0], m.Properties.ScalingConfig]),
+      );
+    expect(scaling(stateless)).toEqual({ Signal: undefined, Idle: undefined, Reflector: { MaximumConcurrency: config.maxConcurrency.reflector } });
+    expect(config.maxConcurrency.reflector).toBe(5);
+    const prod = Template.fromStack(buildApp(new App({ context: { stage: 'prod', 'aws:cdk:bundling-stacks': [] } })).stateless);
+    expect(scaling(prod).Reflector).toEqual({ MaximumConcurrency: 20 });
   });
 });

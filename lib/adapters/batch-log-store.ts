@@ -42,6 +42,10 @@ export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
             staged: log.staged_files.length,
             promoted: log.promoted_files.length,
             ...(log.assessment ? { assessment: log.assessment } : {}),
+            // Which model answered, and why a batch aborted, without opening the log in S3:
+            // the smoke test (infra/smoke) and the console read them from the listing.
+            ...(log.model ? { modelId: log.model.modelId } : {}),
+            ...(log.error ? { error: log.error.message } : {}),
             logKey: key,
           });
     return key;

@@ -1,0 +1,36 @@
+/**
+ * A smoke target on the local stack: its queues, bucket and API from `StackInfo` (what
+ * `.local/stack.json` holds while `npm start` runs), clients on its emulator endpoints, and
+ * a local user-scoped token. The integration test and `npm run smoke -- --local` use it.
+ */
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { StackInfo } from '../local/stack.js';
+import { names, QUEUES, type QueueKey } from '../resources.js';
+import type { SmokeQueue, SmokeTarget } from './target.js';
+
+/** `mint(users)`: a token for these users only (the local stack's `mintUserToken`). */
+export function localTarget(info: StackInfo, mint: (users: readonly string[]) => Promise<string>): SmokeTarget {
+  const common = { region: info.region, credentials: info.credentials };
+  const n = names(info.stage);
+  const queues = Object.fromEntries(
+    (Object.keys(QUEUES) as QueueKey[]).map((key): [QueueKey, SmokeQueue] => [
+      key,
+      { name: n.queue(QUEUES[key]), url: info.queues[key].url, dlqName: n.dlq(QUEUES[key]), dlqUrl: info.queues[key].dlqUrl },
+    ]),
+  ) as Record<QueueKey, SmokeQueue>;
+  const where = 'the local stack\'s output (handler errors on stderr; `npm start -- --verbose` for INFO logs)';
+  return {
+    label: `local stack ${info.stage}`,
+    sqs: new SQSClient({ ...common, endpoint: info.endpoints.sqs }),
+    s3: new S3Client({ ...common, endpoint: info.endpoints.s3, forcePathStyle: true }),
+    bucketName: info.bucketName,
+    apiUrl: info.apiUrl,
+    queues,
+    auth: {
+      token: async (userId) => ({ token: await mint([userId]), detail: `a local token scoped to ${userId}` }),
+      cleanup: async () => null,
+    },
+    logs: { signal: where, reflector: where, idle: where, api: where },
+  };
+}

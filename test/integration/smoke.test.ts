@@ -1,0 +1,82 @@
+/**
+ * The smoke test (`npm run smoke`) against the local stack, through the same code path as
+ * against a deployed stage: only the target differs. It must pass on a healthy stack, and
+ * fail — naming the queue, or the API's answer — when something is wrong.
+ */
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { localTarget } from '../../infra/smoke/local-target.js';
+import { formatCheck, reportJson, runSmoke, type SmokeReport } from '../../infra/smoke/smoke.js';
+import type { SmokeTarget } from '../../infra/smoke/target.js';
+
+let stack: LocalStack;
+let target: SmokeTarget;
+
+beforeAll(async () => {
+  stack = await startLocalStack({ stage: 'smoketest', logLevel: 'SILENT', speed: 300 });
+  target = localTarget(stack.info, (users) => stack.mintUserToken(users));
+}, 120_000);
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const byId = (report: SmokeReport) => Object.fromEntries(report.checks.map((c) => [c.id, c]));
+
+describe('npm run smoke, on the local stack', () => {
+  let healthy: SmokeReport;
+
+  it('passes every check on a healthy stack', async () => {
+    healthy = await runSmoke(target, { pollMs: 200, timeoutMs: 60_000 });
+    const failed = healthy.checks.filter((c) => !c.ok).map(formatCheck);
+    expect(failed).toEqual([]);
+    expect(healthy.ok).toBe(true);
+    expect(Object.keys(byId(healthy))).toEqual([
+      'token', 'published', 'turnsIndexed', 'batchReflected', 'summaryWritten', 'searchAnswers', 'turnDlqEmpty', 'reflectionDlqEmpty', 'idleDlqEmpty',
+    ]);
+    expect(healthy.userId).toMatch(/^smoke-\d{14}-[0-9a-f]{6}$/);
+    const c = byId(healthy);
+    expect(c.published?.detail).toContain('13 events');
+    expect(c.turnsIndexed?.detail).toBe('12/12 turns retrievable with their text');
+    // Locally the offline model answers; the batch listing names it.
+    expect(c.batchReflected?.detail).toMatch(/^batch batch-1-10 \(turn_count\) completed by offline\.rule-reflector-v1:/);
+    expect(c.summaryWritten?.detail).toMatch(/^summary-1-12 \(session-close\)/);
+    expect(c.searchAnswers?.detail).toContain('"axolotl" in');
+    // The last line is one JSON object with every check.
+    const json = JSON.parse(reportJson(healthy));
+    expect(json).toMatchObject({ ok: true, failed: 0, passed: 9, userId: healthy.userId, checks: { batchReflected: { ok: true } } });
+    console.log(`smoke run on the local stack: ${healthy.durationMs} ms`);
+  }, 90_000);
+
+  it('fails the model check when another model answered (--model)', async () => {
+    const report = await runSmoke(target, { pollMs: 200, timeoutMs: 60_000, expectedModelId: 'us.anthropic.claude-haiku-4-5-20251001-v1:0' });
+    const batch = byId(report).batchReflected;
+    expect(batch?.ok).toBe(false);
+    expect(batch?.detail).toContain('expected model us.anthropic.claude-haiku-4-5-20251001-v1:0');
+    expect(report.ok).toBe(false);
+  }, 90_000);
+
+  it('fails, naming the queue, when a dead-letter queue holds a message', async () => {
+    const q = target.queues.reflection;
+    await target.sqs.send(new SendMessageCommand({ QueueUrl: q.dlqUrl, MessageBody: '{"parked":true}', MessageGroupId: 'someone', MessageDeduplicationId: 'parked-1' }));
+    const report = await runSmoke(target, { pollMs: 200, timeoutMs: 60_000 });
+    const c = byId(report);
+    expect(report.ok).toBe(false);
+    expect(c.reflectionDlqEmpty?.ok).toBe(false);
+    const line = formatCheck(c.reflectionDlqEmpty ?? { id: '', title: '', ok: true, detail: '' });
+    expect(line).toMatch(/^FAILED {2}reflective-memory-smoketest-ReflectionQueue-dlq\.fifo empty — 1 message\(s\)/);
+    expect(line).toContain('look at: reflective-memory-smoketest-ReflectionQueue-dlq.fifo');
+    // Only that check failed: the pipeline itself did its work.
+    expect(report.checks.filter((x) => !x.ok).map((x) => x.id)).toEqual(['reflectionDlqEmpty']);
+  }, 90_000);
+
+  it('fails with the API\'s answer when the token may not act on the smoke user', async () => {
+    const wrongUser: SmokeTarget = { ...target, auth: { token: async () => ({ token: await stack.mintUserToken(['somebody-else']), detail: 'a token for somebody-else' }), cleanup: async () => null } };
+    const report = await runSmoke(wrongUser, { pollMs: 200, timeoutMs: 1_500 });
+    const c = byId(report);
+    expect(c.published?.ok).toBe(true);
+    for (const id of ['turnsIndexed', 'batchReflected', 'summaryWritten', 'searchAnswers']) expect(c[id]?.ok, id).toBe(false);
+    expect(c.batchReflected?.detail).toContain('HTTP 403');
+    expect(c.turnsIndexed?.cause).toContain('not there 2 s after publishing');
+  }, 90_000);
+});

@@ -90,7 +90,8 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       'users/*/Knowledge_staging/*': ['PutObject', 'DeleteObject'],
       // DeleteObject: the nightly fact hygiene removes facts pruned past their recovery window
       'users/*/Knowledge/*': ['PutObject', 'DeleteObject'],
-      'users/*/index/*': ['PutObject'],
+      // DeleteObject: a knowledge index version is retired once the next one is current (lib/adapters/knowledge-index.ts)
+      'users/*/index/*': ['PutObject', 'DeleteObject'],
       'users/*/reflections/*': ['PutObject'],
       'users/*/Logs/*': ['PutObject'],
       'users/*/episodes/*': ['PutObject'],
@@ -123,7 +124,8 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       'users/*': ['GetObject'],
       'users/*/Knowledge/*': ['PutObject'],
       'users/*/Knowledge_staging/*': ['PutObject', 'DeleteObject'],
-      'users/*/index/*': ['PutObject'],
+      // DeleteObject: a knowledge index version is retired once the next one is current (lib/adapters/knowledge-index.ts)
+      'users/*/index/*': ['PutObject', 'DeleteObject'],
       'users/*/reflections/*': ['PutObject'],
     },
     listBucket: true,

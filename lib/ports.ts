@@ -139,6 +139,15 @@ export interface ReflectionModel {
   summarize(request: SummaryRequest): Promise<{ text: string; usage: Omit<ModelUsage, 'reused'> }>;
 }
 
+/** What one change to the knowledge index does. */
+export interface KnowledgeIndexChange<R> {
+  /** The index after the change (the whole of it); omitted: nothing to write. */
+  docs?: readonly KnowledgeDoc[];
+  /** Documents to delete first (paths relative to Knowledge/). */
+  remove?: readonly string[];
+  result: R;
+}
+
 export interface KnowledgeStore {
   /** The user's promoted Knowledge: its search-index snapshot. */
   loadKnowledge(userId: string): Promise<KnowledgeDoc[]>;
@@ -153,10 +162,12 @@ export interface KnowledgeStore {
   /** Write a Knowledge document and index it (idempotent by path). */
   putKnowledge(userId: string, path: string, markdown: string, doc: KnowledgeDoc): Promise<void>;
   /**
-   * Fact hygiene: delete the documents of `remove` (paths relative to Knowledge/), then
-   * write the index as `docs` (the whole of it). Idempotent.
+   * Change the index: `change` gets the current documents and says what they become. The
+   * index is written by the reflector and the API at once, so `change` may run again on a
+   * newer index when another writer got there first — it must be a pure function of its
+   * argument. Returns the result of the run whose change was written.
    */
-  saveKnowledgeIndex(userId: string, docs: readonly KnowledgeDoc[], remove?: readonly string[]): Promise<void>;
+  updateKnowledgeIndex<R>(userId: string, change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>): Promise<R>;
   /** Staged (not promoted) records of every user staged on a UTC day (the expiry sweep's index). */
   stagedOn(day: string): Promise<Array<{ userId: string; record: StagedRecord }>>;
   /** Delete a staged record and its file. */

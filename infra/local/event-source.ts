@@ -1,9 +1,17 @@
 /**
  * A local stand-in for Lambda's SQS event source mapping: polls a queue, invokes the
- * very same handler module with a Lambda-shaped SQS event, deletes what succeeded and
- * leaves batchItemFailures (or everything, if the handler threw) to come back after the
+ * very same handler with a Lambda-shaped SQS event, deletes what succeeded and leaves
+ * batchItemFailures (or everything, if the handler threw) to come back after the
  * visibility timeout — and, past maxReceiveCount, to the emulator's redrive to the DLQ.
- * One invocation at a time per queue, like reserved concurrency 1.
+ *
+ * Concurrent, as Lambda runs it: `concurrency` pollers each receive a batch and invoke the
+ * handler, so several batches of one queue are in flight at once. Lambda starts an SQS
+ * event source with five concurrent batches and scales up from there, bounded by the
+ * mapping's maximum concurrency; on a FIFO queue it never has two batches of one message
+ * group in flight, so order holds within a group while different groups run in parallel
+ * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html,
+ * https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html). Locally the FIFO rule is the
+ * emulator's: it hands out no message of a group that has one in flight.
  */
 import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -34,11 +42,14 @@ export interface EventSourceStats {
   died: number;
 }
 
+/** Lambda's starting number of concurrent batches for an SQS event source without a maximum. */
+export const DEFAULT_SQS_CONCURRENCY = 5;
+
 export class LocalEventSource {
   readonly stats: EventSourceStats = { invocations: 0, records: 0, failedRecords: 0, handlerErrors: 0, died: 0 };
   private running = false;
-  private loop: Promise<void> | null = null;
-  private inFlight = false;
+  private loops: Array<Promise<void>> = [];
+  private inFlight = 0;
 
   constructor(
     private readonly options: {
@@ -49,6 +60,8 @@ export class LocalEventSource {
       region: string;
       handler: SqsHandler;
       batchSize?: number;
+      /** Batches in flight at once (the mapping's maximum concurrency). @default DEFAULT_SQS_CONCURRENCY */
+      concurrency?: number;
       functionName: string;
       timeoutSeconds: number;
       onError?: (error: unknown) => void;
@@ -60,18 +73,19 @@ export class LocalEventSource {
   ) {}
 
   get busy(): boolean {
-    return this.inFlight;
+    return this.inFlight > 0;
   }
 
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.loop = this.run();
+    const pollers = Math.max(1, this.options.concurrency ?? DEFAULT_SQS_CONCURRENCY);
+    this.loops = Array.from({ length: pollers }, () => this.run());
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    await this.loop;
+    await Promise.all(this.loops);
   }
 
   private async run(): Promise<void> {
@@ -96,11 +110,11 @@ export class LocalEventSource {
         continue;
       }
       if (messages.length === 0) continue;
-      this.inFlight = true;
+      this.inFlight += 1;
       try {
         await this.invoke(messages);
       } finally {
-        this.inFlight = false;
+        this.inFlight -= 1;
       }
     }
   }

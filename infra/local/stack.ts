@@ -221,6 +221,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       handler,
       functionName: synthesized.functions[fn].functionName,
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS[fn],
+      // As the synthesized event source mapping says: its batch size, its maximum concurrency.
+      batchSize: synthesized.functions[fn].eventSource?.batchSize ?? 10,
+      ...(synthesized.functions[fn].eventSource?.maxConcurrency !== undefined ? { concurrency: synthesized.functions[fn].eventSource?.maxConcurrency } : {}),
       onError: (error) => options.onHandlerError?.(key, error),
       fn,
       ...(options.observe ? { observe: options.observe } : {}),

@@ -1,12 +1,13 @@
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
-import { diaryKey, episodeKey, eventEpisodeKey, keys, knowledgeIndexKey, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
+import { diaryKey, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
 import { restagedMarkdown, type StagedRecord } from '../domain/promotion.js';
 import type { StagedDocument } from '../domain/staging.js';
-import type { KnowledgeStore, ModelResponse } from '../ports.js';
+import type { KnowledgeIndexChange, KnowledgeStore, ModelResponse } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 import { putOnce } from './dynamo-put-once.js';
+import { VersionedKnowledgeIndex } from './knowledge-index.js';
 import { queryAll } from './dynamo-query.js';
 
 const isMissing = (error: unknown) => (error as Error).name === 'NoSuchKey';
@@ -15,20 +16,27 @@ const isMissing = (error: unknown) => (error as Error).name === 'NoSuchKey';
  * Staging and Knowledge. Staged records live in DynamoDB (`STAGED#{path}`; promotion
  * counts are conditional updates, once per batch) with the markdown in S3 under
  * Knowledge_staging/; promoted documents are markdown under Knowledge/ plus an entry in
- * the user's search-index snapshot (`index/knowledge.json`), which the reflector loads in
- * one GET. Writes for one user come from the reflector, which SQS FIFO serialises per user.
+ * the user's knowledge index (knowledge-index.ts: versioned, written conditionally, since
+ * the reflector and the API write it at once).
  */
 export class KnowledgeRepository implements KnowledgeStore {
+  private readonly index: VersionedKnowledgeIndex;
+
   constructor(
     private readonly ddb: DynamoDBDocumentClient,
     private readonly s3: S3Client,
     private readonly tableName: string,
     private readonly bucketName: string,
-  ) {}
+  ) {
+    this.index = new VersionedKnowledgeIndex(ddb, s3, tableName, bucketName);
+  }
 
   async loadKnowledge(userId: string): Promise<KnowledgeDoc[]> {
-    const text = await this.getText(knowledgeIndexKey(userId));
-    return text ? ((JSON.parse(text) as { docs?: KnowledgeDoc[] }).docs ?? []) : [];
+    return [...(await this.index.load(userId))];
+  }
+
+  updateKnowledgeIndex<R>(userId: string, change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>): Promise<R> {
+    return this.index.update(userId, change);
   }
 
   async listStaged(userId: string): Promise<StagedRecord[]> {
@@ -102,14 +110,7 @@ export class KnowledgeRepository implements KnowledgeStore {
 
   async putKnowledge(userId: string, path: string, markdown: string, doc: KnowledgeDoc): Promise<void> {
     await this.putText(`${knowledgePrefix(userId)}${path}`, markdown, 'text/markdown; charset=utf-8');
-    const docs = (await this.loadKnowledge(userId)).filter((d) => d.id !== doc.id);
-    await this.putText(knowledgeIndexKey(userId), JSON.stringify({ version: 1, docs: [...docs, doc] }), 'application/json');
-  }
-
-  async saveKnowledgeIndex(userId: string, docs: readonly KnowledgeDoc[], remove: readonly string[] = []): Promise<void> {
-    // Documents first: a crash in between leaves index entries whose removal the next sweep redoes.
-    await Promise.all(remove.map((path) => this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: `${knowledgePrefix(userId)}${path}` }))));
-    await this.putText(knowledgeIndexKey(userId), JSON.stringify({ version: 1, docs }), 'application/json');
+    await this.index.update(userId, (docs) => ({ docs: [...docs.filter((d) => d.id !== doc.id), doc], result: undefined }));
   }
 
   async stagedOn(day: string): Promise<Array<{ userId: string; record: StagedRecord }>> {

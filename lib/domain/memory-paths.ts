@@ -9,7 +9,8 @@ export const turnDocKey = (userId: string, turnId: number, contentHash: string):
   `${userPrefix(userId)}turns/${pad(turnId)}/${contentHash}.md`;
 export const stagingPrefix = (userId: string): string => `${userPrefix(userId)}Knowledge_staging/`;
 export const knowledgePrefix = (userId: string): string => `${userPrefix(userId)}Knowledge/`;
-export const knowledgeIndexKey = (userId: string): string => `${userPrefix(userId)}index/knowledge.json`;
+/** One version of the user's knowledge index snapshot: its number and a hash of its content make it unique. */
+export const knowledgeIndexKey = (userId: string, version: number, contentHash: string): string => `${userPrefix(userId)}index/knowledge/${pad(version)}-${contentHash}.json`;
 /** A selective-diary entry (seed 004 P3-M3), one per batch that met the impact criteria. */
 export const diaryKey = (userId: string, batchId: string): string => `${userPrefix(userId)}diary/${batchId}.md`;
 /** An episode's document (seed 004 P3-M4), written by the reflection that reviewed its turn. */
@@ -60,11 +61,13 @@ export const keys = {
   /** Staged-by-day index (GSI gsi1) for the expiry sweep. */
   stagedDayGsiPk: (day: string) => `STAGEDDAY#${day}`,
   settingsSk: 'SETTINGS',
+  /** The pointer to the current version of the user's knowledge index snapshot (lib/adapters/knowledge-index.ts). */
+  knowledgeIndexSk: 'KNOWLEDGEINDEX',
   /** Activity index (GSI gsi1): the signal state item sits in the partition of the user's last active day. */
   activityGsiPk: (day: string) => `ACTIVITY#${day}`,
   activityGsiSk: (userId: string) => `USER#${userId}`,
-  /** Source reliability (seed 002 §9): one counts item per domain, shared by all users… */
-  sourcePk: (domain: string) => `SOURCE#${domain}`,
+  /** Source reliability (seed 002 §9): a domain's counts for all users, in shards (a user's observations go to one)… */
+  sourcePk: (domain: string, shard: number) => `SOURCE#${domain}#${shard}`,
   sourceStatsSk: 'STATS',
   /** …and, in the reporting user's partition, a marker per counted observation (turn and position). */
   sourceObservationSk: (key: string) => `SOURCEOBS#${key}`,

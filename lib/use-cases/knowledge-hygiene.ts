@@ -18,8 +18,7 @@ export interface FactHygieneReport {
 
 /**
  * One sweep at `now` (deterministic in `now`: a rerun changes nothing), after verifying the
- * facts `seen` again (the nightly run's "already known"): one read and at most one write of
- * the index.
+ * facts `seen` again (the nightly run's "already known"): one change of the index.
  */
 export async function maintainFacts(
   userId: string,
@@ -27,10 +26,12 @@ export async function maintainFacts(
   deps: { knowledge: KnowledgeStore; graph: GraphStore },
   seen: ReadonlyMap<string, { at: string; by: string }> = new Map(),
 ): Promise<FactHygieneReport> {
-  const verified = verifyFacts(await deps.knowledge.loadKnowledge(userId), seen);
-  const result = factHygiene(verified.docs, now);
-  const log = [...verified.log, ...result.log];
-  if (verified.verified.length > 0 || result.log.length > 0) await deps.knowledge.saveKnowledgeIndex(userId, result.docs, result.removed);
+  const { result, log } = await deps.knowledge.updateKnowledgeIndex(userId, (docs) => {
+    const verified = verifyFacts(docs, seen);
+    const swept = factHygiene(verified.docs, now);
+    const changed = verified.verified.length > 0 || swept.log.length > 0;
+    return { ...(changed ? { docs: swept.docs, remove: swept.removed } : {}), result: { result: swept, log: [...verified.log, ...swept.log] } };
+  });
   if (log.length > 0) await deps.graph.apply(userId, { log });
   const count = (action: GraphLogEntry['action']) => result.log.filter((l) => l.action === action).length;
   return { decayed: count('decay'), pruned: count('prune'), removed: count('remove') };
@@ -38,19 +39,19 @@ export async function maintainFacts(
 
 /**
  * Facts seen again (path relative to Knowledge/ → the time of the turns that saw them, and
- * by what): verified then. `docs` is the index when the caller holds it already (unchanged
- * since it was read). Returns the paths that changed (older sightings change nothing).
+ * by what): verified then, on the index as it is when written (a warm container reads it
+ * again only if it changed). Returns the paths that changed (older sightings change nothing).
  */
 export async function verifySeenFacts(
   userId: string,
   seen: ReadonlyMap<string, { at: string; by: string }>,
   deps: { knowledge: KnowledgeStore; graph: GraphStore },
-  docs?: readonly KnowledgeDoc[],
 ): Promise<string[]> {
   if (seen.size === 0) return [];
-  const result = verifyFacts(docs ?? (await deps.knowledge.loadKnowledge(userId)), seen);
-  if (result.verified.length === 0) return [];
-  await deps.knowledge.saveKnowledgeIndex(userId, result.docs);
+  const result = await deps.knowledge.updateKnowledgeIndex(userId, (docs) => {
+    const verified = verifyFacts(docs, seen);
+    return { ...(verified.verified.length > 0 ? { docs: verified.docs } : {}), result: verified };
+  });
   if (result.log.length > 0) await deps.graph.apply(userId, { log: result.log });
   return result.verified;
 }
@@ -63,13 +64,14 @@ export async function restorePrunedFact(
   path: string,
 ) {
   const id = path.replace(/^\/*(Knowledge\/)?/, '');
-  const docs = await deps.knowledge.loadKnowledge(userId);
-  const doc = docs.find((d) => d.id === id);
-  if (!doc) throw new MemoryApiError(404, `fact Knowledge/${id} not found (removed for good after the recovery window, or never there)`);
-  if (!doc.prunedAt) throw new MemoryApiError(409, `fact Knowledge/${id} is not pruned`);
   const at = deps.clock.now().toISOString();
-  const restored = restoreFact(doc, at);
-  await deps.knowledge.saveKnowledgeIndex(userId, docs.map((d) => (d.id === id ? restored : d)));
+  const restored = await deps.knowledge.updateKnowledgeIndex(userId, (docs) => {
+    const doc = docs.find((d) => d.id === id);
+    if (!doc) throw new MemoryApiError(404, `fact Knowledge/${id} not found (removed for good after the recovery window, or never there)`);
+    if (!doc.prunedAt) throw new MemoryApiError(409, `fact Knowledge/${id} is not pruned`);
+    const fact = restoreFact(doc, at);
+    return { docs: docs.map((d) => (d.id === id ? fact : d)), result: fact };
+  });
   await deps.graph.apply(userId, { log: [{ at, action: 'restore', fact: id, detail: `restored by ${actor}` }] });
   return { fact: restored };
 }

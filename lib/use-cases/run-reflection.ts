@@ -173,8 +173,8 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   const batchAt = new Date(Math.max(...turns.map((t) => Date.parse(t.timestamp)), 0) || started.getTime()).toISOString();
   // Fact hygiene: a new fact the dedup gate found in Knowledge is that fact seen again.
   const seen = new Map(rejections.flatMap((r) => (r.gate === 'dedup' && r.existing ? [[r.existing, { at: batchAt, by: `batch ${job.jobId}` }] as const] : [])));
-  // The index loaded above is still current: this user's writes are serialised by the FIFO queue.
-  await verifySeenFacts(job.userId, seen, deps, knowledgeDocs);
+  // Verified on the index as it is now: the API may have written it since the batch read it.
+  await verifySeenFacts(job.userId, seen, deps);
   // The log lists what the batch saw, not what changed: a redelivery (nothing left to change) logs the same.
   const verified = [...seen.keys()];
 

@@ -36,6 +36,7 @@ import type {
   UserSettingsStore,
   GraphChange,
   GraphStore,
+  KnowledgeIndexChange,
   SignalStateStore,
   SourceReliabilityStore,
   StoredSignalState,
@@ -186,10 +187,13 @@ export class MemoryKnowledgeStore implements KnowledgeStore {
     this.knowledgeFiles.set(`${userId}/${path}`, markdown);
     this.knowledge.set(doc.id, doc);
   }
-  async saveKnowledgeIndex(userId: string, docs: readonly KnowledgeDoc[], remove: readonly string[] = []) {
-    for (const path of remove) this.knowledgeFiles.delete(`${userId}/${path}`);
+  async updateKnowledgeIndex<R>(userId: string, change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>): Promise<R> {
+    const next = change([...this.knowledge.values()].map((d) => structuredClone(d)));
+    if (next.docs === undefined) return next.result;
+    for (const path of next.remove ?? []) this.knowledgeFiles.delete(`${userId}/${path}`);
     this.knowledge.clear();
-    for (const d of docs) this.knowledge.set(d.id, structuredClone(d));
+    for (const d of next.docs) this.knowledge.set(d.id, structuredClone(d));
+    return next.result;
   }
   async stagedOn(day: string) {
     return [...this.records.entries()]

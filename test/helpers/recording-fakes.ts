@@ -21,7 +21,6 @@ import {
   eventEpisodeKey,
   expiryLogKey,
   keys,
-  knowledgeIndexKey,
   knowledgePrefix,
   modelOutputKey,
   rejectedEventKey,
@@ -37,7 +36,8 @@ import type { ReflectionRun } from '../../lib/domain/sleep-time/reflection-log.j
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import type { SummaryPair } from '../../lib/domain/summary.js';
 import { turnContentHash, turnIndexEntry, turnSearchText } from '../../lib/domain/turn-document.js';
-import type { AuditTrail, BatchLogReader, GraphChange, MemoryCatalog, MemoryItemStore, ModelResponse, RejectedEvent } from '../../lib/ports.js';
+import { SOURCE_SHARDS, sourceShard } from '../../lib/adapters/dynamo-source-reliability.js';
+import type { AuditTrail, BatchLogReader, GraphChange, KnowledgeIndexChange, MemoryCatalog, MemoryItemStore, ModelResponse, RejectedEvent } from '../../lib/ports.js';
 import {
   MemoryBatchLogStore,
   MemoryExpiryLog,
@@ -113,7 +113,8 @@ export class WriteLog {
         // Shared: the rejected-events log in S3, and source reliability counts (a domain's own partition).
         if (w.key?.includes('|')) {
           const [pk, sk] = w.key.split('|');
-          if (!pk?.startsWith('SOURCE#') || !DomainSchema.safeParse(pk.slice('SOURCE#'.length)).success || sk !== keys.sourceStatsSk) bad.push(`${w.store}: shared DynamoDB key ${JSON.stringify(w.key.slice(0, 200))} is not a domain's source counts`);
+          const shard = /^SOURCE#(.+)#(\d+)$/.exec(pk ?? '');
+          if (!shard || !DomainSchema.safeParse(shard[1]).success || Number(shard[2]) >= SOURCE_SHARDS || sk !== keys.sourceStatsSk) bad.push(`${w.store}: shared DynamoDB key ${JSON.stringify(w.key.slice(0, 200))} is not a domain's source counts`);
         } else if (w.key !== undefined && !keyStaysUnder(w.key, 'rejected/')) bad.push(`${w.store}: shared-log key ${JSON.stringify(w.key)} leaves rejected/`);
         continue;
       }
@@ -202,7 +203,7 @@ export class RecordingSourceReliability extends MemorySourceReliabilityStore {
   override async record(userId: string, observations: readonly SourceObservation[]) {
     for (const o of observations) {
       this.log.addItem('sources', userId, ddbKey(userId, keys.sourceObservationSk(o.key)), { domain: o.domain });
-      this.log.add('sources', null, `${keys.sourcePk(o.domain)}|${keys.sourceStatsSk}`);
+      this.log.add('sources', null, `${keys.sourcePk(o.domain, sourceShard(userId))}|${keys.sourceStatsSk}`);
     }
     return super.record(userId, observations);
   }
@@ -243,17 +244,22 @@ export class RecordingKnowledgeStore extends MemoryKnowledgeStore {
   }
   override async putKnowledge(userId: string, path: string, markdown: string, doc: KnowledgeDoc) {
     this.log.add('knowledge.putKnowledge', userId, `${knowledgePrefix(userId)}${path}`);
-    this.log.add('knowledge.putKnowledge', userId, knowledgeIndexKey(userId));
+    this.log.add('knowledge.putKnowledge', userId, ddbKey(userId, keys.knowledgeIndexSk));
     const docs = this.docsByUser.get(userId) ?? new Map<string, KnowledgeDoc>();
     docs.set(doc.id, structuredClone(doc));
     this.docsByUser.set(userId, docs);
     return super.putKnowledge(userId, path, markdown, doc);
   }
-  override async saveKnowledgeIndex(userId: string, docs: readonly KnowledgeDoc[], remove: readonly string[] = []) {
-    for (const path of remove) this.log.add('knowledge.saveKnowledgeIndex', userId, `${knowledgePrefix(userId)}${path}`);
-    this.log.add('knowledge.saveKnowledgeIndex', userId, knowledgeIndexKey(userId));
-    this.docsByUser.set(userId, new Map(docs.map((d) => [d.id, structuredClone(d)])));
-    return super.saveKnowledgeIndex(userId, docs, remove);
+  override async updateKnowledgeIndex<R>(userId: string, change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>): Promise<R> {
+    const current = [...(this.docsByUser.get(userId)?.values() ?? [])].map((d) => structuredClone(d));
+    const next = change(current);
+    if (next.docs !== undefined) {
+      for (const path of next.remove ?? []) this.log.add('knowledge.updateKnowledgeIndex', userId, `${knowledgePrefix(userId)}${path}`);
+      this.log.add('knowledge.updateKnowledgeIndex', userId, ddbKey(userId, keys.knowledgeIndexSk));
+      this.docsByUser.set(userId, new Map(next.docs.map((d) => [d.id, structuredClone(d)])));
+    }
+    // The base fake keeps one index for everybody: it is given this user's result.
+    return super.updateKnowledgeIndex(userId, () => next);
   }
   override async deleteStaged(userId: string, path: string) {
     this.log.add('knowledge.deleteStaged', userId, `${stagingPrefix(userId)}${path}`);

@@ -20,6 +20,7 @@ import type { StageConfig } from '../config/stages.js';
 import { functionRole, MemoryFunction } from '../constructs/memory-function.js';
 import { PERMISSIONS, type Permissions } from '../permissions.js';
 import { FUNCTION_TIMEOUT_SECONDS, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
+import { modelGrant, modelIdFor } from './reflector-model.js';
 import type { MemoryQueue, MemoryUserPool } from './stateful-stack.js';
 
 export interface StatelessStackProps extends StackProps {
@@ -117,6 +118,10 @@ export class StatelessStack extends Stack {
         SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
       },
     });
+    // The id the stack's Region invokes (`us.anthropic…` from us-east-1, `eu.…` from eu-west-1),
+    // derived from the stage's foundation model and inference scope: it replaces the bare
+    // model id set above until the environment block reads modelIdFor(this, config) itself.
+    this.reflectorFn.addEnvironment('MODEL_ID', modelIdFor(this, config));
     this.reflectorFn.addEventSource(this.eventSource(PERMISSIONS.reflector, props, { batchSize: 1, reportBatchItemFailures: true }));
     this.grantPermissions(this.reflectorFn, PERMISSIONS.reflector, props);
 
@@ -179,7 +184,8 @@ export class StatelessStack extends Stack {
   /**
    * Grants exactly what infra/permissions.ts lists for the function: DynamoDB actions on the
    * table and its indexes, S3 actions on the listed key patterns, SendMessage on the listed
-   * queues, InvokeModel on the stage's model, and KMS actions on the data key, each only
+   * queues, InvokeModel on the stage's model (its Region's inference profile and the foundation
+   * models that profile routes to, no wildcard), and KMS actions on the data key, each only
    * through the service that uses it. No grant helper with wider actions is used.
    */
   private grantPermissions(fn: MemoryFunction, permissions: Permissions, props: StatelessStackProps): void {
@@ -200,17 +206,9 @@ export class StatelessStack extends Stack {
         }),
       );
     }
-    if (permissions.model) {
-      fn.addToRolePolicy(
-        new PolicyStatement({
-          actions: ['bedrock:InvokeModel'],
-          resources: [
-            `arn:${this.partition}:bedrock:*::foundation-model/*`,
-            `arn:${this.partition}:bedrock:${this.region}:${this.account}:inference-profile/${config.modelId}`,
-          ],
-        }),
-      );
-    }
+    // InvokeModel on the stage's model in this Region: its inference profile and the foundation
+    // models the profile routes to, only through it (infra/stacks/reflector-model.ts).
+    if (permissions.model) for (const statement of modelGrant(this, config)) fn.addToRolePolicy(statement);
 
     // cdk-nag AwsSolutions-IAM5 flags every wildcard resource; these are the intended ones,
     // each named exactly (appliesTo), so any other wildcard on the role is still reported.
@@ -229,14 +227,6 @@ export class StatelessStack extends Stack {
         id: 'AwsSolutions-IAM5',
         reason: `S3 grants are per key prefix, exactly as infra/permissions.ts lists them for this function (${patterns.join(', ')}): the wildcards stand for user ids and object names, known only per request, and test/infra/stacks.test.ts checks that the synthesized grants equal that table.`,
         appliesTo: patterns.map((pattern) => wildcardUnder(bucket, pattern)),
-      });
-    }
-    if (permissions.model) {
-      wildcards.push({
-        id: 'AwsSolutions-IAM5',
-        reason:
-          "InvokeModel through the stage's cross-region inference profile (config.modelId) needs the foundation model in every region the profile routes to; the foundation-model ARN is wildcarded over region and model because config.modelId may be a plain model id or any inference profile, whose underlying model ids are not derived here. Only the reflector has this grant.",
-        appliesTo: ['Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/*'],
       });
     }
     if (wildcards.length > 0) NagSuppressions.addResourceSuppressions(fn.role!, wildcards, true);

@@ -30,7 +30,7 @@ import { parseOrKeep } from '../../lib/use-cases/parse-or-keep.js';
 import { type ReflectionDeps, recordFailedAttempt, runReflection } from '../../lib/use-cases/run-reflection.js';
 import { runSummary, SUMMARY_KINDS, type SummaryDeps } from '../../lib/use-cases/run-summary.js';
 import { DynamoUserSettingsStore, S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';
-import { BatchNotRecordedError, ModelUnavailableError } from '../../lib/ports.js';
+import { BatchNotRecordedError, ModelAccessDeniedError, ModelUnavailableError } from '../../lib/ports.js';
 
 const tableName = getStringFromEnv('TABLE_NAME');
 const bucketName = getStringFromEnv('BUCKET_NAME');
@@ -105,7 +105,7 @@ async function recordHandler(record: SQSRecord): Promise<void> {
     await runJob(job, retryUnusableOutput);
   } catch (error) {
     // Seed 000 §9: one retry; on the last delivery the failure is logged before SQS parks the job in the DLQ.
-    const parked = error instanceof ModelUnavailableError || error instanceof BatchNotRecordedError;
+    const parked = error instanceof ModelUnavailableError || error instanceof BatchNotRecordedError || error instanceof ModelAccessDeniedError;
     if (parked && Number(record.attributes.ApproximateReceiveCount) >= maxReceives) {
       await recordFailedAttempt(job, error, deps);
     }

@@ -12,6 +12,7 @@ import { ACCESS_DENIED, cutReply, MODEL_ERROR, malformedToolUseReply } from '../
 import { type ConverseServer, offlineResponder, startConverseServer } from '../../infra/local/converse-server.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../infra/local/emulators.js';
 import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.js';
+import { configureFaults, faultCounts, injectFaults, withDelivery } from '../../lib/adapters/fault-injection.js';
 import { invocationFor, OFFLINE_MODEL_ID } from '../../lib/domain/bedrock-models.js';
 import { defaultSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import { defaultSummarySettings } from '../../lib/domain/summary.js';
@@ -140,5 +141,33 @@ describe('Bedrock\'s other answers, through the adapter', () => {
     const call = ask('eu.anthropic.claude-haiku-4-5-20251001-v1:0');
     await expect(call).rejects.toMatchObject({ name: 'ValidationException', message: 'The provided model identifier is invalid.', $metadata: { httpStatusCode: 400 } });
     expect(server.refusals.length).toBe(refusals + 1);
+  });
+});
+
+describe('Bedrock\'s answers under --faults (lib/adapters/fault-injection.ts)', () => {
+  it('strikes first deliveries with every model fault kind, each answered as Bedrock answers it', async () => {
+    const faulted = injectFaults(new BedrockRuntimeClient({ endpoint: server.url, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 }), 'BedrockRuntime');
+    const model = new BedrockConverseModel(faulted, CLOUD_MODEL_ID);
+    const reflect = () => model.reflect({ system: 's', prompt: 'I adopted a beagle named Rex', toolName: 'record_reflection', toolDescription: 'd', toolInputSchema: { type: 'object' }, temperature: 0.6, maxTokens: 100 });
+    configureFaults({ rate: 1, seed: 7 });
+    try {
+      const outcomes = new Set<string>();
+      for (let i = 0; i < 60; i++) {
+        const r = await withDelivery(true, reflect);
+        outcomes.add(r.ok ? `${r.result.usage.stopReason}:${typeof r.result.output}` : (r.error as Error).name);
+      }
+      const counts = faultCounts();
+      for (const kind of ['model-throttling', 'model-garbage', 'model-max-tokens', 'model-malformed-tool-use', 'model-error', 'model-access-denied'] as const) expect(counts[kind], kind).toBeGreaterThan(0);
+      expect([...outcomes]).toEqual(
+        expect.arrayContaining(['max_tokens:string', 'malformed_tool_use:string', 'tool_use:string', 'ModelUnavailableError', 'ModelAccessDeniedError']),
+      );
+      // A redelivery runs without faults: the model answers with its tool call.
+      const again = await withDelivery(false, reflect);
+      expect(again.ok && again.result.usage.stopReason).toBe('tool_use');
+      expect(again.ok && typeof again.result.output).toBe('object');
+    } finally {
+      configureFaults(null);
+      faulted.destroy();
+    }
   });
 });

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ACCESS_DENIED, cutReply } from '../../infra/local/converse-protocol.js';
 import { offlineResponder } from '../../infra/local/converse-server.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { functionsSeen, recordRequestTargets, requestsOutsideGrants } from '../helpers/least-privilege.js';
@@ -99,6 +100,40 @@ describe('the pipeline on the local emulators', () => {
     expect(s.errors - before.errors).toBe(1);
     const failed = JSON.parse(await bucket.text('users/throttled-user/Logs/reflector/failed/batch-1-10.json'));
     expect(failed).toMatchObject({ status: 'aborted', error: { message: expect.stringContaining('ModelUnavailableError') } });
+  });
+
+  it('parks a job whose model access is denied, naming model access as the cause in the failure log', async () => {
+    const before = await stack.summary();
+    stack.emulators.converse.setResponder((req) => (req.toolConfig ? ACCESS_DENIED : offlineResponder(req)));
+    try {
+      await stack.replayLines(tenTurns('denied-user'));
+      await stack.waitUntilDrained({ timeoutMs: 60_000 });
+    } finally {
+      stack.emulators.converse.setResponder(offlineResponder);
+    }
+    const s = await stack.summary();
+    expect(s.batches - before.batches).toBe(0);
+    expect(s.errors - before.errors).toBe(1);
+    const failed = JSON.parse(await bucket.text('users/denied-user/Logs/reflector/failed/batch-1-10.json'));
+    expect(failed).toMatchObject({ status: 'aborted' });
+    expect(failed.error.message).toMatch(
+      /^ModelAccessDeniedError: model access not granted for offline\.rule-reflector-v1 in us-east-1: request access to the model in the Bedrock console \(Model access\) of that Region/,
+    );
+  });
+
+  it('asks a cut answer again with a larger budget in the same delivery, and records it', async () => {
+    stack.emulators.converse.setResponder(async (req) => {
+      const full = await offlineResponder(req);
+      return req.toolConfig && req.inferenceConfig?.maxTokens === 1500 ? cutReply(req, full) : full;
+    });
+    try {
+      await stack.replayLines(tenTurns('cut-user'));
+      await stack.waitUntilDrained();
+    } finally {
+      stack.emulators.converse.setResponder(offlineResponder);
+    }
+    const log = JSON.parse(await bucket.text('users/cut-user/Logs/reflector/batch-1-10.json'));
+    expect(log).toMatchObject({ status: 'completed', model: { stopReason: 'tool_use', budgetRetry: { maxTokens: 1500, retryMaxTokens: 3000, outputTokens: 1500 } } });
   });
 
   it('truncates over-cap output and every gate rejects its case, through the Converse endpoint', async () => {

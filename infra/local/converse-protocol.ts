@@ -7,11 +7,12 @@
  * Bedrock's answers (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html;
  * error statuses as in the service model the SDK is generated from, @aws-sdk/client-bedrock-runtime):
  * - `stopReason` is one of end_turn, tool_use, max_tokens, stop_sequence, guardrail_intervened,
- *   content_filtered, malformed_model_output, malformed_tool_use, model_context_window_exceeded;
+ *   content_filtered, malformed_model_output, malformed_tool_use, model_context_window_exceeded
+ *   (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_MessageStopEvent.html);
  * - ModelErrorException, HTTP 424: "The request failed due to an error while processing the model.";
  * - AccessDeniedException, HTTP 403, when the account has no access to the model: "You don't
- *   have access to the model with the specified model ID." (as Bedrock answers it, e.g.
- *   andrewyng/aisuite#174, anthropics/claude-code#536).
+ *   have access to the model with the specified model ID."
+ *   (https://repost.aws/knowledge-center/bedrock-invokemodel-api-error).
  */
 
 export interface ConverseRequest {

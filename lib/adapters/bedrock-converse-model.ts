@@ -113,16 +113,23 @@ export class BedrockConverseModel implements ReflectionModel {
   }
 
   /**
-   * Bedrock answers AccessDeniedException both when the account has no access to the model in
-   * the Region ("You don't have access to the model with the specified model ID.") and when the
-   * caller's IAM policy does not allow InvokeModel on it ("… is not authorized to perform:
-   * bedrock:InvokeModel …"): the message says which, and what to do.
+   * Bedrock answers AccessDeniedException when the account has no access to the model in the
+   * Region ("You don't have access to the model with the specified model ID.",
+   * https://repost.aws/knowledge-center/bedrock-invokemodel-api-error), when the first call could
+   * not subscribe to it in AWS Marketplace ("Model access is denied due to IAM user or service
+   * role is not authorized to perform the required AWS Marketplace actions …",
+   * https://docs.aws.amazon.com/bedrock/latest/userguide/model-access.html), and when the caller's
+   * IAM policy does not allow InvokeModel ("User: … is not authorized to perform:
+   * bedrock:InvokeModel on resource: …"). The message says which, and what to do.
    */
   private async accessDenied(error: Error): Promise<ModelAccessDeniedError> {
     const region = await this.client.config.region().catch(() => 'its Region');
-    const cause = /not authorized to perform/i.test(error.message)
+    const access = `model access not granted for ${this.modelId} in ${region}`;
+    const cause = /not authorized to perform: bedrock:/i.test(error.message)
       ? `the function's role may not invoke ${this.modelId} in ${region}: check its bedrock:InvokeModel grant (infra/stacks/reflector-model.ts)`
-      : `model access not granted for ${this.modelId} in ${region}: request access to the model in the Bedrock console (Model access) of that Region`;
+      : /AWS Marketplace/i.test(error.message)
+        ? `${access}: enable the model in the Bedrock console (Model access) of that Region; the role's first call could not subscribe to it in AWS Marketplace`
+        : `${access}: request access to the model in the Bedrock console (Model access) of that Region`;
     return new ModelAccessDeniedError(`${cause} (Bedrock: ${error.message})`, { cause: error });
   }
 }

@@ -136,6 +136,13 @@ describe('Bedrock\'s other answers, through the adapter', () => {
     );
   });
 
+  it('AccessDeniedException from IAM or from AWS Marketplace says so', async () => {
+    const iam = { ...ACCESS_DENIED, message: `User: arn:aws:sts::111122223333:assumed-role/r/f is not authorized to perform: bedrock:InvokeModel on resource: arn:aws:bedrock:us-east-1:111122223333:inference-profile/${CLOUD_MODEL_ID}` };
+    await expect(scripted(() => iam, () => ask())).rejects.toThrow(/^the function's role may not invoke us\.anthropic\.claude-haiku-4-5-20251001-v1:0 in us-east-1: check its bedrock:InvokeModel grant/);
+    const marketplace = { ...ACCESS_DENIED, message: 'Model access is denied due to IAM user or service role is not authorized to perform the required AWS Marketplace actions (aws-marketplace:ViewSubscriptions, aws-marketplace:Subscribe) to enable access to this model.' };
+    await expect(scripted(() => marketplace, () => ask())).rejects.toThrow(/^model access not granted for us\.anthropic\.claude-haiku-4-5-20251001-v1:0 in us-east-1: enable the model in the Bedrock console/);
+  });
+
   it('a refused request fails with Bedrock\'s ValidationException, not as an outage', async () => {
     const refusals = server.refusals.length;
     const call = ask('eu.anthropic.claude-haiku-4-5-20251001-v1:0');

@@ -132,11 +132,26 @@ export interface SummaryRequest {
   maxTokens: number;
 }
 
+export interface SummaryResponse {
+  text: string;
+  /** With the call's `stopReason`. */
+  usage: Omit<ModelUsage, 'reused'>;
+}
+
 export interface ReflectionModel {
-  /** One Converse call with forced tool output. Throws ModelUnavailableError for throttling, timeouts and 5xx. */
+  /**
+   * The most output tokens a call may ask for (the model's limit, lib/domain/bedrock-models.ts):
+   * a larger budget is refused. Undefined for a model the catalogue does not know.
+   */
+  readonly maxOutputTokens?: number | undefined;
+  /**
+   * One Converse call with forced tool output; `usage.stopReason` says why the model stopped.
+   * Throws ModelUnavailableError for throttling, timeouts, 5xx and model errors (retryable),
+   * ModelAccessDeniedError when the model may not be invoked (access not granted, IAM).
+   */
   reflect(request: ModelRequest): Promise<ModelResponse>;
   /** One Converse call answered in text. Same errors. */
-  summarize(request: SummaryRequest): Promise<{ text: string; usage: Omit<ModelUsage, 'reused'> }>;
+  summarize(request: SummaryRequest): Promise<SummaryResponse>;
 }
 
 /** What one change to the knowledge index does. */
@@ -302,5 +317,18 @@ export class ModelUnavailableError extends Error {
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = 'ModelUnavailableError';
+  }
+}
+
+/**
+ * The model may not be invoked: Bedrock answered AccessDeniedException (model access not
+ * granted in the Region, or the role's InvokeModel grant does not cover it). Not transient,
+ * but not the job's fault either: the job fails, SQS delivers it again and parks it in the
+ * DLQ, and the failure log names the cause so the job can be redriven once access is granted.
+ */
+export class ModelAccessDeniedError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ModelAccessDeniedError';
   }
 }

@@ -24,7 +24,7 @@ import { DynamoReflectionLogStore, DynamoSummarySource } from '../../lib/adapter
 import { DynamoUserSettingsStore, S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
-import { BatchNotRecordedError, type Clock, type Log, ModelUnavailableError } from '../../lib/ports.js';
+import { BatchNotRecordedError, type Clock, type Log, ModelAccessDeniedError, ModelUnavailableError } from '../../lib/ports.js';
 import { parseOrKeep } from '../../lib/use-cases/parse-or-keep.js';
 import { type ReflectionDeps, recordFailedAttempt, runReflection } from '../../lib/use-cases/run-reflection.js';
 import { runNightly, runWeekly, type SleepTimeDeps } from '../../lib/use-cases/run-sleep-time.js';
@@ -99,7 +99,7 @@ export function createReflectorHandler(env: ReflectorEnv, clients: Clients, cloc
       await runJob(job, receives < maxReceives, deps, metrics, logger);
     } catch (error) {
       // Seed 000 §9: one retry; on the last delivery the failure is logged before SQS parks the job in the DLQ.
-      const parked = error instanceof ModelUnavailableError || error instanceof BatchNotRecordedError;
+      const parked = error instanceof ModelUnavailableError || error instanceof BatchNotRecordedError || error instanceof ModelAccessDeniedError;
       if (parked && receives >= maxReceives) await recordFailedAttempt(job, error, deps.reflection);
       throw error;
     }

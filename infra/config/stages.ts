@@ -2,13 +2,26 @@
  * Per-stage settings in one typed place. `cdk synth -c stage=NAME` picks one; a stage
  * that is not listed (a developer's own) gets the `dev` settings under its own name.
  */
+import type { InferenceScope } from '../../lib/domain/bedrock-models.js';
 import type { SignalConfig } from '../../lib/domain/signal-weights.js';
 import type { SleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { QueueKey } from '../resources.js';
 
 export interface StageConfig {
-  /** Bedrock model id (or inference profile id) for reflections. It must support forced tool use. */
+  /**
+   * The Bedrock foundation model of the reflections, its bare model id (no `us.`/`eu.`/`global.`
+   * prefix): one of lib/domain/bedrock-models.ts, and it must support forced tool use. The id
+   * the reflector invokes is derived per Region from it and `inferenceScope`
+   * (infra/stacks/reflector-model.ts).
+   */
   modelId: string;
+  /**
+   * How the reflector invokes the model: 'geo', the geographic cross-Region inference profile
+   * of the stack's Region (`us.` from us-east-1, `eu.` from eu-west-1, `jp.` from Tokyo…);
+   * 'global', the global profile (`global.`); 'in-region', the bare id in the stack's Region
+   * (only for models Bedrock serves on demand there).
+   */
+  inferenceScope: InferenceScope;
   /** Overrides of the signal accumulator's numbers (seed 000 §2); omitted ones keep the seed's. */
   signals: Partial<Omit<SignalConfig, 'weights'>> & { weights?: Partial<SignalConfig['weights']> };
   /** EventBridge cron expressions (UTC) of the sweeps. */
@@ -62,7 +75,8 @@ export interface StageConfig {
 }
 
 const base: StageConfig = {
-  modelId: 'us.anthropic.claude-haiku-4-5-20251001-v1:0',
+  modelId: 'anthropic.claude-haiku-4-5-20251001-v1:0',
+  inferenceScope: 'geo',
   signals: {},
   schedules: {
     nightly: 'cron(0 3 * * ? *)',

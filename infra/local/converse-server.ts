@@ -3,23 +3,22 @@
  * (POST /model/{modelId}/converse), over HTTP/2 cleartext like the SDK's default
  * handler (prior knowledge, no TLS), so the same BedrockRuntimeClient code runs locally
  * with only an endpoint override. By default it answers with the offline model.
+ *
+ * It is as strict as Bedrock in its Region: a request Bedrock would refuse (an unknown model,
+ * a profile of another geography, a bare id that needs a profile, blank text, a bad tool name,
+ * a toolChoice naming no tool, temperature with topP, maxTokens over the model's limit) gets
+ * Bedrock's error (infra/local/converse-validation.ts) and never reaches the responder.
  */
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { nightlyOffline, OFFLINE_MODEL_LABEL, reflectOffline, summarizeOffline, weeklyOffline } from '../../lib/offline-model/rule-reflector.js';
+import type { ConverseError, ConverseRequest, Responder } from './converse-protocol.js';
+import { refusalOf } from './converse-validation.js';
 
-export interface ConverseRequest {
-  modelId: string;
-  system?: Array<{ text?: string }>;
-  messages?: Array<{ role: string; content: Array<{ text?: string }> }>;
-  inferenceConfig?: { temperature?: number; maxTokens?: number };
-  toolConfig?: { tools?: Array<{ toolSpec?: { name?: string } }>; toolChoice?: unknown };
-}
+export type { ConverseReply, ConverseRequest, Responder } from './converse-protocol.js';
 
-/** A scripted reply: a Converse response body, or an error as Bedrock sends it. */
-export type ConverseReply = { body: Record<string, unknown> } | { status: number; errorType: string; message: string } | { hang: true };
-
-export type Responder = (request: ConverseRequest) => ConverseReply | Promise<ConverseReply>;
+/** The local stack's Region (infra/local/emulators.ts LOCAL_REGION). */
+const DEFAULT_REGION = 'us-east-1';
 
 const promptOf = (req: ConverseRequest) => (req.messages ?? []).flatMap((m) => m.content.map((c) => c.text ?? '')).join('\n');
 
@@ -57,14 +56,21 @@ export const offlineResponder: Responder = (req) => {
 export interface ConverseServer {
   url: string;
   port: number;
+  /** The Region whose Bedrock it stands in for. */
+  region: string;
+  /** Every request received, refused ones included. */
   requests: ConverseRequest[];
+  /** The requests refused as Bedrock would refuse them, with the error sent. */
+  refusals: Array<{ request: ConverseRequest; error: ConverseError }>;
   setResponder(responder: Responder): void;
   close(): Promise<void>;
 }
 
-export async function startConverseServer(options: { port?: number; responder?: Responder } = {}): Promise<ConverseServer> {
+export async function startConverseServer(options: { port?: number; responder?: Responder; region?: string } = {}): Promise<ConverseServer> {
   let responder = options.responder ?? offlineResponder;
+  const region = options.region ?? DEFAULT_REGION;
   const requests: ConverseRequest[] = [];
+  const refusals: ConverseServer['refusals'] = [];
   const server = http2.createServer();
   server.on('request', (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -86,6 +92,11 @@ export async function startConverseServer(options: { port?: number; responder?: 
       }
       const request: ConverseRequest = { ...body, modelId: decodeURIComponent(match[1]) };
       requests.push(request);
+      const refusal = refusalOf(request, region);
+      if (refusal) {
+        refusals.push({ request, error: refusal });
+        return send(refusal.status, { message: refusal.message }, { 'x-amzn-errortype': refusal.errorType });
+      }
       try {
         const reply = await responder(request);
         if ('hang' in reply) return; // the client's timeout fires
@@ -106,7 +117,9 @@ export async function startConverseServer(options: { port?: number; responder?: 
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    region,
     requests,
+    refusals,
     setResponder: (r) => {
       responder = r;
     },

@@ -68,7 +68,7 @@ export async function startEmulators(options: { responder?: Responder } = {}): P
   try {
     const [fauxqs, converse] = await Promise.all([
       startFauxqs({ port: 0, logger: false, host: 'localhost' }),
-      startConverseServer(options.responder ? { responder: options.responder } : {}),
+      startConverseServer({ region: LOCAL_REGION, ...(options.responder ? { responder: options.responder } : {}) }),
     ]);
     const sqsEndpoint = `http://127.0.0.1:${fauxqs.port}`;
     return {

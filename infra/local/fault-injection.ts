@@ -8,7 +8,10 @@
  * - SDK calls (DynamoDB, S3, SQS), per attempt, below the SDK's retry: throttling
  *   (the service's own error name), a 5xx, or a timeout *after the request was sent*
  *   (the write happened, the response was lost: the retry must be safe);
- * - model calls (Bedrock Converse): throttling, or a reply whose tool input is garbage;
+ * - model calls (Bedrock Converse), as Bedrock can answer: throttling; a reply whose tool
+ *   input is garbage; `stopReason: "max_tokens"` with the answer cut; `stopReason:
+ *   "malformed_tool_use"` (tool calls only); ModelErrorException (424); AccessDeniedException
+ *   (403, model access not granted) — see infra/local/converse-protocol.ts for Bedrock's words;
  * - invocations: the handler dies after a random number of SDK calls: every later call
  *   fails and the event source returns the whole batch to the queue, as Lambda does
  *   when a function crashes or times out.
@@ -29,7 +32,21 @@ export interface FaultConfig {
   seed?: number;
 }
 
-export type FaultKind = 'throttling' | 'server-error' | 'timeout-after-send' | 'model-throttling' | 'model-garbage' | 'invocation-died';
+export type FaultKind =
+  | 'throttling'
+  | 'server-error'
+  | 'timeout-after-send'
+  | 'model-throttling'
+  | 'model-garbage'
+  | 'model-max-tokens'
+  | 'model-malformed-tool-use'
+  | 'model-error'
+  | 'model-access-denied'
+  | 'invocation-died';
+
+type ModelFault = Extract<FaultKind, `model-${string}`>;
+/** The model faults, in the order they are drawn; malformed_tool_use only where a tool was asked for. */
+const MODEL_FAULTS: readonly ModelFault[] = ['model-throttling', 'model-garbage', 'model-max-tokens', 'model-malformed-tool-use', 'model-error', 'model-access-denied'];
 
 interface Delivery {
   /** Faults may strike this invocation (a first delivery). */
@@ -56,7 +73,18 @@ export const faultsEnabled = (): boolean => config !== null;
 
 /** Faults injected so far, by kind. */
 export function faultCounts(): Record<FaultKind, number> {
-  const out = { throttling: 0, 'server-error': 0, 'timeout-after-send': 0, 'model-throttling': 0, 'model-garbage': 0, 'invocation-died': 0 };
+  const out: Record<FaultKind, number> = {
+    throttling: 0,
+    'server-error': 0,
+    'timeout-after-send': 0,
+    'model-throttling': 0,
+    'model-garbage': 0,
+    'model-max-tokens': 0,
+    'model-malformed-tool-use': 0,
+    'model-error': 0,
+    'model-access-denied': 0,
+    'invocation-died': 0,
+  };
   for (const [k, n] of counts) out[k] = n;
   return out;
 }
@@ -112,7 +140,6 @@ const THROTTLE: Record<string, { name: string; status: number }> = {
   DynamoDB: { name: 'ThrottlingException', status: 400 },
   S3: { name: 'SlowDown', status: 503 },
   SQS: { name: 'ThrottlingException', status: 400 },
-  BedrockRuntime: { name: 'ThrottlingException', status: 429 },
 };
 
 type Next = (args: unknown) => Promise<{ output: Record<string, unknown> }>;
@@ -133,21 +160,8 @@ export function injectFaults<C extends { middlewareStack: { add: (...args: never
         throw new InvocationDiedError(`the invocation died before this ${service} call (injected fault)`);
       }
       if (random() >= config.rate) return next(args);
+      if (service === 'BedrockRuntime') return modelFault(next, args);
       const throttle = THROTTLE[service] ?? { name: 'ThrottlingException', status: 400 };
-      if (service === 'BedrockRuntime') {
-        if (random() < 0.5) {
-          count('model-throttling');
-          throw new InjectedServiceError(throttle.name, throttle.status, 'Too many requests, please wait before trying again.', true);
-        }
-        count('model-garbage');
-        const result = await next(args);
-        const output = result.output as { output?: { message?: { content?: unknown[] } } };
-        // The model answers, but not as asked: prose and a truncated JSON instead of the
-        // tool call; nothing at all where a text (a summary) was asked for.
-        const askedForTool = (args as { input?: { toolConfig?: unknown } }).input?.toolConfig !== undefined;
-        if (output.output?.message) output.output.message.content = askedForTool ? [{ text: 'Sure! Here are the facts: {"new_facts": [{"fact": "unterminated' }] : [];
-        return result;
-      }
       const pick = random();
       if (pick < 1 / 3) {
         count('throttling');
@@ -166,4 +180,43 @@ export function injectFaults<C extends { middlewareStack: { add: (...args: never
     { step: 'deserialize', name: 'faultInjection', priority: 'high' },
   );
   return client;
+}
+
+type ConverseOutput = {
+  output?: { message?: { content?: Array<{ text?: string; toolUse?: { toolUseId?: string; name?: string; input?: unknown } }> } };
+  stopReason?: string;
+  usage?: { inputTokens?: number; outputTokens?: number; totalTokens?: number };
+};
+
+/** One model fault, drawn evenly among those that fit the call, answered as Bedrock would. */
+async function modelFault(next: Next, args: unknown): Promise<{ output: Record<string, unknown> }> {
+  const input = (args as { input?: { toolConfig?: { tools?: Array<{ toolSpec?: { name?: string } }> }; inferenceConfig?: { maxTokens?: number } } }).input;
+  const askedForTool = input?.toolConfig !== undefined;
+  const kinds = MODEL_FAULTS.filter((k) => askedForTool || k !== 'model-malformed-tool-use');
+  const kind = kinds[Math.min(kinds.length - 1, Math.floor(random() * kinds.length))]!;
+  count(kind);
+  if (kind === 'model-throttling') throw new InjectedServiceError('ThrottlingException', 429, 'Too many requests, please wait before trying again.', true);
+  if (kind === 'model-error') throw new InjectedServiceError('ModelErrorException', 424, 'The request failed due to an error while processing the model.');
+  if (kind === 'model-access-denied') throw new InjectedServiceError('AccessDeniedException', 403, "You don't have access to the model with the specified model ID.");
+  const result = await next(args);
+  const output = result.output as ConverseOutput;
+  const message = output.output?.message;
+  if (!message) return result;
+  const answer = (message.content ?? []).map((c) => c.text ?? (c.toolUse ? JSON.stringify(c.toolUse.input) : '')).join('');
+  if (kind === 'model-garbage') {
+    // The model answers, but not as asked: prose and a truncated JSON instead of the tool
+    // call; nothing at all where a text (a summary) was asked for.
+    message.content = askedForTool ? [{ text: 'Sure! Here are the facts: {"new_facts": [{"fact": "unterminated' }] : [];
+  } else if (kind === 'model-max-tokens') {
+    // Cut at its budget: the first half of the answer, the whole budget spent.
+    const maxTokens = input?.inferenceConfig?.maxTokens ?? 1;
+    message.content = [{ text: answer.slice(0, Math.floor(answer.length / 2)) }];
+    output.stopReason = 'max_tokens';
+    output.usage = { ...output.usage, outputTokens: maxTokens, totalTokens: (output.usage?.inputTokens ?? 0) + maxTokens };
+  } else {
+    const name = input?.toolConfig?.tools?.[0]?.toolSpec?.name ?? 'tool';
+    message.content = [{ toolUse: { toolUseId: 'malformed-1', name, input: answer.slice(0, Math.floor(answer.length / 3)) } }];
+    output.stopReason = 'malformed_tool_use';
+  }
+  return result;
 }

@@ -2,8 +2,11 @@
  * The five functions as the local stack runs them: each built by its handler factory
  * (functions/<name>/create-handler.ts) — the code the Lambda entry builds at cold start —
  * with the environment the synthesized stack gives it, parsed by the function's own
- * schema (functions/<name>/env.ts), its local clients and the simulated clock. The few
- * values that differ locally are overridden here, and only here.
+ * schema (functions/<name>/env.ts), its local clients and the simulated clock. The one
+ * value that differs locally is overridden here, and only here. The model id is the
+ * stage's own (the inference profile of the local Region): the local Converse endpoint
+ * answers it with the offline model, checking the request as Bedrock checks it for that
+ * model, and the IAM check evaluates it against the reflector's real grant.
  */
 import { createApiHandler, type ApiHandler } from '../../functions/api/create-handler.js';
 import { ApiEnvSchema } from '../../functions/api/env.js';
@@ -32,8 +35,6 @@ export interface LocalFunctions {
 }
 
 export interface LocalOverrides {
-  /** The model the local Converse endpoint answers for (the offline model). */
-  modelId: string;
   /** Local delays run this many times faster: the idle threshold is divided by it. */
   speed: number;
 }
@@ -45,7 +46,6 @@ export function localEnvironment(stage: SynthesizedStage, fn: FunctionKey, overr
     const idleMinutes = parseSignalConfig(env.SIGNAL_CONFIG).idleMinutes ?? defaultSignalConfig.idleMinutes;
     env.SIGNAL_CONFIG = JSON.stringify({ ...JSON.parse(env.SIGNAL_CONFIG), idleMinutes: idleMinutes / overrides.speed });
   }
-  if (env.MODEL_ID !== undefined) env.MODEL_ID = overrides.modelId;
   return env;
 }
 

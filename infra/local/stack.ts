@@ -32,7 +32,6 @@ import { dumpUserState, type UserStateDump } from './state-dump.js';
 import { type HttpHandler, type LocalHttpApi, startHttpApi } from './http-api.js';
 import { mintToken } from './tokens.js';
 
-export const OFFLINE_MODEL_ID = 'offline.rule-reflector-v1';
 
 export interface StackInfo {
   stage: string;
@@ -203,7 +202,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   }
   const iam = options.iam?.enforce === false ? null : new IamEnforcer(synthesized);
   const clock = new SimulatedClock();
-  const overrides = { modelId: OFFLINE_MODEL_ID, speed: options.speed ?? 60 };
+  const overrides = { speed: options.speed ?? 60 };
   const handlers = buildLocalFunctions(synthesized, clock, iam, overrides);
 
   const common = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
@@ -253,8 +252,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     tableName: resources.tableName,
     bucketName: resources.bucketName,
     queues: resources.queues,
-    modelId: OFFLINE_MODEL_ID,
-    modelLabel: 'offline model (rule-based reflector, not an LLM)',
+    modelId: synthesized.functions.reflector.environment.MODEL_ID ?? '',
+    modelLabel: 'offline model (rule-based reflector, not an LLM), answering for the stage model',
     startedAt: new Date().toISOString(),
     drained: false,
     apiUrl: api.url,

@@ -7,6 +7,8 @@
  *
  * What is masked, and why (everything else must match byte for byte):
  * - durations (`duration_ms`, `durationMs`, the model's `latencyMs`): they measure the machine;
+ * - how a model answer was had: reused from an earlier delivery (`reused`), after a call cut
+ *   at its output budget (`budgetRetry`, `budgetRetries`), and so its cost (`estimatedCostUsd`);
  * - the times of processing: when a reflection staged or promoted something, wrote a
  *   summary or a batch log (`staged_at`, `createdAt`, a batch log's `timestamp`…). The
  *   seeds define them as "when it ran", so they come from the clock. In a replay the clock
@@ -33,7 +35,7 @@ export interface UserStateDump {
 }
 
 const DURATION_KEYS = new Set(['duration_ms', 'durationMs', 'latencyMs']);
-const PROCESSING_FACTS = new Set(['reused', 'estimatedCostUsd']);
+const PROCESSING_FACTS = new Set(['reused', 'estimatedCostUsd', 'budgetRetry', 'budgetRetries']);
 /** Fields (and front-matter keys) holding a time of processing, in every kind of record. */
 const PROCESSING_TIMES = new Set(['staged_at', 'stagedAt', 'promoted_at', 'promotedAt', 'created_at', 'createdAt', 'lastBatchTimestamp', 'lastSeenAt', 'updatedAt', 'receivedAt', 'requestedAt', 'enqueuedAt']);
 const ISO = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -58,8 +60,9 @@ export function normalise(value: unknown, options: { key?: string; timestampIsPr
     );
   }
   if (typeof value === 'number' && DURATION_KEYS.has(key)) return '<duration>';
-  // Whether a batch's model answer was reused from an earlier delivery (then at no cost) is
-  // how the batch was processed, like its duration: the answer and what came of it are kept.
+  // Whether a batch's model answer was reused from an earlier delivery (then at no cost), or
+  // came after a call cut at its output budget (budgetRetry), is how the batch was processed,
+  // like its duration: the answer and what came of it are kept.
   if (PROCESSING_FACTS.has(key)) return '<processing>';
   // A TTL (epoch seconds) counted from the time of processing, e.g. a source observation's marker.
   if (typeof value === 'number' && key === 'expiresAt') return maskTime(new Date(value * 1000).toISOString());

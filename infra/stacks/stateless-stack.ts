@@ -29,6 +29,7 @@ import { functionRole, MemoryFunction } from '../constructs/memory-function.js';
 import { NotifyingAlarm } from '../constructs/notifying-alarm.js';
 import { type FunctionKey, PERMISSIONS, type Permissions } from '../permissions.js';
 import { FUNCTION_TIMEOUT_SECONDS, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
+import { modelGrant, modelIdFor } from './reflector-model.js';
 import type { MemoryQueue, MemoryUserPool } from './stateful-stack.js';
 
 export interface StatelessStackProps extends StackProps {
@@ -118,7 +119,7 @@ export class StatelessStack extends Stack {
       memorySize: config.memoryMb.reflector,
       environment: functionEnvironment(ReflectorEnvSchema, 'reflector', config.logLevel, {
         ...common,
-        MODEL_ID: config.modelId,
+        MODEL_ID: modelIdFor(this, config),
         REFLECTION_MAX_RECEIVES: String(QUEUES.reflection.maxReceiveCount),
         SUMMARIES_ENABLED: String(config.summaries.enabled),
         SUMMARY_PROMPT: config.summaries.prompt,
@@ -284,7 +285,8 @@ export class StatelessStack extends Stack {
   /**
    * Grants exactly what infra/permissions.ts lists for the function: DynamoDB actions on the
    * table and its indexes, S3 actions on the listed key patterns, SendMessage on the listed
-   * queues, InvokeModel on the stage's model, and KMS actions on the data key, each only
+   * queues, InvokeModel on the stage's model (its Region's inference profile and the foundation
+   * models that profile routes to, no wildcard), and KMS actions on the data key, each only
    * through the service that uses it. No grant helper with wider actions is used.
    */
   private grantPermissions(fn: MemoryFunction, permissions: Permissions, props: StatelessStackProps): void {
@@ -306,17 +308,9 @@ export class StatelessStack extends Stack {
         }),
       );
     }
-    if (permissions.model) {
-      fn.addToRolePolicy(
-        new PolicyStatement({
-          actions: ['bedrock:InvokeModel'],
-          resources: [
-            `arn:${this.partition}:bedrock:*::foundation-model/*`,
-            `arn:${this.partition}:bedrock:${this.region}:${this.account}:inference-profile/${config.modelId}`,
-          ],
-        }),
-      );
-    }
+    // InvokeModel on the stage's model in this Region: its inference profile and the foundation
+    // models the profile routes to, only through it (infra/stacks/reflector-model.ts).
+    if (permissions.model) for (const statement of modelGrant(this, config)) fn.addToRolePolicy(statement);
 
     // cdk-nag AwsSolutions-IAM5 flags every wildcard resource; these are the intended ones,
     // each named exactly (appliesTo), so any other wildcard on the role is still reported.
@@ -335,14 +329,6 @@ export class StatelessStack extends Stack {
         id: 'AwsSolutions-IAM5',
         reason: `S3 grants are per key prefix, exactly as infra/permissions.ts lists them for this function (${patterns.join(', ')}): the wildcards stand for user ids and object names, known only per request, and test/infra/stacks.test.ts checks that the synthesized grants equal that table.`,
         appliesTo: patterns.map((pattern) => wildcardUnder(bucket, pattern)),
-      });
-    }
-    if (permissions.model) {
-      wildcards.push({
-        id: 'AwsSolutions-IAM5',
-        reason:
-          "InvokeModel through the stage's cross-region inference profile (config.modelId) needs the foundation model in every region the profile routes to; the foundation-model ARN is wildcarded over region and model because config.modelId may be a plain model id or any inference profile, whose underlying model ids are not derived here. Only the reflector has this grant.",
-        appliesTo: ['Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/*'],
       });
     }
     if (wildcards.length > 0) NagSuppressions.addResourceSuppressions(fn.role!, wildcards, true);

@@ -1,13 +1,21 @@
 import { type BedrockRuntimeClient, ConverseCommand, type ConverseCommandOutput } from '@aws-sdk/client-bedrock-runtime';
-import type { ModelRequest, ModelResponse, ReflectionModel, SummaryRequest } from '../ports.js';
-import { ModelUnavailableError } from '../ports.js';
+import { maxOutputTokensOf } from '../domain/bedrock-models.js';
+import type { ModelRequest, ModelResponse, ReflectionModel, SummaryRequest, SummaryResponse } from '../ports.js';
+import { ModelAccessDeniedError, ModelUnavailableError } from '../ports.js';
 
+/**
+ * Errors worth asking again later: throttling, timeouts, 5xx, a model not ready, and
+ * ModelErrorException (HTTP 424, "The request failed due to an error while processing the
+ * model": the model failed this time, the request was valid;
+ * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html).
+ */
 const RETRYABLE = new Set([
   'ThrottlingException',
   'ServiceUnavailableException',
   'ModelTimeoutException',
   'InternalServerException',
   'ModelNotReadyException',
+  'ModelErrorException',
   'TimeoutError',
   'RequestTimeout',
 ]);
@@ -15,14 +23,19 @@ const RETRYABLE = new Set([
 /**
  * Bedrock Runtime Converse with structured output forced through a tool
  * (`toolChoice: { tool }`), whose input schema comes from the zod output schema.
+ * Every answer carries Converse's `stopReason` in its usage, for the use cases to act on.
  */
 export class BedrockConverseModel implements ReflectionModel {
+  readonly maxOutputTokens: number | undefined;
+
   constructor(
     private readonly client: BedrockRuntimeClient,
     private readonly modelId: string,
-  ) {}
+  ) {
+    this.maxOutputTokens = maxOutputTokensOf(modelId);
+  }
 
-  async summarize(request: SummaryRequest): Promise<{ text: string; usage: ModelResponse['usage'] }> {
+  async summarize(request: SummaryRequest): Promise<SummaryResponse> {
     const started = Date.now();
     const res = await this.converse(new ConverseCommand(this.baseInput(request)));
     return { text: (res.output?.message?.content ?? []).map((c) => c.text ?? '').join('').trim(), usage: this.usage(res, started) };
@@ -70,10 +83,14 @@ export class BedrockConverseModel implements ReflectionModel {
       inputTokens: res.usage?.inputTokens ?? 0,
       outputTokens: res.usage?.outputTokens ?? 0,
       latencyMs: res.metrics?.latencyMs ?? Date.now() - started,
+      ...(res.stopReason ? { stopReason: res.stopReason } : {}),
     };
   }
 
-  /** One call; throttling, timeouts, 5xx and network errors become ModelUnavailableError. */
+  /**
+   * One call; throttling, timeouts, 5xx, model errors and network errors become
+   * ModelUnavailableError, an access denial ModelAccessDeniedError naming the model and Region.
+   */
   private async converse(command: ConverseCommand): Promise<ConverseCommandOutput> {
     try {
       return await this.client.send(command);
@@ -84,6 +101,7 @@ export class BedrockConverseModel implements ReflectionModel {
       if (RETRYABLE.has(name) || status >= 500 || status === 429 || network) {
         throw new ModelUnavailableError(`model ${this.modelId} unavailable: ${name}`, { cause: error });
       }
+      if (name === 'AccessDeniedException') throw await this.accessDenied(error as Error);
       // A 2xx whose body the SDK could not read (e.g. a tool input nested thousands of levels
       // deep overflows its deserializer with a RangeError): like an outage, retried once and
       // then recorded as the job's failure, rather than failing every delivery unexplained.
@@ -92,5 +110,26 @@ export class BedrockConverseModel implements ReflectionModel {
       }
       throw error;
     }
+  }
+
+  /**
+   * Bedrock answers AccessDeniedException when the account has no access to the model in the
+   * Region ("You don't have access to the model with the specified model ID.",
+   * https://repost.aws/knowledge-center/bedrock-invokemodel-api-error), when the first call could
+   * not subscribe to it in AWS Marketplace ("Model access is denied due to IAM user or service
+   * role is not authorized to perform the required AWS Marketplace actions …",
+   * https://docs.aws.amazon.com/bedrock/latest/userguide/model-access.html), and when the caller's
+   * IAM policy does not allow InvokeModel ("User: … is not authorized to perform:
+   * bedrock:InvokeModel on resource: …"). The message says which, and what to do.
+   */
+  private async accessDenied(error: Error): Promise<ModelAccessDeniedError> {
+    const region = await this.client.config.region().catch(() => 'its Region');
+    const access = `model access not granted for ${this.modelId} in ${region}`;
+    const cause = /not authorized to perform: bedrock:/i.test(error.message)
+      ? `the function's role may not invoke ${this.modelId} in ${region}: check its bedrock:InvokeModel grant (infra/stacks/reflector-model.ts)`
+      : /AWS Marketplace/i.test(error.message)
+        ? `${access}: enable the model in the Bedrock console (Model access) of that Region; the role's first call could not subscribe to it in AWS Marketplace`
+        : `${access}: request access to the model in the Bedrock console (Model access) of that Region`;
+    return new ModelAccessDeniedError(`${cause} (Bedrock: ${error.message})`, { cause: error });
   }
 }

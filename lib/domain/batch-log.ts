@@ -12,6 +12,17 @@ export interface ModelUsage {
   reused: boolean;
   /** From the price table in sleep-time/model-prices.ts; null for an unknown model id. */
   estimatedCostUsd?: number | null;
+  /**
+   * Why the model stopped (Converse `stopReason`: end_turn, tool_use, max_tokens,
+   * malformed_tool_use, …); absent in outputs recorded before it was read.
+   */
+  stopReason?: string;
+  /**
+   * The answer was cut at its output budget (`max_tokens`) and asked again with a larger one
+   * in the same delivery: the first call's budget, the larger one, and the tokens the first
+   * call used (counted in the cost).
+   */
+  budgetRetry?: { maxTokens: number; retryMaxTokens: number; inputTokens: number; outputTokens: number };
 }
 
 export interface BatchLog {

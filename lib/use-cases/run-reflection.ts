@@ -14,7 +14,6 @@ import type { BatchLog } from '../domain/batch-log.js';
 import { applyQualityGates } from '../domain/quality-gates.js';
 import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../domain/reflection-output.js';
 import { DocumentIndex } from '../domain/knowledge-search.js';
-import { estimateCostUsd } from '../domain/sleep-time/model-prices.js';
 import { findRecurrences, knowledgePathFor, PROMOTIONS_TO_KNOWLEDGE, promotedDocument } from '../domain/promotion.js';
 import { completeBatch, parseSignalState } from '../domain/signal-accumulator.js';
 import { domainsRead, stagedDocuments } from '../domain/staging.js';
@@ -22,6 +21,7 @@ import { reliabilityOf } from '../domain/source-reliability.js';
 import { episodeDocument } from '../domain/episodes.js';
 import { decideDiaryEntry, diaryEntry } from '../domain/diary.js';
 import { verifySeenFacts } from './knowledge-hygiene.js';
+import { callWithBudgetRetry, costOf, unusableStop } from './model-call.js';
 import { recordRelations } from './relation-graph.js';
 import { topKeywords } from '../domain/text.js';
 import { BatchNotRecordedError, type BatchLogStore, type Clock, type KnowledgeStore, type Log, type ModelResponse, type ReflectionModel, type GraphStore, type SignalStateStore, type SourceReliabilityStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
@@ -99,44 +99,19 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   };
   const emptyGates = { items_proposed: 0, items_passed: 0, truncated_by_caps: { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 }, rejections: [] };
 
-  let response: ModelResponse | null = null;
-  let outcome: ReturnType<typeof parseOutput> | null = null;
-  let reused = true;
-  if (batch.included.length > 0) {
-    response = await deps.knowledge.getModelOutput(job.userId, job.jobId);
-    if (!response) {
-      reused = false;
-      response = await deps.model.reflect({
-        system: REFLECTOR_SYSTEM_PROMPT,
-        prompt: buildReflectorPrompt(batch, existing),
-        toolName: REFLECTION_TOOL.name,
-        toolDescription: REFLECTION_TOOL.description,
-        toolInputSchema: reflectionToolInputSchema(),
-        temperature: deps.settings.temperature,
-        maxTokens: deps.settings.maxTokens,
-      });
-      outcome = parseOutput(response.output);
-      if (deps.retryUnusableOutput && 'error' in outcome) {
-        throw new UnusableModelOutputError(`batch ${job.jobId}: model output unusable (${outcome.error.message}); retrying on the next delivery`);
-      }
-      await deps.knowledge.putModelOutput(job.userId, job.jobId, response);
-    }
-  }
-  const model = response
-    ? { ...response.usage, reused, estimatedCostUsd: reused ? 0 : estimateCostUsd(response.usage.modelId, response.usage.inputTokens, response.usage.outputTokens) }
-    : null;
+  const asked = batch.included.length > 0 ? await askModel(job, buildReflectorPrompt(batch, existing), deps) : null;
+  const model = asked ? { ...asked.response.usage, reused: asked.reused, estimatedCostUsd: asked.reused ? 0 : costOf(asked.response.usage) } : null;
   const duration = () => deps.clock.now().getTime() - started.getTime();
 
   let parsed: ReturnType<typeof parseReflectionOutput> | null = null;
-  if (response) {
-    outcome ??= parseOutput(response.output);
-    if ('parsed' in outcome) {
-      parsed = outcome.parsed;
+  if (asked) {
+    if ('parsed' in asked.outcome) {
+      parsed = asked.outcome.parsed;
       if (parsed.assessmentInvalid) deps.log.warn('model assessment malformed; dropped', { userId: job.userId, batchId: job.jobId });
     } else {
-      const { error } = outcome;
+      const { error } = asked.outcome;
       // The raw answer may quote the user's turns: it goes to the batch log, not the logs.
-      deps.log.error('model output unusable; batch aborted', { userId: job.userId, batchId: job.jobId, error: error.message });
+      deps.log.error('model output unusable; batch aborted', { userId: job.userId, batchId: job.jobId, error: error.message, stopReason: asked.response.usage.stopReason });
       const log: BatchLog = {
         ...base,
         status: 'aborted',
@@ -284,6 +259,47 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   return finish(job, log, deps);
 }
 
+/**
+ * The model's answer for the batch: the one an earlier delivery recorded, or a fresh call
+ * (asked again once with a larger budget when cut), recorded before use. A fresh unusable
+ * answer is not recorded when the job will be delivered again: it throws instead.
+ */
+async function askModel(job: ReflectionJob, prompt: string, deps: ReflectionDeps): Promise<{ response: ModelResponse; reused: boolean; outcome: Judged }> {
+  const recorded = await deps.knowledge.getModelOutput(job.userId, job.jobId);
+  if (recorded) return { response: recorded, reused: true, outcome: judge(recorded) };
+  const response = await callWithBudgetRetry(
+    (maxTokens) =>
+      deps.model.reflect({
+        system: REFLECTOR_SYSTEM_PROMPT,
+        prompt,
+        toolName: REFLECTION_TOOL.name,
+        toolDescription: REFLECTION_TOOL.description,
+        toolInputSchema: reflectionToolInputSchema(),
+        temperature: deps.settings.temperature,
+        maxTokens,
+      }),
+    deps.settings.maxTokens,
+    deps.model.maxOutputTokens,
+    deps.log,
+    { userId: job.userId, batchId: job.jobId },
+  );
+  const outcome = judge(response);
+  if (deps.retryUnusableOutput && 'error' in outcome) {
+    throw new UnusableModelOutputError(`batch ${job.jobId}: model output unusable (${outcome.error.message}); retrying on the next delivery`);
+  }
+  await deps.knowledge.putModelOutput(job.userId, job.jobId, response);
+  return { response, reused: false, outcome };
+}
+
+type Judged = ReturnType<typeof parseOutput>;
+
+/** A cut answer or a malformed tool call is unusable whatever it holds; otherwise it is parsed. */
+function judge(response: ModelResponse): Judged {
+  const stop = unusableStop(response.usage);
+  if (stop) return { error: new ReflectionOutputError(stop, typeof response.output === 'string' ? response.output : JSON.stringify(response.output) ?? '') };
+  return parseOutput(response.output);
+}
+
 async function finish(job: ReflectionJob, log: BatchLog, deps: ReflectionDeps): Promise<ReflectionOutcome> {
   const logKey = await deps.batchLogs.write(log);
   await finishCounters(job, deps);
@@ -295,6 +311,7 @@ async function finish(job: ReflectionJob, log: BatchLog, deps: ReflectionDeps): 
     passed: log.quality_gate_results.items_passed,
     rejections: log.quality_gate_results.rejections.length,
     staged: log.staged_files.length,
+    stopReason: log.model?.stopReason,
   });
   return { status: log.status, log, logKey };
 }

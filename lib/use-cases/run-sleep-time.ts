@@ -7,12 +7,12 @@
 import { z } from 'zod';
 import { FINDING_EDGE_CONFIDENCE } from '../domain/relation-graph.js';
 import { maintainFacts } from './knowledge-hygiene.js';
+import { callWithBudgetRetry, costOf, unusableStop } from './model-call.js';
 import { maintainGraph, recordRelations } from './relation-graph.js';
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { DocumentIndex } from '../domain/knowledge-search.js';
 import type { SleepTimeConfig } from '../domain/sleep-time/config.js';
-import { estimateCostUsd } from '../domain/sleep-time/model-prices.js';
 import {
   chunkTurns,
   type Finding,
@@ -57,27 +57,32 @@ const schemaOf = (schema: z.ZodType) => {
 
 /**
  * A model call whose answer is recorded before use, so a redelivered job reuses it; the
- * answer is parsed once with `schema`. An unusable fresh answer is thrown away (not
- * recorded) when the job will be delivered again.
+ * answer is parsed once with `schema`. A cut answer is asked again once with a larger budget.
+ * An unusable fresh answer (cut even so, a malformed tool call, or not matching `schema`) is
+ * thrown away (not recorded) when the job will be delivered again; `unusable` says why.
  */
 async function callCached<T>(
   job: ReflectionJob,
   part: string,
   deps: SleepTimeDeps,
-  call: () => Promise<ModelResponse>,
+  call: (maxTokens: number) => Promise<ModelResponse>,
   schema: z.ZodType<T>,
-): Promise<ModelResponse & { reused: boolean; parsed: z.ZodSafeParseResult<T> }> {
-  const parse = (output: unknown) => schema.safeParse(typeof output === 'string' ? safeJson(output) : output);
+): Promise<ModelResponse & { reused: boolean; parsed: z.ZodSafeParseResult<T>; unusable: string | null }> {
+  const judge = (r: ModelResponse) => {
+    const parsed = schema.safeParse(typeof r.output === 'string' ? safeJson(r.output) : r.output);
+    const issue = parsed.success ? null : `unusable output (${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? ''})`;
+    return { parsed, unusable: unusableStop(r.usage) ?? issue };
+  };
   const key = `${job.jobId}-${part}`;
   const cached = await deps.knowledge.getModelOutput(job.userId, key);
-  if (cached) return { ...cached, reused: true, parsed: parse(cached.output) };
-  const fresh = await call();
-  const parsed = parse(fresh.output);
-  if (deps.retryUnusableOutput && !parsed.success) {
-    throw new UnusableModelOutputError(`${job.kind} ${job.jobId} ${part}: model output unusable; retrying on the next delivery`);
+  if (cached) return { ...cached, reused: true, ...judge(cached) };
+  const fresh = await callWithBudgetRetry(call, deps.config.maxTokens, deps.model.maxOutputTokens, deps.log, { userId: job.userId, runId: job.jobId, part });
+  const judged = judge(fresh);
+  if (deps.retryUnusableOutput && judged.unusable) {
+    throw new UnusableModelOutputError(`${job.kind} ${job.jobId} ${part}: ${judged.unusable}; retrying on the next delivery`);
   }
   await deps.knowledge.putModelOutput(job.userId, key, fresh);
-  return { ...fresh, reused: false, parsed };
+  return { ...fresh, reused: false, ...judged };
 }
 
 function emptyRun(job: ReflectionJob, kind: ReflectionRun['kind'], from: string, started: Date): ReflectionRun {
@@ -105,12 +110,22 @@ function emptyRun(job: ReflectionJob, kind: ReflectionRun['kind'], from: string,
   };
 }
 
-function addUsage(run: ReflectionRun, r: ModelResponse & { reused: boolean }): void {
+/**
+ * Count a call's tokens (the answer's; a cut first call's apart, in budgetRetries) and cost
+ * (both calls; a reused answer cost nothing now), and keep why the model stopped.
+ */
+function addUsage(run: ReflectionRun, part: string, r: ModelResponse & { reused: boolean }): void {
+  if (r.usage.stopReason) run.stopReasons = { ...run.stopReasons, [part]: r.usage.stopReason };
   if (r.reused) return;
   run.tokens.input += r.usage.inputTokens;
   run.tokens.output += r.usage.outputTokens;
+  const retry = r.usage.budgetRetry;
+  if (retry) {
+    const before = run.budgetRetries ?? { calls: 0, inputTokens: 0, outputTokens: 0 };
+    run.budgetRetries = { calls: before.calls + 1, inputTokens: before.inputTokens + retry.inputTokens, outputTokens: before.outputTokens + retry.outputTokens };
+  }
   run.model = r.usage.modelId;
-  const cost = estimateCostUsd(r.usage.modelId, r.usage.inputTokens, r.usage.outputTokens);
+  const cost = costOf(r.usage);
   run.estimatedCostUsd = cost === null || run.estimatedCostUsd === null ? null : Math.round((run.estimatedCostUsd + cost) * 1e6) / 1e6;
 }
 
@@ -136,7 +151,7 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
   run.chunks = chunks.length;
   const found: Finding[] = [];
   for (const [i, chunk] of chunks.entries()) {
-    const r = await callCached(job, `chunk-${i}`, deps, () =>
+    const r = await callCached(job, `chunk-${i}`, deps, (maxTokens) =>
       deps.model.reflect({
         system: NIGHTLY_SYSTEM_PROMPT,
         prompt: nightlyPrompt(chunk, memories),
@@ -144,14 +159,14 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
         toolDescription: NIGHTLY_TOOL.description,
         toolInputSchema: schemaOf(NightlyOutputSchema),
         temperature: deps.config.temperature,
-        maxTokens: deps.config.maxTokens,
+        maxTokens,
       }),
       NightlyOutputSchema,
     );
-    addUsage(run, r);
+    addUsage(run, `chunk-${i}`, r);
     const { parsed } = r;
-    if (!parsed.success) {
-      run.errors.push(`chunk ${i}: unusable output (${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? ''})`);
+    if (r.unusable || !parsed.success) {
+      run.errors.push(`chunk ${i}: ${r.unusable}`);
       continue;
     }
     found.push(...parsed.data.findings);
@@ -201,7 +216,7 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
 
   run.durationMs = deps.clock.now().getTime() - started.getTime();
   await deps.runs.put(run);
-  deps.log.info('nightly reflection', { userId: job.userId, runId: run.runId, messages: run.messagesReviewed, chunks: run.chunks, stored: run.memoriesStored });
+  deps.log.info('nightly reflection', { userId: job.userId, runId: run.runId, messages: run.messagesReviewed, chunks: run.chunks, stored: run.memoriesStored, stopReasons: run.stopReasons });
   return { status: 'completed', run };
 }
 
@@ -229,7 +244,7 @@ export async function runWeekly(job: ReflectionJob, deps: SleepTimeDeps): Promis
   run.sessionsReviewed = new Set(summaries.map((s) => s.id)).size;
   let document: string | undefined;
   if (week.length > 0) {
-    const r = await callCached(job, 'week', deps, () =>
+    const r = await callCached(job, 'week', deps, (maxTokens) =>
       deps.model.reflect({
         system: WEEKLY_SYSTEM_PROMPT,
         prompt: weeklyPrompt(week),
@@ -237,13 +252,13 @@ export async function runWeekly(job: ReflectionJob, deps: SleepTimeDeps): Promis
         toolDescription: WEEKLY_TOOL.description,
         toolInputSchema: schemaOf(WeeklyOutputSchema),
         temperature: deps.config.temperature,
-        maxTokens: deps.config.maxTokens,
+        maxTokens,
       }),
       WeeklyOutputSchema,
     );
-    addUsage(run, r);
+    addUsage(run, 'week', r);
     const { parsed } = r;
-    if (parsed.success) {
+    if (!r.unusable && parsed.success) {
       run.weekly = parsed.data;
       run.findingsByCategory = {
         topic_drift: parsed.data.topic_drift.length,
@@ -251,11 +266,11 @@ export async function runWeekly(job: ReflectionJob, deps: SleepTimeDeps): Promis
         unresolved: parsed.data.unresolved_arcs.length,
       };
       document = weeklyDocument(job, parsed.data);
-    } else run.errors.push(`unusable output: ${parsed.error.issues[0]?.message ?? ''}`);
+    } else run.errors.push(r.unusable ?? 'unusable output');
   }
   run.durationMs = deps.clock.now().getTime() - started.getTime();
   await deps.runs.put(run, document);
-  deps.log.info('weekly reflection', { userId: job.userId, runId: run.runId, summaries: run.summariesReviewed });
+  deps.log.info('weekly reflection', { userId: job.userId, runId: run.runId, summaries: run.summariesReviewed, stopReasons: run.stopReasons });
   return { status: 'completed', run };
 }
 

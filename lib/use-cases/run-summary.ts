@@ -5,6 +5,7 @@
  */
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import { type SummarySettings, summaryContext, summaryPair } from '../domain/summary.js';
+import { CUT_AT_BUDGET, callWithBudgetRetry, unusableStop } from './model-call.js';
 import { type Clock, type Log, type ReflectionModel, type ReflectionStore, type TurnStore, UnusableModelOutputError, type UserSettingsStore } from '../ports.js';
 
 export interface SummaryDeps {
@@ -37,10 +38,21 @@ export async function runSummary(job: ReflectionJob, deps: SummaryDeps): Promise
   if (turns.length === 0) return { status: 'nothing_to_summarise', reason: 'none of the job\'s turns could be read' };
 
   const context = summaryContext(turns, deps.budgetTokens);
-  const answer = await deps.model.summarize({ system: context.system, prompt: settings.prompt, temperature: deps.temperature, maxTokens: settings.maxTokens });
-  if (deps.retryUnusableOutput && answer.text.trim() === '') {
-    throw new UnusableModelOutputError(`summary ${job.jobId}: the model answered nothing; retrying on the next delivery`);
+  const answer = await callWithBudgetRetry(
+    (maxTokens) => deps.model.summarize({ system: context.system, prompt: settings.prompt, temperature: deps.temperature, maxTokens }),
+    settings.maxTokens,
+    deps.model.maxOutputTokens,
+    deps.log,
+    { userId: job.userId, id: job.jobId },
+  );
+  // Nothing, or an answer cut at its budget even after a larger one: asked again on the next
+  // delivery; on the last, written as it is (a cut one saying so).
+  const stop = unusableStop(answer.usage);
+  if (deps.retryUnusableOutput && (answer.text.trim() === '' || stop)) {
+    throw new UnusableModelOutputError(`summary ${job.jobId}: ${stop ?? 'the model answered nothing'}; retrying on the next delivery`);
   }
+  if (stop) deps.log.warn('summary unusable on the last delivery; written as it is', { userId: job.userId, id: job.jobId, reason: stop });
+  const text = stop && answer.usage.stopReason === CUT_AT_BUDGET ? `${answer.text}… [summary cut at the model's output budget]` : answer.text;
   const pair = summaryPair({
     userId: job.userId,
     id: job.jobId,
@@ -49,13 +61,20 @@ export async function runSummary(job: ReflectionJob, deps: SummaryDeps): Promise
     createdAt: deps.clock.now().toISOString(),
     sourceTurns: context.included,
     prompt: settings.prompt,
-    text: answer.text,
+    text,
     modelId: answer.usage.modelId,
     inputTokens: answer.usage.inputTokens,
     outputTokens: answer.usage.outputTokens,
     deleted: false,
   });
   await deps.reflections.write(pair);
-  deps.log.info('summary written', { userId: job.userId, id: job.jobId, kind: job.kind, turns: context.included.length, outputTokens: answer.usage.outputTokens });
-  return { status: 'written', id: job.jobId, text: answer.text, sourceTurns: context.included };
+  deps.log.info('summary written', {
+    userId: job.userId,
+    id: job.jobId,
+    kind: job.kind,
+    turns: context.included.length,
+    outputTokens: answer.usage.outputTokens,
+    stopReason: answer.usage.stopReason,
+  });
+  return { status: 'written', id: job.jobId, text: pair.text, sourceTurns: context.included };
 }

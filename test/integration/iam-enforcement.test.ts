@@ -1,67 +1,68 @@
 /**
  * IAM enforced on the local stack, from the synthesized stage: with the grants the stack had
- * before issue 17 (the signal function without s3:PutObjectTagging, the reflector and the
- * API without s3:ListBucket), the first deploy would have ingested nothing and answered a
- * new user's search with an error — and the local stack now shows it, naming the actions.
+ * before issue 17, the first deploy would have ingested nothing (the signal function without
+ * s3:PutObjectTagging) and failed every reflection (the reflector without s3:ListBucket: its
+ * lookup of a recorded model answer before each model call reads a key that does not exist
+ * yet, which S3 answers 403, not 404, to a caller that may not list the bucket). The local
+ * stack shows both, naming the actions.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { TurnSaved } from '../../events/turn-saved.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { type FunctionKey, PERMISSIONS, type Permissions } from '../../infra/permissions.js';
 import { iamDenials } from '../helpers/iam.js';
 
-/** infra/permissions.ts as it was: no tagging grant on turn documents, no bucket listing. */
-function oldGrants(): Record<FunctionKey, Permissions> {
+/** infra/permissions.ts with one grant changed. */
+function grantsWith(fn: FunctionKey, change: (p: Permissions) => Permissions): Record<FunctionKey, Permissions> {
   const grants = structuredClone(PERMISSIONS) as Record<FunctionKey, Permissions>;
-  grants.signal = { ...grants.signal, s3: { ...grants.signal.s3, 'users/*/turns/*': ['PutObject'] } };
-  for (const fn of Object.keys(grants) as FunctionKey[]) grants[fn] = { ...grants[fn], listBucket: false };
+  grants[fn] = change(grants[fn]);
   return grants;
 }
 
-const USER = 'iam-old-grants';
-let stack: LocalStack;
+const turns = (userId: string, n: number): TurnSaved[] =>
+  Array.from({ length: n }, (_, i) => ({
+    type: 'turn.saved',
+    version: 1,
+    userId,
+    sessionId: 's-1',
+    turnId: i + 1,
+    timestamp: new Date(Date.UTC(2026, 1, 6, 14, i)).toISOString(),
+    query: `I keep a reef tank with clownfish, message ${i + 1}`,
+    response: 'Noted.',
+  }));
 
-beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'iamtest', logLevel: 'SILENT', speed: 300, iam: { permissions: oldGrants() } });
-}, 180_000);
-afterAll(async () => {
+let stack: LocalStack | undefined;
+afterEach(async () => {
   await stack?.stop();
+  stack = undefined;
 });
 
 const until = async (what: string, done: () => boolean, timeoutMs = 30_000) => {
   const deadline = Date.now() + timeoutMs;
   while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; denials so far: ${iamDenials(stack).join('; ')}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; denials so far: ${stack ? iamDenials(stack).join('; ') : ''}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 };
 
 describe('the old grants, enforced locally', () => {
-  it('deny every turn document (s3:PutObjectTagging) and a new user’s knowledge index (s3:ListBucket), naming the action', async () => {
-    const at = Date.now();
-    await stack.publisher.publish(
-      [1, 2, 3].map((turnId) => ({
-        type: 'turn.saved' as const,
-        version: 1 as const,
-        userId: USER,
-        sessionId: 's-1',
-        turnId,
-        timestamp: new Date(at + turnId * 1000).toISOString(),
-        query: `I keep a reef tank, message ${turnId}`,
-        response: 'Noted.',
-      })),
-    );
-    const search = await fetch(`${stack.info.apiUrl}/v1/users/${USER}/memory/search`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${stack.info.adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ query: 'reef tank' }),
-    });
-    // The knowledge index of a user with none is a missing key: without ListBucket S3 answers 403, not 404.
-    expect(search.status).toBe(500);
-    await until('the signal function to be denied', () => iamDenials(stack).some((d) => d.includes('s3:PutObjectTagging')));
-    const denials = iamDenials(stack);
-    expect(denials.find((d) => d.startsWith('signal:'))).toMatch(/^signal: S3\.PutObject — s3:PutObjectTagging on arn:aws:s3:::reflective-memory-iamtest-000000000000\/users\/iam-old-grants\/turns\//);
-    expect(denials.find((d) => d.startsWith('api:'))).toMatch(/^api: S3\.GetObject of a missing key — s3:ListBucket on arn:aws:s3:::reflective-memory-iamtest-000000000000 /);
-    expect(stack.iam?.stats.denied).toBeGreaterThanOrEqual(2);
-    expect((await stack.summary()).turns).toBe(0);
-  });
+  it('deny every turn document without s3:PutObjectTagging, naming the action', async () => {
+    const permissions = grantsWith('signal', (p) => ({ ...p, s3: { ...p.s3, 'users/*/turns/*': ['PutObject'] } }));
+    stack = await startLocalStack({ stage: 'iamtag', logLevel: 'SILENT', speed: 300, iam: { permissions } });
+    const local = stack;
+    await local.publisher.publish(turns('no-tagging', 3));
+    await until('the signal function to be denied', () => iamDenials(local).length > 0);
+    expect(iamDenials(local)[0]).toMatch(/^signal: S3\.PutObject — s3:PutObjectTagging on arn:aws:s3:::reflective-memory-iamtag-000000000000\/users\/no-tagging\/turns\//);
+    expect((await local.summary()).turns).toBe(0);
+  }, 120_000);
+
+  it('fail every reflection without s3:ListBucket, naming the action', async () => {
+    const permissions = grantsWith('reflector', (p) => ({ ...p, listBucket: false }));
+    stack = await startLocalStack({ stage: 'iamlist', logLevel: 'SILENT', speed: 300, iam: { permissions } });
+    const local = stack;
+    await local.publisher.publish(turns('no-listing', 10));
+    await until('the reflector to be denied', () => iamDenials(local).length > 0);
+    expect(iamDenials(local)[0]).toMatch(/^reflector: S3\.GetObject of a missing key — s3:ListBucket on arn:aws:s3:::reflective-memory-iamlist-000000000000 /);
+    expect((await local.summary()).batches).toBe(0);
+  }, 120_000);
 });

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ACCESS_DENIED, cutReply } from '../../infra/local/converse-protocol.js';
 import { offlineResponder } from '../../infra/local/converse-server.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
@@ -50,7 +51,9 @@ describe('the pipeline on the local emulators', () => {
     expect(await bucket.text(String(entry?.docKey))).toContain('## Query\nHey Mel!');
     const log = JSON.parse(await bucket.text(`${user}Logs/reflector/batch-1-10.json`));
     expect(log).toMatchObject({ batch_id: 'batch-1-10', status: 'completed', turns_reviewed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], trigger: 'turn_count' });
-    expect(log.model).toMatchObject({ modelId: 'offline.rule-reflector-v1', reused: false });
+    expect(log.model).toMatchObject({ modelId: stack.info.modelId, reused: false });
+    // The stage's own model id: the inference profile of the local Region, answered by the offline model.
+    expect(stack.info.modelId).toBe('us.anthropic.claude-haiku-4-5-20251001-v1:0');
     expect(log.model.inputTokens).toBeGreaterThan(0);
     const staged = await bucket.list(`${user}Knowledge_staging/`);
     expect(staged.length).toBe(s.staged);
@@ -98,6 +101,40 @@ describe('the pipeline on the local emulators', () => {
     expect(s.errors - before.errors).toBe(1);
     const failed = JSON.parse(await bucket.text('users/throttled-user/Logs/reflector/failed/batch-1-10.json'));
     expect(failed).toMatchObject({ status: 'aborted', error: { message: expect.stringContaining('ModelUnavailableError') } });
+  });
+
+  it('parks a job whose model access is denied, naming model access as the cause in the failure log', async () => {
+    const before = await stack.summary();
+    stack.emulators.converse.setResponder((req) => (req.toolConfig ? ACCESS_DENIED : offlineResponder(req)));
+    try {
+      await stack.replayLines(tenTurns('denied-user'));
+      await stack.waitUntilDrained({ timeoutMs: 60_000 });
+    } finally {
+      stack.emulators.converse.setResponder(offlineResponder);
+    }
+    const s = await stack.summary();
+    expect(s.batches - before.batches).toBe(0);
+    expect(s.errors - before.errors).toBe(1);
+    const failed = JSON.parse(await bucket.text('users/denied-user/Logs/reflector/failed/batch-1-10.json'));
+    expect(failed).toMatchObject({ status: 'aborted' });
+    expect(failed.error.message).toMatch(
+      /^ModelAccessDeniedError: model access not granted for us\.anthropic\.claude-haiku-4-5-20251001-v1:0 in us-east-1: request access to the model in the Bedrock console \(Model access\) of that Region/,
+    );
+  });
+
+  it('asks a cut answer again with a larger budget in the same delivery, and records it', async () => {
+    stack.emulators.converse.setResponder(async (req) => {
+      const full = await offlineResponder(req);
+      return req.toolConfig && req.inferenceConfig?.maxTokens === 1500 ? cutReply(req, full) : full;
+    });
+    try {
+      await stack.replayLines(tenTurns('cut-user'));
+      await stack.waitUntilDrained();
+    } finally {
+      stack.emulators.converse.setResponder(offlineResponder);
+    }
+    const log = JSON.parse(await bucket.text('users/cut-user/Logs/reflector/batch-1-10.json'));
+    expect(log).toMatchObject({ status: 'completed', model: { stopReason: 'tool_use', budgetRetry: { maxTokens: 1500, retryMaxTokens: 3000, outputTokens: 1500 } } });
   });
 
   it('truncates over-cap output and every gate rejects its case, through the Converse endpoint', async () => {

@@ -38,8 +38,8 @@ describe('npm run smoke, on the local stack', () => {
     const c = byId(healthy);
     expect(c.published?.detail).toContain('13 events');
     expect(c.turnsIndexed?.detail).toBe('12/12 turns retrievable with their text');
-    // Locally the offline model answers; the batch listing names it.
-    expect(c.batchReflected?.detail).toMatch(/^batch batch-1-10 \(turn_count\) completed by offline\.rule-reflector-v1:/);
+    // Locally the offline model answers for the stage's model; the batch listing names the model invoked.
+    expect(c.batchReflected?.detail).toMatch(/^batch batch-1-10 \(turn_count\) completed by us\.anthropic\.claude-haiku-4-5-20251001-v1:0:/);
     expect(c.summaryWritten?.detail).toMatch(/^summary-1-12 \(session-close\)/);
     expect(c.searchAnswers?.detail).toContain('"axolotl" in');
     // The last line is one JSON object with every check.
@@ -49,10 +49,10 @@ describe('npm run smoke, on the local stack', () => {
   }, 90_000);
 
   it('fails the model check when another model answered (--model)', async () => {
-    const report = await runSmoke(target, { pollMs: 200, timeoutMs: 60_000, expectedModelId: 'us.anthropic.claude-haiku-4-5-20251001-v1:0' });
+    const report = await runSmoke(target, { pollMs: 200, timeoutMs: 60_000, expectedModelId: 'eu.anthropic.claude-haiku-4-5-20251001-v1:0' });
     const batch = byId(report).batchReflected;
     expect(batch?.ok).toBe(false);
-    expect(batch?.detail).toContain('expected model us.anthropic.claude-haiku-4-5-20251001-v1:0');
+    expect(batch?.detail).toContain('expected model eu.anthropic.claude-haiku-4-5-20251001-v1:0');
     expect(report.ok).toBe(false);
   }, 90_000);
 

@@ -52,8 +52,12 @@ describe('the local IAM check over the synthesized policies', () => {
     expect(await decide('idle', 'SQS', 'SendMessage', { QueueUrl: queue('IdleQueue') })).toBe('denied sqs:SendMessage');
     expect(await decide('signal', 'SQS', 'ReceiveMessage', { QueueUrl: queue('TurnQueue.fifo') })).toBe('allowed');
     expect(await decide('signal', 'SQS', 'ReceiveMessage', { QueueUrl: queue('ReflectionQueue.fifo') })).toBe('denied sqs:ReceiveMessage');
-    expect(await decide('reflector', 'BedrockRuntime', 'Converse', { modelId: 'offline.rule-reflector-v1' })).toBe('allowed');
-    expect(await decide('api', 'BedrockRuntime', 'Converse', { modelId: 'offline.rule-reflector-v1' })).toBe('denied bedrock:InvokeModel');
+    const model = 'us.anthropic.claude-haiku-4-5-20251001-v1:0';
+    expect(await decide('reflector', 'BedrockRuntime', 'Converse', { modelId: model })).toBe('allowed');
+    expect(await decide('api', 'BedrockRuntime', 'Converse', { modelId: model })).toBe('denied bedrock:InvokeModel');
+    // The grant names the stage's model through its inference profile: not the bare id, not another model.
+    expect(await decide('reflector', 'BedrockRuntime', 'Converse', { modelId: 'anthropic.claude-haiku-4-5-20251001-v1:0' })).toBe('denied bedrock:InvokeModel');
+    expect(await decide('reflector', 'BedrockRuntime', 'Converse', { modelId: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0' })).toBe('denied bedrock:InvokeModel');
   });
 
   it('checks the data key through the service that uses it (kms:ViaService)', async () => {

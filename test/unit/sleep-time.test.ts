@@ -22,6 +22,7 @@ import {
   MemoryTurnStore,
   RecordingLog,
   ScriptedModel,
+  stopped,
   turn,
 } from '../helpers/fakes.js';
 
@@ -152,6 +153,36 @@ describe('nightly and weekly reflection runs', () => {
     const { edges } = await d.graph.load('alice');
     expect(edges).toEqual([expect.objectContaining({ id: 'user|has_sister|anna', confidence: 0.85, verifiedAt: '2026-02-07T03:00:00.000Z', provenance: [expect.objectContaining({ source: 'nightly', turns: [4] })] })]);
     expect((await runNightly(job('nightly', [1, 2, 3, 4, 5]), d)).status).toBe('already_done');
+  });
+
+  it('nightly: a cut chunk is asked again with a larger budget; cut again, it is the run\'s error on the last delivery', async () => {
+    let calls = 0;
+    const d = await deps((prompt) => (++calls === 1 ? stopped('max_tokens', '{"findings": [') : nightlyOffline(prompt)));
+    const out = await runNightly(job('nightly', [1, 2, 3, 4, 5]), { ...d, retryUnusableOutput: true });
+    if (out.status !== 'completed') throw new Error(out.reason);
+    expect(d.model.requests.map((r) => r.maxTokens).slice(0, 2)).toEqual([1500, 3000]);
+    expect(out.run.errors).toEqual([]);
+    expect(out.run.stopReasons).toEqual(Object.fromEntries(Array.from({ length: out.run.chunks }, (_, i) => [`chunk-${i}`, 'tool_use'])));
+    expect(out.run.budgetRetries).toEqual({ calls: 1, inputTokens: 10, outputTokens: 5 });
+    expect(out.run.tokens.input).toBe(10 * out.run.chunks);
+
+    const cut = await deps(() => stopped('max_tokens', '{"findings": ['));
+    await expect(runNightly(job('nightly', [1, 2, 3, 4, 5]), { ...cut, retryUnusableOutput: true })).rejects.toThrow(/chunk-0: the model's answer was cut/);
+    const last = await runNightly(job('nightly', [1, 2, 3, 4, 5]), cut);
+    if (last.status !== 'completed') throw new Error(last.reason);
+    expect(last.run.errors[0]).toBe("chunk 0: the model's answer was cut at its output budget of 1500 tokens, and again at 3000 (stopReason max_tokens)");
+    expect(last.run.stopReasons?.['chunk-0']).toBe('max_tokens');
+    expect(last.run.memoriesStored).toBe(0);
+  });
+
+  it('weekly: a malformed tool call is the run\'s error, not its reflection', async () => {
+    const d = await deps(() => stopped('malformed_tool_use', { trajectory: 'x', topic_drift: [], weekly_patterns: [], unresolved_arcs: [] }));
+    d.summaries.texts.push({ userId: 'alice', id: 'summary-1-5', createdAt: '2026-02-05T11:00:00Z', text: 'Turns 1–5: jazz and family.' });
+    const out = await runWeekly(job('weekly'), d);
+    if (out.status !== 'completed') throw new Error(out.reason);
+    expect(out.run.weekly).toBeUndefined();
+    expect(out.run.errors).toEqual(['the model produced an invalid tool call (stopReason malformed_tool_use)']);
+    expect(out.run.stopReasons).toEqual({ week: 'malformed_tool_use' });
   });
 
   it('weekly: reads the week\'s summaries — batch logs, nightly findings, context summaries — and never raw messages', async () => {

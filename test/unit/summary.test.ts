@@ -6,7 +6,7 @@ import { summarizeOffline } from '../../lib/offline-model/rule-reflector.js';
 import { ModelUnavailableError, UnusableModelOutputError } from '../../lib/ports.js';
 import { recordFailedAttempt } from '../../lib/use-cases/run-reflection.js';
 import { runSummary } from '../../lib/use-cases/run-summary.js';
-import { fixedClock, MemoryBatchLogStore, MemoryReflectionStore, MemorySettings, MemoryTurnStore, RecordingLog, ScriptedModel, turn } from '../helpers/fakes.js';
+import { fixedClock, MemoryBatchLogStore, MemoryReflectionStore, MemorySettings, MemoryTurnStore, RecordingLog, ScriptedModel, stopped, turn } from '../helpers/fakes.js';
 
 const job = (kind: ReflectionJob['kind'] = 'idle-summary'): ReflectionJob => ({
   type: 'reflection.job', version: 1, jobId: 'summary-1-3', userId: 'alice', kind, trigger: 'idle', urgency: 0, turnIds: [1, 2, 3], requestedAt: '2026-02-06T14:30:00Z',
@@ -48,6 +48,25 @@ describe('summaries after inactivity (seed 003)', () => {
     await expect(runSummary(job(), { ...deps, model: silent, retryUnusableOutput: true })).rejects.toBeInstanceOf(UnusableModelOutputError);
     expect(deps.reflections.pairs.size).toBe(0);
     expect((await runSummary(job(), { ...deps, model: silent })).status).toBe('written');
+  });
+
+  it('asks once more with twice the budget when the summary was cut, and logs why the model stopped', async () => {
+    const { deps } = await setup();
+    let calls = 0;
+    const cutOnce = new ScriptedModel(() => ({}), () => (++calls === 1 ? stopped('max_tokens', 'Turns 1–3: the user adop') : 'Turns 1–3: the user adopted Rex.'));
+    const out = await runSummary(job(), { ...deps, model: cutOnce, retryUnusableOutput: true });
+    expect(out).toMatchObject({ status: 'written', text: 'Turns 1–3: the user adopted Rex.' });
+    expect(cutOnce.summaries.map((r) => r.maxTokens)).toEqual([2000, 4000]);
+    expect(deps.log.entries.find((e) => e.message === 'summary written')?.extra).toMatchObject({ stopReason: 'end_turn' });
+  });
+
+  it('a summary cut again is asked on the next delivery, and written on the last saying it was cut', async () => {
+    const { deps } = await setup();
+    const cut = new ScriptedModel(() => ({}), () => stopped('max_tokens', 'Turns 1–3: the user adop'));
+    await expect(runSummary(job(), { ...deps, model: cut, retryUnusableOutput: true })).rejects.toThrow(/cut at its output budget of 2000 tokens, and again at 4000/);
+    expect(deps.reflections.pairs.size).toBe(0);
+    const out = await runSummary(job(), { ...deps, model: cut });
+    expect(out).toMatchObject({ status: 'written', text: "Turns 1–3: the user adop… [summary cut at the model's output budget]" });
   });
 
   it('is idempotent, follows a user\'s own prompt and max tokens, and can be switched off', async () => {

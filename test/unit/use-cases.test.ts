@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ReflectionJob } from '../../events/reflection-job.js';
-import { BatchNotRecordedError, ModelUnavailableError, UnusableModelOutputError } from '../../lib/ports.js';
+import { BatchNotRecordedError, ModelAccessDeniedError, ModelUnavailableError, UnusableModelOutputError } from '../../lib/ports.js';
 import { checkIdle } from '../../lib/use-cases/check-idle.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { fixedClock, ingestDeps, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
+import { fixedClock, ingestDeps, reflectionDeps, ScriptedModel, stopped, turn } from '../helpers/fakes.js';
 
 const records = (turns: object[]) => turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) }));
 
@@ -241,6 +241,70 @@ describe('run reflection', () => {
       throw new ModelUnavailableError('throttled');
     });
     await expect(runReflection(j, deps)).rejects.toBeInstanceOf(ModelUnavailableError);
+    expect(deps.batchLogs.logs.size).toBe(0);
+    expect(deps.signalState.state('alice').pendingBatches.map((p) => p.jobId)).toEqual(['batch-1-10']);
+  });
+
+  it('records why the model stopped in the batch log and the function log', async () => {
+    const { deps, job: j } = await setup(() => beagle);
+    await runReflection(j, deps);
+    expect(deps.batchLogs.logs.get('alice/batch-1-10')?.model).toMatchObject({ stopReason: 'tool_use' });
+    expect(deps.log.entries.find((e) => e.message === 'batch reflected')?.extra).toMatchObject({ stopReason: 'tool_use' });
+  });
+
+  it('asks once more with twice the budget when the answer was cut, in the same delivery', async () => {
+    const { deps, model, job: j } = await setup((call) => (call === 1 ? stopped('max_tokens', '{"new_facts": [{"title": "dog') : beagle));
+    const out = await runReflection(j, { ...deps, retryUnusableOutput: true });
+    expect(out.status).toBe('completed');
+    expect(model.requests.map((r) => r.maxTokens)).toEqual([1500, 3000]);
+    expect(deps.batchLogs.logs.get('alice/batch-1-10')?.model).toMatchObject({
+      stopReason: 'tool_use',
+      budgetRetry: { maxTokens: 1500, retryMaxTokens: 3000, inputTokens: 10, outputTokens: 5 },
+    });
+    expect(deps.log.entries.some((e) => e.level === 'warn' && e.extra?.stopReason === 'max_tokens')).toBe(true);
+  });
+
+  it('caps the larger budget at the model\'s limit, and asks no more when the budget is the limit already', async () => {
+    const capped = await setup((call) => (call === 1 ? stopped('max_tokens', 'cut') : beagle));
+    capped.model.maxOutputTokens = 2000;
+    await runReflection(capped.job, capped.deps);
+    expect(capped.model.requests.map((r) => r.maxTokens)).toEqual([1500, 2000]);
+
+    const atLimit = await setup(() => stopped('max_tokens', 'cut'));
+    atLimit.model.maxOutputTokens = 1500;
+    const out = await runReflection(atLimit.job, atLimit.deps);
+    expect(atLimit.model.requests).toHaveLength(1);
+    expect(out.status === 'aborted' && out.log.error?.message).toBe("the model's answer was cut after 5 output tokens, at the model's limit (stopReason max_tokens)");
+  });
+
+  it('an answer cut again is asked on the next delivery, and aborts the batch with the reason on the last', async () => {
+    const { deps, model, job: j } = await setup(() => stopped('max_tokens', '{"new_facts": [{"title": "dog'));
+    await expect(runReflection(j, { ...deps, retryUnusableOutput: true })).rejects.toThrow(/cut at its output budget of 1500 tokens, and again at 3000 \(stopReason max_tokens\)\); retrying on the next delivery/);
+    expect(deps.knowledge.outputs.size).toBe(0);
+    const out = await runReflection(j, deps);
+    expect(model.requests.map((r) => r.maxTokens)).toEqual([1500, 3000, 1500, 3000]);
+    expect(out.status).toBe('aborted');
+    const log = deps.batchLogs.logs.get('alice/batch-1-10');
+    expect(log?.error).toEqual({ message: "the model's answer was cut at its output budget of 1500 tokens, and again at 3000 (stopReason max_tokens)", raw: '{"new_facts": [{"title": "dog' });
+    expect(log?.model).toMatchObject({ stopReason: 'max_tokens' });
+    expect(deps.signalState.state('alice').pendingBatches).toEqual([]);
+  });
+
+  it('treats a malformed tool call as unusable output, whatever it holds', async () => {
+    const { deps, model, job: j } = await setup((call) => (call === 1 ? stopped('malformed_tool_use', beagle) : beagle));
+    await expect(runReflection(j, { ...deps, retryUnusableOutput: true })).rejects.toThrow(/invalid tool call \(stopReason malformed_tool_use\)/);
+    expect((await runReflection(j, { ...deps, retryUnusableOutput: true })).status).toBe('completed');
+    expect(model.requests).toHaveLength(2);
+    const last = await setup(() => stopped('malformed_tool_use', beagle));
+    const out = await runReflection(last.job, last.deps);
+    expect(out.status === 'aborted' && out.log.error?.message).toBe('the model produced an invalid tool call (stopReason malformed_tool_use)');
+  });
+
+  it('lets a denied model access fail the job, writing nothing', async () => {
+    const { deps, job: j } = await setup(() => {
+      throw new ModelAccessDeniedError('model access not granted for us.anthropic.claude-haiku-4-5-20251001-v1:0 in us-east-1');
+    });
+    await expect(runReflection(j, deps)).rejects.toBeInstanceOf(ModelAccessDeniedError);
     expect(deps.batchLogs.logs.size).toBe(0);
     expect(deps.signalState.state('alice').pendingBatches.map((p) => p.jobId)).toEqual(['batch-1-10']);
   });

@@ -22,6 +22,7 @@
  * - Converse is authorized as bedrock:InvokeModel on the model or inference profile
  *   (https://docs.aws.amazon.com/bedrock/latest/userguide/security_iam_id-based-policy-examples.html).
  */
+import { parseModelId } from '../../../lib/domain/bedrock-models.js';
 import type { LocalEnvironment } from './template-resolver.js';
 
 export interface IamRequest {
@@ -159,19 +160,21 @@ function sqsRequests(operation: string, input: Input, scope: RequestScope): IamR
   }
 }
 
-/** A geography or global inference profile id (`us.…`, `eu.…`, `apac.…`, `global.…`, …). */
-const PROFILE = /^(us|eu|apac|global|us-gov|jp|au|ca)\./;
-
 function bedrockRequests(operation: string, input: Input, scope: RequestScope): IamRequest[] {
   if (operation !== 'Converse' && operation !== 'InvokeModel') throw new Error(`the local IAM check does not model BedrockRuntime.${operation}`);
   const { partition, region, account } = scope.env;
   const id = decodeURIComponent(String(input.modelId));
   if (id.startsWith('arn:')) return [{ action: 'bedrock:InvokeModel', resource: id, context: {} }];
-  if (!PROFILE.test(id)) return [{ action: 'bedrock:InvokeModel', resource: `arn:${partition}:bedrock:${region}::foundation-model/${id}`, context: {} }];
-  // Through an inference profile: the profile, and the foundation model in the region the
-  // request is routed to (here: the source region).
+  const { prefix, foundationModelId } = parseModelId(id);
+  const model = `arn:${partition}:bedrock:${region}::foundation-model/${foundationModelId}`;
+  if (prefix === null) return [{ action: 'bedrock:InvokeModel', resource: model, context: {} }];
+  // Through an inference profile: the profile, then the foundation model in the Region the
+  // request is routed to (here: the source Region, one of the profile's destinations), a call
+  // that carries the profile's ARN as bedrock:InferenceProfileArn
+  // (https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-prereq.html).
+  const profile = `arn:${partition}:bedrock:${region}:${account}:inference-profile/${id}`;
   return [
-    { action: 'bedrock:InvokeModel', resource: `arn:${partition}:bedrock:${region}:${account}:inference-profile/${id}`, context: {} },
-    { action: 'bedrock:InvokeModel', resource: `arn:${partition}:bedrock:${region}::foundation-model/${id.replace(PROFILE, '')}`, context: {} },
+    { action: 'bedrock:InvokeModel', resource: profile, context: {} },
+    { action: 'bedrock:InvokeModel', resource: model, context: { 'bedrock:InferenceProfileArn': profile } },
   ];
 }

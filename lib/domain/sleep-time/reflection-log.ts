@@ -21,9 +21,14 @@ export interface ReflectionRun {
   memoriesStored: number;
   /** What was stored: Knowledge paths and their statements. */
   stored: Array<{ path: string; statement: string }>;
+  /** Tokens of the answers used. */
   tokens: { input: number; output: number };
+  /** Calls cut at their output budget and asked again with a larger one: how many, and the tokens they used (in the cost too). */
+  budgetRetries?: { calls: number; inputTokens: number; outputTokens: number };
   estimatedCostUsd: number | null;
   model: string | null;
+  /** Why the model stopped, per call (`chunk-0`, …, `week`): Converse's stopReason. */
+  stopReasons?: Record<string, string>;
   durationMs: number;
   errors: string[];
   weekly?: WeeklyOutput;

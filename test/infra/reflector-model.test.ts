@@ -1,0 +1,92 @@
+import { App, type Environment } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { buildStacks } from '../../infra/app.js';
+import { type StageConfig, stageConfig } from '../../infra/config/stages.js';
+
+const HAIKU = 'anthropic.claude-haiku-4-5-20251001-v1:0';
+
+function synth(config: StageConfig, env?: Environment) {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const template = Template.fromStack(buildStacks(app, 'check', config, env).stateless).toJSON();
+  const resources = Object.entries(template.Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>);
+  const statements = resources
+    .filter(([id, r]) => id.startsWith('ReflectorFunction') && r.Type === 'AWS::IAM::Policy')
+    .flatMap(([, r]) => (r.Properties.PolicyDocument as { Statement: Array<Record<string, unknown>> }).Statement)
+    .filter((s) => JSON.stringify(s.Action).includes('bedrock:'));
+  const reflector = resources.find(([id, r]) => id.startsWith('ReflectorFunction') && r.Type === 'AWS::Lambda::Function')![1];
+  const modelId = (reflector.Properties.Environment as { Variables: Record<string, unknown> }).Variables.MODEL_ID;
+  return { template, statements, modelId };
+}
+
+/** An `arn:${AWS::Partition}…` Fn::Join rendered as text, the partition as `<partition>`. */
+const arnText = (value: unknown): string => {
+  const parts = (value as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+  return parts.map((p) => (typeof p === 'string' ? p : JSON.stringify(p) === '{"Ref":"AWS::Partition"}' ? '<partition>' : JSON.stringify(p))).join('');
+};
+
+describe('the reflector model, synthesized Region-agnostic', () => {
+  const { template, statements, modelId } = synth(stageConfig('check'));
+  const byRegion = (template.Mappings as Record<string, Record<string, { ModelId: string; FoundationModelArns: string[] }>>).ReflectorModelByRegion!;
+  const fromRegion = { Ref: 'AWS::Region' };
+
+  it('derives MODEL_ID in CloudFormation from the stack Region', () => {
+    expect(modelId).toEqual({ 'Fn::FindInMap': ['ReflectorModelByRegion', fromRegion, 'ModelId'] });
+    expect(byRegion['us-east-1']).toEqual({
+      ModelId: `us.${HAIKU}`,
+      FoundationModelArns: ['us-east-1', 'us-east-2', 'us-west-2'].map((r) => `arn:aws:bedrock:${r}::foundation-model/${HAIKU}`),
+    });
+    expect(byRegion['eu-west-1']?.ModelId).toBe(`eu.${HAIKU}`);
+    expect(byRegion['ap-northeast-1']?.ModelId).toBe(`jp.${HAIKU}`);
+    // No geographic profile of Haiku 4.5 there: a deploy fails at the lookup, not at the first call.
+    expect(byRegion['ap-southeast-1']).toBeUndefined();
+  });
+
+  it('grants InvokeModel on the Region\'s profile and, only through it, on the foundation models it routes to', () => {
+    const profile = statements.find((s) => s.Sid === 'InvokeModelThroughProfile')!;
+    const models = statements.find((s) => s.Sid === 'InvokeProfileFoundationModels')!;
+    expect(statements).toHaveLength(2);
+    expect(profile.Action).toBe('bedrock:InvokeModel');
+    const profileArn = profile.Resource as { 'Fn::Join': [string, unknown[]] };
+    expect(profileArn['Fn::Join'][1]).toEqual(['arn:', { Ref: 'AWS::Partition' }, ':bedrock:', fromRegion, ':', { Ref: 'AWS::AccountId' }, ':inference-profile/', modelId]);
+    expect(models.Resource).toEqual({ 'Fn::FindInMap': ['ReflectorModelByRegion', fromRegion, 'FoundationModelArns'] });
+    expect(models.Condition).toEqual({ StringEquals: { 'bedrock:InferenceProfileArn': profile.Resource } });
+    expect(JSON.stringify(statements)).not.toContain('*');
+  });
+});
+
+describe('the reflector model, synthesized for a Region', () => {
+  const account = '111122223333';
+
+  it('names eu-west-1\'s profile and the EU foundation models literally', () => {
+    const { template, statements, modelId } = synth(stageConfig('check'), { account, region: 'eu-west-1' });
+    expect(modelId).toBe(`eu.${HAIKU}`);
+    expect(template.Mappings).toBeUndefined();
+    const [profile, models] = statements;
+    expect(arnText(profile!.Resource)).toBe(`arn:<partition>:bedrock:eu-west-1:${account}:inference-profile/eu.${HAIKU}`);
+    expect((models!.Resource as unknown[]).map(arnText)).toEqual(
+      ['eu-central-1', 'eu-central-2', 'eu-north-1', 'eu-south-1', 'eu-south-2', 'eu-west-1', 'eu-west-2', 'eu-west-3'].map((r) => `arn:<partition>:bedrock:${r}::foundation-model/${HAIKU}`),
+    );
+  });
+
+  it('with the global scope, adds the Region-less foundation model', () => {
+    const { statements, modelId } = synth({ ...stageConfig('check'), inferenceScope: 'global' }, { account, region: 'ap-southeast-1' });
+    expect(modelId).toBe(`global.${HAIKU}`);
+    expect((statements[1]!.Resource as unknown[]).map(arnText)).toEqual([
+      `arn:<partition>:bedrock:ap-southeast-1::foundation-model/${HAIKU}`,
+      `arn:<partition>:bedrock:::foundation-model/${HAIKU}`,
+    ]);
+  });
+
+  it('in-Region, grants the Region\'s foundation model alone', () => {
+    const { statements, modelId } = synth({ ...stageConfig('check'), modelId: 'amazon.nova-lite-v1:0', inferenceScope: 'in-region' }, { account, region: 'us-east-1' });
+    expect(modelId).toBe('amazon.nova-lite-v1:0');
+    expect(statements).toHaveLength(1);
+    expect(statements[0]!.Condition).toBeUndefined();
+    expect(arnText(statements[0]!.Resource)).toBe('arn:<partition>:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0');
+  });
+
+  it('fails the synth for a Region the model has no profile in, naming the scope that works', () => {
+    expect(() => synth(stageConfig('check'), { account, region: 'ap-southeast-1' })).toThrow(/no geographic inference profile callable from ap-southeast-1: use inference scope 'global'/);
+  });
+});

@@ -1,0 +1,180 @@
+/**
+ * The real Bedrock adapter against the strict Converse stand-in on loopback: the reflector's
+ * own requests (reflection with the forced tool, nightly and weekly tools, summaries) pass
+ * Bedrock's checks for the default cloud model of us-east-1 and for the offline model, and
+ * Bedrock's other answers reach the use cases as they would in the cloud.
+ */
+import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ReflectionJob } from '../../events/reflection-job.js';
+import { stageConfig } from '../../infra/config/stages.js';
+import { ACCESS_DENIED, cutReply, MODEL_ERROR, malformedToolUseReply } from '../../infra/local/converse-protocol.js';
+import { type ConverseServer, offlineResponder, startConverseServer } from '../../infra/local/converse-server.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../infra/local/emulators.js';
+import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.js';
+import { configureFaults, faultCounts, injectFaults, withDelivery } from '../../infra/local/fault-injection.js';
+import { invocationFor, OFFLINE_MODEL_ID } from '../../lib/domain/bedrock-models.js';
+import { defaultSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
+import { defaultSummarySettings } from '../../lib/domain/summary.js';
+import { ModelAccessDeniedError, ModelUnavailableError } from '../../lib/ports.js';
+import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
+import { runReflection } from '../../lib/use-cases/run-reflection.js';
+import { runNightly, runWeekly } from '../../lib/use-cases/run-sleep-time.js';
+import { runSummary } from '../../lib/use-cases/run-summary.js';
+import {
+  fixedClock,
+  ingestDeps,
+  MemoryGraphStore,
+  MemoryKnowledgeStore,
+  MemoryReflectionStore,
+  MemoryRunLog,
+  MemorySettings,
+  MemorySummarySource,
+  RecordingLog,
+  reflectionDeps,
+  ScriptedModel,
+  turn,
+} from '../helpers/fakes.js';
+
+let server: ConverseServer;
+let client: BedrockRuntimeClient;
+
+beforeAll(async () => {
+  server = await startConverseServer({ region: LOCAL_REGION });
+  client = new BedrockRuntimeClient({ endpoint: server.url, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
+});
+afterAll(async () => {
+  client?.destroy();
+  await server?.close();
+});
+
+const dev = stageConfig('dev');
+const CLOUD_MODEL_ID = invocationFor(dev.modelId, LOCAL_REGION, dev.inferenceScope).modelId;
+
+const queries = ['I adopted a beagle named Rex', 'I love jazz', 'I love jazz records', 'I love jazz clubs', 'My sister Anna lives in Lyon'];
+const job = (kind: ReflectionJob['kind'], jobId: string, turnIds: number[]): ReflectionJob => ({
+  type: 'reflection.job', version: 1, jobId, userId: 'alice', kind, trigger: 'test', urgency: 0, turnIds, requestedAt: '2026-02-07T03:00:00Z',
+});
+
+/** Every kind of request the reflector sends, through the use cases that send them. */
+async function everyRequest(model: BedrockConverseModel) {
+  const ingest = ingestDeps();
+  const turns = Array.from({ length: 10 }, (_, i) => turn({ userId: 'alice', turnId: i + 1, query: queries[i % queries.length], response: 'Tell me more.', timestamp: '2026-02-06T20:00:00Z' }));
+  await ingestTurns(turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) })), ingest);
+  const batch = await runReflection(ingest.jobs.jobs[0]!, { ...reflectionDeps(ingest, new ScriptedModel(() => ({}))), model });
+  const common = { turns: ingest.turns, model, clock: fixedClock(), log: new RecordingLog() };
+  const sleep = { ...common, knowledge: new MemoryKnowledgeStore(), runs: new MemoryRunLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), config: defaultSleepTimeConfig };
+  sleep.summaries.texts.push({ userId: 'alice', id: 'summary-1-5', createdAt: '2026-02-05T11:00:00Z', text: 'Turns 1–5: a beagle, jazz and family.' });
+  const nightly = await runNightly(job('nightly', 'nightly-1', [1, 2, 3, 4, 5]), sleep);
+  const weekly = await runWeekly(job('weekly', 'weekly-1', []), sleep);
+  const summary = await runSummary(job('idle-summary', 'summary-1-10', turns.map((t) => t.turnId)), {
+    ...common,
+    reflections: new MemoryReflectionStore(),
+    settings: new MemorySettings(),
+    defaults: defaultSummarySettings,
+    temperature: 0.6,
+    budgetTokens: 4000,
+  });
+  return { batch, nightly, weekly, summary };
+}
+
+describe('the reflector\'s requests pass Bedrock\'s checks', () => {
+  for (const modelId of [CLOUD_MODEL_ID, OFFLINE_MODEL_ID]) {
+    it(`for ${modelId} in ${LOCAL_REGION}`, async () => {
+      const before = server.requests.length;
+      const out = await everyRequest(new BedrockConverseModel(client, modelId));
+      expect(server.refusals).toEqual([]);
+      const sent = server.requests.slice(before);
+      expect(new Set(sent.map((r) => r.modelId))).toEqual(new Set([modelId]));
+      expect(new Set(sent.map((r) => r.toolConfig?.tools?.[0]?.toolSpec?.name ?? 'summary'))).toEqual(
+        new Set(['record_reflection', 'record_nightly_findings', 'record_weekly_reflection', 'summary']),
+      );
+      expect(out.batch).toMatchObject({ status: 'completed', log: { model: { modelId, stopReason: 'tool_use' } } });
+      expect(out.nightly.status === 'completed' && Object.values(out.nightly.run.stopReasons ?? {})).toEqual(expect.arrayContaining(['tool_use']));
+      expect(out.weekly.status === 'completed' && out.weekly.run.stopReasons).toEqual({ week: 'tool_use' });
+      expect(out.summary.status).toBe('written');
+    });
+  }
+
+  it('the default cloud model is us-east-1\'s geographic profile of the stage\'s model', () => {
+    expect(CLOUD_MODEL_ID).toBe('us.anthropic.claude-haiku-4-5-20251001-v1:0');
+  });
+});
+
+describe('Bedrock\'s other answers, through the adapter', () => {
+  const ask = (modelId = CLOUD_MODEL_ID) =>
+    new BedrockConverseModel(client, modelId).reflect({ system: 's', prompt: 'I adopted a beagle named Rex', toolName: 'record_reflection', toolDescription: 'd', toolInputSchema: { type: 'object' }, temperature: 0.6, maxTokens: 100 });
+  const scripted = async (reply: Parameters<ConverseServer['setResponder']>[0], work: () => Promise<unknown>) => {
+    server.setResponder(reply);
+    try {
+      return await work();
+    } finally {
+      server.setResponder(offlineResponder);
+    }
+  };
+
+  it('a cut answer comes back with stopReason max_tokens and the whole budget spent', async () => {
+    const answer = (await scripted(async (req) => cutReply(req, await offlineResponder(req)), () => ask())) as Awaited<ReturnType<typeof ask>>;
+    expect(answer.usage).toMatchObject({ stopReason: 'max_tokens', outputTokens: 100 });
+    expect(typeof answer.output).toBe('string');
+  });
+
+  it('a malformed tool call comes back with stopReason malformed_tool_use', async () => {
+    const answer = (await scripted(malformedToolUseReply, () => ask())) as Awaited<ReturnType<typeof ask>>;
+    expect(answer.usage.stopReason).toBe('malformed_tool_use');
+  });
+
+  it('ModelErrorException (424) is retryable like an outage', async () => {
+    await expect(scripted(() => MODEL_ERROR, () => ask())).rejects.toBeInstanceOf(ModelUnavailableError);
+  });
+
+  it('AccessDeniedException (403) names model access in the Region as the cause', async () => {
+    const call = scripted(() => ACCESS_DENIED, () => ask());
+    await expect(call).rejects.toBeInstanceOf(ModelAccessDeniedError);
+    await expect(call).rejects.toThrow(
+      `model access not granted for ${CLOUD_MODEL_ID} in us-east-1: request access to the model in the Bedrock console (Model access) of that Region (Bedrock: You don't have access to the model with the specified model ID.)`,
+    );
+  });
+
+  it('AccessDeniedException from IAM or from AWS Marketplace says so', async () => {
+    const iam = { ...ACCESS_DENIED, message: `User: arn:aws:sts::111122223333:assumed-role/r/f is not authorized to perform: bedrock:InvokeModel on resource: arn:aws:bedrock:us-east-1:111122223333:inference-profile/${CLOUD_MODEL_ID}` };
+    await expect(scripted(() => iam, () => ask())).rejects.toThrow(/^the function's role may not invoke us\.anthropic\.claude-haiku-4-5-20251001-v1:0 in us-east-1: check its bedrock:InvokeModel grant/);
+    const marketplace = { ...ACCESS_DENIED, message: 'Model access is denied due to IAM user or service role is not authorized to perform the required AWS Marketplace actions (aws-marketplace:ViewSubscriptions, aws-marketplace:Subscribe) to enable access to this model.' };
+    await expect(scripted(() => marketplace, () => ask())).rejects.toThrow(/^model access not granted for us\.anthropic\.claude-haiku-4-5-20251001-v1:0 in us-east-1: enable the model in the Bedrock console/);
+  });
+
+  it('a refused request fails with Bedrock\'s ValidationException, not as an outage', async () => {
+    const refusals = server.refusals.length;
+    const call = ask('eu.anthropic.claude-haiku-4-5-20251001-v1:0');
+    await expect(call).rejects.toMatchObject({ name: 'ValidationException', message: 'The provided model identifier is invalid.', $metadata: { httpStatusCode: 400 } });
+    expect(server.refusals.length).toBe(refusals + 1);
+  });
+});
+
+describe('Bedrock\'s answers under --faults (lib/adapters/fault-injection.ts)', () => {
+  it('strikes first deliveries with every model fault kind, each answered as Bedrock answers it', async () => {
+    const faulted = injectFaults(new BedrockRuntimeClient({ endpoint: server.url, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 }), 'BedrockRuntime');
+    const model = new BedrockConverseModel(faulted, CLOUD_MODEL_ID);
+    const reflect = () => model.reflect({ system: 's', prompt: 'I adopted a beagle named Rex', toolName: 'record_reflection', toolDescription: 'd', toolInputSchema: { type: 'object' }, temperature: 0.6, maxTokens: 100 });
+    configureFaults({ rate: 1, seed: 7 });
+    try {
+      const outcomes = new Set<string>();
+      for (let i = 0; i < 60; i++) {
+        const r = await withDelivery(true, reflect);
+        outcomes.add(r.ok ? `${r.result.usage.stopReason}:${typeof r.result.output}` : (r.error as Error).name);
+      }
+      const counts = faultCounts();
+      for (const kind of ['model-throttling', 'model-garbage', 'model-max-tokens', 'model-malformed-tool-use', 'model-error', 'model-access-denied'] as const) expect(counts[kind], kind).toBeGreaterThan(0);
+      expect([...outcomes]).toEqual(
+        expect.arrayContaining(['max_tokens:string', 'malformed_tool_use:string', 'tool_use:string', 'ModelUnavailableError', 'ModelAccessDeniedError']),
+      );
+      // A redelivery runs without faults: the model answers with its tool call.
+      const again = await withDelivery(false, reflect);
+      expect(again.ok && again.result.usage.stopReason).toBe('tool_use');
+      expect(again.ok && typeof again.result.output).toBe('object');
+    } finally {
+      configureFaults(null);
+      faulted.destroy();
+    }
+  });
+});

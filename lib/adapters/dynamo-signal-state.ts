@@ -1,18 +1,52 @@
 import { systemClock } from './clock.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
-import { queryAll } from './dynamo-query.js';
+import { putOnce } from './dynamo-put-once.js';
+import { batchGetAll, queryAll } from './dynamo-query.js';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from '../domain/memory-paths.js';
-import { lastActiveDay, type SignalState } from '../domain/signal-accumulator.js';
-import type { SignalStateStore, StoredSignalState } from '../ports.js';
+import { dayGsiPartitions, keys } from '../domain/memory-paths.js';
+import type { SignalState } from '../domain/signal-accumulator.js';
+import type { ActivityIndex, SignalStateStore, StoredSignalState } from '../ports.js';
+
+/**
+ * Days after its day an activity marker expires (TTL): longer than any look-back that reads
+ * the index (the weekly sweep's, at most 31 days; the nightly's at most 14), so no sweep
+ * misses a marker. TTL deletes cost no write units and leave the index as a delete does
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html).
+ */
+export const ACTIVITY_MARKER_TTL_DAYS = 35;
+
+/** The marker that puts a user in the activity index for a day. */
+export function activityMarker(userId: string, day: string): Record<string, unknown> {
+  return {
+    pk: keys.userPk(userId),
+    sk: keys.activitySk(day),
+    kind: 'activity-marker',
+    userId,
+    day,
+    gsi1pk: keys.activityGsiPk(day, userId),
+    gsi1sk: keys.activityGsiSk(userId),
+    expiresAt: Math.floor(Date.parse(`${day}T00:00:00Z`) / 1000) + ACTIVITY_MARKER_TTL_DAYS * 86_400,
+  };
+}
+
+/** The signal-state item as it is written: no index keys, so writing it never writes gsi1. */
+export function signalStateItem(userId: string, state: SignalState, version: number, updatedAt: string): Record<string, unknown> {
+  return { pk: keys.userPk(userId), sk: keys.signalSk, kind: 'signal-state', userId, state, version, updatedAt };
+}
 
 /**
  * Per-user signal state: one item (`USER#{u}` / `SIGNAL`) written with an optimistic-lock
- * version. It doubles as the activity index: its GSI keys put it in the partition of the
- * user's last active day, and `state.activity` holds messages per day, so the nightly
- * selection queries a few day partitions instead of scanning — at no extra write.
+ * version, once per batch of turns. It carries no GSI keys: DynamoDB writes an index entry
+ * whenever a table write adds, changes or removes one, so an indexed state item would write
+ * gsi1 on every turn (twice when its day moves), at its full size under an ALL projection
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations.Writes).
+ *
+ * The activity index is instead one small marker item per user per active day (`ACTIVITY#{day}`
+ * in the user's partition, write-sharded `ACTIVITY#{day}#{shard}` in gsi1), put once with a
+ * condition when the day first counts a message; the per-day counts stay in the state, which
+ * the nightly selection reads for its candidates.
  */
-export class DynamoSignalStateStore implements SignalStateStore {
+export class DynamoSignalStateStore implements SignalStateStore, ActivityIndex {
   constructor(
     private readonly ddb: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -35,21 +69,13 @@ export class DynamoSignalStateStore implements SignalStateStore {
         : expectedVersion === 0
           ? 'attribute_not_exists(#v) OR #v = :v OR NOT attribute_type(#v, :n)'
           : '#v = :v';
-    const day = lastActiveDay(state);
     try {
       await this.ddb.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: {
-            pk: keys.userPk(userId),
-            sk: keys.signalSk,
-            kind: 'signal-state',
-            userId,
-            state,
-            version: (expectedVersion ?? 0) + 1,
-            ...(day ? { gsi1pk: keys.activityGsiPk(day), gsi1sk: keys.activityGsiSk(userId) } : {}),
-            updatedAt: systemClock.now().toISOString(),
-          },
+          // A put replaces the whole item: a state written before markers existed loses its
+          // old gsi1 keys here, and with them its entry in the old unsharded partition.
+          Item: signalStateItem(userId, state, (expectedVersion ?? 0) + 1, systemClock.now().toISOString()),
           ConditionExpression: condition,
           ...(expectedVersion === null
             ? {}
@@ -67,18 +93,43 @@ export class DynamoSignalStateStore implements SignalStateStore {
   }
 
   /**
-   * The activity index: users whose last message fell on `day` (UTC, YYYY-MM-DD), with
-   * their per-day message counts. A look-back window is a query per day in it — no scan.
+   * One conditional put per new day: a marker that exists already is left alone (its
+   * failed condition costs one write unit and writes no index entry:
+   * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/WorkingWithItems.html#WorkingWithItems.ConditionalWrites.ReturnConsumedCapacity).
    */
-  async activeUsers(day: string): Promise<Array<{ userId: string; activity: Record<string, number> }>> {
-    const items = await queryAll(this.ddb, {
-      TableName: this.tableName,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :d',
-      ExpressionAttributeValues: { ':d': keys.activityGsiPk(day) },
-      ProjectionExpression: 'userId, #s.activity',
-      ExpressionAttributeNames: { '#s': 'state' },
-    });
-    return items.map((item) => ({ userId: String(item.userId), activity: (item.state as { activity?: Record<string, number> } | undefined)?.activity ?? {} }));
+  async markActive(userId: string, days: readonly string[]): Promise<void> {
+    await Promise.all(days.map((day) => putOnce(this.ddb, this.tableName, activityMarker(userId, day))));
+  }
+
+  /**
+   * Users with a marker on any of these days (every shard of each day, and the unsharded
+   * partition of entries written before sharding), then each one's per-day counts from its
+   * state item: one eventually consistent read per candidate, 100 to a BatchGetItem — half a
+   * read unit per state item of up to 4 KB, i.e. $0.0625 per million candidates a sweep at
+   * $0.125 per million read units. Sorted by user id, so a sweep's order does not depend on
+   * the index's.
+   */
+  async activeUsers(days: readonly string[]): Promise<Array<{ userId: string; activity: Record<string, number> }>> {
+    const partitions = days.flatMap((day) => dayGsiPartitions('ACTIVITY', day));
+    const entries = await Promise.all(
+      partitions.map((p) =>
+        queryAll(this.ddb, {
+          TableName: this.tableName,
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :p',
+          ExpressionAttributeValues: { ':p': p },
+          ProjectionExpression: 'userId',
+        }),
+      ),
+    );
+    const userIds = [...new Set(entries.flat().map((e) => String(e.userId)))].sort();
+    const states = await batchGetAll(
+      this.ddb,
+      this.tableName,
+      userIds.map((u) => ({ pk: keys.userPk(u), sk: keys.signalSk })),
+      { projection: 'userId, #s.activity', names: { '#s': 'state' } },
+    );
+    const activity = new Map(states.map((s) => [String(s.userId), (s.state as { activity?: Record<string, number> } | undefined)?.activity ?? {}]));
+    return userIds.map((userId) => ({ userId, activity: activity.get(userId) ?? {} }));
   }
 }

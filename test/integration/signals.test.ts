@@ -113,7 +113,7 @@ describe('signals and ingestion on the local emulators', () => {
     expect(closing).toContain('beagle');
     expect(await bucket.text('users/ctl-user/reflections/summary-1-2/system.md')).toContain('Write a concise summary of the current context.');
     const activity = new DynamoSignalStateStore(documentClient, stack.info.tableName);
-    expect(await activity.activeUsers('2026-02-06')).toEqual(
+    expect(await activity.activeUsers(['2026-02-06'])).toEqual(
       expect.arrayContaining([{ userId: 'quiet-user', activity: { '2026-02-06': 5 } }, { userId: 'ctl-user', activity: { '2026-02-06': 2 } }]),
     );
     const quiet = await perUser('quiet-user');

@@ -67,6 +67,31 @@ describe('ingest turns', () => {
     expect(deps.signalState.items.has('bob')).toBe(false);
   });
 
+  it('puts a user in the activity index for a day before the state that counts it, once per day', async () => {
+    const deps = ingestDeps();
+    const marks: string[][] = [];
+    const mark = deps.signalState.markActive.bind(deps.signalState);
+    deps.signalState.markActive = async (userId, days) => {
+      marks.push([...days]);
+      return mark(userId, days);
+    };
+    // The function dies after the markers, before the state: the retry finds them there.
+    const save = deps.signalState.save.bind(deps.signalState);
+    let crashes = 1;
+    deps.signalState.save = async (...a) => {
+      if (crashes-- > 0) throw new Error('died before the state write');
+      return save(...a);
+    };
+    const day = (d: number, n: number) => Array.from({ length: n }, (_, i) => turn({ userId: 'alice', turnId: d * 100 + i, timestamp: `2026-02-0${d}T10:0${i}:00Z` }));
+    const batch = records(day(6, 6));
+    await expect(ingestTurns(batch, deps)).resolves.toMatchObject({ failedMessageIds: batch.map((r) => r.messageId) });
+    expect(await deps.signalState.activeUsers(['2026-02-06'])).toEqual([{ userId: 'alice', activity: {} }]);
+    await ingestTurns(batch, deps);
+    await ingestTurns(records(day(7, 2)).map((r) => ({ ...r, messageId: `d7-${r.messageId}` })), deps);
+    expect(marks).toEqual([['2026-02-06'], ['2026-02-06'], ['2026-02-07']]);
+    expect(await deps.signalState.activeUsers(['2026-02-06', '2026-02-07'])).toEqual([{ userId: 'alice', activity: { '2026-02-06': 6, '2026-02-07': 2 } }]);
+  });
+
   it('resets a corrupt state with a warning instead of failing', async () => {
     const deps = ingestDeps();
     deps.signalState.items.set('alice', { raw: { urgencyScore: 'high' }, version: 3 });

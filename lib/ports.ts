@@ -49,10 +49,10 @@ export interface SignalStateStore {
   /** Conditional write; false when someone else wrote since `expectedVersion`. */
   save(userId: string, state: SignalState, expectedVersion: number | null): Promise<boolean>;
   /**
-   * Put the user in the activity index for these days (the state's `newActiveDays`), before
-   * the state that counts them is saved. Idempotent: a day already marked stays as it is.
+   * Put users in the activity index for these days (their folds' `newActiveDays`), before
+   * the states that count them are saved; several users in one request. Idempotent.
    */
-  markActive(userId: string, days: readonly string[]): Promise<void>;
+  markActive(marks: ReadonlyArray<{ userId: string; day: string }>): Promise<void>;
 }
 
 /** A user's relation graph: edges, entities and the hygiene log (lib/domain/relation-graph.ts). */

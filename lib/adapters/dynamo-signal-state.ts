@@ -1,7 +1,6 @@
 import { systemClock } from './clock.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
-import { putOnce } from './dynamo-put-once.js';
-import { batchGetAll, queryAll } from './dynamo-query.js';
+import { batchGetAll, batchWriteAll, queryAll } from './dynamo-query.js';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dayGsiPartitions, keys } from '../domain/memory-paths.js';
 import type { SignalState } from '../domain/signal-accumulator.js';
@@ -29,9 +28,18 @@ export function activityMarker(userId: string, day: string): Record<string, unkn
   };
 }
 
-/** The signal-state item as it is written: no index keys, so writing it never writes gsi1. */
+/**
+ * The signal-state item as it is written: no index keys, so writing it never writes gsi1 —
+ * except a state whose days have no markers yet (stored before markers existed, and written
+ * since by a batch completion or an idle check, which mark nothing): it keeps its old entry
+ * in the unsharded partition of its last active day, which the sweeps still read, until the
+ * user's next turn marks its days.
+ */
 export function signalStateItem(userId: string, state: SignalState, version: number, updatedAt: string): Record<string, unknown> {
-  return { pk: keys.userPk(userId), sk: keys.signalSk, kind: 'signal-state', userId, state, version, updatedAt };
+  // The day as the code before computed it (the partition it wrote).
+  const lastDay = state.lastTurnTimestamp ? new Date(state.lastTurnTimestamp).toISOString().slice(0, 10) : undefined;
+  const legacy = !state.activityMarked && lastDay ? { gsi1pk: `ACTIVITY#${lastDay}`, gsi1sk: keys.activityGsiSk(userId) } : {};
+  return { pk: keys.userPk(userId), sk: keys.signalSk, kind: 'signal-state', userId, state, version, updatedAt, ...legacy };
 }
 
 /**
@@ -42,9 +50,9 @@ export function signalStateItem(userId: string, state: SignalState, version: num
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations.Writes).
  *
  * The activity index is instead one small marker item per user per active day (`ACTIVITY#{day}`
- * in the user's partition, write-sharded `ACTIVITY#{day}#{shard}` in gsi1), put once with a
- * condition when the day first counts a message; the per-day counts stay in the state, which
- * the nightly selection reads for its candidates.
+ * in the user's partition, write-sharded `ACTIVITY#{day}#{shard}` in gsi1), put when the day
+ * first counts a message; the per-day counts stay in the state, which the nightly selection
+ * reads for its candidates.
  */
 export class DynamoSignalStateStore implements SignalStateStore, ActivityIndex {
   constructor(
@@ -73,8 +81,8 @@ export class DynamoSignalStateStore implements SignalStateStore, ActivityIndex {
       await this.ddb.send(
         new PutCommand({
           TableName: this.tableName,
-          // A put replaces the whole item: a state written before markers existed loses its
-          // old gsi1 keys here, and with them its entry in the old unsharded partition.
+          // A put replaces the whole item: once its days are marked, a state written before
+          // markers existed loses its old gsi1 keys here, and its entry in the old partition.
           Item: signalStateItem(userId, state, (expectedVersion ?? 0) + 1, systemClock.now().toISOString()),
           ConditionExpression: condition,
           ...(expectedVersion === null
@@ -93,12 +101,13 @@ export class DynamoSignalStateStore implements SignalStateStore, ActivityIndex {
   }
 
   /**
-   * One conditional put per new day: a marker that exists already is left alone (its
-   * failed condition costs one write unit and writes no index entry:
-   * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/WorkingWithItems.html#WorkingWithItems.ConditionalWrites.ReturnConsumedCapacity).
+   * The markers of a Lambda batch's new days, every user's in one BatchWriteItem (the signal
+   * function already writes the turn index that way), so a user's first turn of a day costs
+   * one write request more per batch, not per user. A put is unconditional there: a
+   * redelivery rewrites the same marker (one write unit, at worst one index write).
    */
-  async markActive(userId: string, days: readonly string[]): Promise<void> {
-    await Promise.all(days.map((day) => putOnce(this.ddb, this.tableName, activityMarker(userId, day))));
+  async markActive(marks: ReadonlyArray<{ userId: string; day: string }>): Promise<void> {
+    await batchWriteAll(this.ddb, this.tableName, marks.map((m) => ({ PutRequest: { Item: activityMarker(m.userId, m.day) } })));
   }
 
   /**

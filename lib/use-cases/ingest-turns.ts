@@ -201,12 +201,17 @@ async function recordSources(f: Fold, deps: IngestDeps): Promise<void> {
 }
 
 /**
- * Activity markers, jobs and the idle check of a fold (after its turns are stored, before
- * its state: a state written first and a crash after it would leave them unwritten, since
- * the redelivered messages are then already applied).
+ * The activity markers of the folds' new days, all users' in one request, before their
+ * states: a state written first and a crash after it would leave them unwritten, since the
+ * redelivered messages are then already applied.
  */
+async function markActivity(folds: readonly Fold[], deps: IngestDeps): Promise<void> {
+  const marks = folds.flatMap((f) => (f.alreadyApplied ? [] : f.folded.newActiveDays.map((day) => ({ userId: f.userId, day }))));
+  if (marks.length > 0) await deps.signalState.markActive(marks);
+}
+
+/** Jobs and the idle check of a fold (after its turns are stored, before its state). */
 async function announce(f: Fold, deps: IngestDeps): Promise<void> {
-  if (f.folded.newActiveDays.length > 0) await deps.signalState.markActive(f.userId, f.folded.newActiveDays);
   for (const job of f.jobs) await deps.jobs.enqueue(job);
   if (f.folded.outcomes.some((o) => o.disposition === 'counted')) {
     await deps.idle.schedule(
@@ -235,6 +240,7 @@ async function ingestUsersTogether(users: ReadonlyArray<readonly [string, UserMe
   if (toStore.length > 0) await deps.turns.saveTurns(toStore);
   const episodes = folds.flatMap((f) => f.episodes);
   if (episodes.length > 0) await deps.turns.saveEventEpisodes(episodes);
+  await markActivity(folds, deps);
   const out = new Map<string, UserOutcome>();
   await Promise.all(
     folds.map(async (f) => {
@@ -265,6 +271,7 @@ async function ingestUser(userId: string, items: UserMessage[], deps: IngestDeps
     if (f.alreadyApplied) return { ...f.folded, jobs: [], alreadyApplied: true };
     if (f.toStore.length > 0) await deps.turns.saveTurns(f.toStore);
     if (f.episodes.length > 0) await deps.turns.saveEventEpisodes(f.episodes);
+    await markActivity([f], deps);
     await recordSources(f, deps);
     await announce(f, deps);
     if (await deps.signalState.save(userId, f.folded.state, f.version)) {

@@ -111,10 +111,8 @@ export class MemorySignalStateStore implements SignalStateStore, ActivityIndex {
   state(userId: string): SignalState {
     return this.items.get(userId)?.raw as SignalState;
   }
-  async markActive(userId: string, days: readonly string[]) {
-    const marked = this.markers.get(userId) ?? new Set<string>();
-    for (const d of days) marked.add(d);
-    this.markers.set(userId, marked);
+  async markActive(marks: ReadonlyArray<{ userId: string; day: string }>) {
+    for (const { userId, day } of marks) this.markers.set(userId, new Set([...(this.markers.get(userId) ?? []), day]));
   }
   async activeUsers(days: readonly string[]) {
     return [...this.markers.entries()]

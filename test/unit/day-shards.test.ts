@@ -1,6 +1,7 @@
 /** The by-day index partitions are write-sharded by a stable hash of the user id. */
 import { describe, expect, it } from 'vitest';
-import { activityMarker } from '../../lib/adapters/dynamo-signal-state.js';
+import { activityMarker, signalStateItem } from '../../lib/adapters/dynamo-signal-state.js';
+import { initialSignalState, parseSignalState } from '../../lib/domain/signal-accumulator.js';
 import { DAY_SHARDS, type DayIndex, dayGsiPartitions, dayShard, keys } from '../../lib/domain/memory-paths.js';
 
 describe('day-keyed index partitions, write-sharded', () => {
@@ -37,5 +38,18 @@ describe('day-keyed index partitions, write-sharded', () => {
   it('needs no mask in the state dump: an activity marker is the same for the same user and day', () => {
     expect(activityMarker('alice', '2026-02-06')).toEqual(activityMarker('alice', '2026-02-06'));
     expect(activityMarker('alice', '2026-02-06')).toMatchObject({ pk: 'USER#alice', sk: 'ACTIVITY#2026-02-06', gsi1pk: `ACTIVITY#2026-02-06#${dayShard('alice')}`, expiresAt: Date.parse('2026-03-13T00:00:00Z') / 1000 });
+  });
+});
+
+describe('the signal-state item and the activity index', () => {
+  it('carries no index key once its days are marked, so its per-turn write never writes gsi1', () => {
+    const state = { ...initialSignalState(), lastTurnTimestamp: '2026-02-06T10:00:00Z', activity: { '2026-02-06': 3 } };
+    expect(signalStateItem('alice', state, 2, '2026-02-06T10:00:01Z')).not.toHaveProperty('gsi1pk');
+  });
+
+  it('keeps a state stored before markers in its old unsharded partition until the user\'s next turn marks its days', () => {
+    const { state } = parseSignalState({ ...initialSignalState(), activityMarked: undefined, lastTurnTimestamp: '2026-02-06T10:00:00Z', activity: { '2026-02-06': 3 } });
+    expect(state.activityMarked).toBe(false);
+    expect(signalStateItem('alice', state, 2, '2026-02-06T11:00:00Z')).toMatchObject({ gsi1pk: 'ACTIVITY#2026-02-06', gsi1sk: 'USER#alice' });
   });
 });

@@ -7,14 +7,12 @@ import type { SignalState } from '../domain/signal-accumulator.js';
 import type { ActivityIndex, SignalStateStore, StoredSignalState } from '../ports.js';
 
 /**
- * Days after its day an activity marker expires (TTL): longer than any look-back that reads
- * the index (the weekly sweep's, at most 31 days; the nightly's at most 14), so no sweep
- * misses a marker. TTL deletes cost no write units and leave the index as a delete does
- * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html).
+ * The marker that puts a user in the activity index for a day. It has no TTL: kept like the
+ * turns it stands for (~150 bytes per user per active day, beside their turn items of a KB
+ * or more). A TTL of a few weeks after the day would bound them in AWS, but DynamoDB Local
+ * deletes expired items by the wall clock within seconds, and a local replay's clock runs
+ * in the past (LoCoMo's 2023): the markers would vanish before the nightly sweep read them.
  */
-export const ACTIVITY_MARKER_TTL_DAYS = 35;
-
-/** The marker that puts a user in the activity index for a day. */
 export function activityMarker(userId: string, day: string): Record<string, unknown> {
   return {
     pk: keys.userPk(userId),
@@ -24,7 +22,6 @@ export function activityMarker(userId: string, day: string): Record<string, unkn
     day,
     gsi1pk: keys.activityGsiPk(day, userId),
     gsi1sk: keys.activityGsiSk(userId),
-    expiresAt: Math.floor(Date.parse(`${day}T00:00:00Z`) / 1000) + ACTIVITY_MARKER_TTL_DAYS * 86_400,
   };
 }
 

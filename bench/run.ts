@@ -436,15 +436,17 @@ Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)} (${os.c
 The signal function invoked with full 10-record SQS batches (as Lambda's FIFO event source
 delivers them). Requests are counted by an SDK middleware on the handler's own clients
 (\`lib/adapters/request-ledger.ts\`); write units are DynamoDB Local's ConsumedCapacity.
-Per SQS batch: one BatchWriteItem for the turn index (all users together), and per user one
-conditional PutItem for the signal state (which is also the activity index).
+Per SQS batch: one BatchWriteItem for the turn index (all users together), one for the
+activity markers of users whose day is new (docs/data-model.md), and per user one conditional
+PutItem for the signal state.
 Goal: ≤ ${writeGoal} DynamoDB write requests per turn.
 
 ${writesTable}
 
 Worst case: ${fmt(worstWrites)} write requests per turn — ${worstWrites <= writeGoal ? 'within' : 'over'} the goal of ${writeGoal}.
 Write units count index entries one by one (a BatchWriteItem is one request but one unit
-per item) plus the state item and its activity-index copy in the GSI.
+per item) plus the state item, and on a user's first turn of a day its activity marker and
+the marker's GSI entry (the state item itself has no GSI entry).
 
 ## Memory quality on LoCoMo
 

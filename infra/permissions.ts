@@ -106,7 +106,8 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['Decrypt', 'GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
   },
   sweep: {
-    dynamodb: ['Query', 'GetItem', 'DeleteItem'],
+    // BatchGetItem: the nightly and weekly selection reads the candidates' signal states (their per-day counts)
+    dynamodb: ['Query', 'GetItem', 'BatchGetItem', 'DeleteItem'],
     s3: {
       'users/*/Knowledge_staging/*': ['DeleteObject'],
       'users/*/Logs/expiry/*': ['PutObject'],

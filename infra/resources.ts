@@ -5,7 +5,10 @@
 export const TABLE = {
   partitionKey: 'pk',
   sortKey: 'sk',
-  /** By-session turn listing today; later the by-day activity index. */
+  /**
+   * The by-day indexes, write-sharded (`lib/domain/memory-paths.ts`): activity markers,
+   * staged records by day, runs by day. Projection ALL (docs/data-model.md says why).
+   */
   gsi: { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
   /** Epoch seconds; DynamoDB deletes expired items late, so readers filter too. */
   ttlAttribute: 'expiresAt',

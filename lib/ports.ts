@@ -48,6 +48,11 @@ export interface SignalStateStore {
   load(userId: string): Promise<StoredSignalState>;
   /** Conditional write; false when someone else wrote since `expectedVersion`. */
   save(userId: string, state: SignalState, expectedVersion: number | null): Promise<boolean>;
+  /**
+   * Put users in the activity index for these days (their folds' `newActiveDays`), before
+   * the states that count them are saved; several users in one request. Idempotent.
+   */
+  markActive(marks: ReadonlyArray<{ userId: string; day: string }>): Promise<void>;
 }
 
 /** A user's relation graph: edges, entities and the hygiene log (lib/domain/relation-graph.ts). */
@@ -242,9 +247,10 @@ export interface BatchLogReader {
   get(userId: string, batchId: string): Promise<BatchLog | null>;
 }
 
-/** The activity index: users by the day of their last message, with per-day counts. */
+/** The activity index: users active on given days, with their per-day message counts. */
 export interface ActivityIndex {
-  activeUsers(day: string): Promise<Array<{ userId: string; activity: Record<string, number> }>>;
+  /** Every user with a message on any of these UTC days (YYYY-MM-DD), once each. */
+  activeUsers(days: readonly string[]): Promise<Array<{ userId: string; activity: Record<string, number> }>>;
 }
 
 export interface ReflectionLogStore {

@@ -1,4 +1,4 @@
-import { BatchWriteCommand, type DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 
 /** Every item a Query returns, following LastEvaluatedKey. */
 export async function queryAll(ddb: DynamoDBDocumentClient, input: Omit<QueryCommandInput, 'ExclusiveStartKey'>): Promise<Array<Record<string, unknown>>> {
@@ -23,4 +23,43 @@ export async function batchWriteAll(ddb: DynamoDBDocumentClient, tableName: stri
       pending = res.UnprocessedItems?.[tableName] as Array<Record<string, unknown>> | undefined;
     }
   }
+}
+
+/**
+ * Every item of these keys, 100 keys a BatchGetItem (its limit) with unprocessed keys
+ * retried after a backoff, as AWS advises
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html).
+ * Eventually consistent unless asked: half the read units of a consistent read, each item
+ * rounded up to 4 KB whatever the projection
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html).
+ */
+export async function batchGetAll(
+  ddb: DynamoDBDocumentClient,
+  tableName: string,
+  itemKeys: ReadonlyArray<Record<string, unknown>>,
+  options: { projection?: string; names?: Record<string, string>; consistent?: boolean } = {},
+): Promise<Array<Record<string, unknown>>> {
+  const out: Array<Record<string, unknown>> = [];
+  for (let i = 0; i < itemKeys.length; i += 100) {
+    let pending: Array<Record<string, unknown>> | undefined = itemKeys.slice(i, i + 100);
+    for (let attempt = 0; pending && pending.length > 0; attempt++) {
+      if (attempt > 8) throw new Error('BatchGet kept returning unprocessed keys');
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+      const res = await ddb.send(
+        new BatchGetCommand({
+          RequestItems: {
+            [tableName]: {
+              Keys: pending,
+              ConsistentRead: options.consistent ?? false,
+              ...(options.projection ? { ProjectionExpression: options.projection } : {}),
+              ...(options.names ? { ExpressionAttributeNames: options.names } : {}),
+            },
+          },
+        }),
+      );
+      out.push(...(res.Responses?.[tableName] ?? []));
+      pending = res.UnprocessedKeys?.[tableName]?.Keys as Array<Record<string, unknown>> | undefined;
+    }
+  }
+  return out;
 }

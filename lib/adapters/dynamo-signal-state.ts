@@ -1,19 +1,58 @@
 import { systemClock } from './clock.js';
 import type { Clock } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
-import { queryAll } from './dynamo-query.js';
+import { batchGetAll, batchWriteAll, queryAll } from './dynamo-query.js';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from '../domain/memory-paths.js';
-import { lastActiveDay, type SignalState } from '../domain/signal-accumulator.js';
-import type { SignalStateStore, StoredSignalState } from '../ports.js';
+import { dayGsiPartitions, keys } from '../domain/memory-paths.js';
+import type { SignalState } from '../domain/signal-accumulator.js';
+import type { ActivityIndex, SignalStateStore, StoredSignalState } from '../ports.js';
+
+/**
+ * The marker that puts a user in the activity index for a day. It has no TTL: kept like the
+ * turns it stands for (~150 bytes per user per active day, beside their turn items of a KB
+ * or more). A TTL of a few weeks after the day would bound them in AWS, but DynamoDB Local
+ * deletes expired items by the wall clock within seconds, and a local replay's clock runs
+ * in the past (LoCoMo's 2023): the markers would vanish before the nightly sweep read them.
+ */
+export function activityMarker(userId: string, day: string): Record<string, unknown> {
+  return {
+    pk: keys.userPk(userId),
+    sk: keys.activitySk(day),
+    kind: 'activity-marker',
+    userId,
+    day,
+    gsi1pk: keys.activityGsiPk(day, userId),
+    gsi1sk: keys.activityGsiSk(userId),
+  };
+}
+
+/**
+ * The signal-state item as it is written: no index keys, so writing it never writes gsi1 —
+ * except a state whose days have no markers yet (stored before markers existed, and written
+ * since by a batch completion or an idle check, which mark nothing): it keeps its old entry
+ * in the unsharded partition of its last active day, which the sweeps still read, until the
+ * user's next turn marks its days.
+ */
+export function signalStateItem(userId: string, state: SignalState, version: number, updatedAt: string): Record<string, unknown> {
+  // The day as the code before computed it (the partition it wrote).
+  const lastDay = state.lastTurnTimestamp ? new Date(state.lastTurnTimestamp).toISOString().slice(0, 10) : undefined;
+  const legacy = !state.activityMarked && lastDay ? { gsi1pk: `ACTIVITY#${lastDay}`, gsi1sk: keys.activityGsiSk(userId) } : {};
+  return { pk: keys.userPk(userId), sk: keys.signalSk, kind: 'signal-state', userId, state, version, updatedAt, ...legacy };
+}
 
 /**
  * Per-user signal state: one item (`USER#{u}` / `SIGNAL`) written with an optimistic-lock
- * version. It doubles as the activity index: its GSI keys put it in the partition of the
- * user's last active day, and `state.activity` holds messages per day, so the nightly
- * selection queries a few day partitions instead of scanning — at no extra write.
+ * version, once per batch of turns. It carries no GSI keys: DynamoDB writes an index entry
+ * whenever a table write adds, changes or removes one, so an indexed state item would write
+ * gsi1 on every turn (twice when its day moves), at its full size under an ALL projection
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations.Writes).
+ *
+ * The activity index is instead one small marker item per user per active day (`ACTIVITY#{day}`
+ * in the user's partition, write-sharded `ACTIVITY#{day}#{shard}` in gsi1), put when the day
+ * first counts a message; the per-day counts stay in the state, which the nightly selection
+ * reads for its candidates.
  */
-export class DynamoSignalStateStore implements SignalStateStore {
+export class DynamoSignalStateStore implements SignalStateStore, ActivityIndex {
   constructor(
     private readonly ddb: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -37,21 +76,13 @@ export class DynamoSignalStateStore implements SignalStateStore {
         : expectedVersion === 0
           ? 'attribute_not_exists(#v) OR #v = :v OR NOT attribute_type(#v, :n)'
           : '#v = :v';
-    const day = lastActiveDay(state);
     try {
       await this.ddb.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: {
-            pk: keys.userPk(userId),
-            sk: keys.signalSk,
-            kind: 'signal-state',
-            userId,
-            state,
-            version: (expectedVersion ?? 0) + 1,
-            ...(day ? { gsi1pk: keys.activityGsiPk(day), gsi1sk: keys.activityGsiSk(userId) } : {}),
-            updatedAt: this.clock.now().toISOString(),
-          },
+          // A put replaces the whole item: once its days are marked, a state written before
+          // markers existed loses its old gsi1 keys here, and its entry in the old partition.
+          Item: signalStateItem(userId, state, (expectedVersion ?? 0) + 1, this.clock.now().toISOString()),
           ConditionExpression: condition,
           ...(expectedVersion === null
             ? {}
@@ -69,18 +100,44 @@ export class DynamoSignalStateStore implements SignalStateStore {
   }
 
   /**
-   * The activity index: users whose last message fell on `day` (UTC, YYYY-MM-DD), with
-   * their per-day message counts. A look-back window is a query per day in it — no scan.
+   * The markers of a Lambda batch's new days, every user's in one BatchWriteItem (the signal
+   * function already writes the turn index that way), so a user's first turn of a day costs
+   * one write request more per batch, not per user. A put is unconditional there: a
+   * redelivery rewrites the same marker (one write unit, at worst one index write).
    */
-  async activeUsers(day: string): Promise<Array<{ userId: string; activity: Record<string, number> }>> {
-    const items = await queryAll(this.ddb, {
-      TableName: this.tableName,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :d',
-      ExpressionAttributeValues: { ':d': keys.activityGsiPk(day) },
-      ProjectionExpression: 'userId, #s.activity',
-      ExpressionAttributeNames: { '#s': 'state' },
-    });
-    return items.map((item) => ({ userId: String(item.userId), activity: (item.state as { activity?: Record<string, number> } | undefined)?.activity ?? {} }));
+  async markActive(marks: ReadonlyArray<{ userId: string; day: string }>): Promise<void> {
+    await batchWriteAll(this.ddb, this.tableName, marks.map((m) => ({ PutRequest: { Item: activityMarker(m.userId, m.day) } })));
+  }
+
+  /**
+   * Users with a marker on any of these days (every shard of each day, and the unsharded
+   * partition of entries written before sharding), then each one's per-day counts from its
+   * state item: one eventually consistent read per candidate, 100 to a BatchGetItem — half a
+   * read unit per state item of up to 4 KB, i.e. $0.0625 per million candidates a sweep at
+   * $0.125 per million read units. Sorted by user id, so a sweep's order does not depend on
+   * the index's.
+   */
+  async activeUsers(days: readonly string[]): Promise<Array<{ userId: string; activity: Record<string, number> }>> {
+    const partitions = days.flatMap((day) => dayGsiPartitions('ACTIVITY', day));
+    const entries = await Promise.all(
+      partitions.map((p) =>
+        queryAll(this.ddb, {
+          TableName: this.tableName,
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :p',
+          ExpressionAttributeValues: { ':p': p },
+          ProjectionExpression: 'userId',
+        }),
+      ),
+    );
+    const userIds = [...new Set(entries.flat().map((e) => String(e.userId)))].sort();
+    const states = await batchGetAll(
+      this.ddb,
+      this.tableName,
+      userIds.map((u) => ({ pk: keys.userPk(u), sk: keys.signalSk })),
+      { projection: 'userId, #s.activity', names: { '#s': 'state' } },
+    );
+    const activity = new Map(states.map((s) => [String(s.userId), (s.state as { activity?: Record<string, number> } | undefined)?.activity ?? {}]));
+    return userIds.map((userId) => ({ userId, activity: activity.get(userId) ?? {} }));
   }
 }

@@ -1,7 +1,7 @@
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
-import { diaryKey, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
+import { dayGsiPartitions, diaryKey, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
 import { restagedMarkdown, type StagedRecord } from '../domain/promotion.js';
 import type { StagedDocument } from '../domain/staging.js';
 import type { KnowledgeIndexChange, KnowledgeStore, ModelResponse } from '../ports.js';
@@ -74,9 +74,9 @@ export class KnowledgeRepository implements KnowledgeStore {
           type: 'staged',
           userId,
           ...record,
-          // Staged-by-day index for the expiry sweep; removed on promotion.
-          gsi1pk: keys.stagedDayGsiPk(record.stagedAt.slice(0, 10)),
-          gsi1sk: `${userId}#${d.path}`,
+          // Staged-by-day index (write-sharded) for the expiry sweep; removed on promotion and discard.
+          gsi1pk: keys.stagedDayGsiPk(record.stagedAt.slice(0, 10), userId),
+          gsi1sk: keys.stagedDayGsiSk(userId, d.path),
         });
       }),
     );
@@ -113,14 +113,14 @@ export class KnowledgeRepository implements KnowledgeStore {
     await this.index.update(userId, (docs) => ({ docs: [...docs.filter((d) => d.id !== doc.id), doc], result: undefined }));
   }
 
+  /** Records staged on a day, every user's: each shard of the day, and its unsharded partition of records staged before sharding. */
   async stagedOn(day: string): Promise<Array<{ userId: string; record: StagedRecord }>> {
-    const items = await queryAll(this.ddb, {
-      TableName: this.tableName,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :d',
-      ExpressionAttributeValues: { ':d': keys.stagedDayGsiPk(day) },
-    });
-    return items.map((item) => ({ userId: String(item.userId), record: toRecord(item) }));
+    const shards = await Promise.all(
+      dayGsiPartitions('STAGEDDAY', day).map((p) =>
+        queryAll(this.ddb, { TableName: this.tableName, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :d', ExpressionAttributeValues: { ':d': p } }),
+      ),
+    );
+    return shards.flat().map((item) => ({ userId: String(item.userId), record: toRecord(item) }));
   }
 
   async deleteStaged(userId: string, path: string): Promise<void> {

@@ -1,15 +1,16 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchLog } from '../domain/batch-log.js';
-import { expiryLogKey, keys, runLogKey } from '../domain/memory-paths.js';
+import { dayGsiPartitions, expiryLogKey, keys, runLogKey } from '../domain/memory-paths.js';
 import type { ReflectionRun } from '../domain/sleep-time/reflection-log.js';
 import type { ExpiryLog, ReflectionLogStore, SummarySource } from '../ports.js';
 import { queryAll } from './dynamo-query.js';
 
 /**
  * The reflection log: a DynamoDB record per run (`RUN#{kind}#{startedAt}#{id}`, so a user's
- * runs are a range query by time; the by-day GSI partition `RUNS#{day}` lists every
- * user's runs of a day), a marker by id, and the run as JSON (plus markdown) in S3.
+ * runs are a range query by time; the write-sharded by-day GSI partitions `RUNS#{day}#{shard}`
+ * list every user's runs of a day: `runsOn`), a marker by id, and the run as JSON (plus
+ * markdown) in S3.
  */
 export class DynamoReflectionLogStore implements ReflectionLogStore {
   constructor(
@@ -33,7 +34,14 @@ export class DynamoReflectionLogStore implements ReflectionLogStore {
     await this.ddb.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { pk, sk: keys.runSk(run.kind, run.startedAt, run.runId), type: 'reflection-run', gsi1pk: `RUNS#${run.startedAt.slice(0, 10)}`, gsi1sk: `${run.startedAt}#${run.userId}`, run },
+        Item: {
+          pk,
+          sk: keys.runSk(run.kind, run.startedAt, run.runId),
+          type: 'reflection-run',
+          gsi1pk: keys.runsDayGsiPk(run.startedAt.slice(0, 10), run.userId),
+          gsi1sk: keys.runsDayGsiSk(run.startedAt, run.userId),
+          run,
+        },
       }),
     );
     await this.ddb.send(new PutCommand({ TableName: this.tableName, Item: { pk, sk: keys.runIdSk(run.runId), type: 'reflection-run-id', startedAt: run.startedAt } }));
@@ -46,6 +54,23 @@ export class DynamoReflectionLogStore implements ReflectionLogStore {
       ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':a': `RUN#${kind}#${fromIso}`, ':b': `RUN#${kind}#${toIso}#\uffff` },
     });
     return items.map((i) => i.run as ReflectionRun);
+  }
+
+  /**
+   * Every user's runs that started on a UTC day (YYYY-MM-DD), by start time: each shard of
+   * the day and its unsharded partition of runs logged before sharding. For operators and
+   * reports; the service itself reads runs per user.
+   */
+  async runsOn(day: string): Promise<ReflectionRun[]> {
+    const shards = await Promise.all(
+      dayGsiPartitions('RUNS', day).map((p) =>
+        queryAll(this.ddb, { TableName: this.tableName, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :d', ExpressionAttributeValues: { ':d': p } }),
+      ),
+    );
+    return shards
+      .flat()
+      .map((i) => i.run as ReflectionRun)
+      .sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.userId.localeCompare(b.userId));
   }
 
   async latest(userId: string, kind: ReflectionRun['kind']): Promise<ReflectionRun | null> {

@@ -1,3 +1,5 @@
+import { fnv1a32 } from './stable-hash.js';
+
 /**
  * Where a user's memory lives. Every key starts with the user's own prefix; per-user
  * isolation in S3 and DynamoDB is this prefix plus a check on every read path.
@@ -45,6 +47,42 @@ export function safeKnowledgePath(path: string): string | null {
   return segments.join('/');
 }
 
+/**
+ * Write shards of each by-day index partition (`ACTIVITY#`, `STAGEDDAY#`, `RUNS#` in GSI
+ * gsi1). DynamoDB serves at most 1,000 write units a second per partition key value
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html),
+ * and a GSI short of capacity throttles the table writes behind it
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations.Writes);
+ * a day's key takes every user's writes of that day — at 00:00 UTC each active user's first
+ * turn writes its activity marker, at 03:00 every nightly run its log record. AWS's answer is
+ * a calculated suffix (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-sharding.html):
+ * a stable hash of the user id mod DAY_SHARDS, so one user's items of a day sit in one shard
+ * and a reader of the day queries every shard. Eight shards take 8,000 write units a second
+ * per day; a reader pays eight small queries per day read.
+ */
+export const DAY_SHARDS = 8;
+
+/** The shard of a user's by-day index entries: stable across versions and machines. */
+export const dayShard = (userId: string): number => fnv1a32(userId) % DAY_SHARDS;
+
+/** The by-day indexes of gsi1, by the prefix of their partition keys. */
+export type DayIndex = 'ACTIVITY' | 'STAGEDDAY' | 'RUNS';
+
+/** The partition of gsi1 a user's entry of that day is written to. */
+const dayGsiPk = (index: DayIndex, day: string, userId: string): string => `${index}#${day}#${dayShard(userId)}`;
+
+/**
+ * Every gsi1 partition a reader of one day queries: each shard, and the unsharded
+ * `{index}#{day}` that entries written before sharding sit in. Reading the old partition
+ * costs one more (soon empty) query per day read; it can go once every stage has run this
+ * version longer than the longest look-back over these indexes (the expiry sweep's 30 + 14
+ * days). See docs/data-model.md, "Migration".
+ */
+export const dayGsiPartitions = (index: DayIndex, day: string): string[] => [
+  ...Array.from({ length: DAY_SHARDS }, (_, shard) => `${index}#${day}#${shard}`),
+  `${index}#${day}`,
+];
+
 /** DynamoDB single-table keys. */
 export const keys = {
   userPk: (userId: string) => `USER#${userId}`,
@@ -58,14 +96,20 @@ export const keys = {
   /** Reflection log: runs sorted by start time. */
   runSk: (kind: string, startedAt: string, runId: string) => `RUN#${kind}#${startedAt}#${runId}`,
   runIdSk: (runId: string) => `RUNID#${runId}`,
-  /** Staged-by-day index (GSI gsi1) for the expiry sweep. */
-  stagedDayGsiPk: (day: string) => `STAGEDDAY#${day}`,
+  /** Staged-by-day index (GSI gsi1, write-sharded) for the expiry sweep. */
+  stagedDayGsiPk: (day: string, userId: string) => dayGsiPk('STAGEDDAY', day, userId),
+  stagedDayGsiSk: (userId: string, path: string) => `${userId}#${path}`,
   settingsSk: 'SETTINGS',
   /** The pointer to the current version of the user's knowledge index snapshot (lib/adapters/knowledge-index.ts). */
   knowledgeIndexSk: 'KNOWLEDGEINDEX',
-  /** Activity index (GSI gsi1): the signal state item sits in the partition of the user's last active day. */
-  activityGsiPk: (day: string) => `ACTIVITY#${day}`,
+  /** Activity index: one marker item per user per active day, in the user's partition… */
+  activitySk: (day: string) => `ACTIVITY#${day}`,
+  /** …and in GSI gsi1's (write-sharded) partition of that day, for the nightly and weekly selection. */
+  activityGsiPk: (day: string, userId: string) => dayGsiPk('ACTIVITY', day, userId),
   activityGsiSk: (userId: string) => `USER#${userId}`,
+  /** Reflection log by day (GSI gsi1, write-sharded): every user's sleep-time runs of a day. */
+  runsDayGsiPk: (day: string, userId: string) => dayGsiPk('RUNS', day, userId),
+  runsDayGsiSk: (startedAt: string, userId: string) => `${startedAt}#${userId}`,
   /** Source reliability (seed 002 §9): a domain's counts for all users, in shards (a user's observations go to one)… */
   sourcePk: (domain: string, shard: number) => `SOURCE#${domain}#${shard}`,
   sourceStatsSk: 'STATS',

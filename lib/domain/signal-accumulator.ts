@@ -1,13 +1,16 @@
 /**
  * The signal accumulator of seed 000 §2: cheap, code-only signals decide when a user's
  * recent turns deserve a reflection. Pure: state and items in, state and triggers out.
- * It also keeps seed 003's idle-summary counters and the per-day activity index.
+ * It also keeps seed 003's idle-summary counters and the per-day activity counts.
+ * Every list and map in the state is capped (named constants below, or a window of the
+ * SignalConfig), so the item stays a few KB however long the user talks.
  */
 import { z } from 'zod';
 import type { AgentEventTrigger } from '../../events/agent-event.js';
 import type { ReflectionKind } from '../../events/reflection-job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { SignalConfig } from './signal-weights.js';
+import { fnv1a32 } from './stable-hash.js';
 import { topKeywords } from './text.js';
 
 const TurnIds = z.array(z.number().int());
@@ -43,8 +46,15 @@ export const SignalStateSchema = z.object({
   /** Seed 003: messages since the last summary, and which turns it should cover. */
   messagesSinceSummary: z.number().int().min(0).default(0),
   summaryTurnIds: TurnIds.default([]),
-  /** Activity index: messages per UTC day (YYYY-MM-DD) of the message timestamps, recent days only. */
+  /** Activity index: messages per UTC day (YYYY-MM-DD) of the message timestamps, the `activityDays` most recent only. */
   activity: z.record(z.string(), z.number().int().min(0)).default({}),
+  /**
+   * Whether every day of `activity` has its activity marker (the nightly selection's index:
+   * one small item per user per active day). A day new to `activity` gets its marker before
+   * the state that counts it is written; a state stored before markers existed reads false,
+   * so all its days get theirs on its next write.
+   */
+  activityMarked: z.boolean().default(false),
   /**
    * Tags of the queue messages the last write folded in (see `messageTag`). A write whose
    * response was lost, or a function that died after it, gets the same messages again:
@@ -58,6 +68,8 @@ export const SignalStateSchema = z.object({
     batchesTriggered: z.number().int().min(0),
     batchesCompleted: z.number().int().min(0),
     summariesTriggered: z.number().int().min(0).default(0),
+    /** Turns no batch will reflect on: dropped from `unassigned` at MAX_UNASSIGNED_TURNS (the nightly run still reads them). */
+    unassignedDropped: z.number().int().min(0).default(0),
   }),
 });
 export type SignalState = z.infer<typeof SignalStateSchema>;
@@ -78,16 +90,28 @@ export function initialSignalState(): SignalState {
     messagesSinceSummary: 0,
     summaryTurnIds: [],
     activity: {},
+    activityMarked: true,
     appliedMessages: [],
-    counters: { turns: 0, duplicates: 0, late: 0, batchesTriggered: 0, batchesCompleted: 0, summariesTriggered: 0 },
+    counters: { turns: 0, duplicates: 0, late: 0, batchesTriggered: 0, batchesCompleted: 0, summariesTriggered: 0, unassignedDropped: 0 },
   };
 }
 
 /** A queue message's tag in `appliedMessages`: a short hash of its id (SQS message ids do not change on redelivery). */
 export function messageTag(messageId: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < messageId.length; i++) h = Math.imul(h ^ messageId.charCodeAt(i), 0x01000193);
-  return (h >>> 0).toString(36);
+  return fnv1a32(messageId).toString(36);
+}
+
+/**
+ * Most message tags one write remembers: a write folds one Lambda batch, and Lambda hands a
+ * function at most 10 messages of a FIFO queue at once ("For FIFO queues, the maximum is
+ * 10": https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-parameters.html), so the
+ * cap never drops a tag of the TurnQueue's batches.
+ */
+export const MAX_APPLIED_MESSAGES = 10;
+
+/** The state after a write that folds these queue messages: their tags, the newest MAX_APPLIED_MESSAGES. */
+export function withAppliedMessages(state: SignalState, messageIds: readonly string[]): SignalState {
+  return { ...state, appliedMessages: messageIds.map(messageTag).slice(-MAX_APPLIED_MESSAGES) };
 }
 
 /** Parse a stored state; a corrupt one is reported so the caller can reset it with a warning. */
@@ -112,6 +136,21 @@ export const MAX_UNBATCHED_TURNS = 500;
 /** Most batches waiting at once; past it, turns wait unassigned until one completes. */
 export const MAX_PENDING_BATCHES = 20;
 
+/**
+ * Most turns waiting unassigned (only reached when MAX_PENDING_BATCHES batches wait, i.e.
+ * the reflector is down): the oldest are dropped, counted in `counters.unassignedDropped`.
+ * They stay in the turn index and the nightly run reads them; no batch will.
+ */
+export const MAX_UNASSIGNED_TURNS = 500;
+
+/**
+ * Longest word kept whole in a topic. A longer one (a pasted key, a base64 blob: the query
+ * has no length limit) is kept as its first 32 characters and a hash of the whole, so a
+ * topic costs at most a few hundred bytes in `recentTopics` and two different long words
+ * still differ (unless their hashes collide, one chance in 2^32).
+ */
+export const MAX_TOPIC_WORD_CHARS = 40;
+
 /** Most agent.event episodes waiting for a batch; past it the oldest wait no more (they stay stored, without a document). */
 export const MAX_WAITING_EPISODES = 50;
 
@@ -130,9 +169,13 @@ const CORRECTION_PATTERNS: RegExp[] = [
   /\bcorrection\b/i,
 ];
 
-/** The turn's topic for the repetition signal: its three most frequent content words. */
+/** The turn's topic for the repetition signal: its three most frequent content words (long ones bounded). */
 export function topicOf(turn: Pick<TurnSaved, 'query'>): string {
-  return topKeywords(turn.query, 3).join(' ');
+  return topKeywords(turn.query, 3).map(boundedWord).join(' ');
+}
+
+function boundedWord(word: string): string {
+  return word.length <= MAX_TOPIC_WORD_CHARS ? word : `${word.slice(0, 32)}~${fnv1a32(word).toString(36)}`;
 }
 
 /** Which of the five signals of seed 000 §2 a turn fires, given the recent topics before it. */
@@ -190,6 +233,8 @@ export interface AccumulateResult {
   triggers: JobTrigger[];
   /** Per input turn, in input order. */
   outcomes: Array<{ turnId: number; disposition: TurnDisposition; signals: SignalName[] }>;
+  /** Days whose activity marker must be written before this state is (see `activityMarked`). */
+  newActiveDays: string[];
 }
 
 /**
@@ -244,7 +289,7 @@ export function accumulate(
     const signals = detectSignals(turn, state.recentTopics, config);
     const weight = signals.reduce((sum, s) => sum + config.weights[WEIGHT_OF[s]], 0);
     state.urgencyScore = round2(state.urgencyScore + weight);
-    state.unassigned = { ...state.unassigned, turnIds: [...state.unassigned.turnIds, turn.turnId], urgency: round2(state.unassigned.urgency + weight) };
+    assign(state, turn.turnId, weight);
     state.turnsSinceLastBatch += 1;
     state.lastTurnId = turn.turnId;
     state.lastTurnTimestamp = turn.timestamp;
@@ -265,7 +310,24 @@ export function accumulate(
       if (t) triggers.push(t);
     }
   }
-  return { state, triggers, outcomes };
+  return { state, triggers, outcomes, newActiveDays: markActivity(prior, state) };
+}
+
+/** A counted turn waits for a batch; past MAX_UNASSIGNED_TURNS the oldest waiting one is dropped. */
+function assign(state: SignalState, turnId: number, weight: number): void {
+  const turnIds = [...state.unassigned.turnIds, turnId];
+  const dropped = Math.max(0, turnIds.length - MAX_UNASSIGNED_TURNS);
+  state.counters.unassignedDropped += dropped;
+  state.unassigned = { ...state.unassigned, turnIds: turnIds.slice(dropped), urgency: round2(state.unassigned.urgency + weight) };
+}
+
+/** The activity days not marked yet; the state then counts them as marked (its writer writes the markers first). */
+function markActivity(prior: SignalState, state: SignalState): string[] {
+  const marked = new Set(prior.activityMarked ? Object.keys(prior.activity) : []);
+  state.activityMarked = true;
+  return Object.keys(state.activity)
+    .sort()
+    .filter((d) => !marked.has(d));
 }
 
 /** A bare turn is accepted where an item is expected (the common case). */
@@ -352,11 +414,6 @@ function recordActivity(state: SignalState, timestamp: string, days: number): vo
   state.activity[day] = (state.activity[day] ?? 0) + 1;
   const keep = Object.keys(state.activity).sort().slice(-days);
   state.activity = Object.fromEntries(keep.map((d) => [d, state.activity[d] ?? 0]));
-}
-
-/** The UTC day of the user's last message: the activity index's partition (null before any). */
-export function lastActiveDay(state: SignalState): string | null {
-  return state.lastTurnTimestamp ? new Date(state.lastTurnTimestamp).toISOString().slice(0, 10) : null;
 }
 
 /** Deterministic job id of a batch: the turns it covers. */

@@ -6,8 +6,8 @@ import { z } from 'zod';
  * the seed's values.
  */
 export const SignalConfigSchema = z.object({
-  /** Turns since the last batch that fire a batch. */
-  turnThreshold: z.number().int().min(1).default(10),
+  /** Turns since the last batch that fire a batch; at most MAX_UNASSIGNED_TURNS (500), the turns the state keeps waiting. */
+  turnThreshold: z.number().int().min(1).max(500).default(10),
   /** Urgency strictly above this fires a batch. */
   urgencyThreshold: z.number().min(0).default(5.0),
   /** Most turns one batch reflects on. */

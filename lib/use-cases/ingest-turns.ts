@@ -12,7 +12,7 @@ import { type TurnQueueMessage, TurnQueueMessageSchema } from '../../events/inde
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import { TurnClaimCheckSchema } from '../../events/turn-claim-check.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import { type AccumulateResult, accumulate, messageTag, parseSignalState, type SignalItem } from '../domain/signal-accumulator.js';
+import { type AccumulateResult, accumulate, messageTag, parseSignalState, type SignalItem, withAppliedMessages } from '../domain/signal-accumulator.js';
 import type { SignalConfig } from '../domain/signal-weights.js';
 import { type EventEpisode, eventEpisodeOf } from '../domain/episodes.js';
 import { observationsOf } from '../domain/source-reliability.js';
@@ -168,15 +168,15 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
   const applied = new Set(prior.appliedMessages);
   const fresh = items.filter((i) => !applied.has(messageTag(i.messageId)));
   if (fresh.length === 0) {
-    return { userId, version: stored.version, folded: { state: prior, outcomes: [], triggers: [] }, toStore: [], episodes: [], jobs: [], alreadyApplied: true };
+    return { userId, version: stored.version, folded: { state: prior, outcomes: [], triggers: [], newActiveDays: [] }, toStore: [], episodes: [], jobs: [], alreadyApplied: true };
   }
   const messages = fresh.map((i) => i.message);
   const turns = messages.filter((m): m is TurnSaved => m.type === 'turn.saved');
   const older = turns.filter((t) => t.turnId <= prior.lastTurnId).map((t) => t.turnId);
   const known = older.length > 0 ? await deps.turns.indexedTurnIds(userId, older) : new Set<number>();
   const now = deps.clock.now();
-  const folded = accumulate(prior, messages.map(toItem), deps.config, now, (id) => known.has(id));
-  folded.state.appliedMessages = fresh.map((i) => messageTag(i.messageId));
+  const accumulated = accumulate(prior, messages.map(toItem), deps.config, now, (id) => known.has(id));
+  const folded = { ...accumulated, state: withAppliedMessages(accumulated.state, fresh.map((i) => i.messageId)) };
   const keep = new Set(folded.outcomes.filter((o) => o.disposition !== 'duplicate').map((o) => o.turnId));
   const jobs: ReflectionJob[] = folded.triggers.map((t) => ({
     type: 'reflection.job',
@@ -198,6 +198,16 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
 async function recordSources(f: Fold, deps: IngestDeps): Promise<void> {
   const observations = f.toStore.flatMap(observationsOf);
   if (observations.length > 0) await deps.sources.record(f.userId, observations);
+}
+
+/**
+ * The activity markers of the folds' new days, all users' in one request, before their
+ * states: a state written first and a crash after it would leave them unwritten, since the
+ * redelivered messages are then already applied.
+ */
+async function markActivity(folds: readonly Fold[], deps: IngestDeps): Promise<void> {
+  const marks = folds.flatMap((f) => (f.alreadyApplied ? [] : f.folded.newActiveDays.map((day) => ({ userId: f.userId, day }))));
+  if (marks.length > 0) await deps.signalState.markActive(marks);
 }
 
 /** Jobs and the idle check of a fold (after its turns are stored, before its state). */
@@ -230,6 +240,7 @@ async function ingestUsersTogether(users: ReadonlyArray<readonly [string, UserMe
   if (toStore.length > 0) await deps.turns.saveTurns(toStore);
   const episodes = folds.flatMap((f) => f.episodes);
   if (episodes.length > 0) await deps.turns.saveEventEpisodes(episodes);
+  await markActivity(folds, deps);
   const out = new Map<string, UserOutcome>();
   await Promise.all(
     folds.map(async (f) => {
@@ -260,6 +271,7 @@ async function ingestUser(userId: string, items: UserMessage[], deps: IngestDeps
     if (f.alreadyApplied) return { ...f.folded, jobs: [], alreadyApplied: true };
     if (f.toStore.length > 0) await deps.turns.saveTurns(f.toStore);
     if (f.episodes.length > 0) await deps.turns.saveEventEpisodes(f.episodes);
+    await markActivity([f], deps);
     await recordSources(f, deps);
     await announce(f, deps);
     if (await deps.signalState.save(userId, f.folded.state, f.version)) {

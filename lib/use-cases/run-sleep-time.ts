@@ -10,19 +10,23 @@ import { maintainFacts } from './knowledge-hygiene.js';
 import { callWithBudgetRetry, costOf, unusableStop } from './model-call.js';
 import { maintainGraph, recordRelations } from './relation-graph.js';
 import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { TurnSaved } from '../../events/turn-saved.js';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { DocumentIndex } from '../domain/knowledge-search.js';
 import type { SleepTimeConfig } from '../domain/sleep-time/config.js';
 import {
-  chunkTurns,
+  chunkTurnGroups,
   type Finding,
   findingDocument,
   gateFinding,
+  leftOut,
   mergeFindings,
   NIGHTLY_SYSTEM_PROMPT,
   NIGHTLY_TOOL,
   NightlyOutputSchema,
   nightlyPrompt,
+  pickChunks,
+  type TurnChunk,
 } from '../domain/sleep-time/nightly.js';
 import type { ReflectionRun } from '../domain/sleep-time/reflection-log.js';
 import { computeSelfAssessment, type SelfAssessment } from '../domain/sleep-time/self-assessment.js';
@@ -129,53 +133,74 @@ function addUsage(run: ReflectionRun, part: string, r: ModelResponse & { reused:
   run.estimatedCostUsd = cost === null || run.estimatedCostUsd === null ? null : Math.round((run.estimatedCostUsd + cost) * 1e6) / 1e6;
 }
 
-/** Seed 001 phase 1 for one user. */
-export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promise<SleepTimeOutcome> {
-  if (await deps.runs.exists(job.userId, job.jobId)) return { status: 'already_done', reason: `run ${job.jobId} is logged` };
-  const started = deps.clock.now();
-  const from = new Date(Date.parse(job.requestedAt) - deps.config.nightlyLookbackHours * 3_600_000).toISOString();
-  const run = emptyRun(job, 'nightly', from, started);
-  const { turns, missing } = await deps.turns.getTurns(job.userId, job.turnIds);
-  for (const m of missing) run.errors.push(`turn ${m.turnId}: ${m.reason}`);
-  run.messagesReviewed = turns.length;
-  run.sessionsReviewed = new Set(turns.map((t) => t.sessionId)).size;
+/**
+ * The day's chunks a run reflects on (at most `maxNightlyChunks`, spread over the day) and,
+ * in the run, what they hold and what was left out.
+ */
+function chooseChunks(turns: readonly TurnSaved[], config: SleepTimeConfig, run: ReflectionRun): Array<{ index: number; chunk: TurnChunk }> {
+  const all = chunkTurnGroups(turns, config.chunkTokens);
+  const picked = new Set(pickChunks(all.length, config.maxNightlyChunks));
+  const kept = all.flatMap((chunk, index) => (picked.has(index) ? [{ index, chunk }] : []));
+  const reviewed = kept.flatMap((k) => k.chunk.turns);
+  run.chunks = kept.length;
+  run.messagesReviewed = reviewed.length;
+  run.sessionsReviewed = new Set(reviewed.map((t) => t.sessionId)).size;
+  if (kept.length < all.length) run.truncated = leftOut(all, picked);
+  return kept;
+}
 
-  // Existing memories, for contradiction detection: the Knowledge the day's words find.
-  const knowledgeDocs = await deps.knowledge.loadKnowledge(job.userId);
-  const knowledge = new DocumentIndex<KnowledgeDoc>(knowledgeDocs);
-  const memories = knowledge
-    .search(topKeywords(turns.map((t) => t.query).join(' '), 10).join(' '), 10)
-    .map((h) => ({ path: h.doc.id, summary: h.doc.summary }));
-
-  const chunks = chunkTurns(turns, deps.config.chunkTokens);
-  run.chunks = chunks.length;
+/**
+ * One model call per kept chunk, all at once: the job then takes about as long as its
+ * slowest call, not the sum, and fits the reflector's timeout. Each answer is recorded as
+ * it arrives, so a delivery that fails part-way (a throttled call) keeps the others for the
+ * next. Answers are used in chunk order, so merging does not depend on which came first.
+ */
+async function reflectChunks(
+  job: ReflectionJob,
+  deps: SleepTimeDeps,
+  kept: ReadonlyArray<{ index: number; chunk: TurnChunk }>,
+  memories: ReadonlyArray<{ path: string; summary: string }>,
+  run: ReflectionRun,
+): Promise<Finding[]> {
+  const settled = await Promise.allSettled(
+    kept.map(({ index, chunk }) =>
+      callCached(job, `chunk-${index}`, deps, (maxTokens) =>
+        deps.model.reflect({
+          system: NIGHTLY_SYSTEM_PROMPT,
+          prompt: nightlyPrompt(chunk.text, memories),
+          toolName: NIGHTLY_TOOL.name,
+          toolDescription: NIGHTLY_TOOL.description,
+          toolInputSchema: schemaOf(NightlyOutputSchema),
+          temperature: deps.config.temperature,
+          maxTokens,
+        }),
+        NightlyOutputSchema,
+      ),
+    ),
+  );
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
   const found: Finding[] = [];
-  for (const [i, chunk] of chunks.entries()) {
-    const r = await callCached(job, `chunk-${i}`, deps, (maxTokens) =>
-      deps.model.reflect({
-        system: NIGHTLY_SYSTEM_PROMPT,
-        prompt: nightlyPrompt(chunk, memories),
-        toolName: NIGHTLY_TOOL.name,
-        toolDescription: NIGHTLY_TOOL.description,
-        toolInputSchema: schemaOf(NightlyOutputSchema),
-        temperature: deps.config.temperature,
-        maxTokens,
-      }),
-      NightlyOutputSchema,
-    );
-    addUsage(run, `chunk-${i}`, r);
+  for (const [i, result] of settled.entries()) {
+    if (result.status !== 'fulfilled') continue;
+    const r = result.value;
+    addUsage(run, `chunk-${kept[i]?.index}`, r);
     const { parsed } = r;
     if (r.unusable || !parsed.success) {
-      run.errors.push(`chunk ${i}: ${r.unusable}`);
+      run.errors.push(`chunk ${kept[i]?.index}: ${r.unusable}`);
       continue;
     }
     found.push(...parsed.data.findings);
   }
+  return found;
+}
 
-  const merged = mergeFindings(found);
-  // Findings already known verify their Knowledge fact, as of the run's schedule time.
+/**
+ * Gate the merged findings and store those that pass and are new as Knowledge; returns the
+ * Knowledge facts found already known, which the run verifies as of its schedule time.
+ */
+async function storeFindings(job: ReflectionJob, deps: SleepTimeDeps, merged: readonly Finding[], knowledge: DocumentIndex<KnowledgeDoc>, run: ReflectionRun) {
   const seen = new Map<string, { at: string; by: string }>();
-  for (const f of merged) run.findingsByCategory[f.category] = (run.findingsByCategory[f.category] ?? 0) + 1;
   for (const f of merged) {
     const gate = gateFinding(f);
     if (gate) {
@@ -194,9 +219,11 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
     run.stored.push({ path: `Knowledge/${doc.path}`, statement: f.statement });
   }
   run.memoriesStored = run.stored.length;
+  return seen;
+}
 
-  // Seed 001's triples join the relation graph; then the graph's hygiene (seed 004), at the
-  // run's scheduled time so a retried run does the same.
+/** Seed 001's (subject, relationship, object) triples that passed the gates join the relation graph; returns the edges written. */
+async function relateFindings(job: ReflectionJob, deps: SleepTimeDeps, merged: readonly Finding[]): Promise<number> {
   const triples = merged.filter((f) => f.category === 'relationship' && f.subject && f.relationship && f.object && !gateFinding(f));
   const edges = await recordRelations(
     job.userId,
@@ -210,7 +237,33 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
     job.requestedAt,
     deps.graph,
   );
-  run.graph = { edges: edges.length, ...(await maintainGraph(job.userId, new Date(job.requestedAt), deps.graph)) };
+  return edges.length;
+}
+
+/** Seed 001 phase 1 for one user. */
+export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promise<SleepTimeOutcome> {
+  if (await deps.runs.exists(job.userId, job.jobId)) return { status: 'already_done', reason: `run ${job.jobId} is logged` };
+  const started = deps.clock.now();
+  const from = new Date(Date.parse(job.requestedAt) - deps.config.nightlyLookbackHours * 3_600_000).toISOString();
+  const run = emptyRun(job, 'nightly', from, started);
+  const { turns, missing } = await deps.turns.getTurns(job.userId, job.turnIds);
+  for (const m of missing) run.errors.push(`turn ${m.turnId}: ${m.reason}`);
+  const kept = chooseChunks(turns, deps.config, run);
+  if (run.truncated) deps.log.warn('nightly run over its chunk cap: chunks left out', { userId: job.userId, runId: job.jobId, ...run.truncated });
+
+  // Existing memories, for contradiction detection: the Knowledge the reviewed messages' words find.
+  const knowledgeDocs = await deps.knowledge.loadKnowledge(job.userId);
+  const knowledge = new DocumentIndex<KnowledgeDoc>(knowledgeDocs);
+  const reviewed = kept.flatMap((k) => k.chunk.turns);
+  const memories = knowledge
+    .search(topKeywords(reviewed.map((t) => t.query).join(' '), 10).join(' '), 10)
+    .map((h) => ({ path: h.doc.id, summary: h.doc.summary }));
+
+  const merged = mergeFindings(await reflectChunks(job, deps, kept, memories, run));
+  for (const f of merged) run.findingsByCategory[f.category] = (run.findingsByCategory[f.category] ?? 0) + 1;
+  const seen = await storeFindings(job, deps, merged, knowledge, run);
+  // The graph's and the facts' hygiene (seed 004) at the run's scheduled time, so a retried run does the same.
+  run.graph = { edges: await relateFindings(job, deps, merged), ...(await maintainGraph(job.userId, new Date(job.requestedAt), deps.graph)) };
   // Counts what the run saw again (not what changed), so a redelivered run logs the same.
   run.facts = { verified: seen.size, ...(await maintainFacts(job.userId, new Date(job.requestedAt), deps, seen)) };
 

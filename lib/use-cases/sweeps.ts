@@ -31,15 +31,11 @@ export interface SweepResult {
 /** Most turns a nightly job lists (the job schema's limit); the rest of a huge day is left out, and logged. */
 const MAX_NIGHTLY_TURNS = 1000;
 
-async function candidates(days: readonly string[], deps: SweepDeps) {
-  return (await Promise.all(days.map((d) => deps.activity.activeUsers(d)))).flat();
-}
-
 /** Seed 001 phase 1: fan out one nightly job per user with enough messages in the window. */
 export async function nightlySweep(now: Date, deps: SweepDeps): Promise<SweepResult> {
   const hours = deps.config.nightlyLookbackHours;
   const days = windowDays(now, hours);
-  const users = await candidates(days, deps);
+  const users = await deps.activity.activeUsers(days);
   const last = new Map(await Promise.all(users.map(async (u) => [u.userId, (await deps.runs.latest(u.userId, 'nightly'))?.startedAt ?? null] as const)));
   const sel = selectUsers(users, days, deps.config.nightlyMinMessages, (id) => last.get(id) ?? null, now, hours);
   const from = new Date(now.getTime() - hours * 3_600_000).toISOString();
@@ -59,7 +55,7 @@ export async function nightlySweep(now: Date, deps: SweepDeps): Promise<SweepRes
 export async function weeklySweep(now: Date, deps: SweepDeps): Promise<SweepResult> {
   const hours = deps.config.weeklyLookbackDays * 24;
   const days = windowDays(now, hours);
-  const users = await candidates(days, deps);
+  const users = await deps.activity.activeUsers(days);
   const last = new Map(await Promise.all(users.map(async (u) => [u.userId, (await deps.runs.latest(u.userId, 'weekly'))?.startedAt ?? null] as const)));
   const sel = selectUsers(users, days, 1, (id) => last.get(id) ?? null, now, hours);
   const jobs: string[] = [];

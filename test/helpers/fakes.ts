@@ -93,8 +93,10 @@ export class MemoryTurnStore implements TurnStore {
   }
 }
 
-export class MemorySignalStateStore implements SignalStateStore {
+export class MemorySignalStateStore implements SignalStateStore, ActivityIndex {
   readonly items = new Map<string, { raw: unknown; version: number }>();
+  /** Activity markers: user → days. */
+  readonly markers = new Map<string, Set<string>>();
   saves = 0;
   async load(userId: string): Promise<StoredSignalState> {
     const item = this.items.get(userId);
@@ -109,6 +111,15 @@ export class MemorySignalStateStore implements SignalStateStore {
   }
   state(userId: string): SignalState {
     return this.items.get(userId)?.raw as SignalState;
+  }
+  async markActive(marks: ReadonlyArray<{ userId: string; day: string }>) {
+    for (const { userId, day } of marks) this.markers.set(userId, new Set([...(this.markers.get(userId) ?? []), day]));
+  }
+  async activeUsers(days: readonly string[]) {
+    return [...this.markers.entries()]
+      .filter(([, marked]) => days.some((d) => marked.has(d)))
+      .map(([userId]) => ({ userId, activity: { ...((this.items.get(userId)?.raw as SignalState | undefined)?.activity ?? {}) } }))
+      .sort((a, b) => a.userId.localeCompare(b.userId));
   }
 }
 
@@ -457,10 +468,11 @@ export class MemorySummarySource implements SummarySource {
   }
 }
 
+/** An activity index whose users were marked on every day their counts name. */
 export class MemoryActivity implements ActivityIndex {
   readonly users: Array<{ userId: string; activity: Record<string, number> }> = [];
-  async activeUsers(day: string) {
-    return this.users.filter((u) => Object.keys(u.activity).sort().at(-1) === day);
+  async activeUsers(days: readonly string[]) {
+    return this.users.filter((u) => Object.keys(u.activity).some((d) => days.includes(d)));
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accumulate, completeBatch, detectSignals, idleCheck, initialSignalState, lastActiveDay, MAX_UNBATCHED_TURNS, parseSignalState } from '../../lib/domain/signal-accumulator.js';
+import { accumulate, completeBatch, detectSignals, idleCheck, initialSignalState, MAX_UNBATCHED_TURNS, parseSignalState } from '../../lib/domain/signal-accumulator.js';
 import { defaultSignalConfig, parseSignalConfig } from '../../lib/domain/signal-weights.js';
 
 const now = new Date('2026-02-06T14:30:00Z');
@@ -179,7 +179,17 @@ describe('control events, summaries and activity', () => {
     const config = { ...defaultSignalConfig, activityDays: 2 };
     const r = accumulate(initialSignalState(), [day(1, 1), day(2, 2), day(2, 3), day(3, 4)], config, now, never);
     expect(r.state.activity).toEqual({ '2026-01-02': 2, '2026-01-03': 1 });
-    expect(lastActiveDay(r.state)).toBe('2026-01-03');
+    // Each day is announced once for its activity marker, the first time it counts a message.
+    expect(r.newActiveDays).toEqual(['2026-01-02', '2026-01-03']);
+    expect(accumulate(r.state, [day(3, 5)], config, now, never).newActiveDays).toEqual([]);
+    expect(accumulate(r.state, [day(4, 5)], config, now, never)).toMatchObject({ newActiveDays: ['2026-01-04'], state: { activity: { '2026-01-03': 1, '2026-01-04': 1 } } });
+  });
+
+  it('marks every counted day of a state stored before activity markers existed', () => {
+    const old = { ...initialSignalState(), lastTurnId: 3, activity: { '2026-01-01': 2, '2026-01-02': 1 } } as Record<string, unknown>;
+    delete old.activityMarked;
+    const { state } = parseSignalState(old);
+    expect(accumulate(state, [{ kind: 'session_closed', sessionId: 's' }], defaultSignalConfig, now, never).newActiveDays).toEqual(['2026-01-01', '2026-01-02']);
   });
 
   it('reads a state stored before these fields existed without calling it corrupt', () => {

@@ -3,7 +3,10 @@ import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import { defaultSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import { estimateCostUsd } from '../../lib/domain/sleep-time/model-prices.js';
-import { chunkTurns, type Finding, gateFinding, mergeFindings } from '../../lib/domain/sleep-time/nightly.js';
+import { z } from 'zod';
+import { chunkTurnGroups, chunkTurns, type Finding, gateFinding, leftOut, mergeFindings, NIGHTLY_SYSTEM_PROMPT, NIGHTLY_TOOL, NightlyOutputSchema, nightlyPrompt, pickChunks } from '../../lib/domain/sleep-time/nightly.js';
+import { estimateTokens } from '../../lib/domain/text.js';
+import { ModelUnavailableError, type ReflectionModel } from '../../lib/ports.js';
 import { fireTimesBetween } from '../../lib/domain/sleep-time/schedule.js';
 import { selectUsers, windowDays } from '../../lib/domain/sleep-time/selection.js';
 import { type AssessedRun, computeSelfAssessment } from '../../lib/domain/sleep-time/self-assessment.js';
@@ -160,7 +163,8 @@ describe('nightly and weekly reflection runs', () => {
     const d = await deps((prompt) => (++calls === 1 ? stopped('max_tokens', '{"findings": [') : nightlyOffline(prompt)));
     const out = await runNightly(job('nightly', [1, 2, 3, 4, 5]), { ...d, retryUnusableOutput: true });
     if (out.status !== 'completed') throw new Error(out.reason);
-    expect(d.model.requests.map((r) => r.maxTokens).slice(0, 2)).toEqual([1500, 3000]);
+    // The chunks are asked at once: one of them (the first answered) was cut and asked again with twice the budget.
+    expect(d.model.requests.map((r) => r.maxTokens).sort((a, b) => a - b)).toEqual([...Array.from({ length: out.run.chunks }, () => 1500), 3000]);
     expect(out.run.errors).toEqual([]);
     expect(out.run.stopReasons).toEqual(Object.fromEntries(Array.from({ length: out.run.chunks }, (_, i) => [`chunk-${i}`, 'tool_use'])));
     expect(out.run.budgetRetries).toEqual({ calls: 1, inputTokens: 10, outputTokens: 5 });
@@ -207,6 +211,86 @@ describe('nightly and weekly reflection runs', () => {
     expect(prompt).not.toContain('I love jazz clubs');
     expect(out.run.weekly?.trajectory).toBe('From jazz to family.');
     expect(d.runs.documents.get('alice/weekly-202602070300')).toContain('## Unresolved arcs\n- Where is the club?');
+  });
+});
+
+describe('a heavy user\'s nightly run fits its function timeout (seed 001 budget)', () => {
+  const job: ReflectionJob = { type: 'reflection.job', version: 1, jobId: 'nightly-202602070300', userId: 'heavy', kind: 'nightly', trigger: 'schedule', urgency: 0, turnIds: Array.from({ length: 1000 }, (_, i) => i + 1), requestedAt: now.toISOString() };
+
+  /** 1,000 turns of a day, about 100 tokens each: some 34 chunks of ~3,000 tokens. */
+  async function heavyDay(model: Pick<ReflectionModel, 'reflect'>) {
+    const turns = new MemoryTurnStore();
+    await turns.saveTurns(job.turnIds.map((turnId) => turn({ userId: 'heavy', turnId, sessionId: `s${Math.ceil(turnId / 100)}`, query: `Question ${turnId} about my reef tank and its ${'lighting '.repeat(12)}`, response: `An answer of ordinary length about turn ${turnId}, ${'with some detail '.repeat(12)}`, timestamp: '2026-02-06T20:00:00Z' })));
+    return { turns, knowledge: new MemoryKnowledgeStore(), runs: new MemoryRunLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), model: { ...model, summarize: async () => ({ text: '', usage: { modelId: 'scripted', inputTokens: 0, outputTokens: 0, latencyMs: 0 } }) }, clock: fixedClock(), log: new RecordingLog(), config: defaultSleepTimeConfig };
+  }
+
+  it('1,000 turns make at most maxNightlyChunks model calls, at once, spread over the day, and the run logs what was left out', async () => {
+    const prompts: string[] = [];
+    let inFlight = 0;
+    let most = 0;
+    const d = await heavyDay({
+      reflect: async (req) => {
+        prompts.push(req.prompt);
+        most = Math.max(most, ++inFlight);
+        await new Promise((r) => setTimeout(r, 5));
+        inFlight--;
+        return { output: { findings: [] }, usage: { modelId: 'scripted', inputTokens: 10, outputTokens: 5, latencyMs: 5 } };
+      },
+    });
+    const all = chunkTurnGroups((await d.turns.getTurns('heavy', job.turnIds)).turns, defaultSleepTimeConfig.chunkTokens);
+    expect(all.length).toBeGreaterThan(30);
+    const out = await runNightly(job, d);
+    if (out.status !== 'completed') throw new Error(out.reason);
+    expect(prompts).toHaveLength(defaultSleepTimeConfig.maxNightlyChunks);
+    expect(most).toBe(defaultSleepTimeConfig.maxNightlyChunks);
+    // The first and the last chunk of the day are among those reviewed.
+    expect(prompts.some((p) => p.includes('### Turn 1 '))).toBe(true);
+    expect(prompts.some((p) => p.includes('### Turn 1000 '))).toBe(true);
+    expect(out.run.chunks).toBe(defaultSleepTimeConfig.maxNightlyChunks);
+    expect(out.run.truncated).toMatchObject({ chunksSkipped: all.length - defaultSleepTimeConfig.maxNightlyChunks });
+    expect(out.run.messagesReviewed + (out.run.truncated?.messagesNotReviewed ?? 0)).toBe(1000);
+    expect(out.run.truncated?.turnRanges).toHaveLength(defaultSleepTimeConfig.maxNightlyChunks - 1);
+    expect(d.log.entries.some((e) => e.level === 'warn' && e.message.includes('chunk cap'))).toBe(true);
+  });
+
+  it('keeps the answers of the calls that succeeded when one fails, so the next delivery asks only for the rest', async () => {
+    let calls = 0;
+    let failOnce = true;
+    const d = await heavyDay({
+      reflect: async (req) => {
+        calls++;
+        if (failOnce && req.prompt.includes('### Turn 1000 ')) {
+          failOnce = false;
+          throw new ModelUnavailableError('ThrottlingException');
+        }
+        return { output: { findings: [] }, usage: { modelId: 'scripted', inputTokens: 10, outputTokens: 5, latencyMs: 1 } };
+      },
+    });
+    await expect(runNightly(job, d)).rejects.toThrow(ModelUnavailableError);
+    expect(calls).toBe(defaultSleepTimeConfig.maxNightlyChunks);
+    const out = await runNightly(job, d);
+    expect(out.status).toBe('completed');
+    expect(calls).toBe(defaultSleepTimeConfig.maxNightlyChunks + 1);
+  });
+
+  it('stays within seed 001\'s 30K tokens a night: the cap times the largest call', () => {
+    const c = defaultSleepTimeConfig;
+    const { $schema: _drop, ...schema } = z.toJSONSchema(NightlyOutputSchema, { io: 'input' });
+    // The largest prompt frame: ten known memories with the longest paths and summaries.
+    const memories = Array.from({ length: 10 }, (_, i) => ({ path: `Reflections/relationship/${'x'.repeat(60)}${i}.md`, summary: 's'.repeat(200) }));
+    const overhead = estimateTokens(NIGHTLY_SYSTEM_PROMPT) + estimateTokens(nightlyPrompt('', memories)) + estimateTokens(`${NIGHTLY_TOOL.name}${NIGHTLY_TOOL.description}${JSON.stringify(schema)}`);
+    const largestCall = c.chunkTokens + overhead + c.maxTokens;
+    expect(c.maxNightlyChunks * largestCall).toBeLessThanOrEqual(30_000);
+    expect((c.maxNightlyChunks + 1) * largestCall).toBeGreaterThan(30_000);
+  });
+
+  it('picks chunks spread over the day, first and last included, and names the turns left out', () => {
+    expect(pickChunks(34, 5)).toEqual([0, 8, 17, 25, 33]);
+    expect(pickChunks(3, 5)).toEqual([0, 1, 2]);
+    expect(pickChunks(10, 1)).toEqual([9]);
+    const chunks = [[1, 2], [3, 4], [5], [6, 7], [8]].map((ids) => ({ text: '', turns: ids.map((turnId) => turn({ turnId })) }));
+    expect(leftOut(chunks, new Set([0, 4]))).toEqual({ chunksSkipped: 3, messagesNotReviewed: 5, turnRanges: [[3, 7]] });
+    expect(leftOut(chunks, new Set([0, 2, 4]))).toEqual({ chunksSkipped: 2, messagesNotReviewed: 4, turnRanges: [[3, 4], [6, 7]] });
   });
 });
 

@@ -67,6 +67,44 @@ describe('ingest turns', () => {
     expect(deps.signalState.items.has('bob')).toBe(false);
   });
 
+  it('puts a user in the activity index for a day before the state that counts it, once per day', async () => {
+    const deps = ingestDeps();
+    const marks: string[][] = [];
+    const mark = deps.signalState.markActive.bind(deps.signalState);
+    deps.signalState.markActive = async (m) => {
+      marks.push(m.map((x) => `${x.userId} ${x.day}`));
+      return mark(m);
+    };
+    // The function dies after the markers, before the state: the retry finds them there.
+    const save = deps.signalState.save.bind(deps.signalState);
+    let crashes = 1;
+    deps.signalState.save = async (...a) => {
+      if (crashes-- > 0) throw new Error('died before the state write');
+      return save(...a);
+    };
+    const day = (d: number, n: number) => Array.from({ length: n }, (_, i) => turn({ userId: 'alice', turnId: d * 100 + i, timestamp: `2026-02-0${d}T10:0${i}:00Z` }));
+    const batch = records(day(6, 6));
+    await expect(ingestTurns(batch, deps)).resolves.toMatchObject({ failedMessageIds: batch.map((r) => r.messageId) });
+    expect(await deps.signalState.activeUsers(['2026-02-06'])).toEqual([{ userId: 'alice', activity: {} }]);
+    await ingestTurns(batch, deps);
+    await ingestTurns(records(day(7, 2)).map((r) => ({ ...r, messageId: `d7-${r.messageId}` })), deps);
+    expect(marks).toEqual([['alice 2026-02-06'], ['alice 2026-02-06'], ['alice 2026-02-07']]);
+    expect(await deps.signalState.activeUsers(['2026-02-06', '2026-02-07'])).toEqual([{ userId: 'alice', activity: { '2026-02-06': 6, '2026-02-07': 2 } }]);
+  });
+
+  it('marks every user\'s new day of a batch in one request', async () => {
+    const deps = ingestDeps();
+    const calls: number[] = [];
+    const mark = deps.signalState.markActive.bind(deps.signalState);
+    deps.signalState.markActive = async (m) => {
+      calls.push(m.length);
+      return mark(m);
+    };
+    await ingestTurns(records(Array.from({ length: 10 }, (_, i) => turn({ userId: `user-${i}`, turnId: 1 }))), deps);
+    expect(calls).toEqual([10]);
+    expect((await deps.signalState.activeUsers(['2026-02-06'])).map((u) => u.userId)).toHaveLength(10);
+  });
+
   it('resets a corrupt state with a warning instead of failing', async () => {
     const deps = ingestDeps();
     deps.signalState.items.set('alice', { raw: { urgencyScore: 'high' }, version: 3 });

@@ -10,6 +10,15 @@ export const SleepTimeConfigSchema = z.object({
   weeklyLookbackDays: z.number().int().min(1).max(31).default(7),
   /** Chunk size for large message sets (estimated tokens). */
   chunkTokens: z.number().int().min(500).default(3000),
+  /**
+   * Most chunks one nightly run reflects on (one model call each); a heavier day has the rest
+   * left out, spread evenly (`pickChunks`), and logged (`truncated` in the run). Seed 001
+   * budgets ~10–30K tokens per agent per night; a call costs at most chunkTokens (3,000) +
+   * ~1,200 of system prompt, known memories and tool schema + maxTokens (1,500) of output =
+   * 5,700, and 5 × 5,700 = 28,500 ≤ 30,000 (test/unit/sleep-time.test.ts checks it against
+   * the real prompt). Raise it with chunkTokens or maxTokens lowered, or with a budget.
+   */
+  maxNightlyChunks: z.number().int().min(1).max(20).default(5),
   /** Staged items older than this with promotion_count < 2 expire. */
   stagedExpiryDays: z.number().int().min(1).default(30),
   /** Turn originals move to a colder storage class after this many days. */

@@ -55,24 +55,69 @@ export function nightlyPrompt(chunk: string, memories: ReadonlyArray<{ path: str
   return `## Existing knowledge\n${known}\n\n## Messages to reflect on\n${chunk}\n`;
 }
 
+/** A chunk of the day's messages: what the model reads, and the turns it holds. */
+export interface TurnChunk {
+  text: string;
+  turns: TurnSaved[];
+}
+
 /** Split turns (ascending) into chunks of at most `budgetTokens` (a turn larger than that is its own chunk). */
-export function chunkTurns(turns: readonly TurnSaved[], budgetTokens: number): string[] {
-  const chunks: string[] = [];
-  let current: string[] = [];
+export function chunkTurnGroups(turns: readonly TurnSaved[], budgetTokens: number): TurnChunk[] {
+  const chunks: TurnChunk[] = [];
+  let current: Array<{ turn: TurnSaved; text: string }> = [];
   let size = 0;
-  for (const t of [...turns].sort((a, b) => a.turnId - b.turnId)) {
-    const text = renderTurnForBatch(t);
+  const close = () => chunks.push({ text: current.map((c) => c.text).join('\n\n'), turns: current.map((c) => c.turn) });
+  for (const turn of [...turns].sort((a, b) => a.turnId - b.turnId)) {
+    const text = renderTurnForBatch(turn);
     const tokens = estimateTokens(text);
     if (current.length > 0 && size + tokens > budgetTokens) {
-      chunks.push(current.join('\n\n'));
+      close();
       current = [];
       size = 0;
     }
-    current.push(text);
+    current.push({ turn, text });
     size += tokens;
   }
-  if (current.length > 0) chunks.push(current.join('\n\n'));
+  if (current.length > 0) close();
   return chunks;
+}
+
+/** The chunks' texts (see chunkTurnGroups). */
+export function chunkTurns(turns: readonly TurnSaved[], budgetTokens: number): string[] {
+  return chunkTurnGroups(turns, budgetTokens).map((c) => c.text);
+}
+
+/**
+ * Which of `count` chunks a run reflects on when the cap (`maxNightlyChunks`) leaves some
+ * out: `cap` of them spread evenly over the day, the first and the last included (one: the
+ * newest). Spread rather than the newest: findings of one kind from different chunks merge
+ * with their evidence united, so chunks from the whole day let a pattern that recurs
+ * morning and evening show as one finding with both; the newest alone would see only the
+ * day's last hours. Deterministic, so a redelivered job picks the same chunks (and reuses
+ * their recorded answers).
+ */
+export function pickChunks(count: number, cap: number): number[] {
+  if (count <= cap) return Array.from({ length: count }, (_, i) => i);
+  if (cap <= 1) return [count - 1];
+  return Array.from({ length: cap }, (_, i) => Math.round((i * (count - 1)) / (cap - 1)));
+}
+
+/** What the chunks not picked hold: how many, their messages, and their turns as first–last ranges (adjacent chunks joined). */
+export function leftOut(chunks: readonly TurnChunk[], picked: ReadonlySet<number>): { chunksSkipped: number; messagesNotReviewed: number; turnRanges: Array<[number, number]> } {
+  const turnRanges: Array<[number, number]> = [];
+  let chunksSkipped = 0;
+  let messagesNotReviewed = 0;
+  chunks.forEach((chunk, i) => {
+    if (picked.has(i) || chunk.turns.length === 0) return;
+    chunksSkipped += 1;
+    messagesNotReviewed += chunk.turns.length;
+    const first = chunk.turns[0]?.turnId ?? 0;
+    const last = chunk.turns[chunk.turns.length - 1]?.turnId ?? first;
+    const previous = turnRanges[turnRanges.length - 1];
+    if (previous && i > 0 && !picked.has(i - 1)) previous[1] = last;
+    else turnRanges.push([first, last]);
+  });
+  return { chunksSkipped, messagesNotReviewed, turnRanges };
 }
 
 const RANK = { HIGH: 3, MEDIUM: 2, LOW: 1 } as const;

@@ -10,10 +10,14 @@ export interface ReflectionRun {
   windowFrom: string;
   windowTo: string;
   sessionsReviewed: number;
+  /** Nightly: messages in the chunks reflected on (those of skipped chunks are in `truncated`). */
   messagesReviewed: number;
   /** Weekly only: summaries read (batch logs, nightly findings, context summaries). */
   summariesReviewed: number;
+  /** Nightly: chunks reflected on (one model call each). */
   chunks: number;
+  /** Nightly, when the day had more chunks than `maxNightlyChunks`: what was left out (its turns as first–last ranges). */
+  truncated?: { chunksSkipped: number; messagesNotReviewed: number; turnRanges: Array<[number, number]> };
   /** Findings proposed, by category (after merging). */
   findingsByCategory: Record<string, number>;
   /** Findings not stored, with why (confidence gating, evidence rules, already known). */

@@ -1,7 +1,8 @@
 /**
  * Who gets a sleep-time reflection (seed 001 phase 1): users with at least N messages in
- * the look-back window, from the activity index (per-day counts on the signal state, found
- * by the day of the user's last message — no scan), minus those reflected within the window.
+ * the look-back window, from the activity index (users found by their activity markers of
+ * the window's days — no scan — and counted by the per-day counts of their signal state),
+ * minus those reflected within the window.
  */
 
 /** UTC days (YYYY-MM-DD) the window (now − hours, now] touches, oldest first. */
@@ -25,8 +26,8 @@ export type Selection = {
 };
 
 /**
- * `candidates`: users whose last active day falls in the window (the activity index's
- * partitions for those days). `lastRun(userId)`: when the user's last run of this kind
+ * `candidates`: users active on a day of the window (the activity index's partitions for
+ * those days). `lastRun(userId)`: when the user's last run of this kind
  * started, or null. Messages are counted per day, so the window is counted in whole days.
  */
 export function selectUsers(

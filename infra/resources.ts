@@ -43,8 +43,14 @@ export const QUEUES = {
     fifo: true,
     visibilityTimeoutSeconds: 6 * FUNCTION_TIMEOUT_SECONDS.reflector,
     localVisibilityTimeoutSeconds: 5,
-    // Seed 000 §9: a failed model call is retried once, then the job is parked.
-    maxReceiveCount: 2,
+    // Five deliveries before a job is parked (AWS advises at least 5 for an event source's
+    // queue, so that throttling does not send messages to the DLQ:
+    // https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html). A nightly
+    // fan-out to every user meets Bedrock's per-minute quotas; each delivery already retries a
+    // throttled call with backoff (lib/adapters/aws-clients.ts), and five deliveries 12 minutes
+    // apart outlast a throttling episode of most of an hour. Seed 000 §9's "retry once" stays the
+    // rule for an unusable answer (functions/reflector/create-handler.ts).
+    maxReceiveCount: 5,
   },
   idle: {
     id: 'IdleQueue',

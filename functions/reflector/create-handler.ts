@@ -33,6 +33,9 @@ import type { ReflectorEnv } from './env.js';
 
 export type ReflectorHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
+/** Deliveries that may ask the model again for an unusable answer: the first and its one retry (seed 000 §9). */
+const UNUSABLE_OUTPUT_DELIVERIES = 2;
+
 type Clients = Pick<AwsClients, 'ddb' | 's3' | 'bedrock'>;
 
 /** The three use cases' dependencies, over one set of stores. */
@@ -95,10 +98,12 @@ export function createReflectorHandler(env: ReflectorEnv, clients: Clients, cloc
     }
     const receives = Number(record.attributes.ApproximateReceiveCount);
     try {
-      // Not the last delivery: an unusable model answer is retried (the next delivery asks again).
-      await runJob(job, receives < maxReceives, deps, metrics, logger);
+      // Seed 000 §9, "retry once": an unusable answer on the first delivery is asked again on
+      // the next; from the second on, it aborts the batch with the answer kept in its log.
+      await runJob(job, receives < UNUSABLE_OUTPUT_DELIVERIES, deps, metrics, logger);
     } catch (error) {
-      // Seed 000 §9: one retry; on the last delivery the failure is logged before SQS parks the job in the DLQ.
+      // An outage, throttling or missing model access is retried by SQS up to the queue's
+      // maxReceiveCount; on the last delivery the failure is logged before SQS parks the job.
       const parked = error instanceof ModelUnavailableError || error instanceof BatchNotRecordedError || error instanceof ModelAccessDeniedError;
       if (parked && receives >= maxReceives) await recordFailedAttempt(job, error, deps.reflection);
       throw error;

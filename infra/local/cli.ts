@@ -9,6 +9,8 @@
  *   npm start -- --api-port N       serve the memory API and review console on this port (default: a free one)
  *   npm start -- --state FILE       write the stack's endpoints and credentials there (default .local/stack.json)
  *   npm start -- --faults RATE      inject faults: RATE (0–1) of AWS and model calls fail, and of invocations die (fault-injection.ts)
+ *   npm start -- --faults-sustained MINUTES
+ *                                   sustained mode: every model call is throttled for MINUTES simulated minutes from the first one
  *   npm start -- --dump FILE        once drained, write the canonical state of every user there (infra/local/state-dump.ts)
  *
  * With --once the last line printed is one JSON object with the run's counts; the exit
@@ -59,6 +61,7 @@ async function main(): Promise<number> {
       state: { type: 'string' },
       dump: { type: 'string' },
       faults: { type: 'string' },
+      'faults-sustained': { type: 'string' },
       'fault-seed': { type: 'string', default: '1' },
     },
     strict: true,
@@ -68,6 +71,10 @@ async function main(): Promise<number> {
   if (!Number.isFinite(speed) || speed <= 0) throw new Error(`--speed must be a positive number, not ${values.speed}`);
   const faultRate = values.faults === undefined ? 0 : Number(values.faults);
   if (!Number.isFinite(faultRate) || faultRate < 0 || faultRate > 1) throw new Error(`--faults must be a share between 0 and 1, not ${values.faults}`);
+  const sustainedMinutes = values['faults-sustained'] === undefined ? 0 : Number(values['faults-sustained']);
+  if (!Number.isFinite(sustainedMinutes) || sustainedMinutes < 0) throw new Error(`--faults-sustained must be a number of minutes, not ${values['faults-sustained']}`);
+  // Simulated minutes: local delays run `speed` times faster than real time.
+  const modelThrottleMs = (sustainedMinutes * 60_000) / speed;
   const file = values.replay ? resolve(values.replay) : SAMPLE;
   const { lines, format } = replayLinesFromFile(readFileSync(file, 'utf8'), basename(typeof file === 'string' ? file : file.pathname));
 
@@ -77,7 +84,7 @@ async function main(): Promise<number> {
     logLevel: values.verbose ? 'INFO' : 'WARN',
     metrics: values.verbose ?? false,
     speed,
-    ...(faultRate > 0 ? { faults: { rate: faultRate, seed: Number(values['fault-seed']) } } : {}),
+    ...(faultRate > 0 || modelThrottleMs > 0 ? { faults: { rate: faultRate, seed: Number(values['fault-seed']), modelThrottleMs } } : {}),
     ...(values['api-port'] ? { apiPort: Number(values['api-port']) } : {}),
     onHandlerError: (source, error) => console.error(`[${source}] handler error (the records go back to the queue): ${(error as Error).message}`),
   });
@@ -113,6 +120,7 @@ async function main(): Promise<number> {
     writeState(stack, { drained: true });
     const summary = await stack.summary();
     console.log(`drained.\n${human(summary)}`);
+    if (stack.iam) console.log(`  IAM checks by function: ${Object.entries(stack.iam.stats.byFunction).map(([fn, n]) => `${fn} ${n}`).join(', ')}`);
     if (summary.iamDenied > 0) console.log(denials(stack));
     if (values.dump) {
       const dumps = await stack.dumpState();

@@ -4,9 +4,11 @@
  * dumps of every user's state (state-dump.ts). Each replay is its own `npm start -- --once`
  * process, since a process holds one stack.
  *
- *   npm run faults -- [--replay FILE] [--rate 0.1] [--seed 1] [--speed 60]
+ *   npm run faults -- [--replay FILE] [--rate 0.1] [--seed 1] [--speed 60] [--sustained 10]
  *
- * prints the report; its last line is JSON. Exit 1 when the states differ.
+ * prints the report; its last line is JSON. Exit 1 when the states differ. A fourth replay
+ * runs in sustained mode: every model call throttled for `--sustained` simulated minutes from
+ * the first (0: skipped) — it must end with nothing in a DLQ and the fault-free state.
  *
  * Speed: the idle rule (seed 003) asks whether the user sent nothing for 5 minutes. A
  * record that failed comes back after its queue's visibility timeout (local: 2 s for
@@ -32,6 +34,8 @@ export interface ReplayOptions {
   /** A JSONL or LoCoMo file; the bundled sample when absent. */
   replay?: string;
   faults?: { rate: number; seed: number };
+  /** Sustained mode: every model call throttled for this many simulated minutes. */
+  sustainedMinutes?: number;
   speed?: number;
 }
 
@@ -45,6 +49,7 @@ export async function replayInChild(options: ReplayOptions): Promise<ReplayRun> 
   const args = [CLI, '--once', '--speed', String(options.speed ?? 60), '--dump', dump, '--state', join(dir, 'stack.json')];
   if (options.replay) args.push('--replay', options.replay);
   if (options.faults) args.push('--faults', String(options.faults.rate), '--fault-seed', String(options.faults.seed));
+  if (options.sustainedMinutes) args.push('--faults-sustained', String(options.sustainedMinutes));
   const started = performance.now();
   try {
     const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
@@ -104,19 +109,26 @@ export interface EquivalenceReport {
   handlerErrors: number;
   /** Messages left in dead-letter queues after the faulty replay. */
   dlq: number;
-  seconds: { faultFree: number; faulty: number };
+  /** Fault-free vs sustained model throttling (null when not run). */
+  sustained: { minutes: number; differences: number; sample: Comparison['differences']; throttled: number; dlq: number } | null;
+  seconds: { faultFree: number; faulty: number; sustained: number | null };
 }
 
-/** Three replays of one input (two fault-free, one with faults), two at a time. */
-export async function checkEquivalence(options: { replay?: string; rate: number; seed: number; speed?: number }): Promise<EquivalenceReport> {
+/** Three replays of one input (two fault-free, one with faults), and one with sustained model throttling, two at a time. */
+export async function checkEquivalence(options: { replay?: string; rate: number; seed: number; speed?: number; sustainedMinutes?: number }): Promise<EquivalenceReport> {
   const base = { ...(options.replay ? { replay: options.replay } : {}), speed: options.speed ?? 60 };
   const [clean, faulty] = await Promise.all([
     replayInChild({ ...base, label: 'fault-free' }),
     replayInChild({ ...base, label: `faults ${options.rate}`, faults: { rate: options.rate, seed: options.seed } }),
   ]);
-  const again = await replayInChild({ ...base, label: 'fault-free again' });
+  const minutes = options.sustainedMinutes ?? 0;
+  const [again, throttled] = await Promise.all([
+    replayInChild({ ...base, label: 'fault-free again' }),
+    minutes > 0 ? replayInChild({ ...base, label: `model throttled ${minutes} min`, sustainedMinutes: minutes }) : Promise.resolve(null),
+  ]);
   const determinism = compareRuns(clean, again);
   const equivalence = compareRuns(clean, faulty);
+  const sustained = throttled ? compareRuns(clean, throttled) : null;
   return {
     replay: options.replay ?? 'events/samples/conversation.jsonl',
     rate: options.rate,
@@ -129,28 +141,42 @@ export async function checkEquivalence(options: { replay?: string; rate: number;
     faults: faulty.summary.faults,
     handlerErrors: faulty.summary.handlerErrors,
     dlq: faulty.summary.errors,
-    seconds: { faultFree: clean.seconds, faulty: faulty.seconds },
+    sustained:
+      throttled && sustained
+        ? { minutes, differences: sustained.differences.length, sample: sustained.differences.slice(0, 5), throttled: throttled.summary.faults['model-throttling-sustained'], dlq: throttled.summary.errors }
+        : null,
+    seconds: { faultFree: clean.seconds, faulty: faulty.seconds, sustained: throttled?.seconds ?? null },
   };
 }
 
 async function main(): Promise<number> {
   const { parseArgs } = await import('node:util');
   const { values } = parseArgs({
-    options: { replay: { type: 'string' }, rate: { type: 'string', default: '0.1' }, seed: { type: 'string', default: '1' }, speed: { type: 'string', default: '60' } },
+    options: {
+      replay: { type: 'string' },
+      rate: { type: 'string', default: '0.1' },
+      seed: { type: 'string', default: '1' },
+      speed: { type: 'string', default: '60' },
+      sustained: { type: 'string', default: '10' },
+    },
   });
   const report = await checkEquivalence({
     ...(values.replay ? { replay: values.replay } : {}),
     rate: Number(values.rate),
     seed: Number(values.seed),
     speed: Number(values.speed),
+    sustainedMinutes: Number(values.sustained),
   });
   const f = report.faults;
   console.log(`replay ${report.replay}: ${report.turns} turns, ${report.records} records compared`);
   console.log(`faults injected (rate ${report.rate}, seed ${report.seed}): ${Object.entries(f).map(([k, n]) => `${k} ${n}`).join(', ')}; handler errors retried ${report.handlerErrors}; left in DLQs ${report.dlq}`);
   console.log(`determinism (fault-free twice): ${report.determinism.differences} differences; equivalence (fault-free vs faults): ${report.equivalence.differences} differences`);
-  for (const d of [...report.determinism.sample, ...report.equivalence.sample]) console.log(`  ${JSON.stringify(d).slice(0, 300)}`);
+  const s = report.sustained;
+  if (s) console.log(`sustained (model throttled ${s.minutes} simulated minutes, ${s.throttled} calls refused): ${s.differences} differences; left in DLQs ${s.dlq}`);
+  for (const d of [...report.determinism.sample, ...report.equivalence.sample, ...(s?.sample ?? [])]) console.log(`  ${JSON.stringify(d).slice(0, 300)}`);
   console.log(JSON.stringify(report));
-  return report.determinism.differences === 0 && report.equivalence.differences === 0 && report.dlq === 0 ? 0 : 1;
+  const sustainedOk = s === null || (s.differences === 0 && s.dlq === 0);
+  return report.determinism.differences === 0 && report.equivalence.differences === 0 && report.dlq === 0 && sustainedOk ? 0 : 1;
 }
 
 if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {

@@ -30,6 +30,12 @@ export interface FaultConfig {
   rate: number;
   /** Seed of the pseudo-random draws. @default 1 */
   seed?: number;
+  /**
+   * Sustained mode: from the first model call on, every model call is throttled for this
+   * long (real milliseconds; the CLI takes simulated minutes), on every delivery and every
+   * attempt — a Bedrock quota exhausted for minutes, as a nightly fan-out to every user meets it.
+   */
+  modelThrottleMs?: number;
 }
 
 export type FaultKind =
@@ -37,6 +43,7 @@ export type FaultKind =
   | 'server-error'
   | 'timeout-after-send'
   | 'model-throttling'
+  | 'model-throttling-sustained'
   | 'model-garbage'
   | 'model-max-tokens'
   | 'model-malformed-tool-use'
@@ -44,7 +51,7 @@ export type FaultKind =
   | 'model-access-denied'
   | 'invocation-died';
 
-type ModelFault = Extract<FaultKind, `model-${string}`>;
+type ModelFault = Exclude<Extract<FaultKind, `model-${string}`>, 'model-throttling-sustained'>;
 /** The model faults, in the order they are drawn; malformed_tool_use only where a tool was asked for. */
 const MODEL_FAULTS: readonly ModelFault[] = ['model-throttling', 'model-garbage', 'model-max-tokens', 'model-malformed-tool-use', 'model-error', 'model-access-denied'];
 
@@ -59,14 +66,25 @@ interface Delivery {
 
 let config: Required<FaultConfig> | null = null;
 let state = 0;
+/** When the sustained throttling began (the first model call), epoch ms. */
+let throttleStartedAt: number | null = null;
 const counts = new Map<FaultKind, number>();
 const deliveries = new AsyncLocalStorage<Delivery>();
 
-/** Turn faults on (rate > 0) or off (null or rate 0) for this process. */
+/** Turn faults on (rate > 0, or a sustained model throttle) or off (null, or neither) for this process. */
 export function configureFaults(next: FaultConfig | null): void {
-  config = next && next.rate > 0 ? { rate: Math.min(1, next.rate), seed: next.seed ?? 1 } : null;
+  const on = next !== null && (next.rate > 0 || (next.modelThrottleMs ?? 0) > 0);
+  config = on ? { rate: Math.min(1, Math.max(0, next.rate)), seed: next.seed ?? 1, modelThrottleMs: next.modelThrottleMs ?? 0 } : null;
   state = config?.seed ?? 0;
+  throttleStartedAt = null;
   counts.clear();
+}
+
+/** Within the sustained throttle's window (which the first model call opens). */
+function sustainedThrottle(): boolean {
+  if (!config || config.modelThrottleMs <= 0) return false;
+  throttleStartedAt ??= Date.now();
+  return Date.now() - throttleStartedAt < config.modelThrottleMs;
 }
 
 export const faultsEnabled = (): boolean => config !== null;
@@ -78,6 +96,7 @@ export function faultCounts(): Record<FaultKind, number> {
     'server-error': 0,
     'timeout-after-send': 0,
     'model-throttling': 0,
+    'model-throttling-sustained': 0,
     'model-garbage': 0,
     'model-max-tokens': 0,
     'model-malformed-tool-use': 0,
@@ -151,6 +170,10 @@ export function injectFaults<C extends { middlewareStack: { add: (...args: never
     (next: Next) => async (args: unknown) => {
       // Off (always, in the cloud): one comparison per call, nothing else.
       if (config === null) return next(args);
+      if (service === 'BedrockRuntime' && sustainedThrottle()) {
+        count('model-throttling-sustained');
+        throw new InjectedServiceError('ThrottlingException', 429, 'Too many requests, please wait before trying again.', true);
+      }
       const delivery = deliveries.getStore();
       if (!delivery?.faulty) return next(args);
       delivery.calls += 1;

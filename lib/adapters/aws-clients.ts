@@ -47,8 +47,22 @@ export function createSqsClient(): SQSClient {
   return new SQSClient({ endpoint: endpointFor('SQS') });
 }
 
+/** Attempts per model call: the first and three retries of a throttled, timed-out or 5xx call. */
+export const BEDROCK_MAX_ATTEMPTS = 4;
+/** A model call that has not answered in this long is abandoned (and retried): 1,500–3,000 output tokens take seconds. */
+export const BEDROCK_REQUEST_TIMEOUT_MS = 60_000;
+
 export function createBedrockClient(): BedrockRuntimeClient {
-  // One attempt per delivery: the retry policy of seed 000 §9 ("retry once") is the
-  // reflection queue's redelivery after its visibility timeout, not the SDK's backoff.
-  return new BedrockRuntimeClient({ endpoint: endpointFor('BEDROCK_RUNTIME'), maxAttempts: 1 });
+  // Bedrock's quotas are per minute; AWS advises retrying a throttled call with exponential
+  // backoff and jitter (https://docs.aws.amazon.com/bedrock/latest/userguide/troubleshooting-api-error-codes.html),
+  // which the SDK's standard retry mode does (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html:
+  // 3 attempts by default; throttling errors back off from a 500 ms base). A throttling episode
+  // longer than one delivery's attempts is outlasted by the reflection queue's redeliveries
+  // (infra/resources.ts). Without a request timeout a hung call would run until Lambda's.
+  return new BedrockRuntimeClient({
+    endpoint: endpointFor('BEDROCK_RUNTIME'),
+    maxAttempts: BEDROCK_MAX_ATTEMPTS,
+    retryMode: 'standard',
+    requestHandler: { requestTimeout: BEDROCK_REQUEST_TIMEOUT_MS },
+  });
 }

@@ -26,18 +26,9 @@ export function activityMarker(userId: string, day: string): Record<string, unkn
   };
 }
 
-/**
- * The signal-state item as it is written: no index keys, so writing it never writes gsi1 —
- * except a state whose days have no markers yet (stored before markers existed, and written
- * since by a batch completion or an idle check, which mark nothing): it keeps its old entry
- * in the unsharded partition of its last active day, which the sweeps still read, until the
- * user's next turn marks its days.
- */
+/** The signal-state item as it is written: no index keys, so writing it never writes gsi1. */
 export function signalStateItem(userId: string, state: SignalState, version: number, updatedAt: string): Record<string, unknown> {
-  // The day as the code before computed it (the partition it wrote).
-  const lastDay = state.lastTurnTimestamp ? new Date(state.lastTurnTimestamp).toISOString().slice(0, 10) : undefined;
-  const legacy = !state.activityMarked && lastDay ? { gsi1pk: `ACTIVITY#${lastDay}`, gsi1sk: keys.activityGsiSk(userId) } : {};
-  return { pk: keys.userPk(userId), sk: keys.signalSk, kind: 'signal-state', userId, state, version, updatedAt, ...legacy };
+  return { pk: keys.userPk(userId), sk: keys.signalSk, kind: 'signal-state', userId, state, version, updatedAt };
 }
 
 /**
@@ -110,8 +101,7 @@ export class DynamoSignalStateStore implements SignalStateStore, ActivityIndex {
   }
 
   /**
-   * Users with a marker on any of these days (every shard of each day, and the unsharded
-   * partition of entries written before sharding), then each one's per-day counts from its
+   * Users with a marker on any of these days (every shard of each day), then each one's per-day counts from its
    * state item: one eventually consistent read per candidate, 100 to a BatchGetItem — half a
    * read unit per state item of up to 4 KB, i.e. $0.0625 per million candidates a sweep at
    * $0.125 per million read units. Sorted by user id, so a sweep's order does not depend on

@@ -113,7 +113,7 @@ export class KnowledgeRepository implements KnowledgeStore {
     await this.index.update(userId, (docs) => ({ docs: [...docs.filter((d) => d.id !== doc.id), doc], result: undefined }));
   }
 
-  /** Records staged on a day, every user's: each shard of the day, and its unsharded partition of records staged before sharding. */
+  /** Records staged on a day, every user's: each shard of the day. */
   async stagedOn(day: string): Promise<Array<{ userId: string; record: StagedRecord }>> {
     const shards = await Promise.all(
       dayGsiPartitions('STAGEDDAY', day).map((p) =>

@@ -58,7 +58,7 @@ export class DynamoReflectionLogStore implements ReflectionLogStore {
 
   /**
    * Every user's runs that started on a UTC day (YYYY-MM-DD), by start time: each shard of
-   * the day and its unsharded partition of runs logged before sharding. For operators and
+   * the day. For operators and
    * reports; the service itself reads runs per user.
    */
   async runsOn(day: string): Promise<ReflectionRun[]> {

@@ -71,17 +71,8 @@ export type DayIndex = 'ACTIVITY' | 'STAGEDDAY' | 'RUNS';
 /** The partition of gsi1 a user's entry of that day is written to. */
 const dayGsiPk = (index: DayIndex, day: string, userId: string): string => `${index}#${day}#${dayShard(userId)}`;
 
-/**
- * Every gsi1 partition a reader of one day queries: each shard, and the unsharded
- * `{index}#{day}` that entries written before sharding sit in. Reading the old partition
- * costs one more (soon empty) query per day read; it can go once every stage has run this
- * version longer than the longest look-back over these indexes (the expiry sweep's 30 + 14
- * days). See docs/data-model.md, "Migration".
- */
-export const dayGsiPartitions = (index: DayIndex, day: string): string[] => [
-  ...Array.from({ length: DAY_SHARDS }, (_, shard) => `${index}#${day}#${shard}`),
-  `${index}#${day}`,
-];
+/** Every gsi1 partition a reader of one day queries: each shard. */
+export const dayGsiPartitions = (index: DayIndex, day: string): string[] => Array.from({ length: DAY_SHARDS }, (_, shard) => `${index}#${day}#${shard}`);
 
 /** DynamoDB single-table keys. */
 export const keys = {

@@ -49,13 +49,6 @@ export const SignalStateSchema = z.object({
   /** Activity index: messages per UTC day (YYYY-MM-DD) of the message timestamps, the `activityDays` most recent only. */
   activity: z.record(z.string(), z.number().int().min(0)).default({}),
   /**
-   * Whether every day of `activity` has its activity marker (the nightly selection's index:
-   * one small item per user per active day). A day new to `activity` gets its marker before
-   * the state that counts it is written; a state stored before markers existed reads false,
-   * so all its days get theirs on its next write.
-   */
-  activityMarked: z.boolean().default(false),
-  /**
    * Tags of the queue messages the last write folded in (see `messageTag`). A write whose
    * response was lost, or a function that died after it, gets the same messages again:
    * those are already in the state, and folding them again would count them as duplicates.
@@ -90,7 +83,6 @@ export function initialSignalState(): SignalState {
     messagesSinceSummary: 0,
     summaryTurnIds: [],
     activity: {},
-    activityMarked: true,
     appliedMessages: [],
     counters: { turns: 0, duplicates: 0, late: 0, batchesTriggered: 0, batchesCompleted: 0, summariesTriggered: 0, unassignedDropped: 0 },
   };
@@ -233,7 +225,10 @@ export interface AccumulateResult {
   triggers: JobTrigger[];
   /** Per input turn, in input order. */
   outcomes: Array<{ turnId: number; disposition: TurnDisposition; signals: SignalName[] }>;
-  /** Days whose activity marker must be written before this state is (see `activityMarked`). */
+  /**
+   * Days new to `activity`: each gets its activity marker (the nightly selection's index, one
+   * small item per user per active day) before the state that counts it is written.
+   */
   newActiveDays: string[];
 }
 
@@ -321,10 +316,9 @@ function assign(state: SignalState, turnId: number, weight: number): void {
   state.unassigned = { ...state.unassigned, turnIds: turnIds.slice(dropped), urgency: round2(state.unassigned.urgency + weight) };
 }
 
-/** The activity days not marked yet; the state then counts them as marked (its writer writes the markers first). */
+/** The activity days the prior state did not count yet: their writer writes their markers first. */
 function markActivity(prior: SignalState, state: SignalState): string[] {
-  const marked = new Set(prior.activityMarked ? Object.keys(prior.activity) : []);
-  state.activityMarked = true;
+  const marked = new Set(Object.keys(prior.activity));
   return Object.keys(state.activity)
     .sort()
     .filter((d) => !marked.has(d));

@@ -98,7 +98,7 @@ describe('stateful stack', () => {
   it('has FIFO TurnQueue and ReflectionQueue and an IdleQueue, each with a DLQ and alarms', () => {
     for (const [name, fifo, maxReceiveCount] of [
       ['TurnQueue', true, 5],
-      ['ReflectionQueue', true, 2],
+      ['ReflectionQueue', true, 5],
       ['IdleQueue', false, 5],
     ] as const) {
       stateful.hasResourceProperties('AWS::SQS::Queue', {

@@ -1,5 +1,5 @@
 /**
- * Issue 8: under faults the memory loses nothing and doubles nothing. The sample
+ * Issues 8 and 17: under faults the memory loses nothing and doubles nothing. The sample
  * conversation replayed on fresh stacks — fault-free twice, and with 10 % of AWS and model
  * calls failing and invocations dying part-way — ends in the same canonical state
  * (infra/local/state-dump.ts). LoCoMo scale: `npm run bench`.
@@ -7,9 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import { checkEquivalence } from '../../infra/local/fault-equivalence.js';
 
-describe('fault equivalence (sample conversation, three replays in child processes)', () => {
-  it('gives the same state fault-free twice and with 10 % faults, nothing left in a DLQ', async () => {
-    const report = await checkEquivalence({ rate: 0.1, seed: 7 });
+describe('fault equivalence (sample conversation, four replays in child processes)', () => {
+  it('gives the same state fault-free twice, with 10 % faults and with the model throttled for 10 minutes, nothing left in a DLQ', async () => {
+    const report = await checkEquivalence({ rate: 0.1, seed: 7, sustainedMinutes: 10 });
     expect(report.turns).toBe(30);
     expect(report.records).toBeGreaterThan(50);
     expect(report.determinism.sample).toEqual([]);
@@ -20,5 +20,11 @@ describe('fault equivalence (sample conversation, three replays in child process
     expect(report.faults.throttling + report.faults['server-error']).toBeGreaterThan(0);
     expect(report.faults['timeout-after-send']).toBeGreaterThan(0);
     expect(report.handlerErrors).toBeGreaterThan(0);
+    // Sustained mode (issue 17): every model call refused for 10 simulated minutes; the SDK's
+    // retries and the queue's redeliveries outlast it.
+    expect(report.sustained?.sample).toEqual([]);
+    expect(report.sustained?.differences).toBe(0);
+    expect(report.sustained?.dlq).toBe(0);
+    expect(report.sustained?.throttled).toBeGreaterThan(4);
   }, 480_000);
 });

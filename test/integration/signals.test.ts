@@ -9,7 +9,7 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { DynamoReflectionLogStore } from '../../lib/adapters/reflection-log-store.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
@@ -228,34 +228,29 @@ describe('signals and ingestion on the local emulators', () => {
     expect(eventDoc).toContain('# Episode: Restock the protein skimmer order');
   });
 
-  it('indexes activity by day in write-sharded partitions, off the state item, and reads every shard and the pre-sharding partition', async () => {
+  it('indexes activity by day in write-sharded partitions, off the state item, and reads every shard', async () => {
     const day = '2026-02-06';
     const get = async (userId: string, sk: string) =>
       (await documentClient.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk(userId), sk }, ConsistentRead: true }))).Item;
     // quiet-user's turns (the test above) wrote one marker for the day; its state carries no index key.
     expect(await get('quiet-user', keys.activitySk(day))).toMatchObject({ gsi1pk: `ACTIVITY#${day}#${dayShard('quiet-user')}`, gsi1sk: 'USER#quiet-user' });
     expect((await get('quiet-user', keys.signalSk))?.gsi1pk).toBeUndefined();
-    const put = (item: Record<string, unknown>) => documentClient.send(new PutCommand({ TableName: stack.info.tableName, Item: item }));
-    // As the code before sharding wrote them: a state item in the unsharded day partition…
-    await put({ pk: keys.userPk('legacy-user'), sk: keys.signalSk, userId: 'legacy-user', version: 1, state: { activity: { [day]: 7 } }, gsi1pk: `ACTIVITY#${day}`, gsi1sk: 'USER#legacy-user' });
     const activity = await new DynamoSignalStateStore(documentClient, stack.info.tableName).activeUsers([day]);
-    expect(activity).toEqual(expect.arrayContaining([{ userId: 'legacy-user', activity: { [day]: 7 } }, { userId: 'quiet-user', activity: { [day]: 5 } }]));
+    expect(activity).toEqual(expect.arrayContaining([{ userId: 'quiet-user', activity: { [day]: 5 } }]));
 
-    // …a staged record and a run.
+    // Staged records and runs of users in every shard.
     const knowledge = new KnowledgeRepository(documentClient, s3Client, stack.info.tableName, stack.info.bucketName);
     const users = Array.from({ length: 24 }, (_, i) => `shard-user-${i}`);
     expect(new Set(users.map(dayShard)).size).toBe(DAY_SHARDS);
     const doc = (n: string): StagedDocument => ({ path: `Facts/${n}--b1.md`, kind: 'fact', title: n, category: 'Facts', confidence: 0.6, sourceTurns: [1], text: n, meta: { staged_at: `${day}T10:00:00Z` }, body: n, markdown: `# ${n}` });
     for (const u of users) await knowledge.putStaged(u, [doc(u)], 'b1');
-    await put({ pk: keys.userPk('legacy-user'), sk: keys.stagedSk('Facts/old--b0.md'), userId: 'legacy-user', path: 'Facts/old--b0.md', kind: 'fact', title: 'old', category: 'Facts', batchId: 'b0', stagedAt: `${day}T09:00:00Z`, promotedBy: [], status: 'staged', gsi1pk: `STAGEDDAY#${day}`, gsi1sk: 'legacy-user#Facts/old--b0.md' });
     const staged = await knowledge.stagedOn(day);
-    expect(staged.map((s) => s.userId).sort()).toEqual(['legacy-user', ...users].sort());
+    expect(staged.map((s) => s.userId).sort()).toEqual([...users].sort());
 
     const runs = new DynamoReflectionLogStore(documentClient, s3Client, stack.info.tableName, stack.info.bucketName);
     const run = (userId: string): ReflectionRun => ({ runId: 'nightly-202602060300', userId, kind: 'nightly', status: 'completed', startedAt: `${day}T03:00:00.000Z`, windowFrom: '2026-02-05T03:00:00.000Z', windowTo: `${day}T03:00:00.000Z`, sessionsReviewed: 1, messagesReviewed: 5, summariesReviewed: 0, chunks: 1, findingsByCategory: {}, findingsRejected: [], memoriesStored: 0, stored: [], tokens: { input: 1, output: 1 }, estimatedCostUsd: 0, model: null, durationMs: 1, errors: [] });
     for (const u of users.slice(0, 8)) await runs.put(run(u));
-    await put({ pk: keys.userPk('legacy-user'), sk: keys.runSk('nightly', `${day}T03:00:00.000Z`, 'nightly-202602060300'), type: 'reflection-run', run: run('legacy-user'), gsi1pk: `RUNS#${day}`, gsi1sk: `${day}T03:00:00.000Z#legacy-user` });
-    expect((await runs.runsOn(day)).map((r) => r.userId)).toEqual(['legacy-user', ...users.slice(0, 8)].sort());
+    expect((await runs.runsOn(day)).map((r) => r.userId)).toEqual([...users.slice(0, 8)].sort());
   });
 
   it("made no AWS request its function's synthesized IAM policies deny (infra/permissions.ts)", () => {

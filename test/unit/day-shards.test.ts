@@ -16,7 +16,7 @@ describe('day-keyed index partitions, write-sharded', () => {
     for (const n of counts) expect(Math.abs(n - 10_000 / DAY_SHARDS)).toBeLessThan(10_000 / DAY_SHARDS / 10);
   });
 
-  it('writes a user\'s entries of a day to one shard of the day, and a reader of the day queries every shard and the unsharded partition', () => {
+  it('writes a user\'s entries of a day to one shard of the day, and a reader of the day queries every shard', () => {
     const day = '2026-02-06';
     const written: Array<[DayIndex, string]> = [
       ['ACTIVITY', keys.activityGsiPk(day, 'alice')],
@@ -26,13 +26,11 @@ describe('day-keyed index partitions, write-sharded', () => {
     for (const [index, pk] of written) {
       expect(pk).toBe(`${index}#${day}#${dayShard('alice')}`);
       const read = dayGsiPartitions(index, day);
-      expect(read).toHaveLength(DAY_SHARDS + 1);
+      expect(read).toHaveLength(DAY_SHARDS);
       expect(read).toContain(pk);
-      // Entries written before sharding sit in the day's unsharded partition.
-      expect(read).toContain(`${index}#${day}`);
     }
     const users = Array.from({ length: 1000 }, (_, i) => `u${i}`);
-    expect(new Set(users.map((u) => keys.activityGsiPk(day, u)))).toEqual(new Set(dayGsiPartitions('ACTIVITY', day).slice(0, DAY_SHARDS)));
+    expect(new Set(users.map((u) => keys.activityGsiPk(day, u)))).toEqual(new Set(dayGsiPartitions('ACTIVITY', day)));
   });
 
   it('needs no mask in the state dump: an activity marker is the same for the same user and day', () => {
@@ -45,11 +43,5 @@ describe('the signal-state item and the activity index', () => {
   it('carries no index key once its days are marked, so its per-turn write never writes gsi1', () => {
     const state = { ...initialSignalState(), lastTurnTimestamp: '2026-02-06T10:00:00Z', activity: { '2026-02-06': 3 } };
     expect(signalStateItem('alice', state, 2, '2026-02-06T10:00:01Z')).not.toHaveProperty('gsi1pk');
-  });
-
-  it('keeps a state stored before markers in its old unsharded partition until the user\'s next turn marks its days', () => {
-    const { state } = parseSignalState({ ...initialSignalState(), activityMarked: undefined, lastTurnTimestamp: '2026-02-06T10:00:00Z', activity: { '2026-02-06': 3 } });
-    expect(state.activityMarked).toBe(false);
-    expect(signalStateItem('alice', state, 2, '2026-02-06T11:00:00Z')).toMatchObject({ gsi1pk: 'ACTIVITY#2026-02-06', gsi1sk: 'USER#alice' });
   });
 });

@@ -185,13 +185,6 @@ describe('control events, summaries and activity', () => {
     expect(accumulate(r.state, [day(4, 5)], config, now, never)).toMatchObject({ newActiveDays: ['2026-01-04'], state: { activity: { '2026-01-03': 1, '2026-01-04': 1 } } });
   });
 
-  it('marks every counted day of a state stored before activity markers existed', () => {
-    const old = { ...initialSignalState(), lastTurnId: 3, activity: { '2026-01-01': 2, '2026-01-02': 1 } } as Record<string, unknown>;
-    delete old.activityMarked;
-    const { state } = parseSignalState(old);
-    expect(accumulate(state, [{ kind: 'session_closed', sessionId: 's' }], defaultSignalConfig, now, never).newActiveDays).toEqual(['2026-01-01', '2026-01-02']);
-  });
-
   it('reads a state stored before these fields existed without calling it corrupt', () => {
     const old = { ...initialSignalState() } as Record<string, unknown>;
     delete old.messagesSinceSummary;

@@ -4,7 +4,6 @@
  * with full 10-record SQS batches, as Lambda's FIFO event source delivers them (the
  * local poller gets one message per group per receive from fauxqs).
  */
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { lambdaContext } from '../infra/local/lambda-context.js';
 import { sqsEvent } from '../infra/local/lambda-events.js';
 import { startLocalStack } from '../infra/local/stack.js';

@@ -5,7 +5,6 @@
  * (the relation graph's), next to the edges'.
  */
 import { factHygiene, restoreFact, verifyFacts } from '../domain/knowledge-hygiene.js';
-import type { KnowledgeDoc } from '../domain/knowledge.js';
 import type { GraphLogEntry } from '../domain/relation-graph.js';
 import type { GraphStore, KnowledgeStore } from '../ports.js';
 import { MemoryApiError } from './memory-api.js';

@@ -54,22 +54,37 @@ function runReport<T>(script: string, args: readonly string[] = []): T {
   return JSON.parse(res.stdout.trim().split('\n').at(-1) ?? 'null') as T;
 }
 
-/** Fault equivalence at LoCoMo scale: one conversation per run of three replays. */
+/** The commit the benchmarks ran at, marked when the tree had uncommitted changes. */
+function commitStamp(): string {
+  const git = (args: string[]) => spawnSync('git', args, { encoding: 'utf8' }).stdout.trim();
+  const head = git(['rev-parse', '--short', 'HEAD']) || 'unknown';
+  return git(['status', '--porcelain', '--untracked-files=no']) ? `${head} + uncommitted changes` : head;
+}
+
+/** The sustained-throttling replays: what was refused, what it left. */
+function sustainedRows(reports: EquivalenceReport[]): string {
+  const rows = reports.flatMap((r) =>
+    r.sustained ? [`| ${r.replay.split('/').at(-1)} | ${r.sustained.minutes} | ${r.sustained.throttled} | ${r.sustained.dlq} | **${r.sustained.differences}** | ${r.seconds.sustained?.toFixed(0) ?? '?'} |`] : [],
+  );
+  return ['| conversation | simulated minutes throttled | model calls refused | left in DLQs | differences vs fault-free | seconds |', '| --- | ---: | ---: | ---: | ---: | ---: |', ...rows].join('\n');
+}
+
+/** Fault equivalence at LoCoMo scale: one conversation per run of four replays. */
 function faultSection(reports: EquivalenceReport[]): string {
   const kinds = Object.keys(reports[0]?.faults ?? {}) as Array<keyof EquivalenceReport['faults']>;
   const rows = reports.map(
     (r) =>
       `| ${r.replay.split('/').at(-1)} | ${r.turns} | ${r.records.toLocaleString('en-US')} | ${kinds.map((k) => r.faults[k]).join(' | ')} | ${r.handlerErrors} | ${r.dlq} | **${r.determinism.differences}** | **${r.equivalence.differences}** | ${r.seconds.faultFree.toFixed(0)} / ${r.seconds.faulty.toFixed(0)} |`,
   );
-  const diffs = reports.flatMap((r) => [...r.determinism.sample, ...r.equivalence.sample].map((d) => `- ${r.replay.split('/').at(-1)}: ${d.where} \`${d.key}\` ${d.kind}${d.path ? ` at ${d.path}` : ''}`));
+  const diffs = reports.flatMap((r) => [...r.determinism.sample, ...r.equivalence.sample, ...(r.sustained?.sample ?? [])].map((d) => `- ${r.replay.split('/').at(-1)}: ${d.where} \`${d.key}\` ${d.kind}${d.path ? ` at ${d.path}` : ''}`));
   return `## Reliability: the same state under faults
 
 \`npm run faults\` (\`infra/local/fault-equivalence.ts\`; a smaller run is a test): each
-conversation is replayed on three fresh local stacks — fault-free twice (determinism) and
+conversation is replayed on fresh local stacks — fault-free twice (determinism) and
 with faults at rate ${reports[0]?.rate ?? '?'} (seed ${reports[0]?.seed ?? '?'}) — and the canonical dumps of the user's state
 (every DynamoDB item of the user, every S3 object under \`users/{id}/\`; durations, times of
 processing and SQS message tags masked: \`infra/local/state-dump.ts\`) are compared. Faults
-(\`lib/adapters/fault-injection.ts\`) strike first deliveries: SDK calls throttled, 5xx, or timed
+(\`infra/local/fault-injection.ts\`) strike first deliveries: SDK calls throttled, 5xx, or timed
 out after the request was sent (the write happened, the answer was lost); model calls
 throttled or answered with garbage; invocations dying after a random number of calls (the
 whole batch returns to the queue). Simulated clock at speed ${reports[0]?.speed ?? 60} (idle window 5 s, longer
@@ -79,7 +94,13 @@ than a turn's 2 s redelivery, as 5 min is longer than 3 min in the cloud).
 | --- | ---: | ---: | ${kinds.map(() => '---:').join(' | ')} | ---: | ---: | ---: | ---: | ---: |
 ${rows.join('\n')}
 ${diffs.length > 0 ? `\nFirst differences:\n${diffs.join('\n')}\n` : ''}
-A fault that outlasts the retries (a model outage longer than a job's two deliveries) parks
+A fourth replay runs in sustained mode: every model call throttled for ${reports[0]?.sustained?.minutes ?? '?'} simulated minutes
+from the first, on every delivery and every attempt (a Bedrock quota exhausted, as a nightly
+fan-out meets it); the SDK's retries and the reflection queue's five deliveries must outlast it.
+
+${sustainedRows(reports)}
+
+A fault that outlasts the retries (a model outage longer than a job's five deliveries) parks
 the job in its DLQ with an aborted log naming the reason; \`npm run redrive\` sends it back
 once the cause is fixed (a test runs this outage).
 `;
@@ -429,13 +450,13 @@ async function main(): Promise<void> {
 
   const md = `# Benchmarks
 
-Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)} (${os.cpus().length} cores, Node ${process.version}), against the local emulators.
+Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)} at commit \`${commitStamp()}\` (${os.cpus().length} cores, Node ${process.version}), against the local emulators.
 
 ## Signal ingestion: AWS requests per turn
 
 The signal function invoked with full 10-record SQS batches (as Lambda's FIFO event source
 delivers them). Requests are counted by an SDK middleware on the handler's own clients
-(\`lib/adapters/request-ledger.ts\`); write units are DynamoDB Local's ConsumedCapacity.
+(\`infra/local/request-ledger.ts\`); write units are DynamoDB Local's ConsumedCapacity.
 Per SQS batch: one BatchWriteItem for the turn index (all users together), one for the
 activity markers of users whose day is new (docs/data-model.md), and per user one conditional
 PutItem for the signal state.
@@ -545,7 +566,7 @@ At 1,000 documents: p95 ${at1000 ? at1000.p95.toFixed(1) : '?'} ms — ${at1000 
   console.log(`diary: ${quality.diary.written} entries for ${quality.diary.perTurnEntries} turns (reduction ${pct(quality.diary.reduction)}), events covered by session ${quality.diary.coveredBySession}/${quality.diary.events}`);
   console.log(`fuzzing: ${fuzz.cases} cases in process, ${fuzz.injection.stack?.api.requests ?? 0} API requests on the stack, ${fuzz.failures} failures`);
   console.log(`load: ${load.sessions} sessions, ${load.turnsPublished} turns, lost ${load.lost}, doubled ${load.doubled}, heap ${load.heap.before?.heapUsedMB} → ${load.heap.after?.heapUsedMB} MB`);
-  for (const r of faultRuns) console.log(`faults ${r.replay}: ${r.turns} turns, differences ${r.determinism.differences} (twice) / ${r.equivalence.differences} (faults), DLQ ${r.dlq}`);
+  for (const r of faultRuns) console.log(`faults ${r.replay}: ${r.turns} turns, differences ${r.determinism.differences} (twice) / ${r.equivalence.differences} (faults) / ${r.sustained?.differences ?? '-'} (model throttled), DLQ ${r.dlq} / ${r.sustained?.dlq ?? '-'}`);
   console.log(recallTable);
   console.log(`\ninfrastructure per 1M turns: $${cost.infraPerMillion.toFixed(2)} (goal ≤ $5); model tokens per 1,000 turns: ${cost.tokensPer1000.input} in, ${cost.tokensPer1000.output} out\n`);
   console.log(searchTable);

@@ -4,8 +4,9 @@
  * - `max_tokens`: the answer was cut at its output budget. It is asked again once, in the same
  *   delivery, with twice the budget (at most the model's limit); cut again, it is unusable.
  * - `malformed_tool_use`: the model's tool call is invalid: unusable.
- * An unusable answer is asked again on the job's next delivery, and aborts the batch (or is
- * logged as the run's error) on the last one, as unparseable output is.
+ * An unusable answer is asked again on the job's next delivery while the caller may still
+ * retry it (seed 000 §9: once), and otherwise aborts the batch (or is logged as the run's
+ * error), as unparseable output is.
  */
 import type { ModelUsage } from '../domain/batch-log.js';
 import { estimateCostUsd } from '../domain/sleep-time/model-prices.js';

@@ -51,7 +51,7 @@ export async function runSummary(job: ReflectionJob, deps: SummaryDeps): Promise
   if (deps.retryUnusableOutput && (answer.text.trim() === '' || stop)) {
     throw new UnusableModelOutputError(`summary ${job.jobId}: ${stop ?? 'the model answered nothing'}; retrying on the next delivery`);
   }
-  if (stop) deps.log.warn('summary unusable on the last delivery; written as it is', { userId: job.userId, id: job.jobId, reason: stop });
+  if (stop) deps.log.warn('summary unusable and not to be asked again; written as it is', { userId: job.userId, id: job.jobId, reason: stop });
   const text = stop && answer.usage.stopReason === CUT_AT_BUDGET ? `${answer.text}… [summary cut at the model's output budget]` : answer.text;
   const pair = summaryPair({
     userId: job.userId,

@@ -40,7 +40,7 @@ export interface LocalOverrides {
 }
 
 /** A function's environment on the local stack: the synthesized one with the local overrides. */
-export function localEnvironment(stage: SynthesizedStage, fn: FunctionKey, overrides: LocalOverrides): Record<string, string> {
+export function functionEnvironment(stage: SynthesizedStage, fn: FunctionKey, overrides: LocalOverrides): Record<string, string> {
   const env = { ...stage.functions[fn].environment };
   if (env.SIGNAL_CONFIG !== undefined) {
     const idleMinutes = parseSignalConfig(env.SIGNAL_CONFIG).idleMinutes ?? defaultSignalConfig.idleMinutes;
@@ -50,7 +50,7 @@ export function localEnvironment(stage: SynthesizedStage, fn: FunctionKey, overr
 }
 
 export function buildLocalFunctions(stage: SynthesizedStage, clock: Clock, iam: IamEnforcer | null, overrides: LocalOverrides): LocalFunctions {
-  const env = (fn: FunctionKey) => localEnvironment(stage, fn, overrides);
+  const env = (fn: FunctionKey) => functionEnvironment(stage, fn, overrides);
   return {
     signal: createSignalHandler(parseEnv(SignalEnvSchema, env('signal')), functionClients('signal', iam), clock),
     idle: createIdleHandler(parseEnv(IdleEnvSchema, env('idle')), functionClients('idle', iam), clock),

@@ -17,7 +17,7 @@ import type { FunctionKey, Permissions } from '../permissions.js';
 import { FUNCTION_TIMEOUT_SECONDS, names, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
 import { eventSourceClient } from './clients.js';
 import { configureFaults, faultCounts, type FaultConfig, type FaultKind, withDelivery } from './fault-injection.js';
-import { buildLocalFunctions, type LocalFunctions, localEnvironment as functionEnvironment } from './functions.js';
+import { buildLocalFunctions, functionEnvironment, type LocalFunctions } from './functions.js';
 import { IamEnforcer } from './iam/iam-enforcement.js';
 import { type SynthesizedStage, synthesizeStage } from './iam/synthesized-stage.js';
 import type { LocalEnvironment } from './iam/template-resolver.js';
@@ -31,7 +31,6 @@ import { listAllKeys } from './s3-keys.js';
 import { dumpUserState, type UserStateDump } from './state-dump.js';
 import { type HttpHandler, type LocalHttpApi, startHttpApi } from './http-api.js';
 import { mintToken } from './tokens.js';
-
 
 export interface StackInfo {
   stage: string;

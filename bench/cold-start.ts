@@ -9,6 +9,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { synthesizeStage } from '../infra/local/iam/synthesized-stage.js';
+import type { FunctionKey } from '../infra/permissions.js';
 
 export interface ColdStartRow {
   fn: string;
@@ -26,6 +28,9 @@ export async function benchColdStart(runs = 5): Promise<ColdStartRow[]> {
   const out = join(ROOT, '.local/bundles');
   mkdirSync(out, { recursive: true });
   const fns = readdirSync(join(ROOT, 'functions')).filter((f) => statSync(join(ROOT, 'functions', f)).isDirectory()).sort();
+  // Each function's environment as the stack sets it (functions/<name>/env.ts is read at init).
+  const account = '000000000000';
+  const stage = await synthesizeStage({ stage: 'bench', env: { account, region: 'us-east-1', partition: 'aws', queueUrl: (name) => `https://sqs.us-east-1.amazonaws.com/${account}/${name}` } });
   const rows: ColdStartRow[] = [];
   const measure = async (fn: string, sdkExternal: boolean) => {
     const outfile = join(out, `${fn}${sdkExternal ? '' : '.sdk-bundled'}.mjs`);
@@ -49,13 +54,8 @@ export async function benchColdStart(runs = 5): Promise<ColdStartRow[]> {
         cwd: ROOT,
         env: {
           ...process.env,
+          ...stage.functions[fn as FunctionKey].environment,
           AWS_REGION: 'us-east-1',
-          TABLE_NAME: 't',
-          BUCKET_NAME: 'b',
-          MODEL_ID: 'm',
-          TURN_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/0/q.fifo',
-          REFLECTION_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/0/r.fifo',
-          IDLE_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/0/i',
           POWERTOOLS_LOG_LEVEL: 'ERROR',
           POWERTOOLS_METRICS_DISABLED: 'true',
           AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',

@@ -360,6 +360,10 @@ ${row('memory.search through the API (handler)', quality.latency.searchApiMs)}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } }, strict: true });
+  // The short sections first: one that fails then costs minutes, not the replays' hour.
+  const cold = await benchColdStart(values.quick ? 3 : 7);
+  const writes = await benchSignalWrites();
+  const times = await benchReflectorTime();
   const quality = runQuality(values.quick ?? false);
   const attacks = runScript<AttackReport>('./api-attacks.ts');
   const locomo = process.env.LOCOMO_DIR ?? new URL('../../shared/data/locomo/', import.meta.url).pathname;
@@ -420,7 +424,6 @@ async function main(): Promise<void> {
     ...searchRows.map((r) => `| ${r.items.toLocaleString('en-US')} | ${r.queries} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} |`),
   ].join('\n');
 
-  const cold = await benchColdStart(values.quick ? 3 : 7);
   const coldTable = [
     '| function | bundle KB | init ms (median) | init ms (max) | SDK bundled in: KB | SDK bundled in: init ms (median) |',
     '| --- | ---: | ---: | ---: | ---: | ---: |',
@@ -430,7 +433,6 @@ async function main(): Promise<void> {
     ),
   ].join('\n');
 
-  const writes = await benchSignalWrites();
   const writeGoal = 1.2;
   const worstWrites = Math.max(...writes.map((r) => r.ddbWriteRequests));
   const writesTable = [
@@ -439,7 +441,6 @@ async function main(): Promise<void> {
     ...writes.map((r) => `| ${r.scenario} | ${r.turns} | ${fmt(r.ddbWriteRequests)} | ${fmt(r.ddbWriteUnits)} | ${fmt(r.ddbReadRequests)} | ${fmt(r.s3Puts)} | ${fmt(r.sqsSends)} |`),
   ].join('\n');
 
-  const times = await benchReflectorTime();
   const timeGoal = 100;
   const at1000 = times.find((r) => r.docs === 1000);
   const timesTable = [

@@ -19,6 +19,12 @@
  *   inside the text of logs (`Logs/`: e.g. an expiry's "staged 2023-01-20T16:17:30Z, more
  *   than 30 days ago") every time is cut to its day;
  * - the signal state's `appliedMessages`: tags of SQS message ids, which SQS assigns.
+ *
+ * Left out: the search index (its pointer, change marks and segments, issue 18). It is derived
+ * from the items above, and where one compaction ends and the next begins depends on timing;
+ * what it serves is compared by the search tests, not here. Left out too: the record of a model
+ * call cut at its budget and asked again (`budgetRetry`, `budgetRetries`), which is there only
+ * when it happened: it says how an answer was had, like `reused`.
  */
 import { createHash } from 'node:crypto';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
@@ -35,7 +41,9 @@ export interface UserStateDump {
 }
 
 const DURATION_KEYS = new Set(['duration_ms', 'durationMs', 'latencyMs']);
-const PROCESSING_FACTS = new Set(['reused', 'estimatedCostUsd', 'budgetRetry', 'budgetRetries']);
+const PROCESSING_FACTS = new Set(['reused', 'estimatedCostUsd']);
+/** Processing facts recorded only when they happened, so left out rather than masked. */
+const ONE_SIDED_FACTS = new Set(['budgetRetry', 'budgetRetries']);
 /** Fields (and front-matter keys) holding a time of processing, in every kind of record. */
 const PROCESSING_TIMES = new Set(['staged_at', 'stagedAt', 'promoted_at', 'promotedAt', 'created_at', 'createdAt', 'lastBatchTimestamp', 'lastSeenAt', 'updatedAt', 'receivedAt', 'requestedAt', 'enqueuedAt']);
 const ISO = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -55,6 +63,7 @@ export function normalise(value: unknown, options: { key?: string; timestampIsPr
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(
       Object.keys(value as Record<string, unknown>)
+        .filter((k) => !ONE_SIDED_FACTS.has(k))
         .sort()
         .map((k) => [k, normalise((value as Record<string, unknown>)[k], { key: k, timestampIsProcessing })]),
     );
@@ -93,10 +102,13 @@ export async function dumpUserState(
 ): Promise<UserStateDump> {
   const items: Record<string, unknown> = {};
   for (const item of await queryAll(clients.ddb, where.tableName, keys.userPk(userId))) {
+    const sk = String(item.sk);
+    if (sk === keys.searchIndexSk || sk.startsWith(keys.searchChangePrefix)) continue;
     items[`${String(item.pk)}|${String(item.sk)}`] = normalise(item, { timestampIsProcessing: String(item.sk).startsWith('BATCH#') });
   }
   const objects: Record<string, unknown> = {};
   for (const key of (await listAllKeys(clients.s3, where.bucketName, `users/${userId}/`)).sort()) {
+    if (key.startsWith(`users/${userId}/index/search/`)) continue;
     const res = await clients.s3.send(new GetObjectCommand({ Bucket: where.bucketName, Key: key }));
     const text = (await res.Body?.transformToString()) ?? '';
     let value: unknown = text;

@@ -23,6 +23,7 @@ import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { keys, knowledgeIndexKey, knowledgePrefix } from '../domain/memory-paths.js';
 import type { KnowledgeIndexChange } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
+import type { DynamoSearchChangeLog } from './search-index-store.js';
 
 interface Snapshot {
   version: number;
@@ -47,6 +48,8 @@ export class VersionedKnowledgeIndex {
     private readonly s3: S3Client,
     private readonly tableName: string,
     private readonly bucketName: string,
+    /** Marks the documents a write changed or removed, for the search index. */
+    private readonly changes: DynamoSearchChangeLog,
   ) {}
 
   async load(userId: string): Promise<readonly KnowledgeDoc[]> {
@@ -57,7 +60,9 @@ export class VersionedKnowledgeIndex {
   async update<R>(userId: string, change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>): Promise<R> {
     for (let attempt = 1; ; attempt++) {
       const current = await this.snapshot(userId);
-      const next = change(current.docs);
+      const changed = change(current.docs);
+      // In id order: concurrent writers then reach the same snapshot (and content hash) whatever their order.
+      const next = changed.docs === undefined ? changed : { ...changed, docs: [...changed.docs].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) };
       const body = next.docs === undefined ? undefined : JSON.stringify({ format: 2, docs: next.docs });
       if (body === undefined || body === JSON.stringify({ format: 2, docs: current.docs })) return next.result;
       // Documents first: a crash in between leaves index entries whose removal the next sweep redoes.
@@ -67,6 +72,7 @@ export class VersionedKnowledgeIndex {
       await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: body, ContentType: 'application/json' }));
       if (await this.movePointer(userId, current, version, key)) {
         this.remember(userId, { version, key, docs: next.docs ?? [] });
+        await this.changes.mark(userId, changedIds(current.docs, next.docs ?? []));
         if (current.key && current.key !== key) await this.delete(current.key);
         return next.result;
       }
@@ -131,4 +137,11 @@ export class VersionedKnowledgeIndex {
   private async delete(key: string): Promise<void> {
     await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: key }));
   }
+}
+
+/** The search ids of the documents that differ between two versions (added, changed, removed). */
+function changedIds(before: readonly KnowledgeDoc[], after: readonly KnowledgeDoc[]): string[] {
+  const old = new Map(before.map((d) => [d.id, JSON.stringify(d)]));
+  const now = new Map(after.map((d) => [d.id, JSON.stringify(d)]));
+  return [...new Set([...old.keys(), ...now.keys()])].filter((id) => old.get(id) !== now.get(id)).map((id) => `knowledge:${id}`);
 }

@@ -710,6 +710,7 @@ const apiDeps = (w: RecordingWorld): api.MemoryApiDeps => ({
   sources: w.sources,
   graph: w.graph,
   catalog: w.catalog,
+  search: w.search,
   items: w.items,
   audit: w.audit,
   turns: w.turns,

@@ -84,7 +84,8 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
   },
   reflector: {
     // BatchWriteItem: the relation graph's edges, entities and hygiene log
-    dynamodb: ['GetItem', 'PutItem', 'BatchGetItem', 'BatchWriteItem', 'Query', 'UpdateItem'],
+    // DeleteItem: a search-index compaction clears the change marks it folded, each on a condition.
+    dynamodb: ['GetItem', 'PutItem', 'BatchGetItem', 'BatchWriteItem', 'Query', 'UpdateItem', 'DeleteItem'],
     s3: {
       'users/*': ['GetObject'],
       'users/*/Knowledge_staging/*': ['PutObject', 'DeleteObject'],
@@ -107,7 +108,8 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
   },
   sweep: {
     // BatchGetItem: the nightly and weekly selection reads the candidates' signal states (their per-day counts)
-    dynamodb: ['Query', 'GetItem', 'BatchGetItem', 'DeleteItem'],
+    // BatchWriteItem: an expired staged record is marked changed for the search index.
+    dynamodb: ['Query', 'GetItem', 'BatchGetItem', 'DeleteItem', 'BatchWriteItem'],
     s3: {
       'users/*/Knowledge_staging/*': ['DeleteObject'],
       'users/*/Logs/expiry/*': ['PutObject'],

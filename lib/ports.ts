@@ -2,6 +2,7 @@
  * Ports: what the use cases need from the outside world. Adapters in lib/adapters
  * implement them with AWS SDK clients; unit tests pass in-memory fakes.
  */
+import type { SearchSegment } from './domain/search-segment.js';
 import type { IdleCheck } from '../events/idle-check.js';
 import type { ReflectionJob } from '../events/reflection-job.js';
 import type { TurnSaved } from '../events/turn-saved.js';
@@ -239,6 +240,8 @@ export interface AuditTrail {
 /** Every memory item of a user (and GLOBAL's) in the one metadata model: the search corpus. */
 export interface MemoryCatalog {
   items(userId: string): Promise<MemoryItem[]>;
+  /** These items of one owner as they are now, by id; an id that names nothing is absent. Reads only what they need. */
+  itemsById(userId: string, ids: readonly string[]): Promise<Map<string, MemoryItem>>;
 }
 
 export interface BatchLogReader {
@@ -337,4 +340,39 @@ export class ModelAccessDeniedError extends Error {
     super(message, options);
     this.name = 'ModelAccessDeniedError';
   }
+}
+
+/** A searchable item changed after the search index's segments were written: `at` tells one change from the next. */
+export interface SearchChange {
+  id: string;
+  at: string;
+}
+
+/** One segment of a search index and the items it removes from the segments before it. */
+export interface SearchSegmentRef {
+  key: string;
+  items: number;
+  /** Ids (of this owner) removed from older segments: deleted, expired or gone. */
+  removes: string[];
+}
+
+/** The current segments of an owner's search index, oldest first; version 0 when it has none. */
+export interface SearchIndexHead {
+  version: number;
+  segments: SearchSegmentRef[];
+}
+
+/** Where a user's search index lives (issue 18): segments, the pointer to them, and the changes since. */
+export interface SearchIndexStore {
+  /** Every change marked since the segments were written (a consistent read). */
+  changes(userId: string): Promise<SearchChange[]>;
+  head(userId: string): Promise<SearchIndexHead>;
+  /** A segment by key (immutable, so a warm container keeps it); null when it was retired meanwhile. */
+  segment(key: string): Promise<SearchSegment | null>;
+  putSegment(userId: string, version: number, segment: SearchSegment): Promise<string>;
+  /** Point at `next` if the pointer still names version `from`; true when it does now. */
+  moveHead(userId: string, from: number, next: SearchIndexHead): Promise<boolean>;
+  /** Forget changes folded into a segment, each only if not marked again since. */
+  clearChanges(userId: string, changes: readonly SearchChange[]): Promise<void>;
+  deleteSegments(keys: readonly string[]): Promise<void>;
 }

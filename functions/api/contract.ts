@@ -94,6 +94,8 @@ export const TierQuerySchema = z.object({
   until: z.iso.datetime({ offset: true }).optional(),
   minConfidence: z.coerce.number().min(0).max(1).optional(),
   limit: Limit(500, 100),
+  /** The `nextToken` of the previous page: the items after it. */
+  nextToken: z.string().min(1).max(2048).optional(),
 });
 
 export const PromoteRequestSchema = z
@@ -174,7 +176,7 @@ export const routes = [
   },
   {
     method: 'GET', path: `${u}/memory/tiers/{tier}`, operationId: 'tierQuery', access: 'read', params: UserParam.extend({ tier: TierSchema }), query: TierQuerySchema,
-    summary: 'Query a tier by type, kind, session, time window and confidence; newest first', response: z.object({ items: z.array(MemoryItemSchema) }),
+    summary: 'Query a tier by type, kind, session, time window and confidence; newest first', response: z.object({ items: z.array(MemoryItemSchema), nextToken: z.string().optional() }),
   },
   {
     method: 'DELETE', path: `${u}/memory/tiers/{tier}/{id}`, operationId: 'tierDelete', access: 'write', params: UserParam.extend({ tier: TierSchema, id: ItemId }),

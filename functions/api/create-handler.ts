@@ -13,6 +13,7 @@ import type { AwsClients } from '../../lib/adapters/aws-clients.js';
 import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
+import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { createLogger } from '../../lib/adapters/logger.js';
@@ -24,6 +25,7 @@ import { authorize, type Principal, principalFromClaims } from '../../lib/domain
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { Clock } from '../../lib/ports.js';
 import * as api from '../../lib/use-cases/memory-api.js';
+import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
 import * as graph from '../../lib/use-cases/relation-graph.js';
 import * as facts from '../../lib/use-cases/knowledge-hygiene.js';
 import { type OperationId, type Route, routes } from './contract.js';
@@ -36,13 +38,17 @@ export type ApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Pr
 /** The use cases' dependencies, over one set of stores. */
 function apiDeps(env: ApiEnv, { ddb, s3 }: Pick<AwsClients, 'ddb' | 's3'>, clock: Clock): api.MemoryApiDeps {
   const { TABLE_NAME: table, BUCKET_NAME: bucket } = env;
-  const turns = new S3DynamoTurnStore(ddb, s3, table, bucket);
-  const knowledge = new KnowledgeRepository(ddb, s3, table, bucket);
-  const reflections = new S3DynamoReflectionStore(ddb, s3, table, bucket);
-  const items = new DynamoMemoryItemStore(ddb, table);
+  const changes = new DynamoSearchChangeLog(ddb, table);
+  const turns = new S3DynamoTurnStore(ddb, s3, table, bucket, changes);
+  const knowledge = new KnowledgeRepository(ddb, s3, table, bucket, changes);
+  const reflections = new S3DynamoReflectionStore(ddb, s3, table, bucket, changes);
+  const items = new DynamoMemoryItemStore(ddb, table, changes);
   const stagedExpiryDays = parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays;
+  const catalog = new StoreMemoryCatalog({ turns, knowledge, reflections, items, stagedExpiryDays });
   return {
-    catalog: new StoreMemoryCatalog({ turns, knowledge, reflections, items, stagedExpiryDays }),
+    catalog,
+    // Built once per container (apiDeps runs in the handler factory): the index stays warm between requests.
+    search: new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock }),
     items,
     audit: new DynamoAuditTrail(ddb, table),
     turns,

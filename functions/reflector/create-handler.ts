@@ -16,6 +16,9 @@ import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
+import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { StoreMemoryCatalog } from '../../lib/adapters/memory-catalog.js';
+import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { createLogger } from '../../lib/adapters/logger.js';
@@ -29,6 +32,7 @@ import { parseOrKeep } from '../../lib/use-cases/parse-or-keep.js';
 import { type ReflectionDeps, recordFailedAttempt, runReflection } from '../../lib/use-cases/run-reflection.js';
 import { runNightly, runWeekly, type SleepTimeDeps } from '../../lib/use-cases/run-sleep-time.js';
 import { runSummary, SUMMARY_KINDS, type SummaryDeps } from '../../lib/use-cases/run-summary.js';
+import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
 import type { ReflectorEnv } from './env.js';
 
 export type ReflectorHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
@@ -42,11 +46,16 @@ type Clients = Pick<AwsClients, 'ddb' | 's3' | 'bedrock'>;
 function reflectorDeps(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: Clock, log: Log) {
   const { TABLE_NAME: table, BUCKET_NAME: bucket } = env;
   const model = new BedrockConverseModel(bedrock, env.MODEL_ID);
-  const turns = new S3DynamoTurnStore(ddb, s3, table, bucket);
+  const changes = new DynamoSearchChangeLog(ddb, table);
+  const turns = new S3DynamoTurnStore(ddb, s3, table, bucket, changes);
+  const knowledge = new KnowledgeRepository(ddb, s3, table, bucket, changes);
+  const reflections = new S3DynamoReflectionStore(ddb, s3, table, bucket, changes);
+  const catalog = new StoreMemoryCatalog({ turns, knowledge, reflections, items: new DynamoMemoryItemStore(ddb, table, changes), stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays });
+  const search = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock });
   const reflection: ReflectionDeps = {
     turns,
     signalState: new DynamoSignalStateStore(ddb, table, clock),
-    knowledge: new KnowledgeRepository(ddb, s3, table, bucket),
+    knowledge,
     batchLogs: new S3DynamoBatchLogStore(ddb, s3, table, bucket),
     sources: new DynamoSourceReliabilityStore(ddb, table, clock),
     graph: new DynamoGraphStore(ddb, table),
@@ -57,7 +66,7 @@ function reflectorDeps(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: 
   };
   const summary: SummaryDeps = {
     turns,
-    reflections: new S3DynamoReflectionStore(ddb, s3, table, bucket),
+    reflections,
     settings: new DynamoUserSettingsStore(ddb, table),
     model,
     clock,
@@ -77,7 +86,7 @@ function reflectorDeps(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: 
     log,
     config: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG),
   };
-  return { reflection, summary, sleepTime };
+  return { reflection, summary, sleepTime, search };
 }
 
 export function createReflectorHandler(env: ReflectorEnv, clients: Clients, clock: Clock): ReflectorHandler {
@@ -108,6 +117,7 @@ export function createReflectorHandler(env: ReflectorEnv, clients: Clients, cloc
       if (parked && receives >= maxReceives) await recordFailedAttempt(job, error, deps.reflection);
       throw error;
     }
+    await compactSearchIndex(job.userId, deps.search, logger);
   }
 
   const processor = new SqsFifoPartialProcessorAsync();
@@ -117,6 +127,20 @@ export function createReflectorHandler(env: ReflectorEnv, clients: Clients, cloc
   )
     .use(injectLambdaContext(logger))
     .use(logMetrics(metrics)) as unknown as ReflectorHandler;
+}
+
+/**
+ * Fold the user's changed items into their search index after each job (one job at a time per
+ * user: the FIFO group). A failure is logged, not thrown: the job's work is done, the marks
+ * stay, and the next job (or the API past COMPACT_AT) folds them.
+ */
+async function compactSearchIndex(userId: string, search: LiveSearchIndex, logger: ReturnType<typeof createLogger>['logger']): Promise<void> {
+  try {
+    const result = await search.compact(userId);
+    if (result.folded > 0 || result.lost) logger.info('search index compacted', { userId, ...result });
+  } catch (error) {
+    logger.warn('search index not compacted', { userId, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+  }
 }
 
 async function runJob(job: ReflectionJob, retryUnusableOutput: boolean, deps: ReturnType<typeof reflectorDeps>, metrics: Metrics, logger: ReturnType<typeof createLogger>['logger']): Promise<void> {

@@ -11,6 +11,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { AwsClients } from '../../lib/adapters/aws-clients.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
+import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { createLogger } from '../../lib/adapters/logger.js';
 import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
@@ -30,7 +31,7 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
   const { logger, log } = createLogger('signal');
   const metrics = createMetrics('signal');
   const deps: IngestDeps = {
-    turns: new S3DynamoTurnStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME),
+    turns: new S3DynamoTurnStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, new DynamoSearchChangeLog(ddb, env.TABLE_NAME)),
     signalState: new DynamoSignalStateStore(ddb, env.TABLE_NAME, clock),
     jobs: new SqsJobQueue(sqs, env.REFLECTION_QUEUE_URL),
     idle: new SqsIdleScheduler(sqs, env.IDLE_QUEUE_URL),

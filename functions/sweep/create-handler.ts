@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { TimestampSchema } from '../../events/common.js';
 import type { AwsClients } from '../../lib/adapters/aws-clients.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
+import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { createLogger } from '../../lib/adapters/logger.js';
@@ -38,12 +39,13 @@ export function createSweepHandler(env: SweepEnv, clients: Pick<AwsClients, 'ddb
   const { ddb, s3 } = clients;
   const { logger, log } = createLogger('sweep');
   const metrics = createMetrics('sweep');
+  const changes = new DynamoSearchChangeLog(ddb, env.TABLE_NAME);
   const deps: SweepDeps = {
     activity: new DynamoSignalStateStore(ddb, env.TABLE_NAME, clock),
     runs: new DynamoReflectionLogStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME),
-    turns: new S3DynamoTurnStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME),
+    turns: new S3DynamoTurnStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
     jobs: new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL),
-    knowledge: new KnowledgeRepository(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME),
+    knowledge: new KnowledgeRepository(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
     expiryLog: new S3ExpiryLog(s3, env.BUCKET_NAME),
     config: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG),
     log,

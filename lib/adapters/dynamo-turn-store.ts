@@ -1,3 +1,4 @@
+import type { DynamoSearchChangeLog } from './search-index-store.js';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { BatchGetCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { summarise } from '../domain/knowledge.js';
@@ -20,6 +21,8 @@ export class S3DynamoTurnStore implements TurnStore {
     private readonly s3: S3Client,
     private readonly tableName: string,
     private readonly bucketName: string,
+    /** Marks the turns and episodes written as changed for the search index (in the same BatchWriteItem). */
+    private readonly changes: DynamoSearchChangeLog,
   ) {}
 
   /**
@@ -57,11 +60,13 @@ export class S3DynamoTurnStore implements TurnStore {
         };
       }),
     );
-    await batchWriteAll(
-      this.ddb,
-      this.tableName,
-      items.map((Item) => ({ PutRequest: { Item } })),
+    const marks = [...new Set(turns.map((t) => t.userId))].flatMap((u) =>
+      this.changes.requests(
+        u,
+        turns.filter((t) => t.userId === u).map((t) => `turn:${t.turnId}`),
+      ),
     );
+    await batchWriteAll(this.ddb, this.tableName, [...items.map((Item) => ({ PutRequest: { Item } })), ...marks]);
   }
 
   async turnsSince(userId: string, fromIso: string, limit: number): Promise<number[]> {
@@ -127,10 +132,14 @@ export class S3DynamoTurnStore implements TurnStore {
 
   /** agent.event episodes: one item each beside the turn index; the episode as JSON (any params stay as sent). */
   async saveEventEpisodes(episodes: readonly EventEpisode[]): Promise<void> {
-    await batchWriteAll(
-      this.ddb,
-      this.tableName,
-      episodes.map((e) => ({
+    const marks = [...new Set(episodes.map((e) => e.userId))].flatMap((u) =>
+      this.changes.requests(
+        u,
+        episodes.filter((e) => e.userId === u).map((e) => `episode:${e.episodeId}`),
+      ),
+    );
+    await batchWriteAll(this.ddb, this.tableName, [
+      ...episodes.map((e) => ({
         PutRequest: {
           Item: {
             pk: keys.userPk(e.userId),
@@ -148,7 +157,8 @@ export class S3DynamoTurnStore implements TurnStore {
           },
         },
       })),
-    );
+      ...marks,
+    ]);
   }
 
   async eventEpisodes(userId: string, episodeIds?: readonly string[]): Promise<EventEpisode[]> {

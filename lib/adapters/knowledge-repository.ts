@@ -1,3 +1,4 @@
+import type { DynamoSearchChangeLog } from './search-index-store.js';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
@@ -8,7 +9,7 @@ import type { KnowledgeIndexChange, KnowledgeStore, ModelResponse } from '../por
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 import { putOnce } from './dynamo-put-once.js';
 import { VersionedKnowledgeIndex } from './knowledge-index.js';
-import { queryAll } from './dynamo-query.js';
+import { batchGetAll, queryAll } from './dynamo-query.js';
 
 const isMissing = (error: unknown) => (error as Error).name === 'NoSuchKey';
 
@@ -27,8 +28,10 @@ export class KnowledgeRepository implements KnowledgeStore {
     private readonly s3: S3Client,
     private readonly tableName: string,
     private readonly bucketName: string,
+    /** Marks staged records and Knowledge documents written as changed for the search index. */
+    private readonly changes: DynamoSearchChangeLog,
   ) {
-    this.index = new VersionedKnowledgeIndex(ddb, s3, tableName, bucketName);
+    this.index = new VersionedKnowledgeIndex(ddb, s3, tableName, bucketName, changes);
   }
 
   async loadKnowledge(userId: string): Promise<KnowledgeDoc[]> {
@@ -46,6 +49,12 @@ export class KnowledgeRepository implements KnowledgeStore {
       ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': 'STAGED#' },
       ConsistentRead: true,
     });
+    return items.map(toRecord);
+  }
+
+  /** These staged records by path (a BatchGetItem per 100), consistent like listStaged. */
+  async stagedRecords(userId: string, paths: readonly string[]): Promise<StagedRecord[]> {
+    const items = await batchGetAll(this.ddb, this.tableName, [...new Set(paths)].map((p) => ({ pk: keys.userPk(userId), sk: keys.stagedSk(p) })), { consistent: true });
     return items.map(toRecord);
   }
 
@@ -80,6 +89,10 @@ export class KnowledgeRepository implements KnowledgeStore {
         });
       }),
     );
+    await this.changes.mark(
+      userId,
+      docs.map((d) => `staged:${d.path}`),
+    );
     return docs.map((d) => `Knowledge_staging/${d.path}`);
   }
 
@@ -105,6 +118,7 @@ export class KnowledgeRepository implements KnowledgeStore {
       return toRecord(res.Item);
     }
     if (record.status === 'staged') await this.putText(`${stagingPrefix(userId)}${path}`, restagedMarkdown(record), 'text/markdown; charset=utf-8');
+    await this.changes.mark(userId, [`staged:${path}`]);
     return record;
   }
 
@@ -126,6 +140,7 @@ export class KnowledgeRepository implements KnowledgeStore {
   async deleteStaged(userId: string, path: string): Promise<void> {
     await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: `${stagingPrefix(userId)}${path}` }));
     await this.ddb.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.stagedSk(path) } }));
+    await this.changes.mark(userId, [`staged:${path}`]);
   }
 
   async promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc): Promise<void> {
@@ -140,6 +155,7 @@ export class KnowledgeRepository implements KnowledgeStore {
       }),
     );
     await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: `${stagingPrefix(userId)}${record.path}` }));
+    await this.changes.mark(userId, [`staged:${record.path}`]);
   }
 
   async recordReview(userId: string, path: string, review: NonNullable<StagedRecord['review']>): Promise<void> {
@@ -156,6 +172,7 @@ export class KnowledgeRepository implements KnowledgeStore {
       }),
     );
     if (discard) await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: `${stagingPrefix(userId)}${path}` }));
+    await this.changes.mark(userId, [`staged:${path}`]);
   }
 
   async getModelOutput(userId: string, batchId: string): Promise<ModelResponse | null> {

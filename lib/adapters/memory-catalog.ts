@@ -9,7 +9,9 @@ import type { S3DynamoReflectionStore } from './reflection-store.js';
  * The read model behind search and retrieve: every store's records of one user, plus the
  * GLOBAL scope, as MemoryItems. Reads the turn index, staged records, summaries and memory
  * items and agent.event episodes from DynamoDB (one Query each) and promoted Knowledge from its index snapshot in S3
- * (one GET) — no turn document is read.
+ * (one GET) — no turn document is read. `itemsById` reads only the items asked for and
+ * their source turns' attributes: what a page of search results, or the changes a search
+ * index folds in, needs.
  */
 export class StoreMemoryCatalog implements MemoryCatalog {
   constructor(
@@ -21,6 +23,35 @@ export class StoreMemoryCatalog implements MemoryCatalog {
       stagedExpiryDays: number;
     },
   ) {}
+
+  async itemsById(userId: string, ids: readonly string[]): Promise<Map<string, MemoryItem>> {
+    const { turns, knowledge, reflections, items, stagedExpiryDays } = this.stores;
+    const of = (prefix: string) => ids.filter((id) => id.startsWith(prefix)).map((id) => id.slice(prefix.length));
+    const owned = userId !== GLOBAL_USER;
+    const turnIds = of('turn:').map(Number).filter(Number.isInteger);
+    const knowledgeIds = new Set(of('knowledge:'));
+    const [index, episodes, staged, docs, summaries, mems] = await Promise.all([
+      owned && turnIds.length > 0 ? turns.turnIndex(userId, turnIds) : Promise.resolve([]),
+      owned && of('episode:').length > 0 ? turns.eventEpisodes(userId, of('episode:')) : Promise.resolve([]),
+      owned && of('staged:').length > 0 ? knowledge.stagedRecords(userId, of('staged:')) : Promise.resolve([]),
+      owned && knowledgeIds.size > 0 ? knowledge.loadKnowledge(userId) : Promise.resolve([]),
+      owned && of('reflection:').length > 0 ? reflections.byIds(userId, of('reflection:')) : Promise.resolve([]),
+      of('mem:').length > 0 ? items.getMany(userId, ids.filter((id) => id.startsWith('mem:'))) : Promise.resolve([]),
+    ]);
+    const found = docs.filter((d) => knowledgeIds.has(d.id));
+    const cited = [...staged, ...found, ...summaries, ...mems.filter((m) => Object.keys(m.attributes).length === 0)].flatMap((x) => x.sourceTurns);
+    const byTurn = new Map([...index, ...(owned && cited.length > 0 ? await turns.turnIndex(userId, cited) : [])].map((t) => [t.turnId, t.attributes]));
+    const attrs = (sourceTurns: readonly number[]) => mergeAttributes(sourceTurns, (t) => byTurn.get(t));
+    const all = [
+      ...index.map(turnItem),
+      ...episodes.map(episodeItem),
+      ...staged.filter((r) => r.status !== 'promoted').map((r) => stagedItem(userId, r, stagedExpiryDays, attrs(r.sourceTurns))),
+      ...found.map((d) => knowledgeItem(userId, d, attrs(d.sourceTurns))),
+      ...summaries.map((r) => reflectionItem(r, attrs(r.sourceTurns))),
+      ...mems.map((i) => ({ ...i, attributes: Object.keys(i.attributes).length > 0 ? i.attributes : attrs(i.sourceTurns) })),
+    ];
+    return new Map(all.map((i) => [i.id, i]));
+  }
 
   async items(userId: string): Promise<MemoryItem[]> {
     const { turns, knowledge, reflections, items, stagedExpiryDays } = this.stores;

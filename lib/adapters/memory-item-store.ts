@@ -4,8 +4,9 @@ import { keys } from '../domain/memory-paths.js';
 import type { AuditEntry } from '../domain/memory-tiers.js';
 import type { AuditTrail, MemoryItemStore } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
+import type { DynamoSearchChangeLog } from './search-index-store.js';
 import { putOnce } from './dynamo-put-once.js';
-import { queryAll } from './dynamo-query.js';
+import { batchGetAll, queryAll } from './dynamo-query.js';
 
 export const memoryPk = (userId: string) => (userId === GLOBAL_USER ? 'GLOBAL' : keys.userPk(userId));
 
@@ -18,6 +19,8 @@ export class DynamoMemoryItemStore implements MemoryItemStore {
   constructor(
     private readonly ddb: DynamoDBDocumentClient,
     private readonly tableName: string,
+    /** Marks the items written as changed for the search index (their owner's: a GLOBAL copy in GLOBAL's). */
+    private readonly changes: DynamoSearchChangeLog,
   ) {}
 
   async get(userId: string, id: string): Promise<MemoryItem | null> {
@@ -25,8 +28,16 @@ export class DynamoMemoryItemStore implements MemoryItemStore {
     return res.Item ? toItem(res.Item) : null;
   }
 
+  /** These items by id (a BatchGetItem per 100, consistent). */
+  async getMany(userId: string, ids: readonly string[]): Promise<MemoryItem[]> {
+    const items = await batchGetAll(this.ddb, this.tableName, [...new Set(ids)].map((id) => ({ pk: memoryPk(userId), sk: `MEM#${id}` })), { consistent: true });
+    return items.map(toItem);
+  }
+
   async create(item: MemoryItem): Promise<{ item: MemoryItem; created: boolean }> {
-    const created = await putOnce(this.ddb, this.tableName, row(item));
+    const created = await putOnce(this.ddb, this.tableName, memoryItemRow(item));
+    // Marked on a repeat too: the first attempt may have died between its write and its mark.
+    await this.changes.mark(item.userId, [item.id]);
     if (created) return { item, created };
     const existing = await this.get(item.userId, item.id);
     if (!existing) throw new Error(`memory item ${item.id} of ${item.userId} vanished during a create`);
@@ -38,12 +49,13 @@ export class DynamoMemoryItemStore implements MemoryItemStore {
       await this.ddb.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: row(item),
+          Item: memoryItemRow(item),
           ConditionExpression: 'attribute_exists(pk) AND #i.updatedAt = :u',
           ExpressionAttributeNames: { '#i': 'item' },
           ExpressionAttributeValues: { ':u': expectedUpdatedAt },
         }),
       );
+      await this.changes.mark(item.userId, [item.id]);
       return true;
     } catch (error) {
       if (isConditionalCheckFailure(error)) return false;
@@ -91,7 +103,8 @@ export class DynamoAuditTrail implements AuditTrail {
   }
 }
 
-function row(item: MemoryItem): Record<string, unknown> {
+/** The table item of a memory item (benchmarks seed items with it). */
+export function memoryItemRow(item: MemoryItem): Record<string, unknown> {
   return {
     pk: memoryPk(item.userId),
     sk: `MEM#${item.id}`,

@@ -6,8 +6,9 @@ import type { ReflectionRecordView } from '../domain/memory-item.js';
 import type { SummaryPair, SummarySettings } from '../domain/summary.js';
 import type { ReflectionStore, UserSettingsStore } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
+import type { DynamoSearchChangeLog } from './search-index-store.js';
 import { putOnce } from './dynamo-put-once.js';
-import { queryAll } from './dynamo-query.js';
+import { batchGetAll, queryAll } from './dynamo-query.js';
 
 /**
  * Summary turn pairs: two markdown documents in S3 (`users/{u}/reflections/{id}/`) and one
@@ -19,6 +20,8 @@ export class S3DynamoReflectionStore implements ReflectionStore {
     private readonly s3: S3Client,
     private readonly tableName: string,
     private readonly bucketName: string,
+    /** Marks the summaries written or deleted as changed for the search index. */
+    private readonly changes: DynamoSearchChangeLog,
   ) {}
 
   async exists(userId: string, id: string): Promise<boolean> {
@@ -41,6 +44,7 @@ export class S3DynamoReflectionStore implements ReflectionStore {
       systemKey: system.key,
       assistantKey: assistant.key,
     });
+    await this.changes.mark(pair.userId, [`reflection:${pair.id}`]);
   }
 
   async list(userId: string): Promise<ReflectionRecordView[]> {
@@ -49,17 +53,13 @@ export class S3DynamoReflectionStore implements ReflectionStore {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
       ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': 'REFLECTION#' },
     });
-    return items
-      .map((i) => ({
-        userId,
-        id: String(i.id),
-        kind: String(i.kind ?? ''),
-        createdAt: String(i.createdAt ?? ''),
-        sourceTurns: (i.sourceTurns as number[] | undefined) ?? [],
-        text: String(i.text ?? ''),
-        deleted: i.deleted === true,
-      }))
-      .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
+    return items.map((i) => toView(userId, i)).sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
+  }
+
+  /** These summaries by id (a BatchGetItem per 100, consistent). */
+  async byIds(userId: string, ids: readonly string[]): Promise<ReflectionRecordView[]> {
+    const items = await batchGetAll(this.ddb, this.tableName, [...new Set(ids)].map((id) => ({ pk: keys.userPk(userId), sk: keys.reflectionSk(id) })), { consistent: true });
+    return items.map((i) => toView(userId, i));
   }
 
   async softDelete(userId: string, id: string): Promise<boolean> {
@@ -80,6 +80,7 @@ export class S3DynamoReflectionStore implements ReflectionStore {
       if (isConditionalCheckFailure(error)) return false;
       throw error;
     }
+    await this.changes.mark(userId, [`reflection:${id}`]);
     for (const key of [item?.systemKey, item?.assistantKey]) {
       if (typeof key !== 'string') continue;
       const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: key }));
@@ -91,6 +92,16 @@ export class S3DynamoReflectionStore implements ReflectionStore {
     return true;
   }
 }
+
+const toView = (userId: string, i: Record<string, unknown>): ReflectionRecordView => ({
+  userId,
+  id: String(i.id),
+  kind: String(i.kind ?? ''),
+  createdAt: String(i.createdAt ?? ''),
+  sourceTurns: (i.sourceTurns as number[] | undefined) ?? [],
+  text: String(i.text ?? ''),
+  deleted: i.deleted === true,
+});
 
 /** Per-user settings (`USER#{u}` / `SETTINGS`), written by the memory API. */
 export class DynamoUserSettingsStore implements UserSettingsStore {

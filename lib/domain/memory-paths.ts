@@ -13,6 +13,8 @@ export const stagingPrefix = (userId: string): string => `${userPrefix(userId)}K
 export const knowledgePrefix = (userId: string): string => `${userPrefix(userId)}Knowledge/`;
 /** One version of the user's knowledge index snapshot: its number and a hash of its content make it unique. */
 export const knowledgeIndexKey = (userId: string, version: number, contentHash: string): string => `${userPrefix(userId)}index/knowledge/${pad(version)}-${contentHash}.json`;
+/** One segment of the user's search index (issue 18): immutable, named by the index version that added it. */
+export const searchSegmentKey = (userId: string, version: number): string => `${userPrefix(userId)}index/search/${pad(version)}.seg`;
 /** A selective-diary entry (seed 004 P3-M3), one per batch that met the impact criteria. */
 export const diaryKey = (userId: string, batchId: string): string => `${userPrefix(userId)}diary/${batchId}.md`;
 /** An episode's document (seed 004 P3-M4), written by the reflection that reviewed its turn. */
@@ -93,6 +95,11 @@ export const keys = {
   settingsSk: 'SETTINGS',
   /** The pointer to the current version of the user's knowledge index snapshot (lib/adapters/knowledge-index.ts). */
   knowledgeIndexSk: 'KNOWLEDGEINDEX',
+  /** The pointer to the current segments of the user's search index (lib/adapters/search-index-store.ts). */
+  searchIndexSk: 'SEARCHINDEX',
+  /** A searchable item that changed after the search index's segments were written (one per item, rewritten). */
+  searchChangeSk: (itemId: string) => `SEARCHCHANGE#${itemId}`,
+  searchChangePrefix: 'SEARCHCHANGE#',
   /** Activity index: one marker item per user per active day, in the user's partition… */
   activitySk: (day: string) => `ACTIVITY#${day}`,
   /** …and in GSI gsi1's (write-sharded) partition of that day, for the nightly and weekly selection. */

@@ -14,9 +14,18 @@
  * Redundancy: an item all of whose source turns are already covered by better results
  * (a turn after the summary that holds it, a second item from the same turn) is left out,
  * so `limit` results stand for as many different turns as they can.
+ *
+ * Since issue 18 the ranking runs over an index that lives between requests: segments
+ * (search-segment.ts) oldest first, a newer segment's version of an item hiding an older
+ * one's. BM25 is MiniSearch's BM25+ (k 1.2, b 0.7, d 0.5, title and text fields, a word of
+ * the query counted as often as it is written, the sum times the number of distinct query
+ * words matched), computed here because the segments are not MiniSearch indexes. Corpus
+ * statistics (item count, field lengths, document frequencies) count every item a segment
+ * holds, superseded versions included until a merge drops them, where the per-request
+ * index counted only the live, filtered pool: the difference is a few items in thousands.
  */
 import { z } from 'zod';
-import { DocumentIndex } from './knowledge-search.js';
+import { type Field, FIELDS, type IndexedItem, indexedItem, queryTerms, SearchSegment, vectorTerms } from './search-segment.js';
 import { isLive, KindSchema, type MemoryItem, ScopeSchema, TierSchema } from './memory-item.js';
 
 export const SEARCH_WEIGHTS = { relevance: 0.7, quality: 0.2, recency: 0.1 } as const;
@@ -24,6 +33,10 @@ export const RECENCY_HALF_LIFE_DAYS = 30;
 export const DEFAULT_MIN_SIMILARITY = 0.05;
 /** BM25 candidates looked at per result asked for (at least 50). */
 const CANDIDATES_PER_RESULT = 5;
+/** MiniSearch's BM25+ parameters (its defaults, which search used before issue 18). */
+const BM25 = { k: 1.2, b: 0.7, d: 0.5 } as const;
+/** The similarity's own BM25 weighting (knowledge-search.ts). */
+const VECTOR = { k1: 1.2, b: 0.75 } as const;
 
 export const SearchFiltersSchema = z
   .object({
@@ -42,6 +55,20 @@ export const SearchFiltersSchema = z
   .strict();
 export type SearchFilters = z.infer<typeof SearchFiltersSchema>;
 
+export interface SearchRequest {
+  query: string;
+  limit: number;
+  filters?: SearchFilters | undefined;
+  minSimilarity?: number | undefined;
+}
+
+export interface IndexHit {
+  item: IndexedItem;
+  score: number;
+  relevance: number;
+  similarity: number;
+}
+
 export interface SearchHit {
   item: MemoryItem;
   score: number;
@@ -51,51 +78,222 @@ export interface SearchHit {
 
 const round = (n: number) => Math.round(n * 10_000) / 10_000;
 
-export function matchesFilters(item: MemoryItem, f: SearchFilters, now: Date): boolean {
+/** Ids are unique per owner: a user's `mem:x` and the GLOBAL copy shared from it are two items. */
+export const itemKey = (item: Pick<IndexedItem, 'userId' | 'id'>): string => `${item.userId}\u0000${item.id}`;
+
+type Filterable = Pick<MemoryItem, 'primaryTopic' | 'contentTypes' | 'scope' | 'tier' | 'kind' | 'quality' | 'createdAt'>;
+
+export function matchesFilters(item: Filterable | (Omit<Filterable, 'createdAt'> & { createdAt: number }), f: SearchFilters, now: Date): boolean {
   if (f.topic && !(item.primaryTopic === f.topic || item.primaryTopic.startsWith(`${f.topic}.`))) return false;
   if (f.contentTypes && !item.contentTypes.some((c) => f.contentTypes?.includes(c))) return false;
   if (f.scope && !f.scope.includes(item.scope)) return false;
   if (f.tier && !f.tier.includes(item.tier)) return false;
   if (f.kind && !f.kind.includes(item.kind)) return false;
   if (f.minQuality !== undefined && item.quality < f.minQuality) return false;
-  if (f.maxAgeDays !== undefined && now.getTime() - Date.parse(item.createdAt) > f.maxAgeDays * 86_400_000) return false;
+  if (f.maxAgeDays !== undefined && now.getTime() - epochMs(item.createdAt) > f.maxAgeDays * 86_400_000) return false;
   return true;
 }
 
-export function recency(createdAt: string, now: Date): number {
-  const ageDays = Math.max(0, (now.getTime() - Date.parse(createdAt)) / 86_400_000);
+const epochMs = (t: string | number): number => (typeof t === 'number' ? t : Date.parse(t));
+
+export function recency(createdAt: string | number, now: Date): number {
+  const ageDays = Math.max(0, (now.getTime() - epochMs(createdAt)) / 86_400_000);
   return Number.isFinite(ageDays) ? 0.5 ** (ageDays / RECENCY_HALF_LIFE_DAYS) : 0;
 }
 
-export function searchMemory(
-  items: readonly MemoryItem[],
-  request: { query: string; limit: number; filters?: SearchFilters | undefined; minSimilarity?: number | undefined },
-  now: Date,
-): SearchHit[] {
+/**
+ * The segments of an index, oldest first, and the items removed after them (tombstones, by itemKey): an
+ * item is served from the newest segment holding it, and not at all once removed later.
+ */
+export interface IndexEntry {
+  segment: SearchSegment;
+  /** Items (by itemKey) this entry removes from the entries before it. */
+  removes?: ReadonlySet<string> | undefined;
+}
+
+export class SegmentedIndex {
+  readonly segments: readonly SearchSegment[];
+  /** hidden[s][d]: segment s's item d is superseded by a newer segment or removed. */
+  private readonly hidden: Uint8Array[];
+  readonly size: number;
+  private readonly fieldAverage: Record<Field, number>;
+  private readonly vectorAverage: number;
+
+  constructor(entries: readonly IndexEntry[]) {
+    const segments = entries.map((e) => e.segment);
+    this.segments = segments;
+    // Newest first: an item is hidden when a newer entry holds or removes its key. The oldest
+    // segment (the large base) is only looked up, never added to the claimed keys.
+    const claimed = new Set<string>();
+    const claimedIds = new Set<string>();
+    const claim = (key: string) => {
+      claimed.add(key);
+      claimedIds.add(key.slice(key.indexOf('\u0000') + 1));
+    };
+    this.hidden = new Array(segments.length);
+    for (let si = segments.length - 1; si >= 0; si--) {
+      const s = segments[si] as SearchSegment;
+      const hidden = new Uint8Array(s.size);
+      if (claimed.size > 0) for (let d = 0; d < s.size; d++) if (claimedIds.has(s.columns.ids[d] ?? '') && claimed.has(itemKey(s.keyOf(d)))) hidden[d] = 1;
+      this.hidden[si] = hidden;
+      if (si > 0) for (let d = 0; d < s.size; d++) claim(itemKey(s.keyOf(d)));
+      for (const key of entries[si]?.removes ?? []) claim(key);
+    }
+    this.size = segments.reduce((n, s) => n + s.size, 0);
+    const total = (f: (s: SearchSegment) => number) => segments.reduce((n, s) => n + f(s), 0);
+    this.fieldAverage = { title: total((s) => s.fieldTotals.title) / (this.size || 1), text: total((s) => s.fieldTotals.text) / (this.size || 1) };
+    this.vectorAverage = total((s) => s.vectorTotal) / (this.size || 1);
+  }
+
+  /** Every item served (not superseded, not removed), live or not. */
+  *visible(): Generator<IndexedItem> {
+    for (const [si, s] of this.segments.entries()) for (let d = 0; d < s.size; d++) if (!this.hidden[si]?.[d]) yield s.item(d);
+  }
+
+  isHidden(segment: number, doc: number): boolean {
+    return this.hidden[segment]?.[doc] === 1;
+  }
+
+  fieldAverageOf(field: Field): number {
+    return this.fieldAverage[field];
+  }
+
+  /** Items holding the term in `field` across all segments (superseded versions counted). */
+  frequency(field: Field, term: string): number {
+    let n = 0;
+    for (const s of this.segments) {
+      const id = s.termId(term);
+      if (id !== undefined) n += field === 'text' ? s.textFrequency(id) : s.postingsOf(field, id).docs.length;
+    }
+    return n;
+  }
+
+  /** BM25-weighted vector of terms (the similarity's weighting: knowledge-search.ts). */
+  weigh(tf: ReadonlyMap<string, number>, length: number): Map<string, number> {
+    const n = this.size;
+    const avg = n > 0 ? this.vectorAverage : length;
+    const v = new Map<string, number>();
+    for (const [t, f] of tf) {
+      const df = Math.max(1, this.frequency('text', t));
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      v.set(t, (idf * f * (VECTOR.k1 + 1)) / (f + VECTOR.k1 * (1 - VECTOR.b + (VECTOR.b * length) / (avg || 1))));
+    }
+    return v;
+  }
+}
+
+/** The BM25+ scores of the items matching any query term and passing `eligible`, best first (ties: first matched first). */
+function bm25(index: SegmentedIndex, terms: readonly string[], eligible: (item: IndexedItem) => boolean): Array<{ segment: number; doc: number; score: number }> {
+  const scores = new Map<number, { segment: number; doc: number; score: number; matched: Set<string> }>();
+  const ok = new Map<number, boolean>();
+  const n = index.size;
+  for (const term of terms) {
+    for (const field of FIELDS) {
+      const df = index.frequency(field, term);
+      if (df === 0) continue;
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      const avg = index.fieldAverageOf(field);
+      index.segments.forEach((s, si) => {
+        const id = s.termId(term);
+        if (id === undefined) return;
+        const { docs, tfs } = s.postingsOf(field, id);
+        const lengths = s.fieldLengths[field];
+        for (let i = 0; i < docs.length; i++) {
+          const doc = docs[i] ?? 0;
+          const key = si * 2 ** 26 + doc;
+          let pass = ok.get(key);
+          if (pass === undefined) {
+            pass = !index.isHidden(si, doc) && eligible(s.item(doc));
+            ok.set(key, pass);
+          }
+          if (!pass) continue;
+          const tf = tfs[i] ?? 0;
+          const score = idf * (BM25.d + (tf * (BM25.k + 1)) / (tf + BM25.k * (1 - BM25.b + (BM25.b * (lengths[doc] ?? 0)) / avg)));
+          const entry = scores.get(key);
+          if (entry) {
+            entry.score += score;
+            entry.matched.add(term);
+          } else scores.set(key, { segment: si, doc, score, matched: new Set([term]) });
+        }
+      });
+    }
+  }
+  return [...scores.values()].map((e) => ({ segment: e.segment, doc: e.doc, score: e.score * e.matched.size })).sort((a, b) => b.score - a.score);
+}
+
+function cosine(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (const [t, w] of a) {
+    na += w * w;
+    const o = b.get(t);
+    if (o !== undefined) dot += w * o;
+  }
+  for (const w of b.values()) nb += w * w;
+  return na > 0 && nb > 0 ? Math.min(1, dot / Math.sqrt(na * nb)) : 0;
+}
+
+const termCounts = (terms: readonly string[]) => {
+  const m = new Map<string, number>();
+  for (const t of terms) m.set(t, (m.get(t) ?? 0) + 1);
+  return m;
+};
+
+/**
+ * memory.search over an index: the `limit` best live items passing the filters, redundant
+ * ones left out — and `spare` more after them, for a caller that may drop some.
+ */
+export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Date, spare = 0): IndexHit[] {
   const filters = request.filters ?? {};
-  const pool = items.filter((i) => isLive(i, now) && matchesFilters(i, filters, now));
-  if (pool.length === 0) return [];
-  const index = new DocumentIndex(
-    pool.map((item) => ({ id: `${item.userId}\u0000${item.id}`, title: item.title, text: item.text, item })),
-    { stem: true },
-  );
-  const ranked = index.rank(request.query, Math.max(50, request.limit * CANDIDATES_PER_RESULT));
-  const best = ranked[0]?.bm25 ?? 0;
+  const terms = queryTerms(request.query);
+  if (terms.length === 0 || index.size === 0) return [];
+  const eligible = (item: IndexedItem) => (item.expiresAt === null || item.expiresAt > now.getTime()) && matchesFilters(item, filters, now);
+  const ranked = bm25(index, terms, eligible).slice(0, Math.max(50, request.limit * CANDIDATES_PER_RESULT));
+  const best = ranked[0]?.score ?? 0;
+  const qTerms = vectorTerms(request.query);
+  const q = index.weigh(termCounts(qTerms), qTerms.length);
   const floor = request.minSimilarity ?? DEFAULT_MIN_SIMILARITY;
   return ranked
-    .map(({ doc, bm25, similarity }) => {
-      const relevance = 0.5 * (best > 0 ? bm25 / best : 0) + 0.5 * similarity;
-      const blend = SEARCH_WEIGHTS.relevance + SEARCH_WEIGHTS.quality * doc.item.quality + SEARCH_WEIGHTS.recency * recency(doc.item.createdAt, now);
-      return { item: doc.item, relevance: round(relevance), similarity: round(similarity), score: round(relevance * blend) };
+    .map(({ segment, doc, score }) => {
+      const s = index.segments[segment] as SearchSegment;
+      const item = s.item(doc);
+      const v = s.vectorOf(doc);
+      const tf = new Map<string, number>();
+      v.terms.forEach((t, i) => tf.set(s.terms[t] ?? '', v.tfs[i] ?? 0));
+      const similarity = qTerms.length > 0 ? cosine(q, index.weigh(tf, v.length)) : 0;
+      const relevance = 0.5 * (best > 0 ? score / best : 0) + 0.5 * similarity;
+      const blend = SEARCH_WEIGHTS.relevance + SEARCH_WEIGHTS.quality * item.quality + SEARCH_WEIGHTS.recency * recency(item.createdAt, now);
+      return { item, relevance: round(relevance), similarity: round(similarity), score: round(relevance * blend) };
     })
     .filter((h) => h.similarity >= floor)
     .sort((a, b) => b.score - a.score || a.item.id.localeCompare(b.item.id))
     .filter(novel())
-    .slice(0, request.limit);
+    .slice(0, request.limit + spare);
+}
+
+/** A one-segment index over these items (tests, benchmarks and small corpora held in memory). */
+export function indexOf(items: readonly MemoryItem[]): SegmentedIndex {
+  return new SegmentedIndex([{ segment: segmentOf(items.filter((i) => !i.deleted)) }]);
+}
+
+/** A segment over these items, in this order. */
+export function segmentOf(items: readonly MemoryItem[]): SearchSegment {
+  return SearchSegment.build(items.map((item) => ({ item: indexedItem(item), title: item.title, text: item.text })));
+}
+
+/** memory.search over items held in memory: an index of the live ones, ranked. */
+export function searchMemory(items: readonly MemoryItem[], request: SearchRequest, now: Date): SearchHit[] {
+  const live = items.filter((i) => isLive(i, now));
+  const byKey = new Map(live.map((i) => [itemKey(i), i]));
+  return rankIndex(indexOf(live), request, now).flatMap((h) => {
+    const item = byKey.get(itemKey(h.item));
+    return item ? [{ ...h, item }] : [];
+  });
 }
 
 /** Keeps a hit only if it stands for a turn no better hit stands for (items without source turns always pass). */
-function novel(): (hit: SearchHit) => boolean {
+function novel(): (hit: { item: Pick<IndexedItem, 'userId' | 'sourceTurns'> }) => boolean {
   const covered = new Set<string>();
   return ({ item }) => {
     if (item.sourceTurns.length === 0) return true;

@@ -7,7 +7,9 @@
 import type { ValidationOutcome } from '../../events/turn-saved.js';
 import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem, mergeAttributes, type Tier } from '../domain/memory-item.js';
 import { commitDecision } from '../domain/memory-candidates.js';
-import { searchMemory, type SearchFilters } from '../domain/memory-search.js';
+import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex } from '../domain/memory-search.js';
+import type { IndexedItem } from '../domain/search-segment.js';
+import { COMPACT_AT, type SearchIndexReader, type SearchView } from './search-index.js';
 import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, newTierItem, promoteTier } from '../domain/memory-tiers.js';
 import { applyOutcome, newScopeExpiry } from '../domain/scope-trust.js';
 import { knowledgePathFor, PROMOTIONS_TO_KNOWLEDGE, promotedDocument, type StagedRecord } from '../domain/promotion.js';
@@ -18,6 +20,8 @@ import { type CapabilityConfidence, capabilityConfidence, summariseEpisode } fro
 
 export interface MemoryApiDeps {
   catalog: MemoryCatalog;
+  /** The per-owner search indexes (search-index.ts). */
+  search: SearchIndexReader;
   items: MemoryItemStore;
   audit: AuditTrail;
   turns: TurnStore;
@@ -81,18 +85,54 @@ const view = (item: MemoryItem, score: number): SearchResult => ({
   createdAt: item.createdAt,
 });
 
+/** Results asked of the ranking beyond `limit`, for items a store no longer holds as the index does. */
+const PAGE_SPARE = 5;
+
 export async function search(
   deps: MemoryApiDeps,
   userId: string,
   req: { query: string; limit: number; filters?: SearchFilters | undefined; minSimilarity?: number | undefined },
 ): Promise<{ results: SearchResult[] }> {
-  const corpus = await deps.catalog.items(userId);
-  const pool = req.filters?.includeGlobal === false ? corpus.filter((i) => i.userId !== GLOBAL_USER) : corpus;
-  const hits = searchMemory(pool, req, deps.clock.now());
-  return { results: hits.map((h) => view(h.item, h.score)) };
+  const now = deps.clock.now();
+  const owners = userId === GLOBAL_USER || req.filters?.includeGlobal === false ? [userId] : [userId, GLOBAL_USER];
+  const views = await Promise.all(owners.map((owner) => viewOf(deps, owner)));
+  const hits = rankIndex(new SegmentedIndex(views.flatMap((v) => v.entries)), req, now, PAGE_SPARE);
+  const items = await pageItems(deps, owners, views, hits);
+  const results = hits.flatMap((h) => {
+    const item = items.get(itemKey(h.item));
+    return item && isLive(item, now) ? [view(item, h.score)] : [];
+  });
+  return { results: results.slice(0, req.limit) };
 }
 
-/** One live item by id: API-written items first (the user's, then GLOBAL's), then the catalog. */
+/** An owner's index view; an owner whose changes piled up (no job compacts it) is compacted first. */
+async function viewOf(deps: MemoryApiDeps, owner: string): Promise<SearchView> {
+  const v = await deps.search.view(owner);
+  if (v.changes < COMPACT_AT) return v;
+  await deps.search.compact(owner);
+  return deps.search.view(owner);
+}
+
+/** The page's items as their stores hold them now: changed ones from the view, the rest read by id. */
+async function pageItems(deps: MemoryApiDeps, owners: readonly string[], views: readonly SearchView[], hits: ReadonlyArray<Pick<IndexHit, 'item'>>): Promise<Map<string, MemoryItem>> {
+  const out = new Map<string, MemoryItem>();
+  await Promise.all(
+    owners.map(async (owner, i) => {
+      const fresh = views[i]?.fresh ?? new Map<string, MemoryItem | null>();
+      const mine = hits.map((h) => h.item).filter((it) => it.userId === owner);
+      for (const it of mine) {
+        const item = fresh.get(it.id);
+        if (item) out.set(itemKey(it), item);
+      }
+      const rest = mine.filter((it) => !fresh.has(it.id)).map((it) => it.id);
+      if (rest.length === 0) return;
+      for (const [id, item] of await deps.catalog.itemsById(owner, rest)) out.set(itemKey({ userId: owner, id }), item);
+    }),
+  );
+  return out;
+}
+
+/** One live item by id: API-written items first (the user's, then GLOBAL's), then the other stores. */
 async function findItem(deps: MemoryApiDeps, userId: string, id: string): Promise<MemoryItem | null> {
   const now = deps.clock.now();
   if (id.startsWith('mem:')) {
@@ -102,7 +142,7 @@ async function findItem(deps: MemoryApiDeps, userId: string, id: string): Promis
     }
     return null;
   }
-  const item = (await deps.catalog.items(userId)).find((i) => i.id === id && i.userId === userId);
+  const item = (await deps.catalog.itemsById(userId, [id])).get(id);
   return item && isLive(item, now) ? item : null;
 }
 
@@ -171,20 +211,42 @@ export async function queryTier(
   deps: MemoryApiDeps,
   userId: string,
   tier: Tier,
-  q: { type?: string | undefined; sessionId?: string | undefined; since?: string | undefined; until?: string | undefined; minConfidence?: number | undefined; kind?: string | undefined; limit: number },
-): Promise<{ items: MemoryItem[] }> {
+  q: { type?: string | undefined; sessionId?: string | undefined; since?: string | undefined; until?: string | undefined; minConfidence?: number | undefined; kind?: string | undefined; limit: number; nextToken?: string | undefined },
+): Promise<{ items: MemoryItem[]; nextToken?: string }> {
   const now = deps.clock.now();
-  const items = (await deps.catalog.items(userId))
-    .filter((i) => i.tier === tier && isLive(i, now))
-    .filter((i) => q.type === undefined || i.contentTypes.includes(q.type))
-    .filter((i) => q.kind === undefined || i.kind === q.kind)
-    .filter((i) => q.sessionId === undefined || i.sessionId === q.sessionId)
-    .filter((i) => q.since === undefined || i.createdAt >= q.since)
-    .filter((i) => q.until === undefined || i.createdAt <= q.until)
-    .filter((i) => q.minConfidence === undefined || i.confidence >= q.minConfidence)
-    .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || a.id.localeCompare(b.id))
-    .slice(0, q.limit);
-  return { items };
+  const owners = userId === GLOBAL_USER ? [userId] : [userId, GLOBAL_USER];
+  const views = await Promise.all(owners.map((owner) => viewOf(deps, owner)));
+  const after = q.nextToken === undefined ? null : pageCursor(q.nextToken);
+  const [since, until] = [q.since === undefined ? -Infinity : Date.parse(q.since), q.until === undefined ? Infinity : Date.parse(q.until)];
+  const newestFirst = (a: IndexedItem, b: IndexedItem) => b.createdAt - a.createdAt || a.id.localeCompare(b.id) || a.userId.localeCompare(b.userId);
+  const matches = [...new SegmentedIndex(views.flatMap((v) => v.entries)).visible()]
+    .filter((i) => i.tier === tier && (i.expiresAt === null || i.expiresAt > now.getTime()))
+    .filter((i) => (q.type === undefined || i.contentTypes.includes(q.type)) && (q.kind === undefined || i.kind === q.kind))
+    .filter((i) => (q.sessionId === undefined || i.sessionId === q.sessionId) && i.createdAt >= since && i.createdAt <= until)
+    .filter((i) => (q.minConfidence === undefined || i.confidence >= q.minConfidence) && (after === null || newestFirst(after, i) < 0))
+    .sort(newestFirst);
+  const page = matches.slice(0, q.limit + PAGE_SPARE);
+  const read = await pageItems(deps, owners, views, page.map((item) => ({ item })));
+  const items = page.flatMap((i) => {
+    const item = read.get(itemKey(i));
+    return item && isLive(item, now) ? [{ indexed: i, item }] : [];
+  });
+  const more = items.length > q.limit || matches.length > page.length;
+  const last = !more ? undefined : items.length > q.limit ? items[q.limit - 1]?.indexed : page.at(-1);
+  return { items: items.slice(0, q.limit).map((i) => i.item), ...(last ? { nextToken: pageToken(last) } : {}) };
+}
+
+/** A page's end as an opaque token: the last item's time, id and owner. */
+const pageToken = (i: IndexedItem): string => Buffer.from(JSON.stringify([i.createdAt, i.id, i.userId])).toString('base64url');
+
+function pageCursor(token: string): IndexedItem {
+  try {
+    const [createdAt, id, userId] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as [number, string, string];
+    if (typeof createdAt !== 'number' || typeof id !== 'string' || typeof userId !== 'string') throw new Error('shape');
+    return { createdAt, id, userId } as IndexedItem;
+  } catch {
+    throw new MemoryApiError(400, 'nextToken: not a token this API returned');
+  }
 }
 
 /** Read-modify-write of an API-written item with an optimistic check, retried on a race. */

@@ -4,6 +4,8 @@
  * lib/domain/memory-paths.ts, the same ones the adapters call). A fuzz case then asks:
  * did every write stay under the prefix of a user the case was allowed to touch?
  */
+import { segmentOf } from '../../lib/domain/memory-search.js';
+import type { CompactionResult, SearchIndexReader, SearchView } from '../../lib/use-cases/search-index.js';
 import type { IdleCheck } from '../../events/idle-check.js';
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import { DomainSchema } from '../../events/common.js';
@@ -407,6 +409,12 @@ export class FakeCatalog implements MemoryCatalog {
   constructor(
     private readonly stores: { turns: RecordingTurnStore; knowledge: RecordingKnowledgeStore; reflections: RecordingReflectionStore; items: RecordingMemoryItems; stagedExpiryDays: number },
   ) {}
+  /** The in-memory world has nothing to save: every item, then those asked for. */
+  async itemsById(userId: string, ids: readonly string[]): Promise<Map<string, MemoryItem>> {
+    const wanted = new Set(ids);
+    return new Map((await this.items(userId)).filter((i) => i.userId === userId && wanted.has(i.id)).map((i) => [i.id, i]));
+  }
+
   async items(userId: string): Promise<MemoryItem[]> {
     const { turns, knowledge, reflections, items, stagedExpiryDays } = this.stores;
     const index = turns.allTurnIndex(userId);
@@ -425,6 +433,21 @@ export class FakeCatalog implements MemoryCatalog {
   }
 }
 
+/**
+ * The search index of the in-memory world: an index over every item of the owner, built per
+ * view (the world marks no changes to fold). `compact` has nothing to fold.
+ */
+export class CatalogSearchIndex implements SearchIndexReader {
+  constructor(private readonly catalog: FakeCatalog) {}
+  async view(userId: string): Promise<SearchView> {
+    const items = (await this.catalog.items(userId)).filter((i) => i.userId === userId && !i.deleted);
+    return { entries: [{ segment: segmentOf(items) }], fresh: new Map(items.map((i) => [i.id, i])), changes: 0 };
+  }
+  async compact(): Promise<CompactionResult> {
+    return { folded: 0, version: 0, merged: false };
+  }
+}
+
 /** Every recording fake, sharing one write log. */
 export function recordingWorld() {
   const writes = new WriteLog();
@@ -432,6 +455,7 @@ export function recordingWorld() {
   const knowledge = new RecordingKnowledgeStore(writes);
   const reflections = new RecordingReflectionStore(writes);
   const items = new RecordingMemoryItems(writes);
+  const catalog = new FakeCatalog({ turns, knowledge, reflections, items, stagedExpiryDays: 14 });
   return {
     writes,
     turns,
@@ -448,7 +472,8 @@ export function recordingWorld() {
     expiryLog: new RecordingExpiryLog(writes),
     items,
     audit: new RecordingAudit(writes),
-    catalog: new FakeCatalog({ turns, knowledge, reflections, items, stagedExpiryDays: 14 }),
+    catalog,
+    search: new CatalogSearchIndex(catalog),
   };
 }
 export type RecordingWorld = ReturnType<typeof recordingWorld>;

@@ -8,6 +8,7 @@ import { functionClients } from '../../infra/local/clients.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
+import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import type { SourceObservation } from '../../lib/domain/source-reliability.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import { iamDenials } from '../helpers/iam.js';
@@ -27,9 +28,10 @@ describe("one user's knowledge index, written by the reflector and the API at on
   it('loses no update of 2 × 15 concurrent writers, and keeps one current version', async () => {
     const { tableName, bucketName } = stack.info;
     // Two containers: the reflector's and the API's, each with its function's clients and grants.
-    const reflector = new KnowledgeRepository(functionClients('reflector', stack.iam).ddb, functionClients('reflector', stack.iam).s3, tableName, bucketName);
+    const reflectorClients = functionClients('reflector', stack.iam);
+    const reflector = new KnowledgeRepository(reflectorClients.ddb, reflectorClients.s3, tableName, bucketName, new DynamoSearchChangeLog(reflectorClients.ddb, tableName));
     const apiClients = functionClients('api', stack.iam);
-    const api = new KnowledgeRepository(apiClients.ddb, apiClients.s3, tableName, bucketName);
+    const api = new KnowledgeRepository(apiClients.ddb, apiClients.s3, tableName, bucketName, new DynamoSearchChangeLog(apiClients.ddb, tableName));
     const user = 'race-user';
     await Promise.all([
       ...Array.from({ length: 15 }, (_, i) => reflector.putKnowledge(user, `Facts/r${i}.md`, `# r${i}`, doc(`Facts/r${i}.md`))),
@@ -39,7 +41,7 @@ describe("one user's knowledge index, written by the reflector and the API at on
     expect(ids).toHaveLength(30);
     expect(ids).toEqual([...Array.from({ length: 15 }, (_, i) => `Facts/a${i}.md`), ...Array.from({ length: 15 }, (_, i) => `Facts/r${i}.md`)].sort());
     // A fresh container sees the same; the retired versions are gone, the current one stays.
-    const fresh = new KnowledgeRepository(apiClients.ddb, apiClients.s3, tableName, bucketName);
+    const fresh = new KnowledgeRepository(apiClients.ddb, apiClients.s3, tableName, bucketName, new DynamoSearchChangeLog(apiClients.ddb, tableName));
     expect((await fresh.loadKnowledge(user)).length).toBe(30);
     const dump = (await stack.dumpState()).find((d) => d.userId === user);
     const snapshots = Object.keys(dump?.objects ?? {}).filter((k) => k.includes('/index/knowledge/'));

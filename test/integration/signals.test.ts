@@ -11,6 +11,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
+import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { DynamoReflectionLogStore } from '../../lib/adapters/reflection-log-store.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
 import { DAY_SHARDS, dayShard, keys } from '../../lib/domain/memory-paths.js';
@@ -239,7 +240,7 @@ describe('signals and ingestion on the local emulators', () => {
     expect(activity).toEqual(expect.arrayContaining([{ userId: 'quiet-user', activity: { [day]: 5 } }]));
 
     // Staged records and runs of users in every shard.
-    const knowledge = new KnowledgeRepository(documentClient, s3Client, stack.info.tableName, stack.info.bucketName);
+    const knowledge = new KnowledgeRepository(documentClient, s3Client, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(documentClient, stack.info.tableName));
     const users = Array.from({ length: 24 }, (_, i) => `shard-user-${i}`);
     expect(new Set(users.map(dayShard)).size).toBe(DAY_SHARDS);
     const doc = (n: string): StagedDocument => ({ path: `Facts/${n}--b1.md`, kind: 'fact', title: n, category: 'Facts', confidence: 0.6, sourceTurns: [1], text: n, meta: { staged_at: `${day}T10:00:00Z` }, body: n, markdown: `# ${n}` });

@@ -1,0 +1,157 @@
+/**
+ * Where a user's search index lives (issue 18), and how its writers stay out of each other's way.
+ *
+ * - Segments: immutable S3 objects (`users/{u}/index/search/{version}.seg`), the bytes of
+ *   lib/domain/search-segment.ts. A warm container keeps the ones it read: a key never
+ *   changes content.
+ * - The pointer (`SEARCHINDEX` in the owner's partition): the index version and its segments,
+ *   oldest first, each with the ids it removes from older ones. Moved only by a conditional
+ *   write naming the version the writer read, as the knowledge index's pointer is
+ *   (knowledge-index.ts), so two compactions never both win.
+ * - Changes (`SEARCHCHANGE#{itemId}`): every store that writes a searchable item marks it here
+ *   after its own write (DynamoSearchChangeLog), with a fresh `at`. A compaction folds the
+ *   marked items into a new segment and then deletes each mark only if its `at` is still the
+ *   one it read (a condition), so a change made during the compaction is kept for the next.
+ *
+ * Readers read the changes first and the pointer second, both strongly consistent: a change a
+ * compaction deleted before the reader's first read was folded into a segment the pointer
+ * named before that delete, so the reader's pointer read sees it (or a later one). Strongly
+ * consistent reads see every write acknowledged before them
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html),
+ * and S3 is strongly consistent for reads after writes
+ * (https://docs.aws.amazon.com/AmazonS3/latest/userguide/Welcome.html#ConsistencyModel).
+ */
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GLOBAL_USER } from '../domain/memory-item.js';
+import { keys, searchSegmentKey } from '../domain/memory-paths.js';
+import { type SearchSegment, segmentFromBytes, segmentToBytes } from '../domain/search-segment.js';
+import type { SearchChange, SearchIndexHead, SearchIndexStore } from '../ports.js';
+import { isConditionalCheckFailure } from './dynamo-errors.js';
+import { batchWriteAll, queryAll } from './dynamo-query.js';
+
+/** The partition of an owner's index items: GLOBAL's shared items live in `GLOBAL` (memory-item-store.ts). */
+const ownerPk = (userId: string) => (userId === GLOBAL_USER ? 'GLOBAL' : keys.userPk(userId));
+
+/** Segments a warm container keeps (the large base of a few users, and their small deltas). */
+const CACHED_SEGMENTS = 48;
+
+export class DynamoS3SearchIndexStore implements SearchIndexStore {
+  private readonly cache = new Map<string, SearchSegment>();
+
+  constructor(
+    private readonly ddb: DynamoDBDocumentClient,
+    private readonly s3: S3Client,
+    private readonly tableName: string,
+    private readonly bucketName: string,
+  ) {}
+
+  async changes(userId: string): Promise<SearchChange[]> {
+    const items = await queryAll(this.ddb, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      ExpressionAttributeValues: { ':pk': ownerPk(userId), ':p': keys.searchChangePrefix },
+      ProjectionExpression: 'itemId, #at',
+      ExpressionAttributeNames: { '#at': 'at' },
+      ConsistentRead: true,
+    });
+    return items.map((i) => ({ id: String(i.itemId), at: String(i.at) }));
+  }
+
+  async head(userId: string): Promise<SearchIndexHead> {
+    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: ownerPk(userId), sk: keys.searchIndexSk }, ConsistentRead: true }));
+    if (!res.Item) return { version: 0, segments: [] };
+    return { version: Number(res.Item.version), segments: (res.Item.segments as SearchIndexHead['segments'] | undefined) ?? [] };
+  }
+
+  async segment(key: string): Promise<SearchSegment | null> {
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    try {
+      const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: key }));
+      const segment = segmentFromBytes(await (res.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
+      this.cache.set(key, segment);
+      if (this.cache.size > CACHED_SEGMENTS) this.cache.delete(this.cache.keys().next().value as string);
+      return segment;
+    } catch (error) {
+      // A merge retired it after the pointer was read: the caller reads the pointer again.
+      if ((error as Error).name === 'NoSuchKey') return null;
+      throw error;
+    }
+  }
+
+  async putSegment(userId: string, version: number, segment: SearchSegment): Promise<string> {
+    const key = searchSegmentKey(userId, version);
+    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: segmentToBytes(segment), ContentType: 'application/octet-stream' }));
+    this.cache.set(key, segment);
+    return key;
+  }
+
+  async moveHead(userId: string, from: number, next: SearchIndexHead): Promise<boolean> {
+    try {
+      await this.ddb.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { pk: ownerPk(userId), sk: keys.searchIndexSk, kind: 'search-index', version: next.version, segments: next.segments },
+          ConditionExpression: from === 0 ? 'attribute_not_exists(pk)' : 'version = :from',
+          ...(from === 0 ? {} : { ExpressionAttributeValues: { ':from': from } }),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (!isConditionalCheckFailure(error)) throw error;
+      // Moved by another compaction, or by this very write whose answer was lost.
+      const now = await this.head(userId);
+      return now.version === next.version && JSON.stringify(now.segments) === JSON.stringify(next.segments);
+    }
+  }
+
+  async clearChanges(userId: string, changes: readonly SearchChange[]): Promise<void> {
+    // One conditional delete each: BatchWriteItem takes no conditions
+    // (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html).
+    await Promise.all(
+      changes.map(async (c) => {
+        try {
+          await this.ddb.send(
+            new DeleteCommand({
+              TableName: this.tableName,
+              Key: { pk: ownerPk(userId), sk: keys.searchChangeSk(c.id) },
+              ConditionExpression: '#at = :at',
+              ExpressionAttributeNames: { '#at': 'at' },
+              ExpressionAttributeValues: { ':at': c.at },
+            }),
+          );
+        } catch (error) {
+          if (!isConditionalCheckFailure(error)) throw error;
+        }
+      }),
+    );
+  }
+
+  async deleteSegments(segmentKeys: readonly string[]): Promise<void> {
+    await Promise.all(segmentKeys.map((key) => this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: key }))));
+    for (const key of segmentKeys) this.cache.delete(key);
+  }
+}
+
+/**
+ * Marks searchable items as changed, for the search index to pick up: the write every store
+ * of a searchable item makes after its own. `at` is unique per mark (time and a random part),
+ * so a compaction can tell a mark it folded from a newer one.
+ */
+export class DynamoSearchChangeLog {
+  constructor(
+    private readonly ddb: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async mark(userId: string, itemIds: readonly string[]): Promise<void> {
+    await batchWriteAll(this.ddb, this.tableName, this.requests(userId, itemIds));
+  }
+
+  /** The marks as BatchWriteItem put requests, for a store that writes its items in the same batch. */
+  requests(userId: string, itemIds: readonly string[]): Array<Record<string, unknown>> {
+    const at = `${new Date().toISOString()}#${Math.random().toString(36).slice(2, 10)}`;
+    return [...new Set(itemIds)].map((itemId) => ({ PutRequest: { Item: { pk: ownerPk(userId), sk: keys.searchChangeSk(itemId), kind: 'search-change', itemId, at } } }));
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * The search index that lives between requests (issue 18): per owner (a user, and GLOBAL),
+ * segments written by compactions plus the items changed since, read in full only by a cold
+ * container.
+ *
+ * A search reads the owner's change marks and pointer (two small consistent reads), loads
+ * the segments it has not seen (immutable, so a warm container keeps them), reads the items
+ * whose marks it has not seen yet (`itemsById`: only those), and ranks over segments plus an
+ * overlay segment of those items; an item a change shows deleted, expired or gone is removed
+ * from the segments before it. The page's items are then read from their stores, so what a
+ * search returns is what the stores hold now.
+ *
+ * A compaction folds the marked items into a new segment (a delta), moves the pointer with a
+ * condition on the version it read, and clears the marks it folded (each on its `at`). When
+ * the deltas pile up (MAX_SEGMENTS, or removals past MAX_REMOVES) it merges every segment into
+ * one, dropping superseded, removed and expired items, without tokenising again. The reflector
+ * compacts after each job of a user (one at a time per user: the FIFO group); the API compacts
+ * an owner whose marks passed COMPACT_AT (an owner no job reaches: GLOBAL, API-only users).
+ */
+import { isLive, type MemoryItem } from '../domain/memory-item.js';
+import { type IndexEntry, itemKey, SegmentedIndex, segmentOf } from '../domain/memory-search.js';
+import { mergeSegments, type SearchSegment } from '../domain/search-segment.js';
+import type { Clock, MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef } from '../ports.js';
+
+/** Deltas kept before a merge. */
+export const MAX_SEGMENTS = 8;
+/** Removals carried by the pointer before a merge (the pointer is one DynamoDB item, ≤ 400 KB). */
+export const MAX_REMOVES = 2_000;
+/** Marks past which the API compacts an owner itself. */
+export const COMPACT_AT = 256;
+/** Reads of the pointer before giving up on segments retired under the reader. */
+const ATTEMPTS = 4;
+
+export interface SearchView {
+  entries: IndexEntry[];
+  /** The changed items as read for this view, by id (null: gone or not live). */
+  fresh: ReadonlyMap<string, MemoryItem | null>;
+  changes: number;
+}
+
+/** What memory.search needs of an index: the view of one owner's items. */
+export interface SearchIndexReader {
+  view(userId: string): Promise<SearchView>;
+  compact(userId: string): Promise<CompactionResult>;
+}
+
+export interface CompactionResult {
+  folded: number;
+  version: number;
+  merged: boolean;
+  /** Another compaction moved the pointer first: nothing written. */
+  lost?: boolean;
+}
+
+interface Overlay {
+  ats: Map<string, string>;
+  items: Map<string, MemoryItem | null>;
+  signature: string;
+  entry: IndexEntry;
+}
+
+/** Overlays a warm container keeps, by owner. */
+const CACHED_OWNERS = 256;
+
+export class LiveSearchIndex implements SearchIndexReader {
+  private readonly overlays = new Map<string, Overlay>();
+
+  constructor(private readonly deps: { store: SearchIndexStore; catalog: MemoryCatalog; clock: Clock }) {}
+
+  async view(userId: string): Promise<SearchView> {
+    for (let attempt = 1; ; attempt++) {
+      // Changes first, pointer second (search-index-store.ts says why).
+      const changes = await this.deps.store.changes(userId);
+      const head = await this.deps.store.head(userId);
+      const segments = await Promise.all(head.segments.map((ref) => this.deps.store.segment(ref.key)));
+      if (segments.some((s) => s === null)) {
+        if (attempt >= ATTEMPTS) throw new Error(`the search index of ${userId} kept retiring its segments under ${attempt} reads`);
+        continue;
+      }
+      const overlay = await this.overlay(userId, changes);
+      const entries = head.segments.map((ref, i) => ({ segment: segments[i] as SearchSegment, removes: keysOf(userId, ref.removes) }));
+      return { entries: [...entries, overlay.entry], fresh: overlay.items, changes: changes.length };
+    }
+  }
+
+  /** The changed items as an index entry: read again only those whose mark is new. */
+  private async overlay(userId: string, changes: readonly SearchChange[]): Promise<Overlay> {
+    const cached = this.overlays.get(userId);
+    const stale = changes.filter((c) => cached?.ats.get(c.id) !== c.at).map((c) => c.id);
+    const read = stale.length > 0 ? await this.deps.catalog.itemsById(userId, stale) : new Map<string, MemoryItem>();
+    const now = this.deps.clock.now();
+    const items = new Map<string, MemoryItem | null>();
+    for (const c of changes) {
+      const item = stale.includes(c.id) ? (read.get(c.id) ?? null) : (cached?.items.get(c.id) ?? null);
+      items.set(c.id, item && isLive(item, now) ? item : null);
+    }
+    const signature = changes
+      .map((c) => `${c.id}@${c.at}`)
+      .sort()
+      .join('\n');
+    if (cached && cached.signature === signature && stale.length === 0) return cached;
+    const live = [...items.values()].filter((i): i is MemoryItem => i !== null);
+    const gone = [...items].filter(([, i]) => i === null).map(([id]) => id);
+    const overlay = { ats: new Map(changes.map((c) => [c.id, c.at])), items, signature, entry: { segment: segmentOf(live), removes: keysOf(userId, gone) } };
+    this.overlays.delete(userId);
+    this.overlays.set(userId, overlay);
+    if (this.overlays.size > CACHED_OWNERS) this.overlays.delete(this.overlays.keys().next().value as string);
+    return overlay;
+  }
+
+  async compact(userId: string): Promise<CompactionResult> {
+    const { store, catalog, clock } = this.deps;
+    const changes = await store.changes(userId);
+    const head = await store.head(userId);
+    if (changes.length === 0) return { folded: 0, version: head.version, merged: false };
+    const read = await catalog.itemsById(
+      userId,
+      changes.map((c) => c.id),
+    );
+    const now = clock.now();
+    const live = changes.flatMap((c) => {
+      const item = read.get(c.id);
+      return item && isLive(item, now) ? [item] : [];
+    });
+    const gone = changes.filter((c) => !live.some((i) => i.id === c.id)).map((c) => c.id);
+    const delta = segmentOf(live);
+    const version = head.version + 1;
+    const removes = head.segments.reduce((n, s) => n + s.removes.length, gone.length);
+    const merge = head.segments.length + 1 > MAX_SEGMENTS || removes > MAX_REMOVES;
+    const segment = merge ? await this.merged(userId, head, { segment: delta, removes: keysOf(userId, gone) }, now) : delta;
+    const key = await store.putSegment(userId, version, segment);
+    const ref: SearchSegmentRef = { key, items: segment.size, removes: merge ? [] : gone };
+    const next: SearchIndexHead = { version, segments: merge ? [ref] : [...head.segments, ref] };
+    if (!(await store.moveHead(userId, head.version, next))) {
+      await store.deleteSegments([key]);
+      return { folded: 0, version: head.version, merged: false, lost: true };
+    }
+    await store.clearChanges(userId, changes);
+    // Retired only now: a reader that read the old pointer and misses a segment reads the pointer again.
+    if (merge) await store.deleteSegments(head.segments.map((s) => s.key));
+    return { folded: changes.length, version, merged: merge };
+  }
+
+  /** Every segment of the owner and the delta as one: superseded, removed and expired items dropped. */
+  private async merged(userId: string, head: SearchIndexHead, delta: IndexEntry, now: Date): Promise<SearchSegment> {
+    const segments = await Promise.all(head.segments.map((ref) => this.deps.store.segment(ref.key)));
+    if (segments.some((s) => s === null)) throw new Error(`a segment of ${userId}'s search index vanished during a merge`);
+    const entries = [...head.segments.map((ref, i) => ({ segment: segments[i] as SearchSegment, removes: keysOf(userId, ref.removes) })), delta];
+    const index = new SegmentedIndex(entries);
+    return mergeSegments(
+      entries.map(({ segment }, si) => ({
+        segment,
+        keep: (doc: number) => {
+          if (index.isHidden(si, doc)) return false;
+          const expiresAt = segment.item(doc).expiresAt;
+          return expiresAt === null || expiresAt > now.getTime();
+        },
+      })),
+    );
+  }
+}
+
+const keysOf = (userId: string, ids: readonly string[]): Set<string> => new Set(ids.map((id) => itemKey({ userId, id })));

@@ -1,0 +1,149 @@
+/**
+ * The search index that lives between requests (issue 18), on the local stack: items are
+ * written, deleted and left to expire through the API while other requests search and the
+ * reflector's compactions fold the changes into segments, all at once. A search never serves
+ * an item deleted or expired before it began, and once the writers are done every committed
+ * item is found — by the warm container, after a merge, and by a cold one.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiHandler } from '../../functions/api/create-handler.js';
+import { ApiEnvSchema } from '../../functions/api/env.js';
+import { functionClients } from '../../infra/local/clients.js';
+import { type HttpHandler, startHttpApi } from '../../infra/local/http-api.js';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { parseEnv } from '../../lib/adapters/config.js';
+import { StoreMemoryCatalog } from '../../lib/adapters/memory-catalog.js';
+import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
+import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
+import { S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';
+import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/use-cases/search-index.js';
+import { functionsChecked, iamDenials } from '../helpers/iam.js';
+
+const USER = 'index-race';
+let stack: LocalStack;
+
+beforeAll(async () => {
+  stack = await startLocalStack({ stage: 'indextest', logLevel: 'SILENT' });
+}, 120_000);
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function call(method: string, path: string, body?: unknown, apiUrl = stack.info.apiUrl) {
+  const res = await fetch(`${apiUrl}/v1/users/${USER}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${stack.info.adminToken}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<{ results?: Array<{ id: string }>; items?: Array<{ id: string }>; item?: { id: string }; nextToken?: string }>;
+}
+
+// Every item holds both words, so their weight is low: no similarity floor, or none would pass it.
+const searchIds = async (apiUrl?: string) =>
+  new Set(((await call('POST', '/memory/search', { query: 'zebrafish aquarium', limit: 100, minSimilarity: 0 }, apiUrl)).results ?? []).map((r) => r.id));
+
+/** The reflector's compaction, with the reflector's clients and grants. */
+function reflectorIndex(): LiveSearchIndex {
+  const { ddb, s3 } = functionClients('reflector', stack.iam);
+  const { tableName: table, bucketName: bucket } = stack.info;
+  const changes = new DynamoSearchChangeLog(ddb, table);
+  const turns = new S3DynamoTurnStore(ddb, s3, table, bucket, changes);
+  const catalog = new StoreMemoryCatalog({
+    turns,
+    knowledge: new KnowledgeRepository(ddb, s3, table, bucket, changes),
+    reflections: new S3DynamoReflectionStore(ddb, s3, table, bucket, changes),
+    items: new DynamoMemoryItemStore(ddb, table, changes),
+    stagedExpiryDays: 14,
+  });
+  return new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock: { now: () => stack.now() } });
+}
+
+describe('the search index under concurrent writes, deletions, expiry, compactions and searches', () => {
+  it('never serves a deleted or expired item, and loses no committed one', async () => {
+    const compactor = reflectorIndex();
+    const deleted = new Set<string>();
+    const committed = new Set<string>();
+    const violations: string[] = [];
+    let writing = true;
+
+    // Searchers: what was deleted before a search began must not be in its answer.
+    const searcher = async () => {
+      while (writing) {
+        const goneBefore = new Set(deleted);
+        for (const id of await searchIds()) if (goneBefore.has(id)) violations.push(`search served ${id} after its deletion`);
+      }
+    };
+    const compactions = async () => {
+      let n = 0;
+      while (writing) {
+        await compactor.compact(USER);
+        n++;
+      }
+      return n;
+    };
+    const writer = async (w: number) => {
+      for (let i = 0; i < 12; i++) {
+        const { item } = await call('POST', '/memory/tiers/long_term', { text: `Zebrafish aquarium note ${w}-${i}: the tank needs a heater check`, clientId: `w${w}-${i}` });
+        const id = item?.id ?? '';
+        if (i % 3 === 0) {
+          await call('DELETE', `/memory/tiers/long_term/${encodeURIComponent(id)}`);
+          deleted.add(id);
+        } else committed.add(id);
+      }
+    };
+    const ephemeral = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => (await call('POST', '/memory/tiers/ephemeral', { text: `Zebrafish aquarium glance ${i}`, ttlSeconds: 60 })).item?.id ?? ''),
+    );
+    const running = [searcher(), searcher(), compactions()];
+    await Promise.all(Array.from({ length: 4 }, (_, w) => writer(w)));
+    writing = false;
+    const [, , compacted] = await Promise.all(running);
+    expect(violations).toEqual([]);
+    expect(compacted).toBeGreaterThan(0);
+
+    // The ephemeral entries were served while live; past their TTL they never are again.
+    const beforeExpiry = await searchIds();
+    expect(ephemeral.filter((id) => !beforeExpiry.has(id))).toEqual([]);
+    await stack.advanceTo(new Date(stack.now().getTime() + 5 * 60_000));
+
+    const expected = [...committed].sort();
+    const warm = await searchIds();
+    expect([...warm].sort()).toEqual(expected);
+    // Folded into segments, merged once past MAX_SEGMENTS: the same answer.
+    for (let i = 0; i <= MAX_SEGMENTS; i++) {
+      await call('POST', '/memory/tiers/long_term', { text: `unrelated note ${i} about pottery`, clientId: `pad-${i}` });
+      await compactor.compact(USER);
+    }
+    expect([...(await searchIds())].sort()).toEqual(expected);
+    // A cold container reads the pointer and segments from scratch.
+    const cold = createApiHandler(parseEnv(ApiEnvSchema, stack.info.environments.api), functionClients('api', stack.iam), { now: () => stack.now() });
+    const api = await startHttpApi({ handler: cold as HttpHandler, tokenSecret: stack.info.tokenSecret, functionName: 'cold-api', timeoutSeconds: 30 });
+    try {
+      expect([...(await searchIds(api.url))].sort()).toEqual(expected);
+    } finally {
+      await api.stop();
+    }
+  }, 240_000);
+
+  it('pages a tier query with nextToken: every live item once, newest first', async () => {
+    const seen: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await call('GET', `/memory/tiers/long_term?limit=7${token ? `&nextToken=${token}` : ''}`);
+      seen.push(...(page.items ?? []).map((i) => i.id));
+      token = page.nextToken;
+    } while (token);
+    const all = (await call('GET', '/memory/tiers/long_term?limit=500')).items?.map((i) => i.id) ?? [];
+    expect(seen).toEqual(all);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(all.length).toBeGreaterThan(7);
+  });
+
+  it('made no AWS request its function is not granted', () => {
+    expect(functionsChecked(stack)).toEqual(expect.arrayContaining(['api', 'reflector']));
+    expect(iamDenials(stack)).toEqual([]);
+  });
+});

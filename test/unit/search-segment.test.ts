@@ -1,0 +1,71 @@
+/**
+ * The search index's segments (issue 18): ranking over segments gives what one index over the
+ * same items gives; bytes load back to the same segment; a merge keeps exactly the items
+ * still served; newer segments and removals hide older versions.
+ */
+import { describe, expect, it } from 'vitest';
+import { type MemoryItem } from '../../lib/domain/memory-item.js';
+import { indexOf, itemKey, rankIndex, SegmentedIndex, searchMemory, segmentOf } from '../../lib/domain/memory-search.js';
+import { newTierItem } from '../../lib/domain/memory-tiers.js';
+import { mergeSegments, segmentFromBytes, segmentToBytes } from '../../lib/domain/search-segment.js';
+
+const now = new Date('2026-06-01T00:00:00Z');
+const TEXTS = [
+  'Caroline went to the LGBTQ support group on Tuesday',
+  'Melanie painted a sunrise over the lake last summer',
+  'The reef tank needs a new heater before winter',
+  'Caroline is researching adoption agencies for next year',
+  'Melanie ran a charity race for mental health awareness',
+  'A zebrafish aquarium needs a heater check every week',
+  'Caroline gave a talk at the school about her journey',
+  'The pottery class fired the glazed bowls at cone six',
+];
+const item = (i: number, text = TEXTS[i % TEXTS.length] ?? '', extra: Partial<MemoryItem> = {}): MemoryItem => ({
+  ...newTierItem('u1', 'long_term', { text: `${text} (${i})`, sourceTurns: [i + 1] }, new Date(now.getTime() - i * 3_600_000)),
+  id: `mem:${i}`,
+  quality: (i % 5) / 5,
+  ...extra,
+});
+const items = Array.from({ length: 40 }, (_, i) => item(i));
+const queries = ['Caroline support group', 'heater for the tank', 'What did Melanie paint?', 'adoption agencies research', 'pottery glaze'];
+const ids = (index: SegmentedIndex, query: string) => rankIndex(index, { query, limit: 10 }, now).map((h) => h.item.id);
+
+describe('search segments', () => {
+  it('load from bytes into the same ranking', () => {
+    const one = indexOf(items);
+    const loaded = new SegmentedIndex([{ segment: segmentFromBytes(segmentToBytes(one.segments[0] as never)) }]);
+    for (const q of queries) expect(ids(loaded, q)).toEqual(ids(one, q));
+    expect(loaded.segments[0]?.item(3)).toEqual(one.segments[0]?.item(3));
+  });
+
+  it('merge into one segment that ranks as the parts did, dropping only what the parts hid', () => {
+    const parts = [segmentOf(items.slice(0, 15)), segmentOf(items.slice(15, 30)), segmentOf(items.slice(30))];
+    const split = new SegmentedIndex(parts.map((segment) => ({ segment })));
+    const merged = new SegmentedIndex([{ segment: mergeSegments(parts.map((segment) => ({ segment, keep: () => true }))) }]);
+    expect(merged.size).toBe(40);
+    expect([...merged.visible()].map((i) => i.id).sort()).toEqual(items.map((i) => i.id).sort());
+    for (const q of queries) expect(ids(merged, q)).toEqual(ids(split, q));
+    for (const q of queries) expect(ids(merged, q)).toEqual(ids(indexOf(items), q));
+  });
+
+  it('serve an item from the newest segment holding it, and not at all once removed', () => {
+    const changed = item(2, 'The reef tank got a titanium heater');
+    const index = new SegmentedIndex([
+      { segment: segmentOf(items) },
+      { segment: segmentOf([changed]), removes: new Set([itemKey({ userId: 'u1', id: 'mem:5' })]) },
+    ]);
+    const visible = [...index.visible()];
+    expect(visible.filter((i) => i.id === 'mem:2')).toHaveLength(1);
+    expect(visible.some((i) => i.id === 'mem:5')).toBe(false);
+    expect(ids(index, 'titanium heater')[0]).toBe('mem:2');
+    expect(ids(index, 'zebrafish aquarium heater')).not.toContain('mem:5');
+  });
+
+  it('never rank an expired item, and rank items in memory as searchMemory always did', () => {
+    const expiring = item(50, 'Zebrafish aquarium glance', { tier: 'ephemeral', expiresAt: new Date(now.getTime() + 60_000).toISOString() });
+    const index = indexOf([...items, expiring]);
+    expect(ids(index, 'zebrafish aquarium glance')[0]).toBe('mem:50');
+    expect(rankIndex(index, { query: 'zebrafish aquarium glance', limit: 10 }, new Date(now.getTime() + 120_000)).map((h) => h.item.id)).not.toContain('mem:50');
+    expect(searchMemory(items, { query: 'Caroline support group', limit: 3 }, now).map((h) => h.item.id)).toEqual(ids(indexOf(items), 'Caroline support group').slice(0, 3));
+  });
+});

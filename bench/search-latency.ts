@@ -1,23 +1,49 @@
 /**
- * Benchmark (issue 7): memory.search's own time for one user at 1,000 / 10,000 / 100,000
- * items — what the api function does per request after loading the corpus: build the
- * search index over the live, filtered items and rank (lib/domain/memory-search.ts).
- * Items are LoCoMo sentences (every dialog line of the five conversations), cycled with
- * a suffix to reach the size; queries are LoCoMo questions. Loading the corpus from
- * DynamoDB and S3 is not included.
+ * Benchmark (issues 7 and 18): memory.search for one user at 1,000 / 10,000 / 100,000 items,
+ * through the real api handler on the local stack (HTTP, token, routing, IAM-enforced
+ * clients, DynamoDB Local and the S3 emulator).
+ *
+ * Each user's items are memory items (`MEM#`) holding LoCoMo sentences (every dialog line of
+ * the five conversations, cycled with a suffix to reach the size), written to the table, and
+ * their search index as a compaction leaves it: one segment and its pointer, written with the
+ * index store the functions use. Queries are LoCoMo questions.
+ *
+ * - warm: the api container has the user's segment loaded; each search reads the change
+ *   marks and the pointer, ranks, and reads the page's items;
+ * - cold: a new api container (its handler factory run anew) answers its first search,
+ *   segment download and load included;
+ * - read units: DynamoDB read capacity per warm search, as DynamoDB Local reports it (the
+ *   request ledger), all operations together.
+ *
+ *   npx tsx bench/search-latency.ts [--sizes 1000,10000,100000]
+ * prints the rows; its last line is the JSON issue 18 names.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { newTierItem } from '../lib/domain/memory-tiers.js';
-import { searchMemory } from '../lib/domain/memory-search.js';
+import { parseArgs } from 'node:util';
+import { createApiHandler } from '../functions/api/create-handler.js';
+import { ApiEnvSchema } from '../functions/api/env.js';
+import { parseEnv } from '../lib/adapters/config.js';
+import { functionClients } from '../infra/local/clients.js';
+import { type HttpHandler, startHttpApi } from '../infra/local/http-api.js';
+import { ledgerDelta, requestLedger } from '../infra/local/request-ledger.js';
+import { startLocalStack } from '../infra/local/stack.js';
+import { batchWriteAll } from '../lib/adapters/dynamo-query.js';
+import { memoryItemRow } from '../lib/adapters/memory-item-store.js';
+import { DynamoS3SearchIndexStore } from '../lib/adapters/search-index-store.js';
+import { createDocumentClient, createDynamoDbClient, createS3Client } from '../lib/adapters/aws-clients.js';
 import type { MemoryItem } from '../lib/domain/memory-item.js';
+import { segmentOf } from '../lib/domain/memory-search.js';
+import { newTierItem } from '../lib/domain/memory-tiers.js';
 
 export interface SearchLatencyRow {
   items: number;
   queries: number;
   p50: number;
   p95: number;
+  coldMs: number;
+  readUnitsPerSearch: number;
 }
 
 const quantile = (xs: number[], q: number) => {
@@ -25,29 +51,100 @@ const quantile = (xs: number[], q: number) => {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
 };
 
-export function benchSearchLatency(dir: string, sizes: readonly number[]): SearchLatencyRow[] {
+function locomo(dir: string): { lines: string[]; questions: string[] } {
   const lines: string[] = [];
   const questions: string[] = [];
   for (const f of ['conv-26.json', 'conv-30.json', 'conv-41.json', 'conv-42.json', 'conv-43.json']) {
-    const conv = JSON.parse(readFileSync(join(dir, f), 'utf8')) as Record<string, unknown> & { qa: Array<{ question: string }> };
-    for (const [k, v] of Object.entries(conv)) if (/^session_\d+$/.test(k) && Array.isArray(v)) for (const l of v as Array<{ text: string }>) lines.push(l.text);
+    const conv = JSON.parse(readFileSync(join(dir, f), 'utf8')) as Record<string, unknown> & { qa: Array<{ question: string }>; conversation?: Record<string, unknown> };
+    for (const [k, v] of Object.entries(conv.conversation ?? conv)) if (/^session_\d+$/.test(k) && Array.isArray(v)) for (const l of v as Array<{ text: string }>) lines.push(l.text);
     questions.push(...conv.qa.map((q) => q.question));
   }
-  const now = new Date('2026-06-01T00:00:00Z');
-  const rows: SearchLatencyRow[] = [];
-  for (const n of sizes) {
-    const items: MemoryItem[] = Array.from({ length: n }, (_, i) => ({
-      ...newTierItem('bench-user', 'long_term', { text: `${lines[i % lines.length]} (${Math.floor(i / lines.length)})`, sourceTurns: [i + 1] }, now),
-      id: `mem:${i}`,
-    }));
-    const queries = n >= 100_000 ? 5 : 20;
-    const times: number[] = [];
-    for (let q = 0; q < queries; q++) {
-      const t0 = performance.now();
-      searchMemory(items, { query: questions[(q * 37) % questions.length] ?? 'what', limit: 10 }, now);
-      times.push(performance.now() - t0);
+  return { lines, questions };
+}
+
+export async function benchSearchLatency(dir: string, sizes: readonly number[]): Promise<SearchLatencyRow[]> {
+  const { lines, questions } = locomo(dir);
+  const stack = await startLocalStack({ stage: 'bench', logLevel: 'SILENT' });
+  try {
+    await Promise.all(Object.values(stack.sources).map((s) => s.stop()));
+    // The seeding writes as a compaction would, with the bench's own (unenforced) clients.
+    const ddb = createDocumentClient(createDynamoDbClient());
+    const indexStore = new DynamoS3SearchIndexStore(ddb, createS3Client(), stack.info.tableName, stack.info.bucketName);
+    const now = stack.now();
+    const rows: SearchLatencyRow[] = [];
+    for (const n of sizes) {
+      const user = `bench-${n}`;
+      const items: MemoryItem[] = Array.from({ length: n }, (_, i) => {
+        const fresh = newTierItem(user, 'long_term', { text: `${lines[i % lines.length]} (${Math.floor(i / lines.length)})`, sourceTurns: [i + 1] }, now);
+        return { ...fresh, id: `mem:${i}`, path: `memory/long_term/mem:${i}` };
+      });
+      await batchWriteAll(ddb, stack.info.tableName, items.map((item) => ({ PutRequest: { Item: memoryItemRow(item) } })));
+      const key = await indexStore.putSegment(user, 1, segmentOf(items));
+      await indexStore.moveHead(user, 0, { version: 1, segments: [{ key, items: n, removes: [] }] });
+      const body = (q: number) => JSON.stringify({ query: questions[(q * 37) % questions.length] ?? 'what', limit: 10 });
+      const search = (url: string, q: number) =>
+        fetch(`${url}/v1/users/${user}/memory/search`, { method: 'POST', headers: { authorization: `Bearer ${stack.info.adminToken}`, 'content-type': 'application/json' }, body: body(q) }).then(async (r) => {
+          if (r.status !== 200) throw new Error(`search at ${n} items: ${r.status} ${await r.text()}`);
+          return (await r.json()) as { results: unknown[] };
+        });
+      const cold: number[] = [];
+      for (let c = 0; c < 3; c++) cold.push(await coldSearch(stack, (url) => search(url, 1000 + c)));
+      await search(stack.info.apiUrl, 0); // the stack's own container: warm from here on
+      const queries = 40;
+      const times: number[] = [];
+      const before = requestLedger.snapshot();
+      for (let q = 1; q <= queries; q++) {
+        const t0 = performance.now();
+        await search(stack.info.apiUrl, q);
+        times.push(performance.now() - t0);
+      }
+      const d = ledgerDelta(before, requestLedger.snapshot());
+      const readUnits = Object.entries(d)
+        .filter(([k]) => k.startsWith('DynamoDB.'))
+        .reduce((s, [, v]) => s + v.readUnits, 0);
+      rows.push({ items: n, queries, p50: quantile(times, 0.5), p95: quantile(times, 0.95), coldMs: quantile(cold, 0.5), readUnitsPerSearch: readUnits / queries });
+      console.log(`${n} items: p50 ${rows.at(-1)?.p50.toFixed(1)} ms, p95 ${rows.at(-1)?.p95.toFixed(1)} ms, cold ${rows.at(-1)?.coldMs.toFixed(0)} ms (${cold.map((c) => c.toFixed(0)).join(' / ')}), ${rows.at(-1)?.readUnitsPerSearch.toFixed(2)} read units per search`);
     }
-    rows.push({ items: n, queries, p50: quantile(times, 0.5), p95: quantile(times, 0.95) });
+    return rows;
+  } finally {
+    await stack.stop();
   }
-  return rows;
+}
+
+/** A new api container's first search: its handler factory run anew, behind its own local HTTP API. */
+async function coldSearch(stack: Awaited<ReturnType<typeof startLocalStack>>, search: (url: string) => Promise<unknown>): Promise<number> {
+  const handler = createApiHandler(parseEnv(ApiEnvSchema, stack.info.environments.api), functionClients('api', stack.iam), { now: () => stack.now() });
+  const api = await startHttpApi({ handler: handler as HttpHandler, tokenSecret: stack.info.tokenSecret, functionName: 'bench-cold-api', timeoutSeconds: 30 });
+  try {
+    const t0 = performance.now();
+    await search(api.url);
+    return performance.now() - t0;
+  } finally {
+    await api.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { sizes: { type: 'string', default: '1000,10000,100000' } } });
+  const dir = process.env.LOCOMO_DIR ?? new URL('../../shared/data/locomo/', import.meta.url).pathname;
+  const rows = await benchSearchLatency(dir, (values.sizes ?? '').split(',').map(Number));
+  console.log(
+    JSON.stringify({
+      items: rows.map((r) => r.items),
+      p50Ms: rows.map((r) => Math.round(r.p50 * 10) / 10),
+      p95Ms: rows.map((r) => Math.round(r.p95 * 10) / 10),
+      coldMs: rows.map((r) => Math.round(r.coldMs)),
+      readUnitsPerSearch: rows.map((r) => Math.round(r.readUnitsPerSearch * 100) / 100),
+    }),
+  );
+}
+
+if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {
+  main().then(
+    () => process.exit(0),
+    (error) => {
+      console.error(error instanceof Error ? error.stack : error);
+      process.exit(2);
+    },
+  );
 }

@@ -351,6 +351,8 @@ export interface SearchChange {
 /** One segment of a search index and the items it removes from the segments before it. */
 export interface SearchSegmentRef {
   key: string;
+  /** Objects the segment's bytes are split into (`{key}.0` …), read at once. */
+  parts: number;
   items: number;
   /** Ids (of this owner) removed from older segments: deleted, expired or gone. */
   removes: string[];
@@ -367,12 +369,12 @@ export interface SearchIndexStore {
   /** Every change marked since the segments were written (a consistent read). */
   changes(userId: string): Promise<SearchChange[]>;
   head(userId: string): Promise<SearchIndexHead>;
-  /** A segment by key (immutable, so a warm container keeps it); null when it was retired meanwhile. */
-  segment(key: string): Promise<SearchSegment | null>;
-  putSegment(userId: string, version: number, segment: SearchSegment): Promise<string>;
+  /** A segment (immutable, so a warm container keeps it); null when it was retired meanwhile. */
+  segment(ref: Pick<SearchSegmentRef, 'key' | 'parts'>): Promise<SearchSegment | null>;
+  putSegment(userId: string, version: number, segment: SearchSegment): Promise<Pick<SearchSegmentRef, 'key' | 'parts'>>;
   /** Point at `next` if the pointer still names version `from`; true when it does now. */
   moveHead(userId: string, from: number, next: SearchIndexHead): Promise<boolean>;
   /** Forget changes folded into a segment, each only if not marked again since. */
   clearChanges(userId: string, changes: readonly SearchChange[]): Promise<void>;
-  deleteSegments(keys: readonly string[]): Promise<void>;
+  deleteSegments(refs: ReadonlyArray<Pick<SearchSegmentRef, 'key' | 'parts'>>): Promise<void>;
 }

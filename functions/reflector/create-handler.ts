@@ -32,7 +32,7 @@ import { parseOrKeep } from '../../lib/use-cases/parse-or-keep.js';
 import { type ReflectionDeps, recordFailedAttempt, runReflection } from '../../lib/use-cases/run-reflection.js';
 import { runNightly, runWeekly, type SleepTimeDeps } from '../../lib/use-cases/run-sleep-time.js';
 import { runSummary, SUMMARY_KINDS, type SummaryDeps } from '../../lib/use-cases/run-summary.js';
-import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
+import { COMPACT_AFTER_JOB, LiveSearchIndex } from '../../lib/use-cases/search-index.js';
 import type { ReflectorEnv } from './env.js';
 
 export type ReflectorHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
@@ -117,7 +117,7 @@ export function createReflectorHandler(env: ReflectorEnv, clients: Clients, cloc
       if (parked && receives >= maxReceives) await recordFailedAttempt(job, error, deps.reflection);
       throw error;
     }
-    await compactSearchIndex(job.userId, deps.search, logger);
+    await compactSearchIndex(job.userId, job.kind === 'nightly' || job.kind === 'weekly' ? 1 : COMPACT_AFTER_JOB, deps.search, logger);
   }
 
   const processor = new SqsFifoPartialProcessorAsync();
@@ -130,13 +130,14 @@ export function createReflectorHandler(env: ReflectorEnv, clients: Clients, cloc
 }
 
 /**
- * Fold the user's changed items into their search index after each job (one job at a time per
- * user: the FIFO group). A failure is logged, not thrown: the job's work is done, the marks
+ * Fold the user's changed items into their search index after a job once COMPACT_AFTER_JOB
+ * have piled up, and after every nightly and weekly run (one job at a time per user: the FIFO
+ * group). A failure is logged, not thrown: the job's work is done, the marks
  * stay, and the next job (or the API past COMPACT_AT) folds them.
  */
-async function compactSearchIndex(userId: string, search: LiveSearchIndex, logger: ReturnType<typeof createLogger>['logger']): Promise<void> {
+async function compactSearchIndex(userId: string, atLeast: number, search: LiveSearchIndex, logger: ReturnType<typeof createLogger>['logger']): Promise<void> {
   try {
-    const result = await search.compact(userId);
+    const result = await search.compact(userId, atLeast);
     if (result.folded > 0 || result.lost) logger.info('search index compacted', { userId, ...result });
   } catch (error) {
     logger.warn('search index not compacted', { userId, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });

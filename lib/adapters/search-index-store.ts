@@ -1,9 +1,11 @@
 /**
  * Where a user's search index lives (issue 18), and how its writers stay out of each other's way.
  *
- * - Segments: immutable S3 objects (`users/{u}/index/search/{version}.seg`), the bytes of
- *   lib/domain/search-segment.ts. A warm container keeps the ones it read: a key never
- *   changes content.
+ * - Segments: immutable S3 objects (`users/{u}/index/search/{version}.seg.{part}`), the bytes
+ *   of lib/domain/search-segment.ts in parts of at most PART_BYTES, read in parallel (AWS's
+ *   advice for throughput: https://docs.aws.amazon.com/AmazonS3/latest/userguide/optimizing-performance-guidelines.html;
+ *   the local S3 emulator also refuses a body over 11 MiB). A warm container keeps the
+ *   segments it read: a key never changes content.
  * - The pointer (`SEARCHINDEX` in the owner's partition): the index version and its segments,
  *   oldest first, each with the ids it removes from older ones. Moved only by a conditional
  *   write naming the version the writer read, as the knowledge index's pointer is
@@ -35,6 +37,9 @@ const ownerPk = (userId: string) => (userId === GLOBAL_USER ? 'GLOBAL' : keys.us
 
 /** Segments a warm container keeps (the large base of a few users, and their small deltas). */
 const CACHED_SEGMENTS = 48;
+/** The largest object a segment is split into. */
+export const PART_BYTES = 8 * 1024 * 1024;
+const partKey = (key: string, part: number) => `${key}.${part}`;
 
 export class DynamoS3SearchIndexStore implements SearchIndexStore {
   private readonly cache = new Map<string, SearchSegment>();
@@ -64,12 +69,17 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
     return { version: Number(res.Item.version), segments: (res.Item.segments as SearchIndexHead['segments'] | undefined) ?? [] };
   }
 
-  async segment(key: string): Promise<SearchSegment | null> {
+  async segment({ key, parts }: { key: string; parts: number }): Promise<SearchSegment | null> {
     const cached = this.cache.get(key);
     if (cached) return cached;
     try {
-      const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: key }));
-      const segment = segmentFromBytes(await (res.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
+      const chunks = await Promise.all(
+        Array.from({ length: parts }, async (_, i) => {
+          const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: partKey(key, i) }));
+          return (res.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
+        }),
+      );
+      const segment = segmentFromBytes(chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks));
       this.cache.set(key, segment);
       if (this.cache.size > CACHED_SEGMENTS) this.cache.delete(this.cache.keys().next().value as string);
       return segment;
@@ -80,11 +90,17 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
     }
   }
 
-  async putSegment(userId: string, version: number, segment: SearchSegment): Promise<string> {
+  async putSegment(userId: string, version: number, segment: SearchSegment): Promise<{ key: string; parts: number }> {
     const key = searchSegmentKey(userId, version);
-    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: segmentToBytes(segment), ContentType: 'application/octet-stream' }));
+    const bytes = segmentToBytes(segment);
+    const parts = Math.max(1, Math.ceil(bytes.length / PART_BYTES));
+    await Promise.all(
+      Array.from({ length: parts }, (_, i) =>
+        this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: partKey(key, i), Body: bytes.subarray(i * PART_BYTES, (i + 1) * PART_BYTES), ContentType: 'application/octet-stream' })),
+      ),
+    );
     this.cache.set(key, segment);
-    return key;
+    return { key, parts };
   }
 
   async moveHead(userId: string, from: number, next: SearchIndexHead): Promise<boolean> {
@@ -128,9 +144,9 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
     );
   }
 
-  async deleteSegments(segmentKeys: readonly string[]): Promise<void> {
-    await Promise.all(segmentKeys.map((key) => this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: key }))));
-    for (const key of segmentKeys) this.cache.delete(key);
+  async deleteSegments(refs: ReadonlyArray<{ key: string; parts: number }>): Promise<void> {
+    await Promise.all(refs.flatMap(({ key, parts }) => Array.from({ length: parts }, (_, i) => this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: partKey(key, i) })))));
+    for (const { key } of refs) this.cache.delete(key);
   }
 }
 

@@ -97,11 +97,18 @@ export async function search(
   const owners = userId === GLOBAL_USER || req.filters?.includeGlobal === false ? [userId] : [userId, GLOBAL_USER];
   const views = await Promise.all(owners.map((owner) => viewOf(deps, owner)));
   const hits = rankIndex(new SegmentedIndex(views.flatMap((v) => v.entries)), req, now, PAGE_SPARE);
-  const items = await pageItems(deps, owners, views, hits);
-  const results = hits.flatMap((h) => {
+  // The page's items first; the spare hits only when a store no longer holds some as indexed.
+  const first = await pageItems(deps, owners, views, hits.slice(0, req.limit));
+  const live = (h: IndexHit, items: ReadonlyMap<string, MemoryItem>) => {
     const item = items.get(itemKey(h.item));
     return item && isLive(item, now) ? [view(item, h.score)] : [];
-  });
+  };
+  const results = hits.slice(0, req.limit).flatMap((h) => live(h, first));
+  if (results.length < req.limit && hits.length > req.limit) {
+    const spare = hits.slice(req.limit);
+    const more = await pageItems(deps, owners, views, spare);
+    results.push(...spare.flatMap((h) => live(h, more)));
+  }
   return { results: results.slice(0, req.limit) };
 }
 

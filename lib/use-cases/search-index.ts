@@ -12,8 +12,9 @@
  *
  * A compaction folds the marked items into a new segment (a delta), moves the pointer with a
  * condition on the version it read, and clears the marks it folded (each on its `at`). When
- * the deltas pile up (MAX_SEGMENTS, or removals past MAX_REMOVES) it merges every segment into
- * one, dropping superseded, removed and expired items, without tokenising again. The reflector
+ * the deltas pile up (MAX_SEGMENTS) it merges them, and the base with them once they hold a
+ * tenth of its items (or removals pass MAX_REMOVES), dropping superseded, removed and expired
+ * items, without tokenising again (mergePlan). The reflector
  * compacts after each job of a user (one at a time per user: the FIFO group); the API compacts
  * an owner whose marks passed COMPACT_AT (an owner no job reaches: GLOBAL, API-only users).
  */
@@ -28,6 +29,12 @@ export const MAX_SEGMENTS = 8;
 export const MAX_REMOVES = 2_000;
 /** Marks past which the API compacts an owner itself. */
 export const COMPACT_AT = 256;
+/**
+ * Marks a batch or summary job leaves for a later compaction: below this the reflector does
+ * not write a delta (an S3 PUT per job would cost more than the marks' reads save); nightly and
+ * weekly runs fold whatever there is.
+ */
+export const COMPACT_AFTER_JOB = 32;
 /** Reads of the pointer before giving up on segments retired under the reader. */
 const ATTEMPTS = 4;
 
@@ -41,7 +48,8 @@ export interface SearchView {
 /** What memory.search needs of an index: the view of one owner's items. */
 export interface SearchIndexReader {
   view(userId: string): Promise<SearchView>;
-  compact(userId: string): Promise<CompactionResult>;
+  /** Fold the owner's changes into a segment, when there are at least `atLeast` of them. */
+  compact(userId: string, atLeast?: number): Promise<CompactionResult>;
 }
 
 export interface CompactionResult {
@@ -72,7 +80,7 @@ export class LiveSearchIndex implements SearchIndexReader {
       // Changes first, pointer second (search-index-store.ts says why).
       const changes = await this.deps.store.changes(userId);
       const head = await this.deps.store.head(userId);
-      const segments = await Promise.all(head.segments.map((ref) => this.deps.store.segment(ref.key)));
+      const segments = await Promise.all(head.segments.map((ref) => this.deps.store.segment(ref)));
       if (segments.some((s) => s === null)) {
         if (attempt >= ATTEMPTS) throw new Error(`the search index of ${userId} kept retiring its segments under ${attempt} reads`);
         continue;
@@ -108,11 +116,11 @@ export class LiveSearchIndex implements SearchIndexReader {
     return overlay;
   }
 
-  async compact(userId: string): Promise<CompactionResult> {
+  async compact(userId: string, atLeast = 1): Promise<CompactionResult> {
     const { store, catalog, clock } = this.deps;
     const changes = await store.changes(userId);
     const head = await store.head(userId);
-    if (changes.length === 0) return { folded: 0, version: head.version, merged: false };
+    if (changes.length === 0 || changes.length < atLeast) return { folded: 0, version: head.version, merged: false };
     const read = await catalog.itemsById(
       userId,
       changes.map((c) => c.id),
@@ -125,39 +133,61 @@ export class LiveSearchIndex implements SearchIndexReader {
     const gone = changes.filter((c) => !live.some((i) => i.id === c.id)).map((c) => c.id);
     const delta = segmentOf(live);
     const version = head.version + 1;
-    const removes = head.segments.reduce((n, s) => n + s.removes.length, gone.length);
-    const merge = head.segments.length + 1 > MAX_SEGMENTS || removes > MAX_REMOVES;
-    const segment = merge ? await this.merged(userId, head, { segment: delta, removes: keysOf(userId, gone) }, now) : delta;
-    const key = await store.putSegment(userId, version, segment);
-    const ref: SearchSegmentRef = { key, items: segment.size, removes: merge ? [] : gone };
-    const next: SearchIndexHead = { version, segments: merge ? [ref] : [...head.segments, ref] };
+    const plan = mergePlan(head, delta.size, gone.length);
+    const merging = plan === 'none' ? [] : plan === 'all' ? head.segments : head.segments.slice(1);
+    const merged = plan === 'none' ? { segment: delta, removes: gone } : await this.merged(userId, merging, { segment: delta, removes: keysOf(userId, gone) }, now);
+    const written = await store.putSegment(userId, version, merged.segment);
+    const ref: SearchSegmentRef = { ...written, items: merged.segment.size, removes: plan === 'all' ? [] : merged.removes };
+    const next: SearchIndexHead = { version, segments: [...head.segments.filter((s) => !merging.includes(s)), ref] };
     if (!(await store.moveHead(userId, head.version, next))) {
-      await store.deleteSegments([key]);
+      await store.deleteSegments([written]);
       return { folded: 0, version: head.version, merged: false, lost: true };
     }
     await store.clearChanges(userId, changes);
     // Retired only now: a reader that read the old pointer and misses a segment reads the pointer again.
-    if (merge) await store.deleteSegments(head.segments.map((s) => s.key));
-    return { folded: changes.length, version, merged: merge };
+    if (merging.length > 0) await store.deleteSegments(merging);
+    return { folded: changes.length, version, merged: plan !== 'none' };
   }
 
-  /** Every segment of the owner and the delta as one: superseded, removed and expired items dropped. */
-  private async merged(userId: string, head: SearchIndexHead, delta: IndexEntry, now: Date): Promise<SearchSegment> {
-    const segments = await Promise.all(head.segments.map((ref) => this.deps.store.segment(ref.key)));
+  /**
+   * These segments and the delta as one: superseded, removed and expired items dropped. The
+   * ids it returns as removed still hide older segments left out of the merge (the base, in
+   * a merge of the deltas): those the merged segments removed, and those it dropped as expired.
+   */
+  private async merged(userId: string, refs: readonly SearchSegmentRef[], delta: IndexEntry, now: Date): Promise<{ segment: SearchSegment; removes: string[] }> {
+    const segments = await Promise.all(refs.map((ref) => this.deps.store.segment(ref)));
     if (segments.some((s) => s === null)) throw new Error(`a segment of ${userId}'s search index vanished during a merge`);
-    const entries = [...head.segments.map((ref, i) => ({ segment: segments[i] as SearchSegment, removes: keysOf(userId, ref.removes) })), delta];
+    const entries = [...refs.map((ref, i) => ({ segment: segments[i] as SearchSegment, removes: keysOf(userId, ref.removes) })), delta];
     const index = new SegmentedIndex(entries);
-    return mergeSegments(
+    const removes = new Set([...refs.flatMap((r) => r.removes), ...[...(delta.removes ?? [])].map((k) => k.slice(k.indexOf('\u0000') + 1))]);
+    const segment = mergeSegments(
       entries.map(({ segment }, si) => ({
         segment,
         keep: (doc: number) => {
           if (index.isHidden(si, doc)) return false;
           const expiresAt = segment.item(doc).expiresAt;
-          return expiresAt === null || expiresAt > now.getTime();
+          if (expiresAt === null || expiresAt > now.getTime()) return true;
+          removes.add(segment.item(doc).id);
+          return false;
         },
       })),
     );
+    return { segment, removes: [...removes] };
   }
+}
+
+/**
+ * Size-tiered: the deltas are merged into one when there are too many, the base with them
+ * only once they hold a tenth of its items (or the pointer carries too many removals), so a
+ * large base is rewritten rarely.
+ */
+function mergePlan(head: SearchIndexHead, deltaItems: number, removed: number): 'none' | 'deltas' | 'all' {
+  const removes = head.segments.reduce((n, s) => n + s.removes.length, removed);
+  if (removes > MAX_REMOVES) return 'all';
+  if (head.segments.length + 1 <= MAX_SEGMENTS) return 'none';
+  const [base, ...deltas] = head.segments;
+  const deltaTotal = deltas.reduce((n, s) => n + s.items, deltaItems);
+  return deltaTotal * 10 >= (base?.items ?? 0) ? 'all' : 'deltas';
 }
 
 const keysOf = (userId: string, ids: readonly string[]): Set<string> => new Set(ids.map((id) => itemKey({ userId, id })));

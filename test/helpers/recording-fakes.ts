@@ -443,7 +443,7 @@ export class CatalogSearchIndex implements SearchIndexReader {
     const items = (await this.catalog.items(userId)).filter((i) => i.userId === userId && !i.deleted);
     return { entries: [{ segment: segmentOf(items) }], fresh: new Map(items.map((i) => [i.id, i])), changes: 0 };
   }
-  async compact(): Promise<CompactionResult> {
+  async compact(_userId: string, _atLeast?: number): Promise<CompactionResult> {
     return { folded: 0, version: 0, merged: false };
   }
 }

@@ -1,0 +1,121 @@
+/**
+ * The search index's use cases (issue 18) over an in-memory store: what a view serves after
+ * changes, compactions and both kinds of merge is what the items' stores hold.
+ */
+import { describe, expect, it } from 'vitest';
+import { type MemoryItem } from '../../lib/domain/memory-item.js';
+import { SegmentedIndex } from '../../lib/domain/memory-search.js';
+import { newTierItem } from '../../lib/domain/memory-tiers.js';
+import type { SearchSegment } from '../../lib/domain/search-segment.js';
+import type { MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore } from '../../lib/ports.js';
+import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/use-cases/search-index.js';
+
+const start = new Date('2026-06-01T00:00:00Z');
+let now = start;
+
+/** The stores' items and the index's marks, pointer and segments, in memory. */
+function world() {
+  const items = new Map<string, MemoryItem>();
+  const marks = new Map<string, string>();
+  const segments = new Map<string, SearchSegment>();
+  let head: SearchIndexHead = { version: 0, segments: [] };
+  let n = 0;
+  const store: SearchIndexStore = {
+    changes: async () => [...marks].map(([id, at]) => ({ id, at })),
+    head: async () => head,
+    segment: async ({ key }) => segments.get(key) ?? null,
+    putSegment: async (_u, version, segment) => {
+      segments.set(`seg-${version}`, segment);
+      return { key: `seg-${version}`, parts: 1 };
+    },
+    moveHead: async (_u, from, next) => {
+      if (head.version !== from) return false;
+      head = next;
+      return true;
+    },
+    clearChanges: async (_u, changes: readonly SearchChange[]) => {
+      for (const c of changes) if (marks.get(c.id) === c.at) marks.delete(c.id);
+    },
+    deleteSegments: async (refs) => {
+      for (const r of refs) segments.delete(r.key);
+    },
+  };
+  const catalog: MemoryCatalog = {
+    items: async () => [...items.values()],
+    itemsById: async (_u, ids) => new Map(ids.flatMap((id) => (items.has(id) ? [[id, items.get(id) as MemoryItem] as const] : []))),
+  };
+  const write = (item: MemoryItem) => {
+    items.set(item.id, item);
+    marks.set(item.id, `m${n++}`);
+  };
+  now = start;
+  const index = new LiveSearchIndex({ store, catalog, clock: { now: () => now } });
+  // What ranking may return: visible and not expired.
+  const served = async () =>
+    [...new SegmentedIndex((await index.view('u')).entries).visible()]
+      .filter((i) => i.expiresAt === null || i.expiresAt > now.getTime())
+      .map((i) => i.id)
+      .sort();
+  const live = () => [...items.values()].filter((i) => !i.deleted && (i.expiresAt === null || Date.parse(i.expiresAt) > now.getTime())).map((i) => i.id).sort();
+  return { items, segments, write, index, served, live, head: () => head };
+}
+
+const note = (i: number, extra: Partial<MemoryItem> = {}): MemoryItem => ({ ...newTierItem('u', 'long_term', { text: `note ${i} about reef tanks` }, now), id: `mem:${i}`, ...extra });
+
+describe('the search index over changes, compactions and merges', () => {
+  it('serves what the stores hold: changes in the overlay, then in deltas, then merged', async () => {
+    const w = world();
+    for (let i = 0; i < 200; i++) w.write(note(i));
+    expect(await w.served()).toEqual(w.live());
+    await w.index.compact('u');
+    expect(w.head().segments).toHaveLength(1);
+    // A base item rewritten to expire soon, folded while live, expired before the deltas merge.
+    w.write(note(150, { tier: 'short_term', expiresAt: new Date(now.getTime() + 60_000).toISOString() }));
+    await w.index.compact('u');
+    now = new Date(now.getTime() + 120_000);
+    expect(await w.served()).toEqual(w.live());
+    // Small deltas: updated, deleted and expired items, each compacted on its own.
+    for (let round = 0; round < MAX_SEGMENTS + 2; round++) {
+      w.write(note(1000 + round));
+      w.write(note(round, { text: `note ${round} rewritten` }));
+      w.write(note(50 + round, { deleted: true }));
+      w.write(note(100 + round, { tier: 'short_term', expiresAt: new Date(now.getTime() - 1).toISOString() }));
+      expect(await w.served()).toEqual(w.live());
+      await w.index.compact('u');
+      expect(await w.served()).toEqual(w.live());
+    }
+    // The deltas were merged without the base (they hold far less than a tenth of it), so the
+    // base's versions of rewritten, deleted and expired items stay hidden by the merged delta.
+    expect(w.head().segments.length).toBeLessThanOrEqual(MAX_SEGMENTS);
+    expect(w.head().segments[0]?.key).toBe('seg-1');
+    expect(w.head().segments.flatMap((s) => s.removes)).toEqual(expect.arrayContaining(['mem:50', 'mem:100', 'mem:150']));
+    expect(w.head().segments.slice(1).some((s) => s.items > 4)).toBe(true);
+    expect(w.segments.size).toBe(w.head().segments.length);
+    // Enough deltas to outweigh a tenth of the base: everything in one segment again.
+    for (let i = 0; i < 30; i++) {
+      w.write(note(2000 + i));
+      await w.index.compact('u');
+    }
+    expect(w.head().segments.length).toBeLessThanOrEqual(MAX_SEGMENTS);
+    expect(await w.served()).toEqual(w.live());
+  });
+
+  it('keeps a change made during a compaction for the next one', async () => {
+    const w = world();
+    w.write(note(1));
+    const pending = w.index.compact('u');
+    w.write(note(1, { text: 'note 1 changed while compacting' }));
+    await pending;
+    expect((await w.index.view('u')).changes).toBe(1);
+    await w.index.compact('u');
+    expect((await w.index.view('u')).changes).toBe(0);
+  });
+
+  it('leaves a compaction for later below its threshold', async () => {
+    const w = world();
+    w.write(note(1));
+    expect(await w.index.compact('u', 32)).toMatchObject({ folded: 0 });
+    expect(w.head().version).toBe(0);
+    expect(await w.served()).toEqual(['mem:1']);
+  });
+});

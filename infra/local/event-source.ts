@@ -12,8 +12,17 @@
  * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html,
  * https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html). Locally the FIFO rule is the
  * emulator's: it hands out no message of a group that has one in flight.
+ *
+ * In AWS a batch never reappears while its invocation runs: the queue's visibility timeout is
+ * at least six times the function's timeout, and Lambda ends an invocation at its timeout
+ * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html). Locally the
+ * visibility timeouts are seconds (so that a failed record comes back quickly) and nothing
+ * ends a slow handler, so the event source keeps a running batch invisible itself
+ * (`keepInvisible`: it renews the visibility while the handler runs). Without it, a handler
+ * slowed by injected faults saw its own records delivered again to another poller while it
+ * still ran — two invocations of one FIFO group at once, which Lambda never has.
  */
-import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { withDelivery } from './fault-injection.js';
 import { lambdaContext } from './lambda-context.js';
@@ -69,6 +78,11 @@ export class LocalEventSource {
       observe?: InvocationObserver;
       /** The function's key for `observe`. @default name */
       fn?: string;
+      /**
+       * Renew a running batch's visibility to this many seconds, through this client (the local
+       * stack's own, not the function's: Lambda makes no such call, its timeouts make it needless).
+       */
+      keepInvisible?: { sqs: SQSClient; seconds: number };
     },
   ) {}
 
@@ -128,7 +142,10 @@ export class LocalEventSource {
     const fn = this.options.fn ?? this.options.name;
     // Injected faults (when the local stack turns them on) strike first deliveries only.
     const firstDelivery = records.some((r) => r.attributes.ApproximateReceiveCount === '1');
-    const outcome = await withDelivery(firstDelivery, () => this.options.handler({ Records: records }, lambdaContext(this.options.functionName, this.options.timeoutSeconds)));
+    const renewing = this.keepInvisible(messages);
+    const outcome = await withDelivery(firstDelivery, () => this.options.handler({ Records: records }, lambdaContext(this.options.functionName, this.options.timeoutSeconds))).finally(() =>
+      clearInterval(renewing),
+    );
     if (outcome.died || !outcome.ok) {
       // A crash (or an injected death): Lambda returns the whole batch to the queue.
       this.stats.handlerErrors += 1;
@@ -151,6 +168,22 @@ export class LocalEventSource {
         }),
       );
     }
+  }
+
+  /** Renews the batch's visibility every half period while its handler runs (see the module's comment). */
+  private keepInvisible(messages: readonly Message[]): ReturnType<typeof setInterval> | undefined {
+    const keep = this.options.keepInvisible;
+    if (!keep) return undefined;
+    const renew = () =>
+      keep.sqs
+        .send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: this.options.queueUrl,
+            Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '', VisibilityTimeout: keep.seconds })),
+          }),
+        )
+        .catch((error: unknown) => this.options.onError?.(error));
+    return setInterval(renew, (keep.seconds * 1000) / 2);
   }
 
   private toRecord(m: Message): SQSRecord {

@@ -15,6 +15,7 @@ import { fireTimesBetween } from '../../lib/domain/sleep-time/schedule.js';
 import { stageConfig } from '../config/stages.js';
 import type { FunctionKey, Permissions } from '../permissions.js';
 import { FUNCTION_TIMEOUT_SECONDS, names, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
+import { createSqsClient } from '../../lib/adapters/aws-clients.js';
 import { eventSourceClient } from './clients.js';
 import { configureFaults, faultCounts, type FaultConfig, type FaultKind, withDelivery } from './fault-injection.js';
 import { buildLocalFunctions, functionEnvironment, type LocalFunctions } from './functions.js';
@@ -209,6 +210,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const s3 = new S3Client({ ...common, endpoint: emulators.s3, forcePathStyle: true });
   const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ ...common, endpoint: emulators.dynamodb }));
 
+  // The stack's own SQS client (not a function's): renews running batches' visibility (event-source.ts).
+  const stackSqs = createSqsClient();
   const source = (key: QueueKey, handler: SqsHandler, fn: 'signal' | 'reflector' | 'idle') =>
     new LocalEventSource({
       name: key,
@@ -224,6 +227,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(synthesized.functions[fn].eventSource?.maxConcurrency !== undefined ? { concurrency: synthesized.functions[fn].eventSource?.maxConcurrency } : {}),
       onError: (error) => options.onHandlerError?.(key, error),
       fn,
+      keepInvisible: { sqs: stackSqs, seconds: QUEUES[key].localVisibilityTimeoutSeconds },
       ...(options.observe ? { observe: options.observe } : {}),
     });
   const sources = {

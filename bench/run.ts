@@ -665,10 +665,10 @@ const RUN_ORDER = ['cold-start', 'signal-writes', 'reflector-time', 'search-late
 const BLOCK = (name: string) => new RegExp(`<!-- bench:${name} -->\\n[\\s\\S]*?<!-- /bench:${name} -->\\n`);
 
 /** BENCHMARKS.md with the blocks of the sections just run replaced (each stamped), the others kept. */
-function writeBenchmarks(results: ReadonlyMap<string, SectionResult>): void {
+function writeBenchmarks(results: ReadonlyMap<string, SectionResult>, commit: string): void {
   const file = new URL('../BENCHMARKS.md', import.meta.url);
   const old = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  const stamp = `_Ran on ${new Date().toISOString().slice(0, 10)} at commit \`${commitStamp()}\` (${os.cpus().length} cores, Node ${process.version})._`;
+  const stamp = `_Ran on ${new Date().toISOString().slice(0, 10)} at commit \`${commit}\` (${os.cpus().length} cores, Node ${process.version})._`;
   const blocks = SECTIONS.map(({ name }) => {
     const fresh = results.get(name);
     if (fresh) return `<!-- bench:${name} -->\n${stamp}\n\n${fresh.md.trim()}\n<!-- /bench:${name} -->\n`;
@@ -689,6 +689,8 @@ async function main(): Promise<void> {
   const unknown = only.filter((o) => !SECTIONS.some((s) => s.name === o));
   if (unknown.length > 0) throw new Error(`--only: no section ${unknown.join(', ')} (sections: ${SECTIONS.map((s) => s.name).join(', ')})`);
   const names = only.length > 0 ? only : RUN_ORDER;
+  // The code that runs is the tree as it is now: a commit made while the sections run is not theirs.
+  const commit = commitStamp();
   mkdirSync(new URL('./plots/', import.meta.url), { recursive: true });
   const results = new Map<string, SectionResult>();
   for (const name of names) {
@@ -699,7 +701,7 @@ async function main(): Promise<void> {
     for (const line of result.log) console.log(line);
     console.log(`${name}: ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
   }
-  writeBenchmarks(results);
+  writeBenchmarks(results, commit);
   console.log('wrote BENCHMARKS.md');
   // The last line: the section's figures as JSON (all sections' by name in a run of several).
   const single = names.length === 1 ? results.get(names[0] as string)?.json : undefined;

@@ -239,7 +239,6 @@ export interface AuditTrail {
 
 /** Every memory item of a user (and GLOBAL's) in the one metadata model: the search corpus. */
 export interface MemoryCatalog {
-  items(userId: string): Promise<MemoryItem[]>;
   /** These items of one owner as they are now, by id; an id that names nothing is absent. Reads only what they need. */
   itemsById(userId: string, ids: readonly string[]): Promise<Map<string, MemoryItem>>;
 }

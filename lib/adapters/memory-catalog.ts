@@ -6,12 +6,13 @@ import type { DynamoMemoryItemStore } from './memory-item-store.js';
 import type { S3DynamoReflectionStore } from './reflection-store.js';
 
 /**
- * The read model behind search and retrieve: every store's records of one user, plus the
- * GLOBAL scope, as MemoryItems. Reads the turn index, staged records, summaries and memory
- * items and agent.event episodes from DynamoDB (one Query each) and promoted Knowledge from its index snapshot in S3
- * (one GET) — no turn document is read. `itemsById` reads only the items asked for and
- * their source turns' attributes: what a page of search results, or the changes a search
- * index folds in, needs.
+ * The read model behind search and retrieve: items of one owner (a user, or GLOBAL) as
+ * MemoryItems, by id — the turn index entries, agent.event episodes, staged records,
+ * summaries and memory items asked for from DynamoDB (a BatchGetItem per kind), promoted
+ * Knowledge from its index snapshot in S3 (one GET, kept while its pointer stands), and the
+ * source turns' attributes the derived items merge. No turn document is read, and nothing
+ * reads a user's whole history: a page of search results, or the changes a search index
+ * folds in, is what it is asked for.
  */
 export class StoreMemoryCatalog implements MemoryCatalog {
   constructor(
@@ -51,30 +52,5 @@ export class StoreMemoryCatalog implements MemoryCatalog {
       ...mems.map((i) => ({ ...i, attributes: Object.keys(i.attributes).length > 0 ? i.attributes : attrs(i.sourceTurns) })),
     ];
     return new Map(all.map((i) => [i.id, i]));
-  }
-
-  async items(userId: string): Promise<MemoryItem[]> {
-    const { turns, knowledge, reflections, items, stagedExpiryDays } = this.stores;
-    const [index, episodes, staged, docs, summaries, own, global] = await Promise.all([
-      turns.allTurnIndex(userId),
-      turns.eventEpisodes(userId),
-      knowledge.listStaged(userId),
-      knowledge.loadKnowledge(userId),
-      reflections.list(userId),
-      items.list(userId),
-      userId === GLOBAL_USER ? Promise.resolve([]) : items.list(GLOBAL_USER),
-    ]);
-    const byTurn = new Map(index.map((t) => [t.turnId, t.attributes]));
-    const attrs = (sourceTurns: readonly number[]) => mergeAttributes(sourceTurns, (t) => byTurn.get(t));
-    return [
-      ...index.map(turnItem),
-      ...episodes.map(episodeItem),
-      // Promoted records live on as Knowledge documents; their staged record is history.
-      ...staged.filter((r) => r.status !== 'promoted').map((r) => stagedItem(userId, r, stagedExpiryDays, attrs(r.sourceTurns))),
-      ...docs.map((d) => knowledgeItem(userId, d, attrs(d.sourceTurns))),
-      ...summaries.map((r) => reflectionItem(r, attrs(r.sourceTurns))),
-      ...own.map((i) => ({ ...i, attributes: Object.keys(i.attributes).length > 0 ? i.attributes : attrs(i.sourceTurns) })),
-      ...global,
-    ];
   }
 }

@@ -40,7 +40,8 @@ const termsOf = (stem: boolean) => (text: string): string[] =>
   words(text.replace(/_/g, ' '))
     .filter((t) => t.length >= 2 && !isStopword(t) && !/^\d+$/.test(t))
     .map((t) => (stem ? stemmer(t) : t));
-const counts = (tokens: readonly string[]) => {
+/** How often each term occurs. */
+export const counts = (tokens: readonly string[]): Map<string, number> => {
   const m = new Map<string, number>();
   for (const t of tokens) m.set(t, (m.get(t) ?? 0) + 1);
   return m;
@@ -136,7 +137,8 @@ export class DocumentIndex<D extends SearchableDoc> {
   }
 }
 
-function cosine(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): number {
+/** The cosine of two sparse term vectors (search and the gates share it). */
+export function cosine(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): number {
   let dot = 0;
   let na = 0;
   let nb = 0;

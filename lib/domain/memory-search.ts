@@ -25,6 +25,7 @@
  * index counted only the live, filtered pool: the difference is a few items in thousands.
  */
 import { z } from 'zod';
+import { cosine, counts } from './knowledge-search.js';
 import { type Field, FIELDS, type IndexedItem, indexedItem, queryTerms, SearchSegment, vectorTerms } from './search-segment.js';
 import { isLive, KindSchema, type MemoryItem, ScopeSchema, TierSchema } from './memory-item.js';
 
@@ -221,25 +222,6 @@ function bm25(index: SegmentedIndex, terms: readonly string[], eligible: (item: 
   return [...scores.values()].map((e) => ({ segment: e.segment, doc: e.doc, score: e.score * e.matched.size })).sort((a, b) => b.score - a.score);
 }
 
-function cosine(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (const [t, w] of a) {
-    na += w * w;
-    const o = b.get(t);
-    if (o !== undefined) dot += w * o;
-  }
-  for (const w of b.values()) nb += w * w;
-  return na > 0 && nb > 0 ? Math.min(1, dot / Math.sqrt(na * nb)) : 0;
-}
-
-const termCounts = (terms: readonly string[]) => {
-  const m = new Map<string, number>();
-  for (const t of terms) m.set(t, (m.get(t) ?? 0) + 1);
-  return m;
-};
-
 /**
  * memory.search over an index: the `limit` best live items passing the filters, redundant
  * ones left out — and `spare` more after them, for a caller that may drop some.
@@ -252,7 +234,7 @@ export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Da
   const ranked = bm25(index, terms, eligible).slice(0, Math.max(50, request.limit * CANDIDATES_PER_RESULT));
   const best = ranked[0]?.score ?? 0;
   const qTerms = vectorTerms(request.query);
-  const q = index.weigh(termCounts(qTerms), qTerms.length);
+  const q = index.weigh(counts(qTerms), qTerms.length);
   const floor = request.minSimilarity ?? DEFAULT_MIN_SIMILARITY;
   return ranked
     .map(({ segment, doc, score }) => {

@@ -16,6 +16,7 @@
  */
 import { stemmer } from 'stemmer';
 import type { MemoryItem } from './memory-item.js';
+import { counts } from './knowledge-search.js';
 import { isStopword, words } from './text.js';
 
 /** The two fields BM25 scores, in MiniSearch's order (title first). */
@@ -306,12 +307,6 @@ export function mergeSegments(parts: ReadonlyArray<{ segment: SearchSegment; kee
     lengths,
     { offsets: vectorOffsets, terms: Int32Array.from(vterms), tfs: Uint16Array.from(vtfs), lengths: vectorLengths },
   );
-}
-
-function counts(terms: readonly string[]): Map<string, number> {
-  const m = new Map<string, number>();
-  for (const t of terms) m.set(t, (m.get(t) ?? 0) + 1);
-  return m;
 }
 
 /** Rows of (term, doc, tf) → postings grouped by term, docs ascending within a term. */

@@ -41,7 +41,6 @@ function world() {
     },
   };
   const catalog: MemoryCatalog = {
-    items: async () => [...items.values()],
     itemsById: async (_u, ids) => new Map(ids.flatMap((id) => (items.has(id) ? [[id, items.get(id) as MemoryItem] as const] : []))),
   };
   const write = (item: MemoryItem) => {

@@ -20,6 +20,10 @@
  *   than 30 days ago") every time is cut to its day;
  * - the signal state's `appliedMessages`: tags of SQS message ids, which SQS assigns.
  *
+ * - the content hash in a knowledge index snapshot's key (`index/knowledge/{version}-{hash}.json`,
+ *   and the pointer naming it): the hash covers the documents' times of processing, which are
+ *   masked inside the snapshot, where its content is compared.
+ *
  * Left out: the search index (its pointer, change marks and segments, issue 18). It is derived
  * from the items above, and where one compaction ends and the next begins depends on timing;
  * what it serves is compared by the search tests, not here. Left out too: the record of a model
@@ -48,6 +52,10 @@ const ONE_SIDED_FACTS = new Set(['budgetRetry', 'budgetRetries']);
 const PROCESSING_TIMES = new Set(['staged_at', 'stagedAt', 'promoted_at', 'promotedAt', 'created_at', 'createdAt', 'lastBatchTimestamp', 'lastSeenAt', 'updatedAt', 'receivedAt', 'requestedAt', 'enqueuedAt']);
 const ISO = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const FRONT_MATTER_TIME = /^(\w+): (\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/gm;
+
+/** A knowledge index snapshot's key: its version, then a hash of its content (lib/adapters/knowledge-index.ts). */
+const SNAPSHOT_KEY = /(\/index\/knowledge\/\d+)-[0-9a-f]{16}\.json$/;
+const maskSnapshotKey = (key: string) => key.replace(SNAPSHOT_KEY, '$1-<content hash>.json');
 
 const ISO_IN_TEXT = /(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g;
 const maskTime = (iso: string) => iso.replace(ISO, '$1T<processing time>');
@@ -104,7 +112,8 @@ export async function dumpUserState(
   for (const item of await queryAll(clients.ddb, where.tableName, keys.userPk(userId))) {
     const sk = String(item.sk);
     if (sk === keys.searchIndexSk || sk.startsWith(keys.searchChangePrefix)) continue;
-    items[`${String(item.pk)}|${String(item.sk)}`] = normalise(item, { timestampIsProcessing: String(item.sk).startsWith('BATCH#') });
+    const value = sk === keys.knowledgeIndexSk && typeof item.key === 'string' ? { ...item, key: maskSnapshotKey(item.key) } : item;
+    items[`${String(item.pk)}|${sk}`] = normalise(value, { timestampIsProcessing: sk.startsWith('BATCH#') });
   }
   const objects: Record<string, unknown> = {};
   for (const key of (await listAllKeys(clients.s3, where.bucketName, `users/${userId}/`)).sort()) {
@@ -119,7 +128,7 @@ export async function dumpUserState(
         // kept as text
       }
     }
-    objects[key] = normalise(value, { timestampIsProcessing: key.includes('/Logs/') });
+    objects[maskSnapshotKey(key)] = normalise(value, { timestampIsProcessing: key.includes('/Logs/') });
   }
   return { userId, items: sortKeys(items), objects: sortKeys(objects) };
 }

@@ -1,7 +1,7 @@
 /**
  * Where a user's search index lives (issue 18), and how its writers stay out of each other's way.
  *
- * - Segments: immutable S3 objects (`users/{u}/index/search/{version}.seg.{part}`), the bytes
+ * - Segments: immutable S3 objects (`users/{u}/index/search/{version}-{writer}.seg.{part}`), the bytes
  *   of lib/domain/search-segment.ts in parts of at most PART_BYTES, read in parallel (AWS's
  *   advice for throughput: https://docs.aws.amazon.com/AmazonS3/latest/userguide/optimizing-performance-guidelines.html;
  *   the local S3 emulator also refuses a body over 11 MiB). A warm container keeps the
@@ -23,6 +23,7 @@
  * and S3 is strongly consistent for reads after writes
  * (https://docs.aws.amazon.com/AmazonS3/latest/userguide/Welcome.html#ConsistencyModel).
  */
+import { randomUUID } from 'node:crypto';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { GLOBAL_USER } from '../domain/memory-item.js';
@@ -91,7 +92,7 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
   }
 
   async putSegment(userId: string, version: number, segment: SearchSegment): Promise<{ key: string; parts: number }> {
-    const key = searchSegmentKey(userId, version);
+    const key = searchSegmentKey(userId, version, randomUUID().slice(0, 8));
     const bytes = segmentToBytes(segment);
     const parts = Math.max(1, Math.ceil(bytes.length / PART_BYTES));
     await Promise.all(

@@ -13,8 +13,12 @@ export const stagingPrefix = (userId: string): string => `${userPrefix(userId)}K
 export const knowledgePrefix = (userId: string): string => `${userPrefix(userId)}Knowledge/`;
 /** One version of the user's knowledge index snapshot: its number and a hash of its content make it unique. */
 export const knowledgeIndexKey = (userId: string, version: number, contentHash: string): string => `${userPrefix(userId)}index/knowledge/${pad(version)}-${contentHash}.json`;
-/** One segment of the user's search index (issue 18): immutable, named by the index version that added it. */
-export const searchSegmentKey = (userId: string, version: number): string => `${userPrefix(userId)}index/search/${pad(version)}.seg`;
+/**
+ * One segment of the user's search index (issue 18): immutable, named by the index version
+ * that added it and by its writer (two compactions of one version must not share a key: the
+ * loser deletes its own).
+ */
+export const searchSegmentKey = (userId: string, version: number, writer: string): string => `${userPrefix(userId)}index/search/${pad(version)}-${writer}.seg`;
 /** A selective-diary entry (seed 004 P3-M3), one per batch that met the impact criteria. */
 export const diaryKey = (userId: string, batchId: string): string => `${userPrefix(userId)}diary/${batchId}.md`;
 /** An episode's document (seed 004 P3-M4), written by the reflection that reviewed its turn. */

@@ -9,7 +9,7 @@ import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem, mergeAttributes, t
 import { commitDecision } from '../domain/memory-candidates.js';
 import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex } from '../domain/memory-search.js';
 import type { IndexedItem } from '../domain/search-segment.js';
-import { COMPACT_AT, type SearchIndexReader, type SearchView } from './search-index.js';
+import { COMPACT_AT, type SearchIndexReader, type SearchView, SegmentRetiredError } from './search-index.js';
 import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, newTierItem, promoteTier } from '../domain/memory-tiers.js';
 import { applyOutcome, newScopeExpiry } from '../domain/scope-trust.js';
 import { knowledgePathFor, PROMOTIONS_TO_KNOWLEDGE, promotedDocument, type StagedRecord } from '../domain/promotion.js';
@@ -112,11 +112,20 @@ export async function search(
   return { results: results.slice(0, req.limit) };
 }
 
-/** An owner's index view; an owner whose changes piled up (no job compacts it) is compacted first. */
+/**
+ * An owner's index view; an owner whose changes piled up (no job compacts it) is compacted
+ * first. A compaction that fails (another one retired the segments it was merging) leaves the
+ * marks for the next: the view it had still serves this request.
+ */
 async function viewOf(deps: MemoryApiDeps, owner: string): Promise<SearchView> {
   const v = await deps.search.view(owner);
   if (v.changes < COMPACT_AT) return v;
-  await deps.search.compact(owner);
+  try {
+    await deps.search.compact(owner);
+  } catch (error) {
+    if (error instanceof SegmentRetiredError) return v;
+    throw error;
+  }
   return deps.search.view(owner);
 }
 

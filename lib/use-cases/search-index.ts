@@ -14,9 +14,11 @@
  * condition on the version it read, and clears the marks it folded (each on its `at`). When
  * the deltas pile up (MAX_SEGMENTS) it merges them, and the base with them once they hold a
  * tenth of its items (or removals pass MAX_REMOVES), dropping superseded, removed and expired
- * items, without tokenising again (mergePlan). The reflector
- * compacts after each job of a user (one at a time per user: the FIFO group); the API compacts
- * an owner whose marks passed COMPACT_AT (an owner no job reaches: GLOBAL, API-only users).
+ * items, without tokenising again (mergePlan). The reflector compacts a user after a job once
+ * COMPACT_AFTER_JOB marks piled up and after every nightly and weekly run (one job at a time
+ * per user: the FIFO group); the API compacts an owner whose marks passed COMPACT_AT (an owner
+ * no job reaches: GLOBAL, API-only users). Two compactions of one owner at once write
+ * segments under distinct keys, and only the one whose pointer move wins is kept.
  */
 import { isLive, type MemoryItem } from '../domain/memory-item.js';
 import { type IndexEntry, itemKey, SegmentedIndex, segmentOf } from '../domain/memory-search.js';
@@ -37,6 +39,11 @@ export const COMPACT_AT = 256;
 export const COMPACT_AFTER_JOB = 32;
 /** Reads of the pointer before giving up on segments retired under the reader. */
 const ATTEMPTS = 4;
+
+/** A compaction found a segment it was to merge retired by another one: its marks wait for the next. */
+export class SegmentRetiredError extends Error {
+  override readonly name = 'SegmentRetiredError';
+}
 
 export interface SearchView {
   entries: IndexEntry[];
@@ -94,19 +101,19 @@ export class LiveSearchIndex implements SearchIndexReader {
   /** The changed items as an index entry: read again only those whose mark is new. */
   private async overlay(userId: string, changes: readonly SearchChange[]): Promise<Overlay> {
     const cached = this.overlays.get(userId);
-    const stale = changes.filter((c) => cached?.ats.get(c.id) !== c.at).map((c) => c.id);
-    const read = stale.length > 0 ? await this.deps.catalog.itemsById(userId, stale) : new Map<string, MemoryItem>();
+    const stale = new Set(changes.filter((c) => cached?.ats.get(c.id) !== c.at).map((c) => c.id));
+    const read = stale.size > 0 ? await this.deps.catalog.itemsById(userId, [...stale]) : new Map<string, MemoryItem>();
     const now = this.deps.clock.now();
     const items = new Map<string, MemoryItem | null>();
     for (const c of changes) {
-      const item = stale.includes(c.id) ? (read.get(c.id) ?? null) : (cached?.items.get(c.id) ?? null);
+      const item = stale.has(c.id) ? (read.get(c.id) ?? null) : (cached?.items.get(c.id) ?? null);
       items.set(c.id, item && isLive(item, now) ? item : null);
     }
     const signature = changes
       .map((c) => `${c.id}@${c.at}`)
       .sort()
       .join('\n');
-    if (cached && cached.signature === signature && stale.length === 0) return cached;
+    if (cached && cached.signature === signature && stale.size === 0) return cached;
     const live = [...items.values()].filter((i): i is MemoryItem => i !== null);
     const gone = [...items].filter(([, i]) => i === null).map(([id]) => id);
     const overlay = { ats: new Map(changes.map((c) => [c.id, c.at])), items, signature, entry: { segment: segmentOf(live), removes: keysOf(userId, gone) } };
@@ -130,7 +137,8 @@ export class LiveSearchIndex implements SearchIndexReader {
       const item = read.get(c.id);
       return item && isLive(item, now) ? [item] : [];
     });
-    const gone = changes.filter((c) => !live.some((i) => i.id === c.id)).map((c) => c.id);
+    const liveIds = new Set(live.map((i) => i.id));
+    const gone = changes.filter((c) => !liveIds.has(c.id)).map((c) => c.id);
     const delta = segmentOf(live);
     const version = head.version + 1;
     const plan = mergePlan(head, delta.size, gone.length);
@@ -156,7 +164,7 @@ export class LiveSearchIndex implements SearchIndexReader {
    */
   private async merged(userId: string, refs: readonly SearchSegmentRef[], delta: IndexEntry, now: Date): Promise<{ segment: SearchSegment; removes: string[] }> {
     const segments = await Promise.all(refs.map((ref) => this.deps.store.segment(ref)));
-    if (segments.some((s) => s === null)) throw new Error(`a segment of ${userId}'s search index vanished during a merge`);
+    if (segments.some((s) => s === null)) throw new SegmentRetiredError(`a segment of ${userId}'s search index was retired by another compaction during a merge`);
     const entries = [...refs.map((ref, i) => ({ segment: segments[i] as SearchSegment, removes: keysOf(userId, ref.removes) })), delta];
     const index = new SegmentedIndex(entries);
     const removes = new Set([...refs.flatMap((r) => r.removes), ...[...(delta.removes ?? [])].map((k) => k.slice(k.indexOf('\u0000') + 1))]);

@@ -128,6 +128,22 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     }
   }, 240_000);
 
+  it('keeps serving when two compactions of one user race (one pointer move wins, its segment stays)', async () => {
+    const before = await searchIds();
+    const ids = await Promise.all(
+      Array.from({ length: 5 }, async (_, i) => (await call('POST', '/memory/tiers/long_term', { text: `Zebrafish aquarium race note ${i}`, clientId: `race-${i}` })).item?.id ?? ''),
+    );
+    const results = await Promise.all([reflectorIndex().compact(USER), reflectorIndex().compact(USER)]);
+    expect(results.some((r) => r.folded > 0)).toBe(true);
+    const cold = createApiHandler(parseEnv(ApiEnvSchema, stack.info.environments.api), functionClients('api', stack.iam), { now: () => stack.now() });
+    const api = await startHttpApi({ handler: cold as HttpHandler, tokenSecret: stack.info.tokenSecret, functionName: 'cold-api-2', timeoutSeconds: 30 });
+    try {
+      expect([...(await searchIds(api.url))].sort()).toEqual([...before, ...ids].sort());
+    } finally {
+      await api.stop();
+    }
+  });
+
   it('pages a tier query with nextToken: every live item once, newest first', async () => {
     const seen: string[] = [];
     let token: string | undefined;

@@ -31,8 +31,15 @@ interface Snapshot {
   docs: readonly KnowledgeDoc[];
 }
 
-/** Writers that lost this many races in a row give up (the job or request is retried). */
-const MAX_ATTEMPTS = 8;
+/**
+ * Writers that lost this many races in a row give up (the job or request is retried). Each
+ * win is serialised through the pointer, so with n writers at once the last may lose n − 1
+ * races: 16 attempts with backoff capped at MAX_BACKOFF_MS outlast 30 concurrent writers (the
+ * concurrency test; in practice the reflector writes one job per user at a time) within the
+ * API's 29 s.
+ */
+const MAX_ATTEMPTS = 16;
+const MAX_BACKOFF_MS = 800;
 /** Snapshots a warm container keeps, by user. */
 const CACHED_USERS = 64;
 
@@ -78,7 +85,7 @@ export class VersionedKnowledgeIndex {
       }
       await this.delete(key);
       if (attempt >= MAX_ATTEMPTS) throw new KnowledgeIndexConflictError(`the knowledge index of ${userId} kept changing under ${attempt} attempts to write it`);
-      await new Promise((r) => setTimeout(r, Math.random() * 25 * 2 ** attempt));
+      await new Promise((r) => setTimeout(r, Math.random() * Math.min(MAX_BACKOFF_MS, 25 * 2 ** attempt)));
     }
   }
 

@@ -60,12 +60,7 @@ export class S3DynamoTurnStore implements TurnStore {
         };
       }),
     );
-    const marks = [...new Set(turns.map((t) => t.userId))].flatMap((u) =>
-      this.changes.requests(
-        u,
-        turns.filter((t) => t.userId === u).map((t) => `turn:${t.turnId}`),
-      ),
-    );
+    const marks = this.changes.requestsFor(turns.map((t) => ({ userId: t.userId, itemId: `turn:${t.turnId}` })));
     await batchWriteAll(this.ddb, this.tableName, [...items.map((Item) => ({ PutRequest: { Item } })), ...marks]);
   }
 
@@ -132,12 +127,7 @@ export class S3DynamoTurnStore implements TurnStore {
 
   /** agent.event episodes: one item each beside the turn index; the episode as JSON (any params stay as sent). */
   async saveEventEpisodes(episodes: readonly EventEpisode[]): Promise<void> {
-    const marks = [...new Set(episodes.map((e) => e.userId))].flatMap((u) =>
-      this.changes.requests(
-        u,
-        episodes.filter((e) => e.userId === u).map((e) => `episode:${e.episodeId}`),
-      ),
-    );
+    const marks = this.changes.requestsFor(episodes.map((e) => ({ userId: e.userId, itemId: `episode:${e.episodeId}` })));
     await batchWriteAll(this.ddb, this.tableName, [
       ...episodes.map((e) => ({
         PutRequest: {

@@ -1,5 +1,5 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { GLOBAL_USER, type MemoryItem, MemoryItemSchema } from '../domain/memory-item.js';
+import { type MemoryItem, MemoryItemSchema } from '../domain/memory-item.js';
 import { keys } from '../domain/memory-paths.js';
 import type { AuditEntry } from '../domain/memory-tiers.js';
 import type { AuditTrail, MemoryItemStore } from '../ports.js';
@@ -8,7 +8,7 @@ import type { DynamoSearchChangeLog } from './search-index-store.js';
 import { putOnce } from './dynamo-put-once.js';
 import { batchGetAll, queryAll } from './dynamo-query.js';
 
-export const memoryPk = (userId: string) => (userId === GLOBAL_USER ? 'GLOBAL' : keys.userPk(userId));
+export const memoryPk = keys.ownerPk;
 
 /**
  * API-written memory items (`MEM#{id}` in the user's partition, or in `GLOBAL`), the item

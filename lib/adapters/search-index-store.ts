@@ -26,15 +26,13 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { GLOBAL_USER } from '../domain/memory-item.js';
 import { keys, searchSegmentKey } from '../domain/memory-paths.js';
 import { type SearchSegment, segmentFromBytes, segmentToBytes } from '../domain/search-segment.js';
 import type { SearchChange, SearchIndexHead, SearchIndexStore } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 import { batchWriteAll, queryAll } from './dynamo-query.js';
 
-/** The partition of an owner's index items: GLOBAL's shared items live in `GLOBAL` (memory-item-store.ts). */
-const ownerPk = (userId: string) => (userId === GLOBAL_USER ? 'GLOBAL' : keys.userPk(userId));
+const ownerPk = keys.ownerPk;
 
 /** Segments a warm container keeps (the large base of a few users, and their small deltas). */
 const CACHED_SEGMENTS = 48;
@@ -166,7 +164,17 @@ export class DynamoSearchChangeLog {
     await batchWriteAll(this.ddb, this.tableName, this.requests(userId, itemIds));
   }
 
-  /** The marks as BatchWriteItem put requests, for a store that writes its items in the same batch. */
+  /** Marks of several owners' items as BatchWriteItem put requests, for a store that writes its items in the same batch. */
+  requestsFor(marks: ReadonlyArray<{ userId: string; itemId: string }>): Array<Record<string, unknown>> {
+    return [...new Set(marks.map((m) => m.userId))].flatMap((u) =>
+      this.requests(
+        u,
+        marks.filter((m) => m.userId === u).map((m) => m.itemId),
+      ),
+    );
+  }
+
+  /** One owner's marks as BatchWriteItem put requests. */
   requests(userId: string, itemIds: readonly string[]): Array<Record<string, unknown>> {
     const at = `${new Date().toISOString()}#${Math.random().toString(36).slice(2, 10)}`;
     return [...new Set(itemIds)].map((itemId) => ({ PutRequest: { Item: { pk: ownerPk(userId), sk: keys.searchChangeSk(itemId), kind: 'search-change', itemId, at } } }));

@@ -1,3 +1,4 @@
+import { GLOBAL_USER } from './memory-item.js';
 import { fnv1a32 } from './stable-hash.js';
 
 /**
@@ -83,6 +84,8 @@ export const dayGsiPartitions = (index: DayIndex, day: string): string[] => Arra
 /** DynamoDB single-table keys. */
 export const keys = {
   userPk: (userId: string) => `USER#${userId}`,
+  /** The partition of an owner's memory items and search index: a user's, or `GLOBAL` for items shared with every user. */
+  ownerPk: (userId: string) => (userId === GLOBAL_USER ? 'GLOBAL' : `USER#${userId}`),
   signalSk: 'SIGNAL',
   turnSk: (turnId: number) => `TURN#${pad(turnId)}`,
   /** An agent.event's episode (seed 004 P3-M4), beside the turn index. */

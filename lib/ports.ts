@@ -63,6 +63,8 @@ export interface GraphStore {
   apply(userId: string, change: GraphChange): Promise<void>;
   /** The hygiene log, newest first. */
   log(userId: string, limit: number): Promise<GraphLogEntry[]>;
+  /** The entries logged at exactly `at` (a sweep's time): what that sweep did, on whichever delivery. */
+  logAt(userId: string, at: string): Promise<GraphLogEntry[]>;
 }
 
 export interface GraphChange {

@@ -6,7 +6,7 @@ import { batchWriteAll, queryAll } from './dynamo-query.js';
 
 /**
  * The relation graph in the single table, in the user's partition: `EDGE#{from}|{relation}|{to}`,
- * `ENTITY#{key}` and `GRAPHLOG#{at}#{n}` items. A user's graph is read whole (two Queries):
+ * `ENTITY#{key}` and `GRAPHLOG#{at}#{action}#{subject}` items. A user's graph is read whole (two Queries):
  * neighbours and hygiene work on it in memory, which suits graphs of thousands of edges.
  */
 export class DynamoGraphStore implements GraphStore {
@@ -24,13 +24,20 @@ export class DynamoGraphStore implements GraphStore {
     const pk = keys.userPk(userId);
     const put = (sk: string, attrs: Record<string, unknown>) => ({ PutRequest: { Item: { pk, sk, userId, ...attrs } } });
     const del = (sk: string) => ({ DeleteRequest: { Key: { pk, sk } } });
+    // The log first: a write that dies part-way leaves entries its rerun writes again (same
+    // keys), never a change without its entry.
     await batchWriteAll(this.ddb, this.tableName, [
+      ...(change.log ?? []).map((entry) => put(keys.graphLogSk(entry), { kind: 'graph-log', entry })),
       ...(change.edges ?? []).map((edge) => put(keys.edgeSk(edge.id), { kind: 'graph-edge', edge })),
       ...(change.entities ?? []).map((entity) => put(keys.entitySk(entity.key), { kind: 'graph-entity', entity })),
       ...(change.removeEdges ?? []).map((id) => del(keys.edgeSk(id))),
       ...(change.removeEntities ?? []).map((key) => del(keys.entitySk(key))),
-      ...(change.log ?? []).map((entry, n) => put(keys.graphLogSk(entry, n), { kind: 'graph-log', entry })),
     ]);
+  }
+
+  async logAt(userId: string, at: string): Promise<GraphLogEntry[]> {
+    const items = await this.query(userId, keys.graphLogAtPrefix(at));
+    return items.map((i) => i.entry as GraphLogEntry);
   }
 
   async log(userId: string, limit: number): Promise<GraphLogEntry[]> {

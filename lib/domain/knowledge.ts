@@ -9,6 +9,8 @@ export interface KnowledgeDoc extends SearchableDoc {
   /** First sentences of the text, shown to the model. */
   summary: string;
   promotedAt: string;
+  /** The nightly run that stored the document (its findings): a redelivery of the run knows its own. */
+  storedBy?: string;
   /**
    * Fact hygiene (lib/domain/knowledge-hygiene.ts): the confidence when last verified
    * (absent: `confidence` is it), when that was (absent: `promotedAt`), and when the nightly

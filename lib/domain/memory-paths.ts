@@ -81,6 +81,10 @@ const dayGsiPk = (index: DayIndex, day: string, userId: string): string => `${in
 /** Every gsi1 partition a reader of one day queries: each shard. */
 export const dayGsiPartitions = (index: DayIndex, day: string): string[] => Array.from({ length: DAY_SHARDS }, (_, shard) => `${index}#${day}#${shard}`);
 
+const graphLogAtPrefix = (at: string) => `GRAPHLOG#${at}#`;
+const graphLogSubject = (e: { fact?: string | undefined; edge?: string | undefined; entity?: string | undefined; into?: string | undefined }) =>
+  e.fact !== undefined ? `fact:${e.fact}` : e.edge !== undefined ? `edge:${e.edge}` : e.entity !== undefined ? `entity:${e.entity}${e.into !== undefined ? `>${e.into}` : ''}` : '';
+
 /** DynamoDB single-table keys. */
 export const keys = {
   userPk: (userId: string) => `USER#${userId}`,
@@ -123,7 +127,13 @@ export const keys = {
   /** The relation graph (lib/domain/relation-graph.ts): adjacency items in the user's partition. */
   edgeSk: (id: string) => `EDGE#${id}`,
   entitySk: (key: string) => `ENTITY#${key}`,
-  /** A hygiene log entry: the n-th of one write; a fact's entries are told apart from the graph's of the same sweep. */
-  graphLogSk: (entry: { at: string; action: string; fact?: string | undefined }, n: number) =>
-    `GRAPHLOG#${entry.at}#${String(n).padStart(4, '0')}#${entry.fact !== undefined ? 'fact-' : ''}${entry.action}`,
+  /**
+   * A hygiene log entry, keyed by what it is (its time, action and subject), not by its place
+   * in a write: a redelivered sweep writes the same keys again, so an entry is never lost or
+   * doubled (entries written before 2026-11-24 carry `#{n}#` there instead; both sort by time).
+   */
+  graphLogSk: (entry: { at: string; action: string; fact?: string | undefined; edge?: string | undefined; entity?: string | undefined; into?: string | undefined }) =>
+    `${graphLogAtPrefix(entry.at)}${entry.action}#${graphLogSubject(entry)}`,
+  /** Every hygiene log entry written at one time (a sweep's). */
+  graphLogAtPrefix: (at: string) => graphLogAtPrefix(at),
 } as const;

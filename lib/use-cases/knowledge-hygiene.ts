@@ -5,6 +5,7 @@
  * (the relation graph's), next to the edges'.
  */
 import { factHygiene, restoreFact, verifyFacts } from '../domain/knowledge-hygiene.js';
+import type { KnowledgeDoc } from '../domain/knowledge.js';
 import type { GraphLogEntry } from '../domain/relation-graph.js';
 import type { GraphStore, KnowledgeStore } from '../ports.js';
 import { MemoryApiError } from './memory-api.js';
@@ -17,7 +18,12 @@ export interface FactHygieneReport {
 
 /**
  * One sweep at `now` (deterministic in `now`: a rerun changes nothing), after verifying the
- * facts `seen` again (the nightly run's "already known"): one change of the index.
+ * facts `seen` again (the nightly run's "already known"): one change of the index. Its log
+ * is written first (keyed by time and fact, so writing it again is a no-op): a delivery that
+ * dies between the two writes leaves entries the next delivery writes again, never a change
+ * without its entry. Reports what the sweep at `now` did, read back from the log, so a
+ * redelivered run reports the same. (A fact changed by a person between the preview and the
+ * change can leave a previewed entry the change did not make; the change's own are written too.)
  */
 export async function maintainFacts(
   userId: string,
@@ -25,14 +31,21 @@ export async function maintainFacts(
   deps: { knowledge: KnowledgeStore; graph: GraphStore },
   seen: ReadonlyMap<string, { at: string; by: string }> = new Map(),
 ): Promise<FactHygieneReport> {
-  const { result, log } = await deps.knowledge.updateKnowledgeIndex(userId, (docs) => {
+  const sweep = (docs: readonly KnowledgeDoc[]) => {
     const verified = verifyFacts(docs, seen);
     const swept = factHygiene(verified.docs, now);
+    return { verified, swept, log: [...verified.log, ...swept.log] };
+  };
+  const preview = sweep(await deps.knowledge.loadKnowledge(userId)).log;
+  if (preview.length > 0) await deps.graph.apply(userId, { log: preview });
+  const log = await deps.knowledge.updateKnowledgeIndex(userId, (docs) => {
+    const { verified, swept, log } = sweep(docs);
     const changed = verified.verified.length > 0 || swept.log.length > 0;
-    return { ...(changed ? { docs: swept.docs, remove: swept.removed } : {}), result: { result: swept, log: [...verified.log, ...swept.log] } };
+    return { ...(changed ? { docs: swept.docs, remove: swept.removed } : {}), result: log };
   });
-  if (log.length > 0) await deps.graph.apply(userId, { log });
-  const count = (action: GraphLogEntry['action']) => result.log.filter((l) => l.action === action).length;
+  if (log.length > 0 && JSON.stringify(log) !== JSON.stringify(preview)) await deps.graph.apply(userId, { log });
+  const done = (await deps.graph.logAt(userId, now.toISOString())).filter((l) => l.fact !== undefined);
+  const count = (action: GraphLogEntry['action']) => done.filter((l) => l.action === action).length;
   return { decayed: count('decay'), pruned: count('prune'), removed: count('remove') };
 }
 

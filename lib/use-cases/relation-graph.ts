@@ -19,13 +19,18 @@ import {
 import type { GraphStore } from '../ports.js';
 import { MemoryApiError } from './memory-api.js';
 
-/** Add observations at `at`: new edges and entities, or edges seen again. Returns the edges changed. */
+/**
+ * Add observations at `at`: new edges and entities, or edges seen again. Returns the edges
+ * the observations name, as they stand after: a redelivered batch or run (whose provenance
+ * the edge already carries) names the same edges and changes nothing.
+ */
 export async function recordRelations(userId: string, observations: readonly EdgeObservation[], at: string, graph: GraphStore): Promise<Edge[]> {
   if (observations.length === 0) return [];
   const { edges, entities } = await graph.load(userId);
   const byId = new Map(edges.map((e) => [e.id, e]));
   const known = new Set(entities.map((e) => e.key));
   const changed = new Map<string, Edge>();
+  const named = new Map<string, Edge>();
   const created: Entity[] = [];
   for (const o of observations) {
     const from = entityKey(o.from);
@@ -34,6 +39,7 @@ export async function recordRelations(userId: string, observations: readonly Edg
     const id = edgeId(from, relationKey(o.relation), to);
     const before = byId.get(id);
     const after = observeEdge(before, o, at);
+    named.set(id, after);
     if (after === before) continue;
     byId.set(id, after);
     changed.set(id, after);
@@ -47,7 +53,7 @@ export async function recordRelations(userId: string, observations: readonly Edg
     }
   }
   if (changed.size > 0) await graph.apply(userId, { edges: [...changed.values()], entities: created });
-  return [...changed.values()];
+  return [...named.values()];
 }
 
 export interface HygieneReport {
@@ -59,12 +65,17 @@ export interface HygieneReport {
   orphansRemoved: number;
 }
 
-/** One hygiene sweep of a user's graph at `now` (deterministic in `now`: a rerun changes nothing). */
+/**
+ * One hygiene sweep of a user's graph at `now` (deterministic in `now`: a rerun changes
+ * nothing). Reports what the sweep at `now` did, read back from the log, so a redelivered
+ * run whose first delivery already swept reports the same.
+ */
 export async function maintainGraph(userId: string, now: Date, graph: GraphStore): Promise<HygieneReport> {
   const { edges, entities } = await graph.load(userId);
   const result = graphHygiene(edges, entities, now);
   if (result.log.length > 0) await graph.apply(userId, result);
-  const count = (action: GraphLogEntry['action']) => result.log.filter((l) => l.action === action).length;
+  const log = (await graph.logAt(userId, now.toISOString())).filter((l) => l.fact === undefined);
+  const count = (action: GraphLogEntry['action']) => log.filter((l) => l.action === action).length;
   return { merged: count('merge'), mergesProposed: count('merge_proposed'), decayed: count('decay'), pruned: count('prune'), removed: count('remove'), orphansRemoved: count('orphan_removed') };
 }
 
@@ -90,8 +101,7 @@ export async function createGraphEdge(deps: GraphApiDeps, actor: string, userId:
     at,
     deps.graph,
   );
-  const id = edgeId(entityKey(body.from), relationKey(body.relation), entityKey(body.to));
-  return { edge: edge ?? (await deps.graph.load(userId)).edges.find((e) => e.id === id) };
+  return { edge };
 }
 
 export async function restoreGraphEdge(deps: GraphApiDeps, actor: string, userId: string, id: string) {

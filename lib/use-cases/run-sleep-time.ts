@@ -19,6 +19,7 @@ import {
   type Finding,
   findingDocument,
   gateFinding,
+  isFindingOf,
   leftOut,
   mergeFindings,
   NIGHTLY_SYSTEM_PROMPT,
@@ -116,11 +117,12 @@ function emptyRun(job: ReflectionJob, kind: ReflectionRun['kind'], from: string,
 
 /**
  * Count a call's tokens (the answer's; a cut first call's apart, in budgetRetries) and cost
- * (both calls; a reused answer cost nothing now), and keep why the model stopped.
+ * (both calls), and keep why the model stopped. An answer an earlier delivery of the run
+ * recorded counts too: that delivery paid for it and logged nothing, so the run's log counts
+ * each answer once, whichever delivery completes it.
  */
-function addUsage(run: ReflectionRun, part: string, r: ModelResponse & { reused: boolean }): void {
+function addUsage(run: ReflectionRun, part: string, r: ModelResponse): void {
   if (r.usage.stopReason) run.stopReasons = { ...run.stopReasons, [part]: r.usage.stopReason };
-  if (r.reused) return;
   run.tokens.input += r.usage.inputTokens;
   run.tokens.output += r.usage.outputTokens;
   const retry = r.usage.budgetRetry;
@@ -252,8 +254,10 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
   if (run.truncated) deps.log.warn('nightly run over its chunk cap: chunks left out', { userId: job.userId, runId: job.jobId, ...run.truncated });
 
   // Existing memories, for contradiction detection: the Knowledge the reviewed messages' words find.
+  // Findings an earlier delivery of this run stored are left out, so this delivery gates and
+  // stores them (again, the same documents) as the first did, and logs the same run.
   const knowledgeDocs = await deps.knowledge.loadKnowledge(job.userId);
-  const knowledge = new DocumentIndex<KnowledgeDoc>(knowledgeDocs);
+  const knowledge = new DocumentIndex<KnowledgeDoc>(knowledgeDocs.filter((d) => !isFindingOf(d, job.jobId)));
   const reviewed = kept.flatMap((k) => k.chunk.turns);
   const memories = knowledge
     .search(topKeywords(reviewed.map((t) => t.query).join(' '), 10).join(' '), 10)

@@ -11,7 +11,7 @@ import type { StagedDocument } from '../../lib/domain/staging.js';
 import { addObservation, emptyStats, type SourceObservation, type SourceStats } from '../../lib/domain/source-reliability.js';
 import type { Edge, Entity, GraphLogEntry } from '../../lib/domain/relation-graph.js';
 import { turnIndexEntry } from '../../lib/domain/turn-document.js';
-import { diaryKey, episodeKey, eventEpisodeKey } from '../../lib/domain/memory-paths.js';
+import { diaryKey, episodeKey, eventEpisodeKey, keys } from '../../lib/domain/memory-paths.js';
 import type { IdleCheck } from '../../events/idle-check.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import type { ReflectionRun } from '../../lib/domain/sleep-time/reflection-log.js';
@@ -385,10 +385,16 @@ export class MemoryGraphStore implements GraphStore {
     for (const e of change.entities ?? []) entities.set(e.key, structuredClone(e));
     for (const id of change.removeEdges ?? []) edges.delete(id);
     for (const key of change.removeEntities ?? []) entities.delete(key);
-    this.entries.set(userId, [...(this.entries.get(userId) ?? []), ...(change.log ?? [])]);
+    // Keyed as the DynamoDB store keys them: the same entry written again is one entry.
+    const written = new Set((change.log ?? []).map((e) => keys.graphLogSk(e)));
+    const kept = (this.entries.get(userId) ?? []).filter((e) => !written.has(keys.graphLogSk(e)));
+    this.entries.set(userId, [...kept, ...(change.log ?? [])]);
   }
   async log(userId: string, limit: number) {
     return [...(this.entries.get(userId) ?? [])].reverse().slice(0, limit);
+  }
+  async logAt(userId: string, at: string) {
+    return (this.entries.get(userId) ?? []).filter((e) => e.at === at);
   }
 }
 

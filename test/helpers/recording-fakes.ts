@@ -218,7 +218,7 @@ export class RecordingGraphStore extends MemoryGraphStore {
   override async apply(userId: string, change: GraphChange) {
     for (const e of change.edges ?? []) this.writes.addItem('graph', userId, ddbKey(userId, keys.edgeSk(e.id)), e);
     for (const e of change.entities ?? []) this.writes.addItem('graph', userId, ddbKey(userId, keys.entitySk(e.key)), e);
-    for (const [n, entry] of (change.log ?? []).entries()) this.writes.addItem('graph', userId, ddbKey(userId, keys.graphLogSk(entry, n)), entry);
+    for (const entry of change.log ?? []) this.writes.addItem('graph', userId, ddbKey(userId, keys.graphLogSk(entry)), entry);
     return super.apply(userId, change);
   }
 }

@@ -44,8 +44,11 @@ describe('fact hygiene (seed 004)', () => {
     const [decayed] = await deps.knowledge.loadKnowledge();
     expect(decayed).toMatchObject({ confidence: 0.4, baseConfidence: 0.8 });
     expect(knowledgeItem('alice', decayed!, {})).toMatchObject({ confidence: 0.4, quality: 0.4 });
-    // A second sweep at the same time changes nothing.
-    expect(await maintainFacts('alice', day(90), deps)).toEqual({ decayed: 0, pruned: 0, removed: 0 });
+    // A second sweep at the same time (a redelivered run) changes nothing and reports what the sweep at that time did.
+    const logged = await deps.graph.log('alice', 50);
+    expect(await maintainFacts('alice', day(90), deps)).toEqual({ decayed: 1, pruned: 0, removed: 0 });
+    expect(await deps.knowledge.loadKnowledge()).toEqual([decayed]);
+    expect(await deps.graph.log('alice', 50)).toEqual(logged);
     // Below 0.2 (day 160: 0.8 × 0.5^(130/60)): pruned — still indexed and on S3, hidden from search and retrieve.
     expect(await maintainFacts('alice', day(160), deps)).toEqual({ decayed: 0, pruned: 1, removed: 0 });
     const [pruned] = await deps.knowledge.loadKnowledge();

@@ -40,8 +40,10 @@ describe('relation graph (seed 004 graph hygiene)', () => {
     expect(decayedConfidence({ baseConfidence: 0.75, verifiedAt: T0, userCreated: false }, day(90))).toBe(0.38);
     expect(await maintainGraph('alice', day(90), graph)).toMatchObject({ decayed: 1, pruned: 0 });
     expect((await graph.load('alice')).edges[0]).toMatchObject({ id, confidence: 0.38, status: 'active' });
-    // A second sweep at the same time changes nothing.
-    expect(await maintainGraph('alice', day(90), graph)).toMatchObject({ decayed: 0, pruned: 0 });
+    // A second sweep at the same time (a redelivered run) changes nothing and reports what the sweep at that time did.
+    const before = { edges: await graph.load('alice'), log: await graph.log('alice', 50) };
+    expect(await maintainGraph('alice', day(90), graph)).toMatchObject({ decayed: 1, pruned: 0 });
+    expect({ edges: await graph.load('alice'), log: await graph.log('alice', 50) }).toEqual(before);
     // Below 0.2: pruned, not deleted — gone from neighbours unless asked for.
     expect(await maintainGraph('alice', day(150), graph)).toMatchObject({ pruned: 1 });
     expect((await graph.load('alice')).edges[0]).toMatchObject({ status: 'pruned', prunedAt: day(150).toISOString() });
@@ -99,7 +101,10 @@ describe('relation graph (seed 004 graph hygiene)', () => {
     // Seen again by another batch: +0.05 and verified; the same batch again: nothing.
     const [again] = await recordRelations('alice', [seen('reef tank', 'needs', 'salt', 'batch-9-9')], day(401).toISOString(), graph);
     expect(again).toMatchObject({ status: 'active', baseConfidence: 0.8, verifiedAt: day(401).toISOString() });
-    expect(await recordRelations('alice', [seen('reef tank', 'needs', 'salt', 'batch-9-9')], day(402).toISOString(), graph)).toEqual([]);
+    // The same batch again (a redelivery): the same edge named, unchanged.
+    const edgesBefore = await graph.load('alice');
+    expect(await recordRelations('alice', [seen('reef tank', 'needs', 'salt', 'batch-9-9')], day(402).toISOString(), graph)).toEqual([again]);
+    expect(await graph.load('alice')).toEqual(edgesBefore);
     await expect(createGraphEdge(deps, 'alice', 'alice', { from: 'Rex', relation: 'is', to: 'rex' })).rejects.toMatchObject({ status: 400 });
   });
 

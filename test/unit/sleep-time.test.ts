@@ -342,6 +342,40 @@ describe('cost per run', () => {
   });
 });
 
+describe('a nightly run delivered again after it stored its findings', () => {
+  /** Bob's first night, and on the second (100 days on) a run whose log write fails once when `failOnce`. */
+  async function secondNight(failOnce: boolean) {
+    const turns = new MemoryTurnStore();
+    const runs = new MemoryRunLog();
+    const d = { turns, knowledge: new MemoryKnowledgeStore(), runs, summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), model: new ScriptedModel((req) => nightlyOffline(req.prompt)), clock: fixedClock(), log: new RecordingLog(), config: defaultSleepTimeConfig };
+    const first = ['I love jazz records', 'I love jazz clubs', 'My sister Ana works at the hospital in Porto'];
+    const second = ['I love jazz records', 'I love jazz clubs', 'I started pottery classes on Tuesdays', 'I love pottery and clay'];
+    await turns.saveTurns([...first, ...second].map((query, i) => turn({ userId: 'bob', turnId: i + 1, query, timestamp: i < first.length ? '2026-02-06T20:00:00Z' : '2026-05-17T20:00:00Z' })));
+    const night = (jobId: string, at: Date, turnIds: number[]): ReflectionJob => ({ type: 'reflection.job', version: 1, jobId, userId: 'bob', kind: 'nightly', trigger: 'schedule', urgency: 0, turnIds, requestedAt: at.toISOString() });
+    await runNightly(night('nightly-1', now, [1, 2, 3]), d);
+    const job = night('nightly-2', new Date(now.getTime() + 100 * 86_400_000), [4, 5, 6, 7]);
+    if (failOnce) {
+      const put = runs.put.bind(runs);
+      runs.put = async () => {
+        runs.put = put;
+        throw new Error('the invocation died before the run was logged');
+      };
+      await expect(runNightly(job, d)).rejects.toThrow(/died/);
+    }
+    const outcome = await runNightly(job, d);
+    if (outcome.status !== 'completed') throw new Error(outcome.reason);
+    return { run: { ...outcome.run, durationMs: 0 }, knowledge: await d.knowledge.loadKnowledge(), log: await d.graph.log('bob', 100) };
+  }
+
+  it('logs the same run and leaves the same state as one delivery: its findings stored, facts seen again and decayed', async () => {
+    const once = await secondNight(false);
+    expect(once.run.memoriesStored).toBeGreaterThan(0);
+    expect(once.run.facts).toMatchObject({ verified: expect.any(Number), decayed: expect.any(Number) });
+    expect((once.run.facts?.verified ?? 0) + (once.run.facts?.decayed ?? 0)).toBeGreaterThan(0);
+    expect(await secondNight(true)).toEqual(once);
+  });
+});
+
 describe('nightly reflection on a second night', () => {
   it('does not store a finding again that Knowledge already holds', async () => {
     const turns = new MemoryTurnStore();

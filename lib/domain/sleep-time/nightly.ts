@@ -121,6 +121,10 @@ export function leftOut(chunks: readonly TurnChunk[], picked: ReadonlySet<number
 }
 
 const RANK = { HIGH: 3, MEDIUM: 2, LOW: 1 } as const;
+
+/** Where the nightly run's findings live, under Knowledge/. */
+const FINDINGS_FOLDER = 'Reflections/';
+
 /** Findings of one category this similar are one finding (evidence and the higher confidence kept). */
 export const MERGE_SIMILARITY = 0.8;
 
@@ -156,10 +160,13 @@ export function gateFinding(f: Finding): string | null {
 
 export const TAG_CONFIDENCE = { HIGH: 0.85, MEDIUM: 0.7, LOW: 0.5 } as const;
 
+/** Whether a Knowledge document is a finding the nightly run `runId` stored. */
+export const isFindingOf = (doc: KnowledgeDoc, runId: string): boolean => doc.storedBy === runId;
+
 /** The Knowledge document a stored finding becomes, with its `[reflection:category]` source. */
 export function findingDocument(f: Finding, runId: string, createdAt: string): { path: string; markdown: string; doc: KnowledgeDoc } {
   const title = f.category === 'relationship' && f.subject && f.relationship && f.object ? `${f.subject} ${f.relationship} ${f.object}` : f.statement;
-  const path = `Reflections/${f.category}/${slugify(title).slice(0, 60)}.md`;
+  const path = `${FINDINGS_FOLDER}${f.category}/${slugify(title).slice(0, 60)}.md`;
   const lines = [f.statement];
   if (f.sides) lines.push('', ...f.sides.map((s, i) => `Side ${i + 1}: ${s}`));
   if (f.wrong && f.right) lines.push('', `WRONG → RIGHT: ${f.wrong} → ${f.right}`);
@@ -179,6 +186,6 @@ export function findingDocument(f: Finding, runId: string, createdAt: string): {
   return {
     path,
     markdown: renderFrontMatter(meta, `# ${title}\n\n${text}`),
-    doc: { id: path, title, text, category: `Reflections/${f.category}`, confidence, sourceTurns: f.evidence_turns, summary: summarise(text), promotedAt: createdAt },
+    doc: { id: path, title, text, category: `${FINDINGS_FOLDER}${f.category}`, confidence, sourceTurns: f.evidence_turns, summary: summarise(text), promotedAt: createdAt, storedBy: runId },
   };
 }

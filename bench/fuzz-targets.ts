@@ -638,7 +638,7 @@ const OPERATIONS: Record<Exclude<OperationId, 'openapi' | 'console'>, (deps: api
   reflectionAssessment: (d, { params, query }) => api.assessment(d, params.userId, query.days),
   summaryList: (d, { params, query }) => api.listSummaries(d, params.userId, query.includeDeleted === 'true'),
   summaryDelete: (d, { params, principal }) => api.deleteSummary(d, principal.subject, params.userId, params.id),
-  reviewList: (d, { params, query }) => api.listStagedForReview(d, params.userId, query.includeDecided === 'true'),
+  reviewList: (d, { params, query }) => api.listStagedForReview(d, params.userId, { includeDecided: query.includeDecided === 'true', limit: query.limit, nextToken: query.nextToken }),
   reviewPromote: (d, { params, body, principal }) => api.reviewPromote(d, principal.subject, params.userId, body.path, body.reason),
   reviewDiscard: (d, { params, body, principal }) => api.reviewDiscard(d, principal.subject, params.userId, body.path, body.reason),
   batchList: (d, { params, query }) => api.batches(d, params.userId, query.limit),

@@ -58,7 +58,16 @@ export interface SignalStateStore {
 
 /** A user's relation graph: edges, entities and the hygiene log (lib/domain/relation-graph.ts). */
 export interface GraphStore {
+  /** The user's whole graph (the nightly sweep's and the writers' read). */
   load(userId: string): Promise<{ edges: Edge[]; entities: Entity[] }>;
+  /**
+   * What an entity's neighbours need, read by adjacency (bounded by the entity's degree and
+   * aliases, not by the graph): the entity's chain of merges, the entities merged into it,
+   * every edge from or to any of them, and the entities those edges name with their merges.
+   */
+  neighbourhood(userId: string, key: string): Promise<{ edges: Edge[]; entities: Entity[] }>;
+  /** Index a graph written before `neighbourhood`'s indexes existed (once per user; the nightly sweep calls it with the graph it loaded). */
+  indexAdjacency(userId: string, graph: { edges: readonly Edge[]; entities: readonly Entity[] }): Promise<void>;
   /** Write these edges and entities (whole items), remove those, append the log entries. */
   apply(userId: string, change: GraphChange): Promise<void>;
   /** The hygiene log, newest first. */
@@ -176,6 +185,14 @@ export interface KnowledgeStore {
   loadKnowledge(userId: string): Promise<KnowledgeDoc[]>;
   /** Every staged record of the user (staged and already promoted). */
   listStaged(userId: string): Promise<StagedRecord[]>;
+  /** These staged records by path (those that exist). */
+  stagedRecords(userId: string, paths: readonly string[]): Promise<StagedRecord[]>;
+  /**
+   * One page of the user's staged records in path order, after `after` (a path); a read of at
+   * most `limit` records whatever the history, so a page may hold fewer than `limit` when only
+   * undecided ones are asked for. `next` is the last path read, absent on the last page.
+   */
+  stagedPage(userId: string, page: { limit: number; after?: string | undefined; undecidedOnly: boolean }): Promise<{ records: StagedRecord[]; next?: string }>;
   /** Stage new documents; a record already at the same path is left as it is. Returns the staged files. */
   putStaged(userId: string, docs: readonly StagedDocument[], batchId: string): Promise<string[]>;
   /** Count one batch's recurrence of a staged record, once per batch; returns the record as it is now. */
@@ -241,8 +258,12 @@ export interface AuditTrail {
 
 /** Every memory item of a user (and GLOBAL's) in the one metadata model: the search corpus. */
 export interface MemoryCatalog {
-  /** These items of one owner as they are now, by id; an id that names nothing is absent. Reads only what they need. */
-  itemsById(userId: string, ids: readonly string[]): Promise<Map<string, MemoryItem>>;
+  /**
+   * These items of one owner as they are now, by id; an id that names nothing is absent. Reads
+   * only what they need. `sourceTurns`, when the caller knows them (the search index does), are
+   * the turns whose attributes the items carry: read with the items, not after them.
+   */
+  itemsById(userId: string, ids: readonly string[], hint?: { sourceTurns?: readonly number[] }): Promise<Map<string, MemoryItem>>;
 }
 
 export interface BatchLogReader {

@@ -125,7 +125,7 @@ export function consoleHtml(): string {
     var sec = $(id), msg = sec.querySelector('.msg'), body = sec.querySelector('.body');
     msg.hidden = false; msg.className = 'msg'; msg.textContent = 'loading…';
     try {
-      var out = render(await api('GET', path));
+      var out = render(typeof path === 'function' ? await path() : await api('GET', path));
       body.replaceChildren();
       if (typeof out === 'string') { msg.textContent = out; } else { msg.hidden = true; msg.textContent = ''; body.appendChild(out); }
     } catch (e) {
@@ -169,8 +169,20 @@ export function consoleHtml(): string {
     await Promise.all([loadKnowledge(), loadStaged()]);
   }
 
+  // The review list comes a page at a time (each page reads at most 200 records): follow the pages.
+  async function stagedPages() {
+    var staged = [], token = null;
+    for (var i = 0; i < 25; i++) {
+      var d = await api('GET', '/review/staged?limit=200' + (token ? '&nextToken=' + encodeURIComponent(token) : ''));
+      staged = staged.concat(d.staged || []);
+      token = d.nextToken;
+      if (!token) break;
+    }
+    return { staged: staged };
+  }
+
   function loadStaged() {
-    return section('staged', '/review/staged', function (d) {
+    return section('staged', stagedPages, function (d) {
       var staged = d.staged || [];
       if (!staged.length) return 'nothing staged';
       return el('div', {}, staged.map(function (it) {

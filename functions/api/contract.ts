@@ -220,8 +220,9 @@ export const routes = [
   },
   {
     method: 'GET', path: `${u}/review/staged`, operationId: 'reviewList', access: 'read', params: UserParam,
-    query: z.object({ includeDecided: z.enum(['true', 'false']).default('false') }),
-    summary: 'Staged items with their gate history', response: z.object({ staged: z.array(Looseobject) }),
+    query: z.object({ includeDecided: z.enum(['true', 'false']).default('false'), limit: Limit(200, 50), nextToken: z.string().min(1).max(2048).optional() }),
+    summary: 'Staged items with their gate history, a page at a time in path order (a page reads at most `limit` records; without includeDecided it shows the undecided among them, so it can hold fewer)',
+    response: z.object({ staged: z.array(Looseobject), nextToken: z.string().optional() }),
   },
   {
     method: 'POST', path: `${u}/review/promote`, operationId: 'reviewPromote', access: 'write', params: UserParam, body: ReviewRequestSchema,

@@ -83,7 +83,7 @@ const operationsFor = (deps: api.MemoryApiDeps): Record<Exclude<OperationId, 'op
   reflectionAssessment: ({ params, query }) => api.assessment(deps, params.userId, query.days),
   summaryList: ({ params, query }) => api.listSummaries(deps, params.userId, query.includeDeleted === 'true'),
   summaryDelete: ({ params, principal }) => api.deleteSummary(deps, principal.subject, params.userId, params.id),
-  reviewList: ({ params, query }) => api.listStagedForReview(deps, params.userId, query.includeDecided === 'true'),
+  reviewList: ({ params, query }) => api.listStagedForReview(deps, params.userId, { includeDecided: query.includeDecided === 'true', limit: query.limit, nextToken: query.nextToken }),
   reviewPromote: ({ params, body, principal }) => api.reviewPromote(deps, principal.subject, params.userId, body.path, body.reason),
   reviewDiscard: ({ params, body, principal }) => api.reviewDiscard(deps, principal.subject, params.userId, body.path, body.reason),
   batchList: ({ params, query }) => api.batches(deps, params.userId, query.limit),

@@ -1,13 +1,18 @@
-import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../domain/memory-paths.js';
-import type { Edge, Entity, GraphLogEntry } from '../domain/relation-graph.js';
+import { canonical, type Edge, type Entity, type GraphLogEntry } from '../domain/relation-graph.js';
 import type { GraphChange, GraphStore } from '../ports.js';
-import { batchWriteAll, queryAll } from './dynamo-query.js';
+import { batchGetAll, batchWriteAll, queryAll } from './dynamo-query.js';
 
 /**
  * The relation graph in the single table, in the user's partition: `EDGE#{from}|{relation}|{to}`,
- * `ENTITY#{key}` and `GRAPHLOG#{at}#{action}#{subject}` items. A user's graph is read whole (two Queries):
- * neighbours and hygiene work on it in memory, which suits graphs of thousands of edges.
+ * `ENTITY#{key}` and `GRAPHLOG#{at}#{action}#{subject}` items, and two adjacency indexes kept
+ * with them: `EDGETO#{to}|{relation}|{from}` (an edge under its target) and `ALIAS#{into}|{key}`
+ * (an entity merged into another, under the other). The nightly sweep and the writers read a
+ * graph whole (two Queries); an entity's neighbours read only its neighbourhood.
+ *
+ * Graphs written before the adjacency indexes (2026-11-24) get them at their next nightly
+ * sweep (`indexAdjacency`, once per user, marked by `GRAPHINDEX`).
  */
 export class DynamoGraphStore implements GraphStore {
   constructor(
@@ -30,9 +35,67 @@ export class DynamoGraphStore implements GraphStore {
       ...(change.log ?? []).map((entry) => put(keys.graphLogSk(entry), { kind: 'graph-log', entry })),
       ...(change.edges ?? []).map((edge) => put(keys.edgeSk(edge.id), { kind: 'graph-edge', edge })),
       ...(change.entities ?? []).map((entity) => put(keys.entitySk(entity.key), { kind: 'graph-entity', entity })),
-      ...(change.removeEdges ?? []).map((id) => del(keys.edgeSk(id))),
+      ...adjacency(change).map(({ sk, attrs }) => put(sk, attrs)),
+      ...(change.removeEdges ?? []).flatMap((id) => [del(keys.edgeSk(id)), del(keys.edgeToSk(edgeEnds(id)))]),
       ...(change.removeEntities ?? []).map((key) => del(keys.entitySk(key))),
     ]);
+  }
+
+  /**
+   * The neighbourhood by adjacency: the entity's merge chain (GetItems), its aliases (a Query
+   * per alias level), each member's edges out and in (two Queries each, then the incoming
+   * edges by key), and the entities those edges name (BatchGetItems along their merges).
+   */
+  async neighbourhood(userId: string, key: string): Promise<{ edges: Edge[]; entities: Entity[] }> {
+    const entities = await this.entitiesAlongMerges(userId, [key], new Map());
+    const self = canonical(key, entities);
+    const members = await this.aliasesOf(userId, self, entities);
+    const [outgoing, incoming] = await Promise.all([
+      Promise.all(members.map((m) => this.query(userId, keys.edgesFromPrefix(m)))),
+      Promise.all(members.map((m) => this.query(userId, keys.edgesToPrefix(m)))),
+    ]);
+    const edges = new Map(outgoing.flat().map((i) => [(i.edge as Edge).id, i.edge as Edge]));
+    const missing = [...new Set(incoming.flat().map((i) => String(i.edgeId)))].filter((id) => !edges.has(id));
+    const pk = keys.userPk(userId);
+    for (const i of await batchGetAll(this.ddb, this.tableName, missing.map((id) => ({ pk, sk: keys.edgeSk(id) })), { consistent: true })) edges.set((i.edge as Edge).id, i.edge as Edge);
+    const ends = [...edges.values()].flatMap((e) => [e.from, e.to]);
+    await this.entitiesAlongMerges(userId, ends, entities);
+    return { edges: [...edges.values()], entities: [...entities.values()] };
+  }
+
+  async indexAdjacency(userId: string, graph: { edges: readonly Edge[]; entities: readonly Entity[] }): Promise<void> {
+    const pk = keys.userPk(userId);
+    const marker = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk, sk: keys.graphIndexSk }, ConsistentRead: true }));
+    if (marker.Item) return;
+    // Only the adjacency items (idempotent puts): the edges and entities are left as they are.
+    await batchWriteAll(this.ddb, this.tableName, adjacency(graph).map(({ sk, attrs }) => ({ PutRequest: { Item: { pk, sk, userId, ...attrs } } })));
+    await this.ddb.send(new PutCommand({ TableName: this.tableName, Item: { pk, sk: keys.graphIndexSk, userId, kind: 'graph-index', version: 1 } }));
+  }
+
+  /** These entities and those they were merged into, up to the end of each chain (at most 20 steps, as `canonical`). */
+  private async entitiesAlongMerges(userId: string, start: readonly string[], known: Map<string, Entity>): Promise<Map<string, Entity>> {
+    const pk = keys.userPk(userId);
+    const tried = new Set(known.keys());
+    let frontier = [...new Set(start)];
+    for (let step = 0; step <= 20 && frontier.length > 0; step++) {
+      const ask = frontier.filter((k) => !tried.has(k));
+      for (const k of ask) tried.add(k);
+      for (const i of await batchGetAll(this.ddb, this.tableName, ask.map((k) => ({ pk, sk: keys.entitySk(k) })), { consistent: true })) known.set((i.entity as Entity).key, i.entity as Entity);
+      frontier = frontier.flatMap((k) => known.get(k)?.mergedInto ?? []).filter((k) => !tried.has(k));
+    }
+    return known;
+  }
+
+  /** The entity and every entity merged into it (directly or along a chain); an alias item a split left stale is skipped. */
+  private async aliasesOf(userId: string, self: string, entities: Map<string, Entity>): Promise<string[]> {
+    const members = [self];
+    for (let level = [self], depth = 0; level.length > 0 && depth < 20; depth++) {
+      const found = (await Promise.all(level.map(async (into) => (await this.query(userId, keys.aliasesPrefix(into))).map((i) => ({ into, alias: String(i.alias) }))))).flat();
+      await this.entitiesAlongMerges(userId, found.map((f) => f.alias), entities);
+      level = found.filter((f) => entities.get(f.alias)?.mergedInto === f.into && !members.includes(f.alias)).map((f) => f.alias);
+      members.push(...level);
+    }
+    return members;
   }
 
   async logAt(userId: string, at: string): Promise<GraphLogEntry[]> {
@@ -60,4 +123,18 @@ export class DynamoGraphStore implements GraphStore {
       ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': prefix },
     });
   }
+}
+
+/** An edge's ends and relation from its id (`{from}|{relation}|{to}`: keys hold no `|`). */
+function edgeEnds(id: string): { from: string; relation: string; to: string } {
+  const [from = '', relation = '', to = ''] = id.split('|');
+  return { from, relation, to };
+}
+
+/** The adjacency items of these edges and entities: each edge under its target, each merged entity under the one it joined. */
+function adjacency(change: { edges?: readonly Edge[] | undefined; entities?: readonly Entity[] | undefined }): Array<{ sk: string; attrs: Record<string, unknown> }> {
+  return [
+    ...(change.edges ?? []).map((edge) => ({ sk: keys.edgeToSk(edge), attrs: { kind: 'graph-edge-to', edgeId: edge.id } })),
+    ...(change.entities ?? []).flatMap((entity) => (entity.mergedInto ? [{ sk: keys.aliasSk(entity.mergedInto, entity.key), attrs: { kind: 'graph-alias', alias: entity.key } }] : [])),
+  ];
 }

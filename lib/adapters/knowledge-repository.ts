@@ -1,6 +1,6 @@
 import type { DynamoSearchChangeLog } from './search-index-store.js';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { dayGsiPartitions, diaryKey, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
 import { restagedMarkdown, type StagedRecord } from '../domain/promotion.js';
@@ -50,6 +50,28 @@ export class KnowledgeRepository implements KnowledgeStore {
       ConsistentRead: true,
     });
     return items.map(toRecord);
+  }
+
+  /**
+   * A page of staged records: one Query with `Limit` (DynamoDB applies it before the filter,
+   * so the read is bounded by the page whatever the history:
+   * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.FilterExpression.html).
+   */
+  async stagedPage(userId: string, page: { limit: number; after?: string | undefined; undecidedOnly: boolean }): Promise<{ records: StagedRecord[]; next?: string }> {
+    const pk = keys.userPk(userId);
+    const res = await this.ddb.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ...(page.undecidedOnly ? { FilterExpression: '#s = :staged', ExpressionAttributeNames: { '#s': 'status' } } : {}),
+        ExpressionAttributeValues: { ':pk': pk, ':p': 'STAGED#', ...(page.undecidedOnly ? { ':staged': 'staged' } : {}) },
+        ...(page.after !== undefined ? { ExclusiveStartKey: { pk, sk: keys.stagedSk(page.after) } } : {}),
+        Limit: page.limit,
+        ConsistentRead: true,
+      }),
+    );
+    const last = res.LastEvaluatedKey?.sk;
+    return { records: (res.Items ?? []).map(toRecord), ...(typeof last === 'string' ? { next: last.slice('STAGED#'.length) } : {}) };
   }
 
   /** These staged records by path (a BatchGetItem per 100), consistent like listStaged. */

@@ -25,11 +25,12 @@ export class StoreMemoryCatalog implements MemoryCatalog {
     },
   ) {}
 
-  async itemsById(userId: string, ids: readonly string[]): Promise<Map<string, MemoryItem>> {
+  async itemsById(userId: string, ids: readonly string[], hint: { sourceTurns?: readonly number[] } = {}): Promise<Map<string, MemoryItem>> {
     const { turns, knowledge, reflections, items, stagedExpiryDays } = this.stores;
     const of = (prefix: string) => ids.filter((id) => id.startsWith(prefix)).map((id) => id.slice(prefix.length));
     const owned = userId !== GLOBAL_USER;
-    const turnIds = of('turn:').map(Number).filter(Number.isInteger);
+    // The turns asked for, and those the caller says the items cite: one read, not two in a row.
+    const turnIds = [...new Set([...of('turn:').map(Number).filter(Number.isInteger), ...(hint.sourceTurns ?? [])])];
     const knowledgeIds = new Set(of('knowledge:'));
     const [index, episodes, staged, docs, summaries, mems] = await Promise.all([
       owned && turnIds.length > 0 ? turns.turnIndex(userId, turnIds) : Promise.resolve([]),
@@ -40,11 +41,13 @@ export class StoreMemoryCatalog implements MemoryCatalog {
       of('mem:').length > 0 ? items.getMany(userId, ids.filter((id) => id.startsWith('mem:'))) : Promise.resolve([]),
     ]);
     const found = docs.filter((d) => knowledgeIds.has(d.id));
-    const cited = [...staged, ...found, ...summaries, ...mems.filter((m) => Object.keys(m.attributes).length === 0)].flatMap((x) => x.sourceTurns);
+    const read = new Set(turnIds);
+    const cited = [...staged, ...found, ...summaries, ...mems.filter((m) => Object.keys(m.attributes).length === 0)].flatMap((x) => x.sourceTurns).filter((t) => !read.has(t));
     const byTurn = new Map([...index, ...(owned && cited.length > 0 ? await turns.turnIndex(userId, cited) : [])].map((t) => [t.turnId, t.attributes]));
+    const asked = new Set(of('turn:').map(Number));
     const attrs = (sourceTurns: readonly number[]) => mergeAttributes(sourceTurns, (t) => byTurn.get(t));
     const all = [
-      ...index.map(turnItem),
+      ...index.filter((t) => asked.has(t.turnId)).map(turnItem),
       ...episodes.map(episodeItem),
       ...staged.filter((r) => r.status !== 'promoted').map((r) => stagedItem(userId, r, stagedExpiryDays, attrs(r.sourceTurns))),
       ...found.map((d) => knowledgeItem(userId, d, attrs(d.sourceTurns))),

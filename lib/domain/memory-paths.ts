@@ -126,7 +126,17 @@ export const keys = {
   sourceObservationSk: (key: string) => `SOURCEOBS#${key}`,
   /** The relation graph (lib/domain/relation-graph.ts): adjacency items in the user's partition. */
   edgeSk: (id: string) => `EDGE#${id}`,
+  /** Every edge from an entity: its ids begin with the entity's key and `|` (keys hold no `|`). */
+  edgesFromPrefix: (key: string) => `EDGE#${key}|`,
+  /** The reverse adjacency: an item per edge under its target, naming the edge. */
+  edgeToSk: (edge: { from: string; relation: string; to: string }) => `EDGETO#${edge.to}|${edge.relation}|${edge.from}`,
+  edgesToPrefix: (key: string) => `EDGETO#${key}|`,
   entitySk: (key: string) => `ENTITY#${key}`,
+  /** An entity merged into another, under the other (checked against the entity's `mergedInto` when read: a split leaves it stale). */
+  aliasSk: (into: string, alias: string) => `ALIAS#${into}|${alias}`,
+  aliasesPrefix: (into: string) => `ALIAS#${into}|`,
+  /** Marks a user's graph as carrying the adjacency indexes (graphs written before them get them once). */
+  graphIndexSk: 'GRAPHINDEX',
   /**
    * A hygiene log entry, keyed by what it is (its time, action and subject), not by its place
    * in a write: a redelivered sweep writes the same keys again, so an entry is never lost or

@@ -140,9 +140,15 @@ async function pageItems(deps: MemoryApiDeps, owners: readonly string[], views: 
         const item = fresh.get(it.id);
         if (item) out.set(itemKey(it), item);
       }
-      const rest = mine.filter((it) => !fresh.has(it.id)).map((it) => it.id);
+      const rest = mine.filter((it) => !fresh.has(it.id));
       if (rest.length === 0) return;
-      for (const [id, item] of await deps.catalog.itemsById(owner, rest)) out.set(itemKey({ userId: owner, id }), item);
+      const read = await deps.catalog.itemsById(
+        owner,
+        rest.map((it) => it.id),
+        // Derived items carry their source turns' attributes: those turns are read with them.
+        { sourceTurns: [...new Set(rest.filter((it) => it.kind !== 'turn' && it.kind !== 'episode').flatMap((it) => it.sourceTurns))] },
+      );
+      for (const [id, item] of read) out.set(itemKey({ userId: owner, id }), item);
     }),
   );
   return out;
@@ -451,27 +457,42 @@ export async function deleteSummary(deps: MemoryApiDeps, actor: string, userId: 
 
 // ── Review of staged items ──────────────────────────────────────────────────────
 
-export async function listStagedForReview(deps: MemoryApiDeps, userId: string, includeDecided: boolean) {
-  const records = (await deps.knowledge.listStaged(userId)).filter((r) => includeDecided || r.status === 'staged');
+/**
+ * The review list, a page at a time in path order: a page reads at most `limit` staged
+ * records (and the batch logs of those it shows), however long the user's history; without
+ * `includeDecided` a page shows only the undecided ones among them, so it can hold fewer.
+ */
+export async function listStagedForReview(deps: MemoryApiDeps, userId: string, q: { includeDecided: boolean; limit: number; nextToken?: string | undefined }) {
+  const after = q.nextToken === undefined ? undefined : stagedCursor(q.nextToken);
+  const page = await deps.knowledge.stagedPage(userId, { limit: q.limit, after, undecidedOnly: !q.includeDecided });
+  const records = page.records;
   const batchIds = [...new Set(records.flatMap((r) => [r.batchId, ...r.promotedBy]))];
   const logs = new Map((await Promise.all(batchIds.map(async (b) => [b, await deps.batchLogs.get(userId, b)] as const))).filter(([, l]) => l !== null));
-  const staged = records
-    .sort((a, b) => b.stagedAt.localeCompare(a.stagedAt) || a.path.localeCompare(b.path))
-    .map((r) => ({
-      id: `staged:${r.path}`,
-      path: `Knowledge_staging/${r.path}`,
-      kind: r.kind,
-      title: r.title,
-      text: r.text,
-      confidence: r.confidence,
-      sourceTurns: r.sourceTurns,
-      status: r.status,
-      promotionCount: r.promotedBy.length,
-      promotionsNeeded: PROMOTIONS_TO_KNOWLEDGE,
-      ...(r.review ? { review: r.review } : {}),
-      history: gateHistory(r, logs),
-    }));
-  return { staged };
+  const staged = records.map((r) => ({
+    id: `staged:${r.path}`,
+    path: `Knowledge_staging/${r.path}`,
+    kind: r.kind,
+    title: r.title,
+    text: r.text,
+    confidence: r.confidence,
+    sourceTurns: r.sourceTurns,
+    status: r.status,
+    promotionCount: r.promotedBy.length,
+    promotionsNeeded: PROMOTIONS_TO_KNOWLEDGE,
+    ...(r.review ? { review: r.review } : {}),
+    history: gateHistory(r, logs),
+  }));
+  return { staged, ...(page.next !== undefined ? { nextToken: Buffer.from(JSON.stringify(['staged', page.next])).toString('base64url') } : {}) };
+}
+
+function stagedCursor(token: string): string {
+  try {
+    const [kind, path] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as [unknown, unknown];
+    if (kind === 'staged' && typeof path === 'string') return path;
+  } catch {
+    // falls through to the 400 below
+  }
+  throw new MemoryApiError(400, 'nextToken: not a token this API returned');
 }
 
 /** A staged item's way through the gates: the batch that staged it, the batches that reinforced it, the review. */
@@ -497,7 +518,7 @@ function gateHistory(r: StagedRecord, logs: ReadonlyMap<string, { timestamp: str
 
 async function stagedRecord(deps: MemoryApiDeps, userId: string, path: string): Promise<StagedRecord> {
   const rel = path.replace(/^Knowledge_staging\//, '');
-  const record = (await deps.knowledge.listStaged(userId)).find((r) => r.path === rel);
+  const [record] = await deps.knowledge.stagedRecords(userId, [rel]);
   if (!record) throw notFound(`staged item ${path}`);
   return record;
 }

@@ -72,6 +72,7 @@ export interface HygieneReport {
  */
 export async function maintainGraph(userId: string, now: Date, graph: GraphStore): Promise<HygieneReport> {
   const { edges, entities } = await graph.load(userId);
+  await graph.indexAdjacency(userId, { edges, entities });
   const result = graphHygiene(edges, entities, now);
   if (result.log.length > 0) await graph.apply(userId, result);
   const log = (await graph.logAt(userId, now.toISOString())).filter((l) => l.fact === undefined);
@@ -85,7 +86,7 @@ export interface GraphApiDeps {
 }
 
 export async function graphNeighbours(deps: GraphApiDeps, userId: string, entity: string, includePruned: boolean) {
-  const { edges, entities } = await deps.graph.load(userId);
+  const { edges, entities } = await deps.graph.neighbourhood(userId, entityKey(entity));
   const byKey = new Map(entities.map((e) => [e.key, e]));
   return neighbours(entity, edges, byKey, includePruned);
 }

@@ -176,6 +176,15 @@ export class MemoryKnowledgeStore implements KnowledgeStore {
   async listStaged(userId: string) {
     return [...this.records.entries()].filter(([k]) => k.startsWith(`${userId}/`)).map(([, r]) => structuredClone(r));
   }
+  async stagedRecords(userId: string, paths: readonly string[]) {
+    return (await this.listStaged(userId)).filter((r) => paths.includes(r.path));
+  }
+  async stagedPage(userId: string, page: { limit: number; after?: string | undefined; undecidedOnly: boolean }) {
+    const all = (await this.listStaged(userId)).sort((a, b) => (a.path < b.path ? -1 : 1)).filter((r) => page.after === undefined || r.path > page.after);
+    const read = all.slice(0, page.limit);
+    const records = read.filter((r) => !page.undecidedOnly || r.status === 'staged');
+    return { records, ...(all.length > page.limit ? { next: read.at(-1)?.path as string } : {}) };
+  }
   async putStaged(userId: string, docs: readonly StagedDocument[], batchId: string) {
     for (const d of docs) {
       this.staged.set(`${userId}/${d.path}`, d.markdown);
@@ -393,6 +402,11 @@ export class MemoryGraphStore implements GraphStore {
   async log(userId: string, limit: number) {
     return [...(this.entries.get(userId) ?? [])].reverse().slice(0, limit);
   }
+  /** The whole graph: the domain's `neighbours` picks what touches the entity (the DynamoDB store reads only that). */
+  async neighbourhood(userId: string) {
+    return this.load(userId);
+  }
+  async indexAdjacency() {}
   async logAt(userId: string, at: string) {
     return (this.entries.get(userId) ?? []).filter((e) => e.at === at);
   }

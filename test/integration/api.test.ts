@@ -8,6 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 import { mintToken } from '../../infra/local/tokens.js';
+import { ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js';
+import { createDocumentClient, createDynamoDbClient } from '../../lib/adapters/aws-clients.js';
+import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
+import { type Edge, type Entity, edgeId, neighbours } from '../../lib/domain/relation-graph.js';
 
 const USER = 'locomo-conv-26';
 let stack: LocalStack;
@@ -267,6 +271,48 @@ describe('authorisation', () => {
   });
 });
 
+describe('graph neighbours read by adjacency', () => {
+  const GRAPH_USER = 'graph-neighbours';
+  const edge = (from: string, relation: string, to: string): Edge => ({
+    id: edgeId(from, relation, to), from, relation, to, baseConfidence: 0.7, confidence: 0.7, verifiedAt: '2026-01-01T00:00:00.000Z',
+    createdAt: '2026-01-01T00:00:00.000Z', status: 'active', userCreated: false, provenance: [],
+  });
+  const entity = (key: string, mergedInto?: string): Entity => ({ key, label: key, createdAt: '2026-01-01T00:00:00.000Z', userCreated: false, ...(mergedInto ? { mergedInto } : {}) });
+  const unrelated = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => edge(`x${from + i}`, 'near', `y${from + i}`));
+  const readUnits = async (path: string) => {
+    const before = requestLedger.snapshot();
+    const res = await call('GET', path);
+    const d = ledgerDelta(before, requestLedger.snapshot());
+    return { body: res.body, units: Object.entries(d).filter(([k]) => k.startsWith('DynamoDB.')).reduce((n, [, v]) => n + v.readUnits, 0) };
+  };
+
+  it('finds edges out and in, through aliases and merge chains, reading the same whatever else the graph holds', async () => {
+    const graph = new DynamoGraphStore(createDocumentClient(createDynamoDbClient()), stack.info.tableName);
+    // a2 was merged into a (its edges are a's); b was merged into bb (a's neighbour shows as bb).
+    await graph.apply(GRAPH_USER, {
+      edges: [edge('a', 'likes', 'b'), edge('c', 'knows', 'a'), edge('a2', 'owns', 'd'), edge('e', 'near', 'a2'), ...unrelated(0, 20)],
+      entities: [entity('a'), entity('a2', 'a'), entity('b', 'bb'), entity('bb'), entity('c'), entity('d'), entity('e')],
+    });
+    const path = `${u(GRAPH_USER)}/graph/entities/a2/neighbours`;
+    const first = await readUnits(path);
+    expect(first.body.entity).toBe('a');
+    expect(first.body.aliases).toEqual(['a2']);
+    expect(first.body.neighbours.map((n: Result) => [n.entity, n.relation, n.direction]).sort()).toEqual([
+      ['bb', 'likes', 'out'],
+      ['c', 'knows', 'in'],
+      ['d', 'owns', 'out'],
+      ['e', 'near', 'in'],
+    ]);
+    // The same answer the whole graph gives.
+    const whole = await graph.load(GRAPH_USER);
+    expect(first.body).toEqual(JSON.parse(JSON.stringify(neighbours('a2', whole.edges, new Map(whole.entities.map((e) => [e.key, e]))))));
+    await graph.apply(GRAPH_USER, { edges: unrelated(20, 400) });
+    const again = await readUnits(path);
+    expect(again.body).toEqual(first.body);
+    expect(again.units).toBe(first.units);
+  });
+});
+
 describe('review of staged items', () => {
   it('lists staged items with gate history, promotes one to Knowledge and discards another for good', async () => {
     const { staged } = (await call('GET', `${u()}/review/staged`)).body;
@@ -286,6 +332,24 @@ describe('review of staged items', () => {
     const decided = (await call('GET', `${u()}/review/staged?includeDecided=true`)).body.staged.find((s: Result) => s.path === b.path);
     expect(decided).toMatchObject({ status: 'discarded', review: { decision: 'discarded', by: 'local-admin', reason: 'not about the user' } });
     expect((await call('POST', `${u()}/memory/retrieve`, { body: { id: b.id } })).status).toBe(404);
+  });
+
+  it('pages the review list: a page reads at most `limit` records, the pages together are the whole list', async () => {
+    const whole = (await call('GET', `${u()}/review/staged?includeDecided=true&limit=200`)).body;
+    expect(whole.nextToken).toBeUndefined();
+    expect(whole.staged.length).toBeGreaterThanOrEqual(2);
+    const paths: string[] = [];
+    let token: string | undefined;
+    for (let page = 0; page <= whole.staged.length; page++) {
+      const res = (await call('GET', `${u()}/review/staged?includeDecided=true&limit=1${token ? `&nextToken=${encodeURIComponent(token)}` : ''}`)).body;
+      expect(res.staged.length).toBeLessThanOrEqual(1);
+      paths.push(...res.staged.map((s: Result) => s.path));
+      token = res.nextToken;
+      if (!token) break;
+    }
+    expect(token).toBeUndefined();
+    expect(paths).toEqual(whole.staged.map((s: Result) => s.path));
+    expect((await call('GET', `${u()}/review/staged?nextToken=bm90LWEtdG9rZW4`)).status).toBe(400);
   });
 });
 

@@ -55,11 +55,16 @@ function runReport<T>(script: string, args: readonly string[] = []): T {
   return JSON.parse(res.stdout.trim().split('\n').at(-1) ?? 'null') as T;
 }
 
-/** The commit the benchmarks ran at, marked when the tree had uncommitted changes. */
+/**
+ * The commit the benchmarks ran at, marked when the tree had uncommitted changes. What the
+ * benchmarks write themselves (BENCHMARKS.md, the plots) does not count: a section run after
+ * another in the same tree runs the same code.
+ */
 function commitStamp(): string {
   const git = (args: string[]) => spawnSync('git', args, { encoding: 'utf8' }).stdout.trim();
   const head = git(['rev-parse', '--short', 'HEAD']) || 'unknown';
-  return git(['status', '--porcelain', '--untracked-files=no']) ? `${head} + uncommitted changes` : head;
+  const changed = git(['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)BENCHMARKS.md', ':(exclude)bench/plots']);
+  return changed ? `${head} + uncommitted changes` : head;
 }
 
 /** The sustained-throttling replays: what was refused, what it left. */

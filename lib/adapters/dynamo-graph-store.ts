@@ -42,9 +42,10 @@ export class DynamoGraphStore implements GraphStore {
   }
 
   /**
-   * The neighbourhood by adjacency: the entity's merge chain (GetItems), its aliases (a Query
-   * per alias level), each member's edges out and in (two Queries each, then the incoming
-   * edges by key), and the entities those edges name (BatchGetItems along their merges).
+   * The neighbourhood by adjacency: the entity's merge chain, its aliases (a Query per alias
+   * level), each member's edges out and in (two Queries each, then the incoming edges by key),
+   * and the entities those edges name, each followed along its merges (BatchGetItems). Read
+   * eventually consistent, as `load` is: a neighbour can lag its edge's write by a moment.
    */
   async neighbourhood(userId: string, key: string): Promise<{ edges: Edge[]; entities: Entity[] }> {
     const entities = await this.entitiesAlongMerges(userId, [key], new Map());
@@ -57,7 +58,7 @@ export class DynamoGraphStore implements GraphStore {
     const edges = new Map(outgoing.flat().map((i) => [(i.edge as Edge).id, i.edge as Edge]));
     const missing = [...new Set(incoming.flat().map((i) => String(i.edgeId)))].filter((id) => !edges.has(id));
     const pk = keys.userPk(userId);
-    for (const i of await batchGetAll(this.ddb, this.tableName, missing.map((id) => ({ pk, sk: keys.edgeSk(id) })), { consistent: true })) edges.set((i.edge as Edge).id, i.edge as Edge);
+    for (const i of await batchGetAll(this.ddb, this.tableName, missing.map((id) => ({ pk, sk: keys.edgeSk(id) })))) edges.set((i.edge as Edge).id, i.edge as Edge);
     const ends = [...edges.values()].flatMap((e) => [e.from, e.to]);
     await this.entitiesAlongMerges(userId, ends, entities);
     return { edges: [...edges.values()], entities: [...entities.values()] };
@@ -80,7 +81,7 @@ export class DynamoGraphStore implements GraphStore {
     for (let step = 0; step <= 20 && frontier.length > 0; step++) {
       const ask = frontier.filter((k) => !tried.has(k));
       for (const k of ask) tried.add(k);
-      for (const i of await batchGetAll(this.ddb, this.tableName, ask.map((k) => ({ pk, sk: keys.entitySk(k) })), { consistent: true })) known.set((i.entity as Entity).key, i.entity as Entity);
+      for (const i of await batchGetAll(this.ddb, this.tableName, ask.map((k) => ({ pk, sk: keys.entitySk(k) })))) known.set((i.entity as Entity).key, i.entity as Entity);
       frontier = frontier.flatMap((k) => known.get(k)?.mergedInto ?? []).filter((k) => !tried.has(k));
     }
     return known;

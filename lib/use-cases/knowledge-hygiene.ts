@@ -18,12 +18,9 @@ export interface FactHygieneReport {
 
 /**
  * One sweep at `now` (deterministic in `now`: a rerun changes nothing), after verifying the
- * facts `seen` again (the nightly run's "already known"): one change of the index. Its log
- * is written first (keyed by time and fact, so writing it again is a no-op): a delivery that
- * dies between the two writes leaves entries the next delivery writes again, never a change
- * without its entry. Reports what the sweep at `now` did, read back from the log, so a
- * redelivered run reports the same. (A fact changed by a person between the preview and the
- * change can leave a previewed entry the change did not make; the change's own are written too.)
+ * facts `seen` again (the nightly run's "already known"): one change of the index, its log
+ * written first (changeLoggedFirst). Reports what the sweep at `now` did, read back from the
+ * log, so a redelivered run reports the same.
  */
 export async function maintainFacts(
   userId: string,
@@ -31,19 +28,12 @@ export async function maintainFacts(
   deps: { knowledge: KnowledgeStore; graph: GraphStore },
   seen: ReadonlyMap<string, { at: string; by: string }> = new Map(),
 ): Promise<FactHygieneReport> {
-  const sweep = (docs: readonly KnowledgeDoc[]) => {
+  await changeLoggedFirst(userId, deps, (docs) => {
     const verified = verifyFacts(docs, seen);
     const swept = factHygiene(verified.docs, now);
-    return { verified, swept, log: [...verified.log, ...swept.log] };
-  };
-  const preview = sweep(await deps.knowledge.loadKnowledge(userId)).log;
-  if (preview.length > 0) await deps.graph.apply(userId, { log: preview });
-  const log = await deps.knowledge.updateKnowledgeIndex(userId, (docs) => {
-    const { verified, swept, log } = sweep(docs);
     const changed = verified.verified.length > 0 || swept.log.length > 0;
-    return { ...(changed ? { docs: swept.docs, remove: swept.removed } : {}), result: log };
+    return { ...(changed ? { docs: swept.docs, remove: swept.removed } : {}), log: [...verified.log, ...swept.log], result: undefined };
   });
-  if (log.length > 0 && JSON.stringify(log) !== JSON.stringify(preview)) await deps.graph.apply(userId, { log });
   const done = (await deps.graph.logAt(userId, now.toISOString())).filter((l) => l.fact !== undefined);
   const count = (action: GraphLogEntry['action']) => done.filter((l) => l.action === action).length;
   return { decayed: count('decay'), pruned: count('prune'), removed: count('remove') };
@@ -52,7 +42,8 @@ export async function maintainFacts(
 /**
  * Facts seen again (path relative to Knowledge/ → the time of the turns that saw them, and
  * by what): verified then, on the index as it is when written (a warm container reads it
- * again only if it changed). Returns the paths that changed (older sightings change nothing).
+ * again only if it changed), the log of the pruned ones it brings back written first.
+ * Returns the paths that changed (older sightings change nothing).
  */
 export async function verifySeenFacts(
   userId: string,
@@ -60,12 +51,33 @@ export async function verifySeenFacts(
   deps: { knowledge: KnowledgeStore; graph: GraphStore },
 ): Promise<string[]> {
   if (seen.size === 0) return [];
-  const result = await deps.knowledge.updateKnowledgeIndex(userId, (docs) => {
+  return changeLoggedFirst(userId, deps, (docs) => {
     const verified = verifyFacts(docs, seen);
-    return { ...(verified.verified.length > 0 ? { docs: verified.docs } : {}), result: verified };
+    return { ...(verified.verified.length > 0 ? { docs: verified.docs } : {}), log: verified.log, result: verified.verified };
   });
-  if (result.log.length > 0) await deps.graph.apply(userId, { log: result.log });
-  return result.verified;
+}
+
+/**
+ * One change of the user's Knowledge index and its hygiene log, the log written first: its
+ * entries are keyed by time, action and fact, so writing them again is a no-op, and a delivery
+ * that dies between the two writes leaves entries its rerun writes again, never a change
+ * without its entry. `change` is pure: it runs on a preview of the index, then again in the
+ * conditional write. (A fact a person changed between the two can leave a previewed entry the
+ * change did not make; the change's own entries are written too.)
+ */
+async function changeLoggedFirst<R>(
+  userId: string,
+  deps: { knowledge: KnowledgeStore; graph: GraphStore },
+  change: (docs: readonly KnowledgeDoc[]) => { docs?: KnowledgeDoc[]; remove?: string[]; log: GraphLogEntry[]; result: R },
+): Promise<R> {
+  const preview = change(await deps.knowledge.loadKnowledge(userId)).log;
+  if (preview.length > 0) await deps.graph.apply(userId, { log: preview });
+  const { log, result } = await deps.knowledge.updateKnowledgeIndex(userId, (docs) => {
+    const { log, result, ...index } = change(docs);
+    return { ...index, result: { log, result } };
+  });
+  if (log.length > 0 && JSON.stringify(log) !== JSON.stringify(preview)) await deps.graph.apply(userId, { log });
+  return result;
 }
 
 /** A person brings a pruned fact back (POST /v1/users/{u}/knowledge/restore): verified now. */

@@ -119,4 +119,20 @@ describe('fact hygiene (seed 004)', () => {
     // Verifying again with the same sighting changes nothing (a redelivered batch).
     expect(await verifySeenFacts('alice', new Map([['Facts/reef_tank.md', { at: '2026-05-09T10:00:00.000Z', by: 'again' }]]), deps)).toEqual([]);
   });
+
+  it('never leaves a pruned fact brought back without its log entry when a delivery dies part-way', async () => {
+    const deps = await withFacts(fact('Facts/kelp.md', 0.18, { baseConfidence: 0.8, prunedAt: day(150).toISOString() }));
+    const seen = new Map([['Facts/kelp.md', { at: day(155).toISOString(), by: 'batch batch-1-9' }]]);
+    // The first delivery dies at its first hygiene-log write.
+    const apply = deps.graph.apply.bind(deps.graph);
+    deps.graph.apply = async () => {
+      deps.graph.apply = apply;
+      throw new Error('the invocation died');
+    };
+    await expect(verifySeenFacts('alice', seen, deps)).rejects.toThrow(/died/);
+    // Its redelivery: the fact is back and the log says why, once.
+    await verifySeenFacts('alice', seen, deps);
+    expect((await deps.knowledge.loadKnowledge())[0]).toMatchObject({ confidence: 0.8, verifiedAt: day(155).toISOString() });
+    expect((await deps.graph.log('alice', 10)).map((e) => [e.action, e.fact])).toEqual([['restore', 'Facts/kelp.md']]);
+  });
 });

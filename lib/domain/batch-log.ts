@@ -48,7 +48,7 @@ export interface BatchLog {
   episodes?: string[];
   /** Knowledge facts (paths) this batch saw again (its dedup gate found them): verified at its last turn's time, unless verified later already. */
   verified?: string[];
-  /** Relation-graph edges (ids) this batch's connections added or reinforced. */
+  /** Relation-graph edges (ids) this batch's connections added or reinforced (on this delivery or an earlier one: a redelivery logs the same). */
   edges?: string[];
   /** The selective diary's decision (seed 004 P3-M3): the entry written, or why not. */
   diary?: { written: boolean; path?: string; criteria: Record<string, string[]>; reason?: string };

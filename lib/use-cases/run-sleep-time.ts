@@ -224,7 +224,7 @@ async function storeFindings(job: ReflectionJob, deps: SleepTimeDeps, merged: re
   return seen;
 }
 
-/** Seed 001's (subject, relationship, object) triples that passed the gates join the relation graph; returns the edges written. */
+/** Seed 001's (subject, relationship, object) triples that passed the gates join the relation graph; returns how many edges they name (added or reinforced by this run, on whichever delivery). */
 async function relateFindings(job: ReflectionJob, deps: SleepTimeDeps, merged: readonly Finding[]): Promise<number> {
   const triples = merged.filter((f) => f.category === 'relationship' && f.subject && f.relationship && f.object && !gateFinding(f));
   const edges = await recordRelations(

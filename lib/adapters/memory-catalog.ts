@@ -30,7 +30,8 @@ export class StoreMemoryCatalog implements MemoryCatalog {
     const of = (prefix: string) => ids.filter((id) => id.startsWith(prefix)).map((id) => id.slice(prefix.length));
     const owned = userId !== GLOBAL_USER;
     // The turns asked for, and those the caller says the items cite: one read, not two in a row.
-    const turnIds = [...new Set([...of('turn:').map(Number).filter(Number.isInteger), ...(hint.sourceTurns ?? [])])];
+    const asked = new Set(of('turn:').map(Number).filter(Number.isInteger));
+    const turnIds = [...new Set([...asked, ...(hint.sourceTurns ?? [])])];
     const knowledgeIds = new Set(of('knowledge:'));
     const [index, episodes, staged, docs, summaries, mems] = await Promise.all([
       owned && turnIds.length > 0 ? turns.turnIndex(userId, turnIds) : Promise.resolve([]),
@@ -44,7 +45,6 @@ export class StoreMemoryCatalog implements MemoryCatalog {
     const read = new Set(turnIds);
     const cited = [...staged, ...found, ...summaries, ...mems.filter((m) => Object.keys(m.attributes).length === 0)].flatMap((x) => x.sourceTurns).filter((t) => !read.has(t));
     const byTurn = new Map([...index, ...(owned && cited.length > 0 ? await turns.turnIndex(userId, cited) : [])].map((t) => [t.turnId, t.attributes]));
-    const asked = new Set(of('turn:').map(Number));
     const attrs = (sourceTurns: readonly number[]) => mergeAttributes(sourceTurns, (t) => byTurn.get(t));
     const all = [
       ...index.filter((t) => asked.has(t.turnId)).map(turnItem),

@@ -8,8 +8,6 @@ import type { DynamoSearchChangeLog } from './search-index-store.js';
 import { putOnce } from './dynamo-put-once.js';
 import { batchGetAll, queryAll } from './dynamo-query.js';
 
-export const memoryPk = keys.ownerPk;
-
 /**
  * API-written memory items (`MEM#{id}` in the user's partition, or in `GLOBAL`), the item
  * as one map plus the table's TTL attribute (epoch seconds) when it expires, so DynamoDB
@@ -24,13 +22,13 @@ export class DynamoMemoryItemStore implements MemoryItemStore {
   ) {}
 
   async get(userId: string, id: string): Promise<MemoryItem | null> {
-    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: memoryPk(userId), sk: `MEM#${id}` }, ConsistentRead: true }));
+    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.ownerPk(userId), sk: `MEM#${id}` }, ConsistentRead: true }));
     return res.Item ? toItem(res.Item) : null;
   }
 
   /** These items by id (a BatchGetItem per 100, consistent). */
   async getMany(userId: string, ids: readonly string[]): Promise<MemoryItem[]> {
-    const items = await batchGetAll(this.ddb, this.tableName, [...new Set(ids)].map((id) => ({ pk: memoryPk(userId), sk: `MEM#${id}` })), { consistent: true });
+    const items = await batchGetAll(this.ddb, this.tableName, [...new Set(ids)].map((id) => ({ pk: keys.ownerPk(userId), sk: `MEM#${id}` })), { consistent: true });
     return items.map(toItem);
   }
 
@@ -67,7 +65,7 @@ export class DynamoMemoryItemStore implements MemoryItemStore {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': memoryPk(userId), ':p': 'MEM#' },
+      ExpressionAttributeValues: { ':pk': keys.ownerPk(userId), ':p': 'MEM#' },
     });
     return items.map(toItem);
   }
@@ -84,7 +82,7 @@ export class DynamoAuditTrail implements AuditTrail {
     // Keyed by time, item and action: a retried request rewrites the same entry, not a second one.
     await Promise.all(
       entries.map((e) =>
-        this.ddb.send(new PutCommand({ TableName: this.tableName, Item: { pk: memoryPk(e.userId), sk: `AUDIT#${e.at}#${e.itemId}#${e.action}`, type: 'audit', entry: e } })),
+        this.ddb.send(new PutCommand({ TableName: this.tableName, Item: { pk: keys.ownerPk(e.userId), sk: `AUDIT#${e.at}#${e.itemId}#${e.action}`, type: 'audit', entry: e } })),
       ),
     );
   }
@@ -93,7 +91,7 @@ export class DynamoAuditTrail implements AuditTrail {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': memoryPk(userId), ':p': 'AUDIT#' },
+      ExpressionAttributeValues: { ':pk': keys.ownerPk(userId), ':p': 'AUDIT#' },
       ScanIndexForward: false,
     });
     return items
@@ -106,7 +104,7 @@ export class DynamoAuditTrail implements AuditTrail {
 /** The table item of a memory item (benchmarks seed items with it). */
 export function memoryItemRow(item: MemoryItem): Record<string, unknown> {
   return {
-    pk: memoryPk(item.userId),
+    pk: keys.ownerPk(item.userId),
     sk: `MEM#${item.id}`,
     type: 'memory',
     item,

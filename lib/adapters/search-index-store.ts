@@ -32,8 +32,6 @@ import type { SearchChange, SearchIndexHead, SearchIndexStore } from '../ports.j
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 import { batchWriteAll, queryAll } from './dynamo-query.js';
 
-const ownerPk = keys.ownerPk;
-
 /** Segments a warm container keeps (the large base of a few users, and their small deltas). */
 const CACHED_SEGMENTS = 48;
 /** The largest object a segment is split into. */
@@ -54,7 +52,7 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': ownerPk(userId), ':p': keys.searchChangePrefix },
+      ExpressionAttributeValues: { ':pk': keys.ownerPk(userId), ':p': keys.searchChangePrefix },
       ProjectionExpression: 'itemId, #at',
       ExpressionAttributeNames: { '#at': 'at' },
       ConsistentRead: true,
@@ -63,7 +61,7 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
   }
 
   async head(userId: string): Promise<SearchIndexHead> {
-    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: ownerPk(userId), sk: keys.searchIndexSk }, ConsistentRead: true }));
+    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.ownerPk(userId), sk: keys.searchIndexSk }, ConsistentRead: true }));
     if (!res.Item) return { version: 0, segments: [] };
     return { version: Number(res.Item.version), segments: (res.Item.segments as SearchIndexHead['segments'] | undefined) ?? [] };
   }
@@ -107,7 +105,7 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
       await this.ddb.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { pk: ownerPk(userId), sk: keys.searchIndexSk, kind: 'search-index', version: next.version, segments: next.segments },
+          Item: { pk: keys.ownerPk(userId), sk: keys.searchIndexSk, kind: 'search-index', version: next.version, segments: next.segments },
           ConditionExpression: from === 0 ? 'attribute_not_exists(pk)' : 'version = :from',
           ...(from === 0 ? {} : { ExpressionAttributeValues: { ':from': from } }),
         }),
@@ -130,7 +128,7 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
           await this.ddb.send(
             new DeleteCommand({
               TableName: this.tableName,
-              Key: { pk: ownerPk(userId), sk: keys.searchChangeSk(c.id) },
+              Key: { pk: keys.ownerPk(userId), sk: keys.searchChangeSk(c.id) },
               ConditionExpression: '#at = :at',
               ExpressionAttributeNames: { '#at': 'at' },
               ExpressionAttributeValues: { ':at': c.at },
@@ -177,6 +175,6 @@ export class DynamoSearchChangeLog {
   /** One owner's marks as BatchWriteItem put requests. */
   requests(userId: string, itemIds: readonly string[]): Array<Record<string, unknown>> {
     const at = `${new Date().toISOString()}#${Math.random().toString(36).slice(2, 10)}`;
-    return [...new Set(itemIds)].map((itemId) => ({ PutRequest: { Item: { pk: ownerPk(userId), sk: keys.searchChangeSk(itemId), kind: 'search-change', itemId, at } } }));
+    return [...new Set(itemIds)].map((itemId) => ({ PutRequest: { Item: { pk: keys.ownerPk(userId), sk: keys.searchChangeSk(itemId), kind: 'search-change', itemId, at } } }));
   }
 }

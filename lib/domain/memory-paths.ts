@@ -81,7 +81,6 @@ const dayGsiPk = (index: DayIndex, day: string, userId: string): string => `${in
 /** Every gsi1 partition a reader of one day queries: each shard. */
 export const dayGsiPartitions = (index: DayIndex, day: string): string[] => Array.from({ length: DAY_SHARDS }, (_, shard) => `${index}#${day}#${shard}`);
 
-const graphLogAtPrefix = (at: string) => `GRAPHLOG#${at}#`;
 const graphLogSubject = (e: { fact?: string | undefined; edge?: string | undefined; entity?: string | undefined; into?: string | undefined }) =>
   e.fact !== undefined ? `fact:${e.fact}` : e.edge !== undefined ? `edge:${e.edge}` : e.entity !== undefined ? `entity:${e.entity}${e.into !== undefined ? `>${e.into}` : ''}` : '';
 
@@ -142,8 +141,8 @@ export const keys = {
    * in a write: a redelivered sweep writes the same keys again, so an entry is never lost or
    * doubled (entries written before 2026-11-24 carry `#{n}#` there instead; both sort by time).
    */
-  graphLogSk: (entry: { at: string; action: string; fact?: string | undefined; edge?: string | undefined; entity?: string | undefined; into?: string | undefined }) =>
-    `${graphLogAtPrefix(entry.at)}${entry.action}#${graphLogSubject(entry)}`,
+  graphLogSk: (entry: { at: string; action: string; fact?: string | undefined; edge?: string | undefined; entity?: string | undefined; into?: string | undefined }): string =>
+    `${keys.graphLogAtPrefix(entry.at)}${entry.action}#${graphLogSubject(entry)}`,
   /** Every hygiene log entry written at one time (a sweep's). */
-  graphLogAtPrefix: (at: string) => graphLogAtPrefix(at),
+  graphLogAtPrefix: (at: string) => `GRAPHLOG#${at}#`,
 } as const;

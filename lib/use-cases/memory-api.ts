@@ -238,7 +238,7 @@ export async function queryTier(
   const now = deps.clock.now();
   const owners = userId === GLOBAL_USER ? [userId] : [userId, GLOBAL_USER];
   const views = await Promise.all(owners.map((owner) => viewOf(deps, owner)));
-  const after = q.nextToken === undefined ? null : pageCursor(q.nextToken);
+  const after = q.nextToken === undefined ? null : pageCursor(q.nextToken, tierCursor);
   const [since, until] = [q.since === undefined ? -Infinity : Date.parse(q.since), q.until === undefined ? Infinity : Date.parse(q.until)];
   const newestFirst = (a: IndexedItem, b: IndexedItem) => b.createdAt - a.createdAt || a.id.localeCompare(b.id) || a.userId.localeCompare(b.userId);
   const matches = [...new SegmentedIndex(views.flatMap((v) => v.entries)).visible()]
@@ -255,21 +255,30 @@ export async function queryTier(
   });
   const more = items.length > q.limit || matches.length > page.length;
   const last = !more ? undefined : items.length > q.limit ? items[q.limit - 1]?.indexed : page.at(-1);
-  return { items: items.slice(0, q.limit).map((i) => i.item), ...(last ? { nextToken: pageToken(last) } : {}) };
+  return { items: items.slice(0, q.limit).map((i) => i.item), ...(last ? { nextToken: pageToken([last.createdAt, last.id, last.userId]) } : {}) };
 }
 
-/** A page's end as an opaque token: the last item's time, id and owner. */
-const pageToken = (i: IndexedItem): string => Buffer.from(JSON.stringify([i.createdAt, i.id, i.userId])).toString('base64url');
+/** A page's end as an opaque token: the values that locate it, as JSON in base64url. */
+const pageToken = (at: readonly unknown[]): string => Buffer.from(JSON.stringify(at)).toString('base64url');
 
-function pageCursor(token: string): IndexedItem {
+/** The values a pageToken carried, in the shape `read` accepts (null: not this route's); otherwise a 400 naming the field. */
+function pageCursor<T>(token: string, read: (parts: unknown) => T | null): T {
+  let parts: unknown = null;
   try {
-    const [createdAt, id, userId] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as [number, string, string];
-    if (typeof createdAt !== 'number' || typeof id !== 'string' || typeof userId !== 'string') throw new Error('shape');
-    return { createdAt, id, userId } as IndexedItem;
+    parts = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
   } catch {
-    throw new MemoryApiError(400, 'nextToken: not a token this API returned');
+    // not JSON: refused below
   }
+  const cursor = Array.isArray(parts) ? read(parts) : null;
+  if (cursor === null) throw new MemoryApiError(400, 'nextToken: not a token this API returned');
+  return cursor;
 }
+
+/** A tier page's end: the last item's time, id and owner. */
+const tierCursor = (p: unknown): IndexedItem | null => {
+  const [createdAt, id, userId] = p as unknown[];
+  return typeof createdAt === 'number' && typeof id === 'string' && typeof userId === 'string' ? ({ createdAt, id, userId } as IndexedItem) : null;
+};
 
 /** Read-modify-write of an API-written item with an optimistic check, retried on a race. */
 async function updateItem(deps: MemoryApiDeps, userId: string, id: string, change: (item: MemoryItem) => { item: MemoryItem; audit: Omit<AuditEntry, 'userId' | 'itemId' | 'at' | 'actor'> }, actor: string): Promise<MemoryItem> {
@@ -463,7 +472,10 @@ export async function deleteSummary(deps: MemoryApiDeps, actor: string, userId: 
  * `includeDecided` a page shows only the undecided ones among them, so it can hold fewer.
  */
 export async function listStagedForReview(deps: MemoryApiDeps, userId: string, q: { includeDecided: boolean; limit: number; nextToken?: string | undefined }) {
-  const after = q.nextToken === undefined ? undefined : stagedCursor(q.nextToken);
+  const after = q.nextToken === undefined ? undefined : pageCursor(q.nextToken, (p) => {
+    const [kind, path] = p as unknown[];
+    return kind === 'staged' && typeof path === 'string' ? path : null;
+  });
   const page = await deps.knowledge.stagedPage(userId, { limit: q.limit, after, undecidedOnly: !q.includeDecided });
   const records = page.records;
   const batchIds = [...new Set(records.flatMap((r) => [r.batchId, ...r.promotedBy]))];
@@ -482,18 +494,9 @@ export async function listStagedForReview(deps: MemoryApiDeps, userId: string, q
     ...(r.review ? { review: r.review } : {}),
     history: gateHistory(r, logs),
   }));
-  return { staged, ...(page.next !== undefined ? { nextToken: Buffer.from(JSON.stringify(['staged', page.next])).toString('base64url') } : {}) };
+  return { staged, ...(page.next !== undefined ? { nextToken: pageToken(['staged', page.next]) } : {}) };
 }
 
-function stagedCursor(token: string): string {
-  try {
-    const [kind, path] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as [unknown, unknown];
-    if (kind === 'staged' && typeof path === 'string') return path;
-  } catch {
-    // falls through to the 400 below
-  }
-  throw new MemoryApiError(400, 'nextToken: not a token this API returned');
-}
 
 /** A staged item's way through the gates: the batch that staged it, the batches that reinforced it, the review. */
 function gateHistory(r: StagedRecord, logs: ReadonlyMap<string, { timestamp: string; quality_gate_results: { rejections: Array<{ gate: string; item: string; reason: string }> }; reinforced: Array<{ staged_file: string; similarity: number }> } | null>) {

@@ -535,8 +535,8 @@ function queueJobTargets(o: FuzzOptions): FuzzTarget[] {
             return;
           }
           userId = check.userId;
-          const out = await checkIdle(check, { signalState: w.signalState, jobs: w.jobs, clock: fixedClock('2026-02-06T15:00:00.000Z'), log: new RecordingLog(), config: defaultSignalConfig });
-          count(outcomes, out.status === 'enqueued' ? 'enqueued' : `skipped:${out.reason}`);
+          const out = await checkIdle(check, { signalState: w.signalState, jobs: w.jobs, idle: w.idle, clock: fixedClock('2026-02-06T15:00:00.000Z'), log: new RecordingLog(), config: defaultSignalConfig });
+          count(outcomes, out.status === 'skipped' ? `skipped:${out.reason}` : out.status);
         });
         failures.push(...storageProblems(w, new Set(userId ? [userId] : []), victimBefore));
         for (const job of w.jobs.jobs) {

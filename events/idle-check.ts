@@ -3,9 +3,11 @@ import { TimestampSchema, TurnIdSchema, UserIdSchema } from './common.js';
 
 /**
  * `idle.check` v1 (internal) — put on the IdleQueue with a delivery delay of the idle
- * threshold (5 minutes by default) each time a user's turns are counted. When it fires,
- * the idle function asks: is `lastTurnId` still the user's last turn (no message since),
- * and have at least 5 messages arrived since the last summary? Debounce without polling.
+ * threshold (5 minutes by default) when a user's turn is counted and no check is pending
+ * (the signal state's `idleCheckDueAt`). When it fires, the idle function asks: has the user
+ * been quiet for the threshold, and have at least 5 messages arrived since the last summary?
+ * While the user keeps talking, the check puts itself back, due a threshold after their last
+ * message: one pending check per user (issue 19).
  */
 export const IdleCheckSchema = z.object({
   type: z.literal('idle.check'),
@@ -13,5 +15,10 @@ export const IdleCheckSchema = z.object({
   userId: UserIdSchema,
   lastTurnId: TurnIdSchema,
   enqueuedAt: TimestampSchema,
+  /**
+   * When the check is due: the state's `idleCheckDueAt` when it was sent. Absent on checks
+   * sent before issue 19, which keep the old rule (their `lastTurnId` must be the last turn).
+   */
+  dueAt: TimestampSchema.optional(),
 });
 export type IdleCheck = z.infer<typeof IdleCheckSchema>;

@@ -77,7 +77,8 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     dynamodb: ['GetItem', 'PutItem'],
     s3: { 'rejected/*': ['PutObject'] },
     listBucket: false,
-    sends: ['reflection'],
+    // idle: a check the user outtalked puts itself back on its own queue (one pending check per user).
+    sends: ['reflection', 'idle'],
     consumes: 'idle',
     model: false,
     kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },

@@ -12,6 +12,7 @@ import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.j
 import { createLogger } from '../../lib/adapters/logger.js';
 import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
+import { SqsIdleScheduler } from '../../lib/adapters/sqs-idle-scheduler.js';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { parseSignalConfig } from '../../lib/domain/signal-weights.js';
 import type { Clock } from '../../lib/ports.js';
@@ -28,6 +29,7 @@ export function createIdleHandler(env: IdleEnv, clients: Pick<AwsClients, 'ddb' 
   const deps: IdleDeps = {
     signalState: new DynamoSignalStateStore(clients.ddb, env.TABLE_NAME, clock),
     jobs: new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL),
+    idle: new SqsIdleScheduler(clients.sqs, env.IDLE_QUEUE_URL),
     clock,
     log,
     config: parseSignalConfig(env.SIGNAL_CONFIG),

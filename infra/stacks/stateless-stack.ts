@@ -105,6 +105,7 @@ export class StatelessStack extends Stack {
       environment: functionEnvironment(IdleEnvSchema, 'idle', config.logLevel, {
         ...common,
         REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
+        IDLE_QUEUE_URL: queues.idle.queue.queueUrl,
         SIGNAL_CONFIG: JSON.stringify(config.signals),
       }),
     });

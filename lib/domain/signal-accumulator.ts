@@ -25,6 +25,12 @@ export const SignalStateSchema = z.object({
   lastTurnTimestamp: z.string().nullable(),
   /** When the service counted the last turn (its clock, not the event's timestamp): the idle rule's "last message". */
   lastSeenAt: z.string().nullable().default(null),
+  /**
+   * When the user's one pending idle check is due (null: none scheduled yet). A check is
+   * pending while this is in the future; once it has come, the check fired or is firing (or
+   * was lost), and the next counted turn schedules a new one (see `scheduleIdleCheck`).
+   */
+  idleCheckDueAt: z.string().nullable().default(null),
   recentTopics: z.array(z.string()),
   /** Turns counted since the last completed batch, ascending (seed: turns_since_last_batch is its length). */
   unbatchedTurnIds: TurnIds,
@@ -76,6 +82,7 @@ export function initialSignalState(): SignalState {
     lastTurnId: 0,
     lastTurnTimestamp: null,
     lastSeenAt: null,
+    idleCheckDueAt: null,
     recentTopics: [],
     unbatchedTurnIds: [],
     unassigned: { turnIds: [], urgency: 0, episodeIds: [] },
@@ -381,22 +388,60 @@ function takeSummary(state: SignalState, kind: 'idle-summary' | 'session-close',
 /** Clock skew between function instances that the idle rule tolerates. */
 const IDLE_SKEW_MS = 1000;
 
+/** Longest delivery delay SQS allows a message (DelaySeconds 0–900: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html). */
+export const MAX_IDLE_CHECK_DELAY_SECONDS = 900;
+
+/** A check to send: its due time (kept in the state) and the delivery delay that gets it there. */
+export interface IdleCheckPlan {
+  dueAt: string;
+  delaySeconds: number;
+}
+
+const planAt = (now: Date, waitMs: number): IdleCheckPlan => {
+  const delaySeconds = Math.min(MAX_IDLE_CHECK_DELAY_SECONDS, Math.max(1, Math.ceil(waitMs / 1000)));
+  return { dueAt: new Date(now.getTime() + delaySeconds * 1000).toISOString(), delaySeconds };
+};
+
 /**
- * The idle rule of seed 003, checked when a delayed idle check fires: both
- * (1) at least `idleMinutes` since the user's last message — no newer turn than
- * `lastTurnId`, and `now` that long after it was counted — and
- * (2) at least `idleMinMessages` messages since the last summary.
- * Returns the new state and the job, or why not.
+ * Issue 19: one pending idle check per user, not one per batch of turns. A fold that counted a
+ * turn schedules a check only when none is pending — none was ever scheduled, or the pending
+ * one's time has come (it fired, is firing, or was lost). The check reschedules itself while the
+ * user keeps talking (`idleCheck`), so a quiet window costs one check, plus one per idle
+ * threshold the conversation outlasts. Null when a check is pending already.
  */
-export function idleCheck(
-  prior: SignalState,
-  lastTurnId: number,
-  config: SignalConfig,
-  now: Date,
-): { state: SignalState; trigger: JobTrigger } | { skipped: 'newer_message' | 'not_idle_yet' | 'too_few_messages' } {
-  if (prior.lastTurnId !== lastTurnId) return { skipped: 'newer_message' };
-  const idleFor = now.getTime() - Date.parse(prior.lastSeenAt ?? '1970-01-01T00:00:00Z');
-  if (idleFor + IDLE_SKEW_MS < config.idleMinutes * 60_000) return { skipped: 'not_idle_yet' };
+export function scheduleIdleCheck(state: SignalState, config: SignalConfig, now: Date): { state: SignalState; plan: IdleCheckPlan } | null {
+  if (state.idleCheckDueAt !== null && Date.parse(state.idleCheckDueAt) > now.getTime()) return null;
+  const plan = planAt(now, config.idleMinutes * 60_000);
+  return { state: { ...state, idleCheckDueAt: plan.dueAt }, plan };
+}
+
+export type IdleCheckResult =
+  | { state: SignalState; trigger: JobTrigger }
+  /** The user spoke since the check was sent: the same check again, due when the threshold after their last message passes. */
+  | { state: SignalState; reschedule: IdleCheckPlan }
+  /** `superseded`: not the user's pending check (a newer one is); `newer_message`: a check from before issue 19 whose turn is not the last. */
+  | { skipped: 'newer_message' | 'superseded' | 'not_idle_yet' | 'too_few_messages' };
+
+/**
+ * The idle rule of seed 003, checked when the user's idle check fires: both
+ * (1) at least `idleMinutes` since the user's last message (counted by the service's clock), and
+ * (2) at least `idleMinMessages` messages since the last summary.
+ * A check that is not the pending one stops; the pending one reschedules itself until (1)
+ * holds. A check sent before `dueAt` existed keeps the old rule: its turn must be the last.
+ */
+export function idleCheck(prior: SignalState, check: { lastTurnId: number; dueAt?: string }, config: SignalConfig, now: Date): IdleCheckResult {
+  const thresholdMs = config.idleMinutes * 60_000;
+  const waitMs = Date.parse(prior.lastSeenAt ?? '1970-01-01T00:00:00Z') + thresholdMs - now.getTime();
+  if (check.dueAt === undefined) {
+    if (prior.lastTurnId !== check.lastTurnId) return { skipped: 'newer_message' };
+    if (waitMs > IDLE_SKEW_MS) return { skipped: 'not_idle_yet' };
+  } else {
+    if (prior.idleCheckDueAt !== check.dueAt) return { skipped: 'superseded' };
+    if (waitMs > IDLE_SKEW_MS) {
+      const plan = planAt(now, waitMs);
+      return { state: { ...prior, idleCheckDueAt: plan.dueAt }, reschedule: plan };
+    }
+  }
   if (prior.messagesSinceSummary < config.idleMinMessages) return { skipped: 'too_few_messages' };
   const state = structuredClone(prior);
   const trigger = takeSummary(state, 'idle-summary', 'idle');

@@ -1,18 +1,21 @@
 /**
- * The idle rule of seed 003 (the idle function's use case): when a delayed idle check
- * fires, enqueue an idle-summary job if the user sent nothing since and at least
- * `idleMinMessages` arrived since the last summary. Debounced without polling: every
- * counted batch schedules a check; all but the newest find a newer message and stop.
+ * The idle rule of seed 003 (the idle function's use case): when the user's idle check
+ * fires, enqueue an idle-summary job if the user has been quiet for the threshold and at
+ * least `idleMinMessages` arrived since the last summary. Debounced without polling: one
+ * check is pending per user; while the user keeps talking it puts itself back on the queue,
+ * due a threshold after their last message (issue 19).
  */
 import type { IdleCheck } from '../../events/idle-check.js';
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import { idleCheck, parseSignalState } from '../domain/signal-accumulator.js';
 import type { SignalConfig } from '../domain/signal-weights.js';
-import type { Clock, JobQueue, Log, SignalStateStore } from '../ports.js';
+import type { Clock, IdleScheduler, JobQueue, Log, SignalStateStore } from '../ports.js';
 
 export interface IdleDeps {
   signalState: SignalStateStore;
   jobs: JobQueue;
+  /** Where a check that must wait longer puts itself back. */
+  idle: IdleScheduler;
   clock: Clock;
   log: Log;
   config: SignalConfig;
@@ -20,14 +23,23 @@ export interface IdleDeps {
 
 export type IdleOutcome =
   | { status: 'enqueued'; job: ReflectionJob }
-  | { status: 'skipped'; reason: 'newer_message' | 'not_idle_yet' | 'too_few_messages' };
+  | { status: 'rescheduled'; dueAt: string }
+  | { status: 'skipped'; reason: 'newer_message' | 'superseded' | 'not_idle_yet' | 'too_few_messages' };
 
 export async function checkIdle(check: IdleCheck, deps: IdleDeps): Promise<IdleOutcome> {
   for (let attempt = 1; attempt <= 5; attempt++) {
     const stored = await deps.signalState.load(check.userId);
     const { state } = parseSignalState(stored.raw);
-    const result = idleCheck(state, check.lastTurnId, deps.config, deps.clock.now());
+    const result = idleCheck(state, check, deps.config, deps.clock.now());
     if ('skipped' in result) return { status: 'skipped', reason: result.skipped };
+    if ('reschedule' in result) {
+      // Sent before the state names it: a crash between the two leaves a check the state does
+      // not recognise (it stops as superseded) and the old one due, whose redelivery sends again.
+      const { dueAt, delaySeconds } = result.reschedule;
+      await deps.idle.schedule({ ...check, dueAt, enqueuedAt: deps.clock.now().toISOString() }, delaySeconds);
+      if (await deps.signalState.save(check.userId, result.state, stored.version)) return { status: 'rescheduled', dueAt };
+      continue;
+    }
     const t = result.trigger;
     const job: ReflectionJob = {
       type: 'reflection.job',

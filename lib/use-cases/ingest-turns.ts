@@ -1,8 +1,8 @@
 /**
  * Ingest a batch of TurnQueue records (the signal function's use case):
  * validate (resolving claim checks) → keep rejects → per user: store turns, fold signals
- * and control events, enqueue the reflection jobs that fire, schedule an idle check, and
- * write the user's signal state once.
+ * and control events, enqueue the reflection jobs that fire, schedule an idle check when
+ * none is pending, and write the user's signal state once.
  *
  * Order per user, chosen for crash safety: documents and index first (idempotent), then
  * jobs (FIFO dedup id = job id, so a retry cannot enqueue twice within SQS's 5-minute
@@ -12,7 +12,7 @@ import { type TurnQueueMessage, TurnQueueMessageSchema } from '../../events/inde
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import { TurnClaimCheckSchema } from '../../events/turn-claim-check.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import { type AccumulateResult, accumulate, messageTag, parseSignalState, type SignalItem, withAppliedMessages } from '../domain/signal-accumulator.js';
+import { type AccumulateResult, accumulate, type IdleCheckPlan, messageTag, parseSignalState, scheduleIdleCheck, type SignalItem, withAppliedMessages } from '../domain/signal-accumulator.js';
 import type { SignalConfig } from '../domain/signal-weights.js';
 import { type EventEpisode, eventEpisodeOf } from '../domain/episodes.js';
 import { observationsOf } from '../domain/source-reliability.js';
@@ -149,6 +149,8 @@ interface Fold {
   /** agent.event episodes to store (before the jobs that will write their documents). */
   episodes: EventEpisode[];
   jobs: ReflectionJob[];
+  /** The idle check to send: a turn was counted and none is pending. */
+  idleCheck: IdleCheckPlan | null;
   /** Every message is in the state already: nothing to write. */
   alreadyApplied: boolean;
 }
@@ -168,7 +170,7 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
   const applied = new Set(prior.appliedMessages);
   const fresh = items.filter((i) => !applied.has(messageTag(i.messageId)));
   if (fresh.length === 0) {
-    return { userId, version: stored.version, folded: { state: prior, outcomes: [], triggers: [], newActiveDays: [] }, toStore: [], episodes: [], jobs: [], alreadyApplied: true };
+    return { userId, version: stored.version, folded: { state: prior, outcomes: [], triggers: [], newActiveDays: [] }, toStore: [], episodes: [], jobs: [], idleCheck: null, alreadyApplied: true };
   }
   const messages = fresh.map((i) => i.message);
   const turns = messages.filter((m): m is TurnSaved => m.type === 'turn.saved');
@@ -176,7 +178,10 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
   const known = older.length > 0 ? await deps.turns.indexedTurnIds(userId, older) : new Set<number>();
   const now = deps.clock.now();
   const accumulated = accumulate(prior, messages.map(toItem), deps.config, now, (id) => known.has(id));
-  const folded = { ...accumulated, state: withAppliedMessages(accumulated.state, fresh.map((i) => i.messageId)) };
+  const withTags = withAppliedMessages(accumulated.state, fresh.map((i) => i.messageId));
+  const counted = accumulated.outcomes.some((o) => o.disposition === 'counted');
+  const idle = counted ? scheduleIdleCheck(withTags, deps.config, now) : null;
+  const folded = { ...accumulated, state: idle?.state ?? withTags };
   const keep = new Set(folded.outcomes.filter((o) => o.disposition !== 'duplicate').map((o) => o.turnId));
   const jobs: ReflectionJob[] = folded.triggers.map((t) => ({
     type: 'reflection.job',
@@ -191,7 +196,7 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
     requestedAt: now.toISOString(),
   }));
   const episodes = messages.flatMap((m) => (m.type === 'agent.event' ? (eventEpisodeOf(m) ?? []) : []));
-  return { userId, version: stored.version, folded, toStore: dedupeByTurnId(turns.filter((t) => keep.has(t.turnId))), episodes, jobs, alreadyApplied: false };
+  return { userId, version: stored.version, folded, toStore: dedupeByTurnId(turns.filter((t) => keep.has(t.turnId))), episodes, jobs, idleCheck: idle?.plan ?? null, alreadyApplied: false };
 }
 
 /** The sources a fold's new turns report, counted once per turn and position (after the turns are stored). */
@@ -210,14 +215,12 @@ async function markActivity(folds: readonly Fold[], deps: IngestDeps): Promise<v
   if (marks.length > 0) await deps.signalState.markActive(marks);
 }
 
-/** Jobs and the idle check of a fold (after its turns are stored, before its state). */
+/** Jobs and the idle check of a fold, if it sends one (after its turns are stored, before its state). */
 async function announce(f: Fold, deps: IngestDeps): Promise<void> {
   for (const job of f.jobs) await deps.jobs.enqueue(job);
-  if (f.folded.outcomes.some((o) => o.disposition === 'counted')) {
-    await deps.idle.schedule(
-      { type: 'idle.check', version: 1, userId: f.userId, lastTurnId: f.folded.state.lastTurnId, enqueuedAt: deps.clock.now().toISOString() },
-      Math.round(deps.config.idleMinutes * 60),
-    );
+  if (f.idleCheck) {
+    const { dueAt, delaySeconds } = f.idleCheck;
+    await deps.idle.schedule({ type: 'idle.check', version: 1, userId: f.userId, lastTurnId: f.folded.state.lastTurnId, enqueuedAt: deps.clock.now().toISOString(), dueAt }, delaySeconds);
   }
 }
 

@@ -49,7 +49,9 @@ describe('the local IAM check over the synthesized policies', () => {
   it('sends only to the queues a function is granted, and calls the model only from the reflector', async () => {
     const queue = (name: string) => env.queueUrl(`reflective-memory-local-${name}`);
     expect(await decide('idle', 'SQS', 'SendMessage', { QueueUrl: queue('ReflectionQueue.fifo') })).toBe('allowed');
-    expect(await decide('idle', 'SQS', 'SendMessage', { QueueUrl: queue('IdleQueue') })).toBe('denied sqs:SendMessage');
+    // Its own queue: a check the user outtalked puts itself back (issue 19).
+    expect(await decide('idle', 'SQS', 'SendMessage', { QueueUrl: queue('IdleQueue') })).toBe('allowed');
+    expect(await decide('idle', 'SQS', 'SendMessage', { QueueUrl: queue('TurnQueue.fifo') })).toBe('denied sqs:SendMessage');
     expect(await decide('signal', 'SQS', 'ReceiveMessage', { QueueUrl: queue('TurnQueue.fifo') })).toBe('allowed');
     expect(await decide('signal', 'SQS', 'ReceiveMessage', { QueueUrl: queue('ReflectionQueue.fifo') })).toBe('denied sqs:ReceiveMessage');
     const model = 'us.anthropic.claude-haiku-4-5-20251001-v1:0';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accumulate, completeBatch, detectSignals, idleCheck, initialSignalState, MAX_UNBATCHED_TURNS, parseSignalState } from '../../lib/domain/signal-accumulator.js';
+import { accumulate, completeBatch, detectSignals, idleCheck, initialSignalState, MAX_UNBATCHED_TURNS, parseSignalState, scheduleIdleCheck } from '../../lib/domain/signal-accumulator.js';
 import { defaultSignalConfig, parseSignalConfig } from '../../lib/domain/signal-weights.js';
 
 const now = new Date('2026-02-06T14:30:00Z');
@@ -162,16 +162,45 @@ describe('control events, summaries and activity', () => {
   it('idle rule (fake clock): 5 minutes since the last message and 5 messages since the last summary', () => {
     const at = (minutes: number) => new Date(now.getTime() + minutes * 60_000);
     const idle = at(5);
-    expect(idleCheck(counted(4), 4, defaultSignalConfig, idle)).toEqual({ skipped: 'too_few_messages' });
-    expect(idleCheck(counted(6), 5, defaultSignalConfig, idle)).toEqual({ skipped: 'newer_message' });
-    expect(idleCheck(counted(5), 5, defaultSignalConfig, at(4.9))).toEqual({ skipped: 'not_idle_yet' });
-    const due = idleCheck(counted(5), 5, defaultSignalConfig, idle);
+    expect(idleCheck(counted(4), { lastTurnId: 4 }, defaultSignalConfig, idle)).toEqual({ skipped: 'too_few_messages' });
+    expect(idleCheck(counted(6), { lastTurnId: 5 }, defaultSignalConfig, idle)).toEqual({ skipped: 'newer_message' });
+    expect(idleCheck(counted(5), { lastTurnId: 5 }, defaultSignalConfig, at(4.9))).toEqual({ skipped: 'not_idle_yet' });
+    const due = idleCheck(counted(5), { lastTurnId: 5 }, defaultSignalConfig, idle);
     expect(due).toMatchObject({ trigger: { jobId: 'summary-1-5', kind: 'idle-summary', trigger: 'idle', turnIds: [1, 2, 3, 4, 5] } });
     if (!('state' in due)) throw new Error('expected a job');
-    expect(idleCheck(due.state, 5, defaultSignalConfig, at(60))).toEqual({ skipped: 'too_few_messages' });
+    expect(idleCheck(due.state, { lastTurnId: 5 }, defaultSignalConfig, at(60))).toEqual({ skipped: 'too_few_messages' });
     const custom = parseSignalConfig('{"idleMinMessages": 2, "idleMinutes": 1}');
-    expect(idleCheck(counted(2), 2, custom, at(1))).toHaveProperty('trigger');
-    expect(idleCheck(counted(2), 2, custom, at(0.5))).toEqual({ skipped: 'not_idle_yet' });
+    expect(idleCheck(counted(2), { lastTurnId: 2 }, custom, at(1))).toHaveProperty('trigger');
+    expect(idleCheck(counted(2), { lastTurnId: 2 }, custom, at(0.5))).toEqual({ skipped: 'not_idle_yet' });
+  });
+
+  it('one pending idle check per user: scheduled when none is due later, rescheduled while the user talks (issue 19)', () => {
+    const at = (minutes: number) => new Date(now.getTime() + minutes * 60_000);
+    // counted(5)'s last message was counted at `now`.
+    const first = scheduleIdleCheck(counted(5), defaultSignalConfig, now);
+    expect(first?.plan).toEqual({ dueAt: at(5).toISOString(), delaySeconds: 300 });
+    if (!first) throw new Error('expected a check');
+    expect(scheduleIdleCheck(first.state, defaultSignalConfig, at(4.9))).toBeNull();
+    // Its time has come (fired, firing or lost): the next counted turn sends a new one.
+    expect(scheduleIdleCheck(first.state, defaultSignalConfig, at(5))?.plan.dueAt).toBe(at(10).toISOString());
+    const check = { lastTurnId: 5, dueAt: at(5).toISOString() };
+    expect(idleCheck(first.state, { ...check, dueAt: at(3).toISOString() }, defaultSignalConfig, at(5))).toEqual({ skipped: 'superseded' });
+    // The user spoke 2 minutes in: the check puts itself back, due 5 minutes after that message.
+    const spoke = { ...first.state, lastSeenAt: at(2).toISOString() };
+    const again = idleCheck(spoke, check, defaultSignalConfig, at(5));
+    expect(again).toMatchObject({ reschedule: { dueAt: at(7).toISOString(), delaySeconds: 120 }, state: { idleCheckDueAt: at(7).toISOString() } });
+    if (!('reschedule' in again)) throw new Error('expected a reschedule');
+    expect(idleCheck(again.state, { ...check, dueAt: at(7).toISOString() }, defaultSignalConfig, at(7))).toHaveProperty('trigger.jobId', 'summary-1-5');
+    // Quiet since, but too few messages: no summary, and the state keeps the spent due time.
+    const few = scheduleIdleCheck(counted(4), defaultSignalConfig, now);
+    if (!few) throw new Error('expected a check');
+    expect(idleCheck(few.state, { lastTurnId: 4, dueAt: few.plan.dueAt }, defaultSignalConfig, at(5))).toEqual({ skipped: 'too_few_messages' });
+    // A threshold beyond SQS's 15-minute delay waits in steps of 15 minutes.
+    const long = { ...defaultSignalConfig, idleMinutes: 40 };
+    const slow = scheduleIdleCheck(counted(5), long, now);
+    expect(slow?.plan.delaySeconds).toBe(900);
+    if (!slow) throw new Error('expected a check');
+    expect(idleCheck(slow.state, { lastTurnId: 5, dueAt: slow.plan.dueAt }, long, at(15))).toMatchObject({ reschedule: { delaySeconds: 900 } });
   });
 
   it('keeps per-day message counts for the activity index, recent days only', () => {

@@ -109,8 +109,8 @@ describe('signal state bounds: a healthy stream of 10,000 turns', () => {
   });
 
   it('applies the idle rule to the turns since the last summary, the newest summaryMaxTurns of them', () => {
-    const idle = idleCheck(run.state, TURNS, defaultSignalConfig, new Date(at(TURNS).getTime() + 10 * 60_000));
-    if (!('trigger' in idle)) throw new Error(`no idle summary: ${idle.skipped}`);
+    const idle = idleCheck(run.state, { lastTurnId: TURNS }, defaultSignalConfig, new Date(at(TURNS).getTime() + 10 * 60_000));
+    if (!('trigger' in idle)) throw new Error(`no idle summary: ${JSON.stringify(idle)}`);
     expect(run.state.messagesSinceSummary).toBe(TURNS - 9_837);
     expect(idle.trigger.turnIds).toEqual(Array.from({ length: defaultSignalConfig.summaryMaxTurns }, (_, i) => TURNS - defaultSignalConfig.summaryMaxTurns + 1 + i));
     expect(run.triggers.filter((t) => t.kind === 'session-close')).toHaveLength(50);

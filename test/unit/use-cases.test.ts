@@ -7,6 +7,8 @@ import { runReflection } from '../../lib/use-cases/run-reflection.js';
 import { fixedClock, ingestDeps, reflectionDeps, ScriptedModel, stopped, turn } from '../helpers/fakes.js';
 
 const records = (turns: object[]) => turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) }));
+/** Records of a later delivery (other message ids: the state remembers the last write's). */
+const nextRecords = (turns: object[]) => turns.map((t, i) => ({ messageId: `n${i}`, body: JSON.stringify(t) }));
 
 describe('ingest turns', () => {
   it('keeps a malformed record with the failing field and lets the valid ones through', async () => {
@@ -167,24 +169,36 @@ describe('ingest: control events, claim checks, idle checks', () => {
     expect(deps.signalState.items.has('alice')).toBe(false);
   });
 
-  it('schedules one idle check per user per batch, for the last counted turn, after the idle delay', async () => {
+  it('schedules one idle check per user while one is pending, due the idle delay after the first counted turn (issue 19)', async () => {
     const deps = ingestDeps();
     await ingestTurns(records([1, 2, 3].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` }))), deps);
-    expect(deps.idle.checks).toEqual([{ check: expect.objectContaining({ type: 'idle.check', userId: 'alice', lastTurnId: 3 }), delaySeconds: 300 }]);
-    await ingestTurns(records([turn({ userId: 'alice', turnId: 3 })]), deps);
-    expect(deps.idle.checks).toHaveLength(1);
+    const dueAt = new Date(deps.clock.now().getTime() + 300_000).toISOString();
+    expect(deps.idle.checks).toEqual([{ check: expect.objectContaining({ type: 'idle.check', userId: 'alice', lastTurnId: 3, dueAt }), delaySeconds: 300 }]);
+    await ingestTurns(nextRecords([4, 5].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` }))), deps);
+    await ingestTurns(nextRecords([turn({ userId: 'bob', turnId: 1 })]), deps);
+    expect(deps.idle.checks.map((c) => c.check.userId)).toEqual(['alice', 'bob']);
   });
 
-  it('the idle function enqueues a summary once the user has gone quiet after 5 messages', async () => {
+  it('the idle check reschedules itself while the user talks, then enqueues a summary once they have gone quiet after 5 messages', async () => {
     const deps = ingestDeps();
-    await ingestTurns(records([1, 2, 3, 4, 5].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` }))), deps);
-    const idleDeps = { signalState: deps.signalState, jobs: deps.jobs, clock: fixedClock('2026-02-06T14:35:00.000Z'), log: deps.log, config: deps.config };
-    const stale = await checkIdle({ type: 'idle.check', version: 1, userId: 'alice', lastTurnId: 4, enqueuedAt: '2026-02-06T14:00:00Z' }, idleDeps);
-    expect(stale).toEqual({ status: 'skipped', reason: 'newer_message' });
-    const due = await checkIdle({ type: 'idle.check', version: 1, userId: 'alice', lastTurnId: 5, enqueuedAt: '2026-02-06T14:00:00Z' }, idleDeps);
+    await ingestTurns(records([1, 2, 3].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` }))), deps);
+    const [sent] = deps.idle.checks;
+    if (!sent) throw new Error('no idle check');
+    const at = (iso: string) => ({ signalState: deps.signalState, jobs: deps.jobs, idle: deps.idle, clock: fixedClock(iso), log: deps.log, config: deps.config });
+    // Two more turns two minutes later (the clock the signal function reads moves on).
+    const later = new Date(deps.clock.now().getTime() + 120_000);
+    await ingestTurns(nextRecords([4, 5].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` }))), { ...deps, clock: fixedClock(later.toISOString()) });
+    const fired = await checkIdle(sent.check, at(sent.check.dueAt ?? ''));
+    expect(fired).toEqual({ status: 'rescheduled', dueAt: new Date(later.getTime() + 300_000).toISOString() });
+    const back = deps.idle.checks.at(-1);
+    if (!back) throw new Error('no rescheduled check');
+    expect(back).toMatchObject({ check: { userId: 'alice', dueAt: new Date(later.getTime() + 300_000).toISOString() }, delaySeconds: 120 });
+    expect(await checkIdle(sent.check, at(back.check.dueAt ?? ''))).toEqual({ status: 'skipped', reason: 'superseded' });
+    const due = await checkIdle(back.check, at(back.check.dueAt ?? ''));
     expect(due).toMatchObject({ status: 'enqueued', job: { kind: 'idle-summary', jobId: 'summary-1-5' } });
-    const again = await checkIdle({ type: 'idle.check', version: 1, userId: 'alice', lastTurnId: 5, enqueuedAt: '2026-02-06T14:00:00Z' }, idleDeps);
-    expect(again).toEqual({ status: 'skipped', reason: 'too_few_messages' });
+    expect(await checkIdle(back.check, at(back.check.dueAt ?? ''))).toEqual({ status: 'skipped', reason: 'too_few_messages' });
+    // A check sent before issue 19 (no dueAt) keeps the old rule: its turn must be the last.
+    expect(await checkIdle({ type: 'idle.check', version: 1, userId: 'alice', lastTurnId: 4, enqueuedAt: '2026-02-06T14:00:00Z' }, at('2026-02-06T15:00:00Z'))).toEqual({ status: 'skipped', reason: 'newer_message' });
   });
 });
 

@@ -385,8 +385,8 @@ function takeSummary(state: SignalState, kind: 'idle-summary' | 'session-close',
   return { jobId: summaryJobId(turnIds), kind, trigger, urgency: state.urgencyScore, turnIds, episodeIds: [] };
 }
 
-/** Clock skew between function instances that the idle rule tolerates. */
-const IDLE_SKEW_MS = 1000;
+/** Clock skew between function instances that the idle rule tolerates: 1 s, or a twentieth of a shorter threshold (local runs speed it up). */
+const idleSkewMs = (thresholdMs: number): number => Math.min(1000, thresholdMs / 20);
 
 /** Longest delivery delay SQS allows a message (DelaySeconds 0–900: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html). */
 export const MAX_IDLE_CHECK_DELAY_SECONDS = 900;
@@ -432,12 +432,13 @@ export type IdleCheckResult =
 export function idleCheck(prior: SignalState, check: { lastTurnId: number; dueAt?: string }, config: SignalConfig, now: Date): IdleCheckResult {
   const thresholdMs = config.idleMinutes * 60_000;
   const waitMs = Date.parse(prior.lastSeenAt ?? '1970-01-01T00:00:00Z') + thresholdMs - now.getTime();
+  const skewMs = idleSkewMs(thresholdMs);
   if (check.dueAt === undefined) {
     if (prior.lastTurnId !== check.lastTurnId) return { skipped: 'newer_message' };
-    if (waitMs > IDLE_SKEW_MS) return { skipped: 'not_idle_yet' };
+    if (waitMs > skewMs) return { skipped: 'not_idle_yet' };
   } else {
     if (prior.idleCheckDueAt !== check.dueAt) return { skipped: 'superseded' };
-    if (waitMs > IDLE_SKEW_MS) {
+    if (waitMs > skewMs) {
       const plan = planAt(now, waitMs);
       return { state: { ...prior, idleCheckDueAt: plan.dueAt }, reschedule: plan };
     }

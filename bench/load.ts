@@ -368,14 +368,19 @@ export async function runLoadRound(
           TableName: info.tableName,
           KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)',
           ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': 'TURN#' },
-          ProjectionExpression: 'turnId, contentHash',
+          ProjectionExpression: 'turnId, contentHash, docKey',
           ConsistentRead: true,
         });
         const byId = new Map<number, string[]>();
-        for (const e of entries) byId.set(Number(e.turnId), [...(byId.get(Number(e.turnId)) ?? []), String(e.contentHash)]);
+        // A small turn's document is inline in its index entry (issue 19): the entry is its document.
+        const inline = new Map<number, string>();
+        for (const e of entries) {
+          byId.set(Number(e.turnId), [...(byId.get(Number(e.turnId)) ?? []), String(e.contentHash)]);
+          if (e.docKey === undefined) inline.set(Number(e.turnId), String(e.contentHash));
+        }
         for (const [turnId, hash] of turns) {
           const found = byId.get(turnId) ?? [];
-          const files = docs.get(`${userId}#${turnId}`) ?? [];
+          const files = [...(docs.get(`${userId}#${turnId}`) ?? []), ...(inline.has(turnId) ? [inline.get(turnId) as string] : [])];
           if (found.length === 0 || !found.includes(hash) || !files.includes(hash)) {
             lost += 1;
             problem(`lost ${userId} turn ${turnId}: index ${JSON.stringify(found)}, documents ${JSON.stringify(files)}, published ${hash}`);

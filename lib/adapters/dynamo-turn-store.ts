@@ -6,14 +6,16 @@ import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
 import { type EventEpisode, eventEpisodeText, summariseEpisode, type EpisodeSummary } from '../domain/episodes.js';
 import type { Episode } from '../../events/episode.js';
 import { keys, turnDocKey } from '../domain/memory-paths.js';
-import { parseTurnDocument, renderTurnDocument, turnContentHash, turnSearchText } from '../domain/turn-document.js';
+import { parseTurnDocument, turnContentHash, turnDocumentPlacement, turnSearchText } from '../domain/turn-document.js';
 import type { TurnIndexEntry } from '../domain/memory-item.js';
 import type { TurnStore } from '../ports.js';
 import { batchWriteAll, queryAll } from './dynamo-query.js';
 
 /**
- * Turn documents in S3 (`users/{u}/turns/{n}/{hash}.md`, content-addressed so a
- * conflicting republish never overwrites what was counted) and a turn index in DynamoDB.
+ * The turn index in DynamoDB, each turn's document inline in its item when it is small
+ * (`doc`, up to INLINE_TURN_MAX_BYTES: one durable write per turn, issue 19), else in S3
+ * (`users/{u}/turns/{n}/{hash}.md`, content-addressed so a conflicting republish never
+ * overwrites what was counted, tagged for the archival rule) with its key in the item.
  */
 export class S3DynamoTurnStore implements TurnStore {
   constructor(
@@ -26,42 +28,46 @@ export class S3DynamoTurnStore implements TurnStore {
   ) {}
 
   /**
-   * Documents first (in parallel), then the index entries in BatchWriteItem requests of up
-   * to 25 — one write request for a whole SQS batch of turns. Plain puts are safe here:
+   * Large documents first (in parallel), then the index entries in BatchWriteItem requests of
+   * up to 25 — one write request for a whole SQS batch of turns. Plain puts are safe here:
    * an entry is only ever rewritten with the same turn (the caller drops duplicates).
    */
   async saveTurns(turns: readonly TurnSaved[]): Promise<void> {
-    const items = await Promise.all(
-      turns.map(async (turn) => {
-        const hash = turnContentHash(turn);
-        const docKey = turnDocKey(turn.userId, turn.turnId, hash);
-        await this.s3.send(
-          // The tag lets the bucket's lifecycle rule move originals to a colder class after 30 days (seed 002 §12).
-          new PutObjectCommand({ Bucket: this.bucketName, Key: docKey, Body: renderTurnDocument(turn), ContentType: 'text/markdown; charset=utf-8', Tagging: 'kind=turn' }),
-        );
-        return {
-          pk: keys.userPk(turn.userId),
-          sk: keys.turnSk(turn.turnId),
-          kind: 'turn',
-          userId: turn.userId,
-          sessionId: turn.sessionId,
-          turnId: turn.turnId,
-          timestamp: turn.timestamp,
-          docKey,
-          contentHash: hash,
-          validation: turn.signals?.validation,
-          quality: turn.signals?.quality,
-          // Kept in the index so an archived turn stays findable without its original, and
-          // so that search reads no S3 object: the turn's words (capped) and its attributes.
-          summary: summarise(`${turn.query} → ${turn.response}`, 240),
-          text: turnSearchText(turn),
-          attributes: turn.attributes,
-          ...(turn.episode ? { episode: summariseEpisode(turn.episode) } : {}),
-        };
-      }),
-    );
+    const items = await Promise.all(turns.map((turn) => this.indexItem(turn)));
     const marks = this.changes.requestsFor(turns.map((t) => ({ userId: t.userId, itemId: `turn:${t.turnId}` })));
     await batchWriteAll(this.ddb, this.tableName, [...items.map((Item) => ({ PutRequest: { Item } })), ...marks]);
+  }
+
+  /** A turn's index item; a document too large to go inline is put in S3 first. */
+  private async indexItem(turn: TurnSaved): Promise<Record<string, unknown>> {
+    const hash = turnContentHash(turn);
+    const { body, inline } = turnDocumentPlacement(turn);
+    const docKey = turnDocKey(turn.userId, turn.turnId, hash);
+    if (!inline) {
+      await this.s3.send(
+        // The tag lets the bucket's lifecycle rule move originals to a colder class after 30 days (seed 002 §12).
+        new PutObjectCommand({ Bucket: this.bucketName, Key: docKey, Body: body, ContentType: 'text/markdown; charset=utf-8', Tagging: 'kind=turn' }),
+      );
+    }
+    return {
+      pk: keys.userPk(turn.userId),
+      sk: keys.turnSk(turn.turnId),
+      kind: 'turn',
+      userId: turn.userId,
+      sessionId: turn.sessionId,
+      turnId: turn.turnId,
+      timestamp: turn.timestamp,
+      ...(inline ? { doc: body } : { docKey }),
+      contentHash: hash,
+      validation: turn.signals?.validation,
+      quality: turn.signals?.quality,
+      // Kept in the index so an archived turn stays findable without its original, and
+      // so that search reads no S3 object: the turn's words (capped) and its attributes.
+      summary: summarise(`${turn.query} → ${turn.response}`, 240),
+      text: turnSearchText(turn),
+      attributes: turn.attributes,
+      ...(turn.episode ? { episode: summariseEpisode(turn.episode) } : {}),
+    };
   }
 
   async turnsSince(userId: string, fromIso: string, limit: number): Promise<number[]> {
@@ -166,30 +172,35 @@ export class S3DynamoTurnStore implements TurnStore {
   }
 
   async getTurns(userId: string, turnIds: readonly number[]) {
-    const items = await this.batchGet(userId, turnIds, ['turnId', 'docKey']);
-    const byId = new Map(items.map((i) => [Number(i.turnId), String(i.docKey)]));
+    const items = new Map((await this.batchGet(userId, turnIds, ['turnId', 'docKey', 'doc'])).map((i) => [Number(i.turnId), i]));
     const turns: TurnSaved[] = [];
     const missing: Array<{ turnId: number; reason: string }> = [];
     await Promise.all(
       [...new Set(turnIds)].map(async (turnId) => {
-        const docKey = byId.get(turnId);
-        if (!docKey) return void missing.push({ turnId, reason: 'not in the turn index' });
+        const item = items.get(turnId);
+        if (!item) return void missing.push({ turnId, reason: 'not in the turn index' });
+        const where = typeof item.doc === 'string' ? 'its inline document' : `document ${String(item.docKey)}`;
         try {
-          const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: docKey }));
-          const parsed = TurnSavedSchema.safeParse(parseTurnDocument((await res.Body?.transformToString('utf-8')) ?? ''));
+          const text = typeof item.doc === 'string' ? item.doc : await this.s3Document(String(item.docKey));
+          const parsed = TurnSavedSchema.safeParse(parseTurnDocument(text));
           if (parsed.success && parsed.data.userId === userId) turns.push(parsed.data);
-          else missing.push({ turnId, reason: `document ${docKey} is not a valid turn of this user` });
+          else missing.push({ turnId, reason: `${where} is not a valid turn of this user` });
         } catch (error) {
           // Seed 000 §9 ("file read failure: log per file, continue") is for a document that
           // is gone; throttling, 5xx and timeouts fail the job instead, so its retry reads it.
           const name = (error as Error).name;
           if (name !== 'NoSuchKey' && name !== 'NotFound') throw error;
-          missing.push({ turnId, reason: `document ${docKey} unreadable: ${name}` });
+          missing.push({ turnId, reason: `${where} unreadable: ${name}` });
         }
       }),
     );
     turns.sort((a, b) => a.turnId - b.turnId);
     return { turns, missing: missing.sort((a, b) => a.turnId - b.turnId) };
+  }
+
+  private async s3Document(docKey: string): Promise<string> {
+    const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: docKey }));
+    return (await res.Body?.transformToString('utf-8')) ?? '';
   }
 
   /** Strongly consistent BatchGet of turn index items. */

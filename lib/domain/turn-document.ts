@@ -82,6 +82,23 @@ export function turnContentHash(turn: TurnSaved): string {
   return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
 }
 
+/**
+ * Largest turn document (UTF-8 bytes) kept inline in its turn index item instead of as an S3
+ * object (issue 19: one durable write per turn). The break-even: a 1 KB DynamoDB write unit
+ * costs $0.625 per million and an S3 PUT $5 per million, so up to ~8 KB of document a PUT is
+ * the dearer write; at 4 KB the largest inline turn adds 4 write units ($2.50 per million)
+ * and its month in DynamoDB ($0.25/GB) stays under a PUT's price for months. Larger turns
+ * (and every claim-checked one, over 256 KB) go to S3 as before, where the archival rule
+ * moves those over 128 KB to a colder class.
+ */
+export const INLINE_TURN_MAX_BYTES = 4096;
+
+/** The turn's document as stored: inline in the index when small enough, else an S3 object. */
+export function turnDocumentPlacement(turn: TurnSaved): { body: string; inline: boolean } {
+  const body = renderTurnDocument(turn);
+  return { body, inline: Buffer.byteLength(body, 'utf8') <= INLINE_TURN_MAX_BYTES };
+}
+
 /** The characters of a turn kept in the index for search (about 1 KiB of DynamoDB item). */
 export const TURN_SEARCH_TEXT_CHARS = 1500;
 

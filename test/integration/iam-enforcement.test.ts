@@ -31,6 +31,9 @@ const turns = (userId: string, n: number): TurnSaved[] =>
     response: 'Noted.',
   }));
 
+/** Turns whose documents are too large to go inline in the turn index: each is an S3 object. */
+const largeTurns = (userId: string, n: number): TurnSaved[] => turns(userId, n).map((t) => ({ ...t, response: `Noted: ${'the reef tank log. '.repeat(300)}` }));
+
 let stack: LocalStack | undefined;
 afterEach(async () => {
   await stack?.stop();
@@ -50,7 +53,7 @@ describe('the old grants, enforced locally', () => {
     const permissions = grantsWith('signal', (p) => ({ ...p, s3: { ...p.s3, 'users/*/turns/*': ['PutObject'] } }));
     stack = await startLocalStack({ stage: 'iamtag', logLevel: 'SILENT', speed: 300, iam: { permissions } });
     const local = stack;
-    await local.publisher.publish(turns('no-tagging', 3));
+    await local.publisher.publish(largeTurns('no-tagging', 3));
     await until('the signal function to be denied', () => iamDenials(local).length > 0);
     expect(iamDenials(local)[0]).toMatch(/^signal: S3\.PutObject — s3:PutObjectTagging on arn:aws:s3:::reflective-memory-iamtag-000000000000\/users\/no-tagging\/turns\//);
     expect((await local.summary()).turns).toBe(0);

@@ -44,14 +44,13 @@ describe('the pipeline on the local emulators', () => {
     expect(s.staged).toBeGreaterThanOrEqual(1);
 
     const user = 'users/locomo-conv-26/';
-    const docs = (await bucket.list(`${user}turns/`)).filter((k) => k.endsWith('.md'));
-    expect(docs).toHaveLength(30);
-    // Archival (seed 002 §12): the index keeps a summary, and the original stays retrievable by its key.
+    // Small turns are one durable write (issue 19): the document inline in the turn index, no S3 object.
+    expect(await bucket.list(`${user}turns/`)).toEqual([]);
     const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.dynamodb }));
     const entry = (await ddb.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: 'USER#locomo-conv-26', sk: 'TURN#0000000001' } }))).Item;
     ddb.destroy();
     expect(entry?.summary).toMatch(/^Hey Mel! Good to see you! How have you been\? → Hey Caroline!/);
-    expect(await bucket.text(String(entry?.docKey))).toContain('## Query\nHey Mel!');
+    expect(String(entry?.doc)).toContain('## Query\nHey Mel!');
     const log = JSON.parse(await bucket.text(`${user}Logs/reflector/batch-1-10.json`));
     expect(log).toMatchObject({ batch_id: 'batch-1-10', status: 'completed', turns_reviewed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], trigger: 'turn_count' });
     expect(log.model).toMatchObject({ modelId: stack.info.modelId, reused: false });

@@ -9,7 +9,7 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { DynamoReflectionLogStore } from '../../lib/adapters/reflection-log-store.js';
@@ -50,10 +50,18 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+/** Turns in the user's turn index (a small turn's document is inline there: no S3 object). */
+const indexedTurns = async (userId: string) => {
+  const res = await documentClient.send(
+    new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)', ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': 'TURN#' } }),
+  );
+  return res.Items ?? [];
+};
+
 const perUser = async (userId: string) => {
   const keys = await bucket.list(`users/${userId}/`);
   return {
-    turns: keys.filter((k) => k.includes('/turns/')).length,
+    turns: (await indexedTurns(userId)).length,
     batches: keys.filter((k) => /\/Logs\/reflector\/batch-\d+-\d+\.json$/.test(k)).length,
     staged: keys.filter((k) => k.includes('/Knowledge_staging/')).length,
     deferred: keys.filter((k) => k.includes('/Logs/reflector/deferred/')),
@@ -98,6 +106,15 @@ describe('signals and ingestion on the local emulators', () => {
     expect(text).toContain(' end 💪');
     expect(text.length).toBeGreaterThan(300_000);
     expect(await bucket.list('claims/big-user/')).toHaveLength(1);
+  });
+
+  it('a small turn is one durable write: its document inline in the turn index, no S3 object (issue 19)', async () => {
+    await stack.publisher.publish([turn('small-user', 1, 'What did I say about the reef tank?', { response: 'That the clownfish spawned. 💪' })]);
+    await stack.waitUntilDrained();
+    const [item] = await indexedTurns('small-user');
+    expect(item?.doc).toMatch(/^---\n[\s\S]*That the clownfish spawned\. 💪/);
+    expect(item?.docKey).toBeUndefined();
+    expect(await bucket.list('users/small-user/turns/')).toEqual([]);
   });
 
   it('agent.event reflects now; session.closed and going idle write summaries as turn pairs', async () => {

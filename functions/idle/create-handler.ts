@@ -42,7 +42,8 @@ export function createIdleHandler(env: IdleEnv, clients: Pick<AwsClients, 'ddb' 
       return;
     }
     const outcome = await checkIdle(check, deps);
-    metrics.addMetric(outcome.status === 'enqueued' ? 'IdleSummariesEnqueued' : 'IdleChecksSkipped', MetricUnit.Count, 1);
+    if (outcome.status === 'enqueued') metrics.addMetric('IdleSummariesEnqueued', MetricUnit.Count, 1);
+    else logger.debug('idle check done', { userId: check.userId, ...outcome });
   }
 
   const processor = new BatchProcessor(EventType.SQS);

@@ -144,12 +144,21 @@ async function compactSearchIndex(userId: string, atLeast: number, search: LiveS
   }
 }
 
+/**
+ * Jobs done and not done, whatever their kind and status: a metric name per kind and status
+ * would each be a custom metric billed by the month (issue 19); which kind and which status
+ * are fields of the job's log lines (and the batch and run logs).
+ */
+function countJob(metrics: Metrics, done: boolean): void {
+  metrics.addMetric(done ? 'JobsDone' : 'JobsNotDone', MetricUnit.Count, 1);
+}
+
 async function runJob(job: ReflectionJob, retryUnusableOutput: boolean, deps: ReturnType<typeof reflectorDeps>, metrics: Metrics, logger: ReturnType<typeof createLogger>['logger']): Promise<void> {
   if (job.kind === 'nightly' || job.kind === 'weekly') {
     const out = await (job.kind === 'nightly' ? runNightly : runWeekly)(job, { ...deps.sleepTime, retryUnusableOutput });
-    metrics.addMetric(`SleepTime_${job.kind}_${out.status}`, MetricUnit.Count, 1);
+    countJob(metrics, out.status === 'completed');
+    logger.info('sleep-time run done', { jobId: job.jobId, userId: job.userId, kind: job.kind, status: out.status, ...(out.status === 'completed' ? { memoriesStored: out.run.memoriesStored } : {}) });
     if (out.status === 'completed') {
-      metrics.addMetric('SleepTimeMemoriesStored', MetricUnit.Count, out.run.memoriesStored);
       metrics.addMetric('ModelInputTokens', MetricUnit.Count, out.run.tokens.input);
       metrics.addMetric('ModelOutputTokens', MetricUnit.Count, out.run.tokens.output);
     }
@@ -157,15 +166,14 @@ async function runJob(job: ReflectionJob, retryUnusableOutput: boolean, deps: Re
   }
   if (SUMMARY_KINDS.has(job.kind)) {
     const summary = await runSummary(job, { ...deps.summary, retryUnusableOutput });
-    metrics.addMetric(`Summaries_${summary.status}`, MetricUnit.Count, 1);
+    countJob(metrics, summary.status === 'written');
     if (summary.status !== 'written') logger.info('summary not written', { jobId: job.jobId, userId: job.userId, status: summary.status, reason: summary.reason });
     return;
   }
   const outcome = await runReflection(job, { ...deps.reflection, retryUnusableOutput });
-  metrics.addMetric(`Jobs_${outcome.status}`, MetricUnit.Count, 1);
+  countJob(metrics, outcome.status === 'completed');
   if ('log' in outcome) {
     const gates = outcome.log.quality_gate_results;
-    metrics.addMetric('ItemsProposed', MetricUnit.Count, gates.items_proposed);
     metrics.addMetric('ItemsStaged', MetricUnit.Count, outcome.log.staged_files.length);
     metrics.addMetric('GateRejections', MetricUnit.Count, gates.rejections.length);
     metrics.addMetric('ItemsPromoted', MetricUnit.Count, outcome.log.promoted_files.length);

@@ -49,9 +49,8 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
       event.Records.map((r) => ({ messageId: r.messageId, body: r.body })),
       deps,
     );
+    // The fixed set of metrics (lib/adapters/metrics.ts); duplicates and late turns are fields of the log line below.
     metrics.addMetric('TurnsAccepted', MetricUnit.Count, result.accepted);
-    metrics.addMetric('TurnsDuplicate', MetricUnit.Count, result.duplicates);
-    metrics.addMetric('TurnsLate', MetricUnit.Count, result.late);
     metrics.addMetric('RejectedRecords', MetricUnit.Count, result.rejected);
     metrics.addMetric('ReflectionJobsEnqueued', MetricUnit.Count, result.jobs.length);
     metrics.addMetric('RecordsRetried', MetricUnit.Count, result.failedMessageIds.length);

@@ -14,6 +14,14 @@ export interface MemoryFunctionProps extends Pick<NodejsFunctionProps, 'environm
   timeoutSeconds: number;
   /** @default RetentionDays.ONE_MONTH */
   logRetention?: RetentionDays;
+  /**
+   * X-Ray: ACTIVE samples requests that arrive without a trace (1 per second and 5 % of the
+   * rest, fixed for Lambda), PASS_THROUGH only continues a trace an upstream caller sampled
+   * (https://docs.aws.amazon.com/lambda/latest/dg/services-xray.html). X-Ray bills $5 per
+   * million traces recorded; at low traffic ACTIVE records nearly every invocation.
+   * @default Tracing.ACTIVE
+   */
+  tracing?: Tracing;
 }
 
 /**
@@ -29,7 +37,7 @@ export function functionRole(scope: Construct, id: string, logGroup: ILogGroup):
 
 /**
  * Our defaults for every function: Node.js 22 on ARM64, bundled by the local esbuild as
- * ESM (with a `require` shim for CommonJS dependencies), source maps on, X-Ray active,
+ * ESM (with a `require` shim for CommonJS dependencies), source maps on, X-Ray active unless told,
  * an explicit log group with retention, and a role that writes only to that log group.
  */
 export class MemoryFunction extends NodejsFunction {
@@ -48,7 +56,7 @@ export class MemoryFunction extends NodejsFunction {
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 256,
       timeout: Duration.seconds(props.timeoutSeconds),
-      tracing: Tracing.ACTIVE,
+      tracing: props.tracing ?? Tracing.ACTIVE,
       logGroup,
       role,
       description: props.description,

@@ -10,7 +10,7 @@ import { EventField, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-eve
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { Architecture, Code, Function as LambdaFn, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Code, Function as LambdaFn, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource, type SqsEventSourceProps } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
@@ -81,6 +81,8 @@ export class StatelessStack extends Stack {
     const common = { TABLE_NAME: table.tableName, BUCKET_NAME: bucket.bucketName };
 
     this.signalFn = new MemoryFunction(this, 'SignalFunction', {
+      // Queue-driven: traced only when the publisher's trace was sampled (issue 19: an ACTIVE queue function records about every invocation).
+      tracing: Tracing.PASS_THROUGH,
       entry: entry('signal'),
       projectRoot: ROOT,
       description: 'TurnQueue → turn documents and index → signal state → reflection jobs',
@@ -97,6 +99,8 @@ export class StatelessStack extends Stack {
     this.grantPermissions(this.signalFn, permissions.signal, props);
 
     this.idleFn = new MemoryFunction(this, 'IdleFunction', {
+      // Queue-driven: traced only when the publisher's trace was sampled (issue 19: an ACTIVE queue function records about every invocation).
+      tracing: Tracing.PASS_THROUGH,
       entry: entry('idle'),
       projectRoot: ROOT,
       description: 'IdleQueue (delayed idle checks) → idle-summary reflection jobs',
@@ -113,6 +117,8 @@ export class StatelessStack extends Stack {
     this.grantPermissions(this.idleFn, permissions.idle, props);
 
     this.reflectorFn = new MemoryFunction(this, 'ReflectorFunction', {
+      // Queue-driven: traced only when the publisher's trace was sampled (issue 19: an ACTIVE queue function records about every invocation).
+      tracing: Tracing.PASS_THROUGH,
       entry: entry('reflector'),
       projectRoot: ROOT,
       description: 'ReflectionQueue → assemble → Bedrock Converse → gates → staging → batch log',

@@ -250,9 +250,14 @@ describe('encryption at rest and in transit', () => {
 });
 
 describe('stateless stack', () => {
-  it('runs every function on Node.js 22, ARM64, with tracing', () => {
-    const fns = stateless.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x', Architectures: ['arm64'], TracingConfig: { Mode: 'Active' } } });
-    expect(Object.keys(fns).filter((id) => /^(Signal|Reflector|Idle|Sweep|Api)Function/.test(id))).toHaveLength(5);
+  it('runs every function on Node.js 22, ARM64, traced: the API and the sweeps sampled, the queue functions only when the publisher sampled (issue 19)', () => {
+    const traced = (mode: string) =>
+      Object.keys(stateless.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x', Architectures: ['arm64'], TracingConfig: { Mode: mode } } }))
+        .filter((id) => /^(Signal|Reflector|Idle|Sweep|Api)Function/.test(id))
+        .map((id) => id.replace(/Function.*$/, ''))
+        .sort();
+    expect(traced('Active')).toEqual(['Api', 'Sweep']);
+    expect(traced('PassThrough')).toEqual(['Idle', 'Reflector', 'Signal']);
   });
 
   it('wires the three queues to their functions with partial batch responses', () => {

@@ -20,6 +20,7 @@ import type { TurnSaved } from '../events/turn-saved.js';
 import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
 import { listAllKeys } from '../infra/local/s3-keys.js';
 import { startLocalStack } from '../infra/local/stack.js';
+import { stageConfig } from '../infra/config/stages.js';
 import type { Invocation } from '../infra/local/event-source.js';
 import { addLedger, type LedgerEntry, ledgerDelta, requestLedger } from '../infra/local/request-ledger.js';
 import { DocumentIndex } from '../lib/domain/knowledge-search.js';
@@ -68,7 +69,7 @@ export interface QualityResult {
   /** Result kinds in the memory search's top 5, over all questions. */
   kinds: Record<string, number>;
   /** What the replays used (ingest: replay + a day of sweeps; retrieval: the QA searches). */
-  usage: { ingest: PhaseUse; retrieval: PhaseUse; records: number; storedBytes: { dynamodb: number; s3: number }; sweepFires: number };
+  usage: { ingest: PhaseUse; retrieval: PhaseUse; records: number; storedBytes: { dynamodb: number; s3: number }; storage: StorageUse; sweepFires: number; logBytes: Record<string, number> };
   /** Per conversation: medians of signal time per turn and of trigger → staged (ms), and all samples' spread. */
   latency: {
     signalMsPerTurn: Spread;
@@ -76,6 +77,19 @@ export interface QualityResult {
     searchApiMs: Spread;
   };
   seconds: number;
+}
+
+/** What the stack holds at the end, as a bill counts it. */
+export interface StorageUse {
+  /** The table's items and their bytes (DescribeTable), and its global secondary index's. */
+  dynamodbItems: number;
+  dynamodbBytes: number;
+  gsiBytes: number;
+  /** Current objects in the bucket and their bytes. */
+  s3Objects: number;
+  s3Bytes: number;
+  /** Objects carrying the `kind=turn` tag (large turn documents). */
+  taggedObjects: number;
 }
 
 export interface PhaseUse {
@@ -147,7 +161,10 @@ const emptyRecall = (): Recall => ({ any: { 1: 0, 5: 0, 10: 0 }, all: { 1: 0, 5:
 export async function benchLocomoQuality(files: readonly string[]): Promise<QualityResult> {
   const started = Date.now();
   let invocations: Invocation[] = [];
-  const stack = await startLocalStack({ stage: 'bench', logLevel: 'SILENT', speed: 300, observe: (i) => invocations.push(i) });
+  // Logs at the production stage's level and metrics on, as a deployment writes them: their
+  // bytes are counted per function (the lines' `service`) and kept off the terminal.
+  const logs = captureLogBytes();
+  const stack = await startLocalStack({ stage: 'bench', logLevel: stageConfig('prod').logLevel, metrics: true, speed: 300, observe: (i) => invocations.push(i) });
   const ingest = emptyPhase();
   const retrieval = emptyPhase();
   /** Ends a phase: its ledger deltas (per function) and invocations are added to `into`. */
@@ -174,7 +191,7 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
   const diary = { perTurnEntries: 0, attempts: 0, written: 0, byCriterion: {} as Record<string, number>, rejected: {} as Record<string, number>, events: 0, coveredBySession: 0, coveredByContent: 0 };
   const s3 = new S3Client({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.s3, forcePathStyle: true });
   let summary: Awaited<ReturnType<typeof stack.summary>> | null = null;
-  let storedBytes = { dynamodb: 0, s3: 0 };
+  let storage: StorageUse = { dynamodbItems: 0, dynamodbBytes: 0, gsiBytes: 0, s3Objects: 0, s3Bytes: 0, taggedObjects: 0 };
   try {
     for (const file of files) {
       const name = file.replace(/^.*\//, '').replace(/\.json$/, '');
@@ -298,10 +315,11 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
       endPhase(null);
     }
     summary = await stack.summary();
-    storedBytes = await measureStorage(stack.info);
+    storage = await measureStorage(stack.info);
   } finally {
     s3.destroy();
     await stack.stop();
+    logs.stop();
   }
   const share = (n: number, d: number) => (d > 0 ? Math.round((n / d) * 1000) / 1000 : 0);
   const norm = (r: Recall): Recall => ({
@@ -330,7 +348,9 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
       retrieval,
       sweepFires: summary?.sweepsFired ?? 0,
       records: summary ? summary.staged + summary.promoted + summary.findings + summary.summaries : 0,
-      storedBytes,
+      storedBytes: { dynamodb: storage.dynamodbBytes, s3: storage.s3Bytes },
+      storage,
+      logBytes: logs.bytes,
     },
     latency: { signalMsPerTurn: spread(latencyRuns.signal), triggerToStagedMs: spread(latencyRuns.trigger), searchApiMs: spread(latencyRuns.search) },
     seconds: Math.round((Date.now() - started) / 1000),
@@ -346,19 +366,56 @@ async function getText(s3: S3Client, bucket: string, key: string): Promise<strin
   return (await res.Body?.transformToString('utf-8')) ?? '';
 }
 
-async function measureStorage(info: Awaited<ReturnType<typeof startLocalStack>>['info']): Promise<{ dynamodb: number; s3: number }> {
+async function measureStorage(info: Awaited<ReturnType<typeof startLocalStack>>['info']): Promise<StorageUse> {
   const common = { region: info.region, credentials: info.credentials };
   const ddb = new DynamoDBClient({ ...common, endpoint: info.endpoints.dynamodb });
   const s3 = new S3Client({ ...common, endpoint: info.endpoints.s3, forcePathStyle: true });
   const table = await ddb.send(new DescribeTableCommand({ TableName: info.tableName }));
   let s3Bytes = 0;
+  let s3Objects = 0;
+  const turnDocs: string[] = [];
   let token: string | undefined;
   do {
     const page = await s3.send(new ListObjectsV2Command({ Bucket: info.bucketName, ContinuationToken: token }));
-    s3Bytes += (page.Contents ?? []).reduce((n, o) => n + (o.Size ?? 0), 0);
+    for (const o of page.Contents ?? []) {
+      s3Bytes += o.Size ?? 0;
+      s3Objects += 1;
+      // Only turn documents are tagged (lib/adapters/dynamo-turn-store.ts).
+      if (/^users\/[^/]+\/turns\//.test(o.Key ?? '')) turnDocs.push(o.Key ?? '');
+    }
     token = page.NextContinuationToken;
   } while (token);
-  return { dynamodb: table.Table?.TableSizeBytes ?? 0, s3: s3Bytes };
+  ddb.destroy();
+  s3.destroy();
+  return {
+    dynamodbItems: table.Table?.ItemCount ?? 0,
+    dynamodbBytes: table.Table?.TableSizeBytes ?? 0,
+    gsiBytes: (table.Table?.GlobalSecondaryIndexes ?? []).reduce((n, g) => n + (g.IndexSizeBytes ?? 0), 0),
+    s3Objects,
+    s3Bytes,
+    taggedObjects: turnDocs.length,
+  };
+}
+
+/**
+ * Counts the bytes of the structured lines the functions write to stdout (Powertools logs and
+ * EMF metrics, each naming its `service`) until stopped, by service, and keeps them off the
+ * terminal; other output passes through.
+ */
+function captureLogBytes(): { bytes: Record<string, number>; stop: () => void } {
+  const bytes: Record<string, number> = {};
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    let kept = '';
+    for (const line of text.split('\n')) {
+      const service = line.startsWith('{') ? /"service":"([^"]+)"/.exec(line)?.[1] : undefined;
+      if (service) bytes[service] = (bytes[service] ?? 0) + Buffer.byteLength(line, 'utf8') + 1;
+      else if (line.length > 0) kept += `${line}\n`;
+    }
+    return kept.length > 0 ? (write as (c: string, ...r: unknown[]) => boolean)(kept, ...rest) : true;
+  }) as typeof process.stdout.write;
+  return { bytes, stop: () => void (process.stdout.write = write) };
 }
 
 export const LOCOMO_FILES = ['conv-26.json', 'conv-30.json', 'conv-41.json', 'conv-42.json', 'conv-43.json'];

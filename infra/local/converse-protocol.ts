@@ -20,7 +20,7 @@ export interface ConverseRequest {
   system?: Array<{ text?: string }>;
   messages?: Array<{ role: string; content: Array<{ text?: string }> }>;
   inferenceConfig?: { temperature?: number; topP?: number; maxTokens?: number };
-  toolConfig?: { tools?: Array<{ toolSpec?: { name?: string } }>; toolChoice?: { tool?: { name?: string }; auto?: object; any?: object } };
+  toolConfig?: { tools?: Array<{ toolSpec?: { name?: string; description?: string; inputSchema?: unknown } }>; toolChoice?: { tool?: { name?: string }; auto?: object; any?: object } };
 }
 
 /** An error as Bedrock sends it. */

@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { nightlyOffline, OFFLINE_MODEL_LABEL, reflectOffline, summarizeOffline, weeklyOffline } from '../../lib/offline-model/rule-reflector.js';
 import type { ConverseError, ConverseRequest, Responder } from './converse-protocol.js';
 import { refusalOf } from './converse-validation.js';
+import { estimateInputTokens, estimateOutputTokens } from './token-estimate.js';
 
 export type { ConverseReply, ConverseRequest, Responder } from './converse-protocol.js';
 
@@ -40,8 +41,9 @@ export const offlineResponder: Responder = (req) => {
           ? reflectOffline(prompt)
           : summarizeOffline(system);
   const content = toolName ? [{ toolUse: { toolUseId: 'offline-1', name: toolName, input: output } }] : [{ text: String(output) }];
-  const inputTokens = Math.ceil((prompt.length + system.length) / 4);
-  const outputTokens = Math.ceil((typeof output === 'string' ? output : JSON.stringify(output)).length / 4);
+  // As Bedrock would bill the request: tool schemas and the tool-use system prompt included (token-estimate.ts).
+  const inputTokens = estimateInputTokens(req);
+  const outputTokens = estimateOutputTokens(output);
   return {
     body: {
       output: { message: { role: 'assistant', content } },

@@ -94,6 +94,9 @@ interface Capacity {
 
 const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
 
+const converseToolOf = (input: Record<string, unknown>): string =>
+  (input.toolConfig as { toolChoice?: { tool?: { name?: string } } } | undefined)?.toolChoice?.tool?.name ?? 'text';
+
 /** Add the counting middleware to a client (any AWS SDK v3 client); `name` scopes its requests (the function's key). */
 export function instrument<C extends { middlewareStack: { add: (...args: never[]) => void } }>(client: C, service: string, name?: string): C {
   const add = client.middlewareStack.add as unknown as (mw: unknown, options: { step: string; name: string }) => void;
@@ -108,7 +111,8 @@ export function instrument<C extends { middlewareStack: { add: (...args: never[]
           args.input.ReturnConsumedCapacity ??= 'TOTAL';
         }
         const result = await next(args);
-        const key = `${service}.${operation}`;
+        // A Converse call is keyed by the tool it forces too (`#text` without one), so benchmarks can tell job kinds' tokens apart.
+        const key = service === 'BedrockRuntime' ? `${service}.${operation}#${converseToolOf(args.input)}` : `${service}.${operation}`;
         if (recordTargets && name !== undefined) {
           const target: RequestTarget = { operation: key };
           if (typeof args.input.Key === 'string') target.key = args.input.Key;

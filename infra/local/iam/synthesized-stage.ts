@@ -27,6 +27,8 @@ export interface SynthesizedFunction {
   principal: string;
   policies: Array<{ name: string; document: PolicyDocument }>;
   environment: Record<string, string>;
+  /** X-Ray mode: Active, PassThrough, or none. */
+  tracing?: string;
   /** The SQS event source mapping, when the function has one. */
   eventSource?: { queueArn: string; batchSize: number; maxConcurrency?: number };
 }
@@ -38,6 +40,8 @@ export interface SynthesizedStage {
   resourcePolicies: Record<string, PolicyDocument>;
   /** The KMS key that encrypts a table, bucket or queue (by its ARN), if any. */
   encryptionKeys: Record<string, string>;
+  /** How many resources of each CloudFormation type the stage's stacks hold (what a stage pays for standing still: alarms, keys, queues…). */
+  resourceCounts: Record<string, number>;
 }
 
 const FUNCTIONS: Record<FunctionKey, 'signalFn' | 'idleFn' | 'reflectorFn' | 'sweepFn' | 'apiFn'> = {
@@ -74,7 +78,9 @@ export async function synthesizeStage(options: SynthesisOptions): Promise<Synthe
       (Object.keys(FUNCTIONS) as FunctionKey[]).map((key) => [key, readFunction(key, logicalId(FUNCTIONS[key]), options.stage, statelessTemplate, stateless, env)]),
     ) as Record<FunctionKey, SynthesizedFunction>;
     const statefulTemplate = template(stacks.stateful);
-    return { env, functions, resourcePolicies: resourcePolicies(statefulTemplate, stateful), encryptionKeys: encryptionKeys(statefulTemplate, stateful) };
+    const resourceCounts: Record<string, number> = {};
+    for (const t of [statefulTemplate, statelessTemplate]) for (const r of Object.values(t.Resources)) resourceCounts[r.Type] = (resourceCounts[r.Type] ?? 0) + 1;
+    return { env, functions, resourcePolicies: resourcePolicies(statefulTemplate, stateful), encryptionKeys: encryptionKeys(statefulTemplate, stateful), resourceCounts };
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
@@ -94,6 +100,8 @@ function readFunction(key: FunctionKey, id: string, stage: string, template: Cfn
   const functionName = `reflective-memory-${stage}-${key}`;
   const roleArn = String(resolver.resolve(roleRef));
   const out: SynthesizedFunction = { key, functionName, roleArn, principal: `arn:${env.partition}:sts::${env.account}:assumed-role/${roleId}/${functionName}`, policies, environment };
+  const tracing = (fn.Properties?.TracingConfig as { Mode?: string } | undefined)?.Mode;
+  if (tracing) out.tracing = tracing;
   if (mapping?.Properties) {
     const p = mapping.Properties;
     const scaling = p.ScalingConfig as { MaximumConcurrency?: number } | undefined;

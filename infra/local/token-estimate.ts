@@ -1,0 +1,39 @@
+/**
+ * The local Converse stand-in's token counts: a calibrated estimate of what Bedrock would
+ * bill for a request, since no Claude tokenizer can run here (Bedrock's own CountTokens API,
+ * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CountTokens.html, is the
+ * exact count in an account). Counted as Anthropic describes a tool-use request's input:
+ * - the text of the system blocks and the messages, and the tool definitions (name,
+ *   description and JSON schema: "The `tools` parameter in API requests (tool names,
+ *   descriptions, and schemas)" is billed as input), at about 3.5 characters per token
+ *   ("For Claude, a token approximately represents 3.5 English characters",
+ *   https://platform.claude.com/docs/en/about-claude/glossary);
+ * - plus the hidden tool-use system prompt when tools are present: 588 tokens for Claude
+ *   Haiku/Sonnet/Opus 4.5 with `tool_choice` any or tool (the forced tool our reflector uses),
+ *   per https://platform.claude.com/docs/en/agents-and-tools/tool-use/overview (an older
+ *   version of that table, still on the Bedrock parameters page, gives 313; the higher
+ *   figure is taken so the bill is not flattered).
+ * The output counts the answer's text, or the tool input as JSON, at the same rate.
+ * An estimate: real tokenizers count JSON punctuation and rare words denser than prose.
+ */
+import type { ConverseRequest } from './converse-protocol.js';
+
+export const CHARS_PER_TOKEN = 3.5;
+/** Claude 4.5's tool-use system prompt with `tool_choice` any/tool. */
+export const TOOL_USE_SYSTEM_PROMPT_TOKENS = 588;
+
+const tokensOf = (chars: number): number => Math.ceil(chars / CHARS_PER_TOKEN);
+
+/** Input tokens of a Converse request as Bedrock would count them (the estimate above). */
+export function estimateInputTokens(request: ConverseRequest): number {
+  const system = (request.system ?? []).map((s) => s.text ?? '').join('\n');
+  const messages = (request.messages ?? []).flatMap((m) => m.content.map((c) => c.text ?? '')).join('\n');
+  const tools = request.toolConfig?.tools ?? [];
+  const toolText = tools.length > 0 ? JSON.stringify(tools) : '';
+  return tokensOf(system.length + messages.length + toolText.length) + (tools.length > 0 ? TOOL_USE_SYSTEM_PROMPT_TOKENS : 0);
+}
+
+/** Output tokens of an answer: its text, or a tool call's input as JSON. */
+export function estimateOutputTokens(output: unknown): number {
+  return tokensOf((typeof output === 'string' ? output : JSON.stringify(output)).length);
+}

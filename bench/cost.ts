@@ -8,7 +8,6 @@
  * them) — check before relying on them: https://aws.amazon.com/pricing/
  */
 import type { LedgerEntry } from '../infra/local/request-ledger.js';
-import { estimateCostUsd } from '../lib/domain/sleep-time/model-prices.js';
 
 export const PRICES_CHECKED = '2026-11-22';
 
@@ -95,39 +94,6 @@ export function functionCost(use: FunctionUse): CostByService {
   };
 }
 
-export const scaleCost = (c: CostByService, factor: number): CostByService => ({
-  lambda: c.lambda * factor,
-  dynamodb: c.dynamodb * factor,
-  s3: c.s3 * factor,
-  sqs: c.sqs * factor,
-  apiGateway: c.apiGateway * factor,
-});
-
-export function modelTokens(ledger: Record<string, LedgerEntry>): { calls: number; inputTokens: number; outputTokens: number } {
-  const bedrock = Object.entries(ledger).filter(([k]) => k.startsWith('BedrockRuntime.'));
-  return {
-    calls: bedrock.reduce((n, [, v]) => n + v.requests, 0),
-    inputTokens: bedrock.reduce((n, [, v]) => n + v.inputTokens, 0),
-    outputTokens: bedrock.reduce((n, [, v]) => n + v.outputTokens, 0),
-  };
-}
-
-/** USD of model tokens at a model's published prices (null when the id has no price). */
-export const modelTokensUsd = (modelId: string, tokens: { inputTokens: number; outputTokens: number }): number | null =>
-  estimateCostUsd(modelId, tokens.inputTokens, tokens.outputTokens);
-
 /** Lambda USD for the reflector waiting on a real model during these calls. */
 export const modelWaitUsd = (tokens: { calls: number; outputTokens: number }, memoryMb: number): number =>
   (tokens.calls * ASSUMED_MODEL_WAIT.firstTokenSeconds + tokens.outputTokens / ASSUMED_MODEL_WAIT.outputTokensPerSecond) * (memoryMb / 1024) * PRICES.lambdaGbSecond;
-
-export function storageUsdPerMonth(bytes: { dynamodb: number; s3: number }): { dynamodb: number; s3: number } {
-  return { dynamodb: (bytes.dynamodb / 1024 ** 3) * PRICES.dynamoGbMonth, s3: (bytes.s3 / 1024 ** 3) * PRICES.s3GbMonth };
-}
-
-/** AgentCore Memory for the same workload: one event per turn, our records as its long-term records, one retrieval per search. */
-export function agentCoreUsd(workload: { turns: number; records: number; retrievals: number }): { events: number; records: number; retrievals: number; total: number } {
-  const events = workload.turns * AGENTCORE.event;
-  const records = workload.records * AGENTCORE.recordMonth;
-  const retrievals = workload.retrievals * AGENTCORE.retrieval;
-  return { events, records, retrievals, total: events + records + retrievals };
-}

@@ -69,7 +69,7 @@ export interface QualityResult {
   /** Result kinds in the memory search's top 5, over all questions. */
   kinds: Record<string, number>;
   /** What the replays used (ingest: replay + a day of sweeps; retrieval: the QA searches). */
-  usage: { ingest: PhaseUse; retrieval: PhaseUse; records: number; storedBytes: { dynamodb: number; s3: number }; storage: StorageUse; sweepFires: number; logBytes: Record<string, number> };
+  usage: { ingest: PhaseUse; retrieval: PhaseUse; records: number; storedBytes: { dynamodb: number; s3: number }; storage: StorageUse; sweepFires: number; logBytes: Record<string, number>; metrics: string[] };
   /** Per conversation: medians of signal time per turn and of trigger → staged (ms), and all samples' spread. */
   latency: {
     signalMsPerTurn: Spread;
@@ -351,6 +351,7 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
       storedBytes: { dynamodb: storage.dynamodbBytes, s3: storage.s3Bytes },
       storage,
       logBytes: logs.bytes,
+      metrics: [...logs.metrics].sort(),
     },
     latency: { signalMsPerTurn: spread(latencyRuns.signal), triggerToStagedMs: spread(latencyRuns.trigger), searchApiMs: spread(latencyRuns.search) },
     seconds: Math.round((Date.now() - started) / 1000),
@@ -402,8 +403,10 @@ async function measureStorage(info: Awaited<ReturnType<typeof startLocalStack>>[
  * EMF metrics, each naming its `service`) until stopped, by service, and keeps them off the
  * terminal; other output passes through.
  */
-function captureLogBytes(): { bytes: Record<string, number>; stop: () => void } {
+function captureLogBytes(): { bytes: Record<string, number>; metrics: Set<string>; stop: () => void } {
   const bytes: Record<string, number> = {};
+  /** The custom metrics the EMF lines define: `service/name` (each a metric CloudWatch bills by the month). */
+  const metrics = new Set<string>();
   const write = process.stdout.write.bind(process.stdout);
   process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
     const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
@@ -411,11 +414,15 @@ function captureLogBytes(): { bytes: Record<string, number>; stop: () => void } 
     for (const line of text.split('\n')) {
       const service = line.startsWith('{') ? /"service":"([^"]+)"/.exec(line)?.[1] : undefined;
       if (service) bytes[service] = (bytes[service] ?? 0) + Buffer.byteLength(line, 'utf8') + 1;
+      if (service && line.includes('"_aws"')) {
+        const emf = JSON.parse(line) as { _aws?: { CloudWatchMetrics?: Array<{ Metrics?: Array<{ Name?: string }> }> } };
+        for (const d of emf._aws?.CloudWatchMetrics ?? []) for (const m of d.Metrics ?? []) metrics.add(`${service}/${m.Name}`);
+      }
       else if (line.length > 0) kept += `${line}\n`;
     }
     return kept.length > 0 ? (write as (c: string, ...r: unknown[]) => boolean)(kept, ...rest) : true;
   }) as typeof process.stdout.write;
-  return { bytes, stop: () => void (process.stdout.write = write) };
+  return { bytes, metrics, stop: () => void (process.stdout.write = write) };
 }
 
 export const LOCOMO_FILES = ['conv-26.json', 'conv-30.json', 'conv-41.json', 'conv-42.json', 'conv-43.json'];

@@ -17,25 +17,7 @@ import { benchSearchLatency } from './search-latency.js';
 import { benchColdStart } from './cold-start.js';
 import { benchReflectorTime } from './reflector-time.js';
 import { benchSignalWrites } from './signal-writes.js';
-import { stageConfig } from '../infra/config/stages.js';
-import { SWEEPS } from '../infra/resources.js';
-import { fireTimesBetween } from '../lib/domain/sleep-time/schedule.js';
-import {
-  AGENTCORE,
-  ASSUMED_MODEL_WAIT,
-  agentCoreUsd,
-  type CostByService,
-  type FunctionUse,
-  functionCost,
-  modelTokens,
-  modelTokensUsd,
-  modelWaitUsd,
-  PRICES,
-  PRICES_CHECKED,
-  scaleCost,
-  storageUsdPerMonth,
-  totalOf,
-} from './cost.js';
+import { costSection } from './cost-section.js';
 
 const fmt = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));
 
@@ -205,145 +187,19 @@ group per receive; Lambda runs more pollers and batches of up to 10.
 `;
 }
 
-const runQuality = (quick: boolean) => runScript<QualityResult>('./locomo-quality.ts', quick ? ['--quick'] : []);
+/** The LoCoMo replay, once per run: the quality and cost sections read the same one. */
+const replays = new Map<boolean, QualityResult>();
+const runQuality = (quick: boolean): QualityResult => {
+  const done = replays.get(quick) ?? runScript<QualityResult>('./locomo-quality.ts', quick ? ['--quick'] : []);
+  replays.set(quick, done);
+  return done;
+};
 
 const pct = (n: number) => `${(n * 100).toFixed(1)} %`;
 const points = (n: number) => `${n >= 0 ? '+' : '−'}${Math.abs(n * 100).toFixed(1)}`;
 const margin = (a: QualityResult['memory'], b: QualityResult['memory']) =>
   `${points(a.any[5] - b.any[5])} / ${points(a.any[10] - b.any[10])} points any@5 / any@10, ${points(a.all[5] - b.all[5])} / ${points(a.all[10] - b.all[10])} all@5 / all@10`;
-const usd = (n: number) => (n >= 100 ? `$${n.toFixed(0)}` : n >= 1 ? `$${n.toFixed(2)}` : `$${n.toFixed(3)}`);
 
-/** The cost section: ingest per 1M turns, retrievals per 1M searches, storage, and AgentCore beside it. */
-function costSection(quality: QualityResult): { md: string; infraPerMillion: number; tokensPer1000: { input: number; output: number } } {
-  const config = stageConfig('dev');
-  const memory = config.memoryMb as Record<string, number>;
-  const turns = quality.turns;
-  const perMillionTurns = 1e6 / turns;
-  const fnUse = (phase: QualityResult['usage']['ingest'], fn: string): FunctionUse => {
-    const u = phase.byFunction[fn] ?? { ledger: {}, invocations: 0, billedMs: 0 };
-    return { ...u, memoryMb: memory[fn] ?? 512, queue: fn === 'idle' ? 'standard' : fn === 'signal' || fn === 'reflector' ? 'fifo' : null, http: fn === 'api' };
-  };
-  const ingest = quality.usage.ingest;
-  const tokens = modelTokens(ingest.byFunction.reflector?.ledger ?? {});
-  const zero: CostByService = { lambda: 0, dynamodb: 0, s3: 0, sqs: 0, apiGateway: 0 };
-  // Sweeps fire on schedules, not per turn: their cost is per month (fires in 30 days).
-  const from = new Date(Date.UTC(2026, 0, 1));
-  const to = new Date(from.getTime() + 30 * 86_400_000);
-  const firesPerMonth = SWEEPS.reduce((n, name) => n + fireTimesBetween(config.schedules[name], from, to).length, 0);
-  const sweepUse = fnUse(ingest, 'sweep');
-  const rows: Array<{ name: string; cost: CostByService; note?: string }> = [
-    ...['signal', 'idle', 'reflector'].map((fn) => ({ name: `${fn} function`, cost: scaleCost(functionCost(fnUse(ingest, fn)), perMillionTurns) })),
-    { name: 'reflector waiting on the model (assumed)', cost: { ...zero, lambda: modelWaitUsd(tokens, memory.reflector ?? 512) * perMillionTurns } },
-    { name: 'agents publishing turn.saved (one send per turn)', cost: { ...zero, sqs: 1e6 * PRICES.sqsFifoRequest } },
-    {
-      name: `sweep function (${firesPerMonth} fires a month, per month)`,
-      cost: scaleCost(functionCost(sweepUse), sweepUse.invocations > 0 ? firesPerMonth / sweepUse.invocations : 0),
-    },
-  ];
-  const row = (name: string, c: CostByService) =>
-    `| ${name} | ${usd(c.lambda)} | ${usd(c.dynamodb)} | ${usd(c.s3)} | ${usd(c.sqs)} | ${usd(totalOf(c))} |`;
-  const sumCost = (cs: readonly CostByService[]): CostByService =>
-    cs.reduce((a, c) => ({ lambda: a.lambda + c.lambda, dynamodb: a.dynamodb + c.dynamodb, s3: a.s3 + c.s3, sqs: a.sqs + c.sqs, apiGateway: a.apiGateway + c.apiGateway }), zero);
-  const ingestTotal = sumCost(rows.map((r) => r.cost));
-  const infra = totalOf(ingestTotal);
-  const measuredOnly = totalOf(sumCost(rows.filter((r) => !r.name.includes('assumed')).map((r) => r.cost)));
-  const ingestTable = [
-    '| | Lambda | DynamoDB | S3 | SQS | total |',
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
-    ...rows.map((r) => row(r.name, r.cost)),
-    row('**total**', ingestTotal),
-  ].join('\n');
-  // Where the requests go: per function, per turn.
-  const opsTable = [
-    '| function | invocations per 1k turns | mean ms per invocation | AWS requests per turn (largest first) |',
-    '| --- | ---: | ---: | --- |',
-    ...['signal', 'idle', 'reflector'].map((fn) => {
-      const u = fnUse(ingest, fn);
-      const ops = Object.entries(u.ledger)
-        .map(([k, v]) => [k, v.requests / turns] as const)
-        .filter(([, n]) => n >= 0.01)
-        .sort((x, y) => y[1] - x[1])
-        .map(([k, n]) => `${k} ${n.toFixed(2)}`)
-        .join(', ');
-      return `| ${fn} | ${((u.invocations / turns) * 1000).toFixed(0)} | ${u.invocations > 0 ? (u.billedMs / u.invocations).toFixed(1) : '–'} | ${ops} |`;
-    }),
-  ].join('\n');
-  const searches = quality.usage.retrieval.byFunction.api?.invocations ?? 0;
-  const retrieval = searches > 0 ? scaleCost(functionCost(fnUse(quality.usage.retrieval, 'api')), 1e6 / searches) : zero;
-  const apiLedger = quality.usage.retrieval.byFunction.api?.ledger ?? {};
-  const perSearch = (pred: (k: string) => boolean, f: 'requests' | 'readUnits') =>
-    searches > 0 ? Object.entries(apiLedger).filter(([k]) => pred(k)).reduce((n, [, v]) => n + v[f], 0) / searches : 0;
-  const perTurnBytes = { dynamodb: quality.usage.storedBytes.dynamodb / turns, s3: quality.usage.storedBytes.s3 / turns };
-  const storage = storageUsdPerMonth({ dynamodb: perTurnBytes.dynamodb * 1e6, s3: perTurnBytes.s3 * 1e6 });
-  const recordsPerMillion = (quality.usage.records / turns) * 1e6;
-  const tokensUsd = modelTokensUsd(config.modelId, { inputTokens: tokens.inputTokens * perMillionTurns, outputTokens: tokens.outputTokens * perMillionTurns });
-  const ours = { ingest: infra, retrieval: totalOf(retrieval), storage: storage.dynamodb + storage.s3, tokens: tokensUsd ?? 0 };
-  const agentcore = agentCoreUsd({ turns: 1e6, records: recordsPerMillion, retrievals: 1e6 });
-  const per1000 = { input: Math.round((tokens.inputTokens / turns) * 1000), output: Math.round((tokens.outputTokens / turns) * 1000) };
-  const md = `## Cost per 1M turns
-
-Measured during the LoCoMo replay above (${turns} turns, ${searches} searches) and scaled linearly,
-so the workload is "1M turns from users who talk like LoCoMo's" (a session every few days,
-nightly and weekly runs in between). Counted: every AWS request each handler made (the request
-ledger, split by function), DynamoDB capacity units as DynamoDB Local reports them, each
-invocation's handler time rounded up to the millisecond × the stage's configured memory
-(${Object.entries(memory).map(([f, m]) => `${f} ${m} MB`).join(', ')}; Arm64), one receive and one delete per invocation by each
-queue's event source, and the tokens of every Converse call. Prices: published on-demand
-us-east-1 prices, checked ${PRICES_CHECKED}, in \`bench/cost.ts\`: Lambda Arm $${PRICES.lambdaGbSecond} per GB-s and
-$0.20 per 1M requests; DynamoDB $0.625 per 1M write units, $0.125 per 1M read units, $0.25 per
-GB-month; S3 $0.005 per 1k PUT/LIST, $0.0004 per 1k GET, $0.023 per GB-month; SQS FIFO $0.50
-and standard $0.40 per 1M requests; HTTP API $1.00 per 1M requests. No free tier.
-
-What the local run cannot show, and how it is handled:
-- The offline model answers at once; a real one keeps the reflector waiting, and Lambda bills
-  the wait. Added as an assumption: ${ASSUMED_MODEL_WAIT.firstTokenSeconds} s per call + output tokens at ${ASSUMED_MODEL_WAIT.outputTokensPerSecond} per second.
-- The local FIFO poller gets one message per user per receive, so the signal function ran
-  once per turn here; Lambda's event source hands it up to 10 of a user's messages at once.
-  The signal row is therefore an upper bound (the ingestion table at the top has full batches).
-- Not priced: CloudWatch Logs ingestion (depends on the log level; prod runs at WARN),
-  X-Ray traces (sampled), and the event sources' empty long polls (a fixed few cents a month
-  per queue).
-
-### Ingest: 1M turns (signal, idle summaries, reflections, nightly and weekly runs)
-
-${ingestTable}
-
-Infrastructure per 1M turns, model tokens excluded: **${usd(infra)}** (measured part ${usd(measuredOnly)}, the rest the
-assumed model wait) — ${infra <= 5 ? 'within' : 'over'} the goal of $5.
-
-${opsTable}
-
-Model tokens per 1,000 turns: ${per1000.input.toLocaleString('en-US')} input, ${per1000.output.toLocaleString('en-US')} output in ${((tokens.calls / turns) * 1000).toFixed(0)} calls
-(prompts as the reflector builds them; the output is the offline model's, an LLM's will differ).
-At ${config.modelId}'s prices: ${tokensUsd === null ? 'not priced (unknown model)' : `${usd(tokensUsd)} per 1M turns`}.
-
-### Retrieval: 1M searches
-
-Per search: ${perSearch((k) => k.startsWith('DynamoDB.'), 'requests').toFixed(1)} DynamoDB requests (${perSearch((k) => k.startsWith('DynamoDB.'), 'readUnits').toFixed(1)} read units), ${perSearch((k) => k.startsWith('S3.'), 'requests').toFixed(1)} S3 GET.
-Lambda ${usd(retrieval.lambda)}, DynamoDB ${usd(retrieval.dynamodb)}, S3 ${usd(retrieval.s3)}, HTTP API ${usd(retrieval.apiGateway)}: **${usd(totalOf(retrieval))}** per 1M searches.
-Each search reads the user's (and GLOBAL's) search-index change marks and pointer, and the page's
-items by key (issue 18): read units do not grow with the user's history (the search-latency
-section measures them at 1k–100k items).
-
-### Storage
-
-${(perTurnBytes.dynamodb / 1024).toFixed(2)} KiB in DynamoDB and ${(perTurnBytes.s3 / 1024).toFixed(2)} KiB in S3 per turn, after nightly and weekly runs
-(DynamoDB Local's table size; S3 object sizes): ${usd(storage.dynamodb)} + ${usd(storage.s3)} a month for 1M turns' worth.
-
-### Beside Amazon Bedrock AgentCore Memory
-
-Workload: 1M turns, 1M retrievals, and the long-term records they produce, held for a month
-(${Math.round(recordsPerMillion).toLocaleString('en-US')} per 1M turns: the staged, promoted, finding and summary documents this replay made).
-AgentCore's published prices: $${(AGENTCORE.event * 1000).toFixed(2)} per 1,000 events (one per turn), $${(AGENTCORE.recordMonth * 1000).toFixed(2)} per 1,000
-long-term records a month (built-in strategies, model use included), $${(AGENTCORE.retrieval * 1000).toFixed(2)} per 1,000 retrievals.
-
-| | ingest (events) | storage (records) | retrievals | model tokens | total |
-| --- | ---: | ---: | ---: | ---: | ---: |
-| this service | ${usd(ours.ingest)} | ${usd(ours.storage)} | ${usd(ours.retrieval)} | ${usd(ours.tokens)} | ${usd(ours.ingest + ours.storage + ours.retrieval + ours.tokens)} |
-| AgentCore Memory | ${usd(agentcore.events)} | ${usd(agentcore.records)} | ${usd(agentcore.retrievals)} | included | ${usd(agentcore.total)} |
-`;
-  return { md, infraPerMillion: infra, tokensPer1000: per1000 };
-}
 
 /** Latency of the replay: signal time per turn, trigger → staged, search through the API. */
 function latencySection(quality: QualityResult): string {
@@ -526,7 +382,6 @@ ${verdict(at(10_000)?.p95, goals.p95At10k, 'p95 at 10,000')}; ${verdict(at(100_0
 
 async function qualitySection(quick: boolean): Promise<SectionResult> {
   const quality = runQuality(quick);
-  const cost = costSection(quality);
   mkdirSync(new URL('./plots/', import.meta.url), { recursive: true });
   writeFileSync(
     new URL('./plots/recall-at-k.svg', import.meta.url),
@@ -577,20 +432,17 @@ stemming memory.search uses: ${margin(quality.memory, quality.stemmedFloor)} —
 - Category 5 (adversarial, ${quality.adversarial.questions} questions): search returned nothing for ${pct(quality.adversarial.emptyShare)} (floor: ${pct(quality.adversarial.floorEmptyShare)}).
 - Extraction coverage: ${quality.extraction.covered} of ${quality.extraction.events} annotated session events (${pct(quality.extraction.share)}) have a staged or promoted item from their session among the top 3 when searched for.
 
-${cost.md}
 ${latencySection(quality)}
 ${diarySection(quality)}`;
   const json = {
     any: quality.memory.any,
     all: quality.memory.all,
-    infraUsdPer1MTurns: Math.round(cost.infraPerMillion * 100) / 100,
-    tokensPer1000Turns: cost.tokensPer1000,
     diary: { written: quality.diary.written, perTurn: quality.diary.perTurnEntries },
   };
   return {
     md,
     json,
-    log: [recallTable, `infrastructure per 1M turns: $${cost.infraPerMillion.toFixed(2)} (goal ≤ $5); model tokens per 1,000 turns: ${cost.tokensPer1000.input} in, ${cost.tokensPer1000.output} out`],
+    log: [recallTable],
   };
 }
 
@@ -660,6 +512,7 @@ async function faultsRun(quick: boolean): Promise<SectionResult> {
 const SECTIONS: readonly Section[] = [
   { name: 'signal-writes', run: () => signalWritesSection() },
   { name: 'quality', run: qualitySection },
+  { name: 'cost', run: async (quick) => costSection(runQuality(quick)) },
   { name: 'search-latency', run: searchLatencySection },
   { name: 'cold-start', run: coldStartSection },
   { name: 'attacks', run: () => attacksSection() },
@@ -669,7 +522,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'reflector-time', run: () => reflectorTimeSection() },
 ];
 /** A full run's order: a section that fails then costs minutes, not the replays' hour. */
-const RUN_ORDER = ['cold-start', 'signal-writes', 'reflector-time', 'search-latency', 'quality', 'attacks', 'faults', 'fuzz', 'load'];
+const RUN_ORDER = ['cold-start', 'signal-writes', 'reflector-time', 'search-latency', 'quality', 'cost', 'attacks', 'faults', 'fuzz', 'load'];
 
 const BLOCK = (name: string) => new RegExp(`<!-- bench:${name} -->\\n[\\s\\S]*?<!-- /bench:${name} -->\\n`);
 

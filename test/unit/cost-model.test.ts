@@ -2,7 +2,8 @@
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { agentCoreUsd, functionCost, modelTokens, PRICES, totalOf } from '../../bench/cost.js';
+import { modelUsd, tokensByJob } from '../../bench/bill.js';
+import { functionCost, PRICES, totalOf } from '../../bench/cost.js';
 import { instrument, ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js';
 
 const entry = (over: Partial<{ requests: number; readUnits: number; writeUnits: number; inputTokens: number; outputTokens: number }>) => ({
@@ -39,13 +40,19 @@ describe('the cost model', () => {
     expect(totalOf(cost)).toBeCloseTo(cost.lambda + cost.dynamodb + cost.s3 + cost.sqs, 12);
   });
 
-  it('sums model tokens over Bedrock calls only, and prices AgentCore per event, record-month and retrieval', () => {
-    expect(modelTokens({ 'BedrockRuntime.Converse': entry({ requests: 2, inputTokens: 900, outputTokens: 100 }), 'S3.GetObject': entry({ requests: 7 }) })).toEqual({
-      calls: 2,
-      inputTokens: 900,
-      outputTokens: 100,
-    });
-    expect(agentCoreUsd({ turns: 1000, records: 2000, retrievals: 4000 })).toEqual({ events: 0.25, records: 1.5, retrievals: 2, total: 3.75 });
+  it('splits model tokens per turn by job kind (the tool a call forces) and prices them per model choice', () => {
+    const tokens = tokensByJob(
+      {
+        'BedrockRuntime.Converse#record_reflection': entry({ requests: 2, inputTokens: 900, outputTokens: 100 }),
+        'BedrockRuntime.Converse#text': entry({ requests: 1, inputTokens: 300, outputTokens: 50 }),
+        'S3.GetObject': entry({ requests: 7 }),
+      },
+      10,
+    );
+    expect(tokens).toEqual({ batch: { calls: 0.2, inputTokens: 90, outputTokens: 10 }, summary: { calls: 0.1, inputTokens: 30, outputTokens: 5 } });
+    // Per 1M turns: Haiku 4.5 at $1 / $5 per 1M tokens for batches, Nova Micro at $0.035 / $0.14 for the rest.
+    const usd = modelUsd(tokens, { default: 'us.amazon.nova-micro-v1:0', batch: 'us.anthropic.claude-haiku-4-5-20251001-v1:0' });
+    expect(usd).toBeCloseTo(90 * 1 + 10 * 5 + 30 * 0.035 + 5 * 0.14, 6);
   });
 });
 

@@ -1,0 +1,161 @@
+/**
+ * `npm run bench -- --only cost` (issue 19): the honest bill of a LoCoMo replay
+ * (bench/bill.ts), the model tokens per turn by job kind at three model choices, and Amazon
+ * Bedrock AgentCore Memory beside it, like for like.
+ */
+import { stageConfig } from '../infra/config/stages.js';
+import { synthesizeStage } from '../infra/local/iam/synthesized-stage.js';
+import { CHARS_PER_TOKEN, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../infra/local/token-estimate.js';
+import { SWEEPS } from '../infra/resources.js';
+import { PRICES_AS_OF } from '../lib/domain/sleep-time/model-prices.js';
+import { fireTimesBetween } from '../lib/domain/sleep-time/schedule.js';
+import { ASSUMED, type Bill, type BillLine, billOf, modelUsd } from './bill.js';
+import { AGENTCORE, ASSUMED_MODEL_WAIT, PRICES_CHECKED } from './cost.js';
+import type { QualityResult } from './locomo-quality.js';
+
+const HAIKU = 'us.anthropic.claude-haiku-4-5-20251001-v1:0';
+const NOVA_LITE = 'us.amazon.nova-lite-v1:0';
+const NOVA_MICRO = 'us.amazon.nova-micro-v1:0';
+
+/** The model choices the bill is shown at: one model for every job, or one per job kind. */
+export const MODEL_CHOICES: ReadonlyArray<{ name: string; models: Record<string, string> }> = [
+  { name: 'Claude Haiku 4.5 for every job', models: { default: HAIKU } },
+  { name: 'Haiku 4.5 for batches, Nova Lite for summaries, nightly and weekly runs', models: { default: NOVA_LITE, batch: HAIKU } },
+  { name: 'Nova Micro for every job', models: { default: NOVA_MICRO } },
+];
+
+const usd = (n: number) => (n >= 100 ? `$${n.toFixed(0)}` : n >= 1 ? `$${n.toFixed(2)}` : `$${n.toFixed(3)}`);
+const table = (lines: readonly BillLine[]) =>
+  ['| item | USD | how |', '| --- | ---: | --- |', ...lines.filter((l) => l.usd > 0 || l.note).map((l) => `| ${l.name} | ${usd(l.usd)} | ${l.note} |`)].join('\n');
+
+export async function costSection(quality: QualityResult): Promise<{ md: string; json: Record<string, unknown>; log: string[] }> {
+  const config = stageConfig('prod');
+  const account = '000000000000';
+  const stage = await synthesizeStage({ stage: 'prod', env: { account, region: 'us-east-1', partition: 'aws', queueUrl: (name) => `https://sqs.us-east-1.amazonaws.com/${account}/${name}` } });
+  const from = new Date(Date.UTC(2026, 0, 1));
+  const to = new Date(from.getTime() + 30 * 86_400_000);
+  const sweepFiresPerMonth = SWEEPS.reduce((n, name) => n + fireTimesBetween(config.schedules[name], from, to).length, 0);
+  const bill = billOf({ quality, stage, memoryMb: config.memoryMb as Record<string, number>, sweepFiresPerMonth });
+  const tokensIn = Object.values(bill.tokens).reduce((n, t) => n + t.inputTokens, 0);
+  const tokensOut = Object.values(bill.tokens).reduce((n, t) => n + t.outputTokens, 0);
+  const models = MODEL_CHOICES.map((c) => ({ ...c, usd: modelUsd(bill.tokens, c.models) }));
+  const json = {
+    infraUsdPer1MTurns: round(bill.infraUsdPer1MTurns),
+    fixedUsdPerMonth: round(bill.fixedUsdPerMonth),
+    modelUsdPer1MTurns: Object.fromEntries([HAIKU, NOVA_LITE, NOVA_MICRO].map((m) => [m, round(modelUsd(bill.tokens, { default: m }))])),
+    inputTokensPerTurn: Math.round(tokensIn),
+    outputTokensPerTurn: Math.round(tokensOut),
+    s3PutsPerTurn: round(bill.s3PutsPerTurn),
+    dynamoWriteUnitsPerTurn: round(bill.dynamoWriteUnitsPerTurn),
+    retrievalUsdPer1MSearches: round(bill.retrievalUsdPer1MSearches),
+  };
+  return {
+    md: render(quality, bill, models, { tokensIn, tokensOut }),
+    json,
+    log: [`infrastructure per 1M turns $${json.infraUsdPer1MTurns} (goal ≤ 5), fixed $${json.fixedUsdPerMonth}/month (goal ≤ 10), input tokens per turn ${json.inputTokensPerTurn} (goal ≤ 190)`],
+  };
+}
+
+const round = (n: number) => Math.round(n * 100) / 100;
+
+function render(quality: QualityResult, bill: Bill, models: ReadonlyArray<{ name: string; models: Record<string, string>; usd: number }>, t: { tokensIn: number; tokensOut: number }): string {
+  const verdict = (n: number, goal: number) => (n <= goal ? `within the goal of $${goal}` : `**over** the goal of $${goal}`);
+  const jobs = Object.entries(bill.tokens).sort((a, b) => b[1].inputTokens - a[1].inputTokens);
+  const tokenTable = [
+    '| job kind | calls per 1k turns | input tokens per turn | output tokens per turn |',
+    '| --- | ---: | ---: | ---: |',
+    ...jobs.map(([job, v]) => `| ${job} | ${(v.calls * 1000).toFixed(0)} | ${v.inputTokens.toFixed(0)} | ${v.outputTokens.toFixed(0)} |`),
+    `| **all** | ${(jobs.reduce((n, [, v]) => n + v.calls, 0) * 1000).toFixed(0)} | ${t.tokensIn.toFixed(0)} | ${t.tokensOut.toFixed(0)} |`,
+  ].join('\n');
+  return `## Cost: the bill per 1M turns
+
+Measured during the LoCoMo replay of the quality section (${quality.turns} turns, ${quality.usage.retrieval.byFunction.api?.invocations ?? 0} searches) and scaled linearly:
+"1M turns from users who talk like LoCoMo's" (a session every few days, nightly and weekly runs
+in between). Counted from the replay: every AWS request each handler made and DynamoDB's capacity
+units (the request ledger, as DynamoDB Local reports them), each invocation's handler time × the
+prod stage's memory, the bytes the functions logged at prod's log level (${stageConfig('prod').logLevel}) with metrics on,
+the custom metrics they emitted, what the table and the bucket hold at the end, and the tokens of
+every Converse call. From the synthesized prod stage: alarms, keys, queues with event sources,
+each function's tracing. Prices: us-east-1 on-demand, no free tier, checked ${PRICES_CHECKED}
+(\`bench/cost.ts\`, \`bench/bill.ts\`; sources in docs/pricing-sources.md).
+
+Assumed, because no local run can show it: a Lambda cold start per ${1 / ASSUMED.coldStartShare} invocations at ${ASSUMED.initMs} ms
+(INIT is billed); ${ASSUMED.platformLogBytes} B of platform log lines per invocation (+${ASSUMED.tracedPlatformLogBytes} B traced); ${ASSUMED.pollersPerQueue} pollers per event
+source, each an empty ${ASSUMED.longPollSeconds}-s receive; KMS data keys once per 5 minutes per principal and key while busy;
+the reflector waiting on a real model (${ASSUMED_MODEL_WAIT.firstTokenSeconds} s per call + ${ASSUMED_MODEL_WAIT.outputTokensPerSecond} output tokens a second), listed apart.
+The local FIFO poller hands the signal function one message per user at a time, so its rows are
+an upper bound (Lambda batches up to 10 of a user's turns).
+
+### What grows with turns: per 1M turns (a month's storage of what they leave included)
+
+${table(bill.perMillionTurns)}
+
+**Infrastructure: ${usd(bill.infraUsdPer1MTurns)} per 1M turns** — ${verdict(bill.infraUsdPer1MTurns, 5)}.
+Apart: the reflector waiting on a real model, ${usd(bill.modelWaitUsdPer1MTurns)} per 1M turns (assumed, above).
+Per turn: ${bill.s3PutsPerTurn.toFixed(2)} S3 PUTs, ${bill.dynamoWriteUnitsPerTurn.toFixed(2)} DynamoDB write units.
+
+### What a stage pays standing still: per month
+
+${table(bill.fixed)}
+
+**Fixed: ${usd(bill.fixedUsdPerMonth)} a month** — ${verdict(bill.fixedUsdPerMonth, 10)} — ${usd(bill.fixedUsdPerMonth)} per 1M turns at 1M turns a month,
+${usd(bill.fixedUsdPerMonth / 10)} at 10M. The Cognito user pool (free up to its tier's monthly active users) is not priced.
+
+### Retrieval: per 1M searches
+
+${table(bill.perMillionSearches)}
+
+**${usd(bill.retrievalUsdPer1MSearches)} per 1M searches.**
+
+### Model tokens
+
+Counted as Bedrock bills them, by a calibrated estimate (\`infra/local/token-estimate.ts\`): the system
+and message text and the tool definition (its JSON schema) at ${CHARS_PER_TOKEN} characters a token (Anthropic's
+figure for Claude), plus Claude 4.5's hidden tool-use system prompt of ${TOOL_USE_SYSTEM_PROMPT_TOKENS} tokens for a forced tool. Not
+a tokenizer: Bedrock's CountTokens gives the exact count in an account. The outputs are the
+offline model's; an LLM's will differ.
+
+${tokenTable}
+
+| model choice | model tokens per 1M turns |
+| --- | ---: |
+${models.map((m) => `| ${m.name} | ${usd(m.usd)} |`).join('\n')}
+
+Model prices as of ${PRICES_AS_OF} (\`lib/domain/sleep-time/model-prices.ts\`). Nova rows price the same
+counts (Claude's tool-use prompt included), so they lean high.
+
+${agentCore(bill, models)}`;
+}
+
+/**
+ * AgentCore Memory for the same month's work: an event per turn, a long-term record for each
+ * staged, promoted, finding or summary document ours makes, a retrieval per search. Records
+ * are a stock billed every month they are kept: month 12 holds twelve months' records. Ours
+ * keeps a stock too (the storage lines).
+ */
+function agentCore(bill: Bill, models: ReadonlyArray<{ name: string; usd: number }>): string {
+  const records = bill.recordsPerMillionTurns;
+  const storage = bill.perMillionTurns.filter((l) => /storage|recovery|tags/.test(l.name)).reduce((n, l) => n + l.usd, 0);
+  const ours = (month: number, tokens: number) => bill.infraUsdPer1MTurns - storage + storage * month + bill.modelWaitUsdPer1MTurns + bill.fixedUsdPerMonth + bill.retrievalUsdPer1MSearches + tokens;
+  const builtIn = (month: number) => 1e6 * AGENTCORE.event + records * month * AGENTCORE.recordMonth + 1e6 * AGENTCORE.retrieval;
+  const selfManaged = (month: number, tokens: number) => 1e6 * AGENTCORE.event + records * month * SELF_MANAGED_RECORD_MONTH + 1e6 * AGENTCORE.retrieval + tokens;
+  const rows = models.map(
+    (m) => `| ${m.name} | ${usd(ours(1, m.usd))} / ${usd(ours(12, m.usd))} | ${usd(builtIn(1))} / ${usd(builtIn(12))} | ${usd(selfManaged(1, m.usd))} / ${usd(selfManaged(12, m.usd))} |`,
+  );
+  return `### Beside Amazon Bedrock AgentCore Memory
+
+A month of 1M turns and 1M searches, in month 1 and in month 12 of doing so (records kept).
+AgentCore: $0.25 per 1,000 events (one per turn), $0.50 per 1,000 retrievals, and per long-term
+record a month $0.75 with built-in strategies (extraction tokens included) or $0.25 with
+self-managed ones (the team pays its own model tokens — the same tokens as ours). Records: the
+${Math.round(records).toLocaleString('en-US')} staged, promoted, finding and summary documents per 1M turns this replay made. Ours:
+infrastructure + the model wait + fixed + retrieval + model tokens, our storage growing as a stock.
+
+| model choice | this service: month 1 / month 12 | AgentCore built-in: month 1 / month 12 | AgentCore self-managed: month 1 / month 12 |
+| --- | ---: | ---: | ---: |
+${rows.join('\n')}`;
+}
+
+/** AgentCore Memory: per long-term record a month with self-managed (or overridden) strategies. */
+const SELF_MANAGED_RECORD_MONTH = 0.25 / 1000;
+

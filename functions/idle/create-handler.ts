@@ -42,8 +42,9 @@ export function createIdleHandler(env: IdleEnv, clients: Pick<AwsClients, 'ddb' 
       return;
     }
     const outcome = await checkIdle(check, deps);
-    if (outcome.status === 'enqueued') metrics.addMetric('IdleSummariesEnqueued', MetricUnit.Count, 1);
-    else logger.debug('idle check done', { userId: check.userId, ...outcome });
+    // 0 when none: an invocation with no metric makes Powertools log a warning (a log line billed per check).
+    metrics.addMetric('IdleSummariesEnqueued', MetricUnit.Count, outcome.status === 'enqueued' ? 1 : 0);
+    if (outcome.status !== 'enqueued') logger.debug('idle check done', { userId: check.userId, ...outcome });
   }
 
   const processor = new BatchProcessor(EventType.SQS);

@@ -49,7 +49,7 @@ const PROCESSING_FACTS = new Set(['reused', 'estimatedCostUsd']);
 /** Processing facts recorded only when they happened, so left out rather than masked. */
 const ONE_SIDED_FACTS = new Set(['budgetRetry', 'budgetRetries']);
 /** Fields (and front-matter keys) holding a time of processing, in every kind of record. */
-const PROCESSING_TIMES = new Set(['staged_at', 'stagedAt', 'promoted_at', 'promotedAt', 'created_at', 'createdAt', 'lastBatchTimestamp', 'lastSeenAt', 'updatedAt', 'receivedAt', 'requestedAt', 'enqueuedAt']);
+const PROCESSING_TIMES = new Set(['staged_at', 'stagedAt', 'promoted_at', 'promotedAt', 'created_at', 'createdAt', 'lastBatchTimestamp', 'lastSeenAt', 'idleCheckDueAt', 'updatedAt', 'receivedAt', 'requestedAt', 'enqueuedAt']);
 const ISO = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const FRONT_MATTER_TIME = /^(\w+): (\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/gm;
 
@@ -112,7 +112,13 @@ export async function dumpUserState(
   for (const item of await queryAll(clients.ddb, where.tableName, keys.userPk(userId))) {
     const sk = String(item.sk);
     if (sk === keys.searchIndexSk || sk.startsWith(keys.searchChangePrefix)) continue;
-    const value = sk === keys.knowledgeIndexSk && typeof item.key === 'string' ? { ...item, key: maskSnapshotKey(item.key) } : item;
+    // A recorded model answer is kept as JSON text: compared parsed, its latency masked like a document's.
+    const value =
+      sk === keys.knowledgeIndexSk && typeof item.key === 'string'
+        ? { ...item, key: maskSnapshotKey(item.key) }
+        : sk.startsWith(keys.modelOutputSk('')) && typeof item.response === 'string'
+          ? { ...item, response: JSON.parse(item.response) as unknown }
+          : item;
     items[`${String(item.pk)}|${sk}`] = normalise(value, { timestampIsProcessing: sk.startsWith('BATCH#') });
   }
   const objects: Record<string, unknown> = {};

@@ -1,6 +1,6 @@
 import type { DynamoSearchChangeLog } from './search-index-store.js';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { dayGsiPartitions, diaryKey, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
 import { restagedMarkdown, type StagedRecord } from '../domain/promotion.js';
@@ -197,13 +197,22 @@ export class KnowledgeRepository implements KnowledgeStore {
     await this.changes.mark(userId, [`staged:${path}`]);
   }
 
+  /**
+   * The recorded answer: an item in the user's partition (a few KB: a write unit per KB at
+   * $0.625 per million against an S3 PUT's $5; issue 19). Strongly consistent, so a redelivery
+   * right after the put sees it. A job recorded before issue 19 has its answer in S3 instead.
+   */
   async getModelOutput(userId: string, batchId: string): Promise<ModelResponse | null> {
+    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.modelOutputSk(batchId) }, ConsistentRead: true }));
+    if (typeof res.Item?.response === 'string') return JSON.parse(res.Item.response) as ModelResponse;
     const text = await this.getText(modelOutputKey(userId, batchId));
     return text ? (JSON.parse(text) as ModelResponse) : null;
   }
 
   async putModelOutput(userId: string, batchId: string, response: ModelResponse): Promise<void> {
-    await this.putText(modelOutputKey(userId, batchId), JSON.stringify(response), 'application/json');
+    await this.ddb.send(
+      new PutCommand({ TableName: this.tableName, Item: { pk: keys.userPk(userId), sk: keys.modelOutputSk(batchId), kind: 'model-output', userId, jobId: batchId, response: JSON.stringify(response) } }),
+    );
   }
 
   async putDiary(userId: string, batchId: string, markdown: string): Promise<string> {

@@ -94,6 +94,8 @@ export const keys = {
   /** An agent.event's episode (seed 004 P3-M4), beside the turn index. */
   eventEpisodeSk: (episodeId: string) => `EPISODE#${episodeId}`,
   batchSk: (batchId: string) => `BATCH#${batchId}`,
+  /** The model's answer a job recorded before using it (a redelivery reuses it): one item, not an S3 object (issue 19). */
+  modelOutputSk: (jobId: string) => `MODELOUT#${jobId}`,
   stagedSk: (path: string) => `STAGED#${path}`,
   reflectionSk: (id: string) => `REFLECTION#${id}`,
   /** Reflection log: runs sorted by start time. */

@@ -5,7 +5,7 @@
  * Every list and map in the state is capped (named constants below, or a window of the
  * SignalConfig), so the item stays a few KB however long the user talks.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AgentEventTrigger } from '../../events/agent-event.js';
 import type { ReflectionKind } from '../../events/reflection-job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
@@ -417,8 +417,8 @@ export function scheduleIdleCheck(state: SignalState, config: SignalConfig, now:
 
 export type IdleCheckResult =
   | { state: SignalState; trigger: JobTrigger }
-  /** The user spoke since the check was sent: the same check again, due when the threshold after their last message passes. */
-  | { state: SignalState; reschedule: IdleCheckPlan }
+  /** The user spoke since the check was sent: the same check again (its `dueAt` kept: that is its identity), delayed until the threshold after their last message passes. */
+  | { reschedule: { delaySeconds: number } }
   /** `superseded`: not the user's pending check (a newer one is); `newer_message`: a check from before issue 19 whose turn is not the last. */
   | { skipped: 'newer_message' | 'superseded' | 'not_idle_yet' | 'too_few_messages' };
 
@@ -427,7 +427,10 @@ export type IdleCheckResult =
  * (1) at least `idleMinutes` since the user's last message (counted by the service's clock), and
  * (2) at least `idleMinMessages` messages since the last summary.
  * A check that is not the pending one stops; the pending one reschedules itself until (1)
- * holds. A check sent before `dueAt` existed keeps the old rule: its turn must be the last.
+ * holds, without a state write (so the state's writes stay one per batch and per summary,
+ * however the timing falls). While a put-back check waits, its `dueAt` has passed, so the next
+ * counted turn sends a fresh check and the old one stops as superseded when it fires: at most
+ * two in flight. A check sent before `dueAt` existed keeps the old rule: its turn must be the last.
  */
 export function idleCheck(prior: SignalState, check: { lastTurnId: number; dueAt?: string }, config: SignalConfig, now: Date): IdleCheckResult {
   const thresholdMs = config.idleMinutes * 60_000;
@@ -438,10 +441,7 @@ export function idleCheck(prior: SignalState, check: { lastTurnId: number; dueAt
     if (waitMs > skewMs) return { skipped: 'not_idle_yet' };
   } else {
     if (prior.idleCheckDueAt !== check.dueAt) return { skipped: 'superseded' };
-    if (waitMs > skewMs) {
-      const plan = planAt(now, waitMs);
-      return { state: { ...prior, idleCheckDueAt: plan.dueAt }, reschedule: plan };
-    }
+    if (waitMs > skewMs) return { reschedule: { delaySeconds: planAt(now, waitMs).delaySeconds } };
   }
   if (prior.messagesSinceSummary < config.idleMinMessages) return { skipped: 'too_few_messages' };
   const state = structuredClone(prior);

@@ -23,7 +23,7 @@ export interface IdleDeps {
 
 export type IdleOutcome =
   | { status: 'enqueued'; job: ReflectionJob }
-  | { status: 'rescheduled'; dueAt: string }
+  | { status: 'rescheduled'; delaySeconds: number }
   | { status: 'skipped'; reason: 'newer_message' | 'superseded' | 'not_idle_yet' | 'too_few_messages' };
 
 export async function checkIdle(check: IdleCheck, deps: IdleDeps): Promise<IdleOutcome> {
@@ -33,12 +33,10 @@ export async function checkIdle(check: IdleCheck, deps: IdleDeps): Promise<IdleO
     const result = idleCheck(state, check, deps.config, deps.clock.now());
     if ('skipped' in result) return { status: 'skipped', reason: result.skipped };
     if ('reschedule' in result) {
-      // Sent before the state names it: a crash between the two leaves a check the state does
-      // not recognise (it stops as superseded) and the old one due, whose redelivery sends again.
-      const { dueAt, delaySeconds } = result.reschedule;
-      await deps.idle.schedule({ ...check, dueAt, enqueuedAt: deps.clock.now().toISOString() }, delaySeconds);
-      if (await deps.signalState.save(check.userId, result.state, stored.version)) return { status: 'rescheduled', dueAt };
-      continue;
+      // The same check (same dueAt) again, later; nothing written. A redelivery of this one
+      // sends another copy: both fire, the first decides, the other finds nothing to do.
+      await deps.idle.schedule({ ...check, enqueuedAt: deps.clock.now().toISOString() }, result.reschedule.delaySeconds);
+      return { status: 'rescheduled', delaySeconds: result.reschedule.delaySeconds };
     }
     const t = result.trigger;
     const job: ReflectionJob = {

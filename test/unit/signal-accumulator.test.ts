@@ -185,12 +185,10 @@ describe('control events, summaries and activity', () => {
     expect(scheduleIdleCheck(first.state, defaultSignalConfig, at(5))?.plan.dueAt).toBe(at(10).toISOString());
     const check = { lastTurnId: 5, dueAt: at(5).toISOString() };
     expect(idleCheck(first.state, { ...check, dueAt: at(3).toISOString() }, defaultSignalConfig, at(5))).toEqual({ skipped: 'superseded' });
-    // The user spoke 2 minutes in: the check puts itself back, due 5 minutes after that message.
+    // The user spoke 2 minutes in: the check puts itself back (the same check), 5 minutes after that message, writing nothing.
     const spoke = { ...first.state, lastSeenAt: at(2).toISOString() };
-    const again = idleCheck(spoke, check, defaultSignalConfig, at(5));
-    expect(again).toMatchObject({ reschedule: { dueAt: at(7).toISOString(), delaySeconds: 120 }, state: { idleCheckDueAt: at(7).toISOString() } });
-    if (!('reschedule' in again)) throw new Error('expected a reschedule');
-    expect(idleCheck(again.state, { ...check, dueAt: at(7).toISOString() }, defaultSignalConfig, at(7))).toHaveProperty('trigger.jobId', 'summary-1-5');
+    expect(idleCheck(spoke, check, defaultSignalConfig, at(5))).toEqual({ reschedule: { delaySeconds: 120 } });
+    expect(idleCheck(spoke, check, defaultSignalConfig, at(7))).toHaveProperty('trigger.jobId', 'summary-1-5');
     // Quiet since, but too few messages: no summary, and the state keeps the spent due time.
     const few = scheduleIdleCheck(counted(4), defaultSignalConfig, now);
     if (!few) throw new Error('expected a check');
@@ -200,7 +198,8 @@ describe('control events, summaries and activity', () => {
     const slow = scheduleIdleCheck(counted(5), long, now);
     expect(slow?.plan.delaySeconds).toBe(900);
     if (!slow) throw new Error('expected a check');
-    expect(idleCheck(slow.state, { lastTurnId: 5, dueAt: slow.plan.dueAt }, long, at(15))).toMatchObject({ reschedule: { delaySeconds: 900 } });
+    expect(idleCheck(slow.state, { lastTurnId: 5, dueAt: slow.plan.dueAt }, long, at(15))).toEqual({ reschedule: { delaySeconds: 900 } });
+    expect(idleCheck(slow.state, { lastTurnId: 5, dueAt: slow.plan.dueAt }, long, at(30))).toEqual({ reschedule: { delaySeconds: 600 } });
   });
 
   it('keeps per-day message counts for the activity index, recent days only', () => {

@@ -189,14 +189,19 @@ describe('ingest: control events, claim checks, idle checks', () => {
     const later = new Date(deps.clock.now().getTime() + 120_000);
     await ingestTurns(nextRecords([4, 5].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` }))), { ...deps, clock: fixedClock(later.toISOString()) });
     const fired = await checkIdle(sent.check, at(sent.check.dueAt ?? ''));
-    expect(fired).toEqual({ status: 'rescheduled', dueAt: new Date(later.getTime() + 300_000).toISOString() });
+    expect(fired).toEqual({ status: 'rescheduled', delaySeconds: 120 });
     const back = deps.idle.checks.at(-1);
     if (!back) throw new Error('no rescheduled check');
-    expect(back).toMatchObject({ check: { userId: 'alice', dueAt: new Date(later.getTime() + 300_000).toISOString() }, delaySeconds: 120 });
-    expect(await checkIdle(sent.check, at(back.check.dueAt ?? ''))).toEqual({ status: 'skipped', reason: 'superseded' });
-    const due = await checkIdle(back.check, at(back.check.dueAt ?? ''));
+    // The same check (its dueAt is its identity), put back until 5 minutes after the last turn; the state is not written.
+    expect(back).toMatchObject({ check: { userId: 'alice', dueAt: sent.check.dueAt }, delaySeconds: 120 });
+    const quietAt = new Date(later.getTime() + 300_000).toISOString();
+    const due = await checkIdle(back.check, at(quietAt));
     expect(due).toMatchObject({ status: 'enqueued', job: { kind: 'idle-summary', jobId: 'summary-1-5' } });
-    expect(await checkIdle(back.check, at(back.check.dueAt ?? ''))).toEqual({ status: 'skipped', reason: 'too_few_messages' });
+    expect(await checkIdle(back.check, at(quietAt))).toEqual({ status: 'skipped', reason: 'too_few_messages' });
+    // A turn after the check's due time sends a fresh check; the old one, put back, then stops as superseded.
+    await ingestTurns(records([6].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` }))), { ...deps, clock: fixedClock(quietAt) });
+    expect(deps.idle.checks.at(-1)?.check.dueAt).toBe(new Date(Date.parse(quietAt) + 300_000).toISOString());
+    expect(await checkIdle(back.check, at(quietAt))).toEqual({ status: 'skipped', reason: 'superseded' });
     // A check sent before issue 19 (no dueAt) keeps the old rule: its turn must be the last.
     expect(await checkIdle({ type: 'idle.check', version: 1, userId: 'alice', lastTurnId: 4, enqueuedAt: '2026-02-06T14:00:00Z' }, at('2026-02-06T15:00:00Z'))).toEqual({ status: 'skipped', reason: 'newer_message' });
   });

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { AttributesSchema, TimestampSchema, TurnIdSchema, UserIdSchema } from './common.js';
 import { EpisodeSchema } from './episode.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** A user id as publishers send it: 1–128 chars of `[A-Za-z0-9._:@-]`. It becomes a key prefix in S3 and DynamoDB. */
 export const UserIdSchema = z

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { utf8Bytes } from './common.js';
 
 /** A capability the agent invoked, e.g. `web.search`, `calendar:create_event`. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { AgentEventSchema } from './agent-event.js';
 import { IdleCheckSchema } from './idle-check.js';
 import { ReflectionJobSchema } from './reflection-job.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { contracts } from './index.js';
 
 /** The JSON Schema text publishers see for each contract, generated from the zod schemas. */

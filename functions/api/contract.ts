@@ -4,7 +4,7 @@
  * drift apart. `POST /v1/users/{userId}/memory/search` is a fixed contract: tools outside
  * this repository call it.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DomainSchema, UserIdSchema } from '../../events/common.js';
 import { ValidationOutcomeSchema } from '../../events/turn-saved.js';
 import { MemoryItemSchema, TierSchema } from '../../lib/domain/memory-item.js';

@@ -1,5 +1,5 @@
 /** What the api function reads from its environment: the CDK stack sets exactly this. */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const ApiEnvSchema = z.object({
   TABLE_NAME: z.string().min(1),

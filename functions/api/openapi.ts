@@ -1,5 +1,5 @@
 /** The OpenAPI 3.1 document of the memory API, generated from the zod schemas of contract.ts. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { API_VERSION, type Route, routes } from './contract.js';
 
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> => {

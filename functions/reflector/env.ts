@@ -1,5 +1,5 @@
 /** What the reflector function reads from its environment: the CDK stack sets exactly this. */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const positiveInt = z.coerce.number().int().positive();
 

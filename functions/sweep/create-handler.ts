@@ -8,7 +8,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { TimestampSchema } from '../../events/common.js';
 import type { AwsClients } from '../../lib/adapters/aws-clients.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';

@@ -6,7 +6,7 @@
  * console. A malformed assessment is dropped, never a reason to abort the batch: the items
  * are what the batch is for.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const EmotionStateSchema = z.object({
   confidence: z.number().min(0).max(1).describe('how sure you can be of your understanding of the user after these turns, 0..1'),

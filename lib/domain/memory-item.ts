@@ -9,7 +9,7 @@
  * contentTypes, created_at → createdAt, expires_at → expiresAt. Added: tier and status
  * (seed 004 P3-M1), confidence, provenance (sourceTurns, the turns' attributes), deleted.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_ATTRIBUTE_BYTES, utf8Bytes } from '../../events/common.js';
 import { type EpisodeSummary, type EventEpisode, eventEpisodeText } from './episodes.js';
 import type { KnowledgeDoc } from './knowledge.js';

@@ -24,7 +24,7 @@
  * holds, superseded versions included until a merge drops them, where the per-request
  * index counted only the live, filtered pool: the difference is a few items in thousands.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { cosine, counts } from './knowledge-search.js';
 import { type Field, FIELDS, type IndexedItem, indexedItem, queryTerms, SearchSegment, vectorTerms } from './search-segment.js';
 import { isLive, KindSchema, type MemoryItem, ScopeSchema, TierSchema } from './memory-item.js';

@@ -5,7 +5,7 @@
  * Every move is an audit entry: who, what, when, why.
  */
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { MemoryItem, Status, Tier } from './memory-item.js';
 
 export const TIER_ORDER: readonly Tier[] = ['ephemeral', 'short_term', 'long_term'];

@@ -2,7 +2,7 @@
  * The batch reflector's output contract (seed 000 §4) and its code-enforced hard caps.
  * The same zod schema generates the tool input schema the model is forced to fill.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { type EmotionState, EmotionStateSchema, readEmotionState } from './emotion-state.js';
 
 const SourceTurns = z.array(z.number().int().min(1)).min(1).max(20);

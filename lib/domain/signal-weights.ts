@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The signal accumulator's numbers (seed 000 §2) in one typed place. A stage overrides

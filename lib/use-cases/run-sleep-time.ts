@@ -4,7 +4,7 @@
  * week's summaries. Every run is recorded in the reflection log with tokens and cost.
  * Idempotent: a run id is recorded once; model outputs are kept per chunk and reused.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { FINDING_EDGE_CONFIDENCE } from '../domain/relation-graph.js';
 import { maintainFacts } from './knowledge-hygiene.js';
 import { callWithBudgetRetry, costOf, unusableStop } from './model-call.js';

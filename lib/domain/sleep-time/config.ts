@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The numbers of sleep-time compute (seed 001, seed 000 §6, seed 002 §12), per stage in one typed place. */
 export const SleepTimeConfigSchema = z.object({

@@ -3,7 +3,7 @@
  * day, looking for six kinds of finding, each tagged HIGH / MEDIUM / LOW, gated in code,
  * chunked by token budget and merged with deduplication.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { TurnSaved } from '../../../events/turn-saved.js';
 import { renderTurnForBatch } from '../batch-assembly.js';
 import { renderFrontMatter } from '../front-matter.js';

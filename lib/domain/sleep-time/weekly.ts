@@ -2,7 +2,7 @@
  * Weekly reflection (seed 001 phase 2): a pass over the week's summaries — batch logs,
  * nightly findings, idle and session summaries — never raw messages.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const WeeklyOutputSchema = z.object({
   /** How the user's focus shifted across the week. */

@@ -1,77 +1,81 @@
 /**
- * Benchmark (issue 7): each function's bundle as the CDK app builds it (esbuild, ESM,
- * node22, minified, `@aws-sdk/*` left to the Lambda runtime as NodejsFunction does for
- * Node 18+), its size, and its init time: importing the bundle in a fresh Node process
- * (module scope: SDK clients, configuration, Powertools). Median of several processes.
- * Each function is also measured with the SDK bundled in, the lever for init time.
+ * Benchmark (issues 7 and 19): each function's bundle as the deployment builds it, its size,
+ * and its init time. The bundle is made by the MemoryFunction construct itself (CDK's
+ * NodejsFunction running the local esbuild with our bundling options), so the bench cannot
+ * drift from what `cdk deploy` uploads: the AWS SDK inside, the source map beside it. Init is
+ * loading that bundle in a fresh Node process, as the Lambda runtime loads a handler, with the
+ * function's environment as the stack sets it (NODE_OPTIONS=--enable-source-maps included, so
+ * Node reads the map as in Lambda): the module and its module scope (SDK clients,
+ * configuration, Powertools).
+ * Median of several processes. Lambda's own start (the runtime's bootstrap, unpacking the
+ * code) and its CPU share at the function's memory size are not in it.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { App, AssetStaging, Stack } from 'aws-cdk-lib';
+import { MemoryFunction } from '../infra/constructs/memory-function.js';
 import { synthesizeStage } from '../infra/local/iam/synthesized-stage.js';
 import type { FunctionKey } from '../infra/permissions.js';
 
 export interface ColdStartRow {
   fn: string;
   bundleBytes: number;
+  sourceMapBytes: number;
   initMsMedian: number;
   initMsMax: number;
-  /** The same function with the AWS SDK bundled in instead of left to the runtime. */
-  sdkBundled: { bundleBytes: number; initMsMedian: number };
 }
 
 const ROOT = new URL('../', import.meta.url).pathname;
 
 export async function benchColdStart(runs = 5): Promise<ColdStartRow[]> {
-  // Inside the project, so the bundles' imports of the runtime-provided SDK resolve from node_modules (ESM ignores NODE_PATH).
-  const out = join(ROOT, '.local/bundles');
-  mkdirSync(out, { recursive: true });
   const fns = readdirSync(join(ROOT, 'functions')).filter((f) => statSync(join(ROOT, 'functions', f)).isDirectory()).sort();
   // Each function's environment as the stack sets it (functions/<name>/env.ts is read at init).
   const account = '000000000000';
   const stage = await synthesizeStage({ stage: 'bench', env: { account, region: 'us-east-1', partition: 'aws', queueUrl: (name) => `https://sqs.us-east-1.amazonaws.com/${account}/${name}` } });
-  const rows: ColdStartRow[] = [];
-  const measure = async (fn: string, sdkExternal: boolean) => {
-    const outfile = join(out, `${fn}${sdkExternal ? '' : '.sdk-bundled'}.mjs`);
-    await build({
-      entryPoints: [join(ROOT, 'functions', fn, 'handler.ts')],
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node22',
-      mainFields: ['module', 'main'],
-      minify: true,
-      external: sdkExternal ? ['@aws-sdk/*'] : [],
-      banner: { js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);" },
-      outfile,
-      logLevel: 'silent',
-    });
-    const times: number[] = [];
-    for (let i = 0; i < runs; i++) {
-      const res = spawnSync(process.execPath, ['--input-type=module', '-e', `const t = performance.now(); await import(${JSON.stringify(outfile)}); console.log(performance.now() - t);`], {
-        encoding: 'utf8',
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          ...stage.functions[fn as FunctionKey].environment,
-          AWS_REGION: 'us-east-1',
-          POWERTOOLS_LOG_LEVEL: 'ERROR',
-          POWERTOOLS_METRICS_DISABLED: 'true',
-          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-        },
+  // Outside the project, like /var/task: a bundle that needed anything from node_modules would fail to load here too.
+  const outdir = mkdtempSync(join(tmpdir(), 'cold-start-'));
+  try {
+    const stack = new Stack(new App({ outdir }), 'ColdStart');
+    const rows: ColdStartRow[] = [];
+    for (const fn of fns) {
+      const fnConstruct = new MemoryFunction(stack, fn, { entry: join(ROOT, 'functions', fn, 'handler.ts'), projectRoot: ROOT, timeoutSeconds: 30 });
+      const staging = fnConstruct.node.findAll().find((c): c is AssetStaging => c instanceof AssetStaging);
+      if (!staging) throw new Error(`no bundled asset for ${fn}`);
+      // The runtime's loader (aws-lambda-nodejs-runtime-interface-client, src/UserFunction.js): index.js through require(), index.mjs through import().
+      const esm = existsSync(join(staging.absoluteStagedPath, 'index.mjs'));
+      const bundle = join(staging.absoluteStagedPath, esm ? 'index.mjs' : 'index.js');
+      const load = esm ? `await import(${JSON.stringify(bundle)})` : `require(${JSON.stringify(bundle)})`;
+      const times: number[] = [];
+      for (let i = 0; i < runs; i++) {
+        const res = spawnSync(process.execPath, [...(esm ? ['--input-type=module'] : []), '-e', `const t = performance.now(); ${load}; console.log(performance.now() - t);`], {
+          encoding: 'utf8',
+          cwd: staging.absoluteStagedPath,
+          env: {
+            ...process.env,
+            ...stage.functions[fn as FunctionKey].environment,
+            AWS_REGION: 'us-east-1',
+            POWERTOOLS_LOG_LEVEL: 'ERROR',
+            POWERTOOLS_METRICS_DISABLED: 'true',
+            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          },
+        });
+        const ms = Number(res.stdout.trim().split('\n').at(-1));
+        if (res.status !== 0 || !Number.isFinite(ms)) throw new Error(`init of ${fn} failed: ${res.stderr.slice(0, 500)}`);
+        times.push(ms);
+      }
+      times.sort((a, b) => a - b);
+      rows.push({
+        fn,
+        bundleBytes: statSync(bundle).size,
+        sourceMapBytes: statSync(`${bundle}.map`).size,
+        initMsMedian: times[Math.floor(times.length / 2)] ?? 0,
+        initMsMax: times.at(-1) ?? 0,
       });
-      const ms = Number(res.stdout.trim().split('\n').at(-1));
-      if (res.status !== 0 || !Number.isFinite(ms)) throw new Error(`init of ${fn} failed: ${res.stderr.slice(0, 500)}`);
-      times.push(ms);
     }
-    times.sort((a, b) => a - b);
-    return { bundleBytes: statSync(outfile).size, initMsMedian: times[Math.floor(times.length / 2)] ?? 0, initMsMax: times.at(-1) ?? 0 };
-  };
-  for (const fn of fns) {
-    const asDeployed = await measure(fn, true);
-    const bundled = await measure(fn, false);
-    rows.push({ fn, ...asDeployed, sdkBundled: { bundleBytes: bundled.bundleBytes, initMsMedian: bundled.initMsMedian } });
+    return rows;
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
   }
-  return rows;
 }

@@ -7,6 +7,7 @@ import { restagedMarkdown, type StagedRecord } from '../domain/promotion.js';
 import type { StagedDocument } from '../domain/staging.js';
 import type { KnowledgeIndexChange, KnowledgeStore, ModelResponse } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
+import { itemSize } from './dynamo-item-size.js';
 import { putOnce } from './dynamo-put-once.js';
 import { VersionedKnowledgeIndex } from './knowledge-index.js';
 import { batchGetAll, queryAll } from './dynamo-query.js';
@@ -20,6 +21,12 @@ const isMissing = (error: unknown) => (error as Error).name === 'NoSuchKey';
  * the user's knowledge index (knowledge-index.ts: versioned, written conditionally, since
  * the reflector and the API write it at once).
  */
+/**
+ * Largest recorded model answer kept as an item: under DynamoDB's 400 KB item limit
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html) with room to spare.
+ */
+const MAX_MODEL_OUTPUT_ITEM_BYTES = 350 * 1024;
+
 export class KnowledgeRepository implements KnowledgeStore {
   private readonly index: VersionedKnowledgeIndex;
 
@@ -210,9 +217,10 @@ export class KnowledgeRepository implements KnowledgeStore {
   }
 
   async putModelOutput(userId: string, batchId: string, response: ModelResponse): Promise<void> {
-    await this.ddb.send(
-      new PutCommand({ TableName: this.tableName, Item: { pk: keys.userPk(userId), sk: keys.modelOutputSk(batchId), kind: 'model-output', userId, jobId: batchId, response: JSON.stringify(response) } }),
-    );
+    const item = { pk: keys.userPk(userId), sk: keys.modelOutputSk(batchId), kind: 'model-output', userId, jobId: batchId, response: JSON.stringify(response) };
+    // An answer too large for an item (DynamoDB's 400 KB limit: a runaway or hostile model) stays an S3 object.
+    if (itemSize(item) > MAX_MODEL_OUTPUT_ITEM_BYTES) return this.putText(modelOutputKey(userId, batchId), item.response, 'application/json');
+    await this.ddb.send(new PutCommand({ TableName: this.tableName, Item: item }));
   }
 
   async putDiary(userId: string, batchId: string, markdown: string): Promise<string> {

@@ -25,8 +25,12 @@ export class DynamoReflectionLogStore implements ReflectionLogStore {
     return res.Item !== undefined;
   }
 
+  /**
+   * The run's record is its DynamoDB item (seed 001's reflection log is a table); a weekly run's
+   * reflection is also a markdown document for people. No JSON copy in S3: nothing read it,
+   * and it was an S3 PUT per run (issue 19).
+   */
   async put(run: ReflectionRun, document?: string): Promise<void> {
-    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: runLogKey(run.userId, run.runId, 'json'), Body: JSON.stringify(run, null, 2), ContentType: 'application/json' }));
     if (document) {
       await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: runLogKey(run.userId, run.runId, 'md'), Body: document, ContentType: 'text/markdown; charset=utf-8' }));
     }

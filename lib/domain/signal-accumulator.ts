@@ -441,6 +441,9 @@ export function idleCheck(prior: SignalState, check: { lastTurnId: number; dueAt
     if (waitMs > skewMs) return { skipped: 'not_idle_yet' };
   } else {
     if (prior.idleCheckDueAt !== check.dueAt) return { skipped: 'superseded' };
+    // A last message more than a threshold ahead of this clock (clocks that disagree, or a local
+    // replay that set its clock back) is not waited for: the check stops, as a stale one did.
+    if (waitMs > thresholdMs + skewMs) return { skipped: 'not_idle_yet' };
     if (waitMs > skewMs) return { reschedule: { delaySeconds: planAt(now, waitMs).delaySeconds } };
   }
   if (prior.messagesSinceSummary < config.idleMinMessages) return { skipped: 'too_few_messages' };

@@ -343,7 +343,6 @@ export class RecordingRunLog extends MemoryRunLog {
     super();
   }
   override async put(run: ReflectionRun, document?: string) {
-    this.log.add('runs', run.userId, runLogKey(run.userId, run.runId, 'json'));
     if (document) this.log.add('runs', run.userId, runLogKey(run.userId, run.runId, 'md'));
     this.log.addItem('runs', run.userId, ddbKey(run.userId, keys.runSk(run.kind, run.startedAt, run.runId)), { run });
     return super.put(run, document);

@@ -193,6 +193,8 @@ describe('control events, summaries and activity', () => {
     const few = scheduleIdleCheck(counted(4), defaultSignalConfig, now);
     if (!few) throw new Error('expected a check');
     expect(idleCheck(few.state, { lastTurnId: 4, dueAt: few.plan.dueAt }, defaultSignalConfig, at(5))).toEqual({ skipped: 'too_few_messages' });
+    // A last message more than a threshold ahead of the clock (clocks disagree) is not waited for.
+    expect(idleCheck({ ...first.state, lastSeenAt: at(20).toISOString() }, check, defaultSignalConfig, at(5))).toEqual({ skipped: 'not_idle_yet' });
     // A threshold beyond SQS's 15-minute delay waits in steps of 15 minutes.
     const long = { ...defaultSignalConfig, idleMinutes: 40 };
     const slow = scheduleIdleCheck(counted(5), long, now);

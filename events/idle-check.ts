@@ -6,8 +6,8 @@ import { TimestampSchema, TurnIdSchema, UserIdSchema } from './common.js';
  * threshold (5 minutes by default) when a user's turn is counted and no check is pending
  * (the signal state's `idleCheckDueAt`). When it fires, the idle function asks: has the user
  * been quiet for the threshold, and have at least 5 messages arrived since the last summary?
- * While the user keeps talking, the check puts itself back, due a threshold after their last
- * message: one pending check per user (issue 19).
+ * While the user keeps talking, the check puts itself back, delayed to a threshold after their
+ * last message: one pending check per user (issue 19).
  */
 export const IdleCheckSchema = z.object({
   type: z.literal('idle.check'),
@@ -16,8 +16,9 @@ export const IdleCheckSchema = z.object({
   lastTurnId: TurnIdSchema,
   enqueuedAt: TimestampSchema,
   /**
-   * When the check is due: the state's `idleCheckDueAt` when it was sent. Absent on checks
-   * sent before issue 19, which keep the old rule (their `lastTurnId` must be the last turn).
+   * The state's `idleCheckDueAt` when the signal function sent the check: its identity (a
+   * check put back keeps it; only the check the state names acts). Absent on checks sent
+   * before issue 19, which keep the old rule (their `lastTurnId` must be the last turn).
    */
   dueAt: TimestampSchema.optional(),
 });

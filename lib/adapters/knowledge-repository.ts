@@ -142,9 +142,11 @@ export class KnowledgeRepository implements KnowledgeStore {
       record = toRecord(res.Attributes ?? {});
     } catch (error) {
       if (!isConditionalCheckFailure(error)) throw error;
+      // This batch reinforced it already: a redelivery. The delivery that did may have died
+      // before the file and the change mark below, so they are written again (the same bytes).
       const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
       if (!res.Item) throw new Error(`staged record ${path} of ${userId} is gone`);
-      return toRecord(res.Item);
+      record = toRecord(res.Item);
     }
     if (record.status === 'staged') await this.putText(`${stagingPrefix(userId)}${path}`, restagedMarkdown(record), 'text/markdown; charset=utf-8');
     await this.changes.mark(userId, [`staged:${path}`]);

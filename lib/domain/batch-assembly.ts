@@ -14,10 +14,28 @@ export interface AssembledBatch {
   tokens: number;
 }
 
-export function renderTurnForBatch(turn: TurnSaved): string {
-  const lines = [`### Turn ${turn.turnId} — ${turn.timestamp} (session ${turn.sessionId})`, `**User:** ${turn.query}`];
-  if (turn.context) lines.push(`**Context:** ${turn.context}`);
-  lines.push(`**Agent:** ${turn.response}`);
+/**
+ * Turns as a model reads them: a heading per session and day, then each turn as
+ * `[Turn N, HH:MM] User: …` / `Agent: …`. Every character is billed on every call that
+ * reads the turn (batch, summary, nightly), so the session and date are written once per
+ * group, not per turn; the turn number is what the model cites.
+ */
+export function renderTurns(turns: readonly TurnSaved[]): string {
+  const groups: string[] = [];
+  let heading = '';
+  for (const turn of turns) {
+    const next = `### ${turn.timestamp.slice(0, 10)}, session ${turn.sessionId}`;
+    if (next !== heading) groups.push(next);
+    heading = next;
+    groups[groups.length - 1] += `\n${renderTurnLine(turn)}`;
+  }
+  return groups.join('\n\n');
+}
+
+function renderTurnLine(turn: TurnSaved): string {
+  const lines = [`[Turn ${turn.turnId}, ${turn.timestamp.slice(11, 16)}] User: ${turn.query}`];
+  if (turn.context) lines.push(`Context: ${turn.context}`);
+  lines.push(`Agent: ${turn.response}`);
   return lines.join('\n');
 }
 
@@ -26,20 +44,17 @@ export function renderTurnForBatch(turn: TurnSaved): string {
  * until the estimate fits `budgetTokens`; the newest turn is always kept, cut to the budget.
  */
 export function assembleBatch(turns: readonly TurnSaved[], budgetTokens = 4000): AssembledBatch {
-  const sorted = [...turns].sort((a, b) => a.turnId - b.turnId);
-  const rendered = sorted.map((t) => ({ turnId: t.turnId, text: renderTurnForBatch(t) }));
+  const kept = [...turns].sort((a, b) => a.turnId - b.turnId);
   const omitted: number[] = [];
-  const total = () => estimateTokens(rendered.map((r) => r.text).join('\n\n'));
-  while (rendered.length > 1 && total() > budgetTokens) {
-    const dropped = rendered.shift();
+  while (kept.length > 1 && estimateTokens(renderTurns(kept)) > budgetTokens) {
+    const dropped = kept.shift();
     if (dropped) omitted.push(dropped.turnId);
   }
-  const last = rendered[0];
-  if (last && rendered.length === 1 && total() > budgetTokens) {
-    last.text = `${last.text.slice(0, budgetTokens * 4 - 20)}\n[…truncated]`;
+  let document = renderTurns(kept);
+  if (kept.length === 1 && estimateTokens(document) > budgetTokens) {
+    document = `${document.slice(0, budgetTokens * 4 - 20)}\n[…truncated]`;
   }
-  const document = rendered.map((r) => r.text).join('\n\n');
-  return { document, included: rendered.map((r) => r.turnId), omitted, tokens: estimateTokens(document) };
+  return { document, included: kept.map((t) => t.turnId), omitted, tokens: estimateTokens(document) };
 }
 
 /** One existing Knowledge document, as shown to the model so it knows what exists. */

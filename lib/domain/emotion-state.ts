@@ -9,9 +9,9 @@
 import * as z from 'zod';
 
 export const EmotionStateSchema = z.object({
-  confidence: z.number().min(0).max(1).describe('how sure you can be of your understanding of the user after these turns, 0..1'),
-  caution: z.number().min(0).max(1).describe('how carefully to proceed: corrections, frustration, uncertainty or risk in these turns, 0..1'),
-  sentiment: z.number().min(-1).max(1).describe("the user's mood over these turns, -1 negative … 0 neutral … 1 positive"),
+  confidence: z.number().min(0).max(1).describe('certainty in your understanding of the user, 0..1'),
+  caution: z.number().min(0).max(1).describe('caution these turns call for (corrections, frustration, risk), 0..1'),
+  sentiment: z.number().min(-1).max(1).describe("the user's mood, -1 negative … 1 positive"),
 });
 export type EmotionState = z.infer<typeof EmotionStateSchema>;
 

@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { type EmotionState, EmotionStateSchema, readEmotionState } from './emotion-state.js';
+import { modelSchemaOf } from './model-schema.js';
 
 const SourceTurns = z.array(z.number().int().min(1)).min(1).max(20);
 /** A path relative to the user's Knowledge/ folder, e.g. `Facts/reef_tank.md`. */
@@ -56,10 +57,9 @@ export const ReflectionToolSchema = ReflectionOutputSchema.extend({
 });
 export type ReflectionAnswer = z.input<typeof ReflectionToolSchema>;
 
-/** JSON Schema of the answer, for the forced tool's input schema. */
+/** JSON Schema of the answer, for the forced tool's input schema (its shape: model-schema.ts). */
 export function reflectionToolInputSchema(): Record<string, unknown> {
-  const { $schema: _ignored, ...schema } = z.toJSONSchema(ReflectionToolSchema, { io: 'input' });
-  return schema;
+  return modelSchemaOf(ReflectionToolSchema);
 }
 
 export class ReflectionOutputError extends Error {

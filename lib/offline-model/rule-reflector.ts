@@ -31,11 +31,12 @@ export interface PromptTurn {
 /** Read the turns and existing knowledge back out of the reflector's prompt (see batch-assembly). */
 export function parseReflectorPrompt(prompt: string): { turns: PromptTurn[]; existing: Array<{ path: string; summary: string }> } {
   const turns: PromptTurn[] = [];
-  const blocks = prompt.split(/^### Turn (?=\d+ )/m).slice(1);
+  const blocks = prompt.split(/^\[Turn (?=\d+, )/m).slice(1);
   for (const block of blocks) {
     const id = Number(/^(\d+)/.exec(block)?.[1]);
-    const user = /\*\*User:\*\* ([\s\S]*?)(?=\n\*\*Context:\*\* |\n\*\*Agent:\*\* |$)/.exec(block)?.[1] ?? '';
-    const agent = /\n\*\*Agent:\*\* ([\s\S]*)$/.exec(block)?.[1] ?? '';
+    const user = /^\d+, [^\]]*\] User: ([\s\S]*?)(?=\nContext: |\nAgent: |$)/.exec(block)?.[1] ?? '';
+    // The agent's reply runs to the next group heading (or the end).
+    const agent = /\nAgent: ([\s\S]*?)(?=\n\n### |$)/.exec(block)?.[1] ?? '';
     if (Number.isInteger(id)) turns.push({ turnId: id, user: user.trim(), agent: agent.trim() });
   }
   const existingSection = /## Existing knowledge\n([\s\S]*?)\n\n## /.exec(prompt)?.[1] ?? '';

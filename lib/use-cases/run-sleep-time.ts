@@ -5,6 +5,7 @@
  * Idempotent: a run id is recorded once; model outputs are kept per chunk and reused.
  */
 import * as z from 'zod';
+import { modelSchemaOf } from '../domain/model-schema.js';
 import { FINDING_EDGE_CONFIDENCE } from '../domain/relation-graph.js';
 import { maintainFacts } from './knowledge-hygiene.js';
 import { callWithBudgetRetry, costOf, unusableStop } from './model-call.js';
@@ -54,11 +55,6 @@ export type SleepTimeOutcome = { status: 'completed'; run: ReflectionRun } | { s
 
 /** Findings this similar to a Knowledge document are already known (as the batch dedup gate). */
 const KNOWN_SIMILARITY = 0.8;
-
-const schemaOf = (schema: z.ZodType) => {
-  const { $schema: _drop, ...json } = z.toJSONSchema(schema, { io: 'input' });
-  return json;
-};
 
 /**
  * A model call whose answer is recorded before use, so a redelivered job reuses it; the
@@ -172,7 +168,7 @@ async function reflectChunks(
           prompt: nightlyPrompt(chunk.text, memories),
           toolName: NIGHTLY_TOOL.name,
           toolDescription: NIGHTLY_TOOL.description,
-          toolInputSchema: schemaOf(NightlyOutputSchema),
+          toolInputSchema: modelSchemaOf(NightlyOutputSchema),
           temperature: deps.config.temperature,
           maxTokens,
         }),
@@ -307,7 +303,7 @@ export async function runWeekly(job: ReflectionJob, deps: SleepTimeDeps): Promis
         prompt: weeklyPrompt(week),
         toolName: WEEKLY_TOOL.name,
         toolDescription: WEEKLY_TOOL.description,
-        toolInputSchema: schemaOf(WeeklyOutputSchema),
+        toolInputSchema: modelSchemaOf(WeeklyOutputSchema),
         temperature: deps.config.temperature,
         maxTokens,
       }),

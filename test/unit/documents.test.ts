@@ -43,6 +43,28 @@ describe('batch assembly (seed 000 §3)', () => {
     expect(one.included).toEqual([1]);
     expect(one.tokens).toBeLessThanOrEqual(60);
   });
+
+  it('writes a session and day once, and each turn with its number and time', () => {
+    const turns = [
+      turn({ turnId: 1, sessionId: 's-1', timestamp: '2026-02-06T14:00:00Z', query: 'q1', response: 'r1' }),
+      turn({ turnId: 2, sessionId: 's-1', timestamp: '2026-02-06T14:05:00Z', query: 'q2', response: 'r2', context: 'c2' }),
+      turn({ turnId: 3, sessionId: 's-2', timestamp: '2026-02-09T09:30:00Z', query: 'q3', response: 'r3' }),
+    ];
+    expect(assembleBatch(turns).document).toBe(
+      [
+        '### 2026-02-06, session s-1',
+        '[Turn 1, 14:00] User: q1',
+        'Agent: r1',
+        '[Turn 2, 14:05] User: q2',
+        'Context: c2',
+        'Agent: r2',
+        '',
+        '### 2026-02-09, session s-2',
+        '[Turn 3, 09:30] User: q3',
+        'Agent: r3',
+      ].join('\n'),
+    );
+  });
 });
 
 describe('staging (seed 000 §6)', () => {

@@ -43,4 +43,13 @@ describe('reflection output (seed 000 §4)', () => {
     expect(Object.keys(schema.properties)).toEqual(['new_facts', 'corrections', 'connections', 'open_questions', 'assessment']);
     expect(schema.$schema).toBeUndefined();
   });
+
+  it('shows the model the shape, not the storage limits, which the parse still enforces', () => {
+    const text = JSON.stringify(reflectionToolInputSchema());
+    for (const limit of ['maxLength', 'minLength', 'maxItems', '"default"', String(Number.MAX_SAFE_INTEGER)]) expect(text).not.toContain(limit);
+    expect(text).toContain('"enum":["Facts","Concepts","Patterns"]');
+    expect(text).toContain('"required":["title","content","source_turns","category"]');
+    const tooLong = { new_facts: [{ title: 'x'.repeat(121), content: 'c', source_turns: [1], category: 'Facts' }] };
+    expect(() => parseReflectionOutput(tooLong)).toThrow(/new_facts\.0\.title/);
+  });
 });

@@ -102,7 +102,7 @@ describe('nightly findings: gating, chunking, merging', () => {
     const turns = Array.from({ length: 12 }, (_, i) => turn({ turnId: i + 1, query: 'q'.repeat(400), response: 'r'.repeat(400) }));
     const chunks = chunkTurns(turns, 1000);
     expect(chunks.length).toBeGreaterThan(2);
-    expect(chunks.join('\n')).toContain('### Turn 12');
+    expect(chunks.join('\n')).toContain('[Turn 12,');
     const merged = mergeFindings([
       finding({ evidence_turns: [1, 2], confidence: 'MEDIUM' }),
       finding({ evidence_turns: [7, 9], statement: 'The user keeps coming back to reef tanks again.' }),
@@ -244,8 +244,8 @@ describe('a heavy user\'s nightly run fits its function timeout (seed 001 budget
     expect(prompts).toHaveLength(defaultSleepTimeConfig.maxNightlyChunks);
     expect(most).toBe(defaultSleepTimeConfig.maxNightlyChunks);
     // The first and the last chunk of the day are among those reviewed.
-    expect(prompts.some((p) => p.includes('### Turn 1 '))).toBe(true);
-    expect(prompts.some((p) => p.includes('### Turn 1000 '))).toBe(true);
+    expect(prompts.some((p) => p.includes('[Turn 1,'))).toBe(true);
+    expect(prompts.some((p) => p.includes('[Turn 1000,'))).toBe(true);
     expect(out.run.chunks).toBe(defaultSleepTimeConfig.maxNightlyChunks);
     expect(out.run.truncated).toMatchObject({ chunksSkipped: all.length - defaultSleepTimeConfig.maxNightlyChunks });
     expect(out.run.messagesReviewed + (out.run.truncated?.messagesNotReviewed ?? 0)).toBe(1000);
@@ -259,7 +259,7 @@ describe('a heavy user\'s nightly run fits its function timeout (seed 001 budget
     const d = await heavyDay({
       reflect: async (req) => {
         calls++;
-        if (failOnce && req.prompt.includes('### Turn 1000 ')) {
+        if (failOnce && req.prompt.includes('[Turn 1000,')) {
           failOnce = false;
           throw new ModelUnavailableError('ThrottlingException');
         }

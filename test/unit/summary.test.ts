@@ -15,7 +15,7 @@ const job = (kind: ReflectionJob['kind'] = 'idle-summary'): ReflectionJob => ({
 async function setup() {
   const turns = new MemoryTurnStore();
   await turns.saveTurns([1, 2, 3].map((turnId) => turn({ userId: 'alice', turnId, query: `I adopted a beagle named Rex, part ${turnId}` })));
-  const model = new ScriptedModel(() => ({}), (req) => `Summary of ${req.system.split('### Turn').length - 1} turns.`);
+  const model = new ScriptedModel(() => ({}), (req) => `Summary of ${req.system.split('[Turn ').length - 1} turns.`);
   const deps = {
     turns,
     reflections: new MemoryReflectionStore(),
@@ -83,7 +83,7 @@ describe('summaries after inactivity (seed 003)', () => {
   });
 
   it('the offline model summarises extractively and deterministically', () => {
-    const context = '### Turn 4 — t (session s)\n**User:** I work as a nurse at the county hospital. Any tips for night shifts?\n**Agent:** I am not sure.';
+    const context = '### 2026-02-06, session s\n[Turn 4, 14:00] User: I work as a nurse at the county hospital. Any tips for night shifts?\nAgent: I am not sure.';
     const text = summarizeOffline(context);
     expect(text).toContain('Turns 4–4');
     expect(text).toContain('I work as a nurse at the county hospital.');

@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import type { TurnSaved } from '../../../events/turn-saved.js';
-import { renderTurnForBatch } from '../batch-assembly.js';
+import { renderTurns } from '../batch-assembly.js';
 import { renderFrontMatter } from '../front-matter.js';
 import { DocumentIndex } from '../knowledge-search.js';
 import type { KnowledgeDoc } from '../knowledge.js';
@@ -64,18 +64,18 @@ export interface TurnChunk {
 /** Split turns (ascending) into chunks of at most `budgetTokens` (a turn larger than that is its own chunk). */
 export function chunkTurnGroups(turns: readonly TurnSaved[], budgetTokens: number): TurnChunk[] {
   const chunks: TurnChunk[] = [];
-  let current: Array<{ turn: TurnSaved; text: string }> = [];
+  let current: TurnSaved[] = [];
   let size = 0;
-  const close = () => chunks.push({ text: current.map((c) => c.text).join('\n\n'), turns: current.map((c) => c.turn) });
+  const close = () => chunks.push({ text: renderTurns(current), turns: current });
   for (const turn of [...turns].sort((a, b) => a.turnId - b.turnId)) {
-    const text = renderTurnForBatch(turn);
-    const tokens = estimateTokens(text);
+    // A turn's size as rendered alone (its group heading included): a chunk's text is at most this sum.
+    const tokens = estimateTokens(renderTurns([turn]));
     if (current.length > 0 && size + tokens > budgetTokens) {
       close();
       current = [];
       size = 0;
     }
-    current.push({ turn, text });
+    current.push(turn);
     size += tokens;
   }
   if (current.length > 0) close();

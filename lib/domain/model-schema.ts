@@ -1,0 +1,35 @@
+/**
+ * The JSON Schema a model is shown for a structured answer, from the zod schema that
+ * validates the answer. Every schema keyword is billed as input tokens on every call ("the
+ * `tools` parameter in API requests (tool names, descriptions, and schemas)" counts as input,
+ * https://platform.claude.com/docs/en/agents-and-tools/tool-use/overview), while the limits
+ * that only guard our storage (string lengths, list caps, zod's integer range, defaults) are
+ * enforced by the zod parse after the answer arrives, and the hard caps by code. So the
+ * model sees the shape: types, required fields, enums, descriptions, a list's minimum, and
+ * numeric ranges that carry meaning (0..1, -1..1); the rest stays in the code.
+ */
+import * as z from 'zod';
+
+/** Keywords dropped everywhere: enforced after the answer, not needed to write it. */
+const STORAGE_LIMITS = new Set(['$schema', 'minLength', 'maxLength', 'maxItems', 'default']);
+
+/** zod's bounds of `z.number().int()`: no meaning for the model. */
+const isIntegerRangeLimit = (key: string, value: unknown) =>
+  (key === 'maximum' && value === Number.MAX_SAFE_INTEGER) || (key === 'minimum' && value === Number.MIN_SAFE_INTEGER);
+
+function strip(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(strip);
+  if (node === null || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (STORAGE_LIMITS.has(key) || isIntegerRangeLimit(key, value)) continue;
+    // `properties` maps field names to schemas: keep every name, strip each schema.
+    out[key] = key === 'properties' ? Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, strip(v)])) : strip(value);
+  }
+  return out;
+}
+
+/** The model-facing JSON Schema of `schema`'s input (what the model writes). */
+export function modelSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  return strip(z.toJSONSchema(schema, { io: 'input' })) as Record<string, unknown>;
+}

@@ -92,6 +92,18 @@ describe('memory.search (the fixed contract)', () => {
     expect(topic.every((r) => r.primaryTopic === 'facts' || r.primaryTopic.startsWith('facts.'))).toBe(true);
   });
 
+  it('leaves staged items out of a search unless it asks for them by kind (seed 000 §6: staging is not searched)', async () => {
+    const { staged } = (await call('GET', `${u()}/review/staged`)).body;
+    const item = staged[0] as Result;
+    const query = String(item.text).split(/\s+/).slice(0, 25).join(' ');
+    const search = async (filters?: Record<string, unknown>) =>
+      ((await call('POST', `${u()}/memory/search`, { body: { query, limit: 50, ...(filters ? { filters } : {}) } })).body.results ?? []) as Result[];
+    expect((await search()).filter((r) => r.kind === 'staged')).toEqual([]);
+    const asked = await search({ kind: ['staged'] });
+    expect(asked.map((r) => r.id)).toContain(item.id);
+    expect(asked.every((r) => r.kind === 'staged')).toBe(true);
+  });
+
   it('answers nothing rather than noise when nothing matches, and names bad fields', async () => {
     expect((await call('POST', `${u()}/memory/search`, { body: { query: 'zyxwvut quantum carburettor' } })).body.results).toEqual([]);
     const bad = await call('POST', `${u()}/memory/search`, { body: { limit: 1000, filters: { scope: ['everyone'] } } });

@@ -2,8 +2,8 @@
  * The smoke test's sample conversation: twelve turns of one session and its close, for one
  * user, stamped "now". Twelve, because a batch fires at 10 turns (seed 000 §2, the default
  * `turnThreshold`) and `session.closed` fires a session-close summary over the session's
- * turns, so one run exercises ingestion, one reflection with the model, one summary and
- * search. The topics change from turn to turn and no turn reads as a correction, so the
+ * turns (and a batch over turns 11–12, which no batch had taken), so one run exercises
+ * ingestion, reflection with the model, one summary and search. The topics change from turn to turn and no turn reads as a correction, so the
  * urgency signals stay below the threshold and the batch fires by count, at turn 10
  * (test/unit/smoke-conversation.test.ts runs the real signal accumulator over it).
  */

@@ -260,8 +260,11 @@ export function accumulate(
   for (const raw of items) {
     const item: SignalItem = 'kind' in raw ? raw : { kind: 'turn', turn: raw };
     if (item.kind === 'session_closed') {
-      const t = takeSummary(state, 'session-close', 'session_closed');
-      if (t) triggers.push(t);
+      // Seed 000 §2's session-close hook: reflect on the turns no batch has taken yet, and
+      // (seed 003) summarise the session.
+      const batch = startBatch(state, config, now, 'session_closed', 'batch');
+      const summary = takeSummary(state, 'session-close', 'session_closed');
+      triggers.push(...[batch, summary].filter((t): t is JobTrigger => t !== null));
       continue;
     }
     if (item.kind === 'agent_event') {

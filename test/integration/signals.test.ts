@@ -124,6 +124,9 @@ describe('signals and ingestion on the local emulators', () => {
       { type: 'agent.event', version: 1, userId: 'ctl-user', timestamp: '2026-02-06T14:01:00Z', trigger: 'milestone', detail: 'first pet' },
       { type: 'session.closed', version: 1, userId: 'ctl-user', sessionId: 's1', timestamp: '2026-02-06T14:02:00Z' },
       ...[1, 2, 3, 4, 5].map((n) => turn('quiet-user', n, `entry${n}`)),
+      turn('close-user', 1, 'I adopted a beagle named Rex.'),
+      turn('close-user', 2, 'entry2'),
+      { type: 'session.closed', version: 1, userId: 'close-user', sessionId: 's1', timestamp: '2026-02-06T14:03:00Z' },
     ]);
     await stack.waitUntilDrained();
     const ctl = await perUser('ctl-user');
@@ -138,6 +141,10 @@ describe('signals and ingestion on the local emulators', () => {
     expect(await activity.activeUsers(['2026-02-06'])).toEqual(
       expect.arrayContaining([{ userId: 'quiet-user', activity: { '2026-02-06': 5 } }, { userId: 'ctl-user', activity: { '2026-02-06': 2 } }]),
     );
+    // Seed 000 §2's session-close hook: the turns no batch had taken are reflected on, and the session summarised.
+    const closed = JSON.parse(await bucket.text('users/close-user/Logs/reflector/batch-1-2.json'));
+    expect(closed).toMatchObject({ kind: 'batch', trigger: 'session_closed', status: 'completed', turns_reviewed: [1, 2] });
+    expect(await bucket.text('users/close-user/reflections/summary-1-2/assistant.md')).toMatch(/kind: session-close\n[\s\S]*trigger: session_closed/);
     const quiet = await perUser('quiet-user');
     expect(await bucket.text('users/quiet-user/reflections/summary-1-5/assistant.md')).toMatch(/kind: idle-summary\n[\s\S]*Turns 1–5/);
   });

@@ -139,10 +139,14 @@ describe('signal accumulator (seed 000 §2)', () => {
 describe('control events, summaries and activity', () => {
   const counted = (n: number) => accumulate(initialSignalState(), range(1, n), defaultSignalConfig, now, never).state;
 
-  it('session.closed fires one session-close summary job over the turns since the last summary', () => {
+  it('session.closed reflects on the turns no batch has taken and fires one session-close summary over the turns since the last summary', () => {
     const r = accumulate(counted(4), [{ kind: 'session_closed', sessionId: 's1' }], defaultSignalConfig, now, never);
-    expect(r.triggers).toEqual([{ jobId: 'summary-1-4', kind: 'session-close', trigger: 'session_closed', urgency: 0, turnIds: [1, 2, 3, 4], episodeIds: [] }]);
-    expect(r.state).toMatchObject({ messagesSinceSummary: 0, summaryTurnIds: [] });
+    expect(r.triggers).toEqual([
+      { jobId: 'batch-1-4', kind: 'batch', trigger: 'session_closed', urgency: 0, turnIds: [1, 2, 3, 4], episodeIds: [] },
+      { jobId: 'summary-1-4', kind: 'session-close', trigger: 'session_closed', urgency: 0, turnIds: [1, 2, 3, 4], episodeIds: [] },
+    ]);
+    expect(r.state).toMatchObject({ messagesSinceSummary: 0, summaryTurnIds: [], unassigned: { turnIds: [] } });
+    expect(r.state.pendingBatches.map((p) => p.jobId)).toEqual(['batch-1-4']);
     const again = accumulate(r.state, [{ kind: 'session_closed', sessionId: 's1' }], defaultSignalConfig, now, never);
     expect(again.triggers).toEqual([]);
   });

@@ -21,12 +21,13 @@ describe('the smoke conversation', () => {
     expect(c.turns.every((t) => Date.parse(t.timestamp) < NOW.getTime())).toBe(true);
   });
 
-  it('fires exactly one batch (by count, turns 1–10) and one session-close summary (turns 1–12)', () => {
+  it('fires a batch by count (turns 1–10), one at the close over what is left (11–12) and one session-close summary (turns 1–12)', () => {
     const c = smokeConversation('smoke-x', NOW);
     const items: SignalItem[] = [...c.turns.map((turn) => ({ kind: 'turn' as const, turn })), { kind: 'session_closed', sessionId: c.sessionId }];
     const { triggers, outcomes } = accumulate(initialSignalState(), items, defaultSignalConfig, NOW, () => false);
     expect(triggers.map((t) => [t.jobId, t.kind, t.trigger])).toEqual([
       ['batch-1-10', 'batch', 'turn_count'],
+      ['batch-11-12', 'batch', 'session_closed'],
       ['summary-1-12', 'session-close', 'session_closed'],
     ]);
     // No turn reads as a correction: the smoke run must not depend on urgency.

@@ -129,6 +129,7 @@ describe('ingest: control events, claim checks, idle checks', () => {
     expect(r).toMatchObject({ accepted: 3, controlEvents: 2, rejected: 0 });
     expect(deps.jobs.jobs.map((j) => [j.kind, j.jobId, j.trigger])).toEqual([
       ['event', 'batch-1-3', 'event:milestone'],
+      // The event's batch took turns 1–3: the session close has no turns left to reflect on, only its summary.
       ['session-close', 'summary-1-3', 'session_closed'],
     ]);
   });

@@ -26,6 +26,7 @@ import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
 import { DynamoReflectionLogStore, DynamoSummarySource } from '../../lib/adapters/reflection-log-store.js';
 import { DynamoUserSettingsStore, S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
+import { SqsRedelivery } from '../../lib/adapters/sqs-redelivery.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import { BatchNotRecordedError, type Clock, type Log, ModelAccessDeniedError, ModelUnavailableError } from '../../lib/ports.js';
 import { parseOrKeep } from '../../lib/use-cases/parse-or-keep.js';
@@ -40,7 +41,7 @@ export type ReflectorHandler = (event: SQSEvent, context: Context) => Promise<SQ
 /** Deliveries that may ask the model again for an unusable answer: the first and its one retry (seed 000 §9). */
 const UNUSABLE_OUTPUT_DELIVERIES = 2;
 
-type Clients = Pick<AwsClients, 'ddb' | 's3' | 'bedrock'>;
+type Clients = Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>;
 
 /** The three use cases' dependencies, over one set of stores. */
 function reflectorDeps(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: Clock, log: Log) {
@@ -94,8 +95,22 @@ export function createReflectorHandler(env: ReflectorEnv, clients: Clients, cloc
   const metrics = createMetrics('reflector');
   const rejected = new S3RejectedEventLog(clients.s3, env.BUCKET_NAME);
   const deps = reflectorDeps(env, clients, clock, log);
+  const redelivery = new SqsRedelivery(clients.sqs, env.REFLECTION_QUEUE_URL);
   /** Deliveries before SQS parks a job in the DLQ (the queue's maxReceiveCount). */
   const maxReceives = env.REFLECTION_MAX_RECEIVES;
+
+  /**
+   * Seed 000 §9, "wait 30 s, retry once": a job whose model call failed on its first delivery
+   * comes back after MODEL_RETRY_DELAY_SECONDS rather than the queue's whole visibility
+   * timeout (6 × the function's timeout). If the change fails, it comes back later, as before.
+   */
+  async function retrySoon(record: SQSRecord): Promise<void> {
+    try {
+      await redelivery.after(record.receiptHandle, env.MODEL_RETRY_DELAY_SECONDS);
+    } catch (error) {
+      logger.warn('model retry not brought forward', { messageId: record.messageId, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+    }
+  }
 
   async function recordHandler(record: SQSRecord): Promise<void> {
     // A malformed job never becomes valid by retrying: keep it with its reasons and move on.
@@ -115,6 +130,7 @@ export function createReflectorHandler(env: ReflectorEnv, clients: Clients, cloc
       // maxReceiveCount; on the last delivery the failure is logged before SQS parks the job.
       const parked = error instanceof ModelUnavailableError || error instanceof BatchNotRecordedError || error instanceof ModelAccessDeniedError;
       if (parked && receives >= maxReceives) await recordFailedAttempt(job, error, deps.reflection);
+      else if (error instanceof ModelUnavailableError && receives === 1) await retrySoon(record);
       throw error;
     }
     await compactSearchIndex(job.userId, job.kind === 'nightly' || job.kind === 'weekly' ? 1 : COMPACT_AFTER_JOB, deps.search, logger);

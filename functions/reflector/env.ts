@@ -10,6 +10,14 @@ export const ReflectorEnvSchema = z.object({
   MODEL_ID: z.string().min(1),
   /** Deliveries before SQS parks a job in the DLQ: the ReflectionQueue's maxReceiveCount. */
   REFLECTION_MAX_RECEIVES: positiveInt,
+  /** The ReflectionQueue (this function's event source): a job the model failed is put back on it. */
+  REFLECTION_QUEUE_URL: z.string().min(1),
+  /**
+   * Seed 000 §9: a model call that failed (timeout, 5xx, throttling) is tried again after 30 s,
+   * once: the first delivery's failure comes back after this many seconds; later ones wait the
+   * queue's visibility timeout (a throttling episode outlasts a quick retry).
+   */
+  MODEL_RETRY_DELAY_SECONDS: z.coerce.number().int().min(0).max(43_200).default(30),
   /** Seed 000 §3: temperature 0.6, at most 1,500 output tokens, a batch within ~4,000 tokens. */
   MODEL_TEMPERATURE: z.coerce.number().min(0).max(1).default(0.6),
   MODEL_MAX_TOKENS: positiveInt.default(1500),

@@ -1,8 +1,8 @@
 /** Lambda entry of the reflector function: its clients and settings, built once per container. */
-import { createBedrockClient, createDocumentClient, createS3Client } from '../../lib/adapters/aws-clients.js';
+import { createBedrockClient, createDocumentClient, createS3Client, createSqsClient } from '../../lib/adapters/aws-clients.js';
 import { systemClock } from '../../lib/adapters/clock.js';
 import { parseEnv } from '../../lib/adapters/config.js';
 import { createReflectorHandler } from './create-handler.js';
 import { ReflectorEnvSchema } from './env.js';
 
-export const handler = createReflectorHandler(parseEnv(ReflectorEnvSchema), { ddb: createDocumentClient(), s3: createS3Client(), bedrock: createBedrockClient() }, systemClock);
+export const handler = createReflectorHandler(parseEnv(ReflectorEnvSchema), { ddb: createDocumentClient(), s3: createS3Client(), sqs: createSqsClient(), bedrock: createBedrockClient() }, systemClock);

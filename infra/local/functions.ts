@@ -46,6 +46,8 @@ export function functionEnvironment(stage: SynthesizedStage, fn: FunctionKey, ov
     const idleMinutes = parseSignalConfig(env.SIGNAL_CONFIG).idleMinutes ?? defaultSignalConfig.idleMinutes;
     env.SIGNAL_CONFIG = JSON.stringify({ ...JSON.parse(env.SIGNAL_CONFIG), idleMinutes: idleMinutes / overrides.speed });
   }
+  // The model retry's 30 s, sped up like the other delays (SQS counts whole seconds: at least 1).
+  if (env.MODEL_RETRY_DELAY_SECONDS !== undefined) env.MODEL_RETRY_DELAY_SECONDS = String(Math.max(1, Math.round(Number(env.MODEL_RETRY_DELAY_SECONDS) / overrides.speed)));
   return env;
 }
 

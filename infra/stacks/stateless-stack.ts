@@ -128,6 +128,8 @@ export class StatelessStack extends Stack {
         ...common,
         MODEL_ID: modelIdFor(this, config),
         REFLECTION_MAX_RECEIVES: String(QUEUES.reflection.maxReceiveCount),
+        REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
+        MODEL_RETRY_DELAY_SECONDS: '30',
         SUMMARIES_ENABLED: String(config.summaries.enabled),
         SUMMARY_PROMPT: config.summaries.prompt,
         SUMMARY_MAX_TOKENS: String(config.summaries.maxTokens),

@@ -16,6 +16,7 @@ import { BEDROCK_MAX_ATTEMPTS } from '../../lib/adapters/aws-clients.js';
 import { QUEUES } from '../../infra/resources.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { bucketReader } from '../helpers/s3.js';
+import { ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js';
 
 let stack: LocalStack;
 let bucket: ReturnType<typeof bucketReader>;
@@ -83,7 +84,31 @@ describe('the pipeline on the local emulators', () => {
     expect(rejected.map((r: { body: string }) => r.body)).toContain('this is not json');
   });
 
+  it('retries a failed model call after the retry delay once (seed 000 §9), and completes the job', async () => {
+    const ledger = requestLedger.snapshotByScope().reflector ?? {};
+    let calls = 0;
+    stack.emulators.converse.setResponder((req) => {
+      if (!req.toolConfig) return offlineResponder(req);
+      calls++;
+      // Every attempt of the first delivery fails as Bedrock does when it is down for a moment.
+      return calls <= BEDROCK_MAX_ATTEMPTS ? { status: 503, errorType: 'ServiceUnavailableException', message: 'down for a moment' } : offlineResponder(req);
+    });
+    try {
+      await stack.replayLines(tenTurns('retry-user'));
+      await stack.waitUntilDrained({ timeoutMs: 60_000 });
+    } finally {
+      stack.emulators.converse.setResponder(offlineResponder);
+    }
+    expect(calls).toBe(BEDROCK_MAX_ATTEMPTS + 1);
+    const log = JSON.parse(await bucket.text('users/retry-user/Logs/reflector/batch-1-10.json'));
+    expect(log).toMatchObject({ status: 'completed' });
+    // The first delivery's failure put the job back with the retry delay instead of the queue's visibility timeout.
+    const d = ledgerDelta(ledger, requestLedger.snapshotByScope().reflector ?? {});
+    expect(d['SQS.ChangeMessageVisibility']?.requests).toBe(1);
+  });
+
   it('retries a throttled model call (the SDK attempts on each of the queue deliveries), then parks the job in the DLQ', async () => {
+    const ledger = requestLedger.snapshotByScope().reflector ?? {};
     const before = await stack.summary();
     let calls = 0;
     stack.emulators.converse.setResponder((req) => {
@@ -104,6 +129,8 @@ describe('the pipeline on the local emulators', () => {
     expect(s.errors - before.errors).toBe(1);
     const failed = JSON.parse(await bucket.text('users/throttled-user/Logs/reflector/failed/batch-1-10.json'));
     expect(failed).toMatchObject({ status: 'aborted', error: { message: expect.stringContaining('ModelUnavailableError') } });
+    // Only the first delivery comes back early; the later ones wait the queue's visibility timeout.
+    expect(ledgerDelta(ledger, requestLedger.snapshotByScope().reflector ?? {})['SQS.ChangeMessageVisibility']?.requests).toBe(1);
   });
 
   it('parks a job whose model access is denied, naming model access as the cause in the failure log', async () => {

@@ -214,3 +214,11 @@ export function invocationsByRegion(foundationModelId: string, scope: InferenceS
     }
   });
 }
+
+/**
+ * Input tokens Bedrock adds to a Claude request that forces a tool (`tool_choice` any/tool):
+ * the hidden tool-use system prompt, 588 tokens for Claude Haiku/Sonnet/Opus 4.5
+ * (https://platform.claude.com/docs/en/agents-and-tools/tool-use/overview; an older table on
+ * the Bedrock parameters page gives 313: the higher figure, so budgets are not flattered).
+ */
+export const TOOL_USE_SYSTEM_PROMPT_TOKENS = 588;

@@ -23,9 +23,11 @@ import {
   isFindingOf,
   leftOut,
   mergeFindings,
+  NIGHTLY_MEMORIES,
   NIGHTLY_SYSTEM_PROMPT,
   NIGHTLY_TOOL,
   NightlyOutputSchema,
+  nightlyCallCeiling,
   nightlyPrompt,
   pickChunks,
   type TurnChunk,
@@ -137,8 +139,18 @@ function addUsage(run: ReflectionRun, part: string, r: ModelResponse): void {
  */
 function chooseChunks(turns: readonly TurnSaved[], config: SleepTimeConfig, run: ReflectionRun): Array<{ index: number; chunk: TurnChunk }> {
   const all = chunkTurnGroups(turns, config.chunkTokens);
-  const picked = new Set(pickChunks(all.length, config.maxNightlyChunks));
+  const schema = modelSchemaOf(NightlyOutputSchema);
+  const ceilings = all.map((c) => nightlyCallCeiling(c.text, schema, config.maxTokens));
+  // As many chunks as fit the budget at the largest ceiling, so any spread of them fits.
+  const affordable = Math.floor(config.nightlyTokenBudget / Math.max(1, ...ceilings));
+  const cap = Math.min(config.maxNightlyChunks, affordable);
+  const picked = new Set(cap > 0 ? pickChunks(all.length, cap) : []);
   const kept = all.flatMap((chunk, index) => (picked.has(index) ? [{ index, chunk }] : []));
+  run.budget = {
+    tokens: config.nightlyTokenBudget,
+    ceiling: kept.reduce((sum, k) => sum + (ceilings[k.index] ?? 0), 0),
+    chunksOverBudget: Math.max(0, Math.min(all.length, config.maxNightlyChunks) - cap),
+  };
   const reviewed = kept.flatMap((k) => k.chunk.turns);
   run.chunks = kept.length;
   run.messagesReviewed = reviewed.length;
@@ -247,7 +259,7 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
   const { turns, missing } = await deps.turns.getTurns(job.userId, job.turnIds);
   for (const m of missing) run.errors.push(`turn ${m.turnId}: ${m.reason}`);
   const kept = chooseChunks(turns, deps.config, run);
-  if (run.truncated) deps.log.warn('nightly run over its chunk cap: chunks left out', { userId: job.userId, runId: job.jobId, ...run.truncated });
+  if (run.truncated) deps.log.warn('nightly run over its chunk cap or token budget: chunks left out', { userId: job.userId, runId: job.jobId, ...run.truncated, budget: run.budget });
 
   // Existing memories, for contradiction detection: the Knowledge the reviewed messages' words find.
   // Findings an earlier delivery of this run stored are left out, so this delivery gates and
@@ -256,7 +268,7 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
   const knowledge = new DocumentIndex<KnowledgeDoc>(knowledgeDocs.filter((d) => !isFindingOf(d, job.jobId)));
   const reviewed = kept.flatMap((k) => k.chunk.turns);
   const memories = knowledge
-    .search(topKeywords(reviewed.map((t) => t.query).join(' '), 10).join(' '), 10)
+    .search(topKeywords(reviewed.map((t) => t.query).join(' '), 10).join(' '), NIGHTLY_MEMORIES)
     .map((h) => ({ path: h.doc.id, summary: h.doc.summary }));
 
   const merged = mergeFindings(await reflectChunks(job, deps, kept, memories, run));

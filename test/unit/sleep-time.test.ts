@@ -3,9 +3,9 @@ import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import { defaultSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import { estimateCostUsd } from '../../lib/domain/sleep-time/model-prices.js';
-import { z } from 'zod';
-import { chunkTurnGroups, chunkTurns, type Finding, gateFinding, leftOut, mergeFindings, NIGHTLY_SYSTEM_PROMPT, NIGHTLY_TOOL, NightlyOutputSchema, nightlyPrompt, pickChunks } from '../../lib/domain/sleep-time/nightly.js';
-import { estimateTokens } from '../../lib/domain/text.js';
+import { chunkTurnGroups, chunkTurns, type Finding, gateFinding, leftOut, mergeFindings, NIGHTLY_MEMORIES, NIGHTLY_SYSTEM_PROMPT, NIGHTLY_TOOL, NightlyOutputSchema, nightlyCallCeiling, nightlyPrompt, pickChunks } from '../../lib/domain/sleep-time/nightly.js';
+import { TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../../lib/domain/bedrock-models.js';
+import { modelSchemaOf } from '../../lib/domain/model-schema.js';
 import { ModelUnavailableError, type ReflectionModel } from '../../lib/ports.js';
 import { fireTimesBetween } from '../../lib/domain/sleep-time/schedule.js';
 import { selectUsers, windowDays } from '../../lib/domain/sleep-time/selection.js';
@@ -218,25 +218,29 @@ describe('a heavy user\'s nightly run fits its function timeout (seed 001 budget
   const job: ReflectionJob = { type: 'reflection.job', version: 1, jobId: 'nightly-202602070300', userId: 'heavy', kind: 'nightly', trigger: 'schedule', urgency: 0, turnIds: Array.from({ length: 1000 }, (_, i) => i + 1), requestedAt: now.toISOString() };
 
   /** 1,000 turns of a day, about 100 tokens each: some 34 chunks of ~3,000 tokens. */
-  async function heavyDay(model: Pick<ReflectionModel, 'reflect'>) {
+  async function heavyDay(model: Pick<ReflectionModel, 'reflect'>, config: Partial<typeof defaultSleepTimeConfig> = {}) {
     const turns = new MemoryTurnStore();
     await turns.saveTurns(job.turnIds.map((turnId) => turn({ userId: 'heavy', turnId, sessionId: `s${Math.ceil(turnId / 100)}`, query: `Question ${turnId} about my reef tank and its ${'lighting '.repeat(12)}`, response: `An answer of ordinary length about turn ${turnId}, ${'with some detail '.repeat(12)}`, timestamp: '2026-02-06T20:00:00Z' })));
-    return { turns, knowledge: new MemoryKnowledgeStore(), runs: new MemoryRunLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), model: { ...model, summarize: async () => ({ text: '', usage: { modelId: 'scripted', inputTokens: 0, outputTokens: 0, latencyMs: 0 } }) }, clock: fixedClock(), log: new RecordingLog(), config: defaultSleepTimeConfig };
+    return { turns, knowledge: new MemoryKnowledgeStore(), runs: new MemoryRunLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), model: { ...model, summarize: async () => ({ text: '', usage: { modelId: 'scripted', inputTokens: 0, outputTokens: 0, latencyMs: 0 } }) }, clock: fixedClock(), log: new RecordingLog(), config: { ...defaultSleepTimeConfig, ...config } };
   }
+  const answer = { output: { findings: [] }, usage: { modelId: 'scripted', inputTokens: 10, outputTokens: 5, latencyMs: 1 } };
 
   it('1,000 turns make at most maxNightlyChunks model calls, at once, spread over the day, and the run logs what was left out', async () => {
     const prompts: string[] = [];
     let inFlight = 0;
     let most = 0;
-    const d = await heavyDay({
-      reflect: async (req) => {
-        prompts.push(req.prompt);
-        most = Math.max(most, ++inFlight);
-        await new Promise((r) => setTimeout(r, 5));
-        inFlight--;
-        return { output: { findings: [] }, usage: { modelId: 'scripted', inputTokens: 10, outputTokens: 5, latencyMs: 5 } };
+    const d = await heavyDay(
+      {
+        reflect: async (req) => {
+          prompts.push(req.prompt);
+          most = Math.max(most, ++inFlight);
+          await new Promise((r) => setTimeout(r, 5));
+          inFlight--;
+          return answer;
+        },
       },
-    });
+      { nightlyTokenBudget: 1_000_000 },
+    );
     const all = chunkTurnGroups((await d.turns.getTurns('heavy', job.turnIds)).turns, defaultSleepTimeConfig.chunkTokens);
     expect(all.length).toBeGreaterThan(30);
     const out = await runNightly(job, d);
@@ -250,7 +254,38 @@ describe('a heavy user\'s nightly run fits its function timeout (seed 001 budget
     expect(out.run.truncated).toMatchObject({ chunksSkipped: all.length - defaultSleepTimeConfig.maxNightlyChunks });
     expect(out.run.messagesReviewed + (out.run.truncated?.messagesNotReviewed ?? 0)).toBe(1000);
     expect(out.run.truncated?.turnRanges).toHaveLength(defaultSleepTimeConfig.maxNightlyChunks - 1);
+    expect(out.run.budget).toMatchObject({ tokens: 1_000_000, chunksOverBudget: 0 });
     expect(d.log.entries.some((e) => e.level === 'warn' && e.message.includes('chunk cap'))).toBe(true);
+  });
+
+  it("stays within the stage's nightly token budget (seed 001: 10–30K a night), counted before the calls, and logs it", async () => {
+    const requests: Array<Parameters<ReflectionModel['reflect']>[0]> = [];
+    const d = await heavyDay({ reflect: async (req) => (requests.push(req), answer) });
+    const out = await runNightly(job, d);
+    if (out.status !== 'completed') throw new Error(out.reason);
+    const budget = out.run.budget;
+    expect(budget?.tokens).toBe(30_000);
+    expect(requests.length).toBe(out.run.chunks);
+    expect(requests.length).toBeGreaterThan(0);
+    expect(requests.length + (budget?.chunksOverBudget ?? 0)).toBe(defaultSleepTimeConfig.maxNightlyChunks);
+    expect(budget?.ceiling).toBeLessThanOrEqual(30_000);
+    // Each call as sent (3.5 characters a token, the tool-use prompt, its whole answer budget) is within its ceiling.
+    const sent = requests.map((r) => Math.ceil((r.system.length + r.prompt.length + JSON.stringify({ ...NIGHTLY_TOOL, toolSchema: r.toolInputSchema }).length) / 3.5) + TOOL_USE_SYSTEM_PROMPT_TOKENS + r.maxTokens);
+    expect(sent.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(budget?.ceiling ?? 0);
+    // A budget smaller than one call reflects on nothing, and says so.
+    const none = await heavyDay({ reflect: async () => answer }, { nightlyTokenBudget: 1000 });
+    const skipped = await runNightly({ ...job, jobId: 'nightly-202602080300' }, none);
+    if (skipped.status !== 'completed') throw new Error(skipped.reason);
+    expect(skipped.run).toMatchObject({ chunks: 0, messagesReviewed: 0, budget: { tokens: 1000, ceiling: 0, chunksOverBudget: defaultSleepTimeConfig.maxNightlyChunks } });
+    expect(skipped.run.truncated?.messagesNotReviewed).toBe(1000);
+  });
+
+  it('a call\'s ceiling holds with the most known memories a prompt lists', () => {
+    const chunk = chunkTurns([turn({ turnId: 1, query: 'q'.repeat(2000) })], 3000)[0] ?? '';
+    const memories = Array.from({ length: NIGHTLY_MEMORIES }, (_, i) => ({ path: `Reflections/relationship/${'y'.repeat(80)}${i}.md`, summary: 's'.repeat(200) }));
+    const schema = modelSchemaOf(NightlyOutputSchema);
+    const asSent = Math.ceil((NIGHTLY_SYSTEM_PROMPT.length + nightlyPrompt(chunk, memories).length + JSON.stringify({ ...NIGHTLY_TOOL, toolSchema: schema }).length) / 3.5) + TOOL_USE_SYSTEM_PROMPT_TOKENS + 1500;
+    expect(nightlyCallCeiling(chunk, schema, 1500)).toBeGreaterThanOrEqual(asSent);
   });
 
   it('keeps the answers of the calls that succeeded when one fails, so the next delivery asks only for the rest', async () => {
@@ -263,25 +298,15 @@ describe('a heavy user\'s nightly run fits its function timeout (seed 001 budget
           failOnce = false;
           throw new ModelUnavailableError('ThrottlingException');
         }
-        return { output: { findings: [] }, usage: { modelId: 'scripted', inputTokens: 10, outputTokens: 5, latencyMs: 1 } };
+        return answer;
       },
     });
     await expect(runNightly(job, d)).rejects.toThrow(ModelUnavailableError);
-    expect(calls).toBe(defaultSleepTimeConfig.maxNightlyChunks);
+    const first = calls;
+    expect(first).toBeGreaterThan(1);
     const out = await runNightly(job, d);
     expect(out.status).toBe('completed');
-    expect(calls).toBe(defaultSleepTimeConfig.maxNightlyChunks + 1);
-  });
-
-  it('stays within seed 001\'s 30K tokens a night: the cap times the largest call', () => {
-    const c = defaultSleepTimeConfig;
-    const { $schema: _drop, ...schema } = z.toJSONSchema(NightlyOutputSchema, { io: 'input' });
-    // The largest prompt frame: ten known memories with the longest paths and summaries.
-    const memories = Array.from({ length: 10 }, (_, i) => ({ path: `Reflections/relationship/${'x'.repeat(60)}${i}.md`, summary: 's'.repeat(200) }));
-    const overhead = estimateTokens(NIGHTLY_SYSTEM_PROMPT) + estimateTokens(nightlyPrompt('', memories)) + estimateTokens(`${NIGHTLY_TOOL.name}${NIGHTLY_TOOL.description}${JSON.stringify(schema)}`);
-    const largestCall = c.chunkTokens + overhead + c.maxTokens;
-    expect(c.maxNightlyChunks * largestCall).toBeLessThanOrEqual(30_000);
-    expect((c.maxNightlyChunks + 1) * largestCall).toBeGreaterThan(30_000);
+    expect(calls).toBe(first + 1);
   });
 
   it('picks chunks spread over the day, first and last included, and names the turns left out', () => {

@@ -12,13 +12,17 @@ export const SleepTimeConfigSchema = z.object({
   chunkTokens: z.number().int().min(500).default(3000),
   /**
    * Most chunks one nightly run reflects on (one model call each); a heavier day has the rest
-   * left out, spread evenly (`pickChunks`), and logged (`truncated` in the run). Seed 001
-   * budgets ~10–30K tokens per agent per night; a call costs at most chunkTokens (3,000) +
-   * ~1,200 of system prompt, known memories and tool schema + maxTokens (1,500) of output =
-   * 5,700, and 5 × 5,700 = 28,500 ≤ 30,000 (test/unit/sleep-time.test.ts checks it against
-   * the real prompt). Raise it with chunkTokens or maxTokens lowered, or with a budget.
+   * left out, spread evenly (`pickChunks`), and logged (`truncated` in the run). The token
+   * budget below may leave out more.
    */
   maxNightlyChunks: z.number().int().min(1).max(20).default(5),
+  /**
+   * Seed 001: ~10–30K tokens per agent per night. The most one nightly run may use, checked
+   * before its calls: as many chunks as fit at their worst (`nightlyCallCeiling`: the request
+   * as sent with the most known memories, the tool-use prompt, and maxTokens of answer). The
+   * chunks past it are left out like those past maxNightlyChunks, and the run logs `budget`.
+   */
+  nightlyTokenBudget: z.number().int().min(1000).default(30_000),
   /** Staged items older than this with promotion_count < 2 expire. */
   stagedExpiryDays: z.number().int().min(1).default(30),
   /** Turn originals move to a colder storage class after this many days. */

@@ -6,6 +6,7 @@
 import * as z from 'zod';
 import type { TurnSaved } from '../../../events/turn-saved.js';
 import { renderTurns } from '../batch-assembly.js';
+import { TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../bedrock-models.js';
 import { renderFrontMatter } from '../front-matter.js';
 import { DocumentIndex } from '../knowledge-search.js';
 import type { KnowledgeDoc } from '../knowledge.js';
@@ -53,6 +54,23 @@ through the record_nightly_findings tool. Known memories are listed so you can s
 export function nightlyPrompt(chunk: string, memories: ReadonlyArray<{ path: string; summary: string }>): string {
   const known = memories.length === 0 ? '(none yet)' : memories.map((m) => `- ${m.path}: ${m.summary}`).join('\n');
   return `## Existing knowledge\n${known}\n\n## Messages to reflect on\n${chunk}\n`;
+}
+
+/** Known memories a nightly prompt lists at most, and the longest a path or summary is shown. */
+export const NIGHTLY_MEMORIES = 10;
+const WORST_MEMORIES = Array.from({ length: NIGHTLY_MEMORIES }, (_, i) => ({ path: `Reflections/relationship/${'x'.repeat(100)}${i}.md`, summary: 's'.repeat(200) }));
+
+/**
+ * The most tokens one nightly call over `chunk` can use, counted before it is made: the
+ * request as sent with the most known memories it can list (system prompt, prompt, tool
+ * definition, and the tool-use prompt Bedrock adds) plus `maxTokens` of answer, with
+ * characters counted at 3.5 a token (Anthropic's figure for Claude, denser than
+ * estimateTokens' 4, so the ceiling holds). A cut answer asked again with a larger budget
+ * is not in it (rare; counted in the run's tokens when it happens).
+ */
+export function nightlyCallCeiling(chunk: string, toolSchema: Record<string, unknown>, maxTokens: number): number {
+  const chars = NIGHTLY_SYSTEM_PROMPT.length + nightlyPrompt(chunk, WORST_MEMORIES).length + JSON.stringify({ ...NIGHTLY_TOOL, toolSchema }).length;
+  return Math.ceil(chars / 3.5) + TOOL_USE_SYSTEM_PROMPT_TOKENS + maxTokens;
 }
 
 /** A chunk of the day's messages: what the model reads, and the turns it holds. */

@@ -18,6 +18,12 @@ export interface ReflectionRun {
   chunks: number;
   /** Nightly, when the day had more chunks than `maxNightlyChunks`: what was left out (its turns as first–last ranges). */
   truncated?: { chunksSkipped: number; messagesNotReviewed: number; turnRanges: Array<[number, number]> };
+  /**
+   * Nightly: the stage's token budget for the run (`nightlyTokenBudget`), the most its calls
+   * could use (their ceilings, counted before them), and the chunks the budget left out beyond
+   * the chunk cap. `tokens` is what they used.
+   */
+  budget?: { tokens: number; ceiling: number; chunksOverBudget: number };
   /** Findings proposed, by category (after merging). */
   findingsByCategory: Record<string, number>;
   /** Findings not stored, with why (confidence gating, evidence rules, already known). */

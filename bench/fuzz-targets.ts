@@ -637,6 +637,7 @@ const OPERATIONS: Record<Exclude<OperationId, 'openapi' | 'console'>, (deps: api
   reflectionLatest: (d, { params }) => api.latestReflection(d, params.userId),
   reflectionAssessment: (d, { params, query }) => api.assessment(d, params.userId, query.days),
   summaryList: (d, { params, query }) => api.listSummaries(d, params.userId, query.includeDeleted === 'true'),
+  summaryRequest: (d, { params, body, principal }) => api.requestSummary(d, principal.subject, params.userId, body),
   summaryDelete: (d, { params, principal }) => api.deleteSummary(d, principal.subject, params.userId, params.id),
   reviewList: (d, { params, query }) => api.listStagedForReview(d, params.userId, { includeDecided: query.includeDecided === 'true', limit: query.limit, nextToken: query.nextToken }),
   reviewPromote: (d, { params, body, principal }) => api.reviewPromote(d, principal.subject, params.userId, body.path, body.reason),
@@ -718,6 +719,8 @@ const apiDeps = (w: RecordingWorld): api.MemoryApiDeps => ({
   reflections: w.reflections,
   runs: w.runs,
   batchLogs: w.batchLogs,
+  jobs: w.jobs,
+  signalState: w.signalState,
   clock: fixedClock(NOW),
 });
 
@@ -756,6 +759,7 @@ const SAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<s
   reflectionLatest: {},
   reflectionAssessment: { query: { days: '30' } },
   summaryList: { query: { includeDeleted: 'true' } },
+  summaryRequest: { body: { prompt: 'Summarise the reef tank talk.' } },
   summaryDelete: { params: { id: 'summary-1-3' } },
   reviewList: { query: { includeDecided: 'true' } },
   reviewPromote: { body: { path: 'Knowledge_staging/Facts/reef--batch-1-3.md', reason: 'looks right' } },

@@ -133,10 +133,11 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       'users/*/reflections/*': ['PutObject'],
     },
     listBucket: true,
-    sends: [],
+    // reflection: a summary asked for on demand (POST …/summaries)
+    sends: ['reflection'],
     consumes: null,
     model: false,
-    kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['Decrypt', 'GenerateDataKey'] },
+    kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['Decrypt', 'GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
   },
 };
 

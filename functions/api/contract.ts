@@ -106,6 +106,8 @@ export const OutcomeRequestSchema = z
   .object({ ids: z.array(ItemId).min(1).max(100), validation: ValidationOutcomeSchema, turnId: z.number().int().min(1).optional() })
   .strict();
 export const ReviewRequestSchema = z.object({ path: z.string().min(1).max(600), reason: z.string().min(1).max(1000).optional() }).strict();
+/** Seed 003's manual reflection: the instruction for this summary (the user's or the stage's when absent). */
+export const SummaryRequestSchema = z.object({ prompt: z.string().min(1).max(4000).optional() }).strict();
 
 const ItemResponse = z.object({ item: MemoryItemSchema });
 const Looseobject = z.record(z.string(), z.unknown());
@@ -213,6 +215,11 @@ export const routes = [
     method: 'GET', path: `${u}/summaries`, operationId: 'summaryList', access: 'read', params: UserParam,
     query: z.object({ includeDeleted: z.enum(['true', 'false']).default('false') }),
     summary: 'Context summaries (turn pairs written after inactivity), newest first', response: z.object({ summaries: z.array(Looseobject) }),
+  },
+  {
+    method: 'POST', path: `${u}/summaries`, operationId: 'summaryRequest', access: 'write', params: UserParam, body: SummaryRequestSchema,
+    summary: 'A summary now (seed 003 manual reflection), with its own prompt if given, over the turns since the last summary (or those the last one covered); answers the job id, the summary follows in GET …/summaries',
+    response: z.object({ jobId: z.string(), turnIds: z.array(z.number()) }),
   },
   {
     method: 'DELETE', path: `${u}/summaries/{id}`, operationId: 'summaryDelete', access: 'write', params: UserParam.extend({ id: z.string().min(1).max(200) }),

@@ -21,6 +21,8 @@ import { StoreMemoryCatalog } from '../../lib/adapters/memory-catalog.js';
 import { DynamoAuditTrail, DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { DynamoReflectionLogStore } from '../../lib/adapters/reflection-log-store.js';
 import { S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';
+import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
+import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { authorize, type Principal, principalFromClaims } from '../../lib/domain/access.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { Clock } from '../../lib/ports.js';
@@ -36,7 +38,7 @@ import { openApiDocument } from './openapi.js';
 export type ApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
 
 /** The use cases' dependencies, over one set of stores. */
-function apiDeps(env: ApiEnv, { ddb, s3 }: Pick<AwsClients, 'ddb' | 's3'>, clock: Clock): api.MemoryApiDeps {
+function apiDeps(env: ApiEnv, { ddb, s3, sqs }: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>, clock: Clock): api.MemoryApiDeps {
   const { TABLE_NAME: table, BUCKET_NAME: bucket } = env;
   const changes = new DynamoSearchChangeLog(ddb, table);
   const turns = new S3DynamoTurnStore(ddb, s3, table, bucket, changes);
@@ -58,6 +60,8 @@ function apiDeps(env: ApiEnv, { ddb, s3 }: Pick<AwsClients, 'ddb' | 's3'>, clock
     batchLogs: new S3DynamoBatchLogStore(ddb, s3, table, bucket),
     sources: new DynamoSourceReliabilityStore(ddb, table, clock),
     graph: new DynamoGraphStore(ddb, table),
+    jobs: new SqsJobQueue(sqs, env.REFLECTION_QUEUE_URL),
+    signalState: new DynamoSignalStateStore(ddb, table, clock),
     clock,
   };
 }
@@ -82,6 +86,7 @@ const operationsFor = (deps: api.MemoryApiDeps): Record<Exclude<OperationId, 'op
   reflectionLatest: ({ params }) => api.latestReflection(deps, params.userId),
   reflectionAssessment: ({ params, query }) => api.assessment(deps, params.userId, query.days),
   summaryList: ({ params, query }) => api.listSummaries(deps, params.userId, query.includeDeleted === 'true'),
+  summaryRequest: ({ params, body, principal }) => api.requestSummary(deps, principal.subject, params.userId, body),
   summaryDelete: ({ params, principal }) => api.deleteSummary(deps, principal.subject, params.userId, params.id),
   reviewList: ({ params, query }) => api.listStagedForReview(deps, params.userId, { includeDecided: query.includeDecided === 'true', limit: query.limit, nextToken: query.nextToken }),
   reviewPromote: ({ params, body, principal }) => api.reviewPromote(deps, principal.subject, params.userId, body.path, body.reason),
@@ -182,7 +187,7 @@ async function serveOperation(route: Route, event: APIGatewayProxyEventV2, opera
   }
 }
 
-export function createApiHandler(env: ApiEnv, clients: Pick<AwsClients, 'ddb' | 's3'>, clock: Clock): ApiHandler {
+export function createApiHandler(env: ApiEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>, clock: Clock): ApiHandler {
   const { logger } = createLogger('api');
   const operations = operationsFor(apiDeps(env, clients, clock));
   const router = httpRouterHandler({

@@ -6,5 +6,7 @@ export const ApiEnvSchema = z.object({
   BUCKET_NAME: z.string().min(1),
   /** JSON overrides of sleep-time compute's numbers: search hides staged items past their expiry age. */
   SLEEP_TIME_CONFIG: z.string().min(1),
+  /** The ReflectionQueue: summaries asked for through the API (POST …/summaries). */
+  REFLECTION_QUEUE_URL: z.string().min(1),
 });
 export type ApiEnv = z.infer<typeof ApiEnvSchema>;

@@ -171,6 +171,7 @@ export class StatelessStack extends Stack {
       environment: functionEnvironment(ApiEnvSchema, 'api', config.logLevel, {
         ...common,
         SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
+        REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
       }),
     });
     this.grantPermissions(this.apiFn, permissions.api, props);

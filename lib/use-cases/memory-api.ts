@@ -14,7 +14,9 @@ import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, ne
 import { applyOutcome, newScopeExpiry } from '../domain/scope-trust.js';
 import { knowledgePathFor, PROMOTIONS_TO_KNOWLEDGE, promotedDocument, type StagedRecord } from '../domain/promotion.js';
 import { computeSelfAssessment } from '../domain/sleep-time/self-assessment.js';
-import type { AuditTrail, BatchLogReader, Clock, KnowledgeStore, MemoryCatalog, MemoryItemStore, GraphStore, ReflectionLogStore, ReflectionStore, SourceReliabilityStore, TurnStore } from '../ports.js';
+import type { AuditTrail, BatchLogReader, Clock, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, ReflectionLogStore, ReflectionStore, SignalStateStore, SourceReliabilityStore, TurnStore } from '../ports.js';
+import { parseSignalState } from '../domain/signal-accumulator.js';
+import { fnv1a32 } from '../domain/stable-hash.js';
 import { normaliseDomain, reliabilityOf, type SourceReliability } from '../domain/source-reliability.js';
 import { type CapabilityConfidence, capabilityConfidence, summariseEpisode } from '../domain/episodes.js';
 
@@ -33,6 +35,10 @@ export interface MemoryApiDeps {
   sources: Pick<SourceReliabilityStore, 'stats'>;
   /** The user's relation graph (lib/use-cases/relation-graph.ts serves it). */
   graph: GraphStore;
+  /** The ReflectionQueue: summaries asked for on demand (seed 003's manual reflection). */
+  jobs: JobQueue;
+  /** Read only: which turns the user's next summary would cover. */
+  signalState: Pick<SignalStateStore, 'load'>;
   clock: Clock;
 }
 
@@ -456,6 +462,26 @@ export async function assessment(deps: MemoryApiDeps, userId: string, days: numb
 export async function listSummaries(deps: MemoryApiDeps, userId: string, includeDeleted: boolean) {
   const summaries = (await deps.reflections.list(userId)).filter((s) => includeDeleted || !s.deleted);
   return { summaries };
+}
+
+/**
+ * Seed 003's manual reflection: a summary now, with the caller's own instruction if given.
+ * It covers the turns since the user's last summary (as the idle rule would), or, when there
+ * are none, the turns the last summary covered (summarised again, e.g. with another prompt);
+ * it does not reset the idle rule's count. The job id is derived from its turns and prompt,
+ * so the same request twice makes one summary (FIFO deduplication, then the reflector's
+ * check of the id); the summary appears in GET …/summaries once the reflector has run.
+ */
+export async function requestSummary(deps: MemoryApiDeps, actor: string, userId: string, req: { prompt?: string | undefined }) {
+  const { state } = parseSignalState((await deps.signalState.load(userId)).raw);
+  const turnIds = state.summaryTurnIds.length > 0 ? state.summaryTurnIds : ((await deps.reflections.list(userId)).find((s) => !s.deleted)?.sourceTurns ?? []);
+  if (turnIds.length === 0) throw new MemoryApiError(409, `user ${userId} has no turns to summarise yet`);
+  const prompt = req.prompt?.trim() || undefined;
+  const jobId = `manual-${turnIds[0]}-${turnIds.at(-1)}-${fnv1a32(prompt ?? '').toString(16).padStart(8, '0')}`;
+  const requestedAt = deps.clock.now().toISOString();
+  await deps.jobs.enqueue({ type: 'reflection.job', version: 1, jobId, userId, kind: 'manual', trigger: 'manual', urgency: 0, turnIds: [...turnIds], ...(prompt ? { prompt } : {}), requestedAt });
+  await deps.audit.append([{ userId, itemId: `reflection:${jobId}`, action: 'summary_request', actor, at: requestedAt, reason: prompt ? 'manual summary with its own prompt' : 'manual summary' }]);
+  return { jobId, turnIds: [...turnIds] };
 }
 
 export async function deleteSummary(deps: MemoryApiDeps, actor: string, userId: string, id: string) {

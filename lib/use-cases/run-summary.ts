@@ -31,7 +31,9 @@ export const SUMMARY_KINDS = new Set<ReflectionJob['kind']>(['idle-summary', 'se
 
 export async function runSummary(job: ReflectionJob, deps: SummaryDeps): Promise<SummaryOutcome> {
   if (await deps.reflections.exists(job.userId, job.jobId)) return { status: 'already_done', reason: `summary ${job.jobId} exists` };
-  const settings = { ...deps.defaults, ...(await deps.settings.summarySettings(job.userId)) };
+  const own = await deps.settings.summarySettings(job.userId);
+  // A manual job's prompt is the instruction this once; the user's or the stage's otherwise.
+  const settings = { ...deps.defaults, ...own, ...(job.prompt ? { prompt: job.prompt } : {}) };
   if (!settings.enabled) return { status: 'disabled', reason: 'summaries are switched off for this user or stage' };
   const { turns, missing } = await deps.turns.getTurns(job.userId, job.turnIds);
   for (const m of missing) deps.log.warn('turn unreadable; summarising without it', { userId: job.userId, ...m });

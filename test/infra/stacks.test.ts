@@ -378,9 +378,13 @@ describe('stateless stack', () => {
     }
   });
 
-  it('keeps the API function away from queues, the model and whole-table deletes', () => {
+  it('keeps the API function away from queues but the reflection queue it sends to, the model and whole-table deletes', () => {
     const api = policiesOf(stateless, 'ApiFunction');
-    expect(api).not.toContain('sqs:');
+    // Its only queue action: sending a summary asked for on demand to the ReflectionQueue.
+    const sqs = statementsOf(stateless, 'ApiFunction').filter((st) => actionsOf(st).some((a) => a.startsWith('sqs:')));
+    expect(sqs.flatMap(actionsOf)).toEqual(['sqs:SendMessage']);
+    expect(JSON.stringify(sqs)).toContain('ReflectionQueue');
+    expect(JSON.stringify(sqs)).not.toMatch(/TurnQueue|IdleQueue/);
     expect(api).not.toContain('bedrock:');
     expect(api).not.toContain('dynamodb:Scan');
     expect(api).not.toContain('dynamodb:DeleteItem');

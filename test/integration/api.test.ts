@@ -11,6 +11,7 @@ import { mintToken } from '../../infra/local/tokens.js';
 import { ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/adapters/aws-clients.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
+import { bucketReader } from '../helpers/s3.js';
 import { type Edge, type Entity, edgeId, neighbours } from '../../lib/domain/relation-graph.js';
 
 const USER = 'locomo-conv-26';
@@ -110,6 +111,32 @@ describe('memory.search (the fixed contract)', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error.fields.map((f: Result) => f.path)).toEqual(expect.arrayContaining(['body.query', 'body.limit', 'body.filters.scope.0']));
     expect((await call('POST', `${u()}/memory/search`, { body: '{not json' })).body.error.fields[0].path).toBe('body');
+  });
+});
+
+describe('summaries on demand (seed 003 manual reflection)', () => {
+  it("writes a summary now with the caller's prompt, once however often it is asked", async () => {
+    const prompt = 'Say in one sentence what the user said about painting.';
+    const first = await call('POST', `${u()}/summaries`, { body: { prompt } });
+    expect(first.status).toBe(200);
+    expect(first.body.jobId).toMatch(/^manual-\d+-\d+-[0-9a-f]{8}$/);
+    expect(first.body.turnIds.length).toBeGreaterThan(0);
+    expect((await call('POST', `${u()}/summaries`, { body: { prompt } })).body.jobId).toBe(first.body.jobId);
+    await stack.waitUntilDrained();
+    const mine = (await call('GET', `${u()}/summaries`)).body.summaries.filter((s: Result) => s.id === first.body.jobId);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ kind: 'manual', sourceTurns: first.body.turnIds });
+    // The pair's system part is the instruction the model was given: the caller's.
+    const bucket = bucketReader(stack.info);
+    try {
+      expect(await bucket.text(`users/${USER}/reflections/${first.body.jobId}/system.md`)).toContain(prompt);
+    } finally {
+      bucket.destroy();
+    }
+    const audit = (await call('GET', `${u()}/memory/audit?itemId=${encodeURIComponent(`reflection:${first.body.jobId}`)}`)).body.entries;
+    expect(audit[0]).toMatchObject({ action: 'summary_request' });
+    expect((await call('POST', `${u()}/summaries`, { body: { prompt: '' } })).status).toBe(400);
+    expect((await call('POST', `${u('nobody-here')}/summaries`, { body: {} })).status).toBe(409);
   });
 });
 

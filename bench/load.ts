@@ -528,8 +528,40 @@ export interface LoadReport {
     lastRoundGrowthMB: number;
     rssGrowthMB: number;
   };
+  /** Issue 20, item 15: the leak check (null with too few rounds after the settling ones). */
+  leak: LeakCheck | null;
   perRound: Array<Omit<RoundResult, 'problems'> & { problems: number }>;
   seconds: number;
+}
+
+/**
+ * Rounds before the leak check's slope: the emulators' own state settles first. fauxqs keeps
+ * each FIFO queue's deduplication ids (up to 10,000), one per message, and a round sends some
+ * 2,300 turn messages: the cache is full during the fifth round counting the warm-up.
+ */
+export const SETTLE_ROUNDS = 4;
+/**
+ * The leak bound: heap used after GC may grow by at most this many bytes per turn published,
+ * over the rounds after SETTLE_ROUNDS (least squares). Anything the handlers kept per turn
+ * (a map entry keyed by a message or turn id is 100 bytes or more) would exceed it.
+ */
+export const LEAK_BOUND_BYTES_PER_TURN = 100;
+
+export interface LeakCheck {
+  /** The rounds the slope is taken over. */
+  rounds: number[];
+  slopeMBPerRound: number;
+  boundMBPerRound: number;
+  held: boolean;
+}
+
+/** The leak check over `heapUsedMB` per round (rounds 1..n) of `turnsPerRound` turns each; null without 3 rounds after the settling ones. */
+export function leakCheck(heapUsedMB: readonly number[], turnsPerRound: number): LeakCheck | null {
+  const settled = heapUsedMB.slice(SETTLE_ROUNDS);
+  if (settled.length < 3) return null;
+  const slopeMBPerRound = round2(slope(settled));
+  const boundMBPerRound = round2((LEAK_BOUND_BYTES_PER_TURN * turnsPerRound) / 1024 / 1024);
+  return { rounds: settled.map((_, i) => SETTLE_ROUNDS + i + 1), slopeMBPerRound, boundMBPerRound, held: slopeMBPerRound <= boundMBPerRound };
 }
 
 /** Least-squares slope of ys over 1..n. */
@@ -561,7 +593,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   });
   const sessions = Number(values.sessions);
   const turns = Number(values.turns ?? (values.quick ? 5 : 20));
-  const rounds = Number(values.rounds ?? (values.quick ? 2 : 5));
+  // Enough rounds for the leak check: SETTLE_ROUNDS, then four to take the slope over.
+  const rounds = Number(values.rounds ?? (values.quick ? 2 : SETTLE_ROUNDS + 4));
   const pollers = Number(values.pollers);
   const log = (s: string) => process.stderr.write(`[load] ${s}\n`);
   const gc = collectGarbage();
@@ -636,10 +669,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
         lastRoundGrowthMB: round2((usedPerRound.at(-1) ?? 0) - (usedPerRound.at(-2) ?? heap.before?.heapUsedMB ?? 0)),
         rssGrowthMB: round2((heap.after?.rssMB ?? 0) - (heap.before?.rssMB ?? 0)),
       },
+      leak: leakCheck(usedPerRound, Math.round(total('turnsPublished') / Math.max(1, results.length))),
       perRound: results.map(({ problems, ...r }) => ({ ...r, problems: problems.length })),
       seconds: round2((performance.now() - t0) / 1000),
     };
-    const ok = out.lost === 0 && out.doubled === 0 && out.dlq === 0 && out.duplicatesCounted === out.republished && out.handlerErrors === 0;
+    const ok = out.lost === 0 && out.doubled === 0 && out.dlq === 0 && out.duplicatesCounted === out.republished && out.handlerErrors === 0 && out.leak?.held !== false;
     if (!ok) exitCode = 1;
     console.log(JSON.stringify({ ok, ...out } satisfies LoadReport));
   } catch (error) {

@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import type { AttackReport } from './api-attacks.js';
 import type { EquivalenceReport } from '../infra/local/fault-equivalence.js';
 import type { FuzzReport } from './fuzz.js';
-import type { LoadReport } from './load.js';
+import { LEAK_BOUND_BYTES_PER_TURN, type LoadReport, SETTLE_ROUNDS } from './load.js';
 import type { QualityResult } from './locomo-quality.js';
 import { barChart } from './svg.js';
 import { benchSearchLatency } from './search-latency.js';
@@ -180,8 +180,10 @@ ${load.handlerErrors} handler errors; ${load.dlq} in DLQs. Heap used after GC: $
 ${h.after?.heapUsedMB.toFixed(1) ?? '?'} MB after the last (${h.growthPerRoundMB} MB per round by least squares, the last round
 ${h.lastRoundGrowthMB >= 0 ? '+' : ''}${h.lastRoundGrowthMB} MB). The handlers share the process with the emulators: fauxqs keeps each FIFO
 queue's deduplication ids for SQS's 5-minute window (up to 10,000), about one entry per
-message until full — our reading of the slowing growth (from timing and heap-snapshot types,
-not traced object by object). Signal latency (publication → the signal function returned)
+message until full — our reading of the early growth (from timing and heap-snapshot types,
+not traced object by object).
+
+${leakLine(load)} Signal latency (publication → the signal function returned)
 is mostly queueing: locally one poller per queue, and fauxqs hands out one message per FIFO
 group per receive; Lambda runs more pollers and batches of up to 10.
 `;
@@ -491,11 +493,18 @@ async function fuzzRun(quick: boolean): Promise<SectionResult> {
   };
 }
 
+/** Issue 20, item 15: the leak check's verdict, as one sentence. */
+function leakLine(load: LoadReport): string {
+  const l = load.leak;
+  if (!l) return `**Leak check: not run** (${load.rounds} rounds; it needs ${SETTLE_ROUNDS} settling rounds and 3 more).`;
+  return `**Leak check: ${l.held ? 'held' : 'failed'}** — over rounds ${l.rounds[0]}–${l.rounds.at(-1)} (after ${SETTLE_ROUNDS} rounds in which the emulators' own state fills) the heap used after GC grew ${l.slopeMBPerRound} MB per round by least squares; the bound is ${LEAK_BOUND_BYTES_PER_TURN} bytes per turn published, ${l.boundMBPerRound} MB per round (\`bench/load.ts\`: anything kept per turn, a map entry keyed by an id, would exceed it).${l.held ? '' : ' A miss: load.ts reports ok: false.'}`;
+}
+
 async function loadRun(quick: boolean): Promise<SectionResult> {
   const load = runReport<LoadReport>('./load.ts', quick ? ['--quick'] : []);
   return {
     md: loadSection(load),
-    json: { sessions: load.sessions, turns: load.turnsPublished, lost: load.lost, doubled: load.doubled, heapMB: [load.heap.before?.heapUsedMB ?? null, load.heap.after?.heapUsedMB ?? null] },
+    json: { sessions: load.sessions, turns: load.turnsPublished, lost: load.lost, doubled: load.doubled, heapMB: [load.heap.before?.heapUsedMB ?? null, load.heap.after?.heapUsedMB ?? null], leak: load.leak },
     log: [`load: ${load.sessions} sessions, ${load.turnsPublished} turns, lost ${load.lost}, doubled ${load.doubled}, heap ${load.heap.before?.heapUsedMB} → ${load.heap.after?.heapUsedMB} MB`],
   };
 }

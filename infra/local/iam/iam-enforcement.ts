@@ -45,6 +45,12 @@ export interface IamStats {
 }
 
 const MAX_DENIALS_KEPT = 100;
+/**
+ * Decisions remembered: requests name object keys (users/{u}/…), so an unbounded memo grows
+ * with every user and object a long run touches (the load bench measured it: about 1 KB per
+ * turn). The oldest decision is forgotten first; a forgotten one is simulated again.
+ */
+const MAX_DECISIONS_KEPT = 5000;
 
 export class IamEnforcer {
   readonly stats: IamStats = { checked: 0, denied: 0, eventSourceChecked: 0, eventSourceDenied: 0, byFunction: {}, denials: [] };
@@ -127,6 +133,8 @@ export class IamEnforcer {
     if (!decision) {
       decision = this.simulate(fn, request);
       this.decisions.set(key, decision);
+      // A Map iterates in insertion order: its first key is the oldest decision.
+      if (this.decisions.size > MAX_DECISIONS_KEPT) this.decisions.delete(this.decisions.keys().next().value as string);
     }
     return decision;
   }

@@ -535,11 +535,13 @@ export interface LoadReport {
 }
 
 /**
- * Rounds before the leak check's slope: the emulators' own state settles first. fauxqs keeps
- * each FIFO queue's deduplication ids (up to 10,000), one per message, and a round sends some
- * 2,300 turn messages: the cache is full during the fifth round counting the warm-up.
+ * Rounds before the leak check's slope: the emulators' own state settles first. fauxqs keeps a
+ * record per FIFO message (its deduplication id, message id and time) for SQS's 5-minute
+ * deduplication window, and a round sends some 2,300 turn messages in about 45 s: the records
+ * stop growing once the window turns over, after about seven rounds (heap snapshots of rounds 4
+ * and 7 at 6fd0090: ~7,000 new 64-hex ids, UUIDs and times, about one of each per message).
  */
-export const SETTLE_ROUNDS = 4;
+export const SETTLE_ROUNDS = 8;
 /**
  * The leak bound: heap used after GC may grow by at most this many bytes per turn published,
  * over the rounds after SETTLE_ROUNDS (least squares). Anything the handlers kept per turn

@@ -183,7 +183,9 @@ queue's deduplication ids for SQS's 5-minute window, one record per message (hea
 snapshots of rounds 4 and 7: about one new 64-hex id, UUID and time per message), so the
 heap grows until that window turns over.
 
-${leakLine(load)} Signal latency (publication → the signal function returned)
+${leakLine(load)}
+
+Signal latency (publication → the signal function returned)
 is mostly queueing: locally one poller per queue, and fauxqs hands out one message per FIFO
 group per receive; Lambda runs more pollers and batches of up to 10.
 `;

@@ -65,8 +65,9 @@ const WORST_MEMORIES = Array.from({ length: NIGHTLY_MEMORIES }, (_, i) => ({ pat
  * request as sent with the most known memories it can list (system prompt, prompt, tool
  * definition, and the tool-use prompt Bedrock adds) plus `maxTokens` of answer, with
  * characters counted at 3.5 a token (Anthropic's figure for Claude, denser than
- * estimateTokens' 4, so the ceiling holds). A cut answer asked again with a larger budget
- * is not in it (rare; counted in the run's tokens when it happens).
+ * estimateTokens' 4, so the ceiling leans high; an estimate, not a tokenizer's count). A cut
+ * answer asked again with a larger budget is not in it (rare; counted in the run's tokens
+ * when it happens).
  */
 export function nightlyCallCeiling(chunk: string, toolSchema: Record<string, unknown>, maxTokens: number): number {
   const chars = NIGHTLY_SYSTEM_PROMPT.length + nightlyPrompt(chunk, WORST_MEMORIES).length + JSON.stringify({ ...NIGHTLY_TOOL, toolSchema }).length;

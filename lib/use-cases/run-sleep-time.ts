@@ -29,7 +29,7 @@ import {
   NightlyOutputSchema,
   nightlyCallCeiling,
   nightlyPrompt,
-  pickChunks,
+  pickWithinBudget,
   type TurnChunk,
 } from '../domain/sleep-time/nightly.js';
 import type { ReflectionRun } from '../domain/sleep-time/reflection-log.js';
@@ -141,15 +141,12 @@ function chooseChunks(turns: readonly TurnSaved[], config: SleepTimeConfig, run:
   const all = chunkTurnGroups(turns, config.chunkTokens);
   const schema = modelSchemaOf(NightlyOutputSchema);
   const ceilings = all.map((c) => nightlyCallCeiling(c.text, schema, config.maxTokens));
-  // As many chunks as fit the budget at the largest ceiling, so any spread of them fits.
-  const affordable = Math.floor(config.nightlyTokenBudget / Math.max(1, ...ceilings));
-  const cap = Math.min(config.maxNightlyChunks, affordable);
-  const picked = new Set(cap > 0 ? pickChunks(all.length, cap) : []);
+  const picked = new Set(pickWithinBudget(ceilings, config.maxNightlyChunks, config.nightlyTokenBudget));
   const kept = all.flatMap((chunk, index) => (picked.has(index) ? [{ index, chunk }] : []));
   run.budget = {
     tokens: config.nightlyTokenBudget,
     ceiling: kept.reduce((sum, k) => sum + (ceilings[k.index] ?? 0), 0),
-    chunksOverBudget: Math.max(0, Math.min(all.length, config.maxNightlyChunks) - cap),
+    chunksOverBudget: Math.max(0, Math.min(all.length, config.maxNightlyChunks) - kept.length),
   };
   const reviewed = kept.flatMap((k) => k.chunk.turns);
   run.chunks = kept.length;

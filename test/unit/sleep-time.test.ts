@@ -3,7 +3,7 @@ import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import { defaultSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import { estimateCostUsd } from '../../lib/domain/sleep-time/model-prices.js';
-import { chunkTurnGroups, chunkTurns, type Finding, gateFinding, leftOut, mergeFindings, NIGHTLY_MEMORIES, NIGHTLY_SYSTEM_PROMPT, NIGHTLY_TOOL, NightlyOutputSchema, nightlyCallCeiling, nightlyPrompt, pickChunks } from '../../lib/domain/sleep-time/nightly.js';
+import { chunkTurnGroups, chunkTurns, type Finding, gateFinding, leftOut, mergeFindings, NIGHTLY_MEMORIES, NIGHTLY_SYSTEM_PROMPT, NIGHTLY_TOOL, NightlyOutputSchema, nightlyCallCeiling, nightlyPrompt, pickChunks, pickWithinBudget } from '../../lib/domain/sleep-time/nightly.js';
 import { TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../../lib/domain/bedrock-models.js';
 import { modelSchemaOf } from '../../lib/domain/model-schema.js';
 import { ModelUnavailableError, type ReflectionModel } from '../../lib/ports.js';
@@ -307,6 +307,13 @@ describe('a heavy user\'s nightly run fits its function timeout (seed 001 budget
     const out = await runNightly(job, d);
     expect(out.status).toBe('completed');
     expect(calls).toBe(first + 1);
+  });
+
+  it('picks within the budget: a chunk over the budget alone is left out without keeping the others out', () => {
+    // Chunk 2 is one huge turn: the rest still fit, spread over the day.
+    expect(pickWithinBudget([6000, 6000, 90_000, 6000, 6000, 6000, 6000], 5, 30_000)).toEqual([0, 1, 4, 5, 6]);
+    expect(pickWithinBudget([7000, 7000, 7000, 7000, 7000, 7000], 5, 30_000)).toEqual([0, 2, 3, 5]);
+    expect(pickWithinBudget([40_000], 5, 30_000)).toEqual([]);
   });
 
   it('picks chunks spread over the day, first and last included, and names the turns left out', () => {

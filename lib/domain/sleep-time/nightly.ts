@@ -121,6 +121,21 @@ export function pickChunks(count: number, cap: number): number[] {
   return Array.from({ length: cap }, (_, i) => Math.round((i * (count - 1)) / (cap - 1)));
 }
 
+/**
+ * The chunks a run reflects on within its token budget: at most `cap`, spread over the day
+ * (pickChunks), whose ceilings together fit `budget`. A chunk whose ceiling alone is over the
+ * budget (one huge turn) is never picked and does not keep the others out; among the rest,
+ * the most chunks that fit, spread evenly.
+ */
+export function pickWithinBudget(ceilings: readonly number[], cap: number, budget: number): number[] {
+  const fitting = ceilings.flatMap((c, i) => (c <= budget ? [i] : []));
+  for (let n = Math.min(cap, fitting.length); n > 0; n--) {
+    const picked = pickChunks(fitting.length, n).map((j) => fitting[j] as number);
+    if (picked.reduce((sum, i) => sum + (ceilings[i] ?? 0), 0) <= budget) return picked;
+  }
+  return [];
+}
+
 /** What the chunks not picked hold: how many, their messages, and their turns as first–last ranges (adjacent chunks joined). */
 export function leftOut(chunks: readonly TurnChunk[], picked: ReadonlySet<number>): { chunksSkipped: number; messagesNotReviewed: number; turnRanges: Array<[number, number]> } {
   const turnRanges: Array<[number, number]> = [];

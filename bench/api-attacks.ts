@@ -55,6 +55,7 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   itemDemote: { reason: 'other' },
   memoryOutcomes: { ids: ['turn:1'], validation: 'APPROVE' },
   reviewPromote: { path: 'Facts/x.md' },
+  summaryRequest: { prompt: 'planted by the attacker' },
   reviewDiscard: { path: 'Facts/x.md' },
   graphEdgeCreate: { from: 'attacker', relation: 'owns', to: 'victim' },
   graphEdgeRestore: { id: 'a|related_to|b' },

@@ -16,11 +16,11 @@
  * The output counts the answer's text, or the tool input as JSON, at the same rate.
  * An estimate: real tokenizers count JSON punctuation and rare words denser than prose.
  */
-import { TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../../lib/domain/bedrock-models.js';
+import { CLAUDE_CHARS_PER_TOKEN, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../../lib/domain/bedrock-models.js';
 import type { ConverseRequest } from './converse-protocol.js';
 
 export { TOOL_USE_SYSTEM_PROMPT_TOKENS };
-export const CHARS_PER_TOKEN = 3.5;
+export const CHARS_PER_TOKEN = CLAUDE_CHARS_PER_TOKEN;
 
 const tokensOf = (chars: number): number => Math.ceil(chars / CHARS_PER_TOKEN);
 

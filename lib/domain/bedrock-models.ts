@@ -222,3 +222,6 @@ export function invocationsByRegion(foundationModelId: string, scope: InferenceS
  * the Bedrock parameters page gives 313: the higher figure, so budgets are not flattered).
  */
 export const TOOL_USE_SYSTEM_PROMPT_TOKENS = 588;
+
+/** "For Claude, a token approximately represents 3.5 English characters" (https://platform.claude.com/docs/en/about-claude/glossary). */
+export const CLAUDE_CHARS_PER_TOKEN = 3.5;

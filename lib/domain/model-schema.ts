@@ -29,7 +29,18 @@ function strip(node: unknown): unknown {
   return out;
 }
 
-/** The model-facing JSON Schema of `schema`'s input (what the model writes). */
+const built = new WeakMap<z.ZodType, Record<string, unknown>>();
+
+/**
+ * The model-facing JSON Schema of `schema`'s input (what the model writes): built on first
+ * use and kept, since every model call sends it (not at module load: that is init time).
+ * Callers must not change the object returned.
+ */
 export function modelSchemaOf(schema: z.ZodType): Record<string, unknown> {
-  return strip(z.toJSONSchema(schema, { io: 'input' })) as Record<string, unknown>;
+  let json = built.get(schema);
+  if (!json) {
+    json = strip(z.toJSONSchema(schema, { io: 'input' })) as Record<string, unknown>;
+    built.set(schema, json);
+  }
+  return json;
 }

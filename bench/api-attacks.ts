@@ -60,6 +60,7 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   graphEdgeCreate: { from: 'attacker', relation: 'owns', to: 'victim' },
   graphEdgeRestore: { id: 'a|related_to|b' },
   knowledgeRestore: { path: 'Knowledge/Facts/x.md' },
+  knowledgeRevert: { path: 'Knowledge/Facts/x.md' },
 };
 
 /** A valid query string for the routes that need one (so a validation error cannot mask an attack). */

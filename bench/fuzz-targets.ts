@@ -41,6 +41,7 @@ import { type IngestDeps, type IngestRecord, ingestTurns } from '../lib/use-case
 import * as api from '../lib/use-cases/memory-api.js';
 import * as graph from '../lib/use-cases/relation-graph.js';
 import * as factHygiene from '../lib/use-cases/knowledge-hygiene.js';
+import * as corrections from '../lib/use-cases/promote-staged.js';
 import { type FieldError, parseOrKeep } from '../lib/use-cases/parse-or-keep.js';
 import { type ReflectionDeps, runReflection } from '../lib/use-cases/run-reflection.js';
 import { runNightly, runWeekly, type SleepTimeDeps } from '../lib/use-cases/run-sleep-time.js';
@@ -649,6 +650,7 @@ const OPERATIONS: Record<Exclude<OperationId, 'openapi' | 'console'>, (deps: api
   graphEdgeCreate: (d, { params, body, principal }) => graph.createGraphEdge(d, principal.subject, params.userId, body),
   graphEdgeRestore: (d, { params, body, principal }) => graph.restoreGraphEdge(d, principal.subject, params.userId, body.id),
   knowledgeRestore: (d, { params, body, principal }) => factHygiene.restorePrunedFact(d, principal.subject, params.userId, body.path),
+  knowledgeRevert: (d, { params, body, principal }) => corrections.revertKnowledgeChange(d, principal.subject, params.userId, body.path, body.reason),
   graphEntitySplit: (d, { params, principal }) => graph.splitGraphEntity(d, principal.subject, params.userId, params.entity),
   graphLog: (d, { params, query }) => graph.graphLog(d, params.userId, query.limit),
 };
@@ -771,6 +773,7 @@ const SAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<s
   graphEdgeCreate: { body: { from: 'reef tank', relation: 'contains', to: 'clownfish', note: 'said so' } },
   graphEdgeRestore: { body: { id: 'reef_tank|contain|clownfish' } },
   knowledgeRestore: { body: { path: 'Knowledge/Facts/reef_tank.md' } },
+  knowledgeRevert: { body: { path: 'Knowledge/Facts/reef_tank.md', reason: 'the correction was wrong' } },
   graphEntitySplit: { params: { entity: 'clownfish' } },
   graphLog: { query: { limit: '20' } },
 };

@@ -199,6 +199,10 @@ export interface KnowledgeStore {
   reinforce(userId: string, path: string, batchId: string): Promise<StagedRecord>;
   /** Move a staged record to Knowledge/ (idempotent): write the document, index it, retire the staged file. */
   promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc): Promise<void>;
+  /** Mark a staged record promoted into this Knowledge path and retire its staged file (idempotent). */
+  settlePromoted(userId: string, record: StagedRecord, knowledgePath: string): Promise<void>;
+  /** Rewrite a Knowledge document's file from what it holds now (null: no file); the index is not touched. */
+  rewriteKnowledgeFile(userId: string, path: string, render: (current: string | null) => string): Promise<void>;
   /** Write a Knowledge document and index it (idempotent by path). */
   putKnowledge(userId: string, path: string, markdown: string, doc: KnowledgeDoc): Promise<void>;
   /**

@@ -125,6 +125,8 @@ export const GraphEdgeRequestSchema = z
 export const GraphRestoreRequestSchema = z.object({ id: z.string().min(1).max(700) }).strict();
 /** A pruned fact by its path (`Knowledge/…` or relative to it). */
 export const KnowledgeRestoreRequestSchema = z.object({ path: z.string().min(1).max(600) }).strict();
+/** A corrected fact by its path, and why its latest change is undone. */
+export const KnowledgeRevertRequestSchema = z.object({ path: z.string().min(1).max(600), reason: z.string().max(1000).optional() }).strict();
 
 /** Most domains one reliability request may ask for. */
 export const MAX_DOMAINS_PER_REQUEST = 20;
@@ -255,6 +257,10 @@ export const routes = [
   {
     method: 'POST', path: `${u}/knowledge/restore`, operationId: 'knowledgeRestore', access: 'write', params: UserParam, body: KnowledgeRestoreRequestSchema,
     summary: 'Restore a Knowledge fact the hygiene sweep pruned (confidence decayed while unverified), within its recovery window', response: z.object({ fact: Looseobject }),
+  },
+  {
+    method: 'POST', path: `${u}/knowledge/revert`, operationId: 'knowledgeRevert', access: 'write', params: UserParam, body: KnowledgeRevertRequestSchema,
+    summary: 'Undo the latest change of a Knowledge fact: a promoted correction, or a revert (itself undone the same way); the fact keeps every version in its history', response: z.object({ fact: Looseobject }),
   },
   {
     method: 'POST', path: `${u}/graph/entities/{entity}/split`, operationId: 'graphEntitySplit', access: 'write', params: UserParam.extend({ entity: EntityParam }),

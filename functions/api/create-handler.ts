@@ -27,6 +27,7 @@ import { authorize, type Principal, principalFromClaims } from '../../lib/domain
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { Clock } from '../../lib/ports.js';
 import * as api from '../../lib/use-cases/memory-api.js';
+import * as corrections from '../../lib/use-cases/promote-staged.js';
 import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
 import * as graph from '../../lib/use-cases/relation-graph.js';
 import * as facts from '../../lib/use-cases/knowledge-hygiene.js';
@@ -98,6 +99,7 @@ const operationsFor = (deps: api.MemoryApiDeps): Record<Exclude<OperationId, 'op
   graphEdgeCreate: ({ params, body, principal }) => graph.createGraphEdge(deps, principal.subject, params.userId, body),
   graphEdgeRestore: ({ params, body, principal }) => graph.restoreGraphEdge(deps, principal.subject, params.userId, body.id),
   knowledgeRestore: ({ params, body, principal }) => facts.restorePrunedFact(deps, principal.subject, params.userId, body.path),
+  knowledgeRevert: ({ params, body, principal }) => corrections.revertKnowledgeChange(deps, principal.subject, params.userId, body.path, body.reason),
   graphEntitySplit: ({ params, principal }) => graph.splitGraphEntity(deps, principal.subject, params.userId, params.entity),
   graphLog: ({ params, query }) => graph.graphLog(deps, params.userId, query.limit),
 });

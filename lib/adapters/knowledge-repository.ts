@@ -176,6 +176,19 @@ export class KnowledgeRepository implements KnowledgeStore {
 
   async promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc): Promise<void> {
     await this.putKnowledge(userId, knowledgePath, markdown, doc);
+    await this.settlePromoted(userId, record, knowledgePath);
+  }
+
+  /**
+   * Rewritten whole from the index entry each time, so two writers leave the file of whichever
+   * wrote last; both render a version of the index, which is the record (conditional writes).
+   */
+  async rewriteKnowledgeFile(userId: string, path: string, render: (current: string | null) => string): Promise<void> {
+    const key = `${knowledgePrefix(userId)}${path}`;
+    await this.putText(key, render(await this.getText(key)), 'text/markdown; charset=utf-8');
+  }
+
+  async settlePromoted(userId: string, record: StagedRecord, knowledgePath: string): Promise<void> {
     await this.ddb.send(
       new UpdateCommand({
         TableName: this.tableName,

@@ -67,7 +67,8 @@ export const REFLECTOR_SYSTEM_PROMPT = `You are the batch memory reflector of an
 You review a batch of recent conversation turns between a user and the agent and report only
 differential knowledge worth keeping about the user and their world:
 - new_facts: durable facts, concepts or patterns that are NEW (not already in existing knowledge);
-- corrections: where the user corrected something that existing knowledge states (cite its file);
+- corrections: where the user corrected something that existing knowledge states (cite its file;
+  what_changed is that fact as it should now read);
 - connections: links between two existing knowledge files that these turns reveal;
 - open_questions: questions the user raised that stayed unresolved.
 Rules: cite every item's source_turns by the turn numbers shown; at most 2 new_facts, 1 correction,

@@ -19,9 +19,23 @@ export interface KnowledgeDoc extends SearchableDoc {
   baseConfidence?: number;
   verifiedAt?: string;
   prunedAt?: string;
+  /** Corrections and reverts (lib/domain/correction.ts), oldest first: what the text was before each. */
+  history?: KnowledgeChange[];
 }
 
 export const summarise = (text: string, max = 200): string => {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 };
+
+/** One change of a Knowledge document: what it was before, and who changed it when. */
+export interface KnowledgeChange {
+  at: string;
+  change: 'correction' | 'revert';
+  /** The correction's staged file (`Knowledge_staging/…`) or the person who reverted. */
+  by: string;
+  /** The text and confidence the document had before this change. */
+  text: string;
+  confidence: number;
+  reason?: string;
+}

@@ -62,6 +62,10 @@ export const MemoryItemSchema = z.object({
   attributes: z.record(z.string(), z.string()),
   sessionId: z.string().optional(),
   deleted: z.boolean(),
+  /** A Knowledge fact's earlier versions, oldest first: the text before each correction or revert (lib/domain/correction.ts). */
+  history: z
+    .array(z.object({ at: z.string(), change: z.enum(['correction', 'revert']), by: z.string(), text: z.string(), confidence: z.number(), reason: z.string().optional() }))
+    .optional(),
 });
 export type MemoryItem = z.infer<typeof MemoryItemSchema>;
 
@@ -236,6 +240,7 @@ export function knowledgeItem(userId: string, d: KnowledgeDoc, attributes: Recor
     attributes,
     // Fact hygiene: a pruned fact is hidden until restored (or seen again), then removed.
     deleted: d.prunedAt !== undefined,
+    ...(d.history?.length ? { history: d.history } : {}),
   };
 }
 

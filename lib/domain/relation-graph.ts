@@ -72,7 +72,7 @@ export interface Entity {
 
 export interface GraphLogEntry {
   at: string;
-  action: 'merge' | 'split' | 'merge_proposed' | 'decay' | 'prune' | 'restore' | 'remove' | 'orphan_removed';
+  action: 'merge' | 'split' | 'merge_proposed' | 'decay' | 'prune' | 'restore' | 'remove' | 'orphan_removed' | 'correct' | 'revert';
   detail: string;
   edge?: string;
   entity?: string;

@@ -12,7 +12,9 @@ import type { IndexedItem } from '../domain/search-segment.js';
 import { COMPACT_AT, type SearchIndexReader, type SearchView, SegmentRetiredError } from './search-index.js';
 import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, newTierItem, promoteTier } from '../domain/memory-tiers.js';
 import { applyOutcome, newScopeExpiry } from '../domain/scope-trust.js';
-import { knowledgePathFor, PROMOTIONS_TO_KNOWLEDGE, promotedDocument, type StagedRecord } from '../domain/promotion.js';
+import { PROMOTIONS_TO_KNOWLEDGE, type StagedRecord } from '../domain/promotion.js';
+import { MemoryApiError } from './memory-api-error.js';
+import { promoteStaged } from './promote-staged.js';
 import { computeSelfAssessment } from '../domain/sleep-time/self-assessment.js';
 import type { AuditTrail, BatchLogReader, Clock, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, ReflectionLogStore, ReflectionStore, SignalStateStore, SourceReliabilityStore, TurnStore } from '../ports.js';
 import { parseSignalState } from '../domain/signal-accumulator.js';
@@ -42,16 +44,7 @@ export interface MemoryApiDeps {
   clock: Clock;
 }
 
-/** A request the caller can fix: `status` is the HTTP status the API answers with. */
-export class MemoryApiError extends Error {
-  constructor(
-    readonly status: 400 | 403 | 404 | 409,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'MemoryApiError';
-  }
-}
+export { MemoryApiError };
 
 const notFound = (what: string) => new MemoryApiError(404, `${what} not found`);
 
@@ -552,19 +545,17 @@ async function stagedRecord(deps: MemoryApiDeps, userId: string, path: string): 
   return record;
 }
 
-export async function reviewPromote(deps: MemoryApiDeps, actor: string, userId: string, path: string, reason: string | undefined): Promise<{ knowledgePath: string }> {
+export async function reviewPromote(deps: MemoryApiDeps, actor: string, userId: string, path: string, reason: string | undefined): Promise<{ knowledgePath: string; corrected?: true }> {
   const record = await stagedRecord(deps, userId, path);
   if (record.status === 'promoted' && record.knowledgePath) return { knowledgePath: record.knowledgePath };
   if (record.status === 'discarded') throw new MemoryApiError(409, `staged item ${record.path} was discarded`);
   const now = deps.clock.now();
   const taken = new Set((await deps.knowledge.loadKnowledge(userId)).map((d) => d.id));
-  const knowledgePath = knowledgePathFor(record, taken);
-  const doc = promotedDocument(record, knowledgePath, now.toISOString());
-  await deps.knowledge.promote(userId, record, knowledgePath, doc.markdown, doc.doc);
+  const { knowledgePath, corrected } = await promoteStaged(deps, userId, record, taken, now.toISOString());
   const review = { decision: 'promoted' as const, by: actor, at: now.toISOString(), ...(reason ? { reason } : {}) };
   await deps.knowledge.recordReview(userId, record.path, review);
-  await deps.audit.append([{ userId, itemId: `staged:${record.path}`, action: 'review_promote', actor, at: review.at, from: 'proposed', to: `Knowledge/${knowledgePath}`, ...(reason ? { reason } : {}) }]);
-  return { knowledgePath };
+  await deps.audit.append([{ userId, itemId: `staged:${record.path}`, action: 'review_promote', actor, at: review.at, from: 'proposed', to: `Knowledge/${knowledgePath}`, ...(corrected ? { note: 'a correction: the target document changed (revert to undo)' } : {}), ...(reason ? { reason } : {}) }]);
+  return { knowledgePath, ...(corrected ? { corrected } : {}) };
 }
 
 export async function reviewDiscard(deps: MemoryApiDeps, actor: string, userId: string, path: string, reason: string | undefined): Promise<{ path: string; status: 'discarded' }> {

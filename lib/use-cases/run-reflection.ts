@@ -14,7 +14,8 @@ import type { BatchLog } from '../domain/batch-log.js';
 import { applyQualityGates } from '../domain/quality-gates.js';
 import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../domain/reflection-output.js';
 import { DocumentIndex } from '../domain/knowledge-search.js';
-import { findRecurrences, knowledgePathFor, PROMOTIONS_TO_KNOWLEDGE, promotedDocument } from '../domain/promotion.js';
+import { findRecurrences, PROMOTIONS_TO_KNOWLEDGE } from '../domain/promotion.js';
+import { promoteStaged } from './promote-staged.js';
 import { completeBatch, parseSignalState } from '../domain/signal-accumulator.js';
 import { domainsRead, stagedDocuments } from '../domain/staging.js';
 import { reliabilityOf } from '../domain/source-reliability.js';
@@ -171,9 +172,7 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     const record = await deps.knowledge.reinforce(job.userId, r.staged.path, job.jobId);
     reinforced.push({ item: r.doc.title, staged_file: `Knowledge_staging/${r.staged.path}`, similarity: round2(r.similarity), promotion_count: record.promotedBy.length });
     if (record.status === 'promoted' || record.promotedBy.length < PROMOTIONS_TO_KNOWLEDGE) continue;
-    const path = knowledgePathFor(record, taken);
-    const promoted = promotedDocument(record, path, started.toISOString());
-    await deps.knowledge.promote(job.userId, record, path, promoted.markdown, promoted.doc);
+    const { knowledgePath: path } = await promoteStaged(deps, job.userId, record, taken, batchAt);
     taken.add(path);
     promotedFiles.push(`Knowledge/${path}`);
   }

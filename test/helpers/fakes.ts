@@ -226,6 +226,12 @@ export class MemoryKnowledgeStore implements KnowledgeStore {
   }
   async promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc) {
     await this.putKnowledge(userId, knowledgePath, markdown, doc);
+    await this.settlePromoted(userId, record, knowledgePath);
+  }
+  async rewriteKnowledgeFile(userId: string, path: string, render: (current: string | null) => string) {
+    this.knowledgeFiles.set(`${userId}/${path}`, render(this.knowledgeFiles.get(`${userId}/${path}`) ?? null));
+  }
+  async settlePromoted(userId: string, record: StagedRecord, knowledgePath: string) {
     const r = this.records.get(`${userId}/${record.path}`);
     if (r) Object.assign(r, { status: 'promoted', knowledgePath });
     this.staged.delete(`${userId}/${record.path}`);

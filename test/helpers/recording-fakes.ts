@@ -271,6 +271,15 @@ export class RecordingKnowledgeStore extends MemoryKnowledgeStore {
     this.log.add('knowledge.promote', userId, `${stagingPrefix(userId)}${record.path}`);
     return super.promote(userId, record, knowledgePath, markdown, doc);
   }
+  override async settlePromoted(userId: string, record: StagedRecord, knowledgePath: string) {
+    this.log.add('knowledge.settlePromoted', userId, `${stagingPrefix(userId)}${record.path}`);
+    this.log.add('knowledge.settlePromoted', userId, ddbKey(userId, keys.stagedSk(record.path)));
+    return super.settlePromoted(userId, record, knowledgePath);
+  }
+  override async rewriteKnowledgeFile(userId: string, path: string, render: (current: string | null) => string) {
+    this.log.add('knowledge.rewriteKnowledgeFile', userId, `${knowledgePrefix(userId)}${path}`);
+    return super.rewriteKnowledgeFile(userId, path, render);
+  }
   override async recordReview(userId: string, path: string, review: NonNullable<StagedRecord['review']>) {
     this.log.add('knowledge.recordReview', userId, `${stagingPrefix(userId)}${path}`);
     this.log.add('knowledge.recordReview', userId, ddbKey(userId, keys.stagedSk(path)));

@@ -12,6 +12,10 @@ import { ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js'
 import { createDocumentClient, createDynamoDbClient } from '../../lib/adapters/aws-clients.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { bucketReader } from '../helpers/s3.js';
+import { S3Client } from '@aws-sdk/client-s3';
+import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
+import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { stagedDocuments } from '../../lib/domain/staging.js';
 import { type Edge, type Entity, edgeId, neighbours } from '../../lib/domain/relation-graph.js';
 
 const USER = 'locomo-conv-26';
@@ -389,6 +393,52 @@ describe('review of staged items', () => {
     expect(token).toBeUndefined();
     expect(paths).toEqual(whole.staged.map((s: Result) => s.path));
     expect((await call('GET', `${u()}/review/staged?nextToken=bm90LWEtdG9rZW4`)).status).toBe(400);
+  });
+});
+
+describe('corrections (issue 20 item 2)', () => {
+  it('a promoted correction changes the fact it targets, keeps the earlier text, is logged, and can be reverted', async () => {
+    const user = 'correction-user';
+    const ddb = createDocumentClient(createDynamoDbClient());
+    const s3 = new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials });
+    const knowledge = new KnowledgeRepository(ddb, s3, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(ddb, stack.info.tableName));
+    const target = 'Facts/reef_tank.md';
+    const text = 'The reef tank holds 20 gallons of salt water.';
+    await knowledge.putKnowledge(user, target, `---\ntitle: reef tank\nbatch_id: batch-1-3\n---\n\n# reef tank\n\n${text}\n`, {
+      id: target, title: 'reef tank', text, summary: text, category: 'Facts', confidence: 0.6, sourceTurns: [2], promotedAt: '2026-01-01T00:00:00.000Z',
+    });
+    const output = { new_facts: [], connections: [], open_questions: [], corrections: [{ existing_file: target, what_changed: 'The reef tank holds 40 gallons of salt water, not 20.', source_turns: [7], new_confidence_hint: 'higher' as const }] };
+    const [doc] = stagedDocuments(output, { batchId: 'batch-5-8', stagedAt: '2026-01-09T00:00:00.000Z', turns: new Map() });
+    await knowledge.putStaged(user, [doc!], 'batch-5-8');
+    const staged = `Knowledge_staging/${doc!.path}`;
+
+    const promoted = await call('POST', `${u(user)}/review/promote`, { body: { path: staged } });
+    expect(promoted.body).toEqual({ knowledgePath: target, corrected: true });
+    const retrieve = async () => (await call('POST', `${u(user)}/memory/retrieve`, { body: { path: `Knowledge/${target}` } })).body.item;
+    const corrected = await retrieve();
+    expect(corrected).toMatchObject({ text: 'The reef tank holds 40 gallons of salt water, not 20.', confidence: 0.7 });
+    expect(corrected.history).toEqual([expect.objectContaining({ change: 'correction', by: staged, text, confidence: 0.6 })]);
+    // No second document: the correction lives in its target.
+    expect((await call('POST', `${u(user)}/memory/retrieve`, { body: { path: `Knowledge/${doc!.path.replace(/--[^/]+\.md$/, '.md')}` } })).status).toBe(404);
+    const hits = (await call('POST', `${u(user)}/memory/search`, { body: { query: '40 gallons salt water', filters: { kind: ['knowledge'] } } })).body.results;
+    expect(hits[0]).toMatchObject({ id: `knowledge:${target}`, text: corrected.text });
+    const file = await bucketReader(stack.info).text(`users/${user}/Knowledge/${target}`);
+    expect(file).toMatch(/batch_id: batch-1-3[\s\S]*history:[\s\S]*20 gallons[\s\S]*# reef tank\n\nThe reef tank holds 40 gallons/);
+    const graphLog = (await call('GET', `${u(user)}/graph/log`)).body.entries;
+    expect(graphLog).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'correct', fact: target })]));
+    const audit = (await call('GET', `${u(user)}/memory/audit?itemId=${encodeURIComponent(`staged:${doc!.path}`)}`)).body.entries;
+    expect(audit[0]).toMatchObject({ action: 'review_promote', to: `Knowledge/${target}`, note: expect.stringContaining('correction') });
+    // Promoting again changes nothing.
+    expect((await call('POST', `${u(user)}/review/promote`, { body: { path: staged } })).body.knowledgePath).toBe(target);
+    expect((await retrieve()).history).toHaveLength(1);
+
+    const reverted = await call('POST', `${u(user)}/knowledge/revert`, { body: { path: `Knowledge/${target}`, reason: 'the user was joking' } });
+    expect(reverted.status).toBe(200);
+    expect(await retrieve()).toMatchObject({ text, confidence: 0.6, history: [expect.objectContaining({ change: 'correction' }), expect.objectContaining({ change: 'revert', by: 'local-admin', reason: 'the user was joking' })] });
+    expect((await call('GET', `${u(user)}/graph/log`)).body.entries).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'revert', fact: target })]));
+    expect((await call('POST', `${u(user)}/knowledge/revert`, { body: { path: 'Knowledge/Facts/never_there.md' } })).status).toBe(404);
+    expect((await call('POST', `${u()}/knowledge/revert`, { body: { path: 'Knowledge/Facts/never_there.md', why: 'x' } })).body).toMatchObject({ error: { fields: expect.any(Array) } });
+    s3.destroy();
   });
 });
 

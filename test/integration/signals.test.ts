@@ -149,6 +149,32 @@ describe('signals and ingestion on the local emulators', () => {
     expect(await bucket.text('users/quiet-user/reflections/summary-1-5/assistant.md')).toMatch(/kind: idle-summary\n[\s\S]*Turns 1–5/);
   });
 
+  it('a correction that recurs in three batches is promoted into the fact it corrects (issue 20 item 2)', async () => {
+    const user = 'corrected-user';
+    const knowledge = new KnowledgeRepository(documentClient, s3Client, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(documentClient, stack.info.tableName));
+    const text = 'The reef tank holds 20 gallons of salt water.';
+    await knowledge.putKnowledge(user, 'Facts/reef_tank.md', `# reef tank\n\n${text}\n`, {
+      id: 'Facts/reef_tank.md', title: 'reef tank', text, summary: text, category: 'Facts', confidence: 0.6, sourceTurns: [1], promotedAt: '2026-02-01T00:00:00.000Z',
+    });
+    const saying = 'Actually, my reef tank holds 40 gallons now.';
+    for (const session of [1, 2, 3]) {
+      const at = (minute: number) => `2026-02-0${session + 6}T10:0${minute}:00Z`;
+      await stack.publisher.publish([
+        turn(user, session * 2 - 1, saying, { sessionId: `s${session}`, timestamp: at(0) }),
+        turn(user, session * 2, 'We talked about water changes.', { sessionId: `s${session}`, timestamp: at(1) }),
+        { type: 'session.closed', version: 1, userId: user, sessionId: `s${session}`, timestamp: at(2) },
+      ]);
+      await stack.waitUntilDrained();
+    }
+    const fact = (await knowledge.loadKnowledge(user)).find((d) => d.id === 'Facts/reef_tank.md');
+    expect(fact?.text).toContain(saying);
+    expect(fact?.history).toEqual([expect.objectContaining({ change: 'correction', text, confidence: 0.6, by: expect.stringMatching(/^Knowledge_staging\/Corrections\//) })]);
+    expect(fact?.confidence).toBe(0.5);
+    const log = JSON.parse(await bucket.text(`users/${user}/Logs/reflector/batch-5-6.json`));
+    expect(log.promoted_files).toEqual(['Knowledge/Facts/reef_tank.md']);
+    expect((await bucket.list(`users/${user}/Knowledge/`)).filter((k) => k.includes('/Knowledge/Corrections/'))).toEqual([]);
+  });
+
   it('a malformed record is kept with its field, counted in a metric, and does not sink its batch', async () => {
     stdout.length = 0;
     await stack.replayLines([JSON.stringify(turn('metric-user', 1, 'hello there')), JSON.stringify({ ...turn('metric-user', 2, 'x'), timestamp: 'noon' })]);

@@ -26,7 +26,7 @@ import { IdleCheckSchema } from '../events/idle-check.js';
 import { type ReflectionJob, ReflectionJobSchema } from '../events/reflection-job.js';
 import { type OperationId, type Route, routes } from '../functions/api/contract.js';
 import { S3ClaimCheckStore } from '../lib/adapters/s3-claim-checks.js';
-import { authorize, type Principal } from '../lib/domain/access.js';
+import { authorize, authorizeStage, type Principal } from '../lib/domain/access.js';
 import type { BatchLog } from '../lib/domain/batch-log.js';
 import { HARD_CAPS, type ItemCategory } from '../lib/domain/reflection-output.js';
 import { defaultSignalConfig } from '../lib/domain/signal-weights.js';
@@ -42,6 +42,7 @@ import * as api from '../lib/use-cases/memory-api.js';
 import * as graph from '../lib/use-cases/relation-graph.js';
 import * as factHygiene from '../lib/use-cases/knowledge-hygiene.js';
 import * as corrections from '../lib/use-cases/promote-staged.js';
+import * as costs from '../lib/use-cases/costs.js';
 import { type FieldError, parseOrKeep } from '../lib/use-cases/parse-or-keep.js';
 import { type ReflectionDeps, runReflection } from '../lib/use-cases/run-reflection.js';
 import { runNightly, runWeekly, type SleepTimeDeps } from '../lib/use-cases/run-sleep-time.js';
@@ -411,6 +412,7 @@ function reflectorDeps(w: RecordingWorld, model: ReflectionModel) {
     batchLogs: w.batchLogs,
     sources: w.sources,
     graph: w.graph,
+    costs: w.costs,
     model,
     clock,
     log,
@@ -421,6 +423,7 @@ function reflectorDeps(w: RecordingWorld, model: ReflectionModel) {
     turns: w.turns,
     reflections: w.reflections,
     settings: new MemorySettings(),
+    costs: w.costs,
     model,
     clock,
     log,
@@ -428,7 +431,7 @@ function reflectorDeps(w: RecordingWorld, model: ReflectionModel) {
     temperature: 0.6,
     budgetTokens: 4000,
   };
-  const sleep: SleepTimeDeps = { turns: w.turns, knowledge: w.knowledge, runs: w.runs, summaries: new MemorySummarySource(), graph: w.graph, model, clock, log, config: defaultSleepTimeConfig };
+  const sleep: SleepTimeDeps = { turns: w.turns, knowledge: w.knowledge, runs: w.runs, summaries: new MemorySummarySource(), graph: w.graph, costs: w.costs, model, clock, log, config: defaultSleepTimeConfig };
   return { reflection, summary, sleep };
 }
 
@@ -651,6 +654,8 @@ const OPERATIONS: Record<Exclude<OperationId, 'openapi' | 'console'>, (deps: api
   graphEdgeRestore: (d, { params, body, principal }) => graph.restoreGraphEdge(d, principal.subject, params.userId, body.id),
   knowledgeRestore: (d, { params, body, principal }) => factHygiene.restorePrunedFact(d, principal.subject, params.userId, body.path),
   knowledgeRevert: (d, { params, body, principal }) => corrections.revertKnowledgeChange(d, principal.subject, params.userId, body.path, body.reason),
+  userCosts: (d, { params, query }) => costs.userCosts(d, params.userId, query.days),
+  stageCosts: (d, { query }) => costs.stageCosts(d, query.days),
   graphEntitySplit: (d, { params, principal }) => graph.splitGraphEntity(d, principal.subject, params.userId, params.entity),
   graphLog: (d, { params, query }) => graph.graphLog(d, params.userId, query.limit),
 };
@@ -685,8 +690,8 @@ export async function callRoute(route: Route, req: ApiRequest, principal: Princi
         throw new BadRequest([{ path: `params.${k}`, message: 'is not valid percent-encoding' }]);
       }
     }
-    const params = parseAt(route.params, decoded, 'params') as { userId: string };
-    const decision = authorize(principal, params.userId, route.access === 'write' ? 'write' : 'read');
+    const params = (parseAt(route.params, decoded, 'params') ?? {}) as { userId: string };
+    const decision = route.access === 'admin' ? authorizeStage(principal) : authorize(principal, params.userId, route.access === 'write' ? 'write' : 'read');
     if (!decision.allowed) return { status: 403, body: { error: { message: decision.reason } } };
     const query = parseAt(route.query, req.query, 'query');
     let body: unknown;
@@ -723,6 +728,7 @@ const apiDeps = (w: RecordingWorld): api.MemoryApiDeps => ({
   batchLogs: w.batchLogs,
   jobs: w.jobs,
   signalState: w.signalState,
+  costs: w.costs,
   clock: fixedClock(NOW),
 });
 
@@ -774,6 +780,8 @@ const SAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<s
   graphEdgeRestore: { body: { id: 'reef_tank|contain|clownfish' } },
   knowledgeRestore: { body: { path: 'Knowledge/Facts/reef_tank.md' } },
   knowledgeRevert: { body: { path: 'Knowledge/Facts/reef_tank.md', reason: 'the correction was wrong' } },
+  userCosts: { query: { days: '7' } },
+  stageCosts: { query: { days: '7' } },
   graphEntitySplit: { params: { entity: 'clownfish' } },
   graphLog: { query: { limit: '20' } },
 };

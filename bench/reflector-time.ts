@@ -10,7 +10,7 @@ import type { ReflectionJob } from '../events/reflection-job.js';
 import type { KnowledgeDoc } from '../lib/domain/knowledge.js';
 import { ingestTurns } from '../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../lib/use-cases/run-reflection.js';
-import { fixedClock, ingestDeps, MemoryBatchLogStore, MemoryKnowledgeStore, RecordingLog, ScriptedModel, turn } from '../test/helpers/fakes.js';
+import { MemoryCostLedger, fixedClock, ingestDeps, MemoryBatchLogStore, MemoryKnowledgeStore, RecordingLog, ScriptedModel, turn } from '../test/helpers/fakes.js';
 
 export interface ReflectorTimeRow {
   docs: number;
@@ -79,6 +79,7 @@ export async function benchReflectorTime(sizes = [100, 1000, 10000], batches = 3
         batchLogs: new MemoryBatchLogStore(),
         sources: ingest.sources,
         graph: ingest.graph,
+        costs: new MemoryCostLedger(),
         model: new ScriptedModel(() => output),
         clock: fixedClock(),
         log: new RecordingLog(),

@@ -18,6 +18,7 @@ import type { SourceObservation, SourceStats } from './domain/source-reliability
 import type { Edge, Entity, GraphLogEntry } from './domain/relation-graph.js';
 import type { MemoryItem, ReflectionRecordView, TurnIndexEntry } from './domain/memory-item.js';
 import type { AuditEntry } from './domain/memory-tiers.js';
+import type { CostEntry } from './domain/daily-cost.js';
 
 export interface TurnStore {
   /** Store each turn's document and index entry. Idempotent: a retry rewrites the same keys. */
@@ -178,6 +179,16 @@ export interface KnowledgeIndexChange<R> {
   /** Documents to delete first (paths relative to Knowledge/). */
   remove?: readonly string[];
   result: R;
+}
+
+/** What each job's model calls cost (lib/domain/daily-cost.ts). */
+export interface CostLedger {
+  /** Record a job's cost; idempotent by user and job: the first entry stays. */
+  record(entry: CostEntry): Promise<void>;
+  /** The user's entries of the days from `fromDay` to `toDay` (YYYY-MM-DD, inclusive). */
+  forUser(userId: string, fromDay: string, toDay: string): Promise<CostEntry[]>;
+  /** Every user's entries of one day. */
+  forDay(day: string): Promise<CostEntry[]>;
 }
 
 export interface KnowledgeStore {

@@ -141,7 +141,8 @@ export const SourcesQuerySchema = z.object({
     .refine((list) => list.split(',').every((d) => DomainSchema.safeParse(d.trim().toLowerCase()).success), 'comma-separated host names such as docs.example.com (no scheme, port or path)'),
 });
 
-export type Access = 'public' | 'read' | 'write';
+/** `admin`: the whole stage, not one user's (no `{userId}`): administrators only. */
+export type Access = 'public' | 'read' | 'write' | 'admin';
 
 export interface Route {
   method: 'GET' | 'POST' | 'DELETE';
@@ -277,6 +278,16 @@ export const routes = [
   {
     method: 'GET', path: `${u}/sources`, operationId: 'sourceReliability', access: 'read', params: UserParam, query: SourcesQuerySchema,
     summary: 'Reliability of web domains as sources (seed 002 §9): counts from every user\'s reported outcomes, not only this user\'s', response: z.object({ sources: z.array(Looseobject) }),
+  },
+  {
+    method: 'GET', path: `${u}/costs`, operationId: 'userCosts', access: 'read', params: UserParam, query: z.object({ days: Limit(90, 7) }),
+    summary: "The user's model cost by UTC day (today's included, oldest first): jobs, tokens, USD at the price table's rates, by kind (batch, summary, nightly, weekly)",
+    response: z.object({ days: z.array(Looseobject) }),
+  },
+  {
+    method: 'GET', path: '/v1/costs', operationId: 'stageCosts', access: 'admin', query: z.object({ days: Limit(31, 7) }),
+    summary: "The stage's model cost by UTC day, every user's (administrators only): as a user's, with how many users had a cost; the stage's cost alarm fires on the last 24 hours' sum",
+    response: z.object({ days: z.array(Looseobject) }),
   },
   {
     method: 'GET', path: `${u}/batches`, operationId: 'batchList', access: 'read', params: UserParam, query: z.object({ limit: Limit(500, 50) }),

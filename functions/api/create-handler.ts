@@ -11,6 +11,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'a
 import type { z } from 'zod';
 import type { AwsClients } from '../../lib/adapters/aws-clients.js';
 import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
+import { DynamoCostLedger } from '../../lib/adapters/dynamo-cost-ledger.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
@@ -23,11 +24,12 @@ import { DynamoReflectionLogStore } from '../../lib/adapters/reflection-log-stor
 import { S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
-import { authorize, type Principal, principalFromClaims } from '../../lib/domain/access.js';
+import { authorize, authorizeStage, type Principal, principalFromClaims } from '../../lib/domain/access.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { Clock } from '../../lib/ports.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import * as corrections from '../../lib/use-cases/promote-staged.js';
+import * as costs from '../../lib/use-cases/costs.js';
 import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
 import * as graph from '../../lib/use-cases/relation-graph.js';
 import * as facts from '../../lib/use-cases/knowledge-hygiene.js';
@@ -63,6 +65,7 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs }: Pick<AwsClients, 'ddb' | 's3' | 
     graph: new DynamoGraphStore(ddb, table),
     jobs: new SqsJobQueue(sqs, env.REFLECTION_QUEUE_URL),
     signalState: new DynamoSignalStateStore(ddb, table, clock),
+    costs: new DynamoCostLedger(ddb, table),
     clock,
   };
 }
@@ -100,6 +103,8 @@ const operationsFor = (deps: api.MemoryApiDeps): Record<Exclude<OperationId, 'op
   graphEdgeRestore: ({ params, body, principal }) => graph.restoreGraphEdge(deps, principal.subject, params.userId, body.id),
   knowledgeRestore: ({ params, body, principal }) => facts.restorePrunedFact(deps, principal.subject, params.userId, body.path),
   knowledgeRevert: ({ params, body, principal }) => corrections.revertKnowledgeChange(deps, principal.subject, params.userId, body.path, body.reason),
+  userCosts: ({ params, query }) => costs.userCosts(deps, params.userId, query.days),
+  stageCosts: ({ query }) => costs.stageCosts(deps, query.days),
   graphEntitySplit: ({ params, principal }) => graph.splitGraphEntity(deps, principal.subject, params.userId, params.entity),
   graphLog: ({ params, query }) => graph.graphLog(deps, params.userId, query.limit),
 });
@@ -170,8 +175,9 @@ async function serveOperation(route: Route, event: APIGatewayProxyEventV2, opera
   const principal = principalFromClaims(claims);
   if (!principal) return problem(401, 'a valid bearer token is required');
   try {
-    const params = parse(route.params, decoded(event.pathParameters), 'params') as { userId: string };
-    const decision = authorize(principal, params.userId, route.access === 'write' ? 'write' : 'read');
+    // A stage route (access `admin`) has no path parameters.
+    const params = (parse(route.params, decoded(event.pathParameters), 'params') ?? {}) as { userId: string };
+    const decision = route.access === 'admin' ? authorizeStage(principal) : authorize(principal, params.userId, route.access === 'write' ? 'write' : 'read');
     if (!decision.allowed) {
       logger.warn('request refused', { operation: route.operationId, subject: principal.subject, userId: params.userId, reason: decision.reason });
       return problem(403, decision.reason);

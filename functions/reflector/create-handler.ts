@@ -23,6 +23,8 @@ import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { createLogger } from '../../lib/adapters/logger.js';
 import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
+import { DynamoCostLedger } from '../../lib/adapters/dynamo-cost-ledger.js';
+import { batchUsage, type JobUsage } from '../../lib/use-cases/job-cost.js';
 import { DynamoReflectionLogStore, DynamoSummarySource } from '../../lib/adapters/reflection-log-store.js';
 import { DynamoUserSettingsStore, S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
@@ -49,6 +51,7 @@ function reflectorDeps(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: 
   const model = new BedrockConverseModel(bedrock, env.MODEL_ID);
   const changes = new DynamoSearchChangeLog(ddb, table);
   const turns = new S3DynamoTurnStore(ddb, s3, table, bucket, changes);
+  const costs = new DynamoCostLedger(ddb, table);
   const knowledge = new KnowledgeRepository(ddb, s3, table, bucket, changes);
   const reflections = new S3DynamoReflectionStore(ddb, s3, table, bucket, changes);
   const catalog = new StoreMemoryCatalog({ turns, knowledge, reflections, items: new DynamoMemoryItemStore(ddb, table, changes), stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays });
@@ -60,6 +63,7 @@ function reflectorDeps(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: 
     batchLogs: new S3DynamoBatchLogStore(ddb, s3, table, bucket),
     sources: new DynamoSourceReliabilityStore(ddb, table, clock),
     graph: new DynamoGraphStore(ddb, table),
+    costs,
     model,
     clock,
     log,
@@ -68,6 +72,7 @@ function reflectorDeps(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: 
   const summary: SummaryDeps = {
     turns,
     reflections,
+    costs,
     settings: new DynamoUserSettingsStore(ddb, table),
     model,
     clock,
@@ -82,6 +87,7 @@ function reflectorDeps(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: 
     runs: new DynamoReflectionLogStore(ddb, s3, table, bucket),
     summaries: new DynamoSummarySource(ddb, s3, table, bucket),
     graph: reflection.graph,
+    costs,
     model,
     clock,
     log,
@@ -124,7 +130,10 @@ export function createReflectorHandler(env: ReflectorEnv, clients: Clients, cloc
     try {
       // Seed 000 §9, "retry once": an unusable answer on the first delivery is asked again on
       // the next; from the second on, it aborts the batch with the answer kept in its log.
-      await runJob(job, receives < UNUSABLE_OUTPUT_DELIVERIES, deps, metrics, logger);
+      const usage = await runJob(job, receives < UNUSABLE_OUTPUT_DELIVERIES, deps, metrics, logger);
+      // Issue 20 item 6: the ModelCostUsd metric the stage's daily cost alarm sums
+      // (infra/stacks/stateless-stack.ts); the job recorded its cost in the ledger itself.
+      if (usage && usage.costUsd !== null && !usage.reused) metrics.addMetric('ModelCostUsd', MetricUnit.NoUnit, usage.costUsd);
     } catch (error) {
       // An outage, throttling or missing model access is retried by SQS up to the queue's
       // maxReceiveCount; on the last delivery the failure is logged before SQS parks the job.
@@ -169,35 +178,41 @@ function countJob(metrics: Metrics, done: boolean): void {
   metrics.addMetric(done ? 'JobsDone' : 'JobsNotDone', MetricUnit.Count, 1);
 }
 
-async function runJob(job: ReflectionJob, retryUnusableOutput: boolean, deps: ReturnType<typeof reflectorDeps>, metrics: Metrics, logger: ReturnType<typeof createLogger>['logger']): Promise<void> {
+/** Run the job; what its model calls cost (null: no model call, or the job did not run). */
+async function runJob(job: ReflectionJob, retryUnusableOutput: boolean, deps: ReturnType<typeof reflectorDeps>, metrics: Metrics, logger: ReturnType<typeof createLogger>['logger']): Promise<JobUsage | null> {
   if (job.kind === 'nightly' || job.kind === 'weekly') {
     const out = await (job.kind === 'nightly' ? runNightly : runWeekly)(job, { ...deps.sleepTime, retryUnusableOutput });
     countJob(metrics, out.status === 'completed');
     logger.info('sleep-time run done', { jobId: job.jobId, userId: job.userId, kind: job.kind, status: out.status, ...(out.status === 'completed' ? { memoriesStored: out.run.memoriesStored } : {}) });
-    if (out.status === 'completed') {
-      metrics.addMetric('ModelInputTokens', MetricUnit.Count, out.run.tokens.input);
-      metrics.addMetric('ModelOutputTokens', MetricUnit.Count, out.run.tokens.output);
-    }
-    return;
+    if (out.status !== 'completed' || !out.run.model) return null;
+    metrics.addMetric('ModelInputTokens', MetricUnit.Count, out.run.tokens.input);
+    metrics.addMetric('ModelOutputTokens', MetricUnit.Count, out.run.tokens.output);
+    return { modelId: out.run.model, inputTokens: out.run.tokens.input, outputTokens: out.run.tokens.output, costUsd: out.run.estimatedCostUsd };
   }
   if (SUMMARY_KINDS.has(job.kind)) {
     const summary = await runSummary(job, { ...deps.summary, retryUnusableOutput });
     countJob(metrics, summary.status === 'written');
-    if (summary.status !== 'written') logger.info('summary not written', { jobId: job.jobId, userId: job.userId, status: summary.status, reason: summary.reason });
-    return;
+    if (summary.status !== 'written') {
+      logger.info('summary not written', { jobId: job.jobId, userId: job.userId, status: summary.status, reason: summary.reason });
+      return null;
+    }
+    return summary.usage;
   }
   const outcome = await runReflection(job, { ...deps.reflection, retryUnusableOutput });
   countJob(metrics, outcome.status === 'completed');
-  if ('log' in outcome) {
-    const gates = outcome.log.quality_gate_results;
-    metrics.addMetric('ItemsStaged', MetricUnit.Count, outcome.log.staged_files.length);
-    metrics.addMetric('GateRejections', MetricUnit.Count, gates.rejections.length);
-    metrics.addMetric('ItemsPromoted', MetricUnit.Count, outcome.log.promoted_files.length);
-    if (outcome.log.model && !outcome.log.model.reused) {
-      metrics.addMetric('ModelInputTokens', MetricUnit.Count, outcome.log.model.inputTokens);
-      metrics.addMetric('ModelOutputTokens', MetricUnit.Count, outcome.log.model.outputTokens);
-    }
-    return;
+  if (!('log' in outcome)) {
+    logger.info('reflection job not run', { jobId: job.jobId, userId: job.userId, kind: job.kind, status: outcome.status, reason: outcome.reason });
+    return null;
   }
-  logger.info('reflection job not run', { jobId: job.jobId, userId: job.userId, kind: job.kind, status: outcome.status, reason: outcome.reason });
+  const gates = outcome.log.quality_gate_results;
+  metrics.addMetric('ItemsStaged', MetricUnit.Count, outcome.log.staged_files.length);
+  metrics.addMetric('GateRejections', MetricUnit.Count, gates.rejections.length);
+  metrics.addMetric('ItemsPromoted', MetricUnit.Count, outcome.log.promoted_files.length);
+  const model = outcome.log.model;
+  if (!model) return null;
+  if (!model.reused) {
+    metrics.addMetric('ModelInputTokens', MetricUnit.Count, model.inputTokens);
+    metrics.addMetric('ModelOutputTokens', MetricUnit.Count, model.outputTokens);
+  }
+  return batchUsage(model);
 }

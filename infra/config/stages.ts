@@ -6,6 +6,7 @@ import type { InferenceScope } from '../../lib/domain/bedrock-models.js';
 import type { SignalConfig } from '../../lib/domain/signal-weights.js';
 import type { SleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { QueueKey } from '../resources.js';
+import { DEFAULT_DAILY_COST_ALARM_USD } from '../../lib/domain/daily-cost.js';
 
 export interface StageConfig {
   /**
@@ -38,8 +39,10 @@ export interface StageConfig {
    * function (signal, reflector, idle, sweep, api), that raises its alarm. `queueAgeSeconds`: how
    * long the oldest message of a main queue may wait *beyond the queue's delivery delay* (the
    * IdleQueue's 5 minutes are added by the stack) before the queue's age alarm fires.
+   * `dailyModelCostUsd`: the model cost of the stage's jobs over the last 24 hours (the
+   * reflector's ModelCostUsd metric at the price table's rates) that raises the cost alarm.
    */
-  alarms: { functionErrors: number; functionThrottles: number; queueAgeSeconds: Record<QueueKey, number> };
+  alarms: { functionErrors: number; functionThrottles: number; queueAgeSeconds: Record<QueueKey, number>; dailyModelCostUsd: number };
   /**
    * An e-mail address subscribed to the stage's alarm topic. SNS mails it a confirmation link
    * on deploy; until it is followed, nothing is delivered to it. Unset: the topic has no
@@ -95,6 +98,8 @@ const base: StageConfig = {
     // group held by a failing message. ReflectionQueue: jobs of a nightly fan-out wait their turn
     // behind maxConcurrency.reflector, so allow an hour. IdleQueue: 10 minutes past its delay.
     queueAgeSeconds: { turn: 600, reflection: 3600, idle: 600 },
+    // Seed 001: "under $1/day across all agents".
+    dailyModelCostUsd: DEFAULT_DAILY_COST_ALARM_USD,
   },
   maxConcurrency: { reflector: 5 },
   logLevel: 'INFO',

@@ -90,6 +90,8 @@ export function normalise(value: unknown, options: { key?: string; timestampIsPr
   return text.replace(FRONT_MATTER_TIME, (line, k: string, day: string) => (PROCESSING_TIMES.has(k) ? `${k}: ${day}T<processing time>` : line));
 }
 
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
 async function queryAll(ddb: DynamoDBDocumentClient, tableName: string, pk: string): Promise<Array<Record<string, unknown>>> {
   const items: Array<Record<string, unknown>> = [];
   let start: Record<string, unknown> | undefined;
@@ -118,7 +120,10 @@ export async function dumpUserState(
         ? { ...item, key: maskSnapshotKey(item.key) }
         : sk.startsWith(keys.modelOutputSk('')) && typeof item.response === 'string'
           ? { ...item, response: JSON.parse(item.response) as unknown }
-          : item;
+          : sk.startsWith(keys.costPrefix) && isRecord(item.entry)
+            ? // A cost entry's `at` is when the job ran (its day, in the key, is kept).
+              { ...item, entry: { ...item.entry, at: maskTime(String(item.entry.at)) } }
+            : item;
     items[`${String(item.pk)}|${sk}`] = normalise(value, { timestampIsProcessing: sk.startsWith('BATCH#') });
   }
   const objects: Record<string, unknown> = {};

@@ -4,7 +4,8 @@ import { AccessLogField, AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { CorsHttpMethod, HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { METRICS_NAMESPACE } from '../../lib/adapters/metrics.js';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { EventField, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
@@ -178,6 +179,7 @@ export class StatelessStack extends Stack {
 
     this.api = this.memoryApi(props);
     this.functionAlarms(props);
+    this.costAlarm(props);
     new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint, description: 'Memory API base URL: /v1/* needs a bearer JWT; /openapi.json and /console are public' });
   }
 
@@ -276,6 +278,25 @@ export class StatelessStack extends Stack {
         threshold: alarms.functionThrottles,
       });
     }
+  }
+
+  /**
+   * Issue 20 item 6, seed 001's "under $1/day": the Sum of the reflector's ModelCostUsd (each
+   * job's model cost, lib/use-cases/job-cost.ts) over one day against the stage's threshold.
+   * A period of 86,400 s with one evaluation period is within PutMetricAlarm's limits (period
+   * × evaluation periods ≤ 604,800 s; https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html).
+   * The metric's namespace is the service's, not the stage's: two stages in one account share it.
+   */
+  private costAlarm(props: StatelessStackProps): void {
+    new NotifyingAlarm(this, 'DailyModelCostAlarm', {
+      topic: props.alarmTopic,
+      alarmDescription: `The model cost of the last day passed $${props.config.alarms.dailyModelCostUsd}: GET /v1/costs gives the totals by day and kind, GET /v1/users/{u}/costs a user's.`,
+      metric: new Metric({ namespace: METRICS_NAMESPACE, metricName: 'ModelCostUsd', dimensionsMap: { service: 'reflector' }, statistic: 'Sum', period: Duration.days(1) }),
+      threshold: props.config.alarms.dailyModelCostUsd,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
   }
 
   /**

@@ -8,11 +8,14 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
  * dimension. The functions emit, each with its `service` dimension:
  * signal TurnsAccepted, RejectedRecords, ReflectionJobsEnqueued, RecordsRetried;
  * idle IdleSummariesEnqueued, RejectedRecords;
- * reflector JobsDone, JobsNotDone, ItemsStaged, GateRejections, ItemsPromoted, ModelInputTokens, ModelOutputTokens, RejectedRecords;
- * sweep SweepJobs — 15 metrics in all.
+ * reflector JobsDone, JobsNotDone, ItemsStaged, GateRejections, ItemsPromoted, ModelInputTokens, ModelOutputTokens,
+ * ModelCostUsd (the stage's daily cost alarm sums it), RejectedRecords;
+ * sweep SweepJobs — 16 metrics in all.
  */
+export const METRICS_NAMESPACE = 'ReflectiveMemory';
+
 export function createMetrics(serviceName: string): Metrics {
-  return new Metrics({ namespace: 'ReflectiveMemory', serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? serviceName });
+  return new Metrics({ namespace: METRICS_NAMESPACE, serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? serviceName });
 }
 
 export { MetricUnit };

@@ -44,6 +44,11 @@ export function principalFromClaims(claims: Record<string, unknown> | undefined)
   return { subject, users: [String(own)], admin: false };
 }
 
+/** The whole stage's figures (every user's): administrators only. */
+export function authorizeStage(principal: Principal): Decision {
+  return principal.admin ? { allowed: true } : { allowed: false, reason: "only an administrator may read the whole stage's figures" };
+}
+
 export function authorize(principal: Principal, userId: string, access: Access): Decision {
   if (userId === GLOBAL_USER) {
     if (access === 'read' || principal.admin) return { allowed: true };

@@ -55,7 +55,7 @@ export function safeKnowledgePath(path: string): string | null {
 }
 
 /**
- * Write shards of each by-day index partition (`ACTIVITY#`, `STAGEDDAY#`, `RUNS#` in GSI
+ * Write shards of each by-day index partition (`ACTIVITY#`, `STAGEDDAY#`, `RUNS#`, `COSTDAY#` in GSI
  * gsi1). DynamoDB serves at most 1,000 write units a second per partition key value
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html),
  * and a GSI short of capacity throttles the table writes behind it
@@ -73,7 +73,7 @@ export const DAY_SHARDS = 8;
 export const dayShard = (userId: string): number => fnv1a32(userId) % DAY_SHARDS;
 
 /** The by-day indexes of gsi1, by the prefix of their partition keys. */
-export type DayIndex = 'ACTIVITY' | 'STAGEDDAY' | 'RUNS';
+export type DayIndex = 'ACTIVITY' | 'STAGEDDAY' | 'RUNS' | 'COSTDAY';
 
 /** The partition of gsi1 a user's entry of that day is written to. */
 const dayGsiPk = (index: DayIndex, day: string, userId: string): string => `${index}#${day}#${dayShard(userId)}`;
@@ -120,6 +120,12 @@ export const keys = {
   /** Reflection log by day (GSI gsi1, write-sharded): every user's sleep-time runs of a day. */
   runsDayGsiPk: (day: string, userId: string) => dayGsiPk('RUNS', day, userId),
   runsDayGsiSk: (startedAt: string, userId: string) => `${startedAt}#${userId}`,
+  /** The cost ledger (lib/domain/daily-cost.ts): one entry per job that asked the model, in the user's partition by day… */
+  costSk: (day: string, jobId: string) => `COST#${day}#${jobId}`,
+  costPrefix: 'COST#',
+  /** …and in GSI gsi1's (write-sharded) partition of that day, for the stage's daily total. */
+  costDayGsiPk: (day: string, userId: string) => dayGsiPk('COSTDAY', day, userId),
+  costDayGsiSk: (userId: string, jobId: string) => `${userId}#${jobId}`,
   /** Source reliability (seed 002 §9): a domain's counts for all users, in shards (a user's observations go to one)… */
   sourcePk: (domain: string, shard: number) => `SOURCE#${domain}#${shard}`,
   sourceStatsSk: 'STATS',

@@ -16,6 +16,7 @@ import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema
 import { DocumentIndex } from '../domain/knowledge-search.js';
 import { findRecurrences, PROMOTIONS_TO_KNOWLEDGE } from '../domain/promotion.js';
 import { promoteStaged } from './promote-staged.js';
+import { batchUsage, costEntry } from './job-cost.js';
 import { completeBatch, parseSignalState } from '../domain/signal-accumulator.js';
 import { domainsRead, stagedDocuments } from '../domain/staging.js';
 import { reliabilityOf } from '../domain/source-reliability.js';
@@ -25,7 +26,7 @@ import { verifySeenFacts } from './knowledge-hygiene.js';
 import { callWithBudgetRetry, costOf, unusableStop } from './model-call.js';
 import { recordRelations } from './relation-graph.js';
 import { topKeywords } from '../domain/text.js';
-import { BatchNotRecordedError, type BatchLogStore, type Clock, type KnowledgeStore, type Log, type ModelResponse, type ReflectionModel, type GraphStore, type SignalStateStore, type SourceReliabilityStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import { BatchNotRecordedError, type BatchLogStore, type Clock, type CostLedger, type KnowledgeStore, type Log, type ModelResponse, type ReflectionModel, type GraphStore, type SignalStateStore, type SourceReliabilityStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
 export interface ReflectionDeps {
   turns: TurnStore;
@@ -36,6 +37,8 @@ export interface ReflectionDeps {
   sources: Pick<SourceReliabilityStore, 'stats'>;
   /** The user's relation graph: connections become edges. */
   graph: GraphStore;
+  /** What the batch's model call cost, recorded before the batch log (its commit marker). */
+  costs: CostLedger;
   model: ReflectionModel;
   clock: Clock;
   log: Log;
@@ -300,6 +303,7 @@ function judge(response: ModelResponse): Judged {
 }
 
 async function finish(job: ReflectionJob, log: BatchLog, deps: ReflectionDeps): Promise<ReflectionOutcome> {
+  if (log.model) await deps.costs.record(costEntry(job, batchUsage(log.model), new Date(log.timestamp)));
   const logKey = await deps.batchLogs.write(log);
   await finishCounters(job, deps);
   deps.log.info('batch reflected', {

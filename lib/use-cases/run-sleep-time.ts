@@ -36,7 +36,8 @@ import type { ReflectionRun } from '../domain/sleep-time/reflection-log.js';
 import { computeSelfAssessment, type SelfAssessment } from '../domain/sleep-time/self-assessment.js';
 import { WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, WeeklyOutputSchema, weeklyPrompt } from '../domain/sleep-time/weekly.js';
 import { topKeywords } from '../domain/text.js';
-import { type Clock, type GraphStore, type KnowledgeStore, type Log, type ModelResponse, type ReflectionLogStore, type ReflectionModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import { costEntry } from './job-cost.js';
+import { type Clock, type CostLedger, type GraphStore, type KnowledgeStore, type Log, type ModelResponse, type ReflectionLogStore, type ReflectionModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
 export interface SleepTimeDeps {
   turns: TurnStore;
@@ -51,6 +52,14 @@ export interface SleepTimeDeps {
   retryUnusableOutput?: boolean;
   /** The user's relation graph: triples become edges; the nightly run sweeps it. */
   graph: GraphStore;
+  /** What the run's model calls cost, recorded before the run's record (its commit marker). */
+  costs: CostLedger;
+}
+
+/** The run's model cost into the ledger, when it asked the model. */
+async function recordCost(job: ReflectionJob, run: ReflectionRun, started: Date, deps: Pick<SleepTimeDeps, 'costs'>): Promise<void> {
+  if (run.model === null) return;
+  await deps.costs.record(costEntry(job, { modelId: run.model, inputTokens: run.tokens.input, outputTokens: run.tokens.output, costUsd: run.estimatedCostUsd }, started));
 }
 
 export type SleepTimeOutcome = { status: 'completed'; run: ReflectionRun } | { status: 'already_done'; reason: string };
@@ -277,6 +286,7 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
   run.facts = { verified: seen.size, ...(await maintainFacts(job.userId, new Date(job.requestedAt), deps, seen)) };
 
   run.durationMs = deps.clock.now().getTime() - started.getTime();
+  await recordCost(job, run, started, deps);
   await deps.runs.put(run);
   deps.log.info('nightly reflection', { userId: job.userId, runId: run.runId, messages: run.messagesReviewed, chunks: run.chunks, stored: run.memoriesStored, stopReasons: run.stopReasons });
   return { status: 'completed', run };
@@ -331,6 +341,7 @@ export async function runWeekly(job: ReflectionJob, deps: SleepTimeDeps): Promis
     } else run.errors.push(r.unusable ?? 'unusable output');
   }
   run.durationMs = deps.clock.now().getTime() - started.getTime();
+  await recordCost(job, run, started, deps);
   await deps.runs.put(run, document);
   deps.log.info('weekly reflection', { userId: job.userId, runId: run.runId, summaries: run.summariesReviewed, stopReasons: run.stopReasons });
   return { status: 'completed', run };

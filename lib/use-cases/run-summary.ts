@@ -6,11 +6,15 @@
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import { type SummarySettings, summaryContext, summaryPair } from '../domain/summary.js';
 import { CUT_AT_BUDGET, callWithBudgetRetry, unusableStop } from './model-call.js';
-import { type Clock, type Log, type ReflectionModel, type ReflectionStore, type TurnStore, UnusableModelOutputError, type UserSettingsStore } from '../ports.js';
+import { estimateCostUsd } from '../domain/sleep-time/model-prices.js';
+import { costEntry, type JobUsage } from './job-cost.js';
+import { type Clock, type CostLedger, type Log, type ReflectionModel, type ReflectionStore, type TurnStore, UnusableModelOutputError, type UserSettingsStore } from '../ports.js';
 
 export interface SummaryDeps {
   turns: TurnStore;
   reflections: ReflectionStore;
+  /** What the summary's model call cost, recorded before the summary (its commit marker). */
+  costs: CostLedger;
   settings: UserSettingsStore;
   model: ReflectionModel;
   clock: Clock;
@@ -24,7 +28,7 @@ export interface SummaryDeps {
 }
 
 export type SummaryOutcome =
-  | { status: 'written'; id: string; text: string; sourceTurns: number[] }
+  | { status: 'written'; id: string; text: string; sourceTurns: number[]; usage: JobUsage }
   | { status: 'already_done' | 'disabled' | 'nothing_to_summarise'; reason: string };
 
 export const SUMMARY_KINDS = new Set<ReflectionJob['kind']>(['idle-summary', 'session-close', 'manual']);
@@ -69,6 +73,9 @@ export async function runSummary(job: ReflectionJob, deps: SummaryDeps): Promise
     outputTokens: answer.usage.outputTokens,
     deleted: false,
   });
+  const { modelId, inputTokens, outputTokens } = answer.usage;
+  const usage: JobUsage = { modelId, inputTokens, outputTokens, costUsd: estimateCostUsd(modelId, inputTokens, outputTokens) };
+  await deps.costs.record(costEntry(job, usage, deps.clock.now()));
   await deps.reflections.write(pair);
   deps.log.info('summary written', {
     userId: job.userId,
@@ -78,5 +85,5 @@ export async function runSummary(job: ReflectionJob, deps: SummaryDeps): Promise
     outputTokens: answer.usage.outputTokens,
     stopReason: answer.usage.stopReason,
   });
-  return { status: 'written', id: job.jobId, text: pair.text, sourceTurns: context.included };
+  return { status: 'written', id: job.jobId, text: pair.text, sourceTurns: context.included, usage };
 }

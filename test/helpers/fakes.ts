@@ -15,8 +15,10 @@ import { diaryKey, episodeKey, eventEpisodeKey, keys } from '../../lib/domain/me
 import type { IdleCheck } from '../../events/idle-check.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import type { ReflectionRun } from '../../lib/domain/sleep-time/reflection-log.js';
+import type { CostEntry } from '../../lib/domain/daily-cost.js';
 import type {
   ActivityIndex,
+  CostLedger,
   BatchLogStore,
   ExpiryLog,
   ReflectionLogStore,
@@ -120,6 +122,20 @@ export class MemorySignalStateStore implements SignalStateStore, ActivityIndex {
       .filter(([, marked]) => days.some((d) => marked.has(d)))
       .map(([userId]) => ({ userId, activity: { ...((this.items.get(userId)?.raw as SignalState | undefined)?.activity ?? {}) } }))
       .sort((a, b) => a.userId.localeCompare(b.userId));
+  }
+}
+
+export class MemoryCostLedger implements CostLedger {
+  readonly entries = new Map<string, CostEntry>();
+  async record(entry: CostEntry) {
+    const key = `${entry.userId}/${entry.jobId}`;
+    if (!this.entries.has(key)) this.entries.set(key, structuredClone(entry));
+  }
+  async forUser(userId: string, fromDay: string, toDay: string) {
+    return [...this.entries.values()].filter((e) => e.userId === userId && e.day >= fromDay && e.day <= toDay);
+  }
+  async forDay(day: string) {
+    return [...this.entries.values()].filter((e) => e.day === day);
   }
 }
 
@@ -337,6 +353,7 @@ export function reflectionDeps(ingest: ReturnType<typeof ingestDeps>, model: Scr
     batchLogs: new MemoryBatchLogStore(),
     sources: ingest.sources,
     graph: ingest.graph,
+    costs: new MemoryCostLedger(),
     model,
     clock: fixedClock(),
     log: new RecordingLog(),

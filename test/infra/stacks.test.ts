@@ -547,8 +547,22 @@ describe('operations: alarms, their topic, load settings', () => {
         count += 1;
       }
     }
-    // 3 per queue, the sweep DLQ's, 2 per function.
-    expect(count).toBe(3 * 3 + 1 + 2 * 5);
+    // 3 per queue, the sweep DLQ's, 2 per function, the daily model cost.
+    expect(count).toBe(3 * 3 + 1 + 2 * 5 + 1);
+  });
+
+  it("alarms when the last day's model cost passes the stage's threshold (seed 001: under $1/day)", () => {
+    stateless.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'ReflectiveMemory',
+      MetricName: 'ModelCostUsd',
+      Dimensions: [{ Name: 'service', Value: 'reflector' }],
+      Statistic: 'Sum',
+      Period: 86_400,
+      EvaluationPeriods: 1,
+      Threshold: config.alarms.dailyModelCostUsd,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+    expect(config.alarms.dailyModelCostUsd).toBe(1);
   });
 
   it('publishes to an encrypted topic that refuses plain HTTP and lets only this account and region’s alarms publish', () => {

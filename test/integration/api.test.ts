@@ -442,6 +442,32 @@ describe('corrections (issue 20 item 2)', () => {
   });
 });
 
+describe('daily model cost (issue 20 item 6)', () => {
+  it("serves each day's model cost of a user and, to administrators, of the stage, from the jobs the replay ran", async () => {
+    const mine = (await call('GET', `${u()}/costs?days=90`)).body.days as Result[];
+    expect(mine).toHaveLength(90);
+    expect(mine.at(-1).day).toBe(stack.now().toISOString().slice(0, 10));
+    const batches = (await call('GET', `${u()}/batches?limit=500`)).body.batches.filter((b: Result) => b.modelId);
+    const summaries = (await call('GET', `${u()}/summaries?includeDeleted=true`)).body.summaries;
+    const runs = (await call('GET', `${u()}/reflections?limit=500`)).body.runs.filter((r: Result) => r.model);
+    const jobs = (group: string) => mine.reduce((n, d) => n + d.byGroup[group].jobs, 0);
+    expect(jobs('batch')).toBe(batches.length);
+    expect(jobs('summary')).toBe(summaries.length);
+    expect(jobs('nightly') + jobs('weekly')).toBe(runs.length);
+    const total = mine.reduce((n, d) => n + d.costUsd, 0);
+    expect(total).toBeGreaterThan(0);
+    const stage = (await call('GET', '/v1/costs?days=31')).body.days as Result[];
+    for (const day of mine.slice(-31)) {
+      const all = stage.find((d) => d.day === day.day);
+      expect(all.costUsd).toBeGreaterThanOrEqual(day.costUsd);
+      if (day.jobs > 0) expect(all.users).toBeGreaterThanOrEqual(1);
+    }
+    const userToken = await stack.mintUserToken([USER]);
+    expect((await call('GET', '/v1/costs', { token: userToken })).status).toBe(403);
+    expect((await call('GET', `${u()}/costs?days=91`)).body).toMatchObject({ error: { fields: [expect.objectContaining({ path: 'query.days' })] } });
+  });
+});
+
 describe('reflections (seed 001 API) and the OpenAPI document', () => {
   it('serves the log, the latest run and the self-assessment', async () => {
     const log = (await call('GET', `${u()}/reflections?limit=5`)).body.runs;

@@ -21,7 +21,7 @@ import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
 import { runNightly, runWeekly } from '../../lib/use-cases/run-sleep-time.js';
 import { runSummary } from '../../lib/use-cases/run-summary.js';
-import {
+import { MemoryCostLedger,
   fixedClock,
   ingestDeps,
   MemoryGraphStore,
@@ -63,13 +63,14 @@ async function everyRequest(model: BedrockConverseModel) {
   await ingestTurns(turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) })), ingest);
   const batch = await runReflection(ingest.jobs.jobs[0]!, { ...reflectionDeps(ingest, new ScriptedModel(() => ({}))), model });
   const common = { turns: ingest.turns, model, clock: fixedClock(), log: new RecordingLog() };
-  const sleep = { ...common, knowledge: new MemoryKnowledgeStore(), runs: new MemoryRunLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), config: defaultSleepTimeConfig };
+  const sleep = { ...common, knowledge: new MemoryKnowledgeStore(), runs: new MemoryRunLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), costs: new MemoryCostLedger(), config: defaultSleepTimeConfig };
   sleep.summaries.texts.push({ userId: 'alice', id: 'summary-1-5', createdAt: '2026-02-05T11:00:00Z', text: 'Turns 1–5: a beagle, jazz and family.' });
   const nightly = await runNightly(job('nightly', 'nightly-1', [1, 2, 3, 4, 5]), sleep);
   const weekly = await runWeekly(job('weekly', 'weekly-1', []), sleep);
   const summary = await runSummary(job('idle-summary', 'summary-1-10', turns.map((t) => t.turnId)), {
     ...common,
     reflections: new MemoryReflectionStore(),
+    costs: new MemoryCostLedger(),
     settings: new MemorySettings(),
     defaults: defaultSummarySettings,
     temperature: 0.6,

@@ -13,7 +13,7 @@ import { type AssessedRun, computeSelfAssessment } from '../../lib/domain/sleep-
 import { nightlyOffline } from '../../lib/offline-model/rule-reflector.js';
 import { runNightly, runWeekly, selfAssessment } from '../../lib/use-cases/run-sleep-time.js';
 import { expirySweep, nightlySweep, weeklySweep } from '../../lib/use-cases/sweeps.js';
-import {
+import { MemoryCostLedger,
   fixedClock,
   MemoryActivity,
   MemoryExpiryLog,
@@ -131,7 +131,7 @@ describe('nightly and weekly reflection runs', () => {
       knowledge: new MemoryKnowledgeStore(),
       runs: new MemoryRunLog(),
       summaries: new MemorySummarySource(),
-      graph: new MemoryGraphStore(),
+      graph: new MemoryGraphStore(), costs: new MemoryCostLedger(),
       model,
       clock: fixedClock(),
       log: new RecordingLog(),
@@ -221,7 +221,7 @@ describe('a heavy user\'s nightly run fits its function timeout (seed 001 budget
   async function heavyDay(model: Pick<ReflectionModel, 'reflect'>, config: Partial<typeof defaultSleepTimeConfig> = {}) {
     const turns = new MemoryTurnStore();
     await turns.saveTurns(job.turnIds.map((turnId) => turn({ userId: 'heavy', turnId, sessionId: `s${Math.ceil(turnId / 100)}`, query: `Question ${turnId} about my reef tank and its ${'lighting '.repeat(12)}`, response: `An answer of ordinary length about turn ${turnId}, ${'with some detail '.repeat(12)}`, timestamp: '2026-02-06T20:00:00Z' })));
-    return { turns, knowledge: new MemoryKnowledgeStore(), runs: new MemoryRunLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), model: { ...model, summarize: async () => ({ text: '', usage: { modelId: 'scripted', inputTokens: 0, outputTokens: 0, latencyMs: 0 } }) }, clock: fixedClock(), log: new RecordingLog(), config: { ...defaultSleepTimeConfig, ...config } };
+    return { turns, knowledge: new MemoryKnowledgeStore(), runs: new MemoryRunLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), costs: new MemoryCostLedger(), model: { ...model, summarize: async () => ({ text: '', usage: { modelId: 'scripted', inputTokens: 0, outputTokens: 0, latencyMs: 0 } }) }, clock: fixedClock(), log: new RecordingLog(), config: { ...defaultSleepTimeConfig, ...config } };
   }
   const answer = { output: { findings: [] }, usage: { modelId: 'scripted', inputTokens: 10, outputTokens: 5, latencyMs: 1 } };
 
@@ -379,7 +379,7 @@ describe('a nightly run delivered again after it stored its findings', () => {
   async function secondNight(failOnce: boolean) {
     const turns = new MemoryTurnStore();
     const runs = new MemoryRunLog();
-    const d = { turns, knowledge: new MemoryKnowledgeStore(), runs, summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), model: new ScriptedModel((req) => nightlyOffline(req.prompt)), clock: fixedClock(), log: new RecordingLog(), config: defaultSleepTimeConfig };
+    const d = { turns, knowledge: new MemoryKnowledgeStore(), runs, summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), costs: new MemoryCostLedger(), model: new ScriptedModel((req) => nightlyOffline(req.prompt)), clock: fixedClock(), log: new RecordingLog(), config: defaultSleepTimeConfig };
     const first = ['I love jazz records', 'I love jazz clubs', 'My sister Ana works at the hospital in Porto'];
     const second = ['I love jazz records', 'I love jazz clubs', 'I started pottery classes on Tuesdays', 'I love pottery and clay'];
     await turns.saveTurns([...first, ...second].map((query, i) => turn({ userId: 'bob', turnId: i + 1, query, timestamp: i < first.length ? '2026-02-06T20:00:00Z' : '2026-05-17T20:00:00Z' })));
@@ -412,7 +412,7 @@ describe('nightly reflection on a second night', () => {
   it('does not store a finding again that Knowledge already holds', async () => {
     const turns = new MemoryTurnStore();
     await turns.saveTurns(['I love jazz', 'I love jazz records', 'I love jazz clubs'].map((query, i) => turn({ userId: 'bob', turnId: i + 1, query, timestamp: '2026-02-06T20:00:00Z' })));
-    const d = { turns, knowledge: new MemoryKnowledgeStore(), runs: new MemoryRunLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), model: new ScriptedModel((req) => nightlyOffline(req.prompt)), clock: fixedClock(), log: new RecordingLog(), config: defaultSleepTimeConfig };
+    const d = { turns, knowledge: new MemoryKnowledgeStore(), runs: new MemoryRunLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), costs: new MemoryCostLedger(), model: new ScriptedModel((req) => nightlyOffline(req.prompt)), clock: fixedClock(), log: new RecordingLog(), config: defaultSleepTimeConfig };
     const night = (jobId: string) => ({ type: 'reflection.job' as const, version: 1 as const, jobId, userId: 'bob', kind: 'nightly' as const, trigger: 'schedule', urgency: 0, turnIds: [1, 2, 3], requestedAt: now.toISOString() });
     const first = await runNightly(night('nightly-1'), d);
     const second = await runNightly(night('nightly-2'), d);

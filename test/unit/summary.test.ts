@@ -6,7 +6,7 @@ import { summarizeOffline } from '../../lib/offline-model/rule-reflector.js';
 import { ModelUnavailableError, UnusableModelOutputError } from '../../lib/ports.js';
 import { recordFailedAttempt } from '../../lib/use-cases/run-reflection.js';
 import { runSummary } from '../../lib/use-cases/run-summary.js';
-import { fixedClock, MemoryBatchLogStore, MemoryReflectionStore, MemorySettings, MemoryTurnStore, RecordingLog, ScriptedModel, stopped, turn } from '../helpers/fakes.js';
+import { MemoryCostLedger, fixedClock, MemoryBatchLogStore, MemoryReflectionStore, MemorySettings, MemoryTurnStore, RecordingLog, ScriptedModel, stopped, turn } from '../helpers/fakes.js';
 
 const job = (kind: ReflectionJob['kind'] = 'idle-summary'): ReflectionJob => ({
   type: 'reflection.job', version: 1, jobId: 'summary-1-3', userId: 'alice', kind, trigger: 'idle', urgency: 0, turnIds: [1, 2, 3], requestedAt: '2026-02-06T14:30:00Z',
@@ -19,6 +19,7 @@ async function setup() {
   const deps = {
     turns,
     reflections: new MemoryReflectionStore(),
+    costs: new MemoryCostLedger(),
     settings: new MemorySettings(),
     model,
     clock: fixedClock(),

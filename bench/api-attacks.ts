@@ -61,6 +61,7 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   graphEdgeRestore: { id: 'a|related_to|b' },
   knowledgeRestore: { path: 'Knowledge/Facts/x.md' },
   knowledgeRevert: { path: 'Knowledge/Facts/x.md' },
+  settingsChange: { enabled: false },
 };
 
 /** A valid query string for the routes that need one (so a validation error cannot mask an attack). */

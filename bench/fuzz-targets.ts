@@ -43,6 +43,7 @@ import * as graph from '../lib/use-cases/relation-graph.js';
 import * as factHygiene from '../lib/use-cases/knowledge-hygiene.js';
 import * as corrections from '../lib/use-cases/promote-staged.js';
 import * as costs from '../lib/use-cases/costs.js';
+import * as userSettings from '../lib/use-cases/user-settings.js';
 import { type FieldError, parseOrKeep } from '../lib/use-cases/parse-or-keep.js';
 import { type ReflectionDeps, runReflection } from '../lib/use-cases/run-reflection.js';
 import { runNightly, runWeekly, type SleepTimeDeps } from '../lib/use-cases/run-sleep-time.js';
@@ -132,6 +133,7 @@ const ingestDepsOf = (world: RecordingWorld, claims: ClaimCheckStore = { fetch: 
   claims,
   rejected: world.rejected,
   sources: world.sources,
+  settings: world.settings,
   clock: fixedClock(NOW),
   log: new RecordingLog(),
   config: defaultSignalConfig,
@@ -539,7 +541,7 @@ function queueJobTargets(o: FuzzOptions): FuzzTarget[] {
             return;
           }
           userId = check.userId;
-          const out = await checkIdle(check, { signalState: w.signalState, jobs: w.jobs, idle: w.idle, clock: fixedClock('2026-02-06T15:00:00.000Z'), log: new RecordingLog(), config: defaultSignalConfig });
+          const out = await checkIdle(check, { signalState: w.signalState, jobs: w.jobs, idle: w.idle, settings: w.settings, clock: fixedClock('2026-02-06T15:00:00.000Z'), log: new RecordingLog(), config: defaultSignalConfig });
           count(outcomes, out.status === 'skipped' ? `skipped:${out.reason}` : out.status);
         });
         failures.push(...storageProblems(w, new Set(userId ? [userId] : []), victimBefore));
@@ -655,6 +657,8 @@ const OPERATIONS: Record<Exclude<OperationId, 'openapi' | 'console'>, (deps: api
   knowledgeRestore: (d, { params, body, principal }) => factHygiene.restorePrunedFact(d, principal.subject, params.userId, body.path),
   knowledgeRevert: (d, { params, body, principal }) => corrections.revertKnowledgeChange(d, principal.subject, params.userId, body.path, body.reason),
   userCosts: (d, { params, query }) => costs.userCosts(d, params.userId, query.days),
+  settingsRead: (d, { params }) => userSettings.readSettings(d, params.userId),
+  settingsChange: (d, { params, body, principal }) => userSettings.changeSettings(d, principal.subject, params.userId, body),
   stageCosts: (d, { query }) => costs.stageCosts(d, query.days),
   graphEntitySplit: (d, { params, principal }) => graph.splitGraphEntity(d, principal.subject, params.userId, params.entity),
   graphLog: (d, { params, query }) => graph.graphLog(d, params.userId, query.limit),
@@ -729,6 +733,7 @@ const apiDeps = (w: RecordingWorld): api.MemoryApiDeps => ({
   jobs: w.jobs,
   signalState: w.signalState,
   costs: w.costs,
+  settings: w.settings,
   clock: fixedClock(NOW),
 });
 
@@ -781,6 +786,8 @@ const SAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<s
   knowledgeRestore: { body: { path: 'Knowledge/Facts/reef_tank.md' } },
   knowledgeRevert: { body: { path: 'Knowledge/Facts/reef_tank.md', reason: 'the correction was wrong' } },
   userCosts: { query: { days: '7' } },
+  settingsRead: {},
+  settingsChange: { body: { idleMinutes: 20, prompt: 'List the open questions.', maxTokens: null } },
   stageCosts: { query: { days: '7' } },
   graphEntitySplit: { params: { entity: 'clownfish' } },
   graphLog: { query: { limit: '20' } },

@@ -19,6 +19,7 @@ import type { Edge, Entity, GraphLogEntry } from './domain/relation-graph.js';
 import type { MemoryItem, ReflectionRecordView, TurnIndexEntry } from './domain/memory-item.js';
 import type { AuditEntry } from './domain/memory-tiers.js';
 import type { CostEntry } from './domain/daily-cost.js';
+import type { SettingsChange, UserSettings } from './domain/user-settings.js';
 
 export interface TurnStore {
   /** Store each turn's document and index entry. Idempotent: a retry rewrites the same keys. */
@@ -240,8 +241,11 @@ export interface KnowledgeStore {
   putDiary(userId: string, batchId: string, markdown: string): Promise<string>;
 }
 
+/** A user's own reflection settings (lib/domain/user-settings.ts); unset fields follow the stage's. */
 export interface UserSettingsStore {
-  summarySettings(userId: string): Promise<Partial<SummarySettings>>;
+  get(userId: string): Promise<UserSettings>;
+  /** Set the fields the change names, clear those it sets to null; returns the settings as they are now. */
+  update(userId: string, change: SettingsChange): Promise<UserSettings>;
 }
 
 export interface ReflectionStore {

@@ -5,6 +5,7 @@
  * this repository call it.
  */
 import * as z from 'zod';
+import { SettingsChangeSchema } from '../../lib/domain/user-settings.js';
 import { DomainSchema, UserIdSchema } from '../../events/common.js';
 import { ValidationOutcomeSchema } from '../../events/turn-saved.js';
 import { MemoryItemSchema, TierSchema } from '../../lib/domain/memory-item.js';
@@ -278,6 +279,16 @@ export const routes = [
   {
     method: 'GET', path: `${u}/sources`, operationId: 'sourceReliability', access: 'read', params: UserParam, query: SourcesQuerySchema,
     summary: 'Reliability of web domains as sources (seed 002 §9): counts from every user\'s reported outcomes, not only this user\'s', response: z.object({ sources: z.array(Looseobject) }),
+  },
+  {
+    method: 'GET', path: `${u}/settings`, operationId: 'settingsRead', access: 'read', params: UserParam,
+    summary: "The user's own reflection settings (seed 003): enabled, prompt, maxTokens, idleMinutes; a field not set follows the stage's default",
+    response: z.object({ settings: Looseobject }),
+  },
+  {
+    method: 'POST', path: `${u}/settings`, operationId: 'settingsChange', access: 'write', params: UserParam, body: SettingsChangeSchema,
+    summary: 'Change the user\'s reflection settings: each field named is set, or cleared with null (the stage default again); idleMinutes 1–1440, maxTokens 100–8000',
+    response: z.object({ settings: Looseobject }),
   },
   {
     method: 'GET', path: `${u}/costs`, operationId: 'userCosts', access: 'read', params: UserParam, query: z.object({ days: Limit(90, 7) }),

@@ -30,6 +30,8 @@ import type { Clock } from '../../lib/ports.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import * as corrections from '../../lib/use-cases/promote-staged.js';
 import * as costs from '../../lib/use-cases/costs.js';
+import * as settings from '../../lib/use-cases/user-settings.js';
+import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings.js';
 import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
 import * as graph from '../../lib/use-cases/relation-graph.js';
 import * as facts from '../../lib/use-cases/knowledge-hygiene.js';
@@ -66,6 +68,7 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs }: Pick<AwsClients, 'ddb' | 's3' | 
     jobs: new SqsJobQueue(sqs, env.REFLECTION_QUEUE_URL),
     signalState: new DynamoSignalStateStore(ddb, table, clock),
     costs: new DynamoCostLedger(ddb, table),
+    settings: new DynamoUserSettingsStore(ddb, table),
     clock,
   };
 }
@@ -104,6 +107,8 @@ const operationsFor = (deps: api.MemoryApiDeps): Record<Exclude<OperationId, 'op
   knowledgeRestore: ({ params, body, principal }) => facts.restorePrunedFact(deps, principal.subject, params.userId, body.path),
   knowledgeRevert: ({ params, body, principal }) => corrections.revertKnowledgeChange(deps, principal.subject, params.userId, body.path, body.reason),
   userCosts: ({ params, query }) => costs.userCosts(deps, params.userId, query.days),
+  settingsRead: ({ params }) => settings.readSettings(deps, params.userId),
+  settingsChange: ({ params, body, principal }) => settings.changeSettings(deps, principal.subject, params.userId, body),
   stageCosts: ({ query }) => costs.stageCosts(deps, query.days),
   graphEntitySplit: ({ params, principal }) => graph.splitGraphEntity(deps, principal.subject, params.userId, params.entity),
   graphLog: ({ params, query }) => graph.graphLog(deps, params.userId, query.limit),

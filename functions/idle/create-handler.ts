@@ -17,6 +17,7 @@ import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { parseSignalConfig } from '../../lib/domain/signal-weights.js';
 import type { Clock } from '../../lib/ports.js';
 import { checkIdle, type IdleDeps } from '../../lib/use-cases/check-idle.js';
+import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings.js';
 import { parseOrKeep } from '../../lib/use-cases/parse-or-keep.js';
 import type { IdleEnv } from './env.js';
 
@@ -30,6 +31,7 @@ export function createIdleHandler(env: IdleEnv, clients: Pick<AwsClients, 'ddb' 
     signalState: new DynamoSignalStateStore(clients.ddb, env.TABLE_NAME, clock),
     jobs: new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL),
     idle: new SqsIdleScheduler(clients.sqs, env.IDLE_QUEUE_URL),
+    settings: new DynamoUserSettingsStore(clients.ddb, env.TABLE_NAME),
     clock,
     log,
     config: parseSignalConfig(env.SIGNAL_CONFIG),

@@ -24,9 +24,10 @@ import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js'
 import { createLogger } from '../../lib/adapters/logger.js';
 import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
 import { DynamoCostLedger } from '../../lib/adapters/dynamo-cost-ledger.js';
+import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings.js';
 import { batchUsage, type JobUsage } from '../../lib/use-cases/job-cost.js';
 import { DynamoReflectionLogStore, DynamoSummarySource } from '../../lib/adapters/reflection-log-store.js';
-import { DynamoUserSettingsStore, S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';
+import { S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
 import { SqsRedelivery } from '../../lib/adapters/sqs-redelivery.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';

@@ -22,6 +22,7 @@ import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { parseSignalConfig } from '../../lib/domain/signal-weights.js';
 import type { Clock } from '../../lib/ports.js';
 import { type IngestDeps, ingestTurns } from '../../lib/use-cases/ingest-turns.js';
+import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings.js';
 import type { SignalEnv } from './env.js';
 
 export type SignalHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
@@ -38,6 +39,7 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
     claims: new S3ClaimCheckStore(s3, env.BUCKET_NAME),
     rejected: new S3RejectedEventLog(s3, env.BUCKET_NAME),
     sources: new DynamoSourceReliabilityStore(ddb, env.TABLE_NAME, clock),
+    settings: new DynamoUserSettingsStore(ddb, env.TABLE_NAME),
     clock,
     log,
     config: parseSignalConfig(env.SIGNAL_CONFIG),

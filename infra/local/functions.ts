@@ -19,7 +19,6 @@ import { SignalEnvSchema } from '../../functions/signal/env.js';
 import { createSweepHandler, type SweepHandler } from '../../functions/sweep/create-handler.js';
 import { SweepEnvSchema } from '../../functions/sweep/env.js';
 import { parseEnv } from '../../lib/adapters/config.js';
-import { defaultSignalConfig, parseSignalConfig } from '../../lib/domain/signal-weights.js';
 import type { Clock } from '../../lib/ports.js';
 import type { FunctionKey } from '../permissions.js';
 import { functionClients } from './clients.js';
@@ -35,17 +34,15 @@ export interface LocalFunctions {
 }
 
 export interface LocalOverrides {
-  /** Local delays run this many times faster: the idle threshold is divided by it. */
+  /** Local delays run this many times faster: the idle threshold's time scale. */
   speed: number;
 }
 
 /** A function's environment on the local stack: the synthesized one with the local overrides. */
 export function functionEnvironment(stage: SynthesizedStage, fn: FunctionKey, overrides: LocalOverrides): Record<string, string> {
   const env = { ...stage.functions[fn].environment };
-  if (env.SIGNAL_CONFIG !== undefined) {
-    const idleMinutes = parseSignalConfig(env.SIGNAL_CONFIG).idleMinutes ?? defaultSignalConfig.idleMinutes;
-    env.SIGNAL_CONFIG = JSON.stringify({ ...JSON.parse(env.SIGNAL_CONFIG), idleMinutes: idleMinutes / overrides.speed });
-  }
+  // The idle threshold (the stage's, or a user's own) runs out `speed` times faster.
+  if (env.SIGNAL_CONFIG !== undefined) env.SIGNAL_CONFIG = JSON.stringify({ ...JSON.parse(env.SIGNAL_CONFIG || '{}'), timeScale: overrides.speed });
   // The model retry's 30 s, sped up like the other delays (SQS counts whole seconds: at least 1).
   if (env.MODEL_RETRY_DELAY_SECONDS !== undefined) env.MODEL_RETRY_DELAY_SECONDS = String(Math.max(1, Math.round(Number(env.MODEL_RETRY_DELAY_SECONDS) / overrides.speed)));
   return env;

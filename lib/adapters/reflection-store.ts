@@ -103,20 +103,3 @@ const toView = (userId: string, i: Record<string, unknown>): ReflectionRecordVie
   deleted: i.deleted === true,
 });
 
-/** Per-user settings (`USER#{u}` / `SETTINGS`), written by the memory API. */
-export class DynamoUserSettingsStore implements UserSettingsStore {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly tableName: string,
-  ) {}
-
-  async summarySettings(userId: string): Promise<Partial<SummarySettings>> {
-    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.settingsSk } }));
-    const s = (res.Item?.summary ?? {}) as Record<string, unknown>;
-    return {
-      ...(typeof s.enabled === 'boolean' ? { enabled: s.enabled } : {}),
-      ...(typeof s.prompt === 'string' && s.prompt.trim() !== '' ? { prompt: s.prompt } : {}),
-      ...(typeof s.maxTokens === 'number' && s.maxTokens > 0 ? { maxTokens: s.maxTokens } : {}),
-    };
-  }
-}

@@ -388,6 +388,12 @@ function takeSummary(state: SignalState, kind: 'idle-summary' | 'session-close',
   return { jobId: summaryJobId(turnIds), kind, trigger, urgency: state.urgencyScore, turnIds, episodeIds: [] };
 }
 
+/** Whether an idle check is on its way (its due time not come yet): a fold schedules none then. */
+export const idleCheckPending = (state: Pick<SignalState, 'idleCheckDueAt'>, now: Date): boolean => state.idleCheckDueAt !== null && Date.parse(state.idleCheckDueAt) > now.getTime();
+
+/** The inactivity threshold in milliseconds of the service's clock (`timeScale`: local runs speed it up). */
+export const idleThresholdMs = (config: Pick<SignalConfig, 'idleMinutes' | 'timeScale'>): number => (config.idleMinutes * 60_000) / config.timeScale;
+
 /** Clock skew between function instances that the idle rule tolerates: 1 s, or a twentieth of a shorter threshold (local runs speed it up). */
 const idleSkewMs = (thresholdMs: number): number => Math.min(1000, thresholdMs / 20);
 
@@ -413,8 +419,8 @@ const planAt = (now: Date, waitMs: number): IdleCheckPlan => {
  * threshold the conversation outlasts. Null when a check is pending already.
  */
 export function scheduleIdleCheck(state: SignalState, config: SignalConfig, now: Date): { state: SignalState; plan: IdleCheckPlan } | null {
-  if (state.idleCheckDueAt !== null && Date.parse(state.idleCheckDueAt) > now.getTime()) return null;
-  const plan = planAt(now, config.idleMinutes * 60_000);
+  if (idleCheckPending(state, now)) return null;
+  const plan = planAt(now, idleThresholdMs(config));
   return { state: { ...state, idleCheckDueAt: plan.dueAt }, plan };
 }
 
@@ -436,7 +442,7 @@ export type IdleCheckResult =
  * two in flight. A check sent before `dueAt` existed keeps the old rule: its turn must be the last.
  */
 export function idleCheck(prior: SignalState, check: { lastTurnId: number; dueAt?: string }, config: SignalConfig, now: Date): IdleCheckResult {
-  const thresholdMs = config.idleMinutes * 60_000;
+  const thresholdMs = idleThresholdMs(config);
   const waitMs = Date.parse(prior.lastSeenAt ?? '1970-01-01T00:00:00Z') + thresholdMs - now.getTime();
   const skewMs = idleSkewMs(thresholdMs);
   if (check.dueAt === undefined) {

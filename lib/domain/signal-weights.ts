@@ -22,8 +22,13 @@ export const SignalConfigSchema = z.object({
   boundaryRoutes: z.array(z.string()).default(['refresh', 'clarify']),
   /** A pending batch older than this may fire again (its job was lost or parked in the DLQ). */
   pendingBatchTimeoutMs: z.number().int().min(0).default(30 * 60 * 1000),
-  /** Idle summary (seed 003): minutes without a message before a summary may be written. SQS delays cap it at 15. */
-  idleMinutes: z.number().min(0).max(15).default(5),
+  /**
+   * Idle summary (seed 003): minutes without a message before a summary may be written (a
+   * user's own setting overrides it). Past SQS's 15-minute delay the idle check reschedules itself.
+   */
+  idleMinutes: z.number().min(0).max(1440).default(5),
+  /** How many times faster than real time the idle threshold runs out: 1 in AWS; the local stack sets its `--speed`. */
+  timeScale: z.number().positive().default(1),
   /** Idle summary (seed 003): messages since the last summary needed for one. */
   idleMinMessages: z.number().int().min(1).default(5),
   /** Most recent turns a summary job covers. */

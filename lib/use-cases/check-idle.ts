@@ -9,13 +9,16 @@ import type { IdleCheck } from '../../events/idle-check.js';
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import { idleCheck, parseSignalState } from '../domain/signal-accumulator.js';
 import type { SignalConfig } from '../domain/signal-weights.js';
-import type { Clock, IdleScheduler, JobQueue, Log, SignalStateStore } from '../ports.js';
+import { withUserIdle } from '../domain/user-settings.js';
+import type { Clock, IdleScheduler, JobQueue, Log, SignalStateStore, UserSettingsStore } from '../ports.js';
 
 export interface IdleDeps {
   signalState: SignalStateStore;
   jobs: JobQueue;
   /** Where a check that must wait longer puts itself back. */
   idle: IdleScheduler;
+  /** The user's own settings: their inactivity threshold overrides the stage's. */
+  settings: Pick<UserSettingsStore, 'get'>;
   clock: Clock;
   log: Log;
   config: SignalConfig;
@@ -27,10 +30,11 @@ export type IdleOutcome =
   | { status: 'skipped'; reason: 'newer_message' | 'superseded' | 'not_idle_yet' | 'too_few_messages' };
 
 export async function checkIdle(check: IdleCheck, deps: IdleDeps): Promise<IdleOutcome> {
+  const config = withUserIdle(deps.config, await deps.settings.get(check.userId));
   for (let attempt = 1; attempt <= 5; attempt++) {
     const stored = await deps.signalState.load(check.userId);
     const { state } = parseSignalState(stored.raw);
-    const result = idleCheck(state, check, deps.config, deps.clock.now());
+    const result = idleCheck(state, check, config, deps.clock.now());
     if ('skipped' in result) return { status: 'skipped', reason: result.skipped };
     if ('reschedule' in result) {
       // The same check (same dueAt) again, later; nothing written. A redelivery of this one

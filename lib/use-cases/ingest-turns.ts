@@ -12,11 +12,12 @@ import { type TurnQueueMessage, TurnQueueMessageSchema } from '../../events/inde
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import { TurnClaimCheckSchema } from '../../events/turn-claim-check.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import { type AccumulateResult, accumulate, type IdleCheckPlan, messageTag, parseSignalState, scheduleIdleCheck, type SignalItem, withAppliedMessages } from '../domain/signal-accumulator.js';
+import { type AccumulateResult, accumulate, type IdleCheckPlan, idleCheckPending, messageTag, parseSignalState, scheduleIdleCheck, type SignalItem, withAppliedMessages } from '../domain/signal-accumulator.js';
 import type { SignalConfig } from '../domain/signal-weights.js';
 import { type EventEpisode, eventEpisodeOf } from '../domain/episodes.js';
 import { observationsOf } from '../domain/source-reliability.js';
-import type { ClaimCheckStore, Clock, IdleScheduler, JobQueue, Log, RejectedEventLog, SignalStateStore, SourceReliabilityStore, TurnStore } from '../ports.js';
+import type { ClaimCheckStore, Clock, IdleScheduler, JobQueue, Log, RejectedEventLog, SignalStateStore, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
+import { withUserIdle } from '../domain/user-settings.js';
 import { type FieldError, fieldErrors } from './parse-or-keep.js';
 
 export interface IngestRecord {
@@ -33,6 +34,8 @@ export interface IngestDeps {
   rejected: RejectedEventLog;
   /** Where the sources turns report are counted (seed 002 §9). */
   sources: SourceReliabilityStore;
+  /** The user's own settings: their inactivity threshold (lib/domain/user-settings.ts). */
+  settings: Pick<UserSettingsStore, 'get'>;
   clock: Clock;
   log: Log;
   config: SignalConfig;
@@ -180,7 +183,8 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
   const accumulated = accumulate(prior, messages.map(toItem), deps.config, now, (id) => known.has(id));
   const withTags = withAppliedMessages(accumulated.state, fresh.map((i) => i.messageId));
   const counted = accumulated.outcomes.some((o) => o.disposition === 'counted');
-  const idle = counted ? scheduleIdleCheck(withTags, deps.config, now) : null;
+  // The user's own inactivity threshold, read only when a check is to be scheduled (once per quiet window).
+  const idle = counted && !idleCheckPending(withTags, now) ? scheduleIdleCheck(withTags, withUserIdle(deps.config, await deps.settings.get(userId)), now) : null;
   const folded = { ...accumulated, state: idle?.state ?? withTags };
   const keep = new Set(folded.outcomes.filter((o) => o.disposition !== 'duplicate').map((o) => o.turnId));
   const jobs: ReflectionJob[] = folded.triggers.map((t) => ({

@@ -16,7 +16,7 @@ import { PROMOTIONS_TO_KNOWLEDGE, type StagedRecord } from '../domain/promotion.
 import { MemoryApiError } from './memory-api-error.js';
 import { promoteStaged } from './promote-staged.js';
 import { computeSelfAssessment } from '../domain/sleep-time/self-assessment.js';
-import type { AuditTrail, BatchLogReader, Clock, CostLedger, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, ReflectionLogStore, ReflectionStore, SignalStateStore, SourceReliabilityStore, TurnStore } from '../ports.js';
+import type { AuditTrail, BatchLogReader, Clock, CostLedger, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, ReflectionLogStore, ReflectionStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
 import { parseSignalState } from '../domain/signal-accumulator.js';
 import { fnv1a32 } from '../domain/stable-hash.js';
 import { normaliseDomain, reliabilityOf, type SourceReliability } from '../domain/source-reliability.js';
@@ -41,6 +41,8 @@ export interface MemoryApiDeps {
   jobs: JobQueue;
   /** What each job's model calls cost (read only here: GET …/costs). */
   costs: CostLedger;
+  /** The user's own reflection settings (GET and POST …/settings). */
+  settings: UserSettingsStore;
   /** Read only: which turns the user's next summary would cover. */
   signalState: Pick<SignalStateStore, 'load'>;
   clock: Clock;

@@ -35,7 +35,7 @@ export const SUMMARY_KINDS = new Set<ReflectionJob['kind']>(['idle-summary', 'se
 
 export async function runSummary(job: ReflectionJob, deps: SummaryDeps): Promise<SummaryOutcome> {
   if (await deps.reflections.exists(job.userId, job.jobId)) return { status: 'already_done', reason: `summary ${job.jobId} exists` };
-  const own = await deps.settings.summarySettings(job.userId);
+  const { idleMinutes: _, ...own } = await deps.settings.get(job.userId);
   // A manual job's prompt is the instruction this once; the user's or the stage's otherwise.
   const settings = { ...deps.defaults, ...own, ...(job.prompt ? { prompt: job.prompt } : {}) };
   if (!settings.enabled) return { status: 'disabled', reason: 'summaries are switched off for this user or stage' };

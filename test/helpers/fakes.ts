@@ -16,6 +16,7 @@ import type { IdleCheck } from '../../events/idle-check.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import type { ReflectionRun } from '../../lib/domain/sleep-time/reflection-log.js';
 import type { CostEntry } from '../../lib/domain/daily-cost.js';
+import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
 import type {
   ActivityIndex,
   CostLedger,
@@ -446,6 +447,7 @@ export function ingestDeps() {
     rejected: new MemoryRejectedLog(),
     sources: new MemorySourceReliabilityStore(),
     graph: new MemoryGraphStore(),
+    settings: new MemorySettings(),
     clock: fixedClock(),
     log: new RecordingLog(),
     config: defaultSignalConfig,
@@ -476,9 +478,18 @@ export class MemoryReflectionStore implements ReflectionStore {
 }
 
 export class MemorySettings implements UserSettingsStore {
-  readonly byUser = new Map<string, Partial<SummarySettings>>();
-  async summarySettings(userId: string) {
-    return this.byUser.get(userId) ?? {};
+  readonly byUser = new Map<string, UserSettings>();
+  async get(userId: string) {
+    return { ...(this.byUser.get(userId) ?? {}) };
+  }
+  async update(userId: string, change: SettingsChange) {
+    const next: Record<string, unknown> = { ...(this.byUser.get(userId) ?? {}) };
+    for (const [k, v] of Object.entries(change)) {
+      if (v === null) delete next[k];
+      else if (v !== undefined) next[k] = v;
+    }
+    this.byUser.set(userId, next as UserSettings);
+    return { ...(next as UserSettings) };
   }
 }
 

@@ -175,6 +175,33 @@ describe('signals and ingestion on the local emulators', () => {
     expect((await bucket.list(`users/${user}/Knowledge/`)).filter((k) => k.includes('/Knowledge/Corrections/'))).toEqual([]);
   });
 
+  it("a user's own settings, set through the API, decide their idle summary: threshold and prompt (issue 20 item 7)", async () => {
+    const api = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${stack.info.apiUrl}/v1/users/patient-user${path}`, {
+        method,
+        headers: { authorization: `Bearer ${stack.info.adminToken}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      return { status: res.status, body: (await res.json()) as { settings?: Record<string, unknown>; error?: { fields?: Array<{ path: string }> } } };
+    };
+    // 20 minutes: past SQS's 15-minute delay, so the idle check reschedules itself on the way.
+    const set = await api('POST', '/settings', { idleMinutes: 20, prompt: 'Name the next step the user wants.', maxTokens: 300 });
+    expect(set).toEqual({ status: 200, body: { settings: { idleMinutes: 20, prompt: 'Name the next step the user wants.', maxTokens: 300 } } });
+    expect((await api('POST', '/settings', { maxTokens: null })).body.settings).toEqual({ idleMinutes: 20, prompt: 'Name the next step the user wants.' });
+    expect((await api('GET', '/settings')).body.settings).toEqual({ idleMinutes: 20, prompt: 'Name the next step the user wants.' });
+    expect((await api('POST', '/settings', { idleMinutes: 2000 })).body.error?.fields?.map((f) => f.path)).toEqual(['body.idleMinutes']);
+    expect((await api('POST', '/settings', {})).status).toBe(400);
+
+    await stack.publisher.publish([1, 2, 3, 4, 5].map((n) => turn('patient-user', n, `I am planning the reef tank move, step ${n}.`)));
+    await stack.waitUntilDrained();
+    const signal = await documentClient.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk('patient-user'), sk: keys.signalSk } }));
+    const lastSeenAt = Date.parse(String(signal.Item?.state?.lastSeenAt));
+    const record = await documentClient.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk('patient-user'), sk: keys.reflectionSk('summary-1-5') } }));
+    // The stage's 5 minutes run out in 1 s here (speed 300); the user's 20 minutes in 4 s.
+    expect(Date.parse(String(record.Item?.createdAt)) - lastSeenAt).toBeGreaterThanOrEqual((20 * 60_000) / 300 - 1000);
+    expect(await bucket.text('users/patient-user/reflections/summary-1-5/system.md')).toContain('Name the next step the user wants.');
+  });
+
   it('a malformed record is kept with its field, counted in a metric, and does not sink its batch', async () => {
     stdout.length = 0;
     await stack.replayLines([JSON.stringify(turn('metric-user', 1, 'hello there')), JSON.stringify({ ...turn('metric-user', 2, 'x'), timestamp: 'noon' })]);

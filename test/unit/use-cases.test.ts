@@ -185,7 +185,7 @@ describe('ingest: control events, claim checks, idle checks', () => {
     await ingestTurns(records([1, 2, 3].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` }))), deps);
     const [sent] = deps.idle.checks;
     if (!sent) throw new Error('no idle check');
-    const at = (iso: string) => ({ signalState: deps.signalState, jobs: deps.jobs, idle: deps.idle, clock: fixedClock(iso), log: deps.log, config: deps.config });
+    const at = (iso: string) => ({ signalState: deps.signalState, jobs: deps.jobs, idle: deps.idle, settings: deps.settings, clock: fixedClock(iso), log: deps.log, config: deps.config });
     // Two more turns two minutes later (the clock the signal function reads moves on).
     const later = new Date(deps.clock.now().getTime() + 120_000);
     await ingestTurns(nextRecords([4, 5].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` }))), { ...deps, clock: fixedClock(later.toISOString()) });

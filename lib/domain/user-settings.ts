@@ -24,11 +24,10 @@ const fields = {
 export const UserSettingsSchema = z.object(fields).partial();
 export type UserSettings = z.infer<typeof UserSettingsSchema>;
 
-/** A change: each field set to a value, or to null to follow the stage's default again. */
+/** A change: each field set to a value, or to null to follow the stage's default again (none: nothing changes). */
 export const SettingsChangeSchema = z
   .object(Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.nullable().optional()])) as { [K in keyof typeof fields]: z.ZodOptional<z.ZodNullable<(typeof fields)[K]>> })
-  .strict()
-  .refine((c) => Object.values(c).some((v) => v !== undefined), 'name at least one of enabled, prompt, maxTokens, idleMinutes');
+  .strict();
 export type SettingsChange = z.infer<typeof SettingsChangeSchema>;
 
 /** The stored settings as far as they are valid: a field that no longer validates is dropped (the default applies). */

@@ -190,7 +190,7 @@ describe('signals and ingestion on the local emulators', () => {
     expect((await api('POST', '/settings', { maxTokens: null })).body.settings).toEqual({ idleMinutes: 20, prompt: 'Name the next step the user wants.' });
     expect((await api('GET', '/settings')).body.settings).toEqual({ idleMinutes: 20, prompt: 'Name the next step the user wants.' });
     expect((await api('POST', '/settings', { idleMinutes: 2000 })).body.error?.fields?.map((f) => f.path)).toEqual(['body.idleMinutes']);
-    expect((await api('POST', '/settings', {})).status).toBe(400);
+    expect((await api('POST', '/settings', { colour: 'blue' })).body.error?.fields?.length).toBeGreaterThan(0);
 
     await stack.publisher.publish([1, 2, 3, 4, 5].map((n) => turn('patient-user', n, `I am planning the reef tank move, step ${n}.`)));
     await stack.waitUntilDrained();

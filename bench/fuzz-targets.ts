@@ -734,6 +734,7 @@ const apiDeps = (w: RecordingWorld): api.MemoryApiDeps => ({
   signalState: w.signalState,
   costs: w.costs,
   settings: w.settings,
+  events: w.events,
   clock: fixedClock(NOW),
 });
 
@@ -772,7 +773,7 @@ const SAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<s
   reflectionLatest: {},
   reflectionAssessment: { query: { days: '30' } },
   summaryList: { query: { includeDeleted: 'true' } },
-  summaryRequest: { body: { prompt: 'Summarise the reef tank talk.' } },
+  summaryRequest: { body: { prompt: 'Summarise the reef tank talk.', reflect: true } },
   summaryDelete: { params: { id: 'summary-1-3' } },
   reviewList: { query: { includeDecided: 'true' } },
   reviewPromote: { body: { path: 'Knowledge_staging/Facts/reef--batch-1-3.md', reason: 'looks right' } },

@@ -133,8 +133,9 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       'users/*/reflections/*': ['PutObject'],
     },
     listBucket: true,
-    // reflection: a summary asked for on demand (POST …/summaries)
-    sends: ['reflection'],
+    // reflection: a summary asked for on demand (POST …/summaries); turn: with `reflect`, the
+    // agent.event that asks for a batch reflection too
+    sends: ['reflection', 'turn'],
     consumes: null,
     model: false,
     kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['Decrypt', 'GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },

@@ -6,6 +6,7 @@ import type { SearchSegment } from './domain/search-segment.js';
 import type { IdleCheck } from '../events/idle-check.js';
 import type { ReflectionJob } from '../events/reflection-job.js';
 import type { TurnSaved } from '../events/turn-saved.js';
+import type { AgentEvent } from '../events/agent-event.js';
 import type { KnowledgeDoc } from './domain/knowledge.js';
 import type { EventEpisode } from './domain/episodes.js';
 import type { StagedRecord } from './domain/promotion.js';
@@ -180,6 +181,11 @@ export interface KnowledgeIndexChange<R> {
   /** Documents to delete first (paths relative to Knowledge/). */
   remove?: readonly string[];
   result: R;
+}
+
+/** The TurnQueue, for events the service raises itself (an agent.event a person asks for through the API). */
+export interface AgentEventPublisher {
+  publish(events: readonly AgentEvent[]): Promise<void>;
 }
 
 /** What each job's model calls cost (lib/domain/daily-cost.ts). */

@@ -108,7 +108,13 @@ export const OutcomeRequestSchema = z
   .strict();
 export const ReviewRequestSchema = z.object({ path: z.string().min(1).max(600), reason: z.string().min(1).max(1000).optional() }).strict();
 /** Seed 003's manual reflection: the instruction for this summary (the user's or the stage's when absent). */
-export const SummaryRequestSchema = z.object({ prompt: z.string().min(1).max(4000).optional() }).strict();
+export const SummaryRequestSchema = z
+  .object({
+    prompt: z.string().min(1).max(4000).optional(),
+    /** Also reflect now on the turns no batch has taken yet (an agent.event, trigger user_request). */
+    reflect: z.boolean().optional(),
+  })
+  .strict();
 
 const ItemResponse = z.object({ item: MemoryItemSchema });
 const Looseobject = z.record(z.string(), z.unknown());

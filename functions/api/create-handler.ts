@@ -24,6 +24,7 @@ import { DynamoReflectionLogStore } from '../../lib/adapters/reflection-log-stor
 import { S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
+import { SqsAgentEventPublisher } from '../../lib/adapters/sqs-turn-publisher.js';
 import { authorize, authorizeStage, type Principal, principalFromClaims } from '../../lib/domain/access.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { Clock } from '../../lib/ports.js';
@@ -66,6 +67,7 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs }: Pick<AwsClients, 'ddb' | 's3' | 
     sources: new DynamoSourceReliabilityStore(ddb, table, clock),
     graph: new DynamoGraphStore(ddb, table),
     jobs: new SqsJobQueue(sqs, env.REFLECTION_QUEUE_URL),
+    events: new SqsAgentEventPublisher(sqs, env.TURN_QUEUE_URL),
     signalState: new DynamoSignalStateStore(ddb, table, clock),
     costs: new DynamoCostLedger(ddb, table),
     settings: new DynamoUserSettingsStore(ddb, table),

@@ -8,5 +8,7 @@ export const ApiEnvSchema = z.object({
   SLEEP_TIME_CONFIG: z.string().min(1),
   /** The ReflectionQueue: summaries asked for through the API (POST …/summaries). */
   REFLECTION_QUEUE_URL: z.string().min(1),
+  /** The TurnQueue: a batch reflection asked for through the API (POST …/summaries with `reflect`). */
+  TURN_QUEUE_URL: z.string().min(1),
 });
 export type ApiEnv = z.infer<typeof ApiEnvSchema>;

@@ -173,6 +173,7 @@ export class StatelessStack extends Stack {
         ...common,
         SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
         REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
+        TURN_QUEUE_URL: queues.turn.queue.queueUrl,
       }),
     });
     this.grantPermissions(this.apiFn, permissions.api, props);

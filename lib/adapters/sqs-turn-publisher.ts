@@ -7,6 +7,7 @@ import { CLAIM_CHECK_THRESHOLD_BYTES, type TurnClaimCheck } from '../../events/t
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
 import type { AgentEvent, SessionClosed } from '../../events/index.js';
 import { claimKey } from '../domain/memory-paths.js';
+import type { AgentEventPublisher } from '../ports.js';
 
 export interface RawMessage {
   body: string;
@@ -143,4 +144,18 @@ function validate(event: Publishable, index: number): Publishable {
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   throw new TypeError(`event ${index}: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+}
+
+/** The AgentEventPublisher port on the TurnQueue: a refused message is an error, so the caller's request fails and can be retried. */
+export class SqsAgentEventPublisher implements AgentEventPublisher {
+  private readonly publisher: TurnPublisher;
+
+  constructor(sqs: SQSClient, queueUrl: string) {
+    this.publisher = new TurnPublisher(sqs, queueUrl);
+  }
+
+  async publish(events: readonly AgentEvent[]): Promise<void> {
+    const result = await this.publisher.publish(events);
+    if (result.failed.length > 0) throw new Error(`the TurnQueue refused ${result.failed.length} event(s): ${result.failed.map((f) => `${f.code} ${f.message}`).join('; ')}`);
+  }
 }

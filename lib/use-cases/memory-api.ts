@@ -16,7 +16,7 @@ import { PROMOTIONS_TO_KNOWLEDGE, type StagedRecord } from '../domain/promotion.
 import { MemoryApiError } from './memory-api-error.js';
 import { promoteStaged } from './promote-staged.js';
 import { computeSelfAssessment } from '../domain/sleep-time/self-assessment.js';
-import type { AuditTrail, BatchLogReader, Clock, CostLedger, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, ReflectionLogStore, ReflectionStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
+import type { AgentEventPublisher, AuditTrail, BatchLogReader, Clock, CostLedger, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, ReflectionLogStore, ReflectionStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
 import { parseSignalState } from '../domain/signal-accumulator.js';
 import { fnv1a32 } from '../domain/stable-hash.js';
 import { normaliseDomain, reliabilityOf, type SourceReliability } from '../domain/source-reliability.js';
@@ -39,6 +39,8 @@ export interface MemoryApiDeps {
   graph: GraphStore;
   /** The ReflectionQueue: summaries asked for on demand (seed 003's manual reflection). */
   jobs: JobQueue;
+  /** The TurnQueue: a batch reflection asked for on demand travels as an agent.event. */
+  events: AgentEventPublisher;
   /** What each job's model calls cost (read only here: GET …/costs). */
   costs: CostLedger;
   /** The user's own reflection settings (GET and POST …/settings). */
@@ -469,7 +471,13 @@ export async function listSummaries(deps: MemoryApiDeps, userId: string, include
  * so the same request twice makes one summary (FIFO deduplication, then the reflector's
  * check of the id); the summary appears in GET …/summaries once the reflector has run.
  */
-export async function requestSummary(deps: MemoryApiDeps, actor: string, userId: string, req: { prompt?: string | undefined }) {
+/**
+ * Seed 003's reflection on demand: a summary now, with the caller's prompt this once; with
+ * `reflect`, also a batch reflection over the turns no batch has taken yet — an `agent.event`
+ * (trigger `user_request`) on the TurnQueue, so the signal function assigns those turns to
+ * the batch in the user's signal state, as for an agent's own request.
+ */
+export async function requestSummary(deps: MemoryApiDeps, actor: string, userId: string, req: { prompt?: string | undefined; reflect?: boolean | undefined }) {
   const { state } = parseSignalState((await deps.signalState.load(userId)).raw);
   const turnIds = state.summaryTurnIds.length > 0 ? state.summaryTurnIds : ((await deps.reflections.list(userId)).find((s) => !s.deleted)?.sourceTurns ?? []);
   if (turnIds.length === 0) throw new MemoryApiError(409, `user ${userId} has no turns to summarise yet`);
@@ -477,8 +485,13 @@ export async function requestSummary(deps: MemoryApiDeps, actor: string, userId:
   const jobId = `manual-${turnIds[0]}-${turnIds.at(-1)}-${fnv1a32(prompt ?? '').toString(16).padStart(8, '0')}`;
   const requestedAt = deps.clock.now().toISOString();
   await deps.jobs.enqueue({ type: 'reflection.job', version: 1, jobId, userId, kind: 'manual', trigger: 'manual', urgency: 0, turnIds: [...turnIds], ...(prompt ? { prompt } : {}), requestedAt });
-  await deps.audit.append([{ userId, itemId: `reflection:${jobId}`, action: 'summary_request', actor, at: requestedAt, reason: prompt ? 'manual summary with its own prompt' : 'manual summary' }]);
-  return { jobId, turnIds: [...turnIds] };
+  if (req.reflect) {
+    await deps.events.publish([{ type: 'agent.event', version: 1, userId, timestamp: requestedAt, trigger: 'user_request', detail: prompt ?? `reflection asked for by ${actor} through the API` }]);
+  }
+  await deps.audit.append([
+    { userId, itemId: `reflection:${jobId}`, action: 'summary_request', actor, at: requestedAt, reason: `${prompt ? 'manual summary with its own prompt' : 'manual summary'}${req.reflect ? ', and a batch reflection' : ''}` },
+  ]);
+  return { jobId, turnIds: [...turnIds], ...(req.reflect ? { reflect: true } : {}) };
 }
 
 export async function deleteSummary(deps: MemoryApiDeps, actor: string, userId: string, id: string) {

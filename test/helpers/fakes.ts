@@ -17,8 +17,10 @@ import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import type { ReflectionRun } from '../../lib/domain/sleep-time/reflection-log.js';
 import type { CostEntry } from '../../lib/domain/daily-cost.js';
 import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
+import type { AgentEvent } from '../../events/agent-event.js';
 import type {
   ActivityIndex,
+  AgentEventPublisher,
   CostLedger,
   BatchLogStore,
   ExpiryLog,
@@ -137,6 +139,13 @@ export class MemoryCostLedger implements CostLedger {
   }
   async forDay(day: string) {
     return [...this.entries.values()].filter((e) => e.day === day);
+  }
+}
+
+export class MemoryEventPublisher implements AgentEventPublisher {
+  readonly events: AgentEvent[] = [];
+  async publish(events: readonly AgentEvent[]) {
+    this.events.push(...events);
   }
 }
 

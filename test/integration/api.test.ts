@@ -140,7 +140,27 @@ describe('summaries on demand (seed 003 manual reflection)', () => {
     const audit = (await call('GET', `${u()}/memory/audit?itemId=${encodeURIComponent(`reflection:${first.body.jobId}`)}`)).body.entries;
     expect(audit[0]).toMatchObject({ action: 'summary_request' });
     expect((await call('POST', `${u()}/summaries`, { body: { prompt: '' } })).status).toBe(400);
+    expect((await call('POST', `${u()}/summaries`, { body: { reflect: 'yes' } })).body.error.fields[0].path).toBe('body.reflect');
     expect((await call('POST', `${u('nobody-here')}/summaries`, { body: {} })).status).toBe(409);
+  });
+});
+
+describe('reflection on demand (issue 20 item 8)', () => {
+  it('with `reflect`, a batch reflection over the turns no batch has taken runs beside the summary', async () => {
+    const user = 'on-demand-user';
+    const turns = [1, 2, 3].map((turnId) => ({
+      type: 'turn.saved' as const, version: 1 as const, userId: user, sessionId: 's1', turnId, timestamp: `2026-02-06T14:0${turnId}:00Z`,
+      query: `I am rebuilding the reef tank sump, part ${turnId}.`, response: 'Tell me more.',
+    }));
+    await stack.publisher.publish(turns);
+    await stack.waitUntilDrained();
+    expect((await call('GET', `${u(user)}/batches`)).body.batches).toEqual([]);
+    const asked = await call('POST', `${u(user)}/summaries`, { body: { prompt: 'What is the user building?', reflect: true } });
+    expect(asked.body).toMatchObject({ jobId: expect.stringMatching(/^manual-1-3-/), turnIds: [1, 2, 3], reflect: true });
+    await stack.waitUntilDrained();
+    const [batch] = (await call('GET', `${u(user)}/batches`)).body.batches;
+    expect(batch).toMatchObject({ trigger: 'event:user_request', status: 'completed', turns: [1, 2, 3] });
+    expect((await call('GET', `${u(user)}/summaries`)).body.summaries.map((s: Result) => s.id)).toContain(asked.body.jobId);
   });
 });
 

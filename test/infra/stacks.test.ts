@@ -378,13 +378,15 @@ describe('stateless stack', () => {
     }
   });
 
-  it('keeps the API function away from queues but the reflection queue it sends to, the model and whole-table deletes', () => {
+  it('keeps the API function away from queues but the two it sends to, the model and whole-table deletes', () => {
     const api = policiesOf(stateless, 'ApiFunction');
-    // Its only queue action: sending a summary asked for on demand to the ReflectionQueue.
+    // Its only queue action: sending what a person asks for on demand — a summary to the
+    // ReflectionQueue, the agent.event of a batch reflection to the TurnQueue.
     const sqs = statementsOf(stateless, 'ApiFunction').filter((st) => actionsOf(st).some((a) => a.startsWith('sqs:')));
-    expect(sqs.flatMap(actionsOf)).toEqual(['sqs:SendMessage']);
+    expect([...new Set(sqs.flatMap(actionsOf))]).toEqual(['sqs:SendMessage']);
     expect(JSON.stringify(sqs)).toContain('ReflectionQueue');
-    expect(JSON.stringify(sqs)).not.toMatch(/TurnQueue|IdleQueue/);
+    expect(JSON.stringify(sqs)).toContain('TurnQueue');
+    expect(JSON.stringify(sqs)).not.toMatch(/IdleQueue|Dlq/);
     expect(api).not.toContain('bedrock:');
     expect(api).not.toContain('dynamodb:Scan');
     expect(api).not.toContain('dynamodb:DeleteItem');

@@ -262,6 +262,8 @@ export interface ReflectionStore {
   softDelete(userId: string, reflectionId: string): Promise<boolean>;
   /** The user's summaries (deleted ones included; callers filter), newest first. */
   list(userId: string): Promise<ReflectionRecordView[]>;
+  /** These summaries were returned to an agent once more (a deleted one is counted apart). */
+  countResurrections(userId: string, reflectionIds: readonly string[]): Promise<void>;
 }
 
 /** Memory items written through the API (tier entries, saved memories), per user or GLOBAL. */

@@ -208,11 +208,24 @@ export function consoleHtml(): string {
     });
   }
 
+  // Seed 003's reflection quality metrics, above the summaries they are about.
+  function qualityLine(q) {
+    if (!q) return null;
+    var topics = (q.topics || []).map(function (t) { return str(t.topic) + ' (' + num(t.summaries) + ')'; }).join(', ');
+    return el('div', { class: 'meta quality', 'data-resurrections-of-deleted': str(q.resurrectionsOfDeleted) }, [
+      num(q.summaries) + ' summaries · ' + num(q.deleted) + ' deleted (' + (100 * q.deletionRate).toFixed(0) + '%) · resurrected ' + num(q.resurrections) + '× over ' + num(q.resurrected) + ' (' + (100 * q.resurrectionRate).toFixed(0) + '%) · back after deletion ' + num(q.resurrectionsOfDeleted) + (topics ? ' · topics: ' + topics : ''),
+    ]);
+  }
+
   function loadReflections() {
-    return section('reflections', '/summaries', function (d) {
+    var both = async function () {
+      var got = await Promise.all([api('GET', '/summaries'), api('GET', '/reflections/quality')]);
+      return { summaries: got[0].summaries, quality: got[1].quality };
+    };
+    return section('reflections', both, function (d) {
       var summaries = d.summaries || [];
       if (!summaries.length) return 'no context summaries';
-      return el('div', {}, summaries.map(function (s) {
+      return el('div', {}, [qualityLine(d.quality)].concat(summaries.map(function (s) {
         var del = el('button', { class: 'delete', type: 'button', text: 'Delete' });
         del.addEventListener('click', async function () {
           del.disabled = true;
@@ -227,7 +240,7 @@ export function consoleHtml(): string {
           el('div', { class: 'text', text: str(s.text) }),
           el('div', { class: 'actions' }, [del]),
         ]);
-      }));
+      })));
     });
   }
 

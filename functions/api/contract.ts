@@ -218,6 +218,11 @@ export const routes = [
   },
   { method: 'GET', path: `${u}/reflections/latest`, operationId: 'reflectionLatest', access: 'read', params: UserParam, summary: 'The most recent reflection run', response: z.object({ run: Looseobject }) },
   {
+    method: 'GET', path: `${u}/reflections/quality`, operationId: 'reflectionQuality', access: 'read', params: UserParam,
+    summary: "Seed 003's reflection quality metrics: summaries deleted (high: inaccurate), resurrected by search or retrieve (high: useful), resurrected while deleted (must stay 0), the topics they cover",
+    response: z.object({ quality: Looseobject }),
+  },
+  {
     method: 'GET', path: `${u}/reflections/assessment`, operationId: 'reflectionAssessment', access: 'read', params: UserParam, query: z.object({ days: Limit(365, 30) }),
     summary: 'Self-assessment over the nightly runs (rates and trend) with one point per run', response: Looseobject,
   },

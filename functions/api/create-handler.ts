@@ -108,6 +108,7 @@ const operationsFor = (deps: api.MemoryApiDeps): Record<Exclude<OperationId, 'op
   graphEdgeRestore: ({ params, body, principal }) => graph.restoreGraphEdge(deps, principal.subject, params.userId, body.id),
   knowledgeRestore: ({ params, body, principal }) => facts.restorePrunedFact(deps, principal.subject, params.userId, body.path),
   knowledgeRevert: ({ params, body, principal }) => corrections.revertKnowledgeChange(deps, principal.subject, params.userId, body.path, body.reason),
+  reflectionQuality: ({ params }) => api.reflectionQualityOf(deps, params.userId),
   userCosts: ({ params, query }) => costs.userCosts(deps, params.userId, query.days),
   settingsRead: ({ params }) => settings.readSettings(deps, params.userId),
   settingsChange: ({ params, body, principal }) => settings.changeSettings(deps, principal.subject, params.userId, body),

@@ -62,6 +62,31 @@ export class S3DynamoReflectionStore implements ReflectionStore {
     return items.map((i) => toView(userId, i));
   }
 
+  /**
+   * One UpdateItem per summary: ADD is atomic, so concurrent searches lose no count
+   * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.UpdateExpressions.html#Expressions.UpdateExpressions.ADD).
+   * The condition keeps a live summary's count apart from a deleted one's, and creates nothing.
+   */
+  async countResurrections(userId: string, ids: readonly string[]): Promise<void> {
+    await Promise.all(
+      [...new Set(ids)].map(async (id) => {
+        const key = { pk: keys.userPk(userId), sk: keys.reflectionSk(id) };
+        const add = (counter: string, condition: string) =>
+          this.ddb.send(new UpdateCommand({ TableName: this.tableName, Key: key, UpdateExpression: `ADD ${counter} :one`, ConditionExpression: condition, ExpressionAttributeValues: { ':one': 1, ':t': true } }));
+        try {
+          await add('resurrections', 'attribute_exists(pk) AND (attribute_not_exists(deleted) OR deleted <> :t)');
+        } catch (error) {
+          if (!isConditionalCheckFailure(error)) throw error;
+          try {
+            await add('resurrectionsWhileDeleted', 'attribute_exists(pk) AND deleted = :t');
+          } catch (again) {
+            if (!isConditionalCheckFailure(again)) throw again;
+          }
+        }
+      }),
+    );
+  }
+
   async softDelete(userId: string, id: string): Promise<boolean> {
     let item: Record<string, unknown> | undefined;
     try {
@@ -101,5 +126,7 @@ const toView = (userId: string, i: Record<string, unknown>): ReflectionRecordVie
   sourceTurns: (i.sourceTurns as number[] | undefined) ?? [],
   text: String(i.text ?? ''),
   deleted: i.deleted === true,
+  resurrections: typeof i.resurrections === 'number' ? i.resurrections : 0,
+  resurrectionsWhileDeleted: typeof i.resurrectionsWhileDeleted === 'number' ? i.resurrectionsWhileDeleted : 0,
 });
 

@@ -252,6 +252,10 @@ export interface ReflectionRecordView {
   sourceTurns: number[];
   text: string;
   deleted: boolean;
+  /** Times memory.search or memory.retrieve returned it (seed 003's quality metrics). */
+  resurrections?: number;
+  /** Times it was returned while deleted (never, if deletion holds). */
+  resurrectionsWhileDeleted?: number;
 }
 
 export function reflectionItem(r: ReflectionRecordView, attributes: Record<string, string>): MemoryItem {

@@ -16,6 +16,7 @@ import { PROMOTIONS_TO_KNOWLEDGE, type StagedRecord } from '../domain/promotion.
 import { MemoryApiError } from './memory-api-error.js';
 import { promoteStaged } from './promote-staged.js';
 import { computeSelfAssessment } from '../domain/sleep-time/self-assessment.js';
+import { reflectionQuality } from '../domain/reflection-quality.js';
 import type { AgentEventPublisher, AuditTrail, BatchLogReader, Clock, CostLedger, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, ReflectionLogStore, ReflectionStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
 import { parseSignalState } from '../domain/signal-accumulator.js';
 import { fnv1a32 } from '../domain/stable-hash.js';
@@ -114,7 +115,20 @@ export async function search(
     const more = await pageItems(deps, owners, views, spare);
     results.push(...spare.flatMap((h) => live(h, more)));
   }
-  return { results: results.slice(0, req.limit) };
+  const page = results.slice(0, req.limit);
+  await countResurrections(deps, userId, page);
+  return { results: page };
+}
+
+/** Seed 003's quality metrics: each summary an agent is given back counts as resurrected once more. */
+async function countResurrections(deps: MemoryApiDeps, userId: string, items: ReadonlyArray<Pick<SearchResult, 'id' | 'kind'>>): Promise<void> {
+  const ids = items.filter((i) => i.kind === 'reflection' && i.id.startsWith('reflection:')).map((i) => i.id.slice('reflection:'.length));
+  if (ids.length > 0 && userId !== GLOBAL_USER) await deps.reflections.countResurrections(userId, ids);
+}
+
+/** How summaries fare (seed 003): deletions, resurrections, topics (lib/domain/reflection-quality.ts). */
+export async function reflectionQualityOf(deps: MemoryApiDeps, userId: string) {
+  return { quality: reflectionQuality(await deps.reflections.list(userId)) };
 }
 
 /**
@@ -178,6 +192,7 @@ export async function retrieve(deps: MemoryApiDeps, userId: string, req: { id?: 
   if (!id) throw new MemoryApiError(400, `path: ${JSON.stringify(req.path)} names no memory item (turns/N, Knowledge/…, Knowledge_staging/…, reflections/ID, memory/mem:…)`);
   const item = await findItem(deps, userId, id);
   if (!item) throw notFound(`memory item ${id}`);
+  await countResurrections(deps, userId, [item]);
   if (item.kind === 'turn') {
     // The index holds the turn's words capped; retrieve returns the whole turn.
     const { turns } = await deps.turns.getTurns(userId, item.sourceTurns);

@@ -63,6 +63,8 @@ describe('the review console', () => {
     // Every section filled from the API.
     await page.locator('#staged .staged-item').first().waitFor();
     await page.locator('#reflections .summary-item').first().waitFor();
+    // Seed 003's reflection quality metrics above the summaries.
+    expect(await page.locator('#reflections .quality').textContent()).toMatch(/^\d+ summaries · \d+ deleted .* back after deletion 0/);
     await page.locator('#batches table').waitFor();
     await page.locator('#assessment #trend-chart').waitFor();
     expect(await page.locator('#batches tbody tr').count()).toBeGreaterThan(0);

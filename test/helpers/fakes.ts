@@ -478,11 +478,15 @@ export class MemoryReflectionStore implements ReflectionStore {
     p.deleted = true;
     return true;
   }
+  readonly resurrections = new Map<string, number>();
   async list(userId: string) {
     return [...this.pairs.values()]
       .filter((p) => p.userId === userId)
-      .map((p) => ({ userId, id: p.id, kind: p.kind, createdAt: p.createdAt, sourceTurns: p.sourceTurns, text: p.text, deleted: p.deleted }))
+      .map((p) => ({ userId, id: p.id, kind: p.kind, createdAt: p.createdAt, sourceTurns: p.sourceTurns, text: p.text, deleted: p.deleted, resurrections: this.resurrections.get(`${userId}/${p.id}`) ?? 0 }))
       .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  }
+  async countResurrections(userId: string, ids: readonly string[]) {
+    for (const id of new Set(ids)) if (this.pairs.has(`${userId}/${id}`)) this.resurrections.set(`${userId}/${id}`, (this.resurrections.get(`${userId}/${id}`) ?? 0) + 1);
   }
 }
 

@@ -342,6 +342,10 @@ export class RecordingReflectionStore extends MemoryReflectionStore {
     this.log.addItem('reflections', pair.userId, ddbKey(pair.userId, keys.reflectionSk(pair.id)), { ...record, systemKey: system.key, assistantKey: assistant.key });
     return super.write(pair);
   }
+  override async countResurrections(userId: string, ids: readonly string[]) {
+    for (const id of ids) this.log.add('reflections.countResurrections', userId, ddbKey(userId, keys.reflectionSk(id)));
+    return super.countResurrections(userId, ids);
+  }
   override async softDelete(userId: string, id: string) {
     this.log.add('reflections.softDelete', userId, ddbKey(userId, keys.reflectionSk(id)));
     const pair = this.pairs.get(`${userId}/${id}`);

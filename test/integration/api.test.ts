@@ -171,8 +171,15 @@ describe('summaries: soft-deleted items never come back', () => {
     const victim = summaries[0];
     const id = `reflection:${victim.id}`;
     const query = victim.text.split(/\s+/).slice(0, 12).join(' ');
+    const quality = async () => (await call('GET', `${u()}/reflections/quality`)).body.quality;
+    const start = await quality();
     const before = (await call('POST', `${u()}/memory/search`, { body: { query, limit: 50 } })).body.results as Result[];
     expect(before.map((r) => r.id)).toContain(id);
+    // Seed 003's quality metrics: a summary returned to an agent is resurrected once more.
+    const found = await quality();
+    expect(found.resurrections).toBe(start.resurrections + before.filter((r) => r.kind === 'reflection').length);
+    expect(found.resurrected).toBeGreaterThanOrEqual(1);
+    expect(found.topics.length).toBeGreaterThan(0);
 
     expect((await call('DELETE', `${u()}/summaries/${encodeURIComponent(victim.id)}`)).body).toEqual({ id: victim.id, deleted: true });
     const after = (await call('POST', `${u()}/memory/search`, { body: { query, limit: 50 } })).body.results as Result[];
@@ -184,6 +191,8 @@ describe('summaries: soft-deleted items never come back', () => {
     expect(kept).toMatchObject({ deleted: true });
     const audit = (await call('GET', `${u()}/memory/audit?itemId=${encodeURIComponent(id)}`)).body.entries;
     expect(audit[0]).toMatchObject({ action: 'reflection_delete', actor: 'local-admin' });
+    // Deleted, counted as such, and never given back since.
+    expect(await quality()).toMatchObject({ deleted: start.deleted + 1, resurrectionsOfDeleted: 0 });
   });
 });
 

@@ -62,6 +62,7 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   knowledgeRestore: { path: 'Knowledge/Facts/x.md' },
   knowledgeRevert: { path: 'Knowledge/Facts/x.md' },
   settingsChange: { enabled: false },
+  summaryEdit: { text: 'planted by the attacker' },
 };
 
 /** A valid query string for the routes that need one (so a validation error cannot mask an attack). */

@@ -262,6 +262,8 @@ export interface ReflectionStore {
   softDelete(userId: string, reflectionId: string): Promise<boolean>;
   /** The user's summaries (deleted ones included; callers filter), newest first. */
   list(userId: string): Promise<ReflectionRecordView[]>;
+  /** A person's edit of a live summary's text (the old text kept in its `edits`); null when there is none to edit, or it changed meanwhile. */
+  edit(userId: string, reflectionId: string, edit: { text: string; by: string; at: string; reason?: string | undefined }): Promise<ReflectionRecordView | null>;
   /** These summaries were returned to an agent once more (a deleted one is counted apart). */
   countResurrections(userId: string, reflectionIds: readonly string[]): Promise<void>;
 }

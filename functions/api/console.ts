@@ -223,7 +223,8 @@ export function consoleHtml(): string {
       return { summaries: got[0].summaries, quality: got[1].quality };
     };
     return section('reflections', both, function (d) {
-      var summaries = d.summaries || [];
+      // Seed 003: each summary is a turn pair in the conversation, after the last turn it covers.
+      var summaries = (d.summaries || []).slice().sort(function (a, b) { return (a.afterTurn || 0) - (b.afterTurn || 0); });
       if (!summaries.length) return 'no context summaries';
       return el('div', {}, [qualityLine(d.quality)].concat(summaries.map(function (s) {
         var del = el('button', { class: 'delete', type: 'button', text: 'Delete' });
@@ -236,8 +237,9 @@ export function consoleHtml(): string {
           await loadReflections();
         });
         return el('div', { class: 'item summary-item', 'data-id': str(s.id) }, [
-          el('div', { class: 'meta' }, [when(s.createdAt), el('span', { class: 'badge', text: str(s.kind) }), ' turns ' + turns(s.sourceTurns), s.deleted ? el('span', { class: 'badge', text: 'deleted' }) : null]),
-          el('div', { class: 'text', text: str(s.text) }),
+          el('div', { class: 'meta' }, ['after turn ' + num(s.afterTurn) + ' · ', when(s.createdAt), el('span', { class: 'badge', text: str(s.kind) }), ' turns ' + turns(s.sourceTurns), s.deleted ? el('span', { class: 'badge', text: 'deleted' }) : null, s.edits && s.edits.length ? el('span', { class: 'badge', text: 'edited' }) : null]),
+          el('div', { class: 'text reflection-system' }, [el('span', { class: 'badge', text: 'system · reflection' }), ' ' + str(s.prompt)]),
+          el('div', { class: 'text reflection-assistant' }, [el('span', { class: 'badge', text: 'assistant · reflection' }), ' ' + str(s.text)]),
           el('div', { class: 'actions' }, [del]),
         ]);
       })));

@@ -237,6 +237,11 @@ export const routes = [
     response: z.object({ jobId: z.string(), turnIds: z.array(z.number()) }),
   },
   {
+    method: 'POST', path: `${u}/summaries/{id}`, operationId: 'summaryEdit', access: 'write', params: UserParam.extend({ id: z.string().min(1).max(200) }),
+    body: z.object({ text: z.string().trim().min(1).max(32_000), reason: z.string().max(1000).optional() }).strict(),
+    summary: "Edit a summary's text (seed 003: the user's correction of the AI's understanding); the old text is kept in the record's `edits`", response: z.object({ summary: Looseobject }),
+  },
+  {
     method: 'DELETE', path: `${u}/summaries/{id}`, operationId: 'summaryDelete', access: 'write', params: UserParam.extend({ id: z.string().min(1).max(200) }),
     summary: 'Soft-delete a summary: it is kept for audit and never returned by search again', response: z.object({ id: z.string(), deleted: z.boolean() }),
   },

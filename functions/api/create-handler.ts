@@ -96,6 +96,7 @@ const operationsFor = (deps: api.MemoryApiDeps): Record<Exclude<OperationId, 'op
   reflectionAssessment: ({ params, query }) => api.assessment(deps, params.userId, query.days),
   summaryList: ({ params, query }) => api.listSummaries(deps, params.userId, query.includeDeleted === 'true'),
   summaryRequest: ({ params, body, principal }) => api.requestSummary(deps, principal.subject, params.userId, body),
+  summaryEdit: ({ params, body, principal }) => api.editSummary(deps, principal.subject, params.userId, params.id, body),
   summaryDelete: ({ params, principal }) => api.deleteSummary(deps, principal.subject, params.userId, params.id),
   reviewList: ({ params, query }) => api.listStagedForReview(deps, params.userId, { includeDecided: query.includeDecided === 'true', limit: query.limit, nextToken: query.nextToken }),
   reviewPromote: ({ params, body, principal }) => api.reviewPromote(deps, principal.subject, params.userId, body.path, body.reason),

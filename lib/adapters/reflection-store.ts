@@ -2,7 +2,7 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/clie
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { parseFrontMatter, renderFrontMatter } from '../domain/front-matter.js';
 import { keys } from '../domain/memory-paths.js';
-import type { ReflectionRecordView } from '../domain/memory-item.js';
+import type { ReflectionRecordView, SummaryEdit } from '../domain/memory-item.js';
 import type { SummaryPair, SummarySettings } from '../domain/summary.js';
 import type { ReflectionStore, UserSettingsStore } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
@@ -87,6 +87,45 @@ export class S3DynamoReflectionStore implements ReflectionStore {
     );
   }
 
+  /**
+   * A person's edit: the record's text replaced and the old text appended to its `edits`, in
+   * one conditional UpdateItem (a deleted or missing summary is refused); then the assistant
+   * document is rewritten from the record. Null when there is no live summary by that id.
+   */
+  async edit(userId: string, id: string, edit: { text: string; by: string; at: string; reason?: string | undefined }): Promise<ReflectionRecordView | null> {
+    const key = { pk: keys.userPk(userId), sk: keys.reflectionSk(id) };
+    const current = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
+    if (!current.Item || current.Item.deleted === true) return null;
+    const entry = { at: edit.at, by: edit.by, previous: String(current.Item.text ?? ''), ...(edit.reason ? { reason: edit.reason } : {}) };
+    let item: Record<string, unknown> | undefined;
+    try {
+      const res = await this.ddb.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: 'SET #text = :text, edits = list_append(if_not_exists(edits, :none), :edit)',
+          // The text this edit replaces is the one it read: a concurrent edit makes this one fail, not vanish.
+          ConditionExpression: 'attribute_exists(pk) AND deleted <> :t AND #text = :previous',
+          ExpressionAttributeNames: { '#text': 'text' },
+          ExpressionAttributeValues: { ':text': edit.text, ':none': [], ':edit': [entry], ':t': true, ':previous': entry.previous },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      item = res.Attributes;
+    } catch (error) {
+      if (isConditionalCheckFailure(error)) return null;
+      throw error;
+    }
+    if (typeof item?.assistantKey === 'string') {
+      const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: item.assistantKey }));
+      const { meta } = parseFrontMatter((await res.Body?.transformToString('utf-8')) ?? '');
+      const edits = (item.edits as unknown[] | undefined)?.length ?? 0;
+      await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: item.assistantKey, Body: renderFrontMatter({ ...meta, edited: edits }, edit.text), ContentType: 'text/markdown; charset=utf-8' }));
+    }
+    await this.changes.mark(userId, [`reflection:${id}`]);
+    return toView(userId, item ?? {});
+  }
+
   async softDelete(userId: string, id: string): Promise<boolean> {
     let item: Record<string, unknown> | undefined;
     try {
@@ -126,6 +165,8 @@ const toView = (userId: string, i: Record<string, unknown>): ReflectionRecordVie
   sourceTurns: (i.sourceTurns as number[] | undefined) ?? [],
   text: String(i.text ?? ''),
   deleted: i.deleted === true,
+  prompt: String(i.prompt ?? ''),
+  ...(Array.isArray(i.edits) && i.edits.length > 0 ? { edits: i.edits as SummaryEdit[] } : {}),
   resurrections: typeof i.resurrections === 'number' ? i.resurrections : 0,
   resurrectionsWhileDeleted: typeof i.resurrectionsWhileDeleted === 'number' ? i.resurrectionsWhileDeleted : 0,
 });

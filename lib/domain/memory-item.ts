@@ -62,6 +62,13 @@ export const MemoryItemSchema = z.object({
   attributes: z.record(z.string(), z.string()),
   sessionId: z.string().optional(),
   deleted: z.boolean(),
+  /** A summary's turn pair (seed 003): where it sits in the conversation and its two messages. */
+  pair: z
+    .object({
+      afterTurn: z.number().int(),
+      messages: z.array(z.object({ role: z.enum(['system', 'assistant']), reflection: z.literal(true), text: z.string() })),
+    })
+    .optional(),
   /** A Knowledge fact's earlier versions, oldest first: the text before each correction or revert (lib/domain/correction.ts). */
   history: z
     .array(z.object({ at: z.string(), change: z.enum(['correction', 'revert']), by: z.string(), text: z.string(), confidence: z.number(), reason: z.string().optional() }))
@@ -252,10 +259,36 @@ export interface ReflectionRecordView {
   sourceTurns: number[];
   text: string;
   deleted: boolean;
+  /** The system part of the pair: the instruction the summary was written to. */
+  prompt?: string;
+  /** People's edits of the text, oldest first: what it said before each. */
+  edits?: SummaryEdit[];
   /** Times memory.search or memory.retrieve returned it (seed 003's quality metrics). */
   resurrections?: number;
   /** Times it was returned while deleted (never, if deletion holds). */
   resurrectionsWhileDeleted?: number;
+}
+
+export interface SummaryEdit {
+  at: string;
+  by: string;
+  /** The text before this edit. */
+  previous: string;
+  reason?: string;
+}
+
+/**
+ * Seed 003: a summary is a turn pair in the conversation, after the last turn it covers — the
+ * system message (its instruction) and the assistant's answer, marked as a reflection.
+ */
+export function summaryMessages(r: Pick<ReflectionRecordView, 'prompt' | 'text' | 'sourceTurns'>) {
+  return {
+    afterTurn: r.sourceTurns.length > 0 ? Math.max(...r.sourceTurns) : 0,
+    messages: [
+      { role: 'system' as const, reflection: true as const, text: r.prompt ?? '' },
+      { role: 'assistant' as const, reflection: true as const, text: r.text },
+    ],
+  };
 }
 
 export function reflectionItem(r: ReflectionRecordView, attributes: Record<string, string>): MemoryItem {
@@ -281,6 +314,8 @@ export function reflectionItem(r: ReflectionRecordView, attributes: Record<strin
     sourceTurns: r.sourceTurns,
     attributes,
     deleted: r.deleted,
+    pair: summaryMessages(r),
+    ...(r.edits?.length ? { updatedAt: r.edits.at(-1)?.at ?? r.createdAt } : {}),
   };
 }
 

@@ -5,7 +5,8 @@
  * decided before these run (functions/api); every change names its actor in the audit trail.
  */
 import type { ValidationOutcome } from '../../events/turn-saved.js';
-import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem, mergeAttributes, type Tier } from '../domain/memory-item.js';
+import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem, mergeAttributes, summaryMessages, type Tier } from '../domain/memory-item.js';
+import { capSummaryText } from '../domain/summary.js';
 import { commitDecision } from '../domain/memory-candidates.js';
 import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex } from '../domain/memory-search.js';
 import type { IndexedItem } from '../domain/search-segment.js';
@@ -473,9 +474,22 @@ export async function assessment(deps: MemoryApiDeps, userId: string, days: numb
   return { days, assessment: computeSelfAssessment(runs), points };
 }
 
+/** Newest first; each with its turn pair (seed 003): the place after its last turn, the system and assistant messages. */
 export async function listSummaries(deps: MemoryApiDeps, userId: string, includeDeleted: boolean) {
-  const summaries = (await deps.reflections.list(userId)).filter((s) => includeDeleted || !s.deleted);
+  const summaries = (await deps.reflections.list(userId)).filter((s) => includeDeleted || !s.deleted).map((s) => ({ ...s, ...summaryMessages(s) }));
   return { summaries };
+}
+
+/** A person corrects a summary's text (POST …/summaries/{id}); the old text stays in its record, the change in the audit trail. */
+export async function editSummary(deps: MemoryApiDeps, actor: string, userId: string, id: string, req: { text: string; reason?: string | undefined }) {
+  const at = deps.clock.now().toISOString();
+  const edited = await deps.reflections.edit(userId, id, { text: capSummaryText(req.text), by: actor, at, reason: req.reason });
+  if (!edited) {
+    if (await deps.reflections.exists(userId, id)) throw new MemoryApiError(409, `summary ${id} is deleted, or was edited at the same time: read it again`);
+    throw notFound(`summary ${id}`);
+  }
+  await deps.audit.append([{ userId, itemId: `reflection:${id}`, action: 'summary_edit', actor, at, ...(req.reason ? { reason: req.reason } : {}) }]);
+  return { summary: { ...edited, ...summaryMessages(edited) } };
 }
 
 /**

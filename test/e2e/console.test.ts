@@ -63,6 +63,11 @@ describe('the review console', () => {
     // Every section filled from the API.
     await page.locator('#staged .staged-item').first().waitFor();
     await page.locator('#reflections .summary-item').first().waitFor();
+    // Seed 003: each summary shown as its turn pair, both parts marked as a reflection.
+    const pair = page.locator('#reflections .summary-item').first();
+    expect(await pair.locator('.reflection-system').textContent()).toMatch(/^system · reflection \S/);
+    expect(await pair.locator('.reflection-assistant').textContent()).toMatch(/^assistant · reflection \S/);
+    expect(await pair.locator('.meta').first().textContent()).toMatch(/^after turn \d+/);
     // Seed 003's reflection quality metrics above the summaries.
     expect(await page.locator('#reflections .quality').textContent()).toMatch(/^\d+ summaries · \d+ deleted .* back after deletion 0/);
     await page.locator('#batches table').waitFor();

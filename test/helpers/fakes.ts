@@ -482,8 +482,14 @@ export class MemoryReflectionStore implements ReflectionStore {
   async list(userId: string) {
     return [...this.pairs.values()]
       .filter((p) => p.userId === userId)
-      .map((p) => ({ userId, id: p.id, kind: p.kind, createdAt: p.createdAt, sourceTurns: p.sourceTurns, text: p.text, deleted: p.deleted, resurrections: this.resurrections.get(`${userId}/${p.id}`) ?? 0 }))
+      .map((p) => ({ userId, id: p.id, kind: p.kind, createdAt: p.createdAt, sourceTurns: p.sourceTurns, prompt: p.prompt, text: p.text, deleted: p.deleted, resurrections: this.resurrections.get(`${userId}/${p.id}`) ?? 0 }))
       .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  }
+  async edit(userId: string, id: string, edit: { text: string; by: string; at: string; reason?: string | undefined }) {
+    const p = this.pairs.get(`${userId}/${id}`);
+    if (!p || p.deleted) return null;
+    p.text = edit.text;
+    return (await this.list(userId)).find((r) => r.id === id) ?? null;
   }
   async countResurrections(userId: string, ids: readonly string[]) {
     for (const id of new Set(ids)) if (this.pairs.has(`${userId}/${id}`)) this.resurrections.set(`${userId}/${id}`, (this.resurrections.get(`${userId}/${id}`) ?? 0) + 1);

@@ -342,6 +342,10 @@ export class RecordingReflectionStore extends MemoryReflectionStore {
     this.log.addItem('reflections', pair.userId, ddbKey(pair.userId, keys.reflectionSk(pair.id)), { ...record, systemKey: system.key, assistantKey: assistant.key });
     return super.write(pair);
   }
+  override async edit(userId: string, id: string, edit: { text: string; by: string; at: string; reason?: string | undefined }) {
+    this.log.add('reflections.edit', userId, ddbKey(userId, keys.reflectionSk(id)));
+    return super.edit(userId, id, edit);
+  }
   override async countResurrections(userId: string, ids: readonly string[]) {
     for (const id of ids) this.log.add('reflections.countResurrections', userId, ddbKey(userId, keys.reflectionSk(id)));
     return super.countResurrections(userId, ids);

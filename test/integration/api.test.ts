@@ -164,6 +164,29 @@ describe('reflection on demand (issue 20 item 8)', () => {
   });
 });
 
+describe('summaries as turn pairs (issue 20 item 10)', () => {
+  it('lists each summary with its place and both messages, and keeps an edit in its record', async () => {
+    const [first] = (await call('GET', `${u()}/summaries`)).body.summaries as Result[];
+    expect(first.afterTurn).toBe(Math.max(...first.sourceTurns));
+    expect(first.messages).toEqual([
+      { role: 'system', reflection: true, text: first.prompt },
+      { role: 'assistant', reflection: true, text: first.text },
+    ]);
+    const edited = await call('POST', `${u()}/summaries/${encodeURIComponent(first.id)}`, { body: { text: 'Caroline and Melanie talked about a support group.', reason: 'shorter' } });
+    expect(edited.body.summary).toMatchObject({ text: 'Caroline and Melanie talked about a support group.', edits: [{ by: 'local-admin', previous: first.text, reason: 'shorter' }] });
+    const item = (await call('POST', `${u()}/memory/retrieve`, { body: { id: `reflection:${first.id}` } })).body.item;
+    expect(item).toMatchObject({ text: 'Caroline and Melanie talked about a support group.', pair: { afterTurn: first.afterTurn, messages: [{ role: 'system' }, { role: 'assistant', text: 'Caroline and Melanie talked about a support group.' }] } });
+    const bucket = bucketReader(stack.info);
+    try {
+      expect(await bucket.text(`users/${USER}/reflections/${first.id}/assistant.md`)).toMatch(/edited: 1[\s\S]*Caroline and Melanie talked about a support group\./);
+    } finally {
+      bucket.destroy();
+    }
+    expect((await call('POST', `${u()}/summaries/no-such-summary`, { body: { text: 'x' } })).status).toBe(404);
+    expect((await call('POST', `${u()}/summaries/${encodeURIComponent(first.id)}`, { body: { text: '' } })).status).toBe(400);
+  });
+});
+
 describe('summaries: soft-deleted items never come back', () => {
   it('a deleted summary is gone from search, retrieve, tier queries and the default listing', async () => {
     const { summaries } = (await call('GET', `${u()}/summaries`)).body;

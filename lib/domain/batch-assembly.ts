@@ -2,6 +2,7 @@
  * Batch data assembly of seed 000 §3: the batch's turns compiled into one document
  * within a token budget, dropping the oldest turns first when it does not fit.
  */
+import type { AgentEventTrigger } from '../../events/agent-event.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { estimateTokens } from './text.js';
 
@@ -75,10 +76,37 @@ Rules: cite every item's source_turns by the turn numbers shown; at most 2 new_f
 2 connections, 2 open_questions; skip small talk and transient details; paths are relative to
 Knowledge/ and must be ones listed under existing knowledge. Report through the record_reflection tool.`;
 
-export function buildReflectorPrompt(batch: AssembledBatch, existing: readonly ExistingKnowledge[]): string {
+/**
+ * What to look for when an agent.event asked for the reflection (seed 004 P3-M2's triggers):
+ * the event's kind decides the instruction, its `detail` (the error, the request, the
+ * milestone) follows it. Issue 20 item 12.
+ */
+export const EVENT_INSTRUCTIONS: Record<AgentEventTrigger, string> = {
+  error: 'The agent hit an error. Look for what caused it and what the user needed instead; report what would prevent it next time.',
+  user_request: 'The user asked for this reflection. Give priority to what they asked about.',
+  correction: 'The user corrected the agent. Find the existing knowledge the correction contradicts and report it as a correction.',
+  session_boundary: 'A session ended. Keep what will matter in the next session.',
+  milestone: 'The user reached a milestone. Record what it means for their goals.',
+};
+
+/** Why the batch runs now, when an agent.event asked for it. */
+export interface ReflectionOccasion {
+  trigger: AgentEventTrigger;
+  detail?: string | undefined;
+}
+
+/** The occasion of a job whose trigger is `event:<kind>`; null for any other. */
+export function occasionOf(job: { trigger: string; eventDetail?: string | undefined }): ReflectionOccasion | null {
+  const kind = job.trigger.startsWith('event:') ? job.trigger.slice('event:'.length) : '';
+  if (!(kind in EVENT_INSTRUCTIONS)) return null;
+  return { trigger: kind as AgentEventTrigger, detail: job.eventDetail };
+}
+
+export function buildReflectorPrompt(batch: AssembledBatch, existing: readonly ExistingKnowledge[], occasion: ReflectionOccasion | null = null): string {
   const known =
     existing.length === 0
       ? '(none yet)'
       : existing.map((k) => `- ${k.path}: ${k.summary.replace(/\s+/g, ' ').slice(0, 200)}`).join('\n');
-  return `## Existing knowledge\n${known}\n\n## Turns to review\n${batch.document}\n`;
+  const why = occasion ? `## Why now\n${EVENT_INSTRUCTIONS[occasion.trigger]}${occasion.detail ? `\nThe agent's note (${occasion.trigger}): ${occasion.detail.replace(/\s+/g, ' ').trim()}` : ''}\n\n` : '';
+  return `${why}## Existing knowledge\n${known}\n\n## Turns to review\n${batch.document}\n`;
 }

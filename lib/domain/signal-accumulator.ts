@@ -217,13 +217,15 @@ export interface JobTrigger {
   turnIds: number[];
   /** agent.event episodes this batch writes the documents of. */
   episodeIds: string[];
+  /** The agent.event's `detail`, for an event batch that has one. */
+  eventDetail?: string;
 }
 
 /** One thing arriving on the TurnQueue, as the accumulator sees it. */
 export type SignalItem =
   | { kind: 'turn'; turn: Pick<TurnSaved, 'turnId' | 'timestamp' | 'query' | 'signals'> }
   | { kind: 'session_closed'; sessionId: string }
-  | { kind: 'agent_event'; trigger: AgentEventTrigger; episodeId?: string | undefined };
+  | { kind: 'agent_event'; trigger: AgentEventTrigger; episodeId?: string | undefined; detail?: string | undefined };
 
 export type TurnDisposition = 'counted' | 'duplicate' | 'late';
 
@@ -275,7 +277,7 @@ export function accumulate(
       }
       // Seed 004: reflect now, over whatever has not been given to a batch yet.
       const t = startBatch(state, config, now, `event:${item.trigger}`, 'event');
-      if (t) triggers.push(t);
+      if (t) triggers.push(item.detail ? { ...t, eventDetail: item.detail } : t);
       continue;
     }
     const turn = item.turn;

@@ -197,6 +197,7 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
     urgency: t.urgency,
     turnIds: t.turnIds,
     ...(t.episodeIds.length > 0 ? { episodeIds: t.episodeIds } : {}),
+    ...(t.eventDetail ? { eventDetail: t.eventDetail } : {}),
     requestedAt: now.toISOString(),
   }));
   const episodes = messages.flatMap((m) => (m.type === 'agent.event' ? (eventEpisodeOf(m) ?? []) : []));
@@ -269,7 +270,7 @@ async function ingestUsersTogether(users: ReadonlyArray<readonly [string, UserMe
 const toItem = (m: TurnQueueMessage): SignalItem => {
   if (m.type === 'turn.saved') return { kind: 'turn', turn: m };
   if (m.type === 'session.closed') return { kind: 'session_closed', sessionId: m.sessionId };
-  return { kind: 'agent_event', trigger: m.trigger, ...(m.episode ? { episodeId: eventEpisodeOf(m)?.episodeId } : {}) };
+  return { kind: 'agent_event', trigger: m.trigger, ...(m.detail ? { detail: m.detail } : {}), ...(m.episode ? { episodeId: eventEpisodeOf(m)?.episodeId } : {}) };
 };
 
 async function ingestUser(userId: string, items: UserMessage[], deps: IngestDeps): Promise<UserOutcome> {

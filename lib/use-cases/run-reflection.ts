@@ -9,7 +9,7 @@
  */
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import { assembleBatch, buildReflectorPrompt, REFLECTOR_SYSTEM_PROMPT } from '../domain/batch-assembly.js';
+import { assembleBatch, buildReflectorPrompt, occasionOf, REFLECTOR_SYSTEM_PROMPT } from '../domain/batch-assembly.js';
 import type { BatchLog } from '../domain/batch-log.js';
 import { applyQualityGates } from '../domain/quality-gates.js';
 import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../domain/reflection-output.js';
@@ -103,7 +103,7 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   };
   const emptyGates = { items_proposed: 0, items_passed: 0, truncated_by_caps: { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 }, rejections: [] };
 
-  const asked = batch.included.length > 0 ? await askModel(job, buildReflectorPrompt(batch, existing), deps) : null;
+  const asked = batch.included.length > 0 ? await askModel(job, buildReflectorPrompt(batch, existing, occasionOf(job)), deps) : null;
   const model = asked ? { ...asked.response.usage, reused: asked.reused, estimatedCostUsd: asked.reused ? 0 : costOf(asked.response.usage) } : null;
   const duration = () => deps.clock.now().getTime() - started.getTime();
 

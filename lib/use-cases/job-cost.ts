@@ -7,6 +7,7 @@
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { ModelUsage } from '../domain/batch-log.js';
 import type { CostEntry } from '../domain/daily-cost.js';
+import { estimateCostUsd } from '../domain/sleep-time/model-prices.js';
 
 export interface JobUsage {
   modelId: string;
@@ -23,14 +24,15 @@ export function costEntry(job: Pick<ReflectionJob, 'userId' | 'jobId' | 'kind'>,
   return { userId: job.userId, jobId: job.jobId, kind: job.kind, day: at.slice(0, 10), at, ...cost };
 }
 
-/** A batch's model usage, the tokens of a call cut at its budget and asked again included. */
+/**
+ * A batch's model usage, the tokens of a call cut at its budget and asked again included.
+ * Priced from the tokens even when this delivery reused the recorded answer (the batch log
+ * says $0 then): the entry is the job's, and a delivery that reuses an answer may be the
+ * first to record it, when the one that paid for it died before its commit marker.
+ */
 export function batchUsage(model: ModelUsage): JobUsage {
   const retry = model.budgetRetry;
-  return {
-    modelId: model.modelId,
-    inputTokens: model.inputTokens + (retry?.inputTokens ?? 0),
-    outputTokens: model.outputTokens + (retry?.outputTokens ?? 0),
-    costUsd: model.estimatedCostUsd ?? null,
-    reused: model.reused,
-  };
+  const inputTokens = model.inputTokens + (retry?.inputTokens ?? 0);
+  const outputTokens = model.outputTokens + (retry?.outputTokens ?? 0);
+  return { modelId: model.modelId, inputTokens, outputTokens, costUsd: estimateCostUsd(model.modelId, inputTokens, outputTokens), reused: model.reused };
 }

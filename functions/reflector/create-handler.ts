@@ -25,7 +25,7 @@ import { createLogger } from '../../lib/adapters/logger.js';
 import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
 import { DynamoCostLedger } from '../../lib/adapters/dynamo-cost-ledger.js';
 import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings.js';
-import { batchUsage, type JobUsage } from '../../lib/use-cases/job-cost.js';
+import { type JobUsage, runUsage, usageOf } from '../../lib/use-cases/job-cost.js';
 import { DynamoReflectionLogStore, DynamoSummarySource } from '../../lib/adapters/reflection-log-store.js';
 import { S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
@@ -185,10 +185,11 @@ async function runJob(job: ReflectionJob, retryUnusableOutput: boolean, deps: Re
     const out = await (job.kind === 'nightly' ? runNightly : runWeekly)(job, { ...deps.sleepTime, retryUnusableOutput });
     countJob(metrics, out.status === 'completed');
     logger.info('sleep-time run done', { jobId: job.jobId, userId: job.userId, kind: job.kind, status: out.status, ...(out.status === 'completed' ? { memoriesStored: out.run.memoriesStored } : {}) });
-    if (out.status !== 'completed' || !out.run.model) return null;
-    metrics.addMetric('ModelInputTokens', MetricUnit.Count, out.run.tokens.input);
-    metrics.addMetric('ModelOutputTokens', MetricUnit.Count, out.run.tokens.output);
-    return { modelId: out.run.model, inputTokens: out.run.tokens.input, outputTokens: out.run.tokens.output, costUsd: out.run.estimatedCostUsd };
+    const usage = out.status === 'completed' ? runUsage(out.run) : null;
+    if (!usage) return null;
+    metrics.addMetric('ModelInputTokens', MetricUnit.Count, usage.inputTokens);
+    metrics.addMetric('ModelOutputTokens', MetricUnit.Count, usage.outputTokens);
+    return usage;
   }
   if (SUMMARY_KINDS.has(job.kind)) {
     const summary = await runSummary(job, { ...deps.summary, retryUnusableOutput });
@@ -215,5 +216,5 @@ async function runJob(job: ReflectionJob, retryUnusableOutput: boolean, deps: Re
     metrics.addMetric('ModelInputTokens', MetricUnit.Count, model.inputTokens);
     metrics.addMetric('ModelOutputTokens', MetricUnit.Count, model.outputTokens);
   }
-  return batchUsage(model);
+  return usageOf(model);
 }

@@ -3,8 +3,8 @@ import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk
 import { parseFrontMatter, renderFrontMatter } from '../domain/front-matter.js';
 import { keys } from '../domain/memory-paths.js';
 import type { ReflectionRecordView, SummaryEdit } from '../domain/memory-item.js';
-import type { SummaryPair, SummarySettings } from '../domain/summary.js';
-import type { ReflectionStore, UserSettingsStore } from '../ports.js';
+import type { SummaryPair } from '../domain/summary.js';
+import type { ReflectionStore } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 import type { DynamoSearchChangeLog } from './search-index-store.js';
 import { putOnce } from './dynamo-put-once.js';
@@ -117,10 +117,8 @@ export class S3DynamoReflectionStore implements ReflectionStore {
       throw error;
     }
     if (typeof item?.assistantKey === 'string') {
-      const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: item.assistantKey }));
-      const { meta } = parseFrontMatter((await res.Body?.transformToString('utf-8')) ?? '');
       const edits = (item.edits as unknown[] | undefined)?.length ?? 0;
-      await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: item.assistantKey, Body: renderFrontMatter({ ...meta, edited: edits }, edit.text), ContentType: 'text/markdown; charset=utf-8' }));
+      await this.rewriteDocument(item.assistantKey, (meta) => ({ meta: { ...meta, edited: edits }, body: edit.text }));
     }
     await this.changes.mark(userId, [`reflection:${id}`]);
     return toView(userId, item ?? {});
@@ -146,14 +144,17 @@ export class S3DynamoReflectionStore implements ReflectionStore {
     }
     await this.changes.mark(userId, [`reflection:${id}`]);
     for (const key of [item?.systemKey, item?.assistantKey]) {
-      if (typeof key !== 'string') continue;
-      const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: key }));
-      const { meta, body } = parseFrontMatter((await res.Body?.transformToString('utf-8')) ?? '');
-      await this.s3.send(
-        new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: renderFrontMatter({ ...meta, deleted: true }, body), ContentType: 'text/markdown; charset=utf-8' }),
-      );
+      if (typeof key === 'string') await this.rewriteDocument(key, (meta, body) => ({ meta: { ...meta, deleted: true }, body }));
     }
     return true;
+  }
+
+  /** One of the pair's documents read, changed (front matter and body) and written back whole. */
+  private async rewriteDocument(key: string, change: (meta: Record<string, unknown>, body: string) => { meta: Record<string, unknown>; body: string }): Promise<void> {
+    const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: key }));
+    const { meta, body } = parseFrontMatter((await res.Body?.transformToString('utf-8')) ?? '');
+    const next = change(meta, body);
+    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: renderFrontMatter(next.meta, next.body), ContentType: 'text/markdown; charset=utf-8' }));
   }
 }
 

@@ -54,6 +54,9 @@ export function safeKnowledgePath(path: string): string | null {
   return segments.join('/');
 }
 
+/** A Knowledge document's path as a person or the model writes it (`Knowledge/Facts/x.md`, `/Facts/x.md`) → its id, relative to Knowledge/. */
+export const knowledgeRelative = (path: string): string => path.replace(/^\/*(Knowledge\/)?/, '');
+
 /**
  * Write shards of each by-day index partition (`ACTIVITY#`, `STAGEDDAY#`, `RUNS#`, `COSTDAY#` in GSI
  * gsi1). DynamoDB serves at most 1,000 write units a second per partition key value

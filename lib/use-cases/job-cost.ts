@@ -7,7 +7,8 @@
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { ModelUsage } from '../domain/batch-log.js';
 import type { CostEntry } from '../domain/daily-cost.js';
-import { estimateCostUsd } from '../domain/sleep-time/model-prices.js';
+import type { ReflectionRun } from '../domain/sleep-time/reflection-log.js';
+import { costOf } from './model-call.js';
 
 export interface JobUsage {
   modelId: string;
@@ -25,14 +26,24 @@ export function costEntry(job: Pick<ReflectionJob, 'userId' | 'jobId' | 'kind'>,
 }
 
 /**
- * A batch's model usage, the tokens of a call cut at its budget and asked again included.
- * Priced from the tokens even when this delivery reused the recorded answer (the batch log
- * says $0 then): the entry is the job's, and a delivery that reuses an answer may be the
- * first to record it, when the one that paid for it died before its commit marker.
+ * What a call cost, the tokens of a call cut at its budget and asked again included, priced
+ * as the batch log prices them (model-call.ts `costOf`). Priced even when this delivery reused
+ * the recorded answer (the batch log says $0 then): the entry is the job's, and a delivery
+ * that reuses an answer may be the first to record it, when the one that paid for it died
+ * before its commit marker.
  */
-export function batchUsage(model: ModelUsage): JobUsage {
-  const retry = model.budgetRetry;
-  const inputTokens = model.inputTokens + (retry?.inputTokens ?? 0);
-  const outputTokens = model.outputTokens + (retry?.outputTokens ?? 0);
-  return { modelId: model.modelId, inputTokens, outputTokens, costUsd: estimateCostUsd(model.modelId, inputTokens, outputTokens), reused: model.reused };
+export function usageOf(usage: Omit<ModelUsage, 'reused'> & { reused?: boolean }): JobUsage {
+  const retry = usage.budgetRetry;
+  return {
+    modelId: usage.modelId,
+    inputTokens: usage.inputTokens + (retry?.inputTokens ?? 0),
+    outputTokens: usage.outputTokens + (retry?.outputTokens ?? 0),
+    costUsd: costOf(usage),
+    ...(usage.reused !== undefined ? { reused: usage.reused } : {}),
+  };
+}
+
+/** A sleep-time run's usage (its tokens and cost are summed over its calls already); null when it asked no model. */
+export function runUsage(run: Pick<ReflectionRun, 'model' | 'tokens' | 'estimatedCostUsd'>): JobUsage | null {
+  return run.model === null ? null : { modelId: run.model, inputTokens: run.tokens.input, outputTokens: run.tokens.output, costUsd: run.estimatedCostUsd };
 }

@@ -6,6 +6,7 @@
  */
 import { factHygiene, restoreFact, verifyFacts } from '../domain/knowledge-hygiene.js';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
+import { knowledgeRelative } from '../domain/memory-paths.js';
 import type { GraphLogEntry } from '../domain/relation-graph.js';
 import type { GraphStore, KnowledgeStore } from '../ports.js';
 import { MemoryApiError } from './memory-api.js';
@@ -87,7 +88,7 @@ export async function restorePrunedFact(
   userId: string,
   path: string,
 ) {
-  const id = path.replace(/^\/*(Knowledge\/)?/, '');
+  const id = knowledgeRelative(path);
   const at = deps.clock.now().toISOString();
   const restored = await deps.knowledge.updateKnowledgeIndex(userId, (docs) => {
     const doc = docs.find((d) => d.id === id);

@@ -499,12 +499,9 @@ export async function editSummary(deps: MemoryApiDeps, actor: string, userId: st
  * it does not reset the idle rule's count. The job id is derived from its turns and prompt,
  * so the same request twice makes one summary (FIFO deduplication, then the reflector's
  * check of the id); the summary appears in GET …/summaries once the reflector has run.
- */
-/**
- * Seed 003's reflection on demand: a summary now, with the caller's prompt this once; with
- * `reflect`, also a batch reflection over the turns no batch has taken yet — an `agent.event`
- * (trigger `user_request`) on the TurnQueue, so the signal function assigns those turns to
- * the batch in the user's signal state, as for an agent's own request.
+ * With `reflect`, also a batch reflection over the turns no batch has taken yet: an
+ * `agent.event` (trigger `user_request`) on the TurnQueue, so the signal function assigns
+ * those turns to the batch in the user's signal state, as for an agent's own request.
  */
 export async function requestSummary(deps: MemoryApiDeps, actor: string, userId: string, req: { prompt?: string | undefined; reflect?: boolean | undefined }) {
   const { state } = parseSignalState((await deps.signalState.load(userId)).raw);

@@ -12,6 +12,7 @@
 import { applyCorrection, changedMeta, hasApplied, hintOf, revertLatest } from '../domain/correction.js';
 import { parseFrontMatter, renderFrontMatter } from '../domain/front-matter.js';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
+import { knowledgeRelative } from '../domain/memory-paths.js';
 import { knowledgePathFor, promotedDocument, type StagedRecord } from '../domain/promotion.js';
 import type { GraphStore, KnowledgeStore } from '../ports.js';
 import { MemoryApiError } from './memory-api-error.js';
@@ -37,7 +38,7 @@ export async function promoteStaged(deps: Deps, userId: string, record: StagedRe
 
 /** Apply a promoted correction to its target; the target's path, or null when there is none to correct. */
 async function correctTarget(deps: Deps, userId: string, record: StagedRecord, at: string): Promise<string | null> {
-  const target = String(record.meta.existing_file ?? '').replace(/^\/*(Knowledge\/)?/, '');
+  const target = knowledgeRelative(String(record.meta.existing_file ?? ''));
   const by = `Knowledge_staging/${record.path}`;
   const result = await deps.knowledge.updateKnowledgeIndex(userId, (docs) => {
     const doc = docs.find((d) => d.id === target);
@@ -66,7 +67,7 @@ async function writeChangedFile(deps: Deps, userId: string, doc: KnowledgeDoc): 
 
 /** Undo the latest correction or revert of a Knowledge document (POST /v1/users/{u}/knowledge/revert). */
 export async function revertKnowledgeChange(deps: Deps & { clock: { now(): Date } }, actor: string, userId: string, path: string, reason: string | undefined) {
-  const id = path.replace(/^\/*(Knowledge\/)?/, '');
+  const id = knowledgeRelative(path);
   const at = deps.clock.now().toISOString();
   const doc = await deps.knowledge.updateKnowledgeIndex(userId, (docs) => {
     const current = docs.find((d) => d.id === id);

@@ -16,7 +16,7 @@ import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema
 import { DocumentIndex } from '../domain/knowledge-search.js';
 import { findRecurrences, PROMOTIONS_TO_KNOWLEDGE } from '../domain/promotion.js';
 import { promoteStaged } from './promote-staged.js';
-import { batchUsage, costEntry } from './job-cost.js';
+import { costEntry, usageOf } from './job-cost.js';
 import { completeBatch, parseSignalState } from '../domain/signal-accumulator.js';
 import { domainsRead, stagedDocuments } from '../domain/staging.js';
 import { reliabilityOf } from '../domain/source-reliability.js';
@@ -303,7 +303,7 @@ function judge(response: ModelResponse): Judged {
 }
 
 async function finish(job: ReflectionJob, log: BatchLog, deps: ReflectionDeps): Promise<ReflectionOutcome> {
-  if (log.model) await deps.costs.record(costEntry(job, batchUsage(log.model), new Date(log.timestamp)));
+  if (log.model) await deps.costs.record(costEntry(job, usageOf(log.model), new Date(log.timestamp)));
   const logKey = await deps.batchLogs.write(log);
   await finishCounters(job, deps);
   deps.log.info('batch reflected', {

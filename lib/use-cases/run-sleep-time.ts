@@ -36,7 +36,7 @@ import type { ReflectionRun } from '../domain/sleep-time/reflection-log.js';
 import { computeSelfAssessment, type SelfAssessment } from '../domain/sleep-time/self-assessment.js';
 import { WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, WeeklyOutputSchema, weeklyPrompt } from '../domain/sleep-time/weekly.js';
 import { topKeywords } from '../domain/text.js';
-import { costEntry } from './job-cost.js';
+import { costEntry, runUsage } from './job-cost.js';
 import { type Clock, type CostLedger, type GraphStore, type KnowledgeStore, type Log, type ModelResponse, type ReflectionLogStore, type ReflectionModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
 export interface SleepTimeDeps {
@@ -58,8 +58,8 @@ export interface SleepTimeDeps {
 
 /** The run's model cost into the ledger, when it asked the model. */
 async function recordCost(job: ReflectionJob, run: ReflectionRun, started: Date, deps: Pick<SleepTimeDeps, 'costs'>): Promise<void> {
-  if (run.model === null) return;
-  await deps.costs.record(costEntry(job, { modelId: run.model, inputTokens: run.tokens.input, outputTokens: run.tokens.output, costUsd: run.estimatedCostUsd }, started));
+  const usage = runUsage(run);
+  if (usage) await deps.costs.record(costEntry(job, usage, started));
 }
 
 export type SleepTimeOutcome = { status: 'completed'; run: ReflectionRun } | { status: 'already_done'; reason: string };

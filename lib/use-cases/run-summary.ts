@@ -6,8 +6,7 @@
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import { type SummarySettings, summaryContext, summaryPair } from '../domain/summary.js';
 import { CUT_AT_BUDGET, callWithBudgetRetry, unusableStop } from './model-call.js';
-import { estimateCostUsd } from '../domain/sleep-time/model-prices.js';
-import { costEntry, type JobUsage } from './job-cost.js';
+import { costEntry, type JobUsage, usageOf } from './job-cost.js';
 import { type Clock, type CostLedger, type Log, type ReflectionModel, type ReflectionStore, type TurnStore, UnusableModelOutputError, type UserSettingsStore } from '../ports.js';
 
 export interface SummaryDeps {
@@ -73,8 +72,7 @@ export async function runSummary(job: ReflectionJob, deps: SummaryDeps): Promise
     outputTokens: answer.usage.outputTokens,
     deleted: false,
   });
-  const { modelId, inputTokens, outputTokens } = answer.usage;
-  const usage: JobUsage = { modelId, inputTokens, outputTokens, costUsd: estimateCostUsd(modelId, inputTokens, outputTokens) };
+  const usage = usageOf(answer.usage);
   await deps.costs.record(costEntry(job, usage, deps.clock.now()));
   await deps.reflections.write(pair);
   deps.log.info('summary written', {

@@ -4,7 +4,7 @@ import type { TurnSaved } from '../../events/turn-saved.js';
 import type { EventEpisode } from '../../lib/domain/episodes.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import type { StagedRecord } from '../../lib/domain/promotion.js';
-import type { SummaryPair, SummarySettings } from '../../lib/domain/summary.js';
+import type { SummaryPair } from '../../lib/domain/summary.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';

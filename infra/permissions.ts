@@ -134,7 +134,8 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     },
     listBucket: true,
     // reflection: a summary asked for on demand (POST …/summaries); turn: with `reflect`, the
-    // agent.event that asks for a batch reflection too
+    // agent.event that asks for a batch reflection too (sent with SendMessageBatch, which
+    // sqs:SendMessage covers: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-batch-api-actions.html)
     sends: ['reflection', 'turn'],
     consumes: null,
     model: false,

@@ -134,6 +134,7 @@ const ingestDepsOf = (world: RecordingWorld, claims: ClaimCheckStore = { fetch: 
   rejected: world.rejected,
   sources: world.sources,
   settings: world.settings,
+  items: world.items,
   clock: fixedClock(NOW),
   log: new RecordingLog(),
   config: defaultSignalConfig,
@@ -433,7 +434,7 @@ function reflectorDeps(w: RecordingWorld, model: ReflectionModel) {
     temperature: 0.6,
     budgetTokens: 4000,
   };
-  const sleep: SleepTimeDeps = { turns: w.turns, knowledge: w.knowledge, runs: w.runs, summaries: new MemorySummarySource(), graph: w.graph, costs: w.costs, model, clock, log, config: defaultSleepTimeConfig };
+  const sleep: SleepTimeDeps = { turns: w.turns, knowledge: w.knowledge, runs: w.runs, summaries: new MemorySummarySource(), graph: w.graph, costs: w.costs, items: w.items, model, clock, log, config: defaultSleepTimeConfig };
   return { reflection, summary, sleep };
 }
 
@@ -607,7 +608,7 @@ function sweepTarget(schema: SweepSchema, o: FuzzOptions): FuzzTarget {
         if (!Number.isFinite(now.getTime())) failures.push(`accepted a time that is no date: ${parsed.data.time}`);
         // The attacker was active the day before the schedule's time, so the sweeps have someone to select.
         activity.users.push({ userId: ATTACKER, activity: { [new Date(now.getTime() - 3_600_000).toISOString().slice(0, 10)]: 20 } });
-        const deps: SweepDeps = { activity, runs: w.runs, turns: w.turns, jobs: w.jobs, knowledge: w.knowledge, expiryLog: w.expiryLog, config: defaultSleepTimeConfig, log: new RecordingLog() };
+        const deps: SweepDeps = { activity, runs: w.runs, turns: w.turns, jobs: w.jobs, knowledge: w.knowledge, expiryLog: w.expiryLog, items: w.items, config: defaultSleepTimeConfig, log: new RecordingLog() };
         const sweep = { nightly: nightlySweep, weekly: weeklySweep, expiry: expirySweep }[parsed.data.sweep];
         const result = await sweep(now, deps);
         count(outcomes, `${parsed.data.sweep}:${result.jobs.length > 0 ? 'jobs' : 'none'}`);

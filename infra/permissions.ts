@@ -110,7 +110,9 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
   sweep: {
     // BatchGetItem: the nightly and weekly selection reads the candidates' signal states (their per-day counts)
     // BatchWriteItem: an expired staged record is marked changed for the search index.
-    dynamodb: ['Query', 'GetItem', 'BatchGetItem', 'DeleteItem', 'BatchWriteItem'],
+    // PutItem: an expired tier entry, its audit entry and its change mark, in one TransactWriteItems
+    // (a transaction's Put is authorized as dynamodb:PutItem: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
+    dynamodb: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
     s3: {
       'users/*/Knowledge_staging/*': ['DeleteObject'],
       'users/*/Logs/expiry/*': ['PutObject'],

@@ -276,6 +276,12 @@ export interface MemoryItemStore {
   /** Replace the item if it is unchanged since `expectedUpdatedAt`; false when someone else changed it first. */
   replace(item: MemoryItem, expectedUpdatedAt: string): Promise<boolean>;
   list(userId: string): Promise<MemoryItem[]>;
+  /** replace and its audit entry, together or not at all; false when the item changed since `expectedUpdatedAt`. */
+  move(item: MemoryItem, expectedUpdatedAt: string, audit: AuditEntry): Promise<boolean>;
+  /** Every owner's live items whose TTL runs out on `day` (YYYY-MM-DD, UTC). */
+  expiringOn(day: string): Promise<MemoryItem[]>;
+  /** The ids of the ephemeral entries written in a session (some may be gone). */
+  sessionEphemera(userId: string, sessionId: string): Promise<string[]>;
 }
 
 /** Who did what to which item, when and why: promotions, demotions, deletions, reviews. */

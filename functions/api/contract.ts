@@ -184,7 +184,7 @@ export const routes = [
   { method: 'POST', path: `${u}/memory/retrieve`, operationId: 'memoryRetrieve', access: 'read', params: UserParam, body: RetrieveRequestSchema, summary: 'memory.retrieve: one item by id or path', response: ItemResponse },
   {
     method: 'POST', path: `${u}/memory/tiers/{tier}`, operationId: 'tierCreate', access: 'write', params: UserParam.extend({ tier: TierSchema }), body: TierEntrySchema,
-    summary: 'Create an entry in a tier (ephemeral and short_term expire by TTL)', response: ItemResponse.extend({ created: z.boolean() }),
+    summary: 'Create an entry in a tier (ephemeral: until its session closes; short_term: 7 days by default); the same short-term entry from another session corroborates it, and may promote it', response: ItemResponse.extend({ created: z.boolean() }),
   },
   {
     method: 'GET', path: `${u}/memory/tiers/{tier}`, operationId: 'tierQuery', access: 'read', params: UserParam.extend({ tier: TierSchema }), query: TierQuerySchema,

@@ -55,7 +55,8 @@ function reflectorDeps(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: 
   const costs = new DynamoCostLedger(ddb, table);
   const knowledge = new KnowledgeRepository(ddb, s3, table, bucket, changes);
   const reflections = new S3DynamoReflectionStore(ddb, s3, table, bucket, changes);
-  const catalog = new StoreMemoryCatalog({ turns, knowledge, reflections, items: new DynamoMemoryItemStore(ddb, table, changes), stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays });
+  const items = new DynamoMemoryItemStore(ddb, table, changes);
+  const catalog = new StoreMemoryCatalog({ turns, knowledge, reflections, items, stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays });
   const search = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock });
   const reflection: ReflectionDeps = {
     turns,
@@ -88,6 +89,7 @@ function reflectorDeps(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: 
     runs: new DynamoReflectionLogStore(ddb, s3, table, bucket),
     summaries: new DynamoSummarySource(ddb, s3, table, bucket),
     graph: reflection.graph,
+    items,
     costs,
     model,
     clock,

@@ -10,6 +10,7 @@ import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { AwsClients } from '../../lib/adapters/aws-clients.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
+import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
@@ -31,8 +32,9 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
   const { ddb, s3, sqs } = clients;
   const { logger, log } = createLogger('signal');
   const metrics = createMetrics('signal');
+  const changes = new DynamoSearchChangeLog(ddb, env.TABLE_NAME);
   const deps: IngestDeps = {
-    turns: new S3DynamoTurnStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, new DynamoSearchChangeLog(ddb, env.TABLE_NAME)),
+    turns: new S3DynamoTurnStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
     signalState: new DynamoSignalStateStore(ddb, env.TABLE_NAME, clock),
     jobs: new SqsJobQueue(sqs, env.REFLECTION_QUEUE_URL),
     idle: new SqsIdleScheduler(sqs, env.IDLE_QUEUE_URL),
@@ -40,6 +42,7 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
     rejected: new S3RejectedEventLog(s3, env.BUCKET_NAME),
     sources: new DynamoSourceReliabilityStore(ddb, env.TABLE_NAME, clock),
     settings: new DynamoUserSettingsStore(ddb, env.TABLE_NAME),
+    items: new DynamoMemoryItemStore(ddb, env.TABLE_NAME, changes),
     clock,
     log,
     config: parseSignalConfig(env.SIGNAL_CONFIG),

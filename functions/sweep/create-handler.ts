@@ -13,6 +13,7 @@ import { TimestampSchema } from '../../events/common.js';
 import type { AwsClients } from '../../lib/adapters/aws-clients.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { createLogger } from '../../lib/adapters/logger.js';
@@ -47,6 +48,7 @@ export function createSweepHandler(env: SweepEnv, clients: Pick<AwsClients, 'ddb
     jobs: new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL),
     knowledge: new KnowledgeRepository(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
     expiryLog: new S3ExpiryLog(s3, env.BUCKET_NAME),
+    items: new DynamoMemoryItemStore(ddb, env.TABLE_NAME, changes),
     config: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG),
     log,
   };

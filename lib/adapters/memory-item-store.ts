@@ -1,9 +1,9 @@
-import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type MemoryItem, MemoryItemSchema } from '../domain/memory-item.js';
-import { keys } from '../domain/memory-paths.js';
+import { dayGsiPartitions, keys } from '../domain/memory-paths.js';
 import type { AuditEntry } from '../domain/memory-tiers.js';
 import type { AuditTrail, MemoryItemStore } from '../ports.js';
-import { isConditionalCheckFailure } from './dynamo-errors.js';
+import { isCancelledByCondition, isConditionalCheckFailure } from './dynamo-errors.js';
 import type { DynamoSearchChangeLog } from './search-index-store.js';
 import { putOnce } from './dynamo-put-once.js';
 import { batchGetAll, queryAll } from './dynamo-query.js';
@@ -22,17 +22,19 @@ export class DynamoMemoryItemStore implements MemoryItemStore {
   ) {}
 
   async get(userId: string, id: string): Promise<MemoryItem | null> {
-    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.ownerPk(userId), sk: `MEM#${id}` }, ConsistentRead: true }));
+    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.ownerPk(userId), sk: keys.memorySk(id) }, ConsistentRead: true }));
     return res.Item ? toItem(res.Item) : null;
   }
 
   /** These items by id (a BatchGetItem per 100, consistent). */
   async getMany(userId: string, ids: readonly string[]): Promise<MemoryItem[]> {
-    const items = await batchGetAll(this.ddb, this.tableName, [...new Set(ids)].map((id) => ({ pk: keys.ownerPk(userId), sk: `MEM#${id}` })), { consistent: true });
+    const items = await batchGetAll(this.ddb, this.tableName, [...new Set(ids)].map((id) => ({ pk: keys.ownerPk(userId), sk: keys.memorySk(id) })), { consistent: true });
     return items.map(toItem);
   }
 
   async create(item: MemoryItem): Promise<{ item: MemoryItem; created: boolean }> {
+    // Named in its session's list before it exists: a crash between the two leaves a name of nothing, never an entry the close misses.
+    if (item.tier === 'ephemeral' && item.sessionId !== undefined) await this.nameInSession(item, item.sessionId);
     const created = await putOnce(this.ddb, this.tableName, memoryItemRow(item));
     // Marked on a repeat too: the first attempt may have died between its write and its mark.
     await this.changes.mark(item.userId, [item.id]);
@@ -61,11 +63,74 @@ export class DynamoMemoryItemStore implements MemoryItemStore {
     }
   }
 
+  /**
+   * The item replaced (if unchanged since `expectedUpdatedAt`), its audit entry and its search
+   * change mark in one TransactWriteItems, so a retry after a crash never finds the move done
+   * and its audit entry missing. A transaction needs the permissions of the writes it holds,
+   * here dynamodb:PutItem (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
+   * False when the item changed meanwhile, or another transaction held it (TransactionConflict).
+   */
+  async move(item: MemoryItem, expectedUpdatedAt: string, audit: AuditEntry): Promise<boolean> {
+    try {
+      await this.ddb.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: memoryItemRow(item),
+                ConditionExpression: 'attribute_exists(pk) AND #i.updatedAt = :u',
+                ExpressionAttributeNames: { '#i': 'item' },
+                ExpressionAttributeValues: { ':u': expectedUpdatedAt },
+              },
+            },
+            { Put: { TableName: this.tableName, Item: auditRow(audit) } },
+            ...this.changes.requests(item.userId, [item.id]).map((r) => ({ Put: { TableName: this.tableName, Item: (r as { PutRequest: { Item: Record<string, unknown> } }).PutRequest.Item } })),
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isCancelledByCondition(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Every owner's live items that expire on `day` (UTC), from the write-sharded by-day index. */
+  async expiringOn(day: string): Promise<MemoryItem[]> {
+    const shards = await Promise.all(
+      dayGsiPartitions('TIEREXP', day).map((p) =>
+        queryAll(this.ddb, { TableName: this.tableName, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :d', ExpressionAttributeValues: { ':d': p } }),
+      ),
+    );
+    return shards.flat().map(toItem);
+  }
+
+  /** The ids of the ephemeral entries written in a session. */
+  async sessionEphemera(userId: string, sessionId: string): Promise<string[]> {
+    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.ownerPk(userId), sk: keys.sessionEphemeraSk(sessionId) }, ConsistentRead: true }));
+    const ids = res.Item?.ids as Set<string> | undefined;
+    return ids ? [...ids].sort() : [];
+  }
+
+  /** ADD to a string set: a retry adds nothing. It lives as long as the entries it names (the table's TTL). */
+  private async nameInSession(item: MemoryItem, sessionId: string): Promise<void> {
+    const ttl = ttlOf(item);
+    await this.ddb.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.ownerPk(item.userId), sk: keys.sessionEphemeraSk(sessionId) },
+        UpdateExpression: ttl === undefined ? 'ADD ids :id' : 'ADD ids :id SET expiresAt = :t',
+        ExpressionAttributeValues: { ':id': new Set([item.id]), ...(ttl === undefined ? {} : { ':t': ttl }) },
+      }),
+    );
+  }
+
   async list(userId: string): Promise<MemoryItem[]> {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': keys.ownerPk(userId), ':p': 'MEM#' },
+      ExpressionAttributeValues: { ':pk': keys.ownerPk(userId), ':p': keys.memoryPrefix },
     });
     return items.map(toItem);
   }
@@ -82,7 +147,7 @@ export class DynamoAuditTrail implements AuditTrail {
     // Keyed by time, item and action: a retried request rewrites the same entry, not a second one.
     await Promise.all(
       entries.map((e) =>
-        this.ddb.send(new PutCommand({ TableName: this.tableName, Item: { pk: keys.ownerPk(e.userId), sk: `AUDIT#${e.at}#${e.itemId}#${e.action}`, type: 'audit', entry: e } })),
+        this.ddb.send(new PutCommand({ TableName: this.tableName, Item: auditRow(e) })),
       ),
     );
   }
@@ -101,14 +166,32 @@ export class DynamoAuditTrail implements AuditTrail {
   }
 }
 
-/** The table item of a memory item (benchmarks seed items with it). */
+/** Keyed by time, item and action: a retried request rewrites the same entry, not a second one. */
+const auditRow = (e: AuditEntry): Record<string, unknown> => ({ pk: keys.ownerPk(e.userId), sk: `AUDIT#${e.at}#${e.itemId}#${e.action}`, type: 'audit', entry: e });
+
+/**
+ * Days the table's TTL waits past an item's expiry. Readers hide an expired item at once
+ * (isLive); the daily expiry sweep records its expiry in the audit trail (sweeps.ts, which
+ * looks back as many days), then DynamoDB's TTL removes it, "typically within a few days"
+ * of the time it names (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html).
+ */
+export const TTL_GRACE_DAYS = 14;
+
+const ttlOf = (item: MemoryItem): number | undefined => (item.expiresAt ? Math.ceil(Date.parse(item.expiresAt) / 1000) + TTL_GRACE_DAYS * 86_400 : undefined);
+
+/** The table item of a memory item (benchmarks seed items with it): a live one that expires is in the by-day index of its expiry. */
 export function memoryItemRow(item: MemoryItem): Record<string, unknown> {
+  const ttl = ttlOf(item);
+  const expiring = item.expiresAt !== null && !item.deleted;
   return {
     pk: keys.ownerPk(item.userId),
-    sk: `MEM#${item.id}`,
+    sk: keys.memorySk(item.id),
     type: 'memory',
     item,
-    ...(item.expiresAt ? { expiresAt: Math.ceil(Date.parse(item.expiresAt) / 1000) } : {}),
+    ...(ttl === undefined ? {} : { expiresAt: ttl }),
+    ...(expiring && item.expiresAt
+      ? { gsi1pk: keys.tierExpiryGsiPk(item.expiresAt.slice(0, 10), item.userId), gsi1sk: keys.tierExpiryGsiSk(item.expiresAt, item.userId, item.id) }
+      : {}),
   };
 }
 

@@ -15,11 +15,20 @@ export const DAY_MS = 86_400_000;
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
+/** When decay starts and how fast it goes: idle days before it starts, days to halve after that. */
+export interface DecayPolicy {
+  afterDays: number;
+  halfLifeDays: number;
+}
+
+/** The graph's edges, Knowledge facts and long-term memory items. */
+export const SLOW_DECAY: DecayPolicy = { afterDays: DECAY_AFTER_DAYS, halfLifeDays: HALF_LIFE_DAYS };
+
 /** What decay leaves at `now` of `base`, last verified at `verifiedAt` (ISO). */
-export function decayed(base: number, verifiedAt: string, now: Date): number {
-  const idleDays = (now.getTime() - Date.parse(verifiedAt)) / DAY_MS - DECAY_AFTER_DAYS;
+export function decayed(base: number, verifiedAt: string, now: Date, policy: DecayPolicy = SLOW_DECAY): number {
+  const idleDays = (now.getTime() - Date.parse(verifiedAt)) / DAY_MS - policy.afterDays;
   if (!(idleDays > 0)) return base;
-  return round2(base * 0.5 ** (idleDays / HALF_LIFE_DAYS));
+  return round2(base * 0.5 ** (idleDays / policy.halfLifeDays));
 }
 
 /** Whether something pruned at `prunedAt` (ISO) is past its recovery window at `now`. */

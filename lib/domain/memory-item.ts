@@ -61,6 +61,11 @@ export const MemoryItemSchema = z.object({
   /** The source turns' attributes merged key by key (see mergeAttributes). */
   attributes: z.record(z.string(), z.string()),
   sessionId: z.string().optional(),
+  /**
+   * A tier entry's sightings (lib/domain/tier-policy.ts): the sessions it was written in, and
+   * when and at what confidence it was last seen — the base its decay is computed from.
+   */
+  seen: z.object({ sessions: z.array(z.string()), at: z.string(), confidence: z.number().min(0).max(1) }).optional(),
   deleted: z.boolean(),
   /** A summary's turn pair (seed 003): where it sits in the conversation and its two messages. */
   pair: z

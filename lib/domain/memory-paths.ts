@@ -58,7 +58,7 @@ export function safeKnowledgePath(path: string): string | null {
 export const knowledgeRelative = (path: string): string => path.replace(/^\/*(Knowledge\/)?/, '');
 
 /**
- * Write shards of each by-day index partition (`ACTIVITY#`, `STAGEDDAY#`, `RUNS#`, `COSTDAY#` in GSI
+ * Write shards of each by-day index partition (`ACTIVITY#`, `STAGEDDAY#`, `RUNS#`, `COSTDAY#`, `TIEREXP#` in GSI
  * gsi1). DynamoDB serves at most 1,000 write units a second per partition key value
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html),
  * and a GSI short of capacity throttles the table writes behind it
@@ -76,7 +76,7 @@ export const DAY_SHARDS = 8;
 export const dayShard = (userId: string): number => fnv1a32(userId) % DAY_SHARDS;
 
 /** The by-day indexes of gsi1, by the prefix of their partition keys. */
-export type DayIndex = 'ACTIVITY' | 'STAGEDDAY' | 'RUNS' | 'COSTDAY';
+export type DayIndex = 'ACTIVITY' | 'STAGEDDAY' | 'RUNS' | 'COSTDAY' | 'TIEREXP';
 
 /** The partition of gsi1 a user's entry of that day is written to. */
 const dayGsiPk = (index: DayIndex, day: string, userId: string): string => `${index}#${day}#${dayShard(userId)}`;
@@ -108,6 +108,14 @@ export const keys = {
   stagedDayGsiPk: (day: string, userId: string) => dayGsiPk('STAGEDDAY', day, userId),
   stagedDayGsiSk: (userId: string, path: string) => `${userId}#${path}`,
   settingsSk: 'SETTINGS',
+  /** A memory item written through the API (tier entries, saved memories), in its owner's partition… */
+  memorySk: (id: string) => `MEM#${id}`,
+  memoryPrefix: 'MEM#',
+  /** …in GSI gsi1's (write-sharded) partition of the day it expires, while it lives, for the expiry sweep… */
+  tierExpiryGsiPk: (day: string, userId: string) => dayGsiPk('TIEREXP', day, userId),
+  tierExpiryGsiSk: (expiresAt: string, userId: string, id: string) => `${expiresAt}#${userId}#${id}`,
+  /** …and, for an ephemeral entry of a session, named in that session's list (cleared when it closes). */
+  sessionEphemeraSk: (sessionId: string) => `EPHEMERA#${sessionId}`,
   /** The pointer to the current version of the user's knowledge index snapshot (lib/adapters/knowledge-index.ts). */
   knowledgeIndexSk: 'KNOWLEDGEINDEX',
   /** The pointer to the current segments of the user's search index (lib/adapters/search-index-store.ts). */

@@ -13,11 +13,14 @@ export const TIER_ORDER: readonly Tier[] = ['ephemeral', 'short_term', 'long_ter
 const STATUS_OF: Record<Tier, Status> = { ephemeral: 'ephemeral', short_term: 'short_term', long_term: 'canonical' };
 
 /**
- * Default time to live per tier, seconds. Seed 004's implementation notes: 1 hour for
- * conversation, 15 minutes for perception; ephemeral entries live as long as a session
- * (we take 1 hour after the last write). Long-term entries do not expire.
+ * Default time to live per tier, seconds. Seed 004's tier table: short-term entries have a
+ * "configurable TTL (default 7d)" — the validation window in which they must earn promotion;
+ * its implementation notes shorten that per entry type (1 hour for conversation, 15 minutes
+ * for perception). Ephemeral entries live as long as their session: they are cleared when it
+ * closes (clearSessionEphemera), and an hour after their write if no close ever comes.
+ * Long-term entries do not expire; decay collects them (reviewTierEntry).
  */
-export const DEFAULT_TTL_SECONDS: Record<Tier, number | null> = { ephemeral: 3600, short_term: 24 * 3600, long_term: null };
+export const DEFAULT_TTL_SECONDS: Record<Tier, number | null> = { ephemeral: 3600, short_term: 7 * 86_400, long_term: null };
 /** Per entry type overrides of the short-term TTL (seed 004 implementation notes). */
 export const SHORT_TERM_TTL_BY_TYPE: Record<string, number> = { conversation: 3600, perception: 900 };
 export const MAX_TTL_SECONDS = 30 * 86_400;
@@ -25,7 +28,7 @@ export const MAX_TTL_SECONDS = 30 * 86_400;
 export const DemotionReasonSchema = z.enum(['contradiction', 'decay', 'superseded', 'other']);
 export type DemotionReason = z.infer<typeof DemotionReasonSchema>;
 
-export type AuditAction = 'create' | 'promote' | 'demote' | 'delete' | 'scope_up' | 'scope_down' | 'trust' | 'review_promote' | 'review_discard' | 'reflection_delete' | 'summary_request' | 'commit' | 'discard_candidates' | 'settings_change' | 'summary_edit';
+export type AuditAction = 'create' | 'corroborate' | 'decay' | 'expire' | 'garbage' | 'session_close' | 'promote' | 'demote' | 'delete' | 'scope_up' | 'scope_down' | 'trust' | 'review_promote' | 'review_discard' | 'reflection_delete' | 'summary_request' | 'commit' | 'discard_candidates' | 'settings_change' | 'summary_edit';
 
 export interface AuditEntry {
   userId: string;
@@ -49,7 +52,11 @@ export function ttlFor(tier: Tier, type: string | undefined, requested: number |
 
 const expiry = (now: Date, ttl: number | null) => (ttl === null ? null : new Date(now.getTime() + ttl * 1000).toISOString());
 
-/** A stable id: the same entry written twice (a retry) is the same item. */
+/**
+ * A stable id: the same entry written twice (a retry) is the same item. A short-term entry's
+ * id leaves its session out: the tier spans sessions (seed 004: "cross-session lookups"), so
+ * the same entry written in another session meets the first and corroborates it.
+ */
 export function memoryItemId(userId: string, parts: ReadonlyArray<string | number | undefined>): string {
   return `mem:${createHash('sha256').update(JSON.stringify([userId, ...parts])).digest('hex').slice(0, 20)}`;
 }
@@ -75,7 +82,7 @@ export function newTierItem(userId: string, tier: Tier, e: NewTierEntry, now: Da
   const at = now.toISOString();
   const contentTypes = e.contentTypes ?? (e.type ? [e.type] : ['note']);
   return {
-    id: memoryItemId(userId, e.clientId !== undefined ? ['client', e.clientId] : [tier, e.sessionId, e.type, e.text]),
+    id: memoryItemId(userId, e.clientId !== undefined ? ['client', e.clientId] : [tier, tier === 'short_term' ? undefined : e.sessionId, e.type, e.text]),
     kind: 'memory',
     userId,
     path: '',
@@ -97,8 +104,24 @@ export function newTierItem(userId: string, tier: Tier, e: NewTierEntry, now: Da
     sourceTurns: e.sourceTurns ?? [],
     attributes,
     ...(e.sessionId ? { sessionId: e.sessionId } : {}),
+    seen: { sessions: e.sessionId ? [e.sessionId] : [], at, confidence: e.confidence ?? 0.5 },
     deleted: false,
   };
+}
+
+/**
+ * The entry on another tier from `now`: the new tier's TTL starts, and so does its validation
+ * (a move is a sighting: decay counts from it, at the confidence the entry has).
+ */
+function moved(item: MemoryItem, to: Tier, now: Date): MemoryItem {
+  const at = now.toISOString();
+  const seen = item.seen ? { seen: { ...item.seen, at, confidence: item.confidence } } : {};
+  return { ...item, ...seen, tier: to, status: STATUS_OF[to], expiresAt: expiry(now, ttlFor(to, item.contentTypes[0], undefined)), updatedAt: at };
+}
+
+/** A new updatedAt that differs from the old one even within the same millisecond (it is the optimistic-lock token). */
+export function nextUpdatedAt(previous: string, now: Date): string {
+  return new Date(Math.max(now.getTime(), Date.parse(previous) + 1)).toISOString();
 }
 
 export type TierMove = { ok: true; item: MemoryItem; from: Tier; to: Tier } | { ok: false; reason: string };
@@ -108,7 +131,7 @@ export function promoteTier(item: MemoryItem, now: Date): TierMove {
   const i = TIER_ORDER.indexOf(item.tier);
   const to = TIER_ORDER[i + 1];
   if (!to) return { ok: false, reason: `${item.id} is already ${item.tier}, the top tier` };
-  return { ok: true, from: item.tier, to, item: { ...item, tier: to, status: STATUS_OF[to], expiresAt: expiry(now, ttlFor(to, item.contentTypes[0], undefined)), updatedAt: now.toISOString() } };
+  return { ok: true, from: item.tier, to, item: moved(item, to, now) };
 }
 
 /** One tier down, with a reason; the item expires on the lower tier's TTL from now. */
@@ -116,5 +139,5 @@ export function demoteTier(item: MemoryItem, now: Date): TierMove {
   const i = TIER_ORDER.indexOf(item.tier);
   const to = i > 0 ? TIER_ORDER[i - 1] : undefined;
   if (!to) return { ok: false, reason: `${item.id} is already ${item.tier}, the bottom tier` };
-  return { ok: true, from: item.tier, to, item: { ...item, tier: to, status: STATUS_OF[to], expiresAt: expiry(now, ttlFor(to, item.contentTypes[0], undefined)), updatedAt: now.toISOString() } };
+  return { ok: true, from: item.tier, to, item: moved(item, to, now) };
 }

@@ -16,7 +16,8 @@ import { type AccumulateResult, accumulate, type IdleCheckPlan, idleCheckPending
 import type { SignalConfig } from '../domain/signal-weights.js';
 import { type EventEpisode, eventEpisodeOf } from '../domain/episodes.js';
 import { observationsOf } from '../domain/source-reliability.js';
-import type { ClaimCheckStore, Clock, IdleScheduler, JobQueue, Log, RejectedEventLog, SignalStateStore, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
+import type { ClaimCheckStore, Clock, IdleScheduler, JobQueue, Log, MemoryItemStore, RejectedEventLog, SignalStateStore, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
+import { clearSessionEphemera } from './tier-policy.js';
 import { withUserIdle } from '../domain/user-settings.js';
 import { type FieldError, fieldErrors } from './parse-or-keep.js';
 
@@ -36,6 +37,8 @@ export interface IngestDeps {
   sources: SourceReliabilityStore;
   /** The user's own settings: their inactivity threshold (lib/domain/user-settings.ts). */
   settings: Pick<UserSettingsStore, 'get'>;
+  /** Tier entries: a session's close clears its ephemeral ones (lib/use-cases/tier-policy.ts). */
+  items: Pick<MemoryItemStore, 'get' | 'move' | 'sessionEphemera'>;
   clock: Clock;
   log: Log;
   config: SignalConfig;
@@ -156,6 +159,8 @@ interface Fold {
   idleCheck: IdleCheckPlan | null;
   /** Every message is in the state already: nothing to write. */
   alreadyApplied: boolean;
+  /** The sessions these messages close, with the time each closed. */
+  closed: Array<{ sessionId: string; at: string }>;
 }
 
 interface UserMessage {
@@ -173,7 +178,7 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
   const applied = new Set(prior.appliedMessages);
   const fresh = items.filter((i) => !applied.has(messageTag(i.messageId)));
   if (fresh.length === 0) {
-    return { userId, version: stored.version, folded: { state: prior, outcomes: [], triggers: [], newActiveDays: [] }, toStore: [], episodes: [], jobs: [], idleCheck: null, alreadyApplied: true };
+    return { userId, version: stored.version, folded: { state: prior, outcomes: [], triggers: [], newActiveDays: [] }, toStore: [], episodes: [], jobs: [], idleCheck: null, alreadyApplied: true, closed: [] };
   }
   const messages = fresh.map((i) => i.message);
   const turns = messages.filter((m): m is TurnSaved => m.type === 'turn.saved');
@@ -201,7 +206,8 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
     requestedAt: now.toISOString(),
   }));
   const episodes = messages.flatMap((m) => (m.type === 'agent.event' ? (eventEpisodeOf(m) ?? []) : []));
-  return { userId, version: stored.version, folded, toStore: dedupeByTurnId(turns.filter((t) => keep.has(t.turnId))), episodes, jobs, idleCheck: idle?.plan ?? null, alreadyApplied: false };
+  const closed = messages.flatMap((m) => (m.type === 'session.closed' ? [{ sessionId: m.sessionId, at: m.timestamp }] : []));
+  return { userId, version: stored.version, folded, toStore: dedupeByTurnId(turns.filter((t) => keep.has(t.turnId))), episodes, jobs, idleCheck: idle?.plan ?? null, alreadyApplied: false, closed };
 }
 
 /** The sources a fold's new turns report, counted once per turn and position (after the turns are stored). */
@@ -220,8 +226,16 @@ async function markActivity(folds: readonly Fold[], deps: IngestDeps): Promise<v
   if (marks.length > 0) await deps.signalState.markActive(marks);
 }
 
-/** Jobs and the idle check of a fold, if it sends one (after its turns are stored, before its state). */
+/**
+ * Jobs and the idle check of a fold, if it sends one, and the closed sessions' ephemeral
+ * entries cleared (after its turns are stored, before its state: a crash between redoes them,
+ * and a cleared entry stays cleared).
+ */
 async function announce(f: Fold, deps: IngestDeps): Promise<void> {
+  for (const c of f.closed) {
+    const cleared = await clearSessionEphemera(deps.items, f.userId, c.sessionId, new Date(c.at));
+    if (cleared > 0) deps.log.info('ephemeral entries cleared at session close', { userId: f.userId, sessionId: c.sessionId, cleared });
+  }
   for (const job of f.jobs) await deps.jobs.enqueue(job);
   if (f.idleCheck) {
     const { dueAt, delaySeconds } = f.idleCheck;

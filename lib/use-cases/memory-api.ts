@@ -11,7 +11,8 @@ import { commitDecision } from '../domain/memory-candidates.js';
 import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex } from '../domain/memory-search.js';
 import type { IndexedItem } from '../domain/search-segment.js';
 import { COMPACT_AT, type SearchIndexReader, type SearchView, SegmentRetiredError } from './search-index.js';
-import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, newTierItem, promoteTier } from '../domain/memory-tiers.js';
+import { corroborateEntry } from './tier-policy.js';
+import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, newTierItem, nextUpdatedAt, promoteTier } from '../domain/memory-tiers.js';
 import { applyOutcome, newScopeExpiry } from '../domain/scope-trust.js';
 import { PROMOTIONS_TO_KNOWLEDGE, type StagedRecord } from '../domain/promotion.js';
 import { MemoryApiError } from './memory-api-error.js';
@@ -241,8 +242,13 @@ export async function createTierEntry(deps: MemoryApiDeps, actor: string, userId
   const attrs = entry.sourceTurns?.length ? await attributesOf(deps, userId, entry.sourceTurns) : {};
   const fresh = newTierItem(userId, tier, entry, now, attrs);
   const res = await deps.items.create({ ...fresh, path: `memory/${tier}/${fresh.id}` });
-  if (res.created) await deps.audit.append([{ userId, itemId: fresh.id, action: 'create', actor, at: now.toISOString(), to: tier }]);
-  return res;
+  if (res.created) {
+    await deps.audit.append([{ userId, itemId: fresh.id, action: 'create', actor, at: now.toISOString(), to: tier }]);
+    return res;
+  }
+  // The same short-term entry from another session: seen again (seed 004's corroboration), maybe promoted.
+  const seen = res.item.tier === tier && isLive(res.item, now) ? await corroborateEntry(deps.items, actor, userId, res.item.id, entry.sessionId, now) : null;
+  return { item: seen ?? res.item, created: false };
 }
 
 async function attributesOf(deps: MemoryApiDeps, userId: string, turnIds: readonly number[]): Promise<Record<string, string>> {
@@ -307,19 +313,13 @@ async function updateItem(deps: MemoryApiDeps, userId: string, id: string, chang
     const current = await deps.items.get(userId, id);
     if (!current || !isLive(current, deps.clock.now())) throw notFound(`memory item ${id} of ${userId}`);
     const { item, audit } = change(current);
-    const next = { ...item, updatedAt: bump(current.updatedAt, deps.clock.now()) };
+    const next = { ...item, updatedAt: nextUpdatedAt(current.updatedAt, deps.clock.now()) };
     if (await deps.items.replace(next, current.updatedAt)) {
       await deps.audit.append([{ userId, itemId: id, actor, at: next.updatedAt, ...audit }]);
       return next;
     }
   }
   throw new MemoryApiError(409, `memory item ${id} kept changing; try again`);
-}
-
-/** A new updatedAt that differs from the old one even within the same millisecond (it is the optimistic-lock token). */
-function bump(previous: string, now: Date): string {
-  const t = Math.max(now.getTime(), Date.parse(previous) + 1);
-  return new Date(t).toISOString();
 }
 
 export async function deleteTierEntry(deps: MemoryApiDeps, actor: string, userId: string, tier: Tier, id: string): Promise<{ item: MemoryItem }> {

@@ -10,6 +10,7 @@ import { FINDING_EDGE_CONFIDENCE } from '../domain/relation-graph.js';
 import { maintainFacts } from './knowledge-hygiene.js';
 import { callWithBudgetRetry, costOf, unusableStop } from './model-call.js';
 import { maintainGraph, recordRelations } from './relation-graph.js';
+import { reviewTiers } from './tier-policy.js';
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
@@ -37,7 +38,7 @@ import { computeSelfAssessment, type SelfAssessment } from '../domain/sleep-time
 import { WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, WeeklyOutputSchema, weeklyPrompt } from '../domain/sleep-time/weekly.js';
 import { topKeywords } from '../domain/text.js';
 import { costEntry, runUsage } from './job-cost.js';
-import { type Clock, type CostLedger, type GraphStore, type KnowledgeStore, type Log, type ModelResponse, type ReflectionLogStore, type ReflectionModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import { type Clock, type CostLedger, type GraphStore, type KnowledgeStore, type Log, type MemoryItemStore, type ModelResponse, type ReflectionLogStore, type ReflectionModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
 export interface SleepTimeDeps {
   turns: TurnStore;
@@ -54,6 +55,8 @@ export interface SleepTimeDeps {
   graph: GraphStore;
   /** What the run's model calls cost, recorded before the run's record (its commit marker). */
   costs: CostLedger;
+  /** The user's tier entries: the nightly run reviews them (lib/use-cases/tier-policy.ts). */
+  items: Pick<MemoryItemStore, 'get' | 'move' | 'list'>;
 }
 
 /** The run's model cost into the ledger, when it asked the model. */
@@ -284,6 +287,9 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
   run.graph = { edges: await relateFindings(job, deps, merged), ...(await maintainGraph(job.userId, new Date(job.requestedAt), deps.graph)) };
   // Counts what the run saw again (not what changed), so a redelivered run logs the same.
   run.facts = { verified: seen.size, ...(await maintainFacts(job.userId, new Date(job.requestedAt), deps, seen)) };
+  // The tier entries' review (seed 004's promotion, decay and garbage collection), each move in the audit trail.
+  const tiers = await reviewTiers(deps.items, job.userId, new Date(job.requestedAt));
+  if (Object.values(tiers).some((n) => n > 0)) deps.log.info('tier entries reviewed', { userId: job.userId, runId: job.jobId, ...tiers });
 
   run.durationMs = deps.clock.now().getTime() - started.getTime();
   await recordCost(job, run, started, deps);

@@ -6,7 +6,8 @@
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { SleepTimeConfig } from '../domain/sleep-time/config.js';
 import { selectUsers, windowDays } from '../domain/sleep-time/selection.js';
-import type { ActivityIndex, ExpiryLog, JobQueue, KnowledgeStore, Log, ReflectionLogStore, TurnStore } from '../ports.js';
+import type { ActivityIndex, ExpiryLog, JobQueue, KnowledgeStore, Log, MemoryItemStore, ReflectionLogStore, TurnStore } from '../ports.js';
+import { expireTierEntries } from './tier-policy.js';
 
 export interface SweepDeps {
   activity: ActivityIndex;
@@ -15,6 +16,8 @@ export interface SweepDeps {
   jobs: JobQueue;
   knowledge: KnowledgeStore;
   expiryLog: ExpiryLog;
+  /** Tier entries: the expiry sweep expires those whose TTL ran out, with the reason, in the audit trail. */
+  items: Pick<MemoryItemStore, 'get' | 'move' | 'expiringOn'>;
   config: SleepTimeConfig;
   log: Log;
 }
@@ -26,6 +29,8 @@ export interface SweepResult {
   skipped: number;
   jobs: string[];
   deleted?: number;
+  /** Tier entries the expiry sweep expired. */
+  tierEntriesExpired?: number;
 }
 
 /** Most turns a nightly job lists (the job schema's limit); the rest of a huge day is left out, and logged. */
@@ -73,7 +78,8 @@ const EXPIRY_CATCH_UP_DAYS = 14;
 
 /**
  * Seed 000 §6: staged items older than 30 days with promotion_count < 2 are deleted, each
- * logged with its reason. Found through the staged-by-day index, not a scan.
+ * logged with its reason. Found through the staged-by-day index, not a scan. Then the tier
+ * entries whose TTL ran out, found through the by-expiry-day index.
  */
 export async function expirySweep(now: Date, deps: SweepDeps): Promise<SweepResult> {
   const cutoff = now.getTime() - deps.config.stagedExpiryDays * 86_400_000;
@@ -91,7 +97,10 @@ export async function expirySweep(now: Date, deps: SweepDeps): Promise<SweepResu
     for (const d of deletions) deps.log.info('staged item expired', { userId, ...d });
   }
   const deleted = [...byUser.values()].reduce((n, d) => n + d.length, 0);
-  return { sweep: 'expiry', at: now.toISOString(), selected: byUser.size, skipped: found.length - deleted, jobs: [], deleted };
+  // Seed 004: tier entries whose TTL ran out (today, or on a day a missed run left), expired in the audit trail with why.
+  const tierDays = Array.from({ length: EXPIRY_CATCH_UP_DAYS + 1 }, (_, i) => new Date(now.getTime() - i * 86_400_000).toISOString().slice(0, 10));
+  const tierEntriesExpired = await expireTierEntries(deps.items, tierDays, now);
+  return { sweep: 'expiry', at: now.toISOString(), selected: byUser.size, skipped: found.length - deleted, jobs: [], deleted, tierEntriesExpired };
 }
 
 function sleepJob(kind: 'nightly' | 'weekly', userId: string, now: Date, turnIds: number[]): ReflectionJob {

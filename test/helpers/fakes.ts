@@ -5,6 +5,8 @@ import type { EventEpisode } from '../../lib/domain/episodes.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import type { StagedRecord } from '../../lib/domain/promotion.js';
 import type { SummaryPair } from '../../lib/domain/summary.js';
+import type { MemoryItem } from '../../lib/domain/memory-item.js';
+import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
@@ -31,6 +33,7 @@ import type {
   JobQueue,
   KnowledgeStore,
   Log,
+  MemoryItemStore,
   ModelRequest,
   ModelResponse,
   ReflectionModel,
@@ -445,6 +448,43 @@ export class MemoryGraphStore implements GraphStore {
   }
 }
 
+/** API-written memory items by owner and id, first write wins, moves on a condition (as DynamoMemoryItemStore). */
+export class MemoryItems implements MemoryItemStore {
+  readonly items = new Map<string, MemoryItem>();
+  readonly audit: AuditEntry[] = [];
+  private key = (userId: string, id: string) => `${userId}\u0000${id}`;
+  async get(userId: string, id: string) {
+    const item = this.items.get(this.key(userId, id));
+    return item ? structuredClone(item) : null;
+  }
+  async create(item: MemoryItem) {
+    const existing = this.items.get(this.key(item.userId, item.id));
+    if (existing) return { item: structuredClone(existing), created: false };
+    this.items.set(this.key(item.userId, item.id), structuredClone(item));
+    return { item, created: true };
+  }
+  async replace(item: MemoryItem, expectedUpdatedAt: string) {
+    const existing = this.items.get(this.key(item.userId, item.id));
+    if (!existing || existing.updatedAt !== expectedUpdatedAt) return false;
+    this.items.set(this.key(item.userId, item.id), structuredClone(item));
+    return true;
+  }
+  async list(userId: string) {
+    return [...this.items.values()].filter((i) => i.userId === userId).map((i) => structuredClone(i));
+  }
+  async move(item: MemoryItem, expectedUpdatedAt: string, audit: AuditEntry) {
+    if (!(await this.replace(item, expectedUpdatedAt))) return false;
+    this.audit.push(structuredClone(audit));
+    return true;
+  }
+  async expiringOn(day: string) {
+    return [...this.items.values()].filter((i) => !i.deleted && i.expiresAt?.slice(0, 10) === day).map((i) => structuredClone(i));
+  }
+  async sessionEphemera(userId: string, sessionId: string) {
+    return [...this.items.values()].filter((i) => i.userId === userId && i.tier === 'ephemeral' && i.sessionId === sessionId).map((i) => i.id);
+  }
+}
+
 /** Every port of the ingest use case, in memory. */
 export function ingestDeps() {
   return {
@@ -457,6 +497,7 @@ export function ingestDeps() {
     sources: new MemorySourceReliabilityStore(),
     graph: new MemoryGraphStore(),
     settings: new MemorySettings(),
+    items: new MemoryItems(),
     clock: fixedClock(),
     log: new RecordingLog(),
     config: defaultSignalConfig,

@@ -382,7 +382,10 @@ export class RecordingExpiryLog extends MemoryExpiryLog {
 /** API-written memory items, by owner and id, first write wins (as DynamoMemoryItemStore). */
 export class RecordingMemoryItems implements MemoryItemStore {
   readonly items = new Map<string, MemoryItem>();
-  constructor(private readonly log: WriteLog) {}
+  constructor(
+    private readonly log: WriteLog,
+    private readonly audit?: RecordingAudit,
+  ) {}
   async get(userId: string, id: string) {
     const item = this.items.get(`${userId}\u0000${id}`);
     return item ? structuredClone(item) : null;
@@ -403,6 +406,20 @@ export class RecordingMemoryItems implements MemoryItemStore {
   }
   async list(userId: string) {
     return [...this.items.values()].filter((i) => i.userId === userId).map((i) => structuredClone(i));
+  }
+  async move(item: MemoryItem, expectedUpdatedAt: string, audit: AuditEntry) {
+    const existing = this.items.get(`${item.userId}\u0000${item.id}`);
+    if (!existing || existing.updatedAt !== expectedUpdatedAt) return false;
+    this.log.addItem('items.move', item.userId, ddbKey(item.userId, `MEM#${item.id}`), { item });
+    this.items.set(`${item.userId}\u0000${item.id}`, structuredClone(item));
+    await this.audit?.append([audit]);
+    return true;
+  }
+  async expiringOn(day: string) {
+    return [...this.items.values()].filter((i) => !i.deleted && i.expiresAt?.slice(0, 10) === day).map((i) => structuredClone(i));
+  }
+  async sessionEphemera(userId: string, sessionId: string) {
+    return [...this.items.values()].filter((i) => i.userId === userId && i.tier === 'ephemeral' && i.sessionId === sessionId).map((i) => i.id);
   }
 }
 
@@ -473,7 +490,8 @@ export function recordingWorld() {
   const turns = new RecordingTurnStore(writes);
   const knowledge = new RecordingKnowledgeStore(writes);
   const reflections = new RecordingReflectionStore(writes);
-  const items = new RecordingMemoryItems(writes);
+  const audit = new RecordingAudit(writes);
+  const items = new RecordingMemoryItems(writes, audit);
   const catalog = new FakeCatalog({ turns, knowledge, reflections, items, stagedExpiryDays: 14 });
   return {
     writes,
@@ -493,7 +511,7 @@ export function recordingWorld() {
     runs: new RecordingRunLog(writes),
     expiryLog: new RecordingExpiryLog(writes),
     items,
-    audit: new RecordingAudit(writes),
+    audit,
     catalog,
     search: new CatalogSearchIndex(catalog),
   };

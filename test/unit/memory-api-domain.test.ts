@@ -54,7 +54,8 @@ describe('tiers (seed 004 P3-M1)', () => {
     expect(top).toMatchObject({ ok: true, from: 'short_term', to: 'long_term', item: { status: 'canonical', expiresAt: null } });
     if (!top.ok) return;
     expect(promoteTier(top.item, now).ok).toBe(false);
-    expect(demoteTier(top.item, now)).toMatchObject({ ok: true, to: 'short_term', item: { expiresAt: '2026-03-02T12:00:00.000Z' } });
+    // Seed 004: a short-term entry's TTL defaults to 7 days.
+    expect(demoteTier(top.item, now)).toMatchObject({ ok: true, to: 'short_term', item: { expiresAt: '2026-03-08T12:00:00.000Z' } });
     expect(demoteTier(e, now).ok).toBe(false);
   });
 

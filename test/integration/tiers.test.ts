@@ -1,0 +1,109 @@
+/**
+ * Issue 20 item 11: tiers as seed 004 defines them, through the real handlers on the local
+ * stack — the API (corroboration, automatic promotion), the signal function (a session's
+ * close clears its ephemeral entries), the sweep function (expiry with its reason) and the
+ * nightly run (decay and garbage collection), each move in the audit trail.
+ *
+ * Its own stack, whose simulated clock starts at the wall clock's time: DynamoDB Local's TTL
+ * deletes by the wall clock, so entries written at a replayed conversation's 2023 dates would
+ * vanish under the test.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+
+let stack: LocalStack;
+let admin: string;
+
+beforeAll(async () => {
+  stack = await startLocalStack({ stage: 'tiertest', logLevel: 'SILENT', speed: 300 });
+  admin = stack.info.adminToken;
+}, 120_000);
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function call(method: string, path: string, body?: unknown) {
+  const res = await fetch(`${stack.info.apiUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${admin}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: test responses are inspected loosely
+  return { status: res.status, body: (await res.json()) as any };
+}
+const u = (user: string) => `/v1/users/${encodeURIComponent(user)}`;
+// biome-ignore lint/suspicious/noExplicitAny: loose result shape
+type Result = any;
+const audit = async (user: string, id: string): Promise<Result[]> => (await call('GET', `${u(user)}/memory/audit?itemId=${encodeURIComponent(id)}`)).body.entries;
+const DAY = 86_400_000;
+
+describe('tiers as seed 004 defines them (issue 20 item 11)', () => {
+  it('a short-term entry lives 7 days; written again in another session it is corroborated, and promoted at confidence > 0.8 in 2+ sessions', async () => {
+    const user = 'tier-promote';
+    const entry = { text: 'The user prefers answers with a short summary first', confidence: 0.7 };
+    const first = await call('POST', `${u(user)}/memory/tiers/short_term`, { ...entry, sessionId: 's-1' });
+    expect(first.body).toMatchObject({ created: true, item: { tier: 'short_term', confidence: 0.7 } });
+    expect(Date.parse(first.body.item.expiresAt) - Date.parse(first.body.item.createdAt)).toBe(7 * DAY);
+    const id: string = first.body.item.id;
+    // The same session again (a retry) changes nothing.
+    expect((await call('POST', `${u(user)}/memory/tiers/short_term`, { ...entry, sessionId: 's-1' })).body).toMatchObject({ created: false, item: { id, tier: 'short_term', confidence: 0.7 } });
+    const again = await call('POST', `${u(user)}/memory/tiers/short_term`, { ...entry, sessionId: 's-2' });
+    expect(again.body).toMatchObject({ created: false, item: { id, tier: 'long_term', status: 'canonical', confidence: 0.85, expiresAt: null, seen: { sessions: ['s-1', 's-2'] } } });
+    const moves = await audit(user, id);
+    expect(moves.map((e) => e.action)).toEqual(['promote', 'corroborate', 'create']);
+    expect(moves[0]).toMatchObject({ actor: 'tier-policy', from: 'short_term', to: 'long_term' });
+    expect(moves[0].reason).toContain('confidence 0.85 > 0.8, seen in 2 sessions');
+
+    // Seen in two sessions but not confident enough: it stays short-term.
+    const weak = { text: 'The user might be moving to Lisbon', confidence: 0.5 };
+    await call('POST', `${u(user)}/memory/tiers/short_term`, { ...weak, sessionId: 's-1' });
+    expect((await call('POST', `${u(user)}/memory/tiers/short_term`, { ...weak, sessionId: 's-2' })).body.item).toMatchObject({ tier: 'short_term', confidence: 0.65 });
+  });
+
+  it("a session's close clears its ephemeral entries, and only its own", async () => {
+    const user = 'tier-session';
+    const mine = await call('POST', `${u(user)}/memory/tiers/ephemeral`, { text: 'Comparing two kayaks right now', sessionId: 's-closing' });
+    const other = await call('POST', `${u(user)}/memory/tiers/ephemeral`, { text: 'Drafting a packing list', sessionId: 's-open' });
+    const ephemeral = async () => (await call('GET', `${u(user)}/memory/tiers/ephemeral`)).body.items.map((i: Result) => i.id).sort();
+    expect(await ephemeral()).toEqual([mine.body.item.id, other.body.item.id].sort());
+    await stack.publisher.publish([{ type: 'session.closed', version: 1, userId: user, sessionId: 's-closing', timestamp: stack.now().toISOString() }]);
+    await stack.waitUntilDrained();
+    expect(await ephemeral()).toEqual([other.body.item.id]);
+    const moves = await audit(user, mine.body.item.id);
+    expect(moves[0]).toMatchObject({ action: 'session_close', actor: 'tier-policy', from: 'ephemeral', reason: 'session s-closing closed' });
+  });
+
+  it('the expiry sweep expires a short-term entry whose 7 days ran out, "unverified/unsupported" when its confidence decayed below 0.5', async () => {
+    const user = 'tier-expiry';
+    const lonely = await call('POST', `${u(user)}/memory/tiers/short_term`, { text: 'There is a red mug on the desk', sessionId: 's-1', confidence: 0.6 });
+    const id: string = lonely.body.item.id;
+    await stack.advanceTo(new Date(Date.parse(lonely.body.item.expiresAt) + DAY));
+    await stack.waitUntilDrained();
+    const moves = await audit(user, id);
+    expect(moves[0]).toMatchObject({ action: 'expire', actor: 'tier-policy', from: 'short_term' });
+    // 0.6 seen once, decaying from a day after: 0.6 × 0.5^(6/7) at the end of its window.
+    expect(moves[0].reason).toBe('unverified/unsupported: confidence 0.33 < 0.5 when its TTL ran out');
+    expect((await call('POST', `${u(user)}/memory/retrieve`, { id })).status).toBe(404);
+  });
+
+  it('the nightly run decays short-term entries nobody wrote again and collects those below 0.1', async () => {
+    const user = 'tier-decay';
+    const faint = await call('POST', `${u(user)}/memory/tiers/short_term`, { text: 'Perhaps the user owns a bicycle', sessionId: 's-1', confidence: 0.1 });
+    const strong = await call('POST', `${u(user)}/memory/tiers/short_term`, { text: 'The user is training for a marathon', sessionId: 's-1', confidence: 0.9 });
+    await stack.advanceTo(new Date(stack.now().getTime() + 2 * DAY + 3_600_000));
+    // Enough messages for the nightly selection to pick the user.
+    const t0 = stack.now().getTime();
+    await stack.publisher.publish(
+      Array.from({ length: 6 }, (_, i) => ({ type: 'turn.saved' as const, version: 1 as const, userId: user, sessionId: 's-2', turnId: i + 1, timestamp: new Date(t0 + i * 60_000).toISOString(), query: `Training week ${i + 1}: how far should I run?`, response: 'About ten kilometres.' })),
+    );
+    await stack.waitUntilDrained();
+    await stack.advanceTo(new Date(t0 + DAY));
+    await stack.waitUntilDrained();
+    const gone = await audit(user, faint.body.item.id);
+    expect(gone[0]).toMatchObject({ action: 'garbage', actor: 'tier-policy', from: 'short_term' });
+    expect(gone[0].reason).toMatch(/^confidence 0\.0\d < 0\.1$/);
+    const kept = await call('POST', `${u(user)}/memory/retrieve`, { id: strong.body.item.id });
+    expect(kept.body.item.confidence).toBeLessThan(0.9);
+    expect((await audit(user, strong.body.item.id))[0]).toMatchObject({ action: 'decay', from: '0.9', to: String(kept.body.item.confidence) });
+  });
+});

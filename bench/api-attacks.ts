@@ -63,6 +63,7 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   knowledgeRevert: { path: 'Knowledge/Facts/x.md' },
   settingsChange: { enabled: false },
   summaryEdit: { text: 'planted by the attacker' },
+  diaryOverride: { decision: 'keep', reason: 'planted by the attacker' },
 };
 
 /** A valid query string for the routes that need one (so a validation error cannot mask an attack). */

@@ -42,6 +42,7 @@ import * as api from '../lib/use-cases/memory-api.js';
 import * as graph from '../lib/use-cases/relation-graph.js';
 import * as factHygiene from '../lib/use-cases/knowledge-hygiene.js';
 import * as corrections from '../lib/use-cases/promote-staged.js';
+import * as diary from '../lib/use-cases/diary.js';
 import * as costs from '../lib/use-cases/costs.js';
 import * as userSettings from '../lib/use-cases/user-settings.js';
 import { type FieldError, parseOrKeep } from '../lib/use-cases/parse-or-keep.js';
@@ -416,6 +417,7 @@ function reflectorDeps(w: RecordingWorld, model: ReflectionModel) {
     sources: w.sources,
     graph: w.graph,
     costs: w.costs,
+    diary: w.diary,
     model,
     clock,
     log,
@@ -647,6 +649,8 @@ const OPERATIONS: Record<Exclude<OperationId, 'openapi' | 'console'>, (deps: api
   summaryRequest: (d, { params, body, principal }) => api.requestSummary(d, principal.subject, params.userId, body),
   summaryEdit: (d, { params, body, principal }) => api.editSummary(d, principal.subject, params.userId, params.id, body),
   summaryDelete: (d, { params, principal }) => api.deleteSummary(d, principal.subject, params.userId, params.id),
+  diaryList: (d, { params, query }) => diary.listDiary(d, params.userId, query),
+  diaryOverride: (d, { params, body, principal }) => diary.overrideDiary(d, principal.subject, params.userId, params.id, body),
   reviewList: (d, { params, query }) => api.listStagedForReview(d, params.userId, { includeDecided: query.includeDecided === 'true', limit: query.limit, nextToken: query.nextToken }),
   reviewPromote: (d, { params, body, principal }) => api.reviewPromote(d, principal.subject, params.userId, body.path, body.reason),
   reviewDiscard: (d, { params, body, principal }) => api.reviewDiscard(d, principal.subject, params.userId, body.path, body.reason),
@@ -738,6 +742,7 @@ const apiDeps = (w: RecordingWorld): api.MemoryApiDeps => ({
   costs: w.costs,
   settings: w.settings,
   events: w.events,
+  diary: w.diary,
   clock: fixedClock(NOW),
 });
 
@@ -779,6 +784,8 @@ const SAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<s
   summaryRequest: { body: { prompt: 'Summarise the reef tank talk.', reflect: true } },
   summaryEdit: { params: { id: 'summary-1-3' }, body: { text: 'The user keeps a reef tank.', reason: 'shorter' } },
   summaryDelete: { params: { id: 'summary-1-3' } },
+  diaryList: { query: { limit: '10', type: 'reflection', include: 'all' } },
+  diaryOverride: { params: { id: 'batch-1-3' }, body: { decision: 'drop', reason: 'not about me' } },
   reviewList: { query: { includeDecided: 'true' } },
   reviewPromote: { body: { path: 'Knowledge_staging/Facts/reef--batch-1-3.md', reason: 'looks right' } },
   reviewDiscard: { body: { path: 'Facts/reef--batch-1-3.md', reason: 'wrong' } },

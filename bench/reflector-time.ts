@@ -10,7 +10,7 @@ import type { ReflectionJob } from '../events/reflection-job.js';
 import type { KnowledgeDoc } from '../lib/domain/knowledge.js';
 import { ingestTurns } from '../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../lib/use-cases/run-reflection.js';
-import { MemoryCostLedger, fixedClock, ingestDeps, MemoryBatchLogStore, MemoryKnowledgeStore, RecordingLog, ScriptedModel, turn } from '../test/helpers/fakes.js';
+import { MemoryCostLedger, MemoryDiary, fixedClock, ingestDeps, MemoryBatchLogStore, MemoryKnowledgeStore, RecordingLog, ScriptedModel, turn } from '../test/helpers/fakes.js';
 
 export interface ReflectorTimeRow {
   docs: number;
@@ -80,6 +80,7 @@ export async function benchReflectorTime(sizes = [100, 1000, 10000], batches = 3
         sources: ingest.sources,
         graph: ingest.graph,
         costs: new MemoryCostLedger(),
+        diary: new MemoryDiary(),
         model: new ScriptedModel(() => output),
         clock: fixedClock(),
         log: new RecordingLog(),

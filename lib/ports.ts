@@ -19,6 +19,7 @@ import type { SourceObservation, SourceStats } from './domain/source-reliability
 import type { Edge, Entity, GraphLogEntry } from './domain/relation-graph.js';
 import type { MemoryItem, ReflectionRecordView, TurnIndexEntry } from './domain/memory-item.js';
 import type { AuditEntry } from './domain/memory-tiers.js';
+import type { DiaryOverride, DiaryRecord } from './domain/diary.js';
 import type { CostEntry } from './domain/daily-cost.js';
 import type { SettingsChange, UserSettings } from './domain/user-settings.js';
 
@@ -282,6 +283,17 @@ export interface MemoryItemStore {
   expiringOn(day: string): Promise<MemoryItem[]>;
   /** The ids of the ephemeral entries written in a session (some may be gone). */
   sessionEphemera(userId: string, sessionId: string): Promise<string[]>;
+}
+
+/** The diary's entries (lib/domain/diary.ts): every batch's decision, with the model's reflection for an event's batch. */
+export interface DiaryStore {
+  /** First write wins: a redelivered batch writes the same record, and a person's override stays. */
+  put(record: DiaryRecord): Promise<void>;
+  /** The user's entries, newest (latest turns) first, at most `limit`, after the page `after` ends (an entry id). */
+  page(userId: string, options: { limit: number; after?: string | undefined; type?: DiaryRecord['type'] | undefined }): Promise<{ entries: DiaryRecord[]; next?: string }>;
+  byIds(userId: string, ids: readonly string[]): Promise<DiaryRecord[]>;
+  /** A person's keep or drop (the latest wins); null when the user has no such entry. */
+  override(userId: string, id: string, override: DiaryOverride): Promise<DiaryRecord | null>;
 }
 
 /** Who did what to which item, when and why: promotions, demotions, deletions, reviews. */

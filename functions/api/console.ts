@@ -74,6 +74,7 @@ export function consoleHtml(): string {
   <section id="knowledge"><h2>Knowledge <small>promoted, long-term</small></h2><p class="msg">not loaded</p><div class="body"></div></section>
   <section id="staged"><h2>Staged <small>waiting for promotion, with gate history</small></h2><p class="msg">not loaded</p><div class="body"></div></section>
   <section id="reflections"><h2>Reflections <small>context summaries</small></h2><p class="msg">not loaded</p><div class="body"></div></section>
+  <section id="diary" class="wide"><h2>Diary <small>reflections on events and selective observations, with rejected attempts; keep or drop</small></h2><p class="msg">not loaded</p><div class="body"></div></section>
   <section id="assessment"><h2>Self-assessment <small>nightly runs, last 365 days</small></h2><p class="msg">not loaded</p><div class="body"></div></section>
   <section id="batches" class="wide"><h2>Batches <small>reflector batch logs</small></h2><p class="msg">not loaded</p><div class="body"></div></section>
   <section id="log" class="wide"><h2>Reflection log <small>latest runs</small></h2><p class="msg">not loaded</p><div class="body"></div></section>
@@ -246,6 +247,35 @@ export function consoleHtml(): string {
     });
   }
 
+  // Seed 004 P3-M2/M3: the diary, every batch's attempt; a person keeps a rejected one or drops a written one.
+  function loadDiary() {
+    return section('diary', '/diary?include=all&limit=50', function (d) {
+      var entries = d.entries || [];
+      if (!entries.length) return 'no diary entries yet';
+      return el('div', {}, entries.map(function (e) {
+        var decision = e.visible ? 'drop' : 'keep';
+        var act = el('button', { class: decision, type: 'button', text: e.visible ? 'Drop' : 'Keep' });
+        act.addEventListener('click', async function () {
+          act.disabled = true;
+          try {
+            await api('POST', '/diary/' + encodeURIComponent(str(e.id)), { decision: decision });
+            setStatus((decision === 'keep' ? 'kept' : 'dropped') + ' diary entry ' + str(e.id), 'ok');
+          } catch (err) { setStatus('diary ' + decision + ' failed: ' + err.message, 'error'); }
+          await loadDiary();
+        });
+        var state = e.override ? (e.override.decision === 'keep' ? 'kept' : 'dropped') : (e.written ? 'written' : 'rejected');
+        var r = e.reflection;
+        var criteria = Object.keys(e.criteria || {}).filter(function (k) { return (e.criteria[k] || []).length; });
+        return el('div', { class: 'item diary-item', 'data-id': str(e.id), 'data-visible': String(!!e.visible) }, [
+          el('div', { class: 'meta' }, [when(e.at), el('span', { class: 'badge', text: str(e.type) }), el('span', { class: 'badge', text: state }), ' ' + str(e.trigger) + ' · turns ' + turns(e.turns)]),
+          r ? el('div', { class: 'text' }, ['insight: ' + str(r.insight) + ' · recommendation: ' + str(r.recommendation) + ' · confidence ' + Number(r.confidence).toFixed(2)]) : null,
+          el('div', { class: 'meta' }, [criteria.length ? 'criteria: ' + criteria.join(', ') : str(e.reason), e.emotion ? ' · ' + assessment(e.emotion) : '']),
+          el('div', { class: 'actions' }, [act]),
+        ]);
+      }));
+    });
+  }
+
   // Seed 004 P3-M2: the model's assessment after the batch (confidence, caution, the user's sentiment).
   function assessment(a) {
     if (!a || typeof a !== 'object') return '–';
@@ -337,7 +367,7 @@ export function consoleHtml(): string {
     if (!state.user || !state.token) { setStatus('enter both a token and a user id', 'error'); return; }
     try { sessionStorage.setItem('console.user', state.user); sessionStorage.setItem('console.token', state.token); } catch (e) { /* storage unavailable */ }
     setStatus('loading ' + state.user + '…');
-    Promise.all([loadKnowledge(), loadStaged(), loadReflections(), loadBatches(), loadAssessment(), loadLog()])
+    Promise.all([loadKnowledge(), loadStaged(), loadReflections(), loadDiary(), loadBatches(), loadAssessment(), loadLog()])
       .then(function () { if (!$('status').className) setStatus('loaded ' + state.user); });
   }
 

@@ -246,6 +246,22 @@ export const routes = [
     summary: 'Soft-delete a summary: it is kept for audit and never returned by search again', response: z.object({ id: z.string(), deleted: z.boolean() }),
   },
   {
+    method: 'GET', path: `${u}/diary`, operationId: 'diaryList', access: 'read', params: UserParam,
+    query: z.object({
+      limit: Limit(100, 20),
+      nextToken: z.string().min(1).max(2048).optional(),
+      type: z.enum(['reflection', 'observation']).optional(),
+      include: z.enum(['visible', 'all']).default('visible'),
+    }),
+    summary: "The diary (seed 004 P3-M2/M3), newest first: observations the impact criteria wrote and reflections on agent.events (trigger, insight, recommendation, confidence, emotion state); `include=all` adds the rejected attempts",
+    response: z.object({ entries: z.array(Looseobject), nextToken: z.string().optional() }),
+  },
+  {
+    method: 'POST', path: `${u}/diary/{id}`, operationId: 'diaryOverride', access: 'write', params: UserParam.extend({ id: z.string().min(1).max(200) }),
+    body: z.object({ decision: z.enum(['keep', 'drop']), reason: z.string().max(1000).optional() }).strict(),
+    summary: "A person keeps a diary entry the criteria rejected, or drops one they wrote (audited; search follows)", response: z.object({ entry: Looseobject }),
+  },
+  {
     method: 'GET', path: `${u}/review/staged`, operationId: 'reviewList', access: 'read', params: UserParam,
     query: z.object({ includeDecided: z.enum(['true', 'false']).default('false'), limit: Limit(200, 50), nextToken: z.string().min(1).max(2048).optional() }),
     summary: 'Staged items with their gate history, a page at a time in path order (a page reads at most `limit` records; without includeDecided it shows the undecided among them, so it can hold fewer)',

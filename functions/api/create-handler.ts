@@ -12,6 +12,7 @@ import type { z } from 'zod';
 import type { AwsClients } from '../../lib/adapters/aws-clients.js';
 import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
 import { DynamoCostLedger } from '../../lib/adapters/dynamo-cost-ledger.js';
+import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
@@ -31,6 +32,7 @@ import type { Clock } from '../../lib/ports.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import * as corrections from '../../lib/use-cases/promote-staged.js';
 import * as costs from '../../lib/use-cases/costs.js';
+import * as diary from '../../lib/use-cases/diary.js';
 import * as settings from '../../lib/use-cases/user-settings.js';
 import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings.js';
 import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
@@ -51,13 +53,15 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs }: Pick<AwsClients, 'ddb' | 's3' | 
   const knowledge = new KnowledgeRepository(ddb, s3, table, bucket, changes);
   const reflections = new S3DynamoReflectionStore(ddb, s3, table, bucket, changes);
   const items = new DynamoMemoryItemStore(ddb, table, changes);
+  const diary = new DynamoDiaryStore(ddb, table, changes);
   const stagedExpiryDays = parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays;
-  const catalog = new StoreMemoryCatalog({ turns, knowledge, reflections, items, stagedExpiryDays });
+  const catalog = new StoreMemoryCatalog({ turns, knowledge, reflections, items, diary, stagedExpiryDays });
   return {
     catalog,
     // Built once per container (apiDeps runs in the handler factory): the index stays warm between requests.
     search: new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock }),
     items,
+    diary,
     audit: new DynamoAuditTrail(ddb, table),
     turns,
     knowledge,
@@ -98,6 +102,8 @@ const operationsFor = (deps: api.MemoryApiDeps): Record<Exclude<OperationId, 'op
   summaryRequest: ({ params, body, principal }) => api.requestSummary(deps, principal.subject, params.userId, body),
   summaryEdit: ({ params, body, principal }) => api.editSummary(deps, principal.subject, params.userId, params.id, body),
   summaryDelete: ({ params, principal }) => api.deleteSummary(deps, principal.subject, params.userId, params.id),
+  diaryList: ({ params, query }) => diary.listDiary(deps, params.userId, query),
+  diaryOverride: ({ params, body, principal }) => diary.overrideDiary(deps, principal.subject, params.userId, params.id, body),
   reviewList: ({ params, query }) => api.listStagedForReview(deps, params.userId, { includeDecided: query.includeDecided === 'true', limit: query.limit, nextToken: query.nextToken }),
   reviewPromote: ({ params, body, principal }) => api.reviewPromote(deps, principal.subject, params.userId, body.path, body.reason),
   reviewDiscard: ({ params, body, principal }) => api.reviewDiscard(deps, principal.subject, params.userId, body.path, body.reason),

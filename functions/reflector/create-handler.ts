@@ -13,6 +13,7 @@ import { type ReflectionJob, ReflectionJobSchema } from '../../events/reflection
 import type { AwsClients } from '../../lib/adapters/aws-clients.js';
 import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
 import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.js';
+import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
@@ -56,7 +57,8 @@ function reflectorDeps(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: 
   const knowledge = new KnowledgeRepository(ddb, s3, table, bucket, changes);
   const reflections = new S3DynamoReflectionStore(ddb, s3, table, bucket, changes);
   const items = new DynamoMemoryItemStore(ddb, table, changes);
-  const catalog = new StoreMemoryCatalog({ turns, knowledge, reflections, items, stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays });
+  const diary = new DynamoDiaryStore(ddb, table, changes);
+  const catalog = new StoreMemoryCatalog({ turns, knowledge, reflections, items, diary, stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays });
   const search = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock });
   const reflection: ReflectionDeps = {
     turns,
@@ -66,6 +68,7 @@ function reflectorDeps(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: 
     sources: new DynamoSourceReliabilityStore(ddb, table, clock),
     graph: new DynamoGraphStore(ddb, table),
     costs,
+    diary,
     model,
     clock,
     log,

@@ -1,5 +1,6 @@
-import { episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, reflectionItem, stagedItem, turnItem } from '../domain/memory-item.js';
+import { diaryItem, episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, reflectionItem, stagedItem, turnItem } from '../domain/memory-item.js';
 import type { MemoryCatalog } from '../ports.js';
+import type { DynamoDiaryStore } from './dynamo-diary-store.js';
 import type { S3DynamoTurnStore } from './dynamo-turn-store.js';
 import type { KnowledgeRepository } from './knowledge-repository.js';
 import type { DynamoMemoryItemStore } from './memory-item-store.js';
@@ -8,7 +9,7 @@ import type { S3DynamoReflectionStore } from './reflection-store.js';
 /**
  * The read model behind search and retrieve: items of one owner (a user, or GLOBAL) as
  * MemoryItems, by id — the turn index entries, agent.event episodes, staged records,
- * summaries and memory items asked for from DynamoDB (a BatchGetItem per kind), promoted
+ * summaries, memory items and diary entries asked for from DynamoDB (a BatchGetItem per kind), promoted
  * Knowledge from its index snapshot in S3 (one GET, kept while its pointer stands), and the
  * source turns' attributes the derived items merge. No turn document is read, and nothing
  * reads a user's whole history: a page of search results, or the changes a search index
@@ -21,25 +22,27 @@ export class StoreMemoryCatalog implements MemoryCatalog {
       knowledge: KnowledgeRepository;
       reflections: S3DynamoReflectionStore;
       items: DynamoMemoryItemStore;
+      diary: DynamoDiaryStore;
       stagedExpiryDays: number;
     },
   ) {}
 
   async itemsById(userId: string, ids: readonly string[], hint: { sourceTurns?: readonly number[] } = {}): Promise<Map<string, MemoryItem>> {
-    const { turns, knowledge, reflections, items, stagedExpiryDays } = this.stores;
+    const { turns, knowledge, reflections, items, diary, stagedExpiryDays } = this.stores;
     const of = (prefix: string) => ids.filter((id) => id.startsWith(prefix)).map((id) => id.slice(prefix.length));
     const owned = userId !== GLOBAL_USER;
     // The turns asked for, and those the caller says the items cite: one read, not two in a row.
     const asked = new Set(of('turn:').map(Number).filter(Number.isInteger));
     const turnIds = [...new Set([...asked, ...(hint.sourceTurns ?? [])])];
     const knowledgeIds = new Set(of('knowledge:'));
-    const [index, episodes, staged, docs, summaries, mems] = await Promise.all([
+    const [index, episodes, staged, docs, summaries, mems, entries] = await Promise.all([
       owned && turnIds.length > 0 ? turns.turnIndex(userId, turnIds) : Promise.resolve([]),
       owned && of('episode:').length > 0 ? turns.eventEpisodes(userId, of('episode:')) : Promise.resolve([]),
       owned && of('staged:').length > 0 ? knowledge.stagedRecords(userId, of('staged:')) : Promise.resolve([]),
       owned && knowledgeIds.size > 0 ? knowledge.loadKnowledge(userId) : Promise.resolve([]),
       owned && of('reflection:').length > 0 ? reflections.byIds(userId, of('reflection:')) : Promise.resolve([]),
       of('mem:').length > 0 ? items.getMany(userId, ids.filter((id) => id.startsWith('mem:'))) : Promise.resolve([]),
+      owned && of('diary:').length > 0 ? diary.byIds(userId, of('diary:')) : Promise.resolve([]),
     ]);
     const found = docs.filter((d) => knowledgeIds.has(d.id));
     const read = new Set(turnIds);
@@ -53,6 +56,7 @@ export class StoreMemoryCatalog implements MemoryCatalog {
       ...found.map((d) => knowledgeItem(userId, d, attrs(d.sourceTurns))),
       ...summaries.map((r) => reflectionItem(r, attrs(r.sourceTurns))),
       ...mems.map((i) => ({ ...i, attributes: Object.keys(i.attributes).length > 0 ? i.attributes : attrs(i.sourceTurns) })),
+      ...entries.map(diaryItem),
     ];
     return new Map(all.map((i) => [i.id, i]));
   }

@@ -102,11 +102,35 @@ export function occasionOf(job: { trigger: string; eventDetail?: string | undefi
   return { trigger: kind as AgentEventTrigger, detail: job.eventDetail };
 }
 
-export function buildReflectorPrompt(batch: AssembledBatch, existing: readonly ExistingKnowledge[], occasion: ReflectionOccasion | null = null): string {
-  const known =
-    existing.length === 0
+/** An earlier reflection entry, as the next event's batch is shown it (seed 004: reflections consult earlier ones). */
+export interface EarlierReflection {
+  at: string;
+  trigger: string;
+  insight: string;
+  recommendation: string;
+  confidence: number;
+}
+
+/** How many earlier reflection entries an event's batch is shown, newest first. */
+export const EARLIER_REFLECTIONS_SHOWN = 3;
+
+const oneLine = (t: string) => t.replace(/\s+/g, ' ').trim();
+
+/**
+ * The prompt of a batch. An event's batch (an `occasion`) says why it runs now, shows the
+ * agent's latest reflection entries and asks for a new one: what the event teaches, building
+ * on (or retiring) the earlier ones.
+ */
+export function buildReflectorPrompt(batch: AssembledBatch, existing: readonly ExistingKnowledge[], occasion: ReflectionOccasion | null = null, earlier: readonly EarlierReflection[] = []): string {
+  const known = existing.length === 0 ? '(none yet)' : existing.map((k) => `- ${k.path}: ${oneLine(k.summary).slice(0, 200)}`).join('\n');
+  if (!occasion) return `## Existing knowledge\n${known}\n\n## Turns to review\n${batch.document}\n`;
+  const why = `## Why now\n${EVENT_INSTRUCTIONS[occasion.trigger]}${occasion.detail ? `\nThe agent's note (${occasion.trigger}): ${oneLine(occasion.detail)}` : ''}\n\n`;
+  const shown = earlier.slice(0, EARLIER_REFLECTIONS_SHOWN);
+  const past =
+    shown.length === 0
       ? '(none yet)'
-      : existing.map((k) => `- ${k.path}: ${k.summary.replace(/\s+/g, ' ').slice(0, 200)}`).join('\n');
-  const why = occasion ? `## Why now\n${EVENT_INSTRUCTIONS[occasion.trigger]}${occasion.detail ? `\nThe agent's note (${occasion.trigger}): ${occasion.detail.replace(/\s+/g, ' ').trim()}` : ''}\n\n` : '';
-  return `${why}## Existing knowledge\n${known}\n\n## Turns to review\n${batch.document}\n`;
+      : shown.map((e) => `- ${e.at.slice(0, 10)}, after ${e.trigger} (confidence ${e.confidence}): ${oneLine(e.insight)} → ${oneLine(e.recommendation)}`).join('\n');
+  const ask =
+    '## Your reflection\nAlso fill `reflection`: what this event and these turns teach about how the agent should act (insight), what it should do differently from now on (recommendation), and your confidence. Build on the earlier reflections; say so when one no longer holds.';
+  return `${why}## Existing knowledge\n${known}\n\n## Earlier reflections\n${past}\n\n## Turns to review\n${batch.document}\n\n${ask}\n`;
 }

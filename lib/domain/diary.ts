@@ -21,7 +21,7 @@
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { EmotionState } from './emotion-state.js';
 import { renderFrontMatter } from './front-matter.js';
-import type { ReflectionOutput } from './reflection-output.js';
+import type { ReflectionEntry, ReflectionOutput } from './reflection-output.js';
 
 export const DIARY_CRITERIA = ['impact', 'reusable', 'lesson', 'user_signal'] as const;
 export type DiaryCriterion = (typeof DIARY_CRITERIA)[number];
@@ -41,6 +41,8 @@ export interface DiaryInput {
   promoted: readonly string[];
   reinforced: ReadonlyArray<{ item: string; staged_file: string }>;
   assessment: EmotionState | null;
+  /** The model's reflection on the agent.event that fired the batch (seed 004 P3-M2), if it gave one. */
+  reflection?: ReflectionEntry | null;
 }
 
 export interface DiaryDecision {
@@ -70,6 +72,7 @@ export function decideDiaryEntry(input: DiaryInput): DiaryDecision {
   for (const r of input.reinforced) criteria.reusable.push(`recurred: ${r.item}`);
   for (const s of input.staged) if (s.category === 'Patterns' || s.category === 'Connections') criteria.lesson.push(`${s.category === 'Patterns' ? 'pattern' : 'connection'}: ${s.title}`);
   if (input.assessment && input.assessment.caution >= CAUTION_FOR_LESSON) criteria.lesson.push(`caution ${input.assessment.caution}`);
+  if (input.reflection) criteria.lesson.push(`reflection after ${input.trigger}: ${input.reflection.insight.slice(0, 120)}`);
   const write = DIARY_CRITERIA.some((c) => criteria[c].length > 0);
   return write ? { write, criteria } : { write, criteria, reason: 'no impact, nothing reusable, no lesson and no user signal in this batch' };
 }
@@ -79,16 +82,80 @@ export function diaryEntry(input: DiaryInput, decision: DiaryDecision): string {
   const met = DIARY_CRITERIA.filter((c) => decision.criteria[c].length > 0);
   const meta = {
     kind: 'diary',
+    entry_type: input.reflection ? 'reflection' : 'observation',
     batch_id: input.batchId,
     trigger: input.trigger,
     turns: input.turns.map((t) => t.turnId),
     criteria: met,
+    ...(input.reflection ? { confidence: input.reflection.confidence } : {}),
     ...(input.assessment ? { assessment: input.assessment } : {}),
   };
-  const lines = [`# Diary: ${input.batchId}`, '', ...met.map((c) => `- **${c.replace('_', ' ')}**: ${decision.criteria[c].join('; ')}`)];
+  return renderFrontMatter(meta, diaryBody(input, decision));
+}
+
+/** The entry's markdown body: the reflection, the criteria met and their evidence, what was learned, what stays open. */
+function diaryBody(input: DiaryInput, decision: DiaryDecision): string {
+  const met = DIARY_CRITERIA.filter((c) => decision.criteria[c].length > 0);
+  const lines = [`# Diary: ${input.batchId}`, ''];
+  if (input.reflection) lines.push(`**Insight**: ${input.reflection.insight}`, `**Recommendation**: ${input.reflection.recommendation}`, '');
+  lines.push(...met.map((c) => `- **${c.replace('_', ' ')}**: ${decision.criteria[c].join('; ')}`));
   const clip = (t: string) => (t.length > 240 ? `${t.slice(0, 239)}…` : t);
   const learned = [...input.staged.map((s) => `${s.title}: ${clip(s.text.replace(/\s+/g, ' '))}`), ...input.reinforced.map((r) => `${r.item} (again)`)];
   if (learned.length > 0) lines.push('', '## Learned', ...learned.map((t) => `- ${t}`));
   if (input.passed.open_questions.length > 0) lines.push('', '## Still open', ...input.passed.open_questions.map((q) => `- ${q.question}`));
-  return renderFrontMatter(meta, `${lines.join('\n')}\n`);
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * A diary entry as stored, a PersonaEntry in the seed's words: every batch's decision (a
+ * rejected attempt is kept, seed 004: "log all rejected entry attempts for tuning") and, for an
+ * event's batch, the model's reflection (trigger, insight, recommendation, confidence) with its
+ * emotion state. A person's override (keep or drop) wins over the criteria.
+ */
+export interface DiaryRecord {
+  userId: string;
+  /** The batch's id. */
+  id: string;
+  /** Input time: the newest reviewed turn's (the job's request time when it reviewed none). */
+  at: string;
+  trigger: string;
+  /** `reflection`: the model reflected on an agent.event; `observation`: the selective diary's entry. */
+  type: 'reflection' | 'observation';
+  /** Whether the criteria wrote it. */
+  written: boolean;
+  criteria: Record<DiaryCriterion, string[]>;
+  reason?: string;
+  turns: number[];
+  reflection?: ReflectionEntry;
+  emotion?: EmotionState;
+  /** The entry's text (its markdown body): what search finds. */
+  text: string;
+  override?: DiaryOverride;
+}
+
+export interface DiaryOverride {
+  decision: 'keep' | 'drop';
+  by: string;
+  at: string;
+  reason?: string;
+}
+
+/** Listed, searched and shown to the next reflection: kept by a person, or written and not dropped. */
+export const diaryVisible = (r: Pick<DiaryRecord, 'written' | 'override'>): boolean => (r.override ? r.override.decision === 'keep' : r.written);
+
+export function diaryRecord(userId: string, input: DiaryInput, decision: DiaryDecision, at: string): DiaryRecord {
+  return {
+    userId,
+    id: input.batchId,
+    at,
+    trigger: input.trigger,
+    type: input.reflection ? 'reflection' : 'observation',
+    written: decision.write,
+    criteria: decision.criteria,
+    ...(decision.reason ? { reason: decision.reason } : {}),
+    turns: input.turns.map((t) => t.turnId),
+    ...(input.reflection ? { reflection: input.reflection } : {}),
+    ...(input.assessment ? { emotion: input.assessment } : {}),
+    text: diaryBody(input, decision),
+  };
 }

@@ -12,6 +12,7 @@
 import * as z from 'zod';
 import { MAX_ATTRIBUTE_BYTES, utf8Bytes } from '../../events/common.js';
 import { type EpisodeSummary, type EventEpisode, eventEpisodeText } from './episodes.js';
+import { type DiaryRecord, diaryVisible } from './diary.js';
 import type { KnowledgeDoc } from './knowledge.js';
 import type { StagedRecord } from './promotion.js';
 
@@ -26,11 +27,11 @@ export type Status = z.infer<typeof StatusSchema>;
 export const ScopeSchema = z.enum(['new', 'user', 'global']);
 export type Scope = z.infer<typeof ScopeSchema>;
 
-export const KindSchema = z.enum(['turn', 'staged', 'knowledge', 'reflection', 'memory', 'episode']);
+export const KindSchema = z.enum(['turn', 'staged', 'knowledge', 'reflection', 'memory', 'episode', 'diary']);
 export type Kind = z.infer<typeof KindSchema>;
 
 export const MemoryItemSchema = z.object({
-  /** Unique per user: `turn:12`, `staged:Facts/x--b1.md`, `knowledge:Facts/x.md`, `reflection:summary-1-5`, `mem:…`, `episode:ev-…`. */
+  /** Unique per user: `turn:12`, `staged:Facts/x--b1.md`, `knowledge:Facts/x.md`, `reflection:summary-1-5`, `mem:…`, `episode:ev-…`, `diary:batch-1-5`. */
   id: z.string(),
   kind: KindSchema,
   /** The owner; `GLOBAL` for items shared with every user. */
@@ -324,6 +325,38 @@ export function reflectionItem(r: ReflectionRecordView, attributes: Record<strin
   };
 }
 
+/**
+ * A diary entry (seed 004 P3-M2/M3): content type `diary`, and `reflection` or `observation`
+ * by its type. Hidden (deleted) when the criteria rejected it and nobody kept it, or a person
+ * dropped it.
+ */
+export function diaryItem(r: DiaryRecord): MemoryItem {
+  const confidence = r.reflection?.confidence ?? r.emotion?.confidence ?? 0.5;
+  return {
+    ...base,
+    id: `diary:${r.id}`,
+    kind: 'diary',
+    userId: r.userId,
+    path: `diary/${r.id}.md`,
+    title: r.reflection ? `reflection after ${r.trigger}: ${r.reflection.insight.slice(0, 80)}` : `diary ${r.id}`,
+    text: r.text,
+    primaryTopic: 'diary',
+    keywords: [],
+    contentTypes: ['diary', r.type],
+    scope: 'user',
+    quality: confidence,
+    confidence,
+    tier: 'long_term',
+    status: 'canonical',
+    createdAt: r.at,
+    updatedAt: r.override?.at ?? r.at,
+    expiresAt: null,
+    sourceTurns: r.turns,
+    attributes: {},
+    deleted: !diaryVisible(r),
+  };
+}
+
 /** Map a path (as `memory.retrieve` accepts it) to the item id it names; null if it names none. */
 export function itemIdForPath(path: string): string | null {
   const p = path.replace(/^\/+/, '');
@@ -333,6 +366,8 @@ export function itemIdForPath(path: string): string | null {
   if (p.startsWith('Knowledge/')) return `knowledge:${p.slice('Knowledge/'.length)}`;
   const r = /^reflections\/([^/]+)(?:\/.*)?$/.exec(p);
   if (r) return `reflection:${r[1]}`;
+  const diary = /^diary\/([^/]+?)(?:\.md)?$/.exec(p);
+  if (diary) return `diary:${diary[1]}`;
   const ep = /^episodes\/(ev-[0-9a-f]{20})(?:\.md)?$/.exec(p);
   if (ep) return `episode:${ep[1]}`;
   const mem = /^memory\/(?:[a-z_]+\/)?(mem:[^/]+)$/.exec(p);

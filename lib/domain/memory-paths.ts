@@ -108,6 +108,12 @@ export const keys = {
   stagedDayGsiPk: (day: string, userId: string) => dayGsiPk('STAGEDDAY', day, userId),
   stagedDayGsiSk: (userId: string, path: string) => `${userId}#${path}`,
   settingsSk: 'SETTINGS',
+  /**
+   * A diary entry's record (lib/domain/diary.ts), under the batch's last turn (its id ends
+   * with it: `batch-{first}-{last}`), so the user's entries sort in conversation order.
+   */
+  diarySk: (batchId: string) => `DIARY#${pad(Number(/-(\d+)$/.exec(batchId)?.[1] ?? 0))}#${batchId}`,
+  diaryPrefix: 'DIARY#',
   /** A memory item written through the API (tier entries, saved memories), in its owner's partition… */
   memorySk: (id: string) => `MEM#${id}`,
   memoryPrefix: 'MEM#',

@@ -46,7 +46,7 @@ export const SearchFiltersSchema = z
     contentTypes: z.array(z.string().min(1).max(64)).min(1).max(20).optional(),
     scope: z.array(ScopeSchema).min(1).optional(),
     tier: z.array(TierSchema).min(1).optional(),
-    /** Only these kinds. Without it every kind but `staged` (unvetted output of one batch): staged items are searched only when named here. */
+    /** Only these kinds. Without it every kind but `staged` (unvetted output of one batch) and `diary` (the agent's own entries, found also by content type `diary`). */
     kind: z.array(KindSchema).min(1).optional(),
     minQuality: z.number().min(0).max(1).optional(),
     /** Only items created within this many days of now. */
@@ -92,7 +92,9 @@ export function matchesFilters(item: Filterable | (Omit<Filterable, 'createdAt'>
   if (f.tier && !f.tier.includes(item.tier)) return false;
   // Staged items are unvetted, single-batch output (seed 000 §6: staging is "NOT searched"):
   // a search returns them only when it asks for them by kind (the review console has its own route).
-  if (f.kind ? !f.kind.includes(item.kind) : item.kind === 'staged') return false;
+  // Diary entries are about the agent's own conduct, not the user: found when asked for, by kind
+  // or by content type `diary`, so they never crowd the user's facts out of an ordinary search.
+  if (f.kind ? !f.kind.includes(item.kind) : item.kind === 'staged' || (item.kind === 'diary' && !f.contentTypes?.includes('diary'))) return false;
   if (f.minQuality !== undefined && item.quality < f.minQuality) return false;
   if (f.maxAgeDays !== undefined && now.getTime() - epochMs(item.createdAt) > f.maxAgeDays * 86_400_000) return false;
   return true;

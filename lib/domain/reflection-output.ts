@@ -55,11 +55,33 @@ export type ItemCategory = keyof typeof HARD_CAPS;
 export const ReflectionToolSchema = ReflectionOutputSchema.extend({
   assessment: EmotionStateSchema.optional().describe('where you stand after these turns (optional)'),
 });
-export type ReflectionAnswer = z.input<typeof ReflectionToolSchema>;
 
-/** JSON Schema of the answer, for the forced tool's input schema (its shape: model-schema.ts). */
-export function reflectionToolInputSchema(): Record<string, unknown> {
-  return modelSchemaOf(ReflectionToolSchema);
+/**
+ * Seed 004 P3-M2's structured reflection (trigger, insight, recommendation, confidence): what
+ * an event taught the agent about how to act. Asked for only when an agent.event fired the
+ * batch (the trigger is the event's kind), so other batches' tool schema stays as small.
+ */
+export const ReflectionEntrySchema = z.object({
+  insight: z.string().min(1).max(600).describe('what these turns teach about how the agent should act'),
+  recommendation: z.string().min(1).max(600).describe('what the agent should do differently from now on'),
+  confidence: z.number().min(0).max(1).describe('your confidence in the insight, 0..1'),
+});
+export type ReflectionEntry = z.infer<typeof ReflectionEntrySchema>;
+
+export const ReflectionToolWithEntrySchema = ReflectionToolSchema.extend({
+  reflection: ReflectionEntrySchema.optional().describe('your reflection on the event (see "Your reflection")'),
+});
+export type ReflectionAnswer = z.input<typeof ReflectionToolWithEntrySchema>;
+
+/** JSON Schema of the answer, for the forced tool's input schema (its shape: model-schema.ts); with the reflection entry for an event's batch. */
+export function reflectionToolInputSchema(withEntry = false): Record<string, unknown> {
+  return modelSchemaOf(withEntry ? ReflectionToolWithEntrySchema : ReflectionToolSchema);
+}
+
+/** The reflection entry in a model's answer: absent, valid, or malformed (dropped, like a malformed assessment). */
+function readReflectionEntry(raw: unknown): ReflectionEntry | null {
+  const parsed = ReflectionEntrySchema.safeParse(raw);
+  return parsed.success ? { ...parsed.data, confidence: Math.round(parsed.data.confidence * 100) / 100 } : null;
 }
 
 export class ReflectionOutputError extends Error {
@@ -82,6 +104,8 @@ export function parseReflectionOutput(raw: unknown): {
   /** The model's assessment, null when absent or malformed (`assessmentInvalid`). */
   assessment: EmotionState | null;
   assessmentInvalid: boolean;
+  /** The model's reflection entry, null when absent or malformed. */
+  entry: ReflectionEntry | null;
 } {
   const rawText = typeof raw === 'string' ? raw : rawTextOf(raw);
   let value = raw;
@@ -106,8 +130,9 @@ export function parseReflectionOutput(raw: unknown): {
     truncated[key] = Math.max(0, items.length - HARD_CAPS[key]);
     items.length = Math.min(items.length, HARD_CAPS[key]);
   }
-  const assessment = readEmotionState(typeof value === 'object' && value !== null ? (value as { assessment?: unknown }).assessment : undefined);
-  return { output, truncated, assessment: assessment.state, assessmentInvalid: assessment.invalid };
+  const extras = typeof value === 'object' && value !== null ? (value as { assessment?: unknown; reflection?: unknown }) : {};
+  const assessment = readEmotionState(extras.assessment);
+  return { output, truncated, assessment: assessment.state, assessmentInvalid: assessment.invalid, entry: readReflectionEntry(extras.reflection) };
 }
 
 /**

@@ -12,9 +12,11 @@
  * Limits: English only; first person only (what the user says of others is caught only
  * through "my …"); it reads sentences, not meaning, so sarcasm, negation ("I don't love…")
  * and hypotheticals come out as facts; its facts quote the user instead of paraphrasing;
- * it connects two files only when one turn shares words with both.
+ * it connects two files only when one turn shares words with both. Asked for a reflection
+ * entry (an event's batch), it names the event, the turns' main words and the latest
+ * earlier entry it was shown.
  */
-import type { ReflectionOutput } from '../domain/reflection-output.js';
+import type { ReflectionEntry, ReflectionOutput } from '../domain/reflection-output.js';
 import type { Finding, NightlyOutput } from '../domain/sleep-time/nightly.js';
 import type { WeeklyOutput } from '../domain/sleep-time/weekly.js';
 import type { EmotionState } from '../domain/emotion-state.js';
@@ -36,7 +38,7 @@ export function parseReflectorPrompt(prompt: string): { turns: PromptTurn[]; exi
     const id = Number(/^(\d+)/.exec(block)?.[1]);
     const user = /^\d+, [^\]]*\] User: ([\s\S]*?)(?=\nContext: |\nAgent: |$)/.exec(block)?.[1] ?? '';
     // The agent's reply runs to the next group heading (or the end).
-    const agent = /\nAgent: ([\s\S]*?)(?=\n\n### |$)/.exec(block)?.[1] ?? '';
+    const agent = /\nAgent: ([\s\S]*?)(?=\n\n#{2,3} |$)/.exec(block)?.[1] ?? '';
     if (Number.isInteger(id)) turns.push({ turnId: id, user: user.trim(), agent: agent.trim() });
   }
   const existingSection = /## Existing knowledge\n([\s\S]*?)\n\n## /.exec(prompt)?.[1] ?? '';
@@ -100,8 +102,23 @@ export function assessOffline(turns: readonly PromptTurn[]): EmotionState {
   };
 }
 
+/** A reflection entry by rules, when the prompt asks for one: the event, what the turns were about, the latest earlier entry. */
+export function reflectionEntryOffline(prompt: string, turns: readonly PromptTurn[]): ReflectionEntry | undefined {
+  if (!prompt.includes('\n## Your reflection\n')) return undefined;
+  const event = /^The agent's note \(([a-z_]+)\): (.*)$/m.exec(prompt);
+  const earlier = [...(/## Earlier reflections\n([\s\S]*?)\n\n## /.exec(prompt)?.[1] ?? '').matchAll(/^- .*?: (.*) → (.*)$/gm)];
+  const words = topKeywords(turns.map((t) => t.user).join(' '), 3);
+  const about = words.length > 0 ? words.join(', ') : 'what the user asked';
+  const latest = earlier[0]?.[2];
+  return {
+    insight: `${event ? `After ${event[1]} (${event[2]?.slice(0, 120)})` : 'At this event'}, the user's turns were about ${about}.`,
+    recommendation: `Ask about ${about} before acting${latest ? `; earlier: ${latest.slice(0, 200)}` : ''}.`,
+    confidence: Math.min(0.9, 0.6 + 0.1 * earlier.length),
+  };
+}
+
 /** Deterministic reflection over the prompt's turns. */
-export function reflectOffline(prompt: string): ReflectionOutput & { assessment: EmotionState } {
+export function reflectOffline(prompt: string): ReflectionOutput & { assessment: EmotionState; reflection?: ReflectionEntry } {
   const { turns, existing } = parseReflectorPrompt(prompt);
   const candidates: Candidate[] = [];
   const corrections: ReflectionOutput['corrections'] = [];
@@ -183,7 +200,8 @@ export function reflectOffline(prompt: string): ReflectionOutput & { assessment:
     .sort((a, b) => b.score - a.score || a.fact.source_turns[0]! - b.fact.source_turns[0]!)
     .map((c) => c.fact)
     .filter((f) => (seen.has(f.title) ? false : (seen.add(f.title), true)));
-  return { new_facts: newFacts, corrections, connections, open_questions: openQuestions, assessment: assessOffline(turns) };
+  const reflection = reflectionEntryOffline(prompt, turns);
+  return { new_facts: newFacts, corrections, connections, open_questions: openQuestions, assessment: assessOffline(turns), ...(reflection ? { reflection } : {}) };
 }
 
 /**

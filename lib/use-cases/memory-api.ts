@@ -19,7 +19,7 @@ import { MemoryApiError } from './memory-api-error.js';
 import { promoteStaged } from './promote-staged.js';
 import { computeSelfAssessment } from '../domain/sleep-time/self-assessment.js';
 import { reflectionQuality } from '../domain/reflection-quality.js';
-import type { AgentEventPublisher, AuditTrail, BatchLogReader, Clock, CostLedger, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, ReflectionLogStore, ReflectionStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
+import type { AgentEventPublisher, AuditTrail, BatchLogReader, Clock, CostLedger, DiaryStore, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, ReflectionLogStore, ReflectionStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
 import { parseSignalState } from '../domain/signal-accumulator.js';
 import { fnv1a32 } from '../domain/stable-hash.js';
 import { normaliseDomain, reliabilityOf, type SourceReliability } from '../domain/source-reliability.js';
@@ -48,6 +48,8 @@ export interface MemoryApiDeps {
   costs: CostLedger;
   /** The user's own reflection settings (GET and POST …/settings). */
   settings: UserSettingsStore;
+  /** The diary's entries (GET …/diary, and a person's keep or drop: lib/use-cases/diary.ts). */
+  diary: DiaryStore;
   /** Read only: which turns the user's next summary would cover. */
   signalState: Pick<SignalStateStore, 'load'>;
   clock: Clock;
@@ -286,10 +288,10 @@ export async function queryTier(
 }
 
 /** A page's end as an opaque token: the values that locate it, as JSON in base64url. */
-const pageToken = (at: readonly unknown[]): string => Buffer.from(JSON.stringify(at)).toString('base64url');
+export const pageToken = (at: readonly unknown[]): string => Buffer.from(JSON.stringify(at)).toString('base64url');
 
 /** The values a pageToken carried, in the shape `read` accepts (null: not this route's); otherwise a 400 naming the field. */
-function pageCursor<T>(token: string, read: (parts: unknown) => T | null): T {
+export function pageCursor<T>(token: string, read: (parts: unknown) => T | null): T {
   let parts: unknown = null;
   try {
     parts = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));

@@ -9,7 +9,7 @@
  */
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import { assembleBatch, buildReflectorPrompt, occasionOf, REFLECTOR_SYSTEM_PROMPT } from '../domain/batch-assembly.js';
+import { assembleBatch, buildReflectorPrompt, EARLIER_REFLECTIONS_SHOWN, type EarlierReflection, occasionOf, REFLECTOR_SYSTEM_PROMPT } from '../domain/batch-assembly.js';
 import type { BatchLog } from '../domain/batch-log.js';
 import { applyQualityGates } from '../domain/quality-gates.js';
 import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../domain/reflection-output.js';
@@ -21,12 +21,12 @@ import { completeBatch, parseSignalState } from '../domain/signal-accumulator.js
 import { domainsRead, stagedDocuments } from '../domain/staging.js';
 import { reliabilityOf } from '../domain/source-reliability.js';
 import { episodeDocument } from '../domain/episodes.js';
-import { decideDiaryEntry, diaryEntry } from '../domain/diary.js';
+import { type DiaryInput, decideDiaryEntry, diaryEntry, diaryRecord, diaryVisible } from '../domain/diary.js';
 import { verifySeenFacts } from './knowledge-hygiene.js';
 import { callWithBudgetRetry, costOf, unusableStop } from './model-call.js';
 import { recordRelations } from './relation-graph.js';
 import { topKeywords } from '../domain/text.js';
-import { BatchNotRecordedError, type BatchLogStore, type Clock, type CostLedger, type KnowledgeStore, type Log, type ModelResponse, type ReflectionModel, type GraphStore, type SignalStateStore, type SourceReliabilityStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import { BatchNotRecordedError, type BatchLogStore, type Clock, type CostLedger, type DiaryStore, type KnowledgeStore, type Log, type ModelResponse, type ReflectionModel, type GraphStore, type SignalStateStore, type SourceReliabilityStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
 export interface ReflectionDeps {
   turns: TurnStore;
@@ -39,6 +39,8 @@ export interface ReflectionDeps {
   graph: GraphStore;
   /** What the batch's model call cost, recorded before the batch log (its commit marker). */
   costs: CostLedger;
+  /** The diary's entries: every batch's decision; an event's batch reads the latest reflections first. */
+  diary: DiaryStore;
   model: ReflectionModel;
   clock: Clock;
   log: Log;
@@ -103,7 +105,9 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   };
   const emptyGates = { items_proposed: 0, items_passed: 0, truncated_by_caps: { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 }, rejections: [] };
 
-  const asked = batch.included.length > 0 ? await askModel(job, buildReflectorPrompt(batch, existing, occasionOf(job)), deps) : null;
+  const occasion = occasionOf(job);
+  const earlier = occasion && batch.included.length > 0 ? await earlierReflections(job, deps) : [];
+  const asked = batch.included.length > 0 ? await askModel(job, buildReflectorPrompt(batch, existing, occasion, earlier), deps, occasion !== null) : null;
   const model = asked ? { ...asked.response.usage, reused: asked.reused, estimatedCostUsd: asked.reused ? 0 : costOf(asked.response.usage) } : null;
   const duration = () => deps.clock.now().getTime() - started.getTime();
 
@@ -216,26 +220,22 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     deps.graph,
   );
 
-  // Seed 004 P3-M3: a diary entry only when the batch mattered; otherwise the reason is logged.
-  const diaryInput = {
-    batchId: job.jobId,
-    trigger: job.trigger,
-    turns,
-    passed,
-    staged: toStage.map((d) => ({ path: d.path, title: d.title, category: d.category, text: d.text })),
-    promoted: promotedFiles,
-    reinforced,
-    assessment: parsed?.assessment ?? null,
-  };
-  const decision = decideDiaryEntry(diaryInput);
-  let diary: NonNullable<BatchLog['diary']>;
-  if (decision.write) {
-    const key = await deps.knowledge.putDiary(job.userId, job.jobId, diaryEntry(diaryInput, decision));
-    diary = { written: true, path: key.slice(`users/${job.userId}/`.length), criteria: decision.criteria };
-  } else {
-    diary = { written: false, criteria: decision.criteria, ...(decision.reason ? { reason: decision.reason } : {}) };
-    deps.log.info('diary entry not written', { userId: job.userId, batchId: job.jobId, reason: decision.reason });
-  }
+  const diary = await writeDiary(
+    job,
+    {
+      batchId: job.jobId,
+      trigger: job.trigger,
+      turns,
+      passed,
+      staged: toStage.map((d) => ({ path: d.path, title: d.title, category: d.category, text: d.text })),
+      promoted: promotedFiles,
+      reinforced,
+      assessment: parsed?.assessment ?? null,
+      reflection: parsed?.entry ?? null,
+    },
+    batchAt,
+    deps,
+  );
 
   const log: BatchLog = {
     ...base,
@@ -262,11 +262,36 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
 }
 
 /**
+ * Seed 004 P3-M3: a diary entry only when the batch mattered (or the model reflected on the
+ * event that fired it); otherwise the reason is logged. The record of either is kept, at the
+ * batch's input time, before the batch log.
+ */
+async function writeDiary(job: ReflectionJob, input: DiaryInput, at: string, deps: ReflectionDeps): Promise<NonNullable<BatchLog['diary']>> {
+  const decision = decideDiaryEntry(input);
+  await deps.diary.put(diaryRecord(job.userId, input, decision, at));
+  if (decision.write) {
+    const key = await deps.knowledge.putDiary(job.userId, job.jobId, diaryEntry(input, decision));
+    return { written: true, path: key.slice(`users/${job.userId}/`.length), criteria: decision.criteria };
+  }
+  deps.log.info('diary entry not written', { userId: job.userId, batchId: job.jobId, reason: decision.reason });
+  return { written: false, criteria: decision.criteria, ...(decision.reason ? { reason: decision.reason } : {}) };
+}
+
+/** The agent's latest reflection entries (seed 004: a reflection consults the earlier ones), newest first; this batch's own left out. */
+async function earlierReflections(job: ReflectionJob, deps: ReflectionDeps): Promise<EarlierReflection[]> {
+  const { entries } = await deps.diary.page(job.userId, { limit: EARLIER_REFLECTIONS_SHOWN + 1, type: 'reflection' });
+  return entries
+    .filter((e) => e.id !== job.jobId && diaryVisible(e) && e.reflection)
+    .slice(0, EARLIER_REFLECTIONS_SHOWN)
+    .map((e) => ({ at: e.at, trigger: e.trigger, insight: e.reflection?.insight ?? '', recommendation: e.reflection?.recommendation ?? '', confidence: e.reflection?.confidence ?? 0 }));
+}
+
+/**
  * The model's answer for the batch: the one an earlier delivery recorded, or a fresh call
  * (asked again once with a larger budget when cut), recorded before use. A fresh unusable
  * answer is not recorded when the job will be delivered again: it throws instead.
  */
-async function askModel(job: ReflectionJob, prompt: string, deps: ReflectionDeps): Promise<{ response: ModelResponse; reused: boolean; outcome: Judged }> {
+async function askModel(job: ReflectionJob, prompt: string, deps: ReflectionDeps, withEntry: boolean): Promise<{ response: ModelResponse; reused: boolean; outcome: Judged }> {
   const recorded = await deps.knowledge.getModelOutput(job.userId, job.jobId);
   if (recorded) return { response: recorded, reused: true, outcome: judge(recorded) };
   const response = await callWithBudgetRetry(
@@ -276,7 +301,7 @@ async function askModel(job: ReflectionJob, prompt: string, deps: ReflectionDeps
         prompt,
         toolName: REFLECTION_TOOL.name,
         toolDescription: REFLECTION_TOOL.description,
-        toolInputSchema: reflectionToolInputSchema(),
+        toolInputSchema: reflectionToolInputSchema(withEntry),
         temperature: deps.settings.temperature,
         maxTokens,
       }),

@@ -102,6 +102,18 @@ describe('the review console', () => {
     const all = (await api('GET', '/summaries?includeDeleted=true')).summaries;
     expect(all.find((s: { id: string }) => s.id === id)).toMatchObject({ deleted: true });
     expect((await api('GET', '/summaries')).summaries.map((s: { id: string }) => s.id)).not.toContain(id);
+
+    // Seed 004 P3-M3: the diary's entries, each with a person's override (issue 20 item 13).
+    const entry = page.locator('#diary .diary-item').first();
+    await entry.waitFor();
+    const entryId = await entry.getAttribute('data-id');
+    const wasVisible = (await entry.getAttribute('data-visible')) === 'true';
+    expect(await entry.locator('.meta').first().textContent()).toMatch(/(reflection|observation)(written|rejected|kept|dropped)/);
+    await entry.locator(wasVisible ? 'button.drop' : 'button.keep').click();
+    await expect.poll(() => page.locator('#status').textContent()).toContain(`${wasVisible ? 'dropped' : 'kept'} diary entry ${entryId}`);
+    const after = (await api('GET', '/diary?include=all')).entries.find((e: { id: string }) => e.id === entryId);
+    expect(after).toMatchObject({ visible: !wasVisible, override: { decision: wasVisible ? 'drop' : 'keep', by: 'local-admin' } });
+    await expect.poll(() => page.locator(`#diary .diary-item[data-id="${entryId}"]`).getAttribute('data-visible')).toBe(String(!wasVisible));
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -5,6 +5,7 @@ import type { EventEpisode } from '../../lib/domain/episodes.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import type { StagedRecord } from '../../lib/domain/promotion.js';
 import type { SummaryPair } from '../../lib/domain/summary.js';
+import type { DiaryOverride, DiaryRecord } from '../../lib/domain/diary.js';
 import type { MemoryItem } from '../../lib/domain/memory-item.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
@@ -29,6 +30,7 @@ import type {
   ReflectionLogStore,
   SummarySource,
   ClaimCheckStore,
+  DiaryStore,
   IdleScheduler,
   JobQueue,
   KnowledgeStore,
@@ -357,6 +359,34 @@ export class RecordingLog implements Log {
 
 export const fixedClock = (iso = '2026-02-06T14:30:00.000Z') => ({ now: () => new Date(iso) });
 
+/** The diary's records by user and id, first write wins (as DynamoDiaryStore), newest (latest turns) first. */
+export class MemoryDiary implements DiaryStore {
+  readonly records = new Map<string, DiaryRecord>();
+  async put(record: DiaryRecord) {
+    const key = `${record.userId}\u0000${record.id}`;
+    if (!this.records.has(key)) this.records.set(key, structuredClone(record));
+  }
+  async page(userId: string, options: { limit: number; after?: string | undefined; type?: DiaryRecord['type'] | undefined }) {
+    const mine = [...this.records.values()].filter((r) => r.userId === userId && (options.type === undefined || r.type === options.type)).sort((a, b) => keys.diarySk(b.id).localeCompare(keys.diarySk(a.id)));
+    const from = options.after === undefined ? 0 : mine.findIndex((r) => keys.diarySk(r.id) < keys.diarySk(options.after ?? ''));
+    const rest = from < 0 ? [] : mine.slice(from);
+    const entries = rest.slice(0, options.limit).map((r) => structuredClone(r));
+    return { entries, ...(rest.length > options.limit && entries.length > 0 ? { next: entries.at(-1)?.id } : {}) };
+  }
+  async byIds(userId: string, ids: readonly string[]) {
+    return ids.flatMap((id) => {
+      const r = this.records.get(`${userId}\u0000${id}`);
+      return r ? [structuredClone(r)] : [];
+    });
+  }
+  async override(userId: string, id: string, override: DiaryOverride) {
+    const r = this.records.get(`${userId}\u0000${id}`);
+    if (!r) return null;
+    r.override = structuredClone(override);
+    return structuredClone(r);
+  }
+}
+
 /** Every port of the reflector's use case in memory, sharing the ingest deps' turns, state, sources and graph. */
 export function reflectionDeps(ingest: ReturnType<typeof ingestDeps>, model: ScriptedModel) {
   return {
@@ -367,6 +397,7 @@ export function reflectionDeps(ingest: ReturnType<typeof ingestDeps>, model: Scr
     sources: ingest.sources,
     graph: ingest.graph,
     costs: new MemoryCostLedger(),
+    diary: new MemoryDiary(),
     model,
     clock: fixedClock(),
     log: new RecordingLog(),

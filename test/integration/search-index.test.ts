@@ -14,6 +14,7 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { parseEnv } from '../../lib/adapters/config.js';
 import { StoreMemoryCatalog } from '../../lib/adapters/memory-catalog.js';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
+import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
@@ -56,6 +57,7 @@ function reflectorIndex(): LiveSearchIndex {
     knowledge: new KnowledgeRepository(ddb, s3, table, bucket, changes),
     reflections: new S3DynamoReflectionStore(ddb, s3, table, bucket, changes),
     items: new DynamoMemoryItemStore(ddb, table, changes),
+    diary: new DynamoDiaryStore(ddb, table, changes),
     stagedExpiryDays: 14,
   });
   return new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock: { now: () => stack.now() } });

@@ -1,8 +1,10 @@
 /**
- * Issue 20 item 11: tiers as seed 004 defines them, through the real handlers on the local
- * stack — the API (corroboration, automatic promotion), the signal function (a session's
- * close clears its ephemeral entries), the sweep function (expiry with its reason) and the
- * nightly run (decay and garbage collection), each move in the audit trail.
+ * Seed 004 through the real handlers on the local stack. Issue 20 item 11, tiers: the API
+ * (corroboration, automatic promotion), the signal function (a session's close clears its
+ * ephemeral entries), the sweep function (expiry with its reason) and the nightly run (decay
+ * and garbage collection), each move in the audit trail. Items 12 and 13, the diary: an
+ * agent.event's batch writes a reflection entry that the next event's batch reads, entries
+ * are listed and searched, and a person keeps or drops one.
  *
  * Its own stack, whose simulated clock starts at the wall clock's time: DynamoDB Local's TTL
  * deletes by the wall clock, so entries written at a replayed conversation's 2023 dates would
@@ -105,5 +107,54 @@ describe('tiers as seed 004 defines them (issue 20 item 11)', () => {
     const kept = await call('POST', `${u(user)}/memory/retrieve`, { id: strong.body.item.id });
     expect(kept.body.item.confidence).toBeLessThan(0.9);
     expect((await audit(user, strong.body.item.id))[0]).toMatchObject({ action: 'decay', from: '0.9', to: String(kept.body.item.confidence) });
+  });
+});
+
+describe('the diary: reflection entries, read by the next reflection, listed, searched, kept or dropped (issue 20 items 12 and 13)', () => {
+  const user = 'diary-user';
+  let t = 0;
+  const turns = (from: number, queries: string[]) =>
+    queries.map((query, i) => ({ type: 'turn.saved' as const, version: 1 as const, userId: user, sessionId: 's-1', turnId: from + i, timestamp: new Date(stack.now().getTime() + (t++ * 1000)).toISOString(), query, response: 'Let me check the booking system.' }));
+  const event = (trigger: 'error' | 'correction', detail: string) => ({ type: 'agent.event' as const, version: 1 as const, userId: user, sessionId: 's-1', timestamp: new Date(stack.now().getTime() + t++ * 1000).toISOString(), trigger, detail });
+  const diary = async (query = '') => (await call('GET', `${u(user)}/diary${query}`)).body;
+
+  it('an event batch writes a reflection entry (trigger, insight, recommendation, confidence, emotion) that the next event batch is shown', async () => {
+    await stack.publisher.publish([...turns(1, ['Please book the ferry to Naxos for Friday', 'Is the ferry booking confirmed yet?']), event('error', 'The ferry booking API timed out twice')]);
+    await stack.waitUntilDrained();
+    const first = (await diary('?type=reflection')).entries as Result[];
+    expect(first).toHaveLength(1);
+    expect(first[0]).toMatchObject({ type: 'reflection', trigger: 'event:error', visible: true, written: true, reflection: { confidence: 0.6 } });
+    expect(first[0].reflection.insight).toContain('After error (The ferry booking API timed out twice)');
+    expect(first[0].emotion).toMatchObject({ confidence: expect.any(Number), caution: expect.any(Number), sentiment: expect.any(Number) });
+
+    const asked = stack.emulators.converse.requests.length;
+    await stack.publisher.publish([...turns(3, ['No, I said Saturday, not Friday', 'Saturday morning ferry please']), event('correction', 'The user corrected the travel day')]);
+    await stack.waitUntilDrained();
+    const prompts = stack.emulators.converse.requests.slice(asked).flatMap((r) => r.messages?.flatMap((m) => m.content.map((c) => c.text ?? '')) ?? []);
+    const second = prompts.find((p) => p.includes('## Your reflection'));
+    expect(second).toContain('## Earlier reflections');
+    expect(second).toContain(first[0].reflection.insight);
+    const entries = (await diary('?type=reflection')).entries as Result[];
+    expect(entries.map((e) => e.trigger)).toEqual(['event:correction', 'event:error']);
+    expect(entries[0].reflection.recommendation).toContain('earlier:');
+  });
+
+  it('entries are found by search when asked for (content type diary), never in an ordinary search; a person drops and keeps one, audited', async () => {
+    const entry = ((await diary('?type=reflection')).entries as Result[]).find((e) => e.trigger === 'event:error');
+    const id = `diary:${entry.id}`;
+    const found = async (body: Record<string, unknown>) => ((await call('POST', `${u(user)}/memory/search`, { query: 'ferry booking', limit: 20, ...body })).body.results as Result[]).map((r) => r.id);
+    expect(await found({ filters: { contentTypes: ['diary'] } })).toContain(id);
+    expect(await found({})).not.toContain(id);
+
+    const dropped = await call('POST', `${u(user)}/diary/${encodeURIComponent(entry.id)}`, { decision: 'drop', reason: 'not useful' });
+    expect(dropped.body.entry).toMatchObject({ visible: false, override: { decision: 'drop', by: 'local-admin', reason: 'not useful' } });
+    expect((await diary()).entries.map((e: Result) => e.id)).not.toContain(entry.id);
+    expect((await diary('?include=all')).entries.map((e: Result) => e.id)).toContain(entry.id);
+    expect(await found({ filters: { contentTypes: ['diary'] } })).not.toContain(id);
+
+    await call('POST', `${u(user)}/diary/${encodeURIComponent(entry.id)}`, { decision: 'keep' });
+    expect(await found({ filters: { contentTypes: ['diary'] } })).toContain(id);
+    expect((await audit(user, id)).map((e) => e.action)).toEqual(['diary_keep', 'diary_drop']);
+    expect((await call('POST', `${u(user)}/diary/batch-999-999`, { decision: 'keep' })).status).toBe(404);
   });
 });

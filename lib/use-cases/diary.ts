@@ -1,0 +1,41 @@
+/**
+ * The diary through the API (issue 20 items 12 and 13): its entries newest first — the
+ * selective diary's observations and the model's reflections on agent.events, with the
+ * rejected attempts on request — and a person's override, which keeps an entry the criteria
+ * rejected or drops one they wrote (seed 004 P3-M3: "manual diary commands always create
+ * entries"). Either is audited and reaches search (content type `diary`).
+ */
+import { type DiaryRecord, diaryVisible } from '../domain/diary.js';
+import type { AuditTrail, Clock, DiaryStore } from '../ports.js';
+import { MemoryApiError, pageCursor, pageToken } from './memory-api.js';
+
+export interface DiaryDeps {
+  diary: DiaryStore;
+  audit: AuditTrail;
+  clock: Clock;
+}
+
+export type DiaryEntryView = DiaryRecord & { visible: boolean };
+
+const view = (r: DiaryRecord): DiaryEntryView => ({ ...r, visible: diaryVisible(r) });
+
+/** A page of the user's entries, newest first: the visible ones, or (`include: 'all'`) every attempt. */
+export async function listDiary(
+  deps: DiaryDeps,
+  userId: string,
+  q: { limit: number; nextToken?: string | undefined; type?: DiaryRecord['type'] | undefined; include: 'visible' | 'all' },
+): Promise<{ entries: DiaryEntryView[]; nextToken?: string }> {
+  const after = q.nextToken === undefined ? undefined : pageCursor(q.nextToken, (p) => (Array.isArray(p) && p[0] === 'diary' && typeof p[1] === 'string' ? p[1] : null));
+  const page = await deps.diary.page(userId, { limit: q.limit, after, type: q.type });
+  const entries = page.entries.map(view).filter((e) => q.include === 'all' || e.visible);
+  return { entries, ...(page.next !== undefined ? { nextToken: pageToken(['diary', page.next]) } : {}) };
+}
+
+/** A person keeps or drops an entry (the latest decision wins), in the audit trail. */
+export async function overrideDiary(deps: DiaryDeps, actor: string, userId: string, id: string, req: { decision: 'keep' | 'drop'; reason?: string | undefined }): Promise<{ entry: DiaryEntryView }> {
+  const at = deps.clock.now().toISOString();
+  const record = await deps.diary.override(userId, id, { decision: req.decision, by: actor, at, ...(req.reason ? { reason: req.reason } : {}) });
+  if (!record) throw new MemoryApiError(404, `diary entry ${id} of ${userId} not found`);
+  await deps.audit.append([{ userId, itemId: `diary:${id}`, action: req.decision === 'keep' ? 'diary_keep' : 'diary_drop', actor, at, ...(req.reason ? { reason: req.reason } : {}) }]);
+  return { entry: view(record) };
+}

@@ -48,8 +48,12 @@ const DURATION_KEYS = new Set(['duration_ms', 'durationMs', 'latencyMs']);
 const PROCESSING_FACTS = new Set(['reused', 'estimatedCostUsd']);
 /** Processing facts recorded only when they happened, so left out rather than masked. */
 const ONE_SIDED_FACTS = new Set(['budgetRetry', 'budgetRetries']);
-/** Fields (and front-matter keys) holding a time of processing, in every kind of record. */
-const PROCESSING_TIMES = new Set(['staged_at', 'stagedAt', 'promoted_at', 'promotedAt', 'created_at', 'createdAt', 'lastBatchTimestamp', 'lastSeenAt', 'idleCheckDueAt', 'updatedAt', 'receivedAt', 'requestedAt', 'enqueuedAt']);
+/**
+ * Fields (and front-matter keys) holding a time of processing, in every kind of record. A
+ * staged item's `stagedAt` is not one: it is its batch's last turn's time (issue 20 item 14),
+ * so dumps compare it exactly.
+ */
+const PROCESSING_TIMES = new Set(['promoted_at', 'promotedAt', 'created_at', 'createdAt', 'lastBatchTimestamp', 'lastSeenAt', 'idleCheckDueAt', 'updatedAt', 'receivedAt', 'requestedAt', 'enqueuedAt']);
 const ISO = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const FRONT_MATTER_TIME = /^(\w+): (\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/gm;
 

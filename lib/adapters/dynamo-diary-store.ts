@@ -1,5 +1,5 @@
 import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { DiaryOverride, DiaryRecord } from '../domain/diary.js';
+import { type DiaryOverride, type DiaryRecord, diaryVisible } from '../domain/diary.js';
 import { keys } from '../domain/memory-paths.js';
 import type { DiaryStore } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
@@ -25,7 +25,8 @@ export class DynamoDiaryStore implements DiaryStore {
   async put(record: DiaryRecord): Promise<void> {
     await putOnce(this.ddb, this.tableName, { pk: keys.userPk(record.userId), sk: keys.diarySk(record.id), type: 'diary', entry: record });
     // Marked on a repeat too: the first attempt may have died between its write and its mark.
-    await this.changes.mark(record.userId, [`diary:${record.id}`]);
+    // A rejected attempt is not searched, so the index need not hear of it until a person keeps it.
+    if (diaryVisible(record)) await this.changes.mark(record.userId, [`diary:${record.id}`]);
   }
 
   async page(userId: string, options: { limit: number; after?: string | undefined; type?: DiaryRecord['type'] | undefined }): Promise<{ entries: DiaryRecord[]; next?: string }> {

@@ -171,8 +171,8 @@ const auditRow = (e: AuditEntry): Record<string, unknown> => ({ pk: keys.ownerPk
 
 /**
  * Days the table's TTL waits past an item's expiry. Readers hide an expired item at once
- * (isLive); the daily expiry sweep records its expiry in the audit trail (sweeps.ts, which
- * looks back as many days), then DynamoDB's TTL removes it, "typically within a few days"
+ * (isLive); the daily expiry sweep records its expiry in the audit trail (sweeps.ts), then
+ * DynamoDB's TTL removes it, "typically within a few days"
  * of the time it names (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html).
  */
 export const TTL_GRACE_DAYS = 14;

@@ -52,7 +52,8 @@ export async function checkIdle(check: IdleCheck, deps: IdleDeps): Promise<IdleO
       trigger: t.trigger,
       urgency: t.urgency,
       turnIds: t.turnIds,
-      requestedAt: deps.clock.now().toISOString(),
+      // Input time: when the quiet window ended (the check's due time), not when this delivery ran.
+      requestedAt: check.dueAt ?? deps.clock.now().toISOString(),
     };
     await deps.jobs.enqueue(job);
     if (await deps.signalState.save(check.userId, result.state, stored.version)) {

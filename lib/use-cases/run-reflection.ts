@@ -151,9 +151,10 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   // Seed 002 §9: the reliability of the sites the turns read, blended into the documents' confidence.
   const domains = [...new Set([...turnMap.values()].flatMap(domainsRead))];
   const sourceReliability = new Map(domains.length > 0 ? (await deps.sources.stats(domains)).map((s) => [s.domain, reliabilityOf(s).reliability] as const) : []);
-  const docs = stagedDocuments(passed, { batchId: job.jobId, stagedAt: started.toISOString(), turns: turnMap, sourceReliability });
-  // Input time of the batch (its last turn's), for what it verifies and the edges it adds: replays agree.
+  // Input time of the batch (its last turn's), for when its items were staged (the expiry sweep's
+  // cutoff and day index), what it verifies and the edges it adds: replays and redeliveries agree.
   const batchAt = new Date(Math.max(...turns.map((t) => Date.parse(t.timestamp)), 0) || started.getTime()).toISOString();
+  const docs = stagedDocuments(passed, { batchId: job.jobId, stagedAt: batchAt, turns: turnMap, sourceReliability });
   // Fact hygiene: a new fact the dedup gate found in Knowledge is that fact seen again.
   const seen = new Map(rejections.flatMap((r) => (r.gate === 'dedup' && r.existing ? [[r.existing, { at: batchAt, by: `batch ${job.jobId}` }] as const] : [])));
   // Verified on the index as it is now: the API may have written it since the batch read it.

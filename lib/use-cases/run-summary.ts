@@ -63,7 +63,8 @@ export async function runSummary(job: ReflectionJob, deps: SummaryDeps): Promise
     id: job.jobId,
     kind: job.kind,
     trigger: job.trigger,
-    createdAt: deps.clock.now().toISOString(),
+    // Input time (issue 20 item 14): when the summary was asked for, the same on every delivery.
+    createdAt: job.requestedAt,
     sourceTurns: context.included,
     prompt: settings.prompt,
     text,

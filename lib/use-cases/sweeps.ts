@@ -75,6 +75,8 @@ export async function weeklySweep(now: Date, deps: SweepDeps): Promise<SweepResu
 
 /** Days before the cutoff the expiry sweep re-checks, in case a run was missed. */
 const EXPIRY_CATCH_UP_DAYS = 14;
+/** Days before today the sweep re-checks for tier entries that expired. */
+const TIER_EXPIRY_CATCH_UP_DAYS = 1;
 
 /**
  * Seed 000 §6: staged items older than 30 days with promotion_count < 2 are deleted, each
@@ -97,8 +99,10 @@ export async function expirySweep(now: Date, deps: SweepDeps): Promise<SweepResu
     for (const d of deletions) deps.log.info('staged item expired', { userId, ...d });
   }
   const deleted = [...byUser.values()].reduce((n, d) => n + d.length, 0);
-  // Seed 004: tier entries whose TTL ran out (today, or on a day a missed run left), expired in the audit trail with why.
-  const tierDays = Array.from({ length: EXPIRY_CATCH_UP_DAYS + 1 }, (_, i) => new Date(now.getTime() - i * 86_400_000).toISOString().slice(0, 10));
+  // Seed 004: tier entries whose TTL ran out today or yesterday (a run Lambda's retries could not
+  // save), expired in the audit trail with why. Eight small queries a day each, not 120: an entry
+  // two missed runs left is hidden all the same (reads check expiresAt) and removed by the table's TTL.
+  const tierDays = Array.from({ length: TIER_EXPIRY_CATCH_UP_DAYS + 1 }, (_, i) => new Date(now.getTime() - i * 86_400_000).toISOString().slice(0, 10));
   const tierEntriesExpired = await expireTierEntries(deps.items, tierDays, now);
   return { sweep: 'expiry', at: now.toISOString(), selected: byUser.size, skipped: found.length - deleted, jobs: [], deleted, tierEntriesExpired };
 }

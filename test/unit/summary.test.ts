@@ -43,6 +43,12 @@ describe('summaries after inactivity (seed 003)', () => {
     expect(parseFrontMatter(pair?.assistant.markdown ?? '')).toMatchObject({ meta: { role: 'assistant', reflection_id: 'summary-1-3' }, body: 'Summary of 3 turns.\n' });
   });
 
+  it('dates the summary by its input time, the job\'s request, however late a delivery writes it (issue 20 item 14)', async () => {
+    const { deps } = await setup();
+    await runSummary({ ...job(), requestedAt: '2026-02-01T09:00:00.000Z' }, { ...deps, clock: fixedClock('2026-02-09T10:00:00.000Z') });
+    expect(deps.reflections.pairs.get('alice/summary-1-3')?.createdAt).toBe('2026-02-01T09:00:00.000Z');
+  });
+
   it('retries an empty answer when the job will be delivered again; writes it on the last delivery', async () => {
     const { deps } = await setup();
     const silent = new ScriptedModel(() => ({}), () => '');

@@ -1,5 +1,6 @@
 /**
- * Seed 004 through the real handlers on the local stack. Issue 20 item 11, tiers: the API
+ * The memory's lifecycle through the real handlers on the local stack: seed 004's tiers and
+ * diary, and the input times that decide state (issue 20 item 14). Issue 20 item 11, tiers: the API
  * (corroboration, automatic promotion), the signal function (a session's close clears its
  * ephemeral entries), the sweep function (expiry with its reason) and the nightly run (decay
  * and garbage collection), each move in the audit trail. Items 12 and 13, the diary: an
@@ -156,5 +157,20 @@ describe('the diary: reflection entries, read by the next reflection, listed, se
     expect(await found({ filters: { contentTypes: ['diary'] } })).toContain(id);
     expect((await audit(user, id)).map((e) => e.action)).toEqual(['diary_keep', 'diary_drop']);
     expect((await call('POST', `${u(user)}/diary/batch-999-999`, { decision: 'keep' })).status).toBe(404);
+  });
+});
+
+describe('input times decide state, not processing times (issue 20 item 14)', () => {
+  it("a batch reviewed days after its turns stages its items at its last turn's time, so the expiry sweep counts from the conversation", async () => {
+    const user = 'late-user';
+    const said = ['My dog is named Rex and he loves the beach.', 'I went to Lisbon last spring with my sister.', 'I work as a nurse at the city hospital.', 'My sister Ana is a painter.', 'I love hiking in the mountains.'];
+    const start = stack.now().getTime() - 3 * DAY;
+    const turns = Array.from({ length: 10 }, (_, i) => ({ type: 'turn.saved' as const, version: 1 as const, userId: user, sessionId: 's-old', turnId: i + 1, timestamp: new Date(start + i * 60_000).toISOString(), query: said[i % said.length] ?? '', response: 'Noted.' }));
+    await stack.publisher.publish(turns);
+    await stack.waitUntilDrained();
+    const staged = (await call('GET', `${u(user)}/review/staged?includeDecided=true`)).body.staged as Result[];
+    expect(staged.length).toBeGreaterThan(0);
+    const lastTurnAt = turns.at(-1)?.timestamp;
+    for (const s of staged) expect(s.history[0]).toMatchObject({ event: 'staged', at: lastTurnAt });
   });
 });

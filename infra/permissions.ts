@@ -55,7 +55,9 @@ export interface Permissions {
 export const PERMISSIONS: Record<FunctionKey, Permissions> = {
   signal: {
     // signal state (GetItem, conditional PutItem), turn index (BatchWriteItem), duplicate check (BatchGetItem),
-    // source reliability (TransactWriteItems of a marker Put and a counts Update)
+    // source reliability (TransactWriteItems of a marker Put and a counts Update), a closed session's
+    // ephemeral entries (GetItem of its list and of each entry; TransactWriteItems of Puts: each cleared
+    // entry, its audit entry and its search change mark)
     dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem', 'BatchWriteItem'],
     s3: {
       // PutObjectTagging: a PUT that sets tags (the `kind=turn` tag the archival rule filters on)

@@ -292,8 +292,8 @@ export interface DiaryStore {
   /** The user's entries, newest (latest turns) first, at most `limit`, after the page `after` ends (an entry id). */
   page(userId: string, options: { limit: number; after?: string | undefined; type?: DiaryRecord['type'] | undefined }): Promise<{ entries: DiaryRecord[]; next?: string }>;
   byIds(userId: string, ids: readonly string[]): Promise<DiaryRecord[]>;
-  /** A person's keep or drop (the latest wins); null when the user has no such entry. */
-  override(userId: string, id: string, override: DiaryOverride): Promise<DiaryRecord | null>;
+  /** A person's keep or drop (the latest wins), with its audit entry, together; null when the user has no such entry. */
+  override(userId: string, id: string, override: DiaryOverride, audit: AuditEntry): Promise<DiaryRecord | null>;
 }
 
 /** Who did what to which item, when and why: promotions, demotions, deletions, reviews. */

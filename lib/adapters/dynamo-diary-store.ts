@@ -1,14 +1,21 @@
-import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { type DiaryOverride, type DiaryRecord, diaryVisible } from '../domain/diary.js';
 import { keys } from '../domain/memory-paths.js';
 import type { DiaryStore } from '../ports.js';
-import { isConditionalCheckFailure } from './dynamo-errors.js';
+import { isCancelledByCondition } from './dynamo-errors.js';
+import { auditRow, requestToken } from './memory-item-store.js';
+import type { AuditEntry } from '../domain/memory-tiers.js';
 import { putOnce } from './dynamo-put-once.js';
 import { batchGetAll } from './dynamo-query.js';
 import type { DynamoSearchChangeLog } from './search-index-store.js';
 
 /** Items a page reads at most while it looks for entries of one type (a filter reads past the others). */
 const MAX_SCANNED_PER_PAGE = 500;
+/** The batch id at the end of a diary sort key (`DIARY#{lastTurn}#{batchId}`). */
+const batchIdOfSk = (sk: unknown): string | undefined => (typeof sk === 'string' ? sk.split('#').slice(2).join('#') || undefined : undefined);
+
+/** Items each Query of a one-type page reads. */
+const FILTERED_STEP = 100;
 
 /**
  * Diary entries as `DIARY#{lastTurn}#{batchId}` items in the user's partition (keys.diarySk):
@@ -29,11 +36,17 @@ export class DynamoDiaryStore implements DiaryStore {
     if (diaryVisible(record)) await this.changes.mark(record.userId, [`diary:${record.id}`]);
   }
 
+  /**
+   * A Query's Limit counts the items it reads before its FilterExpression drops any
+   * ("the maximum number of items to evaluate (not necessarily the number of matching items)":
+   * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_Query.html),
+   * so a page of one type reads in steps of FILTERED_STEP items, not of the few it still needs.
+   */
   async page(userId: string, options: { limit: number; after?: string | undefined; type?: DiaryRecord['type'] | undefined }): Promise<{ entries: DiaryRecord[]; next?: string }> {
     const entries: DiaryRecord[] = [];
     let start: Record<string, unknown> | undefined = options.after === undefined ? undefined : { pk: keys.userPk(userId), sk: keys.diarySk(options.after) };
     let scanned = 0;
-    while (entries.length < options.limit && scanned < MAX_SCANNED_PER_PAGE) {
+    while (entries.length <= options.limit && scanned < MAX_SCANNED_PER_PAGE) {
       const res = await this.ddb.send(
         new QueryCommand({
           TableName: this.tableName,
@@ -41,7 +54,8 @@ export class DynamoDiaryStore implements DiaryStore {
           ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.diaryPrefix, ...(options.type ? { ':t': options.type } : {}) },
           ...(options.type ? { FilterExpression: '#e.#t = :t', ExpressionAttributeNames: { '#e': 'entry', '#t': 'type' } } : {}),
           ScanIndexForward: false,
-          Limit: options.limit - entries.length,
+          // One more than the page, to know whether another follows.
+          Limit: options.type ? FILTERED_STEP : options.limit + 1 - entries.length,
           ExclusiveStartKey: start,
         }),
       );
@@ -50,8 +64,11 @@ export class DynamoDiaryStore implements DiaryStore {
       start = res.LastEvaluatedKey;
       if (!start) break;
     }
-    const last = entries.at(-1);
-    return { entries, ...(start && last ? { next: last.id } : {}) };
+    const page = entries.slice(0, options.limit);
+    // More follow when this read found more than the page, or stopped before the partition's end
+    // (then, with nothing of the type found, the page ends where the read stopped).
+    const next = entries.length > page.length || start ? (page.at(-1)?.id ?? batchIdOfSk(start?.sk)) : undefined;
+    return { entries: page, ...(next ? { next } : {}) };
   }
 
   async byIds(userId: string, ids: readonly string[]): Promise<DiaryRecord[]> {
@@ -59,24 +76,37 @@ export class DynamoDiaryStore implements DiaryStore {
     return items.map((i) => i.entry as DiaryRecord);
   }
 
-  async override(userId: string, id: string, override: DiaryOverride): Promise<DiaryRecord | null> {
+  /**
+   * The override, its audit entry and the entry's search change mark in one TransactWriteItems
+   * (a keep or drop is never without its audit entry); then the entry as it now is.
+   */
+  async override(userId: string, id: string, override: DiaryOverride, audit: AuditEntry): Promise<DiaryRecord | null> {
+    const key = { pk: keys.userPk(userId), sk: keys.diarySk(id) };
     try {
-      const res = await this.ddb.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: keys.userPk(userId), sk: keys.diarySk(id) },
-          UpdateExpression: 'SET #e.#o = :o',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: { '#e': 'entry', '#o': 'override' },
-          ExpressionAttributeValues: { ':o': override },
-          ReturnValues: 'ALL_NEW',
+      await this.ddb.send(
+        new TransactWriteCommand({
+          ClientRequestToken: requestToken([userId, id, override.decision, override.at]),
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: key,
+                UpdateExpression: 'SET #e.#o = :o',
+                ConditionExpression: 'attribute_exists(pk)',
+                ExpressionAttributeNames: { '#e': 'entry', '#o': 'override' },
+                ExpressionAttributeValues: { ':o': override },
+              },
+            },
+            { Put: { TableName: this.tableName, Item: auditRow(audit) } },
+            ...this.changes.requests(userId, [`diary:${id}`]).map((r) => ({ Put: { TableName: this.tableName, Item: (r as { PutRequest: { Item: Record<string, unknown> } }).PutRequest.Item } })),
+          ],
         }),
       );
-      await this.changes.mark(userId, [`diary:${id}`]);
-      return (res.Attributes?.entry as DiaryRecord | undefined) ?? null;
     } catch (error) {
-      if (isConditionalCheckFailure(error)) return null;
+      if (isCancelledByCondition(error)) return null;
       throw error;
     }
+    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
+    return (res.Item?.entry as DiaryRecord | undefined) ?? null;
   }
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type MemoryItem, MemoryItemSchema } from '../domain/memory-item.js';
 import { dayGsiPartitions, keys } from '../domain/memory-paths.js';
@@ -74,6 +75,10 @@ export class DynamoMemoryItemStore implements MemoryItemStore {
     try {
       await this.ddb.send(
         new TransactWriteCommand({
+          // The SDK retries a request whose answer was lost; the same token makes that retry a no-op
+          // success instead of a failed condition (idempotent for 10 minutes:
+          // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html).
+          ClientRequestToken: requestToken([item.userId, item.id, expectedUpdatedAt, audit.action, audit.at]),
           TransactItems: [
             {
               Put: {
@@ -166,8 +171,11 @@ export class DynamoAuditTrail implements AuditTrail {
   }
 }
 
+/** A TransactWriteItems ClientRequestToken (1–36 characters) naming one intended change. */
+export const requestToken = (parts: readonly string[]): string => createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 36);
+
 /** Keyed by time, item and action: a retried request rewrites the same entry, not a second one. */
-const auditRow = (e: AuditEntry): Record<string, unknown> => ({ pk: keys.ownerPk(e.userId), sk: `AUDIT#${e.at}#${e.itemId}#${e.action}`, type: 'audit', entry: e });
+export const auditRow = (e: AuditEntry): Record<string, unknown> => ({ pk: keys.ownerPk(e.userId), sk: `AUDIT#${e.at}#${e.itemId}#${e.action}`, type: 'audit', entry: e });
 
 /**
  * Days the table's TTL waits past an item's expiry. Readers hide an expired item at once

@@ -326,8 +326,8 @@ export function reflectionItem(r: ReflectionRecordView, attributes: Record<strin
 }
 
 /**
- * A diary entry (seed 004 P3-M2/M3): content type `diary`, and `reflection` or `observation`
- * by its type. Hidden (deleted) when the criteria rejected it and nobody kept it, or a person
+ * A diary entry (seed 004 P3-M2/M3): content type `diary`, and `reflection_entry` or
+ * `observation` by its type. Hidden (deleted) when the criteria rejected it and nobody kept it, or a person
  * dropped it.
  */
 export function diaryItem(r: DiaryRecord): MemoryItem {
@@ -342,7 +342,8 @@ export function diaryItem(r: DiaryRecord): MemoryItem {
     text: r.text,
     primaryTopic: 'diary',
     keywords: [],
-    contentTypes: ['diary', r.type],
+    // `reflection_entry`, not `reflection`: kind `reflection` names the summaries.
+    contentTypes: ['diary', r.type === 'reflection' ? 'reflection_entry' : 'observation'],
     scope: 'user',
     quality: confidence,
     confidence,

@@ -46,6 +46,17 @@ export function confidenceAt(item: MemoryItem, now: Date): number {
   return policy ? decayed(seen.confidence, seen.at, now, policy) : seen.confidence;
 }
 
+/** The entry seen in use now (a turn it served was approved): its decay starts again from its confidence. */
+export function seenInUse(item: MemoryItem, now: Date): MemoryItem {
+  return { ...item, seen: { ...sightingsOf(item), at: now.toISOString(), confidence: item.confidence } };
+}
+
+/**
+ * Decay is written when it has moved the stored confidence this much: often enough for
+ * readers and the garbage threshold, at most about twenty writes in an entry's life.
+ */
+export const DECAY_WRITE_STEP = 0.05;
+
 /** What the policy does to an entry: the entry as it becomes, and its audit entry's what and why. */
 export interface TierDecision {
   item: MemoryItem;
@@ -97,7 +108,7 @@ export function reviewTierEntry(item: MemoryItem, now: Date): TierDecision | nul
   }
   const promoted = autoPromotion(item, now);
   if (promoted) return promoted;
-  if (confidence === item.confidence) return null;
+  if (item.confidence - confidence < DECAY_WRITE_STEP) return null;
   return { item: { ...item, confidence }, audit: { action: 'decay', from: String(item.confidence), to: String(confidence), reason: `not seen again since ${sightingsOf(item).at}` } };
 }
 

@@ -6,12 +6,11 @@
  * entries"). Either is audited and reaches search (content type `diary`).
  */
 import { type DiaryRecord, diaryVisible } from '../domain/diary.js';
-import type { AuditTrail, Clock, DiaryStore } from '../ports.js';
+import type { Clock, DiaryStore } from '../ports.js';
 import { MemoryApiError, pageCursor, pageToken } from './memory-api.js';
 
 export interface DiaryDeps {
   diary: DiaryStore;
-  audit: AuditTrail;
   clock: Clock;
 }
 
@@ -34,8 +33,9 @@ export async function listDiary(
 /** A person keeps or drops an entry (the latest decision wins), in the audit trail. */
 export async function overrideDiary(deps: DiaryDeps, actor: string, userId: string, id: string, req: { decision: 'keep' | 'drop'; reason?: string | undefined }): Promise<{ entry: DiaryEntryView }> {
   const at = deps.clock.now().toISOString();
-  const record = await deps.diary.override(userId, id, { decision: req.decision, by: actor, at, ...(req.reason ? { reason: req.reason } : {}) });
+  const reason = req.reason ? { reason: req.reason } : {};
+  const audit = { userId, itemId: `diary:${id}`, action: req.decision === 'keep' ? ('diary_keep' as const) : ('diary_drop' as const), actor, at, ...reason };
+  const record = await deps.diary.override(userId, id, { decision: req.decision, by: actor, at, ...reason }, audit);
   if (!record) throw new MemoryApiError(404, `diary entry ${id} of ${userId} not found`);
-  await deps.audit.append([{ userId, itemId: `diary:${id}`, action: req.decision === 'keep' ? 'diary_keep' : 'diary_drop', actor, at, ...(req.reason ? { reason: req.reason } : {}) }]);
   return { entry: view(record) };
 }

@@ -12,6 +12,7 @@ import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex }
 import type { IndexedItem } from '../domain/search-segment.js';
 import { COMPACT_AT, type SearchIndexReader, type SearchView, SegmentRetiredError } from './search-index.js';
 import { corroborateEntry } from './tier-policy.js';
+import { seenInUse } from '../domain/tier-policy.js';
 import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, newTierItem, nextUpdatedAt, promoteTier } from '../domain/memory-tiers.js';
 import { applyOutcome, newScopeExpiry } from '../domain/scope-trust.js';
 import { PROMOTIONS_TO_KNOWLEDGE, type StagedRecord } from '../domain/promotion.js';
@@ -243,10 +244,13 @@ export async function createTierEntry(deps: MemoryApiDeps, actor: string, userId
   const now = deps.clock.now();
   const attrs = entry.sourceTurns?.length ? await attributesOf(deps, userId, entry.sourceTurns) : {};
   const fresh = newTierItem(userId, tier, entry, now, attrs);
-  const res = await deps.items.create({ ...fresh, path: `memory/${tier}/${fresh.id}` });
-  if (res.created) {
+  const item = { ...fresh, path: `memory/${tier}/${fresh.id}` };
+  const res = await deps.items.create(item);
+  // An entry of that id that expired, was collected or cleared is written anew (its id no longer names a session).
+  const reborn = !res.created && !isLive(res.item, now) && (await deps.items.replace({ ...item, updatedAt: nextUpdatedAt(res.item.updatedAt, now) }, res.item.updatedAt));
+  if (res.created || reborn) {
     await deps.audit.append([{ userId, itemId: fresh.id, action: 'create', actor, at: now.toISOString(), to: tier }]);
-    return res;
+    return { item: reborn ? { ...item, updatedAt: nextUpdatedAt(res.item.updatedAt, now) } : res.item, created: true };
   }
   // The same short-term entry from another session: seen again (seed 004's corroboration), maybe promoted.
   const seen = res.item.tier === tier && isLive(res.item, now) ? await corroborateEntry(deps.items, actor, userId, res.item.id, entry.sessionId, now) : null;
@@ -427,8 +431,10 @@ export async function recordOutcome(
         (i) => {
           change = applyOutcome(i, req.validation, deps.clock.now());
           const action = change.scopeTo === change.scopeFrom ? 'trust' : scopeRank(change.scopeTo) > scopeRank(change.scopeFrom) ? 'scope_up' : 'scope_down';
+          // A turn the item helped pass is the item seen in use: its decay starts again (lib/domain/tier-policy.ts).
+          const used = req.validation === 'APPROVE' ? seenInUse(change.item, deps.clock.now()) : change.item;
           return {
-            item: change.item,
+            item: used,
             audit: { action, from: `${change.scopeFrom} (trust ${change.trustFrom})`, to: `${change.scopeTo} (trust ${change.trustTo})`, reason: `validation ${req.validation}${req.turnId !== undefined ? ` of turn ${req.turnId}` : ''}` },
           };
         },

@@ -154,7 +154,7 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   // Input time of the batch (its last turn's), for when its items were staged (the expiry sweep's
   // cutoff and day index), what it verifies and the edges it adds: replays and redeliveries agree.
   const batchAt = new Date(Math.max(...turns.map((t) => Date.parse(t.timestamp)), 0) || started.getTime()).toISOString();
-  const docs = stagedDocuments(passed, { batchId: job.jobId, stagedAt: batchAt, turns: turnMap, sourceReliability });
+  const docs = stagedDocuments(passed, { batchId: job.jobId, stagedAt: stagedAtOf(batchAt, job), turns: turnMap, sourceReliability });
   // Fact hygiene: a new fact the dedup gate found in Knowledge is that fact seen again.
   const seen = new Map(rejections.flatMap((r) => (r.gate === 'dedup' && r.existing ? [[r.existing, { at: batchAt, by: `batch ${job.jobId}` }] as const] : [])));
   // Verified on the index as it is now: the API may have written it since the batch read it.
@@ -262,6 +262,19 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   return finish(job, log, deps);
 }
 
+/** Oldest a staged time may be before its job was asked for: the expiry sweep looks 14 days past its cutoff. */
+const MAX_STAGED_LAG_MS = 7 * 86_400_000;
+
+/**
+ * When a batch's items were staged: its last turn's time (an input time, the same on every
+ * delivery), but no more than a week before the job was asked for — turns imported months
+ * late would otherwise be staged on a day the expiry sweep no longer reads, or expire at once.
+ */
+function stagedAtOf(batchAt: string, job: ReflectionJob): string {
+  const floor = Date.parse(job.requestedAt) - MAX_STAGED_LAG_MS;
+  return Date.parse(batchAt) < floor ? new Date(floor).toISOString() : batchAt;
+}
+
 /**
  * Seed 004 P3-M3: a diary entry only when the batch mattered (or the model reflected on the
  * event that fired it); otherwise the reason is logged. The record of either is kept, at the
@@ -280,7 +293,8 @@ async function writeDiary(job: ReflectionJob, input: DiaryInput, at: string, dep
 
 /** The agent's latest reflection entries (seed 004: a reflection consults the earlier ones), newest first; this batch's own left out. */
 async function earlierReflections(job: ReflectionJob, deps: ReflectionDeps): Promise<EarlierReflection[]> {
-  const { entries } = await deps.diary.page(job.userId, { limit: EARLIER_REFLECTIONS_SHOWN + 1, type: 'reflection' });
+  // Enough to leave this batch's own and any dropped ones out and still show three.
+  const { entries } = await deps.diary.page(job.userId, { limit: 10, type: 'reflection' });
   return entries
     .filter((e) => e.id !== job.jobId && diaryVisible(e) && e.reflection)
     .slice(0, EARLIER_REFLECTIONS_SHOWN)

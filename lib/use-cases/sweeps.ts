@@ -100,8 +100,9 @@ export async function expirySweep(now: Date, deps: SweepDeps): Promise<SweepResu
   }
   const deleted = [...byUser.values()].reduce((n, d) => n + d.length, 0);
   // Seed 004: tier entries whose TTL ran out today or yesterday (a run Lambda's retries could not
-  // save), expired in the audit trail with why. Eight small queries a day each, not 120: an entry
-  // two missed runs left is hidden all the same (reads check expiresAt) and removed by the table's TTL.
+  // save), expired in the audit trail with why: 16 small queries a run (two days, eight shards), not
+  // 120. An entry two missed runs left is hidden all the same (reads check expiresAt) and removed by
+  // the table's TTL, without an `expire` entry.
   const tierDays = Array.from({ length: TIER_EXPIRY_CATCH_UP_DAYS + 1 }, (_, i) => new Date(now.getTime() - i * 86_400_000).toISOString().slice(0, 10));
   const tierEntriesExpired = await expireTierEntries(deps.items, tierDays, now);
   return { sweep: 'expiry', at: now.toISOString(), selected: byUser.size, skipped: found.length - deleted, jobs: [], deleted, tierEntriesExpired };

@@ -379,10 +379,12 @@ export class MemoryDiary implements DiaryStore {
       return r ? [structuredClone(r)] : [];
     });
   }
-  async override(userId: string, id: string, override: DiaryOverride) {
+  readonly audit: AuditEntry[] = [];
+  async override(userId: string, id: string, override: DiaryOverride, audit: AuditEntry) {
     const r = this.records.get(`${userId}\u0000${id}`);
     if (!r) return null;
     r.override = structuredClone(override);
+    this.audit.push(structuredClone(audit));
     return structuredClone(r);
   }
 }

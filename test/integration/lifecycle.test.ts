@@ -87,6 +87,10 @@ describe('tiers as seed 004 defines them (issue 20 item 11)', () => {
     // 0.6 seen once, decaying from a day after: 0.6 × 0.5^(6/7) at the end of its window.
     expect(moves[0].reason).toBe('unverified/unsupported: confidence 0.33 < 0.5 when its TTL ran out');
     expect((await call('POST', `${u(user)}/memory/retrieve`, { id })).status).toBe(404);
+    // Written again after it expired: a new entry under the same id, not the dead one.
+    const again = await call('POST', `${u(user)}/memory/tiers/short_term`, { text: 'There is a red mug on the desk', sessionId: 's-2', confidence: 0.6 });
+    expect(again.body).toMatchObject({ created: true, item: { id, tier: 'short_term', deleted: false, seen: { sessions: ['s-2'] } } });
+    expect((await call('POST', `${u(user)}/memory/retrieve`, { id })).status).toBe(200);
   });
 
   it('the nightly run decays short-term entries nobody wrote again and collects those below 0.1', async () => {

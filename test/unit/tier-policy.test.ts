@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newTierItem } from '../../lib/domain/memory-tiers.js';
-import { autoPromotion, closeSession, confidenceAt, corroborate, expireEntry, reviewTierEntry } from '../../lib/domain/tier-policy.js';
+import { autoPromotion, closeSession, confidenceAt, corroborate, expireEntry, reviewTierEntry, seenInUse } from '../../lib/domain/tier-policy.js';
 
 const now = new Date('2026-03-01T12:00:00.000Z');
 const later = (days: number) => new Date(now.getTime() + days * 86_400_000);
@@ -48,6 +48,13 @@ describe('the tier policy (seed 004)', () => {
     const decaying = reviewTierEntry(st, later(3));
     expect(decaying?.audit).toMatchObject({ action: 'decay', from: '0.6', to: '0.49' });
     expect(decaying && reviewTierEntry(decaying.item, later(3))).toBeNull();
+  });
+
+  it('writes decay only once it has moved 0.05, and an item seen in use starts its decay again', () => {
+    const lt = newTierItem('u1', 'long_term', { text: 'x', confidence: 0.8 }, now);
+    expect(reviewTierEntry(lt, later(32))).toBeNull(); // 0.8 → 0.78: not yet worth a write
+    expect(reviewTierEntry(lt, later(40))?.audit).toMatchObject({ action: 'decay', to: '0.71' });
+    expect(confidenceAt(seenInUse(lt, later(40)), later(60))).toBe(0.8);
   });
 
   it('clears a closed session’s ephemeral entries only', () => {

@@ -631,6 +631,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       if (!values['keep-data']) await dropRoundObjects(stack, `load-r${r}`);
       stack.emulators.converse.requests.length = 0;
       const h = await heapAfterGc(gc);
+      // LOAD_SNAPSHOTS=8,12: a heap snapshot after those rounds' GC, for bench/heap-diff.ts.
+      if ((process.env.LOAD_SNAPSHOTS ?? '').split(',').includes(String(r))) v8.writeHeapSnapshot(`/tmp/load-r${r}.heapsnapshot`);
       heap.rounds.push({ round: r, ...h });
       const { problems, ...shown } = res;
       log(`round ${r}: ${JSON.stringify(shown)}; heap ${JSON.stringify(h)}`);

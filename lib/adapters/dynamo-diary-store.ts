@@ -98,7 +98,7 @@ export class DynamoDiaryStore implements DiaryStore {
               },
             },
             { Put: { TableName: this.tableName, Item: auditRow(audit) } },
-            ...this.changes.requests(userId, [`diary:${id}`]).map((r) => ({ Put: { TableName: this.tableName, Item: (r as { PutRequest: { Item: Record<string, unknown> } }).PutRequest.Item } })),
+            ...this.changes.transactPuts(userId, [`diary:${id}`]),
           ],
         }),
       );

@@ -90,7 +90,7 @@ export class DynamoMemoryItemStore implements MemoryItemStore {
               },
             },
             { Put: { TableName: this.tableName, Item: auditRow(audit) } },
-            ...this.changes.requests(item.userId, [item.id]).map((r) => ({ Put: { TableName: this.tableName, Item: (r as { PutRequest: { Item: Record<string, unknown> } }).PutRequest.Item } })),
+            ...this.changes.transactPuts(item.userId, [item.id]),
           ],
         }),
       );

@@ -174,7 +174,16 @@ export class DynamoSearchChangeLog {
 
   /** One owner's marks as BatchWriteItem put requests. */
   requests(userId: string, itemIds: readonly string[]): Array<Record<string, unknown>> {
+    return this.items(userId, itemIds).map((Item) => ({ PutRequest: { Item } }));
+  }
+
+  /** One owner's marks as TransactWriteItems Puts, for a store that writes them with its item in one transaction. */
+  transactPuts(userId: string, itemIds: readonly string[]): Array<{ Put: { TableName: string; Item: Record<string, unknown> } }> {
+    return this.items(userId, itemIds).map((Item) => ({ Put: { TableName: this.tableName, Item } }));
+  }
+
+  private items(userId: string, itemIds: readonly string[]): Array<Record<string, unknown>> {
     const at = `${new Date().toISOString()}#${Math.random().toString(36).slice(2, 10)}`;
-    return [...new Set(itemIds)].map((itemId) => ({ PutRequest: { Item: { pk: keys.ownerPk(userId), sk: keys.searchChangeSk(itemId), kind: 'search-change', itemId, at } } }));
+    return [...new Set(itemIds)].map((itemId) => ({ pk: keys.ownerPk(userId), sk: keys.searchChangeSk(itemId), kind: 'search-change', itemId, at }));
   }
 }

@@ -48,6 +48,7 @@ import {
   MemoryJobQueue,
   MemoryCostLedger,
   MemoryDiary,
+  MemoryItems,
   MemorySettings,
   MemoryEventPublisher,
   MemoryKnowledgeStore,
@@ -380,47 +381,26 @@ export class RecordingExpiryLog extends MemoryExpiryLog {
   }
 }
 
-/** API-written memory items, by owner and id, first write wins (as DynamoMemoryItemStore). */
-export class RecordingMemoryItems implements MemoryItemStore {
-  readonly items = new Map<string, MemoryItem>();
+/** API-written memory items (the in-memory store), each write in the log and each move's audit entry in the trail. */
+export class RecordingMemoryItems extends MemoryItems {
   constructor(
     private readonly log: WriteLog,
-    private readonly audit?: RecordingAudit,
-  ) {}
-  async get(userId: string, id: string) {
-    const item = this.items.get(`${userId}\u0000${id}`);
-    return item ? structuredClone(item) : null;
+    private readonly trail?: RecordingAudit,
+  ) {
+    super();
   }
-  async create(item: MemoryItem) {
+  override async create(item: MemoryItem) {
     this.log.addItem('items.create', item.userId, ddbKey(item.userId, `MEM#${item.id}`), { item });
-    const existing = this.items.get(`${item.userId}\u0000${item.id}`);
-    if (existing) return { item: structuredClone(existing), created: false };
-    this.items.set(`${item.userId}\u0000${item.id}`, structuredClone(item));
-    return { item, created: true };
+    return super.create(item);
   }
-  async replace(item: MemoryItem, expectedUpdatedAt: string) {
+  override async replace(item: MemoryItem, expectedUpdatedAt: string) {
     this.log.addItem('items.replace', item.userId, ddbKey(item.userId, `MEM#${item.id}`), { item });
-    const existing = this.items.get(`${item.userId}\u0000${item.id}`);
-    if (!existing || existing.updatedAt !== expectedUpdatedAt) return false;
-    this.items.set(`${item.userId}\u0000${item.id}`, structuredClone(item));
-    return true;
+    return super.replace(item, expectedUpdatedAt);
   }
-  async list(userId: string) {
-    return [...this.items.values()].filter((i) => i.userId === userId).map((i) => structuredClone(i));
-  }
-  async move(item: MemoryItem, expectedUpdatedAt: string, audit: AuditEntry) {
-    const existing = this.items.get(`${item.userId}\u0000${item.id}`);
-    if (!existing || existing.updatedAt !== expectedUpdatedAt) return false;
-    this.log.addItem('items.move', item.userId, ddbKey(item.userId, `MEM#${item.id}`), { item });
-    this.items.set(`${item.userId}\u0000${item.id}`, structuredClone(item));
-    await this.audit?.append([audit]);
-    return true;
-  }
-  async expiringOn(day: string) {
-    return [...this.items.values()].filter((i) => !i.deleted && i.expiresAt?.slice(0, 10) === day).map((i) => structuredClone(i));
-  }
-  async sessionEphemera(userId: string, sessionId: string) {
-    return [...this.items.values()].filter((i) => i.userId === userId && i.tier === 'ephemeral' && i.sessionId === sessionId).map((i) => i.id);
+  override async move(item: MemoryItem, expectedUpdatedAt: string, audit: AuditEntry) {
+    const moved = await super.move(item, expectedUpdatedAt, audit);
+    if (moved) await this.trail?.append([audit]);
+    return moved;
   }
 }
 

@@ -19,6 +19,7 @@
 import { createHash } from 'node:crypto';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { LRUCache } from 'lru-cache';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { keys, knowledgeIndexKey, knowledgePrefix } from '../domain/memory-paths.js';
 import type { KnowledgeIndexChange } from '../ports.js';
@@ -48,7 +49,8 @@ export class KnowledgeIndexConflictError extends Error {
 }
 
 export class VersionedKnowledgeIndex {
-  private readonly cache = new Map<string, Snapshot>();
+  /** By user, least recently used first out. */
+  private readonly cache = new LRUCache<string, Snapshot>({ max: CACHED_USERS });
 
   constructor(
     private readonly ddb: DynamoDBDocumentClient,
@@ -78,7 +80,7 @@ export class VersionedKnowledgeIndex {
       const key = knowledgeIndexKey(userId, version, createHash('sha256').update(body).digest('hex').slice(0, 16));
       await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: body, ContentType: 'application/json' }));
       if (await this.movePointer(userId, current, version, key)) {
-        this.remember(userId, { version, key, docs: next.docs ?? [] });
+        this.cache.set(userId, { version, key, docs: next.docs ?? [] });
         await this.changes.mark(userId, changedIds(current.docs, next.docs ?? []));
         if (current.key && current.key !== key) await this.delete(current.key);
         return next.result;
@@ -126,19 +128,13 @@ export class VersionedKnowledgeIndex {
         const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: pointer.key }));
         const docs = (JSON.parse((await res.Body?.transformToString('utf-8')) ?? '{}') as { docs?: KnowledgeDoc[] }).docs ?? [];
         const snapshot = { ...pointer, docs };
-        this.remember(userId, snapshot);
+        this.cache.set(userId, snapshot);
         return snapshot;
       } catch (error) {
         // A newer writer retired this version between the two reads: read the pointer again.
         if ((error as Error).name !== 'NoSuchKey' || attempt >= MAX_ATTEMPTS) throw error;
       }
     }
-  }
-
-  private remember(userId: string, snapshot: Snapshot): void {
-    this.cache.delete(userId);
-    this.cache.set(userId, snapshot);
-    if (this.cache.size > CACHED_USERS) this.cache.delete(this.cache.keys().next().value as string);
   }
 
   private async delete(key: string): Promise<void> {

@@ -26,20 +26,27 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { LRUCache } from 'lru-cache';
 import { keys, searchSegmentKey } from '../domain/memory-paths.js';
 import { type SearchSegment, segmentFromBytes, segmentToBytes } from '../domain/search-segment.js';
 import type { SearchChange, SearchIndexHead, SearchIndexStore } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 import { batchWriteAll, queryAll } from './dynamo-query.js';
 
-/** Segments a warm container keeps (the large base of a few users, and their small deltas). */
+/**
+ * Segments a warm container keeps (the large base of a few users, and their small deltas),
+ * least recently used first out: at most this many, and at most CACHED_BYTES of their bytes
+ * (a base of months of history is megabytes; the API and reflector have 512 MB).
+ */
 const CACHED_SEGMENTS = 48;
+const CACHED_BYTES = 96 * 1024 * 1024;
 /** The largest object a segment is split into. */
 export const PART_BYTES = 8 * 1024 * 1024;
 const partKey = (key: string, part: number) => `${key}.${part}`;
 
 export class DynamoS3SearchIndexStore implements SearchIndexStore {
-  private readonly cache = new Map<string, SearchSegment>();
+  /** By key (a key never changes content), sized by the segment's bytes as stored. */
+  private readonly cache = new LRUCache<string, { segment: SearchSegment; bytes: number }>({ max: CACHED_SEGMENTS, maxSize: CACHED_BYTES, sizeCalculation: (e) => Math.max(1, e.bytes) });
 
   constructor(
     private readonly ddb: DynamoDBDocumentClient,
@@ -68,7 +75,7 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
 
   async segment({ key, parts }: { key: string; parts: number }): Promise<SearchSegment | null> {
     const cached = this.cache.get(key);
-    if (cached) return cached;
+    if (cached) return cached.segment;
     try {
       const chunks = await Promise.all(
         Array.from({ length: parts }, async (_, i) => {
@@ -76,9 +83,9 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
           return (res.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
         }),
       );
-      const segment = segmentFromBytes(chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks));
-      this.cache.set(key, segment);
-      if (this.cache.size > CACHED_SEGMENTS) this.cache.delete(this.cache.keys().next().value as string);
+      const bytes = chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
+      const segment = segmentFromBytes(bytes);
+      this.cache.set(key, { segment, bytes: bytes.length });
       return segment;
     } catch (error) {
       // A merge retired it after the pointer was read: the caller reads the pointer again.
@@ -96,7 +103,7 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
         this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: partKey(key, i), Body: bytes.subarray(i * PART_BYTES, (i + 1) * PART_BYTES), ContentType: 'application/octet-stream' })),
       ),
     );
-    this.cache.set(key, segment);
+    this.cache.set(key, { segment, bytes: bytes.length });
     return { key, parts };
   }
 

@@ -20,6 +20,7 @@
  * no job reaches: GLOBAL, API-only users). Two compactions of one owner at once write
  * segments under distinct keys, and only the one whose pointer move wins is kept.
  */
+import { LRUCache } from 'lru-cache';
 import { isLive, type MemoryItem } from '../domain/memory-item.js';
 import { type IndexEntry, itemKey, SegmentedIndex, segmentOf } from '../domain/memory-search.js';
 import { mergeSegments, type SearchSegment } from '../domain/search-segment.js';
@@ -74,11 +75,16 @@ interface Overlay {
   entry: IndexEntry;
 }
 
-/** Overlays a warm container keeps, by owner. */
+/**
+ * Overlays a warm container keeps, by owner, least recently used first out: at most this many
+ * owners, and at most CACHED_ITEMS changed items over all of them (an owner's overlay holds up
+ * to COMPACT_AT items before the API compacts it).
+ */
 const CACHED_OWNERS = 256;
+const CACHED_ITEMS = 8_192;
 
 export class LiveSearchIndex implements SearchIndexReader {
-  private readonly overlays = new Map<string, Overlay>();
+  private readonly overlays = new LRUCache<string, Overlay>({ max: CACHED_OWNERS, maxSize: CACHED_ITEMS, sizeCalculation: (o) => Math.max(1, o.items.size) });
 
   constructor(private readonly deps: { store: SearchIndexStore; catalog: MemoryCatalog; clock: Clock }) {}
 
@@ -117,9 +123,7 @@ export class LiveSearchIndex implements SearchIndexReader {
     const live = [...items.values()].filter((i): i is MemoryItem => i !== null);
     const gone = [...items].filter(([, i]) => i === null).map(([id]) => id);
     const overlay = { ats: new Map(changes.map((c) => [c.id, c.at])), items, signature, entry: { segment: segmentOf(live), removes: keysOf(userId, gone) } };
-    this.overlays.delete(userId);
     this.overlays.set(userId, overlay);
-    if (this.overlays.size > CACHED_OWNERS) this.overlays.delete(this.overlays.keys().next().value as string);
     return overlay;
   }
 

@@ -8,7 +8,8 @@
  * What is masked, and why (everything else must match byte for byte):
  * - durations (`duration_ms`, `durationMs`, the model's `latencyMs`): they measure the machine;
  * - how a model answer was had: reused from an earlier delivery (`reused`), after a call cut
- *   at its output budget (`budgetRetry`, `budgetRetries`), and so its cost (`estimatedCostUsd`);
+ *   at its output budget (`budgetRetry`, `budgetRetries`), and so its cost (`estimatedCostUsd`,
+ *   and a cost ledger entry's cost and tokens; its day is the job's input day);
  * - the times of processing: when a reflection staged or promoted something, wrote a
  *   summary or a batch log (`staged_at`, `createdAt`, a batch log's `timestamp`…). The
  *   seeds define them as "when it ran", so they come from the clock. In a replay the clock
@@ -46,6 +47,8 @@ export interface UserStateDump {
 
 const DURATION_KEYS = new Set(['duration_ms', 'durationMs', 'latencyMs']);
 const PROCESSING_FACTS = new Set(['reused', 'estimatedCostUsd']);
+/** What a cost ledger entry measures: the calls a job made, however many it took (issue 20 item 6). */
+const COST_MEASURES = ['costUsd', 'inputTokens', 'outputTokens'] as const;
 /** Processing facts recorded only when they happened, so left out rather than masked. */
 const ONE_SIDED_FACTS = new Set(['budgetRetry', 'budgetRetries']);
 /**
@@ -125,8 +128,10 @@ export async function dumpUserState(
         : sk.startsWith(keys.modelOutputSk('')) && typeof item.response === 'string'
           ? { ...item, response: JSON.parse(item.response) as unknown }
           : sk.startsWith(keys.costPrefix) && isRecord(item.entry)
-            ? // A cost entry's `at` is when the job ran (its day, in the key, is kept).
-              { ...item, entry: { ...item.entry, at: maskTime(String(item.entry.at)) } }
+            ? // A cost entry's day (in its key) is the job's input day; its `at` is cut to the day, as a
+              // summary's or signal-made job's `requestedAt` is the clock's when the job was asked for.
+              // What the job spent counts every call it made, a call cut at its budget and asked again included.
+              { ...item, entry: { ...item.entry, at: maskTime(String(item.entry.at)), ...Object.fromEntries(COST_MEASURES.map((k) => [k, '<processing>'])) } }
             : item;
     items[`${String(item.pk)}|${sk}`] = normalise(value, { timestampIsProcessing: sk.startsWith('BATCH#') });
   }

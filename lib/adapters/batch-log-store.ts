@@ -34,6 +34,7 @@ export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
             batchId: log.batch_id,
             status: log.status,
             timestamp: log.timestamp,
+            ...(log.input_at ? { inputAt: log.input_at } : {}),
             trigger: log.trigger,
             turns: log.turns_reviewed,
             itemsProposed: log.quality_gate_results.items_proposed,

@@ -109,7 +109,10 @@ export class DynamoSummarySource implements SummarySource {
   }
 
   async batchLogs(userId: string, fromIso: string, toIso: string): Promise<BatchLog[]> {
-    const inWindow = (await this.items(userId, 'BATCH#')).filter((i) => String(i.timestamp) >= fromIso && String(i.timestamp) <= toIso);
+    // By the batch's input time (its last turn's), not when it ran: a batch delayed by retries
+    // stays in the week its turns are in (issue 20 item 14). Logs written before it: when it ran.
+    const at = (i: Record<string, unknown>) => String(i.inputAt ?? i.timestamp);
+    const inWindow = (await this.items(userId, 'BATCH#')).filter((i) => at(i) >= fromIso && at(i) <= toIso);
     return Promise.all(
       inWindow.map(async (i) => {
         const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: String(i.logKey) }));

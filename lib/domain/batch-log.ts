@@ -29,7 +29,10 @@ export interface BatchLog {
   batch_id: string;
   user_id: string;
   status: 'completed' | 'aborted';
+  /** When the batch ran (processing time). */
   timestamp: string;
+  /** The batch's input time: its last turn's timestamp (issue 20 item 14). Absent from logs written before it. */
+  input_at?: string;
   turns_reviewed: number[];
   turns_missing: number[];
   turns_omitted_for_budget: number[];

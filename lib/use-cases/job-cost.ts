@@ -19,8 +19,14 @@ export interface JobUsage {
   reused?: boolean;
 }
 
-export function costEntry(job: Pick<ReflectionJob, 'userId' | 'jobId' | 'kind'>, usage: JobUsage, ranAt: Date): CostEntry {
-  const at = ranAt.toISOString();
+/**
+ * `at` is the job's time, never when a delivery ran it (issue 20 item 14): a batch's last
+ * turn's, a summary's or a sleep-time run's `requestedAt` (the schedule's time, the end of
+ * the quiet window; for a summary the signal function asked for, its clock then). It names
+ * the entry's day, so every delivery files the entry under the same key; a job that runs
+ * minutes after midnight is counted on the day it was asked for.
+ */
+export function costEntry(job: Pick<ReflectionJob, 'userId' | 'jobId' | 'kind'>, usage: JobUsage, at: string): CostEntry {
   const { reused: _, ...cost } = usage;
   return { userId: job.userId, jobId: job.jobId, kind: job.kind, day: at.slice(0, 10), at, ...cost };
 }

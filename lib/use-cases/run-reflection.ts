@@ -84,6 +84,10 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
 
   const { turns, missing } = await deps.turns.getTurns(job.userId, job.turnIds);
   for (const m of missing) deps.log.warn('turn unreadable; continuing without it', { userId: job.userId, ...m });
+  // Input time of the batch (its last turn's; the job's when none was read), for when its items
+  // were staged (the expiry sweep's cutoff and day index), what it verifies, the edges it adds,
+  // its cost entry's day and the weekly run's window: replays and redeliveries agree (issue 20 item 14).
+  const batchAt = new Date(Math.max(...turns.map((t) => Date.parse(t.timestamp)), 0) || Date.parse(job.requestedAt)).toISOString();
   const batch = assembleBatch(turns, deps.settings.budgetTokens);
   // Seed 000 §3: search the user's Knowledge with the batch's top keywords, so the model knows what exists.
   const knowledgeDocs = await deps.knowledge.loadKnowledge(job.userId);
@@ -96,6 +100,7 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     batch_id: job.jobId,
     user_id: job.userId,
     timestamp: started.toISOString(),
+    input_at: batchAt,
     turns_reviewed: batch.included,
     turns_missing: missing.map((m) => m.turnId),
     turns_omitted_for_budget: batch.omitted,
@@ -151,9 +156,6 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   // Seed 002 §9: the reliability of the sites the turns read, blended into the documents' confidence.
   const domains = [...new Set([...turnMap.values()].flatMap(domainsRead))];
   const sourceReliability = new Map(domains.length > 0 ? (await deps.sources.stats(domains)).map((s) => [s.domain, reliabilityOf(s).reliability] as const) : []);
-  // Input time of the batch (its last turn's), for when its items were staged (the expiry sweep's
-  // cutoff and day index), what it verifies and the edges it adds: replays and redeliveries agree.
-  const batchAt = new Date(Math.max(...turns.map((t) => Date.parse(t.timestamp)), 0) || started.getTime()).toISOString();
   const docs = stagedDocuments(passed, { batchId: job.jobId, stagedAt: stagedAtOf(batchAt, job), turns: turnMap, sourceReliability });
   // Fact hygiene: a new fact the dedup gate found in Knowledge is that fact seen again.
   const seen = new Map(rejections.flatMap((r) => (r.gate === 'dedup' && r.existing ? [[r.existing, { at: batchAt, by: `batch ${job.jobId}` }] as const] : [])));
@@ -343,7 +345,7 @@ function judge(response: ModelResponse): Judged {
 }
 
 async function finish(job: ReflectionJob, log: BatchLog, deps: ReflectionDeps): Promise<ReflectionOutcome> {
-  if (log.model) await deps.costs.record(costEntry(job, usageOf(log.model), new Date(log.timestamp)));
+  if (log.model) await deps.costs.record(costEntry(job, usageOf(log.model), log.input_at ?? log.timestamp));
   const logKey = await deps.batchLogs.write(log);
   await finishCounters(job, deps);
   deps.log.info('batch reflected', {

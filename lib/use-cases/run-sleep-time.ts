@@ -60,9 +60,9 @@ export interface SleepTimeDeps {
 }
 
 /** The run's model cost into the ledger, when it asked the model. */
-async function recordCost(job: ReflectionJob, run: ReflectionRun, started: Date, deps: Pick<SleepTimeDeps, 'costs'>): Promise<void> {
+async function recordCost(job: ReflectionJob, run: ReflectionRun, deps: Pick<SleepTimeDeps, 'costs'>): Promise<void> {
   const usage = runUsage(run);
-  if (usage) await deps.costs.record(costEntry(job, usage, started));
+  if (usage) await deps.costs.record(costEntry(job, usage, job.requestedAt));
 }
 
 export type SleepTimeOutcome = { status: 'completed'; run: ReflectionRun } | { status: 'already_done'; reason: string };
@@ -292,7 +292,7 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
   if (Object.values(tiers).some((n) => n > 0)) deps.log.info('tier entries reviewed', { userId: job.userId, runId: job.jobId, ...tiers });
 
   run.durationMs = deps.clock.now().getTime() - started.getTime();
-  await recordCost(job, run, started, deps);
+  await recordCost(job, run, deps);
   await deps.runs.put(run);
   deps.log.info('nightly reflection', { userId: job.userId, runId: run.runId, messages: run.messagesReviewed, chunks: run.chunks, stored: run.memoriesStored, stopReasons: run.stopReasons });
   return { status: 'completed', run };
@@ -314,7 +314,7 @@ export async function runWeekly(job: ReflectionJob, deps: SleepTimeDeps): Promis
   const week: WeekSummary[] = [
     ...batchLogs
       .filter((b) => b.status === 'completed')
-      .map((b) => ({ source: 'batch' as const, at: b.timestamp, text: `Staged: ${b.staged_files.map((f) => f.split('/').pop()?.replace(/--.*$/, '')).join(', ') || 'nothing'}; promoted: ${b.promoted_files.join(', ') || 'nothing'}.` })),
+      .map((b) => ({ source: 'batch' as const, at: b.input_at ?? b.timestamp, text: `Staged: ${b.staged_files.map((f) => f.split('/').pop()?.replace(/--.*$/, '')).join(', ') || 'nothing'}; promoted: ${b.promoted_files.join(', ') || 'nothing'}.` })),
     ...nightly.flatMap((r) => r.stored.map((s) => ({ source: 'nightly' as const, at: r.startedAt, text: s.statement }))),
     ...summaries.map((s) => ({ source: 'summary' as const, at: s.createdAt, text: s.text })),
   ];
@@ -347,7 +347,7 @@ export async function runWeekly(job: ReflectionJob, deps: SleepTimeDeps): Promis
     } else run.errors.push(r.unusable ?? 'unusable output');
   }
   run.durationMs = deps.clock.now().getTime() - started.getTime();
-  await recordCost(job, run, started, deps);
+  await recordCost(job, run, deps);
   await deps.runs.put(run, document);
   deps.log.info('weekly reflection', { userId: job.userId, runId: run.runId, summaries: run.summariesReviewed, stopReasons: run.stopReasons });
   return { status: 'completed', run };

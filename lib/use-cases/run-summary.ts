@@ -74,7 +74,7 @@ export async function runSummary(job: ReflectionJob, deps: SummaryDeps): Promise
     deleted: false,
   });
   const usage = usageOf(answer.usage);
-  await deps.costs.record(costEntry(job, usage, deps.clock.now()));
+  await deps.costs.record(costEntry(job, usage, job.requestedAt));
   await deps.reflections.write(pair);
   deps.log.info('summary written', {
     userId: job.userId,

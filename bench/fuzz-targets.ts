@@ -139,6 +139,7 @@ const ingestDepsOf = (world: RecordingWorld, claims: ClaimCheckStore = { fetch: 
   clock: fixedClock(NOW),
   log: new RecordingLog(),
   config: defaultSignalConfig,
+  redaction: { personalData: false },
   source: 'turn-queue',
 });
 

@@ -46,6 +46,7 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
     clock,
     log,
     config: parseSignalConfig(env.SIGNAL_CONFIG),
+    redaction: { personalData: env.REDACT_PERSONAL_DATA === 'true' },
     source: 'turn-queue',
   };
 
@@ -67,6 +68,8 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
       rejected: result.rejected,
       controlEvents: result.controlEvents,
       alreadyApplied: result.alreadyApplied,
+      // Counts by kind, never the values (issue 21 item 3).
+      redacted: result.redacted,
       jobs: result.jobs.map((j) => `${j.kind}:${j.jobId}`),
       failed: result.failedMessageIds.length,
     });

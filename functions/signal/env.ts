@@ -8,5 +8,7 @@ export const SignalEnvSchema = z.object({
   IDLE_QUEUE_URL: z.string().min(1),
   /** JSON overrides of the signal accumulator's numbers (lib/domain/signal-weights.ts). */
   SIGNAL_CONFIG: z.string().min(1),
+  /** Redact personal identifiers (emails, phone, card numbers, IBANs) too; secrets always are (lib/domain/redaction.ts). */
+  REDACT_PERSONAL_DATA: z.enum(['true', 'false']).default('false'),
 });
 export type SignalEnv = z.infer<typeof SignalEnvSchema>;

@@ -60,6 +60,12 @@ export interface StageConfig {
   summaries: { enabled: boolean; prompt: string; maxTokens: number };
   memoryMb: { signal: number; reflector: number; idle: number; sweep: number; api: number };
   /**
+   * What the signal function redacts before a turn is stored or sent to a model (issue 21
+   * item 3): secrets always; personal identifiers (emails, phone numbers, card numbers, IBANs)
+   * when `personalData` is on — off in dev, on in prod.
+   */
+  redaction: { personalData: boolean };
+  /**
    * Who the memory API trusts. When `issuer` is set, the HTTP API's JWT authorizer trusts
    * that OIDC issuer (tokens must carry one of `audience` as `aud` or `client_id`); otherwise
    * the stateful stack creates a Cognito user pool (with a group `memory-admin`) and an app
@@ -105,6 +111,7 @@ const base: StageConfig = {
   logLevel: 'INFO',
   summaries: { enabled: true, prompt: 'Write a concise summary of the current context.', maxTokens: 2000 },
   memoryMb: { signal: 256, reflector: 512, idle: 256, sweep: 256, api: 512 },
+  redaction: { personalData: false },
   auth: {},
 };
 
@@ -119,6 +126,7 @@ export const stages: Record<string, StageConfig> = {
     // hours before the age of the oldest reflection job is a problem rather than the queue.
     alarms: { ...base.alarms, queueAgeSeconds: { ...base.alarms.queueAgeSeconds, reflection: 3 * 3600 } },
     maxConcurrency: { reflector: 20 },
+    redaction: { personalData: true },
   },
 };
 

@@ -94,6 +94,7 @@ export class StatelessStack extends Stack {
         REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
         IDLE_QUEUE_URL: queues.idle.queue.queueUrl,
         SIGNAL_CONFIG: JSON.stringify(config.signals),
+        REDACT_PERSONAL_DATA: String(config.redaction.personalData),
       }),
     });
     this.signalFn.addEventSource(this.eventSource(permissions.signal, props, { batchSize: 10, reportBatchItemFailures: true }));

@@ -7,6 +7,7 @@ import { CLAIM_CHECK_THRESHOLD_BYTES, type TurnClaimCheck } from '../../events/t
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
 import type { AgentEvent, SessionClosed } from '../../events/index.js';
 import { claimKey } from '../domain/memory-paths.js';
+import { type RedactionPolicy, redactFields } from '../domain/redaction.js';
 import type { AgentEventPublisher } from '../ports.js';
 
 export interface RawMessage {
@@ -57,20 +58,24 @@ type Publishable = TurnSaved | SessionClosed | AgentEvent;
  * Publishes to the TurnQueue: each event validated first (a bad one throws an error
  * naming the field), sent in batches of up to 10 (and 1 MiB), group = userId so each user's events stay in
  * order. Turns: deduplication id = hash(userId, turnId); a turn larger than the threshold
- * is written to S3 and sent as a claim check (needs `claimCheck`).
+ * is written to S3 and sent as a claim check (needs `claimCheck`). Secrets in an event's
+ * free text are redacted before it is sent or written (lib/domain/redaction.ts); the signal
+ * function redacts again, for publishers that are not this one.
  */
 export class TurnPublisher {
   constructor(
     private readonly sqs: SQSClient,
     private readonly queueUrl: string,
     private readonly claimCheck?: ClaimCheckOptions,
+    /** Secrets are redacted before an event leaves the agent (issue 21 item 3); personal identifiers too when asked. */
+    private readonly redaction: RedactionPolicy = { personalData: false },
   ) {}
 
   async publish(events: readonly Publishable[]): Promise<PublishResult> {
     let claimChecks = 0;
     const messages = await Promise.all(
       events.map(async (event, i): Promise<RawMessage> => {
-        const validated = validate(event, i);
+        const validated = redactFields(validate(event, i), this.redaction).value;
         const body = sqsSafeJson(JSON.stringify(validated));
         if (validated.type !== 'turn.saved') {
           return { body, groupId: validated.userId, deduplicationId: sha(body) };

@@ -16,6 +16,7 @@ import { type AccumulateResult, accumulate, type IdleCheckPlan, idleCheckPending
 import type { SignalConfig } from '../domain/signal-weights.js';
 import { type EventEpisode, eventEpisodeOf } from '../domain/episodes.js';
 import { observationsOf } from '../domain/source-reliability.js';
+import { addCounts, type RedactionCounts, type RedactionPolicy, redact, redactFields } from '../domain/redaction.js';
 import type { ClaimCheckStore, Clock, IdleScheduler, JobQueue, Log, MemoryItemStore, RejectedEventLog, SignalStateStore, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
 import { clearSessionEphemera } from './tier-policy.js';
 import { withUserIdle } from '../domain/user-settings.js';
@@ -42,6 +43,8 @@ export interface IngestDeps {
   clock: Clock;
   log: Log;
   config: SignalConfig;
+  /** What is redacted before a turn is stored or sent to a model (lib/domain/redaction.ts). */
+  redaction: RedactionPolicy;
   /** Name of the source, recorded with rejects (e.g. the queue name). */
   source: string;
 }
@@ -57,15 +60,19 @@ export interface IngestResult {
   /** Messages the signal state had folded in already (their earlier delivery's write landed): nothing done. */
   alreadyApplied: number;
   jobs: ReflectionJob[];
+  /** Secrets and personal identifiers redacted, by kind (never their values). */
+  redacted: RedactionCounts;
 }
 
 const MAX_STATE_ATTEMPTS = 5;
 
 export async function ingestTurns(records: readonly IngestRecord[], deps: IngestDeps): Promise<IngestResult> {
-  const result: IngestResult = { failedMessageIds: [], accepted: 0, duplicates: 0, late: 0, rejected: 0, controlEvents: 0, alreadyApplied: 0, jobs: [] };
+  const result: IngestResult = { failedMessageIds: [], accepted: 0, duplicates: 0, late: 0, rejected: 0, controlEvents: 0, alreadyApplied: 0, jobs: [], redacted: {} };
   const byUser = new Map<string, Array<{ messageId: string; message: TurnQueueMessage }>>();
 
-  const parsed = await Promise.all(records.map(async (r) => ({ record: r, parsed: await parseRecord(r.body, deps.claims) })));
+  // Issue 21 item 3: secrets (and, by stage, personal identifiers) are gone before anything is
+  // stored — the turn, its episode, a kept reject — and so before any prompt is built from it.
+  const parsed = await Promise.all(records.map(async (r) => ({ record: r, parsed: redactParsed(await parseRecord(r.body, deps.claims), deps.redaction, result.redacted) })));
   // FIFO: a record that must be retried sends its user's whole group back, or the later
   // turns would overtake it (and it would come back "late").
   const retryUsers = new Set<string>();
@@ -89,7 +96,7 @@ export async function ingestTurns(records: readonly IngestRecord[], deps: Ingest
         messageId: record.messageId,
         receivedAt: deps.clock.now().toISOString(),
         errors: p.errors,
-        body: record.body,
+        body: redactText(record.body, deps.redaction, result.redacted),
       });
       result.rejected += 1;
       deps.log.warn('record rejected', { messageId: record.messageId, errors: p.errors });
@@ -320,6 +327,20 @@ export type ParsedRecord =
  * resolved first; its payload must be the same user's same turn. A claim that cannot be
  * fetched for a transient reason is retryable; a missing one is rejected.
  */
+/** A parsed message with its free text redacted (counted into `counts`). */
+function redactParsed(p: ParsedRecord, policy: RedactionPolicy, counts: RedactionCounts): ParsedRecord {
+  if (!p.ok) return p;
+  const r = redactFields(p.message, policy);
+  addCounts(counts, r.counts);
+  return { ...p, message: r.value };
+}
+
+function redactText(text: string, policy: RedactionPolicy, counts: RedactionCounts): string {
+  const r = redact(text, policy);
+  addCounts(counts, r.counts);
+  return r.text;
+}
+
 export async function parseRecord(body: string, claims: ClaimCheckStore): Promise<ParsedRecord> {
   let value: unknown;
   try {

@@ -534,6 +534,7 @@ export function ingestDeps() {
     clock: fixedClock(),
     log: new RecordingLog(),
     config: defaultSignalConfig,
+    redaction: { personalData: false },
     source: 'turn-queue',
   };
 }

@@ -10,7 +10,7 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { BEDROCK_MAX_ATTEMPTS } from '../../lib/adapters/aws-clients.js';
 import { QUEUES } from '../../infra/resources.js';
@@ -228,6 +228,38 @@ describe('the pipeline on the local emulators', () => {
     expect(log.status).toBe('aborted');
     expect(log.error.raw).toBe('Sorry, I cannot produce JSON today.');
     expect((await stack.summary()).batchesAborted).toBe(1);
+  });
+
+  it('keeps planted secrets out of DynamoDB, S3 and every model prompt, and says by kind what it redacted (issue 21 item 3)', async () => {
+    // Made up, in their issuers' formats.
+    const secrets = ['AKIAQWERTYUIOPASDFGH', 'ghp_0123456789abcdefghijABCDEFGHIJ012345', 'pg-Pa55w0rd-x9', 'eyJzdWIiOiJzZWNyZXQtdXNlciJ9'];
+    const jwt = `eyJhbGciOiJIUzI1NiJ9.${secrets[3]}.c2lnbmF0dXJlLXNpZ25hdHVyZQ`;
+    const turn = (turnId: number, query: string) =>
+      JSON.stringify({ type: 'turn.saved', version: 1, userId: 'secret-user', sessionId: 's1', turnId, timestamp: `2026-02-07T10:${String(turnId).padStart(2, '0')}:00Z`, query, response: `Noted: ${query}`, context: `ctx ${query}`, attributes: { speaker: 'Ana', note: query } });
+    const lines = [
+      turn(1, `My deploy key is ${secrets[0]} for the staging account.`),
+      turn(2, `The bot token: ${secrets[1]}`),
+      turn(3, `Connect with postgres://app:${secrets[2]}@db.internal:5432/main please.`),
+      turn(4, `Use Authorization: Bearer ${jwt} when calling it.`),
+      ...Array.from({ length: 6 }, (_, i) => turn(i + 5, `I adopted a beagle named Rex, and my key is still ${secrets[0]}.`)),
+      // Bad input is kept (rejected/), with its secret redacted.
+      JSON.stringify({ type: 'turn.saved', version: 1, userId: 'secret-user', turnId: 'eleven', query: `oops ${secrets[1]}` }),
+    ];
+    const before = stack.emulators.converse.requests.length;
+    await stack.replayLines(lines);
+    await stack.waitUntilDrained();
+
+    const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.dynamodb }));
+    const items = (await ddb.send(new ScanCommand({ TableName: stack.info.tableName }))).Items ?? [];
+    ddb.destroy();
+    const objects = await Promise.all([...(await bucket.list('users/secret-user/')), ...(await bucket.list('rejected/'))].map((k) => bucket.text(k)));
+    const prompts = stack.emulators.converse.requests.slice(before);
+    expect(prompts.length).toBeGreaterThan(0);
+    const stored = [JSON.stringify(items), ...objects, JSON.stringify(prompts)].join('\n');
+    for (const secret of secrets) expect(stored).not.toContain(secret);
+    expect(stored).toContain('[redacted:aws_access_key]');
+    expect(stored).toContain('[redacted:url_password]');
+    expect(JSON.stringify(items.filter((i) => i.pk === 'USER#secret-user' && String(i.sk).startsWith('TURN#')))).toContain('[redacted:api_token]');
   });
 
   it("made no AWS request its function's synthesized IAM policies deny (infra/permissions.ts)", () => {

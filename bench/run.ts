@@ -12,6 +12,7 @@ import type { EquivalenceReport } from '../infra/local/fault-equivalence.js';
 import type { FuzzReport } from './fuzz.js';
 import { LEAK_BOUND_BYTES_PER_TURN, type LoadReport, SETTLE_ROUNDS } from './load.js';
 import type { QualityResult } from './locomo-quality.js';
+import type { RedactionReport } from './redaction.js';
 import { barChart } from './svg.js';
 import { benchSearchLatency } from './search-latency.js';
 import { benchColdStart } from './cold-start.js';
@@ -554,6 +555,33 @@ async function faultsRun(quick: boolean): Promise<SectionResult> {
   };
 }
 
+/** Redaction (issue 21 item 3): planted secrets and identifiers that reach a store or a prompt, and ordinary text taken. */
+async function redactionSection(): Promise<SectionResult> {
+  const r = runScript<RedactionReport>('./redaction.ts');
+  const kinds = Object.entries(r.plantedByKind).map(([k, n]) => `${k} ${n}`).join(', ');
+  const fp = r.falsePositives;
+  const md = `## Redaction: secrets and personal identifiers kept out
+
+\`bench/redaction.ts\`: ${r.planted} made-up values in their issuers' formats (${kinds}) planted in
+${r.conversation}'s ${r.turns} turns (a sentence added to a query or a response), replayed through the local
+stack with the prod stage's policy (personal identifiers on). Then every DynamoDB item, every
+object under the user's prefix, \`claims/\` and \`rejected/\`, and every model prompt is searched
+for each planted value (as text and as JSON escapes it). Controls: the same search finds
+${r.control.foundInInput} of ${r.planted} in the published lines; ${r.control.modelCalls} model calls were made.
+
+| store | planted values found (goal 0) |
+| --- | ---: |
+| DynamoDB | **${r.reached.dynamodb}** |
+| S3 | **${r.reached.s3}** |
+| model prompts | **${r.reached.prompts}** |
+
+Ordinary text wrongly redacted: the ${fp.conversations} dev conversations as they are (${fp.turns.toLocaleString('en-US')} queries and
+responses, ${fp.words.toLocaleString('en-US')} words), redacted with personal identifiers on: **${fp.total}** spans taken${fp.total > 0 ? ` (${Object.entries(fp.byKind).map(([k, n]) => `${k} ${n}`).join(', ')}; ${fp.examples.join('; ')})` : ''}.
+LoCoMo holds no real secrets or identifiers, so every span taken there is a false positive.
+`;
+  return { md, json: { planted: r.planted, reached: r.reached, falsePositives: fp.total, control: r.control }, log: [`redaction: ${r.planted} planted, reached ${JSON.stringify(r.reached)}, false positives ${fp.total}`] };
+}
+
 /** Every section, in BENCHMARKS.md's order; the short ones run first in a full run (see main). */
 const SECTIONS: readonly Section[] = [
   { name: 'signal-writes', run: () => signalWritesSection() },
@@ -566,6 +594,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'load', run: loadRun },
   { name: 'faults', run: faultsRun },
   { name: 'reflector-time', run: () => reflectorTimeSection() },
+  { name: 'redaction', run: () => redactionSection() },
 ];
 /** A full run's order: a section that fails then costs minutes, not the replays' hour. */
 const RUN_ORDER = ['cold-start', 'signal-writes', 'reflector-time', 'search-latency', 'quality', 'cost', 'attacks', 'faults', 'fuzz', 'load'];

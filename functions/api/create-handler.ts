@@ -4,6 +4,7 @@
  * the dev server verifies its own tokens and passes the same claims), call one use case,
  * answer JSON. Request bodies are never logged: they hold users' words.
  */
+import { type RedactionPolicy, redactFields } from '../../lib/domain/redaction.js';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import httpRouterHandler from '@middy/http-router';
@@ -185,7 +186,7 @@ type Operations = ReturnType<typeof operationsFor>;
 type ApiLogger = ReturnType<typeof createLogger>['logger'];
 
 /** A /v1 route: authenticate, parse, authorise, run its operation, map errors to statuses. */
-async function serveOperation(route: Route, event: APIGatewayProxyEventV2, operations: Operations, logger: ApiLogger): Promise<APIGatewayProxyResultV2> {
+async function serveOperation(route: Route, event: APIGatewayProxyEventV2, operations: Operations, logger: ApiLogger, redaction: RedactionPolicy): Promise<APIGatewayProxyResultV2> {
   const claims = (event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } }).authorizer?.jwt?.claims;
   const principal = principalFromClaims(claims);
   if (!principal) return problem(401, 'a valid bearer token is required');
@@ -198,7 +199,11 @@ async function serveOperation(route: Route, event: APIGatewayProxyEventV2, opera
       return problem(403, decision.reason);
     }
     const query = parse(route.query, event.queryStringParameters ?? {}, 'query');
-    const body = parse(route.body, bodyOf(event), 'body');
+    // Issue 21 item 3: what a request would store (a saved memory, an edited summary, a prompt) is
+    // redacted as a turn is; counts by kind, never the values.
+    const redacted = redactFields(parse(route.body, bodyOf(event), 'body'), redaction);
+    const body = redacted.value;
+    if (Object.keys(redacted.counts).length > 0) logger.info('request redacted', { operation: route.operationId, redacted: redacted.counts });
     const op = operations[route.operationId as keyof Operations];
     const result = await op({ params, query, body, principal });
     return json(200, result);
@@ -213,12 +218,13 @@ async function serveOperation(route: Route, event: APIGatewayProxyEventV2, opera
 export function createApiHandler(env: ApiEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>, clock: Clock): ApiHandler {
   const { logger } = createLogger('api');
   const operations = operationsFor(apiDeps(env, clients, clock));
+  const redaction: RedactionPolicy = { personalData: env.REDACT_PERSONAL_DATA === 'true' };
   const router = httpRouterHandler({
     routes: (routes as readonly Route[]).map((route) => ({
       method: route.method,
       path: route.path,
       handler: (event: APIGatewayProxyEventV2) =>
-        route.operationId === 'openapi' || route.operationId === 'console' ? Promise.resolve(publicPage(route, event)) : serveOperation(route, event, operations, logger),
+        route.operationId === 'openapi' || route.operationId === 'console' ? Promise.resolve(publicPage(route, event)) : serveOperation(route, event, operations, logger, redaction),
     })),
     // The router returns what this returns (its type says it must throw).
     notFoundResponse: (({ method, path }: { method: string; path: string }) => problem(404, `no route ${method} ${path}`)) as unknown as (args: { method: string; path: string }) => never,

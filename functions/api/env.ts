@@ -10,5 +10,7 @@ export const ApiEnvSchema = z.object({
   REFLECTION_QUEUE_URL: z.string().min(1),
   /** The TurnQueue: a batch reflection asked for through the API (POST …/summaries with `reflect`). */
   TURN_QUEUE_URL: z.string().min(1),
+  /** Redact personal identifiers in request bodies too; secrets always are (lib/domain/redaction.ts). */
+  REDACT_PERSONAL_DATA: z.enum(['true', 'false']).default('false'),
 });
 export type ApiEnv = z.infer<typeof ApiEnvSchema>;

@@ -175,6 +175,7 @@ export class StatelessStack extends Stack {
         SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
         REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
         TURN_QUEUE_URL: queues.turn.queue.queueUrl,
+        REDACT_PERSONAL_DATA: String(config.redaction.personalData),
       }),
     });
     this.grantPermissions(this.apiFn, permissions.api, props);

@@ -112,7 +112,7 @@ export function redact(text: string, policy: RedactionPolicy): { text: string; c
 }
 
 /** Keys whose values are identities or structure, never free text: left as they are. */
-const STRUCTURAL = new Set(['type', 'userId', 'sessionId', 'timestamp', 'episodeId', 'domain', 'outcome', 'validation', 'route', 'key', 'bucket']);
+const STRUCTURAL = new Set(['type', 'userId', 'sessionId', 'timestamp', 'episodeId', 'domain', 'outcome', 'validation', 'route', 'key', 'bucket', 'path', 'id', 'ids']);
 
 /** Every free-text string of a message (at any depth) redacted; identities and structure kept. */
 export function redactFields<T>(value: T, policy: RedactionPolicy): { value: T; counts: RedactionCounts } {

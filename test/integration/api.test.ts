@@ -277,6 +277,13 @@ describe('tiers: TTL, promotion and demotion with an audit trail', () => {
     expect(entries.every((e) => typeof e.at === 'string' && e.userId === USER)).toBe(true);
   });
 
+  it('redacts a secret in what a request would store, as a turn is (issue 21 item 3)', async () => {
+    const created = await call('POST', `${u()}/memory/tiers/long_term`, { body: { text: 'The deploy key is AKIAZXCVBNMASDFGHJKL, rotate it monthly' } });
+    expect(created.body.item.text).toBe('The deploy key is [redacted:aws_access_key], rotate it monthly');
+    const read = await call('GET', `${u()}/memory/tiers/long_term`);
+    expect(JSON.stringify(read.body)).not.toContain('AKIAZXCVBNMASDFGHJKL');
+  });
+
   it('short-lived items vanish from every read once their TTL has passed', async () => {
     const created = await call('POST', `${u()}/memory/tiers/ephemeral`, { body: { text: 'The user is looking at a red kayak right now', ttlSeconds: 60 } });
     const id: string = created.body.item.id;

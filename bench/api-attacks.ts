@@ -172,6 +172,32 @@ export async function runApiAttacks(stack: LocalStack, options: { as?: string } 
   const ownId = ((await created.json()) as { item?: { id?: string } }).item?.id ?? 'mem:missing';
   await send('GLOBAL write', 'promote an own entry to GLOBAL', 'POST', `${own}/memory/items/${encodeURIComponent(ownId)}/promote`, { body: { to: 'global', reason: 'share' } }, true);
 
+  // MCP (issue 21 item 4): every tool on the victim's id and on GLOBAL. A refused tool call is an
+  // HTTP 200 whose JSON-RPC result says `isError`; anything else reached the target.
+  const mcp = async (description: string, name: string, args: Record<string, unknown>, token: string | null = attacker) => {
+    report.tried += 1;
+    report.byKind.mcp = (report.byKind.mcp ?? 0) + 1;
+    const res = await fetch(`${stack.info.apiUrl}/v1/mcp`, {
+      method: 'POST',
+      headers: { ...(token !== null ? { authorization: `Bearer ${token}` } : {}), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+    });
+    const text = await res.text();
+    const answer = res.ok ? (JSON.parse(text) as { result?: { isError?: boolean } }) : null;
+    if ((answer?.result && answer.result.isError !== true) || text.includes(SECRET)) report.succeeded.push(`mcp: ${description} → ${res.status}`);
+  };
+  const tools: Array<[string, Record<string, unknown>, boolean]> = [
+    ['memory_search', { query: SECRET, limit: 10 }, false],
+    ['memory_retrieve', { id: 'mem:0000' }, false],
+    ['memory_save', { candidates: [{ text: 'planted' }] }, true],
+    ['memory_forget_item', { id: 'mem:0000' }, true],
+  ];
+  for (const [name, args, writes] of tools) {
+    await mcp(`${name} as ${VICTIM}`, name, { userId: VICTIM, ...args });
+    if (writes) await mcp(`${name} on GLOBAL`, name, { userId: 'GLOBAL', ...args });
+    await mcp(`${name} without a token`, name, { userId: ATTACKER, ...args }, null);
+  }
+
   // 4. Credentials: none, malformed, forged, wrong algorithm, expired, wrong issuer or audience.
   const secret = new TextEncoder().encode(stack.info.tokenSecret);
   const wrong = new TextEncoder().encode('not-the-stack-secret-0123456789abcdef');

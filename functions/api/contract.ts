@@ -14,8 +14,8 @@ import { DemotionReasonSchema } from '../../lib/domain/memory-tiers.js';
 
 export const API_VERSION = '1.0.0';
 
-const UserParam = z.object({ userId: UserIdSchema.or(z.literal('GLOBAL')) });
-const ItemId = z.string().min(1).max(600);
+export const UserParam = z.object({ userId: UserIdSchema.or(z.literal('GLOBAL')) });
+export const ItemId = z.string().min(1).max(600);
 const Limit = (max: number, dflt: number) => z.coerce.number().int().min(1).max(max).default(dflt);
 
 export const SearchRequestSchema = z
@@ -70,8 +70,10 @@ export const SaveRequestSchema = z
   })
   .strict();
 
+/** memory.retrieve's fields (the MCP tool takes them as they are; the route checks exactly one is given). */
+export const RetrieveRequestShape = { id: ItemId.optional(), path: z.string().min(1).max(600).optional() };
 export const RetrieveRequestSchema = z
-  .object({ id: ItemId.optional(), path: z.string().min(1).max(600).optional() })
+  .object(RetrieveRequestShape)
   .strict()
   .refine((r) => (r.id === undefined) !== (r.path === undefined), { message: 'give exactly one of id and path', path: ['id'] });
 

@@ -43,6 +43,8 @@ import { type OperationId, type Route, routes } from './contract.js';
 import { consoleHtml } from './console.js';
 import type { ApiEnv } from './env.js';
 import { openApiDocument } from './openapi.js';
+import type { Invoke, OperationAnswer } from './invoke.js';
+import { MCP_PATH, serveMcp } from './mcp.js';
 
 export type ApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
 
@@ -185,51 +187,65 @@ function publicPage(route: Route, event: APIGatewayProxyEventV2): APIGatewayProx
 type Operations = ReturnType<typeof operationsFor>;
 type ApiLogger = ReturnType<typeof createLogger>['logger'];
 
-/** A /v1 route: authenticate, parse, authorise, run its operation, map errors to statuses. */
-async function serveOperation(route: Route, event: APIGatewayProxyEventV2, operations: Operations, logger: ApiLogger, redaction: RedactionPolicy): Promise<APIGatewayProxyResultV2> {
-  const claims = (event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } }).authorizer?.jwt?.claims;
-  const principal = principalFromClaims(claims);
-  if (!principal) return problem(401, 'a valid bearer token is required');
-  try {
-    // A stage route (access `admin`) has no path parameters.
-    const params = (parse(route.params, decoded(event.pathParameters), 'params') ?? {}) as { userId: string };
-    const decision = route.access === 'admin' ? authorizeStage(principal) : authorize(principal, params.userId, route.access === 'write' ? 'write' : 'read');
-    if (!decision.allowed) {
-      logger.warn('request refused', { operation: route.operationId, subject: principal.subject, userId: params.userId, reason: decision.reason });
-      return problem(403, decision.reason);
+function invokerFor(operations: Operations, logger: ApiLogger, redaction: RedactionPolicy): Invoke {
+  const problemOf = (status: number, message: string, fields?: Array<{ path: string; message: string }>): OperationAnswer => ({ status, body: { error: { message, ...(fields ? { fields } : {}) } } });
+  return async (route, principal, input) => {
+    try {
+      // A stage route (access `admin`) has no path parameters.
+      const params = (parse(route.params, input.params ?? {}, 'params') ?? {}) as { userId: string };
+      const decision = route.access === 'admin' ? authorizeStage(principal) : authorize(principal, params.userId, route.access === 'write' ? 'write' : 'read');
+      if (!decision.allowed) {
+        logger.warn('request refused', { operation: route.operationId, subject: principal.subject, userId: params.userId, reason: decision.reason });
+        return problemOf(403, decision.reason);
+      }
+      const query = parse(route.query, input.query ?? {}, 'query');
+      // Issue 21 item 3: what a request would store (a saved memory, an edited summary, a prompt) is
+      // redacted as a turn is; counts by kind, never the values.
+      const redacted = redactFields(parse(route.body, input.body(), 'body'), redaction);
+      if (Object.keys(redacted.counts).length > 0) logger.info('request redacted', { operation: route.operationId, redacted: redacted.counts });
+      const op = operations[route.operationId as keyof Operations];
+      return { status: 200, body: await op({ params, query, body: redacted.value, principal }) };
+    } catch (error) {
+      if (error instanceof BadRequest) return problemOf(400, error.message, error.fields);
+      if (error instanceof api.MemoryApiError) return problemOf(error.status, error.message);
+      logger.error('request failed', { operation: route.operationId, error: error as Error });
+      return problemOf(500, 'internal error');
     }
-    const query = parse(route.query, event.queryStringParameters ?? {}, 'query');
-    // Issue 21 item 3: what a request would store (a saved memory, an edited summary, a prompt) is
-    // redacted as a turn is; counts by kind, never the values.
-    const redacted = redactFields(parse(route.body, bodyOf(event), 'body'), redaction);
-    const body = redacted.value;
-    if (Object.keys(redacted.counts).length > 0) logger.info('request redacted', { operation: route.operationId, redacted: redacted.counts });
-    const op = operations[route.operationId as keyof Operations];
-    const result = await op({ params, query, body, principal });
-    return json(200, result);
-  } catch (error) {
-    if (error instanceof BadRequest) return problem(400, error.message, error.fields);
-    if (error instanceof api.MemoryApiError) return problem(error.status, error.message);
-    logger.error('request failed', { operation: route.operationId, error: error as Error });
-    return problem(500, 'internal error');
-  }
+  };
 }
+
+/** A /v1 route: authenticate, then invoke its operation. */
+async function serveOperation(route: Route, event: APIGatewayProxyEventV2, invoke: Invoke): Promise<APIGatewayProxyResultV2> {
+  const principal = principalOf(event);
+  if (!principal) return problem(401, 'a valid bearer token is required');
+  const answer = await invoke(route, principal, { params: decoded(event.pathParameters), query: event.queryStringParameters ?? {}, body: () => bodyOf(event) });
+  return json(answer.status, answer.body);
+}
+
+const principalOf = (event: APIGatewayProxyEventV2): Principal | null =>
+  principalFromClaims((event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } }).authorizer?.jwt?.claims);
 
 export function createApiHandler(env: ApiEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>, clock: Clock): ApiHandler {
   const { logger } = createLogger('api');
   const operations = operationsFor(apiDeps(env, clients, clock));
-  const redaction: RedactionPolicy = { personalData: env.REDACT_PERSONAL_DATA === 'true' };
+  const invoke = invokerFor(operations, logger, { personalData: env.REDACT_PERSONAL_DATA === 'true' });
   const router = httpRouterHandler({
     routes: (routes as readonly Route[]).map((route) => ({
       method: route.method,
       path: route.path,
       handler: (event: APIGatewayProxyEventV2) =>
-        route.operationId === 'openapi' || route.operationId === 'console' ? Promise.resolve(publicPage(route, event)) : serveOperation(route, event, operations, logger, redaction),
+        route.operationId === 'openapi' || route.operationId === 'console' ? Promise.resolve(publicPage(route, event)) : serveOperation(route, event, invoke),
     })),
     // The router returns what this returns (its type says it must throw).
     notFoundResponse: (({ method, path }: { method: string; path: string }) => problem(404, `no route ${method} ${path}`)) as unknown as (args: { method: string; path: string }) => never,
   });
+  // MCP (issue 21 item 4): POST /v1/mcp, the same bearer token as every /v1 route.
+  const serve = async (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyResultV2> => {
+    if (event.rawPath !== MCP_PATH) return router(event, context) as Promise<APIGatewayProxyResultV2>;
+    const principal = principalOf(event);
+    return principal ? serveMcp(event, principal, invoke) : problem(401, 'a valid bearer token is required');
+  };
   return middy<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, Context>()
     .use(injectLambdaContext(logger))
-    .handler((event, context) => router(event, context) as Promise<APIGatewayProxyResultV2>) as unknown as ApiHandler;
+    .handler(serve) as unknown as ApiHandler;
 }

@@ -98,7 +98,7 @@ async function main(): Promise<number> {
   try {
     writeState(stack);
     console.log(`stack ready · state in ${STATE_FILE}`);
-    console.log(`memory API ${stack.info.apiUrl}/v1 · OpenAPI ${stack.info.apiUrl}/openapi.json · review console ${stack.info.apiUrl}/console (admin token in ${STATE_FILE}; \`npm run token -- --user ID\` mints a user-scoped one)`);
+    console.log(`memory API ${stack.info.apiUrl}/v1 · OpenAPI ${stack.info.apiUrl}/openapi.json · review console ${stack.info.apiUrl}/console · MCP ${stack.info.apiUrl}/v1/mcp (admin token in ${STATE_FILE}; \`npm run token -- --user ID\` mints a user-scoped one)`);
     // The simulated clock follows the replay's timestamps, firing the schedules it passes.
     const replay = await stack.replayLines(lines, { clock: true });
     const what = typeof file === 'string' ? `${file}${format === 'locomo' ? ' (LoCoMo, converted to turn.saved)' : ''}` : 'the bundled sample (events/samples/conversation.jsonl)';

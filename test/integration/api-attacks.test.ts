@@ -31,13 +31,16 @@ describe('the memory API under attack', () => {
   it('lets no attack succeed', async () => {
     const report = await runApiAttacks(stack);
     expect(report.tried).toBeGreaterThan(100);
-    expect(Object.keys(report.byKind).sort()).toEqual(['GLOBAL write', 'body trick', 'credentials', 'other user', 'path trick']);
+    expect(Object.keys(report.byKind).sort()).toEqual(['GLOBAL write', 'body trick', 'credentials', 'mcp', 'other user', 'path trick']);
     expect(report.succeeded).toEqual([]);
   });
 
   it('notices success: with an administrator’s token the same requests get through', async () => {
     const report = await runApiAttacks(stack, { as: stack.info.adminToken });
     expect(report.succeeded.filter((s) => s.startsWith('other user')).length).toBeGreaterThan(10);
+    // Through MCP too: the victim's memory is searched and read (and no tokenless call gets in).
+    expect(report.succeeded.filter((s) => s.startsWith('mcp:') && s.includes(VICTIM)).length).toBeGreaterThanOrEqual(2);
+    expect(report.succeeded.some((s) => s.startsWith('mcp:') && s.includes('without a token'))).toBe(false);
     expect(report.succeeded.some((s) => s.startsWith('credentials'))).toBe(false);
   });
 });

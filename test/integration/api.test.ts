@@ -4,6 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { validate } from '@readme/openapi-parser';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
@@ -452,6 +454,62 @@ describe('review of staged items', () => {
     expect(token).toBeUndefined();
     expect(paths).toEqual(whole.staged.map((s: Result) => s.path));
     expect((await call('GET', `${u()}/review/staged?nextToken=bm90LWEtdG9rZW4`)).status).toBe(400);
+  });
+});
+
+describe('MCP (issue 21 item 4): the memory API as tools, through the SDK\'s own client', () => {
+  const connect = async (token: string) => {
+    const client = new Client({ name: 'api-test', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.info.apiUrl}/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    return client;
+  };
+  const parsed = (r: Result) => JSON.parse(r.content[0].text);
+
+  it('lists the four tools with the contract\'s input schemas and answers as the HTTP API does', async () => {
+    const client = await connect(admin);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(['memory_forget_item', 'memory_retrieve', 'memory_save', 'memory_search']);
+      const search = tools.find((t) => t.name === 'memory_search');
+      expect(Object.keys(search?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['userId', 'query', 'limit']));
+      const viaMcp = parsed(await client.callTool({ name: 'memory_search', arguments: { userId: USER, query: 'camping with the kids', limit: 5 } }));
+      const viaHttp = (await call('POST', `${u()}/memory/search`, { body: { query: 'camping with the kids', limit: 5 } })).body;
+      expect(viaMcp.results.length).toBeGreaterThan(0);
+      expect(viaMcp).toEqual(viaHttp);
+      const first = viaMcp.results[0];
+      expect(parsed(await client.callTool({ name: 'memory_retrieve', arguments: { userId: USER, id: first.id } }))).toEqual((await call('POST', `${u()}/memory/retrieve`, { body: { id: first.id } })).body);
+
+      const created = await call('POST', `${u()}/memory/tiers/short_term`, { body: { text: 'a note to forget through MCP' } });
+      const gone = await client.callTool({ name: 'memory_forget_item', arguments: { userId: USER, id: created.body.item.id } });
+      expect(gone.isError).toBeFalsy();
+      expect((await call('POST', `${u()}/memory/retrieve`, { body: { id: created.body.item.id } })).status).toBe(404);
+      const bad = await client.callTool({ name: 'memory_retrieve', arguments: { userId: USER } });
+      expect(bad.isError).toBe(true);
+      expect(parsed(bad).error.fields[0].path).toBe('body.id');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("a token for one user cannot reach another's memory through MCP, and no token is refused", async () => {
+    const client = await connect(await stack.mintUserToken(['another-user']));
+    try {
+      for (const [name, args] of [
+        ['memory_search', { query: 'camping' }],
+        ['memory_retrieve', { id: 'mem:anything' }],
+        ['memory_save', { candidates: [{ text: 'planted' }] }],
+        ['memory_forget_item', { id: 'mem:anything' }],
+      ] as const) {
+        const r = await client.callTool({ name, arguments: { userId: USER, ...args } });
+        expect(r.isError, name).toBe(true);
+        expect(parsed(r).error.message, name).toMatch(/not allowed|may not|forbidden|access/i);
+      }
+    } finally {
+      await client.close();
+    }
+    const anonymous = await fetch(`${stack.info.apiUrl}/v1/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    expect(anonymous.status).toBe(401);
+    expect((await fetch(`${stack.info.apiUrl}/v1/mcp`, { headers: { authorization: `Bearer ${admin}`, accept: 'text/event-stream' } })).status).toBe(405);
   });
 });
 

@@ -43,8 +43,7 @@ import { type OperationId, type Route, routes } from './contract.js';
 import { consoleHtml } from './console.js';
 import type { ApiEnv } from './env.js';
 import { openApiDocument } from './openapi.js';
-import type { Invoke, OperationAnswer } from './invoke.js';
-import { MCP_PATH, serveMcp } from './mcp.js';
+import { type Invoke, MCP_PATH, type OperationAnswer } from './invoke.js';
 
 export type ApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
 
@@ -243,7 +242,11 @@ export function createApiHandler(env: ApiEnv, clients: Pick<AwsClients, 'ddb' | 
   const serve = async (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyResultV2> => {
     if (event.rawPath !== MCP_PATH) return router(event, context) as Promise<APIGatewayProxyResultV2>;
     const principal = principalOf(event);
-    return principal ? serveMcp(event, principal, invoke) : problem(401, 'a valid bearer token is required');
+    if (!principal) return problem(401, 'a valid bearer token is required');
+    // Loaded on the first MCP request: the SDK (and the JSON Schema validator it brings) costs
+    // every other request nothing at init.
+    const { serveMcp } = await import('./mcp.js');
+    return serveMcp(event, principal, invoke);
   };
   return middy<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, Context>()
     .use(injectLambdaContext(logger))

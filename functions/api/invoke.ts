@@ -5,6 +5,9 @@
 import type { Principal } from '../../lib/domain/access.js';
 import type { Route } from './contract.js';
 
+/** Where the MCP tools are served (functions/api/mcp.ts). */
+export const MCP_PATH = '/v1/mcp';
+
 /** What one operation answered: an HTTP status and its JSON body. */
 export interface OperationAnswer {
   status: number;

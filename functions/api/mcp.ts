@@ -18,8 +18,6 @@ import type { Principal } from '../../lib/domain/access.js';
 import { ItemId, type Route, RetrieveRequestShape, routes, SaveRequestSchema, SearchRequestSchema, UserParam } from './contract.js';
 import type { Invoke } from './invoke.js';
 
-export const MCP_PATH = '/v1/mcp';
-
 const routeOf = (operationId: string): Route => {
   const route = (routes as readonly Route[]).find((r) => r.operationId === operationId);
   if (!route) throw new Error(`no route ${operationId}`);

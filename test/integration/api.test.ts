@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { validate } from '@readme/openapi-parser';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { MemoryClient } from '../../functions/api/client.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
@@ -472,17 +473,20 @@ describe('MCP (issue 21 item 4): the memory API as tools, through the SDK\'s own
       expect(tools.map((t) => t.name).sort()).toEqual(['memory_forget_item', 'memory_retrieve', 'memory_save', 'memory_search']);
       const search = tools.find((t) => t.name === 'memory_search');
       expect(Object.keys(search?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['userId', 'query', 'limit']));
+      // The HTTP side through the typed client (issue 21 item 5).
+      const http = new MemoryClient(stack.info.apiUrl, () => admin);
       const viaMcp = parsed(await client.callTool({ name: 'memory_search', arguments: { userId: USER, query: 'camping with the kids', limit: 5 } }));
-      const viaHttp = (await call('POST', `${u()}/memory/search`, { body: { query: 'camping with the kids', limit: 5 } })).body;
+      const viaHttp = await http.search(USER, { query: 'camping with the kids', limit: 5 });
       expect(viaMcp.results.length).toBeGreaterThan(0);
       expect(viaMcp).toEqual(viaHttp);
-      const first = viaMcp.results[0];
-      expect(parsed(await client.callTool({ name: 'memory_retrieve', arguments: { userId: USER, id: first.id } }))).toEqual((await call('POST', `${u()}/memory/retrieve`, { body: { id: first.id } })).body);
+      const first = viaHttp.results[0] as { id: string };
+      expect(parsed(await client.callTool({ name: 'memory_retrieve', arguments: { userId: USER, id: first.id } }))).toEqual(await http.retrieve(USER, { id: first.id }));
 
-      const created = await call('POST', `${u()}/memory/tiers/short_term`, { body: { text: 'a note to forget through MCP' } });
-      const gone = await client.callTool({ name: 'memory_forget_item', arguments: { userId: USER, id: created.body.item.id } });
+      const created = await http.tiers.create(USER, 'short_term', { text: 'a note to forget through MCP' });
+      const gone = await client.callTool({ name: 'memory_forget_item', arguments: { userId: USER, id: created.item.id } });
       expect(gone.isError).toBeFalsy();
-      expect((await call('POST', `${u()}/memory/retrieve`, { body: { id: created.body.item.id } })).status).toBe(404);
+      await expect(http.retrieve(USER, { id: created.item.id })).rejects.toMatchObject({ name: 'MemoryClientError', status: 404 });
+      await expect(http.search(USER, { query: '' })).rejects.toMatchObject({ status: 400, fields: [{ path: 'body.query' }] });
       const bad = await client.callTool({ name: 'memory_retrieve', arguments: { userId: USER } });
       expect(bad.isError).toBe(true);
       expect(parsed(bad).error.fields[0].path).toBe('body.id');

@@ -18,7 +18,8 @@ import { composeIBAN } from 'ibantools';
 import { replayLinesFromFile } from '../infra/local/locomo.js';
 import { listAllKeys } from '../infra/local/s3-keys.js';
 import { startLocalStack } from '../infra/local/stack.js';
-import { addCounts, type RedactionCounts, type RedactionKind, redact } from '../lib/domain/redaction.js';
+import { rng } from './load.js';
+import { addCounts, luhn, type RedactionCounts, type RedactionKind, redact } from '../lib/domain/redaction.js';
 
 export interface RedactionReport {
   conversation: string;
@@ -35,18 +36,6 @@ export interface RedactionReport {
   falsePositives: { conversations: number; turns: number; words: number; total: number; byKind: RedactionCounts; examples: string[] };
 }
 
-/** mulberry32: a seeded generator, so every run plants the same values. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const ALNUM = `${UPPER}abcdefghijklmnopqrstuvwxyz0123456789`;
 
@@ -56,17 +45,8 @@ function plantFactory(random: () => number) {
   const b64url = (s: string) => Buffer.from(s).toString('base64url');
   const luhnCard = () => {
     const body = `4${digits(14)}`;
-    for (let check = 0; check < 10; check++) {
-      const n = `${body}${check}`;
-      let sum = 0;
-      for (let i = 0; i < n.length; i++) {
-        let d = Number(n[n.length - 1 - i]);
-        if (i % 2 === 1) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
-        sum += d;
-      }
-      if (sum % 10 === 0) return n.replace(/(\d{4})(?=\d)/g, '$1 ');
-    }
-    throw new Error('no check digit');
+    const check = [...'0123456789'].find((c) => luhn(`${body}${c}`));
+    return `${body}${check}`.replace(/(\d{4})(?=\d)/g, '$1 ');
   };
   /** Each kind: the sentence planted and the part of it that must not survive. */
   const makers: Record<RedactionKind, () => { sentence: string; secret: string }> = {

@@ -85,7 +85,7 @@ const PERSONAL_DETECTORS: readonly Detector[] = [
 ];
 
 /** ISO/IEC 7812 check digit (the Luhn algorithm). */
-function luhn(digits: string): boolean {
+export function luhn(digits: string): boolean {
   let sum = 0;
   for (let i = 0; i < digits.length; i++) {
     let d = Number(digits[digits.length - 1 - i]);

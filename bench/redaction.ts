@@ -11,8 +11,6 @@
  * Its last stdout line is the result as JSON.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { composeIBAN } from 'ibantools';
 import { replayLinesFromFile } from '../infra/local/locomo.js';
@@ -150,20 +148,12 @@ export async function benchRedaction(dir: string, options: { plants?: number; co
     await stack.replayLines(lines);
     await stack.waitUntilDrained();
     const { info } = stack;
-    const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.dynamodb }));
     const s3 = new S3Client({ region: info.region, endpoint: info.endpoints.s3, forcePathStyle: true, credentials: info.credentials });
-    const items: unknown[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const res = await ddb.send(new ScanCommand({ TableName: info.tableName, ExclusiveStartKey: start }));
-      items.push(...(res.Items ?? []));
-      start = res.LastEvaluatedKey;
-    } while (start);
+    const items = await stack.scanItems();
     const keys = (await Promise.all([`users/${userId}/`, `claims/${userId}/`, 'rejected/'].map((p) => listAllKeys(s3, info.bucketName, p)))).flat();
     const objects = await Promise.all(
       keys.map(async (Key) => (await (await s3.send(new GetObjectCommand({ Bucket: info.bucketName, Key }))).Body?.transformToString('utf-8')) ?? ''),
     );
-    ddb.destroy();
     s3.destroy();
     // Stored JSON escapes line breaks and quotes: look for each value as JSON text holds it too.
     const stores = { dynamodb: JSON.stringify(items), s3: objects.join('\n'), prompts: JSON.stringify(stack.emulators.converse.requests) };

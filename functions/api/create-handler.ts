@@ -131,7 +131,12 @@ const json = (statusCode: number, body: unknown): APIGatewayProxyResultV2 => ({
   headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
   body: JSON.stringify(body),
 });
-const problem = (statusCode: number, message: string, fields?: Array<{ path: string; message: string }>) => json(statusCode, { error: { message, ...(fields ? { fields } : {}) } });
+/** An error answer: `{"error": {"message", "fields"?}}` with its status. */
+const problemOf = (status: number, message: string, fields?: Array<{ path: string; message: string }>): OperationAnswer => ({ status, body: { error: { message, ...(fields ? { fields } : {}) } } });
+const problem = (statusCode: number, message: string, fields?: Array<{ path: string; message: string }>) => {
+  const answer = problemOf(statusCode, message, fields);
+  return json(answer.status, answer.body);
+};
 
 class BadRequest extends Error {
   constructor(readonly fields: Array<{ path: string; message: string }>) {
@@ -187,7 +192,6 @@ type Operations = ReturnType<typeof operationsFor>;
 type ApiLogger = ReturnType<typeof createLogger>['logger'];
 
 function invokerFor(operations: Operations, logger: ApiLogger, redaction: RedactionPolicy): Invoke {
-  const problemOf = (status: number, message: string, fields?: Array<{ path: string; message: string }>): OperationAnswer => ({ status, body: { error: { message, ...(fields ? { fields } : {}) } } });
   return async (route, principal, input) => {
     try {
       // A stage route (access `admin`) has no path parameters.

@@ -119,6 +119,8 @@ export interface LocalStack {
   /** Move the simulated clock forward, firing (in order) every sweep scheduled on the way. */
   advanceTo(time: Date): Promise<Array<{ sweep: string; at: string }>>;
   summary(): Promise<Summary>;
+  /** Every item of the table, every page of the scan (for assertions that nothing holds a value). */
+  scanItems(): Promise<Array<Record<string, unknown>>>;
   /** The canonical state of every user the table knows (see state-dump.ts), sorted by user. */
   dumpState(): Promise<UserStateDump[]>;
   stop(): Promise<void>;
@@ -292,12 +294,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
   };
 
-  const scanAll = async (filter: string, values: Record<string, unknown>): Promise<Array<Record<string, unknown>>> => {
+  const scanAll = async (filter?: string, values?: Record<string, unknown>): Promise<Array<Record<string, unknown>>> => {
     const items: Array<Record<string, unknown>> = [];
     let start: Record<string, unknown> | undefined;
     do {
       const res = await ddb.send(
-        new ScanCommand({ TableName: resources.tableName, FilterExpression: filter, ExpressionAttributeValues: values, ExclusiveStartKey: start }),
+        new ScanCommand({ TableName: resources.tableName, ...(filter ? { FilterExpression: filter, ExpressionAttributeValues: values } : {}), ExclusiveStartKey: start }),
       );
       items.push(...(res.Items ?? []));
       start = res.LastEvaluatedKey;
@@ -425,6 +427,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       refusedLines.push(...result.refused);
       return result;
     },
+
+    scanItems: () => scanAll(),
 
     async summary() {
       const [turnItems, signalItems, batchItems, reflectionItems, runItems, rejectedKeys, userKeys, dlqDepths] = await Promise.all([

@@ -247,10 +247,11 @@ export async function createTierEntry(deps: MemoryApiDeps, actor: string, userId
   const item = { ...fresh, path: `memory/${tier}/${fresh.id}` };
   const res = await deps.items.create(item);
   // An entry of that id that expired, was collected or cleared is written anew (its id no longer names a session).
-  const reborn = !res.created && !isLive(res.item, now) && (await deps.items.replace({ ...item, updatedAt: nextUpdatedAt(res.item.updatedAt, now) }, res.item.updatedAt));
+  const anew = { ...item, updatedAt: nextUpdatedAt(res.item.updatedAt, now) };
+  const reborn = !res.created && !isLive(res.item, now) && (await deps.items.replace(anew, res.item.updatedAt));
   if (res.created || reborn) {
     await deps.audit.append([{ userId, itemId: fresh.id, action: 'create', actor, at: now.toISOString(), to: tier }]);
-    return { item: reborn ? { ...item, updatedAt: nextUpdatedAt(res.item.updatedAt, now) } : res.item, created: true };
+    return { item: reborn ? anew : res.item, created: true };
   }
   // The same short-term entry from another session: seen again (seed 004's corroboration), maybe promoted.
   const seen = res.item.tier === tier && isLive(res.item, now) ? await corroborateEntry(deps.items, actor, userId, res.item.id, entry.sessionId, now) : null;

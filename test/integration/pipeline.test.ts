@@ -10,7 +10,7 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { BEDROCK_MAX_ATTEMPTS } from '../../lib/adapters/aws-clients.js';
 import { QUEUES } from '../../infra/resources.js';
@@ -249,9 +249,7 @@ describe('the pipeline on the local emulators', () => {
     await stack.replayLines(lines);
     await stack.waitUntilDrained();
 
-    const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.dynamodb }));
-    const items = (await ddb.send(new ScanCommand({ TableName: stack.info.tableName }))).Items ?? [];
-    ddb.destroy();
+    const items = await stack.scanItems();
     const objects = await Promise.all([...(await bucket.list('users/secret-user/')), ...(await bucket.list('rejected/'))].map((k) => bucket.text(k)));
     const prompts = stack.emulators.converse.requests.slice(before);
     expect(prompts.length).toBeGreaterThan(0);

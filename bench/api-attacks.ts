@@ -64,7 +64,20 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   settingsChange: { enabled: false },
   summaryEdit: { text: 'planted by the attacker' },
   diaryOverride: { decision: 'keep', reason: 'planted by the attacker' },
+  userImport: { archive: plantedArchive(VICTIM, `USER#${VICTIM}`, 'Knowledge/Facts/planted.md') },
 };
+
+/** An archive (lib/domain/user-archive.ts) that plants a record in `pk` and a document at `path`, as `userId`'s. */
+function plantedArchive(userId: string, pk: string, path: string) {
+  return {
+    format: 'reflective-memory/user-archive',
+    version: 1,
+    userId,
+    exportedAt: '2026-01-01T00:00:00.000Z',
+    records: [{ pk, sk: 'MEM#mem:planted', text: 'planted by the attacker' }],
+    documents: [{ path, text: 'planted by the attacker' }],
+  };
+}
 
 /** A valid query string for the routes that need one (so a validation error cannot mask an attack). */
 const SAMPLE_QUERIES: Record<string, string> = {
@@ -163,6 +176,14 @@ export async function runApiAttacks(stack: LocalStack, options: { as?: string } 
     ['save into GLOBAL through the body', '/memory/save', { text: 'planted', scope: 'global', turnId: 1 }],
   ];
   for (const [description, suffix, body] of bodyTricks) await send('body trick', description, 'POST', `${own}${suffix}`, { body }, false);
+  // An import into one's own user whose archive reaches elsewhere: any 2xx is a success.
+  const importTricks: Array<[string, unknown]> = [
+    ['import records into the victim’s partition', plantedArchive(ATTACKER, `USER#${VICTIM}`, 'Knowledge/Facts/planted.md')],
+    ['import records into GLOBAL', plantedArchive(ATTACKER, 'GLOBAL', 'Knowledge/Facts/planted.md')],
+    ['import a document climbing out of the prefix', plantedArchive(ATTACKER, `USER#${ATTACKER}`, `../${VICTIM}/Knowledge/Facts/planted.md`)],
+    ['import the victim’s archive as one’s own', plantedArchive(VICTIM, `USER#${VICTIM}`, 'Knowledge/Facts/planted.md')],
+  ];
+  for (const [description, archive] of importTricks) await send('body trick', description, 'POST', `${own}/import`, { body: { archive } }, true);
   // Promote one's own entry to GLOBAL (administrators only).
   const created = await fetch(`${stack.info.apiUrl}${own}/memory/tiers/long_term`, {
     method: 'POST',

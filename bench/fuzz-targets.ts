@@ -43,6 +43,8 @@ import * as graph from '../lib/use-cases/relation-graph.js';
 import * as factHygiene from '../lib/use-cases/knowledge-hygiene.js';
 import * as corrections from '../lib/use-cases/promote-staged.js';
 import * as diary from '../lib/use-cases/diary.js';
+import * as forget from '../lib/use-cases/forget-user.js';
+import * as archives from '../lib/use-cases/user-archive.js';
 import * as costs from '../lib/use-cases/costs.js';
 import * as userSettings from '../lib/use-cases/user-settings.js';
 import { type FieldError, parseOrKeep } from '../lib/use-cases/parse-or-keep.js';
@@ -141,6 +143,7 @@ const ingestDepsOf = (world: RecordingWorld, claims: ClaimCheckStore = { fetch: 
   config: defaultSignalConfig,
   redaction: { personalData: false },
   source: 'turn-queue',
+  forgets: { latest: async () => null },
 });
 
 const records = (bodies: readonly string[]): IngestRecord[] => bodies.map((body, i) => ({ messageId: `m${i}`, body }));
@@ -633,6 +636,10 @@ type OpInput = { params: any; query: any; body: any; principal: Principal };
 
 /** The api handler's operations (functions/api/handler.ts), over the recording fakes. */
 const OPERATIONS: Record<Exclude<OperationId, 'openapi' | 'console'>, (deps: api.MemoryApiDeps, i: OpInput) => Promise<unknown>> = {
+  userForget: (d, { params, principal }) => forget.requestForget(d, principal.subject, params.userId),
+  userForgetReceipt: (d, { params }) => forget.forgetReceipt(d, params.userId),
+  userExport: (d, { params }) => archives.exportUser(d, params.userId),
+  userImport: (d, { params, body }) => archives.importUser(d, params.userId, body.archive),
   memorySearch: (d, { params, body }) => api.search(d, params.userId, body),
   memorySave: (d, { params, body, principal }) => api.save(d, principal.subject, params.userId, body),
   memoryRetrieve: (d, { params, body }) => api.retrieve(d, params.userId, body),
@@ -744,6 +751,8 @@ const apiDeps = (w: RecordingWorld): api.MemoryApiDeps => ({
   settings: w.settings,
   events: w.events,
   diary: w.diary,
+  forgets: w.forgets,
+  archives: w.archives,
   clock: fixedClock(NOW),
 });
 

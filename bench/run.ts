@@ -13,6 +13,7 @@ import type { FuzzReport } from './fuzz.js';
 import { LEAK_BOUND_BYTES_PER_TURN, type LoadReport, SETTLE_ROUNDS } from './load.js';
 import type { QualityResult } from './locomo-quality.js';
 import type { RedactionReport } from './redaction.js';
+import type { ForgetReport } from './forget.js';
 import { barChart } from './svg.js';
 import { benchSearchLatency } from './search-latency.js';
 import { benchColdStart } from './cold-start.js';
@@ -582,6 +583,29 @@ LoCoMo holds no real secrets or identifiers, so every span taken there is a fals
   return { md, json: { planted: r.planted, reached: r.reached, falsePositives: fp.total, control: r.control }, log: [`redaction: ${r.planted} planted, reached ${JSON.stringify(r.reached)}, false positives ${fp.total}`] };
 }
 
+/** Forgetting a heavy user (issue 21 item 1): the erasure's time, on the local stack and AWS's partition floor. */
+async function forgetSection(): Promise<SectionResult> {
+  const r = runScript<ForgetReport>('./forget.ts');
+  const md = `## Forgetting a heavy user
+
+\`bench/forget.ts\`: a user's partition filled with ${r.items.toLocaleString('en-US')} items of about 1 KB and their folder
+with ${r.objects.toLocaleString('en-US')} documents, then \`DELETE /v1/users/{u}\` through the API, the forget job run by the
+reflector handler on the local stack until the receipt is done.
+
+| | |
+| --- | ---: |
+| erasure, request to receipt done | **${r.seconds} s** |
+| items / objects the receipt counts | ${r.receipt.items.toLocaleString('en-US')} / ${r.receipt.objects.toLocaleString('en-US')} |
+| items / objects left (the state dump) | ${r.left.items} / ${r.left.objects} |
+| AWS's floor for the item deletes alone (1,000 write units a second per partition key) | ${r.awsFloorSeconds} s |
+
+DynamoDB Local does not throttle a partition; DynamoDB does, so in AWS the item deletes take at
+least the floor above, spread over deliveries of the job (each stops 15 s before the reflector's
+120-s timeout and comes back a second later), plus the 35-s settle before the second pass.
+`;
+  return { md, json: { ...r }, log: [`forget: ${r.items} items and ${r.objects} objects erased in ${r.seconds} s (left ${JSON.stringify(r.left)})`] };
+}
+
 /** Every section, in BENCHMARKS.md's order; the short ones run first in a full run (see main). */
 const SECTIONS: readonly Section[] = [
   { name: 'signal-writes', run: () => signalWritesSection() },
@@ -595,9 +619,10 @@ const SECTIONS: readonly Section[] = [
   { name: 'faults', run: faultsRun },
   { name: 'reflector-time', run: () => reflectorTimeSection() },
   { name: 'redaction', run: () => redactionSection() },
+  { name: 'forget', run: () => forgetSection() },
 ];
 /** A full run's order: a section that fails then costs minutes, not the replays' hour. */
-const RUN_ORDER = ['cold-start', 'signal-writes', 'reflector-time', 'search-latency', 'quality', 'cost', 'attacks', 'faults', 'fuzz', 'load'];
+const RUN_ORDER = ['cold-start', 'signal-writes', 'reflector-time', 'search-latency', 'quality', 'cost', 'attacks', 'redaction', 'forget', 'faults', 'fuzz', 'load'];
 
 const BLOCK = (name: string) => new RegExp(`<!-- bench:${name} -->\\n[\\s\\S]*?<!-- /bench:${name} -->\\n`);
 

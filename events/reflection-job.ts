@@ -9,6 +9,8 @@ export const ReflectionKindSchema = z.enum([
   'weekly',
   'manual',
   'event',
+  /** Issue 21: erase the user (lib/use-cases/forget-user.ts); no turns, no model call. */
+  'forget',
 ]);
 export type ReflectionKind = z.infer<typeof ReflectionKindSchema>;
 

@@ -15,7 +15,7 @@ import type { QueueKey } from './resources.js';
 export type FunctionKey = 'signal' | 'idle' | 'reflector' | 'sweep' | 'api';
 
 export type DynamoAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query' | 'BatchGetItem' | 'BatchWriteItem';
-export type S3Action = 'GetObject' | 'PutObject' | 'PutObjectTagging' | 'DeleteObject';
+export type S3Action = 'GetObject' | 'PutObject' | 'PutObjectTagging' | 'DeleteObject' | 'DeleteObjectVersion';
 /** The services that use the stage's data key on a function's behalf. */
 export type KmsService = 'dynamodb' | 's3' | 'sqs';
 export type KmsAction = 'Decrypt' | 'DescribeKey' | 'GenerateDataKey';
@@ -38,6 +38,12 @@ export interface Permissions {
    * have it may read every object under `users/` already.
    */
   listBucket: boolean;
+  /**
+   * s3:ListBucketVersions on the bucket: ListObjectVersions needs it
+   * (https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectVersions.html). Only the
+   * erasure of a forgotten user lists versions (every version under their prefixes, to delete).
+   */
+  listBucketVersions?: true;
   /** Queues it sends to (sqs:SendMessage). */
   sends: readonly QueueKey[];
   /** The queue its event source reads, if any (the event source grants receive, delete and visibility). */
@@ -58,7 +64,8 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     // source reliability (TransactWriteItems of a marker Put and a counts Update), a closed session's
     // ephemeral entries (GetItem of its list and of each entry; TransactWriteItems of Puts: each cleared
     // entry, its audit entry and its search change mark)
-    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem', 'BatchWriteItem'],
+    // Query: a user with no signal state is looked up in the forget receipts (their newest, lib/adapters/dynamo-forget-log.ts)
+    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem', 'BatchWriteItem', 'Query'],
     s3: {
       // PutObjectTagging: a PUT that sets tags (the `kind=turn` tag the archival rule filters on)
       // needs it besides PutObject (https://docs.aws.amazon.com/AmazonS3/latest/userguide/tagging-managing.html).
@@ -86,11 +93,15 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
   },
   reflector: {
-    // BatchWriteItem: the relation graph's edges, entities and hygiene log
-    // DeleteItem: a search-index compaction clears the change marks it folded, each on a condition.
+    // BatchWriteItem: the relation graph's edges, entities and hygiene log; a forget's deletes of the user's partition
+    // DeleteItem: a search-index compaction clears the change marks it folded, each on a condition;
+    // a forget deletes the user's signal state and GLOBAL copies of their items.
     dynamodb: ['GetItem', 'PutItem', 'BatchGetItem', 'BatchWriteItem', 'Query', 'UpdateItem', 'DeleteItem'],
     s3: {
-      'users/*': ['GetObject'],
+      // DeleteObject and DeleteObjectVersion: a forget deletes every version of every object under the
+      // user's prefix (DeleteObjects by version id needs both:
+      // https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html, "Permissions")
+      'users/*': ['GetObject', 'DeleteObject', 'DeleteObjectVersion'],
       'users/*/Knowledge_staging/*': ['PutObject', 'DeleteObject'],
       // DeleteObject: the nightly fact hygiene removes facts pruned past their recovery window
       'users/*/Knowledge/*': ['PutObject', 'DeleteObject'],
@@ -101,8 +112,11 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       'users/*/episodes/*': ['PutObject'],
       'users/*/diary/*': ['PutObject'],
       'rejected/*': ['PutObject'],
+      // a forget deletes the user's claim checks too (every version)
+      'claims/*': ['DeleteObject', 'DeleteObjectVersion'],
     },
     listBucket: true,
+    listBucketVersions: true,
     sends: [],
     consumes: 'reflection',
     model: true,
@@ -129,12 +143,14 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     // BatchWriteItem: edges users state, restores and splits in the relation graph
     dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'BatchGetItem', 'BatchWriteItem'],
     s3: {
-      'users/*': ['GetObject'],
-      'users/*/Knowledge/*': ['PutObject'],
-      'users/*/Knowledge_staging/*': ['PutObject', 'DeleteObject'],
+      // PutObject anywhere under a user's folder: an import restores every document of theirs
+      // (lib/use-cases/user-archive.ts); PutObjectTagging: turn documents go back with their
+      // `kind=turn` tag (a PUT that sets tags needs it: https://docs.aws.amazon.com/AmazonS3/latest/userguide/tagging-managing.html).
+      // Before imports: Knowledge/, Knowledge_staging/, index/ and reflections/ only.
+      'users/*': ['GetObject', 'PutObject', 'PutObjectTagging'],
+      'users/*/Knowledge_staging/*': ['DeleteObject'],
       // DeleteObject: a knowledge index version is retired once the next one is current (lib/adapters/knowledge-index.ts)
-      'users/*/index/*': ['PutObject', 'DeleteObject'],
-      'users/*/reflections/*': ['PutObject'],
+      'users/*/index/*': ['DeleteObject'],
     },
     listBucket: true,
     // reflection: a summary asked for on demand (POST …/summaries); turn: with `reflect`, the

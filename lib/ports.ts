@@ -2,6 +2,7 @@
  * Ports: what the use cases need from the outside world. Adapters in lib/adapters
  * implement them with AWS SDK clients; unit tests pass in-memory fakes.
  */
+import type { ArchiveDocument } from './domain/user-archive.js';
 import type { SearchSegment } from './domain/search-segment.js';
 import type { IdleCheck } from '../events/idle-check.js';
 import type { ReflectionJob } from '../events/reflection-job.js';
@@ -446,4 +447,63 @@ export interface SearchIndexStore {
   /** Forget changes folded into a segment, each only if not marked again since. */
   clearChanges(userId: string, changes: readonly SearchChange[]): Promise<void>;
   deleteSegments(refs: ReadonlyArray<Pick<SearchSegmentRef, 'key' | 'parts'>>): Promise<void>;
+}
+
+/** What a forget erased, per store (counts only: a receipt holds no content). */
+export interface ForgetCounts {
+  /** Items of the user's partition (DynamoDB), the signal state included. */
+  items: number;
+  /** Object versions and delete markers under the user's prefixes (S3). */
+  objects: number;
+  /** The user's contributions to GLOBAL (items shared from theirs). */
+  globalItems: number;
+  /** Old versions of GLOBAL's search segments that held them. */
+  globalIndexObjects: number;
+}
+
+/** Issue 21: the receipt of a user's erasure, kept outside the user's partition as its audit record. */
+export interface ForgetReceipt {
+  userId: string;
+  /** When the forget was asked for: turns and jobs from before it are dropped wherever they arrive. */
+  requestedAt: string;
+  requestedBy: string;
+  status: 'pending' | 'done';
+  completedAt?: string;
+  counts: ForgetCounts;
+}
+
+export interface ForgetLog {
+  /** The user's newest receipt, if they were ever forgotten (a consistent read). */
+  latest(userId: string): Promise<ForgetReceipt | null>;
+  /** Record a new request (first write wins: a retry of the same request keeps the receipt). */
+  request(receipt: ForgetReceipt): Promise<void>;
+  /** Add what one page of the erasure removed (ADD: pages of a resumed erasure add up). */
+  add(userId: string, requestedAt: string, counts: Partial<ForgetCounts>): Promise<void>;
+  complete(userId: string, requestedAt: string, completedAt: string): Promise<void>;
+}
+
+/** Deletes what a user left behind, a page at a time; each call may be repeated. */
+export interface UserEraser {
+  /** Ids of the user's API-written items (MEM#), whose GLOBAL copies share their id. */
+  memoryItemIds(userId: string): Promise<string[]>;
+  /** Delete these GLOBAL items that exist (and mark them changed for GLOBAL's index): how many there were. */
+  deleteGlobalItems(ids: readonly string[]): Promise<number>;
+  /** The signal state first: a turn that arrives later finds no state and checks the receipts. */
+  deleteSignalState(userId: string): Promise<void>;
+  /** Every item of the user's partition, a page at a time; `page` is told each page's count. */
+  deleteItems(userId: string, page: (deleted: number) => Promise<void>): Promise<void>;
+  /** Every version and delete marker under `prefix`, a page at a time. */
+  deleteObjectVersions(prefix: string, page: (deleted: number) => Promise<void>): Promise<void>;
+  /** The versions under `prefix` that are not current (old and deleted objects' versions, delete markers). */
+  deleteNoncurrentVersions(prefix: string): Promise<number>;
+}
+
+/** A user's records and documents, read and written whole (lib/domain/user-archive.ts). */
+export interface UserArchiveStore {
+  /** Every item of the user's partition, as stored. */
+  records(userId: string): Promise<Array<Record<string, unknown>>>;
+  /** Every object under the user's prefix, with its path below it. */
+  documents(userId: string): Promise<ArchiveDocument[]>;
+  putRecords(records: ReadonlyArray<Record<string, unknown>>): Promise<void>;
+  putDocuments(userId: string, documents: readonly ArchiveDocument[]): Promise<void>;
 }

@@ -84,6 +84,27 @@ export class MemoryClient {
     delete: (userId: string, tier: Input<RouteOf<'tierDelete'>, 'params'>['tier'], id: string) => this.call('tierDelete', { params: { userId, tier, id } }),
   };
 
+  /**
+   * Forget the user (issue 21): answers the receipt, pending until the erasure has run;
+   * `forgetReceipt` shows it done, with what was erased per store.
+   */
+  forget(userId: string) {
+    return this.call('userForget', { params: { userId } });
+  }
+
+  forgetReceipt(userId: string) {
+    return this.call('userForgetReceipt', { params: { userId } });
+  }
+
+  /** Everything the user has, as one archive; `import` restores it (in this stage or another) into a user with no memory yet. */
+  export(userId: string) {
+    return this.call('userExport', { params: { userId } });
+  }
+
+  import(userId: string, archive: Input<RouteOf<'userImport'>, 'body'>['archive']) {
+    return this.call('userImport', { params: { userId }, body: { archive } });
+  }
+
   /** Review of staged items: list, promote, discard. */
   readonly review = {
     staged: (userId: string, query: Input<RouteOf<'reviewList'>, 'query'> = {}) => this.call('reviewList', { params: { userId }, query }),

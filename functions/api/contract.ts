@@ -170,6 +170,32 @@ export interface Route {
 
 const u = '/v1/users/{userId}';
 
+/** A user who can be forgotten: not GLOBAL, which every user shares. */
+const ForgetParam = z.object({ userId: UserIdSchema.refine((id) => id !== 'GLOBAL', 'GLOBAL is shared by every user: it cannot be forgotten (delete its items one by one)') });
+const ForgetCountsSchema = z.object({ items: z.number().int(), objects: z.number().int(), globalItems: z.number().int(), globalIndexObjects: z.number().int() });
+/** A forget's receipt (lib/use-cases/forget-user.ts): counts per store, never content. */
+/** A user's memory as one archive (lib/domain/user-archive.ts): what export answers and import takes. */
+export const UserArchiveSchema = z
+  .object({
+    format: z.literal('reflective-memory/user-archive'),
+    version: z.literal(1),
+    userId: UserIdSchema,
+    exportedAt: z.string(),
+    records: z.array(z.record(z.string(), z.unknown())).max(200_000),
+    documents: z
+      .array(
+        z.union([
+          z.object({ path: z.string().min(1).max(1024), contentType: z.string().max(200).optional(), text: z.string() }).strict(),
+          z.object({ path: z.string().min(1).max(1024), contentType: z.string().max(200).optional(), base64: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64') }).strict(),
+        ]),
+      )
+      .max(200_000),
+  })
+  .strict();
+const ForgetReceiptResponse = z.object({
+  receipt: z.object({ userId: z.string(), requestedAt: z.string(), requestedBy: z.string(), status: z.enum(['pending', 'done']), completedAt: z.string().optional(), counts: ForgetCountsSchema }),
+});
+
 export const routes = [
   { method: 'GET', path: '/openapi.json', operationId: 'openapi', summary: 'This document', access: 'public', response: Looseobject },
   { method: 'GET', path: '/console', operationId: 'console', summary: 'The review console (a web page)', access: 'public', response: z.string(), produces: 'text/html' },
@@ -328,6 +354,28 @@ export const routes = [
     method: 'GET', path: `${u}/costs`, operationId: 'userCosts', access: 'read', params: UserParam, query: z.object({ days: Limit(90, 7) }),
     summary: "The user's model cost by UTC day (today's included, oldest first): jobs, tokens, USD at the price table's rates, by kind (batch, summary, nightly, weekly)",
     response: z.object({ days: z.array(Looseobject) }),
+  },
+  {
+    method: 'DELETE', path: u, operationId: 'userForget', access: 'write', params: ForgetParam,
+    summary:
+      "Forget the user (issue 21): every item, object and object version of theirs, their search index, graph and episodes, and their contributions to GLOBAL are erased by a job on their queue group; turns and jobs asked for before now are dropped when they arrive. Answers the receipt (pending; GET …/forget shows it done, with counts per store). A retry while pending answers the same receipt",
+    response: ForgetReceiptResponse,
+  },
+  {
+    method: 'GET', path: `${u}/forget`, operationId: 'userForgetReceipt', access: 'read', params: ForgetParam,
+    summary: "The user's newest forget receipt: pending or done, when, by whom, and what was erased per store (counts only); 404 if never forgotten",
+    response: ForgetReceiptResponse,
+  },
+  {
+    method: 'GET', path: `${u}/export`, operationId: 'userExport', access: 'read', params: ForgetParam,
+    summary:
+      "Everything the user has, as one archive (issue 21): `records` (every item of their partition as stored — turns, summaries, Knowledge and staged records, graph, episodes, diary, tier entries, logs) and `documents` (every object under their folder: markdown and JSON as text, search segments in base64). 413 over 5 MB (Lambda's 6 MB response limit)",
+    response: z.object({ archive: UserArchiveSchema }),
+  },
+  {
+    method: 'POST', path: `${u}/import`, operationId: 'userImport', access: 'write', params: ForgetParam, body: z.object({ archive: UserArchiveSchema }).strict(),
+    summary: "Restore an archive of this user (from `GET …/export`, in this stage or another) into a user with no memory yet: a new user, or one forgotten. 409 once the user has a signal state; a failed import may be asked again",
+    response: z.object({ imported: z.object({ records: z.number().int(), documents: z.number().int() }) }),
   },
   {
     method: 'GET', path: '/v1/costs', operationId: 'stageCosts', access: 'admin', query: z.object({ days: Limit(31, 7) }),

@@ -34,6 +34,10 @@ import * as api from '../../lib/use-cases/memory-api.js';
 import * as corrections from '../../lib/use-cases/promote-staged.js';
 import * as costs from '../../lib/use-cases/costs.js';
 import * as diary from '../../lib/use-cases/diary.js';
+import * as forget from '../../lib/use-cases/forget-user.js';
+import * as archives from '../../lib/use-cases/user-archive.js';
+import { DynamoS3UserArchiveStore } from '../../lib/adapters/user-archive-store.js';
+import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';
 import * as settings from '../../lib/use-cases/user-settings.js';
 import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings.js';
 import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
@@ -77,6 +81,8 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs }: Pick<AwsClients, 'ddb' | 's3' | 
     signalState: new DynamoSignalStateStore(ddb, table, clock),
     costs: new DynamoCostLedger(ddb, table),
     settings: new DynamoUserSettingsStore(ddb, table),
+    forgets: new DynamoForgetLog(ddb, table),
+    archives: new DynamoS3UserArchiveStore(ddb, s3, table, bucket),
     clock,
   };
 }
@@ -124,6 +130,10 @@ const operationsFor = (deps: api.MemoryApiDeps): Record<Exclude<OperationId, 'op
   stageCosts: ({ query }) => costs.stageCosts(deps, query.days),
   graphEntitySplit: ({ params, principal }) => graph.splitGraphEntity(deps, principal.subject, params.userId, params.entity),
   graphLog: ({ params, query }) => graph.graphLog(deps, params.userId, query.limit),
+  userForget: ({ params, principal }) => forget.requestForget(deps, principal.subject, params.userId),
+  userForgetReceipt: ({ params }) => forget.forgetReceipt(deps, params.userId),
+  userExport: ({ params }) => archives.exportUser(deps, params.userId),
+  userImport: ({ params, body }) => archives.importUser(deps, params.userId, body.archive),
 });
 
 const json = (statusCode: number, body: unknown): APIGatewayProxyResultV2 => ({
@@ -210,7 +220,7 @@ function invokerFor(operations: Operations, logger: ApiLogger, redaction: Redact
       return { status: 200, body: await op({ params, query, body: redacted.value, principal }) };
     } catch (error) {
       if (error instanceof BadRequest) return problemOf(400, error.message, error.fields);
-      if (error instanceof api.MemoryApiError) return problemOf(error.status, error.message);
+      if (error instanceof api.MemoryApiError) return problemOf(error.status, error.message, error.fields);
       logger.error('request failed', { operation: route.operationId, error: error as Error });
       return problemOf(500, 'internal error');
     }

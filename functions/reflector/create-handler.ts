@@ -38,6 +38,9 @@ import { type ReflectionDeps, recordFailedAttempt, runReflection } from '../../l
 import { runNightly, runWeekly, type SleepTimeDeps } from '../../lib/use-cases/run-sleep-time.js';
 import { runSummary, SUMMARY_KINDS, type SummaryDeps } from '../../lib/use-cases/run-summary.js';
 import { COMPACT_AFTER_JOB, LiveSearchIndex } from '../../lib/use-cases/search-index.js';
+import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';
+import { DynamoS3UserEraser } from '../../lib/adapters/user-eraser.js';
+import { ForgetContinuesError, type ForgetDeps, forgetUser, forgottenBefore } from '../../lib/use-cases/forget-user.js';
 import type { ReflectorEnv } from './env.js';
 
 export type ReflectorHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
@@ -99,7 +102,17 @@ function reflectorDeps(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: 
     log,
     config: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG),
   };
-  return { reflection, summary, sleepTime, search };
+  const forgets = new DynamoForgetLog(ddb, table);
+  const forget = (remainingMs: () => number): ForgetDeps => ({
+    forgets,
+    eraser: new DynamoS3UserEraser(ddb, s3, table, bucket, changes),
+    search,
+    clock,
+    log,
+    settleSeconds: env.FORGET_SETTLE_SECONDS,
+    remainingMs,
+  });
+  return { reflection, summary, sleepTime, search, forgets, forget };
 }
 
 export function createReflectorHandler(env: ReflectorEnv, clients: Clients, clock: Clock): ReflectorHandler {
@@ -124,7 +137,7 @@ export function createReflectorHandler(env: ReflectorEnv, clients: Clients, cloc
     }
   }
 
-  async function recordHandler(record: SQSRecord): Promise<void> {
+  async function recordHandler(record: SQSRecord, context?: Context): Promise<void> {
     // A malformed job never becomes valid by retrying: keep it with its reasons and move on.
     const job = await parseOrKeep(record, ReflectionJobSchema, { rejected, clock, source: 'reflection-queue' });
     if (!job) {
@@ -133,6 +146,8 @@ export function createReflectorHandler(env: ReflectorEnv, clients: Clients, cloc
       return;
     }
     const receives = Number(record.attributes.ApproximateReceiveCount);
+    if (job.kind === 'forget') return forget(job, record, context);
+    if (await askedBeforeForget(job)) return;
     try {
       // Seed 000 §9, "retry once": an unusable answer on the first delivery is asked again on
       // the next; from the second on, it aborts the batch with the answer kept in its log.
@@ -151,7 +166,29 @@ export function createReflectorHandler(env: ReflectorEnv, clients: Clients, cloc
     await compactSearchIndex(job.userId, job.kind === 'nightly' || job.kind === 'weekly' ? 1 : COMPACT_AFTER_JOB, deps.search, logger);
   }
 
+  /** Issue 21: a job asked for before its user was forgotten (a redrive, a late duplicate) writes nothing. */
+  async function askedBeforeForget(job: ReflectionJob): Promise<boolean> {
+    const before = await forgottenBefore(deps.forgets, job.userId);
+    if (before === null || Date.parse(job.requestedAt) > Date.parse(before)) return false;
+    logger.info('job dropped: its user was forgotten after it was asked for', { jobId: job.jobId, userId: job.userId, kind: job.kind, forgottenAt: before });
+    countJob(metrics, false);
+    return true;
+  }
+
+  /** The forget job; an erasure that runs out of time comes back in a second to go on. */
+  async function forget(job: ReflectionJob, record: SQSRecord, context: Context | undefined): Promise<void> {
+    try {
+      const outcome = await forgetUser(job, deps.forget(() => context?.getRemainingTimeInMillis() ?? Number.POSITIVE_INFINITY));
+      countJob(metrics, outcome.status === 'forgotten');
+      if (outcome.status === 'skipped') logger.info('forget skipped', { jobId: job.jobId, userId: job.userId, reason: outcome.reason });
+    } catch (error) {
+      if (error instanceof ForgetContinuesError) await redelivery.after(record.receiptHandle, 1);
+      throw error;
+    }
+  }
+
   const processor = new SqsFifoPartialProcessorAsync();
+  // Powertools hands each record's handler the invocation's context (the forget's time left).
   return middy(
     async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
       processPartialResponse(event, recordHandler, processor, { context, skipGroupOnError: true, throwOnFullBatchFailure: false }),

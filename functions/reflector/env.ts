@@ -26,6 +26,11 @@ export const ReflectorEnvSchema = z.object({
   SUMMARIES_ENABLED: z.enum(['true', 'false']).transform((v) => v === 'true'),
   SUMMARY_PROMPT: z.string().min(1),
   SUMMARY_MAX_TOKENS: positiveInt,
+  /**
+   * Issue 21: a forget erases the user, waits this long for writes of theirs that started
+   * before it (the signal and API functions' timeouts), and erases again.
+   */
+  FORGET_SETTLE_SECONDS: z.coerce.number().int().min(0).max(60).default(35),
   /** JSON overrides of sleep-time compute's numbers (lib/domain/sleep-time/config.ts). */
   SLEEP_TIME_CONFIG: z.string().min(1),
 });

@@ -22,6 +22,7 @@ import { SqsIdleScheduler } from '../../lib/adapters/sqs-idle-scheduler.js';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { parseSignalConfig } from '../../lib/domain/signal-weights.js';
 import type { Clock } from '../../lib/ports.js';
+import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';
 import { type IngestDeps, ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings.js';
 import type { SignalEnv } from './env.js';
@@ -48,6 +49,7 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
     config: parseSignalConfig(env.SIGNAL_CONFIG),
     redaction: { personalData: env.REDACT_PERSONAL_DATA === 'true' },
     source: 'turn-queue',
+    forgets: new DynamoForgetLog(ddb, env.TABLE_NAME),
   };
 
   return middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {
@@ -68,6 +70,7 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
       rejected: result.rejected,
       controlEvents: result.controlEvents,
       alreadyApplied: result.alreadyApplied,
+      forgotten: result.forgotten,
       // Counts by kind, never the values (issue 21 item 3).
       redacted: result.redacted,
       jobs: result.jobs.map((j) => `${j.kind}:${j.jobId}`),

@@ -45,6 +45,8 @@ export function functionEnvironment(stage: SynthesizedStage, fn: FunctionKey, ov
   if (env.SIGNAL_CONFIG !== undefined) env.SIGNAL_CONFIG = JSON.stringify({ ...JSON.parse(env.SIGNAL_CONFIG || '{}'), timeScale: overrides.speed });
   // The model retry's 30 s, sped up like the other delays (SQS counts whole seconds: at least 1).
   if (env.MODEL_RETRY_DELAY_SECONDS !== undefined) env.MODEL_RETRY_DELAY_SECONDS = String(Math.max(1, Math.round(Number(env.MODEL_RETRY_DELAY_SECONDS) / overrides.speed)));
+  // The forget's wait for the user's in-flight writes, sped up the same way (the local functions finish in well under a second).
+  if (env.FORGET_SETTLE_SECONDS !== undefined) env.FORGET_SETTLE_SECONDS = String(Math.round(Number(env.FORGET_SETTLE_SECONDS) / overrides.speed));
   return env;
 }
 

@@ -132,6 +132,7 @@ export class StatelessStack extends Stack {
         REFLECTION_MAX_RECEIVES: String(QUEUES.reflection.maxReceiveCount),
         REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
         MODEL_RETRY_DELAY_SECONDS: '30',
+        FORGET_SETTLE_SECONDS: String(Math.max(FUNCTION_TIMEOUT_SECONDS.signal, FUNCTION_TIMEOUT_SECONDS.api) + 5),
         SUMMARIES_ENABLED: String(config.summaries.enabled),
         SUMMARY_PROMPT: config.summaries.prompt,
         SUMMARY_MAX_TOKENS: String(config.summaries.maxTokens),
@@ -330,6 +331,7 @@ export class StatelessStack extends Stack {
       fn.addToRolePolicy(new PolicyStatement({ actions: actions.map((a) => `s3:${a}`), resources: [bucket.arnForObjects(pattern)] }));
     }
     if (permissions.listBucket) fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
+    if (permissions.listBucketVersions) fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucketVersions'], resources: [bucket.bucketArn] }));
     if (permissions.sends.length > 0) {
       fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: permissions.sends.map((q) => queues[q].queue.queueArn) }));
     }

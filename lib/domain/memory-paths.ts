@@ -19,7 +19,9 @@ export const knowledgeIndexKey = (userId: string, version: number, contentHash: 
  * that added it and by its writer (two compactions of one version must not share a key: the
  * loser deletes its own).
  */
-export const searchSegmentKey = (userId: string, version: number, writer: string): string => `${userPrefix(userId)}index/search/${pad(version)}-${writer}.seg`;
+export const searchSegmentKey = (userId: string, version: number, writer: string): string => `${searchSegmentsPrefix(userId)}${pad(version)}-${writer}.seg`;
+/** Every segment object of an owner's search index (and its parts). */
+export const searchSegmentsPrefix = (userId: string): string => `${userPrefix(userId)}index/search/`;
 /** A selective-diary entry (seed 004 P3-M3), one per batch that met the impact criteria. */
 export const diaryKey = (userId: string, batchId: string): string => `${userPrefix(userId)}diary/${batchId}.md`;
 /** An episode's document (seed 004 P3-M4), written by the reflection that reviewed its turn. */
@@ -35,7 +37,8 @@ export const runLogKey = (userId: string, runId: string, ext: 'json' | 'md'): st
 export const expiryLogKey = (userId: string, sweptAt: string): string => `${userPrefix(userId)}Logs/expiry/${sweptAt.slice(0, 10)}.json`;
 export const modelOutputKey = (userId: string, batchId: string): string =>
   `${userPrefix(userId)}Logs/reflector/${batchId}.model-output.json`;
-export const claimKey = (userId: string, turnId: number, hash: string): string => `claims/${userId}/${pad(turnId)}-${hash}.json`;
+export const claimsPrefix = (userId: string): string => `claims/${userId}/`;
+export const claimKey = (userId: string, turnId: number, hash: string): string => `${claimsPrefix(userId)}${pad(turnId)}-${hash}.json`;
 export const rejectedEventKey = (day: string, source: string, messageId: string): string =>
   `rejected/${day}/${source}/${messageId}.json`;
 
@@ -45,11 +48,15 @@ export const rejectedEventKey = (day: string, source: string, messageId: string)
  * `..` or `.` segments, backslashes, empty segments, control characters.
  */
 export function safeKnowledgePath(path: string): string | null {
-  const trimmed = path.trim().replace(/^Knowledge\//, '');
-  if (trimmed === '' || trimmed.startsWith('/') || trimmed.includes('\\')) return null;
+  return safeRelativePath(path.trim().replace(/^Knowledge\//, ''));
+}
+
+/** A path that stays inside the folder it is relative to, or null (absolute, `..`, `.`, empty segments, backslashes, control characters). */
+export function safeRelativePath(path: string): string | null {
+  if (path === '' || path.startsWith('/') || path.includes('\\')) return null;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting them is the point
-  if (/[\u0000-\u001f]/.test(trimmed)) return null;
-  const segments = trimmed.split('/');
+  if (/[\u0000-\u001f]/.test(path)) return null;
+  const segments = path.split('/');
   if (segments.some((s) => s === '' || s === '.' || s === '..')) return null;
   return segments.join('/');
 }
@@ -159,6 +166,14 @@ export const keys = {
   /** An entity merged into another, under the other (checked against the entity's `mergedInto` when read: a split leaves it stale). */
   aliasSk: (into: string, alias: string) => `ALIAS#${into}|${alias}`,
   aliasesPrefix: (into: string) => `ALIAS#${into}|`,
+  /**
+   * Forgetting a user (issue 21): the receipts of their erasures, outside their partition so
+   * the erasure cannot delete them — the audit log that a forget happened, with counts and
+   * no content, and the mark that drops what was asked for before it.
+   */
+  forgetPk: (userId: string) => `FORGET#${userId}`,
+  forgetSk: (requestedAt: string) => `RECEIPT#${requestedAt}`,
+  forgetPrefix: 'RECEIPT#',
   /** Marks a user's graph as carrying the adjacency indexes (graphs written before them get them once). */
   graphIndexSk: 'GRAPHINDEX',
   /**

@@ -27,12 +27,14 @@ export interface IdleDeps {
 export type IdleOutcome =
   | { status: 'enqueued'; job: ReflectionJob }
   | { status: 'rescheduled'; delaySeconds: number }
-  | { status: 'skipped'; reason: 'newer_message' | 'superseded' | 'not_idle_yet' | 'too_few_messages' };
+  | { status: 'skipped'; reason: 'newer_message' | 'superseded' | 'not_idle_yet' | 'too_few_messages' | 'no_state' };
 
 export async function checkIdle(check: IdleCheck, deps: IdleDeps): Promise<IdleOutcome> {
   const config = withUserIdle(deps.config, await deps.settings.get(check.userId));
   for (let attempt = 1; attempt <= 5; attempt++) {
     const stored = await deps.signalState.load(check.userId);
+    // No state: nothing was counted, or the user was forgotten since the check was sent (issue 21) — nothing to summarise, nothing written.
+    if (stored.version === null) return { status: 'skipped', reason: 'no_state' };
     const { state } = parseSignalState(stored.raw);
     const result = idleCheck(state, check, config, deps.clock.now());
     if ('skipped' in result) return { status: 'skipped', reason: result.skipped };

@@ -17,7 +17,8 @@ import type { SignalConfig } from '../domain/signal-weights.js';
 import { type EventEpisode, eventEpisodeOf } from '../domain/episodes.js';
 import { observationsOf } from '../domain/source-reliability.js';
 import { addCounts, type RedactionCounts, type RedactionPolicy, redact, redactFields } from '../domain/redaction.js';
-import type { ClaimCheckStore, Clock, IdleScheduler, JobQueue, Log, MemoryItemStore, RejectedEventLog, SignalStateStore, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
+import type { ClaimCheckStore, Clock, ForgetLog, IdleScheduler, JobQueue, Log, MemoryItemStore, RejectedEventLog, SignalStateStore, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
+import { forgottenBefore } from './forget-user.js';
 import { clearSessionEphemera } from './tier-policy.js';
 import { withUserIdle } from '../domain/user-settings.js';
 import { type FieldError, fieldErrors } from './parse-or-keep.js';
@@ -47,6 +48,8 @@ export interface IngestDeps {
   redaction: RedactionPolicy;
   /** Name of the source, recorded with rejects (e.g. the queue name). */
   source: string;
+  /** Users' erasures (lib/use-cases/forget-user.ts): read only for a user with no signal state. */
+  forgets: Pick<ForgetLog, 'latest'>;
 }
 
 export interface IngestResult {
@@ -62,12 +65,14 @@ export interface IngestResult {
   jobs: ReflectionJob[];
   /** Secrets and personal identifiers redacted, by kind (never their values). */
   redacted: RedactionCounts;
+  /** Messages from before their user was forgotten, arriving after: dropped (issue 21). */
+  forgotten: number;
 }
 
 const MAX_STATE_ATTEMPTS = 5;
 
 export async function ingestTurns(records: readonly IngestRecord[], deps: IngestDeps): Promise<IngestResult> {
-  const result: IngestResult = { failedMessageIds: [], accepted: 0, duplicates: 0, late: 0, rejected: 0, controlEvents: 0, alreadyApplied: 0, jobs: [], redacted: {} };
+  const result: IngestResult = { failedMessageIds: [], accepted: 0, duplicates: 0, late: 0, rejected: 0, controlEvents: 0, alreadyApplied: 0, jobs: [], redacted: {}, forgotten: 0 };
   const byUser = new Map<string, Array<{ messageId: string; message: TurnQueueMessage }>>();
 
   // Issue 21 item 3: secrets (and, by stage, personal identifiers) are gone before anything is
@@ -112,8 +117,9 @@ export async function ingestTurns(records: readonly IngestRecord[], deps: Ingest
       else if (o.disposition === 'duplicate') result.duplicates += 1;
       else result.late += 1;
     }
-    if (outcome.alreadyApplied) result.alreadyApplied += items.length;
-    else result.controlEvents += items.length - outcome.outcomes.length;
+    result.forgotten += outcome.forgotten ?? 0;
+    if (outcome.alreadyApplied) result.alreadyApplied += items.length - (outcome.forgotten ?? 0);
+    else result.controlEvents += items.length - outcome.outcomes.length - (outcome.forgotten ?? 0);
     result.jobs.push(...outcome.jobs);
   };
   const fail = (userId: string, items: Array<{ messageId: string }>, error: unknown) => {
@@ -152,7 +158,7 @@ export async function ingestTurns(records: readonly IngestRecord[], deps: Ingest
   return result;
 }
 
-type UserOutcome = AccumulateResult & { jobs: ReflectionJob[]; alreadyApplied?: boolean };
+type UserOutcome = AccumulateResult & { jobs: ReflectionJob[]; alreadyApplied?: boolean; forgotten?: number };
 
 interface Fold {
   userId: string;
@@ -168,6 +174,8 @@ interface Fold {
   alreadyApplied: boolean;
   /** The sessions these messages close, with the time each closed. */
   closed: Array<{ sessionId: string; at: string }>;
+  /** Messages from before the user was forgotten: dropped. */
+  forgotten: number;
 }
 
 interface UserMessage {
@@ -183,9 +191,12 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
   // Messages the state already holds (our own write landed, then its response was lost or
   // the function died): skip them, so a retry never counts them twice.
   const applied = new Set(prior.appliedMessages);
-  const fresh = items.filter((i) => !applied.has(messageTag(i.messageId)));
+  const unapplied = items.filter((i) => !applied.has(messageTag(i.messageId)));
+  const fresh = stored.version === null ? await sinceForgotten(userId, unapplied, deps) : unapplied;
+  const forgotten = unapplied.length - fresh.length;
+  if (forgotten > 0) deps.log.info('messages from before the user was forgotten dropped', { userId, forgotten });
   if (fresh.length === 0) {
-    return { userId, version: stored.version, folded: { state: prior, outcomes: [], triggers: [], newActiveDays: [] }, toStore: [], episodes: [], jobs: [], idleCheck: null, alreadyApplied: true, closed: [] };
+    return { userId, version: stored.version, folded: { state: prior, outcomes: [], triggers: [], newActiveDays: [] }, toStore: [], episodes: [], jobs: [], idleCheck: null, alreadyApplied: true, closed: [], forgotten };
   }
   const messages = fresh.map((i) => i.message);
   const turns = messages.filter((m): m is TurnSaved => m.type === 'turn.saved');
@@ -214,7 +225,17 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
   }));
   const episodes = messages.flatMap((m) => (m.type === 'agent.event' ? (eventEpisodeOf(m) ?? []) : []));
   const closed = messages.flatMap((m) => (m.type === 'session.closed' ? [{ sessionId: m.sessionId, at: m.timestamp }] : []));
-  return { userId, version: stored.version, folded, toStore: dedupeByTurnId(turns.filter((t) => keep.has(t.turnId))), episodes, jobs, idleCheck: idle?.plan ?? null, alreadyApplied: false, closed };
+  return { userId, version: stored.version, folded, toStore: dedupeByTurnId(turns.filter((t) => keep.has(t.turnId))), episodes, jobs, idleCheck: idle?.plan ?? null, alreadyApplied: false, closed, forgotten };
+}
+
+/**
+ * A user with no signal state is new, or was just forgotten: their messages from before the
+ * forget (still queued, or redelivered) are dropped, later ones start their memory afresh.
+ */
+async function sinceForgotten(userId: string, items: readonly UserMessage[], deps: IngestDeps): Promise<UserMessage[]> {
+  const before = await forgottenBefore(deps.forgets, userId);
+  if (before === null) return [...items];
+  return items.filter((i) => Date.parse(i.message.timestamp) > Date.parse(before));
 }
 
 /** The sources a fold's new turns report, counted once per turn and position (after the turns are stored). */
@@ -274,14 +295,14 @@ async function ingestUsersTogether(users: ReadonlyArray<readonly [string, UserMe
   await Promise.all(
     folds.map(async (f) => {
       if (f.alreadyApplied) {
-        out.set(f.userId, { ...f.folded, jobs: [], alreadyApplied: true });
+        out.set(f.userId, { ...f.folded, jobs: [], alreadyApplied: true, forgotten: f.forgotten });
         return;
       }
       await recordSources(f, deps);
       await announce(f, deps);
       if (await deps.signalState.save(f.userId, f.folded.state, f.version)) {
         logCommitted(f, deps);
-        out.set(f.userId, { ...f.folded, jobs: f.jobs });
+        out.set(f.userId, { ...f.folded, jobs: f.jobs, forgotten: f.forgotten });
       }
     }),
   );
@@ -297,7 +318,7 @@ const toItem = (m: TurnQueueMessage): SignalItem => {
 async function ingestUser(userId: string, items: UserMessage[], deps: IngestDeps): Promise<UserOutcome> {
   for (let attempt = 1; ; attempt++) {
     const f = await foldUser(userId, items, deps);
-    if (f.alreadyApplied) return { ...f.folded, jobs: [], alreadyApplied: true };
+    if (f.alreadyApplied) return { ...f.folded, jobs: [], alreadyApplied: true, forgotten: f.forgotten };
     if (f.toStore.length > 0) await deps.turns.saveTurns(f.toStore);
     if (f.episodes.length > 0) await deps.turns.saveEventEpisodes(f.episodes);
     await markActivity([f], deps);
@@ -305,7 +326,7 @@ async function ingestUser(userId: string, items: UserMessage[], deps: IngestDeps
     await announce(f, deps);
     if (await deps.signalState.save(userId, f.folded.state, f.version)) {
       logCommitted(f, deps);
-      return { ...f.folded, jobs: f.jobs };
+      return { ...f.folded, jobs: f.jobs, forgotten: f.forgotten };
     }
     if (attempt >= MAX_STATE_ATTEMPTS) throw new Error(`signal state of ${userId} kept changing under us (${attempt} attempts)`);
     deps.log.info('signal state changed concurrently; recomputing', { userId, attempt });

@@ -20,7 +20,7 @@ import { MemoryApiError } from './memory-api-error.js';
 import { promoteStaged } from './promote-staged.js';
 import { computeSelfAssessment } from '../domain/sleep-time/self-assessment.js';
 import { reflectionQuality } from '../domain/reflection-quality.js';
-import type { AgentEventPublisher, AuditTrail, BatchLogReader, Clock, CostLedger, DiaryStore, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, ReflectionLogStore, ReflectionStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
+import type { AgentEventPublisher, AuditTrail, BatchLogReader, Clock, CostLedger, DiaryStore, ForgetLog, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, ReflectionLogStore, ReflectionStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserArchiveStore, UserSettingsStore } from '../ports.js';
 import { parseSignalState } from '../domain/signal-accumulator.js';
 import { fnv1a32 } from '../domain/stable-hash.js';
 import { normaliseDomain, reliabilityOf, type SourceReliability } from '../domain/source-reliability.js';
@@ -53,6 +53,10 @@ export interface MemoryApiDeps {
   diary: DiaryStore;
   /** Read only: which turns the user's next summary would cover. */
   signalState: Pick<SignalStateStore, 'load'>;
+  /** Users' erasures (lib/use-cases/forget-user.ts): DELETE /v1/users/{u} and its receipt. */
+  forgets: ForgetLog;
+  /** A user's records and documents whole: GET …/export and POST …/import (lib/use-cases/user-archive.ts). */
+  archives: UserArchiveStore;
   clock: Clock;
 }
 

@@ -56,8 +56,12 @@ export interface SearchView {
 /** What memory.search needs of an index: the view of one owner's items. */
 export interface SearchIndexReader {
   view(userId: string): Promise<SearchView>;
-  /** Fold the owner's changes into a segment, when there are at least `atLeast` of them. */
-  compact(userId: string, atLeast?: number): Promise<CompactionResult>;
+  /**
+   * Fold the owner's changes into a segment, when there are at least `atLeast` of them; `full`
+   * rewrites every segment into one whatever the count (a forget: no old segment may keep a
+   * removed item's words).
+   */
+  compact(userId: string, atLeast?: number, options?: { full?: boolean }): Promise<CompactionResult>;
 }
 
 export interface CompactionResult {
@@ -127,11 +131,12 @@ export class LiveSearchIndex implements SearchIndexReader {
     return overlay;
   }
 
-  async compact(userId: string, atLeast = 1): Promise<CompactionResult> {
+  async compact(userId: string, atLeast = 1, options: { full?: boolean } = {}): Promise<CompactionResult> {
     const { store, catalog, clock } = this.deps;
     const changes = await store.changes(userId);
     const head = await store.head(userId);
-    if (changes.length === 0 || changes.length < atLeast) return { folded: 0, version: head.version, merged: false };
+    const whole = head.segments.length <= 1 && (head.segments[0]?.removes.length ?? 0) === 0;
+    if (options.full ? changes.length === 0 && whole : changes.length === 0 || changes.length < atLeast) return { folded: 0, version: head.version, merged: false };
     const read = await catalog.itemsById(
       userId,
       changes.map((c) => c.id),
@@ -145,7 +150,7 @@ export class LiveSearchIndex implements SearchIndexReader {
     const gone = changes.filter((c) => !liveIds.has(c.id)).map((c) => c.id);
     const delta = segmentOf(live);
     const version = head.version + 1;
-    const plan = mergePlan(head, delta.size, gone.length);
+    const plan = options.full ? 'all' : mergePlan(head, delta.size, gone.length);
     const merging = plan === 'none' ? [] : plan === 'all' ? head.segments : head.segments.slice(1);
     const merged = plan === 'none' ? { segment: delta, removes: gone } : await this.merged(userId, merging, { segment: delta, removes: keysOf(userId, gone) }, now);
     const written = await store.putSegment(userId, version, merged.segment);

@@ -23,6 +23,9 @@ import type { SettingsChange, UserSettings } from '../../lib/domain/user-setting
 import type { AgentEvent } from '../../events/agent-event.js';
 import type {
   ActivityIndex,
+  ForgetCounts,
+  ForgetLog,
+  ForgetReceipt,
   AgentEventPublisher,
   CostLedger,
   BatchLogStore,
@@ -165,6 +168,25 @@ export class MemoryIdleScheduler implements IdleScheduler {
   readonly checks: Array<{ check: IdleCheck; delaySeconds: number }> = [];
   async schedule(check: IdleCheck, delaySeconds: number) {
     this.checks.push({ check, delaySeconds });
+  }
+}
+
+export class MemoryForgetLog implements ForgetLog {
+  readonly receipts: ForgetReceipt[] = [];
+  async latest(userId: string) {
+    return this.receipts.filter((r) => r.userId === userId).sort((a, b) => b.requestedAt.localeCompare(a.requestedAt))[0] ?? null;
+  }
+  async request(receipt: ForgetReceipt) {
+    if (!this.receipts.some((r) => r.userId === receipt.userId && r.requestedAt === receipt.requestedAt)) this.receipts.push(structuredClone(receipt));
+  }
+  async add(userId: string, requestedAt: string, counts: Partial<ForgetCounts>) {
+    const r = this.receipts.find((x) => x.userId === userId && x.requestedAt === requestedAt);
+    if (!r) throw new Error(`no receipt ${userId} ${requestedAt}`);
+    for (const [k, v] of Object.entries(counts) as Array<[keyof ForgetCounts, number]>) r.counts[k] += v;
+  }
+  async complete(userId: string, requestedAt: string, completedAt: string) {
+    const r = this.receipts.find((x) => x.userId === userId && x.requestedAt === requestedAt);
+    if (r) Object.assign(r, { status: 'done', completedAt: r.completedAt ?? completedAt });
   }
 }
 
@@ -536,6 +558,7 @@ export function ingestDeps() {
     config: defaultSignalConfig,
     redaction: { personalData: false },
     source: 'turn-queue',
+    forgets: { latest: async () => null },
   };
 }
 

@@ -39,7 +39,8 @@ import type { StagedDocument } from '../../lib/domain/staging.js';
 import type { SummaryPair } from '../../lib/domain/summary.js';
 import { turnContentHash, turnIndexEntry, turnSearchText } from '../../lib/domain/turn-document.js';
 import { SOURCE_SHARDS, sourceShard } from '../../lib/adapters/dynamo-source-reliability.js';
-import type { AuditTrail, BatchLogReader, GraphChange, KnowledgeIndexChange, MemoryCatalog, MemoryItemStore, ModelResponse, RejectedEvent } from '../../lib/ports.js';
+import type { AuditTrail, BatchLogReader, GraphChange, KnowledgeIndexChange, MemoryCatalog, MemoryItemStore, ModelResponse, RejectedEvent, UserArchiveStore } from '../../lib/ports.js';
+import type { ArchiveDocument } from '../../lib/domain/user-archive.js';
 import {
   MemoryBatchLogStore,
   MemoryExpiryLog,
@@ -49,7 +50,7 @@ import {
   MemoryCostLedger,
   MemoryDiary,
   MemoryItems,
-  MemorySettings,
+  MemoryForgetLog, MemorySettings,
   MemoryEventPublisher,
   MemoryKnowledgeStore,
   MemoryReflectionStore,
@@ -138,6 +139,26 @@ export class WriteLog {
 }
 
 const ddbKey = (userId: string, sk: string) => `${userId === GLOBAL_USER ? 'GLOBAL' : keys.userPk(userId)}|${sk}`;
+
+/** Export and import (lib/use-cases/user-archive.ts): nothing to export; every restored record and document recorded, under the user its key names. */
+export class RecordingArchiveStore implements UserArchiveStore {
+  constructor(private readonly log: WriteLog) {}
+  async records() {
+    return [];
+  }
+  async documents() {
+    return [];
+  }
+  async putRecords(records: ReadonlyArray<Record<string, unknown>>) {
+    for (const r of records) {
+      const pk = String(r.pk);
+      this.log.addItem('archives', pk === 'GLOBAL' ? GLOBAL_USER : pk.replace(/^USER#/, ''), `${pk}|${String(r.sk)}`, r);
+    }
+  }
+  async putDocuments(userId: string, documents: readonly ArchiveDocument[]) {
+    for (const d of documents) this.log.add('archives', userId, `${userPrefix(userId)}${d.path}`);
+  }
+}
 
 export class RecordingTurnStore extends MemoryTurnStore {
   constructor(private readonly log: WriteLog) {
@@ -482,6 +503,8 @@ export function recordingWorld() {
     costs: new MemoryCostLedger(),
     diary: new MemoryDiary(),
     settings: new MemorySettings(),
+    forgets: new MemoryForgetLog(),
+    archives: new RecordingArchiveStore(writes),
     events: new MemoryEventPublisher(),
     idle: new RecordingIdleScheduler(writes),
     rejected: new RecordingRejectedLog(writes),

@@ -322,8 +322,12 @@ describe('stateless stack', () => {
       expect(listing.map((st) => ({ actions: actionsOf(st), resource: st.Resource, condition: st.Condition })), fn).toEqual(
         permissions.listBucket ? [{ actions: ['s3:ListBucket'], resource: { 'Fn::ImportValue': expect.stringMatching(/MemoryBucket.*Arn/) }, condition: undefined }] : [],
       );
+      const versions = statements.filter((st) => actionsOf(st).includes('s3:ListBucketVersions'));
+      expect(versions.map((st) => ({ actions: actionsOf(st), resource: st.Resource })), fn).toEqual(
+        permissions.listBucketVersions ? [{ actions: ['s3:ListBucketVersions'], resource: { 'Fn::ImportValue': expect.stringMatching(/MemoryBucket.*Arn/) } }] : [],
+      );
       const s3 = statements
-        .filter((st) => actionsOf(st).some((a) => a.startsWith('s3:') && a !== 's3:ListBucket'))
+        .filter((st) => actionsOf(st).some((a) => a.startsWith('s3:') && a !== 's3:ListBucket' && a !== 's3:ListBucketVersions'))
         .map((st) => ({ pattern: patternOf(st.Resource), actions: actionsOf(st).sort() }))
         .sort((x, y) => x.pattern.localeCompare(y.pattern));
       const expected = Object.entries(permissions.s3)

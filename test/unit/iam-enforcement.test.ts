@@ -28,7 +28,7 @@ describe('the local IAM check over the synthesized policies', () => {
     expect(await decide('signal', 'S3', 'PutObject', { Bucket: bucket, Key: key, Tagging: 'kind=turn' })).toBe('allowed');
     expect(await decide('signal', 'S3', 'PutObject', { Bucket: bucket, Key: 'users/u-1/Knowledge/a.md' })).toBe('denied s3:PutObject');
     expect(await decide('signal', 'S3', 'GetObject', { Bucket: bucket, Key: key })).toBe('denied s3:GetObject');
-    expect(await decide('api', 'S3', 'PutObject', { Bucket: bucket, Key: 'users/u-1/Knowledge/a.md', Tagging: 'kind=turn' })).toBe('denied s3:PutObjectTagging');
+    expect(await decide('reflector', 'S3', 'PutObject', { Bucket: bucket, Key: 'users/u-1/Knowledge/a.md', Tagging: 'kind=turn' })).toBe('denied s3:PutObjectTagging');
   });
 
   it('lets only the functions that read keys which may be missing list the bucket', async () => {

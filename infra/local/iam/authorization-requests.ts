@@ -116,11 +116,12 @@ function s3Requests(operation: string, input: Input, scope: RequestScope): IamRe
     case 'DeleteObject':
       return [{ action: `s3:DeleteObject${versioned}`, resource: object, context: {} }];
     case 'DeleteObjects':
-      return ((input.Delete as { Objects?: Input[] } | undefined)?.Objects ?? []).map((o) => ({
-        action: o.VersionId !== undefined ? 's3:DeleteObjectVersion' : 's3:DeleteObject',
-        resource: `${bucket}/${String(o.Key)}`,
-        context: {},
-      }));
+      // s3:DeleteObject for every key, and s3:DeleteObjectVersion too for a key named with its
+      // version id (https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html, "Permissions").
+      return ((input.Delete as { Objects?: Input[] } | undefined)?.Objects ?? []).flatMap((o) => [
+        { action: 's3:DeleteObject', resource: `${bucket}/${String(o.Key)}`, context: {} },
+        ...(o.VersionId !== undefined ? [{ action: 's3:DeleteObjectVersion', resource: `${bucket}/${String(o.Key)}`, context: {} }] : []),
+      ]);
     case 'ListObjectsV2':
     case 'ListObjects':
       return [{ action: 's3:ListBucket', resource: bucket, context: input.Prefix !== undefined ? { 's3:prefix': String(input.Prefix) } : {} }];

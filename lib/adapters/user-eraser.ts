@@ -1,0 +1,127 @@
+/**
+ * Deletes what a user left behind (issue 21), a page at a time; every step may run again.
+ *
+ * - DynamoDB: the user's partition, read a Query page at a time (keys only) and deleted in
+ *   BatchWriteItem requests of 25 (its limit), unprocessed ones retried
+ *   (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html).
+ *   The gsi1 entries of those items (activity markers, staged-by-day, runs, costs, tier
+ *   expiries) go with them: an index holds projections of table items only.
+ * - S3: the bucket is versioned, so deleting a key only adds a delete marker. Every version
+ *   and delete marker under the prefix is listed with ListObjectVersions (s3:ListBucketVersions,
+ *   https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectVersions.html) and deleted by
+ *   version id with DeleteObjects, up to 1,000 keys a request, each key's result reported
+ *   (s3:DeleteObject and s3:DeleteObjectVersion,
+ *   https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html): a deleted
+ *   version is gone, not noncurrent.
+ */
+import { type DeleteObjectsCommandOutput, DeleteObjectsCommand, ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
+import { BatchGetCommand, DeleteCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GLOBAL_USER } from '../domain/memory-item.js';
+import { keys } from '../domain/memory-paths.js';
+import type { UserEraser } from '../ports.js';
+import { batchWriteAll, queryAll } from './dynamo-query.js';
+import type { DynamoSearchChangeLog } from './search-index-store.js';
+
+/** BatchWriteItem requests in flight at once while a partition is deleted. */
+const PARALLEL_WRITES = 4;
+
+type Version = { Key: string; VersionId: string };
+
+export class DynamoS3UserEraser implements UserEraser {
+  constructor(
+    private readonly ddb: DynamoDBDocumentClient,
+    private readonly s3: S3Client,
+    private readonly tableName: string,
+    private readonly bucketName: string,
+    private readonly changes: DynamoSearchChangeLog,
+  ) {}
+
+  async memoryItemIds(userId: string): Promise<string[]> {
+    const items = await queryAll(this.ddb, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.memoryPrefix },
+      ProjectionExpression: 'sk',
+    });
+    return items.map((i) => String(i.sk).slice(keys.memoryPrefix.length));
+  }
+
+  async deleteGlobalItems(ids: readonly string[]): Promise<number> {
+    let deleted = 0;
+    for (let i = 0; i < ids.length; i += 100) {
+      const chunk = ids.slice(i, i + 100);
+      const res = await this.ddb.send(
+        new BatchGetCommand({
+          RequestItems: { [this.tableName]: { Keys: chunk.map((id) => ({ pk: keys.ownerPk(GLOBAL_USER), sk: keys.memorySk(id) })), ProjectionExpression: 'sk', ConsistentRead: true } },
+        }),
+      );
+      const found = (res.Responses?.[this.tableName] ?? []).map((r) => String(r.sk).slice(keys.memoryPrefix.length));
+      const unread = res.UnprocessedKeys?.[this.tableName]?.Keys?.length ?? 0;
+      if (unread > 0) throw new Error(`${unread} GLOBAL items not read (throttled): the forget is retried`);
+      for (const id of found) await this.ddb.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: keys.ownerPk(GLOBAL_USER), sk: keys.memorySk(id) } }));
+      // Marked after the delete, so GLOBAL's next compaction drops them from its segments.
+      if (found.length > 0) await this.changes.mark(GLOBAL_USER, found);
+      deleted += found.length;
+    }
+    return deleted;
+  }
+
+  async deleteSignalState(userId: string): Promise<void> {
+    await this.ddb.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.signalSk } }));
+  }
+
+  async deleteItems(userId: string, page: (deleted: number) => Promise<void>): Promise<void> {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const res = await this.ddb.send(
+        new QueryCommand({ TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.userPk(userId) }, ProjectionExpression: 'pk, sk', ExclusiveStartKey: start }),
+      );
+      const requests = (res.Items ?? []).map((k) => ({ DeleteRequest: { Key: { pk: k.pk, sk: k.sk } } }));
+      const size = Math.ceil(requests.length / PARALLEL_WRITES / 25) * 25;
+      await Promise.all(Array.from({ length: PARALLEL_WRITES }, (_, i) => batchWriteAll(this.ddb, this.tableName, requests.slice(i * size, (i + 1) * size))));
+      if (requests.length > 0) await page(requests.length);
+      start = res.LastEvaluatedKey;
+    } while (start);
+  }
+
+  async deleteObjectVersions(prefix: string, page: (deleted: number) => Promise<void>): Promise<void> {
+    await this.eachVersionPage(prefix, async (versions) => {
+      await this.deleteVersions(versions);
+      if (versions.length > 0) await page(versions.length);
+    });
+  }
+
+  async deleteNoncurrentVersions(prefix: string): Promise<number> {
+    let deleted = 0;
+    await this.eachVersionPage(prefix, async (versions, latest) => {
+      const old = versions.filter((v) => !latest.has(`${v.Key}\u0000${v.VersionId}`));
+      await this.deleteVersions(old);
+      deleted += old.length;
+    });
+    return deleted;
+  }
+
+  /** Each page of versions and delete markers under `prefix`, with the versions that are current objects. */
+  private async eachVersionPage(prefix: string, visit: (versions: Version[], latest: Set<string>) => Promise<void>): Promise<void> {
+    let keyMarker: string | undefined;
+    let versionIdMarker: string | undefined;
+    do {
+      const res = await this.s3.send(new ListObjectVersionsCommand({ Bucket: this.bucketName, Prefix: prefix, KeyMarker: keyMarker, VersionIdMarker: versionIdMarker }));
+      const all = [...(res.Versions ?? []), ...(res.DeleteMarkers ?? [])].filter((v) => v.Key !== undefined);
+      const versions = all.map((v) => ({ Key: v.Key as string, VersionId: v.VersionId ?? 'null' }));
+      // A current delete marker is not a current object: only current versions are kept by deleteNoncurrentVersions.
+      const latest = new Set((res.Versions ?? []).filter((v) => v.IsLatest).map((v) => `${v.Key}\u0000${v.VersionId ?? 'null'}`));
+      await visit(versions, latest);
+      keyMarker = res.IsTruncated ? res.NextKeyMarker : undefined;
+      versionIdMarker = res.IsTruncated ? res.NextVersionIdMarker : undefined;
+    } while (keyMarker !== undefined);
+  }
+
+  private async deleteVersions(versions: readonly Version[]): Promise<void> {
+    for (let i = 0; i < versions.length; i += 1000) {
+      const res: DeleteObjectsCommandOutput = await this.s3.send(new DeleteObjectsCommand({ Bucket: this.bucketName, Delete: { Objects: versions.slice(i, i + 1000), Quiet: true } }));
+      const failed = res.Errors ?? [];
+      if (failed.length > 0) throw new Error(`${failed.length} object versions not deleted (first: ${failed[0]?.Code} ${failed[0]?.Message}): the forget is retried`);
+    }
+  }
+}

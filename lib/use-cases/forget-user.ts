@@ -1,0 +1,131 @@
+/**
+ * Forgetting a user (issue 21 item 1): everything they left is erased, and anything of theirs
+ * still on its way is dropped when it arrives.
+ *
+ * - The request (`DELETE /v1/users/{u}`) writes a receipt outside the user's partition
+ *   (lib/adapters/dynamo-forget-log.ts) and puts a `forget` job on the user's FIFO group of
+ *   the ReflectionQueue: it runs after every job of theirs already queued or running.
+ * - The job deletes, each step repeatable: the user's contributions to GLOBAL (the copies
+ *   shared from their items, found by id while their items still exist) and every old
+ *   version of GLOBAL's search segments that held them (GLOBAL's index is rewritten whole
+ *   first); the signal state; every object version under `users/{u}/` and `claims/{u}/`;
+ *   every item of the user's partition. Then, once the user's writers that may still be
+ *   running have had their time (FORGET_SETTLE_SECONDS: the signal and API functions'
+ *   timeouts), the objects and items once more, and the receipt is marked done. Each page
+ *   adds its counts to the receipt, so a resumed erasure's receipt counts everything once.
+ * - What arrives later and was asked for before the forget is dropped: the signal function
+ *   checks the receipt when it finds no signal state (`forgottenBefore`), the reflector before
+ *   every job. Aggregates that name no user (source reliability counts) stay.
+ */
+import type { ReflectionJob } from '../../events/reflection-job.js';
+import { GLOBAL_USER } from '../domain/memory-item.js';
+import { claimsPrefix, searchSegmentsPrefix, userPrefix } from '../domain/memory-paths.js';
+import type { Clock, ForgetCounts, ForgetLog, ForgetReceipt, JobQueue, Log, UserEraser } from '../ports.js';
+import { MemoryApiError } from './memory-api-error.js';
+import type { SearchIndexReader } from './search-index.js';
+
+export interface ForgetRequestDeps {
+  forgets: ForgetLog;
+  jobs: JobQueue;
+  clock: Clock;
+}
+
+export interface ForgetDeps {
+  forgets: ForgetLog;
+  eraser: UserEraser;
+  /** GLOBAL's search index, rewritten whole once the user's contributions are gone. */
+  search: Pick<SearchIndexReader, 'compact'>;
+  clock: Clock;
+  log: Log;
+  /** How long a write of the user's that started before the erasure may still land (s). */
+  settleSeconds: number;
+  /** Milliseconds the invocation has left: the erasure stops between pages to continue later. */
+  remainingMs: () => number;
+}
+
+/** Left before the invocation's end when an erasure stops to be continued by the next delivery. */
+const STOP_BEFORE_MS = 15_000;
+
+/** The erasure stopped between pages before the invocation's time ran out; its next delivery goes on. */
+export class ForgetContinuesError extends Error {
+  constructor(userId: string) {
+    super(`the erasure of ${userId} goes on in the job's next delivery`);
+    this.name = 'ForgetContinuesError';
+  }
+}
+
+const NO_COUNTS: ForgetCounts = { items: 0, objects: 0, globalItems: 0, globalIndexObjects: 0 };
+
+/** The job that erases the user, on their FIFO group (its id names the request, so a retried request sends it once). */
+export const forgetJob = (receipt: ForgetReceipt): ReflectionJob => ({
+  type: 'reflection.job',
+  version: 1,
+  jobId: `forget-${receipt.requestedAt.replace(/[^0-9]/g, '')}`,
+  userId: receipt.userId,
+  kind: 'forget',
+  trigger: 'forget',
+  urgency: 0,
+  turnIds: [],
+  requestedAt: receipt.requestedAt,
+});
+
+/** `DELETE /v1/users/{u}`: the receipt (pending until the job has run) and the job. A retry while pending returns the same receipt. */
+export async function requestForget(deps: ForgetRequestDeps, actor: string, userId: string): Promise<{ receipt: ForgetReceipt }> {
+  if (userId === GLOBAL_USER) throw new MemoryApiError(400, 'userId: GLOBAL is not a user; its items are deleted one by one (DELETE …/memory/tiers/{tier}/{id})');
+  const latest = await deps.forgets.latest(userId);
+  const receipt: ForgetReceipt =
+    latest?.status === 'pending' ? latest : { userId, requestedAt: deps.clock.now().toISOString(), requestedBy: actor, status: 'pending', counts: { ...NO_COUNTS } };
+  if (receipt !== latest) await deps.forgets.request(receipt);
+  await deps.jobs.enqueue(forgetJob(receipt));
+  return { receipt };
+}
+
+/** `GET /v1/users/{u}/forget`: the newest receipt. */
+export async function forgetReceipt(deps: Pick<ForgetRequestDeps, 'forgets'>, userId: string): Promise<{ receipt: ForgetReceipt }> {
+  const receipt = await deps.forgets.latest(userId);
+  if (!receipt) throw new MemoryApiError(404, `user ${userId} was never forgotten`);
+  return { receipt };
+}
+
+/** The time before which the user's turns and jobs are dropped: their newest forget's, or null. */
+export async function forgottenBefore(forgets: Pick<ForgetLog, 'latest'>, userId: string): Promise<string | null> {
+  return (await forgets.latest(userId))?.requestedAt ?? null;
+}
+
+export type ForgetOutcome = { status: 'forgotten'; receipt: ForgetReceipt } | { status: 'skipped'; reason: string };
+
+/** The `forget` job: erase the user (each step repeatable), then mark the receipt done. */
+export async function forgetUser(job: ReflectionJob, deps: ForgetDeps): Promise<ForgetOutcome> {
+  const receipt = await deps.forgets.latest(job.userId);
+  if (!receipt) return { status: 'skipped', reason: 'no forget was asked for' };
+  if (receipt.status === 'done') return { status: 'skipped', reason: `forgotten already at ${receipt.completedAt ?? receipt.requestedAt}` };
+  const { userId, requestedAt } = receipt;
+  const add = (counts: Partial<ForgetCounts>) => deps.forgets.add(userId, requestedAt, counts);
+  const globalItems = await deps.eraser.deleteGlobalItems(await deps.eraser.memoryItemIds(userId));
+  await add({ globalItems });
+  if (globalItems > 0 || receipt.counts.globalItems > 0) {
+    // Their words live on in GLOBAL's segments until the index is rewritten and the old segments' versions are gone.
+    await deps.search.compact(GLOBAL_USER, 1, { full: true });
+    await add({ globalIndexObjects: await deps.eraser.deleteNoncurrentVersions(searchSegmentsPrefix(GLOBAL_USER)) });
+  }
+  await deps.eraser.deleteSignalState(userId);
+  await erase(userId, deps, add);
+  const settleMs = deps.settleSeconds * 1000;
+  if (deps.remainingMs() < settleMs + STOP_BEFORE_MS) throw new ForgetContinuesError(userId);
+  if (settleMs > 0) await new Promise((resolve) => setTimeout(resolve, settleMs));
+  await erase(userId, deps, add);
+  await deps.forgets.complete(userId, requestedAt, deps.clock.now().toISOString());
+  const done = (await deps.forgets.latest(userId)) ?? receipt;
+  deps.log.info('user forgotten', { userId, requestedAt, requestedBy: receipt.requestedBy, counts: done.counts });
+  return { status: 'forgotten', receipt: done };
+}
+
+/** Every object version under the user's prefixes, then every item of their partition, a page at a time. */
+async function erase(userId: string, deps: ForgetDeps, add: (counts: Partial<ForgetCounts>) => Promise<void>): Promise<void> {
+  const page = (field: 'items' | 'objects') => async (deleted: number) => {
+    await add({ [field]: deleted });
+    if (deps.remainingMs() < STOP_BEFORE_MS) throw new ForgetContinuesError(userId);
+  };
+  for (const prefix of [userPrefix(userId), claimsPrefix(userId)]) await deps.eraser.deleteObjectVersions(prefix, page('objects'));
+  await deps.eraser.deleteItems(userId, page('items'));
+}

@@ -105,7 +105,9 @@ export async function forgetUser(job: ReflectionJob, deps: ForgetDeps): Promise<
   await add({ globalItems });
   if (globalItems > 0 || receipt.counts.globalItems > 0) {
     // Their words live on in GLOBAL's segments until the index is rewritten and the old segments' versions are gone.
-    await deps.search.compact(GLOBAL_USER, 1, { full: true });
+    const rewrite = await deps.search.compact(GLOBAL_USER, 1, { full: true });
+    // Another compaction of GLOBAL won the pointer: its segments may still hold their words. The job is retried.
+    if (rewrite.lost) throw new Error(`GLOBAL's search index moved during the forget of ${userId}: retried`);
     await add({ globalIndexObjects: await deps.eraser.deleteNoncurrentVersions(searchSegmentsPrefix(GLOBAL_USER)) });
   }
   await deps.eraser.deleteSignalState(userId);

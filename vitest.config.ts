@@ -4,6 +4,10 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',
+    // Two test files at once: vitest's default is one fewer than the CPUs (one, on the 2-core
+    // CI machine), and the integration tests mostly wait on emulators and timers. Measured on
+    // 2 cores: 402 s for the suite against 605 s one file at a time, green both ways.
+    maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', CDK_DISABLE_CLI_TELEMETRY: 'true' },

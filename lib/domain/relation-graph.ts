@@ -203,11 +203,17 @@ export interface HygieneResult {
   entities: Entity[];
   removeEntities: string[];
   log: GraphLogEntry[];
+  /** Active edges below the confidence they were verified at (and above the prune line): their confidence is computed when read, nothing is written. */
+  decaying: number;
 }
 
 /**
- * One hygiene sweep over a user's graph at `now`: deduplicate entities, decay, prune, remove
- * what stayed pruned past the recovery window, clean up orphans. Returns only what changed.
+ * One hygiene sweep over a user's graph at `now`: deduplicate entities, prune what decayed
+ * below the line, remove what stayed pruned past the recovery window, clean up orphans.
+ * Returns only what changed. Decay itself writes nothing: an edge's confidence is a function
+ * of its verified confidence and the time since (`decayedConfidence`), computed by whoever
+ * reads it — rewriting every decaying edge each night cost writes in proportion to the graph,
+ * night after night (issue 19: a quarter of the nightly run's DynamoDB writes on the LoCoMo replay).
  */
 export function graphHygiene(edges: readonly Edge[], entities: readonly Entity[], now: Date): HygieneResult {
   const at = now.toISOString();
@@ -234,9 +240,10 @@ export function graphHygiene(edges: readonly Edge[], entities: readonly Entity[]
     }
   }
 
-  // 2. Decay, prune, remove.
+  // 2. Prune what decayed below the line, remove what stayed pruned.
   const changedEdges: Edge[] = [];
   const removeEdges: string[] = [];
+  let decaying = 0;
   for (const e of edges) {
     if (e.userCreated) continue;
     if (e.status === 'pruned') {
@@ -250,10 +257,7 @@ export function graphHygiene(edges: readonly Edge[], entities: readonly Entity[]
     if (confidence < PRUNE_BELOW) {
       changedEdges.push({ ...e, confidence, status: 'pruned', prunedAt: at });
       log.push({ at, action: 'prune', edge: e.id, detail: `confidence ${confidence} below ${PRUNE_BELOW}, unverified since ${e.verifiedAt.slice(0, 10)}; restorable for ${RECOVERY_DAYS} days` });
-    } else if (confidence !== e.confidence) {
-      changedEdges.push({ ...e, confidence });
-      log.push({ at, action: 'decay', edge: e.id, detail: `confidence ${e.confidence} → ${confidence}, unverified since ${e.verifiedAt.slice(0, 10)}` });
-    }
+    } else if (confidence < e.baseConfidence) decaying += 1;
   }
 
   // 3. Orphans: entities no edge refers to any more (restorable ones count), past ORPHAN_DAYS.
@@ -269,7 +273,7 @@ export function graphHygiene(edges: readonly Edge[], entities: readonly Entity[]
     log.push({ at, action: 'orphan_removed', entity: entity.key, detail: `no edge left since ${ORPHAN_DAYS}+ days` });
   }
 
-  return { edges: changedEdges, removeEdges, entities: [...changedEntities].map((k) => byKey.get(k)!), removeEntities, log };
+  return { edges: changedEdges, removeEdges, entities: [...changedEntities].map((k) => byKey.get(k)!), removeEntities, log, decaying };
 }
 
 /** A pruned edge back in the graph, verified now (a person restored it). */
@@ -289,8 +293,8 @@ export interface Neighbour {
   provenance: Provenance[];
 }
 
-/** An entity's neighbours, aliases resolved both ways (best first); pruned edges only when asked. */
-export function neighbours(entity: string, edges: readonly Edge[], entities: ReadonlyMap<string, Entity>, includePruned = false): { entity: string; aliases: string[]; neighbours: Neighbour[] } {
+/** An entity's neighbours at `now`, aliases resolved both ways (best first, an active edge's confidence decayed to now); pruned edges only when asked. */
+export function neighbours(entity: string, edges: readonly Edge[], entities: ReadonlyMap<string, Entity>, now: Date, includePruned = false): { entity: string; aliases: string[]; neighbours: Neighbour[] } {
   const self = canonical(entityKey(entity), entities);
   const aliases = [...entities.values()].filter((e) => e.key !== self && canonical(e.key, entities) === self).map((e) => e.key).sort();
   const out: Neighbour[] = [];
@@ -298,8 +302,9 @@ export function neighbours(entity: string, edges: readonly Edge[], entities: Rea
     if (e.status === 'pruned' && !includePruned) continue;
     const from = canonical(e.from, entities);
     const to = canonical(e.to, entities);
-    if (from === self && to !== self) out.push({ entity: to, relation: e.relation, direction: 'out', confidence: e.confidence, status: e.status, edge: e.id, provenance: e.provenance });
-    else if (to === self && from !== self) out.push({ entity: from, relation: e.relation, direction: 'in', confidence: e.confidence, status: e.status, edge: e.id, provenance: e.provenance });
+    const confidence = e.status === 'active' ? decayedConfidence(e, now) : e.confidence;
+    if (from === self && to !== self) out.push({ entity: to, relation: e.relation, direction: 'out', confidence, status: e.status, edge: e.id, provenance: e.provenance });
+    else if (to === self && from !== self) out.push({ entity: from, relation: e.relation, direction: 'in', confidence, status: e.status, edge: e.id, provenance: e.provenance });
   }
   return { entity: self, aliases, neighbours: out.sort((a, b) => b.confidence - a.confidence || a.entity.localeCompare(b.entity)) };
 }

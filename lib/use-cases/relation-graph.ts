@@ -77,7 +77,8 @@ export async function maintainGraph(userId: string, now: Date, graph: GraphStore
   if (result.log.length > 0) await graph.apply(userId, result);
   const log = (await graph.logAt(userId, now.toISOString())).filter((l) => l.fact === undefined);
   const count = (action: GraphLogEntry['action']) => log.filter((l) => l.action === action).length;
-  return { merged: count('merge'), mergesProposed: count('merge_proposed'), decayed: count('decay'), pruned: count('prune'), removed: count('remove'), orphansRemoved: count('orphan_removed') };
+  // `decayed`: the active edges below their verified confidence at `now` (computed, so a redelivered run counts the same).
+  return { merged: count('merge'), mergesProposed: count('merge_proposed'), decayed: result.decaying, pruned: count('prune'), removed: count('remove'), orphansRemoved: count('orphan_removed') };
 }
 
 export interface GraphApiDeps {
@@ -88,7 +89,7 @@ export interface GraphApiDeps {
 export async function graphNeighbours(deps: GraphApiDeps, userId: string, entity: string, includePruned: boolean) {
   const { edges, entities } = await deps.graph.neighbourhood(userId, entityKey(entity));
   const byKey = new Map(entities.map((e) => [e.key, e]));
-  return neighbours(entity, edges, byKey, includePruned);
+  return neighbours(entity, edges, byKey, deps.clock.now(), includePruned);
 }
 
 /** An edge a user (or their agent) states: never decayed, pruned or merged away by the sweep. */

@@ -410,7 +410,7 @@ describe('graph neighbours read by adjacency', () => {
     ]);
     // The same answer the whole graph gives.
     const whole = await graph.load(GRAPH_USER);
-    expect(first.body).toEqual(JSON.parse(JSON.stringify(neighbours('a2', whole.edges, new Map(whole.entities.map((e) => [e.key, e]))))));
+    expect(first.body).toEqual(JSON.parse(JSON.stringify(neighbours('a2', whole.edges, new Map(whole.entities.map((e) => [e.key, e])), stack.now()))));
     await graph.apply(GRAPH_USER, { edges: unrelated(20, 400) });
     const again = await readUnits(path);
     expect(again.body).toEqual(first.body);

@@ -38,8 +38,10 @@ describe('relation graph (seed 004 graph hygiene)', () => {
     // Within 30 days nothing moves; then half the confidence every 60 days.
     expect(await maintainGraph('alice', day(29), graph)).toMatchObject({ decayed: 0, pruned: 0 });
     expect(decayedConfidence({ baseConfidence: 0.75, verifiedAt: T0, userCreated: false }, day(90))).toBe(0.38);
+    // Decay writes nothing: the edge keeps what it was verified at, and readers see it decayed to their time.
     expect(await maintainGraph('alice', day(90), graph)).toMatchObject({ decayed: 1, pruned: 0 });
-    expect((await graph.load('alice')).edges[0]).toMatchObject({ id, confidence: 0.38, status: 'active' });
+    expect((await graph.load('alice')).edges[0]).toMatchObject({ id, confidence: 0.75, status: 'active' });
+    expect((await graphNeighbours({ graph, clock: fixedClock(day(90).toISOString()) }, 'alice', 'caroline', false)).neighbours).toEqual([expect.objectContaining({ entity: 'lgbtq_support_group', confidence: 0.38 })]);
     // A second sweep at the same time (a redelivered run) changes nothing and reports what the sweep at that time did.
     const before = { edges: await graph.load('alice'), log: await graph.log('alice', 50) };
     expect(await maintainGraph('alice', day(90), graph)).toMatchObject({ decayed: 1, pruned: 0 });
@@ -56,7 +58,7 @@ describe('relation graph (seed 004 graph hygiene)', () => {
     expect(edge.prunedAt).toBeUndefined();
     await expect(restoreGraphEdge(deps, 'reviewer', 'alice', id)).rejects.toMatchObject({ status: 409 });
     const log = (await graphLog(deps, 'alice', 10)).entries.map((e) => e.action);
-    expect(log).toEqual(['restore', 'prune', 'decay']);
+    expect(log).toEqual(['restore', 'prune']);
   });
 
   it('removes a pruned edge after the recovery window, then its orphaned entities', async () => {
@@ -112,7 +114,7 @@ describe('relation graph (seed 004 graph hygiene)', () => {
     const n = neighbours('b', [
       { id: 'a|x|b', from: 'a', relation: 'x', to: 'b', baseConfidence: 0.5, confidence: 0.5, verifiedAt: T0, createdAt: T0, status: 'active', userCreated: false, provenance: [] },
       { id: 'b|y|c', from: 'b', relation: 'y', to: 'c', baseConfidence: 0.9, confidence: 0.9, verifiedAt: T0, createdAt: T0, status: 'active', userCreated: false, provenance: [] },
-    ], new Map());
+    ], new Map(), new Date(T0));
     expect(n.neighbours.map((x) => [x.entity, x.direction])).toEqual([
       ['c', 'out'],
       ['a', 'in'],

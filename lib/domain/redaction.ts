@@ -111,8 +111,13 @@ export function redact(text: string, policy: RedactionPolicy): { text: string; c
   return { text: out, counts };
 }
 
-/** Keys whose values are identities or structure, never free text: left as they are (`base64`: an archived object's bytes, lib/domain/user-archive.ts). */
-const STRUCTURAL = new Set(['type', 'userId', 'sessionId', 'timestamp', 'episodeId', 'domain', 'outcome', 'validation', 'route', 'key', 'bucket', 'path', 'id', 'ids', 'base64']);
+/**
+ * Keys whose values are identities or structure, never free text: left as they are. An
+ * imported archive (lib/domain/user-archive.ts) adds its records' table keys (`pk`, `sk`,
+ * `gsi1pk`, `gsi1sk`: a zero-padded turn id must not read as a phone number) and its
+ * objects' bytes (`base64`).
+ */
+const STRUCTURAL = new Set(['type', 'userId', 'sessionId', 'timestamp', 'episodeId', 'domain', 'outcome', 'validation', 'route', 'key', 'bucket', 'path', 'id', 'ids', 'pk', 'sk', 'gsi1pk', 'gsi1sk', 'base64']);
 
 /** Every free-text string of a message (at any depth) redacted; identities and structure kept. */
 export function redactFields<T>(value: T, policy: RedactionPolicy): { value: T; counts: RedactionCounts } {

@@ -57,4 +57,13 @@ describe('redaction', () => {
     expect(counts).toEqual({ aws_access_key: 1, api_token: 1 });
     expect(value).toEqual({ ...message, query: 'key [redacted:aws_access_key]', attributes: { note: '[redacted:api_token]' } });
   });
+
+  it('leaves an imported archive’s table keys and bytes as they are, and redacts its text', () => {
+    // Digits that would read as a phone number or a card if they were text.
+    const record = { pk: 'USER#u-1', sk: 'TURN#4111111111111111', gsi1pk: 'ACTIVITY#2026-02-06#3', gsi1sk: 'USER#+14155550123', text: 'call +1 415 555 0123' };
+    const base64 = Buffer.from('4111 1111 1111 1111 and +1 415 555 0123').toString('base64');
+    const { value } = redactFields({ archive: { records: [record], documents: [{ path: 'index/search/x.seg.0', base64 }] } }, { personalData: true });
+    expect(value.archive.records[0]).toEqual({ ...record, text: expect.stringContaining('[redacted:') });
+    expect(value.archive.documents[0]?.base64).toBe(base64);
+  });
 });

@@ -9,7 +9,7 @@
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { keys, userPrefix } from '../domain/memory-paths.js';
-import { type ArchiveDocument, isBinaryPath } from '../domain/user-archive.js';
+import { ARCHIVE_SET, type ArchiveDocument, isBinaryPath } from '../domain/user-archive.js';
 import type { UserArchiveStore } from '../ports.js';
 import { batchWriteAll, queryAll } from './dynamo-query.js';
 
@@ -23,10 +23,10 @@ async function inBatches<T, R>(values: readonly T[], each: (value: T) => Promise
 }
 
 /**
- * A DynamoDB set attribute (a session's ephemeral entries are a string set) has no JSON form:
- * in an archive it is `{"$set": [...]}`, and a Set again when restored.
+ * A DynamoDB set attribute at a record's top level (a session's ephemeral entries are a string
+ * set) has no JSON form: in an archive it is `{"$set": [...]}`, and a Set again when restored.
  */
-const SET = '$set';
+const SET = ARCHIVE_SET;
 function mapSets(item: Record<string, unknown>, toJson: ((set: Set<unknown>) => unknown) | null): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(item).map(([k, v]) => {

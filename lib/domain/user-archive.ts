@@ -28,6 +28,11 @@ export interface UserArchive {
   documents: ArchiveDocument[];
 }
 
+/** A DynamoDB set attribute of a record (no JSON form), as an archive holds it: `{"$set": [...]}`. */
+export const ARCHIVE_SET = '$set';
+
+const emptySet = (v: unknown): boolean => v !== null && typeof v === 'object' && Array.isArray((v as Record<string, unknown>)[ARCHIVE_SET]) && ((v as Record<string, unknown[]>)[ARCHIVE_SET]?.length ?? 0) === 0;
+
 /** Objects kept as bytes, not text: the search index's segments (lib/domain/search-segment.ts). */
 export const isBinaryPath = (path: string): boolean => path.startsWith('index/search/');
 
@@ -42,6 +47,7 @@ export function archiveProblems(archive: UserArchive, userId: string): Array<{ p
   archive.records.forEach((r, i) => {
     if (r.pk !== keys.userPk(userId)) problems.push({ path: `body.archive.records.${i}.pk`, message: `must be ${keys.userPk(userId)}` });
     if (typeof r.sk !== 'string' || r.sk === '') problems.push({ path: `body.archive.records.${i}.sk`, message: 'must be a non-empty string' });
+    for (const [k, v] of Object.entries(r)) if (emptySet(v)) problems.push({ path: `body.archive.records.${i}.${k}`, message: 'is an empty set: DynamoDB keeps none' });
   });
   archive.documents.forEach((d, i) => {
     if (safeRelativePath(d.path) !== d.path) problems.push({ path: `body.archive.documents.${i}.path`, message: 'must be a path inside the user folder (no leading /, no . or .. segments)' });

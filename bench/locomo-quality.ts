@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { TurnSaved } from '../events/turn-saved.js';
 import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
-import { listAllKeys } from '../infra/local/s3-keys.js';
+import { listAllKeys } from '../lib/adapters/s3-keys.js';
 import { startLocalStack } from '../infra/local/stack.js';
 import { stageConfig } from '../infra/config/stages.js';
 import type { Invocation } from '../infra/local/event-source.js';

@@ -21,7 +21,7 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import fc from 'fast-check';
 import type { ConverseRequest, Responder } from '../infra/local/converse-server.js';
 import { offlineResponder } from '../infra/local/converse-server.js';
-import { listAllKeys } from '../infra/local/s3-keys.js';
+import { listAllKeys } from '../lib/adapters/s3-keys.js';
 import type { LocalStack } from '../infra/local/stack.js';
 import { requestLedger } from '../infra/local/request-ledger.js';
 import type { BatchLog } from '../lib/domain/batch-log.js';

@@ -14,7 +14,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { composeIBAN } from 'ibantools';
 import { replayLinesFromFile } from '../infra/local/locomo.js';
-import { listAllKeys } from '../infra/local/s3-keys.js';
+import { listAllKeys } from '../lib/adapters/s3-keys.js';
 import { startLocalStack } from '../infra/local/stack.js';
 import { rng } from './load.js';
 import { addCounts, luhn, type RedactionCounts, type RedactionKind, redact } from '../lib/domain/redaction.js';

@@ -170,10 +170,11 @@ export interface Route {
 
 const u = '/v1/users/{userId}';
 
-/** A user who can be forgotten: not GLOBAL, which every user shares. */
-const ForgetParam = z.object({ userId: UserIdSchema.refine((id) => id !== 'GLOBAL', 'GLOBAL is shared by every user: it cannot be forgotten (delete its items one by one)') });
+/** One user's own id, not GLOBAL (which every user shares): forget, export and import act on one user. */
+const OneUserParam = z.object({ userId: UserIdSchema.refine((id) => id !== 'GLOBAL', 'GLOBAL is shared by every user: it is not forgotten, exported or imported as one (delete its items one by one)') });
 const ForgetCountsSchema = z.object({ items: z.number().int(), objects: z.number().int(), globalItems: z.number().int(), globalIndexObjects: z.number().int() });
-/** A forget's receipt (lib/use-cases/forget-user.ts): counts per store, never content. */
+/** An archived object (lib/domain/user-archive.ts): its text, or its bytes in base64. */
+const ArchiveDocumentBase = { path: z.string().min(1).max(1024), contentType: z.string().max(200).optional() };
 /** A user's memory as one archive (lib/domain/user-archive.ts): what export answers and import takes. */
 export const UserArchiveSchema = z
   .object({
@@ -185,13 +186,14 @@ export const UserArchiveSchema = z
     documents: z
       .array(
         z.union([
-          z.object({ path: z.string().min(1).max(1024), contentType: z.string().max(200).optional(), text: z.string() }).strict(),
-          z.object({ path: z.string().min(1).max(1024), contentType: z.string().max(200).optional(), base64: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64') }).strict(),
+          z.object({ ...ArchiveDocumentBase, text: z.string() }).strict(),
+          z.object({ ...ArchiveDocumentBase, base64: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64') }).strict(),
         ]),
       )
       .max(200_000),
   })
   .strict();
+/** A forget's receipt (lib/use-cases/forget-user.ts): counts per store, never content. */
 const ForgetReceiptResponse = z.object({
   receipt: z.object({ userId: z.string(), requestedAt: z.string(), requestedBy: z.string(), status: z.enum(['pending', 'done']), completedAt: z.string().optional(), counts: ForgetCountsSchema }),
 });
@@ -356,24 +358,24 @@ export const routes = [
     response: z.object({ days: z.array(Looseobject) }),
   },
   {
-    method: 'DELETE', path: u, operationId: 'userForget', access: 'write', params: ForgetParam,
+    method: 'DELETE', path: u, operationId: 'userForget', access: 'write', params: OneUserParam,
     summary:
       "Forget the user (issue 21): every item, object and object version of theirs, their search index, graph and episodes, and their contributions to GLOBAL are erased by a job on their queue group; turns and jobs asked for before now are dropped when they arrive. Answers the receipt (pending; GET …/forget shows it done, with counts per store). A retry while pending answers the same receipt",
     response: ForgetReceiptResponse,
   },
   {
-    method: 'GET', path: `${u}/forget`, operationId: 'userForgetReceipt', access: 'read', params: ForgetParam,
+    method: 'GET', path: `${u}/forget`, operationId: 'userForgetReceipt', access: 'read', params: OneUserParam,
     summary: "The user's newest forget receipt: pending or done, when, by whom, and what was erased per store (counts only); 404 if never forgotten",
     response: ForgetReceiptResponse,
   },
   {
-    method: 'GET', path: `${u}/export`, operationId: 'userExport', access: 'read', params: ForgetParam,
+    method: 'GET', path: `${u}/export`, operationId: 'userExport', access: 'read', params: OneUserParam,
     summary:
       "Everything the user has, as one archive (issue 21): `records` (every item of their partition as stored — turns, summaries, Knowledge and staged records, graph, episodes, diary, tier entries, logs) and `documents` (every object under their folder: markdown and JSON as text, search segments in base64). 413 over 5 MB (Lambda's 6 MB response limit)",
     response: z.object({ archive: UserArchiveSchema }),
   },
   {
-    method: 'POST', path: `${u}/import`, operationId: 'userImport', access: 'write', params: ForgetParam, body: z.object({ archive: UserArchiveSchema }).strict(),
+    method: 'POST', path: `${u}/import`, operationId: 'userImport', access: 'write', params: OneUserParam, body: z.object({ archive: UserArchiveSchema }).strict(),
     summary: "Restore an archive of this user (from `GET …/export`, in this stage or another) into a user with no memory yet: a new user, or one forgotten. 409 once the user has a signal state; a failed import may be asked again",
     response: z.object({ imported: z.object({ records: z.number().int(), documents: z.number().int() }) }),
   },

@@ -93,6 +93,3 @@ export async function serveMcp(event: APIGatewayProxyEventV2, principal: Princip
     await server.close();
   }
 }
-
-/** The tool names, for docs and tests. */
-export const MCP_TOOLS = ['memory_search', 'memory_save', 'memory_retrieve', 'memory_forget_item'] as const;

@@ -35,7 +35,7 @@ import { createHash } from 'node:crypto';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../../lib/domain/memory-paths.js';
-import { listAllKeys } from './s3-keys.js';
+import { listAllKeys } from '../../lib/adapters/s3-keys.js';
 
 export interface UserStateDump {
   userId: string;

@@ -1,4 +1,5 @@
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { listAllKeys } from './s3-keys.js';
 import { rejectedEventKey } from '../domain/memory-paths.js';
 import type { RejectedEvent, RejectedEventLog } from '../ports.js';
 
@@ -22,13 +23,7 @@ export class S3RejectedEventLog implements RejectedEventLog {
 
   /** Rejected records, oldest day first; `day` (YYYY-MM-DD) narrows to one day. */
   async list(day?: string): Promise<RejectedEvent[]> {
-    const keys: string[] = [];
-    let token: string | undefined;
-    do {
-      const res = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucketName, Prefix: day ? `rejected/${day}/` : 'rejected/', ContinuationToken: token }));
-      keys.push(...(res.Contents ?? []).map((o) => o.Key ?? '').filter(Boolean));
-      token = res.IsTruncated ? res.NextContinuationToken : undefined;
-    } while (token);
+    const keys = await listAllKeys(this.s3, this.bucketName, day ? `rejected/${day}/` : 'rejected/');
     return Promise.all(
       keys.map(async (Key) => {
         const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key }));

@@ -6,12 +6,13 @@
  * lib/use-cases/user-archive.ts). Documents go back with their content type, and turn
  * documents with the `kind=turn` tag the archival rule filters on (as the turn store writes them).
  */
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { keys, userPrefix } from '../domain/memory-paths.js';
 import { ARCHIVE_SET, type ArchiveDocument, isBinaryPath } from '../domain/user-archive.js';
 import type { UserArchiveStore } from '../ports.js';
 import { batchWriteAll, queryAll } from './dynamo-query.js';
+import { listAllKeys } from './s3-keys.js';
 
 /** Objects read or written at once. */
 const PARALLEL_OBJECTS = 8;
@@ -52,13 +53,7 @@ export class DynamoS3UserArchiveStore implements UserArchiveStore {
 
   async documents(userId: string): Promise<ArchiveDocument[]> {
     const prefix = userPrefix(userId);
-    const paths: string[] = [];
-    let token: string | undefined;
-    do {
-      const res = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucketName, Prefix: prefix, ContinuationToken: token }));
-      paths.push(...(res.Contents ?? []).flatMap((o) => (o.Key ? [o.Key.slice(prefix.length)] : [])));
-      token = res.IsTruncated ? res.NextContinuationToken : undefined;
-    } while (token);
+    const paths = (await listAllKeys(this.s3, this.bucketName, prefix)).map((key) => key.slice(prefix.length));
     return inBatches(paths, async (path) => {
       const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: `${prefix}${path}` }));
       const type = res.ContentType ? { contentType: res.ContentType } : {};

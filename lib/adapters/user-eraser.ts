@@ -15,11 +15,11 @@
  *   version is gone, not noncurrent.
  */
 import { type DeleteObjectsCommandOutput, DeleteObjectsCommand, ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
-import { BatchGetCommand, DeleteCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { GLOBAL_USER } from '../domain/memory-item.js';
 import { keys } from '../domain/memory-paths.js';
 import type { UserEraser } from '../ports.js';
-import { batchWriteAll, queryAll } from './dynamo-query.js';
+import { batchGetAll, batchWriteAll, queryAll } from './dynamo-query.js';
 import type { DynamoSearchChangeLog } from './search-index-store.js';
 
 /** BatchWriteItem requests in flight at once while a partition is deleted. */
@@ -47,23 +47,12 @@ export class DynamoS3UserEraser implements UserEraser {
   }
 
   async deleteGlobalItems(ids: readonly string[]): Promise<number> {
-    let deleted = 0;
-    for (let i = 0; i < ids.length; i += 100) {
-      const chunk = ids.slice(i, i + 100);
-      const res = await this.ddb.send(
-        new BatchGetCommand({
-          RequestItems: { [this.tableName]: { Keys: chunk.map((id) => ({ pk: keys.ownerPk(GLOBAL_USER), sk: keys.memorySk(id) })), ProjectionExpression: 'sk', ConsistentRead: true } },
-        }),
-      );
-      const found = (res.Responses?.[this.tableName] ?? []).map((r) => String(r.sk).slice(keys.memoryPrefix.length));
-      const unread = res.UnprocessedKeys?.[this.tableName]?.Keys?.length ?? 0;
-      if (unread > 0) throw new Error(`${unread} GLOBAL items not read (throttled): the forget is retried`);
-      for (const id of found) await this.ddb.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: keys.ownerPk(GLOBAL_USER), sk: keys.memorySk(id) } }));
-      // Marked after the delete, so GLOBAL's next compaction drops them from its segments.
-      if (found.length > 0) await this.changes.mark(GLOBAL_USER, found);
-      deleted += found.length;
-    }
-    return deleted;
+    const global = (id: string) => ({ pk: keys.ownerPk(GLOBAL_USER), sk: keys.memorySk(id) });
+    const found = (await batchGetAll(this.ddb, this.tableName, ids.map(global), { projection: 'sk', consistent: true })).map((r) => String(r.sk).slice(keys.memoryPrefix.length));
+    await batchWriteAll(this.ddb, this.tableName, found.map((id) => ({ DeleteRequest: { Key: global(id) } })));
+    // Marked after the delete, so GLOBAL's next compaction drops them from its segments.
+    if (found.length > 0) await this.changes.mark(GLOBAL_USER, found);
+    return found.length;
   }
 
   async deleteSignalState(userId: string): Promise<void> {

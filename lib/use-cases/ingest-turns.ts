@@ -343,11 +343,6 @@ export type ParsedRecord =
   /** `userId` when it could be read (a claim check names its user before its payload is fetched). */
   | { ok: false; retryable: boolean; errors: FieldError[]; userId?: string };
 
-/**
- * JSON + schema validation with errors that name the failing field. A claim check is
- * resolved first; its payload must be the same user's same turn. A claim that cannot be
- * fetched for a transient reason is retryable; a missing one is rejected.
- */
 /** A parsed message with its free text redacted (counted into `counts`). */
 function redactParsed(p: ParsedRecord, policy: RedactionPolicy, counts: RedactionCounts): ParsedRecord {
   if (!p.ok) return p;
@@ -362,6 +357,11 @@ function redactText(text: string, policy: RedactionPolicy, counts: RedactionCoun
   return r.text;
 }
 
+/**
+ * JSON + schema validation with errors that name the failing field. A claim check is
+ * resolved first; its payload must be the same user's same turn. A claim that cannot be
+ * fetched for a transient reason is retryable; a missing one is rejected.
+ */
 export async function parseRecord(body: string, claims: ClaimCheckStore): Promise<ParsedRecord> {
   let value: unknown;
   try {

@@ -135,8 +135,10 @@ export class LiveSearchIndex implements SearchIndexReader {
     const { store, catalog, clock } = this.deps;
     const changes = await store.changes(userId);
     const head = await store.head(userId);
+    // A full rewrite has nothing to do once the index is one segment that removes nothing and no change waits.
     const whole = head.segments.length <= 1 && (head.segments[0]?.removes.length ?? 0) === 0;
-    if (options.full ? changes.length === 0 && whole : changes.length === 0 || changes.length < atLeast) return { folded: 0, version: head.version, merged: false };
+    const idle = options.full ? changes.length === 0 && whole : changes.length < Math.max(1, atLeast);
+    if (idle) return { folded: 0, version: head.version, merged: false };
     const read = await catalog.itemsById(
       userId,
       changes.map((c) => c.id),

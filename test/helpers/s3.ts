@@ -1,5 +1,5 @@
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { listAllKeys } from '../../infra/local/s3-keys.js';
+import { listAllKeys } from '../../lib/adapters/s3-keys.js';
 import type { StackInfo } from '../../infra/local/stack.js';
 
 /** Read access to the local stack's bucket, for assertions. */

@@ -39,6 +39,8 @@ export interface QualityResult {
   turns: number;
   questions: number;
   byCategory: Record<string, number>;
+  /** memory.search's recall per LoCoMo category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop). */
+  memoryByCategory: Record<string, Recall>;
   memory: Recall;
   floor: Recall;
   /** A stronger baseline: the same BM25 over the raw turns with Porter stemming, as memory.search stems. */
@@ -182,6 +184,7 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
   const floor = emptyRecall();
   const stemmedFloor = emptyRecall();
   const byCategory: Record<string, number> = {};
+  const memoryByCategory: Record<string, Recall> = {};
   const kinds: Record<string, number> = {};
   let questions = 0;
   let turnsTotal = 0;
@@ -249,6 +252,9 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
           stemmedFloor.all[k] += Number(fs.all[k]);
           memory.any[k] += Number(m.any[k]);
           memory.all[k] += Number(m.all[k]);
+          const c = (memoryByCategory[qa.category] ??= emptyRecall());
+          c.any[k] += Number(m.any[k]);
+          c.all[k] += Number(m.all[k]);
           floor.any[k] += Number(f.any[k]);
           floor.all[k] += Number(f.all[k]);
         }
@@ -322,15 +328,16 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
     logs.stop();
   }
   const share = (n: number, d: number) => (d > 0 ? Math.round((n / d) * 1000) / 1000 : 0);
-  const norm = (r: Recall): Recall => ({
-    any: { 1: share(r.any[1], questions), 5: share(r.any[5], questions), 10: share(r.any[10], questions) },
-    all: { 1: share(r.all[1], questions), 5: share(r.all[5], questions), 10: share(r.all[10], questions) },
+  const norm = (r: Recall, n = questions): Recall => ({
+    any: { 1: share(r.any[1], n), 5: share(r.any[5], n), 10: share(r.any[10], n) },
+    all: { 1: share(r.all[1], n), 5: share(r.all[5], n), 10: share(r.all[10], n) },
   });
   return {
     conversations: files.map((f) => f.replace(/^.*\//, '')),
     turns: turnsTotal,
     questions,
     byCategory,
+    memoryByCategory: Object.fromEntries(Object.entries(memoryByCategory).map(([c, r]) => [c, norm(r, byCategory[c] ?? 0)])),
     memory: norm(memory),
     floor: norm(floor),
     stemmedFloor: norm(stemmedFloor),

@@ -139,6 +139,7 @@ export class SearchSegment {
   readonly vectorTotal: number;
   private readonly termIds: Map<string, number>;
   private readonly made = new Map<number, IndexedItem>();
+  private ordinals: Map<string, number> | undefined;
 
   constructor(
     readonly terms: readonly string[],
@@ -183,6 +184,12 @@ export class SearchSegment {
     };
     this.made.set(doc, item);
     return item;
+  }
+
+  /** The ordinal of the item with this id (a segment holds one owner's items, each once), made on first use. */
+  docOf(id: string): number | undefined {
+    this.ordinals ??= new Map(this.columns.ids.map((itemId, doc) => [itemId, doc]));
+    return this.ordinals.get(id);
   }
 
   /** The owner and id of item `doc`, without making the item. */

@@ -111,6 +111,25 @@ describe('unified search (seed 002 §5)', () => {
     expect(searchMemory(pool, { query: 'painting', limit: 10 }, now).map((h) => h.item.id)).toEqual(['mem:s']);
   });
 
+  it('finds an answer by the question before it in its session, and never across sessions', () => {
+    const turn = (n: number, session: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
+    const question = 'What is your favourite style of dance?';
+    const pool = [
+      turn(1, 's1', 'Jon asked what my favourite dance style is'),
+      turn(2, 's1', 'Contemporary, it is so expressive and graceful'),
+      ...Array.from({ length: 12 }, (_, i) => turn(10 + i, 's2', `another talk about dance number ${i}, my favourite pastime`)),
+      turn(30, 's3', 'my favourite style of dance is a question I keep asking'),
+      turn(31, 's4', 'Ballet, for its discipline'),
+    ];
+    const ids = searchMemory(pool, { query: question, limit: 10 }, now).map((h) => h.item.id);
+    // Its own words share nothing with the question: only the turn before it does.
+    expect(ids).toContain('turn:2');
+    // Turn 31 follows turn 30 by number, but in another session.
+    expect(ids).not.toContain('turn:31');
+    // Without the turn before it, the answer is not found.
+    expect(searchMemory(pool.filter((i) => i.id !== 'turn:1'), { query: question, limit: 10 }, now).map((h) => h.item.id)).not.toContain('turn:2');
+  });
+
   it('returns nothing below the confidence floor', () => {
     expect(searchMemory(items, { query: 'quantum carburettor', limit: 10 }, now)).toEqual([]);
   });

@@ -442,7 +442,7 @@ const LEVERS: ReadonlyArray<{ lever: string; any5: number; any10: number; all10:
   { lever: "… with the previous and next turns' words", any1: 28.2, any5: 73.6, any10: 84.9, all10: 72.6, kept: 'no: any@1 falls 17 points' },
   { lever: '… fused by reciprocal rank (k 10) with the plain ranking: previous turn', any1: 45.3, any5: 75.9, any10: 84.1, all10: 71.7, kept: 'not yet: needs a context field in the segments' },
   { lever: '… the same, previous and next turns', any1: 46.6, any5: 75.5, any10: 84.6, all10: 72.5, kept: 'not yet: as above, and a turn re-indexed when the next arrives' },
-  { lever: 'context score at query time (own + previous turn), fused (k 10)', any1: 45.4, any5: 75.3, any10: 83.2, all10: 70.3, kept: 'yes (this commit on): no index change' },
+  { lever: 'context score at query time (own + previous turn), fused (k 10)', any1: 45.4, any5: 75.3, any10: 83.2, all10: 70.3, kept: 'yes (40773b3): no index change' },
   { lever: '… the same with k 5', any1: 45.0, any5: 74.9, any10: 84.9, all10: 72.1, kept: 'no: best here, but k is not fitted to the dev set (k 20: 82.5, k 60: 82.4 any@10)' },
   { lever: '… previous and next turns at query time', any1: 45.8, any5: 75.4, any10: 82.1, all10: 69.9, kept: 'no: lower than previous only' },
 ];

@@ -153,7 +153,7 @@ async function seedVictim(world: RecordingWorld): Promise<void> {
   const lines = [1, 2, 3].map((i) => JSON.stringify(validTurn(VICTIM, i, `My private password hint is ${SECRET} number ${i}; remember ${SECRET}.`, { attributes: { channel: 'web' } })));
   await ingestTurns(records(lines), ingestDepsOf(world));
   const doc = { id: 'Facts/secret.md', title: 'secret', text: `The password hint is ${SECRET}.`, category: 'Facts', confidence: 0.95, sourceTurns: [1], summary: SECRET, promotedAt: NOW };
-  await world.knowledge.putKnowledge(VICTIM, doc.id, `# secret\n\n${doc.text}`, doc);
+  await world.knowledge.putKnowledge(VICTIM, [{ path: doc.id, markdown: `# secret\n\n${doc.text}`, doc }]);
   await world.knowledge.putStaged(
     VICTIM,
     [{ path: 'Facts/hint--batch-1-3.md', kind: 'fact', title: 'hint', category: 'Facts', confidence: 0.6, sourceTurns: [1], text: SECRET, meta: { staged_at: NOW }, body: SECRET, markdown: SECRET }],
@@ -1086,7 +1086,7 @@ function injectionTarget(o: FuzzOptions): FuzzTarget<InjectionCase> {
       const outcomes: Record<string, number> = {};
       const { world: w, victimBefore } = await world(c.texts, { largestAttributes: c.largest === true });
       const reef = { id: 'Facts/reef.md', title: 'reef', text: 'The tank holds 30 gallons.', category: 'Facts', confidence: 0.95, sourceTurns: [1], summary: 'tank size', promotedAt: NOW };
-      await w.knowledge.putKnowledge(ATTACKER, reef.id, reef.text, reef);
+      await w.knowledge.putKnowledge(ATTACKER, [{ path: reef.id, markdown: reef.text, doc: reef }]);
       w.writes.writes.length = 0;
       const model = new ScriptedModel(
         () => c.output,

@@ -200,6 +200,13 @@ export interface CostLedger {
   forDay(day: string): Promise<CostEntry[]>;
 }
 
+/** A Knowledge document to write: its path under Knowledge/, its markdown and its index entry. */
+export interface KnowledgeEntry {
+  path: string;
+  markdown: string;
+  doc: KnowledgeDoc;
+}
+
 export interface KnowledgeStore {
   /** The user's promoted Knowledge: its search-index snapshot. */
   loadKnowledge(userId: string): Promise<KnowledgeDoc[]>;
@@ -223,8 +230,8 @@ export interface KnowledgeStore {
   settlePromoted(userId: string, record: StagedRecord, knowledgePath: string): Promise<void>;
   /** Rewrite a Knowledge document's file from what it holds now (null: no file); the index is not touched. */
   rewriteKnowledgeFile(userId: string, path: string, render: (current: string | null) => string): Promise<void>;
-  /** Write a Knowledge document and index it (idempotent by path). */
-  putKnowledge(userId: string, path: string, markdown: string, doc: KnowledgeDoc): Promise<void>;
+  /** Write Knowledge documents and index them in one change of the index (idempotent by path). */
+  putKnowledge(userId: string, entries: ReadonlyArray<KnowledgeEntry>): Promise<void>;
   /**
    * Change the index: `change` gets the current documents and says what they become. The
    * index is written by the reflector and the API at once, so `change` may run again on a

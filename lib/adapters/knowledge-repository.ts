@@ -5,7 +5,7 @@ import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { dayGsiPartitions, diaryKey, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
 import { restagedMarkdown, type StagedRecord } from '../domain/promotion.js';
 import type { StagedDocument } from '../domain/staging.js';
-import type { KnowledgeIndexChange, KnowledgeStore, ModelResponse } from '../ports.js';
+import type { KnowledgeEntry, KnowledgeIndexChange, KnowledgeStore, ModelResponse } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 import { itemSize } from './dynamo-item-size.js';
 import { putOnce } from './dynamo-put-once.js';
@@ -153,9 +153,15 @@ export class KnowledgeRepository implements KnowledgeStore {
     return record;
   }
 
-  async putKnowledge(userId: string, path: string, markdown: string, doc: KnowledgeDoc): Promise<void> {
-    await this.putText(`${knowledgePrefix(userId)}${path}`, markdown, 'text/markdown; charset=utf-8');
-    await this.index.update(userId, (docs) => ({ docs: [...docs.filter((d) => d.id !== doc.id), doc], result: undefined }));
+  /**
+   * The documents first, then one change of the index for all of them: a snapshot (an S3 PUT)
+   * per call, not per document (issue 19: the nightly run stored its findings one snapshot each).
+   */
+  async putKnowledge(userId: string, entries: ReadonlyArray<KnowledgeEntry>): Promise<void> {
+    if (entries.length === 0) return;
+    await Promise.all(entries.map((e) => this.putText(`${knowledgePrefix(userId)}${e.path}`, e.markdown, 'text/markdown; charset=utf-8')));
+    const ids = new Set(entries.map((e) => e.doc.id));
+    await this.index.update(userId, (docs) => ({ docs: [...docs.filter((d) => !ids.has(d.id)), ...entries.map((e) => e.doc)], result: undefined }));
   }
 
   /** Records staged on a day, every user's: each shard of the day. */
@@ -175,7 +181,7 @@ export class KnowledgeRepository implements KnowledgeStore {
   }
 
   async promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc): Promise<void> {
-    await this.putKnowledge(userId, knowledgePath, markdown, doc);
+    await this.putKnowledge(userId, [{ path: knowledgePath, markdown, doc }]);
     await this.settlePromoted(userId, record, knowledgePath);
   }
 

@@ -38,7 +38,7 @@ import { computeSelfAssessment, type SelfAssessment } from '../domain/sleep-time
 import { WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, WeeklyOutputSchema, weeklyPrompt } from '../domain/sleep-time/weekly.js';
 import { topKeywords } from '../domain/text.js';
 import { costEntry, runUsage } from './job-cost.js';
-import { type Clock, type CostLedger, type GraphStore, type KnowledgeStore, type Log, type MemoryItemStore, type ModelResponse, type ReflectionLogStore, type ReflectionModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import { type Clock, type CostLedger, type GraphStore, type KnowledgeEntry, type KnowledgeStore, type Log, type MemoryItemStore, type ModelResponse, type ReflectionLogStore, type ReflectionModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
 export interface SleepTimeDeps {
   turns: TurnStore;
@@ -220,6 +220,7 @@ async function reflectChunks(
  */
 async function storeFindings(job: ReflectionJob, deps: SleepTimeDeps, merged: readonly Finding[], knowledge: DocumentIndex<KnowledgeDoc>, run: ReflectionRun) {
   const seen = new Map<string, { at: string; by: string }>();
+  const stored: KnowledgeEntry[] = [];
   for (const f of merged) {
     const gate = gateFinding(f);
     if (gate) {
@@ -233,10 +234,12 @@ async function storeFindings(job: ReflectionJob, deps: SleepTimeDeps, merged: re
       continue;
     }
     const doc = findingDocument(f, job.jobId, job.requestedAt);
-    await deps.knowledge.putKnowledge(job.userId, doc.path, doc.markdown, doc.doc);
+    stored.push({ path: doc.path, markdown: doc.markdown, doc: doc.doc });
     knowledge.add(doc.doc);
     run.stored.push({ path: `Knowledge/${doc.path}`, statement: f.statement });
   }
+  // One change of the knowledge index for the run's findings, not one per finding (issue 19).
+  await deps.knowledge.putKnowledge(job.userId, stored);
   run.memoriesStored = run.stored.length;
   return seen;
 }

@@ -49,6 +49,7 @@ import type {
   UserSettingsStore,
   GraphChange,
   GraphStore,
+  KnowledgeEntry,
   KnowledgeIndexChange,
   SignalStateStore,
   SourceReliabilityStore,
@@ -256,9 +257,11 @@ export class MemoryKnowledgeStore implements KnowledgeStore {
     if (!r.promotedBy.includes(batchId)) r.promotedBy.push(batchId);
     return structuredClone(r);
   }
-  async putKnowledge(userId: string, path: string, markdown: string, doc: KnowledgeDoc) {
-    this.knowledgeFiles.set(`${userId}/${path}`, markdown);
-    this.knowledge.set(doc.id, doc);
+  async putKnowledge(userId: string, entries: ReadonlyArray<KnowledgeEntry>) {
+    for (const { path, markdown, doc } of entries) {
+      this.knowledgeFiles.set(`${userId}/${path}`, markdown);
+      this.knowledge.set(doc.id, doc);
+    }
   }
   async updateKnowledgeIndex<R>(userId: string, change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>): Promise<R> {
     const next = change([...this.knowledge.values()].map((d) => structuredClone(d)));
@@ -278,7 +281,7 @@ export class MemoryKnowledgeStore implements KnowledgeStore {
     this.staged.delete(`${userId}/${path}`);
   }
   async promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc) {
-    await this.putKnowledge(userId, knowledgePath, markdown, doc);
+    await this.putKnowledge(userId, [{ path: knowledgePath, markdown, doc }]);
     await this.settlePromoted(userId, record, knowledgePath);
   }
   async rewriteKnowledgeFile(userId: string, path: string, render: (current: string | null) => string) {

@@ -39,7 +39,7 @@ import type { StagedDocument } from '../../lib/domain/staging.js';
 import type { SummaryPair } from '../../lib/domain/summary.js';
 import { turnContentHash, turnIndexEntry, turnSearchText } from '../../lib/domain/turn-document.js';
 import { SOURCE_SHARDS, sourceShard } from '../../lib/adapters/dynamo-source-reliability.js';
-import type { AuditTrail, BatchLogReader, GraphChange, KnowledgeIndexChange, MemoryCatalog, MemoryItemStore, ModelResponse, RejectedEvent, UserArchiveStore } from '../../lib/ports.js';
+import type { AuditTrail, BatchLogReader, GraphChange, KnowledgeEntry, KnowledgeIndexChange, MemoryCatalog, MemoryItemStore, ModelResponse, RejectedEvent, UserArchiveStore } from '../../lib/ports.js';
 import type { ArchiveDocument } from '../../lib/domain/user-archive.js';
 import {
   MemoryBatchLogStore,
@@ -270,13 +270,15 @@ export class RecordingKnowledgeStore extends MemoryKnowledgeStore {
     this.log.add('knowledge.reinforce', userId, `${stagingPrefix(userId)}${path}`);
     return super.reinforce(userId, path, batchId);
   }
-  override async putKnowledge(userId: string, path: string, markdown: string, doc: KnowledgeDoc) {
-    this.log.add('knowledge.putKnowledge', userId, `${knowledgePrefix(userId)}${path}`);
-    this.log.add('knowledge.putKnowledge', userId, ddbKey(userId, keys.knowledgeIndexSk));
+  override async putKnowledge(userId: string, entries: ReadonlyArray<KnowledgeEntry>) {
     const docs = this.docsByUser.get(userId) ?? new Map<string, KnowledgeDoc>();
-    docs.set(doc.id, structuredClone(doc));
+    for (const { path, doc } of entries) {
+      this.log.add('knowledge.putKnowledge', userId, `${knowledgePrefix(userId)}${path}`);
+      docs.set(doc.id, structuredClone(doc));
+    }
+    if (entries.length > 0) this.log.add('knowledge.putKnowledge', userId, ddbKey(userId, keys.knowledgeIndexSk));
     this.docsByUser.set(userId, docs);
-    return super.putKnowledge(userId, path, markdown, doc);
+    return super.putKnowledge(userId, entries);
   }
   override async updateKnowledgeIndex<R>(userId: string, change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>): Promise<R> {
     const current = [...(this.docsByUser.get(userId)?.values() ?? [])].map((d) => structuredClone(d));

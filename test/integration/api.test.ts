@@ -525,9 +525,11 @@ describe('corrections (issue 20 item 2)', () => {
     const knowledge = new KnowledgeRepository(ddb, s3, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(ddb, stack.info.tableName));
     const target = 'Facts/reef_tank.md';
     const text = 'The reef tank holds 20 gallons of salt water.';
-    await knowledge.putKnowledge(user, target, `---\ntitle: reef tank\nbatch_id: batch-1-3\n---\n\n# reef tank\n\n${text}\n`, {
-      id: target, title: 'reef tank', text, summary: text, category: 'Facts', confidence: 0.6, sourceTurns: [2], promotedAt: '2026-01-01T00:00:00.000Z',
-    });
+    await knowledge.putKnowledge(user, [{
+      path: target,
+      markdown: `---\ntitle: reef tank\nbatch_id: batch-1-3\n---\n\n# reef tank\n\n${text}\n`,
+      doc: { id: target, title: 'reef tank', text, summary: text, category: 'Facts', confidence: 0.6, sourceTurns: [2], promotedAt: '2026-01-01T00:00:00.000Z' },
+    }]);
     const output = { new_facts: [], connections: [], open_questions: [], corrections: [{ existing_file: target, what_changed: 'The reef tank holds 40 gallons of salt water, not 20.', source_turns: [7], new_confidence_hint: 'higher' as const }] };
     const [doc] = stagedDocuments(output, { batchId: 'batch-5-8', stagedAt: '2026-01-09T00:00:00.000Z', turns: new Map() });
     await knowledge.putStaged(user, [doc!], 'batch-5-8');

@@ -34,8 +34,8 @@ describe("one user's knowledge index, written by the reflector and the API at on
     const api = new KnowledgeRepository(apiClients.ddb, apiClients.s3, tableName, bucketName, new DynamoSearchChangeLog(apiClients.ddb, tableName));
     const user = 'race-user';
     await Promise.all([
-      ...Array.from({ length: 15 }, (_, i) => reflector.putKnowledge(user, `Facts/r${i}.md`, `# r${i}`, doc(`Facts/r${i}.md`))),
-      ...Array.from({ length: 15 }, (_, i) => api.putKnowledge(user, `Facts/a${i}.md`, `# a${i}`, doc(`Facts/a${i}.md`))),
+      ...Array.from({ length: 15 }, (_, i) => reflector.putKnowledge(user, [{ path: `Facts/r${i}.md`, markdown: `# r${i}`, doc: doc(`Facts/r${i}.md`) }])),
+      ...Array.from({ length: 15 }, (_, i) => api.putKnowledge(user, [{ path: `Facts/a${i}.md`, markdown: `# a${i}`, doc: doc(`Facts/a${i}.md`) }])),
     ]);
     const ids = (await api.loadKnowledge(user)).map((d) => d.id).sort();
     expect(ids).toHaveLength(30);

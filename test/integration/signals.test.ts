@@ -156,9 +156,11 @@ describe('signals and ingestion on the local emulators', () => {
     const user = 'corrected-user';
     const knowledge = new KnowledgeRepository(documentClient, s3Client, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(documentClient, stack.info.tableName));
     const text = 'The reef tank holds 20 gallons of salt water.';
-    await knowledge.putKnowledge(user, 'Facts/reef_tank.md', `# reef tank\n\n${text}\n`, {
-      id: 'Facts/reef_tank.md', title: 'reef tank', text, summary: text, category: 'Facts', confidence: 0.6, sourceTurns: [1], promotedAt: '2026-02-01T00:00:00.000Z',
-    });
+    await knowledge.putKnowledge(user, [{
+      path: 'Facts/reef_tank.md',
+      markdown: `# reef tank\n\n${text}\n`,
+      doc: { id: 'Facts/reef_tank.md', title: 'reef tank', text, summary: text, category: 'Facts', confidence: 0.6, sourceTurns: [1], promotedAt: '2026-02-01T00:00:00.000Z' },
+    }]);
     const saying = 'Actually, my reef tank holds 40 gallons now.';
     for (const session of [1, 2, 3]) {
       const at = (minute: number) => `2026-02-0${session + 6}T10:0${minute}:00Z`;

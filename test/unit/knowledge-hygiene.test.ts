@@ -31,7 +31,7 @@ const fact = (id: string, confidence = 0.8, extra: Partial<KnowledgeDoc> = {}): 
 
 async function withFacts(...docs: KnowledgeDoc[]) {
   const knowledge = new MemoryKnowledgeStore();
-  for (const d of docs) await knowledge.putKnowledge('alice', d.id, `# ${d.title}\n`, d);
+  for (const d of docs) await knowledge.putKnowledge('alice', [{ path: d.id, markdown: `# ${d.title}\n`, doc: d }]);
   return { knowledge, graph: new MemoryGraphStore() };
 }
 
@@ -109,7 +109,7 @@ describe('fact hygiene (seed 004)', () => {
     await ingestTurns(turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) })), ingest);
     const deps = reflectionDeps(ingest, new ScriptedModel(() => ({ new_facts: [{ title: 'reef_tank', content: 'The user keeps a reef tank with two clownfish.', source_turns: [3], category: 'Facts' }] })));
     const known = fact('Facts/reef_tank.md', 0.8, { text: 'The user keeps a reef tank with two clownfish.', title: 'reef_tank', confidence: 0.4, baseConfidence: 0.8 });
-    await deps.knowledge.putKnowledge('alice', known.id, '# reef tank\n', known);
+    await deps.knowledge.putKnowledge('alice', [{ path: known.id, markdown: '# reef tank\n', doc: known }]);
     const out = await runReflection(ingest.jobs.jobs[0]!, deps);
     expect(out.status).toBe('completed');
     const log = deps.batchLogs.logs.get('alice/batch-1-10');

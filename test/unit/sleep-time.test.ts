@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import { defaultSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
@@ -143,9 +143,14 @@ describe('nightly and weekly reflection runs', () => {
 
   it('nightly: chunks, merges, gates and stores findings with a [reflection:category] source; logs the run with tokens and cost', async () => {
     const d = await deps((prompt) => nightlyOffline(prompt));
+    const puts = vi.spyOn(d.knowledge, 'putKnowledge');
     const out = await runNightly(job('nightly', [1, 2, 3, 4, 5]), d);
     if (out.status !== 'completed') throw new Error(out.reason);
     expect(out.run.chunks).toBeGreaterThan(1);
+    // Every finding the run stored, in one change of the knowledge index (one snapshot, issue 19).
+    expect(puts).toHaveBeenCalledTimes(1);
+    expect(puts.mock.calls[0]?.[1]).toHaveLength(out.run.memoriesStored);
+    expect(out.run.memoriesStored).toBeGreaterThanOrEqual(2);
     expect(out.run).toMatchObject({ messagesReviewed: 5, sessionsReviewed: 2, tokens: { input: expect.any(Number) }, model: 'scripted' });
     expect(out.run.tokens.input).toBe(10 * out.run.chunks);
     const paths = [...d.knowledge.knowledgeFiles.keys()];

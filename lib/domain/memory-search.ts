@@ -14,8 +14,8 @@
  * Order (issue 22): the hits over the floor by score, fused by reciprocal rank with the
  * candidates by context score — a turn's score plus that of the turn before it in its
  * session, so an answer that shares no word with the question ranks by the question it
- * answers (the turn after each candidate turn is a candidate too). A question nothing in
- * memory is about still gets no results: the context ranking adds only to hits over the floor.
+ * answers (the turn after each hit is a candidate too). Under the floor, only a turn whose
+ * previous turn clears it is returned; a question nothing in memory is about still gets none.
  * Redundancy: an item all of whose source turns are already covered by better results
  * (a turn after the summary that holds it, a second item from the same turn) is left out,
  * so `limit` results stand for as many different turns as they can.
@@ -258,7 +258,7 @@ export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Da
   const byScore = scored.filter((h) => h.similarity >= floor).sort((a, b) => b.score - a.score || a.item.id.localeCompare(b.item.id));
   // Nothing over the floor: the question is about something memory does not hold.
   if (byScore.length === 0) return [];
-  return fuse(byScore, contextRanking(index, scored, eligible))
+  return fuse(byScore, contextRanking(index, scored, byScore, eligible))
     .filter(novel())
     .slice(0, request.limit + spare);
 }
@@ -308,16 +308,24 @@ function fuse(byScore: readonly ScoredHit[], byContext: readonly ScoredHit[]): I
 /**
  * The candidates by context score: a turn's score plus that of the turn before it in its
  * session, so an answer whose own words miss the question ("Contemporary, it's so
- * expressive") ranks by the question it answers ("What's your favourite style?"). The turn
- * after each candidate turn is a candidate too (score 0 of its own). Other items keep their
- * score. Measured on LoCoMo (BENCHMARKS.md): evidence recall@10 81 % → 83 %.
+ * expressive") ranks by the question it answers ("What's your favourite style?"). Other items
+ * keep their score. The candidates: the hits over the floor, and the turns whose previous turn
+ * is over it — a scored one under the floor, or the turn after each hit (score 0 of its own).
+ * Measured on LoCoMo (BENCHMARKS.md): evidence recall@10 81 % → 83 %.
  */
-function contextRanking(index: SegmentedIndex, scored: readonly ScoredHit[], eligible: (item: IndexedItem) => boolean): ScoredHit[] {
+function contextRanking(index: SegmentedIndex, scored: readonly ScoredHit[], overFloor: readonly ScoredHit[], eligible: (item: IndexedItem) => boolean): ScoredHit[] {
   const turnKey = (item: IndexedItem, offset: number) => `${item.userId}\u0000${item.sessionId}\u0000${(item.sourceTurns[0] ?? 0) + offset}`;
   const isTurn = (item: IndexedItem) => item.kind === 'turn' && item.sessionId !== null && item.sourceTurns.length === 1;
   const scoreOf = new Map(scored.filter((h) => isTurn(h.item)).map((h) => [turnKey(h.item, 0), h.score]));
-  const ranked = new Map<string, { hit: ScoredHit; context: number }>(scored.map((hit) => [itemKey(hit.item), { hit, context: hit.score + (isTurn(hit.item) ? (scoreOf.get(turnKey(hit.item, -1)) ?? 0) : 0) }]));
-  for (const h of scored) {
+  const passed = new Set(overFloor.map((h) => itemKey(h.item)));
+  const afterPassed = new Set(overFloor.filter((h) => isTurn(h.item)).map((h) => turnKey(h.item, 0)));
+  const ranked = new Map<string, { hit: ScoredHit; context: number }>();
+  for (const hit of scored) {
+    const turn = isTurn(hit.item);
+    if (!passed.has(itemKey(hit.item)) && !(turn && afterPassed.has(turnKey(hit.item, -1)))) continue;
+    ranked.set(itemKey(hit.item), { hit, context: hit.score + (turn ? (scoreOf.get(turnKey(hit.item, -1)) ?? 0) : 0) });
+  }
+  for (const h of overFloor) {
     if (!isTurn(h.item)) continue;
     const next = index.locate(h.item.userId, `turn:${(h.item.sourceTurns[0] ?? 0) + 1}`);
     const item = next && (index.segments[next.segment] as SearchSegment).item(next.doc);

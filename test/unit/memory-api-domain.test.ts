@@ -130,6 +130,19 @@ describe('unified search (seed 002 §5)', () => {
     expect(searchMemory(pool.filter((i) => i.id !== 'turn:1'), { query: question, limit: 10 }, now).map((h) => h.item.id)).not.toContain('turn:2');
   });
 
+  it('returns an item under the floor only when the turn before it clears the floor', () => {
+    const turn = (n: number, session: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
+    const pool = [
+      turn(1, 's1', 'What is your favourite style of dance?'),
+      turn(2, 's1', 'Contemporary, it is so expressive and graceful'),
+      turn(20, 's2', 'a style of cooking, slow and patient, with bread and soup and a long walk after'),
+      turn(21, 's2', 'dance halls were loud and crowded and hot, the music too fast for the old couples there'),
+    ];
+    const hits = searchMemory(pool, { query: 'favourite style of dance', limit: 10, minSimilarity: 0.3 }, now);
+    expect(hits.map((h) => h.item.id)).toEqual(['turn:1', 'turn:2']);
+    expect(hits.find((h) => h.item.id === 'turn:2')?.score).toBe(0);
+  });
+
   it('returns nothing below the confidence floor', () => {
     expect(searchMemory(items, { query: 'quantum carburettor', limit: 10 }, now)).toEqual([]);
   });

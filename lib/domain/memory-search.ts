@@ -1,7 +1,7 @@
 /**
  * Unified search of seed 002 §5: one search over every kind of memory item, natural
  * language or keywords, filters for topic, content type, scope, tier, quality and
- * freshness, ranked by relevance blended with quality and recency.
+ * freshness, ranked by relevance blended with quality and recency, and by context (below).
  *
  * relevance = ½ · BM25 / best BM25 of the query + ½ · cosine(query, item) (see
  * knowledge-search.ts), both over Porter-stemmed words — the first orders, the second is

@@ -11,8 +11,8 @@
  * score = relevance · (0.7 + 0.2 · quality + 0.1 · recency), recency = ½^(age / 30 days).
  * Items under the confidence floor (cosine < minSimilarity) are not returned: a query with
  * nothing relevant in memory gets no results rather than the least bad ones.
- * Order (issue 22): the hits over the floor by score, fused by reciprocal rank with the
- * candidates by context score — a turn's score plus that of the turn before it in its
+ * Order (issue 22): the hits over the floor by that score, fused by reciprocal rank with the
+ * candidates by context score (the fused value, 1 for first in both, is the score returned) — a turn's score plus that of the turn before it in its
  * session, so an answer that shares no word with the question ranks by the question it
  * answers (the turn after each hit is a candidate too). Under the floor, only a turn whose
  * previous turn clears it is returned; a question nothing in memory is about still gets none.
@@ -285,10 +285,13 @@ type ScoredHit = IndexHit & { segment: number; doc: number };
 
 /** Reciprocal rank fusion's constant (Cormack et al. use 60; 10 lets each ranking's first few lead). */
 export const FUSION_K = 10;
+/** The fused value of an item first in both rankings. */
+const FUSED_MAX = 2 / (FUSION_K + 1);
 
 /**
  * The two rankings as one, by reciprocal rank fusion: an item's 1/(k + rank) summed over the
- * rankings that hold it (ties: the higher score, then the id).
+ * rankings that hold it (ties: the higher score, then the id). The sum, over its largest
+ * (first in both), is the hit's score: results are best first by score, as the API promises.
  */
 function fuse(byScore: readonly ScoredHit[], byContext: readonly ScoredHit[]): IndexHit[] {
   const fused = new Map<string, { hit: ScoredHit; rank: number }>();
@@ -302,7 +305,7 @@ function fuse(byScore: readonly ScoredHit[], byContext: readonly ScoredHit[]): I
   }
   return [...fused.values()]
     .sort((a, b) => b.rank - a.rank || b.hit.score - a.hit.score || a.hit.item.id.localeCompare(b.hit.item.id))
-    .map(({ hit: { segment: _s, doc: _d, ...hit } }) => hit);
+    .map(({ hit: { segment: _s, doc: _d, ...hit }, rank }) => ({ ...hit, score: round(rank / FUSED_MAX) }));
 }
 
 /**

@@ -140,7 +140,9 @@ describe('unified search (seed 002 §5)', () => {
     ];
     const hits = searchMemory(pool, { query: 'favourite style of dance', limit: 10, minSimilarity: 0.3 }, now);
     expect(hits.map((h) => h.item.id)).toEqual(['turn:1', 'turn:2']);
-    expect(hits.find((h) => h.item.id === 'turn:2')?.score).toBe(0);
+    // Best first by score: the fused rank, 1 for first in both rankings.
+    expect(hits.map((h) => h.score)).toEqual([1, expect.any(Number)]);
+    expect(hits[1]?.score).toBeLessThan(1);
   });
 
   it('returns nothing below the confidence floor', () => {

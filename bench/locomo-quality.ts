@@ -68,6 +68,8 @@ export interface QualityResult {
     coveredBySession: number;
     coveredByContent: number;
   };
+  /** Issue 22: documents promoted to Knowledge/ and those still staged at the end of the replays, and promotions per 100 turns. */
+  promotion: { staged: number; promoted: number; per100Turns: number };
   /** Result kinds in the memory search's top 5, over all questions. */
   kinds: Record<string, number>;
   /** What the replays used (ingest: replay + a day of sweeps; retrieval: the QA searches). */
@@ -350,6 +352,7 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
     extraction: { ...extraction, share: share(extraction.covered, extraction.events) },
     diary: { ...diary, reduction: share(diary.perTurnEntries - diary.written, diary.perTurnEntries) },
     kinds,
+    promotion: { staged: summary?.staged ?? 0, promoted: summary?.promoted ?? 0, per100Turns: share((summary?.promoted ?? 0) * 100, turnsTotal) },
     usage: {
       ingest,
       retrieval,

@@ -159,9 +159,11 @@ export class KnowledgeRepository implements KnowledgeStore {
    */
   async putKnowledge(userId: string, entries: ReadonlyArray<KnowledgeEntry>): Promise<void> {
     if (entries.length === 0) return;
-    await Promise.all(entries.map((e) => this.putText(`${knowledgePrefix(userId)}${e.path}`, e.markdown, 'text/markdown; charset=utf-8')));
-    const ids = new Set(entries.map((e) => e.doc.id));
-    await this.index.update(userId, (docs) => ({ docs: [...docs.filter((d) => !ids.has(d.id)), ...entries.map((e) => e.doc)], result: undefined }));
+    // By path and by id, the last entry winning, as writing them one by one would leave them.
+    const files = new Map(entries.map((e) => [e.path, e.markdown]));
+    await Promise.all([...files].map(([path, markdown]) => this.putText(`${knowledgePrefix(userId)}${path}`, markdown, 'text/markdown; charset=utf-8')));
+    const byId = new Map(entries.map((e) => [e.doc.id, e.doc]));
+    await this.index.update(userId, (docs) => ({ docs: [...docs.filter((d) => !byId.has(d.id)), ...byId.values()], result: undefined }));
   }
 
   /** Records staged on a day, every user's: each shard of the day. */

@@ -18,6 +18,7 @@ import { startLocalStack } from '../infra/local/stack.js';
 import { createDocumentClient, createDynamoDbClient } from '../lib/adapters/aws-clients.js';
 import { batchWriteAll } from '../lib/adapters/dynamo-query.js';
 import { keys, pad } from '../lib/domain/memory-paths.js';
+import { printReport } from './print-report.js';
 
 export interface ForgetReport {
   items: number;
@@ -75,14 +76,5 @@ export async function benchForget(items: number, objects: number): Promise<Forge
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({ options: { items: { type: 'string', default: '100000' }, objects: { type: 'string', default: '2000' } }, strict: true });
-  benchForget(Number(values.items), Number(values.objects)).then(
-    (r) => {
-      console.log(JSON.stringify(r));
-      process.exit(0);
-    },
-    (error) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
+  printReport(benchForget(Number(values.items), Number(values.objects)));
 }

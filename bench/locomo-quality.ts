@@ -26,6 +26,7 @@ import { addLedger, type LedgerEntry, ledgerDelta, requestLedger } from '../infr
 import { DocumentIndex } from '../lib/domain/knowledge-search.js';
 import type { BatchLog } from '../lib/domain/batch-log.js';
 import { contentWords, estimateTokens } from '../lib/domain/text.js';
+import { printReport } from './print-report.js';
 
 export const KS = [1, 5, 10] as const;
 
@@ -441,14 +442,5 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, dir: { type: 'string' } }, strict: true });
   const dir = values.dir ?? process.env.LOCOMO_DIR ?? new URL('../../shared/data/locomo/', import.meta.url).pathname;
   const files = (values.quick ? LOCOMO_FILES.slice(0, 1) : LOCOMO_FILES).map((f) => join(dir, f));
-  benchLocomoQuality(files).then(
-    (r) => {
-      console.log(JSON.stringify(r));
-      process.exit(0);
-    },
-    (error) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
+  printReport(benchLocomoQuality(files));
 }

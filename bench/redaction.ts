@@ -18,6 +18,7 @@ import { listAllKeys } from '../lib/adapters/s3-keys.js';
 import { startLocalStack } from '../infra/local/stack.js';
 import { rng } from './load.js';
 import { addCounts, luhn, type RedactionCounts, type RedactionKind, redact } from '../lib/domain/redaction.js';
+import { printReport } from './print-report.js';
 
 export interface RedactionReport {
   conversation: string;
@@ -187,7 +188,5 @@ if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {
   const { parseArgs } = await import('node:util');
   const { values } = parseArgs({ options: { plants: { type: 'string' }, conversation: { type: 'string' } } });
   const dir = process.env.LOCOMO_DIR ?? new URL('../../shared/data/locomo/', import.meta.url).pathname;
-  const report = await benchRedaction(dir, { ...(values.plants ? { plants: Number(values.plants) } : {}), ...(values.conversation ? { conversation: values.conversation } : {}) });
-  console.log(JSON.stringify(report));
-  process.exit(0);
+  printReport(benchRedaction(dir, { ...(values.plants ? { plants: Number(values.plants) } : {}), ...(values.conversation ? { conversation: values.conversation } : {}) }));
 }

@@ -1,5 +1,12 @@
-/** Architecture rules: the domain stays pure and AWS-free; only adapters hold SDK clients. */
+/**
+ * Architecture rules: the domain stays pure and AWS-free; only adapters hold SDK clients.
+ * Cruised: functions lib infra events bench test scripts (see `lint:deps` in package.json).
+ */
 const PURE = '^(lib/(domain|use-cases|offline-model)/|lib/ports\\.ts$|events/)';
+/** Production code: bundled into the Lambda functions. infra/ runs at deploy time (aws-cdk-lib is a dev dependency). */
+const PRODUCTION = '^(functions|lib|events)/';
+/** Build scripts that live beside the code they generate and write files. */
+const BUILD_SCRIPTS = '^events/generate-schemas\\.ts$';
 module.exports = {
   forbidden: [
     {
@@ -29,6 +36,27 @@ module.exports = {
       severity: 'error',
       from: { path: '^functions/([^/]+)/' },
       to: { path: '^functions/', pathNot: '^functions/$1/' },
+    },
+    {
+      name: 'domain-no-io',
+      comment: 'Pure code does no file, network or process I/O: it goes through a port (lib/ports.ts) implemented in lib/adapters or infra/local.',
+      severity: 'error',
+      from: { path: PURE, pathNot: BUILD_SCRIPTS },
+      to: { dependencyTypes: ['core'], path: '^(node:)?(fs|fs/promises|http|https|http2|net|tls|dgram|child_process|cluster|worker_threads)$' },
+    },
+    {
+      name: 'production-no-dev-dependencies',
+      comment: 'Code bundled into a function must not need a devDependency at run time (type-only imports are erased and allowed).',
+      severity: 'error',
+      from: { path: PRODUCTION, pathNot: BUILD_SCRIPTS },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'production-no-tests-or-bench',
+      comment: 'Functions, lib, events and infra do not import test helpers or benchmarks; tests and benchmarks import them.',
+      severity: 'error',
+      from: { path: '^(functions|lib|events|infra)/' },
+      to: { path: '^(test|bench)/' },
     },
     { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
   ],

@@ -93,7 +93,8 @@ export function tokensByJob(ledger: Record<string, LedgerEntry>, turns: number):
   for (const [key, v] of Object.entries(ledger)) {
     if (!key.startsWith('BedrockRuntime.')) continue;
     const job = JOB_OF_TOOL[key.split('#')[1] ?? ''] ?? key.split('#')[1] ?? 'other';
-    const t = (out[job] ??= { calls: 0, inputTokens: 0, outputTokens: 0 });
+    const t = out[job] ?? { calls: 0, inputTokens: 0, outputTokens: 0 };
+    out[job] = t;
     t.calls += v.requests / turns;
     t.inputTokens += v.inputTokens / turns;
     t.outputTokens += v.outputTokens / turns;

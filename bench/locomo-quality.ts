@@ -255,7 +255,8 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
           stemmedFloor.all[k] += Number(fs.all[k]);
           memory.any[k] += Number(m.any[k]);
           memory.all[k] += Number(m.all[k]);
-          const c = (memoryByCategory[qa.category] ??= emptyRecall());
+          const c = memoryByCategory[qa.category] ?? emptyRecall();
+          memoryByCategory[qa.category] = c;
           c.any[k] += Number(m.any[k]);
           c.all[k] += Number(m.all[k]);
           floor.any[k] += Number(f.any[k]);
@@ -433,7 +434,10 @@ function captureLogBytes(): { bytes: Record<string, number>; metrics: Set<string
     }
     return kept.length > 0 ? (write as (c: string, ...r: unknown[]) => boolean)(kept, ...rest) : true;
   }) as typeof process.stdout.write;
-  return { bytes, metrics, stop: () => void (process.stdout.write = write) };
+  const stop = () => {
+    process.stdout.write = write;
+  };
+  return { bytes, metrics, stop };
 }
 
 export const LOCOMO_FILES = ['conv-26.json', 'conv-30.json', 'conv-41.json', 'conv-42.json', 'conv-43.json'];

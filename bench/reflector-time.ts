@@ -31,7 +31,10 @@ const VOCAB = `reef tank coral clownfish lighting beagle walks hiking alps summe
 /** Deterministic pseudo-random docs (a linear congruential generator, seeded). */
 function knowledgeDocs(n: number): KnowledgeDoc[] {
   let seed = 42;
-  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const next = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
   const word = () => VOCAB[Math.floor(next() * VOCAB.length)] ?? 'memory';
   return Array.from({ length: n }, (_, i) => {
     const text = `The user ${Array.from({ length: 12 }, word).join(' ')}.`;

@@ -12,7 +12,7 @@ import type { KnowledgeDoc } from './domain/knowledge.js';
 import type { EventEpisode } from './domain/episodes.js';
 import type { StagedRecord } from './domain/promotion.js';
 import type { ReflectionRun } from './domain/sleep-time/reflection-log.js';
-import type { SummaryPair, SummarySettings } from './domain/summary.js';
+import type { SummaryPair } from './domain/summary.js';
 import type { BatchLog, ModelUsage } from './domain/batch-log.js';
 import type { SignalState } from './domain/signal-accumulator.js';
 import type { StagedDocument } from './domain/staging.js';

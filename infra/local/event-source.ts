@@ -27,7 +27,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { withDelivery } from './fault-injection.js';
 import { lambdaContext } from './lambda-context.js';
 
-export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
 
 /** One handler invocation, for benchmarks (duration is what Lambda would bill, before rounding). */
 export interface Invocation {

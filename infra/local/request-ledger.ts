@@ -60,7 +60,8 @@ export const requestLedger = {
 /** Adds `from`'s counts into `into`, key by key (benchmarks total several snapshots' deltas). */
 export function addLedger(into: Record<string, LedgerEntry>, from: Record<string, LedgerEntry>): void {
   for (const [k, v] of Object.entries(from)) {
-    const e = (into[k] ??= empty());
+    const e = into[k] ?? empty();
+    into[k] = e;
     e.requests += v.requests;
     e.readUnits += v.readUnits;
     e.writeUnits += v.writeUnits;

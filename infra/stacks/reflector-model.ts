@@ -25,7 +25,7 @@
  * (https://docs.aws.amazon.com/bedrock/latest/userguide/global-cross-region-inference.html).
  * In-Region use is the foundation model of the stack's Region alone.
  */
-import { Aws, CfnMapping, Stack, Token } from 'aws-cdk-lib';
+import { Aws, CfnMapping, type Stack, Token } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { invocationFor, invocationsByRegion, type ModelInvocation } from '../../lib/domain/bedrock-models.js';
 import type { StageConfig } from '../config/stages.js';

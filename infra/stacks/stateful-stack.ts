@@ -1,6 +1,6 @@
 import { Arn, ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
 import { ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import { StandardThreatProtectionMode, UserPool, UserPoolClient, UserPoolGroup } from 'aws-cdk-lib/aws-cognito';
+import { StandardThreatProtectionMode, UserPool, type UserPoolClient, UserPoolGroup } from 'aws-cdk-lib/aws-cognito';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';

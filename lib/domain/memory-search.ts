@@ -273,7 +273,9 @@ function scoreCandidates(index: SegmentedIndex, candidates: ReadonlyArray<{ segm
     const item = s.item(doc);
     const v = s.vectorOf(doc);
     const tf = new Map<string, number>();
-    v.terms.forEach((t, i) => tf.set(s.terms[t] ?? '', v.tfs[i] ?? 0));
+    v.terms.forEach((t, i) => {
+      tf.set(s.terms[t] ?? '', v.tfs[i] ?? 0);
+    });
     const similarity = qTerms.length > 0 ? cosine(q, index.weigh(tf, v.length)) : 0;
     const relevance = 0.5 * (best > 0 ? score / best : 0) + 0.5 * similarity;
     const blend = SEARCH_WEIGHTS.relevance + SEARCH_WEIGHTS.quality * item.quality + SEARCH_WEIGHTS.recency * recency(item.createdAt, now);

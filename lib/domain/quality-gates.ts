@@ -38,14 +38,14 @@ export const DRIFT_GUARD_CONFIDENCE = 0.9;
 
 type AnyItem = ReflectionOutput[ItemCategory][number];
 
-const label = (category: ItemCategory, item: AnyItem): string => {
+const label = (item: AnyItem): string => {
   if ('title' in item) return item.title;
   if ('question' in item) return item.question;
   if ('what_changed' in item) return `${item.existing_file}: ${item.what_changed}`;
   return `${item.file_a} <-> ${item.file_b}`;
 };
 
-const evidenceText = (category: ItemCategory, item: AnyItem): string => {
+const evidenceText = (item: AnyItem): string => {
   if ('content' in item) return `${item.title.replace(/_/g, ' ')} ${item.content}`;
   if ('question' in item) return item.question;
   if ('what_changed' in item) return item.what_changed;
@@ -75,12 +75,12 @@ export function applyQualityGates(output: ReflectionOutput, ctx: GateContext): {
 }
 
 function gateItem(category: ItemCategory, item: AnyItem, ctx: GateContext): Rejection | null {
-  const reject = (gate: GateName, reason: string): Rejection => ({ category, item: label(category, item), gate, reason });
+  const reject = (gate: GateName, reason: string): Rejection => ({ category, item: label(item), gate, reason });
 
   const missing = item.source_turns.filter((t) => !ctx.turns.has(t));
   if (missing.length > 0) return reject('turn_existence', `source turns not in the turn index: ${missing.join(', ')}`);
 
-  const keywords = new Set(contentWords(evidenceText(category, item)));
+  const keywords = new Set(contentWords(evidenceText(item)));
   const cited = item.source_turns.map((t) => ctx.turns.get(t)).filter((t): t is TurnSaved => t !== undefined);
   const evidence = cited.some((t) => contentWords(`${t.query} ${t.context ?? ''} ${t.response}`).some((w) => keywords.has(w)));
   if (!evidence) return reject('keyword_match', `no keyword of the item appears in cited turns ${item.source_turns.join(', ')}`);

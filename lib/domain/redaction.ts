@@ -47,7 +47,7 @@ const marker = (kind: RedactionKind) => `[redacted:${kind}]`;
 const NL = String.raw`(?:\r?\n|(?:\\r)?\\n)`;
 
 const DETECTORS: readonly Detector[] = [
-  { kind: 'private_key', pattern: new RegExp(String.raw`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:${NL}|[A-Za-z0-9+/=:, -])*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----`, 'g') },
+  { kind: 'private_key', pattern: new RegExp(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:${NL}|[A-Za-z0-9+/=:, -])*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----`, 'g') },
   { kind: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g },
   { kind: 'aws_access_key', pattern: /\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g },
   {

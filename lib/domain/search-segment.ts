@@ -105,7 +105,10 @@ const code = (values: readonly string[]): Coded => {
   const dict = new Map<string, number>();
   const codes = Int32Array.from(values, (v) => {
     let c = dict.get(v);
-    if (c === undefined) dict.set(v, (c = dict.size));
+    if (c === undefined) {
+      c = dict.size;
+      dict.set(v, c);
+    }
     return c;
   });
   return { values: [...dict.keys()], codes };
@@ -114,7 +117,9 @@ const decode = (c: Coded, doc: number): string => c.values[c.codes[doc] ?? 0] ??
 
 function columnsOf(items: readonly IndexedItem[]): ItemColumns {
   const offsets = new Int32Array(items.length + 1);
-  items.forEach((i, d) => (offsets[d + 1] = (offsets[d] ?? 0) + i.sourceTurns.length));
+  items.forEach((i, d) => {
+    offsets[d + 1] = (offsets[d] ?? 0) + i.sourceTurns.length;
+  });
   return {
     ids: items.map((i) => i.id),
     userId: code(items.map((i) => i.userId)),
@@ -227,7 +232,10 @@ export class SearchSegment {
     const dictionary = new Map<string, number>();
     const idOf = (term: string) => {
       let id = dictionary.get(term);
-      if (id === undefined) dictionary.set(term, (id = dictionary.size));
+      if (id === undefined) {
+        id = dictionary.size;
+        dictionary.set(term, id);
+      }
       return id;
     };
     const perField = { title: [] as Array<[number, number, number]>, text: [] as Array<[number, number, number]> };
@@ -247,7 +255,9 @@ export class SearchSegment {
     const termCount = dictionary.size;
     const postings = { title: toPostings(perField.title, termCount), text: toPostings(perField.text, termCount) };
     const offsets = new Int32Array(items.length + 1);
-    vectorRows.forEach((row, doc) => (offsets[doc + 1] = (offsets[doc] ?? 0) + row.length));
+    vectorRows.forEach((row, doc) => {
+      offsets[doc + 1] = (offsets[doc] ?? 0) + row.length;
+    });
     const flat = vectorRows.flat();
     const vectors = { offsets, terms: Int32Array.from(flat, ([t]) => t), tfs: Uint16Array.from(flat, ([, f]) => Math.min(f, 65_535)), lengths: vectorLengths };
     return new SearchSegment([...dictionary.keys()], columnsOf(items.map((e) => e.item)), postings, lengths, vectors);
@@ -264,7 +274,10 @@ export function mergeSegments(parts: ReadonlyArray<{ segment: SearchSegment; kee
   const termMaps = parts.map(({ segment }) =>
     Int32Array.from(segment.terms, (t) => {
       let id = dictionary.get(t);
-      if (id === undefined) dictionary.set(t, (id = dictionary.size));
+      if (id === undefined) {
+        id = dictionary.size;
+        dictionary.set(t, id);
+      }
       return id;
     }),
   );

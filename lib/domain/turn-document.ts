@@ -12,12 +12,12 @@ const SECTIONS = ['Query', 'Context', 'Response'] as const;
 const HEADING = /^## (Query|Context|Response)$/;
 
 /** Lines of the text that look like our section headings are escaped as markdown does: `\## `. */
-const escape = (text: string) =>
+const escapeHeadings = (text: string) =>
   text
     .split('\n')
     .map((l) => (HEADING.test(l) || /^\\+## (Query|Context|Response)$/.test(l) ? `\\${l}` : l))
     .join('\n');
-const unescape = (text: string) =>
+const unescapeHeadings = (text: string) =>
   text
     .split('\n')
     .map((l) => (/^\\+## (Query|Context|Response)$/.test(l) ? l.slice(1) : l))
@@ -36,9 +36,9 @@ export function renderTurnDocument(turn: TurnSaved): string {
     ...(turn.sources ? { sources: turn.sources } : {}),
     ...(turn.episode ? { episode: turn.episode } : {}),
   };
-  const parts = [`## Query\n${escape(turn.query)}`];
-  if (turn.context !== undefined) parts.push(`## Context\n${escape(turn.context)}`);
-  parts.push(`## Response\n${escape(turn.response)}`);
+  const parts = [`## Query\n${escapeHeadings(turn.query)}`];
+  if (turn.context !== undefined) parts.push(`## Context\n${escapeHeadings(turn.context)}`);
+  parts.push(`## Response\n${escapeHeadings(turn.response)}`);
   return renderFrontMatter(meta, `${parts.join('\n\n')}\n`);
 }
 
@@ -57,7 +57,7 @@ export function parseTurnDocument(text: string): Record<string, unknown> {
   const text_ = (name: (typeof SECTIONS)[number]) => {
     const lines = sections[name];
     if (!lines) return undefined;
-    return unescape(lines.join('\n').replace(/\n+$/, ''));
+    return unescapeHeadings(lines.join('\n').replace(/\n+$/, ''));
   };
   const context = text_('Context');
   return { ...meta, query: text_('Query') ?? '', response: text_('Response') ?? '', ...(context !== undefined ? { context } : {}) };

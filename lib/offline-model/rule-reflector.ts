@@ -199,7 +199,11 @@ export function reflectOffline(prompt: string): ReflectionOutput & { assessment:
   const newFacts = candidates
     .sort((a, b) => b.score - a.score || a.fact.source_turns[0]! - b.fact.source_turns[0]!)
     .map((c) => c.fact)
-    .filter((f) => (seen.has(f.title) ? false : (seen.add(f.title), true)));
+    .filter((f) => {
+      if (seen.has(f.title)) return false;
+      seen.add(f.title);
+      return true;
+    });
   const reflection = reflectionEntryOffline(prompt, turns);
   return { new_facts: newFacts, corrections, connections, open_questions: openQuestions, assessment: assessOffline(turns), ...(reflection ? { reflection } : {}) };
 }

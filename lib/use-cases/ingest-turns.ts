@@ -335,7 +335,11 @@ async function ingestUser(userId: string, items: UserMessage[], deps: IngestDeps
 
 function dedupeByTurnId(turns: TurnSaved[]): TurnSaved[] {
   const seen = new Set<number>();
-  return turns.filter((t) => (seen.has(t.turnId) ? false : (seen.add(t.turnId), true)));
+  return turns.filter((t) => {
+    if (seen.has(t.turnId)) return false;
+    seen.add(t.turnId);
+    return true;
+  });
 }
 
 export type ParsedRecord =

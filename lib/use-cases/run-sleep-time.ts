@@ -4,7 +4,7 @@
  * week's summaries. Every run is recorded in the reflection log with tokens and cost.
  * Idempotent: a run id is recorded once; model outputs are kept per chunk and reused.
  */
-import * as z from 'zod';
+import type * as z from 'zod';
 import { modelSchemaOf } from '../domain/model-schema.js';
 import { FINDING_EDGE_CONFIDENCE } from '../domain/relation-graph.js';
 import { maintainFacts } from './knowledge-hygiene.js';
@@ -100,7 +100,7 @@ async function callCached<T>(
   return { ...fresh, reused: false, ...judged };
 }
 
-function emptyRun(job: ReflectionJob, kind: ReflectionRun['kind'], from: string, started: Date): ReflectionRun {
+function emptyRun(job: ReflectionJob, kind: ReflectionRun['kind'], from: string): ReflectionRun {
   return {
     runId: job.jobId,
     userId: job.userId,
@@ -267,7 +267,7 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
   if (await deps.runs.exists(job.userId, job.jobId)) return { status: 'already_done', reason: `run ${job.jobId} is logged` };
   const started = deps.clock.now();
   const from = new Date(Date.parse(job.requestedAt) - deps.config.nightlyLookbackHours * 3_600_000).toISOString();
-  const run = emptyRun(job, 'nightly', from, started);
+  const run = emptyRun(job, 'nightly', from);
   const { turns, missing } = await deps.turns.getTurns(job.userId, job.turnIds);
   for (const m of missing) run.errors.push(`turn ${m.turnId}: ${m.reason}`);
   const kept = chooseChunks(turns, deps.config, run);
@@ -307,7 +307,7 @@ export async function runWeekly(job: ReflectionJob, deps: SleepTimeDeps): Promis
   const started = deps.clock.now();
   const from = new Date(Date.parse(job.requestedAt) - deps.config.weeklyLookbackDays * 86_400_000).toISOString();
   const to = job.requestedAt;
-  const run = emptyRun(job, 'weekly', from, started);
+  const run = emptyRun(job, 'weekly', from);
 
   const [batchLogs, nightly, summaries] = await Promise.all([
     deps.summaries.batchLogs(job.userId, from, to),

@@ -161,7 +161,8 @@ export interface Mutated {
 export function mutate(valid: Record<string, unknown>, options: HostileOptions & { fields?: readonly string[]; nested?: Record<string, fc.Arbitrary<unknown>> } = {}): fc.Arbitrary<Mutated> {
   const fields = [...new Set([...Object.keys(valid), ...(options.fields ?? [])])];
   const present = Object.keys(valid);
-  const nestedFields = Object.keys(options.nested ?? {});
+  const nested = options.nested ?? {};
+  const nestedFields = Object.keys(nested);
   const arbitraries: Array<fc.WeightedArbitrary<Mutated>> = [
     { weight: 2, arbitrary: fc.constant({ value: structuredClone(valid), kind: 'valid' as const, field: '' }) },
     {
@@ -189,7 +190,7 @@ export function mutate(valid: Record<string, unknown>, options: HostileOptions &
     arbitraries.push({
       weight: 3,
       arbitrary: fc.constantFrom(...nestedFields).chain((field) =>
-        (options.nested?.[field] as fc.Arbitrary<unknown>).map((inner) => ({ value: { ...structuredClone(valid), [field]: inner }, kind: 'nested' as const, field })),
+        (nested[field] as fc.Arbitrary<unknown>).map((inner) => ({ value: { ...structuredClone(valid), [field]: inner }, kind: 'nested' as const, field })),
       ),
     });
   }

@@ -148,7 +148,6 @@ describe('signals and ingestion on the local emulators', () => {
     const closed = JSON.parse(await bucket.text('users/close-user/Logs/reflector/batch-1-2.json'));
     expect(closed).toMatchObject({ kind: 'batch', trigger: 'session_closed', status: 'completed', turns_reviewed: [1, 2] });
     expect(await bucket.text('users/close-user/reflections/summary-1-2/assistant.md')).toMatch(/kind: session-close\n[\s\S]*trigger: session_closed/);
-    const quiet = await perUser('quiet-user');
     expect(await bucket.text('users/quiet-user/reflections/summary-1-5/assistant.md')).toMatch(/kind: idle-summary\n[\s\S]*Turns 1–5/);
   });
 

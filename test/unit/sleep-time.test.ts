@@ -266,7 +266,12 @@ describe('a heavy user\'s nightly run fits its function timeout (seed 001 budget
 
   it("stays within the stage's nightly token budget (seed 001: 10–30K a night), counted before the calls, and logs it", async () => {
     const requests: Array<Parameters<ReflectionModel['reflect']>[0]> = [];
-    const d = await heavyDay({ reflect: async (req) => (requests.push(req), answer) });
+    const d = await heavyDay({
+      reflect: async (req) => {
+        requests.push(req);
+        return answer;
+      },
+    });
     const out = await runNightly(job, d);
     if (out.status !== 'completed') throw new Error(out.reason);
     const budget = out.run.budget;

@@ -16,7 +16,7 @@ describe('the smoke conversation', () => {
     const c = smokeConversation('smoke-x', NOW);
     for (const event of [...c.turns, c.close]) expect(TurnQueueMessageSchema.safeParse(event).success).toBe(true);
     expect(c.turns.map((t) => t.turnId)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
-    expect(new Set([...c.turns, c.close].map((e) => `${e.userId}/${e.sessionId}`))).toEqual(new Set(['smoke-x/' + c.sessionId]));
+    expect(new Set([...c.turns, c.close].map((e) => `${e.userId}/${e.sessionId}`))).toEqual(new Set([`smoke-x/${c.sessionId}`]));
     expect(c.close.timestamp).toBe(NOW.toISOString());
     expect(c.turns.every((t) => Date.parse(t.timestamp) < NOW.getTime())).toBe(true);
   });

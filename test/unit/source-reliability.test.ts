@@ -28,29 +28,29 @@ const obs = (outcome: SourceObservation['outcome'], quality?: number, i = 0): So
   at: '2026-02-06T14:00:00Z',
 });
 
-const after = (list: SourceObservation[]) => reliabilityOf(list.reduce(addObservation, emptyStats('example.com')));
+const reliabilityAfter = (list: SourceObservation[]) => reliabilityOf(list.reduce(addObservation, emptyStats('example.com')));
 
 describe('source reliability (seed 002 §9)', () => {
   it('starts neutral and moves with outcomes: successes raise it, blocks and failures lower it', () => {
     expect(reliabilityOf(emptyStats('example.com'))).toMatchObject({ reliability: 0.5, advice: 'neutral', attempts: 0 });
-    const good = after(Array.from({ length: 8 }, (_, i) => obs('success', 0.9, i)));
+    const good = reliabilityAfter(Array.from({ length: 8 }, (_, i) => obs('success', 0.9, i)));
     expect(good).toMatchObject({ attempts: 8, successes: 8, successRate: 0.9, extractionQuality: 0.91, reliability: 0.82, advice: 'prefer' });
-    const blocked = after(Array.from({ length: 8 }, (_, i) => obs(i < 6 ? 'blocked' : 'failed', undefined, i)));
+    const blocked = reliabilityAfter(Array.from({ length: 8 }, (_, i) => obs(i < 6 ? 'blocked' : 'failed', undefined, i)));
     expect(blocked).toMatchObject({ attempts: 8, blocked: 6, failed: 2, successRate: 0.1, reliability: 0.1, advice: 'avoid' });
     // One more success moves a mixed record up, one more block moves it down.
     const mixed = [obs('success', 0.8, 1), obs('blocked', undefined, 2), obs('success', 0.6, 3), obs('failed', undefined, 4)];
-    const base = after(mixed).reliability;
-    expect(after([...mixed, obs('success', 0.9, 5)]).reliability).toBeGreaterThan(base);
-    expect(after([...mixed, obs('blocked', undefined, 5)]).reliability).toBeLessThan(base);
+    const base = reliabilityAfter(mixed).reliability;
+    expect(reliabilityAfter([...mixed, obs('success', 0.9, 5)]).reliability).toBeGreaterThan(base);
+    expect(reliabilityAfter([...mixed, obs('blocked', undefined, 5)]).reliability).toBeLessThan(base);
   });
 
   it('gives advice only after enough outcomes', () => {
-    expect(after([obs('blocked', undefined, 1), obs('blocked', undefined, 2), obs('blocked', undefined, 3), obs('blocked', undefined, 4)]).advice).toBe('neutral');
-    expect(after([1, 2, 3, 4, 5].map((i) => obs('blocked', undefined, i))).advice).toBe('avoid');
+    expect(reliabilityAfter([obs('blocked', undefined, 1), obs('blocked', undefined, 2), obs('blocked', undefined, 3), obs('blocked', undefined, 4)]).advice).toBe('neutral');
+    expect(reliabilityAfter([1, 2, 3, 4, 5].map((i) => obs('blocked', undefined, i))).advice).toBe('avoid');
   });
 
   it('counts low extraction quality against a site that answers', () => {
-    const poor = after(Array.from({ length: 6 }, (_, i) => obs('success', 0.2, i)));
+    const poor = reliabilityAfter(Array.from({ length: 6 }, (_, i) => obs('success', 0.2, i)));
     expect(poor.successRate).toBe(0.88);
     expect(poor.reliability).toBeLessThan(0.3);
   });

@@ -51,7 +51,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TurnSaved } from '../events/turn-saved.js';
 import { type InvocationObserver, LocalEventSource, type SqsHandler } from '../infra/local/event-source.js';
 import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
-import { listAllKeys } from '../lib/adapters/s3-keys.js';
+import { listAllKeys } from '../lib/adapters/s3-objects.js';
 import type { LocalStack } from '../infra/local/stack.js';
 import { FUNCTION_TIMEOUT_SECONDS, type QueueKey } from '../infra/resources.js';
 import { queryAll } from '../lib/adapters/dynamo-query.js';

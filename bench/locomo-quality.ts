@@ -12,13 +12,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { SQSRecord } from 'aws-lambda';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { TurnSaved } from '../events/turn-saved.js';
 import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
-import { listAllKeys } from '../lib/adapters/s3-keys.js';
+import { getText, listAllKeys } from '../lib/adapters/s3-objects.js';
 import { startLocalStack } from '../infra/local/stack.js';
 import { stageConfig } from '../infra/config/stages.js';
 import type { Invocation } from '../infra/local/event-source.js';
@@ -369,15 +369,10 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
   };
 }
 
-/** Bytes the stack holds: the table's size as DynamoDB reports it, and every object in the bucket. */
 /** Content words an annotated event must share with a diary entry of its session to count as covered by content. */
 const MIN_SHARED_WORDS = 2;
 
-async function getText(s3: S3Client, bucket: string, key: string): Promise<string> {
-  const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-  return (await res.Body?.transformToString('utf-8')) ?? '';
-}
-
+/** Bytes the stack holds: the table's size as DynamoDB reports it, and every object in the bucket. */
 async function measureStorage(info: Awaited<ReturnType<typeof startLocalStack>>['info']): Promise<StorageUse> {
   const common = { region: info.region, credentials: info.credentials };
   const ddb = new DynamoDBClient({ ...common, endpoint: info.endpoints.dynamodb });

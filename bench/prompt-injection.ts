@@ -16,12 +16,12 @@
  * Used by test/integration/prompt-injection.test.ts and bench/fuzz.ts (one stack per process).
  */
 import { createHash } from 'node:crypto';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import fc from 'fast-check';
 import type { ConverseRequest, Responder } from '../infra/local/converse-server.js';
 import { offlineResponder } from '../infra/local/converse-server.js';
-import { listAllKeys } from '../lib/adapters/s3-keys.js';
+import { getText, listAllKeys } from '../lib/adapters/s3-objects.js';
 import type { LocalStack } from '../infra/local/stack.js';
 import { requestLedger } from '../infra/local/request-ledger.js';
 import type { BatchLog } from '../lib/domain/batch-log.js';
@@ -353,7 +353,7 @@ export async function runPromptInjection(stack: LocalStack, hostile: InjectionRe
     const handlerErrors = options.handlerErrors.slice(errorsBefore);
     for (const e of handlerErrors) failures.push(`a handler crashed: ${e.slice(0, 300)}`);
 
-    const text = async (Key: string) => (await (await s3.send(new GetObjectCommand({ Bucket: info.bucketName, Key }))).Body?.transformToString('utf-8')) ?? '';
+    const text = (key: string) => getText(s3, info.bucketName, key);
     const mine = keysAfter.filter((k) => k.startsWith(`users/${A}/`));
     const batchKeys = mine.filter((k) => /\/Logs\/reflector\/[^/]+\.json$/.test(k) && !k.endsWith('.model-output.json'));
     const batches = { completed: 0, aborted: 0 };

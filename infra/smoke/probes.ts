@@ -3,7 +3,8 @@
  * part of the pipeline did its work for the smoke user, and answers ok or not with what it
  * saw. Probes are polled until they pass or the run's deadline; none changes anything.
  */
-import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { getText } from '../../lib/adapters/s3-objects.js';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { userPrefix } from '../../lib/domain/memory-paths.js';
 import { type ApiAnswer, describeAnswer, type UserApi } from './api-client.js';
@@ -126,8 +127,7 @@ export async function failureReasons(target: SmokeTarget, userId: string): Promi
     const listed = await target.s3.send(new ListObjectsV2Command({ Bucket: target.bucketName, Prefix: prefix, MaxKeys: 5 }));
     const reasons: string[] = [];
     for (const key of (listed.Contents ?? []).map((o) => o.Key ?? '')) {
-      const res = await target.s3.send(new GetObjectCommand({ Bucket: target.bucketName, Key: key }));
-      const log = JSON.parse((await res.Body?.transformToString('utf-8')) ?? '{}') as { batch_id?: string; error?: { message?: string } };
+      const log = JSON.parse(await getText(target.s3, target.bucketName, key)) as { batch_id?: string; error?: { message?: string } };
       reasons.push(`${log.batch_id ?? key}: ${log.error?.message ?? 'no message'}`);
     }
     return reasons;

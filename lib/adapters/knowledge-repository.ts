@@ -1,5 +1,5 @@
 import type { DynamoSearchChangeLog } from './search-index-store.js';
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { dayGsiPartitions, diaryKey, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
@@ -11,8 +11,7 @@ import { itemSize } from './dynamo-item-size.js';
 import { putOnce } from './dynamo-put-once.js';
 import { VersionedKnowledgeIndex } from './knowledge-index.js';
 import { batchGetAll, queryAll } from './dynamo-query.js';
-
-const isMissing = (error: unknown) => (error as Error).name === 'NoSuchKey';
+import { getTextOrNull } from './s3-objects.js';
 
 /**
  * Staging and Knowledge. Staged records live in DynamoDB (`STAGED#{path}`; promotion
@@ -193,7 +192,7 @@ export class KnowledgeRepository implements KnowledgeStore {
    */
   async rewriteKnowledgeFile(userId: string, path: string, render: (current: string | null) => string): Promise<void> {
     const key = `${knowledgePrefix(userId)}${path}`;
-    await this.putText(key, render(await this.getText(key)), 'text/markdown; charset=utf-8');
+    await this.putText(key, render(await getTextOrNull(this.s3, this.bucketName, key)), 'text/markdown; charset=utf-8');
   }
 
   async settlePromoted(userId: string, record: StagedRecord, knowledgePath: string): Promise<void> {
@@ -235,7 +234,7 @@ export class KnowledgeRepository implements KnowledgeStore {
   async getModelOutput(userId: string, batchId: string): Promise<ModelResponse | null> {
     const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.modelOutputSk(batchId) }, ConsistentRead: true }));
     if (typeof res.Item?.response === 'string') return JSON.parse(res.Item.response) as ModelResponse;
-    const text = await this.getText(modelOutputKey(userId, batchId));
+    const text = await getTextOrNull(this.s3, this.bucketName, modelOutputKey(userId, batchId));
     return text ? (JSON.parse(text) as ModelResponse) : null;
   }
 
@@ -262,16 +261,6 @@ export class KnowledgeRepository implements KnowledgeStore {
     const key = eventEpisodeKey(userId, episodeId);
     await this.putText(key, markdown, 'text/markdown; charset=utf-8');
     return key;
-  }
-
-  private async getText(key: string): Promise<string | null> {
-    try {
-      const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: key }));
-      return (await res.Body?.transformToString('utf-8')) ?? null;
-    } catch (error) {
-      if (isMissing(error)) return null;
-      throw error;
-    }
   }
 
   private async putText(key: string, body: string, contentType: string): Promise<void> {

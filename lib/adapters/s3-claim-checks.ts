@@ -1,5 +1,6 @@
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { ClaimCheckStore } from '../ports.js';
+import { getText } from './s3-objects.js';
 
 /** Large events parked in the memory bucket under `claims/{userId}/`. */
 export class S3ClaimCheckStore implements ClaimCheckStore {
@@ -14,8 +15,7 @@ export class S3ClaimCheckStore implements ClaimCheckStore {
       error.name = 'NoSuchKey';
       throw error;
     }
-    const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: key }));
-    return (await res.Body?.transformToString('utf-8')) ?? '';
+    return getText(this.s3, this.bucketName, key);
   }
 
   async put(key: string, body: string): Promise<void> {

@@ -12,7 +12,7 @@ import { keys, userPrefix } from '../domain/memory-paths.js';
 import { ARCHIVE_SET, type ArchiveDocument, isBinaryPath } from '../domain/user-archive.js';
 import type { UserArchiveStore } from '../ports.js';
 import { batchWriteAll, queryAll } from './dynamo-query.js';
-import { listAllKeys } from './s3-keys.js';
+import { listAllKeys } from './s3-objects.js';
 
 /** Objects read or written at once. */
 const PARALLEL_OBJECTS = 8;

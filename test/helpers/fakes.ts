@@ -515,6 +515,12 @@ export class MemoryItems implements MemoryItemStore {
     const item = this.items.get(this.key(userId, id));
     return item ? structuredClone(item) : null;
   }
+  async getMany(userId: string, ids: readonly string[]) {
+    return [...new Set(ids)].flatMap((id) => {
+      const item = this.items.get(this.key(userId, id));
+      return item ? [structuredClone(item)] : [];
+    });
+  }
   async create(item: MemoryItem) {
     const existing = this.items.get(this.key(item.userId, item.id));
     if (existing) return { item: structuredClone(existing), created: false };
@@ -594,6 +600,10 @@ export class MemoryReflectionStore implements ReflectionStore {
   }
   async countResurrections(userId: string, ids: readonly string[]) {
     for (const id of new Set(ids)) if (this.pairs.has(`${userId}/${id}`)) this.resurrections.set(`${userId}/${id}`, (this.resurrections.get(`${userId}/${id}`) ?? 0) + 1);
+  }
+  async byIds(userId: string, ids: readonly string[]) {
+    const wanted = new Set(ids);
+    return (await this.list(userId)).filter((r) => wanted.has(r.id));
   }
 }
 

@@ -444,7 +444,7 @@ export class RecordingAudit implements AuditTrail {
   }
 }
 
-/** The read model over the fakes, composed as StoreMemoryCatalog composes the real stores. */
+/** The read model over the fakes, composed as StoreMemoryCatalog (lib/use-cases/memory-catalog.ts) composes the stores. */
 export class FakeCatalog implements MemoryCatalog {
   constructor(
     private readonly stores: { turns: RecordingTurnStore; knowledge: RecordingKnowledgeStore; reflections: RecordingReflectionStore; items: RecordingMemoryItems; stagedExpiryDays: number },

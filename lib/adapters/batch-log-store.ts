@@ -58,7 +58,7 @@ export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': 'BATCH#' },
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.batchPrefix },
     });
     return items
       .map(({ pk, sk, ...rest }) => rest)

@@ -80,7 +80,7 @@ export class S3DynamoTurnStore implements TurnStore {
         new QueryCommand({
           TableName: this.tableName,
           KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)',
-          ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': 'TURN#' },
+          ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': keys.turnPrefix },
           ProjectionExpression: 'turnId, #ts',
           ExpressionAttributeNames: { '#ts': 'timestamp' },
           ScanIndexForward: false,
@@ -112,7 +112,7 @@ export class S3DynamoTurnStore implements TurnStore {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': 'TURN#' },
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': keys.turnPrefix },
       ProjectionExpression: 'userId, turnId, sessionId, #ts, #text, summary, validation, quality, attributes, episode',
       ExpressionAttributeNames: { '#ts': 'timestamp', '#text': 'text' },
     });
@@ -125,7 +125,7 @@ export class S3DynamoTurnStore implements TurnStore {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)',
       FilterExpression: 'attribute_exists(episode)',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': 'TURN#' },
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': keys.turnPrefix },
       ProjectionExpression: 'userId, turnId, sessionId, #ts, episode',
       ExpressionAttributeNames: { '#ts': 'timestamp' },
     });
@@ -164,7 +164,7 @@ export class S3DynamoTurnStore implements TurnStore {
       items = await queryAll(this.ddb, {
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :e)',
-        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':e': 'EPISODE#' },
+        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':e': keys.eventEpisodePrefix },
       });
     } else {
       items = await this.batchGetKeys([...new Set(episodeIds)].map((id) => ({ pk: keys.userPk(userId), sk: keys.eventEpisodeSk(id) })));

@@ -52,7 +52,7 @@ export class KnowledgeRepository implements KnowledgeStore {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': 'STAGED#' },
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.stagedPrefix },
       ConsistentRead: true,
     });
     return items.map(toRecord);
@@ -70,14 +70,14 @@ export class KnowledgeRepository implements KnowledgeStore {
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
         ...(page.undecidedOnly ? { FilterExpression: '#s = :staged', ExpressionAttributeNames: { '#s': 'status' } } : {}),
-        ExpressionAttributeValues: { ':pk': pk, ':p': 'STAGED#', ...(page.undecidedOnly ? { ':staged': 'staged' } : {}) },
+        ExpressionAttributeValues: { ':pk': pk, ':p': keys.stagedPrefix, ...(page.undecidedOnly ? { ':staged': 'staged' } : {}) },
         ...(page.after !== undefined ? { ExclusiveStartKey: { pk, sk: keys.stagedSk(page.after) } } : {}),
         Limit: page.limit,
         ConsistentRead: true,
       }),
     );
     const last = res.LastEvaluatedKey?.sk;
-    return { records: (res.Items ?? []).map(toRecord), ...(typeof last === 'string' ? { next: last.slice('STAGED#'.length) } : {}) };
+    return { records: (res.Items ?? []).map(toRecord), ...(typeof last === 'string' ? { next: last.slice(keys.stagedPrefix.length) } : {}) };
   }
 
   /** These staged records by path (a BatchGetItem per 100), consistent like listStaged. */

@@ -56,7 +56,7 @@ export class DynamoReflectionLogStore implements ReflectionLogStore {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :a AND :b',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':a': `RUN#${kind}#${fromIso}`, ':b': `RUN#${kind}#${toIso}#\uffff` },
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':a': `${keys.runKindPrefix(kind)}${fromIso}`, ':b': `${keys.runKindPrefix(kind)}${toIso}#\uffff` },
     });
     return items.map((i) => i.run as ReflectionRun);
   }
@@ -83,7 +83,7 @@ export class DynamoReflectionLogStore implements ReflectionLogStore {
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': `RUN#${kind}#` },
+        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.runKindPrefix(kind) },
         ScanIndexForward: false,
         Limit: 1,
       }),
@@ -113,12 +113,12 @@ export class DynamoSummarySource implements SummarySource {
     // By the batch's input time (its last turn's), not when it ran: a batch delayed by retries
     // stays in the week its turns are in (issue 20 item 14). Logs written before it: when it ran.
     const at = (i: Record<string, unknown>) => String(i.inputAt ?? i.timestamp);
-    const inWindow = (await this.items(userId, 'BATCH#')).filter((i) => at(i) >= fromIso && at(i) <= toIso);
+    const inWindow = (await this.items(userId, keys.batchPrefix)).filter((i) => at(i) >= fromIso && at(i) <= toIso);
     return Promise.all(inWindow.map(async (i) => JSON.parse(await getText(this.s3, this.bucketName, String(i.logKey))) as BatchLog));
   }
 
   async summaries(userId: string, fromIso: string, toIso: string): Promise<Array<{ id: string; createdAt: string; text: string }>> {
-    return (await this.items(userId, 'REFLECTION#'))
+    return (await this.items(userId, keys.reflectionPrefix))
       .filter((i) => i.deleted !== true && String(i.createdAt) >= fromIso && String(i.createdAt) <= toIso)
       .map((i) => ({ id: String(i.id), createdAt: String(i.createdAt), text: String(i.text ?? '') }));
   }

@@ -52,7 +52,7 @@ export class S3DynamoReflectionStore implements ReflectionStore {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': 'REFLECTION#' },
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.reflectionPrefix },
     });
     return items.map((i) => toView(userId, i)).sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
   }

@@ -1,4 +1,5 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { claimsRoot } from '../domain/memory-paths.js';
 import type { ClaimCheckStore } from '../ports.js';
 import { getText } from './s3-objects.js';
 
@@ -10,7 +11,7 @@ export class S3ClaimCheckStore implements ClaimCheckStore {
   ) {}
 
   async fetch(key: string): Promise<string> {
-    if (!key.startsWith('claims/')) {
+    if (!key.startsWith(claimsRoot)) {
       const error = new Error(`claim keys live under claims/: ${key}`);
       error.name = 'NoSuchKey';
       throw error;

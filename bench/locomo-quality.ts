@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import type { TurnSaved } from '../events/turn-saved.js';
 import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
 import { getText, listAllKeys } from '../lib/adapters/s3-objects.js';
+import { batchLogPrefix, userPrefix } from '../lib/domain/memory-paths.js';
 import { startLocalStack } from '../infra/local/stack.js';
 import { stageConfig } from '../infra/config/stages.js';
 import type { Invocation } from '../infra/local/event-source.js';
@@ -285,7 +286,7 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
       }
       // The diary's decisions, from the batch logs; its entries, from users/{u}/diary/.
       const entries: Array<{ turns: Set<number>; words: Set<string> }> = [];
-      for (const key of await listAllKeys(s3, stack.info.bucketName, `users/${userId}/Logs/reflector/`)) {
+      for (const key of await listAllKeys(s3, stack.info.bucketName, batchLogPrefix(userId))) {
         if (!/\/Logs\/reflector\/[^/]+\.json$/.test(key)) continue;
         const log = JSON.parse(await getText(s3, stack.info.bucketName, key)) as BatchLog;
         if (!log.diary) continue;
@@ -297,7 +298,7 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
           continue;
         }
         diary.written += 1;
-        const text = await getText(s3, stack.info.bucketName, `users/${userId}/${log.diary.path}`);
+        const text = await getText(s3, stack.info.bucketName, `${userPrefix(userId)}${log.diary.path}`);
         entries.push({ turns: new Set(log.turns_reviewed), words: new Set(contentWords(text)) });
       }
       diary.perTurnEntries += turns.length;

@@ -34,7 +34,7 @@
 import { createHash } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from '../../lib/domain/memory-paths.js';
+import { keys, searchSegmentsPrefix, userPrefix } from '../../lib/domain/memory-paths.js';
 import { getText, listAllKeys } from '../../lib/adapters/s3-objects.js';
 
 export interface UserStateDump {
@@ -133,11 +133,11 @@ export async function dumpUserState(
               // What the job spent counts every call it made, a call cut at its budget and asked again included.
               { ...item, entry: { ...item.entry, at: maskTime(String(item.entry.at)), ...Object.fromEntries(COST_MEASURES.map((k) => [k, '<processing>'])) } }
             : item;
-    items[`${String(item.pk)}|${sk}`] = normalise(value, { timestampIsProcessing: sk.startsWith('BATCH#') });
+    items[`${String(item.pk)}|${sk}`] = normalise(value, { timestampIsProcessing: sk.startsWith(keys.batchPrefix) });
   }
   const objects: Record<string, unknown> = {};
-  for (const key of (await listAllKeys(clients.s3, where.bucketName, `users/${userId}/`)).sort()) {
-    if (key.startsWith(`users/${userId}/index/search/`)) continue;
+  for (const key of (await listAllKeys(clients.s3, where.bucketName, userPrefix(userId))).sort()) {
+    if (key.startsWith(searchSegmentsPrefix(userId))) continue;
     const text = await getText(clients.s3, where.bucketName, key);
     let value: unknown = text;
     if (key.endsWith('.json')) {

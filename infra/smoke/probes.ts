@@ -6,7 +6,7 @@
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { getText } from '../../lib/adapters/s3-objects.js';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { userPrefix } from '../../lib/domain/memory-paths.js';
+import { batchFailurePrefix } from '../../lib/domain/memory-paths.js';
 import { type ApiAnswer, describeAnswer, type UserApi } from './api-client.js';
 import type { SmokeConversation } from './conversation.js';
 import type { SmokeTarget } from './target.js';
@@ -122,7 +122,7 @@ export async function queueDepth(target: SmokeTarget, url: string): Promise<Queu
  * without them the answer says so instead.
  */
 export async function failureReasons(target: SmokeTarget, userId: string): Promise<string[]> {
-  const prefix = `${userPrefix(userId)}Logs/reflector/failed/`;
+  const prefix = batchFailurePrefix(userId);
   try {
     const listed = await target.s3.send(new ListObjectsV2Command({ Bucket: target.bucketName, Prefix: prefix, MaxKeys: 5 }));
     const reasons: string[] = [];

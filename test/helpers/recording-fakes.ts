@@ -138,7 +138,7 @@ export class WriteLog {
   }
 }
 
-const ddbKey = (userId: string, sk: string) => `${userId === GLOBAL_USER ? 'GLOBAL' : keys.userPk(userId)}|${sk}`;
+const ddbKey = (userId: string, sk: string) => `${keys.ownerPk(userId)}|${sk}`;
 
 /** Export and import (lib/use-cases/user-archive.ts): nothing to export; every restored record and document recorded, under the user its key names. */
 export class RecordingArchiveStore implements UserArchiveStore {
@@ -413,11 +413,11 @@ export class RecordingMemoryItems extends MemoryItems {
     super();
   }
   override async create(item: MemoryItem) {
-    this.log.addItem('items.create', item.userId, ddbKey(item.userId, `MEM#${item.id}`), { item });
+    this.log.addItem('items.create', item.userId, ddbKey(item.userId, keys.memorySk(item.id)), { item });
     return super.create(item);
   }
   override async replace(item: MemoryItem, expectedUpdatedAt: string) {
-    this.log.addItem('items.replace', item.userId, ddbKey(item.userId, `MEM#${item.id}`), { item });
+    this.log.addItem('items.replace', item.userId, ddbKey(item.userId, keys.memorySk(item.id)), { item });
     return super.replace(item, expectedUpdatedAt);
   }
   override async move(item: MemoryItem, expectedUpdatedAt: string, audit: AuditEntry) {
@@ -432,7 +432,7 @@ export class RecordingAudit implements AuditTrail {
   constructor(private readonly log: WriteLog) {}
   async append(entries: readonly AuditEntry[]) {
     for (const e of entries) {
-      this.log.addItem('audit', e.userId, ddbKey(e.userId, `AUDIT#${e.at}#${e.itemId}#${e.action}`), { entry: e });
+      this.log.addItem('audit', e.userId, ddbKey(e.userId, keys.auditSk(e)), { entry: e });
       this.entries.push(structuredClone(e));
     }
   }

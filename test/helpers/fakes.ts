@@ -14,7 +14,7 @@ import type { StagedDocument } from '../../lib/domain/staging.js';
 import { addObservation, emptyStats, type SourceObservation, type SourceStats } from '../../lib/domain/source-reliability.js';
 import type { Edge, Entity, GraphLogEntry } from '../../lib/domain/relation-graph.js';
 import { turnIndexEntry } from '../../lib/domain/turn-document.js';
-import { diaryKey, episodeKey, eventEpisodeKey, keys } from '../../lib/domain/memory-paths.js';
+import { batchFailureKey, batchLogKey, diaryKey, episodeKey, eventEpisodeKey, keys } from '../../lib/domain/memory-paths.js';
 import type { IdleCheck } from '../../events/idle-check.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import type { ReflectionRun } from '../../lib/domain/sleep-time/reflection-log.js';
@@ -334,11 +334,11 @@ export class MemoryBatchLogStore implements BatchLogStore {
   readonly failures: BatchLog[] = [];
   async write(log: BatchLog) {
     if (!this.logs.has(`${log.user_id}/${log.batch_id}`)) this.logs.set(`${log.user_id}/${log.batch_id}`, log);
-    return `users/${log.user_id}/Logs/reflector/${log.batch_id}.json`;
+    return batchLogKey(log.user_id, log.batch_id);
   }
   async writeFailure(log: BatchLog) {
     this.failures.push(log);
-    return `users/${log.user_id}/Logs/reflector/failed/${log.batch_id}.json`;
+    return batchFailureKey(log.user_id, log.batch_id);
   }
 }
 

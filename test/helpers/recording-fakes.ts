@@ -26,6 +26,7 @@ import {
   knowledgePrefix,
   modelOutputKey,
   rejectedEventKey,
+  rejectedPrefix,
   runLogKey,
   stagingPrefix,
   turnDocKey,
@@ -123,7 +124,7 @@ export class WriteLog {
           const [pk, sk] = w.key.split('|');
           const shard = /^SOURCE#(.+)#(\d+)$/.exec(pk ?? '');
           if (!shard || !DomainSchema.safeParse(shard[1]).success || Number(shard[2]) >= SOURCE_SHARDS || sk !== keys.sourceStatsSk) bad.push(`${w.store}: shared DynamoDB key ${JSON.stringify(w.key.slice(0, 200))} is not a domain's source counts`);
-        } else if (w.key !== undefined && !keyStaysUnder(w.key, 'rejected/')) bad.push(`${w.store}: shared-log key ${JSON.stringify(w.key)} leaves rejected/`);
+        } else if (w.key !== undefined && !keyStaysUnder(w.key, rejectedPrefix())) bad.push(`${w.store}: shared-log key ${JSON.stringify(w.key)} leaves rejected/`);
         continue;
       }
       if (!allowed.has(w.user)) bad.push(`${w.store}: wrote for user ${JSON.stringify(w.user)} (allowed: ${[...allowed].join(', ')})`);

@@ -14,6 +14,7 @@ import { type Route, routes } from '../functions/api/contract.js';
 import type { LocalStack } from '../infra/local/stack.js';
 import { LOCAL_AUDIENCE, LOCAL_ISSUER } from '../infra/local/tokens.js';
 import { turnLine } from './turn-line.js';
+import { keys } from '../lib/domain/memory-paths.js';
 
 export const ATTACKER = 'attacker-user';
 export const VICTIM = 'victim-user';
@@ -64,7 +65,7 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   settingsChange: { enabled: false },
   summaryEdit: { text: 'planted by the attacker' },
   diaryOverride: { decision: 'keep', reason: 'planted by the attacker' },
-  userImport: { archive: plantedArchive(VICTIM, `USER#${VICTIM}`, 'Knowledge/Facts/planted.md') },
+  userImport: { archive: plantedArchive(VICTIM, keys.userPk(VICTIM), 'Knowledge/Facts/planted.md') },
 };
 
 /** An archive (lib/domain/user-archive.ts) that plants a record in `pk` and a document at `path`, as `userId`'s. */
@@ -74,7 +75,7 @@ function plantedArchive(userId: string, pk: string, path: string) {
     version: 1,
     userId,
     exportedAt: '2026-01-01T00:00:00.000Z',
-    records: [{ pk, sk: 'MEM#mem:planted', text: 'planted by the attacker' }],
+    records: [{ pk, sk: keys.memorySk('mem:planted'), text: 'planted by the attacker' }],
     documents: [{ path, text: 'planted by the attacker' }],
   };
 }
@@ -178,10 +179,10 @@ export async function runApiAttacks(stack: LocalStack, options: { as?: string } 
   for (const [description, suffix, body] of bodyTricks) await send('body trick', description, 'POST', `${own}${suffix}`, { body }, false);
   // An import into one's own user whose archive reaches elsewhere: any 2xx is a success.
   const importTricks: Array<[string, unknown]> = [
-    ['import records into the victim’s partition', plantedArchive(ATTACKER, `USER#${VICTIM}`, 'Knowledge/Facts/planted.md')],
+    ['import records into the victim’s partition', plantedArchive(ATTACKER, keys.userPk(VICTIM), 'Knowledge/Facts/planted.md')],
     ['import records into GLOBAL', plantedArchive(ATTACKER, 'GLOBAL', 'Knowledge/Facts/planted.md')],
-    ['import a document climbing out of the prefix', plantedArchive(ATTACKER, `USER#${ATTACKER}`, `../${VICTIM}/Knowledge/Facts/planted.md`)],
-    ['import the victim’s archive as one’s own', plantedArchive(VICTIM, `USER#${VICTIM}`, 'Knowledge/Facts/planted.md')],
+    ['import a document climbing out of the prefix', plantedArchive(ATTACKER, keys.userPk(ATTACKER), `../${VICTIM}/Knowledge/Facts/planted.md`)],
+    ['import the victim’s archive as one’s own', plantedArchive(VICTIM, keys.userPk(VICTIM), 'Knowledge/Facts/planted.md')],
   ];
   for (const [description, archive] of importTricks) await send('body trick', description, 'POST', `${own}/import`, { body: { archive } }, true);
   // Promote one's own entry to GLOBAL (administrators only).

@@ -17,7 +17,7 @@ import { MemoryClient } from '../functions/api/client.js';
 import { startLocalStack } from '../infra/local/stack.js';
 import { createDocumentClient, createDynamoDbClient } from '../lib/adapters/aws-clients.js';
 import { batchWriteAll } from '../lib/adapters/dynamo-query.js';
-import { keys, pad } from '../lib/domain/memory-paths.js';
+import { keys, turnDocKey } from '../lib/domain/memory-paths.js';
 import { printReport } from './print-report.js';
 
 export interface ForgetReport {
@@ -42,7 +42,7 @@ async function seed(stack: Awaited<ReturnType<typeof startLocalStack>>, items: n
   for (let i = 0; i < objects; i += 16) {
     await Promise.all(
       Array.from({ length: Math.min(16, objects - i) }, (_, k) =>
-        s3.send(new PutObjectCommand({ Bucket: stack.info.bucketName, Key: `users/${USER}/turns/${pad(i + k + 1)}/doc.md`, Body: filler })),
+        s3.send(new PutObjectCommand({ Bucket: stack.info.bucketName, Key: turnDocKey(USER, i + k + 1, 'doc'), Body: filler })),
       ),
     );
   }

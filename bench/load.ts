@@ -51,13 +51,13 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TurnSaved } from '../events/turn-saved.js';
 import { type InvocationObserver, LocalEventSource, type SqsHandler } from '../infra/local/event-source.js';
 import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
-import { listAllKeys } from '../lib/adapters/s3-keys.js';
+import { listAllKeys } from '../lib/adapters/s3-objects.js';
 import type { LocalStack } from '../infra/local/stack.js';
 import { FUNCTION_TIMEOUT_SECONDS, type QueueKey } from '../infra/resources.js';
 import { queryAll } from '../lib/adapters/dynamo-query.js';
 import { DynamoSignalStateStore } from '../lib/adapters/dynamo-signal-state.js';
 import { sqsSafeJson } from '../lib/adapters/sqs-turn-publisher.js';
-import { keys } from '../lib/domain/memory-paths.js';
+import { keys, usersRoot } from '../lib/domain/memory-paths.js';
 import { parseSignalState } from '../lib/domain/signal-accumulator.js';
 import { turnContentHash } from '../lib/domain/turn-document.js';
 
@@ -348,7 +348,7 @@ export async function runLoadRound(
   const s3 = new S3Client({ ...aws, endpoint: info.endpoints.s3, forcePathStyle: true });
   try {
     const signalState = new DynamoSignalStateStore(ddb, info.tableName);
-    const docKeys = (await listAllKeys(s3, info.bucketName, `users/${options.prefix}-`)).filter((k) => k.includes('/turns/'));
+    const docKeys = (await listAllKeys(s3, info.bucketName, `${usersRoot}${options.prefix}-`)).filter((k) => k.includes('/turns/'));
     const docs = new Map<string, string[]>();
     for (const k of docKeys) {
       const m = /^users\/([^/]+)\/turns\/(\d+)\/([^/]+)\.md$/.exec(k);
@@ -367,7 +367,7 @@ export async function runLoadRound(
         const entries = await queryAll(ddb, {
           TableName: info.tableName,
           KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)',
-          ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': 'TURN#' },
+          ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': keys.turnPrefix },
           ProjectionExpression: 'turnId, contentHash, docKey',
           ConsistentRead: true,
         });
@@ -458,7 +458,7 @@ export async function dropRoundObjects(stack: LocalStack, prefix: string): Promi
   const { info } = stack;
   const s3 = new S3Client({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.s3, forcePathStyle: true });
   try {
-    const all = await listAllKeys(s3, info.bucketName, `users/${prefix}-`);
+    const all = await listAllKeys(s3, info.bucketName, `${usersRoot}${prefix}-`);
     for (let i = 0; i < all.length; i += 1000) {
       await s3.send(new DeleteObjectsCommand({ Bucket: info.bucketName, Delete: { Objects: all.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true } }));
     }

@@ -12,13 +12,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { SQSRecord } from 'aws-lambda';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { TurnSaved } from '../events/turn-saved.js';
 import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
-import { listAllKeys } from '../lib/adapters/s3-keys.js';
+import { getText, listAllKeys } from '../lib/adapters/s3-objects.js';
+import { batchLogPrefix, userPrefix } from '../lib/domain/memory-paths.js';
 import { startLocalStack } from '../infra/local/stack.js';
 import { stageConfig } from '../infra/config/stages.js';
 import type { Invocation } from '../infra/local/event-source.js';
@@ -286,7 +287,7 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
       }
       // The diary's decisions, from the batch logs; its entries, from users/{u}/diary/.
       const entries: Array<{ turns: Set<number>; words: Set<string> }> = [];
-      for (const key of await listAllKeys(s3, stack.info.bucketName, `users/${userId}/Logs/reflector/`)) {
+      for (const key of await listAllKeys(s3, stack.info.bucketName, batchLogPrefix(userId))) {
         if (!/\/Logs\/reflector\/[^/]+\.json$/.test(key)) continue;
         const log = JSON.parse(await getText(s3, stack.info.bucketName, key)) as BatchLog;
         if (!log.diary) continue;
@@ -298,7 +299,7 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
           continue;
         }
         diary.written += 1;
-        const text = await getText(s3, stack.info.bucketName, `users/${userId}/${log.diary.path}`);
+        const text = await getText(s3, stack.info.bucketName, `${userPrefix(userId)}${log.diary.path}`);
         entries.push({ turns: new Set(log.turns_reviewed), words: new Set(contentWords(text)) });
       }
       diary.perTurnEntries += turns.length;
@@ -370,15 +371,10 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
   };
 }
 
-/** Bytes the stack holds: the table's size as DynamoDB reports it, and every object in the bucket. */
 /** Content words an annotated event must share with a diary entry of its session to count as covered by content. */
 const MIN_SHARED_WORDS = 2;
 
-async function getText(s3: S3Client, bucket: string, key: string): Promise<string> {
-  const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-  return (await res.Body?.transformToString('utf-8')) ?? '';
-}
-
+/** Bytes the stack holds: the table's size as DynamoDB reports it, and every object in the bucket. */
 async function measureStorage(info: Awaited<ReturnType<typeof startLocalStack>>['info']): Promise<StorageUse> {
   const common = { region: info.region, credentials: info.credentials };
   const ddb = new DynamoDBClient({ ...common, endpoint: info.endpoints.dynamodb });

@@ -16,12 +16,13 @@
  * Used by test/integration/prompt-injection.test.ts and bench/fuzz.ts (one stack per process).
  */
 import { createHash } from 'node:crypto';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import fc from 'fast-check';
 import type { ConverseRequest, Responder } from '../infra/local/converse-server.js';
 import { offlineResponder } from '../infra/local/converse-server.js';
-import { listAllKeys } from '../lib/adapters/s3-keys.js';
+import { getText, listAllKeys } from '../lib/adapters/s3-objects.js';
+import { claimsPrefix, rejectedPrefix, userPrefix } from '../lib/domain/memory-paths.js';
 import type { LocalStack } from '../infra/local/stack.js';
 import { requestLedger } from '../infra/local/request-ledger.js';
 import type { BatchLog } from '../lib/domain/batch-log.js';
@@ -335,7 +336,7 @@ export async function runPromptInjection(stack: LocalStack, hostile: InjectionRe
     const victimAfter = JSON.stringify((await stack.dumpState()).find((d) => d.userId === V));
     if (victimAfter !== victimBefore) failures.push(`the victim’s memory changed: ${firstDifference(victimBefore ?? '', victimAfter ?? '')}`);
 
-    const allowed = (key: string) => key.startsWith(`users/${A}/`) || key.startsWith(`claims/${A}/`) || key.startsWith('rejected/');
+    const allowed = (key: string) => key.startsWith(userPrefix(A)) || key.startsWith(claimsPrefix(A)) || key.startsWith(rejectedPrefix());
     const keysAfter = await listAllKeys(s3, info.bucketName, '');
     const fresh = keysAfter.filter((k) => !keysBefore.has(k));
     for (const k of fresh) if (!allowed(k) || k.split('/').some((s) => s === '..' || s === '.')) failures.push(`a new key outside the attacker's prefix: ${JSON.stringify(k.slice(0, 200))}`);
@@ -353,8 +354,8 @@ export async function runPromptInjection(stack: LocalStack, hostile: InjectionRe
     const handlerErrors = options.handlerErrors.slice(errorsBefore);
     for (const e of handlerErrors) failures.push(`a handler crashed: ${e.slice(0, 300)}`);
 
-    const text = async (Key: string) => (await (await s3.send(new GetObjectCommand({ Bucket: info.bucketName, Key }))).Body?.transformToString('utf-8')) ?? '';
-    const mine = keysAfter.filter((k) => k.startsWith(`users/${A}/`));
+    const text = (key: string) => getText(s3, info.bucketName, key);
+    const mine = keysAfter.filter((k) => k.startsWith(userPrefix(A)));
     const batchKeys = mine.filter((k) => /\/Logs\/reflector\/[^/]+\.json$/.test(k) && !k.endsWith('.model-output.json'));
     const batches = { completed: 0, aborted: 0 };
     for (const key of batchKeys) {

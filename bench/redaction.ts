@@ -11,10 +11,11 @@
  * Its last stdout line is the result as JSON.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { S3Client } from '@aws-sdk/client-s3';
 import { composeIBAN } from 'ibantools';
 import { replayLinesFromFile } from '../infra/local/locomo.js';
-import { listAllKeys } from '../lib/adapters/s3-keys.js';
+import { getText, listAllKeys } from '../lib/adapters/s3-objects.js';
+import { claimsPrefix, keys, rejectedPrefix, userPrefix } from '../lib/domain/memory-paths.js';
 import { startLocalStack } from '../infra/local/stack.js';
 import { rng } from './load.js';
 import { addCounts, luhn, type RedactionCounts, type RedactionKind, redact } from '../lib/domain/redaction.js';
@@ -151,9 +152,9 @@ export async function benchRedaction(dir: string, options: { plants?: number; co
     const { info } = stack;
     const s3 = new S3Client({ region: info.region, endpoint: info.endpoints.s3, forcePathStyle: true, credentials: info.credentials });
     const items = await stack.scanItems();
-    const keys = (await Promise.all([`users/${userId}/`, `claims/${userId}/`, 'rejected/'].map((p) => listAllKeys(s3, info.bucketName, p)))).flat();
+    const objectKeys = (await Promise.all([userPrefix(userId), claimsPrefix(userId), rejectedPrefix()].map((p) => listAllKeys(s3, info.bucketName, p)))).flat();
     const objects = await Promise.all(
-      keys.map(async (Key) => (await (await s3.send(new GetObjectCommand({ Bucket: info.bucketName, Key }))).Body?.transformToString('utf-8')) ?? ''),
+      objectKeys.map((key) => getText(s3, info.bucketName, key)),
     );
     s3.destroy();
     // Stored JSON escapes line breaks and quotes: look for each value as JSON text holds it too.
@@ -170,7 +171,7 @@ export async function benchRedaction(dir: string, options: { plants?: number; co
       }
     }
     const input = lines.join('\n');
-    const turnItems = JSON.stringify(items.filter((i) => String((i as { sk?: unknown }).sk).startsWith('TURN#')));
+    const turnItems = JSON.stringify(items.filter((i) => String((i as { sk?: unknown }).sk).startsWith(keys.turnPrefix)));
     const control = {
       foundInInput: plants.filter((p) => found(input, p.secret)).length,
       modelCalls: stack.emulators.converse.requests.length,

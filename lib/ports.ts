@@ -275,11 +275,15 @@ export interface ReflectionStore {
   edit(userId: string, reflectionId: string, edit: { text: string; by: string; at: string; reason?: string | undefined }): Promise<ReflectionRecordView | null>;
   /** These summaries were returned to an agent once more (a deleted one is counted apart). */
   countResurrections(userId: string, reflectionIds: readonly string[]): Promise<void>;
+  /** These summaries (deleted ones included), by id; an id that names none is left out. */
+  byIds(userId: string, reflectionIds: readonly string[]): Promise<ReflectionRecordView[]>;
 }
 
 /** Memory items written through the API (tier entries, saved memories), per user or GLOBAL. */
 export interface MemoryItemStore {
   get(userId: string, id: string): Promise<MemoryItem | null>;
+  /** These items of one owner, by id (a consistent read); an id that names none is left out. */
+  getMany(userId: string, ids: readonly string[]): Promise<MemoryItem[]>;
   /** First write wins: returns the stored item (the earlier one when this is a retry) and whether this call created it. */
   create(item: MemoryItem): Promise<{ item: MemoryItem; created: boolean }>;
   /** Replace the item if it is unchanged since `expectedUpdatedAt`; false when someone else changed it first. */
@@ -319,6 +323,15 @@ export interface MemoryCatalog {
    * the turns whose attributes the items carry: read with the items, not after them.
    */
   itemsById(userId: string, ids: readonly string[], hint?: { sourceTurns?: readonly number[] }): Promise<Map<string, MemoryItem>>;
+}
+
+/** What the memory catalog (lib/use-cases/memory-catalog.ts) reads: each kind of item by id, from its store. */
+export interface MemoryCatalogSources {
+  turns: Pick<TurnStore, 'turnIndex' | 'eventEpisodes'>;
+  knowledge: Pick<KnowledgeStore, 'stagedRecords' | 'loadKnowledge'>;
+  reflections: Pick<ReflectionStore, 'byIds'>;
+  items: Pick<MemoryItemStore, 'getMany'>;
+  diary: Pick<DiaryStore, 'byIds'>;
 }
 
 export interface BatchLogReader {

@@ -20,7 +20,7 @@ import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapt
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { createLogger } from '../../lib/adapters/logger.js';
-import { StoreMemoryCatalog } from '../../lib/adapters/memory-catalog.js';
+import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
 import { DynamoAuditTrail, DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { DynamoReflectionLogStore } from '../../lib/adapters/reflection-log-store.js';
 import { S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';

@@ -12,7 +12,8 @@
  * In AWS, the console's "Start DLQ redrive" (SQS StartMessageMoveTask) does the move; this
  * does the same with receive / send / delete, so it runs against the emulators too.
  */
-import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { getText } from '../../lib/adapters/s3-objects.js';
 import { DeleteMessageCommand, type Message, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { batchFailureKey } from '../../lib/domain/memory-paths.js';
 import type { QueueKey } from '../resources.js';
@@ -32,8 +33,7 @@ export interface ParkedMessage {
 async function reasonFor(s3: S3Client, bucket: string, body: Record<string, unknown>): Promise<string | null> {
   if (body.type !== 'reflection.job' || typeof body.userId !== 'string' || typeof body.jobId !== 'string') return null;
   try {
-    const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: batchFailureKey(body.userId, body.jobId) }));
-    const log = JSON.parse((await res.Body?.transformToString()) ?? '{}') as { error?: { message?: string } };
+    const log = JSON.parse(await getText(s3, bucket, batchFailureKey(body.userId, body.jobId))) as { error?: { message?: string } };
     return log.error?.message ?? null;
   } catch {
     return null;

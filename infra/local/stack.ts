@@ -28,7 +28,7 @@ import { type Emulators, LOCAL_CREDENTIALS, LOCAL_REGION, startEmulators } from 
 import { type InvocationObserver, LocalEventSource, type SqsHandler } from './event-source.js';
 import { LOCAL_ACCOUNT, type LocalResources, provision } from './provision.js';
 import { SimulatedClock } from './simulated-clock.js';
-import { listAllKeys } from '../../lib/adapters/s3-keys.js';
+import { listAllKeys } from '../../lib/adapters/s3-objects.js';
 import { dumpUserState, type UserStateDump } from './state-dump.js';
 import { type HttpHandler, type LocalHttpApi, startHttpApi } from './http-api.js';
 import { mintToken } from './tokens.js';

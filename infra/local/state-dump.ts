@@ -32,10 +32,10 @@
  * when it happened: it says how an answer was had, like `reused`.
  */
 import { createHash } from 'node:crypto';
-import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from '../../lib/domain/memory-paths.js';
-import { listAllKeys } from '../../lib/adapters/s3-keys.js';
+import { keys, searchSegmentsPrefix, userPrefix } from '../../lib/domain/memory-paths.js';
+import { getText, listAllKeys } from '../../lib/adapters/s3-objects.js';
 
 export interface UserStateDump {
   userId: string;
@@ -133,13 +133,12 @@ export async function dumpUserState(
               // What the job spent counts every call it made, a call cut at its budget and asked again included.
               { ...item, entry: { ...item.entry, at: maskTime(String(item.entry.at)), ...Object.fromEntries(COST_MEASURES.map((k) => [k, '<processing>'])) } }
             : item;
-    items[`${String(item.pk)}|${sk}`] = normalise(value, { timestampIsProcessing: sk.startsWith('BATCH#') });
+    items[`${String(item.pk)}|${sk}`] = normalise(value, { timestampIsProcessing: sk.startsWith(keys.batchPrefix) });
   }
   const objects: Record<string, unknown> = {};
-  for (const key of (await listAllKeys(clients.s3, where.bucketName, `users/${userId}/`)).sort()) {
-    if (key.startsWith(`users/${userId}/index/search/`)) continue;
-    const res = await clients.s3.send(new GetObjectCommand({ Bucket: where.bucketName, Key: key }));
-    const text = (await res.Body?.transformToString()) ?? '';
+  for (const key of (await listAllKeys(clients.s3, where.bucketName, userPrefix(userId))).sort()) {
+    if (key.startsWith(searchSegmentsPrefix(userId))) continue;
+    const text = await getText(clients.s3, where.bucketName, key);
     let value: unknown = text;
     if (key.endsWith('.json')) {
       try {

@@ -3,9 +3,10 @@
  * part of the pipeline did its work for the smoke user, and answers ok or not with what it
  * saw. Probes are polled until they pass or the run's deadline; none changes anything.
  */
-import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { getText } from '../../lib/adapters/s3-objects.js';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { userPrefix } from '../../lib/domain/memory-paths.js';
+import { batchFailurePrefix } from '../../lib/domain/memory-paths.js';
 import { type ApiAnswer, describeAnswer, type UserApi } from './api-client.js';
 import type { SmokeConversation } from './conversation.js';
 import type { SmokeTarget } from './target.js';
@@ -121,13 +122,12 @@ export async function queueDepth(target: SmokeTarget, url: string): Promise<Queu
  * without them the answer says so instead.
  */
 export async function failureReasons(target: SmokeTarget, userId: string): Promise<string[]> {
-  const prefix = `${userPrefix(userId)}Logs/reflector/failed/`;
+  const prefix = batchFailurePrefix(userId);
   try {
     const listed = await target.s3.send(new ListObjectsV2Command({ Bucket: target.bucketName, Prefix: prefix, MaxKeys: 5 }));
     const reasons: string[] = [];
     for (const key of (listed.Contents ?? []).map((o) => o.Key ?? '')) {
-      const res = await target.s3.send(new GetObjectCommand({ Bucket: target.bucketName, Key: key }));
-      const log = JSON.parse((await res.Body?.transformToString('utf-8')) ?? '{}') as { batch_id?: string; error?: { message?: string } };
+      const log = JSON.parse(await getText(target.s3, target.bucketName, key)) as { batch_id?: string; error?: { message?: string } };
       reasons.push(`${log.batch_id ?? key}: ${log.error?.message ?? 'no message'}`);
     }
     return reasons;

@@ -1,10 +1,11 @@
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { queryAll } from './dynamo-query.js';
 import type { BatchLog } from '../domain/batch-log.js';
 import { batchFailureKey, batchLogKey, keys } from '../domain/memory-paths.js';
 import type { BatchLogReader, BatchLogStore } from '../ports.js';
 import { putOnce } from './dynamo-put-once.js';
+import { getTextOrNull } from './s3-objects.js';
 
 /** Batch logs as JSON in S3, plus a summary item per batch in DynamoDB for listing. */
 export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
@@ -57,7 +58,7 @@ export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': 'BATCH#' },
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.batchPrefix },
     });
     return items
       .map(({ pk, sk, ...rest }) => rest)
@@ -66,13 +67,8 @@ export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
   }
 
   async get(userId: string, batchId: string): Promise<BatchLog | null> {
-    try {
-      const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: batchLogKey(userId, batchId) }));
-      return JSON.parse((await res.Body?.transformToString('utf-8')) ?? 'null') as BatchLog | null;
-    } catch (error) {
-      if ((error as Error).name === 'NoSuchKey') return null;
-      throw error;
-    }
+    const text = await getTextOrNull(this.s3, this.bucketName, batchLogKey(userId, batchId));
+    return text === null ? null : (JSON.parse(text) as BatchLog | null);
   }
 
   async writeFailure(log: BatchLog): Promise<string> {

@@ -21,7 +21,7 @@ export class DynamoGraphStore implements GraphStore {
   ) {}
 
   async load(userId: string): Promise<{ edges: Edge[]; entities: Entity[] }> {
-    const [edges, entities] = await Promise.all([this.query(userId, 'EDGE#'), this.query(userId, 'ENTITY#')]);
+    const [edges, entities] = await Promise.all([this.query(userId, keys.edgePrefix), this.query(userId, keys.entityPrefix)]);
     return { edges: edges.map((i) => i.edge as Edge), entities: entities.map((i) => i.entity as Entity) };
   }
 
@@ -109,7 +109,7 @@ export class DynamoGraphStore implements GraphStore {
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': 'GRAPHLOG#' },
+        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.graphLogPrefix },
         ScanIndexForward: false,
         Limit: limit,
       }),

@@ -1,5 +1,5 @@
 import type { DynamoSearchChangeLog } from './search-index-store.js';
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { BatchGetCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { summarise } from '../domain/knowledge.js';
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
@@ -10,6 +10,7 @@ import { parseTurnDocument, turnContentHash, turnDocumentPlacement, turnSearchTe
 import type { TurnIndexEntry } from '../domain/memory-item.js';
 import type { TurnStore } from '../ports.js';
 import { batchWriteAll, queryAll } from './dynamo-query.js';
+import { getText, isMissingObject } from './s3-objects.js';
 
 /**
  * The turn index in DynamoDB, each turn's document inline in its item when it is small
@@ -79,7 +80,7 @@ export class S3DynamoTurnStore implements TurnStore {
         new QueryCommand({
           TableName: this.tableName,
           KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)',
-          ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': 'TURN#' },
+          ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': keys.turnPrefix },
           ProjectionExpression: 'turnId, #ts',
           ExpressionAttributeNames: { '#ts': 'timestamp' },
           ScanIndexForward: false,
@@ -111,7 +112,7 @@ export class S3DynamoTurnStore implements TurnStore {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': 'TURN#' },
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': keys.turnPrefix },
       ProjectionExpression: 'userId, turnId, sessionId, #ts, #text, summary, validation, quality, attributes, episode',
       ExpressionAttributeNames: { '#ts': 'timestamp', '#text': 'text' },
     });
@@ -124,7 +125,7 @@ export class S3DynamoTurnStore implements TurnStore {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)',
       FilterExpression: 'attribute_exists(episode)',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': 'TURN#' },
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': keys.turnPrefix },
       ProjectionExpression: 'userId, turnId, sessionId, #ts, episode',
       ExpressionAttributeNames: { '#ts': 'timestamp' },
     });
@@ -163,7 +164,7 @@ export class S3DynamoTurnStore implements TurnStore {
       items = await queryAll(this.ddb, {
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :e)',
-        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':e': 'EPISODE#' },
+        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':e': keys.eventEpisodePrefix },
       });
     } else {
       items = await this.batchGetKeys([...new Set(episodeIds)].map((id) => ({ pk: keys.userPk(userId), sk: keys.eventEpisodeSk(id) })));
@@ -181,26 +182,20 @@ export class S3DynamoTurnStore implements TurnStore {
         if (!item) return void missing.push({ turnId, reason: 'not in the turn index' });
         const where = typeof item.doc === 'string' ? 'its inline document' : `document ${String(item.docKey)}`;
         try {
-          const text = typeof item.doc === 'string' ? item.doc : await this.s3Document(String(item.docKey));
+          const text = typeof item.doc === 'string' ? item.doc : await getText(this.s3, this.bucketName, String(item.docKey));
           const parsed = TurnSavedSchema.safeParse(parseTurnDocument(text));
           if (parsed.success && parsed.data.userId === userId) turns.push(parsed.data);
           else missing.push({ turnId, reason: `${where} is not a valid turn of this user` });
         } catch (error) {
           // Seed 000 §9 ("file read failure: log per file, continue") is for a document that
           // is gone; throttling, 5xx and timeouts fail the job instead, so its retry reads it.
-          const name = (error as Error).name;
-          if (name !== 'NoSuchKey' && name !== 'NotFound') throw error;
-          missing.push({ turnId, reason: `${where} unreadable: ${name}` });
+          if (!isMissingObject(error)) throw error;
+          missing.push({ turnId, reason: `${where} unreadable: ${(error as Error).name}` });
         }
       }),
     );
     turns.sort((a, b) => a.turnId - b.turnId);
     return { turns, missing: missing.sort((a, b) => a.turnId - b.turnId) };
-  }
-
-  private async s3Document(docKey: string): Promise<string> {
-    const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: docKey }));
-    return (await res.Body?.transformToString('utf-8')) ?? '';
   }
 
   /** Strongly consistent BatchGet of turn index items. */

@@ -17,7 +17,7 @@
  * one small consistent read — names a newer version.
  */
 import { createHash } from 'node:crypto';
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LRUCache } from 'lru-cache';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
@@ -25,6 +25,7 @@ import { keys, knowledgeIndexKey, knowledgePrefix } from '../domain/memory-paths
 import type { KnowledgeIndexChange } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 import type { DynamoSearchChangeLog } from './search-index-store.js';
+import { getText, isMissingObject } from './s3-objects.js';
 
 interface Snapshot {
   version: number;
@@ -125,14 +126,13 @@ export class VersionedKnowledgeIndex {
       const cached = this.cache.get(userId);
       if (cached?.version === pointer.version && cached.key === pointer.key) return cached;
       try {
-        const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: pointer.key }));
-        const docs = (JSON.parse((await res.Body?.transformToString('utf-8')) ?? '{}') as { docs?: KnowledgeDoc[] }).docs ?? [];
+        const docs = (JSON.parse(await getText(this.s3, this.bucketName, pointer.key)) as { docs?: KnowledgeDoc[] }).docs ?? [];
         const snapshot = { ...pointer, docs };
         this.cache.set(userId, snapshot);
         return snapshot;
       } catch (error) {
         // A newer writer retired this version between the two reads: read the pointer again.
-        if ((error as Error).name !== 'NoSuchKey' || attempt >= MAX_ATTEMPTS) throw error;
+        if (!isMissingObject(error) || attempt >= MAX_ATTEMPTS) throw error;
       }
     }
   }

@@ -1,5 +1,5 @@
 import type { DynamoSearchChangeLog } from './search-index-store.js';
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { dayGsiPartitions, diaryKey, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
@@ -11,8 +11,7 @@ import { itemSize } from './dynamo-item-size.js';
 import { putOnce } from './dynamo-put-once.js';
 import { VersionedKnowledgeIndex } from './knowledge-index.js';
 import { batchGetAll, queryAll } from './dynamo-query.js';
-
-const isMissing = (error: unknown) => (error as Error).name === 'NoSuchKey';
+import { getTextOrNull } from './s3-objects.js';
 
 /**
  * Staging and Knowledge. Staged records live in DynamoDB (`STAGED#{path}`; promotion
@@ -53,7 +52,7 @@ export class KnowledgeRepository implements KnowledgeStore {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': 'STAGED#' },
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.stagedPrefix },
       ConsistentRead: true,
     });
     return items.map(toRecord);
@@ -71,14 +70,14 @@ export class KnowledgeRepository implements KnowledgeStore {
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
         ...(page.undecidedOnly ? { FilterExpression: '#s = :staged', ExpressionAttributeNames: { '#s': 'status' } } : {}),
-        ExpressionAttributeValues: { ':pk': pk, ':p': 'STAGED#', ...(page.undecidedOnly ? { ':staged': 'staged' } : {}) },
+        ExpressionAttributeValues: { ':pk': pk, ':p': keys.stagedPrefix, ...(page.undecidedOnly ? { ':staged': 'staged' } : {}) },
         ...(page.after !== undefined ? { ExclusiveStartKey: { pk, sk: keys.stagedSk(page.after) } } : {}),
         Limit: page.limit,
         ConsistentRead: true,
       }),
     );
     const last = res.LastEvaluatedKey?.sk;
-    return { records: (res.Items ?? []).map(toRecord), ...(typeof last === 'string' ? { next: last.slice('STAGED#'.length) } : {}) };
+    return { records: (res.Items ?? []).map(toRecord), ...(typeof last === 'string' ? { next: last.slice(keys.stagedPrefix.length) } : {}) };
   }
 
   /** These staged records by path (a BatchGetItem per 100), consistent like listStaged. */
@@ -193,7 +192,7 @@ export class KnowledgeRepository implements KnowledgeStore {
    */
   async rewriteKnowledgeFile(userId: string, path: string, render: (current: string | null) => string): Promise<void> {
     const key = `${knowledgePrefix(userId)}${path}`;
-    await this.putText(key, render(await this.getText(key)), 'text/markdown; charset=utf-8');
+    await this.putText(key, render(await getTextOrNull(this.s3, this.bucketName, key)), 'text/markdown; charset=utf-8');
   }
 
   async settlePromoted(userId: string, record: StagedRecord, knowledgePath: string): Promise<void> {
@@ -235,7 +234,7 @@ export class KnowledgeRepository implements KnowledgeStore {
   async getModelOutput(userId: string, batchId: string): Promise<ModelResponse | null> {
     const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.modelOutputSk(batchId) }, ConsistentRead: true }));
     if (typeof res.Item?.response === 'string') return JSON.parse(res.Item.response) as ModelResponse;
-    const text = await this.getText(modelOutputKey(userId, batchId));
+    const text = await getTextOrNull(this.s3, this.bucketName, modelOutputKey(userId, batchId));
     return text ? (JSON.parse(text) as ModelResponse) : null;
   }
 
@@ -262,16 +261,6 @@ export class KnowledgeRepository implements KnowledgeStore {
     const key = eventEpisodeKey(userId, episodeId);
     await this.putText(key, markdown, 'text/markdown; charset=utf-8');
     return key;
-  }
-
-  private async getText(key: string): Promise<string | null> {
-    try {
-      const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: key }));
-      return (await res.Body?.transformToString('utf-8')) ?? null;
-    } catch (error) {
-      if (isMissing(error)) return null;
-      throw error;
-    }
   }
 
   private async putText(key: string, body: string, contentType: string): Promise<void> {

@@ -161,7 +161,7 @@ export class DynamoAuditTrail implements AuditTrail {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': keys.ownerPk(userId), ':p': 'AUDIT#' },
+      ExpressionAttributeValues: { ':pk': keys.ownerPk(userId), ':p': keys.auditPrefix },
       ScanIndexForward: false,
     });
     return items
@@ -175,7 +175,7 @@ export class DynamoAuditTrail implements AuditTrail {
 export const requestToken = (parts: readonly string[]): string => createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 36);
 
 /** Keyed by time, item and action: a retried request rewrites the same entry, not a second one. */
-export const auditRow = (e: AuditEntry): Record<string, unknown> => ({ pk: keys.ownerPk(e.userId), sk: `AUDIT#${e.at}#${e.itemId}#${e.action}`, type: 'audit', entry: e });
+export const auditRow = (e: AuditEntry): Record<string, unknown> => ({ pk: keys.ownerPk(e.userId), sk: keys.auditSk(e), type: 'audit', entry: e });
 
 /**
  * Days the table's TTL waits past an item's expiry. Readers hide an expired item at once

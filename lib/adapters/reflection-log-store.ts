@@ -1,10 +1,11 @@
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchLog } from '../domain/batch-log.js';
 import { dayGsiPartitions, expiryLogKey, keys, runLogKey } from '../domain/memory-paths.js';
 import type { ReflectionRun } from '../domain/sleep-time/reflection-log.js';
 import type { ExpiryLog, ReflectionLogStore, SummarySource } from '../ports.js';
 import { queryAll } from './dynamo-query.js';
+import { getText } from './s3-objects.js';
 
 /**
  * The reflection log: a DynamoDB record per run (`RUN#{kind}#{startedAt}#{id}`, so a user's
@@ -55,7 +56,7 @@ export class DynamoReflectionLogStore implements ReflectionLogStore {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :a AND :b',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':a': `RUN#${kind}#${fromIso}`, ':b': `RUN#${kind}#${toIso}#\uffff` },
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':a': `${keys.runKindPrefix(kind)}${fromIso}`, ':b': `${keys.runKindPrefix(kind)}${toIso}#\uffff` },
     });
     return items.map((i) => i.run as ReflectionRun);
   }
@@ -82,7 +83,7 @@ export class DynamoReflectionLogStore implements ReflectionLogStore {
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': `RUN#${kind}#` },
+        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.runKindPrefix(kind) },
         ScanIndexForward: false,
         Limit: 1,
       }),
@@ -112,17 +113,12 @@ export class DynamoSummarySource implements SummarySource {
     // By the batch's input time (its last turn's), not when it ran: a batch delayed by retries
     // stays in the week its turns are in (issue 20 item 14). Logs written before it: when it ran.
     const at = (i: Record<string, unknown>) => String(i.inputAt ?? i.timestamp);
-    const inWindow = (await this.items(userId, 'BATCH#')).filter((i) => at(i) >= fromIso && at(i) <= toIso);
-    return Promise.all(
-      inWindow.map(async (i) => {
-        const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: String(i.logKey) }));
-        return JSON.parse((await res.Body?.transformToString('utf-8')) ?? '{}') as BatchLog;
-      }),
-    );
+    const inWindow = (await this.items(userId, keys.batchPrefix)).filter((i) => at(i) >= fromIso && at(i) <= toIso);
+    return Promise.all(inWindow.map(async (i) => JSON.parse(await getText(this.s3, this.bucketName, String(i.logKey))) as BatchLog));
   }
 
   async summaries(userId: string, fromIso: string, toIso: string): Promise<Array<{ id: string; createdAt: string; text: string }>> {
-    return (await this.items(userId, 'REFLECTION#'))
+    return (await this.items(userId, keys.reflectionPrefix))
       .filter((i) => i.deleted !== true && String(i.createdAt) >= fromIso && String(i.createdAt) <= toIso)
       .map((i) => ({ id: String(i.id), createdAt: String(i.createdAt), text: String(i.text ?? '') }));
   }

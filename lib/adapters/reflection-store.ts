@@ -1,4 +1,4 @@
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { parseFrontMatter, renderFrontMatter } from '../domain/front-matter.js';
 import { keys } from '../domain/memory-paths.js';
@@ -9,6 +9,7 @@ import { isConditionalCheckFailure } from './dynamo-errors.js';
 import type { DynamoSearchChangeLog } from './search-index-store.js';
 import { putOnce } from './dynamo-put-once.js';
 import { batchGetAll, queryAll } from './dynamo-query.js';
+import { getText } from './s3-objects.js';
 
 /**
  * Summary turn pairs: two markdown documents in S3 (`users/{u}/reflections/{id}/`) and one
@@ -51,7 +52,7 @@ export class S3DynamoReflectionStore implements ReflectionStore {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': 'REFLECTION#' },
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.reflectionPrefix },
     });
     return items.map((i) => toView(userId, i)).sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
   }
@@ -151,8 +152,7 @@ export class S3DynamoReflectionStore implements ReflectionStore {
 
   /** One of the pair's documents read, changed (front matter and body) and written back whole. */
   private async rewriteDocument(key: string, change: (meta: Record<string, unknown>, body: string) => { meta: Record<string, unknown>; body: string }): Promise<void> {
-    const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: key }));
-    const { meta, body } = parseFrontMatter((await res.Body?.transformToString('utf-8')) ?? '');
+    const { meta, body } = parseFrontMatter(await getText(this.s3, this.bucketName, key));
     const next = change(meta, body);
     await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: renderFrontMatter(next.meta, next.body), ContentType: 'text/markdown; charset=utf-8' }));
   }

@@ -1,5 +1,7 @@
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { claimsRoot } from '../domain/memory-paths.js';
 import type { ClaimCheckStore } from '../ports.js';
+import { getText } from './s3-objects.js';
 
 /** Large events parked in the memory bucket under `claims/{userId}/`. */
 export class S3ClaimCheckStore implements ClaimCheckStore {
@@ -9,13 +11,12 @@ export class S3ClaimCheckStore implements ClaimCheckStore {
   ) {}
 
   async fetch(key: string): Promise<string> {
-    if (!key.startsWith('claims/')) {
+    if (!key.startsWith(claimsRoot)) {
       const error = new Error(`claim keys live under claims/: ${key}`);
       error.name = 'NoSuchKey';
       throw error;
     }
-    const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: key }));
-    return (await res.Body?.transformToString('utf-8')) ?? '';
+    return getText(this.s3, this.bucketName, key);
   }
 
   async put(key: string, body: string): Promise<void> {

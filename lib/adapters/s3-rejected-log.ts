@@ -1,6 +1,6 @@
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { listAllKeys } from './s3-keys.js';
-import { rejectedEventKey } from '../domain/memory-paths.js';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { getText, listAllKeys } from './s3-objects.js';
+import { rejectedEventKey, rejectedPrefix } from '../domain/memory-paths.js';
 import type { RejectedEvent, RejectedEventLog } from '../ports.js';
 
 /** Rejected records kept in S3 under `rejected/{day}/{source}/{messageId}.json`, listable by day. */
@@ -23,12 +23,9 @@ export class S3RejectedEventLog implements RejectedEventLog {
 
   /** Rejected records, oldest day first; `day` (YYYY-MM-DD) narrows to one day. */
   async list(day?: string): Promise<RejectedEvent[]> {
-    const keys = await listAllKeys(this.s3, this.bucketName, day ? `rejected/${day}/` : 'rejected/');
+    const keys = await listAllKeys(this.s3, this.bucketName, rejectedPrefix(day));
     return Promise.all(
-      keys.map(async (Key) => {
-        const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key }));
-        return JSON.parse((await res.Body?.transformToString('utf-8')) ?? '{}') as RejectedEvent;
-      }),
+      keys.map(async (key) => JSON.parse(await getText(this.s3, this.bucketName, key)) as RejectedEvent),
     );
   }
 }

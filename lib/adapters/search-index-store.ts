@@ -32,6 +32,7 @@ import { type SearchSegment, segmentFromBytes, segmentToBytes } from '../domain/
 import type { SearchChange, SearchIndexHead, SearchIndexStore } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 import { batchWriteAll, queryAll } from './dynamo-query.js';
+import { isMissingObject } from './s3-objects.js';
 
 /**
  * Segments a warm container keeps (the large base of a few users, and their small deltas),
@@ -89,7 +90,7 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
       return segment;
     } catch (error) {
       // A merge retired it after the pointer was read: the caller reads the pointer again.
-      if ((error as Error).name === 'NoSuchKey') return null;
+      if (isMissingObject(error)) return null;
       throw error;
     }
   }

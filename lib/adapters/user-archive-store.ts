@@ -8,11 +8,11 @@
  */
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { keys, userPrefix } from '../domain/memory-paths.js';
+import { keys, turnsFolder, userPrefix } from '../domain/memory-paths.js';
 import { ARCHIVE_SET, type ArchiveDocument, isBinaryPath } from '../domain/user-archive.js';
 import type { UserArchiveStore } from '../ports.js';
 import { batchWriteAll, queryAll } from './dynamo-query.js';
-import { listAllKeys } from './s3-keys.js';
+import { listAllKeys } from './s3-objects.js';
 
 /** Objects read or written at once. */
 const PARALLEL_OBJECTS = 8;
@@ -77,7 +77,7 @@ export class DynamoS3UserArchiveStore implements UserArchiveStore {
           Key: `${prefix}${d.path}`,
           Body: d.base64 !== undefined ? Buffer.from(d.base64, 'base64') : d.text,
           ...(d.contentType ? { ContentType: d.contentType } : {}),
-          ...(d.path.startsWith('turns/') ? { Tagging: 'kind=turn' } : {}),
+          ...(d.path.startsWith(turnsFolder) ? { Tagging: 'kind=turn' } : {}),
         }),
       ),
     );

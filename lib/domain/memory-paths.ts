@@ -2,14 +2,20 @@ import { GLOBAL_USER } from './memory-item.js';
 import { fnv1a32 } from './stable-hash.js';
 
 /**
- * Where a user's memory lives. Every key starts with the user's own prefix; per-user
- * isolation in S3 and DynamoDB is this prefix plus a check on every read path.
+ * Where a user's memory lives: every S3 key and every DynamoDB key and key prefix, in this one
+ * module (adapters, the local stack, benches and test helpers build keys from it; tests that
+ * check the stored layout may spell it out). Every key starts with the user's own prefix;
+ * per-user isolation in S3 and DynamoDB is this prefix plus a check on every read path.
  */
 export const pad = (n: number): string => String(n).padStart(10, '0');
 
-export const userPrefix = (userId: string): string => `users/${userId}/`;
-export const turnDocKey = (userId: string, turnId: number, contentHash: string): string =>
-  `${userPrefix(userId)}turns/${pad(turnId)}/${contentHash}.md`;
+/** S3: every user's folder is under it. */
+export const usersRoot = 'users/';
+export const userPrefix = (userId: string): string => `${usersRoot}${userId}/`;
+/** Folders of a user's prefix that readers name relative to it (an archive's paths): turn documents, search segments. */
+export const turnsFolder = 'turns/';
+export const searchSegmentsFolder = 'index/search/';
+export const turnDocKey = (userId: string, turnId: number, contentHash: string): string => `${userPrefix(userId)}${turnsFolder}${pad(turnId)}/${contentHash}.md`;
 export const stagingPrefix = (userId: string): string => `${userPrefix(userId)}Knowledge_staging/`;
 export const knowledgePrefix = (userId: string): string => `${userPrefix(userId)}Knowledge/`;
 /** One version of the user's knowledge index snapshot: its number and a hash of its content make it unique. */
@@ -21,26 +27,32 @@ export const knowledgeIndexKey = (userId: string, version: number, contentHash: 
  */
 export const searchSegmentKey = (userId: string, version: number, writer: string): string => `${searchSegmentsPrefix(userId)}${pad(version)}-${writer}.seg`;
 /** Every segment object of an owner's search index (and its parts). */
-export const searchSegmentsPrefix = (userId: string): string => `${userPrefix(userId)}index/search/`;
+export const searchSegmentsPrefix = (userId: string): string => `${userPrefix(userId)}${searchSegmentsFolder}`;
 /** A selective-diary entry (seed 004 P3-M3), one per batch that met the impact criteria. */
 export const diaryKey = (userId: string, batchId: string): string => `${userPrefix(userId)}diary/${batchId}.md`;
 /** An episode's document (seed 004 P3-M4), written by the reflection that reviewed its turn. */
 export const episodeKey = (userId: string, turnId: number): string => `${userPrefix(userId)}episodes/${pad(turnId)}.md`;
 /** An agent.event's episode (its id starts `ev-`, so it never meets a turn's). */
 export const eventEpisodeKey = (userId: string, episodeId: string): string => `${userPrefix(userId)}episodes/${episodeId}.md`;
-export const batchLogKey = (userId: string, batchId: string): string =>
-  `${userPrefix(userId)}Logs/reflector/${batchId}.json`;
-export const batchFailureKey = (userId: string, batchId: string): string =>
-  `${userPrefix(userId)}Logs/reflector/failed/${batchId}.json`;
+/** A summary pair's two documents (lib/domain/summary.ts): the prompt it answered and the summary. */
+export const reflectionDocKey = (userId: string, id: string, role: 'system' | 'assistant'): string => `${userPrefix(userId)}reflections/${id}/${role}.md`;
+/** Every batch's log, its model output (when too large for an item) and, under failed/, the logs of failed jobs. */
+export const batchLogPrefix = (userId: string): string => `${userPrefix(userId)}Logs/reflector/`;
+export const batchLogKey = (userId: string, batchId: string): string => `${batchLogPrefix(userId)}${batchId}.json`;
+export const batchFailurePrefix = (userId: string): string => `${batchLogPrefix(userId)}failed/`;
+export const batchFailureKey = (userId: string, batchId: string): string => `${batchFailurePrefix(userId)}${batchId}.json`;
 export const runLogKey = (userId: string, runId: string, ext: 'json' | 'md'): string =>
   `${userPrefix(userId)}Logs/sleep-time/${runId}.${ext}`;
 export const expiryLogKey = (userId: string, sweptAt: string): string => `${userPrefix(userId)}Logs/expiry/${sweptAt.slice(0, 10)}.json`;
-export const modelOutputKey = (userId: string, batchId: string): string =>
-  `${userPrefix(userId)}Logs/reflector/${batchId}.model-output.json`;
-export const claimsPrefix = (userId: string): string => `claims/${userId}/`;
+export const modelOutputKey = (userId: string, batchId: string): string => `${batchLogPrefix(userId)}${batchId}.model-output.json`;
+/** S3: large events parked by the publisher (claim checks), every user's under it. */
+export const claimsRoot = 'claims/';
+export const claimsPrefix = (userId: string): string => `${claimsRoot}${userId}/`;
 export const claimKey = (userId: string, turnId: number, hash: string): string => `${claimsPrefix(userId)}${pad(turnId)}-${hash}.json`;
-export const rejectedEventKey = (day: string, source: string, messageId: string): string =>
-  `rejected/${day}/${source}/${messageId}.json`;
+/** S3: rejected records, by day (`rejectedPrefix(day)`; without a day, all of them). */
+export const rejectedRoot = 'rejected/';
+export const rejectedPrefix = (day?: string): string => (day ? `${rejectedRoot}${day}/` : rejectedRoot);
+export const rejectedEventKey = (day: string, source: string, messageId: string): string => `${rejectedRoot}${day}/${source}/${messageId}.json`;
 
 /**
  * Normalise a path the model cites relative to Knowledge/ (e.g. `Facts/a.md`).
@@ -94,22 +106,32 @@ export const dayGsiPartitions = (index: DayIndex, day: string): string[] => Arra
 const graphLogSubject = (e: { fact?: string | undefined; edge?: string | undefined; entity?: string | undefined; into?: string | undefined }) =>
   e.fact !== undefined ? `fact:${e.fact}` : e.edge !== undefined ? `edge:${e.edge}` : e.entity !== undefined ? `entity:${e.entity}${e.into !== undefined ? `>${e.into}` : ''}` : '';
 
-/** DynamoDB single-table keys. */
+/** DynamoDB single-table keys: partition keys (`…Pk`), sort keys (`…Sk`) and the prefixes queries begin with (`…Prefix`). */
 export const keys = {
   userPk: (userId: string) => `USER#${userId}`,
+  /** Every user's partition key begins with it (a scan over all users). */
+  userPkPrefix: 'USER#',
   /** The partition of an owner's memory items and search index: a user's, or `GLOBAL` for items shared with every user. */
   ownerPk: (userId: string) => (userId === GLOBAL_USER ? 'GLOBAL' : `USER#${userId}`),
   signalSk: 'SIGNAL',
   turnSk: (turnId: number) => `TURN#${pad(turnId)}`,
+  turnPrefix: 'TURN#',
   /** An agent.event's episode (seed 004 P3-M4), beside the turn index. */
   eventEpisodeSk: (episodeId: string) => `EPISODE#${episodeId}`,
+  eventEpisodePrefix: 'EPISODE#',
   batchSk: (batchId: string) => `BATCH#${batchId}`,
+  batchPrefix: 'BATCH#',
   /** The model's answer a job recorded before using it (a redelivery reuses it): one item, not an S3 object (issue 19). */
   modelOutputSk: (jobId: string) => `MODELOUT#${jobId}`,
   stagedSk: (path: string) => `STAGED#${path}`,
+  stagedPrefix: 'STAGED#',
   reflectionSk: (id: string) => `REFLECTION#${id}`,
-  /** Reflection log: runs sorted by start time. */
+  reflectionPrefix: 'REFLECTION#',
+  /** Reflection log: runs sorted by start time… */
   runSk: (kind: string, startedAt: string, runId: string) => `RUN#${kind}#${startedAt}#${runId}`,
+  /** …every run of every kind, and those of one kind. */
+  runsPrefix: 'RUN#',
+  runKindPrefix: (kind: string) => `RUN#${kind}#`,
   runIdSk: (runId: string) => `RUNID#${runId}`,
   /** Staged-by-day index (GSI gsi1, write-sharded) for the expiry sweep. */
   stagedDayGsiPk: (day: string, userId: string) => dayGsiPk('STAGEDDAY', day, userId),
@@ -124,6 +146,9 @@ export const keys = {
   /** A memory item written through the API (tier entries, saved memories), in its owner's partition… */
   memorySk: (id: string) => `MEM#${id}`,
   memoryPrefix: 'MEM#',
+  /** The audit trail (lib/adapters/memory-item-store.ts): an entry per change, in the owner's partition, by time. */
+  auditSk: (entry: { at: string; itemId: string; action: string }) => `AUDIT#${entry.at}#${entry.itemId}#${entry.action}`,
+  auditPrefix: 'AUDIT#',
   /** …in GSI gsi1's (write-sharded) partition of the day it expires, while it lives, for the expiry sweep… */
   tierExpiryGsiPk: (day: string, userId: string) => dayGsiPk('TIEREXP', day, userId),
   tierExpiryGsiSk: (expiresAt: string, userId: string, id: string) => `${expiresAt}#${userId}#${id}`,
@@ -157,12 +182,14 @@ export const keys = {
   sourceObservationSk: (key: string) => `SOURCEOBS#${key}`,
   /** The relation graph (lib/domain/relation-graph.ts): adjacency items in the user's partition. */
   edgeSk: (id: string) => `EDGE#${id}`,
+  edgePrefix: 'EDGE#',
   /** Every edge from an entity: its ids begin with the entity's key and `|` (keys hold no `|`). */
   edgesFromPrefix: (key: string) => `EDGE#${key}|`,
   /** The reverse adjacency: an item per edge under its target, naming the edge. */
   edgeToSk: (edge: { from: string; relation: string; to: string }) => `EDGETO#${edge.to}|${edge.relation}|${edge.from}`,
   edgesToPrefix: (key: string) => `EDGETO#${key}|`,
   entitySk: (key: string) => `ENTITY#${key}`,
+  entityPrefix: 'ENTITY#',
   /** An entity merged into another, under the other (checked against the entity's `mergedInto` when read: a split leaves it stale). */
   aliasSk: (into: string, alias: string) => `ALIAS#${into}|${alias}`,
   aliasesPrefix: (into: string) => `ALIAS#${into}|`,
@@ -183,6 +210,7 @@ export const keys = {
    */
   graphLogSk: (entry: { at: string; action: string; fact?: string | undefined; edge?: string | undefined; entity?: string | undefined; into?: string | undefined }): string =>
     `${keys.graphLogAtPrefix(entry.at)}${entry.action}#${graphLogSubject(entry)}`,
+  graphLogPrefix: 'GRAPHLOG#',
   /** Every hygiene log entry written at one time (a sweep's). */
   graphLogAtPrefix: (at: string) => `GRAPHLOG#${at}#`,
 } as const;

@@ -8,6 +8,7 @@
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { assembleBatch } from './batch-assembly.js';
 import { renderFrontMatter } from './front-matter.js';
+import { reflectionDocKey } from './memory-paths.js';
 
 /** Summary settings (seed 003), per stage with per-user overrides. */
 export interface SummarySettings {
@@ -79,10 +80,9 @@ export function capSummaryText(text: string): string {
 /** The two documents of the pair, under `users/{u}/reflections/{id}/`; the text capped (capSummaryText). */
 export function summaryPair(input: Omit<SummaryPair, 'system' | 'assistant'>): SummaryPair {
   const p = { ...input, text: capSummaryText(input.text) };
-  const base = `users/${p.userId}/reflections/${p.id}`;
   return {
     ...p,
-    system: { key: `${base}/system.md`, markdown: renderFrontMatter(meta(p, 'system'), p.prompt) },
-    assistant: { key: `${base}/assistant.md`, markdown: renderFrontMatter(meta(p, 'assistant'), p.text) },
+    system: { key: reflectionDocKey(p.userId, p.id, 'system'), markdown: renderFrontMatter(meta(p, 'system'), p.prompt) },
+    assistant: { key: reflectionDocKey(p.userId, p.id, 'assistant'), markdown: renderFrontMatter(meta(p, 'assistant'), p.text) },
   };
 }

@@ -12,7 +12,7 @@
  * What is not in it: the user's contributions to GLOBAL (GLOBAL's items), claim checks in
  * flight, rejected events, and the receipts of earlier forgets.
  */
-import { keys, safeRelativePath } from './memory-paths.js';
+import { keys, safeRelativePath, searchSegmentsFolder } from './memory-paths.js';
 
 export const ARCHIVE_FORMAT = 'reflective-memory/user-archive';
 
@@ -34,7 +34,7 @@ export const ARCHIVE_SET = '$set';
 const emptySet = (v: unknown): boolean => v !== null && typeof v === 'object' && Array.isArray((v as Record<string, unknown>)[ARCHIVE_SET]) && ((v as Record<string, unknown[]>)[ARCHIVE_SET]?.length ?? 0) === 0;
 
 /** Objects kept as bytes, not text: the search index's segments (lib/domain/search-segment.ts). */
-export const isBinaryPath = (path: string): boolean => path.startsWith('index/search/');
+export const isBinaryPath = (path: string): boolean => path.startsWith(searchSegmentsFolder);
 
 /**
  * Why an archive cannot be restored as `userId`'s, by field, or none: it must be this user's

@@ -14,7 +14,7 @@ import type { StagedDocument } from '../../lib/domain/staging.js';
 import { addObservation, emptyStats, type SourceObservation, type SourceStats } from '../../lib/domain/source-reliability.js';
 import type { Edge, Entity, GraphLogEntry } from '../../lib/domain/relation-graph.js';
 import { turnIndexEntry } from '../../lib/domain/turn-document.js';
-import { diaryKey, episodeKey, eventEpisodeKey, keys } from '../../lib/domain/memory-paths.js';
+import { batchFailureKey, batchLogKey, diaryKey, episodeKey, eventEpisodeKey, keys } from '../../lib/domain/memory-paths.js';
 import type { IdleCheck } from '../../events/idle-check.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import type { ReflectionRun } from '../../lib/domain/sleep-time/reflection-log.js';
@@ -334,11 +334,11 @@ export class MemoryBatchLogStore implements BatchLogStore {
   readonly failures: BatchLog[] = [];
   async write(log: BatchLog) {
     if (!this.logs.has(`${log.user_id}/${log.batch_id}`)) this.logs.set(`${log.user_id}/${log.batch_id}`, log);
-    return `users/${log.user_id}/Logs/reflector/${log.batch_id}.json`;
+    return batchLogKey(log.user_id, log.batch_id);
   }
   async writeFailure(log: BatchLog) {
     this.failures.push(log);
-    return `users/${log.user_id}/Logs/reflector/failed/${log.batch_id}.json`;
+    return batchFailureKey(log.user_id, log.batch_id);
   }
 }
 
@@ -515,6 +515,12 @@ export class MemoryItems implements MemoryItemStore {
     const item = this.items.get(this.key(userId, id));
     return item ? structuredClone(item) : null;
   }
+  async getMany(userId: string, ids: readonly string[]) {
+    return [...new Set(ids)].flatMap((id) => {
+      const item = this.items.get(this.key(userId, id));
+      return item ? [structuredClone(item)] : [];
+    });
+  }
   async create(item: MemoryItem) {
     const existing = this.items.get(this.key(item.userId, item.id));
     if (existing) return { item: structuredClone(existing), created: false };
@@ -594,6 +600,10 @@ export class MemoryReflectionStore implements ReflectionStore {
   }
   async countResurrections(userId: string, ids: readonly string[]) {
     for (const id of new Set(ids)) if (this.pairs.has(`${userId}/${id}`)) this.resurrections.set(`${userId}/${id}`, (this.resurrections.get(`${userId}/${id}`) ?? 0) + 1);
+  }
+  async byIds(userId: string, ids: readonly string[]) {
+    const wanted = new Set(ids);
+    return (await this.list(userId)).filter((r) => wanted.has(r.id));
   }
 }
 

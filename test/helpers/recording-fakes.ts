@@ -26,6 +26,7 @@ import {
   knowledgePrefix,
   modelOutputKey,
   rejectedEventKey,
+  rejectedPrefix,
   runLogKey,
   stagingPrefix,
   turnDocKey,
@@ -123,7 +124,7 @@ export class WriteLog {
           const [pk, sk] = w.key.split('|');
           const shard = /^SOURCE#(.+)#(\d+)$/.exec(pk ?? '');
           if (!shard || !DomainSchema.safeParse(shard[1]).success || Number(shard[2]) >= SOURCE_SHARDS || sk !== keys.sourceStatsSk) bad.push(`${w.store}: shared DynamoDB key ${JSON.stringify(w.key.slice(0, 200))} is not a domain's source counts`);
-        } else if (w.key !== undefined && !keyStaysUnder(w.key, 'rejected/')) bad.push(`${w.store}: shared-log key ${JSON.stringify(w.key)} leaves rejected/`);
+        } else if (w.key !== undefined && !keyStaysUnder(w.key, rejectedPrefix())) bad.push(`${w.store}: shared-log key ${JSON.stringify(w.key)} leaves rejected/`);
         continue;
       }
       if (!allowed.has(w.user)) bad.push(`${w.store}: wrote for user ${JSON.stringify(w.user)} (allowed: ${[...allowed].join(', ')})`);
@@ -138,7 +139,7 @@ export class WriteLog {
   }
 }
 
-const ddbKey = (userId: string, sk: string) => `${userId === GLOBAL_USER ? 'GLOBAL' : keys.userPk(userId)}|${sk}`;
+const ddbKey = (userId: string, sk: string) => `${keys.ownerPk(userId)}|${sk}`;
 
 /** Export and import (lib/use-cases/user-archive.ts): nothing to export; every restored record and document recorded, under the user its key names. */
 export class RecordingArchiveStore implements UserArchiveStore {
@@ -413,11 +414,11 @@ export class RecordingMemoryItems extends MemoryItems {
     super();
   }
   override async create(item: MemoryItem) {
-    this.log.addItem('items.create', item.userId, ddbKey(item.userId, `MEM#${item.id}`), { item });
+    this.log.addItem('items.create', item.userId, ddbKey(item.userId, keys.memorySk(item.id)), { item });
     return super.create(item);
   }
   override async replace(item: MemoryItem, expectedUpdatedAt: string) {
-    this.log.addItem('items.replace', item.userId, ddbKey(item.userId, `MEM#${item.id}`), { item });
+    this.log.addItem('items.replace', item.userId, ddbKey(item.userId, keys.memorySk(item.id)), { item });
     return super.replace(item, expectedUpdatedAt);
   }
   override async move(item: MemoryItem, expectedUpdatedAt: string, audit: AuditEntry) {
@@ -432,7 +433,7 @@ export class RecordingAudit implements AuditTrail {
   constructor(private readonly log: WriteLog) {}
   async append(entries: readonly AuditEntry[]) {
     for (const e of entries) {
-      this.log.addItem('audit', e.userId, ddbKey(e.userId, `AUDIT#${e.at}#${e.itemId}#${e.action}`), { entry: e });
+      this.log.addItem('audit', e.userId, ddbKey(e.userId, keys.auditSk(e)), { entry: e });
       this.entries.push(structuredClone(e));
     }
   }
@@ -444,7 +445,7 @@ export class RecordingAudit implements AuditTrail {
   }
 }
 
-/** The read model over the fakes, composed as StoreMemoryCatalog composes the real stores. */
+/** The read model over the fakes, composed as StoreMemoryCatalog (lib/use-cases/memory-catalog.ts) composes the stores. */
 export class FakeCatalog implements MemoryCatalog {
   constructor(
     private readonly stores: { turns: RecordingTurnStore; knowledge: RecordingKnowledgeStore; reflections: RecordingReflectionStore; items: RecordingMemoryItems; stagedExpiryDays: number },

@@ -12,7 +12,7 @@ import { functionClients } from '../../infra/local/clients.js';
 import { type HttpHandler, startHttpApi } from '../../infra/local/http-api.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { parseEnv } from '../../lib/adapters/config.js';
-import { StoreMemoryCatalog } from '../../lib/adapters/memory-catalog.js';
+import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';

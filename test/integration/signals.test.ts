@@ -53,7 +53,7 @@ afterAll(async () => {
 /** Turns in the user's turn index (a small turn's document is inline there: no S3 object). */
 const indexedTurns = async (userId: string) => {
   const res = await documentClient.send(
-    new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)', ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': 'TURN#' } }),
+    new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)', ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': keys.turnPrefix } }),
   );
   return res.Items ?? [];
 };

@@ -1,10 +1,5 @@
 import { diaryItem, episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, reflectionItem, stagedItem, turnItem } from '../domain/memory-item.js';
-import type { MemoryCatalog } from '../ports.js';
-import type { DynamoDiaryStore } from './dynamo-diary-store.js';
-import type { S3DynamoTurnStore } from './dynamo-turn-store.js';
-import type { KnowledgeRepository } from './knowledge-repository.js';
-import type { DynamoMemoryItemStore } from './memory-item-store.js';
-import type { S3DynamoReflectionStore } from './reflection-store.js';
+import type { MemoryCatalog, MemoryCatalogSources } from '../ports.js';
 
 /**
  * The read model behind search and retrieve: items of one owner (a user, or GLOBAL) as
@@ -13,18 +8,12 @@ import type { S3DynamoReflectionStore } from './reflection-store.js';
  * Knowledge from its index snapshot in S3 (one GET, kept while its pointer stands), and the
  * source turns' attributes the derived items merge. No turn document is read, and nothing
  * reads a user's whole history: a page of search results, or the changes a search index
- * folds in, is what it is asked for.
+ * folds in, is what it is asked for. Typed on the ports: the composition roots pass the
+ * DynamoDB/S3 adapters, a test may pass fakes.
  */
 export class StoreMemoryCatalog implements MemoryCatalog {
   constructor(
-    private readonly stores: {
-      turns: S3DynamoTurnStore;
-      knowledge: KnowledgeRepository;
-      reflections: S3DynamoReflectionStore;
-      items: DynamoMemoryItemStore;
-      diary: DynamoDiaryStore;
-      stagedExpiryDays: number;
-    },
+    private readonly stores: MemoryCatalogSources & { stagedExpiryDays: number },
   ) {}
 
   async itemsById(userId: string, ids: readonly string[], hint: { sourceTurns?: readonly number[] } = {}): Promise<Map<string, MemoryItem>> {

@@ -125,7 +125,11 @@ function spread(runs: ReadonlyArray<readonly number[]>): Spread {
 const emptyPhase = (): PhaseUse => ({ byFunction: {} });
 
 function addPhase(into: PhaseUse, ledger: Record<string, Record<string, LedgerEntry>>, invocations: readonly Invocation[]): void {
-  const fnUse = (fn: string) => (into.byFunction[fn] ??= { ledger: {}, invocations: 0, billedMs: 0 });
+  const fnUse = (fn: string) => {
+    const use = into.byFunction[fn] ?? { ledger: {}, invocations: 0, billedMs: 0 };
+    into.byFunction[fn] = use;
+    return use;
+  };
   for (const [fn, entries] of Object.entries(ledger)) addLedger(fnUse(fn).ledger, entries);
   for (const i of invocations) {
     const use = fnUse(i.fn);
@@ -345,7 +349,9 @@ async function askQuestion(qa: Qa, raw: RawTurns, search: Search, tally: Tally):
   const results = await search(qa.question, 10);
   const m = recallAt(results.map((r) => raw.diaOf(r.sourceTurns)), evidence);
   addRecall(tally.memory, m);
-  addRecall((tally.memoryByCategory[qa.category] ??= emptyRecall()), m);
+  const ofCategory = tally.memoryByCategory[qa.category] ?? emptyRecall();
+  tally.memoryByCategory[qa.category] = ofCategory;
+  addRecall(ofCategory, m);
   addRecall(tally.floor, recallAt(floorHits.map((h) => raw.diaOf([Number(h.doc.id)])), evidence));
   addRecall(tally.stemmedFloor, recallAt(raw.stemmed.search(qa.question, 10).map((h) => raw.diaOf([Number(h.doc.id)])), evidence));
 

@@ -13,8 +13,8 @@ import { SignJWT } from 'jose';
 import { type Route, routes } from '../functions/api/contract.js';
 import type { LocalStack } from '../infra/local/stack.js';
 import { LOCAL_AUDIENCE, LOCAL_ISSUER } from '../infra/local/tokens.js';
-import { turnLine } from './turn-line.js';
 import { keys } from '../lib/domain/memory-paths.js';
+import { turnLine } from './turn-line.js';
 
 export const ATTACKER = 'attacker-user';
 export const VICTIM = 'victim-user';
@@ -95,58 +95,85 @@ const apiRoutes = () =>
       return { ...r, sampleBody: r.body ? SAMPLE_BODIES[r.operationId] : undefined };
     });
 
+/** The attacker's session: the stack, its credential and the report every attempt adds to. */
+interface Attack {
+  stack: LocalStack;
+  attacker: string;
+  report: AttackReport;
+}
+
+interface SendOptions {
+  /** The bearer token; null sends no Authorization header. @default the attacker's */
+  token?: string | null;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** One attempt on the REST API: it succeeds on a 2xx when it `targetsOther`, or when the answer holds the secret. */
+async function send(a: Attack, kind: string, description: string, method: string, path: string, options: SendOptions, targetsOther: boolean): Promise<void> {
+  a.report.tried += 1;
+  a.report.byKind[kind] = (a.report.byKind[kind] ?? 0) + 1;
+  const token = options.token === undefined ? a.attacker : options.token;
+  const res = await fetch(`${a.stack.info.apiUrl}${path}`, {
+    method,
+    headers: {
+      ...(token !== null ? { authorization: `Bearer ${token}` } : {}),
+      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...options.headers,
+    },
+    ...(options.body !== undefined ? { body: typeof options.body === 'string' ? options.body : JSON.stringify(options.body) } : {}),
+  });
+  const text = await res.text();
+  const ok = res.status >= 200 && res.status < 300;
+  if ((ok && targetsOther) || text.includes(SECRET)) a.report.succeeded.push(`${kind}: ${description} → ${res.status}`);
+}
+
 /**
  * Runs every attack as the attacker. `as` replaces the attacker's credential (a test passes
  * an administrator's to prove the suite notices a success).
  */
 export async function runApiAttacks(stack: LocalStack, options: { as?: string } = {}): Promise<AttackReport> {
-  const report: AttackReport = { tried: 0, byKind: {}, succeeded: [] };
-  const attacker = options.as ?? (await stack.mintUserToken([ATTACKER]));
-  const send = async (kind: string, description: string, method: string, path: string, options: { token?: string | null; body?: unknown; headers?: Record<string, string> }, targetsOther: boolean) => {
-    report.tried += 1;
-    report.byKind[kind] = (report.byKind[kind] ?? 0) + 1;
-    const token = options.token === undefined ? attacker : options.token;
-    const res = await fetch(`${stack.info.apiUrl}${path}`, {
-      method,
-      headers: {
-        ...(token !== null ? { authorization: `Bearer ${token}` } : {}),
-        ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...options.headers,
-      },
-      ...(options.body !== undefined ? { body: typeof options.body === 'string' ? options.body : JSON.stringify(options.body) } : {}),
-    });
-    const text = await res.text();
-    const ok = res.status >= 200 && res.status < 300;
-    if ((ok && targetsOther) || text.includes(SECRET)) report.succeeded.push(`${kind}: ${description} → ${res.status}`);
-  };
+  const a: Attack = { stack, attacker: options.as ?? (await stack.mintUserToken([ATTACKER])), report: { tried: 0, byKind: {}, succeeded: [] } };
+  await attackEveryRoute(a);
+  await attackPathTricks(a);
+  await attackBodyTricks(a);
+  await attackMcpTools(a);
+  await attackCredentials(a);
+  return a.report;
+}
 
-  // 1. Every route of the contract on the victim's id, and writes on GLOBAL.
+/** 1. Every route of the contract on the victim's id, and writes on GLOBAL. */
+async function attackEveryRoute(a: Attack): Promise<void> {
   for (const route of apiRoutes()) {
     const fill = (userId: string) =>
       route.path.replace('{userId}', encodeURIComponent(userId)).replace('{tier}', 'long_term').replace('{id}', 'mem:0000').replace('{entity}', 'reef') + (SAMPLE_QUERIES[route.operationId] ?? '');
-    await send('other user', `${route.method} ${route.path} as ${VICTIM}`, route.method, fill(VICTIM), { body: route.sampleBody }, true);
-    if (route.access === 'write') await send('GLOBAL write', `${route.method} ${route.path} on GLOBAL`, route.method, fill('GLOBAL'), { body: route.sampleBody }, true);
+    await send(a, 'other user', `${route.method} ${route.path} as ${VICTIM}`, route.method, fill(VICTIM), { body: route.sampleBody }, true);
+    if (route.access === 'write') await send(a, 'GLOBAL write', `${route.method} ${route.path} on GLOBAL`, route.method, fill('GLOBAL'), { body: route.sampleBody }, true);
   }
+}
 
-  // 2. Path tricks on the user id: each either names another user or must not reach the victim.
-  const tricks = [
-    `${VICTIM}`,
-    `${ATTACKER}/../${VICTIM}`,
-    `..%2F${VICTIM}`,
-    `${ATTACKER}%2F..%2F${VICTIM}`,
-    `%2e%2e%2f${VICTIM}`,
-    `${VICTIM}%00`,
-    `${VICTIM}%20`,
-    `${VICTIM.toUpperCase()}`,
-    `${ATTACKER}%2C${VICTIM}`,
-    `${ATTACKER}%20${VICTIM}`,
-    `%25${VICTIM}`,
-    `${VICTIM.replace('v', '\u0432')}`, // Cyrillic в
-    `*`,
-    `%2A`,
-    `users%2F${VICTIM}`,
-  ];
-  for (const trick of tricks) {
+/** User ids that try to name the victim through encoding, case, look-alikes or wildcards. */
+const PATH_TRICKS = [
+  `${VICTIM}`,
+  `${ATTACKER}/../${VICTIM}`,
+  `..%2F${VICTIM}`,
+  `${ATTACKER}%2F..%2F${VICTIM}`,
+  `%2e%2e%2f${VICTIM}`,
+  `${VICTIM}%00`,
+  `${VICTIM}%20`,
+  `${VICTIM.toUpperCase()}`,
+  `${ATTACKER}%2C${VICTIM}`,
+  `${ATTACKER}%20${VICTIM}`,
+  `%25${VICTIM}`,
+  `${VICTIM.replace('v', '\u0432')}`, // Cyrillic в
+  `*`,
+  `%2A`,
+  `users%2F${VICTIM}`,
+];
+
+/** 2. Path tricks on the user id: each either names another user or must not reach the victim. */
+async function attackPathTricks(a: Attack): Promise<void> {
+  for (const trick of PATH_TRICKS) {
     let decoded: string;
     try {
       decoded = decodeURIComponent(trick);
@@ -160,68 +187,91 @@ export async function runApiAttacks(stack: LocalStack, options: { as?: string } 
       ['GET', '/review/staged', undefined],
       ['POST', '/memory/tiers/long_term', { text: 'planted' }],
     ] as const) {
-      await send('path trick', `${method} /v1/users/${trick}${suffix}`, method, `/v1/users/${trick.includes('%') ? trick : encodeURIComponent(trick)}${suffix}`, { body }, other);
+      await send(a, 'path trick', `${method} /v1/users/${trick}${suffix}`, method, `/v1/users/${trick.includes('%') ? trick : encodeURIComponent(trick)}${suffix}`, { body }, other);
     }
   }
+}
 
-  // 3. Body tricks on the caller's own routes: nothing may reach the victim's memory or GLOBAL.
-  const own = `/v1/users/${ATTACKER}`;
-  const bodyTricks: Array<[string, string, unknown]> = [
-    ['search naming the victim in the body', '/memory/search', { query: SECRET, limit: 10, userId: VICTIM }],
-    ['search with a filter naming the victim', '/memory/search', { query: SECRET, limit: 10, filters: { userId: VICTIM } }],
-    ['search for the secret (own memory)', '/memory/search', { query: SECRET, limit: 50 }],
-    ['retrieve a path climbing out of the prefix', '/memory/retrieve', { path: `../${VICTIM}/Knowledge/Facts/x.md` }],
-    ['retrieve an absolute path', '/memory/retrieve', { path: `/users/${VICTIM}/turns/00000001/turn.md` }],
-    ['retrieve the victim’s turn id', '/memory/retrieve', { id: 'turn:1' }],
-    ['review promote of the victim’s staged path', '/review/promote', { path: `../../${VICTIM}/Knowledge_staging/Facts/x.md` }],
-    ['save into GLOBAL through the body', '/memory/save', { text: 'planted', scope: 'global', turnId: 1 }],
-  ];
-  for (const [description, suffix, body] of bodyTricks) await send('body trick', description, 'POST', `${own}${suffix}`, { body }, false);
-  // An import into one's own user whose archive reaches elsewhere: any 2xx is a success.
-  const importTricks: Array<[string, unknown]> = [
-    ['import records into the victim’s partition', plantedArchive(ATTACKER, keys.userPk(VICTIM), 'Knowledge/Facts/planted.md')],
-    ['import records into GLOBAL', plantedArchive(ATTACKER, 'GLOBAL', 'Knowledge/Facts/planted.md')],
-    ['import a document climbing out of the prefix', plantedArchive(ATTACKER, keys.userPk(ATTACKER), `../${VICTIM}/Knowledge/Facts/planted.md`)],
-    ['import the victim’s archive as one’s own', plantedArchive(VICTIM, keys.userPk(VICTIM), 'Knowledge/Facts/planted.md')],
-  ];
-  for (const [description, archive] of importTricks) await send('body trick', description, 'POST', `${own}/import`, { body: { archive } }, true);
+const OWN = `/v1/users/${ATTACKER}`;
+
+/** Bodies on the caller's own routes that name the victim, GLOBAL or a path outside the caller's prefix. */
+const BODY_TRICKS: Array<[string, string, unknown]> = [
+  ['search naming the victim in the body', '/memory/search', { query: SECRET, limit: 10, userId: VICTIM }],
+  ['search with a filter naming the victim', '/memory/search', { query: SECRET, limit: 10, filters: { userId: VICTIM } }],
+  ['search for the secret (own memory)', '/memory/search', { query: SECRET, limit: 50 }],
+  ['retrieve a path climbing out of the prefix', '/memory/retrieve', { path: `../${VICTIM}/Knowledge/Facts/x.md` }],
+  ['retrieve an absolute path', '/memory/retrieve', { path: `/users/${VICTIM}/turns/00000001/turn.md` }],
+  ['retrieve the victim’s turn id', '/memory/retrieve', { id: 'turn:1' }],
+  ['review promote of the victim’s staged path', '/review/promote', { path: `../../${VICTIM}/Knowledge_staging/Facts/x.md` }],
+  ['save into GLOBAL through the body', '/memory/save', { text: 'planted', scope: 'global', turnId: 1 }],
+];
+
+/** Imports into one's own user whose archive reaches elsewhere: any 2xx is a success. */
+const IMPORT_TRICKS: Array<[string, unknown]> = [
+  ['import records into the victim’s partition', plantedArchive(ATTACKER, keys.userPk(VICTIM), 'Knowledge/Facts/planted.md')],
+  ['import records into GLOBAL', plantedArchive(ATTACKER, 'GLOBAL', 'Knowledge/Facts/planted.md')],
+  ['import a document climbing out of the prefix', plantedArchive(ATTACKER, keys.userPk(ATTACKER), `../${VICTIM}/Knowledge/Facts/planted.md`)],
+  ['import the victim’s archive as one’s own', plantedArchive(VICTIM, keys.userPk(VICTIM), 'Knowledge/Facts/planted.md')],
+];
+
+/** 3. Body tricks on the caller's own routes: nothing may reach the victim's memory or GLOBAL. */
+async function attackBodyTricks(a: Attack): Promise<void> {
+  for (const [description, suffix, body] of BODY_TRICKS) await send(a, 'body trick', description, 'POST', `${OWN}${suffix}`, { body }, false);
+  for (const [description, archive] of IMPORT_TRICKS) await send(a, 'body trick', description, 'POST', `${OWN}/import`, { body: { archive } }, true);
   // Promote one's own entry to GLOBAL (administrators only).
-  const created = await fetch(`${stack.info.apiUrl}${own}/memory/tiers/long_term`, {
+  const created = await fetch(`${a.stack.info.apiUrl}${OWN}/memory/tiers/long_term`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${attacker}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${a.attacker}`, 'content-type': 'application/json' },
     body: JSON.stringify({ text: 'an entry the attacker owns' }),
   });
   const ownId = ((await created.json()) as { item?: { id?: string } }).item?.id ?? 'mem:missing';
-  await send('GLOBAL write', 'promote an own entry to GLOBAL', 'POST', `${own}/memory/items/${encodeURIComponent(ownId)}/promote`, { body: { to: 'global', reason: 'share' } }, true);
+  await send(a, 'GLOBAL write', 'promote an own entry to GLOBAL', 'POST', `${OWN}/memory/items/${encodeURIComponent(ownId)}/promote`, { body: { to: 'global', reason: 'share' } }, true);
+}
 
-  // MCP (issue 21 item 4): every tool on the victim's id and on GLOBAL. A refused tool call is an
-  // HTTP 200 whose JSON-RPC result says `isError`; anything else reached the target.
-  const mcp = async (description: string, name: string, args: Record<string, unknown>, token: string | null = attacker) => {
-    report.tried += 1;
-    report.byKind.mcp = (report.byKind.mcp ?? 0) + 1;
-    const res = await fetch(`${stack.info.apiUrl}/v1/mcp`, {
-      method: 'POST',
-      headers: { ...(token !== null ? { authorization: `Bearer ${token}` } : {}), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-    });
-    const text = await res.text();
-    const answer = res.ok ? (JSON.parse(text) as { result?: { isError?: boolean } }) : null;
-    if ((answer?.result && answer.result.isError !== true) || text.includes(SECRET)) report.succeeded.push(`mcp: ${description} → ${res.status}`);
-  };
-  const tools: Array<[string, Record<string, unknown>, boolean]> = [
-    ['memory_search', { query: SECRET, limit: 10 }, false],
-    ['memory_retrieve', { id: 'mem:0000' }, false],
-    ['memory_save', { candidates: [{ text: 'planted' }] }, true],
-    ['memory_forget_item', { id: 'mem:0000' }, true],
-  ];
-  for (const [name, args, writes] of tools) {
-    await mcp(`${name} as ${VICTIM}`, name, { userId: VICTIM, ...args });
-    if (writes) await mcp(`${name} on GLOBAL`, name, { userId: 'GLOBAL', ...args });
-    await mcp(`${name} without a token`, name, { userId: ATTACKER, ...args }, null);
+/**
+ * One MCP tool call. A refused tool call is an HTTP 200 whose JSON-RPC result says `isError`;
+ * anything else reached the target.
+ */
+async function mcpCall(a: Attack, description: string, name: string, args: Record<string, unknown>, token: string | null = a.attacker): Promise<void> {
+  a.report.tried += 1;
+  a.report.byKind.mcp = (a.report.byKind.mcp ?? 0) + 1;
+  const res = await fetch(`${a.stack.info.apiUrl}/v1/mcp`, {
+    method: 'POST',
+    headers: { ...(token !== null ? { authorization: `Bearer ${token}` } : {}), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  const text = await res.text();
+  const answer = res.ok ? (JSON.parse(text) as { result?: { isError?: boolean } }) : null;
+  if ((answer?.result && answer.result.isError !== true) || text.includes(SECRET)) a.report.succeeded.push(`mcp: ${description} → ${res.status}`);
+}
+
+/** The MCP tools, their arguments, and whether they write (then GLOBAL is tried too). */
+const MCP_TOOLS: Array<[string, Record<string, unknown>, boolean]> = [
+  ['memory_search', { query: SECRET, limit: 10 }, false],
+  ['memory_retrieve', { id: 'mem:0000' }, false],
+  ['memory_save', { candidates: [{ text: 'planted' }] }, true],
+  ['memory_forget_item', { id: 'mem:0000' }, true],
+];
+
+/** MCP (issue 21 item 4): every tool on the victim's id, on GLOBAL, and without a token. */
+async function attackMcpTools(a: Attack): Promise<void> {
+  for (const [name, args, writes] of MCP_TOOLS) {
+    await mcpCall(a, `${name} as ${VICTIM}`, name, { userId: VICTIM, ...args });
+    if (writes) await mcpCall(a, `${name} on GLOBAL`, name, { userId: 'GLOBAL', ...args });
+    await mcpCall(a, `${name} without a token`, name, { userId: ATTACKER, ...args }, null);
   }
+}
 
-  // 4. Credentials: none, malformed, forged, wrong algorithm, expired, wrong issuer or audience.
-  const secret = new TextEncoder().encode(stack.info.tokenSecret);
+/** 4. Credentials: none, malformed, forged, wrong algorithm, expired, wrong issuer or audience. */
+async function attackCredentials(a: Attack): Promise<void> {
+  for (const [description, token, headers] of await badCredentials(a)) {
+    await send(a, 'credentials', description, 'POST', `/v1/users/${VICTIM}/memory/search`, { token, body: { query: SECRET, limit: 10 }, ...(headers ? { headers } : {}) }, true);
+  }
+}
+
+/** Each bad credential: its description, the bearer token (null: none) and any other headers. */
+async function badCredentials(a: Attack): Promise<Array<[string, string | null, Record<string, string>?]>> {
+  const secret = new TextEncoder().encode(a.stack.info.tokenSecret);
   const wrong = new TextEncoder().encode('not-the-stack-secret-0123456789abcdef');
   const sign = (claims: Record<string, unknown>, key: Uint8Array, opts: { exp?: number; iss?: string; aud?: string } = {}) =>
     new SignJWT(claims)
@@ -233,7 +283,7 @@ export async function runApiAttacks(stack: LocalStack, options: { as?: string } 
       .setExpirationTime(opts.exp ?? '1h')
       .sign(key);
   const adminClaims = { 'cognito:groups': ['memory-admin'], memory_users: VICTIM };
-  const credentials: Array<[string, string | null, Record<string, string>?]> = [
+  return [
     ['no Authorization header', null],
     ['empty bearer', ''],
     ['garbage bearer', 'not.a.jwt'],
@@ -243,15 +293,11 @@ export async function runApiAttacks(stack: LocalStack, options: { as?: string } 
     ['wrong issuer', await sign(adminClaims, secret, { iss: 'https://evil.example' })],
     ['wrong audience', await sign(adminClaims, secret, { aud: 'another-api' })],
     ['attacker token with a tampered payload', (() => {
-      const [h, , s] = attacker.split('.');
+      const [h, , s] = a.attacker.split('.');
       return `${h}.${b64({ sub: 'x', memory_users: VICTIM, iss: LOCAL_ISSUER, aud: LOCAL_AUDIENCE, exp: Math.floor(Date.now() / 1000) + 3600 })}.${s}`;
     })()],
     ['basic auth instead of bearer', null, { authorization: `Basic ${Buffer.from('admin:admin').toString('base64')}` }],
   ];
-  for (const [description, token, headers] of credentials) {
-    await send('credentials', description, 'POST', `/v1/users/${VICTIM}/memory/search`, { token, body: { query: SECRET, limit: 10 }, ...(headers ? { headers } : {}) }, true);
-  }
-  return report;
 }
 
 /** Run alone (bench/run.ts does, one local stack per process): prints the report as JSON on its last line. */

@@ -58,15 +58,14 @@ export async function costSection(quality: QualityResult): Promise<{ md: string;
 
 const round = (n: number) => Math.round(n * 100) / 100;
 
-function render(quality: QualityResult, bill: Bill, models: ReadonlyArray<{ name: string; models: Record<string, string>; usd: number }>, t: { tokensIn: number; tokensOut: number }): string {
-  const verdict = (n: number, goal: number) => (n <= goal ? `within the goal of $${goal}` : `**over** the goal of $${goal}`);
-  const jobs = Object.entries(bill.tokens).sort((a, b) => b[1].inputTokens - a[1].inputTokens);
-  const tokenTable = [
-    '| job kind | calls per 1k turns | input tokens per turn | output tokens per turn |',
-    '| --- | ---: | ---: | ---: |',
-    ...jobs.map(([job, v]) => `| ${job} | ${(v.calls * 1000).toFixed(0)} | ${v.inputTokens.toFixed(0)} | ${v.outputTokens.toFixed(0)} |`),
-    `| **all** | ${(jobs.reduce((n, [, v]) => n + v.calls, 0) * 1000).toFixed(0)} | ${t.tokensIn.toFixed(0)} | ${t.tokensOut.toFixed(0)} |`,
-  ].join('\n');
+type ModelCosts = ReadonlyArray<{ name: string; models: Record<string, string>; usd: number }>;
+
+function render(quality: QualityResult, bill: Bill, models: ModelCosts, t: { tokensIn: number; tokensOut: number }): string {
+  return [howMeasured(quality), billSections(bill), tokenSection(bill, models, t), agentCore(bill, models)].join('\n\n');
+}
+
+/** The section's title, what was counted and what had to be assumed. */
+function howMeasured(quality: QualityResult): string {
   return `## Cost: the bill per 1M turns
 
 Measured during the LoCoMo replay of the quality section (${quality.turns} turns, ${quality.usage.retrieval.byFunction.api?.invocations ?? 0} searches) and scaled linearly:
@@ -84,9 +83,13 @@ Assumed, because no local run can show it: a Lambda cold start per ${1 / ASSUMED
 source, each an empty ${ASSUMED.longPollSeconds}-s receive; KMS data keys once per 5 minutes per principal and key while busy;
 the reflector waiting on a real model (${ASSUMED_MODEL_WAIT.firstTokenSeconds} s per call + ${ASSUMED_MODEL_WAIT.outputTokensPerSecond} output tokens a second), listed apart.
 The local FIFO poller hands the signal function one message per user at a time, so its rows are
-an upper bound (Lambda batches up to 10 of a user's turns).
+an upper bound (Lambda batches up to 10 of a user's turns).`;
+}
 
-### What grows with turns: per 1M turns (a month's storage of what they leave included)
+/** Per 1M turns, per month standing still, per 1M searches: each a table of lines and its total against the goal. */
+function billSections(bill: Bill): string {
+  const verdict = (n: number, goal: number) => (n <= goal ? `within the goal of $${goal}` : `**over** the goal of $${goal}`);
+  return `### What grows with turns: per 1M turns (a month's storage of what they leave included)
 
 ${table(bill.perMillionTurns)}
 
@@ -105,9 +108,19 @@ ${usd(bill.fixedUsdPerMonth / 10)} at 10M. The Cognito user pool (free up to its
 
 ${table(bill.perMillionSearches)}
 
-**${usd(bill.retrievalUsdPer1MSearches)} per 1M searches.**
+**${usd(bill.retrievalUsdPer1MSearches)} per 1M searches.**`;
+}
 
-### Model tokens
+/** Model tokens per job kind and per turn, and what they cost with each model choice. */
+function tokenSection(bill: Bill, models: ModelCosts, t: { tokensIn: number; tokensOut: number }): string {
+  const jobs = Object.entries(bill.tokens).sort((a, b) => b[1].inputTokens - a[1].inputTokens);
+  const tokenTable = [
+    '| job kind | calls per 1k turns | input tokens per turn | output tokens per turn |',
+    '| --- | ---: | ---: | ---: |',
+    ...jobs.map(([job, v]) => `| ${job} | ${(v.calls * 1000).toFixed(0)} | ${v.inputTokens.toFixed(0)} | ${v.outputTokens.toFixed(0)} |`),
+    `| **all** | ${(jobs.reduce((n, [, v]) => n + v.calls, 0) * 1000).toFixed(0)} | ${t.tokensIn.toFixed(0)} | ${t.tokensOut.toFixed(0)} |`,
+  ].join('\n');
+  return `### Model tokens
 
 Counted as Bedrock bills them, by a calibrated estimate (\`infra/local/token-estimate.ts\`): the system
 and message text and the tool definition (its JSON schema) at ${CHARS_PER_TOKEN} characters a token (Anthropic's
@@ -122,9 +135,7 @@ ${tokenTable}
 ${models.map((m) => `| ${m.name} | ${usd(m.usd)} |`).join('\n')}
 
 Model prices as of ${PRICES_AS_OF} (\`lib/domain/sleep-time/model-prices.ts\`). Nova rows price the same
-counts (Claude's tool-use prompt included), so they lean high.
-
-${agentCore(bill, models)}`;
+counts (Claude's tool-use prompt included), so they lean high.`;
 }
 
 /**

@@ -267,6 +267,31 @@ export function planRound(texts: TurnTexts, options: LoadOptions): SessionPlan[]
   });
 }
 
+/** What a round published: per user its counter and turns (id → content hash), and the republishes. */
+interface Published {
+  /** user → the last turn id drawn from the user's one counter. */
+  counters: Map<string, number>;
+  /** user → turnId → the published content's hash. */
+  expected: Map<string, Map<number, string>>;
+  republishedByUser: Map<string, number>;
+  republished: number;
+  sqsDuplicates: number;
+  publishFailures: number;
+}
+
+/** The first 20 problems found, and a function to report one. */
+function problemList() {
+  const problems: string[] = [];
+  return { problems, problem: (p: string) => void (problems.length < 20 && problems.push(p)) };
+}
+type Problem = (p: string) => void;
+
+/** Handler errors and records handed back, over the stack's pollers and the extra ones. */
+function sourceStats(stack: LocalStack, pollers?: ExtraPollers) {
+  const all = [...Object.values(stack.sources), ...(pollers?.sources ?? [])];
+  return { handlerErrors: all.reduce((n, s) => n + s.stats.handlerErrors, 0), failed: all.reduce((n, s) => n + s.stats.failedRecords, 0) };
+}
+
 /**
  * One round: every session publishes its turns concurrently (interleaved by their gaps),
  * the queues drain, and the table and bucket are checked. `probe` (optional) measures
@@ -279,173 +304,193 @@ export async function runLoadRound(
   extras: { probe?: LatencyProbe; pollers?: ExtraPollers } = {},
 ): Promise<RoundResult> {
   const plan = planRound(texts, options);
-  const { info } = stack;
-  const counters = new Map<string, number>();
-  /** user → turnId → the published content's hash. */
-  const expected = new Map<string, Map<number, string>>();
-  const republishedByUser = new Map<string, number>();
-  let republished = 0;
-  let sqsDuplicates = 0;
-  let publishFailures = 0;
-  const problems: string[] = [];
-  const problem = (p: string) => void (problems.length < 20 && problems.push(p));
-  const sourceStats = () => {
-    const all = [...Object.values(stack.sources), ...(extras.pollers?.sources ?? [])];
-    return { handlerErrors: all.reduce((n, s) => n + s.stats.handlerErrors, 0), failed: all.reduce((n, s) => n + s.stats.failedRecords, 0) };
-  };
-  const statsBefore = sourceStats();
+  const pub: Published = { counters: new Map(), expected: new Map(), republishedByUser: new Map(), republished: 0, sqsDuplicates: 0, publishFailures: 0 };
+  const { problems, problem } = problemList();
+  const statsBefore = sourceStats(stack, extras.pollers);
   const modelCallsBefore = stack.emulators.converse.requests.length;
 
-  const republish = async (turn: TurnSaved) => {
-    const res = await stack.publisher.publishRaw([
-      { body: sqsSafeJson(JSON.stringify(turn)), groupId: turn.userId, deduplicationId: `load-again-${randomUUID()}` },
-    ]);
-    publishFailures += res.failed.length;
-    if (res.sent === 1) {
-      republished += 1;
-      republishedByUser.set(turn.userId, (republishedByUser.get(turn.userId) ?? 0) + 1);
-    }
-  };
-
-  const session = async (p: SessionPlan) => {
-    const due: Array<{ at: number; turn: TurnSaved }> = [];
-    for (let i = 0; i < p.steps.length; i++) {
-      const step = p.steps[i];
-      const text = p.texts[i];
-      if (!step || !text) continue;
-      await sleep(step.gapMs);
-      // The user's one counter: a second session of the same user takes the next id.
-      const turnId = (counters.get(p.userId) ?? 0) + 1;
-      counters.set(p.userId, turnId);
-      const turn: TurnSaved = { type: 'turn.saved', version: 1, userId: p.userId, sessionId: p.sessionId, turnId, timestamp: new Date().toISOString(), ...text };
-      const byTurn = expected.get(p.userId) ?? new Map<number, string>();
-      byTurn.set(turnId, turnContentHash(turn));
-      expected.set(p.userId, byTurn);
-      extras.probe?.expect(p.userId, turnId, Date.now());
-      const res = await stack.publisher.publish([turn]);
-      publishFailures += res.failed.length;
-      if (step.sqsDuplicate) {
-        const again = await stack.publisher.publish([turn]);
-        publishFailures += again.failed.length;
-        sqsDuplicates += 1;
-      }
-      if (step.republishAfter !== null) due.push({ at: i + step.republishAfter, turn });
-      for (const d of due.filter((d) => d.at <= i)) await republish(d.turn);
-      due.splice(0, due.length, ...due.filter((d) => d.at > i));
-    }
-    for (const d of due) await republish(d.turn);
-  };
-
   const started = performance.now();
-  await Promise.all(plan.map(session));
+  await Promise.all(plan.map((p) => publishSession(stack, p, pub, extras.probe)));
   const publishSeconds = (performance.now() - started) / 1000;
   await stack.waitUntilDrained({ timeoutMs: options.drainTimeoutMs ?? 10 * 60_000 });
   const seconds = (performance.now() - started) / 1000;
 
-  // Check against the table and the bucket themselves.
+  const stored = await checkStored(stack, options.prefix, pub, problem);
+  const summary = await stack.summary();
+  const stats = sourceStats(stack, extras.pollers);
+  const extraErrors = extras.pollers?.errors.length ?? 0;
+  if (extras.pollers) extras.pollers.errors.length = 0;
+  const turnsPublished = [...pub.expected.values()].reduce((n, m) => n + m.size, 0);
+  return {
+    sessions: plan.length,
+    users: pub.expected.size,
+    sharedUsers: [...new Set(plan.map((p) => p.userId))].filter((u) => plan.filter((p) => p.userId === u).length > 1).length,
+    turnsPublished,
+    republished: pub.republished,
+    sqsDuplicates: pub.sqsDuplicates,
+    publishFailures: pub.publishFailures,
+    ...stored,
+    dlq: summary.errors,
+    handlerErrors: stats.handlerErrors - statsBefore.handlerErrors + extraErrors,
+    retriedRecords: stats.failed - statsBefore.failed,
+    rejected: summary.rejected,
+    modelCalls: stack.emulators.converse.requests.length - modelCallsBefore,
+    publishSeconds: round2(publishSeconds),
+    seconds: round2(seconds),
+    turnsPerSecond: round2(turnsPublished / seconds),
+    signalLatencyMs: extras.probe?.take() ?? { p50: 0, p95: 0, max: 0, samples: 0 },
+    problems,
+  };
+}
+
+/** Publishes a turn again with a fresh deduplication id: SQS delivers it, the signal function must count it a duplicate. */
+async function republish(stack: LocalStack, turn: TurnSaved, pub: Published): Promise<void> {
+  const res = await stack.publisher.publishRaw([{ body: sqsSafeJson(JSON.stringify(turn)), groupId: turn.userId, deduplicationId: `load-again-${randomUUID()}` }]);
+  pub.publishFailures += res.failed.length;
+  if (res.sent === 1) {
+    pub.republished += 1;
+    pub.republishedByUser.set(turn.userId, (pub.republishedByUser.get(turn.userId) ?? 0) + 1);
+  }
+}
+
+/** One session: its turns after their gaps, each with the SQS duplicate and the delayed republish its plan asks for. */
+async function publishSession(stack: LocalStack, p: SessionPlan, pub: Published, probe?: LatencyProbe): Promise<void> {
+  const due: Array<{ at: number; turn: TurnSaved }> = [];
+  for (let i = 0; i < p.steps.length; i++) {
+    const step = p.steps[i];
+    const text = p.texts[i];
+    if (!step || !text) continue;
+    await sleep(step.gapMs);
+    // The user's one counter: a second session of the same user takes the next id.
+    const turnId = (pub.counters.get(p.userId) ?? 0) + 1;
+    pub.counters.set(p.userId, turnId);
+    const turn: TurnSaved = { type: 'turn.saved', version: 1, userId: p.userId, sessionId: p.sessionId, turnId, timestamp: new Date().toISOString(), ...text };
+    const byTurn = pub.expected.get(p.userId) ?? new Map<number, string>();
+    byTurn.set(turnId, turnContentHash(turn));
+    pub.expected.set(p.userId, byTurn);
+    probe?.expect(p.userId, turnId, Date.now());
+    const res = await stack.publisher.publish([turn]);
+    pub.publishFailures += res.failed.length;
+    if (step.sqsDuplicate) {
+      const again = await stack.publisher.publish([turn]);
+      pub.publishFailures += again.failed.length;
+      pub.sqsDuplicates += 1;
+    }
+    if (step.republishAfter !== null) due.push({ at: i + step.republishAfter, turn });
+    for (const d of due.filter((d) => d.at <= i)) await republish(stack, d.turn, pub);
+    due.splice(0, due.length, ...due.filter((d) => d.at > i));
+  }
+  for (const d of due) await republish(stack, d.turn, pub);
+}
+
+type StoredCheck = Pick<RoundResult, 'turnsStored' | 'lost' | 'doubled' | 'counted' | 'late' | 'duplicatesCounted'>;
+
+/** Checks every published turn against the table and the bucket themselves. */
+async function checkStored(stack: LocalStack, prefix: string, pub: Published, problem: Problem): Promise<StoredCheck> {
+  const { info } = stack;
   const aws = { region: info.region, credentials: info.credentials };
   const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ ...aws, endpoint: info.endpoints.dynamodb }));
   const s3 = new S3Client({ ...aws, endpoint: info.endpoints.s3, forcePathStyle: true });
   try {
     const signalState = new DynamoSignalStateStore(ddb, info.tableName);
-    const docKeys = (await listAllKeys(s3, info.bucketName, `${usersRoot}${options.prefix}-`)).filter((k) => k.includes('/turns/'));
-    const docs = new Map<string, string[]>();
-    for (const k of docKeys) {
-      const m = /^users\/([^/]+)\/turns\/(\d+)\/([^/]+)\.md$/.exec(k);
-      if (!m) continue;
-      const id = `${m[1]}#${Number(m[2])}`;
-      docs.set(id, [...(docs.get(id) ?? []), m[3] ?? '']);
-    }
-    let lost = 0;
-    let doubled = 0;
-    let turnsStored = 0;
-    let counted = 0;
-    let late = 0;
-    let duplicatesCounted = 0;
+    const docs = await turnDocuments(s3, info.bucketName, prefix);
+    const check: StoredCheck = { turnsStored: 0, lost: 0, doubled: 0, counted: 0, late: 0, duplicatesCounted: 0 };
     await Promise.all(
-      [...expected.entries()].map(async ([userId, turns]) => {
-        const entries = await queryAll(ddb, {
-          TableName: info.tableName,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)',
-          ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': keys.turnPrefix },
-          ProjectionExpression: 'turnId, contentHash, docKey',
-          ConsistentRead: true,
-        });
-        const byId = new Map<number, string[]>();
-        // A small turn's document is inline in its index entry (issue 19): the entry is its document.
-        const inline = new Map<number, string>();
-        for (const e of entries) {
-          byId.set(Number(e.turnId), [...(byId.get(Number(e.turnId)) ?? []), String(e.contentHash)]);
-          if (e.docKey === undefined) inline.set(Number(e.turnId), String(e.contentHash));
-        }
-        for (const [turnId, hash] of turns) {
-          const found = byId.get(turnId) ?? [];
-          const files = [...(docs.get(`${userId}#${turnId}`) ?? []), ...(inline.has(turnId) ? [inline.get(turnId) as string] : [])];
-          if (found.length === 0 || !found.includes(hash) || !files.includes(hash)) {
-            lost += 1;
-            problem(`lost ${userId} turn ${turnId}: index ${JSON.stringify(found)}, documents ${JSON.stringify(files)}, published ${hash}`);
-            continue;
-          }
-          turnsStored += 1;
-          if (found.length > 1 || files.length > 1) {
-            doubled += 1;
-            problem(`doubled ${userId} turn ${turnId}: index ${JSON.stringify(found)}, documents ${JSON.stringify(files)}`);
-          }
-        }
-        for (const turnId of byId.keys()) {
-          if (!turns.has(turnId)) {
-            doubled += 1;
-            problem(`${userId} has turn ${turnId} that was never published`);
-          }
-        }
+      [...pub.expected.entries()].map(async ([userId, turns]) => {
+        const index = await turnIndex(ddb, info.tableName, userId);
+        checkUserTurns(userId, turns, index, docs, check, problem);
         const { state } = parseSignalState((await signalState.load(userId)).raw);
-        const c = state.counters;
-        counted += c.turns;
-        late += c.late;
-        duplicatesCounted += c.duplicates;
-        if (c.turns + c.late !== turns.size) {
-          problem(`${userId}: signal state counted ${c.turns} + ${c.late} late for ${turns.size} published turns`);
-          if (c.turns + c.late > turns.size) doubled += c.turns + c.late - turns.size;
-          else lost += turns.size - c.turns - c.late;
-        }
-        const again = republishedByUser.get(userId) ?? 0;
-        if (c.duplicates !== again) problem(`${userId}: ${c.duplicates} duplicates counted for ${again} republished`);
+        checkSignalCounters(userId, turns.size, state.counters, pub.republishedByUser.get(userId) ?? 0, check, problem);
       }),
     );
-    const summary = await stack.summary();
-    const stats = sourceStats();
-    const extraErrors = extras.pollers?.errors.length ?? 0;
-    if (extras.pollers) extras.pollers.errors.length = 0;
-    const turnsPublished = [...expected.values()].reduce((n, m) => n + m.size, 0);
-    return {
-      sessions: plan.length,
-      users: expected.size,
-      sharedUsers: [...new Set(plan.map((p) => p.userId))].filter((u) => plan.filter((p) => p.userId === u).length > 1).length,
-      turnsPublished,
-      republished,
-      sqsDuplicates,
-      publishFailures,
-      turnsStored,
-      lost,
-      doubled,
-      counted,
-      late,
-      duplicatesCounted,
-      dlq: summary.errors,
-      handlerErrors: stats.handlerErrors - statsBefore.handlerErrors + extraErrors,
-      retriedRecords: stats.failed - statsBefore.failed,
-      rejected: summary.rejected,
-      modelCalls: stack.emulators.converse.requests.length - modelCallsBefore,
-      publishSeconds: round2(publishSeconds),
-      seconds: round2(seconds),
-      turnsPerSecond: round2(turnsPublished / seconds),
-      signalLatencyMs: extras.probe?.take() ?? { p50: 0, p95: 0, max: 0, samples: 0 },
-      problems,
-    };
+    return check;
   } finally {
     ddb.destroy();
     s3.destroy();
   }
+}
+
+/** The round's turn documents in the bucket: `user#turnId` → the hashes their file names carry. */
+async function turnDocuments(s3: S3Client, bucket: string, prefix: string): Promise<Map<string, string[]>> {
+  const docKeys = (await listAllKeys(s3, bucket, `${usersRoot}${prefix}-`)).filter((k) => k.includes('/turns/'));
+  const docs = new Map<string, string[]>();
+  for (const k of docKeys) {
+    const m = /^users\/([^/]+)\/turns\/(\d+)\/([^/]+)\.md$/.exec(k);
+    if (!m) continue;
+    const id = `${m[1]}#${Number(m[2])}`;
+    docs.set(id, [...(docs.get(id) ?? []), m[3] ?? '']);
+  }
+  return docs;
+}
+
+/** A user's turn index: turnId → the content hashes of its entries, and the hashes of inline documents. */
+async function turnIndex(ddb: DynamoDBDocumentClient, tableName: string, userId: string) {
+  const entries = await queryAll(ddb, {
+    TableName: tableName,
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)',
+    ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': keys.turnPrefix },
+    ProjectionExpression: 'turnId, contentHash, docKey',
+    ConsistentRead: true,
+  });
+  const byId = new Map<number, string[]>();
+  // A small turn's document is inline in its index entry (issue 19): the entry is its document.
+  const inline = new Map<number, string>();
+  for (const e of entries) {
+    byId.set(Number(e.turnId), [...(byId.get(Number(e.turnId)) ?? []), String(e.contentHash)]);
+    if (e.docKey === undefined) inline.set(Number(e.turnId), String(e.contentHash));
+  }
+  return { byId, inline };
+}
+
+/** Each published turn has exactly one index entry and one document with its hash; no entry was never published. */
+function checkUserTurns(
+  userId: string,
+  turns: ReadonlyMap<number, string>,
+  { byId, inline }: Awaited<ReturnType<typeof turnIndex>>,
+  docs: ReadonlyMap<string, string[]>,
+  check: StoredCheck,
+  problem: Problem,
+): void {
+  for (const [turnId, hash] of turns) {
+    const found = byId.get(turnId) ?? [];
+    const files = [...(docs.get(`${userId}#${turnId}`) ?? []), ...(inline.has(turnId) ? [inline.get(turnId) as string] : [])];
+    if (found.length === 0 || !found.includes(hash) || !files.includes(hash)) {
+      check.lost += 1;
+      problem(`lost ${userId} turn ${turnId}: index ${JSON.stringify(found)}, documents ${JSON.stringify(files)}, published ${hash}`);
+      continue;
+    }
+    check.turnsStored += 1;
+    if (found.length > 1 || files.length > 1) {
+      check.doubled += 1;
+      problem(`doubled ${userId} turn ${turnId}: index ${JSON.stringify(found)}, documents ${JSON.stringify(files)}`);
+    }
+  }
+  for (const turnId of byId.keys()) {
+    if (!turns.has(turnId)) {
+      check.doubled += 1;
+      problem(`${userId} has turn ${turnId} that was never published`);
+    }
+  }
+}
+
+/** The signal state counted each turn once (counted + late = published) and each fresh-id republish as a duplicate. */
+function checkSignalCounters(
+  userId: string,
+  published: number,
+  c: { turns: number; late: number; duplicates: number },
+  republished: number,
+  check: StoredCheck,
+  problem: Problem,
+): void {
+  check.counted += c.turns;
+  check.late += c.late;
+  check.duplicatesCounted += c.duplicates;
+  if (c.turns + c.late !== published) {
+    problem(`${userId}: signal state counted ${c.turns} + ${c.late} late for ${published} published turns`);
+    if (c.turns + c.late > published) check.doubled += c.turns + c.late - published;
+    else check.lost += published - c.turns - c.late;
+  }
+  if (c.duplicates !== republished) problem(`${userId}: ${c.duplicates} duplicates counted for ${republished} republished`);
 }
 
 const round2 = (n: number) => Math.round(n * 100) / 100;

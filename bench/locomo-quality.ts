@@ -20,7 +20,7 @@ import type { TurnSaved } from '../events/turn-saved.js';
 import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
 import { getText, listAllKeys } from '../lib/adapters/s3-objects.js';
 import { batchLogPrefix, userPrefix } from '../lib/domain/memory-paths.js';
-import { startLocalStack } from '../infra/local/stack.js';
+import { type Summary, startLocalStack } from '../infra/local/stack.js';
 import { stageConfig } from '../infra/config/stages.js';
 import type { Invocation } from '../infra/local/event-source.js';
 import { addLedger, type LedgerEntry, ledgerDelta, requestLedger } from '../infra/local/request-ledger.js';
@@ -126,7 +126,11 @@ function spread(runs: ReadonlyArray<readonly number[]>): Spread {
 const emptyPhase = (): PhaseUse => ({ byFunction: {} });
 
 function addPhase(into: PhaseUse, ledger: Record<string, Record<string, LedgerEntry>>, invocations: readonly Invocation[]): void {
-  const fnUse = (fn: string) => (into.byFunction[fn] ??= { ledger: {}, invocations: 0, billedMs: 0 });
+  const fnUse = (fn: string) => {
+    const use = into.byFunction[fn] ?? { ledger: {}, invocations: 0, billedMs: 0 };
+    into.byFunction[fn] = use;
+    return use;
+  };
   for (const [fn, entries] of Object.entries(ledger)) addLedger(fnUse(fn).ledger, entries);
   for (const i of invocations) {
     const use = fnUse(i.fn);
@@ -164,167 +168,102 @@ function recallAt(ranked: ReadonlyArray<ReadonlySet<string>>, evidence: readonly
 
 const emptyRecall = (): Recall => ({ any: { 1: 0, 5: 0, 10: 0 }, all: { 1: 0, 5: 0, 10: 0 } });
 
+type RecallHit = ReturnType<typeof recallAt>;
+
+function addRecall(into: Recall, hit: RecallHit): void {
+  for (const k of KS) {
+    into.any[k] += Number(hit.any[k]);
+    into.all[k] += Number(hit.all[k]);
+  }
+}
+
+type LocalStack = Awaited<ReturnType<typeof startLocalStack>>;
+type Conversation = LocomoConversation & { qa: Qa[] };
+interface SearchHit {
+  kind: string;
+  text: string;
+  sourceTurns: number[];
+}
+/** memory.search through the API, for one user. */
+type Search = (query: string, limit: number, filters?: Record<string, unknown>) => Promise<SearchHit[]>;
+
+/** Running totals over all conversations; `qualityResult` turns them into shares and means. */
+interface Tally {
+  turns: number;
+  questions: number;
+  byCategory: Record<string, number>;
+  memoryByCategory: Record<string, Recall>;
+  memory: Recall;
+  floor: Recall;
+  stemmedFloor: Recall;
+  kinds: Record<string, number>;
+  adversarial: { questions: number; empty: number; floorEmpty: number };
+  tokens: QualityResult['tokens'];
+  extraction: { events: number; covered: number };
+  diary: Omit<QualityResult['diary'], 'reduction'>;
+  latencyRuns: { signal: number[][]; trigger: number[][]; search: number[][] };
+}
+
+const emptyTally = (): Tally => ({
+  turns: 0,
+  questions: 0,
+  byCategory: {},
+  memoryByCategory: {},
+  memory: emptyRecall(),
+  floor: emptyRecall(),
+  stemmedFloor: emptyRecall(),
+  kinds: {},
+  adversarial: { questions: 0, empty: 0, floorEmpty: 0 },
+  tokens: { memoryTop5: 0, rawTurnsTheyStandFor: 0, floorTop5: 0 },
+  extraction: { events: 0, covered: 0 },
+  diary: { perTurnEntries: 0, attempts: 0, written: 0, byCriterion: {}, rejected: {}, events: 0, coveredBySession: 0, coveredByContent: 0 },
+  latencyRuns: { signal: [], trigger: [], search: [] },
+});
+
+/**
+ * Cuts the run into phases: `end(into)` adds the ledger deltas (per function) and the
+ * invocations observed since the last cut to `into` (none when null) and returns those invocations.
+ */
+function phaseMeter() {
+  let invocations: Invocation[] = [];
+  let mark = requestLedger.snapshotByScope();
+  return {
+    observe: (i: Invocation) => void invocations.push(i),
+    end(into: PhaseUse | null): Invocation[] {
+      const now = requestLedger.snapshotByScope();
+      if (into) addPhase(into, Object.fromEntries(Object.entries(now).map(([fn, entries]) => [fn, ledgerDelta(mark[fn] ?? {}, entries)])), invocations);
+      const done = invocations;
+      mark = now;
+      invocations = [];
+      return done;
+    },
+  };
+}
+
+/** What every conversation's steps share: the stack, a client on its bucket, the phase meter and the phases' use. */
+interface Run {
+  stack: LocalStack;
+  s3: S3Client;
+  meter: ReturnType<typeof phaseMeter>;
+  ingest: PhaseUse;
+  retrieval: PhaseUse;
+}
+
 export async function benchLocomoQuality(files: readonly string[]): Promise<QualityResult> {
   const started = Date.now();
-  let invocations: Invocation[] = [];
+  const meter = phaseMeter();
   // Logs at the production stage's level and metrics on, as a deployment writes them: their
   // bytes are counted per function (the lines' `service`) and kept off the terminal.
   const logs = captureLogBytes();
-  const stack = await startLocalStack({ stage: 'bench', logLevel: stageConfig('prod').logLevel, metrics: true, speed: 300, observe: (i) => invocations.push(i) });
-  const ingest = emptyPhase();
-  const retrieval = emptyPhase();
-  /** Ends a phase: its ledger deltas (per function) and invocations are added to `into`. */
-  let mark = requestLedger.snapshotByScope();
-  const endPhase = (into: PhaseUse | null) => {
-    const now = requestLedger.snapshotByScope();
-    if (into) addPhase(into, Object.fromEntries(Object.entries(now).map(([fn, entries]) => [fn, ledgerDelta(mark[fn] ?? {}, entries)])), invocations);
-    const done = invocations;
-    mark = now;
-    invocations = [];
-    return done;
-  };
-  const latencyRuns = { signal: [] as number[][], trigger: [] as number[][], search: [] as number[][] };
-  const memory = emptyRecall();
-  const floor = emptyRecall();
-  const stemmedFloor = emptyRecall();
-  const byCategory: Record<string, number> = {};
-  const memoryByCategory: Record<string, Recall> = {};
-  const kinds: Record<string, number> = {};
-  let questions = 0;
-  let turnsTotal = 0;
-  const adversarial = { questions: 0, empty: 0, floorEmpty: 0 };
-  const tokens = { memoryTop5: 0, rawTurnsTheyStandFor: 0, floorTop5: 0 };
-  const extraction = { events: 0, covered: 0 };
-  const diary = { perTurnEntries: 0, attempts: 0, written: 0, byCriterion: {} as Record<string, number>, rejected: {} as Record<string, number>, events: 0, coveredBySession: 0, coveredByContent: 0 };
+  const stack = await startLocalStack({ stage: 'bench', logLevel: stageConfig('prod').logLevel, metrics: true, speed: 300, observe: meter.observe });
+  meter.end(null);
   const s3 = new S3Client({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.s3, forcePathStyle: true });
-  let summary: Awaited<ReturnType<typeof stack.summary>> | null = null;
+  const run: Run = { stack, s3, meter, ingest: emptyPhase(), retrieval: emptyPhase() };
+  const tally = emptyTally();
+  let summary: Summary | null = null;
   let storage: StorageUse = { dynamodbItems: 0, dynamodbBytes: 0, gsiBytes: 0, s3Objects: 0, s3Bytes: 0, taggedObjects: 0 };
   try {
-    for (const file of files) {
-      const name = file.replace(/^.*\//, '').replace(/\.json$/, '');
-      const conv = JSON.parse(readFileSync(file, 'utf8')) as LocomoConversation & { qa: Qa[] };
-      const userId = `locomo-${name}`;
-      const turns = locomoToTurns(conv, { userId, source: `locomo/${name}` });
-      turnsTotal += turns.length;
-      endPhase(null);
-      await stack.replayLines(turns.map((t) => JSON.stringify(t)), { clock: true });
-      await stack.waitUntilDrained();
-      await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
-      await stack.waitUntilDrained();
-      const replayed = endPhase(ingest);
-      latencyRuns.signal.push(replayed.filter((i) => i.fn === 'signal' && i.records.length > 0).map((i) => i.ms / i.records.length));
-      latencyRuns.trigger.push(
-        replayed
-          .filter((i) => i.fn === 'reflector')
-          .flatMap((i) => i.records.filter((r) => jobKind(r) === 'batch').map((r) => i.finishedAt - Number(r.attributes.SentTimestamp))),
-      );
-
-      const byTurn = new Map<number, TurnSaved>(turns.map((t) => [t.turnId, t]));
-      const diaOf = (ids: readonly number[]) => new Set(ids.flatMap((id) => (byTurn.get(id)?.attributes?.dia_ids ?? '').split(' ').filter(Boolean)));
-      const rawDocs = turns.map((t) => ({ id: String(t.turnId), title: '', text: `${t.query}\n${t.response}` }));
-      const raw = new DocumentIndex(rawDocs);
-      const rawStemmed = new DocumentIndex(rawDocs, { stem: true });
-      const search = async (query: string, limit: number, filters?: Record<string, unknown>) => {
-        const res = await fetch(`${stack.info.apiUrl}/v1/users/${userId}/memory/search`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${stack.info.adminToken}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ query, limit, ...(filters ? { filters } : {}) }),
-        });
-        if (!res.ok) throw new Error(`search answered ${res.status}: ${await res.text()}`);
-        return ((await res.json()) as { results: Array<{ kind: string; text: string; sourceTurns: number[] }> }).results;
-      };
-
-      for (const qa of conv.qa) {
-        if (typeof qa.question !== 'string' || qa.question.trim() === '') continue;
-        const floorHits = raw.search(qa.question, 10);
-        if (qa.category === 5) {
-          adversarial.questions += 1;
-          if ((await search(qa.question, 10)).length === 0) adversarial.empty += 1;
-          if (floorHits.length === 0) adversarial.floorEmpty += 1;
-          continue;
-        }
-        const evidence = evidenceIds(qa);
-        if (evidence.length === 0) continue;
-        questions += 1;
-        byCategory[qa.category] = (byCategory[qa.category] ?? 0) + 1;
-        const results = await search(qa.question, 10);
-        const m = recallAt(results.map((r) => diaOf(r.sourceTurns)), evidence);
-        const f = recallAt(floorHits.map((h) => diaOf([Number(h.doc.id)])), evidence);
-        const fs = recallAt(rawStemmed.search(qa.question, 10).map((h) => diaOf([Number(h.doc.id)])), evidence);
-        for (const k of KS) {
-          stemmedFloor.any[k] += Number(fs.any[k]);
-          stemmedFloor.all[k] += Number(fs.all[k]);
-          memory.any[k] += Number(m.any[k]);
-          memory.all[k] += Number(m.all[k]);
-          const c = memoryByCategory[qa.category] ?? emptyRecall();
-          memoryByCategory[qa.category] = c;
-          c.any[k] += Number(m.any[k]);
-          c.all[k] += Number(m.all[k]);
-          floor.any[k] += Number(f.any[k]);
-          floor.all[k] += Number(f.all[k]);
-        }
-        const top5 = results.slice(0, 5);
-        for (const r of top5) kinds[r.kind] = (kinds[r.kind] ?? 0) + 1;
-        tokens.memoryTop5 += top5.reduce((n, r) => n + estimateTokens(r.text), 0);
-        const standFor = new Set(top5.flatMap((r) => r.sourceTurns));
-        tokens.rawTurnsTheyStandFor += [...standFor].reduce((n, id) => {
-          const t = byTurn.get(id);
-          return n + (t ? estimateTokens(`${t.query}\n${t.response}`) : 0);
-        }, 0);
-        tokens.floorTop5 += floorHits.slice(0, 5).reduce((n, h) => n + estimateTokens(h.doc.text), 0);
-      }
-
-      const asked = endPhase(retrieval);
-      latencyRuns.search.push(asked.filter((i) => i.fn === 'api').map((i) => i.ms));
-
-      // Extraction coverage: each annotated event sentence, searched among staged and
-      // promoted items; covered when one of the top 3 derives from a turn of that session.
-      const sessionTurns = new Map<string, Set<number>>();
-      for (const t of turns) {
-        const s = t.attributes?.session ?? '';
-        if (!sessionTurns.has(s)) sessionTurns.set(s, new Set());
-        sessionTurns.get(s)?.add(t.turnId);
-      }
-      // The diary's decisions, from the batch logs; its entries, from users/{u}/diary/.
-      const entries: Array<{ turns: Set<number>; words: Set<string> }> = [];
-      for (const key of await listAllKeys(s3, stack.info.bucketName, batchLogPrefix(userId))) {
-        if (!/\/Logs\/reflector\/[^/]+\.json$/.test(key)) continue;
-        const log = JSON.parse(await getText(s3, stack.info.bucketName, key)) as BatchLog;
-        if (!log.diary) continue;
-        diary.attempts += 1;
-        for (const [criterion, evidence] of Object.entries(log.diary.criteria)) if (evidence.length > 0) diary.byCriterion[criterion] = (diary.byCriterion[criterion] ?? 0) + 1;
-        if (!log.diary.written || !log.diary.path) {
-          const reason = log.diary.reason ?? '?';
-          diary.rejected[reason] = (diary.rejected[reason] ?? 0) + 1;
-          continue;
-        }
-        diary.written += 1;
-        const text = await getText(s3, stack.info.bucketName, `${userPrefix(userId)}${log.diary.path}`);
-        entries.push({ turns: new Set(log.turns_reviewed), words: new Set(contentWords(text)) });
-      }
-      diary.perTurnEntries += turns.length;
-
-      for (const [key, value] of Object.entries(conv)) {
-        const m = /^events_session_(\d+)$/.exec(key);
-        if (!m || typeof value !== 'object' || value === null) continue;
-        const own = sessionTurns.get(m[1] ?? '') ?? new Set<number>();
-        const sentences = Object.entries(value as Record<string, unknown>)
-          .filter(([speaker]) => speaker !== 'date')
-          .flatMap(([, list]) => (Array.isArray(list) ? (list as string[]) : []));
-        for (const sentence of sentences) {
-          if (typeof sentence !== 'string' || sentence.trim() === '') continue;
-          extraction.events += 1;
-          const hits = await search(sentence, 3, { kind: ['staged', 'knowledge'] });
-          if (hits.some((h) => h.sourceTurns.some((t) => own.has(t)))) extraction.covered += 1;
-          diary.events += 1;
-          const ofSession = entries.filter((e) => [...e.turns].some((t) => own.has(t)));
-          if (ofSession.length > 0) diary.coveredBySession += 1;
-          const words = contentWords(sentence);
-          if (ofSession.some((e) => words.filter((w) => e.words.has(w)).length >= MIN_SHARED_WORDS)) diary.coveredByContent += 1;
-        }
-      }
-      endPhase(null);
-    }
+    for (const file of files) await benchConversation(run, file, tally);
     summary = await stack.summary();
     storage = await measureStorage(stack.info);
   } finally {
@@ -332,20 +271,195 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
     await stack.stop();
     logs.stop();
   }
+  return qualityResult({ files, tally, run, summary, storage, logs, started });
+}
+
+/** One LoCoMo conversation: replay it, ask its questions, then score its annotated events. */
+async function benchConversation(run: Run, file: string, tally: Tally): Promise<void> {
+  const name = file.replace(/^.*\//, '').replace(/\.json$/, '');
+  const conv = JSON.parse(readFileSync(file, 'utf8')) as Conversation;
+  const userId = `locomo-${name}`;
+  const turns = locomoToTurns(conv, { userId, source: `locomo/${name}` });
+  tally.turns += turns.length;
+  await replayConversation(run, turns, tally);
+
+  const search = memorySearch(run.stack, userId);
+  const raw = rawTurns(turns);
+  for (const qa of conv.qa) await askQuestion(qa, raw, search, tally);
+  const asked = run.meter.end(run.retrieval);
+  tally.latencyRuns.search.push(asked.filter((i) => i.fn === 'api').map((i) => i.ms));
+
+  const entries = await readDiaryEntries(run, userId, tally.diary);
+  tally.diary.perTurnEntries += turns.length;
+  await scoreEvents(conv, turns, entries, search, tally);
+  run.meter.end(null);
+}
+
+/** Replays the turns on the stack's clock, then a day of sweeps; records signal and trigger → staged latencies. */
+async function replayConversation(run: Run, turns: readonly TurnSaved[], tally: Tally): Promise<void> {
+  const { stack, meter } = run;
+  meter.end(null);
+  await stack.replayLines(turns.map((t) => JSON.stringify(t)), { clock: true });
+  await stack.waitUntilDrained();
+  await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
+  await stack.waitUntilDrained();
+  const replayed = meter.end(run.ingest);
+  tally.latencyRuns.signal.push(replayed.filter((i) => i.fn === 'signal' && i.records.length > 0).map((i) => i.ms / i.records.length));
+  tally.latencyRuns.trigger.push(
+    replayed
+      .filter((i) => i.fn === 'reflector')
+      .flatMap((i) => i.records.filter((r) => jobKind(r) === 'batch').map((r) => i.finishedAt - Number(r.attributes.SentTimestamp))),
+  );
+}
+
+function memorySearch(stack: LocalStack, userId: string): Search {
+  return async (query, limit, filters) => {
+    const res = await fetch(`${stack.info.apiUrl}/v1/users/${userId}/memory/search`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.info.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query, limit, ...(filters ? { filters } : {}) }),
+    });
+    if (!res.ok) throw new Error(`search answered ${res.status}: ${await res.text()}`);
+    return ((await res.json()) as { results: SearchHit[] }).results;
+  };
+}
+
+/** The raw turns, by id and as the two BM25 floors (plain and stemmed) search them. */
+function rawTurns(turns: readonly TurnSaved[]) {
+  const byTurn = new Map<number, TurnSaved>(turns.map((t) => [t.turnId, t]));
+  const diaOf = (ids: readonly number[]) => new Set(ids.flatMap((id) => (byTurn.get(id)?.attributes?.dia_ids ?? '').split(' ').filter(Boolean)));
+  const docs = turns.map((t) => ({ id: String(t.turnId), title: '', text: `${t.query}\n${t.response}` }));
+  return { byTurn, diaOf, index: new DocumentIndex(docs), stemmed: new DocumentIndex(docs, { stem: true }) };
+}
+type RawTurns = ReturnType<typeof rawTurns>;
+
+/** One QA item: adversarial ones count empty answers; the others score recall against the floors and count tokens. */
+async function askQuestion(qa: Qa, raw: RawTurns, search: Search, tally: Tally): Promise<void> {
+  if (typeof qa.question !== 'string' || qa.question.trim() === '') return;
+  const floorHits = raw.index.search(qa.question, 10);
+  if (qa.category === 5) {
+    tally.adversarial.questions += 1;
+    if ((await search(qa.question, 10)).length === 0) tally.adversarial.empty += 1;
+    if (floorHits.length === 0) tally.adversarial.floorEmpty += 1;
+    return;
+  }
+  const evidence = evidenceIds(qa);
+  if (evidence.length === 0) return;
+  tally.questions += 1;
+  tally.byCategory[qa.category] = (tally.byCategory[qa.category] ?? 0) + 1;
+  const results = await search(qa.question, 10);
+  const m = recallAt(results.map((r) => raw.diaOf(r.sourceTurns)), evidence);
+  addRecall(tally.memory, m);
+  const ofCategory = tally.memoryByCategory[qa.category] ?? emptyRecall();
+  tally.memoryByCategory[qa.category] = ofCategory;
+  addRecall(ofCategory, m);
+  addRecall(tally.floor, recallAt(floorHits.map((h) => raw.diaOf([Number(h.doc.id)])), evidence));
+  addRecall(tally.stemmedFloor, recallAt(raw.stemmed.search(qa.question, 10).map((h) => raw.diaOf([Number(h.doc.id)])), evidence));
+
+  const top5 = results.slice(0, 5);
+  for (const r of top5) tally.kinds[r.kind] = (tally.kinds[r.kind] ?? 0) + 1;
+  tally.tokens.memoryTop5 += top5.reduce((n, r) => n + estimateTokens(r.text), 0);
+  const standFor = new Set(top5.flatMap((r) => r.sourceTurns));
+  tally.tokens.rawTurnsTheyStandFor += [...standFor].reduce((n, id) => {
+    const t = raw.byTurn.get(id);
+    return n + (t ? estimateTokens(`${t.query}\n${t.response}`) : 0);
+  }, 0);
+  tally.tokens.floorTop5 += floorHits.slice(0, 5).reduce((n, h) => n + estimateTokens(h.doc.text), 0);
+}
+
+interface DiaryEntry {
+  turns: Set<number>;
+  words: Set<string>;
+}
+
+/** The diary's decisions, from the batch logs (counted into `diary`); its entries, from users/{u}/diary/. */
+async function readDiaryEntries(run: Run, userId: string, diary: Tally['diary']): Promise<DiaryEntry[]> {
+  const bucket = run.stack.info.bucketName;
+  const entries: DiaryEntry[] = [];
+  for (const key of await listAllKeys(run.s3, bucket, batchLogPrefix(userId))) {
+    if (!/\/Logs\/reflector\/[^/]+\.json$/.test(key)) continue;
+    const log = JSON.parse(await getText(run.s3, bucket, key)) as BatchLog;
+    if (!log.diary) continue;
+    diary.attempts += 1;
+    for (const [criterion, evidence] of Object.entries(log.diary.criteria)) if (evidence.length > 0) diary.byCriterion[criterion] = (diary.byCriterion[criterion] ?? 0) + 1;
+    if (!log.diary.written || !log.diary.path) {
+      const reason = log.diary.reason ?? '?';
+      diary.rejected[reason] = (diary.rejected[reason] ?? 0) + 1;
+      continue;
+    }
+    diary.written += 1;
+    const text = await getText(run.s3, bucket, `${userPrefix(userId)}${log.diary.path}`);
+    entries.push({ turns: new Set(log.turns_reviewed), words: new Set(contentWords(text)) });
+  }
+  return entries;
+}
+
+/** The conversation's annotated event sentences (`events_session_N`), each with its session's turn ids. */
+function annotatedEvents(conv: Conversation, turns: readonly TurnSaved[]): Array<{ sentence: string; own: Set<number> }> {
+  const sessionTurns = new Map<string, Set<number>>();
+  for (const t of turns) {
+    const s = t.attributes?.session ?? '';
+    if (!sessionTurns.has(s)) sessionTurns.set(s, new Set());
+    sessionTurns.get(s)?.add(t.turnId);
+  }
+  const events: Array<{ sentence: string; own: Set<number> }> = [];
+  for (const [key, value] of Object.entries(conv)) {
+    const m = /^events_session_(\d+)$/.exec(key);
+    if (!m || typeof value !== 'object' || value === null) continue;
+    const own = sessionTurns.get(m[1] ?? '') ?? new Set<number>();
+    const sentences = Object.entries(value as Record<string, unknown>)
+      .filter(([speaker]) => speaker !== 'date')
+      .flatMap(([, list]) => (Array.isArray(list) ? (list as string[]) : []));
+    for (const sentence of sentences) if (typeof sentence === 'string' && sentence.trim() !== '') events.push({ sentence, own });
+  }
+  return events;
+}
+
+/**
+ * Extraction coverage: each annotated event sentence, searched among staged and promoted
+ * items; covered when one of the top 3 derives from a turn of that session. Diary coverage:
+ * by session (an entry reviewed a turn of it) and by content (that entry shares words with it).
+ */
+async function scoreEvents(conv: Conversation, turns: readonly TurnSaved[], entries: readonly DiaryEntry[], search: Search, tally: Tally): Promise<void> {
+  const { extraction, diary } = tally;
+  for (const { sentence, own } of annotatedEvents(conv, turns)) {
+    extraction.events += 1;
+    const hits = await search(sentence, 3, { kind: ['staged', 'knowledge'] });
+    if (hits.some((h) => h.sourceTurns.some((t) => own.has(t)))) extraction.covered += 1;
+    diary.events += 1;
+    const ofSession = entries.filter((e) => [...e.turns].some((t) => own.has(t)));
+    if (ofSession.length > 0) diary.coveredBySession += 1;
+    const words = contentWords(sentence);
+    if (ofSession.some((e) => words.filter((w) => e.words.has(w)).length >= MIN_SHARED_WORDS)) diary.coveredByContent += 1;
+  }
+}
+
+/** The tallies as the report gives them: recall and coverage as shares, tokens as means per question. */
+function qualityResult(end: {
+  files: readonly string[];
+  tally: Tally;
+  run: Run;
+  summary: Summary | null;
+  storage: StorageUse;
+  logs: ReturnType<typeof captureLogBytes>;
+  started: number;
+}): QualityResult {
+  const { tally, summary, storage, logs } = end;
+  const { questions, adversarial, tokens, extraction, diary } = tally;
   const share = (n: number, d: number) => (d > 0 ? Math.round((n / d) * 1000) / 1000 : 0);
   const norm = (r: Recall, n = questions): Recall => ({
     any: { 1: share(r.any[1], n), 5: share(r.any[5], n), 10: share(r.any[10], n) },
     all: { 1: share(r.all[1], n), 5: share(r.all[5], n), 10: share(r.all[10], n) },
   });
   return {
-    conversations: files.map((f) => f.replace(/^.*\//, '')),
-    turns: turnsTotal,
+    conversations: end.files.map((f) => f.replace(/^.*\//, '')),
+    turns: tally.turns,
     questions,
-    byCategory,
-    memoryByCategory: Object.fromEntries(Object.entries(memoryByCategory).map(([c, r]) => [c, norm(r, byCategory[c] ?? 0)])),
-    memory: norm(memory),
-    floor: norm(floor),
-    stemmedFloor: norm(stemmedFloor),
+    byCategory: tally.byCategory,
+    memoryByCategory: Object.fromEntries(Object.entries(tally.memoryByCategory).map(([c, r]) => [c, norm(r, tally.byCategory[c] ?? 0)])),
+    memory: norm(tally.memory),
+    floor: norm(tally.floor),
+    stemmedFloor: norm(tally.stemmedFloor),
     adversarial: { questions: adversarial.questions, emptyShare: share(adversarial.empty, adversarial.questions), floorEmptyShare: share(adversarial.floorEmpty, adversarial.questions) },
     tokens: {
       memoryTop5: Math.round(tokens.memoryTop5 / Math.max(1, questions)),
@@ -354,11 +468,11 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
     },
     extraction: { ...extraction, share: share(extraction.covered, extraction.events) },
     diary: { ...diary, reduction: share(diary.perTurnEntries - diary.written, diary.perTurnEntries) },
-    kinds,
-    promotion: { staged: summary?.staged ?? 0, promoted: summary?.promoted ?? 0, per100Turns: share((summary?.promoted ?? 0) * 100, turnsTotal) },
+    kinds: tally.kinds,
+    promotion: { staged: summary?.staged ?? 0, promoted: summary?.promoted ?? 0, per100Turns: share((summary?.promoted ?? 0) * 100, tally.turns) },
     usage: {
-      ingest,
-      retrieval,
+      ingest: end.run.ingest,
+      retrieval: end.run.retrieval,
       sweepFires: summary?.sweepsFired ?? 0,
       records: summary ? summary.staged + summary.promoted + summary.findings + summary.summaries : 0,
       storedBytes: { dynamodb: storage.dynamodbBytes, s3: storage.s3Bytes },
@@ -366,8 +480,8 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
       logBytes: logs.bytes,
       metrics: [...logs.metrics].sort(),
     },
-    latency: { signalMsPerTurn: spread(latencyRuns.signal), triggerToStagedMs: spread(latencyRuns.trigger), searchApiMs: spread(latencyRuns.search) },
-    seconds: Math.round((Date.now() - started) / 1000),
+    latency: { signalMsPerTurn: spread(tally.latencyRuns.signal), triggerToStagedMs: spread(tally.latencyRuns.trigger), searchApiMs: spread(tally.latencyRuns.search) },
+    seconds: Math.round((Date.now() - end.started) / 1000),
   };
 }
 
@@ -430,10 +544,7 @@ function captureLogBytes(): { bytes: Record<string, number>; metrics: Set<string
     }
     return kept.length > 0 ? (write as (c: string, ...r: unknown[]) => boolean)(kept, ...rest) : true;
   }) as typeof process.stdout.write;
-  const stop = () => {
-    process.stdout.write = write;
-  };
-  return { bytes, metrics, stop };
+  return { bytes, metrics, stop: () => void (process.stdout.write = write) };
 }
 
 export const LOCOMO_FILES = ['conv-26.json', 'conv-30.json', 'conv-41.json', 'conv-42.json', 'conv-43.json'];

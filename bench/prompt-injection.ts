@@ -265,145 +265,196 @@ export async function seedInjectionVictim(stack: LocalStack): Promise<void> {
   if (res.status !== 200) throw new Error(`could not save the victim's memory: ${res.status} ${await res.text()}`);
 }
 
+/** What the attack's steps share: the stack, clients on its bucket and queues, and the failures found so far. */
+interface Attack {
+  stack: LocalStack;
+  s3: S3Client;
+  sqs: SQSClient;
+  failures: string[];
+}
+
+type ApiSample = ReturnType<typeof anyApiCase> extends fc.Arbitrary<infer T> ? T : never;
+
 export async function runPromptInjection(stack: LocalStack, hostile: InjectionResponder, options: { apiCases: number; seed: number; handlerErrors: string[] }): Promise<InjectionReport> {
   const started = performance.now();
-  const failures: string[] = [];
   const info = stack.info;
-  const s3 = new S3Client({ region: info.region, endpoint: info.endpoints.s3, forcePathStyle: true, credentials: info.credentials });
-  const sqs = new SQSClient({ region: info.region, endpoint: info.endpoints.sqs, credentials: info.credentials });
+  const a: Attack = {
+    stack,
+    s3: new S3Client({ region: info.region, endpoint: info.endpoints.s3, forcePathStyle: true, credentials: info.credentials }),
+    sqs: new SQSClient({ region: info.region, endpoint: info.endpoints.sqs, credentials: info.credentials }),
+    failures: [],
+  };
   try {
-    const victimBefore = JSON.stringify((await stack.dumpState()).find((d) => d.userId === V));
-    if (!victimBefore?.includes(SECRET)) failures.push('precondition: the victim’s memory does not hold the secret');
-    const keysBefore = new Set(await listAllKeys(s3, info.bucketName, ''));
+    const victimBefore = await victimState(stack);
+    if (!victimBefore?.includes(SECRET)) a.failures.push('precondition: the victim’s memory does not hold the secret');
+    const keysBefore = new Set(await listAllKeys(a.s3, info.bucketName, ''));
     const modelCallsBefore = stack.emulators.converse.requests.length;
     const errorsBefore = options.handlerErrors.length;
     requestLedger.reset();
     requestLedger.recordTargets(true);
     hostile.arm();
 
-    // 1. The attacker's turns, an oversized one (a claim check), the session's end; then a week of schedules.
-    const lines = attackerLines();
-    const replay = await stack.replayLines(lines, { clock: true });
-    for (const r of replay.refused) failures.push(`SQS refused attacker line ${r.line}: ${r.reason}`);
-    await stack.publisher.publish([
-      { type: 'turn.saved', version: 1, userId: A, sessionId: 's2', turnId: lines.filter((l) => l.includes('"turn.saved"')).length, timestamp: new Date(stack.now().getTime() + 60_000).toISOString(), query: `${REEF} ${mb(0.6, 'reef ')}`, response: 'ok' },
-    ]);
-    await stack.waitUntilDrained();
-    await stack.advanceTo(new Date(ATTACKER_DAY + 8 * 86_400_000));
-    await stack.waitUntilDrained();
-
-    // 2. The memory API, fuzzed over HTTP with the attacker's token.
-    const token = await stack.mintUserToken([A]);
-    const own = await fetch(`${info.apiUrl}/v1/users/${A}/memory/tiers/long_term`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ text: 'the tank holds 40 gallons', clientId: 'c-long' }),
-    });
-    const ownMem = ((await own.json()) as { item?: { id?: string } }).item?.id ?? 'mem:missing';
-    const api = { requests: 0, skipped: 0, byStatus: {} as Record<string, number> };
-    const cases = fc.sample(anyApiCase({ maxBytes: 256 * 1024 }), { numRuns: options.apiCases, seed: options.seed });
-    for (const { route, c } of cases) {
-      // Over HTTP every path parameter is percent-encoded (a raw `/`, `?` or `#` would change the route).
-      const req = apiRequestOf({ ...c, encode: true }, ownMem);
-      if (!req.encodable) {
-        api.skipped += 1;
-        continue;
-      }
-      let path = route.path;
-      for (const [k, v] of Object.entries(req.pathParameters)) path = path.replace(`{${k}}`, v);
-      const qs = new URLSearchParams(req.query).toString();
-      const body = route.method === 'GET' ? undefined : req.body;
-      const res = await fetch(`${info.apiUrl}${path}${qs ? `?${qs}` : ''}`, {
-        method: route.method,
-        headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-        ...(body !== undefined ? { body } : {}),
-      });
-      const text = await res.text();
-      let answer: unknown = text;
-      try {
-        answer = JSON.parse(text);
-      } catch {
-        // not JSON (the console, a 404 of the local router): checked as text
-      }
-      api.requests += 1;
-      api.byStatus[res.status] = (api.byStatus[res.status] ?? 0) + 1;
-      const problems = apiAnswerProblems(route, { ...c, body: body === undefined ? { text: undefined, mutation: null } : c.body }, { ...req, body }, res.status, answer, A);
-      for (const p of problems) failures.push(`API ${route.method} ${path.slice(0, 120)}: ${p}`);
-    }
+    const lines = await replayAttacker(a);
+    const api = await fuzzApi(a, options);
     await stack.waitUntilDrained();
 
     // 3. The checks.
-    const victimAfter = JSON.stringify((await stack.dumpState()).find((d) => d.userId === V));
-    if (victimAfter !== victimBefore) failures.push(`the victim’s memory changed: ${firstDifference(victimBefore ?? '', victimAfter ?? '')}`);
-
-    const allowed = (key: string) => key.startsWith(userPrefix(A)) || key.startsWith(claimsPrefix(A)) || key.startsWith(rejectedPrefix());
-    const keysAfter = await listAllKeys(s3, info.bucketName, '');
-    const fresh = keysAfter.filter((k) => !keysBefore.has(k));
-    for (const k of fresh) if (!allowed(k) || k.split('/').some((s) => s === '..' || s === '.')) failures.push(`a new key outside the attacker's prefix: ${JSON.stringify(k.slice(0, 200))}`);
-    for (const k of keysBefore) if (!keysAfter.includes(k)) failures.push(`a key that existed before is gone: ${k}`);
-    for (const [fn, targets] of Object.entries(requestLedger.targetsByScope())) {
-      for (const t of targets) if (t.key !== undefined && t.operation.startsWith('S3.') && !allowed(t.key)) failures.push(`${fn}: ${t.operation} ${JSON.stringify(t.key.slice(0, 200))} outside the attacker's prefix`);
-    }
-
-    const deadLetters: Record<string, number> = {};
-    for (const [name, q] of Object.entries(info.queues)) {
-      const a = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: q.dlqUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }))).Attributes ?? {};
-      deadLetters[name] = Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0);
-      if ((deadLetters[name] ?? 0) > 0) failures.push(`${deadLetters[name]} message(s) parked in the ${name} dead-letter queue`);
-    }
+    const victimAfter = await victimState(stack);
+    if (victimAfter !== victimBefore) a.failures.push(`the victim’s memory changed: ${firstDifference(victimBefore ?? '', victimAfter ?? '')}`);
+    const { keysAfter, fresh } = await checkKeys(a, keysBefore);
+    const deadLetters = await checkDeadLetters(a);
     const handlerErrors = options.handlerErrors.slice(errorsBefore);
-    for (const e of handlerErrors) failures.push(`a handler crashed: ${e.slice(0, 300)}`);
-
-    const text = (key: string) => getText(s3, info.bucketName, key);
+    for (const e of handlerErrors) a.failures.push(`a handler crashed: ${e.slice(0, 300)}`);
     const mine = keysAfter.filter((k) => k.startsWith(userPrefix(A)));
-    const batchKeys = mine.filter((k) => /\/Logs\/reflector\/[^/]+\.json$/.test(k) && !k.endsWith('.model-output.json'));
-    const batches = { completed: 0, aborted: 0 };
-    for (const key of batchKeys) {
-      const log = JSON.parse(await text(key)) as BatchLog;
-      batches[log.status === 'completed' ? 'completed' : 'aborted'] += 1;
-      for (const p of capProblems(log)) failures.push(`${key}: ${p}`);
-    }
-    if (batchKeys.length === 0) failures.push('no batch of the attacker was logged (the attack never reached the reflector)');
-    const summaryKeys = mine.filter((k) => /\/reflections\/[^/]+\/assistant\.md$/.test(k));
-    for (const key of summaryKeys) {
-      const body = await text(key);
-      if (body.length > MAX_SUMMARY_CHARS + 2_000) failures.push(`${key} holds ${body.length} chars, over the summary cap`);
-    }
-    const runKeys = mine.filter((k) => /\/Logs\/sleep-time\/[^/]+\.json$/.test(k));
-    let nightlyRuns = 0;
-    let weeklyRuns = 0;
-    for (const key of runKeys) {
-      const run = JSON.parse(await text(key)) as { kind: string; stored: unknown[] };
-      if (run.kind === 'nightly') nightlyRuns += 1;
-      else weeklyRuns += 1;
-      if (run.stored.length > 30) failures.push(`${key}: ${run.stored.length} findings stored`);
-    }
+    const logs = await checkAttackerLogs(a, mine);
     const summary = await stack.summary();
-    if (summary.rejected < 1) failures.push('the turn whose attributes outgrow DynamoDB was not rejected at the edge');
+    if (summary.rejected < 1) a.failures.push('the turn whose attributes outgrow DynamoDB was not rejected at the edge');
     return {
       attackerTurns: lines.filter((l) => l.includes('"turn.saved"')).length + 1,
       // (one of them, the three-byte-attributes turn, is rejected at the edge)
       hostileAnswers: { ...hostile.calls },
       modelCalls: stack.emulators.converse.requests.length - modelCallsBefore,
-      batches,
+      batches: logs.batches,
       staged: mine.filter((k) => k.includes('/Knowledge_staging/')).length,
       promoted: mine.filter((k) => k.includes('/Knowledge/') && !k.includes('/Knowledge/Reflections/')).length,
-      summaries: summaryKeys.length,
-      nightlyRuns,
-      weeklyRuns,
+      summaries: logs.summaries,
+      nightlyRuns: logs.nightlyRuns,
+      weeklyRuns: logs.weeklyRuns,
       rejected: summary.rejected,
       deadLetters,
       handlerErrors,
       newKeys: fresh.length,
       api,
-      failures,
+      failures: a.failures,
       ms: Math.round(performance.now() - started),
     };
   } finally {
     requestLedger.recordTargets(false);
-    s3.destroy();
-    sqs.destroy();
+    a.s3.destroy();
+    a.sqs.destroy();
   }
+}
+
+/** Everything the stack holds for the victim, as one string to compare before and after. */
+async function victimState(stack: LocalStack): Promise<string | undefined> {
+  return JSON.stringify((await stack.dumpState()).find((d) => d.userId === V));
+}
+
+/** 1. The attacker's turns, an oversized one (a claim check), the session's end; then a week of schedules. Returns the lines replayed. */
+async function replayAttacker(a: Attack): Promise<string[]> {
+  const { stack } = a;
+  const lines = attackerLines();
+  const replay = await stack.replayLines(lines, { clock: true });
+  for (const r of replay.refused) a.failures.push(`SQS refused attacker line ${r.line}: ${r.reason}`);
+  await stack.publisher.publish([
+    { type: 'turn.saved', version: 1, userId: A, sessionId: 's2', turnId: lines.filter((l) => l.includes('"turn.saved"')).length, timestamp: new Date(stack.now().getTime() + 60_000).toISOString(), query: `${REEF} ${mb(0.6, 'reef ')}`, response: 'ok' },
+  ]);
+  await stack.waitUntilDrained();
+  await stack.advanceTo(new Date(ATTACKER_DAY + 8 * 86_400_000));
+  await stack.waitUntilDrained();
+  return lines;
+}
+
+/** 2. The memory API, fuzzed over HTTP with the attacker's token. */
+async function fuzzApi(a: Attack, options: { apiCases: number; seed: number }): Promise<InjectionReport['api']> {
+  const { info } = a.stack;
+  const token = await a.stack.mintUserToken([A]);
+  const own = await fetch(`${info.apiUrl}/v1/users/${A}/memory/tiers/long_term`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ text: 'the tank holds 40 gallons', clientId: 'c-long' }),
+  });
+  const ownMem = ((await own.json()) as { item?: { id?: string } }).item?.id ?? 'mem:missing';
+  const api = { requests: 0, skipped: 0, byStatus: {} as Record<string, number> };
+  const cases = fc.sample(anyApiCase({ maxBytes: 256 * 1024 }), { numRuns: options.apiCases, seed: options.seed });
+  for (const sample of cases) {
+    const status = await sendApiCase(a, sample, token, ownMem);
+    if (status === null) {
+      api.skipped += 1;
+      continue;
+    }
+    api.requests += 1;
+    api.byStatus[status] = (api.byStatus[status] ?? 0) + 1;
+  }
+  return api;
+}
+
+/** One fuzzed request over HTTP, its answer checked; the status, or null when the case cannot travel over HTTP. */
+async function sendApiCase(a: Attack, { route, c }: ApiSample, token: string, ownMem: string): Promise<number | null> {
+  // Over HTTP every path parameter is percent-encoded (a raw `/`, `?` or `#` would change the route).
+  const req = apiRequestOf({ ...c, encode: true }, ownMem);
+  if (!req.encodable) return null;
+  let path = route.path;
+  for (const [k, v] of Object.entries(req.pathParameters)) path = path.replace(`{${k}}`, v);
+  const qs = new URLSearchParams(req.query).toString();
+  const body = route.method === 'GET' ? undefined : req.body;
+  const res = await fetch(`${a.stack.info.apiUrl}${path}${qs ? `?${qs}` : ''}`, {
+    method: route.method,
+    headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body } : {}),
+  });
+  const text = await res.text();
+  let answer: unknown = text;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    // not JSON (the console, a 404 of the local router): checked as text
+  }
+  const problems = apiAnswerProblems(route, { ...c, body: body === undefined ? { text: undefined, mutation: null } : c.body }, { ...req, body }, res.status, answer, A);
+  for (const p of problems) a.failures.push(`API ${route.method} ${path.slice(0, 120)}: ${p}`);
+  return res.status;
+}
+
+/** Every new key, and every S3 key a function touched, is under the attacker's prefixes; no key disappeared. */
+async function checkKeys(a: Attack, keysBefore: ReadonlySet<string>): Promise<{ keysAfter: string[]; fresh: string[] }> {
+  const allowed = (key: string) => key.startsWith(userPrefix(A)) || key.startsWith(claimsPrefix(A)) || key.startsWith(rejectedPrefix());
+  const keysAfter = await listAllKeys(a.s3, a.stack.info.bucketName, '');
+  const fresh = keysAfter.filter((k) => !keysBefore.has(k));
+  for (const k of fresh) if (!allowed(k) || k.split('/').some((s) => s === '..' || s === '.')) a.failures.push(`a new key outside the attacker's prefix: ${JSON.stringify(k.slice(0, 200))}`);
+  for (const k of keysBefore) if (!keysAfter.includes(k)) a.failures.push(`a key that existed before is gone: ${k}`);
+  for (const [fn, targets] of Object.entries(requestLedger.targetsByScope())) {
+    for (const t of targets) if (t.key !== undefined && t.operation.startsWith('S3.') && !allowed(t.key)) a.failures.push(`${fn}: ${t.operation} ${JSON.stringify(t.key.slice(0, 200))} outside the attacker's prefix`);
+  }
+  return { keysAfter, fresh };
+}
+
+/** Messages in each dead-letter queue (visible or in flight); any is a failure. */
+async function checkDeadLetters(a: Attack): Promise<Record<string, number>> {
+  const deadLetters: Record<string, number> = {};
+  for (const [name, q] of Object.entries(a.stack.info.queues)) {
+    const attrs = (await a.sqs.send(new GetQueueAttributesCommand({ QueueUrl: q.dlqUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }))).Attributes ?? {};
+    deadLetters[name] = Number(attrs.ApproximateNumberOfMessages ?? 0) + Number(attrs.ApproximateNumberOfMessagesNotVisible ?? 0);
+    if ((deadLetters[name] ?? 0) > 0) a.failures.push(`${deadLetters[name]} message(s) parked in the ${name} dead-letter queue`);
+  }
+  return deadLetters;
+}
+
+/** The attacker's batch logs (caps held), summaries (within their cap) and sleep-time runs (findings bounded). */
+async function checkAttackerLogs(a: Attack, mine: readonly string[]) {
+  const text = (key: string) => getText(a.s3, a.stack.info.bucketName, key);
+  const batchKeys = mine.filter((k) => /\/Logs\/reflector\/[^/]+\.json$/.test(k) && !k.endsWith('.model-output.json'));
+  const batches = { completed: 0, aborted: 0 };
+  for (const key of batchKeys) {
+    const log = JSON.parse(await text(key)) as BatchLog;
+    batches[log.status === 'completed' ? 'completed' : 'aborted'] += 1;
+    for (const p of capProblems(log)) a.failures.push(`${key}: ${p}`);
+  }
+  if (batchKeys.length === 0) a.failures.push('no batch of the attacker was logged (the attack never reached the reflector)');
+  const summaryKeys = mine.filter((k) => /\/reflections\/[^/]+\/assistant\.md$/.test(k));
+  for (const key of summaryKeys) {
+    const body = await text(key);
+    if (body.length > MAX_SUMMARY_CHARS + 2_000) a.failures.push(`${key} holds ${body.length} chars, over the summary cap`);
+  }
+  const runKeys = mine.filter((k) => /\/Logs\/sleep-time\/[^/]+\.json$/.test(k));
+  let nightlyRuns = 0;
+  let weeklyRuns = 0;
+  for (const key of runKeys) {
+    const run = JSON.parse(await text(key)) as { kind: string; stored: unknown[] };
+    if (run.kind === 'nightly') nightlyRuns += 1;
+    else weeklyRuns += 1;
+    if (run.stored.length > 30) a.failures.push(`${key}: ${run.stored.length} findings stored`);
+  }
+  return { batches, summaries: summaryKeys.length, nightlyRuns, weeklyRuns };
 }
 
 function firstDifference(a: string, b: string): string {

@@ -455,6 +455,13 @@ ${LEVERS.map((l) => `| ${l.lever} | ${l.any1.toFixed(1)} % | ${l.any5.toFixed(1)
 
 async function locomoSection(quick: boolean): Promise<SectionResult> {
   const quality = runQuality(quick);
+  writeRecallPlot(quality);
+  const table = recallTable(quality);
+  return { md: locomoMarkdown(quality, quick, table), json: locomoJson(quality), log: [table] };
+}
+
+/** bench/plots/recall-at-k.svg: memory.search's "any" recall@k beside the two BM25 floors. */
+function writeRecallPlot(quality: QualityResult): void {
   mkdirSync(new URL('./plots/', import.meta.url), { recursive: true });
   writeFileSync(
     new URL('./plots/recall-at-k.svg', import.meta.url),
@@ -471,7 +478,10 @@ async function locomoSection(quick: boolean): Promise<SectionResult> {
       format: (n) => n.toFixed(2),
     }),
   );
-  const recallTable = [
+}
+
+function recallTable(quality: QualityResult): string {
+  return [
     '| | any@1 | any@5 | any@10 | all@1 | all@5 | all@10 |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...(
@@ -482,7 +492,10 @@ async function locomoSection(quick: boolean): Promise<SectionResult> {
       ] as const
     ).map(([name, r]) => `| ${name} | ${pct(r.any[1])} | ${pct(r.any[5])} | ${pct(r.any[10])} | ${pct(r.all[1])} | ${pct(r.all[5])} | ${pct(r.all[10])} |`),
   ].join('\n');
-  const md = `## Memory quality on LoCoMo
+}
+
+function locomoMarkdown(quality: QualityResult, quick: boolean, table: string): string {
+  return `## Memory quality on LoCoMo
 
 ${quality.conversations.join(', ')}${quick ? ' (`--quick`: the first conversation only)' : ''}: ${quality.turns} turns replayed through the
 local stack with the offline model (rule-based, not an LLM) and the simulated clock, then
@@ -492,7 +505,7 @@ ${quality.questions} questions of categories 1–4 (${Object.entries(quality.byC
 "all" = every one. The floor, measured in the same run: plain BM25 (MiniSearch) over the raw
 turns. Run time ${quality.seconds} s.
 
-${recallTable}
+${table}
 
 ![recall@k](bench/plots/recall-at-k.svg)
 
@@ -520,7 +533,11 @@ stemming memory.search uses: ${margin(quality.memory, quality.stemmedFloor)} —
 
 ${latencySection(quality)}
 ${diarySection(quality)}`;
-  const json = {
+}
+
+/** The section's fields in the last line's JSON. */
+function locomoJson(quality: QualityResult) {
+  return {
     anyAt: quality.memory.any,
     allAt: quality.memory.all,
     floorAnyAt: quality.floor.any,
@@ -528,11 +545,6 @@ ${diarySection(quality)}`;
     promotionsPer100Turns: quality.promotion.per100Turns,
     byCategory: Object.fromEntries(Object.entries(quality.memoryByCategory).map(([c, r]) => [c, { questions: quality.byCategory[c] ?? 0, anyAt: r.any, allAt: r.all }])),
     diary: { written: quality.diary.written, perTurn: quality.diary.perTurnEntries },
-  };
-  return {
-    md,
-    json,
-    log: [recallTable],
   };
 }
 

@@ -67,6 +67,19 @@ function locomo(dir: string): { lines: string[]; questions: string[] } {
   return { lines, questions };
 }
 
+type LocalStack = Awaited<ReturnType<typeof startLocalStack>>;
+
+/** What each size's measurement shares: the stack, the bench's own clients and the LoCoMo text. */
+interface Bench {
+  stack: LocalStack;
+  ddb: ReturnType<typeof createDocumentClient>;
+  indexStore: DynamoS3SearchIndexStore;
+  /** When the items were written (one time for every size). */
+  now: Date;
+  lines: string[];
+  questions: string[];
+}
+
 export async function benchSearchLatency(dir: string, sizes: readonly number[]): Promise<SearchLatencyRow[]> {
   const { lines, questions } = locomo(dir);
   const stack = await startLocalStack({ stage: 'bench', logLevel: 'SILENT' });
@@ -75,63 +88,83 @@ export async function benchSearchLatency(dir: string, sizes: readonly number[]):
     // The seeding writes as a compaction would, with the bench's own (unenforced) clients.
     const ddb = createDocumentClient(createDynamoDbClient());
     const indexStore = new DynamoS3SearchIndexStore(ddb, createS3Client(), stack.info.tableName, stack.info.bucketName);
-    const now = stack.now();
+    const bench: Bench = { stack, ddb, indexStore, now: stack.now(), lines, questions };
     const rows: SearchLatencyRow[] = [];
-    for (const n of sizes) {
-      const user = `bench-${n}`;
-      const items: MemoryItem[] = Array.from({ length: n }, (_, i) => {
-        const fresh = newTierItem(user, 'long_term', { text: `${lines[i % lines.length]} (${Math.floor(i / lines.length)})`, sourceTurns: [i + 1] }, now);
-        return { ...fresh, id: `mem:${i}`, path: `memory/long_term/mem:${i}` };
-      });
-      await batchWriteAll(ddb, stack.info.tableName, items.map((item) => ({ PutRequest: { Item: memoryItemRow(item) } })));
-      const written = await indexStore.putSegment(user, 1, segmentOf(items));
-      await indexStore.moveHead(user, 0, { version: 1, segments: [{ ...written, items: n, removes: [] }] });
-      const body = (q: number) => JSON.stringify({ query: questions[(q * 37) % questions.length] ?? 'what', limit: 10 });
-      const search = (url: string, q: number) =>
-        fetch(`${url}/v1/users/${user}/memory/search`, { method: 'POST', headers: { authorization: `Bearer ${stack.info.adminToken}`, 'content-type': 'application/json' }, body: body(q) }).then(async (r) => {
-          if (r.status !== 200) throw new Error(`search at ${n} items: ${r.status} ${await r.text()}`);
-          return (await r.json()) as { results: unknown[] };
-        });
-      const cold: number[] = [];
-      for (let c = 0; c < 3; c++) cold.push(await coldSearch(stack, (url) => search(url, 1000 + c)));
-      // The stack's own container: warm from here on (segment loaded, code compiled by the JIT).
-      for (let w = 0; w < 10; w++) await search(stack.info.apiUrl, 500 + w);
-      // 200 searches: a p95 of 40 would be the second-slowest search, too noisy to hold a goal to.
-      const queries = 200;
-      const times: number[] = [];
-      const before = requestLedger.snapshot();
-      for (let q = 1; q <= queries; q++) {
-        const t0 = performance.now();
-        await search(stack.info.apiUrl, q);
-        times.push(performance.now() - t0);
-      }
-      const d = ledgerDelta(before, requestLedger.snapshot());
-      const readUnits = Object.entries(d)
-        .filter(([k]) => k.startsWith('DynamoDB.'))
-        .reduce((s, [, v]) => s + v.readUnits, 0);
-      const floor: number[] = [];
-      const items10 = new DynamoMemoryItemStore(ddb, stack.info.tableName, new DynamoSearchChangeLog(ddb, stack.info.tableName));
-      for (let q = 1; q <= queries; q++) {
-        const t0 = performance.now();
-        await indexStore.changes(user);
-        await indexStore.head(user);
-        await items10.getMany(user, Array.from({ length: 10 }, (_, i) => `mem:${(q * 97 + i * 13) % n}`));
-        floor.push(performance.now() - t0);
-      }
-      rows.push({ items: n, queries, p50: quantile(times, 0.5), p95: quantile(times, 0.95), coldMs: quantile(cold, 0.5), readUnitsPerSearch: readUnits / queries, floorP50: quantile(floor, 0.5), floorP95: quantile(floor, 0.95) });
-      const r = rows.at(-1) as SearchLatencyRow;
-      console.log(
-        `${n} items: p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms, cold ${r.coldMs.toFixed(0)} ms (${cold.map((c) => c.toFixed(0)).join(' / ')}), ${r.readUnitsPerSearch.toFixed(2)} read units per search; the three requests alone p50 ${r.floorP50.toFixed(1)} ms, p95 ${r.floorP95.toFixed(1)} ms`,
-      );
-    }
+    for (const n of sizes) rows.push(await measureSize(bench, n));
     return rows;
   } finally {
     await stack.stop();
   }
 }
 
+/** One size: seed `n` items, time cold, then warm searches and the floor of the three requests a search needs; log the row. */
+async function measureSize(bench: Bench, n: number): Promise<SearchLatencyRow> {
+  const { stack } = bench;
+  const user = `bench-${n}`;
+  await seedItems(bench, user, n);
+  const search = searcher(bench, user, n);
+  const cold: number[] = [];
+  for (let c = 0; c < 3; c++) cold.push(await coldSearch(stack, (url) => search(url, 1000 + c)));
+  // The stack's own container: warm from here on (segment loaded, code compiled by the JIT).
+  for (let w = 0; w < 10; w++) await search(stack.info.apiUrl, 500 + w);
+  // 200 searches: a p95 of 40 would be the second-slowest search, too noisy to hold a goal to.
+  const queries = 200;
+  const times: number[] = [];
+  const before = requestLedger.snapshot();
+  for (let q = 1; q <= queries; q++) {
+    const t0 = performance.now();
+    await search(stack.info.apiUrl, q);
+    times.push(performance.now() - t0);
+  }
+  const d = ledgerDelta(before, requestLedger.snapshot());
+  const readUnits = Object.entries(d)
+    .filter(([k]) => k.startsWith('DynamoDB.'))
+    .reduce((s, [, v]) => s + v.readUnits, 0);
+  const floor = await timeFloor(bench, user, n, queries);
+  const r: SearchLatencyRow = { items: n, queries, p50: quantile(times, 0.5), p95: quantile(times, 0.95), coldMs: quantile(cold, 0.5), readUnitsPerSearch: readUnits / queries, floorP50: quantile(floor, 0.5), floorP95: quantile(floor, 0.95) };
+  console.log(
+    `${n} items: p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms, cold ${r.coldMs.toFixed(0)} ms (${cold.map((c) => c.toFixed(0)).join(' / ')}), ${r.readUnitsPerSearch.toFixed(2)} read units per search; the three requests alone p50 ${r.floorP50.toFixed(1)} ms, p95 ${r.floorP95.toFixed(1)} ms`,
+  );
+  return r;
+}
+
+/** `n` long-term items of LoCoMo text, written as a compaction would: the rows, one index segment, the head. */
+async function seedItems({ stack, ddb, indexStore, now, lines }: Bench, user: string, n: number): Promise<void> {
+  const items: MemoryItem[] = Array.from({ length: n }, (_, i) => {
+    const fresh = newTierItem(user, 'long_term', { text: `${lines[i % lines.length]} (${Math.floor(i / lines.length)})`, sourceTurns: [i + 1] }, now);
+    return { ...fresh, id: `mem:${i}`, path: `memory/long_term/mem:${i}` };
+  });
+  await batchWriteAll(ddb, stack.info.tableName, items.map((item) => ({ PutRequest: { Item: memoryItemRow(item) } })));
+  const written = await indexStore.putSegment(user, 1, segmentOf(items));
+  await indexStore.moveHead(user, 0, { version: 1, segments: [{ ...written, items: n, removes: [] }] });
+}
+
+/** Search number `q` (a LoCoMo question) for `user` against the API at `url`. */
+function searcher({ stack, questions }: Bench, user: string, n: number) {
+  const body = (q: number) => JSON.stringify({ query: questions[(q * 37) % questions.length] ?? 'what', limit: 10 });
+  return (url: string, q: number) =>
+    fetch(`${url}/v1/users/${user}/memory/search`, { method: 'POST', headers: { authorization: `Bearer ${stack.info.adminToken}`, 'content-type': 'application/json' }, body: body(q) }).then(async (r) => {
+      if (r.status !== 200) throw new Error(`search at ${n} items: ${r.status} ${await r.text()}`);
+      return (await r.json()) as { results: unknown[] };
+    });
+}
+
+/** The floor: the three requests a search makes (changes, head, ten items), timed alone `queries` times. */
+async function timeFloor({ stack, ddb, indexStore }: Bench, user: string, n: number, queries: number): Promise<number[]> {
+  const floor: number[] = [];
+  const items10 = new DynamoMemoryItemStore(ddb, stack.info.tableName, new DynamoSearchChangeLog(ddb, stack.info.tableName));
+  for (let q = 1; q <= queries; q++) {
+    const t0 = performance.now();
+    await indexStore.changes(user);
+    await indexStore.head(user);
+    await items10.getMany(user, Array.from({ length: 10 }, (_, i) => `mem:${(q * 97 + i * 13) % n}`));
+    floor.push(performance.now() - t0);
+  }
+  return floor;
+}
+
 /** A new api container's first search: its handler factory run anew, behind its own local HTTP API. */
-async function coldSearch(stack: Awaited<ReturnType<typeof startLocalStack>>, search: (url: string) => Promise<unknown>): Promise<number> {
+async function coldSearch(stack: LocalStack, search: (url: string) => Promise<unknown>): Promise<number> {
   const handler = createApiHandler(parseEnv(ApiEnvSchema, stack.info.environments.api), functionClients('api', stack.iam), { now: () => stack.now() });
   const api = await startHttpApi({ handler: handler as HttpHandler, tokenSecret: stack.info.tokenSecret, functionName: 'bench-cold-api', timeoutSeconds: 30 });
   try {

@@ -49,7 +49,23 @@ function denials(stack: LocalStack): string {
   return list.slice(0, 10).map((d) => `  denied: ${d.fn}${d.caller === 'event-source' ? ' (event source)' : ''} ${d.operation} — ${d.action} on ${d.resource}`).join('\n');
 }
 
-async function main(): Promise<number> {
+interface CliOptions {
+  once: boolean;
+  stage: string;
+  verbose: boolean;
+  speed: number;
+  faultRate: number;
+  faultSeed: number;
+  /** Real milliseconds every model call is throttled for, from the first one (--faults-sustained, in simulated minutes). */
+  modelThrottleMs: number;
+  apiPort?: number;
+  dump?: string;
+  /** The file to replay (the bundled sample when --replay is not given). */
+  file: string | URL;
+}
+
+/** The command line, checked; --state also moves STATE_FILE. */
+function parseOptions(): CliOptions {
   const { values } = parseArgs({
     options: {
       once: { type: 'boolean', default: false },
@@ -73,19 +89,34 @@ async function main(): Promise<number> {
   if (!Number.isFinite(faultRate) || faultRate < 0 || faultRate > 1) throw new Error(`--faults must be a share between 0 and 1, not ${values.faults}`);
   const sustainedMinutes = values['faults-sustained'] === undefined ? 0 : Number(values['faults-sustained']);
   if (!Number.isFinite(sustainedMinutes) || sustainedMinutes < 0) throw new Error(`--faults-sustained must be a number of minutes, not ${values['faults-sustained']}`);
-  // Simulated minutes: local delays run `speed` times faster than real time.
-  const modelThrottleMs = (sustainedMinutes * 60_000) / speed;
-  const file = values.replay ? resolve(values.replay) : SAMPLE;
+  return {
+    once: values.once ?? false,
+    stage: values.stage ?? 'local',
+    verbose: values.verbose ?? false,
+    speed,
+    faultRate,
+    faultSeed: Number(values['fault-seed']),
+    // Simulated minutes: local delays run `speed` times faster than real time.
+    modelThrottleMs: (sustainedMinutes * 60_000) / speed,
+    ...(values['api-port'] ? { apiPort: Number(values['api-port']) } : {}),
+    ...(values.dump ? { dump: values.dump } : {}),
+    file: values.replay ? resolve(values.replay) : SAMPLE,
+  };
+}
+
+async function main(): Promise<number> {
+  const options = parseOptions();
+  const { file } = options;
   const { lines, format } = replayLinesFromFile(readFileSync(file, 'utf8'), basename(typeof file === 'string' ? file : file.pathname));
 
   console.log('starting the local stack (DynamoDB Local, fauxqs SQS+S3, Converse endpoint with the offline model)…');
   const stack = await startLocalStack({
-    stage: values.stage ?? 'local',
-    logLevel: values.verbose ? 'INFO' : 'WARN',
-    metrics: values.verbose ?? false,
-    speed,
-    ...(faultRate > 0 || modelThrottleMs > 0 ? { faults: { rate: faultRate, seed: Number(values['fault-seed']), modelThrottleMs } } : {}),
-    ...(values['api-port'] ? { apiPort: Number(values['api-port']) } : {}),
+    stage: options.stage,
+    logLevel: options.verbose ? 'INFO' : 'WARN',
+    metrics: options.verbose,
+    speed: options.speed,
+    ...(options.faultRate > 0 || options.modelThrottleMs > 0 ? { faults: { rate: options.faultRate, seed: options.faultSeed, modelThrottleMs: options.modelThrottleMs } } : {}),
+    ...(options.apiPort !== undefined ? { apiPort: options.apiPort } : {}),
     onHandlerError: (source, error) => console.error(`[${source}] handler error (the records go back to the queue): ${(error as Error).message}`),
   });
   let stopping = false;
@@ -99,51 +130,15 @@ async function main(): Promise<number> {
     writeState(stack);
     console.log(`stack ready · state in ${STATE_FILE}`);
     console.log(`memory API ${stack.info.apiUrl}/v1 · OpenAPI ${stack.info.apiUrl}/openapi.json · review console ${stack.info.apiUrl}/console · MCP ${stack.info.apiUrl}/v1/mcp (admin token in ${STATE_FILE}; \`npm run token -- --user ID\` mints a user-scoped one)`);
-    // The simulated clock follows the replay's timestamps, firing the schedules it passes.
-    const replay = await stack.replayLines(lines, { clock: true });
     const what = typeof file === 'string' ? `${file}${format === 'locomo' ? ' (LoCoMo, converted to turn.saved)' : ''}` : 'the bundled sample (events/samples/conversation.jsonl)';
-    console.log(`replaying ${what}: ${replay.published} of ${replay.lines} lines published`);
-    for (const r of replay.refused) console.log(`  line ${r.line} refused by SQS: ${r.reason}`);
-
-    let lastProgress = '';
-    await stack.waitUntilDrained({
-      onTick: async () => {
-        const s = await stack.summary();
-        const line = `  … turns ${s.turns} · duplicates ${s.duplicates} · rejected ${s.rejected} · batches ${s.batches} · staged ${s.staged}`;
-        if (line !== lastProgress) console.log(line);
-        lastProgress = line;
-      },
-    });
-    // Let the last day end as it would have: its nightly (and any weekly) run.
-    await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
-    await stack.waitUntilDrained();
-    writeState(stack, { drained: true });
-    const summary = await stack.summary();
-    console.log(`drained.\n${human(summary)}`);
-    if (stack.iam) console.log(`  IAM checks by function: ${Object.entries(stack.iam.stats.byFunction).map(([fn, n]) => `${fn} ${n}`).join(', ')}`);
-    if (summary.iamDenied > 0) console.log(denials(stack));
-    if (values.dump) {
-      const dumps = await stack.dumpState();
-      writeFileSync(resolve(values.dump), `${JSON.stringify(dumps, null, 1)}\n`);
-      console.log(`state of ${dumps.length} user(s) written to ${values.dump}: ${dumps.map((d) => `${d.userId} ${dumpDigest(d)}`).join(', ')}`);
-    }
-
-    if (values.once) {
+    const summary = await replayAndDrain(stack, lines, what);
+    await printDrained(stack, summary, options.dump);
+    if (options.once) {
       await shutdown();
       console.log(JSON.stringify(summary));
       return summary.errors > 0 ? 1 : 0;
     }
-    console.log(`serving until stopped (Ctrl-C). Publish with the endpoints in .local/stack.json. The clock runs ${speed}× real time from ${stack.now().toISOString()}.`);
-    const ticker = setInterval(() => {
-      void stack.advanceTo(new Date(stack.now().getTime() + speed * 1000)).then((done) => {
-        for (const f of done) console.log(`  ${f.at}: ${f.sweep} sweep`);
-      });
-    }, 1000);
-    await new Promise<void>((resolveSignal) => {
-      process.once('SIGINT', () => resolveSignal());
-      process.once('SIGTERM', () => resolveSignal());
-    });
-    clearInterval(ticker);
+    await serveUntilStopped(stack, options.speed);
     console.log('stopping…');
     await shutdown();
     return 0;
@@ -151,6 +146,56 @@ async function main(): Promise<number> {
     await shutdown();
     throw error;
   }
+}
+
+/** Replays the lines on the simulated clock, printing progress, then lets the last day end; the summary once drained. */
+async function replayAndDrain(stack: LocalStack, lines: string[], what: string): Promise<Summary> {
+  // The simulated clock follows the replay's timestamps, firing the schedules it passes.
+  const replay = await stack.replayLines(lines, { clock: true });
+  console.log(`replaying ${what}: ${replay.published} of ${replay.lines} lines published`);
+  for (const r of replay.refused) console.log(`  line ${r.line} refused by SQS: ${r.reason}`);
+
+  let lastProgress = '';
+  await stack.waitUntilDrained({
+    onTick: async () => {
+      const s = await stack.summary();
+      const line = `  … turns ${s.turns} · duplicates ${s.duplicates} · rejected ${s.rejected} · batches ${s.batches} · staged ${s.staged}`;
+      if (line !== lastProgress) console.log(line);
+      lastProgress = line;
+    },
+  });
+  // Let the last day end as it would have: its nightly (and any weekly) run.
+  await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
+  await stack.waitUntilDrained();
+  writeState(stack, { drained: true });
+  return stack.summary();
+}
+
+/** The drained stack's counts, IAM checks and denials; with --dump, every user's state written to that file. */
+async function printDrained(stack: LocalStack, summary: Summary, dump: string | undefined): Promise<void> {
+  console.log(`drained.\n${human(summary)}`);
+  if (stack.iam) console.log(`  IAM checks by function: ${Object.entries(stack.iam.stats.byFunction).map(([fn, n]) => `${fn} ${n}`).join(', ')}`);
+  if (summary.iamDenied > 0) console.log(denials(stack));
+  if (dump) {
+    const dumps = await stack.dumpState();
+    writeFileSync(resolve(dump), `${JSON.stringify(dumps, null, 1)}\n`);
+    console.log(`state of ${dumps.length} user(s) written to ${dump}: ${dumps.map((d) => `${d.userId} ${dumpDigest(d)}`).join(', ')}`);
+  }
+}
+
+/** Runs the clock at `speed`× real time, printing the sweeps it fires, until SIGINT or SIGTERM. */
+async function serveUntilStopped(stack: LocalStack, speed: number): Promise<void> {
+  console.log(`serving until stopped (Ctrl-C). Publish with the endpoints in .local/stack.json. The clock runs ${speed}× real time from ${stack.now().toISOString()}.`);
+  const ticker = setInterval(() => {
+    void stack.advanceTo(new Date(stack.now().getTime() + speed * 1000)).then((done) => {
+      for (const f of done) console.log(`  ${f.at}: ${f.sweep} sweep`);
+    });
+  }, 1000);
+  await new Promise<void>((resolveSignal) => {
+    process.once('SIGINT', () => resolveSignal());
+    process.once('SIGTERM', () => resolveSignal());
+  });
+  clearInterval(ticker);
 }
 
 main().then(

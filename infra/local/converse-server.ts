@@ -68,45 +68,65 @@ export interface ConverseServer {
   close(): Promise<void>;
 }
 
+/** An HTTP answer: status, JSON body and extra headers (Bedrock names its errors in `x-amzn-errortype`). */
+interface Answer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+const bedrockError = (status: number, message: string, errorType: string): Answer => ({ status, body: { message }, headers: { 'x-amzn-errortype': errorType } });
+
+/** What the server keeps between requests: the log of requests and refusals, and the current responder. */
+interface ServerState {
+  region: string;
+  requests: ConverseRequest[];
+  refusals: ConverseServer['refusals'];
+  responder: Responder;
+}
+
+/**
+ * One request, as Bedrock's Converse route would answer it: 404 off the route, 400 for a body
+ * that is not JSON, Bedrock's refusals (refusalOf), then the responder's reply; null when the
+ * responder hangs (the client's timeout fires).
+ */
+async function answer(state: ServerState, method: string | undefined, url: string | undefined, raw: string): Promise<Answer | null> {
+  const match = /^\/model\/([^/]+)\/converse$/.exec(url?.split('?')[0] ?? '');
+  if (method !== 'POST' || !match?.[1]) return bedrockError(404, `no route for ${method} ${url}`, 'ResourceNotFoundException');
+  let body: Omit<ConverseRequest, 'modelId'>;
+  try {
+    body = JSON.parse(raw || '{}');
+  } catch {
+    return bedrockError(400, 'request body is not JSON', 'ValidationException');
+  }
+  const request: ConverseRequest = { ...body, modelId: decodeURIComponent(match[1]) };
+  state.requests.push(request);
+  const refusal = refusalOf(request, state.region);
+  if (refusal) {
+    state.refusals.push({ request, error: refusal });
+    return bedrockError(refusal.status, refusal.message, refusal.errorType);
+  }
+  try {
+    const reply = await state.responder(request);
+    if ('hang' in reply) return null;
+    if ('status' in reply) return bedrockError(reply.status, reply.message, reply.errorType);
+    return { status: 200, body: reply.body };
+  } catch (error) {
+    return bedrockError(500, String(error), 'InternalServerException');
+  }
+}
+
 export async function startConverseServer(options: { port?: number; responder?: Responder; region?: string } = {}): Promise<ConverseServer> {
-  let responder = options.responder ?? offlineResponder;
-  const region = options.region ?? DEFAULT_REGION;
-  const requests: ConverseRequest[] = [];
-  const refusals: ConverseServer['refusals'] = [];
+  const state: ServerState = { region: options.region ?? DEFAULT_REGION, requests: [], refusals: [], responder: options.responder ?? offlineResponder };
   const server = http2.createServer();
   server.on('request', (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
-      const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-        res.writeHead(status, { 'content-type': 'application/json', ...headers });
-        res.end(JSON.stringify(body));
-      };
-      const match = /^\/model\/([^/]+)\/converse$/.exec(req.url?.split('?')[0] ?? '');
-      if (req.method !== 'POST' || !match?.[1]) {
-        return send(404, { message: `no route for ${req.method} ${req.url}` }, { 'x-amzn-errortype': 'ResourceNotFoundException' });
-      }
-      let body: Omit<ConverseRequest, 'modelId'>;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-      } catch {
-        return send(400, { message: 'request body is not JSON' }, { 'x-amzn-errortype': 'ValidationException' });
-      }
-      const request: ConverseRequest = { ...body, modelId: decodeURIComponent(match[1]) };
-      requests.push(request);
-      const refusal = refusalOf(request, region);
-      if (refusal) {
-        refusals.push({ request, error: refusal });
-        return send(refusal.status, { message: refusal.message }, { 'x-amzn-errortype': refusal.errorType });
-      }
-      try {
-        const reply = await responder(request);
-        if ('hang' in reply) return; // the client's timeout fires
-        if ('status' in reply) return send(reply.status, { message: reply.message }, { 'x-amzn-errortype': reply.errorType });
-        return send(200, reply.body);
-      } catch (error) {
-        return send(500, { message: String(error) }, { 'x-amzn-errortype': 'InternalServerException' });
-      }
+      const a = await answer(state, req.method, req.url, Buffer.concat(chunks).toString('utf8'));
+      if (!a) return;
+      res.writeHead(a.status, { 'content-type': 'application/json', ...a.headers });
+      res.end(JSON.stringify(a.body));
     });
   });
   const sessions = new Set<http2.ServerHttp2Session>();
@@ -119,11 +139,11 @@ export async function startConverseServer(options: { port?: number; responder?: 
   return {
     url: `http://127.0.0.1:${port}`,
     port,
-    region,
-    requests,
-    refusals,
+    region: state.region,
+    requests: state.requests,
+    refusals: state.refusals,
     setResponder: (r) => {
-      responder = r;
+      state.responder = r;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -21,6 +21,8 @@ export interface LocalResources {
 
 export const LOCAL_ACCOUNT = '000000000000';
 
+type Names = ReturnType<typeof names>;
+
 export async function provision(stage: string, endpoints: { dynamodb: string; sqs: string; s3: string }): Promise<LocalResources> {
   const common = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
   const ddb = new DynamoDBClient({ ...common, endpoint: endpoints.dynamodb });
@@ -28,62 +30,70 @@ export async function provision(stage: string, endpoints: { dynamodb: string; sq
   const s3 = new S3Client({ ...common, endpoint: endpoints.s3, forcePathStyle: true });
   const n = names(stage);
   try {
-    const tableName = n.table;
-    await ddb.send(
-      new CreateTableCommand({
-        TableName: tableName,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
-          { AttributeName: TABLE.sortKey, AttributeType: 'S' },
-          { AttributeName: TABLE.gsi.partitionKey, AttributeType: 'S' },
-          { AttributeName: TABLE.gsi.sortKey, AttributeType: 'S' },
-        ],
-        KeySchema: [
-          { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
-          { AttributeName: TABLE.sortKey, KeyType: 'RANGE' },
-        ],
-        GlobalSecondaryIndexes: [
-          {
-            IndexName: TABLE.gsi.name,
-            KeySchema: [
-              { AttributeName: TABLE.gsi.partitionKey, KeyType: 'HASH' },
-              { AttributeName: TABLE.gsi.sortKey, KeyType: 'RANGE' },
-            ],
-            Projection: { ProjectionType: 'ALL' },
-          },
-        ],
-      }),
-    );
-    await ddb.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true } }));
-
+    const tableName = await createTable(ddb, n.table);
     const bucketName = n.bucket(LOCAL_ACCOUNT);
     await s3.send(new CreateBucketCommand({ Bucket: bucketName }));
-
     const queues = {} as Record<QueueKey, LocalQueue>;
-    for (const [key, def] of Object.entries(QUEUES) as Array<[QueueKey, (typeof QUEUES)[QueueKey]]>) {
-      const fifo = def.fifo ? { FifoQueue: 'true', ContentBasedDeduplication: 'false' } : {};
-      const dlq = await sqs.send(new CreateQueueCommand({ QueueName: n.dlq(def), Attributes: { ...fifo, MessageRetentionPeriod: '1209600' } }));
-      const dlqArn = await queueArn(sqs, dlq.QueueUrl ?? '');
-      const main = await sqs.send(
-        new CreateQueueCommand({
-          QueueName: n.queue(def),
-          Attributes: {
-            ...fifo,
-            VisibilityTimeout: String(def.localVisibilityTimeoutSeconds),
-            DelaySeconds: String('delaySeconds' in def ? def.delaySeconds : 0),
-            RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: def.maxReceiveCount }),
-          },
-        }),
-      );
-      queues[key] = { name: n.queue(def), url: main.QueueUrl ?? '', arn: await queueArn(sqs, main.QueueUrl ?? ''), dlqUrl: dlq.QueueUrl ?? '', dlqArn };
-    }
+    for (const [key, def] of Object.entries(QUEUES) as Array<[QueueKey, QueueDef]>) queues[key] = await createQueue(sqs, n, def);
     return { tableName, bucketName, queues };
   } finally {
     ddb.destroy();
     sqs.destroy();
     s3.destroy();
   }
+}
+
+/** The table with its keys, global secondary index and time-to-live attribute, as in the stateful stack. */
+async function createTable(ddb: DynamoDBClient, tableName: string): Promise<string> {
+  await ddb.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
+        { AttributeName: TABLE.sortKey, AttributeType: 'S' },
+        { AttributeName: TABLE.gsi.partitionKey, AttributeType: 'S' },
+        { AttributeName: TABLE.gsi.sortKey, AttributeType: 'S' },
+      ],
+      KeySchema: [
+        { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
+        { AttributeName: TABLE.sortKey, KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: TABLE.gsi.name,
+          KeySchema: [
+            { AttributeName: TABLE.gsi.partitionKey, KeyType: 'HASH' },
+            { AttributeName: TABLE.gsi.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
+    }),
+  );
+  await ddb.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true } }));
+  return tableName;
+}
+
+type QueueDef = (typeof QUEUES)[QueueKey];
+
+/** One queue and its dead-letter queue (kept 14 days), redriven after the definition's receive count. */
+async function createQueue(sqs: SQSClient, n: Names, def: QueueDef): Promise<LocalQueue> {
+  const fifo = def.fifo ? { FifoQueue: 'true', ContentBasedDeduplication: 'false' } : {};
+  const dlq = await sqs.send(new CreateQueueCommand({ QueueName: n.dlq(def), Attributes: { ...fifo, MessageRetentionPeriod: '1209600' } }));
+  const dlqArn = await queueArn(sqs, dlq.QueueUrl ?? '');
+  const main = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: n.queue(def),
+      Attributes: {
+        ...fifo,
+        VisibilityTimeout: String(def.localVisibilityTimeoutSeconds),
+        DelaySeconds: String('delaySeconds' in def ? def.delaySeconds : 0),
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: def.maxReceiveCount }),
+      },
+    }),
+  );
+  return { name: n.queue(def), url: main.QueueUrl ?? '', arn: await queueArn(sqs, main.QueueUrl ?? ''), dlqUrl: dlq.QueueUrl ?? '', dlqArn };
 }
 
 async function queueArn(sqs: SQSClient, url: string): Promise<string> {

@@ -544,7 +544,10 @@ function captureLogBytes(): { bytes: Record<string, number>; metrics: Set<string
     }
     return kept.length > 0 ? (write as (c: string, ...r: unknown[]) => boolean)(kept, ...rest) : true;
   }) as typeof process.stdout.write;
-  return { bytes, metrics, stop: () => void (process.stdout.write = write) };
+  const stop = () => {
+    process.stdout.write = write;
+  };
+  return { bytes, metrics, stop };
 }
 
 export const LOCOMO_FILES = ['conv-26.json', 'conv-30.json', 'conv-41.json', 'conv-42.json', 'conv-43.json'];

@@ -445,6 +445,14 @@ const LEVERS: ReadonlyArray<{ lever: string; any5: number; any10: number; all10:
   { lever: 'context score at query time (own + previous turn), fused (k 10)', any1: 45.4, any5: 75.3, any10: 83.2, all10: 70.3, kept: 'yes (40773b3): no index change' },
   { lever: '… the same with k 5', any1: 45.0, any5: 74.9, any10: 84.9, all10: 72.1, kept: 'no: best here, but k is not fitted to the dev set (k 20: 82.5, k 60: 82.4 any@10)' },
   { lever: '… previous and next turns at query time', any1: 45.8, any5: 75.4, any10: 82.1, all10: 69.9, kept: 'no: lower than previous only' },
+  { lever: 'baseline again (offline, replay at 55e9f57: the context score above)', any1: 45.4, any5: 75.4, any10: 83.2, all10: 70.3, kept: '–' },
+  { lever: "+ a third ranking by window: a turn scored with the previous and next turns' words, at query time", any1: 47.8, any5: 77.6, any10: 85.7, all10: 72.8, kept: 'yes: no index change' },
+  { lever: '… window of the previous turn only', any1: 45.3, any5: 76.1, any10: 84.2, all10: 71.7, kept: 'no: lower' },
+  { lever: '… window ranking instead of the context score (two rankings)', any1: 46.2, any5: 75.4, any10: 84.1, all10: 71.2, kept: 'no: lower' },
+  { lever: '… window ranking counted twice', any1: 46.7, any5: 78.4, any10: 84.9, all10: 72.4, kept: 'no: lower' },
+  { lever: 'index-time neighbours (previous and next) as a second index, its own fused ranking fused with ours', any1: 45.4, any5: 78.8, any10: 86.4, all10: 73.9, kept: 'not yet: a context field in the segments, re-indexed when the next turn arrives' },
+  { lever: 'pseudo-relevance feedback: + 10 terms of the 3 best hits, a third ranking', any1: 44.7, any5: 73.6, any10: 83.8, all10: 70.8, kept: 'no: any@5 falls' },
+  { lever: '… 5 terms of the 5 best hits', any1: 43.4, any5: 74.2, any10: 82.9, all10: 69.7, kept: 'no: lower' },
 ];
 
 const leversTable = () => `Levers tried (issue 22), offline as described in bench/run.ts \`LEVERS\` unless said:

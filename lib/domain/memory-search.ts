@@ -11,11 +11,14 @@
  * score = relevance · (0.7 + 0.2 · quality + 0.1 · recency), recency = ½^(age / 30 days).
  * Items under the confidence floor (cosine < minSimilarity) are not returned: a query with
  * nothing relevant in memory gets no results rather than the least bad ones.
- * Order (issue 22): the hits over the floor by that score, fused by reciprocal rank with the
- * candidates by context score (the fused value, 1 for first in both, is the score returned) — a turn's score plus that of the turn before it in its
- * session, so an answer that shares no word with the question ranks by the question it
- * answers (the turn after each hit is a candidate too). Under the floor, only a turn whose
- * previous turn clears it is returned; a question nothing in memory is about still gets none.
+ * Order (issue 22): three rankings fused by reciprocal rank (the fused value, 1 for first in
+ * all three, is the score returned): the hits over the floor by that score; the candidates by
+ * context score, a turn's score plus that of the turn before it in its session, so an answer
+ * that shares no word with the question ranks by the question it answers (the turn after each
+ * hit is a candidate too); and the items by their window, a turn scored as if written together
+ * with the turns either side of it in its session (windowRanking). Under the floor, only a
+ * turn whose previous turn, or whose window, clears it is returned; a question nothing in
+ * memory is about still gets none.
  * Redundancy: an item all of whose source turns are already covered by better results
  * (a turn after the summary that holds it, a second item from the same turn) is left out,
  * so `limit` results stand for as many different turns as they can.
@@ -203,9 +206,16 @@ export class SegmentedIndex {
   }
 }
 
-/** The BM25+ scores of the items matching any query term and passing `eligible`, best first (ties: first matched first). */
-function bm25(index: SegmentedIndex, terms: readonly string[], eligible: (item: IndexedItem) => boolean): Array<{ segment: number; doc: number; score: number }> {
-  const scores = new Map<number, { segment: number; doc: number; score: number; matched: Set<string> }>();
+/** A matching item's BM25+ score per query term (fields summed; a term written twice counts twice). */
+interface TermScores {
+  segment: number;
+  doc: number;
+  perTerm: Map<string, number>;
+}
+
+/** Every item matching a query term and passing `eligible`, with its score per term, in first-matched order. */
+function termScores(index: SegmentedIndex, terms: readonly string[], eligible: (item: IndexedItem) => boolean): TermScores[] {
+  const scores = new Map<number, TermScores>();
   const ok = new Map<number, boolean>();
   const n = index.size;
   for (const term of terms) {
@@ -230,74 +240,94 @@ function bm25(index: SegmentedIndex, terms: readonly string[], eligible: (item: 
           if (!pass) continue;
           const tf = tfs[i] ?? 0;
           const score = idf * (BM25.d + (tf * (BM25.k + 1)) / (tf + BM25.k * (1 - BM25.b + (BM25.b * (lengths[doc] ?? 0)) / avg)));
-          const entry = scores.get(key);
-          if (entry) {
-            entry.score += score;
-            entry.matched.add(term);
-          } else scores.set(key, { segment: si, doc, score, matched: new Set([term]) });
+          const entry = scores.get(key) ?? { segment: si, doc, perTerm: new Map<string, number>() };
+          entry.perTerm.set(term, (entry.perTerm.get(term) ?? 0) + score);
+          scores.set(key, entry);
         }
       });
     }
   }
-  return [...scores.values()].map((e) => ({ segment: e.segment, doc: e.doc, score: e.score * e.matched.size })).sort((a, b) => b.score - a.score);
+  return [...scores.values()];
 }
+
+/** MiniSearch's BM25+ of per-term scores: their sum times the number of distinct query words matched. */
+const bm25Of = (perTerm: ReadonlyMap<string, number>): number => [...perTerm.values()].reduce((a, b) => a + b, 0) * perTerm.size;
 
 /**
  * memory.search over an index: the `limit` best live items passing the filters, redundant
  * ones left out — and `spare` more after them, for a caller that may drop some. Ordered by
- * the fusion of two rankings (fuse): by score, and by context score (contextRanking).
+ * the fusion of three rankings (fuse): by score, by context score (contextRanking) and by
+ * window (windowRanking).
  */
 export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Date, spare = 0): IndexHit[] {
   const filters = request.filters ?? {};
   const terms = queryTerms(request.query);
   if (terms.length === 0 || index.size === 0) return [];
   const eligible = (item: IndexedItem) => (item.expiresAt === null || item.expiresAt > now.getTime()) && matchesFilters(item, filters, now);
-  const candidates = bm25(index, terms, eligible).slice(0, Math.max(50, request.limit * CANDIDATES_PER_RESULT));
+  const matches = termScores(index, terms, eligible);
+  const candidates = matches
+    .map((m) => ({ segment: m.segment, doc: m.doc, score: bm25Of(m.perTerm) }))
+    .sort((a, b) => b.score - a.score)
+    .slice(0, Math.max(50, request.limit * CANDIDATES_PER_RESULT));
   const scored = scoreCandidates(index, candidates, request.query, now);
   const floor = request.minSimilarity ?? DEFAULT_MIN_SIMILARITY;
-  const byScore = scored.filter((h) => h.similarity >= floor).sort((a, b) => b.score - a.score || a.item.id.localeCompare(b.item.id));
+  const byScore = scored.filter((h) => h.similarity >= floor).sort(bestFirst);
   // Nothing over the floor: the question is about something memory does not hold.
   if (byScore.length === 0) return [];
-  return fuse(byScore, contextRanking(index, scored, byScore, eligible))
+  const byWindow = windowRanking(index, matches, eligible, request.query, now).filter((h) => h.similarity >= floor);
+  return fuse([byScore, contextRanking(index, scored, byScore, eligible), byWindow])
     .filter(novel())
     .slice(0, request.limit + spare);
 }
 
-/** Each BM25 candidate's relevance, similarity and score (the blend of relevance, quality and recency). */
-function scoreCandidates(index: SegmentedIndex, candidates: ReadonlyArray<{ segment: number; doc: number; score: number }>, query: string, now: Date): ScoredHit[] {
+/** A ranked item, and the items whose words it is scored by (itself, or a turn's window). */
+interface Candidate {
+  segment: number;
+  doc: number;
+  score: number;
+  members?: ReadonlyArray<{ segment: number; doc: number }>;
+}
+
+/** Each candidate's relevance, similarity and score (the blend of relevance, quality and recency); the best BM25 comes first. */
+function scoreCandidates(index: SegmentedIndex, candidates: readonly Candidate[], query: string, now: Date): ScoredHit[] {
   const best = candidates[0]?.score ?? 0;
   const qTerms = vectorTerms(query);
   const q = index.weigh(counts(qTerms), qTerms.length);
-  return candidates.map(({ segment, doc, score }) => {
-    const s = index.segments[segment] as SearchSegment;
-    const item = s.item(doc);
-    const v = s.vectorOf(doc);
+  return candidates.map(({ segment, doc, score, members = [{ segment, doc }] }) => {
+    const item = (index.segments[segment] as SearchSegment).item(doc);
     const tf = new Map<string, number>();
-    v.terms.forEach((t, i) => {
-      tf.set(s.terms[t] ?? '', v.tfs[i] ?? 0);
-    });
-    const similarity = qTerms.length > 0 ? cosine(q, index.weigh(tf, v.length)) : 0;
+    let length = 0;
+    for (const m of members) {
+      const s = index.segments[m.segment] as SearchSegment;
+      const v = s.vectorOf(m.doc);
+      length += v.length;
+      v.terms.forEach((t, i) => {
+        const term = s.terms[t] ?? '';
+        tf.set(term, (tf.get(term) ?? 0) + (v.tfs[i] ?? 0));
+      });
+    }
+    const similarity = qTerms.length > 0 && length > 0 ? cosine(q, index.weigh(tf, length)) : 0;
     const relevance = 0.5 * (best > 0 ? score / best : 0) + 0.5 * similarity;
     const blend = SEARCH_WEIGHTS.relevance + SEARCH_WEIGHTS.quality * item.quality + SEARCH_WEIGHTS.recency * recency(item.createdAt, now);
     return { segment, doc, item, relevance: round(relevance), similarity: round(similarity), score: round(relevance * blend) };
   });
 }
 
+const bestFirst = (a: IndexHit, b: IndexHit): number => b.score - a.score || a.item.id.localeCompare(b.item.id);
+
 type ScoredHit = IndexHit & { segment: number; doc: number };
 
 /** Reciprocal rank fusion's constant (Cormack et al. use 60; 10 lets each ranking's first few lead). */
 export const FUSION_K = 10;
-/** The fused value of an item first in both rankings. */
-const FUSED_MAX = 2 / (FUSION_K + 1);
-
 /**
- * The two rankings as one, by reciprocal rank fusion: an item's 1/(k + rank) summed over the
+ * The rankings as one, by reciprocal rank fusion: an item's 1/(k + rank) summed over the
  * rankings that hold it (ties: the higher score, then the id). The sum, over its largest
- * (first in both), is the hit's score: results are best first by score, as the API promises.
+ * (first in every ranking), is the hit's score: results are best first by score, as the API promises.
  */
-function fuse(byScore: readonly ScoredHit[], byContext: readonly ScoredHit[]): IndexHit[] {
+function fuse(rankings: ReadonlyArray<readonly ScoredHit[]>): IndexHit[] {
+  const fusedMax = rankings.length / (FUSION_K + 1);
   const fused = new Map<string, { hit: ScoredHit; rank: number }>();
-  for (const ranking of [byScore, byContext]) {
+  for (const ranking of rankings) {
     ranking.forEach((hit, r) => {
       const key = itemKey(hit.item);
       const entry = fused.get(key) ?? { hit, rank: 0 };
@@ -307,7 +337,51 @@ function fuse(byScore: readonly ScoredHit[], byContext: readonly ScoredHit[]): I
   }
   return [...fused.values()]
     .sort((a, b) => b.rank - a.rank || b.hit.score - a.hit.score || a.hit.item.id.localeCompare(b.hit.item.id))
-    .map(({ hit: { segment: _s, doc: _d, ...hit }, rank }) => ({ ...hit, score: round(rank / FUSED_MAX) }));
+    .map(({ hit: { segment: _s, doc: _d, ...hit }, rank }) => ({ ...hit, score: round(rank / fusedMax) }));
+}
+
+/** An item the context rankings treat as a turn of a conversation: one source turn, in a session. */
+const isTurn = (item: IndexedItem): boolean => item.kind === 'turn' && item.sessionId !== null && item.sourceTurns.length === 1;
+
+/** The served turn `offset` turns from `item` in the same session, if eligible. */
+function neighbour(index: SegmentedIndex, item: IndexedItem, offset: number, eligible: (item: IndexedItem) => boolean): { segment: number; doc: number; item: IndexedItem } | undefined {
+  const at = index.locate(item.userId, `turn:${(item.sourceTurns[0] ?? 0) + offset}`);
+  const next = at && (index.segments[at.segment] as SearchSegment).item(at.doc);
+  return at && next && isTurn(next) && next.sessionId === item.sessionId && eligible(next) ? { ...at, item: next } : undefined;
+}
+
+/** How many windows the window ranking scores (the score ranking's candidates are as many). */
+const WINDOW_CANDIDATES = 50;
+
+/**
+ * The items ranked as if each turn were written together with the turns either side of it in
+ * its session (its window): per query word, the scores of the window's turns summed, then
+ * BM25+'s sum times the words matched; the similarity over the window's words. So a question
+ * whose words are spread over an exchange ("what did she answer when asked about her style?")
+ * finds each turn of it, and an answer with none of the question's words is found by the
+ * question next to it. Other items are their own window. Measured on LoCoMo (BENCHMARKS.md).
+ */
+function windowRanking(index: SegmentedIndex, matches: readonly TermScores[], eligible: (item: IndexedItem) => boolean, query: string, now: Date): ScoredHit[] {
+  const windows = new Map<string, { segment: number; doc: number; members: Array<{ segment: number; doc: number }>; perTerm: Map<string, number> }>();
+  for (const m of matches) {
+    const item = (index.segments[m.segment] as SearchSegment).item(m.doc);
+    const self = { segment: m.segment, doc: m.doc, item };
+    // A matching turn counts in its own window and in its neighbours' (it is their next or previous turn).
+    const centers = isTurn(item) ? [self, neighbour(index, item, -1, eligible), neighbour(index, item, 1, eligible)] : [self];
+    for (const c of centers) {
+      if (!c) continue;
+      const key = itemKey(c.item);
+      const w = windows.get(key) ?? { segment: c.segment, doc: c.doc, members: [], perTerm: new Map<string, number>() };
+      w.members.push({ segment: m.segment, doc: m.doc });
+      for (const [term, score] of m.perTerm) w.perTerm.set(term, (w.perTerm.get(term) ?? 0) + score);
+      windows.set(key, w);
+    }
+  }
+  const best = [...windows.values()]
+    .map((w) => ({ ...w, score: bm25Of(w.perTerm) }))
+    .sort((a, b) => b.score - a.score)
+    .slice(0, WINDOW_CANDIDATES);
+  return scoreCandidates(index, best, query, now).sort(bestFirst);
 }
 
 /**
@@ -320,7 +394,6 @@ function fuse(byScore: readonly ScoredHit[], byContext: readonly ScoredHit[]): I
  */
 function contextRanking(index: SegmentedIndex, scored: readonly ScoredHit[], overFloor: readonly ScoredHit[], eligible: (item: IndexedItem) => boolean): ScoredHit[] {
   const turnKey = (item: IndexedItem, offset: number) => `${item.userId}\u0000${item.sessionId}\u0000${(item.sourceTurns[0] ?? 0) + offset}`;
-  const isTurn = (item: IndexedItem) => item.kind === 'turn' && item.sessionId !== null && item.sourceTurns.length === 1;
   const scoreOf = new Map(scored.filter((h) => isTurn(h.item)).map((h) => [turnKey(h.item, 0), h.score]));
   const passed = new Set(overFloor.map((h) => itemKey(h.item)));
   const afterPassed = new Set(overFloor.filter((h) => isTurn(h.item)).map((h) => turnKey(h.item, 0)));
@@ -332,10 +405,9 @@ function contextRanking(index: SegmentedIndex, scored: readonly ScoredHit[], ove
   }
   for (const h of overFloor) {
     if (!isTurn(h.item)) continue;
-    const next = index.locate(h.item.userId, `turn:${(h.item.sourceTurns[0] ?? 0) + 1}`);
-    const item = next && (index.segments[next.segment] as SearchSegment).item(next.doc);
-    if (!next || !item || ranked.has(itemKey(item)) || !isTurn(item) || turnKey(item, -1) !== turnKey(h.item, 0) || !eligible(item)) continue;
-    ranked.set(itemKey(item), { hit: { ...next, item, relevance: 0, similarity: 0, score: 0 }, context: h.score });
+    const next = neighbour(index, h.item, 1, eligible);
+    if (!next || ranked.has(itemKey(next.item))) continue;
+    ranked.set(itemKey(next.item), { hit: { ...next, relevance: 0, similarity: 0, score: 0 }, context: h.score });
   }
   return [...ranked.values()]
     .filter((r) => r.context > 0)

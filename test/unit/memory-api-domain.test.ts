@@ -130,6 +130,24 @@ describe('unified search (seed 002 §5)', () => {
     expect(searchMemory(pool.filter((i) => i.id !== 'turn:1'), { query: question, limit: 10 }, now).map((h) => h.item.id)).not.toContain('turn:2');
   });
 
+  it('ranks a turn by its window: the words of the turns either side of it in its session', () => {
+    const turn = (n: number, session: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
+    const pool = [
+      turn(1, 's1', 'good morning, how was the weekend'),
+      turn(2, 's1', 'we caught three trout'),
+      turn(3, 's1', 'up at the lake by the old cabin'),
+      ...Array.from({ length: 6 }, (_, i) => turn(10 + i, `t${i}`, `trout again, trout for dinner ${i}`)),
+      ...Array.from({ length: 6 }, (_, i) => turn(20 + i, `l${i}`, `the lake, the lake at noon ${i}`)),
+      // The same words, shorter (so each alone scores higher), in two sessions: no window holds both.
+      turn(40, 'x1', 'three trout'),
+      turn(41, 'x2', 'at the lake by the cabin'),
+    ];
+    const ids = searchMemory(pool, { query: 'trout at the lake', limit: 20 }, now).map((h) => h.item.id);
+    const at = (id: string) => (ids.includes(id) ? ids.indexOf(id) : ids.length);
+    expect(at('turn:2')).toBeLessThan(at('turn:40'));
+    expect(at('turn:3')).toBeLessThan(at('turn:41'));
+  });
+
   it('returns an item under the floor only when the turn before it clears the floor', () => {
     const turn = (n: number, session: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
     const pool = [

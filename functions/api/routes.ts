@@ -199,7 +199,15 @@ const UNAUTHENTICATED = 'a valid bearer token is required';
 async function serveOperation(route: Route, event: APIGatewayProxyEventV2, invoke: Invoke): Promise<APIGatewayProxyResultV2> {
   const principal = principalOf(event);
   if (!principal) return problem(401, UNAUTHENTICATED);
-  const answer = await invoke(route, principal, { params: decoded(event.pathParameters), query: event.queryStringParameters ?? {}, body: () => bodyOf(event) });
+  let params: Record<string, string>;
+  try {
+    params = decoded(event.pathParameters);
+  } catch (error) {
+    // A path parameter that is no percent-encoding is a 400, as any other invalid input.
+    if (error instanceof BadRequest) return problem(400, error.message, error.fields);
+    throw error;
+  }
+  const answer = await invoke(route, principal, { params, query: event.queryStringParameters ?? {}, body: () => bodyOf(event) });
   return json(answer.status, answer.body);
 }
 

@@ -948,8 +948,10 @@ function apiTarget(route: Route, o: FuzzOptions): FuzzTarget<ApiCase> {
       w.writes.writes.length = 0;
       const req = apiRequestOf(c, ownMem);
       const { dispatch, log } = apiDispatchOf(w);
-      const res = await callApi(dispatch, apiEventOf(route, c, req));
+      const event = apiEventOf(route, c, req);
+      const res = await callApi(dispatch, event);
       count(outcomes, String(res.status));
+      if (event.isBase64Encoded) count(outcomes, `base64 ${res.status}`);
       if (!c.bearer) {
         // No token reached the function (the authorizer would have refused it first): 401, and nothing written.
         if (res.status !== 401) failures.push(`${res.status} without a bearer token: ${brief(res.body, 300)}`);

@@ -6,7 +6,6 @@
  */
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -138,11 +137,16 @@ function reflectorDeps(env: ReflectorEnv, clients: Clients, clock: Clock, log: L
   };
 }
 
+/** Where the record handler adds its metrics (Powertools Metrics in the function). */
+export interface MetricSink {
+  addMetric(name: string, unit: (typeof MetricUnit)[keyof typeof MetricUnit], value: number): void;
+}
+
 /** What the record handler uses besides the use cases: the rejected-events log, the queue, metrics, retry settings. */
 export interface JobRecordIo {
   rejected: RejectedEventLog;
   redelivery: Pick<SqsRedelivery, 'after'>;
-  metrics: Pick<Metrics, 'addMetric'>;
+  metrics: MetricSink;
   log: Log;
   clock: Clock;
   /** Deliveries before SQS parks a job in the DLQ (the queue's maxReceiveCount). */
@@ -222,7 +226,7 @@ async function retrySoon(record: SQSRecord, io: JobRecordIo): Promise<void> {
  * and the ModelCostUsd metric the stage's daily cost alarm sums (issue 20 item 6,
  * infra/stacks/stateless-stack.ts); the job recorded its cost in the ledger itself.
  */
-function reportJob(outcome: JobOutcome, metrics: Pick<Metrics, 'addMetric'>): void {
+function reportJob(outcome: JobOutcome, metrics: MetricSink): void {
   metrics.addMetric(outcome.done ? 'JobsDone' : 'JobsNotDone', MetricUnit.Count, 1);
   for (const [name, value] of Object.entries(outcome.counts)) metrics.addMetric(name, MetricUnit.Count, value);
   const usage = outcome.usage;

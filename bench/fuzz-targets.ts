@@ -13,20 +13,27 @@
  * - per target: caps of the model's output hold, jobs a producer enqueues parse on the
  *   consumer side, API answers match the contract and never carry the victim's words.
  *
- * The record paths mirror the handlers (functions/*): the signal function is ingestTurns,
- * the reflector and idle functions are parseOrKeep + their use case, the sweep function is
- * SweepInputSchema + its sweep, the api function is parse → authorize → use case (see
- * `callRoute`, which follows functions/api/handler.ts). test/integration/prompt-injection
- * runs the real handlers against the local stack.
+ * The api and reflector functions run their own dispatchers over the fakes: the api
+ * function's routes (functions/api/routes.ts: routing, parsing, base64 bodies, 401, 403,
+ * 400, error statuses) with HTTP API events as API Gateway builds them, the reflector's
+ * record handler (functions/reflector/create-handler.ts → lib/use-cases/run-job.ts) with SQS
+ * records. The other record paths follow their handlers (functions/*): the signal function
+ * is ingestTurns, the idle function is parseOrKeep + checkIdle, the sweep function is
+ * SweepInputSchema + its sweep. test/integration/prompt-injection runs the Lambda handlers
+ * against the local stack.
  */
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import fc from 'fast-check';
 import type { z } from 'zod';
 import { IdleCheckSchema } from '../events/idle-check.js';
 import { type ReflectionJob, ReflectionJobSchema } from '../events/reflection-job.js';
-import { type OperationId, type Route, routes } from '../functions/api/contract.js';
+import type { APIGatewayProxyEventV2, SQSRecord } from 'aws-lambda';
+import { type Route, routes } from '../functions/api/contract.js';
+import { type ApiDispatch, apiRoutes } from '../functions/api/routes.js';
+import { jobRecordHandler, type ReflectorDeps } from '../functions/reflector/create-handler.js';
+import { lambdaContext } from '../infra/local/lambda-context.js';
+import { httpApiEvent, sqsEvent } from '../infra/local/lambda-events.js';
 import { S3ClaimCheckStore } from '../lib/adapters/s3-claim-checks.js';
-import { authorize, authorizeStage, type Principal } from '../lib/domain/access.js';
 import type { BatchLog } from '../lib/domain/batch-log.js';
 import { HARD_CAPS, type ItemCategory } from '../lib/domain/reflection-output.js';
 import { defaultSignalConfig } from '../lib/domain/signal-weights.js';
@@ -39,18 +46,11 @@ import { parseSignalState } from '../lib/domain/signal-accumulator.js';
 import { checkIdle } from '../lib/use-cases/check-idle.js';
 import { type IngestDeps, type IngestRecord, ingestTurns } from '../lib/use-cases/ingest-turns.js';
 import * as api from '../lib/use-cases/memory-api.js';
-import * as graph from '../lib/use-cases/relation-graph.js';
-import * as factHygiene from '../lib/use-cases/knowledge-hygiene.js';
-import * as corrections from '../lib/use-cases/promote-staged.js';
-import * as diary from '../lib/use-cases/diary.js';
-import * as forget from '../lib/use-cases/forget-user.js';
-import * as archives from '../lib/use-cases/user-archive.js';
-import * as costs from '../lib/use-cases/costs.js';
-import * as userSettings from '../lib/use-cases/user-settings.js';
 import { type FieldError, parseOrKeep } from '../lib/use-cases/parse-or-keep.js';
-import { type ReflectionDeps, runReflection } from '../lib/use-cases/run-reflection.js';
-import { runNightly, runWeekly, type SleepTimeDeps } from '../lib/use-cases/run-sleep-time.js';
-import { runSummary, SUMMARY_KINDS, type SummaryDeps } from '../lib/use-cases/run-summary.js';
+import type { ForgetDeps } from '../lib/use-cases/forget-user.js';
+import type { ReflectionDeps } from '../lib/use-cases/run-reflection.js';
+import type { SleepTimeDeps } from '../lib/use-cases/run-sleep-time.js';
+import type { SummaryDeps } from '../lib/use-cases/run-summary.js';
 import { expirySweep, nightlySweep, type SweepDeps, weeklySweep } from '../lib/use-cases/sweeps.js';
 import { fixedClock, MemoryActivity, MemorySettings, MemorySummarySource, RecordingLog, ScriptedModel } from '../test/helpers/fakes.js';
 import {
@@ -410,7 +410,8 @@ function offlineModel(): ScriptedModel {
   );
 }
 
-function reflectorDeps(w: RecordingWorld, model: ReflectionModel) {
+/** The reflector's job dispatcher's dependencies (lib/use-cases/run-job.ts) over the recording fakes. */
+function reflectorDeps(w: RecordingWorld, model: ReflectionModel): ReflectorDeps {
   const clock = fixedClock(NOW);
   const log = new RecordingLog();
   const reflection: ReflectionDeps = {
@@ -440,18 +441,30 @@ function reflectorDeps(w: RecordingWorld, model: ReflectionModel) {
     temperature: 0.6,
     budgetTokens: 4000,
   };
-  const sleep: SleepTimeDeps = { turns: w.turns, knowledge: w.knowledge, runs: w.runs, summaries: new MemorySummarySource(), graph: w.graph, costs: w.costs, items: w.items, model, clock, log, config: defaultSleepTimeConfig };
-  return { reflection, summary, sleep };
+  const sleepTime: SleepTimeDeps = { turns: w.turns, knowledge: w.knowledge, runs: w.runs, summaries: new MemorySummarySource(), graph: w.graph, costs: w.costs, items: w.items, model, clock, log, config: defaultSleepTimeConfig };
+  const forget = (): ForgetDeps => {
+    throw new Error('the fuzzer runs no forget jobs');
+  };
+  return { reflection, summary, sleepTime, forgets: w.forgets, forget, search: w.search, log };
 }
 
-/** What the reflector's runJob does with a parsed job (functions/reflector/handler.ts). */
-async function runJob(job: ReflectionJob, deps: ReturnType<typeof reflectorDeps>): Promise<string> {
-  if (job.kind === 'nightly' || job.kind === 'weekly') return `${job.kind}:${(await (job.kind === 'nightly' ? runNightly : runWeekly)(job, deps.sleep)).status}`;
-  if (SUMMARY_KINDS.has(job.kind)) return `summary:${(await runSummary(job, deps.summary)).status}`;
+/**
+ * Run one reflection-queue record through the reflector's own record handler
+ * (functions/reflector/create-handler.ts): parse or keep, dispatch by kind
+ * (lib/use-cases/run-job.ts), retries. The record is the job's second delivery: an unusable
+ * model answer then aborts the batch (with its reasons) instead of asking again. The outcome
+ * is `<family>:<status>`, or `rejected`; a batch the handler gives back to the queue because
+ * it could not be recorded is `batch:not_recorded` (designed, not a crash).
+ */
+async function runJobRecord(w: RecordingWorld, body: string, deps: ReflectorDeps): Promise<string> {
+  const handle = jobRecordHandler(deps, { rejected: w.rejected, redelivery: { after: async () => {} }, metrics: { addMetric: () => {} }, log: deps.log, clock: fixedClock(NOW), maxReceives: 5, modelRetryDelaySeconds: 30 });
+  const [delivered] = sqsEvent([{ body, groupId: ATTACKER }]).Records;
+  if (!delivered) throw new Error('no record');
+  const record: SQSRecord = { ...delivered, messageId: 'r1', attributes: { ...delivered.attributes, ApproximateReceiveCount: '2' } };
   try {
-    return `batch:${(await runReflection(job, deps.reflection)).status}`;
+    const outcome = await handle(record);
+    return outcome ? `${outcome.family}:${outcome.status}` : 'rejected';
   } catch (error) {
-    // The handler lets the queue deliver it again (then parks it): designed, not a crash.
     if (error instanceof BatchNotRecordedError) return 'batch:not_recorded';
     throw error;
   }
@@ -486,80 +499,90 @@ export function capProblems(log: BatchLog): string[] {
   return out;
 }
 
-function queueJobTargets(o: FuzzOptions): FuzzTarget[] {
+/** The turns of a job's user: hostile strings, injection texts and plain ones. */
+const jobTexts = (o: FuzzOptions) => {
   const small = { ...o, maxBytes: Math.min(o.maxBytes ?? 3 << 20, 64 * 1024) };
-  const texts = (n: number) => fc.array(fc.oneof({ weight: 2, arbitrary: hostileString(small) }, { weight: 2, arbitrary: fc.constantFrom(...injectionTexts()) }, { weight: 1, arbitrary: fc.constantFrom('I keep a reef tank with clownfish.', 'Actually, I meant the 40 gallon tank.', 'Why is the water cloudy?') }), { minLength: n, maxLength: n });
+  return (n: number) => fc.array(fc.oneof({ weight: 2, arbitrary: hostileString(small) }, { weight: 2, arbitrary: fc.constantFrom(...injectionTexts()) }, { weight: 1, arbitrary: fc.constantFrom('I keep a reef tank with clownfish.', 'Actually, I meant the 40 gallon tank.', 'Why is the water cloudy?') }), { minLength: n, maxLength: n });
+};
+
+/** A reflection job of every kind but the forget, one field changed, through the reflector's record handler. */
+function reflectionJobTarget(o: FuzzOptions): FuzzTarget<{ job: Mutated; texts: string[] }> {
+  const small = { ...o, maxBytes: Math.min(o.maxBytes ?? 3 << 20, 64 * 1024) };
   const turnIdsArb = fc.oneof(fc.array(fc.oneof(edgeNumber, fc.integer({ min: 1, max: 20 })), { maxLength: 30 }), fc.constant(range(1001)), hostileValue(small));
-  const jobCase = fc
+  const arbitrary = fc
     .record({ kind: fc.constantFrom('batch', 'idle-summary', 'session-close', 'nightly', 'weekly', 'manual', 'event'), n: fc.integer({ min: 1, max: 12 }) })
     .chain(({ kind, n }) =>
       fc.record({
         job: mutate({ type: 'reflection.job', version: 1, jobId: `${kind}-1-${n}`, userId: ATTACKER, kind, trigger: 'turn_count', urgency: 2.5, turnIds: range(n), requestedAt: NOW }, { ...o, nested: { turnIds: turnIdsArb } }),
-        texts: texts(n),
+        texts: jobTexts(o)(n),
       }),
     );
-  const idleCase = fc.record({ n: fc.integer({ min: 1, max: 9 }) }).chain(({ n }) =>
-    fc.record({ check: mutate({ type: 'idle.check', version: 1, userId: ATTACKER, lastTurnId: n, enqueuedAt: NOW }, o), texts: texts(n) }),
-  );
-
-  return [
-    {
-      name: 'reflection.job',
-      weight: 2,
-      arbitrary: jobCase,
-      run: async ({ job: m, texts: t }: { job: Mutated; texts: string[] }) => {
-        const failures: string[] = [];
-        const outcomes: Record<string, number> = {};
-        const { world: w, victimBefore } = await world(t);
-        const body = JSON.stringify(m.value) ?? 'null';
-        let userId: string | null = null;
-        await guarded(failures, 'reflector record', async () => {
-          const job = await parseOrKeep({ messageId: 'r1', body }, ReflectionJobSchema, { rejected: w.rejected, clock: fixedClock(NOW), source: 'reflection-queue' });
-          if (!job) {
-            count(outcomes, 'rejected');
-            for (const kept of w.rejected.kept) failures.push(...rejectionProblems(kept.errors, kept.body, [m]));
-            return;
-          }
-          userId = job.userId;
-          // Every other parsed job is one its ingestion recorded; the rest test a job nobody recorded.
-          if (job.turnIds.length % 2 === 0) await recordPending(w, job);
-          count(outcomes, await runJob(job, reflectorDeps(w, offlineModel())));
-        });
-        failures.push(...storageProblems(w, new Set(userId ? [userId] : []), victimBefore));
-        for (const log of w.batchLogs.logs.values()) failures.push(...capProblems(log));
-        return { failures, outcomes };
-      },
-    },
-    {
-      name: 'idle.check',
-      weight: 1,
-      arbitrary: idleCase,
-      run: async ({ check: m, texts: t }: { check: Mutated; texts: string[] }) => {
-        const failures: string[] = [];
-        const outcomes: Record<string, number> = {};
-        const { world: w, victimBefore } = await world(t);
-        const body = JSON.stringify(m.value) ?? 'null';
-        let userId: string | null = null;
-        await guarded(failures, 'idle record', async () => {
-          const check = await parseOrKeep({ messageId: 'i1', body }, IdleCheckSchema, { rejected: w.rejected, clock: fixedClock(NOW), source: 'idle-queue' });
-          if (!check) {
-            count(outcomes, 'rejected');
-            for (const kept of w.rejected.kept) failures.push(...rejectionProblems(kept.errors, kept.body, [m]));
-            return;
-          }
-          userId = check.userId;
-          const out = await checkIdle(check, { signalState: w.signalState, jobs: w.jobs, idle: w.idle, settings: w.settings, clock: fixedClock('2026-02-06T15:00:00.000Z'), log: new RecordingLog(), config: defaultSignalConfig });
-          count(outcomes, out.status === 'skipped' ? `skipped:${out.reason}` : out.status);
-        });
-        failures.push(...storageProblems(w, new Set(userId ? [userId] : []), victimBefore));
-        for (const job of w.jobs.jobs) {
-          const parsed = ReflectionJobSchema.safeParse(job);
-          if (!parsed.success) failures.push(`an enqueued job does not parse on the reflection queue: ${brief(parsed.error.issues)}`);
+  return {
+    name: 'reflection.job',
+    weight: 2,
+    arbitrary,
+    run: async ({ job: m, texts: t }) => {
+      const failures: string[] = [];
+      const outcomes: Record<string, number> = {};
+      const { world: w, victimBefore } = await world(t);
+      const body = JSON.stringify(m.value) ?? 'null';
+      let userId: string | null = null;
+      await guarded(failures, 'reflector record', async () => {
+        const parsed = ReflectionJobSchema.safeParse(m.value);
+        if (parsed.success) {
+          userId = parsed.data.userId;
+          // Every other valid job is one its ingestion recorded; the rest test a job nobody recorded.
+          if (parsed.data.turnIds.length % 2 === 0) await recordPending(w, parsed.data);
         }
-        return { failures, outcomes };
-      },
+        const outcome = await runJobRecord(w, body, reflectorDeps(w, offlineModel()));
+        count(outcomes, outcome);
+        if (outcome === 'rejected') for (const kept of w.rejected.kept) failures.push(...rejectionProblems(kept.errors, kept.body, [m]));
+      });
+      failures.push(...storageProblems(w, new Set(userId ? [userId] : []), victimBefore));
+      for (const log of w.batchLogs.logs.values()) failures.push(...capProblems(log));
+      return { failures, outcomes };
     },
-  ] as FuzzTarget[];
+  };
+}
+
+/** An idle check, one field changed: parse or keep, then checkIdle (as the idle function does). */
+function idleCheckTarget(o: FuzzOptions): FuzzTarget<{ check: Mutated; texts: string[] }> {
+  const arbitrary = fc.record({ n: fc.integer({ min: 1, max: 9 }) }).chain(({ n }) =>
+    fc.record({ check: mutate({ type: 'idle.check', version: 1, userId: ATTACKER, lastTurnId: n, enqueuedAt: NOW }, o), texts: jobTexts(o)(n) }),
+  );
+  return {
+    name: 'idle.check',
+    weight: 1,
+    arbitrary,
+    run: async ({ check: m, texts: t }) => {
+      const failures: string[] = [];
+      const outcomes: Record<string, number> = {};
+      const { world: w, victimBefore } = await world(t);
+      const body = JSON.stringify(m.value) ?? 'null';
+      let userId: string | null = null;
+      await guarded(failures, 'idle record', async () => {
+        const check = await parseOrKeep({ messageId: 'i1', body }, IdleCheckSchema, { rejected: w.rejected, clock: fixedClock(NOW), source: 'idle-queue' });
+        if (!check) {
+          count(outcomes, 'rejected');
+          for (const kept of w.rejected.kept) failures.push(...rejectionProblems(kept.errors, kept.body, [m]));
+          return;
+        }
+        userId = check.userId;
+        const out = await checkIdle(check, { signalState: w.signalState, jobs: w.jobs, idle: w.idle, settings: w.settings, clock: fixedClock('2026-02-06T15:00:00.000Z'), log: new RecordingLog(), config: defaultSignalConfig });
+        count(outcomes, out.status === 'skipped' ? `skipped:${out.reason}` : out.status);
+      });
+      failures.push(...storageProblems(w, new Set(userId ? [userId] : []), victimBefore));
+      for (const job of w.jobs.jobs) {
+        const parsed = ReflectionJobSchema.safeParse(job);
+        if (!parsed.success) failures.push(`an enqueued job does not parse on the reflection queue: ${brief(parsed.error.issues)}`);
+      }
+      return { failures, outcomes };
+    },
+  };
+}
+
+function queueJobTargets(o: FuzzOptions): FuzzTarget[] {
+  return [reflectionJobTarget(o), idleCheckTarget(o)] as FuzzTarget[];
 }
 
 // ── Schedules (sweep function) ─────────────────────────────────────────────────
@@ -631,104 +654,67 @@ function sweepTarget(schema: SweepSchema, o: FuzzOptions): FuzzTarget {
 
 // ── The memory API (api function) ──────────────────────────────────────────────
 
-// biome-ignore lint/suspicious/noExplicitAny: each operation's input is validated by its route's schemas
-type OpInput = { params: any; query: any; body: any; principal: Principal };
-
-/** The api handler's operations (functions/api/handler.ts), over the recording fakes. */
-const OPERATIONS: Record<Exclude<OperationId, 'openapi' | 'console'>, (deps: api.MemoryApiDeps, i: OpInput) => Promise<unknown>> = {
-  userForget: (d, { params, principal }) => forget.requestForget(d, principal.subject, params.userId),
-  userForgetReceipt: (d, { params }) => forget.forgetReceipt(d, params.userId),
-  userExport: (d, { params }) => archives.exportUser(d, params.userId),
-  userImport: (d, { params, body }) => archives.importUser(d, params.userId, body.archive),
-  memorySearch: (d, { params, body }) => api.search(d, params.userId, body),
-  memorySave: (d, { params, body, principal }) => api.save(d, principal.subject, params.userId, body),
-  memoryRetrieve: (d, { params, body }) => api.retrieve(d, params.userId, body),
-  tierCreate: (d, { params, body, principal }) => api.createTierEntry(d, principal.subject, params.userId, params.tier, body),
-  tierQuery: (d, { params, query }) => api.queryTier(d, params.userId, params.tier, query),
-  tierDelete: (d, { params, principal }) => api.deleteTierEntry(d, principal.subject, params.userId, params.tier, params.id),
-  itemPromote: (d, { params, body, principal }) => api.promote(d, principal.subject, principal.admin, params.userId, params.id, body),
-  itemDemote: (d, { params, body, principal }) => api.demote(d, principal.subject, params.userId, params.id, body),
-  memoryOutcomes: (d, { params, body, principal }) => api.recordOutcome(d, principal.subject, params.userId, body),
-  auditList: (d, { params, query }) => api.auditTrail(d, params.userId, query.itemId, query.limit),
-  reflectionLog: (d, { params, query }) => api.reflectionLog(d, params.userId, query.limit),
-  reflectionLatest: (d, { params }) => api.latestReflection(d, params.userId),
-  reflectionAssessment: (d, { params, query }) => api.assessment(d, params.userId, query.days),
-  summaryList: (d, { params, query }) => api.listSummaries(d, params.userId, query.includeDeleted === 'true'),
-  summaryRequest: (d, { params, body, principal }) => api.requestSummary(d, principal.subject, params.userId, body),
-  summaryEdit: (d, { params, body, principal }) => api.editSummary(d, principal.subject, params.userId, params.id, body),
-  summaryDelete: (d, { params, principal }) => api.deleteSummary(d, principal.subject, params.userId, params.id),
-  diaryList: (d, { params, query }) => diary.listDiary(d, params.userId, query),
-  diaryOverride: (d, { params, body, principal }) => diary.overrideDiary(d, principal.subject, params.userId, params.id, body),
-  reviewList: (d, { params, query }) => api.listStagedForReview(d, params.userId, { includeDecided: query.includeDecided === 'true', limit: query.limit, nextToken: query.nextToken }),
-  reviewPromote: (d, { params, body, principal }) => api.reviewPromote(d, principal.subject, params.userId, body.path, body.reason),
-  reviewDiscard: (d, { params, body, principal }) => api.reviewDiscard(d, principal.subject, params.userId, body.path, body.reason),
-  batchList: (d, { params, query }) => api.batches(d, params.userId, query.limit),
-  sourceReliability: (d, { query }) => api.sourceReliability(d, query.domains),
-  capabilityConfidence: (d, { params }) => api.capabilities(d, params.userId),
-  graphNeighbours: (d, { params, query }) => graph.graphNeighbours(d, params.userId, params.entity, query.includePruned === 'true'),
-  graphEdgeCreate: (d, { params, body, principal }) => graph.createGraphEdge(d, principal.subject, params.userId, body),
-  graphEdgeRestore: (d, { params, body, principal }) => graph.restoreGraphEdge(d, principal.subject, params.userId, body.id),
-  knowledgeRestore: (d, { params, body, principal }) => factHygiene.restorePrunedFact(d, principal.subject, params.userId, body.path),
-  knowledgeRevert: (d, { params, body, principal }) => corrections.revertKnowledgeChange(d, principal.subject, params.userId, body.path, body.reason),
-  reflectionQuality: (d, { params }) => api.reflectionQualityOf(d, params.userId),
-  userCosts: (d, { params, query }) => costs.userCosts(d, params.userId, query.days),
-  settingsRead: (d, { params }) => userSettings.readSettings(d, params.userId),
-  settingsChange: (d, { params, body, principal }) => userSettings.changeSettings(d, principal.subject, params.userId, body),
-  stageCosts: (d, { query }) => costs.stageCosts(d, query.days),
-  graphEntitySplit: (d, { params, principal }) => graph.splitGraphEntity(d, principal.subject, params.userId, params.entity),
-  graphLog: (d, { params, query }) => graph.graphLog(d, params.userId, query.limit),
-};
-
-class BadRequest extends Error {
-  constructor(readonly fields: FieldError[]) {
-    super('invalid request');
-  }
-}
-
-function parseAt(schema: z.ZodType | undefined, value: unknown, where: string): unknown {
-  if (!schema) return undefined;
-  const res = schema.safeParse(value);
-  if (res.success) return res.data;
-  throw new BadRequest(res.error.issues.map((i) => ({ path: [where, ...i.path.map(String)].join('.'), message: i.message })));
-}
-
+/** A request of an API case: path parameters as API Gateway passes them, the query, the body as sent. */
 export interface ApiRequest {
   pathParameters: Record<string, string>;
   query: Record<string, string>;
   body: string | undefined;
 }
 
-/** parse → authorize → parse → operation, answering as functions/api/handler.ts does. */
-export async function callRoute(route: Route, req: ApiRequest, principal: Principal, deps: api.MemoryApiDeps): Promise<{ status: number; body: unknown; fields?: FieldError[]; error?: unknown }> {
+/** The claims the JWT authorizer passes on for the attacker's token (a credential for the attacker only). */
+const ATTACKER_CLAIMS = { sub: ATTACKER, memory_users: ATTACKER };
+
+/** A path segment for routing: percent-encoded (a lone surrogate, which cannot be, stands as `x`). */
+const segment = (v: string) => {
   try {
-    const decoded: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.pathParameters)) {
-      try {
-        decoded[k] = decodeURIComponent(v);
-      } catch {
-        throw new BadRequest([{ path: `params.${k}`, message: 'is not valid percent-encoding' }]);
-      }
-    }
-    const params = (parseAt(route.params, decoded, 'params') ?? {}) as { userId: string };
-    const decision = route.access === 'admin' ? authorizeStage(principal) : authorize(principal, params.userId, route.access === 'write' ? 'write' : 'read');
-    if (!decision.allowed) return { status: 403, body: { error: { message: decision.reason } } };
-    const query = parseAt(route.query, req.query, 'query');
-    let body: unknown;
-    if (req.body !== undefined && req.body !== '') {
-      try {
-        body = JSON.parse(req.body);
-      } catch {
-        throw new BadRequest([{ path: 'body', message: 'is not valid JSON' }]);
-      }
-    }
-    const parsedBody = parseAt(route.body, body, 'body');
-    const op = OPERATIONS[route.operationId as keyof typeof OPERATIONS];
-    return { status: 200, body: await op(deps, { params, query, body: parsedBody, principal }) };
-  } catch (error) {
-    if (error instanceof BadRequest) return { status: 400, body: { error: { message: 'invalid request', fields: error.fields } }, fields: error.fields };
-    if (error instanceof api.MemoryApiError) return { status: error.status, body: { error: { message: error.message } } };
-    return { status: 500, body: { error: { message: 'internal error' } }, error };
+    return encodeURIComponent(v);
+  } catch {
+    return 'x';
   }
+};
+
+/**
+ * The HTTP API event API Gateway would hand the api function for this request: the route's
+ * path with the case's parameters, its path parameters as the case passes them, the body as
+ * sent or base64-encoded (as API Gateway sends a binary body), the attacker's claims when
+ * the case carries the bearer token.
+ */
+export function apiEventOf(route: Route, c: ApiCase, req: ReturnType<typeof apiRequestOf>): APIGatewayProxyEventV2 {
+  let path = route.path;
+  for (const [k, v] of Object.entries(req.rawParams)) path = path.replace(`{${k}}`, segment(v));
+  // Text that is not well-formed UTF-16 would not survive the round trip through bytes: it goes as text.
+  const base64 = c.base64 && req.body !== undefined && Buffer.from(req.body, 'utf8').toString('utf8') === req.body;
+  const body = req.body !== undefined && base64 ? Buffer.from(req.body, 'utf8').toString('base64') : req.body;
+  return httpApiEvent({
+    method: route.method,
+    path,
+    query: req.query,
+    pathParameters: req.pathParameters,
+    headers: body !== undefined ? { 'content-type': 'application/json' } : {},
+    ...(body !== undefined ? { body, isBase64Encoded: base64 } : {}),
+    ...(c.bearer ? { claims: ATTACKER_CLAIMS } : {}),
+    requestId: 'fuzz',
+  });
+}
+
+/** The api function's dispatcher (functions/api/routes.ts) over the recording fakes; its log holds what it logged (a 500's error). */
+function apiDispatchOf(w: RecordingWorld): { dispatch: ApiDispatch; log: RecordingLog } {
+  const log = new RecordingLog();
+  return { dispatch: apiRoutes(apiDeps(w), { log, redaction: { personalData: false } }), log };
+}
+
+/** The answer of the api function to this event: its status and JSON body (the body as text when it is not JSON). */
+async function callApi(dispatch: ApiDispatch, event: APIGatewayProxyEventV2): Promise<{ status: number; body: unknown }> {
+  const result = await dispatch(event, lambdaContext('fuzz-api', 29));
+  if (typeof result === 'string') return { status: 200, body: tryJson(result) ?? result };
+  const text = result.body ?? '';
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: checked as text
+  }
+  return { status: result.statusCode ?? 200, body };
 }
 
 /** Stands for the id of an item the caller owns (filled in once it exists). */
@@ -822,6 +808,10 @@ export interface ApiCase {
   query: Mutated;
   body: { text: string | undefined; mutation: Mutated | null };
   encode: boolean;
+  /** The body goes base64-encoded (API Gateway's `isBase64Encoded`). */
+  base64: boolean;
+  /** The request carries the attacker's bearer token (else no claims reach the function: 401). */
+  bearer: boolean;
 }
 
 /** Query strings are strings: replace, remove or add one parameter with a hostile string. */
@@ -874,6 +864,8 @@ function apiCase(route: Route, o: FuzzOptions): fc.Arbitrary<ApiCase> {
     query: sample.query ? mutateQuery(sample.query, o) : fc.constant({ value: {}, kind: 'valid' as const, field: '' }),
     body: bodyArb,
     encode: fc.boolean(),
+    base64: fc.boolean(),
+    bearer: fc.oneof({ weight: 9, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
   });
 }
 
@@ -955,10 +947,18 @@ function apiTarget(route: Route, o: FuzzOptions): FuzzTarget<ApiCase> {
       const ownMem = await seedAttackerForApi(w);
       w.writes.writes.length = 0;
       const req = apiRequestOf(c, ownMem);
-      const principal: Principal = { subject: ATTACKER, users: [ATTACKER], admin: false };
-      const res = await callRoute(route, req, principal, apiDeps(w));
+      const { dispatch, log } = apiDispatchOf(w);
+      const event = apiEventOf(route, c, req);
+      const res = await callApi(dispatch, event);
       count(outcomes, String(res.status));
-      if (res.status === 500) failures.push(`500: ${brief((res.error as Error)?.stack ?? res.error, 400)}`);
+      if (event.isBase64Encoded) count(outcomes, `base64 ${res.status}`);
+      if (!c.bearer) {
+        // No token reached the function (the authorizer would have refused it first): 401, and nothing written.
+        if (res.status !== 401) failures.push(`${res.status} without a bearer token: ${brief(res.body, 300)}`);
+        failures.push(...storageProblems(w, new Set(), victimBefore));
+        return { failures, outcomes };
+      }
+      if (res.status === 500) failures.push(`500: ${brief((log.entries.find((e) => e.level === 'error')?.extra?.error as Error)?.stack ?? res.body, 400)}`);
       else failures.push(...apiAnswerProblems(route, c, req, res.status, res.body));
       failures.push(...storageProblems(w, new Set([ATTACKER]), victimBefore));
       return { failures, outcomes };
@@ -1096,10 +1096,10 @@ function injectionTarget(o: FuzzOptions): FuzzTarget<InjectionCase> {
       const ids = range(c.texts.length);
       const kind = c.use === 'summary' ? 'idle-summary' : c.use === 'batch' ? 'batch' : c.use;
       const job: ReflectionJob = { type: 'reflection.job', version: 1, jobId: `${kind}-1-${ids.length}`, userId: ATTACKER, kind, trigger: 'turn_count', urgency: 6, turnIds: ids, requestedAt: NOW };
-      if (c.use === 'weekly') deps.sleep.summaries = Object.assign(new MemorySummarySource(), { texts: [{ userId: ATTACKER, id: 'summary-1-3', createdAt: NOW, text: 'reef tank talk' }] });
+      if (c.use === 'weekly') deps.sleepTime.summaries = Object.assign(new MemorySummarySource(), { texts: [{ userId: ATTACKER, id: 'summary-1-3', createdAt: NOW, text: 'reef tank talk' }] });
       await guarded(failures, `${c.use} with an obedient model`, async () => {
         await recordPending(w, job);
-        count(outcomes, await runJob(job, deps));
+        count(outcomes, await runJobRecord(w, JSON.stringify(job), deps));
       });
       failures.push(...storageProblems(w, new Set([ATTACKER]), victimBefore));
       for (const log of w.batchLogs.logs.values()) {

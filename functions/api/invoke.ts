@@ -1,6 +1,6 @@
 /**
  * One operation of the memory API as a function: what a /v1 route and an MCP tool both call
- * (create-handler.ts makes it; mcp.ts uses it), so both answer the same.
+ * (routes.ts makes it; mcp.ts uses it), so both answer the same.
  */
 import type { Principal } from '../../lib/domain/access.js';
 import type { Route } from './contract.js';

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { InvocationObserver } from './event-source.js';
 import { lambdaContext } from './lambda-context.js';
+import { httpApiEvent } from './lambda-events.js';
 import { verifyToken } from './tokens.js';
 
 export type HttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -32,7 +33,29 @@ async function readBody(req: IncomingMessage): Promise<Buffer | null> {
   return Buffer.concat(chunks);
 }
 
-export async function startHttpApi(options: {
+type Send = (status: number, headers: Record<string, string>, body: string) => void;
+
+/** What the JWT authorizer does for a /v1 route: the verified claims of its bearer token, or null (a 401). Other routes need none. */
+async function authorizerClaims(path: string, headers: Record<string, string>, tokenSecret: string): Promise<Record<string, unknown> | null | undefined> {
+  if (!path.startsWith('/v1/')) return undefined;
+  const m = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '');
+  return m?.[1] ? await verifyToken(tokenSecret, m[1]) : null;
+}
+
+/** The request's headers, names in lower case, repeated ones joined by commas. */
+function headersOf(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(',') : v;
+  return headers;
+}
+
+function queryOf(url: URL): Record<string, string> {
+  const query: Record<string, string> = {};
+  for (const [k, v] of url.searchParams) query[k] = k in query ? `${query[k]},${v}` : v;
+  return query;
+}
+
+interface ApiOptions {
   handler: HttpHandler;
   tokenSecret: string;
   functionName: string;
@@ -40,64 +63,46 @@ export async function startHttpApi(options: {
   port?: number;
   /** Told of every handler invocation (benchmarks time them). */
   observe?: InvocationObserver;
-}): Promise<LocalHttpApi> {
+}
+
+/** One HTTP request: API Gateway's size limit and authorizer, then the handler with its payload 2.0 event. */
+async function serveRequest(req: IncomingMessage, send: Send, requestId: string, options: ApiOptions): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const body = await readBody(req);
+  if (body === null) return send(413, { 'content-type': 'application/json' }, JSON.stringify({ message: 'Request Entity Too Large' }));
+  const headers = headersOf(req);
+  const claims = await authorizerClaims(url.pathname, headers, options.tokenSecret);
+  if (claims === null) return send(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }, JSON.stringify({ message: 'Unauthorized' }));
+  const event = httpApiEvent({
+    method: (req.method ?? 'GET').toUpperCase(),
+    path: url.pathname,
+    rawQueryString: url.search.replace(/^\?/, ''),
+    query: queryOf(url),
+    headers,
+    ...(body.length > 0 ? { body: body.toString('utf8') } : {}),
+    ...(claims ? { claims } : {}),
+    requestId,
+    sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+  });
+  const started = performance.now();
+  const result = await options.handler(event, lambdaContext(options.functionName, options.timeoutSeconds));
+  options.observe?.({ fn: 'api', ms: performance.now() - started, records: [], finishedAt: Date.now() });
+  const outHeaders: Record<string, string> = {};
+  for (const [k, v] of Object.entries(result.headers ?? {})) outHeaders[k] = String(v);
+  send(result.statusCode ?? 200, outHeaders, typeof result.body === 'string' ? result.body : '');
+}
+
+export async function startHttpApi(options: ApiOptions): Promise<LocalHttpApi> {
   const state = { requests: 0 };
   const server: Server = createServer((req, res) => {
     state.requests += 1;
-    void (async () => {
-      const send = (status: number, headers: Record<string, string>, body: string) => {
-        res.writeHead(status, headers);
-        res.end(body);
-      };
-      try {
-        const url = new URL(req.url ?? '/', 'http://localhost');
-        const body = await readBody(req);
-        if (body === null) return send(413, { 'content-type': 'application/json' }, JSON.stringify({ message: 'Request Entity Too Large' }));
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(',') : v;
-        let claims: Record<string, unknown> | undefined;
-        if (url.pathname.startsWith('/v1/')) {
-          const m = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '');
-          const verified = m?.[1] ? await verifyToken(options.tokenSecret, m[1]) : null;
-          if (!verified) return send(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }, JSON.stringify({ message: 'Unauthorized' }));
-          claims = verified;
-        }
-        const query: Record<string, string> = {};
-        for (const [k, v] of url.searchParams) query[k] = k in query ? `${query[k]},${v}` : v;
-        const method = (req.method ?? 'GET').toUpperCase();
-        const event = {
-          version: '2.0',
-          routeKey: '$default',
-          rawPath: url.pathname,
-          rawQueryString: url.search.replace(/^\?/, ''),
-          headers,
-          ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
-          requestContext: {
-            accountId: '000000000000',
-            apiId: 'local',
-            domainName: headers.host ?? 'localhost',
-            domainPrefix: 'local',
-            http: { method, path: url.pathname, protocol: 'HTTP/1.1', sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
-            requestId: `local-${state.requests}`,
-            routeKey: '$default',
-            stage: '$default',
-            time: new Date().toISOString(),
-            timeEpoch: Date.now(),
-            ...(claims ? { authorizer: { jwt: { claims, scopes: null } } } : {}),
-          },
-          body: body.length > 0 ? body.toString('utf8') : undefined,
-          isBase64Encoded: false,
-        } as unknown as APIGatewayProxyEventV2;
-        const started = performance.now();
-        const result = await options.handler(event, lambdaContext(options.functionName, options.timeoutSeconds));
-        options.observe?.({ fn: 'api', ms: performance.now() - started, records: [], finishedAt: Date.now() });
-        const outHeaders: Record<string, string> = {};
-        for (const [k, v] of Object.entries(result.headers ?? {})) outHeaders[k] = String(v);
-        send(result.statusCode ?? 200, outHeaders, typeof result.body === 'string' ? result.body : '');
-      } catch (error) {
-        send(500, { 'content-type': 'application/json' }, JSON.stringify({ message: `local API error: ${(error as Error).message}` }));
-      }
-    })();
+    const send: Send = (status, headers, body) => {
+      res.writeHead(status, headers);
+      res.end(body);
+    };
+    serveRequest(req, send, `local-${state.requests}`, options).catch((error: unknown) => {
+      send(500, { 'content-type': 'application/json' }, JSON.stringify({ message: `local API error: ${(error as Error).message}` }));
+    });
   });
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

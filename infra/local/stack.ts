@@ -18,7 +18,7 @@ import { FUNCTION_TIMEOUT_SECONDS, names, QUEUES, type QueueKey, SWEEPS } from '
 import { createSqsClient } from '../../lib/adapters/aws-clients.js';
 import { eventSourceClient } from './clients.js';
 import { configureFaults, faultCounts, type FaultConfig, type FaultKind, withDelivery } from './fault-injection.js';
-import { buildLocalFunctions, functionEnvironment, type LocalFunctions } from './functions.js';
+import { buildLocalFunctions, functionEnvironment, type LocalFunctions, type LocalOverrides } from './functions.js';
 import { IamEnforcer } from './iam/iam-enforcement.js';
 import { type SynthesizedStage, synthesizeStage } from './iam/synthesized-stage.js';
 import type { LocalEnvironment } from './iam/template-resolver.js';
@@ -167,20 +167,9 @@ function localEnvironment(stage: string, resources: LocalResources): LocalEnviro
   };
 }
 
-export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
-  const stage = options.stage ?? 'local';
-  configureFaults(options.faults ?? null);
-  const emulators = await startEmulators(options.responder ? { responder: options.responder } : {});
-  let resources: LocalResources;
-  try {
-    resources = await provision(stage, emulators);
-  } catch (error) {
-    await emulators.stop();
-    throw error;
-  }
-
-  // The SDK's settings for every client in this process: the emulators' endpoints, local
-  // credentials and region. The functions' own settings come from the synthesized stage.
+/** The SDK's settings for every client in this process: the emulators' endpoints, local credentials and region. */
+function useEmulators(emulators: Emulators, options: LocalStackOptions): void {
+  // The functions' own settings come from the synthesized stage.
   Object.assign(process.env, {
     AWS_REGION: LOCAL_REGION,
     AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
@@ -194,27 +183,30 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     POWERTOOLS_METRICS_DISABLED: options.metrics ? 'false' : 'true',
   });
   delete process.env.AWS_PROFILE;
+}
 
-  let synthesized: SynthesizedStage;
+/** The emulators, the resources provisioned in them and the stage synthesized against them (the emulators stop if either fails). */
+async function startInfrastructure(stage: string, options: LocalStackOptions): Promise<{ emulators: Emulators; resources: LocalResources; synthesized: SynthesizedStage }> {
+  const emulators = await startEmulators(options.responder ? { responder: options.responder } : {});
   try {
-    synthesized = await synthesizeStage({ stage, env: localEnvironment(stage, resources), ...(options.iam?.permissions ? { permissions: options.iam.permissions } : {}) });
+    const resources = await provision(stage, emulators);
+    useEmulators(emulators, options);
+    const synthesized = await synthesizeStage({ stage, env: localEnvironment(stage, resources), ...(options.iam?.permissions ? { permissions: options.iam.permissions } : {}) });
+    return { emulators, resources, synthesized };
   } catch (error) {
     await emulators.stop();
     throw error;
   }
-  const iam = options.iam?.enforce === false ? null : new IamEnforcer(synthesized);
-  const clock = new SimulatedClock();
-  const overrides = { speed: options.speed ?? 60 };
-  const handlers = buildLocalFunctions(synthesized, clock, iam, overrides);
+}
 
-  const common = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
-  const sqs = new SQSClient({ ...common, endpoint: emulators.sqs });
-  const s3 = new S3Client({ ...common, endpoint: emulators.s3, forcePathStyle: true });
-  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ ...common, endpoint: emulators.dynamodb }));
+type SqsFunction = 'signal' | 'reflector' | 'idle';
 
+/** The three queues' event sources, started, each invoking its function as the synthesized event source mapping says. */
+function startEventSources(rt: Pick<Runtime, 'synthesized' | 'resources' | 'handlers' | 'iam' | 'options'>): Record<QueueKey, LocalEventSource> {
+  const { synthesized, resources, iam, options } = rt;
   // The stack's own SQS client (not a function's): renews running batches' visibility (event-source.ts).
   const stackSqs = createSqsClient();
-  const source = (key: QueueKey, handler: SqsHandler, fn: 'signal' | 'reflector' | 'idle') =>
+  const source = (key: QueueKey, handler: SqsHandler, fn: SqsFunction) =>
     new LocalEventSource({
       name: key,
       sqs: eventSourceClient(fn, iam),
@@ -233,23 +225,18 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(options.observe ? { observe: options.observe } : {}),
     });
   const sources = {
-    turn: source('turn', handlers.signal, 'signal'),
-    reflection: source('reflection', handlers.reflector, 'reflector'),
-    idle: source('idle', handlers.idle, 'idle'),
+    turn: source('turn', rt.handlers.signal, 'signal'),
+    reflection: source('reflection', rt.handlers.reflector, 'reflector'),
+    idle: source('idle', rt.handlers.idle, 'idle'),
   };
   for (const s of Object.values(sources)) s.start();
+  return sources;
+}
 
-  const tokenSecret = randomBytes(32).toString('base64url');
-  const api = await startHttpApi({
-    handler: handlers.api as HttpHandler,
-    tokenSecret,
-    functionName: synthesized.functions.api.functionName,
-    timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.api,
-    ...(options.apiPort !== undefined ? { port: options.apiPort } : {}),
-    ...(options.observe ? { observe: options.observe } : {}),
-  });
-
-  const info: StackInfo = {
+/** What a caller needs to reach the stack: endpoints, names, the API and its admin token, each function's environment. */
+async function stackInfo(stage: string, rt: Pick<Runtime, 'emulators' | 'resources' | 'synthesized'>, api: LocalHttpApi, tokenSecret: string, overrides: LocalOverrides): Promise<StackInfo> {
+  const { emulators, resources, synthesized } = rt;
+  return {
     stage,
     region: LOCAL_REGION,
     credentials: LOCAL_CREDENTIALS,
@@ -266,101 +253,258 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     tokenSecret,
     environments: Object.fromEntries((Object.keys(synthesized.functions) as FunctionKey[]).map((fn) => [fn, functionEnvironment(synthesized, fn, overrides)])) as StackInfo['environments'],
   };
-  const publisher = new TurnPublisher(sqs, resources.queues.turn.url, { s3, bucketName: resources.bucketName });
-  const refusedLines: ReplayResult['refused'] = [];
-  const schedules = stageConfig('dev').schedules;
+}
+
+/** Everything the stack's operations share: what was started, the stack's own clients, and the simulated time. */
+interface Runtime {
+  options: LocalStackOptions;
+  emulators: Emulators;
+  resources: LocalResources;
+  synthesized: SynthesizedStage;
+  iam: IamEnforcer | null;
+  handlers: LocalFunctions;
+  sources: Record<QueueKey, LocalEventSource>;
+  info: StackInfo;
+  clock: SimulatedClock;
+  sqs: SQSClient;
+  s3: S3Client;
+  ddb: DynamoDBDocumentClient;
+  publisher: TurnPublisher;
+  schedules: ReturnType<typeof stageConfig>['schedules'];
+  state: {
+    simNow: Date;
+    /** Something was published or enqueued since the queues were last seen empty. */
+    dirty: boolean;
+    fired: Array<{ sweep: string; at: string }>;
+    sweepErrors: number;
+    refusedLines: ReplayResult['refused'];
+    runId: string;
+    lineCounter: number;
+  };
+}
+
+function setClock(rt: Runtime, t: Date): void {
+  rt.state.simNow = t;
+  rt.clock.set(t);
+}
+
+async function queueDepth(sqs: SQSClient, url: string): Promise<number> {
+  const res = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: url,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+    }),
+  );
+  const a = res.Attributes ?? {};
+  return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
+}
+
+async function scanAll(rt: Runtime, filter?: string, values?: Record<string, unknown>): Promise<Array<Record<string, unknown>>> {
+  const items: Array<Record<string, unknown>> = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const res = await rt.ddb.send(new ScanCommand({ TableName: rt.resources.tableName, ...(filter ? { FilterExpression: filter, ExpressionAttributeValues: values } : {}), ExclusiveStartKey: start }));
+    items.push(...(res.Items ?? []));
+    start = res.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** Wait until every queue is empty and no source is busy, twice in a row. */
+async function waitUntilDrained(rt: Runtime, { timeoutMs = 10 * 60_000, onTick }: { timeoutMs?: number; onTick?: () => void | Promise<void> } = {}): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let quietChecks = 0;
+  while (quietChecks < 2) {
+    if (Date.now() > deadline) throw new Error(`queues did not drain within ${timeoutMs} ms`);
+    if (quietChecks > 0) await new Promise((r) => setTimeout(r, 100));
+    await onTick?.();
+    const keys: QueueKey[] = ['turn', 'reflection', 'idle'];
+    const depths = await Promise.all(keys.map((k) => queueDepth(rt.sqs, rt.resources.queues[k].url)));
+    const busy = Object.values(rt.sources).some((s) => s.busy);
+    if (depths.every((d) => d === 0) && !busy) quietChecks += 1;
+    else {
+      quietChecks = 0;
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  }
+  rt.info.drained = true;
+  rt.state.dirty = false;
+}
+
+/**
+ * EventBridge invokes the sweep asynchronously: Lambda retries a failed invocation twice, so
+ * the local stack does too (injected faults strike the first try only).
+ */
+async function invokeSweep(rt: Runtime, name: (typeof SWEEPS)[number], at: Date): Promise<{ jobs: string[] }> {
+  const { options, synthesized } = rt;
+  for (let attempt = 1; ; attempt++) {
+    const started = performance.now();
+    const outcome = await withDelivery(attempt === 1, () =>
+      rt.handlers.sweep({ sweep: name, time: at.toISOString() }, lambdaContext(synthesized.functions.sweep.functionName, FUNCTION_TIMEOUT_SECONDS.sweep)),
+    );
+    options.observe?.({ fn: 'sweep', ms: performance.now() - started, records: [], finishedAt: Date.now() });
+    if (outcome.ok && !outcome.died) return outcome.result;
+    rt.state.sweepErrors += 1;
+    options.onHandlerError?.('sweep', outcome.ok ? new Error(`the ${name} sweep died part-way (injected fault); retried`) : outcome.error);
+    if (attempt === 3) throw outcome.ok ? new Error(`the ${name} sweep at ${at.toISOString()} failed three times`) : outcome.error;
+  }
+}
+
+/** Move the simulated clock forward, firing (in order) every sweep scheduled on the way. */
+async function advanceTo(rt: Runtime, time: Date): Promise<Array<{ sweep: string; at: string }>> {
+  const { state } = rt;
+  if (time.getTime() <= state.simNow.getTime()) return [];
+  const due = SWEEPS.flatMap((name) => fireTimesBetween(rt.schedules[name], state.simNow, time).map((at) => ({ sweep: name, at }))).sort((a, b) => a.at.getTime() - b.at.getTime());
+  const done: Array<{ sweep: string; at: string }> = [];
+  for (const { sweep: name, at } of due) {
+    setClock(rt, at);
+    if (state.dirty) await waitUntilDrained(rt);
+    const result = await invokeSweep(rt, name, at);
+    if (result.jobs.length > 0) state.dirty = true;
+    done.push({ sweep: name, at: at.toISOString() });
+  }
+  setClock(rt, time);
+  state.fired.push(...done);
+  return done;
+}
+
+type ReplayMessage = RawMessage & { line: number; at: number | null };
+
+/** One publication per non-blank line, grouped by its user (or `_unparsed`), with the event's time when it has one. */
+function replayMessages(rt: Runtime, lines: readonly string[]): ReplayMessage[] {
+  const messages: ReplayMessage[] = [];
+  lines.forEach((text, i) => {
+    if (text.trim() === '') return;
+    let group = '_unparsed';
+    let at: number | null = null;
+    try {
+      const value = JSON.parse(text) as { userId?: unknown; timestamp?: unknown };
+      if (UserIdSchema.safeParse(value.userId).success) group = String(value.userId);
+      const t = typeof value.timestamp === 'string' ? Date.parse(value.timestamp) : Number.NaN;
+      if (Number.isFinite(t)) at = t;
+    } catch {
+      // stays in the _unparsed group; the signal function rejects and keeps it
+    }
+    rt.state.lineCounter += 1;
+    messages.push({ body: sqsSafeJson(text), groupId: group, deduplicationId: `replay-${rt.state.runId}-${rt.state.lineCounter}`, line: i + 1, at });
+  });
+  return messages;
+}
+
+async function publish(rt: Runtime, batch: readonly ReplayMessage[], result: ReplayResult): Promise<void> {
+  if (batch.length === 0) return;
+  rt.state.dirty = true;
+  const res = await rt.publisher.publishRaw([...batch]);
+  result.published += res.sent;
+  result.refused.push(...res.failed.map((f) => ({ line: batch[f.index]?.line ?? -1, reason: `${f.code}: ${f.message}` })));
+}
+
+/** Publish in event time: each session settles before the clock moves on past its idle gap, and the clock fires what it passes. */
+async function publishClocked(rt: Runtime, messages: readonly ReplayMessage[], result: ReplayResult): Promise<void> {
   /** A gap between events longer than the idle threshold (in event time) ends a session. */
   const sessionGapMs = defaultSignalConfig.idleMinutes * 60_000;
-  let simNow = new Date();
-  /** Something was published or enqueued since the queues were last seen empty. */
-  let dirty = false;
-  const fired: Array<{ sweep: string; at: string }> = [];
-  let sweepErrors = 0;
-  const setClock = (t: Date) => {
-    simNow = t;
-    clock.set(t);
-  };
-  const runId = randomUUID().slice(0, 8);
-  let lineCounter = 0;
-
-  const queueDepth = async (url: string): Promise<number> => {
-    const res = await sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: url,
-        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
-      }),
-    );
-    const a = res.Attributes ?? {};
-    return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
-  };
-
-  const scanAll = async (filter?: string, values?: Record<string, unknown>): Promise<Array<Record<string, unknown>>> => {
-    const items: Array<Record<string, unknown>> = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const res = await ddb.send(
-        new ScanCommand({ TableName: resources.tableName, ...(filter ? { FilterExpression: filter, ExpressionAttributeValues: values } : {}), ExclusiveStartKey: start }),
-      );
-      items.push(...(res.Items ?? []));
-      start = res.LastEvaluatedKey;
-    } while (start);
-    return items;
-  };
-
-  const listKeys = (prefix: string) => listAllKeys(s3, resources.bucketName, prefix);
-
-  const waitUntilDrained: LocalStack['waitUntilDrained'] = async ({ timeoutMs = 10 * 60_000, onTick } = {}) => {
-    const deadline = Date.now() + timeoutMs;
-    let quietChecks = 0;
-    while (quietChecks < 2) {
-      if (Date.now() > deadline) throw new Error(`queues did not drain within ${timeoutMs} ms`);
-      if (quietChecks > 0) await new Promise((r) => setTimeout(r, 100));
-      await onTick?.();
-      const keys: QueueKey[] = ['turn', 'reflection', 'idle'];
-      const depths = await Promise.all(keys.map((k) => queueDepth(resources.queues[k].url)));
-      const busy = Object.values(sources).some((s) => s.busy);
-      if (depths.every((d) => d === 0) && !busy) quietChecks += 1;
-      else {
-        quietChecks = 0;
-        await new Promise((r) => setTimeout(r, 150));
-      }
+  const first = messages.find((m) => m.at !== null)?.at;
+  if (first !== undefined && first !== null) setClock(rt, new Date(first));
+  let pending: ReplayMessage[] = [];
+  for (const m of messages) {
+    // A pause longer than the idle threshold ends a session: let it settle (idle
+    // summaries included) before the clock moves on and fires what it passes.
+    if (m.at !== null && m.at - rt.state.simNow.getTime() > sessionGapMs && pending.length > 0) {
+      await publish(rt, pending, result);
+      pending = [];
+      await waitUntilDrained(rt);
     }
-    info.drained = true;
-    dirty = false;
-  };
+    if (m.at !== null && m.at > rt.state.simNow.getTime()) await advanceTo(rt, new Date(m.at));
+    pending.push(m);
+  }
+  await publish(rt, pending, result);
+}
 
-  const advanceTo = async (time: Date): Promise<Array<{ sweep: string; at: string }>> => {
-    if (time.getTime() <= simNow.getTime()) return [];
-    const due = SWEEPS.flatMap((name) => fireTimesBetween(schedules[name], simNow, time).map((at) => ({ sweep: name, at })))
-      .sort((a, b) => a.at.getTime() - b.at.getTime());
-    const done: Array<{ sweep: string; at: string }> = [];
-    for (const { sweep: name, at } of due) {
-      setClock(at);
-      if (dirty) await waitUntilDrained();
-      // EventBridge invokes the sweep asynchronously: Lambda retries a failed invocation
-      // twice, so the local stack does too (injected faults strike the first try only).
-      let result: { jobs: string[] } | null = null;
-      for (let attempt = 1; attempt <= 3 && result === null; attempt++) {
-        const started = performance.now();
-        const outcome = await withDelivery(attempt === 1, () =>
-          handlers.sweep({ sweep: name, time: at.toISOString() }, lambdaContext(synthesized.functions.sweep.functionName, FUNCTION_TIMEOUT_SECONDS.sweep)),
-        );
-        options.observe?.({ fn: 'sweep', ms: performance.now() - started, records: [], finishedAt: Date.now() });
-        if (outcome.ok && !outcome.died) result = outcome.result;
-        else {
-          sweepErrors += 1;
-          options.onHandlerError?.('sweep', outcome.ok ? new Error(`the ${name} sweep died part-way (injected fault); retried`) : outcome.error);
-          if (attempt === 3) throw outcome.ok ? new Error(`the ${name} sweep at ${at.toISOString()} failed three times`) : outcome.error;
-        }
-      }
-      if (result && result.jobs.length > 0) dirty = true;
-      done.push({ sweep: name, at: at.toISOString() });
-    }
-    setClock(time);
-    fired.push(...done);
-    return done;
-  };
+/**
+ * Publish JSONL lines as they are, each as its own publication (deduplication id per
+ * line), so republished events reach the signal function and its own idempotency is
+ * what keeps them from counting twice. Blank lines are skipped; astral characters are
+ * JSON-escaped as the publisher client does (see sqsSafeJson).
+ */
+async function replayLines(rt: Runtime, lines: readonly string[], { clock = false }: { clock?: boolean } = {}): Promise<ReplayResult> {
+  const messages = replayMessages(rt, lines);
+  const result: ReplayResult = { lines: messages.length, published: 0, refused: [] };
+  if (clock) await publishClocked(rt, messages, result);
+  else await publish(rt, messages, result);
+  rt.state.refusedLines.push(...result.refused);
+  return result;
+}
 
+/** The run's figures, counted from the table, the bucket, the queues and the sources. */
+async function summaryOf(rt: Runtime): Promise<Summary> {
+  const listKeys = (prefix: string) => listAllKeys(rt.s3, rt.resources.bucketName, prefix);
+  const [turnItems, signalItems, batchItems, reflectionItems, runItems, rejectedKeys, userKeys, dlqDepths] = await Promise.all([
+    scanAll(rt, 'begins_with(sk, :p)', { ':p': 'TURN#' }),
+    scanAll(rt, 'sk = :s', { ':s': 'SIGNAL' }),
+    scanAll(rt, 'begins_with(sk, :p)', { ':p': 'BATCH#' }),
+    scanAll(rt, 'begins_with(sk, :p)', { ':p': 'REFLECTION#' }),
+    scanAll(rt, 'begins_with(sk, :p)', { ':p': 'RUN#' }),
+    listKeys('rejected/'),
+    listKeys('users/'),
+    Promise.all(Object.values(rt.resources.queues).map((q) => queueDepth(rt.sqs, q.dlqUrl))),
+  ]);
+  const counters = signalItems.map((i) => (i.state as { counters?: Record<string, number> } | undefined)?.counters ?? {});
+  const sum = (k: string) => counters.reduce((n, c) => n + (c[k] ?? 0), 0);
+  return {
+    turns: turnItems.length,
+    duplicates: sum('duplicates'),
+    late: sum('late'),
+    rejected: rejectedKeys.length + rt.state.refusedLines.length,
+    batches: batchItems.length,
+    batchesAborted: batchItems.filter((b) => b.status === 'aborted').length,
+    gateRejections: batchItems.reduce((n, b) => n + Number(b.rejections ?? 0), 0),
+    staged: userKeys.filter((k) => k.includes('/Knowledge_staging/')).length,
+    promoted: userKeys.filter((k) => k.includes('/Knowledge/') && !k.includes('/Knowledge/Reflections/')).length,
+    findings: userKeys.filter((k) => k.includes('/Knowledge/Reflections/')).length,
+    errors: dlqDepths.reduce((a, b) => a + b, 0),
+    handlerErrors: Object.values(rt.sources).reduce((n, src) => n + src.stats.handlerErrors, 0) + rt.state.sweepErrors,
+    modelCalls: rt.emulators.converse.requests.length,
+    summaryJobs: sum('summariesTriggered'),
+    summaries: reflectionItems.length,
+    nightly: runItems.filter((r) => String(r.sk).startsWith('RUN#nightly#')).length,
+    weekly: runItems.filter((r) => String(r.sk).startsWith('RUN#weekly#')).length,
+    sweepsFired: rt.state.fired.length,
+    faults: faultCounts(),
+    iamChecked: rt.iam?.stats.checked ?? 0,
+    iamDenied: rt.iam?.stats.denied ?? 0,
+  };
+}
+
+async function dumpState(rt: Runtime): Promise<UserStateDump[]> {
+  const users = [...new Set((await scanAll(rt, 'begins_with(pk, :p)', { ':p': 'USER#' })).map((i) => String(i.pk).slice('USER#'.length)))].sort();
+  const dumps: UserStateDump[] = [];
+  for (const userId of users) dumps.push(await dumpUserState({ ddb: rt.ddb, s3: rt.s3 }, rt.resources, userId));
+  return dumps;
+}
+
+async function stopStack(rt: Runtime, api: LocalHttpApi): Promise<void> {
+  configureFaults(null);
+  await Promise.all(Object.values(rt.sources).map((s) => s.stop()));
+  await api.stop();
+  rt.sqs.destroy();
+  rt.s3.destroy();
+  rt.ddb.destroy();
+  await rt.emulators.stop();
+}
+
+/** The stack's own clients of the emulators (not a function's: those go through the IAM check). */
+function stackClients(emulators: Emulators) {
+  const common = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+  return {
+    sqs: new SQSClient({ ...common, endpoint: emulators.sqs }),
+    s3: new S3Client({ ...common, endpoint: emulators.s3, forcePathStyle: true }),
+    ddb: DynamoDBDocumentClient.from(new DynamoDBClient({ ...common, endpoint: emulators.dynamodb })),
+  };
+}
+
+/** The stack's operations over its runtime. */
+function localStackOf(rt: Runtime, api: LocalHttpApi, tokenSecret: string): LocalStack {
+  const { info, emulators, sources, handlers, synthesized, iam, publisher } = rt;
   return {
     info,
     emulators,
@@ -371,118 +515,52 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     publisher,
     api,
     mintUserToken: (users, subject) => mintToken(tokenSecret, { sub: subject ?? `local-${users.join('+')}`, users }),
-    now: () => simNow,
-    advanceTo,
-    waitUntilDrained,
-
-    /**
-     * Publish JSONL lines as they are, each as its own publication (deduplication id per
-     * line), so republished events reach the signal function and its own idempotency is
-     * what keeps them from counting twice. Blank lines are skipped; astral characters are
-     * JSON-escaped as the publisher client does (see sqsSafeJson).
-     */
-    async replayLines(lines, { clock = false } = {}) {
-      const messages: Array<RawMessage & { line: number; at: number | null }> = [];
-      lines.forEach((text, i) => {
-        if (text.trim() === '') return;
-        let group = '_unparsed';
-        let at: number | null = null;
-        try {
-          const value = JSON.parse(text) as { userId?: unknown; timestamp?: unknown };
-          if (UserIdSchema.safeParse(value.userId).success) group = String(value.userId);
-          const t = typeof value.timestamp === 'string' ? Date.parse(value.timestamp) : Number.NaN;
-          if (Number.isFinite(t)) at = t;
-        } catch {
-          // stays in the _unparsed group; the signal function rejects and keeps it
-        }
-        lineCounter += 1;
-        messages.push({ body: sqsSafeJson(text), groupId: group, deduplicationId: `replay-${runId}-${lineCounter}`, line: i + 1, at });
-      });
-      const result: ReplayResult = { lines: messages.length, published: 0, refused: [] };
-      const publish = async (batch: typeof messages) => {
-        if (batch.length === 0) return;
-        dirty = true;
-        const res = await publisher.publishRaw(batch);
-        result.published += res.sent;
-        result.refused.push(...res.failed.map((f) => ({ line: batch[f.index]?.line ?? -1, reason: `${f.code}: ${f.message}` })));
-      };
-      if (!clock) await publish(messages);
-      else {
-        const first = messages.find((m) => m.at !== null)?.at;
-        if (first !== undefined && first !== null) setClock(new Date(first));
-        let pending: typeof messages = [];
-        for (const m of messages) {
-          // A pause longer than the idle threshold ends a session: let it settle (idle
-          // summaries included) before the clock moves on and fires what it passes.
-          if (m.at !== null && m.at - simNow.getTime() > sessionGapMs && pending.length > 0) {
-            await publish(pending);
-            pending = [];
-            await waitUntilDrained();
-          }
-          if (m.at !== null && m.at > simNow.getTime()) await advanceTo(new Date(m.at));
-          pending.push(m);
-        }
-        await publish(pending);
-      }
-      refusedLines.push(...result.refused);
-      return result;
-    },
-
-    scanItems: () => scanAll(),
-
-    async summary() {
-      const [turnItems, signalItems, batchItems, reflectionItems, runItems, rejectedKeys, userKeys, dlqDepths] = await Promise.all([
-        scanAll('begins_with(sk, :p)', { ':p': 'TURN#' }),
-        scanAll('sk = :s', { ':s': 'SIGNAL' }),
-        scanAll('begins_with(sk, :p)', { ':p': 'BATCH#' }),
-        scanAll('begins_with(sk, :p)', { ':p': 'REFLECTION#' }),
-        scanAll('begins_with(sk, :p)', { ':p': 'RUN#' }),
-        listKeys('rejected/'),
-        listKeys('users/'),
-        Promise.all(Object.values(resources.queues).map((q) => queueDepth(q.dlqUrl))),
-      ]);
-      const counters = signalItems.map((i) => (i.state as { counters?: Record<string, number> } | undefined)?.counters ?? {});
-      const sum = (k: string) => counters.reduce((n, c) => n + (c[k] ?? 0), 0);
-      return {
-        turns: turnItems.length,
-        duplicates: sum('duplicates'),
-        late: sum('late'),
-        rejected: rejectedKeys.length + refusedLines.length,
-        batches: batchItems.length,
-        batchesAborted: batchItems.filter((b) => b.status === 'aborted').length,
-        gateRejections: batchItems.reduce((n, b) => n + Number(b.rejections ?? 0), 0),
-        staged: userKeys.filter((k) => k.includes('/Knowledge_staging/')).length,
-        promoted: userKeys.filter((k) => k.includes('/Knowledge/') && !k.includes('/Knowledge/Reflections/')).length,
-        findings: userKeys.filter((k) => k.includes('/Knowledge/Reflections/')).length,
-        errors: dlqDepths.reduce((a, b) => a + b, 0),
-        handlerErrors: Object.values(sources).reduce((n, src) => n + src.stats.handlerErrors, 0) + sweepErrors,
-        modelCalls: emulators.converse.requests.length,
-        summaryJobs: sum('summariesTriggered'),
-        summaries: reflectionItems.length,
-        nightly: runItems.filter((r) => String(r.sk).startsWith('RUN#nightly#')).length,
-        weekly: runItems.filter((r) => String(r.sk).startsWith('RUN#weekly#')).length,
-        sweepsFired: fired.length,
-        faults: faultCounts(),
-        iamChecked: iam?.stats.checked ?? 0,
-        iamDenied: iam?.stats.denied ?? 0,
-      };
-    },
-
-    async dumpState() {
-      const users = [...new Set((await scanAll('begins_with(pk, :p)', { ':p': 'USER#' })).map((i) => String(i.pk).slice('USER#'.length)))].sort();
-      const dumps: UserStateDump[] = [];
-      for (const userId of users) dumps.push(await dumpUserState({ ddb, s3 }, resources, userId));
-      return dumps;
-    },
-
-    async stop() {
-      configureFaults(null);
-      await Promise.all(Object.values(sources).map((s) => s.stop()));
-      await api.stop();
-      sqs.destroy();
-      s3.destroy();
-      ddb.destroy();
-      await emulators.stop();
-    },
+    now: () => rt.state.simNow,
+    advanceTo: (time) => advanceTo(rt, time),
+    waitUntilDrained: (options) => waitUntilDrained(rt, options),
+    replayLines: (lines, options) => replayLines(rt, lines, options),
+    scanItems: () => scanAll(rt),
+    summary: () => summaryOf(rt),
+    dumpState: () => dumpState(rt),
+    stop: () => stopStack(rt, api),
   };
+}
+
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const stage = options.stage ?? 'local';
+  configureFaults(options.faults ?? null);
+  const { emulators, resources, synthesized } = await startInfrastructure(stage, options);
+  const iam = options.iam?.enforce === false ? null : new IamEnforcer(synthesized);
+  const clock = new SimulatedClock();
+  const overrides = { speed: options.speed ?? 60 };
+  const handlers = buildLocalFunctions(synthesized, clock, iam, overrides);
+  const clients = stackClients(emulators);
+  const sources = startEventSources({ synthesized, resources, handlers, iam, options });
+
+  const tokenSecret = randomBytes(32).toString('base64url');
+  const api = await startHttpApi({
+    handler: handlers.api as HttpHandler,
+    tokenSecret,
+    functionName: synthesized.functions.api.functionName,
+    timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.api,
+    ...(options.apiPort !== undefined ? { port: options.apiPort } : {}),
+    ...(options.observe ? { observe: options.observe } : {}),
+  });
+  const info = await stackInfo(stage, { emulators, resources, synthesized }, api, tokenSecret, overrides);
+  const rt: Runtime = {
+    options,
+    emulators,
+    resources,
+    synthesized,
+    iam,
+    handlers,
+    sources,
+    info,
+    clock,
+    ...clients,
+    publisher: new TurnPublisher(clients.sqs, resources.queues.turn.url, { s3: clients.s3, bucketName: resources.bucketName }),
+    schedules: stageConfig('dev').schedules,
+    state: { simNow: new Date(), dirty: false, fired: [], sweepErrors: 0, refusedLines: [], runId: randomUUID().slice(0, 8), lineCounter: 0 },
+  };
+  return localStackOf(rt, api, tokenSecret);
 }

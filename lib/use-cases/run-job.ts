@@ -1,0 +1,111 @@
+/**
+ * The reflector's one job dispatcher: a parsed job of the reflection queue, whatever its kind,
+ * to the use case that does it — the forget, the nightly and weekly sleep-time runs, a summary,
+ * or a batch reflection — and what came of it. A job asked for before its user was forgotten
+ * (a redrive, a late duplicate) writes nothing (issue 21). The reflector's record handler
+ * (functions/reflector/create-handler.ts) and the fuzzer (bench/fuzz-targets.ts) both call it;
+ * the handler turns the outcome's counts into metrics, the fuzzer into its outcomes.
+ */
+import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { ForgetLog, Log } from '../ports.js';
+import { type ForgetDeps, forgetUser, forgottenBefore } from './forget-user.js';
+import { type JobUsage, runUsage, usageOf } from './job-cost.js';
+import { type ReflectionDeps, runReflection } from './run-reflection.js';
+import { runNightly, runWeekly, type SleepTimeDeps } from './run-sleep-time.js';
+import { runSummary, SUMMARY_KINDS, type SummaryDeps } from './run-summary.js';
+
+/** The use cases' dependencies, over one set of stores. */
+export interface JobDeps {
+  reflection: ReflectionDeps;
+  summary: SummaryDeps;
+  sleepTime: SleepTimeDeps;
+  forgets: Pick<ForgetLog, 'latest'>;
+  /** The forget's dependencies, given the time the invocation has left. */
+  forget: (remainingMs: () => number) => ForgetDeps;
+  log: Log;
+}
+
+/** Which use case ran the job. */
+export type JobFamily = 'forget' | 'nightly' | 'weekly' | 'summary' | 'batch';
+
+/** What counts the job adds to the reflector's metrics (all of unit Count). */
+export type JobCounts = Partial<Record<'ItemsStaged' | 'GateRejections' | 'ItemsPromoted' | 'ModelInputTokens' | 'ModelOutputTokens', number>>;
+
+export interface JobOutcome {
+  family: JobFamily;
+  /** The use case's status (`dropped` for a job asked for before its user was forgotten). */
+  status: string;
+  /** The job did its work (a metric JobsDone, else JobsNotDone). */
+  done: boolean;
+  /** What its model calls cost (null: no model call, or the job did not run). */
+  usage: JobUsage | null;
+  counts: JobCounts;
+}
+
+export interface RunJobOptions {
+  /** An unusable model answer is asked again on the next delivery (seed 000 §9, "retry once"). */
+  retryUnusableOutput: boolean;
+  /** The time the invocation has left (the forget stops in time and goes on later). */
+  remainingMs: () => number;
+}
+
+export const familyOf = (kind: ReflectionJob['kind']): JobFamily =>
+  kind === 'forget' || kind === 'nightly' || kind === 'weekly' ? kind : SUMMARY_KINDS.has(kind) ? 'summary' : 'batch';
+
+/** Run the job with the use case of its kind. Errors are the use cases' own (the handler decides on retries). */
+export async function runJob(job: ReflectionJob, deps: JobDeps, options: RunJobOptions): Promise<JobOutcome> {
+  const family = familyOf(job.kind);
+  if (family === 'forget') return forget(job, deps, options.remainingMs);
+  if (await askedBeforeForget(job, deps)) return { family, status: 'dropped', done: false, usage: null, counts: {} };
+  if (family === 'nightly' || family === 'weekly') return sleepTime(job, family, deps, options.retryUnusableOutput);
+  if (family === 'summary') return summary(job, deps, options.retryUnusableOutput);
+  return batch(job, deps, options.retryUnusableOutput);
+}
+
+/** The forget job (an erasure that runs out of time throws ForgetContinuesError). */
+async function forget(job: ReflectionJob, deps: JobDeps, remainingMs: () => number): Promise<JobOutcome> {
+  const outcome = await forgetUser(job, deps.forget(remainingMs));
+  if (outcome.status === 'skipped') deps.log.info('forget skipped', { jobId: job.jobId, userId: job.userId, reason: outcome.reason });
+  return { family: 'forget', status: outcome.status, done: outcome.status === 'forgotten', usage: null, counts: {} };
+}
+
+/** Issue 21: a job asked for before its user was forgotten (a redrive, a late duplicate) writes nothing. */
+async function askedBeforeForget(job: ReflectionJob, deps: JobDeps): Promise<boolean> {
+  const before = await forgottenBefore(deps.forgets, job.userId);
+  if (before === null || Date.parse(job.requestedAt) > Date.parse(before)) return false;
+  deps.log.info('job dropped: its user was forgotten after it was asked for', { jobId: job.jobId, userId: job.userId, kind: job.kind, forgottenAt: before });
+  return true;
+}
+
+async function sleepTime(job: ReflectionJob, family: 'nightly' | 'weekly', deps: JobDeps, retryUnusableOutput: boolean): Promise<JobOutcome> {
+  const out = await (family === 'nightly' ? runNightly : runWeekly)(job, { ...deps.sleepTime, retryUnusableOutput });
+  const done = out.status === 'completed';
+  deps.log.info('sleep-time run done', { jobId: job.jobId, userId: job.userId, kind: job.kind, status: out.status, ...(out.status === 'completed' ? { memoriesStored: out.run.memoriesStored } : {}) });
+  const usage = out.status === 'completed' ? runUsage(out.run) : null;
+  const counts: JobCounts = usage ? { ModelInputTokens: usage.inputTokens, ModelOutputTokens: usage.outputTokens } : {};
+  return { family, status: out.status, done, usage, counts };
+}
+
+async function summary(job: ReflectionJob, deps: JobDeps, retryUnusableOutput: boolean): Promise<JobOutcome> {
+  const out = await runSummary(job, { ...deps.summary, retryUnusableOutput });
+  if (out.status !== 'written') {
+    deps.log.info('summary not written', { jobId: job.jobId, userId: job.userId, status: out.status, reason: out.reason });
+    return { family: 'summary', status: out.status, done: false, usage: null, counts: {} };
+  }
+  return { family: 'summary', status: out.status, done: true, usage: out.usage, counts: {} };
+}
+
+async function batch(job: ReflectionJob, deps: JobDeps, retryUnusableOutput: boolean): Promise<JobOutcome> {
+  const outcome = await runReflection(job, { ...deps.reflection, retryUnusableOutput });
+  const done = outcome.status === 'completed';
+  if (!('log' in outcome)) {
+    deps.log.info('reflection job not run', { jobId: job.jobId, userId: job.userId, kind: job.kind, status: outcome.status, reason: outcome.reason });
+    return { family: 'batch', status: outcome.status, done, usage: null, counts: {} };
+  }
+  const { log } = outcome;
+  const counts: JobCounts = { ItemsStaged: log.staged_files.length, GateRejections: log.quality_gate_results.rejections.length, ItemsPromoted: log.promoted_files.length };
+  const model = log.model;
+  if (!model) return { family: 'batch', status: outcome.status, done, usage: null, counts };
+  if (!model.reused) Object.assign(counts, { ModelInputTokens: model.inputTokens, ModelOutputTokens: model.outputTokens });
+  return { family: 'batch', status: outcome.status, done, usage: usageOf(model), counts };
+}

@@ -27,7 +27,7 @@ import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { SqsAgentEventPublisher } from '../../lib/adapters/sqs-turn-publisher.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { Clock } from '../../lib/ports.js';
-import * as api from '../../lib/use-cases/memory-api.js';
+import type * as api from '../../lib/use-cases/memory-api.js';
 import { DynamoS3UserArchiveStore } from '../../lib/adapters/user-archive-store.js';
 import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';
 import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings.js';

@@ -1,7 +1,8 @@
+import { basename } from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { type IRole, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BundlingOptions, type ICommandHooks, NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { type ILogGroup, LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
@@ -22,6 +23,11 @@ export interface MemoryFunctionProps extends Pick<NodejsFunctionProps, 'environm
    * @default Tracing.ACTIVE
    */
   tracing?: Tracing;
+  /**
+   * Files the function reads at run time, as paths under projectRoot, copied beside the bundle
+   * (/var/task/<file name>) after esbuild ran.
+   */
+  assets?: string[];
 }
 
 /**
@@ -62,56 +68,79 @@ export class MemoryFunction extends NodejsFunction {
       role,
       description: props.description,
       environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
-      bundling: {
-        // CommonJS out, built from the dependencies' ES module builds (mainFields), which
-        // esbuild tree-shakes. The runtime loads a .js handler without a package.json "type":
-        // "module" through require() (aws-lambda-nodejs-runtime-interface-client,
-        // src/UserFunction.js), so the bundle's Node built-ins come through require too. An ES
-        // module bundle imports node:http (the SDK's IMDS credential provider does) as a module
-        // namespace, and on Node 22 building that namespace reads every export, which loads
-        // undici behind http's lazy WebSocket, CloseEvent and MessageEvent getters. Measured in
-        // fresh processes on this 2-core machine under load: an ES module bundle's init was
-        // 25–40 ms (~10 %) longer on Node 22, ~5–10 % on Node 20; bundle sizes are the same.
-        format: OutputFormat.CJS,
-        target: 'node22',
-        mainFields: ['module', 'main'],
-        sourceMap: true,
-        // With NODE_OPTIONS=--enable-source-maps Node reads and parses the .map while it loads
-        // the bundle, at init. The mappings alone name file:line in a stack trace; without the
-        // sources' text the map is ~2.7 times smaller and init 8–15 % shorter (measured).
-        sourcesContent: false,
-        minify: true,
-        // The AWS SDK goes into the bundle instead of resolving to the copy in the Node.js 22
-        // runtime ("Runtime versions nodejs18.x and later include version 3 of the SDK",
-        // https://docs.aws.amazon.com/lambda/latest/dg/nodejs-package.html). AWS: "If you are
-        // sensitive to Lambda cold start times, we recommend bundling your Lambda function, which
-        // uses barebones SDK clients with command objects and includes JS SDK v3"
-        // (https://aws.amazon.com/blogs/developer/reduce-lambda-cold-start-times-migrate-to-aws-sdk-for-javascript-v3/).
-        // One minified module loads faster than the runtime's many SDK files, the SDK runs at
-        // the version package-lock.json pins (the one the tests ran), and the @smithy packages
-        // bundled beside it no longer meet a runtime SDK of another version.
-        bundleAwsSDK: true,
-        forceDockerBundling: false,
-      },
+      bundling: bundlingOptions(props.assets ?? []),
     });
-    NagSuppressions.addResourceSuppressions(this, [
-      {
-        id: 'AwsSolutions-L1',
-        reason:
-          'The memory functions are pinned to Node.js 22, a supported Lambda runtime, and bundled for it (esbuild target node22); moving them to a newer runtime is a deliberate upgrade tested on its own, not a lint fix.',
-      },
-    ]);
-    NagSuppressions.addResourceSuppressions(
-      role,
-      [
-        {
-          id: 'AwsSolutions-IAM5',
-          reason:
-            'Resource * on this role is only the X-Ray statement Lambda adds for active tracing (xray:PutTraceSegments, xray:PutTelemetryRecords), which support no resource-level permissions; test/infra/nag.test.ts checks that no other action is granted on *.',
-          appliesTo: ['Resource::*'],
-        },
-      ],
-      true,
-    );
+    suppressNagFindings(this, role);
   }
+}
+
+/** How esbuild bundles every function; `assets` are copied beside the bundle afterwards. */
+function bundlingOptions(assets: readonly string[]): BundlingOptions {
+  return {
+    // CommonJS out, built from the dependencies' ES module builds (mainFields), which
+    // esbuild tree-shakes. The runtime loads a .js handler without a package.json "type":
+    // "module" through require() (aws-lambda-nodejs-runtime-interface-client,
+    // src/UserFunction.js), so the bundle's Node built-ins come through require too. An ES
+    // module bundle imports node:http (the SDK's IMDS credential provider does) as a module
+    // namespace, and on Node 22 building that namespace reads every export, which loads
+    // undici behind http's lazy WebSocket, CloseEvent and MessageEvent getters. Measured in
+    // fresh processes on this 2-core machine under load: an ES module bundle's init was
+    // 25–40 ms (~10 %) longer on Node 22, ~5–10 % on Node 20; bundle sizes are the same.
+    format: OutputFormat.CJS,
+    target: 'node22',
+    mainFields: ['module', 'main'],
+    sourceMap: true,
+    // With NODE_OPTIONS=--enable-source-maps Node reads and parses the .map while it loads
+    // the bundle, at init. The mappings alone name file:line in a stack trace; without the
+    // sources' text the map is ~2.7 times smaller and init 8–15 % shorter (measured).
+    sourcesContent: false,
+    minify: true,
+    // The AWS SDK goes into the bundle instead of resolving to the copy in the Node.js 22
+    // runtime ("Runtime versions nodejs18.x and later include version 3 of the SDK",
+    // https://docs.aws.amazon.com/lambda/latest/dg/nodejs-package.html). AWS: "If you are
+    // sensitive to Lambda cold start times, we recommend bundling your Lambda function, which
+    // uses barebones SDK clients with command objects and includes JS SDK v3"
+    // (https://aws.amazon.com/blogs/developer/reduce-lambda-cold-start-times-migrate-to-aws-sdk-for-javascript-v3/).
+    // One minified module loads faster than the runtime's many SDK files, the SDK runs at
+    // the version package-lock.json pins (the one the tests ran), and the @smithy packages
+    // bundled beside it no longer meet a runtime SDK of another version.
+    bundleAwsSDK: true,
+    forceDockerBundling: false,
+    // A module that reads a file beside itself finds it through __dirname in this CommonJS
+    // bundle and through import.meta.url only under ES modules (tsx, vitest), so esbuild's
+    // warning that import.meta is empty in CommonJS does not apply to it.
+    ...(assets.length > 0 ? { commandHooks: copyAfterBundling(assets), esbuildArgs: { '--log-override:empty-import-meta': 'silent' } } : {}),
+  };
+}
+
+/** Command hooks that copy each asset (a path under the project root) into the bundle's directory. */
+function copyAfterBundling(assets: readonly string[]): ICommandHooks {
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir, outputDir) => assets.map((asset) => `cp "${inputDir}/${asset}" "${outputDir}/${basename(asset)}"`),
+  };
+}
+
+/** The cdk-nag findings every memory function and its role carry by design, with the reason. */
+function suppressNagFindings(fn: NodejsFunction, role: IRole): void {
+  NagSuppressions.addResourceSuppressions(fn, [
+    {
+      id: 'AwsSolutions-L1',
+      reason:
+        'The memory functions are pinned to Node.js 22, a supported Lambda runtime, and bundled for it (esbuild target node22); moving them to a newer runtime is a deliberate upgrade tested on its own, not a lint fix.',
+    },
+  ]);
+  NagSuppressions.addResourceSuppressions(
+    role,
+    [
+      {
+        id: 'AwsSolutions-IAM5',
+        reason:
+          'Resource * on this role is only the X-Ray statement Lambda adds for active tracing (xray:PutTraceSegments, xray:PutTelemetryRecords), which support no resource-level permissions; test/infra/nag.test.ts checks that no other action is granted on *.',
+        appliesTo: ['Resource::*'],
+      },
+    ],
+    true,
+  );
 }

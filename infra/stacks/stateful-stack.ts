@@ -75,14 +75,24 @@ export class StatefulStack extends Stack {
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
-    const n = names(props.stage);
     const removalPolicy = props.config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
-    const sleep = SleepTimeConfigSchema.parse(props.config.sleepTime);
     this.dataKey = this.makeDataKey(props, removalPolicy);
     this.alarmTopic = this.makeAlarmTopic(props);
+    this.table = this.makeTable(props, removalPolicy);
+    this.bucket = this.makeBucket(props, removalPolicy);
+    this.queues = {
+      turn: this.makeQueue(props, 'turn', QUEUES.turn),
+      reflection: this.makeQueue(props, 'reflection', QUEUES.reflection),
+      idle: this.makeQueue(props, 'idle', QUEUES.idle),
+    };
+    if (!props.config.auth.issuer) this.users = this.makeUserPool(props, removalPolicy);
+    this.outputs();
+  }
 
-    this.table = new Table(this, 'MemoryTable', {
-      tableName: n.table,
+  /** The memory table: on-demand, point-in-time recovery, TTL, the data key, and its one GSI. */
+  private makeTable(props: StatefulStackProps, removalPolicy: RemovalPolicy): Table {
+    const table = new Table(this, 'MemoryTable', {
+      tableName: names(props.stage).table,
       partitionKey: { name: TABLE.partitionKey, type: AttributeType.STRING },
       sortKey: { name: TABLE.sortKey, type: AttributeType.STRING },
       billingMode: BillingMode.PAY_PER_REQUEST,
@@ -92,14 +102,22 @@ export class StatefulStack extends Stack {
       encryptionKey: this.dataKey,
       removalPolicy,
     });
-    this.table.addGlobalSecondaryIndex({
+    table.addGlobalSecondaryIndex({
       indexName: TABLE.gsi.name,
       partitionKey: { name: TABLE.gsi.partitionKey, type: AttributeType.STRING },
       sortKey: { name: TABLE.gsi.sortKey, type: AttributeType.STRING },
     });
+    return table;
+  }
 
-    this.bucket = new Bucket(this, 'MemoryBucket', {
-      bucketName: n.bucket(this.account),
+  /**
+   * The memory bucket: the data key with a bucket key, no public access, TLS only, versioned,
+   * claim checks expiring, large turn originals archived.
+   */
+  private makeBucket(props: StatefulStackProps, removalPolicy: RemovalPolicy): Bucket {
+    const sleep = SleepTimeConfigSchema.parse(props.config.sleepTime);
+    const bucket = new Bucket(this, 'MemoryBucket', {
+      bucketName: names(props.stage).bucket(this.account),
       encryption: BucketEncryption.KMS,
       encryptionKey: this.dataKey,
       // S3 asks KMS for a bucket-level key now and then instead of a data key per object.
@@ -129,63 +147,62 @@ export class StatefulStack extends Stack {
     // CDK's L2 writes the archival rule's ObjectSizeGreaterThan as a number where the
     // resource schema has a string; CloudFormation coerces it (the warning says so), and
     // the synth of every stage printed it.
-    Validations.of(this.bucket).acknowledge({ id: 'CloudFormation-Validate::W9003', reason: 'ObjectSizeGreaterThan is written by the Bucket L2 as a number; CloudFormation coerces it to the string its schema names.' });
-    NagSuppressions.addResourceSuppressions(this.bucket, [
+    Validations.of(bucket).acknowledge({ id: 'CloudFormation-Validate::W9003', reason: 'ObjectSizeGreaterThan is written by the Bucket L2 as a number; CloudFormation coerces it to the string its schema names.' });
+    NagSuppressions.addResourceSuppressions(bucket, [
       {
         id: 'AwsSolutions-S1',
         reason:
           "No server access logs: the bucket blocks all public access and enforces TLS, and within this app only the stage's function roles (per-prefix grants from infra/permissions.ts) and publishers uploading claim checks under claims/ use it; CloudTrail S3 data events are the audit tool where one is needed, without a second log bucket per stage.",
       },
     ]);
+    return bucket;
+  }
 
-    this.queues = {
-      turn: this.makeQueue(props, 'turn', QUEUES.turn),
-      reflection: this.makeQueue(props, 'reflection', QUEUES.reflection),
-      idle: this.makeQueue(props, 'idle', QUEUES.idle),
-    };
+  /** The Cognito pool, its admin group and its API client, for a stage without an OIDC issuer of its own. */
+  private makeUserPool(props: StatefulStackProps, removalPolicy: RemovalPolicy): MemoryUserPool {
+    const userPool = new UserPool(this, 'UserPool', {
+      userPoolName: `reflective-memory-${props.stage}-users`,
+      selfSignUpEnabled: false,
+      signInAliases: { username: true },
+      // Cognito's own default, stated so that it is visible (and checked by cdk-nag).
+      passwordPolicy: { minLength: 8, requireLowercase: true, requireUppercase: true, requireDigits: true, requireSymbols: true },
+      standardThreatProtectionMode: StandardThreatProtectionMode.NO_ENFORCEMENT,
+      removalPolicy,
+    });
+    NagSuppressions.addResourceSuppressions(userPool, [
+      {
+        id: 'AwsSolutions-COG2',
+        reason:
+          'MFA is not required: the pool has no self sign-up, admins create every user, and clients sign in with the Cognito API (no hosted UI, no OAuth flows); a stage that needs MFA or SSO sets auth.issuer to its own OIDC issuer and this pool is not created.',
+      },
+      {
+        id: 'AwsSolutions-COG8',
+        reason:
+          'The pool is not on the Plus feature plan and threat protection is off (NO_ENFORCEMENT): Plus is billed per monthly active user for threat protection, and this pool has only admin-created users, no self sign-up and no hosted UI; a stage that needs more sets auth.issuer to its own OIDC issuer.',
+      },
+    ]);
+    const adminGroup = new UserPoolGroup(this, 'MemoryAdminGroup', {
+      userPool,
+      groupName: ADMIN_GROUP,
+      description: "Members may act on every user's memory and write GLOBAL memory.",
+    });
+    // No hosted UI (no domain): clients sign in with the Cognito API, so no OAuth flows.
+    const client = userPool.addClient('ApiClient', {
+      generateSecret: false,
+      authFlows: { userPassword: true, userSrp: true },
+      disableOAuth: true,
+      preventUserExistenceErrors: true,
+    });
+    // A retained pool keeps its memberships and its client, so it stays usable.
+    adminGroup.applyRemovalPolicy(removalPolicy);
+    client.applyRemovalPolicy(removalPolicy);
+    new CfnOutput(this, 'UserPoolId', { value: userPool.userPoolId, description: 'Cognito user pool of the memory API (create users and memory-admin members here)' });
+    new CfnOutput(this, 'UserPoolClientId', { value: client.userPoolClientId, description: "App client id: the audience of the memory API's JWT authorizer" });
+    return { userPool, client, adminGroup };
+  }
 
-    if (!props.config.auth.issuer) {
-      const userPool = new UserPool(this, 'UserPool', {
-        userPoolName: `reflective-memory-${props.stage}-users`,
-        selfSignUpEnabled: false,
-        signInAliases: { username: true },
-        // Cognito's own default, stated so that it is visible (and checked by cdk-nag).
-        passwordPolicy: { minLength: 8, requireLowercase: true, requireUppercase: true, requireDigits: true, requireSymbols: true },
-        standardThreatProtectionMode: StandardThreatProtectionMode.NO_ENFORCEMENT,
-        removalPolicy,
-      });
-      NagSuppressions.addResourceSuppressions(userPool, [
-        {
-          id: 'AwsSolutions-COG2',
-          reason:
-            'MFA is not required: the pool has no self sign-up, admins create every user, and clients sign in with the Cognito API (no hosted UI, no OAuth flows); a stage that needs MFA or SSO sets auth.issuer to its own OIDC issuer and this pool is not created.',
-        },
-        {
-          id: 'AwsSolutions-COG8',
-          reason:
-            'The pool is not on the Plus feature plan and threat protection is off (NO_ENFORCEMENT): Plus is billed per monthly active user for threat protection, and this pool has only admin-created users, no self sign-up and no hosted UI; a stage that needs more sets auth.issuer to its own OIDC issuer.',
-        },
-      ]);
-      const adminGroup = new UserPoolGroup(this, 'MemoryAdminGroup', {
-        userPool,
-        groupName: ADMIN_GROUP,
-        description: "Members may act on every user's memory and write GLOBAL memory.",
-      });
-      // No hosted UI (no domain): clients sign in with the Cognito API, so no OAuth flows.
-      const client = userPool.addClient('ApiClient', {
-        generateSecret: false,
-        authFlows: { userPassword: true, userSrp: true },
-        disableOAuth: true,
-        preventUserExistenceErrors: true,
-      });
-      // A retained pool keeps its memberships and its client, so it stays usable.
-      adminGroup.applyRemovalPolicy(removalPolicy);
-      client.applyRemovalPolicy(removalPolicy);
-      this.users = { userPool, client, adminGroup };
-      new CfnOutput(this, 'UserPoolId', { value: userPool.userPoolId, description: 'Cognito user pool of the memory API (create users and memory-admin members here)' });
-      new CfnOutput(this, 'UserPoolClientId', { value: client.userPoolClientId, description: "App client id: the audience of the memory API's JWT authorizer" });
-    }
-
+  /** The stack's outputs: what publishers and operators need. */
+  private outputs(): void {
     // What publishers need (see the README's "Publish a turn").
     new CfnOutput(this, 'TurnQueueUrl', { value: this.queues.turn.queue.queueUrl, description: 'TURN_QUEUE_URL: where agents publish turn.saved, session.closed and agent.event' });
     new CfnOutput(this, 'MemoryBucketName', { value: this.bucket.bucketName, description: 'MEMORY_BUCKET: claim checks for large turns go under claims/' });

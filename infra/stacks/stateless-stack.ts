@@ -19,6 +19,7 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { type NagPackSuppression, NagSuppressions, type RegexAppliesTo } from 'cdk-nag';
 import type { Construct } from 'constructs';
+import { CONSOLE_PAGE } from '../../functions/api/console.js';
 import { ApiEnvSchema } from '../../functions/api/env.js';
 import { IdleEnvSchema } from '../../functions/idle/env.js';
 import { ReflectorEnvSchema } from '../../functions/reflector/env.js';
@@ -64,6 +65,105 @@ const wildcardUnder = (resource: Construct, tail: string): RegexAppliesTo => {
   return { regex: `/^Resource::[^/]*${logicalId}[^/]*\\/${literal}$/` };
 };
 
+/** What differs between the five memory functions; the rest is MemoryFunction's default. */
+interface FunctionSpec {
+  /** The construct id (and the start of every logical id under it). */
+  id: string;
+  description: string;
+  /** @default Tracing.ACTIVE */
+  tracing?: Tracing;
+  environment: Record<string, string>;
+  /** The SQS event source, for a function that consumes a queue (infra/permissions.ts `consumes`). */
+  source?: SqsEventSourceProps;
+  /** Files read at run time, copied beside the bundle (MemoryFunctionProps.assets). */
+  assets?: string[];
+}
+
+// Queue-driven functions are traced only when the publisher's trace was sampled (issue 19: an
+// ACTIVE queue function records about every invocation).
+const QUEUE_DRIVEN = Tracing.PASS_THROUGH;
+
+/** The five memory functions, one entry each: table code, built in the stack's scope. */
+const FUNCTIONS: Record<FunctionKey, (stack: Stack, props: StatelessStackProps) => FunctionSpec> = {
+  signal: (_stack, { config, queues, table, bucket }) => ({
+    id: 'SignalFunction',
+    tracing: QUEUE_DRIVEN,
+    description: 'TurnQueue → turn documents and index → signal state → reflection jobs',
+    environment: functionEnvironment(SignalEnvSchema, 'signal', config.logLevel, {
+      TABLE_NAME: table.tableName,
+      BUCKET_NAME: bucket.bucketName,
+      REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
+      IDLE_QUEUE_URL: queues.idle.queue.queueUrl,
+      SIGNAL_CONFIG: JSON.stringify(config.signals),
+      REDACT_PERSONAL_DATA: String(config.redaction.personalData),
+    }),
+    source: { batchSize: 10, reportBatchItemFailures: true },
+  }),
+  idle: (_stack, { config, queues, table, bucket }) => ({
+    id: 'IdleFunction',
+    tracing: QUEUE_DRIVEN,
+    description: 'IdleQueue (delayed idle checks) → idle-summary reflection jobs',
+    environment: functionEnvironment(IdleEnvSchema, 'idle', config.logLevel, {
+      TABLE_NAME: table.tableName,
+      BUCKET_NAME: bucket.bucketName,
+      REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
+      IDLE_QUEUE_URL: queues.idle.queue.queueUrl,
+      SIGNAL_CONFIG: JSON.stringify(config.signals),
+    }),
+    source: { batchSize: 10, reportBatchItemFailures: true },
+  }),
+  reflector: (stack, { config, queues, table, bucket }) => ({
+    id: 'ReflectorFunction',
+    tracing: QUEUE_DRIVEN,
+    description: 'ReflectionQueue → assemble → Bedrock Converse → gates → staging → batch log',
+    environment: functionEnvironment(ReflectorEnvSchema, 'reflector', config.logLevel, {
+      TABLE_NAME: table.tableName,
+      BUCKET_NAME: bucket.bucketName,
+      MODEL_ID: modelIdFor(stack, config),
+      REFLECTION_MAX_RECEIVES: String(QUEUES.reflection.maxReceiveCount),
+      REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
+      MODEL_RETRY_DELAY_SECONDS: '30',
+      FORGET_SETTLE_SECONDS: String(Math.max(FUNCTION_TIMEOUT_SECONDS.signal, FUNCTION_TIMEOUT_SECONDS.api) + 5),
+      SUMMARIES_ENABLED: String(config.summaries.enabled),
+      SUMMARY_PROMPT: config.summaries.prompt,
+      SUMMARY_MAX_TOKENS: String(config.summaries.maxTokens),
+      SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
+    }),
+    // MaximumConcurrency (2–1000) caps the concurrent invocations this event source starts, so
+    // a nightly fan-out reaches Bedrock with at most maxConcurrency.reflector calls at a time
+    // while the other jobs wait in the queue. AWS advises it, not reserved concurrency, to limit
+    // an SQS consumer: reserved concurrency throttles batches the event source already read.
+    // https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html,
+    // https://docs.aws.amazon.com/lambda/latest/dg/API_ScalingConfig.html,
+    // https://repost.aws/knowledge-center/lambda-sqs-scaling
+    source: { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: config.maxConcurrency.reflector },
+  }),
+  sweep: (_stack, { config, queues, table, bucket }) => ({
+    id: 'SweepFunction',
+    description: 'Scheduled sweeps: nightly and weekly reflection fan-out, staged-item expiry',
+    environment: functionEnvironment(SweepEnvSchema, 'sweep', config.logLevel, {
+      TABLE_NAME: table.tableName,
+      BUCKET_NAME: bucket.bucketName,
+      REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
+      SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
+    }),
+  }),
+  api: (_stack, { config, queues, table, bucket }) => ({
+    id: 'ApiFunction',
+    description: 'Memory API: search/save/retrieve, tiers, reflections, review console',
+    environment: functionEnvironment(ApiEnvSchema, 'api', config.logLevel, {
+      TABLE_NAME: table.tableName,
+      BUCKET_NAME: bucket.bucketName,
+      SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
+      REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
+      TURN_QUEUE_URL: queues.turn.queue.queueUrl,
+      REDACT_PERSONAL_DATA: String(config.redaction.personalData),
+    }),
+    // The review console's page (functions/api/console.ts reads it beside the bundle).
+    assets: [`functions/api/${CONSOLE_PAGE}`],
+  }),
+};
+
 /** Functions, their event sources, grants and schedules, and the memory API. */
 export class StatelessStack extends Stack {
   readonly signalFn: MemoryFunction;
@@ -77,114 +177,36 @@ export class StatelessStack extends Stack {
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
-    const { table, bucket, queues, config } = props;
     const permissions = props.permissions ?? PERMISSIONS;
-    const common = { TABLE_NAME: table.tableName, BUCKET_NAME: bucket.bucketName };
-
-    this.signalFn = new MemoryFunction(this, 'SignalFunction', {
-      // Queue-driven: traced only when the publisher's trace was sampled (issue 19: an ACTIVE queue function records about every invocation).
-      tracing: Tracing.PASS_THROUGH,
-      entry: entry('signal'),
-      projectRoot: ROOT,
-      description: 'TurnQueue → turn documents and index → signal state → reflection jobs',
-      timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.signal,
-      memorySize: config.memoryMb.signal,
-      environment: functionEnvironment(SignalEnvSchema, 'signal', config.logLevel, {
-        ...common,
-        REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
-        IDLE_QUEUE_URL: queues.idle.queue.queueUrl,
-        SIGNAL_CONFIG: JSON.stringify(config.signals),
-        REDACT_PERSONAL_DATA: String(config.redaction.personalData),
-      }),
-    });
-    this.signalFn.addEventSource(this.eventSource(permissions.signal, props, { batchSize: 10, reportBatchItemFailures: true }));
-    this.grantPermissions(this.signalFn, permissions.signal, props);
-
-    this.idleFn = new MemoryFunction(this, 'IdleFunction', {
-      // Queue-driven: traced only when the publisher's trace was sampled (issue 19: an ACTIVE queue function records about every invocation).
-      tracing: Tracing.PASS_THROUGH,
-      entry: entry('idle'),
-      projectRoot: ROOT,
-      description: 'IdleQueue (delayed idle checks) → idle-summary reflection jobs',
-      timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.idle,
-      memorySize: config.memoryMb.idle,
-      environment: functionEnvironment(IdleEnvSchema, 'idle', config.logLevel, {
-        ...common,
-        REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
-        IDLE_QUEUE_URL: queues.idle.queue.queueUrl,
-        SIGNAL_CONFIG: JSON.stringify(config.signals),
-      }),
-    });
-    this.idleFn.addEventSource(this.eventSource(permissions.idle, props, { batchSize: 10, reportBatchItemFailures: true }));
-    this.grantPermissions(this.idleFn, permissions.idle, props);
-
-    this.reflectorFn = new MemoryFunction(this, 'ReflectorFunction', {
-      // Queue-driven: traced only when the publisher's trace was sampled (issue 19: an ACTIVE queue function records about every invocation).
-      tracing: Tracing.PASS_THROUGH,
-      entry: entry('reflector'),
-      projectRoot: ROOT,
-      description: 'ReflectionQueue → assemble → Bedrock Converse → gates → staging → batch log',
-      timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.reflector,
-      memorySize: config.memoryMb.reflector,
-      environment: functionEnvironment(ReflectorEnvSchema, 'reflector', config.logLevel, {
-        ...common,
-        MODEL_ID: modelIdFor(this, config),
-        REFLECTION_MAX_RECEIVES: String(QUEUES.reflection.maxReceiveCount),
-        REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
-        MODEL_RETRY_DELAY_SECONDS: '30',
-        FORGET_SETTLE_SECONDS: String(Math.max(FUNCTION_TIMEOUT_SECONDS.signal, FUNCTION_TIMEOUT_SECONDS.api) + 5),
-        SUMMARIES_ENABLED: String(config.summaries.enabled),
-        SUMMARY_PROMPT: config.summaries.prompt,
-        SUMMARY_MAX_TOKENS: String(config.summaries.maxTokens),
-        SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
-      }),
-    });
-    // MaximumConcurrency (2–1000) caps the concurrent invocations this event source starts, so
-    // a nightly fan-out reaches Bedrock with at most maxConcurrency.reflector calls at a time
-    // while the other jobs wait in the queue. AWS advises it, not reserved concurrency, to limit
-    // an SQS consumer: reserved concurrency throttles batches the event source already read.
-    // https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html,
-    // https://docs.aws.amazon.com/lambda/latest/dg/API_ScalingConfig.html,
-    // https://repost.aws/knowledge-center/lambda-sqs-scaling
-    const reflectorSource = { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: config.maxConcurrency.reflector };
-    this.reflectorFn.addEventSource(this.eventSource(permissions.reflector, props, reflectorSource));
-    this.grantPermissions(this.reflectorFn, permissions.reflector, props);
-
-    this.sweepFn = new MemoryFunction(this, 'SweepFunction', {
-      entry: entry('sweep'),
-      projectRoot: ROOT,
-      description: 'Scheduled sweeps: nightly and weekly reflection fan-out, staged-item expiry',
-      timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.sweep,
-      memorySize: config.memoryMb.sweep,
-      environment: functionEnvironment(SweepEnvSchema, 'sweep', config.logLevel, {
-        ...common,
-        REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
-        SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
-      }),
-    });
-    this.grantPermissions(this.sweepFn, permissions.sweep, props);
+    this.signalFn = this.memoryFunction('signal', permissions.signal, props);
+    this.idleFn = this.memoryFunction('idle', permissions.idle, props);
+    this.reflectorFn = this.memoryFunction('reflector', permissions.reflector, props);
+    this.sweepFn = this.memoryFunction('sweep', permissions.sweep, props);
     this.sweepDlq = this.sweepSchedules(props);
-
-    this.apiFn = new MemoryFunction(this, 'ApiFunction', {
-      entry: entry('api'),
-      projectRoot: ROOT,
-      description: 'Memory API: search/save/retrieve, tiers, reflections, review console',
-      timeoutSeconds: FUNCTION_TIMEOUT_SECONDS.api,
-      memorySize: config.memoryMb.api,
-      environment: functionEnvironment(ApiEnvSchema, 'api', config.logLevel, {
-        ...common,
-        SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
-        REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
-        TURN_QUEUE_URL: queues.turn.queue.queueUrl,
-        REDACT_PERSONAL_DATA: String(config.redaction.personalData),
-      }),
-    });
-    this.grantPermissions(this.apiFn, permissions.api, props);
+    this.apiFn = this.memoryFunction('api', permissions.api, props);
 
     this.api = this.memoryApi(props);
     this.functionAlarms(props);
     this.costAlarm(props);
     new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint, description: 'Memory API base URL: /v1/* needs a bearer JWT; /openapi.json and /console are public' });
+  }
+
+  /** One memory function as FUNCTIONS describes it: its event source, if any, and its grants. */
+  private memoryFunction(key: FunctionKey, permissions: Permissions, props: StatelessStackProps): MemoryFunction {
+    const spec = FUNCTIONS[key](this, props);
+    const fn = new MemoryFunction(this, spec.id, {
+      tracing: spec.tracing,
+      entry: entry(key),
+      projectRoot: ROOT,
+      description: spec.description,
+      timeoutSeconds: FUNCTION_TIMEOUT_SECONDS[key],
+      memorySize: props.config.memoryMb[key],
+      environment: spec.environment,
+      assets: spec.assets,
+    });
+    if (spec.source) fn.addEventSource(this.eventSource(permissions, props, spec.source));
+    this.grantPermissions(fn, permissions, props);
+    return fn;
   }
 
   /**
@@ -376,6 +398,17 @@ export class StatelessStack extends Stack {
    * and the review console's page are public, and the console signs in to call `/v1/*`.
    */
   private memoryApi(props: StatelessStackProps): HttpApi {
+    const authorizer = this.jwtAuthorizer(props);
+    const api = this.httpApi(props);
+    const integration = new HttpLambdaIntegration('ApiIntegration', this.apiFn);
+    this.publicRoutes(api, integration);
+    api.addRoutes({ path: '/v1/{proxy+}', methods: [HttpMethod.ANY], integration, authorizer });
+    this.preflightRoute(api);
+    return api;
+  }
+
+  /** The JWT authorizer of `/v1/*`: the stage's own OIDC issuer, or the stateful stack's Cognito pool. */
+  private jwtAuthorizer(props: StatelessStackProps): HttpJwtAuthorizer {
     const { config } = props;
     let issuer: string;
     let audience: string[];
@@ -389,11 +422,14 @@ export class StatelessStack extends Stack {
       issuer = `https://${props.users.userPool.userPoolProviderUrl}`;
       audience = [props.users.client.userPoolClientId];
     }
-    const authorizer = new HttpJwtAuthorizer('JwtAuthorizer', issuer, {
+    return new HttpJwtAuthorizer('JwtAuthorizer', issuer, {
       jwtAudience: audience,
       identitySource: ['$request.header.Authorization'],
     });
+  }
 
+  /** The HTTP API with CORS and its $default stage: throttled, with JSON access logs. */
+  private httpApi(props: StatelessStackProps): HttpApi {
     const api = new HttpApi(this, 'MemoryApi', {
       apiName: `reflective-memory-${props.stage}-api`,
       description: 'Reflective memory API',
@@ -432,8 +468,11 @@ export class StatelessStack extends Stack {
         ),
       },
     });
+    return api;
+  }
 
-    const integration = new HttpLambdaIntegration('ApiIntegration', this.apiFn);
+  /** GET /openapi.json and GET /console: public, answered by the API function. */
+  private publicRoutes(api: HttpApi, integration: HttpLambdaIntegration): void {
     const openapi = api.addRoutes({ path: '/openapi.json', methods: [HttpMethod.GET], integration });
     NagSuppressions.addResourceSuppressions(openapi, [
       {
@@ -450,13 +489,18 @@ export class StatelessStack extends Stack {
           'The review console page is public by design: the API function answers it with one fixed HTML page and reads no memory for it; the page calls /v1/* with the bearer token the reviewer enters, and those routes need a JWT.',
       },
     ]);
-    api.addRoutes({ path: '/v1/{proxy+}', methods: [HttpMethod.ANY], integration, authorizer });
+  }
 
-    // An ANY route also catches the browser's CORS preflight, which carries no token, so the
-    // authorizer would refuse it. A more specific OPTIONS route without the authorizer wins;
-    // it goes to a tiny function, never to the memory function, and API Gateway adds the CORS
-    // headers configured above to its 204. Its role may only write its own log group; it has
-    // no bundle and no dependencies, so it runs on the newest Node.js runtime.
+  /**
+   * The OPTIONS route of `/v1/*`, without the authorizer, onto a tiny function of its own.
+   *
+   * An ANY route also catches the browser's CORS preflight, which carries no token, so the
+   * authorizer would refuse it. A more specific OPTIONS route without the authorizer wins;
+   * it goes to a tiny function, never to the memory function, and API Gateway adds the CORS
+   * headers of the API's corsPreflight (httpApi) to its 204. Its role may only write its own log group; it has
+   * no bundle and no dependencies, so it runs on the newest Node.js runtime.
+   */
+  private preflightRoute(api: HttpApi): void {
     const preflightLogs = new LogGroup(this, 'PreflightFunctionLogs', { retention: RetentionDays.ONE_WEEK, removalPolicy: RemovalPolicy.DESTROY });
     const preflightFn = new LambdaFn(this, 'PreflightFunction', {
       description: 'CORS preflight for /v1/*: 204, no body',
@@ -477,6 +521,5 @@ export class StatelessStack extends Stack {
           'Browsers send the CORS preflight without the Authorization header, so this OPTIONS route cannot carry the JWT authorizer; it goes to a function that returns 204 with no body and whose role may only write its own logs, never to the memory function.',
       },
     ]);
-    return api;
   }
 }

@@ -262,52 +262,21 @@ export function accumulate(
   for (const raw of items) {
     const item: SignalItem = 'kind' in raw ? raw : { kind: 'turn', turn: raw };
     if (item.kind === 'session_closed') {
-      // Seed 000 §2's session-close hook: reflect on the turns no batch has taken yet, and
-      // (seed 003) summarise the session.
-      const batch = startBatch(state, config, now, 'session_closed', 'batch');
-      const summary = takeSummary(state, 'session-close', 'session_closed');
-      triggers.push(...[batch, summary].filter((t): t is JobTrigger => t !== null));
+      triggers.push(...closeSession(state, config, now));
       continue;
     }
     if (item.kind === 'agent_event') {
-      // Its episode waits for a batch like a turn (a republished event's only once).
-      const id = item.episodeId;
-      if (id !== undefined && !state.unassigned.episodeIds.includes(id) && !state.pendingBatches.some((p) => p.episodeIds.includes(id))) {
-        state.unassigned.episodeIds = [...state.unassigned.episodeIds, id].slice(-MAX_WAITING_EPISODES);
-      }
-      // Seed 004: reflect now, over whatever has not been given to a batch yet.
-      const t = startBatch(state, config, now, `event:${item.trigger}`, 'event');
-      if (t) triggers.push(item.detail ? { ...t, eventDetail: item.detail } : t);
+      const t = agentEvent(state, item, config, now);
+      if (t) triggers.push(t);
       continue;
     }
     const turn = item.turn;
-    if (seenHere.has(turn.turnId) || (turn.turnId <= state.lastTurnId && known(turn.turnId))) {
-      state.counters.duplicates += 1;
-      outcomes.push({ turnId: turn.turnId, disposition: 'duplicate', signals: [] });
+    const stale = staleDisposition(state, turn.turnId, seenHere, known);
+    if (stale) {
+      outcomes.push({ turnId: turn.turnId, disposition: stale, signals: [] });
       continue;
     }
-    seenHere.add(turn.turnId);
-    if (turn.turnId <= state.lastTurnId) {
-      state.counters.late += 1;
-      outcomes.push({ turnId: turn.turnId, disposition: 'late', signals: [] });
-      continue;
-    }
-
-    const signals = detectSignals(turn, state.recentTopics, config);
-    const weight = signals.reduce((sum, s) => sum + config.weights[WEIGHT_OF[s]], 0);
-    state.urgencyScore = round2(state.urgencyScore + weight);
-    assign(state, turn.turnId, weight);
-    state.turnsSinceLastBatch += 1;
-    state.lastTurnId = turn.turnId;
-    state.lastTurnTimestamp = turn.timestamp;
-    state.lastSeenAt = now.toISOString();
-    state.counters.turns += 1;
-    state.unbatchedTurnIds = [...state.unbatchedTurnIds, turn.turnId].slice(-MAX_UNBATCHED_TURNS);
-    state.messagesSinceSummary += 1;
-    state.summaryTurnIds = [...state.summaryTurnIds, turn.turnId].slice(-config.summaryMaxTurns);
-    recordActivity(state, turn.timestamp, config.activityDays);
-    const topic = topicOf(turn);
-    if (topic) state.recentTopics = [...state.recentTopics, topic].slice(-config.topicWindow);
+    const signals = countTurn(state, turn, config, now);
     outcomes.push({ turnId: turn.turnId, disposition: 'counted', signals });
 
     triggers.push(...retryTimedOut(state, config, now));
@@ -318,6 +287,64 @@ export function accumulate(
     }
   }
   return { state, triggers, outcomes, newActiveDays: markActivity(prior, state) };
+}
+
+type SignalTurn = Extract<SignalItem, { kind: 'turn' }>['turn'];
+
+/**
+ * Seed 000 §2's session-close hook: reflect on the turns no batch has taken yet, and
+ * (seed 003) summarise the session.
+ */
+function closeSession(state: SignalState, config: SignalConfig, now: Date): JobTrigger[] {
+  const batch = startBatch(state, config, now, 'session_closed', 'batch');
+  const summary = takeSummary(state, 'session-close', 'session_closed');
+  return [batch, summary].filter((t): t is JobTrigger => t !== null);
+}
+
+/** Seed 004: an agent.event reflects now, over whatever has not been given to a batch yet. */
+function agentEvent(state: SignalState, item: Extract<SignalItem, { kind: 'agent_event' }>, config: SignalConfig, now: Date): JobTrigger | null {
+  // Its episode waits for a batch like a turn (a republished event's only once).
+  const id = item.episodeId;
+  if (id !== undefined && !state.unassigned.episodeIds.includes(id) && !state.pendingBatches.some((p) => p.episodeIds.includes(id))) {
+    state.unassigned.episodeIds = [...state.unassigned.episodeIds, id].slice(-MAX_WAITING_EPISODES);
+  }
+  const t = startBatch(state, config, now, `event:${item.trigger}`, 'event');
+  if (!t) return null;
+  return item.detail ? { ...t, eventDetail: item.detail } : t;
+}
+
+/** A turn seen before (duplicate) or older than the last counted one (late), counted as such; null for a new turn. */
+function staleDisposition(state: SignalState, turnId: number, seenHere: Set<number>, known: (turnId: number) => boolean): 'duplicate' | 'late' | null {
+  if (seenHere.has(turnId) || (turnId <= state.lastTurnId && known(turnId))) {
+    state.counters.duplicates += 1;
+    return 'duplicate';
+  }
+  seenHere.add(turnId);
+  if (turnId <= state.lastTurnId) {
+    state.counters.late += 1;
+    return 'late';
+  }
+  return null;
+}
+
+/** A new turn folded in: its signals move the urgency, it waits for a batch and a summary, its day and topic are recorded. */
+function countTurn(state: SignalState, turn: SignalTurn, config: SignalConfig, now: Date): SignalName[] {
+  const signals = detectSignals(turn, state.recentTopics, config);
+  const weight = signals.reduce((sum, s) => sum + config.weights[WEIGHT_OF[s]], 0);
+  state.urgencyScore = round2(state.urgencyScore + weight);
+  assign(state, turn.turnId, weight);
+  state.turnsSinceLastBatch += 1;
+  state.lastTurnId = turn.turnId;
+  state.lastTurnTimestamp = turn.timestamp;
+  state.lastSeenAt = now.toISOString();
+  state.counters.turns += 1;
+  state.unbatchedTurnIds = [...state.unbatchedTurnIds, turn.turnId].slice(-MAX_UNBATCHED_TURNS);
+  state.messagesSinceSummary += 1;
+  state.summaryTurnIds = [...state.summaryTurnIds, turn.turnId].slice(-config.summaryMaxTurns);
+  recordActivity(state, turn.timestamp, config.activityDays);
+  const topic = topicOf(turn);
+  if (topic) state.recentTopics = [...state.recentTopics, topic].slice(-config.topicWindow);
+  return signals;
 }
 
 /** A counted turn waits for a batch; past MAX_UNASSIGNED_TURNS the oldest waiting one is dropped. */

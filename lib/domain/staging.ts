@@ -47,43 +47,10 @@ const basename = (path: string) => (path.split('/').pop() ?? path).replace(/\.md
 export function stagedDocuments(passed: ReflectionOutput, ctx: StagingContext): StagedDocument[] {
   const docs: StagedDocument[] = [];
   const add = (kind: StagedKind, folder: string, title: string, text: string, sourceTurns: number[], extra: Record<string, unknown>) => {
-    const cited = sourceTurns.map((t) => ctx.turns.get(t));
-    const domains = [...new Set(cited.flatMap(domainsRead))];
-    const reliability = Object.fromEntries(domains.flatMap((d) => (ctx.sourceReliability?.has(d) ? [[d, ctx.sourceReliability.get(d) as number]] : [])));
-    const confidence = blendSourceReliability(
-      confidenceFor(cited.map((t) => ({ validation: t?.signals?.validation, quality: t?.signals?.quality }))),
-      Object.values(reliability),
-    );
-    // Each cited turn's attributes, while they fit MAX_ATTRIBUTE_BYTES in all: twenty cited
-    // turns of the largest attributes would make a record DynamoDB refuses on every delivery.
-    const attributes: Record<string, Record<string, string>> = {};
-    let bytes = 0;
-    for (const t of cited) {
-      if (!t?.attributes || String(t.turnId) in attributes) continue;
-      const size = Object.entries(t.attributes).reduce((n, [k, v]) => n + utf8Bytes(k) + utf8Bytes(v), 0);
-      if (bytes + size > MAX_ATTRIBUTE_BYTES) continue;
-      bytes += size;
-      attributes[String(t.turnId)] = t.attributes;
-    }
-    const meta = {
-      kind,
-      title,
-      category: folder,
-      staged_at: ctx.stagedAt,
-      batch_id: ctx.batchId,
-      promotion_count: 0,
-      source_turns: sourceTurns,
-      confidence,
-      ...extra,
-      ...(Object.keys(attributes).length > 0 ? { source_attributes: attributes } : {}),
-      ...(Object.keys(reliability).length > 0 ? { source_reliability: reliability } : {}),
-    };
-    const path = `${folder}/${slugify(title)}--${ctx.batchId}.md`;
+    const doc = stagedDocument(ctx, { kind, folder, title, text, sourceTurns, extra });
     // Two items of one batch with one title are one document: the first (the model's order)
     // is kept, so which one is staged never depends on which of two writes lands first.
-    if (docs.some((d) => d.path === path)) return;
-    const body = `# ${title}\n\n${text}`;
-    docs.push({ path, kind, title, category: folder, confidence, sourceTurns, text, meta, body, markdown: renderFrontMatter(meta, body) });
+    if (!docs.some((d) => d.path === doc.path)) docs.push(doc);
   };
 
   for (const f of passed.new_facts) {
@@ -105,4 +72,59 @@ export function stagedDocuments(passed: ReflectionOutput, ctx: StagingContext): 
     add('open_question', 'Questions', q.question, q.why_unresolved ? `${q.question}\n\nWhy unresolved: ${q.why_unresolved}` : q.question, q.source_turns, {});
   }
   return docs;
+}
+
+/** One passed item before it is a document: its kind, folder, title, words, cited turns and kind-specific front matter. */
+interface StagedItem {
+  kind: StagedKind;
+  folder: string;
+  title: string;
+  text: string;
+  sourceTurns: number[];
+  extra: Record<string, unknown>;
+}
+
+/** One item as a staged document: confidence from its cited turns and their sources, front matter, markdown. */
+function stagedDocument(ctx: StagingContext, { kind, folder, title, text, sourceTurns, extra }: StagedItem): StagedDocument {
+  const cited = sourceTurns.map((t) => ctx.turns.get(t));
+  const domains = [...new Set(cited.flatMap(domainsRead))];
+  const reliability = Object.fromEntries(domains.flatMap((d) => (ctx.sourceReliability?.has(d) ? [[d, ctx.sourceReliability.get(d) as number]] : [])));
+  const confidence = blendSourceReliability(
+    confidenceFor(cited.map((t) => ({ validation: t?.signals?.validation, quality: t?.signals?.quality }))),
+    Object.values(reliability),
+  );
+  const attributes = citedAttributes(cited);
+  const meta = {
+    kind,
+    title,
+    category: folder,
+    staged_at: ctx.stagedAt,
+    batch_id: ctx.batchId,
+    promotion_count: 0,
+    source_turns: sourceTurns,
+    confidence,
+    ...extra,
+    ...(Object.keys(attributes).length > 0 ? { source_attributes: attributes } : {}),
+    ...(Object.keys(reliability).length > 0 ? { source_reliability: reliability } : {}),
+  };
+  const path = `${folder}/${slugify(title)}--${ctx.batchId}.md`;
+  const body = `# ${title}\n\n${text}`;
+  return { path, kind, title, category: folder, confidence, sourceTurns, text, meta, body, markdown: renderFrontMatter(meta, body) };
+}
+
+/**
+ * Each cited turn's attributes, while they fit MAX_ATTRIBUTE_BYTES in all: twenty cited
+ * turns of the largest attributes would make a record DynamoDB refuses on every delivery.
+ */
+function citedAttributes(cited: ReadonlyArray<TurnSaved | undefined>): Record<string, Record<string, string>> {
+  const attributes: Record<string, Record<string, string>> = {};
+  let bytes = 0;
+  for (const t of cited) {
+    if (!t?.attributes || String(t.turnId) in attributes) continue;
+    const size = Object.entries(t.attributes).reduce((n, [k, v]) => n + utf8Bytes(k) + utf8Bytes(v), 0);
+    if (bytes + size > MAX_ATTRIBUTE_BYTES) continue;
+    bytes += size;
+    attributes[String(t.turnId)] = t.attributes;
+  }
+  return attributes;
 }

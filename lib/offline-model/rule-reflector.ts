@@ -127,63 +127,95 @@ export function reflectOffline(prompt: string): ReflectionOutput & { assessment:
 
   for (const turn of turns) {
     for (const sentence of sentences(turn.user)) {
-      if (CORRECTION.test(sentence)) {
-        const words = new Set(contentWords(sentence));
-        const target = existing.find((e) => contentWords(`${e.path} ${e.summary}`).some((w) => words.has(w)));
-        if (target) {
-          corrections.push({ existing_file: target.path, what_changed: `The user corrected this: "${sentence}"`, source_turns: [turn.turnId], new_confidence_hint: 'lower' });
-          continue;
-        }
+      const correction = correctionOf(turn, sentence, existing);
+      if (correction) {
+        corrections.push(correction);
+        continue;
       }
-      for (const { re, kind } of SELF_STATEMENT) {
-        const m = re.exec(sentence);
-        if (!m) continue;
-        const subject = (m[2] ? `${m[1]} ${m[2]}` : (m[1] ?? '')).trim();
-        if (contentWords(subject).length === 0) continue;
-        if (kind === 'people' && contentWords(sentence).length < 4) continue; // "my kids!" says too little
-        candidates.push({
-          score: 2 + contentWords(subject).length / 10,
-          fact: {
-            title: slugify(`${kind} ${subject}`),
-            content: `The user said (turn ${turn.turnId}): "${sentence}"`,
-            source_turns: [turn.turnId],
-            related_existing: [],
-            category: kind === 'preference' ? 'Patterns' : kind === 'people' ? 'Concepts' : 'Facts',
-          },
-        });
-        break;
-      }
+      const fact = selfStatementOf(turn, sentence);
+      if (fact) candidates.push(fact);
     }
-    if (turn.user.includes('?')) {
-      const question = sentences(turn.user).filter((s) => s.endsWith('?')).pop() ?? turn.user;
-      const asked = new Set(contentWords(question));
-      const answered = contentWords(turn.agent).some((w) => asked.has(w));
-      // Small talk ("How are you?", "Anything new?") is not an open question: it needs substance.
-      if (asked.size >= MIN_QUESTION_WORDS && (UNCERTAIN.test(turn.agent) || !answered)) {
-        openQuestions.push({
-          question,
-          source_turns: [turn.turnId],
-          why_unresolved: UNCERTAIN.test(turn.agent) ? 'the reply was uncertain' : 'the reply did not address it',
-        });
-      }
-    }
-    const words = new Set(contentWords(turn.user));
-    const touched = existing.filter((e) => contentWords(`${e.path} ${e.summary}`).some((w) => words.has(w)));
-    if (touched.length >= 2 && touched[0] && touched[1]) {
-      connections.push({ file_a: touched[0].path, file_b: touched[1].path, relationship: `Both came up together in turn ${turn.turnId}.`, source_turns: [turn.turnId] });
-    }
+    const question = openQuestionOf(turn);
+    if (question) openQuestions.push(question);
+    const connection = connectionOf(turn, existing);
+    if (connection) connections.push(connection);
   }
+  candidates.push(...recurringTopics(turns));
 
-  // Topics the user came back to in three or more turns.
+  const reflection = reflectionEntryOffline(prompt, turns);
+  return { new_facts: rankFacts(candidates), corrections, connections, open_questions: openQuestions, assessment: assessOffline(turns), ...(reflection ? { reflection } : {}) };
+}
+
+type Existing = ReturnType<typeof parseReflectorPrompt>['existing'];
+
+/** A sentence that corrects something and shares a word with an existing document corrects that document. */
+function correctionOf(turn: PromptTurn, sentence: string, existing: Existing): ReflectionOutput['corrections'][number] | null {
+  if (!CORRECTION.test(sentence)) return null;
+  const words = new Set(contentWords(sentence));
+  const target = existing.find((e) => contentWords(`${e.path} ${e.summary}`).some((w) => words.has(w)));
+  if (!target) return null;
+  return { existing_file: target.path, what_changed: `The user corrected this: "${sentence}"`, source_turns: [turn.turnId], new_confidence_hint: 'lower' };
+}
+
+/** The first self statement ("I prefer …", "my sister …") the sentence makes, as a fact candidate. */
+function selfStatementOf(turn: PromptTurn, sentence: string): Candidate | null {
+  for (const { re, kind } of SELF_STATEMENT) {
+    const m = re.exec(sentence);
+    if (!m) continue;
+    const subject = (m[2] ? `${m[1]} ${m[2]}` : (m[1] ?? '')).trim();
+    if (contentWords(subject).length === 0) continue;
+    if (kind === 'people' && contentWords(sentence).length < 4) continue; // "my kids!" says too little
+    return {
+      score: 2 + contentWords(subject).length / 10,
+      fact: {
+        title: slugify(`${kind} ${subject}`),
+        content: `The user said (turn ${turn.turnId}): "${sentence}"`,
+        source_turns: [turn.turnId],
+        related_existing: [],
+        category: kind === 'preference' ? 'Patterns' : kind === 'people' ? 'Concepts' : 'Facts',
+      },
+    };
+  }
+  return null;
+}
+
+/** The turn's last question, when the reply was uncertain or did not address it. */
+function openQuestionOf(turn: PromptTurn): ReflectionOutput['open_questions'][number] | null {
+  if (!turn.user.includes('?')) return null;
+  const question = sentences(turn.user).filter((s) => s.endsWith('?')).pop() ?? turn.user;
+  const asked = new Set(contentWords(question));
+  const answered = contentWords(turn.agent).some((w) => asked.has(w));
+  // Small talk ("How are you?", "Anything new?") is not an open question: it needs substance.
+  if (asked.size < MIN_QUESTION_WORDS || (!UNCERTAIN.test(turn.agent) && answered)) return null;
+  return {
+    question,
+    source_turns: [turn.turnId],
+    why_unresolved: UNCERTAIN.test(turn.agent) ? 'the reply was uncertain' : 'the reply did not address it',
+  };
+}
+
+/** Two existing documents the turn touches came up together. */
+function connectionOf(turn: PromptTurn, existing: Existing): ReflectionOutput['connections'][number] | null {
+  const words = new Set(contentWords(turn.user));
+  const touched = existing.filter((e) => contentWords(`${e.path} ${e.summary}`).some((w) => words.has(w)));
+  if (touched.length >= 2 && touched[0] && touched[1]) {
+    return { file_a: touched[0].path, file_b: touched[1].path, relationship: `Both came up together in turn ${turn.turnId}.`, source_turns: [turn.turnId] };
+  }
+  return null;
+}
+
+/** Topics the user came back to in three or more turns. */
+function recurringTopics(turns: readonly PromptTurn[]): Candidate[] {
   const turnsByWord = new Map<string, number[]>();
   for (const turn of turns) {
     // Bracketed annotations ("[shares a photo: …]") are not what the user talks about.
     const said = turn.user.replace(/\[[^\]]*\]/g, ' ');
     for (const w of new Set(contentWords(said))) turnsByWord.set(w, [...(turnsByWord.get(w) ?? []), turn.turnId]);
   }
+  const out: Candidate[] = [];
   for (const [word, ids] of [...turnsByWord.entries()].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]))) {
     if (ids.length < 3) break;
-    candidates.push({
+    out.push({
       score: 1.5 + ids.length / 10,
       fact: {
         title: slugify(`recurring topic ${word}`),
@@ -194,9 +226,13 @@ export function reflectOffline(prompt: string): ReflectionOutput & { assessment:
       },
     });
   }
+  return out;
+}
 
+/** The candidates' facts, best first, one per title. */
+function rankFacts(candidates: Candidate[]): ReflectionOutput['new_facts'] {
   const seen = new Set<string>();
-  const newFacts = candidates
+  return candidates
     .sort((a, b) => b.score - a.score || a.fact.source_turns[0]! - b.fact.source_turns[0]!)
     .map((c) => c.fact)
     .filter((f) => {
@@ -204,8 +240,6 @@ export function reflectOffline(prompt: string): ReflectionOutput & { assessment:
       seen.add(f.title);
       return true;
     });
-  const reflection = reflectionEntryOffline(prompt, turns);
-  return { new_facts: newFacts, corrections, connections, open_questions: openQuestions, assessment: assessOffline(turns), ...(reflection ? { reflection } : {}) };
 }
 
 /**

@@ -73,8 +73,20 @@ const MAX_STATE_ATTEMPTS = 5;
 
 export async function ingestTurns(records: readonly IngestRecord[], deps: IngestDeps): Promise<IngestResult> {
   const result: IngestResult = { failedMessageIds: [], accepted: 0, duplicates: 0, late: 0, rejected: 0, controlEvents: 0, alreadyApplied: 0, jobs: [], redacted: {}, forgotten: 0 };
-  const byUser = new Map<string, Array<{ messageId: string; message: TurnQueueMessage }>>();
+  const byUser = await groupByUser(records, deps, result);
+  await ingestByUser(byUser, deps, result);
+  return result;
+}
 
+type UserItems = Array<{ messageId: string; message: TurnQueueMessage }>;
+
+/**
+ * The records parsed and redacted, grouped by user in arrival order. A record that must be
+ * retried goes back to the queue (in `result.failedMessageIds`) with its user's whole group;
+ * an invalid one is kept as rejected.
+ */
+async function groupByUser(records: readonly IngestRecord[], deps: IngestDeps, result: IngestResult): Promise<Map<string, UserItems>> {
+  const byUser = new Map<string, UserItems>();
   // Issue 21 item 3: secrets (and, by stage, personal identifiers) are gone before anything is
   // stored — the turn, its episode, a kept reject — and so before any prompt is built from it.
   const parsed = await Promise.all(records.map(async (r) => ({ record: r, parsed: redactParsed(await parseRecord(r.body, deps.claims), deps.redaction, result.redacted) })));
@@ -95,46 +107,35 @@ export async function ingestTurns(records: readonly IngestRecord[], deps: Ingest
       result.failedMessageIds.push(record.messageId);
       continue;
     }
-    try {
-      await deps.rejected.keep({
-        source: deps.source,
-        messageId: record.messageId,
-        receivedAt: deps.clock.now().toISOString(),
-        errors: p.errors,
-        body: redactText(record.body, deps.redaction, result.redacted),
-      });
-      result.rejected += 1;
-      deps.log.warn('record rejected', { messageId: record.messageId, errors: p.errors });
-    } catch (error) {
-      deps.log.error('could not keep a rejected record; it goes back to the queue', { messageId: record.messageId, error: String(error) });
-      result.failedMessageIds.push(record.messageId);
-    }
+    await keepRejected(record, p.errors, deps, result);
   }
+  return byUser;
+}
 
-  const tally = (items: Array<{ messageId: string }>, outcome: UserOutcome) => {
-    for (const o of outcome.outcomes) {
-      if (o.disposition === 'counted') result.accepted += 1;
-      else if (o.disposition === 'duplicate') result.duplicates += 1;
-      else result.late += 1;
-    }
-    result.forgotten += outcome.forgotten ?? 0;
-    if (outcome.alreadyApplied) result.alreadyApplied += items.length - (outcome.forgotten ?? 0);
-    else result.controlEvents += items.length - outcome.outcomes.length - (outcome.forgotten ?? 0);
-    result.jobs.push(...outcome.jobs);
-  };
-  const fail = (userId: string, items: Array<{ messageId: string }>, error: unknown) => {
-    // FIFO: every message of this user goes back, so their order is kept.
-    deps.log.error('ingestion failed for a user; their records go back to the queue', {
-      userId,
-      records: items.length,
-      error: error instanceof Error ? error.message : String(error),
+/** An invalid record is kept (redacted) for a person to look at; if that fails, it goes back to the queue. */
+async function keepRejected(record: IngestRecord, errors: FieldError[], deps: IngestDeps, result: IngestResult): Promise<void> {
+  try {
+    await deps.rejected.keep({
+      source: deps.source,
+      messageId: record.messageId,
+      receivedAt: deps.clock.now().toISOString(),
+      errors,
+      body: redactText(record.body, deps.redaction, result.redacted),
     });
-    result.failedMessageIds.push(...items.map((i) => i.messageId));
-  };
+    result.rejected += 1;
+    deps.log.warn('record rejected', { messageId: record.messageId, errors });
+  } catch (error) {
+    deps.log.error('could not keep a rejected record; it goes back to the queue', { messageId: record.messageId, error: String(error) });
+    result.failedMessageIds.push(record.messageId);
+  }
+}
 
-  // Fast path: all users' turns stored together (one BatchWriteItem per 25 index entries).
-  // If anything in it fails, each user is retried on its own, so one user's failure never
-  // sinks another's records.
+/**
+ * Every user's records ingested. Fast path: all users' turns stored together (one
+ * BatchWriteItem per 25 index entries). If anything in it fails, each user is retried on its
+ * own, so one user's failure never sinks another's records.
+ */
+async function ingestByUser(byUser: ReadonlyMap<string, UserItems>, deps: IngestDeps, result: IngestResult): Promise<void> {
   const users = [...byUser.entries()];
   let batched: Map<string, UserOutcome> | null = null;
   if (users.length > 1) {
@@ -147,15 +148,33 @@ export async function ingestTurns(records: readonly IngestRecord[], deps: Ingest
   await Promise.all(
     users.map(async ([userId, items]) => {
       const done = batched?.get(userId);
-      if (done) return tally(items, done);
+      if (done) return tally(result, items, done);
       try {
-        tally(items, await ingestUser(userId, items, deps));
+        tally(result, items, await ingestUser(userId, items, deps));
       } catch (error) {
-        fail(userId, items, error);
+        // FIFO: every message of this user goes back, so their order is kept.
+        deps.log.error('ingestion failed for a user; their records go back to the queue', {
+          userId,
+          records: items.length,
+          error: error instanceof Error ? error.message : String(error),
+        });
+        result.failedMessageIds.push(...items.map((i) => i.messageId));
       }
     }),
   );
-  return result;
+}
+
+/** One user's outcome counted into the result. */
+function tally(result: IngestResult, items: ReadonlyArray<{ messageId: string }>, outcome: UserOutcome): void {
+  for (const o of outcome.outcomes) {
+    if (o.disposition === 'counted') result.accepted += 1;
+    else if (o.disposition === 'duplicate') result.duplicates += 1;
+    else result.late += 1;
+  }
+  result.forgotten += outcome.forgotten ?? 0;
+  if (outcome.alreadyApplied) result.alreadyApplied += items.length - (outcome.forgotten ?? 0);
+  else result.controlEvents += items.length - outcome.outcomes.length - (outcome.forgotten ?? 0);
+  result.jobs.push(...outcome.jobs);
 }
 
 type UserOutcome = AccumulateResult & { jobs: ReflectionJob[]; alreadyApplied?: boolean; forgotten?: number };

@@ -14,6 +14,7 @@ import type { BatchLog } from '../domain/batch-log.js';
 import { applyQualityGates } from '../domain/quality-gates.js';
 import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../domain/reflection-output.js';
 import { DocumentIndex } from '../domain/knowledge-search.js';
+import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { findRecurrences, PROMOTIONS_TO_KNOWLEDGE } from '../domain/promotion.js';
 import { promoteStaged } from './promote-staged.js';
 import { costEntry, usageOf } from './job-cost.js';
@@ -82,6 +83,63 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   const recorded = await waitUntilRecorded(job, deps);
   if (recorded.superseded) return { status: 'superseded', reason: `turns up to ${recorded.lastBatchTurn} are reflected already` };
 
+  const input = await readBatch(job, started, deps);
+  const { asked, model } = await consultModel(job, input, deps);
+  const duration = () => deps.clock.now().getTime() - started.getTime();
+  let parsed: Parsed | null = null;
+  if (asked) {
+    if ('error' in asked.outcome) return finish(job, abortedLog(job, input, asked, asked.outcome.error, model, duration(), deps), deps);
+    parsed = asked.outcome.parsed;
+    if (parsed.assessmentInvalid) deps.log.warn('model assessment malformed; dropped', { userId: job.userId, batchId: job.jobId });
+  }
+  const gated = await gateOutput(job, input, parsed, deps);
+  const staged = await stageAndReinforce(job, input, gated, deps);
+  const episodes = await linkEpisodes(job, input.turns, staged, deps);
+  const edges = await connectionEdges(job, input.batchAt, gated, deps);
+  const diary = await writeDiary(job, diaryInput(job, input, parsed, gated, staged), input.batchAt, deps);
+  const log: BatchLog = {
+    ...input.base,
+    status: 'completed',
+    quality_gate_results: {
+      items_proposed: Object.values(gated.output).reduce((n, items) => n + (items as unknown[]).length, 0),
+      items_passed: gated.docs.length - staged.suppressed.length,
+      truncated_by_caps: parsed?.truncated ?? emptyGates().truncated_by_caps,
+      rejections: gated.rejections,
+    },
+    staged_files: staged.stagedFiles,
+    promoted_files: staged.promotedFiles,
+    ...(episodes.length > 0 ? { episodes } : {}),
+    ...(gated.verified.length > 0 ? { verified: gated.verified } : {}),
+    ...(edges.length > 0 ? { edges: edges.map((e) => e.id) } : {}),
+    diary,
+    reinforced: staged.reinforced,
+    model,
+    assessment: parsed?.assessment ?? null,
+    error: null,
+    duration_ms: duration(),
+  };
+  return finish(job, log, deps);
+}
+
+type Parsed = ReturnType<typeof parseReflectionOutput>;
+type LogBase = Omit<BatchLog, 'status' | 'quality_gate_results' | 'staged_files' | 'promoted_files' | 'reinforced' | 'model' | 'error' | 'duration_ms'>;
+
+const emptyGates = (): BatchLog['quality_gate_results'] => ({ items_proposed: 0, items_passed: 0, truncated_by_caps: { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 }, rejections: [] });
+
+/** What a batch reads before the model is asked: its turns, the user's Knowledge, and the log's common fields. */
+interface BatchInput {
+  turns: TurnSaved[];
+  /** Input time of the batch (see readBatch). */
+  batchAt: string;
+  batch: ReturnType<typeof assembleBatch>;
+  knowledgeDocs: KnowledgeDoc[];
+  knowledge: DocumentIndex<KnowledgeDoc>;
+  /** The Knowledge documents the batch's top keywords find, shown to the model. */
+  existing: Array<{ path: string; summary: string }>;
+  base: LogBase;
+}
+
+async function readBatch(job: ReflectionJob, started: Date, deps: ReflectionDeps): Promise<BatchInput> {
   const { turns, missing } = await deps.turns.getTurns(job.userId, job.turnIds);
   for (const m of missing) deps.log.warn('turn unreadable; continuing without it', { userId: job.userId, ...m });
   // Input time of the batch (its last turn's; the job's when none was read), for when its items
@@ -95,8 +153,7 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   const existing = knowledge
     .search(topKeywords(batch.document, EXISTING_KEYWORDS).join(' '), EXISTING_SHOWN)
     .map((h) => ({ path: h.doc.id, summary: h.doc.summary }));
-
-  const base: Omit<BatchLog, 'status' | 'quality_gate_results' | 'staged_files' | 'promoted_files' | 'reinforced' | 'model' | 'error' | 'duration_ms'> = {
+  const base: LogBase = {
     batch_id: job.jobId,
     user_id: job.userId,
     timestamp: started.toISOString(),
@@ -108,38 +165,49 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
     kind: job.kind,
     urgency_score: job.urgency,
   };
-  const emptyGates = { items_proposed: 0, items_passed: 0, truncated_by_caps: { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 }, rejections: [] };
+  return { turns, batchAt, batch, knowledgeDocs, knowledge, existing, base };
+}
 
+type Asked = Awaited<ReturnType<typeof askModel>>;
+
+/** The model's answer for a batch with turns (with the earlier reflections when an occasion fired it), and its usage for the log. */
+async function consultModel(job: ReflectionJob, input: BatchInput, deps: ReflectionDeps): Promise<{ asked: Asked | null; model: BatchLog['model'] }> {
+  const { batch, existing } = input;
   const occasion = occasionOf(job);
   const earlier = occasion && batch.included.length > 0 ? await earlierReflections(job, deps) : [];
   const asked = batch.included.length > 0 ? await askModel(job, buildReflectorPrompt(batch, existing, occasion, earlier), deps, occasion !== null) : null;
   const model = asked ? { ...asked.response.usage, reused: asked.reused, estimatedCostUsd: asked.reused ? 0 : costOf(asked.response.usage) } : null;
-  const duration = () => deps.clock.now().getTime() - started.getTime();
+  return { asked, model };
+}
 
-  let parsed: ReturnType<typeof parseReflectionOutput> | null = null;
-  if (asked) {
-    if ('parsed' in asked.outcome) {
-      parsed = asked.outcome.parsed;
-      if (parsed.assessmentInvalid) deps.log.warn('model assessment malformed; dropped', { userId: job.userId, batchId: job.jobId });
-    } else {
-      const { error } = asked.outcome;
-      // The raw answer may quote the user's turns: it goes to the batch log, not the logs.
-      deps.log.error('model output unusable; batch aborted', { userId: job.userId, batchId: job.jobId, error: error.message, stopReason: asked.response.usage.stopReason });
-      const log: BatchLog = {
-        ...base,
-        status: 'aborted',
-        quality_gate_results: emptyGates,
-        staged_files: [],
-        promoted_files: [],
-        reinforced: [],
-        model,
-        error: { message: error.message, raw: error.raw },
-        duration_ms: duration(),
-      };
-      return finish(job, log, deps);
-    }
-  }
+/** The log of a batch whose answer was unusable: nothing staged, the raw answer kept in the log. */
+function abortedLog(job: ReflectionJob, input: BatchInput, asked: Asked, error: ReflectionOutputError, model: BatchLog['model'], durationMs: number, deps: ReflectionDeps): BatchLog {
+  // The raw answer may quote the user's turns: it goes to the batch log, not the logs.
+  deps.log.error('model output unusable; batch aborted', { userId: job.userId, batchId: job.jobId, error: error.message, stopReason: asked.response.usage.stopReason });
+  return {
+    ...input.base,
+    status: 'aborted',
+    quality_gate_results: emptyGates(),
+    staged_files: [],
+    promoted_files: [],
+    reinforced: [],
+    model,
+    error: { message: error.message, raw: error.raw },
+    duration_ms: durationMs,
+  };
+}
 
+/** The model's output through the quality gates, as staged documents, with the facts it saw again verified. */
+interface Gated {
+  output: Parsed['output'];
+  passed: ReturnType<typeof applyQualityGates>['passed'];
+  rejections: ReturnType<typeof applyQualityGates>['rejections'];
+  docs: ReturnType<typeof stagedDocuments>;
+  verified: string[];
+}
+
+async function gateOutput(job: ReflectionJob, input: BatchInput, parsed: Parsed | null, deps: ReflectionDeps): Promise<Gated> {
+  const { turns, knowledge, knowledgeDocs, batchAt } = input;
   const turnMap = new Map<number, TurnSaved>(turns.map((t) => [t.turnId, t]));
   const output = parsed?.output ?? { new_facts: [], corrections: [], connections: [], open_questions: [] };
   const cited = [...new Set(Object.values(output).flatMap((items) => (items as Array<{ source_turns: number[] }>).flatMap((i) => i.source_turns)))];
@@ -162,12 +230,29 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   // Verified on the index as it is now: the API may have written it since the batch read it.
   await verifySeenFacts(job.userId, seen, deps);
   // The log lists what the batch saw, not what changed: a redelivery (nothing left to change) logs the same.
-  const verified = [...seen.keys()];
+  return { output, passed, rejections, docs, verified: [...seen.keys()] };
+}
 
-  // Seed 000 §6: outputs that recur in an earlier batch's staged item promote it; the rest are staged.
-  const { reinforcements, toStage, suppressed } = findRecurrences(await deps.knowledge.listStaged(job.userId), docs, job.jobId);
+type Recurrences = ReturnType<typeof findRecurrences>;
+
+/** What the batch staged, the staged items it reinforced and those it promoted to Knowledge. */
+interface Staged {
+  toStage: Recurrences['toStage'];
+  reinforcements: Recurrences['reinforcements'];
+  suppressed: Recurrences['suppressed'];
+  stagedFiles: string[];
+  promotedFiles: string[];
+  reinforced: BatchLog['reinforced'];
+}
+
+/**
+ * Seed 000 §6: outputs that recur in an earlier batch's staged item promote it; the rest are
+ * staged. An output repeating a discarded item is a dedup rejection (added to `gated.rejections`).
+ */
+async function stageAndReinforce(job: ReflectionJob, input: BatchInput, gated: Gated, deps: ReflectionDeps): Promise<Staged> {
+  const { reinforcements, toStage, suppressed } = findRecurrences(await deps.knowledge.listStaged(job.userId), gated.docs, job.jobId);
   for (const s of suppressed) {
-    rejections.push({
+    gated.rejections.push({
       category: s.doc.kind === 'fact' ? 'new_facts' : s.doc.kind === 'correction' ? 'corrections' : s.doc.kind === 'connection' ? 'connections' : 'open_questions',
       item: s.doc.title,
       gate: 'dedup',
@@ -177,91 +262,58 @@ export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): P
   const stagedFiles = await deps.knowledge.putStaged(job.userId, toStage, job.jobId);
   const promotedFiles: string[] = [];
   const reinforced: BatchLog['reinforced'] = [];
-  const taken = new Set(knowledgeDocs.map((d) => d.id));
+  const taken = new Set(input.knowledgeDocs.map((d) => d.id));
   for (const r of reinforcements) {
     const record = await deps.knowledge.reinforce(job.userId, r.staged.path, job.jobId);
     reinforced.push({ item: r.doc.title, staged_file: `Knowledge_staging/${r.staged.path}`, similarity: round2(r.similarity), promotion_count: record.promotedBy.length });
     if (record.status === 'promoted' || record.promotedBy.length < PROMOTIONS_TO_KNOWLEDGE) continue;
-    const { knowledgePath: path } = await promoteStaged(deps, job.userId, record, taken, batchAt);
+    const { knowledgePath: path } = await promoteStaged(deps, job.userId, record, taken, input.batchAt);
     taken.add(path);
     promotedFiles.push(`Knowledge/${path}`);
   }
-  const proposed = Object.values(output).reduce((n, items) => n + (items as unknown[]).length, 0);
+  return { toStage, reinforcements, suppressed, stagedFiles, promotedFiles, reinforced };
+}
 
-  // Seed 004 P3-M4: each reviewed turn's episode gets its document, linked to this batch and
-  // to what the batch learned from that turn.
+/**
+ * Seed 004 P3-M4: each reviewed turn's episode gets its document, linked to this batch and
+ * to what the batch learned from that turn; so do the agent.event episodes that waited for
+ * this batch (linked to what it learned from the event's turn, or from the whole batch when
+ * the event named none). Returns their keys under the user's prefix.
+ */
+async function linkEpisodes(job: ReflectionJob, turns: readonly TurnSaved[], staged: Staged, deps: ReflectionDeps): Promise<string[]> {
   const episodes: string[] = [];
   const learnedFrom = (turnId: number | undefined) => [
-    ...toStage.filter((d) => turnId === undefined || d.sourceTurns.includes(turnId)).map((d) => `Knowledge_staging/${d.path}`),
-    ...reinforcements.filter((r) => turnId === undefined || r.doc.sourceTurns.includes(turnId)).map((r) => `Knowledge_staging/${r.staged.path}`),
+    ...staged.toStage.filter((d) => turnId === undefined || d.sourceTurns.includes(turnId)).map((d) => `Knowledge_staging/${d.path}`),
+    ...staged.reinforcements.filter((r) => turnId === undefined || r.doc.sourceTurns.includes(turnId)).map((r) => `Knowledge_staging/${r.staged.path}`),
   ];
   for (const t of turns) {
     if (!t.episode) continue;
     const key = await deps.knowledge.putEpisode(job.userId, t.turnId, episodeDocument({ ...t, episode: t.episode }, job.jobId, learnedFrom(t.turnId)));
     episodes.push(key.slice(`users/${job.userId}/`.length));
   }
-  // agent.event episodes that waited for this batch: linked to it and to what it learned
-  // from the event's turn (from the whole batch when the event named none).
   const eventEpisodes = job.episodeIds?.length ? await deps.turns.eventEpisodes(job.userId, job.episodeIds) : [];
   for (const e of eventEpisodes) {
     const key = await deps.knowledge.putEventEpisode(job.userId, e.episodeId, episodeDocument(e, job.jobId, learnedFrom(e.turnId)));
     episodes.push(key.slice(`users/${job.userId}/`.length));
   }
+  return episodes;
+}
 
-  // Seed 000 §4's connections join the relation graph, at the time of the batch's last turn.
-  const edges = await recordRelations(
+/** Seed 000 §4's connections join the relation graph, at the time of the batch's last turn. */
+async function connectionEdges(job: ReflectionJob, batchAt: string, gated: Gated, deps: ReflectionDeps) {
+  return recordRelations(
     job.userId,
-    passed.connections.map((c) => ({
+    gated.passed.connections.map((c) => ({
       from: c.file_a,
       to: c.file_b,
       relation: 'related_to',
       note: c.relationship,
-      confidence: docs.find((d) => d.kind === 'connection' && d.meta.file_a === c.file_a && d.meta.file_b === c.file_b)?.confidence ?? 0.6,
+      confidence: gated.docs.find((d) => d.kind === 'connection' && d.meta.file_a === c.file_a && d.meta.file_b === c.file_b)?.confidence ?? 0.6,
       provenance: { source: 'batch' as const, id: job.jobId, turns: c.source_turns, at: batchAt },
     })),
     batchAt,
     deps.graph,
   );
-
-  const diary = await writeDiary(
-    job,
-    {
-      batchId: job.jobId,
-      trigger: job.trigger,
-      turns,
-      passed,
-      staged: toStage.map((d) => ({ path: d.path, title: d.title, category: d.category, text: d.text })),
-      promoted: promotedFiles,
-      reinforced,
-      assessment: parsed?.assessment ?? null,
-      reflection: parsed?.entry ?? null,
-    },
-    batchAt,
-    deps,
-  );
-
-  const log: BatchLog = {
-    ...base,
-    status: 'completed',
-    quality_gate_results: {
-      items_proposed: proposed,
-      items_passed: docs.length - suppressed.length,
-      truncated_by_caps: parsed?.truncated ?? emptyGates.truncated_by_caps,
-      rejections,
-    },
-    staged_files: stagedFiles,
-    promoted_files: promotedFiles,
-    ...(episodes.length > 0 ? { episodes } : {}),
-    ...(verified.length > 0 ? { verified } : {}),
-    ...(edges.length > 0 ? { edges: edges.map((e) => e.id) } : {}),
-    diary,
-    reinforced,
-    model,
-    assessment: parsed?.assessment ?? null,
-    error: null,
-    duration_ms: duration(),
-  };
-  return finish(job, log, deps);
 }
 
 /** Oldest a staged time may be before its job was asked for: the expiry sweep looks 14 days past its cutoff. */
@@ -275,6 +327,21 @@ const MAX_STAGED_LAG_MS = 7 * 86_400_000;
 function stagedAtOf(batchAt: string, job: ReflectionJob): string {
   const floor = Date.parse(job.requestedAt) - MAX_STAGED_LAG_MS;
   return Date.parse(batchAt) < floor ? new Date(floor).toISOString() : batchAt;
+}
+
+/** What the diary decides on: the batch's turns, what passed, was staged, reinforced and promoted, and the model's own entry. */
+function diaryInput(job: ReflectionJob, input: BatchInput, parsed: Parsed | null, gated: Gated, staged: Staged): DiaryInput {
+  return {
+    batchId: job.jobId,
+    trigger: job.trigger,
+    turns: input.turns,
+    passed: gated.passed,
+    staged: staged.toStage.map((d) => ({ path: d.path, title: d.title, category: d.category, text: d.text })),
+    promoted: staged.promotedFiles,
+    reinforced: staged.reinforced,
+    assessment: parsed?.assessment ?? null,
+    reflection: parsed?.entry ?? null,
+  };
 }
 
 /**

@@ -1,0 +1,40 @@
+/** The dependencies every memory API use case is given, and the 404 they share. */
+import type { SearchIndexReader } from '../search-index.js';
+import { MemoryApiError } from '../memory-api-error.js';
+import type { AgentEventPublisher, AuditTrail, BatchLogReader, Clock, CostLedger, DiaryStore, ForgetLog, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, ReflectionLogStore, ReflectionStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';
+
+export interface MemoryApiDeps {
+  catalog: MemoryCatalog;
+  /** The per-owner search indexes (search-index.ts). */
+  search: SearchIndexReader;
+  items: MemoryItemStore;
+  audit: AuditTrail;
+  turns: TurnStore;
+  knowledge: KnowledgeStore;
+  reflections: ReflectionStore;
+  runs: ReflectionLogStore;
+  batchLogs: BatchLogReader;
+  /** Per-domain source outcomes, shared by all users (read only here). */
+  sources: Pick<SourceReliabilityStore, 'stats'>;
+  /** The user's relation graph (lib/use-cases/relation-graph.ts serves it). */
+  graph: GraphStore;
+  /** The ReflectionQueue: summaries asked for on demand (seed 003's manual reflection). */
+  jobs: JobQueue;
+  /** The TurnQueue: a batch reflection asked for on demand travels as an agent.event. */
+  events: AgentEventPublisher;
+  /** What each job's model calls cost (read only here: GET …/costs). */
+  costs: CostLedger;
+  /** The user's own reflection settings (GET and POST …/settings). */
+  settings: UserSettingsStore;
+  /** The diary's entries (GET …/diary, and a person's keep or drop: lib/use-cases/diary.ts). */
+  diary: DiaryStore;
+  /** Read only: which turns the user's next summary would cover. */
+  signalState: Pick<SignalStateStore, 'load'>;
+  /** Users' erasures (lib/use-cases/forget-user.ts): DELETE /v1/users/{u} and its receipt. */
+  forgets: ForgetLog;
+  /** A user's records and documents whole: GET …/export and POST …/import (lib/use-cases/user-archive.ts). */
+  archives: UserArchiveStore;
+  clock: Clock;
+}
+
+export const notFound = (what: string) => new MemoryApiError(404, `${what} not found`);

@@ -1,0 +1,148 @@
+/** memory.search and memory.retrieve (seed 002 §6): ranking over the per-owner search indexes, the page's items read from their stores, and one item by id or path. */
+import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem } from '../../domain/memory-item.js';
+import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex } from '../../domain/memory-search.js';
+import { COMPACT_AT, type SearchView, SegmentRetiredError } from '../search-index.js';
+import { MemoryApiError } from '../memory-api-error.js';
+import { type MemoryApiDeps, notFound } from './deps.js';
+
+export interface SearchResult {
+  id: string;
+  kind: string;
+  text: string;
+  score: number;
+  sourceTurns: number[];
+  attributes: Record<string, string>;
+  title: string;
+  path: string;
+  userId: string;
+  scope: string;
+  tier: string;
+  quality: number;
+  contentTypes: string[];
+  primaryTopic: string;
+  createdAt: string;
+}
+
+const view = (item: MemoryItem, score: number): SearchResult => ({
+  id: item.id,
+  kind: item.kind,
+  text: item.text,
+  score,
+  sourceTurns: item.sourceTurns,
+  attributes: item.attributes,
+  title: item.title,
+  path: item.path,
+  userId: item.userId,
+  scope: item.scope,
+  tier: item.tier,
+  quality: item.quality,
+  contentTypes: item.contentTypes,
+  primaryTopic: item.primaryTopic,
+  createdAt: item.createdAt,
+});
+
+/** Results asked of the ranking beyond `limit`, for items a store no longer holds as the index does. */
+export const PAGE_SPARE = 5;
+
+export async function search(
+  deps: MemoryApiDeps,
+  userId: string,
+  req: { query: string; limit: number; filters?: SearchFilters | undefined; minSimilarity?: number | undefined },
+): Promise<{ results: SearchResult[] }> {
+  const now = deps.clock.now();
+  const owners = userId === GLOBAL_USER || req.filters?.includeGlobal === false ? [userId] : [userId, GLOBAL_USER];
+  const views = await Promise.all(owners.map((owner) => viewOf(deps, owner)));
+  const hits = rankIndex(new SegmentedIndex(views.flatMap((v) => v.entries)), req, now, PAGE_SPARE);
+  // The page's items first; the spare hits only when a store no longer holds some as indexed.
+  const first = await pageItems(deps, owners, views, hits.slice(0, req.limit));
+  const live = (h: IndexHit, items: ReadonlyMap<string, MemoryItem>) => {
+    const item = items.get(itemKey(h.item));
+    return item && isLive(item, now) ? [view(item, h.score)] : [];
+  };
+  const results = hits.slice(0, req.limit).flatMap((h) => live(h, first));
+  if (results.length < req.limit && hits.length > req.limit) {
+    const spare = hits.slice(req.limit);
+    const more = await pageItems(deps, owners, views, spare);
+    results.push(...spare.flatMap((h) => live(h, more)));
+  }
+  const page = results.slice(0, req.limit);
+  await countResurrections(deps, userId, page);
+  return { results: page };
+}
+
+/** Seed 003's quality metrics: each summary an agent is given back counts as resurrected once more. */
+export async function countResurrections(deps: MemoryApiDeps, userId: string, items: ReadonlyArray<Pick<SearchResult, 'id' | 'kind'>>): Promise<void> {
+  const ids = items.filter((i) => i.kind === 'reflection' && i.id.startsWith('reflection:')).map((i) => i.id.slice('reflection:'.length));
+  if (ids.length > 0 && userId !== GLOBAL_USER) await deps.reflections.countResurrections(userId, ids);
+}
+
+/**
+ * An owner's index view; an owner whose changes piled up (no job compacts it) is compacted
+ * first. A compaction that fails (another one retired the segments it was merging) leaves the
+ * marks for the next: the view it had still serves this request.
+ */
+export async function viewOf(deps: MemoryApiDeps, owner: string): Promise<SearchView> {
+  const v = await deps.search.view(owner);
+  if (v.changes < COMPACT_AT) return v;
+  try {
+    await deps.search.compact(owner);
+  } catch (error) {
+    if (error instanceof SegmentRetiredError) return v;
+    throw error;
+  }
+  return deps.search.view(owner);
+}
+
+/** The page's items as their stores hold them now: changed ones from the view, the rest read by id. */
+export async function pageItems(deps: MemoryApiDeps, owners: readonly string[], views: readonly SearchView[], hits: ReadonlyArray<Pick<IndexHit, 'item'>>): Promise<Map<string, MemoryItem>> {
+  const out = new Map<string, MemoryItem>();
+  await Promise.all(
+    owners.map(async (owner, i) => {
+      const fresh = views[i]?.fresh ?? new Map<string, MemoryItem | null>();
+      const mine = hits.map((h) => h.item).filter((it) => it.userId === owner);
+      for (const it of mine) {
+        const item = fresh.get(it.id);
+        if (item) out.set(itemKey(it), item);
+      }
+      const rest = mine.filter((it) => !fresh.has(it.id));
+      if (rest.length === 0) return;
+      const read = await deps.catalog.itemsById(
+        owner,
+        rest.map((it) => it.id),
+        // Derived items carry their source turns' attributes: those turns are read with them.
+        { sourceTurns: [...new Set(rest.filter((it) => it.kind !== 'turn' && it.kind !== 'episode').flatMap((it) => it.sourceTurns))] },
+      );
+      for (const [id, item] of read) out.set(itemKey({ userId: owner, id }), item);
+    }),
+  );
+  return out;
+}
+
+/** One live item by id: API-written items first (the user's, then GLOBAL's), then the other stores. */
+export async function findItem(deps: MemoryApiDeps, userId: string, id: string): Promise<MemoryItem | null> {
+  const now = deps.clock.now();
+  if (id.startsWith('mem:')) {
+    for (const owner of userId === GLOBAL_USER ? [GLOBAL_USER] : [userId, GLOBAL_USER]) {
+      const item = await deps.items.get(owner, id);
+      if (item && isLive(item, now)) return item;
+    }
+    return null;
+  }
+  const item = (await deps.catalog.itemsById(userId, [id])).get(id);
+  return item && isLive(item, now) ? item : null;
+}
+
+export async function retrieve(deps: MemoryApiDeps, userId: string, req: { id?: string | undefined; path?: string | undefined }): Promise<{ item: MemoryItem }> {
+  const id = req.id ?? (req.path !== undefined ? itemIdForPath(req.path) : null);
+  if (!id) throw new MemoryApiError(400, `path: ${JSON.stringify(req.path)} names no memory item (turns/N, Knowledge/…, Knowledge_staging/…, reflections/ID, memory/mem:…)`);
+  const item = await findItem(deps, userId, id);
+  if (!item) throw notFound(`memory item ${id}`);
+  await countResurrections(deps, userId, [item]);
+  if (item.kind === 'turn') {
+    // The index holds the turn's words capped; retrieve returns the whole turn.
+    const { turns } = await deps.turns.getTurns(userId, item.sourceTurns);
+    const t = turns[0];
+    if (t) return { item: { ...item, text: `${t.query}\n${t.response}` } };
+  }
+  return { item };
+}

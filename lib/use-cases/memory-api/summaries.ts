@@ -1,0 +1,92 @@
+/** Reflections and their summaries (seeds 001 and 003): the run log, the self-assessment, summaries listed, edited, asked for and deleted, and how they fare. */
+import { summaryMessages } from '../../domain/memory-item.js';
+import { capSummaryText } from '../../domain/summary.js';
+import { MemoryApiError } from '../memory-api-error.js';
+import { computeSelfAssessment } from '../../domain/sleep-time/self-assessment.js';
+import { reflectionQuality } from '../../domain/reflection-quality.js';
+import { parseSignalState } from '../../domain/signal-accumulator.js';
+import { fnv1a32 } from '../../domain/stable-hash.js';
+import { type MemoryApiDeps, notFound } from './deps.js';
+
+/** How summaries fare (seed 003): deletions, resurrections, topics (lib/domain/reflection-quality.ts). */
+export async function reflectionQualityOf(deps: MemoryApiDeps, userId: string) {
+  return { quality: reflectionQuality(await deps.reflections.list(userId)) };
+}
+
+export async function reflectionLog(deps: MemoryApiDeps, userId: string, limit: number) {
+  const now = deps.clock.now();
+  const from = '0000';
+  const [nightly, weekly] = await Promise.all([deps.runs.list(userId, 'nightly', from, now.toISOString()), deps.runs.list(userId, 'weekly', from, now.toISOString())]);
+  const runs = [...nightly, ...weekly].sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, limit);
+  return { runs };
+}
+
+export async function latestReflection(deps: MemoryApiDeps, userId: string) {
+  const [nightly, weekly] = await Promise.all([deps.runs.latest(userId, 'nightly'), deps.runs.latest(userId, 'weekly')]);
+  const run = [nightly, weekly].filter((r) => r !== null).sort((a, b) => b.startedAt.localeCompare(a.startedAt))[0];
+  if (!run) throw notFound(`a reflection of ${userId}`);
+  return { run };
+}
+
+/** Seed 001 phase 3, plus the per-run points the console charts. */
+export async function assessment(deps: MemoryApiDeps, userId: string, days: number) {
+  const now = deps.clock.now();
+  const runs = await deps.runs.list(userId, 'nightly', new Date(now.getTime() - days * 86_400_000).toISOString(), now.toISOString());
+  const points = runs.map((r) => {
+    const issues = (r.findingsByCategory.correction ?? 0) + (r.findingsByCategory.unresolved ?? 0) + (r.findingsByCategory.contradiction ?? 0);
+    return { startedAt: r.startedAt, sessionsReviewed: r.sessionsReviewed, issuesPerSession: r.sessionsReviewed > 0 ? Math.round((issues / r.sessionsReviewed) * 1000) / 1000 : 0 };
+  });
+  return { days, assessment: computeSelfAssessment(runs), points };
+}
+
+/** Newest first; each with its turn pair (seed 003): the place after its last turn, the system and assistant messages. */
+export async function listSummaries(deps: MemoryApiDeps, userId: string, includeDeleted: boolean) {
+  const summaries = (await deps.reflections.list(userId)).filter((s) => includeDeleted || !s.deleted).map((s) => ({ ...s, ...summaryMessages(s) }));
+  return { summaries };
+}
+
+/** A person corrects a summary's text (POST …/summaries/{id}); the old text stays in its record, the change in the audit trail. */
+export async function editSummary(deps: MemoryApiDeps, actor: string, userId: string, id: string, req: { text: string; reason?: string | undefined }) {
+  const at = deps.clock.now().toISOString();
+  const edited = await deps.reflections.edit(userId, id, { text: capSummaryText(req.text), by: actor, at, reason: req.reason });
+  if (!edited) {
+    if (await deps.reflections.exists(userId, id)) throw new MemoryApiError(409, `summary ${id} is deleted, or was edited at the same time: read it again`);
+    throw notFound(`summary ${id}`);
+  }
+  await deps.audit.append([{ userId, itemId: `reflection:${id}`, action: 'summary_edit', actor, at, ...(req.reason ? { reason: req.reason } : {}) }]);
+  return { summary: { ...edited, ...summaryMessages(edited) } };
+}
+
+/**
+ * Seed 003's manual reflection: a summary now, with the caller's own instruction if given.
+ * It covers the turns since the user's last summary (as the idle rule would), or, when there
+ * are none, the turns the last summary covered (summarised again, e.g. with another prompt);
+ * it does not reset the idle rule's count. The job id is derived from its turns and prompt,
+ * so the same request twice makes one summary (FIFO deduplication, then the reflector's
+ * check of the id); the summary appears in GET …/summaries once the reflector has run.
+ * With `reflect`, also a batch reflection over the turns no batch has taken yet: an
+ * `agent.event` (trigger `user_request`) on the TurnQueue, so the signal function assigns
+ * those turns to the batch in the user's signal state, as for an agent's own request.
+ */
+export async function requestSummary(deps: MemoryApiDeps, actor: string, userId: string, req: { prompt?: string | undefined; reflect?: boolean | undefined }) {
+  const { state } = parseSignalState((await deps.signalState.load(userId)).raw);
+  const turnIds = state.summaryTurnIds.length > 0 ? state.summaryTurnIds : ((await deps.reflections.list(userId)).find((s) => !s.deleted)?.sourceTurns ?? []);
+  if (turnIds.length === 0) throw new MemoryApiError(409, `user ${userId} has no turns to summarise yet`);
+  const prompt = req.prompt?.trim() || undefined;
+  const jobId = `manual-${turnIds[0]}-${turnIds.at(-1)}-${fnv1a32(prompt ?? '').toString(16).padStart(8, '0')}`;
+  const requestedAt = deps.clock.now().toISOString();
+  await deps.jobs.enqueue({ type: 'reflection.job', version: 1, jobId, userId, kind: 'manual', trigger: 'manual', urgency: 0, turnIds: [...turnIds], ...(prompt ? { prompt } : {}), requestedAt });
+  if (req.reflect) {
+    await deps.events.publish([{ type: 'agent.event', version: 1, userId, timestamp: requestedAt, trigger: 'user_request', detail: prompt ?? `reflection asked for by ${actor} through the API` }]);
+  }
+  await deps.audit.append([
+    { userId, itemId: `reflection:${jobId}`, action: 'summary_request', actor, at: requestedAt, reason: `${prompt ? 'manual summary with its own prompt' : 'manual summary'}${req.reflect ? ', and a batch reflection' : ''}` },
+  ]);
+  return { jobId, turnIds: [...turnIds], ...(req.reflect ? { reflect: true } : {}) };
+}
+
+export async function deleteSummary(deps: MemoryApiDeps, actor: string, userId: string, id: string) {
+  if (!(await deps.reflections.softDelete(userId, id))) throw notFound(`summary ${id}`);
+  await deps.audit.append([{ userId, itemId: `reflection:${id}`, action: 'reflection_delete', actor, at: deps.clock.now().toISOString(), reason: 'deleted by a person (seed 003: never shown again)' }]);
+  return { id, deleted: true };
+}

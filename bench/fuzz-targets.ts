@@ -261,13 +261,13 @@ function queueCase(valid: Record<string, unknown>, o: FuzzOptions & { fields?: s
 }
 
 const signalsArb = (o: FuzzOptions) => mutate({ validation: 'APPROVE', quality: 0.9, route: 'answer', contradiction: false }, o).map((m) => m.value);
-/** Sources (seed 002 §9): valid ones, one field changed, and host names that are not. */
+/** Sources (req R-SRC): valid ones, one field changed, and host names that are not. */
 const sourcesArb = (o: FuzzOptions) =>
   fc.oneof(
     fc.array(mutate({ domain: 'docs.example.com', outcome: 'success', extractionQuality: 0.8 }, o).map((m) => m.value), { maxLength: 25 }),
     fc.array(fc.record({ domain: fc.oneof(pathLike(VICTIM), hostileString({ ...o, maxBytes: 0 }), fc.constantFrom('www.example.com', 'EXAMPLE.COM', 'a..b', '-x.example', `${'x'.repeat(64)}.com`)), outcome: fc.constantFrom('success', 'blocked', 'failed') }), { maxLength: 5 }),
   );
-/** Episodes (seed 004 P3-M4): one field changed, hostile params and capability names. */
+/** Episodes (req R-EPI): one field changed, hostile params and capability names. */
 const episodeArb = (o: FuzzOptions) =>
   mutate(
     { goal: 'Order fish food', plan: ['search', 'order'], actions: [{ capability: 'shop.order', params: { qty: 1 }, result: 'ordered', confidence: 0.9, success: true }], outcome: { success: true, durationMs: 1200 } },
@@ -482,7 +482,7 @@ async function recordPending(w: RecordingWorld, job: ReflectionJob): Promise<voi
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
-/** The caps of seed 000 §4 on one batch log: staged items per category and in all. */
+/** The caps of req R-LLM-3 on one batch log: staged items per category and in all. */
 export function capProblems(log: BatchLog): string[] {
   if (log.status !== 'completed') return log.error?.message ? [] : ['an aborted batch log gives no reason'];
   const out: string[] = [];

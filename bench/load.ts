@@ -1,5 +1,5 @@
 /**
- * Load (seed 004 M1: "Load test: 100 concurrent sessions, no memory leaks"; issue 8):
+ * Load (req R-TIER-10: "Load test: 100 concurrent sessions, no memory leaks"; issue 8):
  * many sessions publish their turns at once, interleaved, against the local stack — the
  * real handlers on the emulators — and every turn must end up stored exactly once.
  *

@@ -54,7 +54,7 @@ export interface QualityResult {
   /** Annotated session events matched by a staged or promoted item derived from that session. */
   extraction: { events: number; covered: number; share: number };
   /**
-   * The selective diary (seed 004 P3-M3): entries a per-turn diary would write (one per turn)
+   * The selective diary (req R-DIARY): entries a per-turn diary would write (one per turn)
    * vs entries written; attempts rejected by reason; criteria met; and the annotated session
    * events it still covers — by session (an entry reviewed a turn of the event's session) and
    * by content (that entry shares MIN_SHARED_WORDS content words with the event).

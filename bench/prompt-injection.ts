@@ -10,7 +10,7 @@
  * handler error); not one DynamoDB item or S3 object of the victim changes; every S3 key
  * the attacker's processing touched (the request ledger's targets per function) and every
  * new key in the bucket is under `users/{attacker}/`, `claims/{attacker}/` or `rejected/`;
- * the hard caps of seed 000 §4 hold in every batch log; summaries stay within their cap; the
+ * the hard caps of req R-LLM-3 hold in every batch log; summaries stay within their cap; the
  * API never answers 5xx, names the field of every 400, never serves the victim's words.
  *
  * Used by test/integration/prompt-injection.test.ts and bench/fuzz.ts (one stack per process).

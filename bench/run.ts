@@ -117,12 +117,12 @@ once the cause is fixed (a test runs this outage).
 `;
 }
 
-/** The selective diary (seed 004 P3-M3) on the LoCoMo replay. */
+/** The selective diary (req R-DIARY) on the LoCoMo replay. */
 function diarySection(quality: QualityResult): string {
   const d = quality.diary;
   const criteria = Object.entries(d.byCriterion).map(([c, n]) => `${c.replace('_', ' ')} ${n}`).join(', ') || 'none';
   const rejected = Object.entries(d.rejected).map(([r, n]) => `${n} × "${r}"`).join('; ') || 'none';
-  return `## Selective diary (seed 004 P3-M3)
+  return `## Selective diary (req R-DIARY)
 
 On the same LoCoMo replay (${quality.conversations.join(', ')}): a per-turn diary would have written
 ${d.perTurnEntries.toLocaleString('en-US')} entries (one per turn). The reflector considered ${d.attempts} (one per completed batch)

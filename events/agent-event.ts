@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { AttributesSchema, TimestampSchema, TurnIdSchema, UserIdSchema } from './common.js';
 import { EpisodeSchema } from './episode.js';
 
-/** The event-driven reflection triggers of seed 004 (P3-M2). */
+/** The event-driven reflection triggers of req R-EVT. */
 export const AgentEventTriggerSchema = z.enum(['error', 'user_request', 'correction', 'session_boundary', 'milestone']);
 export type AgentEventTrigger = z.infer<typeof AgentEventTriggerSchema>;
 
@@ -24,7 +24,7 @@ export const AgentEventSchema = z.object({
   detail: z.string().max(4000).optional(),
   attributes: AttributesSchema.optional(),
   /**
-   * The plan execution that just ended (optional, additive; seed 004 P3-M4's "plan execution
+   * The plan execution that just ended (optional, additive; req R-EPI's "plan execution
    * completes → create Episode record"): stored as the user's episode, searchable, counted
    * into capability confidence, and given a document by the next reflection of this user.
    */

@@ -8,7 +8,7 @@ export const CapabilityNameSchema = z
   .max(128)
   .regex(/^[A-Za-z0-9._:/-]+$/, 'capability may only hold the characters A-Z a-z 0-9 . _ : / -');
 
-/** One step the agent took (seed 004 P3-M4's `actions: [{capability, params, result, confidence}]`). */
+/** One step the agent took (req R-EPI's `actions: [{capability, params, result, confidence}]`). */
 export const EpisodeActionSchema = z.object({
   capability: CapabilityNameSchema,
   /** What it was called with (any JSON). */
@@ -35,7 +35,7 @@ function jsonBytes(value: unknown): number {
 }
 
 /**
- * An execution episode (seed 004 P3-M4): goal → plan → actions → outcome. Optional and
+ * An execution episode (req R-EPI): goal → plan → actions → outcome. Optional and
  * additive on `turn.saved`: stored with the turn, searchable as content type `episode`,
  * linked to the reflection that reviews the turn, and counted into the user's capability
  * confidence.

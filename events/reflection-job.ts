@@ -31,11 +31,11 @@ export const ReflectionJobSchema = z.object({
   urgency: z.number().min(0).default(0),
   /** The turns to reflect on, ascending. */
   turnIds: z.array(TurnIdSchema).max(1000),
-  /** agent.event episodes (seed 004 P3-M4) whose documents this batch writes (optional, additive). */
+  /** agent.event episodes (req R-EPI) whose documents this batch writes (optional, additive). */
   episodeIds: z.array(z.string().regex(/^ev-[0-9a-f]{20}$/)).max(50).optional(),
   /** The `detail` of the agent.event that fired an event batch (optional, additive): it goes into the prompt. */
   eventDetail: z.string().max(4000).optional(),
-  /** A manual summary's own instruction (seed 003: a custom prompt on demand), instead of the user's or the stage's (optional, additive). */
+  /** A manual summary's own instruction (req R-SUM-9: a custom prompt on demand), instead of the user's or the stage's (optional, additive). */
   prompt: z.string().min(1).max(4000).optional(),
   requestedAt: TimestampSchema,
 });

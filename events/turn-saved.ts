@@ -5,7 +5,7 @@ import { EpisodeSchema } from './episode.js';
 export const ValidationOutcomeSchema = z.enum(['APPROVE', 'REVISE', 'RETRY', 'FAIL']);
 export type ValidationOutcome = z.infer<typeof ValidationOutcomeSchema>;
 
-/** The cheap signal inputs of seed 000 §2 that a publisher may attach to a turn. */
+/** The cheap signal inputs of req R-SIG that a publisher may attach to a turn. */
 export const TurnSignalsSchema = z.object({
   /** Outcome of the agent's own validation of its answer. */
   validation: ValidationOutcomeSchema.optional(),
@@ -18,11 +18,11 @@ export const TurnSignalsSchema = z.object({
 });
 export type TurnSignals = z.infer<typeof TurnSignalsSchema>;
 
-/** How fetching a source went (seed 002 §9): read, refused by the site, or failed otherwise. */
+/** How fetching a source went (req R-SRC): read, refused by the site, or failed otherwise. */
 export const SourceOutcomeSchema = z.enum(['success', 'blocked', 'failed']);
 export type SourceOutcome = z.infer<typeof SourceOutcomeSchema>;
 
-/** One source the agent used for the turn (seed 002 §9): aggregated per domain, for every user. */
+/** One source the agent used for the turn (req R-SRC): aggregated per domain, for every user. */
 export const SourceReportSchema = z.object({
   domain: DomainSchema,
   outcome: SourceOutcomeSchema,
@@ -60,7 +60,7 @@ export const TurnSavedSchema = z.object({
   attributes: AttributesSchema.optional(),
   /** The sources the agent used (optional, additive): their outcomes feed per-domain reliability. */
   sources: z.array(SourceReportSchema).max(MAX_SOURCES_PER_TURN).optional(),
-  /** What the agent set out to do in this turn and how it went (optional, additive; seed 004 P3-M4). */
+  /** What the agent set out to do in this turn and how it went (optional, additive; req R-EPI). */
   episode: EpisodeSchema.optional(),
 });
 export type TurnSaved = z.infer<typeof TurnSavedSchema>;

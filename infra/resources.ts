@@ -48,7 +48,7 @@ export const QUEUES = {
     // https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html). A nightly
     // fan-out to every user meets Bedrock's per-minute quotas; each delivery already retries a
     // throttled call with backoff (lib/adapters/aws-clients.ts), and five deliveries 12 minutes
-    // apart outlast a throttling episode of most of an hour. Seed 000 §9's "retry once" stays the
+    // apart outlast a throttling episode of most of an hour. Req R-ERR-1, R-ERR-2's "retry once" stays the
     // rule for an unusable answer (functions/reflector/create-handler.ts).
     maxReceiveCount: 5,
   },
@@ -58,7 +58,7 @@ export const QUEUES = {
     visibilityTimeoutSeconds: 6 * FUNCTION_TIMEOUT_SECONDS.idle,
     localVisibilityTimeoutSeconds: 3,
     maxReceiveCount: 5,
-    // Seed 003: the idle check fires 5 minutes after the user's last message.
+    // Req R-SUM-1: the idle check fires 5 minutes after the user's last message.
     delaySeconds: 300,
   },
 } as const satisfies Record<string, QueueDefinition>;

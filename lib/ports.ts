@@ -33,7 +33,7 @@ export interface TurnStore {
   turnsSince(userId: string, fromIso: string, limit: number): Promise<number[]>;
   /** The index entries of these turns (text, validation, attributes); unknown ids are left out. */
   turnIndex(userId: string, turnIds: readonly number[]): Promise<TurnIndexEntry[]>;
-  /** The index entries of the user's turns that carried an episode (seed 004 P3-M4), oldest first. */
+  /** The index entries of the user's turns that carried an episode (req R-EPI), oldest first. */
   episodes(userId: string): Promise<TurnIndexEntry[]>;
   /** Store agent.event episodes (idempotent by episode id). */
   saveEventEpisodes(episodes: readonly EventEpisode[]): Promise<void>;
@@ -89,7 +89,7 @@ export interface GraphChange {
   log?: readonly GraphLogEntry[];
 }
 
-/** Per-domain source outcomes, shared by all users (seed 002 §9). */
+/** Per-domain source outcomes, shared by all users (req R-SRC). */
 export interface SourceReliabilityStore {
   /**
    * Add each observation (reported by this user's turn) to its domain's counts, once: an
@@ -148,7 +148,7 @@ export interface ModelResponse {
 export interface SummaryRequest {
   /** The current context: what the summary is about. */
   system: string;
-  /** The instruction, seed 003's "Write a concise summary of the current context." */
+  /** The instruction, req R-SUM-2's "Write a concise summary of the current context." */
   prompt: string;
   temperature: number;
   maxTokens: number;
@@ -267,7 +267,7 @@ export interface ReflectionStore {
   exists(userId: string, reflectionId: string): Promise<boolean>;
   /** Write both documents of the turn pair and its record (the record last: the commit marker). */
   write(pair: SummaryPair): Promise<void>;
-  /** Soft delete (seed 003): deleted=true on the record and both documents; nothing is removed. */
+  /** Soft delete (req R-SUM-7): deleted=true on the record and both documents; nothing is removed. */
   softDelete(userId: string, reflectionId: string): Promise<boolean>;
   /** The user's summaries (deleted ones included; callers filter), newest first. */
   list(userId: string): Promise<ReflectionRecordView[]>;
@@ -388,7 +388,7 @@ export interface Log {
 /**
  * The model answered, but not in the shape asked for, and the job will be delivered
  * again: retry rather than record the garbage (on the last delivery the use cases abort
- * and log it, as seed 000 §9 says).
+ * and log it, as req R-ERR says).
  */
 export class UnusableModelOutputError extends Error {
   constructor(message: string) {

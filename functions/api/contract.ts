@@ -61,7 +61,7 @@ export const CandidateSchema = z.object({ text: z.string().min(1).max(20_000), .
 
 export const SaveRequestSchema = z
   .object({
-    /** The turn the candidates come from; its stored validation decides (seed 002 §7). */
+    /** The turn the candidates come from; its stored validation decides (req R-CAND-1). */
     turnId: z.number().int().min(1).optional(),
     sessionId: z.string().min(1).max(256).optional(),
     /** The turn's validation outcome, when the turn has not arrived yet. */
@@ -109,7 +109,7 @@ export const OutcomeRequestSchema = z
   .object({ ids: z.array(ItemId).min(1).max(100), validation: ValidationOutcomeSchema, turnId: z.number().int().min(1).optional() })
   .strict();
 export const ReviewRequestSchema = z.object({ path: z.string().min(1).max(600), reason: z.string().min(1).max(1000).optional() }).strict();
-/** Seed 003's manual reflection: the instruction for this summary (the user's or the stage's when absent). */
+/** Req R-SUM-9's manual reflection: the instruction for this summary (the user's or the stage's when absent). */
 export const SummaryRequestSchema = z
   .object({
     prompt: z.string().min(1).max(4000).optional(),
@@ -249,7 +249,7 @@ export const routes = [
   { method: 'GET', path: `${u}/reflections/latest`, operationId: 'reflectionLatest', access: 'read', params: UserParam, summary: 'The most recent reflection run', response: z.object({ run: Looseobject }) },
   {
     method: 'GET', path: `${u}/reflections/quality`, operationId: 'reflectionQuality', access: 'read', params: UserParam,
-    summary: "Seed 003's reflection quality metrics: summaries deleted (high: inaccurate), resurrected by search or retrieve (high: useful), resurrected while deleted (must stay 0), the topics they cover",
+    summary: "Req R-SUM-10's reflection quality metrics: summaries deleted (high: inaccurate), resurrected by search or retrieve (high: useful), resurrected while deleted (must stay 0), the topics they cover",
     response: z.object({ quality: Looseobject }),
   },
   {
@@ -263,13 +263,13 @@ export const routes = [
   },
   {
     method: 'POST', path: `${u}/summaries`, operationId: 'summaryRequest', access: 'write', params: UserParam, body: SummaryRequestSchema,
-    summary: 'A summary now (seed 003 manual reflection), with its own prompt if given, over the turns since the last summary (or those the last one covered); answers the job id, the summary follows in GET …/summaries',
+    summary: 'A summary now (req R-SUM-9 manual reflection), with its own prompt if given, over the turns since the last summary (or those the last one covered); answers the job id, the summary follows in GET …/summaries',
     response: z.object({ jobId: z.string(), turnIds: z.array(z.number()) }),
   },
   {
     method: 'POST', path: `${u}/summaries/{id}`, operationId: 'summaryEdit', access: 'write', params: UserParam.extend({ id: z.string().min(1).max(200) }),
     body: z.object({ text: z.string().trim().min(1).max(32_000), reason: z.string().max(1000).optional() }).strict(),
-    summary: "Edit a summary's text (seed 003: the user's correction of the AI's understanding); the old text is kept in the record's `edits`", response: z.object({ summary: Looseobject }),
+    summary: "Edit a summary's text (req R-SUM-6, R-SUM-7: the user's correction of the AI's understanding); the old text is kept in the record's `edits`", response: z.object({ summary: Looseobject }),
   },
   {
     method: 'DELETE', path: `${u}/summaries/{id}`, operationId: 'summaryDelete', access: 'write', params: UserParam.extend({ id: z.string().min(1).max(200) }),
@@ -283,7 +283,7 @@ export const routes = [
       type: z.enum(['reflection', 'observation']).optional(),
       include: z.enum(['visible', 'all']).default('visible'),
     }),
-    summary: "The diary (seed 004 P3-M2/M3), newest first: observations the impact criteria wrote and reflections on agent.events (trigger, insight, recommendation, confidence, emotion state); `include=all` adds the rejected attempts",
+    summary: "The diary (req R-EVT, R-DIARY), newest first: observations the impact criteria wrote and reflections on agent.events (trigger, insight, recommendation, confidence, emotion state); `include=all` adds the rejected attempts",
     response: z.object({ entries: z.array(Looseobject), nextToken: z.string().optional() }),
   },
   {
@@ -336,15 +336,15 @@ export const routes = [
   },
   {
     method: 'GET', path: `${u}/capabilities`, operationId: 'capabilityConfidence', access: 'read', params: UserParam,
-    summary: 'Capability confidence from the user\'s episodes (seed 004 P3-M4): uses, successes, confidence, recent success rate and trend per capability', response: z.object({ capabilities: z.array(Looseobject) }),
+    summary: 'Capability confidence from the user\'s episodes (req R-EPI): uses, successes, confidence, recent success rate and trend per capability', response: z.object({ capabilities: z.array(Looseobject) }),
   },
   {
     method: 'GET', path: `${u}/sources`, operationId: 'sourceReliability', access: 'read', params: UserParam, query: SourcesQuerySchema,
-    summary: 'Reliability of web domains as sources (seed 002 §9): counts from every user\'s reported outcomes, not only this user\'s', response: z.object({ sources: z.array(Looseobject) }),
+    summary: 'Reliability of web domains as sources (req R-SRC): counts from every user\'s reported outcomes, not only this user\'s', response: z.object({ sources: z.array(Looseobject) }),
   },
   {
     method: 'GET', path: `${u}/settings`, operationId: 'settingsRead', access: 'read', params: UserParam,
-    summary: "The user's own reflection settings (seed 003): enabled, prompt, maxTokens, idleMinutes; a field not set follows the stage's default",
+    summary: "The user's own reflection settings (req R-SUM-8): enabled, prompt, maxTokens, idleMinutes; a field not set follows the stage's default",
     response: z.object({ settings: Looseobject }),
   },
   {

@@ -45,7 +45,7 @@ import type { ReflectorEnv } from './env.js';
 
 export type ReflectorHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
-/** Deliveries that may ask the model again for an unusable answer: the first and its one retry (seed 000 §9). */
+/** Deliveries that may ask the model again for an unusable answer: the first and its one retry (req R-ERR). */
 const UNUSABLE_OUTPUT_DELIVERIES = 2;
 
 type Clients = Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>;
@@ -151,7 +151,7 @@ export interface JobRecordIo {
   clock: Clock;
   /** Deliveries before SQS parks a job in the DLQ (the queue's maxReceiveCount). */
   maxReceives: number;
-  /** When a job whose model call failed on its first delivery comes back (seed 000 §9, "wait 30 s"). */
+  /** When a job whose model call failed on its first delivery comes back (req R-ERR, "wait 30 s"). */
   modelRetryDelaySeconds: number;
 }
 
@@ -176,7 +176,7 @@ export function jobRecordHandler(deps: ReflectorDeps, io: JobRecordIo): JobRecor
     const receives = Number(record.attributes.ApproximateReceiveCount);
     let outcome: JobOutcome;
     try {
-      // Seed 000 §9, "retry once": an unusable answer on the first delivery is asked again on
+      // Req R-ERR-1, R-ERR-2, "retry once": an unusable answer on the first delivery is asked again on
       // the next; from the second on, it aborts the batch with the answer kept in its log.
       outcome = await runJob(job, deps, { retryUnusableOutput: receives < UNUSABLE_OUTPUT_DELIVERIES, remainingMs: () => context?.getRemainingTimeInMillis() ?? Number.POSITIVE_INFINITY });
     } catch (error) {
@@ -207,7 +207,7 @@ async function beforeRetry(job: ReflectionJob, record: SQSRecord, receives: numb
 }
 
 /**
- * Seed 000 §9, "wait 30 s, retry once": a job whose model call failed on its first delivery
+ * Req R-ERR-1, R-ERR-2, "wait 30 s, retry once": a job whose model call failed on its first delivery
  * comes back after MODEL_RETRY_DELAY_SECONDS rather than the queue's whole visibility
  * timeout (6 × the function's timeout). If the change fails, it comes back later, as before.
  */

@@ -13,16 +13,16 @@ export const ReflectorEnvSchema = z.object({
   /** The ReflectionQueue (this function's event source): a job the model failed is put back on it. */
   REFLECTION_QUEUE_URL: z.string().min(1),
   /**
-   * Seed 000 §9: a model call that failed (timeout, 5xx, throttling) is tried again after 30 s,
+   * Req R-ERR: a model call that failed (timeout, 5xx, throttling) is tried again after 30 s,
    * once: the first delivery's failure comes back after this many seconds; later ones wait the
    * queue's visibility timeout (a throttling episode outlasts a quick retry).
    */
   MODEL_RETRY_DELAY_SECONDS: z.coerce.number().int().min(0).max(43_200).default(30),
-  /** Seed 000 §3: temperature 0.6, at most 1,500 output tokens, a batch within ~4,000 tokens. */
+  /** Req R-LLM-1, R-ASM-3: temperature 0.6, at most 1,500 output tokens, a batch within ~4,000 tokens. */
   MODEL_TEMPERATURE: z.coerce.number().min(0).max(1).default(0.6),
   MODEL_MAX_TOKENS: positiveInt.default(1500),
   BATCH_TOKEN_BUDGET: positiveInt.default(4000),
-  /** Seed 003 summaries: on/off, the instruction, max output tokens (users may override). */
+  /** Req R-SUM-8 summaries: on/off, the instruction, max output tokens (users may override). */
   SUMMARIES_ENABLED: z.enum(['true', 'false']).transform((v) => v === 'true'),
   SUMMARY_PROMPT: z.string().min(1),
   SUMMARY_MAX_TOKENS: positiveInt,

@@ -23,7 +23,7 @@ export interface StageConfig {
    * (only for models Bedrock serves on demand there).
    */
   inferenceScope: InferenceScope;
-  /** Overrides of the signal accumulator's numbers (seed 000 §2); omitted ones keep the seed's. */
+  /** Overrides of the signal accumulator's numbers (req R-SIG); omitted ones keep the seed's. */
   signals: Partial<Omit<SignalConfig, 'weights'>> & { weights?: Partial<SignalConfig['weights']> };
   /** EventBridge cron expressions (UTC) of the sweeps. */
   schedules: { nightly: string; weekly: string; expiry: string };
@@ -56,7 +56,7 @@ export interface StageConfig {
    */
   maxConcurrency: { reflector: number };
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
-  /** Seed 003 summaries: on/off, the instruction, max output tokens (users may override). */
+  /** Req R-SUM-8 summaries: on/off, the instruction, max output tokens (users may override). */
   summaries: { enabled: boolean; prompt: string; maxTokens: number };
   memoryMb: { signal: number; reflector: number; idle: number; sweep: number; api: number };
   /**
@@ -104,7 +104,7 @@ const base: StageConfig = {
     // group held by a failing message. ReflectionQueue: jobs of a nightly fan-out wait their turn
     // behind maxConcurrency.reflector, so allow an hour. IdleQueue: 10 minutes past its delay.
     queueAgeSeconds: { turn: 600, reflection: 3600, idle: 600 },
-    // Seed 001: "under $1/day across all agents".
+    // Req R-SLP-14: "under $1/day across all agents".
     dailyModelCostUsd: DEFAULT_DAILY_COST_ALARM_USD,
   },
   maxConcurrency: { reflector: 5 },

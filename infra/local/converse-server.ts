@@ -25,7 +25,7 @@ const promptOf = (req: ConverseRequest) => (req.messages ?? []).flatMap((m) => m
 
 /**
  * The offline model as a Converse responder: with a tool, the reflection of the prompt's
- * turns; without one, a summary of the turns in the system text (seed 003).
+ * turns; without one, a summary of the turns in the system text (req R-SUM).
  */
 export const offlineResponder: Responder = (req) => {
   const started = Date.now();

@@ -10,7 +10,7 @@
  * runs in sustained mode: every model call throttled for `--sustained` simulated minutes from
  * the first (0: skipped) — it must end with nothing in a DLQ and the fault-free state.
  *
- * Speed: the idle rule (seed 003) asks whether the user sent nothing for 5 minutes. A
+ * Speed: the idle rule (req R-SUM-1) asks whether the user sent nothing for 5 minutes. A
  * record that failed comes back after its queue's visibility timeout (local: 2 s for
  * turns), so the simulated idle window must be longer than a retry, as in the cloud
  * (visibility 3 min < idle 5 min): the default speed here is 60 (idle 5 s), not 300.

@@ -3,7 +3,7 @@
  * to its source queue (same FIFO group, so a user's order holds) and leaves the DLQ only
  * after it was sent. With each message comes its reason where the service recorded one:
  * a reflection job parked after its last try has an aborted log under
- * `users/{u}/Logs/reflector/failed/{jobId}.json` (seed 000 §9); other failures are in the
+ * `users/{u}/Logs/reflector/failed/{jobId}.json` (req R-ERR); other failures are in the
  * function's logs under the message id.
  *
  * A dry run lists without moving. SQS cannot peek: a FIFO DLQ shows only the first parked

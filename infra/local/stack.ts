@@ -73,9 +73,9 @@ export interface Summary {
   modelCalls: number;
   /** Summary jobs (idle, session close) fired by the signal state. */
   summaryJobs: number;
-  /** Summaries written as turn pairs (seed 003). */
+  /** Summaries written as turn pairs (req R-SUM-5). */
   summaries: number;
-  /** Sleep-time runs recorded in the reflection log (seed 001), and sweeps fired by the schedules. */
+  /** Sleep-time runs recorded in the reflection log (req R-SLP), and sweeps fired by the schedules. */
   nightly: number;
   weekly: number;
   sweepsFired: number;

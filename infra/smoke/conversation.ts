@@ -1,6 +1,6 @@
 /**
  * The smoke test's sample conversation: twelve turns of one session and its close, for one
- * user, stamped "now". Twelve, because a batch fires at 10 turns (seed 000 §2, the default
+ * user, stamped "now". Twelve, because a batch fires at 10 turns (req R-SIG-1, the default
  * `turnThreshold`) and `session.closed` fires a session-close summary over the session's
  * turns (and a batch over turns 11–12, which no batch had taken), so one run exercises
  * ingestion, reflection with the model, one summary and search. The topics change from turn to turn and no turn reads as a correction, so the

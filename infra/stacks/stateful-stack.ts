@@ -130,7 +130,7 @@ export class StatefulStack extends Stack {
         { noncurrentVersionExpiration: Duration.days(30) },
         // Claim checks are read once by the signal function, which stores the turn itself.
         { prefix: 'claims/', expiration: Duration.days(14) },
-        // Seed 002 §12, turn archival: originals (tagged kind=turn) move to Glacier Instant
+        // Req R-ARC-1, turn archival: originals (tagged kind=turn) move to Glacier Instant
         // Retrieval — same GetObject, still retrievable — while the turn index keeps a summary.
         // Only originals over 128 KiB: below that S3 bills cold classes as 128 KiB, so moving
         // a 2 KiB turn would cost more than keeping it.

@@ -307,7 +307,7 @@ export class StatelessStack extends Stack {
   }
 
   /**
-   * Issue 20 item 6, seed 001's "under $1/day": the Sum of the reflector's ModelCostUsd (each
+   * Issue 20 item 6, req R-SLP-14's "under $1/day": the Sum of the reflector's ModelCostUsd (each
    * job's model cost, lib/use-cases/job-cost.ts) over one day against the stage's threshold.
    * A period of 86,400 s with one evaluation period is within PutMetricAlarm's limits (period
    * × evaluation periods ≤ 604,800 s; https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html).

@@ -46,7 +46,7 @@ export class S3DynamoTurnStore implements TurnStore {
     const docKey = turnDocKey(turn.userId, turn.turnId, hash);
     if (!inline) {
       await this.s3.send(
-        // The tag lets the bucket's lifecycle rule move originals to a colder class after 30 days (seed 002 §12).
+        // The tag lets the bucket's lifecycle rule move originals to a colder class after 30 days (req R-ARC-1).
         new PutObjectCommand({ Bucket: this.bucketName, Key: docKey, Body: body, ContentType: 'text/markdown; charset=utf-8', Tagging: 'kind=turn' }),
       );
     }
@@ -187,7 +187,7 @@ export class S3DynamoTurnStore implements TurnStore {
           if (parsed.success && parsed.data.userId === userId) turns.push(parsed.data);
           else missing.push({ turnId, reason: `${where} is not a valid turn of this user` });
         } catch (error) {
-          // Seed 000 §9 ("file read failure: log per file, continue") is for a document that
+          // Req R-ASM-2 ("file read failure: log per file, continue") is for a document that
           // is gone; throttling, 5xx and timeouts fail the job instead, so its retry reads it.
           if (!isMissingObject(error)) throw error;
           missing.push({ turnId, reason: `${where} unreadable: ${(error as Error).name}` });

@@ -27,7 +27,7 @@ export class DynamoReflectionLogStore implements ReflectionLogStore {
   }
 
   /**
-   * The run's record is its DynamoDB item (seed 001's reflection log is a table); a weekly run's
+   * The run's record is its DynamoDB item (req R-SLP-7's reflection log is a table); a weekly run's
    * reflection is also a markdown document for people. No JSON copy in S3: nothing read it,
    * and it was an S3 PUT per run (issue 19).
    */

@@ -1,5 +1,5 @@
 /**
- * Batch data assembly of seed 000 §3: the batch's turns compiled into one document
+ * Batch data assembly of req R-ASM: the batch's turns compiled into one document
  * within a token budget, dropping the oldest turns first when it does not fit.
  */
 import type { AgentEventTrigger } from '../../events/agent-event.js';
@@ -77,7 +77,7 @@ Rules: cite every item's source_turns by the turn numbers shown; at most 2 new_f
 Knowledge/ and must be ones listed under existing knowledge. Report through the record_reflection tool.`;
 
 /**
- * What to look for when an agent.event asked for the reflection (seed 004 P3-M2's triggers):
+ * What to look for when an agent.event asked for the reflection (req R-EVT-1's triggers):
  * the event's kind decides the instruction, its `detail` (the error, the request, the
  * milestone) follows it. Issue 20 item 12.
  */
@@ -102,7 +102,7 @@ export function occasionOf(job: { trigger: string; eventDetail?: string | undefi
   return { trigger: kind as AgentEventTrigger, detail: job.eventDetail };
 }
 
-/** An earlier reflection entry, as the next event's batch is shown it (seed 004: reflections consult earlier ones). */
+/** An earlier reflection entry, as the next event's batch is shown it (req R-EVT-2: reflections consult earlier ones). */
 export interface EarlierReflection {
   at: string;
   trigger: string;

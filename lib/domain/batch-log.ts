@@ -1,4 +1,4 @@
-/** The batch log of seed 000 §7: one JSON record per batch, everything a reviewer needs. */
+/** The batch log of req R-LOG: one JSON record per batch, everything a reviewer needs. */
 import type { EmotionState } from './emotion-state.js';
 import type { Rejection } from './quality-gates.js';
 import type { ItemCategory } from './reflection-output.js';
@@ -47,18 +47,18 @@ export interface BatchLog {
   };
   staged_files: string[];
   promoted_files: string[];
-  /** Episode documents (seed 004 P3-M4) of the reviewed turns, written by this batch. */
+  /** Episode documents (req R-EPI) of the reviewed turns, written by this batch. */
   episodes?: string[];
   /** Knowledge facts (paths) this batch saw again (its dedup gate found them): verified at its last turn's time, unless verified later already. */
   verified?: string[];
   /** Relation-graph edges (ids) this batch's connections added or reinforced (on this delivery or an earlier one: a redelivery logs the same). */
   edges?: string[];
-  /** The selective diary's decision (seed 004 P3-M3): the entry written, or why not. */
+  /** The selective diary's decision (req R-DIARY): the entry written, or why not. */
   diary?: { written: boolean; path?: string; criteria: Record<string, string[]>; reason?: string };
   /** Outputs that recurred in an earlier batch's staged item: each gave it a promotion instead of being staged again. */
   reinforced: Array<{ item: string; staged_file: string; similarity: number; promotion_count: number }>;
   model: ModelUsage | null;
-  /** The model's assessment after the batch (seed 004 P3-M2 emotion state), when it gave a valid one. */
+  /** The model's assessment after the batch (req R-EVT-4 emotion state), when it gave a valid one. */
   assessment?: EmotionState | null;
   error: { message: string; raw?: string } | null;
   duration_ms: number;

@@ -1,5 +1,5 @@
 /**
- * Confidence decay (seed 004 "Graph Maintenance & Hygiene": "confidence decay for
+ * Confidence decay (req R-GRAPH: "confidence decay for
  * unverified old edges and facts"), shared by the relation graph's edges and the promoted
  * Knowledge facts. The numbers are ours — the seed names the operation, not the values:
  * something unverified for DECAY_AFTER_DAYS loses half its confidence every HALF_LIFE_DAYS

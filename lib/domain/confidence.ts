@@ -1,4 +1,4 @@
-/** Confidence assignment of seed 000 §5: from the number of source turns, never from the model. */
+/** Confidence assignment of req R-GATE-7: from the number of source turns, never from the model. */
 export interface SourceTurnQuality {
   validation?: string | undefined;
   quality?: number | undefined;

@@ -1,5 +1,5 @@
 /**
- * The selective diary (seed 004 P3-M3): after a batch, the agent writes a reflection entry
+ * The selective diary (req R-DIARY): after a batch, the agent writes a reflection entry
  * only when the batch mattered by one of the seed's impact criteria; otherwise the attempt
  * is rejected and the reason logged (batch log and function log), so the criteria can be
  * tuned. A per-turn diary would write one entry per turn; this one writes at most one per
@@ -41,7 +41,7 @@ export interface DiaryInput {
   promoted: readonly string[];
   reinforced: ReadonlyArray<{ item: string; staged_file: string }>;
   assessment: EmotionState | null;
-  /** The model's reflection on the agent.event that fired the batch (seed 004 P3-M2), if it gave one. */
+  /** The model's reflection on the agent.event that fired the batch (req R-EVT), if it gave one. */
   reflection?: ReflectionEntry | null;
 }
 
@@ -108,7 +108,7 @@ function diaryBody(input: DiaryInput, decision: DiaryDecision): string {
 
 /**
  * A diary entry as stored, a PersonaEntry in the seed's words: every batch's decision (a
- * rejected attempt is kept, seed 004: "log all rejected entry attempts for tuning") and, for an
+ * rejected attempt is kept, req R-DIARY-3: "log all rejected entry attempts for tuning") and, for an
  * event's batch, the model's reflection (trigger, insight, recommendation, confidence) with its
  * emotion state. A person's override (keep or drop) wins over the criteria.
  */

@@ -1,5 +1,5 @@
 /**
- * Emotion state (seed 004 P3-M2): a reflection carries a small assessment of where the
+ * Emotion state (req R-EVT-4): a reflection carries a small assessment of where the
  * agent stands after the reviewed turns — its confidence in its understanding (0..1), how
  * much caution the exchange calls for (0..1), and the user's sentiment (−1..1). It is the
  * model's judgement, optional in its answer, kept in the batch log and shown in the review

@@ -1,5 +1,5 @@
 /**
- * Episodic memory (seed 004 P3-M4): a turn may carry what the agent set out to do and how
+ * Episodic memory (req R-EPI): a turn may carry what the agent set out to do and how
  * it went — goal, plan, actions (capability, params, result, confidence), outcome. The
  * episode is stored with the turn (document and index), is searchable as content type
  * `episode` so a planner can look for similar episodes before it plans, gets an episode

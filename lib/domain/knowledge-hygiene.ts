@@ -1,5 +1,5 @@
 /**
- * Hygiene of promoted Knowledge facts (seed 004 "Graph Maintenance & Hygiene": "confidence
+ * Hygiene of promoted Knowledge facts (req R-GRAPH: "confidence
  * decay for unverified old edges and facts", "pruning as soft delete with a recovery
  * window"), the same rules as the relation graph's edges (lib/domain/confidence-decay.ts):
  *

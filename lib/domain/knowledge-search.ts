@@ -1,5 +1,5 @@
 /**
- * BM25 search over a user's documents (seed 000 §3 and §5).
+ * BM25 search over a user's documents (req R-ASM-4, R-GATE-5).
  *
  * Retrieval is MiniSearch (BM25+ ranking). The seed's thresholds (dedup > 0.8, promotion
  * > 0.7) need a similarity in [0, 1], which raw BM25 scores are not: measured here, even an

@@ -1,5 +1,5 @@
 /**
- * Memory staging of seed 002 §7: the planner's memory candidates (preferences, facts,
+ * Memory staging of req R-CAND-1: the planner's memory candidates (preferences, facts,
  * patterns) are committed to memory only when the turn's validation is APPROVE; on REVISE,
  * RETRY or FAIL they are discarded, so failed or revised turns never pollute memory.
  * Committed candidates start in NEW scope (they expire unless use earns them trust).

@@ -1,5 +1,5 @@
 /**
- * One metadata model for every memory item (seed 002 §4: "everything is a document").
+ * One metadata model for every memory item (req R-DOC-1: "everything is a document").
  * Turns, staged and promoted knowledge, reflections, saved preferences and facts, tier
  * entries: all are presented, searched and retrieved as a MemoryItem. "Type is just
  * metadata": `kind` and `contentTypes` tell them apart, not separate storage systems.
@@ -7,7 +7,7 @@
  * The seed's fields are here under camelCase names: primary_topic → primaryTopic,
  * user_purpose → userPurpose, data_requirements → dataRequirements, content_types →
  * contentTypes, created_at → createdAt, expires_at → expiresAt. Added: tier and status
- * (seed 004 P3-M1), confidence, provenance (sourceTurns, the turns' attributes), deleted.
+ * (req R-TIER), confidence, provenance (sourceTurns, the turns' attributes), deleted.
  */
 import * as z from 'zod';
 import { MAX_ATTRIBUTE_BYTES, utf8Bytes } from '../../events/common.js';
@@ -19,11 +19,11 @@ import type { StagedRecord } from './promotion.js';
 export const TierSchema = z.enum(['ephemeral', 'short_term', 'long_term']);
 export type Tier = z.infer<typeof TierSchema>;
 
-/** Seed 004's CWMState envelope: staged knowledge is `proposed`, promoted knowledge `canonical`. */
+/** Req R-TIER-1's CWMState envelope: staged knowledge is `proposed`, promoted knowledge `canonical`. */
 export const StatusSchema = z.enum(['ephemeral', 'short_term', 'proposed', 'canonical']);
 export type Status = z.infer<typeof StatusSchema>;
 
-/** Seed 002 §10: trust level. */
+/** Req R-SCOPE: trust level. */
 export const ScopeSchema = z.enum(['new', 'user', 'global']);
 export type Scope = z.infer<typeof ScopeSchema>;
 
@@ -68,7 +68,7 @@ export const MemoryItemSchema = z.object({
    */
   seen: z.object({ sessions: z.array(z.string()), at: z.string(), confidence: z.number().min(0).max(1) }).optional(),
   deleted: z.boolean(),
-  /** A summary's turn pair (seed 003): where it sits in the conversation and its two messages. */
+  /** A summary's turn pair (req R-SUM-5): where it sits in the conversation and its two messages. */
   pair: z
     .object({
       afterTurn: z.number().int(),
@@ -132,7 +132,7 @@ export interface TurnIndexEntry {
   attributes?: Record<string, string> | undefined;
   topic?: string | undefined;
   keywords?: string[] | undefined;
-  /** The turn's episode (seed 004 P3-M4), when it carried one. */
+  /** The turn's episode (req R-EPI), when it carried one. */
   episode?: EpisodeSummary | undefined;
 }
 
@@ -153,7 +153,7 @@ export function turnItem(t: TurnIndexEntry): MemoryItem {
     text: t.text,
     primaryTopic: t.topic ?? '',
     keywords: t.keywords ?? [],
-    // "Type is just metadata" (seed 002 §4): a turn with an episode is found as `episode` too.
+    // "Type is just metadata" (req R-DOC-1): a turn with an episode is found as `episode` too.
     contentTypes: t.episode ? ['context', 'episode'] : ['context'],
     scope: 'user',
     quality: t.quality ?? 0.5,
@@ -169,7 +169,7 @@ export function turnItem(t: TurnIndexEntry): MemoryItem {
   };
 }
 
-/** An agent.event's episode (seed 004 P3-M4): found as content type `episode`, like a turn that carried one. */
+/** An agent.event's episode (req R-EPI): found as content type `episode`, like a turn that carried one. */
 export function episodeItem(e: EventEpisode): MemoryItem {
   const success = e.episode.outcome.success;
   return {
@@ -269,7 +269,7 @@ export interface ReflectionRecordView {
   prompt?: string;
   /** People's edits of the text, oldest first: what it said before each. */
   edits?: SummaryEdit[];
-  /** Times memory.search or memory.retrieve returned it (seed 003's quality metrics). */
+  /** Times memory.search or memory.retrieve returned it (req R-SUM-10's quality metrics). */
   resurrections?: number;
   /** Times it was returned while deleted (never, if deletion holds). */
   resurrectionsWhileDeleted?: number;
@@ -284,7 +284,7 @@ export interface SummaryEdit {
 }
 
 /**
- * Seed 003: a summary is a turn pair in the conversation, after the last turn it covers — the
+ * Req R-SUM-5: a summary is a turn pair in the conversation, after the last turn it covers — the
  * system message (its instruction) and the assistant's answer, marked as a reflection.
  */
 export function summaryMessages(r: Pick<ReflectionRecordView, 'prompt' | 'text' | 'sourceTurns'>) {
@@ -326,7 +326,7 @@ export function reflectionItem(r: ReflectionRecordView, attributes: Record<strin
 }
 
 /**
- * A diary entry (seed 004 P3-M2/M3): content type `diary`, and `reflection_entry` or
+ * A diary entry (req R-EVT, R-DIARY): content type `diary`, and `reflection_entry` or
  * `observation` by its type. Hidden (deleted) when the criteria rejected it and nobody kept it, or a person
  * dropped it.
  */

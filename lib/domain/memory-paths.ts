@@ -28,9 +28,9 @@ export const knowledgeIndexKey = (userId: string, version: number, contentHash: 
 export const searchSegmentKey = (userId: string, version: number, writer: string): string => `${searchSegmentsPrefix(userId)}${pad(version)}-${writer}.seg`;
 /** Every segment object of an owner's search index (and its parts). */
 export const searchSegmentsPrefix = (userId: string): string => `${userPrefix(userId)}${searchSegmentsFolder}`;
-/** A selective-diary entry (seed 004 P3-M3), one per batch that met the impact criteria. */
+/** A selective-diary entry (req R-DIARY), one per batch that met the impact criteria. */
 export const diaryKey = (userId: string, batchId: string): string => `${userPrefix(userId)}diary/${batchId}.md`;
-/** An episode's document (seed 004 P3-M4), written by the reflection that reviewed its turn. */
+/** An episode's document (req R-EPI), written by the reflection that reviewed its turn. */
 export const episodeKey = (userId: string, turnId: number): string => `${userPrefix(userId)}episodes/${pad(turnId)}.md`;
 /** An agent.event's episode (its id starts `ev-`, so it never meets a turn's). */
 export const eventEpisodeKey = (userId: string, episodeId: string): string => `${userPrefix(userId)}episodes/${episodeId}.md`;
@@ -116,7 +116,7 @@ export const keys = {
   signalSk: 'SIGNAL',
   turnSk: (turnId: number) => `TURN#${pad(turnId)}`,
   turnPrefix: 'TURN#',
-  /** An agent.event's episode (seed 004 P3-M4), beside the turn index. */
+  /** An agent.event's episode (req R-EPI), beside the turn index. */
   eventEpisodeSk: (episodeId: string) => `EPISODE#${episodeId}`,
   eventEpisodePrefix: 'EPISODE#',
   batchSk: (batchId: string) => `BATCH#${batchId}`,
@@ -175,7 +175,7 @@ export const keys = {
   /** …and in GSI gsi1's (write-sharded) partition of that day, for the stage's daily total. */
   costDayGsiPk: (day: string, userId: string) => dayGsiPk('COSTDAY', day, userId),
   costDayGsiSk: (userId: string, jobId: string) => `${userId}#${jobId}`,
-  /** Source reliability (seed 002 §9): a domain's counts for all users, in shards (a user's observations go to one)… */
+  /** Source reliability (req R-SRC): a domain's counts for all users, in shards (a user's observations go to one)… */
   sourcePk: (domain: string, shard: number) => `SOURCE#${domain}#${shard}`,
   sourceStatsSk: 'STATS',
   /** …and, in the reporting user's partition, a marker per counted observation (turn and position). */

@@ -1,5 +1,5 @@
 /**
- * Unified search of seed 002 §5: one search over every kind of memory item, natural
+ * Unified search of req R-DOC-3: one search over every kind of memory item, natural
  * language or keywords, filters for topic, content type, scope, tier, quality and
  * freshness, ranked by relevance blended with quality and recency, and by context (below).
  *
@@ -98,7 +98,7 @@ export function matchesFilters(item: Filterable | (Omit<Filterable, 'createdAt'>
   if (f.contentTypes && !item.contentTypes.some((c) => f.contentTypes?.includes(c))) return false;
   if (f.scope && !f.scope.includes(item.scope)) return false;
   if (f.tier && !f.tier.includes(item.tier)) return false;
-  // Staged items are unvetted, single-batch output (seed 000 §6: staging is "NOT searched"):
+  // Staged items are unvetted, single-batch output (req R-STG-2: staging is "NOT searched"):
   // a search returns them only when it asks for them by kind (the review console has its own route).
   // Diary entries are about the agent's own conduct, not the user: found when asked for, by kind
   // or by content type `diary`, so they never crowd the user's facts out of an ordinary search.

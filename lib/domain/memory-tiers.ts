@@ -1,5 +1,5 @@
 /**
- * Memory tiers of seed 004 P3-M1: ephemeral → short-term → long-term, each entry in a
+ * Memory tiers of req R-TIER: ephemeral → short-term → long-term, each entry in a
  * CWMState envelope (`status`). Short-lived tiers expire by TTL; promotion moves an entry
  * one tier up, demotion one tier down with a reason (contradiction, decay, superseded).
  * Every move is an audit entry: who, what, when, why.
@@ -13,7 +13,7 @@ export const TIER_ORDER: readonly Tier[] = ['ephemeral', 'short_term', 'long_ter
 const STATUS_OF: Record<Tier, Status> = { ephemeral: 'ephemeral', short_term: 'short_term', long_term: 'canonical' };
 
 /**
- * Default time to live per tier, seconds. Seed 004's tier table: short-term entries have a
+ * Default time to live per tier, seconds. Req R-TIER-1's tier table: short-term entries have a
  * "configurable TTL (default 7d)" — the validation window in which they must earn promotion;
  * its implementation notes shorten that per entry type (1 hour for conversation, 15 minutes
  * for perception). Ephemeral entries live as long as their session: they are cleared when it
@@ -21,7 +21,7 @@ const STATUS_OF: Record<Tier, Status> = { ephemeral: 'ephemeral', short_term: 's
  * Long-term entries do not expire; decay collects them (reviewTierEntry).
  */
 export const DEFAULT_TTL_SECONDS: Record<Tier, number | null> = { ephemeral: 3600, short_term: 7 * 86_400, long_term: null };
-/** Per entry type overrides of the short-term TTL (seed 004 implementation notes). */
+/** Per entry type overrides of the short-term TTL (req R-TIER-2 implementation notes). */
 export const SHORT_TERM_TTL_BY_TYPE: Record<string, number> = { conversation: 3600, perception: 900 };
 export const MAX_TTL_SECONDS = 30 * 86_400;
 
@@ -54,7 +54,7 @@ const expiry = (now: Date, ttl: number | null) => (ttl === null ? null : new Dat
 
 /**
  * A stable id: the same entry written twice (a retry) is the same item. A short-term entry's
- * id leaves its session out: the tier spans sessions (seed 004: "cross-session lookups"), so
+ * id leaves its session out: the tier spans sessions (req R-TIER-1: "cross-session lookups"), so
  * the same entry written in another session meets the first and corroborates it.
  */
 export function memoryItemId(userId: string, parts: ReadonlyArray<string | number | undefined>): string {

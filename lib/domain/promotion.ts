@@ -1,5 +1,5 @@
 /**
- * The promotion lifecycle of seed 000 §6: after each batch, a staged item similar
+ * The promotion lifecycle of req R-PRO: after each batch, a staged item similar
  * (BM25 > 0.7) to one of the batch's new outputs gains a promotion; at 2 it moves to
  * Knowledge/. A new output that recurs in a staged item reinforces it instead of being
  * staged a second time, so one piece of knowledge has one staged file.

@@ -1,5 +1,5 @@
 /**
- * The five code-enforced quality gates of seed 000 §5 (no model involved), in the seed's
+ * The five code-enforced quality gates of req R-GATE (no model involved), in the seed's
  * order: turn existence, keyword match, related file exists (inside the user's own
  * Knowledge/), BM25 dedup against Knowledge, drift guard. Each removes items and says why;
  * the batch log keeps every rejection.
@@ -31,9 +31,9 @@ export interface GateContext {
   knowledgeDocs: ReadonlyMap<string, KnowledgeDoc>;
 }
 
-/** Seed 000 §5: a new fact this similar to an existing Knowledge document is already known. */
+/** Req R-GATE-5: a new fact this similar to an existing Knowledge document is already known. */
 export const DEDUP_THRESHOLD = 0.8;
-/** Seed 000 §5: a fact held with more confidence than this resists a single-turn correction. */
+/** Req R-GATE-6: a fact held with more confidence than this resists a single-turn correction. */
 export const DRIFT_GUARD_CONFIDENCE = 0.9;
 
 type AnyItem = ReflectionOutput[ItemCategory][number];

@@ -1,5 +1,5 @@
 /**
- * The batch reflector's output contract (seed 000 §4) and its code-enforced hard caps.
+ * The batch reflector's output contract (req R-LLM) and its code-enforced hard caps.
  * The same zod schema generates the tool input schema the model is forced to fill.
  */
 import * as z from 'zod';
@@ -47,17 +47,17 @@ export type Correction = z.infer<typeof CorrectionSchema>;
 export type Connection = z.infer<typeof ConnectionSchema>;
 export type OpenQuestion = z.infer<typeof OpenQuestionSchema>;
 
-/** Hard caps of seed 000 §4: excess items are truncated after the model returns. */
+/** Hard caps of req R-LLM-3: excess items are truncated after the model returns. */
 export const HARD_CAPS = { new_facts: 2, corrections: 1, connections: 2, open_questions: 2 } as const;
 export type ItemCategory = keyof typeof HARD_CAPS;
 
-/** What the model fills in: the items, and optionally its assessment (seed 004 P3-M2's emotion state). */
+/** What the model fills in: the items, and optionally its assessment (req R-EVT-4's emotion state). */
 export const ReflectionToolSchema = ReflectionOutputSchema.extend({
   assessment: EmotionStateSchema.optional().describe('where you stand after these turns (optional)'),
 });
 
 /**
- * Seed 004 P3-M2's structured reflection (trigger, insight, recommendation, confidence): what
+ * Req R-EVT-3's structured reflection (trigger, insight, recommendation, confidence): what
  * an event taught the agent about how to act. Asked for only when an agent.event fired the
  * batch (the trigger is the event's kind), so other batches' tool schema stays as small.
  */

@@ -1,5 +1,5 @@
 /**
- * Seed 003's reflection quality metrics: how often summaries are deleted (high: inaccurate),
+ * Req R-SUM-10's reflection quality metrics: how often summaries are deleted (high: inaccurate),
  * how often they are resurrected — returned to an agent by memory.search or
  * memory.retrieve (high: useful) — and which topics they are about. A deleted summary must
  * never come back: `resurrectionsOfDeleted` counts every time one did, and must stay 0.

@@ -1,6 +1,6 @@
 /**
- * The relation graph (seed 001's relationships as triples, seed 000 §4's connections) and
- * its hygiene (seed 004 "Graph Maintenance & Hygiene"), per user, as adjacency items in the
+ * The relation graph (req R-GRAPH-1's relationships as triples, req R-LLM-2's connections) and
+ * its hygiene (req R-GRAPH), per user, as adjacency items in the
  * single table. Pure: the store keeps what these functions return.
  *
  * Edges come from the reflector's connections (two Knowledge files the model linked) and the

@@ -1,5 +1,5 @@
 /**
- * Scope promotion of seed 002 §10: NEW → USER → GLOBAL. Documents gain trust through use:
+ * Scope promotion of req R-SCOPE: NEW → USER → GLOBAL. Documents gain trust through use:
  * a validation outcome of a turn that used the item moves its trust (APPROVE up, RETRY and
  * FAIL down, REVISE not at all). Enough trust makes a NEW item USER (it stops expiring);
  * lost trust demotes GLOBAL → USER → NEW (NEW items expire again). GLOBAL is reached only
@@ -16,7 +16,7 @@ export const USER_SCOPE_TRUST = 0.7;
 /** USER → NEW below this trust; GLOBAL → USER below GLOBAL_KEEP_TRUST. */
 export const NEW_SCOPE_BELOW = 0.4;
 export const GLOBAL_KEEP_TRUST = 0.6;
-/** How long a NEW item lives unless it earns USER scope (seed 002: "TTL expiration"). */
+/** How long a NEW item lives unless it earns USER scope (req R-SCOPE-1: "TTL expiration"). */
 export const NEW_SCOPE_TTL_DAYS = 30;
 
 const round = (n: number) => Math.round(n * 1000) / 1000;

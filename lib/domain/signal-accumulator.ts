@@ -1,7 +1,7 @@
 /**
- * The signal accumulator of seed 000 §2: cheap, code-only signals decide when a user's
+ * The signal accumulator of req R-SIG: cheap, code-only signals decide when a user's
  * recent turns deserve a reflection. Pure: state and items in, state and triggers out.
- * It also keeps seed 003's idle-summary counters and the per-day activity counts.
+ * It also keeps req R-SUM-1's idle-summary counters and the per-day activity counts.
  * Every list and map in the state is capped (named constants below, or a window of the
  * SignalConfig), so the item stays a few KB however long the user talks.
  */
@@ -43,13 +43,13 @@ export const SignalStateSchema = z.object({
     .object({
       turnIds: TurnIds,
       urgency: z.number().min(0),
-      /** agent.event episodes (seed 004 P3-M4) waiting for the next batch, which writes their documents. */
+      /** agent.event episodes (req R-EPI) waiting for the next batch, which writes their documents. */
       episodeIds: z.array(z.string()).default([]),
     })
     .default({ turnIds: [], urgency: 0, episodeIds: [] }),
   /** Batch jobs enqueued and not yet completed, oldest first. */
   pendingBatches: z.array(z.object({ jobId: z.string(), turnIds: TurnIds, since: z.string(), episodeIds: z.array(z.string()).default([]) })).default([]),
-  /** Seed 003: messages since the last summary, and which turns it should cover. */
+  /** Req R-SUM: messages since the last summary, and which turns it should cover. */
   messagesSinceSummary: z.number().int().min(0).default(0),
   summaryTurnIds: TurnIds.default([]),
   /** Activity index: messages per UTC day (YYYY-MM-DD) of the message timestamps, the `activityDays` most recent only. */
@@ -177,7 +177,7 @@ function boundedWord(word: string): string {
   return word.length <= MAX_TOPIC_WORD_CHARS ? word : `${word.slice(0, 32)}~${fnv1a32(word).toString(36)}`;
 }
 
-/** Which of the five signals of seed 000 §2 a turn fires, given the recent topics before it. */
+/** Which of the five signals of req R-SIG a turn fires, given the recent topics before it. */
 export function detectSignals(
   turn: Pick<TurnSaved, 'query' | 'signals'>,
   recentTopics: readonly string[],
@@ -292,8 +292,8 @@ export function accumulate(
 type SignalTurn = Extract<SignalItem, { kind: 'turn' }>['turn'];
 
 /**
- * Seed 000 §2's session-close hook: reflect on the turns no batch has taken yet, and
- * (seed 003) summarise the session.
+ * Req R-SIG-6's session-close hook: reflect on the turns no batch has taken yet, and
+ * (req R-SUM) summarise the session.
  */
 function closeSession(state: SignalState, config: SignalConfig, now: Date): JobTrigger[] {
   const batch = startBatch(state, config, now, 'session_closed', 'batch');
@@ -301,7 +301,7 @@ function closeSession(state: SignalState, config: SignalConfig, now: Date): JobT
   return [batch, summary].filter((t): t is JobTrigger => t !== null);
 }
 
-/** Seed 004: an agent.event reflects now, over whatever has not been given to a batch yet. */
+/** Req R-TIER: an agent.event reflects now, over whatever has not been given to a batch yet. */
 function agentEvent(state: SignalState, item: Extract<SignalItem, { kind: 'agent_event' }>, config: SignalConfig, now: Date): JobTrigger | null {
   // Its episode waits for a batch like a turn (a republished event's only once).
   const id = item.episodeId;
@@ -405,7 +405,7 @@ function retryTimedOut(state: SignalState, config: SignalConfig, now: Date): Job
 }
 
 /**
- * A summary (seed 003) covering the turns since the last one; its counters reset when the
+ * A summary (req R-SUM) covering the turns since the last one; its counters reset when the
  * job is enqueued, as the seed's trigger does after generating. Null when there is nothing new.
  */
 function takeSummary(state: SignalState, kind: 'idle-summary' | 'session-close', trigger: string): JobTrigger | null {
@@ -461,7 +461,7 @@ export type IdleCheckResult =
   | { skipped: 'newer_message' | 'superseded' | 'not_idle_yet' | 'too_few_messages' };
 
 /**
- * The idle rule of seed 003, checked when the user's idle check fires: both
+ * The idle rule of req R-SUM-1, checked when the user's idle check fires: both
  * (1) at least `idleMinutes` since the user's last message (counted by the service's clock), and
  * (2) at least `idleMinMessages` messages since the last summary.
  * A check that is not the pending one stops; the pending one reschedules itself until (1)
@@ -509,7 +509,7 @@ export function summaryJobId(turnIds: readonly number[]): string {
 
 /**
  * A batch finished (whatever its items): the seed's counters (turns_since_last_batch,
- * urgency_score) reset as seed 000 §2 says — after completion, not at enqueue — keeping
+ * urgency_score) reset as req R-SIG-3 says — after completion, not at enqueue — keeping
  * the turns that arrived while it ran (their count and their urgency). Returns null when the state no longer waits for
  * this job (already completed: a redelivery).
  */

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 
 /**
- * The signal accumulator's numbers (seed 000 §2) in one typed place. A stage overrides
+ * The signal accumulator's numbers (req R-SIG) in one typed place. A stage overrides
  * any of them with a JSON object (the `SIGNAL_CONFIG` setting); omitted fields keep
  * the seed's values.
  */
@@ -23,13 +23,13 @@ export const SignalConfigSchema = z.object({
   /** A pending batch older than this may fire again (its job was lost or parked in the DLQ). */
   pendingBatchTimeoutMs: z.number().int().min(0).default(30 * 60 * 1000),
   /**
-   * Idle summary (seed 003): minutes without a message before a summary may be written (a
+   * Idle summary (req R-SUM-1): minutes without a message before a summary may be written (a
    * user's own setting overrides it). Past SQS's 15-minute delay the idle check reschedules itself.
    */
   idleMinutes: z.number().min(0).max(1440).default(5),
   /** How many times faster than real time the idle threshold runs out: 1 in AWS; the local stack sets its `--speed`. */
   timeScale: z.number().positive().default(1),
-  /** Idle summary (seed 003): messages since the last summary needed for one. */
+  /** Idle summary (req R-SUM-1): messages since the last summary needed for one. */
   idleMinMessages: z.number().int().min(1).default(5),
   /** Most recent turns a summary job covers. */
   summaryMaxTurns: z.number().int().min(1).max(200).default(50),

@@ -1,5 +1,5 @@
 /**
- * Source reliability (seed 002 §9): which sites succeed, which block requests, how well
+ * Source reliability (req R-SRC): which sites succeed, which block requests, how well
  * their content extracts — tracked per domain for all users together, since reliability is
  * a property of the site, not of the user. Turns report the sources they used
  * (`turn.saved` `sources`); the signal function adds each report to its domain's counts

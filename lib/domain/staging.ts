@@ -1,5 +1,5 @@
 /**
- * The staging area of seed 000 §6: surviving items become markdown documents with YAML
+ * The staging area of req R-STG: surviving items become markdown documents with YAML
  * front matter under the user's Knowledge_staging/, invisible to search until promoted.
  * File names carry the batch id, so a redelivered job rewrites the same keys.
  */
@@ -33,7 +33,7 @@ export interface StagingContext {
   batchId: string;
   stagedAt: string;
   turns: ReadonlyMap<number, TurnSaved>;
-  /** Reliability of the domains the turns read successfully (seed 002 §9), blended into confidence. */
+  /** Reliability of the domains the turns read successfully (req R-SRC-2), blended into confidence. */
   sourceReliability?: ReadonlyMap<string, number>;
 }
 

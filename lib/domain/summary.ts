@@ -1,5 +1,5 @@
 /**
- * Periodic context summaries of seed 003: after inactivity (or when a session closes, or
+ * Periodic context summaries of req R-SUM: after inactivity (or when a session closes, or
  * on request), the model is asked "Write a concise summary of the current context." and
  * the instruction and the answer are stored as a normal turn pair — a system document and
  * an assistant document — visible to the user and soft-deletable (deleted=true; never
@@ -10,7 +10,7 @@ import { assembleBatch } from './batch-assembly.js';
 import { renderFrontMatter } from './front-matter.js';
 import { reflectionDocKey } from './memory-paths.js';
 
-/** Summary settings (seed 003), per stage with per-user overrides. */
+/** Summary settings (req R-SUM), per stage with per-user overrides. */
 export interface SummarySettings {
   enabled: boolean;
   prompt: string;

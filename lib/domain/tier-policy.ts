@@ -1,5 +1,5 @@
 /**
- * The tier policy: seed 004's "Promotion Criteria" and "Demotion & Decay" applied by code to
+ * The tier policy: req R-TIER-6, R-TIER-7's "Promotion Criteria" and "Demotion & Decay" applied by code to
  * tier entries (the API-written `mem:` items of lib/domain/memory-tiers.ts):
  *
  * - corroboration: a short-term entry written again in another session is seen again. Its

@@ -1,5 +1,5 @@
 /**
- * The turn document: one markdown file per turn (seed 000's context.md), front matter for
+ * The turn document: one markdown file per turn (req R-ASM-2's context.md), front matter for
  * metadata and one section each for the query, the gathered context and the response.
  */
 import { createHash } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * A user's own reflection settings (seed 003's configuration; issue 20 item 7): the
+ * A user's own reflection settings (req R-SUM-8's configuration; issue 20 item 7): the
  * inactivity threshold before an idle summary, the summary's output cap and prompt, and
  * whether summaries are written at all. A field the user has not set follows the stage's
  * default (infra/config/stages.ts); a change sets fields, or clears them with null.
@@ -13,7 +13,7 @@ export const MAX_IDLE_MINUTES = 1440;
 const fields = {
   /** Write summaries (idle, session close, on demand) for this user. */
   enabled: z.boolean(),
-  /** The summary's instruction (seed 003's system message). */
+  /** The summary's instruction (req R-SUM-2's system message). */
   prompt: z.string().trim().min(1).max(4000),
   /** The summary's output cap, in tokens. */
   maxTokens: z.number().int().min(100).max(8000),

@@ -1,7 +1,7 @@
 /**
  * THE OFFLINE MODEL — a deterministic, rule-based reflector. It is not an LLM.
  * It stands in for Bedrock in local runs and tests, answering the reflector's prompt
- * in the seed 000 §4 schema from surface patterns in the user's messages:
+ * in the req R-LLM schema from surface patterns in the user's messages:
  *  - people and pets ("my husband…", "my dog Rex…"), places ("I went to…"), jobs ("I work
  *    as…"), plans ("I'm going to…"), activities ("I just started…"), possessions and
  *    preferences ("I have…", "my X is…", "I love…");
@@ -83,7 +83,7 @@ const POSITIVE = /\b(love|loved|great|happy|glad|thanks|thank you|awesome|excite
 const NEGATIVE = /\b(hate|hated|sad|angry|upset|annoyed|frustrated|worried|stressed|terrible|awful|tired|lonely|wrong|sorry)\b/gi;
 
 /**
- * The assessment (seed 004 P3-M2) by rules: caution grows with corrections (twice) and
+ * The assessment (req R-EVT-4) by rules: caution grows with corrections (twice) and
  * uncertain replies per turn, confidence starts at 0.9 and falls by half the caution,
  * sentiment is the balance of positive and negative words in the user's messages.
  */
@@ -243,7 +243,7 @@ function rankFacts(candidates: Candidate[]): ReflectionOutput['new_facts'] {
 }
 
 /**
- * The offline model's answer to seed 003's "Write a concise summary of the current
+ * The offline model's answer to req R-SUM-2's "Write a concise summary of the current
  * context.": which turns, the topics the user raised most, what they said about
  * themselves (quoted), and the questions left open. Extractive and deterministic.
  */

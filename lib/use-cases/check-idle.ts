@@ -1,5 +1,5 @@
 /**
- * The idle rule of seed 003 (the idle function's use case): when the user's idle check
+ * The idle rule of req R-SUM-1 (the idle function's use case): when the user's idle check
  * fires, enqueue an idle-summary job if the user has been quiet for the threshold and at
  * least `idleMinMessages` arrived since the last summary. Debounced without polling: one
  * check is pending per user; while the user keeps talking it puts itself back on the queue,

@@ -2,7 +2,7 @@
  * The diary through the API (issue 20 items 12 and 13): its entries newest first — the
  * selective diary's observations and the model's reflections on agent.events, with the
  * rejected attempts on request — and a person's override, which keeps an entry the criteria
- * rejected or drops one they wrote (seed 004 P3-M3: "manual diary commands always create
+ * rejected or drops one they wrote (req R-DIARY-4: "manual diary commands always create
  * entries"). Either is audited and reaches search (content type `diary`).
  */
 import { type DiaryRecord, diaryVisible } from '../domain/diary.js';

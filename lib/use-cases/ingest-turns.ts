@@ -35,7 +35,7 @@ export interface IngestDeps {
   idle: IdleScheduler;
   claims: ClaimCheckStore;
   rejected: RejectedEventLog;
-  /** Where the sources turns report are counted (seed 002 §9). */
+  /** Where the sources turns report are counted (req R-SRC). */
   sources: SourceReliabilityStore;
   /** The user's own settings: their inactivity threshold (lib/domain/user-settings.ts). */
   settings: Pick<UserSettingsStore, 'get'>;

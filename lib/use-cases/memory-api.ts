@@ -1,7 +1,7 @@
 /**
- * The memory API's use cases: memory.search / save / retrieve (seed 002 §6), tiers with
- * promotion and demotion (seed 004 P3-M1), scope trust (seed 002 §10), reflections and
- * their summaries (seeds 001 and 003), and the review of staged items. Authorisation is
+ * The memory API's use cases: memory.search / save / retrieve (req R-DOC-4), tiers with
+ * promotion and demotion (req R-TIER), scope trust (req R-SCOPE), reflections and
+ * their summaries (req R-SLP, R-SUM), and the review of staged items. Authorisation is
  * decided before these run (functions/api); every change names its actor in the audit trail.
  *
  * One module per concept under memory-api/; this one is their public face:

@@ -5,7 +5,7 @@
  *   delivery, with twice the budget (at most the model's limit); cut again, it is unusable.
  * - `malformed_tool_use`: the model's tool call is invalid: unusable.
  * An unusable answer is asked again on the job's next delivery while the caller may still
- * retry it (seed 000 §9: once), and otherwise aborts the batch (or is logged as the run's
+ * retry it (req R-ERR-1, R-ERR-2: once), and otherwise aborts the batch (or is logged as the run's
  * error), as unparseable output is.
  */
 import type { ModelUsage } from '../domain/batch-log.js';

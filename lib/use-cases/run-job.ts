@@ -43,7 +43,7 @@ export interface JobOutcome {
 }
 
 export interface RunJobOptions {
-  /** An unusable model answer is asked again on the next delivery (seed 000 §9, "retry once"). */
+  /** An unusable model answer is asked again on the next delivery (req R-ERR-1, R-ERR-2, "retry once"). */
   retryUnusableOutput: boolean;
   /** The time the invocation has left (the forget stops in time and goes on later). */
   remainingMs: () => number;

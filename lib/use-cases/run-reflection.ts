@@ -1,5 +1,5 @@
 /**
- * Run one reflection job (the reflector function's use case), seed 000 §3–§7:
+ * Run one reflection job (the reflector function's use case), req R-ASM to R-LOG:
  * assemble the batch → one model call → parse and cap → quality gates → stage →
  * batch log → reset the user's counters.
  *
@@ -59,7 +59,7 @@ export type ReflectionOutcome =
   | { status: 'completed' | 'aborted'; log: BatchLog; logKey: string }
   | { status: 'already_done' | 'superseded'; reason: string };
 
-/** Kinds reflected like a batch: the job's turns through the seed 000 pipeline. */
+/** Kinds reflected like a batch: the job's turns through the req R-ASM to R-LOG pipeline. */
 const BATCH_LIKE = new Set<ReflectionJob['kind']>(['batch', 'event']);
 
 /** How many of the batch's top keywords search Knowledge, and how many hits the model sees. */
@@ -147,7 +147,7 @@ async function readBatch(job: ReflectionJob, started: Date, deps: ReflectionDeps
   // its cost entry's day and the weekly run's window: replays and redeliveries agree (issue 20 item 14).
   const batchAt = new Date(Math.max(...turns.map((t) => Date.parse(t.timestamp)), 0) || Date.parse(job.requestedAt)).toISOString();
   const batch = assembleBatch(turns, deps.settings.budgetTokens);
-  // Seed 000 §3: search the user's Knowledge with the batch's top keywords, so the model knows what exists.
+  // Req R-ASM: search the user's Knowledge with the batch's top keywords, so the model knows what exists.
   const knowledgeDocs = await deps.knowledge.loadKnowledge(job.userId);
   const knowledge = new DocumentIndex(knowledgeDocs);
   const existing = knowledge
@@ -221,7 +221,7 @@ async function gateOutput(job: ReflectionJob, input: BatchInput, parsed: Parsed 
     knowledge,
     knowledgeDocs: new Map(knowledgeDocs.map((d) => [d.id, d])),
   });
-  // Seed 002 §9: the reliability of the sites the turns read, blended into the documents' confidence.
+  // Req R-SRC: the reliability of the sites the turns read, blended into the documents' confidence.
   const domains = [...new Set([...turnMap.values()].flatMap(domainsRead))];
   const sourceReliability = new Map(domains.length > 0 ? (await deps.sources.stats(domains)).map((s) => [s.domain, reliabilityOf(s).reliability] as const) : []);
   const docs = stagedDocuments(passed, { batchId: job.jobId, stagedAt: stagedAtOf(batchAt, job), turns: turnMap, sourceReliability });
@@ -246,7 +246,7 @@ interface Staged {
 }
 
 /**
- * Seed 000 §6: outputs that recur in an earlier batch's staged item promote it; the rest are
+ * Req R-PRO-1: outputs that recur in an earlier batch's staged item promote it; the rest are
  * staged. An output repeating a discarded item is a dedup rejection (added to `gated.rejections`).
  */
 async function stageAndReinforce(job: ReflectionJob, input: BatchInput, gated: Gated, deps: ReflectionDeps): Promise<Staged> {
@@ -275,7 +275,7 @@ async function stageAndReinforce(job: ReflectionJob, input: BatchInput, gated: G
 }
 
 /**
- * Seed 004 P3-M4: each reviewed turn's episode gets its document, linked to this batch and
+ * Req R-EPI: each reviewed turn's episode gets its document, linked to this batch and
  * to what the batch learned from that turn; so do the agent.event episodes that waited for
  * this batch (linked to what it learned from the event's turn, or from the whole batch when
  * the event named none). Returns their keys under the user's prefix.
@@ -299,7 +299,7 @@ async function linkEpisodes(job: ReflectionJob, turns: readonly TurnSaved[], sta
   return episodes;
 }
 
-/** Seed 000 §4's connections join the relation graph, at the time of the batch's last turn. */
+/** Req R-LLM-2's connections join the relation graph, at the time of the batch's last turn. */
 async function connectionEdges(job: ReflectionJob, batchAt: string, gated: Gated, deps: ReflectionDeps) {
   return recordRelations(
     job.userId,
@@ -345,7 +345,7 @@ function diaryInput(job: ReflectionJob, input: BatchInput, parsed: Parsed | null
 }
 
 /**
- * Seed 004 P3-M3: a diary entry only when the batch mattered (or the model reflected on the
+ * Req R-DIARY: a diary entry only when the batch mattered (or the model reflected on the
  * event that fired it); otherwise the reason is logged. The record of either is kept, at the
  * batch's input time, before the batch log.
  */
@@ -360,7 +360,7 @@ async function writeDiary(job: ReflectionJob, input: DiaryInput, at: string, dep
   return { written: false, criteria: decision.criteria, ...(decision.reason ? { reason: decision.reason } : {}) };
 }
 
-/** The agent's latest reflection entries (seed 004: a reflection consults the earlier ones), newest first; this batch's own left out. */
+/** The agent's latest reflection entries (req R-EVT-2: a reflection consults the earlier ones), newest first; this batch's own left out. */
 async function earlierReflections(job: ReflectionJob, deps: ReflectionDeps): Promise<EarlierReflection[]> {
   // Enough to leave this batch's own and any dropped ones out and still show three.
   const { entries } = await deps.diary.page(job.userId, { limit: 10, type: 'reflection' });
@@ -464,7 +464,7 @@ async function waitUntilRecorded(job: ReflectionJob, deps: ReflectionDeps): Prom
   }
 }
 
-/** Reset the counters (seed 000 §2: after the batch completes), once, if still waiting for this job. */
+/** Reset the counters (req R-SIG-3: after the batch completes), once, if still waiting for this job. */
 async function finishCounters(job: ReflectionJob, deps: ReflectionDeps): Promise<void> {
   for (let attempt = 1; attempt <= 5; attempt++) {
     const stored = await deps.signalState.load(job.userId);

@@ -1,5 +1,5 @@
 /**
- * The sleep-time reflections (the reflector's nightly and weekly jobs), seed 001:
+ * The sleep-time reflections (the reflector's nightly and weekly jobs), req R-SLP:
  * nightly over the day's messages in token-budget chunks, merged and gated; weekly over the
  * week's summaries. Every run is recorded in the reflection log with tokens and cost.
  * Idempotent: a run id is recorded once; model outputs are kept per chunk and reused.
@@ -244,7 +244,7 @@ async function storeFindings(job: ReflectionJob, deps: SleepTimeDeps, merged: re
   return seen;
 }
 
-/** Seed 001's (subject, relationship, object) triples that passed the gates join the relation graph; returns how many edges they name (added or reinforced by this run, on whichever delivery). */
+/** Req R-GRAPH-1's (subject, relationship, object) triples that passed the gates join the relation graph; returns how many edges they name (added or reinforced by this run, on whichever delivery). */
 async function relateFindings(job: ReflectionJob, deps: SleepTimeDeps, merged: readonly Finding[]): Promise<number> {
   const triples = merged.filter((f) => f.category === 'relationship' && f.subject && f.relationship && f.object && !gateFinding(f));
   const edges = await recordRelations(
@@ -262,7 +262,7 @@ async function relateFindings(job: ReflectionJob, deps: SleepTimeDeps, merged: r
   return edges.length;
 }
 
-/** Seed 001 phase 1 for one user. */
+/** Req R-SLP-1 to R-SLP-8 for one user. */
 export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promise<SleepTimeOutcome> {
   if (await deps.runs.exists(job.userId, job.jobId)) return { status: 'already_done', reason: `run ${job.jobId} is logged` };
   const started = deps.clock.now();
@@ -286,11 +286,11 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
   const merged = mergeFindings(await reflectChunks(job, deps, kept, memories, run));
   for (const f of merged) run.findingsByCategory[f.category] = (run.findingsByCategory[f.category] ?? 0) + 1;
   const seen = await storeFindings(job, deps, merged, knowledge, run);
-  // The graph's and the facts' hygiene (seed 004) at the run's scheduled time, so a retried run does the same.
+  // The graph's and the facts' hygiene (req R-GRAPH) at the run's scheduled time, so a retried run does the same.
   run.graph = { edges: await relateFindings(job, deps, merged), ...(await maintainGraph(job.userId, new Date(job.requestedAt), deps.graph)) };
   // Counts what the run saw again (not what changed), so a redelivered run logs the same.
   run.facts = { verified: seen.size, ...(await maintainFacts(job.userId, new Date(job.requestedAt), deps, seen)) };
-  // The tier entries' review (seed 004's promotion, decay and garbage collection), each move in the audit trail.
+  // The tier entries' review (req R-TIER-6, R-TIER-7's promotion, decay and garbage collection), each move in the audit trail.
   const tiers = await reviewTiers(deps.items, job.userId, new Date(job.requestedAt));
   if (Object.values(tiers).some((n) => n > 0)) deps.log.info('tier entries reviewed', { userId: job.userId, runId: job.jobId, ...tiers });
 
@@ -301,7 +301,7 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
   return { status: 'completed', run };
 }
 
-/** Seed 001 phase 2 for one user: over the week's summaries, never raw messages. */
+/** Req R-SLP-9 for one user: over the week's summaries, never raw messages. */
 export async function runWeekly(job: ReflectionJob, deps: SleepTimeDeps): Promise<SleepTimeOutcome> {
   if (await deps.runs.exists(job.userId, job.jobId)) return { status: 'already_done', reason: `run ${job.jobId} is logged` };
   const started = deps.clock.now();
@@ -384,7 +384,7 @@ function safeJson(text: string): unknown {
   }
 }
 
-/** Seed 001 phase 3: the user's self-assessment over the nightly runs of the last `days` days. */
+/** Req R-SLP-10: the user's self-assessment over the nightly runs of the last `days` days. */
 export async function selfAssessment(userId: string, runs: ReflectionLogStore, now: Date, days = 30): Promise<SelfAssessment> {
   const history = await runs.list(userId, 'nightly', new Date(now.getTime() - days * 86_400_000).toISOString(), now.toISOString());
   return computeSelfAssessment(history);

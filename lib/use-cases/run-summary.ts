@@ -1,5 +1,5 @@
 /**
- * Write a context summary (seed 003) for an idle-summary, session-close or manual job:
+ * Write a context summary (req R-SUM) for an idle-summary, session-close or manual job:
  * the job's turns as the current context, the configured instruction, one Converse call
  * answered in text, stored as a system + assistant turn pair. Idempotent by job id.
  */

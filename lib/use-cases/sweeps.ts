@@ -36,7 +36,7 @@ export interface SweepResult {
 /** Most turns a nightly job lists (the job schema's limit); the rest of a huge day is left out, and logged. */
 const MAX_NIGHTLY_TURNS = 1000;
 
-/** Seed 001 phase 1: fan out one nightly job per user with enough messages in the window. */
+/** Req R-SLP-1 to R-SLP-8: fan out one nightly job per user with enough messages in the window. */
 export async function nightlySweep(now: Date, deps: SweepDeps): Promise<SweepResult> {
   const hours = deps.config.nightlyLookbackHours;
   const days = windowDays(now, hours);
@@ -56,7 +56,7 @@ export async function nightlySweep(now: Date, deps: SweepDeps): Promise<SweepRes
   return { sweep: 'nightly', at: now.toISOString(), selected: sel.selected.length, skipped: sel.skipped.length, jobs };
 }
 
-/** Seed 001 phase 2: one weekly job per user active in the week (it reads summaries, not messages). */
+/** Req R-SLP-9: one weekly job per user active in the week (it reads summaries, not messages). */
 export async function weeklySweep(now: Date, deps: SweepDeps): Promise<SweepResult> {
   const hours = deps.config.weeklyLookbackDays * 24;
   const days = windowDays(now, hours);
@@ -79,7 +79,7 @@ const EXPIRY_CATCH_UP_DAYS = 14;
 const TIER_EXPIRY_CATCH_UP_DAYS = 1;
 
 /**
- * Seed 000 §6: staged items older than 30 days with promotion_count < 2 are deleted, each
+ * Req R-PRO-3: staged items older than 30 days with promotion_count < 2 are deleted, each
  * logged with its reason. Found through the staged-by-day index, not a scan. Then the tier
  * entries whose TTL ran out, found through the by-expiry-day index.
  */
@@ -99,7 +99,7 @@ export async function expirySweep(now: Date, deps: SweepDeps): Promise<SweepResu
     for (const d of deletions) deps.log.info('staged item expired', { userId, ...d });
   }
   const deleted = [...byUser.values()].reduce((n, d) => n + d.length, 0);
-  // Seed 004: tier entries whose TTL ran out today or yesterday (a run Lambda's retries could not
+  // Req R-TIER-6, R-TIER-7: tier entries whose TTL ran out today or yesterday (a run Lambda's retries could not
   // save), expired in the audit trail with why: 16 small queries a run (two days, eight shards), not
   // 120. An entry two missed runs left is hidden all the same (reads check expiresAt) and removed by
   // the table's TTL, without an `expire` entry.

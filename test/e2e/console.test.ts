@@ -63,17 +63,17 @@ describe('the review console', () => {
     // Every section filled from the API.
     await page.locator('#staged .staged-item').first().waitFor();
     await page.locator('#reflections .summary-item').first().waitFor();
-    // Seed 003: each summary shown as its turn pair, both parts marked as a reflection.
+    // Req R-SUM-5: each summary shown as its turn pair, both parts marked as a reflection.
     const pair = page.locator('#reflections .summary-item').first();
     expect(await pair.locator('.reflection-system').textContent()).toMatch(/^system · reflection \S/);
     expect(await pair.locator('.reflection-assistant').textContent()).toMatch(/^assistant · reflection \S/);
     expect(await pair.locator('.meta').first().textContent()).toMatch(/^after turn \d+/);
-    // Seed 003's reflection quality metrics above the summaries.
+    // Req R-SUM-10's reflection quality metrics above the summaries.
     expect(await page.locator('#reflections .quality').textContent()).toMatch(/^\d+ summaries · \d+ deleted .* back after deletion 0/);
     await page.locator('#batches table').waitFor();
     await page.locator('#assessment #trend-chart').waitFor();
     expect(await page.locator('#batches tbody tr').count()).toBeGreaterThan(0);
-    // Seed 004 P3-M2: each batch's assessment (the offline model gives one).
+    // Req R-EVT-4: each batch's assessment (the offline model gives one).
     expect(await page.locator('#batches thead th').last().textContent()).toBe('assessment');
     expect(await page.locator('#batches tbody tr').first().locator('td').last().textContent()).toMatch(/^confidence \d\.\d\d · caution \d\.\d\d · sentiment [+-]?\d\.\d\d$/);
     if (process.env.CONSOLE_SCREENSHOT) await page.screenshot({ path: resolve(ROOT, process.env.CONSOLE_SCREENSHOT), fullPage: false });
@@ -103,7 +103,7 @@ describe('the review console', () => {
     expect(all.find((s: { id: string }) => s.id === id)).toMatchObject({ deleted: true });
     expect((await api('GET', '/summaries')).summaries.map((s: { id: string }) => s.id)).not.toContain(id);
 
-    // Seed 004 P3-M3: the diary's entries, each with a person's override (issue 20 item 13).
+    // Req R-DIARY: the diary's entries, each with a person's override (issue 20 item 13).
     const entry = page.locator('#diary .diary-item').first();
     await entry.waitFor();
     const entryId = await entry.getAttribute('data-id');

@@ -557,7 +557,7 @@ describe('operations: alarms, their topic, load settings', () => {
     expect(count).toBe(3 * 3 + 1 + 2 * 5 + 1);
   });
 
-  it("alarms when the last day's model cost passes the stage's threshold (seed 001: under $1/day)", () => {
+  it("alarms when the last day's model cost passes the stage's threshold (req R-SLP-14: under $1/day)", () => {
     stateless.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'ReflectiveMemory',
       MetricName: 'ModelCostUsd',

@@ -100,7 +100,7 @@ describe('memory.search (the fixed contract)', () => {
     expect(topic.every((r) => r.primaryTopic === 'facts' || r.primaryTopic.startsWith('facts.'))).toBe(true);
   });
 
-  it('leaves staged items out of a search unless it asks for them by kind (seed 000 §6: staging is not searched)', async () => {
+  it('leaves staged items out of a search unless it asks for them by kind (req R-STG-2: staging is not searched)', async () => {
     const { staged } = (await call('GET', `${u()}/review/staged`)).body;
     const item = staged[0] as Result;
     const query = String(item.text).split(/\s+/).slice(0, 25).join(' ');
@@ -121,7 +121,7 @@ describe('memory.search (the fixed contract)', () => {
   });
 });
 
-describe('summaries on demand (seed 003 manual reflection)', () => {
+describe('summaries on demand (req R-SUM-9 manual reflection)', () => {
   it("writes a summary now with the caller's prompt, once however often it is asked", async () => {
     const prompt = 'Say in one sentence what the user said about painting.';
     const first = await call('POST', `${u()}/summaries`, { body: { prompt } });
@@ -201,7 +201,7 @@ describe('summaries: soft-deleted items never come back', () => {
     const start = await quality();
     const before = (await call('POST', `${u()}/memory/search`, { body: { query, limit: 50 } })).body.results as Result[];
     expect(before.map((r) => r.id)).toContain(id);
-    // Seed 003's quality metrics: a summary returned to an agent is resurrected once more.
+    // Req R-SUM-10's quality metrics: a summary returned to an agent is resurrected once more.
     const found = await quality();
     expect(found.resurrections).toBe(start.resurrections + before.filter((r) => r.kind === 'reflection').length);
     expect(found.resurrected).toBeGreaterThanOrEqual(1);
@@ -264,7 +264,7 @@ describe('tiers: TTL, promotion and demotion with an audit trail', () => {
     const created = await call('POST', `${u()}/memory/tiers/short_term`, { body: { text: 'Melanie is planning a camping trip with the kids', type: 'conversation', sessionId: 's-9' } });
     expect(created.body).toMatchObject({ created: true, item: { tier: 'short_term', status: 'short_term' } });
     const id: string = created.body.item.id;
-    // Seed 004: short-term conversation entries live one hour.
+    // Req R-TIER-2: short-term conversation entries live one hour.
     expect(Date.parse(created.body.item.expiresAt) - Date.parse(created.body.item.createdAt)).toBe(3_600_000);
     const up = await call('POST', `${u()}/memory/items/${encodeURIComponent(id)}/promote`, { body: { reason: 'mentioned in three sessions' } });
     expect(up.body.item).toMatchObject({ tier: 'long_term', status: 'canonical', expiresAt: null });
@@ -591,7 +591,7 @@ describe('daily model cost (issue 20 item 6)', () => {
   });
 });
 
-describe('reflections (seed 001 API) and the OpenAPI document', () => {
+describe('reflections (req R-SLP-11 API) and the OpenAPI document', () => {
   it('serves the log, the latest run and the self-assessment', async () => {
     const log = (await call('GET', `${u()}/reflections?limit=5`)).body.runs;
     expect(log.length).toBeGreaterThan(0);

@@ -1,5 +1,5 @@
 /**
- * The memory's lifecycle through the real handlers on the local stack: seed 004's tiers and
+ * The memory's lifecycle through the real handlers on the local stack: req R-TIER's tiers and
  * diary, and the input times that decide state (issue 20 item 14). Issue 20 item 11, tiers: the API
  * (corroboration, automatic promotion), the signal function (a session's close clears its
  * ephemeral entries), the sweep function (expiry with its reason) and the nightly run (decay
@@ -40,7 +40,7 @@ type Result = any;
 const audit = async (user: string, id: string): Promise<Result[]> => (await call('GET', `${u(user)}/memory/audit?itemId=${encodeURIComponent(id)}`)).body.entries;
 const DAY = 86_400_000;
 
-describe('tiers as seed 004 defines them (issue 20 item 11)', () => {
+describe('tiers as req R-TIER defines them (issue 20 item 11)', () => {
   it('a short-term entry lives 7 days; written again in another session it is corroborated, and promoted at confidence > 0.8 in 2+ sessions', async () => {
     const user = 'tier-promote';
     const entry = { text: 'The user prefers answers with a short summary first', confidence: 0.7 };

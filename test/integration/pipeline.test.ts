@@ -84,7 +84,7 @@ describe('the pipeline on the local emulators', () => {
     expect(rejected.map((r: { body: string }) => r.body)).toContain('this is not json');
   });
 
-  it('retries a failed model call after the retry delay once (seed 000 §9), and completes the job', async () => {
+  it('retries a failed model call after the retry delay once (req R-ERR), and completes the job', async () => {
     const ledger = requestLedger.snapshotByScope().reflector ?? {};
     let calls = 0;
     stack.emulators.converse.setResponder((req) => {

@@ -1,6 +1,6 @@
 /**
  * A fault that outlasts the retries — the model down for longer than a job's two
- * deliveries (seed 000 §9: retry once) — parks the jobs in the DLQ with their reason;
+ * deliveries (req R-ERR-1, R-ERR-2: retry once) — parks the jobs in the DLQ with their reason;
  * once the model is back, the redrive sends them back and they complete.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

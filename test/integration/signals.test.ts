@@ -144,7 +144,7 @@ describe('signals and ingestion on the local emulators', () => {
     expect(await activity.activeUsers(['2026-02-06'])).toEqual(
       expect.arrayContaining([{ userId: 'quiet-user', activity: { '2026-02-06': 5 } }, { userId: 'ctl-user', activity: { '2026-02-06': 2 } }]),
     );
-    // Seed 000 §2's session-close hook: the turns no batch had taken are reflected on, and the session summarised.
+    // Req R-SIG-6's session-close hook: the turns no batch had taken are reflected on, and the session summarised.
     const closed = JSON.parse(await bucket.text('users/close-user/Logs/reflector/batch-1-2.json'));
     expect(closed).toMatchObject({ kind: 'batch', trigger: 'session_closed', status: 'completed', turns_reviewed: [1, 2] });
     expect(await bucket.text('users/close-user/reflections/summary-1-2/assistant.md')).toMatch(/kind: session-close\n[\s\S]*trigger: session_closed/);
@@ -260,7 +260,7 @@ describe('signals and ingestion on the local emulators', () => {
       actions: [{ capability: 'shop.order', params: { qty: 1 }, result: success ? 'ordered' : 'out of stock', success }],
       outcome: { success, ...(success ? {} : { failureReason: 'out of stock' }) },
     });
-    // The plan execution that failed arrives on an agent.event (seed 004: "plan execution completes → create Episode record").
+    // The plan execution that failed arrives on an agent.event (req R-EPI-1: "plan execution completes → create Episode record").
     const errorEvent = {
       type: 'agent.event' as const,
       version: 1 as const,

@@ -1,5 +1,5 @@
 /**
- * Seed 004 P3-M3, the selective diary: an entry only when a batch meets an impact
+ * Req R-DIARY, the selective diary: an entry only when a batch meets an impact
  * criterion; every rejected attempt is kept with its reason.
  */
 import { describe, expect, it } from 'vitest';
@@ -22,7 +22,7 @@ const base = (over: Partial<DiaryInput> = {}): DiaryInput => ({
   ...over,
 });
 
-describe('the selective diary (seed 004 P3-M3)', () => {
+describe('the selective diary (req R-DIARY)', () => {
   it('rejects a batch that meets no criterion, with the reason', () => {
     expect(decideDiaryEntry(base())).toEqual({
       write: false,

@@ -30,7 +30,7 @@ describe('turn documents', () => {
   });
 });
 
-describe('batch assembly (seed 000 §3)', () => {
+describe('batch assembly (req R-ASM)', () => {
   it('keeps everything within budget and drops the oldest turns first when over', () => {
     const turns = [1, 2, 3, 4].map((turnId) => turn({ turnId, query: 'x'.repeat(400), response: 'y'.repeat(400) }));
     const all = assembleBatch(turns, 4000);
@@ -67,7 +67,7 @@ describe('batch assembly (seed 000 §3)', () => {
   });
 });
 
-describe('staging (seed 000 §6)', () => {
+describe('staging (req R-STG)', () => {
   it('writes front matter with the seed fields, confidence from source turns, and the turns\' attributes', () => {
     const turns = new Map([
       [1, turn({ turnId: 1, attributes: { dia_ids: 'D1:1' } })],

@@ -1,5 +1,5 @@
 /**
- * Seed 004 P3-M2: a reflection carries an assessment (confidence, caution, sentiment), kept
+ * Req R-EVT-4: a reflection carries an assessment (confidence, caution, sentiment), kept
  * with the batch log; a malformed one is dropped without costing the batch its items.
  */
 import { describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import { parseReflectionOutput, reflectionToolInputSchema } from '../../lib/doma
 
 const fact = { title: 'reef_tank', content: 'The user keeps a reef tank.', source_turns: [1], category: 'Facts' };
 
-describe('emotion state (seed 004 P3-M2)', () => {
+describe('emotion state (req R-EVT-4)', () => {
   it('is an optional part of the tool the model fills, with its ranges', () => {
     const schema = reflectionToolInputSchema() as { properties: Record<string, { properties?: Record<string, { minimum?: number; maximum?: number }> }>; required?: string[] };
     expect(schema.required ?? []).not.toContain('assessment');

@@ -1,5 +1,5 @@
 /**
- * Seed 004 P3-M4, episodic memory: episodes in the turn contract, capability confidence over
+ * Req R-EPI, episodic memory: episodes in the turn contract, capability confidence over
  * a run of successes and failures, and the episode document a reflection links to.
  */
 import { describe, expect, it } from 'vitest';
@@ -32,7 +32,7 @@ const booking = (success: boolean, failureReason?: string): Episode => ({
 const run = (outcomes: boolean[]) =>
   outcomes.map((success, i) => ({ turnId: i + 1, timestamp: `2026-02-${String(i + 1).padStart(2, '0')}T10:00:00Z`, episode: summariseEpisode(booking(success)) as EpisodeSummary }));
 
-describe('episodes (seed 004 P3-M4)', () => {
+describe('episodes (req R-EPI)', () => {
   it('are an optional part of turn.saved; a bad one is rejected naming its field, hostile params never crash', () => {
     expect(TurnSavedSchema.safeParse(turn({ episode: booking(true) })).success).toBe(true);
     const bad = TurnSavedSchema.safeParse(turn({ episode: { ...booking(true), actions: [{ capability: 'rm -rf /' }] } }));

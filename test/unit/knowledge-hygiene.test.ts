@@ -1,5 +1,5 @@
 /**
- * Fact hygiene (seed 004 "Graph Maintenance & Hygiene": confidence decay for unverified old
+ * Fact hygiene (req R-GRAPH: confidence decay for unverified old
  * facts, pruning as a soft delete with a recovery window): promoted Knowledge decays while
  * nothing sees it again, is hidden when pruned, comes back when restored or seen again, and
  * is removed after the window.
@@ -35,7 +35,7 @@ async function withFacts(...docs: KnowledgeDoc[]) {
   return { knowledge, graph: new MemoryGraphStore() };
 }
 
-describe('fact hygiene (seed 004)', () => {
+describe('fact hygiene (req R-GRAPH)', () => {
   it('decays an unverified fact, prunes it softly (hidden), and a person can restore it', async () => {
     const deps = await withFacts(fact('Facts/reef_tank.md'));
     // Within 30 days nothing moves; then half the confidence every 60 days.

@@ -33,7 +33,7 @@ describe('access', () => {
   });
 });
 
-describe('the commit rule (seed 002 §7)', () => {
+describe('the commit rule (req R-CAND-1)', () => {
   it('commits on APPROVE only; the stored outcome wins over the claimed one', () => {
     expect(commitDecision(undefined, 'APPROVE')).toEqual({ commit: true });
     expect(commitDecision('APPROVE', undefined)).toEqual({ commit: true });
@@ -43,7 +43,7 @@ describe('the commit rule (seed 002 §7)', () => {
   });
 });
 
-describe('tiers (seed 004 P3-M1)', () => {
+describe('tiers (req R-TIER)', () => {
   it('expire by type, promote up to long-term (no TTL) and demote back with a fresh TTL', () => {
     const e = newTierItem('u1', 'ephemeral', { text: 'looking at a kayak' }, now);
     expect(e).toMatchObject({ tier: 'ephemeral', status: 'ephemeral', expiresAt: '2026-03-01T13:00:00.000Z', scope: 'new' });
@@ -54,7 +54,7 @@ describe('tiers (seed 004 P3-M1)', () => {
     expect(top).toMatchObject({ ok: true, from: 'short_term', to: 'long_term', item: { status: 'canonical', expiresAt: null } });
     if (!top.ok) return;
     expect(promoteTier(top.item, now).ok).toBe(false);
-    // Seed 004: a short-term entry's TTL defaults to 7 days.
+    // Req R-TIER-1: a short-term entry's TTL defaults to 7 days.
     expect(demoteTier(top.item, now)).toMatchObject({ ok: true, to: 'short_term', item: { expiresAt: '2026-03-08T12:00:00.000Z' } });
     expect(demoteTier(e, now).ok).toBe(false);
   });
@@ -65,7 +65,7 @@ describe('tiers (seed 004 P3-M1)', () => {
   });
 });
 
-describe('scope trust (seed 002 §10)', () => {
+describe('scope trust (req R-SCOPE)', () => {
   it('APPROVE raises trust to USER scope, RETRY and FAIL lower it back to NEW, REVISE does nothing', () => {
     let i: MemoryItem = { ...item({ id: 'mem:a', text: 'x' }), scope: 'new', quality: 0.5, expiresAt: '2026-03-31T12:00:00.000Z' };
     expect(applyOutcome(i, 'REVISE', now).item.quality).toBe(0.5);
@@ -81,7 +81,7 @@ describe('scope trust (seed 002 §10)', () => {
   });
 });
 
-describe('unified search (seed 002 §5)', () => {
+describe('unified search (req R-DOC-3)', () => {
   const items = [
     item({ id: 'mem:1', text: 'Caroline went to an LGBTQ support group', quality: 0.9 }),
     item({ id: 'mem:2', text: 'Melanie paints sunsets with her kids', quality: 0.9 }),

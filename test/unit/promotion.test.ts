@@ -13,7 +13,7 @@ const fresh = (title: string, text: string, kind: StagedDocument['kind'] = 'fact
   path: `Facts/${title}--b9.md`, kind, title, category: 'Facts', confidence: 0.6, sourceTurns: [1], text, meta: {}, body: text, markdown: text,
 });
 
-describe('promotion (seed 000 §6)', () => {
+describe('promotion (req R-PRO)', () => {
   const staged = [
     record('Facts/rex--b1.md', 'The user adopted a beagle named Rex.', 'b1'),
     record('Facts/alps--b1.md', 'The user hikes in the Alps every summer.', 'b1'),

@@ -21,7 +21,7 @@ const docs = [
 ];
 const ctx = { turns, knowledge: new DocumentIndex(docs), knowledgeDocs: new Map(docs.map((d) => [d.id, d])) };
 
-describe('quality gates (seed 000 §5)', () => {
+describe('quality gates (req R-GATE)', () => {
   it('keeps an item whose turns exist, whose words appear in them and whose files exist', () => {
     const output = { ...empty, new_facts: [{ title: 'clownfish_names', content: 'The two clownfish are called Nemo and Dory, the user said.', source_turns: [1], related_existing: ['Facts/reef_tank.md'], category: 'Facts' as const }] };
     const r = applyQualityGates(output, ctx);

@@ -4,7 +4,7 @@ import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema
 const fact = (n: number) => ({ title: `fact_${n}`, content: `content ${n}`, source_turns: [n], category: 'Facts' });
 const question = (n: number) => ({ question: `why ${n}?`, source_turns: [n], why_unresolved: 'no answer' });
 
-describe('reflection output (seed 000 §4)', () => {
+describe('reflection output (req R-LLM)', () => {
   it('truncates each category to its hard cap 2/1/2/2 and reports how many it cut', () => {
     const raw = {
       new_facts: [fact(1), fact(2), fact(3), fact(4)],
@@ -38,7 +38,7 @@ describe('reflection output (seed 000 §4)', () => {
     }
   });
 
-  it('gives the model a tool schema with the four categories (and the optional assessment of seed 004 P3-M2)', () => {
+  it('gives the model a tool schema with the four categories (and the optional assessment of req R-EVT-4)', () => {
     const schema = reflectionToolInputSchema() as { properties: Record<string, unknown>; $schema?: string };
     expect(Object.keys(schema.properties)).toEqual(['new_facts', 'corrections', 'connections', 'open_questions', 'assessment']);
     expect(schema.$schema).toBeUndefined();

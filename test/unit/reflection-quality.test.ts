@@ -1,4 +1,4 @@
-/** Seed 003's reflection quality metrics (issue 20 item 9): deletions, resurrections, topics. */
+/** Req R-SUM-10's reflection quality metrics (issue 20 item 9): deletions, resurrections, topics. */
 import { describe, expect, it } from 'vitest';
 import type { ReflectionRecordView } from '../../lib/domain/memory-item.js';
 import { reflectionQuality } from '../../lib/domain/reflection-quality.js';

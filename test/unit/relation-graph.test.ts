@@ -1,6 +1,6 @@
 /**
- * The relation graph and its hygiene (seed 004 "Graph Maintenance & Hygiene", seed 001's
- * triples, seed 000 §4's connections): decay, soft pruning and restore; merges that a split
+ * The relation graph and its hygiene (req R-GRAPH, req R-GRAPH-1's
+ * triples, req R-LLM-2's connections): decay, soft pruning and restore; merges that a split
  * undoes; orphans; user-created content left alone.
  */
 import { describe, expect, it } from 'vitest';
@@ -20,7 +20,7 @@ const seen = (from: string, relation: string, to: string, id = 'batch-1-10', con
   provenance: { source: 'batch' as const, id, turns: [3], at: T0 },
 });
 
-describe('relation graph (seed 004 graph hygiene)', () => {
+describe('relation graph (req R-GRAPH)', () => {
   it('normalises entity labels: case, punctuation, a parenthetical, an article, a plural', () => {
     expect(entityKey('America (band)')).toBe('america');
     expect(entityKey('The Clownfish')).toBe('clownfish');

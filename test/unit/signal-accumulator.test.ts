@@ -12,7 +12,7 @@ const t = (turnId: number, query = `entry${turnId} subject${turnId}`, signals?: 
 });
 const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => t(a + i));
 
-describe('signal accumulator (seed 000 §2)', () => {
+describe('signal accumulator (req R-SIG)', () => {
   it('fires a batch at the 10th turn since the last batch, not before', () => {
     const nine = accumulate(initialSignalState(), range(1, 9), defaultSignalConfig, now, never);
     expect(nine.triggers).toEqual([]);

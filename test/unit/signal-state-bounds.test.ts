@@ -158,7 +158,7 @@ describe('signal state bounds: queries carrying huge tokens', () => {
   });
 
   it('fires topic_repeated exactly where whole words would', () => {
-    // The rule of seed 000 §2 over whole words, as a reference: a turn's topic is repeated
+    // The rule of req R-SIG over whole words, as a reference: a turn's topic is repeated
     // when, with the window's earlier topics sharing a word, it makes topicRepeatCount.
     const { topicWindow, topicRepeatCount } = defaultSignalConfig;
     const window: string[][] = [];

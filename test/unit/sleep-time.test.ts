@@ -41,7 +41,7 @@ describe('schedules on a simulated clock', () => {
   });
 });
 
-describe('nightly selection (seed 001 phase 1)', () => {
+describe('nightly selection (req R-SLP-1 to R-SLP-8)', () => {
   const users: Array<{ userId: string; activity: Record<string, number> }> = [
     { userId: 'busy', activity: { '2026-02-06': 7 } },
     { userId: 'quiet', activity: { '2026-02-06': 2 } },
@@ -220,7 +220,7 @@ describe('nightly and weekly reflection runs', () => {
   });
 });
 
-describe('a heavy user\'s nightly run fits its function timeout (seed 001 budget)', () => {
+describe('a heavy user\'s nightly run fits its function timeout (req R-SLP-13 budget)', () => {
   const job: ReflectionJob = { type: 'reflection.job', version: 1, jobId: 'nightly-202602070300', userId: 'heavy', kind: 'nightly', trigger: 'schedule', urgency: 0, turnIds: Array.from({ length: 1000 }, (_, i) => i + 1), requestedAt: now.toISOString() };
 
   /** 1,000 turns of a day, about 100 tokens each: some 34 chunks of ~3,000 tokens. */
@@ -264,7 +264,7 @@ describe('a heavy user\'s nightly run fits its function timeout (seed 001 budget
     expect(d.log.entries.some((e) => e.level === 'warn' && e.message.includes('chunk cap'))).toBe(true);
   });
 
-  it("stays within the stage's nightly token budget (seed 001: 10–30K a night), counted before the calls, and logs it", async () => {
+  it("stays within the stage's nightly token budget (req R-SLP-13: 10–30K a night), counted before the calls, and logs it", async () => {
     const requests: Array<Parameters<ReflectionModel['reflect']>[0]> = [];
     const d = await heavyDay({
       reflect: async (req) => {
@@ -337,7 +337,7 @@ describe('a heavy user\'s nightly run fits its function timeout (seed 001 budget
   });
 });
 
-describe('self-assessment (seed 001 phase 3)', () => {
+describe('self-assessment (req R-SLP-10)', () => {
   const run = (day: number, sessions: number, corrections: number, unresolved = 0): AssessedRun => ({
     startedAt: `2026-02-${String(day).padStart(2, '0')}T03:00:00Z`,
     sessionsReviewed: sessions,
@@ -359,7 +359,7 @@ describe('self-assessment (seed 001 phase 3)', () => {
   });
 });
 
-describe('expiry sweep (seed 000 §6)', () => {
+describe('expiry sweep (req R-PRO-3)', () => {
   it('deletes exactly the staged items older than 30 days with fewer than 2 promotions, each logged with its reason', async () => {
     const knowledge = new MemoryKnowledgeStore();
     const stage = (path: string, stagedAt: string, promotedBy: string[] = [], status: 'staged' | 'promoted' = 'staged') =>

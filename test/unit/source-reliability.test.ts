@@ -1,5 +1,5 @@
 /**
- * Seed 002 §9, source reliability: outcomes per domain, shared by all users, counted once,
+ * Req R-SRC, source reliability: outcomes per domain, shared by all users, counted once,
  * served back with advice, and blended into the confidence of documents citing the sources.
  */
 import { describe, expect, it } from 'vitest';
@@ -30,7 +30,7 @@ const obs = (outcome: SourceObservation['outcome'], quality?: number, i = 0): So
 
 const reliabilityAfter = (list: SourceObservation[]) => reliabilityOf(list.reduce(addObservation, emptyStats('example.com')));
 
-describe('source reliability (seed 002 §9)', () => {
+describe('source reliability (req R-SRC)', () => {
   it('starts neutral and moves with outcomes: successes raise it, blocks and failures lower it', () => {
     expect(reliabilityOf(emptyStats('example.com'))).toMatchObject({ reliability: 0.5, advice: 'neutral', attempts: 0 });
     const good = reliabilityAfter(Array.from({ length: 8 }, (_, i) => obs('success', 0.9, i)));

@@ -31,7 +31,7 @@ async function setup() {
   return { deps, model };
 }
 
-describe('summaries after inactivity (seed 003)', () => {
+describe('summaries after inactivity (req R-SUM)', () => {
   it('asks the model to summarise the current context and stores a system + assistant turn pair', async () => {
     const { deps, model } = await setup();
     const out = await runSummary(job(), deps);

@@ -5,7 +5,7 @@ import { autoPromotion, closeSession, confidenceAt, corroborate, expireEntry, re
 const now = new Date('2026-03-01T12:00:00.000Z');
 const later = (days: number) => new Date(now.getTime() + days * 86_400_000);
 
-describe('the tier policy (seed 004)', () => {
+describe('the tier policy (req R-TIER)', () => {
   it('gives a short-term entry one id across sessions, so another session corroborates it (+0.15), and a retry does nothing', () => {
     const first = newTierItem('u1', 'short_term', { text: 'prefers tea', sessionId: 's-1', confidence: 0.6 }, now);
     expect(newTierItem('u1', 'short_term', { text: 'prefers tea', sessionId: 's-2' }, now).id).toBe(first.id);

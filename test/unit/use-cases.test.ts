@@ -246,7 +246,7 @@ describe('run reflection', () => {
     expect(deps.signalState.state('alice')).toMatchObject({ turnsSinceLastBatch: 0, lastBatchTurn: 10, pendingBatches: [] });
   });
 
-  it('keeps the model\'s assessment of the batch (seed 004 P3-M2) in the batch log', async () => {
+  it('keeps the model\'s assessment of the batch (req R-EVT-4) in the batch log', async () => {
     const { deps, job: j } = await setup(() => ({ ...beagle, assessment: { confidence: 0.7, caution: 0.35, sentiment: 0.5 } }));
     await runReflection(j, deps);
     expect(deps.batchLogs.logs.get('alice/batch-1-10')).toMatchObject({ status: 'completed', assessment: { confidence: 0.7, caution: 0.35, sentiment: 0.5 } });

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 
-/** The numbers of sleep-time compute (seed 001, seed 000 §6, seed 002 §12), per stage in one typed place. */
+/** The numbers of sleep-time compute (req R-SLP, req R-PRO-3, req R-ARC-1), per stage in one typed place. */
 export const SleepTimeConfigSchema = z.object({
   /** Nightly: how far back the selection and the reflection look. */
   nightlyLookbackHours: z.number().min(1).max(24 * 14).default(24),
@@ -17,7 +17,7 @@ export const SleepTimeConfigSchema = z.object({
    */
   maxNightlyChunks: z.number().int().min(1).max(20).default(5),
   /**
-   * Seed 001: ~10–30K tokens per agent per night. The most one nightly run may use, checked
+   * Req R-SLP-13: ~10–30K tokens per agent per night. The most one nightly run may use, checked
    * before its calls: as many chunks as fit at their worst (`nightlyCallCeiling`: the request
    * as sent with the most known memories, the tool-use prompt, and maxTokens of answer). The
    * chunks past it are left out like those past maxNightlyChunks, and the run logs `budget`.

@@ -1,5 +1,5 @@
 /**
- * Estimated model cost per call, so "under $1/day for all agents" (seed 001) is a query.
+ * Estimated model cost per call, so "under $1/day for all agents" (req R-SLP-14) is a query.
  * Published on-demand prices in us-east-1, USD per million tokens, as of 2026-11 (check
  * https://aws.amazon.com/bedrock/pricing/ before relying on them). Matched by the model id
  * with any cross-region prefix (`us.`, `eu.`, `global.`) removed; unknown ids cost null.

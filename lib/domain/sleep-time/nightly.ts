@@ -1,5 +1,5 @@
 /**
- * Nightly reflection (seed 001 phase 1): a deep pass over a user's messages of the last
+ * Nightly reflection (req R-SLP-1 to R-SLP-8): a deep pass over a user's messages of the last
  * day, looking for six kinds of finding, each tagged HIGH / MEDIUM / LOW, gated in code,
  * chunked by token budget and merged with deduplication.
  */
@@ -179,7 +179,7 @@ export function mergeFindings(findings: readonly Finding[]): Finding[] {
   return merged;
 }
 
-/** Seed 001's confidence gating plus each category's own evidence rule; null when stored. */
+/** Req R-SLP-2, R-SLP-3's confidence gating plus each category's own evidence rule; null when stored. */
 export function gateFinding(f: Finding): string | null {
   if (f.category === 'preference' && f.confidence !== 'HIGH') return 'preferences are stored only at HIGH confidence';
   if (f.confidence === 'LOW') return 'LOW confidence findings are not stored';

@@ -1,4 +1,4 @@
-/** The reflection log of seed 001 (its `reflection_log` table): one record per sleep-time run. */
+/** The reflection log of req R-SLP-7 (its `reflection_log` table): one record per sleep-time run. */
 import type { WeeklyOutput } from './weekly.js';
 
 export interface ReflectionRun {

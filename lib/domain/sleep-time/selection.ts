@@ -1,5 +1,5 @@
 /**
- * Who gets a sleep-time reflection (seed 001 phase 1): users with at least N messages in
+ * Who gets a sleep-time reflection (req R-SLP-1 to R-SLP-8): users with at least N messages in
  * the look-back window, from the activity index (users found by their activity markers of
  * the window's days — no scan — and counted by the per-day counts of their signal state),
  * minus those reflected within the window.

@@ -1,5 +1,5 @@
 /**
- * Self-assessment (seed 001 phase 3): calibration signals derived from the reflection log.
+ * Self-assessment (req R-SLP-10): calibration signals derived from the reflection log.
  */
 
 export interface AssessedRun {

@@ -1,5 +1,5 @@
 /**
- * Weekly reflection (seed 001 phase 2): a pass over the week's summaries — batch logs,
+ * Weekly reflection (req R-SLP-9): a pass over the week's summaries — batch logs,
  * nightly findings, idle and session summaries — never raw messages.
  */
 import * as z from 'zod';

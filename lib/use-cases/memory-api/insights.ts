@@ -1,10 +1,10 @@
-/** What the memory learned about sources and capabilities (seeds 002 §9 and 004 P3-M4). */
+/** What the memory learned about sources and capabilities (req R-SRC and 004 P3-M4). */
 import { normaliseDomain, reliabilityOf, type SourceReliability } from '../../domain/source-reliability.js';
 import { type CapabilityConfidence, capabilityConfidence, summariseEpisode } from '../../domain/episodes.js';
 import type { MemoryApiDeps } from './deps.js';
 
 /**
- * Seed 002 §9: how reliable these domains have been as sources — counts, success rate,
+ * Req R-SRC: how reliable these domains have been as sources — counts, success rate,
  * extraction quality, reliability and advice — from every user's reported outcomes. Domains
  * are normalised (lower case, no `www.`); one nobody reported gets the neutral prior.
  */
@@ -13,7 +13,7 @@ export async function sourceReliability(deps: MemoryApiDeps, domains: string): P
   return { sources: (await deps.sources.stats(wanted)).map(reliabilityOf) };
 }
 
-/** Seed 004 P3-M4: how well each capability has worked for this user, from their episodes (turns' and agent.events'). */
+/** Req R-EPI: how well each capability has worked for this user, from their episodes (turns' and agent.events'). */
 export async function capabilities(deps: MemoryApiDeps, userId: string): Promise<{ capabilities: CapabilityConfidence[] }> {
   const [entries, events] = await Promise.all([deps.turns.episodes(userId), deps.turns.eventEpisodes(userId)]);
   return {

@@ -1,4 +1,4 @@
-/** memory.search and memory.retrieve (seed 002 §6): ranking over the per-owner search indexes, the page's items read from their stores, and one item by id or path. */
+/** memory.search and memory.retrieve (req R-DOC-4): ranking over the per-owner search indexes, the page's items read from their stores, and one item by id or path. */
 import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem } from '../../domain/memory-item.js';
 import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex } from '../../domain/memory-search.js';
 import { COMPACT_AT, type SearchView, SegmentRetiredError } from '../search-index.js';
@@ -70,7 +70,7 @@ export async function search(
   return { results: page };
 }
 
-/** Seed 003's quality metrics: each summary an agent is given back counts as resurrected once more. */
+/** Req R-SUM-10's quality metrics: each summary an agent is given back counts as resurrected once more. */
 export async function countResurrections(deps: MemoryApiDeps, userId: string, items: ReadonlyArray<Pick<SearchResult, 'id' | 'kind'>>): Promise<void> {
   const ids = items.filter((i) => i.kind === 'reflection' && i.id.startsWith('reflection:')).map((i) => i.id.slice('reflection:'.length));
   if (ids.length > 0 && userId !== GLOBAL_USER) await deps.reflections.countResurrections(userId, ids);

@@ -1,4 +1,4 @@
-/** Reflections and their summaries (seeds 001 and 003): the run log, the self-assessment, summaries listed, edited, asked for and deleted, and how they fare. */
+/** Reflections and their summaries (req R-SLP, R-SUM): the run log, the self-assessment, summaries listed, edited, asked for and deleted, and how they fare. */
 import { summaryMessages } from '../../domain/memory-item.js';
 import { capSummaryText } from '../../domain/summary.js';
 import { MemoryApiError } from '../memory-api-error.js';
@@ -8,7 +8,7 @@ import { parseSignalState } from '../../domain/signal-accumulator.js';
 import { fnv1a32 } from '../../domain/stable-hash.js';
 import { type MemoryApiDeps, notFound } from './deps.js';
 
-/** How summaries fare (seed 003): deletions, resurrections, topics (lib/domain/reflection-quality.ts). */
+/** How summaries fare (req R-SUM-10): deletions, resurrections, topics (lib/domain/reflection-quality.ts). */
 export async function reflectionQualityOf(deps: MemoryApiDeps, userId: string) {
   return { quality: reflectionQuality(await deps.reflections.list(userId)) };
 }
@@ -28,7 +28,7 @@ export async function latestReflection(deps: MemoryApiDeps, userId: string) {
   return { run };
 }
 
-/** Seed 001 phase 3, plus the per-run points the console charts. */
+/** Req R-SLP-10, plus the per-run points the console charts. */
 export async function assessment(deps: MemoryApiDeps, userId: string, days: number) {
   const now = deps.clock.now();
   const runs = await deps.runs.list(userId, 'nightly', new Date(now.getTime() - days * 86_400_000).toISOString(), now.toISOString());
@@ -39,7 +39,7 @@ export async function assessment(deps: MemoryApiDeps, userId: string, days: numb
   return { days, assessment: computeSelfAssessment(runs), points };
 }
 
-/** Newest first; each with its turn pair (seed 003): the place after its last turn, the system and assistant messages. */
+/** Newest first; each with its turn pair (req R-SUM-5): the place after its last turn, the system and assistant messages. */
 export async function listSummaries(deps: MemoryApiDeps, userId: string, includeDeleted: boolean) {
   const summaries = (await deps.reflections.list(userId)).filter((s) => includeDeleted || !s.deleted).map((s) => ({ ...s, ...summaryMessages(s) }));
   return { summaries };
@@ -58,7 +58,7 @@ export async function editSummary(deps: MemoryApiDeps, actor: string, userId: st
 }
 
 /**
- * Seed 003's manual reflection: a summary now, with the caller's own instruction if given.
+ * Req R-SUM-9's manual reflection: a summary now, with the caller's own instruction if given.
  * It covers the turns since the user's last summary (as the idle rule would), or, when there
  * are none, the turns the last summary covered (summarised again, e.g. with another prompt);
  * it does not reset the idle rule's count. The job id is derived from its turns and prompt,
@@ -87,6 +87,6 @@ export async function requestSummary(deps: MemoryApiDeps, actor: string, userId:
 
 export async function deleteSummary(deps: MemoryApiDeps, actor: string, userId: string, id: string) {
   if (!(await deps.reflections.softDelete(userId, id))) throw notFound(`summary ${id}`);
-  await deps.audit.append([{ userId, itemId: `reflection:${id}`, action: 'reflection_delete', actor, at: deps.clock.now().toISOString(), reason: 'deleted by a person (seed 003: never shown again)' }]);
+  await deps.audit.append([{ userId, itemId: `reflection:${id}`, action: 'reflection_delete', actor, at: deps.clock.now().toISOString(), reason: 'deleted by a person (req R-SUM-6, R-SUM-7: never shown again)' }]);
   return { id, deleted: true };
 }

@@ -1,4 +1,4 @@
-/** Tiers with promotion and demotion (seed 004 P3-M1): entries written through the API (mem:…), listed per tier, deleted, promoted (to GLOBAL by an administrator) and demoted. */
+/** Tiers with promotion and demotion (req R-TIER): entries written through the API (mem:…), listed per tier, deleted, promoted (to GLOBAL by an administrator) and demoted. */
 import { GLOBAL_USER, isLive, type MemoryItem, mergeAttributes, type Tier } from '../../domain/memory-item.js';
 import { itemKey, SegmentedIndex } from '../../domain/memory-search.js';
 import type { IndexedItem } from '../../domain/search-segment.js';
@@ -24,7 +24,7 @@ export async function createTierEntry(deps: MemoryApiDeps, actor: string, userId
     await deps.audit.append([{ userId, itemId: fresh.id, action: 'create', actor, at: now.toISOString(), to: tier }]);
     return { item: reborn ? anew : res.item, created: true };
   }
-  // The same short-term entry from another session: seen again (seed 004's corroboration), maybe promoted.
+  // The same short-term entry from another session: seen again (req R-TIER-6's corroboration), maybe promoted.
   const seen = res.item.tier === tier && isLive(res.item, now) ? await corroborateEntry(deps.items, actor, userId, res.item.id, entry.sessionId, now) : null;
   return { item: seen ?? res.item, created: false };
 }
@@ -128,7 +128,7 @@ export async function promote(deps: MemoryApiDeps, actor: string, isAdmin: boole
   return { item };
 }
 
-/** USER → GLOBAL (seed 002 §10): an administrator shares a long-term item with every user. */
+/** USER → GLOBAL (req R-SCOPE-4): an administrator shares a long-term item with every user. */
 async function shareGlobally(deps: MemoryApiDeps, actor: string, isAdmin: boolean, userId: string, id: string, reason: string | undefined): Promise<MemoryItem> {
   if (!isAdmin) throw new MemoryApiError(403, 'only an administrator may promote an item to GLOBAL scope');
   const item = await updateItem(

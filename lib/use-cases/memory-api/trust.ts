@@ -1,4 +1,4 @@
-/** memory.save and scope trust (seed 002 §10): candidates committed only on an APPROVE validation, and a validation outcome moving the trust of the items a turn used. */
+/** memory.save and scope trust (req R-SCOPE): candidates committed only on an APPROVE validation, and a validation outcome moving the trust of the items a turn used. */
 import type { ValidationOutcome } from '../../../events/turn-saved.js';
 import { type MemoryItem, mergeAttributes } from '../../domain/memory-item.js';
 import { commitDecision } from '../../domain/memory-candidates.js';
@@ -33,7 +33,7 @@ export async function save(
   const committed: MemoryItem[] = [];
   for (const c of req.candidates) {
     const fresh = newTierItem(userId, 'long_term', { ...c, sessionId: req.sessionId, sourceTurns, clientId: undefined }, now, attributes);
-    // Seed 002 §10: a new document is NEW scope, which expires unless use earns it trust.
+    // Req R-SCOPE-1: a new document is NEW scope, which expires unless use earns it trust.
     const item: MemoryItem = { ...fresh, expiresAt: newScopeExpiry(now), path: `memory/long_term/${fresh.id}` };
     const res = await deps.items.create(item);
     if (res.created) await deps.audit.append([{ userId, itemId: item.id, action: 'commit', actor, at: now.toISOString(), to: 'long_term', reason: `turn ${req.turnId ?? '(none)'} validated APPROVE` }]);
@@ -42,7 +42,7 @@ export async function save(
   return { committed, discarded: 0 };
 }
 
-/** Seed 002 §10: the validation outcome of a turn that used these items moves their trust. */
+/** Req R-SCOPE-2: the validation outcome of a turn that used these items moves their trust. */
 export async function recordOutcome(
   deps: MemoryApiDeps,
   actor: string,

@@ -159,7 +159,7 @@ async function seedVictim(world: RecordingWorld): Promise<void> {
     [{ path: 'Facts/hint--batch-1-3.md', kind: 'fact', title: 'hint', category: 'Facts', confidence: 0.6, sourceTurns: [1], text: SECRET, meta: { staged_at: NOW }, body: SECRET, markdown: SECRET }],
     'batch-1-3',
   );
-  await world.reflections.write(
+  await world.summaries.write(
     summaryPair({ userId: VICTIM, id: 'summary-1-3', kind: 'idle-summary', trigger: 'idle', createdAt: NOW, sourceTurns: [1, 2, 3], prompt: DEFAULT_SUMMARY_PROMPT, text: `Summary: ${SECRET}.`, modelId: 'm', inputTokens: 1, outputTokens: 1, deleted: false }),
   );
   await world.items.create({ ...newTierItem(VICTIM, 'long_term', { text: `Saved: ${SECRET}`, clientId: 'victim-1' }, new Date(NOW)), path: 'memory/long_term/x' });
@@ -178,7 +178,7 @@ function victimState(world: RecordingWorld): string {
     pick(world.knowledge.knowledgeFiles),
     pick(world.knowledge.outputs),
     pick(world.batchLogs.logs),
-    pick(world.reflections.pairs),
+    pick(world.summaries.pairs),
     pick(world.items.items),
     world.audit.entries.filter((e) => e.userId === VICTIM),
     world.runs.runs.filter((r) => r.userId === VICTIM),
@@ -431,7 +431,7 @@ function reflectorDeps(w: RecordingWorld, model: ReflectionModel): ReflectorDeps
   };
   const summary: SummaryDeps = {
     turns: w.turns,
-    reflections: w.reflections,
+    summaries: w.summaries,
     settings: new MemorySettings(),
     costs: w.costs,
     model,
@@ -728,7 +728,7 @@ const apiDeps = (w: RecordingWorld): api.MemoryApiDeps => ({
   audit: w.audit,
   turns: w.turns,
   knowledge: w.knowledge,
-  reflections: w.reflections,
+  summaries: w.summaries,
   runs: w.runs,
   batchLogs: w.batchLogs,
   jobs: w.jobs,
@@ -751,7 +751,7 @@ async function seedAttackerForApi(w: RecordingWorld): Promise<string> {
     [{ path: 'Facts/reef--batch-1-3.md', kind: 'fact', title: 'reef', category: 'Facts', confidence: 0.6, sourceTurns: [1], text: 'reef tank', meta: { staged_at: NOW }, body: 'reef tank', markdown: 'reef tank' }],
     'batch-1-3',
   );
-  await w.reflections.write(
+  await w.summaries.write(
     summaryPair({ userId: ATTACKER, id: 'summary-1-3', kind: 'idle-summary', trigger: 'idle', createdAt: NOW, sourceTurns: [1, 2, 3], prompt: DEFAULT_SUMMARY_PROMPT, text: 'Reef tank talk.', modelId: 'm', inputTokens: 1, outputTokens: 1, deleted: false }),
   );
   const deps = apiDeps(w);
@@ -844,7 +844,7 @@ function apiCase(route: Route, o: FuzzOptions): fc.Arbitrary<ApiCase> {
           { weight: 3, arbitrary: fc.constant({ value: { ...sample.params }, kind: 'valid' as const, field: '' }) },
           {
             weight: 2,
-            arbitrary: fc.record({ field: fc.constantFrom(...paramFields), v: fc.oneof(pathLike(VICTIM), hostileString({ ...o, maxBytes: 0 }), fc.constantFrom('mem:0000', 'staged:Facts/reef--batch-1-3.md', 'reflection:summary-1-3', 'knowledge:Facts/secret.md')) }).map(({ field, v }) => ({
+            arbitrary: fc.record({ field: fc.constantFrom(...paramFields), v: fc.oneof(pathLike(VICTIM), hostileString({ ...o, maxBytes: 0 }), fc.constantFrom('mem:0000', 'staged:Facts/reef--batch-1-3.md', 'summary:summary-1-3', 'knowledge:Facts/secret.md')) }).map(({ field, v }) => ({
               value: { ...sample.params, [field]: v },
               kind: 'replace' as const,
               field,

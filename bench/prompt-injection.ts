@@ -440,7 +440,7 @@ async function checkAttackerLogs(a: Attack, mine: readonly string[]) {
     for (const p of capProblems(log)) a.failures.push(`${key}: ${p}`);
   }
   if (batchKeys.length === 0) a.failures.push('no batch of the attacker was logged (the attack never reached the reflector)');
-  const summaryKeys = mine.filter((k) => /\/reflections\/[^/]+\/assistant\.md$/.test(k));
+  const summaryKeys = mine.filter((k) => /\/summaries\/[^/]+\/assistant\.md$/.test(k));
   for (const key of summaryKeys) {
     const body = await text(key);
     if (body.length > MAX_SUMMARY_CHARS + 2_000) a.failures.push(`${key} holds ${body.length} chars, over the summary cap`);

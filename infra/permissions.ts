@@ -107,7 +107,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       'users/*/Knowledge/*': ['PutObject', 'DeleteObject'],
       // DeleteObject: a knowledge index version is retired once the next one is current (lib/adapters/knowledge-index.ts)
       'users/*/index/*': ['PutObject', 'DeleteObject'],
-      'users/*/reflections/*': ['PutObject'],
+      'users/*/summaries/*': ['PutObject'],
       'users/*/Logs/*': ['PutObject'],
       'users/*/episodes/*': ['PutObject'],
       'users/*/diary/*': ['PutObject'],
@@ -146,7 +146,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       // PutObject anywhere under a user's folder: an import restores every document of theirs
       // (lib/use-cases/user-archive.ts); PutObjectTagging: turn documents go back with their
       // `kind=turn` tag (a PUT that sets tags needs it: https://docs.aws.amazon.com/AmazonS3/latest/userguide/tagging-managing.html).
-      // Before imports: Knowledge/, Knowledge_staging/, index/ and reflections/ only.
+      // Before imports: Knowledge/, Knowledge_staging/, index/ and summaries/ only.
       'users/*': ['GetObject', 'PutObject', 'PutObjectTagging'],
       'users/*/Knowledge_staging/*': ['DeleteObject'],
       // DeleteObject: a knowledge index version is retired once the next one is current (lib/adapters/knowledge-index.ts)

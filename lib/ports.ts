@@ -18,7 +18,7 @@ import type { SignalState } from './domain/signal-accumulator.js';
 import type { StagedDocument } from './domain/staging.js';
 import type { SourceObservation, SourceStats } from './domain/source-reliability.js';
 import type { Edge, Entity, GraphLogEntry } from './domain/relation-graph.js';
-import type { MemoryItem, ReflectionRecordView, TurnIndexEntry } from './domain/memory-item.js';
+import type { MemoryItem, SummaryRecordView, TurnIndexEntry } from './domain/memory-item.js';
 import type { AuditEntry } from './domain/memory-tiers.js';
 import type { DiaryOverride, DiaryRecord } from './domain/diary.js';
 import type { CostEntry } from './domain/daily-cost.js';
@@ -263,20 +263,20 @@ export interface UserSettingsStore {
   update(userId: string, change: SettingsChange): Promise<UserSettings>;
 }
 
-export interface ReflectionStore {
+export interface SummaryStore {
   exists(userId: string, reflectionId: string): Promise<boolean>;
   /** Write both documents of the turn pair and its record (the record last: the commit marker). */
   write(pair: SummaryPair): Promise<void>;
   /** Soft delete (req R-SUM-7): deleted=true on the record and both documents; nothing is removed. */
   softDelete(userId: string, reflectionId: string): Promise<boolean>;
   /** The user's summaries (deleted ones included; callers filter), newest first. */
-  list(userId: string): Promise<ReflectionRecordView[]>;
+  list(userId: string): Promise<SummaryRecordView[]>;
   /** A person's edit of a live summary's text (the old text kept in its `edits`); null when there is none to edit, or it changed meanwhile. */
-  edit(userId: string, reflectionId: string, edit: { text: string; by: string; at: string; reason?: string | undefined }): Promise<ReflectionRecordView | null>;
+  edit(userId: string, reflectionId: string, edit: { text: string; by: string; at: string; reason?: string | undefined }): Promise<SummaryRecordView | null>;
   /** These summaries were returned to an agent once more (a deleted one is counted apart). */
   countResurrections(userId: string, reflectionIds: readonly string[]): Promise<void>;
   /** These summaries (deleted ones included), by id; an id that names none is left out. */
-  byIds(userId: string, reflectionIds: readonly string[]): Promise<ReflectionRecordView[]>;
+  byIds(userId: string, reflectionIds: readonly string[]): Promise<SummaryRecordView[]>;
 }
 
 /** Memory items written through the API (tier entries, saved memories), per user or GLOBAL. */
@@ -329,7 +329,7 @@ export interface MemoryCatalog {
 export interface MemoryCatalogSources {
   turns: Pick<TurnStore, 'turnIndex' | 'eventEpisodes'>;
   knowledge: Pick<KnowledgeStore, 'stagedRecords' | 'loadKnowledge'>;
-  reflections: Pick<ReflectionStore, 'byIds'>;
+  summaries: Pick<SummaryStore, 'byIds'>;
   items: Pick<MemoryItemStore, 'getMany'>;
   diary: Pick<DiaryStore, 'byIds'>;
 }

@@ -21,7 +21,7 @@ import { createLogger } from '../../lib/adapters/logger.js';
 import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
 import { DynamoAuditTrail, DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { DynamoReflectionLogStore } from '../../lib/adapters/reflection-log-store.js';
-import { S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';
+import { S3DynamoSummaryStore } from '../../lib/adapters/summary-store.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { SqsAgentEventPublisher } from '../../lib/adapters/sqs-turn-publisher.js';
@@ -43,11 +43,11 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs }: Pick<AwsClients, 'ddb' | 's3' | 
   const changes = new DynamoSearchChangeLog(ddb, table);
   const turns = new S3DynamoTurnStore(ddb, s3, table, bucket, changes);
   const knowledge = new KnowledgeRepository(ddb, s3, table, bucket, changes);
-  const reflections = new S3DynamoReflectionStore(ddb, s3, table, bucket, changes);
+  const summaries = new S3DynamoSummaryStore(ddb, s3, table, bucket, changes);
   const items = new DynamoMemoryItemStore(ddb, table, changes);
   const diary = new DynamoDiaryStore(ddb, table, changes);
   const stagedExpiryDays = parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays;
-  const catalog = new StoreMemoryCatalog({ turns, knowledge, reflections, items, diary, stagedExpiryDays });
+  const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries, items, diary, stagedExpiryDays });
   return {
     catalog,
     // Built once per container (apiDeps runs in the handler factory): the index stays warm between requests.
@@ -57,7 +57,7 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs }: Pick<AwsClients, 'ddb' | 's3' | 
     audit: new DynamoAuditTrail(ddb, table),
     turns,
     knowledge,
-    reflections,
+    summaries,
     runs: new DynamoReflectionLogStore(ddb, s3, table, bucket),
     batchLogs: new S3DynamoBatchLogStore(ddb, s3, table, bucket),
     sources: new DynamoSourceReliabilityStore(ddb, table, clock),

@@ -27,7 +27,7 @@ import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
 import { DynamoCostLedger } from '../../lib/adapters/dynamo-cost-ledger.js';
 import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings.js';
 import { DynamoReflectionLogStore, DynamoSummarySource } from '../../lib/adapters/reflection-log-store.js';
-import { S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';
+import { S3DynamoSummaryStore } from '../../lib/adapters/summary-store.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
 import { SqsRedelivery } from '../../lib/adapters/sqs-redelivery.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
@@ -59,13 +59,13 @@ function sharedStores(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: C
   const changes = new DynamoSearchChangeLog(ddb, table);
   const turns = new S3DynamoTurnStore(ddb, s3, table, bucket, changes);
   const knowledge = new KnowledgeRepository(ddb, s3, table, bucket, changes);
-  const reflections = new S3DynamoReflectionStore(ddb, s3, table, bucket, changes);
+  const summaries = new S3DynamoSummaryStore(ddb, s3, table, bucket, changes);
   const items = new DynamoMemoryItemStore(ddb, table, changes);
   const diary = new DynamoDiaryStore(ddb, table, changes);
-  const catalog = new StoreMemoryCatalog({ turns, knowledge, reflections, items, diary, stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays });
+  const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries, items, diary, stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays });
   const search = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock });
   const model = new BedrockConverseModel(bedrock, env.MODEL_ID);
-  return { changes, turns, knowledge, reflections, items, diary, search, model, costs: new DynamoCostLedger(ddb, table), graph: new DynamoGraphStore(ddb, table) };
+  return { changes, turns, knowledge, summaries, items, diary, search, model, costs: new DynamoCostLedger(ddb, table), graph: new DynamoGraphStore(ddb, table) };
 }
 type Stores = ReturnType<typeof sharedStores>;
 
@@ -88,10 +88,10 @@ function reflectionDeps(env: ReflectorEnv, { ddb, s3 }: Clients, stores: Stores,
   };
 }
 
-function summaryDeps(env: ReflectorEnv, { ddb }: Clients, { turns, reflections, costs, model }: Stores, clock: Clock, log: Log): SummaryDeps {
+function summaryDeps(env: ReflectorEnv, { ddb }: Clients, { turns, summaries, costs, model }: Stores, clock: Clock, log: Log): SummaryDeps {
   return {
     turns,
-    reflections,
+    summaries,
     costs,
     settings: new DynamoUserSettingsStore(ddb, env.TABLE_NAME),
     model,

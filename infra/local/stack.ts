@@ -438,11 +438,11 @@ async function replayLines(rt: Runtime, lines: readonly string[], { clock = fals
 /** The run's figures, counted from the table, the bucket, the queues and the sources. */
 async function summaryOf(rt: Runtime): Promise<Summary> {
   const listKeys = (prefix: string) => listAllKeys(rt.s3, rt.resources.bucketName, prefix);
-  const [turnItems, signalItems, batchItems, reflectionItems, runItems, rejectedKeys, userKeys, dlqDepths] = await Promise.all([
+  const [turnItems, signalItems, batchItems, summaryItems, runItems, rejectedKeys, userKeys, dlqDepths] = await Promise.all([
     scanAll(rt, 'begins_with(sk, :p)', { ':p': 'TURN#' }),
     scanAll(rt, 'sk = :s', { ':s': 'SIGNAL' }),
     scanAll(rt, 'begins_with(sk, :p)', { ':p': 'BATCH#' }),
-    scanAll(rt, 'begins_with(sk, :p)', { ':p': 'REFLECTION#' }),
+    scanAll(rt, 'begins_with(sk, :p)', { ':p': 'SUMMARY#' }),
     scanAll(rt, 'begins_with(sk, :p)', { ':p': 'RUN#' }),
     listKeys('rejected/'),
     listKeys('users/'),
@@ -465,7 +465,7 @@ async function summaryOf(rt: Runtime): Promise<Summary> {
     handlerErrors: Object.values(rt.sources).reduce((n, src) => n + src.stats.handlerErrors, 0) + rt.state.sweepErrors,
     modelCalls: rt.emulators.converse.requests.length,
     summaryJobs: sum('summariesTriggered'),
-    summaries: reflectionItems.length,
+    summaries: summaryItems.length,
     nightly: runItems.filter((r) => String(r.sk).startsWith('RUN#nightly#')).length,
     weekly: runItems.filter((r) => String(r.sk).startsWith('RUN#weekly#')).length,
     sweepsFired: rt.state.fired.length,

@@ -118,7 +118,7 @@ export class DynamoSummarySource implements SummarySource {
   }
 
   async summaries(userId: string, fromIso: string, toIso: string): Promise<Array<{ id: string; createdAt: string; text: string }>> {
-    return (await this.items(userId, keys.reflectionPrefix))
+    return (await this.items(userId, keys.summaryPrefix))
       .filter((i) => i.deleted !== true && String(i.createdAt) >= fromIso && String(i.createdAt) <= toIso)
       .map((i) => ({ id: String(i.id), createdAt: String(i.createdAt), text: String(i.text ?? '') }));
   }

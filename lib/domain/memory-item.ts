@@ -27,11 +27,11 @@ export type Status = z.infer<typeof StatusSchema>;
 export const ScopeSchema = z.enum(['new', 'user', 'global']);
 export type Scope = z.infer<typeof ScopeSchema>;
 
-export const KindSchema = z.enum(['turn', 'staged', 'knowledge', 'reflection', 'memory', 'episode', 'diary']);
+export const KindSchema = z.enum(['turn', 'staged', 'knowledge', 'summary', 'memory', 'episode', 'diary']);
 export type Kind = z.infer<typeof KindSchema>;
 
 export const MemoryItemSchema = z.object({
-  /** Unique per user: `turn:12`, `staged:Facts/x--b1.md`, `knowledge:Facts/x.md`, `reflection:summary-1-5`, `mem:…`, `episode:ev-…`, `diary:batch-1-5`. */
+  /** Unique per user: `turn:12`, `staged:Facts/x--b1.md`, `knowledge:Facts/x.md`, `summary:summary-1-5`, `mem:…`, `episode:ev-…`, `diary:batch-1-5`. */
   id: z.string(),
   kind: KindSchema,
   /** The owner; `GLOBAL` for items shared with every user. */
@@ -257,7 +257,7 @@ export function knowledgeItem(userId: string, d: KnowledgeDoc, attributes: Recor
   };
 }
 
-export interface ReflectionRecordView {
+export interface SummaryRecordView {
   userId: string;
   id: string;
   kind: string;
@@ -287,7 +287,7 @@ export interface SummaryEdit {
  * Req R-SUM-5: a summary is a turn pair in the conversation, after the last turn it covers — the
  * system message (its instruction) and the assistant's answer, marked as a reflection.
  */
-export function summaryMessages(r: Pick<ReflectionRecordView, 'prompt' | 'text' | 'sourceTurns'>) {
+export function summaryMessages(r: Pick<SummaryRecordView, 'prompt' | 'text' | 'sourceTurns'>) {
   return {
     afterTurn: r.sourceTurns.length > 0 ? Math.max(...r.sourceTurns) : 0,
     messages: [
@@ -297,13 +297,13 @@ export function summaryMessages(r: Pick<ReflectionRecordView, 'prompt' | 'text' 
   };
 }
 
-export function reflectionItem(r: ReflectionRecordView, attributes: Record<string, string>): MemoryItem {
+export function summaryItem(r: SummaryRecordView, attributes: Record<string, string>): MemoryItem {
   return {
     ...base,
-    id: `reflection:${r.id}`,
-    kind: 'reflection',
+    id: `summary:${r.id}`,
+    kind: 'summary',
     userId: r.userId,
-    path: `reflections/${r.id}`,
+    path: `summaries/${r.id}`,
     title: `summary ${r.id}`,
     text: r.text,
     primaryTopic: 'summary',
@@ -342,7 +342,7 @@ export function diaryItem(r: DiaryRecord): MemoryItem {
     text: r.text,
     primaryTopic: 'diary',
     keywords: [],
-    // `reflection_entry`, not `reflection`: kind `reflection` names the summaries.
+    // `reflection_entry`, not `reflection`: the batch reflector's entry, apart from the summaries (kind `summary`).
     contentTypes: ['diary', r.type === 'reflection' ? 'reflection_entry' : 'observation'],
     scope: 'user',
     quality: confidence,
@@ -365,8 +365,9 @@ export function itemIdForPath(path: string): string | null {
   if (m) return `turn:${Number(m[1])}`;
   if (p.startsWith('Knowledge_staging/')) return `staged:${p.slice('Knowledge_staging/'.length)}`;
   if (p.startsWith('Knowledge/')) return `knowledge:${p.slice('Knowledge/'.length)}`;
-  const r = /^reflections\/([^/]+)(?:\/.*)?$/.exec(p);
-  if (r) return `reflection:${r[1]}`;
+  // `reflections/ID`, the summaries' path before the rename, is still accepted.
+  const r = /^(?:summaries|reflections)\/([^/]+)(?:\/.*)?$/.exec(p);
+  if (r) return `summary:${r[1]}`;
   const diary = /^diary\/([^/]+?)(?:\.md)?$/.exec(p);
   if (diary) return `diary:${diary[1]}`;
   const ep = /^episodes\/(ev-[0-9a-f]{20})(?:\.md)?$/.exec(p);

@@ -35,7 +35,7 @@ export const episodeKey = (userId: string, turnId: number): string => `${userPre
 /** An agent.event's episode (its id starts `ev-`, so it never meets a turn's). */
 export const eventEpisodeKey = (userId: string, episodeId: string): string => `${userPrefix(userId)}episodes/${episodeId}.md`;
 /** A summary pair's two documents (lib/domain/summary.ts): the prompt it answered and the summary. */
-export const reflectionDocKey = (userId: string, id: string, role: 'system' | 'assistant'): string => `${userPrefix(userId)}reflections/${id}/${role}.md`;
+export const summaryDocKey = (userId: string, id: string, role: 'system' | 'assistant'): string => `${userPrefix(userId)}summaries/${id}/${role}.md`;
 /** Every batch's log, its model output (when too large for an item) and, under failed/, the logs of failed jobs. */
 export const batchLogPrefix = (userId: string): string => `${userPrefix(userId)}Logs/reflector/`;
 export const batchLogKey = (userId: string, batchId: string): string => `${batchLogPrefix(userId)}${batchId}.json`;
@@ -125,8 +125,8 @@ export const keys = {
   modelOutputSk: (jobId: string) => `MODELOUT#${jobId}`,
   stagedSk: (path: string) => `STAGED#${path}`,
   stagedPrefix: 'STAGED#',
-  reflectionSk: (id: string) => `REFLECTION#${id}`,
-  reflectionPrefix: 'REFLECTION#',
+  summarySk: (id: string) => `SUMMARY#${id}`,
+  summaryPrefix: 'SUMMARY#',
   /** Reflection log: runs sorted by start time… */
   runSk: (kind: string, startedAt: string, runId: string) => `RUN#${kind}#${startedAt}#${runId}`,
   /** …every run of every kind, and those of one kind. */

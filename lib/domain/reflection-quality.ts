@@ -4,7 +4,7 @@
  * memory.retrieve (high: useful) — and which topics they are about. A deleted summary must
  * never come back: `resurrectionsOfDeleted` counts every time one did, and must stay 0.
  */
-import type { ReflectionRecordView } from './memory-item.js';
+import type { SummaryRecordView } from './memory-item.js';
 import { contentWords } from './text.js';
 
 export interface ReflectionQuality {
@@ -26,7 +26,7 @@ export interface ReflectionQuality {
 
 const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 1000) / 1000);
 
-export function reflectionQuality(records: readonly ReflectionRecordView[], topicLimit = 10): ReflectionQuality {
+export function reflectionQuality(records: readonly SummaryRecordView[], topicLimit = 10): ReflectionQuality {
   const live = records.filter((r) => !r.deleted);
   const deleted = records.length - live.length;
   const resurrected = live.filter((r) => (r.resurrections ?? 0) > 0).length;

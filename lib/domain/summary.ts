@@ -8,7 +8,7 @@
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { assembleBatch } from './batch-assembly.js';
 import { renderFrontMatter } from './front-matter.js';
-import { reflectionDocKey } from './memory-paths.js';
+import { summaryDocKey } from './memory-paths.js';
 
 /** Summary settings (req R-SUM), per stage with per-user overrides. */
 export interface SummarySettings {
@@ -48,9 +48,9 @@ export interface SummaryPair {
 }
 
 const meta = (p: Omit<SummaryPair, 'system' | 'assistant'>, role: 'system' | 'assistant') => ({
-  type: 'reflection',
+  type: 'summary',
   role,
-  reflection_id: p.id,
+  summary_id: p.id,
   kind: p.kind,
   trigger: p.trigger,
   created_at: p.createdAt,
@@ -77,12 +77,12 @@ export function capSummaryText(text: string): string {
   return `${cut}${marker}`;
 }
 
-/** The two documents of the pair, under `users/{u}/reflections/{id}/`; the text capped (capSummaryText). */
+/** The two documents of the pair, under `users/{u}/summaries/{id}/`; the text capped (capSummaryText). */
 export function summaryPair(input: Omit<SummaryPair, 'system' | 'assistant'>): SummaryPair {
   const p = { ...input, text: capSummaryText(input.text) };
   return {
     ...p,
-    system: { key: reflectionDocKey(p.userId, p.id, 'system'), markdown: renderFrontMatter(meta(p, 'system'), p.prompt) },
-    assistant: { key: reflectionDocKey(p.userId, p.id, 'assistant'), markdown: renderFrontMatter(meta(p, 'assistant'), p.text) },
+    system: { key: summaryDocKey(p.userId, p.id, 'system'), markdown: renderFrontMatter(meta(p, 'system'), p.prompt) },
+    assistant: { key: summaryDocKey(p.userId, p.id, 'assistant'), markdown: renderFrontMatter(meta(p, 'assistant'), p.text) },
   };
 }

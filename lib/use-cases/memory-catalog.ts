@@ -1,4 +1,4 @@
-import { diaryItem, episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, reflectionItem, stagedItem, turnItem } from '../domain/memory-item.js';
+import { diaryItem, episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../domain/memory-item.js';
 import type { MemoryCatalog, MemoryCatalogSources } from '../ports.js';
 
 /**
@@ -17,25 +17,25 @@ export class StoreMemoryCatalog implements MemoryCatalog {
   ) {}
 
   async itemsById(userId: string, ids: readonly string[], hint: { sourceTurns?: readonly number[] } = {}): Promise<Map<string, MemoryItem>> {
-    const { turns, knowledge, reflections, items, diary, stagedExpiryDays } = this.stores;
+    const { turns, knowledge, summaries, items, diary, stagedExpiryDays } = this.stores;
     const of = (prefix: string) => ids.filter((id) => id.startsWith(prefix)).map((id) => id.slice(prefix.length));
     const owned = userId !== GLOBAL_USER;
     // The turns asked for, and those the caller says the items cite: one read, not two in a row.
     const asked = new Set(of('turn:').map(Number).filter(Number.isInteger));
     const turnIds = [...new Set([...asked, ...(hint.sourceTurns ?? [])])];
     const knowledgeIds = new Set(of('knowledge:'));
-    const [index, episodes, staged, docs, summaries, mems, entries] = await Promise.all([
+    const [index, episodes, staged, docs, summaryRecords, mems, entries] = await Promise.all([
       owned && turnIds.length > 0 ? turns.turnIndex(userId, turnIds) : Promise.resolve([]),
       owned && of('episode:').length > 0 ? turns.eventEpisodes(userId, of('episode:')) : Promise.resolve([]),
       owned && of('staged:').length > 0 ? knowledge.stagedRecords(userId, of('staged:')) : Promise.resolve([]),
       owned && knowledgeIds.size > 0 ? knowledge.loadKnowledge(userId) : Promise.resolve([]),
-      owned && of('reflection:').length > 0 ? reflections.byIds(userId, of('reflection:')) : Promise.resolve([]),
+      owned && of('summary:').length > 0 ? summaries.byIds(userId, of('summary:')) : Promise.resolve([]),
       of('mem:').length > 0 ? items.getMany(userId, ids.filter((id) => id.startsWith('mem:'))) : Promise.resolve([]),
       owned && of('diary:').length > 0 ? diary.byIds(userId, of('diary:')) : Promise.resolve([]),
     ]);
     const found = docs.filter((d) => knowledgeIds.has(d.id));
     const read = new Set(turnIds);
-    const cited = [...staged, ...found, ...summaries, ...mems.filter((m) => Object.keys(m.attributes).length === 0)].flatMap((x) => x.sourceTurns).filter((t) => !read.has(t));
+    const cited = [...staged, ...found, ...summaryRecords, ...mems.filter((m) => Object.keys(m.attributes).length === 0)].flatMap((x) => x.sourceTurns).filter((t) => !read.has(t));
     const byTurn = new Map([...index, ...(owned && cited.length > 0 ? await turns.turnIndex(userId, cited) : [])].map((t) => [t.turnId, t.attributes]));
     const attrs = (sourceTurns: readonly number[]) => mergeAttributes(sourceTurns, (t) => byTurn.get(t));
     const all = [
@@ -43,7 +43,7 @@ export class StoreMemoryCatalog implements MemoryCatalog {
       ...episodes.map(episodeItem),
       ...staged.filter((r) => r.status !== 'promoted').map((r) => stagedItem(userId, r, stagedExpiryDays, attrs(r.sourceTurns))),
       ...found.map((d) => knowledgeItem(userId, d, attrs(d.sourceTurns))),
-      ...summaries.map((r) => reflectionItem(r, attrs(r.sourceTurns))),
+      ...summaryRecords.map((r) => summaryItem(r, attrs(r.sourceTurns))),
       ...mems.map((i) => ({ ...i, attributes: Object.keys(i.attributes).length > 0 ? i.attributes : attrs(i.sourceTurns) })),
       ...entries.map(diaryItem),
     ];

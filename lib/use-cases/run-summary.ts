@@ -7,11 +7,11 @@ import type { ReflectionJob } from '../../events/reflection-job.js';
 import { type SummarySettings, summaryContext, summaryPair } from '../domain/summary.js';
 import { CUT_AT_BUDGET, callWithBudgetRetry, unusableStop } from './model-call.js';
 import { costEntry, type JobUsage, usageOf } from './job-cost.js';
-import { type Clock, type CostLedger, type Log, type ReflectionModel, type ReflectionStore, type TurnStore, UnusableModelOutputError, type UserSettingsStore } from '../ports.js';
+import { type Clock, type CostLedger, type Log, type ReflectionModel, type SummaryStore, type TurnStore, UnusableModelOutputError, type UserSettingsStore } from '../ports.js';
 
 export interface SummaryDeps {
   turns: TurnStore;
-  reflections: ReflectionStore;
+  summaries: SummaryStore;
   /** What the summary's model call cost, recorded before the summary (its commit marker). */
   costs: CostLedger;
   settings: UserSettingsStore;
@@ -33,7 +33,7 @@ export type SummaryOutcome =
 export const SUMMARY_KINDS = new Set<ReflectionJob['kind']>(['idle-summary', 'session-close', 'manual']);
 
 export async function runSummary(job: ReflectionJob, deps: SummaryDeps): Promise<SummaryOutcome> {
-  if (await deps.reflections.exists(job.userId, job.jobId)) return { status: 'already_done', reason: `summary ${job.jobId} exists` };
+  if (await deps.summaries.exists(job.userId, job.jobId)) return { status: 'already_done', reason: `summary ${job.jobId} exists` };
   const { idleMinutes: _, ...own } = await deps.settings.get(job.userId);
   // A manual job's prompt is the instruction this once; the user's or the stage's otherwise.
   const settings = { ...deps.defaults, ...own, ...(job.prompt ? { prompt: job.prompt } : {}) };
@@ -75,7 +75,7 @@ export async function runSummary(job: ReflectionJob, deps: SummaryDeps): Promise
   });
   const usage = usageOf(answer.usage);
   await deps.costs.record(costEntry(job, usage, job.requestedAt));
-  await deps.reflections.write(pair);
+  await deps.summaries.write(pair);
   deps.log.info('summary written', {
     userId: job.userId,
     id: job.jobId,

@@ -42,7 +42,7 @@ import type {
   ModelRequest,
   ModelResponse,
   ReflectionModel,
-  ReflectionStore,
+  SummaryStore,
   RejectedEvent,
   RejectedEventLog,
   SummaryRequest,
@@ -571,7 +571,7 @@ export function ingestDeps() {
   };
 }
 
-export class MemoryReflectionStore implements ReflectionStore {
+export class MemorySummaryStore implements SummaryStore {
   readonly pairs = new Map<string, SummaryPair>();
   async exists(userId: string, id: string) {
     return this.pairs.has(`${userId}/${id}`);

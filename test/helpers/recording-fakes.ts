@@ -14,7 +14,7 @@ import type { SourceObservation } from '../../lib/domain/source-reliability.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { EventEpisode } from '../../lib/domain/episodes.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
-import { episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, reflectionItem, stagedItem, turnItem } from '../../lib/domain/memory-item.js';
+import { episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../../lib/domain/memory-item.js';
 import {
   batchFailureKey,
   batchLogKey,
@@ -54,7 +54,7 @@ import {
   MemoryForgetLog, MemorySettings,
   MemoryEventPublisher,
   MemoryKnowledgeStore,
-  MemoryReflectionStore,
+  MemorySummaryStore,
   MemoryRejectedLog,
   MemoryRunLog,
   MemorySignalStateStore,
@@ -357,29 +357,29 @@ export class RecordingBatchLogStore extends MemoryBatchLogStore implements Batch
   }
 }
 
-export class RecordingReflectionStore extends MemoryReflectionStore {
+export class RecordingSummaryStore extends MemorySummaryStore {
   constructor(private readonly log: WriteLog) {
     super();
   }
   override async write(pair: SummaryPair) {
-    this.log.add('reflections', pair.userId, pair.system.key);
-    this.log.add('reflections', pair.userId, pair.assistant.key);
+    this.log.add('summaries', pair.userId, pair.system.key);
+    this.log.add('summaries', pair.userId, pair.assistant.key);
     const { system, assistant, ...record } = pair;
-    this.log.addItem('reflections', pair.userId, ddbKey(pair.userId, keys.reflectionSk(pair.id)), { ...record, systemKey: system.key, assistantKey: assistant.key });
+    this.log.addItem('summaries', pair.userId, ddbKey(pair.userId, keys.summarySk(pair.id)), { ...record, systemKey: system.key, assistantKey: assistant.key });
     return super.write(pair);
   }
   override async edit(userId: string, id: string, edit: { text: string; by: string; at: string; reason?: string | undefined }) {
-    this.log.add('reflections.edit', userId, ddbKey(userId, keys.reflectionSk(id)));
+    this.log.add('summaries.edit', userId, ddbKey(userId, keys.summarySk(id)));
     return super.edit(userId, id, edit);
   }
   override async countResurrections(userId: string, ids: readonly string[]) {
-    for (const id of ids) this.log.add('reflections.countResurrections', userId, ddbKey(userId, keys.reflectionSk(id)));
+    for (const id of ids) this.log.add('summaries.countResurrections', userId, ddbKey(userId, keys.summarySk(id)));
     return super.countResurrections(userId, ids);
   }
   override async softDelete(userId: string, id: string) {
-    this.log.add('reflections.softDelete', userId, ddbKey(userId, keys.reflectionSk(id)));
+    this.log.add('summaries.softDelete', userId, ddbKey(userId, keys.summarySk(id)));
     const pair = this.pairs.get(`${userId}/${id}`);
-    if (pair) for (const k of [pair.system.key, pair.assistant.key]) this.log.add('reflections.softDelete', userId, k);
+    if (pair) for (const k of [pair.system.key, pair.assistant.key]) this.log.add('summaries.softDelete', userId, k);
     return super.softDelete(userId, id);
   }
 }
@@ -448,7 +448,7 @@ export class RecordingAudit implements AuditTrail {
 /** The read model over the fakes, composed as StoreMemoryCatalog (lib/use-cases/memory-catalog.ts) composes the stores. */
 export class FakeCatalog implements MemoryCatalog {
   constructor(
-    private readonly stores: { turns: RecordingTurnStore; knowledge: RecordingKnowledgeStore; reflections: RecordingReflectionStore; items: RecordingMemoryItems; stagedExpiryDays: number },
+    private readonly stores: { turns: RecordingTurnStore; knowledge: RecordingKnowledgeStore; summaries: RecordingSummaryStore; items: RecordingMemoryItems; stagedExpiryDays: number },
   ) {}
   /** The in-memory world has nothing to save: every item, then those asked for. */
   async itemsById(userId: string, ids: readonly string[]): Promise<Map<string, MemoryItem>> {
@@ -457,7 +457,7 @@ export class FakeCatalog implements MemoryCatalog {
   }
 
   async items(userId: string): Promise<MemoryItem[]> {
-    const { turns, knowledge, reflections, items, stagedExpiryDays } = this.stores;
+    const { turns, knowledge, summaries, items, stagedExpiryDays } = this.stores;
     const index = turns.allTurnIndex(userId);
     const byTurn = new Map(index.map((t) => [t.turnId, t.attributes]));
     const attrs = (sourceTurns: readonly number[]) => mergeAttributes(sourceTurns, (t) => byTurn.get(t));
@@ -467,7 +467,7 @@ export class FakeCatalog implements MemoryCatalog {
       ...(await turns.eventEpisodes(userId)).map(episodeItem),
       ...(await knowledge.listStaged(userId)).filter((r) => r.status !== 'promoted').map((r) => stagedItem(userId, r, stagedExpiryDays, attrs(r.sourceTurns))),
       ...docs.map((d) => knowledgeItem(userId, d, attrs(d.sourceTurns))),
-      ...(await reflections.list(userId)).map((r) => reflectionItem(r, attrs(r.sourceTurns))),
+      ...(await summaries.list(userId)).map((r) => summaryItem(r, attrs(r.sourceTurns))),
       ...(await items.list(userId)),
       ...(userId === GLOBAL_USER ? [] : await items.list(GLOBAL_USER)),
     ];
@@ -494,10 +494,10 @@ export function recordingWorld() {
   const writes = new WriteLog();
   const turns = new RecordingTurnStore(writes);
   const knowledge = new RecordingKnowledgeStore(writes);
-  const reflections = new RecordingReflectionStore(writes);
+  const summaries = new RecordingSummaryStore(writes);
   const audit = new RecordingAudit(writes);
   const items = new RecordingMemoryItems(writes, audit);
-  const catalog = new FakeCatalog({ turns, knowledge, reflections, items, stagedExpiryDays: 14 });
+  const catalog = new FakeCatalog({ turns, knowledge, summaries, items, stagedExpiryDays: 14 });
   return {
     writes,
     turns,
@@ -515,7 +515,7 @@ export function recordingWorld() {
     graph: new RecordingGraphStore(writes),
     knowledge,
     batchLogs: new RecordingBatchLogStore(writes),
-    reflections,
+    summaries,
     runs: new RecordingRunLog(writes),
     expiryLog: new RecordingExpiryLog(writes),
     items,

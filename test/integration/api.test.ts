@@ -136,11 +136,11 @@ describe('summaries on demand (req R-SUM-9 manual reflection)', () => {
     // The pair's system part is the instruction the model was given: the caller's.
     const bucket = bucketReader(stack.info);
     try {
-      expect(await bucket.text(`users/${USER}/reflections/${first.body.jobId}/system.md`)).toContain(prompt);
+      expect(await bucket.text(`users/${USER}/summaries/${first.body.jobId}/system.md`)).toContain(prompt);
     } finally {
       bucket.destroy();
     }
-    const audit = (await call('GET', `${u()}/memory/audit?itemId=${encodeURIComponent(`reflection:${first.body.jobId}`)}`)).body.entries;
+    const audit = (await call('GET', `${u()}/memory/audit?itemId=${encodeURIComponent(`summary:${first.body.jobId}`)}`)).body.entries;
     expect(audit[0]).toMatchObject({ action: 'summary_request' });
     expect((await call('POST', `${u()}/summaries`, { body: { prompt: '' } })).status).toBe(400);
     expect((await call('POST', `${u()}/summaries`, { body: { reflect: 'yes' } })).body.error.fields[0].path).toBe('body.reflect');
@@ -177,11 +177,11 @@ describe('summaries as turn pairs (issue 20 item 10)', () => {
     ]);
     const edited = await call('POST', `${u()}/summaries/${encodeURIComponent(first.id)}`, { body: { text: 'Caroline and Melanie talked about a support group.', reason: 'shorter' } });
     expect(edited.body.summary).toMatchObject({ text: 'Caroline and Melanie talked about a support group.', edits: [{ by: 'local-admin', previous: first.text, reason: 'shorter' }] });
-    const item = (await call('POST', `${u()}/memory/retrieve`, { body: { id: `reflection:${first.id}` } })).body.item;
+    const item = (await call('POST', `${u()}/memory/retrieve`, { body: { id: `summary:${first.id}` } })).body.item;
     expect(item).toMatchObject({ text: 'Caroline and Melanie talked about a support group.', pair: { afterTurn: first.afterTurn, messages: [{ role: 'system' }, { role: 'assistant', text: 'Caroline and Melanie talked about a support group.' }] } });
     const bucket = bucketReader(stack.info);
     try {
-      expect(await bucket.text(`users/${USER}/reflections/${first.id}/assistant.md`)).toMatch(/edited: 1[\s\S]*Caroline and Melanie talked about a support group\./);
+      expect(await bucket.text(`users/${USER}/summaries/${first.id}/assistant.md`)).toMatch(/edited: 1[\s\S]*Caroline and Melanie talked about a support group\./);
     } finally {
       bucket.destroy();
     }
@@ -195,7 +195,7 @@ describe('summaries: soft-deleted items never come back', () => {
     const { summaries } = (await call('GET', `${u()}/summaries`)).body;
     expect(summaries.length).toBeGreaterThan(0);
     const victim = summaries[0];
-    const id = `reflection:${victim.id}`;
+    const id = `summary:${victim.id}`;
     const query = victim.text.split(/\s+/).slice(0, 12).join(' ');
     const quality = async () => (await call('GET', `${u()}/reflections/quality`)).body.quality;
     const start = await quality();
@@ -203,7 +203,7 @@ describe('summaries: soft-deleted items never come back', () => {
     expect(before.map((r) => r.id)).toContain(id);
     // Req R-SUM-10's quality metrics: a summary returned to an agent is resurrected once more.
     const found = await quality();
-    expect(found.resurrections).toBe(start.resurrections + before.filter((r) => r.kind === 'reflection').length);
+    expect(found.resurrections).toBe(start.resurrections + before.filter((r) => r.kind === 'summary').length);
     expect(found.resurrected).toBeGreaterThanOrEqual(1);
     expect(found.topics.length).toBeGreaterThan(0);
 
@@ -211,12 +211,12 @@ describe('summaries: soft-deleted items never come back', () => {
     const after = (await call('POST', `${u()}/memory/search`, { body: { query, limit: 50 } })).body.results as Result[];
     expect(after.map((r) => r.id)).not.toContain(id);
     expect((await call('POST', `${u()}/memory/retrieve`, { body: { id } })).status).toBe(404);
-    expect((await call('GET', `${u()}/memory/tiers/long_term?kind=reflection`)).body.items.map((i: Result) => i.id)).not.toContain(id);
+    expect((await call('GET', `${u()}/memory/tiers/long_term?kind=summary`)).body.items.map((i: Result) => i.id)).not.toContain(id);
     expect((await call('GET', `${u()}/summaries`)).body.summaries.map((s: Result) => s.id)).not.toContain(victim.id);
     const kept = (await call('GET', `${u()}/summaries?includeDeleted=true`)).body.summaries.find((s: Result) => s.id === victim.id);
     expect(kept).toMatchObject({ deleted: true });
     const audit = (await call('GET', `${u()}/memory/audit?itemId=${encodeURIComponent(id)}`)).body.entries;
-    expect(audit[0]).toMatchObject({ action: 'reflection_delete', actor: 'local-admin' });
+    expect(audit[0]).toMatchObject({ action: 'summary_delete', actor: 'local-admin' });
     // Deleted, counted as such, and never given back since.
     expect(await quality()).toMatchObject({ deleted: start.deleted + 1, resurrectionsOfDeleted: 0 });
   });

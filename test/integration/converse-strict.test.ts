@@ -26,7 +26,7 @@ import { MemoryCostLedger,
   ingestDeps,
   MemoryGraphStore,
   MemoryKnowledgeStore,
-  MemoryReflectionStore,
+  MemorySummaryStore,
   MemoryRunLog,
   MemorySettings,
   MemorySummarySource,
@@ -70,7 +70,7 @@ async function everyRequest(model: BedrockConverseModel) {
   const weekly = await runWeekly(job('weekly', 'weekly-1', []), sleep);
   const summary = await runSummary(job('idle-summary', 'summary-1-10', turns.map((t) => t.turnId)), {
     ...common,
-    reflections: new MemoryReflectionStore(),
+    summaries: new MemorySummaryStore(),
     costs: new MemoryCostLedger(),
     settings: new MemorySettings(),
     defaults: defaultSummarySettings,

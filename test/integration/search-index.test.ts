@@ -16,7 +16,7 @@ import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
-import { S3DynamoReflectionStore } from '../../lib/adapters/reflection-store.js';
+import { S3DynamoSummaryStore } from '../../lib/adapters/summary-store.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/use-cases/search-index.js';
@@ -55,7 +55,7 @@ function reflectorIndex(): LiveSearchIndex {
   const catalog = new StoreMemoryCatalog({
     turns,
     knowledge: new KnowledgeRepository(ddb, s3, table, bucket, changes),
-    reflections: new S3DynamoReflectionStore(ddb, s3, table, bucket, changes),
+    summaries: new S3DynamoSummaryStore(ddb, s3, table, bucket, changes),
     items: new DynamoMemoryItemStore(ddb, table, changes),
     diary: new DynamoDiaryStore(ddb, table, changes),
     stagedExpiryDays: 14,

@@ -136,10 +136,10 @@ describe('signals and ingestion on the local emulators', () => {
     const asked = stack.emulators.converse.requests.flatMap((r) => r.messages?.flatMap((m) => m.content.map((c) => c.text ?? '')) ?? []).filter((t) => t.includes('[Turn 1, ') && t.includes('I adopted a beagle named Rex.'));
     expect(asked.filter((t) => t.startsWith('## Why now\nThe user reached a milestone.') && t.includes("The agent's note (milestone): first pet"))).toHaveLength(1);
     expect(ctl.deferred).toEqual([]);
-    const closing = await bucket.text('users/ctl-user/reflections/summary-1-2/assistant.md');
+    const closing = await bucket.text('users/ctl-user/summaries/summary-1-2/assistant.md');
     expect(closing).toMatch(/kind: session-close\n[\s\S]*trigger: session_closed/);
     expect(closing).toContain('beagle');
-    expect(await bucket.text('users/ctl-user/reflections/summary-1-2/system.md')).toContain('Write a concise summary of the current context.');
+    expect(await bucket.text('users/ctl-user/summaries/summary-1-2/system.md')).toContain('Write a concise summary of the current context.');
     const activity = new DynamoSignalStateStore(documentClient, stack.info.tableName);
     expect(await activity.activeUsers(['2026-02-06'])).toEqual(
       expect.arrayContaining([{ userId: 'quiet-user', activity: { '2026-02-06': 5 } }, { userId: 'ctl-user', activity: { '2026-02-06': 2 } }]),
@@ -147,8 +147,8 @@ describe('signals and ingestion on the local emulators', () => {
     // Req R-SIG-6's session-close hook: the turns no batch had taken are reflected on, and the session summarised.
     const closed = JSON.parse(await bucket.text('users/close-user/Logs/reflector/batch-1-2.json'));
     expect(closed).toMatchObject({ kind: 'batch', trigger: 'session_closed', status: 'completed', turns_reviewed: [1, 2] });
-    expect(await bucket.text('users/close-user/reflections/summary-1-2/assistant.md')).toMatch(/kind: session-close\n[\s\S]*trigger: session_closed/);
-    expect(await bucket.text('users/quiet-user/reflections/summary-1-5/assistant.md')).toMatch(/kind: idle-summary\n[\s\S]*Turns 1–5/);
+    expect(await bucket.text('users/close-user/summaries/summary-1-2/assistant.md')).toMatch(/kind: session-close\n[\s\S]*trigger: session_closed/);
+    expect(await bucket.text('users/quiet-user/summaries/summary-1-5/assistant.md')).toMatch(/kind: idle-summary\n[\s\S]*Turns 1–5/);
   });
 
   it('a correction that recurs in three batches is promoted into the fact it corrects (issue 20 item 2)', async () => {
@@ -200,10 +200,10 @@ describe('signals and ingestion on the local emulators', () => {
     await stack.waitUntilDrained();
     const signal = await documentClient.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk('patient-user'), sk: keys.signalSk } }));
     const lastSeenAt = Date.parse(String(signal.Item?.state?.lastSeenAt));
-    const record = await documentClient.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk('patient-user'), sk: keys.reflectionSk('summary-1-5') } }));
+    const record = await documentClient.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk('patient-user'), sk: keys.summarySk('summary-1-5') } }));
     // The stage's 5 minutes run out in 1 s here (speed 300); the user's 20 minutes in 4 s.
     expect(Date.parse(String(record.Item?.createdAt)) - lastSeenAt).toBeGreaterThanOrEqual((20 * 60_000) / 300 - 1000);
-    expect(await bucket.text('users/patient-user/reflections/summary-1-5/system.md')).toContain('Name the next step the user wants.');
+    expect(await bucket.text('users/patient-user/summaries/summary-1-5/system.md')).toContain('Name the next step the user wants.');
   });
 
   it('a malformed record is kept with its field, counted in a metric, and does not sink its batch', async () => {

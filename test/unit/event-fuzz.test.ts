@@ -35,7 +35,7 @@ const byName = (name: string): FuzzTarget => {
 describe('the checks the fuzzing relies on', () => {
   it('keyStaysUnder refuses keys that leave the prefix however they are read', () => {
     expect(keyStaysUnder('users/u/Knowledge/Facts/x.md', 'users/u/')).toBe(true);
-    expect(keyStaysUnder('users/u/reflections/../system.md', 'users/u/')).toBe(true);
+    expect(keyStaysUnder('users/u/summaries/../system.md', 'users/u/')).toBe(true);
     for (const bad of ['users/u/../v/x', 'users/u/Knowledge/../../v/x', 'users/u\\..\\..\\v\\x', 'users/v/x', 'users/u/', 'users/u/x\u0000', 'users/u/./../../x', '/users/u/x'])
       expect(keyStaysUnder(bad, 'users/u/'), bad).toBe(false);
   });
@@ -62,7 +62,7 @@ describe('the checks the fuzzing relies on', () => {
     log.add('c', VICTIM, `users/${VICTIM}/x`);
     log.add('d', ATTACKER, `users/${ATTACKER}/Knowledge_staging/../../${VICTIM}/x`);
     log.add('e', ATTACKER, `USER#${VICTIM}|TURN#1`);
-    log.addItem('f', ATTACKER, `USER#${ATTACKER}|REFLECTION#x`, { text: 'x'.repeat(410 * 1024) });
+    log.addItem('f', ATTACKER, `USER#${ATTACKER}|SUMMARY#x`, { text: 'x'.repeat(410 * 1024) });
     log.add('g', null, 'rejected/../users/x');
     expect(log.problems(new Set([ATTACKER])).map((p) => p.split(':')[0])).toEqual(['c', 'd', 'e', 'f', 'g']);
   });

@@ -1,9 +1,9 @@
 /** Req R-SUM-10's reflection quality metrics (issue 20 item 9): deletions, resurrections, topics. */
 import { describe, expect, it } from 'vitest';
-import type { ReflectionRecordView } from '../../lib/domain/memory-item.js';
+import type { SummaryRecordView } from '../../lib/domain/memory-item.js';
 import { reflectionQuality } from '../../lib/domain/reflection-quality.js';
 
-const summary = (id: string, text: string, extra: Partial<ReflectionRecordView> = {}): ReflectionRecordView => ({
+const summary = (id: string, text: string, extra: Partial<SummaryRecordView> = {}): SummaryRecordView => ({
   userId: 'u', id, kind: 'idle-summary', createdAt: '2026-02-06T14:00:00Z', sourceTurns: [1], text, deleted: false, ...extra,
 });
 

@@ -6,7 +6,7 @@ import { summarizeOffline } from '../../lib/offline-model/rule-reflector.js';
 import { ModelUnavailableError, UnusableModelOutputError } from '../../lib/ports.js';
 import { recordFailedAttempt } from '../../lib/use-cases/run-reflection.js';
 import { runSummary } from '../../lib/use-cases/run-summary.js';
-import { MemoryCostLedger, fixedClock, MemoryBatchLogStore, MemoryReflectionStore, MemorySettings, MemoryTurnStore, RecordingLog, ScriptedModel, stopped, turn } from '../helpers/fakes.js';
+import { MemoryCostLedger, fixedClock, MemoryBatchLogStore, MemorySummaryStore, MemorySettings, MemoryTurnStore, RecordingLog, ScriptedModel, stopped, turn } from '../helpers/fakes.js';
 
 const job = (kind: ReflectionJob['kind'] = 'idle-summary'): ReflectionJob => ({
   type: 'reflection.job', version: 1, jobId: 'summary-1-3', userId: 'alice', kind, trigger: 'idle', urgency: 0, turnIds: [1, 2, 3], requestedAt: '2026-02-06T14:30:00Z',
@@ -18,7 +18,7 @@ async function setup() {
   const model = new ScriptedModel(() => ({}), (req) => `Summary of ${req.system.split('[Turn ').length - 1} turns.`);
   const deps = {
     turns,
-    reflections: new MemoryReflectionStore(),
+    summaries: new MemorySummaryStore(),
     costs: new MemoryCostLedger(),
     settings: new MemorySettings(),
     model,
@@ -37,23 +37,23 @@ describe('summaries after inactivity (req R-SUM)', () => {
     const out = await runSummary(job(), deps);
     expect(out).toMatchObject({ status: 'written', text: 'Summary of 3 turns.', sourceTurns: [1, 2, 3] });
     expect(model.summaries[0]).toMatchObject({ prompt: DEFAULT_SUMMARY_PROMPT, maxTokens: 2000 });
-    const pair = deps.reflections.pairs.get('alice/summary-1-3');
-    expect(pair?.system.key).toBe('users/alice/reflections/summary-1-3/system.md');
+    const pair = deps.summaries.pairs.get('alice/summary-1-3');
+    expect(pair?.system.key).toBe('users/alice/summaries/summary-1-3/system.md');
     expect(parseFrontMatter(pair?.system.markdown ?? '')).toMatchObject({ meta: { role: 'system', deleted: false, source_turns: [1, 2, 3] }, body: `${DEFAULT_SUMMARY_PROMPT}\n` });
-    expect(parseFrontMatter(pair?.assistant.markdown ?? '')).toMatchObject({ meta: { role: 'assistant', reflection_id: 'summary-1-3' }, body: 'Summary of 3 turns.\n' });
+    expect(parseFrontMatter(pair?.assistant.markdown ?? '')).toMatchObject({ meta: { role: 'assistant', summary_id: 'summary-1-3' }, body: 'Summary of 3 turns.\n' });
   });
 
   it('dates the summary by its input time, the job\'s request, however late a delivery writes it (issue 20 item 14)', async () => {
     const { deps } = await setup();
     await runSummary({ ...job(), requestedAt: '2026-02-01T09:00:00.000Z' }, { ...deps, clock: fixedClock('2026-02-09T10:00:00.000Z') });
-    expect(deps.reflections.pairs.get('alice/summary-1-3')?.createdAt).toBe('2026-02-01T09:00:00.000Z');
+    expect(deps.summaries.pairs.get('alice/summary-1-3')?.createdAt).toBe('2026-02-01T09:00:00.000Z');
   });
 
   it('retries an empty answer when the job will be delivered again; writes it on the last delivery', async () => {
     const { deps } = await setup();
     const silent = new ScriptedModel(() => ({}), () => '');
     await expect(runSummary(job(), { ...deps, model: silent, retryUnusableOutput: true })).rejects.toBeInstanceOf(UnusableModelOutputError);
-    expect(deps.reflections.pairs.size).toBe(0);
+    expect(deps.summaries.pairs.size).toBe(0);
     expect((await runSummary(job(), { ...deps, model: silent })).status).toBe('written');
   });
 
@@ -71,7 +71,7 @@ describe('summaries after inactivity (req R-SUM)', () => {
     const { deps } = await setup();
     const cut = new ScriptedModel(() => ({}), () => stopped('max_tokens', 'Turns 1–3: the user adop'));
     await expect(runSummary(job(), { ...deps, model: cut, retryUnusableOutput: true })).rejects.toThrow(/cut at its output budget of 2000 tokens, and again at 4000/);
-    expect(deps.reflections.pairs.size).toBe(0);
+    expect(deps.summaries.pairs.size).toBe(0);
     const out = await runSummary(job(), { ...deps, model: cut });
     expect(out).toMatchObject({ status: 'written', text: "Turns 1–3: the user adop… [summary cut at the model's output budget]" });
   });

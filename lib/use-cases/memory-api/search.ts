@@ -72,8 +72,8 @@ export async function search(
 
 /** Req R-SUM-10's quality metrics: each summary an agent is given back counts as resurrected once more. */
 export async function countResurrections(deps: MemoryApiDeps, userId: string, items: ReadonlyArray<Pick<SearchResult, 'id' | 'kind'>>): Promise<void> {
-  const ids = items.filter((i) => i.kind === 'reflection' && i.id.startsWith('reflection:')).map((i) => i.id.slice('reflection:'.length));
-  if (ids.length > 0 && userId !== GLOBAL_USER) await deps.reflections.countResurrections(userId, ids);
+  const ids = items.filter((i) => i.kind === 'summary' && i.id.startsWith('summary:')).map((i) => i.id.slice('summary:'.length));
+  if (ids.length > 0 && userId !== GLOBAL_USER) await deps.summaries.countResurrections(userId, ids);
 }
 
 /**
@@ -134,7 +134,7 @@ export async function findItem(deps: MemoryApiDeps, userId: string, id: string):
 
 export async function retrieve(deps: MemoryApiDeps, userId: string, req: { id?: string | undefined; path?: string | undefined }): Promise<{ item: MemoryItem }> {
   const id = req.id ?? (req.path !== undefined ? itemIdForPath(req.path) : null);
-  if (!id) throw new MemoryApiError(400, `path: ${JSON.stringify(req.path)} names no memory item (turns/N, Knowledge/…, Knowledge_staging/…, reflections/ID, memory/mem:…)`);
+  if (!id) throw new MemoryApiError(400, `path: ${JSON.stringify(req.path)} names no memory item (turns/N, Knowledge/…, Knowledge_staging/…, summaries/ID, memory/mem:…)`);
   const item = await findItem(deps, userId, id);
   if (!item) throw notFound(`memory item ${id}`);
   await countResurrections(deps, userId, [item]);

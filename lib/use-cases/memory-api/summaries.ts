@@ -10,7 +10,7 @@ import { type MemoryApiDeps, notFound } from './deps.js';
 
 /** How summaries fare (req R-SUM-10): deletions, resurrections, topics (lib/domain/reflection-quality.ts). */
 export async function reflectionQualityOf(deps: MemoryApiDeps, userId: string) {
-  return { quality: reflectionQuality(await deps.reflections.list(userId)) };
+  return { quality: reflectionQuality(await deps.summaries.list(userId)) };
 }
 
 export async function reflectionLog(deps: MemoryApiDeps, userId: string, limit: number) {
@@ -41,19 +41,19 @@ export async function assessment(deps: MemoryApiDeps, userId: string, days: numb
 
 /** Newest first; each with its turn pair (req R-SUM-5): the place after its last turn, the system and assistant messages. */
 export async function listSummaries(deps: MemoryApiDeps, userId: string, includeDeleted: boolean) {
-  const summaries = (await deps.reflections.list(userId)).filter((s) => includeDeleted || !s.deleted).map((s) => ({ ...s, ...summaryMessages(s) }));
+  const summaries = (await deps.summaries.list(userId)).filter((s) => includeDeleted || !s.deleted).map((s) => ({ ...s, ...summaryMessages(s) }));
   return { summaries };
 }
 
 /** A person corrects a summary's text (POST …/summaries/{id}); the old text stays in its record, the change in the audit trail. */
 export async function editSummary(deps: MemoryApiDeps, actor: string, userId: string, id: string, req: { text: string; reason?: string | undefined }) {
   const at = deps.clock.now().toISOString();
-  const edited = await deps.reflections.edit(userId, id, { text: capSummaryText(req.text), by: actor, at, reason: req.reason });
+  const edited = await deps.summaries.edit(userId, id, { text: capSummaryText(req.text), by: actor, at, reason: req.reason });
   if (!edited) {
-    if (await deps.reflections.exists(userId, id)) throw new MemoryApiError(409, `summary ${id} is deleted, or was edited at the same time: read it again`);
+    if (await deps.summaries.exists(userId, id)) throw new MemoryApiError(409, `summary ${id} is deleted, or was edited at the same time: read it again`);
     throw notFound(`summary ${id}`);
   }
-  await deps.audit.append([{ userId, itemId: `reflection:${id}`, action: 'summary_edit', actor, at, ...(req.reason ? { reason: req.reason } : {}) }]);
+  await deps.audit.append([{ userId, itemId: `summary:${id}`, action: 'summary_edit', actor, at, ...(req.reason ? { reason: req.reason } : {}) }]);
   return { summary: { ...edited, ...summaryMessages(edited) } };
 }
 
@@ -70,7 +70,7 @@ export async function editSummary(deps: MemoryApiDeps, actor: string, userId: st
  */
 export async function requestSummary(deps: MemoryApiDeps, actor: string, userId: string, req: { prompt?: string | undefined; reflect?: boolean | undefined }) {
   const { state } = parseSignalState((await deps.signalState.load(userId)).raw);
-  const turnIds = state.summaryTurnIds.length > 0 ? state.summaryTurnIds : ((await deps.reflections.list(userId)).find((s) => !s.deleted)?.sourceTurns ?? []);
+  const turnIds = state.summaryTurnIds.length > 0 ? state.summaryTurnIds : ((await deps.summaries.list(userId)).find((s) => !s.deleted)?.sourceTurns ?? []);
   if (turnIds.length === 0) throw new MemoryApiError(409, `user ${userId} has no turns to summarise yet`);
   const prompt = req.prompt?.trim() || undefined;
   const jobId = `manual-${turnIds[0]}-${turnIds.at(-1)}-${fnv1a32(prompt ?? '').toString(16).padStart(8, '0')}`;
@@ -80,13 +80,13 @@ export async function requestSummary(deps: MemoryApiDeps, actor: string, userId:
     await deps.events.publish([{ type: 'agent.event', version: 1, userId, timestamp: requestedAt, trigger: 'user_request', detail: prompt ?? `reflection asked for by ${actor} through the API` }]);
   }
   await deps.audit.append([
-    { userId, itemId: `reflection:${jobId}`, action: 'summary_request', actor, at: requestedAt, reason: `${prompt ? 'manual summary with its own prompt' : 'manual summary'}${req.reflect ? ', and a batch reflection' : ''}` },
+    { userId, itemId: `summary:${jobId}`, action: 'summary_request', actor, at: requestedAt, reason: `${prompt ? 'manual summary with its own prompt' : 'manual summary'}${req.reflect ? ', and a batch reflection' : ''}` },
   ]);
   return { jobId, turnIds: [...turnIds], ...(req.reflect ? { reflect: true } : {}) };
 }
 
 export async function deleteSummary(deps: MemoryApiDeps, actor: string, userId: string, id: string) {
-  if (!(await deps.reflections.softDelete(userId, id))) throw notFound(`summary ${id}`);
-  await deps.audit.append([{ userId, itemId: `reflection:${id}`, action: 'reflection_delete', actor, at: deps.clock.now().toISOString(), reason: 'deleted by a person (req R-SUM-6, R-SUM-7: never shown again)' }]);
+  if (!(await deps.summaries.softDelete(userId, id))) throw notFound(`summary ${id}`);
+  await deps.audit.append([{ userId, itemId: `summary:${id}`, action: 'summary_delete', actor, at: deps.clock.now().toISOString(), reason: 'deleted by a person (req R-SUM-6, R-SUM-7: never shown again)' }]);
   return { id, deleted: true };
 }

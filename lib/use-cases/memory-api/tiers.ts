@@ -85,13 +85,13 @@ export async function updateItem(deps: MemoryApiDeps, userId: string, id: string
 }
 
 export async function deleteTierEntry(deps: MemoryApiDeps, actor: string, userId: string, tier: Tier, id: string): Promise<{ item: MemoryItem }> {
-  if (id.startsWith('reflection:')) {
+  if (id.startsWith('summary:')) {
     const summary = await findItem(deps, userId, id);
     if (!summary) throw notFound(`memory item ${id}`);
-    await deleteSummary(deps, actor, userId, id.slice('reflection:'.length));
+    await deleteSummary(deps, actor, userId, id.slice('summary:'.length));
     return { item: { ...summary, deleted: true } };
   }
-  if (!id.startsWith('mem:')) throw new MemoryApiError(409, `${id}: only API-written items (mem:…) and summaries (reflection:…) are deleted here; discard staged items through review`);
+  if (!id.startsWith('mem:')) throw new MemoryApiError(409, `${id}: only API-written items (mem:…) and summaries (summary:…) are deleted here; discard staged items through review`);
   const item = await updateItem(
     deps,
     userId,

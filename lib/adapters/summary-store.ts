@@ -2,9 +2,9 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { parseFrontMatter, renderFrontMatter } from '../domain/front-matter.js';
 import { keys } from '../domain/memory-paths.js';
-import type { ReflectionRecordView, SummaryEdit } from '../domain/memory-item.js';
+import type { SummaryRecordView, SummaryEdit } from '../domain/memory-item.js';
 import type { SummaryPair } from '../domain/summary.js';
-import type { ReflectionStore } from '../ports.js';
+import type { SummaryStore } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 import type { DynamoSearchChangeLog } from './search-index-store.js';
 import { putOnce } from './dynamo-put-once.js';
@@ -12,10 +12,10 @@ import { batchGetAll, queryAll } from './dynamo-query.js';
 import { getText } from './s3-objects.js';
 
 /**
- * Summary turn pairs: two markdown documents in S3 (`users/{u}/reflections/{id}/`) and one
- * record in DynamoDB (`REFLECTION#{id}`), written last as the commit marker.
+ * Summary turn pairs: two markdown documents in S3 (`users/{u}/summaries/{id}/`) and one
+ * record in DynamoDB (`SUMMARY#{id}`), written last as the commit marker.
  */
-export class S3DynamoReflectionStore implements ReflectionStore {
+export class S3DynamoSummaryStore implements SummaryStore {
   constructor(
     private readonly ddb: DynamoDBDocumentClient,
     private readonly s3: S3Client,
@@ -27,7 +27,7 @@ export class S3DynamoReflectionStore implements ReflectionStore {
 
   async exists(userId: string, id: string): Promise<boolean> {
     const res = await this.ddb.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.reflectionSk(id) }, ConsistentRead: true, ProjectionExpression: 'pk' }),
+      new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.summarySk(id) }, ConsistentRead: true, ProjectionExpression: 'pk' }),
     );
     return res.Item !== undefined;
   }
@@ -39,27 +39,27 @@ export class S3DynamoReflectionStore implements ReflectionStore {
     const { system, assistant, ...record } = pair;
     await putOnce(this.ddb, this.tableName, {
       pk: keys.userPk(pair.userId),
-      sk: keys.reflectionSk(pair.id),
-      type: 'reflection',
+      sk: keys.summarySk(pair.id),
+      type: 'summary',
       ...record,
       systemKey: system.key,
       assistantKey: assistant.key,
     });
-    await this.changes.mark(pair.userId, [`reflection:${pair.id}`]);
+    await this.changes.mark(pair.userId, [`summary:${pair.id}`]);
   }
 
-  async list(userId: string): Promise<ReflectionRecordView[]> {
+  async list(userId: string): Promise<SummaryRecordView[]> {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.reflectionPrefix },
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.summaryPrefix },
     });
     return items.map((i) => toView(userId, i)).sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
   }
 
   /** These summaries by id (a BatchGetItem per 100, consistent). */
-  async byIds(userId: string, ids: readonly string[]): Promise<ReflectionRecordView[]> {
-    const items = await batchGetAll(this.ddb, this.tableName, [...new Set(ids)].map((id) => ({ pk: keys.userPk(userId), sk: keys.reflectionSk(id) })), { consistent: true });
+  async byIds(userId: string, ids: readonly string[]): Promise<SummaryRecordView[]> {
+    const items = await batchGetAll(this.ddb, this.tableName, [...new Set(ids)].map((id) => ({ pk: keys.userPk(userId), sk: keys.summarySk(id) })), { consistent: true });
     return items.map((i) => toView(userId, i));
   }
 
@@ -71,7 +71,7 @@ export class S3DynamoReflectionStore implements ReflectionStore {
   async countResurrections(userId: string, ids: readonly string[]): Promise<void> {
     await Promise.all(
       [...new Set(ids)].map(async (id) => {
-        const key = { pk: keys.userPk(userId), sk: keys.reflectionSk(id) };
+        const key = { pk: keys.userPk(userId), sk: keys.summarySk(id) };
         const add = (counter: string, condition: string) =>
           this.ddb.send(new UpdateCommand({ TableName: this.tableName, Key: key, UpdateExpression: `ADD ${counter} :one`, ConditionExpression: condition, ExpressionAttributeValues: { ':one': 1, ':t': true } }));
         try {
@@ -93,8 +93,8 @@ export class S3DynamoReflectionStore implements ReflectionStore {
    * one conditional UpdateItem (a deleted or missing summary is refused); then the assistant
    * document is rewritten from the record. Null when there is no live summary by that id.
    */
-  async edit(userId: string, id: string, edit: { text: string; by: string; at: string; reason?: string | undefined }): Promise<ReflectionRecordView | null> {
-    const key = { pk: keys.userPk(userId), sk: keys.reflectionSk(id) };
+  async edit(userId: string, id: string, edit: { text: string; by: string; at: string; reason?: string | undefined }): Promise<SummaryRecordView | null> {
+    const key = { pk: keys.userPk(userId), sk: keys.summarySk(id) };
     const current = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
     if (!current.Item || current.Item.deleted === true) return null;
     const entry = { at: edit.at, by: edit.by, previous: String(current.Item.text ?? ''), ...(edit.reason ? { reason: edit.reason } : {}) };
@@ -121,7 +121,7 @@ export class S3DynamoReflectionStore implements ReflectionStore {
       const edits = (item.edits as unknown[] | undefined)?.length ?? 0;
       await this.rewriteDocument(item.assistantKey, (meta) => ({ meta: { ...meta, edited: edits }, body: edit.text }));
     }
-    await this.changes.mark(userId, [`reflection:${id}`]);
+    await this.changes.mark(userId, [`summary:${id}`]);
     return toView(userId, item ?? {});
   }
 
@@ -131,7 +131,7 @@ export class S3DynamoReflectionStore implements ReflectionStore {
       const res = await this.ddb.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk: keys.userPk(userId), sk: keys.reflectionSk(id) },
+          Key: { pk: keys.userPk(userId), sk: keys.summarySk(id) },
           UpdateExpression: 'SET deleted = :t',
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeValues: { ':t': true },
@@ -143,7 +143,7 @@ export class S3DynamoReflectionStore implements ReflectionStore {
       if (isConditionalCheckFailure(error)) return false;
       throw error;
     }
-    await this.changes.mark(userId, [`reflection:${id}`]);
+    await this.changes.mark(userId, [`summary:${id}`]);
     for (const key of [item?.systemKey, item?.assistantKey]) {
       if (typeof key === 'string') await this.rewriteDocument(key, (meta, body) => ({ meta: { ...meta, deleted: true }, body }));
     }
@@ -158,7 +158,7 @@ export class S3DynamoReflectionStore implements ReflectionStore {
   }
 }
 
-const toView = (userId: string, i: Record<string, unknown>): ReflectionRecordView => ({
+const toView = (userId: string, i: Record<string, unknown>): SummaryRecordView => ({
   userId,
   id: String(i.id),
   kind: String(i.kind ?? ''),

@@ -11,7 +11,7 @@ import type { AgentEvent } from '../events/agent-event.js';
 import type { KnowledgeDoc } from './domain/knowledge.js';
 import type { EventEpisode } from './domain/episodes.js';
 import type { StagedRecord } from './domain/promotion.js';
-import type { ReflectionRun } from './domain/sleep-time/reflection-log.js';
+import type { SleepTimeRun } from './domain/sleep-time/run-log.js';
 import type { SummaryPair } from './domain/summary.js';
 import type { BatchLog, ModelUsage } from './domain/batch-log.js';
 import type { SignalState } from './domain/signal-accumulator.js';
@@ -346,13 +346,13 @@ export interface ActivityIndex {
   activeUsers(days: readonly string[]): Promise<Array<{ userId: string; activity: Record<string, number> }>>;
 }
 
-export interface ReflectionLogStore {
+export interface SleepTimeLogStore {
   exists(userId: string, runId: string): Promise<boolean>;
   /** Record a run (the record is its commit marker), with an optional markdown document for people. */
-  put(run: ReflectionRun, document?: string): Promise<void>;
+  put(run: SleepTimeRun, document?: string): Promise<void>;
   /** Runs of one kind whose start lies in [fromIso, toIso], oldest first. */
-  list(userId: string, kind: ReflectionRun['kind'], fromIso: string, toIso: string): Promise<ReflectionRun[]>;
-  latest(userId: string, kind: ReflectionRun['kind']): Promise<ReflectionRun | null>;
+  list(userId: string, kind: SleepTimeRun['kind'], fromIso: string, toIso: string): Promise<SleepTimeRun[]>;
+  latest(userId: string, kind: SleepTimeRun['kind']): Promise<SleepTimeRun | null>;
 }
 
 /** What the weekly reflection reads instead of raw messages. */

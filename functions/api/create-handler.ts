@@ -20,7 +20,7 @@ import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js'
 import { createLogger } from '../../lib/adapters/logger.js';
 import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
 import { DynamoAuditTrail, DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
-import { DynamoReflectionLogStore } from '../../lib/adapters/reflection-log-store.js';
+import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
 import { S3DynamoSummaryStore } from '../../lib/adapters/summary-store.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
@@ -58,7 +58,7 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs }: Pick<AwsClients, 'ddb' | 's3' | 
     turns,
     knowledge,
     summaries,
-    runs: new DynamoReflectionLogStore(ddb, s3, table, bucket),
+    runs: new DynamoSleepTimeLogStore(ddb, s3, table, bucket),
     batchLogs: new S3DynamoBatchLogStore(ddb, s3, table, bucket),
     sources: new DynamoSourceReliabilityStore(ddb, table, clock),
     graph: new DynamoGraphStore(ddb, table),

@@ -26,7 +26,7 @@ import { createLogger } from '../../lib/adapters/logger.js';
 import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
 import { DynamoCostLedger } from '../../lib/adapters/dynamo-cost-ledger.js';
 import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings.js';
-import { DynamoReflectionLogStore, DynamoSummarySource } from '../../lib/adapters/reflection-log-store.js';
+import { DynamoSleepTimeLogStore, DynamoSummarySource } from '../../lib/adapters/sleep-time-log-store.js';
 import { S3DynamoSummaryStore } from '../../lib/adapters/summary-store.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
 import { SqsRedelivery } from '../../lib/adapters/sqs-redelivery.js';
@@ -108,7 +108,7 @@ function sleepTimeDeps(env: ReflectorEnv, { ddb, s3 }: Clients, { turns, knowled
   return {
     turns,
     knowledge,
-    runs: new DynamoReflectionLogStore(ddb, s3, table, bucket),
+    runs: new DynamoSleepTimeLogStore(ddb, s3, table, bucket),
     summaries: new DynamoSummarySource(ddb, s3, table, bucket),
     graph,
     items,

@@ -18,7 +18,7 @@ import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { createLogger } from '../../lib/adapters/logger.js';
 import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
-import { DynamoReflectionLogStore, S3ExpiryLog } from '../../lib/adapters/reflection-log-store.js';
+import { DynamoSleepTimeLogStore, S3ExpiryLog } from '../../lib/adapters/sleep-time-log-store.js';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { Clock } from '../../lib/ports.js';
@@ -43,7 +43,7 @@ export function createSweepHandler(env: SweepEnv, clients: Pick<AwsClients, 'ddb
   const changes = new DynamoSearchChangeLog(ddb, env.TABLE_NAME);
   const deps: SweepDeps = {
     activity: new DynamoSignalStateStore(ddb, env.TABLE_NAME, clock),
-    runs: new DynamoReflectionLogStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME),
+    runs: new DynamoSleepTimeLogStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME),
     turns: new S3DynamoTurnStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
     jobs: new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL),
     knowledge: new KnowledgeRepository(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),

@@ -7,7 +7,7 @@
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { ModelUsage } from '../domain/batch-log.js';
 import type { CostEntry } from '../domain/daily-cost.js';
-import type { ReflectionRun } from '../domain/sleep-time/reflection-log.js';
+import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
 import { costOf } from './model-call.js';
 
 export interface JobUsage {
@@ -50,6 +50,6 @@ export function usageOf(usage: Omit<ModelUsage, 'reused'> & { reused?: boolean }
 }
 
 /** A sleep-time run's usage (its tokens and cost are summed over its calls already); null when it asked no model. */
-export function runUsage(run: Pick<ReflectionRun, 'model' | 'tokens' | 'estimatedCostUsd'>): JobUsage | null {
+export function runUsage(run: Pick<SleepTimeRun, 'model' | 'tokens' | 'estimatedCostUsd'>): JobUsage | null {
   return run.model === null ? null : { modelId: run.model, inputTokens: run.tokens.input, outputTokens: run.tokens.output, costUsd: run.estimatedCostUsd };
 }

@@ -33,17 +33,17 @@ import {
   pickWithinBudget,
   type TurnChunk,
 } from '../domain/sleep-time/nightly.js';
-import type { ReflectionRun } from '../domain/sleep-time/reflection-log.js';
+import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
 import { computeSelfAssessment, type SelfAssessment } from '../domain/sleep-time/self-assessment.js';
 import { WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, WeeklyOutputSchema, weeklyPrompt } from '../domain/sleep-time/weekly.js';
 import { topKeywords } from '../domain/text.js';
 import { costEntry, runUsage } from './job-cost.js';
-import { type Clock, type CostLedger, type GraphStore, type KnowledgeEntry, type KnowledgeStore, type Log, type MemoryItemStore, type ModelResponse, type ReflectionLogStore, type ReflectionModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import { type Clock, type CostLedger, type GraphStore, type KnowledgeEntry, type KnowledgeStore, type Log, type MemoryItemStore, type ModelResponse, type SleepTimeLogStore, type ReflectionModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
 export interface SleepTimeDeps {
   turns: TurnStore;
   knowledge: KnowledgeStore;
-  runs: ReflectionLogStore;
+  runs: SleepTimeLogStore;
   summaries: SummarySource;
   model: ReflectionModel;
   clock: Clock;
@@ -60,12 +60,12 @@ export interface SleepTimeDeps {
 }
 
 /** The run's model cost into the ledger, when it asked the model. */
-async function recordCost(job: ReflectionJob, run: ReflectionRun, deps: Pick<SleepTimeDeps, 'costs'>): Promise<void> {
+async function recordCost(job: ReflectionJob, run: SleepTimeRun, deps: Pick<SleepTimeDeps, 'costs'>): Promise<void> {
   const usage = runUsage(run);
   if (usage) await deps.costs.record(costEntry(job, usage, job.requestedAt));
 }
 
-export type SleepTimeOutcome = { status: 'completed'; run: ReflectionRun } | { status: 'already_done'; reason: string };
+export type SleepTimeOutcome = { status: 'completed'; run: SleepTimeRun } | { status: 'already_done'; reason: string };
 
 /** Findings this similar to a Knowledge document are already known (as the batch dedup gate). */
 const KNOWN_SIMILARITY = 0.8;
@@ -100,7 +100,7 @@ async function callCached<T>(
   return { ...fresh, reused: false, ...judged };
 }
 
-function emptyRun(job: ReflectionJob, kind: ReflectionRun['kind'], from: string): ReflectionRun {
+function emptyRun(job: ReflectionJob, kind: SleepTimeRun['kind'], from: string): SleepTimeRun {
   return {
     runId: job.jobId,
     userId: job.userId,
@@ -131,7 +131,7 @@ function emptyRun(job: ReflectionJob, kind: ReflectionRun['kind'], from: string)
  * recorded counts too: that delivery paid for it and logged nothing, so the run's log counts
  * each answer once, whichever delivery completes it.
  */
-function addUsage(run: ReflectionRun, part: string, r: ModelResponse): void {
+function addUsage(run: SleepTimeRun, part: string, r: ModelResponse): void {
   if (r.usage.stopReason) run.stopReasons = { ...run.stopReasons, [part]: r.usage.stopReason };
   run.tokens.input += r.usage.inputTokens;
   run.tokens.output += r.usage.outputTokens;
@@ -149,7 +149,7 @@ function addUsage(run: ReflectionRun, part: string, r: ModelResponse): void {
  * The day's chunks a run reflects on (at most `maxNightlyChunks`, spread over the day) and,
  * in the run, what they hold and what was left out.
  */
-function chooseChunks(turns: readonly TurnSaved[], config: SleepTimeConfig, run: ReflectionRun): Array<{ index: number; chunk: TurnChunk }> {
+function chooseChunks(turns: readonly TurnSaved[], config: SleepTimeConfig, run: SleepTimeRun): Array<{ index: number; chunk: TurnChunk }> {
   const all = chunkTurnGroups(turns, config.chunkTokens);
   const schema = modelSchemaOf(NightlyOutputSchema);
   const ceilings = all.map((c) => nightlyCallCeiling(c.text, schema, config.maxTokens));
@@ -179,7 +179,7 @@ async function reflectChunks(
   deps: SleepTimeDeps,
   kept: ReadonlyArray<{ index: number; chunk: TurnChunk }>,
   memories: ReadonlyArray<{ path: string; summary: string }>,
-  run: ReflectionRun,
+  run: SleepTimeRun,
 ): Promise<Finding[]> {
   const settled = await Promise.allSettled(
     kept.map(({ index, chunk }) =>
@@ -218,7 +218,7 @@ async function reflectChunks(
  * Gate the merged findings and store those that pass and are new as Knowledge; returns the
  * Knowledge facts found already known, which the run verifies as of its schedule time.
  */
-async function storeFindings(job: ReflectionJob, deps: SleepTimeDeps, merged: readonly Finding[], knowledge: DocumentIndex<KnowledgeDoc>, run: ReflectionRun) {
+async function storeFindings(job: ReflectionJob, deps: SleepTimeDeps, merged: readonly Finding[], knowledge: DocumentIndex<KnowledgeDoc>, run: SleepTimeRun) {
   const seen = new Map<string, { at: string; by: string }>();
   const stored: KnowledgeEntry[] = [];
   for (const f of merged) {
@@ -385,7 +385,7 @@ function safeJson(text: string): unknown {
 }
 
 /** Req R-SLP-10: the user's self-assessment over the nightly runs of the last `days` days. */
-export async function selfAssessment(userId: string, runs: ReflectionLogStore, now: Date, days = 30): Promise<SelfAssessment> {
+export async function selfAssessment(userId: string, runs: SleepTimeLogStore, now: Date, days = 30): Promise<SelfAssessment> {
   const history = await runs.list(userId, 'nightly', new Date(now.getTime() - days * 86_400_000).toISOString(), now.toISOString());
   return computeSelfAssessment(history);
 }

@@ -6,12 +6,12 @@
 import type { ReflectionJob } from '../../events/reflection-job.js';
 import type { SleepTimeConfig } from '../domain/sleep-time/config.js';
 import { selectUsers, windowDays } from '../domain/sleep-time/selection.js';
-import type { ActivityIndex, ExpiryLog, JobQueue, KnowledgeStore, Log, MemoryItemStore, ReflectionLogStore, TurnStore } from '../ports.js';
+import type { ActivityIndex, ExpiryLog, JobQueue, KnowledgeStore, Log, MemoryItemStore, SleepTimeLogStore, TurnStore } from '../ports.js';
 import { expireTierEntries } from './tier-policy.js';
 
 export interface SweepDeps {
   activity: ActivityIndex;
-  runs: ReflectionLogStore;
+  runs: SleepTimeLogStore;
   turns: TurnStore;
   jobs: JobQueue;
   knowledge: KnowledgeStore;

@@ -17,7 +17,7 @@ import { turnIndexEntry } from '../../lib/domain/turn-document.js';
 import { batchFailureKey, batchLogKey, diaryKey, episodeKey, eventEpisodeKey, keys } from '../../lib/domain/memory-paths.js';
 import type { IdleCheck } from '../../events/idle-check.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
-import type { ReflectionRun } from '../../lib/domain/sleep-time/reflection-log.js';
+import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { CostEntry } from '../../lib/domain/daily-cost.js';
 import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
 import type { AgentEvent } from '../../events/agent-event.js';
@@ -30,7 +30,7 @@ import type {
   CostLedger,
   BatchLogStore,
   ExpiryLog,
-  ReflectionLogStore,
+  SleepTimeLogStore,
   SummarySource,
   ClaimCheckStore,
   DiaryStore,
@@ -623,20 +623,20 @@ export class MemorySettings implements UserSettingsStore {
   }
 }
 
-export class MemoryRunLog implements ReflectionLogStore {
-  readonly runs: ReflectionRun[] = [];
+export class MemorySleepTimeLog implements SleepTimeLogStore {
+  readonly runs: SleepTimeRun[] = [];
   readonly documents = new Map<string, string>();
   async exists(userId: string, runId: string) {
     return this.runs.some((r) => r.userId === userId && r.runId === runId);
   }
-  async put(run: ReflectionRun, document?: string) {
+  async put(run: SleepTimeRun, document?: string) {
     this.runs.push(structuredClone(run));
     if (document) this.documents.set(`${run.userId}/${run.runId}`, document);
   }
-  async list(userId: string, kind: ReflectionRun['kind'], fromIso: string, toIso: string) {
+  async list(userId: string, kind: SleepTimeRun['kind'], fromIso: string, toIso: string) {
     return this.runs.filter((r) => r.userId === userId && r.kind === kind && r.startedAt >= fromIso && r.startedAt <= toIso).sort((a, b) => a.startedAt.localeCompare(b.startedAt));
   }
-  async latest(userId: string, kind: ReflectionRun['kind']) {
+  async latest(userId: string, kind: SleepTimeRun['kind']) {
     return this.runs.filter((r) => r.userId === userId && r.kind === kind).sort((a, b) => b.startedAt.localeCompare(a.startedAt))[0] ?? null;
   }
 }

@@ -35,7 +35,7 @@ import {
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { StagedRecord } from '../../lib/domain/promotion.js';
 import type { SignalState } from '../../lib/domain/signal-accumulator.js';
-import type { ReflectionRun } from '../../lib/domain/sleep-time/reflection-log.js';
+import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import type { SummaryPair } from '../../lib/domain/summary.js';
 import { turnContentHash, turnIndexEntry, turnSearchText } from '../../lib/domain/turn-document.js';
@@ -56,7 +56,7 @@ import {
   MemoryKnowledgeStore,
   MemorySummaryStore,
   MemoryRejectedLog,
-  MemoryRunLog,
+  MemorySleepTimeLog,
   MemorySignalStateStore,
   MemorySourceReliabilityStore,
   MemoryTurnStore,
@@ -384,11 +384,11 @@ export class RecordingSummaryStore extends MemorySummaryStore {
   }
 }
 
-export class RecordingRunLog extends MemoryRunLog {
+export class RecordingSleepTimeLog extends MemorySleepTimeLog {
   constructor(private readonly log: WriteLog) {
     super();
   }
-  override async put(run: ReflectionRun, document?: string) {
+  override async put(run: SleepTimeRun, document?: string) {
     if (document) this.log.add('runs', run.userId, runLogKey(run.userId, run.runId, 'md'));
     this.log.addItem('runs', run.userId, ddbKey(run.userId, keys.runSk(run.kind, run.startedAt, run.runId)), { run });
     return super.put(run, document);
@@ -516,7 +516,7 @@ export function recordingWorld() {
     knowledge,
     batchLogs: new RecordingBatchLogStore(writes),
     summaries,
-    runs: new RecordingRunLog(writes),
+    runs: new RecordingSleepTimeLog(writes),
     expiryLog: new RecordingExpiryLog(writes),
     items,
     audit,

@@ -27,7 +27,7 @@ import { MemoryCostLedger,
   MemoryGraphStore,
   MemoryKnowledgeStore,
   MemorySummaryStore,
-  MemoryRunLog,
+  MemorySleepTimeLog,
   MemorySettings,
   MemorySummarySource,
   RecordingLog,
@@ -64,7 +64,7 @@ async function everyRequest(model: BedrockConverseModel) {
   await ingestTurns(turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) })), ingest);
   const batch = await runReflection(ingest.jobs.jobs[0]!, { ...reflectionDeps(ingest, new ScriptedModel(() => ({}))), model });
   const common = { turns: ingest.turns, model, clock: fixedClock(), log: new RecordingLog() };
-  const sleep = { ...common, knowledge: new MemoryKnowledgeStore(), runs: new MemoryRunLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), costs: new MemoryCostLedger(), items: new MemoryItems(), config: defaultSleepTimeConfig };
+  const sleep = { ...common, knowledge: new MemoryKnowledgeStore(), runs: new MemorySleepTimeLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), costs: new MemoryCostLedger(), items: new MemoryItems(), config: defaultSleepTimeConfig };
   sleep.summaries.texts.push({ userId: 'alice', id: 'summary-1-5', createdAt: '2026-02-05T11:00:00Z', text: 'Turns 1–5: a beagle, jazz and family.' });
   const nightly = await runNightly(job('nightly', 'nightly-1', [1, 2, 3, 4, 5]), sleep);
   const weekly = await runWeekly(job('weekly', 'weekly-1', []), sleep);

@@ -12,10 +12,10 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
-import { DynamoReflectionLogStore } from '../../lib/adapters/reflection-log-store.js';
+import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
 import { DAY_SHARDS, dayShard, keys } from '../../lib/domain/memory-paths.js';
-import type { ReflectionRun } from '../../lib/domain/sleep-time/reflection-log.js';
+import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
@@ -330,8 +330,8 @@ describe('signals and ingestion on the local emulators', () => {
     const staged = (await knowledge.stagedOn(day)).filter((s) => s.userId.startsWith('shard-user-'));
     expect(staged.map((s) => s.userId).sort()).toEqual([...users].sort());
 
-    const runs = new DynamoReflectionLogStore(documentClient, s3Client, stack.info.tableName, stack.info.bucketName);
-    const run = (userId: string): ReflectionRun => ({ runId: 'nightly-202602060300', userId, kind: 'nightly', status: 'completed', startedAt: `${day}T03:00:00.000Z`, windowFrom: '2026-02-05T03:00:00.000Z', windowTo: `${day}T03:00:00.000Z`, sessionsReviewed: 1, messagesReviewed: 5, summariesReviewed: 0, chunks: 1, findingsByCategory: {}, findingsRejected: [], memoriesStored: 0, stored: [], tokens: { input: 1, output: 1 }, estimatedCostUsd: 0, model: null, durationMs: 1, errors: [] });
+    const runs = new DynamoSleepTimeLogStore(documentClient, s3Client, stack.info.tableName, stack.info.bucketName);
+    const run = (userId: string): SleepTimeRun => ({ runId: 'nightly-202602060300', userId, kind: 'nightly', status: 'completed', startedAt: `${day}T03:00:00.000Z`, windowFrom: '2026-02-05T03:00:00.000Z', windowTo: `${day}T03:00:00.000Z`, sessionsReviewed: 1, messagesReviewed: 5, summariesReviewed: 0, chunks: 1, findingsByCategory: {}, findingsRejected: [], memoriesStored: 0, stored: [], tokens: { input: 1, output: 1 }, estimatedCostUsd: 0, model: null, durationMs: 1, errors: [] });
     for (const u of users.slice(0, 8)) await runs.put(run(u));
     expect((await runs.runsOn(day)).map((r) => r.userId)).toEqual([...users.slice(0, 8)].sort());
   });

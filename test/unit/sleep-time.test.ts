@@ -20,7 +20,7 @@ import { MemoryCostLedger,
   MemoryGraphStore,
   MemoryJobQueue,
   MemoryKnowledgeStore,
-  MemoryRunLog,
+  MemorySleepTimeLog,
   MemorySummarySource,
   MemoryTurnStore,
   RecordingLog,
@@ -73,7 +73,7 @@ describe('nightly selection (req R-SLP-1 to R-SLP-8)', () => {
     await turns.saveTurns([1, 2, 3].map((turnId) => turn({ userId: 'busy', turnId, timestamp: `2026-02-06T1${turnId}:00:00Z` })));
     await turns.saveTurns([turn({ userId: 'busy', turnId: 0 + 100, timestamp: '2026-01-01T00:00:00Z' })]);
     const jobs = new MemoryJobQueue();
-    const deps = { activity, runs: new MemoryRunLog(), turns, jobs, knowledge: new MemoryKnowledgeStore(), expiryLog: new MemoryExpiryLog(), items: new MemoryItems(), config: defaultSleepTimeConfig, log: new RecordingLog() };
+    const deps = { activity, runs: new MemorySleepTimeLog(), turns, jobs, knowledge: new MemoryKnowledgeStore(), expiryLog: new MemoryExpiryLog(), items: new MemoryItems(), config: defaultSleepTimeConfig, log: new RecordingLog() };
     const r = await nightlySweep(now, deps);
     expect(r).toMatchObject({ selected: 1, skipped: 1 });
     expect(jobs.jobs).toEqual([expect.objectContaining({ userId: 'busy', kind: 'nightly', jobId: 'nightly-202602070300', turnIds: [1, 2, 3], requestedAt: now.toISOString() })]);
@@ -130,7 +130,7 @@ describe('nightly and weekly reflection runs', () => {
     return {
       turns,
       knowledge: new MemoryKnowledgeStore(),
-      runs: new MemoryRunLog(),
+      runs: new MemorySleepTimeLog(),
       summaries: new MemorySummarySource(),
       graph: new MemoryGraphStore(), costs: new MemoryCostLedger(), items: new MemoryItems(),
       model,
@@ -227,7 +227,7 @@ describe('a heavy user\'s nightly run fits its function timeout (req R-SLP-13 bu
   async function heavyDay(model: Pick<ReflectionModel, 'reflect'>, config: Partial<typeof defaultSleepTimeConfig> = {}) {
     const turns = new MemoryTurnStore();
     await turns.saveTurns(job.turnIds.map((turnId) => turn({ userId: 'heavy', turnId, sessionId: `s${Math.ceil(turnId / 100)}`, query: `Question ${turnId} about my reef tank and its ${'lighting '.repeat(12)}`, response: `An answer of ordinary length about turn ${turnId}, ${'with some detail '.repeat(12)}`, timestamp: '2026-02-06T20:00:00Z' })));
-    return { turns, knowledge: new MemoryKnowledgeStore(), runs: new MemoryRunLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), costs: new MemoryCostLedger(), items: new MemoryItems(), model: { ...model, summarize: async () => ({ text: '', usage: { modelId: 'scripted', inputTokens: 0, outputTokens: 0, latencyMs: 0 } }) }, clock: fixedClock(), log: new RecordingLog(), config: { ...defaultSleepTimeConfig, ...config } };
+    return { turns, knowledge: new MemoryKnowledgeStore(), runs: new MemorySleepTimeLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), costs: new MemoryCostLedger(), items: new MemoryItems(), model: { ...model, summarize: async () => ({ text: '', usage: { modelId: 'scripted', inputTokens: 0, outputTokens: 0, latencyMs: 0 } }) }, clock: fixedClock(), log: new RecordingLog(), config: { ...defaultSleepTimeConfig, ...config } };
   }
   const answer = { output: { findings: [] }, usage: { modelId: 'scripted', inputTokens: 10, outputTokens: 5, latencyMs: 1 } };
 
@@ -353,7 +353,7 @@ describe('self-assessment (req R-SLP-10)', () => {
   });
 
   it('reads the reflection log of the last 30 days', async () => {
-    const runs = new MemoryRunLog();
+    const runs = new MemorySleepTimeLog();
     for (const r of [run(1, 2, 4), run(2, 2, 3), run(3, 2, 1), run(4, 2, 0)]) await runs.put({ ...r, userId: 'alice', kind: 'nightly', runId: r.startedAt } as never);
     expect((await selfAssessment('alice', runs, new Date('2026-02-05T00:00:00Z'))).trend).toBe('improving');
   });
@@ -369,7 +369,7 @@ describe('expiry sweep (req R-PRO-3)', () => {
     stage('Facts/young--b3.md', '2026-01-20T10:00:00Z');
     stage('Facts/promoted--b1.md', '2026-01-05T10:00:00Z', ['b2', 'b3'], 'promoted');
     const expiryLog = new MemoryExpiryLog();
-    const r = await expirySweep(now, { activity: new MemoryActivity(), runs: new MemoryRunLog(), turns: new MemoryTurnStore(), jobs: new MemoryJobQueue(), knowledge, expiryLog, items: new MemoryItems(), config: defaultSleepTimeConfig, log: new RecordingLog() });
+    const r = await expirySweep(now, { activity: new MemoryActivity(), runs: new MemorySleepTimeLog(), turns: new MemoryTurnStore(), jobs: new MemoryJobQueue(), knowledge, expiryLog, items: new MemoryItems(), config: defaultSleepTimeConfig, log: new RecordingLog() });
     expect(r.deleted).toBe(2);
     expect([...knowledge.records.keys()].sort()).toEqual(['alice/Facts/promoted--b1.md', 'alice/Facts/young--b3.md']);
     expect(expiryLog.entries[0]?.deletions.map((d) => [d.path, d.promotionCount])).toEqual([['Facts/old--b1.md', 0], ['Facts/old_once--b1.md', 1]]);
@@ -389,7 +389,7 @@ describe('a nightly run delivered again after it stored its findings', () => {
   /** Bob's first night, and on the second (100 days on) a run whose log write fails once when `failOnce`. */
   async function secondNight(failOnce: boolean) {
     const turns = new MemoryTurnStore();
-    const runs = new MemoryRunLog();
+    const runs = new MemorySleepTimeLog();
     const d = { turns, knowledge: new MemoryKnowledgeStore(), runs, summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), costs: new MemoryCostLedger(), items: new MemoryItems(), model: new ScriptedModel((req) => nightlyOffline(req.prompt)), clock: fixedClock(), log: new RecordingLog(), config: defaultSleepTimeConfig };
     const first = ['I love jazz records', 'I love jazz clubs', 'My sister Ana works at the hospital in Porto'];
     const second = ['I love jazz records', 'I love jazz clubs', 'I started pottery classes on Tuesdays', 'I love pottery and clay'];
@@ -423,7 +423,7 @@ describe('nightly reflection on a second night', () => {
   it('does not store a finding again that Knowledge already holds', async () => {
     const turns = new MemoryTurnStore();
     await turns.saveTurns(['I love jazz', 'I love jazz records', 'I love jazz clubs'].map((query, i) => turn({ userId: 'bob', turnId: i + 1, query, timestamp: '2026-02-06T20:00:00Z' })));
-    const d = { turns, knowledge: new MemoryKnowledgeStore(), runs: new MemoryRunLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), costs: new MemoryCostLedger(), items: new MemoryItems(), model: new ScriptedModel((req) => nightlyOffline(req.prompt)), clock: fixedClock(), log: new RecordingLog(), config: defaultSleepTimeConfig };
+    const d = { turns, knowledge: new MemoryKnowledgeStore(), runs: new MemorySleepTimeLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), costs: new MemoryCostLedger(), items: new MemoryItems(), model: new ScriptedModel((req) => nightlyOffline(req.prompt)), clock: fixedClock(), log: new RecordingLog(), config: defaultSleepTimeConfig };
     const night = (jobId: string) => ({ type: 'reflection.job' as const, version: 1 as const, jobId, userId: 'bob', kind: 'nightly' as const, trigger: 'schedule', urgency: 0, turnIds: [1, 2, 3], requestedAt: now.toISOString() });
     const first = await runNightly(night('nightly-1'), d);
     const second = await runNightly(night('nightly-2'), d);

@@ -1,7 +1,7 @@
 /** The dependencies every memory API use case is given, and the 404 they share. */
 import type { SearchIndexReader } from '../search-index.js';
 import { MemoryApiError } from '../memory-api-error.js';
-import type { AgentEventPublisher, AuditTrail, BatchLogReader, Clock, CostLedger, DiaryStore, ForgetLog, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, ReflectionLogStore, SummaryStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';
+import type { AgentEventPublisher, AuditTrail, BatchLogReader, Clock, CostLedger, DiaryStore, ForgetLog, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, SleepTimeLogStore, SummaryStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';
 
 export interface MemoryApiDeps {
   catalog: MemoryCatalog;
@@ -12,7 +12,7 @@ export interface MemoryApiDeps {
   turns: TurnStore;
   knowledge: KnowledgeStore;
   summaries: SummaryStore;
-  runs: ReflectionLogStore;
+  runs: SleepTimeLogStore;
   batchLogs: BatchLogReader;
   /** Per-domain source outcomes, shared by all users (read only here). */
   sources: Pick<SourceReliabilityStore, 'stats'>;

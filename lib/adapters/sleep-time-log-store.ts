@@ -2,18 +2,18 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchLog } from '../domain/batch-log.js';
 import { dayGsiPartitions, expiryLogKey, keys, runLogKey } from '../domain/memory-paths.js';
-import type { ReflectionRun } from '../domain/sleep-time/reflection-log.js';
-import type { ExpiryLog, ReflectionLogStore, SummarySource } from '../ports.js';
+import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
+import type { ExpiryLog, SleepTimeLogStore, SummarySource } from '../ports.js';
 import { queryAll } from './dynamo-query.js';
 import { getText } from './s3-objects.js';
 
 /**
- * The reflection log: a DynamoDB record per run (`RUN#{kind}#{startedAt}#{id}`, so a user's
+ * The sleep-time run log: a DynamoDB record per run (`RUN#{kind}#{startedAt}#{id}`, so a user's
  * runs are a range query by time; the write-sharded by-day GSI partitions `RUNS#{day}#{shard}`
  * list every user's runs of a day: `runsOn`), a marker by id, and the run as JSON (plus
  * markdown) in S3.
  */
-export class DynamoReflectionLogStore implements ReflectionLogStore {
+export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
   constructor(
     private readonly ddb: DynamoDBDocumentClient,
     private readonly s3: S3Client,
@@ -31,7 +31,7 @@ export class DynamoReflectionLogStore implements ReflectionLogStore {
    * reflection is also a markdown document for people. No JSON copy in S3: nothing read it,
    * and it was an S3 PUT per run (issue 19).
    */
-  async put(run: ReflectionRun, document?: string): Promise<void> {
+  async put(run: SleepTimeRun, document?: string): Promise<void> {
     if (document) {
       await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: runLogKey(run.userId, run.runId, 'md'), Body: document, ContentType: 'text/markdown; charset=utf-8' }));
     }
@@ -42,23 +42,23 @@ export class DynamoReflectionLogStore implements ReflectionLogStore {
         Item: {
           pk,
           sk: keys.runSk(run.kind, run.startedAt, run.runId),
-          type: 'reflection-run',
+          type: 'sleep-time-run',
           gsi1pk: keys.runsDayGsiPk(run.startedAt.slice(0, 10), run.userId),
           gsi1sk: keys.runsDayGsiSk(run.startedAt, run.userId),
           run,
         },
       }),
     );
-    await this.ddb.send(new PutCommand({ TableName: this.tableName, Item: { pk, sk: keys.runIdSk(run.runId), type: 'reflection-run-id', startedAt: run.startedAt } }));
+    await this.ddb.send(new PutCommand({ TableName: this.tableName, Item: { pk, sk: keys.runIdSk(run.runId), type: 'sleep-time-run-id', startedAt: run.startedAt } }));
   }
 
-  async list(userId: string, kind: ReflectionRun['kind'], fromIso: string, toIso: string): Promise<ReflectionRun[]> {
+  async list(userId: string, kind: SleepTimeRun['kind'], fromIso: string, toIso: string): Promise<SleepTimeRun[]> {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :a AND :b',
       ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':a': `${keys.runKindPrefix(kind)}${fromIso}`, ':b': `${keys.runKindPrefix(kind)}${toIso}#\uffff` },
     });
-    return items.map((i) => i.run as ReflectionRun);
+    return items.map((i) => i.run as SleepTimeRun);
   }
 
   /**
@@ -66,7 +66,7 @@ export class DynamoReflectionLogStore implements ReflectionLogStore {
    * the day. For operators and
    * reports; the service itself reads runs per user.
    */
-  async runsOn(day: string): Promise<ReflectionRun[]> {
+  async runsOn(day: string): Promise<SleepTimeRun[]> {
     const shards = await Promise.all(
       dayGsiPartitions('RUNS', day).map((p) =>
         queryAll(this.ddb, { TableName: this.tableName, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :d', ExpressionAttributeValues: { ':d': p } }),
@@ -74,11 +74,11 @@ export class DynamoReflectionLogStore implements ReflectionLogStore {
     );
     return shards
       .flat()
-      .map((i) => i.run as ReflectionRun)
+      .map((i) => i.run as SleepTimeRun)
       .sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.userId.localeCompare(b.userId));
   }
 
-  async latest(userId: string, kind: ReflectionRun['kind']): Promise<ReflectionRun | null> {
+  async latest(userId: string, kind: SleepTimeRun['kind']): Promise<SleepTimeRun | null> {
     const res = await this.ddb.send(
       new QueryCommand({
         TableName: this.tableName,
@@ -88,11 +88,11 @@ export class DynamoReflectionLogStore implements ReflectionLogStore {
         Limit: 1,
       }),
     );
-    return (res.Items?.[0]?.run as ReflectionRun | undefined) ?? null;
+    return (res.Items?.[0]?.run as SleepTimeRun | undefined) ?? null;
   }
 }
 
-/** The week's summaries for the weekly reflection: batch logs and context summaries in a window. */
+/** The week's summaries for the weekly run: batch logs and context summaries in a window. */
 export class DynamoSummarySource implements SummarySource {
   constructor(
     private readonly ddb: DynamoDBDocumentClient,

@@ -1,7 +1,7 @@
-/** The reflection log of req R-SLP-7 (its `reflection_log` table): one record per sleep-time run. */
+/** The sleep-time run log of req R-SLP-7 (its `reflection_log` table in the requirements): one record per sleep-time run. */
 import type { WeeklyOutput } from './weekly.js';
 
-export interface ReflectionRun {
+export interface SleepTimeRun {
   runId: string;
   userId: string;
   kind: 'nightly' | 'weekly';

@@ -109,7 +109,7 @@ export const OutcomeRequestSchema = z
   .object({ ids: z.array(ItemId).min(1).max(100), validation: ValidationOutcomeSchema, turnId: z.number().int().min(1).optional() })
   .strict();
 export const ReviewRequestSchema = z.object({ path: z.string().min(1).max(600), reason: z.string().min(1).max(1000).optional() }).strict();
-/** Req R-SUM-9's manual reflection: the instruction for this summary (the user's or the stage's when absent). */
+/** Req R-SUM-9's manual summary: the instruction for this summary (the user's or the stage's when absent). */
 export const SummaryRequestSchema = z
   .object({
     prompt: z.string().min(1).max(4000).optional(),
@@ -243,17 +243,17 @@ export const routes = [
     summary: 'The audit trail: promotions, demotions, scope changes, deletions, reviews (who, what, when, why); newest first', response: z.object({ entries: z.array(Looseobject) }),
   },
   {
-    method: 'GET', path: `${u}/reflections`, operationId: 'reflectionLog', access: 'read', params: UserParam, query: z.object({ limit: Limit(500, 20) }),
-    summary: 'The reflection log: nightly and weekly runs, newest first', response: z.object({ runs: z.array(Looseobject) }),
+    method: 'GET', path: `${u}/sleep-time/runs`, operationId: 'sleepTimeRuns', access: 'read', params: UserParam, query: z.object({ limit: Limit(500, 20) }),
+    summary: 'The sleep-time run log: nightly and weekly runs, newest first', response: z.object({ runs: z.array(Looseobject) }),
   },
-  { method: 'GET', path: `${u}/reflections/latest`, operationId: 'reflectionLatest', access: 'read', params: UserParam, summary: 'The most recent reflection run', response: z.object({ run: Looseobject }) },
+  { method: 'GET', path: `${u}/sleep-time/runs/latest`, operationId: 'sleepTimeLatest', access: 'read', params: UserParam, summary: 'The most recent sleep-time run (nightly or weekly)', response: z.object({ run: Looseobject }) },
   {
-    method: 'GET', path: `${u}/reflections/quality`, operationId: 'reflectionQuality', access: 'read', params: UserParam,
-    summary: "Req R-SUM-10's reflection quality metrics: summaries deleted (high: inaccurate), resurrected by search or retrieve (high: useful), resurrected while deleted (must stay 0), the topics they cover",
+    method: 'GET', path: `${u}/summaries/quality`, operationId: 'summaryQuality', access: 'read', params: UserParam,
+    summary: "Req R-SUM-10's summary quality metrics: summaries deleted (high: inaccurate), resurrected by search or retrieve (high: useful), resurrected while deleted (must stay 0), the topics they cover",
     response: z.object({ quality: Looseobject }),
   },
   {
-    method: 'GET', path: `${u}/reflections/assessment`, operationId: 'reflectionAssessment', access: 'read', params: UserParam, query: z.object({ days: Limit(365, 30) }),
+    method: 'GET', path: `${u}/sleep-time/assessment`, operationId: 'sleepTimeAssessment', access: 'read', params: UserParam, query: z.object({ days: Limit(365, 30) }),
     summary: 'Self-assessment over the nightly runs (rates and trend) with one point per run', response: Looseobject,
   },
   {

@@ -54,7 +54,7 @@ async function api(method: string, path: string, body?: unknown) {
 }
 
 describe('the review console', () => {
-  it('shows one user’s memory, promotes a staged item and deletes a reflection', async () => {
+  it('shows one user’s memory, promotes a staged item and deletes a summary', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
@@ -62,14 +62,14 @@ describe('the review console', () => {
 
     // Every section filled from the API.
     await page.locator('#staged .staged-item').first().waitFor();
-    await page.locator('#reflections .summary-item').first().waitFor();
-    // Req R-SUM-5: each summary shown as its turn pair, both parts marked as a reflection.
-    const pair = page.locator('#reflections .summary-item').first();
-    expect(await pair.locator('.reflection-system').textContent()).toMatch(/^system · reflection \S/);
-    expect(await pair.locator('.reflection-assistant').textContent()).toMatch(/^assistant · reflection \S/);
+    await page.locator('#summaries .summary-item').first().waitFor();
+    // Req R-SUM-5: each summary shown as its turn pair, both parts marked as a summary.
+    const pair = page.locator('#summaries .summary-item').first();
+    expect(await pair.locator('.summary-system').textContent()).toMatch(/^system · summary \S/);
+    expect(await pair.locator('.summary-assistant').textContent()).toMatch(/^assistant · summary \S/);
     expect(await pair.locator('.meta').first().textContent()).toMatch(/^after turn \d+/);
-    // Req R-SUM-10's reflection quality metrics above the summaries.
-    expect(await page.locator('#reflections .quality').textContent()).toMatch(/^\d+ summaries · \d+ deleted .* back after deletion 0/);
+    // Req R-SUM-10's summary quality metrics above the summaries.
+    expect(await page.locator('#summaries .quality').textContent()).toMatch(/^\d+ summaries · \d+ deleted .* back after deletion 0/);
     await page.locator('#batches table').waitFor();
     await page.locator('#assessment #trend-chart').waitFor();
     expect(await page.locator('#batches tbody tr').count()).toBeGreaterThan(0);
@@ -93,12 +93,12 @@ describe('the review console', () => {
     expect((await api('POST', '/memory/retrieve', { path: knowledgePath })).item).toMatchObject({ kind: 'knowledge', status: 'canonical' });
     await expect.poll(() => page.locator(`#knowledge .knowledge-item[data-path="${knowledgePath}"]`).count()).toBe(1);
 
-    // Delete the first reflection (a context summary).
-    const summary = page.locator('#reflections .summary-item').first();
+    // Delete the first context summary.
+    const summary = page.locator('#summaries .summary-item').first();
     const id = await summary.getAttribute('data-id');
     await summary.locator('button.delete').click();
     await expect.poll(() => page.locator('#status').textContent()).toContain(`deleted summary ${id}`);
-    await expect.poll(() => page.locator(`#reflections .summary-item[data-id="${id}"]`).count()).toBe(0);
+    await expect.poll(() => page.locator(`#summaries .summary-item[data-id="${id}"]`).count()).toBe(0);
     const all = (await api('GET', '/summaries?includeDeleted=true')).summaries;
     expect(all.find((s: { id: string }) => s.id === id)).toMatchObject({ deleted: true });
     expect((await api('GET', '/summaries')).summaries.map((s: { id: string }) => s.id)).not.toContain(id);

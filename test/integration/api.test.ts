@@ -197,7 +197,7 @@ describe('summaries: soft-deleted items never come back', () => {
     const victim = summaries[0];
     const id = `summary:${victim.id}`;
     const query = victim.text.split(/\s+/).slice(0, 12).join(' ');
-    const quality = async () => (await call('GET', `${u()}/reflections/quality`)).body.quality;
+    const quality = async () => (await call('GET', `${u()}/summaries/quality`)).body.quality;
     const start = await quality();
     const before = (await call('POST', `${u()}/memory/search`, { body: { query, limit: 50 } })).body.results as Result[];
     expect(before.map((r) => r.id)).toContain(id);
@@ -572,7 +572,7 @@ describe('daily model cost (issue 20 item 6)', () => {
     expect(mine.at(-1).day).toBe(stack.now().toISOString().slice(0, 10));
     const batches = (await call('GET', `${u()}/batches?limit=500`)).body.batches.filter((b: Result) => b.modelId);
     const summaries = (await call('GET', `${u()}/summaries?includeDeleted=true`)).body.summaries;
-    const runs = (await call('GET', `${u()}/reflections?limit=500`)).body.runs.filter((r: Result) => r.model);
+    const runs = (await call('GET', `${u()}/sleep-time/runs?limit=500`)).body.runs.filter((r: Result) => r.model);
     const jobs = (group: string) => mine.reduce((n, d) => n + d.byGroup[group].jobs, 0);
     expect(jobs('batch')).toBe(batches.length);
     expect(jobs('summary')).toBe(summaries.length);
@@ -591,16 +591,16 @@ describe('daily model cost (issue 20 item 6)', () => {
   });
 });
 
-describe('reflections (req R-SLP-11 API) and the OpenAPI document', () => {
+describe('sleep-time runs (req R-SLP-11 API) and the OpenAPI document', () => {
   it('serves the log, the latest run and the self-assessment', async () => {
-    const log = (await call('GET', `${u()}/reflections?limit=5`)).body.runs;
+    const log = (await call('GET', `${u()}/sleep-time/runs?limit=5`)).body.runs;
     expect(log.length).toBeGreaterThan(0);
-    const latest = (await call('GET', `${u()}/reflections/latest`)).body.run;
+    const latest = (await call('GET', `${u()}/sleep-time/runs/latest`)).body.run;
     expect(latest.startedAt).toBe(log[0].startedAt);
-    const assessment = (await call('GET', `${u()}/reflections/assessment?days=365`)).body;
+    const assessment = (await call('GET', `${u()}/sleep-time/assessment?days=365`)).body;
     expect(assessment.assessment.runs).toBe(assessment.points.length);
     expect(assessment.assessment.trend).toMatch(/improving|stable|degrading|insufficient_data/);
-    expect((await call('GET', `${u('nobody-here')}/reflections/latest`)).status).toBe(404);
+    expect((await call('GET', `${u('nobody-here')}/sleep-time/runs/latest`)).status).toBe(404);
   });
 
   it('/openapi.json is a valid OpenAPI 3.x document naming every route', async () => {

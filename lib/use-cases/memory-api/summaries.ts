@@ -1,19 +1,19 @@
-/** Reflections and their summaries (req R-SLP, R-SUM): the run log, the self-assessment, summaries listed, edited, asked for and deleted, and how they fare. */
+/** Sleep-time runs and summaries (req R-SLP, R-SUM): the run log, the self-assessment, summaries listed, edited, asked for and deleted, and how they fare. */
 import { summaryMessages } from '../../domain/memory-item.js';
 import { capSummaryText } from '../../domain/summary.js';
 import { MemoryApiError } from '../memory-api-error.js';
 import { computeSelfAssessment } from '../../domain/sleep-time/self-assessment.js';
-import { reflectionQuality } from '../../domain/reflection-quality.js';
+import { summaryQuality } from '../../domain/summary-quality.js';
 import { parseSignalState } from '../../domain/signal-accumulator.js';
 import { fnv1a32 } from '../../domain/stable-hash.js';
 import { type MemoryApiDeps, notFound } from './deps.js';
 
-/** How summaries fare (req R-SUM-10): deletions, resurrections, topics (lib/domain/reflection-quality.ts). */
-export async function reflectionQualityOf(deps: MemoryApiDeps, userId: string) {
-  return { quality: reflectionQuality(await deps.summaries.list(userId)) };
+/** How summaries fare (req R-SUM-10): deletions, resurrections, topics (lib/domain/summary-quality.ts). */
+export async function summaryQualityOf(deps: MemoryApiDeps, userId: string) {
+  return { quality: summaryQuality(await deps.summaries.list(userId)) };
 }
 
-export async function reflectionLog(deps: MemoryApiDeps, userId: string, limit: number) {
+export async function sleepTimeRuns(deps: MemoryApiDeps, userId: string, limit: number) {
   const now = deps.clock.now();
   const from = '0000';
   const [nightly, weekly] = await Promise.all([deps.runs.list(userId, 'nightly', from, now.toISOString()), deps.runs.list(userId, 'weekly', from, now.toISOString())]);
@@ -21,10 +21,10 @@ export async function reflectionLog(deps: MemoryApiDeps, userId: string, limit: 
   return { runs };
 }
 
-export async function latestReflection(deps: MemoryApiDeps, userId: string) {
+export async function latestSleepTimeRun(deps: MemoryApiDeps, userId: string) {
   const [nightly, weekly] = await Promise.all([deps.runs.latest(userId, 'nightly'), deps.runs.latest(userId, 'weekly')]);
   const run = [nightly, weekly].filter((r) => r !== null).sort((a, b) => b.startedAt.localeCompare(a.startedAt))[0];
-  if (!run) throw notFound(`a reflection of ${userId}`);
+  if (!run) throw notFound(`a sleep-time run of ${userId}`);
   return { run };
 }
 
@@ -58,7 +58,7 @@ export async function editSummary(deps: MemoryApiDeps, actor: string, userId: st
 }
 
 /**
- * Req R-SUM-9's manual reflection: a summary now, with the caller's own instruction if given.
+ * Req R-SUM-9's manual summary: a summary now, with the caller's own instruction if given.
  * It covers the turns since the user's last summary (as the idle rule would), or, when there
  * are none, the turns the last summary covered (summarised again, e.g. with another prompt);
  * it does not reset the idle rule's count. The job id is derived from its turns and prompt,

@@ -1,5 +1,5 @@
 /**
- * Req R-SUM-10's reflection quality metrics: how often summaries are deleted (high: inaccurate),
+ * Req R-SUM-10's summary quality metrics: how often summaries are deleted (high: inaccurate),
  * how often they are resurrected — returned to an agent by memory.search or
  * memory.retrieve (high: useful) — and which topics they are about. A deleted summary must
  * never come back: `resurrectionsOfDeleted` counts every time one did, and must stay 0.
@@ -7,7 +7,7 @@
 import type { SummaryRecordView } from './memory-item.js';
 import { contentWords } from './text.js';
 
-export interface ReflectionQuality {
+export interface SummaryQuality {
   summaries: number;
   deleted: number;
   /** deleted ÷ summaries (0 when there are none). */
@@ -26,7 +26,7 @@ export interface ReflectionQuality {
 
 const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 1000) / 1000);
 
-export function reflectionQuality(records: readonly SummaryRecordView[], topicLimit = 10): ReflectionQuality {
+export function summaryQuality(records: readonly SummaryRecordView[], topicLimit = 10): SummaryQuality {
   const live = records.filter((r) => !r.deleted);
   const deleted = records.length - live.length;
   const resurrected = live.filter((r) => (r.resurrections ?? 0) > 0).length;

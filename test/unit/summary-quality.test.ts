@@ -1,15 +1,15 @@
-/** Req R-SUM-10's reflection quality metrics (issue 20 item 9): deletions, resurrections, topics. */
+/** Req R-SUM-10's summary quality metrics (issue 20 item 9): deletions, resurrections, topics. */
 import { describe, expect, it } from 'vitest';
 import type { SummaryRecordView } from '../../lib/domain/memory-item.js';
-import { reflectionQuality } from '../../lib/domain/reflection-quality.js';
+import { summaryQuality } from '../../lib/domain/summary-quality.js';
 
 const summary = (id: string, text: string, extra: Partial<SummaryRecordView> = {}): SummaryRecordView => ({
   userId: 'u', id, kind: 'idle-summary', createdAt: '2026-02-06T14:00:00Z', sourceTurns: [1], text, deleted: false, ...extra,
 });
 
-describe('reflection quality', () => {
+describe('summary quality', () => {
   it('counts deletions, resurrections of live summaries, those of deleted ones apart, and shared topics', () => {
-    const q = reflectionQuality([
+    const q = summaryQuality([
       summary('s1', 'The reef tank needs a new pump.', { resurrections: 3 }),
       summary('s2', 'Pump choices for the reef tank.', { resurrections: 0 }),
       summary('s3', 'Painting class on Tuesday.', { deleted: true, resurrections: 2, resurrectionsWhileDeleted: 0 }),
@@ -25,7 +25,7 @@ describe('reflection quality', () => {
   });
 
   it('reports a deleted summary given back, and nothing for a user without summaries', () => {
-    expect(reflectionQuality([summary('s1', 'x', { deleted: true, resurrectionsWhileDeleted: 1 })]).resurrectionsOfDeleted).toBe(1);
-    expect(reflectionQuality([])).toMatchObject({ summaries: 0, deletionRate: 0, resurrectionRate: 0, topics: [] });
+    expect(summaryQuality([summary('s1', 'x', { deleted: true, resurrectionsWhileDeleted: 1 })]).resurrectionsOfDeleted).toBe(1);
+    expect(summaryQuality([])).toMatchObject({ summaries: 0, deletionRate: 0, resurrectionRate: 0, topics: [] });
   });
 });

@@ -26,7 +26,7 @@ import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import fc from 'fast-check';
 import type { z } from 'zod';
 import { IdleCheckSchema } from '../events/idle-check.js';
-import { type ReflectionJob, ReflectionJobSchema } from '../events/reflection-job.js';
+import { type Job, JobSchema } from '../events/job.js';
 import type { APIGatewayProxyEventV2, SQSRecord } from 'aws-lambda';
 import { type Route, routes } from '../functions/api/contract.js';
 import { type ApiDispatch, apiRoutes } from '../functions/api/routes.js';
@@ -317,8 +317,8 @@ async function runIngest(c: QueueCase, claims?: (w: RecordingWorld) => ClaimChec
   failures.push(...storageProblems(w, named, victimBefore));
   if (claimStore?.reads) for (const key of claimStore.reads) if (!key.startsWith('claims/')) failures.push(`a claim check read ${JSON.stringify(key)} outside claims/`);
   for (const job of w.jobs.jobs) {
-    const parsed = ReflectionJobSchema.safeParse(job);
-    if (!parsed.success) failures.push(`an enqueued job does not parse on the reflection queue: ${brief(parsed.error.issues)}`);
+    const parsed = JobSchema.safeParse(job);
+    if (!parsed.success) failures.push(`an enqueued job does not parse on the job queue: ${brief(parsed.error.issues)}`);
   }
   return { failures, outcomes };
 }
@@ -449,7 +449,7 @@ function reflectorDeps(w: RecordingWorld, model: ReflectionModel): ReflectorDeps
 }
 
 /**
- * Run one reflection-queue record through the reflector's own record handler
+ * Run one job-queue record through the reflector's own record handler
  * (functions/reflector/create-handler.ts): parse or keep, dispatch by kind
  * (lib/use-cases/run-job.ts), retries. The record is the job's second delivery: an unusable
  * model answer then aborts the batch (with its reasons) instead of asking again. The outcome
@@ -471,7 +471,7 @@ async function runJobRecord(w: RecordingWorld, body: string, deps: ReflectorDeps
 }
 
 /** A batch or event job is recorded as pending in the user's signal state by the ingestion that cut it: do what it would have. */
-async function recordPending(w: RecordingWorld, job: ReflectionJob): Promise<void> {
+async function recordPending(w: RecordingWorld, job: Job): Promise<void> {
   if (job.kind !== 'batch' && job.kind !== 'event') return;
   const stored = await w.signalState.load(job.userId);
   const { state } = parseSignalState(stored.raw);
@@ -505,20 +505,20 @@ const jobTexts = (o: FuzzOptions) => {
   return (n: number) => fc.array(fc.oneof({ weight: 2, arbitrary: hostileString(small) }, { weight: 2, arbitrary: fc.constantFrom(...injectionTexts()) }, { weight: 1, arbitrary: fc.constantFrom('I keep a reef tank with clownfish.', 'Actually, I meant the 40 gallon tank.', 'Why is the water cloudy?') }), { minLength: n, maxLength: n });
 };
 
-/** A reflection job of every kind but the forget, one field changed, through the reflector's record handler. */
-function reflectionJobTarget(o: FuzzOptions): FuzzTarget<{ job: Mutated; texts: string[] }> {
+/** A job of every kind but the forget, one field changed, through the reflector's record handler. */
+function jobTarget(o: FuzzOptions): FuzzTarget<{ job: Mutated; texts: string[] }> {
   const small = { ...o, maxBytes: Math.min(o.maxBytes ?? 3 << 20, 64 * 1024) };
   const turnIdsArb = fc.oneof(fc.array(fc.oneof(edgeNumber, fc.integer({ min: 1, max: 20 })), { maxLength: 30 }), fc.constant(range(1001)), hostileValue(small));
   const arbitrary = fc
     .record({ kind: fc.constantFrom('batch', 'idle-summary', 'session-close', 'nightly', 'weekly', 'manual', 'event'), n: fc.integer({ min: 1, max: 12 }) })
     .chain(({ kind, n }) =>
       fc.record({
-        job: mutate({ type: 'reflection.job', version: 1, jobId: `${kind}-1-${n}`, userId: ATTACKER, kind, trigger: 'turn_count', urgency: 2.5, turnIds: range(n), requestedAt: NOW }, { ...o, nested: { turnIds: turnIdsArb } }),
+        job: mutate({ type: 'reflector.job', version: 1, jobId: `${kind}-1-${n}`, userId: ATTACKER, kind, trigger: 'turn_count', urgency: 2.5, turnIds: range(n), requestedAt: NOW }, { ...o, nested: { turnIds: turnIdsArb } }),
         texts: jobTexts(o)(n),
       }),
     );
   return {
-    name: 'reflection.job',
+    name: 'reflector.job',
     weight: 2,
     arbitrary,
     run: async ({ job: m, texts: t }) => {
@@ -528,7 +528,7 @@ function reflectionJobTarget(o: FuzzOptions): FuzzTarget<{ job: Mutated; texts: 
       const body = JSON.stringify(m.value) ?? 'null';
       let userId: string | null = null;
       await guarded(failures, 'reflector record', async () => {
-        const parsed = ReflectionJobSchema.safeParse(m.value);
+        const parsed = JobSchema.safeParse(m.value);
         if (parsed.success) {
           userId = parsed.data.userId;
           // Every other valid job is one its ingestion recorded; the rest test a job nobody recorded.
@@ -573,8 +573,8 @@ function idleCheckTarget(o: FuzzOptions): FuzzTarget<{ check: Mutated; texts: st
       });
       failures.push(...storageProblems(w, new Set(userId ? [userId] : []), victimBefore));
       for (const job of w.jobs.jobs) {
-        const parsed = ReflectionJobSchema.safeParse(job);
-        if (!parsed.success) failures.push(`an enqueued job does not parse on the reflection queue: ${brief(parsed.error.issues)}`);
+        const parsed = JobSchema.safeParse(job);
+        if (!parsed.success) failures.push(`an enqueued job does not parse on the job queue: ${brief(parsed.error.issues)}`);
       }
       return { failures, outcomes };
     },
@@ -582,7 +582,7 @@ function idleCheckTarget(o: FuzzOptions): FuzzTarget<{ check: Mutated; texts: st
 }
 
 function queueJobTargets(o: FuzzOptions): FuzzTarget[] {
-  return [reflectionJobTarget(o), idleCheckTarget(o)] as FuzzTarget[];
+  return [jobTarget(o), idleCheckTarget(o)] as FuzzTarget[];
 }
 
 // ── Schedules (sweep function) ─────────────────────────────────────────────────
@@ -644,7 +644,7 @@ function sweepTarget(schema: SweepSchema, o: FuzzOptions): FuzzTarget {
       });
       failures.push(...storageProblems(w, new Set([ATTACKER, VICTIM]), victimBefore));
       for (const job of w.jobs.jobs) {
-        const parsed = ReflectionJobSchema.safeParse(job);
+        const parsed = JobSchema.safeParse(job);
         if (!parsed.success) failures.push(`the sweep enqueued a job the reflector would reject: ${brief(parsed.error.issues)}`);
       }
       return { failures, outcomes };
@@ -1095,7 +1095,7 @@ function injectionTarget(o: FuzzOptions): FuzzTarget<InjectionCase> {
       const deps = reflectorDeps(w, model);
       const ids = range(c.texts.length);
       const kind = c.use === 'summary' ? 'idle-summary' : c.use === 'batch' ? 'batch' : c.use;
-      const job: ReflectionJob = { type: 'reflection.job', version: 1, jobId: `${kind}-1-${ids.length}`, userId: ATTACKER, kind, trigger: 'turn_count', urgency: 6, turnIds: ids, requestedAt: NOW };
+      const job: Job = { type: 'reflector.job', version: 1, jobId: `${kind}-1-${ids.length}`, userId: ATTACKER, kind, trigger: 'turn_count', urgency: 6, turnIds: ids, requestedAt: NOW };
       if (c.use === 'weekly') deps.sleepTime.summaries = Object.assign(new MemorySummarySource(), { texts: [{ userId: ATTACKER, id: 'summary-1-3', createdAt: NOW, text: 'reef tank talk' }] });
       await guarded(failures, `${c.use} with an obedient model`, async () => {
         await recordPending(w, job);

@@ -142,7 +142,7 @@ function addPhase(into: PhaseUse, ledger: Record<string, Record<string, LedgerEn
 const jobKind = (r: SQSRecord): string | null => {
   try {
     const body = JSON.parse(r.body) as { type?: unknown; kind?: unknown };
-    return body.type === 'reflection.job' && typeof body.kind === 'string' ? body.kind : null;
+    return body.type === 'reflector.job' && typeof body.kind === 'string' ? body.kind : null;
   } catch {
     return null;
   }

@@ -6,7 +6,7 @@
  * model time is in the figure (storage round trips are measured by the cost benchmarks).
  */
 import { performance } from 'node:perf_hooks';
-import type { ReflectionJob } from '../events/reflection-job.js';
+import type { Job } from '../events/job.js';
 import type { KnowledgeDoc } from '../lib/domain/knowledge.js';
 import { ingestTurns } from '../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../lib/use-cases/run-reflection.js';
@@ -59,7 +59,7 @@ export async function benchReflectorTime(sizes = [100, 1000, 10000], batches = 3
     Array.from({ length: 10 }, (_, i) => ({ messageId: `m${i}`, body: JSON.stringify(turn({ userId: 'bench', turnId: i + 1, query: `${queries[i % 5]} and more about it, turn ${i}`, response: 'That sounds great, tell me more.' })) })),
     ingest,
   );
-  const job = ingest.jobs.jobs[0] as ReflectionJob;
+  const job = ingest.jobs.jobs[0] as Job;
   const output = {
     new_facts: [
       { title: 'dog_rex', content: 'The user adopted a beagle named Rex.', source_turns: [1], category: 'Facts' },

@@ -237,7 +237,7 @@ function latencySection(quality: QualityResult): string {
 Wall-clock times of the very same handlers during the LoCoMo replay, against the local
 emulators (DynamoDB Local, fauxqs) on this machine: spreads are over all samples and over
 the ${quality.conversations.length} conversation(s) replayed (one run each; the range is of the per-run medians).
-"Trigger → staged" is from the reflection job's send (the signal function's decision) to the
+"Trigger → staged" is from the job's send (the signal function's decision) to the
 reflector's return, offline model: queue wait, the local poller's receive and the reflector.
 
 | what | samples | median ms | p95 ms | per-run medians ms |

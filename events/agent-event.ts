@@ -8,7 +8,7 @@ export type AgentEventTrigger = z.infer<typeof AgentEventTriggerSchema>;
 
 /**
  * `agent.event` v1 — something happened that deserves a reflection now rather than at the
- * 10th turn. Published on the TurnQueue (group = userId); it fires an event reflection job
+ * 10th turn. Published on the TurnQueue (group = userId); it fires an event batch job
  * over the user's turns not yet reflected on.
  */
 export const AgentEventSchema = z.object({

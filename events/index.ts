@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { AgentEventSchema } from './agent-event.js';
 import { IdleCheckSchema } from './idle-check.js';
-import { ReflectionJobSchema } from './reflection-job.js';
+import { JobSchema } from './job.js';
 import { SessionClosedSchema } from './session-closed.js';
 import { TurnClaimCheckSchema } from './turn-claim-check.js';
 import { TurnSavedSchema } from './turn-saved.js';
@@ -10,7 +10,7 @@ export * from './agent-event.js';
 export * from './common.js';
 export * from './episode.js';
 export * from './idle-check.js';
-export * from './reflection-job.js';
+export * from './job.js';
 export * from './session-closed.js';
 export * from './turn-claim-check.js';
 export * from './turn-saved.js';
@@ -25,6 +25,6 @@ export const contracts: ReadonlyArray<{ file: string; id: string; schema: z.ZodT
   { file: 'turn.saved.claim-check.v1.json', id: 'turn.saved.claim-check/v1', schema: TurnClaimCheckSchema },
   { file: 'session.closed.v1.json', id: 'session.closed/v1', schema: SessionClosedSchema },
   { file: 'agent.event.v1.json', id: 'agent.event/v1', schema: AgentEventSchema },
-  { file: 'reflection.job.v1.json', id: 'reflection.job/v1', schema: ReflectionJobSchema },
+  { file: 'reflector.job.v1.json', id: 'reflector.job/v1', schema: JobSchema },
   { file: 'idle.check.v1.json', id: 'idle.check/v1', schema: IdleCheckSchema },
 ];

@@ -4,7 +4,7 @@ import { TimestampSchema, UserIdSchema } from './common.js';
 /**
  * `session.closed` v1 — an agent ends a session. Published on the TurnQueue (group =
  * userId, so it stays in order with the user's turns); it fires a session-close
- * reflection job (req R-SIG-6's "designed but not wired" hook).
+ * job (req R-SIG-6's "designed but not wired" hook).
  */
 export const SessionClosedSchema = z.object({
   type: z.literal('session.closed'),

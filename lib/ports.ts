@@ -5,7 +5,7 @@
 import type { ArchiveDocument } from './domain/user-archive.js';
 import type { SearchSegment } from './domain/search-segment.js';
 import type { IdleCheck } from '../events/idle-check.js';
-import type { ReflectionJob } from '../events/reflection-job.js';
+import type { Job } from '../events/job.js';
 import type { TurnSaved } from '../events/turn-saved.js';
 import type { AgentEvent } from '../events/agent-event.js';
 import type { KnowledgeDoc } from './domain/knowledge.js';
@@ -103,7 +103,7 @@ export interface SourceReliabilityStore {
 
 export interface JobQueue {
   /** Enqueue on the FIFO queue, group = userId, deduplication id derived from the job id. */
-  enqueue(job: ReflectionJob): Promise<void>;
+  enqueue(job: Job): Promise<void>;
 }
 
 export interface IdleScheduler {

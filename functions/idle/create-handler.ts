@@ -1,5 +1,5 @@
 /**
- * idle — IdleQueue (delayed idle checks) → idle-summary reflection jobs (req R-SUM-1).
+ * idle — IdleQueue (delayed idle checks) → idle-summary jobs (req R-SUM-1).
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';

@@ -9,7 +9,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { type ReflectionJob, ReflectionJobSchema } from '../../events/reflection-job.js';
+import { type Job, JobSchema } from '../../events/job.js';
 import type { AwsClients } from '../../lib/adapters/aws-clients.js';
 import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
 import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.js';
@@ -167,9 +167,9 @@ export function jobRecordHandler(deps: ReflectorDeps, io: JobRecordIo): JobRecor
   const { metrics, log } = io;
   return async (record, context) => {
     // A malformed job never becomes valid by retrying: keep it with its reasons and move on.
-    const job = await parseOrKeep(record, ReflectionJobSchema, { rejected: io.rejected, clock: io.clock, source: 'reflection-queue' });
+    const job = await parseOrKeep(record, JobSchema, { rejected: io.rejected, clock: io.clock, source: 'reflection-queue' });
     if (!job) {
-      log.warn('reflection job rejected', { messageId: record.messageId });
+      log.warn('job rejected', { messageId: record.messageId });
       metrics.addMetric('RejectedRecords', MetricUnit.Count, 1);
       return null;
     }
@@ -196,7 +196,7 @@ export function jobRecordHandler(deps: ReflectorDeps, io: JobRecordIo): JobRecor
  * go on. An outage, throttling or missing model access is retried by SQS up to the queue's
  * maxReceiveCount; on the last delivery the failure is logged before SQS parks the job.
  */
-async function beforeRetry(job: ReflectionJob, record: SQSRecord, receives: number, error: unknown, deps: ReflectorDeps, io: JobRecordIo): Promise<void> {
+async function beforeRetry(job: Job, record: SQSRecord, receives: number, error: unknown, deps: ReflectorDeps, io: JobRecordIo): Promise<void> {
   if (job.kind === 'forget') {
     if (error instanceof ForgetContinuesError) await io.redelivery.after(record.receiptHandle, 1);
     return;

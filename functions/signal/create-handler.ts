@@ -1,6 +1,6 @@
 /**
  * signal — TurnQueue (SQS FIFO, group = userId) → turn documents and index → signal
- * state → reflection jobs and idle checks. Adapts the SQS event to the ingest-turns use
+ * state → jobs and idle checks. Adapts the SQS event to the ingest-turns use
  * case and reports partial batch failures. The Lambda entry (handler.ts) builds it once
  * per container; the local stack builds it with its own clients and clock.
  */

@@ -1,7 +1,7 @@
 /**
  * sweep — fired by the EventBridge schedules with `{ sweep, time }` (time = the schedule's
  * own event time, so "now" is never the wall clock): nightly and weekly fan-out of
- * sleep-time reflection jobs (req R-SLP), expiry of stale staged items (req R-PRO-3).
+ * sleep-time jobs (req R-SLP), expiry of stale staged items (req R-PRO-3).
  * Turn archival (req R-ARC-1) is the bucket's lifecycle rule, run daily by S3 itself.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';

@@ -123,7 +123,7 @@ export const stages: Record<string, StageConfig> = {
     logLevel: 'WARN',
     queueDepthAlarm: 10_000,
     // A nightly fan-out to many users drains at maxConcurrency.reflector jobs at a time: three
-    // hours before the age of the oldest reflection job is a problem rather than the queue.
+    // hours before the age of the oldest job is a problem rather than the queue.
     alarms: { ...base.alarms, queueAgeSeconds: { ...base.alarms.queueAgeSeconds, reflection: 3 * 3600 } },
     maxConcurrency: { reflector: 20 },
     redaction: { personalData: true },

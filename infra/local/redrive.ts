@@ -2,7 +2,7 @@
  * Replay what the dead-letter queues hold, once its cause is fixed: each message goes back
  * to its source queue (same FIFO group, so a user's order holds) and leaves the DLQ only
  * after it was sent. With each message comes its reason where the service recorded one:
- * a reflection job parked after its last try has an aborted log under
+ * a job parked after its last try has an aborted log under
  * `users/{u}/Logs/reflector/failed/{jobId}.json` (req R-ERR); other failures are in the
  * function's logs under the message id.
  *
@@ -31,7 +31,7 @@ export interface ParkedMessage {
 }
 
 async function reasonFor(s3: S3Client, bucket: string, body: Record<string, unknown>): Promise<string | null> {
-  if (body.type !== 'reflection.job' || typeof body.userId !== 'string' || typeof body.jobId !== 'string') return null;
+  if (body.type !== 'reflector.job' || typeof body.userId !== 'string' || typeof body.jobId !== 'string') return null;
   try {
     const log = JSON.parse(await getText(s3, bucket, batchFailureKey(body.userId, body.jobId))) as { error?: { message?: string } };
     return log.error?.message ?? null;

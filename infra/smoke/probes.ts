@@ -116,7 +116,7 @@ export async function queueDepth(target: SmokeTarget, url: string): Promise<Queu
 }
 
 /**
- * Why reflection jobs of this user failed, where the reflector recorded it: the aborted log
+ * Why jobs of this user failed, where the reflector recorded it: the aborted log
  * it writes under `users/{u}/Logs/reflector/failed/` when it parks a job (req R-ERR).
  * Best effort: reading needs s3:ListBucket on that prefix, s3:GetObject and kms:Decrypt;
  * without them the answer says so instead.

@@ -88,7 +88,7 @@ const FUNCTIONS: Record<FunctionKey, (stack: Stack, props: StatelessStackProps) 
   signal: (_stack, { config, queues, table, bucket }) => ({
     id: 'SignalFunction',
     tracing: QUEUE_DRIVEN,
-    description: 'TurnQueue → turn documents and index → signal state → reflection jobs',
+    description: 'TurnQueue → turn documents and index → signal state → jobs',
     environment: functionEnvironment(SignalEnvSchema, 'signal', config.logLevel, {
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,
@@ -102,7 +102,7 @@ const FUNCTIONS: Record<FunctionKey, (stack: Stack, props: StatelessStackProps) 
   idle: (_stack, { config, queues, table, bucket }) => ({
     id: 'IdleFunction',
     tracing: QUEUE_DRIVEN,
-    description: 'IdleQueue (delayed idle checks) → idle-summary reflection jobs',
+    description: 'IdleQueue (delayed idle checks) → idle-summary jobs',
     environment: functionEnvironment(IdleEnvSchema, 'idle', config.logLevel, {
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,

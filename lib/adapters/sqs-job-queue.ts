@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 import type { JobQueue } from '../ports.js';
 
 /** FIFO deduplication id of a job: its user and trigger-derived job id, hashed to SQS's 128-char limit. */
-export const jobDeduplicationId = (job: Pick<ReflectionJob, 'userId' | 'jobId'>): string =>
+export const jobDeduplicationId = (job: Pick<Job, 'userId' | 'jobId'>): string =>
   createHash('sha256').update(`${job.userId}\n${job.jobId}`).digest('hex');
 
 export class SqsJobQueue implements JobQueue {
@@ -13,7 +13,7 @@ export class SqsJobQueue implements JobQueue {
     private readonly queueUrl: string,
   ) {}
 
-  async enqueue(job: ReflectionJob): Promise<void> {
+  async enqueue(job: Job): Promise<void> {
     await this.sqs.send(
       new SendMessageCommand({
         QueueUrl: this.queueUrl,

@@ -5,14 +5,14 @@
  * UTC day it ran. Days are processing days: a cost is incurred when the job runs. The totals
  * are sums of entries; a model missing from the price table is counted as `unpricedJobs`.
  */
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 
 export type CostGroup = 'batch' | 'summary' | 'nightly' | 'weekly';
 
 export interface CostEntry {
   userId: string;
   jobId: string;
-  kind: ReflectionJob['kind'];
+  kind: Job['kind'];
   /** YYYY-MM-DD (UTC) the job ran. */
   day: string;
   at: string;
@@ -38,7 +38,7 @@ export interface DailyCost {
 /** The stage's default daily alarm: req R-SLP-14's "under $1/day across all agents". */
 export const DEFAULT_DAILY_COST_ALARM_USD = 1;
 
-export function costGroup(kind: ReflectionJob['kind']): CostGroup {
+export function costGroup(kind: Job['kind']): CostGroup {
   if (kind === 'nightly' || kind === 'weekly') return kind;
   return kind === 'idle-summary' || kind === 'session-close' || kind === 'manual' ? 'summary' : 'batch';
 }

@@ -7,7 +7,7 @@
  */
 import * as z from 'zod';
 import type { AgentEventTrigger } from '../../events/agent-event.js';
-import type { ReflectionKind } from '../../events/reflection-job.js';
+import type { JobKind } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { SignalConfig } from './signal-weights.js';
 import { fnv1a32 } from './stable-hash.js';
@@ -210,7 +210,7 @@ const WEIGHT_OF: Record<SignalName, keyof SignalConfig['weights']> = {
 /** A reflection the state says is due. */
 export interface JobTrigger {
   jobId: string;
-  kind: ReflectionKind;
+  kind: JobKind;
   /** `turn_count`, `urgency`, `pending_timeout`, `session_closed`, `idle`, `event:<trigger>`. */
   trigger: string;
   urgency: number;
@@ -376,7 +376,7 @@ function shouldTrigger(state: SignalState, config: SignalConfig): string | null 
  * Cut a batch from the unassigned turns (oldest first, at most maxBatchTurns). Nothing
  * fires when there is nothing to reflect on or too many batches already wait.
  */
-function startBatch(state: SignalState, config: SignalConfig, now: Date, trigger: string, kind: ReflectionKind): JobTrigger | null {
+function startBatch(state: SignalState, config: SignalConfig, now: Date, trigger: string, kind: JobKind): JobTrigger | null {
   if (state.unassigned.turnIds.length === 0 || state.pendingBatches.length >= MAX_PENDING_BATCHES) return null;
   const turnIds = state.unassigned.turnIds.slice(0, config.maxBatchTurns);
   const rest = state.unassigned.turnIds.slice(turnIds.length);

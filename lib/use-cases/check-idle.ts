@@ -6,7 +6,7 @@
  * due a threshold after their last message (issue 19).
  */
 import type { IdleCheck } from '../../events/idle-check.js';
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 import { idleCheck, parseSignalState } from '../domain/signal-accumulator.js';
 import type { SignalConfig } from '../domain/signal-weights.js';
 import { withUserIdle } from '../domain/user-settings.js';
@@ -25,7 +25,7 @@ export interface IdleDeps {
 }
 
 export type IdleOutcome =
-  | { status: 'enqueued'; job: ReflectionJob }
+  | { status: 'enqueued'; job: Job }
   | { status: 'rescheduled'; delaySeconds: number }
   | { status: 'skipped'; reason: 'newer_message' | 'superseded' | 'not_idle_yet' | 'too_few_messages' | 'no_state' };
 
@@ -45,8 +45,8 @@ export async function checkIdle(check: IdleCheck, deps: IdleDeps): Promise<IdleO
       return { status: 'rescheduled', delaySeconds: result.reschedule.delaySeconds };
     }
     const t = result.trigger;
-    const job: ReflectionJob = {
-      type: 'reflection.job',
+    const job: Job = {
+      type: 'reflector.job',
       version: 1,
       jobId: t.jobId,
       userId: check.userId,

@@ -17,7 +17,7 @@
  *   checks the receipt when it finds no signal state (`forgottenBefore`), the reflector before
  *   every job. Aggregates that name no user (source reliability counts) stay.
  */
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 import { GLOBAL_USER } from '../domain/memory-item.js';
 import { claimsPrefix, searchSegmentsPrefix, userPrefix } from '../domain/memory-paths.js';
 import type { Clock, ForgetCounts, ForgetLog, ForgetReceipt, JobQueue, Log, UserEraser } from '../ports.js';
@@ -57,8 +57,8 @@ export class ForgetContinuesError extends Error {
 const NO_COUNTS: ForgetCounts = { items: 0, objects: 0, globalItems: 0, globalIndexObjects: 0 };
 
 /** The job that erases the user, on their FIFO group (its id names the request, so a retried request sends it once). */
-export const forgetJob = (receipt: ForgetReceipt): ReflectionJob => ({
-  type: 'reflection.job',
+export const forgetJob = (receipt: ForgetReceipt): Job => ({
+  type: 'reflector.job',
   version: 1,
   jobId: `forget-${receipt.requestedAt.replace(/[^0-9]/g, '')}`,
   userId: receipt.userId,
@@ -95,7 +95,7 @@ export async function forgottenBefore(forgets: Pick<ForgetLog, 'latest'>, userId
 export type ForgetOutcome = { status: 'forgotten'; receipt: ForgetReceipt } | { status: 'skipped'; reason: string };
 
 /** The `forget` job: erase the user (each step repeatable), then mark the receipt done. */
-export async function forgetUser(job: ReflectionJob, deps: ForgetDeps): Promise<ForgetOutcome> {
+export async function forgetUser(job: Job, deps: ForgetDeps): Promise<ForgetOutcome> {
   const receipt = await deps.forgets.latest(job.userId);
   if (!receipt) return { status: 'skipped', reason: 'no forget was asked for' };
   if (receipt.status === 'done') return { status: 'skipped', reason: `forgotten already at ${receipt.completedAt ?? receipt.requestedAt}` };

@@ -1,7 +1,7 @@
 /**
  * Ingest a batch of TurnQueue records (the signal function's use case):
  * validate (resolving claim checks) → keep rejects → per user: store turns, fold signals
- * and control events, enqueue the reflection jobs that fire, schedule an idle check when
+ * and control events, enqueue the jobs that fire, schedule an idle check when
  * none is pending, and write the user's signal state once.
  *
  * Order per user, chosen for crash safety: documents and index first (idempotent), then
@@ -9,7 +9,7 @@
  * window), then the state (conditional on its version). A crash anywhere replays cleanly.
  */
 import { type TurnQueueMessage, TurnQueueMessageSchema } from '../../events/index.js';
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 import { TurnClaimCheckSchema } from '../../events/turn-claim-check.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { type AccumulateResult, accumulate, type IdleCheckPlan, idleCheckPending, messageTag, parseSignalState, scheduleIdleCheck, type SignalItem, withAppliedMessages } from '../domain/signal-accumulator.js';
@@ -62,7 +62,7 @@ export interface IngestResult {
   controlEvents: number;
   /** Messages the signal state had folded in already (their earlier delivery's write landed): nothing done. */
   alreadyApplied: number;
-  jobs: ReflectionJob[];
+  jobs: Job[];
   /** Secrets and personal identifiers redacted, by kind (never their values). */
   redacted: RedactionCounts;
   /** Messages from before their user was forgotten, arriving after: dropped (issue 21). */
@@ -177,7 +177,7 @@ function tally(result: IngestResult, items: ReadonlyArray<{ messageId: string }>
   result.jobs.push(...outcome.jobs);
 }
 
-type UserOutcome = AccumulateResult & { jobs: ReflectionJob[]; alreadyApplied?: boolean; forgotten?: number };
+type UserOutcome = AccumulateResult & { jobs: Job[]; alreadyApplied?: boolean; forgotten?: number };
 
 interface Fold {
   userId: string;
@@ -186,7 +186,7 @@ interface Fold {
   toStore: TurnSaved[];
   /** agent.event episodes to store (before the jobs that will write their documents). */
   episodes: EventEpisode[];
-  jobs: ReflectionJob[];
+  jobs: Job[];
   /** The idle check to send: a turn was counted and none is pending. */
   idleCheck: IdleCheckPlan | null;
   /** Every message is in the state already: nothing to write. */
@@ -229,8 +229,8 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
   const idle = counted && !idleCheckPending(withTags, now) ? scheduleIdleCheck(withTags, withUserIdle(deps.config, await deps.settings.get(userId)), now) : null;
   const folded = { ...accumulated, state: idle?.state ?? withTags };
   const keep = new Set(folded.outcomes.filter((o) => o.disposition !== 'duplicate').map((o) => o.turnId));
-  const jobs: ReflectionJob[] = folded.triggers.map((t) => ({
-    type: 'reflection.job',
+  const jobs: Job[] = folded.triggers.map((t) => ({
+    type: 'reflector.job',
     version: 1,
     jobId: t.jobId,
     userId,
@@ -295,7 +295,7 @@ function logCommitted(f: Fold, deps: IngestDeps): void {
     deps.log.debug('turn signals', { userId: f.userId, turnId: o.turnId, disposition: o.disposition, signals: o.signals });
   }
   for (const job of f.jobs) {
-    deps.log.info('reflection job enqueued', { userId: f.userId, jobId: job.jobId, kind: job.kind, trigger: job.trigger, urgency: job.urgency });
+    deps.log.info('job enqueued', { userId: f.userId, jobId: job.jobId, kind: job.kind, trigger: job.trigger, urgency: job.urgency });
   }
 }
 

@@ -4,7 +4,7 @@
  * run record): a delivery that dies before the marker is redelivered and records it then
  * (the ledger keeps the first entry), and a finished job has its entry.
  */
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 import type { ModelUsage } from '../domain/batch-log.js';
 import type { CostEntry } from '../domain/daily-cost.js';
 import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
@@ -26,7 +26,7 @@ export interface JobUsage {
  * the entry's day, so every delivery files the entry under the same key; a job that runs
  * minutes after midnight is counted on the day it was asked for.
  */
-export function costEntry(job: Pick<ReflectionJob, 'userId' | 'jobId' | 'kind'>, usage: JobUsage, at: string): CostEntry {
+export function costEntry(job: Pick<Job, 'userId' | 'jobId' | 'kind'>, usage: JobUsage, at: string): CostEntry {
   const { reused: _, ...cost } = usage;
   return { userId: job.userId, jobId: job.jobId, kind: job.kind, day: at.slice(0, 10), at, ...cost };
 }

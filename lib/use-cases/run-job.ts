@@ -1,12 +1,12 @@
 /**
- * The reflector's one job dispatcher: a parsed job of the reflection queue, whatever its kind,
+ * The reflector's one job dispatcher: a parsed job of the job queue (`ReflectionQueue` in infra), whatever its kind,
  * to the use case that does it — the forget, the nightly and weekly sleep-time runs, a summary,
  * or a batch reflection — and what came of it. A job asked for before its user was forgotten
  * (a redrive, a late duplicate) writes nothing (issue 21). The reflector's record handler
  * (functions/reflector/create-handler.ts) and the fuzzer (bench/fuzz-targets.ts) both call it;
  * the handler turns the outcome's counts into metrics, the fuzzer into its outcomes.
  */
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 import type { ForgetLog, Log } from '../ports.js';
 import { type ForgetDeps, forgetUser, forgottenBefore } from './forget-user.js';
 import { type JobUsage, runUsage, usageOf } from './job-cost.js';
@@ -49,11 +49,11 @@ export interface RunJobOptions {
   remainingMs: () => number;
 }
 
-export const familyOf = (kind: ReflectionJob['kind']): JobFamily =>
+export const familyOf = (kind: Job['kind']): JobFamily =>
   kind === 'forget' || kind === 'nightly' || kind === 'weekly' ? kind : SUMMARY_KINDS.has(kind) ? 'summary' : 'batch';
 
 /** Run the job with the use case of its kind. Errors are the use cases' own (the handler decides on retries). */
-export async function runJob(job: ReflectionJob, deps: JobDeps, options: RunJobOptions): Promise<JobOutcome> {
+export async function runJob(job: Job, deps: JobDeps, options: RunJobOptions): Promise<JobOutcome> {
   const family = familyOf(job.kind);
   if (family === 'forget') return forget(job, deps, options.remainingMs);
   if (await askedBeforeForget(job, deps)) return { family, status: 'dropped', done: false, usage: null, counts: {} };
@@ -63,21 +63,21 @@ export async function runJob(job: ReflectionJob, deps: JobDeps, options: RunJobO
 }
 
 /** The forget job (an erasure that runs out of time throws ForgetContinuesError). */
-async function forget(job: ReflectionJob, deps: JobDeps, remainingMs: () => number): Promise<JobOutcome> {
+async function forget(job: Job, deps: JobDeps, remainingMs: () => number): Promise<JobOutcome> {
   const outcome = await forgetUser(job, deps.forget(remainingMs));
   if (outcome.status === 'skipped') deps.log.info('forget skipped', { jobId: job.jobId, userId: job.userId, reason: outcome.reason });
   return { family: 'forget', status: outcome.status, done: outcome.status === 'forgotten', usage: null, counts: {} };
 }
 
 /** Issue 21: a job asked for before its user was forgotten (a redrive, a late duplicate) writes nothing. */
-async function askedBeforeForget(job: ReflectionJob, deps: JobDeps): Promise<boolean> {
+async function askedBeforeForget(job: Job, deps: JobDeps): Promise<boolean> {
   const before = await forgottenBefore(deps.forgets, job.userId);
   if (before === null || Date.parse(job.requestedAt) > Date.parse(before)) return false;
   deps.log.info('job dropped: its user was forgotten after it was asked for', { jobId: job.jobId, userId: job.userId, kind: job.kind, forgottenAt: before });
   return true;
 }
 
-async function sleepTime(job: ReflectionJob, family: 'nightly' | 'weekly', deps: JobDeps, retryUnusableOutput: boolean): Promise<JobOutcome> {
+async function sleepTime(job: Job, family: 'nightly' | 'weekly', deps: JobDeps, retryUnusableOutput: boolean): Promise<JobOutcome> {
   const out = await (family === 'nightly' ? runNightly : runWeekly)(job, { ...deps.sleepTime, retryUnusableOutput });
   const done = out.status === 'completed';
   deps.log.info('sleep-time run done', { jobId: job.jobId, userId: job.userId, kind: job.kind, status: out.status, ...(out.status === 'completed' ? { memoriesStored: out.run.memoriesStored } : {}) });
@@ -86,7 +86,7 @@ async function sleepTime(job: ReflectionJob, family: 'nightly' | 'weekly', deps:
   return { family, status: out.status, done, usage, counts };
 }
 
-async function summary(job: ReflectionJob, deps: JobDeps, retryUnusableOutput: boolean): Promise<JobOutcome> {
+async function summary(job: Job, deps: JobDeps, retryUnusableOutput: boolean): Promise<JobOutcome> {
   const out = await runSummary(job, { ...deps.summary, retryUnusableOutput });
   if (out.status !== 'written') {
     deps.log.info('summary not written', { jobId: job.jobId, userId: job.userId, status: out.status, reason: out.reason });
@@ -95,11 +95,11 @@ async function summary(job: ReflectionJob, deps: JobDeps, retryUnusableOutput: b
   return { family: 'summary', status: out.status, done: true, usage: out.usage, counts: {} };
 }
 
-async function batch(job: ReflectionJob, deps: JobDeps, retryUnusableOutput: boolean): Promise<JobOutcome> {
+async function batch(job: Job, deps: JobDeps, retryUnusableOutput: boolean): Promise<JobOutcome> {
   const outcome = await runReflection(job, { ...deps.reflection, retryUnusableOutput });
   const done = outcome.status === 'completed';
   if (!('log' in outcome)) {
-    deps.log.info('reflection job not run', { jobId: job.jobId, userId: job.userId, kind: job.kind, status: outcome.status, reason: outcome.reason });
+    deps.log.info('job not run', { jobId: job.jobId, userId: job.userId, kind: job.kind, status: outcome.status, reason: outcome.reason });
     return { family: 'batch', status: outcome.status, done, usage: null, counts: {} };
   }
   const { log } = outcome;

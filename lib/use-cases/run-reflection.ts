@@ -1,5 +1,5 @@
 /**
- * Run one reflection job (the reflector function's use case), req R-ASM to R-LOG:
+ * Run one batch job (the reflector's batch reflection), req R-ASM to R-LOG:
  * assemble the batch → one model call → parse and cap → quality gates → stage →
  * batch log → reset the user's counters.
  *
@@ -7,7 +7,7 @@
  * on a second delivery; staged keys, the log and the counter reset are deterministic and
  * conditional, so a job run twice leaves the state of a job run once.
  */
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { assembleBatch, buildReflectorPrompt, EARLIER_REFLECTIONS_SHOWN, type EarlierReflection, occasionOf, REFLECTOR_SYSTEM_PROMPT } from '../domain/batch-assembly.js';
 import type { BatchLog } from '../domain/batch-log.js';
@@ -60,7 +60,7 @@ export type ReflectionOutcome =
   | { status: 'already_done' | 'superseded'; reason: string };
 
 /** Kinds reflected like a batch: the job's turns through the req R-ASM to R-LOG pipeline. */
-const BATCH_LIKE = new Set<ReflectionJob['kind']>(['batch', 'event']);
+const BATCH_LIKE = new Set<Job['kind']>(['batch', 'event']);
 
 /** How many of the batch's top keywords search Knowledge, and how many hits the model sees. */
 const EXISTING_KEYWORDS = 10;
@@ -73,7 +73,7 @@ export const REFLECTION_TOOL = {
   description: 'Record what is new, corrected, connected or unresolved in the reviewed turns.',
 };
 
-export async function runReflection(job: ReflectionJob, deps: ReflectionDeps): Promise<ReflectionOutcome> {
+export async function runReflection(job: Job, deps: ReflectionDeps): Promise<ReflectionOutcome> {
   const started = deps.clock.now();
   if (!BATCH_LIKE.has(job.kind)) throw new TypeError(`runReflection runs batch and event jobs, not "${job.kind}"`);
   if (await deps.batchLogs.exists(job.userId, job.jobId)) {
@@ -139,7 +139,7 @@ interface BatchInput {
   base: LogBase;
 }
 
-async function readBatch(job: ReflectionJob, started: Date, deps: ReflectionDeps): Promise<BatchInput> {
+async function readBatch(job: Job, started: Date, deps: ReflectionDeps): Promise<BatchInput> {
   const { turns, missing } = await deps.turns.getTurns(job.userId, job.turnIds);
   for (const m of missing) deps.log.warn('turn unreadable; continuing without it', { userId: job.userId, ...m });
   // Input time of the batch (its last turn's; the job's when none was read), for when its items
@@ -171,7 +171,7 @@ async function readBatch(job: ReflectionJob, started: Date, deps: ReflectionDeps
 type Asked = Awaited<ReturnType<typeof askModel>>;
 
 /** The model's answer for a batch with turns (with the earlier reflections when an occasion fired it), and its usage for the log. */
-async function consultModel(job: ReflectionJob, input: BatchInput, deps: ReflectionDeps): Promise<{ asked: Asked | null; model: BatchLog['model'] }> {
+async function consultModel(job: Job, input: BatchInput, deps: ReflectionDeps): Promise<{ asked: Asked | null; model: BatchLog['model'] }> {
   const { batch, existing } = input;
   const occasion = occasionOf(job);
   const earlier = occasion && batch.included.length > 0 ? await earlierReflections(job, deps) : [];
@@ -181,7 +181,7 @@ async function consultModel(job: ReflectionJob, input: BatchInput, deps: Reflect
 }
 
 /** The log of a batch whose answer was unusable: nothing staged, the raw answer kept in the log. */
-function abortedLog(job: ReflectionJob, input: BatchInput, asked: Asked, error: ReflectionOutputError, model: BatchLog['model'], durationMs: number, deps: ReflectionDeps): BatchLog {
+function abortedLog(job: Job, input: BatchInput, asked: Asked, error: ReflectionOutputError, model: BatchLog['model'], durationMs: number, deps: ReflectionDeps): BatchLog {
   // The raw answer may quote the user's turns: it goes to the batch log, not the logs.
   deps.log.error('model output unusable; batch aborted', { userId: job.userId, batchId: job.jobId, error: error.message, stopReason: asked.response.usage.stopReason });
   return {
@@ -206,7 +206,7 @@ interface Gated {
   verified: string[];
 }
 
-async function gateOutput(job: ReflectionJob, input: BatchInput, parsed: Parsed | null, deps: ReflectionDeps): Promise<Gated> {
+async function gateOutput(job: Job, input: BatchInput, parsed: Parsed | null, deps: ReflectionDeps): Promise<Gated> {
   const { turns, knowledge, knowledgeDocs, batchAt } = input;
   const turnMap = new Map<number, TurnSaved>(turns.map((t) => [t.turnId, t]));
   const output = parsed?.output ?? { new_facts: [], corrections: [], connections: [], open_questions: [] };
@@ -249,7 +249,7 @@ interface Staged {
  * Req R-PRO-1: outputs that recur in an earlier batch's staged item promote it; the rest are
  * staged. An output repeating a discarded item is a dedup rejection (added to `gated.rejections`).
  */
-async function stageAndReinforce(job: ReflectionJob, input: BatchInput, gated: Gated, deps: ReflectionDeps): Promise<Staged> {
+async function stageAndReinforce(job: Job, input: BatchInput, gated: Gated, deps: ReflectionDeps): Promise<Staged> {
   const { reinforcements, toStage, suppressed } = findRecurrences(await deps.knowledge.listStaged(job.userId), gated.docs, job.jobId);
   for (const s of suppressed) {
     gated.rejections.push({
@@ -280,7 +280,7 @@ async function stageAndReinforce(job: ReflectionJob, input: BatchInput, gated: G
  * this batch (linked to what it learned from the event's turn, or from the whole batch when
  * the event named none). Returns their keys under the user's prefix.
  */
-async function linkEpisodes(job: ReflectionJob, turns: readonly TurnSaved[], staged: Staged, deps: ReflectionDeps): Promise<string[]> {
+async function linkEpisodes(job: Job, turns: readonly TurnSaved[], staged: Staged, deps: ReflectionDeps): Promise<string[]> {
   const episodes: string[] = [];
   const learnedFrom = (turnId: number | undefined) => [
     ...staged.toStage.filter((d) => turnId === undefined || d.sourceTurns.includes(turnId)).map((d) => `Knowledge_staging/${d.path}`),
@@ -300,7 +300,7 @@ async function linkEpisodes(job: ReflectionJob, turns: readonly TurnSaved[], sta
 }
 
 /** Req R-LLM-2's connections join the relation graph, at the time of the batch's last turn. */
-async function connectionEdges(job: ReflectionJob, batchAt: string, gated: Gated, deps: ReflectionDeps) {
+async function connectionEdges(job: Job, batchAt: string, gated: Gated, deps: ReflectionDeps) {
   return recordRelations(
     job.userId,
     gated.passed.connections.map((c) => ({
@@ -324,13 +324,13 @@ const MAX_STAGED_LAG_MS = 7 * 86_400_000;
  * delivery), but no more than a week before the job was asked for — turns imported months
  * late would otherwise be staged on a day the expiry sweep no longer reads, or expire at once.
  */
-function stagedAtOf(batchAt: string, job: ReflectionJob): string {
+function stagedAtOf(batchAt: string, job: Job): string {
   const floor = Date.parse(job.requestedAt) - MAX_STAGED_LAG_MS;
   return Date.parse(batchAt) < floor ? new Date(floor).toISOString() : batchAt;
 }
 
 /** What the diary decides on: the batch's turns, what passed, was staged, reinforced and promoted, and the model's own entry. */
-function diaryInput(job: ReflectionJob, input: BatchInput, parsed: Parsed | null, gated: Gated, staged: Staged): DiaryInput {
+function diaryInput(job: Job, input: BatchInput, parsed: Parsed | null, gated: Gated, staged: Staged): DiaryInput {
   return {
     batchId: job.jobId,
     trigger: job.trigger,
@@ -349,7 +349,7 @@ function diaryInput(job: ReflectionJob, input: BatchInput, parsed: Parsed | null
  * event that fired it); otherwise the reason is logged. The record of either is kept, at the
  * batch's input time, before the batch log.
  */
-async function writeDiary(job: ReflectionJob, input: DiaryInput, at: string, deps: ReflectionDeps): Promise<NonNullable<BatchLog['diary']>> {
+async function writeDiary(job: Job, input: DiaryInput, at: string, deps: ReflectionDeps): Promise<NonNullable<BatchLog['diary']>> {
   const decision = decideDiaryEntry(input);
   await deps.diary.put(diaryRecord(job.userId, input, decision, at));
   if (decision.write) {
@@ -361,7 +361,7 @@ async function writeDiary(job: ReflectionJob, input: DiaryInput, at: string, dep
 }
 
 /** The agent's latest reflection entries (req R-EVT-2: a reflection consults the earlier ones), newest first; this batch's own left out. */
-async function earlierReflections(job: ReflectionJob, deps: ReflectionDeps): Promise<EarlierReflection[]> {
+async function earlierReflections(job: Job, deps: ReflectionDeps): Promise<EarlierReflection[]> {
   // Enough to leave this batch's own and any dropped ones out and still show three.
   const { entries } = await deps.diary.page(job.userId, { limit: 10, type: 'reflection' });
   return entries
@@ -375,7 +375,7 @@ async function earlierReflections(job: ReflectionJob, deps: ReflectionDeps): Pro
  * (asked again once with a larger budget when cut), recorded before use. A fresh unusable
  * answer is not recorded when the job will be delivered again: it throws instead.
  */
-async function askModel(job: ReflectionJob, prompt: string, deps: ReflectionDeps, withEntry: boolean): Promise<{ response: ModelResponse; reused: boolean; outcome: Judged }> {
+async function askModel(job: Job, prompt: string, deps: ReflectionDeps, withEntry: boolean): Promise<{ response: ModelResponse; reused: boolean; outcome: Judged }> {
   const recorded = await deps.knowledge.getModelOutput(job.userId, job.jobId);
   if (recorded) return { response: recorded, reused: true, outcome: judge(recorded) };
   const response = await callWithBudgetRetry(
@@ -411,7 +411,7 @@ function judge(response: ModelResponse): Judged {
   return parseOutput(response.output);
 }
 
-async function finish(job: ReflectionJob, log: BatchLog, deps: ReflectionDeps): Promise<ReflectionOutcome> {
+async function finish(job: Job, log: BatchLog, deps: ReflectionDeps): Promise<ReflectionOutcome> {
   if (log.model) await deps.costs.record(costEntry(job, usageOf(log.model), log.input_at ?? log.timestamp));
   const logKey = await deps.batchLogs.write(log);
   await finishCounters(job, deps);
@@ -448,7 +448,7 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * arrive first: wait a little (the write usually follows within milliseconds), then throw
  * BatchNotRecordedError so the queue delivers the job again after the write landed.
  */
-async function waitUntilRecorded(job: ReflectionJob, deps: ReflectionDeps): Promise<{ superseded: boolean; lastBatchTurn: number }> {
+async function waitUntilRecorded(job: Job, deps: ReflectionDeps): Promise<{ superseded: boolean; lastBatchTurn: number }> {
   const sleep = deps.sleep ?? defaultSleep;
   for (let look = 0; ; look++) {
     const { state } = parseSignalState((await deps.signalState.load(job.userId)).raw);
@@ -465,7 +465,7 @@ async function waitUntilRecorded(job: ReflectionJob, deps: ReflectionDeps): Prom
 }
 
 /** Reset the counters (req R-SIG-3: after the batch completes), once, if still waiting for this job. */
-async function finishCounters(job: ReflectionJob, deps: ReflectionDeps): Promise<void> {
+async function finishCounters(job: Job, deps: ReflectionDeps): Promise<void> {
   for (let attempt = 1; attempt <= 5; attempt++) {
     const stored = await deps.signalState.load(job.userId);
     const { state } = parseSignalState(stored.raw);
@@ -481,7 +481,7 @@ async function finishCounters(job: ReflectionJob, deps: ReflectionDeps): Promise
  * under Logs/reflector/failed/ — not the batch's commit marker, so a redrive from the DLQ
  * still runs it — and leave the counters waiting (the batch did not complete).
  */
-export async function recordFailedAttempt(job: ReflectionJob, error: Error, deps: Pick<ReflectionDeps, 'batchLogs' | 'clock' | 'log'>): Promise<void> {
+export async function recordFailedAttempt(job: Job, error: Error, deps: Pick<ReflectionDeps, 'batchLogs' | 'clock' | 'log'>): Promise<void> {
   const log: BatchLog = {
     batch_id: job.jobId,
     user_id: job.userId,
@@ -502,5 +502,5 @@ export async function recordFailedAttempt(job: ReflectionJob, error: Error, deps
     duration_ms: 0,
   };
   const key = await deps.batchLogs.writeFailure(log);
-  deps.log.error('reflection job failed its last try; parked in the DLQ', { userId: job.userId, jobId: job.jobId, log: key, error: error.message });
+  deps.log.error('batch job failed its last try; parked in the DLQ', { userId: job.userId, jobId: job.jobId, log: key, error: error.message });
 }

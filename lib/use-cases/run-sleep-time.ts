@@ -11,7 +11,7 @@ import { maintainFacts } from './knowledge-hygiene.js';
 import { callWithBudgetRetry, costOf, unusableStop } from './model-call.js';
 import { maintainGraph, recordRelations } from './relation-graph.js';
 import { reviewTiers } from './tier-policy.js';
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { DocumentIndex } from '../domain/knowledge-search.js';
@@ -60,7 +60,7 @@ export interface SleepTimeDeps {
 }
 
 /** The run's model cost into the ledger, when it asked the model. */
-async function recordCost(job: ReflectionJob, run: SleepTimeRun, deps: Pick<SleepTimeDeps, 'costs'>): Promise<void> {
+async function recordCost(job: Job, run: SleepTimeRun, deps: Pick<SleepTimeDeps, 'costs'>): Promise<void> {
   const usage = runUsage(run);
   if (usage) await deps.costs.record(costEntry(job, usage, job.requestedAt));
 }
@@ -77,7 +77,7 @@ const KNOWN_SIMILARITY = 0.8;
  * thrown away (not recorded) when the job will be delivered again; `unusable` says why.
  */
 async function callCached<T>(
-  job: ReflectionJob,
+  job: Job,
   part: string,
   deps: SleepTimeDeps,
   call: (maxTokens: number) => Promise<ModelResponse>,
@@ -100,7 +100,7 @@ async function callCached<T>(
   return { ...fresh, reused: false, ...judged };
 }
 
-function emptyRun(job: ReflectionJob, kind: SleepTimeRun['kind'], from: string): SleepTimeRun {
+function emptyRun(job: Job, kind: SleepTimeRun['kind'], from: string): SleepTimeRun {
   return {
     runId: job.jobId,
     userId: job.userId,
@@ -175,7 +175,7 @@ function chooseChunks(turns: readonly TurnSaved[], config: SleepTimeConfig, run:
  * next. Answers are used in chunk order, so merging does not depend on which came first.
  */
 async function reflectChunks(
-  job: ReflectionJob,
+  job: Job,
   deps: SleepTimeDeps,
   kept: ReadonlyArray<{ index: number; chunk: TurnChunk }>,
   memories: ReadonlyArray<{ path: string; summary: string }>,
@@ -218,7 +218,7 @@ async function reflectChunks(
  * Gate the merged findings and store those that pass and are new as Knowledge; returns the
  * Knowledge facts found already known, which the run verifies as of its schedule time.
  */
-async function storeFindings(job: ReflectionJob, deps: SleepTimeDeps, merged: readonly Finding[], knowledge: DocumentIndex<KnowledgeDoc>, run: SleepTimeRun) {
+async function storeFindings(job: Job, deps: SleepTimeDeps, merged: readonly Finding[], knowledge: DocumentIndex<KnowledgeDoc>, run: SleepTimeRun) {
   const seen = new Map<string, { at: string; by: string }>();
   const stored: KnowledgeEntry[] = [];
   for (const f of merged) {
@@ -245,7 +245,7 @@ async function storeFindings(job: ReflectionJob, deps: SleepTimeDeps, merged: re
 }
 
 /** Req R-GRAPH-1's (subject, relationship, object) triples that passed the gates join the relation graph; returns how many edges they name (added or reinforced by this run, on whichever delivery). */
-async function relateFindings(job: ReflectionJob, deps: SleepTimeDeps, merged: readonly Finding[]): Promise<number> {
+async function relateFindings(job: Job, deps: SleepTimeDeps, merged: readonly Finding[]): Promise<number> {
   const triples = merged.filter((f) => f.category === 'relationship' && f.subject && f.relationship && f.object && !gateFinding(f));
   const edges = await recordRelations(
     job.userId,
@@ -263,7 +263,7 @@ async function relateFindings(job: ReflectionJob, deps: SleepTimeDeps, merged: r
 }
 
 /** Req R-SLP-1 to R-SLP-8 for one user. */
-export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promise<SleepTimeOutcome> {
+export async function runNightly(job: Job, deps: SleepTimeDeps): Promise<SleepTimeOutcome> {
   if (await deps.runs.exists(job.userId, job.jobId)) return { status: 'already_done', reason: `run ${job.jobId} is logged` };
   const started = deps.clock.now();
   const from = new Date(Date.parse(job.requestedAt) - deps.config.nightlyLookbackHours * 3_600_000).toISOString();
@@ -302,7 +302,7 @@ export async function runNightly(job: ReflectionJob, deps: SleepTimeDeps): Promi
 }
 
 /** Req R-SLP-9 for one user: over the week's summaries, never raw messages. */
-export async function runWeekly(job: ReflectionJob, deps: SleepTimeDeps): Promise<SleepTimeOutcome> {
+export async function runWeekly(job: Job, deps: SleepTimeDeps): Promise<SleepTimeOutcome> {
   if (await deps.runs.exists(job.userId, job.jobId)) return { status: 'already_done', reason: `run ${job.jobId} is logged` };
   const started = deps.clock.now();
   const from = new Date(Date.parse(job.requestedAt) - deps.config.weeklyLookbackDays * 86_400_000).toISOString();
@@ -356,7 +356,7 @@ export async function runWeekly(job: ReflectionJob, deps: SleepTimeDeps): Promis
   return { status: 'completed', run };
 }
 
-function weeklyDocument(job: ReflectionJob, w: z.infer<typeof WeeklyOutputSchema>): string {
+function weeklyDocument(job: Job, w: z.infer<typeof WeeklyOutputSchema>): string {
   const list = (items: string[]) => (items.length > 0 ? items.map((i) => `- ${i}`).join('\n') : '- (none)');
   return [
     `# Weekly reflection — week to ${job.requestedAt.slice(0, 10)}`,

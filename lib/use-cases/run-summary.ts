@@ -3,7 +3,7 @@
  * the job's turns as the current context, the configured instruction, one Converse call
  * answered in text, stored as a system + assistant turn pair. Idempotent by job id.
  */
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 import { type SummarySettings, summaryContext, summaryPair } from '../domain/summary.js';
 import { CUT_AT_BUDGET, callWithBudgetRetry, unusableStop } from './model-call.js';
 import { costEntry, type JobUsage, usageOf } from './job-cost.js';
@@ -30,9 +30,9 @@ export type SummaryOutcome =
   | { status: 'written'; id: string; text: string; sourceTurns: number[]; usage: JobUsage }
   | { status: 'already_done' | 'disabled' | 'nothing_to_summarise'; reason: string };
 
-export const SUMMARY_KINDS = new Set<ReflectionJob['kind']>(['idle-summary', 'session-close', 'manual']);
+export const SUMMARY_KINDS = new Set<Job['kind']>(['idle-summary', 'session-close', 'manual']);
 
-export async function runSummary(job: ReflectionJob, deps: SummaryDeps): Promise<SummaryOutcome> {
+export async function runSummary(job: Job, deps: SummaryDeps): Promise<SummaryOutcome> {
   if (await deps.summaries.exists(job.userId, job.jobId)) return { status: 'already_done', reason: `summary ${job.jobId} exists` };
   const { idleMinutes: _, ...own } = await deps.settings.get(job.userId);
   // A manual job's prompt is the instruction this once; the user's or the stage's otherwise.

@@ -3,7 +3,7 @@
  * (EventBridge's event time, or the local simulated clock), never the wall clock, so a
  * replay of weeks of conversation sweeps exactly as production would have.
  */
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 import type { SleepTimeConfig } from '../domain/sleep-time/config.js';
 import { selectUsers, windowDays } from '../domain/sleep-time/selection.js';
 import type { ActivityIndex, ExpiryLog, JobQueue, KnowledgeStore, Log, MemoryItemStore, SleepTimeLogStore, TurnStore } from '../ports.js';
@@ -108,9 +108,9 @@ export async function expirySweep(now: Date, deps: SweepDeps): Promise<SweepResu
   return { sweep: 'expiry', at: now.toISOString(), selected: byUser.size, skipped: found.length - deleted, jobs: [], deleted, tierEntriesExpired };
 }
 
-function sleepJob(kind: 'nightly' | 'weekly', userId: string, now: Date, turnIds: number[]): ReflectionJob {
+function sleepJob(kind: 'nightly' | 'weekly', userId: string, now: Date, turnIds: number[]): Job {
   return {
-    type: 'reflection.job',
+    type: 'reflector.job',
     version: 1,
     // One per user per scheduled run; also the FIFO deduplication id and the reflection log's run id.
     jobId: `${kind}-${now.toISOString().slice(0, 16).replace(/[-:T]/g, '')}`,

@@ -1,5 +1,5 @@
 /** In-memory implementations of the ports, for unit tests of the use cases. */
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { EventEpisode } from '../../lib/domain/episodes.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
@@ -159,8 +159,8 @@ export class MemoryEventPublisher implements AgentEventPublisher {
 }
 
 export class MemoryJobQueue implements JobQueue {
-  readonly jobs: ReflectionJob[] = [];
-  async enqueue(job: ReflectionJob) {
+  readonly jobs: Job[] = [];
+  async enqueue(job: Job) {
     this.jobs.push(job);
   }
 }

@@ -7,7 +7,7 @@
 import { segmentOf } from '../../lib/domain/memory-search.js';
 import type { CompactionResult, SearchIndexReader, SearchView } from '../../lib/use-cases/search-index.js';
 import type { IdleCheck } from '../../events/idle-check.js';
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 import { DomainSchema } from '../../events/common.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { SourceObservation } from '../../lib/domain/source-reliability.js';
@@ -199,7 +199,7 @@ export class RecordingJobQueue extends MemoryJobQueue {
   constructor(private readonly log: WriteLog) {
     super();
   }
-  override async enqueue(job: ReflectionJob) {
+  override async enqueue(job: Job) {
     this.log.add('jobs', job.userId);
     return super.enqueue(job);
   }

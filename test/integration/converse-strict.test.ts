@@ -6,7 +6,7 @@
  */
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 import { stageConfig } from '../../infra/config/stages.js';
 import { ACCESS_DENIED, cutReply, MODEL_ERROR, malformedToolUseReply } from '../../infra/local/converse-protocol.js';
 import { type ConverseServer, offlineResponder, startConverseServer } from '../../infra/local/converse-server.js';
@@ -53,8 +53,8 @@ const dev = stageConfig('dev');
 const CLOUD_MODEL_ID = invocationFor(dev.modelId, LOCAL_REGION, dev.inferenceScope).modelId;
 
 const queries = ['I adopted a beagle named Rex', 'I love jazz', 'I love jazz records', 'I love jazz clubs', 'My sister Anna lives in Lyon'];
-const job = (kind: ReflectionJob['kind'], jobId: string, turnIds: number[]): ReflectionJob => ({
-  type: 'reflection.job', version: 1, jobId, userId: 'alice', kind, trigger: 'test', urgency: 0, turnIds, requestedAt: '2026-02-07T03:00:00Z',
+const job = (kind: Job['kind'], jobId: string, turnIds: number[]): Job => ({
+  type: 'reflector.job', version: 1, jobId, userId: 'alice', kind, trigger: 'test', urgency: 0, turnIds, requestedAt: '2026-02-07T03:00:00Z',
 });
 
 /** Every kind of request the reflector sends, through the use cases that send them. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ReflectionJobSchema, TurnSavedSchema } from '../../events/index.js';
+import { JobSchema, TurnSavedSchema } from '../../events/index.js';
 import { renderJsonSchemas } from '../../events/json-schema.js';
 
 const read = (path: string) => readFileSync(new URL(`../../events/${path}`, import.meta.url), 'utf8');
@@ -25,7 +25,7 @@ describe('event contracts', () => {
 
   it('every sample parses against its schema', () => {
     expect(TurnSavedSchema.safeParse(JSON.parse(read('samples/turn.saved.json'))).success).toBe(true);
-    expect(ReflectionJobSchema.safeParse(JSON.parse(read('samples/reflection.job.json'))).success).toBe(true);
+    expect(JobSchema.safeParse(JSON.parse(read('samples/reflector.job.json'))).success).toBe(true);
     const lines = read('samples/conversation.jsonl').split('\n').filter(Boolean);
     expect(lines.length).toBeGreaterThanOrEqual(20);
     for (const line of lines) expect(TurnSavedSchema.safeParse(JSON.parse(line)).success, line).toBe(true);

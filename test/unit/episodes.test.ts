@@ -13,7 +13,7 @@ import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
 import { AgentEventSchema } from '../../events/agent-event.js';
-import { ReflectionJobSchema } from '../../events/reflection-job.js';
+import { JobSchema } from '../../events/job.js';
 import { eventEpisodeId } from '../../lib/domain/episodes.js';
 import { accumulate, initialSignalState, MAX_WAITING_EPISODES } from '../../lib/domain/signal-accumulator.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
@@ -118,7 +118,7 @@ describe('episodes (req R-EPI)', () => {
       // Its id is the event's: a republish gives the same one, another event another.
       expect(eventEpisodeId(event())).toBe(eventEpisodeId(structuredClone(event())));
       expect(eventEpisodeId(event())).not.toBe(eventEpisodeId(event({ timestamp: '2026-02-06T15:00:01Z' })));
-      expect(ReflectionJobSchema.shape.episodeIds.safeParse([eventEpisodeId(event())]).success).toBe(true);
+      expect(JobSchema.shape.episodeIds.safeParse([eventEpisodeId(event())]).success).toBe(true);
     });
 
     it('waits in the signal state for the next batch, once, and goes with the batch\'s retries', () => {

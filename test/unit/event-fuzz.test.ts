@@ -22,7 +22,7 @@ import { dynamoItemBytes, WriteLog } from '../helpers/recording-fakes.js';
 
 const SEED = 20_261_122;
 /** Cases per target: enough to meet every generator branch, few enough for 2 cores. */
-const CASES: Record<string, number> = { 'turn.saved': 400, 'turn.saved claim-check': 200, 'session.closed': 150, 'agent.event': 150, 'reflection.job': 300, 'idle.check': 150, 'sweep (schedule event)': 150, 'prompt injection (in process)': 400 };
+const CASES: Record<string, number> = { 'turn.saved': 400, 'turn.saved claim-check': 200, 'session.closed': 150, 'agent.event': 150, 'reflector.job': 300, 'idle.check': 150, 'sweep (schedule event)': 150, 'prompt injection (in process)': 400 };
 const API_CASES = 60;
 
 const targets = await fuzzTargets({ maxBytes: 512 * 1024 });
@@ -162,7 +162,7 @@ describe('hostile input (fast-check)', () => {
   });
 
   it('the reflection and idle queues: jobs and checks run or are rejected-and-kept', { timeout: 60_000 }, async () => {
-    const jobs = await expectClean(byName('reflection.job'), CASES['reflection.job'] ?? 50, SEED + 1);
+    const jobs = await expectClean(byName('reflector.job'), CASES['reflector.job'] ?? 50, SEED + 1);
     expect(jobs.outcomes.rejected ?? 0).toBeGreaterThan(0);
     expect(Object.keys(jobs.outcomes).filter((k) => k !== 'rejected').length).toBeGreaterThan(2);
     const idle = await expectClean(byName('idle.check'), CASES['idle.check'] ?? 50, SEED + 2);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 import { findRecurrences, knowledgePathFor, promotedDocument, type StagedRecord } from '../../lib/domain/promotion.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
@@ -58,7 +58,7 @@ describe('promotion through the reflector', () => {
       Array.from({ length: 30 }, (_, i) => ({ messageId: `m${i}`, body: JSON.stringify(turn({ userId: 'alice', turnId: i + 1, query: queries(i + 1) })) })),
       ingest,
     );
-    const [j1, j2, j3] = ingest.jobs.jobs as [ReflectionJob, ReflectionJob, ReflectionJob];
+    const [j1, j2, j3] = ingest.jobs.jobs as [Job, Job, Job];
     const rex = (t: number) => ({ title: 'dog_rex', content: 'The user adopted a beagle named Rex.', source_turns: [t], category: 'Facts' });
     const replies: Record<string, unknown> = {
       [j1.jobId]: { new_facts: [rex(1), { title: 'taxes', content: 'The user files taxes every April.', source_turns: [2], category: 'Facts' }] },
@@ -67,7 +67,7 @@ describe('promotion through the reflector', () => {
     };
     let current = '';
     const deps = reflectionDeps(ingest, new ScriptedModel(() => replies[current]));
-    const run = async (j: ReflectionJob) => {
+    const run = async (j: Job) => {
       current = j.jobId;
       const out = await runReflection(j, deps);
       if (!('log' in out)) throw new Error(out.reason);

@@ -3,12 +3,12 @@
  * goes to, and a job asked for before its user was forgotten runs none of them.
  */
 import { describe, expect, it } from 'vitest';
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 import type { ForgetCounts } from '../../lib/ports.js';
 import { familyOf, type JobDeps, runJob } from '../../lib/use-cases/run-job.js';
 import { MemoryForgetLog, RecordingLog } from '../helpers/fakes.js';
 
-const job = (kind: ReflectionJob['kind'], requestedAt: string): ReflectionJob => ({ type: 'reflection.job', version: 1, jobId: `${kind}-1-2`, userId: 'u1', kind, trigger: 'turn_count', urgency: 1, turnIds: [1, 2], requestedAt });
+const job = (kind: Job['kind'], requestedAt: string): Job => ({ type: 'reflector.job', version: 1, jobId: `${kind}-1-2`, userId: 'u1', kind, trigger: 'turn_count', urgency: 1, turnIds: [1, 2], requestedAt });
 
 /** Dependencies any use case would touch throw: only the forget log may be read. */
 const untouched = new Proxy({}, { get: (_t, key) => (key === 'then' ? undefined : () => { throw new Error(`a use case ran (${String(key)})`); }) });

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import { defaultSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import { estimateCostUsd } from '../../lib/domain/sleep-time/model-prices.js';
@@ -115,8 +115,8 @@ describe('nightly findings: gating, chunking, merging', () => {
 });
 
 describe('nightly and weekly reflection runs', () => {
-  const job = (kind: 'nightly' | 'weekly', turnIds: number[] = []): ReflectionJob => ({
-    type: 'reflection.job', version: 1, jobId: `${kind}-202602070300`, userId: 'alice', kind, trigger: 'schedule', urgency: 0, turnIds, requestedAt: now.toISOString(),
+  const job = (kind: 'nightly' | 'weekly', turnIds: number[] = []): Job => ({
+    type: 'reflector.job', version: 1, jobId: `${kind}-202602070300`, userId: 'alice', kind, trigger: 'schedule', urgency: 0, turnIds, requestedAt: now.toISOString(),
   });
 
   async function deps(reply: (prompt: string) => unknown) {
@@ -221,7 +221,7 @@ describe('nightly and weekly reflection runs', () => {
 });
 
 describe('a heavy user\'s nightly run fits its function timeout (req R-SLP-13 budget)', () => {
-  const job: ReflectionJob = { type: 'reflection.job', version: 1, jobId: 'nightly-202602070300', userId: 'heavy', kind: 'nightly', trigger: 'schedule', urgency: 0, turnIds: Array.from({ length: 1000 }, (_, i) => i + 1), requestedAt: now.toISOString() };
+  const job: Job = { type: 'reflector.job', version: 1, jobId: 'nightly-202602070300', userId: 'heavy', kind: 'nightly', trigger: 'schedule', urgency: 0, turnIds: Array.from({ length: 1000 }, (_, i) => i + 1), requestedAt: now.toISOString() };
 
   /** 1,000 turns of a day, about 100 tokens each: some 34 chunks of ~3,000 tokens. */
   async function heavyDay(model: Pick<ReflectionModel, 'reflect'>, config: Partial<typeof defaultSleepTimeConfig> = {}) {
@@ -394,7 +394,7 @@ describe('a nightly run delivered again after it stored its findings', () => {
     const first = ['I love jazz records', 'I love jazz clubs', 'My sister Ana works at the hospital in Porto'];
     const second = ['I love jazz records', 'I love jazz clubs', 'I started pottery classes on Tuesdays', 'I love pottery and clay'];
     await turns.saveTurns([...first, ...second].map((query, i) => turn({ userId: 'bob', turnId: i + 1, query, timestamp: i < first.length ? '2026-02-06T20:00:00Z' : '2026-05-17T20:00:00Z' })));
-    const night = (jobId: string, at: Date, turnIds: number[]): ReflectionJob => ({ type: 'reflection.job', version: 1, jobId, userId: 'bob', kind: 'nightly', trigger: 'schedule', urgency: 0, turnIds, requestedAt: at.toISOString() });
+    const night = (jobId: string, at: Date, turnIds: number[]): Job => ({ type: 'reflector.job', version: 1, jobId, userId: 'bob', kind: 'nightly', trigger: 'schedule', urgency: 0, turnIds, requestedAt: at.toISOString() });
     await runNightly(night('nightly-1', now, [1, 2, 3]), d);
     const job = night('nightly-2', new Date(now.getTime() + 100 * 86_400_000), [4, 5, 6, 7]);
     if (failOnce) {
@@ -424,7 +424,7 @@ describe('nightly reflection on a second night', () => {
     const turns = new MemoryTurnStore();
     await turns.saveTurns(['I love jazz', 'I love jazz records', 'I love jazz clubs'].map((query, i) => turn({ userId: 'bob', turnId: i + 1, query, timestamp: '2026-02-06T20:00:00Z' })));
     const d = { turns, knowledge: new MemoryKnowledgeStore(), runs: new MemorySleepTimeLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), costs: new MemoryCostLedger(), items: new MemoryItems(), model: new ScriptedModel((req) => nightlyOffline(req.prompt)), clock: fixedClock(), log: new RecordingLog(), config: defaultSleepTimeConfig };
-    const night = (jobId: string) => ({ type: 'reflection.job' as const, version: 1 as const, jobId, userId: 'bob', kind: 'nightly' as const, trigger: 'schedule', urgency: 0, turnIds: [1, 2, 3], requestedAt: now.toISOString() });
+    const night = (jobId: string) => ({ type: 'reflector.job' as const, version: 1 as const, jobId, userId: 'bob', kind: 'nightly' as const, trigger: 'schedule', urgency: 0, turnIds: [1, 2, 3], requestedAt: now.toISOString() });
     const first = await runNightly(night('nightly-1'), d);
     const second = await runNightly(night('nightly-2'), d);
     if (first.status !== 'completed' || second.status !== 'completed') throw new Error('expected runs');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 import { parseFrontMatter } from '../../lib/domain/front-matter.js';
 import { DEFAULT_SUMMARY_PROMPT, defaultSummarySettings } from '../../lib/domain/summary.js';
 import { summarizeOffline } from '../../lib/offline-model/rule-reflector.js';
@@ -8,8 +8,8 @@ import { recordFailedAttempt } from '../../lib/use-cases/run-reflection.js';
 import { runSummary } from '../../lib/use-cases/run-summary.js';
 import { MemoryCostLedger, fixedClock, MemoryBatchLogStore, MemorySummaryStore, MemorySettings, MemoryTurnStore, RecordingLog, ScriptedModel, stopped, turn } from '../helpers/fakes.js';
 
-const job = (kind: ReflectionJob['kind'] = 'idle-summary'): ReflectionJob => ({
-  type: 'reflection.job', version: 1, jobId: 'summary-1-3', userId: 'alice', kind, trigger: 'idle', urgency: 0, turnIds: [1, 2, 3], requestedAt: '2026-02-06T14:30:00Z',
+const job = (kind: Job['kind'] = 'idle-summary'): Job => ({
+  type: 'reflector.job', version: 1, jobId: 'summary-1-3', userId: 'alice', kind, trigger: 'idle', urgency: 0, turnIds: [1, 2, 3], requestedAt: '2026-02-06T14:30:00Z',
 });
 
 async function setup() {

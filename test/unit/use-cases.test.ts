@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ReflectionJob } from '../../events/reflection-job.js';
+import type { Job } from '../../events/job.js';
 import { BatchNotRecordedError, ModelAccessDeniedError, ModelUnavailableError, UnusableModelOutputError } from '../../lib/ports.js';
 import { checkIdle } from '../../lib/use-cases/check-idle.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
@@ -209,8 +209,8 @@ describe('ingest: control events, claim checks, idle checks', () => {
 });
 
 describe('run reflection', () => {
-  const job = (turnIds: number[]): ReflectionJob => ({
-    type: 'reflection.job',
+  const job = (turnIds: number[]): Job => ({
+    type: 'reflector.job',
     version: 1,
     jobId: `batch-${turnIds[0]}-${turnIds.at(-1)}`,
     userId: 'alice',

@@ -18,7 +18,7 @@ export interface MemoryApiDeps {
   sources: Pick<SourceReliabilityStore, 'stats'>;
   /** The user's relation graph (lib/use-cases/relation-graph.ts serves it). */
   graph: GraphStore;
-  /** The ReflectionQueue: summaries asked for on demand (req R-SUM-9's manual reflection). */
+  /** The job queue (`ReflectionQueue` in infra): summaries asked for on demand (req R-SUM-9's manual summary). */
   jobs: JobQueue;
   /** The TurnQueue: a batch reflection asked for on demand travels as an agent.event. */
   events: AgentEventPublisher;

@@ -75,7 +75,7 @@ export async function requestSummary(deps: MemoryApiDeps, actor: string, userId:
   const prompt = req.prompt?.trim() || undefined;
   const jobId = `manual-${turnIds[0]}-${turnIds.at(-1)}-${fnv1a32(prompt ?? '').toString(16).padStart(8, '0')}`;
   const requestedAt = deps.clock.now().toISOString();
-  await deps.jobs.enqueue({ type: 'reflection.job', version: 1, jobId, userId, kind: 'manual', trigger: 'manual', urgency: 0, turnIds: [...turnIds], ...(prompt ? { prompt } : {}), requestedAt });
+  await deps.jobs.enqueue({ type: 'reflector.job', version: 1, jobId, userId, kind: 'manual', trigger: 'manual', urgency: 0, turnIds: [...turnIds], ...(prompt ? { prompt } : {}), requestedAt });
   if (req.reflect) {
     await deps.events.publish([{ type: 'agent.event', version: 1, userId, timestamp: requestedAt, trigger: 'user_request', detail: prompt ?? `reflection asked for by ${actor} through the API` }]);
   }

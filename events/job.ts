@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { TimestampSchema, TurnIdSchema, UserIdSchema } from './common.js';
 
-export const ReflectionKindSchema = z.enum([
+export const JobKindSchema = z.enum([
   'batch',
   'idle-summary',
   'session-close',
@@ -12,19 +12,20 @@ export const ReflectionKindSchema = z.enum([
   /** Issue 21: erase the user (lib/use-cases/forget-user.ts); no turns, no model call. */
   'forget',
 ]);
-export type ReflectionKind = z.infer<typeof ReflectionKindSchema>;
+export type JobKind = z.infer<typeof JobKindSchema>;
 
 /**
- * `reflection.job` v1 — internal: put on the ReflectionQueue (FIFO, group = userId)
- * by the signal function and the sweeps, consumed by the reflector.
+ * `reflector.job` v1 — internal: a job of any kind (a batch reflection, a summary, a nightly or
+ * weekly sleep-time run, a forget) for the reflector, put on the job queue (`ReflectionQueue` in
+ * infra: FIFO, group = userId) by the signal, idle, sweep and api functions.
  */
-export const ReflectionJobSchema = z.object({
-  type: z.literal('reflection.job'),
+export const JobSchema = z.object({
+  type: z.literal('reflector.job'),
   version: z.literal(1),
   /** Deterministic id derived from the trigger; also the FIFO deduplication id. */
   jobId: z.string().min(1).max(128).regex(/^[A-Za-z0-9._:@-]+$/),
   userId: UserIdSchema,
-  kind: ReflectionKindSchema,
+  kind: JobKindSchema,
   /** What fired, e.g. `turn_count`, `urgency`. */
   trigger: z.string().min(1).max(64),
   /** Urgency score of the signal accumulator when the job was made. */
@@ -39,4 +40,4 @@ export const ReflectionJobSchema = z.object({
   prompt: z.string().min(1).max(4000).optional(),
   requestedAt: TimestampSchema,
 });
-export type ReflectionJob = z.infer<typeof ReflectionJobSchema>;
+export type Job = z.infer<typeof JobSchema>;

@@ -33,7 +33,7 @@ import { type ApiDispatch, apiRoutes } from '../functions/api/routes.js';
 import { jobRecordHandler, type ReflectorDeps } from '../functions/reflector/create-handler.js';
 import { lambdaContext } from '../infra/local/lambda-context.js';
 import { httpApiEvent, sqsEvent } from '../infra/local/lambda-events.js';
-import { S3ClaimCheckStore } from '../lib/adapters/s3-claim-checks.js';
+import { S3ClaimCheckStore } from '../lib/adapters/s3-claim-check-store.js';
 import type { BatchLog } from '../lib/domain/batch-log.js';
 import { HARD_CAPS, type ItemCategory } from '../lib/domain/reflection-output.js';
 import { defaultSignalConfig } from '../lib/domain/signal-weights.js';
@@ -41,7 +41,7 @@ import { defaultSleepTimeConfig } from '../lib/domain/sleep-time/config.js';
 import { DEFAULT_SUMMARY_PROMPT, summaryPair } from '../lib/domain/summary.js';
 import { newTierItem } from '../lib/domain/memory-tiers.js';
 import { nightlyOffline, reflectOffline, summarizeOffline, weeklyOffline } from '../lib/offline-model/rule-reflector.js';
-import { BatchNotRecordedError, type ClaimCheckStore, type ReflectionModel } from '../lib/ports.js';
+import { BatchNotRecordedError, type ClaimCheckStore, type LanguageModel } from '../lib/ports.js';
 import { parseSignalState } from '../lib/domain/signal-accumulator.js';
 import { checkIdle } from '../lib/use-cases/check-idle.js';
 import { type IngestDeps, type IngestRecord, ingestTurns } from '../lib/use-cases/ingest-turns.js';
@@ -411,7 +411,7 @@ function offlineModel(): ScriptedModel {
 }
 
 /** The reflector's job dispatcher's dependencies (lib/use-cases/run-job.ts) over the recording fakes. */
-function reflectorDeps(w: RecordingWorld, model: ReflectionModel): ReflectorDeps {
+function reflectorDeps(w: RecordingWorld, model: LanguageModel): ReflectorDeps {
   const clock = fixedClock(NOW);
   const log = new RecordingLog();
   const reflection: ReflectionDeps = {

@@ -55,7 +55,7 @@ import { listAllKeys } from '../lib/adapters/s3-objects.js';
 import type { LocalStack } from '../infra/local/stack.js';
 import { FUNCTION_TIMEOUT_SECONDS, type QueueKey } from '../infra/resources.js';
 import { queryAll } from '../lib/adapters/dynamo-query.js';
-import { DynamoSignalStateStore } from '../lib/adapters/dynamo-signal-state.js';
+import { DynamoSignalStateStore } from '../lib/adapters/dynamo-signal-state-store.js';
 import { sqsSafeJson } from '../lib/adapters/sqs-turn-publisher.js';
 import { keys, usersRoot } from '../lib/domain/memory-paths.js';
 import { parseSignalState } from '../lib/domain/signal-accumulator.js';

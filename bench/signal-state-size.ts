@@ -6,7 +6,7 @@
  * (docs/data-model.md quotes it).
  */
 import { itemSize, writeUnits } from '../lib/adapters/dynamo-item-size.js';
-import { signalStateItem } from '../lib/adapters/dynamo-signal-state.js';
+import { signalStateItem } from '../lib/adapters/dynamo-signal-state-store.js';
 import { accumulate, completeBatch, initialSignalState, withAppliedMessages } from '../lib/domain/signal-accumulator.js';
 import { defaultSignalConfig } from '../lib/domain/signal-weights.js';
 

@@ -160,7 +160,7 @@ export interface SummaryResponse {
   usage: Omit<ModelUsage, 'reused'>;
 }
 
-export interface ReflectionModel {
+export interface LanguageModel {
   /**
    * The most output tokens a call may ask for (the model's limit, lib/domain/bedrock-models.ts):
    * a larger budget is refused. Undefined for a model the catalogue does not know.

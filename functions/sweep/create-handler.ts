@@ -11,14 +11,15 @@ import type { Context } from 'aws-lambda';
 import * as z from 'zod';
 import { TimestampSchema } from '../../events/common.js';
 import type { AwsClients } from '../../lib/adapters/aws-clients.js';
-import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
+import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state-store.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
-import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
+import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { createLogger } from '../../lib/adapters/logger.js';
 import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
-import { DynamoSleepTimeLogStore, S3ExpiryLog } from '../../lib/adapters/sleep-time-log-store.js';
+import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
+import { S3ExpiryLog } from '../../lib/adapters/s3-expiry-log.js';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { Clock } from '../../lib/ports.js';
@@ -46,7 +47,7 @@ export function createSweepHandler(env: SweepEnv, clients: Pick<AwsClients, 'ddb
     runs: new DynamoSleepTimeLogStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME),
     turns: new S3DynamoTurnStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
     jobs: new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL),
-    knowledge: new KnowledgeRepository(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
+    knowledge: new S3DynamoKnowledgeStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
     expiryLog: new S3ExpiryLog(s3, env.BUCKET_NAME),
     items: new DynamoMemoryItemStore(ddb, env.TABLE_NAME, changes),
     config: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG),

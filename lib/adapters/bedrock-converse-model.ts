@@ -1,6 +1,6 @@
 import { type BedrockRuntimeClient, ConverseCommand, type ConverseCommandOutput } from '@aws-sdk/client-bedrock-runtime';
 import { maxOutputTokensOf } from '../domain/bedrock-models.js';
-import type { ModelRequest, ModelResponse, ReflectionModel, SummaryRequest, SummaryResponse } from '../ports.js';
+import type { ModelRequest, ModelResponse, LanguageModel, SummaryRequest, SummaryResponse } from '../ports.js';
 import { ModelAccessDeniedError, ModelUnavailableError } from '../ports.js';
 
 /**
@@ -25,7 +25,7 @@ const RETRYABLE = new Set([
  * (`toolChoice: { tool }`), whose input schema comes from the zod output schema.
  * Every answer carries Converse's `stopReason` in its usage, for the use cases to act on.
  */
-export class BedrockConverseModel implements ReflectionModel {
+export class BedrockConverseModel implements LanguageModel {
   readonly maxOutputTokens: number | undefined;
 
   constructor(

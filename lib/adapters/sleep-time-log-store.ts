@@ -1,11 +1,9 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { BatchLog } from '../domain/batch-log.js';
-import { dayGsiPartitions, expiryLogKey, keys, runLogKey } from '../domain/memory-paths.js';
+import { dayGsiPartitions, keys, runLogKey } from '../domain/memory-paths.js';
 import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
-import type { ExpiryLog, SleepTimeLogStore, SummarySource } from '../ports.js';
+import type { SleepTimeLogStore } from '../ports.js';
 import { queryAll } from './dynamo-query.js';
-import { getText } from './s3-objects.js';
 
 /**
  * The sleep-time run log: a DynamoDB record per run (`RUN#{kind}#{startedAt}#{id}`, so a user's
@@ -89,51 +87,5 @@ export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
       }),
     );
     return (res.Items?.[0]?.run as SleepTimeRun | undefined) ?? null;
-  }
-}
-
-/** The week's summaries for the weekly run: batch logs and context summaries in a window. */
-export class DynamoSummarySource implements SummarySource {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly s3: S3Client,
-    private readonly tableName: string,
-    private readonly bucketName: string,
-  ) {}
-
-  private items(userId: string, prefix: string): Promise<Array<Record<string, unknown>>> {
-    return queryAll(this.ddb, {
-      TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': prefix },
-    });
-  }
-
-  async batchLogs(userId: string, fromIso: string, toIso: string): Promise<BatchLog[]> {
-    // By the batch's input time (its last turn's), not when it ran: a batch delayed by retries
-    // stays in the week its turns are in (issue 20 item 14). Logs written before it: when it ran.
-    const at = (i: Record<string, unknown>) => String(i.inputAt ?? i.timestamp);
-    const inWindow = (await this.items(userId, keys.batchPrefix)).filter((i) => at(i) >= fromIso && at(i) <= toIso);
-    return Promise.all(inWindow.map(async (i) => JSON.parse(await getText(this.s3, this.bucketName, String(i.logKey))) as BatchLog));
-  }
-
-  async summaries(userId: string, fromIso: string, toIso: string): Promise<Array<{ id: string; createdAt: string; text: string }>> {
-    return (await this.items(userId, keys.summaryPrefix))
-      .filter((i) => i.deleted !== true && String(i.createdAt) >= fromIso && String(i.createdAt) <= toIso)
-      .map((i) => ({ id: String(i.id), createdAt: String(i.createdAt), text: String(i.text ?? '') }));
-  }
-}
-
-/** Each expiry sweep's deletions for a user, with reasons, as JSON under Logs/expiry/. */
-export class S3ExpiryLog implements ExpiryLog {
-  constructor(
-    private readonly s3: S3Client,
-    private readonly bucketName: string,
-  ) {}
-
-  async write(userId: string, sweptAt: string, deletions: Parameters<ExpiryLog['write']>[2]): Promise<void> {
-    await this.s3.send(
-      new PutObjectCommand({ Bucket: this.bucketName, Key: expiryLogKey(userId, sweptAt), Body: JSON.stringify({ sweptAt, deletions }, null, 2), ContentType: 'application/json' }),
-    );
   }
 }

@@ -27,7 +27,7 @@ import { verifySeenFacts } from './knowledge-hygiene.js';
 import { callWithBudgetRetry, costOf, unusableStop } from './model-call.js';
 import { recordRelations } from './relation-graph.js';
 import { topKeywords } from '../domain/text.js';
-import { BatchNotRecordedError, type BatchLogStore, type Clock, type CostLedger, type DiaryStore, type KnowledgeStore, type Log, type ModelResponse, type ReflectionModel, type GraphStore, type SignalStateStore, type SourceReliabilityStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import { BatchNotRecordedError, type BatchLogStore, type Clock, type CostLedger, type DiaryStore, type KnowledgeStore, type Log, type ModelResponse, type LanguageModel, type GraphStore, type SignalStateStore, type SourceReliabilityStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
 export interface ReflectionDeps {
   turns: TurnStore;
@@ -42,7 +42,7 @@ export interface ReflectionDeps {
   costs: CostLedger;
   /** The diary's entries: every batch's decision; an event's batch reads the latest reflections first. */
   diary: DiaryStore;
-  model: ReflectionModel;
+  model: LanguageModel;
   clock: Clock;
   log: Log;
   settings: { temperature: number; maxTokens: number; budgetTokens: number };

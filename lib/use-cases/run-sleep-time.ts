@@ -38,14 +38,14 @@ import { computeSelfAssessment, type SelfAssessment } from '../domain/sleep-time
 import { WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, WeeklyOutputSchema, weeklyPrompt } from '../domain/sleep-time/weekly.js';
 import { topKeywords } from '../domain/text.js';
 import { costEntry, runUsage } from './job-cost.js';
-import { type Clock, type CostLedger, type GraphStore, type KnowledgeEntry, type KnowledgeStore, type Log, type MemoryItemStore, type ModelResponse, type SleepTimeLogStore, type ReflectionModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import { type Clock, type CostLedger, type GraphStore, type KnowledgeEntry, type KnowledgeStore, type Log, type MemoryItemStore, type ModelResponse, type SleepTimeLogStore, type LanguageModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
 export interface SleepTimeDeps {
   turns: TurnStore;
   knowledge: KnowledgeStore;
   runs: SleepTimeLogStore;
   summaries: SummarySource;
-  model: ReflectionModel;
+  model: LanguageModel;
   clock: Clock;
   log: Log;
   config: SleepTimeConfig;

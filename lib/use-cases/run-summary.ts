@@ -7,7 +7,7 @@ import type { Job } from '../../events/job.js';
 import { type SummarySettings, summaryContext, summaryPair } from '../domain/summary.js';
 import { CUT_AT_BUDGET, callWithBudgetRetry, unusableStop } from './model-call.js';
 import { costEntry, type JobUsage, usageOf } from './job-cost.js';
-import { type Clock, type CostLedger, type Log, type ReflectionModel, type SummaryStore, type TurnStore, UnusableModelOutputError, type UserSettingsStore } from '../ports.js';
+import { type Clock, type CostLedger, type Log, type LanguageModel, type SummaryStore, type TurnStore, UnusableModelOutputError, type UserSettingsStore } from '../ports.js';
 
 export interface SummaryDeps {
   turns: TurnStore;
@@ -15,7 +15,7 @@ export interface SummaryDeps {
   /** What the summary's model call cost, recorded before the summary (its commit marker). */
   costs: CostLedger;
   settings: UserSettingsStore;
-  model: ReflectionModel;
+  model: LanguageModel;
   clock: Clock;
   log: Log;
   /** The stage's defaults; a user's own settings override them. */

@@ -41,7 +41,7 @@ import type {
   MemoryItemStore,
   ModelRequest,
   ModelResponse,
-  ReflectionModel,
+  LanguageModel,
   SummaryStore,
   RejectedEvent,
   RejectedEventLog,
@@ -351,7 +351,7 @@ export class Stopped {
 }
 export const stopped = (stopReason: string, answer: unknown) => new Stopped(stopReason, answer);
 
-export class ScriptedModel implements ReflectionModel {
+export class ScriptedModel implements LanguageModel {
   readonly requests: ModelRequest[] = [];
   readonly summaries: SummaryRequest[] = [];
   /** The model's output limit, as the catalogue gives it to the Bedrock adapter. */

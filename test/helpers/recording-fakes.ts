@@ -39,7 +39,7 @@ import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import type { SummaryPair } from '../../lib/domain/summary.js';
 import { turnContentHash, turnIndexEntry, turnSearchText } from '../../lib/domain/turn-document.js';
-import { SOURCE_SHARDS, sourceShard } from '../../lib/adapters/dynamo-source-reliability.js';
+import { SOURCE_SHARDS, sourceShard } from '../../lib/adapters/dynamo-source-reliability-store.js';
 import type { AuditTrail, BatchLogReader, GraphChange, KnowledgeEntry, KnowledgeIndexChange, MemoryCatalog, ModelResponse, RejectedEvent, UserArchiveStore } from '../../lib/ports.js';
 import type { ArchiveDocument } from '../../lib/domain/user-archive.js';
 import {

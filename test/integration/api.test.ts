@@ -16,7 +16,7 @@ import { createDocumentClient, createDynamoDbClient } from '../../lib/adapters/a
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { bucketReader } from '../helpers/s3.js';
 import { S3Client } from '@aws-sdk/client-s3';
-import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
+import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { stagedDocuments } from '../../lib/domain/staging.js';
 import { type Edge, type Entity, edgeId, neighbours } from '../../lib/domain/relation-graph.js';
@@ -522,7 +522,7 @@ describe('corrections (issue 20 item 2)', () => {
     const user = 'correction-user';
     const ddb = createDocumentClient(createDynamoDbClient());
     const s3 = new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials });
-    const knowledge = new KnowledgeRepository(ddb, s3, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(ddb, stack.info.tableName));
+    const knowledge = new S3DynamoKnowledgeStore(ddb, s3, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(ddb, stack.info.tableName));
     const target = 'Facts/reef_tank.md';
     const text = 'The reef tank holds 20 gallons of salt water.';
     await knowledge.putKnowledge(user, [{

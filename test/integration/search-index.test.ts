@@ -13,7 +13,7 @@ import { type HttpHandler, startHttpApi } from '../../infra/local/http-api.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { parseEnv } from '../../lib/adapters/config.js';
 import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
-import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
+import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { S3DynamoSummaryStore } from '../../lib/adapters/summary-store.js';
@@ -54,7 +54,7 @@ function reflectorIndex(): LiveSearchIndex {
   const turns = new S3DynamoTurnStore(ddb, s3, table, bucket, changes);
   const catalog = new StoreMemoryCatalog({
     turns,
-    knowledge: new KnowledgeRepository(ddb, s3, table, bucket, changes),
+    knowledge: new S3DynamoKnowledgeStore(ddb, s3, table, bucket, changes),
     summaries: new S3DynamoSummaryStore(ddb, s3, table, bucket, changes),
     items: new DynamoMemoryItemStore(ddb, table, changes),
     diary: new DynamoDiaryStore(ddb, table, changes),

@@ -10,15 +10,15 @@ import { functionsChecked, iamDenials } from '../helpers/iam.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { KnowledgeRepository } from '../../lib/adapters/knowledge-repository.js';
+import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
-import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state.js';
+import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state-store.js';
 import { DAY_SHARDS, dayShard, keys } from '../../lib/domain/memory-paths.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
-import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability.js';
-import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-log.js';
+import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability-store.js';
+import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-event-log.js';
 import { eventEpisodeId } from '../../lib/domain/episodes.js';
 import { readLocomo } from '../helpers/locomo.js';
 import { bucketReader } from '../helpers/s3.js';
@@ -153,7 +153,7 @@ describe('signals and ingestion on the local emulators', () => {
 
   it('a correction that recurs in three batches is promoted into the fact it corrects (issue 20 item 2)', async () => {
     const user = 'corrected-user';
-    const knowledge = new KnowledgeRepository(documentClient, s3Client, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(documentClient, stack.info.tableName));
+    const knowledge = new S3DynamoKnowledgeStore(documentClient, s3Client, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(documentClient, stack.info.tableName));
     const text = 'The reef tank holds 20 gallons of salt water.';
     await knowledge.putKnowledge(user, [{
       path: 'Facts/reef_tank.md',
@@ -321,7 +321,7 @@ describe('signals and ingestion on the local emulators', () => {
     expect(activity).toEqual(expect.arrayContaining([{ userId: 'quiet-user', activity: { [day]: 5 } }]));
 
     // Staged records and runs of users in every shard.
-    const knowledge = new KnowledgeRepository(documentClient, s3Client, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(documentClient, stack.info.tableName));
+    const knowledge = new S3DynamoKnowledgeStore(documentClient, s3Client, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(documentClient, stack.info.tableName));
     const users = Array.from({ length: 24 }, (_, i) => `shard-user-${i}`);
     expect(new Set(users.map(dayShard)).size).toBe(DAY_SHARDS);
     const doc = (n: string): StagedDocument => ({ path: `Facts/${n}--b1.md`, kind: 'fact', title: n, category: 'Facts', confidence: 0.6, sourceTurns: [1], text: n, meta: { staged_at: `${day}T10:00:00Z` }, body: n, markdown: `# ${n}` });

@@ -1,6 +1,6 @@
 /** The by-day index partitions are write-sharded by a stable hash of the user id. */
 import { describe, expect, it } from 'vitest';
-import { activityMarker, signalStateItem } from '../../lib/adapters/dynamo-signal-state.js';
+import { activityMarker, signalStateItem } from '../../lib/adapters/dynamo-signal-state-store.js';
 import { initialSignalState } from '../../lib/domain/signal-accumulator.js';
 import { DAY_SHARDS, type DayIndex, dayGsiPartitions, dayShard, keys } from '../../lib/domain/memory-paths.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { itemSize } from '../../lib/adapters/dynamo-item-size.js';
-import { signalStateItem } from '../../lib/adapters/dynamo-signal-state.js';
+import { signalStateItem } from '../../lib/adapters/dynamo-signal-state-store.js';
 import {
   accumulate,
   completeBatch,

@@ -6,7 +6,7 @@ import { estimateCostUsd } from '../../lib/domain/sleep-time/model-prices.js';
 import { chunkTurnGroups, chunkTurns, type Finding, gateFinding, leftOut, mergeFindings, NIGHTLY_MEMORIES, NIGHTLY_SYSTEM_PROMPT, NIGHTLY_TOOL, NightlyOutputSchema, nightlyCallCeiling, nightlyPrompt, pickChunks, pickWithinBudget } from '../../lib/domain/sleep-time/nightly.js';
 import { TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../../lib/domain/bedrock-models.js';
 import { modelSchemaOf } from '../../lib/domain/model-schema.js';
-import { ModelUnavailableError, type ReflectionModel } from '../../lib/ports.js';
+import { ModelUnavailableError, type LanguageModel } from '../../lib/ports.js';
 import { fireTimesBetween } from '../../lib/domain/sleep-time/schedule.js';
 import { selectUsers, windowDays } from '../../lib/domain/sleep-time/selection.js';
 import { type AssessedRun, computeSelfAssessment } from '../../lib/domain/sleep-time/self-assessment.js';
@@ -224,7 +224,7 @@ describe('a heavy user\'s nightly run fits its function timeout (req R-SLP-13 bu
   const job: Job = { type: 'reflector.job', version: 1, jobId: 'nightly-202602070300', userId: 'heavy', kind: 'nightly', trigger: 'schedule', urgency: 0, turnIds: Array.from({ length: 1000 }, (_, i) => i + 1), requestedAt: now.toISOString() };
 
   /** 1,000 turns of a day, about 100 tokens each: some 34 chunks of ~3,000 tokens. */
-  async function heavyDay(model: Pick<ReflectionModel, 'reflect'>, config: Partial<typeof defaultSleepTimeConfig> = {}) {
+  async function heavyDay(model: Pick<LanguageModel, 'reflect'>, config: Partial<typeof defaultSleepTimeConfig> = {}) {
     const turns = new MemoryTurnStore();
     await turns.saveTurns(job.turnIds.map((turnId) => turn({ userId: 'heavy', turnId, sessionId: `s${Math.ceil(turnId / 100)}`, query: `Question ${turnId} about my reef tank and its ${'lighting '.repeat(12)}`, response: `An answer of ordinary length about turn ${turnId}, ${'with some detail '.repeat(12)}`, timestamp: '2026-02-06T20:00:00Z' })));
     return { turns, knowledge: new MemoryKnowledgeStore(), runs: new MemorySleepTimeLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), costs: new MemoryCostLedger(), items: new MemoryItems(), model: { ...model, summarize: async () => ({ text: '', usage: { modelId: 'scripted', inputTokens: 0, outputTokens: 0, latencyMs: 0 } }) }, clock: fixedClock(), log: new RecordingLog(), config: { ...defaultSleepTimeConfig, ...config } };
@@ -265,7 +265,7 @@ describe('a heavy user\'s nightly run fits its function timeout (req R-SLP-13 bu
   });
 
   it("stays within the stage's nightly token budget (req R-SLP-13: 10–30K a night), counted before the calls, and logs it", async () => {
-    const requests: Array<Parameters<ReflectionModel['reflect']>[0]> = [];
+    const requests: Array<Parameters<LanguageModel['reflect']>[0]> = [];
     const d = await heavyDay({
       reflect: async (req) => {
         requests.push(req);

@@ -26,7 +26,7 @@ import { getTextOrNull } from './s3-objects.js';
  */
 const MAX_MODEL_OUTPUT_ITEM_BYTES = 350 * 1024;
 
-export class KnowledgeRepository implements KnowledgeStore {
+export class S3DynamoKnowledgeStore implements KnowledgeStore {
   private readonly index: VersionedKnowledgeIndex;
 
   constructor(

@@ -256,7 +256,7 @@ export interface KnowledgeStore {
   putDiary(userId: string, batchId: string, markdown: string): Promise<string>;
 }
 
-/** A user's own reflection settings (lib/domain/user-settings.ts); unset fields follow the stage's. */
+/** A user's own summary settings (lib/domain/user-settings.ts); unset fields follow the stage's. */
 export interface UserSettingsStore {
   get(userId: string): Promise<UserSettings>;
   /** Set the fields the change names, clear those it sets to null; returns the settings as they are now. */

@@ -263,7 +263,7 @@ export const routes = [
   },
   {
     method: 'POST', path: `${u}/summaries`, operationId: 'summaryRequest', access: 'write', params: UserParam, body: SummaryRequestSchema,
-    summary: 'A summary now (req R-SUM-9 manual reflection), with its own prompt if given, over the turns since the last summary (or those the last one covered); answers the job id, the summary follows in GET …/summaries',
+    summary: 'A summary now (req R-SUM-9 manual summary), with its own prompt if given, over the turns since the last summary (or those the last one covered); answers the job id, the summary follows in GET …/summaries',
     response: z.object({ jobId: z.string(), turnIds: z.array(z.number()) }),
   },
   {
@@ -344,12 +344,12 @@ export const routes = [
   },
   {
     method: 'GET', path: `${u}/settings`, operationId: 'settingsRead', access: 'read', params: UserParam,
-    summary: "The user's own reflection settings (req R-SUM-8): enabled, prompt, maxTokens, idleMinutes; a field not set follows the stage's default",
+    summary: "The user's own summary settings (req R-SUM-8): enabled, prompt, maxTokens, idleMinutes; a field not set follows the stage's default",
     response: z.object({ settings: Looseobject }),
   },
   {
     method: 'POST', path: `${u}/settings`, operationId: 'settingsChange', access: 'write', params: UserParam, body: SettingsChangeSchema,
-    summary: 'Change the user\'s reflection settings: each field named is set, or cleared with null (the stage default again); idleMinutes 1–1440, maxTokens 100–8000',
+    summary: 'Change the user\'s summary settings: each field named is set, or cleared with null (the stage default again); idleMinutes 1–1440, maxTokens 100–8000',
     response: z.object({ settings: Looseobject }),
   },
   {

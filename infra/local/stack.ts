@@ -75,7 +75,7 @@ export interface Summary {
   summaryJobs: number;
   /** Summaries written as turn pairs (req R-SUM-5). */
   summaries: number;
-  /** Sleep-time runs recorded in the reflection log (req R-SLP), and sweeps fired by the schedules. */
+  /** Sleep-time runs recorded in the sleep-time run log (req R-SLP), and sweeps fired by the schedules. */
   nightly: number;
   weekly: number;
   sweepsFired: number;

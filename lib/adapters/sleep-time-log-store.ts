@@ -25,7 +25,7 @@ export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
   }
 
   /**
-   * The run's record is its DynamoDB item (req R-SLP-7's reflection log is a table); a weekly run's
+   * The run's record is its DynamoDB item (req R-SLP-7's run log is a table); a weekly run's
    * reflection is also a markdown document for people. No JSON copy in S3: nothing read it,
    * and it was an S3 PUT per run (issue 19).
    */

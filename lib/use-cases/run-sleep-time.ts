@@ -1,7 +1,7 @@
 /**
  * The sleep-time reflections (the reflector's nightly and weekly jobs), req R-SLP:
  * nightly over the day's messages in token-budget chunks, merged and gated; weekly over the
- * week's summaries. Every run is recorded in the reflection log with tokens and cost.
+ * week's summaries. Every run is recorded in the sleep-time run log with tokens and cost.
  * Idempotent: a run id is recorded once; model outputs are kept per chunk and reused.
  */
 import type * as z from 'zod';

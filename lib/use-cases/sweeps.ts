@@ -112,7 +112,7 @@ function sleepJob(kind: 'nightly' | 'weekly', userId: string, now: Date, turnIds
   return {
     type: 'reflector.job',
     version: 1,
-    // One per user per scheduled run; also the FIFO deduplication id and the reflection log's run id.
+    // One per user per scheduled run; also the FIFO deduplication id and the sleep-time run log's run id.
     jobId: `${kind}-${now.toISOString().slice(0, 16).replace(/[-:T]/g, '')}`,
     userId,
     kind,

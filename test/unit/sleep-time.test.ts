@@ -352,7 +352,7 @@ describe('self-assessment (req R-SLP-10)', () => {
     expect(computeSelfAssessment([run(1, 4, 2, 2), run(2, 4, 0, 0)])).toMatchObject({ runs: 2, sessionsReviewed: 8, correctionRate: 0.25, unresolvedRate: 0.25, contradictionCount: 0 });
   });
 
-  it('reads the reflection log of the last 30 days', async () => {
+  it('reads the sleep-time run log of the last 30 days', async () => {
     const runs = new MemorySleepTimeLog();
     for (const r of [run(1, 2, 4), run(2, 2, 3), run(3, 2, 1), run(4, 2, 0)]) await runs.put({ ...r, userId: 'alice', kind: 'nightly', runId: r.startedAt } as never);
     expect((await selfAssessment('alice', runs, new Date('2026-02-05T00:00:00Z'))).trend).toBe('improving');

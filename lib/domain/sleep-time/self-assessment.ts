@@ -1,5 +1,5 @@
 /**
- * Self-assessment (req R-SLP-10): calibration signals derived from the reflection log.
+ * Self-assessment (req R-SLP-10): calibration signals derived from the sleep-time run log.
  */
 
 export interface AssessedRun {

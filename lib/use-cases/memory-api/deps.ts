@@ -24,7 +24,7 @@ export interface MemoryApiDeps {
   events: AgentEventPublisher;
   /** What each job's model calls cost (read only here: GET …/costs). */
   costs: CostLedger;
-  /** The user's own reflection settings (GET and POST …/settings). */
+  /** The user's own summary settings (GET and POST …/settings). */
   settings: UserSettingsStore;
   /** The diary's entries (GET …/diary, and a person's keep or drop: lib/use-cases/diary.ts). */
   diary: DiaryStore;

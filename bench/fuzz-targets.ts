@@ -401,7 +401,7 @@ function turnQueueTargets(o: FuzzOptions): FuzzTarget[] {
   ] as FuzzTarget[];
 }
 
-// ── Reflection queue (reflector function) and idle queue (idle function) ──────────
+// ── Job queue (ReflectionQueue, reflector function) and idle queue (idle function) ──
 
 function offlineModel(): ScriptedModel {
   return new ScriptedModel(

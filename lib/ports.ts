@@ -264,19 +264,19 @@ export interface UserSettingsStore {
 }
 
 export interface SummaryStore {
-  exists(userId: string, reflectionId: string): Promise<boolean>;
+  exists(userId: string, summaryId: string): Promise<boolean>;
   /** Write both documents of the turn pair and its record (the record last: the commit marker). */
   write(pair: SummaryPair): Promise<void>;
   /** Soft delete (req R-SUM-7): deleted=true on the record and both documents; nothing is removed. */
-  softDelete(userId: string, reflectionId: string): Promise<boolean>;
+  softDelete(userId: string, summaryId: string): Promise<boolean>;
   /** The user's summaries (deleted ones included; callers filter), newest first. */
   list(userId: string): Promise<SummaryRecordView[]>;
   /** A person's edit of a live summary's text (the old text kept in its `edits`); null when there is none to edit, or it changed meanwhile. */
-  edit(userId: string, reflectionId: string, edit: { text: string; by: string; at: string; reason?: string | undefined }): Promise<SummaryRecordView | null>;
+  edit(userId: string, summaryId: string, edit: { text: string; by: string; at: string; reason?: string | undefined }): Promise<SummaryRecordView | null>;
   /** These summaries were returned to an agent once more (a deleted one is counted apart). */
-  countResurrections(userId: string, reflectionIds: readonly string[]): Promise<void>;
+  countResurrections(userId: string, summaryIds: readonly string[]): Promise<void>;
   /** These summaries (deleted ones included), by id; an id that names none is left out. */
-  byIds(userId: string, reflectionIds: readonly string[]): Promise<SummaryRecordView[]>;
+  byIds(userId: string, summaryIds: readonly string[]): Promise<SummaryRecordView[]>;
 }
 
 /** Memory items written through the API (tier entries, saved memories), per user or GLOBAL. */

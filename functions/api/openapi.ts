@@ -53,7 +53,7 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
       title: 'Reflective memory API',
       version: API_VERSION,
       description:
-        'Search, save and retrieve an agent user\'s memory; tiers, scope trust, reflections, summaries and the review of staged knowledge. Every /v1 route needs `Authorization: Bearer <token>`; a credential acts only on the users it names, and GLOBAL is read-only to users.',
+        'Search, save and retrieve an agent user\'s memory; tiers, scope trust, summaries, sleep-time runs and the review of staged knowledge. Every /v1 route needs `Authorization: Bearer <token>`; a credential acts only on the users it names, and GLOBAL is read-only to users.',
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     security: [{ bearer: [] }],

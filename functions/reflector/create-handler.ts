@@ -156,7 +156,7 @@ export interface JobRecordIo {
   modelRetryDelaySeconds: number;
 }
 
-/** One record of the reflection queue, handled; what came of its job (null: the record was rejected and kept). */
+/** One record of the job queue (ReflectionQueue), handled; what came of its job (null: the record was rejected and kept). */
 export type JobRecordHandler = (record: SQSRecord, context?: Context) => Promise<JobOutcome | null>;
 
 /**

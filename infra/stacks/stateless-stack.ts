@@ -150,7 +150,7 @@ const FUNCTIONS: Record<FunctionKey, (stack: Stack, props: StatelessStackProps) 
   }),
   api: (_stack, { config, queues, table, bucket }) => ({
     id: 'ApiFunction',
-    description: 'Memory API: search/save/retrieve, tiers, reflections, review console',
+    description: 'Memory API: search/save/retrieve, tiers, summaries, sleep-time runs, review console',
     environment: functionEnvironment(ApiEnvSchema, 'api', config.logLevel, {
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,

@@ -1,6 +1,6 @@
 /**
  * One metadata model for every memory item (req R-DOC-1: "everything is a document").
- * Turns, staged and promoted knowledge, reflections, saved preferences and facts, tier
+ * Turns, staged and promoted knowledge, summaries, saved preferences and facts, tier
  * entries: all are presented, searched and retrieved as a MemoryItem. "Type is just
  * metadata": `kind` and `contentTypes` tell them apart, not separate storage systems.
  *
@@ -285,7 +285,7 @@ export interface SummaryEdit {
 
 /**
  * Req R-SUM-5: a summary is a turn pair in the conversation, after the last turn it covers — the
- * system message (its instruction) and the assistant's answer, marked as a reflection.
+ * system message (its instruction) and the assistant's answer, each marked `reflection: true` (the field the API has always carried).
  */
 export function summaryMessages(r: Pick<SummaryRecordView, 'prompt' | 'text' | 'sourceTurns'>) {
   return {

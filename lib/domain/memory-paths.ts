@@ -127,7 +127,7 @@ export const keys = {
   stagedPrefix: 'STAGED#',
   summarySk: (id: string) => `SUMMARY#${id}`,
   summaryPrefix: 'SUMMARY#',
-  /** Reflection log: runs sorted by start time… */
+  /** Sleep-time run log: runs sorted by start time… */
   runSk: (kind: string, startedAt: string, runId: string) => `RUN#${kind}#${startedAt}#${runId}`,
   /** …every run of every kind, and those of one kind. */
   runsPrefix: 'RUN#',
@@ -166,7 +166,7 @@ export const keys = {
   /** …and in GSI gsi1's (write-sharded) partition of that day, for the nightly and weekly selection. */
   activityGsiPk: (day: string, userId: string) => dayGsiPk('ACTIVITY', day, userId),
   activityGsiSk: (userId: string) => `USER#${userId}`,
-  /** Reflection log by day (GSI gsi1, write-sharded): every user's sleep-time runs of a day. */
+  /** Sleep-time run log by day (GSI gsi1, write-sharded): every user's sleep-time runs of a day. */
   runsDayGsiPk: (day: string, userId: string) => dayGsiPk('RUNS', day, userId),
   runsDayGsiSk: (startedAt: string, userId: string) => `${startedAt}#${userId}`,
   /** The cost ledger (lib/domain/daily-cost.ts): one entry per job that asked the model, in the user's partition by day… */

@@ -1,14 +1,14 @@
 /**
  * The memory API's use cases: memory.search / save / retrieve (req R-DOC-4), tiers with
- * promotion and demotion (req R-TIER), scope trust (req R-SCOPE), reflections and
- * their summaries (req R-SLP, R-SUM), and the review of staged items. Authorisation is
+ * promotion and demotion (req R-TIER), scope trust (req R-SCOPE), sleep-time runs and
+ * summaries (req R-SLP, R-SUM), and the review of staged items. Authorisation is
  * decided before these run (functions/api); every change names its actor in the audit trail.
  *
  * One module per concept under memory-api/; this one is their public face:
  *   search.ts     memory.search, memory.retrieve
  *   trust.ts      memory.save, validation outcomes moving scope trust
  *   tiers.ts      tier entries: create, list, delete, promote, demote
- *   summaries.ts  reflection runs, the self-assessment, summaries
+ *   summaries.ts  sleep-time runs, the self-assessment, summaries
  *   review.ts     staged items' review, batch logs, the audit trail
  *   insights.ts   source reliability, capability confidence
  *   paging.ts     page tokens;  deps.ts  what every use case is given

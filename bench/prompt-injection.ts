@@ -16,12 +16,15 @@
  * Used by test/integration/prompt-injection.test.ts and bench/fuzz.ts (one stack per process).
  */
 import { createHash } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import fc from 'fast-check';
 import type { ConverseRequest, Responder } from '../infra/local/converse-server.js';
 import { offlineResponder } from '../infra/local/converse-server.js';
+import { createDocumentClient } from '../lib/adapters/aws-clients.js';
 import { getText, listAllKeys } from '../lib/adapters/s3-objects.js';
+import { DynamoSleepTimeLogStore } from '../lib/adapters/sleep-time-log-store.js';
 import { claimsPrefix, rejectedPrefix, userPrefix } from '../lib/domain/memory-paths.js';
 import type { LocalStack } from '../infra/local/stack.js';
 import { requestLedger } from '../infra/local/request-ledger.js';
@@ -445,16 +448,15 @@ async function checkAttackerLogs(a: Attack, mine: readonly string[]) {
     const body = await text(key);
     if (body.length > MAX_SUMMARY_CHARS + 2_000) a.failures.push(`${key} holds ${body.length} chars, over the summary cap`);
   }
-  const runKeys = mine.filter((k) => /\/Logs\/sleep-time\/[^/]+\.json$/.test(k));
-  let nightlyRuns = 0;
-  let weeklyRuns = 0;
-  for (const key of runKeys) {
-    const run = JSON.parse(await text(key)) as { kind: string; stored: unknown[] };
-    if (run.kind === 'nightly') nightlyRuns += 1;
-    else weeklyRuns += 1;
-    if (run.stored.length > 30) a.failures.push(`${key}: ${run.stored.length} findings stored`);
+  // A run's record (findings stored, rejected) lives in the table; its S3 log is the markdown a person reads.
+  const info = a.stack.info;
+  const ddb = createDocumentClient(new DynamoDBClient({ region: info.region, endpoint: info.endpoints.dynamodb, credentials: info.credentials }));
+  const store = new DynamoSleepTimeLogStore(ddb, a.s3, info.tableName, info.bucketName);
+  const runs = { nightly: await store.list(ATTACKER, 'nightly', '0000', '9999'), weekly: await store.list(ATTACKER, 'weekly', '0000', '9999') };
+  for (const run of [...runs.nightly, ...runs.weekly]) {
+    if (run.stored.length > 30) a.failures.push(`${run.kind} run ${run.runId}: ${run.stored.length} findings stored`);
   }
-  return { batches, summaries: summaryKeys.length, nightlyRuns, weeklyRuns };
+  return { batches, summaries: summaryKeys.length, nightlyRuns: runs.nightly.length, weeklyRuns: runs.weekly.length };
 }
 
 function firstDifference(a: string, b: string): string {

@@ -44,6 +44,9 @@ describe('prompt injection with an obedient model (local stack)', () => {
     for (const tool of ['record_reflection', 'summary', 'record_nightly_findings', 'record_weekly_reflection']) expect(tools, tool).toContain(tool);
     expect(Object.keys(report.hostileAnswers).filter((k) => k.startsWith('record_reflection')).length).toBeGreaterThanOrEqual(5);
     expect(report.batches.completed + report.batches.aborted).toBeGreaterThan(1);
+    // The runs whose stored findings the report checks against the cap (it read none before: it looked for .json logs).
+    expect(report.nightlyRuns).toBeGreaterThan(0);
+    expect(report.weeklyRuns).toBeGreaterThan(0);
     expect(report.api.requests).toBeGreaterThan(70);
     expect(Object.keys(report.api.byStatus)).toEqual(expect.arrayContaining(['200', '400', '403']));
   }, 90_000);

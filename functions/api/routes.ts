@@ -162,10 +162,13 @@ function refusal(route: Route, principal: Principal, params: { userId: string },
   return problemOf(403, decision.reason);
 }
 
-/** An error out of parsing or the use case, as its answer: 400, the use case's own status, or 500 (logged). */
+/** The HTTP status of each kind of request error a use case throws: statuses live here only. */
+const STATUS_OF: Record<api.MemoryApiErrorKind, 400 | 403 | 404 | 409 | 413> = { invalid: 400, forbidden: 403, not_found: 404, conflict: 409, too_large: 413 };
+
+/** An error out of parsing or the use case, as its answer: 400, the status of the use case's error kind, or 500 (logged). */
 function errorAnswer(route: Route, error: unknown, log: Log): OperationAnswer {
   if (error instanceof BadRequest) return problemOf(400, error.message, error.fields);
-  if (error instanceof api.MemoryApiError) return problemOf(error.status, error.message, error.fields);
+  if (error instanceof api.MemoryApiError) return problemOf(STATUS_OF[error.kind], error.message, error.fields);
   log.error('request failed', { operation: route.operationId, error: error as Error });
   return problemOf(500, 'internal error');
 }

@@ -36,6 +36,6 @@ export async function overrideDiary(deps: DiaryDeps, actor: string, userId: stri
   const reason = req.reason ? { reason: req.reason } : {};
   const audit = { userId, itemId: `diary:${id}`, action: req.decision === 'keep' ? ('diary_keep' as const) : ('diary_drop' as const), actor, at, ...reason };
   const record = await deps.diary.override(userId, id, { decision: req.decision, by: actor, at, ...reason }, audit);
-  if (!record) throw new MemoryApiError(404, `diary entry ${id} of ${userId} not found`);
+  if (!record) throw new MemoryApiError('not_found', `diary entry ${id} of ${userId} not found`);
   return { entry: view(record) };
 }

@@ -71,7 +71,7 @@ export const forgetJob = (receipt: ForgetReceipt): Job => ({
 
 /** `DELETE /v1/users/{u}`: the receipt (pending until the job has run) and the job. A retry while pending returns the same receipt. */
 export async function requestForget(deps: ForgetRequestDeps, actor: string, userId: string): Promise<{ receipt: ForgetReceipt }> {
-  if (userId === GLOBAL_USER) throw new MemoryApiError(400, 'userId: GLOBAL is not a user; its items are deleted one by one (DELETE …/memory/tiers/{tier}/{id})');
+  if (userId === GLOBAL_USER) throw new MemoryApiError('invalid', 'userId: GLOBAL is not a user; its items are deleted one by one (DELETE …/memory/tiers/{tier}/{id})');
   const latest = await deps.forgets.latest(userId);
   const receipt: ForgetReceipt =
     latest?.status === 'pending' ? latest : { userId, requestedAt: deps.clock.now().toISOString(), requestedBy: actor, status: 'pending', counts: { ...NO_COUNTS } };
@@ -83,7 +83,7 @@ export async function requestForget(deps: ForgetRequestDeps, actor: string, user
 /** `GET /v1/users/{u}/forget`: the newest receipt. */
 export async function forgetReceipt(deps: Pick<ForgetRequestDeps, 'forgets'>, userId: string): Promise<{ receipt: ForgetReceipt }> {
   const receipt = await deps.forgets.latest(userId);
-  if (!receipt) throw new MemoryApiError(404, `user ${userId} was never forgotten`);
+  if (!receipt) throw new MemoryApiError('not_found', `user ${userId} was never forgotten`);
   return { receipt };
 }
 

@@ -92,8 +92,8 @@ export async function restorePrunedFact(
   const at = deps.clock.now().toISOString();
   const restored = await deps.knowledge.updateKnowledgeIndex(userId, (docs) => {
     const doc = docs.find((d) => d.id === id);
-    if (!doc) throw new MemoryApiError(404, `fact Knowledge/${id} not found (removed for good after the recovery window, or never there)`);
-    if (!doc.prunedAt) throw new MemoryApiError(409, `fact Knowledge/${id} is not pruned`);
+    if (!doc) throw new MemoryApiError('not_found', `fact Knowledge/${id} not found (removed for good after the recovery window, or never there)`);
+    if (!doc.prunedAt) throw new MemoryApiError('conflict', `fact Knowledge/${id} is not pruned`);
     const fact = restoreFact(doc, at);
     return { docs: docs.map((d) => (d.id === id ? fact : d)), result: fact };
   });

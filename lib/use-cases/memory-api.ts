@@ -13,7 +13,7 @@
  *   insights.ts   source reliability, capability confidence
  *   paging.ts     page tokens;  deps.ts  what every use case is given
  */
-export { MemoryApiError } from './memory-api-error.js';
+export { MemoryApiError, type MemoryApiErrorKind } from './memory-api-error.js';
 export type { MemoryApiDeps } from './memory-api/deps.js';
 export { pageCursor, pageToken } from './memory-api/paging.js';
 export { retrieve, search, type SearchResult } from './memory-api/search.js';

@@ -71,9 +71,9 @@ export async function revertKnowledgeChange(deps: Deps & { clock: { now(): Date 
   const at = deps.clock.now().toISOString();
   const doc = await deps.knowledge.updateKnowledgeIndex(userId, (docs) => {
     const current = docs.find((d) => d.id === id);
-    if (!current) throw new MemoryApiError(404, `Knowledge/${id} not found`);
+    if (!current) throw new MemoryApiError('not_found', `Knowledge/${id} not found`);
     const reverted = revertLatest(current, actor, at, reason);
-    if (!reverted) throw new MemoryApiError(409, `Knowledge/${id} has no correction to revert`);
+    if (!reverted) throw new MemoryApiError('conflict', `Knowledge/${id} has no correction to revert`);
     return { docs: docs.map((d) => (d.id === id ? reverted : d)), result: reverted };
   });
   await writeChangedFile(deps, userId, doc);

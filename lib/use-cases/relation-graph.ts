@@ -94,8 +94,8 @@ export async function graphNeighbours(deps: GraphApiDeps, userId: string, entity
 
 /** An edge a user (or their agent) states: never decayed, pruned or merged away by the sweep. */
 export async function createGraphEdge(deps: GraphApiDeps, actor: string, userId: string, body: { from: string; relation: string; to: string; note?: string | undefined }) {
-  if (entityKey(body.from) === '' || entityKey(body.to) === '') throw new MemoryApiError(400, 'from and to must name entities (letters or digits)');
-  if (entityKey(body.from) === entityKey(body.to)) throw new MemoryApiError(400, 'an edge joins two different entities');
+  if (entityKey(body.from) === '' || entityKey(body.to) === '') throw new MemoryApiError('invalid', 'from and to must name entities (letters or digits)');
+  if (entityKey(body.from) === entityKey(body.to)) throw new MemoryApiError('invalid', 'an edge joins two different entities');
   const at = deps.clock.now().toISOString();
   const [edge] = await recordRelations(
     userId,
@@ -109,8 +109,8 @@ export async function createGraphEdge(deps: GraphApiDeps, actor: string, userId:
 export async function restoreGraphEdge(deps: GraphApiDeps, actor: string, userId: string, id: string) {
   const { edges } = await deps.graph.load(userId);
   const edge = edges.find((e) => e.id === id);
-  if (!edge) throw new MemoryApiError(404, `edge ${id} not found (removed for good after the recovery window, or never there)`);
-  if (edge.status !== 'pruned') throw new MemoryApiError(409, `edge ${id} is not pruned`);
+  if (!edge) throw new MemoryApiError('not_found', `edge ${id} not found (removed for good after the recovery window, or never there)`);
+  if (edge.status !== 'pruned') throw new MemoryApiError('conflict', `edge ${id} is not pruned`);
   const at = deps.clock.now().toISOString();
   const restored = restoreEdge(edge, at);
   await deps.graph.apply(userId, { edges: [restored], log: [{ at, action: 'restore', edge: id, detail: `restored by ${actor}` }] });
@@ -121,8 +121,8 @@ export async function splitGraphEntity(deps: GraphApiDeps, actor: string, userId
   const { entities } = await deps.graph.load(userId);
   const key = entityKey(entity);
   const found = entities.find((e) => e.key === key);
-  if (!found) throw new MemoryApiError(404, `entity ${key} not found`);
-  if (!found.mergedInto) throw new MemoryApiError(409, `entity ${key} is not merged into another`);
+  if (!found) throw new MemoryApiError('not_found', `entity ${key} not found`);
+  if (!found.mergedInto) throw new MemoryApiError('conflict', `entity ${key} is not merged into another`);
   const at = deps.clock.now().toISOString();
   const { mergedInto, ...split } = found;
   // A user split: the entity is now the user's call, so the sweep will not merge it again.

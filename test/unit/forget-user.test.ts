@@ -66,6 +66,6 @@ describe('the forget job', () => {
     const again = await requestForget({ forgets, jobs, clock: fixedClock('2026-02-06T14:31:00.000Z') }, 'admin', 'u-2');
     expect(again.receipt.requestedAt).toBe(first.receipt.requestedAt);
     expect(new Set(jobs.jobs.map((j) => j.jobId)).size).toBe(1);
-    await expect(requestForget({ forgets, jobs, clock: fixedClock() }, 'admin', 'GLOBAL')).rejects.toMatchObject({ status: 400 });
+    await expect(requestForget({ forgets, jobs, clock: fixedClock() }, 'admin', 'GLOBAL')).rejects.toMatchObject({ kind: 'invalid' });
   });
 });

@@ -61,8 +61,8 @@ describe('fact hygiene (req R-GRAPH)', () => {
     expect(restored).toMatchObject({ confidence: 0.8, verifiedAt: day(161).toISOString() });
     expect(restored.prunedAt).toBeUndefined();
     expect(isLive(knowledgeItem('alice', restored, {}), day(162))).toBe(true);
-    await expect(restorePrunedFact(api, 'reviewer', 'alice', 'Facts/reef_tank.md')).rejects.toMatchObject({ status: 409 });
-    await expect(restorePrunedFact(api, 'reviewer', 'alice', 'Facts/nothing.md')).rejects.toMatchObject({ status: 404 });
+    await expect(restorePrunedFact(api, 'reviewer', 'alice', 'Facts/reef_tank.md')).rejects.toMatchObject({ kind: 'conflict' });
+    await expect(restorePrunedFact(api, 'reviewer', 'alice', 'Facts/nothing.md')).rejects.toMatchObject({ kind: 'not_found' });
     // Every step is in the user's hygiene log, named by the fact.
     const log = (await graphLog(api, 'alice', 10)).entries;
     expect(log.map((e) => [e.action, e.fact])).toEqual([

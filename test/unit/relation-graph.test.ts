@@ -56,7 +56,7 @@ describe('relation graph (req R-GRAPH)', () => {
     const { edge } = await restoreGraphEdge(deps, 'reviewer', 'alice', id);
     expect(edge).toMatchObject({ status: 'active', confidence: 0.75, verifiedAt: day(151).toISOString() });
     expect(edge.prunedAt).toBeUndefined();
-    await expect(restoreGraphEdge(deps, 'reviewer', 'alice', id)).rejects.toMatchObject({ status: 409 });
+    await expect(restoreGraphEdge(deps, 'reviewer', 'alice', id)).rejects.toMatchObject({ kind: 'conflict' });
     const log = (await graphLog(deps, 'alice', 10)).entries.map((e) => e.action);
     expect(log).toEqual(['restore', 'prune']);
   });
@@ -107,7 +107,7 @@ describe('relation graph (req R-GRAPH)', () => {
     const edgesBefore = await graph.load('alice');
     expect(await recordRelations('alice', [seen('reef tank', 'needs', 'salt', 'batch-9-9')], day(402).toISOString(), graph)).toEqual([again]);
     expect(await graph.load('alice')).toEqual(edgesBefore);
-    await expect(createGraphEdge(deps, 'alice', 'alice', { from: 'Rex', relation: 'is', to: 'rex' })).rejects.toMatchObject({ status: 400 });
+    await expect(createGraphEdge(deps, 'alice', 'alice', { from: 'Rex', relation: 'is', to: 'rex' })).rejects.toMatchObject({ kind: 'invalid' });
   });
 
   it('resolves neighbours both ways, best first', () => {

@@ -1,4 +1,4 @@
-/** The dependencies every memory API use case is given, and the 404 they share. */
+/** The dependencies every memory API use case is given, and the not-found error they share. */
 import type { SearchIndexReader } from '../search-index.js';
 import { MemoryApiError } from '../memory-api-error.js';
 import type { AgentEventPublisher, AuditTrail, BatchLogReader, Clock, CostLedger, DiaryStore, ForgetLog, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, SleepTimeLogStore, SummaryStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';
@@ -37,4 +37,4 @@ export interface MemoryApiDeps {
   clock: Clock;
 }
 
-export const notFound = (what: string) => new MemoryApiError(404, `${what} not found`);
+export const notFound = (what: string) => new MemoryApiError('not_found', `${what} not found`);

@@ -4,7 +4,7 @@ import { MemoryApiError } from '../memory-api-error.js';
 /** A page's end as an opaque token: the values that locate it, as JSON in base64url. */
 export const pageToken = (at: readonly unknown[]): string => Buffer.from(JSON.stringify(at)).toString('base64url');
 
-/** The values a pageToken carried, in the shape `read` accepts (null: not this route's); otherwise a 400 naming the field. */
+/** The values a pageToken carried, in the shape `read` accepts (null: not this route's); otherwise an invalid-request error naming the field. */
 export function pageCursor<T>(token: string, read: (parts: unknown) => T | null): T {
   let parts: unknown = null;
   try {
@@ -13,6 +13,6 @@ export function pageCursor<T>(token: string, read: (parts: unknown) => T | null)
     // not JSON: refused below
   }
   const cursor = Array.isArray(parts) ? read(parts) : null;
-  if (cursor === null) throw new MemoryApiError(400, 'nextToken: not a token this API returned');
+  if (cursor === null) throw new MemoryApiError('invalid', 'nextToken: not a token this API returned');
   return cursor;
 }

@@ -68,7 +68,7 @@ async function stagedRecord(deps: MemoryApiDeps, userId: string, path: string): 
 export async function reviewPromote(deps: MemoryApiDeps, actor: string, userId: string, path: string, reason: string | undefined): Promise<{ knowledgePath: string; corrected?: true }> {
   const record = await stagedRecord(deps, userId, path);
   if (record.status === 'promoted' && record.knowledgePath) return { knowledgePath: record.knowledgePath };
-  if (record.status === 'discarded') throw new MemoryApiError(409, `staged item ${record.path} was discarded`);
+  if (record.status === 'discarded') throw new MemoryApiError('conflict', `staged item ${record.path} was discarded`);
   const now = deps.clock.now();
   const taken = new Set((await deps.knowledge.loadKnowledge(userId)).map((d) => d.id));
   const { knowledgePath, corrected } = await promoteStaged(deps, userId, record, taken, now.toISOString());
@@ -80,7 +80,7 @@ export async function reviewPromote(deps: MemoryApiDeps, actor: string, userId: 
 
 export async function reviewDiscard(deps: MemoryApiDeps, actor: string, userId: string, path: string, reason: string | undefined): Promise<{ path: string; status: 'discarded' }> {
   const record = await stagedRecord(deps, userId, path);
-  if (record.status === 'promoted') throw new MemoryApiError(409, `staged item ${record.path} is already promoted to Knowledge/${record.knowledgePath ?? ''}`);
+  if (record.status === 'promoted') throw new MemoryApiError('conflict', `staged item ${record.path} is already promoted to Knowledge/${record.knowledgePath ?? ''}`);
   if (record.status !== 'discarded') {
     const at = deps.clock.now().toISOString();
     await deps.knowledge.recordReview(userId, record.path, { decision: 'discarded', by: actor, at, ...(reason ? { reason } : {}) });

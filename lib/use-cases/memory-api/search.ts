@@ -134,7 +134,7 @@ export async function findItem(deps: MemoryApiDeps, userId: string, id: string):
 
 export async function retrieve(deps: MemoryApiDeps, userId: string, req: { id?: string | undefined; path?: string | undefined }): Promise<{ item: MemoryItem }> {
   const id = req.id ?? (req.path !== undefined ? itemIdForPath(req.path) : null);
-  if (!id) throw new MemoryApiError(400, `path: ${JSON.stringify(req.path)} names no memory item (turns/N, Knowledge/…, Knowledge_staging/…, summaries/ID, memory/mem:…)`);
+  if (!id) throw new MemoryApiError('invalid', `path: ${JSON.stringify(req.path)} names no memory item (turns/N, Knowledge/…, Knowledge_staging/…, summaries/ID, memory/mem:…)`);
   const item = await findItem(deps, userId, id);
   if (!item) throw notFound(`memory item ${id}`);
   await countResurrections(deps, userId, [item]);

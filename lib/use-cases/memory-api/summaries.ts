@@ -50,7 +50,7 @@ export async function editSummary(deps: MemoryApiDeps, actor: string, userId: st
   const at = deps.clock.now().toISOString();
   const edited = await deps.summaries.edit(userId, id, { text: capSummaryText(req.text), by: actor, at, reason: req.reason });
   if (!edited) {
-    if (await deps.summaries.exists(userId, id)) throw new MemoryApiError(409, `summary ${id} is deleted, or was edited at the same time: read it again`);
+    if (await deps.summaries.exists(userId, id)) throw new MemoryApiError('conflict', `summary ${id} is deleted, or was edited at the same time: read it again`);
     throw notFound(`summary ${id}`);
   }
   await deps.audit.append([{ userId, itemId: `summary:${id}`, action: 'summary_edit', actor, at, ...(req.reason ? { reason: req.reason } : {}) }]);
@@ -71,7 +71,7 @@ export async function editSummary(deps: MemoryApiDeps, actor: string, userId: st
 export async function requestSummary(deps: MemoryApiDeps, actor: string, userId: string, req: { prompt?: string | undefined; reflect?: boolean | undefined }) {
   const { state } = parseSignalState((await deps.signalState.load(userId)).raw);
   const turnIds = state.summaryTurnIds.length > 0 ? state.summaryTurnIds : ((await deps.summaries.list(userId)).find((s) => !s.deleted)?.sourceTurns ?? []);
-  if (turnIds.length === 0) throw new MemoryApiError(409, `user ${userId} has no turns to summarise yet`);
+  if (turnIds.length === 0) throw new MemoryApiError('conflict', `user ${userId} has no turns to summarise yet`);
   const prompt = req.prompt?.trim() || undefined;
   const jobId = `manual-${turnIds[0]}-${turnIds.at(-1)}-${fnv1a32(prompt ?? '').toString(16).padStart(8, '0')}`;
   const requestedAt = deps.clock.now().toISOString();

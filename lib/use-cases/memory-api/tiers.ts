@@ -81,7 +81,7 @@ export async function updateItem(deps: MemoryApiDeps, userId: string, id: string
       return next;
     }
   }
-  throw new MemoryApiError(409, `memory item ${id} kept changing; try again`);
+  throw new MemoryApiError('conflict', `memory item ${id} kept changing; try again`);
 }
 
 export async function deleteTierEntry(deps: MemoryApiDeps, actor: string, userId: string, tier: Tier, id: string): Promise<{ item: MemoryItem }> {
@@ -91,13 +91,13 @@ export async function deleteTierEntry(deps: MemoryApiDeps, actor: string, userId
     await deleteSummary(deps, actor, userId, id.slice('summary:'.length));
     return { item: { ...summary, deleted: true } };
   }
-  if (!id.startsWith('mem:')) throw new MemoryApiError(409, `${id}: only API-written items (mem:…) and summaries (summary:…) are deleted here; discard staged items through review`);
+  if (!id.startsWith('mem:')) throw new MemoryApiError('conflict', `${id}: only API-written items (mem:…) and summaries (summary:…) are deleted here; discard staged items through review`);
   const item = await updateItem(
     deps,
     userId,
     id,
     (i) => {
-      if (i.tier !== tier) throw new MemoryApiError(404, `memory item ${id} is ${i.tier}, not ${tier}`);
+      if (i.tier !== tier) throw new MemoryApiError('not_found', `memory item ${id} is ${i.tier}, not ${tier}`);
       return { item: { ...i, deleted: true }, audit: { action: 'delete', from: i.tier } };
     },
     actor,
@@ -112,7 +112,7 @@ export async function promote(deps: MemoryApiDeps, actor: string, isAdmin: boole
     if (!item) throw notFound(`knowledge:${knowledgePath}`);
     return { item };
   }
-  if (!id.startsWith('mem:')) throw new MemoryApiError(409, `${id} cannot be promoted: only API-written items (mem:…) and staged items (staged:…) move between tiers`);
+  if (!id.startsWith('mem:')) throw new MemoryApiError('conflict', `${id} cannot be promoted: only API-written items (mem:…) and staged items (staged:…) move between tiers`);
   if (req.to === 'global') return { item: await shareGlobally(deps, actor, isAdmin, userId, id, req.reason) };
   const item = await updateItem(
     deps,
@@ -120,7 +120,7 @@ export async function promote(deps: MemoryApiDeps, actor: string, isAdmin: boole
     id,
     (i) => {
       const move = promoteTier(i, deps.clock.now());
-      if (!move.ok) throw new MemoryApiError(409, move.reason);
+      if (!move.ok) throw new MemoryApiError('conflict', move.reason);
       return { item: move.item, audit: { action: 'promote', from: move.from, to: move.to, ...(req.reason ? { reason: req.reason } : {}) } };
     },
     actor,
@@ -130,13 +130,13 @@ export async function promote(deps: MemoryApiDeps, actor: string, isAdmin: boole
 
 /** USER → GLOBAL (req R-SCOPE-4): an administrator shares a long-term item with every user. */
 async function shareGlobally(deps: MemoryApiDeps, actor: string, isAdmin: boolean, userId: string, id: string, reason: string | undefined): Promise<MemoryItem> {
-  if (!isAdmin) throw new MemoryApiError(403, 'only an administrator may promote an item to GLOBAL scope');
+  if (!isAdmin) throw new MemoryApiError('forbidden', 'only an administrator may promote an item to GLOBAL scope');
   const item = await updateItem(
     deps,
     userId,
     id,
     (i) => {
-      if (i.tier !== 'long_term') throw new MemoryApiError(409, `${id} is ${i.tier}: only long-term items may become GLOBAL`);
+      if (i.tier !== 'long_term') throw new MemoryApiError('conflict', `${id} is ${i.tier}: only long-term items may become GLOBAL`);
       return { item: { ...i, scope: 'global', expiresAt: null }, audit: { action: 'scope_up', from: i.scope, to: 'global', ...(reason ? { reason } : {}) } };
     },
     actor,
@@ -146,7 +146,7 @@ async function shareGlobally(deps: MemoryApiDeps, actor: string, isAdmin: boolea
 }
 
 export async function demote(deps: MemoryApiDeps, actor: string, userId: string, id: string, req: { reason: DemotionReason; note?: string | undefined }): Promise<{ item: MemoryItem }> {
-  if (!id.startsWith('mem:')) throw new MemoryApiError(409, `${id} cannot be demoted: only API-written items (mem:…) move between tiers`);
+  if (!id.startsWith('mem:')) throw new MemoryApiError('conflict', `${id} cannot be demoted: only API-written items (mem:…) move between tiers`);
   const item = await updateItem(
     deps,
     userId,
@@ -156,7 +156,7 @@ export async function demote(deps: MemoryApiDeps, actor: string, userId: string,
         return { item: { ...i, deleted: true }, audit: { action: 'scope_down', from: 'global', to: 'user', reason: req.reason, ...(req.note ? { note: req.note } : {}) } };
       }
       const move = demoteTier(i, deps.clock.now());
-      if (!move.ok) throw new MemoryApiError(409, move.reason);
+      if (!move.ok) throw new MemoryApiError('conflict', move.reason);
       return { item: move.item, audit: { action: 'demote', from: move.from, to: move.to, reason: req.reason, ...(req.note ? { note: req.note } : {}) } };
     },
     actor,

@@ -75,7 +75,7 @@ export async function recordOutcome(
         actor,
       );
     } catch (error) {
-      if (error instanceof MemoryApiError && error.status === 404) {
+      if (error instanceof MemoryApiError && error.kind === 'not_found') {
         skipped.push({ id, reason: error.message });
         continue;
       }

@@ -32,6 +32,7 @@ import { listAllKeys } from '../../lib/adapters/s3-objects.js';
 import { dumpUserState, type UserStateDump } from './state-dump.js';
 import { type HttpHandler, type LocalHttpApi, startHttpApi } from './http-api.js';
 import { mintToken } from './tokens.js';
+import { keys, rejectedPrefix, usersRoot } from '../../lib/domain/memory-paths.js';
 
 export interface StackInfo {
   stage: string;
@@ -318,8 +319,8 @@ async function waitUntilDrained(rt: Runtime, { timeoutMs = 10 * 60_000, onTick }
     if (Date.now() > deadline) throw new Error(`queues did not drain within ${timeoutMs} ms`);
     if (quietChecks > 0) await new Promise((r) => setTimeout(r, 100));
     await onTick?.();
-    const keys: QueueKey[] = ['turn', 'reflection', 'idle'];
-    const depths = await Promise.all(keys.map((k) => queueDepth(rt.sqs, rt.resources.queues[k].url)));
+    const queues: QueueKey[] = ['turn', 'reflection', 'idle'];
+    const depths = await Promise.all(queues.map((k) => queueDepth(rt.sqs, rt.resources.queues[k].url)));
     const busy = Object.values(rt.sources).some((s) => s.busy);
     if (depths.every((d) => d === 0) && !busy) quietChecks += 1;
     else {
@@ -439,13 +440,13 @@ async function replayLines(rt: Runtime, lines: readonly string[], { clock = fals
 async function summaryOf(rt: Runtime): Promise<Summary> {
   const listKeys = (prefix: string) => listAllKeys(rt.s3, rt.resources.bucketName, prefix);
   const [turnItems, signalItems, batchItems, summaryItems, runItems, rejectedKeys, userKeys, dlqDepths] = await Promise.all([
-    scanAll(rt, 'begins_with(sk, :p)', { ':p': 'TURN#' }),
+    scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.turnPrefix }),
     scanAll(rt, 'sk = :s', { ':s': 'SIGNAL' }),
-    scanAll(rt, 'begins_with(sk, :p)', { ':p': 'BATCH#' }),
-    scanAll(rt, 'begins_with(sk, :p)', { ':p': 'SUMMARY#' }),
-    scanAll(rt, 'begins_with(sk, :p)', { ':p': 'RUN#' }),
-    listKeys('rejected/'),
-    listKeys('users/'),
+    scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.batchPrefix }),
+    scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.summaryPrefix }),
+    scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.runsPrefix }),
+    listKeys(rejectedPrefix()),
+    listKeys(usersRoot),
     Promise.all(Object.values(rt.resources.queues).map((q) => queueDepth(rt.sqs, q.dlqUrl))),
   ]);
   const counters = signalItems.map((i) => (i.state as { counters?: Record<string, number> } | undefined)?.counters ?? {});
@@ -476,7 +477,7 @@ async function summaryOf(rt: Runtime): Promise<Summary> {
 }
 
 async function dumpState(rt: Runtime): Promise<UserStateDump[]> {
-  const users = [...new Set((await scanAll(rt, 'begins_with(pk, :p)', { ':p': 'USER#' })).map((i) => String(i.pk).slice('USER#'.length)))].sort();
+  const users = [...new Set((await scanAll(rt, 'begins_with(pk, :p)', { ':p': keys.userPkPrefix })).map((i) => String(i.pk).slice(keys.userPkPrefix.length)))].sort();
   const dumps: UserStateDump[] = [];
   for (const userId of users) dumps.push(await dumpUserState({ ddb: rt.ddb, s3: rt.s3 }, rt.resources, userId));
   return dumps;

@@ -12,6 +12,7 @@ import type { TurnSaved } from '../../events/turn-saved.js';
 import { assembleBatch, buildReflectorPrompt, EARLIER_REFLECTIONS_SHOWN, type EarlierReflection, occasionOf, REFLECTOR_SYSTEM_PROMPT } from '../domain/batch-assembly.js';
 import type { BatchLog } from '../domain/batch-log.js';
 import { applyQualityGates } from '../domain/quality-gates.js';
+import { userPrefix } from '../domain/memory-paths.js';
 import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../domain/reflection-output.js';
 import { DocumentIndex } from '../domain/knowledge-search.js';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
@@ -289,12 +290,12 @@ async function linkEpisodes(job: Job, turns: readonly TurnSaved[], staged: Stage
   for (const t of turns) {
     if (!t.episode) continue;
     const key = await deps.knowledge.putEpisode(job.userId, t.turnId, episodeDocument({ ...t, episode: t.episode }, job.jobId, learnedFrom(t.turnId)));
-    episodes.push(key.slice(`users/${job.userId}/`.length));
+    episodes.push(key.slice(userPrefix(job.userId).length));
   }
   const eventEpisodes = job.episodeIds?.length ? await deps.turns.eventEpisodes(job.userId, job.episodeIds) : [];
   for (const e of eventEpisodes) {
     const key = await deps.knowledge.putEventEpisode(job.userId, e.episodeId, episodeDocument(e, job.jobId, learnedFrom(e.turnId)));
-    episodes.push(key.slice(`users/${job.userId}/`.length));
+    episodes.push(key.slice(userPrefix(job.userId).length));
   }
   return episodes;
 }
@@ -354,7 +355,7 @@ async function writeDiary(job: Job, input: DiaryInput, at: string, deps: Reflect
   await deps.diary.put(diaryRecord(job.userId, input, decision, at));
   if (decision.write) {
     const key = await deps.knowledge.putDiary(job.userId, job.jobId, diaryEntry(input, decision));
-    return { written: true, path: key.slice(`users/${job.userId}/`.length), criteria: decision.criteria };
+    return { written: true, path: key.slice(userPrefix(job.userId).length), criteria: decision.criteria };
   }
   deps.log.info('diary entry not written', { userId: job.userId, batchId: job.jobId, reason: decision.reason });
   return { written: false, criteria: decision.criteria, ...(decision.reason ? { reason: decision.reason } : {}) };

@@ -23,7 +23,7 @@ import * as corrections from '../../lib/use-cases/promote-staged.js';
 import * as graph from '../../lib/use-cases/relation-graph.js';
 import * as archives from '../../lib/use-cases/user-archive.js';
 import * as settings from '../../lib/use-cases/user-settings.js';
-import { consoleHtml } from './console.js';
+import { consolePage } from './console.js';
 import { type OperationId, type Route, routes } from './contract.js';
 import { type Invoke, MCP_PATH, type OperationAnswer } from './invoke.js';
 import { openApiDocument } from './openapi.js';
@@ -151,7 +151,8 @@ function publicPage(route: Route, event: APIGatewayProxyEventV2): APIGatewayProx
     if (!openApiByServer.has(server)) openApiByServer.set(server, openApiDocument(server || undefined));
     return json(200, openApiByServer.get(server));
   }
-  return { statusCode: 200, headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:" }, body: consoleHtml() };
+  const page = consolePage();
+  return { statusCode: 200, headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': page.contentSecurityPolicy }, body: page.html };
 }
 
 /** Authorise the principal for the route's user (a stage route, access `admin`, has no path parameters). */

@@ -19,7 +19,7 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { type NagPackSuppression, NagSuppressions, type RegexAppliesTo } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import { CONSOLE_PAGE } from '../../functions/api/console.js';
+import { CONSOLE_FILES } from '../../functions/api/console.js';
 import { ApiEnvSchema } from '../../functions/api/env.js';
 import { IdleEnvSchema } from '../../functions/idle/env.js';
 import { ReflectorEnvSchema } from '../../functions/reflector/env.js';
@@ -160,7 +160,7 @@ const FUNCTIONS: Record<FunctionKey, (stack: Stack, props: StatelessStackProps) 
       REDACT_PERSONAL_DATA: String(config.redaction.personalData),
     }),
     // The review console's page (functions/api/console.ts reads it beside the bundle).
-    assets: [`functions/api/${CONSOLE_PAGE}`],
+    assets: CONSOLE_FILES.map((file) => `functions/api/${file}`),
   }),
 };
 

@@ -58,7 +58,12 @@ describe('the review console', () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${info.apiUrl}/console#user=${USER}&token=${encodeURIComponent(info.adminToken)}`);
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) errors.push(m.text());
+    });
+    const served = await page.goto(`${info.apiUrl}/console#user=${USER}&token=${encodeURIComponent(info.adminToken)}`);
+    // The page's script runs by its hash alone: no inline script but that one may run.
+    expect(served?.headers()['content-security-policy']).toMatch(/script-src 'sha256-[A-Za-z0-9+/]+=*';/);
 
     // Every section filled from the API.
     await page.locator('#staged .staged-item').first().waitFor();

@@ -1,0 +1,464 @@
+// The review console's script: functions/api/console.ts inlines it into console.html as a
+// module (its own scope, strict mode).
+const $ = (id) => document.getElementById(id);
+const state = { user: '', token: '' };
+
+// el('div', {class: 'x', title: 't'}, [children or strings]): strings become text nodes.
+function el(tag, attrs, children) {
+  const e = document.createElement(tag);
+  Object.keys(attrs || {}).forEach((k) => {
+    if (k === 'text') e.textContent = attrs[k];
+    else if (k === 'class') e.className = attrs[k];
+    else e.setAttribute(k, attrs[k]);
+  });
+  (children || []).forEach((c) => {
+    if (c !== null && c !== undefined) e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
+  });
+  return e;
+}
+function str(v) {
+  return v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+function num(v, digits) {
+  return typeof v === 'number' && Number.isFinite(v) ? (digits === undefined ? String(v) : v.toFixed(digits)) : '–';
+}
+function pct(v) {
+  return typeof v === 'number' && Number.isFinite(v) ? `${(v * 100).toFixed(1)}%` : '–';
+}
+function count(v) {
+  return Array.isArray(v) ? v.length : num(v);
+}
+function turns(v) {
+  return Array.isArray(v) && v.length ? v.join(', ') : '–';
+}
+function when(v) {
+  return v ? str(v).replace('T', ' ').slice(0, 19) : '–';
+}
+function clip(t, n) {
+  t = str(t);
+  return t.length > n ? `${t.slice(0, n).trimEnd()}…` : t;
+}
+
+function setStatus(text, kind) {
+  const s = $('status');
+  s.textContent = text;
+  s.className = kind || '';
+}
+
+async function api(method, path, body) {
+  const init = { method: method, headers: { Authorization: `Bearer ${state.token}` } };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(`/v1/users/${encodeURIComponent(state.user)}${path}`, init);
+  let data = null;
+  try {
+    data = await res.json();
+  } catch (_e) {
+    data = null;
+  }
+  if (!res.ok) {
+    const err = data?.error;
+    let msg = err?.message || `HTTP ${res.status}`;
+    if (err && Array.isArray(err.fields) && err.fields.length && msg.indexOf('invalid request') !== 0) {
+      msg += ` (${err.fields.map((f) => `${str(f.path)}: ${str(f.message)}`).join('; ')})`;
+    }
+    throw new Error(msg);
+  }
+  return data || {};
+}
+
+// Loads one section: render(data) returns a node, or a string to show as the empty message.
+async function section(id, path, render) {
+  const sec = $(id),
+    msg = sec.querySelector('.msg'),
+    body = sec.querySelector('.body');
+  msg.hidden = false;
+  msg.className = 'msg';
+  msg.textContent = 'loading…';
+  try {
+    const out = render(typeof path === 'function' ? await path() : await api('GET', path));
+    body.replaceChildren();
+    if (typeof out === 'string') {
+      msg.textContent = out;
+    } else {
+      msg.hidden = true;
+      msg.textContent = '';
+      body.appendChild(out);
+    }
+  } catch (e) {
+    body.replaceChildren();
+    msg.className = 'msg error';
+    msg.textContent = `error: ${e.message}`;
+  }
+}
+
+function table(headers, rows) {
+  return el('table', {}, [
+    el('thead', {}, [
+      el(
+        'tr',
+        {},
+        headers.map((h) => el('th', { text: h })),
+      ),
+    ]),
+    el(
+      'tbody',
+      {},
+      rows.map((r) =>
+        el(
+          'tr',
+          {},
+          r.map((c) => (typeof c === 'object' && c !== null ? c : el('td', { text: str(c) }))),
+        ),
+      ),
+    ),
+  ]);
+}
+
+function loadKnowledge() {
+  return section('knowledge', '/memory/tiers/long_term?kind=knowledge&limit=500', (d) => {
+    const items = d.items || [];
+    if (!items.length) return 'no promoted knowledge yet';
+    return el(
+      'div',
+      {},
+      items.map((it) =>
+        el('div', { class: 'item knowledge-item', 'data-path': str(it.path) }, [
+          el('div', { class: 'title', text: str(it.title) }),
+          el('div', { class: 'path', text: str(it.path) }),
+          el('div', { class: 'text', text: clip(it.text, 300), title: str(it.text) }),
+          el('div', { class: 'meta', text: `confidence ${num(it.confidence, 2)} · turns ${turns(it.sourceTurns)}` }),
+        ]),
+      ),
+    );
+  });
+}
+
+async function review(action, item, buttons) {
+  buttons.forEach((b) => {
+    b.disabled = true;
+  });
+  try {
+    const body = action === 'promote' ? { path: item.path } : { path: item.path, reason: 'discarded in the review console' };
+    const res = await api('POST', `/review/${action}`, body);
+    setStatus(action === 'promote' ? `promoted to ${str(res.knowledgePath)}` : `discarded ${str(res.path || item.path)}`, 'ok');
+  } catch (e) {
+    setStatus(`${action} failed: ${e.message}`, 'error');
+    buttons.forEach((b) => {
+      b.disabled = false;
+    });
+  }
+  await Promise.all([loadKnowledge(), loadStaged()]);
+}
+
+// The review list comes a page at a time (each page reads at most 200 records): follow the pages.
+async function stagedPages() {
+  let staged = [],
+    token = null;
+  for (let i = 0; i < 25; i++) {
+    const d = await api('GET', `/review/staged?limit=200${token ? `&nextToken=${encodeURIComponent(token)}` : ''}`);
+    staged = staged.concat(d.staged || []);
+    token = d.nextToken;
+    if (!token) break;
+  }
+  return { staged: staged };
+}
+
+function loadStaged() {
+  return section('staged', stagedPages, (d) => {
+    const staged = d.staged || [];
+    if (!staged.length) return 'nothing staged';
+    return el(
+      'div',
+      {},
+      staged.map((it) => {
+        const history = Array.isArray(it.history) ? it.history : [];
+        const promote = el('button', { class: 'promote', type: 'button', text: 'Promote' });
+        const discard = el('button', { class: 'discard', type: 'button', text: 'Discard' });
+        promote.addEventListener('click', () => {
+          review('promote', it, [promote, discard]);
+        });
+        discard.addEventListener('click', () => {
+          review('discard', it, [promote, discard]);
+        });
+        return el('div', { class: 'item staged-item', 'data-path': str(it.path) }, [
+          el('div', { class: 'title' }, [
+            str(it.title),
+            el('span', { class: 'badge', text: str(it.kind) }),
+            it.status && it.status !== it.kind ? el('span', { class: 'badge', text: str(it.status) }) : null,
+          ]),
+          el('div', { class: 'path', text: str(it.path) }),
+          el('div', { class: 'text', text: clip(it.text, 300), title: str(it.text) }),
+          el('div', { class: 'meta', text: `promotion count ${num(it.promotionCount)} / ${num(it.promotionsNeeded)} · confidence ${num(it.confidence, 2)} · turns ${turns(it.sourceTurns)}` }),
+          el('details', {}, [
+            el('summary', { text: `gate history (${history.length})` }),
+            el(
+              'ol',
+              {},
+              history.map((h) => el('li', {}, [el('b', { text: str(h.event) }), ` ${when(h.at)}${h.batchId ? ` · ${str(h.batchId)}` : ''} — ${str(h.detail)}`])),
+            ),
+          ]),
+          el('div', { class: 'actions' }, [promote, discard]),
+        ]);
+      }),
+    );
+  });
+}
+
+// Req R-SUM-10's summary quality metrics, above the summaries they are about.
+function qualityLine(q) {
+  if (!q) return null;
+  const topics = (q.topics || []).map((t) => `${str(t.topic)} (${num(t.summaries)})`).join(', ');
+  return el('div', { class: 'meta quality', 'data-resurrections-of-deleted': str(q.resurrectionsOfDeleted) }, [
+    `${num(q.summaries)} summaries · ${num(q.deleted)} deleted (${(100 * q.deletionRate).toFixed(0)}%) · resurrected ${num(q.resurrections)}× over ${num(q.resurrected)} (${(100 * q.resurrectionRate).toFixed(0)}%) · back after deletion ${num(q.resurrectionsOfDeleted)}${topics ? ` · topics: ${topics}` : ''}`,
+  ]);
+}
+
+function loadSummaries() {
+  const both = async () => {
+    const got = await Promise.all([api('GET', '/summaries'), api('GET', '/summaries/quality')]);
+    return { summaries: got[0].summaries, quality: got[1].quality };
+  };
+  return section('summaries', both, (d) => {
+    // Seed 003: each summary is a turn pair in the conversation, after the last turn it covers.
+    const summaries = (d.summaries || []).slice().sort((a, b) => (a.afterTurn || 0) - (b.afterTurn || 0));
+    if (!summaries.length) return 'no context summaries';
+    return el(
+      'div',
+      {},
+      [qualityLine(d.quality)].concat(
+        summaries.map((s) => {
+          const del = el('button', { class: 'delete', type: 'button', text: 'Delete' });
+          del.addEventListener('click', async () => {
+            del.disabled = true;
+            try {
+              await api('DELETE', `/summaries/${encodeURIComponent(str(s.id))}`);
+              setStatus(`deleted summary ${str(s.id)}`, 'ok');
+            } catch (e) {
+              setStatus(`delete failed: ${e.message}`, 'error');
+            }
+            await loadSummaries();
+          });
+          return el('div', { class: 'item summary-item', 'data-id': str(s.id) }, [
+            el('div', { class: 'meta' }, [
+              `after turn ${num(s.afterTurn)} · `,
+              when(s.createdAt),
+              el('span', { class: 'badge', text: str(s.kind) }),
+              ` turns ${turns(s.sourceTurns)}`,
+              s.deleted ? el('span', { class: 'badge', text: 'deleted' }) : null,
+              s.edits?.length ? el('span', { class: 'badge', text: 'edited' }) : null,
+            ]),
+            el('div', { class: 'text summary-system' }, [el('span', { class: 'badge', text: 'system · summary' }), ` ${str(s.prompt)}`]),
+            el('div', { class: 'text summary-assistant' }, [el('span', { class: 'badge', text: 'assistant · summary' }), ` ${str(s.text)}`]),
+            el('div', { class: 'actions' }, [del]),
+          ]);
+        }),
+      ),
+    );
+  });
+}
+
+// Seed 004 P3-M2/M3: the diary, every batch's attempt; a person keeps a rejected one or drops a written one.
+function loadDiary() {
+  return section('diary', '/diary?include=all&limit=50', (d) => {
+    const entries = d.entries || [];
+    if (!entries.length) return 'no diary entries yet';
+    return el(
+      'div',
+      {},
+      entries.map((e) => {
+        const decision = e.visible ? 'drop' : 'keep';
+        const act = el('button', { class: decision, type: 'button', text: e.visible ? 'Drop' : 'Keep' });
+        act.addEventListener('click', async () => {
+          act.disabled = true;
+          try {
+            await api('POST', `/diary/${encodeURIComponent(str(e.id))}`, { decision: decision });
+            setStatus(`${decision === 'keep' ? 'kept' : 'dropped'} diary entry ${str(e.id)}`, 'ok');
+          } catch (err) {
+            setStatus(`diary ${decision} failed: ${err.message}`, 'error');
+          }
+          await loadDiary();
+        });
+        const state = e.override ? (e.override.decision === 'keep' ? 'kept' : 'dropped') : e.written ? 'written' : 'rejected';
+        const r = e.reflection;
+        const criteria = Object.keys(e.criteria || {}).filter((k) => (e.criteria[k] || []).length);
+        return el('div', { class: 'item diary-item', 'data-id': str(e.id), 'data-visible': String(!!e.visible) }, [
+          el('div', { class: 'meta' }, [when(e.at), el('span', { class: 'badge', text: str(e.type) }), el('span', { class: 'badge', text: state }), ` ${str(e.trigger)} · turns ${turns(e.turns)}`]),
+          r ? el('div', { class: 'text' }, [`insight: ${str(r.insight)} · recommendation: ${str(r.recommendation)} · confidence ${Number(r.confidence).toFixed(2)}`]) : null,
+          el('div', { class: 'meta' }, [criteria.length ? `criteria: ${criteria.join(', ')}` : str(e.reason), e.emotion ? ` · ${assessment(e.emotion)}` : '']),
+          el('div', { class: 'actions' }, [act]),
+        ]);
+      }),
+    );
+  });
+}
+
+// Seed 004 P3-M2: the model's assessment after the batch (confidence, caution, the user's sentiment).
+function assessment(a) {
+  if (!a || typeof a !== 'object') return '–';
+  const mood = Number(a.sentiment);
+  return `confidence ${Number(a.confidence).toFixed(2)} · caution ${Number(a.caution).toFixed(2)} · sentiment ${mood > 0 ? '+' : ''}${mood.toFixed(2)}`;
+}
+
+function loadBatches() {
+  return section('batches', '/batches?limit=50', (d) => {
+    const batches = d.batches || [];
+    if (!batches.length) return 'no batches yet';
+    return table(
+      ['time', 'batch', 'trigger', 'status', 'turns', 'proposed', 'passed', 'rejected', 'staged', 'promoted', 'assessment'],
+      batches.map((b) => [
+        when(b.timestamp),
+        b.batchId,
+        b.trigger,
+        b.status,
+        el('td', { class: 'wrap', text: turns(b.turns) }),
+        num(b.itemsProposed),
+        num(b.itemsPassed),
+        count(b.rejections),
+        count(b.staged),
+        count(b.promoted),
+        assessment(b.assessment),
+      ]),
+    );
+  });
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+function svg(tag, attrs, text) {
+  const e = document.createElementNS(SVG, tag);
+  Object.keys(attrs).forEach((k) => {
+    e.setAttribute(k, String(attrs[k]));
+  });
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function chart(points) {
+  const W = 600,
+    H = 200,
+    L = 44,
+    R = 16,
+    T = 24,
+    B = 30;
+  const xs = points.map((p) => Date.parse(p.startedAt));
+  const ys = points.map((p) => (typeof p.issuesPerSession === 'number' ? p.issuesPerSession : 0));
+  const x0 = Math.min.apply(null, xs),
+    x1 = Math.max.apply(null, xs);
+  const yMax = Math.max.apply(null, ys.concat([0])) * 1.1 || 1;
+  const px = (x) => (x1 === x0 ? L + (W - L - R) / 2 : L + ((x - x0) / (x1 - x0)) * (W - L - R));
+  const py = (y) => T + (1 - y / yMax) * (H - T - B);
+  const s = svg('svg', { id: 'trend-chart', width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'issues per session over time' });
+  s.appendChild(svg('line', { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: '#9aa5b1' }));
+  s.appendChild(svg('line', { x1: L, y1: T, x2: L, y2: H - B, stroke: '#9aa5b1' }));
+  [0, 0.5, 1].forEach((f) => {
+    const y = py(yMax * f);
+    if (f > 0) s.appendChild(svg('line', { x1: L, y1: y, x2: W - R, y2: y, stroke: '#eef1f5' }));
+    s.appendChild(svg('text', { x: L - 6, y: y + 4, 'text-anchor': 'end', 'font-size': 11, fill: '#66727f' }, (yMax * f).toFixed(2)));
+  });
+  const ticks = points.length > 2 ? [0, Math.floor((points.length - 1) / 2), points.length - 1] : points.map((_p, i) => i);
+  ticks.forEach((i, n) => {
+    const anchor = ticks.length === 1 ? 'middle' : n === 0 ? 'start' : n === ticks.length - 1 ? 'end' : 'middle';
+    s.appendChild(svg('text', { x: px(xs[i]), y: H - 10, 'text-anchor': anchor, 'font-size': 11, fill: '#66727f' }, str(points[i].startedAt).slice(0, 10)));
+  });
+  s.appendChild(svg('text', { x: 4, y: 12, 'font-size': 11, fill: '#66727f' }, 'issues per session'));
+  const order = xs.map((_x, i) => i).sort((a, b) => xs[a] - xs[b]);
+  s.appendChild(svg('polyline', { points: order.map((i) => `${px(xs[i])},${py(ys[i])}`).join(' '), fill: 'none', stroke: '#2f6fde', 'stroke-width': 2 }));
+  order.forEach((i) => {
+    const c = svg('circle', { cx: px(xs[i]), cy: py(ys[i]), r: 4, fill: '#fff', stroke: '#2f6fde', 'stroke-width': 2 });
+    c.appendChild(svg('title', {}, `${when(points[i].startedAt)}: ${ys[i]} issues/session over ${num(points[i].sessionsReviewed)} sessions`));
+    s.appendChild(c);
+  });
+  return s;
+}
+
+function loadAssessment() {
+  return section('assessment', '/sleep-time/assessment?days=365', (d) => {
+    const a = d.assessment || {};
+    const points = (d.points || []).filter((p) => !Number.isNaN(Date.parse(p.startedAt)));
+    const stat = (v, label) => el('div', { class: 'stat' }, [el('b', { text: v }), el('span', { text: label })]);
+    return el('div', {}, [
+      el('div', { class: 'stats' }, [
+        stat(num(a.runs), 'runs'),
+        stat(num(a.sessionsReviewed), 'sessions reviewed'),
+        stat(str(a.trend || '–').replace(/_/g, ' '), 'trend'),
+        stat(pct(a.correctionRate), 'correction rate'),
+        stat(pct(a.unresolvedRate), 'unresolved rate'),
+        stat(num(a.contradictionCount), 'contradictions'),
+      ]),
+      points.length < 1 ? el('p', { class: 'msg', text: 'no nightly runs yet' }) : chart(points),
+    ]);
+  });
+}
+
+function loadLog() {
+  return section('log', '/sleep-time/runs?limit=20', (d) => {
+    const runs = d.runs || [];
+    if (!runs.length) return 'no sleep-time runs yet';
+    return table(
+      ['started', 'kind', 'status', 'sessions', 'memories stored', 'findings'],
+      runs.map((r) => {
+        const f = r.findingsByCategory || {};
+        const findings =
+          Object.keys(f)
+            .map((k) => `${k} ${str(f[k])}`)
+            .join(', ') || '–';
+        return [when(r.startedAt), r.kind, r.status, num(r.sessionsReviewed), num(r.memoriesStored), el('td', { class: 'wrap', text: findings })];
+      }),
+    );
+  });
+}
+
+function loadAll() {
+  state.user = $('user').value.trim();
+  state.token = $('token').value.trim();
+  if (!state.user || !state.token) {
+    setStatus('enter both a token and a user id', 'error');
+    return;
+  }
+  try {
+    sessionStorage.setItem('console.user', state.user);
+    sessionStorage.setItem('console.token', state.token);
+  } catch (_e) {
+    /* storage unavailable */
+  }
+  setStatus(`loading ${state.user}…`);
+  Promise.all([loadKnowledge(), loadStaged(), loadSummaries(), loadDiary(), loadBatches(), loadAssessment(), loadLog()]).then(() => {
+    if (!$('status').className) setStatus(`loaded ${state.user}`);
+  });
+}
+
+// #user=<id>&token=<tok>; split by hand so a '+' in a token stays a '+'.
+function fromHash() {
+  const out = {};
+  location.hash
+    .replace(/^#/, '')
+    .split('&')
+    .forEach((part) => {
+      const i = part.indexOf('=');
+      if (i > 0) {
+        try {
+          out[decodeURIComponent(part.slice(0, i))] = decodeURIComponent(part.slice(i + 1));
+        } catch (_e) {
+          /* malformed */
+        }
+      }
+    });
+  return out;
+}
+
+$('login').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  loadAll();
+});
+let h = fromHash(),
+  stored = {};
+try {
+  stored = { user: sessionStorage.getItem('console.user'), token: sessionStorage.getItem('console.token') };
+} catch (_e) {
+  /* storage unavailable */
+}
+$('user').value = h.user || stored.user || '';
+$('token').value = h.token || stored.token || '';
+if (h.user && h.token) loadAll();

@@ -11,7 +11,7 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 const DOC = readFileSync(`${ROOT}docs/requirements.md`, 'utf8');
 
 /** A quoted title as written in a test file, whose quotes may be escaped. */
-const unescape = (source: string): string => source.replace(/\\(['"`])/g, '$1');
+const withPlainQuotes = (source: string): string => source.replace(/\\(['"`])/g, '$1');
 
 describe('docs/requirements.md', () => {
   it('names only files that exist', () => {
@@ -26,7 +26,7 @@ describe('docs/requirements.md', () => {
     let titles = 0;
     for (const [, file, quoted] of cites) {
       const path = `${ROOT}test/${file}.test.ts`;
-      const source = existsSync(path) ? unescape(readFileSync(path, 'utf8')) : '';
+      const source = existsSync(path) ? withPlainQuotes(readFileSync(path, 'utf8')) : '';
       for (const [, title] of (quoted ?? '').matchAll(/"([^"]+)"/g)) {
         titles += 1;
         const words = (title ?? '').replace(/…/g, '').trim();

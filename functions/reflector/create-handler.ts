@@ -65,8 +65,16 @@ function sharedStores(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: C
   const diary = new DynamoDiaryStore(ddb, table, changes);
   const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries, items, diary, stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays });
   const search = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock });
-  const model = new BedrockConverseModel(bedrock, env.MODEL_ID);
-  return { changes, turns, knowledge, summaries, items, diary, search, model, costs: new DynamoCostLedger(ddb, table), graph: new DynamoGraphStore(ddb, table) };
+  const models = new Map<string, BedrockConverseModel>();
+  const modelOf = (id: string = env.MODEL_ID): BedrockConverseModel => {
+    const model = models.get(id) ?? new BedrockConverseModel(bedrock, id);
+    models.set(id, model);
+    return model;
+  };
+  const costs = new DynamoCostLedger(ddb, table);
+  const graph = new DynamoGraphStore(ddb, table);
+  // Batches run on MODEL_ID; summaries and sleep-time runs on their own model when the stage gives them one.
+  return { changes, turns, knowledge, summaries, items, diary, search, costs, graph, model: modelOf(), summaryModel: modelOf(env.SUMMARY_MODEL_ID), sleepTimeModel: modelOf(env.SLEEP_TIME_MODEL_ID) };
 }
 type Stores = ReturnType<typeof sharedStores>;
 
@@ -89,7 +97,7 @@ function reflectionDeps(env: ReflectorEnv, { ddb, s3 }: Clients, stores: Stores,
   };
 }
 
-function summaryDeps(env: ReflectorEnv, { ddb }: Clients, { turns, summaries, costs, model }: Stores, clock: Clock, log: Log): SummaryDeps {
+function summaryDeps(env: ReflectorEnv, { ddb }: Clients, { turns, summaries, costs, summaryModel: model }: Stores, clock: Clock, log: Log): SummaryDeps {
   return {
     turns,
     summaries,
@@ -104,7 +112,7 @@ function summaryDeps(env: ReflectorEnv, { ddb }: Clients, { turns, summaries, co
   };
 }
 
-function sleepTimeDeps(env: ReflectorEnv, { ddb, s3 }: Clients, { turns, knowledge, graph, items, costs, model }: Stores, clock: Clock, log: Log): SleepTimeDeps {
+function sleepTimeDeps(env: ReflectorEnv, { ddb, s3 }: Clients, { turns, knowledge, graph, items, costs, sleepTimeModel: model }: Stores, clock: Clock, log: Log): SleepTimeDeps {
   const { TABLE_NAME: table, BUCKET_NAME: bucket } = env;
   return {
     turns,

@@ -8,6 +8,9 @@ export const ReflectorEnvSchema = z.object({
   BUCKET_NAME: z.string().min(1),
   /** Bedrock model id or inference profile id (Converse). */
   MODEL_ID: z.string().min(1),
+  /** Issue 19: the model of summaries and of sleep-time runs, when the stage gives them their own (infra/config/stages.ts `jobModels`). */
+  SUMMARY_MODEL_ID: z.string().min(1).optional(),
+  SLEEP_TIME_MODEL_ID: z.string().min(1).optional(),
   /** Deliveries before SQS parks a job in the DLQ: the ReflectionQueue's maxReceiveCount. */
   REFLECTION_MAX_RECEIVES: positiveInt,
   /** The ReflectionQueue (this function's event source): a job the model failed is put back on it. */

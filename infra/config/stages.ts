@@ -8,6 +8,9 @@ import type { SleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { QueueKey } from '../resources.js';
 import { DEFAULT_DAILY_COST_ALARM_USD } from '../../lib/domain/daily-cost.js';
 
+/** The jobs whose model a stage may choose apart from `modelId`. */
+export type ModelJob = 'summary' | 'sleepTime';
+
 export interface StageConfig {
   /**
    * The Bedrock foundation model of the reflections, its bare model id (no `us.`/`eu.`/`global.`
@@ -23,6 +26,17 @@ export interface StageConfig {
    * (only for models Bedrock serves on demand there).
    */
   inferenceScope: InferenceScope;
+  /**
+   * Issue 19: another foundation model (bare id, as `modelId`) for summaries or for the nightly
+   * and weekly sleep-time runs; batches always use `modelId`. E.g. Amazon Nova Lite for both
+   * pays a sixteenth of Claude Haiku 4.5's input price on those jobs
+   * (lib/domain/sleep-time/model-prices.ts; BENCHMARKS.md prices the choices). Each must be in
+   * lib/domain/bedrock-models.ts and invocable with `inferenceScope` from the stack's Region;
+   * the reflector may invoke each (infra/stacks/reflector-model.ts). Like `modelId`, it must
+   * take a forced tool (Nova does: https://docs.aws.amazon.com/nova/latest/userguide/tool-choice.html).
+   * Unset: `modelId`.
+   */
+  jobModels?: Partial<Record<ModelJob, string>>;
   /** Overrides of the signal accumulator's numbers (req R-SIG); omitted ones keep the seed's. */
   signals: Partial<Omit<SignalConfig, 'weights'>> & { weights?: Partial<SignalConfig['weights']> };
   /** EventBridge cron expressions (UTC) of the sweeps. */

@@ -12,7 +12,7 @@ import { type RawMessage, sqsSafeJson, TurnPublisher } from '../../lib/adapters/
 import { UserIdSchema } from '../../events/common.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import { fireTimesBetween } from '../../lib/domain/sleep-time/schedule.js';
-import { stageConfig } from '../config/stages.js';
+import { type StageConfig, stageConfig } from '../config/stages.js';
 import type { FunctionKey, Permissions } from '../permissions.js';
 import { FUNCTION_TIMEOUT_SECONDS, names, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
 import { createSqsClient } from '../../lib/adapters/aws-clients.js';
@@ -129,6 +129,8 @@ export interface LocalStack {
 
 export interface LocalStackOptions {
   stage?: string;
+  /** The stage's settings, as a deployment would take them from infra/config/stages.ts. @default stageConfig(stage) */
+  config?: StageConfig;
   responder?: Responder;
   logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
   /**
@@ -192,7 +194,12 @@ async function startInfrastructure(stage: string, options: LocalStackOptions): P
   try {
     const resources = await provision(stage, emulators);
     useEmulators(emulators, options);
-    const synthesized = await synthesizeStage({ stage, env: localEnvironment(stage, resources), ...(options.iam?.permissions ? { permissions: options.iam.permissions } : {}) });
+    const synthesized = await synthesizeStage({
+      stage,
+      env: localEnvironment(stage, resources),
+      ...(options.iam?.permissions ? { permissions: options.iam.permissions } : {}),
+      ...(options.config ? { config: options.config } : {}),
+    });
     return { emulators, resources, synthesized };
   } catch (error) {
     await emulators.stop();

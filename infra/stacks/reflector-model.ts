@@ -27,12 +27,31 @@
  */
 import { Aws, CfnMapping, type Stack, Token } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { invocationFor, invocationsByRegion, type ModelInvocation } from '../../lib/domain/bedrock-models.js';
-import type { StageConfig } from '../config/stages.js';
+import { type InferenceScope, invocationFor, invocationsByRegion, type ModelInvocation } from '../../lib/domain/bedrock-models.js';
+import type { ModelJob, StageConfig } from '../config/stages.js';
 
 const MAPPING_ID = 'ReflectorModelByRegion';
 
-type ModelConfig = Pick<StageConfig, 'modelId' | 'inferenceScope'>;
+type StageModels = Pick<StageConfig, 'modelId' | 'inferenceScope' | 'jobModels'>;
+
+/** One model the stage invokes: its foundation model id, its Region table's id and its statements' Sid suffix. */
+interface ModelConfig {
+  modelId: string;
+  inferenceScope: InferenceScope;
+  /** '' for the stage's `modelId`, then 2, 3… for the other models of `jobModels`. */
+  suffix: string;
+}
+
+/** The foundation model a job runs on: its own from `jobModels`, else the stage's `modelId` (batches). */
+export const jobModel = (config: StageModels, job?: ModelJob): string => (job && config.jobModels?.[job]) || config.modelId;
+
+/** Each distinct model the stage invokes, the stage's `modelId` first. */
+function stageModels(config: StageModels): ModelConfig[] {
+  const ids = [...new Set([config.modelId, ...Object.values(config.jobModels ?? {})])];
+  return ids.map((modelId, i) => ({ modelId, inferenceScope: config.inferenceScope, suffix: i === 0 ? '' : String(i + 1) }));
+}
+
+const modelOf = (config: StageModels, modelId: string): ModelConfig => stageModels(config).find((m) => m.modelId === modelId) as ModelConfig;
 
 /** The foundation-model ARNs an invocation may run on. */
 function foundationModelArns(invocation: ModelInvocation, partition: string): string[] {
@@ -43,40 +62,54 @@ function foundationModelArns(invocation: ModelInvocation, partition: string): st
 const regionIsConcrete = (stack: Stack) => !Token.isUnresolved(stack.region);
 
 /**
- * The stack's Region → invocation table, created once per stack. Mapping values must be
- * literals, so the foundation-model ARNs name the `aws` partition: every Region of the
+ * A model's Region → invocation table, created once per stack and model. Mapping values must
+ * be literals, so the foundation-model ARNs name the `aws` partition: every Region of the
  * catalogue is a commercial one.
  */
-function regionMapping(stack: Stack, config: ModelConfig): CfnMapping {
-  const existing = stack.node.tryFindChild(MAPPING_ID);
+function regionMapping(stack: Stack, model: ModelConfig): CfnMapping {
+  const id = `${MAPPING_ID}${model.suffix}`;
+  const existing = stack.node.tryFindChild(id);
   if (existing) return existing as CfnMapping;
-  const rows = invocationsByRegion(config.modelId, config.inferenceScope);
-  if (rows.length === 0) throw new Error(`${config.modelId} cannot be invoked with inference scope '${config.inferenceScope}' from any Region we know (lib/domain/bedrock-models.ts)`);
+  const rows = invocationsByRegion(model.modelId, model.inferenceScope);
+  if (rows.length === 0) throw new Error(`${model.modelId} cannot be invoked with inference scope '${model.inferenceScope}' from any Region we know (lib/domain/bedrock-models.ts)`);
   const mapping = Object.fromEntries(rows.map(({ region, invocation }) => [region, { ModelId: invocation.modelId, FoundationModelArns: foundationModelArns(invocation, 'aws') }]));
-  return new CfnMapping(stack, MAPPING_ID, { mapping, lazy: false });
+  return new CfnMapping(stack, id, { mapping, lazy: false });
 }
 
-/**
- * The MODEL_ID of the reflector: a literal with a concrete Region, else
- * `{"Fn::FindInMap": ["ReflectorModelByRegion", {"Ref": "AWS::Region"}, "ModelId"]}`.
- */
-export function modelIdFor(stack: Stack, config: ModelConfig): string {
-  if (regionIsConcrete(stack)) return invocationFor(config.modelId, stack.region, config.inferenceScope).modelId;
-  return regionMapping(stack, config).findInMap(Aws.REGION, 'ModelId');
+/** The id to invoke a model by: a literal with a concrete Region, else `{"Fn::FindInMap": ["ReflectorModelByRegion…", {"Ref": "AWS::Region"}, "ModelId"]}`. */
+function invocationId(stack: Stack, model: ModelConfig): string {
+  if (regionIsConcrete(stack)) return invocationFor(model.modelId, stack.region, model.inferenceScope).modelId;
+  return regionMapping(stack, model).findInMap(Aws.REGION, 'ModelId');
 }
 
-/** The InvokeModel statements of the function that calls the model (see the module's comment). */
-export function modelGrant(stack: Stack, config: ModelConfig): PolicyStatement[] {
-  const concrete = regionIsConcrete(stack) ? invocationFor(config.modelId, stack.region, config.inferenceScope) : null;
-  const models = concrete
-    ? foundationModelArns(concrete, stack.partition)
-    : Token.asList(regionMapping(stack, config).findInMap(Aws.REGION, 'FoundationModelArns'));
-  if (config.inferenceScope === 'in-region') return [new PolicyStatement({ sid: 'InvokeModelInRegion', actions: ['bedrock:InvokeModel'], resources: models })];
-  const profileArn = `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:inference-profile/${modelIdFor(stack, config)}`;
+/** The id the reflector invokes for a job (MODEL_ID without one: the batches' model). */
+export function modelIdFor(stack: Stack, config: StageModels, job?: ModelJob): string {
+  return invocationId(stack, modelOf(config, jobModel(config, job)));
+}
+
+/** The reflector's variables naming the summary and sleep-time models, set only where a job has a model of its own. */
+export function jobModelEnvironment(stack: Stack, config: StageModels): { SUMMARY_MODEL_ID?: string; SLEEP_TIME_MODEL_ID?: string } {
+  const own = (job: ModelJob) => jobModel(config, job) !== config.modelId;
+  return {
+    ...(own('summary') ? { SUMMARY_MODEL_ID: modelIdFor(stack, config, 'summary') } : {}),
+    ...(own('sleepTime') ? { SLEEP_TIME_MODEL_ID: modelIdFor(stack, config, 'sleepTime') } : {}),
+  };
+}
+
+/** The InvokeModel statements of the function that calls the models: each model's (see the module's comment). */
+export function modelGrant(stack: Stack, config: StageModels): PolicyStatement[] {
+  return stageModels(config).flatMap((model) => grantOf(stack, model));
+}
+
+function grantOf(stack: Stack, model: ModelConfig): PolicyStatement[] {
+  const concrete = regionIsConcrete(stack) ? invocationFor(model.modelId, stack.region, model.inferenceScope) : null;
+  const models = concrete ? foundationModelArns(concrete, stack.partition) : Token.asList(regionMapping(stack, model).findInMap(Aws.REGION, 'FoundationModelArns'));
+  if (model.inferenceScope === 'in-region') return [new PolicyStatement({ sid: `InvokeModelInRegion${model.suffix}`, actions: ['bedrock:InvokeModel'], resources: models })];
+  const profileArn = `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:inference-profile/${invocationId(stack, model)}`;
   return [
-    new PolicyStatement({ sid: 'InvokeModelThroughProfile', actions: ['bedrock:InvokeModel'], resources: [profileArn] }),
+    new PolicyStatement({ sid: `InvokeModelThroughProfile${model.suffix}`, actions: ['bedrock:InvokeModel'], resources: [profileArn] }),
     new PolicyStatement({
-      sid: 'InvokeProfileFoundationModels',
+      sid: `InvokeProfileFoundationModels${model.suffix}`,
       actions: ['bedrock:InvokeModel'],
       resources: models,
       conditions: { StringEquals: { 'bedrock:InferenceProfileArn': profileArn } },

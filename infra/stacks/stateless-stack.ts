@@ -31,7 +31,7 @@ import { functionRole, MemoryFunction } from '../constructs/memory-function.js';
 import { NotifyingAlarm } from '../constructs/notifying-alarm.js';
 import { type FunctionKey, PERMISSIONS, type Permissions } from '../permissions.js';
 import { FUNCTION_TIMEOUT_SECONDS, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
-import { modelGrant, modelIdFor } from './reflector-model.js';
+import { jobModelEnvironment, modelGrant, modelIdFor } from './reflector-model.js';
 import type { MemoryQueue, MemoryUserPool } from './stateful-stack.js';
 
 export interface StatelessStackProps extends StackProps {
@@ -120,6 +120,7 @@ const FUNCTIONS: Record<FunctionKey, (stack: Stack, props: StatelessStackProps) 
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,
       MODEL_ID: modelIdFor(stack, config),
+      ...jobModelEnvironment(stack, config),
       REFLECTION_MAX_RECEIVES: String(QUEUES.reflection.maxReceiveCount),
       REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
       MODEL_RETRY_DELAY_SECONDS: '30',

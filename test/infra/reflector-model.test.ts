@@ -15,8 +15,8 @@ function synth(config: StageConfig, env?: Environment) {
     .flatMap(([, r]) => (r.Properties.PolicyDocument as { Statement: Array<Record<string, unknown>> }).Statement)
     .filter((s) => JSON.stringify(s.Action).includes('bedrock:'));
   const reflector = resources.find(([id, r]) => id.startsWith('ReflectorFunction') && r.Type === 'AWS::Lambda::Function')![1];
-  const modelId = (reflector.Properties.Environment as { Variables: Record<string, unknown> }).Variables.MODEL_ID;
-  return { template, statements, modelId };
+  const variables = (reflector.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+  return { template, statements, modelId: variables.MODEL_ID, variables };
 }
 
 /** An `arn:${AWS::Partition}…` Fn::Join rendered as text, the partition as `<partition>`. */
@@ -52,6 +52,29 @@ describe('the reflector model, synthesized Region-agnostic', () => {
     expect(models.Resource).toEqual({ 'Fn::FindInMap': ['ReflectorModelByRegion', fromRegion, 'FoundationModelArns'] });
     expect(models.Condition).toEqual({ StringEquals: { 'bedrock:InferenceProfileArn': profile.Resource } });
     expect(JSON.stringify(statements)).not.toContain('*');
+  });
+});
+
+describe('a model per job (issue 19), synthesized Region-agnostic', () => {
+  const NOVA_LITE = 'amazon.nova-lite-v1:0';
+  const fromRegion = { Ref: 'AWS::Region' };
+
+  it('names the summary and sleep-time models from a table of their own, and grants each through its profile', () => {
+    const { template, statements, variables } = synth({ ...stageConfig('check'), jobModels: { summary: NOVA_LITE, sleepTime: NOVA_LITE } });
+    const mappings = template.Mappings as Record<string, Record<string, { ModelId: string }>>;
+    expect(Object.keys(mappings).sort()).toEqual(['ReflectorModelByRegion', 'ReflectorModelByRegion2']);
+    expect(mappings.ReflectorModelByRegion2?.['eu-west-1']?.ModelId).toBe(`eu.${NOVA_LITE}`);
+    const own = { 'Fn::FindInMap': ['ReflectorModelByRegion2', fromRegion, 'ModelId'] };
+    expect(variables).toMatchObject({ MODEL_ID: { 'Fn::FindInMap': ['ReflectorModelByRegion', fromRegion, 'ModelId'] }, SUMMARY_MODEL_ID: own, SLEEP_TIME_MODEL_ID: own });
+    expect(statements.map((s) => s.Sid).sort()).toEqual(['InvokeModelThroughProfile', 'InvokeModelThroughProfile2', 'InvokeProfileFoundationModels', 'InvokeProfileFoundationModels2']);
+    expect(JSON.stringify(statements.find((s) => s.Sid === 'InvokeProfileFoundationModels2')?.Resource)).toContain('ReflectorModelByRegion2');
+  });
+
+  it('leaves the template as it was when no job has a model of its own', () => {
+    const plain = synth(stageConfig('check'));
+    const same = synth({ ...stageConfig('check'), jobModels: { summary: HAIKU } });
+    expect(same.template).toEqual(plain.template);
+    expect(plain.variables.SUMMARY_MODEL_ID).toBeUndefined();
   });
 });
 

@@ -6,6 +6,7 @@
  * intrinsics resolved to the local names (template-resolver.ts), so the local stack
  * enforces the very policies a deployment of this commit would carry.
  */
+import type { StageConfig } from '../../config/stages.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,6 +58,8 @@ export interface SynthesisOptions {
   env: LocalEnvironment;
   /** Grant these instead of infra/permissions.ts (a test shows what a missing grant does). */
   permissions?: Record<FunctionKey, Permissions>;
+  /** The stage's settings. @default stageConfig(stage) */
+  config?: StageConfig;
 }
 
 export async function synthesizeStage(options: SynthesisOptions): Promise<SynthesizedStage> {
@@ -67,7 +70,7 @@ export async function synthesizeStage(options: SynthesisOptions): Promise<Synthe
   try {
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
     const { env } = options;
-    const stacks = buildStacks(app, options.stage, stageConfig(options.stage), { account: env.account, region: env.region }, options.permissions ? { permissions: options.permissions } : {});
+    const stacks = buildStacks(app, options.stage, options.config ?? stageConfig(options.stage), { account: env.account, region: env.region }, options.permissions ? { permissions: options.permissions } : {});
     const assembly = app.synth();
     const template = (stack: Stack) => assembly.getStackByName(stack.stackName).template as CfnTemplate;
     const stateful = new TemplateResolver(template(stacks.stateful), env);

@@ -1,0 +1,58 @@
+/**
+ * A model per job (issue 19): a stage that gives summaries and sleep-time runs their own model
+ * (infra/config/stages.ts `jobModels`) has its reflector call that model for those jobs and
+ * the stage's `modelId` for batches, with the synthesized role allowed to invoke each (IAM is
+ * enforced from the template: a missing grant is a denial).
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stageConfig } from '../../infra/config/stages.js';
+import { type ConverseRequest, offlineResponder } from '../../infra/local/converse-server.js';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { REFLECTION_TOOL } from '../../lib/use-cases/run-reflection.js';
+import { NIGHTLY_TOOL } from '../../lib/domain/sleep-time/nightly.js';
+import { WEEKLY_TOOL } from '../../lib/domain/sleep-time/weekly.js';
+
+const SAMPLE = new URL('../../events/samples/conversation.jsonl', import.meta.url);
+const NOVA_LITE = 'amazon.nova-lite-v1:0';
+
+let stack: LocalStack;
+const calls: Array<{ modelId: string; job: string }> = [];
+
+/** Which job a Converse request is: its forced tool, or a summary (no tool). */
+function jobOf(req: ConverseRequest): string {
+  const tool = req.toolConfig?.tools?.[0]?.toolSpec?.name;
+  const jobs: Record<string, string> = { [REFLECTION_TOOL.name]: 'batch', [NIGHTLY_TOOL.name]: 'nightly', [WEEKLY_TOOL.name]: 'weekly' };
+  return tool === undefined ? 'summary' : (jobs[tool] ?? tool);
+}
+
+beforeAll(async () => {
+  const config = { ...stageConfig('dev'), jobModels: { summary: NOVA_LITE, sleepTime: NOVA_LITE } };
+  stack = await startLocalStack({
+    stage: 'jobmodels',
+    config,
+    responder: (req) => {
+      calls.push({ modelId: req.modelId, job: jobOf(req) });
+      return offlineResponder(req);
+    },
+  });
+  await stack.replayLines(readFileSync(SAMPLE, 'utf8').split('\n').filter(Boolean), { clock: true });
+  await stack.waitUntilDrained();
+  await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
+  await stack.waitUntilDrained();
+}, 300_000);
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('a model per job (stage jobModels)', () => {
+  it('runs batches on the stage model, summaries and sleep-time runs on theirs, each allowed by the synthesized role', async () => {
+    const modelsOf = (job: string) => [...new Set(calls.filter((c) => c.job === job).map((c) => c.modelId))];
+    expect(modelsOf('batch')).toEqual(['us.anthropic.claude-haiku-4-5-20251001-v1:0']);
+    for (const job of ['summary', 'nightly', 'weekly']) expect(modelsOf(job), job).toEqual([`us.${NOVA_LITE}`]);
+    expect(stack.info.environments.reflector.SUMMARY_MODEL_ID).toBe(`us.${NOVA_LITE}`);
+    const summary = await stack.summary();
+    expect(summary.errors).toBe(0);
+    expect(summary.iamDenied).toBe(0);
+  });
+});

@@ -34,7 +34,7 @@
  */
 import * as z from 'zod';
 import { cosine, counts } from './knowledge-search.js';
-import { type Field, FIELDS, type IndexedItem, indexedItem, queryTerms, SearchSegment, vectorTerms } from './search-segment.js';
+import { type Field, FIELDS, type IndexedItem, indexedItem, queryTermGroups, queryTerms, SearchSegment, vectorTerms } from './search-segment.js';
 import { isLive, KindSchema, type MemoryItem, ScopeSchema, TierSchema } from './memory-item.js';
 
 export const SEARCH_WEIGHTS = { relevance: 0.7, quality: 0.2, recency: 0.1 } as const;
@@ -213,12 +213,15 @@ interface TermScores {
   perTerm: Map<string, number>;
 }
 
-/** Every item matching a query term and passing `eligible`, with its score per term, in first-matched order. */
-function termScores(index: SegmentedIndex, terms: readonly string[], eligible: (item: IndexedItem) => boolean): TermScores[] {
+/**
+ * Every item matching a query word and passing `eligible`, with its score per word (each of
+ * the word's terms scored, summed under its own term: queryTermGroups), in first-matched order.
+ */
+function termScores(index: SegmentedIndex, groups: ReadonlyArray<readonly string[]>, eligible: (item: IndexedItem) => boolean): TermScores[] {
   const scores = new Map<number, TermScores>();
   const ok = new Map<number, boolean>();
   const n = index.size;
-  for (const term of terms) {
+  for (const [word, term] of groups.flatMap((g) => g.map((t) => [g[0] as string, t] as const))) {
     for (const field of FIELDS) {
       const df = index.frequency(field, term);
       if (df === 0) continue;
@@ -241,7 +244,7 @@ function termScores(index: SegmentedIndex, terms: readonly string[], eligible: (
           const tf = tfs[i] ?? 0;
           const score = idf * (BM25.d + (tf * (BM25.k + 1)) / (tf + BM25.k * (1 - BM25.b + (BM25.b * (lengths[doc] ?? 0)) / avg)));
           const entry = scores.get(key) ?? { segment: si, doc, perTerm: new Map<string, number>() };
-          entry.perTerm.set(term, (entry.perTerm.get(term) ?? 0) + score);
+          entry.perTerm.set(word, (entry.perTerm.get(word) ?? 0) + score);
           scores.set(key, entry);
         }
       });
@@ -264,7 +267,7 @@ export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Da
   const terms = queryTerms(request.query);
   if (terms.length === 0 || index.size === 0) return [];
   const eligible = (item: IndexedItem) => (item.expiresAt === null || item.expiresAt > now.getTime()) && matchesFilters(item, filters, now);
-  const matches = termScores(index, terms, eligible);
+  const matches = termScores(index, queryTermGroups(request.query), eligible);
   const candidates = matches
     .map((m) => ({ segment: m.segment, doc: m.doc, score: bm25Of(m.perTerm) }))
     .sort((a, b) => b.score - a.score)

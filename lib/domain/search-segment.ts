@@ -17,6 +17,7 @@
 import { stemmer } from 'stemmer';
 import type { MemoryItem } from './memory-item.js';
 import { counts } from './knowledge-search.js';
+import { formsOf } from './irregular-forms.js';
 import { isStopword, words } from './text.js';
 
 /** The two fields BM25 scores, in MiniSearch's order (title first). */
@@ -63,6 +64,15 @@ const termOf = (token: string): string | null => (token.length < 2 || isStopword
 
 /** The terms of a query, in order, repeats kept (MiniSearch scores a repeated word twice). */
 export const queryTerms = (query: string): string[] => rawTokens(query).flatMap((t) => termOf(t) ?? []);
+/**
+ * The query's words as groups of terms: each word's own term first, then those of its other
+ * irregular forms (irregular-forms.ts), which count as that word in the ranking.
+ */
+export const queryTermGroups = (query: string): string[][] =>
+  rawTokens(query).flatMap((t) => {
+    const own = termOf(t);
+    return own === null ? [] : [[...new Set([own, ...formsOf(t).flatMap((f) => termOf(f) ?? [])])]];
+  });
 
 /** The terms of a text for its similarity vector: no all-digit terms (DocumentIndex's rule). */
 export const vectorTerms = (text: string): string[] => rawTokens(text).flatMap((t) => (/^\d+$/.test(t) ? [] : (termOf(t) ?? [])));

@@ -130,6 +130,18 @@ describe('unified search (req R-DOC-3)', () => {
     expect(searchMemory(pool.filter((i) => i.id !== 'turn:1'), { query: question, limit: 10 }, now).map((h) => h.item.id)).not.toContain('turn:2');
   });
 
+  it('ranks a turn by another form of an irregular word of the question (buy / bought)', () => {
+    const turn = (n: number, session: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
+    const pool = [
+      turn(1, 's1', 'I bought a brass lamp at the flea market on Sunday'),
+      turn(2, 's2', 'the flea market, the flea market again'),
+      ...Array.from({ length: 8 }, (_, i) => turn(10 + i, `s${3 + i}`, `a lamp in the hall, day ${i}`)),
+    ];
+    const best = searchMemory(pool, { query: 'What did she buy at the flea market?', limit: 3 }, now).map((h) => h.item.id);
+    // Turn 2 says flea market more often and in fewer words; turn 1 also holds the question's buy, as bought.
+    expect(best[0]).toBe('turn:1');
+  });
+
   it('ranks a turn by its window: the words of the turns either side of it in its session', () => {
     const turn = (n: number, session: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
     const pool = [

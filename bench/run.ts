@@ -458,6 +458,9 @@ const LEVERS: ReadonlyArray<{ lever: string; any5: number; any10: number; all10:
   { lever: "… and the query's similarity taken over the form the index holds", any1: 47.0, any5: 77.5, any10: 85.4, all10: 72.5, kept: 'no: within noise' },
   { lever: "session diversity: a hit's score × 0.9 for each better hit from its session", any1: 46.8, any5: 74.5, any10: 84.6, all10: 71.6, kept: 'no: lower (all@10 too)' },
   { lever: '… × 0.8', any1: 46.8, any5: 73.6, any10: 83.7, all10: 71.2, kept: 'no: lower' },
+  { lever: 'index-time neighbours again, as a fourth ranking fused with the three of today (previous turn)', any1: 45.5, any5: 75.3, any10: 82.9, all10: 71.1, kept: 'no: lower once the window ranking is in' },
+  { lever: '… previous and next turns', any1: 45.5, any5: 74.9, any10: 84.2, all10: 72.2, kept: 'no: lower' },
+  { lever: '… previous and next turns, at half weight', any1: 45.9, any5: 77.8, any10: 85.0, all10: 73.2, kept: 'no: any@10 and any@1 fall' },
 ];
 
 const leversTable = () => `Levers tried (issue 22), offline as described in bench/run.ts \`LEVERS\` unless said:

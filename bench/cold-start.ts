@@ -29,6 +29,24 @@ export interface ColdStartRow {
 
 const ROOT = new URL('../', import.meta.url).pathname;
 
+/** A function as the deployment bundles it: its directory, its handler file, and whether that is an ES module. */
+export interface FunctionBundle {
+  dir: string;
+  bundle: string;
+  esm: boolean;
+}
+
+/** Bundle functions/<fn>/handler.ts with the MemoryFunction construct into the stack's (bundling) app. */
+export function bundleFunction(stack: Stack, fn: string): FunctionBundle {
+  const fnConstruct = new MemoryFunction(stack, fn, { entry: join(ROOT, 'functions', fn, 'handler.ts'), projectRoot: ROOT, timeoutSeconds: 30 });
+  const staging = fnConstruct.node.findAll().find((c): c is AssetStaging => c instanceof AssetStaging);
+  if (!staging) throw new Error(`no bundled asset for ${fn}`);
+  // The runtime's loader (aws-lambda-nodejs-runtime-interface-client, src/UserFunction.js): index.js through require(), index.mjs through import().
+  const dir = staging.absoluteStagedPath;
+  const esm = existsSync(join(dir, 'index.mjs'));
+  return { dir, bundle: join(dir, esm ? 'index.mjs' : 'index.js'), esm };
+}
+
 export async function benchColdStart(runs = 5): Promise<ColdStartRow[]> {
   const fns = readdirSync(join(ROOT, 'functions')).filter((f) => statSync(join(ROOT, 'functions', f)).isDirectory()).sort();
   // Each function's environment as the stack sets it (functions/<name>/env.ts is read at init).
@@ -40,18 +58,13 @@ export async function benchColdStart(runs = 5): Promise<ColdStartRow[]> {
     const stack = new Stack(new App({ outdir }), 'ColdStart');
     const rows: ColdStartRow[] = [];
     for (const fn of fns) {
-      const fnConstruct = new MemoryFunction(stack, fn, { entry: join(ROOT, 'functions', fn, 'handler.ts'), projectRoot: ROOT, timeoutSeconds: 30 });
-      const staging = fnConstruct.node.findAll().find((c): c is AssetStaging => c instanceof AssetStaging);
-      if (!staging) throw new Error(`no bundled asset for ${fn}`);
-      // The runtime's loader (aws-lambda-nodejs-runtime-interface-client, src/UserFunction.js): index.js through require(), index.mjs through import().
-      const esm = existsSync(join(staging.absoluteStagedPath, 'index.mjs'));
-      const bundle = join(staging.absoluteStagedPath, esm ? 'index.mjs' : 'index.js');
+      const { dir, bundle, esm } = bundleFunction(stack, fn);
       const load = esm ? `await import(${JSON.stringify(bundle)})` : `require(${JSON.stringify(bundle)})`;
       const times: number[] = [];
       for (let i = 0; i < runs; i++) {
         const res = spawnSync(process.execPath, [...(esm ? ['--input-type=module'] : []), '-e', `const t = performance.now(); ${load}; console.log(performance.now() - t);`], {
           encoding: 'utf8',
-          cwd: staging.absoluteStagedPath,
+          cwd: dir,
           env: {
             ...process.env,
             ...stage.functions[fn as FunctionKey].environment,

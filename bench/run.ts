@@ -329,8 +329,8 @@ async function coldStartSection(quick: boolean): Promise<SectionResult> {
 
 Each function bundled by the \`MemoryFunction\` construct itself (CDK's NodejsFunction running the
 local esbuild with our options: one CommonJS file for node22, minified, the AWS SDK bundled in,
-a source map without the sources' text), then loaded with \`require()\` as the Lambda runtime loads
-a \`.js\` handler, in a fresh Node ${process.version} process on this machine, with the function's environment
+the modules of \`LEFT_OUT_MODULES\` left out, a source map without the sources' text), then
+loaded with \`require()\` as the Lambda runtime loads a \`.js\` handler, in a fresh Node ${process.version} process on this machine, with the function's environment
 as the stack sets it, \`NODE_OPTIONS=--enable-source-maps\` included (Node reads the map while
 loading the bundle): the time to load the module and run its module scope (SDK clients,
 configuration, Powertools), ${quick ? 3 : 7} processes each. Not in it: Lambda's own start (the runtime's
@@ -348,7 +348,10 @@ about 97 KB: the \`z\` export object kept every locale, zod's compiler and its J
 which made room to bundle the SDK (one module to load instead of the runtime's many files); the
 map without \`sourcesContent\` is about a third of the size Node parses at init; and a CommonJS
 bundle takes Node's built-ins through \`require()\`, where an ES module's \`import\` of \`node:http\`
-builds a namespace that, on Node 22, loads undici.
+builds a namespace that, on Node 22, loads undici. The api bundle, which carries the MCP SDK,
+was 1,234 KB at cd35e92; it leaves out what that SDK imports for paths its server never takes
+(Ajv and ajv-formats, which check elicitation answers, zod 3 and zod-to-json-schema: 212 KB;
+\`LEFT_OUT_MODULES\` in \`infra/constructs/memory-function.ts\`).
 `;
   return {
     md,

@@ -13,6 +13,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import type { Principal } from '../../lib/domain/access.js';
 import { ItemId, type Route, RetrieveRequestShape, routes, SaveRequestSchema, SearchRequestSchema, UserParam } from './contract.js';
@@ -29,9 +30,22 @@ const asResult = (answer: { status: number; body: unknown }): CallToolResult => 
   ...(answer.status === 200 ? { structuredContent: answer.body as Record<string, unknown> } : { isError: true }),
 });
 
+/**
+ * The SDK's server checks a JSON Schema in one place only: a client's answer to an
+ * elicitation (Server.elicitInput) against the schema it asked for. This server never
+ * elicits, so it needs no validator; without this option the SDK would build an Ajv instance
+ * for every server (every request here). The Lambda bundle leaves Ajv out
+ * (LEFT_OUT_MODULES, infra/constructs/memory-function.ts).
+ */
+const NO_ELICITATION: jsonSchemaValidator = {
+  getValidator: () => {
+    throw new Error('this MCP server never elicits input, so it validates no JSON Schema');
+  },
+};
+
 /** The tools, each one route of the contract. */
 function serverFor(principal: Principal, invoke: Invoke): McpServer {
-  const server = new McpServer({ name: 'reflective-memory', version: '1' });
+  const server = new McpServer({ name: 'reflective-memory', version: '1' }, { jsonSchemaValidator: NO_ELICITATION });
   const body = (args: Record<string, unknown>) => {
     const { userId: _, ...rest } = args;
     return rest;

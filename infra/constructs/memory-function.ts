@@ -90,6 +90,8 @@ export class MemoryFunction extends NodejsFunction {
 const LEFT_OUT_MODULES = ['ajv', 'ajv-formats', 'zod/v3', 'zod-to-json-schema'];
 /** Relative to the project root, where esbuild runs (an alias's path: https://esbuild.github.io/api/#alias). */
 const LEFT_OUT_MODULE = './infra/constructs/left-out-module.ts';
+/** The SDK's default credential chain, bundled as the environment's credentials alone (lambda-credentials.ts says why). */
+const CREDENTIAL_CHAIN = '@aws-sdk/credential-provider-node=./infra/constructs/lambda-credentials.ts';
 
 /** How esbuild bundles every function; `assets` are copied beside the bundle afterwards. */
 function bundlingOptions(assets: readonly string[]): BundlingOptions {
@@ -124,7 +126,7 @@ function bundlingOptions(assets: readonly string[]): BundlingOptions {
     bundleAwsSDK: true,
     forceDockerBundling: false,
     esbuildArgs: {
-      '--alias': LEFT_OUT_MODULES.map((module) => `${module}=${LEFT_OUT_MODULE}`),
+      '--alias': [...LEFT_OUT_MODULES.map((module) => `${module}=${LEFT_OUT_MODULE}`), CREDENTIAL_CHAIN],
       // A module that reads a file beside itself finds it through __dirname in this CommonJS
       // bundle and through import.meta.url only under ES modules (tsx, vitest), so esbuild's
       // warning that import.meta is empty in CommonJS does not apply to it.

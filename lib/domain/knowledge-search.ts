@@ -13,6 +13,7 @@
  */
 import MiniSearch from 'minisearch';
 import { stemmer } from 'stemmer';
+import { baseOf } from './irregular-forms.js';
 import { isStopword, words } from './text.js';
 
 export interface SearchableDoc {
@@ -30,16 +31,18 @@ const SIMILARITY_CANDIDATES = 50;
 export interface IndexOptions {
   /**
    * Reduce words to their Porter stems (`researched` and `researching` → `research`) for
-   * both BM25 and the similarity vectors. Search uses it; the reflector's gates do not (their
-   * thresholds were set on unstemmed words). @default false
+   * both BM25 and the similarity vectors. Promotion's recurrence uses it (with `baseForms`);
+   * the other gates do not (their thresholds were set on unstemmed words). @default false
    */
   stem?: boolean;
+  /** With `stem`: an irregular form counts as its base (`bought` → `buy`: irregular-forms.ts). @default false */
+  baseForms?: boolean;
 }
 
-const termsOf = (stem: boolean) => (text: string): string[] =>
+const termsOf = (stem: boolean, baseForms: boolean) => (text: string): string[] =>
   words(text.replace(/_/g, ' '))
     .filter((t) => t.length >= 2 && !isStopword(t) && !/^\d+$/.test(t))
-    .map((t) => (stem ? stemmer(t) : t));
+    .map((t) => (stem ? stemmer(baseForms ? baseOf(t) : t) : t));
 /** How often each term occurs. */
 export const counts = (tokens: readonly string[]): Map<string, number> => {
   const m = new Map<string, number>();
@@ -56,12 +59,13 @@ export class DocumentIndex<D extends SearchableDoc> {
 
   constructor(docs: readonly D[] = [], options: IndexOptions = {}) {
     const stem = options.stem ?? false;
-    this.terms = termsOf(stem);
+    const base = stem && (options.baseForms ?? false) ? baseOf : (t: string) => t;
+    this.terms = termsOf(stem, options.baseForms ?? false);
     this.index = new MiniSearch<SearchableDoc>({
       idField: 'id',
       fields: ['title', 'text'],
       tokenize: (text) => words(text.replace(/_/g, ' ')),
-      processTerm: (t) => (t.length < 2 || isStopword(t) ? null : stem ? stemmer(t) : t),
+      processTerm: (t) => (t.length < 2 || isStopword(t) ? null : stem ? stemmer(base(t)) : t),
     });
     for (const d of docs) this.add(d);
   }

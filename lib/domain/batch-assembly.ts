@@ -117,22 +117,12 @@ export const EARLIER_REFLECTIONS_SHOWN = 3;
 const oneLine = (t: string) => t.replace(/\s+/g, ' ').trim();
 
 /**
- * The most characters of a known document's summary a prompt shows (issue 19: 200 before).
- * Enough for the model to tell what a file holds and cite it; the gates check the file
- * itself, not this line.
- */
-export const KNOWN_SUMMARY_CHARS = 120;
-
-/** A known document as a batch or nightly prompt lists it: its path and the start of its summary. */
-export const knownLine = (path: string, summary: string): string => `- ${path}: ${oneLine(summary).slice(0, KNOWN_SUMMARY_CHARS)}`;
-
-/**
  * The prompt of a batch. An event's batch (an `occasion`) says why it runs now, shows the
  * agent's latest reflection entries and asks for a new one: what the event teaches, building
  * on (or retiring) the earlier ones.
  */
 export function buildReflectorPrompt(batch: AssembledBatch, existing: readonly ExistingKnowledge[], occasion: ReflectionOccasion | null = null, earlier: readonly EarlierReflection[] = []): string {
-  const known = existing.length === 0 ? '(none yet)' : existing.map((k) => knownLine(k.path, k.summary)).join('\n');
+  const known = existing.length === 0 ? '(none yet)' : existing.map((k) => `- ${k.path}: ${oneLine(k.summary).slice(0, 200)}`).join('\n');
   if (!occasion) return `## Existing knowledge\n${known}\n\n## Turns to review\n${batch.document}\n`;
   const why = `## Why now\n${EVENT_INSTRUCTIONS[occasion.trigger]}${occasion.detail ? `\nThe agent's note (${occasion.trigger}): ${oneLine(occasion.detail)}` : ''}\n\n`;
   const shown = earlier.slice(0, EARLIER_REFLECTIONS_SHOWN);

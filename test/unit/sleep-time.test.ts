@@ -6,7 +6,6 @@ import { estimateCostUsd } from '../../lib/domain/sleep-time/model-prices.js';
 import { chunkTurnGroups, chunkTurns, type Finding, gateFinding, leftOut, mergeFindings, NIGHTLY_MEMORIES, NIGHTLY_SYSTEM_PROMPT, NIGHTLY_TOOL, NightlyOutputSchema, nightlyCallCeiling, nightlyPrompt, pickChunks, pickWithinBudget } from '../../lib/domain/sleep-time/nightly.js';
 import { TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../../lib/domain/bedrock-models.js';
 import { modelSchemaOf } from '../../lib/domain/model-schema.js';
-import { assembleBatch, buildReflectorPrompt } from '../../lib/domain/batch-assembly.js';
 import { ModelUnavailableError, type LanguageModel } from '../../lib/ports.js';
 import { fireTimesBetween } from '../../lib/domain/sleep-time/schedule.js';
 import { selectUsers, windowDays } from '../../lib/domain/sleep-time/selection.js';
@@ -308,28 +307,6 @@ describe('a heavy user\'s nightly run fits its function timeout (req R-SLP-13 bu
     if (skipped.status !== 'completed') throw new Error(skipped.reason);
     expect(skipped.run).toMatchObject({ chunks: 0, messagesReviewed: 0, budget: { tokens: 1000, ceiling: 0, chunksOverBudget: defaultSleepTimeConfig.maxNightlyChunks } });
     expect(skipped.run.truncated?.messagesNotReviewed).toBe(1000);
-  });
-
-  it('known memories reach the prompts trimmed: 120 characters of a summary, at most 5 in a nightly prompt (issue 19)', async () => {
-    const long = `${'jazz '.repeat(30)}END`;
-    const nightly = nightlyPrompt('chunk', [{ path: 'Facts/jazz.md', summary: long }]);
-    expect(nightly).toContain(`- Facts/jazz.md: ${long.slice(0, 120).trim()}`);
-    expect(nightly).not.toContain('END');
-    const batch = buildReflectorPrompt(assembleBatch([turn({ turnId: 1, query: 'I love jazz' })]), [{ path: 'Facts/jazz.md', summary: long }]);
-    expect(batch).toContain(`- Facts/jazz.md: ${long.slice(0, 120).trim()}`);
-    expect(batch).not.toContain('END');
-    // A nightly run over jazz turns, with 8 jazz documents known: the prompt lists NIGHTLY_MEMORIES of them.
-    const knowledge = new MemoryKnowledgeStore();
-    for (let i = 0; i < 8; i++) {
-      knowledge.knowledge.set(`Facts/jazz_${i}.md`, { id: `Facts/jazz_${i}.md`, title: `jazz ${i}`, text: `The user loves jazz ${i}.`, category: 'Facts', confidence: 0.8, sourceTurns: [1], summary: `jazz ${i}`, promotedAt: '2026-01-01T00:00:00Z' });
-    }
-    const turns = new MemoryTurnStore();
-    await turns.saveTurns([1, 2, 3].map((turnId) => turn({ userId: 'alice', turnId, query: 'I love jazz', timestamp: '2026-02-06T20:00:00Z' })));
-    const model = new ScriptedModel(() => ({ findings: [] }));
-    const d = { turns, knowledge, runs: new MemorySleepTimeLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), costs: new MemoryCostLedger(), items: new MemoryItems(), model, clock: fixedClock(), log: new RecordingLog(), config: defaultSleepTimeConfig };
-    await runNightly({ type: 'reflector.job', version: 1, jobId: 'nightly-1', userId: 'alice', kind: 'nightly', trigger: 'schedule', urgency: 0, turnIds: [1, 2, 3], requestedAt: now.toISOString() }, d);
-    expect(NIGHTLY_MEMORIES).toBe(5);
-    expect(model.requests[0]?.prompt.match(/^- Facts\/jazz_\d\.md: /gm)).toHaveLength(NIGHTLY_MEMORIES);
   });
 
   it('a call\'s ceiling holds with the most known memories a prompt lists', () => {

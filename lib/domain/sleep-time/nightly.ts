@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import type { TurnSaved } from '../../../events/turn-saved.js';
-import { KNOWN_SUMMARY_CHARS, knownLine, renderTurns } from '../batch-assembly.js';
+import { renderTurns } from '../batch-assembly.js';
 import { CLAUDE_CHARS_PER_TOKEN, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../bedrock-models.js';
 import { renderFrontMatter } from '../front-matter.js';
 import { DocumentIndex } from '../knowledge-search.js';
@@ -52,17 +52,13 @@ Tag every finding HIGH, MEDIUM or LOW confidence. Cite turns by the numbers show
 stands for the turns in its heading. Known memories are listed so you can spot contradictions.`;
 
 export function nightlyPrompt(chunk: string, memories: ReadonlyArray<{ path: string; summary: string }>): string {
-  const known = memories.length === 0 ? '(none yet)' : memories.map((m) => knownLine(m.path, m.summary)).join('\n');
+  const known = memories.length === 0 ? '(none yet)' : memories.map((m) => `- ${m.path}: ${m.summary}`).join('\n');
   return `## Existing knowledge\n${known}\n\n## Messages to reflect on\n${chunk}\n`;
 }
 
-/**
- * Known memories a nightly prompt lists at most (issue 19: 10 before; the run's findings are
- * checked against all of Knowledge in code, the list only lets the model spot contradictions),
- * and the longest a path or summary is shown.
- */
-export const NIGHTLY_MEMORIES = 5;
-const WORST_MEMORIES = Array.from({ length: NIGHTLY_MEMORIES }, (_, i) => ({ path: `Reflections/relationship/${'x'.repeat(100)}${i}.md`, summary: 's'.repeat(KNOWN_SUMMARY_CHARS) }));
+/** Known memories a nightly prompt lists at most, and the longest a path or summary is shown. */
+export const NIGHTLY_MEMORIES = 10;
+const WORST_MEMORIES = Array.from({ length: NIGHTLY_MEMORIES }, (_, i) => ({ path: `Reflections/relationship/${'x'.repeat(100)}${i}.md`, summary: 's'.repeat(200) }));
 
 /**
  * The most tokens one nightly call over `chunk` can use, counted before it is made: the

@@ -5,7 +5,7 @@
  */
 import { stageConfig } from '../infra/config/stages.js';
 import { synthesizeStage } from '../infra/local/iam/synthesized-stage.js';
-import { CHARS_PER_TOKEN, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../infra/local/token-estimate.js';
+import { CHARS_PER_TOKEN, STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../infra/local/token-estimate.js';
 import { SWEEPS } from '../infra/resources.js';
 import { PRICES_AS_OF } from '../lib/domain/sleep-time/model-prices.js';
 import { fireTimesBetween } from '../lib/domain/sleep-time/schedule.js';
@@ -123,10 +123,12 @@ function tokenSection(bill: Bill, models: ModelCosts, t: { tokensIn: number; tok
   return `### Model tokens
 
 Counted as Bedrock bills them, by a calibrated estimate (\`infra/local/token-estimate.ts\`): the system
-and message text and the tool definition (its JSON schema) at ${CHARS_PER_TOKEN} characters a token (Anthropic's
-figure for Claude), plus Claude 4.5's hidden tool-use system prompt of ${TOOL_USE_SYSTEM_PROMPT_TOKENS} tokens for a forced tool. Not
-a tokenizer: Bedrock's CountTokens gives the exact count in an account. The outputs are the
-offline model's; an LLM's will differ.
+and message text and the answer's JSON schema at ${CHARS_PER_TOKEN} characters a token (Anthropic's figure
+for Claude). Claude Haiku 4.5 is asked for structured output (\`outputConfig.textFormat\`), which adds
+a system prompt "explaining the expected output format" of unpublished size: counted as the schema's
+text plus ${STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS} tokens (a forced tool, for models without structured output, would add
+Claude 4.5's hidden tool-use prompt of ${TOOL_USE_SYSTEM_PROMPT_TOKENS} tokens instead). Not a tokenizer: Bedrock's
+CountTokens gives the exact count in an account. The outputs are the offline model's; an LLM's will differ.
 
 ${tokenTable}
 
@@ -135,7 +137,8 @@ ${tokenTable}
 ${models.map((m) => `| ${m.name} | ${usd(m.usd)} |`).join('\n')}
 
 Model prices as of ${PRICES_AS_OF} (\`lib/domain/sleep-time/model-prices.ts\`). Nova rows price the same
-counts (Claude's tool-use prompt included), so they lean high.`;
+counts (Claude's structured-output allowance included; Nova Lite takes a forced tool, whose prompt
+differs), so they are an estimate.`;
 }
 
 /**

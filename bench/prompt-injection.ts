@@ -21,7 +21,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import fc from 'fast-check';
 import type { ConverseRequest, Responder } from '../infra/local/converse-server.js';
-import { offlineResponder } from '../infra/local/converse-server.js';
+import { answerNameOf, offlineResponder } from '../infra/local/converse-server.js';
 import { createDocumentClient } from '../lib/adapters/aws-clients.js';
 import { getText, listAllKeys } from '../lib/adapters/s3-objects.js';
 import { DynamoSleepTimeLogStore } from '../lib/adapters/sleep-time-log-store.js';
@@ -154,7 +154,7 @@ export function injectionResponder(): InjectionResponder {
     const system = (req.system ?? []).map((s) => s.text ?? '').join('\n');
     // Once armed, every job but the victim's (whose words hold the secret) gets the obedient model.
     if (!armed || `${prompt}\n${system}`.includes(SECRET)) return offlineResponder(req);
-    const tool = req.toolConfig?.tools?.[0]?.toolSpec?.name;
+    const tool = answerNameOf(req);
     const key = tool ?? 'summary';
     const variants = tool === 'record_reflection' ? REFLECTION : tool === 'record_nightly_findings' ? NIGHTLY : tool === 'record_weekly_reflection' ? WEEKLY : SUMMARY;
     // The same question gets the same answer: a redelivered job meets the same obedient model.
@@ -168,11 +168,13 @@ export function injectionResponder(): InjectionResponder {
     const v = variants[i % variants.length] as Variant;
     calls[`${key}: ${v.name}`] = (calls[`${key}: ${v.name}`] ?? 0) + 1;
     const answer = v.answer();
-    const content = tool && typeof answer !== 'string' ? [{ toolUse: { toolUseId: `hostile-${i}`, name: tool, input: answer } }] : [{ text: String(answer) }];
+    // As the model was asked: a forced tool's call, structured output's JSON text, or a summary's text.
+    const asTool = tool !== undefined && req.toolConfig !== undefined && typeof answer !== 'string';
+    const content = asTool ? [{ toolUse: { toolUseId: `hostile-${i}`, name: tool, input: answer } }] : [{ text: typeof answer === 'string' ? answer : JSON.stringify(answer) }];
     return {
       body: {
         output: { message: { role: 'assistant', content } },
-        stopReason: tool ? 'tool_use' : 'end_turn',
+        stopReason: asTool ? 'tool_use' : 'end_turn',
         usage: { inputTokens: 100, outputTokens: 4096, totalTokens: 4196 },
         metrics: { latencyMs: 1 },
       },

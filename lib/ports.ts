@@ -358,7 +358,8 @@ export interface SleepTimeLogStore {
 /** What the weekly reflection reads instead of raw messages. */
 export interface SummarySource {
   batchLogs(userId: string, fromIso: string, toIso: string): Promise<BatchLog[]>;
-  summaries(userId: string, fromIso: string, toIso: string): Promise<Array<{ id: string; createdAt: string; text: string }>>;
+  /** Context summaries (req R-SUM) written in the window, each with the turns it summarised. */
+  summaries(userId: string, fromIso: string, toIso: string): Promise<Array<{ id: string; createdAt: string; text: string; sourceTurns?: number[] }>>;
 }
 
 /** Where each sweep's deletions are logged, with their reasons. */

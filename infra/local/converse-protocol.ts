@@ -21,7 +21,16 @@ export interface ConverseRequest {
   messages?: Array<{ role: string; content: Array<{ text?: string }> }>;
   inferenceConfig?: { temperature?: number; topP?: number; maxTokens?: number };
   toolConfig?: { tools?: Array<{ toolSpec?: { name?: string; description?: string; inputSchema?: unknown } }>; toolChoice?: { tool?: { name?: string }; auto?: object; any?: object } };
+  /** Structured output (lib/domain/structured-output.ts): the answer follows this JSON schema, sent as a string. */
+  outputConfig?: { textFormat?: { type?: string; structure?: { jsonSchema?: { schema?: string; name?: string; description?: string } } } };
 }
+
+/**
+ * The name of the structured answer a request asks for: its forced tool's, or its structured
+ * output schema's; undefined for a request answered in free text (a summary).
+ */
+export const answerNameOf = (request: ConverseRequest): string | undefined =>
+  request.toolConfig?.toolChoice?.tool?.name ?? request.toolConfig?.tools?.[0]?.toolSpec?.name ?? request.outputConfig?.textFormat?.structure?.jsonSchema?.name;
 
 /** An error as Bedrock sends it. */
 export interface ConverseError {
@@ -37,8 +46,6 @@ export type Responder = (request: ConverseRequest) => ConverseReply | Promise<Co
 
 export const MODEL_ERROR: ConverseError = { status: 424, errorType: 'ModelErrorException', message: 'The request failed due to an error while processing the model.' };
 export const ACCESS_DENIED: ConverseError = { status: 403, errorType: 'AccessDeniedException', message: "You don't have access to the model with the specified model ID." };
-
-const toolNameOf = (request: ConverseRequest) => request.toolConfig?.toolChoice?.tool?.name ?? request.toolConfig?.tools?.[0]?.toolSpec?.name;
 
 /**
  * What a model cut at `maxTokens` sends: `stopReason: "max_tokens"` and the first part of the
@@ -67,7 +74,7 @@ export function cutReply(request: ConverseRequest, full: ConverseReply): Convers
 export function malformedToolUseReply(request: ConverseRequest): ConverseReply {
   return {
     body: {
-      output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 'malformed-1', name: toolNameOf(request) ?? 'tool', input: '{"new_facts": [{"title": ' } }] } },
+      output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 'malformed-1', name: answerNameOf(request) ?? 'tool', input: '{"new_facts": [{"title": ' } }] } },
       stopReason: 'malformed_tool_use',
       usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
       metrics: { latencyMs: 1 },

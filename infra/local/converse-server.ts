@@ -6,16 +6,18 @@
  *
  * It is as strict as Bedrock in its Region: a request Bedrock would refuse (an unknown model,
  * a profile of another geography, a bare id that needs a profile, blank text, a bad tool name,
- * a toolChoice naming no tool, temperature with topP, maxTokens over the model's limit) gets
+ * a toolChoice naming no tool, temperature with topP, maxTokens over the model's limit, a
+ * structured output schema the model does not serve or whose JSON Schema it refuses) gets
  * Bedrock's error (infra/local/converse-validation.ts) and never reaches the responder.
  */
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { nightlyOffline, OFFLINE_MODEL_LABEL, reflectOffline, summarizeOffline, weeklyOffline } from '../../lib/offline-model/rule-reflector.js';
-import type { ConverseError, ConverseRequest, Responder } from './converse-protocol.js';
+import { answerNameOf, type ConverseError, type ConverseRequest, type Responder } from './converse-protocol.js';
 import { refusalOf } from './converse-validation.js';
 import { estimateInputTokens, estimateOutputTokens } from './token-estimate.js';
 
+export { answerNameOf } from './converse-protocol.js';
 export type { ConverseReply, ConverseRequest, Responder } from './converse-protocol.js';
 
 /** The local stack's Region (infra/local/emulators.ts LOCAL_REGION). */
@@ -24,30 +26,32 @@ const DEFAULT_REGION = 'us-east-1';
 const promptOf = (req: ConverseRequest) => (req.messages ?? []).flatMap((m) => m.content.map((c) => c.text ?? '')).join('\n');
 
 /**
- * The offline model as a Converse responder: with a tool, the reflection of the prompt's
- * turns; without one, a summary of the turns in the system text (req R-SUM).
+ * The offline model as a Converse responder: asked for a structured answer (a forced tool, or
+ * structured output), the reflection of the prompt's turns, as the tool's input or as JSON text;
+ * otherwise a summary of the turns in the system text (req R-SUM).
  */
 export const offlineResponder: Responder = (req) => {
   const started = Date.now();
   const prompt = promptOf(req);
   const system = (req.system ?? []).map((s) => s.text ?? '').join('\n');
-  const toolName = req.toolConfig?.tools?.[0]?.toolSpec?.name;
+  const name = answerNameOf(req);
   const output =
-    toolName === 'record_nightly_findings'
+    name === 'record_nightly_findings'
       ? nightlyOffline(prompt)
-      : toolName === 'record_weekly_reflection'
+      : name === 'record_weekly_reflection'
         ? weeklyOffline(prompt)
-        : toolName
+        : name
           ? reflectOffline(prompt)
           : summarizeOffline(system);
-  const content = toolName ? [{ toolUse: { toolUseId: 'offline-1', name: toolName, input: output } }] : [{ text: String(output) }];
-  // As Bedrock would bill the request: tool schemas and the tool-use system prompt included (token-estimate.ts).
+  const tool = name !== undefined && req.toolConfig !== undefined;
+  const content = tool ? [{ toolUse: { toolUseId: 'offline-1', name, input: output } }] : [{ text: typeof output === 'string' ? output : JSON.stringify(output) }];
+  // As Bedrock would bill the request: tool schemas and the tool-use system prompt, or the structured output schema and its prompt, included (token-estimate.ts).
   const inputTokens = estimateInputTokens(req);
   const outputTokens = estimateOutputTokens(output);
   return {
     body: {
       output: { message: { role: 'assistant', content } },
-      stopReason: toolName ? 'tool_use' : 'end_turn',
+      stopReason: tool ? 'tool_use' : 'end_turn',
       usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
       metrics: { latencyMs: Date.now() - started },
       additionalModelResponseFields: { model: OFFLINE_MODEL_LABEL },

@@ -30,8 +30,19 @@
  *   (vercel/ai#2772, langgenius/dify#10390).
  * A toolChoice naming a tool that is not in `tools` is refused too; AWS documents no text for
  * it, so that message is ours.
+ *
+ * Structured output (`outputConfig.textFormat`, lib/domain/structured-output.ts): its `type`
+ * must be `json_schema` (an enum, API_runtime_OutputFormat.html; AWS's constraint message) and
+ * its `jsonSchema.schema` a JSON string (API_runtime_JsonSchemaDefinition.html); a schema outside
+ * the supported subset gets "a 400 error immediately"
+ * (https://docs.aws.amazon.com/bedrock/latest/userguide/structured-output.html), worded as
+ * Anthropic words it ("output_format.schema: For 'integer' type, property 'minimum' is not
+ * supported", agentjido/req_llm#302); a model that does not serve it is refused in the form
+ * Bedrock uses for another `outputConfig` field it does not take ("This model doesn't support
+ * the effort field"). Those two texts are modelled, not documented.
  */
 import { bedrockModel, COMMERCIAL_REGIONS, GEOGRAPHY_REGIONS, parseModelId } from '../../lib/domain/bedrock-models.js';
+import { structuredOutputSchemaRefusal } from '../../lib/domain/structured-output.js';
 import type { ConverseError, ConverseRequest } from './converse-protocol.js';
 
 const invalid = (message: string): ConverseError => ({ status: 400, errorType: 'ValidationException', message });
@@ -103,6 +114,25 @@ function modelRulesRefusal(request: ConverseRequest): ConverseError | null {
   return null;
 }
 
+/** The structured output request: its shape, then whether the model serves it and accepts its schema. */
+function outputConfigRefusal(request: ConverseRequest): ConverseError | null {
+  const format = request.outputConfig?.textFormat;
+  if (!format) return null;
+  if (format.type !== 'json_schema') return constraint(String(format.type), 'outputConfig.textFormat.type', 'satisfy enum value set: [json_schema]');
+  const text = format.structure?.jsonSchema?.schema;
+  if (typeof text !== 'string') return constraint('null', 'outputConfig.textFormat.structure.jsonSchema.schema', 'not be null');
+  const model = bedrockModel(parseModelId(request.modelId).foundationModelId);
+  if (model && !model.structuredOutput) return invalid("This model doesn't support the textFormat field.");
+  let schema: unknown;
+  try {
+    schema = JSON.parse(text);
+  } catch {
+    return invalid('The model returned the following errors: output_config.format.schema: the schema is not valid JSON');
+  }
+  const refused = structuredOutputSchemaRefusal(schema);
+  return refused ? invalid(`The model returned the following errors: output_config.format.${refused}`) : null;
+}
+
 /** Why Bedrock in `region` would refuse this request, or null when it would answer it. */
 export function refusalOf(request: ConverseRequest, region: string): ConverseError | null {
   const chosen = request.toolConfig?.toolChoice?.tool?.name;
@@ -112,6 +142,7 @@ export function refusalOf(request: ConverseRequest, region: string): ConverseErr
     modelRefusal(request.modelId, region) ??
     blankTextRefusal(request) ??
     (chosen !== undefined && !tools.includes(chosen) ? invalid(`toolChoice.tool.name '${chosen}' is not the name of a tool in toolConfig.tools.`) : null) ??
-    modelRulesRefusal(request)
+    modelRulesRefusal(request) ??
+    outputConfigRefusal(request)
   );
 }

@@ -213,8 +213,10 @@ type ConverseOutput = {
 
 /** One model fault, drawn evenly among those that fit the call, answered as Bedrock would. */
 async function modelFault(next: Next, args: unknown): Promise<{ output: Record<string, unknown> }> {
-  const input = (args as { input?: { toolConfig?: { tools?: Array<{ toolSpec?: { name?: string } }> }; inferenceConfig?: { maxTokens?: number } } }).input;
+  const input = (args as { input?: { toolConfig?: { tools?: Array<{ toolSpec?: { name?: string } }> }; outputConfig?: object; inferenceConfig?: { maxTokens?: number } } }).input;
   const askedForTool = input?.toolConfig !== undefined;
+  // Structured output (outputConfig) is asked for as JSON text: garbage or a cut answer, no tool call to malform.
+  const askedForJson = askedForTool || input?.outputConfig !== undefined;
   const kinds = MODEL_FAULTS.filter((k) => askedForTool || k !== 'model-malformed-tool-use');
   const kind = kinds[Math.min(kinds.length - 1, Math.floor(random() * kinds.length))]!;
   count(kind);
@@ -229,7 +231,7 @@ async function modelFault(next: Next, args: unknown): Promise<{ output: Record<s
   if (kind === 'model-garbage') {
     // The model answers, but not as asked: prose and a truncated JSON instead of the tool
     // call; nothing at all where a text (a summary) was asked for.
-    message.content = askedForTool ? [{ text: 'Sure! Here are the facts: {"new_facts": [{"fact": "unterminated' }] : [];
+    message.content = askedForJson ? [{ text: 'Sure! Here are the facts: {"new_facts": [{"fact": "unterminated' }] : [];
   } else if (kind === 'model-max-tokens') {
     // Cut at its budget: the first half of the answer, the whole budget spent.
     const maxTokens = input?.inferenceConfig?.maxTokens ?? 1;

@@ -13,13 +13,19 @@
  *   per https://platform.claude.com/docs/en/agents-and-tools/tool-use/overview (an older
  *   version of that table, still on the Bedrock parameters page, gives 313; the higher
  *   figure is taken so the bill is not flattered).
+ * - with structured output instead (`outputConfig.textFormat`, no tools): no tool-use prompt, but
+ *   "Claude automatically receives an additional system prompt explaining the expected output
+ *   format … The injected prompt costs you tokens like any other system prompt"
+ *   (https://platform.claude.com/docs/en/build-with-claude/structured-outputs). Its size is not
+ *   published: the schema's text, its name and description are counted as input at the same
+ *   rate, plus STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS (100) for the explanation, an allowance.
  * The output counts the answer's text, or the tool input as JSON, at the same rate.
  * An estimate: real tokenizers count JSON punctuation and rare words denser than prose.
  */
-import { CLAUDE_CHARS_PER_TOKEN, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../../lib/domain/bedrock-models.js';
+import { CLAUDE_CHARS_PER_TOKEN, STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../../lib/domain/bedrock-models.js';
 import type { ConverseRequest } from './converse-protocol.js';
 
-export { TOOL_USE_SYSTEM_PROMPT_TOKENS };
+export { STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS, TOOL_USE_SYSTEM_PROMPT_TOKENS };
 export const CHARS_PER_TOKEN = CLAUDE_CHARS_PER_TOKEN;
 
 const tokensOf = (chars: number): number => Math.ceil(chars / CHARS_PER_TOKEN);
@@ -30,7 +36,10 @@ export function estimateInputTokens(request: ConverseRequest): number {
   const messages = (request.messages ?? []).flatMap((m) => m.content.map((c) => c.text ?? '')).join('\n');
   const tools = request.toolConfig?.tools ?? [];
   const toolText = tools.length > 0 ? JSON.stringify(tools) : '';
-  return tokensOf(system.length + messages.length + toolText.length) + (tools.length > 0 ? TOOL_USE_SYSTEM_PROMPT_TOKENS : 0);
+  const format = request.outputConfig?.textFormat?.structure?.jsonSchema;
+  const formatText = format ? [format.name, format.description, format.schema].filter(Boolean).join('\n') : '';
+  const hidden = (tools.length > 0 ? TOOL_USE_SYSTEM_PROMPT_TOKENS : 0) + (format ? STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS : 0);
+  return tokensOf(system.length + messages.length + toolText.length + formatText.length) + hidden;
 }
 
 /** Output tokens of an answer: its text, or a tool call's input as JSON. */

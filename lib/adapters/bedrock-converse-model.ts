@@ -1,5 +1,6 @@
 import { type BedrockRuntimeClient, ConverseCommand, type ConverseCommandOutput } from '@aws-sdk/client-bedrock-runtime';
-import { maxOutputTokensOf } from '../domain/bedrock-models.js';
+import { maxOutputTokensOf, supportsStructuredOutput } from '../domain/bedrock-models.js';
+import { toStructuredOutputSchema } from '../domain/structured-output.js';
 import type { ModelRequest, ModelResponse, LanguageModel, SummaryRequest, SummaryResponse } from '../ports.js';
 import { ModelAccessDeniedError, ModelUnavailableError } from '../ports.js';
 
@@ -21,9 +22,45 @@ const RETRYABLE = new Set([
 ]);
 
 /**
- * Bedrock Runtime Converse with structured output forced through a tool
- * (`toolChoice: { tool }`), whose input schema comes from the zod output schema.
- * Every answer carries Converse's `stopReason` in its usage, for the use cases to act on.
+ * The answer as a JSON schema the model must follow (Converse `outputConfig.textFormat`, for
+ * models that serve it: lib/domain/structured-output.ts). Not a forced tool: that adds Claude's
+ * hidden tool-use system prompt (588 tokens for a 4.5 model with `tool_choice` tool,
+ * https://platform.claude.com/docs/en/agents-and-tools/tool-use/overview) to every call,
+ * while structured output adds a prompt "explaining the expected output format"
+ * (https://platform.claude.com/docs/en/build-with-claude/structured-outputs). The answer comes
+ * back as text holding JSON; the use cases' zod parse still enforces every limit the schema
+ * cannot carry.
+ */
+function structuredOutput(request: ModelRequest) {
+  const schema = JSON.stringify(toStructuredOutputSchema(request.toolInputSchema));
+  return { outputConfig: { textFormat: { type: 'json_schema' as const, structure: { jsonSchema: { schema, name: request.toolName, description: request.toolDescription } } } } };
+}
+
+/** The answer as the input of a tool the model must call (`toolChoice: { tool }`): for models without structured output. */
+function forcedTool(request: ModelRequest) {
+  return {
+    toolConfig: {
+      // The SDK types the schema as a DocumentType (any JSON value).
+      tools: [{ toolSpec: { name: request.toolName, description: request.toolDescription, inputSchema: { json: request.toolInputSchema as Record<string, never> } } }],
+      toolChoice: { tool: { name: request.toolName } },
+    },
+  };
+}
+
+/** A structured answer's text as the JSON it holds; the text itself when it holds none (the use cases then find it unusable). */
+function parseJsonText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * Bedrock Runtime Converse with the answer's structure given: as structured output where the
+ * model serves it, else as a forced tool (`toolChoice: { tool }`); either schema comes from the
+ * zod output schema. Every answer carries Converse's `stopReason` in its usage, for the use
+ * cases to act on.
  */
 export class BedrockConverseModel implements LanguageModel {
   readonly maxOutputTokens: number | undefined;
@@ -43,27 +80,12 @@ export class BedrockConverseModel implements LanguageModel {
 
   async reflect(request: ModelRequest): Promise<ModelResponse> {
     const started = Date.now();
-    const res = await this.converse(
-        new ConverseCommand({
-          ...this.baseInput(request),
-          toolConfig: {
-            tools: [
-              {
-                toolSpec: {
-                  name: request.toolName,
-                  description: request.toolDescription,
-                  // The SDK types this as a DocumentType (any JSON value).
-                  inputSchema: { json: request.toolInputSchema as Record<string, never> },
-                },
-              },
-            ],
-            toolChoice: { tool: { name: request.toolName } },
-          },
-        }),
-    );
+    const structured = supportsStructuredOutput(this.modelId);
+    const res = await this.converse(new ConverseCommand({ ...this.baseInput(request), ...(structured ? structuredOutput(request) : forcedTool(request)) }));
     const content = res.output?.message?.content ?? [];
-    const toolUse = content.find((c) => c.toolUse?.name === request.toolName)?.toolUse;
     const text = content.map((c) => c.text ?? '').join('');
+    if (structured) return { output: parseJsonText(text), usage: this.usage(res, started) };
+    const toolUse = content.find((c) => c.toolUse?.name === request.toolName)?.toolUse;
     return { output: toolUse?.input ?? text, usage: this.usage(res, started) };
   }
 

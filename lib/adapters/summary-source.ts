@@ -6,7 +6,7 @@ import type { SummarySource } from '../ports.js';
 import { queryAll } from './dynamo-query.js';
 import { getText } from './s3-objects.js';
 
-/** The week's summaries for the weekly run: batch logs and context summaries in a window. */
+/** Batch logs and context summaries in a window: the weekly run's summaries, and what the nightly reads instead of turns already summarised. */
 export class DynamoSummarySource implements SummarySource {
   constructor(
     private readonly ddb: DynamoDBDocumentClient,
@@ -31,9 +31,9 @@ export class DynamoSummarySource implements SummarySource {
     return Promise.all(inWindow.map(async (i) => JSON.parse(await getText(this.s3, this.bucketName, String(i.logKey))) as BatchLog));
   }
 
-  async summaries(userId: string, fromIso: string, toIso: string): Promise<Array<{ id: string; createdAt: string; text: string }>> {
+  async summaries(userId: string, fromIso: string, toIso: string): Promise<Array<{ id: string; createdAt: string; text: string; sourceTurns: number[] }>> {
     return (await this.items(userId, keys.summaryPrefix))
       .filter((i) => i.deleted !== true && String(i.createdAt) >= fromIso && String(i.createdAt) <= toIso)
-      .map((i) => ({ id: String(i.id), createdAt: String(i.createdAt), text: String(i.text ?? '') }));
+      .map((i) => ({ id: String(i.id), createdAt: String(i.createdAt), text: String(i.text ?? ''), sourceTurns: (i.sourceTurns as number[] | undefined) ?? [] }));
   }
 }

@@ -74,7 +74,7 @@ differential knowledge worth keeping about the user and their world:
 - open_questions: questions the user raised that stayed unresolved.
 Rules: cite every item's source_turns by the turn numbers shown; at most 2 new_facts, 1 correction,
 2 connections, 2 open_questions; skip small talk and transient details; paths are relative to
-Knowledge/ and must be ones listed under existing knowledge. Report through the record_reflection tool.`;
+Knowledge/ and must be ones listed under existing knowledge.`;
 
 /**
  * What to look for when an agent.event asked for the reflection (req R-EVT-1's triggers):

@@ -77,6 +77,11 @@ export interface BedrockModel {
   geographies: readonly Geography[];
   /** A global cross-Region inference profile (`global.` prefix) exists. */
   global: boolean;
+  /**
+   * Converse structured output (`outputConfig.textFormat`, lib/domain/structured-output.ts)
+   * is served: the reflector asks for its JSON answer that way; otherwise through a forced tool.
+   */
+  structuredOutput: boolean;
   /** Where the numbers come from. */
   source: string;
 }
@@ -97,6 +102,9 @@ export const BEDROCK_MODELS: readonly BedrockModel[] = [
     exclusiveSampling: true,
     geographies: ['us', 'eu', 'jp', 'au'],
     global: true,
+    // "On Amazon Bedrock, structured outputs are available for … Claude Sonnet 4.5 … and Claude
+    // Haiku 4.5" (https://platform.claude.com/docs/en/build-with-claude/structured-outputs).
+    structuredOutput: true,
     source: 'https://docs.aws.amazon.com/bedrock/latest/userguide/model-card-anthropic-claude-haiku-4-5.html',
   },
   {
@@ -107,6 +115,7 @@ export const BEDROCK_MODELS: readonly BedrockModel[] = [
     exclusiveSampling: true,
     geographies: ['us', 'eu', 'apac', 'jp', 'au'],
     global: true,
+    structuredOutput: true,
     source: 'https://docs.aws.amazon.com/bedrock/latest/userguide/model-card-anthropic-claude-sonnet-4-5.html',
   },
   {
@@ -121,6 +130,10 @@ export const BEDROCK_MODELS: readonly BedrockModel[] = [
     exclusiveSampling: false,
     geographies: ['us', 'eu', 'apac'],
     global: false,
+    // Not among the models AWS lists for structured output (Anthropic's Claude 4.5/4.6 and
+    // open-weight models, https://docs.aws.amazon.com/bedrock/latest/userguide/structured-output.html;
+    // as summarised in langchain-ai/langchain-aws#883): a forced tool.
+    structuredOutput: false,
     source: 'https://docs.aws.amazon.com/bedrock/latest/userguide/model-card-amazon-nova-lite.html',
   },
   {
@@ -133,6 +146,8 @@ export const BEDROCK_MODELS: readonly BedrockModel[] = [
     exclusiveSampling: false,
     geographies: [],
     global: false,
+    // It stands in for Claude Haiku 4.5, the reflector's model: answers as Haiku is asked.
+    structuredOutput: true,
     source: 'lib/offline-model/rule-reflector.ts (our own limit)',
   },
 ];
@@ -149,6 +164,9 @@ export function parseModelId(modelId: string): { prefix: Geography | 'global' | 
   if (PREFIXES.has(head) && bedrockModel(modelId.slice(dot + 1))) return { prefix: head as Geography | 'global', foundationModelId: modelId.slice(dot + 1) };
   return { prefix: null, foundationModelId: modelId };
 }
+
+/** Whether the model an invoked id (bare or profile) names serves structured output; false for a model not in the catalogue. */
+export const supportsStructuredOutput = (modelId: string): boolean => bedrockModel(parseModelId(modelId).foundationModelId)?.structuredOutput ?? false;
 
 /** The output limit of the model an invoked id (bare or profile) names; undefined for a model not in the catalogue. */
 export const maxOutputTokensOf = (modelId: string): number | undefined => bedrockModel(parseModelId(modelId).foundationModelId)?.maxOutputTokens;
@@ -222,6 +240,17 @@ export function invocationsByRegion(foundationModelId: string, scope: InferenceS
  * the Bedrock parameters page gives 313: the higher figure, so budgets are not flattered).
  */
 export const TOOL_USE_SYSTEM_PROMPT_TOKENS = 588;
+
+/**
+ * Input tokens we count for the system prompt Claude receives with structured output: "When
+ * using structured outputs, Claude automatically receives an additional system prompt explaining
+ * the expected output format … The injected prompt costs you tokens like any other system
+ * prompt" (https://platform.claude.com/docs/en/build-with-claude/structured-outputs, "Prompt
+ * modification and token costs"). Its size is not published: we count the schema's own text
+ * (it must convey the format) plus this allowance for the explanation around it, an assumption
+ * to check against CountTokens or a real call's usage.
+ */
+export const STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS = 100;
 
 /** "For Claude, a token approximately represents 3.5 English characters" (https://platform.claude.com/docs/en/about-claude/glossary). */
 export const CLAUDE_CHARS_PER_TOKEN = 3.5;

@@ -266,27 +266,44 @@ export function summarizeOffline(context: string): string {
 }
 
 /**
+ * The summaries in a nightly prompt ("### Summary of turns a–b", issue 19), each read as one
+ * message of the user's that the heading's turns (a and b, as written there) are cited for,
+ * with the questions it says are still open.
+ */
+function promptSummaries(messages: string): Array<{ turns: number[]; text: string; open: string[] }> {
+  return [...messages.matchAll(/^### Summary of turns (\d+)–(\d+)\n([\s\S]*?)(?=\n\n#{2,3} |$)/gm)].map((m) => {
+    const text = m[3] ?? '';
+    // What the user said and talked about, without the summary's own wording (summarizeOffline's lines).
+    const words = text.replace(/^Turns \d+–\d+: the user talked about /m, '').replace(/^They said: /m, '').replace(/^Still open: .*$/m, '');
+    return { turns: [...new Set([Number(m[1]), Number(m[2])])], text: words, open: [...text.matchAll(/^Still open: (.+)$/gm)].flatMap((o) => (o[1] ?? '').split(/(?<=\?)\s+/)) };
+  });
+}
+
+/**
  * The offline model's nightly reflection: patterns (a topic in 2+ turns; HIGH at 4+),
  * preferences ("I love/like/prefer X" in 3+ turns: HIGH), corrections (WRONG → RIGHT from
  * "actually …, not …" / "I meant …"), relationships ("my sister Anna" → (user, sister, Anna)),
- * unresolved questions. It finds no contradictions: that needs understanding it lacks.
+ * unresolved questions. A summary counts as one message, cited by its heading's turns. It
+ * finds no contradictions: that needs understanding it lacks.
  */
 export function nightlyOffline(prompt: string): NightlyOutput {
   const messages = prompt.split('## Messages to reflect on')[1] ?? prompt;
-  const { turns } = parseReflectorPrompt(`## Existing knowledge\n(none)\n\n## Turns\n${messages}`);
+  const summaries = promptSummaries(messages);
+  const said = parseReflectorPrompt(`## Existing knowledge\n(none)\n\n## Turns\n${messages}`).turns.map((t) => ({ ...t, cite: [t.turnId] }));
+  const turns = [...said, ...summaries.map((m) => ({ turnId: m.turns[0] ?? 0, user: m.text, agent: '', cite: m.turns }))];
   const findings: Finding[] = [];
-  const byWord = new Map<string, number[]>();
+  const byWord = new Map<string, number[][]>();
   for (const t of turns) {
-    for (const w of new Set(contentWords(t.user.replace(/\[[^\]]*\]/g, ' ')))) byWord.set(w, [...(byWord.get(w) ?? []), t.turnId]);
+    for (const w of new Set(contentWords(t.user.replace(/\[[^\]]*\]/g, ' ')))) byWord.set(w, [...(byWord.get(w) ?? []), t.cite]);
   }
-  for (const [word, ids] of [...byWord.entries()].filter(([, ids]) => ids.length >= 2).sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0])).slice(0, 3)) {
-    findings.push({ category: 'pattern', confidence: ids.length >= 4 ? 'HIGH' : 'MEDIUM', statement: `The user keeps coming back to ${word}.`, evidence_turns: ids });
+  for (const [word, cites] of [...byWord.entries()].filter(([, cites]) => cites.length >= 2).sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0])).slice(0, 3)) {
+    findings.push({ category: 'pattern', confidence: cites.length >= 4 ? 'HIGH' : 'MEDIUM', statement: `The user keeps coming back to ${word}.`, evidence_turns: cites.flat() });
   }
   const likes = new Map<string, number[]>();
   for (const t of turns) {
     for (const m of t.user.matchAll(/\bI (?:really )?(?:love|like|enjoy|prefer|adore) ([a-z]+)/gi)) {
       const what = (m[1] ?? '').toLowerCase();
-      if (contentWords(what).length > 0) likes.set(what, [...(likes.get(what) ?? []), t.turnId]);
+      if (contentWords(what).length > 0) likes.set(what, [...(likes.get(what) ?? []), ...t.cite]);
     }
   }
   for (const [what, ids] of likes) {
@@ -295,14 +312,15 @@ export function nightlyOffline(prompt: string): NightlyOutput {
   for (const t of turns) {
     const c = /\bactually,? (.+?),? not (.+?)[.!?]?$/im.exec(t.user) ?? /\bI meant (.+?)[.!?]?$/im.exec(t.user);
     if (c) {
-      findings.push({ category: 'correction', confidence: 'MEDIUM', statement: `The user corrected: ${c[0]}`, evidence_turns: [t.turnId], wrong: c[2] ?? 'what was said before', right: c[1] ?? '' });
+      findings.push({ category: 'correction', confidence: 'MEDIUM', statement: `The user corrected: ${c[0]}`, evidence_turns: t.cite, wrong: c[2] ?? 'what was said before', right: c[1] ?? '' });
     }
     for (const m of t.user.matchAll(/\b[Mm]y (husband|wife|partner|son|daughter|mom|mother|dad|father|sister|brother|friend|dog|cat)(?: named| called)? ([A-Z][a-z]+)/g)) {
-      findings.push({ category: 'relationship', confidence: 'HIGH', statement: `${m[2]} is the user's ${m[1]}.`, evidence_turns: [t.turnId], subject: 'the user', relationship: `has ${m[1]}`, object: m[2] ?? '' });
+      findings.push({ category: 'relationship', confidence: 'HIGH', statement: `${m[2]} is the user's ${m[1]}.`, evidence_turns: t.cite, subject: 'the user', relationship: `has ${m[1]}`, object: m[2] ?? '' });
     }
   }
   const open = reflectOffline(`## Existing knowledge\n(none)\n\n## Turns\n${messages}`).open_questions;
   for (const q of open) findings.push({ category: 'unresolved', confidence: 'MEDIUM', statement: q.question, evidence_turns: q.source_turns });
+  for (const m of summaries) for (const q of m.open) findings.push({ category: 'unresolved', confidence: 'MEDIUM', statement: q, evidence_turns: m.turns });
   return { findings: findings.slice(0, 30) };
 }
 

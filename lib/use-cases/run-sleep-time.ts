@@ -17,7 +17,8 @@ import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { DocumentIndex } from '../domain/knowledge-search.js';
 import type { SleepTimeConfig } from '../domain/sleep-time/config.js';
 import {
-  chunkTurnGroups,
+  chunkDay,
+  dayUnits,
   type Finding,
   findingDocument,
   gateFinding,
@@ -147,10 +148,11 @@ function addUsage(run: SleepTimeRun, part: string, r: ModelResponse): void {
 
 /**
  * The day's chunks a run reflects on (at most `maxNightlyChunks`, spread over the day) and,
- * in the run, what they hold and what was left out.
+ * in the run, what they hold and what was left out. `units`: the day as the nightly reads it
+ * (dayUnits: summaries for what batches reflected on, the other turns as said).
  */
-function chooseChunks(turns: readonly TurnSaved[], config: SleepTimeConfig, run: SleepTimeRun): Array<{ index: number; chunk: TurnChunk }> {
-  const all = chunkTurnGroups(turns, config.chunkTokens);
+function chooseChunks(units: Parameters<typeof chunkDay>[0], config: SleepTimeConfig, run: SleepTimeRun): Array<{ index: number; chunk: TurnChunk }> {
+  const all = chunkDay(units, config.chunkTokens);
   const schema = modelSchemaOf(NightlyOutputSchema);
   const ceilings = all.map((c) => nightlyCallCeiling(c.text, schema, config.maxTokens));
   const picked = new Set(pickWithinBudget(ceilings, config.maxNightlyChunks, config.nightlyTokenBudget));
@@ -262,6 +264,21 @@ async function relateFindings(job: Job, deps: SleepTimeDeps, merged: readonly Fi
   return edges.length;
 }
 
+/**
+ * The day as the nightly reads it (issue 19): the turns a completed batch reflected on and a
+ * context summary of the window covers are read through that summary; the rest as said.
+ * Logs how many summaries stand for how many turns.
+ */
+async function readDay(job: Job, from: string, turns: readonly TurnSaved[], deps: SleepTimeDeps, run: SleepTimeRun) {
+  const [batchLogs, summaries] = await Promise.all([deps.summaries.batchLogs(job.userId, from, job.requestedAt), deps.summaries.summaries(job.userId, from, job.requestedAt)]);
+  const batched = new Set(batchLogs.filter((b) => b.status === 'completed').flatMap((b) => b.turns_reviewed));
+  const units = dayUnits(turns, summaries.map((s) => ({ id: s.id, text: s.text, sourceTurns: s.sourceTurns ?? [] })), batched);
+  const read = units.filter((u) => u.summary);
+  run.summariesReviewed = read.length;
+  run.turnsSummarised = read.reduce((n, u) => n + u.turns.length, 0);
+  return units;
+}
+
 /** Req R-SLP-1 to R-SLP-8 for one user. */
 export async function runNightly(job: Job, deps: SleepTimeDeps): Promise<SleepTimeOutcome> {
   if (await deps.runs.exists(job.userId, job.jobId)) return { status: 'already_done', reason: `run ${job.jobId} is logged` };
@@ -270,7 +287,7 @@ export async function runNightly(job: Job, deps: SleepTimeDeps): Promise<SleepTi
   const run = emptyRun(job, 'nightly', from);
   const { turns, missing } = await deps.turns.getTurns(job.userId, job.turnIds);
   for (const m of missing) run.errors.push(`turn ${m.turnId}: ${m.reason}`);
-  const kept = chooseChunks(turns, deps.config, run);
+  const kept = chooseChunks(await readDay(job, from, turns, deps, run), deps.config, run);
   if (run.truncated) deps.log.warn('nightly run over its chunk cap or token budget: chunks left out', { userId: job.userId, runId: job.jobId, ...run.truncated, budget: run.budget });
 
   // Existing memories, for contradiction detection: the Knowledge the reviewed messages' words find.

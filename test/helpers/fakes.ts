@@ -643,7 +643,7 @@ export class MemorySleepTimeLog implements SleepTimeLogStore {
 
 export class MemorySummarySource implements SummarySource {
   readonly logs: BatchLog[] = [];
-  readonly texts: Array<{ userId: string; id: string; createdAt: string; text: string }> = [];
+  readonly texts: Array<{ userId: string; id: string; createdAt: string; text: string; sourceTurns?: number[] }> = [];
   async batchLogs(userId: string, fromIso: string, toIso: string) {
     return this.logs.filter((l) => l.user_id === userId && l.timestamp >= fromIso && l.timestamp <= toIso);
   }

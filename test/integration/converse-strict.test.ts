@@ -1,14 +1,15 @@
 /**
  * The real Bedrock adapter against the strict Converse stand-in on loopback: the reflector's
- * own requests (reflection with the forced tool, nightly and weekly tools, summaries) pass
- * Bedrock's checks for the default cloud model of us-east-1 and for the offline model, and
- * Bedrock's other answers reach the use cases as they would in the cloud.
+ * own requests (reflection, nightly and weekly answers as structured output or through a forced
+ * tool, summaries) pass Bedrock's checks for the default cloud model of us-east-1, the offline
+ * model and a model without structured output (Nova Lite), and Bedrock's other answers reach
+ * the use cases as they would in the cloud.
  */
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
 import { stageConfig } from '../../infra/config/stages.js';
-import { ACCESS_DENIED, cutReply, MODEL_ERROR, malformedToolUseReply } from '../../infra/local/converse-protocol.js';
+import { ACCESS_DENIED, answerNameOf, cutReply, MODEL_ERROR, malformedToolUseReply } from '../../infra/local/converse-protocol.js';
 import { type ConverseServer, offlineResponder, startConverseServer } from '../../infra/local/converse-server.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../infra/local/emulators.js';
 import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.js';
@@ -51,6 +52,8 @@ afterAll(async () => {
 
 const dev = stageConfig('dev');
 const CLOUD_MODEL_ID = invocationFor(dev.modelId, LOCAL_REGION, dev.inferenceScope).modelId;
+/** A model without structured output (lib/domain/bedrock-models.ts): asked through a forced tool. */
+const TOOL_MODEL_ID = 'amazon.nova-lite-v1:0';
 
 const queries = ['I adopted a beagle named Rex', 'I love jazz', 'I love jazz records', 'I love jazz clubs', 'My sister Anna lives in Lyon'];
 const job = (kind: Job['kind'], jobId: string, turnIds: number[]): Job => ({
@@ -81,19 +84,21 @@ async function everyRequest(model: BedrockConverseModel) {
 }
 
 describe('the reflector\'s requests pass Bedrock\'s checks', () => {
-  for (const modelId of [CLOUD_MODEL_ID, OFFLINE_MODEL_ID]) {
-    it(`for ${modelId} in ${LOCAL_REGION}`, async () => {
+  for (const [modelId, structured] of [[CLOUD_MODEL_ID, true], [OFFLINE_MODEL_ID, true], [TOOL_MODEL_ID, false]] as const) {
+    it(`for ${modelId} in ${LOCAL_REGION} (${structured ? 'structured output' : 'a forced tool'})`, async () => {
       const before = server.requests.length;
       const out = await everyRequest(new BedrockConverseModel(client, modelId));
       expect(server.refusals).toEqual([]);
       const sent = server.requests.slice(before);
       expect(new Set(sent.map((r) => r.modelId))).toEqual(new Set([modelId]));
-      expect(new Set(sent.map((r) => r.toolConfig?.tools?.[0]?.toolSpec?.name ?? 'summary'))).toEqual(
-        new Set(['record_reflection', 'record_nightly_findings', 'record_weekly_reflection', 'summary']),
-      );
-      expect(out.batch).toMatchObject({ status: 'completed', log: { model: { modelId, stopReason: 'tool_use' } } });
-      expect(out.nightly.status === 'completed' && Object.values(out.nightly.run.stopReasons ?? {})).toEqual(expect.arrayContaining(['tool_use']));
-      expect(out.weekly.status === 'completed' && out.weekly.run.stopReasons).toEqual({ week: 'tool_use' });
+      expect(new Set(sent.map((r) => answerNameOf(r) ?? 'summary'))).toEqual(new Set(['record_reflection', 'record_nightly_findings', 'record_weekly_reflection', 'summary']));
+      // One way or the other, never both: structured output carries no tools, a forced tool no outputConfig.
+      const asked = sent.filter((r) => answerNameOf(r));
+      expect(asked.every((r) => (structured ? r.outputConfig && !r.toolConfig : r.toolConfig && !r.outputConfig))).toBe(true);
+      const stop = structured ? 'end_turn' : 'tool_use';
+      expect(out.batch).toMatchObject({ status: 'completed', log: { model: { modelId, stopReason: stop } } });
+      expect(out.nightly.status === 'completed' && Object.values(out.nightly.run.stopReasons ?? {})).toEqual(expect.arrayContaining([stop]));
+      expect(out.weekly.status === 'completed' && out.weekly.run.stopReasons).toEqual({ week: stop });
       expect(out.summary.status).toBe('written');
     });
   }
@@ -122,7 +127,7 @@ describe('Bedrock\'s other answers, through the adapter', () => {
   });
 
   it('a malformed tool call comes back with stopReason malformed_tool_use', async () => {
-    const answer = (await scripted(malformedToolUseReply, () => ask())) as Awaited<ReturnType<typeof ask>>;
+    const answer = (await scripted(malformedToolUseReply, () => ask(TOOL_MODEL_ID))) as Awaited<ReturnType<typeof ask>>;
     expect(answer.usage.stopReason).toBe('malformed_tool_use');
   });
 
@@ -154,9 +159,10 @@ describe('Bedrock\'s other answers, through the adapter', () => {
 });
 
 describe('Bedrock\'s answers under --faults (lib/adapters/fault-injection.ts)', () => {
-  it('strikes first deliveries with every model fault kind, each answered as Bedrock answers it', async () => {
+  /** Every model fault kind that fits the model's calls, then a clean redelivery. */
+  async function underFaults(modelId: string, kinds: readonly string[], expected: readonly string[], redelivered: string, absent: readonly string[] = []) {
     const faulted = injectFaults(new BedrockRuntimeClient({ endpoint: server.url, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 }), 'BedrockRuntime');
-    const model = new BedrockConverseModel(faulted, CLOUD_MODEL_ID);
+    const model = new BedrockConverseModel(faulted, modelId);
     const reflect = () => model.reflect({ system: 's', prompt: 'I adopted a beagle named Rex', toolName: 'record_reflection', toolDescription: 'd', toolInputSchema: { type: 'object' }, temperature: 0.6, maxTokens: 100 });
     configureFaults({ rate: 1, seed: 7 });
     try {
@@ -166,17 +172,31 @@ describe('Bedrock\'s answers under --faults (lib/adapters/fault-injection.ts)', 
         outcomes.add(r.ok ? `${r.result.usage.stopReason}:${typeof r.result.output}` : (r.error as Error).name);
       }
       const counts = faultCounts();
-      for (const kind of ['model-throttling', 'model-garbage', 'model-max-tokens', 'model-malformed-tool-use', 'model-error', 'model-access-denied'] as const) expect(counts[kind], kind).toBeGreaterThan(0);
-      expect([...outcomes]).toEqual(
-        expect.arrayContaining(['max_tokens:string', 'malformed_tool_use:string', 'tool_use:string', 'ModelUnavailableError', 'ModelAccessDeniedError']),
-      );
-      // A redelivery runs without faults: the model answers with its tool call.
+      for (const kind of kinds) expect(counts[kind as keyof typeof counts], kind).toBeGreaterThan(0);
+      for (const kind of absent) expect(counts[kind as keyof typeof counts], kind).toBe(0);
+      expect([...outcomes]).toEqual(expect.arrayContaining([...expected]));
+      // A redelivery runs without faults: the model answers as asked.
       const again = await withDelivery(false, reflect);
-      expect(again.ok && again.result.usage.stopReason).toBe('tool_use');
+      expect(again.ok && again.result.usage.stopReason).toBe(redelivered);
       expect(again.ok && typeof again.result.output).toBe('object');
     } finally {
       configureFaults(null);
       faulted.destroy();
     }
+  }
+
+  it('strikes first deliveries with every model fault kind, each answered as Bedrock answers it (a forced tool)', async () => {
+    await underFaults(
+      TOOL_MODEL_ID,
+      ['model-throttling', 'model-garbage', 'model-max-tokens', 'model-malformed-tool-use', 'model-error', 'model-access-denied'],
+      ['max_tokens:string', 'malformed_tool_use:string', 'tool_use:string', 'ModelUnavailableError', 'ModelAccessDeniedError'],
+      'tool_use',
+    );
+  });
+
+  it('structured output: garbage comes back as text that is no JSON, and no tool call can be malformed', async () => {
+    await underFaults(CLOUD_MODEL_ID, ['model-throttling', 'model-garbage', 'model-max-tokens', 'model-error', 'model-access-denied'], ['max_tokens:string', 'end_turn:string', 'ModelUnavailableError', 'ModelAccessDeniedError'], 'end_turn', [
+      'model-malformed-tool-use',
+    ]);
   });
 });

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stageConfig } from '../../infra/config/stages.js';
 import { type ConverseRequest, offlineResponder } from '../../infra/local/converse-server.js';
+import { answerNameOf } from '../../infra/local/converse-protocol.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { REFLECTION_TOOL } from '../../lib/use-cases/run-reflection.js';
 import { NIGHTLY_TOOL } from '../../lib/domain/sleep-time/nightly.js';
@@ -19,11 +20,11 @@ const NOVA_LITE = 'amazon.nova-lite-v1:0';
 let stack: LocalStack;
 const calls: Array<{ modelId: string; job: string }> = [];
 
-/** Which job a Converse request is: its forced tool, or a summary (no tool). */
+/** Which job a Converse request is: the name of its structured answer (a forced tool or a structured output schema), or a summary (free text). */
 function jobOf(req: ConverseRequest): string {
-  const tool = req.toolConfig?.tools?.[0]?.toolSpec?.name;
+  const answer = answerNameOf(req);
   const jobs: Record<string, string> = { [REFLECTION_TOOL.name]: 'batch', [NIGHTLY_TOOL.name]: 'nightly', [WEEKLY_TOOL.name]: 'weekly' };
-  return tool === undefined ? 'summary' : (jobs[tool] ?? tool);
+  return answer === undefined ? 'summary' : (jobs[answer] ?? answer);
 }
 
 beforeAll(async () => {

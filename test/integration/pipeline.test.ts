@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCESS_DENIED, cutReply } from '../../infra/local/converse-protocol.js';
+import { ACCESS_DENIED, answerNameOf, cutReply } from '../../infra/local/converse-protocol.js';
 import { offlineResponder } from '../../infra/local/converse-server.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
@@ -88,7 +88,7 @@ describe('the pipeline on the local emulators', () => {
     const ledger = requestLedger.snapshotByScope().reflector ?? {};
     let calls = 0;
     stack.emulators.converse.setResponder((req) => {
-      if (!req.toolConfig) return offlineResponder(req);
+      if (!answerNameOf(req)) return offlineResponder(req);
       calls++;
       // Every attempt of the first delivery fails as Bedrock does when it is down for a moment.
       return calls <= BEDROCK_MAX_ATTEMPTS ? { status: 503, errorType: 'ServiceUnavailableException', message: 'down for a moment' } : offlineResponder(req);
@@ -112,7 +112,7 @@ describe('the pipeline on the local emulators', () => {
     const before = await stack.summary();
     let calls = 0;
     stack.emulators.converse.setResponder((req) => {
-      if (!req.toolConfig) return offlineResponder(req); // summaries still work
+      if (!answerNameOf(req)) return offlineResponder(req); // summaries still work
       calls++;
       return { status: 429, errorType: 'ThrottlingException', message: 'Too many requests' };
     });
@@ -135,7 +135,7 @@ describe('the pipeline on the local emulators', () => {
 
   it('parks a job whose model access is denied, naming model access as the cause in the failure log', async () => {
     const before = await stack.summary();
-    stack.emulators.converse.setResponder((req) => (req.toolConfig ? ACCESS_DENIED : offlineResponder(req)));
+    stack.emulators.converse.setResponder((req) => (answerNameOf(req) ? ACCESS_DENIED : offlineResponder(req)));
     try {
       await stack.replayLines(tenTurns('denied-user'));
       await stack.waitUntilDrained({ timeoutMs: 60_000 });
@@ -155,7 +155,7 @@ describe('the pipeline on the local emulators', () => {
   it('asks a cut answer again with a larger budget in the same delivery, and records it', async () => {
     stack.emulators.converse.setResponder(async (req) => {
       const full = await offlineResponder(req);
-      return req.toolConfig && req.inferenceConfig?.maxTokens === 1500 ? cutReply(req, full) : full;
+      return answerNameOf(req) && req.inferenceConfig?.maxTokens === 1500 ? cutReply(req, full) : full;
     });
     try {
       await stack.replayLines(tenTurns('cut-user'));
@@ -164,7 +164,7 @@ describe('the pipeline on the local emulators', () => {
       stack.emulators.converse.setResponder(offlineResponder);
     }
     const log = JSON.parse(await bucket.text('users/cut-user/Logs/reflector/batch-1-10.json'));
-    expect(log).toMatchObject({ status: 'completed', model: { stopReason: 'tool_use', budgetRetry: { maxTokens: 1500, retryMaxTokens: 3000, outputTokens: 1500 } } });
+    expect(log).toMatchObject({ status: 'completed', model: { stopReason: 'end_turn', budgetRetry: { maxTokens: 1500, retryMaxTokens: 3000, outputTokens: 1500 } } });
   });
 
   it('truncates over-cap output and every gate rejects its case, through the Converse endpoint', async () => {
@@ -178,7 +178,7 @@ describe('the pipeline on the local emulators', () => {
     });
     const fact = (title: string, content: string, t: number) => ({ title, content, source_turns: [t], category: 'Facts' });
     stack.emulators.converse.setResponder((req) => {
-      if (!req.toolConfig) return offlineResponder(req);
+      if (!answerNameOf(req)) return offlineResponder(req);
       const input = {
         new_facts: [fact('ghost', 'The user mentioned a ghost turn.', 99), fact('reef_tank', known, 1), fact('extra_1', 'x', 1), fact('extra_2', 'y', 1)],
         corrections: [
@@ -194,7 +194,8 @@ describe('the pipeline on the local emulators', () => {
           { question: 'Which lighting suits the reef tank?', source_turns: [2], why_unresolved: 'the reply was unsure' },
         ],
       };
-      return { body: { output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 't1', name: 'record_reflection', input } }] } }, stopReason: 'tool_use', usage: { inputTokens: 5, outputTokens: 5, totalTokens: 10 } } };
+      // Haiku 4.5 is asked for structured output: its answer is the JSON as text.
+      return { body: { output: { message: { role: 'assistant', content: [{ text: JSON.stringify(input) }] } }, stopReason: 'end_turn', usage: { inputTokens: 5, outputTokens: 5, totalTokens: 10 } } };
     });
     try {
       await stack.replayLines(

@@ -164,6 +164,24 @@ describe('nightly and weekly reflection runs', () => {
     expect((await runNightly(job('nightly', [1, 2, 3, 4, 5]), d)).status).toBe('already_done');
   });
 
+  it('nightly: turns a batch reflected on and a summary covers are read through the summary, the rest as said (issue 19)', async () => {
+    const d = await deps((prompt) => nightlyOffline(prompt));
+    const batch = (turns: number[], status: BatchLog['status'] = 'completed') => ({ batch_id: `batch-${turns[0]}`, user_id: 'alice', status, timestamp: '2026-02-06T21:00:00Z', turns_reviewed: turns }) as BatchLog;
+    // Turns 1–3: batched and summarised. Turn 4: summarised, but its batch was aborted. Turn 5: neither.
+    d.summaries.logs.push(batch([1, 2, 3]), batch([4], 'aborted'));
+    d.summaries.texts.push({ userId: 'alice', id: 'summary-1-4', createdAt: '2026-02-06T21:00:00Z', text: 'Turns 1–4: the user talked about jazz.\nThey said: I love jazz records. I love jazz clubs.', sourceTurns: [1, 2, 3, 4] });
+    const out = await runNightly(job('nightly', [1, 2, 3, 4, 5]), { ...d, config: defaultSleepTimeConfig });
+    if (out.status !== 'completed') throw new Error(out.reason);
+    const prompts = d.model.requests.map((r) => r.prompt).join('\n');
+    expect(prompts).toContain('### Summary of turns 1–3\nTurns 1–4: the user talked about jazz.');
+    for (const said of ['I love jazz records', 'I love jazz clubs']) expect(prompts).not.toContain(`User: ${said}`);
+    expect(prompts).toContain('[Turn 4, 20:00] User: My sister Anna lives in Lyon');
+    expect(prompts).toContain('[Turn 5, 20:00] User: Actually the club is in Paris, not Lyon');
+    expect(out.run).toMatchObject({ messagesReviewed: 5, summariesReviewed: 1, turnsSummarised: 3 });
+    // Findings from the summary cite the turns its heading names.
+    expect(out.run.stored.map((s) => s.statement)).toContain("Anna is the user's sister.");
+  });
+
   it('nightly: a cut chunk is asked again with a larger budget; cut again, it is the run\'s error on the last delivery', async () => {
     let calls = 0;
     const d = await deps((prompt) => (++calls === 1 ? stopped('max_tokens', '{"findings": [') : nightlyOffline(prompt)));

@@ -48,8 +48,8 @@ the user's recent messages and look for what real-time extraction misses:
 4. preference — undeclared but consistent preferences (at least 3 instances; cite each);
 5. relationship — entity connections as (subject, relationship, object);
 6. unresolved — questions asked but never answered.
-Tag every finding HIGH, MEDIUM or LOW confidence. Cite turns by the numbers shown. Report
-through the record_nightly_findings tool. Known memories are listed so you can spot contradictions.`;
+Tag every finding HIGH, MEDIUM or LOW confidence. Cite turns by the numbers shown; a summary
+stands for the turns in its heading. Known memories are listed so you can spot contradictions.`;
 
 export function nightlyPrompt(chunk: string, memories: ReadonlyArray<{ path: string; summary: string }>): string {
   const known = memories.length === 0 ? '(none yet)' : memories.map((m) => `- ${m.path}: ${m.summary}`).join('\n');
@@ -74,31 +74,99 @@ export function nightlyCallCeiling(chunk: string, toolSchema: Record<string, unk
   return Math.ceil(chars / CLAUDE_CHARS_PER_TOKEN) + TOOL_USE_SYSTEM_PROMPT_TOKENS + maxTokens;
 }
 
-/** A chunk of the day's messages: what the model reads, and the turns it holds. */
+/** A chunk of the day's messages: what the model reads, and the turns it holds (a summary's included). */
 export interface TurnChunk {
   text: string;
   turns: TurnSaved[];
 }
 
-/** Split turns (ascending) into chunks of at most `budgetTokens` (a turn larger than that is its own chunk). */
-export function chunkTurnGroups(turns: readonly TurnSaved[], budgetTokens: number): TurnChunk[] {
-  const chunks: TurnChunk[] = [];
-  let current: TurnSaved[] = [];
-  let size = 0;
-  const close = () => chunks.push({ text: renderTurns(current), turns: current });
+/** A context summary (req R-SUM) of the day, with the turns it summarised. */
+export interface DaySummary {
+  id: string;
+  text: string;
+  sourceTurns: readonly number[];
+}
+
+/** What a chunk is made of: a summary standing for turns, or one turn as it was said. */
+type Unit = { summary: DaySummary; turns: TurnSaved[] } | { summary?: undefined; turns: [TurnSaved] };
+
+/** A summary as the nightly prompt shows it: headed by the turns it stands for, which findings cite. */
+export function renderSummary(summary: DaySummary, turns: readonly TurnSaved[]): string {
+  const ids = turns.map((t) => t.turnId);
+  return `### Summary of turns ${Math.min(...ids)}–${Math.max(...ids)}\n${summary.text}`;
+}
+
+/**
+ * The day as the nightly reads it (issue 19): a turn a batch has already reflected on
+ * (`batched`) and a summary covers is read through that summary, once per summary; every
+ * other turn as it was said. Ordered by each unit's first turn.
+ */
+export function dayUnits(turns: readonly TurnSaved[], summaries: readonly DaySummary[], batched: ReadonlySet<number>): Unit[] {
+  const coveredBy = new Map<number, DaySummary>();
+  for (const summary of summaries) for (const id of summary.sourceTurns) if (batched.has(id) && !coveredBy.has(id)) coveredBy.set(id, summary);
+  const units: Unit[] = [];
+  const bySummary = new Map<DaySummary, Unit>();
   for (const turn of [...turns].sort((a, b) => a.turnId - b.turnId)) {
-    // A turn's size as rendered alone (its group heading included): a chunk's text is at most this sum.
-    const tokens = estimateTokens(renderTurns([turn]));
+    const summary = coveredBy.get(turn.turnId);
+    if (!summary) {
+      units.push({ turns: [turn] });
+      continue;
+    }
+    const unit = bySummary.get(summary);
+    if (unit) unit.turns.push(turn);
+    else {
+      const created: Unit = { summary, turns: [turn] };
+      bySummary.set(summary, created);
+      units.push(created);
+    }
+  }
+  return units;
+}
+
+/** The text of a chunk's units: runs of turns rendered together (their group headings shared), summaries under their own. */
+function renderUnits(units: readonly Unit[]): string {
+  const parts: string[] = [];
+  let run: TurnSaved[] = [];
+  const flush = () => {
+    if (run.length > 0) parts.push(renderTurns(run));
+    run = [];
+  };
+  for (const unit of units) {
+    if (unit.summary) {
+      flush();
+      parts.push(renderSummary(unit.summary, unit.turns));
+    } else run.push(unit.turns[0]);
+  }
+  flush();
+  return parts.join('\n\n');
+}
+
+const unitTokens = (unit: Unit) => estimateTokens(unit.summary ? renderSummary(unit.summary, unit.turns) : renderTurns(unit.turns));
+
+/** Split the day's units into chunks of at most `budgetTokens` (a unit larger than that is its own chunk). */
+export function chunkDay(units: readonly Unit[], budgetTokens: number): TurnChunk[] {
+  const chunks: TurnChunk[] = [];
+  let current: Unit[] = [];
+  let size = 0;
+  const close = () => chunks.push({ text: renderUnits(current), turns: current.flatMap((u) => u.turns) });
+  for (const unit of units) {
+    // A unit's size as rendered alone (a turn's group heading included): a chunk's text is at most this sum.
+    const tokens = unitTokens(unit);
     if (current.length > 0 && size + tokens > budgetTokens) {
       close();
       current = [];
       size = 0;
     }
-    current.push(turn);
+    current.push(unit);
     size += tokens;
   }
   if (current.length > 0) close();
   return chunks;
+}
+
+/** Split turns (ascending) into chunks of at most `budgetTokens` (a turn larger than that is its own chunk). */
+export function chunkTurnGroups(turns: readonly TurnSaved[], budgetTokens: number): TurnChunk[] {
+  return chunkDay(dayUnits(turns, [], new Set()), budgetTokens);
 }
 
 /** The chunks' texts (see chunkTurnGroups). */

@@ -12,8 +12,13 @@ export interface SleepTimeRun {
   sessionsReviewed: number;
   /** Nightly: messages in the chunks reflected on (those of skipped chunks are in `truncated`). */
   messagesReviewed: number;
-  /** Weekly only: summaries read (batch logs, nightly findings, context summaries). */
+  /**
+   * Weekly: summaries read (batch logs, nightly findings, context summaries). Nightly: the
+   * day's context summaries read in place of the turns they summarised (issue 19).
+   */
   summariesReviewed: number;
+  /** Nightly: the day's turns read through a summary rather than as said (they are in `messagesReviewed` too). */
+  turnsSummarised?: number;
   /** Nightly: chunks reflected on (one model call each). */
   chunks: number;
   /** Nightly, when the day had more chunks than `maxNightlyChunks`: what was left out (its turns as first–last ranges). */

@@ -19,8 +19,7 @@ export const WEEKLY_TOOL = { name: 'record_weekly_reflection', description: 'Rec
 export const WEEKLY_SYSTEM_PROMPT = `You are the weekly reflection of an AI agent's long-term memory. You read the week's
 summaries of the conversations with one user (not the raw messages) and report: the
 trajectory (how their focus shifted), topic drift (topics dropped, new or continuing),
-weekly patterns, and unresolved arcs (threads across sessions without conclusion).
-Report through the record_weekly_reflection tool.`;
+weekly patterns, and unresolved arcs (threads across sessions without conclusion).`;
 
 export interface WeekSummary {
   source: 'batch' | 'nightly' | 'summary';

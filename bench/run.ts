@@ -329,7 +329,8 @@ async function coldStartSection(quick: boolean): Promise<SectionResult> {
 
 Each function bundled by the \`MemoryFunction\` construct itself (CDK's NodejsFunction running the
 local esbuild with our options: one CommonJS file for node22, minified, the AWS SDK bundled in,
-the modules of \`LEFT_OUT_MODULES\` left out, a source map without the sources' text), then
+the modules of \`LEFT_OUT_MODULES\` left out, the SDK's credential chain as the environment's
+credentials alone, a source map without the sources' text), then
 loaded with \`require()\` as the Lambda runtime loads a \`.js\` handler, in a fresh Node ${process.version} process on this machine, with the function's environment
 as the stack sets it, \`NODE_OPTIONS=--enable-source-maps\` included (Node reads the map while
 loading the bundle): the time to load the module and run its module scope (SDK clients,
@@ -351,7 +352,9 @@ bundle takes Node's built-ins through \`require()\`, where an ES module's \`impo
 builds a namespace that, on Node 22, loads undici. The api bundle, which carries the MCP SDK,
 was 1,234 KB at cd35e92; it leaves out what that SDK imports for paths its server never takes
 (Ajv and ajv-formats, which check elicitation answers, zod 3 and zod-to-json-schema: 212 KB;
-\`LEFT_OUT_MODULES\` in \`infra/constructs/memory-function.ts\`).
+\`LEFT_OUT_MODULES\` in \`infra/constructs/memory-function.ts\`): 1,022 KB at 7eb6d7f. Every bundle then took
+the SDK's default credential chain as the environment's credentials alone (Lambda puts the role's
+keys there; \`infra/constructs/lambda-credentials.ts\`): about 100 KB less each.
 `;
   return {
     md,

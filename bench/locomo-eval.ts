@@ -23,7 +23,7 @@ import { MemoryClient } from '../functions/api/client.js';
 import { locomoToTurns, type LocomoConversation } from '../infra/local/locomo.js';
 import { type LocalStack, startLocalStack } from '../infra/local/stack.js';
 import { BedrockConverseModel } from '../lib/adapters/bedrock-converse-model.js';
-import { LOCOMO_FILES } from './locomo-quality.js';
+import { LOCOMO_FILES, replayWithNextDay } from './locomo-quality.js';
 import { printReport } from './print-report.js';
 
 interface Qa {
@@ -143,13 +143,7 @@ async function evalConversation(run: Eval, file: string): Promise<void> {
   const conv = JSON.parse(readFileSync(file, 'utf8')) as LocomoConversation & { qa: Qa[] };
   const userId = `locomo-${name}`;
   const { stack } = run;
-  await stack.replayLines(
-    locomoToTurns(conv, { userId, source: `locomo/${name}` }).map((t) => JSON.stringify(t)),
-    { clock: true },
-  );
-  await stack.waitUntilDrained();
-  await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
-  await stack.waitUntilDrained();
+  await replayWithNextDay(stack, locomoToTurns(conv, { userId, source: `locomo/${name}` }));
   const memory = new MemoryClient(stack.info.apiUrl, () => stack.info.adminToken);
   const asked = conv.qa.filter((qa) => qa.category >= 1 && qa.category <= 4 && typeof qa.question === 'string' && qa.answer !== undefined).slice(0, run.perConversation);
   for (const qa of asked) await askAndJudge(run, memory, userId, qa);

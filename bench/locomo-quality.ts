@@ -295,14 +295,22 @@ async function benchConversation(run: Run, file: string, tally: Tally): Promise<
   run.meter.end(null);
 }
 
+/** Replays the turns on the stack's clock, drained, then the day after them (its nightly and weekly runs), drained. */
+export async function replayWithNextDay(stack: LocalStack, turns: readonly TurnSaved[]): Promise<void> {
+  await stack.replayLines(
+    turns.map((t) => JSON.stringify(t)),
+    { clock: true },
+  );
+  await stack.waitUntilDrained();
+  await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
+  await stack.waitUntilDrained();
+}
+
 /** Replays the turns on the stack's clock, then a day of sweeps; records signal and trigger → staged latencies. */
 async function replayConversation(run: Run, turns: readonly TurnSaved[], tally: Tally): Promise<void> {
   const { stack, meter } = run;
   meter.end(null);
-  await stack.replayLines(turns.map((t) => JSON.stringify(t)), { clock: true });
-  await stack.waitUntilDrained();
-  await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
-  await stack.waitUntilDrained();
+  await replayWithNextDay(stack, turns);
   const replayed = meter.end(run.ingest);
   tally.latencyRuns.signal.push(replayed.filter((i) => i.fn === 'signal' && i.records.length > 0).map((i) => i.ms / i.records.length));
   tally.latencyRuns.trigger.push(

@@ -6,6 +6,7 @@
  * it. A local-stack tool only: Lambda's clients carry no such middleware.
  */
 import type { MetadataBearer } from '@smithy/types';
+import { answerNameOf, type ConverseRequest } from './converse-protocol.js';
 
 export interface LedgerEntry {
   requests: number;
@@ -96,10 +97,7 @@ interface Capacity {
 const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
 
 /** The structured answer a Converse call asks for (its forced tool's or structured output schema's name), or 'text'. */
-const converseToolOf = (input: Record<string, unknown>): string =>
-  (input.toolConfig as { toolChoice?: { tool?: { name?: string } } } | undefined)?.toolChoice?.tool?.name ??
-  (input.outputConfig as { textFormat?: { structure?: { jsonSchema?: { name?: string } } } } | undefined)?.textFormat?.structure?.jsonSchema?.name ??
-  'text';
+const converseToolOf = (input: Record<string, unknown>): string => answerNameOf(input as unknown as ConverseRequest) ?? 'text';
 
 /** Add the counting middleware to a client (any AWS SDK v3 client); `name` scopes its requests (the function's key). */
 export function instrument<C extends { middlewareStack: { add: (...args: never[]) => void } }>(client: C, service: string, name?: string): C {

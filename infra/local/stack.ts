@@ -567,7 +567,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     clock,
     ...clients,
     publisher: new TurnPublisher(clients.sqs, resources.queues.turn.url, { s3: clients.s3, bucketName: resources.bucketName }),
-    schedules: stageConfig('dev').schedules,
+    schedules: (options.config ?? stageConfig('dev')).schedules,
     state: { simNow: new Date(), dirty: false, fired: [], sweepErrors: 0, refusedLines: [], runId: randomUUID().slice(0, 8), lineCounter: 0 },
   };
   return localStackOf(rt, api, tokenSecret);

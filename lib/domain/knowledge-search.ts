@@ -39,10 +39,13 @@ export interface IndexOptions {
   baseForms?: boolean;
 }
 
-const termsOf = (stem: boolean, baseForms: boolean) => (text: string): string[] =>
+/** A word as both BM25 and the vectors index it (IndexOptions). */
+const normaliser = ({ stem = false, baseForms = false }: IndexOptions) => (t: string): string => (stem ? stemmer(baseForms ? baseOf(t) : t) : t);
+
+const termsOf = (normal: (t: string) => string) => (text: string): string[] =>
   words(text.replace(/_/g, ' '))
     .filter((t) => t.length >= 2 && !isStopword(t) && !/^\d+$/.test(t))
-    .map((t) => (stem ? stemmer(baseForms ? baseOf(t) : t) : t));
+    .map(normal);
 /** How often each term occurs. */
 export const counts = (tokens: readonly string[]): Map<string, number> => {
   const m = new Map<string, number>();
@@ -58,14 +61,13 @@ export class DocumentIndex<D extends SearchableDoc> {
   private readonly terms: (text: string) => string[];
 
   constructor(docs: readonly D[] = [], options: IndexOptions = {}) {
-    const stem = options.stem ?? false;
-    const base = stem && (options.baseForms ?? false) ? baseOf : (t: string) => t;
-    this.terms = termsOf(stem, options.baseForms ?? false);
+    const normal = normaliser(options);
+    this.terms = termsOf(normal);
     this.index = new MiniSearch<SearchableDoc>({
       idField: 'id',
       fields: ['title', 'text'],
       tokenize: (text) => words(text.replace(/_/g, ' ')),
-      processTerm: (t) => (t.length < 2 || isStopword(t) ? null : stem ? stemmer(base(t)) : t),
+      processTerm: (t) => (t.length < 2 || isStopword(t) ? null : normal(t)),
     });
     for (const d of docs) this.add(d);
   }

@@ -34,7 +34,7 @@
  */
 import * as z from 'zod';
 import { cosine, counts } from './knowledge-search.js';
-import { type Field, FIELDS, type IndexedItem, indexedItem, queryTermGroups, queryTerms, SearchSegment, vectorTerms } from './search-segment.js';
+import { type Field, FIELDS, type IndexedItem, indexedItem, queryTermGroups, SearchSegment, vectorTerms } from './search-segment.js';
 import { isLive, KindSchema, type MemoryItem, ScopeSchema, TierSchema } from './memory-item.js';
 
 export const SEARCH_WEIGHTS = { relevance: 0.7, quality: 0.2, recency: 0.1 } as const;
@@ -264,10 +264,10 @@ const bm25Of = (perTerm: ReadonlyMap<string, number>): number => [...perTerm.val
  */
 export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Date, spare = 0): IndexHit[] {
   const filters = request.filters ?? {};
-  const terms = queryTerms(request.query);
-  if (terms.length === 0 || index.size === 0) return [];
+  const groups = queryTermGroups(request.query);
+  if (groups.length === 0 || index.size === 0) return [];
   const eligible = (item: IndexedItem) => (item.expiresAt === null || item.expiresAt > now.getTime()) && matchesFilters(item, filters, now);
-  const matches = termScores(index, queryTermGroups(request.query), eligible);
+  const matches = termScores(index, groups, eligible);
   const candidates = matches
     .map((m) => ({ segment: m.segment, doc: m.doc, score: bm25Of(m.perTerm) }))
     .sort((a, b) => b.score - a.score)

@@ -62,11 +62,10 @@ export const indexedItem = (item: MemoryItem): IndexedItem => ({
 const rawTokens = (text: string): string[] => words(text.replace(/_/g, ' '));
 const termOf = (token: string): string | null => (token.length < 2 || isStopword(token) ? null : stemmer(token));
 
-/** The terms of a query, in order, repeats kept (MiniSearch scores a repeated word twice). */
-export const queryTerms = (query: string): string[] => rawTokens(query).flatMap((t) => termOf(t) ?? []);
 /**
- * The query's words as groups of terms: each word's own term first, then those of its other
- * irregular forms (irregular-forms.ts), which count as that word in the ranking.
+ * The query's words as groups of terms, in order, repeats kept (MiniSearch scores a repeated
+ * word twice): each word's own term first, then those of its other irregular forms
+ * (irregular-forms.ts), which count as that word in the ranking.
  */
 export const queryTermGroups = (query: string): string[][] =>
   rawTokens(query).flatMap((t) => {

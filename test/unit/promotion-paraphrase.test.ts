@@ -45,7 +45,8 @@ const fresh = (text: string, i: number) => ({ path: `Knowledge_staging/Facts/n${
 function recurrences(pick: (t: [string, string, string]) => string): number {
   const staged = TRIPLES.map(([fact], i) => record(fact, i));
   const { reinforcements } = findRecurrences(staged, TRIPLES.map((t, i) => fresh(pick(t), i)), 'batch-2');
-  return reinforcements.filter((r) => r.staged.path === `Knowledge_staging/Facts/f${TRIPLES.findIndex((t) => pick(t) === r.doc.text)}.md`).length;
+  // Statement n{i} recurs rightly only as staged fact f{i}.
+  return reinforcements.filter((r) => r.staged.path === r.doc.path.replace('/n', '/f')).length;
 }
 
 describe('promotion under rewording', () => {

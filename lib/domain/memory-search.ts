@@ -36,6 +36,7 @@ import * as z from 'zod';
 import { cosine, counts } from './knowledge-search.js';
 import { type Field, FIELDS, type IndexedItem, indexedItem, queryTermGroups, SearchSegment, vectorTerms } from './search-segment.js';
 import { isLive, KindSchema, type MemoryItem, ScopeSchema, TierSchema } from './memory-item.js';
+import { queryTimeWindow, type TimeWindow } from './query-time.js';
 
 export const SEARCH_WEIGHTS = { relevance: 0.7, quality: 0.2, recency: 0.1 } as const;
 export const RECENCY_HALF_LIFE_DAYS = 30;
@@ -278,7 +279,11 @@ export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Da
   // Nothing over the floor: the question is about something memory does not hold.
   if (byScore.length === 0) return [];
   const byWindow = windowRanking(index, matches, eligible, request.query, now).filter((h) => h.similarity >= floor);
-  return fuse([byScore, contextRanking(index, scored, byScore, eligible), byWindow])
+  const bySummary = summaryRanking(index, matches, eligible, request.query, now).filter((h) => h.similarity >= floor);
+  const window = queryTimeWindow(request.query, now);
+  const byTime = window ? timeRanking(index, matches, window, request.query, now).filter((h) => h.similarity >= floor) : [];
+  const rankings = [byScore, contextRanking(index, scored, byScore, eligible), byWindow, bySummary, byTime];
+  return fuse(rankings.filter((r) => r.length > 0))
     .filter(novel())
     .slice(0, request.limit + spare);
 }
@@ -351,6 +356,74 @@ function neighbour(index: SegmentedIndex, item: IndexedItem, offset: number, eli
   const at = index.locate(item.userId, `turn:${(item.sourceTurns[0] ?? 0) + offset}`);
   const next = at && (index.segments[at.segment] as SearchSegment).item(at.doc);
   return at && next && isTurn(next) && next.sessionId === item.sessionId && eligible(next) ? { ...at, item: next } : undefined;
+}
+
+/**
+ * The summaries ranked by the turns they cover: per query word, the best score of a covered
+ * turn matching it, then BM25+'s sum times the words matched; the similarity over those turns'
+ * words. So a question whose answer is spread over a conversation ("what activities has she
+ * done with her family?") finds the summaries of the sessions its turns are in, each of which
+ * stands for all of that session's turns (issue 22's multi-hop lever; BENCHMARKS.md).
+ */
+function summaryRanking(index: SegmentedIndex, matches: readonly TermScores[], eligible: (item: IndexedItem) => boolean, query: string, now: Date): ScoredHit[] {
+  const covering = summariesByTurn(index, eligible);
+  if (covering.size === 0) return [];
+  const summaries = new Map<string, Candidate & { members: Array<{ segment: number; doc: number }>; perTerm: Map<string, number> }>();
+  for (const m of matches) {
+    const item = (index.segments[m.segment] as SearchSegment).item(m.doc);
+    if (!isTurn(item)) continue;
+    for (const at of covering.get(`${item.userId}\u0000${item.sourceTurns[0]}`) ?? []) {
+      const key = `${at.segment}:${at.doc}`;
+      const s = summaries.get(key) ?? { ...at, score: 0, members: [], perTerm: new Map<string, number>() };
+      s.members.push({ segment: m.segment, doc: m.doc });
+      for (const [word, score] of m.perTerm) s.perTerm.set(word, Math.max(s.perTerm.get(word) ?? 0, score));
+      summaries.set(key, s);
+    }
+  }
+  const best = [...summaries.values()]
+    .map((s) => ({ ...s, score: bm25Of(s.perTerm) }))
+    .sort((a, b) => b.score - a.score)
+    .slice(0, SUMMARY_CANDIDATES);
+  return scoreCandidates(index, best, query, now).sort(bestFirst);
+}
+
+/** How many summaries the summary ranking scores. */
+const SUMMARY_CANDIDATES = 50;
+
+/** The served, eligible summaries covering each turn (owner and turn number), from the segments' summary columns. */
+function summariesByTurn(index: SegmentedIndex, eligible: (item: IndexedItem) => boolean): Map<string, Array<{ segment: number; doc: number }>> {
+  const covering = new Map<string, Array<{ segment: number; doc: number }>>();
+  index.segments.forEach((s, segment) => {
+    for (const doc of s.docsOfKind('summary')) {
+      if (index.isHidden(segment, doc)) continue;
+      const summary = s.item(doc);
+      if (!eligible(summary)) continue;
+      for (const turn of summary.sourceTurns) {
+        const key = `${summary.userId}\u0000${turn}`;
+        covering.set(key, [...(covering.get(key) ?? []), { segment, doc }]);
+      }
+    }
+  });
+  return covering;
+}
+
+/** How many items the time ranking scores. */
+const TIME_CANDIDATES = 50;
+
+/**
+ * The matching items written in the window the query names (query-time.ts), by BM25+: so
+ * "what did she start on 3 June, 2023?" prefers what was said that day.
+ */
+function timeRanking(index: SegmentedIndex, matches: readonly TermScores[], window: TimeWindow, query: string, now: Date): ScoredHit[] {
+  const within = matches
+    .filter((m) => {
+      const at = (index.segments[m.segment] as SearchSegment).item(m.doc).createdAt;
+      return at >= window.from && at < window.to;
+    })
+    .map((m) => ({ segment: m.segment, doc: m.doc, score: bm25Of(m.perTerm) }))
+    .sort((a, b) => b.score - a.score)
+    .slice(0, TIME_CANDIDATES);
+  return scoreCandidates(index, within, query, now).sort(bestFirst);
 }
 
 /** How many windows the window ranking scores (the score ranking's candidates are as many). */

@@ -154,6 +154,7 @@ export class SearchSegment {
   private readonly termIds: Map<string, number>;
   private readonly made = new Map<number, IndexedItem>();
   private ordinals: Map<string, number> | undefined;
+  private readonly ofKind = new Map<string, Int32Array>();
 
   constructor(
     readonly terms: readonly string[],
@@ -204,6 +205,17 @@ export class SearchSegment {
   docOf(id: string): number | undefined {
     this.ordinals ??= new Map(this.columns.ids.map((itemId, doc) => [itemId, doc]));
     return this.ordinals.get(id);
+  }
+
+  /** The ordinals of the segment's items of this kind, found on first use, then kept. */
+  docsOfKind(kind: IndexedItem['kind']): Int32Array {
+    let docs = this.ofKind.get(kind);
+    if (docs) return docs;
+    const code = this.columns.kind.values.indexOf(kind);
+    const codes = this.columns.kind.codes;
+    docs = Int32Array.from(code < 0 ? [] : codes.keys()).filter((d) => codes[d] === code);
+    this.ofKind.set(kind, docs);
+    return docs;
   }
 
   /** The owner and id of item `doc`, without making the item. */

@@ -160,6 +160,36 @@ describe('unified search (req R-DOC-3)', () => {
     expect(at('turn:3')).toBeLessThan(at('turn:41'));
   });
 
+  it('ranks first, among equals, what was said on the day a question names (issue 22: time)', () => {
+    const turn = (n: number, day: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: `s${n}`, sourceTurns: [n], createdAt: `${day}T10:00:00.000Z` });
+    const pool = [turn(1, '2025-05-02', 'I started a pottery class'), turn(2, '2025-06-03', 'I started a pottery class'), turn(3, '2025-07-09', 'I started a pottery class')];
+    const first = (query: string) => searchMemory(pool, { query, limit: 3 }, now)[0]?.item.id;
+    expect(first('What class did I start on 3 June, 2025?')).toBe('turn:2');
+    expect(first('What class did I start in July 2025?')).toBe('turn:3');
+    // No day named: the three tie on words, and the newest leads (recency).
+    expect(first('What class did I start?')).toBe('turn:3');
+  });
+
+  it('ranks a summary by the turns it covers, so one hit stands for a spread-out answer (issue 22: multi-hop)', () => {
+    const turn = (n: number, session: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
+    const summary = (id: string, turns: number[], text: string) => item({ id: `summary:${id}`, kind: 'summary', text, sourceTurns: turns });
+    const pool = [
+      turn(1, 's1', 'we went camping by the river with the kids'),
+      turn(2, 's1', 'then a long hike up the ridge'),
+      turn(3, 's1', 'and pottery on the last evening'),
+      turn(4, 's1', 'we drove home on Sunday night'),
+      ...Array.from({ length: 8 }, (_, i) => turn(10 + i, `o${i}`, `the weather was grey and the traffic slow, day ${i}`)),
+      // Its own words share nothing with the question: only the turns it covers do.
+      summary('a', [1, 2, 3, 4], 'A weekend away: three days outdoors and an evening class.'),
+      summary('b', [10, 11], 'Grey weather and slow traffic.'),
+    ];
+    const ids = searchMemory(pool, { query: 'camping hike with the kids', limit: 10 }, now).map((h) => h.item.id);
+    expect(ids).toContain('summary:a');
+    expect(ids).not.toContain('summary:b');
+    // It stands for turn 4 too, which no better hit stands for. Without the turns it covers, nothing finds it.
+    expect(searchMemory(pool.filter((i) => i.kind !== 'turn' || !i.sourceTurns.some((t) => t <= 3)), { query: 'camping hike with the kids', limit: 10 }, now)).toEqual([]);
+  });
+
   it('returns an item under the floor only when the turn before it clears the floor', () => {
     const turn = (n: number, session: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
     const pool = [

@@ -254,8 +254,42 @@ function termScores(index: SegmentedIndex, groups: ReadonlyArray<readonly string
   return [...scores.values()];
 }
 
-/** MiniSearch's BM25+ of per-term scores: their sum times the number of distinct query words matched. */
-const bm25Of = (perTerm: ReadonlyMap<string, number>): number => [...perTerm.values()].reduce((a, b) => a + b, 0) * perTerm.size;
+/** The items matching the query, and each query word's weight when it is matched (wordWeights). */
+interface Matches {
+  items: TermScores[];
+  weights: ReadonlyMap<string, number>;
+}
+
+/**
+ * Each query word's inverse document frequency over the items' texts (BM25's, of the word's
+ * own term): what matching it is worth in bm25Of's coordination factor.
+ */
+function wordWeights(index: SegmentedIndex, groups: ReadonlyArray<readonly string[]>): Map<string, number> {
+  const n = index.size;
+  return new Map(
+    groups.map((g) => {
+      const df = Math.max(1, index.frequency('text', g[0] as string));
+      return [g[0] as string, Math.log(1 + (n - df + 0.5) / (df + 0.5))];
+    }),
+  );
+}
+
+/**
+ * BM25+ of per-word scores: their sum times the weight of the distinct query words matched.
+ * MiniSearch multiplies by their number; here each word counts by its inverse document
+ * frequency, so a word most items hold (in a conversation, the names its people call each
+ * other by) adds its own small score but does not multiply the rest as a rare word does.
+ * Measured on LoCoMo (BENCHMARKS.md, issue 22).
+ */
+function bm25Of(perTerm: ReadonlyMap<string, number>, weights: ReadonlyMap<string, number>): number {
+  let sum = 0;
+  let matched = 0;
+  for (const [word, score] of perTerm) {
+    sum += score;
+    matched += weights.get(word) ?? 1;
+  }
+  return sum * matched;
+}
 
 /**
  * memory.search over an index: the `limit` best live items passing the filters, redundant
@@ -268,9 +302,9 @@ export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Da
   const groups = queryTermGroups(request.query);
   if (groups.length === 0 || index.size === 0) return [];
   const eligible = (item: IndexedItem) => (item.expiresAt === null || item.expiresAt > now.getTime()) && matchesFilters(item, filters, now);
-  const matches = termScores(index, groups, eligible);
-  const candidates = matches
-    .map((m) => ({ segment: m.segment, doc: m.doc, score: bm25Of(m.perTerm) }))
+  const matches: Matches = { items: termScores(index, groups, eligible), weights: wordWeights(index, groups) };
+  const candidates = matches.items
+    .map((m) => ({ segment: m.segment, doc: m.doc, score: bm25Of(m.perTerm, matches.weights) }))
     .sort((a, b) => b.score - a.score)
     .slice(0, Math.max(50, request.limit * CANDIDATES_PER_RESULT));
   const scored = scoreCandidates(index, candidates, request.query, now);
@@ -365,11 +399,11 @@ function neighbour(index: SegmentedIndex, item: IndexedItem, offset: number, eli
  * done with her family?") finds the summaries of the sessions its turns are in, each of which
  * stands for all of that session's turns (issue 22's multi-hop lever; BENCHMARKS.md).
  */
-function summaryRanking(index: SegmentedIndex, matches: readonly TermScores[], eligible: (item: IndexedItem) => boolean, query: string, now: Date): ScoredHit[] {
+function summaryRanking(index: SegmentedIndex, matches: Matches, eligible: (item: IndexedItem) => boolean, query: string, now: Date): ScoredHit[] {
   const covering = summariesByTurn(index, eligible);
   if (covering.size === 0) return [];
   const summaries = new Map<string, Candidate & { members: Array<{ segment: number; doc: number }>; perTerm: Map<string, number> }>();
-  for (const m of matches) {
+  for (const m of matches.items) {
     const item = (index.segments[m.segment] as SearchSegment).item(m.doc);
     if (!isTurn(item)) continue;
     for (const at of covering.get(`${item.userId}\u0000${item.sourceTurns[0]}`) ?? []) {
@@ -381,7 +415,7 @@ function summaryRanking(index: SegmentedIndex, matches: readonly TermScores[], e
     }
   }
   const best = [...summaries.values()]
-    .map((s) => ({ ...s, score: bm25Of(s.perTerm) }))
+    .map((s) => ({ ...s, score: bm25Of(s.perTerm, matches.weights) }))
     .sort((a, b) => b.score - a.score)
     .slice(0, SUMMARY_CANDIDATES);
   return scoreCandidates(index, best, query, now).sort(bestFirst);
@@ -414,13 +448,13 @@ const TIME_CANDIDATES = 50;
  * The matching items written in the window the query names (query-time.ts), by BM25+: so
  * "what did she start on 3 June, 2023?" prefers what was said that day.
  */
-function timeRanking(index: SegmentedIndex, matches: readonly TermScores[], window: TimeWindow, query: string, now: Date): ScoredHit[] {
-  const within = matches
+function timeRanking(index: SegmentedIndex, matches: Matches, window: TimeWindow, query: string, now: Date): ScoredHit[] {
+  const within = matches.items
     .filter((m) => {
       const at = (index.segments[m.segment] as SearchSegment).item(m.doc).createdAt;
       return at >= window.from && at < window.to;
     })
-    .map((m) => ({ segment: m.segment, doc: m.doc, score: bm25Of(m.perTerm) }))
+    .map((m) => ({ segment: m.segment, doc: m.doc, score: bm25Of(m.perTerm, matches.weights) }))
     .sort((a, b) => b.score - a.score)
     .slice(0, TIME_CANDIDATES);
   return scoreCandidates(index, within, query, now).sort(bestFirst);
@@ -437,9 +471,9 @@ const WINDOW_CANDIDATES = 50;
  * finds each turn of it, and an answer with none of the question's words is found by the
  * question next to it. Other items are their own window. Measured on LoCoMo (BENCHMARKS.md).
  */
-function windowRanking(index: SegmentedIndex, matches: readonly TermScores[], eligible: (item: IndexedItem) => boolean, query: string, now: Date): ScoredHit[] {
+function windowRanking(index: SegmentedIndex, matches: Matches, eligible: (item: IndexedItem) => boolean, query: string, now: Date): ScoredHit[] {
   const windows = new Map<string, { segment: number; doc: number; members: Array<{ segment: number; doc: number }>; perTerm: Map<string, number> }>();
-  for (const m of matches) {
+  for (const m of matches.items) {
     const item = (index.segments[m.segment] as SearchSegment).item(m.doc);
     const self = { segment: m.segment, doc: m.doc, item };
     // A matching turn counts in its own window and in its neighbours' (it is their next or previous turn).
@@ -454,7 +488,7 @@ function windowRanking(index: SegmentedIndex, matches: readonly TermScores[], el
     }
   }
   const best = [...windows.values()]
-    .map((w) => ({ ...w, score: bm25Of(w.perTerm) }))
+    .map((w) => ({ ...w, score: bm25Of(w.perTerm, matches.weights) }))
     .sort((a, b) => b.score - a.score)
     .slice(0, WINDOW_CANDIDATES);
   return scoreCandidates(index, best, query, now).sort(bestFirst);

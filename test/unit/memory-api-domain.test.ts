@@ -190,6 +190,18 @@ describe('unified search (req R-DOC-3)', () => {
     expect(searchMemory(pool.filter((i) => i.kind !== 'turn' || !i.sourceTurns.some((t) => t <= 3)), { query: 'camping hike with the kids', limit: 10 }, now)).toEqual([]);
   });
 
+  it('counts a matched word by its rarity: a word most items hold does not multiply the rest (issue 22)', () => {
+    const turn = (n: number, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: `s${n}`, sourceTurns: [n] });
+    const pool = [
+      turn(1, 'the sunset over the lake was orange and gold'),
+      turn(2, 'Anna, your painting is lovely'),
+      ...Array.from({ length: 8 }, (_, i) => turn(10 + i, `Thanks Anna, see you on day ${i}`)),
+      ...Array.from({ length: 2 }, (_, i) => turn(20 + i, `a painting class on day ${i}`)),
+    ];
+    // Turn 2 matches two of the words, turn 1 one: but "Anna" is in most items, and "sunset" in one.
+    expect(searchMemory(pool, { query: 'Anna sunset painting', limit: 3 }, now)[0]?.item.id).toBe('turn:1');
+  });
+
   it('returns an item under the floor only when the turn before it clears the floor', () => {
     const turn = (n: number, session: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
     const pool = [

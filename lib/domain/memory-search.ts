@@ -11,12 +11,14 @@
  * score = relevance · (0.7 + 0.2 · quality + 0.1 · recency), recency = ½^(age / 30 days).
  * Items under the confidence floor (cosine < minSimilarity) are not returned: a query with
  * nothing relevant in memory gets no results rather than the least bad ones.
- * Order (issue 22): three rankings fused by reciprocal rank (the fused value, 1 for first in
- * all three, is the score returned): the hits over the floor by that score; the candidates by
- * context score, a turn's score plus that of the turn before it in its session, so an answer
+ * Order (issue 22): up to five rankings fused by reciprocal rank (the fused value, 1 for first
+ * in all of them, is the score returned): the hits over the floor by that score; the candidates
+ * by context score, a turn's score plus that of the turn before it in its session, so an answer
  * that shares no word with the question ranks by the question it answers (the turn after each
- * hit is a candidate too); and the items by their window, a turn scored as if written together
- * with the turns either side of it in its session (windowRanking). Under the floor, only a
+ * hit is a candidate too); the items by their window, a turn scored as if written together
+ * with the turns either side of it in its session (windowRanking); the summaries by the turns
+ * they cover (summaryRanking); and, when the query names a time, the items written then
+ * (timeRanking). Under the floor, only a
  * turn whose previous turn, or whose window, clears it is returned; a question nothing in
  * memory is about still gets none.
  * Redundancy: an item all of whose source turns are already covered by better results
@@ -26,8 +28,8 @@
  * Since issue 18 the ranking runs over an index that lives between requests: segments
  * (search-segment.ts) oldest first, a newer segment's version of an item hiding an older
  * one's. BM25 is MiniSearch's BM25+ (k 1.2, b 0.7, d 0.5, title and text fields, a word of
- * the query counted as often as it is written, the sum times the number of distinct query
- * words matched), computed here because the segments are not MiniSearch indexes. Corpus
+ * the query counted as often as it is written), but the sum is multiplied by the inverse
+ * document frequencies of the distinct query words matched, not their number (bm25Of); computed here because the segments are not MiniSearch indexes. Corpus
  * statistics (item count, field lengths, document frequencies) count every item a segment
  * holds, superseded versions included until a merge drops them, where the per-request
  * index counted only the live, filtered pool: the difference is a few items in thousands.
@@ -294,8 +296,9 @@ function bm25Of(perTerm: ReadonlyMap<string, number>, weights: ReadonlyMap<strin
 /**
  * memory.search over an index: the `limit` best live items passing the filters, redundant
  * ones left out — and `spare` more after them, for a caller that may drop some. Ordered by
- * the fusion of three rankings (fuse): by score, by context score (contextRanking) and by
- * window (windowRanking).
+ * the fusion of up to five rankings (fuse): by score, by context score (contextRanking), by
+ * window (windowRanking), summaries by the turns they cover (summaryRanking) and, when the
+ * query names a time, by time (timeRanking).
  */
 export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Date, spare = 0): IndexHit[] {
   const filters = request.filters ?? {};

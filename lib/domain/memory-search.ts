@@ -403,13 +403,11 @@ function neighbour(index: SegmentedIndex, item: IndexedItem, offset: number, eli
  * stands for all of that session's turns (issue 22's multi-hop lever; BENCHMARKS.md).
  */
 function summaryRanking(index: SegmentedIndex, matches: Matches, eligible: (item: IndexedItem) => boolean, query: string, now: Date): ScoredHit[] {
-  const covering = summariesByTurn(index, eligible);
-  if (covering.size === 0) return [];
   const summaries = new Map<string, Candidate & { members: Array<{ segment: number; doc: number }>; perTerm: Map<string, number> }>();
   for (const m of matches.items) {
     const item = (index.segments[m.segment] as SearchSegment).item(m.doc);
     if (!isTurn(item)) continue;
-    for (const at of covering.get(`${item.userId}\u0000${item.sourceTurns[0]}`) ?? []) {
+    for (const at of summariesCovering(index, item, eligible)) {
       const key = `${at.segment}:${at.doc}`;
       const s = summaries.get(key) ?? { ...at, score: 0, members: [], perTerm: new Map<string, number>() };
       s.members.push({ segment: m.segment, doc: m.doc });
@@ -427,21 +425,15 @@ function summaryRanking(index: SegmentedIndex, matches: Matches, eligible: (item
 /** How many summaries the summary ranking scores. */
 const SUMMARY_CANDIDATES = 50;
 
-/** The served, eligible summaries covering each turn (owner and turn number), from the segments' summary columns. */
-function summariesByTurn(index: SegmentedIndex, eligible: (item: IndexedItem) => boolean): Map<string, Array<{ segment: number; doc: number }>> {
-  const covering = new Map<string, Array<{ segment: number; doc: number }>>();
-  index.segments.forEach((s, segment) => {
-    for (const doc of s.docsOfKind('summary')) {
-      if (index.isHidden(segment, doc)) continue;
+/** The served, eligible summaries of the turn's owner that cover it, in every segment. */
+function summariesCovering(index: SegmentedIndex, turn: IndexedItem, eligible: (item: IndexedItem) => boolean): Array<{ segment: number; doc: number }> {
+  return index.segments.flatMap((s, segment) =>
+    s.summariesCovering(turn.sourceTurns[0] ?? 0).flatMap((doc) => {
+      if (index.isHidden(segment, doc)) return [];
       const summary = s.item(doc);
-      if (!eligible(summary)) continue;
-      for (const turn of summary.sourceTurns) {
-        const key = `${summary.userId}\u0000${turn}`;
-        covering.set(key, [...(covering.get(key) ?? []), { segment, doc }]);
-      }
-    }
-  });
-  return covering;
+      return summary.userId === turn.userId && eligible(summary) ? [{ segment, doc }] : [];
+    }),
+  );
 }
 
 /** How many items the time ranking scores. */

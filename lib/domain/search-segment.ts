@@ -154,7 +154,7 @@ export class SearchSegment {
   private readonly termIds: Map<string, number>;
   private readonly made = new Map<number, IndexedItem>();
   private ordinals: Map<string, number> | undefined;
-  private readonly ofKind = new Map<string, Int32Array>();
+  private covering: Map<number, number[]> | undefined;
 
   constructor(
     readonly terms: readonly string[],
@@ -207,15 +207,18 @@ export class SearchSegment {
     return this.ordinals.get(id);
   }
 
-  /** The ordinals of the segment's items of this kind, found on first use, then kept. */
-  docsOfKind(kind: IndexedItem['kind']): Int32Array {
-    let docs = this.ofKind.get(kind);
-    if (docs) return docs;
-    const code = this.columns.kind.values.indexOf(kind);
-    const codes = this.columns.kind.codes;
-    docs = Int32Array.from(code < 0 ? [] : codes.keys()).filter((d) => codes[d] === code);
-    this.ofKind.set(kind, docs);
-    return docs;
+  /** The ordinals of the segment's summaries that cover a turn (by its number), found on first use, then kept. */
+  summariesCovering(turn: number): readonly number[] {
+    if (!this.covering) {
+      this.covering = new Map();
+      const code = this.columns.kind.values.indexOf('summary');
+      const c = this.columns;
+      for (let doc = 0; code >= 0 && doc < this.size; doc++) {
+        if (c.kind.codes[doc] !== code) continue;
+        for (const t of c.sourceTurns.subarray(c.sourceTurnOffsets[doc] ?? 0, c.sourceTurnOffsets[doc + 1] ?? 0)) this.covering.set(t, [...(this.covering.get(t) ?? []), doc]);
+      }
+    }
+    return this.covering.get(turn) ?? [];
   }
 
   /** The owner and id of item `doc`, without making the item. */

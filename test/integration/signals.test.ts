@@ -106,6 +106,9 @@ describe('signals and ingestion on the local emulators', () => {
     expect(text).toContain(' end 💪');
     expect(text.length).toBeGreaterThan(300_000);
     expect(await bucket.list('claims/big-user/')).toHaveLength(1);
+    // Its document is in S3: the item keeps the words search reads.
+    const [item] = await indexedTurns('big-user');
+    expect(String(item?.text)).toMatch(/^Please summarise this long document\nstart lorem ipsum/);
   });
 
   it('a small turn is one durable write: its document inline in the turn index, no S3 object (issue 19)', async () => {
@@ -115,6 +118,18 @@ describe('signals and ingestion on the local emulators', () => {
     expect(item?.doc).toMatch(/^---\n[\s\S]*That the clownfish spawned\. 💪/);
     expect(item?.docKey).toBeUndefined();
     expect(await bucket.list('users/small-user/turns/')).toEqual([]);
+    // No second copy of its words in the item: search reads them from the inline document.
+    expect(item?.text).toBeUndefined();
+    expect(item?.summary).toBeUndefined();
+    const token = await stack.mintUserToken(['small-user']);
+    const res = await fetch(`${stack.info.apiUrl}/v1/users/small-user/memory/search`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'clownfish spawned', limit: 5 }),
+    });
+    const found = (await res.json()) as { results?: Array<{ id: string; text?: string }> };
+    expect(found.results?.[0]).toMatchObject({ id: 'turn:1' });
+    expect(found.results?.[0]?.text).toContain('That the clownfish spawned.');
   });
 
   it('agent.event reflects now; session.closed and going idle write summaries as turn pairs', async () => {

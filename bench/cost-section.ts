@@ -52,11 +52,37 @@ export async function costSection(quality: QualityResult): Promise<{ md: string;
   return {
     md: render(quality, bill, models, { tokensIn, tokensOut }),
     json,
-    log: [`infrastructure per 1M turns $${json.infraUsdPer1MTurns} (goal ≤ 5), fixed $${json.fixedUsdPerMonth}/month (goal ≤ 10), input tokens per turn ${json.inputTokensPerTurn} (goal ≤ 190)`],
+    log: [
+      ...itemKindLines(quality),
+      `infrastructure per 1M turns $${json.infraUsdPer1MTurns} (goal ≤ 5), fixed $${json.fixedUsdPerMonth}/month (goal ≤ 10), input tokens per turn ${json.inputTokensPerTurn} (goal ≤ 190)`,
+    ],
   };
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
+
+/** Per ingest function: the DynamoDB write and read units per turn by item kind (sort-key prefix), largest first, and by operation. */
+function itemKindLines(quality: QualityResult): string[] {
+  const perTurn = (n: number) => (n / quality.turns).toFixed(2).padStart(6);
+  return Object.entries(quality.usage.ingest.byFunction).flatMap(([fn, u]) => {
+    const kinds = new Map<string, { w: number; r: number; ops: string[] }>();
+    for (const [k, v] of Object.entries(u.ledger)) {
+      if (!k.startsWith('ItemKind.')) continue;
+      const [kind = '', op = ''] = k.slice('ItemKind.'.length).split('|');
+      const e = kinds.get(kind) ?? { w: 0, r: 0, ops: [] };
+      e.w += v.writeUnits;
+      e.r += v.readUnits;
+      e.ops.push(`${op} ${perTurn(v.writeUnits + v.readUnits).trim()}u/${perTurn(v.requests).trim()}req`);
+      kinds.set(kind, e);
+    }
+    const rows = [...kinds].filter(([, e]) => (e.w + e.r) / quality.turns > 0.005).sort(([, a], [, b]) => b.w + b.r / 5 - (a.w + a.r / 5));
+    if (rows.length === 0) return [];
+    return [
+      `${fn}: DynamoDB units per turn by item kind (write, read; per operation: units/requests per turn)`,
+      ...rows.map(([kind, e]) => `  ${kind.padEnd(22)} ${perTurn(e.w)} W ${perTurn(e.r)} R  ${e.ops.join(', ')}`),
+    ];
+  });
+}
 
 type ModelCosts = ReadonlyArray<{ name: string; models: Record<string, string>; usd: number }>;
 
@@ -172,4 +198,3 @@ ${rows.join('\n')}`;
 
 /** AgentCore Memory: per long-term record a month with self-managed (or overridden) strategies. */
 const SELF_MANAGED_RECORD_MONTH = 0.25 / 1000;
-

@@ -75,7 +75,16 @@ export interface QualityResult {
   /** Result kinds in the memory search's top 5, over all questions. */
   kinds: Record<string, number>;
   /** What the replays used (ingest: replay + a day of sweeps; retrieval: the QA searches). */
-  usage: { ingest: PhaseUse; retrieval: PhaseUse; records: number; storedBytes: { dynamodb: number; s3: number }; storage: StorageUse; sweepFires: number; logBytes: Record<string, number>; metrics: string[] };
+  usage: {
+    ingest: PhaseUse;
+    retrieval: PhaseUse;
+    records: number;
+    storedBytes: { dynamodb: number; s3: number };
+    storage: StorageUse;
+    sweepFires: number;
+    logBytes: Record<string, number>;
+    metrics: string[];
+  };
   /** Per conversation: medians of signal time per turn and of trigger → staged (ms), and all samples' spread. */
   latency: {
     signalMsPerTurn: Spread;
@@ -251,6 +260,8 @@ interface Run {
 
 export async function benchLocomoQuality(files: readonly string[]): Promise<QualityResult> {
   const started = Date.now();
+  // DynamoDB units by item kind too (`ItemKind.…` ledger entries; the cost section prints them).
+  requestLedger.recordItemKinds(true);
   const meter = phaseMeter();
   // Logs at the production stage's level and metrics on, as a deployment writes them: their
   // bytes are counted per function (the lines' `service`) and kept off the terminal.
@@ -314,9 +325,7 @@ async function replayConversation(run: Run, turns: readonly TurnSaved[], tally: 
   const replayed = meter.end(run.ingest);
   tally.latencyRuns.signal.push(replayed.filter((i) => i.fn === 'signal' && i.records.length > 0).map((i) => i.ms / i.records.length));
   tally.latencyRuns.trigger.push(
-    replayed
-      .filter((i) => i.fn === 'reflector')
-      .flatMap((i) => i.records.filter((r) => jobKind(r) === 'batch').map((r) => i.finishedAt - Number(r.attributes.SentTimestamp))),
+    replayed.filter((i) => i.fn === 'reflector').flatMap((i) => i.records.filter((r) => jobKind(r) === 'batch').map((r) => i.finishedAt - Number(r.attributes.SentTimestamp))),
   );
 }
 
@@ -356,13 +365,28 @@ async function askQuestion(qa: Qa, raw: RawTurns, search: Search, tally: Tally):
   tally.questions += 1;
   tally.byCategory[qa.category] = (tally.byCategory[qa.category] ?? 0) + 1;
   const results = await search(qa.question, 10);
-  const m = recallAt(results.map((r) => raw.diaOf(r.sourceTurns)), evidence);
+  const m = recallAt(
+    results.map((r) => raw.diaOf(r.sourceTurns)),
+    evidence,
+  );
   addRecall(tally.memory, m);
   const ofCategory = tally.memoryByCategory[qa.category] ?? emptyRecall();
   tally.memoryByCategory[qa.category] = ofCategory;
   addRecall(ofCategory, m);
-  addRecall(tally.floor, recallAt(floorHits.map((h) => raw.diaOf([Number(h.doc.id)])), evidence));
-  addRecall(tally.stemmedFloor, recallAt(raw.stemmed.search(qa.question, 10).map((h) => raw.diaOf([Number(h.doc.id)])), evidence));
+  addRecall(
+    tally.floor,
+    recallAt(
+      floorHits.map((h) => raw.diaOf([Number(h.doc.id)])),
+      evidence,
+    ),
+  );
+  addRecall(
+    tally.stemmedFloor,
+    recallAt(
+      raw.stemmed.search(qa.question, 10).map((h) => raw.diaOf([Number(h.doc.id)])),
+      evidence,
+    ),
+  );
 
   const top5 = results.slice(0, 5);
   for (const r of top5) tally.kinds[r.kind] = (tally.kinds[r.kind] ?? 0) + 1;
@@ -547,8 +571,7 @@ function captureLogBytes(): { bytes: Record<string, number>; metrics: Set<string
       if (service && line.includes('"_aws"')) {
         const emf = JSON.parse(line) as { _aws?: { CloudWatchMetrics?: Array<{ Metrics?: Array<{ Name?: string }> }> } };
         for (const d of emf._aws?.CloudWatchMetrics ?? []) for (const m of d.Metrics ?? []) metrics.add(`${service}/${m.Name}`);
-      }
-      else if (line.length > 0) kept += `${line}\n`;
+      } else if (line.length > 0) kept += `${line}\n`;
     }
     return kept.length > 0 ? (write as (c: string, ...r: unknown[]) => boolean)(kept, ...rest) : true;
   }) as typeof process.stdout.write;

@@ -437,6 +437,11 @@ export class ModelAccessDeniedError extends Error {
 export interface SearchChange {
   id: string;
   at: string;
+  /**
+   * The store's marks that carry this change (their sort keys), for clearChanges; `at` on a
+   * mark that is deleted only if still at that value.
+   */
+  marks?: ReadonlyArray<{ sk: string; at?: string }>;
 }
 
 /** One segment of a search index and the items it removes from the segments before it. */

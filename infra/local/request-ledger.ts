@@ -7,6 +7,7 @@
  */
 import type { MetadataBearer } from '@smithy/types';
 import { answerNameOf, type ConverseRequest } from './converse-protocol.js';
+import { splitUnits, touchedItems } from './item-kinds.js';
 
 export interface LedgerEntry {
   requests: number;
@@ -24,6 +25,8 @@ const ledger = new Map<string, LedgerEntry>();
 const scoped = new Map<string, Map<string, LedgerEntry>>();
 /** Off by default (long runs would only grow it): what each scope's requests addressed. */
 let recordTargets = false;
+/** Off by default: DynamoDB units split by the kind of item (sort-key prefix) they went to, as `ItemKind.{kind}|{operation}` entries. */
+let recordItemKinds = false;
 const targets = new Map<string, Set<string>>();
 
 /** One distinct request target: the operation and the S3 key or queue URL it addressed. */
@@ -51,6 +54,15 @@ export const requestLedger = {
   /** Start (or stop) recording each scope's distinct request targets, for least-privilege checks. */
   recordTargets(on: boolean): void {
     recordTargets = on;
+  },
+  /**
+   * Start (or stop) splitting DynamoDB units by item kind (infra/local/item-kinds.ts): extra
+   * `ItemKind.{kind}|{operation}` entries beside the per-operation ones (whose totals stay as
+   * they are); a write's GSI share is `ItemKind.{kind} (gsi1)|{operation}`. Each such entry's
+   * `requests` counts the requests that touched that kind.
+   */
+  recordItemKinds(on: boolean): void {
+    recordItemKinds = on;
   },
   /** Per scope: the distinct operations with the S3 key or queue URL each addressed. */
   targetsByScope(): Record<string, RequestTarget[]> {
@@ -92,12 +104,37 @@ interface Capacity {
   CapacityUnits?: number;
   ReadCapacityUnits?: number;
   WriteCapacityUnits?: number;
+  Table?: { CapacityUnits?: number };
+  GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }>;
 }
 
 const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
 
 /** The structured answer a Converse call asks for (its forced tool's or structured output schema's name), or 'text'. */
 const converseToolOf = (input: Record<string, unknown>): string => answerNameOf(input as unknown as ConverseRequest) ?? 'text';
+
+const unitsOf = (c: Capacity) => c.CapacityUnits ?? c.WriteCapacityUnits ?? c.ReadCapacityUnits ?? 0;
+
+/** Adds the request's units to `ItemKind.{kind}|{operation}` entries: the table's share by item, each GSI's apart. */
+function addItemKinds(m: Map<string, LedgerEntry>, operation: string, input: Record<string, unknown>, consumed: Capacity | Capacity[] | undefined): void {
+  const items = touchedItems(operation, input);
+  const field = WRITES.has(operation) ? 'writeUnits' : 'readUnits';
+  const shares = new Map<string, number>();
+  for (const c of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) {
+    const gsis = Object.entries(c.GlobalSecondaryIndexes ?? {});
+    const gsiUnits = gsis.reduce((n, [, g]) => n + (g.CapacityUnits ?? 0), 0);
+    const table = c.Table?.CapacityUnits ?? unitsOf(c) - gsiUnits;
+    for (const [kind, u] of splitUnits(items, table)) shares.set(kind, (shares.get(kind) ?? 0) + u);
+    for (const [name, g] of gsis) for (const [kind, u] of splitUnits(items, g.CapacityUnits ?? 0)) shares.set(`${kind} (${name})`, (shares.get(`${kind} (${name})`) ?? 0) + u);
+  }
+  for (const kind of new Set([...items.map((i) => i.kind), ...shares.keys()])) {
+    const key = `ItemKind.${kind}|${operation}`;
+    const entry = m.get(key) ?? empty();
+    entry.requests += 1;
+    entry[field] += shares.get(kind) ?? 0;
+    m.set(key, entry);
+  }
+}
 
 /** Add the counting middleware to a client (any AWS SDK v3 client); `name` scopes its requests (the function's key). */
 export function instrument<C extends { middlewareStack: { add: (...args: never[]) => void } }>(client: C, service: string, name?: string): C {
@@ -110,7 +147,7 @@ export function instrument<C extends { middlewareStack: { add: (...args: never[]
       async (args: { input: Record<string, unknown> }) => {
         const operation = (context.commandName ?? 'Unknown').replace(/Command$/, '');
         if (service === 'DynamoDB' && ('TableName' in args.input || 'RequestItems' in args.input || 'TransactItems' in args.input)) {
-          args.input.ReturnConsumedCapacity ??= 'TOTAL';
+          args.input.ReturnConsumedCapacity ??= recordItemKinds ? 'INDEXES' : 'TOTAL';
         }
         const result = await next(args);
         // A Converse call is keyed by the tool it forces too (`#text` without one), so benchmarks can tell job kinds' tokens apart.
@@ -140,6 +177,7 @@ export function instrument<C extends { middlewareStack: { add: (...args: never[]
             else entry.readUnits += c.ReadCapacityUnits ?? units;
           }
           m.set(key, entry);
+          if (recordItemKinds && service === 'DynamoDB') addItemKinds(m, operation, args.input, consumed);
         }
         return result;
       },

@@ -11,6 +11,7 @@ import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { type RawMessage, sqsSafeJson, TurnPublisher } from '../../lib/adapters/sqs-turn-publisher.js';
 import { UserIdSchema } from '../../events/common.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
+import { storedState } from '../../lib/adapters/dynamo-signal-state-store.js';
 import { fireTimesBetween } from '../../lib/domain/sleep-time/schedule.js';
 import { type StageConfig, stageConfig } from '../config/stages.js';
 import type { FunctionKey, Permissions } from '../permissions.js';
@@ -456,7 +457,7 @@ async function summaryOf(rt: Runtime): Promise<Summary> {
     listKeys(usersRoot),
     Promise.all(Object.values(rt.resources.queues).map((q) => queueDepth(rt.sqs, q.dlqUrl))),
   ]);
-  const counters = signalItems.map((i) => (i.state as { counters?: Record<string, number> } | undefined)?.counters ?? {});
+  const counters = signalItems.map((i) => (storedState(i) as { counters?: Record<string, number> } | undefined)?.counters ?? {});
   const sum = (k: string) => counters.reduce((n, c) => n + (c[k] ?? 0), 0);
   return {
     turns: turnItems.length,

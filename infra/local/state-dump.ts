@@ -36,6 +36,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keys, searchSegmentsPrefix, userPrefix } from '../../lib/domain/memory-paths.js';
 import { getText, listAllKeys } from '../../lib/adapters/s3-objects.js';
+import { storedState } from '../../lib/adapters/dynamo-signal-state-store.js';
 
 export interface UserStateDump {
   userId: string;
@@ -56,7 +57,19 @@ const ONE_SIDED_FACTS = new Set(['budgetRetry', 'budgetRetries']);
  * staged item's `stagedAt` is not one: it is its batch's last turn's time (issue 20 item 14),
  * so dumps compare it exactly.
  */
-const PROCESSING_TIMES = new Set(['promoted_at', 'promotedAt', 'created_at', 'createdAt', 'lastBatchTimestamp', 'lastSeenAt', 'idleCheckDueAt', 'updatedAt', 'receivedAt', 'requestedAt', 'enqueuedAt']);
+const PROCESSING_TIMES = new Set([
+  'promoted_at',
+  'promotedAt',
+  'created_at',
+  'createdAt',
+  'lastBatchTimestamp',
+  'lastSeenAt',
+  'idleCheckDueAt',
+  'updatedAt',
+  'receivedAt',
+  'requestedAt',
+  'enqueuedAt',
+]);
 const ISO = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const FRONT_MATTER_TIME = /^(\w+): (\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/gm;
 
@@ -112,11 +125,7 @@ async function queryAll(ddb: DynamoDBDocumentClient, tableName: string, pk: stri
   return items;
 }
 
-export async function dumpUserState(
-  clients: { ddb: DynamoDBDocumentClient; s3: S3Client },
-  where: { tableName: string; bucketName: string },
-  userId: string,
-): Promise<UserStateDump> {
+export async function dumpUserState(clients: { ddb: DynamoDBDocumentClient; s3: S3Client }, where: { tableName: string; bucketName: string }, userId: string): Promise<UserStateDump> {
   const items: Record<string, unknown> = {};
   for (const item of await queryAll(clients.ddb, where.tableName, keys.userPk(userId))) {
     const sk = String(item.sk);
@@ -125,14 +134,17 @@ export async function dumpUserState(
     const value =
       sk === keys.knowledgeIndexSk && typeof item.key === 'string'
         ? { ...item, key: maskSnapshotKey(item.key) }
-        : sk.startsWith(keys.modelOutputSk('')) && typeof item.response === 'string'
-          ? { ...item, response: JSON.parse(item.response) as unknown }
-          : sk.startsWith(keys.costPrefix) && isRecord(item.entry)
-            ? // A cost entry's day (in its key) is the job's input day; its `at` is cut to the day, as a
-              // summary's or signal-made job's `requestedAt` is the clock's when the job was asked for.
-              // What the job spent counts every call it made, a call cut at its budget and asked again included.
-              { ...item, entry: { ...item.entry, at: maskTime(String(item.entry.at)), ...Object.fromEntries(COST_MEASURES.map((k) => [k, '<processing>'])) } }
-            : item;
+        : sk === keys.signalSk && typeof item.packed === 'string'
+          ? // Compared unpacked: a difference is named by its field, not by the packed bytes.
+            { ...Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'packed')), state: storedState(item) }
+          : sk.startsWith(keys.modelOutputSk('')) && typeof item.response === 'string'
+            ? { ...item, response: JSON.parse(item.response) as unknown }
+            : sk.startsWith(keys.costPrefix) && isRecord(item.entry)
+              ? // A cost entry's day (in its key) is the job's input day; its `at` is cut to the day, as a
+                // summary's or signal-made job's `requestedAt` is the clock's when the job was asked for.
+                // What the job spent counts every call it made, a call cut at its budget and asked again included.
+                { ...item, entry: { ...item.entry, at: maskTime(String(item.entry.at)), ...Object.fromEntries(COST_MEASURES.map((k) => [k, '<processing>'])) } }
+              : item;
     items[`${String(item.pk)}|${sk}`] = normalise(value, { timestampIsProcessing: sk.startsWith(keys.batchPrefix) });
   }
   const objects: Record<string, unknown> = {};
@@ -153,7 +165,11 @@ export async function dumpUserState(
 }
 
 function sortKeys(record: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.keys(record).sort().map((k) => [k, record[k]]));
+  return Object.fromEntries(
+    Object.keys(record)
+      .sort()
+      .map((k) => [k, record[k]]),
+  );
 }
 
 export function dumpDigest(dump: UserStateDump): string {

@@ -1,3 +1,4 @@
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { systemClock } from './clock.js';
 import type { Clock } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
@@ -26,9 +27,33 @@ export function activityMarker(userId: string, day: string): Record<string, unkn
   };
 }
 
-/** The signal-state item as it is written: no index keys, so writing it never writes gsi1. */
+/**
+ * The signal-state item as it is written: no index keys, so writing it never writes gsi1; the
+ * state packed (`packed`: its JSON, raw-deflated, in base64). Written once per batch of
+ * turns, the item costs a write unit per started KB
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html):
+ * as a map a LoCoMo user's state took 1.3–1.7 KB, two units a turn; packed it takes about
+ * half, one unit (issue 19). A string, not Binary, so the user archive and the state dumps
+ * carry it as text.
+ */
 export function signalStateItem(userId: string, state: SignalState, version: number, updatedAt: string): Record<string, unknown> {
-  return { pk: keys.userPk(userId), sk: keys.signalSk, kind: 'signal-state', userId, state, version, updatedAt };
+  return { pk: keys.userPk(userId), sk: keys.signalSk, kind: 'signal-state', userId, packed: packState(state), version, updatedAt };
+}
+
+export const packState = (state: SignalState): string => deflateRawSync(Buffer.from(JSON.stringify(state), 'utf8')).toString('base64');
+
+/**
+ * The state a signal-state item holds, unvalidated: unpacked, or the map of an item written
+ * before the state was packed; a `packed` that does not unpack is returned as it is (the
+ * caller's validation treats it as corrupt).
+ */
+export function storedState(item: Record<string, unknown>): unknown {
+  if (typeof item.packed !== 'string') return item.state;
+  try {
+    return JSON.parse(inflateRawSync(Buffer.from(item.packed, 'base64')).toString('utf8')) as unknown;
+  } catch {
+    return item.packed;
+  }
 }
 
 /**
@@ -51,22 +76,15 @@ export class DynamoSignalStateStore implements SignalStateStore, ActivityIndex {
   ) {}
 
   async load(userId: string): Promise<StoredSignalState> {
-    const res = await this.ddb.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.signalSk }, ConsistentRead: true }),
-    );
+    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.signalSk }, ConsistentRead: true }));
     if (!res.Item) return { raw: undefined, version: null };
     // An item whose version is unusable is corrupt; version 0 lets the reset overwrite it.
     const version = typeof res.Item.version === 'number' ? res.Item.version : 0;
-    return { raw: res.Item.state, version };
+    return { raw: storedState(res.Item), version };
   }
 
   async save(userId: string, state: SignalState, expectedVersion: number | null): Promise<boolean> {
-    const condition =
-      expectedVersion === null
-        ? 'attribute_not_exists(pk)'
-        : expectedVersion === 0
-          ? 'attribute_not_exists(#v) OR #v = :v OR NOT attribute_type(#v, :n)'
-          : '#v = :v';
+    const condition = expectedVersion === null ? 'attribute_not_exists(pk)' : expectedVersion === 0 ? 'attribute_not_exists(#v) OR #v = :v OR NOT attribute_type(#v, :n)' : '#v = :v';
     try {
       await this.ddb.send(
         new PutCommand({
@@ -97,13 +115,17 @@ export class DynamoSignalStateStore implements SignalStateStore, ActivityIndex {
    * redelivery rewrites the same marker (one write unit, at worst one index write).
    */
   async markActive(marks: ReadonlyArray<{ userId: string; day: string }>): Promise<void> {
-    await batchWriteAll(this.ddb, this.tableName, marks.map((m) => ({ PutRequest: { Item: activityMarker(m.userId, m.day) } })));
+    await batchWriteAll(
+      this.ddb,
+      this.tableName,
+      marks.map((m) => ({ PutRequest: { Item: activityMarker(m.userId, m.day) } })),
+    );
   }
 
   /**
    * Users with a marker on any of these days (every shard of each day), then each one's per-day counts from its
    * state item: one eventually consistent read per candidate, 100 to a BatchGetItem — half a
-   * read unit per state item of up to 4 KB, i.e. $0.0625 per million candidates a sweep at
+   * read unit per state item of up to 4 KB (the packed state read whole: a projection saves no units), i.e. $0.0625 per million candidates a sweep at
    * $0.125 per million read units. Sorted by user id, so a sweep's order does not depend on
    * the index's.
    */
@@ -125,9 +147,9 @@ export class DynamoSignalStateStore implements SignalStateStore, ActivityIndex {
       this.ddb,
       this.tableName,
       userIds.map((u) => ({ pk: keys.userPk(u), sk: keys.signalSk })),
-      { projection: 'userId, #s.activity', names: { '#s': 'state' } },
+      { projection: 'userId, packed, #s.activity', names: { '#s': 'state' } },
     );
-    const activity = new Map(states.map((s) => [String(s.userId), (s.state as { activity?: Record<string, number> } | undefined)?.activity ?? {}]));
+    const activity = new Map(states.map((s) => [String(s.userId), (storedState(s) as { activity?: Record<string, number> } | undefined)?.activity ?? {}]));
     return userIds.map((userId) => ({ userId, activity: activity.get(userId) ?? {} }));
   }
 }

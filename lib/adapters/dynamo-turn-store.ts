@@ -1,7 +1,6 @@
 import type { DynamoSearchChangeLog } from './search-index-store.js';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { BatchGetCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { summarise } from '../domain/knowledge.js';
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
 import { type EventEpisode, eventEpisodeText, summariseEpisode, type EpisodeSummary } from '../domain/episodes.js';
 import type { Episode } from '../../events/episode.js';
@@ -62,10 +61,11 @@ export class S3DynamoTurnStore implements TurnStore {
       contentHash: hash,
       validation: turn.signals?.validation,
       quality: turn.signals?.quality,
-      // Kept in the index so an archived turn stays findable without its original, and
-      // so that search reads no S3 object: the turn's words (capped) and its attributes.
-      summary: summarise(`${turn.query} → ${turn.response}`, 240),
-      text: turnSearchText(turn),
+      // What search reads of the turn without an S3 object: its words (capped) and its
+      // attributes. An inline document holds the words already, and search derives them from
+      // it (issue 19: the copy made a LoCoMo turn's item 1.75 write units instead of 1.02);
+      // only a turn whose document is in S3 keeps them here.
+      ...(inline ? {} : { text: turnSearchText(turn) }),
       attributes: turn.attributes,
       ...(turn.episode ? { episode: summariseEpisode(turn.episode) } : {}),
     };
@@ -103,7 +103,7 @@ export class S3DynamoTurnStore implements TurnStore {
   }
 
   async turnIndex(userId: string, turnIds: readonly number[]): Promise<TurnIndexEntry[]> {
-    const items = await this.batchGet(userId, turnIds, ['userId', 'turnId', 'sessionId', '#ts', '#text', 'summary', 'validation', 'quality', 'attributes', 'episode']);
+    const items = await this.batchGet(userId, turnIds, ['userId', 'turnId', 'sessionId', '#ts', '#text', 'doc', 'summary', 'validation', 'quality', 'attributes', 'episode']);
     return items.map((i) => toIndexEntry(i)).sort((a, b) => a.turnId - b.turnId);
   }
 
@@ -113,7 +113,7 @@ export class S3DynamoTurnStore implements TurnStore {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)',
       ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': keys.turnPrefix },
-      ProjectionExpression: 'userId, turnId, sessionId, #ts, #text, summary, validation, quality, attributes, episode',
+      ProjectionExpression: 'userId, turnId, sessionId, #ts, #text, doc, summary, validation, quality, attributes, episode',
       ExpressionAttributeNames: { '#ts': 'timestamp', '#text': 'text' },
     });
     return items.map((i) => toIndexEntry(i));
@@ -234,14 +234,26 @@ export class S3DynamoTurnStore implements TurnStore {
   }
 }
 
+/**
+ * A turn's words for search: kept in the item when its document is in S3, else from its
+ * inline document; entries written before the index kept the words have their summary.
+ */
+function searchTextOf(i: Record<string, unknown>): string {
+  if (typeof i.text === 'string') return i.text;
+  if (typeof i.doc === 'string') {
+    const turn = parseTurnDocument(i.doc);
+    return turnSearchText({ query: String(turn.query ?? ''), response: String(turn.response ?? ''), ...(turn.episode ? { episode: turn.episode as Episode } : {}) });
+  }
+  return String(i.summary ?? '');
+}
+
 function toIndexEntry(i: Record<string, unknown>): TurnIndexEntry {
   return {
     userId: String(i.userId),
     turnId: Number(i.turnId),
     sessionId: String(i.sessionId ?? ''),
     timestamp: String(i.timestamp ?? ''),
-    // Entries written before the index kept the text have their summary.
-    text: String(i.text ?? i.summary ?? ''),
+    text: searchTextOf(i),
     validation: typeof i.validation === 'string' ? i.validation : undefined,
     quality: typeof i.quality === 'number' ? i.quality : undefined,
     attributes: (i.attributes as Record<string, string> | undefined) ?? undefined,

@@ -10,10 +10,11 @@
  *   oldest first, each with the ids it removes from older ones. Moved only by a conditional
  *   write naming the version the writer read, as the knowledge index's pointer is
  *   (knowledge-index.ts), so two compactions never both win.
- * - Changes (`SEARCHCHANGE#{itemId}`): every store that writes a searchable item marks it here
- *   after its own write (DynamoSearchChangeLog), with a fresh `at`. A compaction folds the
- *   marked items into a new segment and then deletes each mark only if its `at` is still the
- *   one it read (a condition), so a change made during the compaction is kept for the next.
+ * - Changes (`SEARCHCHANGE#{at}`): every store that writes searchable items marks them here
+ *   after its own write (DynamoSearchChangeLog): one mark per write for all the ids it
+ *   changed (packed a KB to an item), under a key unique to the mark. A compaction folds the
+ *   marked items into a new segment and then deletes the marks it read, without a condition:
+ *   a change made during the compaction wrote a mark of its own, kept for the next.
  *
  * Readers read the changes first and the pointer second, both strongly consistent: a change a
  * compaction deleted before the reader's first read was folded into a segment the pointer
@@ -56,16 +57,34 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
     private readonly bucketName: string,
   ) {}
 
+  /**
+   * Every id the owner's marks carry, once, with its newest mark's `at` and the marks that
+   * carry it (a mark of an earlier format carries one id under its own key and is deleted on
+   * its `at`, as it was written).
+   */
   async changes(userId: string): Promise<SearchChange[]> {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
       ExpressionAttributeValues: { ':pk': keys.ownerPk(userId), ':p': keys.searchChangePrefix },
-      ProjectionExpression: 'itemId, #at',
+      ProjectionExpression: 'sk, ids, itemId, #at',
       ExpressionAttributeNames: { '#at': 'at' },
       ConsistentRead: true,
     });
-    return items.map((i) => ({ id: String(i.itemId), at: String(i.at) }));
+    const byId = new Map<string, SearchChange>();
+    for (const item of items) {
+      const at = String(item.at);
+      const single = typeof item.itemId === 'string';
+      const ids = single ? [String(item.itemId)] : ((item.ids as string[] | undefined) ?? []);
+      const mark = single ? { sk: String(item.sk), at } : { sk: String(item.sk) };
+      for (const id of ids) {
+        const seen = byId.get(id);
+        // The newest mark's `at` (ISO time first: they sort by time).
+        const newest = [at, seen?.at ?? ''].sort().at(-1) as string;
+        byId.set(id, { id, at: newest, marks: [...(seen?.marks ?? []), mark] });
+      }
+    }
+    return [...byId.values()];
   }
 
   async head(userId: string): Promise<SearchIndexHead> {
@@ -127,25 +146,40 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
     }
   }
 
+  /**
+   * Deletes the marks these changes were read from. A mark's key is unique to it (its `at`)
+   * and never written again, so a change made after the read is in another mark and the
+   * deletes need no condition: BatchWriteItem, 25 to a request. A mark of the earlier format
+   * (one per item, rewritten by each change) is deleted only if its `at` is still the one
+   * read — one DeleteItem each, as BatchWriteItem takes no conditions
+   * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html).
+   */
   async clearChanges(userId: string, changes: readonly SearchChange[]): Promise<void> {
-    // One conditional delete each: BatchWriteItem takes no conditions
-    // (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html).
+    const marks = new Map(changes.flatMap((c) => c.marks ?? []).map((m) => [m.sk, m]));
+    const unique = [...marks.values()].filter((m) => m.at === undefined);
+    await batchWriteAll(
+      this.ddb,
+      this.tableName,
+      unique.map((m) => ({ DeleteRequest: { Key: { pk: keys.ownerPk(userId), sk: m.sk } } })),
+    );
     await Promise.all(
-      changes.map(async (c) => {
-        try {
-          await this.ddb.send(
-            new DeleteCommand({
-              TableName: this.tableName,
-              Key: { pk: keys.ownerPk(userId), sk: keys.searchChangeSk(c.id) },
-              ConditionExpression: '#at = :at',
-              ExpressionAttributeNames: { '#at': 'at' },
-              ExpressionAttributeValues: { ':at': c.at },
-            }),
-          );
-        } catch (error) {
-          if (!isConditionalCheckFailure(error)) throw error;
-        }
-      }),
+      [...marks.values()]
+        .filter((m) => m.at !== undefined)
+        .map(async (m) => {
+          try {
+            await this.ddb.send(
+              new DeleteCommand({
+                TableName: this.tableName,
+                Key: { pk: keys.ownerPk(userId), sk: m.sk },
+                ConditionExpression: '#at = :at',
+                ExpressionAttributeNames: { '#at': 'at' },
+                ExpressionAttributeValues: { ':at': m.at },
+              }),
+            );
+          } catch (error) {
+            if (!isConditionalCheckFailure(error)) throw error;
+          }
+        }),
     );
   }
 
@@ -157,8 +191,9 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
 
 /**
  * Marks searchable items as changed, for the search index to pick up: the write every store
- * of a searchable item makes after its own. `at` is unique per mark (time and a random part),
- * so a compaction can tell a mark it folded from a newer one.
+ * of a searchable item makes after its own, one item for all the ids of that write (issue 19:
+ * a put and a delete per changed item were the largest part of the pipeline's write units).
+ * `at` is unique per mark (time and a random part), and the mark's key.
  */
 export class DynamoSearchChangeLog {
   constructor(
@@ -190,8 +225,40 @@ export class DynamoSearchChangeLog {
     return this.items(userId, itemIds).map((Item) => ({ Put: { TableName: this.tableName, Item } }));
   }
 
+  /**
+   * One owner's marks: the ids packed into as few items as keep each under MARK_BYTES (one
+   * write unit), each under a key of its own (`SEARCHCHANGE#{at}`, `at` unique per mark).
+   */
   private items(userId: string, itemIds: readonly string[]): Array<Record<string, unknown>> {
-    const at = `${new Date().toISOString()}#${Math.random().toString(36).slice(2, 10)}`;
-    return [...new Set(itemIds)].map((itemId) => ({ pk: keys.ownerPk(userId), sk: keys.searchChangeSk(itemId), kind: 'search-change', itemId, at }));
+    const time = new Date().toISOString();
+    return packIds([...new Set(itemIds)]).map((ids) => {
+      const at = `${time}#${Math.random().toString(36).slice(2, 10)}`;
+      return { pk: keys.ownerPk(userId), sk: keys.searchChangeSk(at), kind: 'search-change', ids, at };
+    });
   }
+}
+
+/**
+ * A mark's ids take at most this many bytes: with its keys and `at` the item stays under the
+ * 1 KB a write unit covers (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html).
+ */
+export const MARK_BYTES = 880;
+
+/** The ids in order, in groups of at most MARK_BYTES (an id longer than that alone). */
+export function packIds(ids: readonly string[]): string[][] {
+  const groups: string[][] = [];
+  let group: string[] = [];
+  let bytes = 0;
+  for (const id of ids) {
+    const size = Buffer.byteLength(id, 'utf8') + 1;
+    if (group.length > 0 && bytes + size > MARK_BYTES) {
+      groups.push(group);
+      group = [];
+      bytes = 0;
+    }
+    group.push(id);
+    bytes += size;
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
 }

@@ -41,8 +41,7 @@ export const batchLogPrefix = (userId: string): string => `${userPrefix(userId)}
 export const batchLogKey = (userId: string, batchId: string): string => `${batchLogPrefix(userId)}${batchId}.json`;
 export const batchFailurePrefix = (userId: string): string => `${batchLogPrefix(userId)}failed/`;
 export const batchFailureKey = (userId: string, batchId: string): string => `${batchFailurePrefix(userId)}${batchId}.json`;
-export const runLogKey = (userId: string, runId: string, ext: 'json' | 'md'): string =>
-  `${userPrefix(userId)}Logs/sleep-time/${runId}.${ext}`;
+export const runLogKey = (userId: string, runId: string, ext: 'json' | 'md'): string => `${userPrefix(userId)}Logs/sleep-time/${runId}.${ext}`;
 export const expiryLogKey = (userId: string, sweptAt: string): string => `${userPrefix(userId)}Logs/expiry/${sweptAt.slice(0, 10)}.json`;
 export const modelOutputKey = (userId: string, batchId: string): string => `${batchLogPrefix(userId)}${batchId}.model-output.json`;
 /** S3: large events parked by the publisher (claim checks), every user's under it. */
@@ -158,8 +157,11 @@ export const keys = {
   knowledgeIndexSk: 'KNOWLEDGEINDEX',
   /** The pointer to the current segments of the user's search index (lib/adapters/search-index-store.ts). */
   searchIndexSk: 'SEARCHINDEX',
-  /** A searchable item that changed after the search index's segments were written (one per item, rewritten). */
-  searchChangeSk: (itemId: string) => `SEARCHCHANGE#${itemId}`,
+  /**
+   * Searchable items that changed after the search index's segments were written: one mark per
+   * write, under its unique `at` (marks written before 2026-11-27 carry one item's id instead).
+   */
+  searchChangeSk: (at: string) => `SEARCHCHANGE#${at}`,
   searchChangePrefix: 'SEARCHCHANGE#',
   /** Activity index: one marker item per user per active day, in the user's partition… */
   activitySk: (day: string) => `ACTIVITY#${day}`,

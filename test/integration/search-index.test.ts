@@ -18,7 +18,11 @@ import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { S3DynamoSummaryStore } from '../../lib/adapters/summary-store.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { writeUnits } from '../../lib/adapters/dynamo-item-size.js';
+import { keys } from '../../lib/domain/memory-paths.js';
+import type { SearchIndexHead } from '../../lib/ports.js';
 import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/use-cases/search-index.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 
@@ -43,11 +47,10 @@ async function call(method: string, path: string, body?: unknown, apiUrl = stack
 }
 
 // Every item holds both words, so their weight is low: no similarity floor, or none would pass it.
-const searchIds = async (apiUrl?: string) =>
-  new Set(((await call('POST', '/memory/search', { query: 'zebrafish aquarium', limit: 100, minSimilarity: 0 }, apiUrl)).results ?? []).map((r) => r.id));
+const searchIds = async (apiUrl?: string) => new Set(((await call('POST', '/memory/search', { query: 'zebrafish aquarium', limit: 100, minSimilarity: 0 }, apiUrl)).results ?? []).map((r) => r.id));
 
-/** The reflector's compaction, with the reflector's clients and grants. */
-function reflectorIndex(): LiveSearchIndex {
+/** The reflector's compaction, with the reflector's clients and grants (and a hook run right after its pointer moved). */
+function reflectorIndex(afterMove?: () => Promise<void>): LiveSearchIndex {
   const { ddb, s3 } = functionClients('reflector', stack.iam);
   const { tableName: table, bucketName: bucket } = stack.info;
   const changes = new DynamoSearchChangeLog(ddb, table);
@@ -60,7 +63,30 @@ function reflectorIndex(): LiveSearchIndex {
     diary: new DynamoDiaryStore(ddb, table, changes),
     stagedExpiryDays: 14,
   });
-  return new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock: { now: () => stack.now() } });
+  const store = new DynamoS3SearchIndexStore(ddb, s3, table, bucket);
+  if (afterMove) {
+    const move = store.moveHead.bind(store);
+    store.moveHead = async (userId: string, from: number, next: SearchIndexHead) => {
+      const moved = await move(userId, from, next);
+      await afterMove();
+      return moved;
+    };
+  }
+  return new LiveSearchIndex({ store, catalog, clock: { now: () => stack.now() } });
+}
+
+/** The owner's change marks as stored. */
+async function marksOf(userId: string): Promise<Array<Record<string, unknown>>> {
+  const { ddb } = functionClients('reflector', stack.iam);
+  const res = await ddb.send(
+    new QueryCommand({
+      TableName: stack.info.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.searchChangePrefix },
+      ConsistentRead: true,
+    }),
+  );
+  return res.Items ?? [];
 }
 
 describe('the search index under concurrent writes, deletions, expiry, compactions and searches', () => {
@@ -144,6 +170,39 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     } finally {
       await api.stop();
     }
+  });
+
+  it('marks a write once for all its ids (a write unit each), and keeps a change made during a compaction for the next', async () => {
+    const { ddb } = functionClients('reflector', stack.iam);
+    const log = new DynamoSearchChangeLog(ddb, stack.info.tableName);
+    const user = 'index-marks';
+    await log.mark(
+      user,
+      Array.from({ length: 60 }, (_, i) => `mem:packed-${String(i).padStart(3, '0')}`),
+    );
+    const packed = await marksOf(user);
+    expect(packed.length).toBeGreaterThan(1);
+    expect(packed.length).toBeLessThan(6);
+    expect(packed.every((m) => writeUnits(m) === 1)).toBe(true);
+    expect(packed.flatMap((m) => m.ids as string[]).sort()).toEqual(Array.from({ length: 60 }, (_, i) => `mem:packed-${String(i).padStart(3, '0')}`));
+
+    // Through the API: items, then a deletion of one of them while a compaction is between its pointer move and its clearing of the marks it read.
+    await reflectorIndex().compact(USER);
+    const before = await searchIds();
+    const a = (await call('POST', '/memory/tiers/long_term', { text: 'Zebrafish aquarium mark note a', clientId: 'mark-a' })).item?.id ?? '';
+    const b = (await call('POST', '/memory/tiers/long_term', { text: 'Zebrafish aquarium mark note b', clientId: 'mark-b' })).item?.id ?? '';
+    // A mark as written before one mark per write (one item's id under its own key) is read and cleared too.
+    const legacyAt = `${new Date().toISOString()}#legacy`;
+    await ddb.send(new PutCommand({ TableName: stack.info.tableName, Item: { pk: keys.userPk(USER), sk: `SEARCHCHANGE#${a}`, kind: 'search-change', itemId: a, at: legacyAt } }));
+    const result = await reflectorIndex(async () => void (await call('DELETE', `/memory/tiers/long_term/${encodeURIComponent(b)}`))).compact(USER);
+    expect(result.folded).toBeGreaterThanOrEqual(2);
+    const left = await marksOf(USER);
+    // Only the deletion's own mark is left: the compaction deleted what it read, legacy mark included.
+    expect(left.map((m) => m.ids)).toEqual([[b]]);
+    expect([...(await searchIds())].sort()).toEqual([...before, a].sort());
+    await reflectorIndex().compact(USER);
+    expect(await marksOf(USER)).toEqual([]);
+    expect([...(await searchIds())].sort()).toEqual([...before, a].sort());
   });
 
   it('pages a tier query with nextToken: every live item once, newest first', async () => {

@@ -13,7 +13,7 @@ import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-d
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
-import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state-store.js';
+import { DynamoSignalStateStore, storedState } from '../../lib/adapters/dynamo-signal-state-store.js';
 import { DAY_SHARDS, dayShard, keys } from '../../lib/domain/memory-paths.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
@@ -106,6 +106,9 @@ describe('signals and ingestion on the local emulators', () => {
     expect(text).toContain(' end 💪');
     expect(text.length).toBeGreaterThan(300_000);
     expect(await bucket.list('claims/big-user/')).toHaveLength(1);
+    // Its document is in S3: the item keeps the words search reads.
+    const [item] = await indexedTurns('big-user');
+    expect(String(item?.text)).toMatch(/^Please summarise this long document\nstart lorem ipsum/);
   });
 
   it('a small turn is one durable write: its document inline in the turn index, no S3 object (issue 19)', async () => {
@@ -115,6 +118,18 @@ describe('signals and ingestion on the local emulators', () => {
     expect(item?.doc).toMatch(/^---\n[\s\S]*That the clownfish spawned\. 💪/);
     expect(item?.docKey).toBeUndefined();
     expect(await bucket.list('users/small-user/turns/')).toEqual([]);
+    // No second copy of its words in the item: search reads them from the inline document.
+    expect(item?.text).toBeUndefined();
+    expect(item?.summary).toBeUndefined();
+    const token = await stack.mintUserToken(['small-user']);
+    const res = await fetch(`${stack.info.apiUrl}/v1/users/small-user/memory/search`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'clownfish spawned', limit: 5 }),
+    });
+    const found = (await res.json()) as { results?: Array<{ id: string; text?: string }> };
+    expect(found.results?.[0]).toMatchObject({ id: 'turn:1' });
+    expect(found.results?.[0]?.text).toContain('That the clownfish spawned.');
   });
 
   it('agent.event reflects now; session.closed and going idle write summaries as turn pairs', async () => {
@@ -133,7 +148,9 @@ describe('signals and ingestion on the local emulators', () => {
     const log = JSON.parse(await bucket.text('users/ctl-user/Logs/reflector/batch-1-2.json'));
     expect(log).toMatchObject({ kind: 'event', trigger: 'event:milestone', status: 'completed', turns_reviewed: [1, 2] });
     // Issue 20 item 12: the event's kind and detail reach the model, with the kind's instruction.
-    const asked = stack.emulators.converse.requests.flatMap((r) => r.messages?.flatMap((m) => m.content.map((c) => c.text ?? '')) ?? []).filter((t) => t.includes('[Turn 1, ') && t.includes('I adopted a beagle named Rex.'));
+    const asked = stack.emulators.converse.requests
+      .flatMap((r) => r.messages?.flatMap((m) => m.content.map((c) => c.text ?? '')) ?? [])
+      .filter((t) => t.includes('[Turn 1, ') && t.includes('I adopted a beagle named Rex.'));
     expect(asked.filter((t) => t.startsWith('## Why now\nThe user reached a milestone.') && t.includes("The agent's note (milestone): first pet"))).toHaveLength(1);
     expect(ctl.deferred).toEqual([]);
     const closing = await bucket.text('users/ctl-user/summaries/summary-1-2/assistant.md');
@@ -142,7 +159,10 @@ describe('signals and ingestion on the local emulators', () => {
     expect(await bucket.text('users/ctl-user/summaries/summary-1-2/system.md')).toContain('Write a concise summary of the current context.');
     const activity = new DynamoSignalStateStore(documentClient, stack.info.tableName);
     expect(await activity.activeUsers(['2026-02-06'])).toEqual(
-      expect.arrayContaining([{ userId: 'quiet-user', activity: { '2026-02-06': 5 } }, { userId: 'ctl-user', activity: { '2026-02-06': 2 } }]),
+      expect.arrayContaining([
+        { userId: 'quiet-user', activity: { '2026-02-06': 5 } },
+        { userId: 'ctl-user', activity: { '2026-02-06': 2 } },
+      ]),
     );
     // Req R-SIG-6's session-close hook: the turns no batch had taken are reflected on, and the session summarised.
     const closed = JSON.parse(await bucket.text('users/close-user/Logs/reflector/batch-1-2.json'));
@@ -155,11 +175,13 @@ describe('signals and ingestion on the local emulators', () => {
     const user = 'corrected-user';
     const knowledge = new S3DynamoKnowledgeStore(documentClient, s3Client, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(documentClient, stack.info.tableName));
     const text = 'The reef tank holds 20 gallons of salt water.';
-    await knowledge.putKnowledge(user, [{
-      path: 'Facts/reef_tank.md',
-      markdown: `# reef tank\n\n${text}\n`,
-      doc: { id: 'Facts/reef_tank.md', title: 'reef tank', text, summary: text, category: 'Facts', confidence: 0.6, sourceTurns: [1], promotedAt: '2026-02-01T00:00:00.000Z' },
-    }]);
+    await knowledge.putKnowledge(user, [
+      {
+        path: 'Facts/reef_tank.md',
+        markdown: `# reef tank\n\n${text}\n`,
+        doc: { id: 'Facts/reef_tank.md', title: 'reef tank', text, summary: text, category: 'Facts', confidence: 0.6, sourceTurns: [1], promotedAt: '2026-02-01T00:00:00.000Z' },
+      },
+    ]);
     const saying = 'Actually, my reef tank holds 40 gallons now.';
     for (const session of [1, 2, 3]) {
       const at = (minute: number) => `2026-02-0${session + 6}T10:0${minute}:00Z`;
@@ -199,7 +221,7 @@ describe('signals and ingestion on the local emulators', () => {
     await stack.publisher.publish([1, 2, 3, 4, 5].map((n) => turn('patient-user', n, `I am planning the reef tank move, step ${n}.`)));
     await stack.waitUntilDrained();
     const signal = await documentClient.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk('patient-user'), sk: keys.signalSk } }));
-    const lastSeenAt = Date.parse(String(signal.Item?.state?.lastSeenAt));
+    const lastSeenAt = Date.parse(String((storedState(signal.Item ?? {}) as { lastSeenAt?: string }).lastSeenAt));
     const record = await documentClient.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk('patient-user'), sk: keys.summarySk('summary-1-5') } }));
     // The stage's 5 minutes run out in 1 s here (speed 300); the user's 20 minutes in 4 s.
     expect(Date.parse(String(record.Item?.createdAt)) - lastSeenAt).toBeGreaterThanOrEqual((20 * 60_000) / 300 - 1000);
@@ -218,7 +240,9 @@ describe('signals and ingestion on the local emulators', () => {
   });
 
   it('counts the sources turns report per domain, for all users, once each, and serves their reliability', async () => {
-    const used = (outcome: 'success' | 'blocked' | 'failed', extractionQuality?: number) => [{ domain: 'www.reef-guide.example', outcome, ...(extractionQuality !== undefined ? { extractionQuality } : {}) }];
+    const used = (outcome: 'success' | 'blocked' | 'failed', extractionQuality?: number) => [
+      { domain: 'www.reef-guide.example', outcome, ...(extractionQuality !== undefined ? { extractionQuality } : {}) },
+    ];
     await stack.publisher.publish([
       turn('source-a', 1, 'How warm should a reef tank be?', { sources: used('success', 0.8) }),
       turn('source-a', 2, 'And the salinity?', { sources: used('blocked') }),
@@ -269,7 +293,11 @@ describe('signals and ingestion on the local emulators', () => {
       trigger: 'error' as const,
       turnId: 3,
       detail: 'skimmer out of stock',
-      episode: { goal: 'Restock the protein skimmer order', actions: [{ capability: 'shop.order', result: 'still out of stock', success: false }], outcome: { success: false, failureReason: 'out of stock' } },
+      episode: {
+        goal: 'Restock the protein skimmer order',
+        actions: [{ capability: 'shop.order', result: 'still out of stock', success: false }],
+        outcome: { success: false, failureReason: 'out of stock' },
+      },
     };
     const eventEpisode = eventEpisodeId(errorEvent);
     await stack.publisher.publish([
@@ -312,8 +340,7 @@ describe('signals and ingestion on the local emulators', () => {
 
   it('indexes activity by day in write-sharded partitions, off the state item, and reads every shard', async () => {
     const day = '2026-02-06';
-    const get = async (userId: string, sk: string) =>
-      (await documentClient.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk(userId), sk }, ConsistentRead: true }))).Item;
+    const get = async (userId: string, sk: string) => (await documentClient.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk(userId), sk }, ConsistentRead: true }))).Item;
     // quiet-user's turns (the test above) wrote one marker for the day; its state carries no index key.
     expect(await get('quiet-user', keys.activitySk(day))).toMatchObject({ gsi1pk: `ACTIVITY#${day}#${dayShard('quiet-user')}`, gsi1sk: 'USER#quiet-user' });
     expect((await get('quiet-user', keys.signalSk))?.gsi1pk).toBeUndefined();
@@ -324,14 +351,46 @@ describe('signals and ingestion on the local emulators', () => {
     const knowledge = new S3DynamoKnowledgeStore(documentClient, s3Client, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(documentClient, stack.info.tableName));
     const users = Array.from({ length: 24 }, (_, i) => `shard-user-${i}`);
     expect(new Set(users.map(dayShard)).size).toBe(DAY_SHARDS);
-    const doc = (n: string): StagedDocument => ({ path: `Facts/${n}--b1.md`, kind: 'fact', title: n, category: 'Facts', confidence: 0.6, sourceTurns: [1], text: n, meta: { staged_at: `${day}T10:00:00Z` }, body: n, markdown: `# ${n}` });
+    const doc = (n: string): StagedDocument => ({
+      path: `Facts/${n}--b1.md`,
+      kind: 'fact',
+      title: n,
+      category: 'Facts',
+      confidence: 0.6,
+      sourceTurns: [1],
+      text: n,
+      meta: { staged_at: `${day}T10:00:00Z` },
+      body: n,
+      markdown: `# ${n}`,
+    });
     for (const u of users) await knowledge.putStaged(u, [doc(u)], 'b1');
     // Other users' batches of that day's turns staged on it too (a staged item's time is its batch's last turn's).
     const staged = (await knowledge.stagedOn(day)).filter((s) => s.userId.startsWith('shard-user-'));
     expect(staged.map((s) => s.userId).sort()).toEqual([...users].sort());
 
     const runs = new DynamoSleepTimeLogStore(documentClient, s3Client, stack.info.tableName, stack.info.bucketName);
-    const run = (userId: string): SleepTimeRun => ({ runId: 'nightly-202602060300', userId, kind: 'nightly', status: 'completed', startedAt: `${day}T03:00:00.000Z`, windowFrom: '2026-02-05T03:00:00.000Z', windowTo: `${day}T03:00:00.000Z`, sessionsReviewed: 1, messagesReviewed: 5, summariesReviewed: 0, chunks: 1, findingsByCategory: {}, findingsRejected: [], memoriesStored: 0, stored: [], tokens: { input: 1, output: 1 }, estimatedCostUsd: 0, model: null, durationMs: 1, errors: [] });
+    const run = (userId: string): SleepTimeRun => ({
+      runId: 'nightly-202602060300',
+      userId,
+      kind: 'nightly',
+      status: 'completed',
+      startedAt: `${day}T03:00:00.000Z`,
+      windowFrom: '2026-02-05T03:00:00.000Z',
+      windowTo: `${day}T03:00:00.000Z`,
+      sessionsReviewed: 1,
+      messagesReviewed: 5,
+      summariesReviewed: 0,
+      chunks: 1,
+      findingsByCategory: {},
+      findingsRejected: [],
+      memoriesStored: 0,
+      stored: [],
+      tokens: { input: 1, output: 1 },
+      estimatedCostUsd: 0,
+      model: null,
+      durationMs: 1,
+      errors: [],
+    });
     for (const u of users.slice(0, 8)) await runs.put(run(u));
     expect((await runs.runsOn(day)).map((r) => r.userId)).toEqual([...users.slice(0, 8)].sort());
   });

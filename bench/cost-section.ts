@@ -52,11 +52,17 @@ export async function costSection(quality: QualityResult): Promise<{ md: string;
   return {
     md: render(quality, bill, models, { tokensIn, tokensOut }),
     json,
-    log: [`infrastructure per 1M turns $${json.infraUsdPer1MTurns} (goal ≤ 5), fixed $${json.fixedUsdPerMonth}/month (goal ≤ 10), input tokens per turn ${json.inputTokensPerTurn} (goal ≤ 190)`],
+    log: [...s3ByKeyClassLines(quality), `infrastructure per 1M turns $${json.infraUsdPer1MTurns} (goal ≤ 5), fixed $${json.fixedUsdPerMonth}/month (goal ≤ 10), input tokens per turn ${json.inputTokensPerTurn} (goal ≤ 190)`],
   };
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
+
+/** S3 requests per turn by function, operation and class of key (the request ledger's tally), most first. */
+function s3ByKeyClassLines(quality: QualityResult): string[] {
+  const rows = Object.entries(quality.usage.s3ByKeyClass).sort((a, b) => b[1] - a[1]);
+  return ['S3 requests per turn by function, operation and key class:', ...rows.map(([k, n]) => `  ${(n / quality.turns).toFixed(3)}  ${k}`)];
+}
 
 type ModelCosts = ReadonlyArray<{ name: string; models: Record<string, string>; usd: number }>;
 

@@ -75,7 +75,7 @@ export interface QualityResult {
   /** Result kinds in the memory search's top 5, over all questions. */
   kinds: Record<string, number>;
   /** What the replays used (ingest: replay + a day of sweeps; retrieval: the QA searches). */
-  usage: { ingest: PhaseUse; retrieval: PhaseUse; records: number; storedBytes: { dynamodb: number; s3: number }; storage: StorageUse; sweepFires: number; logBytes: Record<string, number>; metrics: string[] };
+  usage: { ingest: PhaseUse; retrieval: PhaseUse; records: number; storedBytes: { dynamodb: number; s3: number }; storage: StorageUse; sweepFires: number; logBytes: Record<string, number>; metrics: string[]; s3ByKeyClass: Record<string, number> };
   /** Per conversation: medians of signal time per turn and of trigger → staged (ms), and all samples' spread. */
   latency: {
     signalMsPerTurn: Spread;
@@ -257,21 +257,24 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
   const logs = captureLogBytes();
   const stack = await startLocalStack({ stage: 'bench', logLevel: stageConfig('prod').logLevel, metrics: true, speed: 300, observe: meter.observe });
   meter.end(null);
+  const s3Before = requestLedger.s3ByKeyClass();
   const s3 = new S3Client({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.s3, forcePathStyle: true });
   const run: Run = { stack, s3, meter, ingest: emptyPhase(), retrieval: emptyPhase() };
   const tally = emptyTally();
   let summary: Summary | null = null;
+  let s3ByKeyClass: Record<string, number> = {};
   let storage: StorageUse = { dynamodbItems: 0, dynamodbBytes: 0, gsiBytes: 0, s3Objects: 0, s3Bytes: 0, taggedObjects: 0 };
   try {
     for (const file of files) await benchConversation(run, file, tally);
     summary = await stack.summary();
     storage = await measureStorage(stack.info);
   } finally {
+    s3ByKeyClass = Object.fromEntries(Object.entries(requestLedger.s3ByKeyClass()).map(([k, n]) => [k, n - (s3Before[k] ?? 0)]).filter(([, n]) => n !== 0));
     s3.destroy();
     await stack.stop();
     logs.stop();
   }
-  return qualityResult({ files, tally, run, summary, storage, logs, started });
+  return qualityResult({ files, tally, run, summary, storage, logs, started, s3ByKeyClass });
 }
 
 /** One LoCoMo conversation: replay it, ask its questions, then score its annotated events. */
@@ -451,6 +454,7 @@ function qualityResult(end: {
   storage: StorageUse;
   logs: ReturnType<typeof captureLogBytes>;
   started: number;
+  s3ByKeyClass: Record<string, number>;
 }): QualityResult {
   const { tally, summary, storage, logs } = end;
   const { questions, adversarial, tokens, extraction, diary } = tally;
@@ -487,6 +491,7 @@ function qualityResult(end: {
       storage,
       logBytes: logs.bytes,
       metrics: [...logs.metrics].sort(),
+      s3ByKeyClass: end.s3ByKeyClass,
     },
     latency: { signalMsPerTurn: spread(tally.latencyRuns.signal), triggerToStagedMs: spread(tally.latencyRuns.trigger), searchApiMs: spread(tally.latencyRuns.search) },
     seconds: Math.round((Date.now() - end.started) / 1000),

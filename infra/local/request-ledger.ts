@@ -25,6 +25,20 @@ const scoped = new Map<string, Map<string, LedgerEntry>>();
 /** Off by default (long runs would only grow it): what each scope's requests addressed. */
 let recordTargets = false;
 const targets = new Map<string, Set<string>>();
+/** S3 requests by scope, operation and the class of key they addressed (`keyClassOf`); always on (the classes are few). */
+const s3ByKeyClass = new Map<string, number>();
+
+/**
+ * The class of an S3 key, for counting: the user's id as `*`, folders kept to a depth that
+ * tells the writers apart, the object's name as its extension (`…/Logs/reflector/*.json`).
+ */
+export function keyClassOf(key: string): string {
+  const parts = key.replace(/^(users|claims)\/[^/]+\//, '$1/*/').split('/');
+  const name = parts.pop() ?? '';
+  const depth = parts[0] === 'users' || parts[0] === 'claims' ? 4 : 2;
+  const ext = /(\.[a-z-]+)+$/.exec(name)?.[0] ?? '';
+  return `${parts.slice(0, depth).join('/')}/*${ext}`;
+}
 
 /** One distinct request target: the operation and the S3 key or queue URL it addressed. */
 export interface RequestTarget {
@@ -47,6 +61,11 @@ export const requestLedger = {
     ledger.clear();
     scoped.clear();
     targets.clear();
+    s3ByKeyClass.clear();
+  },
+  /** S3 requests counted by `scope operation keyClass` (`keyClassOf`), since the last reset. */
+  s3ByKeyClass(): Record<string, number> {
+    return Object.fromEntries(s3ByKeyClass);
   },
   /** Start (or stop) recording each scope's distinct request targets, for least-privilege checks. */
   recordTargets(on: boolean): void {
@@ -122,6 +141,13 @@ export function instrument<C extends { middlewareStack: { add: (...args: never[]
           const set = targets.get(name) ?? new Set<string>();
           set.add(JSON.stringify(target));
           targets.set(name, set);
+        }
+        if (service === 'S3' && typeof args.input.Key === 'string') {
+          const k = `${name ?? '-'} ${operation} ${keyClassOf(args.input.Key)}`;
+          s3ByKeyClass.set(k, (s3ByKeyClass.get(k) ?? 0) + 1);
+        } else if (service === 'S3' && typeof args.input.Prefix === 'string') {
+          const k = `${name ?? '-'} ${operation} ${keyClassOf(`${args.input.Prefix}x`)}`;
+          s3ByKeyClass.set(k, (s3ByKeyClass.get(k) ?? 0) + 1);
         }
         let inScope: Map<string, LedgerEntry> | undefined;
         if (name !== undefined) {

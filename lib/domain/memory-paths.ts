@@ -34,8 +34,8 @@ export const diaryKey = (userId: string, batchId: string): string => `${userPref
 export const episodeKey = (userId: string, turnId: number): string => `${userPrefix(userId)}episodes/${pad(turnId)}.md`;
 /** An agent.event's episode (its id starts `ev-`, so it never meets a turn's). */
 export const eventEpisodeKey = (userId: string, episodeId: string): string => `${userPrefix(userId)}episodes/${episodeId}.md`;
-/** A summary pair's two documents (lib/domain/summary.ts): the prompt it answered and the summary. */
-export const summaryDocKey = (userId: string, id: string, role: 'system' | 'assistant'): string => `${userPrefix(userId)}summaries/${id}/${role}.md`;
+/** A summary pair's document (lib/domain/summary.ts): the prompt it answered and the summary, one object (issue 19). */
+export const summaryDocKey = (userId: string, id: string): string => `${userPrefix(userId)}summaries/${id}.md`;
 /** Every batch's log, its model output (when too large for an item) and, under failed/, the logs of failed jobs. */
 export const batchLogPrefix = (userId: string): string => `${userPrefix(userId)}Logs/reflector/`;
 export const batchLogKey = (userId: string, batchId: string): string => `${batchLogPrefix(userId)}${batchId}.json`;

@@ -362,10 +362,9 @@ export class RecordingSummaryStore extends MemorySummaryStore {
     super();
   }
   override async write(pair: SummaryPair) {
-    this.log.add('summaries', pair.userId, pair.system.key);
-    this.log.add('summaries', pair.userId, pair.assistant.key);
-    const { system, assistant, ...record } = pair;
-    this.log.addItem('summaries', pair.userId, ddbKey(pair.userId, keys.summarySk(pair.id)), { ...record, systemKey: system.key, assistantKey: assistant.key });
+    this.log.add('summaries', pair.userId, pair.document.key);
+    const { document, ...record } = pair;
+    this.log.addItem('summaries', pair.userId, ddbKey(pair.userId, keys.summarySk(pair.id)), { ...record, documentKey: document.key });
     return super.write(pair);
   }
   override async edit(userId: string, id: string, edit: { text: string; by: string; at: string; reason?: string | undefined }) {
@@ -379,7 +378,7 @@ export class RecordingSummaryStore extends MemorySummaryStore {
   override async softDelete(userId: string, id: string) {
     this.log.add('summaries.softDelete', userId, ddbKey(userId, keys.summarySk(id)));
     const pair = this.pairs.get(`${userId}/${id}`);
-    if (pair) for (const k of [pair.system.key, pair.assistant.key]) this.log.add('summaries.softDelete', userId, k);
+    if (pair) this.log.add('summaries.softDelete', userId, pair.document.key);
     return super.softDelete(userId, id);
   }
 }

@@ -121,13 +121,15 @@ export async function dumpUserState(
   for (const item of await queryAll(clients.ddb, where.tableName, keys.userPk(userId))) {
     const sk = String(item.sk);
     if (sk === keys.searchIndexSk || sk.startsWith(keys.searchChangePrefix)) continue;
-    // A recorded model answer is kept as JSON text: compared parsed, its latency masked like a document's.
+    // A recorded model answer, and a batch log kept in its item (issue 19), are JSON text: compared parsed, masked like a document's.
     const value =
       sk === keys.knowledgeIndexSk && typeof item.key === 'string'
         ? { ...item, key: maskSnapshotKey(item.key) }
         : sk.startsWith(keys.modelOutputSk('')) && typeof item.response === 'string'
           ? { ...item, response: JSON.parse(item.response) as unknown }
-          : sk.startsWith(keys.costPrefix) && isRecord(item.entry)
+          : sk.startsWith(keys.batchPrefix) && typeof item.log === 'string'
+            ? { ...item, log: JSON.parse(item.log) as unknown }
+            : sk.startsWith(keys.costPrefix) && isRecord(item.entry)
             ? // A cost entry's day (in its key) is the job's input day; its `at` is cut to the day, as a
               // summary's or signal-made job's `requestedAt` is the clock's when the job was asked for.
               // What the job spent counts every call it made, a call cut at its budget and asked again included.

@@ -158,11 +158,15 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
    */
   async putKnowledge(userId: string, entries: ReadonlyArray<KnowledgeEntry>): Promise<void> {
     if (entries.length === 0) return;
-    // By path and by id, the last entry winning, as writing them one by one would leave them.
-    const files = new Map(entries.map((e) => [e.path, e.markdown]));
-    await Promise.all([...files].map(([path, markdown]) => this.putText(`${knowledgePrefix(userId)}${path}`, markdown, 'text/markdown; charset=utf-8')));
+    await this.writeKnowledgeFiles(userId, entries);
     const byId = new Map(entries.map((e) => [e.doc.id, e.doc]));
     await this.index.update(userId, (docs) => ({ docs: [...docs.filter((d) => !byId.has(d.id)), ...byId.values()], result: undefined }));
+  }
+
+  /** By path, the last entry winning, as writing them one by one would leave them. */
+  async writeKnowledgeFiles(userId: string, entries: ReadonlyArray<KnowledgeEntry>): Promise<void> {
+    const files = new Map(entries.map((e) => [e.path, e.markdown]));
+    await Promise.all([...files].map(([path, markdown]) => this.putText(`${knowledgePrefix(userId)}${path}`, markdown, 'text/markdown; charset=utf-8')));
   }
 
   /** Records staged on a day, every user's: each shard of the day. */

@@ -280,6 +280,10 @@ export class RecordingKnowledgeStore extends MemoryKnowledgeStore {
     this.docsByUser.set(userId, docs);
     return super.putKnowledge(userId, entries);
   }
+  override async writeKnowledgeFiles(userId: string, entries: ReadonlyArray<KnowledgeEntry>) {
+    for (const { path } of entries) this.log.add('knowledge.writeKnowledgeFiles', userId, `${knowledgePrefix(userId)}${path}`);
+    return super.writeKnowledgeFiles(userId, entries);
+  }
   override async updateKnowledgeIndex<R>(userId: string, change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>): Promise<R> {
     const current = [...(this.docsByUser.get(userId)?.values() ?? [])].map((d) => structuredClone(d));
     const next = change(current);

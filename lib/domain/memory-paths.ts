@@ -43,7 +43,6 @@ export const batchFailurePrefix = (userId: string): string => `${batchLogPrefix(
 export const batchFailureKey = (userId: string, batchId: string): string => `${batchFailurePrefix(userId)}${batchId}.json`;
 export const runLogKey = (userId: string, runId: string, ext: 'json' | 'md'): string =>
   `${userPrefix(userId)}Logs/sleep-time/${runId}.${ext}`;
-export const expiryLogKey = (userId: string, sweptAt: string): string => `${userPrefix(userId)}Logs/expiry/${sweptAt.slice(0, 10)}.json`;
 export const modelOutputKey = (userId: string, batchId: string): string => `${batchLogPrefix(userId)}${batchId}.model-output.json`;
 /** S3: large events parked by the publisher (claim checks), every user's under it. */
 export const claimsRoot = 'claims/';
@@ -121,6 +120,8 @@ export const keys = {
   eventEpisodePrefix: 'EPISODE#',
   batchSk: (batchId: string) => `BATCH#${batchId}`,
   batchPrefix: 'BATCH#',
+  /** A day's expiry sweep log of the user (req R-PRO-3; an S3 object under Logs/expiry/ before issue 19). */
+  expiryLogSk: (day: string) => `EXPIRYLOG#${day}`,
   /** The model's answer a job recorded before using it (a redelivery reuses it): one item, not an S3 object (issue 19). */
   modelOutputSk: (jobId: string) => `MODELOUT#${jobId}`,
   stagedSk: (path: string) => `STAGED#${path}`,

@@ -20,7 +20,6 @@ import {
   diaryKey,
   episodeKey,
   eventEpisodeKey,
-  expiryLogKey,
   keys,
   knowledgePrefix,
   modelOutputKey,
@@ -402,7 +401,7 @@ export class RecordingExpiryLog extends MemoryExpiryLog {
     super();
   }
   override async write(userId: string, sweptAt: string, deletions: Parameters<MemoryExpiryLog['write']>[2]) {
-    this.log.add('expiryLog', userId, expiryLogKey(userId, sweptAt));
+    this.log.add('expiryLog', userId, ddbKey(userId, keys.expiryLogSk(sweptAt.slice(0, 10))));
     return super.write(userId, sweptAt, deletions);
   }
 }

@@ -25,7 +25,7 @@ const scoped = new Map<string, Map<string, LedgerEntry>>();
 /** Off by default (long runs would only grow it): what each scope's requests addressed. */
 let recordTargets = false;
 const targets = new Map<string, Set<string>>();
-/** S3 requests by scope, operation and the class of key they addressed (`keyClassOf`); always on (the classes are few). */
+/** S3 requests by scope, operation (` (failed)` appended for a failed one) and the class of key they addressed (`keyClassOf`); always on (the classes are few). */
 const s3ByKeyClass = new Map<string, number>();
 
 /**
@@ -131,7 +131,22 @@ export function instrument<C extends { middlewareStack: { add: (...args: never[]
         if (service === 'DynamoDB' && ('TableName' in args.input || 'RequestItems' in args.input || 'TransactItems' in args.input)) {
           args.input.ReturnConsumedCapacity ??= 'TOTAL';
         }
-        const result = await next(args);
+        // S3 bills a request that fails with a 4xx (a 404 included) like one that succeeds
+        // (https://docs.aws.amazon.com/AmazonS3/latest/userguide/ErrorCodeBilling.html): the key-class tally counts both.
+        const keyClass = service !== 'S3' ? null : typeof args.input.Key === 'string' ? keyClassOf(args.input.Key) : typeof args.input.Prefix === 'string' ? keyClassOf(`${args.input.Prefix}x`) : null;
+        const tally = (suffix: string) => {
+          if (keyClass === null) return;
+          const k = `${name ?? '-'} ${operation}${suffix} ${keyClass}`;
+          s3ByKeyClass.set(k, (s3ByKeyClass.get(k) ?? 0) + 1);
+        };
+        let result: Awaited<ReturnType<typeof next>>;
+        try {
+          result = await next(args);
+        } catch (error) {
+          tally(' (failed)');
+          throw error;
+        }
+        tally('');
         // A Converse call is keyed by the tool it forces too (`#text` without one), so benchmarks can tell job kinds' tokens apart.
         const key = service === 'BedrockRuntime' ? `${service}.${operation}#${converseToolOf(args.input)}` : `${service}.${operation}`;
         if (recordTargets && name !== undefined) {
@@ -141,13 +156,6 @@ export function instrument<C extends { middlewareStack: { add: (...args: never[]
           const set = targets.get(name) ?? new Set<string>();
           set.add(JSON.stringify(target));
           targets.set(name, set);
-        }
-        if (service === 'S3' && typeof args.input.Key === 'string') {
-          const k = `${name ?? '-'} ${operation} ${keyClassOf(args.input.Key)}`;
-          s3ByKeyClass.set(k, (s3ByKeyClass.get(k) ?? 0) + 1);
-        } else if (service === 'S3' && typeof args.input.Prefix === 'string') {
-          const k = `${name ?? '-'} ${operation} ${keyClassOf(`${args.input.Prefix}x`)}`;
-          s3ByKeyClass.set(k, (s3ByKeyClass.get(k) ?? 0) + 1);
         }
         let inScope: Map<string, LedgerEntry> | undefined;
         if (name !== undefined) {

@@ -88,6 +88,7 @@ describe('the pipeline on the local emulators', () => {
 
   it('retries a failed model call after the retry delay once (req R-ERR), and completes the job', async () => {
     const ledger = requestLedger.snapshotByScope().reflector ?? {};
+    const s3Before = requestLedger.s3ByKeyClass();
     let calls = 0;
     stack.emulators.converse.setResponder((req) => {
       if (!answerNameOf(req)) return offlineResponder(req);
@@ -107,6 +108,9 @@ describe('the pipeline on the local emulators', () => {
     // The first delivery's failure put the job back with the retry delay instead of the queue's visibility timeout.
     const d = ledgerDelta(ledger, requestLedger.snapshotByScope().reflector ?? {});
     expect(d['SQS.ChangeMessageVisibility']?.requests).toBe(1);
+    // Neither delivery looked for a recorded answer in S3 (S3 bills a 404 GET too): only an item naming an object sends a read there (issue 19).
+    const s3After = requestLedger.s3ByKeyClass();
+    expect(Object.keys(s3After).filter((k) => k.startsWith('reflector GetObject') && k.includes('model-output') && (s3After[k] ?? 0) > (s3Before[k] ?? 0))).toEqual([]);
   });
 
   it('retries a throttled model call (the SDK attempts on each of the queue deliveries), then parks the job in the DLQ', async () => {

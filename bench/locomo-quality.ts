@@ -18,8 +18,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { TurnSaved } from '../events/turn-saved.js';
 import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
-import { getText, listAllKeys } from '../lib/adapters/s3-objects.js';
-import { batchLogPrefix, userPrefix } from '../lib/domain/memory-paths.js';
+import { getText } from '../lib/adapters/s3-objects.js';
+import { keys, userPrefix } from '../lib/domain/memory-paths.js';
+import { batchLogOf } from '../lib/adapters/batch-log-store.js';
+import { queryAll } from '../lib/adapters/dynamo-query.js';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type Summary, startLocalStack } from '../infra/local/stack.js';
 import { stageConfig } from '../infra/config/stages.js';
 import type { Invocation } from '../infra/local/event-source.js';
@@ -383,13 +386,24 @@ interface DiaryEntry {
   words: Set<string>;
 }
 
+/** The user's batch logs in batch id order: in their DynamoDB items since issue 19 (batch-log-store.ts). */
+async function batchLogs(run: Run, userId: string): Promise<BatchLog[]> {
+  const { info } = run.stack;
+  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.dynamodb }));
+  try {
+    const items = await queryAll(ddb, { TableName: info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.batchPrefix } });
+    const logs = await Promise.all(items.map((i) => batchLogOf(run.s3, info.bucketName, i)));
+    return logs.filter((l): l is BatchLog => l !== null);
+  } finally {
+    ddb.destroy();
+  }
+}
+
 /** The diary's decisions, from the batch logs (counted into `diary`); its entries, from users/{u}/diary/. */
 async function readDiaryEntries(run: Run, userId: string, diary: Tally['diary']): Promise<DiaryEntry[]> {
   const bucket = run.stack.info.bucketName;
   const entries: DiaryEntry[] = [];
-  for (const key of await listAllKeys(run.s3, bucket, batchLogPrefix(userId))) {
-    if (!/\/Logs\/reflector\/[^/]+\.json$/.test(key)) continue;
-    const log = JSON.parse(await getText(run.s3, bucket, key)) as BatchLog;
+  for (const log of await batchLogs(run, userId)) {
     if (!log.diary) continue;
     diary.attempts += 1;
     for (const [criterion, evidence] of Object.entries(log.diary.criteria)) if (evidence.length > 0) diary.byCriterion[criterion] = (diary.byCriterion[criterion] ?? 0) + 1;

@@ -54,6 +54,7 @@ export async function costSection(quality: QualityResult): Promise<{ md: string;
     json,
     log: [
       ...itemKindLines(quality),
+      ...s3ByKeyClassLines(quality),
       `infrastructure per 1M turns $${json.infraUsdPer1MTurns} (goal ≤ 5), fixed $${json.fixedUsdPerMonth}/month (goal ≤ 10), input tokens per turn ${json.inputTokensPerTurn} (goal ≤ 190)`,
     ],
   };
@@ -82,6 +83,12 @@ function itemKindLines(quality: QualityResult): string[] {
       ...rows.map(([kind, e]) => `  ${kind.padEnd(22)} ${perTurn(e.w)} W ${perTurn(e.r)} R  ${e.ops.join(', ')}`),
     ];
   });
+}
+
+/** S3 requests per turn by function, operation and class of key (the request ledger's tally), most first. */
+function s3ByKeyClassLines(quality: QualityResult): string[] {
+  const rows = Object.entries(quality.usage.s3ByKeyClass).sort((a, b) => b[1] - a[1]);
+  return ['S3 requests per turn by function, operation and key class:', ...rows.map(([k, n]) => `  ${(n / quality.turns).toFixed(3)}  ${k}`)];
 }
 
 type ModelCosts = ReadonlyArray<{ name: string; models: Record<string, string>; usd: number }>;

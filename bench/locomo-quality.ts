@@ -18,8 +18,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { TurnSaved } from '../events/turn-saved.js';
 import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
-import { getText, listAllKeys } from '../lib/adapters/s3-objects.js';
-import { batchLogPrefix, userPrefix } from '../lib/domain/memory-paths.js';
+import { getText } from '../lib/adapters/s3-objects.js';
+import { keys, userPrefix } from '../lib/domain/memory-paths.js';
+import { batchLogOf } from '../lib/adapters/batch-log-store.js';
+import { queryAll } from '../lib/adapters/dynamo-query.js';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type Summary, startLocalStack } from '../infra/local/stack.js';
 import { stageConfig } from '../infra/config/stages.js';
 import type { Invocation } from '../infra/local/event-source.js';
@@ -84,6 +87,7 @@ export interface QualityResult {
     sweepFires: number;
     logBytes: Record<string, number>;
     metrics: string[];
+    s3ByKeyClass: Record<string, number>;
   };
   /** Per conversation: medians of signal time per turn and of trigger → staged (ms), and all samples' spread. */
   latency: {
@@ -268,21 +272,24 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
   const logs = captureLogBytes();
   const stack = await startLocalStack({ stage: 'bench', logLevel: stageConfig('prod').logLevel, metrics: true, speed: 300, observe: meter.observe });
   meter.end(null);
+  const s3Before = requestLedger.s3ByKeyClass();
   const s3 = new S3Client({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.s3, forcePathStyle: true });
   const run: Run = { stack, s3, meter, ingest: emptyPhase(), retrieval: emptyPhase() };
   const tally = emptyTally();
   let summary: Summary | null = null;
+  let s3ByKeyClass: Record<string, number> = {};
   let storage: StorageUse = { dynamodbItems: 0, dynamodbBytes: 0, gsiBytes: 0, s3Objects: 0, s3Bytes: 0, taggedObjects: 0 };
   try {
     for (const file of files) await benchConversation(run, file, tally);
     summary = await stack.summary();
     storage = await measureStorage(stack.info);
   } finally {
+    s3ByKeyClass = Object.fromEntries(Object.entries(requestLedger.s3ByKeyClass()).map(([k, n]) => [k, n - (s3Before[k] ?? 0)]).filter(([, n]) => n !== 0));
     s3.destroy();
     await stack.stop();
     logs.stop();
   }
-  return qualityResult({ files, tally, run, summary, storage, logs, started });
+  return qualityResult({ files, tally, run, summary, storage, logs, started, s3ByKeyClass });
 }
 
 /** One LoCoMo conversation: replay it, ask its questions, then score its annotated events. */
@@ -404,13 +411,24 @@ interface DiaryEntry {
   words: Set<string>;
 }
 
+/** The user's batch logs in batch id order: in their DynamoDB items since issue 19 (batch-log-store.ts). */
+async function batchLogs(run: Run, userId: string): Promise<BatchLog[]> {
+  const { info } = run.stack;
+  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.dynamodb }));
+  try {
+    const items = await queryAll(ddb, { TableName: info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.batchPrefix } });
+    const logs = await Promise.all(items.map((i) => batchLogOf(run.s3, info.bucketName, i)));
+    return logs.filter((l): l is BatchLog => l !== null);
+  } finally {
+    ddb.destroy();
+  }
+}
+
 /** The diary's decisions, from the batch logs (counted into `diary`); its entries, from users/{u}/diary/. */
 async function readDiaryEntries(run: Run, userId: string, diary: Tally['diary']): Promise<DiaryEntry[]> {
   const bucket = run.stack.info.bucketName;
   const entries: DiaryEntry[] = [];
-  for (const key of await listAllKeys(run.s3, bucket, batchLogPrefix(userId))) {
-    if (!/\/Logs\/reflector\/[^/]+\.json$/.test(key)) continue;
-    const log = JSON.parse(await getText(run.s3, bucket, key)) as BatchLog;
+  for (const log of await batchLogs(run, userId)) {
     if (!log.diary) continue;
     diary.attempts += 1;
     for (const [criterion, evidence] of Object.entries(log.diary.criteria)) if (evidence.length > 0) diary.byCriterion[criterion] = (diary.byCriterion[criterion] ?? 0) + 1;
@@ -475,6 +493,7 @@ function qualityResult(end: {
   storage: StorageUse;
   logs: ReturnType<typeof captureLogBytes>;
   started: number;
+  s3ByKeyClass: Record<string, number>;
 }): QualityResult {
   const { tally, summary, storage, logs } = end;
   const { questions, adversarial, tokens, extraction, diary } = tally;
@@ -511,6 +530,7 @@ function qualityResult(end: {
       storage,
       logBytes: logs.bytes,
       metrics: [...logs.metrics].sort(),
+      s3ByKeyClass: end.s3ByKeyClass,
     },
     latency: { signalMsPerTurn: spread(tally.latencyRuns.signal), triggerToStagedMs: spread(tally.latencyRuns.trigger), searchApiMs: spread(tally.latencyRuns.search) },
     seconds: Math.round((Date.now() - end.started) / 1000),

@@ -127,17 +127,17 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     // BatchGetItem: the nightly and weekly selection reads the candidates' signal states (their per-day counts)
     // BatchWriteItem: an expired staged record is marked changed for the search index.
     // PutItem: an expired tier entry, its audit entry and its change mark, in one TransactWriteItems
-    // (a transaction's Put is authorized as dynamodb:PutItem: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
+    // (a transaction's Put is authorized as dynamodb:PutItem: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html);
+    // and the expiry sweep's log, an item since issue 19 (no S3 write left, so no S3 key use).
     dynamodb: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
     s3: {
       'users/*/Knowledge_staging/*': ['DeleteObject'],
-      'users/*/Logs/expiry/*': ['PutObject'],
     },
     listBucket: false,
     sends: ['reflection'],
     consumes: null,
     model: false,
-    kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
+    kms: { dynamodb: ['Decrypt', 'DescribeKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
   },
   api: {
     // BatchWriteItem: edges users state, restores and splits in the relation graph

@@ -232,6 +232,8 @@ export interface KnowledgeStore {
   rewriteKnowledgeFile(userId: string, path: string, render: (current: string | null) => string): Promise<void>;
   /** Write Knowledge documents and index them in one change of the index (idempotent by path). */
   putKnowledge(userId: string, entries: ReadonlyArray<KnowledgeEntry>): Promise<void>;
+  /** Write Knowledge documents' files only (idempotent by path); a change of the index that follows names them. */
+  writeKnowledgeFiles(userId: string, entries: ReadonlyArray<KnowledgeEntry>): Promise<void>;
   /**
    * Change the index: `change` gets the current documents and says what they become. The
    * index is written by the reflector and the API at once, so `change` may run again on a

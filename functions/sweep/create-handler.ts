@@ -19,7 +19,7 @@ import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { createLogger } from '../../lib/adapters/logger.js';
 import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
 import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
-import { S3ExpiryLog } from '../../lib/adapters/s3-expiry-log.js';
+import { DynamoExpiryLog } from '../../lib/adapters/dynamo-expiry-log.js';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { Clock } from '../../lib/ports.js';
@@ -48,7 +48,7 @@ export function createSweepHandler(env: SweepEnv, clients: Pick<AwsClients, 'ddb
     turns: new S3DynamoTurnStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
     jobs: new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL),
     knowledge: new S3DynamoKnowledgeStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
-    expiryLog: new S3ExpiryLog(s3, env.BUCKET_NAME),
+    expiryLog: new DynamoExpiryLog(ddb, env.TABLE_NAME),
     items: new DynamoMemoryItemStore(ddb, env.TABLE_NAME, changes),
     config: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG),
     log,

@@ -28,6 +28,20 @@ let recordTargets = false;
 /** Off by default: DynamoDB units split by the kind of item (sort-key prefix) they went to, as `ItemKind.{kind}|{operation}` entries. */
 let recordItemKinds = false;
 const targets = new Map<string, Set<string>>();
+/** S3 requests by scope, operation (` (failed)` appended for a failed one) and the class of key they addressed (`keyClassOf`); always on (the classes are few). */
+const s3ByKeyClass = new Map<string, number>();
+
+/**
+ * The class of an S3 key, for counting: the user's id as `*`, folders kept to a depth that
+ * tells the writers apart, the object's name as its extension (`…/Logs/reflector/*.json`).
+ */
+export function keyClassOf(key: string): string {
+  const parts = key.replace(/^(users|claims)\/[^/]+\//, '$1/*/').split('/');
+  const name = parts.pop() ?? '';
+  const depth = parts[0] === 'users' || parts[0] === 'claims' ? 4 : 2;
+  const ext = /(\.[a-z-]+)+$/.exec(name)?.[0] ?? '';
+  return `${parts.slice(0, depth).join('/')}/*${ext}`;
+}
 
 /** One distinct request target: the operation and the S3 key or queue URL it addressed. */
 export interface RequestTarget {
@@ -50,6 +64,11 @@ export const requestLedger = {
     ledger.clear();
     scoped.clear();
     targets.clear();
+    s3ByKeyClass.clear();
+  },
+  /** S3 requests counted by `scope operation keyClass` (`keyClassOf`), since the last reset. */
+  s3ByKeyClass(): Record<string, number> {
+    return Object.fromEntries(s3ByKeyClass);
   },
   /** Start (or stop) recording each scope's distinct request targets, for least-privilege checks. */
   recordTargets(on: boolean): void {
@@ -149,7 +168,22 @@ export function instrument<C extends { middlewareStack: { add: (...args: never[]
         if (service === 'DynamoDB' && ('TableName' in args.input || 'RequestItems' in args.input || 'TransactItems' in args.input)) {
           args.input.ReturnConsumedCapacity ??= recordItemKinds ? 'INDEXES' : 'TOTAL';
         }
-        const result = await next(args);
+        // S3 bills a request that fails with a 4xx (a 404 included) like one that succeeds
+        // (https://docs.aws.amazon.com/AmazonS3/latest/userguide/ErrorCodeBilling.html): the key-class tally counts both.
+        const keyClass = service !== 'S3' ? null : typeof args.input.Key === 'string' ? keyClassOf(args.input.Key) : typeof args.input.Prefix === 'string' ? keyClassOf(`${args.input.Prefix}x`) : null;
+        const tally = (suffix: string) => {
+          if (keyClass === null) return;
+          const k = `${name ?? '-'} ${operation}${suffix} ${keyClass}`;
+          s3ByKeyClass.set(k, (s3ByKeyClass.get(k) ?? 0) + 1);
+        };
+        let result: Awaited<ReturnType<typeof next>>;
+        try {
+          result = await next(args);
+        } catch (error) {
+          tally(' (failed)');
+          throw error;
+        }
+        tally('');
         // A Converse call is keyed by the tool it forces too (`#text` without one), so benchmarks can tell job kinds' tokens apart.
         const key = service === 'BedrockRuntime' ? `${service}.${operation}#${converseToolOf(args.input)}` : `${service}.${operation}`;
         if (recordTargets && name !== undefined) {

@@ -130,7 +130,7 @@ export async function dumpUserState(clients: { ddb: DynamoDBDocumentClient; s3: 
   for (const item of await queryAll(clients.ddb, where.tableName, keys.userPk(userId))) {
     const sk = String(item.sk);
     if (sk === keys.searchIndexSk || sk.startsWith(keys.searchChangePrefix)) continue;
-    // A recorded model answer is kept as JSON text: compared parsed, its latency masked like a document's.
+    // A recorded model answer, and a batch log kept in its item (issue 19), are JSON text: compared parsed, masked like a document's.
     const value =
       sk === keys.knowledgeIndexSk && typeof item.key === 'string'
         ? { ...item, key: maskSnapshotKey(item.key) }
@@ -139,12 +139,14 @@ export async function dumpUserState(clients: { ddb: DynamoDBDocumentClient; s3: 
             { ...Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'packed')), state: storedState(item) }
           : sk.startsWith(keys.modelOutputSk('')) && typeof item.response === 'string'
             ? { ...item, response: JSON.parse(item.response) as unknown }
-            : sk.startsWith(keys.costPrefix) && isRecord(item.entry)
-              ? // A cost entry's day (in its key) is the job's input day; its `at` is cut to the day, as a
-                // summary's or signal-made job's `requestedAt` is the clock's when the job was asked for.
-                // What the job spent counts every call it made, a call cut at its budget and asked again included.
-                { ...item, entry: { ...item.entry, at: maskTime(String(item.entry.at)), ...Object.fromEntries(COST_MEASURES.map((k) => [k, '<processing>'])) } }
-              : item;
+            : sk.startsWith(keys.batchPrefix) && typeof item.log === 'string'
+              ? { ...item, log: JSON.parse(item.log) as unknown }
+              : sk.startsWith(keys.costPrefix) && isRecord(item.entry)
+                ? // A cost entry's day (in its key) is the job's input day; its `at` is cut to the day, as a
+                  // summary's or signal-made job's `requestedAt` is the clock's when the job was asked for.
+                  // What the job spent counts every call it made, a call cut at its budget and asked again included.
+                  { ...item, entry: { ...item.entry, at: maskTime(String(item.entry.at)), ...Object.fromEntries(COST_MEASURES.map((k) => [k, '<processing>'])) } }
+                : item;
     items[`${String(item.pk)}|${sk}`] = normalise(value, { timestampIsProcessing: sk.startsWith(keys.batchPrefix) });
   }
   const objects: Record<string, unknown> = {};

@@ -4,10 +4,26 @@ import { queryAll } from './dynamo-query.js';
 import type { BatchLog } from '../domain/batch-log.js';
 import { batchFailureKey, batchLogKey, keys } from '../domain/memory-paths.js';
 import type { BatchLogReader, BatchLogStore } from '../ports.js';
+import { itemSize } from './dynamo-item-size.js';
 import { putOnce } from './dynamo-put-once.js';
 import { getTextOrNull } from './s3-objects.js';
 
-/** Batch logs as JSON in S3, plus a summary item per batch in DynamoDB for listing. */
+/**
+ * Largest batch log kept inside its summary item, under DynamoDB's 400 KB item limit
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html) with
+ * room for the summary's attributes; a larger one (a long raw answer in `error.raw`) is an S3
+ * object under Logs/reflector/ as before.
+ */
+const MAX_LOG_ITEM_BYTES = 350 * 1024;
+
+/**
+ * Batch logs: one DynamoDB item per batch (`BATCH#{id}`), the listing's summary attributes
+ * and the whole log as compact JSON (`log`) — issue 19: a log of a few KB is a few write units
+ * ($0.625 per million each) against an S3 PUT ($5 per million) and a GET for every reader
+ * (https://aws.amazon.com/dynamodb/pricing/on-demand/, https://aws.amazon.com/s3/pricing/).
+ * The item is the batch's commit marker: the first write wins. A log too large for an item,
+ * and every log written before issue 19, is an object in S3 that the item names (`logKey`).
+ */
 export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
   constructor(
     private readonly ddb: DynamoDBDocumentClient,
@@ -23,33 +39,17 @@ export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
     return res.Item !== undefined;
   }
 
+  /** Where the log is kept: its item's sort key, or (too large for an item) its S3 key. */
   async write(log: BatchLog): Promise<string> {
+    const item = summaryItem(log);
+    const withLog = { ...item, log: JSON.stringify(log) };
+    if (itemSize(withLog) <= MAX_LOG_ITEM_BYTES) {
+      await putOnce(this.ddb, this.tableName, withLog);
+      return item.sk;
+    }
     const key = batchLogKey(log.user_id, log.batch_id);
     await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: JSON.stringify(log, null, 2), ContentType: 'application/json' }));
-    // The summary item is the batch's commit marker: the first write wins.
-    await putOnce(this.ddb, this.tableName, {
-            pk: keys.userPk(log.user_id),
-            sk: keys.batchSk(log.batch_id),
-            kind: 'batch-log',
-            userId: log.user_id,
-            batchId: log.batch_id,
-            status: log.status,
-            timestamp: log.timestamp,
-            ...(log.input_at ? { inputAt: log.input_at } : {}),
-            trigger: log.trigger,
-            turns: log.turns_reviewed,
-            itemsProposed: log.quality_gate_results.items_proposed,
-            itemsPassed: log.quality_gate_results.items_passed,
-            rejections: log.quality_gate_results.rejections.length,
-            staged: log.staged_files.length,
-            promoted: log.promoted_files.length,
-            ...(log.assessment ? { assessment: log.assessment } : {}),
-            // Which model answered, and why a batch aborted, without opening the log in S3:
-            // the smoke test (infra/smoke) and the console read them from the listing.
-            ...(log.model ? { modelId: log.model.modelId } : {}),
-            ...(log.error ? { error: log.error.message } : {}),
-            logKey: key,
-          });
+    await putOnce(this.ddb, this.tableName, { ...item, logKey: key });
     return key;
   }
 
@@ -61,14 +61,14 @@ export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
       ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.batchPrefix },
     });
     return items
-      .map(({ pk, sk, ...rest }) => rest)
+      .map(({ pk, sk, log, ...rest }) => rest)
       .sort((a, b) => String(b.timestamp).localeCompare(String(a.timestamp)))
       .slice(0, limit);
   }
 
   async get(userId: string, batchId: string): Promise<BatchLog | null> {
-    const text = await getTextOrNull(this.s3, this.bucketName, batchLogKey(userId, batchId));
-    return text === null ? null : (JSON.parse(text) as BatchLog | null);
+    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.batchSk(batchId) }, ConsistentRead: true }));
+    return res.Item ? batchLogOf(this.s3, this.bucketName, res.Item) : null;
   }
 
   async writeFailure(log: BatchLog): Promise<string> {
@@ -76,4 +76,38 @@ export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
     await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: JSON.stringify(log, null, 2), ContentType: 'application/json' }));
     return key;
   }
+}
+
+/** The listing's attributes of a batch (the log's status, counts and times). */
+function summaryItem(log: BatchLog) {
+  return {
+    pk: keys.userPk(log.user_id),
+    sk: keys.batchSk(log.batch_id),
+    kind: 'batch-log',
+    userId: log.user_id,
+    batchId: log.batch_id,
+    status: log.status,
+    timestamp: log.timestamp,
+    ...(log.input_at ? { inputAt: log.input_at } : {}),
+    trigger: log.trigger,
+    turns: log.turns_reviewed,
+    itemsProposed: log.quality_gate_results.items_proposed,
+    itemsPassed: log.quality_gate_results.items_passed,
+    rejections: log.quality_gate_results.rejections.length,
+    staged: log.staged_files.length,
+    promoted: log.promoted_files.length,
+    ...(log.assessment ? { assessment: log.assessment } : {}),
+    // Which model answered, and why a batch aborted, without opening the log:
+    // the smoke test (infra/smoke) and the console read them from the listing.
+    ...(log.model ? { modelId: log.model.modelId } : {}),
+    ...(log.error ? { error: log.error.message } : {}),
+  };
+}
+
+/** A batch's log from its item: inside it, or (too large, or written before issue 19) the S3 object it names. */
+export async function batchLogOf(s3: S3Client, bucketName: string, item: Record<string, unknown>): Promise<BatchLog | null> {
+  if (typeof item.log === 'string') return JSON.parse(item.log) as BatchLog;
+  if (typeof item.logKey !== 'string') return null;
+  const text = await getTextOrNull(s3, bucketName, item.logKey);
+  return text === null ? null : (JSON.parse(text) as BatchLog);
 }

@@ -158,11 +158,15 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
    */
   async putKnowledge(userId: string, entries: ReadonlyArray<KnowledgeEntry>): Promise<void> {
     if (entries.length === 0) return;
-    // By path and by id, the last entry winning, as writing them one by one would leave them.
-    const files = new Map(entries.map((e) => [e.path, e.markdown]));
-    await Promise.all([...files].map(([path, markdown]) => this.putText(`${knowledgePrefix(userId)}${path}`, markdown, 'text/markdown; charset=utf-8')));
+    await this.writeKnowledgeFiles(userId, entries);
     const byId = new Map(entries.map((e) => [e.doc.id, e.doc]));
     await this.index.update(userId, (docs) => ({ docs: [...docs.filter((d) => !byId.has(d.id)), ...byId.values()], result: undefined }));
+  }
+
+  /** By path, the last entry winning, as writing them one by one would leave them. */
+  async writeKnowledgeFiles(userId: string, entries: ReadonlyArray<KnowledgeEntry>): Promise<void> {
+    const files = new Map(entries.map((e) => [e.path, e.markdown]));
+    await Promise.all([...files].map(([path, markdown]) => this.putText(`${knowledgePrefix(userId)}${path}`, markdown, 'text/markdown; charset=utf-8')));
   }
 
   /** Records staged on a day, every user's: each shard of the day. */
@@ -229,19 +233,28 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
   /**
    * The recorded answer: an item in the user's partition (a few KB: a write unit per KB at
    * $0.625 per million against an S3 PUT's $5; issue 19). Strongly consistent, so a redelivery
-   * right after the put sees it. A job recorded before issue 19 has its answer in S3 instead.
+   * right after the put sees it. An answer too large for an item is an S3 object the item
+   * names (`key`); S3 is read only then, so a job's first delivery, which finds no item, makes
+   * no GET (S3 bills a 404 like any GET: https://docs.aws.amazon.com/AmazonS3/latest/userguide/ErrorCodeBilling.html).
    */
   async getModelOutput(userId: string, batchId: string): Promise<ModelResponse | null> {
     const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.modelOutputSk(batchId) }, ConsistentRead: true }));
     if (typeof res.Item?.response === 'string') return JSON.parse(res.Item.response) as ModelResponse;
-    const text = await getTextOrNull(this.s3, this.bucketName, modelOutputKey(userId, batchId));
+    if (typeof res.Item?.key !== 'string') return null;
+    const text = await getTextOrNull(this.s3, this.bucketName, res.Item.key);
     return text ? (JSON.parse(text) as ModelResponse) : null;
   }
 
   async putModelOutput(userId: string, batchId: string, response: ModelResponse): Promise<void> {
     const item = { pk: keys.userPk(userId), sk: keys.modelOutputSk(batchId), kind: 'model-output', userId, jobId: batchId, response: JSON.stringify(response) };
-    // An answer too large for an item (DynamoDB's 400 KB limit: a runaway or hostile model) stays an S3 object.
-    if (itemSize(item) > MAX_MODEL_OUTPUT_ITEM_BYTES) return this.putText(modelOutputKey(userId, batchId), item.response, 'application/json');
+    // An answer too large for an item (DynamoDB's 400 KB limit: a runaway or hostile model) is an S3 object, named by the item.
+    if (itemSize(item) > MAX_MODEL_OUTPUT_ITEM_BYTES) {
+      const key = modelOutputKey(userId, batchId);
+      await this.putText(key, item.response, 'application/json');
+      const { response: _, ...pointer } = item;
+      await this.ddb.send(new PutCommand({ TableName: this.tableName, Item: { ...pointer, key } }));
+      return;
+    }
     await this.ddb.send(new PutCommand({ TableName: this.tableName, Item: item }));
   }
 

@@ -4,7 +4,7 @@ import type { BatchLog } from '../domain/batch-log.js';
 import { keys } from '../domain/memory-paths.js';
 import type { SummarySource } from '../ports.js';
 import { queryAll } from './dynamo-query.js';
-import { getText } from './s3-objects.js';
+import { batchLogOf } from './batch-log-store.js';
 
 /** Batch logs and context summaries in a window: the weekly run's summaries, and what the nightly reads instead of turns already summarised. */
 export class DynamoSummarySource implements SummarySource {
@@ -28,7 +28,9 @@ export class DynamoSummarySource implements SummarySource {
     // stays in the week its turns are in (issue 20 item 14). Logs written before it: when it ran.
     const at = (i: Record<string, unknown>) => String(i.inputAt ?? i.timestamp);
     const inWindow = (await this.items(userId, keys.batchPrefix)).filter((i) => at(i) >= fromIso && at(i) <= toIso);
-    return Promise.all(inWindow.map(async (i) => JSON.parse(await getText(this.s3, this.bucketName, String(i.logKey))) as BatchLog));
+    // The logs are in the items (issue 19): no S3 read but for a log too large for one.
+    const logs = await Promise.all(inWindow.map((i) => batchLogOf(this.s3, this.bucketName, i)));
+    return logs.filter((l): l is BatchLog => l !== null);
   }
 
   async summaries(userId: string, fromIso: string, toIso: string): Promise<Array<{ id: string; createdAt: string; text: string; sourceTurns: number[] }>> {

@@ -3,7 +3,7 @@ import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk
 import { parseFrontMatter, renderFrontMatter } from '../domain/front-matter.js';
 import { keys } from '../domain/memory-paths.js';
 import type { SummaryRecordView, SummaryEdit } from '../domain/memory-item.js';
-import type { SummaryPair } from '../domain/summary.js';
+import { type SummaryPair, type SummaryRecord, summaryDocument } from '../domain/summary.js';
 import type { SummaryStore } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 import type { DynamoSearchChangeLog } from './search-index-store.js';
@@ -12,8 +12,12 @@ import { batchGetAll, queryAll } from './dynamo-query.js';
 import { getText } from './s3-objects.js';
 
 /**
- * Summary turn pairs: two markdown documents in S3 (`users/{u}/summaries/{id}/`) and one
- * record in DynamoDB (`SUMMARY#{id}`), written last as the commit marker.
+ * Summary turn pairs: one markdown document in S3 holding both turns
+ * (`users/{u}/summaries/{id}.md`, lib/domain/summary.ts `summaryDocument`) and one record in
+ * DynamoDB (`SUMMARY#{id}`), written last as the commit marker. The record holds every field
+ * of the document, so an edit or a deletion renders the document again from it, unread.
+ * Pairs written before issue 19 have two documents (`…/{id}/system.md`, `assistant.md`,
+ * named by the record's `systemKey` and `assistantKey`): those are rewritten in place.
  */
 export class S3DynamoSummaryStore implements SummaryStore {
   constructor(
@@ -33,17 +37,14 @@ export class S3DynamoSummaryStore implements SummaryStore {
   }
 
   async write(pair: SummaryPair): Promise<void> {
-    for (const doc of [pair.system, pair.assistant]) {
-      await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: doc.key, Body: doc.markdown, ContentType: 'text/markdown; charset=utf-8' }));
-    }
-    const { system, assistant, ...record } = pair;
+    await this.putDocument(pair.document.key, pair.document.markdown);
+    const { document, ...record } = pair;
     await putOnce(this.ddb, this.tableName, {
       pk: keys.userPk(pair.userId),
       sk: keys.summarySk(pair.id),
       type: 'summary',
       ...record,
-      systemKey: system.key,
-      assistantKey: assistant.key,
+      documentKey: document.key,
     });
     await this.changes.mark(pair.userId, [`summary:${pair.id}`]);
   }
@@ -117,10 +118,9 @@ export class S3DynamoSummaryStore implements SummaryStore {
       if (isConditionalCheckFailure(error)) return null;
       throw error;
     }
-    if (typeof item?.assistantKey === 'string') {
-      const edits = (item.edits as unknown[] | undefined)?.length ?? 0;
-      await this.rewriteDocument(item.assistantKey, (meta) => ({ meta: { ...meta, edited: edits }, body: edit.text }));
-    }
+    const edits = (item?.edits as unknown[] | undefined)?.length ?? 0;
+    if (typeof item?.documentKey === 'string') await this.putDocument(item.documentKey, summaryDocument(recordOf(userId, item, edits)));
+    else if (typeof item?.assistantKey === 'string') await this.rewriteDocument(item.assistantKey, (meta) => ({ meta: { ...meta, edited: edits }, body: edit.text }));
     await this.changes.mark(userId, [`summary:${id}`]);
     return toView(userId, item ?? {});
   }
@@ -144,19 +144,41 @@ export class S3DynamoSummaryStore implements SummaryStore {
       throw error;
     }
     await this.changes.mark(userId, [`summary:${id}`]);
+    if (typeof item?.documentKey === 'string') await this.putDocument(item.documentKey, summaryDocument(recordOf(userId, item, (item.edits as unknown[] | undefined)?.length ?? 0)));
     for (const key of [item?.systemKey, item?.assistantKey]) {
       if (typeof key === 'string') await this.rewriteDocument(key, (meta, body) => ({ meta: { ...meta, deleted: true }, body }));
     }
     return true;
   }
 
-  /** One of the pair's documents read, changed (front matter and body) and written back whole. */
+  private async putDocument(key: string, markdown: string): Promise<void> {
+    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: markdown, ContentType: 'text/markdown; charset=utf-8' }));
+  }
+
+  /** One document of a pair written before issue 19 read, changed (front matter and body) and written back whole. */
   private async rewriteDocument(key: string, change: (meta: Record<string, unknown>, body: string) => { meta: Record<string, unknown>; body: string }): Promise<void> {
     const { meta, body } = parseFrontMatter(await getText(this.s3, this.bucketName, key));
     const next = change(meta, body);
-    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: renderFrontMatter(next.meta, next.body), ContentType: 'text/markdown; charset=utf-8' }));
+    await this.putDocument(key, renderFrontMatter(next.meta, next.body));
   }
 }
+
+/** The document's fields from the record as stored. */
+const recordOf = (userId: string, i: Record<string, unknown>, edited: number): SummaryRecord => ({
+  userId,
+  id: String(i.id),
+  kind: String(i.kind ?? ''),
+  trigger: String(i.trigger ?? ''),
+  createdAt: String(i.createdAt ?? ''),
+  sourceTurns: (i.sourceTurns as number[] | undefined) ?? [],
+  prompt: String(i.prompt ?? ''),
+  text: String(i.text ?? ''),
+  modelId: String(i.modelId ?? ''),
+  inputTokens: Number(i.inputTokens ?? 0),
+  outputTokens: Number(i.outputTokens ?? 0),
+  deleted: i.deleted === true,
+  edited,
+});
 
 const toView = (userId: string, i: Record<string, unknown>): SummaryRecordView => ({
   userId,

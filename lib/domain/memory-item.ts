@@ -365,8 +365,9 @@ export function itemIdForPath(path: string): string | null {
   if (m) return `turn:${Number(m[1])}`;
   if (p.startsWith('Knowledge_staging/')) return `staged:${p.slice('Knowledge_staging/'.length)}`;
   if (p.startsWith('Knowledge/')) return `knowledge:${p.slice('Knowledge/'.length)}`;
+  // `summaries/ID.md` is the pair's document (issue 19), `summaries/ID/…` its two documents before;
   // `reflections/ID`, the summaries' path before the rename, is still accepted.
-  const r = /^(?:summaries|reflections)\/([^/]+)(?:\/.*)?$/.exec(p);
+  const r = /^(?:summaries|reflections)\/([^/]+?)(?:\.md)?(?:\/.*)?$/.exec(p);
   if (r) return `summary:${r[1]}`;
   const diary = /^diary\/([^/]+?)(?:\.md)?$/.exec(p);
   if (diary) return `diary:${diary[1]}`;

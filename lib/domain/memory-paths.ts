@@ -34,15 +34,14 @@ export const diaryKey = (userId: string, batchId: string): string => `${userPref
 export const episodeKey = (userId: string, turnId: number): string => `${userPrefix(userId)}episodes/${pad(turnId)}.md`;
 /** An agent.event's episode (its id starts `ev-`, so it never meets a turn's). */
 export const eventEpisodeKey = (userId: string, episodeId: string): string => `${userPrefix(userId)}episodes/${episodeId}.md`;
-/** A summary pair's two documents (lib/domain/summary.ts): the prompt it answered and the summary. */
-export const summaryDocKey = (userId: string, id: string, role: 'system' | 'assistant'): string => `${userPrefix(userId)}summaries/${id}/${role}.md`;
+/** A summary pair's document (lib/domain/summary.ts): the prompt it answered and the summary, one object (issue 19). */
+export const summaryDocKey = (userId: string, id: string): string => `${userPrefix(userId)}summaries/${id}.md`;
 /** Every batch's log, its model output (when too large for an item) and, under failed/, the logs of failed jobs. */
 export const batchLogPrefix = (userId: string): string => `${userPrefix(userId)}Logs/reflector/`;
 export const batchLogKey = (userId: string, batchId: string): string => `${batchLogPrefix(userId)}${batchId}.json`;
 export const batchFailurePrefix = (userId: string): string => `${batchLogPrefix(userId)}failed/`;
 export const batchFailureKey = (userId: string, batchId: string): string => `${batchFailurePrefix(userId)}${batchId}.json`;
 export const runLogKey = (userId: string, runId: string, ext: 'json' | 'md'): string => `${userPrefix(userId)}Logs/sleep-time/${runId}.${ext}`;
-export const expiryLogKey = (userId: string, sweptAt: string): string => `${userPrefix(userId)}Logs/expiry/${sweptAt.slice(0, 10)}.json`;
 export const modelOutputKey = (userId: string, batchId: string): string => `${batchLogPrefix(userId)}${batchId}.model-output.json`;
 /** S3: large events parked by the publisher (claim checks), every user's under it. */
 export const claimsRoot = 'claims/';
@@ -120,6 +119,8 @@ export const keys = {
   eventEpisodePrefix: 'EPISODE#',
   batchSk: (batchId: string) => `BATCH#${batchId}`,
   batchPrefix: 'BATCH#',
+  /** A day's expiry sweep log of the user (req R-PRO-3; an S3 object under Logs/expiry/ before issue 19). */
+  expiryLogSk: (day: string) => `EXPIRYLOG#${day}`,
   /** The model's answer a job recorded before using it (a redelivery reuses it): one item, not an S3 object (issue 19). */
   modelOutputSk: (jobId: string) => `MODELOUT#${jobId}`,
   stagedSk: (path: string) => `STAGED#${path}`,

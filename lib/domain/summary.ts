@@ -1,9 +1,9 @@
 /**
  * Periodic context summaries of req R-SUM: after inactivity (or when a session closes, or
  * on request), the model is asked "Write a concise summary of the current context." and
- * the instruction and the answer are stored as a normal turn pair — a system document and
- * an assistant document — visible to the user and soft-deletable (deleted=true; never
- * removed, never returned by search again).
+ * the instruction and the answer are stored as a normal turn pair — one markdown document
+ * holding the system turn and the assistant turn (`summaryDocument`) — visible to the user
+ * and soft-deletable (deleted=true; never removed, never returned by search again).
  */
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { assembleBatch } from './batch-assembly.js';
@@ -43,21 +43,35 @@ export interface SummaryPair {
   inputTokens: number;
   outputTokens: number;
   deleted: boolean;
-  system: { key: string; markdown: string };
-  assistant: { key: string; markdown: string };
+  /** The pair's one document: `users/{u}/summaries/{id}.md`. */
+  document: { key: string; markdown: string };
 }
 
-const meta = (p: Omit<SummaryPair, 'system' | 'assistant'>, role: 'system' | 'assistant') => ({
-  type: 'summary',
-  role,
-  summary_id: p.id,
-  kind: p.kind,
-  trigger: p.trigger,
-  created_at: p.createdAt,
-  source_turns: p.sourceTurns,
-  deleted: p.deleted,
-  ...(role === 'assistant' ? { model: p.modelId } : {}),
-});
+/** What the pair's document is rendered from: its record (the DynamoDB item holds every field). */
+export type SummaryRecord = Omit<SummaryPair, 'document'> & { edited?: number };
+
+/** The turns' headings in a pair's document: the instruction under the first, the answer under the second. */
+export const SUMMARY_TURN_HEADINGS = { system: '## system', assistant: '## assistant' } as const;
+
+/**
+ * The pair as one markdown document (issue 19: one S3 PUT, not two): front matter naming the
+ * summary, then the system turn and the assistant turn, each under its heading. Rendered
+ * whole from the record, so an edit or a deletion rewrites it without reading it first.
+ */
+export function summaryDocument(p: SummaryRecord): string {
+  const meta = {
+    type: 'summary',
+    summary_id: p.id,
+    kind: p.kind,
+    trigger: p.trigger,
+    created_at: p.createdAt,
+    source_turns: p.sourceTurns,
+    deleted: p.deleted,
+    model: p.modelId,
+    ...(p.edited ? { edited: p.edited } : {}),
+  };
+  return renderFrontMatter(meta, `${SUMMARY_TURN_HEADINGS.system}\n\n${p.prompt}\n\n${SUMMARY_TURN_HEADINGS.assistant}\n\n${p.text}`);
+}
 
 /**
  * Longest summary kept, in UTF-16 units: about four times what the default budget of 2000
@@ -77,12 +91,8 @@ export function capSummaryText(text: string): string {
   return `${cut}${marker}`;
 }
 
-/** The two documents of the pair, under `users/{u}/summaries/{id}/`; the text capped (capSummaryText). */
-export function summaryPair(input: Omit<SummaryPair, 'system' | 'assistant'>): SummaryPair {
+/** The pair and its document, `users/{u}/summaries/{id}.md`; the text capped (capSummaryText). */
+export function summaryPair(input: Omit<SummaryPair, 'document'>): SummaryPair {
   const p = { ...input, text: capSummaryText(input.text) };
-  return {
-    ...p,
-    system: { key: summaryDocKey(p.userId, p.id, 'system'), markdown: renderFrontMatter(meta(p, 'system'), p.prompt) },
-    assistant: { key: summaryDocKey(p.userId, p.id, 'assistant'), markdown: renderFrontMatter(meta(p, 'assistant'), p.text) },
-  };
+  return { ...p, document: { key: summaryDocKey(p.userId, p.id), markdown: summaryDocument(p) } };
 }

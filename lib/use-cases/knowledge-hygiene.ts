@@ -8,7 +8,7 @@ import { factHygiene, restoreFact, verifyFacts } from '../domain/knowledge-hygie
 import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { knowledgeRelative } from '../domain/memory-paths.js';
 import type { GraphLogEntry } from '../domain/relation-graph.js';
-import type { GraphStore, KnowledgeStore } from '../ports.js';
+import type { GraphStore, KnowledgeEntry, KnowledgeStore } from '../ports.js';
 import { MemoryApiError } from './memory-api.js';
 
 export interface FactHygieneReport {
@@ -18,21 +18,28 @@ export interface FactHygieneReport {
 }
 
 /**
- * One sweep at `now` (deterministic in `now`: a rerun changes nothing), after verifying the
- * facts `seen` again (the nightly run's "already known"): one change of the index, its log
- * written first (changeLoggedFirst). Reports what the sweep at `now` did, read back from the
- * log, so a redelivered run reports the same.
+ * One sweep at `now` (deterministic in `now`: a rerun changes nothing), after adding the
+ * documents `added` (the nightly run's new findings: their files written first) and verifying
+ * the facts `seen` again (its "already known"): one change of the index — one snapshot for
+ * the run, not one for its findings and one for the sweep (issue 19) — its log written first
+ * (changeLoggedFirst). Reports what the sweep at `now` did, read back from the log, so a
+ * redelivered run reports the same.
  */
 export async function maintainFacts(
   userId: string,
   now: Date,
   deps: { knowledge: KnowledgeStore; graph: GraphStore },
   seen: ReadonlyMap<string, { at: string; by: string }> = new Map(),
+  added: ReadonlyArray<KnowledgeEntry> = [],
 ): Promise<FactHygieneReport> {
-  await changeLoggedFirst(userId, deps, (docs) => {
+  await deps.knowledge.writeKnowledgeFiles(userId, added);
+  // By id, the last entry winning, as putKnowledge indexes them.
+  const byId = new Map(added.map((e) => [e.doc.id, e.doc]));
+  await changeLoggedFirst(userId, deps, (current) => {
+    const docs = byId.size === 0 ? current : [...current.filter((d) => !byId.has(d.id)), ...byId.values()];
     const verified = verifyFacts(docs, seen);
     const swept = factHygiene(verified.docs, now);
-    const changed = verified.verified.length > 0 || swept.log.length > 0;
+    const changed = byId.size > 0 || verified.verified.length > 0 || swept.log.length > 0;
     return { ...(changed ? { docs: swept.docs, remove: swept.removed } : {}), log: [...verified.log, ...swept.log], result: undefined };
   });
   const done = (await deps.graph.logAt(userId, now.toISOString())).filter((l) => l.fact !== undefined);

@@ -217,10 +217,11 @@ async function reflectChunks(
 }
 
 /**
- * Gate the merged findings and store those that pass and are new as Knowledge; returns the
- * Knowledge facts found already known, which the run verifies as of its schedule time.
+ * Gate the merged findings; returns those that pass and are new, as Knowledge to store, and
+ * the Knowledge facts found already known, which the run verifies as of its schedule time
+ * (both in the run's one change of the index: maintainFacts).
  */
-async function storeFindings(job: Job, deps: SleepTimeDeps, merged: readonly Finding[], knowledge: DocumentIndex<KnowledgeDoc>, run: SleepTimeRun) {
+function gateFindings(job: Job, merged: readonly Finding[], knowledge: DocumentIndex<KnowledgeDoc>, run: SleepTimeRun) {
   const seen = new Map<string, { at: string; by: string }>();
   const stored: KnowledgeEntry[] = [];
   for (const f of merged) {
@@ -240,10 +241,8 @@ async function storeFindings(job: Job, deps: SleepTimeDeps, merged: readonly Fin
     knowledge.add(doc.doc);
     run.stored.push({ path: `Knowledge/${doc.path}`, statement: f.statement });
   }
-  // One change of the knowledge index for the run's findings, not one per finding (issue 19).
-  await deps.knowledge.putKnowledge(job.userId, stored);
   run.memoriesStored = run.stored.length;
-  return seen;
+  return { seen, stored };
 }
 
 /** Req R-GRAPH-1's (subject, relationship, object) triples that passed the gates join the relation graph; returns how many edges they name (added or reinforced by this run, on whichever delivery). */
@@ -302,11 +301,12 @@ export async function runNightly(job: Job, deps: SleepTimeDeps): Promise<SleepTi
 
   const merged = mergeFindings(await reflectChunks(job, deps, kept, memories, run));
   for (const f of merged) run.findingsByCategory[f.category] = (run.findingsByCategory[f.category] ?? 0) + 1;
-  const seen = await storeFindings(job, deps, merged, knowledge, run);
+  const { seen, stored } = gateFindings(job, merged, knowledge, run);
   // The graph's and the facts' hygiene (req R-GRAPH) at the run's scheduled time, so a retried run does the same.
   run.graph = { edges: await relateFindings(job, deps, merged), ...(await maintainGraph(job.userId, new Date(job.requestedAt), deps.graph)) };
   // Counts what the run saw again (not what changed), so a redelivered run logs the same.
-  run.facts = { verified: seen.size, ...(await maintainFacts(job.userId, new Date(job.requestedAt), deps, seen)) };
+  // The findings join Knowledge in the same change of the index as the facts' sweep: one snapshot per run (issue 19).
+  run.facts = { verified: seen.size, ...(await maintainFacts(job.userId, new Date(job.requestedAt), deps, seen, stored)) };
   // The tier entries' review (req R-TIER-6, R-TIER-7's promotion, decay and garbage collection), each move in the audit trail.
   const tiers = await reviewTiers(deps.items, job.userId, new Date(job.requestedAt));
   if (Object.values(tiers).some((n) => n > 0)) deps.log.info('tier entries reviewed', { userId: job.userId, runId: job.jobId, ...tiers });

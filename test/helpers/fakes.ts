@@ -263,6 +263,9 @@ export class MemoryKnowledgeStore implements KnowledgeStore {
       this.knowledge.set(doc.id, doc);
     }
   }
+  async writeKnowledgeFiles(userId: string, entries: ReadonlyArray<KnowledgeEntry>) {
+    for (const { path, markdown } of entries) this.knowledgeFiles.set(`${userId}/${path}`, markdown);
+  }
   async updateKnowledgeIndex<R>(userId: string, change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>): Promise<R> {
     const next = change([...this.knowledge.values()].map((d) => structuredClone(d)));
     if (next.docs === undefined) return next.result;

@@ -17,11 +17,9 @@ import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import { episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../../lib/domain/memory-item.js';
 import {
   batchFailureKey,
-  batchLogKey,
   diaryKey,
   episodeKey,
   eventEpisodeKey,
-  expiryLogKey,
   keys,
   knowledgePrefix,
   modelOutputKey,
@@ -281,6 +279,10 @@ export class RecordingKnowledgeStore extends MemoryKnowledgeStore {
     this.docsByUser.set(userId, docs);
     return super.putKnowledge(userId, entries);
   }
+  override async writeKnowledgeFiles(userId: string, entries: ReadonlyArray<KnowledgeEntry>) {
+    for (const { path } of entries) this.log.add('knowledge.writeKnowledgeFiles', userId, `${knowledgePrefix(userId)}${path}`);
+    return super.writeKnowledgeFiles(userId, entries);
+  }
   override async updateKnowledgeIndex<R>(userId: string, change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>): Promise<R> {
     const current = [...(this.docsByUser.get(userId)?.values() ?? [])].map((d) => structuredClone(d));
     const next = change(current);
@@ -337,7 +339,7 @@ export class RecordingBatchLogStore extends MemoryBatchLogStore implements Batch
     super();
   }
   override async write(log: BatchLog) {
-    this.log.add('batchLogs', log.user_id, batchLogKey(log.user_id, log.batch_id));
+    // The log is in its item (issue 19); an S3 object only when too large for one, which no fake log is.
     this.log.add('batchLogs', log.user_id, ddbKey(log.user_id, keys.batchSk(log.batch_id)));
     return super.write(log);
   }
@@ -362,10 +364,9 @@ export class RecordingSummaryStore extends MemorySummaryStore {
     super();
   }
   override async write(pair: SummaryPair) {
-    this.log.add('summaries', pair.userId, pair.system.key);
-    this.log.add('summaries', pair.userId, pair.assistant.key);
-    const { system, assistant, ...record } = pair;
-    this.log.addItem('summaries', pair.userId, ddbKey(pair.userId, keys.summarySk(pair.id)), { ...record, systemKey: system.key, assistantKey: assistant.key });
+    this.log.add('summaries', pair.userId, pair.document.key);
+    const { document, ...record } = pair;
+    this.log.addItem('summaries', pair.userId, ddbKey(pair.userId, keys.summarySk(pair.id)), { ...record, documentKey: document.key });
     return super.write(pair);
   }
   override async edit(userId: string, id: string, edit: { text: string; by: string; at: string; reason?: string | undefined }) {
@@ -379,7 +380,7 @@ export class RecordingSummaryStore extends MemorySummaryStore {
   override async softDelete(userId: string, id: string) {
     this.log.add('summaries.softDelete', userId, ddbKey(userId, keys.summarySk(id)));
     const pair = this.pairs.get(`${userId}/${id}`);
-    if (pair) for (const k of [pair.system.key, pair.assistant.key]) this.log.add('summaries.softDelete', userId, k);
+    if (pair) this.log.add('summaries.softDelete', userId, pair.document.key);
     return super.softDelete(userId, id);
   }
 }
@@ -400,7 +401,7 @@ export class RecordingExpiryLog extends MemoryExpiryLog {
     super();
   }
   override async write(userId: string, sweptAt: string, deletions: Parameters<MemoryExpiryLog['write']>[2]) {
-    this.log.add('expiryLog', userId, expiryLogKey(userId, sweptAt));
+    this.log.add('expiryLog', userId, ddbKey(userId, keys.expiryLogSk(sweptAt.slice(0, 10))));
     return super.write(userId, sweptAt, deletions);
   }
 }

@@ -1,13 +1,28 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
 import { getText, listAllKeys } from '../../lib/adapters/s3-objects.js';
+import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { StackInfo } from '../../infra/local/stack.js';
 
-/** Read access to the local stack's bucket, for assertions. */
+/** Read access to the local stack's bucket, for assertions; and to a batch's log (in its DynamoDB item since issue 19). */
 export function bucketReader(info: StackInfo) {
   const s3 = new S3Client({ region: info.region, endpoint: info.endpoints.s3, forcePathStyle: true, credentials: info.credentials });
+  const ddb = new DynamoDBClient({ region: info.region, endpoint: info.endpoints.dynamodb, credentials: info.credentials });
+  const logs = new S3DynamoBatchLogStore(DynamoDBDocumentClient.from(ddb), s3, info.tableName, info.bucketName);
   return {
     list: (prefix: string) => listAllKeys(s3, info.bucketName, prefix),
     text: (key: string): Promise<string> => getText(s3, info.bucketName, key),
-    destroy: () => s3.destroy(),
+    /** The batch's log, wherever the store keeps it; throws when there is none. */
+    batchLog: async (userId: string, batchId: string): Promise<BatchLog> => {
+      const log = await logs.get(userId, batchId);
+      if (!log) throw new Error(`no batch log ${batchId} of ${userId}`);
+      return log;
+    },
+    destroy: () => {
+      s3.destroy();
+      ddb.destroy();
+    },
   };
 }

@@ -136,7 +136,7 @@ describe('summaries on demand (req R-SUM-9 manual reflection)', () => {
     // The pair's system part is the instruction the model was given: the caller's.
     const bucket = bucketReader(stack.info);
     try {
-      expect(await bucket.text(`users/${USER}/summaries/${first.body.jobId}/system.md`)).toContain(prompt);
+      expect(await bucket.text(`users/${USER}/summaries/${first.body.jobId}.md`)).toContain(`## system\n\n${prompt}\n\n## assistant`);
     } finally {
       bucket.destroy();
     }
@@ -181,7 +181,7 @@ describe('summaries as turn pairs (issue 20 item 10)', () => {
     expect(item).toMatchObject({ text: 'Caroline and Melanie talked about a support group.', pair: { afterTurn: first.afterTurn, messages: [{ role: 'system' }, { role: 'assistant', text: 'Caroline and Melanie talked about a support group.' }] } });
     const bucket = bucketReader(stack.info);
     try {
-      expect(await bucket.text(`users/${USER}/summaries/${first.id}/assistant.md`)).toMatch(/edited: 1[\s\S]*Caroline and Melanie talked about a support group\./);
+      expect(await bucket.text(`users/${USER}/summaries/${first.id}.md`)).toMatch(/edited: 1[\s\S]*## assistant\n\nCaroline and Melanie talked about a support group\.\n$/);
     } finally {
       bucket.destroy();
     }

@@ -13,6 +13,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { bucketReader } from '../helpers/s3.js';
 
 let stack: LocalStack;
 let admin: string;
@@ -176,5 +179,22 @@ describe('input times decide state, not processing times (issue 20 item 14)', ()
     expect(staged.length).toBeGreaterThan(0);
     const lastTurnAt = turns.at(-1)?.timestamp;
     for (const s of staged) expect(s.history[0]).toMatchObject({ event: 'staged', at: lastTurnAt });
+
+    // 30 days after the last turn, the expiry sweep deletes them (no batch promoted them twice),
+    // each deletion logged with its reason in the user's EXPIRYLOG#{day} item (an S3 object before issue 19).
+    await stack.advanceTo(new Date(Date.parse(String(lastTurnAt)) + 31 * DAY));
+    expect((await call('GET', `${u(user)}/review/staged?includeDecided=true`)).body.staged).toEqual([]);
+    const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.dynamodb }));
+    const bucket = bucketReader(stack.info);
+    try {
+      const logs = await ddb.send(new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': `USER#${user}`, ':p': 'EXPIRYLOG#' } }));
+      const deletions = (logs.Items ?? []).flatMap((i) => i.deletions as Array<{ path: string; reason: string }>);
+      expect(deletions.map((d) => d.path).sort()).toEqual(staged.map((s) => String(s.path).replace(/^Knowledge_staging\//, '')).sort());
+      for (const d of deletions) expect(d.reason).toMatch(/more than 30 days ago, with promotion_count [01] < 2/);
+      expect(await bucket.list(`users/${user}/Logs/`)).toEqual([]);
+    } finally {
+      ddb.destroy();
+      bucket.destroy();
+    }
   });
 });

@@ -54,12 +54,14 @@ describe('the pipeline on the local emulators', () => {
     expect(entry?.summary).toBeUndefined();
     expect(entry?.text).toBeUndefined();
     expect(String(entry?.doc)).toContain('## Query\nHey Mel!');
-    const log = JSON.parse(await bucket.text(`${user}Logs/reflector/batch-1-10.json`));
+    // The batch log is in its DynamoDB item (issue 19): no S3 object.
+    expect(await bucket.list(`${user}Logs/reflector/`)).toEqual([]);
+    const log = await bucket.batchLog('locomo-conv-26', 'batch-1-10');
     expect(log).toMatchObject({ batch_id: 'batch-1-10', status: 'completed', turns_reviewed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], trigger: 'turn_count' });
     expect(log.model).toMatchObject({ modelId: stack.info.modelId, reused: false });
     // The stage's own model id: the inference profile of the local Region, answered by the offline model.
     expect(stack.info.modelId).toBe('us.anthropic.claude-haiku-4-5-20251001-v1:0');
-    expect(log.model.inputTokens).toBeGreaterThan(0);
+    expect(log.model?.inputTokens).toBeGreaterThan(0);
     const staged = await bucket.list(`${user}Knowledge_staging/`);
     expect(staged.length).toBe(s.staged);
     const doc = await bucket.text(staged[0] ?? '');
@@ -88,6 +90,7 @@ describe('the pipeline on the local emulators', () => {
 
   it('retries a failed model call after the retry delay once (req R-ERR), and completes the job', async () => {
     const ledger = requestLedger.snapshotByScope().reflector ?? {};
+    const s3Before = requestLedger.s3ByKeyClass();
     let calls = 0;
     stack.emulators.converse.setResponder((req) => {
       if (!answerNameOf(req)) return offlineResponder(req);
@@ -102,11 +105,14 @@ describe('the pipeline on the local emulators', () => {
       stack.emulators.converse.setResponder(offlineResponder);
     }
     expect(calls).toBe(BEDROCK_MAX_ATTEMPTS + 1);
-    const log = JSON.parse(await bucket.text('users/retry-user/Logs/reflector/batch-1-10.json'));
+    const log = await bucket.batchLog('retry-user', 'batch-1-10');
     expect(log).toMatchObject({ status: 'completed' });
     // The first delivery's failure put the job back with the retry delay instead of the queue's visibility timeout.
     const d = ledgerDelta(ledger, requestLedger.snapshotByScope().reflector ?? {});
     expect(d['SQS.ChangeMessageVisibility']?.requests).toBe(1);
+    // Neither delivery looked for a recorded answer in S3 (S3 bills a 404 GET too): only an item naming an object sends a read there (issue 19).
+    const s3After = requestLedger.s3ByKeyClass();
+    expect(Object.keys(s3After).filter((k) => k.startsWith('reflector GetObject') && k.includes('model-output') && (s3After[k] ?? 0) > (s3Before[k] ?? 0))).toEqual([]);
   });
 
   it('retries a throttled model call (the SDK attempts on each of the queue deliveries), then parks the job in the DLQ', async () => {
@@ -165,7 +171,7 @@ describe('the pipeline on the local emulators', () => {
     } finally {
       stack.emulators.converse.setResponder(offlineResponder);
     }
-    const log = JSON.parse(await bucket.text('users/cut-user/Logs/reflector/batch-1-10.json'));
+    const log = await bucket.batchLog('cut-user', 'batch-1-10');
     expect(log).toMatchObject({ status: 'completed', model: { stopReason: 'end_turn', budgetRetry: { maxTokens: 1500, retryMaxTokens: 3000, outputTokens: 1500 } } });
   });
 
@@ -207,7 +213,7 @@ describe('the pipeline on the local emulators', () => {
     } finally {
       stack.emulators.converse.setResponder(offlineResponder);
     }
-    const log = JSON.parse(await bucket.text('users/gates-user/Logs/reflector/batch-1-10.json'));
+    const log = await bucket.batchLog('gates-user', 'batch-1-10');
     expect(log.quality_gate_results.truncated_by_caps).toEqual({ new_facts: 2, corrections: 1, connections: 0, open_questions: 0 });
     expect(log.quality_gate_results.items_proposed).toBe(7);
     expect(log.quality_gate_results.rejections.map((r: { gate: string }) => r.gate).sort()).toEqual(
@@ -227,9 +233,9 @@ describe('the pipeline on the local emulators', () => {
     } finally {
       stack.emulators.converse.setResponder(offlineResponder);
     }
-    const log = JSON.parse(await bucket.text('users/garbled-user/Logs/reflector/batch-1-10.json'));
+    const log = await bucket.batchLog('garbled-user', 'batch-1-10');
     expect(log.status).toBe('aborted');
-    expect(log.error.raw).toBe('Sorry, I cannot produce JSON today.');
+    expect(log.error?.raw).toBe('Sorry, I cannot produce JSON today.');
     expect((await stack.summary()).batchesAborted).toBe(1);
   });
 

@@ -145,7 +145,7 @@ describe('signals and ingestion on the local emulators', () => {
     ]);
     await stack.waitUntilDrained();
     const ctl = await perUser('ctl-user');
-    const log = JSON.parse(await bucket.text('users/ctl-user/Logs/reflector/batch-1-2.json'));
+    const log = await bucket.batchLog('ctl-user', 'batch-1-2');
     expect(log).toMatchObject({ kind: 'event', trigger: 'event:milestone', status: 'completed', turns_reviewed: [1, 2] });
     // Issue 20 item 12: the event's kind and detail reach the model, with the kind's instruction.
     const asked = stack.emulators.converse.requests
@@ -153,10 +153,10 @@ describe('signals and ingestion on the local emulators', () => {
       .filter((t) => t.includes('[Turn 1, ') && t.includes('I adopted a beagle named Rex.'));
     expect(asked.filter((t) => t.startsWith('## Why now\nThe user reached a milestone.') && t.includes("The agent's note (milestone): first pet"))).toHaveLength(1);
     expect(ctl.deferred).toEqual([]);
-    const closing = await bucket.text('users/ctl-user/summaries/summary-1-2/assistant.md');
+    // The pair is one document: the system turn, then the assistant's (issue 19).
+    const closing = await bucket.text('users/ctl-user/summaries/summary-1-2.md');
     expect(closing).toMatch(/kind: session-close\n[\s\S]*trigger: session_closed/);
-    expect(closing).toContain('beagle');
-    expect(await bucket.text('users/ctl-user/summaries/summary-1-2/system.md')).toContain('Write a concise summary of the current context.');
+    expect(closing).toMatch(/## system\n\nWrite a concise summary of the current context\.\n\n## assistant\n\n[^\n]*beagle/);
     const activity = new DynamoSignalStateStore(documentClient, stack.info.tableName);
     expect(await activity.activeUsers(['2026-02-06'])).toEqual(
       expect.arrayContaining([
@@ -165,10 +165,10 @@ describe('signals and ingestion on the local emulators', () => {
       ]),
     );
     // Req R-SIG-6's session-close hook: the turns no batch had taken are reflected on, and the session summarised.
-    const closed = JSON.parse(await bucket.text('users/close-user/Logs/reflector/batch-1-2.json'));
+    const closed = await bucket.batchLog('close-user', 'batch-1-2');
     expect(closed).toMatchObject({ kind: 'batch', trigger: 'session_closed', status: 'completed', turns_reviewed: [1, 2] });
-    expect(await bucket.text('users/close-user/summaries/summary-1-2/assistant.md')).toMatch(/kind: session-close\n[\s\S]*trigger: session_closed/);
-    expect(await bucket.text('users/quiet-user/summaries/summary-1-5/assistant.md')).toMatch(/kind: idle-summary\n[\s\S]*Turns 1–5/);
+    expect(await bucket.text('users/close-user/summaries/summary-1-2.md')).toMatch(/kind: session-close\n[\s\S]*trigger: session_closed/);
+    expect(await bucket.text('users/quiet-user/summaries/summary-1-5.md')).toMatch(/kind: idle-summary\n[\s\S]*Turns 1–5/);
   });
 
   it('a correction that recurs in three batches is promoted into the fact it corrects (issue 20 item 2)', async () => {
@@ -196,7 +196,7 @@ describe('signals and ingestion on the local emulators', () => {
     expect(fact?.text).toContain(saying);
     expect(fact?.history).toEqual([expect.objectContaining({ change: 'correction', text, confidence: 0.6, by: expect.stringMatching(/^Knowledge_staging\/Corrections\//) })]);
     expect(fact?.confidence).toBe(0.5);
-    const log = JSON.parse(await bucket.text(`users/${user}/Logs/reflector/batch-5-6.json`));
+    const log = await bucket.batchLog(user, 'batch-5-6');
     expect(log.promoted_files).toEqual(['Knowledge/Facts/reef_tank.md']);
     expect((await bucket.list(`users/${user}/Knowledge/`)).filter((k) => k.includes('/Knowledge/Corrections/'))).toEqual([]);
   });
@@ -225,7 +225,7 @@ describe('signals and ingestion on the local emulators', () => {
     const record = await documentClient.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk('patient-user'), sk: keys.summarySk('summary-1-5') } }));
     // The stage's 5 minutes run out in 1 s here (speed 300); the user's 20 minutes in 4 s.
     expect(Date.parse(String(record.Item?.createdAt)) - lastSeenAt).toBeGreaterThanOrEqual((20 * 60_000) / 300 - 1000);
-    expect(await bucket.text('users/patient-user/summaries/summary-1-5/system.md')).toContain('Name the next step the user wants.');
+    expect(await bucket.text('users/patient-user/summaries/summary-1-5.md')).toContain('## system\n\nName the next step the user wants.');
   });
 
   it('a malformed record is kept with its field, counted in a metric, and does not sink its batch', async () => {

@@ -232,7 +232,8 @@ describe('unified search (req R-DOC-3)', () => {
     expect(itemIdForPath('turns/0000000012/abc.md')).toBe('turn:12');
     expect(itemIdForPath('Knowledge/Facts/x.md')).toBe('knowledge:Facts/x.md');
     expect(itemIdForPath('Knowledge_staging/Facts/x--b.md')).toBe('staged:Facts/x--b.md');
-    expect(itemIdForPath('summaries/summary-1-5/assistant.md')).toBe('summary:summary-1-5');
+    expect(itemIdForPath('summaries/summary-1-5.md')).toBe('summary:summary-1-5');
+    expect(itemIdForPath('summaries/summary-1-5/assistant.md')).toBe('summary:summary-1-5'); // a pair's document before issue 19
     expect(itemIdForPath('reflections/summary-1-5')).toBe('summary:summary-1-5'); // the old path, still accepted
     expect(itemIdForPath('../etc/passwd')).toBeNull();
   });

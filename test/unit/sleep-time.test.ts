@@ -143,13 +143,14 @@ describe('nightly and weekly reflection runs', () => {
 
   it('nightly: chunks, merges, gates and stores findings with a [reflection:category] source; logs the run with tokens and cost', async () => {
     const d = await deps((prompt) => nightlyOffline(prompt));
-    const puts = vi.spyOn(d.knowledge, 'putKnowledge');
+    const files = vi.spyOn(d.knowledge, 'writeKnowledgeFiles');
+    const changes = vi.spyOn(d.knowledge, 'updateKnowledgeIndex');
     const out = await runNightly(job('nightly', [1, 2, 3, 4, 5]), d);
     if (out.status !== 'completed') throw new Error(out.reason);
     expect(out.run.chunks).toBeGreaterThan(1);
-    // Every finding the run stored, in one change of the knowledge index (one snapshot, issue 19).
-    expect(puts).toHaveBeenCalledTimes(1);
-    expect(puts.mock.calls[0]?.[1]).toHaveLength(out.run.memoriesStored);
+    // Every finding the run stored and the facts' sweep, in one change of the knowledge index (one snapshot, issue 19).
+    expect(changes).toHaveBeenCalledTimes(1);
+    expect(files.mock.calls[0]?.[1]).toHaveLength(out.run.memoriesStored);
     expect(out.run.memoriesStored).toBeGreaterThanOrEqual(2);
     expect(out.run).toMatchObject({ messagesReviewed: 5, sessionsReviewed: 2, tokens: { input: expect.any(Number) }, model: 'scripted' });
     expect(out.run.tokens.input).toBe(10 * out.run.chunks);

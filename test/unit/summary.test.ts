@@ -38,9 +38,12 @@ describe('summaries after inactivity (req R-SUM)', () => {
     expect(out).toMatchObject({ status: 'written', text: 'Summary of 3 turns.', sourceTurns: [1, 2, 3] });
     expect(model.summaries[0]).toMatchObject({ prompt: DEFAULT_SUMMARY_PROMPT, maxTokens: 2000 });
     const pair = deps.summaries.pairs.get('alice/summary-1-3');
-    expect(pair?.system.key).toBe('users/alice/summaries/summary-1-3/system.md');
-    expect(parseFrontMatter(pair?.system.markdown ?? '')).toMatchObject({ meta: { role: 'system', deleted: false, source_turns: [1, 2, 3] }, body: `${DEFAULT_SUMMARY_PROMPT}\n` });
-    expect(parseFrontMatter(pair?.assistant.markdown ?? '')).toMatchObject({ meta: { role: 'assistant', summary_id: 'summary-1-3' }, body: 'Summary of 3 turns.\n' });
+    // One document for the pair (issue 19: one S3 PUT): the system turn, then the assistant turn.
+    expect(pair?.document.key).toBe('users/alice/summaries/summary-1-3.md');
+    expect(parseFrontMatter(pair?.document.markdown ?? '')).toMatchObject({
+      meta: { type: 'summary', summary_id: 'summary-1-3', deleted: false, source_turns: [1, 2, 3] },
+      body: `## system\n\n${DEFAULT_SUMMARY_PROMPT}\n\n## assistant\n\nSummary of 3 turns.\n`,
+    });
   });
 
   it('dates the summary by its input time, the job\'s request, however late a delivery writes it (issue 20 item 14)', async () => {

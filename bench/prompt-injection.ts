@@ -25,10 +25,11 @@ import { answerNameOf, offlineResponder } from '../infra/local/converse-server.j
 import { createDocumentClient } from '../lib/adapters/aws-clients.js';
 import { getText, listAllKeys } from '../lib/adapters/s3-objects.js';
 import { DynamoSleepTimeLogStore } from '../lib/adapters/sleep-time-log-store.js';
-import { claimsPrefix, rejectedPrefix, userPrefix } from '../lib/domain/memory-paths.js';
+import { claimsPrefix, keys, rejectedPrefix, userPrefix } from '../lib/domain/memory-paths.js';
+import { batchLogOf } from '../lib/adapters/batch-log-store.js';
+import { queryAll } from '../lib/adapters/dynamo-query.js';
 import type { LocalStack } from '../infra/local/stack.js';
 import { requestLedger } from '../infra/local/request-ledger.js';
-import type { BatchLog } from '../lib/domain/batch-log.js';
 import { MAX_SUMMARY_CHARS } from '../lib/domain/summary.js';
 import { ATTACKER, ODD_UNICODE, injectionTexts, pathLikeValues, VICTIM } from '../test/helpers/hostile-input.js';
 import { anyApiCase, apiAnswerProblems, apiRequestOf, capProblems, largestAttributes, SECRET } from './fuzz-targets.js';
@@ -437,22 +438,25 @@ async function checkDeadLetters(a: Attack): Promise<Record<string, number>> {
 /** The attacker's batch logs (caps held), summaries (within their cap) and sleep-time runs (findings bounded). */
 async function checkAttackerLogs(a: Attack, mine: readonly string[]) {
   const text = (key: string) => getText(a.s3, a.stack.info.bucketName, key);
-  const batchKeys = mine.filter((k) => /\/Logs\/reflector\/[^/]+\.json$/.test(k) && !k.endsWith('.model-output.json'));
+  const info = a.stack.info;
+  const ddb = createDocumentClient(new DynamoDBClient({ region: info.region, endpoint: info.endpoints.dynamodb, credentials: info.credentials }));
+  // The batch logs are in their items (issue 19); one too large for an item is the S3 object the item names.
+  const batchItems = await queryAll(ddb, { TableName: info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(ATTACKER), ':p': keys.batchPrefix } });
   const batches = { completed: 0, aborted: 0 };
-  for (const key of batchKeys) {
-    const log = JSON.parse(await text(key)) as BatchLog;
+  for (const item of batchItems) {
+    const log = await batchLogOf(a.s3, info.bucketName, item);
+    if (!log) continue;
     batches[log.status === 'completed' ? 'completed' : 'aborted'] += 1;
-    for (const p of capProblems(log)) a.failures.push(`${key}: ${p}`);
+    for (const p of capProblems(log)) a.failures.push(`${String(item.sk)}: ${p}`);
   }
-  if (batchKeys.length === 0) a.failures.push('no batch of the attacker was logged (the attack never reached the reflector)');
-  const summaryKeys = mine.filter((k) => /\/summaries\/[^/]+\/assistant\.md$/.test(k));
+  if (batchItems.length === 0) a.failures.push('no batch of the attacker was logged (the attack never reached the reflector)');
+  // A summary pair is one document, its instruction and its answer (issue 19).
+  const summaryKeys = mine.filter((k) => /\/summaries\/[^/]+\.md$/.test(k));
   for (const key of summaryKeys) {
     const body = await text(key);
     if (body.length > MAX_SUMMARY_CHARS + 2_000) a.failures.push(`${key} holds ${body.length} chars, over the summary cap`);
   }
   // A run's record (findings stored, rejected) lives in the table; its S3 log is the markdown a person reads.
-  const info = a.stack.info;
-  const ddb = createDocumentClient(new DynamoDBClient({ region: info.region, endpoint: info.endpoints.dynamodb, credentials: info.credentials }));
   const store = new DynamoSleepTimeLogStore(ddb, a.s3, info.tableName, info.bucketName);
   const runs = { nightly: await store.list(ATTACKER, 'nightly', '0000', '9999'), weekly: await store.list(ATTACKER, 'weekly', '0000', '9999') };
   for (const run of [...runs.nightly, ...runs.weekly]) {

@@ -30,9 +30,11 @@ export interface Permissions {
    * s3:ListBucket on the bucket, unconditioned. S3 answers a GET/HEAD of a missing key with
    * 404 NoSuchKey only to a caller that may list the bucket, and with 403 AccessDenied to
    * any other (https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html,
-   * "Permissions"). Functions that read keys which may not exist yet (a new user's
-   * knowledge index, the model-output record before a model call, a batch log the API is
-   * asked for) need it, so that "missing" and "not allowed" stay apart. AWS does not
+   * "Permissions"). Functions that read keys which may not exist (a knowledge index version
+   * or segment another writer just retired, a Knowledge file a correction rewrites, a batch
+   * log or model answer an item names; since issue 19 no job looks for a key on the chance
+   * it exists) need it, so that "missing" and "not allowed" stay apart; the reflector's
+   * forget lists the user's prefix too. AWS does not
    * document whether a grant limited by `s3:prefix` counts for that decision, so it is
    * not limited: it lets the function list key names only, and the two functions that
    * have it may read every object under `users/` already.

@@ -58,11 +58,19 @@ const indexedTurns = async (userId: string) => {
   return res.Items ?? [];
 };
 
+/** The user's batch logs: their DynamoDB items (issue 19). */
+const batchItems = async (userId: string) => {
+  const res = await documentClient.send(
+    new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :b)', ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':b': keys.batchPrefix } }),
+  );
+  return (res.Items ?? []).filter((i) => /^BATCH#batch-\d+-\d+$/.test(String(i.sk)));
+};
+
 const perUser = async (userId: string) => {
   const keys = await bucket.list(`users/${userId}/`);
   return {
     turns: (await indexedTurns(userId)).length,
-    batches: keys.filter((k) => /\/Logs\/reflector\/batch-\d+-\d+\.json$/.test(k)).length,
+    batches: (await batchItems(userId)).length,
     staged: keys.filter((k) => k.includes('/Knowledge_staging/')).length,
     deferred: keys.filter((k) => k.includes('/Logs/reflector/deferred/')),
   };

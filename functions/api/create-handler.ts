@@ -80,5 +80,7 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
 export function createApiHandler(env: ApiEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>, clock: Clock): ApiHandler {
   const { logger, log } = createLogger('api');
   const dispatch = apiRoutes(apiDeps(env, clients, clock), { log, redaction: { personalData: env.REDACT_PERSONAL_DATA === 'true' } });
-  return middy<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, Context>().use(injectLambdaContext(logger)).handler(dispatch) as unknown as ApiHandler;
+  return middy<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, Context>()
+    .use(injectLambdaContext(logger))
+    .handler(dispatch) as unknown as ApiHandler;
 }

@@ -37,7 +37,14 @@ export const offlineResponder: Responder = (req) => {
   const prompt = promptOf(req);
   const system = (req.system ?? []).map((s) => s.text ?? '').join('\n');
   const name = answerNameOf(req);
-  const output = name === 'record_nightly_findings' ? nightlyOffline(prompt) : name === 'record_weekly_reflection' ? weeklyOffline(prompt) : name ? reflectOffline(prompt) : summarizeOffline(system);
+  const output =
+    name === 'record_nightly_findings'
+      ? nightlyOffline(prompt)
+      : name === 'record_weekly_reflection'
+        ? weeklyOffline(prompt)
+        : name
+          ? reflectOffline(prompt)
+          : summarizeOffline(system);
   const tool = name !== undefined && req.toolConfig !== undefined;
   const content = tool ? [{ toolUse: { toolUseId: 'offline-1', name, input: output } }] : [{ text: typeof output === 'string' ? output : JSON.stringify(output) }];
   // As Bedrock would bill the request: tool schemas and the tool-use system prompt, or the structured output schema and its prompt, included (token-estimate.ts).

@@ -75,13 +75,7 @@ export class BedrockConverseModel implements LanguageModel {
   async summarize(request: SummaryRequest): Promise<SummaryResponse> {
     const started = Date.now();
     const res = await this.converse(new ConverseCommand(this.baseInput(request)));
-    return {
-      text: (res.output?.message?.content ?? [])
-        .map((c) => c.text ?? '')
-        .join('')
-        .trim(),
-      usage: this.usage(res, started),
-    };
+    return { text: (res.output?.message?.content ?? []).map((c) => c.text ?? '').join('').trim(), usage: this.usage(res, started) };
   }
 
   async reflect(request: ModelRequest): Promise<ModelResponse> {

@@ -339,10 +339,7 @@ export function mergeSegments(parts: ReadonlyArray<{ segment: SearchSegment; kee
     { title: toPostings(rows.title, termCount), text: toPostings(rows.text, termCount) },
     lengths,
     { offsets: vectorOffsets, terms: Int32Array.from(vterms), tfs: Uint16Array.from(vtfs), lengths: vectorLengths },
-    mergeEmbeddings(
-      parts.map((p) => p.segment.embeddings),
-      kept,
-    ),
+    mergeEmbeddings(parts.map((p) => p.segment.embeddings), kept),
   );
 }
 

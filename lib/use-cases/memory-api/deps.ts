@@ -2,27 +2,7 @@
 import type { EmbeddingModel } from '../../ports.js';
 import type { SearchIndexReader } from '../search-index.js';
 import { MemoryApiError } from '../memory-api-error.js';
-import type {
-  AgentEventPublisher,
-  AuditTrail,
-  BatchLogReader,
-  Clock,
-  CostLedger,
-  DiaryStore,
-  ForgetLog,
-  GraphStore,
-  JobQueue,
-  KnowledgeStore,
-  MemoryCatalog,
-  MemoryItemStore,
-  SleepTimeLogStore,
-  SummaryStore,
-  SignalStateStore,
-  SourceReliabilityStore,
-  TurnStore,
-  UserArchiveStore,
-  UserSettingsStore,
-} from '../../ports.js';
+import type { AgentEventPublisher, AuditTrail, BatchLogReader, Clock, CostLedger, DiaryStore, ForgetLog, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, SleepTimeLogStore, SummaryStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';
 
 export interface MemoryApiDeps {
   catalog: MemoryCatalog;

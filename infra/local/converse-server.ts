@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { nightlyOffline, OFFLINE_MODEL_LABEL, reflectOffline, summarizeOffline, weeklyOffline } from '../../lib/offline-model/rule-reflector.js';
 import { answerNameOf, type ConverseError, type ConverseRequest, type Responder } from './converse-protocol.js';
 import { refusalOf } from './converse-validation.js';
-import { type EmbeddingInvocation, embeddingAnswer, embeddingRefusal } from './embedding-stand-in.js';
+import { type Embedder, type EmbeddingInvocation, embeddingAnswer, embeddingRefusal, standInVector } from './embedding-stand-in.js';
 import { estimateInputTokens, estimateOutputTokens } from './token-estimate.js';
 
 export { answerNameOf } from './converse-protocol.js';
@@ -72,6 +72,8 @@ export interface ConverseServer {
   refusals: Array<{ request: ConverseRequest; error: ConverseError }>;
   /** Issue 22: every InvokeModel request (the Titan Text Embeddings V2 stand-in, embedding-stand-in.ts), refused ones included. */
   invocations: EmbeddingInvocation[];
+  /** The stand-in's vectors: hashed words (standInVector) unless a test gives its own; null restores the default. */
+  setEmbedder(embedder: Embedder | null): void;
   setResponder(responder: Responder): void;
   close(): Promise<void>;
 }
@@ -91,6 +93,7 @@ interface ServerState {
   requests: ConverseRequest[];
   refusals: ConverseServer['refusals'];
   invocations: EmbeddingInvocation[];
+  embedder: Embedder;
   responder: Responder;
 }
 
@@ -105,7 +108,7 @@ function invoke(state: ServerState, modelId: string, raw: string): Answer {
   state.invocations.push({ modelId, body: body as Record<string, unknown> });
   const refusal = embeddingRefusal(modelId, body);
   if (refusal) return bedrockError(refusal.status, refusal.message, refusal.errorType);
-  return { status: 200, body: embeddingAnswer(body as Record<string, unknown>) };
+  return { status: 200, body: embeddingAnswer(body as Record<string, unknown>, state.embedder) };
 }
 
 /**
@@ -143,7 +146,7 @@ async function answer(state: ServerState, method: string | undefined, url: strin
 }
 
 export async function startConverseServer(options: { port?: number; responder?: Responder; region?: string } = {}): Promise<ConverseServer> {
-  const state: ServerState = { region: options.region ?? DEFAULT_REGION, requests: [], refusals: [], invocations: [], responder: options.responder ?? offlineResponder };
+  const state: ServerState = { region: options.region ?? DEFAULT_REGION, requests: [], refusals: [], invocations: [], embedder: standInVector, responder: options.responder ?? offlineResponder };
   const server = http2.createServer();
   server.on('request', (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -169,6 +172,9 @@ export async function startConverseServer(options: { port?: number; responder?: 
     requests: state.requests,
     refusals: state.refusals,
     invocations: state.invocations,
+    setEmbedder: (e) => {
+      state.embedder = e ?? standInVector;
+    },
     setResponder: (r) => {
       state.responder = r;
     },

@@ -61,10 +61,13 @@ export function standInVector(text: string, dimensions: number, normalize = true
   return normalize && norm > 0 ? v.map((x) => x / norm) : v;
 }
 
-/** Titan V2's answer to a valid body, from the stand-in's vector. */
-export function embeddingAnswer(body: Record<string, unknown>): Record<string, unknown> {
+/** What makes the stand-in's vectors: standInVector, or a test's own. */
+export type Embedder = (text: string, dimensions: number, normalize: boolean) => number[];
+
+/** Titan V2's answer to a valid body, from the embedder's vector. */
+export function embeddingAnswer(body: Record<string, unknown>, embedder: Embedder = standInVector): Record<string, unknown> {
   const dimensions = (body.dimensions as number | undefined) ?? 1024;
-  const embedding = standInVector(body.inputText as string, dimensions, (body.normalize as boolean | undefined) ?? true);
+  const embedding = embedder(body.inputText as string, dimensions, (body.normalize as boolean | undefined) ?? true);
   const types = (body.embeddingTypes as string[] | undefined) ?? ['float'];
   const byType: Record<string, number[]> = {};
   if (types.includes('float')) byType.float = embedding;

@@ -47,7 +47,7 @@ describe('hybrid retrieval on a stage that embeds (deterministic stand-in, IAM e
     const local = stack;
     expect(local.info.environments.api.EMBEDDING_MODEL_ID).toBe(MODEL);
     await local.publisher.publish(turns(USER, 40));
-    await local.waitUntilDrained({ timeoutMs: 120_000 });
+    await local.waitUntilDrained({ timeoutMs: 240_000 });
 
     // The reflector's compactions wrote segments whose items carry the stand-in's vectors.
     const index = new DynamoS3SearchIndexStore(createDocumentClient(), createS3Client(), local.info.tableName, local.info.bucketName);
@@ -72,7 +72,7 @@ describe('hybrid retrieval on a stage that embeds (deterministic stand-in, IAM e
     local.emulators.converse.setEmbedder(null);
     expect((await client(local).search(USER, { query: question, limit: 5 })).results).toEqual([]);
     expect(iamDenials(local)).toEqual([]);
-  }, 240_000);
+  }, 360_000);
 
   it("fails a search without the API's InvokeModel grant, naming the action", async () => {
     const permissions = structuredClone(PERMISSIONS) as Record<FunctionKey, Permissions>;

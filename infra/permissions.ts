@@ -53,6 +53,12 @@ export interface Permissions {
   /** bedrock:InvokeModel on the stage's model (Converse). */
   model: boolean;
   /**
+   * Issue 22: bedrock:InvokeModel on the stage's embedding model, granted only when the stage
+   * embeds (infra/config/stages.ts `embeddings`): the reflector and the API compact, the API
+   * embeds queries.
+   */
+  embeddings?: true;
+  /**
    * KMS actions on the stage's data key (table, bucket, queues and DLQs), per service that
    * calls KMS on the function's behalf; each is granted only with kms:ViaService = that
    * service. Exactly what the entries above imply (`kmsImplied`, checked by the unit test).
@@ -122,6 +128,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     sends: [],
     consumes: 'reflection',
     model: true,
+    embeddings: true,
     // sqs GenerateDataKey: parking a job in the DLQ after its last receive (see kmsImplied).
     kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['Decrypt', 'GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
   },
@@ -161,6 +168,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     sends: ['reflection', 'turn'],
     consumes: null,
     model: false,
+    embeddings: true,
     kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['Decrypt', 'GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
   },
 };

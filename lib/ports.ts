@@ -435,6 +435,19 @@ export class ModelAccessDeniedError extends Error {
   }
 }
 
+/**
+ * Issue 22: text → embedding vector, for hybrid retrieval (lib/adapters/titan-embeddings.ts:
+ * Amazon Titan Text Embeddings V2 through Bedrock InvokeModel). Failures are the model's:
+ * ModelUnavailableError (throttling, timeouts, 5xx: worth asking again later) and
+ * ModelAccessDeniedError.
+ */
+export interface EmbeddingModel {
+  readonly modelId: string;
+  readonly dimensions: number;
+  /** One unit-length vector per text, in order; null for a text with nothing to embed (blank). */
+  embed(texts: readonly string[]): Promise<Array<Float32Array | null>>;
+}
+
 /** A searchable item changed after the search index's segments were written: `at` tells one change from the next. */
 export interface SearchChange {
   id: string;

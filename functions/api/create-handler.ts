@@ -32,13 +32,14 @@ import { DynamoS3UserArchiveStore } from '../../lib/adapters/user-archive-store.
 import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';
 import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings-store.js';
 import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
+import { embeddingModelOf } from '../../lib/adapters/titan-embeddings.js';
 import type { ApiEnv } from './env.js';
 import { apiRoutes } from './routes.js';
 
 export type ApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
 
 /** The use cases' dependencies, over one set of stores. */
-function apiDeps(env: ApiEnv, { ddb, s3, sqs }: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>, clock: Clock): api.MemoryApiDeps {
+function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>, clock: Clock): api.MemoryApiDeps {
   const { TABLE_NAME: table, BUCKET_NAME: bucket } = env;
   const changes = new DynamoSearchChangeLog(ddb, table);
   const turns = new S3DynamoTurnStore(ddb, s3, table, bucket, changes);
@@ -48,10 +49,13 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs }: Pick<AwsClients, 'ddb' | 's3' | 
   const diary = new DynamoDiaryStore(ddb, table, changes);
   const stagedExpiryDays = parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays;
   const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries, items, diary, stagedExpiryDays });
+  // Issue 22: a stage that embeds embeds each query, and the deltas the API compacts.
+  const embeddings = embeddingModelOf(bedrock, env);
   return {
     catalog,
     // Built once per container (apiDeps runs in the handler factory): the index stays warm between requests.
-    search: new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock }),
+    search: new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock, embeddings }),
+    embeddings,
     items,
     diary,
     audit: new DynamoAuditTrail(ddb, table),
@@ -73,7 +77,7 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs }: Pick<AwsClients, 'ddb' | 's3' | 
   };
 }
 
-export function createApiHandler(env: ApiEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>, clock: Clock): ApiHandler {
+export function createApiHandler(env: ApiEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>, clock: Clock): ApiHandler {
   const { logger, log } = createLogger('api');
   const dispatch = apiRoutes(apiDeps(env, clients, clock), { log, redaction: { personalData: env.REDACT_PERSONAL_DATA === 'true' } });
   return middy<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, Context>()

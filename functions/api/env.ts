@@ -12,5 +12,11 @@ export const ApiEnvSchema = z.object({
   TURN_QUEUE_URL: z.string().min(1),
   /** Redact personal identifiers in request bodies too; secrets always are (lib/domain/redaction.ts). */
   REDACT_PERSONAL_DATA: z.enum(['true', 'false']).default('false'),
+  /**
+   * Issue 22: the stage's embedding model (infra/config/stages.ts `embeddings`) and its vectors'
+   * size; both unset on a stage that does not embed.
+   */
+  EMBEDDING_MODEL_ID: z.string().min(1).optional(),
+  EMBEDDING_DIMENSIONS: z.enum(['256', '512', '1024']).transform(Number).optional(),
 });
 export type ApiEnv = z.infer<typeof ApiEnvSchema>;

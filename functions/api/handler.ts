@@ -1,8 +1,8 @@
 /** Lambda entry of the api function: its clients and settings, built once per container. */
-import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/adapters/aws-clients.js';
+import { createBedrockClient, createDocumentClient, createS3Client, createSqsClient } from '../../lib/adapters/aws-clients.js';
 import { systemClock } from '../../lib/adapters/clock.js';
 import { parseEnv } from '../../lib/adapters/config.js';
 import { createApiHandler } from './create-handler.js';
 import { ApiEnvSchema } from './env.js';
 
-export const handler = createApiHandler(parseEnv(ApiEnvSchema), { ddb: createDocumentClient(), s3: createS3Client(), sqs: createSqsClient() }, systemClock);
+export const handler = createApiHandler(parseEnv(ApiEnvSchema), { ddb: createDocumentClient(), s3: createS3Client(), sqs: createSqsClient(), bedrock: createBedrockClient() }, systemClock);

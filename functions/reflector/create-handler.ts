@@ -39,6 +39,7 @@ import { type JobDeps, type JobOutcome, runJob } from '../../lib/use-cases/run-j
 import type { SleepTimeDeps } from '../../lib/use-cases/run-sleep-time.js';
 import type { SummaryDeps } from '../../lib/use-cases/run-summary.js';
 import { COMPACT_AFTER_JOB, LiveSearchIndex, type SearchIndexReader } from '../../lib/use-cases/search-index.js';
+import { embeddingModelOf } from '../../lib/adapters/titan-embeddings.js';
 import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';
 import { DynamoS3UserEraser } from '../../lib/adapters/user-eraser.js';
 import { ForgetContinuesError } from '../../lib/use-cases/forget-user.js';
@@ -64,7 +65,8 @@ function sharedStores(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: C
   const items = new DynamoMemoryItemStore(ddb, table, changes);
   const diary = new DynamoDiaryStore(ddb, table, changes);
   const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries, items, diary, stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays });
-  const search = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock });
+  // Issue 22: a stage that embeds stores the vectors of the items each compaction folds.
+  const search = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock, embeddings: embeddingModelOf(bedrock, env) });
   const models = new Map<string, BedrockConverseModel>();
   const modelOf = (id: string = env.MODEL_ID): BedrockConverseModel => {
     const model = models.get(id) ?? new BedrockConverseModel(bedrock, id);

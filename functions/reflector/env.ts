@@ -36,5 +36,11 @@ export const ReflectorEnvSchema = z.object({
   FORGET_SETTLE_SECONDS: z.coerce.number().int().min(0).max(60).default(35),
   /** JSON overrides of sleep-time compute's numbers (lib/domain/sleep-time/config.ts). */
   SLEEP_TIME_CONFIG: z.string().min(1),
+  /**
+   * Issue 22: the stage's embedding model (infra/config/stages.ts `embeddings`) and its vectors'
+   * size; both unset on a stage that does not embed.
+   */
+  EMBEDDING_MODEL_ID: z.string().min(1).optional(),
+  EMBEDDING_DIMENSIONS: z.enum(['256', '512', '1024']).transform(Number).optional(),
 });
 export type ReflectorEnv = z.infer<typeof ReflectorEnvSchema>;

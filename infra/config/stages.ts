@@ -37,6 +37,16 @@ export interface StageConfig {
    * Unset: `modelId`.
    */
   jobModels?: Partial<Record<ModelJob, string>>;
+  /**
+   * Issue 22, hybrid retrieval: the embedding model whose vectors the search index stores (each
+   * compaction embeds the items it folds: reflector, and API for owners no job reaches) and
+   * each search's query is embedded with (api), fused with the lexical ranking by reciprocal
+   * rank. Amazon Titan Text Embeddings V2, invoked in the stack's Region (on demand: it must be
+   * served there, and model access granted), at 256, 512 or 1024 dimensions. The reflector and
+   * api roles get bedrock:InvokeModel on that foundation model only when this is set. Unset: no
+   * vectors, the lexical ranking alone (docs/search-index.md, "Hybrid retrieval").
+   */
+  embeddings?: { modelId: 'amazon.titan-embed-text-v2:0'; dimensions: 256 | 512 | 1024 };
   /** Overrides of the signal accumulator's numbers (req R-SIG); omitted ones keep the seed's. */
   signals: Partial<Omit<SignalConfig, 'weights'>> & { weights?: Partial<SignalConfig['weights']> };
   /** EventBridge cron expressions (UTC) of the sweeps. */

@@ -1,6 +1,7 @@
 /**
  * A local endpoint that speaks Bedrock Runtime's Converse protocol
- * (POST /model/{modelId}/converse), over HTTP/2 cleartext like the SDK's default
+ * (POST /model/{modelId}/converse), and InvokeModel for the embedding stand-in
+ * (POST /model/{modelId}/invoke, embedding-stand-in.ts), over HTTP/2 cleartext like the SDK's default
  * handler (prior knowledge, no TLS), so the same BedrockRuntimeClient code runs locally
  * with only an endpoint override. By default it answers with the offline model.
  *
@@ -15,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { nightlyOffline, OFFLINE_MODEL_LABEL, reflectOffline, summarizeOffline, weeklyOffline } from '../../lib/offline-model/rule-reflector.js';
 import { answerNameOf, type ConverseError, type ConverseRequest, type Responder } from './converse-protocol.js';
 import { refusalOf } from './converse-validation.js';
+import { type Embedder, type EmbeddingInvocation, embeddingAnswer, embeddingRefusal, standInVector } from './embedding-stand-in.js';
 import { estimateInputTokens, estimateOutputTokens } from './token-estimate.js';
 
 export { answerNameOf } from './converse-protocol.js';
@@ -68,6 +70,10 @@ export interface ConverseServer {
   requests: ConverseRequest[];
   /** The requests refused as Bedrock would refuse them, with the error sent. */
   refusals: Array<{ request: ConverseRequest; error: ConverseError }>;
+  /** Issue 22: every InvokeModel request (the Titan Text Embeddings V2 stand-in, embedding-stand-in.ts), refused ones included. */
+  invocations: EmbeddingInvocation[];
+  /** The stand-in's vectors: hashed words (standInVector) unless a test gives its own; null restores the default. */
+  setEmbedder(embedder: Embedder | null): void;
   setResponder(responder: Responder): void;
   close(): Promise<void>;
 }
@@ -86,7 +92,23 @@ interface ServerState {
   region: string;
   requests: ConverseRequest[];
   refusals: ConverseServer['refusals'];
+  invocations: EmbeddingInvocation[];
+  embedder: Embedder;
   responder: Responder;
+}
+
+/** InvokeModel of the embedding stand-in: Titan V2's refusals, else its answer. */
+function invoke(state: ServerState, modelId: string, raw: string): Answer {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw || '{}');
+  } catch {
+    return bedrockError(400, 'request body is not JSON', 'ValidationException');
+  }
+  state.invocations.push({ modelId, body: body as Record<string, unknown> });
+  const refusal = embeddingRefusal(modelId, body);
+  if (refusal) return bedrockError(refusal.status, refusal.message, refusal.errorType);
+  return { status: 200, body: embeddingAnswer(body as Record<string, unknown>, state.embedder) };
 }
 
 /**
@@ -95,6 +117,9 @@ interface ServerState {
  * responder hangs (the client's timeout fires).
  */
 async function answer(state: ServerState, method: string | undefined, url: string | undefined, raw: string): Promise<Answer | null> {
+  // Model ids arrive URL-encoded (`amazon.titan-embed-text-v2%3A0`).
+  const invoked = /^\/model\/([^/]+)\/invoke$/.exec(url?.split('?')[0] ?? '');
+  if (method === 'POST' && invoked?.[1]) return invoke(state, decodeURIComponent(invoked[1]), raw);
   const match = /^\/model\/([^/]+)\/converse$/.exec(url?.split('?')[0] ?? '');
   if (method !== 'POST' || !match?.[1]) return bedrockError(404, `no route for ${method} ${url}`, 'ResourceNotFoundException');
   let body: Omit<ConverseRequest, 'modelId'>;
@@ -121,7 +146,7 @@ async function answer(state: ServerState, method: string | undefined, url: strin
 }
 
 export async function startConverseServer(options: { port?: number; responder?: Responder; region?: string } = {}): Promise<ConverseServer> {
-  const state: ServerState = { region: options.region ?? DEFAULT_REGION, requests: [], refusals: [], responder: options.responder ?? offlineResponder };
+  const state: ServerState = { region: options.region ?? DEFAULT_REGION, requests: [], refusals: [], invocations: [], embedder: standInVector, responder: options.responder ?? offlineResponder };
   const server = http2.createServer();
   server.on('request', (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -146,6 +171,10 @@ export async function startConverseServer(options: { port?: number; responder?: 
     region: state.region,
     requests: state.requests,
     refusals: state.refusals,
+    invocations: state.invocations,
+    setEmbedder: (e) => {
+      state.embedder = e ?? standInVector;
+    },
     setResponder: (r) => {
       state.responder = r;
     },

@@ -83,6 +83,20 @@ interface FunctionSpec {
 // ACTIVE queue function records about every invocation).
 const QUEUE_DRIVEN = Tracing.PASS_THROUGH;
 
+/** The variables naming the stage's embedding model, set only on a stage that embeds (issue 22). */
+function embeddingEnvironment(config: StageConfig): { EMBEDDING_MODEL_ID?: string; EMBEDDING_DIMENSIONS?: string } {
+  return config.embeddings ? { EMBEDDING_MODEL_ID: config.embeddings.modelId, EMBEDDING_DIMENSIONS: String(config.embeddings.dimensions) } : {};
+}
+
+/**
+ * bedrock:InvokeModel on the embedding model's foundation-model ARN in the stack's Region (no
+ * wildcard): the resource an on-demand InvokeModel of a bare model id is authorised on
+ * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonbedrock.html).
+ */
+function embeddingGrant(stack: Stack, modelId: string): PolicyStatement {
+  return new PolicyStatement({ sid: 'InvokeEmbeddingModel', actions: ['bedrock:InvokeModel'], resources: [`arn:${stack.partition}:bedrock:${stack.region}::foundation-model/${modelId}`] });
+}
+
 /** The five memory functions, one entry each: table code, built in the stack's scope. */
 const FUNCTIONS: Record<FunctionKey, (stack: Stack, props: StatelessStackProps) => FunctionSpec> = {
   signal: (_stack, { config, queues, table, bucket }) => ({
@@ -129,6 +143,7 @@ const FUNCTIONS: Record<FunctionKey, (stack: Stack, props: StatelessStackProps) 
       SUMMARY_PROMPT: config.summaries.prompt,
       SUMMARY_MAX_TOKENS: String(config.summaries.maxTokens),
       SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
+      ...embeddingEnvironment(config),
     }),
     // MaximumConcurrency (2–1000) caps the concurrent invocations this event source starts, so
     // a nightly fan-out reaches Bedrock with at most maxConcurrency.reflector calls at a time
@@ -159,6 +174,7 @@ const FUNCTIONS: Record<FunctionKey, (stack: Stack, props: StatelessStackProps) 
       REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
       TURN_QUEUE_URL: queues.turn.queue.queueUrl,
       REDACT_PERSONAL_DATA: String(config.redaction.personalData),
+      ...embeddingEnvironment(config),
     }),
     // The review console's page (functions/api/console.ts reads it beside the bundle).
     assets: CONSOLE_FILES.map((file) => `functions/api/${file}`),
@@ -370,6 +386,8 @@ export class StatelessStack extends Stack {
     // InvokeModel on the stage's model in this Region: its inference profile and the foundation
     // models the profile routes to, only through it (infra/stacks/reflector-model.ts).
     if (permissions.model) for (const statement of modelGrant(this, config)) fn.addToRolePolicy(statement);
+    // Issue 22: InvokeModel on the embedding model, in this Region, only on a stage that embeds.
+    if (permissions.embeddings && config.embeddings) fn.addToRolePolicy(embeddingGrant(this, config.embeddings.modelId));
 
     // cdk-nag AwsSolutions-IAM5 flags every wildcard resource; these are the intended ones,
     // each named exactly (appliesTo), so any other wildcard on the role is still reported.

@@ -10,7 +10,7 @@ import { ModelAccessDeniedError, ModelUnavailableError } from '../ports.js';
  * model": the model failed this time, the request was valid;
  * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html).
  */
-const RETRYABLE = new Set([
+export const RETRYABLE_BEDROCK_ERRORS: ReadonlySet<string> = new Set([
   'ThrottlingException',
   'ServiceUnavailableException',
   'ModelTimeoutException',
@@ -120,7 +120,7 @@ export class BedrockConverseModel implements LanguageModel {
       const name = (error as Error).name;
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;
       const network = ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE'].includes((error as NodeJS.ErrnoException).code ?? '');
-      if (RETRYABLE.has(name) || status >= 500 || status === 429 || network) {
+      if (RETRYABLE_BEDROCK_ERRORS.has(name) || status >= 500 || status === 429 || network) {
         throw new ModelUnavailableError(`model ${this.modelId} unavailable: ${name}`, { cause: error });
       }
       if (name === 'AccessDeniedException') throw await this.accessDenied(error as Error);

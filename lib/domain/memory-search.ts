@@ -39,6 +39,7 @@ import { cosine, counts } from './knowledge-search.js';
 import { type Field, FIELDS, type IndexedItem, indexedItem, queryTermGroups, SearchSegment, vectorTerms } from './search-segment.js';
 import { isLive, KindSchema, type MemoryItem, ScopeSchema, TierSchema } from './memory-item.js';
 import { queryTimeWindow, type TimeWindow } from './query-time.js';
+import { comparable, nearest, type QueryVector, type SegmentEmbeddings, unit } from './embedding-vectors.js';
 
 export const SEARCH_WEIGHTS = { relevance: 0.7, quality: 0.2, recency: 0.1 } as const;
 export const RECENCY_HALF_LIFE_DAYS = 30;
@@ -296,15 +297,32 @@ function bm25Of(perTerm: ReadonlyMap<string, number>, weights: ReadonlyMap<strin
 /**
  * memory.search over an index: the `limit` best live items passing the filters, redundant
  * ones left out — and `spare` more after them, for a caller that may drop some. Ordered by
- * the fusion of up to five rankings (fuse): by score, by context score (contextRanking), by
- * window (windowRanking), summaries by the turns they cover (summaryRanking) and, when the
- * query names a time, by time (timeRanking).
+ * the fusion of up to five lexical rankings (fuse): by score, by context score
+ * (contextRanking), by window (windowRanking), summaries by the turns they cover
+ * (summaryRanking) and, when the query names a time, by time (timeRanking). Issue 22: given
+ * the query's embedding (`vector`, on a stage that embeds), one more, the items by the cosine
+ * of their stored vectors (vectorRanking); without it the ranking is the lexical one alone.
  */
-export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Date, spare = 0): IndexHit[] {
+export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Date, spare = 0, vector?: QueryVector): IndexHit[] {
   const filters = request.filters ?? {};
+  const eligible = (item: IndexedItem) => (item.expiresAt === null || item.expiresAt > now.getTime()) && matchesFilters(item, filters, now);
+  const byVector = vector ? vectorRanking(index, vector, eligible) : [];
+  const lexical = lexicalRankings(index, request, now, eligible);
+  const rankings = byVector.length > 0 ? [...lexical, byVector] : lexical;
+  if (rankings.length === 0) return [];
+  return fuse(rankings)
+    .filter(novel())
+    .slice(0, request.limit + spare);
+}
+
+/**
+ * The lexical rankings (by score, by context, by window, summaries by the turns they cover, by
+ * time), those with nothing to rank left out; none when no item clears the floor — the
+ * question is about something memory does not hold.
+ */
+function lexicalRankings(index: SegmentedIndex, request: SearchRequest, now: Date, eligible: (item: IndexedItem) => boolean): ScoredHit[][] {
   const groups = queryTermGroups(request.query);
   if (groups.length === 0 || index.size === 0) return [];
-  const eligible = (item: IndexedItem) => (item.expiresAt === null || item.expiresAt > now.getTime()) && matchesFilters(item, filters, now);
   const matches: Matches = { items: termScores(index, groups, eligible), weights: wordWeights(index, groups) };
   const candidates = matches.items
     .map((m) => ({ segment: m.segment, doc: m.doc, score: bm25Of(m.perTerm, matches.weights) }))
@@ -313,16 +331,42 @@ export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Da
   const scored = scoreCandidates(index, candidates, request.query, now);
   const floor = request.minSimilarity ?? DEFAULT_MIN_SIMILARITY;
   const byScore = scored.filter((h) => h.similarity >= floor).sort(bestFirst);
-  // Nothing over the floor: the question is about something memory does not hold.
   if (byScore.length === 0) return [];
   const byWindow = windowRanking(index, matches, eligible, request.query, now).filter((h) => h.similarity >= floor);
   const bySummary = summaryRanking(index, matches, eligible, request.query, now).filter((h) => h.similarity >= floor);
   const window = queryTimeWindow(request.query, now);
   const byTime = window ? timeRanking(index, matches, window, request.query, now).filter((h) => h.similarity >= floor) : [];
-  const rankings = [byScore, contextRanking(index, scored, byScore, eligible), byWindow, bySummary, byTime];
-  return fuse(rankings.filter((r) => r.length > 0))
-    .filter(novel())
-    .slice(0, request.limit + spare);
+  return [byScore, contextRanking(index, scored, byScore, eligible), byWindow, bySummary, byTime].filter((r) => r.length > 0);
+}
+
+/**
+ * The cosine an item's vector must reach to count in the vector ranking: the vector path's
+ * own floor, so a question nothing in memory is about still gets no results. Not calibrated:
+ * no embedding model runs on the machines this was built on (docs/search-index.md).
+ */
+export const MIN_VECTOR_SIMILARITY = 0.3;
+/** How deep the vector ranking goes (the score ranking's candidates are as many). */
+const VECTOR_CANDIDATES = 50;
+
+/**
+ * The served, eligible items with a vector of the query's model, by cosine with the query's
+ * vector (at least MIN_VECTOR_SIMILARITY), best first. Items without one (the overlay's, not yet
+ * compacted; those folded before the stage embedded) are not in it: they rank lexically only.
+ */
+function vectorRanking(index: SegmentedIndex, vector: QueryVector, eligible: (item: IndexedItem) => boolean): ScoredHit[] {
+  const q = unit(vector.values);
+  const near = index.segments.flatMap((s, si) =>
+    comparable(s.embeddings, vector) ? nearest(s.embeddings as SegmentEmbeddings, q, MIN_VECTOR_SIMILARITY).map(([doc, cos]) => ({ segment: si, doc, cos })) : [],
+  );
+  near.sort((a, b) => b.cos - a.cos || a.segment - b.segment || a.doc - b.doc);
+  const out: ScoredHit[] = [];
+  for (const { segment, doc, cos } of near) {
+    if (out.length >= VECTOR_CANDIDATES) break;
+    const item = (index.segments[segment] as SearchSegment).item(doc);
+    if (index.isHidden(segment, doc) || !eligible(item)) continue;
+    out.push({ segment, doc, item, relevance: round(cos), similarity: round(cos), score: round(cos) });
+  }
+  return out;
 }
 
 /** A ranked item, and the items whose words it is scored by (itself, or a turn's window). */
@@ -529,9 +573,12 @@ export function indexOf(items: readonly MemoryItem[]): SegmentedIndex {
   return new SegmentedIndex([{ segment: segmentOf(items.filter((i) => !i.deleted)) }]);
 }
 
-/** A segment over these items, in this order. */
-export function segmentOf(items: readonly MemoryItem[]): SearchSegment {
-  return SearchSegment.build(items.map((item) => ({ item: indexedItem(item), title: item.title, text: item.text })));
+/** A segment over these items, in this order, with their embedding vectors (in the same order) if given. */
+export function segmentOf(items: readonly MemoryItem[], embeddings?: SegmentEmbeddings): SearchSegment {
+  return SearchSegment.build(
+    items.map((item) => ({ item: indexedItem(item), title: item.title, text: item.text })),
+    embeddings,
+  );
 }
 
 /** memory.search over items held in memory: an index of the live ones, ranked. */

@@ -16,6 +16,7 @@
  */
 import { stemmer } from 'stemmer';
 import type { MemoryItem } from './memory-item.js';
+import { mergeEmbeddings, type SegmentEmbeddings } from './embedding-vectors.js';
 import { counts } from './knowledge-search.js';
 import { formsOf } from './irregular-forms.js';
 import { isStopword, words } from './text.js';
@@ -163,6 +164,8 @@ export class SearchSegment {
     readonly fieldLengths: Record<Field, Uint32Array>,
     /** The similarity vector of each item's text: offsets[d]..[d+1] index terms/tfs. */
     readonly vectors: { offsets: Int32Array; terms: Int32Array; tfs: Uint16Array; lengths: Uint32Array },
+    /** Issue 22: the items' embedding vectors, when the stage embeds (embedding-vectors.ts). */
+    readonly embeddings?: SegmentEmbeddings,
   ) {
     this.termIds = new Map(terms.map((t, i) => [t, i]));
     const sum = (a: Uint32Array) => a.reduce((s, n) => s + n, 0);
@@ -251,8 +254,9 @@ export class SearchSegment {
     return { terms: v.terms.subarray(from, to), tfs: v.tfs.subarray(from, to), length: v.lengths[doc] ?? 0 };
   }
 
-  /** A segment over these items, in this order (an item's position is its ordinal). */
-  static build(items: ReadonlyArray<{ item: IndexedItem; title: string; text: string }>): SearchSegment {
+  /** A segment over these items, in this order (an item's position is its ordinal), with their embedding vectors if given. */
+  static build(items: ReadonlyArray<{ item: IndexedItem; title: string; text: string }>, embeddings?: SegmentEmbeddings): SearchSegment {
+    if (embeddings && embeddings.scales.length !== items.length) throw new Error(`${embeddings.scales.length} embeddings for ${items.length} items`);
     const dictionary = new Map<string, number>();
     const idOf = (term: string) => {
       let id = dictionary.get(term);
@@ -284,7 +288,7 @@ export class SearchSegment {
     });
     const flat = vectorRows.flat();
     const vectors = { offsets, terms: Int32Array.from(flat, ([t]) => t), tfs: Uint16Array.from(flat, ([, f]) => Math.min(f, 65_535)), lengths: vectorLengths };
-    return new SearchSegment([...dictionary.keys()], columnsOf(items.map((e) => e.item)), postings, lengths, vectors);
+    return new SearchSegment([...dictionary.keys()], columnsOf(items.map((e) => e.item)), postings, lengths, vectors, embeddings);
   }
 }
 
@@ -350,6 +354,7 @@ export function mergeSegments(parts: ReadonlyArray<{ segment: SearchSegment; kee
     { title: toPostings(rows.title, termCount), text: toPostings(rows.text, termCount) },
     lengths,
     { offsets: vectorOffsets, terms: Int32Array.from(vterms), tfs: Uint16Array.from(vtfs), lengths: vectorLengths },
+    mergeEmbeddings(parts.map((p) => p.segment.embeddings), kept),
   );
 }
 
@@ -374,10 +379,11 @@ function toPostings(rows: Array<[number, number, number]>, termCount: number): P
 // ── Bytes: a JSON header (dictionaries, ids, array layout), then the arrays, 8-byte aligned ──
 
 const MAGIC = 'RMSEG1';
-type Typed = Int32Array | Uint32Array | Uint16Array | Float64Array;
-const TYPES = { i32: Int32Array, u32: Uint32Array, u16: Uint16Array, f64: Float64Array } as const;
+type Typed = Int32Array | Uint32Array | Uint16Array | Float64Array | Int8Array | Float32Array;
+const TYPES = { i32: Int32Array, u32: Uint32Array, u16: Uint16Array, f64: Float64Array, i8: Int8Array, f32: Float32Array } as const;
 type TypeName = keyof typeof TYPES;
-const typeName = (a: Typed): TypeName => (a instanceof Int32Array ? 'i32' : a instanceof Uint32Array ? 'u32' : a instanceof Uint16Array ? 'u16' : 'f64');
+const typeName = (a: Typed): TypeName =>
+  a instanceof Int32Array ? 'i32' : a instanceof Uint32Array ? 'u32' : a instanceof Uint16Array ? 'u16' : a instanceof Int8Array ? 'i8' : a instanceof Float32Array ? 'f32' : 'f64';
 
 const CODED = ['userId', 'kind', 'scope', 'tier', 'primaryTopic', 'contentTypes', 'sessionId'] as const;
 
@@ -403,6 +409,8 @@ function arraysOf(segment: SearchSegment): Record<string, Typed> {
     sourceTurnOffsets: c.sourceTurnOffsets,
     sourceTurns: c.sourceTurns,
     ...Object.fromEntries(CODED.map((name) => [`${name}Codes`, c[name].codes])),
+    // Issue 22: present only in a segment with vectors; a segment without them (or written before) has neither.
+    ...(segment.embeddings ? { embeddingCodes: segment.embeddings.codes, embeddingScales: segment.embeddings.scales } : {}),
   };
 }
 
@@ -415,7 +423,8 @@ export function segmentToBytes(segment: SearchSegment): Uint8Array {
     offset += Math.ceil(a.byteLength / 8) * 8;
   }
   const dictionaries = Object.fromEntries(CODED.map((name) => [name, segment.columns[name].values]));
-  const header = new TextEncoder().encode(JSON.stringify({ magic: MAGIC, terms: segment.terms, ids: segment.columns.ids, dictionaries, layout }));
+  const embedding = segment.embeddings ? { modelId: segment.embeddings.modelId, dimensions: segment.embeddings.dimensions } : undefined;
+  const header = new TextEncoder().encode(JSON.stringify({ magic: MAGIC, terms: segment.terms, ids: segment.columns.ids, dictionaries, layout, embedding }));
   const base = Math.ceil((header.length + 4) / 8) * 8;
   const out = new Uint8Array(base + offset);
   new DataView(out.buffer).setUint32(0, header.length, true);
@@ -435,6 +444,7 @@ export function segmentFromBytes(bytes: Uint8Array): SearchSegment {
     ids: string[];
     dictionaries: Record<(typeof CODED)[number], string[]>;
     layout: Array<[string, TypeName, number, number]>;
+    embedding?: { modelId: string; dimensions: number };
   };
   if (header.magic !== MAGIC) throw new Error(`not a search segment (magic ${JSON.stringify(header.magic)})`);
   const base = Math.ceil((headerLength + 4) / 8) * 8;
@@ -469,5 +479,6 @@ export function segmentFromBytes(bytes: Uint8Array): SearchSegment {
     { title: { offsets: i32('titleOffsets'), docs: i32('titleDocs'), tfs: u16('titleTfs') }, text: { offsets: i32('textOffsets'), docs: i32('textDocs'), tfs: u16('textTfs') } },
     { title: u32('titleLengths'), text: u32('textLengths') },
     { offsets: i32('vectorOffsets'), terms: i32('vectorTerms'), tfs: u16('vectorTfs'), lengths: u32('vectorLengths') },
+    header.embedding ? { ...header.embedding, codes: a.embeddingCodes as Int8Array, scales: a.embeddingScales as Float32Array } : undefined,
   );
 }

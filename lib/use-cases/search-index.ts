@@ -23,8 +23,9 @@
 import { LRUCache } from 'lru-cache';
 import { isLive, type MemoryItem } from '../domain/memory-item.js';
 import { type IndexEntry, itemKey, SegmentedIndex, segmentOf } from '../domain/memory-search.js';
+import { quantise } from '../domain/embedding-vectors.js';
 import { mergeSegments, type SearchSegment } from '../domain/search-segment.js';
-import type { Clock, MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef } from '../ports.js';
+import type { Clock, EmbeddingModel, MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef } from '../ports.js';
 
 /** Deltas kept before a merge. */
 export const MAX_SEGMENTS = 8;
@@ -90,7 +91,17 @@ const CACHED_ITEMS = 8_192;
 export class LiveSearchIndex implements SearchIndexReader {
   private readonly overlays = new LRUCache<string, Overlay>({ max: CACHED_OWNERS, maxSize: CACHED_ITEMS, sizeCalculation: (o) => Math.max(1, o.items.size) });
 
-  constructor(private readonly deps: { store: SearchIndexStore; catalog: MemoryCatalog; clock: Clock }) {}
+  /**
+   * `embeddings` (issue 22, a stage that embeds): each compaction stores the vectors of the items
+   * it folds in its delta, merges carry them; the overlay's items (changed since) have none and
+   * rank lexically only, so a search embeds only its query.
+   */
+  constructor(private readonly deps: { store: SearchIndexStore; catalog: MemoryCatalog; clock: Clock; embeddings?: EmbeddingModel | undefined }) {}
+
+  /** The embedding model the segments' vectors come from, if the stage embeds. */
+  get embeddings(): EmbeddingModel | undefined {
+    return this.deps.embeddings;
+  }
 
   async view(userId: string): Promise<SearchView> {
     for (let attempt = 1; ; attempt++) {
@@ -150,7 +161,8 @@ export class LiveSearchIndex implements SearchIndexReader {
     });
     const liveIds = new Set(live.map((i) => i.id));
     const gone = changes.filter((c) => !liveIds.has(c.id)).map((c) => c.id);
-    const delta = segmentOf(live);
+    // Embedded before anything is written: a model that fails leaves the marks for the next compaction.
+    const delta = await this.deltaOf(live);
     const version = head.version + 1;
     const plan = options.full ? 'all' : mergePlan(head, delta.size, gone.length);
     const merging = plan === 'none' ? [] : plan === 'all' ? head.segments : head.segments.slice(1);
@@ -166,6 +178,14 @@ export class LiveSearchIndex implements SearchIndexReader {
     // Retired only now: a reader that read the old pointer and misses a segment reads the pointer again.
     if (merging.length > 0) await store.deleteSegments(merging);
     return { folded: changes.length, version, merged: plan !== 'none' };
+  }
+
+  /** A delta over these items, with their vectors when the stage embeds (the text, not the title: titles like `turn 12` say nothing). */
+  private async deltaOf(items: MemoryItem[]): Promise<SearchSegment> {
+    const model = this.deps.embeddings;
+    if (!model || items.length === 0) return segmentOf(items);
+    const vectors = await model.embed(items.map((i) => i.text));
+    return segmentOf(items, quantise(model.modelId, model.dimensions, vectors));
   }
 
   /**

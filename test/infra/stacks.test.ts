@@ -33,6 +33,7 @@ interface Statement {
   Action: string | string[];
   Resource: unknown;
   Condition?: unknown;
+  Sid?: string;
 }
 const statementsOf = (template: Template, functionLogicalPrefix: string): Statement[] =>
   Object.entries(template.findResources('AWS::IAM::Policy'))
@@ -476,6 +477,47 @@ describe('stage with its own OIDC issuer', () => {
 
   it('refuses an issuer without an audience', () => {
     expect(() => build({ issuer: 'https://login.example.com/' })).toThrow(/audience/);
+  });
+});
+
+describe('stage that embeds (issue 22, hybrid retrieval)', () => {
+  const variablesOf = (t: Template, prefix: string): Record<string, unknown> => {
+    const [fn] = Object.entries(t.findResources('AWS::Lambda::Function')).filter(([id]) => id.startsWith(prefix) && !id.includes('Role'));
+    return (fn?.[1].Properties.Environment?.Variables ?? {}) as Record<string, unknown>;
+  };
+  const embeddingStatements = (t: Template, prefix: string) =>
+    statementsOf(t, prefix)
+      .filter((st) => st.Sid === 'InvokeEmbeddingModel' || JSON.stringify(st.Resource).includes('titan-embed'))
+      .map((st) => ({ sid: st.Sid, actions: actionsOf(st), resource: st.Resource, condition: st.Condition }));
+
+  it('grants the reflector and the API InvokeModel on that foundation model in its Region only, and names it to them', () => {
+    const t = buildStage('emb', { embeddings: { modelId: 'amazon.titan-embed-text-v2:0', dimensions: 256 } }, { account: '123456789012', region: 'eu-west-1' });
+    for (const prefix of ['ReflectorFunction', 'ApiFunction']) {
+      expect(embeddingStatements(t.stateless, prefix), prefix).toEqual([
+        {
+          sid: 'InvokeEmbeddingModel',
+          actions: ['bedrock:InvokeModel'],
+          resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:eu-west-1::foundation-model/amazon.titan-embed-text-v2:0']] },
+          condition: undefined,
+        },
+      ]);
+      expect(variablesOf(t.stateless, prefix), prefix).toMatchObject({ EMBEDDING_MODEL_ID: 'amazon.titan-embed-text-v2:0', EMBEDDING_DIMENSIONS: '256' });
+    }
+    for (const prefix of ['SignalFunction', 'IdleFunction', 'SweepFunction']) {
+      expect(embeddingStatements(t.stateless, prefix), prefix).toEqual([]);
+      expect(variablesOf(t.stateless, prefix), prefix).not.toHaveProperty('EMBEDDING_MODEL_ID');
+    }
+    expect(() => parseEnv(ApiEnvSchema, { ...variablesOf(t.stateless, 'ApiFunction'), TABLE_NAME: 't', BUCKET_NAME: 'b', REFLECTION_QUEUE_URL: 'q', TURN_QUEUE_URL: 'q' })).not.toThrow();
+  });
+
+  it('grants and names no embedding model on a stage that does not embed', () => {
+    const t = buildStage('noemb', {}, { account: '123456789012', region: 'eu-west-1' });
+    for (const prefix of ['ReflectorFunction', 'ApiFunction']) {
+      expect(embeddingStatements(t.stateless, prefix), prefix).toEqual([]);
+      expect(variablesOf(t.stateless, prefix), prefix).not.toHaveProperty('EMBEDDING_MODEL_ID');
+      expect(variablesOf(t.stateless, prefix), prefix).not.toHaveProperty('EMBEDDING_DIMENSIONS');
+    }
+    expect(policiesOf(t.stateless, 'ApiFunction')).not.toContain('bedrock:');
   });
 });
 

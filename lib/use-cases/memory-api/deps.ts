@@ -1,4 +1,5 @@
 /** The dependencies every memory API use case is given, and the not-found error they share. */
+import type { EmbeddingModel } from '../../ports.js';
 import type { SearchIndexReader } from '../search-index.js';
 import { MemoryApiError } from '../memory-api-error.js';
 import type { AgentEventPublisher, AuditTrail, BatchLogReader, Clock, CostLedger, DiaryStore, ForgetLog, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, SleepTimeLogStore, SummaryStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';
@@ -7,6 +8,11 @@ export interface MemoryApiDeps {
   catalog: MemoryCatalog;
   /** The per-owner search indexes (search-index.ts). */
   search: SearchIndexReader;
+  /**
+   * Issue 22: the stage's embedding model (unset: the stage does not embed). Each search embeds
+   * its query once and fuses the vector ranking with the lexical ones (memory-search.ts rankIndex).
+   */
+  embeddings?: EmbeddingModel | undefined;
   items: MemoryItemStore;
   audit: AuditTrail;
   turns: TurnStore;

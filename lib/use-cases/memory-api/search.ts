@@ -1,6 +1,8 @@
 /** memory.search and memory.retrieve (req R-DOC-4): ranking over the per-owner search indexes, the page's items read from their stores, and one item by id or path. */
 import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem } from '../../domain/memory-item.js';
+import type { QueryVector } from '../../domain/embedding-vectors.js';
 import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex } from '../../domain/memory-search.js';
+import { ModelUnavailableError } from '../../ports.js';
 import { COMPACT_AT, type SearchView, SegmentRetiredError } from '../search-index.js';
 import { MemoryApiError } from '../memory-api-error.js';
 import { type MemoryApiDeps, notFound } from './deps.js';
@@ -51,8 +53,9 @@ export async function search(
 ): Promise<{ results: SearchResult[] }> {
   const now = deps.clock.now();
   const owners = userId === GLOBAL_USER || req.filters?.includeGlobal === false ? [userId] : [userId, GLOBAL_USER];
-  const views = await Promise.all(owners.map((owner) => viewOf(deps, owner)));
-  const hits = rankIndex(new SegmentedIndex(views.flatMap((v) => v.entries)), req, now, PAGE_SPARE);
+  // The query's vector is asked for while the indexes are read (a stage that embeds).
+  const [views, vector] = await Promise.all([Promise.all(owners.map((owner) => viewOf(deps, owner))), queryVector(deps, req.query)]);
+  const hits = rankIndex(new SegmentedIndex(views.flatMap((v) => v.entries)), req, now, PAGE_SPARE, vector);
   // The page's items first; the spare hits only when a store no longer holds some as indexed.
   const first = await pageItems(deps, owners, views, hits.slice(0, req.limit));
   const live = (h: IndexHit, items: ReadonlyMap<string, MemoryItem>) => {
@@ -68,6 +71,23 @@ export async function search(
   const page = results.slice(0, req.limit);
   await countResurrections(deps, userId, page);
   return { results: page };
+}
+
+/**
+ * The query's embedding, once per search, when the stage embeds. A model that is unavailable
+ * (throttled, timed out, 5xx) leaves this search lexical rather than failing it; a denied one
+ * (no grant, no model access) fails it, so a misconfigured stage shows at once.
+ */
+async function queryVector(deps: MemoryApiDeps, query: string): Promise<QueryVector | undefined> {
+  const model = deps.embeddings;
+  if (!model) return undefined;
+  try {
+    const [values] = await model.embed([query]);
+    return values ? { modelId: model.modelId, values } : undefined;
+  } catch (error) {
+    if (error instanceof ModelUnavailableError) return undefined;
+    throw error;
+  }
 }
 
 /** Req R-SUM-10's quality metrics: each summary an agent is given back counts as resurrected once more. */
@@ -87,7 +107,8 @@ export async function viewOf(deps: MemoryApiDeps, owner: string): Promise<Search
   try {
     await deps.search.compact(owner);
   } catch (error) {
-    if (error instanceof SegmentRetiredError) return v;
+    // A model that could not embed the delta (stage with embeddings) leaves the marks too.
+    if (error instanceof SegmentRetiredError || error instanceof ModelUnavailableError) return v;
     throw error;
   }
   return deps.search.view(owner);

@@ -1,0 +1,84 @@
+/**
+ * Issue 22, hybrid retrieval on the local stack, IAM enforced: a stage that embeds (Titan Text
+ * Embeddings V2, here the deterministic stand-in of infra/local/embedding-stand-in.ts, which is
+ * not a model) has the reflector's compactions store vectors in the segments and the API embed
+ * each query once and rank by them too — with no request denied; without the API's grant a search
+ * fails, naming the action. Plumbing only: nothing here measures retrieval quality.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { TurnSaved } from '../../events/turn-saved.js';
+import { MemoryClient } from '../../functions/api/client.js';
+import { stageConfig } from '../../infra/config/stages.js';
+import { standInVector } from '../../infra/local/embedding-stand-in.js';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type FunctionKey, PERMISSIONS, type Permissions } from '../../infra/permissions.js';
+import { createDocumentClient, createS3Client } from '../../lib/adapters/aws-clients.js';
+import { DynamoS3SearchIndexStore } from '../../lib/adapters/search-index-store.js';
+import { iamDenials } from '../helpers/iam.js';
+
+const MODEL = 'amazon.titan-embed-text-v2:0';
+const config = { ...stageConfig('dev'), embeddings: { modelId: MODEL, dimensions: 256 } } as const;
+const USER = 'hybrid-user';
+
+const TOPICS = ['my reef tank and its clownfish', 'the pottery class on Thursdays', 'training for the autumn half marathon', 'my sister moving to Lisbon', 'learning to bake sourdough bread'];
+const turns = (userId: string, n: number): TurnSaved[] =>
+  Array.from({ length: n }, (_, i) => ({
+    type: 'turn.saved',
+    version: 1,
+    userId,
+    sessionId: 's-1',
+    turnId: i + 1,
+    timestamp: new Date(Date.UTC(2026, 1, 6, 14, i)).toISOString(),
+    query: `Let me tell you about ${TOPICS[i % TOPICS.length]}, part ${i + 1}`,
+    response: 'Noted, thank you.',
+  }));
+
+let stack: LocalStack | undefined;
+afterEach(async () => {
+  await stack?.stop();
+  stack = undefined;
+});
+
+const client = (s: LocalStack) => new MemoryClient(s.info.apiUrl, () => s.info.adminToken);
+
+describe('hybrid retrieval on a stage that embeds (deterministic stand-in, IAM enforced)', () => {
+  it('stores vectors at compaction, embeds each query once and ranks by them, with no request denied', async () => {
+    stack = await startLocalStack({ stage: 'hybrid', config, logLevel: 'SILENT', speed: 300 });
+    const local = stack;
+    expect(local.info.environments.api.EMBEDDING_MODEL_ID).toBe(MODEL);
+    await local.publisher.publish(turns(USER, 40));
+    await local.waitUntilDrained({ timeoutMs: 240_000 });
+
+    // The reflector's compactions wrote segments whose items carry the stand-in's vectors.
+    const index = new DynamoS3SearchIndexStore(createDocumentClient(), createS3Client(), local.info.tableName, local.info.bucketName);
+    const head = await index.head(USER);
+    expect(head.segments.length).toBeGreaterThan(0);
+    const segments = await Promise.all(head.segments.map((ref) => index.segment(ref)));
+    const vectors = segments.flatMap((s) => [...(s?.embeddings?.scales ?? [])]);
+    expect(segments.every((s) => s?.embeddings?.modelId === MODEL && s.embeddings.dimensions === 256)).toBe(true);
+    expect(vectors.filter((s) => s > 0).length).toBeGreaterThanOrEqual(32);
+
+    // A question sharing no word with memory: lexically nothing. The stand-in is told to embed it
+    // as the sourdough turns are embedded, so only the vector ranking can find them.
+    const invocations = local.emulators.converse.invocations;
+    const question = 'zymurgy quandary';
+    local.emulators.converse.setEmbedder((text, dims, normalize) => standInVector(text === question ? (TOPICS[4] ?? '') : text, dims, normalize));
+    const before = invocations.length;
+    const found = await client(local).search(USER, { query: question, limit: 5 });
+    expect(invocations.slice(before)).toEqual([{ modelId: MODEL, body: { inputText: question, dimensions: 256, normalize: true } }]);
+    expect(found.results.length).toBeGreaterThan(0);
+    for (const r of found.results) expect(r.text, r.id).toMatch(/sourdough/);
+    // Without the vector (the stand-in back to hashed words), the same question finds nothing.
+    local.emulators.converse.setEmbedder(null);
+    expect((await client(local).search(USER, { query: question, limit: 5 })).results).toEqual([]);
+    expect(iamDenials(local)).toEqual([]);
+  }, 360_000);
+
+  it("fails a search without the API's InvokeModel grant, naming the action", async () => {
+    const permissions = structuredClone(PERMISSIONS) as Record<FunctionKey, Permissions>;
+    delete permissions.api.embeddings;
+    stack = await startLocalStack({ stage: 'hybridnogrant', config, logLevel: 'SILENT', speed: 300, iam: { permissions } });
+    await expect(client(stack).search(USER, { query: 'sourdough bread', limit: 5 })).rejects.toThrow();
+    expect(iamDenials(stack)[0]).toMatch(/^api: BedrockRuntime\.InvokeModel — bedrock:InvokeModel on arn:aws:bedrock:us-east-1::foundation-model\/amazon\.titan-embed-text-v2:0/);
+  }, 120_000);
+});

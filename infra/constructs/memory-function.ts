@@ -85,13 +85,27 @@ export class MemoryFunction extends NodejsFunction {
  *   own), and validates only elicitation answers, which that server never asks for.
  * - zod/v3, zod-to-json-schema: the SDK's paths for zod 3 schemas; the contract's schemas
  *   are zod 4, which the SDK validates and turns into JSON Schema with zod 4 itself.
- * test/infra/bundle.test.ts runs MCP requests through the api bundle built with these.
+ * - @aws-sdk/token-providers (and the SSO OIDC client of @aws-sdk/nested-clients through it,
+ *   20 KB): the Bedrock Runtime client's bearer-token auth, for Amazon Bedrock API keys set as
+ *   AWS_BEARER_TOKEN_BEDROCK (https://docs.aws.amazon.com/bedrock/latest/userguide/api-keys-use.html).
+ *   Our functions sign with their role's SigV4 credentials and set no such key; the client
+ *   asks the token provider only when it is given one. It put the api bundle, once it called
+ *   Titan embeddings and read query dates (issue 22), over 1,024 KB.
+ * test/infra/bundle.test.ts runs MCP requests through the api bundle built with these, and
+ * sees it sign its requests with the environment's keys.
  */
-const LEFT_OUT_MODULES = ['ajv', 'ajv-formats', 'zod/v3', 'zod-to-json-schema'];
+const LEFT_OUT_MODULES = ['ajv', 'ajv-formats', 'zod/v3', 'zod-to-json-schema', '@aws-sdk/token-providers'];
 /** Relative to the project root, where esbuild runs (an alias's path: https://esbuild.github.io/api/#alias). */
 const LEFT_OUT_MODULE = './infra/constructs/left-out-module.ts';
 /** The SDK's default credential chain, bundled as the environment's credentials alone (lambda-credentials.ts says why). */
 const CREDENTIAL_CHAIN = '@aws-sdk/credential-provider-node=./infra/constructs/lambda-credentials.ts';
+/**
+ * yaml (front-matter.ts) as its ES module build, the one its package serves under the
+ * "default" export condition; the "node" condition's is CommonJS, which esbuild keeps whole.
+ * The same code, but for warnings written with console.warn instead of process.emitWarning;
+ * esbuild drops what front-matter.ts does not reach (14 KB).
+ */
+const YAML_AS_ES_MODULE = 'yaml=./node_modules/yaml/browser/index.js';
 
 /** How esbuild bundles every function; `assets` are copied beside the bundle afterwards. */
 function bundlingOptions(assets: readonly string[]): BundlingOptions {
@@ -126,7 +140,7 @@ function bundlingOptions(assets: readonly string[]): BundlingOptions {
     bundleAwsSDK: true,
     forceDockerBundling: false,
     esbuildArgs: {
-      '--alias': [...LEFT_OUT_MODULES.map((module) => `${module}=${LEFT_OUT_MODULE}`), CREDENTIAL_CHAIN],
+      '--alias': [...LEFT_OUT_MODULES.map((module) => `${module}=${LEFT_OUT_MODULE}`), CREDENTIAL_CHAIN, YAML_AS_ES_MODULE],
       // A module that reads a file beside itself finds it through __dirname in this CommonJS
       // bundle and through import.meta.url only under ES modules (tsx, vitest), so esbuild's
       // warning that import.meta is empty in CommonJS does not apply to it.

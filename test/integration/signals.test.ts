@@ -133,7 +133,7 @@ describe('signals and ingestion on the local emulators', () => {
     const log = JSON.parse(await bucket.text('users/ctl-user/Logs/reflector/batch-1-2.json'));
     expect(log).toMatchObject({ kind: 'event', trigger: 'event:milestone', status: 'completed', turns_reviewed: [1, 2] });
     // Issue 20 item 12: the event's kind and detail reach the model, with the kind's instruction.
-    const asked = stack.emulators.converse.requests.flatMap((r) => r.messages?.flatMap((m) => m.content.map((c) => c.text ?? '')) ?? []).filter((t) => t.includes('[Turn 1, ') && t.includes('I adopted a beagle named Rex.'));
+    const asked = stack.emulators.converse.requests.flatMap((r) => r.messages?.flatMap((m) => m.content.map((c) => c.text ?? '')) ?? []).filter((t) => t.includes('[Turn 1] ') && t.includes('I adopted a beagle named Rex.'));
     expect(asked.filter((t) => t.startsWith('## Why now\nThe user reached a milestone.') && t.includes("The agent's note (milestone): first pet"))).toHaveLength(1);
     expect(ctl.deferred).toEqual([]);
     const closing = await bucket.text('users/ctl-user/summaries/summary-1-2/assistant.md');

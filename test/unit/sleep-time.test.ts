@@ -206,6 +206,7 @@ describe('nightly and weekly reflection runs', () => {
   it('weekly: a malformed tool call is the run\'s error, not its reflection', async () => {
     const d = await deps(() => stopped('malformed_tool_use', { trajectory: 'x', topic_drift: [], weekly_patterns: [], unresolved_arcs: [] }));
     d.summaries.texts.push({ userId: 'alice', id: 'summary-1-5', createdAt: '2026-02-05T11:00:00Z', text: 'Turns 1–5: jazz and family.' });
+    d.summaries.texts.push({ userId: 'alice', id: 'summary-6-9', createdAt: '2026-02-06T11:00:00Z', text: 'Turns 6–9: the club in Paris.' });
     const out = await runWeekly(job('weekly'), d);
     if (out.status !== 'completed') throw new Error(out.reason);
     expect(out.run.weekly).toBeUndefined();
@@ -224,17 +225,27 @@ describe('nightly and weekly reflection runs', () => {
     d.summaries.logs.push({ user_id: 'alice', batch_id: 'batch-1-5', timestamp: '2026-02-05T10:00:00Z', status: 'completed', staged_files: ['Knowledge_staging/Facts/jazz--batch-1-5.md'], promoted_files: [] } as unknown as BatchLog);
     d.summaries.texts.push({ userId: 'alice', id: 'summary-1-5', createdAt: '2026-02-05T11:00:00Z', text: 'Turns 1–5: jazz and family.' });
     await d.runs.put({ runId: 'nightly-x', userId: 'alice', kind: 'nightly', startedAt: '2026-02-06T03:00:00.000Z', stored: [{ path: 'Knowledge/Reflections/preference/jazz.md', statement: 'The user likes jazz.' }] } as never);
-    const out = await runWeekly(job('weekly'), d);
+    // Conversation on one day only: that day's nightly run has reflected on it, the model is not asked (issue 19).
+    const oneDay = await runWeekly(job('weekly'), d);
+    if (oneDay.status !== 'completed') throw new Error(oneDay.reason);
+    expect(d.model.requests).toHaveLength(0);
+    expect(oneDay.run).toMatchObject({ summariesReviewed: 3, tokens: { input: 0, output: 0 } });
+    expect(oneDay.run.skipped).toBe("the week's conversation fell on 1 day (weeklyMinDays 2): its nightly run has reflected on it");
+    expect(d.log.entries.some((e) => e.message === 'weekly reflection' && String(e.extra?.skipped ?? '').includes('1 day'))).toBe(true);
+    // A second day of conversation: the week is reflected on.
+    d.summaries.texts.push({ userId: 'alice', id: 'summary-6-9', createdAt: '2026-02-06T11:00:00Z', text: 'Turns 6–9: the club in Paris.' });
+    const out = await runWeekly({ ...job('weekly'), jobId: 'weekly-202602070301' }, d);
     if (out.status !== 'completed') throw new Error(out.reason);
     expect(turnReads).toBe(0);
-    expect(out.run.summariesReviewed).toBe(3);
+    expect(out.run.skipped).toBeUndefined();
+    expect(out.run.summariesReviewed).toBe(4);
     const prompt = d.model.requests[0]?.prompt ?? '';
     expect(prompt).toContain('Staged: jazz');
     expect(prompt).toContain('The user likes jazz.');
     expect(prompt).toContain('Turns 1–5: jazz and family.');
     expect(prompt).not.toContain('I love jazz clubs');
     expect(out.run.weekly?.trajectory).toBe('From jazz to family.');
-    expect(d.runs.documents.get('alice/weekly-202602070300')).toContain('## Unresolved arcs\n- Where is the club?');
+    expect(d.runs.documents.get('alice/weekly-202602070301')).toContain('## Unresolved arcs\n- Where is the club?');
   });
 });
 

@@ -27,6 +27,7 @@ import { getText, listAllKeys } from '../lib/adapters/s3-objects.js';
 import { DynamoSleepTimeLogStore } from '../lib/adapters/sleep-time-log-store.js';
 import { claimsPrefix, rejectedPrefix, userPrefix } from '../lib/domain/memory-paths.js';
 import type { LocalStack } from '../infra/local/stack.js';
+import { type StageConfig, stageConfig } from '../infra/config/stages.js';
 import { requestLedger } from '../infra/local/request-ledger.js';
 import type { BatchLog } from '../lib/domain/batch-log.js';
 import { MAX_SUMMARY_CHARS } from '../lib/domain/summary.js';
@@ -467,12 +468,19 @@ function firstDifference(a: string, b: string): string {
   return `at ${i}: before …${a.slice(Math.max(0, i - 80), i + 80)}… after …${b.slice(Math.max(0, i - 80), i + 80)}…`;
 }
 
+/**
+ * The attack's stage: every weekly run asks the model, even a week whose conversation fell on
+ * one day (which a stage skips by default: `weeklyMinDays`), so the hostile answers reach the
+ * weekly handler too.
+ */
+export const injectionStageConfig = (): StageConfig => ({ ...stageConfig('injection'), sleepTime: { ...stageConfig('injection').sleepTime, weeklyMinDays: 1 } });
+
 /** Run alone: one stack, the victim, the attack; the report as JSON on the last line. */
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { startLocalStack } = await import('../infra/local/stack.js');
   const hostile = injectionResponder();
   const handlerErrors: string[] = [];
-  const stack = await startLocalStack({ stage: 'injection', logLevel: 'SILENT', speed: 300, responder: hostile.responder, onHandlerError: (source, error) => handlerErrors.push(`${source}: ${String((error as Error)?.stack ?? error)}`) });
+  const stack = await startLocalStack({ stage: 'injection', config: injectionStageConfig(), logLevel: 'SILENT', speed: 300, responder: hostile.responder, onHandlerError: (source, error) => handlerErrors.push(`${source}: ${String((error as Error)?.stack ?? error)}`) });
   let failed = true;
   try {
     await seedInjectionVictim(stack);

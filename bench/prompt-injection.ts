@@ -29,6 +29,7 @@ import { claimsPrefix, keys, rejectedPrefix, userPrefix } from '../lib/domain/me
 import { batchLogOf } from '../lib/adapters/batch-log-store.js';
 import { queryAll } from '../lib/adapters/dynamo-query.js';
 import type { LocalStack } from '../infra/local/stack.js';
+import { type StageConfig, stageConfig } from '../infra/config/stages.js';
 import { requestLedger } from '../infra/local/request-ledger.js';
 import { MAX_SUMMARY_CHARS } from '../lib/domain/summary.js';
 import { ATTACKER, ODD_UNICODE, injectionTexts, pathLikeValues, VICTIM } from '../test/helpers/hostile-input.js';
@@ -471,12 +472,19 @@ function firstDifference(a: string, b: string): string {
   return `at ${i}: before …${a.slice(Math.max(0, i - 80), i + 80)}… after …${b.slice(Math.max(0, i - 80), i + 80)}…`;
 }
 
+/**
+ * The attack's stage: every weekly run asks the model, even a week whose conversation fell on
+ * one day (which a stage skips by default: `weeklyMinDays`), so the hostile answers reach the
+ * weekly handler too.
+ */
+export const injectionStageConfig = (): StageConfig => ({ ...stageConfig('injection'), sleepTime: { ...stageConfig('injection').sleepTime, weeklyMinDays: 1 } });
+
 /** Run alone: one stack, the victim, the attack; the report as JSON on the last line. */
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { startLocalStack } = await import('../infra/local/stack.js');
   const hostile = injectionResponder();
   const handlerErrors: string[] = [];
-  const stack = await startLocalStack({ stage: 'injection', logLevel: 'SILENT', speed: 300, responder: hostile.responder, onHandlerError: (source, error) => handlerErrors.push(`${source}: ${String((error as Error)?.stack ?? error)}`) });
+  const stack = await startLocalStack({ stage: 'injection', config: injectionStageConfig(), logLevel: 'SILENT', speed: 300, responder: hostile.responder, onHandlerError: (source, error) => handlerErrors.push(`${source}: ${String((error as Error)?.stack ?? error)}`) });
   let failed = true;
   try {
     await seedInjectionVictim(stack);

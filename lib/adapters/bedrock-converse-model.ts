@@ -33,7 +33,9 @@ export const RETRYABLE_BEDROCK_ERRORS: ReadonlySet<string> = new Set([
  */
 function structuredOutput(request: ModelRequest) {
   const schema = JSON.stringify(toStructuredOutputSchema(request.toolInputSchema));
-  return { outputConfig: { textFormat: { type: 'json_schema' as const, structure: { jsonSchema: { schema, name: request.toolName, description: request.toolDescription } } } } };
+  // No `description`: optional (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_JsonSchemaDefinition.html),
+  // and billed with the schema on every call while the system prompt already says what the answer is for (issue 19).
+  return { outputConfig: { textFormat: { type: 'json_schema' as const, structure: { jsonSchema: { schema, name: request.toolName } } } } };
 }
 
 /** The answer as the input of a tool the model must call (`toolChoice: { tool }`): for models without structured output. */

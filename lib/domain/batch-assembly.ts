@@ -4,7 +4,7 @@
  */
 import type { AgentEventTrigger } from '../../events/agent-event.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import { estimateTokens } from './text.js';
+import { estimateTokens, slugify } from './text.js';
 
 export interface AssembledBatch {
   document: string;
@@ -16,25 +16,27 @@ export interface AssembledBatch {
 }
 
 /**
- * Turns as a model reads them: a heading per session and day, then each turn as
- * `[Turn N, HH:MM] User: …` / `Agent: …`. Every character is billed on every call that
- * reads the turn (batch, summary, nightly), so the session and date are written once per
- * group, not per turn; the turn number is what the model cites.
+ * Turns as a model reads them: a heading per day and session, then each turn as
+ * `[Turn N] User: …` / `Agent: …`. Every character is billed on every call that reads the
+ * turn (batch, summary, nightly), so the date is written once per group, not per turn; the
+ * turn number is what the model cites. A session's id and a turn's time of day are left
+ * out (issue 19): an id tells the model nothing but that a new conversation began, which
+ * the group's own heading already says, and no gate or answer field reads the hour.
  */
 export function renderTurns(turns: readonly TurnSaved[]): string {
   const groups: string[] = [];
-  let heading = '';
+  let group = '';
   for (const turn of turns) {
-    const next = `### ${turn.timestamp.slice(0, 10)}, session ${turn.sessionId}`;
-    if (next !== heading) groups.push(next);
-    heading = next;
+    const next = `${turn.timestamp.slice(0, 10)} ${turn.sessionId}`;
+    if (next !== group) groups.push(`### ${turn.timestamp.slice(0, 10)}`);
+    group = next;
     groups[groups.length - 1] += `\n${renderTurnLine(turn)}`;
   }
   return groups.join('\n\n');
 }
 
 function renderTurnLine(turn: TurnSaved): string {
-  const lines = [`[Turn ${turn.turnId}, ${turn.timestamp.slice(11, 16)}] User: ${turn.query}`];
+  const lines = [`[Turn ${turn.turnId}] User: ${turn.query}`];
   if (turn.context) lines.push(`Context: ${turn.context}`);
   lines.push(`Agent: ${turn.response}`);
   return lines.join('\n');
@@ -58,23 +60,36 @@ export function assembleBatch(turns: readonly TurnSaved[], budgetTokens = 4000):
   return { document, included: kept.map((t) => t.turnId), omitted, tokens: estimateTokens(document) };
 }
 
+const oneLine = (t: string) => t.replace(/\s+/g, ' ').trim();
+
 /** One existing Knowledge document, as shown to the model so it knows what exists. */
 export interface ExistingKnowledge {
   path: string;
   summary: string;
 }
 
-export const REFLECTOR_SYSTEM_PROMPT = `You are the batch memory reflector of an AI agent's long-term memory.
-You review a batch of recent conversation turns between a user and the agent and report only
-differential knowledge worth keeping about the user and their world:
-- new_facts: durable facts, concepts or patterns that are NEW (not already in existing knowledge);
-- corrections: where the user corrected something that existing knowledge states (cite its file;
-  what_changed is that fact as it should now read);
-- connections: links between two existing knowledge files that these turns reveal;
-- open_questions: questions the user raised that stayed unresolved.
-Rules: cite every item's source_turns by the turn numbers shown; at most 2 new_facts, 1 correction,
-2 connections, 2 open_questions; skip small talk and transient details; paths are relative to
-Knowledge/ and must be ones listed under existing knowledge.`;
+/**
+ * The batch reflector's instructions (req R-LLM). Kept short: it is billed on every batch.
+ * The answer's field names and types are in the structured output schema; what the schema
+ * does not say (what each list is for, the hard caps of req R-LLM-3, a title's form, the
+ * assessment's scales) is said here, once.
+ */
+export const REFLECTOR_SYSTEM_PROMPT = `You are the batch reflector of an AI agent's long-term memory. Report only what these turns
+add about the user and their world:
+- new_facts: durable facts, concepts or patterns not yet known (title: a slug; content: 2-5 sentences);
+- corrections: known facts the user corrected (what_changed: the fact as it now reads);
+- connections: two known files these turns link;
+- open_questions: the user's questions left unresolved.
+At most 2 new_facts, 1 correction, 2 connections, 2 open_questions; skip small talk. Cite source_turns
+by turn number, files by their listed paths. Optional assessment: your confidence and the caution due
+(0..1), the user's mood (-1..1).`;
+
+/** A known document as a prompt lists it: `- path: summary`, or the path alone when its name already says the summary. */
+export function knownLine(k: ExistingKnowledge, maxChars = 200): string {
+  const summary = oneLine(k.summary).slice(0, maxChars);
+  const name = (k.path.split('/').pop() ?? '').replace(/\.md$/, '');
+  return slugify(summary) === name ? `- ${k.path}` : `- ${k.path}: ${summary}`;
+}
 
 /**
  * What to look for when an agent.event asked for the reflection (req R-EVT-1's triggers):
@@ -114,15 +129,13 @@ export interface EarlierReflection {
 /** How many earlier reflection entries an event's batch is shown, newest first. */
 export const EARLIER_REFLECTIONS_SHOWN = 3;
 
-const oneLine = (t: string) => t.replace(/\s+/g, ' ').trim();
-
 /**
  * The prompt of a batch. An event's batch (an `occasion`) says why it runs now, shows the
  * agent's latest reflection entries and asks for a new one: what the event teaches, building
  * on (or retiring) the earlier ones.
  */
 export function buildReflectorPrompt(batch: AssembledBatch, existing: readonly ExistingKnowledge[], occasion: ReflectionOccasion | null = null, earlier: readonly EarlierReflection[] = []): string {
-  const known = existing.length === 0 ? '(none yet)' : existing.map((k) => `- ${k.path}: ${oneLine(k.summary).slice(0, 200)}`).join('\n');
+  const known = existing.length === 0 ? '(none yet)' : existing.map((k) => knownLine(k)).join('\n');
   if (!occasion) return `## Existing knowledge\n${known}\n\n## Turns to review\n${batch.document}\n`;
   const why = `## Why now\n${EVENT_INSTRUCTIONS[occasion.trigger]}${occasion.detail ? `\nThe agent's note (${occasion.trigger}): ${oneLine(occasion.detail)}` : ''}\n\n`;
   const shown = earlier.slice(0, EARLIER_REFLECTIONS_SHOWN);
@@ -131,6 +144,6 @@ export function buildReflectorPrompt(batch: AssembledBatch, existing: readonly E
       ? '(none yet)'
       : shown.map((e) => `- ${e.at.slice(0, 10)}, after ${e.trigger} (confidence ${e.confidence}): ${oneLine(e.insight)} → ${oneLine(e.recommendation)}`).join('\n');
   const ask =
-    '## Your reflection\nAlso fill `reflection`: what this event and these turns teach about how the agent should act (insight), what it should do differently from now on (recommendation), and your confidence. Build on the earlier reflections; say so when one no longer holds.';
+    '## Your reflection\nAlso fill `reflection`: what this event and these turns teach about how the agent should act (insight), what it should do differently from now on (recommendation), and your confidence (0..1). Build on the earlier reflections; say so when one no longer holds.';
   return `${why}## Existing knowledge\n${known}\n\n## Earlier reflections\n${past}\n\n## Turns to review\n${batch.document}\n\n${ask}\n`;
 }

@@ -5,13 +5,16 @@
  * https://platform.claude.com/docs/en/agents-and-tools/tool-use/overview), while the limits
  * that only guard our storage (string lengths, list caps, zod's integer range, defaults) are
  * enforced by the zod parse after the answer arrives, and the hard caps by code. So the
- * model sees the shape: types, required fields, enums, descriptions, a list's minimum, and
- * numeric ranges that carry meaning (0..1, -1..1); the rest stays in the code.
+ * model sees the shape: types, required fields, enums, a list's minimum, and numeric ranges
+ * that carry meaning (0..1, -1..1, where the request's format keeps them); the rest stays in
+ * the code. Descriptions are left out too (issue 19): what a field is for, its form and its
+ * scale are said once in the job's system prompt (REFLECTOR_SYSTEM_PROMPT, the nightly and
+ * weekly prompts, an event batch's "Your reflection"), not again on every call's schema.
  */
 import * as z from 'zod';
 
-/** Keywords dropped everywhere: enforced after the answer, not needed to write it. */
-const STORAGE_LIMITS = new Set(['$schema', 'minLength', 'maxLength', 'maxItems', 'default']);
+/** Keywords dropped everywhere: enforced after the answer, or said in the system prompt; not needed to write it. */
+const STORAGE_LIMITS = new Set(['$schema', 'minLength', 'maxLength', 'maxItems', 'default', 'description']);
 
 /** zod's bounds of `z.number().int()`: no meaning for the model. */
 const isIntegerRangeLimit = (key: string, value: unknown) =>

@@ -33,18 +33,23 @@ export interface PromptTurn {
 /** Read the turns and existing knowledge back out of the reflector's prompt (see batch-assembly). */
 export function parseReflectorPrompt(prompt: string): { turns: PromptTurn[]; existing: Array<{ path: string; summary: string }> } {
   const turns: PromptTurn[] = [];
-  const blocks = prompt.split(/^\[Turn (?=\d+, )/m).slice(1);
+  // A turn line is `[Turn N] User: …` (batch-assembly's renderTurns); `[Turn N, HH:MM]` is read too.
+  const blocks = prompt.split(/^\[Turn (?=\d+[,\]])/m).slice(1);
   for (const block of blocks) {
     const id = Number(/^(\d+)/.exec(block)?.[1]);
-    const user = /^\d+, [^\]]*\] User: ([\s\S]*?)(?=\nContext: |\nAgent: |$)/.exec(block)?.[1] ?? '';
+    const user = /^\d+(?:, [^\]]*)?\] User: ([\s\S]*?)(?=\nContext: |\nAgent: |$)/.exec(block)?.[1] ?? '';
     // The agent's reply runs to the next group heading (or the end).
     const agent = /\nAgent: ([\s\S]*?)(?=\n\n#{2,3} |$)/.exec(block)?.[1] ?? '';
     if (Number.isInteger(id)) turns.push({ turnId: id, user: user.trim(), agent: agent.trim() });
   }
   const existingSection = /## Existing knowledge\n([\s\S]*?)\n\n## /.exec(prompt)?.[1] ?? '';
-  const existing = [...existingSection.matchAll(/^- ([^:\n]+): (.*)$/gm)].map((m) => ({ path: m[1] ?? '', summary: m[2] ?? '' }));
+  // `- path: summary`, or `- path` alone when the file's name already says it (its words stand for the summary).
+  const existing = [...existingSection.matchAll(/^- ([^:\n]+?)(?:: (.*))?$/gm)].map((m) => ({ path: m[1] ?? '', summary: m[2] ?? nameWords(m[1] ?? '') }));
   return { turns, existing };
 }
+
+/** A file's name as words: `Reflections/pattern/the_user_likes_tea.md` → `the user likes tea`. */
+const nameWords = (path: string): string => (path.split('/').pop() ?? '').replace(/\.md$/, '').replace(/[_-]+/g, ' ');
 
 const sentences = (text: string): string[] =>
   text

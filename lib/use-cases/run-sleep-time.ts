@@ -36,7 +36,7 @@ import {
 } from '../domain/sleep-time/nightly.js';
 import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
 import { computeSelfAssessment, type SelfAssessment } from '../domain/sleep-time/self-assessment.js';
-import { WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, WeeklyOutputSchema, weeklyPrompt } from '../domain/sleep-time/weekly.js';
+import { conversationDays, WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, WeeklyOutputSchema, weeklyPrompt } from '../domain/sleep-time/weekly.js';
 import { topKeywords } from '../domain/text.js';
 import { costEntry, runUsage } from './job-cost.js';
 import { type Clock, type CostLedger, type GraphStore, type KnowledgeEntry, type KnowledgeStore, type Log, type MemoryItemStore, type ModelResponse, type SleepTimeLogStore, type LanguageModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
@@ -341,7 +341,10 @@ export async function runWeekly(job: Job, deps: SleepTimeDeps): Promise<SleepTim
   run.summariesReviewed = week.length;
   run.sessionsReviewed = new Set(summaries.map((s) => s.id)).size;
   let document: string | undefined;
-  if (week.length > 0) {
+  const days = conversationDays(week);
+  if (week.length > 0 && days < deps.config.weeklyMinDays) {
+    run.skipped = `the week's conversation fell on ${days} day${days === 1 ? '' : 's'} (weeklyMinDays ${deps.config.weeklyMinDays}): its nightly run has reflected on it`;
+  } else if (week.length > 0) {
     const r = await callCached(job, 'week', deps, (maxTokens) =>
       deps.model.reflect({
         system: WEEKLY_SYSTEM_PROMPT,
@@ -369,7 +372,7 @@ export async function runWeekly(job: Job, deps: SleepTimeDeps): Promise<SleepTim
   run.durationMs = deps.clock.now().getTime() - started.getTime();
   await recordCost(job, run, deps);
   await deps.runs.put(run, document);
-  deps.log.info('weekly reflection', { userId: job.userId, runId: run.runId, summaries: run.summariesReviewed, stopReasons: run.stopReasons });
+  deps.log.info('weekly reflection', { userId: job.userId, runId: run.runId, summaries: run.summariesReviewed, stopReasons: run.stopReasons, ...(run.skipped ? { skipped: run.skipped } : {}) });
   return { status: 'completed', run };
 }
 

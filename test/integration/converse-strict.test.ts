@@ -69,6 +69,8 @@ async function everyRequest(model: BedrockConverseModel) {
   const common = { turns: ingest.turns, model, clock: fixedClock(), log: new RecordingLog() };
   const sleep = { ...common, knowledge: new MemoryKnowledgeStore(), runs: new MemorySleepTimeLog(), summaries: new MemorySummarySource(), graph: new MemoryGraphStore(), costs: new MemoryCostLedger(), items: new MemoryItems(), config: defaultSleepTimeConfig };
   sleep.summaries.texts.push({ userId: 'alice', id: 'summary-1-5', createdAt: '2026-02-05T11:00:00Z', text: 'Turns 1–5: a beagle, jazz and family.' });
+  // A second day of conversation, so the weekly run asks the model (a one-day week is skipped: weeklyMinDays).
+  sleep.summaries.texts.push({ userId: 'alice', id: 'summary-6-10', createdAt: '2026-02-06T21:00:00Z', text: 'Turns 6–10: the beagle again.' });
   const nightly = await runNightly(job('nightly', 'nightly-1', [1, 2, 3, 4, 5]), sleep);
   const weekly = await runWeekly(job('weekly', 'weekly-1', []), sleep);
   const summary = await runSummary(job('idle-summary', 'summary-1-10', turns.map((t) => t.turnId)), {

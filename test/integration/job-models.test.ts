@@ -28,7 +28,8 @@ function jobOf(req: ConverseRequest): string {
 }
 
 beforeAll(async () => {
-  const config = { ...stageConfig('dev'), jobModels: { summary: NOVA_LITE, sleepTime: NOVA_LITE } };
+  // The sample's weeks each hold one day of conversation, which a weekly run skips by default (weeklyMinDays 2): asked for every week here, so the weekly call is seen.
+  const config = { ...stageConfig('dev'), jobModels: { summary: NOVA_LITE, sleepTime: NOVA_LITE }, sleepTime: { ...stageConfig('dev').sleepTime, weeklyMinDays: 1 } };
   stack = await startLocalStack({
     stage: 'jobmodels',
     config,

@@ -11,7 +11,7 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InjectionReport, injectionResponder, runPromptInjection, seedInjectionVictim } from '../../bench/prompt-injection.js';
+import { type InjectionReport, injectionResponder, injectionStageConfig, runPromptInjection, seedInjectionVictim } from '../../bench/prompt-injection.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.js';
 import { ModelUnavailableError } from '../../lib/ports.js';
@@ -23,6 +23,7 @@ const handlerErrors: string[] = [];
 beforeAll(async () => {
   stack = await startLocalStack({
     stage: 'injection',
+    config: injectionStageConfig(),
     logLevel: 'SILENT',
     speed: 300,
     responder: hostile.responder,

@@ -158,7 +158,7 @@ describe('signals and ingestion on the local emulators', () => {
     // Issue 20 item 12: the event's kind and detail reach the model, with the kind's instruction.
     const asked = stack.emulators.converse.requests
       .flatMap((r) => r.messages?.flatMap((m) => m.content.map((c) => c.text ?? '')) ?? [])
-      .filter((t) => t.includes('[Turn 1, ') && t.includes('I adopted a beagle named Rex.'));
+      .filter((t) => t.includes('[Turn 1] ') && t.includes('I adopted a beagle named Rex.'));
     expect(asked.filter((t) => t.startsWith('## Why now\nThe user reached a milestone.') && t.includes("The agent's note (milestone): first pet"))).toHaveLength(1);
     expect(ctl.deferred).toEqual([]);
     // The pair is one document: the system turn, then the assistant's (issue 19).

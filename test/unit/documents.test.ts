@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TurnSavedSchema } from '../../events/turn-saved.js';
-import { assembleBatch } from '../../lib/domain/batch-assembly.js';
+import { assembleBatch, buildReflectorPrompt } from '../../lib/domain/batch-assembly.js';
+import { parseReflectorPrompt } from '../../lib/offline-model/rule-reflector.js';
 import { parseFrontMatter } from '../../lib/domain/front-matter.js';
 import { stagedDocuments } from '../../lib/domain/staging.js';
 import { parseTurnDocument, renderTurnDocument, turnContentHash } from '../../lib/domain/turn-document.js';
@@ -44,7 +45,7 @@ describe('batch assembly (req R-ASM)', () => {
     expect(one.tokens).toBeLessThanOrEqual(60);
   });
 
-  it('writes a session and day once, and each turn with its number and time', () => {
+  it('writes the day once per session, and each turn with its number (no session id, no hour: issue 19)', () => {
     const turns = [
       turn({ turnId: 1, sessionId: 's-1', timestamp: '2026-02-06T14:00:00Z', query: 'q1', response: 'r1' }),
       turn({ turnId: 2, sessionId: 's-1', timestamp: '2026-02-06T14:05:00Z', query: 'q2', response: 'r2', context: 'c2' }),
@@ -52,18 +53,34 @@ describe('batch assembly (req R-ASM)', () => {
     ];
     expect(assembleBatch(turns).document).toBe(
       [
-        '### 2026-02-06, session s-1',
-        '[Turn 1, 14:00] User: q1',
+        '### 2026-02-06',
+        '[Turn 1] User: q1',
         'Agent: r1',
-        '[Turn 2, 14:05] User: q2',
+        '[Turn 2] User: q2',
         'Context: c2',
         'Agent: r2',
         '',
-        '### 2026-02-09, session s-2',
-        '[Turn 3, 09:30] User: q3',
+        '### 2026-02-09',
+        '[Turn 3] User: q3',
         'Agent: r3',
       ].join('\n'),
     );
+  });
+});
+
+describe('known documents in the prompt (req R-ASM-4)', () => {
+  it('lists a document by its path alone when its name already says its summary, and the offline model reads both forms', () => {
+    const batch = assembleBatch([turn({ turnId: 1, query: 'q', response: 'r' })]);
+    const prompt = buildReflectorPrompt(batch, [
+      { path: 'Reflections/pattern/the_user_keeps_coming_back_to_jazz.md', summary: 'The user keeps coming back to jazz.' },
+      { path: 'Facts/dog_rex.md', summary: 'The user has a beagle named Rex.' },
+    ]);
+    expect(prompt).toContain('## Existing knowledge\n- Reflections/pattern/the_user_keeps_coming_back_to_jazz.md\n- Facts/dog_rex.md: The user has a beagle named Rex.\n');
+    expect(parseReflectorPrompt(prompt).existing).toEqual([
+      { path: 'Reflections/pattern/the_user_keeps_coming_back_to_jazz.md', summary: 'the user keeps coming back to jazz' },
+      { path: 'Facts/dog_rex.md', summary: 'The user has a beagle named Rex.' },
+    ]);
+    expect(parseReflectorPrompt(prompt).turns).toEqual([{ turnId: 1, user: 'q', agent: 'r' }]);
   });
 });
 

@@ -103,7 +103,7 @@ describe('nightly findings: gating, chunking, merging', () => {
     const turns = Array.from({ length: 12 }, (_, i) => turn({ turnId: i + 1, query: 'q'.repeat(400), response: 'r'.repeat(400) }));
     const chunks = chunkTurns(turns, 1000);
     expect(chunks.length).toBeGreaterThan(2);
-    expect(chunks.join('\n')).toContain('[Turn 12,');
+    expect(chunks.join('\n')).toContain('[Turn 12]');
     const merged = mergeFindings([
       finding({ evidence_turns: [1, 2], confidence: 'MEDIUM' }),
       finding({ evidence_turns: [7, 9], statement: 'The user keeps coming back to reef tanks again.' }),
@@ -137,7 +137,7 @@ describe('nightly and weekly reflection runs', () => {
       clock: fixedClock(),
       log: new RecordingLog(),
       // About three turns a chunk: the three "I love jazz" land together, the rest in a second chunk.
-      config: { ...defaultSleepTimeConfig, chunkTokens: 90 },
+      config: { ...defaultSleepTimeConfig, chunkTokens: 60 },
     };
   }
 
@@ -176,8 +176,8 @@ describe('nightly and weekly reflection runs', () => {
     const prompts = d.model.requests.map((r) => r.prompt).join('\n');
     expect(prompts).toContain('### Summary of turns 1–3\nTurns 1–4: the user talked about jazz.');
     for (const said of ['I love jazz records', 'I love jazz clubs']) expect(prompts).not.toContain(`User: ${said}`);
-    expect(prompts).toContain('[Turn 4, 20:00] User: My sister Anna lives in Lyon');
-    expect(prompts).toContain('[Turn 5, 20:00] User: Actually the club is in Paris, not Lyon');
+    expect(prompts).toContain('[Turn 4] User: My sister Anna lives in Lyon');
+    expect(prompts).toContain('[Turn 5] User: Actually the club is in Paris, not Lyon');
     expect(out.run).toMatchObject({ messagesReviewed: 5, summariesReviewed: 1, turnsSummarised: 3 });
     // Findings from the summary cite the turns its heading names.
     expect(out.run.stored.map((s) => s.statement)).toContain("Anna is the user's sister.");
@@ -207,6 +207,7 @@ describe('nightly and weekly reflection runs', () => {
   it('weekly: a malformed tool call is the run\'s error, not its reflection', async () => {
     const d = await deps(() => stopped('malformed_tool_use', { trajectory: 'x', topic_drift: [], weekly_patterns: [], unresolved_arcs: [] }));
     d.summaries.texts.push({ userId: 'alice', id: 'summary-1-5', createdAt: '2026-02-05T11:00:00Z', text: 'Turns 1–5: jazz and family.' });
+    d.summaries.texts.push({ userId: 'alice', id: 'summary-6-9', createdAt: '2026-02-06T11:00:00Z', text: 'Turns 6–9: the club in Paris.' });
     const out = await runWeekly(job('weekly'), d);
     if (out.status !== 'completed') throw new Error(out.reason);
     expect(out.run.weekly).toBeUndefined();
@@ -225,17 +226,27 @@ describe('nightly and weekly reflection runs', () => {
     d.summaries.logs.push({ user_id: 'alice', batch_id: 'batch-1-5', timestamp: '2026-02-05T10:00:00Z', status: 'completed', staged_files: ['Knowledge_staging/Facts/jazz--batch-1-5.md'], promoted_files: [] } as unknown as BatchLog);
     d.summaries.texts.push({ userId: 'alice', id: 'summary-1-5', createdAt: '2026-02-05T11:00:00Z', text: 'Turns 1–5: jazz and family.' });
     await d.runs.put({ runId: 'nightly-x', userId: 'alice', kind: 'nightly', startedAt: '2026-02-06T03:00:00.000Z', stored: [{ path: 'Knowledge/Reflections/preference/jazz.md', statement: 'The user likes jazz.' }] } as never);
-    const out = await runWeekly(job('weekly'), d);
+    // Conversation on one day only: that day's nightly run has reflected on it, the model is not asked (issue 19).
+    const oneDay = await runWeekly(job('weekly'), d);
+    if (oneDay.status !== 'completed') throw new Error(oneDay.reason);
+    expect(d.model.requests).toHaveLength(0);
+    expect(oneDay.run).toMatchObject({ summariesReviewed: 3, tokens: { input: 0, output: 0 } });
+    expect(oneDay.run.skipped).toBe("the week's conversation fell on 1 day (weeklyMinDays 2): its nightly run has reflected on it");
+    expect(d.log.entries.some((e) => e.message === 'weekly reflection' && String(e.extra?.skipped ?? '').includes('1 day'))).toBe(true);
+    // A second day of conversation: the week is reflected on.
+    d.summaries.texts.push({ userId: 'alice', id: 'summary-6-9', createdAt: '2026-02-06T11:00:00Z', text: 'Turns 6–9: the club in Paris.' });
+    const out = await runWeekly({ ...job('weekly'), jobId: 'weekly-202602070301' }, d);
     if (out.status !== 'completed') throw new Error(out.reason);
     expect(turnReads).toBe(0);
-    expect(out.run.summariesReviewed).toBe(3);
+    expect(out.run.skipped).toBeUndefined();
+    expect(out.run.summariesReviewed).toBe(4);
     const prompt = d.model.requests[0]?.prompt ?? '';
     expect(prompt).toContain('Staged: jazz');
     expect(prompt).toContain('The user likes jazz.');
     expect(prompt).toContain('Turns 1–5: jazz and family.');
     expect(prompt).not.toContain('I love jazz clubs');
     expect(out.run.weekly?.trajectory).toBe('From jazz to family.');
-    expect(d.runs.documents.get('alice/weekly-202602070300')).toContain('## Unresolved arcs\n- Where is the club?');
+    expect(d.runs.documents.get('alice/weekly-202602070301')).toContain('## Unresolved arcs\n- Where is the club?');
   });
 });
 
@@ -273,8 +284,8 @@ describe('a heavy user\'s nightly run fits its function timeout (req R-SLP-13 bu
     expect(prompts).toHaveLength(defaultSleepTimeConfig.maxNightlyChunks);
     expect(most).toBe(defaultSleepTimeConfig.maxNightlyChunks);
     // The first and the last chunk of the day are among those reviewed.
-    expect(prompts.some((p) => p.includes('[Turn 1,'))).toBe(true);
-    expect(prompts.some((p) => p.includes('[Turn 1000,'))).toBe(true);
+    expect(prompts.some((p) => p.includes('[Turn 1]'))).toBe(true);
+    expect(prompts.some((p) => p.includes('[Turn 1000]'))).toBe(true);
     expect(out.run.chunks).toBe(defaultSleepTimeConfig.maxNightlyChunks);
     expect(out.run.truncated).toMatchObject({ chunksSkipped: all.length - defaultSleepTimeConfig.maxNightlyChunks });
     expect(out.run.messagesReviewed + (out.run.truncated?.messagesNotReviewed ?? 0)).toBe(1000);
@@ -324,7 +335,7 @@ describe('a heavy user\'s nightly run fits its function timeout (req R-SLP-13 bu
     const d = await heavyDay({
       reflect: async (req) => {
         calls++;
-        if (failOnce && req.prompt.includes('[Turn 1000,')) {
+        if (failOnce && req.prompt.includes('[Turn 1000]')) {
           failOnce = false;
           throw new ModelUnavailableError('ThrottlingException');
         }

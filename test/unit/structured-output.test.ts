@@ -100,7 +100,9 @@ describe('the adapter asks as the model serves it', () => {
     const format = sent[0]?.outputConfig?.textFormat;
     expect(format?.type).toBe('json_schema');
     const jsonSchema = format?.structure && 'jsonSchema' in format.structure ? format.structure.jsonSchema : undefined;
-    expect(jsonSchema).toMatchObject({ name: 'record_reflection', description: 'Record what is new.' });
+    // Named, without the description: the system prompt says what the answer is for (issue 19).
+    expect(jsonSchema?.name).toBe('record_reflection');
+    expect(jsonSchema).not.toHaveProperty('description');
     expect(JSON.parse(jsonSchema?.schema ?? '')).toEqual(toStructuredOutputSchema(answerSchemas.batch));
     expect(r.output).toEqual(answer);
     expect(r.usage.stopReason).toBe('end_turn');
@@ -148,7 +150,8 @@ describe('the Converse stand-in and structured output', () => {
     const structured = await sentFor(HAIKU, reflectRequest);
     const format = structured.outputConfig?.textFormat?.structure?.jsonSchema;
     const text = `${structured.system?.[0]?.text}\n${structured.messages?.[0]?.content[0]?.text}`;
-    const chars = text.length - 1 + [format?.name, format?.description, format?.schema].join('\n').length;
+    expect(format?.description).toBeUndefined();
+    const chars = text.length - 1 + [format?.name, format?.schema].join('\n').length;
     expect(estimateInputTokens(structured)).toBe(Math.ceil(chars / 3.5) + STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS);
     const { client, sent } = recordingClient({ toolUse: { name: 'record_reflection', input: {} } });
     await new BedrockConverseModel(client, NOVA).reflect(reflectRequest);

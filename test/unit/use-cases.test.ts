@@ -239,7 +239,7 @@ describe('run reflection', () => {
     const out = await runReflection(j, deps);
     expect(out.status).toBe('completed');
     expect(model.requests[0]).toMatchObject({ temperature: 0.6, maxTokens: 1500, toolName: 'record_reflection' });
-    expect(model.requests[0]?.prompt).toContain('[Turn 3,');
+    expect(model.requests[0]?.prompt).toContain('[Turn 3]');
     expect([...deps.knowledge.staged.keys()]).toEqual(['alice/Facts/dog_rex--batch-1-10.md']);
     const log = deps.batchLogs.logs.get('alice/batch-1-10');
     expect(log).toMatchObject({ status: 'completed', turns_reviewed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], staged_files: ['Knowledge_staging/Facts/dog_rex--batch-1-10.md'] });

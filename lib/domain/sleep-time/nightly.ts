@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import type { TurnSaved } from '../../../events/turn-saved.js';
-import { renderTurns } from '../batch-assembly.js';
+import { knownLine, renderTurns } from '../batch-assembly.js';
 import { CLAUDE_CHARS_PER_TOKEN, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../bedrock-models.js';
 import { renderFrontMatter } from '../front-matter.js';
 import { DocumentIndex } from '../knowledge-search.js';
@@ -40,19 +40,20 @@ export type NightlyOutput = z.infer<typeof NightlyOutputSchema>;
 
 export const NIGHTLY_TOOL = { name: 'record_nightly_findings', description: 'Record the findings of the nightly reflection.' };
 
-export const NIGHTLY_SYSTEM_PROMPT = `You are the nightly reflection of an AI agent's long-term memory. Unhurried, you reread
-the user's recent messages and look for what real-time extraction misses:
-1. pattern — recurring themes or evolving opinions (at least 2 instances; cite each turn);
-2. contradiction — information that conflicts with a known fact (give both sides, cited);
-3. correction — wrong information later corrected (wrong → right);
-4. preference — undeclared but consistent preferences (at least 3 instances; cite each);
-5. relationship — entity connections as (subject, relationship, object);
-6. unresolved — questions asked but never answered.
-Tag every finding HIGH, MEDIUM or LOW confidence. Cite turns by the numbers shown; a summary
-stands for the turns in its heading. Known memories are listed so you can spot contradictions.`;
+/** The nightly run's instructions (req R-SLP-2's six kinds with their evidence rules, R-SLP-3's tags, R-SLP-5's memories); billed on every chunk, so kept short. */
+export const NIGHTLY_SYSTEM_PROMPT = `You are the nightly reflection of an AI agent's long-term memory. Find in the user's recent
+messages what real-time extraction misses; each finding is one of:
+pattern: a recurring theme or evolving opinion (2+ instances, cite each turn);
+contradiction: conflicts with a known fact (sides: both, cited);
+correction: wrong information later corrected (wrong, right);
+preference: undeclared but consistent (3+ instances, cite each);
+relationship: subject, relationship, object;
+unresolved: a question never answered.
+Tag each HIGH, MEDIUM or LOW. Cite evidence_turns by turn number; a summary stands for the
+turns in its heading. Known memories are listed to spot contradictions.`;
 
 export function nightlyPrompt(chunk: string, memories: ReadonlyArray<{ path: string; summary: string }>): string {
-  const known = memories.length === 0 ? '(none yet)' : memories.map((m) => `- ${m.path}: ${m.summary}`).join('\n');
+  const known = memories.length === 0 ? '(none yet)' : memories.map((m) => knownLine(m)).join('\n');
   return `## Existing knowledge\n${known}\n\n## Messages to reflect on\n${chunk}\n`;
 }
 

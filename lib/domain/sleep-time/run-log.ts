@@ -46,6 +46,8 @@ export interface SleepTimeRun {
   stopReasons?: Record<string, string>;
   durationMs: number;
   errors: string[];
+  /** Why the run asked the model nothing (weekly: its conversation fell on fewer days than `weeklyMinDays`). */
+  skipped?: string;
   weekly?: WeeklyOutput;
   /** Nightly: relation-graph edges added or reinforced, and what the hygiene sweep did. */
   graph?: { edges: number; merged: number; mergesProposed: number; decayed: number; pruned: number; removed: number; orphansRemoved: number };

@@ -33,3 +33,8 @@ export function weeklyPrompt(summaries: readonly WeekSummary[]): string {
     .map((s) => `### ${s.source} — ${s.at}\n${s.text}`)
     .join('\n\n')}\n`;
 }
+
+/** The distinct days (UTC) of a week's conversation: its batch logs and context summaries (nightly findings restate them). */
+export function conversationDays(summaries: readonly WeekSummary[]): number {
+  return new Set(summaries.filter((s) => s.source !== 'nightly').map((s) => s.at.slice(0, 10))).size;
+}

@@ -14,6 +14,7 @@ import type { StagedDocument } from '../../lib/domain/staging.js';
 import { addObservation, emptyStats, type SourceObservation, type SourceStats } from '../../lib/domain/source-reliability.js';
 import type { Edge, Entity, GraphLogEntry } from '../../lib/domain/relation-graph.js';
 import { turnIndexEntry } from '../../lib/domain/turn-document.js';
+import type { SearchSegment } from '../../lib/domain/search-segment.js';
 import { batchFailureKey, batchLogKey, diaryKey, episodeKey, eventEpisodeKey, keys } from '../../lib/domain/memory-paths.js';
 import type { IdleCheck } from '../../events/idle-check.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
@@ -45,6 +46,10 @@ import type {
   SummaryStore,
   RejectedEvent,
   RejectedEventLog,
+  SearchChange,
+  SearchIndexHead,
+  SearchIndexStore,
+  SearchSegmentRef,
   SummaryRequest,
   UserSettingsStore,
   GraphChange,
@@ -667,5 +672,36 @@ export class MemoryExpiryLog implements ExpiryLog {
   readonly entries: Array<{ userId: string; sweptAt: string; deletions: Parameters<ExpiryLog['write']>[2] }> = [];
   async write(userId: string, sweptAt: string, deletions: Parameters<ExpiryLog['write']>[2]) {
     this.entries.push({ userId, sweptAt, deletions });
+  }
+}
+
+/** A search index's marks (item id → `at`), pointer and segments in memory (issue 18's store; owners are not told apart). */
+export class MemorySearchIndexStore implements SearchIndexStore {
+  readonly marks = new Map<string, string>();
+  readonly segments = new Map<string, SearchSegment>();
+  pointer: SearchIndexHead = { version: 0, segments: [] };
+  async changes(): Promise<SearchChange[]> {
+    return [...this.marks].map(([id, at]) => ({ id, at }));
+  }
+  async head(): Promise<SearchIndexHead> {
+    return this.pointer;
+  }
+  async segment({ key }: Pick<SearchSegmentRef, 'key'>): Promise<SearchSegment | null> {
+    return this.segments.get(key) ?? null;
+  }
+  async putSegment(_userId: string, version: number, segment: SearchSegment) {
+    this.segments.set(`seg-${version}`, segment);
+    return { key: `seg-${version}`, parts: 1 };
+  }
+  async moveHead(_userId: string, from: number, next: SearchIndexHead): Promise<boolean> {
+    if (this.pointer.version !== from) return false;
+    this.pointer = next;
+    return true;
+  }
+  async clearChanges(_userId: string, changes: readonly SearchChange[]): Promise<void> {
+    for (const c of changes) if (this.marks.get(c.id) === c.at) this.marks.delete(c.id);
+  }
+  async deleteSegments(refs: ReadonlyArray<Pick<SearchSegmentRef, 'key'>>): Promise<void> {
+    for (const r of refs) this.segments.delete(r.key);
   }
 }

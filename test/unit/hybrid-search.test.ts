@@ -13,8 +13,9 @@ import type { MemoryItem } from '../../lib/domain/memory-item.js';
 import { indexOf, rankIndex, SegmentedIndex, segmentOf } from '../../lib/domain/memory-search.js';
 import { newTierItem } from '../../lib/domain/memory-tiers.js';
 import { mergeSegments, type SearchSegment, segmentFromBytes, segmentToBytes } from '../../lib/domain/search-segment.js';
-import { type EmbeddingModel, ModelAccessDeniedError, ModelUnavailableError, type SearchIndexHead, type SearchIndexStore } from '../../lib/ports.js';
+import { type EmbeddingModel, ModelAccessDeniedError, ModelUnavailableError } from '../../lib/ports.js';
 import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
+import { MemorySearchIndexStore } from '../helpers/fakes.js';
 
 const now = new Date('2026-06-01T00:00:00Z');
 const MODEL = 'amazon.titan-embed-text-v2:0';
@@ -136,30 +137,12 @@ describe('the ranking with a query vector', () => {
   });
 });
 
-/** An in-memory index store (as test/unit/search-index.test.ts has it). */
+/** The items in memory, each marked as changed, and an in-memory index store. */
 function world(embeddings: EmbeddingModel) {
   const stored = new Map(items.map((i) => [i.id, i]));
-  const marks = new Map(items.map((i, n) => [i.id, `m${n}`]));
-  const segments = new Map<string, SearchSegment>();
-  let head: SearchIndexHead = { version: 0, segments: [] };
-  const store: SearchIndexStore = {
-    changes: async () => [...marks].map(([id, at]) => ({ id, at })),
-    head: async () => head,
-    segment: async ({ key }) => segments.get(key) ?? null,
-    putSegment: async (_u, version, segment) => {
-      segments.set(`seg-${version}`, segment);
-      return { key: `seg-${version}`, parts: 1 };
-    },
-    moveHead: async (_u, from, next) => {
-      if (head.version !== from) return false;
-      head = next;
-      return true;
-    },
-    clearChanges: async (_u, changes) => {
-      for (const c of changes) if (marks.get(c.id) === c.at) marks.delete(c.id);
-    },
-    deleteSegments: async () => {},
-  };
+  const store = new MemorySearchIndexStore();
+  for (const [n, i] of items.entries()) store.marks.set(i.id, `m${n}`);
+  const { marks, segments } = store;
   const catalog = { itemsById: async (_u: string, wanted: readonly string[]) => new Map(wanted.flatMap((id) => (stored.has(id) ? [[id, stored.get(id) as MemoryItem] as const] : []))) };
   return { index: new LiveSearchIndex({ store, catalog, clock: { now: () => now }, embeddings }), marks, segments };
 }

@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import type { MemoryItem } from '../../lib/domain/memory-item.js';
 import { SegmentedIndex } from '../../lib/domain/memory-search.js';
 import { newTierItem } from '../../lib/domain/memory-tiers.js';
-import type { SearchSegment } from '../../lib/domain/search-segment.js';
-import type { MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore } from '../../lib/ports.js';
+import type { MemoryCatalog } from '../../lib/ports.js';
 import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/use-cases/search-index.js';
+import { MemorySearchIndexStore } from '../helpers/fakes.js';
 
 const start = new Date('2026-06-01T00:00:00Z');
 let now = start;
@@ -16,30 +16,9 @@ let now = start;
 /** The stores' items and the index's marks, pointer and segments, in memory. */
 function world() {
   const items = new Map<string, MemoryItem>();
-  const marks = new Map<string, string>();
-  const segments = new Map<string, SearchSegment>();
-  let head: SearchIndexHead = { version: 0, segments: [] };
+  const store = new MemorySearchIndexStore();
+  const { marks, segments } = store;
   let n = 0;
-  const store: SearchIndexStore = {
-    changes: async () => [...marks].map(([id, at]) => ({ id, at })),
-    head: async () => head,
-    segment: async ({ key }) => segments.get(key) ?? null,
-    putSegment: async (_u, version, segment) => {
-      segments.set(`seg-${version}`, segment);
-      return { key: `seg-${version}`, parts: 1 };
-    },
-    moveHead: async (_u, from, next) => {
-      if (head.version !== from) return false;
-      head = next;
-      return true;
-    },
-    clearChanges: async (_u, changes: readonly SearchChange[]) => {
-      for (const c of changes) if (marks.get(c.id) === c.at) marks.delete(c.id);
-    },
-    deleteSegments: async (refs) => {
-      for (const r of refs) segments.delete(r.key);
-    },
-  };
   const catalog: MemoryCatalog = {
     itemsById: async (_u, ids) => new Map(ids.flatMap((id) => (items.has(id) ? [[id, items.get(id) as MemoryItem] as const] : []))),
   };
@@ -56,7 +35,7 @@ function world() {
       .map((i) => i.id)
       .sort();
   const live = () => [...items.values()].filter((i) => !i.deleted && (i.expiresAt === null || Date.parse(i.expiresAt) > now.getTime())).map((i) => i.id).sort();
-  return { items, segments, write, index, served, live, head: () => head };
+  return { items, segments, write, index, served, live, head: () => store.pointer };
 }
 
 const note = (i: number, extra: Partial<MemoryItem> = {}): MemoryItem => ({ ...newTierItem('u', 'long_term', { text: `note ${i} about reef tanks` }, now), id: `mem:${i}`, ...extra });

@@ -20,8 +20,15 @@ describe('queryTimeWindow', () => {
     expect(iso(queryTimeWindow('Where was he between August 11 and August 15 2023?', now))).toEqual({ from: '2023-08-10T00:00:00.000Z', to: '2023-08-17T00:00:00.000Z' });
   });
 
-  it('names no window when the query names no time', () => {
+  it('reads a weekday as its last day before now', () => {
+    expect(iso(queryTimeWindow('What did we plan on Monday?', now))).toEqual({ from: '2024-03-03T00:00:00.000Z', to: '2024-03-06T00:00:00.000Z' });
+  });
+
+  it('names no window when the query names no time, a time of day alone, or a word that is also a date', () => {
     expect(queryTimeWindow('When did she paint a sunrise?', now)).toBeNull();
     expect(queryTimeWindow('How many children does she have?', now)).toBeNull();
+    expect(queryTimeWindow('What did she do at 5pm?', now)).toBeNull();
+    expect(queryTimeWindow('Did they march for equality?', now)).toBeNull();
+    expect(queryTimeWindow('When is the sun setting?', now)).toBeNull();
   });
 });

@@ -21,6 +21,13 @@ export const RETRYABLE_BEDROCK_ERRORS: ReadonlySet<string> = new Set([
   'RequestTimeout',
 ]);
 
+/** A Bedrock Runtime error worth asking again later: a retryable name, a 5xx or 429, or a dropped connection. */
+export function isTransientBedrockError(error: unknown): boolean {
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;
+  const network = ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE'].includes((error as NodeJS.ErrnoException).code ?? '');
+  return RETRYABLE_BEDROCK_ERRORS.has((error as Error).name) || status >= 500 || status === 429 || network;
+}
+
 /**
  * The answer as a JSON schema the model must follow (Converse `outputConfig.textFormat`, for
  * models that serve it: lib/domain/structured-output.ts). Not a forced tool: that adds Claude's
@@ -120,12 +127,9 @@ export class BedrockConverseModel implements LanguageModel {
       return await this.client.send(command);
     } catch (error) {
       const name = (error as Error).name;
-      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;
-      const network = ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE'].includes((error as NodeJS.ErrnoException).code ?? '');
-      if (RETRYABLE_BEDROCK_ERRORS.has(name) || status >= 500 || status === 429 || network) {
-        throw new ModelUnavailableError(`model ${this.modelId} unavailable: ${name}`, { cause: error });
-      }
+      if (isTransientBedrockError(error)) throw new ModelUnavailableError(`model ${this.modelId} unavailable: ${name}`, { cause: error });
       if (name === 'AccessDeniedException') throw await this.accessDenied(error as Error);
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;
       // A 2xx whose body the SDK could not read (e.g. a tool input nested thousands of levels
       // deep overflows its deserializer with a RangeError): like an outage, retried once and
       // then recorded as the job's failure, rather than failing every delivery unexplained.

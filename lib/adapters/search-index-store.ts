@@ -71,7 +71,7 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
       ExpressionAttributeNames: { '#at': 'at' },
       ConsistentRead: true,
     });
-    const byId = new Map<string, SearchChange>();
+    const byId = new Map<string, { id: string; at: string; marks: Array<{ sk: string; at?: string }> }>();
     for (const item of items) {
       const at = String(item.at);
       const single = typeof item.itemId === 'string';
@@ -79,9 +79,12 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
       const mark = single ? { sk: String(item.sk), at } : { sk: String(item.sk) };
       for (const id of ids) {
         const seen = byId.get(id);
-        // The newest mark's `at` (ISO time first: they sort by time).
-        const newest = [at, seen?.at ?? ''].sort().at(-1) as string;
-        byId.set(id, { id, at: newest, marks: [...(seen?.marks ?? []), mark] });
+        if (!seen) byId.set(id, { id, at, marks: [mark] });
+        else {
+          // The newest mark's `at` (ISO time first: they sort by time).
+          if (at > seen.at) seen.at = at;
+          seen.marks.push(mark);
+        }
       }
     }
     return [...byId.values()];

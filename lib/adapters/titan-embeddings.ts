@@ -18,7 +18,7 @@
  */
 import { type BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
 import { type EmbeddingModel, ModelAccessDeniedError, ModelUnavailableError } from '../ports.js';
-import { RETRYABLE_BEDROCK_ERRORS } from './bedrock-converse-model.js';
+import { isTransientBedrockError } from './bedrock-converse-model.js';
 
 export const TITAN_EMBED_TEXT_V2 = 'amazon.titan-embed-text-v2:0';
 /** The output sizes Titan Text Embeddings V2 accepts. */
@@ -64,11 +64,9 @@ export class TitanEmbeddings implements EmbeddingModel {
     return Float32Array.from(e as number[]);
   }
 
-  /** As the Converse adapter classifies Bedrock's errors: throttling, timeouts, 5xx and network errors are worth asking again. */
+  /** As the Converse adapter classifies Bedrock's errors (isTransientBedrockError): throttling, timeouts, 5xx and network errors are worth asking again. */
   private failure(error: Error): Error {
-    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;
-    const network = ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE'].includes((error as NodeJS.ErrnoException).code ?? '');
-    if (RETRYABLE_BEDROCK_ERRORS.has(error.name) || status >= 500 || status === 429 || network) {
+    if (isTransientBedrockError(error)) {
       return new ModelUnavailableError(`embedding model ${this.modelId} unavailable: ${error.name}`, { cause: error });
     }
     if (error.name === 'AccessDeniedException') {

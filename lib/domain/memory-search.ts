@@ -447,23 +447,19 @@ function neighbour(index: SegmentedIndex, item: IndexedItem, offset: number, eli
  * stands for all of that session's turns (issue 22's multi-hop lever; BENCHMARKS.md).
  */
 function summaryRanking(index: SegmentedIndex, matches: Matches, eligible: (item: IndexedItem) => boolean, query: string, now: Date): ScoredHit[] {
-  const summaries = new Map<string, Candidate & { members: Array<{ segment: number; doc: number }>; perTerm: Map<string, number> }>();
+  const summaries = new Map<string, { segment: number; doc: number; members: Array<{ segment: number; doc: number }>; perTerm: Map<string, number> }>();
   for (const m of matches.items) {
     const item = (index.segments[m.segment] as SearchSegment).item(m.doc);
     if (!isTurn(item)) continue;
     for (const at of summariesCovering(index, item, eligible)) {
       const key = `${at.segment}:${at.doc}`;
-      const s = summaries.get(key) ?? { ...at, score: 0, members: [], perTerm: new Map<string, number>() };
+      const s = summaries.get(key) ?? { ...at, members: [], perTerm: new Map<string, number>() };
       s.members.push({ segment: m.segment, doc: m.doc });
       for (const [word, score] of m.perTerm) s.perTerm.set(word, Math.max(s.perTerm.get(word) ?? 0, score));
       summaries.set(key, s);
     }
   }
-  const best = [...summaries.values()]
-    .map((s) => ({ ...s, score: bm25Of(s.perTerm, matches.weights) }))
-    .sort((a, b) => b.score - a.score)
-    .slice(0, SUMMARY_CANDIDATES);
-  return scoreCandidates(index, best, query, now).sort(bestFirst);
+  return bestGroups(index, summaries.values(), matches.weights, SUMMARY_CANDIDATES, query, now);
 }
 
 /** How many summaries the summary ranking scores. */
@@ -488,15 +484,11 @@ const TIME_CANDIDATES = 50;
  * "what did she start on 3 June, 2023?" prefers what was said that day.
  */
 function timeRanking(index: SegmentedIndex, matches: Matches, window: TimeWindow, query: string, now: Date): ScoredHit[] {
-  const within = matches.items
-    .filter((m) => {
-      const at = (index.segments[m.segment] as SearchSegment).item(m.doc).createdAt;
-      return at >= window.from && at < window.to;
-    })
-    .map((m) => ({ segment: m.segment, doc: m.doc, score: bm25Of(m.perTerm, matches.weights) }))
-    .sort((a, b) => b.score - a.score)
-    .slice(0, TIME_CANDIDATES);
-  return scoreCandidates(index, within, query, now).sort(bestFirst);
+  const within = matches.items.filter((m) => {
+    const at = (index.segments[m.segment] as SearchSegment).item(m.doc).createdAt;
+    return at >= window.from && at < window.to;
+  });
+  return bestGroups(index, within, matches.weights, TIME_CANDIDATES, query, now);
 }
 
 /** How many windows the window ranking scores (the score ranking's candidates are as many). */
@@ -526,10 +518,26 @@ function windowRanking(index: SegmentedIndex, matches: Matches, eligible: (item:
       windows.set(key, w);
     }
   }
-  const best = [...windows.values()]
-    .map((w) => ({ ...w, score: bm25Of(w.perTerm, matches.weights) }))
+  return bestGroups(index, windows.values(), matches.weights, WINDOW_CANDIDATES, query, now);
+}
+
+/**
+ * A ranking of items each scored by a group of matched items' words (itself, a turn's window,
+ * a summary's covered turns): the `limit` best by BM25+ of the group's per-word scores, then
+ * scored (similarity over the members' words), best first.
+ */
+function bestGroups(
+  index: SegmentedIndex,
+  groups: Iterable<{ segment: number; doc: number; perTerm: ReadonlyMap<string, number>; members?: ReadonlyArray<{ segment: number; doc: number }> }>,
+  weights: ReadonlyMap<string, number>,
+  limit: number,
+  query: string,
+  now: Date,
+): ScoredHit[] {
+  const best = [...groups]
+    .map(({ segment, doc, perTerm, members }) => ({ segment, doc, score: bm25Of(perTerm, weights), ...(members ? { members } : {}) }))
     .sort((a, b) => b.score - a.score)
-    .slice(0, WINDOW_CANDIDATES);
+    .slice(0, limit);
   return scoreCandidates(index, best, query, now).sort(bestFirst);
 }
 

@@ -218,7 +218,11 @@ export class SearchSegment {
       const c = this.columns;
       for (let doc = 0; code >= 0 && doc < this.size; doc++) {
         if (c.kind.codes[doc] !== code) continue;
-        for (const t of c.sourceTurns.subarray(c.sourceTurnOffsets[doc] ?? 0, c.sourceTurnOffsets[doc + 1] ?? 0)) this.covering.set(t, [...(this.covering.get(t) ?? []), doc]);
+        for (const t of c.sourceTurns.subarray(c.sourceTurnOffsets[doc] ?? 0, c.sourceTurnOffsets[doc + 1] ?? 0)) {
+          const docs = this.covering.get(t);
+          if (docs) docs.push(doc);
+          else this.covering.set(t, [doc]);
+        }
       }
     }
     return this.covering.get(turn) ?? [];

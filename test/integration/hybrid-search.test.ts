@@ -15,6 +15,7 @@ import { type FunctionKey, PERMISSIONS, type Permissions } from '../../infra/per
 import { createDocumentClient, createS3Client } from '../../lib/adapters/aws-clients.js';
 import { DynamoS3SearchIndexStore } from '../../lib/adapters/search-index-store.js';
 import { iamDenials } from '../helpers/iam.js';
+import { turn } from '../helpers/fakes.js';
 
 const MODEL = 'amazon.titan-embed-text-v2:0';
 const config = { ...stageConfig('dev'), embeddings: { modelId: MODEL, dimensions: 256 } } as const;
@@ -22,16 +23,15 @@ const USER = 'hybrid-user';
 
 const TOPICS = ['my reef tank and its clownfish', 'the pottery class on Thursdays', 'training for the autumn half marathon', 'my sister moving to Lisbon', 'learning to bake sourdough bread'];
 const turns = (userId: string, n: number): TurnSaved[] =>
-  Array.from({ length: n }, (_, i) => ({
-    type: 'turn.saved',
-    version: 1,
-    userId,
-    sessionId: 's-1',
-    turnId: i + 1,
-    timestamp: new Date(Date.UTC(2026, 1, 6, 14, i)).toISOString(),
-    query: `Let me tell you about ${TOPICS[i % TOPICS.length]}, part ${i + 1}`,
-    response: 'Noted, thank you.',
-  }));
+  Array.from({ length: n }, (_, i) =>
+    turn({
+      userId,
+      turnId: i + 1,
+      timestamp: new Date(Date.UTC(2026, 1, 6, 14, i)).toISOString(),
+      query: `Let me tell you about ${TOPICS[i % TOPICS.length]}, part ${i + 1}`,
+      response: 'Noted, thank you.',
+    }),
+  );
 
 let stack: LocalStack | undefined;
 afterEach(async () => {

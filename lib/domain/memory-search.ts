@@ -12,15 +12,15 @@
  * Items under the confidence floor (cosine < minSimilarity) are not returned: a query with
  * nothing relevant in memory gets no results rather than the least bad ones.
  * Order (issue 22): up to five rankings fused by reciprocal rank (the fused value, 1 for first
- * in all of them, is the score returned): the hits over the floor by that score; the candidates
- * by context score, a turn's score plus that of the turn before it in its session, so an answer
- * that shares no word with the question ranks by the question it answers (the turn after each
- * hit is a candidate too); the items by their window, a turn scored as if written together
+ * in all of them, is the score returned): the hits over the floor by that score; the answers,
+ * the turn after each of those hits whose reply asks a question, at its question's place, so
+ * an answer that shares no word with the question ranks by the question it answers
+ * (answerRanking); the items by their window, a turn scored as if written together
  * with the turns either side of it in its session (windowRanking); the summaries by the turns
  * they cover (summaryRanking); and, when the query names a time, the items written then
  * (timeRanking). Under the floor, only a
- * turn whose previous turn, or whose window, clears it is returned; a question nothing in
- * memory is about still gets none.
+ * turn that answers a hit's question, or whose window clears it, is returned; a question
+ * nothing in memory is about still gets none.
  * Redundancy: an item all of whose source turns are already covered by better results
  * (a turn after the summary that holds it, a second item from the same turn) is left out,
  * so `limit` results stand for as many different turns as they can.
@@ -297,8 +297,8 @@ function bm25Of(perTerm: ReadonlyMap<string, number>, weights: ReadonlyMap<strin
 /**
  * memory.search over an index: the `limit` best live items passing the filters, redundant
  * ones left out — and `spare` more after them, for a caller that may drop some. Ordered by
- * the fusion of up to five lexical rankings (fuse): by score, by context score
- * (contextRanking), by window (windowRanking), summaries by the turns they cover
+ * the fusion of up to five lexical rankings (fuse): by score, the answers to its questions
+ * (answerRanking), by window (windowRanking), summaries by the turns they cover
  * (summaryRanking) and, when the query names a time, by time (timeRanking). Issue 22: given
  * the query's embedding (`vector`, on a stage that embeds), one more, the items by the cosine
  * of their stored vectors (vectorRanking); without it the ranking is the lexical one alone.
@@ -316,11 +316,11 @@ export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Da
 }
 
 /**
- * The lexical rankings (by score, by context, by window, summaries by the turns they cover, by
+ * The lexical rankings (by score, the answers, by window, summaries by the turns they cover, by
  * time), those with nothing to rank left out; none when no item clears the floor — the
  * question is about something memory does not hold.
  */
-function lexicalRankings(index: SegmentedIndex, request: SearchRequest, now: Date, eligible: (item: IndexedItem) => boolean): ScoredHit[][] {
+function lexicalRankings(index: SegmentedIndex, request: SearchRequest, now: Date, eligible: (item: IndexedItem) => boolean): Ranking[] {
   const groups = queryTermGroups(request.query);
   if (groups.length === 0 || index.size === 0) return [];
   const matches: Matches = { items: termScores(index, groups, eligible), weights: wordWeights(index, groups) };
@@ -336,7 +336,8 @@ function lexicalRankings(index: SegmentedIndex, request: SearchRequest, now: Dat
   const bySummary = summaryRanking(index, matches, eligible, request.query, now).filter((h) => h.similarity >= floor);
   const window = queryTimeWindow(request.query, now);
   const byTime = window ? timeRanking(index, matches, window, request.query, now).filter((h) => h.similarity >= floor) : [];
-  return [byScore, contextRanking(index, scored, byScore, eligible), byWindow, bySummary, byTime].filter((r) => r.length > 0);
+  const byAnswer = answerRanking(index, byScore, eligible);
+  return [byScore, byAnswer, byWindow, bySummary, byTime].filter((r) => r.some((h) => h !== undefined));
 }
 
 /**
@@ -405,6 +406,8 @@ function scoreCandidates(index: SegmentedIndex, candidates: readonly Candidate[]
 const bestFirst = (a: IndexHit, b: IndexHit): number => b.score - a.score || a.item.id.localeCompare(b.item.id);
 
 type ScoredHit = IndexHit & { segment: number; doc: number };
+/** Hits best first; a place may be empty (the answer ranking keeps its questions' places). */
+type Ranking = ReadonlyArray<ScoredHit | undefined>;
 
 /** Reciprocal rank fusion's constant (Cormack et al. use 60; 10 lets each ranking's first few lead). */
 export const FUSION_K = 10;
@@ -413,11 +416,12 @@ export const FUSION_K = 10;
  * rankings that hold it (ties: the higher score, then the id). The sum, over its largest
  * (first in every ranking), is the hit's score: results are best first by score, as the API promises.
  */
-function fuse(rankings: ReadonlyArray<readonly ScoredHit[]>): IndexHit[] {
+function fuse(rankings: readonly Ranking[]): IndexHit[] {
   const fusedMax = rankings.length / (FUSION_K + 1);
   const fused = new Map<string, { hit: ScoredHit; rank: number }>();
   for (const ranking of rankings) {
     ranking.forEach((hit, r) => {
+      if (!hit) return;
       const key = itemKey(hit.item);
       const entry = fused.get(key) ?? { hit, rank: 0 };
       entry.rank += 1 / (FUSION_K + r + 1);
@@ -429,7 +433,7 @@ function fuse(rankings: ReadonlyArray<readonly ScoredHit[]>): IndexHit[] {
     .map(({ hit: { segment: _s, doc: _d, ...hit }, rank }) => ({ ...hit, score: round(rank / fusedMax) }));
 }
 
-/** An item the context rankings treat as a turn of a conversation: one source turn, in a session. */
+/** An item the answer, window and summary rankings treat as a turn of a conversation: one source turn, in a session. */
 const isTurn = (item: IndexedItem): boolean => item.kind === 'turn' && item.sessionId !== null && item.sourceTurns.length === 1;
 
 /** The served turn `offset` turns from `item` in the same session, if eligible. */
@@ -542,39 +546,19 @@ function bestGroups(
 }
 
 /**
- * The candidates by context score: a turn's score plus that of the turn before it in its
- * session, so an answer whose own words miss the question ("Contemporary, it's so
- * expressive") ranks by the question it answers ("What's your favourite style?"). Other items
- * keep their score. The candidates: the hits over the floor, and the turns whose previous turn
- * is over it — a scored one under the floor, or the turn after each hit (score 0 of its own).
- * Measured on LoCoMo (BENCHMARKS.md): evidence recall@10 81 % → 83 %.
+ * The answers: for each turn of the score ranking whose reply asks a question (IndexedItem.asks),
+ * the session's next turn, at the place its question holds in the score ranking (the other
+ * places empty). In a conversation the user's next message answers what the agent asked,
+ * whatever its own words ("Contemporary, it's so expressive" after "What's your favourite
+ * style?"), so an answer ranks where the question does. Measured on LoCoMo (BENCHMARKS.md, issue
+ * 22): it replaced the context ranking (every turn scored with the turn before it).
  */
-function contextRanking(index: SegmentedIndex, scored: readonly ScoredHit[], overFloor: readonly ScoredHit[], eligible: (item: IndexedItem) => boolean): ScoredHit[] {
-  const turnKey = (item: IndexedItem, offset: number) => `${item.userId}\u0000${item.sessionId}\u0000${(item.sourceTurns[0] ?? 0) + offset}`;
-  const scoreOf = new Map(scored.filter((h) => isTurn(h.item)).map((h) => [turnKey(h.item, 0), h.score]));
-  const passed = new Set(overFloor.map((h) => itemKey(h.item)));
-  const afterPassed = new Set(overFloor.filter((h) => isTurn(h.item)).map((h) => turnKey(h.item, 0)));
-  const ranked = new Map<string, { hit: ScoredHit; context: number }>();
-  for (const hit of scored) {
-    const turn = isTurn(hit.item);
-    if (!passed.has(itemKey(hit.item)) && !(turn && afterPassed.has(turnKey(hit.item, -1)))) continue;
-    ranked.set(itemKey(hit.item), { hit, context: hit.score + (turn ? (scoreOf.get(turnKey(hit.item, -1)) ?? 0) : 0) });
-  }
-  for (const h of overFloor) {
-    if (!isTurn(h.item)) continue;
-    const next = neighbour(index, h.item, 1, eligible);
-    if (!next || ranked.has(itemKey(next.item))) continue;
-    ranked.set(itemKey(next.item), { hit: { ...next, relevance: 0, similarity: 0, score: 0 }, context: h.score });
-  }
-  return [...ranked.values()]
-    .filter((r) => r.context > 0)
-    .sort((a, b) => b.context - a.context || a.hit.item.id.localeCompare(b.hit.item.id))
-    .slice(0, CONTEXT_CANDIDATES)
-    .map((r) => r.hit);
+function answerRanking(index: SegmentedIndex, byScore: readonly ScoredHit[], eligible: (item: IndexedItem) => boolean): Ranking {
+  return byScore.map((hit) => {
+    const next = hit.item.asks && isTurn(hit.item) ? neighbour(index, hit.item, 1, eligible) : undefined;
+    return next && { ...next, relevance: hit.relevance, similarity: hit.similarity, score: hit.score };
+  });
 }
-
-/** How deep the context ranking goes (the score ranking's candidates are as many). */
-const CONTEXT_CANDIDATES = 50;
 
 /** A one-segment index over these items (tests, benchmarks and small corpora held in memory). */
 export function indexOf(items: readonly MemoryItem[]): SegmentedIndex {

@@ -15,7 +15,7 @@
  * vectors for the similarity leave out all-digit terms, as DocumentIndex does.
  */
 import { stemmer } from 'stemmer';
-import type { MemoryItem } from './memory-item.js';
+import { asksQuestion, type MemoryItem } from './memory-item.js';
 import { mergeEmbeddings, type SegmentEmbeddings } from './embedding-vectors.js';
 import { counts } from './knowledge-search.js';
 import { formsOf } from './irregular-forms.js';
@@ -42,6 +42,8 @@ export interface IndexedItem {
   sessionId: string | null;
   confidence: number;
   sourceTurns: number[];
+  /** A turn whose reply ends by asking something (asksQuestion): the session's next turn answers it. */
+  asks: boolean;
 }
 
 export const indexedItem = (item: MemoryItem): IndexedItem => ({
@@ -57,6 +59,7 @@ export const indexedItem = (item: MemoryItem): IndexedItem => ({
   contentTypes: item.contentTypes,
   sessionId: item.sessionId ?? null,
   confidence: item.confidence,
+  asks: asksQuestion(item),
   sourceTurns: item.sourceTurns,
 });
 
@@ -109,6 +112,8 @@ export interface ItemColumns {
   expiresAt: Float64Array;
   sourceTurnOffsets: Int32Array;
   sourceTurns: Int32Array;
+  /** 1 for an item that asks (IndexedItem.asks); all 0 in a segment written before issue 22's answer ranking. */
+  asks: Uint8Array;
 }
 
 const code = (values: readonly string[]): Coded => {
@@ -145,6 +150,7 @@ function columnsOf(items: readonly IndexedItem[]): ItemColumns {
     expiresAt: Float64Array.from(items, (i) => i.expiresAt ?? Number.NaN),
     sourceTurnOffsets: offsets,
     sourceTurns: Int32Array.from(items.flatMap((i) => i.sourceTurns)),
+    asks: Uint8Array.from(items, (i) => (i.asks ? 1 : 0)),
   };
 }
 
@@ -199,6 +205,7 @@ export class SearchSegment {
       sessionId: sessionId === '' ? null : sessionId,
       confidence: c.confidence[doc] ?? 0,
       sourceTurns: [...c.sourceTurns.subarray(c.sourceTurnOffsets[doc] ?? 0, c.sourceTurnOffsets[doc + 1] ?? 0)],
+      asks: c.asks[doc] === 1,
     };
     this.made.set(doc, item);
     return item;
@@ -383,11 +390,10 @@ function toPostings(rows: Array<[number, number, number]>, termCount: number): P
 // ── Bytes: a JSON header (dictionaries, ids, array layout), then the arrays, 8-byte aligned ──
 
 const MAGIC = 'RMSEG1';
-type Typed = Int32Array | Uint32Array | Uint16Array | Float64Array | Int8Array | Float32Array;
-const TYPES = { i32: Int32Array, u32: Uint32Array, u16: Uint16Array, f64: Float64Array, i8: Int8Array, f32: Float32Array } as const;
+type Typed = Int32Array | Uint32Array | Uint16Array | Uint8Array | Float64Array | Int8Array | Float32Array;
+const TYPES = { i32: Int32Array, u32: Uint32Array, u16: Uint16Array, u8: Uint8Array, f64: Float64Array, i8: Int8Array, f32: Float32Array } as const;
 type TypeName = keyof typeof TYPES;
-const typeName = (a: Typed): TypeName =>
-  a instanceof Int32Array ? 'i32' : a instanceof Uint32Array ? 'u32' : a instanceof Uint16Array ? 'u16' : a instanceof Int8Array ? 'i8' : a instanceof Float32Array ? 'f32' : 'f64';
+const typeName = (a: Typed): TypeName => (Object.keys(TYPES) as TypeName[]).find((name) => a instanceof TYPES[name]) ?? 'f64';
 
 const CODED = ['userId', 'kind', 'scope', 'tier', 'primaryTopic', 'contentTypes', 'sessionId'] as const;
 
@@ -412,6 +418,7 @@ function arraysOf(segment: SearchSegment): Record<string, Typed> {
     expiresAt: c.expiresAt,
     sourceTurnOffsets: c.sourceTurnOffsets,
     sourceTurns: c.sourceTurns,
+    asks: c.asks,
     ...Object.fromEntries(CODED.map((name) => [`${name}Codes`, c[name].codes])),
     // Issue 22: present only in a segment with vectors; a segment without them (or written before) has neither.
     ...(segment.embeddings ? { embeddingCodes: segment.embeddings.codes, embeddingScales: segment.embeddings.scales } : {}),
@@ -476,6 +483,8 @@ export function segmentFromBytes(bytes: Uint8Array): SearchSegment {
     expiresAt: f64('expiresAt'),
     sourceTurnOffsets: i32('sourceTurnOffsets'),
     sourceTurns: i32('sourceTurns'),
+    // Issue 22: a segment written before items carried `asks` has none of them asking.
+    asks: (a.asks as Uint8Array | undefined) ?? new Uint8Array(header.ids.length),
   };
   return new SearchSegment(
     header.terms,

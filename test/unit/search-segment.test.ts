@@ -48,6 +48,17 @@ describe('search segments', () => {
     for (const q of queries) expect(ids(merged, q)).toEqual(ids(indexOf(items), q));
   });
 
+  it('carry which turns ask a question through bytes and merges; a segment written before reads as none asking (issue 22)', () => {
+    const turn = (n: number, text: string): MemoryItem => ({ ...item(n), text, id: `turn:${n}`, kind: 'turn', sessionId: 's1', sourceTurns: [n] });
+    const turns = [turn(1, 'We went out.\nHow was the lake?'), turn(2, 'Cold, but lovely.'), turn(3, 'Any plans？'), { ...item(4), text: 'Is this a turn?' }];
+    const asking = (segment: ReturnType<typeof segmentOf>) => turns.map((_, d) => segment.item(d).asks);
+    const built = segmentOf(turns);
+    expect(asking(built)).toEqual([true, false, true, false]);
+    expect(asking(segmentFromBytes(segmentToBytes(built)))).toEqual([true, false, true, false]);
+    expect(asking(mergeSegments([{ segment: built, keep: () => true }]))).toEqual([true, false, true, false]);
+    expect(asking(segmentFromBytes(withoutArray(segmentToBytes(built), 'asks')))).toEqual([false, false, false, false]);
+  });
+
   it('serve an item from the newest segment holding it, and not at all once removed', () => {
     const changed = item(2, 'The reef tank got a titanium heater');
     const index = new SegmentedIndex([
@@ -69,3 +80,17 @@ describe('search segments', () => {
     expect(searchMemory(items, { query: 'Caroline support group', limit: 3 }, now).map((h) => h.item.id)).toEqual(ids(indexOf(items), 'Caroline support group').slice(0, 3));
   });
 });
+
+/** The segment's bytes as a writer that did not know `name` would have written them (its layout without that array). */
+function withoutArray(bytes: Uint8Array, name: string): Uint8Array {
+  const length = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, true);
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + length))) as { layout: Array<[string, ...unknown[]]> };
+  const body = bytes.subarray(Math.ceil((length + 4) / 8) * 8);
+  const encoded = new TextEncoder().encode(JSON.stringify({ ...header, layout: header.layout.filter(([n]) => n !== name) }));
+  const base = Math.ceil((encoded.length + 4) / 8) * 8;
+  const out = new Uint8Array(base + body.length);
+  new DataView(out.buffer).setUint32(0, encoded.length, true);
+  out.set(encoded, 4);
+  out.set(body, base);
+  return out;
+}

@@ -1,0 +1,92 @@
+/**
+ * The turn index's reads (issue 19): runs of consecutive turns as eventually consistent
+ * Queries, lone turns in a BatchGetItem, and a turn a stale read missed read again strongly
+ * consistent — against DynamoDB Local, with the reflector's grants enforced.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { functionClients } from '../../infra/local/clients.js';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { turn } from '../helpers/fakes.js';
+import { functionsChecked, iamDenials } from '../helpers/iam.js';
+
+const USER = 'turn-reads';
+let stack: LocalStack;
+
+beforeAll(async () => {
+  stack = await startLocalStack({ stage: 'turnreads', logLevel: 'SILENT' });
+}, 120_000);
+afterAll(async () => {
+  await stack?.stop();
+});
+
+type Sent = { name: string; input: Record<string, unknown> };
+
+/**
+ * The reflector's document client, each request recorded; an eventually consistent read
+ * leaves out the turns in `stale` (a replica that has not seen their writes yet).
+ */
+function readerClient(stale: ReadonlySet<number>, sent: Sent[]): DynamoDBDocumentClient {
+  const { ddb } = functionClients('reflector', stack.iam);
+  const send = async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+    const res = (await ddb.send(command as never)) as Record<string, unknown>;
+    const input = command.input;
+    const table = Object.values((input.RequestItems ?? {}) as Record<string, { ConsistentRead?: boolean }>)[0];
+    const consistent = input.ConsistentRead === true || table?.ConsistentRead === true;
+    sent.push({ name: command.constructor.name, input: { ...input, consistent } });
+    if (consistent) return res;
+    const fresh = (i: Record<string, unknown>) => !stale.has(Number(i.turnId));
+    const responses = res.Responses as Record<string, Array<Record<string, unknown>>> | undefined;
+    return {
+      ...res,
+      ...(res.Items ? { Items: (res.Items as Array<Record<string, unknown>>).filter(fresh) } : {}),
+      ...(responses ? { Responses: Object.fromEntries(Object.entries(responses).map(([t, items]) => [t, items.filter(fresh)])) } : {}),
+    };
+  };
+  return { send } as unknown as DynamoDBDocumentClient;
+}
+
+describe('the turn index reads', () => {
+  it('reads runs with a Query and lone turns with a BatchGetItem, and reads strongly consistent only what a stale read missed', async () => {
+    const { tableName: table, bucketName: bucket } = stack.info;
+    const writer = functionClients('signal', stack.iam);
+    const saved = [1, 2, 3, 4, 5, 8, 10, 11].map((turnId) => turn({ userId: USER, turnId, query: `question ${turnId}`, response: `answer ${turnId}` }));
+    await new S3DynamoTurnStore(writer.ddb, writer.s3, table, bucket, new DynamoSearchChangeLog(writer.ddb, table)).saveTurns(saved);
+
+    const sent: Sent[] = [];
+    const { ddb, s3 } = functionClients('reflector', stack.iam);
+    const reader = new S3DynamoTurnStore(readerClient(new Set([3, 8]), sent), s3, table, bucket, new DynamoSearchChangeLog(ddb, table));
+    // 6 and 7 were never written; 9 is between two written turns but not asked for.
+    const { turns, missing } = await reader.getTurns(USER, [11, 1, 2, 3, 4, 5, 6, 8, 10, 2]);
+
+    expect(turns.map((t) => [t.turnId, t.query])).toEqual([1, 2, 3, 4, 5, 8, 10, 11].map((id) => [id, `question ${id}`]));
+    expect(missing).toEqual([{ turnId: 6, reason: 'not in the turn index' }]);
+    const eventual = sent.filter((s) => !s.input.consistent);
+    expect(eventual.filter((s) => s.name === 'QueryCommand').map((s) => s.input.ExpressionAttributeValues)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ ':first': 'TURN#0000000001', ':last': 'TURN#0000000006' }),
+        expect.objectContaining({ ':first': 'TURN#0000000010', ':last': 'TURN#0000000011' }),
+      ]),
+    );
+    // The lone turn (8) in a BatchGetItem; then only what the stale reads did not return, strongly consistent.
+    const consistent = sent.filter((s) => s.input.consistent);
+    expect(consistent.map((s) => s.name)).toEqual(['BatchGetCommand']);
+    const keysOf = (s: Sent) => Object.values(s.input.RequestItems as Record<string, { Keys: Array<{ sk: string }> }>)[0]?.Keys.map((k) => k.sk);
+    expect(keysOf(consistent[0] as Sent)).toEqual(['TURN#0000000003', 'TURN#0000000006', 'TURN#0000000008']);
+
+    // The search index's read of the same turns (their words and attributes) agrees.
+    const index = await reader.turnIndex(USER, [4, 5, 8]);
+    expect(index.map((e) => [e.turnId, e.text.includes(`question ${e.turnId}`)])).toEqual([
+      [4, true],
+      [5, true],
+      [8, true],
+    ]);
+  });
+
+  it('made no AWS request its function is not granted', () => {
+    expect(functionsChecked(stack)).toEqual(expect.arrayContaining(['reflector', 'signal']));
+    expect(iamDenials(stack)).toEqual([]);
+  });
+});

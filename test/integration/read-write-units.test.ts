@@ -1,13 +1,17 @@
 /**
- * The turn index's reads (issue 19): runs of consecutive turns as eventually consistent
- * Queries, lone turns in a BatchGetItem, and a turn a stale read missed read again strongly
- * consistent — against DynamoDB Local, with the reflector's grants enforced.
+ * Fewer DynamoDB units per turn (issue 19), against DynamoDB Local with the functions' grants
+ * enforced: the turn index's reads (runs of consecutive turns as eventually consistent
+ * Queries, lone turns in a BatchGetItem, a turn a stale read missed read again strongly
+ * consistent) and the graph's hygiene log packed by time.
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functionClients } from '../../infra/local/clients.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import { keys } from '../../lib/domain/memory-paths.js';
+import type { GraphLogEntry } from '../../lib/domain/relation-graph.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { turn } from '../helpers/fakes.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
@@ -83,6 +87,40 @@ describe('the turn index reads', () => {
       [5, true],
       [8, true],
     ]);
+  });
+
+  it('packs the graph log by time: the same entries written again are one pack, entries two packs hold are read once, the newest first', async () => {
+    const { ddb } = functionClients('reflector', stack.iam);
+    const { tableName: table } = stack.info;
+    const graph = new DynamoGraphStore(ddb, table);
+    const user = 'graph-log-packs';
+    const at = (d: number) => `2026-03-0${d}T03:00:00.000Z`;
+    const decay = (d: number, n: number): GraphLogEntry => ({ at: at(d), action: 'decay', fact: `Facts/f${n}.md`, detail: `decayed to 0.${n}` });
+    // An entry written before packs: one item of its own.
+    await ddb.send(new PutCommand({ TableName: table, Item: { pk: keys.userPk(user), sk: keys.graphLogSk(decay(1, 1)), userId: user, kind: 'graph-log', entry: decay(1, 1) } }));
+    const night2 = Array.from({ length: 60 }, (_, n) => decay(2, n));
+    await graph.apply(user, { log: night2 });
+    await graph.apply(user, { log: [...night2].reverse() }); // a redelivery: the same packs
+    await graph.apply(user, { log: [decay(2, 5), { at: at(2), action: 'prune', fact: 'Facts/f5.md', detail: 'pruned' }] }); // the change after its preview
+    await graph.apply(user, { log: [decay(3, 7)] });
+
+    const items = await ddb.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(user), ':p': keys.graphLogPrefix } }));
+    // 1 old entry; night 2: 60 entries in two packs, then a pack of two; night 3: one pack.
+    expect(items.Items?.length).toBe(5);
+    const night = await graph.logAt(user, at(2));
+    expect(night).toHaveLength(61);
+    expect(night.map((e) => keys.graphLogSk(e))).toEqual([...new Set(night.map((e) => keys.graphLogSk(e)))].sort());
+    expect(await graph.logAt(user, at(1))).toEqual([decay(1, 1)]);
+
+    const newest = await graph.log(user, 3);
+    expect(newest.map((e) => [e.at, e.action, e.fact])).toEqual([
+      [at(3), 'decay', 'Facts/f7.md'],
+      [at(2), 'prune', 'Facts/f5.md'],
+      [at(2), 'decay', 'Facts/f9.md'],
+    ]);
+    const all = await graph.log(user, 500);
+    expect(all).toHaveLength(63);
+    expect(all.at(-1)).toEqual(decay(1, 1));
   });
 
   it('made no AWS request its function is not granted', () => {

@@ -8,9 +8,11 @@ import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functionClients } from '../../infra/local/clients.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { DynamoCostLedger } from '../../lib/adapters/dynamo-cost-ledger.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
+import type { CostEntry } from '../../lib/domain/daily-cost.js';
+import { dayGsiPartitions, keys } from '../../lib/domain/memory-paths.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
-import { keys } from '../../lib/domain/memory-paths.js';
 import type { GraphLogEntry } from '../../lib/domain/relation-graph.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { turn } from '../helpers/fakes.js';
@@ -52,7 +54,7 @@ function readerClient(stale: ReadonlySet<number>, sent: Sent[]): DynamoDBDocumen
   return { send } as unknown as DynamoDBDocumentClient;
 }
 
-describe('the turn index reads', () => {
+describe('fewer DynamoDB units per turn (issue 19)', () => {
   it('reads runs with a Query and lone turns with a BatchGetItem, and reads strongly consistent only what a stale read missed', async () => {
     const { tableName: table, bucketName: bucket } = stack.info;
     const writer = functionClients('signal', stack.iam);
@@ -123,8 +125,27 @@ describe('the turn index reads', () => {
     expect(all.at(-1)).toEqual(decay(1, 1));
   });
 
+  it("indexes only a user's first cost entry of a day in gsi1, and the stage's day still reads every entry", async () => {
+    const { tableName: table } = stack.info;
+    const reflector = new DynamoCostLedger(functionClients('reflector', stack.iam).ddb, table);
+    const api = new DynamoCostLedger(functionClients('api', stack.iam).ddb, table);
+    const entry = (userId: string, day: string, jobId: string): CostEntry => ({ userId, jobId, kind: 'batch', day, at: `${day}T10:00:00.000Z`, modelId: 'm', inputTokens: 10, outputTokens: 5, costUsd: 0.01 });
+    const day = '2026-04-01';
+    const jobs = [entry('cost-a', day, 'batch-1-5'), entry('cost-a', day, 'batch-6-9'), entry('cost-b', day, 'batch-1-3'), entry('cost-a', day, 'summary-1-9'), entry('cost-a', '2026-04-02', 'batch-10-12')];
+    for (const e of jobs) await reflector.record(e);
+    await reflector.record({ ...jobs[0], costUsd: 99 } as CostEntry); // a redelivery leaves the first entry
+
+    const { ddb } = functionClients('api', stack.iam);
+    const indexed = await Promise.all(dayGsiPartitions('COSTDAY', day).map((p) => ddb.send(new QueryCommand({ TableName: table, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :d', ExpressionAttributeValues: { ':d': p } }))));
+    expect(indexed.flatMap((r) => r.Items ?? []).map((i) => (i.entry as CostEntry).jobId).sort()).toEqual(['batch-1-3', 'batch-1-5']);
+    const byJob = (entries: CostEntry[]) => entries.map((e) => `${e.userId}/${e.jobId}/${e.costUsd}`).sort();
+    expect(byJob(await api.forDay(day))).toEqual(['cost-a/batch-1-5/0.01', 'cost-a/batch-6-9/0.01', 'cost-a/summary-1-9/0.01', 'cost-b/batch-1-3/0.01']);
+    expect(byJob(await api.forDay('2026-04-02'))).toEqual(['cost-a/batch-10-12/0.01']);
+    expect(byJob(await api.forUser('cost-a', day, '2026-04-02'))).toHaveLength(4);
+  });
+
   it('made no AWS request its function is not granted', () => {
-    expect(functionsChecked(stack)).toEqual(expect.arrayContaining(['reflector', 'signal']));
+    expect(functionsChecked(stack)).toEqual(expect.arrayContaining(['api', 'reflector', 'signal']));
     expect(iamDenials(stack)).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { CostEntry } from '../domain/daily-cost.js';
 import { dayGsiPartitions, keys } from '../domain/memory-paths.js';
 import type { CostLedger } from '../ports.js';
@@ -7,11 +7,16 @@ import { putOnce } from './dynamo-put-once.js';
 
 /**
  * The cost ledger: an item per job in the user's partition (`COST#{day}#{jobId}`, so a user's
- * days are one range query), also in the write-sharded by-day partitions of gsi1
- * (`COSTDAY#{day}#{shard}`) for the stage's total of a day. Written once (a conditional put:
- * a redelivered job leaves the first entry). Entries are kept (≈ 400 bytes a job); no TTL, as
- * a TTL counted from the job's day deletes at once what a replay of old conversations records
- * (DynamoDB deletes items whose TTL has passed by the wall clock).
+ * days are one range query). The stage's total of a day reads the write-sharded by-day
+ * partitions of gsi1 (`COSTDAY#{day}#{shard}`) for the users who had a cost that day, then
+ * each user's entries of the day. Only a user's first entry of a day carries the gsi1 keys
+ * (issue 19): gsi1 projects ALL, so every entry with them was written twice, the index's copy
+ * billed as a table write
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations.Writes).
+ * Written once (a conditional put: a redelivered job leaves the first entry). Entries are kept
+ * (≈ 400 bytes a job); no TTL, as a TTL counted from the job's day deletes at once what a
+ * replay of old conversations records (DynamoDB deletes items whose TTL has passed by the
+ * wall clock).
  */
 export class DynamoCostLedger implements CostLedger {
   constructor(
@@ -19,13 +24,34 @@ export class DynamoCostLedger implements CostLedger {
     private readonly tableName: string,
   ) {}
 
+  /**
+   * The entry, with gsi1 keys when the user has no entry of that day yet. The invariant the
+   * stage's total needs — each (user, day) with entries has one in gsi1 — holds under any
+   * interleaving: entries are only ever added (a forget deletes them all), and the entry
+   * committed first had read none before it (nothing was committed before it), so it
+   * carries the keys. The read may be eventually consistent: reads are read-committed, so a
+   * stale one can only miss an entry (another indexed entry: harmless, the reader counts users
+   * once), never show one that is not there
+   * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html).
+   * It costs half a read unit; the copy it spares, a write unit.
+   */
   async record(entry: CostEntry): Promise<void> {
+    const pk = keys.userPk(entry.userId);
+    const earlier = await this.ddb.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :d)',
+        ExpressionAttributeValues: { ':pk': pk, ':d': `${keys.costPrefix}${entry.day}#` },
+        ProjectionExpression: 'sk',
+        Limit: 1,
+      }),
+    );
+    const first = (earlier.Items ?? []).length === 0;
     await putOnce(this.ddb, this.tableName, {
-      pk: keys.userPk(entry.userId),
+      pk,
       sk: keys.costSk(entry.day, entry.jobId),
       type: 'cost',
-      gsi1pk: keys.costDayGsiPk(entry.day, entry.userId),
-      gsi1sk: keys.costDayGsiSk(entry.userId, entry.jobId),
+      ...(first ? { gsi1pk: keys.costDayGsiPk(entry.day, entry.userId), gsi1sk: keys.costDayGsiSk(entry.userId, entry.jobId) } : {}),
       entry,
     });
   }
@@ -39,12 +65,21 @@ export class DynamoCostLedger implements CostLedger {
     return items.map((i) => i.entry as CostEntry);
   }
 
+  /** The users gsi1 lists for the day (each shard), then each one's entries of the day, a few users at a time. */
   async forDay(day: string): Promise<CostEntry[]> {
     const shards = await Promise.all(
       dayGsiPartitions('COSTDAY', day).map((p) =>
         queryAll(this.ddb, { TableName: this.tableName, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :d', ExpressionAttributeValues: { ':d': p } }),
       ),
     );
-    return shards.flat().map((i) => i.entry as CostEntry);
+    const users = [...new Set(shards.flat().map((i) => (i.entry as CostEntry).userId))];
+    const out: CostEntry[] = [];
+    for (let i = 0; i < users.length; i += USERS_AT_ONCE) {
+      for (const entries of await Promise.all(users.slice(i, i + USERS_AT_ONCE).map((u) => this.forUser(u, day, day)))) out.push(...entries);
+    }
+    return out;
   }
 }
+
+/** Users whose day forDay reads in parallel. */
+const USERS_AT_ONCE = 16;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../domain/memory-paths.js';
 import { canonical, type Edge, type Entity, type GraphLogEntry } from '../domain/relation-graph.js';
@@ -6,7 +7,7 @@ import { batchGetAll, batchWriteAll, queryAll } from './dynamo-query.js';
 
 /**
  * The relation graph in the single table, in the user's partition: `EDGE#{from}|{relation}|{to}`,
- * `ENTITY#{key}` and `GRAPHLOG#{at}#{action}#{subject}` items, and two adjacency indexes kept
+ * `ENTITY#{key}` and `GRAPHLOG#{at}#*{digest}#{n}` items (hygiene log entries packed by time), and two adjacency indexes kept
  * with them: `EDGETO#{to}|{relation}|{from}` (an edge under its target) and `ALIAS#{into}|{key}`
  * (an entity merged into another, under the other). The nightly sweep and the writers read a
  * graph whole (two Queries); an entity's neighbours read only its neighbourhood.
@@ -32,7 +33,7 @@ export class DynamoGraphStore implements GraphStore {
     // The log first: a write that dies part-way leaves entries its rerun writes again (same
     // keys), never a change without its entry.
     await batchWriteAll(this.ddb, this.tableName, [
-      ...(change.log ?? []).map((entry) => put(keys.graphLogSk(entry), { kind: 'graph-log', entry })),
+      ...packedLog(change.log ?? []).map(({ sk, entries }) => put(sk, { kind: 'graph-log', entries })),
       ...(change.edges ?? []).map((edge) => put(keys.edgeSk(edge.id), { kind: 'graph-edge', edge })),
       ...(change.entities ?? []).map((entity) => put(keys.entitySk(entity.key), { kind: 'graph-entity', entity })),
       ...adjacency(change).map(({ sk, attrs }) => put(sk, attrs)),
@@ -100,21 +101,34 @@ export class DynamoGraphStore implements GraphStore {
   }
 
   async logAt(userId: string, at: string): Promise<GraphLogEntry[]> {
-    const items = await this.query(userId, keys.graphLogAtPrefix(at));
-    return items.map((i) => i.entry as GraphLogEntry);
+    return [...entriesOf(await this.query(userId, keys.graphLogAtPrefix(at)))].sort(byKey).map(([, e]) => e);
   }
 
+  /** The newest `limit` entries, newest first: pages of items until `limit` entries, and the rest of the last time's packs. */
   async log(userId: string, limit: number): Promise<GraphLogEntry[]> {
-    const res = await this.ddb.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.graphLogPrefix },
-        ScanIndexForward: false,
-        Limit: limit,
-      }),
-    );
-    return (res.Items ?? []).map((i) => i.entry as GraphLogEntry);
+    const found = new Map<string, GraphLogEntry>();
+    let start: Record<string, unknown> | undefined;
+    let last: string | undefined;
+    do {
+      const res = await this.ddb.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+          ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.graphLogPrefix },
+          ScanIndexForward: false,
+          Limit: limit,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of res.Items ?? []) {
+        const entries = entriesOf([item]);
+        if (last !== undefined && entries[0]?.[1].at !== last) return newest(found, limit);
+        for (const [k, e] of entries) found.set(k, e);
+        if (last === undefined && found.size >= limit) last = entries[0]?.[1].at;
+      }
+      start = res.LastEvaluatedKey;
+    } while (start);
+    return newest(found, limit);
   }
 
   private query(userId: string, prefix: string) {
@@ -125,6 +139,47 @@ export class DynamoGraphStore implements GraphStore {
     });
   }
 }
+
+/** Entries a pack holds at most: a pack of LoCoMo's hygiene entries stays under 16 KB, far below the 400 KB item limit. */
+const PACK_ENTRIES = 50;
+
+/**
+ * A change's log entries as items, one per time and up to PACK_ENTRIES entries
+ * (`GRAPHLOG#{at}#*{digest}#{n}`), not one per entry (issue 19: 0.87 write units per turn on
+ * the LoCoMo replay, an entry of ~250 bytes billed a whole 1 KB write unit:
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html).
+ * The key is a digest of the entries, so writing the same entries again (a redelivery, a
+ * rerun) rewrites the same items; a second write of other entries at the same time (the
+ * facts' preview, then their change) is another pack, and readers drop an entry two packs
+ * hold (`entriesOf`, by the entry's own key).
+ */
+function packedLog(log: readonly GraphLogEntry[]): Array<{ sk: string; entries: GraphLogEntry[] }> {
+  const byAt = new Map<string, Map<string, GraphLogEntry>>();
+  for (const e of log) byAt.set(e.at, (byAt.get(e.at) ?? new Map()).set(keys.graphLogSk(e), e));
+  return [...byAt].flatMap(([at, entries]) => {
+    const sorted = [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, e]) => e);
+    const digest = createHash('sha256').update(JSON.stringify(sorted)).digest('hex').slice(0, 16);
+    return Array.from({ length: Math.ceil(sorted.length / PACK_ENTRIES) }, (_, n) => ({
+      sk: keys.graphLogPackSk(at, digest, n),
+      entries: sorted.slice(n * PACK_ENTRIES, (n + 1) * PACK_ENTRIES),
+    }));
+  });
+}
+
+/** The entries of log items (packs, and the single entries written before them), each once by its key. */
+function entriesOf(items: ReadonlyArray<Record<string, unknown>>): Array<[string, GraphLogEntry]> {
+  const out = new Map<string, GraphLogEntry>();
+  for (const i of items) for (const e of (i.entries as GraphLogEntry[] | undefined) ?? [i.entry as GraphLogEntry]) out.set(keys.graphLogSk(e), e);
+  return [...out];
+}
+
+const byKey = ([a]: [string, GraphLogEntry], [b]: [string, GraphLogEntry]) => (a < b ? -1 : a > b ? 1 : 0);
+const newest = (found: Map<string, GraphLogEntry>, limit: number) =>
+  [...found]
+    .sort(byKey)
+    .reverse()
+    .slice(0, limit)
+    .map(([, e]) => e);
 
 /** An edge's ends and relation from its id (`{from}|{relation}|{to}`: keys hold no `|`). */
 function edgeEnds(id: string): { from: string; relation: string; to: string } {

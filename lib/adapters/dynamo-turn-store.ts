@@ -1,6 +1,6 @@
 import type { DynamoSearchChangeLog } from './search-index-store.js';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { BatchGetCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
 import { type EventEpisode, eventEpisodeText, summariseEpisode, type EpisodeSummary } from '../domain/episodes.js';
 import type { Episode } from '../../events/episode.js';
@@ -8,7 +8,7 @@ import { keys, turnDocKey } from '../domain/memory-paths.js';
 import { parseTurnDocument, turnContentHash, turnDocumentPlacement, turnSearchText } from '../domain/turn-document.js';
 import type { TurnIndexEntry } from '../domain/memory-item.js';
 import type { TurnStore } from '../ports.js';
-import { batchWriteAll, queryAll } from './dynamo-query.js';
+import { batchGetAll, batchWriteAll, queryAll } from './dynamo-query.js';
 import { getText, isMissingObject } from './s3-objects.js';
 
 /**
@@ -75,6 +75,11 @@ export class S3DynamoTurnStore implements TurnStore {
     const ids: number[] = [];
     let start: Record<string, unknown> | undefined;
     // Newest first; stop at the first turn older than the window (turn ids rise with time).
+    // Pages of 16, 32, 64, then 100 items: a Query is billed on every item it reads, projection
+    // or not (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html),
+    // and a day's turns are often far fewer than 100, so a first page of 100 read mostly
+    // turns older than the window (issue 19: 0.72 of the sweep's 1.1 read units per turn).
+    let page = 16;
     do {
       const res = await this.ddb.send(
         new QueryCommand({
@@ -84,10 +89,11 @@ export class S3DynamoTurnStore implements TurnStore {
           ProjectionExpression: 'turnId, #ts',
           ExpressionAttributeNames: { '#ts': 'timestamp' },
           ScanIndexForward: false,
-          Limit: 100,
+          Limit: page,
           ExclusiveStartKey: start,
         }),
       );
+      page = Math.min(page * 2, 100);
       for (const item of res.Items ?? []) {
         if (String(item.timestamp) < fromIso || ids.length >= limit) return ids;
         ids.push(Number(item.turnId));
@@ -167,7 +173,8 @@ export class S3DynamoTurnStore implements TurnStore {
         ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':e': keys.eventEpisodePrefix },
       });
     } else {
-      items = await this.batchGetKeys([...new Set(episodeIds)].map((id) => ({ pk: keys.userPk(userId), sk: keys.eventEpisodeSk(id) })));
+      const itemKeys = [...new Set(episodeIds)].map((id) => ({ pk: keys.userPk(userId), sk: keys.eventEpisodeSk(id) }));
+      items = await batchGetAll(this.ddb, this.tableName, itemKeys, { consistent: true });
     }
     return items.map(toEventEpisode).sort((a, b) => Date.parse(a.timestamp) - Date.parse(b.timestamp) || a.episodeId.localeCompare(b.episodeId));
   }
@@ -198,40 +205,76 @@ export class S3DynamoTurnStore implements TurnStore {
     return { turns, missing: missing.sort((a, b) => a.turnId - b.turnId) };
   }
 
-  /** Strongly consistent BatchGet of turn index items. */
-  private batchGet(userId: string, turnIds: readonly number[], attributes: string[]): Promise<Array<Record<string, unknown>>> {
-    return this.batchGetKeys(
-      [...new Set(turnIds)].map((id) => ({ pk: keys.userPk(userId), sk: keys.turnSk(id) })),
-      attributes,
-    );
+  /**
+   * Turn index items by id, read for as few units as DynamoDB bills (issue 19; each turn was
+   * read about six times, by its batch, summary, nightly run and the search index's folds):
+   *
+   * - A run of consecutive ids is one Query over its sort keys (`TURN#` and a padded id, so the
+   *   range holds those turns and nothing else): a Query is billed on the items' total size
+   *   rounded up to 4 KB once, a BatchGetItem rounds each item up to 4 KB — ten 1 KB turns
+   *   are 3 units, not 10
+   *   (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html).
+   *   Lone ids go in one BatchGetItem (a Query of one item costs the same, in more requests).
+   * - Eventually consistent first (half the units), then strongly consistent for the ids it
+   *   did not find. A turn's item is put once and never changed (saveTurns rewrites it only
+   *   with the same turn; nothing updates it), and DynamoDB's reads are read-committed: an
+   *   eventually consistent read returns the item as committed or, shortly after its write,
+   *   nothing (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html).
+   *   A job is enqueued only after its turns' items were written, so a turn a stale replica
+   *   lacks is read again strongly consistent: the callers get what a consistent read returns.
+   *   The one other write, a forget's delete, runs on the user's FIFO group before any job
+   *   asked after it and deletes twice FORGET_SETTLE_SECONDS apart; jobs asked before it are
+   *   dropped (forget-user.ts), so no job reads a turn the forget deleted.
+   */
+  private async batchGet(userId: string, turnIds: readonly number[], attributes: string[]): Promise<Array<Record<string, unknown>>> {
+    const ids = [...new Set(turnIds)].sort((a, b) => a - b);
+    const projection = attributes.includes('turnId') ? attributes : [...attributes, 'turnId'];
+    const runs = consecutiveRuns(ids);
+    const lone = runs.filter((r) => r.length === 1).flat();
+    const [ranged, single] = await Promise.all([
+      Promise.all(runs.filter((r) => r.length > 1).map((r) => this.queryRange(userId, r[0] as number, r[r.length - 1] as number, projection))),
+      this.batchGetTurns(userId, lone, projection, false),
+    ]);
+    const found = [...ranged.flat(), ...single];
+    const got = new Set(found.map((i) => Number(i.turnId)));
+    const lacking = ids.filter((id) => !got.has(id));
+    return lacking.length === 0 ? found : [...found, ...(await this.batchGetTurns(userId, lacking, projection, true))];
   }
 
-  /** Strongly consistent BatchGet, 100 keys a request, unprocessed keys retried; all attributes unless named. */
-  private async batchGetKeys(itemKeys: ReadonlyArray<Record<string, unknown>>, attributes?: string[]): Promise<Array<Record<string, unknown>>> {
-    const out: Array<Record<string, unknown>> = [];
-    for (let i = 0; i < itemKeys.length; i += 100) {
-      let request: Record<string, unknown>[] | undefined = itemKeys.slice(i, i + 100);
-      for (let attempt = 0; request && request.length > 0; attempt++) {
-        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
-        const res = await this.ddb.send(
-          new BatchGetCommand({
-            RequestItems: {
-              [this.tableName]: {
-                Keys: request,
-                ConsistentRead: true,
-                ...(attributes ? { ProjectionExpression: attributes.join(', ') } : {}),
-                ...(attributes?.some((a) => a.startsWith('#')) ? { ExpressionAttributeNames: { '#ts': 'timestamp', '#text': 'text' } } : {}),
-              },
-            },
-          }),
-        );
-        out.push(...(res.Responses?.[this.tableName] ?? []));
-        request = res.UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined;
-        if (attempt > 8 && request && request.length > 0) throw new Error('BatchGet kept returning unprocessed keys');
-      }
-    }
-    return out;
+  /** The turn index items from `first` to `last` (eventually consistent). */
+  private queryRange(userId: string, first: number, last: number, attributes: string[]): Promise<Array<Record<string, unknown>>> {
+    return queryAll(this.ddb, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':first': keys.turnSk(first), ':last': keys.turnSk(last) },
+      ProjectionExpression: attributes.join(', '),
+      ...(namesOf(attributes) ? { ExpressionAttributeNames: namesOf(attributes) } : {}),
+    });
   }
+
+  private batchGetTurns(userId: string, turnIds: readonly number[], attributes: string[], consistent: boolean): Promise<Array<Record<string, unknown>>> {
+    if (turnIds.length === 0) return Promise.resolve([]);
+    const itemKeys = turnIds.map((id) => ({ pk: keys.userPk(userId), sk: keys.turnSk(id) }));
+    const names = namesOf(attributes);
+    return batchGetAll(this.ddb, this.tableName, itemKeys, { projection: attributes.join(', '), consistent, ...(names ? { names } : {}) });
+  }
+}
+
+/** The placeholders a projection names (`#ts`, `#text`). */
+function namesOf(attributes: readonly string[]): Record<string, string> | undefined {
+  const used = Object.entries({ '#ts': 'timestamp', '#text': 'text' }).filter(([k]) => attributes.includes(k));
+  return used.length > 0 ? Object.fromEntries(used) : undefined;
+}
+
+/** Sorted ids as runs of consecutive ids: [1, 2, 3, 7, 9, 10] → [[1, 2, 3], [7], [9, 10]]. */
+function consecutiveRuns(ids: readonly number[]): number[][] {
+  const runs: number[][] = [];
+  for (const id of ids) {
+    const run = runs[runs.length - 1];
+    if (run && run[run.length - 1] === id - 1) run.push(id);
+    else runs.push([id]);
+  }
+  return runs;
 }
 
 /**

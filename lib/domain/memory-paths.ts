@@ -213,6 +213,8 @@ export const keys = {
    */
   graphLogSk: (entry: { at: string; action: string; fact?: string | undefined; edge?: string | undefined; entity?: string | undefined; into?: string | undefined }): string =>
     `${keys.graphLogAtPrefix(entry.at)}${entry.action}#${graphLogSubject(entry)}`,
+  /** The hygiene log entries one write made at one time, packed (issue 19; lib/adapters/dynamo-graph-store.ts). */
+  graphLogPackSk: (at: string, digest: string, n: number): string => `${keys.graphLogAtPrefix(at)}*${digest}#${n}`,
   graphLogPrefix: 'GRAPHLOG#',
   /** Every hygiene log entry written at one time (a sweep's). */
   graphLogAtPrefix: (at: string) => `GRAPHLOG#${at}#`,

@@ -1,0 +1,151 @@
+/**
+ * Fewer DynamoDB units per turn (issue 19), against DynamoDB Local with the functions' grants
+ * enforced: the turn index's reads (runs of consecutive turns as eventually consistent
+ * Queries, lone turns in a BatchGetItem, a turn a stale read missed read again strongly
+ * consistent) and the graph's hygiene log packed by time.
+ */
+import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { functionClients } from '../../infra/local/clients.js';
+import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { DynamoCostLedger } from '../../lib/adapters/dynamo-cost-ledger.js';
+import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
+import type { CostEntry } from '../../lib/domain/daily-cost.js';
+import { dayGsiPartitions, keys } from '../../lib/domain/memory-paths.js';
+import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import type { GraphLogEntry } from '../../lib/domain/relation-graph.js';
+import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { turn } from '../helpers/fakes.js';
+import { functionsChecked, iamDenials } from '../helpers/iam.js';
+
+const USER = 'turn-reads';
+let stack: LocalStack;
+
+beforeAll(async () => {
+  stack = await startLocalStack({ stage: 'turnreads', logLevel: 'SILENT' });
+}, 120_000);
+afterAll(async () => {
+  await stack?.stop();
+});
+
+type Sent = { name: string; input: Record<string, unknown> };
+
+/**
+ * The reflector's document client, each request recorded; an eventually consistent read
+ * leaves out the turns in `stale` (a replica that has not seen their writes yet).
+ */
+function readerClient(stale: ReadonlySet<number>, sent: Sent[]): DynamoDBDocumentClient {
+  const { ddb } = functionClients('reflector', stack.iam);
+  const send = async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+    const res = (await ddb.send(command as never)) as Record<string, unknown>;
+    const input = command.input;
+    const table = Object.values((input.RequestItems ?? {}) as Record<string, { ConsistentRead?: boolean }>)[0];
+    const consistent = input.ConsistentRead === true || table?.ConsistentRead === true;
+    sent.push({ name: command.constructor.name, input: { ...input, consistent } });
+    if (consistent) return res;
+    const fresh = (i: Record<string, unknown>) => !stale.has(Number(i.turnId));
+    const responses = res.Responses as Record<string, Array<Record<string, unknown>>> | undefined;
+    return {
+      ...res,
+      ...(res.Items ? { Items: (res.Items as Array<Record<string, unknown>>).filter(fresh) } : {}),
+      ...(responses ? { Responses: Object.fromEntries(Object.entries(responses).map(([t, items]) => [t, items.filter(fresh)])) } : {}),
+    };
+  };
+  return { send } as unknown as DynamoDBDocumentClient;
+}
+
+describe('fewer DynamoDB units per turn (issue 19)', () => {
+  it('reads runs with a Query and lone turns with a BatchGetItem, and reads strongly consistent only what a stale read missed', async () => {
+    const { tableName: table, bucketName: bucket } = stack.info;
+    const writer = functionClients('signal', stack.iam);
+    const saved = [1, 2, 3, 4, 5, 8, 10, 11].map((turnId) => turn({ userId: USER, turnId, query: `question ${turnId}`, response: `answer ${turnId}` }));
+    await new S3DynamoTurnStore(writer.ddb, writer.s3, table, bucket, new DynamoSearchChangeLog(writer.ddb, table)).saveTurns(saved);
+
+    const sent: Sent[] = [];
+    const { ddb, s3 } = functionClients('reflector', stack.iam);
+    const reader = new S3DynamoTurnStore(readerClient(new Set([3, 8]), sent), s3, table, bucket, new DynamoSearchChangeLog(ddb, table));
+    // 6 and 7 were never written; 9 is between two written turns but not asked for.
+    const { turns, missing } = await reader.getTurns(USER, [11, 1, 2, 3, 4, 5, 6, 8, 10, 2]);
+
+    expect(turns.map((t) => [t.turnId, t.query])).toEqual([1, 2, 3, 4, 5, 8, 10, 11].map((id) => [id, `question ${id}`]));
+    expect(missing).toEqual([{ turnId: 6, reason: 'not in the turn index' }]);
+    const eventual = sent.filter((s) => !s.input.consistent);
+    expect(eventual.filter((s) => s.name === 'QueryCommand').map((s) => s.input.ExpressionAttributeValues)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ ':first': 'TURN#0000000001', ':last': 'TURN#0000000006' }),
+        expect.objectContaining({ ':first': 'TURN#0000000010', ':last': 'TURN#0000000011' }),
+      ]),
+    );
+    // The lone turn (8) in a BatchGetItem; then only what the stale reads did not return, strongly consistent.
+    const consistent = sent.filter((s) => s.input.consistent);
+    expect(consistent.map((s) => s.name)).toEqual(['BatchGetCommand']);
+    const keysOf = (s: Sent) => Object.values(s.input.RequestItems as Record<string, { Keys: Array<{ sk: string }> }>)[0]?.Keys.map((k) => k.sk);
+    expect(keysOf(consistent[0] as Sent)).toEqual(['TURN#0000000003', 'TURN#0000000006', 'TURN#0000000008']);
+
+    // The search index's read of the same turns (their words and attributes) agrees.
+    const index = await reader.turnIndex(USER, [4, 5, 8]);
+    expect(index.map((e) => [e.turnId, e.text.includes(`question ${e.turnId}`)])).toEqual([
+      [4, true],
+      [5, true],
+      [8, true],
+    ]);
+  });
+
+  it('packs the graph log by time: the same entries written again are one pack, entries two packs hold are read once, the newest first', async () => {
+    const { ddb } = functionClients('reflector', stack.iam);
+    const { tableName: table } = stack.info;
+    const graph = new DynamoGraphStore(ddb, table);
+    const user = 'graph-log-packs';
+    const at = (d: number) => `2026-03-0${d}T03:00:00.000Z`;
+    const decay = (d: number, n: number): GraphLogEntry => ({ at: at(d), action: 'decay', fact: `Facts/f${n}.md`, detail: `decayed to 0.${n}` });
+    // An entry written before packs: one item of its own.
+    await ddb.send(new PutCommand({ TableName: table, Item: { pk: keys.userPk(user), sk: keys.graphLogSk(decay(1, 1)), userId: user, kind: 'graph-log', entry: decay(1, 1) } }));
+    const night2 = Array.from({ length: 60 }, (_, n) => decay(2, n));
+    await graph.apply(user, { log: night2 });
+    await graph.apply(user, { log: [...night2].reverse() }); // a redelivery: the same packs
+    await graph.apply(user, { log: [decay(2, 5), { at: at(2), action: 'prune', fact: 'Facts/f5.md', detail: 'pruned' }] }); // the change after its preview
+    await graph.apply(user, { log: [decay(3, 7)] });
+
+    const items = await ddb.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(user), ':p': keys.graphLogPrefix } }));
+    // 1 old entry; night 2: 60 entries in two packs, then a pack of two; night 3: one pack.
+    expect(items.Items?.length).toBe(5);
+    const night = await graph.logAt(user, at(2));
+    expect(night).toHaveLength(61);
+    expect(night.map((e) => keys.graphLogSk(e))).toEqual([...new Set(night.map((e) => keys.graphLogSk(e)))].sort());
+    expect(await graph.logAt(user, at(1))).toEqual([decay(1, 1)]);
+
+    const newest = await graph.log(user, 3);
+    expect(newest.map((e) => [e.at, e.action, e.fact])).toEqual([
+      [at(3), 'decay', 'Facts/f7.md'],
+      [at(2), 'prune', 'Facts/f5.md'],
+      [at(2), 'decay', 'Facts/f9.md'],
+    ]);
+    const all = await graph.log(user, 500);
+    expect(all).toHaveLength(63);
+    expect(all.at(-1)).toEqual(decay(1, 1));
+  });
+
+  it("indexes only a user's first cost entry of a day in gsi1, and the stage's day still reads every entry", async () => {
+    const { tableName: table } = stack.info;
+    const reflector = new DynamoCostLedger(functionClients('reflector', stack.iam).ddb, table);
+    const api = new DynamoCostLedger(functionClients('api', stack.iam).ddb, table);
+    const entry = (userId: string, day: string, jobId: string): CostEntry => ({ userId, jobId, kind: 'batch', day, at: `${day}T10:00:00.000Z`, modelId: 'm', inputTokens: 10, outputTokens: 5, costUsd: 0.01 });
+    const day = '2026-04-01';
+    const jobs = [entry('cost-a', day, 'batch-1-5'), entry('cost-a', day, 'batch-6-9'), entry('cost-b', day, 'batch-1-3'), entry('cost-a', day, 'summary-1-9'), entry('cost-a', '2026-04-02', 'batch-10-12')];
+    for (const e of jobs) await reflector.record(e);
+    await reflector.record({ ...jobs[0], costUsd: 99 } as CostEntry); // a redelivery leaves the first entry
+
+    const { ddb } = functionClients('api', stack.iam);
+    const indexed = await Promise.all(dayGsiPartitions('COSTDAY', day).map((p) => ddb.send(new QueryCommand({ TableName: table, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :d', ExpressionAttributeValues: { ':d': p } }))));
+    expect(indexed.flatMap((r) => r.Items ?? []).map((i) => (i.entry as CostEntry).jobId).sort()).toEqual(['batch-1-3', 'batch-1-5']);
+    const byJob = (entries: CostEntry[]) => entries.map((e) => `${e.userId}/${e.jobId}/${e.costUsd}`).sort();
+    expect(byJob(await api.forDay(day))).toEqual(['cost-a/batch-1-5/0.01', 'cost-a/batch-6-9/0.01', 'cost-a/summary-1-9/0.01', 'cost-b/batch-1-3/0.01']);
+    expect(byJob(await api.forDay('2026-04-02'))).toEqual(['cost-a/batch-10-12/0.01']);
+    expect(byJob(await api.forUser('cost-a', day, '2026-04-02'))).toHaveLength(4);
+  });
+
+  it('made no AWS request its function is not granted', () => {
+    expect(functionsChecked(stack)).toEqual(expect.arrayContaining(['api', 'reflector', 'signal']));
+    expect(iamDenials(stack)).toEqual([]);
+  });
+});

@@ -322,7 +322,7 @@ export async function runPromptInjection(stack: LocalStack, hostile: InjectionRe
       hostileAnswers: { ...hostile.calls },
       modelCalls: stack.emulators.converse.requests.length - modelCallsBefore,
       batches: logs.batches,
-      staged: mine.filter((k) => k.includes('/Knowledge_staging/')).length,
+      staged: logs.staged,
       promoted: mine.filter((k) => k.includes('/Knowledge/') && !k.includes('/Knowledge/Reflections/')).length,
       summaries: logs.summaries,
       nightlyRuns: logs.nightlyRuns,
@@ -463,7 +463,9 @@ async function checkAttackerLogs(a: Attack, mine: readonly string[]) {
   for (const run of [...runs.nightly, ...runs.weekly]) {
     if (run.stored.length > 30) a.failures.push(`${run.kind} run ${run.runId}: ${run.stored.length} findings stored`);
   }
-  return { batches, summaries: summaryKeys.length, nightlyRuns: runs.nightly.length, weeklyRuns: runs.weekly.length };
+  // A staged document is its record since issue 19 (no Knowledge_staging/ object): the undecided ones.
+  const stagedItems = await queryAll(ddb, { TableName: info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(ATTACKER), ':p': keys.stagedPrefix } });
+  return { batches, staged: stagedItems.filter((i) => i.status === 'staged').length, summaries: summaryKeys.length, nightlyRuns: runs.nightly.length, weeklyRuns: runs.weekly.length };
 }
 
 function firstDifference(a: string, b: string): string {

@@ -255,7 +255,6 @@ export interface KnowledgeStore {
   /** Write an agent.event episode's document (idempotent by episode id); returns its key. */
   putEventEpisode(userId: string, episodeId: string, markdown: string): Promise<string>;
   /** Write a diary entry (idempotent by batch); returns its key. */
-  putDiary(userId: string, batchId: string, markdown: string): Promise<string>;
 }
 
 /** A user's own summary settings (lib/domain/user-settings.ts); unset fields follow the stage's. */

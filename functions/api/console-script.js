@@ -200,6 +200,7 @@ function loadStaged() {
               history.map((h) => el('li', {}, [el('b', { text: str(h.event) }), ` ${when(h.at)}${h.batchId ? ` · ${str(h.batchId)}` : ''} — ${str(h.detail)}`])),
             ),
           ]),
+          it.markdown ? el('details', { class: 'markdown' }, [el('summary', { text: 'document' }), el('pre', { text: str(it.markdown) })]) : null,
           el('div', { class: 'actions' }, [promote, discard]),
         ]);
       }),

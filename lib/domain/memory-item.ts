@@ -12,7 +12,7 @@
 import * as z from 'zod';
 import { MAX_ATTRIBUTE_BYTES, utf8Bytes } from '../../events/common.js';
 import { type EpisodeSummary, type EventEpisode, eventEpisodeText } from './episodes.js';
-import { type DiaryRecord, diaryVisible } from './diary.js';
+import { type DiaryRecord, diaryPath, diaryVisible } from './diary.js';
 import type { KnowledgeDoc } from './knowledge.js';
 import type { StagedRecord } from './promotion.js';
 
@@ -337,7 +337,7 @@ export function diaryItem(r: DiaryRecord): MemoryItem {
     id: `diary:${r.id}`,
     kind: 'diary',
     userId: r.userId,
-    path: `diary/${r.id}.md`,
+    path: diaryPath(r.id),
     title: r.reflection ? `reflection after ${r.trigger}: ${r.reflection.insight.slice(0, 80)}` : `diary ${r.id}`,
     text: r.text,
     primaryTopic: 'diary',

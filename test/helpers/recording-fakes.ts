@@ -17,7 +17,6 @@ import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import { episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../../lib/domain/memory-item.js';
 import {
   batchFailureKey,
-  diaryKey,
   episodeKey,
   eventEpisodeKey,
   keys,
@@ -319,10 +318,6 @@ export class RecordingKnowledgeStore extends MemoryKnowledgeStore {
   override async putModelOutput(userId: string, batchId: string, r: ModelResponse) {
     this.log.add('knowledge.putModelOutput', userId, modelOutputKey(userId, batchId));
     return super.putModelOutput(userId, batchId, r);
-  }
-  override async putDiary(userId: string, batchId: string, markdown: string) {
-    this.log.add('knowledge.putDiary', userId, diaryKey(userId, batchId));
-    return super.putDiary(userId, batchId, markdown);
   }
   override async putEpisode(userId: string, turnId: number, markdown: string) {
     this.log.add('knowledge.putEpisode', userId, episodeKey(userId, turnId));

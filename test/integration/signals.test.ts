@@ -66,12 +66,20 @@ const batchItems = async (userId: string) => {
   return (res.Items ?? []).filter((i) => /^BATCH#batch-\d+-\d+$/.test(String(i.sk)));
 };
 
+/** The user's staged records still undecided: a staged document is its record (issue 19). */
+const stagedItems = async (userId: string) => {
+  const res = await documentClient.send(
+    new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :s)', ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':s': keys.stagedPrefix } }),
+  );
+  return (res.Items ?? []).filter((i) => i.status === 'staged');
+};
+
 const perUser = async (userId: string) => {
   const keys = await bucket.list(`users/${userId}/`);
   return {
     turns: (await indexedTurns(userId)).length,
     batches: (await batchItems(userId)).length,
-    staged: keys.filter((k) => k.includes('/Knowledge_staging/')).length,
+    staged: (await stagedItems(userId)).length,
     deferred: keys.filter((k) => k.includes('/Logs/reflector/deferred/')),
   };
 };
@@ -274,9 +282,12 @@ describe('signals and ingestion on the local emulators', () => {
     // A reflection over source-a's turns blends the site's reliability into what it stages.
     await stack.publisher.publish([{ type: 'agent.event', version: 1, userId: 'source-a', timestamp: '2026-02-06T14:05:00Z', trigger: 'milestone' }]);
     await stack.waitUntilDrained();
-    const staged = (await bucket.list('users/source-a/Knowledge_staging/')).filter((k) => k.endsWith('.md'));
-    expect(staged.length).toBeGreaterThan(0);
-    const cites = await Promise.all(staged.map((k) => bucket.text(k)));
+    // The staged documents as the review list renders them from their records (no S3 object since issue 19).
+    const tokenA = await stack.mintUserToken(['source-a']);
+    const review = await fetch(`${stack.info.apiUrl}/v1/users/source-a/review/staged?limit=200`, { headers: { authorization: `Bearer ${tokenA}` } });
+    const cites = ((await review.json()) as { staged: Array<{ markdown: string }> }).staged.map((i) => i.markdown);
+    expect(cites.length).toBeGreaterThan(0);
+    expect(await bucket.list('users/source-a/Knowledge_staging/')).toEqual([]);
     expect(cites.some((doc) => /source_reliability:\n\s+reef-guide\.example: 0\.56/.test(doc))).toBe(true);
     // The adapter itself: an observation already counted adds nothing (its marker exists).
     const store = new DynamoSourceReliabilityStore(documentClient, stack.info.tableName, { now: () => new Date() });

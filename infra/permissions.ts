@@ -110,12 +110,11 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       // user's prefix (DeleteObjects by version id needs both:
       // https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html, "Permissions")
       'users/*': ['GetObject', 'DeleteObject', 'DeleteObjectVersion'],
-      // No Knowledge_staging/ or diary/ grant: a staged document and a diary entry are their DynamoDB records since issue 19.
+      // No Knowledge_staging/, diary/ or summaries/ grant: a staged document, a diary entry and a summary pair are their DynamoDB records since issue 19.
       // DeleteObject: the nightly fact hygiene removes facts pruned past their recovery window
       'users/*/Knowledge/*': ['PutObject', 'DeleteObject'],
       // DeleteObject: a knowledge index version is retired once the next one is current (lib/adapters/knowledge-index.ts)
       'users/*/index/*': ['PutObject', 'DeleteObject'],
-      'users/*/summaries/*': ['PutObject'],
       'users/*/Logs/*': ['PutObject'],
       'users/*/episodes/*': ['PutObject'],
       'rejected/*': ['PutObject'],

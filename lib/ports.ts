@@ -350,7 +350,7 @@ export interface ActivityIndex {
 export interface SleepTimeLogStore {
   exists(userId: string, runId: string): Promise<boolean>;
   /** Record a run (the record is its commit marker), with an optional markdown document for people. */
-  put(run: SleepTimeRun, document?: string): Promise<void>;
+  put(run: SleepTimeRun): Promise<void>;
   /** Runs of one kind whose start lies in [fromIso, toIso], oldest first. */
   list(userId: string, kind: SleepTimeRun['kind'], fromIso: string, toIso: string): Promise<SleepTimeRun[]>;
   latest(userId: string, kind: SleepTimeRun['kind']): Promise<SleepTimeRun | null>;

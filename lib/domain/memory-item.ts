@@ -273,6 +273,8 @@ export interface SummaryRecordView {
   resurrections?: number;
   /** Times it was returned while deleted (never, if deletion holds). */
   resurrectionsWhileDeleted?: number;
+  /** The pair's markdown document (both turns, front matter), rendered from the record (issue 19: not an S3 object). */
+  markdown?: string;
 }
 
 export interface SummaryEdit {

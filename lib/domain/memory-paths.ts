@@ -39,7 +39,6 @@ export const batchLogPrefix = (userId: string): string => `${userPrefix(userId)}
 export const batchLogKey = (userId: string, batchId: string): string => `${batchLogPrefix(userId)}${batchId}.json`;
 export const batchFailurePrefix = (userId: string): string => `${batchLogPrefix(userId)}failed/`;
 export const batchFailureKey = (userId: string, batchId: string): string => `${batchFailurePrefix(userId)}${batchId}.json`;
-export const runLogKey = (userId: string, runId: string, ext: 'json' | 'md'): string => `${userPrefix(userId)}Logs/sleep-time/${runId}.${ext}`;
 export const modelOutputKey = (userId: string, batchId: string): string => `${batchLogPrefix(userId)}${batchId}.model-output.json`;
 /** S3: large events parked by the publisher (claim checks), every user's under it. */
 export const claimsRoot = 'claims/';

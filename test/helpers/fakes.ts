@@ -627,13 +627,11 @@ export class MemorySettings implements UserSettingsStore {
 
 export class MemorySleepTimeLog implements SleepTimeLogStore {
   readonly runs: SleepTimeRun[] = [];
-  readonly documents = new Map<string, string>();
   async exists(userId: string, runId: string) {
     return this.runs.some((r) => r.userId === userId && r.runId === runId);
   }
-  async put(run: SleepTimeRun, document?: string) {
+  async put(run: SleepTimeRun) {
     this.runs.push(structuredClone(run));
-    if (document) this.documents.set(`${run.userId}/${run.runId}`, document);
   }
   async list(userId: string, kind: SleepTimeRun['kind'], fromIso: string, toIso: string) {
     return this.runs.filter((r) => r.userId === userId && r.kind === kind && r.startedAt >= fromIso && r.startedAt <= toIso).sort((a, b) => a.startedAt.localeCompare(b.startedAt));

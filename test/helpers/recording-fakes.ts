@@ -24,7 +24,6 @@ import {
   modelOutputKey,
   rejectedEventKey,
   rejectedPrefix,
-  runLogKey,
   stagingPrefix,
   turnDocKey,
   userPrefix,
@@ -359,9 +358,9 @@ export class RecordingSummaryStore extends MemorySummaryStore {
     super();
   }
   override async write(pair: SummaryPair) {
-    this.log.add('summaries', pair.userId, pair.document.key);
-    const { document, ...record } = pair;
-    this.log.addItem('summaries', pair.userId, ddbKey(pair.userId, keys.summarySk(pair.id)), { ...record, documentKey: document.key });
+    // The record only (issue 19): the pair's document is rendered from it, not an S3 object.
+    const { document: _rendered, ...record } = pair;
+    this.log.addItem('summaries', pair.userId, ddbKey(pair.userId, keys.summarySk(pair.id)), record);
     return super.write(pair);
   }
   override async edit(userId: string, id: string, edit: { text: string; by: string; at: string; reason?: string | undefined }) {
@@ -374,8 +373,6 @@ export class RecordingSummaryStore extends MemorySummaryStore {
   }
   override async softDelete(userId: string, id: string) {
     this.log.add('summaries.softDelete', userId, ddbKey(userId, keys.summarySk(id)));
-    const pair = this.pairs.get(`${userId}/${id}`);
-    if (pair) this.log.add('summaries.softDelete', userId, pair.document.key);
     return super.softDelete(userId, id);
   }
 }
@@ -384,10 +381,9 @@ export class RecordingSleepTimeLog extends MemorySleepTimeLog {
   constructor(private readonly log: WriteLog) {
     super();
   }
-  override async put(run: SleepTimeRun, document?: string) {
-    if (document) this.log.add('runs', run.userId, runLogKey(run.userId, run.runId, 'md'));
+  override async put(run: SleepTimeRun) {
     this.log.addItem('runs', run.userId, ddbKey(run.userId, keys.runSk(run.kind, run.startedAt, run.runId)), { run });
-    return super.put(run, document);
+    return super.put(run);
   }
 }
 

@@ -192,7 +192,7 @@ function loadStaged() {
           el('div', { class: 'path', text: str(it.path) }),
           el('div', { class: 'text', text: clip(it.text, 300), title: str(it.text) }),
           el('div', { class: 'meta', text: `promotion count ${num(it.promotionCount)} / ${num(it.promotionsNeeded)} · confidence ${num(it.confidence, 2)} · turns ${turns(it.sourceTurns)}` }),
-          el('details', {}, [
+          el('details', { class: 'history' }, [
             el('summary', { text: `gate history (${history.length})` }),
             el(
               'ol',

@@ -16,7 +16,7 @@
  * Pure: the caller stores what these return. Facts a person stated through the API are
  * memory items, not Knowledge documents, and are never touched here.
  */
-import { DAY_MS, DECAY_WRITE_STEP, decayed, PRUNE_BELOW, pastRecovery, RECOVERY_DAYS } from './confidence-decay.js';
+import { DECAY_WRITE_STEP, decayed, PRUNE_BELOW, pastRecovery, RECOVERY_DAYS } from './confidence-decay.js';
 import type { KnowledgeDoc } from './knowledge.js';
 import type { GraphLogEntry } from './relation-graph.js';
 
@@ -66,17 +66,8 @@ export function factHygiene(docs: readonly KnowledgeDoc[], now: Date): FactHygie
 }
 
 /**
- * A sighting this soon after the recorded verification of a fact that has not decayed is not
- * written: the decay it would postpone is at most 1 − 0.5^(4/60) ≈ 4.5 % of the confidence
- * (≤ 0.043 at the highest, 0.95), under DECAY_WRITE_STEP, what decay itself lets readers lag.
- */
-export const VERIFY_WRITE_DAYS = 4;
-
-/**
  * Facts seen again at `at` (path → when and by what): confidence back to its base, verified
- * then, un-pruned. Only a newer sighting counts (a replayed older batch changes nothing), and
- * of a fact still at its verified confidence only one VERIFY_WRITE_DAYS or more after its
- * recorded verification.
+ * then, un-pruned. Only a newer sighting counts (a replayed older batch changes nothing).
  * Returns the docs (all, in order), and the paths that changed; a pruned fact's return is logged.
  */
 export function verifyFacts(
@@ -87,12 +78,7 @@ export function verifyFacts(
   const log: GraphLogEntry[] = [];
   const out = docs.map((d) => {
     const s = seen.get(d.id);
-    const gap = s ? Date.parse(s.at) - Date.parse(verifiedAtOf(d)) : Number.NaN;
-    if (!s || !(gap > 0)) return d;
-    // A fact at its verified confidence seen again within VERIFY_WRITE_DAYS of its recorded
-    // verification is left as it is: the decay it starts later moves less than DECAY_WRITE_STEP,
-    // and each such write rewrote the user's knowledge index snapshot (an S3 PUT; issue 19).
-    if (!d.prunedAt && d.confidence === baseOf(d) && gap < VERIFY_WRITE_DAYS * DAY_MS) return d;
+    if (!s || !(Date.parse(s.at) > Date.parse(verifiedAtOf(d)))) return d;
     verified.push(d.id);
     const { prunedAt, ...rest } = d;
     if (prunedAt) log.push({ at: s.at, action: 'restore', fact: d.id, detail: `seen again by ${s.by}` });

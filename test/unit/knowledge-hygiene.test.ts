@@ -99,10 +99,6 @@ describe('fact hygiene (req R-GRAPH)', () => {
     expect(out.docs[1]).toMatchObject({ confidence: 0.8, verifiedAt: later });
     expect(out.docs[1]?.prunedAt).toBeUndefined();
     expect(out.log).toEqual([{ at: later, action: 'restore', fact: 'Facts/b.md', detail: 'seen again by batch batch-1-10' }]);
-    // A fact at its verified confidence seen again within 4 days of its verification is left as it is (issue 19); 4 days on, verified.
-    const fresh = [fact('Facts/c.md', 0.8, { verifiedAt: later })];
-    expect(verifyFacts(fresh, new Map([['Facts/c.md', { at: day(163).toISOString(), by: 'soon' }]])).verified).toEqual([]);
-    expect(verifyFacts(fresh, new Map([['Facts/c.md', { at: day(164).toISOString(), by: 'later' }]])).docs[0]).toMatchObject({ verifiedAt: day(164).toISOString() });
     // A replayed, older sighting (before promotion) verifies nothing.
     expect(verifyFacts(docs, new Map([['Facts/a.md', { at: '2025-12-01T00:00:00Z', by: 'old' }]])).verified).toEqual([]);
     // And a sweep right after the sighting leaves the fact alone.

@@ -121,8 +121,9 @@ const STAGED_META_ORDER = ['kind', 'title', 'category', 'staged_at', 'batch_id',
 
 /**
  * The staged document with its current promotion count, rendered from its record (the review
- * list serves it; no S3 object since issue 19). A DynamoDB map keeps no key order, so the
- * front matter is put back in staging's order.
+ * list serves it; no S3 object since issue 19). A DynamoDB map is an unordered collection of
+ * name-value pairs (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes.Document.Map),
+ * so the front matter is put back in staging's order.
  */
 export function restagedMarkdown(record: StagedRecord): string {
   const meta: Record<string, unknown> = { ...record.meta, promotion_count: record.promotedBy.length, promoted_by: record.promotedBy };

@@ -18,8 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { TurnSaved } from '../events/turn-saved.js';
 import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
-import { getText } from '../lib/adapters/s3-objects.js';
-import { keys, userPrefix } from '../lib/domain/memory-paths.js';
+import { keys } from '../lib/domain/memory-paths.js';
 import { batchLogOf } from '../lib/adapters/batch-log-store.js';
 import { queryAll } from '../lib/adapters/dynamo-query.js';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -29,6 +28,7 @@ import type { Invocation } from '../infra/local/event-source.js';
 import { addLedger, type LedgerEntry, ledgerDelta, requestLedger } from '../infra/local/request-ledger.js';
 import { DocumentIndex } from '../lib/domain/knowledge-search.js';
 import type { BatchLog } from '../lib/domain/batch-log.js';
+import { type DiaryRecord, diaryMarkdown } from '../lib/domain/diary.js';
 import { contentWords, estimateTokens } from '../lib/domain/text.js';
 import { printReport } from './print-report.js';
 
@@ -424,10 +424,22 @@ async function batchLogs(run: Run, userId: string): Promise<BatchLog[]> {
   }
 }
 
-/** The diary's decisions, from the batch logs (counted into `diary`); its entries, from users/{u}/diary/. */
+/** The user's diary records by batch id: an entry is its record since issue 19 (no S3 object). */
+async function diaryRecords(run: Run, userId: string): Promise<Map<string, DiaryRecord>> {
+  const { info } = run.stack;
+  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.dynamodb }));
+  try {
+    const items = await queryAll(ddb, { TableName: info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.diaryPrefix } });
+    return new Map(items.map((i) => [(i.entry as DiaryRecord).id, i.entry as DiaryRecord]));
+  } finally {
+    ddb.destroy();
+  }
+}
+
+/** The diary's decisions, from the batch logs (counted into `diary`); its entries, rendered from their records. */
 async function readDiaryEntries(run: Run, userId: string, diary: Tally['diary']): Promise<DiaryEntry[]> {
-  const bucket = run.stack.info.bucketName;
   const entries: DiaryEntry[] = [];
+  const records = await diaryRecords(run, userId);
   for (const log of await batchLogs(run, userId)) {
     if (!log.diary) continue;
     diary.attempts += 1;
@@ -438,7 +450,8 @@ async function readDiaryEntries(run: Run, userId: string, diary: Tally['diary'])
       continue;
     }
     diary.written += 1;
-    const text = await getText(run.s3, bucket, `${userPrefix(userId)}${log.diary.path}`);
+    const record = records.get(log.batch_id);
+    const text = record ? diaryMarkdown(record) : '';
     entries.push({ turns: new Set(log.turns_reviewed), words: new Set(contentWords(text)) });
   }
   return entries;

@@ -23,7 +23,7 @@ import fc from 'fast-check';
 import type { ConverseRequest, Responder } from '../infra/local/converse-server.js';
 import { answerNameOf, offlineResponder } from '../infra/local/converse-server.js';
 import { createDocumentClient } from '../lib/adapters/aws-clients.js';
-import { getText, listAllKeys } from '../lib/adapters/s3-objects.js';
+import { listAllKeys } from '../lib/adapters/s3-objects.js';
 import { DynamoSleepTimeLogStore } from '../lib/adapters/sleep-time-log-store.js';
 import { claimsPrefix, keys, rejectedPrefix, userPrefix } from '../lib/domain/memory-paths.js';
 import { batchLogOf } from '../lib/adapters/batch-log-store.js';
@@ -313,7 +313,7 @@ export async function runPromptInjection(stack: LocalStack, hostile: InjectionRe
     const handlerErrors = options.handlerErrors.slice(errorsBefore);
     for (const e of handlerErrors) a.failures.push(`a handler crashed: ${e.slice(0, 300)}`);
     const mine = keysAfter.filter((k) => k.startsWith(userPrefix(A)));
-    const logs = await checkAttackerLogs(a, mine);
+    const logs = await checkAttackerLogs(a);
     const summary = await stack.summary();
     if (summary.rejected < 1) a.failures.push('the turn whose attributes outgrow DynamoDB was not rejected at the edge');
     return {
@@ -322,7 +322,7 @@ export async function runPromptInjection(stack: LocalStack, hostile: InjectionRe
       hostileAnswers: { ...hostile.calls },
       modelCalls: stack.emulators.converse.requests.length - modelCallsBefore,
       batches: logs.batches,
-      staged: mine.filter((k) => k.includes('/Knowledge_staging/')).length,
+      staged: logs.staged,
       promoted: mine.filter((k) => k.includes('/Knowledge/') && !k.includes('/Knowledge/Reflections/')).length,
       summaries: logs.summaries,
       nightlyRuns: logs.nightlyRuns,
@@ -437,8 +437,7 @@ async function checkDeadLetters(a: Attack): Promise<Record<string, number>> {
 }
 
 /** The attacker's batch logs (caps held), summaries (within their cap) and sleep-time runs (findings bounded). */
-async function checkAttackerLogs(a: Attack, mine: readonly string[]) {
-  const text = (key: string) => getText(a.s3, a.stack.info.bucketName, key);
+async function checkAttackerLogs(a: Attack) {
   const info = a.stack.info;
   const ddb = createDocumentClient(new DynamoDBClient({ region: info.region, endpoint: info.endpoints.dynamodb, credentials: info.credentials }));
   // The batch logs are in their items (issue 19); one too large for an item is the S3 object the item names.
@@ -451,19 +450,21 @@ async function checkAttackerLogs(a: Attack, mine: readonly string[]) {
     for (const p of capProblems(log)) a.failures.push(`${String(item.sk)}: ${p}`);
   }
   if (batchItems.length === 0) a.failures.push('no batch of the attacker was logged (the attack never reached the reflector)');
-  // A summary pair is one document, its instruction and its answer (issue 19).
-  const summaryKeys = mine.filter((k) => /\/summaries\/[^/]+\.md$/.test(k));
-  for (const key of summaryKeys) {
-    const body = await text(key);
-    if (body.length > MAX_SUMMARY_CHARS + 2_000) a.failures.push(`${key} holds ${body.length} chars, over the summary cap`);
+  // A summary pair is its record, its document rendered from it (issue 19: no S3 object).
+  const summaryItems = await queryAll(ddb, { TableName: info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(ATTACKER), ':p': keys.summaryPrefix } });
+  for (const item of summaryItems) {
+    const body = String(item.text ?? '');
+    if (body.length > MAX_SUMMARY_CHARS) a.failures.push(`${String(item.sk)} holds ${body.length} chars, over the summary cap`);
   }
   // A run's record (findings stored, rejected) lives in the table; its S3 log is the markdown a person reads.
-  const store = new DynamoSleepTimeLogStore(ddb, a.s3, info.tableName, info.bucketName);
+  const store = new DynamoSleepTimeLogStore(ddb, info.tableName);
   const runs = { nightly: await store.list(ATTACKER, 'nightly', '0000', '9999'), weekly: await store.list(ATTACKER, 'weekly', '0000', '9999') };
   for (const run of [...runs.nightly, ...runs.weekly]) {
     if (run.stored.length > 30) a.failures.push(`${run.kind} run ${run.runId}: ${run.stored.length} findings stored`);
   }
-  return { batches, summaries: summaryKeys.length, nightlyRuns: runs.nightly.length, weeklyRuns: runs.weekly.length };
+  // A staged document is its record since issue 19 (no Knowledge_staging/ object): the undecided ones.
+  const stagedItems = await queryAll(ddb, { TableName: info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(ATTACKER), ':p': keys.stagedPrefix } });
+  return { batches, staged: stagedItems.filter((i) => i.status === 'staged').length, summaries: summaryItems.length, nightlyRuns: runs.nightly.length, weeklyRuns: runs.weekly.length };
 }
 
 function firstDifference(a: string, b: string): string {

@@ -110,15 +110,13 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       // user's prefix (DeleteObjects by version id needs both:
       // https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html, "Permissions")
       'users/*': ['GetObject', 'DeleteObject', 'DeleteObjectVersion'],
-      'users/*/Knowledge_staging/*': ['PutObject', 'DeleteObject'],
+      // No Knowledge_staging/, diary/ or summaries/ grant: a staged document, a diary entry and a summary pair are their DynamoDB records since issue 19.
       // DeleteObject: the nightly fact hygiene removes facts pruned past their recovery window
       'users/*/Knowledge/*': ['PutObject', 'DeleteObject'],
       // DeleteObject: a knowledge index version is retired once the next one is current (lib/adapters/knowledge-index.ts)
       'users/*/index/*': ['PutObject', 'DeleteObject'],
-      'users/*/summaries/*': ['PutObject'],
       'users/*/Logs/*': ['PutObject'],
       'users/*/episodes/*': ['PutObject'],
-      'users/*/diary/*': ['PutObject'],
       'rejected/*': ['PutObject'],
       // a forget deletes the user's claim checks too (every version)
       'claims/*': ['DeleteObject', 'DeleteObjectVersion'],
@@ -139,9 +137,8 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     // (a transaction's Put is authorized as dynamodb:PutItem: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html);
     // and the expiry sweep's log, an item since issue 19 (no S3 write left, so no S3 key use).
     dynamodb: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
-    s3: {
-      'users/*/Knowledge_staging/*': ['DeleteObject'],
-    },
+    // No S3 use: the expiry sweep's log is an item, and an expired staged document is its record (issue 19).
+    s3: {},
     listBucket: false,
     sends: ['reflection'],
     consumes: null,
@@ -155,9 +152,8 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       // PutObject anywhere under a user's folder: an import restores every document of theirs
       // (lib/use-cases/user-archive.ts); PutObjectTagging: turn documents go back with their
       // `kind=turn` tag (a PUT that sets tags needs it: https://docs.aws.amazon.com/AmazonS3/latest/userguide/tagging-managing.html).
-      // Before imports: Knowledge/, Knowledge_staging/, index/ and summaries/ only.
+      // Before imports: Knowledge/, index/ and summaries/ only.
       'users/*': ['GetObject', 'PutObject', 'PutObjectTagging'],
-      'users/*/Knowledge_staging/*': ['DeleteObject'],
       // DeleteObject: a knowledge index version is retired once the next one is current (lib/adapters/knowledge-index.ts)
       'users/*/index/*': ['DeleteObject'],
     },

@@ -255,7 +255,6 @@ export interface KnowledgeStore {
   /** Write an agent.event episode's document (idempotent by episode id); returns its key. */
   putEventEpisode(userId: string, episodeId: string, markdown: string): Promise<string>;
   /** Write a diary entry (idempotent by batch); returns its key. */
-  putDiary(userId: string, batchId: string, markdown: string): Promise<string>;
 }
 
 /** A user's own summary settings (lib/domain/user-settings.ts); unset fields follow the stage's. */
@@ -351,7 +350,7 @@ export interface ActivityIndex {
 export interface SleepTimeLogStore {
   exists(userId: string, runId: string): Promise<boolean>;
   /** Record a run (the record is its commit marker), with an optional markdown document for people. */
-  put(run: SleepTimeRun, document?: string): Promise<void>;
+  put(run: SleepTimeRun): Promise<void>;
   /** Runs of one kind whose start lies in [fromIso, toIso], oldest first. */
   list(userId: string, kind: SleepTimeRun['kind'], fromIso: string, toIso: string): Promise<SleepTimeRun[]>;
   latest(userId: string, kind: SleepTimeRun['kind']): Promise<SleepTimeRun | null>;

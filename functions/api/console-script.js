@@ -192,7 +192,7 @@ function loadStaged() {
           el('div', { class: 'path', text: str(it.path) }),
           el('div', { class: 'text', text: clip(it.text, 300), title: str(it.text) }),
           el('div', { class: 'meta', text: `promotion count ${num(it.promotionCount)} / ${num(it.promotionsNeeded)} · confidence ${num(it.confidence, 2)} · turns ${turns(it.sourceTurns)}` }),
-          el('details', {}, [
+          el('details', { class: 'history' }, [
             el('summary', { text: `gate history (${history.length})` }),
             el(
               'ol',
@@ -200,6 +200,7 @@ function loadStaged() {
               history.map((h) => el('li', {}, [el('b', { text: str(h.event) }), ` ${when(h.at)}${h.batchId ? ` · ${str(h.batchId)}` : ''} — ${str(h.detail)}`])),
             ),
           ]),
+          it.markdown ? el('details', { class: 'markdown' }, [el('summary', { text: 'document' }), el('pre', { text: str(it.markdown) })]) : null,
           el('div', { class: 'actions' }, [promote, discard]),
         ]);
       }),

@@ -62,7 +62,7 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
     turns,
     knowledge,
     summaries,
-    runs: new DynamoSleepTimeLogStore(ddb, s3, table, bucket),
+    runs: new DynamoSleepTimeLogStore(ddb, table),
     batchLogs: new S3DynamoBatchLogStore(ddb, s3, table, bucket),
     sources: new DynamoSourceReliabilityStore(ddb, table, clock),
     graph: new DynamoGraphStore(ddb, table),

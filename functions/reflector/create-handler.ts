@@ -119,7 +119,7 @@ function sleepTimeDeps(env: ReflectorEnv, { ddb, s3 }: Clients, { turns, knowled
   return {
     turns,
     knowledge,
-    runs: new DynamoSleepTimeLogStore(ddb, s3, table, bucket),
+    runs: new DynamoSleepTimeLogStore(ddb, table),
     summaries: new DynamoSummarySource(ddb, s3, table, bucket),
     graph,
     items,

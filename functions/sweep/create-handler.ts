@@ -44,7 +44,7 @@ export function createSweepHandler(env: SweepEnv, clients: Pick<AwsClients, 'ddb
   const changes = new DynamoSearchChangeLog(ddb, env.TABLE_NAME);
   const deps: SweepDeps = {
     activity: new DynamoSignalStateStore(ddb, env.TABLE_NAME, clock),
-    runs: new DynamoSleepTimeLogStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME),
+    runs: new DynamoSleepTimeLogStore(ddb, env.TABLE_NAME),
     turns: new S3DynamoTurnStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
     jobs: new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL),
     knowledge: new S3DynamoKnowledgeStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),

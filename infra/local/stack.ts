@@ -447,12 +447,13 @@ async function replayLines(rt: Runtime, lines: readonly string[], { clock = fals
 /** The run's figures, counted from the table, the bucket, the queues and the sources. */
 async function summaryOf(rt: Runtime): Promise<Summary> {
   const listKeys = (prefix: string) => listAllKeys(rt.s3, rt.resources.bucketName, prefix);
-  const [turnItems, signalItems, batchItems, summaryItems, runItems, rejectedKeys, userKeys, dlqDepths] = await Promise.all([
+  const [turnItems, signalItems, batchItems, summaryItems, runItems, stagedItems, rejectedKeys, userKeys, dlqDepths] = await Promise.all([
     scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.turnPrefix }),
     scanAll(rt, 'sk = :s', { ':s': 'SIGNAL' }),
     scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.batchPrefix }),
     scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.summaryPrefix }),
     scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.runsPrefix }),
+    scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.stagedPrefix }),
     listKeys(rejectedPrefix()),
     listKeys(usersRoot),
     Promise.all(Object.values(rt.resources.queues).map((q) => queueDepth(rt.sqs, q.dlqUrl))),
@@ -467,7 +468,8 @@ async function summaryOf(rt: Runtime): Promise<Summary> {
     batches: batchItems.length,
     batchesAborted: batchItems.filter((b) => b.status === 'aborted').length,
     gateRejections: batchItems.reduce((n, b) => n + Number(b.rejections ?? 0), 0),
-    staged: userKeys.filter((k) => k.includes('/Knowledge_staging/')).length,
+    // Staged and undecided: a staged document is its record (issue 19; promotion, discard and expiry settle or delete it).
+    staged: stagedItems.filter((i) => i.status === 'staged').length,
     promoted: userKeys.filter((k) => k.includes('/Knowledge/') && !k.includes('/Knowledge/Reflections/')).length,
     findings: userKeys.filter((k) => k.includes('/Knowledge/Reflections/')).length,
     errors: dlqDepths.reduce((a, b) => a + b, 0),

@@ -1,9 +1,9 @@
 import type { DynamoSearchChangeLog } from './search-index-store.js';
-import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
-import { dayGsiPartitions, diaryKey, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
-import { restagedMarkdown, type StagedRecord } from '../domain/promotion.js';
+import { dayGsiPartitions, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey } from '../domain/memory-paths.js';
+import type { StagedRecord } from '../domain/promotion.js';
 import type { StagedDocument } from '../domain/staging.js';
 import type { KnowledgeEntry, KnowledgeIndexChange, KnowledgeStore, ModelResponse } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
@@ -14,11 +14,15 @@ import { batchGetAll, queryAll } from './dynamo-query.js';
 import { getTextOrNull } from './s3-objects.js';
 
 /**
- * Staging and Knowledge. Staged records live in DynamoDB (`STAGED#{path}`; promotion
- * counts are conditional updates, once per batch) with the markdown in S3 under
- * Knowledge_staging/; promoted documents are markdown under Knowledge/ plus an entry in
- * the user's knowledge index (knowledge-index.ts: versioned, written conditionally, since
- * the reflector and the API write it at once).
+ * Staging and Knowledge. A staged document is its DynamoDB record (`STAGED#{path}`: front
+ * matter `meta` and markdown `body`; promotion counts are conditional updates, once per
+ * batch), its markdown rendered from the record when read (`restagedMarkdown`: the review
+ * list serves it). Until issue 19 it was also an S3 object under Knowledge_staging/, written
+ * when staged and again on each reinforcement, that nothing read: an S3 PUT costs as much as
+ * 8 write units (https://aws.amazon.com/s3/pricing/, https://aws.amazon.com/dynamodb/pricing/on-demand/).
+ * Promoted documents are markdown under Knowledge/ plus an entry in the user's knowledge index
+ * (knowledge-index.ts: versioned, written conditionally, since the reflector and the API
+ * write it at once).
  */
 /**
  * Largest recorded model answer kept as an item: under DynamoDB's 400 KB item limit
@@ -89,7 +93,6 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
   async putStaged(userId: string, docs: readonly StagedDocument[], batchId: string): Promise<string[]> {
     await Promise.all(
       docs.map(async (d) => {
-        await this.putText(`${stagingPrefix(userId)}${d.path}`, d.markdown, 'text/markdown; charset=utf-8');
         const record: StagedRecord = {
           path: d.path,
           kind: d.kind,
@@ -142,12 +145,11 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
     } catch (error) {
       if (!isConditionalCheckFailure(error)) throw error;
       // This batch reinforced it already: a redelivery. The delivery that did may have died
-      // before the file and the change mark below, so they are written again (the same bytes).
+      // before the change mark below, so it is written again.
       const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
       if (!res.Item) throw new Error(`staged record ${path} of ${userId} is gone`);
       record = toRecord(res.Item);
     }
-    if (record.status === 'staged') await this.putText(`${stagingPrefix(userId)}${path}`, restagedMarkdown(record), 'text/markdown; charset=utf-8');
     await this.changes.mark(userId, [`staged:${path}`]);
     return record;
   }
@@ -180,7 +182,6 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
   }
 
   async deleteStaged(userId: string, path: string): Promise<void> {
-    await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: `${stagingPrefix(userId)}${path}` }));
     await this.ddb.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.stagedSk(path) } }));
     await this.changes.mark(userId, [`staged:${path}`]);
   }
@@ -209,7 +210,6 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
         ExpressionAttributeValues: { ':p': 'promoted', ':k': knowledgePath },
       }),
     );
-    await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: `${stagingPrefix(userId)}${record.path}` }));
     await this.changes.mark(userId, [`staged:${record.path}`]);
   }
 
@@ -226,7 +226,6 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
         ExpressionAttributeValues: { ':r': review, ...(discard ? { ':d': 'discarded' } : {}) },
       }),
     );
-    if (discard) await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: `${stagingPrefix(userId)}${path}` }));
     await this.changes.mark(userId, [`staged:${path}`]);
   }
 
@@ -256,12 +255,6 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
       return;
     }
     await this.ddb.send(new PutCommand({ TableName: this.tableName, Item: item }));
-  }
-
-  async putDiary(userId: string, batchId: string, markdown: string): Promise<string> {
-    const key = diaryKey(userId, batchId);
-    await this.putText(key, markdown, 'text/markdown; charset=utf-8');
-    return key;
   }
 
   async putEpisode(userId: string, turnId: number, markdown: string): Promise<string> {

@@ -1,6 +1,5 @@
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dayGsiPartitions, keys, runLogKey } from '../domain/memory-paths.js';
+import { dayGsiPartitions, keys } from '../domain/memory-paths.js';
 import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
 import type { SleepTimeLogStore } from '../ports.js';
 import { queryAll } from './dynamo-query.js';
@@ -8,15 +7,14 @@ import { queryAll } from './dynamo-query.js';
 /**
  * The sleep-time run log: a DynamoDB record per run (`RUN#{kind}#{startedAt}#{id}`, so a user's
  * runs are a range query by time; the write-sharded by-day GSI partitions `RUNS#{day}#{shard}`
- * list every user's runs of a day: `runsOn`), a marker by id, and the run as JSON (plus
- * markdown) in S3.
+ * list every user's runs of a day: `runsOn`) and a marker by id. A weekly run's markdown
+ * document is rendered from its record when read (`weeklyMarkdown`): since issue 19 it is not
+ * an S3 object too (`Logs/sleep-time/{runId}.md`, which nothing read).
  */
 export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
   constructor(
     private readonly ddb: DynamoDBDocumentClient,
-    private readonly s3: S3Client,
     private readonly tableName: string,
-    private readonly bucketName: string,
   ) {}
 
   async exists(userId: string, runId: string): Promise<boolean> {
@@ -25,14 +23,11 @@ export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
   }
 
   /**
-   * The run's record is its DynamoDB item (req R-SLP-7's run log is a table); a weekly run's
-   * reflection is also a markdown document for people. No JSON copy in S3: nothing read it,
-   * and it was an S3 PUT per run (issue 19).
+   * The run's record is its DynamoDB item (req R-SLP-7's run log is a table), which holds a
+   * weekly run's reflection too. No copy in S3, JSON or markdown: nothing read them, and each
+   * was an S3 PUT per run (issue 19).
    */
-  async put(run: SleepTimeRun, document?: string): Promise<void> {
-    if (document) {
-      await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: runLogKey(run.userId, run.runId, 'md'), Body: document, ContentType: 'text/markdown; charset=utf-8' }));
-    }
+  async put(run: SleepTimeRun): Promise<void> {
     const pk = keys.userPk(run.userId);
     await this.ddb.send(
       new PutCommand({

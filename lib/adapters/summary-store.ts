@@ -12,12 +12,14 @@ import { batchGetAll, queryAll } from './dynamo-query.js';
 import { getText } from './s3-objects.js';
 
 /**
- * Summary turn pairs: one markdown document in S3 holding both turns
- * (`users/{u}/summaries/{id}.md`, lib/domain/summary.ts `summaryDocument`) and one record in
- * DynamoDB (`SUMMARY#{id}`), written last as the commit marker. The record holds every field
- * of the document, so an edit or a deletion renders the document again from it, unread.
- * Pairs written before issue 19 have two documents (`…/{id}/system.md`, `assistant.md`,
- * named by the record's `systemKey` and `assistantKey`): those are rewritten in place.
+ * Summary turn pairs: one record in DynamoDB (`SUMMARY#{id}`) holding both turns and every
+ * field of the pair's markdown document (lib/domain/summary.ts `summaryDocument`), which is
+ * rendered from it when read (the list serves it as `markdown`). Since issue 19 the document
+ * is not an S3 object too: the record already held all it says, nothing read it, and an S3
+ * PUT costs as much as 8 write units (https://aws.amazon.com/s3/pricing/,
+ * https://aws.amazon.com/dynamodb/pricing/on-demand/). Pairs written before have their
+ * documents in S3, named by the record (`documentKey`; before that `systemKey` and
+ * `assistantKey`): an edit or a deletion rewrites those in place.
  */
 export class S3DynamoSummaryStore implements SummaryStore {
   constructor(
@@ -37,14 +39,12 @@ export class S3DynamoSummaryStore implements SummaryStore {
   }
 
   async write(pair: SummaryPair): Promise<void> {
-    await this.putDocument(pair.document.key, pair.document.markdown);
-    const { document, ...record } = pair;
+    const { document: _rendered, ...record } = pair;
     await putOnce(this.ddb, this.tableName, {
       pk: keys.userPk(pair.userId),
       sk: keys.summarySk(pair.id),
       type: 'summary',
       ...record,
-      documentKey: document.key,
     });
     await this.changes.mark(pair.userId, [`summary:${pair.id}`]);
   }
@@ -181,6 +181,7 @@ const recordOf = (userId: string, i: Record<string, unknown>, edited: number): S
 });
 
 const toView = (userId: string, i: Record<string, unknown>): SummaryRecordView => ({
+  ...(i.prompt !== undefined ? { markdown: summaryDocument(recordOf(userId, i, (i.edits as unknown[] | undefined)?.length ?? 0)) } : {}),
   userId,
   id: String(i.id),
   kind: String(i.kind ?? ''),

@@ -12,6 +12,12 @@ export const HALF_LIFE_DAYS = 60;
 export const PRUNE_BELOW = 0.2;
 export const RECOVERY_DAYS = 30;
 export const DAY_MS = 86_400_000;
+/**
+ * Decay is written when it has moved the stored confidence this much: often enough for
+ * readers and the garbage threshold, at most about twenty writes in an entry's life (tier
+ * entries, Knowledge facts; the graph's edges compute theirs when read).
+ */
+export const DECAY_WRITE_STEP = 0.05;
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 

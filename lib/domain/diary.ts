@@ -77,20 +77,26 @@ export function decideDiaryEntry(input: DiaryInput): DiaryDecision {
   return write ? { write, criteria } : { write, criteria, reason: 'no impact, nothing reusable, no lesson and no user signal in this batch' };
 }
 
-/** The entry (`users/{u}/diary/{batchId}.md`): why it was written, and what the batch learned. */
-export function diaryEntry(input: DiaryInput, decision: DiaryDecision): string {
-  const met = DIARY_CRITERIA.filter((c) => decision.criteria[c].length > 0);
+/** An entry's path among the user's memory (`memory.retrieve`, the batch log): `diary/{batchId}.md`. */
+export const diaryPath = (batchId: string): string => `diary/${batchId}.md`;
+
+/**
+ * The entry as markdown (path `diary/{batchId}.md`): front matter and its body, rendered from
+ * the record, which holds both (`text` is the body). Since issue 19 it is not stored as an S3
+ * object too: the record is the entry, this its rendering for people (the diary list serves it).
+ */
+export function diaryMarkdown(r: DiaryRecord): string {
   const meta = {
     kind: 'diary',
-    entry_type: input.reflection ? 'reflection' : 'observation',
-    batch_id: input.batchId,
-    trigger: input.trigger,
-    turns: input.turns.map((t) => t.turnId),
-    criteria: met,
-    ...(input.reflection ? { confidence: input.reflection.confidence } : {}),
-    ...(input.assessment ? { assessment: input.assessment } : {}),
+    entry_type: r.type,
+    batch_id: r.id,
+    trigger: r.trigger,
+    turns: r.turns,
+    criteria: DIARY_CRITERIA.filter((c) => r.criteria[c].length > 0),
+    ...(r.reflection ? { confidence: r.reflection.confidence } : {}),
+    ...(r.emotion ? { assessment: r.emotion } : {}),
   };
-  return renderFrontMatter(meta, diaryBody(input, decision));
+  return renderFrontMatter(meta, r.text);
 }
 
 /** The entry's markdown body: the reflection, the criteria met and their evidence, what was learned, what stays open. */

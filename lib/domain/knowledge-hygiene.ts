@@ -7,7 +7,8 @@
  *   finds already in Knowledge, or a nightly finding "already known". Its confidence goes
  *   back to what it was when last verified, at the time of the turns that saw it (input
  *   times, so replays agree); a pruned fact seen again comes back;
- * - the nightly sweep decays what stayed unverified past DECAY_AFTER_DAYS, prunes it below
+ * - the nightly sweep decays what stayed unverified past DECAY_AFTER_DAYS (writing the
+ *   confidence when it has fallen DECAY_WRITE_STEP below the stored one), prunes it below
  *   PRUNE_BELOW (hidden from search and retrieve, still in the index and on S3, restorable
  *   through the API), and removes it when it stayed pruned past RECOVERY_DAYS;
  * - every change is logged with its reason in the user's hygiene log (the graph's).
@@ -15,7 +16,7 @@
  * Pure: the caller stores what these return. Facts a person stated through the API are
  * memory items, not Knowledge documents, and are never touched here.
  */
-import { decayed, PRUNE_BELOW, pastRecovery, RECOVERY_DAYS } from './confidence-decay.js';
+import { DECAY_WRITE_STEP, decayed, PRUNE_BELOW, pastRecovery, RECOVERY_DAYS } from './confidence-decay.js';
 import type { KnowledgeDoc } from './knowledge.js';
 import type { GraphLogEntry } from './relation-graph.js';
 
@@ -45,7 +46,10 @@ export function factHygiene(docs: readonly KnowledgeDoc[], now: Date): FactHygie
       continue;
     }
     const confidence = decayed(baseOf(d), verifiedAtOf(d), now);
-    if (confidence === d.confidence) {
+    // Decay is written in steps of DECAY_WRITE_STEP (as the tier entries'), not each 0.01 it
+    // moves: every such write rewrote the user's whole index snapshot (an S3 PUT), logged an
+    // entry and marked the fact for the search index, night after night (issue 19).
+    if (confidence >= PRUNE_BELOW && d.confidence - confidence < DECAY_WRITE_STEP) {
       kept.push(d);
       continue;
     }

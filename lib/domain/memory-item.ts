@@ -12,7 +12,7 @@
 import * as z from 'zod';
 import { MAX_ATTRIBUTE_BYTES, utf8Bytes } from '../../events/common.js';
 import { type EpisodeSummary, type EventEpisode, eventEpisodeText } from './episodes.js';
-import { type DiaryRecord, diaryVisible } from './diary.js';
+import { type DiaryRecord, diaryPath, diaryVisible } from './diary.js';
 import type { KnowledgeDoc } from './knowledge.js';
 import type { StagedRecord } from './promotion.js';
 
@@ -282,6 +282,8 @@ export interface SummaryRecordView {
   resurrections?: number;
   /** Times it was returned while deleted (never, if deletion holds). */
   resurrectionsWhileDeleted?: number;
+  /** The pair's markdown document (both turns, front matter), rendered from the record (issue 19: not an S3 object). */
+  markdown?: string;
 }
 
 export interface SummaryEdit {
@@ -346,7 +348,7 @@ export function diaryItem(r: DiaryRecord): MemoryItem {
     id: `diary:${r.id}`,
     kind: 'diary',
     userId: r.userId,
-    path: `diary/${r.id}.md`,
+    path: diaryPath(r.id),
     title: r.reflection ? `reflection after ${r.trigger}: ${r.reflection.insight.slice(0, 80)}` : `diary ${r.id}`,
     text: r.text,
     primaryTopic: 'diary',

@@ -28,8 +28,6 @@ export const knowledgeIndexKey = (userId: string, version: number, contentHash: 
 export const searchSegmentKey = (userId: string, version: number, writer: string): string => `${searchSegmentsPrefix(userId)}${pad(version)}-${writer}.seg`;
 /** Every segment object of an owner's search index (and its parts). */
 export const searchSegmentsPrefix = (userId: string): string => `${userPrefix(userId)}${searchSegmentsFolder}`;
-/** A selective-diary entry (req R-DIARY), one per batch that met the impact criteria. */
-export const diaryKey = (userId: string, batchId: string): string => `${userPrefix(userId)}diary/${batchId}.md`;
 /** An episode's document (req R-EPI), written by the reflection that reviewed its turn. */
 export const episodeKey = (userId: string, turnId: number): string => `${userPrefix(userId)}episodes/${pad(turnId)}.md`;
 /** An agent.event's episode (its id starts `ev-`, so it never meets a turn's). */
@@ -41,7 +39,6 @@ export const batchLogPrefix = (userId: string): string => `${userPrefix(userId)}
 export const batchLogKey = (userId: string, batchId: string): string => `${batchLogPrefix(userId)}${batchId}.json`;
 export const batchFailurePrefix = (userId: string): string => `${batchLogPrefix(userId)}failed/`;
 export const batchFailureKey = (userId: string, batchId: string): string => `${batchFailurePrefix(userId)}${batchId}.json`;
-export const runLogKey = (userId: string, runId: string, ext: 'json' | 'md'): string => `${userPrefix(userId)}Logs/sleep-time/${runId}.${ext}`;
 export const modelOutputKey = (userId: string, batchId: string): string => `${batchLogPrefix(userId)}${batchId}.model-output.json`;
 /** S3: large events parked by the publisher (claim checks), every user's under it. */
 export const claimsRoot = 'claims/';

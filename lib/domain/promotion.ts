@@ -116,7 +116,18 @@ export function promotedDocument(record: StagedRecord, knowledgePath: string, pr
   };
 }
 
-/** The staged file re-rendered with its current promotion count (for people reading the bucket). */
+/** The staged document's front matter keys in the order staging writes them (stagedDocuments); the rest follow by name. */
+const STAGED_META_ORDER = ['kind', 'title', 'category', 'staged_at', 'batch_id', 'promotion_count', 'source_turns', 'confidence'];
+
+/**
+ * The staged document with its current promotion count, rendered from its record (the review
+ * list serves it; no S3 object since issue 19). A DynamoDB map is an unordered collection of
+ * name-value pairs (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes.Document.Map),
+ * so the front matter is put back in staging's order.
+ */
 export function restagedMarkdown(record: StagedRecord): string {
-  return renderFrontMatter({ ...record.meta, promotion_count: record.promotedBy.length, promoted_by: record.promotedBy }, record.body);
+  const meta: Record<string, unknown> = { ...record.meta, promotion_count: record.promotedBy.length, promoted_by: record.promotedBy };
+  const rank = (k: string) => (STAGED_META_ORDER.includes(k) ? STAGED_META_ORDER.indexOf(k) : STAGED_META_ORDER.length);
+  const keys = Object.keys(meta).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  return renderFrontMatter(Object.fromEntries(keys.map((k) => [k, meta[k]])), record.body);
 }

@@ -43,7 +43,7 @@ export interface SummaryPair {
   inputTokens: number;
   outputTokens: number;
   deleted: boolean;
-  /** The pair's one document: `users/{u}/summaries/{id}.md`. */
+  /** The pair's one document, rendered from its record (`key` is where pairs written before issue 19 kept it in S3; since then it is not stored). */
   document: { key: string; markdown: string };
 }
 

@@ -19,7 +19,7 @@
  * Confidence is computed from the last sighting and `now`, never from an earlier sweep's
  * result: every decision is deterministic in the entry and `now`, so a rerun decides the same.
  */
-import { type DecayPolicy, decayed, SLOW_DECAY } from './confidence-decay.js';
+import { type DecayPolicy, DECAY_WRITE_STEP, decayed, SLOW_DECAY } from './confidence-decay.js';
 import type { MemoryItem, Tier } from './memory-item.js';
 import { type AuditEntry, promoteTier } from './memory-tiers.js';
 
@@ -51,11 +51,6 @@ export function seenInUse(item: MemoryItem, now: Date): MemoryItem {
   return { ...item, seen: { ...sightingsOf(item), at: now.toISOString(), confidence: item.confidence } };
 }
 
-/**
- * Decay is written when it has moved the stored confidence this much: often enough for
- * readers and the garbage threshold, at most about twenty writes in an entry's life.
- */
-export const DECAY_WRITE_STEP = 0.05;
 
 /** What the policy does to an entry: the entry as it becomes, and its audit entry's what and why. */
 export interface TierDecision {

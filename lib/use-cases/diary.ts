@@ -5,7 +5,7 @@
  * rejected or drops one they wrote (req R-DIARY-4: "manual diary commands always create
  * entries"). Either is audited and reaches search (content type `diary`).
  */
-import { type DiaryRecord, diaryVisible } from '../domain/diary.js';
+import { type DiaryRecord, diaryMarkdown, diaryVisible } from '../domain/diary.js';
 import type { Clock, DiaryStore } from '../ports.js';
 import { MemoryApiError, pageCursor, pageToken } from './memory-api.js';
 
@@ -14,9 +14,10 @@ export interface DiaryDeps {
   clock: Clock;
 }
 
-export type DiaryEntryView = DiaryRecord & { visible: boolean };
+/** An entry as the API shows it: its record, whether it is visible, and its markdown (rendered from the record). */
+export type DiaryEntryView = DiaryRecord & { visible: boolean; markdown: string };
 
-const view = (r: DiaryRecord): DiaryEntryView => ({ ...r, visible: diaryVisible(r) });
+const view = (r: DiaryRecord): DiaryEntryView => ({ ...r, visible: diaryVisible(r), markdown: diaryMarkdown(r) });
 
 /** A page of the user's entries, newest first: the visible ones, or (`include: 'all'`) every attempt. */
 export async function listDiary(

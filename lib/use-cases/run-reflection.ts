@@ -23,7 +23,7 @@ import { completeBatch, parseSignalState } from '../domain/signal-accumulator.js
 import { domainsRead, stagedDocuments } from '../domain/staging.js';
 import { reliabilityOf } from '../domain/source-reliability.js';
 import { episodeDocument } from '../domain/episodes.js';
-import { type DiaryInput, decideDiaryEntry, diaryEntry, diaryRecord, diaryVisible } from '../domain/diary.js';
+import { type DiaryInput, decideDiaryEntry, diaryPath, diaryRecord, diaryVisible } from '../domain/diary.js';
 import { verifySeenFacts } from './knowledge-hygiene.js';
 import { callWithBudgetRetry, costOf, unusableStop } from './model-call.js';
 import { recordRelations } from './relation-graph.js';
@@ -353,10 +353,8 @@ function diaryInput(job: Job, input: BatchInput, parsed: Parsed | null, gated: G
 async function writeDiary(job: Job, input: DiaryInput, at: string, deps: ReflectionDeps): Promise<NonNullable<BatchLog['diary']>> {
   const decision = decideDiaryEntry(input);
   await deps.diary.put(diaryRecord(job.userId, input, decision, at));
-  if (decision.write) {
-    const key = await deps.knowledge.putDiary(job.userId, job.jobId, diaryEntry(input, decision));
-    return { written: true, path: key.slice(userPrefix(job.userId).length), criteria: decision.criteria };
-  }
+  // The record is the entry (its markdown is rendered from it when read: diaryMarkdown), no S3 object since issue 19.
+  if (decision.write) return { written: true, path: diaryPath(job.jobId), criteria: decision.criteria };
   deps.log.info('diary entry not written', { userId: job.userId, batchId: job.jobId, reason: decision.reason });
   return { written: false, criteria: decision.criteria, ...(decision.reason ? { reason: decision.reason } : {}) };
 }

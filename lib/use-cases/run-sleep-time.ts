@@ -340,7 +340,6 @@ export async function runWeekly(job: Job, deps: SleepTimeDeps): Promise<SleepTim
   ];
   run.summariesReviewed = week.length;
   run.sessionsReviewed = new Set(summaries.map((s) => s.id)).size;
-  let document: string | undefined;
   const days = conversationDays(week);
   if (week.length > 0 && days < deps.config.weeklyMinDays) {
     run.skipped = `the week's conversation fell on ${days} day${days === 1 ? '' : 's'} (weeklyMinDays ${deps.config.weeklyMinDays}): its nightly run has reflected on it`;
@@ -366,34 +365,13 @@ export async function runWeekly(job: Job, deps: SleepTimeDeps): Promise<SleepTim
         weekly_pattern: parsed.data.weekly_patterns.length,
         unresolved: parsed.data.unresolved_arcs.length,
       };
-      document = weeklyDocument(job, parsed.data);
     } else run.errors.push(r.unusable ?? 'unusable output');
   }
   run.durationMs = deps.clock.now().getTime() - started.getTime();
   await recordCost(job, run, deps);
-  await deps.runs.put(run, document);
+  await deps.runs.put(run);
   deps.log.info('weekly reflection', { userId: job.userId, runId: run.runId, summaries: run.summariesReviewed, stopReasons: run.stopReasons, ...(run.skipped ? { skipped: run.skipped } : {}) });
   return { status: 'completed', run };
-}
-
-function weeklyDocument(job: Job, w: z.infer<typeof WeeklyOutputSchema>): string {
-  const list = (items: string[]) => (items.length > 0 ? items.map((i) => `- ${i}`).join('\n') : '- (none)');
-  return [
-    `# Weekly reflection — week to ${job.requestedAt.slice(0, 10)}`,
-    '',
-    '## Trajectory',
-    w.trajectory || '(none)',
-    '',
-    '## Topic drift',
-    list(w.topic_drift.map((d) => `${d.topic}: ${d.status}`)),
-    '',
-    '## Weekly patterns',
-    list(w.weekly_patterns),
-    '',
-    '## Unresolved arcs',
-    list(w.unresolved_arcs),
-    '',
-  ].join('\n');
 }
 
 function safeJson(text: string): unknown {

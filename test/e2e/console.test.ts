@@ -87,8 +87,11 @@ describe('the review console', () => {
     const item = page.locator('#staged .staged-item').first();
     const path = await item.getAttribute('data-path');
     expect(path).toMatch(/^Knowledge_staging\//);
-    await item.locator('details summary').click();
-    await expect.poll(() => item.locator('details li').count()).toBeGreaterThan(0);
+    await item.locator('details.history summary').click();
+    await expect.poll(() => item.locator('details.history li').count()).toBeGreaterThan(0);
+    // Its markdown document, rendered from the staged record (issue 19: no S3 object).
+    await item.locator('details.markdown summary').click();
+    expect(await item.locator('details.markdown pre').textContent()).toMatch(/^---\nkind: /);
     await item.locator('button.promote').click();
     await expect.poll(() => page.locator('#status').textContent()).toContain('promoted');
     await expect.poll(() => page.locator(`#staged .staged-item[data-path="${path}"]`).count()).toBe(0);

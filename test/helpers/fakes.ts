@@ -15,7 +15,7 @@ import { addObservation, emptyStats, type SourceObservation, type SourceStats } 
 import type { Edge, Entity, GraphLogEntry } from '../../lib/domain/relation-graph.js';
 import { turnIndexEntry } from '../../lib/domain/turn-document.js';
 import type { SearchSegment } from '../../lib/domain/search-segment.js';
-import { batchFailureKey, batchLogKey, diaryKey, episodeKey, eventEpisodeKey, keys } from '../../lib/domain/memory-paths.js';
+import { batchFailureKey, batchLogKey, episodeKey, eventEpisodeKey, keys } from '../../lib/domain/memory-paths.js';
 import type { IdleCheck } from '../../events/idle-check.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
@@ -314,12 +314,6 @@ export class MemoryKnowledgeStore implements KnowledgeStore {
   }
   async putModelOutput(userId: string, batchId: string, r: ModelResponse) {
     this.outputs.set(`${userId}/${batchId}`, r);
-  }
-  readonly diary = new Map<string, string>();
-  async putDiary(userId: string, batchId: string, markdown: string) {
-    const key = diaryKey(userId, batchId);
-    this.diary.set(key, markdown);
-    return key;
   }
   readonly episodes = new Map<string, string>();
   async putEpisode(userId: string, turnId: number, markdown: string) {
@@ -633,13 +627,11 @@ export class MemorySettings implements UserSettingsStore {
 
 export class MemorySleepTimeLog implements SleepTimeLogStore {
   readonly runs: SleepTimeRun[] = [];
-  readonly documents = new Map<string, string>();
   async exists(userId: string, runId: string) {
     return this.runs.some((r) => r.userId === userId && r.runId === runId);
   }
-  async put(run: SleepTimeRun, document?: string) {
+  async put(run: SleepTimeRun) {
     this.runs.push(structuredClone(run));
-    if (document) this.documents.set(`${run.userId}/${run.runId}`, document);
   }
   async list(userId: string, kind: SleepTimeRun['kind'], fromIso: string, toIso: string) {
     return this.runs.filter((r) => r.userId === userId && r.kind === kind && r.startedAt >= fromIso && r.startedAt <= toIso).sort((a, b) => a.startedAt.localeCompare(b.startedAt));

@@ -17,7 +17,6 @@ import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import { episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../../lib/domain/memory-item.js';
 import {
   batchFailureKey,
-  diaryKey,
   episodeKey,
   eventEpisodeKey,
   keys,
@@ -25,7 +24,6 @@ import {
   modelOutputKey,
   rejectedEventKey,
   rejectedPrefix,
-  runLogKey,
   stagingPrefix,
   turnDocKey,
   userPrefix,
@@ -320,10 +318,6 @@ export class RecordingKnowledgeStore extends MemoryKnowledgeStore {
     this.log.add('knowledge.putModelOutput', userId, modelOutputKey(userId, batchId));
     return super.putModelOutput(userId, batchId, r);
   }
-  override async putDiary(userId: string, batchId: string, markdown: string) {
-    this.log.add('knowledge.putDiary', userId, diaryKey(userId, batchId));
-    return super.putDiary(userId, batchId, markdown);
-  }
   override async putEpisode(userId: string, turnId: number, markdown: string) {
     this.log.add('knowledge.putEpisode', userId, episodeKey(userId, turnId));
     return super.putEpisode(userId, turnId, markdown);
@@ -364,9 +358,9 @@ export class RecordingSummaryStore extends MemorySummaryStore {
     super();
   }
   override async write(pair: SummaryPair) {
-    this.log.add('summaries', pair.userId, pair.document.key);
-    const { document, ...record } = pair;
-    this.log.addItem('summaries', pair.userId, ddbKey(pair.userId, keys.summarySk(pair.id)), { ...record, documentKey: document.key });
+    // The record only (issue 19): the pair's document is rendered from it, not an S3 object.
+    const { document: _rendered, ...record } = pair;
+    this.log.addItem('summaries', pair.userId, ddbKey(pair.userId, keys.summarySk(pair.id)), record);
     return super.write(pair);
   }
   override async edit(userId: string, id: string, edit: { text: string; by: string; at: string; reason?: string | undefined }) {
@@ -379,8 +373,6 @@ export class RecordingSummaryStore extends MemorySummaryStore {
   }
   override async softDelete(userId: string, id: string) {
     this.log.add('summaries.softDelete', userId, ddbKey(userId, keys.summarySk(id)));
-    const pair = this.pairs.get(`${userId}/${id}`);
-    if (pair) this.log.add('summaries.softDelete', userId, pair.document.key);
     return super.softDelete(userId, id);
   }
 }
@@ -389,10 +381,9 @@ export class RecordingSleepTimeLog extends MemorySleepTimeLog {
   constructor(private readonly log: WriteLog) {
     super();
   }
-  override async put(run: SleepTimeRun, document?: string) {
-    if (document) this.log.add('runs', run.userId, runLogKey(run.userId, run.runId, 'md'));
+  override async put(run: SleepTimeRun) {
     this.log.addItem('runs', run.userId, ddbKey(run.userId, keys.runSk(run.kind, run.startedAt, run.runId)), { run });
-    return super.put(run, document);
+    return super.put(run);
   }
 }
 

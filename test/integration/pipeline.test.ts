@@ -62,9 +62,13 @@ describe('the pipeline on the local emulators', () => {
     // The stage's own model id: the inference profile of the local Region, answered by the offline model.
     expect(stack.info.modelId).toBe('us.anthropic.claude-haiku-4-5-20251001-v1:0');
     expect(log.model?.inputTokens).toBeGreaterThan(0);
-    const staged = await bucket.list(`${user}Knowledge_staging/`);
+    // A staged document is its record (issue 19): no S3 object; the review list renders its markdown.
+    expect(await bucket.list(`${user}Knowledge_staging/`)).toEqual([]);
+    const token = await stack.mintUserToken(['locomo-conv-26']);
+    const review = await fetch(`${stack.info.apiUrl}/v1/users/locomo-conv-26/review/staged?limit=200`, { headers: { authorization: `Bearer ${token}` } });
+    const staged = ((await review.json()) as { staged: Array<{ status: string; markdown: string }> }).staged.filter((i) => i.status === 'staged');
     expect(staged.length).toBe(s.staged);
-    const doc = await bucket.text(staged[0] ?? '');
+    const doc = staged[0]?.markdown ?? '';
     expect(doc).toMatch(/^---\nkind: /);
     expect(doc).toContain('promotion_count: 0');
     expect(doc).toContain('dia_ids: D');

@@ -66,12 +66,29 @@ const batchItems = async (userId: string) => {
   return (res.Items ?? []).filter((i) => /^BATCH#batch-\d+-\d+$/.test(String(i.sk)));
 };
 
+/** A summary pair's markdown document as the API lists it: rendered from its record (issue 19: no S3 object). */
+const summaryMarkdown = async (userId: string, id: string): Promise<string> => {
+  const token = await stack.mintUserToken([userId]);
+  const res = await fetch(`${stack.info.apiUrl}/v1/users/${userId}/summaries`, { headers: { authorization: `Bearer ${token}` } });
+  const summaries = ((await res.json()) as { summaries: Array<{ id: string; markdown?: string }> }).summaries;
+  expect(await bucket.list(`users/${userId}/summaries/`)).toEqual([]);
+  return summaries.find((s) => s.id === id)?.markdown ?? '';
+};
+
+/** The user's staged records still undecided: a staged document is its record (issue 19). */
+const stagedItems = async (userId: string) => {
+  const res = await documentClient.send(
+    new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :s)', ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':s': keys.stagedPrefix } }),
+  );
+  return (res.Items ?? []).filter((i) => i.status === 'staged');
+};
+
 const perUser = async (userId: string) => {
   const keys = await bucket.list(`users/${userId}/`);
   return {
     turns: (await indexedTurns(userId)).length,
     batches: (await batchItems(userId)).length,
-    staged: keys.filter((k) => k.includes('/Knowledge_staging/')).length,
+    staged: (await stagedItems(userId)).length,
     deferred: keys.filter((k) => k.includes('/Logs/reflector/deferred/')),
   };
 };
@@ -162,7 +179,7 @@ describe('signals and ingestion on the local emulators', () => {
     expect(asked.filter((t) => t.startsWith('## Why now\nThe user reached a milestone.') && t.includes("The agent's note (milestone): first pet"))).toHaveLength(1);
     expect(ctl.deferred).toEqual([]);
     // The pair is one document: the system turn, then the assistant's (issue 19).
-    const closing = await bucket.text('users/ctl-user/summaries/summary-1-2.md');
+    const closing = await summaryMarkdown('ctl-user', 'summary-1-2');
     expect(closing).toMatch(/kind: session-close\n[\s\S]*trigger: session_closed/);
     expect(closing).toMatch(/## system\n\nWrite a concise summary of the current context\.\n\n## assistant\n\n[^\n]*beagle/);
     const activity = new DynamoSignalStateStore(documentClient, stack.info.tableName);
@@ -175,8 +192,8 @@ describe('signals and ingestion on the local emulators', () => {
     // Req R-SIG-6's session-close hook: the turns no batch had taken are reflected on, and the session summarised.
     const closed = await bucket.batchLog('close-user', 'batch-1-2');
     expect(closed).toMatchObject({ kind: 'batch', trigger: 'session_closed', status: 'completed', turns_reviewed: [1, 2] });
-    expect(await bucket.text('users/close-user/summaries/summary-1-2.md')).toMatch(/kind: session-close\n[\s\S]*trigger: session_closed/);
-    expect(await bucket.text('users/quiet-user/summaries/summary-1-5.md')).toMatch(/kind: idle-summary\n[\s\S]*Turns 1–5/);
+    expect(await summaryMarkdown('close-user', 'summary-1-2')).toMatch(/kind: session-close\n[\s\S]*trigger: session_closed/);
+    expect(await summaryMarkdown('quiet-user', 'summary-1-5')).toMatch(/kind: idle-summary\n[\s\S]*Turns 1–5/);
   });
 
   it('a correction that recurs in three batches is promoted into the fact it corrects (issue 20 item 2)', async () => {
@@ -233,7 +250,7 @@ describe('signals and ingestion on the local emulators', () => {
     const record = await documentClient.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk('patient-user'), sk: keys.summarySk('summary-1-5') } }));
     // The stage's 5 minutes run out in 1 s here (speed 300); the user's 20 minutes in 4 s.
     expect(Date.parse(String(record.Item?.createdAt)) - lastSeenAt).toBeGreaterThanOrEqual((20 * 60_000) / 300 - 1000);
-    expect(await bucket.text('users/patient-user/summaries/summary-1-5.md')).toContain('## system\n\nName the next step the user wants.');
+    expect(await summaryMarkdown('patient-user', 'summary-1-5')).toContain('## system\n\nName the next step the user wants.');
   });
 
   it('a malformed record is kept with its field, counted in a metric, and does not sink its batch', async () => {
@@ -274,9 +291,12 @@ describe('signals and ingestion on the local emulators', () => {
     // A reflection over source-a's turns blends the site's reliability into what it stages.
     await stack.publisher.publish([{ type: 'agent.event', version: 1, userId: 'source-a', timestamp: '2026-02-06T14:05:00Z', trigger: 'milestone' }]);
     await stack.waitUntilDrained();
-    const staged = (await bucket.list('users/source-a/Knowledge_staging/')).filter((k) => k.endsWith('.md'));
-    expect(staged.length).toBeGreaterThan(0);
-    const cites = await Promise.all(staged.map((k) => bucket.text(k)));
+    // The staged documents as the review list renders them from their records (no S3 object since issue 19).
+    const tokenA = await stack.mintUserToken(['source-a']);
+    const review = await fetch(`${stack.info.apiUrl}/v1/users/source-a/review/staged?limit=200`, { headers: { authorization: `Bearer ${tokenA}` } });
+    const cites = ((await review.json()) as { staged: Array<{ markdown: string }> }).staged.map((i) => i.markdown);
+    expect(cites.length).toBeGreaterThan(0);
+    expect(await bucket.list('users/source-a/Knowledge_staging/')).toEqual([]);
     expect(cites.some((doc) => /source_reliability:\n\s+reef-guide\.example: 0\.56/.test(doc))).toBe(true);
     // The adapter itself: an observation already counted adds nothing (its marker exists).
     const store = new DynamoSourceReliabilityStore(documentClient, stack.info.tableName, { now: () => new Date() });
@@ -376,7 +396,7 @@ describe('signals and ingestion on the local emulators', () => {
     const staged = (await knowledge.stagedOn(day)).filter((s) => s.userId.startsWith('shard-user-'));
     expect(staged.map((s) => s.userId).sort()).toEqual([...users].sort());
 
-    const runs = new DynamoSleepTimeLogStore(documentClient, s3Client, stack.info.tableName, stack.info.bucketName);
+    const runs = new DynamoSleepTimeLogStore(documentClient, stack.info.tableName);
     const run = (userId: string): SleepTimeRun => ({
       runId: 'nightly-202602060300',
       userId,

@@ -3,7 +3,7 @@
  * criterion; every rejected attempt is kept with its reason.
  */
 import { describe, expect, it } from 'vitest';
-import { decideDiaryEntry, type DiaryInput, diaryEntry } from '../../lib/domain/diary.js';
+import { decideDiaryEntry, type DiaryInput, diaryMarkdown, diaryRecord } from '../../lib/domain/diary.js';
 import { parseFrontMatter } from '../../lib/domain/front-matter.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
@@ -49,7 +49,7 @@ describe('the selective diary (req R-DIARY)', () => {
 
   it('writes the entry with its criteria, what was learned and what is still open', () => {
     const input = base({ promoted: ['Knowledge/Facts/rex.md'], passed: { ...empty, open_questions: [{ question: 'Which vet?', source_turns: [1], why_unresolved: '' }] } });
-    const doc = diaryEntry(input, decideDiaryEntry(input));
+    const doc = diaryMarkdown(diaryRecord('alice', input, decideDiaryEntry(input), '2026-02-06T14:00:00.000Z'));
     expect(parseFrontMatter(doc).meta).toMatchObject({ kind: 'diary', batch_id: 'batch-1-10', turns: [1], criteria: ['reusable'] });
     expect(doc).toContain('- **reusable**: promoted Knowledge/Facts/rex.md');
     expect(doc).toContain('## Learned\n- weather: The user mentioned the weather.');
@@ -70,10 +70,14 @@ describe('the selective diary (req R-DIARY)', () => {
     };
     const plain = await setup(Array.from({ length: 10 }, (_, i) => (i === 2 ? 'I adopted a beagle named Rex' : `entry ${i}`)));
     expect(plain.batchLogs.logs.get(`alice/${plain.jobId}`)?.diary).toMatchObject({ written: false, reason: expect.stringContaining('no impact') });
-    expect(plain.knowledge.diary.size).toBe(0);
+    expect((await plain.diary.page('alice', { limit: 10 })).entries).toEqual([expect.objectContaining({ id: plain.jobId, written: false })]);
     expect(plain.log.entries).toContainEqual(expect.objectContaining({ level: 'info', message: 'diary entry not written', extra: expect.objectContaining({ batchId: plain.jobId }) }));
     const asked = await setup(Array.from({ length: 10 }, (_, i) => (i === 2 ? 'I adopted a beagle named Rex, please remember that' : `entry ${i}`)));
     expect(asked.batchLogs.logs.get(`alice/${asked.jobId}`)?.diary).toMatchObject({ written: true, path: `diary/${asked.jobId}.md`, criteria: { user_signal: ['turn 3: "please remember"'] } });
-    expect(asked.knowledge.diary.get(`users/alice/diary/${asked.jobId}.md`)).toContain('## Learned\n- dog_rex: The user adopted a beagle named Rex.');
+    // The entry is its record (issue 19: no S3 object); its markdown is rendered from it.
+    const [entry] = (await asked.diary.page('alice', { limit: 10 })).entries;
+    expect(entry).toMatchObject({ id: asked.jobId, written: true });
+    expect(diaryMarkdown(entry!)).toContain('## Learned\n- dog_rex: The user adopted a beagle named Rex.');
+    expect(parseFrontMatter(diaryMarkdown(entry!)).meta).toMatchObject({ kind: 'diary', batch_id: asked.jobId, criteria: ['user_signal'] });
   });
 });

@@ -13,6 +13,7 @@ import { type AssessedRun, computeSelfAssessment } from '../../lib/domain/sleep-
 import { nightlyOffline } from '../../lib/offline-model/rule-reflector.js';
 import { runNightly, runWeekly, selfAssessment } from '../../lib/use-cases/run-sleep-time.js';
 import { expirySweep, nightlySweep, weeklySweep } from '../../lib/use-cases/sweeps.js';
+import { sleepTimeRuns } from '../../lib/use-cases/memory-api/summaries.js';
 import { MemoryCostLedger,
   fixedClock,
   MemoryActivity,
@@ -246,7 +247,9 @@ describe('nightly and weekly reflection runs', () => {
     expect(prompt).toContain('Turns 1–5: jazz and family.');
     expect(prompt).not.toContain('I love jazz clubs');
     expect(out.run.weekly?.trajectory).toBe('From jazz to family.');
-    expect(d.runs.documents.get('alice/weekly-202602070301')).toContain('## Unresolved arcs\n- Where is the club?');
+    // The run's document is rendered from its record (issue 19: no S3 object), as the API serves it.
+    const listed = (await sleepTimeRuns({ runs: d.runs, clock: fixedClock('2026-02-08T00:00:00.000Z') } as never, 'alice', 5)).runs.find((r) => r.runId === 'weekly-202602070301');
+    expect(listed?.markdown).toContain('## Unresolved arcs\n- Where is the club?');
   });
 });
 

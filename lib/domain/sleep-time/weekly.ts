@@ -38,3 +38,28 @@ export function weeklyPrompt(summaries: readonly WeekSummary[]): string {
 export function conversationDays(summaries: readonly WeekSummary[]): number {
   return new Set(summaries.filter((s) => s.source !== 'nightly').map((s) => s.at.slice(0, 10))).size;
 }
+
+/**
+ * A weekly run's reflection as a markdown document for people, rendered from its run record
+ * (`weekly`, and `windowTo`: the run's scheduled time) when read — the sleep-time run list
+ * serves it as `markdown`. Since issue 19 it is not an S3 object too.
+ */
+export function weeklyMarkdown(windowTo: string, w: WeeklyOutput): string {
+  const list = (items: string[]) => (items.length > 0 ? items.map((i) => `- ${i}`).join('\n') : '- (none)');
+  return [
+    `# Weekly reflection — week to ${windowTo.slice(0, 10)}`,
+    '',
+    '## Trajectory',
+    w.trajectory || '(none)',
+    '',
+    '## Topic drift',
+    list(w.topic_drift.map((d) => `${d.topic}: ${d.status}`)),
+    '',
+    '## Weekly patterns',
+    list(w.weekly_patterns),
+    '',
+    '## Unresolved arcs',
+    list(w.unresolved_arcs),
+    '',
+  ].join('\n');
+}

@@ -1,5 +1,5 @@
 /** The review of staged items: the list with each item's way through the gates, promote and discard; the batch logs and the audit trail. */
-import { PROMOTIONS_TO_KNOWLEDGE, type StagedRecord } from '../../domain/promotion.js';
+import { PROMOTIONS_TO_KNOWLEDGE, restagedMarkdown, type StagedRecord } from '../../domain/promotion.js';
 import { MemoryApiError } from '../memory-api-error.js';
 import { promoteStaged } from '../promote-staged.js';
 import { type MemoryApiDeps, notFound } from './deps.js';
@@ -32,6 +32,8 @@ export async function listStagedForReview(deps: MemoryApiDeps, userId: string, q
     promotionsNeeded: PROMOTIONS_TO_KNOWLEDGE,
     ...(r.review ? { review: r.review } : {}),
     history: gateHistory(r, logs),
+    // The staged document (req R-STG-1: markdown with front matter), rendered from its record: since issue 19 it is not an S3 object too.
+    markdown: restagedMarkdown(r),
   }));
   return { staged, ...(page.next !== undefined ? { nextToken: pageToken(['staged', page.next]) } : {}) };
 }

@@ -1,5 +1,7 @@
 /** Sleep-time runs and summaries (req R-SLP, R-SUM): the run log, the self-assessment, summaries listed, edited, asked for and deleted, and how they fare. */
 import { summaryMessages } from '../../domain/memory-item.js';
+import type { SleepTimeRun } from '../../domain/sleep-time/run-log.js';
+import { weeklyMarkdown } from '../../domain/sleep-time/weekly.js';
 import { capSummaryText } from '../../domain/summary.js';
 import { MemoryApiError } from '../memory-api-error.js';
 import { computeSelfAssessment } from '../../domain/sleep-time/self-assessment.js';
@@ -18,14 +20,17 @@ export async function sleepTimeRuns(deps: MemoryApiDeps, userId: string, limit: 
   const from = '0000';
   const [nightly, weekly] = await Promise.all([deps.runs.list(userId, 'nightly', from, now.toISOString()), deps.runs.list(userId, 'weekly', from, now.toISOString())]);
   const runs = [...nightly, ...weekly].sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, limit);
-  return { runs };
+  return { runs: runs.map(withMarkdown) };
 }
+
+/** A weekly run with its reflection as markdown, rendered from the record (issue 19: not an S3 object). */
+const withMarkdown = (run: SleepTimeRun): SleepTimeRun & { markdown?: string } => (run.weekly ? { ...run, markdown: weeklyMarkdown(run.windowTo, run.weekly) } : run);
 
 export async function latestSleepTimeRun(deps: MemoryApiDeps, userId: string) {
   const [nightly, weekly] = await Promise.all([deps.runs.latest(userId, 'nightly'), deps.runs.latest(userId, 'weekly')]);
   const run = [nightly, weekly].filter((r) => r !== null).sort((a, b) => b.startedAt.localeCompare(a.startedAt))[0];
   if (!run) throw notFound(`a sleep-time run of ${userId}`);
-  return { run };
+  return { run: withMarkdown(run) };
 }
 
 /** Req R-SLP-10, plus the per-run points the console charts. */

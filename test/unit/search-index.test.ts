@@ -17,17 +17,16 @@ let now = start;
 function world() {
   const items = new Map<string, MemoryItem>();
   const store = new MemorySearchIndexStore();
-  const { marks, segments } = store;
-  let n = 0;
+  const { segments } = store;
   const catalog: MemoryCatalog = {
     itemsById: async (_u, ids) => new Map(ids.flatMap((id) => (items.has(id) ? [[id, items.get(id) as MemoryItem] as const] : []))),
   };
   const write = (item: MemoryItem) => {
     items.set(item.id, item);
-    marks.set(item.id, `m${n++}`);
+    store.mark(item.id);
   };
   now = start;
-  const index = new LiveSearchIndex({ store, catalog, clock: { now: () => now } });
+  const index = new LiveSearchIndex({ store, catalog, clock: { now: () => now }, marks: store.timing });
   // What ranking may return: visible and not expired.
   const served = async () =>
     [...new SegmentedIndex((await index.view('u')).entries).visible()]

@@ -478,6 +478,12 @@ export interface SearchIndexHead {
    * only the marks from it on. Absent on a pointer written before 2026-11-27 (every mark read).
    */
   watermark?: string;
+  /**
+   * When the compaction that wrote this pointer started: the marks before it it has read (all
+   * but those then in flight). A threshold counts only the marks from here on, so the ones
+   * between the watermark and here, folded already, do not bring the next compaction forward.
+   */
+  foldedTo?: string;
 }
 
 /** Where a user's search index lives (issue 18): segments, the pointer to them, and the changes since. */

@@ -140,7 +140,7 @@ export class LiveSearchIndex implements SearchIndexReader {
       const overlay = await this.overlay(userId, changes);
       const entries = head.segments.map((ref, i) => ({ segment: segments[i] as SearchSegment, removes: keysOf(userId, ref.removes) }));
       const age = watermarkAge(head, this.timing.now());
-      const due = changes.length >= COMPACT_AT || (head.version > 0 && age > WATERMARK_REFRESH_MS);
+      const due = freshCount(head, changes) >= COMPACT_AT || (head.version > 0 && age > WATERMARK_REFRESH_MS);
       return { entries: [...entries, overlay.entry], fresh: overlay.items, changes: changes.length, due, stale: head.version > 0 && age > SEARCH_MARK_TTL_MS };
     }
   }
@@ -179,7 +179,8 @@ export class LiveSearchIndex implements SearchIndexReader {
     const watermark = head.watermark !== undefined && head.watermark > bound ? head.watermark : bound;
     // A full rewrite has nothing to do once the index is one segment that removes nothing and no change waits.
     const whole = head.segments.length <= 1 && (head.segments[0]?.removes.length ?? 0) === 0;
-    const idle = options.full ? changes.length === 0 && whole : changes.length < Math.max(1, atLeast);
+    // A threshold above 1 counts the marks since the last compaction; at 1 any mark read is folded (a late one too).
+    const idle = options.full ? changes.length === 0 && whole : (atLeast > 1 ? freshCount(head, changes) : changes.length) < Math.max(1, atLeast);
     if (idle) return changes.length === 0 ? this.refreshed(userId, head, watermark, started) : { folded: 0, version: head.version, merged: false };
     const read = await catalog.itemsById(
       userId,
@@ -200,7 +201,7 @@ export class LiveSearchIndex implements SearchIndexReader {
     const merged = plan === 'none' ? { segment: delta, removes: gone } : await this.merged(userId, merging, { segment: delta, removes: keysOf(userId, gone) }, now);
     const written = await store.putSegment(userId, version, merged.segment);
     const ref: SearchSegmentRef = { ...written, items: merged.segment.size, removes: plan === 'all' ? [] : merged.removes };
-    const next: SearchIndexHead = { version, segments: [...head.segments.filter((s) => !merging.includes(s)), ref], watermark };
+    const next: SearchIndexHead = { version, segments: [...head.segments.filter((s) => !merging.includes(s)), ref], watermark, foldedTo: started.toISOString() };
     if (!(await store.moveHead(userId, head.version, next))) {
       await store.deleteSegments([written]);
       return { folded: 0, version: head.version, merged: false, lost: true };
@@ -278,6 +279,12 @@ const keysOf = (userId: string, ids: readonly string[]): Set<string> => new Set(
 export interface MarkTiming {
   now?: () => Date;
   lagMs?: number;
+}
+
+/** The changes marked since the compaction that wrote this pointer started. */
+function freshCount(head: SearchIndexHead, changes: readonly SearchChange[]): number {
+  const from = head.foldedTo;
+  return from === undefined ? changes.length : changes.filter((c) => c.at >= from).length;
 }
 
 /** How old the pointer's watermark is (a pointer without one: as old as can be). */

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { MemoryItem } from '../../lib/domain/memory-item.js';
 import { SegmentedIndex } from '../../lib/domain/memory-search.js';
+import { SEARCH_MARK_TTL_MS } from '../../lib/domain/memory-paths.js';
 import { newTierItem } from '../../lib/domain/memory-tiers.js';
 import type { MemoryCatalog } from '../../lib/ports.js';
 import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/use-cases/search-index.js';
@@ -14,7 +15,7 @@ const start = new Date('2026-06-01T00:00:00Z');
 let now = start;
 
 /** The stores' items and the index's marks, pointer and segments, in memory. */
-function world() {
+function world(timing?: { now?: () => Date; lagMs?: number }) {
   const items = new Map<string, MemoryItem>();
   const store = new MemorySearchIndexStore();
   const { segments } = store;
@@ -26,7 +27,7 @@ function world() {
     store.mark(item.id);
   };
   now = start;
-  const index = new LiveSearchIndex({ store, catalog, clock: { now: () => now }, marks: store.timing });
+  const index = new LiveSearchIndex({ store, catalog, clock: { now: () => now }, marks: { ...store.timing, ...timing } });
   // What ranking may return: visible and not expired.
   const served = async () =>
     [...new SegmentedIndex((await index.view('u')).entries).visible()]
@@ -93,6 +94,40 @@ describe('the search index over changes, compactions and merges', () => {
     w.write(note(1));
     expect(await w.index.compact('u', 32)).toMatchObject({ folded: 0 });
     expect(w.head().version).toBe(0);
+    expect(await w.served()).toEqual(['mem:1']);
+  });
+
+  it('folds every mark it reads but moves the watermark only to its start minus L; a threshold counts the marks since its start', async () => {
+    const w = world({ lagMs: 10 });
+    for (let i = 0; i < 40; i++) w.write(note(i));
+    expect(await w.index.compact('u', 32)).toMatchObject({ folded: 40 });
+    // The last ten marks are within L of its start: read again by every view until the watermark passes them.
+    expect((await w.index.view('u')).changes).toBe(10);
+    expect(await w.served()).toEqual(w.live());
+    // They were folded already: they do not count toward the next threshold…
+    for (let i = 40; i < 60; i++) w.write(note(i));
+    expect(await w.index.compact('u', 32)).toMatchObject({ folded: 0 });
+    // …but a compaction that folds whatever there is (nightly, weekly) takes them too.
+    expect(await w.index.compact('u')).toMatchObject({ folded: 30 });
+    expect(await w.served()).toEqual(w.live());
+  });
+
+  it('is due for a compaction once its watermark is half the marks\' TTL old, and stale past the TTL; a compaction with nothing to fold moves the watermark then', async () => {
+    let wall = Date.UTC(2026, 0, 1) + 1_000;
+    const w = world({ now: () => new Date(wall), lagMs: 0 });
+    w.write(note(1));
+    await w.index.compact('u');
+    expect(await w.index.view('u')).toMatchObject({ changes: 0, due: false, stale: false });
+    const version = w.head().version;
+    // Nothing to fold and a young watermark: no write.
+    expect(await w.index.compact('u')).toMatchObject({ folded: 0, version });
+    wall += SEARCH_MARK_TTL_MS / 2 + 1;
+    expect(await w.index.view('u')).toMatchObject({ due: true, stale: false });
+    wall += SEARCH_MARK_TTL_MS / 2;
+    expect(await w.index.view('u')).toMatchObject({ due: true, stale: true });
+    expect(await w.index.compact('u')).toMatchObject({ folded: 0, version: version + 1 });
+    expect(w.head().watermark).toBe(new Date(wall).toISOString());
+    expect(await w.index.view('u')).toMatchObject({ due: false, stale: false });
     expect(await w.served()).toEqual(['mem:1']);
   });
 });

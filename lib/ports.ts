@@ -479,11 +479,11 @@ export interface SearchIndexHead {
    */
   watermark?: string;
   /**
-   * When the compaction that wrote this pointer started: the marks before it it has read (all
-   * but those then in flight). A threshold counts only the marks from here on, so the ones
-   * between the watermark and here, folded already, do not bring the next compaction forward.
+   * The `at` of each item's newest mark these segments hold, for those at or above the
+   * watermark (marks of the last L before the compaction that wrote this pointer): readers and
+   * the next compaction skip an item whose newest mark is here, rather than read and fold it again.
    */
-  foldedTo?: string;
+  folded?: string[];
 }
 
 /** Where a user's search index lives (issue 18): segments, the pointer to them, and the changes since. */

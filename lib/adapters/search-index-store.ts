@@ -112,7 +112,7 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
     const head: SearchIndexHead = { version: Number(res.Item.version), segments: (res.Item.segments as SearchIndexHead['segments'] | undefined) ?? [] };
     // A pointer written before 2026-11-27 has no watermark: its readers read every mark.
     if (typeof res.Item.watermark !== 'string') return head;
-    return { ...head, watermark: res.Item.watermark, ...(typeof res.Item.foldedTo === 'string' ? { foldedTo: res.Item.foldedTo } : {}) };
+    return { ...head, watermark: res.Item.watermark, ...(Array.isArray(res.Item.folded) ? { folded: res.Item.folded as string[] } : {}) };
   }
 
   async segment({ key, parts }: { key: string; parts: number }): Promise<SearchSegment | null> {
@@ -154,7 +154,7 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
       await this.ddb.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { pk: keys.ownerPk(userId), sk: keys.searchIndexSk, kind: 'search-index', version: next.version, segments: next.segments, ...(next.watermark ? { watermark: next.watermark } : {}), ...(next.foldedTo ? { foldedTo: next.foldedTo } : {}) },
+          Item: { pk: keys.ownerPk(userId), sk: keys.searchIndexSk, kind: 'search-index', version: next.version, segments: next.segments, ...(next.watermark ? { watermark: next.watermark } : {}), ...(next.folded?.length ? { folded: next.folded } : {}) },
           ConditionExpression: from === 0 ? 'attribute_not_exists(pk)' : 'version = :from',
           ...(from === 0 ? {} : { ExpressionAttributeValues: { ':from': from } }),
         }),

@@ -52,6 +52,8 @@ export const COMPACT_AFTER_JOB = 32;
 export const MARK_LAG_MS = 600_000;
 /** An owner whose watermark is older than this is compacted by a search (so that it never nears the marks' TTL). */
 const WATERMARK_REFRESH_MS = SEARCH_MARK_TTL_MS / 2;
+/** Most marks a pointer lists as folded above its watermark (`folded`, ~35 bytes each). */
+const FOLDED_MAX = 1_000;
 /** Reads of the pointer before giving up on segments retired under the reader. */
 const ATTEMPTS = 4;
 
@@ -132,15 +134,16 @@ export class LiveSearchIndex implements SearchIndexReader {
     for (let attempt = 1; ; attempt++) {
       // Pointer first, then the marks from its watermark (search-index-store.ts says why), with the segments.
       const head = await this.deps.store.head(userId);
-      const [changes, segments] = await Promise.all([this.deps.store.changes(userId, head.watermark), Promise.all(head.segments.map((ref) => this.deps.store.segment(ref)))]);
+      const [read, segments] = await Promise.all([this.deps.store.changes(userId, head.watermark), Promise.all(head.segments.map((ref) => this.deps.store.segment(ref)))]);
       if (segments.some((s) => s === null)) {
         if (attempt >= ATTEMPTS) throw new Error(`the search index of ${userId} kept retiring its segments under ${attempt} reads`);
         continue;
       }
+      const changes = unfolded(head, read);
       const overlay = await this.overlay(userId, changes);
       const entries = head.segments.map((ref, i) => ({ segment: segments[i] as SearchSegment, removes: keysOf(userId, ref.removes) }));
       const age = watermarkAge(head, this.timing.now());
-      const due = freshCount(head, changes) >= COMPACT_AT || (head.version > 0 && age > WATERMARK_REFRESH_MS);
+      const due = changes.length >= COMPACT_AT || (head.version > 0 && age > WATERMARK_REFRESH_MS);
       return { entries: [...entries, overlay.entry], fresh: overlay.items, changes: changes.length, due, stale: head.version > 0 && age > SEARCH_MARK_TTL_MS };
     }
   }
@@ -173,15 +176,15 @@ export class LiveSearchIndex implements SearchIndexReader {
     const { now: wallNow, lagMs } = this.timing;
     const started = wallNow();
     const head = await store.head(userId);
-    const changes = await store.changes(userId, head.watermark);
+    const marked = await store.changes(userId, head.watermark);
+    const changes = unfolded(head, marked);
     // Below s − L no mark can still be in flight (MARK_LAG_MS); never backwards.
     const bound = new Date(started.getTime() - lagMs).toISOString();
     const watermark = head.watermark !== undefined && head.watermark > bound ? head.watermark : bound;
     // A full rewrite has nothing to do once the index is one segment that removes nothing and no change waits.
     const whole = head.segments.length <= 1 && (head.segments[0]?.removes.length ?? 0) === 0;
-    // A threshold above 1 counts the marks since the last compaction; at 1 any mark read is folded (a late one too).
-    const idle = options.full ? changes.length === 0 && whole : (atLeast > 1 ? freshCount(head, changes) : changes.length) < Math.max(1, atLeast);
-    if (idle) return changes.length === 0 ? this.refreshed(userId, head, watermark, started) : { folded: 0, version: head.version, merged: false };
+    const idle = options.full ? changes.length === 0 && whole : changes.length < Math.max(1, atLeast);
+    if (idle) return changes.length === 0 ? this.refreshed(userId, head, { watermark, folded: foldedAbove(marked, watermark) }, started) : { folded: 0, version: head.version, merged: false };
     const read = await catalog.itemsById(
       userId,
       changes.map((c) => c.id),
@@ -201,13 +204,13 @@ export class LiveSearchIndex implements SearchIndexReader {
     const merged = plan === 'none' ? { segment: delta, removes: gone } : await this.merged(userId, merging, { segment: delta, removes: keysOf(userId, gone) }, now);
     const written = await store.putSegment(userId, version, merged.segment);
     const ref: SearchSegmentRef = { ...written, items: merged.segment.size, removes: plan === 'all' ? [] : merged.removes };
-    const next: SearchIndexHead = { version, segments: [...head.segments.filter((s) => !merging.includes(s)), ref], watermark, foldedTo: started.toISOString() };
+    const next: SearchIndexHead = { version, segments: [...head.segments.filter((s) => !merging.includes(s)), ref], watermark, folded: foldedAbove(marked, watermark) };
     if (!(await store.moveHead(userId, head.version, next))) {
       await store.deleteSegments([written]);
       return { folded: 0, version: head.version, merged: false, lost: true };
     }
-    // Every mark read is folded, those at or above the watermark too (read again until it passes them).
-    await store.expireChanges(userId, changes);
+    // Marks at or above the watermark are read again until it passes them; `folded` tells them apart. Any without a TTL gets one.
+    await store.expireChanges(userId, marked);
     // Retired only now: a reader that read the old pointer and misses a segment reads the pointer again.
     if (merging.length > 0) await store.deleteSegments(merging);
     return { folded: changes.length, version, merged: plan !== 'none' };
@@ -218,9 +221,9 @@ export class LiveSearchIndex implements SearchIndexReader {
    * only once it is old (a pointer write every WATERMARK_REFRESH_MS at most), so that an owner
    * searched but not written keeps a watermark well within the marks' TTL.
    */
-  private async refreshed(userId: string, head: SearchIndexHead, watermark: string, started: Date): Promise<CompactionResult> {
-    if (head.version === 0 || watermarkAge(head, started) <= WATERMARK_REFRESH_MS || watermark === head.watermark) return { folded: 0, version: head.version, merged: false };
-    const moved = await this.deps.store.moveHead(userId, head.version, { ...head, version: head.version + 1, watermark });
+  private async refreshed(userId: string, head: SearchIndexHead, next: Pick<SearchIndexHead, 'watermark' | 'folded'>, started: Date): Promise<CompactionResult> {
+    if (head.version === 0 || watermarkAge(head, started) <= WATERMARK_REFRESH_MS || next.watermark === head.watermark) return { folded: 0, version: head.version, merged: false };
+    const moved = await this.deps.store.moveHead(userId, head.version, { ...head, ...next, version: head.version + 1 });
     return moved ? { folded: 0, version: head.version + 1, merged: false } : { folded: 0, version: head.version, merged: false, lost: true };
   }
 
@@ -281,10 +284,21 @@ export interface MarkTiming {
   lagMs?: number;
 }
 
-/** The changes marked since the compaction that wrote this pointer started. */
-function freshCount(head: SearchIndexHead, changes: readonly SearchChange[]): number {
-  const from = head.foldedTo;
-  return from === undefined ? changes.length : changes.filter((c) => c.at >= from).length;
+/** The changes whose newest mark the pointer's segments do not hold yet. */
+function unfolded(head: SearchIndexHead, changes: readonly SearchChange[]): SearchChange[] {
+  if (!head.folded?.length) return [...changes];
+  const folded = new Set(head.folded);
+  return changes.filter((c) => !folded.has(c.at));
+}
+
+/**
+ * The newest marks the new pointer's segments hold at or above its watermark (every change
+ * read was folded, or was already). Past FOLDED_MAX none: the next compaction folds them again,
+ * which is only work (the pointer is one item, read by every search).
+ */
+function foldedAbove(changes: readonly SearchChange[], watermark: string): string[] {
+  const above = changes.filter((c) => c.at >= watermark).map((c) => c.at);
+  return above.length > FOLDED_MAX ? [] : above;
 }
 
 /** How old the pointer's watermark is (a pointer without one: as old as can be). */

@@ -78,15 +78,17 @@ describe('the search index over changes, compactions and merges', () => {
     expect(await w.served()).toEqual(w.live());
   });
 
-  it('keeps a change made during a compaction for the next one', async () => {
+  it('serves a change made during a compaction, folded then or by the next one', async () => {
     const w = world();
     w.write(note(1));
     const pending = w.index.compact('u');
-    w.write(note(1, { text: 'note 1 changed while compacting' }));
+    w.write(note(1, { quality: 0.123 }));
     await pending;
-    expect((await w.index.view('u')).changes).toBe(1);
+    const quality = async () => [...new SegmentedIndex((await w.index.view('u')).entries).visible()].find((i) => i.id === 'mem:1')?.quality;
+    expect(await quality()).toBe(0.123);
     await w.index.compact('u');
     expect((await w.index.view('u')).changes).toBe(0);
+    expect(await quality()).toBe(0.123);
   });
 
   it('leaves a compaction for later below its threshold', async () => {
@@ -97,18 +99,23 @@ describe('the search index over changes, compactions and merges', () => {
     expect(await w.served()).toEqual(['mem:1']);
   });
 
-  it('folds every mark it reads but moves the watermark only to its start minus L; a threshold counts the marks since its start', async () => {
+  it('moves the watermark only to its start minus L; the marks above it it folded are listed and neither read nor folded again', async () => {
     const w = world({ lagMs: 10 });
     for (let i = 0; i < 40; i++) w.write(note(i));
     expect(await w.index.compact('u', 32)).toMatchObject({ folded: 40 });
-    // The last ten marks are within L of its start: read again by every view until the watermark passes them.
-    expect((await w.index.view('u')).changes).toBe(10);
+    // The last ten marks are within L of its start: above the watermark, listed as folded.
+    expect(w.head().folded).toHaveLength(10);
+    expect((await w.index.view('u')).changes).toBe(0);
     expect(await w.served()).toEqual(w.live());
-    // They were folded already: they do not count toward the next threshold…
+    // They do not count toward the next threshold, nor go into the next delta.
     for (let i = 40; i < 60; i++) w.write(note(i));
     expect(await w.index.compact('u', 32)).toMatchObject({ folded: 0 });
-    // …but a compaction that folds whatever there is (nightly, weekly) takes them too.
-    expect(await w.index.compact('u')).toMatchObject({ folded: 30 });
+    expect(await w.index.compact('u')).toMatchObject({ folded: 20 });
+    expect(w.head().segments.at(-1)?.items).toBe(20);
+    // An item marked again is folded again, whatever its earlier mark.
+    w.write(note(59, { text: 'note 59 rewritten' }));
+    expect((await w.index.view('u')).changes).toBe(1);
+    expect(await w.index.compact('u')).toMatchObject({ folded: 1 });
     expect(await w.served()).toEqual(w.live());
   });
 

@@ -17,7 +17,8 @@
  *   never deleted by a compaction: DynamoDB's TTL deletes them MARK_TTL_DAYS later without
  *   consuming write throughput (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html).
  *   The pointer carries a watermark: every mark whose `at` is below it is folded into the
- *   segments it names, so readers query only the marks from the watermark on.
+ *   segments it names, so readers query only the marks from the watermark on (and skip those
+ *   the pointer lists as folded above it).
  *
  * Readers read the pointer first, then the marks from its watermark, strongly consistent
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html):

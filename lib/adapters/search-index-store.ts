@@ -14,7 +14,7 @@
  *   after its own write (DynamoSearchChangeLog): one mark per write for all the ids it
  *   changed (packed a KB to an item), under a key unique to the mark, sorted by `at`. The
  *   marks of the per-turn path (signal, reflector) carry the table's TTL attribute and are
- *   never deleted by a compaction: DynamoDB's TTL deletes them MARK_TTL_DAYS later without
+ *   never deleted by a compaction: DynamoDB's TTL deletes them 30 days (MARK_TTL_MS) on, without
  *   consuming write throughput (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html).
  *   The pointer carries a watermark: every mark whose `at` is below it is folded into the
  *   segments it names, so readers query only the marks from the watermark on (and skip those

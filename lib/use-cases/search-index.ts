@@ -71,7 +71,8 @@ export interface SearchView {
   due: boolean;
   /**
    * The watermark is older than the marks' TTL: marks written after it may have expired before
-   * any compaction folded them (docs/search-index.md, "Liveness"). Logged by the API.
+   * any compaction folded them (docs/search-index.md, "Liveness"). Logged by the API. Never for
+   * a pointer without one (written before marks had a TTL: none of its marks can expire).
    */
   stale: boolean;
 }
@@ -144,7 +145,7 @@ export class LiveSearchIndex implements SearchIndexReader {
       const entries = head.segments.map((ref, i) => ({ segment: segments[i] as SearchSegment, removes: keysOf(userId, ref.removes) }));
       const age = watermarkAge(head, this.timing.now());
       const due = changes.length >= COMPACT_AT || (head.version > 0 && age > WATERMARK_REFRESH_MS);
-      return { entries: [...entries, overlay.entry], fresh: overlay.items, changes: changes.length, due, stale: head.version > 0 && age > SEARCH_MARK_TTL_MS };
+      return { entries: [...entries, overlay.entry], fresh: overlay.items, changes: changes.length, due, stale: head.watermark !== undefined && age > SEARCH_MARK_TTL_MS };
     }
   }
 

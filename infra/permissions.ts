@@ -102,8 +102,8 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
   },
   reflector: {
     // BatchWriteItem: the relation graph's edges, entities and hygiene log; a forget's deletes of the user's partition
-    // DeleteItem: a search-index compaction clears the change marks it folded, each on a condition;
-    // a forget deletes the user's signal state (the GLOBAL copies of their items go in a BatchWriteItem).
+    // UpdateItem: a search-index compaction gives the change marks it folded that have no TTL one (issue 19: no mark is deleted)
+    // DeleteItem: a forget deletes the user's signal state (the GLOBAL copies of their items go in a BatchWriteItem).
     dynamodb: ['GetItem', 'PutItem', 'BatchGetItem', 'BatchWriteItem', 'Query', 'UpdateItem', 'DeleteItem'],
     s3: {
       // DeleteObject and DeleteObjectVersion: a forget deletes every version of every object under the

@@ -452,8 +452,8 @@ export interface SearchChange {
   id: string;
   at: string;
   /**
-   * The store's marks that carry this change (their sort keys), for clearChanges; `at` on a
-   * mark that is deleted only if still at that value.
+   * The marks that carry this change and have no TTL yet (their sort keys), for
+   * expireChanges; `at` on a mark of the per-item format, stamped only if still at that value.
    */
   marks?: ReadonlyArray<{ sk: string; at?: string }>;
 }
@@ -472,20 +472,31 @@ export interface SearchSegmentRef {
 export interface SearchIndexHead {
   version: number;
   segments: SearchSegmentRef[];
+  /**
+   * Every change mark whose `at` is below this is folded into these segments: readers read
+   * only the marks from it on. Absent on a pointer written before 2026-11-27 (every mark read).
+   */
+  watermark?: string;
+  /**
+   * The `at` of each item's newest mark these segments hold, for those at or above the
+   * watermark (marks of the last L before the compaction that wrote this pointer): readers and
+   * the next compaction skip an item whose newest mark is here, rather than read and fold it again.
+   */
+  folded?: string[];
 }
 
 /** Where a user's search index lives (issue 18): segments, the pointer to them, and the changes since. */
 export interface SearchIndexStore {
-  /** Every change marked since the segments were written (a consistent read). */
-  changes(userId: string): Promise<SearchChange[]>;
+  /** Every change marked with an `at` from `from` on (all when absent; a consistent read). */
+  changes(userId: string, from?: string): Promise<SearchChange[]>;
   head(userId: string): Promise<SearchIndexHead>;
   /** A segment (immutable, so a warm container keeps it); null when it was retired meanwhile. */
   segment(ref: Pick<SearchSegmentRef, 'key' | 'parts'>): Promise<SearchSegment | null>;
   putSegment(userId: string, version: number, segment: SearchSegment): Promise<Pick<SearchSegmentRef, 'key' | 'parts'>>;
   /** Point at `next` if the pointer still names version `from`; true when it does now. */
   moveHead(userId: string, from: number, next: SearchIndexHead): Promise<boolean>;
-  /** Forget changes folded into a segment, each only if not marked again since. */
-  clearChanges(userId: string, changes: readonly SearchChange[]): Promise<void>;
+  /** Let the marks of changes folded into a segment expire: those without a TTL get one. */
+  expireChanges(userId: string, changes: readonly SearchChange[]): Promise<void>;
   deleteSegments(refs: ReadonlyArray<Pick<SearchSegmentRef, 'key' | 'parts'>>): Promise<void>;
 }
 

@@ -26,7 +26,7 @@ import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state-s
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { SqsAgentEventPublisher } from '../../lib/adapters/sqs-turn-publisher.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
-import type { Clock } from '../../lib/ports.js';
+import type { Clock, Log } from '../../lib/ports.js';
 import type * as api from '../../lib/use-cases/memory-api.js';
 import { DynamoS3UserArchiveStore } from '../../lib/adapters/user-archive-store.js';
 import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';
@@ -39,8 +39,10 @@ import { apiRoutes } from './routes.js';
 export type ApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
 
 /** The use cases' dependencies, over one set of stores. */
-function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>, clock: Clock): api.MemoryApiDeps {
+function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>, clock: Clock, log: Log): api.MemoryApiDeps {
   const { TABLE_NAME: table, BUCKET_NAME: bucket } = env;
+  // Marks without a TTL: an owner only the API writes is compacted only when searched, so its
+  // marks wait for that, and the compaction that folds them gives them a TTL (docs/search-index.md).
   const changes = new DynamoSearchChangeLog(ddb, table);
   const turns = new S3DynamoTurnStore(ddb, s3, table, bucket, changes);
   const knowledge = new S3DynamoKnowledgeStore(ddb, s3, table, bucket, changes);
@@ -54,7 +56,7 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
   return {
     catalog,
     // Built once per container (apiDeps runs in the handler factory): the index stays warm between requests.
-    search: new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock, embeddings }),
+    search: new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock, embeddings, marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 } }),
     embeddings,
     items,
     diary,
@@ -74,12 +76,13 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
     forgets: new DynamoForgetLog(ddb, table),
     archives: new DynamoS3UserArchiveStore(ddb, s3, table, bucket),
     clock,
+    log,
   };
 }
 
 export function createApiHandler(env: ApiEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>, clock: Clock): ApiHandler {
   const { logger, log } = createLogger('api');
-  const dispatch = apiRoutes(apiDeps(env, clients, clock), { log, redaction: { personalData: env.REDACT_PERSONAL_DATA === 'true' } });
+  const dispatch = apiRoutes(apiDeps(env, clients, clock, log), { log, redaction: { personalData: env.REDACT_PERSONAL_DATA === 'true' } });
   return middy<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, Context>()
     .use(injectLambdaContext(logger))
     .handler(dispatch) as unknown as ApiHandler;

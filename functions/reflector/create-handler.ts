@@ -58,7 +58,9 @@ export type ReflectorDeps = JobDeps & { search: Pick<SearchIndexReader, 'compact
 /** The stores the reflector's use cases share, over one table and one bucket. */
 function sharedStores(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: Clock) {
   const { TABLE_NAME: table, BUCKET_NAME: bucket } = env;
-  const changes = new DynamoSearchChangeLog(ddb, table);
+  // Issue 19: the per-turn path's marks expire by TTL (no delete at compaction): every user a job
+  // runs for is compacted after it, and weekly while they talk (docs/search-index.md, "Liveness").
+  const changes = new DynamoSearchChangeLog(ddb, table, { expiring: true });
   const turns = new S3DynamoTurnStore(ddb, s3, table, bucket, changes);
   const knowledge = new S3DynamoKnowledgeStore(ddb, s3, table, bucket, changes);
   const summaries = new S3DynamoSummaryStore(ddb, s3, table, bucket, changes);
@@ -66,7 +68,7 @@ function sharedStores(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: C
   const diary = new DynamoDiaryStore(ddb, table, changes);
   const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries, items, diary, stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays });
   // Issue 22: a stage that embeds stores the vectors of the items each compaction folds.
-  const search = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock, embeddings: embeddingModelOf(bedrock, env) });
+  const search = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock, embeddings: embeddingModelOf(bedrock, env), marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 } });
   const models = new Map<string, BedrockConverseModel>();
   const modelOf = (id: string = env.MODEL_ID): BedrockConverseModel => {
     const model = models.get(id) ?? new BedrockConverseModel(bedrock, id);
@@ -196,7 +198,9 @@ export function jobRecordHandler(deps: ReflectorDeps, io: JobRecordIo): JobRecor
     }
     reportJob(outcome, metrics);
     if (outcome.family !== 'forget' && outcome.status !== 'dropped') {
-      await compactSearchIndex(job.userId, outcome.family === 'nightly' || outcome.family === 'weekly' ? 1 : COMPACT_AFTER_JOB, deps.search, log);
+      // A manual summary (asked through the API) may be all a user without turns ever gets: its marks are folded now.
+      const always = outcome.family === 'nightly' || outcome.family === 'weekly' || job.kind === 'manual';
+      await compactSearchIndex(job.userId, always ? 1 : COMPACT_AFTER_JOB, deps.search, log);
     }
     return outcome;
   };
@@ -246,7 +250,7 @@ function reportJob(outcome: JobOutcome, metrics: MetricSink): void {
 
 /**
  * Fold the user's changed items into their search index after a job once COMPACT_AFTER_JOB
- * have piled up, and after every nightly and weekly run (one job at a time per user: the FIFO
+ * have piled up, and after every nightly, weekly and manual run (one job at a time per user: the FIFO
  * group). A failure is logged, not thrown: the job's work is done, the marks
  * stay, and the next job (or the API past COMPACT_AT) folds them.
  */

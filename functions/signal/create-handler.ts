@@ -33,7 +33,8 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
   const { ddb, s3, sqs } = clients;
   const { logger, log } = createLogger('signal');
   const metrics = createMetrics('signal');
-  const changes = new DynamoSearchChangeLog(ddb, env.TABLE_NAME);
+  // Issue 19: turn marks expire by TTL; a user who talks gets a weekly job, which compacts them (docs/search-index.md, "Liveness").
+  const changes = new DynamoSearchChangeLog(ddb, env.TABLE_NAME, { expiring: true });
   const deps: IngestDeps = {
     turns: new S3DynamoTurnStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
     signalState: new DynamoSignalStateStore(ddb, env.TABLE_NAME, clock),

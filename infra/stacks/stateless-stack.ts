@@ -83,6 +83,13 @@ interface FunctionSpec {
 // ACTIVE queue function records about every invocation).
 const QUEUE_DRIVEN = Tracing.PASS_THROUGH;
 
+/**
+ * L of the search index's watermark (issue 19, lib/use-cases/search-index.ts MARK_LAG_MS): a
+ * change mark's write lasts no longer than the invocation that sends it, so the longest
+ * function timeout, and as much again for what is on the wire and for clocks apart.
+ */
+const SEARCH_MARK_LAG_SECONDS = String(2 * Math.max(...Object.values(FUNCTION_TIMEOUT_SECONDS)));
+
 /** The variables naming the stage's embedding model, set only on a stage that embeds (issue 22). */
 function embeddingEnvironment(config: StageConfig): { EMBEDDING_MODEL_ID?: string; EMBEDDING_DIMENSIONS?: string } {
   return config.embeddings ? { EMBEDDING_MODEL_ID: config.embeddings.modelId, EMBEDDING_DIMENSIONS: String(config.embeddings.dimensions) } : {};
@@ -143,6 +150,7 @@ const FUNCTIONS: Record<FunctionKey, (stack: Stack, props: StatelessStackProps) 
       SUMMARY_PROMPT: config.summaries.prompt,
       SUMMARY_MAX_TOKENS: String(config.summaries.maxTokens),
       SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
+      SEARCH_MARK_LAG_SECONDS,
       ...embeddingEnvironment(config),
     }),
     // MaximumConcurrency (2–1000) caps the concurrent invocations this event source starts, so
@@ -174,6 +182,7 @@ const FUNCTIONS: Record<FunctionKey, (stack: Stack, props: StatelessStackProps) 
       REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
       TURN_QUEUE_URL: queues.turn.queue.queueUrl,
       REDACT_PERSONAL_DATA: String(config.redaction.personalData),
+      SEARCH_MARK_LAG_SECONDS,
       ...embeddingEnvironment(config),
     }),
     // The review console's page (functions/api/console.ts reads it beside the bundle).

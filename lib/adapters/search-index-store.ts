@@ -12,23 +12,31 @@
  *   (knowledge-index.ts), so two compactions never both win.
  * - Changes (`SEARCHCHANGE#{at}`): every store that writes searchable items marks them here
  *   after its own write (DynamoSearchChangeLog): one mark per write for all the ids it
- *   changed (packed a KB to an item), under a key unique to the mark. A compaction folds the
- *   marked items into a new segment and then deletes the marks it read, without a condition:
- *   a change made during the compaction wrote a mark of its own, kept for the next.
+ *   changed (packed a KB to an item), under a key unique to the mark, sorted by `at`. The
+ *   marks of the per-turn path (signal, reflector) carry the table's TTL attribute and are
+ *   never deleted by a compaction: DynamoDB's TTL deletes them 30 days (MARK_TTL_MS) on, without
+ *   consuming write throughput (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html).
+ *   The pointer carries a watermark: every mark whose `at` is below it is folded into the
+ *   segments it names, so readers query only the marks from the watermark on (and skip those
+ *   the pointer lists as folded above it).
  *
- * Readers read the changes first and the pointer second, both strongly consistent: a change a
- * compaction deleted before the reader's first read was folded into a segment the pointer
- * named before that delete, so the reader's pointer read sees it (or a later one). Strongly
- * consistent reads see every write acknowledged before them
- * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html),
- * and S3 is strongly consistent for reads after writes
+ * Readers read the pointer first, then the marks from its watermark, strongly consistent
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html):
+ * a mark below the watermark is in the pointer's segments, one at or above it is read — no
+ * mark is deleted while it may still be needed (TTL only, a month on). An expired mark that
+ * TTL has not deleted yet is still returned by a read (DynamoDB "typically deletes expired
+ * items within two days": https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html,
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ttl-expired-items.html),
+ * and is ignored as any folded mark is: by the watermark, never by its TTL. S3 is strongly
+ * consistent for reads after writes
  * (https://docs.aws.amazon.com/AmazonS3/latest/userguide/Welcome.html#ConsistencyModel).
  */
 import { randomUUID } from 'node:crypto';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LRUCache } from 'lru-cache';
-import { keys, searchSegmentKey } from '../domain/memory-paths.js';
+import { GLOBAL_USER } from '../domain/memory-item.js';
+import { keys, SEARCH_MARK_TTL_MS as MARK_TTL_MS, searchSegmentKey } from '../domain/memory-paths.js';
 import { type SearchSegment, segmentFromBytes, segmentToBytes } from '../domain/search-segment.js';
 import type { SearchChange, SearchIndexHead, SearchIndexStore } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
@@ -45,6 +53,10 @@ const CACHED_BYTES = 96 * 1024 * 1024;
 /** The largest object a segment is split into. */
 export const PART_BYTES = 8 * 1024 * 1024;
 const partKey = (key: string, part: number) => `${key}.${part}`;
+/** The first sort key after every change mark's. */
+const MARKS_END = 'SEARCHCHANGE$';
+/** TTL stamps sent at once. */
+const STAMPS_AT_ONCE = 25;
 
 export class DynamoS3SearchIndexStore implements SearchIndexStore {
   /** By key (a key never changes content), sized by the segment's bytes as stored. */
@@ -58,32 +70,37 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
   ) {}
 
   /**
-   * Every id the owner's marks carry, once, with its newest mark's `at` and the marks that
-   * carry it (a mark of an earlier format carries one id under its own key and is deleted on
-   * its `at`, as it was written).
+   * Every id the owner's marks from `from` on carry (`at` ≥ from; all when from is absent),
+   * once, with its newest mark's `at`, and the marks that carry it which have no TTL yet
+   * (for expireChanges). A mark of an earlier format (`SEARCHCHANGE#{itemId}`, one id each)
+   * sorts after every `at` (item ids begin with a letter, `at` with the year): it is read
+   * whatever the watermark and skipped by its `at`.
    */
-  async changes(userId: string): Promise<SearchChange[]> {
+  async changes(userId: string, from?: string): Promise<SearchChange[]> {
+    const lo = keys.searchChangeSk(from ?? '');
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': keys.ownerPk(userId), ':p': keys.searchChangePrefix },
-      ProjectionExpression: 'sk, ids, itemId, #at',
+      // `SEARCHCHANGE$` is the first key after every `SEARCHCHANGE#…` ('$' follows '#').
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
+      ExpressionAttributeValues: { ':pk': keys.ownerPk(userId), ':lo': lo, ':hi': MARKS_END },
+      ProjectionExpression: 'sk, ids, itemId, #at, expiresAt',
       ExpressionAttributeNames: { '#at': 'at' },
       ConsistentRead: true,
     });
     const byId = new Map<string, { id: string; at: string; marks: Array<{ sk: string; at?: string }> }>();
     for (const item of items) {
       const at = String(item.at);
+      if (from !== undefined && at < from) continue;
       const single = typeof item.itemId === 'string';
       const ids = single ? [String(item.itemId)] : ((item.ids as string[] | undefined) ?? []);
-      const mark = single ? { sk: String(item.sk), at } : { sk: String(item.sk) };
+      const marks = item.expiresAt !== undefined ? [] : [single ? { sk: String(item.sk), at } : { sk: String(item.sk) }];
       for (const id of ids) {
         const seen = byId.get(id);
-        if (!seen) byId.set(id, { id, at, marks: [mark] });
+        if (!seen) byId.set(id, { id, at, marks: [...marks] });
         else {
           // The newest mark's `at` (ISO time first: they sort by time).
           if (at > seen.at) seen.at = at;
-          seen.marks.push(mark);
+          seen.marks.push(...marks);
         }
       }
     }
@@ -93,7 +110,10 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
   async head(userId: string): Promise<SearchIndexHead> {
     const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.ownerPk(userId), sk: keys.searchIndexSk }, ConsistentRead: true }));
     if (!res.Item) return { version: 0, segments: [] };
-    return { version: Number(res.Item.version), segments: (res.Item.segments as SearchIndexHead['segments'] | undefined) ?? [] };
+    const head: SearchIndexHead = { version: Number(res.Item.version), segments: (res.Item.segments as SearchIndexHead['segments'] | undefined) ?? [] };
+    // A pointer written before 2026-11-27 has no watermark: its readers read every mark.
+    if (typeof res.Item.watermark !== 'string') return head;
+    return { ...head, watermark: res.Item.watermark, ...(Array.isArray(res.Item.folded) ? { folded: res.Item.folded as string[] } : {}) };
   }
 
   async segment({ key, parts }: { key: string; parts: number }): Promise<SearchSegment | null> {
@@ -135,7 +155,7 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
       await this.ddb.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { pk: keys.ownerPk(userId), sk: keys.searchIndexSk, kind: 'search-index', version: next.version, segments: next.segments },
+          Item: { pk: keys.ownerPk(userId), sk: keys.searchIndexSk, kind: 'search-index', version: next.version, segments: next.segments, ...(next.watermark ? { watermark: next.watermark } : {}), ...(next.folded?.length ? { folded: next.folded } : {}) },
           ConditionExpression: from === 0 ? 'attribute_not_exists(pk)' : 'version = :from',
           ...(from === 0 ? {} : { ExpressionAttributeValues: { ':from': from } }),
         }),
@@ -145,45 +165,42 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
       if (!isConditionalCheckFailure(error)) throw error;
       // Moved by another compaction, or by this very write whose answer was lost.
       const now = await this.head(userId);
-      return now.version === next.version && JSON.stringify(now.segments) === JSON.stringify(next.segments);
+      return now.version === next.version && now.watermark === next.watermark && JSON.stringify(now.segments) === JSON.stringify(next.segments);
     }
   }
 
   /**
-   * Deletes the marks these changes were read from. A mark's key is unique to it (its `at`)
-   * and never written again, so a change made after the read is in another mark and the
-   * deletes need no condition: BatchWriteItem, 25 to a request. A mark of the earlier format
-   * (one per item, rewritten by each change) is deleted only if its `at` is still the one
-   * read — one DeleteItem each, as BatchWriteItem takes no conditions
-   * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html).
+   * Gives the folded marks that have no TTL one (MARK_TTL_MS from now), so that DynamoDB
+   * deletes them: marks written without one (by the API, the sweep, for GLOBAL, or before
+   * 2026-11-27). Not a delete: a reader that read an older pointer may still need the mark,
+   * and only TTL's month-late delete is sure to come after it. An UpdateItem each (1 write
+   * unit, as their delete was), only if the mark is still there (an update of a missing key
+   * would create it) and still has no TTL; a mark of the earlier per-item format only if its
+   * `at` is still the one read (its writers rewrote it).
    */
-  async clearChanges(userId: string, changes: readonly SearchChange[]): Promise<void> {
-    const marks = new Map(changes.flatMap((c) => c.marks ?? []).map((m) => [m.sk, m]));
-    const unique = [...marks.values()].filter((m) => m.at === undefined);
-    await batchWriteAll(
-      this.ddb,
-      this.tableName,
-      unique.map((m) => ({ DeleteRequest: { Key: { pk: keys.ownerPk(userId), sk: m.sk } } })),
-    );
-    await Promise.all(
-      [...marks.values()]
-        .filter((m) => m.at !== undefined)
-        .map(async (m) => {
-          try {
-            await this.ddb.send(
-              new DeleteCommand({
-                TableName: this.tableName,
-                Key: { pk: keys.ownerPk(userId), sk: m.sk },
-                ConditionExpression: '#at = :at',
-                ExpressionAttributeNames: { '#at': 'at' },
-                ExpressionAttributeValues: { ':at': m.at },
-              }),
-            );
-          } catch (error) {
-            if (!isConditionalCheckFailure(error)) throw error;
-          }
+  async expireChanges(userId: string, changes: readonly SearchChange[]): Promise<void> {
+    const marks = [...new Map(changes.flatMap((c) => c.marks ?? []).map((m) => [m.sk, m])).values()];
+    const expiresAt = Math.floor((Date.now() + MARK_TTL_MS) / 1000);
+    for (let i = 0; i < marks.length; i += STAMPS_AT_ONCE) {
+      await Promise.all(marks.slice(i, i + STAMPS_AT_ONCE).map((m) => this.stamp(userId, m, expiresAt)));
+    }
+  }
+
+  private async stamp(userId: string, m: { sk: string; at?: string }, expiresAt: number): Promise<void> {
+    try {
+      await this.ddb.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: keys.ownerPk(userId), sk: m.sk },
+          UpdateExpression: 'SET expiresAt = :e',
+          ConditionExpression: `attribute_exists(pk) AND attribute_not_exists(expiresAt)${m.at === undefined ? '' : ' AND #at = :at'}`,
+          ...(m.at === undefined ? {} : { ExpressionAttributeNames: { '#at': 'at' } }),
+          ExpressionAttributeValues: { ':e': expiresAt, ...(m.at === undefined ? {} : { ':at': m.at }) },
         }),
-    );
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailure(error)) throw error;
+    }
   }
 
   async deleteSegments(refs: ReadonlyArray<{ key: string; parts: number }>): Promise<void> {
@@ -197,12 +214,26 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
  * of a searchable item makes after its own, one item for all the ids of that write (issue 19:
  * a put and a delete per changed item were the largest part of the pipeline's write units).
  * `at` is unique per mark (time and a random part), and the mark's key.
+ *
+ * `expiring` (the signal and reflector functions: the per-turn path) gives each mark the
+ * table's TTL attribute, MARK_TTL_MS on: no compaction deletes it, DynamoDB does, without
+ * consuming write throughput. Those owners are compacted well within that time (docs/search-index.md,
+ * "Liveness"). Other writers (the API, the sweep) and every GLOBAL mark write marks without
+ * one, which the compaction that folds them stamps (expireChanges): an owner no job reaches
+ * can never lose a change to TTL.
  */
 export class DynamoSearchChangeLog {
+  private readonly expiring: boolean;
+  private readonly now: () => Date;
+
   constructor(
     private readonly ddb: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+    options: { expiring?: boolean; now?: () => Date } = {},
+  ) {
+    this.expiring = options.expiring ?? false;
+    this.now = options.now ?? (() => new Date());
+  }
 
   async mark(userId: string, itemIds: readonly string[]): Promise<void> {
     await batchWriteAll(this.ddb, this.tableName, this.requests(userId, itemIds));
@@ -233,10 +264,13 @@ export class DynamoSearchChangeLog {
    * write unit), each under a key of its own (`SEARCHCHANGE#{at}`, `at` unique per mark).
    */
   private items(userId: string, itemIds: readonly string[]): Array<Record<string, unknown>> {
-    const time = new Date().toISOString();
+    const now = this.now();
+    const time = now.toISOString();
+    // Epoch seconds, as DynamoDB's TTL reads them (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html).
+    const ttl = this.expiring && userId !== GLOBAL_USER ? { expiresAt: Math.floor((now.getTime() + MARK_TTL_MS) / 1000) } : {};
     return packIds([...new Set(itemIds)]).map((ids) => {
       const at = `${time}#${Math.random().toString(36).slice(2, 10)}`;
-      return { pk: keys.ownerPk(userId), sk: keys.searchChangeSk(at), kind: 'search-change', ids, at };
+      return { pk: keys.ownerPk(userId), sk: keys.searchChangeSk(at), kind: 'search-change', ids, at, ...ttl };
     });
   }
 }

@@ -216,3 +216,10 @@ export const keys = {
   /** Every hygiene log entry written at one time (a sweep's). */
   graphLogAtPrefix: (at: string) => `GRAPHLOG#${at}#`,
 } as const;
+
+/**
+ * How long a search change mark with a TTL lives (issue 19): DynamoDB deletes it after this
+ * (within days more), folded or not, so every owner with such a mark is compacted well within
+ * it (docs/search-index.md, "Liveness").
+ */
+export const SEARCH_MARK_TTL_MS = 30 * 86_400_000;

@@ -10,8 +10,10 @@
  * from the segments before it. The page's items are then read from their stores, so what a
  * search returns is what the stores hold now.
  *
- * A compaction folds the marked items into a new segment (a delta), moves the pointer with a
- * condition on the version it read, and clears the marks it folded (each on its `at`). When
+ * A compaction folds the marked items into a new segment (a delta) and moves the pointer with a
+ * condition on the version it read, its watermark with it: the marks below the watermark are
+ * folded, and readers read only those from it on. No mark is deleted: the per-turn path's
+ * expire by DynamoDB's TTL, the others are given one once folded (issue 19). When
  * the deltas pile up (MAX_SEGMENTS) it merges them, and the base with them once they hold a
  * tenth of its items (or removals pass MAX_REMOVES), dropping superseded, removed and expired
  * items, without tokenising again (mergePlan). The reflector compacts a user after a job once
@@ -25,6 +27,7 @@ import { isLive, type MemoryItem } from '../domain/memory-item.js';
 import { type IndexEntry, itemKey, SegmentedIndex, segmentOf } from '../domain/memory-search.js';
 import { quantise } from '../domain/embedding-vectors.js';
 import { mergeSegments, type SearchSegment } from '../domain/search-segment.js';
+import { SEARCH_MARK_TTL_MS } from '../domain/memory-paths.js';
 import type { Clock, EmbeddingModel, MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef } from '../ports.js';
 
 /** Deltas kept before a merge. */
@@ -39,6 +42,18 @@ export const COMPACT_AT = 256;
  * weekly runs fold whatever there is.
  */
 export const COMPACT_AFTER_JOB = 32;
+/**
+ * L: how long after a writer chose a mark's `at` its write can still land. A compaction that
+ * starts at s moves the watermark to s − L at most, so a mark still in flight is never below
+ * it. A write lasts no longer than the invocation that sends it: the longest function timeout
+ * (the sweep's 300 s, infra/resources.ts) and as much again for what is on the wire and for
+ * clocks apart. The local stack, whose writes land within their call, sets a few seconds.
+ */
+export const MARK_LAG_MS = 600_000;
+/** An owner whose watermark is older than this is compacted by a search (so that it never nears the marks' TTL). */
+const WATERMARK_REFRESH_MS = SEARCH_MARK_TTL_MS / 2;
+/** Most marks a pointer lists as folded above its watermark (`folded`, ~35 bytes each). */
+const FOLDED_MAX = 1_000;
 /** Reads of the pointer before giving up on segments retired under the reader. */
 const ATTEMPTS = 4;
 
@@ -52,6 +67,14 @@ export interface SearchView {
   /** The changed items as read for this view, by id (null: gone or not live). */
   fresh: ReadonlyMap<string, MemoryItem | null>;
   changes: number;
+  /** Compact before serving: too many changes, or a watermark nearing the marks' TTL. */
+  due: boolean;
+  /**
+   * The watermark is older than the marks' TTL: marks written after it may have expired before
+   * any compaction folded them (docs/search-index.md, "Liveness"). Logged by the API. Never for
+   * a pointer without one (written before marks had a TTL: none of its marks can expire).
+   */
+  stale: boolean;
 }
 
 /** What memory.search needs of an index: the view of one owner's items. */
@@ -96,7 +119,12 @@ export class LiveSearchIndex implements SearchIndexReader {
    * it folds in its delta, merges carry them; the overlay's items (changed since) have none and
    * rank lexically only, so a search embeds only its query.
    */
-  constructor(private readonly deps: { store: SearchIndexStore; catalog: MemoryCatalog; clock: Clock; embeddings?: EmbeddingModel | undefined }) {}
+  constructor(private readonly deps: { store: SearchIndexStore; catalog: MemoryCatalog; clock: Clock; embeddings?: EmbeddingModel | undefined; marks?: MarkTiming }) {}
+
+  /** The marks' clock (their `at` is wall time, as DynamoSearchChangeLog writes it) and L. */
+  private get timing(): Required<MarkTiming> {
+    return { now: this.deps.marks?.now ?? (() => new Date()), lagMs: this.deps.marks?.lagMs ?? MARK_LAG_MS };
+  }
 
   /** The embedding model the segments' vectors come from, if the stage embeds. */
   get embeddings(): EmbeddingModel | undefined {
@@ -105,17 +133,19 @@ export class LiveSearchIndex implements SearchIndexReader {
 
   async view(userId: string): Promise<SearchView> {
     for (let attempt = 1; ; attempt++) {
-      // Changes first, pointer second (search-index-store.ts says why).
-      const changes = await this.deps.store.changes(userId);
+      // Pointer first, then the marks from its watermark (search-index-store.ts says why), with the segments.
       const head = await this.deps.store.head(userId);
-      const segments = await Promise.all(head.segments.map((ref) => this.deps.store.segment(ref)));
+      const [read, segments] = await Promise.all([this.deps.store.changes(userId, head.watermark), Promise.all(head.segments.map((ref) => this.deps.store.segment(ref)))]);
       if (segments.some((s) => s === null)) {
         if (attempt >= ATTEMPTS) throw new Error(`the search index of ${userId} kept retiring its segments under ${attempt} reads`);
         continue;
       }
+      const changes = unfolded(head, read);
       const overlay = await this.overlay(userId, changes);
       const entries = head.segments.map((ref, i) => ({ segment: segments[i] as SearchSegment, removes: keysOf(userId, ref.removes) }));
-      return { entries: [...entries, overlay.entry], fresh: overlay.items, changes: changes.length };
+      const age = watermarkAge(head, this.timing.now());
+      const due = changes.length >= COMPACT_AT || (head.version > 0 && age > WATERMARK_REFRESH_MS);
+      return { entries: [...entries, overlay.entry], fresh: overlay.items, changes: changes.length, due, stale: head.watermark !== undefined && age > SEARCH_MARK_TTL_MS };
     }
   }
 
@@ -144,12 +174,18 @@ export class LiveSearchIndex implements SearchIndexReader {
 
   async compact(userId: string, atLeast = 1, options: { full?: boolean } = {}): Promise<CompactionResult> {
     const { store, catalog, clock } = this.deps;
-    const changes = await store.changes(userId);
+    const { now: wallNow, lagMs } = this.timing;
+    const started = wallNow();
     const head = await store.head(userId);
+    const marked = await store.changes(userId, head.watermark);
+    const changes = unfolded(head, marked);
+    // Below s − L no mark can still be in flight (MARK_LAG_MS); never backwards.
+    const bound = new Date(started.getTime() - lagMs).toISOString();
+    const watermark = head.watermark !== undefined && head.watermark > bound ? head.watermark : bound;
     // A full rewrite has nothing to do once the index is one segment that removes nothing and no change waits.
     const whole = head.segments.length <= 1 && (head.segments[0]?.removes.length ?? 0) === 0;
     const idle = options.full ? changes.length === 0 && whole : changes.length < Math.max(1, atLeast);
-    if (idle) return { folded: 0, version: head.version, merged: false };
+    if (idle) return changes.length === 0 ? this.refreshed(userId, head, { watermark, folded: foldedAbove(marked, watermark) }, started) : { folded: 0, version: head.version, merged: false };
     const read = await catalog.itemsById(
       userId,
       changes.map((c) => c.id),
@@ -169,15 +205,27 @@ export class LiveSearchIndex implements SearchIndexReader {
     const merged = plan === 'none' ? { segment: delta, removes: gone } : await this.merged(userId, merging, { segment: delta, removes: keysOf(userId, gone) }, now);
     const written = await store.putSegment(userId, version, merged.segment);
     const ref: SearchSegmentRef = { ...written, items: merged.segment.size, removes: plan === 'all' ? [] : merged.removes };
-    const next: SearchIndexHead = { version, segments: [...head.segments.filter((s) => !merging.includes(s)), ref] };
+    const next: SearchIndexHead = { version, segments: [...head.segments.filter((s) => !merging.includes(s)), ref], watermark, folded: foldedAbove(marked, watermark) };
     if (!(await store.moveHead(userId, head.version, next))) {
       await store.deleteSegments([written]);
       return { folded: 0, version: head.version, merged: false, lost: true };
     }
-    await store.clearChanges(userId, changes);
+    // Marks at or above the watermark are read again until it passes them; `folded` tells them apart. Any without a TTL gets one.
+    await store.expireChanges(userId, marked);
     // Retired only now: a reader that read the old pointer and misses a segment reads the pointer again.
     if (merging.length > 0) await store.deleteSegments(merging);
     return { folded: changes.length, version, merged: plan !== 'none' };
+  }
+
+  /**
+   * No change waits from the watermark on: it may move up to s − L without a segment. Done
+   * only once it is old (a pointer write every WATERMARK_REFRESH_MS at most), so that an owner
+   * searched but not written keeps a watermark well within the marks' TTL.
+   */
+  private async refreshed(userId: string, head: SearchIndexHead, next: Pick<SearchIndexHead, 'watermark' | 'folded'>, started: Date): Promise<CompactionResult> {
+    if (head.version === 0 || watermarkAge(head, started) <= WATERMARK_REFRESH_MS || next.watermark === head.watermark) return { folded: 0, version: head.version, merged: false };
+    const moved = await this.deps.store.moveHead(userId, head.version, { ...head, ...next, version: head.version + 1 });
+    return moved ? { folded: 0, version: head.version + 1, merged: false } : { folded: 0, version: head.version, merged: false, lost: true };
   }
 
   /** A delta over these items, with their vectors when the stage embeds (the text, not the title: titles like `turn 12` say nothing). */
@@ -230,3 +278,31 @@ function mergePlan(head: SearchIndexHead, deltaItems: number, removed: number): 
 }
 
 const keysOf = (userId: string, ids: readonly string[]): Set<string> => new Set(ids.map((id) => itemKey({ userId, id })));
+
+/** The marks' clock and L (MARK_LAG_MS), injected by the local stack and tests. */
+export interface MarkTiming {
+  now?: () => Date;
+  lagMs?: number;
+}
+
+/** The changes whose newest mark the pointer's segments do not hold yet. */
+function unfolded(head: SearchIndexHead, changes: readonly SearchChange[]): SearchChange[] {
+  if (!head.folded?.length) return [...changes];
+  const folded = new Set(head.folded);
+  return changes.filter((c) => !folded.has(c.at));
+}
+
+/**
+ * The newest marks the new pointer's segments hold at or above its watermark (every change
+ * read was folded, or was already). Past FOLDED_MAX none: the next compaction folds them again,
+ * which is only work (the pointer is one item, read by every search).
+ */
+function foldedAbove(changes: readonly SearchChange[], watermark: string): string[] {
+  const above = changes.filter((c) => c.at >= watermark).map((c) => c.at);
+  return above.length > FOLDED_MAX ? [] : above;
+}
+
+/** How old the pointer's watermark is (a pointer without one: as old as can be). */
+function watermarkAge(head: SearchIndexHead, now: Date): number {
+  return head.watermark === undefined ? Number.POSITIVE_INFINITY : now.getTime() - Date.parse(head.watermark);
+}

@@ -667,13 +667,23 @@ export class MemoryExpiryLog implements ExpiryLog {
   }
 }
 
-/** A search index's marks (item id → `at`), pointer and segments in memory (issue 18's store; owners are not told apart). */
+/**
+ * A search index's marks (item id → `at`), pointer and segments in memory (issue 18's store; owners are not told apart).
+ * Marks are never deleted, as in the table until TTL does it: the pointer's watermark hides those below it.
+ */
 export class MemorySearchIndexStore implements SearchIndexStore {
   readonly marks = new Map<string, string>();
+  private ticks = 0;
+  /** Marks an item changed at the marks' clock, which moves a millisecond a mark. */
+  mark(id: string): void {
+    this.marks.set(id, new Date(Date.UTC(2026, 0, 1) + ++this.ticks).toISOString());
+  }
+  /** The marks' clock and L for LiveSearchIndex: every mark made before a compaction starts is below its watermark. */
+  readonly timing = { now: () => new Date(Date.UTC(2026, 0, 1) + this.ticks + 1), lagMs: 0 };
   readonly segments = new Map<string, SearchSegment>();
   pointer: SearchIndexHead = { version: 0, segments: [] };
-  async changes(): Promise<SearchChange[]> {
-    return [...this.marks].map(([id, at]) => ({ id, at }));
+  async changes(_userId: string, from?: string): Promise<SearchChange[]> {
+    return [...this.marks].filter(([, at]) => from === undefined || at >= from).map(([id, at]) => ({ id, at }));
   }
   async head(): Promise<SearchIndexHead> {
     return this.pointer;
@@ -690,9 +700,7 @@ export class MemorySearchIndexStore implements SearchIndexStore {
     this.pointer = next;
     return true;
   }
-  async clearChanges(_userId: string, changes: readonly SearchChange[]): Promise<void> {
-    for (const c of changes) if (this.marks.get(c.id) === c.at) this.marks.delete(c.id);
-  }
+  async expireChanges(): Promise<void> {}
   async deleteSegments(refs: ReadonlyArray<Pick<SearchSegmentRef, 'key'>>): Promise<void> {
     for (const r of refs) this.segments.delete(r.key);
   }

@@ -474,7 +474,7 @@ export class CatalogSearchIndex implements SearchIndexReader {
   constructor(private readonly catalog: FakeCatalog) {}
   async view(userId: string): Promise<SearchView> {
     const items = (await this.catalog.items(userId)).filter((i) => i.userId === userId && !i.deleted);
-    return { entries: [{ segment: segmentOf(items) }], fresh: new Map(items.map((i) => [i.id, i])), changes: 0 };
+    return { entries: [{ segment: segmentOf(items) }], fresh: new Map(items.map((i) => [i.id, i])), changes: 0, due: false, stale: false };
   }
   async compact(_userId: string, _atLeast?: number): Promise<CompactionResult> {
     return { folded: 0, version: 0, merged: false };

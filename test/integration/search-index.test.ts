@@ -21,7 +21,9 @@ import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { writeUnits } from '../../lib/adapters/dynamo-item-size.js';
-import { keys } from '../../lib/domain/memory-paths.js';
+import { keys, SEARCH_MARK_TTL_MS } from '../../lib/domain/memory-paths.js';
+import { SegmentedIndex } from '../../lib/domain/memory-search.js';
+import { newTierItem } from '../../lib/domain/memory-tiers.js';
 import type { SearchIndexHead } from '../../lib/ports.js';
 import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/use-cases/search-index.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
@@ -49,11 +51,17 @@ async function call(method: string, path: string, body?: unknown, apiUrl = stack
 // Every item holds both words, so their weight is low: no similarity floor, or none would pass it.
 const searchIds = async (apiUrl?: string) => new Set(((await call('POST', '/memory/search', { query: 'zebrafish aquarium', limit: 100, minSimilarity: 0 }, apiUrl)).results ?? []).map((r) => r.id));
 
-/** The reflector's compaction, with the reflector's clients and grants (and a hook run right after its pointer moved). */
-function reflectorIndex(afterMove?: () => Promise<void>): LiveSearchIndex {
+/** L as the local stack sets it (infra/local/functions.ts). */
+const LAG_MS = 5_000;
+
+/**
+ * The reflector's compaction, with the reflector's clients and grants (and a hook run right
+ * after its pointer moved); `lagMs` its L, `markAt` the clock its stores' marks take `at` from.
+ */
+function reflectorIndex(afterMove?: () => Promise<void>, options: { lagMs?: number; markAt?: () => Date } = {}): LiveSearchIndex {
   const { ddb, s3 } = functionClients('reflector', stack.iam);
   const { tableName: table, bucketName: bucket } = stack.info;
-  const changes = new DynamoSearchChangeLog(ddb, table);
+  const changes = new DynamoSearchChangeLog(ddb, table, { expiring: true, ...(options.markAt ? { now: options.markAt } : {}) });
   const turns = new S3DynamoTurnStore(ddb, s3, table, bucket, changes);
   const catalog = new StoreMemoryCatalog({
     turns,
@@ -72,17 +80,26 @@ function reflectorIndex(afterMove?: () => Promise<void>): LiveSearchIndex {
       return moved;
     };
   }
-  return new LiveSearchIndex({ store, catalog, clock: { now: () => stack.now() } });
+  return new LiveSearchIndex({ store, catalog, clock: { now: () => stack.now() }, marks: { lagMs: options.lagMs ?? LAG_MS } });
 }
 
 /** The owner's change marks as stored. */
 async function marksOf(userId: string): Promise<Array<Record<string, unknown>>> {
+  return (await partitionOf(userId)).filter((i) => String(i.sk).startsWith(keys.searchChangePrefix));
+}
+
+/** The owner's pointer as stored. */
+async function pointerOf(userId: string): Promise<Record<string, unknown> | undefined> {
+  return (await partitionOf(userId)).find((i) => i.sk === keys.searchIndexSk);
+}
+
+async function partitionOf(userId: string): Promise<Array<Record<string, unknown>>> {
   const { ddb } = functionClients('reflector', stack.iam);
   const res = await ddb.send(
     new QueryCommand({
       TableName: stack.info.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.searchChangePrefix },
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': 'SEARCH' },
       ConsistentRead: true,
     }),
   );
@@ -172,7 +189,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     }
   });
 
-  it('marks a write once for all its ids (a write unit each), and keeps a change made during a compaction for the next', async () => {
+  it('marks a write once for all its ids (a write unit each); a compaction deletes no mark, moves the watermark, and keeps a change made meanwhile for the next', async () => {
     const { ddb } = functionClients('reflector', stack.iam);
     const log = new DynamoSearchChangeLog(ddb, stack.info.tableName);
     const user = 'index-marks';
@@ -185,24 +202,63 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     expect(packed.length).toBeLessThan(6);
     expect(packed.every((m) => writeUnits(m) === 1)).toBe(true);
     expect(packed.flatMap((m) => m.ids as string[]).sort()).toEqual(Array.from({ length: 60 }, (_, i) => `mem:packed-${String(i).padStart(3, '0')}`));
+    // The per-turn path's marks carry the table's TTL attribute, a month on, and still fit a write unit.
+    await new DynamoSearchChangeLog(ddb, stack.info.tableName, { expiring: true }).mark('index-marks-ttl', Array.from({ length: 60 }, (_, i) => `mem:packed-${String(i).padStart(3, '0')}`));
+    const expiring = await marksOf('index-marks-ttl');
+    expect(expiring.every((m) => writeUnits(m) === 1 && Math.abs(Number(m.expiresAt) - (Date.now() + SEARCH_MARK_TTL_MS) / 1000) < 120)).toBe(true);
 
-    // Through the API: items, then a deletion of one of them while a compaction is between its pointer move and its clearing of the marks it read.
+    // Through the API (marks without a TTL): items, then a deletion of one of them right after a compaction's pointer move.
     await reflectorIndex().compact(USER);
     const before = await searchIds();
     const a = (await call('POST', '/memory/tiers/long_term', { text: 'Zebrafish aquarium mark note a', clientId: 'mark-a' })).item?.id ?? '';
     const b = (await call('POST', '/memory/tiers/long_term', { text: 'Zebrafish aquarium mark note b', clientId: 'mark-b' })).item?.id ?? '';
-    // A mark as written before one mark per write (one item's id under its own key) is read and cleared too.
+    // A mark as written before one mark per write (one item's id under its own key) is read and folded too.
     const legacyAt = `${new Date().toISOString()}#legacy`;
     await ddb.send(new PutCommand({ TableName: stack.info.tableName, Item: { pk: keys.userPk(USER), sk: `SEARCHCHANGE#${a}`, kind: 'search-change', itemId: a, at: legacyAt } }));
+    const marksBefore = (await marksOf(USER)).length;
     const result = await reflectorIndex(async () => void (await call('DELETE', `/memory/tiers/long_term/${encodeURIComponent(b)}`))).compact(USER);
     expect(result.folded).toBeGreaterThanOrEqual(2);
     const left = await marksOf(USER);
-    // Only the deletion's own mark is left: the compaction deleted what it read, legacy mark included.
-    expect(left.map((m) => m.ids)).toEqual([[b]]);
+    // Nothing deleted: the marks it folded that had no TTL got one; the deletion's mark, written after its read, has none yet.
+    expect(left.length).toBe(marksBefore + 1);
+    expect(left.filter((m) => m.expiresAt === undefined).map((m) => m.ids)).toEqual([[b]]);
+    expect(left.find((m) => m.itemId === a)?.expiresAt).toEqual(expect.any(Number));
     expect([...(await searchIds())].sort()).toEqual([...before, a].sort());
     await reflectorIndex().compact(USER);
-    expect(await marksOf(USER)).toEqual([]);
+    expect((await marksOf(USER)).filter((m) => m.expiresAt === undefined)).toEqual([]);
     expect([...(await searchIds())].sort()).toEqual([...before, a].sort());
+    // The pointer's watermark trails the last compaction's start by L; readers read the marks from it on only.
+    const watermark = String((await pointerOf(USER))?.watermark);
+    expect(Date.now() - Date.parse(watermark)).toBeGreaterThanOrEqual(LAG_MS);
+    expect(Date.now() - Date.parse(watermark)).toBeLessThan(LAG_MS + 60_000);
+    await new Promise((r) => setTimeout(r, LAG_MS + 50));
+    await call('POST', '/memory/tiers/long_term', { text: 'unrelated note about pottery glaze', clientId: 'mark-c' });
+    await reflectorIndex().compact(USER);
+    const store = new DynamoS3SearchIndexStore(ddb, functionClients('reflector', stack.iam).s3, stack.info.tableName, stack.info.bucketName);
+    const head = await store.head(USER);
+    expect((await store.changes(USER, head.watermark)).length).toBeLessThan((await store.changes(USER)).length);
+  });
+
+  it('serves a mark that lands late, after a compaction that started after its `at` (the watermark stays L behind)', async () => {
+    const user = 'index-late';
+    const { ddb } = functionClients('api', stack.iam);
+    const items = (markAt?: () => Date) => new DynamoMemoryItemStore(ddb, stack.info.tableName, new DynamoSearchChangeLog(ddb, stack.info.tableName, { expiring: true, ...(markAt ? { now: markAt } : {}) }));
+    const note = (i: number) => ({ ...newTierItem(user, 'long_term', { text: `late zebrafish note ${i}` }, stack.now()), id: `mem:late-${i}` });
+    await items().create(note(0));
+    const served = async (index: LiveSearchIndex) => [...new SegmentedIndex((await index.view(user)).entries).visible()].map((i) => i.id).sort();
+    // The writer chose its mark's `at` 2 s before the compaction started; the write lands after it (within L = 5 s).
+    const chosen = new Date(Date.now() - 2_000);
+    await reflectorIndex().compact(user);
+    await items(() => chosen).create(note(1));
+    expect(await served(reflectorIndex())).toEqual(['mem:late-0', 'mem:late-1']);
+    await reflectorIndex().compact(user);
+    expect(await served(reflectorIndex())).toEqual(['mem:late-0', 'mem:late-1']);
+    // Without the bound (L = 0) the same late mark falls below the watermark and its change is lost: why L is there.
+    await items().create(note(3));
+    const early = new Date(Date.now() - 2_000);
+    expect(await reflectorIndex(undefined, { lagMs: 0 }).compact(user)).toMatchObject({ folded: 1 });
+    await items(() => early).create(note(2));
+    expect(await served(reflectorIndex(undefined, { lagMs: 0 }))).toEqual(['mem:late-0', 'mem:late-1', 'mem:late-3']);
   });
 
   it('pages a tier query with nextToken: every live item once, newest first', async () => {

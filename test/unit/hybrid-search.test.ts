@@ -141,10 +141,10 @@ describe('the ranking with a query vector', () => {
 function world(embeddings: EmbeddingModel) {
   const stored = new Map(items.map((i) => [i.id, i]));
   const store = new MemorySearchIndexStore();
-  for (const [n, i] of items.entries()) store.marks.set(i.id, `m${n}`);
+  for (const i of items) store.mark(i.id);
   const { marks, segments } = store;
   const catalog = { itemsById: async (_u: string, wanted: readonly string[]) => new Map(wanted.flatMap((id) => (stored.has(id) ? [[id, stored.get(id) as MemoryItem] as const] : []))) };
-  return { index: new LiveSearchIndex({ store, catalog, clock: { now: () => now }, embeddings }), marks, segments };
+  return { index: new LiveSearchIndex({ store, catalog, clock: { now: () => now }, embeddings, marks: store.timing }), marks, segments };
 }
 
 describe('a compaction on a stage that embeds', () => {

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { MemoryItem } from '../../lib/domain/memory-item.js';
 import { SegmentedIndex } from '../../lib/domain/memory-search.js';
+import { SEARCH_MARK_TTL_MS } from '../../lib/domain/memory-paths.js';
 import { newTierItem } from '../../lib/domain/memory-tiers.js';
 import type { MemoryCatalog } from '../../lib/ports.js';
 import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/use-cases/search-index.js';
@@ -14,20 +15,19 @@ const start = new Date('2026-06-01T00:00:00Z');
 let now = start;
 
 /** The stores' items and the index's marks, pointer and segments, in memory. */
-function world() {
+function world(timing?: { now?: () => Date; lagMs?: number }) {
   const items = new Map<string, MemoryItem>();
   const store = new MemorySearchIndexStore();
-  const { marks, segments } = store;
-  let n = 0;
+  const { segments } = store;
   const catalog: MemoryCatalog = {
     itemsById: async (_u, ids) => new Map(ids.flatMap((id) => (items.has(id) ? [[id, items.get(id) as MemoryItem] as const] : []))),
   };
   const write = (item: MemoryItem) => {
     items.set(item.id, item);
-    marks.set(item.id, `m${n++}`);
+    store.mark(item.id);
   };
   now = start;
-  const index = new LiveSearchIndex({ store, catalog, clock: { now: () => now } });
+  const index = new LiveSearchIndex({ store, catalog, clock: { now: () => now }, marks: { ...store.timing, ...timing } });
   // What ranking may return: visible and not expired.
   const served = async () =>
     [...new SegmentedIndex((await index.view('u')).entries).visible()]
@@ -78,15 +78,17 @@ describe('the search index over changes, compactions and merges', () => {
     expect(await w.served()).toEqual(w.live());
   });
 
-  it('keeps a change made during a compaction for the next one', async () => {
+  it('serves a change made during a compaction, folded then or by the next one', async () => {
     const w = world();
     w.write(note(1));
     const pending = w.index.compact('u');
-    w.write(note(1, { text: 'note 1 changed while compacting' }));
+    w.write(note(1, { quality: 0.123 }));
     await pending;
-    expect((await w.index.view('u')).changes).toBe(1);
+    const quality = async () => [...new SegmentedIndex((await w.index.view('u')).entries).visible()].find((i) => i.id === 'mem:1')?.quality;
+    expect(await quality()).toBe(0.123);
     await w.index.compact('u');
     expect((await w.index.view('u')).changes).toBe(0);
+    expect(await quality()).toBe(0.123);
   });
 
   it('leaves a compaction for later below its threshold', async () => {
@@ -94,6 +96,45 @@ describe('the search index over changes, compactions and merges', () => {
     w.write(note(1));
     expect(await w.index.compact('u', 32)).toMatchObject({ folded: 0 });
     expect(w.head().version).toBe(0);
+    expect(await w.served()).toEqual(['mem:1']);
+  });
+
+  it('moves the watermark only to its start minus L; the marks above it it folded are listed and neither read nor folded again', async () => {
+    const w = world({ lagMs: 10 });
+    for (let i = 0; i < 40; i++) w.write(note(i));
+    expect(await w.index.compact('u', 32)).toMatchObject({ folded: 40 });
+    // The last ten marks are within L of its start: above the watermark, listed as folded.
+    expect(w.head().folded).toHaveLength(10);
+    expect((await w.index.view('u')).changes).toBe(0);
+    expect(await w.served()).toEqual(w.live());
+    // They do not count toward the next threshold, nor go into the next delta.
+    for (let i = 40; i < 60; i++) w.write(note(i));
+    expect(await w.index.compact('u', 32)).toMatchObject({ folded: 0 });
+    expect(await w.index.compact('u')).toMatchObject({ folded: 20 });
+    expect(w.head().segments.at(-1)?.items).toBe(20);
+    // An item marked again is folded again, whatever its earlier mark.
+    w.write(note(59, { text: 'note 59 rewritten' }));
+    expect((await w.index.view('u')).changes).toBe(1);
+    expect(await w.index.compact('u')).toMatchObject({ folded: 1 });
+    expect(await w.served()).toEqual(w.live());
+  });
+
+  it('is due for a compaction once its watermark is half the marks\' TTL old, and stale past the TTL; a compaction with nothing to fold moves the watermark then', async () => {
+    let wall = Date.UTC(2026, 0, 1) + 1_000;
+    const w = world({ now: () => new Date(wall), lagMs: 0 });
+    w.write(note(1));
+    await w.index.compact('u');
+    expect(await w.index.view('u')).toMatchObject({ changes: 0, due: false, stale: false });
+    const version = w.head().version;
+    // Nothing to fold and a young watermark: no write.
+    expect(await w.index.compact('u')).toMatchObject({ folded: 0, version });
+    wall += SEARCH_MARK_TTL_MS / 2 + 1;
+    expect(await w.index.view('u')).toMatchObject({ due: true, stale: false });
+    wall += SEARCH_MARK_TTL_MS / 2;
+    expect(await w.index.view('u')).toMatchObject({ due: true, stale: true });
+    expect(await w.index.compact('u')).toMatchObject({ folded: 0, version: version + 1 });
+    expect(w.head().watermark).toBe(new Date(wall).toISOString());
+    expect(await w.index.view('u')).toMatchObject({ due: false, stale: false });
     expect(await w.served()).toEqual(['mem:1']);
   });
 });

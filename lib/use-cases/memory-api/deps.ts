@@ -2,7 +2,7 @@
 import type { EmbeddingModel } from '../../ports.js';
 import type { SearchIndexReader } from '../search-index.js';
 import { MemoryApiError } from '../memory-api-error.js';
-import type { AgentEventPublisher, AuditTrail, BatchLogReader, Clock, CostLedger, DiaryStore, ForgetLog, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, SleepTimeLogStore, SummaryStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';
+import type { AgentEventPublisher, AuditTrail, Log, BatchLogReader, Clock, CostLedger, DiaryStore, ForgetLog, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, SleepTimeLogStore, SummaryStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';
 
 export interface MemoryApiDeps {
   catalog: MemoryCatalog;
@@ -41,6 +41,8 @@ export interface MemoryApiDeps {
   /** A user's records and documents whole: GET …/export and POST …/import (lib/use-cases/user-archive.ts). */
   archives: UserArchiveStore;
   clock: Clock;
+  /** Where a search notes an index whose watermark is older than its marks' TTL (search.ts viewOf). */
+  log?: Pick<Log, 'warn'>;
 }
 
 export const notFound = (what: string) => new MemoryApiError('not_found', `${what} not found`);

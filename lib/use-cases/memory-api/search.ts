@@ -3,7 +3,7 @@ import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem } from '../../domai
 import type { QueryVector } from '../../domain/embedding-vectors.js';
 import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex } from '../../domain/memory-search.js';
 import { ModelUnavailableError } from '../../ports.js';
-import { COMPACT_AT, type SearchView, SegmentRetiredError } from '../search-index.js';
+import { type SearchView, SegmentRetiredError } from '../search-index.js';
 import { MemoryApiError } from '../memory-api-error.js';
 import { type MemoryApiDeps, notFound } from './deps.js';
 
@@ -97,13 +97,15 @@ export async function countResurrections(deps: MemoryApiDeps, userId: string, it
 }
 
 /**
- * An owner's index view; an owner whose changes piled up (no job compacts it) is compacted
- * first. A compaction that fails (another one retired the segments it was merging) leaves the
+ * An owner's index view; an owner whose changes piled up (no job compacts it), or whose
+ * watermark grew old, is compacted first; one whose watermark is older than the marks' TTL
+ * is logged (changes after it may have expired unfolded: docs/search-index.md, "Liveness"). A compaction that fails (another one retired the segments it was merging) leaves the
  * marks for the next: the view it had still serves this request.
  */
 export async function viewOf(deps: MemoryApiDeps, owner: string): Promise<SearchView> {
   const v = await deps.search.view(owner);
-  if (v.changes < COMPACT_AT) return v;
+  if (v.stale) deps.log?.warn('search index watermark older than the change marks\' TTL', { owner, changes: v.changes });
+  if (!v.due) return v;
   try {
     await deps.search.compact(owner);
   } catch (error) {

@@ -407,10 +407,10 @@ async function searchLatencySection(quick: boolean): Promise<SectionResult> {
 and their search index as a compaction leaves it (one segment, lib/use-cases/search-index.ts),
 searched through the real api handler on the local stack (HTTP, token, IAM-enforced clients,
 DynamoDB Local, the S3 emulator) with LoCoMo questions, limit 10. Warm: the container has the
-segment; each search reads the change marks and the pointer (consistent), ranks, and reads the
-page's items. Cold: a new container's first search, segment download and load included (median
+segment; each search reads the pointer, then the change marks from its watermark (both
+consistent), ranks, and reads the page's items. Cold: a new container's first search, segment download and load included (median
 of 3). Read units: DynamoDB's consumed capacity per warm search, the user's and GLOBAL's reads
-together. The three requests alone: the marks Query, the pointer GetItem and a BatchGetItem of
+together. The three requests alone: the pointer GetItem, the marks Query and a BatchGetItem of
 10 items, in a row, straight from the SDK (no handler, no HTTP): DynamoDB Local's own floor
 for a warm search on this machine. Before: the same items and queries at 03b2f29, where the index was built per request
 from the loaded items (the load itself not counted). Goals: p95 ≤ ${goals.p95At10k} ms at 10,000 and

@@ -6,6 +6,7 @@ import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { METRICS_NAMESPACE } from '../../lib/adapters/metrics.js';
+import { STALE_INDEX_WARNING } from '../../lib/use-cases/memory-api/search.js';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { EventField, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
@@ -13,7 +14,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Code, Function as LambdaFn, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource, type SqsEventSourceProps } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -214,6 +215,7 @@ export class StatelessStack extends Stack {
     this.api = this.memoryApi(props);
     this.functionAlarms(props);
     this.costAlarm(props);
+    this.staleIndexAlarm(props);
     new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint, description: 'Memory API base URL: /v1/* needs a bearer JWT; /openapi.json and /console are public' });
   }
 
@@ -347,6 +349,34 @@ export class StatelessStack extends Stack {
       threshold: props.config.alarms.dailyModelCostUsd,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+  }
+
+  /**
+   * Issue 19: an owner whose search index watermark is older than the change marks' TTL may
+   * have lost marks that expired unfolded (docs/search-index.md, "Marks expire by TTL"); the
+   * api logs it (STALE_INDEX_WARNING). A metric filter counts those lines, a JSON pattern on
+   * the Powertools line's `message`
+   * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/FilterAndPatternSyntax.html), and
+   * the alarm fires at the first one. The filter publishes only when a line matches, so a
+   * quiet stage stores no data points for it.
+   */
+  private staleIndexAlarm(props: StatelessStackProps): void {
+    const filter = new MetricFilter(this, 'StaleSearchIndexFilter', {
+      logGroup: this.apiFn.logGroup,
+      filterPattern: FilterPattern.stringValue('$.message', '=', STALE_INDEX_WARNING),
+      metricNamespace: METRICS_NAMESPACE,
+      metricName: 'StaleSearchIndex',
+      metricValue: '1',
+    });
+    new NotifyingAlarm(this, 'StaleSearchIndexAlarm', {
+      topic: props.alarmTopic,
+      alarmDescription: "A search index's watermark is older than its change marks' TTL: changes made after it may have expired unfolded. The api's log names the owner; rebuild its index from its stores (docs/search-index.md).",
+      metric: filter.metric({ statistic: 'Sum', period: Duration.hours(1) }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
   }

@@ -12,6 +12,7 @@ import { SignalEnvSchema } from '../../functions/signal/env.js';
 import { SweepEnvSchema } from '../../functions/sweep/env.js';
 import { parseEnv } from '../../lib/adapters/config.js';
 import { QUEUES } from '../../infra/resources.js';
+import { STALE_INDEX_WARNING } from '../../lib/use-cases/memory-api/search.js';
 
 let stateful: Template;
 let stateless: Template;
@@ -597,8 +598,16 @@ describe('operations: alarms, their topic, load settings', () => {
         count += 1;
       }
     }
-    // 3 per queue, the sweep DLQ's, 2 per function, the daily model cost.
-    expect(count).toBe(3 * 3 + 1 + 2 * 5 + 1);
+    // 3 per queue, the sweep DLQ's, 2 per function, the daily model cost, a stale search index.
+    expect(count).toBe(3 * 3 + 1 + 2 * 5 + 1 + 1);
+  });
+
+  it("alarms at the api's first log line of a search index whose watermark is older than its marks' TTL (issue 19)", () => {
+    const filters = Object.values(stateless.findResources('AWS::Logs::MetricFilter')).map((f) => f.Properties);
+    const stale = filters.find((f) => f.MetricTransformations?.[0]?.MetricName === 'StaleSearchIndex');
+    expect(stale?.FilterPattern).toBe(`{ $.message = "${STALE_INDEX_WARNING}" }`);
+    expect(stale?.LogGroupName).toEqual({ Ref: logicalIdOf(stateless, 'AWS::Logs::LogGroup', 'ApiFunctionLogs') });
+    stateless.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'ReflectiveMemory', MetricName: 'StaleSearchIndex', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
   });
 
   it("alarms when the last day's model cost passes the stage's threshold (req R-SLP-14: under $1/day)", () => {

@@ -96,6 +96,9 @@ export async function countResurrections(deps: MemoryApiDeps, userId: string, it
   if (ids.length > 0 && userId !== GLOBAL_USER) await deps.summaries.countResurrections(userId, ids);
 }
 
+/** The api's log line for an owner whose watermark is older than the marks' TTL; the stack alarms on it (StaleSearchIndexAlarm). */
+export const STALE_INDEX_WARNING = "search index watermark older than the change marks' TTL";
+
 /**
  * An owner's index view; an owner whose changes piled up (no job compacts it), or whose
  * watermark grew old, is compacted first; one whose watermark is older than the marks' TTL
@@ -104,7 +107,7 @@ export async function countResurrections(deps: MemoryApiDeps, userId: string, it
  */
 export async function viewOf(deps: MemoryApiDeps, owner: string): Promise<SearchView> {
   const v = await deps.search.view(owner);
-  if (v.stale) deps.log?.warn('search index watermark older than the change marks\' TTL', { owner, changes: v.changes });
+  if (v.stale) deps.log?.warn(STALE_INDEX_WARNING, { owner, changes: v.changes });
   if (!v.due) return v;
   try {
     await deps.search.compact(owner);

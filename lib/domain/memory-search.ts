@@ -257,10 +257,14 @@ function termScores(index: SegmentedIndex, groups: ReadonlyArray<readonly string
   return [...scores.values()];
 }
 
-/** The items matching the query, and each query word's weight when it is matched (wordWeights). */
+/**
+ * The items matching the query, each query word's weight when it is matched (wordWeights), and
+ * the query's similarity vector (null: no terms), weighed once for every ranking's scoring.
+ */
 interface Matches {
   items: TermScores[];
   weights: ReadonlyMap<string, number>;
+  query: ReadonlyMap<string, number> | null;
 }
 
 /**
@@ -323,19 +327,21 @@ export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Da
 function lexicalRankings(index: SegmentedIndex, request: SearchRequest, now: Date, eligible: (item: IndexedItem) => boolean): Ranking[] {
   const groups = queryTermGroups(request.query);
   if (groups.length === 0 || index.size === 0) return [];
-  const matches: Matches = { items: termScores(index, groups, eligible), weights: wordWeights(index, groups) };
+  const qTerms = vectorTerms(request.query);
+  const query = qTerms.length > 0 ? index.weigh(counts(qTerms), qTerms.length) : null;
+  const matches: Matches = { items: termScores(index, groups, eligible), weights: wordWeights(index, groups), query };
   const candidates = matches.items
     .map((m) => ({ segment: m.segment, doc: m.doc, score: bm25Of(m.perTerm, matches.weights) }))
     .sort((a, b) => b.score - a.score)
     .slice(0, Math.max(50, request.limit * CANDIDATES_PER_RESULT));
-  const scored = scoreCandidates(index, candidates, request.query, now);
+  const scored = scoreCandidates(index, candidates, query, now);
   const floor = request.minSimilarity ?? DEFAULT_MIN_SIMILARITY;
   const byScore = scored.filter((h) => h.similarity >= floor).sort(bestFirst);
   if (byScore.length === 0) return [];
-  const byWindow = windowRanking(index, matches, eligible, request.query, now).filter((h) => h.similarity >= floor);
-  const bySummary = summaryRanking(index, matches, eligible, request.query, now).filter((h) => h.similarity >= floor);
+  const byWindow = windowRanking(index, matches, eligible, now).filter((h) => h.similarity >= floor);
+  const bySummary = summaryRanking(index, matches, eligible, now).filter((h) => h.similarity >= floor);
   const window = queryTimeWindow(request.query, now);
-  const byTime = window ? timeRanking(index, matches, window, request.query, now).filter((h) => h.similarity >= floor) : [];
+  const byTime = window ? timeRanking(index, matches, window, now).filter((h) => h.similarity >= floor) : [];
   const byAnswer = answerRanking(index, byScore, eligible);
   return [byScore, byAnswer, byWindow, bySummary, byTime].filter((r) => r.some((h) => h !== undefined));
 }
@@ -379,10 +385,8 @@ interface Candidate {
 }
 
 /** Each candidate's relevance, similarity and score (the blend of relevance, quality and recency); the best BM25 comes first. */
-function scoreCandidates(index: SegmentedIndex, candidates: readonly Candidate[], query: string, now: Date): ScoredHit[] {
+function scoreCandidates(index: SegmentedIndex, candidates: readonly Candidate[], query: ReadonlyMap<string, number> | null, now: Date): ScoredHit[] {
   const best = candidates[0]?.score ?? 0;
-  const qTerms = vectorTerms(query);
-  const q = index.weigh(counts(qTerms), qTerms.length);
   return candidates.map(({ segment, doc, score, members = [{ segment, doc }] }) => {
     const item = (index.segments[segment] as SearchSegment).item(doc);
     const tf = new Map<string, number>();
@@ -396,7 +400,7 @@ function scoreCandidates(index: SegmentedIndex, candidates: readonly Candidate[]
         tf.set(term, (tf.get(term) ?? 0) + (v.tfs[i] ?? 0));
       });
     }
-    const similarity = qTerms.length > 0 && length > 0 ? cosine(q, index.weigh(tf, length)) : 0;
+    const similarity = query && length > 0 ? cosine(query, index.weigh(tf, length)) : 0;
     const relevance = 0.5 * (best > 0 ? score / best : 0) + 0.5 * similarity;
     const blend = SEARCH_WEIGHTS.relevance + SEARCH_WEIGHTS.quality * item.quality + SEARCH_WEIGHTS.recency * recency(item.createdAt, now);
     return { segment, doc, item, relevance: round(relevance), similarity: round(similarity), score: round(relevance * blend) };
@@ -450,7 +454,7 @@ function neighbour(index: SegmentedIndex, item: IndexedItem, offset: number, eli
  * done with her family?") finds the summaries of the sessions its turns are in, each of which
  * stands for all of that session's turns (issue 22's multi-hop lever; BENCHMARKS.md).
  */
-function summaryRanking(index: SegmentedIndex, matches: Matches, eligible: (item: IndexedItem) => boolean, query: string, now: Date): ScoredHit[] {
+function summaryRanking(index: SegmentedIndex, matches: Matches, eligible: (item: IndexedItem) => boolean, now: Date): ScoredHit[] {
   const summaries = new Map<string, { segment: number; doc: number; members: Array<{ segment: number; doc: number }>; perTerm: Map<string, number> }>();
   for (const m of matches.items) {
     const item = (index.segments[m.segment] as SearchSegment).item(m.doc);
@@ -463,7 +467,7 @@ function summaryRanking(index: SegmentedIndex, matches: Matches, eligible: (item
       summaries.set(key, s);
     }
   }
-  return bestGroups(index, summaries.values(), matches.weights, SUMMARY_CANDIDATES, query, now);
+  return bestGroups(index, summaries.values(), matches, SUMMARY_CANDIDATES, now);
 }
 
 /** How many summaries the summary ranking scores. */
@@ -487,12 +491,12 @@ const TIME_CANDIDATES = 50;
  * The matching items written in the window the query names (query-time.ts), by BM25+: so
  * "what did she start on 3 June, 2023?" prefers what was said that day.
  */
-function timeRanking(index: SegmentedIndex, matches: Matches, window: TimeWindow, query: string, now: Date): ScoredHit[] {
+function timeRanking(index: SegmentedIndex, matches: Matches, window: TimeWindow, now: Date): ScoredHit[] {
   const within = matches.items.filter((m) => {
     const at = (index.segments[m.segment] as SearchSegment).item(m.doc).createdAt;
     return at >= window.from && at < window.to;
   });
-  return bestGroups(index, within, matches.weights, TIME_CANDIDATES, query, now);
+  return bestGroups(index, within, matches, TIME_CANDIDATES, now);
 }
 
 /** How many windows the window ranking scores (the score ranking's candidates are as many). */
@@ -506,7 +510,7 @@ const WINDOW_CANDIDATES = 50;
  * finds each turn of it, and an answer with none of the question's words is found by the
  * question next to it. Other items are their own window. Measured on LoCoMo (BENCHMARKS.md).
  */
-function windowRanking(index: SegmentedIndex, matches: Matches, eligible: (item: IndexedItem) => boolean, query: string, now: Date): ScoredHit[] {
+function windowRanking(index: SegmentedIndex, matches: Matches, eligible: (item: IndexedItem) => boolean, now: Date): ScoredHit[] {
   const windows = new Map<string, { segment: number; doc: number; members: Array<{ segment: number; doc: number }>; perTerm: Map<string, number> }>();
   for (const m of matches.items) {
     const item = (index.segments[m.segment] as SearchSegment).item(m.doc);
@@ -522,7 +526,7 @@ function windowRanking(index: SegmentedIndex, matches: Matches, eligible: (item:
       windows.set(key, w);
     }
   }
-  return bestGroups(index, windows.values(), matches.weights, WINDOW_CANDIDATES, query, now);
+  return bestGroups(index, windows.values(), matches, WINDOW_CANDIDATES, now);
 }
 
 /**
@@ -533,16 +537,15 @@ function windowRanking(index: SegmentedIndex, matches: Matches, eligible: (item:
 function bestGroups(
   index: SegmentedIndex,
   groups: Iterable<{ segment: number; doc: number; perTerm: ReadonlyMap<string, number>; members?: ReadonlyArray<{ segment: number; doc: number }> }>,
-  weights: ReadonlyMap<string, number>,
+  matches: Pick<Matches, 'weights' | 'query'>,
   limit: number,
-  query: string,
   now: Date,
 ): ScoredHit[] {
   const best = [...groups]
-    .map(({ segment, doc, perTerm, members }) => ({ segment, doc, score: bm25Of(perTerm, weights), ...(members ? { members } : {}) }))
+    .map(({ segment, doc, perTerm, members }) => ({ segment, doc, score: bm25Of(perTerm, matches.weights), ...(members ? { members } : {}) }))
     .sort((a, b) => b.score - a.score)
     .slice(0, limit);
-  return scoreCandidates(index, best, query, now).sort(bestFirst);
+  return scoreCandidates(index, best, matches.query, now).sort(bestFirst);
 }
 
 /**

@@ -71,7 +71,7 @@ function sharedStores(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: C
   const search = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock, embeddings: embeddingModelOf(bedrock, env), marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 } });
   const models = new Map<string, BedrockConverseModel>();
   const modelOf = (id: string = env.MODEL_ID): BedrockConverseModel => {
-    const model = models.get(id) ?? new BedrockConverseModel(bedrock, id);
+    const model = models.get(id) ?? new BedrockConverseModel(bedrock, id, { answerShape: env.ANSWER_SHAPE });
     models.set(id, model);
     return model;
   };

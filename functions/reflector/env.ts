@@ -11,6 +11,8 @@ export const ReflectorEnvSchema = z.object({
   /** Issue 19: the model of summaries and of sleep-time runs, when the stage gives them their own (infra/config/stages.ts `jobModels`). */
   SUMMARY_MODEL_ID: z.string().min(1).optional(),
   SLEEP_TIME_MODEL_ID: z.string().min(1).optional(),
+  /** Issue 19: how structured answers are asked for, the stage's `answerShape` (lib/domain/bedrock-models.ts). */
+  ANSWER_SHAPE: z.enum(['schema', 'prompt']).default('prompt'),
   /** Deliveries before SQS parks a job in the DLQ: the ReflectionQueue's maxReceiveCount. */
   REFLECTION_MAX_RECEIVES: positiveInt,
   /** The ReflectionQueue (this function's event source): a job the model failed is put back on it. */

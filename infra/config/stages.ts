@@ -2,7 +2,7 @@
  * Per-stage settings in one typed place. `cdk synth -c stage=NAME` picks one; a stage
  * that is not listed (a developer's own) gets the `dev` settings under its own name.
  */
-import type { InferenceScope } from '../../lib/domain/bedrock-models.js';
+import type { AnswerShape, InferenceScope } from '../../lib/domain/bedrock-models.js';
 import type { SignalConfig } from '../../lib/domain/signal-weights.js';
 import type { SleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { QueueKey } from '../resources.js';
@@ -37,6 +37,16 @@ export interface StageConfig {
    * Unset: `modelId`.
    */
   jobModels?: Partial<Record<ModelJob, string>>;
+  /**
+   * Issue 19: how every job asks its model for a structured answer (lib/domain/bedrock-models.ts
+   * `AnswerShape`). 'prompt' (the default): the answer's type in the system prompt, about 450
+   * fewer input tokens on each batch call than structured output's schema and its hidden
+   * prompt, but nothing constrains the model's decoding: an answer that does not parse is
+   * asked again on the job's next delivery, then aborts the batch (the batch log keeps it).
+   * 'schema': the JSON schema as structured output (or a forced tool, for a model without it),
+   * which Bedrock guarantees the answer follows. docs/design.md, "Structured answers", weighs them.
+   */
+  answerShape: AnswerShape;
   /**
    * Issue 22, hybrid retrieval: the embedding model whose vectors the search index stores (each
    * compaction embeds the items it folds: reflector, and API for owners no job reaches) and
@@ -110,6 +120,7 @@ export interface StageConfig {
 const base: StageConfig = {
   modelId: 'anthropic.claude-haiku-4-5-20251001-v1:0',
   inferenceScope: 'geo',
+  answerShape: 'prompt',
   signals: {},
   schedules: {
     nightly: 'cron(0 3 * * ? *)',

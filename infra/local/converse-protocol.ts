@@ -15,6 +15,8 @@
  *   (https://repost.aws/knowledge-center/bedrock-invokemodel-api-error).
  */
 
+import { promptedAnswerNameOf } from '../../lib/domain/prompted-answer.js';
+
 export interface ConverseRequest {
   modelId: string;
   system?: Array<{ text?: string }>;
@@ -26,11 +28,16 @@ export interface ConverseRequest {
 }
 
 /**
- * The name of the structured answer a request asks for: its forced tool's, or its structured
- * output schema's; undefined for a request answered in free text (a summary).
+ * The name of the structured answer a request asks for: its forced tool's, its structured
+ * output schema's, or the one its last system block's answer type names (an answer asked for
+ * in the prompt, lib/domain/prompted-answer.ts); undefined for a request answered in free text
+ * (a summary).
  */
 export const answerNameOf = (request: ConverseRequest): string | undefined =>
-  request.toolConfig?.toolChoice?.tool?.name ?? request.toolConfig?.tools?.[0]?.toolSpec?.name ?? request.outputConfig?.textFormat?.structure?.jsonSchema?.name;
+  request.toolConfig?.toolChoice?.tool?.name ??
+  request.toolConfig?.tools?.[0]?.toolSpec?.name ??
+  request.outputConfig?.textFormat?.structure?.jsonSchema?.name ??
+  promptedAnswerNameOf(request.system?.at(-1)?.text ?? '');
 
 /** An error as Bedrock sends it. */
 export interface ConverseError {

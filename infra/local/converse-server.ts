@@ -28,9 +28,10 @@ const DEFAULT_REGION = 'us-east-1';
 const promptOf = (req: ConverseRequest) => (req.messages ?? []).flatMap((m) => m.content.map((c) => c.text ?? '')).join('\n');
 
 /**
- * The offline model as a Converse responder: asked for a structured answer (a forced tool, or
- * structured output), the reflection of the prompt's turns, as the tool's input or as JSON text;
- * otherwise a summary of the turns in the system text (req R-SUM).
+ * The offline model as a Converse responder: asked for a structured answer (a forced tool,
+ * structured output, or an answer type in the system prompt), the reflection of the prompt's
+ * turns, as the tool's input or as JSON text; otherwise a summary of the turns in the system
+ * text (req R-SUM).
  */
 export const offlineResponder: Responder = (req) => {
   const started = Date.now();

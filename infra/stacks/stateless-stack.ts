@@ -143,6 +143,7 @@ const FUNCTIONS: Record<FunctionKey, (stack: Stack, props: StatelessStackProps) 
       BUCKET_NAME: bucket.bucketName,
       MODEL_ID: modelIdFor(stack, config),
       ...jobModelEnvironment(stack, config),
+      ANSWER_SHAPE: config.answerShape,
       REFLECTION_MAX_RECEIVES: String(QUEUES.reflection.maxReceiveCount),
       REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
       MODEL_RETRY_DELAY_SECONDS: '30',

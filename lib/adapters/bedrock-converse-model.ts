@@ -1,5 +1,6 @@
 import { type BedrockRuntimeClient, ConverseCommand, type ConverseCommandOutput } from '@aws-sdk/client-bedrock-runtime';
-import { maxOutputTokensOf, supportsStructuredOutput } from '../domain/bedrock-models.js';
+import { type AnswerShape, maxOutputTokensOf, supportsStructuredOutput } from '../domain/bedrock-models.js';
+import { extractJsonObject, promptedAnswerInstruction } from '../domain/prompted-answer.js';
 import { toStructuredOutputSchema } from '../domain/structured-output.js';
 import type { ModelRequest, ModelResponse, LanguageModel, SummaryRequest, SummaryResponse } from '../ports.js';
 import { ModelAccessDeniedError, ModelUnavailableError } from '../ports.js';
@@ -56,46 +57,64 @@ function forcedTool(request: ModelRequest) {
   };
 }
 
-/** A structured answer's text as the JSON it holds; the text itself when it holds none (the use cases then find it unusable). */
-function parseJsonText(text: string): unknown {
+/** The text blocks of an answer, joined. */
+const textOf = (res: ConverseCommandOutput): string => (res.output?.message?.content ?? []).map((c) => c.text ?? '').join('');
+
+/**
+ * A structured answer's text as the JSON it holds: the whole text (structured output), or the
+ * first object in it (an answer asked for in the prompt may come in prose or a code fence); the
+ * text itself when it holds none (the use cases then find it unusable and keep it).
+ */
+function parseJsonText(text: string, prompted: boolean): unknown {
+  const json = prompted ? extractJsonObject(text) : text;
+  if (json === null) return text;
   try {
-    return JSON.parse(text);
+    return JSON.parse(json);
   } catch {
     return text;
   }
 }
 
 /**
- * Bedrock Runtime Converse with the answer's structure given: as structured output where the
- * model serves it, else as a forced tool (`toolChoice: { tool }`); either schema comes from the
- * zod output schema. Every answer carries Converse's `stopReason` in its usage, for the use
- * cases to act on.
+ * Bedrock Runtime Converse with the answer's structure given, per `answerShape`: 'schema', as
+ * structured output where the model serves it, else as a forced tool (`toolChoice: { tool }`),
+ * either schema from the zod output schema; 'prompt', as a TypeScript-like type in a last
+ * system block (lib/domain/prompted-answer.ts, from the same schema) with no tool and no
+ * output schema, the answer's text read as JSON. Every answer carries Converse's `stopReason`
+ * in its usage, for the use cases to act on.
  */
 export class BedrockConverseModel implements LanguageModel {
   readonly maxOutputTokens: number | undefined;
+  private readonly answerShape: AnswerShape;
 
   constructor(
     private readonly client: BedrockRuntimeClient,
     private readonly modelId: string,
+    options: { answerShape?: AnswerShape } = {},
   ) {
     this.maxOutputTokens = maxOutputTokensOf(modelId);
+    this.answerShape = options.answerShape ?? 'schema';
   }
 
   async summarize(request: SummaryRequest): Promise<SummaryResponse> {
     const started = Date.now();
     const res = await this.converse(new ConverseCommand(this.baseInput(request)));
-    return { text: (res.output?.message?.content ?? []).map((c) => c.text ?? '').join('').trim(), usage: this.usage(res, started) };
+    return { text: textOf(res).trim(), usage: this.usage(res, started) };
   }
 
   async reflect(request: ModelRequest): Promise<ModelResponse> {
     const started = Date.now();
+    if (this.answerShape === 'prompt') {
+      const input = this.baseInput(request);
+      const system = [...input.system, { text: promptedAnswerInstruction(request.toolName, request.toolInputSchema) }];
+      const res = await this.converse(new ConverseCommand({ ...input, system }));
+      return { output: parseJsonText(textOf(res), true), usage: this.usage(res, started) };
+    }
     const structured = supportsStructuredOutput(this.modelId);
     const res = await this.converse(new ConverseCommand({ ...this.baseInput(request), ...(structured ? structuredOutput(request) : forcedTool(request)) }));
-    const content = res.output?.message?.content ?? [];
-    const text = content.map((c) => c.text ?? '').join('');
-    if (structured) return { output: parseJsonText(text), usage: this.usage(res, started) };
-    const toolUse = content.find((c) => c.toolUse?.name === request.toolName)?.toolUse;
-    return { output: toolUse?.input ?? text, usage: this.usage(res, started) };
+    if (structured) return { output: parseJsonText(textOf(res), false), usage: this.usage(res, started) };
+    const toolUse = (res.output?.message?.content ?? []).find((c) => c.toolUse?.name === request.toolName)?.toolUse;
+    return { output: toolUse?.input ?? textOf(res), usage: this.usage(res, started) };
   }
 
   /** One user message with a system prompt: what both calls send. */

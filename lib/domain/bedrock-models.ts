@@ -86,6 +86,15 @@ export interface BedrockModel {
   source: string;
 }
 
+/**
+ * How a structured answer (a batch's reflection, a nightly or weekly run's) is asked for
+ * (issue 19): 'schema', sent as a JSON schema the model must follow (structured output where
+ * the model serves it, `structuredOutput` below, else a forced tool); 'prompt', said in the
+ * system prompt as a TypeScript-like type and read from the answer's text
+ * (lib/domain/prompted-answer.ts: fewer input tokens, no constrained decoding).
+ */
+export type AnswerShape = 'schema' | 'prompt';
+
 /** Our local stand-in's model (lib/offline-model): a rule-based reflector, not an LLM. */
 export const OFFLINE_MODEL_ID = 'offline.rule-reflector-v1';
 

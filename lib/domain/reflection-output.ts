@@ -5,6 +5,7 @@
 import * as z from 'zod';
 import { type EmotionState, EmotionStateSchema, readEmotionState } from './emotion-state.js';
 import { modelSchemaOf } from './model-schema.js';
+import { extractJsonObject } from './prompted-answer.js';
 
 const SourceTurns = z.array(z.number().int().min(1)).min(1).max(20);
 /** A path relative to the user's Knowledge/ folder, e.g. `Facts/reef_tank.md`. */
@@ -148,20 +149,3 @@ function rawTextOf(raw: unknown): string {
   }
 }
 
-/** The first balanced top-level `{...}` in a text (models sometimes wrap JSON in prose or fences). */
-function extractJsonObject(text: string): string | null {
-  const start = text.indexOf('{');
-  if (start < 0) return null;
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < text.length; i++) {
-    const ch = text[i];
-    if (inString) {
-      if (ch === '\\') i++;
-      else if (ch === '"') inString = false;
-    } else if (ch === '"') inString = true;
-    else if (ch === '{') depth++;
-    else if (ch === '}' && --depth === 0) return text.slice(start, i + 1);
-  }
-  return null;
-}

@@ -86,18 +86,26 @@ async function everyRequest(model: BedrockConverseModel) {
 }
 
 describe('the reflector\'s requests pass Bedrock\'s checks', () => {
-  for (const [modelId, structured] of [[CLOUD_MODEL_ID, true], [OFFLINE_MODEL_ID, true], [TOOL_MODEL_ID, false]] as const) {
-    it(`for ${modelId} in ${LOCAL_REGION} (${structured ? 'structured output' : 'a forced tool'})`, async () => {
+  const cases = [
+    [CLOUD_MODEL_ID, 'schema', 'structured output'],
+    [OFFLINE_MODEL_ID, 'schema', 'structured output'],
+    [TOOL_MODEL_ID, 'schema', 'a forced tool'],
+    [CLOUD_MODEL_ID, 'prompt', 'the type in the prompt'],
+    [TOOL_MODEL_ID, 'prompt', 'the type in the prompt'],
+  ] as const;
+  for (const [modelId, answerShape, how] of cases) {
+    it(`for ${modelId} in ${LOCAL_REGION} (${how})`, async () => {
       const before = server.requests.length;
-      const out = await everyRequest(new BedrockConverseModel(client, modelId));
+      const out = await everyRequest(new BedrockConverseModel(client, modelId, { answerShape }));
       expect(server.refusals).toEqual([]);
       const sent = server.requests.slice(before);
       expect(new Set(sent.map((r) => r.modelId))).toEqual(new Set([modelId]));
       expect(new Set(sent.map((r) => answerNameOf(r) ?? 'summary'))).toEqual(new Set(['record_reflection', 'record_nightly_findings', 'record_weekly_reflection', 'summary']));
-      // One way or the other, never both: structured output carries no tools, a forced tool no outputConfig.
+      // One way or another, never two: structured output carries no tools, a forced tool no outputConfig, a prompted answer neither.
       const asked = sent.filter((r) => answerNameOf(r));
-      expect(asked.every((r) => (structured ? r.outputConfig && !r.toolConfig : r.toolConfig && !r.outputConfig))).toBe(true);
-      const stop = structured ? 'end_turn' : 'tool_use';
+      const shape = (r: (typeof sent)[number]) => (r.outputConfig ? (r.toolConfig ? 'both' : 'structured output') : r.toolConfig ? 'a forced tool' : 'the type in the prompt');
+      expect(new Set(asked.map(shape))).toEqual(new Set([how]));
+      const stop = how === 'a forced tool' ? 'tool_use' : 'end_turn';
       expect(out.batch).toMatchObject({ status: 'completed', log: { model: { modelId, stopReason: stop } } });
       expect(out.nightly.status === 'completed' && Object.values(out.nightly.run.stopReasons ?? {})).toEqual(expect.arrayContaining([stop]));
       expect(out.weekly.status === 'completed' && out.weekly.run.stopReasons).toEqual({ week: stop });

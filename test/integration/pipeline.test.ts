@@ -206,7 +206,7 @@ describe('the pipeline on the local emulators', () => {
           { question: 'Which lighting suits the reef tank?', source_turns: [2], why_unresolved: 'the reply was unsure' },
         ],
       };
-      // Haiku 4.5 is asked for structured output: its answer is the JSON as text.
+      // Haiku 4.5 answers in text (the type in the prompt, or structured output): the JSON as text.
       return { body: { output: { message: { role: 'assistant', content: [{ text: JSON.stringify(input) }] } }, stopReason: 'end_turn', usage: { inputTokens: 5, outputTokens: 5, totalTokens: 10 } } };
     });
     try {

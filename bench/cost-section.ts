@@ -5,6 +5,8 @@
  */
 import { stageConfig } from '../infra/config/stages.js';
 import { synthesizeStage } from '../infra/local/iam/synthesized-stage.js';
+import type { AnswerShape } from '../lib/domain/bedrock-models.js';
+import { stages } from '../infra/config/stages.js';
 import { CHARS_PER_TOKEN, STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../infra/local/token-estimate.js';
 import { SWEEPS } from '../infra/resources.js';
 import { PRICES_AS_OF } from '../lib/domain/sleep-time/model-prices.js';
@@ -156,11 +158,8 @@ function tokenSection(bill: Bill, models: ModelCosts, t: { tokensIn: number; tok
   return `### Model tokens
 
 Counted as Bedrock bills them, by a calibrated estimate (\`infra/local/token-estimate.ts\`): the system
-and message text and the answer's JSON schema at ${CHARS_PER_TOKEN} characters a token (Anthropic's figure
-for Claude). Claude Haiku 4.5 is asked for structured output (\`outputConfig.textFormat\`), which adds
-a system prompt "explaining the expected output format" of unpublished size: counted as the schema's
-text plus ${STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS} tokens (a forced tool, for models without structured output, would add
-Claude 4.5's hidden tool-use prompt of ${TOOL_USE_SYSTEM_PROMPT_TOKENS} tokens instead). Not a tokenizer: Bedrock's
+and message text and the answer's shape at ${CHARS_PER_TOKEN} characters a token (Anthropic's figure
+for Claude). ${answerShapeText(stages.dev?.answerShape ?? 'prompt')} Not a tokenizer: Bedrock's
 CountTokens gives the exact count in an account. The outputs are the offline model's; an LLM's will differ.
 
 ${tokenTable}
@@ -170,8 +169,16 @@ ${tokenTable}
 ${models.map((m) => `| ${m.name} | ${usd(m.usd)} |`).join('\n')}
 
 Model prices as of ${PRICES_AS_OF} (\`lib/domain/sleep-time/model-prices.ts\`). Nova rows price the same
-counts (Claude's structured-output allowance included; Nova Lite takes a forced tool, whose prompt
+counts as asked of Claude (with \`answerShape: 'schema'\` Nova Lite takes a forced tool, whose prompt
 differs), so they are an estimate.`;
+}
+
+/** How the stage asks for structured answers (infra/config/stages.ts \`answerShape\`), and how that is counted. */
+function answerShapeText(shape: AnswerShape): string {
+  const schema = `structured output (\`outputConfig.textFormat\`) adds a system prompt "explaining the expected output format" of unpublished size, counted as the schema's text plus ${STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS} tokens; a forced tool, for models without structured output, adds Claude 4.5's hidden tool-use prompt of ${TOOL_USE_SYSTEM_PROMPT_TOKENS} tokens`;
+  return shape === 'prompt'
+    ? `The stage asks for each structured answer in the prompt (\`answerShape: 'prompt'\`): its type, one line of the system prompt, is counted as text, with no hidden prompt (with \`answerShape: 'schema'\`, ${schema}).`
+    : `The stage sends each structured answer's JSON schema (\`answerShape: 'schema'\`): ${schema}.`;
 }
 
 /**

@@ -245,6 +245,9 @@ describe('nightly and weekly reflection runs', () => {
     expect(prompt).toContain('Staged: jazz');
     expect(prompt).toContain('The user likes jazz.');
     expect(prompt).toContain('Turns 1–5: jazz and family.');
+    // Each headed by its source and day, in time order; no time of day (issue 19).
+    expect(prompt).toContain('### summary — 2026-02-05\nTurns 1–5: jazz and family.');
+    expect(prompt).not.toMatch(/T\d\d:\d\d/);
     expect(prompt).not.toContain('I love jazz clubs');
     expect(out.run.weekly?.trajectory).toBe('From jazz to family.');
     // The run's document is rendered from its record (issue 19: no S3 object), as the API serves it.

@@ -27,10 +27,15 @@ export interface WeekSummary {
   text: string;
 }
 
+/**
+ * The week's summaries in time order, each headed by its source and day. The day, not the
+ * instant (issue 19): the weekly run looks for shifts across days and sessions, the order says
+ * which came first within one, and every heading is billed on the call.
+ */
 export function weeklyPrompt(summaries: readonly WeekSummary[]): string {
   return `## The week's summaries\n${[...summaries]
     .sort((a, b) => a.at.localeCompare(b.at))
-    .map((s) => `### ${s.source} — ${s.at}\n${s.text}`)
+    .map((s) => `### ${s.source} — ${s.at.slice(0, 10)}\n${s.text}`)
     .join('\n\n')}\n`;
 }
 

@@ -112,8 +112,9 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
     if (!res.Item) return { version: 0, segments: [] };
     const head: SearchIndexHead = { version: Number(res.Item.version), segments: (res.Item.segments as SearchIndexHead['segments'] | undefined) ?? [] };
     // A pointer written before 2026-11-27 has no watermark: its readers read every mark.
-    if (typeof res.Item.watermark !== 'string') return head;
-    return { ...head, watermark: res.Item.watermark, ...(Array.isArray(res.Item.folded) ? { folded: res.Item.folded as string[] } : {}) };
+    const turns = typeof res.Item.turnWatermark === 'number' ? { turnWatermark: res.Item.turnWatermark } : {};
+    if (typeof res.Item.watermark !== 'string') return { ...head, ...turns };
+    return { ...head, watermark: res.Item.watermark, ...(Array.isArray(res.Item.folded) ? { folded: res.Item.folded as string[] } : {}), ...turns };
   }
 
   async segment({ key, parts }: { key: string; parts: number }): Promise<SearchSegment | null> {
@@ -155,7 +156,7 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
       await this.ddb.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { pk: keys.ownerPk(userId), sk: keys.searchIndexSk, kind: 'search-index', version: next.version, segments: next.segments, ...(next.watermark ? { watermark: next.watermark } : {}), ...(next.folded?.length ? { folded: next.folded } : {}) },
+          Item: { pk: keys.ownerPk(userId), sk: keys.searchIndexSk, kind: 'search-index', version: next.version, segments: next.segments, ...(next.watermark ? { watermark: next.watermark } : {}), ...(next.folded?.length ? { folded: next.folded } : {}), ...(next.turnWatermark !== undefined ? { turnWatermark: next.turnWatermark } : {}) },
           ConditionExpression: from === 0 ? 'attribute_not_exists(pk)' : 'version = :from',
           ...(from === 0 ? {} : { ExpressionAttributeValues: { ':from': from } }),
         }),
@@ -165,7 +166,7 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
       if (!isConditionalCheckFailure(error)) throw error;
       // Moved by another compaction, or by this very write whose answer was lost.
       const now = await this.head(userId);
-      return now.version === next.version && now.watermark === next.watermark && JSON.stringify(now.segments) === JSON.stringify(next.segments);
+      return now.version === next.version && now.watermark === next.watermark && now.turnWatermark === next.turnWatermark && JSON.stringify(now.segments) === JSON.stringify(next.segments);
     }
   }
 

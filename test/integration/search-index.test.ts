@@ -5,6 +5,7 @@
  * an item deleted or expired before it began, and once the writers are done every committed
  * item is found — by the warm container, after a merge, and by a cold one.
  */
+import { DynamoTurnLog } from '../../lib/adapters/dynamo-turn-log.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiHandler } from '../../functions/api/create-handler.js';
 import { ApiEnvSchema } from '../../functions/api/env.js';
@@ -80,7 +81,7 @@ function reflectorIndex(afterMove?: () => Promise<void>, options: { lagMs?: numb
       return moved;
     };
   }
-  return new LiveSearchIndex({ store, catalog, clock: { now: () => stack.now() }, marks: { lagMs: options.lagMs ?? LAG_MS } });
+  return new LiveSearchIndex({ store, catalog, clock: { now: () => stack.now() }, marks: { lagMs: options.lagMs ?? LAG_MS }, turns: new DynamoTurnLog(ddb, table) });
 }
 
 /** The owner's change marks as stored. */

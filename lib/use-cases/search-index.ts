@@ -167,11 +167,17 @@ export class LiveSearchIndex implements SearchIndexReader {
    * `floor`: the turn id they are above (null: none read).
    */
   private async unmarkedTurns(userId: string, head: SearchIndexHead): Promise<{ floor: number | null; items: MemoryItem[] }> {
+    const floor = await this.turnFloor(userId, head);
+    return { floor, items: floor === null || !this.deps.turns ? [] : await this.deps.turns.turnsAfter(userId, floor) };
+  }
+
+  /** The turn id the turns the marks do not stand for are above: the turn watermark, or TURNLOG's start less one; null: none. */
+  private async turnFloor(userId: string, head: SearchIndexHead): Promise<number | null> {
     const log = this.deps.turns;
-    if (!log || userId === GLOBAL_USER) return { floor: null, items: [] };
-    const from = head.turnWatermark === undefined ? await log.unmarkedFrom(userId) : null;
-    const floor = head.turnWatermark ?? (from === null ? null : from - 1);
-    return { floor, items: floor === null ? [] : await log.turnsAfter(userId, floor) };
+    if (!log || userId === GLOBAL_USER) return null;
+    if (head.turnWatermark !== undefined) return head.turnWatermark;
+    const from = await log.unmarkedFrom(userId);
+    return from === null ? null : from - 1;
   }
 
   private lacksTurnWatermark(userId: string, head: SearchIndexHead): boolean {
@@ -218,18 +224,24 @@ export class LiveSearchIndex implements SearchIndexReader {
    * counted turn FIRST, then the marks and the turns above the turn watermark (the order the
    * turn watermark's safety rests on: docs/search-index.md, "Turns without marks").
    */
-  private async compactionInput(userId: string) {
+  private async compactionInput(userId: string, atLeast: number) {
     const [head, counted] = await Promise.all([this.deps.store.head(userId), this.deps.turns && userId !== GLOBAL_USER ? this.deps.turns.counted(userId) : null]);
-    const [marked, turns] = await Promise.all([this.deps.store.changes(userId, head.watermark), this.unmarkedTurns(userId, head)]);
+    const [marked, floor] = await Promise.all([this.deps.store.changes(userId, head.watermark), this.turnFloor(userId, head)]);
+    const byMarks = unfolded(head, marked);
+    // Turn ids rise by at least one a turn, so at most counted − floor turns wait: fewer than the
+    // threshold asks for with the marks, and the turns (read whole) are not read.
+    const waiting = floor === null ? 0 : Math.max(0, (counted ?? floor) - floor);
+    const read = floor !== null && this.deps.turns && (atLeast <= 1 || byMarks.length + waiting >= atLeast);
+    const turns = { floor, items: read && this.deps.turns ? await this.deps.turns.turnsAfter(userId, floor) : [] };
     const turnWatermark = this.lacksTurnWatermark(userId, head) || head.turnWatermark !== undefined ? nextTurnWatermark(turns, counted) : undefined;
-    return { head, marked, turns, changes: withTurns(unfolded(head, marked), turns.items), turnWatermark };
+    return { head, marked, turns, changes: withTurns(byMarks, turns.items), turnWatermark };
   }
 
   async compact(userId: string, atLeast = 1, options: { full?: boolean } = {}): Promise<CompactionResult> {
     const { store, clock } = this.deps;
     const { now: wallNow, lagMs } = this.timing;
     const started = wallNow();
-    const { head, marked, turns, changes, turnWatermark } = await this.compactionInput(userId);
+    const { head, marked, turns, changes, turnWatermark } = await this.compactionInput(userId, options.full ? 1 : atLeast);
     // Below s − L no mark can still be in flight (MARK_LAG_MS); never backwards.
     const bound = new Date(started.getTime() - lagMs).toISOString();
     const watermark = head.watermark !== undefined && head.watermark > bound ? head.watermark : bound;

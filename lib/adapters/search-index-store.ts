@@ -12,7 +12,9 @@
  *   (knowledge-index.ts), so two compactions never both win.
  * - Changes (`SEARCHCHANGE#{at}`): every store that writes searchable items marks them here
  *   after its own write (DynamoSearchChangeLog): one mark per write for all the ids it
- *   changed (packed a KB to an item), under a key unique to the mark, sorted by `at`. The
+ *   changed (packed a KB to an item), under a key unique to the mark, sorted by `at` — but for
+ *   a user's turns above the highest its signal state counted, which the turn index stands
+ *   for above the pointer's turn watermark (issue 19, dynamo-turn-log.ts). The
  *   marks of the per-turn path (signal, reflector) carry the table's TTL attribute and are
  *   never deleted by a compaction: DynamoDB's TTL deletes them 30 days (MARK_TTL_MS) on, without
  *   consuming write throughput (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html).

@@ -3,7 +3,9 @@
  * segments written by compactions plus the items changed since, read in full only by a cold
  * container.
  *
- * A search reads the owner's change marks and pointer (two small consistent reads), loads
+ * A search reads the owner's change marks and pointer (two small consistent reads), and the
+ * user's turns above the pointer's turn watermark (the turn index is their change log: the
+ * signal function marks only the turns at or below what its state counted, issue 19), loads
  * the segments it has not seen (immutable, so a warm container keeps them), reads the items
  * whose marks it has not seen yet (`itemsById`: only those), and ranks over segments plus an
  * overlay segment of those items; an item a change shows deleted, expired or gone is removed

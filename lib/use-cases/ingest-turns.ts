@@ -4,9 +4,11 @@
  * and control events, enqueue the jobs that fire, schedule an idle check when
  * none is pending, and write the user's signal state once.
  *
- * Order per user, chosen for crash safety: documents and index first (idempotent), then
- * jobs (FIFO dedup id = job id, so a retry cannot enqueue twice within SQS's 5-minute
- * window), then the state (conditional on its version). A crash anywhere replays cleanly.
+ * Order per user, chosen for crash safety: documents and index first (idempotent; with the
+ * search change marks of the turns at or below the state's lastTurnId only, then the user's
+ * TURNLOG once: issue 19, `turnMarks`), then jobs (FIFO dedup id = job id, so a retry cannot
+ * enqueue twice within SQS's 5-minute window), then the state (conditional on its version).
+ * A crash anywhere replays cleanly.
  */
 import { type TurnQueueMessage, TurnQueueMessageSchema } from '../../events/index.js';
 import type { Job } from '../../events/job.js';

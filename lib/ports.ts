@@ -25,8 +25,18 @@ import type { CostEntry } from './domain/daily-cost.js';
 import type { SettingsChange, UserSettings } from './domain/user-settings.js';
 
 export interface TurnStore {
-  /** Store each turn's document and index entry. Idempotent: a retry rewrites the same keys. */
-  saveTurns(turns: readonly TurnSaved[]): Promise<void>;
+  /**
+   * Store each turn's document and index entry. Idempotent: a retry rewrites the same keys.
+   * `marked`: the turn ids (of these turns or others of their users) to mark as changed for
+   * the search index, in the same write; all of these turns when absent (issue 19: the signal
+   * marks only the turns the turn index cannot stand for, docs/search-index.md "Turns without marks").
+   */
+  saveTurns(turns: readonly TurnSaved[], marked?: ReadonlyArray<{ userId: string; turnId: number }>): Promise<void>;
+  /**
+   * Records, once per user, the lowest turn id the signal function may write without a change
+   * mark (`TURNLOG`, a put only if absent: an earlier, lower one stays).
+   */
+  openTurnLog(userId: string, from: number): Promise<void>;
   /** Which of these turn ids of the user the index holds already. */
   indexedTurnIds(userId: string, turnIds: readonly number[]): Promise<Set<number>>;
   /** Ids of the user's turns whose timestamp is at or after `fromIso` (newest first, at most `limit`). */
@@ -483,6 +493,26 @@ export interface SearchIndexHead {
    * the next compaction skip an item whose newest mark is here, rather than read and fold it again.
    */
   folded?: string[];
+  /**
+   * The turn watermark: every turn at or below it that was written without a change mark is
+   * in these segments; readers Query the turns above it. Absent on a pointer written before
+   * (or by a writer that knew none): readers and compactions start from the user's TURNLOG.
+   */
+  turnWatermark?: number;
+}
+
+/**
+ * The turn index read as the search index's change log for turns (issue 19): the signal
+ * function writes a turn above the highest one its state has counted without a change mark
+ * (docs/search-index.md, "Turns without marks").
+ */
+export interface TurnLog {
+  /** The highest turn id the user's signal state has counted (strongly consistent); null without a readable state. */
+  counted(userId: string): Promise<number | null>;
+  /** The lowest turn id the signal function may have written without a mark (TURNLOG; strongly consistent); null when it never has. */
+  unmarkedFrom(userId: string): Promise<number | null>;
+  /** The user's turns above `after`, as the search index holds them (one strongly consistent Query), by turn id. */
+  turnsAfter(userId: string, after: number): Promise<MemoryItem[]>;
 }
 
 /** Where a user's search index lives (issue 18): segments, the pointer to them, and the changes since. */

@@ -5,6 +5,7 @@
  * server verifies its own tokens and passes the same claims —, call one use case, answer
  * JSON). Request bodies are never logged: they hold users' words.
  */
+import { DynamoTurnLog } from '../../lib/adapters/dynamo-turn-log.js';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
@@ -56,7 +57,7 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
   return {
     catalog,
     // Built once per container (apiDeps runs in the handler factory): the index stays warm between requests.
-    search: new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock, embeddings, marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 } }),
+    search: new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock, embeddings, marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 }, turns: new DynamoTurnLog(ddb, table) }),
     embeddings,
     items,
     diary,

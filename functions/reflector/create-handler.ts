@@ -4,6 +4,7 @@
  * when a job fails, the later jobs of the same user go back to the queue too, other users'
  * jobs are unaffected.
  */
+import { DynamoTurnLog } from '../../lib/adapters/dynamo-turn-log.js';
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
@@ -68,7 +69,7 @@ function sharedStores(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: C
   const diary = new DynamoDiaryStore(ddb, table, changes);
   const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries, items, diary, stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays });
   // Issue 22: a stage that embeds stores the vectors of the items each compaction folds.
-  const search = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock, embeddings: embeddingModelOf(bedrock, env), marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 } });
+  const search = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock, embeddings: embeddingModelOf(bedrock, env), marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 }, turns: new DynamoTurnLog(ddb, table) });
   const models = new Map<string, BedrockConverseModel>();
   const modelOf = (id: string = env.MODEL_ID): BedrockConverseModel => {
     const model = models.get(id) ?? new BedrockConverseModel(bedrock, id, { answerShape: env.ANSWER_SHAPE });

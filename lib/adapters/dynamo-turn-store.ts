@@ -1,6 +1,6 @@
 import type { DynamoSearchChangeLog } from './search-index-store.js';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
 import { type EventEpisode, eventEpisodeText, summariseEpisode, type EpisodeSummary } from '../domain/episodes.js';
 import type { Episode } from '../../events/episode.js';
@@ -10,6 +10,7 @@ import type { TurnIndexEntry } from '../domain/memory-item.js';
 import type { TurnStore } from '../ports.js';
 import { batchGetAll, batchWriteAll, queryAll } from './dynamo-query.js';
 import { getText, isMissingObject } from './s3-objects.js';
+import { isConditionalCheckFailure } from './dynamo-errors.js';
 
 /**
  * The turn index in DynamoDB, each turn's document inline in its item when it is small
@@ -29,13 +30,29 @@ export class S3DynamoTurnStore implements TurnStore {
 
   /**
    * Large documents first (in parallel), then the index entries in BatchWriteItem requests of
-   * up to 25 — one write request for a whole SQS batch of turns. Plain puts are safe here:
-   * an entry is only ever rewritten with the same turn (the caller drops duplicates).
+   * up to 25 — one write request for a whole SQS batch of turns — with the change marks of
+   * `marked` (all of these turns when absent). Plain puts are safe here: an entry is only ever
+   * rewritten with the same turn (the caller drops duplicates).
    */
-  async saveTurns(turns: readonly TurnSaved[]): Promise<void> {
+  async saveTurns(turns: readonly TurnSaved[], marked: ReadonlyArray<{ userId: string; turnId: number }> = turns): Promise<void> {
     const items = await Promise.all(turns.map((turn) => this.indexItem(turn)));
-    const marks = this.changes.requestsFor(turns.map((t) => ({ userId: t.userId, itemId: `turn:${t.turnId}` })));
+    const marks = this.changes.requestsFor(marked.map((t) => ({ userId: t.userId, itemId: `turn:${t.turnId}` })));
     await batchWriteAll(this.ddb, this.tableName, [...items.map((Item) => ({ PutRequest: { Item } })), ...marks]);
+  }
+
+  /** TURNLOG put only if absent (a condition that fails consumes a write unit, and happens once per state reset at most). */
+  async openTurnLog(userId: string, from: number): Promise<void> {
+    try {
+      await this.ddb.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { pk: keys.userPk(userId), sk: keys.turnLogSk, kind: 'turn-log', userId, from },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailure(error)) throw error;
+    }
   }
 
   /** A turn's index item; a document too large to go inline is put in S3 first. */
@@ -290,7 +307,8 @@ function searchTextOf(i: Record<string, unknown>): string {
   return String(i.summary ?? '');
 }
 
-function toIndexEntry(i: Record<string, unknown>): TurnIndexEntry {
+/** A turn index item as the entry search and jobs read. */
+export function toIndexEntry(i: Record<string, unknown>): TurnIndexEntry {
   return {
     userId: String(i.userId),
     turnId: Number(i.turnId),

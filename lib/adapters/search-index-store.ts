@@ -12,7 +12,9 @@
  *   (knowledge-index.ts), so two compactions never both win.
  * - Changes (`SEARCHCHANGE#{at}`): every store that writes searchable items marks them here
  *   after its own write (DynamoSearchChangeLog): one mark per write for all the ids it
- *   changed (packed a KB to an item), under a key unique to the mark, sorted by `at`. The
+ *   changed (packed a KB to an item), under a key unique to the mark, sorted by `at` — but for
+ *   a user's turns above the highest its signal state counted, which the turn index stands
+ *   for above the pointer's turn watermark (issue 19, dynamo-turn-log.ts). The
  *   marks of the per-turn path (signal, reflector) carry the table's TTL attribute and are
  *   never deleted by a compaction: DynamoDB's TTL deletes them 30 days (MARK_TTL_MS) on, without
  *   consuming write throughput (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html).
@@ -112,8 +114,9 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
     if (!res.Item) return { version: 0, segments: [] };
     const head: SearchIndexHead = { version: Number(res.Item.version), segments: (res.Item.segments as SearchIndexHead['segments'] | undefined) ?? [] };
     // A pointer written before 2026-11-27 has no watermark: its readers read every mark.
-    if (typeof res.Item.watermark !== 'string') return head;
-    return { ...head, watermark: res.Item.watermark, ...(Array.isArray(res.Item.folded) ? { folded: res.Item.folded as string[] } : {}) };
+    const turns = typeof res.Item.turnWatermark === 'number' ? { turnWatermark: res.Item.turnWatermark } : {};
+    if (typeof res.Item.watermark !== 'string') return { ...head, ...turns };
+    return { ...head, watermark: res.Item.watermark, ...(Array.isArray(res.Item.folded) ? { folded: res.Item.folded as string[] } : {}), ...turns };
   }
 
   async segment({ key, parts }: { key: string; parts: number }): Promise<SearchSegment | null> {
@@ -155,7 +158,7 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
       await this.ddb.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { pk: keys.ownerPk(userId), sk: keys.searchIndexSk, kind: 'search-index', version: next.version, segments: next.segments, ...(next.watermark ? { watermark: next.watermark } : {}), ...(next.folded?.length ? { folded: next.folded } : {}) },
+          Item: { pk: keys.ownerPk(userId), sk: keys.searchIndexSk, kind: 'search-index', version: next.version, segments: next.segments, ...(next.watermark ? { watermark: next.watermark } : {}), ...(next.folded?.length ? { folded: next.folded } : {}), ...(next.turnWatermark !== undefined ? { turnWatermark: next.turnWatermark } : {}) },
           ConditionExpression: from === 0 ? 'attribute_not_exists(pk)' : 'version = :from',
           ...(from === 0 ? {} : { ExpressionAttributeValues: { ':from': from } }),
         }),
@@ -165,7 +168,7 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
       if (!isConditionalCheckFailure(error)) throw error;
       // Moved by another compaction, or by this very write whose answer was lost.
       const now = await this.head(userId);
-      return now.version === next.version && now.watermark === next.watermark && JSON.stringify(now.segments) === JSON.stringify(next.segments);
+      return now.version === next.version && now.watermark === next.watermark && now.turnWatermark === next.turnWatermark && JSON.stringify(now.segments) === JSON.stringify(next.segments);
     }
   }
 

@@ -111,6 +111,10 @@ export const keys = {
   signalSk: 'SIGNAL',
   turnSk: (turnId: number) => `TURN#${pad(turnId)}`,
   turnPrefix: 'TURN#',
+  /** The first sort key after every turn's (`$` follows `#`). */
+  turnsEnd: 'TURN$',
+  /** Issue 19: the lowest turn id the signal function may have written without a search change mark. */
+  turnLogSk: 'TURNLOG',
   /** An agent.event's episode (req R-EPI), beside the turn index. */
   eventEpisodeSk: (episodeId: string) => `EPISODE#${episodeId}`,
   eventEpisodePrefix: 'EPISODE#',

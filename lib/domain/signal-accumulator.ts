@@ -60,6 +60,11 @@ export const SignalStateSchema = z.object({
    * those are already in the state, and folding them again would count them as duplicates.
    */
   appliedMessages: z.array(z.string()).default([]),
+  /**
+   * Issue 19: the user's TURNLOG is written, so a turn above `lastTurnId` may be stored without
+   * a search change mark (docs/search-index.md, "Turns without marks"). Absent: every turn is marked.
+   */
+  turnLog: z.literal(true).optional(),
   counters: z.object({
     turns: z.number().int().min(0),
     duplicates: z.number().int().min(0),

@@ -4,15 +4,17 @@
  * and control events, enqueue the jobs that fire, schedule an idle check when
  * none is pending, and write the user's signal state once.
  *
- * Order per user, chosen for crash safety: documents and index first (idempotent), then
- * jobs (FIFO dedup id = job id, so a retry cannot enqueue twice within SQS's 5-minute
- * window), then the state (conditional on its version). A crash anywhere replays cleanly.
+ * Order per user, chosen for crash safety: documents and index first (idempotent; with the
+ * search change marks of the turns at or below the state's lastTurnId only, then the user's
+ * TURNLOG once: issue 19, `turnMarks`), then jobs (FIFO dedup id = job id, so a retry cannot
+ * enqueue twice within SQS's 5-minute window), then the state (conditional on its version).
+ * A crash anywhere replays cleanly.
  */
 import { type TurnQueueMessage, TurnQueueMessageSchema } from '../../events/index.js';
 import type { Job } from '../../events/job.js';
 import { TurnClaimCheckSchema } from '../../events/turn-claim-check.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import { type AccumulateResult, accumulate, type IdleCheckPlan, idleCheckPending, messageTag, parseSignalState, scheduleIdleCheck, type SignalItem, withAppliedMessages } from '../domain/signal-accumulator.js';
+import { type AccumulateResult, accumulate, type IdleCheckPlan, idleCheckPending, messageTag, parseSignalState, scheduleIdleCheck, type SignalItem, type SignalState, withAppliedMessages } from '../domain/signal-accumulator.js';
 import type { SignalConfig } from '../domain/signal-weights.js';
 import { type EventEpisode, eventEpisodeOf } from '../domain/episodes.js';
 import { observationsOf } from '../domain/source-reliability.js';
@@ -184,6 +186,10 @@ interface Fold {
   version: number | null;
   folded: AccumulateResult;
   toStore: TurnSaved[];
+  /** The turns to mark as changed for the search index (`turnMarks`), stored or not. */
+  marked: Array<{ userId: string; turnId: number }>;
+  /** The first turn id this cycle may leave unmarked, to record in TURNLOG before the state that says so is put; null when recorded. */
+  openLog: number | null;
   /** agent.event episodes to store (before the jobs that will write their documents). */
   episodes: EventEpisode[];
   jobs: Job[];
@@ -215,7 +221,7 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
   const forgotten = unapplied.length - fresh.length;
   if (forgotten > 0) deps.log.info('messages from before the user was forgotten dropped', { userId, forgotten });
   if (fresh.length === 0) {
-    return { userId, version: stored.version, folded: { state: prior, outcomes: [], triggers: [], newActiveDays: [] }, toStore: [], episodes: [], jobs: [], idleCheck: null, alreadyApplied: true, closed: [], forgotten };
+    return { userId, version: stored.version, folded: { state: prior, outcomes: [], triggers: [], newActiveDays: [] }, toStore: [], marked: [], openLog: null, episodes: [], jobs: [], idleCheck: null, alreadyApplied: true, closed: [], forgotten };
   }
   const messages = fresh.map((i) => i.message);
   const turns = messages.filter((m): m is TurnSaved => m.type === 'turn.saved');
@@ -227,7 +233,7 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
   const counted = accumulated.outcomes.some((o) => o.disposition === 'counted');
   // The user's own inactivity threshold, read only when a check is to be scheduled (once per quiet window).
   const idle = counted && !idleCheckPending(withTags, now) ? scheduleIdleCheck(withTags, withUserIdle(deps.config, await deps.settings.get(userId)), now) : null;
-  const folded = { ...accumulated, state: idle?.state ?? withTags };
+  const folded = { ...accumulated, state: { ...(idle?.state ?? withTags), turnLog: true as const } };
   const keep = new Set(folded.outcomes.filter((o) => o.disposition !== 'duplicate').map((o) => o.turnId));
   const jobs: Job[] = folded.triggers.map((t) => ({
     type: 'reflector.job',
@@ -244,7 +250,30 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
   }));
   const episodes = messages.flatMap((m) => (m.type === 'agent.event' ? (eventEpisodeOf(m) ?? []) : []));
   const closed = messages.flatMap((m) => (m.type === 'session.closed' ? [{ sessionId: m.sessionId, at: m.timestamp }] : []));
-  return { userId, version: stored.version, folded, toStore: dedupeByTurnId(turns.filter((t) => keep.has(t.turnId))), episodes, jobs, idleCheck: idle?.plan ?? null, alreadyApplied: false, closed, forgotten };
+  const toStore = dedupeByTurnId(turns.filter((t) => keep.has(t.turnId)));
+  return { userId, version: stored.version, folded, toStore, marked: turnMarks(prior, turns), openLog: prior.turnLog ? null : prior.lastTurnId + 1, episodes, jobs, idleCheck: idle?.plan ?? null, alreadyApplied: false, closed, forgotten };
+}
+
+/**
+ * The turns of a cycle to mark as changed for the search index (issue 19, docs/search-index.md
+ * "Turns without marks"): a turn above `lastTurnId` as this cycle read it needs none — the
+ * search index reads the turns above its turn watermark, which never passes a turn counted by
+ * a state put after the compaction read the state. A turn at or below it (redelivered,
+ * redriven from the DLQ, out of order, or written unmarked by an attempt whose state put then
+ * failed) is marked, stored again or not. Until the user's TURNLOG is recorded (a state
+ * without `turnLog`: before the first cycle of this code, or reset), every turn is marked.
+ */
+function turnMarks(prior: SignalState, turns: readonly TurnSaved[]): Array<{ userId: string; turnId: number }> {
+  const ids = new Set(turns.filter((t) => !prior.turnLog || t.turnId <= prior.lastTurnId).map((t) => t.turnId));
+  return [...ids].map((turnId) => ({ userId: turns[0]?.userId ?? '', turnId }));
+}
+
+/** A fold's turns and marks, then its TURNLOG if this cycle records it (before the state put that says it is recorded). */
+async function storeTurns(folds: readonly Fold[], deps: IngestDeps): Promise<void> {
+  const toStore = folds.flatMap((f) => f.toStore);
+  const marked = folds.flatMap((f) => f.marked);
+  if (toStore.length > 0 || marked.length > 0) await deps.turns.saveTurns(toStore, marked);
+  await Promise.all(folds.flatMap((f) => (f.openLog === null ? [] : [deps.turns.openTurnLog(f.userId, f.openLog)])));
 }
 
 /**
@@ -305,8 +334,7 @@ function logCommitted(f: Fold, deps: IngestDeps): void {
  */
 async function ingestUsersTogether(users: ReadonlyArray<readonly [string, UserMessage[]]>, deps: IngestDeps): Promise<Map<string, UserOutcome>> {
   const folds = await Promise.all(users.map(([userId, items]) => foldUser(userId, items, deps)));
-  const toStore = folds.flatMap((f) => f.toStore);
-  if (toStore.length > 0) await deps.turns.saveTurns(toStore);
+  await storeTurns(folds, deps);
   const episodes = folds.flatMap((f) => f.episodes);
   if (episodes.length > 0) await deps.turns.saveEventEpisodes(episodes);
   await markActivity(folds, deps);
@@ -338,7 +366,7 @@ async function ingestUser(userId: string, items: UserMessage[], deps: IngestDeps
   for (let attempt = 1; ; attempt++) {
     const f = await foldUser(userId, items, deps);
     if (f.alreadyApplied) return { ...f.folded, jobs: [], alreadyApplied: true, forgotten: f.forgotten };
-    if (f.toStore.length > 0) await deps.turns.saveTurns(f.toStore);
+    await storeTurns([f], deps);
     if (f.episodes.length > 0) await deps.turns.saveEventEpisodes(f.episodes);
     await markActivity([f], deps);
     await recordSources(f, deps);

@@ -3,7 +3,9 @@
  * segments written by compactions plus the items changed since, read in full only by a cold
  * container.
  *
- * A search reads the owner's change marks and pointer (two small consistent reads), loads
+ * A search reads the owner's change marks and pointer (two small consistent reads), and the
+ * user's turns above the pointer's turn watermark (the turn index is their change log: the
+ * signal function marks only the turns at or below what its state counted, issue 19), loads
  * the segments it has not seen (immutable, so a warm container keeps them), reads the items
  * whose marks it has not seen yet (`itemsById`: only those), and ranks over segments plus an
  * overlay segment of those items; an item a change shows deleted, expired or gone is removed
@@ -23,12 +25,12 @@
  * segments under distinct keys, and only the one whose pointer move wins is kept.
  */
 import { LRUCache } from 'lru-cache';
-import { isLive, type MemoryItem } from '../domain/memory-item.js';
+import { GLOBAL_USER, isLive, type MemoryItem } from '../domain/memory-item.js';
 import { type IndexEntry, itemKey, SegmentedIndex, segmentOf } from '../domain/memory-search.js';
 import { quantise } from '../domain/embedding-vectors.js';
 import { mergeSegments, type SearchSegment } from '../domain/search-segment.js';
 import { SEARCH_MARK_TTL_MS } from '../domain/memory-paths.js';
-import type { Clock, EmbeddingModel, MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef } from '../ports.js';
+import type { Clock, EmbeddingModel, MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, TurnLog } from '../ports.js';
 
 /** Deltas kept before a merge. */
 export const MAX_SEGMENTS = 8;
@@ -36,6 +38,11 @@ export const MAX_SEGMENTS = 8;
 export const MAX_REMOVES = 2_000;
 /** Marks past which the API compacts an owner itself. */
 export const COMPACT_AT = 256;
+/**
+ * Turns above the turn watermark past which the API compacts an owner itself: a search reads
+ * them whole (a Query, ≤ ~1.5 KB a turn, strongly consistent: about 24 read units at 64).
+ */
+export const COMPACT_TURNS_AT = 64;
 /**
  * Marks a batch or summary job leaves for a later compaction: below this the reflector does
  * not write a delta (an S3 PUT per job would cost more than the marks' reads save); nightly and
@@ -119,7 +126,7 @@ export class LiveSearchIndex implements SearchIndexReader {
    * it folds in its delta, merges carry them; the overlay's items (changed since) have none and
    * rank lexically only, so a search embeds only its query.
    */
-  constructor(private readonly deps: { store: SearchIndexStore; catalog: MemoryCatalog; clock: Clock; embeddings?: EmbeddingModel | undefined; marks?: MarkTiming }) {}
+  constructor(private readonly deps: { store: SearchIndexStore; catalog: MemoryCatalog; clock: Clock; embeddings?: EmbeddingModel | undefined; marks?: MarkTiming; turns?: TurnLog }) {}
 
   /** The marks' clock (their `at` is wall time, as DynamoSearchChangeLog writes it) and L. */
   private get timing(): Required<MarkTiming> {
@@ -134,26 +141,56 @@ export class LiveSearchIndex implements SearchIndexReader {
   async view(userId: string): Promise<SearchView> {
     for (let attempt = 1; ; attempt++) {
       // Pointer first, then the marks from its watermark (search-index-store.ts says why), with the segments.
+      // With them, the turns written without a mark: those above the turn watermark.
       const head = await this.deps.store.head(userId);
-      const [read, segments] = await Promise.all([this.deps.store.changes(userId, head.watermark), Promise.all(head.segments.map((ref) => this.deps.store.segment(ref)))]);
+      const [read, segments, turns] = await Promise.all([
+        this.deps.store.changes(userId, head.watermark),
+        Promise.all(head.segments.map((ref) => this.deps.store.segment(ref))),
+        this.unmarkedTurns(userId, head),
+      ]);
       if (segments.some((s) => s === null)) {
         if (attempt >= ATTEMPTS) throw new Error(`the search index of ${userId} kept retiring its segments under ${attempt} reads`);
         continue;
       }
-      const changes = unfolded(head, read);
-      const overlay = await this.overlay(userId, changes);
+      const changes = withTurns(unfolded(head, read), turns.items);
+      const overlay = await this.overlay(userId, changes, turns.items);
       const entries = head.segments.map((ref, i) => ({ segment: segments[i] as SearchSegment, removes: keysOf(userId, ref.removes) }));
       const age = watermarkAge(head, this.timing.now());
-      const due = changes.length >= COMPACT_AT || (head.version > 0 && age > WATERMARK_REFRESH_MS);
+      // A pointer without a turn watermark is given one by its next compaction.
+      const due = changes.length >= COMPACT_AT || turns.items.length >= COMPACT_TURNS_AT || (head.version > 0 && (age > WATERMARK_REFRESH_MS || this.lacksTurnWatermark(userId, head)));
       return { entries: [...entries, overlay.entry], fresh: overlay.items, changes: changes.length, due, stale: head.watermark !== undefined && age > SEARCH_MARK_TTL_MS };
     }
   }
 
-  /** The changed items as an index entry: read again only those whose mark is new. */
-  private async overlay(userId: string, changes: readonly SearchChange[]): Promise<Overlay> {
+  /**
+   * The user's turns the marks do not stand for (none for GLOBAL, or without a turn log): those
+   * above the pointer's turn watermark, or, for a pointer without one, from the first turn the
+   * signal function may have written without a mark (its TURNLOG; none: every turn was marked).
+   * `floor`: the turn id they are above (null: none read).
+   */
+  private async unmarkedTurns(userId: string, head: SearchIndexHead): Promise<{ floor: number | null; items: MemoryItem[] }> {
+    const floor = await this.turnFloor(userId, head);
+    return { floor, items: floor === null || !this.deps.turns ? [] : await this.deps.turns.turnsAfter(userId, floor) };
+  }
+
+  /** The turn id the turns the marks do not stand for are above: the turn watermark, or TURNLOG's start less one; null: none. */
+  private async turnFloor(userId: string, head: SearchIndexHead): Promise<number | null> {
+    const log = this.deps.turns;
+    if (!log || userId === GLOBAL_USER) return null;
+    if (head.turnWatermark !== undefined) return head.turnWatermark;
+    const from = await log.unmarkedFrom(userId);
+    return from === null ? null : from - 1;
+  }
+
+  private lacksTurnWatermark(userId: string, head: SearchIndexHead): boolean {
+    return this.deps.turns !== undefined && userId !== GLOBAL_USER && head.turnWatermark === undefined;
+  }
+
+  /** The changed items as an index entry: read again only those whose mark is new (the turns read with the view are not read again). */
+  private async overlay(userId: string, changes: readonly SearchChange[], turns: readonly MemoryItem[]): Promise<Overlay> {
     const cached = this.overlays.get(userId);
     const stale = new Set(changes.filter((c) => cached?.ats.get(c.id) !== c.at).map((c) => c.id));
-    const read = stale.size > 0 ? await this.deps.catalog.itemsById(userId, [...stale]) : new Map<string, MemoryItem>();
+    const read = await this.itemsById(userId, [...stale], turns);
     const now = this.deps.clock.now();
     const items = new Map<string, MemoryItem | null>();
     for (const c of changes) {
@@ -172,23 +209,53 @@ export class LiveSearchIndex implements SearchIndexReader {
     return overlay;
   }
 
+  /** These items by id: those in `known` (turns read whole with the view) as they are, the rest from their stores. */
+  private async itemsById(userId: string, ids: readonly string[], known: readonly MemoryItem[]): Promise<Map<string, MemoryItem>> {
+    const have = new Map(known.map((i) => [i.id, i]));
+    const rest = ids.filter((id) => !have.has(id));
+    const read = rest.length > 0 ? await this.deps.catalog.itemsById(userId, rest) : new Map<string, MemoryItem>();
+    for (const id of ids) {
+      const item = have.get(id);
+      if (item) read.set(id, item);
+    }
+    return read;
+  }
+
+  /**
+   * The owner's pointer and changes as a compaction reads them: the signal state's highest
+   * counted turn FIRST, then the marks and the turns above the turn watermark (the order the
+   * turn watermark's safety rests on: docs/search-index.md, "Turns without marks").
+   */
+  private async compactionInput(userId: string, atLeast: number) {
+    const [head, counted] = await Promise.all([this.deps.store.head(userId), this.deps.turns && userId !== GLOBAL_USER ? this.deps.turns.counted(userId) : null]);
+    const [marked, floor] = await Promise.all([this.deps.store.changes(userId, head.watermark), this.turnFloor(userId, head)]);
+    const byMarks = unfolded(head, marked);
+    // Turn ids rise by at least one a turn, so at most counted − floor turns wait: fewer than the
+    // threshold asks for with the marks, and the turns (read whole) are not read.
+    const waiting = floor === null ? 0 : Math.max(0, (counted ?? floor) - floor);
+    const read = floor !== null && this.deps.turns && (atLeast <= 1 || byMarks.length + waiting >= atLeast);
+    const turns = { floor, items: read && this.deps.turns ? await this.deps.turns.turnsAfter(userId, floor) : [] };
+    const turnWatermark = this.lacksTurnWatermark(userId, head) || head.turnWatermark !== undefined ? nextTurnWatermark(turns, counted) : undefined;
+    return { head, marked, turns, changes: withTurns(byMarks, turns.items), turnWatermark };
+  }
+
   async compact(userId: string, atLeast = 1, options: { full?: boolean } = {}): Promise<CompactionResult> {
-    const { store, catalog, clock } = this.deps;
+    const { store, clock } = this.deps;
     const { now: wallNow, lagMs } = this.timing;
     const started = wallNow();
-    const head = await store.head(userId);
-    const marked = await store.changes(userId, head.watermark);
-    const changes = unfolded(head, marked);
+    const { head, marked, turns, changes, turnWatermark } = await this.compactionInput(userId, options.full ? 1 : atLeast);
     // Below s − L no mark can still be in flight (MARK_LAG_MS); never backwards.
     const bound = new Date(started.getTime() - lagMs).toISOString();
     const watermark = head.watermark !== undefined && head.watermark > bound ? head.watermark : bound;
+    const marks = { watermark, folded: foldedAbove(marked, watermark), ...(turnWatermark !== undefined ? { turnWatermark } : {}) };
     // A full rewrite has nothing to do once the index is one segment that removes nothing and no change waits.
     const whole = head.segments.length <= 1 && (head.segments[0]?.removes.length ?? 0) === 0;
     const idle = options.full ? changes.length === 0 && whole : changes.length < Math.max(1, atLeast);
-    if (idle) return changes.length === 0 ? this.refreshed(userId, head, { watermark, folded: foldedAbove(marked, watermark) }, started) : { folded: 0, version: head.version, merged: false };
-    const read = await catalog.itemsById(
+    if (idle) return changes.length === 0 ? this.refreshed(userId, head, marks, started) : { folded: 0, version: head.version, merged: false };
+    const read = await this.itemsById(
       userId,
       changes.map((c) => c.id),
+      turns.items,
     );
     const now = clock.now();
     const live = changes.flatMap((c) => {
@@ -205,7 +272,7 @@ export class LiveSearchIndex implements SearchIndexReader {
     const merged = plan === 'none' ? { segment: delta, removes: gone } : await this.merged(userId, merging, { segment: delta, removes: keysOf(userId, gone) }, now);
     const written = await store.putSegment(userId, version, merged.segment);
     const ref: SearchSegmentRef = { ...written, items: merged.segment.size, removes: plan === 'all' ? [] : merged.removes };
-    const next: SearchIndexHead = { version, segments: [...head.segments.filter((s) => !merging.includes(s)), ref], watermark, folded: foldedAbove(marked, watermark) };
+    const next: SearchIndexHead = { version, segments: [...head.segments.filter((s) => !merging.includes(s)), ref], ...marks };
     if (!(await store.moveHead(userId, head.version, next))) {
       await store.deleteSegments([written]);
       return { folded: 0, version: head.version, merged: false, lost: true };
@@ -222,8 +289,11 @@ export class LiveSearchIndex implements SearchIndexReader {
    * only once it is old (a pointer write every WATERMARK_REFRESH_MS at most), so that an owner
    * searched but not written keeps a watermark well within the marks' TTL.
    */
-  private async refreshed(userId: string, head: SearchIndexHead, next: Pick<SearchIndexHead, 'watermark' | 'folded'>, started: Date): Promise<CompactionResult> {
-    if (head.version === 0 || watermarkAge(head, started) <= WATERMARK_REFRESH_MS || next.watermark === head.watermark) return { folded: 0, version: head.version, merged: false };
+  private async refreshed(userId: string, head: SearchIndexHead, next: Pick<SearchIndexHead, 'watermark' | 'folded' | 'turnWatermark'>, started: Date): Promise<CompactionResult> {
+    // A pointer without a turn watermark gets one at once (its readers read TURNLOG until then).
+    const turnsDue = head.turnWatermark === undefined && next.turnWatermark !== undefined;
+    const marksDue = watermarkAge(head, started) > WATERMARK_REFRESH_MS && next.watermark !== head.watermark;
+    if (head.version === 0 || !(turnsDue || marksDue)) return { folded: 0, version: head.version, merged: false };
     const moved = await this.deps.store.moveHead(userId, head.version, { ...head, ...next, version: head.version + 1 });
     return moved ? { folded: 0, version: head.version + 1, merged: false } : { folded: 0, version: head.version, merged: false, lost: true };
   }
@@ -283,6 +353,30 @@ const keysOf = (userId: string, ids: readonly string[]): Set<string> => new Set(
 export interface MarkTiming {
   now?: () => Date;
   lagMs?: number;
+}
+
+/**
+ * The turns read above the turn watermark as changes (`at` empty: a turn's item is put once and
+ * never changed), besides the marks; a turn that has a mark too is its mark's change.
+ */
+function withTurns(changes: readonly SearchChange[], turns: readonly MemoryItem[]): SearchChange[] {
+  const marked = new Set(changes.map((c) => c.id));
+  return [...changes, ...turns.filter((t) => !marked.has(t.id)).map((t) => ({ id: t.id, at: '' }))];
+}
+
+/**
+ * The turn watermark a compaction may set: max(floor, min(counted, highest turn read)), where
+ * `counted` is the signal state's highest counted turn, read before the turns. A turn at or
+ * below `counted` written without a mark was written before the state that counted past it
+ * was put, so before that read, and the strongly consistent Query read it (docs/search-index.md,
+ * "Turns without marks"). No floor (no turn watermark, no TURNLOG, read after the state: no
+ * turn was written without a mark, and any later one is above `counted`): `counted`.
+ */
+function nextTurnWatermark(turns: { floor: number | null; items: readonly MemoryItem[] }, counted: number | null): number {
+  if (turns.floor === null) return counted ?? 0;
+  const highest = Math.max(...turns.items.flatMap((t) => t.sourceTurns));
+  if (counted === null || turns.items.length === 0) return turns.floor;
+  return Math.max(turns.floor, Math.min(counted, highest));
 }
 
 /** The changes whose newest mark the pointer's segments do not hold yet. */

@@ -66,8 +66,15 @@ export class MemoryTurnStore implements TurnStore {
   readonly turns = new Map<string, TurnSaved>();
   saveCalls = 0;
   failFor = new Set<string>();
-  async saveTurns(turns: readonly TurnSaved[]) {
+  /** The turn ids each saveTurns asked to mark, by user (issue 19: only those the turn index cannot stand for). */
+  readonly marked: Array<{ userId: string; turnId: number }> = [];
+  readonly turnLogs = new Map<string, number>();
+  async openTurnLog(userId: string, from: number) {
+    if (!this.turnLogs.has(userId)) this.turnLogs.set(userId, from);
+  }
+  async saveTurns(turns: readonly TurnSaved[], marked: ReadonlyArray<{ userId: string; turnId: number }> = turns) {
     this.saveCalls++;
+    this.marked.push(...marked.map((m) => ({ userId: m.userId, turnId: m.turnId })));
     for (const t of turns) {
       if (this.failFor.has(t.userId)) throw new Error(`store down for ${t.userId}`);
       this.turns.set(`${t.userId}#${t.turnId}`, t);

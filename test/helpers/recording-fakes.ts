@@ -161,12 +161,12 @@ export class RecordingTurnStore extends MemoryTurnStore {
   constructor(private readonly log: WriteLog) {
     super();
   }
-  override async saveTurns(turns: readonly TurnSaved[]) {
+  override async saveTurns(turns: readonly TurnSaved[], marked?: ReadonlyArray<{ userId: string; turnId: number }>) {
     for (const t of turns) {
       this.log.add('turns', t.userId, turnDocKey(t.userId, t.turnId, turnContentHash(t)));
       this.log.addItem('turns', t.userId, ddbKey(t.userId, keys.turnSk(t.turnId)), { ...t, query: undefined, response: undefined, context: undefined, text: turnSearchText(t) });
     }
-    return super.saveTurns(turns);
+    return super.saveTurns(turns, marked);
   }
   override async saveEventEpisodes(episodes: readonly EventEpisode[]) {
     for (const e of episodes) this.log.addItem('turns', e.userId, ddbKey(e.userId, keys.eventEpisodeSk(e.episodeId)), e);

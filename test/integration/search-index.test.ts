@@ -5,6 +5,7 @@
  * an item deleted or expired before it began, and once the writers are done every committed
  * item is found — by the warm container, after a merge, and by a cold one.
  */
+import { DynamoTurnLog } from '../../lib/adapters/dynamo-turn-log.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiHandler } from '../../functions/api/create-handler.js';
 import { ApiEnvSchema } from '../../functions/api/env.js';
@@ -18,7 +19,11 @@ import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { S3DynamoSummaryStore } from '../../lib/adapters/summary-store.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { createSignalHandler } from '../../functions/signal/create-handler.js';
+import { SignalEnvSchema } from '../../functions/signal/env.js';
+import { lambdaContext } from '../../infra/local/lambda-context.js';
+import { sqsEvent } from '../../infra/local/lambda-events.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { writeUnits } from '../../lib/adapters/dynamo-item-size.js';
 import { keys, SEARCH_MARK_TTL_MS } from '../../lib/domain/memory-paths.js';
@@ -80,7 +85,83 @@ function reflectorIndex(afterMove?: () => Promise<void>, options: { lagMs?: numb
       return moved;
     };
   }
-  return new LiveSearchIndex({ store, catalog, clock: { now: () => stack.now() }, marks: { lagMs: options.lagMs ?? LAG_MS } });
+  return new LiveSearchIndex({ store, catalog, clock: { now: () => stack.now() }, marks: { lagMs: options.lagMs ?? LAG_MS }, turns: new DynamoTurnLog(ddb, table) });
+}
+
+/** A request held until released: `reached` settles when it is held. */
+interface Hold {
+  when: (command: unknown) => boolean;
+  reached: Promise<void>;
+  release: () => void;
+}
+
+function hold(when: (command: unknown) => boolean): Hold & { hit: () => void; until: Promise<void> } {
+  let hit = () => {};
+  let release = () => {};
+  const reached = new Promise<void>((r) => {
+    hit = r;
+  });
+  const until = new Promise<void>((r) => {
+    release = r;
+  });
+  return { when, reached, release, hit, until };
+}
+
+/** The signal function's turn write of one of these turns. */
+const turnWrite = (...turnIds: number[]) => (command: unknown) => command instanceof BatchWriteCommand && turnIds.some((n) => JSON.stringify(command.input).includes(keys.turnSk(n)));
+/** The signal function's state put. */
+const statePut = (command: unknown) => command instanceof PutCommand && (command.input.Item as { sk?: string } | undefined)?.sk === keys.signalSk;
+
+/**
+ * The signal function's handler with its own clients and grants, invoked directly with an SQS
+ * event of these turns; `held` pauses its first request it matches until released (a delivery
+ * whose write lands late).
+ */
+function signalHandler(held?: ReturnType<typeof hold>) {
+  const clients = functionClients('signal', stack.iam);
+  let ddb: DynamoDBDocumentClient = clients.ddb;
+  if (held) {
+    let done = false;
+    const send = clients.ddb.send.bind(clients.ddb) as (command: unknown) => Promise<unknown>;
+    ddb = Object.create(clients.ddb) as DynamoDBDocumentClient;
+    (ddb as unknown as { send: (command: unknown) => Promise<unknown> }).send = async (command: unknown) => {
+      if (!done && held.when(command)) {
+        done = true;
+        held.hit();
+        await held.until;
+      }
+      return send(command);
+    };
+  }
+  const handler = createSignalHandler(parseEnv(SignalEnvSchema, stack.info.environments.signal), { ...clients, ddb }, { now: () => stack.now() });
+  return async (user: string, turnIds: number[]) => {
+    const bodies = turnIds.map((turnId) => ({
+      groupId: user,
+      body: JSON.stringify({ type: 'turn.saved', version: 1, userId: user, sessionId: 's1', turnId, timestamp: stack.now().toISOString(), query: `Zebrafish aquarium turn ${turnId}?`, response: 'Noted.' }),
+    }));
+    const res = await handler(sqsEvent(bodies), lambdaContext('signal', 30));
+    expect(res.batchItemFailures).toEqual([]);
+  };
+}
+
+/** The ids the user's change marks name that are turns. */
+async function turnMarksOf(userId: string): Promise<string[]> {
+  return [...new Set((await marksOf(userId)).flatMap((m) => (m.ids as string[] | undefined) ?? []).filter((id) => id.startsWith('turn:')))].sort();
+}
+
+/** The turns the API's search finds for a user. */
+async function turnsFound(userId: string): Promise<string[]> {
+  const res = await fetch(`${stack.info.apiUrl}/v1/users/${userId}/memory/search`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.info.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ query: 'zebrafish aquarium turn', limit: 100, minSimilarity: 0 }),
+  });
+  expect(res.status).toBe(200);
+  const { results } = (await res.json()) as { results: Array<{ id: string }> };
+  return results
+    .map((r) => r.id)
+    .filter((id) => id.startsWith('turn:'))
+    .sort();
 }
 
 /** The owner's change marks as stored. */
@@ -275,8 +356,94 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     expect(all.length).toBeGreaterThan(7);
   });
 
+  it('finds a turn that arrives at or below the last counted one (redriven, out of order), though the turn watermark passed it: such a turn is marked', async () => {
+    const user = 'index-turns-late';
+    const send = signalHandler();
+    // The first cycle records the user's TURNLOG and marks its turns; a turn above the counted ones after it is not marked.
+    await send(user, [1]);
+    await send(user, [3]);
+    expect(await turnMarksOf(user)).toEqual(['turn:1']);
+    expect(await turnsFound(user)).toEqual(['turn:1', 'turn:3']);
+    await reflectorIndex().compact(user);
+    expect((await pointerOf(user))?.turnWatermark).toBe(3);
+    // Turn 2 comes late (redriven from the DLQ, say): at or below lastTurnId, so marked — the turn watermark (3) passed it.
+    await send(user, [2]);
+    expect(await turnMarksOf(user)).toEqual(['turn:1', 'turn:2']);
+    expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3']);
+    await send(user, [4]);
+    await reflectorIndex().compact(user);
+    expect((await pointerOf(user))?.turnWatermark).toBe(4);
+    expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3', 'turn:4']);
+  });
+
+  it('finds a turn whose unmarked write lands after a compaction passed it (a delivery that hung): its retry marks it', async () => {
+    const user = 'index-turns-race';
+    await signalHandler()(user, [1, 2]);
+    await signalHandler()(user, [3]);
+    // A delivery of turn 4 reads the state (lastTurnId 3) and hangs in its turn write; meanwhile the user's
+    // group moves on (turn 4 parked in the DLQ after its receives, say) and turn 5 is counted.
+    const write = hold(turnWrite(4));
+    const hung = signalHandler(write)(user, [4]);
+    await write.reached;
+    await signalHandler()(user, [5]);
+    // A compaction reads the state (5 counted) and the turns above its watermark: 5, not 4, whose write is on the wire.
+    await reflectorIndex().compact(user);
+    expect((await pointerOf(user))?.turnWatermark).toBe(5);
+    // Turn 4 lands without a mark; the delivery's state put fails (the state moved), and its retry, which
+    // finds turn 4 at or below lastTurnId (a duplicate now), marks it.
+    write.release();
+    await hung;
+    expect(await turnMarksOf(user)).toContain('turn:4');
+    expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3', 'turn:4', 'turn:5']);
+    await reflectorIndex().compact(user);
+    expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3', 'turn:4', 'turn:5']);
+  });
+
+  it('never moves the turn watermark past the turns the signal state counted when the compaction read it', async () => {
+    const user = 'index-turns-counted';
+    await signalHandler()(user, [1]);
+    await signalHandler()(user, [2]);
+    // Two deliveries at once (one past its visibility timeout, say), both read lastTurnId 2: one writes turn 3
+    // and hangs on the wire; the other writes turn 4 and hangs before its state put.
+    const late = hold(turnWrite(3));
+    const unput = hold(statePut);
+    const three = signalHandler(late)(user, [3]);
+    await late.reached;
+    const four = signalHandler(unput)(user, [4]);
+    await unput.reached;
+    // The compaction reads the state (2 counted), then finds turn 4 above its watermark, not 3.
+    await reflectorIndex().compact(user);
+    expect((await pointerOf(user))?.turnWatermark).toBe(2);
+    // Turn 3 lands without a mark and its state put wins; turn 4's put fails and its retry writes it again above lastTurnId 3.
+    late.release();
+    await three;
+    unput.release();
+    await four;
+    expect(await turnMarksOf(user)).toEqual(['turn:1']);
+    expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3', 'turn:4']);
+    await reflectorIndex().compact(user);
+    expect((await pointerOf(user))?.turnWatermark).toBe(4);
+    expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3', 'turn:4']);
+  });
+
+  it('serves the unmarked turns of a pointer written without a turn watermark (from the TURNLOG), and the next search gives it one', async () => {
+    const user = 'index-turns-old-pointer';
+    const send = signalHandler();
+    await send(user, [1]);
+    await send(user, [2]);
+    await reflectorIndex().compact(user);
+    // As a pointer written before turn watermarks existed.
+    const { ddb } = functionClients('reflector', stack.iam);
+    await ddb.send(new UpdateCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk(user), sk: keys.searchIndexSk }, UpdateExpression: 'REMOVE turnWatermark' }));
+    await send(user, [3]);
+    expect(await turnMarksOf(user)).toEqual(['turn:1']);
+    expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3']);
+    expect((await pointerOf(user))?.turnWatermark).toBe(3);
+    expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3']);
+  });
+
   it('made no AWS request its function is not granted', () => {
-    expect(functionsChecked(stack)).toEqual(expect.arrayContaining(['api', 'reflector']));
+    expect(functionsChecked(stack)).toEqual(expect.arrayContaining(['api', 'reflector', 'signal']));
     expect(iamDenials(stack)).toEqual([]);
   });
 });

@@ -36,6 +36,21 @@ describe('ingest turns', () => {
     expect(deps.jobs.jobs[0]?.turnIds).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
 
+  it('marks every turn until the TURNLOG is recorded, then only those at or below lastTurnId (issue 19: late, redelivered, duplicate)', async () => {
+    const deps = ingestDeps();
+    await ingestTurns(records([turn({ userId: 'alice', turnId: 1 }), turn({ userId: 'alice', turnId: 2 })]), deps);
+    expect(deps.turns.marked.map((m) => m.turnId)).toEqual([1, 2]);
+    expect(deps.turns.turnLogs.get('alice')).toBe(1);
+    expect(deps.signalState.state('alice').turnLog).toBe(true);
+    await ingestTurns(nextRecords([turn({ userId: 'alice', turnId: 5 })]), deps);
+    expect(deps.turns.marked.map((m) => m.turnId)).toEqual([1, 2]);
+    // 4 comes late (stored, marked), 2 again (a duplicate: not stored, marked), 6 above lastTurnId (stored, not marked).
+    await ingestTurns(records([turn({ userId: 'alice', turnId: 4 }), turn({ userId: 'alice', turnId: 2 }), turn({ userId: 'alice', turnId: 6 })]).map((r) => ({ ...r, messageId: `late-${r.messageId}` })), deps);
+    expect(deps.turns.marked.map((m) => m.turnId)).toEqual([1, 2, 4, 2]);
+    expect([...deps.turns.turns.keys()].sort()).toEqual(['alice#1', 'alice#2', 'alice#4', 'alice#5', 'alice#6']);
+    expect(deps.turns.turnLogs.get('alice')).toBe(1);
+  });
+
   it('counts republished turns (new messages) as duplicates and enqueues nothing new', async () => {
     const deps = ingestDeps();
     const batch = records(Array.from({ length: 10 }, (_, i) => turn({ userId: 'alice', turnId: i + 1, query: `entry${i}` })));

@@ -2,7 +2,9 @@
  * Fewer DynamoDB units per turn (issue 19), against DynamoDB Local with the functions' grants
  * enforced: the turn index's reads (runs of consecutive turns as eventually consistent
  * Queries, lone turns in a BatchGetItem, a turn a stale read missed read again strongly
- * consistent) and the graph's hygiene log packed by time.
+ * consistent), the graph's hygiene log packed by time, a user's cost entries indexed once a
+ * day, and the reflector's records kept smaller (staged records slimmed; answers, batch logs and
+ * runs packed; no run-id marker), old forms read as before.
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

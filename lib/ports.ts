@@ -358,7 +358,11 @@ export interface ActivityIndex {
 }
 
 export interface SleepTimeLogStore {
-  exists(userId: string, runId: string): Promise<boolean>;
+  /**
+   * Whether the run is logged: its record's key follows from the job (kind, the job's requested
+   * time, which is the run's `startedAt`, and its id), so this reads the record itself.
+   */
+  exists(run: Pick<SleepTimeRun, 'userId' | 'kind' | 'startedAt' | 'runId'>): Promise<boolean>;
   /** Record a run (the record is its commit marker), with an optional markdown document for people. */
   put(run: SleepTimeRun): Promise<void>;
   /** Runs of one kind whose start lies in [fromIso, toIso], oldest first. */

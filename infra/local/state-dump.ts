@@ -37,6 +37,7 @@ import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb
 import { keys, searchSegmentsPrefix, userPrefix } from '../../lib/domain/memory-paths.js';
 import { getText, listAllKeys } from '../../lib/adapters/s3-objects.js';
 import { storedState } from '../../lib/adapters/dynamo-signal-state-store.js';
+import { unpackJson } from '../../lib/adapters/packed-json.js';
 
 export interface UserStateDump {
   userId: string;
@@ -125,6 +126,14 @@ async function queryAll(ddb: DynamoDBDocumentClient, tableName: string, pk: stri
   return items;
 }
 
+/** The attribute whose JSON an item's `packed` holds (the signal state's is unpacked apart), by sort-key prefix. */
+const PACKED_AS: ReadonlyArray<readonly [string, string]> = [
+  [keys.modelOutputSk(''), 'response'],
+  [keys.batchPrefix, 'log'],
+  [keys.runsPrefix, 'run'],
+];
+const packedAs = (sk: string): string | undefined => PACKED_AS.find(([prefix]) => sk.startsWith(prefix))?.[1];
+
 export async function dumpUserState(clients: { ddb: DynamoDBDocumentClient; s3: S3Client }, where: { tableName: string; bucketName: string }, userId: string): Promise<UserStateDump> {
   const items: Record<string, unknown> = {};
   for (const item of await queryAll(clients.ddb, where.tableName, keys.userPk(userId))) {
@@ -137,6 +146,9 @@ export async function dumpUserState(clients: { ddb: DynamoDBDocumentClient; s3: 
         : sk === keys.signalSk && typeof item.packed === 'string'
           ? // Compared unpacked: a difference is named by its field, not by the packed bytes.
             { ...Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'packed')), state: storedState(item) }
+          : typeof item.packed === 'string' && packedAs(sk) !== undefined
+            ? // Packed JSON (issue 19: a model answer, a batch log, a run record), compared as the attribute it packs.
+              { ...Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'packed')), [packedAs(sk) ?? 'packed']: unpackJson(item.packed) }
           : sk.startsWith(keys.modelOutputSk('')) && typeof item.response === 'string'
             ? { ...item, response: JSON.parse(item.response) as unknown }
             : sk.startsWith(keys.batchPrefix) && typeof item.log === 'string'

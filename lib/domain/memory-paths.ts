@@ -133,7 +133,6 @@ export const keys = {
   /** …every run of every kind, and those of one kind. */
   runsPrefix: 'RUN#',
   runKindPrefix: (kind: string) => `RUN#${kind}#`,
-  runIdSk: (runId: string) => `RUNID#${runId}`,
   /** Staged-by-day index (GSI gsi1, write-sharded) for the expiry sweep. */
   stagedDayGsiPk: (day: string, userId: string) => dayGsiPk('STAGEDDAY', day, userId),
   stagedDayGsiSk: (userId: string, path: string) => `${userId}#${path}`,

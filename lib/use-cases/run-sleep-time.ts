@@ -280,10 +280,10 @@ async function readDay(job: Job, from: string, turns: readonly TurnSaved[], deps
 
 /** Req R-SLP-1 to R-SLP-8 for one user. */
 export async function runNightly(job: Job, deps: SleepTimeDeps): Promise<SleepTimeOutcome> {
-  if (await deps.runs.exists(job.userId, job.jobId)) return { status: 'already_done', reason: `run ${job.jobId} is logged` };
-  const started = deps.clock.now();
   const from = new Date(Date.parse(job.requestedAt) - deps.config.nightlyLookbackHours * 3_600_000).toISOString();
   const run = emptyRun(job, 'nightly', from);
+  if (await deps.runs.exists(run)) return { status: 'already_done', reason: `run ${job.jobId} is logged` };
+  const started = deps.clock.now();
   const { turns, missing } = await deps.turns.getTurns(job.userId, job.turnIds);
   for (const m of missing) run.errors.push(`turn ${m.turnId}: ${m.reason}`);
   const kept = chooseChunks(await readDay(job, from, turns, deps, run), deps.config, run);
@@ -320,11 +320,11 @@ export async function runNightly(job: Job, deps: SleepTimeDeps): Promise<SleepTi
 
 /** Req R-SLP-9 for one user: over the week's summaries, never raw messages. */
 export async function runWeekly(job: Job, deps: SleepTimeDeps): Promise<SleepTimeOutcome> {
-  if (await deps.runs.exists(job.userId, job.jobId)) return { status: 'already_done', reason: `run ${job.jobId} is logged` };
-  const started = deps.clock.now();
   const from = new Date(Date.parse(job.requestedAt) - deps.config.weeklyLookbackDays * 86_400_000).toISOString();
   const to = job.requestedAt;
   const run = emptyRun(job, 'weekly', from);
+  if (await deps.runs.exists(run)) return { status: 'already_done', reason: `run ${job.jobId} is logged` };
+  const started = deps.clock.now();
 
   const [batchLogs, nightly, summaries] = await Promise.all([
     deps.summaries.batchLogs(job.userId, from, to),

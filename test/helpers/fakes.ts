@@ -634,8 +634,8 @@ export class MemorySettings implements UserSettingsStore {
 
 export class MemorySleepTimeLog implements SleepTimeLogStore {
   readonly runs: SleepTimeRun[] = [];
-  async exists(userId: string, runId: string) {
-    return this.runs.some((r) => r.userId === userId && r.runId === runId);
+  async exists(run: Pick<SleepTimeRun, 'userId' | 'kind' | 'startedAt' | 'runId'>) {
+    return this.runs.some((r) => r.userId === run.userId && r.kind === run.kind && r.startedAt === run.startedAt && r.runId === run.runId);
   }
   async put(run: SleepTimeRun) {
     this.runs.push(structuredClone(run));

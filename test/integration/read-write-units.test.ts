@@ -2,9 +2,11 @@
  * Fewer DynamoDB units per turn (issue 19), against DynamoDB Local with the functions' grants
  * enforced: the turn index's reads (runs of consecutive turns as eventually consistent
  * Queries, lone turns in a BatchGetItem, a turn a stale read missed read again strongly
- * consistent) and the graph's hygiene log packed by time.
+ * consistent), the graph's hygiene log packed by time, a user's cost entries indexed once a
+ * day, and the reflector's records kept smaller (staged records slimmed; answers, batch logs and
+ * runs packed; no run-id marker), old forms read as before.
  */
-import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functionClients } from '../../infra/local/clients.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
@@ -15,6 +17,13 @@ import { dayGsiPartitions, keys } from '../../lib/domain/memory-paths.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import type { GraphLogEntry } from '../../lib/domain/relation-graph.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
+import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
+import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
+import { itemSize } from '../../lib/adapters/dynamo-item-size.js';
+import { stagedDocuments } from '../../lib/domain/staging.js';
+import type { BatchLog } from '../../lib/domain/batch-log.js';
+import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import { turn } from '../helpers/fakes.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 
@@ -142,6 +151,86 @@ describe('fewer DynamoDB units per turn (issue 19)', () => {
     expect(byJob(await api.forDay(day))).toEqual(['cost-a/batch-1-5/0.01', 'cost-a/batch-6-9/0.01', 'cost-a/summary-1-9/0.01', 'cost-b/batch-1-3/0.01']);
     expect(byJob(await api.forDay('2026-04-02'))).toEqual(['cost-a/batch-10-12/0.01']);
     expect(byJob(await api.forUser('cost-a', day, '2026-04-02'))).toHaveLength(4);
+  });
+
+  it("keeps the reflector's records smaller: staged records without what they repeat, answers, logs and runs packed, no run-id marker; records written before read as they were", async () => {
+    const { ddb, s3 } = functionClients('reflector', stack.iam);
+    const { tableName: table, bucketName: bucket } = stack.info;
+    const user = 'smaller-records';
+    const pk = keys.userPk(user);
+    const raw = async (sk: string) => (await ddb.send(new GetCommand({ TableName: table, Key: { pk, sk }, ConsistentRead: true }))).Item ?? {};
+    const knowledge = new S3DynamoKnowledgeStore(ddb, s3, table, bucket, new DynamoSearchChangeLog(ddb, table, { expiring: true }));
+
+    // Staged records: the front matter's first fields and a title-and-text body are not stored, and come back as staged.
+    const turns = new Map([[4, turn({ turnId: 4, attributes: { dia_ids: 'D1:4' } })]]);
+    const docs = stagedDocuments(
+      {
+        new_facts: [{ title: 'Reef tank', content: 'The user keeps a 40-gallon reef tank.', source_turns: [4], related_existing: [], category: 'Facts' }],
+        corrections: [],
+        connections: [{ file_a: 'Knowledge/Facts/gina.md', file_b: 'Knowledge/Patterns/dance.md', relationship: 'Both came up together.', source_turns: [4] }],
+        open_questions: [],
+      },
+      { batchId: 'batch-1-4', stagedAt: '2026-05-01T10:00:00.000Z', turns },
+    );
+    await knowledge.putStaged(user, docs, 'batch-1-4');
+    const old = { ...docs[0]!, path: 'Facts/old--batch-0-1.md' };
+    await ddb.send(new PutCommand({ TableName: table, Item: { pk, sk: keys.stagedSk(old.path), type: 'staged', userId: user, path: old.path, kind: old.kind, title: old.title, category: old.category, text: old.text, confidence: old.confidence, sourceTurns: old.sourceTurns, batchId: 'batch-0-1', stagedAt: '2026-05-01T10:00:00.000Z', meta: { ...old.meta, note: 'old form' }, body: 'an old body', promotedBy: [], status: 'staged' } }));
+    const records = new Map((await knowledge.listStaged(user)).map((r) => [r.path, r]));
+    for (const d of docs) {
+      expect(records.get(d.path)).toMatchObject({ meta: d.meta, body: d.body, text: d.text, batchId: 'batch-1-4', stagedAt: '2026-05-01T10:00:00.000Z' });
+      const item = await raw(keys.stagedSk(d.path));
+      expect(item.meta).toBeUndefined();
+      expect(item.body).toBeUndefined();
+      expect(itemSize(item)).toBeLessThanOrEqual(1024);
+    }
+    expect((await raw(keys.stagedSk(docs[1]!.path))).extra).toMatchObject({ file_a: 'Knowledge/Facts/gina.md', file_b: 'Knowledge/Patterns/dance.md' });
+    expect(records.get(old.path)).toMatchObject({ meta: { ...old.meta, note: 'old form' }, body: 'an old body' });
+    // A reinforcement returns the record whole too.
+    expect(await knowledge.reinforce(user, docs[0]!.path, 'batch-5-9')).toMatchObject({ meta: docs[0]!.meta, body: docs[0]!.body, promotedBy: ['batch-5-9'] });
+
+    // The model's answer: packed, with the table's TTL a month on by the wall clock; an answer recorded before as JSON text reads as it did.
+    const answer = { output: { new_facts: [{ title: 'x'.repeat(300) }] }, usage: { inputTokens: 900, outputTokens: 120, stopReason: 'tool_use', modelId: 'm' } };
+    await knowledge.putModelOutput(user, 'batch-1-4', answer as never);
+    expect(await knowledge.getModelOutput(user, 'batch-1-4')).toEqual(answer);
+    const answerItem = await raw(keys.modelOutputSk('batch-1-4'));
+    expect(answerItem.response).toBeUndefined();
+    expect(Number(answerItem.expiresAt) * 1000 - Date.now()).toBeGreaterThan(29 * 86_400_000);
+    await ddb.send(new PutCommand({ TableName: table, Item: { pk, sk: keys.modelOutputSk('batch-0-1'), kind: 'model-output', userId: user, jobId: 'batch-0-1', response: JSON.stringify(answer) } }));
+    expect(await knowledge.getModelOutput(user, 'batch-0-1')).toEqual(answer);
+
+    // The batch log: packed in its item, listed and read as before; a log written before as JSON text too.
+    const logs = new S3DynamoBatchLogStore(ddb, s3, table, bucket);
+    const log = (batchId: string, timestamp: string): BatchLog => ({
+      batch_id: batchId, user_id: user, status: 'completed', timestamp, turns_reviewed: [1, 2, 3, 4], turns_missing: [], turns_omitted_for_budget: [], trigger: 'turn_threshold', kind: 'batch', urgency_score: 0.2,
+      quality_gate_results: { items_proposed: 2, items_passed: 2, truncated_by_caps: { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 }, rejections: [] },
+      staged_files: docs.map((d) => `Knowledge_staging/${d.path}`), promoted_files: [], reinforced: [], model: null, error: null, duration_ms: 5,
+    });
+    await logs.write(log('batch-1-4', '2026-05-01T10:01:00.000Z'));
+    expect((await raw(keys.batchSk('batch-1-4'))).log).toBeUndefined();
+    await ddb.send(new PutCommand({ TableName: table, Item: { pk, sk: keys.batchSk('batch-0-1'), kind: 'batch-log', userId: user, batchId: 'batch-0-1', status: 'completed', timestamp: '2026-04-30T10:00:00.000Z', log: JSON.stringify(log('batch-0-1', '2026-04-30T10:00:00.000Z')) } }));
+    expect(await logs.get(user, 'batch-1-4')).toEqual(log('batch-1-4', '2026-05-01T10:01:00.000Z'));
+    expect(await logs.get(user, 'batch-0-1')).toEqual(log('batch-0-1', '2026-04-30T10:00:00.000Z'));
+    const listed = await logs.list(user, 10);
+    expect(listed.map((b) => b.batchId)).toEqual(['batch-1-4', 'batch-0-1']);
+    expect(listed.every((b) => !('packed' in b) && !('log' in b))).toBe(true);
+
+    // A sleep-time run: packed, its record its commit marker (no RUNID# item); a run recorded before as a map reads as it did.
+    const runs = new DynamoSleepTimeLogStore(ddb, table);
+    const run = (runId: string, startedAt: string) => ({ runId, userId: user, kind: 'nightly', status: 'completed', startedAt, windowFrom: startedAt, windowTo: startedAt, messagesReviewed: 3, stored: [], errors: [] }) as unknown as SleepTimeRun;
+    const fresh = run('nightly-202605020300', '2026-05-02T03:00:00.000Z');
+    expect(await runs.exists(fresh)).toBe(false);
+    await runs.put(fresh);
+    expect(await runs.exists(fresh)).toBe(true);
+    expect(await runs.exists({ ...fresh, startedAt: '2026-05-03T03:00:00.000Z' })).toBe(false);
+    const before = run('nightly-202605010300', '2026-05-01T03:00:00.000Z');
+    await ddb.send(new PutCommand({ TableName: table, Item: { pk, sk: keys.runSk('nightly', before.startedAt, before.runId), type: 'sleep-time-run', run: before } }));
+    expect(await runs.exists(before)).toBe(true);
+    expect(await runs.list(user, 'nightly', '2026-05-01T00:00:00.000Z', '2026-05-03T00:00:00.000Z')).toEqual([before, fresh]);
+    expect(await runs.latest(user, 'nightly')).toEqual(fresh);
+    expect((await runs.runsOn('2026-05-02')).map((r) => r.runId)).toEqual([fresh.runId]);
+    const partition = await ddb.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } }));
+    expect((partition.Items ?? []).filter((i) => String(i.sk).startsWith('RUNID#'))).toEqual([]);
+    expect((partition.Items ?? []).find((i) => i.sk === keys.runSk('nightly', fresh.startedAt, fresh.runId))?.run).toBeUndefined();
   });
 
   it('made no AWS request its function is not granted', () => {

@@ -1,9 +1,9 @@
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { systemClock } from './clock.js';
 import type { Clock } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 import { batchGetAll, batchWriteAll, queryAll } from './dynamo-query.js';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { packJson, unpackJson } from './packed-json.js';
 import { dayGsiPartitions, keys } from '../domain/memory-paths.js';
 import type { SignalState } from '../domain/signal-accumulator.js';
 import type { ActivityIndex, SignalStateStore, StoredSignalState } from '../ports.js';
@@ -40,7 +40,7 @@ export function signalStateItem(userId: string, state: SignalState, version: num
   return { pk: keys.userPk(userId), sk: keys.signalSk, kind: 'signal-state', userId, packed: packState(state), version, updatedAt };
 }
 
-export const packState = (state: SignalState): string => deflateRawSync(Buffer.from(JSON.stringify(state), 'utf8')).toString('base64');
+export const packState = (state: SignalState): string => packJson(state);
 
 /**
  * The state a signal-state item holds, unvalidated: unpacked, or the map of an item written
@@ -50,7 +50,7 @@ export const packState = (state: SignalState): string => deflateRawSync(Buffer.f
 export function storedState(item: Record<string, unknown>): unknown {
   if (typeof item.packed !== 'string') return item.state;
   try {
-    return JSON.parse(inflateRawSync(Buffer.from(item.packed, 'base64')).toString('utf8')) as unknown;
+    return unpackJson(item.packed);
   } catch {
     return item.packed;
   }

@@ -17,19 +17,24 @@ import { keys } from '../domain/memory-paths.js';
 import { parseSignalState } from '../domain/signal-accumulator.js';
 import type { TurnLog } from '../ports.js';
 import { queryAll } from './dynamo-query.js';
-import { storedState } from './dynamo-signal-state-store.js';
+import { DynamoSignalStateStore } from './dynamo-signal-state-store.js';
 import { toIndexEntry } from './dynamo-turn-store.js';
 
 export class DynamoTurnLog implements TurnLog {
+  private readonly states: DynamoSignalStateStore;
+
   constructor(
     private readonly ddb: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+  ) {
+    this.states = new DynamoSignalStateStore(ddb, tableName);
+  }
 
+  /** The signal state's highest counted turn (its store's strongly consistent read); null: no state, or a corrupt one. */
   async counted(userId: string): Promise<number | null> {
-    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.signalSk }, ConsistentRead: true }));
-    if (!res.Item) return null;
-    const { state, corrupt } = parseSignalState(storedState(res.Item));
+    const { raw } = await this.states.load(userId);
+    if (raw === undefined) return null;
+    const { state, corrupt } = parseSignalState(raw);
     return corrupt ? null : state.lastTurnId;
   }
 

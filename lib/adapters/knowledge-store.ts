@@ -4,7 +4,7 @@ import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, Que
 import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { dayGsiPartitions, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey } from '../domain/memory-paths.js';
 import type { StagedRecord } from '../domain/promotion.js';
-import type { StagedDocument } from '../domain/staging.js';
+import { type StagedDocument, stagedBody, stagedMetaHead } from '../domain/staging.js';
 import type { KnowledgeEntry, KnowledgeIndexChange, KnowledgeStore, ModelResponse } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 import { itemSize } from './dynamo-item-size.js';
@@ -302,31 +302,24 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
   }
 }
 
-/** The front matter a staged record's other attributes give (lib/domain/staging.ts writes these first). */
-function derivedMeta(r: Pick<StagedRecord, 'kind' | 'title' | 'category' | 'stagedAt' | 'batchId' | 'sourceTurns' | 'confidence'>): Record<string, unknown> {
-  return { kind: r.kind, title: r.title, category: r.category, staged_at: r.stagedAt, batch_id: r.batchId, promotion_count: 0, source_turns: r.sourceTurns, confidence: r.confidence };
-}
-
-const derivedBody = (r: { title: string; text: string }): string => `# ${r.title}\n\n${r.text}`;
-
 /**
  * A staged record as stored (issue 19): without what its other attributes say again — the
- * front matter's first fields (`derivedMeta`) and a body that is the title and text — so the
+ * front matter's first fields (`stagedMetaHead`, lib/domain/staging.ts) and a body that is the title and text — so the
  * LoCoMo replay's records fit one write unit (1.32 on average before), and so does their gsi1
  * copy and their delete. The front matter's other fields are `extra`; a field or body that
  * differs from the derived one is kept. Records written before hold `meta` and `body` whole.
  */
 function slimStaged(record: StagedRecord): Record<string, unknown> {
   const { meta, body, ...rest } = record;
-  const derived = derivedMeta(record);
+  const derived = stagedMetaHead(record);
   const extra = Object.fromEntries(Object.entries(meta).filter(([k, v]) => !(k in derived) || JSON.stringify(v) !== JSON.stringify(derived[k])));
-  return { ...rest, ...(Object.keys(extra).length > 0 ? { extra } : {}), ...(body === derivedBody(record) ? {} : { body }) };
+  return { ...rest, ...(Object.keys(extra).length > 0 ? { extra } : {}), ...(body === stagedBody(record.title, record.text) ? {} : { body }) };
 }
 
 function toRecord(item: Record<string, unknown>): StagedRecord {
   const record = storedRecord(item);
   if (item.meta !== undefined) return record;
-  return { ...record, meta: { ...derivedMeta(record), ...((item.extra as Record<string, unknown> | undefined) ?? {}) }, body: typeof item.body === 'string' ? item.body : derivedBody(record) };
+  return { ...record, meta: { ...stagedMetaHead(record), ...((item.extra as Record<string, unknown> | undefined) ?? {}) }, body: typeof item.body === 'string' ? item.body : stagedBody(record.title, record.text) };
 }
 
 function storedRecord(item: Record<string, unknown>): StagedRecord {

@@ -84,6 +84,14 @@ interface StagedItem {
   extra: Record<string, unknown>;
 }
 
+/** What a staged document's front matter begins with: its record's own attributes, said again (the store keeps them once: knowledge-store.ts). */
+export function stagedMetaHead(r: { kind: StagedKind; title: string; category: string; stagedAt: string; batchId: string; sourceTurns: number[]; confidence: number }): Record<string, unknown> {
+  return { kind: r.kind, title: r.title, category: r.category, staged_at: r.stagedAt, batch_id: r.batchId, promotion_count: 0, source_turns: r.sourceTurns, confidence: r.confidence };
+}
+
+/** A staged document's body: its title as a heading, then its text. */
+export const stagedBody = (title: string, text: string): string => `# ${title}\n\n${text}`;
+
 /** One item as a staged document: confidence from its cited turns and their sources, front matter, markdown. */
 function stagedDocument(ctx: StagingContext, { kind, folder, title, text, sourceTurns, extra }: StagedItem): StagedDocument {
   const cited = sourceTurns.map((t) => ctx.turns.get(t));
@@ -95,20 +103,13 @@ function stagedDocument(ctx: StagingContext, { kind, folder, title, text, source
   );
   const attributes = citedAttributes(cited);
   const meta = {
-    kind,
-    title,
-    category: folder,
-    staged_at: ctx.stagedAt,
-    batch_id: ctx.batchId,
-    promotion_count: 0,
-    source_turns: sourceTurns,
-    confidence,
+    ...stagedMetaHead({ kind, title, category: folder, stagedAt: ctx.stagedAt, batchId: ctx.batchId, sourceTurns, confidence }),
     ...extra,
     ...(Object.keys(attributes).length > 0 ? { source_attributes: attributes } : {}),
     ...(Object.keys(reliability).length > 0 ? { source_reliability: reliability } : {}),
   };
   const path = `${folder}/${slugify(title)}--${ctx.batchId}.md`;
-  const body = `# ${title}\n\n${text}`;
+  const body = stagedBody(title, text);
   return { path, kind, title, category: folder, confidence, sourceTurns, text, meta, body, markdown: renderFrontMatter(meta, body) };
 }
 

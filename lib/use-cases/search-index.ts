@@ -374,8 +374,8 @@ function withTurns(changes: readonly SearchChange[], turns: readonly MemoryItem[
  */
 function nextTurnWatermark(turns: { floor: number | null; items: readonly MemoryItem[] }, counted: number | null): number {
   if (turns.floor === null) return counted ?? 0;
-  const highest = Math.max(...turns.items.flatMap((t) => t.sourceTurns));
   if (counted === null || turns.items.length === 0) return turns.floor;
+  const highest = Math.max(...turns.items.flatMap((t) => t.sourceTurns));
   return Math.max(turns.floor, Math.min(counted, highest));
 }
 

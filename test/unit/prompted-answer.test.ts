@@ -4,8 +4,8 @@
  * output schema) and how it reads the answer's text; the stand-in's recognition and its token
  * count; an unusable answer still retried on the next delivery.
  */
-import type { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import { describe, expect, it } from 'vitest';
+import { recordingClient } from '../helpers/bedrock-client.js';
 import { answerNameOf, type ConverseRequest } from '../../infra/local/converse-protocol.js';
 import { offlineResponder } from '../../infra/local/converse-server.js';
 import { refusalOf } from '../../infra/local/converse-validation.js';
@@ -20,18 +20,6 @@ import type { ModelRequest } from '../../lib/ports.js';
 
 const HAIKU = 'us.anthropic.claude-haiku-4-5-20251001-v1:0';
 const NOVA = 'amazon.nova-lite-v1:0';
-
-function recordingClient(text: string) {
-  const sent: ConverseCommand['input'][] = [];
-  const client = {
-    send: async (command: ConverseCommand) => {
-      sent.push(command.input);
-      return { output: { message: { role: 'assistant', content: [{ text }] } }, stopReason: 'end_turn', usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 }, metrics: { latencyMs: 1 } };
-    },
-    config: { region: async () => 'us-east-1' },
-  } as unknown as BedrockRuntimeClient;
-  return { client, sent };
-}
 
 const request: ModelRequest = {
   system: 'You review turns.',
@@ -61,7 +49,17 @@ describe('the answer type rendered from the schema', () => {
 
   it('the reflection type names every field of the schema, and says which are required', () => {
     const type = typeOf(reflectionToolInputSchema(true));
-    for (const field of ['new_facts?:', 'title:string', 'source_turns:[int,...int[]]', 'related_existing?:string[]', 'category:"Facts"|"Concepts"|"Patterns"', 'new_confidence_hint:"higher"|"lower"|"same"', 'why_unresolved?:string', 'assessment?:{confidence:number,caution:number,sentiment:number}', 'reflection?:{insight:string']) {
+    for (const field of [
+      'new_facts?:',
+      'title:string',
+      'source_turns:[int,...int[]]',
+      'related_existing?:string[]',
+      'category:"Facts"|"Concepts"|"Patterns"',
+      'new_confidence_hint:"higher"|"lower"|"same"',
+      'why_unresolved?:string',
+      'assessment?:{confidence:number,caution:number,sentiment:number}',
+      'reflection?:{insight:string',
+    ]) {
       expect(type).toContain(field);
     }
   });
@@ -79,7 +77,7 @@ describe("the adapter with answerShape 'prompt'", () => {
   for (const modelId of [HAIKU, NOVA]) {
     it(`${modelId}: no tool and no output schema; the type is the system prompt's last block; the JSON comes back parsed from prose and fences`, async () => {
       const answer = { new_facts: [{ title: 'dog_rex', content: 'The user has a beagle named Rex.', source_turns: [1], category: 'Facts' }] };
-      const { client, sent } = recordingClient(`Here it is:\n\`\`\`json\n${JSON.stringify(answer)}\n\`\`\``);
+      const { client, sent } = recordingClient({ text: `Here it is:\n\`\`\`json\n${JSON.stringify(answer)}\n\`\`\`` });
       const r = await new BedrockConverseModel(client, modelId, { answerShape: 'prompt' }).reflect(request);
       expect(sent[0]?.toolConfig).toBeUndefined();
       expect(sent[0]?.outputConfig).toBeUndefined();
@@ -91,12 +89,12 @@ describe("the adapter with answerShape 'prompt'", () => {
 
   it('an answer with no JSON, or broken JSON, comes back as its whole text: the parse rejects it and keeps it', async () => {
     for (const text of ['Sorry, I cannot do that.', 'Sure: {"new_facts": [{"title": "x",}]}']) {
-      const { client } = recordingClient(text);
+      const { client } = recordingClient({ text });
       const r = await new BedrockConverseModel(client, HAIKU, { answerShape: 'prompt' }).reflect(request);
       expect(r.output).toBe(text);
       expect(() => parseReflectionOutput(r.output)).toThrow(expect.objectContaining({ raw: text }));
     }
-    const { client } = recordingClient('{"new_facts": [{"title": "x", "content": "y", "source_turns": [], "category": "Facts"}]}');
+    const { client } = recordingClient({ text: '{"new_facts": [{"title": "x", "content": "y", "source_turns": [], "category": "Facts"}]}' });
     const r = await new BedrockConverseModel(client, HAIKU, { answerShape: 'prompt' }).reflect(request);
     expect(() => parseReflectionOutput(r.output)).toThrow(/new_facts\.0\.source_turns/);
   });

@@ -3,7 +3,7 @@
  * Schema subset Bedrock and Anthropic accept, the adapter's request for a model that serves it
  * and for one that does not, the stand-in's refusals, and the input tokens counted for it.
  */
-import { type BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
+import { ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import { describe, expect, it } from 'vitest';
 import type { ConverseRequest } from '../../infra/local/converse-protocol.js';
 import { refusalOf } from '../../infra/local/converse-validation.js';
@@ -12,6 +12,7 @@ import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.
 import { supportsStructuredOutput } from '../../lib/domain/bedrock-models.js';
 import { modelSchemaOf } from '../../lib/domain/model-schema.js';
 import { reflectionToolInputSchema } from '../../lib/domain/reflection-output.js';
+import { recordingClient } from '../helpers/bedrock-client.js';
 import { NightlyOutputSchema } from '../../lib/domain/sleep-time/nightly.js';
 import { WeeklyOutputSchema } from '../../lib/domain/sleep-time/weekly.js';
 import { structuredOutputSchemaRefusal, toStructuredOutputSchema } from '../../lib/domain/structured-output.js';
@@ -26,24 +27,6 @@ const answerSchemas = {
   nightly: modelSchemaOf(NightlyOutputSchema),
   weekly: modelSchemaOf(WeeklyOutputSchema),
 };
-
-/** A client that records the commands it is sent and answers `text` (or a tool call). */
-function recordingClient(answer: { text?: string; toolUse?: { name: string; input: unknown } }) {
-  const sent: ConverseCommand['input'][] = [];
-  const client = {
-    send: async (command: ConverseCommand) => {
-      sent.push(command.input);
-      return {
-        output: { message: { role: 'assistant', content: [answer.toolUse ? { toolUse: { toolUseId: 't', ...answer.toolUse } } : { text: answer.text ?? '' }] } },
-        stopReason: answer.toolUse ? 'tool_use' : 'end_turn',
-        usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 },
-        metrics: { latencyMs: 1 },
-      };
-    },
-    config: { region: async () => 'us-east-1' },
-  } as unknown as BedrockRuntimeClient;
-  return { client, sent };
-}
 
 const reflectRequest: ModelRequest = {
   system: 'You review turns.',
@@ -67,7 +50,11 @@ describe('the answer schemas in the structured output subset', () => {
   it('drops numeric, string-length and list-size limits, keeps a minimum of one item, and closes every object', () => {
     const cut = toStructuredOutputSchema({
       type: 'object',
-      properties: { n: { type: 'number', minimum: 0, maximum: 1, description: '0..1' }, ids: { type: 'array', minItems: 3, maxItems: 9, items: { type: 'integer', minimum: 1 } }, s: { type: 'string', maxLength: 5 } },
+      properties: {
+        n: { type: 'number', minimum: 0, maximum: 1, description: '0..1' },
+        ids: { type: 'array', minItems: 3, maxItems: 9, items: { type: 'integer', minimum: 1 } },
+        s: { type: 'string', maxLength: 5 },
+      },
     });
     expect(cut).toEqual({
       type: 'object',
@@ -118,7 +105,10 @@ describe('the adapter asks as the model serves it', () => {
     const { client, sent } = recordingClient({ toolUse: { name: 'record_reflection', input: { new_facts: [] } } });
     const r = await new BedrockConverseModel(client, NOVA).reflect(reflectRequest);
     expect(sent[0]?.outputConfig).toBeUndefined();
-    expect(sent[0]?.toolConfig).toMatchObject({ tools: [{ toolSpec: { name: 'record_reflection', inputSchema: { json: answerSchemas.batch } } }], toolChoice: { tool: { name: 'record_reflection' } } });
+    expect(sent[0]?.toolConfig).toMatchObject({
+      tools: [{ toolSpec: { name: 'record_reflection', inputSchema: { json: answerSchemas.batch } } }],
+      toolChoice: { tool: { name: 'record_reflection' } },
+    });
     expect(r.output).toEqual({ new_facts: [] });
   });
 });
@@ -131,7 +121,7 @@ async function sentFor(modelId: string, request: ModelRequest): Promise<Converse
 }
 
 describe('the Converse stand-in and structured output', () => {
-  it('accepts the reflector\'s structured requests for every answer schema', async () => {
+  it("accepts the reflector's structured requests for every answer schema", async () => {
     for (const schema of Object.values(answerSchemas)) {
       expect(refusalOf(await sentFor(HAIKU, { ...reflectRequest, toolInputSchema: schema }), 'us-east-1')).toBeNull();
     }
@@ -141,9 +131,15 @@ describe('the Converse stand-in and structured output', () => {
     const ok = await sentFor(HAIKU, reflectRequest);
     expect(refusalOf({ ...ok, modelId: NOVA }, 'us-east-1')?.message).toBe("This model doesn't support the textFormat field.");
     const raw = { ...ok, outputConfig: { textFormat: { type: 'json_schema', structure: { jsonSchema: { name: 'record_reflection', schema: JSON.stringify(answerSchemas.nightly) } } } } };
-    expect(refusalOf(raw, 'us-east-1')).toMatchObject({ status: 400, errorType: 'ValidationException', message: expect.stringMatching(/^The model returned the following errors: output_config\.format\.schema/) });
+    expect(refusalOf(raw, 'us-east-1')).toMatchObject({
+      status: 400,
+      errorType: 'ValidationException',
+      message: expect.stringMatching(/^The model returned the following errors: output_config\.format\.schema/),
+    });
     const text = { ...ok, outputConfig: { textFormat: { type: 'text', structure: ok.outputConfig?.textFormat?.structure } } };
-    expect(refusalOf(text, 'us-east-1')?.message).toBe("1 validation error detected: Value 'text' at 'outputConfig.textFormat.type' failed to satisfy constraint: Member must satisfy enum value set: [json_schema]");
+    expect(refusalOf(text, 'us-east-1')?.message).toBe(
+      "1 validation error detected: Value 'text' at 'outputConfig.textFormat.type' failed to satisfy constraint: Member must satisfy enum value set: [json_schema]",
+    );
   });
 
   it('counts structured output as Bedrock bills it: the schema and its prompt, not the 588-token tool-use prompt', async () => {

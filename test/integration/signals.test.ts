@@ -196,6 +196,27 @@ describe('signals and ingestion on the local emulators', () => {
     expect(await summaryMarkdown('quiet-user', 'summary-1-5')).toMatch(/kind: idle-summary\n[\s\S]*Turns 1–5/);
   });
 
+  it('a summary written in one session is found by a search from the next (req R-SUM-11)', async () => {
+    const user = 'two-session-user';
+    await stack.publisher.publish([
+      turn(user, 1, 'I adopted a beagle named Rex.', { sessionId: 's1', timestamp: '2026-02-06T10:00:00Z' }),
+      turn(user, 2, 'He sleeps at the foot of my bed.', { sessionId: 's1', timestamp: '2026-02-06T10:01:00Z' }),
+      { type: 'session.closed', version: 1, userId: user, sessionId: 's1', timestamp: '2026-02-06T10:02:00Z' },
+      turn(user, 3, 'Can you suggest a book for the weekend?', { sessionId: 's2', timestamp: '2026-02-09T18:00:00Z' }),
+    ]);
+    await stack.waitUntilDrained();
+    expect(await summaryMarkdown(user, 'summary-1-2')).toMatch(/kind: session-close[\s\S]*beagle/);
+    // The agent, now in session s2, asks what it knows: search is per user, not per session.
+    const token = await stack.mintUserToken([user]);
+    const res = await fetch(`${stack.info.apiUrl}/v1/users/${user}/memory/search`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'beagle Rex', limit: 10 }),
+    });
+    const found = (await res.json()) as { results?: Array<{ id: string; kind?: string }> };
+    expect(found.results?.map((r) => r.id)).toContain('summary:summary-1-2');
+  });
+
   it('a correction that recurs in three batches is promoted into the fact it corrects (issue 20 item 2)', async () => {
     const user = 'corrected-user';
     const knowledge = new S3DynamoKnowledgeStore(documentClient, s3Client, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(documentClient, stack.info.tableName));

@@ -466,6 +466,11 @@ describe('nightly reflection on a second night', () => {
     if (first.status !== 'completed' || second.status !== 'completed') throw new Error('expected runs');
     expect(first.run.memoriesStored).toBeGreaterThan(0);
     expect(second.run.memoriesStored).toBe(0);
+    // Req R-SLP-5: the second night's prompt lists what the first stored, to spot contradictions.
+    const stored = (await d.knowledge.loadKnowledge()).map((k) => k.id);
+    const [firstPrompt, secondPrompt] = [d.model.requests[0]?.prompt ?? '', d.model.requests.at(-1)?.prompt ?? ''];
+    expect(firstPrompt).toContain('## Existing knowledge\n(none yet)');
+    expect(stored.filter((id) => secondPrompt.includes(id))).not.toEqual([]);
     expect(second.run.findingsRejected.every((r) => /already known|LOW|instances|HIGH/.test(r.reason))).toBe(true);
     // Same schedule time: the facts are seen again, but nothing is newer than their promotion, nothing old enough to decay.
     const known = second.run.findingsRejected.flatMap((r) => /already known: (.+)$/.exec(r.reason)?.[1] ?? []);

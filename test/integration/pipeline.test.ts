@@ -165,8 +165,10 @@ describe('the pipeline on the local emulators', () => {
   });
 
   it('asks a cut answer again with a larger budget in the same delivery, and records it', async () => {
+    const asked: Array<{ temperature?: number; maxTokens?: number }> = [];
     stack.emulators.converse.setResponder(async (req) => {
       const full = await offlineResponder(req);
+      if (answerNameOf(req)) asked.push({ temperature: req.inferenceConfig?.temperature, maxTokens: req.inferenceConfig?.maxTokens });
       return answerNameOf(req) && req.inferenceConfig?.maxTokens === 1500 ? cutReply(req, full) : full;
     });
     try {
@@ -177,6 +179,8 @@ describe('the pipeline on the local emulators', () => {
     }
     const log = await bucket.batchLog('cut-user', 'batch-1-10');
     expect(log).toMatchObject({ status: 'completed', model: { stopReason: 'end_turn', budgetRetry: { maxTokens: 1500, retryMaxTokens: 3000, outputTokens: 1500 } } });
+    // Req R-LLM-1 from the deployed function's defaults (the stack sets neither): temperature 0.6, 1,500 tokens.
+    expect(asked).toEqual([{ temperature: 0.6, maxTokens: 1500 }, { temperature: 0.6, maxTokens: 3000 }]);
   });
 
   it('truncates over-cap output and every gate rejects its case, through the Converse endpoint', async () => {

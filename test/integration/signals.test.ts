@@ -8,7 +8,7 @@ import { locomoToTurns } from '../../infra/local/locomo.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
@@ -194,6 +194,23 @@ describe('signals and ingestion on the local emulators', () => {
     expect(closed).toMatchObject({ kind: 'batch', trigger: 'session_closed', status: 'completed', turns_reviewed: [1, 2] });
     expect(await summaryMarkdown('close-user', 'summary-1-2')).toMatch(/kind: session-close\n[\s\S]*trigger: session_closed/);
     expect(await summaryMarkdown('quiet-user', 'summary-1-5')).toMatch(/kind: idle-summary\n[\s\S]*Turns 1–5/);
+  });
+
+  it('a turn whose document cannot be read is logged and left out, and the batch goes on (req R-ASM-2)', async () => {
+    const user = 'lost-doc-user';
+    const response = `start ${'lorem ipsum '.repeat(2_000)} end`;
+    await stack.publisher.publish([turn(user, 1, 'I adopted a beagle named Rex.'), turn(user, 2, 'Please keep this long note', { response }), ...[3, 4, 5, 6, 7, 8, 9].map((n) => turn(user, n, `entry${n}`))]);
+    await stack.waitUntilDrained();
+    // Turn 2's document is an S3 object (over the inline size); it is lost before its batch reads it.
+    const [doc] = (await bucket.list(`users/${user}/turns/`)).filter((k) => k.endsWith('.md'));
+    expect(doc).toBeDefined();
+    await s3Client.send(new DeleteObjectCommand({ Bucket: stack.info.bucketName, Key: doc ?? '' }));
+    await stack.publisher.publish([turn(user, 10, 'entry10')]);
+    await stack.waitUntilDrained();
+    const log = await bucket.batchLog(user, 'batch-1-10');
+    expect(log).toMatchObject({ status: 'completed', turns_missing: [2], turns_reviewed: [1, 3, 4, 5, 6, 7, 8, 9, 10] });
+    const asked = stack.emulators.converse.requests.flatMap((r) => r.messages?.flatMap((m) => m.content.map((c) => c.text ?? '')) ?? []).filter((t) => t.includes('entry10'));
+    expect(asked.some((t) => t.includes('I adopted a beagle named Rex.') && !t.includes('Please keep this long note'))).toBe(true);
   });
 
   it('a summary written in one session is found by a search from the next (req R-SUM-11)', async () => {

@@ -261,6 +261,22 @@ describe('run reflection', () => {
     expect(deps.signalState.state('alice')).toMatchObject({ turnsSinceLastBatch: 0, lastBatchTurn: 10, pendingBatches: [] });
   });
 
+  it('a batch whose every item fails the gates is still logged, empty, and still resets the counters (req R-GATE-8)', async () => {
+    const rejected = {
+      new_facts: [
+        { title: 'cat_tom', content: 'The user adopted a cat named Tom.', source_turns: [42], category: 'Facts' },
+        { title: 'violin', content: 'The user plays the violin.', source_turns: [3], category: 'Facts' },
+      ],
+    };
+    const { deps, job: j } = await setup(() => rejected);
+    expect((await runReflection(j, deps)).status).toBe('completed');
+    expect(deps.knowledge.staged.size).toBe(0);
+    const log = deps.batchLogs.logs.get('alice/batch-1-10');
+    expect(log).toMatchObject({ status: 'completed', staged_files: [], promoted_files: [], quality_gate_results: { items_proposed: 2, items_passed: 0 } });
+    expect(log?.quality_gate_results.rejections.map((r) => r.gate)).toEqual(['turn_existence', 'keyword_match']);
+    expect(deps.signalState.state('alice')).toMatchObject({ turnsSinceLastBatch: 0, lastBatchTurn: 10, pendingBatches: [] });
+  });
+
   it('keeps the model\'s assessment of the batch (req R-EVT-4) in the batch log', async () => {
     const { deps, job: j } = await setup(() => ({ ...beagle, assessment: { confidence: 0.7, caution: 0.35, sentiment: 0.5 } }));
     await runReflection(j, deps);

@@ -9,6 +9,12 @@ import { fnv1a32 } from './stable-hash.js';
  */
 export const pad = (n: number): string => String(n).padStart(10, '0');
 
+/**
+ * The last turn a batch's or summary's id names: `batch-{first}-{last}`, `summary-{first}-{last}`,
+ * `manual-{first}-{last}-{hash}` (their turns, ascending); 0 for an id that names none.
+ */
+export const lastTurnOfId = (id: string): number => Number(/^[a-z]+-\d+-(\d+)(?:-|$)/.exec(id)?.[1] ?? 0);
+
 /** S3: every user's folder is under it. */
 export const usersRoot = 'users/';
 export const userPrefix = (userId: string): string => `${usersRoot}${userId}/`;
@@ -118,7 +124,13 @@ export const keys = {
   /** An agent.event's episode (req R-EPI), beside the turn index. */
   eventEpisodeSk: (episodeId: string) => `EPISODE#${episodeId}`,
   eventEpisodePrefix: 'EPISODE#',
-  batchSk: (batchId: string) => `BATCH#${batchId}`,
+  /**
+   * A batch's log, under the last turn its id names (`batch-{first}-{last}`), so a user's logs
+   * sort by turn — and, turn ids rising with time, by time: a sleep-time run reads its window
+   * as a key range (`DynamoSummarySource`), not the user's whole history. Logs written before
+   * 2026-11-27 are under `BATCH#{id}` (docs/data-model.md, "Window reads by key range").
+   */
+  batchSk: (batchId: string) => `BATCH#${pad(lastTurnOfId(batchId))}#${batchId}`,
   batchPrefix: 'BATCH#',
   /** A day's expiry sweep log of the user (req R-PRO-3; an S3 object under Logs/expiry/ before issue 19). */
   expiryLogSk: (day: string) => `EXPIRYLOG#${day}`,
@@ -126,8 +138,15 @@ export const keys = {
   modelOutputSk: (jobId: string) => `MODELOUT#${jobId}`,
   stagedSk: (path: string) => `STAGED#${path}`,
   stagedPrefix: 'STAGED#',
-  summarySk: (id: string) => `SUMMARY#${id}`,
+  /** A summary's record, under the last turn its id names (`summary-{first}-{last}`, `manual-{first}-{last}-{hash}`), as a batch's log. */
+  summarySk: (id: string) => `SUMMARY#${pad(lastTurnOfId(id))}#${id}`,
   summaryPrefix: 'SUMMARY#',
+  /**
+   * The turn-keyed items of a kind (`BATCH#`, `SUMMARY#`) whose last turn is `from` or later:
+   * the bounds of a key range. `:` follows the digits, so the range holds no key of the form
+   * written before 2026-11-27 (`BATCH#batch-…`).
+   */
+  turnKeyed: (prefix: 'BATCH#' | 'SUMMARY#', from = 0) => ({ low: `${prefix}${pad(from)}#`, high: `${prefix}:` }),
   /** Sleep-time run log: runs sorted by start time… */
   runSk: (kind: string, startedAt: string, runId: string) => `RUN#${kind}#${startedAt}#${runId}`,
   /** …every run of every kind, and those of one kind. */

@@ -240,6 +240,23 @@ export const keys = {
 } as const;
 
 /**
+ * The sort key an item has now: a batch log's or summary's written before 2026-11-27 under its
+ * id alone (`BATCH#{id}`, `SUMMARY#{id}`) moves under its last turn (`keys.batchSk`,
+ * `keys.summarySk`); any other key stays as it is. Used by the migration that moves them and
+ * by an archive's import (docs/data-model.md, "Window reads by key range").
+ */
+export function currentSk(sk: string): string {
+  const forms = [
+    [keys.batchPrefix, keys.batchSk],
+    [keys.summaryPrefix, keys.summarySk],
+  ] as const;
+  for (const [prefix, turnKeyed] of forms) {
+    if (sk.startsWith(prefix) && !/^\d{10}#/.test(sk.slice(prefix.length))) return turnKeyed(sk.slice(prefix.length));
+  }
+  return sk;
+}
+
+/**
  * How long a search change mark with a TTL lives (issue 19): DynamoDB deletes it after this
  * (within days more), folded or not, so every owner with such a mark is compacted well within
  * it (docs/search-index.md, "Liveness").

@@ -365,6 +365,7 @@ export async function runWeekly(job: Job, deps: SleepTimeDeps): Promise<SleepTim
   const days = conversationDays(whole);
   if (week.length > 0 && days < deps.config.weeklyMinDays) {
     run.skipped = `the week's conversation fell on ${days} day${days === 1 ? '' : 's'} (weeklyMinDays ${deps.config.weeklyMinDays}): its nightly run has reflected on it`;
+    if (run.budget) run.budget.ceiling = 0;
   } else if (week.length > 0) {
     const r = await callCached(job, 'week', deps, (maxTokens) =>
       deps.model.reflect({

@@ -371,10 +371,21 @@ export interface SleepTimeLogStore {
 }
 
 /** What the weekly reflection reads instead of raw messages. */
+/**
+ * A sleep-time run's window: its times, and (when the run knows it) the lowest turn it is
+ * about — items over earlier turns only are not read (the nightly's day of turns).
+ */
+export interface WindowBounds {
+  fromIso: string;
+  toIso: string;
+  sinceTurn?: number;
+}
+
 export interface SummarySource {
-  batchLogs(userId: string, fromIso: string, toIso: string): Promise<BatchLog[]>;
-  /** Context summaries (req R-SUM) written in the window, each with the turns it summarised. */
-  summaries(userId: string, fromIso: string, toIso: string): Promise<Array<{ id: string; createdAt: string; text: string; sourceTurns?: number[] }>>;
+  /** Batch logs whose input time is in the window (ordered by batch id). */
+  batchLogs(userId: string, window: WindowBounds): Promise<BatchLog[]>;
+  /** Context summaries (req R-SUM) written in the window, each with the turns it summarised (ordered by id). */
+  summaries(userId: string, window: WindowBounds): Promise<Array<{ id: string; createdAt: string; text: string; sourceTurns?: number[] }>>;
 }
 
 /** Where each sweep's deletions are logged, with their reasons. */

@@ -18,7 +18,8 @@ import { packJson, unpackJson } from './packed-json.js';
 const MAX_LOG_ITEM_BYTES = 350 * 1024;
 
 /**
- * Batch logs: one DynamoDB item per batch (`BATCH#{id}`), the listing's summary attributes
+ * Batch logs: one DynamoDB item per batch (`keys.batchSk`: `BATCH#{last turn}#{id}`, so the
+ * sleep-time runs read a window as a key range), the listing's summary attributes
  * and the whole log — issue 19: a log of a few KB is a few write units ($0.625 per million
  * each) against an S3 PUT ($5 per million) and a GET for every reader
  * (https://aws.amazon.com/dynamodb/pricing/on-demand/, https://aws.amazon.com/s3/pricing/).

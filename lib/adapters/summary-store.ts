@@ -12,7 +12,7 @@ import { batchGetAll, queryAll } from './dynamo-query.js';
 import { getText } from './s3-objects.js';
 
 /**
- * Summary turn pairs: one record in DynamoDB (`SUMMARY#{id}`) holding both turns and every
+ * Summary turn pairs: one record in DynamoDB (`keys.summarySk`: `SUMMARY#{last turn}#{id}`) holding both turns and every
  * field of the pair's markdown document (lib/domain/summary.ts `summaryDocument`), which is
  * rendered from it when read (the list serves it as `markdown`). Since issue 19 the document
  * is not an S3 object too: the record already held all it says, nothing read it, and an S3

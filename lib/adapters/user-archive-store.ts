@@ -8,7 +8,7 @@
  */
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { keys, turnsFolder, userPrefix } from '../domain/memory-paths.js';
+import { currentSk, keys, turnsFolder, userPrefix } from '../domain/memory-paths.js';
 import { ARCHIVE_SET, type ArchiveDocument, isBinaryPath } from '../domain/user-archive.js';
 import type { UserArchiveStore } from '../ports.js';
 import { batchWriteAll, queryAll } from './dynamo-query.js';
@@ -63,7 +63,8 @@ export class DynamoS3UserArchiveStore implements UserArchiveStore {
   }
 
   async putRecords(records: ReadonlyArray<Record<string, unknown>>): Promise<void> {
-    const puts = (rs: ReadonlyArray<Record<string, unknown>>) => rs.map((r) => ({ PutRequest: { Item: mapSets(r, null) } }));
+    // An archive exported before 2026-11-27 names batch logs and summaries by id: they go under their turn keys.
+    const puts = (rs: ReadonlyArray<Record<string, unknown>>) => rs.map((r) => ({ PutRequest: { Item: mapSets({ ...r, ...(typeof r.sk === 'string' ? { sk: currentSk(r.sk) } : {}) }, null) } }));
     await batchWriteAll(this.ddb, this.tableName, puts(records.filter((r) => r.sk !== keys.signalSk)));
     await batchWriteAll(this.ddb, this.tableName, puts(records.filter((r) => r.sk === keys.signalSk)));
   }

@@ -9,6 +9,12 @@ import { fnv1a32 } from './stable-hash.js';
  */
 export const pad = (n: number): string => String(n).padStart(10, '0');
 
+/**
+ * The last turn a batch's or summary's id names: `batch-{first}-{last}`, `summary-{first}-{last}`,
+ * `manual-{first}-{last}-{hash}` (their turns, ascending); 0 for an id that names none.
+ */
+export const lastTurnOfId = (id: string): number => Number(/^[a-z]+-\d+-(\d+)(?:-|$)/.exec(id)?.[1] ?? 0);
+
 /** S3: every user's folder is under it. */
 export const usersRoot = 'users/';
 export const userPrefix = (userId: string): string => `${usersRoot}${userId}/`;
@@ -118,7 +124,13 @@ export const keys = {
   /** An agent.event's episode (req R-EPI), beside the turn index. */
   eventEpisodeSk: (episodeId: string) => `EPISODE#${episodeId}`,
   eventEpisodePrefix: 'EPISODE#',
-  batchSk: (batchId: string) => `BATCH#${batchId}`,
+  /**
+   * A batch's log, under the last turn its id names (`batch-{first}-{last}`), so a user's logs
+   * sort by turn — and, turn ids rising with time, by time: a sleep-time run reads its window
+   * as a key range (`DynamoSummarySource`), not the user's whole history. Logs written before
+   * 2026-11-27 are under `BATCH#{id}` (docs/data-model.md, "Window reads by key range").
+   */
+  batchSk: (batchId: string) => `BATCH#${pad(lastTurnOfId(batchId))}#${batchId}`,
   batchPrefix: 'BATCH#',
   /** A day's expiry sweep log of the user (req R-PRO-3; an S3 object under Logs/expiry/ before issue 19). */
   expiryLogSk: (day: string) => `EXPIRYLOG#${day}`,
@@ -126,8 +138,15 @@ export const keys = {
   modelOutputSk: (jobId: string) => `MODELOUT#${jobId}`,
   stagedSk: (path: string) => `STAGED#${path}`,
   stagedPrefix: 'STAGED#',
-  summarySk: (id: string) => `SUMMARY#${id}`,
+  /** A summary's record, under the last turn its id names (`summary-{first}-{last}`, `manual-{first}-{last}-{hash}`), as a batch's log. */
+  summarySk: (id: string) => `SUMMARY#${pad(lastTurnOfId(id))}#${id}`,
   summaryPrefix: 'SUMMARY#',
+  /**
+   * The turn-keyed items of a kind (`BATCH#`, `SUMMARY#`) whose last turn is `from` or later:
+   * the bounds of a key range. `:` follows the digits, so the range holds no key of the form
+   * written before 2026-11-27 (`BATCH#batch-…`).
+   */
+  turnKeyed: (prefix: 'BATCH#' | 'SUMMARY#', from = 0) => ({ low: `${prefix}${pad(from)}#`, high: `${prefix}:` }),
   /** Sleep-time run log: runs sorted by start time… */
   runSk: (kind: string, startedAt: string, runId: string) => `RUN#${kind}#${startedAt}#${runId}`,
   /** …every run of every kind, and those of one kind. */
@@ -219,6 +238,23 @@ export const keys = {
   /** Every hygiene log entry written at one time (a sweep's). */
   graphLogAtPrefix: (at: string) => `GRAPHLOG#${at}#`,
 } as const;
+
+/**
+ * The sort key an item has now: a batch log's or summary's written before 2026-11-27 under its
+ * id alone (`BATCH#{id}`, `SUMMARY#{id}`) moves under its last turn (`keys.batchSk`,
+ * `keys.summarySk`); any other key stays as it is. Used by the migration that moves them and
+ * by an archive's import (docs/data-model.md, "Window reads by key range").
+ */
+export function currentSk(sk: string): string {
+  const forms = [
+    [keys.batchPrefix, keys.batchSk],
+    [keys.summaryPrefix, keys.summarySk],
+  ] as const;
+  for (const [prefix, turnKeyed] of forms) {
+    if (sk.startsWith(prefix) && !/^\d{10}#/.test(sk.slice(prefix.length))) return turnKeyed(sk.slice(prefix.length));
+  }
+  return sk;
+}
 
 /**
  * How long a search change mark with a TTL lives (issue 19): DynamoDB deletes it after this

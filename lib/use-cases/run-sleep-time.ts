@@ -36,7 +36,7 @@ import {
 } from '../domain/sleep-time/nightly.js';
 import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
 import { computeSelfAssessment, type SelfAssessment } from '../domain/sleep-time/self-assessment.js';
-import { conversationDays, WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, WeeklyOutputSchema, weeklyPrompt } from '../domain/sleep-time/weekly.js';
+import { conversationDays, pickWeekWithinBudget, WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, weeklyCallCeiling, WeeklyOutputSchema, weeklyPrompt } from '../domain/sleep-time/weekly.js';
 import { topKeywords } from '../domain/text.js';
 import { costEntry, runUsage } from './job-cost.js';
 import { type Clock, type CostLedger, type GraphStore, type KnowledgeEntry, type KnowledgeStore, type Log, type MemoryItemStore, type ModelResponse, type SleepTimeLogStore, type LanguageModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
@@ -269,7 +269,10 @@ async function relateFindings(job: Job, deps: SleepTimeDeps, merged: readonly Fi
  * Logs how many summaries stand for how many turns.
  */
 async function readDay(job: Job, from: string, turns: readonly TurnSaved[], deps: SleepTimeDeps, run: SleepTimeRun) {
-  const [batchLogs, summaries] = await Promise.all([deps.summaries.batchLogs(job.userId, from, job.requestedAt), deps.summaries.summaries(job.userId, from, job.requestedAt)]);
+  // Only batches and summaries over the day's turns change how the day is read: none below its first turn is read.
+  const window = { fromIso: from, toIso: job.requestedAt, sinceTurn: Math.min(...job.turnIds) };
+  const [batchLogs, summaries] =
+    job.turnIds.length === 0 ? [[], []] : await Promise.all([deps.summaries.batchLogs(job.userId, window), deps.summaries.summaries(job.userId, window)]);
   const batched = new Set(batchLogs.filter((b) => b.status === 'completed').flatMap((b) => b.turns_reviewed));
   const units = dayUnits(turns, summaries.map((s) => ({ id: s.id, text: s.text, sourceTurns: s.sourceTurns ?? [] })), batched);
   const read = units.filter((u) => u.summary);
@@ -318,6 +321,24 @@ export async function runNightly(job: Job, deps: SleepTimeDeps): Promise<SleepTi
   return { status: 'completed', run };
 }
 
+/**
+ * Req R-SLP-13 for the weekly run: the week's summaries its token budget allows, newest first
+ * (`pickWeekWithinBudget`); the budget and the call's ceiling go in the run, and what was left
+ * out in `weeklyLeftOut`.
+ */
+function weekWithinBudget(whole: readonly WeekSummary[], config: SleepTimeConfig, run: SleepTimeRun): WeekSummary[] {
+  const schema = modelSchemaOf(WeeklyOutputSchema);
+  const ceilingOf = (prompt: string) => weeklyCallCeiling(prompt, schema, config.maxTokens);
+  const { kept, leftOut } = pickWeekWithinBudget(whole, config.weeklyTokenBudget, ceilingOf);
+  run.budget = { tokens: config.weeklyTokenBudget, ceiling: kept.length > 0 ? ceilingOf(weeklyPrompt(kept)) : 0, chunksOverBudget: 0 };
+  if (leftOut.length > 0) {
+    const bySource: NonNullable<SleepTimeRun['weeklyLeftOut']>['bySource'] = {};
+    for (const s of leftOut) bySource[s.source] = (bySource[s.source] ?? 0) + 1;
+    run.weeklyLeftOut = { summaries: leftOut.length, bySource, newestAt: leftOut[0]?.at ?? '' };
+  }
+  return kept;
+}
+
 /** Req R-SLP-9 for one user: over the week's summaries, never raw messages. */
 export async function runWeekly(job: Job, deps: SleepTimeDeps): Promise<SleepTimeOutcome> {
   const from = new Date(Date.parse(job.requestedAt) - deps.config.weeklyLookbackDays * 86_400_000).toISOString();
@@ -327,22 +348,24 @@ export async function runWeekly(job: Job, deps: SleepTimeDeps): Promise<SleepTim
   const started = deps.clock.now();
 
   const [batchLogs, nightly, summaries] = await Promise.all([
-    deps.summaries.batchLogs(job.userId, from, to),
+    deps.summaries.batchLogs(job.userId, { fromIso: from, toIso: to }),
     deps.runs.list(job.userId, 'nightly', from, to),
-    deps.summaries.summaries(job.userId, from, to),
+    deps.summaries.summaries(job.userId, { fromIso: from, toIso: to }),
   ]);
-  const week: WeekSummary[] = [
+  const whole: WeekSummary[] = [
     ...batchLogs
       .filter((b) => b.status === 'completed')
       .map((b) => ({ source: 'batch' as const, at: b.input_at ?? b.timestamp, text: `Staged: ${b.staged_files.map((f) => f.split('/').pop()?.replace(/--.*$/, '')).join(', ') || 'nothing'}; promoted: ${b.promoted_files.join(', ') || 'nothing'}.` })),
     ...nightly.flatMap((r) => r.stored.map((s) => ({ source: 'nightly' as const, at: r.startedAt, text: s.statement }))),
     ...summaries.map((s) => ({ source: 'summary' as const, at: s.createdAt, text: s.text })),
   ];
+  const week = weekWithinBudget(whole, deps.config, run);
   run.summariesReviewed = week.length;
   run.sessionsReviewed = new Set(summaries.map((s) => s.id)).size;
-  const days = conversationDays(week);
+  const days = conversationDays(whole);
   if (week.length > 0 && days < deps.config.weeklyMinDays) {
     run.skipped = `the week's conversation fell on ${days} day${days === 1 ? '' : 's'} (weeklyMinDays ${deps.config.weeklyMinDays}): its nightly run has reflected on it`;
+    if (run.budget) run.budget.ceiling = 0;
   } else if (week.length > 0) {
     const r = await callCached(job, 'week', deps, (maxTokens) =>
       deps.model.reflect({
@@ -370,6 +393,7 @@ export async function runWeekly(job: Job, deps: SleepTimeDeps): Promise<SleepTim
   run.durationMs = deps.clock.now().getTime() - started.getTime();
   await recordCost(job, run, deps);
   await deps.runs.put(run);
+  if (run.weeklyLeftOut) deps.log.warn('weekly run over its token budget: the oldest summaries left out', { userId: job.userId, runId: job.jobId, ...run.weeklyLeftOut, budget: run.budget });
   deps.log.info('weekly reflection', { userId: job.userId, runId: run.runId, summaries: run.summariesReviewed, stopReasons: run.stopReasons, ...(run.skipped ? { skipped: run.skipped } : {}) });
   return { status: 'completed', run };
 }

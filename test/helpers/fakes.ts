@@ -60,6 +60,7 @@ import type {
   SourceReliabilityStore,
   StoredSignalState,
   TurnStore,
+  WindowBounds,
 } from '../../lib/ports.js';
 
 export class MemoryTurnStore implements TurnStore {
@@ -651,10 +652,10 @@ export class MemorySleepTimeLog implements SleepTimeLogStore {
 export class MemorySummarySource implements SummarySource {
   readonly logs: BatchLog[] = [];
   readonly texts: Array<{ userId: string; id: string; createdAt: string; text: string; sourceTurns?: number[] }> = [];
-  async batchLogs(userId: string, fromIso: string, toIso: string) {
+  async batchLogs(userId: string, { fromIso, toIso }: WindowBounds) {
     return this.logs.filter((l) => l.user_id === userId && l.timestamp >= fromIso && l.timestamp <= toIso);
   }
-  async summaries(userId: string, fromIso: string, toIso: string) {
+  async summaries(userId: string, { fromIso, toIso }: WindowBounds) {
     return this.texts.filter((t) => t.userId === userId && t.createdAt >= fromIso && t.createdAt <= toIso);
   }
 }

@@ -63,7 +63,7 @@ const batchItems = async (userId: string) => {
   const res = await documentClient.send(
     new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :b)', ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':b': keys.batchPrefix } }),
   );
-  return (res.Items ?? []).filter((i) => /^BATCH#batch-\d+-\d+$/.test(String(i.sk)));
+  return (res.Items ?? []).filter((i) => /^BATCH#\d{10}#batch-\d+-\d+$/.test(String(i.sk)));
 };
 
 /** A summary pair's markdown document as the API lists it: rendered from its record (issue 19: no S3 object). */

@@ -9,6 +9,7 @@ import { modelSchemaOf } from '../../lib/domain/model-schema.js';
 import { ModelUnavailableError, type LanguageModel } from '../../lib/ports.js';
 import { fireTimesBetween } from '../../lib/domain/sleep-time/schedule.js';
 import { selectUsers, windowDays } from '../../lib/domain/sleep-time/selection.js';
+import { pickWeekWithinBudget, weeklyCallCeiling, WeeklyOutputSchema } from '../../lib/domain/sleep-time/weekly.js';
 import { type AssessedRun, computeSelfAssessment } from '../../lib/domain/sleep-time/self-assessment.js';
 import { nightlyOffline } from '../../lib/offline-model/rule-reflector.js';
 import { runNightly, runWeekly, selfAssessment } from '../../lib/use-cases/run-sleep-time.js';
@@ -253,6 +254,37 @@ describe('nightly and weekly reflection runs', () => {
     // The run's document is rendered from its record (issue 19: no S3 object), as the API serves it.
     const listed = (await sleepTimeRuns({ runs: d.runs, clock: fixedClock('2026-02-08T00:00:00.000Z') } as never, 'alice', 5)).runs.find((r) => r.runId === 'weekly-202602070301');
     expect(listed?.markdown).toContain('## Unresolved arcs\n- Where is the club?');
+  });
+
+  it('weekly: stays within the stage\'s weekly token budget (req R-SLP-13, 5–15K), keeping the newest summaries and logging what it left out', async () => {
+    const d = await deps(() => ({ trajectory: 'A busy week.', topic_drift: [], weekly_patterns: [], unresolved_arcs: [] }));
+    // A week of long summaries, ~1,500 tokens each at 3.5 characters a token: 30 of them are some 45K tokens.
+    for (let i = 0; i < 30; i++) {
+      const at = new Date(Date.parse('2026-01-31T04:00:00Z') + i * 5 * 3_600_000).toISOString();
+      d.summaries.texts.push({ userId: 'alice', id: `summary-${i * 10 + 1}-${i * 10 + 10}`, createdAt: at, text: `Summary ${i}: ${'the reef tank and its corals, '.repeat(180)}` });
+    }
+    const budget = 15_000;
+    const out = await runWeekly(job('weekly'), { ...d, config: { ...d.config, weeklyTokenBudget: budget } });
+    if (out.status !== 'completed') throw new Error(out.reason);
+    const prompt = d.model.requests[0]?.prompt ?? '';
+    // The request as sent fits: counted the way its ceiling counts it, within the budget.
+    const schema = modelSchemaOf(WeeklyOutputSchema);
+    expect(weeklyCallCeiling(prompt, schema, d.config.maxTokens)).toBeLessThanOrEqual(budget);
+    expect(out.run.budget).toEqual({ tokens: budget, ceiling: weeklyCallCeiling(prompt, schema, d.config.maxTokens), chunksOverBudget: 0 });
+    // The newest are kept, the oldest left out, and the run says how many and up to when.
+    const kept = out.run.summariesReviewed;
+    expect(kept).toBeGreaterThan(3);
+    expect(kept).toBeLessThan(30);
+    expect(prompt).toContain('Summary 29:');
+    expect(prompt).not.toContain('Summary 0:');
+    expect(prompt).toContain(`Summary ${30 - kept}:`);
+    expect(prompt).not.toContain(`Summary ${29 - kept}:`);
+    expect(out.run.weeklyLeftOut).toEqual({ summaries: 30 - kept, bySource: { summary: 30 - kept }, newestAt: new Date(Date.parse('2026-01-31T04:00:00Z') + (29 - kept) * 5 * 3_600_000).toISOString() });
+    expect(d.log.entries.some((e) => e.message.startsWith('weekly run over its token budget'))).toBe(true);
+    // The default budget is the seed's upper figure; a week that fits leaves nothing out.
+    expect(defaultSleepTimeConfig.weeklyTokenBudget).toBe(15_000);
+    const small = pickWeekWithinBudget([{ source: 'summary', at: '2026-02-01T00:00:00Z', text: 'short' }], budget, (p) => weeklyCallCeiling(p, schema, 1500));
+    expect(small.leftOut).toEqual([]);
   });
 });
 

@@ -31,6 +31,12 @@ export const SleepTimeConfigSchema = z.object({
    * chunks past it are left out like those past maxNightlyChunks, and the run logs `budget`.
    */
   nightlyTokenBudget: z.number().int().min(1000).default(30_000),
+  /**
+   * Req R-SLP-13: a weekly run uses less than a nightly (~5–15K tokens). The most its one call
+   * may use, counted before it (`weeklyCallCeiling`); the week's oldest summaries past it are
+   * left out (`pickWeekWithinBudget`) and the run logs them (`weeklyLeftOut`).
+   */
+  weeklyTokenBudget: z.number().int().min(2000).default(15_000),
   /** Staged items older than this with promotion_count < 2 expire. */
   stagedExpiryDays: z.number().int().min(1).default(30),
   /** Turn originals move to a colder storage class after this many days. */

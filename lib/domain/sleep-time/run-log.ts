@@ -29,6 +29,11 @@ export interface SleepTimeRun {
    * the chunk cap. `tokens` is what they used.
    */
   budget?: { tokens: number; ceiling: number; chunksOverBudget: number };
+  /**
+   * Weekly: the summaries its token budget (`weeklyTokenBudget`, in `budget` with the call's
+   * ceiling) left out, oldest first kept out: how many, by source, and the newest one's time.
+   */
+  weeklyLeftOut?: { summaries: number; bySource: Partial<Record<'batch' | 'nightly' | 'summary', number>>; newestAt: string };
   /** Findings proposed, by category (after merging). */
   findingsByCategory: Record<string, number>;
   /** Findings not stored, with why (confidence gating, evidence rules, already known). */

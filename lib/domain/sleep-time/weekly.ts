@@ -3,6 +3,7 @@
  * nightly findings, idle and session summaries — never raw messages.
  */
 import * as z from 'zod';
+import { CLAUDE_CHARS_PER_TOKEN, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../bedrock-models.js';
 
 export const WeeklyOutputSchema = z.object({
   /** How the user's focus shifted across the week. */
@@ -37,6 +38,35 @@ export function weeklyPrompt(summaries: readonly WeekSummary[]): string {
     .sort((a, b) => a.at.localeCompare(b.at))
     .map((s) => `### ${s.source} — ${s.at.slice(0, 10)}\n${s.text}`)
     .join('\n\n')}\n`;
+}
+
+/**
+ * The most tokens a weekly call over this prompt can use, counted before it as the nightly's
+ * `nightlyCallCeiling` is: the request's characters at 3.5 a token, the tool-use prompt Bedrock
+ * adds to a forced tool (which bounds structured output and the type in the prompt too), and
+ * `maxTokens` of answer.
+ */
+export function weeklyCallCeiling(prompt: string, toolSchema: Record<string, unknown>, maxTokens: number): number {
+  const chars = WEEKLY_SYSTEM_PROMPT.length + prompt.length + JSON.stringify({ ...WEEKLY_TOOL, toolSchema }).length;
+  return Math.ceil(chars / CLAUDE_CHARS_PER_TOKEN) + TOOL_USE_SYSTEM_PROMPT_TOKENS + maxTokens;
+}
+
+/**
+ * Req R-SLP-13's weekly budget: the week's summaries, newest first, each kept while the call's
+ * ceiling over those kept stays within `budget` — the newest are where the week's trajectory
+ * ends and its arcs are still open, while the oldest days' nightly runs and the previous weeks
+ * have reflected on what came before. One too large to fit is left out and the next, older and
+ * smaller, may still be kept. Returns what is kept (in the week's order) and what is left out (newest first).
+ */
+export function pickWeekWithinBudget(week: readonly WeekSummary[], budget: number, ceilingOf: (prompt: string) => number): { kept: WeekSummary[]; leftOut: WeekSummary[] } {
+  const kept: WeekSummary[] = [];
+  const leftOut: WeekSummary[] = [];
+  for (const s of [...week].sort((a, b) => b.at.localeCompare(a.at))) {
+    if (ceilingOf(weeklyPrompt([...kept, s])) <= budget) kept.push(s);
+    else leftOut.push(s);
+  }
+  const order = new Map(week.map((s, i) => [s, i]));
+  return { kept: kept.sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0)), leftOut };
 }
 
 /** The distinct days (UTC) of a week's conversation: its batch logs and context summaries (nightly findings restate them). */

@@ -276,7 +276,7 @@ export function summarizeOffline(context: string): string {
  * with the questions it says are still open.
  */
 function promptSummaries(messages: string): Array<{ turns: number[]; text: string; open: string[] }> {
-  return [...messages.matchAll(/^### Summary of turns (\d+)–(\d+)\n([\s\S]*?)(?=\n\n#{2,3} |$)/gm)].map((m) => {
+  return [...messages.matchAll(/^### Summary of turns (\d+)–(\d+)\n([\s\S]*?)(?=\n\n#{2,3} |(?![\s\S]))/gm)].map((m) => {
     const text = m[3] ?? '';
     // What the user said and talked about, without the summary's own wording (summarizeOffline's lines).
     const words = text.replace(/^Turns \d+–\d+: the user talked about /m, '').replace(/^They said: /m, '').replace(/^Still open: .*$/m, '');
@@ -331,7 +331,7 @@ export function nightlyOffline(prompt: string): NightlyOutput {
 
 /** The offline model's weekly reflection over summaries: topics by first and last appearance. */
 export function weeklyOffline(prompt: string): WeeklyOutput {
-  const entries = [...prompt.matchAll(/^### (\w+) — (\S+)\n([\s\S]*?)(?=\n### |$)/gm)].map((m) => ({ at: m[2] ?? '', text: m[3] ?? '' }));
+  const entries = [...prompt.matchAll(/^### (\w+) — (\S+)\n([\s\S]*?)(?=\n### |(?![\s\S]))/gm)].map((m) => ({ at: m[2] ?? '', text: m[3] ?? '' }));
   if (entries.length === 0) return { trajectory: '', topic_drift: [], weekly_patterns: [], unresolved_arcs: [] };
   const half = Math.ceil(entries.length / 2);
   const early = new Set(topKeywords(entries.slice(0, half).map((e) => e.text).join(' '), 8));

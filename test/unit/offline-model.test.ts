@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { assembleBatch, buildReflectorPrompt } from '../../lib/domain/batch-assembly.js';
 import { ReflectionOutputSchema } from '../../lib/domain/reflection-output.js';
-import { parseReflectorPrompt, reflectOffline } from '../../lib/offline-model/rule-reflector.js';
+import { nightlyPrompt } from '../../lib/domain/sleep-time/nightly.js';
+import { weeklyPrompt } from '../../lib/domain/sleep-time/weekly.js';
+import { nightlyOffline, parseReflectorPrompt, reflectOffline, weeklyOffline } from '../../lib/offline-model/rule-reflector.js';
 import { turn } from '../helpers/fakes.js';
 
 const prompt = (queries: Array<[string, string]>, existing: Array<{ path: string; summary: string }> = []) =>
@@ -50,5 +52,14 @@ describe('the offline model (rule-based, not an LLM)', () => {
     expect(tense.assessment.caution).toBe(1);
     expect(tense.assessment.confidence).toBe(0.4);
     expect(tense.assessment.sentiment).toBe(-1);
+  });
+
+  it('reads every line of a summary in a nightly or weekly prompt, not its first alone', () => {
+    const summary = 'Turns 1–3: the user talked about kayaking.\nThey said: I love kayaking on the lake.\nStill open: Which lake is warmer in June?';
+    const nightly = nightlyOffline(nightlyPrompt(`### Summary of turns 1–3\n${summary}`, [])).findings;
+    expect(nightly).toContainEqual(expect.objectContaining({ category: 'preference', statement: 'The user likes kayaking.', evidence_turns: [1, 3] }));
+    expect(nightly).toContainEqual(expect.objectContaining({ category: 'unresolved', statement: 'Which lake is warmer in June?', evidence_turns: [1, 3] }));
+    const weekly = weeklyOffline(weeklyPrompt([{ source: 'summary', at: '2026-02-06T20:00:00Z', text: summary }]));
+    expect(weekly.unresolved_arcs).toEqual(['Which lake is warmer in June?']);
   });
 });

@@ -149,7 +149,7 @@ function addUsage(run: SleepTimeRun, part: string, r: ModelResponse): void {
 /**
  * The day's chunks a run reflects on (at most `maxNightlyChunks`, spread over the day) and,
  * in the run, what they hold and what was left out. `units`: the day as the nightly reads it
- * (dayUnits: summaries for what batches reflected on, the other turns as said).
+ * (dayUnits: summaries for the turns they cover, but those of aborted batches, the other turns as said).
  */
 function chooseChunks(units: Parameters<typeof chunkDay>[0], config: SleepTimeConfig, run: SleepTimeRun): Array<{ index: number; chunk: TurnChunk }> {
   const all = chunkDay(units, config.chunkTokens);
@@ -264,8 +264,8 @@ async function relateFindings(job: Job, deps: SleepTimeDeps, merged: readonly Fi
 }
 
 /**
- * The day as the nightly reads it (issue 19): the turns a completed batch reflected on and a
- * context summary of the window covers are read through that summary; the rest as said.
+ * The day as the nightly reads it (issue 19): the turns a context summary of the window covers
+ * are read through that summary, but those of an aborted batch; the rest as said.
  * Logs how many summaries stand for how many turns.
  */
 async function readDay(job: Job, from: string, turns: readonly TurnSaved[], deps: SleepTimeDeps, run: SleepTimeRun) {
@@ -273,8 +273,9 @@ async function readDay(job: Job, from: string, turns: readonly TurnSaved[], deps
   const window = { fromIso: from, toIso: job.requestedAt, sinceTurn: Math.min(...job.turnIds) };
   const [batchLogs, summaries] =
     job.turnIds.length === 0 ? [[], []] : await Promise.all([deps.summaries.batchLogs(job.userId, window), deps.summaries.summaries(job.userId, window)]);
-  const batched = new Set(batchLogs.filter((b) => b.status === 'completed').flatMap((b) => b.turns_reviewed));
-  const units = dayUnits(turns, summaries.map((s) => ({ id: s.id, text: s.text, sourceTurns: s.sourceTurns ?? [] })), batched);
+  const mined = new Set(batchLogs.filter((b) => b.status === 'completed').flatMap((b) => b.turns_reviewed));
+  const abandoned = new Set(batchLogs.filter((b) => b.status !== 'completed').flatMap((b) => b.turns_reviewed.filter((t) => !mined.has(t))));
+  const units = dayUnits(turns, summaries.map((s) => ({ id: s.id, text: s.text, sourceTurns: s.sourceTurns ?? [] })), abandoned);
   const read = units.filter((u) => u.summary);
   run.summariesReviewed = read.length;
   run.turnsSummarised = read.reduce((n, u) => n + u.turns.length, 0);

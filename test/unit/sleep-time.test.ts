@@ -167,11 +167,12 @@ describe('nightly and weekly reflection runs', () => {
     expect((await runNightly(job('nightly', [1, 2, 3, 4, 5]), d)).status).toBe('already_done');
   });
 
-  it('nightly: turns a batch reflected on and a summary covers are read through the summary, the rest as said (issue 19)', async () => {
+  it('nightly: turns a summary covers are read through it, but those of an aborted batch; the rest as said (issue 19)', async () => {
     const d = await deps((prompt) => nightlyOffline(prompt));
     const batch = (turns: number[], status: BatchLog['status'] = 'completed') => ({ batch_id: `batch-${turns[0]}`, user_id: 'alice', status, timestamp: '2026-02-06T21:00:00Z', turns_reviewed: turns }) as BatchLog;
-    // Turns 1–3: batched and summarised. Turn 4: summarised, but its batch was aborted. Turn 5: neither.
-    d.summaries.logs.push(batch([1, 2, 3]), batch([4], 'aborted'));
+    // Turns 1–2: batched and summarised. Turn 3: summarised, no batch yet (the next mines it).
+    // Turn 4: summarised, but its batch was aborted (none will). Turn 5: not summarised.
+    d.summaries.logs.push(batch([1, 2]), batch([4], 'aborted'));
     d.summaries.texts.push({ userId: 'alice', id: 'summary-1-4', createdAt: '2026-02-06T21:00:00Z', text: 'Turns 1–4: the user talked about jazz.\nThey said: I love jazz records. I love jazz clubs.', sourceTurns: [1, 2, 3, 4] });
     const out = await runNightly(job('nightly', [1, 2, 3, 4, 5]), { ...d, config: defaultSleepTimeConfig });
     if (out.status !== 'completed') throw new Error(out.reason);

@@ -98,13 +98,15 @@ export function renderSummary(summary: DaySummary, turns: readonly TurnSaved[]):
 }
 
 /**
- * The day as the nightly reads it (issue 19): a turn a batch has already reflected on
- * (`batched`) and a summary covers is read through that summary, once per summary; every
- * other turn as it was said. Ordered by each unit's first turn.
+ * The day as the nightly reads it (issue 19): a turn a summary covers is read through that
+ * summary, once per summary — unless its batch aborted (`abandoned`: no batch will mine it, so
+ * the nightly reads it as said); every other turn as it was said. A covered turn no batch has
+ * taken yet is read through its summary too: the next batch mines it. Ordered by each unit's
+ * first turn.
  */
-export function dayUnits(turns: readonly TurnSaved[], summaries: readonly DaySummary[], batched: ReadonlySet<number>): Unit[] {
+export function dayUnits(turns: readonly TurnSaved[], summaries: readonly DaySummary[], abandoned: ReadonlySet<number>): Unit[] {
   const coveredBy = new Map<number, DaySummary>();
-  for (const summary of summaries) for (const id of summary.sourceTurns) if (batched.has(id) && !coveredBy.has(id)) coveredBy.set(id, summary);
+  for (const summary of summaries) for (const id of summary.sourceTurns) if (!abandoned.has(id) && !coveredBy.has(id)) coveredBy.set(id, summary);
   const units: Unit[] = [];
   const bySummary = new Map<DaySummary, Unit>();
   for (const turn of [...turns].sort((a, b) => a.turnId - b.turnId)) {

@@ -16,6 +16,8 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { dumpUserState, type UserStateDump } from '../../infra/local/state-dump.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/adapters/aws-clients.js';
 import { jobDeduplicationId } from '../../lib/adapters/sqs-job-queue.js';
+import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
+import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { keys } from '../../lib/domain/memory-paths.js';
 import type { UserArchive } from '../../lib/domain/user-archive.js';
 import { bucketReader } from '../helpers/s3.js';
@@ -75,6 +77,10 @@ beforeAll(async () => {
   await stack.waitUntilDrained();
   await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
   await stack.waitUntilDrained();
+  // A promoted Knowledge document of hers (an S3 object and a knowledge index snapshot), whatever the replay promoted.
+  const knowledge = new S3DynamoKnowledgeStore(ddb, s3(), stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(ddb, stack.info.tableName));
+  const text = `${HER_WORDS} needs bitter oranges.`;
+  await knowledge.putKnowledge(GONE, [{ path: 'Facts/marmalade.md', markdown: `# marmalade\n\n${text}\n`, doc: { id: 'Facts/marmalade.md', title: 'marmalade', text, summary: text, category: 'Facts', confidence: 0.8, sourceTurns: [1], promotedAt: stack.now().toISOString() } }]);
   await shareWithGlobal(GONE, `${HER_WORDS}: the family's way.`);
   await shareWithGlobal(KEPT, 'Reef tanks need weekly water changes.');
   keptBefore = await dump(KEPT);
@@ -94,6 +100,7 @@ describe('forgetting a user (DELETE /v1/users/{u})', () => {
 
     const own = client(await stack.mintUserToken([GONE], GONE));
     goneBefore = await dump(GONE);
+    const objectsBefore = await bucket.list(`users/${GONE}/`);
     archive = (await own.export(GONE)).archive as UserArchive;
     const asked = await own.forget(GONE);
     expect(asked.receipt).toMatchObject({ userId: GONE, requestedBy: GONE, status: 'pending' });
@@ -104,7 +111,9 @@ describe('forgetting a user (DELETE /v1/users/{u})', () => {
     const { receipt } = await own.forgetReceipt(GONE);
     expect(receipt.status).toBe('done');
     expect(receipt.counts.items).toBeGreaterThan(50);
-    expect(receipt.counts.objects).toBeGreaterThan(10);
+    // Every object she had (documents, Knowledge, indexes, the claim check; old versions counted too) was erased.
+    expect(objectsBefore).toEqual(expect.arrayContaining([expect.stringMatching(/\/Knowledge\//), expect.stringMatching(/\/index\/knowledge\//), expect.stringMatching(/\/index\/search\//), expect.stringMatching(/\/turns\//)]));
+    expect(receipt.counts.objects).toBeGreaterThanOrEqual(objectsBefore.length + 1);
     expect(receipt.counts.globalItems).toBe(1);
     expect(await partition(keys.userPk(GONE))).toEqual([]);
     expect(await bucket.list(`users/${GONE}/`)).toEqual([]);

@@ -370,7 +370,6 @@ export interface SleepTimeLogStore {
   latest(userId: string, kind: SleepTimeRun['kind']): Promise<SleepTimeRun | null>;
 }
 
-/** What the weekly reflection reads instead of raw messages. */
 /**
  * A sleep-time run's window: its times, and (when the run knows it) the lowest turn it is
  * about — items over earlier turns only are not read (the nightly's day of turns).
@@ -381,6 +380,7 @@ export interface WindowBounds {
   sinceTurn?: number;
 }
 
+/** What the sleep-time runs read instead of raw messages: the weekly always, the nightly for what summaries cover. */
 export interface SummarySource {
   /** Batch logs whose input time is in the window (ordered by batch id). */
   batchLogs(userId: string, window: WindowBounds): Promise<BatchLog[]>;

@@ -263,3 +263,14 @@ export const STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS = 100;
 
 /** "For Claude, a token approximately represents 3.5 English characters" (https://platform.claude.com/docs/en/about-claude/glossary). */
 export const CLAUDE_CHARS_PER_TOKEN = 3.5;
+
+/**
+ * The most tokens a call can use, counted before it is made: its system prompt, prompt and
+ * tool definition at CLAUDE_CHARS_PER_TOKEN, the tool-use prompt Bedrock adds to a forced tool
+ * (which bounds structured output and the type in the prompt too), and `maxTokens` of answer.
+ * The nightly and weekly runs' token budgets (req R-SLP-13) are kept with it.
+ */
+export function callCeiling(call: { system: string; prompt: string; tool: unknown }, maxTokens: number): number {
+  const chars = call.system.length + call.prompt.length + JSON.stringify(call.tool).length;
+  return Math.ceil(chars / CLAUDE_CHARS_PER_TOKEN) + TOOL_USE_SYSTEM_PROMPT_TOKENS + maxTokens;
+}

@@ -6,7 +6,7 @@
 import * as z from 'zod';
 import type { TurnSaved } from '../../../events/turn-saved.js';
 import { knownLine, renderTurns } from '../batch-assembly.js';
-import { CLAUDE_CHARS_PER_TOKEN, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../bedrock-models.js';
+import { callCeiling } from '../bedrock-models.js';
 import { renderFrontMatter } from '../front-matter.js';
 import { DocumentIndex } from '../knowledge-search.js';
 import type { KnowledgeDoc } from '../knowledge.js';
@@ -71,8 +71,7 @@ const WORST_MEMORIES = Array.from({ length: NIGHTLY_MEMORIES }, (_, i) => ({ pat
  * when it happens).
  */
 export function nightlyCallCeiling(chunk: string, toolSchema: Record<string, unknown>, maxTokens: number): number {
-  const chars = NIGHTLY_SYSTEM_PROMPT.length + nightlyPrompt(chunk, WORST_MEMORIES).length + JSON.stringify({ ...NIGHTLY_TOOL, toolSchema }).length;
-  return Math.ceil(chars / CLAUDE_CHARS_PER_TOKEN) + TOOL_USE_SYSTEM_PROMPT_TOKENS + maxTokens;
+  return callCeiling({ system: NIGHTLY_SYSTEM_PROMPT, prompt: nightlyPrompt(chunk, WORST_MEMORIES), tool: { ...NIGHTLY_TOOL, toolSchema } }, maxTokens);
 }
 
 /** A chunk of the day's messages: what the model reads, and the turns it holds (a summary's included). */

@@ -3,13 +3,16 @@
  * nightly findings, idle and session summaries — never raw messages.
  */
 import * as z from 'zod';
-import { CLAUDE_CHARS_PER_TOKEN, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../bedrock-models.js';
+import { callCeiling } from '../bedrock-models.js';
 
 export const WeeklyOutputSchema = z.object({
   /** How the user's focus shifted across the week. */
   trajectory: z.string().max(2000).default(''),
   /** Things discussed, then dropped (or newly taken up). */
-  topic_drift: z.array(z.object({ topic: z.string().min(1).max(200), status: z.enum(['dropped', 'new', 'continuing']) })).max(20).default([]),
+  topic_drift: z
+    .array(z.object({ topic: z.string().min(1).max(200), status: z.enum(['dropped', 'new', 'continuing']) }))
+    .max(20)
+    .default([]),
   weekly_patterns: z.array(z.string().min(1).max(500)).max(10).default([]),
   unresolved_arcs: z.array(z.string().min(1).max(500)).max(10).default([]),
 });
@@ -41,14 +44,10 @@ export function weeklyPrompt(summaries: readonly WeekSummary[]): string {
 }
 
 /**
- * The most tokens a weekly call over this prompt can use, counted before it as the nightly's
- * `nightlyCallCeiling` is: the request's characters at 3.5 a token, the tool-use prompt Bedrock
- * adds to a forced tool (which bounds structured output and the type in the prompt too), and
- * `maxTokens` of answer.
+ * The most tokens a weekly call over this prompt can use (`callCeiling`, as the nightly's).
  */
 export function weeklyCallCeiling(prompt: string, toolSchema: Record<string, unknown>, maxTokens: number): number {
-  const chars = WEEKLY_SYSTEM_PROMPT.length + prompt.length + JSON.stringify({ ...WEEKLY_TOOL, toolSchema }).length;
-  return Math.ceil(chars / CLAUDE_CHARS_PER_TOKEN) + TOOL_USE_SYSTEM_PROMPT_TOKENS + maxTokens;
+  return callCeiling({ system: WEEKLY_SYSTEM_PROMPT, prompt, tool: { ...WEEKLY_TOOL, toolSchema } }, maxTokens);
 }
 
 /**

@@ -3,7 +3,7 @@ import { BatchGetCommand, type DynamoDBDocumentClient, TransactWriteCommand, Upd
 import { keys } from '../domain/memory-paths.js';
 import { emptyStats, type SourceObservation, type SourceStats } from '../domain/source-reliability.js';
 import type { SourceReliabilityStore } from '../ports.js';
-import { isConditionalCheckFailure } from './dynamo-errors.js';
+import { cancellationCodes, isConditionalCheckFailure } from './dynamo-errors.js';
 
 /** How long an observation's marker is kept: far longer than any redelivery or redrive. */
 const MARKER_DAYS = 30;
@@ -175,9 +175,9 @@ export class DynamoSourceReliabilityStore implements SourceReliabilityStore {
 
 /** The positions of markers a cancelled transaction found already there (counted before), or null if none was the cause. */
 function countedMarkers(error: unknown, markers: number): Set<number> | null {
-  if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return null;
-  const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? [];
-  const counted = new Set(reasons.flatMap((r, i) => (i < markers && r.Code === 'ConditionalCheckFailed' ? [i] : [])));
+  const codes = cancellationCodes(error);
+  if (codes === null) return null;
+  const counted = new Set(codes.flatMap((code, i) => (i < markers && code === 'ConditionalCheckFailed' ? [i] : [])));
   return counted.size > 0 ? counted : null;
 }
 
@@ -185,6 +185,5 @@ function countedMarkers(error: unknown, markers: number): Set<number> | null {
 function isConflict(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (error.name === 'TransactionConflictException') return true;
-  const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? [];
-  return error.name === 'TransactionCanceledException' && reasons.some((r) => r.Code === 'TransactionConflict');
+  return (cancellationCodes(error) ?? []).includes('TransactionConflict');
 }

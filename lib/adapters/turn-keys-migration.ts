@@ -1,5 +1,6 @@
 import { type DynamoDBDocumentClient, ScanCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { currentSk, keys } from '../domain/memory-paths.js';
+import { cancellationCodes } from './dynamo-errors.js';
 import { batchWriteAll } from './dynamo-query.js';
 
 /**
@@ -45,11 +46,11 @@ export async function moveToTurnKeys(ddb: DynamoDBDocumentClient, tableName: str
         moved += 1;
       } catch (error) {
         // Which condition failed: the new key's (already written there) or the old one's (moved by another run).
-        const [put, remove] = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? [];
-        if (error instanceof Error && error.name === 'TransactionCanceledException' && put?.Code === 'ConditionalCheckFailed') {
+        const [put, remove] = cancellationCodes(error) ?? [];
+        if (put === 'ConditionalCheckFailed') {
           await batchWriteAll(ddb, tableName, [{ DeleteRequest: { Key: { pk: item.pk, sk } } }]);
           alreadyMoved += 1;
-        } else if (!(error instanceof Error && error.name === 'TransactionCanceledException' && remove?.Code === 'ConditionalCheckFailed')) throw error;
+        } else if (remove !== 'ConditionalCheckFailed') throw error;
       }
     }
     start = page.LastEvaluatedKey;

@@ -131,6 +131,7 @@ ${table(bill.perMillionTurns)}
 **Infrastructure: ${usd(bill.infraUsdPer1MTurns)} per 1M turns** — ${verdict(bill.infraUsdPer1MTurns, 5)}.
 Apart: the reflector waiting on a real model, ${usd(bill.modelWaitUsdPer1MTurns)} per 1M turns (assumed, above).
 Per turn: ${bill.s3PutsPerTurn.toFixed(2)} S3 PUTs, ${bill.dynamoWriteUnitsPerTurn.toFixed(2)} DynamoDB write units.
+${partsLine(bill)}
 
 ### What a stage pays standing still: per month
 
@@ -144,6 +145,23 @@ ${usd(bill.fixedUsdPerMonth / 10)} at 10M. The Cognito user pool (free up to its
 ${table(bill.perMillionSearches)}
 
 **${usd(bill.retrievalUsdPer1MSearches)} per 1M searches.**`;
+}
+
+/**
+ * The infrastructure bill in three parts: the turn path (the agents' send to the FIFO turn
+ * queue, the signal and idle functions: their polls, state and turn items, logs), which every
+ * turn pays before any reflection; the reflector; and holding what the turns leave, with KMS.
+ */
+function billParts(lines: readonly BillLine[]): { turnPath: number; reflector: number; holding: number } {
+  const of = (pred: (name: string) => boolean) => lines.filter((l) => pred(l.name)).reduce((n, l) => n + l.usd, 0);
+  const turnPath = of((n) => /^(signal|idle):|^agents publishing/.test(n));
+  const reflector = of((n) => n.startsWith('reflector:'));
+  return { turnPath, reflector, holding: of(() => true) - turnPath - reflector };
+}
+
+function partsLine(bill: Bill): string {
+  const p = billParts(bill.perMillionTurns);
+  return `By part: the turn path (the agents' send, the signal and idle functions) ${usd(p.turnPath)}, holding what turns leave and KMS ${usd(p.holding)} — ${usd(p.turnPath + p.holding)} before any reflection — and the reflector ${usd(p.reflector)}.`;
 }
 
 /** Model tokens per job kind and per turn, and what they cost with each model choice. */

@@ -27,6 +27,8 @@ export async function queryAll(ddb: DynamoDBDocumentClient, input: Omit<QueryCom
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ProjectionExpressions.html).
  */
 export async function queryFirst(ddb: DynamoDBDocumentClient, input: Omit<QueryCommandInput, 'ExclusiveStartKey' | 'Limit'>, count: number): Promise<Array<Record<string, unknown>>> {
+  // An empty page reads nothing (and sends no Limit of 0).
+  if (count < 1) return [];
   const items: Array<Record<string, unknown>> = [];
   let start: Record<string, unknown> | undefined;
   let dropped = 0;

@@ -280,8 +280,13 @@ export interface SummaryStore {
   write(pair: SummaryPair): Promise<void>;
   /** Soft delete (req R-SUM-7): deleted=true on the record and both documents; nothing is removed. */
   softDelete(userId: string, summaryId: string): Promise<boolean>;
-  /** The user's summaries (deleted ones included; callers filter), newest first. */
+  /** Every summary of the user (deleted ones included; callers filter), newest first by `createdAt`: the whole history, for R-SUM-10's aggregate. */
   list(userId: string): Promise<SummaryRecordView[]>;
+  /**
+   * The newest `limit` summaries by the turns they cover (key order: last turn, then id, both
+   * descending), live ones only unless `includeDeleted`: a page, however long the history.
+   */
+  newest(userId: string, options: { limit: number; includeDeleted: boolean }): Promise<SummaryRecordView[]>;
   /** A person's edit of a live summary's text (the old text kept in its `edits`); null when there is none to edit, or it changed meanwhile. */
   edit(userId: string, summaryId: string, edit: { text: string; by: string; at: string; reason?: string | undefined }): Promise<SummaryRecordView | null>;
   /** These summaries were returned to an agent once more (a deleted one is counted apart). */
@@ -346,7 +351,7 @@ export interface MemoryCatalogSources {
 }
 
 export interface BatchLogReader {
-  /** Newest first: the summary items. */
+  /** The newest `limit` logs' listing attributes, newest first by the turns they cover (key order): a page, however long the history. */
   list(userId: string, limit: number): Promise<Array<Record<string, unknown>>>;
   get(userId: string, batchId: string): Promise<BatchLog | null>;
 }
@@ -367,6 +372,8 @@ export interface SleepTimeLogStore {
   put(run: SleepTimeRun): Promise<void>;
   /** Runs of one kind whose start lies in [fromIso, toIso], oldest first. */
   list(userId: string, kind: SleepTimeRun['kind'], fromIso: string, toIso: string): Promise<SleepTimeRun[]>;
+  /** The newest `limit` runs of one kind, newest first: a page, however many runs the user has. */
+  newest(userId: string, kind: SleepTimeRun['kind'], limit: number): Promise<SleepTimeRun[]>;
   latest(userId: string, kind: SleepTimeRun['kind']): Promise<SleepTimeRun | null>;
 }
 

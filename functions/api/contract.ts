@@ -258,8 +258,8 @@ export const routes = [
   },
   {
     method: 'GET', path: `${u}/summaries`, operationId: 'summaryList', access: 'read', params: UserParam,
-    query: z.object({ includeDeleted: z.enum(['true', 'false']).default('false') }),
-    summary: 'Context summaries (turn pairs written after inactivity), newest first', response: z.object({ summaries: z.array(Looseobject) }),
+    query: z.object({ includeDeleted: z.enum(['true', 'false']).default('false'), limit: Limit(500, 50) }),
+    summary: 'Context summaries (turn pairs written after inactivity): the newest `limit`, newest first by the turns they cover (the last turn, then the id)', response: z.object({ summaries: z.array(Looseobject) }),
   },
   {
     method: 'POST', path: `${u}/summaries`, operationId: 'summaryRequest', access: 'write', params: UserParam, body: SummaryRequestSchema,
@@ -386,7 +386,7 @@ export const routes = [
   },
   {
     method: 'GET', path: `${u}/batches`, operationId: 'batchList', access: 'read', params: UserParam, query: z.object({ limit: Limit(500, 50) }),
-    summary: 'Batch logs of the reflector, newest first', response: z.object({ batches: z.array(Looseobject) }),
+    summary: 'Batch logs of the reflector: the newest `limit`, newest first by the turns they cover (the last turn, then the id), not by when they ran', response: z.object({ batches: z.array(Looseobject) }),
   },
 ] as const satisfies readonly Route[];
 

@@ -57,7 +57,7 @@ const operationsFor = (deps: api.MemoryApiDeps): Record<Exclude<OperationId, 'op
   sleepTimeRuns: ({ params, query }) => api.sleepTimeRuns(deps, params.userId, query.limit),
   sleepTimeLatest: ({ params }) => api.latestSleepTimeRun(deps, params.userId),
   sleepTimeAssessment: ({ params, query }) => api.assessment(deps, params.userId, query.days),
-  summaryList: ({ params, query }) => api.listSummaries(deps, params.userId, query.includeDeleted === 'true'),
+  summaryList: ({ params, query }) => api.listSummaries(deps, params.userId, { includeDeleted: query.includeDeleted === 'true', limit: query.limit }),
   summaryRequest: ({ params, body, principal }) => api.requestSummary(deps, principal.subject, params.userId, body),
   summaryEdit: ({ params, body, principal }) => api.editSummary(deps, principal.subject, params.userId, params.id, body),
   summaryDelete: ({ params, principal }) => api.deleteSummary(deps, principal.subject, params.userId, params.id),

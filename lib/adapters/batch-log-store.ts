@@ -1,6 +1,6 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { queryAll } from './dynamo-query.js';
+import { queryFirst } from './dynamo-query.js';
 import type { BatchLog } from '../domain/batch-log.js';
 import { batchFailureKey, batchLogKey, keys } from '../domain/memory-paths.js';
 import type { BatchLogReader, BatchLogStore } from '../ports.js';
@@ -58,17 +58,30 @@ export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
     return key;
   }
 
+  /**
+   * The newest `limit` logs by the turns they cover: a descending Query of the key range
+   * (`keys.turnKeyed`; logs still under the old keys are moved by the migration) that stops at
+   * the page (`queryFirst`), not the user's whole history. It projects the listing's
+   * attributes, which keeps the packed logs off the wire and out of the function's memory;
+   * the read units are still those of the whole items
+   * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ProjectionExpressions.html).
+   * Every name is aliased: `status`, `timestamp`, `trigger` and others are reserved words
+   * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ReservedWords.html).
+   */
   async list(userId: string, limit: number): Promise<Array<Record<string, unknown>>> {
-    // Batch ids name turn ranges (`batch-12-18`), not times: sort the summaries by timestamp.
-    const items = await queryAll(this.ddb, {
-      TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.batchPrefix },
-    });
-    return items
-      .map(({ pk, sk, log, packed, ...rest }) => rest)
-      .sort((a, b) => String(b.timestamp).localeCompare(String(a.timestamp)))
-      .slice(0, limit);
+    const { low, high } = keys.turnKeyed(keys.batchPrefix);
+    return queryFirst(
+      this.ddb,
+      {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
+        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':low': low, ':high': high },
+        ProjectionExpression: LISTING_ATTRIBUTES.map((_, i) => `#a${i}`).join(', '),
+        ExpressionAttributeNames: Object.fromEntries(LISTING_ATTRIBUTES.map((a, i) => [`#a${i}`, a])),
+        ScanIndexForward: false,
+      },
+      limit,
+    );
   }
 
   async get(userId: string, batchId: string): Promise<BatchLog | null> {
@@ -83,7 +96,10 @@ export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
   }
 }
 
-/** The listing's attributes of a batch (the log's status, counts and times). */
+/** The attributes `list` serves: every one `summaryItem` writes but the keys, and `logKey` (a log kept in S3). */
+const LISTING_ATTRIBUTES = ['kind', 'userId', 'batchId', 'status', 'timestamp', 'inputAt', 'trigger', 'turns', 'itemsProposed', 'itemsPassed', 'rejections', 'staged', 'promoted', 'assessment', 'modelId', 'error', 'logKey'] as const;
+
+/** The listing's attributes of a batch (the log's status, counts and times): keep LISTING_ATTRIBUTES in step. */
 function summaryItem(log: BatchLog) {
   return {
     pk: keys.userPk(log.user_id),

@@ -12,6 +12,35 @@ export async function queryAll(ddb: DynamoDBDocumentClient, input: Omit<QueryCom
   return items;
 }
 
+/**
+ * The first `count` items a Query returns, in its order (newest first with `ScanIndexForward`
+ * false: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.KeyConditionExpressions.html),
+ * reading no more than it needs: each request's `Limit` is what the page still lacks, and
+ * `LastEvaluatedKey` is followed only while it lacks some — a response also stops at 1 MB
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.Pagination.html).
+ * `Limit` counts the items read before a FilterExpression drops any
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.Other.html#Query.Limit),
+ * so with a filter a request after one that dropped items reads at least twice as many as it
+ * dropped (`ScannedCount` − `Count`): a run of them is crossed in a few requests, and the read
+ * passes the page by at most twice the items dropped. Read units are those of the items read,
+ * filtered or projected away or not (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.FilterExpression.html,
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ProjectionExpressions.html).
+ */
+export async function queryFirst(ddb: DynamoDBDocumentClient, input: Omit<QueryCommandInput, 'ExclusiveStartKey' | 'Limit'>, count: number): Promise<Array<Record<string, unknown>>> {
+  // An empty page reads nothing (and sends no Limit of 0).
+  if (count < 1) return [];
+  const items: Array<Record<string, unknown>> = [];
+  let start: Record<string, unknown> | undefined;
+  let dropped = 0;
+  do {
+    const res = await ddb.send(new QueryCommand({ ...input, Limit: Math.max(count - items.length, 2 * dropped), ExclusiveStartKey: start }));
+    items.push(...(res.Items ?? []));
+    dropped = (res.ScannedCount ?? 0) - (res.Count ?? 0);
+    start = res.LastEvaluatedKey;
+  } while (start && items.length < count);
+  return items.slice(0, count);
+}
+
 /** Puts and deletes in BatchWriteItem requests of 25, retrying unprocessed items with backoff. */
 export async function batchWriteAll(ddb: DynamoDBDocumentClient, tableName: string, requests: ReadonlyArray<Record<string, unknown>>): Promise<void> {
   for (let i = 0; i < requests.length; i += 25) {

@@ -2,7 +2,7 @@ import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } fro
 import { dayGsiPartitions, keys } from '../domain/memory-paths.js';
 import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
 import type { SleepTimeLogStore } from '../ports.js';
-import { queryAll } from './dynamo-query.js';
+import { queryAll, queryFirst } from './dynamo-query.js';
 import { packJson, unpackJson } from './packed-json.js';
 
 /** A run record's run: packed (since issue 19), or the map of a record written before. */
@@ -70,6 +70,25 @@ export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :a AND :b',
       ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':a': `${keys.runKindPrefix(kind)}${fromIso}`, ':b': `${keys.runKindPrefix(kind)}${toIso}#\uffff` },
     });
+    return items.map((i) => runOf(i));
+  }
+
+  /**
+   * The newest `limit` runs of one kind, newest first: a descending Query of the kind's keys
+   * (`RUN#{kind}#{startedAt}#…`, so key order is start order) that stops at the page
+   * (`queryFirst`), not the user's every run.
+   */
+  async newest(userId: string, kind: SleepTimeRun['kind'], limit: number): Promise<SleepTimeRun[]> {
+    const items = await queryFirst(
+      this.ddb,
+      {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.runKindPrefix(kind) },
+        ScanIndexForward: false,
+      },
+      limit,
+    );
     return items.map((i) => runOf(i));
   }
 

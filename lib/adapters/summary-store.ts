@@ -8,7 +8,7 @@ import type { SummaryStore } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
 import type { DynamoSearchChangeLog } from './search-index-store.js';
 import { putOnce } from './dynamo-put-once.js';
-import { batchGetAll, queryAll } from './dynamo-query.js';
+import { batchGetAll, queryAll, queryFirst } from './dynamo-query.js';
 import { getText } from './s3-objects.js';
 
 /**
@@ -56,6 +56,29 @@ export class S3DynamoSummaryStore implements SummaryStore {
       ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.summaryPrefix },
     });
     return items.map((i) => toView(userId, i)).sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
+  }
+
+  /**
+   * A descending Query of the key range (`keys.turnKeyed`: last turn, then id; summaries still
+   * under the old keys are moved by the migration) that stops at the page (`queryFirst`).
+   * Deleted ones are dropped by a FilterExpression, which DynamoDB applies after `Limit`, so
+   * the read goes on until the page is full or the range ends; they are read and billed all
+   * the same (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.FilterExpression.html).
+   */
+  async newest(userId: string, options: { limit: number; includeDeleted: boolean }): Promise<SummaryRecordView[]> {
+    const { low, high } = keys.turnKeyed(keys.summaryPrefix);
+    const items = await queryFirst(
+      this.ddb,
+      {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
+        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':low': low, ':high': high, ...(options.includeDeleted ? {} : { ':t': true }) },
+        ...(options.includeDeleted ? {} : { FilterExpression: 'attribute_not_exists(deleted) OR deleted <> :t' }),
+        ScanIndexForward: false,
+      },
+      options.limit,
+    );
+    return items.map((i) => toView(userId, i));
   }
 
   /** These summaries by id (a BatchGetItem per 100, consistent). */

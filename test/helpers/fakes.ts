@@ -602,6 +602,13 @@ export class MemorySummaryStore implements SummaryStore {
       .map((p) => ({ userId, id: p.id, kind: p.kind, createdAt: p.createdAt, sourceTurns: p.sourceTurns, prompt: p.prompt, text: p.text, deleted: p.deleted, resurrections: this.resurrections.get(`${userId}/${p.id}`) ?? 0 }))
       .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   }
+  async newest(userId: string, options: { limit: number; includeDeleted: boolean }) {
+    const bySk = (r: { id: string }) => keys.summarySk(r.id);
+    return (await this.list(userId))
+      .filter((r) => options.includeDeleted || !r.deleted)
+      .sort((a, b) => bySk(b).localeCompare(bySk(a)))
+      .slice(0, options.limit);
+  }
   async edit(userId: string, id: string, edit: { text: string; by: string; at: string; reason?: string | undefined }) {
     const p = this.pairs.get(`${userId}/${id}`);
     if (!p || p.deleted) return null;
@@ -643,6 +650,9 @@ export class MemorySleepTimeLog implements SleepTimeLogStore {
   }
   async list(userId: string, kind: SleepTimeRun['kind'], fromIso: string, toIso: string) {
     return this.runs.filter((r) => r.userId === userId && r.kind === kind && r.startedAt >= fromIso && r.startedAt <= toIso).sort((a, b) => a.startedAt.localeCompare(b.startedAt));
+  }
+  async newest(userId: string, kind: SleepTimeRun['kind'], limit: number) {
+    return this.runs.filter((r) => r.userId === userId && r.kind === kind).sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, limit);
   }
   async latest(userId: string, kind: SleepTimeRun['kind']) {
     return this.runs.filter((r) => r.userId === userId && r.kind === kind).sort((a, b) => b.startedAt.localeCompare(a.startedAt))[0] ?? null;

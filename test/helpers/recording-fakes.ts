@@ -345,7 +345,7 @@ export class RecordingBatchLogStore extends MemoryBatchLogStore implements Batch
     return [...this.logs.values()]
       .filter((l) => l.user_id === userId)
       .map((l) => ({ batchId: l.batch_id, status: l.status, timestamp: l.timestamp }))
-      .sort((a, b) => b.timestamp.localeCompare(a.timestamp))
+      .sort((a, b) => keys.batchSk(b.batchId).localeCompare(keys.batchSk(a.batchId)))
       .slice(0, limit);
   }
   async get(userId: string, batchId: string) {

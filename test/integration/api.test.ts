@@ -571,7 +571,7 @@ describe('daily model cost (issue 20 item 6)', () => {
     expect(mine).toHaveLength(90);
     expect(mine.at(-1).day).toBe(stack.now().toISOString().slice(0, 10));
     const batches = (await call('GET', `${u()}/batches?limit=500`)).body.batches.filter((b: Result) => b.modelId);
-    const summaries = (await call('GET', `${u()}/summaries?includeDeleted=true`)).body.summaries;
+    const summaries = (await call('GET', `${u()}/summaries?includeDeleted=true&limit=500`)).body.summaries;
     const runs = (await call('GET', `${u()}/sleep-time/runs?limit=500`)).body.runs.filter((r: Result) => r.model);
     const jobs = (group: string) => mine.reduce((n, d) => n + d.byGroup[group].jobs, 0);
     expect(jobs('batch')).toBe(batches.length);

@@ -5,6 +5,7 @@
  * not the history; items written under the old keys (`BATCH#{id}`, `SUMMARY#{id}`) are moved
  * by the migration and found as before; the runs' results are those of the whole read.
  */
+import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -21,6 +22,7 @@ import { jobDeduplicationId } from '../../lib/adapters/sqs-job-queue.js';
 import { moveToTurnKeys } from '../../lib/adapters/turn-keys-migration.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import { keys } from '../../lib/domain/memory-paths.js';
+import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import { turn } from '../helpers/fakes.js';
 import { iamDenials } from '../helpers/iam.js';
 
@@ -53,15 +55,21 @@ const summary = (id: string, createdAt: string, sourceTurns: number[], text: str
 const put = (item: Record<string, unknown>) => ddb.send(new PutCommand({ TableName: stack.info.tableName, Item: item }));
 
 /** What the old code read: every item of the kind, its read units (eventually consistent, as it read). */
-async function wholeRead(prefix: string): Promise<number> {
+async function wholeRead(prefix: string, user = USER): Promise<number> {
   let units = 0;
   let start: Record<string, unknown> | undefined;
   do {
-    const res = await ddb.send(new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(USER), ':p': prefix }, ReturnConsumedCapacity: 'TOTAL', ExclusiveStartKey: start }));
+    const res = await ddb.send(new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(user), ':p': prefix }, ReturnConsumedCapacity: 'TOTAL', ExclusiveStartKey: start }));
     units += res.ConsumedCapacity?.CapacityUnits ?? 0;
     start = res.LastEvaluatedKey;
   } while (start);
   return units;
+}
+
+/** The read units of the newest `count` items of the kind, read at once: what a page of them costs. */
+async function newestRead(prefix: string, count: number, user: string): Promise<number> {
+  const res = await ddb.send(new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(user), ':p': prefix }, ScanIndexForward: false, Limit: count, ReturnConsumedCapacity: 'TOTAL' }));
+  return res.ConsumedCapacity?.CapacityUnits ?? 0;
 }
 
 async function runJob(kind: 'nightly' | 'weekly', requestedAt: string, turnIds: number[]) {
@@ -135,6 +143,93 @@ describe('the nightly and weekly runs read their window, not the history (issue 
     // Its read passes the window by one page at most (16 items), not the 150 of each kind before it.
     expect(weekly.queryUnits('BATCH#')).toBeLessThan(wholeBatches / 4);
     expect(weekly.queryUnits('SUMMARY#')).toBeLessThan(wholeSummaries / 4);
+    expect(iamDenials(stack)).toEqual([]);
+  }, 180_000);
+});
+
+describe('the memory API lists a page, not the history', () => {
+  const LISTER = 'long-listings';
+  const LIMIT = 10;
+  /** One request through the API function's real handler, with the read units its Queries used, by item kind. */
+  async function viaApi(method: string, path: string, body?: unknown) {
+    const before = requestLedger.snapshotByScope().api ?? {};
+    const res = await fetch(`${stack.info.apiUrl}/v1/users/${LISTER}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${stack.info.adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    // biome-ignore lint/suspicious/noExplicitAny: the answers are inspected loosely
+    const json = (await res.json()) as any;
+    const used = ledgerDelta(before, requestLedger.snapshotByScope().api ?? {});
+    return { status: res.status, body: json, units: (kind: string) => used[`ItemKind.${kind}|Query`]?.readUnits ?? 0 };
+  }
+
+  it('serves the newest `limit` batch logs, summaries and sleep-time runs, reading about that many items of 120', async () => {
+    const { tableName: table, bucketName: bucket } = stack.info;
+    const reflector = functionClients('reflector', stack.iam);
+    const logs = new S3DynamoBatchLogStore(reflector.ddb, reflector.s3, table, bucket);
+    const runs = new DynamoSleepTimeLogStore(reflector.ddb, table);
+    const base = Date.parse('2025-09-01T10:00:00Z');
+    for (let i = 0; i < 120; i++) {
+      const at = new Date(base + i * 12 * H).toISOString();
+      // Batch 117 ran last (redelivered after a day): by run time it would lead the listing.
+      const ranAt = i === 116 ? new Date(base + 130 * 12 * H).toISOString() : at;
+      // The newest has every optional attribute of the listing.
+      const extra = i === 119 ? { assessment: { confidence: 0.5, caution: 0.25, sentiment: 0.1 }, error: { message: 'the model answered twice' } } : {};
+      await logs.write({ ...log(4 * i + 1, 4 * i + 4, at), user_id: LISTER, timestamp: ranAt, model: { modelId: 'm', inputTokens: 1, outputTokens: 1, latencyMs: 5, reused: false }, ...extra });
+      const id = `summary-${4 * i + 1}-${4 * i + 4}`;
+      await put({ ...summary(id, new Date(Date.parse(at) + H).toISOString(), [1, 2, 3, 4].map((n) => 4 * i + n), `Summary ${i}: ${'of the reef tank and its corals, '.repeat(50)}`), pk: keys.userPk(LISTER), userId: LISTER, sk: keys.summarySk(id), deleted: i >= 118 });
+      const run = (kind: 'nightly' | 'weekly', startedAt: string) =>
+        ({ runId: `${kind}-${startedAt}`, userId: LISTER, kind, status: 'completed', startedAt, windowFrom: startedAt, windowTo: startedAt, sessionsReviewed: 1, messagesReviewed: 3, summariesReviewed: 0, chunks: 1, findingsByCategory: {}, findingsRejected: [], memoriesStored: 8, stored: Array.from({ length: 8 }, () => ({ path: `Facts/${randomUUID()}.md`, statement: `${randomUUID()} ${randomUUID()} ${randomUUID()}` })), errors: [] }) as unknown as SleepTimeRun;
+      await runs.put(run('nightly', new Date(base + i * 24 * H + 17 * H).toISOString()));
+      if (i % 6 === 0) await runs.put(run('weekly', new Date(base + i * 24 * H + 18 * H).toISOString()));
+    }
+    // Asked for again by a person (req R-SUM-9) after the last two were deleted: the turns of the newest live one.
+    await put({ ...summary('manual-469-472-0badcafe', new Date(base + 125 * 12 * H).toISOString(), [469, 470, 471, 472], 'Manual summary.'), pk: keys.userPk(LISTER), userId: LISTER, sk: keys.summarySk('manual-469-472-0badcafe') });
+    const whole = { batches: await wholeRead(keys.batchPrefix, LISTER), summaries: await wholeRead(keys.summaryPrefix, LISTER), runs: await wholeRead(keys.runsPrefix, LISTER) };
+
+    // Batch logs: newest first by the turns they cover, not by when they ran; the listing's attributes only.
+    const batches = await viaApi('GET', `/batches?limit=${LIMIT}`);
+    expect(batches.status).toBe(200);
+    expect(batches.body.batches.map((b: { batchId: string }) => b.batchId)).toEqual(Array.from({ length: LIMIT }, (_, k) => `batch-${4 * (119 - k) + 1}-${4 * (119 - k) + 4}`));
+    const stored = (await ddb.send(new GetCommand({ TableName: table, Key: { pk: keys.userPk(LISTER), sk: keys.batchSk('batch-477-480') } }))).Item ?? {};
+    const { pk: _pk, sk: _sk, packed: _packed, ...listing } = stored;
+    expect(batches.body.batches[0]).toEqual(listing);
+    expect(batches.units('BATCH#')).toBeLessThanOrEqual(await newestRead(keys.batchPrefix, LIMIT, LISTER));
+
+    // Summaries: the live ones newest first by key (the manual one beside the summary it redid), then with the deleted.
+    const live = await viaApi('GET', `/summaries?limit=${LIMIT}`);
+    const liveIds = ['summary-469-472', 'manual-469-472-0badcafe', ...Array.from({ length: LIMIT - 2 }, (_, k) => `summary-${4 * (116 - k) + 1}-${4 * (116 - k) + 4}`)];
+    expect(live.body.summaries.map((x: { id: string }) => x.id)).toEqual(liveIds);
+    // The page, the two deleted ones above it and the few more read after them (at most as many again).
+    expect(live.units('SUMMARY#')).toBeLessThanOrEqual(await newestRead(keys.summaryPrefix, 2 * LIMIT, LISTER));
+    const all = await viaApi('GET', `/summaries?limit=${LIMIT}&includeDeleted=true`);
+    expect(all.body.summaries.map((x: { id: string }) => x.id)).toEqual(['summary-477-480', 'summary-473-476', ...liveIds.slice(0, LIMIT - 2)]);
+    expect(all.units('SUMMARY#')).toBeLessThanOrEqual(await newestRead(keys.summaryPrefix, LIMIT, LISTER));
+    expect((await viaApi('GET', '/summaries')).body.summaries).toHaveLength(50);
+
+    // Sleep-time runs: the newest `limit` of each kind, merged.
+    const listed = await viaApi('GET', `/sleep-time/runs?limit=${LIMIT}`);
+    const startedAt = listed.body.runs.map((r: SleepTimeRun) => r.startedAt);
+    const expected = [
+      ...Array.from({ length: 120 }, (_, i) => new Date(base + i * 24 * H + 17 * H).toISOString()),
+      ...Array.from({ length: 20 }, (_, w) => new Date(base + 6 * w * 24 * H + 18 * H).toISOString()),
+    ].sort().reverse().slice(0, LIMIT);
+    expect(startedAt).toEqual(expected);
+    expect(listed.units('RUN#')).toBeLessThanOrEqual((await newestRead(keys.runKindPrefix('nightly'), LIMIT, LISTER)) + (await newestRead(keys.runKindPrefix('weekly'), LIMIT, LISTER)));
+
+    // A manual summary with no turns since the last: the newest live summary's turns, read from the top of the key range.
+    const asked = await viaApi('POST', '/summaries', { prompt: 'Again, shorter.' });
+    expect(asked.status).toBe(200);
+    expect(asked.body.turnIds).toEqual([469, 470, 471, 472]);
+    expect(asked.units('SUMMARY#')).toBeLessThanOrEqual(await newestRead(keys.summaryPrefix, 3, LISTER));
+
+    // Against the whole history (what every one of these read before): a small part of it.
+    for (const [kind, units] of [['BATCH#', batches.units('BATCH#')], ['SUMMARY#', live.units('SUMMARY#')], ['RUN#', listed.units('RUN#')], ['SUMMARY#', asked.units('SUMMARY#')]] as const) {
+      expect(units, kind).toBeLessThan((kind === 'BATCH#' ? whole.batches : kind === 'RUN#' ? whole.runs : whole.summaries) / 4);
+    }
+    console.log(JSON.stringify({ whole, page: { batches: batches.units('BATCH#'), summaries: live.units('SUMMARY#'), summariesWithDeleted: all.units('SUMMARY#'), runs: listed.units('RUN#'), requestSummary: asked.units('SUMMARY#') } }));
+    await stack.waitUntilDrained();
     expect(iamDenials(stack)).toEqual([]);
   }, 180_000);
 });

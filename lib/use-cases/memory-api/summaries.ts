@@ -15,10 +15,9 @@ export async function summaryQualityOf(deps: MemoryApiDeps, userId: string) {
   return { quality: summaryQuality(await deps.summaries.list(userId)) };
 }
 
+/** The newest `limit` runs, nightly and weekly together: the newest `limit` of each kind read (a page each, not every run), merged. */
 export async function sleepTimeRuns(deps: MemoryApiDeps, userId: string, limit: number) {
-  const now = deps.clock.now();
-  const from = '0000';
-  const [nightly, weekly] = await Promise.all([deps.runs.list(userId, 'nightly', from, now.toISOString()), deps.runs.list(userId, 'weekly', from, now.toISOString())]);
+  const [nightly, weekly] = await Promise.all([deps.runs.newest(userId, 'nightly', limit), deps.runs.newest(userId, 'weekly', limit)]);
   const runs = [...nightly, ...weekly].sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, limit);
   return { runs: runs.map(withMarkdown) };
 }
@@ -44,9 +43,13 @@ export async function assessment(deps: MemoryApiDeps, userId: string, days: numb
   return { days, assessment: computeSelfAssessment(runs), points };
 }
 
-/** Newest first; each with its turn pair (req R-SUM-5): the place after its last turn, the system and assistant messages. */
-export async function listSummaries(deps: MemoryApiDeps, userId: string, includeDeleted: boolean) {
-  const summaries = (await deps.summaries.list(userId)).filter((s) => includeDeleted || !s.deleted).map((s) => ({ ...s, ...summaryMessages(s) }));
+/**
+ * The newest `limit` summaries by the turns they cover (last turn, then id; a page read, not the
+ * history), each with its turn pair (req R-SUM-5): the place after its last turn, the system
+ * and assistant messages.
+ */
+export async function listSummaries(deps: MemoryApiDeps, userId: string, q: { includeDeleted: boolean; limit: number }) {
+  const summaries = (await deps.summaries.newest(userId, q)).map((s) => ({ ...s, ...summaryMessages(s) }));
   return { summaries };
 }
 
@@ -72,10 +75,13 @@ export async function editSummary(deps: MemoryApiDeps, actor: string, userId: st
  * With `reflect`, also a batch reflection over the turns no batch has taken yet: an
  * `agent.event` (trigger `user_request`) on the TurnQueue, so the signal function assigns
  * those turns to the batch in the user's signal state, as for an agent's own request.
+ * "The last summary" is the first live one by key (`summaries.newest`, one item read unless
+ * deleted ones sit above it): summaries take the turns not yet summarised, so the newest
+ * covers the highest turns, and a manual one asked for again shares its source's turns.
  */
 export async function requestSummary(deps: MemoryApiDeps, actor: string, userId: string, req: { prompt?: string | undefined; reflect?: boolean | undefined }) {
   const { state } = parseSignalState((await deps.signalState.load(userId)).raw);
-  const turnIds = state.summaryTurnIds.length > 0 ? state.summaryTurnIds : ((await deps.summaries.list(userId)).find((s) => !s.deleted)?.sourceTurns ?? []);
+  const turnIds = state.summaryTurnIds.length > 0 ? state.summaryTurnIds : ((await deps.summaries.newest(userId, { limit: 1, includeDeleted: false }))[0]?.sourceTurns ?? []);
   if (turnIds.length === 0) throw new MemoryApiError('conflict', `user ${userId} has no turns to summarise yet`);
   const prompt = req.prompt?.trim() || undefined;
   const jobId = `manual-${turnIds[0]}-${turnIds.at(-1)}-${fnv1a32(prompt ?? '').toString(16).padStart(8, '0')}`;

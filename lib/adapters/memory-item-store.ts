@@ -7,7 +7,7 @@ import type { AuditTrail, MemoryItemStore } from '../ports.js';
 import { isCancelledByCondition, isConditionalCheckFailure } from './dynamo-errors.js';
 import type { DynamoSearchChangeLog } from './search-index-store.js';
 import { putOnce } from './dynamo-put-once.js';
-import { batchGetAll, queryAll } from './dynamo-query.js';
+import { batchGetAll, queryAll, queryFirst } from './dynamo-query.js';
 
 /**
  * API-written memory items (`MEM#{id}` in the user's partition, or in `GLOBAL`), the item
@@ -157,17 +157,26 @@ export class DynamoAuditTrail implements AuditTrail {
     );
   }
 
+  /**
+   * The newest `limit` entries (of one item, with `itemId`): a descending Query that stops at
+   * the page (`queryFirst`), not the whole trail. An item's entries are picked by a filter, read
+   * and billed like the others (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.FilterExpression.html),
+   * so that read goes as far back as the item's `limit`th entry.
+   */
   async list(userId: string, options: { itemId?: string | undefined; limit: number }): Promise<AuditEntry[]> {
-    const items = await queryAll(this.ddb, {
-      TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': keys.ownerPk(userId), ':p': keys.auditPrefix },
-      ScanIndexForward: false,
-    });
-    return items
-      .map((i) => i.entry as AuditEntry)
-      .filter((e) => options.itemId === undefined || e.itemId === options.itemId)
-      .slice(0, options.limit);
+    const ofItem = options.itemId === undefined ? {} : { FilterExpression: '#e.itemId = :item', ExpressionAttributeNames: { '#e': 'entry' } };
+    const items = await queryFirst(
+      this.ddb,
+      {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': keys.ownerPk(userId), ':p': keys.auditPrefix, ...(options.itemId === undefined ? {} : { ':item': options.itemId }) },
+        ...ofItem,
+        ScanIndexForward: false,
+      },
+      options.limit,
+    );
+    return items.map((i) => i.entry as AuditEntry);
   }
 }
 

@@ -18,10 +18,12 @@ import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
+import { auditRow } from '../../lib/adapters/memory-item-store.js';
 import { jobDeduplicationId } from '../../lib/adapters/sqs-job-queue.js';
 import { moveToTurnKeys } from '../../lib/adapters/turn-keys-migration.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import { keys } from '../../lib/domain/memory-paths.js';
+import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import { turn } from '../helpers/fakes.js';
 import { iamDenials } from '../helpers/iam.js';
@@ -151,9 +153,9 @@ describe('the memory API lists a page, not the history', () => {
   const LISTER = 'long-listings';
   const LIMIT = 10;
   /** One request through the API function's real handler, with the read units its Queries used, by item kind. */
-  async function viaApi(method: string, path: string, body?: unknown) {
+  async function viaApi(method: string, path: string, body?: unknown, user = LISTER) {
     const before = requestLedger.snapshotByScope().api ?? {};
-    const res = await fetch(`${stack.info.apiUrl}/v1/users/${LISTER}${path}`, {
+    const res = await fetch(`${stack.info.apiUrl}/v1/users/${user}${path}`, {
       method,
       headers: { authorization: `Bearer ${stack.info.adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -232,4 +234,27 @@ describe('the memory API lists a page, not the history', () => {
     await stack.waitUntilDrained();
     expect(iamDenials(stack)).toEqual([]);
   }, 180_000);
+
+  it('serves the newest `limit` audit entries, of the user or of one item, reading about that many of 120', async () => {
+    const AUDITED = 'long-audit-trail';
+    const base = Date.parse('2025-09-01T10:00:00Z');
+    // Every third entry is item-7's; each carries a reason long enough to weigh a read unit.
+    for (let i = 0; i < 120; i++) {
+      const entry: AuditEntry = { userId: AUDITED, itemId: `item-${i % 3 === 0 ? 7 : i}`, action: 'promote', actor: 'tester', at: new Date(base + i * H).toISOString(), reason: `${i} ${'because it recurred, '.repeat(150)}` };
+      await put(auditRow(entry));
+    }
+    const whole = await wholeRead(keys.auditPrefix, AUDITED);
+    const newest = await viaApi('GET', `/memory/audit?limit=${LIMIT}`, undefined, AUDITED);
+    expect(newest.status).toBe(200);
+    expect(newest.body.entries.map((e: AuditEntry) => e.at)).toEqual(Array.from({ length: LIMIT }, (_, k) => new Date(base + (119 - k) * H).toISOString()));
+    expect(newest.units('AUDIT#')).toBeLessThanOrEqual(await newestRead(keys.auditPrefix, LIMIT, AUDITED));
+    // One item's: a third of the entries are its, so three pages' worth are read, and what
+    // queryFirst reads past the page (a request after one that dropped items asks twice as many).
+    const ofItem = await viaApi('GET', `/memory/audit?itemId=item-7&limit=${LIMIT}`, undefined, AUDITED);
+    expect(ofItem.body.entries.map((e: AuditEntry) => e.at)).toEqual(Array.from({ length: LIMIT }, (_, k) => new Date(base + (117 - 3 * k) * H).toISOString()));
+    expect(ofItem.units('AUDIT#')).toBeLessThanOrEqual(await newestRead(keys.auditPrefix, 5 * LIMIT, AUDITED));
+    for (const units of [newest.units('AUDIT#'), ofItem.units('AUDIT#')]) expect(units).toBeLessThan(whole / 2);
+    console.log(JSON.stringify({ whole, page: { audit: newest.units('AUDIT#'), auditOfItem: ofItem.units('AUDIT#') } }));
+    expect(iamDenials(stack)).toEqual([]);
+  }, 60_000);
 });

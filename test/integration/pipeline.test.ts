@@ -277,6 +277,22 @@ describe('the pipeline on the local emulators', () => {
     expect(JSON.stringify(items.filter((i) => i.pk === 'USER#secret-user' && String(i.sk).startsWith('TURN#')))).toContain('[redacted:api_token]');
   });
 
+  it("settles the jobs a sweep fired before the clock moves on: the nightly run is over when the next morning's session comes", async () => {
+    // Without it the replay published the next session while the nightly (or weekly) job still
+    // ran, on the next session's clock: the local stack said sessions settle before the clock moves on.
+    const user = 'settle-user';
+    const turn = (i: number) =>
+      JSON.stringify({ type: 'turn.saved', version: 1, userId: user, sessionId: 's-evening', turnId: i, timestamp: `2027-03-01T20:0${i}:00Z`, query: `Evening note ${i} about the garden shed.`, response: 'Noted.' });
+    await stack.replayLines([1, 2, 3, 4, 5, 6].map(turn), { clock: true });
+    await stack.waitUntilDrained();
+    const fired = await stack.advanceTo(new Date('2027-03-02T10:00:00Z'));
+    expect(fired.map((f) => f.sweep)).toContain('nightly');
+    // Nothing waited for: the run is logged as advanceTo returns, nothing is in flight.
+    const runs = (await stack.scanItems()).filter((i) => i.pk === `USER#${user}` && String(i.sk).startsWith('RUN#nightly#'));
+    expect(runs).toHaveLength(1);
+    expect(Object.values(stack.sources).some((source) => source.busy)).toBe(false);
+  });
+
   it("made no AWS request its function's synthesized IAM policies deny (infra/permissions.ts)", () => {
     expect(functionsChecked(stack)).toEqual(expect.arrayContaining(['idle', 'reflector', 'signal']));
     expect(iamDenials(stack)).toEqual([]);

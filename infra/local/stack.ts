@@ -17,7 +17,7 @@ import { type StageConfig, stageConfig } from '../config/stages.js';
 import type { FunctionKey, Permissions } from '../permissions.js';
 import { FUNCTION_TIMEOUT_SECONDS, names, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
 import { createSqsClient } from '../../lib/adapters/aws-clients.js';
-import { eventSourceClient } from './clients.js';
+import { eventSourceClient, functionSetVisibility } from './clients.js';
 import { configureFaults, faultCounts, type FaultConfig, type FaultKind, withDelivery } from './fault-injection.js';
 import { buildLocalFunctions, functionEnvironment, type LocalFunctions, type LocalOverrides } from './functions.js';
 import { IamEnforcer } from './iam/iam-enforcement.js';
@@ -214,7 +214,7 @@ type SqsFunction = 'signal' | 'reflector' | 'idle';
 /** The three queues' event sources, started, each invoking its function as the synthesized event source mapping says. */
 function startEventSources(rt: Pick<Runtime, 'synthesized' | 'resources' | 'handlers' | 'iam' | 'options'>): Record<QueueKey, LocalEventSource> {
   const { synthesized, resources, iam, options } = rt;
-  // The stack's own SQS client (not a function's): renews running batches' visibility (event-source.ts).
+  // The stack's own SQS client (not a function's): makes failed records visible again after the local timeout (event-source.ts).
   const stackSqs = createSqsClient();
   const source = (key: QueueKey, handler: SqsHandler, fn: SqsFunction) =>
     new LocalEventSource({
@@ -231,7 +231,7 @@ function startEventSources(rt: Pick<Runtime, 'synthesized' | 'resources' | 'hand
       ...(synthesized.functions[fn].eventSource?.maxConcurrency !== undefined ? { concurrency: synthesized.functions[fn].eventSource?.maxConcurrency } : {}),
       onError: (error) => options.onHandlerError?.(key, error),
       fn,
-      keepInvisible: { sqs: stackSqs, seconds: QUEUES[key].localVisibilityTimeoutSeconds },
+      keepInvisible: { sqs: stackSqs, seconds: QUEUES[key].localVisibilityTimeoutSeconds, functionSetVisibility },
       ...(options.observe ? { observe: options.observe } : {}),
     });
   const sources = {

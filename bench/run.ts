@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type { AttackReport } from './api-attacks.js';
-import type { EquivalenceReport } from '../infra/local/fault-equivalence.js';
+import { differenceLines, type EquivalenceReport } from '../infra/local/fault-equivalence.js';
 import type { FuzzReport } from './fuzz.js';
 import { LEAK_BOUND_BYTES_PER_TURN, type LoadReport, SETTLE_ROUNDS } from './load.js';
 import type { QualityResult } from './locomo-quality.js';
@@ -657,12 +657,17 @@ async function faultsRun(quick: boolean): Promise<SectionResult> {
       equivalence: r.equivalence.differences,
       dlq: r.dlq,
       sustained: r.sustained ? { differences: r.sustained.differences, dlq: r.sustained.dlq } : null,
+      // Kept when there are any: a rare difference is otherwise lost with the run (2026-11-27: 41 once, no sample).
+      ...(r.differencesFile ? { differencesByKind: { twice: r.determinism.byKind, faults: r.equivalence.byKind, throttled: r.sustained?.byKind ?? {} }, differencesFile: r.differencesFile } : {}),
     })),
   };
   return {
     md: faultSection(reports),
     json,
-    log: reports.map((r) => `faults ${r.replay}: ${r.turns} turns, differences ${r.determinism.differences} (twice) / ${r.equivalence.differences} (faults) / ${r.sustained?.differences ?? '-'} (model throttled), DLQ ${r.dlq} / ${r.sustained?.dlq ?? '-'}`),
+    log: reports.flatMap((r) => [
+      `faults ${r.replay}: ${r.turns} turns, differences ${r.determinism.differences} (twice) / ${r.equivalence.differences} (faults) / ${r.sustained?.differences ?? '-'} (model throttled), DLQ ${r.dlq} / ${r.sustained?.dlq ?? '-'}`,
+      ...differenceLines(r).map((line) => `  ${line}`),
+    ]),
   };
 }
 

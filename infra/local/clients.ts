@@ -16,6 +16,30 @@ import { versionsAsUnversioned } from './s3-versions.js';
 
 type Client = { middlewareStack: { add: (...args: never[]) => void } };
 
+/** Receipt handles whose visibility a function set itself (a job's retry brought forward), until the event source asks. */
+const visibilitySet = new Set<string>();
+
+/** Whether the function set this message's visibility itself (the event source then leaves it so); forgets it. */
+export function functionSetVisibility(receiptHandle: string): boolean {
+  return visibilitySet.delete(receiptHandle);
+}
+
+/** Notes the receipt handles of the visibility changes a function's SQS client made. */
+function noteVisibilityChanges<C extends Client>(client: C): C {
+  type Args = { input?: { ReceiptHandle?: string } };
+  const add = client.middlewareStack.add as unknown as (mw: unknown, options: { step: string; name: string }) => void;
+  add(
+    (next: (args: Args) => Promise<unknown>, context: { commandName?: string }) => async (args: Args) => {
+      const result = await next(args);
+      const handle = args.input?.ReceiptHandle;
+      if (context.commandName === 'ChangeMessageVisibilityCommand' && handle) visibilitySet.add(handle);
+      return result;
+    },
+    { step: 'initialize', name: 'noteVisibilityChanges' },
+  );
+  return client;
+}
+
 /** The clients `fn`'s handler gets: every request counted, faults injected when on, IAM enforced when `iam` is given. */
 export function functionClients(fn: FunctionKey, iam: IamEnforcer | null): AwsClients {
   const wrap = <C extends Client>(client: C, service: string): C => {
@@ -25,7 +49,7 @@ export function functionClients(fn: FunctionKey, iam: IamEnforcer | null): AwsCl
   return {
     ddb: createDocumentClient(wrap(createDynamoDbClient(), 'DynamoDB')),
     s3: wrap(versionsAsUnversioned(createS3Client()), 'S3'),
-    sqs: wrap(createSqsClient(), 'SQS'),
+    sqs: noteVisibilityChanges(wrap(createSqsClient(), 'SQS')),
     bedrock: wrap(createBedrockClient(), 'BedrockRuntime'),
   };
 }

@@ -18,9 +18,17 @@
  * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html). Locally the
  * visibility timeouts are seconds (so that a failed record comes back quickly) and nothing
  * ends a slow handler, so the event source keeps a running batch invisible itself
- * (`keepInvisible`: it renews the visibility while the handler runs). Without it, a handler
- * slowed by injected faults saw its own records delivered again to another poller while it
- * still ran — two invocations of one FIFO group at once, which Lambda never has.
+ * (`keepInvisible`): it receives the batch invisible for the function's timeout, as long as
+ * Lambda could run it, and on failure makes the failed records visible again after the
+ * queue's local timeout — but those whose visibility the function set itself (a model retry
+ * brought forward: `functionSetVisibility`). Without it, a handler slowed by injected faults
+ * saw its own records delivered again to another poller while it still ran — two invocations
+ * of one FIFO group at once, which Lambda never has. Renewing the visibility while the
+ * handler ran (every half timeout) was not enough: the emulator runs in this process, and
+ * under load its event loop stalled 1.3–2.0 s (measured in three conv-30 replays with faults
+ * run at once, load 6–10 on 2 cores) — over half the turn queue's 2 s; after a stall the
+ * emulator expires the batch before the late renewal reaches it, and in one of those replays
+ * a turn was delivered again while its first invocation still ran.
  */
 import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -79,10 +87,12 @@ export class LocalEventSource {
       /** The function's key for `observe`. @default name */
       fn?: string;
       /**
-       * Renew a running batch's visibility to this many seconds, through this client (the local
-       * stack's own, not the function's: Lambda makes no such call, its timeouts make it needless).
+       * Receive batches invisible for the function's timeout (`timeoutSeconds`); failed records
+       * come back `seconds` after the invocation, set through this client (the local stack's own,
+       * not the function's: Lambda makes no such call, its timeouts make it needless), but those
+       * whose visibility the function set itself (`functionSetVisibility`, by receipt handle).
        */
-      keepInvisible?: { sqs: SQSClient; seconds: number };
+      keepInvisible?: { sqs: SQSClient; seconds: number; functionSetVisibility?: (receiptHandle: string) => boolean };
     },
   ) {}
 
@@ -112,6 +122,7 @@ export class LocalEventSource {
             QueueUrl: queueUrl,
             MaxNumberOfMessages: this.options.batchSize ?? 10,
             WaitTimeSeconds: 1,
+            ...(this.options.keepInvisible ? { VisibilityTimeout: this.options.timeoutSeconds } : {}),
             MessageSystemAttributeNames: ['All'],
             MessageAttributeNames: ['All'],
           }),
@@ -142,10 +153,7 @@ export class LocalEventSource {
     const fn = this.options.fn ?? this.options.name;
     // Injected faults (when the local stack turns them on) strike first deliveries only.
     const firstDelivery = records.some((r) => r.attributes.ApproximateReceiveCount === '1');
-    const renewing = this.keepInvisible(messages);
-    const outcome = await withDelivery(firstDelivery, () => this.options.handler({ Records: records }, lambdaContext(this.options.functionName, this.options.timeoutSeconds))).finally(() =>
-      clearInterval(renewing),
-    );
+    const outcome = await withDelivery(firstDelivery, () => this.options.handler({ Records: records }, lambdaContext(this.options.functionName, this.options.timeoutSeconds)));
     if (outcome.died || !outcome.ok) {
       // A crash (or an injected death): Lambda returns the whole batch to the queue.
       this.stats.handlerErrors += 1;
@@ -160,6 +168,7 @@ export class LocalEventSource {
     this.options.observe?.({ fn: this.options.fn ?? this.options.name, ms: performance.now() - started, records, finishedAt: Date.now() });
     this.stats.failedRecords += failed.size;
     const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
+    await this.comeBackSoon(messages.filter((m) => failed.has(m.MessageId ?? '')));
     if (done.length > 0) {
       await this.options.sqs.send(
         new DeleteMessageBatchCommand({
@@ -170,20 +179,19 @@ export class LocalEventSource {
     }
   }
 
-  /** Renews the batch's visibility every half period while its handler runs (see the module's comment). */
-  private keepInvisible(messages: readonly Message[]): ReturnType<typeof setInterval> | undefined {
+  /** Failed records visible again after the queue's local timeout (see the module's comment), but those the function set itself. */
+  private async comeBackSoon(failed: readonly Message[]): Promise<void> {
     const keep = this.options.keepInvisible;
-    if (!keep) return undefined;
-    const renew = () =>
-      keep.sqs
-        .send(
-          new ChangeMessageVisibilityBatchCommand({
-            QueueUrl: this.options.queueUrl,
-            Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '', VisibilityTimeout: keep.seconds })),
-          }),
-        )
-        .catch((error: unknown) => this.options.onError?.(error));
-    return setInterval(renew, (keep.seconds * 1000) / 2);
+    const mine = failed.filter((m) => !keep?.functionSetVisibility?.(m.ReceiptHandle ?? ''));
+    if (!keep || mine.length === 0) return;
+    await keep.sqs
+      .send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: this.options.queueUrl,
+          Entries: mine.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '', VisibilityTimeout: keep.seconds })),
+        }),
+      )
+      .catch((error: unknown) => this.options.onError?.(error));
   }
 
   private toRecord(m: Message): SQSRecord {

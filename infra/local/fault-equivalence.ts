@@ -16,9 +16,9 @@
  * (visibility 3 min < idle 5 min): the default speed here is 60 (idle 5 s), not 300.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { Summary } from './stack.js';
 import { type DumpDifference, diffDumps, dumpDigest, type UserStateDump } from './state-dump.js';
 
@@ -102,16 +102,49 @@ export interface EquivalenceReport {
   turns: number;
   records: number;
   /** Fault-free vs fault-free: determinism. */
-  determinism: { differences: number; sample: Comparison['differences'] };
+  determinism: Differences;
   /** Fault-free vs faults. */
-  equivalence: { differences: number; sample: Comparison['differences'] };
+  equivalence: Differences;
   faults: Summary['faults'];
   handlerErrors: number;
   /** Messages left in dead-letter queues after the faulty replay. */
   dlq: number;
   /** Fault-free vs sustained model throttling (null when not run). */
-  sustained: { minutes: number; differences: number; sample: Comparison['differences']; throttled: number; dlq: number } | null;
+  sustained: (Differences & { minutes: number; throttled: number; dlq: number }) | null;
   seconds: { faultFree: number; faulty: number; sustained: number | null };
+  /** Where every difference was written, when there were any (a rare one is then not lost: issue of 2026-11-27, 41 differences once, none kept). */
+  differencesFile: string | null;
+}
+
+/** A comparison's differences: how many, by kind of record, and the first few. */
+export interface Differences {
+  differences: number;
+  /** By kind of record: an item's sort-key prefix (`SUMMARY#`, `RUN#`…), an object's folder under the user's prefix (`Knowledge/Reflections/`…). */
+  byKind: Record<string, number>;
+  sample: Comparison['differences'];
+}
+
+/** The kind of record a difference is in (see Differences.byKind). */
+export function recordKind(d: Pick<DumpDifference, 'where' | 'key'>): string {
+  if (d.where === 'item') return `${d.key.split('|')[1]?.split('#')[0] ?? ''}#`;
+  const path = d.key.split('/').slice(2, -1);
+  return `${path.slice(0, path[0] === 'Knowledge' ? 2 : 1).join('/')}/`;
+}
+
+function differencesOf(c: Comparison): Differences {
+  const byKind: Record<string, number> = {};
+  for (const d of c.differences) byKind[recordKind(d)] = (byKind[recordKind(d)] ?? 0) + 1;
+  return { differences: c.differences.length, byKind, sample: c.differences.slice(0, 5) };
+}
+
+/** Every difference of the three comparisons, in a file under .local/faults/ (null when there are none). */
+function keepDifferences(replay: string, comparisons: Record<string, Comparison | null>): string | null {
+  if (Object.values(comparisons).every((c) => c === null || c.differences.length === 0)) return null;
+  const dir = resolve('.local/faults');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${basename(replay).replace(/\.\w+$/, '')}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify(Object.fromEntries(Object.entries(comparisons).map(([k, c]) => [k, c?.differences ?? null])), null, 1)}\n`);
+  return file;
 }
 
 /**
@@ -132,24 +165,43 @@ export async function checkEquivalence(options: { replay?: string; rate: number;
   const determinism = compareRuns(clean, again);
   const equivalence = compareRuns(clean, faulty);
   const sustained = throttled ? compareRuns(clean, throttled) : null;
+  const replay = options.replay ?? 'events/samples/conversation.jsonl';
   return {
-    replay: options.replay ?? 'events/samples/conversation.jsonl',
+    replay,
     rate: options.rate,
     seed: options.seed,
     speed: base.speed,
     turns: clean.summary.turns,
     records: equivalence.records,
-    determinism: { differences: determinism.differences.length, sample: determinism.differences.slice(0, 5) },
-    equivalence: { differences: equivalence.differences.length, sample: equivalence.differences.slice(0, 5) },
+    determinism: differencesOf(determinism),
+    equivalence: differencesOf(equivalence),
     faults: faulty.summary.faults,
     handlerErrors: faulty.summary.handlerErrors,
     dlq: faulty.summary.errors,
     sustained:
       throttled && sustained
-        ? { minutes, differences: sustained.differences.length, sample: sustained.differences.slice(0, 5), throttled: throttled.summary.faults['model-throttling-sustained'], dlq: throttled.summary.errors }
+        ? { minutes, ...differencesOf(sustained), throttled: throttled.summary.faults['model-throttling-sustained'], dlq: throttled.summary.errors }
         : null,
     seconds: { faultFree: clean.seconds, faulty: faulty.seconds, sustained: throttled?.seconds ?? null },
+    differencesFile: keepDifferences(replay, { determinism, equivalence, sustained }),
   };
+}
+
+/** The differences of a report, for a log: by kind of record, the first few, and the file with all of them. */
+export function differenceLines(report: EquivalenceReport): string[] {
+  const parts: Array<[string, Differences | null]> = [
+    ['fault-free twice', report.determinism],
+    ['faults', report.equivalence],
+    ['model throttled', report.sustained],
+  ];
+  return [
+    ...parts.flatMap(([label, d]) =>
+      d && d.differences > 0
+        ? [`${label}: ${d.differences} differences by kind ${JSON.stringify(d.byKind)}`, ...d.sample.map((x) => `${label}: ${JSON.stringify(x).slice(0, 400)}`)]
+        : [],
+    ),
+    ...(report.differencesFile ? [`every difference: ${report.differencesFile}`] : []),
+  ];
 }
 
 async function main(): Promise<number> {
@@ -176,7 +228,7 @@ async function main(): Promise<number> {
   console.log(`determinism (fault-free twice): ${report.determinism.differences} differences; equivalence (fault-free vs faults): ${report.equivalence.differences} differences`);
   const s = report.sustained;
   if (s) console.log(`sustained (model throttled ${s.minutes} simulated minutes, ${s.throttled} calls refused): ${s.differences} differences; left in DLQs ${s.dlq}`);
-  for (const d of [...report.determinism.sample, ...report.equivalence.sample, ...(s?.sample ?? [])]) console.log(`  ${JSON.stringify(d).slice(0, 300)}`);
+  for (const line of differenceLines(report)) console.log(`  ${line}`);
   console.log(JSON.stringify(report));
   const sustainedOk = s === null || (s.differences === 0 && s.dlq === 0);
   return report.determinism.differences === 0 && report.equivalence.differences === 0 && report.dlq === 0 && sustainedOk ? 0 : 1;

@@ -17,7 +17,7 @@ import { type StageConfig, stageConfig } from '../config/stages.js';
 import type { FunctionKey, Permissions } from '../permissions.js';
 import { FUNCTION_TIMEOUT_SECONDS, names, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
 import { createSqsClient } from '../../lib/adapters/aws-clients.js';
-import { eventSourceClient } from './clients.js';
+import { eventSourceClient, functionSetVisibility } from './clients.js';
 import { configureFaults, faultCounts, type FaultConfig, type FaultKind, withDelivery } from './fault-injection.js';
 import { buildLocalFunctions, functionEnvironment, type LocalFunctions, type LocalOverrides } from './functions.js';
 import { IamEnforcer } from './iam/iam-enforcement.js';
@@ -112,13 +112,14 @@ export interface LocalStack {
   /**
    * Publish JSONL lines. With `clock`, the simulated clock follows the events' timestamps:
    * each session is published and settled (idle checks included) before the clock moves
-   * on, and every schedule the clock passes fires its sweep, as production would have.
+   * on, and every schedule the clock passes fires its sweep, whose jobs settle before the
+   * clock moves on again, as production would have.
    */
   replayLines(lines: readonly string[], options?: { clock?: boolean }): Promise<ReplayResult>;
   waitUntilDrained(options?: { timeoutMs?: number; onTick?: () => void | Promise<void> }): Promise<void>;
   /** The simulated clock the handlers read (the wall clock until a clocked replay moves it). */
   now(): Date;
-  /** Move the simulated clock forward, firing (in order) every sweep scheduled on the way. */
+  /** Move the simulated clock forward, firing (in order) every sweep scheduled on the way; their jobs settle before it reaches `time`. */
   advanceTo(time: Date): Promise<Array<{ sweep: string; at: string }>>;
   summary(): Promise<Summary>;
   /** Every item of the table, every page of the scan (for assertions that nothing holds a value). */
@@ -213,7 +214,7 @@ type SqsFunction = 'signal' | 'reflector' | 'idle';
 /** The three queues' event sources, started, each invoking its function as the synthesized event source mapping says. */
 function startEventSources(rt: Pick<Runtime, 'synthesized' | 'resources' | 'handlers' | 'iam' | 'options'>): Record<QueueKey, LocalEventSource> {
   const { synthesized, resources, iam, options } = rt;
-  // The stack's own SQS client (not a function's): renews running batches' visibility (event-source.ts).
+  // The stack's own SQS client (not a function's): makes failed records visible again after the local timeout (event-source.ts).
   const stackSqs = createSqsClient();
   const source = (key: QueueKey, handler: SqsHandler, fn: SqsFunction) =>
     new LocalEventSource({
@@ -230,7 +231,7 @@ function startEventSources(rt: Pick<Runtime, 'synthesized' | 'resources' | 'hand
       ...(synthesized.functions[fn].eventSource?.maxConcurrency !== undefined ? { concurrency: synthesized.functions[fn].eventSource?.maxConcurrency } : {}),
       onError: (error) => options.onHandlerError?.(key, error),
       fn,
-      keepInvisible: { sqs: stackSqs, seconds: QUEUES[key].localVisibilityTimeoutSeconds },
+      keepInvisible: { sqs: stackSqs, seconds: QUEUES[key].localVisibilityTimeoutSeconds, functionSetVisibility },
       ...(options.observe ? { observe: options.observe } : {}),
     });
   const sources = {
@@ -372,6 +373,9 @@ async function advanceTo(rt: Runtime, time: Date): Promise<Array<{ sweep: string
     if (result.jobs.length > 0) state.dirty = true;
     done.push({ sweep: name, at: at.toISOString() });
   }
+  // The jobs the sweeps fired run on their schedule's clock and are done before the clock moves
+  // on (a nightly run is long over when the morning's session begins), not while the next session is ingested.
+  if (done.length > 0 && state.dirty) await waitUntilDrained(rt);
   setClock(rt, time);
   state.fired.push(...done);
   return done;

@@ -14,6 +14,7 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { BEDROCK_MAX_ATTEMPTS } from '../../lib/adapters/aws-clients.js';
 import { QUEUES } from '../../infra/resources.js';
+import { REFLECTION_TOOL } from '../../lib/use-cases/run-reflection.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { bucketReader } from '../helpers/s3.js';
 import { ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js';
@@ -275,6 +276,49 @@ describe('the pipeline on the local emulators', () => {
     expect(stored).toContain('[redacted:aws_access_key]');
     expect(stored).toContain('[redacted:url_password]');
     expect(JSON.stringify(items.filter((i) => i.pk === 'USER#secret-user' && String(i.sk).startsWith('TURN#')))).toContain('[redacted:api_token]');
+  });
+
+  it('never delivers a job again while its invocation runs, however long the process stalls (the emulator runs in it)', async () => {
+    // Under load a replay's event loop stalled up to 2 s, and a running batch came back to another
+    // poller (two invocations of one FIFO group at once, which Lambda never has): a stall past the
+    // queue's local visibility timeout let the emulator expire it before the event source renewed it.
+    const invocations = stack.sources.reflection.stats.invocations;
+    let calls = 0;
+    stack.emulators.converse.setResponder((req) => {
+      if (answerNameOf(req) !== REFLECTION_TOOL.name) return offlineResponder(req);
+      calls++;
+      const until = Date.now() + (QUEUES.reflection.localVisibilityTimeoutSeconds + 1.5) * 1000;
+      while (calls === 1 && Date.now() < until) {
+        // the whole process stalls in the batch's model call: emulator, event sources and handlers alike
+      }
+      return offlineResponder(req);
+    });
+    try {
+      await stack.replayLines(tenTurns('stall-user'));
+      await stack.waitUntilDrained({ timeoutMs: 60_000 });
+    } finally {
+      stack.emulators.converse.setResponder(offlineResponder);
+    }
+    expect(calls).toBe(1);
+    expect(await bucket.batchLog('stall-user', 'batch-1-10')).toMatchObject({ status: 'completed' });
+    // Two jobs (the batch, then the idle summary of its ten turns), each delivered once.
+    expect(stack.sources.reflection.stats.invocations - invocations).toBe(2);
+  }, 60_000);
+
+  it("settles the jobs a sweep fired before the clock moves on: the nightly run is over when the next morning's session comes", async () => {
+    // Without it the replay published the next session while the nightly (or weekly) job still
+    // ran, on the next session's clock: the local stack said sessions settle before the clock moves on.
+    const user = 'settle-user';
+    const turn = (i: number) =>
+      JSON.stringify({ type: 'turn.saved', version: 1, userId: user, sessionId: 's-evening', turnId: i, timestamp: `2027-03-01T20:0${i}:00Z`, query: `Evening note ${i} about the garden shed.`, response: 'Noted.' });
+    await stack.replayLines([1, 2, 3, 4, 5, 6].map(turn), { clock: true });
+    await stack.waitUntilDrained();
+    const fired = await stack.advanceTo(new Date('2027-03-02T10:00:00Z'));
+    expect(fired.map((f) => f.sweep)).toContain('nightly');
+    // Nothing waited for: the run is logged as advanceTo returns, nothing is in flight.
+    const runs = (await stack.scanItems()).filter((i) => i.pk === `USER#${user}` && String(i.sk).startsWith('RUN#nightly#'));
+    expect(runs).toHaveLength(1);
+    expect(Object.values(stack.sources).some((source) => source.busy)).toBe(false);
   });
 
   it("made no AWS request its function's synthesized IAM policies deny (infra/permissions.ts)", () => {

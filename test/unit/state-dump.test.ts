@@ -3,6 +3,7 @@
  * measures the machine: durations, times of processing, TTLs counted from them, message tags.
  */
 import { describe, expect, it } from 'vitest';
+import { differenceLines, type EquivalenceReport, recordKind } from '../../infra/local/fault-equivalence.js';
 import { normalise } from '../../infra/local/state-dump.js';
 
 describe('state dump normalisation', () => {
@@ -30,5 +31,30 @@ describe('state dump normalisation', () => {
     });
     // A batch log's timestamp is when the batch ran.
     expect(normalise({ timestamp: '2026-11-22T08:01:02Z' }, { timestampIsProcessing: true })).toEqual({ timestamp: '2026-11-22T<processing time>' });
+  });
+});
+
+describe('fault-equivalence differences kept', () => {
+  it('names the kind of record of each difference: the item sort key prefix, the object folder', () => {
+    expect(recordKind({ where: 'item', key: 'USER#u1|SUMMARY#0000000015#summary-1-15' })).toBe('SUMMARY#');
+    expect(recordKind({ where: 'item', key: 'USER#u1|SIGNAL' })).toBe('SIGNAL#');
+    expect(recordKind({ where: 'object', key: 'users/u1/Knowledge/Reflections/x.md' })).toBe('Knowledge/Reflections/');
+    expect(recordKind({ where: 'object', key: 'users/u1/summaries/s.json' })).toBe('summaries/');
+  });
+
+  it('prints the differences by kind, the first few and the file holding all, only when there are some', () => {
+    const none = { differences: 0, byKind: {}, sample: [] };
+    const base = { determinism: none, equivalence: none, sustained: null, differencesFile: null } as unknown as EquivalenceReport;
+    expect(differenceLines(base)).toEqual([]);
+    const some = {
+      ...base,
+      equivalence: { differences: 2, byKind: { 'SUMMARY#': 2 }, sample: [{ userId: 'u1', where: 'item', key: 'USER#u1|SUMMARY#1#s', kind: 'only-a' }] },
+      differencesFile: '/x/conv-30.json',
+    } as unknown as EquivalenceReport;
+    expect(differenceLines(some)).toEqual([
+      'faults: 2 differences by kind {"SUMMARY#":2}',
+      'faults: {"userId":"u1","where":"item","key":"USER#u1|SUMMARY#1#s","kind":"only-a"}',
+      'every difference: /x/conv-30.json',
+    ]);
   });
 });

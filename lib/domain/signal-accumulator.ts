@@ -31,6 +31,15 @@ export const SignalStateSchema = z.object({
    * was lost), and the next counted turn schedules a new one (see `scheduleIdleCheck`).
    */
   idleCheckDueAt: z.string().nullable().default(null),
+  /**
+   * The idle summary the last idle-check write committed to (its turns taken out of
+   * `summaryTurnIds` by that same write), kept until the next one overwrites it: the check is
+   * written first and enqueues after, so a delivery of that check again (same `dueAt`: its
+   * identity) after a failed or unknown enqueue enqueues the same job again (same job id, so
+   * FIFO deduplication and the reflector's check of the id make it one summary). ≤
+   * `summaryMaxTurns` turn ids. Absent in states written before: nothing to send again.
+   */
+  idleSummary: z.object({ dueAt: z.string(), turnIds: TurnIds, urgency: z.number().min(0) }).optional(),
   recentTopics: z.array(z.string()),
   /** Turns counted since the last completed batch, ascending (seed: turns_since_last_batch is its length). */
   unbatchedTurnIds: TurnIds,
@@ -459,7 +468,10 @@ export function scheduleIdleCheck(state: SignalState, config: SignalConfig, now:
 }
 
 export type IdleCheckResult =
+  /** A summary to commit: `state` (to write first) takes its turns and records it in `idleSummary`; enqueue `trigger` after the write. */
   | { state: SignalState; trigger: JobTrigger }
+  /** This check committed its summary already (a delivery again, after a failed or unknown enqueue): the same job again, nothing written. */
+  | { resend: JobTrigger }
   /** The user spoke since the check was sent: the same check again (its `dueAt` kept: that is its identity), delayed until the threshold after their last message passes. */
   | { reschedule: { delaySeconds: number } }
   /** `superseded`: not the user's pending check (a newer one is); `newer_message`: a check from before issue 19 whose turn is not the last. */
@@ -474,11 +486,17 @@ export type IdleCheckResult =
  * however the timing falls). While a put-back check waits, its `dueAt` has passed, so the next
  * counted turn sends a fresh check and the old one stops as superseded when it fires: at most
  * two in flight. A check sent before `dueAt` existed keeps the old rule: its turn must be the last.
+ * A summary is committed by the state write before its job is enqueued (`idleSummary`): a check
+ * that finds its own summary there (same `dueAt`) was delivered again and sends that job again,
+ * whatever happened since; a write that lost to another writer enqueued nothing.
  */
 export function idleCheck(prior: SignalState, check: { lastTurnId: number; dueAt?: string }, config: SignalConfig, now: Date): IdleCheckResult {
   const thresholdMs = idleThresholdMs(config);
   const waitMs = Date.parse(prior.lastSeenAt ?? '1970-01-01T00:00:00Z') + thresholdMs - now.getTime();
   const skewMs = idleSkewMs(thresholdMs);
+  // Before anything else (a turn since may have superseded this check): the summary it committed.
+  const committed = prior.idleSummary;
+  if (check.dueAt !== undefined && committed?.dueAt === check.dueAt) return { resend: idleSummaryTrigger(committed.turnIds, committed.urgency) };
   if (check.dueAt === undefined) {
     if (prior.lastTurnId !== check.lastTurnId) return { skipped: 'newer_message' };
     if (waitMs > skewMs) return { skipped: 'not_idle_yet' };
@@ -492,8 +510,13 @@ export function idleCheck(prior: SignalState, check: { lastTurnId: number; dueAt
   if (prior.messagesSinceSummary < config.idleMinMessages) return { skipped: 'too_few_messages' };
   const state = structuredClone(prior);
   const trigger = takeSummary(state, 'idle-summary', 'idle');
-  return trigger ? { state, trigger } : { skipped: 'too_few_messages' };
+  if (!trigger) return { skipped: 'too_few_messages' };
+  // A check from before issue 19 (no dueAt) has no identity to find its summary by: none recorded.
+  if (check.dueAt !== undefined) state.idleSummary = { dueAt: check.dueAt, turnIds: trigger.turnIds, urgency: trigger.urgency };
+  return { state, trigger };
 }
+
+const idleSummaryTrigger = (turnIds: number[], urgency: number): JobTrigger => ({ jobId: summaryJobId(turnIds), kind: 'idle-summary', trigger: 'idle', urgency, turnIds, episodeIds: [] });
 
 function recordActivity(state: SignalState, timestamp: string, days: number): void {
   const day = timestamp.slice(0, 10);

@@ -15,6 +15,10 @@ import { topKeywords } from './text.js';
 
 const TurnIds = z.array(z.number().int());
 
+/** A session-close summary a signal write committed (see `closeSummaries`). */
+const CloseSummarySchema = z.object({ turnIds: TurnIds, urgency: z.number().min(0), requestedAt: z.string() });
+export type CloseSummary = z.infer<typeof CloseSummarySchema>;
+
 export const SignalStateSchema = z.object({
   turnsSinceLastBatch: z.number().int().min(0),
   urgencyScore: z.number().min(0),
@@ -40,6 +44,13 @@ export const SignalStateSchema = z.object({
    * `summaryMaxTurns` turn ids. Absent in states written before: nothing to send again.
    */
   idleSummary: z.object({ dueAt: z.string(), turnIds: TurnIds, urgency: z.number().min(0) }).optional(),
+  /**
+   * The session-close summaries the last signal write committed (their turns taken by that
+   * write), enqueued after it: a redelivery of that write's messages (`appliedMessages`) sends
+   * them again, same job ids. Dropped by the next signal write, which comes after any
+   * redelivery of the last one's messages (one FIFO message group per user). Absent: none.
+   */
+  closeSummaries: z.array(CloseSummarySchema).optional(),
   recentTopics: z.array(z.string()),
   /** Turns counted since the last completed batch, ascending (seed: turns_since_last_batch is its length). */
   unbatchedTurnIds: TurnIds,
@@ -430,6 +441,21 @@ function takeSummary(state: SignalState, kind: 'idle-summary' | 'session-close',
   state.counters.summariesTriggered += 1;
   return { jobId: summaryJobId(turnIds), kind, trigger, urgency: state.urgencyScore, turnIds, episodeIds: [] };
 }
+
+/**
+ * The state a signal write puts, with the session-close summaries it commits: `resent` (those
+ * of the write before, whose messages came again with these) and those its fold took; none
+ * drops the field. Their jobs go out after the write (`closeSummaryTrigger`), so a write that
+ * loses to another writer (an idle summary taking the same turns) enqueues none.
+ */
+export function commitCloseSummaries(state: SignalState, triggers: readonly JobTrigger[], resent: readonly CloseSummary[], requestedAt: string): SignalState {
+  const taken = triggers.filter((t) => t.kind === 'session-close').map((t) => ({ turnIds: t.turnIds, urgency: t.urgency, requestedAt }));
+  const { closeSummaries: _, ...rest } = state;
+  return resent.length + taken.length > 0 ? { ...rest, closeSummaries: [...resent, ...taken] } : rest;
+}
+
+/** The job trigger of a committed session-close summary (the same one `takeSummary` made). */
+export const closeSummaryTrigger = (s: CloseSummary): JobTrigger => ({ jobId: summaryJobId(s.turnIds), kind: 'session-close', trigger: 'session_closed', urgency: s.urgency, turnIds: s.turnIds, episodeIds: [] });
 
 /** Whether an idle check is on its way (its due time not come yet): a fold schedules none then. */
 export const idleCheckPending = (state: Pick<SignalState, 'idleCheckDueAt'>, now: Date): boolean => state.idleCheckDueAt !== null && Date.parse(state.idleCheckDueAt) > now.getTime();

@@ -308,6 +308,58 @@ describe('idle check: the state write commits the summary before its job is enqu
     expect(deps.signalState.state('alice')).toMatchObject({ summaryTurnIds: [6], messagesSinceSummary: 1 });
   });
 
+  it('a session close whose write loses to the idle summary enqueues no summary of the turns that one took', async () => {
+    const { deps, sent, dueAt, idleDeps } = await quietAlice();
+    // Turn 6 and the session's close are folded just as the check fires; the check's write lands first.
+    const store = deps.signalState;
+    let raced = false;
+    const racing = Object.assign(Object.create(store) as typeof store, {
+      save: async (...args: Parameters<typeof store.save>) => {
+        if (!raced) {
+          raced = true;
+          await checkIdle(sent, idleDeps(dueAt));
+        }
+        return store.save(...args);
+      },
+    });
+    const close = { type: 'session.closed', version: 1, userId: 'alice', sessionId: 's-1', timestamp: '2026-02-06T14:35:00Z' };
+    const r = await ingestTurns(nextRecords([turn({ userId: 'alice', turnId: 6, query: 'entry6' }), close]), { ...deps, signalState: racing, clock: fixedClock(dueAt) });
+    expect(raced).toBe(true);
+    expect(r).toMatchObject({ accepted: 1, controlEvents: 1, failedMessageIds: [] });
+    // Turns 1–5 once (the idle summary), turn 6 once (the close's, recomputed on the new state).
+    expect(deps.jobs.jobs.filter((j) => j.kind !== 'batch').map((j) => [j.kind, j.jobId])).toEqual([
+      ['idle-summary', 'summary-1-5'],
+      ['session-close', 'summary-6-6'],
+    ]);
+  });
+
+  it('a session close redelivered after its write landed and its summary\'s enqueue failed sends the same summary again', async () => {
+    const deps = ingestDeps();
+    const msgs = [...[1, 2, 3].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` })), { type: 'session.closed', version: 1, userId: 'alice', sessionId: 's-1', timestamp: '2026-02-06T14:06:00Z' }];
+    let failures = 1;
+    const flaky = Object.assign(Object.create(deps.jobs) as typeof deps.jobs, {
+      enqueue: async (job: Job) => {
+        if (job.kind === 'session-close' && failures-- > 0) throw new Error('SQS unavailable');
+        return deps.jobs.enqueue(job);
+      },
+    });
+    const first = await ingestTurns(records(msgs), { ...deps, jobs: flaky });
+    // The user's records go back to the queue; the state holds them, and the summary it committed.
+    expect(first.failedMessageIds).toEqual(['m0', 'm1', 'm2', 'm3']);
+    expect(deps.signalState.state('alice')).toMatchObject({ summaryTurnIds: [], closeSummaries: [{ turnIds: [1, 2, 3] }] });
+    const again = await ingestTurns(records(msgs), { ...deps, clock: fixedClock('2026-02-06T14:31:00.000Z') });
+    expect(again).toMatchObject({ alreadyApplied: 4, accepted: 0, failedMessageIds: [] });
+    expect(await ingestTurns(records(msgs), deps)).toMatchObject({ alreadyApplied: 4 });
+    const summaries = deps.jobs.jobs.filter((j) => j.kind === 'session-close');
+    expect(summaries.map((j) => [j.jobId, j.requestedAt])).toEqual([
+      ['summary-1-3', '2026-02-06T14:30:00.000Z'],
+      ['summary-1-3', '2026-02-06T14:30:00.000Z'],
+    ]);
+    // The next write drops them: later messages never send them again.
+    await ingestTurns(nextRecords([turn({ userId: 'alice', turnId: 4, query: 'entry4' })]), deps);
+    expect(deps.signalState.state('alice').closeSummaries).toBeUndefined();
+  });
+
   it('reads a state written before idleSummary existed', () => {
     const { idleSummary: _, ...old } = { ...initialSignalState(), summaryTurnIds: [1, 2], messagesSinceSummary: 2 };
     expect(parseSignalState(JSON.parse(JSON.stringify(old)))).toMatchObject({ corrupt: false, state: { summaryTurnIds: [1, 2] } });

@@ -66,6 +66,8 @@ const PROCESSING_TIMES = new Set([
   'lastBatchTimestamp',
   'lastSeenAt',
   'idleCheckDueAt',
+  // The signal state's idleSummary: its check's due time (the idleCheckDueAt it had).
+  'dueAt',
   'updatedAt',
   'receivedAt',
   'requestedAt',

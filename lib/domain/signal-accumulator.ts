@@ -15,6 +15,10 @@ import { topKeywords } from './text.js';
 
 const TurnIds = z.array(z.number().int());
 
+/** A session-close summary a signal write committed (see `closeSummaries`). */
+const CloseSummarySchema = z.object({ turnIds: TurnIds, urgency: z.number().min(0), requestedAt: z.string() });
+export type CloseSummary = z.infer<typeof CloseSummarySchema>;
+
 export const SignalStateSchema = z.object({
   turnsSinceLastBatch: z.number().int().min(0),
   urgencyScore: z.number().min(0),
@@ -31,6 +35,22 @@ export const SignalStateSchema = z.object({
    * was lost), and the next counted turn schedules a new one (see `scheduleIdleCheck`).
    */
   idleCheckDueAt: z.string().nullable().default(null),
+  /**
+   * The idle summary the last idle-check write committed to (its turns taken out of
+   * `summaryTurnIds` by that same write), kept until the next one overwrites it: the check is
+   * written first and enqueues after, so a delivery of that check again (same `dueAt`: its
+   * identity) after a failed or unknown enqueue enqueues the same job again (same job id, so
+   * FIFO deduplication and the reflector's check of the id make it one summary). ≤
+   * `summaryMaxTurns` turn ids. Absent in states written before: nothing to send again.
+   */
+  idleSummary: z.object({ dueAt: z.string(), turnIds: TurnIds, urgency: z.number().min(0) }).optional(),
+  /**
+   * The session-close summaries the last signal write committed (their turns taken by that
+   * write), enqueued after it: a redelivery of that write's messages (`appliedMessages`) sends
+   * them again, same job ids. Dropped by the next signal write, which comes after any
+   * redelivery of the last one's messages (one FIFO message group per user). Absent: none.
+   */
+  closeSummaries: z.array(CloseSummarySchema).optional(),
   recentTopics: z.array(z.string()),
   /** Turns counted since the last completed batch, ascending (seed: turns_since_last_batch is its length). */
   unbatchedTurnIds: TurnIds,
@@ -422,6 +442,21 @@ function takeSummary(state: SignalState, kind: 'idle-summary' | 'session-close',
   return { jobId: summaryJobId(turnIds), kind, trigger, urgency: state.urgencyScore, turnIds, episodeIds: [] };
 }
 
+/**
+ * The state a signal write puts, with the session-close summaries it commits: `resent` (those
+ * of the write before, whose messages came again with these) and those its fold took; none
+ * drops the field. Their jobs go out after the write (`closeSummaryTrigger`), so a write that
+ * loses to another writer (an idle summary taking the same turns) enqueues none.
+ */
+export function commitCloseSummaries(state: SignalState, triggers: readonly JobTrigger[], resent: readonly CloseSummary[], requestedAt: string): SignalState {
+  const taken = triggers.filter((t) => t.kind === 'session-close').map((t) => ({ turnIds: t.turnIds, urgency: t.urgency, requestedAt }));
+  const { closeSummaries: _, ...rest } = state;
+  return resent.length + taken.length > 0 ? { ...rest, closeSummaries: [...resent, ...taken] } : rest;
+}
+
+/** The job trigger of a committed session-close summary (the same one `takeSummary` made). */
+export const closeSummaryTrigger = (s: CloseSummary): JobTrigger => ({ jobId: summaryJobId(s.turnIds), kind: 'session-close', trigger: 'session_closed', urgency: s.urgency, turnIds: s.turnIds, episodeIds: [] });
+
 /** Whether an idle check is on its way (its due time not come yet): a fold schedules none then. */
 export const idleCheckPending = (state: Pick<SignalState, 'idleCheckDueAt'>, now: Date): boolean => state.idleCheckDueAt !== null && Date.parse(state.idleCheckDueAt) > now.getTime();
 
@@ -459,7 +494,10 @@ export function scheduleIdleCheck(state: SignalState, config: SignalConfig, now:
 }
 
 export type IdleCheckResult =
+  /** A summary to commit: `state` (to write first) takes its turns and records it in `idleSummary`; enqueue `trigger` after the write. */
   | { state: SignalState; trigger: JobTrigger }
+  /** This check committed its summary already (a delivery again, after a failed or unknown enqueue): the same job again, nothing written. */
+  | { resend: JobTrigger }
   /** The user spoke since the check was sent: the same check again (its `dueAt` kept: that is its identity), delayed until the threshold after their last message passes. */
   | { reschedule: { delaySeconds: number } }
   /** `superseded`: not the user's pending check (a newer one is); `newer_message`: a check from before issue 19 whose turn is not the last. */
@@ -474,11 +512,17 @@ export type IdleCheckResult =
  * however the timing falls). While a put-back check waits, its `dueAt` has passed, so the next
  * counted turn sends a fresh check and the old one stops as superseded when it fires: at most
  * two in flight. A check sent before `dueAt` existed keeps the old rule: its turn must be the last.
+ * A summary is committed by the state write before its job is enqueued (`idleSummary`): a check
+ * that finds its own summary there (same `dueAt`) was delivered again and sends that job again,
+ * whatever happened since; a write that lost to another writer enqueued nothing.
  */
 export function idleCheck(prior: SignalState, check: { lastTurnId: number; dueAt?: string }, config: SignalConfig, now: Date): IdleCheckResult {
   const thresholdMs = idleThresholdMs(config);
   const waitMs = Date.parse(prior.lastSeenAt ?? '1970-01-01T00:00:00Z') + thresholdMs - now.getTime();
   const skewMs = idleSkewMs(thresholdMs);
+  // Before anything else (a turn since may have superseded this check): the summary it committed.
+  const committed = prior.idleSummary;
+  if (check.dueAt !== undefined && committed?.dueAt === check.dueAt) return { resend: idleSummaryTrigger(committed.turnIds, committed.urgency) };
   if (check.dueAt === undefined) {
     if (prior.lastTurnId !== check.lastTurnId) return { skipped: 'newer_message' };
     if (waitMs > skewMs) return { skipped: 'not_idle_yet' };
@@ -492,8 +536,13 @@ export function idleCheck(prior: SignalState, check: { lastTurnId: number; dueAt
   if (prior.messagesSinceSummary < config.idleMinMessages) return { skipped: 'too_few_messages' };
   const state = structuredClone(prior);
   const trigger = takeSummary(state, 'idle-summary', 'idle');
-  return trigger ? { state, trigger } : { skipped: 'too_few_messages' };
+  if (!trigger) return { skipped: 'too_few_messages' };
+  // A check from before issue 19 (no dueAt) has no identity to find its summary by: none recorded.
+  if (check.dueAt !== undefined) state.idleSummary = { dueAt: check.dueAt, turnIds: trigger.turnIds, urgency: trigger.urgency };
+  return { state, trigger };
 }
+
+const idleSummaryTrigger = (turnIds: number[], urgency: number): JobTrigger => ({ jobId: summaryJobId(turnIds), kind: 'idle-summary', trigger: 'idle', urgency, turnIds, episodeIds: [] });
 
 function recordActivity(state: SignalState, timestamp: string, days: number): void {
   const day = timestamp.slice(0, 10);

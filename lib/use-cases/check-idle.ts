@@ -3,7 +3,9 @@
  * fires, enqueue an idle-summary job if the user has been quiet for the threshold and at
  * least `idleMinMessages` arrived since the last summary. Debounced without polling: one
  * check is pending per user; while the user keeps talking it puts itself back on the queue,
- * due a threshold after their last message (issue 19).
+ * due a threshold after their last message (issue 19). The state write that takes the summary's
+ * turns comes before the job's enqueue, and records the job, so a lost write enqueues nothing and a
+ * redelivered check sends its own committed job again (same id).
  */
 import type { IdleCheck } from '../../events/idle-check.js';
 import type { Job } from '../../events/job.js';
@@ -26,6 +28,8 @@ export interface IdleDeps {
 
 export type IdleOutcome =
   | { status: 'enqueued'; job: Job }
+  /** This check's summary was committed by an earlier delivery: its job sent again (same id: one summary). */
+  | { status: 'resent'; job: Job }
   | { status: 'rescheduled'; delaySeconds: number }
   | { status: 'skipped'; reason: 'newer_message' | 'superseded' | 'not_idle_yet' | 'too_few_messages' | 'no_state' };
 
@@ -44,7 +48,7 @@ export async function checkIdle(check: IdleCheck, deps: IdleDeps): Promise<IdleO
       await deps.idle.schedule({ ...check, enqueuedAt: deps.clock.now().toISOString() }, result.reschedule.delaySeconds);
       return { status: 'rescheduled', delaySeconds: result.reschedule.delaySeconds };
     }
-    const t = result.trigger;
+    const t = 'resend' in result ? result.resend : result.trigger;
     const job: Job = {
       type: 'reflector.job',
       version: 1,
@@ -57,11 +61,23 @@ export async function checkIdle(check: IdleCheck, deps: IdleDeps): Promise<IdleO
       // Input time: when the quiet window ended (the check's due time), not when this delivery ran.
       requestedAt: check.dueAt ?? deps.clock.now().toISOString(),
     };
-    await deps.jobs.enqueue(job);
-    if (await deps.signalState.save(check.userId, result.state, stored.version)) {
-      deps.log.info('idle summary job enqueued', { userId: check.userId, jobId: job.jobId, turns: job.turnIds.length });
-      return { status: 'enqueued', job };
+    if ('resend' in result) {
+      // An earlier delivery committed this summary, and its enqueue failed or was never known to
+      // land (the record failed, so the check came back: https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
+      // The same job id: FIFO deduplication drops a copy sent within 5 minutes of the first
+      // (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/FIFO-key-terms.html),
+      // and the reflector skips a summary whose id exists (`runSummary`).
+      await deps.jobs.enqueue(job);
+      deps.log.info('idle summary job sent again', { userId: check.userId, jobId: job.jobId });
+      return { status: 'resent', job };
     }
+    // The write first: it takes the summary's turns and records the job (`idleSummary`). A write
+    // that loses to another writer (a turn counted, a batch completed) enqueues nothing and the
+    // rule is asked again on the new state; a crash after it is redone by the check's redelivery.
+    if (!(await deps.signalState.save(check.userId, result.state, stored.version))) continue;
+    await deps.jobs.enqueue(job);
+    deps.log.info('idle summary job enqueued', { userId: check.userId, jobId: job.jobId, turns: job.turnIds.length });
+    return { status: 'enqueued', job };
   }
   throw new Error(`could not record the idle summary of ${check.userId}: the state kept changing`);
 }

@@ -6,15 +6,32 @@
  *
  * Order per user, chosen for crash safety: documents and index first (idempotent; with the
  * search change marks of the turns at or below the state's lastTurnId only, then the user's
- * TURNLOG once: issue 19, `turnMarks`), then jobs (FIFO dedup id = job id, so a retry cannot
- * enqueue twice within SQS's 5-minute window), then the state (conditional on its version).
- * A crash anywhere replays cleanly.
+ * TURNLOG once: issue 19, `turnMarks`), then batch and event jobs (FIFO dedup id = job id, so a
+ * retry cannot enqueue twice within SQS's 5-minute window), then the state (conditional on its
+ * version), then the session-close summaries that write committed (`closeSummaries`: a write
+ * that lost to an idle summary of the same turns enqueues none; a redelivery of its messages
+ * sends them again). A crash anywhere replays cleanly.
  */
 import { type TurnQueueMessage, TurnQueueMessageSchema } from '../../events/index.js';
 import type { Job } from '../../events/job.js';
 import { TurnClaimCheckSchema } from '../../events/turn-claim-check.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import { type AccumulateResult, accumulate, type IdleCheckPlan, idleCheckPending, messageTag, parseSignalState, scheduleIdleCheck, type SignalItem, type SignalState, withAppliedMessages } from '../domain/signal-accumulator.js';
+import {
+  type AccumulateResult,
+  accumulate,
+  type CloseSummary,
+  closeSummaryTrigger,
+  commitCloseSummaries,
+  type IdleCheckPlan,
+  idleCheckPending,
+  type JobTrigger,
+  messageTag,
+  parseSignalState,
+  scheduleIdleCheck,
+  type SignalItem,
+  type SignalState,
+  withAppliedMessages,
+} from '../domain/signal-accumulator.js';
 import type { SignalConfig } from '../domain/signal-weights.js';
 import { type EventEpisode, eventEpisodeOf } from '../domain/episodes.js';
 import { observationsOf } from '../domain/source-reliability.js';
@@ -192,7 +209,10 @@ interface Fold {
   openLog: number | null;
   /** agent.event episodes to store (before the jobs that will write their documents). */
   episodes: EventEpisode[];
+  /** Enqueued before the state write (batch and event jobs: the reflector waits for the write that records its batch). */
   jobs: Job[];
+  /** Enqueued after it: the session-close summaries it commits (`closeSummaries`), or that the last write committed when these messages come again. */
+  after: Job[];
   /** The idle check to send: a turn was counted and none is pending. */
   idleCheck: IdleCheckPlan | null;
   /** Every message is in the state already: nothing to write. */
@@ -217,11 +237,14 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
   // the function died): skip them, so a retry never counts them twice.
   const applied = new Set(prior.appliedMessages);
   const unapplied = items.filter((i) => !applied.has(messageTag(i.messageId)));
+  // Some of these messages came before, and their write landed: the summaries it committed go out again (same ids).
+  const resent: CloseSummary[] = unapplied.length < items.length ? (prior.closeSummaries ?? []) : [];
   const fresh = stored.version === null ? await sinceForgotten(userId, unapplied, deps) : unapplied;
   const forgotten = unapplied.length - fresh.length;
   if (forgotten > 0) deps.log.info('messages from before the user was forgotten dropped', { userId, forgotten });
   if (fresh.length === 0) {
-    return { userId, version: stored.version, folded: { state: prior, outcomes: [], triggers: [], newActiveDays: [] }, toStore: [], marked: [], openLog: null, episodes: [], jobs: [], idleCheck: null, alreadyApplied: true, closed: [], forgotten };
+    const after = resent.map((c) => jobOf(userId, closeSummaryTrigger(c), c.requestedAt));
+    return { userId, version: stored.version, folded: { state: prior, outcomes: [], triggers: [], newActiveDays: [] }, toStore: [], marked: [], openLog: null, episodes: [], jobs: [], after, idleCheck: null, alreadyApplied: true, closed: [], forgotten };
   }
   const messages = fresh.map((i) => i.message);
   const turns = messages.filter((m): m is TurnSaved => m.type === 'turn.saved');
@@ -229,30 +252,34 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
   const known = older.length > 0 ? await deps.turns.indexedTurnIds(userId, older) : new Set<number>();
   const now = deps.clock.now();
   const accumulated = accumulate(prior, messages.map(toItem), deps.config, now, (id) => known.has(id));
-  const withTags = withAppliedMessages(accumulated.state, fresh.map((i) => i.messageId));
+  const committed = commitCloseSummaries(accumulated.state, accumulated.triggers, resent, now.toISOString());
+  const withTags = withAppliedMessages(committed, fresh.map((i) => i.messageId));
   const counted = accumulated.outcomes.some((o) => o.disposition === 'counted');
   // The user's own inactivity threshold, read only when a check is to be scheduled (once per quiet window).
   const idle = counted && !idleCheckPending(withTags, now) ? scheduleIdleCheck(withTags, withUserIdle(deps.config, await deps.settings.get(userId)), now) : null;
   const folded = { ...accumulated, state: { ...(idle?.state ?? withTags), turnLog: true as const } };
   const keep = new Set(folded.outcomes.filter((o) => o.disposition !== 'duplicate').map((o) => o.turnId));
-  const jobs: Job[] = folded.triggers.map((t) => ({
-    type: 'reflector.job',
-    version: 1,
-    jobId: t.jobId,
-    userId,
-    kind: t.kind,
-    trigger: t.trigger,
-    urgency: t.urgency,
-    turnIds: t.turnIds,
-    ...(t.episodeIds.length > 0 ? { episodeIds: t.episodeIds } : {}),
-    ...(t.eventDetail ? { eventDetail: t.eventDetail } : {}),
-    requestedAt: now.toISOString(),
-  }));
+  const jobs = folded.triggers.filter((t) => t.kind !== 'session-close').map((t) => jobOf(userId, t, now.toISOString()));
+  const after = (committed.closeSummaries ?? []).map((c) => jobOf(userId, closeSummaryTrigger(c), c.requestedAt));
   const episodes = messages.flatMap((m) => (m.type === 'agent.event' ? (eventEpisodeOf(m) ?? []) : []));
   const closed = messages.flatMap((m) => (m.type === 'session.closed' ? [{ sessionId: m.sessionId, at: m.timestamp }] : []));
   const toStore = dedupeByTurnId(turns.filter((t) => keep.has(t.turnId)));
-  return { userId, version: stored.version, folded, toStore, marked: turnMarks(prior, turns), openLog: prior.turnLog ? null : prior.lastTurnId + 1, episodes, jobs, idleCheck: idle?.plan ?? null, alreadyApplied: false, closed, forgotten };
+  return { userId, version: stored.version, folded, toStore, marked: turnMarks(prior, turns), openLog: prior.turnLog ? null : prior.lastTurnId + 1, episodes, jobs, after, idleCheck: idle?.plan ?? null, alreadyApplied: false, closed, forgotten };
 }
+
+const jobOf = (userId: string, t: JobTrigger, requestedAt: string): Job => ({
+  type: 'reflector.job',
+  version: 1,
+  jobId: t.jobId,
+  userId,
+  kind: t.kind,
+  trigger: t.trigger,
+  urgency: t.urgency,
+  turnIds: t.turnIds,
+  ...(t.episodeIds.length > 0 ? { episodeIds: t.episodeIds } : {}),
+  ...(t.eventDetail ? { eventDetail: t.eventDetail } : {}),
+  requestedAt,
+});
 
 /**
  * The turns of a cycle to mark as changed for the search index (issue 19, docs/search-index.md
@@ -319,11 +346,22 @@ async function announce(f: Fold, deps: IngestDeps): Promise<void> {
   }
 }
 
+/**
+ * The summaries a fold commits, after its state write (or, for messages already applied, those
+ * their write committed): FIFO deduplication by job id drops a copy sent again within 5 minutes
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/FIFO-key-terms.html),
+ * and the reflector skips a summary whose id exists.
+ */
+async function announceCommitted(f: Fold, deps: IngestDeps): Promise<Job[]> {
+  for (const job of f.after) await deps.jobs.enqueue(job);
+  return [...f.jobs, ...f.after];
+}
+
 function logCommitted(f: Fold, deps: IngestDeps): void {
   for (const o of f.folded.outcomes) {
     deps.log.debug('turn signals', { userId: f.userId, turnId: o.turnId, disposition: o.disposition, signals: o.signals });
   }
-  for (const job of f.jobs) {
+  for (const job of [...f.jobs, ...f.after]) {
     deps.log.info('job enqueued', { userId: f.userId, jobId: job.jobId, kind: job.kind, trigger: job.trigger, urgency: job.urgency });
   }
 }
@@ -342,14 +380,15 @@ async function ingestUsersTogether(users: ReadonlyArray<readonly [string, UserMe
   await Promise.all(
     folds.map(async (f) => {
       if (f.alreadyApplied) {
-        out.set(f.userId, { ...f.folded, jobs: [], alreadyApplied: true, forgotten: f.forgotten });
+        out.set(f.userId, { ...f.folded, jobs: await announceCommitted(f, deps), alreadyApplied: true, forgotten: f.forgotten });
         return;
       }
       await recordSources(f, deps);
       await announce(f, deps);
       if (await deps.signalState.save(f.userId, f.folded.state, f.version)) {
+        const jobs = await announceCommitted(f, deps);
         logCommitted(f, deps);
-        out.set(f.userId, { ...f.folded, jobs: f.jobs, forgotten: f.forgotten });
+        out.set(f.userId, { ...f.folded, jobs, forgotten: f.forgotten });
       }
     }),
   );
@@ -365,15 +404,16 @@ const toItem = (m: TurnQueueMessage): SignalItem => {
 async function ingestUser(userId: string, items: UserMessage[], deps: IngestDeps): Promise<UserOutcome> {
   for (let attempt = 1; ; attempt++) {
     const f = await foldUser(userId, items, deps);
-    if (f.alreadyApplied) return { ...f.folded, jobs: [], alreadyApplied: true, forgotten: f.forgotten };
+    if (f.alreadyApplied) return { ...f.folded, jobs: await announceCommitted(f, deps), alreadyApplied: true, forgotten: f.forgotten };
     await storeTurns([f], deps);
     if (f.episodes.length > 0) await deps.turns.saveEventEpisodes(f.episodes);
     await markActivity([f], deps);
     await recordSources(f, deps);
     await announce(f, deps);
     if (await deps.signalState.save(userId, f.folded.state, f.version)) {
+      const jobs = await announceCommitted(f, deps);
       logCommitted(f, deps);
-      return { ...f.folded, jobs: f.jobs, forgotten: f.forgotten };
+      return { ...f.folded, jobs, forgotten: f.forgotten };
     }
     if (attempt >= MAX_STATE_ATTEMPTS) throw new Error(`signal state of ${userId} kept changing under us (${attempt} attempts)`);
     deps.log.info('signal state changed concurrently; recomputing', { userId, attempt });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
 import { BatchNotRecordedError, ModelAccessDeniedError, ModelUnavailableError, UnusableModelOutputError } from '../../lib/ports.js';
+import { initialSignalState, parseSignalState } from '../../lib/domain/signal-accumulator.js';
 import { checkIdle } from '../../lib/use-cases/check-idle.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
@@ -213,13 +214,156 @@ describe('ingest: control events, claim checks, idle checks', () => {
     const quietAt = new Date(later.getTime() + 300_000).toISOString();
     const due = await checkIdle(back.check, at(quietAt));
     expect(due).toMatchObject({ status: 'enqueued', job: { kind: 'idle-summary', jobId: 'summary-1-5' } });
-    expect(await checkIdle(back.check, at(quietAt))).toEqual({ status: 'skipped', reason: 'too_few_messages' });
-    // A turn after the check's due time sends a fresh check; the old one, put back, then stops as superseded.
+    // The same check delivered again finds the summary it committed: the same job again (one summary), nothing written.
+    const saves = deps.signalState.saves;
+    expect(await checkIdle(back.check, at(quietAt))).toMatchObject({ status: 'resent', job: { jobId: 'summary-1-5', turnIds: [1, 2, 3, 4, 5] } });
+    expect(deps.signalState.saves).toBe(saves);
+    // A turn after the check's due time sends a fresh check; a later one, after that check's due time, another.
     await ingestTurns(records([6].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` }))), { ...deps, clock: fixedClock(quietAt) });
-    expect(deps.idle.checks.at(-1)?.check.dueAt).toBe(new Date(Date.parse(quietAt) + 300_000).toISOString());
-    expect(await checkIdle(back.check, at(quietAt))).toEqual({ status: 'skipped', reason: 'superseded' });
+    const fresh = deps.idle.checks.at(-1);
+    expect(fresh?.check.dueAt).toBe(new Date(Date.parse(quietAt) + 300_000).toISOString());
+    const afterFresh = new Date(Date.parse(quietAt) + 400_000).toISOString();
+    await ingestTurns(nextRecords([7].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` }))), { ...deps, clock: fixedClock(afterFresh) });
+    // The fresh one, put back behind the newer, then stops as superseded.
+    if (!fresh) throw new Error('no fresh check');
+    expect(await checkIdle(fresh.check, at(afterFresh))).toEqual({ status: 'skipped', reason: 'superseded' });
+    expect(deps.jobs.jobs.map((j) => j.jobId)).toEqual(['summary-1-5', 'summary-1-5']);
     // A check sent before issue 19 (no dueAt) keeps the old rule: its turn must be the last.
     expect(await checkIdle({ type: 'idle.check', version: 1, userId: 'alice', lastTurnId: 4, enqueuedAt: '2026-02-06T14:00:00Z' }, at('2026-02-06T15:00:00Z'))).toEqual({ status: 'skipped', reason: 'newer_message' });
+  });
+});
+
+describe('idle check: the state write commits the summary before its job is enqueued', () => {
+  /** Alice's turns 1–5 counted at 14:30; her idle check, due at 14:35, firing on time. */
+  async function quietAlice() {
+    const deps = ingestDeps();
+    await ingestTurns(records([1, 2, 3, 4, 5].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` }))), deps);
+    const sent = deps.idle.checks[0]?.check;
+    if (!sent?.dueAt) throw new Error('no idle check');
+    const dueAt = sent.dueAt;
+    const idleDeps = (iso: string, over: Partial<{ signalState: typeof deps.signalState; jobs: typeof deps.jobs }> = {}) => ({
+      signalState: deps.signalState,
+      jobs: deps.jobs,
+      idle: deps.idle,
+      settings: deps.settings,
+      clock: fixedClock(iso),
+      log: deps.log,
+      config: deps.config,
+      ...over,
+    });
+    /** Alice speaks again at `iso` (the signal function, its own clock). */
+    const speak = (turnId: number, iso: string) => ingestTurns(nextRecords([turn({ userId: 'alice', turnId, query: `entry${turnId}` })]), { ...deps, clock: fixedClock(iso) });
+    return { deps, sent, dueAt, idleDeps, speak };
+  }
+
+  it('a write that loses to a new turn enqueues no summary; the check that turn sends summarises everything once', async () => {
+    const { deps, sent, dueAt, idleDeps, speak } = await quietAlice();
+    // Turn 6 is counted just as the check fires: its state write lands between the check's read and its write.
+    const store = deps.signalState;
+    let raced = false;
+    const racing = Object.assign(Object.create(store) as typeof store, {
+      save: async (...args: Parameters<typeof store.save>) => {
+        if (!raced) {
+          raced = true;
+          await speak(6, dueAt);
+        }
+        return store.save(...args);
+      },
+    });
+    const outcome = await checkIdle(sent, idleDeps(dueAt, { signalState: racing }));
+    expect(raced).toBe(true);
+    // The rule asked again on the new state: the check is superseded by the one turn 6 sent; nothing enqueued.
+    expect(outcome).toEqual({ status: 'skipped', reason: 'superseded' });
+    expect(deps.jobs.jobs).toEqual([]);
+    expect(store.state('alice')).toMatchObject({ summaryTurnIds: [1, 2, 3, 4, 5, 6], messagesSinceSummary: 6 });
+    expect(store.state('alice').idleSummary).toBeUndefined();
+    const next = deps.idle.checks.at(-1)?.check;
+    if (!next?.dueAt || next.dueAt === dueAt) throw new Error('turn 6 sent no new check');
+    expect(await checkIdle(next, idleDeps(next.dueAt))).toMatchObject({ status: 'enqueued', job: { jobId: 'summary-1-6' } });
+    expect(deps.jobs.jobs.map((j) => j.jobId)).toEqual(['summary-1-6']);
+  });
+
+  it('a check delivered again after its write landed and its enqueue failed sends the same job, even after a new turn', async () => {
+    const { deps, sent, dueAt, idleDeps, speak } = await quietAlice();
+    const failing = Object.assign(Object.create(deps.jobs) as typeof deps.jobs, {
+      enqueue: async () => {
+        throw new Error('SQS unavailable');
+      },
+    });
+    const saves = deps.signalState.saves;
+    // The record fails (the handler reports it), so the queue delivers the check again.
+    await expect(checkIdle(sent, idleDeps(dueAt, { jobs: failing }))).rejects.toThrow('SQS unavailable');
+    expect(deps.signalState.saves).toBe(saves + 1);
+    expect(deps.signalState.state('alice')).toMatchObject({ summaryTurnIds: [], messagesSinceSummary: 0, idleSummary: { dueAt, turnIds: [1, 2, 3, 4, 5] } });
+    expect(deps.jobs.jobs).toEqual([]);
+    // Alice speaks before the redelivery: a new check is pending, yet the old one still owns its summary.
+    await speak(6, new Date(Date.parse(dueAt) + 10_000).toISOString());
+    const redelivered = new Date(Date.parse(dueAt) + 30_000).toISOString();
+    const again = await checkIdle(sent, idleDeps(redelivered));
+    expect(again).toMatchObject({ status: 'resent', job: { jobId: 'summary-1-5', kind: 'idle-summary', turnIds: [1, 2, 3, 4, 5], requestedAt: dueAt } });
+    // And once more after that complete run: the same job id again, nothing new, nothing written.
+    expect(await checkIdle(sent, idleDeps(redelivered))).toEqual(again);
+    expect(deps.jobs.jobs.map((j) => j.jobId)).toEqual(['summary-1-5', 'summary-1-5']);
+    expect(deps.signalState.saves).toBe(saves + 2);
+    expect(deps.signalState.state('alice')).toMatchObject({ summaryTurnIds: [6], messagesSinceSummary: 1 });
+  });
+
+  it('a session close whose write loses to the idle summary enqueues no summary of the turns that one took', async () => {
+    const { deps, sent, dueAt, idleDeps } = await quietAlice();
+    // Turn 6 and the session's close are folded just as the check fires; the check's write lands first.
+    const store = deps.signalState;
+    let raced = false;
+    const racing = Object.assign(Object.create(store) as typeof store, {
+      save: async (...args: Parameters<typeof store.save>) => {
+        if (!raced) {
+          raced = true;
+          await checkIdle(sent, idleDeps(dueAt));
+        }
+        return store.save(...args);
+      },
+    });
+    const close = { type: 'session.closed', version: 1, userId: 'alice', sessionId: 's-1', timestamp: '2026-02-06T14:35:00Z' };
+    const r = await ingestTurns(nextRecords([turn({ userId: 'alice', turnId: 6, query: 'entry6' }), close]), { ...deps, signalState: racing, clock: fixedClock(dueAt) });
+    expect(raced).toBe(true);
+    expect(r).toMatchObject({ accepted: 1, controlEvents: 1, failedMessageIds: [] });
+    // Turns 1–5 once (the idle summary), turn 6 once (the close's, recomputed on the new state).
+    expect(deps.jobs.jobs.filter((j) => j.kind !== 'batch').map((j) => [j.kind, j.jobId])).toEqual([
+      ['idle-summary', 'summary-1-5'],
+      ['session-close', 'summary-6-6'],
+    ]);
+  });
+
+  it('a session close redelivered after its write landed and its summary\'s enqueue failed sends the same summary again', async () => {
+    const deps = ingestDeps();
+    const msgs = [...[1, 2, 3].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` })), { type: 'session.closed', version: 1, userId: 'alice', sessionId: 's-1', timestamp: '2026-02-06T14:06:00Z' }];
+    let failures = 1;
+    const flaky = Object.assign(Object.create(deps.jobs) as typeof deps.jobs, {
+      enqueue: async (job: Job) => {
+        if (job.kind === 'session-close' && failures-- > 0) throw new Error('SQS unavailable');
+        return deps.jobs.enqueue(job);
+      },
+    });
+    const first = await ingestTurns(records(msgs), { ...deps, jobs: flaky });
+    // The user's records go back to the queue; the state holds them, and the summary it committed.
+    expect(first.failedMessageIds).toEqual(['m0', 'm1', 'm2', 'm3']);
+    expect(deps.signalState.state('alice')).toMatchObject({ summaryTurnIds: [], closeSummaries: [{ turnIds: [1, 2, 3] }] });
+    const again = await ingestTurns(records(msgs), { ...deps, clock: fixedClock('2026-02-06T14:31:00.000Z') });
+    expect(again).toMatchObject({ alreadyApplied: 4, accepted: 0, failedMessageIds: [] });
+    expect(await ingestTurns(records(msgs), deps)).toMatchObject({ alreadyApplied: 4 });
+    const summaries = deps.jobs.jobs.filter((j) => j.kind === 'session-close');
+    expect(summaries.map((j) => [j.jobId, j.requestedAt])).toEqual([
+      ['summary-1-3', '2026-02-06T14:30:00.000Z'],
+      ['summary-1-3', '2026-02-06T14:30:00.000Z'],
+    ]);
+    // The next write drops them: later messages never send them again.
+    await ingestTurns(nextRecords([turn({ userId: 'alice', turnId: 4, query: 'entry4' })]), deps);
+    expect(deps.signalState.state('alice').closeSummaries).toBeUndefined();
+  });
+
+  it('reads a state written before idleSummary existed', () => {
+    const { idleSummary: _, ...old } = { ...initialSignalState(), summaryTurnIds: [1, 2], messagesSinceSummary: 2 };
+    expect(parseSignalState(JSON.parse(JSON.stringify(old)))).toMatchObject({ corrupt: false, state: { summaryTurnIds: [1, 2] } });
+    expect(parseSignalState(old).state.idleSummary).toBeUndefined();
   });
 });
 

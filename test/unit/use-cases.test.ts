@@ -234,6 +234,21 @@ describe('ingest: control events, claim checks, idle checks', () => {
 });
 
 describe('idle check: the state write commits the summary before its job is enqueued', () => {
+  /** The store, but `concurrent` runs (once) just before its first save: another writer's write lands between a read and this write. */
+  function raceFirstSave<S extends { save: (...args: never[]) => Promise<boolean> }>(store: S, concurrent: () => Promise<unknown>) {
+    let ran = false;
+    const racing = Object.assign(Object.create(store) as S, {
+      save: async (...args: Parameters<S['save']>) => {
+        if (!ran) {
+          ran = true;
+          await concurrent();
+        }
+        return store.save(...args);
+      },
+    });
+    return { store: racing, ran: () => ran };
+  }
+
   /** Alice's turns 1–5 counted at 14:30; her idle check, due at 14:35, firing on time. */
   async function quietAlice() {
     const deps = ingestDeps();
@@ -260,18 +275,9 @@ describe('idle check: the state write commits the summary before its job is enqu
     const { deps, sent, dueAt, idleDeps, speak } = await quietAlice();
     // Turn 6 is counted just as the check fires: its state write lands between the check's read and its write.
     const store = deps.signalState;
-    let raced = false;
-    const racing = Object.assign(Object.create(store) as typeof store, {
-      save: async (...args: Parameters<typeof store.save>) => {
-        if (!raced) {
-          raced = true;
-          await speak(6, dueAt);
-        }
-        return store.save(...args);
-      },
-    });
-    const outcome = await checkIdle(sent, idleDeps(dueAt, { signalState: racing }));
-    expect(raced).toBe(true);
+    const race = raceFirstSave(store, () => speak(6, dueAt));
+    const outcome = await checkIdle(sent, idleDeps(dueAt, { signalState: race.store }));
+    expect(race.ran()).toBe(true);
     // The rule asked again on the new state: the check is superseded by the one turn 6 sent; nothing enqueued.
     expect(outcome).toEqual({ status: 'skipped', reason: 'superseded' });
     expect(deps.jobs.jobs).toEqual([]);
@@ -311,20 +317,11 @@ describe('idle check: the state write commits the summary before its job is enqu
   it('a session close whose write loses to the idle summary enqueues no summary of the turns that one took', async () => {
     const { deps, sent, dueAt, idleDeps } = await quietAlice();
     // Turn 6 and the session's close are folded just as the check fires; the check's write lands first.
-    const store = deps.signalState;
-    let raced = false;
-    const racing = Object.assign(Object.create(store) as typeof store, {
-      save: async (...args: Parameters<typeof store.save>) => {
-        if (!raced) {
-          raced = true;
-          await checkIdle(sent, idleDeps(dueAt));
-        }
-        return store.save(...args);
-      },
-    });
+    const race = raceFirstSave(deps.signalState, () => checkIdle(sent, idleDeps(dueAt)));
+    const racing = race.store;
     const close = { type: 'session.closed', version: 1, userId: 'alice', sessionId: 's-1', timestamp: '2026-02-06T14:35:00Z' };
     const r = await ingestTurns(nextRecords([turn({ userId: 'alice', turnId: 6, query: 'entry6' }), close]), { ...deps, signalState: racing, clock: fixedClock(dueAt) });
-    expect(raced).toBe(true);
+    expect(race.ran()).toBe(true);
     expect(r).toMatchObject({ accepted: 1, controlEvents: 1, failedMessageIds: [] });
     // Turns 1–5 once (the idle summary), turn 6 once (the close's, recomputed on the new state).
     expect(deps.jobs.jobs.filter((j) => j.kind !== 'batch').map((j) => [j.kind, j.jobId])).toEqual([

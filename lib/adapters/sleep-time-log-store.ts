@@ -1,4 +1,4 @@
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dayGsiPartitions, keys } from '../domain/memory-paths.js';
 import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
 import type { SleepTimeLogStore } from '../ports.js';
@@ -110,15 +110,6 @@ export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
   }
 
   async latest(userId: string, kind: SleepTimeRun['kind']): Promise<SleepTimeRun | null> {
-    const res = await this.ddb.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.runKindPrefix(kind) },
-        ScanIndexForward: false,
-        Limit: 1,
-      }),
-    );
-    return res.Items?.[0] ? runOf(res.Items[0]) : null;
+    return (await this.newest(userId, kind, 1))[0] ?? null;
   }
 }

@@ -655,7 +655,7 @@ export class MemorySleepTimeLog implements SleepTimeLogStore {
     return this.runs.filter((r) => r.userId === userId && r.kind === kind).sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, limit);
   }
   async latest(userId: string, kind: SleepTimeRun['kind']) {
-    return this.runs.filter((r) => r.userId === userId && r.kind === kind).sort((a, b) => b.startedAt.localeCompare(a.startedAt))[0] ?? null;
+    return (await this.newest(userId, kind, 1))[0] ?? null;
   }
 }
 

@@ -16,6 +16,7 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { bucketReader } from '../helpers/s3.js';
+import { apiRequest } from '../helpers/api.js';
 
 let stack: LocalStack;
 let admin: string;
@@ -28,15 +29,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function call(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${stack.info.apiUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${admin}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: test responses are inspected loosely
-  return { status: res.status, body: (await res.json()) as any };
-}
+const call = (method: string, path: string, body?: unknown) => apiRequest(`${stack.info.apiUrl}${path}`, admin, method, body);
 const u = (user: string) => `/v1/users/${encodeURIComponent(user)}`;
 // biome-ignore lint/suspicious/noExplicitAny: loose result shape
 type Result = any;

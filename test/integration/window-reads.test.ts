@@ -26,6 +26,7 @@ import { keys } from '../../lib/domain/memory-paths.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import { turn } from '../helpers/fakes.js';
+import { apiRequest } from '../helpers/api.js';
 import { iamDenials } from '../helpers/iam.js';
 
 const USER = 'long-history';
@@ -155,15 +156,9 @@ describe('the memory API lists a page, not the history', () => {
   /** One request through the API function's real handler, with the read units its Queries used, by item kind. */
   async function viaApi(method: string, path: string, body?: unknown, user = LISTER) {
     const before = requestLedger.snapshotByScope().api ?? {};
-    const res = await fetch(`${stack.info.apiUrl}/v1/users/${user}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${stack.info.adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    // biome-ignore lint/suspicious/noExplicitAny: the answers are inspected loosely
-    const json = (await res.json()) as any;
+    const res = await apiRequest(`${stack.info.apiUrl}/v1/users/${user}${path}`, stack.info.adminToken, method, body);
     const used = ledgerDelta(before, requestLedger.snapshotByScope().api ?? {});
-    return { status: res.status, body: json, units: (kind: string) => used[`ItemKind.${kind}|Query`]?.readUnits ?? 0 };
+    return { ...res, units: (kind: string) => used[`ItemKind.${kind}|Query`]?.readUnits ?? 0 };
   }
 
   it('serves the newest `limit` batch logs, summaries and sleep-time runs, reading about that many items of 120', async () => {

@@ -725,6 +725,7 @@ const apiDeps = (w: RecordingWorld): api.MemoryApiDeps => ({
   catalog: w.catalog,
   search: w.search,
   items: w.items,
+  trust: w.trust,
   audit: w.audit,
   turns: w.turns,
   knowledge: w.knowledge,

@@ -20,6 +20,7 @@ import type { SourceObservation, SourceStats } from './domain/source-reliability
 import type { Edge, Entity, GraphLogEntry } from './domain/relation-graph.js';
 import type { MemoryItem, SummaryRecordView, TurnIndexEntry } from './domain/memory-item.js';
 import type { AuditEntry } from './domain/memory-tiers.js';
+import type { ItemTrust } from './domain/scope-trust.js';
 import type { DiaryOverride, DiaryRecord } from './domain/diary.js';
 import type { CostEntry } from './domain/daily-cost.js';
 import type { SettingsChange, UserSettings } from './domain/user-settings.js';
@@ -331,6 +332,21 @@ export interface AuditTrail {
   list(userId: string, options: { itemId?: string | undefined; limit: number }): Promise<AuditEntry[]>;
 }
 
+/**
+ * The trust of derived items (req R-SCOPE-2; lib/domain/scope-trust.ts ItemTrust): one small
+ * record per item that an outcome moved, beside the item's own store.
+ */
+export interface ItemTrustStore {
+  /** These items' trust records, by item id (consistent); an item no outcome moved is absent. */
+  get(userId: string, ids: readonly string[]): Promise<Map<string, ItemTrust>>;
+  /**
+   * Write `next` if the record still counts `expected` outcomes (0: none yet), with its audit
+   * entry and the item's search change mark, together or not at all; false when another
+   * outcome came first (read again and decide again).
+   */
+  record(userId: string, itemId: string, expected: number, next: ItemTrust, audit: AuditEntry): Promise<boolean>;
+}
+
 /** Every memory item of a user (and GLOBAL's) in the one metadata model: the search corpus. */
 export interface MemoryCatalog {
   /**
@@ -338,7 +354,17 @@ export interface MemoryCatalog {
    * only what they need. `sourceTurns`, when the caller knows them (the search index does), are
    * the turns whose attributes the items carry: read with the items, not after them.
    */
-  itemsById(userId: string, ids: readonly string[], hint?: { sourceTurns?: readonly number[] }): Promise<Map<string, MemoryItem>>;
+  itemsById(userId: string, ids: readonly string[], hint?: CatalogHint): Promise<Map<string, MemoryItem>>;
+}
+
+export interface CatalogHint {
+  sourceTurns?: readonly number[];
+  /**
+   * Fold derived items' trust records into their quality (ItemTrustStore). @default true.
+   * False: the items' own quality, no trust read (a search's page, whose index holds the trust
+   * already; an outcome, which reads the record itself).
+   */
+  trust?: boolean;
 }
 
 /** What the memory catalog (lib/use-cases/memory-catalog.ts) reads: each kind of item by id, from its store. */
@@ -348,6 +374,8 @@ export interface MemoryCatalogSources {
   summaries: Pick<SummaryStore, 'byIds'>;
   items: Pick<MemoryItemStore, 'getMany'>;
   diary: Pick<DiaryStore, 'byIds'>;
+  /** Derived items' trust (req R-SCOPE-2); without it their quality is their store's alone. */
+  trust?: Pick<ItemTrustStore, 'get'>;
 }
 
 export interface BatchLogReader {

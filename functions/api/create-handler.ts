@@ -13,6 +13,7 @@ import type { AwsClients } from '../../lib/adapters/aws-clients.js';
 import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
 import { DynamoCostLedger } from '../../lib/adapters/dynamo-cost-ledger.js';
 import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
+import { DynamoItemTrustStore } from '../../lib/adapters/dynamo-item-trust-store.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability-store.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
@@ -50,8 +51,9 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
   const summaries = new S3DynamoSummaryStore(ddb, s3, table, bucket, changes);
   const items = new DynamoMemoryItemStore(ddb, table, changes);
   const diary = new DynamoDiaryStore(ddb, table, changes);
+  const trust = new DynamoItemTrustStore(ddb, table, changes);
   const stagedExpiryDays = parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays;
-  const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries, items, diary, stagedExpiryDays });
+  const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries, items, diary, trust, stagedExpiryDays });
   // Issue 22: a stage that embeds embeds each query, and the deltas the API compacts.
   const embeddings = embeddingModelOf(bedrock, env);
   return {
@@ -60,6 +62,7 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
     search: new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock, embeddings, marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 }, turns: new DynamoTurnLog(ddb, table) }),
     embeddings,
     items,
+    trust,
     diary,
     audit: new DynamoAuditTrail(ddb, table),
     turns,

@@ -15,6 +15,7 @@ import type { AwsClients } from '../../lib/adapters/aws-clients.js';
 import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
 import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.js';
 import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
+import { DynamoItemTrustStore } from '../../lib/adapters/dynamo-item-trust-store.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state-store.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability-store.js';
@@ -67,7 +68,9 @@ function sharedStores(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: C
   const summaries = new S3DynamoSummaryStore(ddb, s3, table, bucket, changes);
   const items = new DynamoMemoryItemStore(ddb, table, changes);
   const diary = new DynamoDiaryStore(ddb, table, changes);
-  const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries, items, diary, stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays });
+  // The derived items' trust (req R-SCOPE-2) is folded into what its compactions index: read only here (the API writes it).
+  const trust = new DynamoItemTrustStore(ddb, table, changes);
+  const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries, items, diary, trust, stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays });
   // Issue 22: a stage that embeds stores the vectors of the items each compaction folds.
   const search = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock, embeddings: embeddingModelOf(bedrock, env), marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 }, turns: new DynamoTurnLog(ddb, table) });
   const models = new Map<string, BedrockConverseModel>();

@@ -165,6 +165,9 @@ export const keys = {
   /** A memory item written through the API (tier entries, saved memories), in its owner's partition… */
   memorySk: (id: string) => `MEM#${id}`,
   memoryPrefix: 'MEM#',
+  /** A derived item's trust adjustment (req R-SCOPE-2, lib/domain/scope-trust.ts ItemTrust), in its owner's partition, by item id. */
+  trustSk: (itemId: string) => `TRUST#${itemId}`,
+  trustPrefix: 'TRUST#',
   /** The audit trail (lib/adapters/memory-item-store.ts): an entry per change, in the owner's partition, by time. */
   auditSk: (entry: { at: string; itemId: string; action: string }) => `AUDIT#${entry.at}#${entry.itemId}#${entry.action}`,
   auditPrefix: 'AUDIT#',

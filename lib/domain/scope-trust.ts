@@ -51,3 +51,42 @@ export function applyOutcome(item: MemoryItem, outcome: ValidationOutcome, now: 
     scopeTo,
   };
 }
+
+/**
+ * The trust of a derived item (a turn, an episode, a staged item, a Knowledge fact or nightly
+ * finding, a summary, a diary entry: every kind but the API's `mem:` items, whose trust is
+ * their own `quality`). Its store keeps the quality it derives (a fact's confidence, which the
+ * nightly run still moves); validation outcomes move an adjustment kept beside it, one small
+ * record per item, counted so that two outcomes at once both count (a write conditional on the
+ * count read). The item's trust is its quality plus the adjustment, within 0..1. Its scope and
+ * expiry stay its store's (a staged item expires by the staging rules, a fact decays by the
+ * nightly hygiene): only the trust moves, and with it the item's place in search.
+ */
+export interface ItemTrust {
+  /** Added to the item's own quality (kept so that the sum stays within 0..1 when it was written). */
+  adjustment: number;
+  /** How many outcomes moved it: the condition of the next write. */
+  outcomes: number;
+}
+
+export const NO_TRUST: ItemTrust = { adjustment: 0, outcomes: 0 };
+
+/** Ids whose trust is an adjustment beside the item (every kind but `mem:`). */
+export const isDerivedId = (id: string): boolean => !id.startsWith('mem:');
+
+/** A derived item's trust: its quality plus its adjustment, within 0..1. */
+export function trustedQuality(quality: number, trust: Pick<ItemTrust, 'adjustment'>): number {
+  return round(Math.min(1, Math.max(0, quality + trust.adjustment)));
+}
+
+/** The item as search ranks it and retrieve returns it: its quality its trust. */
+export function withTrust<T extends { quality: number }>(item: T, trust: Pick<ItemTrust, 'adjustment'> | undefined): T {
+  return trust && trust.adjustment !== 0 ? { ...item, quality: trustedQuality(item.quality, trust) } : item;
+}
+
+/** One validation outcome of a turn that used a derived item of quality `quality` (R-SCOPE-2's steps, TRUST_STEP). */
+export function adjustTrust(quality: number, trust: ItemTrust, outcome: ValidationOutcome): { trustFrom: number; trustTo: number; next: ItemTrust } {
+  const trustFrom = trustedQuality(quality, trust);
+  const trustTo = round(Math.min(1, Math.max(0, trustFrom + TRUST_STEP[outcome])));
+  return { trustFrom, trustTo, next: { adjustment: round(trustTo - quality), outcomes: trust.outcomes + 1 } };
+}

@@ -190,7 +190,7 @@ export class LiveSearchIndex implements SearchIndexReader {
   private async overlay(userId: string, changes: readonly SearchChange[], turns: readonly MemoryItem[]): Promise<Overlay> {
     const cached = this.overlays.get(userId);
     const stale = new Set(changes.filter((c) => cached?.ats.get(c.id) !== c.at).map((c) => c.id));
-    const read = await this.itemsById(userId, [...stale], turns);
+    const read = await this.itemsById(userId, [...stale], unmarked(turns, changes));
     const now = this.deps.clock.now();
     const items = new Map<string, MemoryItem | null>();
     for (const c of changes) {
@@ -255,7 +255,7 @@ export class LiveSearchIndex implements SearchIndexReader {
     const read = await this.itemsById(
       userId,
       changes.map((c) => c.id),
-      turns.items,
+      unmarked(turns.items, changes),
     );
     const now = clock.now();
     const live = changes.flatMap((c) => {
@@ -377,6 +377,16 @@ function nextTurnWatermark(turns: { floor: number | null; items: readonly Memory
   if (counted === null || turns.items.length === 0) return turns.floor;
   const highest = Math.max(...turns.items.flatMap((t) => t.sourceTurns));
   return Math.max(turns.floor, Math.min(counted, highest));
+}
+
+/**
+ * The turns read whole with the view that no mark stands for. A marked one is read again from
+ * its store through the catalog: a mark may be a change the turn item does not hold, its
+ * trust (req R-SCOPE-2, an outcome's mark: docs/memory-api.md, "Trust").
+ */
+function unmarked(turns: readonly MemoryItem[], changes: readonly SearchChange[]): MemoryItem[] {
+  const marked = new Set(changes.filter((c) => c.at !== '').map((c) => c.id));
+  return turns.filter((t) => !marked.has(t.id));
 }
 
 /** The changes whose newest mark the pointer's segments do not hold yet. */

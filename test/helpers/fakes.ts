@@ -8,6 +8,7 @@ import type { SummaryPair } from '../../lib/domain/summary.js';
 import type { DiaryOverride, DiaryRecord } from '../../lib/domain/diary.js';
 import type { MemoryItem } from '../../lib/domain/memory-item.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
+import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
@@ -24,6 +25,7 @@ import type { SettingsChange, UserSettings } from '../../lib/domain/user-setting
 import type { AgentEvent } from '../../events/agent-event.js';
 import type {
   ActivityIndex,
+  ItemTrustStore,
   ForgetCounts,
   ForgetLog,
   ForgetReceipt,
@@ -721,5 +723,29 @@ export class MemorySearchIndexStore implements SearchIndexStore {
   async expireChanges(): Promise<void> {}
   async deleteSegments(refs: ReadonlyArray<Pick<SearchSegmentRef, 'key'>>): Promise<void> {
     for (const r of refs) this.segments.delete(r.key);
+  }
+}
+
+/**
+ * Derived items' trust records in memory, with the DynamoDB store's condition (the count of
+ * outcomes read); `onRecord` runs after each write that lands (a test marks the search index there).
+ */
+export class MemoryItemTrust implements ItemTrustStore {
+  readonly records = new Map<string, ItemTrust>();
+  readonly audit: AuditEntry[] = [];
+  onRecord?: (userId: string, itemId: string) => void;
+  private key = (userId: string, id: string) => `${userId}\u0000${id}`;
+  async get(userId: string, ids: readonly string[]) {
+    return new Map(ids.flatMap((id) => {
+      const t = this.records.get(this.key(userId, id));
+      return t ? [[id, { ...t }] as const] : [];
+    }));
+  }
+  async record(userId: string, itemId: string, expected: number, next: ItemTrust, audit: AuditEntry) {
+    if ((this.records.get(this.key(userId, itemId))?.outcomes ?? 0) !== expected) return false;
+    this.records.set(this.key(userId, itemId), { ...next });
+    this.audit.push(structuredClone(audit));
+    this.onRecord?.(userId, itemId);
+    return true;
   }
 }

@@ -29,6 +29,7 @@ import {
   userPrefix,
 } from '../../lib/domain/memory-paths.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
+import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { StagedRecord } from '../../lib/domain/promotion.js';
 import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
@@ -47,6 +48,7 @@ import {
   MemoryCostLedger,
   MemoryDiary,
   MemoryItems,
+  MemoryItemTrust,
   MemoryForgetLog, MemorySettings,
   MemoryEventPublisher,
   MemoryKnowledgeStore,
@@ -437,6 +439,22 @@ export class RecordingAudit implements AuditTrail {
   }
 }
 
+/** Derived items' trust records, each write recorded under the key the DynamoDB store writes (TRUST#{id} in the owner's partition). */
+export class RecordingItemTrust extends MemoryItemTrust {
+  constructor(
+    private readonly log: WriteLog,
+    private readonly trail?: RecordingAudit,
+  ) {
+    super();
+  }
+  override async record(userId: string, itemId: string, expected: number, next: ItemTrust, audit: AuditEntry) {
+    this.log.addItem('trust.record', userId, ddbKey(userId, keys.trustSk(itemId)), { itemId, ...next });
+    const written = await super.record(userId, itemId, expected, next, audit);
+    if (written) await this.trail?.append([audit]);
+    return written;
+  }
+}
+
 /** The read model over the fakes, composed as StoreMemoryCatalog (lib/use-cases/memory-catalog.ts) composes the stores. */
 export class FakeCatalog implements MemoryCatalog {
   constructor(
@@ -489,6 +507,7 @@ export function recordingWorld() {
   const summaries = new RecordingSummaryStore(writes);
   const audit = new RecordingAudit(writes);
   const items = new RecordingMemoryItems(writes, audit);
+  const trust = new RecordingItemTrust(writes, audit);
   const catalog = new FakeCatalog({ turns, knowledge, summaries, items, stagedExpiryDays: 14 });
   return {
     writes,
@@ -512,6 +531,7 @@ export function recordingWorld() {
     expiryLog: new RecordingExpiryLog(writes),
     items,
     audit,
+    trust,
     catalog,
     search: new CatalogSearchIndex(catalog),
   };

@@ -2,7 +2,7 @@
 import type { EmbeddingModel } from '../../ports.js';
 import type { SearchIndexReader } from '../search-index.js';
 import { MemoryApiError } from '../memory-api-error.js';
-import type { AgentEventPublisher, AuditTrail, Log, BatchLogReader, Clock, CostLedger, DiaryStore, ForgetLog, GraphStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, SleepTimeLogStore, SummaryStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';
+import type { AgentEventPublisher, AuditTrail, Log, BatchLogReader, Clock, CostLedger, DiaryStore, ForgetLog, GraphStore, ItemTrustStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, SleepTimeLogStore, SummaryStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';
 
 export interface MemoryApiDeps {
   catalog: MemoryCatalog;
@@ -14,6 +14,8 @@ export interface MemoryApiDeps {
    */
   embeddings?: EmbeddingModel | undefined;
   items: MemoryItemStore;
+  /** Derived items' trust records (req R-SCOPE-2: lib/use-cases/memory-api/trust.ts recordOutcome). */
+  trust: ItemTrustStore;
   audit: AuditTrail;
   turns: TurnStore;
   knowledge: KnowledgeStore;

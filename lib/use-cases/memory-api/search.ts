@@ -2,7 +2,9 @@
 import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem } from '../../domain/memory-item.js';
 import type { QueryVector } from '../../domain/embedding-vectors.js';
 import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex } from '../../domain/memory-search.js';
+import type { IndexedItem } from '../../domain/search-segment.js';
 import { ModelUnavailableError } from '../../ports.js';
+import { isDerivedId } from '../../domain/scope-trust.js';
 import { type SearchView, SegmentRetiredError } from '../search-index.js';
 import { MemoryApiError } from '../memory-api-error.js';
 import { type MemoryApiDeps, notFound } from './deps.js';
@@ -60,7 +62,7 @@ export async function search(
   const first = await pageItems(deps, owners, views, hits.slice(0, req.limit));
   const live = (h: IndexHit, items: ReadonlyMap<string, MemoryItem>) => {
     const item = items.get(itemKey(h.item));
-    return item && isLive(item, now) ? [view(item, h.score)] : [];
+    return item && isLive(item, now) ? [view(trusted(item, h.item), h.score)] : [];
   };
   const results = hits.slice(0, req.limit).flatMap((h) => live(h, first));
   if (results.length < req.limit && hits.length > req.limit) {
@@ -72,6 +74,14 @@ export async function search(
   await countResurrections(deps, userId, page);
   return { results: page };
 }
+
+/**
+ * A derived item of a page (a search's, a tier's) with the trust its index entry holds (req R-SCOPE-2): the
+ * page is read without trust records (pageItems), and the index holds every trust an outcome
+ * set, since each outcome marks its item (docs/memory-api.md, "Trust"). A `mem:` item's trust
+ * is its own quality, as its store holds it now.
+ */
+export const trusted = (item: MemoryItem, indexed: Pick<IndexedItem, 'quality'>): MemoryItem => (isDerivedId(item.id) && item.quality !== indexed.quality ? { ...item, quality: indexed.quality } : item);
 
 /**
  * The query's embedding, once per search, when the stage embeds. A model that is unavailable
@@ -136,7 +146,8 @@ export async function pageItems(deps: MemoryApiDeps, owners: readonly string[], 
         owner,
         rest.map((it) => it.id),
         // Derived items carry their source turns' attributes: those turns are read with them.
-        { sourceTurns: [...new Set(rest.filter((it) => it.kind !== 'turn' && it.kind !== 'episode').flatMap((it) => it.sourceTurns))] },
+        // No trust records: the index's entries carry the trust (search, `trusted`).
+        { sourceTurns: [...new Set(rest.filter((it) => it.kind !== 'turn' && it.kind !== 'episode').flatMap((it) => it.sourceTurns))], trust: false },
       );
       for (const [id, item] of read) out.set(itemKey({ userId: owner, id }), item);
     }),

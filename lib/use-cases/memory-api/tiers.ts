@@ -7,7 +7,7 @@ import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, ne
 import { MemoryApiError } from '../memory-api-error.js';
 import { type MemoryApiDeps, notFound } from './deps.js';
 import { pageCursor, pageToken } from './paging.js';
-import { PAGE_SPARE, viewOf, pageItems, findItem } from './search.js';
+import { PAGE_SPARE, viewOf, pageItems, findItem, trusted } from './search.js';
 import { deleteSummary } from './summaries.js';
 import { reviewPromote } from './review.js';
 
@@ -56,7 +56,7 @@ export async function queryTier(
   const read = await pageItems(deps, owners, views, page.map((item) => ({ item })));
   const items = page.flatMap((i) => {
     const item = read.get(itemKey(i));
-    return item && isLive(item, now) ? [{ indexed: i, item }] : [];
+    return item && isLive(item, now) ? [{ indexed: i, item: trusted(item, i) }] : [];
   });
   const more = items.length > q.limit || matches.length > page.length;
   const last = !more ? undefined : items.length > q.limit ? items[q.limit - 1]?.indexed : page.at(-1);

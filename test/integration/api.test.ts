@@ -308,7 +308,9 @@ describe('tiers: TTL, promotion and demotion with an audit trail', () => {
     await outcome('APPROVE');
     const up = await outcome('APPROVE');
     expect(up.changes[0]).toMatchObject({ trustTo: 0.7, scopeFrom: 'new', scopeTo: 'user' });
-    expect(up.skipped[0].id).toBe('turn:1');
+    // A turn's trust moves too (its trust record: docs/memory-api.md, "Trust"); its scope is its store's.
+    expect(up.changes[1]).toMatchObject({ id: 'turn:1', scopeFrom: 'user', scopeTo: 'user' });
+    expect(up.skipped).toEqual([]);
     expect((await call('POST', `${u()}/memory/retrieve`, { body: { id } })).body.item).toMatchObject({ scope: 'user', expiresAt: null });
     await outcome('FAIL');
     const down = await outcome('FAIL');

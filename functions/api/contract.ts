@@ -234,7 +234,7 @@ export const routes = [
   },
   {
     method: 'POST', path: `${u}/memory/outcomes`, operationId: 'memoryOutcomes', access: 'write', params: UserParam, body: OutcomeRequestSchema,
-    summary: 'Report the validation outcome of a turn that used these items: APPROVE raises trust, RETRY and FAIL lower it, REVISE does nothing; trust moves scope',
+    summary: 'Report the validation outcome of a turn that used these items, of any kind (mem:, knowledge:, turn:, summary:, staged:, episode:, diary:): APPROVE raises trust, RETRY and FAIL lower it, REVISE does nothing; search ranks by it; a mem: item\'s trust moves its scope; skipped: ids of no live item',
     response: z.object({ changes: z.array(Looseobject), skipped: z.array(z.object({ id: z.string(), reason: z.string() })) }),
   },
   {

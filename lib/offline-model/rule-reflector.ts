@@ -13,8 +13,8 @@
  * through "my …"); it reads sentences, not meaning, so sarcasm, negation ("I don't love…")
  * and hypotheticals come out as facts; its facts quote the user instead of paraphrasing;
  * it connects two files only when one turn shares words with both. Asked for a reflection
- * entry (an event's batch), it names the event, the turns' main words and the latest
- * earlier entry it was shown.
+ * entry (an event's batch), it names the event, the turns' main words (the event's own, when
+ * no turn was waiting) and the latest earlier entry it was shown.
  */
 import type { ReflectionEntry, ReflectionOutput } from '../domain/reflection-output.js';
 import type { Finding, NightlyOutput } from '../domain/sleep-time/nightly.js';
@@ -112,11 +112,14 @@ export function reflectionEntryOffline(prompt: string, turns: readonly PromptTur
   if (!prompt.includes('\n## Your reflection\n')) return undefined;
   const event = /^The agent's note \(([a-z_]+)\): (.*)$/m.exec(prompt);
   const earlier = [...(/## Earlier reflections\n([\s\S]*?)\n\n## /.exec(prompt)?.[1] ?? '').matchAll(/^- .*?: (.*) → (.*)$/gm)];
-  const words = topKeywords(turns.map((t) => t.user).join(' '), 3);
+  // An event's batch with no turn reviews the event itself: its note and episodes give the words.
+  const material = /\n## The event to reflect on\n[^\n]*\n([\s\S]*?)(?=\n\n## |$)/.exec(prompt)?.[1];
+  const words = topKeywords(turns.length > 0 || material === undefined ? turns.map((t) => t.user).join(' ') : material.replace(/^The agent's note \([a-z_]+\): /m, ''), 3);
   const about = words.length > 0 ? words.join(', ') : 'what the user asked';
   const latest = earlier[0]?.[2];
+  const what = turns.length === 0 && material !== undefined ? 'the event was about' : "the user's turns were about";
   return {
-    insight: `${event ? `After ${event[1]} (${event[2]?.slice(0, 120)})` : 'At this event'}, the user's turns were about ${about}.`,
+    insight: `${event ? `After ${event[1]} (${event[2]?.slice(0, 120)})` : 'At this event'}, ${what} ${about}.`,
     recommendation: `Ask about ${about} before acting${latest ? `; earlier: ${latest.slice(0, 200)}` : ''}.`,
     confidence: Math.min(0.9, 0.6 + 0.1 * earlier.length),
   };

@@ -253,24 +253,48 @@ function rankFacts(candidates: Candidate[]): ReflectionOutput['new_facts'] {
 /**
  * The offline model's answer to req R-SUM-2's "Write a concise summary of the current
  * context.": which turns, the topics the user raised most, what they said about
- * themselves (quoted), and the questions left open. Extractive and deterministic.
+ * themselves (quoted), and the questions left open. Extractive and deterministic. When the
+ * context opens with the session's previous summary ("### Summary of turns a–b", carried
+ * forward), the answer stands for the whole session: from its first turn, its topics and
+ * quotes weighed in with the new turns' (the newest quotes kept), its open questions kept
+ * after the new ones.
  */
 export function summarizeOffline(context: string): string {
   const { turns } = parseReflectorPrompt(`## Existing knowledge\n(none)\n\n## Turns\n${context}`);
-  if (turns.length === 0) return 'There is no conversation to summarise yet.';
+  const carried = carriedOf(context);
+  if (turns.length === 0 && !carried) return 'There is no conversation to summarise yet.';
   const reflection = reflectOffline(`## Existing knowledge\n(none)\n\n## Turns\n${context}`);
-  const topics = topKeywords(turns.map((t) => t.user).join(' '), 5);
-  const first = turns[0]?.turnId;
-  const last = turns[turns.length - 1]?.turnId;
+  const topics = topKeywords([carried?.words ?? '', ...turns.map((t) => t.user)].join(' '), 5);
+  const first = carried?.first ?? turns[0]?.turnId;
+  const last = turns[turns.length - 1]?.turnId ?? carried?.last;
   const said = reflection.new_facts
     .filter((f) => f.content.startsWith('The user said'))
     .slice(0, 3)
     .map((f) => f.content.replace(/^The user said \(turn \d+\): /, ''));
-  const open = reflection.open_questions.slice(0, 2).map((q) => q.question);
+  const quotes = [...(carried?.said ?? []), ...said].slice(-MAX_SUMMARY_QUOTES);
+  const open = [...reflection.open_questions.map((q) => q.question), ...(carried?.open ?? [])].slice(0, 2);
   const parts = [`Turns ${first}–${last}: the user talked about ${topics.length > 0 ? topics.join(', ') : 'nothing in particular'}.`];
-  if (said.length > 0) parts.push(`They said: ${said.join(' ')}`);
+  if (quotes.length > 0) parts.push(`They said: ${quotes.join(' ')}`);
   if (open.length > 0) parts.push(`Still open: ${open.join(' ')}`);
   return parts.join('\n');
+}
+
+/** Most quotes a summary keeps (a carried summary's and the new turns', newest last). */
+const MAX_SUMMARY_QUOTES = 4;
+
+/** The previous summary a summary context carries: its turns, its words, its quotes and open questions (summarizeOffline's lines, or any prose). */
+function carriedOf(context: string): { first: number; last: number; words: string; said: string[]; open: string[] } | null {
+  const m = /^### Summary of turns (\d+)–(\d+)\n([\s\S]*?)(?=\n\n#{2,3} |(?![\s\S]))/m.exec(context);
+  if (!m) return null;
+  const text = m[3] ?? '';
+  const said = /^They said: (.+)$/m.exec(text)?.[1] ?? '';
+  return {
+    first: Number(m[1]),
+    last: Number(m[2]),
+    words: text.replace(/^Turns \d+–\d+: the user talked about /m, '').replace(/^(They said|Still open): .*$/gm, ''),
+    said: sentences(said),
+    open: (/^Still open: (.+)$/m.exec(text)?.[1] ?? '').split(/(?<=\?)\s+/).filter(Boolean),
+  };
 }
 
 /**

@@ -9,16 +9,23 @@ import type { AgentEvent } from '../../events/agent-event.js';
 import { type EventEpisode, episodeText } from './episodes.js';
 
 /**
- * The job id of an event reflected on by itself: `event-` and 20 hex digits of a hash of the
- * event, so a redelivery or a republish of the same event makes the same job (FIFO
- * deduplication, then the reflector's check of its batch log).
+ * An event's id: 15 decimal digits of a hash of the event (48 bits), so a redelivery or a
+ * republish of the same event has the same id.
  */
-export function eventJobId(event: Pick<AgentEvent, 'userId' | 'timestamp' | 'trigger' | 'sessionId' | 'turnId' | 'detail'>): string {
+export function eventId(event: Pick<AgentEvent, 'userId' | 'timestamp' | 'trigger' | 'sessionId' | 'turnId' | 'detail'>): string {
   const digest = createHash('sha256')
     .update(JSON.stringify([event.userId, event.timestamp, event.trigger, event.sessionId ?? null, event.turnId ?? null, event.detail ?? null]))
     .digest('hex');
-  return `event-${digest.slice(0, 20)}`;
+  return String(Number.parseInt(digest.slice(0, 12), 16)).padStart(15, '0');
 }
+
+/**
+ * The job id of an event reflected on by itself: `event-{eventId}-{lastTurnId}`, the user's last
+ * counted turn when the event came. The same event makes the same job (FIFO deduplication,
+ * then the reflector's check of its batch log), and its batch log and diary entry sort among
+ * the others by that turn (keys.batchSk, keys.diarySk read an id's last number), not first.
+ */
+export const eventJobId = (id: string, lastTurnId: number): string => `event-${id}-${lastTurnId}`;
 
 /** Why an event's batch reviews no turn (the batch log's `event_only.reason`). */
 export const NO_TURN_WAITING = 'no turn was waiting for a batch: every turn was reflected on already or is in a batch on its way';

@@ -9,6 +9,7 @@ import * as z from 'zod';
 import type { AgentEventTrigger } from '../../events/agent-event.js';
 import type { JobKind } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
+import { eventJobId } from './event-reflection.js';
 import type { SignalConfig } from './signal-weights.js';
 import { fnv1a32 } from './stable-hash.js';
 import { topKeywords } from './text.js';
@@ -252,8 +253,8 @@ export interface JobTrigger {
 export type SignalItem =
   | { kind: 'turn'; turn: Pick<TurnSaved, 'turnId' | 'timestamp' | 'query' | 'signals'> }
   | { kind: 'session_closed'; sessionId: string }
-  /** `eventJobId`: the job of the event reflected on by itself, when no turn waits (lib/domain/event-reflection.ts). */
-  | { kind: 'agent_event'; trigger: AgentEventTrigger; eventJobId: string; episodeId?: string | undefined; detail?: string | undefined };
+  /** `eventId`: names the job of the event reflected on by itself, when no turn waits (lib/domain/event-reflection.ts). */
+  | { kind: 'agent_event'; trigger: AgentEventTrigger; eventId: string; episodeId?: string | undefined; detail?: string | undefined };
 
 export type TurnDisposition = 'counted' | 'duplicate' | 'late';
 
@@ -351,7 +352,7 @@ function agentEvent(state: SignalState, item: Extract<SignalItem, { kind: 'agent
   if (state.unassigned.turnIds.length === 0) {
     const episodeIds = state.unassigned.episodeIds;
     state.unassigned = { ...state.unassigned, episodeIds: [] };
-    return { jobId: item.eventJobId, kind: 'event', trigger: `event:${item.trigger}`, urgency: 0, turnIds: [], episodeIds, ...detail, noTurns: 'no turn was waiting for a batch' };
+    return { jobId: eventJobId(item.eventId, state.lastTurnId), kind: 'event', trigger: `event:${item.trigger}`, urgency: 0, turnIds: [], episodeIds, ...detail, noTurns: 'no turn was waiting for a batch' };
   }
   const t = startBatch(state, config, now, `event:${item.trigger}`, 'event');
   if (!t) return { reason: `${state.pendingBatches.length} batches wait for the reflector already (the most there may be): the ${state.unassigned.turnIds.length} waiting turns and any episode go into a later batch; the event's detail is not kept` };

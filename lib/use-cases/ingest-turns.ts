@@ -34,7 +34,7 @@ import {
 } from '../domain/signal-accumulator.js';
 import type { SignalConfig } from '../domain/signal-weights.js';
 import { type EventEpisode, eventEpisodeOf } from '../domain/episodes.js';
-import { eventJobId } from '../domain/event-reflection.js';
+import { eventId } from '../domain/event-reflection.js';
 import { observationsOf } from '../domain/source-reliability.js';
 import { addCounts, type RedactionCounts, type RedactionPolicy, redact, redactFields } from '../domain/redaction.js';
 import type { ClaimCheckStore, Clock, ForgetLog, IdleScheduler, JobQueue, Log, MemoryItemStore, RejectedEventLog, SignalStateStore, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
@@ -404,7 +404,7 @@ async function ingestUsersTogether(users: ReadonlyArray<readonly [string, UserMe
 const toItem = (m: TurnQueueMessage): SignalItem => {
   if (m.type === 'turn.saved') return { kind: 'turn', turn: m };
   if (m.type === 'session.closed') return { kind: 'session_closed', sessionId: m.sessionId };
-  return { kind: 'agent_event', trigger: m.trigger, eventJobId: eventJobId(m), ...(m.detail ? { detail: m.detail } : {}), ...(m.episode ? { episodeId: eventEpisodeOf(m)?.episodeId } : {}) };
+  return { kind: 'agent_event', trigger: m.trigger, eventId: eventId(m), ...(m.detail ? { detail: m.detail } : {}), ...(m.episode ? { episodeId: eventEpisodeOf(m)?.episodeId } : {}) };
 };
 
 async function ingestUser(userId: string, items: UserMessage[], deps: IngestDeps): Promise<UserOutcome> {

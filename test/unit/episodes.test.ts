@@ -125,10 +125,10 @@ describe('episodes (req R-EPI)', () => {
       const id = eventEpisodeId(event());
       const now = new Date('2026-02-06T15:00:00Z');
       const at = (ms: number) => new Date(now.getTime() + ms);
-      const milestone = { kind: 'agent_event' as const, trigger: 'milestone' as const, eventJobId: 'event-m', episodeId: id };
+      const milestone = { kind: 'agent_event' as const, trigger: 'milestone' as const, eventId: 'm', episodeId: id };
       // No turn to reflect on: the event reflects on itself, and its job takes the episode; a republish in the same delivery adds nothing.
       const alone = accumulate(initialSignalState(), [milestone, milestone], defaultSignalConfig, now, () => false);
-      expect(alone.triggers).toEqual([expect.objectContaining({ jobId: 'event-m', kind: 'event', turnIds: [], episodeIds: [id] })]);
+      expect(alone.triggers).toEqual([expect.objectContaining({ jobId: 'event-m-0', kind: 'event', turnIds: [], episodeIds: [id] })]);
       expect(alone.state.unassigned.episodeIds).toEqual([]);
       // With turns waiting, the batch the event cuts takes it along.
       const turns = Array.from({ length: 3 }, (_, i) => ({ turnId: i + 1, timestamp: '2026-02-06T15:01:00Z', query: `entry ${i}` }));
@@ -137,9 +137,9 @@ describe('episodes (req R-EPI)', () => {
       expect(r.state.unassigned.episodeIds).toEqual([]);
       expect(r.state.pendingBatches[0]?.episodeIds).toEqual([id]);
       // Republished while the batch is pending: not queued again. A retry of the timed-out batch still carries it.
-      r = accumulate(r.state, [{ kind: 'agent_event', trigger: 'error', eventJobId: 'event-e', episodeId: id }], defaultSignalConfig, now, () => false);
+      r = accumulate(r.state, [{ kind: 'agent_event', trigger: 'error', eventId: 'e', episodeId: id }], defaultSignalConfig, now, () => false);
       expect(r.state.unassigned.episodeIds).toEqual([]);
-      expect(r.triggers).toEqual([expect.objectContaining({ jobId: 'event-e', turnIds: [], episodeIds: [] })]);
+      expect(r.triggers).toEqual([expect.objectContaining({ jobId: 'event-e-3', turnIds: [], episodeIds: [] })]);
       r = accumulate(r.state, [{ turnId: 100, timestamp: '2026-02-06T16:00:00Z', query: 'later' }], defaultSignalConfig, at(defaultSignalConfig.pendingBatchTimeoutMs + 1), () => false);
       expect(r.triggers).toEqual(expect.arrayContaining([expect.objectContaining({ trigger: 'pending_timeout', episodeIds: [id] })]));
       // Episodes now wait only while MAX_PENDING_BATCHES batches wait: their bound is test/unit/signal-state-bounds.test.ts's.

@@ -7,7 +7,9 @@ import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../events/agent-event.js';
 import { eventEpisodeId } from '../../lib/domain/episodes.js';
 import { buildReflectorPrompt, assembleBatch } from '../../lib/domain/batch-assembly.js';
-import { eventJobId, eventMaterial, MAX_EVENT_MATERIAL_CHARS, NO_TURN_WAITING, NOTHING_TO_REFLECT_ON } from '../../lib/domain/event-reflection.js';
+import { eventId, eventJobId, eventMaterial, MAX_EVENT_MATERIAL_CHARS, NO_TURN_WAITING, NOTHING_TO_REFLECT_ON } from '../../lib/domain/event-reflection.js';
+import { JobSchema } from '../../events/job.js';
+import { keys } from '../../lib/domain/memory-paths.js';
 import { reflectOffline } from '../../lib/offline-model/rule-reflector.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { type JobDeps, runJob } from '../../lib/use-cases/run-job.js';
@@ -45,8 +47,8 @@ describe('an agent.event with no turn waiting (req R-EVT-1)', () => {
     // Every turn is reflected on now; the next event has none to take.
     const e = event({ detail: 'The booking tool timed out twice while reserving Luigi for Friday.' });
     await p.publish(e);
-    expect(p.ingest.jobs.jobs).toEqual([expect.objectContaining({ jobId: eventJobId(e), kind: 'event', trigger: 'event:error', turnIds: [], eventDetail: e.detail })]);
-    expect(p.ingest.log.entries).toContainEqual({ level: 'info', message: 'agent.event reflects on its own detail', extra: expect.objectContaining({ jobId: eventJobId(e), reason: 'no turn was waiting for a batch', detail: true }) });
+    expect(p.ingest.jobs.jobs).toEqual([expect.objectContaining({ jobId: eventJobId(eventId(e), 3), kind: 'event', trigger: 'event:error', turnIds: [], eventDetail: e.detail })]);
+    expect(p.ingest.log.entries).toContainEqual({ level: 'info', message: 'agent.event reflects on its own detail', extra: expect.objectContaining({ jobId: eventJobId(eventId(e), 3), reason: 'no turn was waiting for a batch', detail: true }) });
     const { job, outcome } = await p.runOne();
     expect(outcome.status).toBe('completed');
     const prompt = p.model.requests.at(-1)?.prompt ?? '';
@@ -99,7 +101,12 @@ describe('the material of an event reflected on by itself', () => {
     const material = eventMaterial({ trigger: 'error', detail: 'the tool\n timed out' }, []);
     const prompt = buildReflectorPrompt(assembleBatch([]), [], { trigger: 'error', detail: 'the tool\n timed out' }, [], material);
     expect(prompt.match(/The agent's note/g)).toHaveLength(1);
-    expect(eventJobId(event())).toMatch(/^event-[0-9a-f]{20}$/);
-    expect(eventJobId(event())).not.toBe(eventJobId(event({ detail: 'other' })));
+    expect(eventId(event())).toMatch(/^\d{15}$/);
+    expect(eventId(event())).not.toBe(eventId(event({ detail: 'other' })));
+    // Its batch log and diary entry sort by the user's last turn when it came, among the others.
+    const id = eventJobId(eventId(event()), 42);
+    expect(JobSchema.shape.jobId.safeParse(id).success).toBe(true);
+    expect(keys.batchSk(id)).toBe(`BATCH#${keys.batchSk('batch-40-42').slice(6, 16)}#${id}`);
+    expect(keys.diarySk(id).startsWith(keys.diarySk('batch-40-42').slice(0, 16))).toBe(true);
   });
 });

@@ -152,6 +152,16 @@ describe('a summary carries its session\'s previous summary forward (req R-SUM-4
     expect(model.summaries[3]?.system).not.toContain('### Summary of turns');
   });
 
+  it('places a summary written before summaries recorded their session by its newest turn', async () => {
+    const { deps, model } = await session();
+    await runSummary(jobOf('summary-1-3', [1, 2, 3]), deps);
+    const old = deps.summaries.pairs.get('alice/summary-1-3');
+    if (old) delete old.sessionId;
+    await runSummary(jobOf('summary-4-6', [4, 5, 6]), deps);
+    expect(model.summaries[1]?.system).toContain('### Summary of turns 1–3\n');
+    expect(deps.summaries.pairs.get('alice/summary-4-6')?.carried).toBe('summary-1-3');
+  });
+
   it('is what the nightly reads for its session\'s turns, not the summary it carried as well', () => {
     const turns = [1, 2, 3, 4].map((turnId) => turn({ userId: 'alice', turnId }));
     const earlier = { id: 'summary-1-2', text: 'A.', sourceTurns: [1, 2] };

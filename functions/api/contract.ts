@@ -264,7 +264,13 @@ export const routes = [
   {
     method: 'POST', path: `${u}/summaries`, operationId: 'summaryRequest', access: 'write', params: UserParam, body: SummaryRequestSchema,
     summary: 'A summary now (req R-SUM-9 manual summary), with its own prompt if given, over the turns since the last summary (or those the last one covered); answers the job id, the summary follows in GET …/summaries',
-    response: z.object({ jobId: z.string(), turnIds: z.array(z.number()) }),
+    response: z.object({
+      jobId: z.string(),
+      turnIds: z.array(z.number()),
+      /** With `reflect` asked for: true when a batch reflection was sent for, false (with `reason`) when there was nothing to reflect on. */
+      reflect: z.boolean().optional(),
+      reason: z.string().optional(),
+    }),
   },
   {
     method: 'POST', path: `${u}/summaries/{id}`, operationId: 'summaryEdit', access: 'write', params: UserParam.extend({ id: z.string().min(1).max(200) }),

@@ -97,7 +97,7 @@ export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
 }
 
 /** The attributes `list` serves: every one `summaryItem` writes but the keys, and `logKey` (a log kept in S3). */
-const LISTING_ATTRIBUTES = ['kind', 'userId', 'batchId', 'status', 'timestamp', 'inputAt', 'trigger', 'turns', 'itemsProposed', 'itemsPassed', 'rejections', 'staged', 'promoted', 'assessment', 'modelId', 'error', 'logKey'] as const;
+const LISTING_ATTRIBUTES = ['kind', 'userId', 'batchId', 'status', 'timestamp', 'inputAt', 'trigger', 'turns', 'itemsProposed', 'itemsPassed', 'rejections', 'staged', 'promoted', 'assessment', 'modelId', 'error', 'eventOnly', 'logKey'] as const;
 
 /** The listing's attributes of a batch (the log's status, counts and times): keep LISTING_ATTRIBUTES in step. */
 function summaryItem(log: BatchLog) {
@@ -122,6 +122,8 @@ function summaryItem(log: BatchLog) {
     // the smoke test (infra/smoke) and the console read them from the listing.
     ...(log.model ? { modelId: log.model.modelId } : {}),
     ...(log.error ? { error: log.error.message } : {}),
+    // An event's batch with no turn: what it reflected on instead, or why nothing (req R-EVT-1).
+    ...(log.event_only ? { eventOnly: log.event_only } : {}),
   };
 }
 

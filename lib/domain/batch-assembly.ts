@@ -132,18 +132,31 @@ export const EARLIER_REFLECTIONS_SHOWN = 3;
 /**
  * The prompt of a batch. An event's batch (an `occasion`) says why it runs now, shows the
  * agent's latest reflection entries and asks for a new one: what the event teaches, building
- * on (or retiring) the earlier ones.
+ * on (or retiring) the earlier ones. An event's batch with no turn to review (`material`: the
+ * event's own words, lib/domain/event-reflection.ts) reviews the event instead of turns.
  */
-export function buildReflectorPrompt(batch: AssembledBatch, existing: readonly ExistingKnowledge[], occasion: ReflectionOccasion | null = null, earlier: readonly EarlierReflection[] = []): string {
+export function buildReflectorPrompt(
+  batch: AssembledBatch,
+  existing: readonly ExistingKnowledge[],
+  occasion: ReflectionOccasion | null = null,
+  earlier: readonly EarlierReflection[] = [],
+  material = '',
+): string {
   const known = existing.length === 0 ? '(none yet)' : existing.map((k) => knownLine(k)).join('\n');
   if (!occasion) return `## Existing knowledge\n${known}\n\n## Turns to review\n${batch.document}\n`;
-  const why = `## Why now\n${EVENT_INSTRUCTIONS[occasion.trigger]}${occasion.detail ? `\nThe agent's note (${occasion.trigger}): ${oneLine(occasion.detail)}` : ''}\n\n`;
+  // The event's material holds its note; said once.
+  const note = occasion.detail && !material ? `\nThe agent's note (${occasion.trigger}): ${oneLine(occasion.detail)}` : '';
+  const why = `## Why now\n${EVENT_INSTRUCTIONS[occasion.trigger]}${note}\n\n`;
   const shown = earlier.slice(0, EARLIER_REFLECTIONS_SHOWN);
   const past =
     shown.length === 0
       ? '(none yet)'
       : shown.map((e) => `- ${e.at.slice(0, 10)}, after ${e.trigger} (confidence ${e.confidence}): ${oneLine(e.insight)} → ${oneLine(e.recommendation)}`).join('\n');
-  const ask =
-    '## Your reflection\nAlso fill `reflection`: what this event and these turns teach about how the agent should act (insight), what it should do differently from now on (recommendation), and your confidence (0..1). Build on the earlier reflections; say so when one no longer holds.';
-  return `${why}## Existing knowledge\n${known}\n\n## Earlier reflections\n${past}\n\n## Turns to review\n${batch.document}\n\n${ask}\n`;
+  const reviewed = material ? `## The event to reflect on\n${EVENT_ONLY_NOTE}\n${material}` : `## Turns to review\n${batch.document}`;
+  const what = material ? 'what this event teaches' : 'what this event and these turns teach';
+  const ask = `## Your reflection\nAlso fill \`reflection\`: ${what} about how the agent should act (insight), what it should do differently from now on (recommendation), and your confidence (0..1). Build on the earlier reflections; say so when one no longer holds.`;
+  return `${why}## Existing knowledge\n${known}\n\n## Earlier reflections\n${past}\n\n${reviewed}\n\n${ask}\n`;
 }
+
+/** What the prompt of an event's batch with no turn says in place of the turns. */
+export const EVENT_ONLY_NOTE = 'No turn was waiting for a reflection: review the event itself. Cite a turn only when the event names it.';

@@ -53,6 +53,12 @@ export interface BatchLog {
   verified?: string[];
   /** Relation-graph edges (ids) this batch's connections added or reinforced (on this delivery or an earlier one: a redelivery logs the same). */
   edges?: string[];
+  /**
+   * An agent.event's batch with no turn to review (req R-EVT-1: lib/domain/event-reflection.ts):
+   * why it had none, what it reflected on instead (the event's detail, its episodes), and, when
+   * that was nothing, why no model was asked.
+   */
+  event_only?: { reason: string; material: Array<'detail' | 'episodes'>; not_reflected?: string };
   /** The selective diary's decision (req R-DIARY): the entry written, or why not. */
   diary?: { written: boolean; path?: string; criteria: Record<string, string[]>; reason?: string };
   /** Outputs that recurred in an earlier batch's staged item: each gave it a promotion instead of being staged again. */

@@ -274,6 +274,10 @@ export interface SummaryRecordView {
   sourceTurns: number[];
   text: string;
   deleted: boolean;
+  /** The session of its newest turn (summaries written since they carry their session's previous one). */
+  sessionId?: string;
+  /** The session's previous summary it carried forward (lib/domain/summary.ts `summaryContext`). */
+  carried?: string;
   /** The system part of the pair: the instruction the summary was written to. */
   prompt?: string;
   /** People's edits of the text, oldest first: what it said before each. */

@@ -9,6 +9,7 @@ import * as z from 'zod';
 import type { AgentEventTrigger } from '../../events/agent-event.js';
 import type { JobKind } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
+import { eventJobId } from './event-reflection.js';
 import type { SignalConfig } from './signal-weights.js';
 import { fnv1a32 } from './stable-hash.js';
 import { topKeywords } from './text.js';
@@ -244,13 +245,16 @@ export interface JobTrigger {
   episodeIds: string[];
   /** The agent.event's `detail`, for an event batch that has one. */
   eventDetail?: string;
+  /** Why an event's job reviews no turn (it reflects on the event's own detail and episodes), for the signal function's log. */
+  noTurns?: string;
 }
 
 /** One thing arriving on the TurnQueue, as the accumulator sees it. */
 export type SignalItem =
   | { kind: 'turn'; turn: Pick<TurnSaved, 'turnId' | 'timestamp' | 'query' | 'signals'> }
   | { kind: 'session_closed'; sessionId: string }
-  | { kind: 'agent_event'; trigger: AgentEventTrigger; episodeId?: string | undefined; detail?: string | undefined };
+  /** `eventId`: names the job of the event reflected on by itself, when no turn waits (lib/domain/event-reflection.ts). */
+  | { kind: 'agent_event'; trigger: AgentEventTrigger; eventId: string; episodeId?: string | undefined; detail?: string | undefined };
 
 export type TurnDisposition = 'counted' | 'duplicate' | 'late';
 
@@ -264,6 +268,8 @@ export interface AccumulateResult {
    * small item per user per active day) before the state that counts it is written.
    */
   newActiveDays: string[];
+  /** agent.events that fired no job, and why (the signal function logs them: no event passes silently). */
+  eventsNotReflected: Array<{ trigger: AgentEventTrigger; reason: string }>;
 }
 
 /**
@@ -282,6 +288,7 @@ export function accumulate(
   const state: SignalState = structuredClone(prior);
   const triggers: JobTrigger[] = [];
   const outcomes: AccumulateResult['outcomes'] = [];
+  const eventsNotReflected: AccumulateResult['eventsNotReflected'] = [];
   const seenHere = new Set<number>();
 
   for (const raw of items) {
@@ -292,7 +299,9 @@ export function accumulate(
     }
     if (item.kind === 'agent_event') {
       const t = agentEvent(state, item, config, now);
-      if (t) triggers.push(t);
+      // The same event twice in one delivery (a republish): one job.
+      if ('reason' in t) eventsNotReflected.push({ trigger: item.trigger, reason: t.reason });
+      else if (!triggers.some((x) => x.jobId === t.jobId)) triggers.push(t);
       continue;
     }
     const turn = item.turn;
@@ -311,7 +320,7 @@ export function accumulate(
       if (t) triggers.push(t);
     }
   }
-  return { state, triggers, outcomes, newActiveDays: markActivity(prior, state) };
+  return { state, triggers, outcomes, newActiveDays: markActivity(prior, state), eventsNotReflected };
 }
 
 type SignalTurn = Extract<SignalItem, { kind: 'turn' }>['turn'];
@@ -326,16 +335,28 @@ function closeSession(state: SignalState, config: SignalConfig, now: Date): JobT
   return [batch, summary].filter((t): t is JobTrigger => t !== null);
 }
 
-/** Req R-TIER: an agent.event reflects now, over whatever has not been given to a batch yet. */
-function agentEvent(state: SignalState, item: Extract<SignalItem, { kind: 'agent_event' }>, config: SignalConfig, now: Date): JobTrigger | null {
+/**
+ * Req R-TIER, R-EVT-1: an agent.event reflects now, over whatever has not been given to a
+ * batch yet. With no turn waiting, it reflects on itself: a job over no turns, with its detail
+ * and the waiting episodes (lib/domain/event-reflection.ts). Only when MAX_PENDING_BATCHES
+ * batches wait already does it fire nothing, and says why: its episode and the waiting turns
+ * go into the next batch; its detail is not kept.
+ */
+function agentEvent(state: SignalState, item: Extract<SignalItem, { kind: 'agent_event' }>, config: SignalConfig, now: Date): JobTrigger | { reason: string } {
   // Its episode waits for a batch like a turn (a republished event's only once).
   const id = item.episodeId;
   if (id !== undefined && !state.unassigned.episodeIds.includes(id) && !state.pendingBatches.some((p) => p.episodeIds.includes(id))) {
     state.unassigned.episodeIds = [...state.unassigned.episodeIds, id].slice(-MAX_WAITING_EPISODES);
   }
+  const detail = item.detail ? { eventDetail: item.detail } : {};
+  if (state.unassigned.turnIds.length === 0) {
+    const episodeIds = state.unassigned.episodeIds;
+    state.unassigned = { ...state.unassigned, episodeIds: [] };
+    return { jobId: eventJobId(item.eventId, state.lastTurnId), kind: 'event', trigger: `event:${item.trigger}`, urgency: 0, turnIds: [], episodeIds, ...detail, noTurns: 'no turn was waiting for a batch' };
+  }
   const t = startBatch(state, config, now, `event:${item.trigger}`, 'event');
-  if (!t) return null;
-  return item.detail ? { ...t, eventDetail: item.detail } : t;
+  if (!t) return { reason: `${state.pendingBatches.length} batches wait for the reflector already (the most there may be): the ${state.unassigned.turnIds.length} waiting turns and any episode go into a later batch; the event's detail is not kept` };
+  return { ...t, ...detail };
 }
 
 /** A turn seen before (duplicate) or older than the last counted one (late), counted as such; null for a new turn. */

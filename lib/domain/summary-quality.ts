@@ -20,6 +20,13 @@ export interface SummaryQuality {
   resurrectionRate: number;
   /** Times a summary was returned while deleted: must stay 0. */
   resurrectionsOfDeleted: number;
+  /**
+   * Live summaries that carry their session's previous one forward (lib/domain/summary.ts
+   * `summaryContext`): each stands for its session so far, so a session's topics count once per
+   * summary that carries them, and deleting an inaccurate summary leaves the later ones that
+   * carried it (delete those too, or forget by their shared source turns).
+   */
+  carrying: number;
   /** The words the live summaries use most (in how many summaries each appears), most first. */
   topics: Array<{ topic: string; summaries: number }>;
 }
@@ -40,6 +47,7 @@ export function summaryQuality(records: readonly SummaryRecordView[], topicLimit
     resurrected,
     resurrectionRate: ratio(resurrected, live.length),
     resurrectionsOfDeleted: records.reduce((n, r) => n + (r.resurrectionsWhileDeleted ?? 0), 0),
+    carrying: live.filter((r) => r.carried !== undefined).length,
     topics: [...topicCounts.entries()]
       .filter(([, n]) => n > 1 || live.length === 1)
       .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))

@@ -7,6 +7,7 @@
  */
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { assembleBatch } from './batch-assembly.js';
+import { estimateTokens } from './text.js';
 import { renderFrontMatter } from './front-matter.js';
 import { summaryDocKey } from './memory-paths.js';
 
@@ -23,10 +24,55 @@ export const defaultSummarySettings: SummarySettings = { enabled: true, prompt: 
 export const SUMMARY_CONTEXT_PREAMBLE =
   'You are the memory of an AI assistant. This is the current context of your conversation with the user, oldest first:';
 
-/** The current context given to the model: the job's turns within the token budget. */
-export function summaryContext(turns: readonly TurnSaved[], budgetTokens: number): { system: string; included: number[] } {
-  const batch = assembleBatch(turns, budgetTokens);
-  return { system: `${SUMMARY_CONTEXT_PREAMBLE}\n\n${batch.document}`, included: batch.included };
+/** The preamble when the session's previous summary is carried forward (seed 003: "everything currently in working context"). */
+export const SUMMARY_CARRIED_PREAMBLE =
+  'You are the memory of an AI assistant. This is the current context of your conversation with the user: the summary written earlier in this session, then the turns since, oldest first. Summarise all of it:';
+
+/**
+ * Longest previous summary carried into the next one, in characters (≈ 500 tokens at 4 a
+ * token, `estimateTokens`): a "concise summary" is well under it (the offline model's run to
+ * 300–600 characters), so a normal one travels whole, while one written to the 2,000-token
+ * cap of req R-SUM-3 (or edited long) costs at most a quarter of that on every later summary of
+ * its session. The carried text comes out of the turns' budget, so the context stays within it.
+ */
+export const MAX_CARRIED_SUMMARY_CHARS = 2_000;
+
+/** The session's summary before this one, carried forward: its id, the turns it stands for, its text (as a person may have edited it). */
+export interface CarriedSummary {
+  id: string;
+  sourceTurns: readonly number[];
+  text: string;
+}
+
+/** A carried summary's text within MAX_CARRIED_SUMMARY_CHARS, cut after its last whole sentence (or word) that fits, saying so. */
+export function capCarriedText(text: string): string {
+  const flat = text.trim();
+  if (flat.length <= MAX_CARRIED_SUMMARY_CHARS) return flat;
+  const marker = ' […]';
+  const head = flat.slice(0, MAX_CARRIED_SUMMARY_CHARS - marker.length);
+  const end = Math.max(head.lastIndexOf('. '), head.lastIndexOf('.\n'), head.lastIndexOf('? '), head.lastIndexOf('! '));
+  const cut = end > MAX_CARRIED_SUMMARY_CHARS / 2 ? head.slice(0, end + 1) : head.replace(/\s+\S*$/, '');
+  return `${cut}${marker}`;
+}
+
+/** The heading a carried summary goes under: the turns it stands for, as the nightly prompt heads a summary (the offline model reads both). */
+export const carriedHeading = (sourceTurns: readonly number[]): string => `### Summary of turns ${Math.min(...sourceTurns)}–${Math.max(...sourceTurns)}`;
+
+/**
+ * The current context given to the model: the session's previous summary, when there is one
+ * (capped: capCarriedText), then the job's turns within what is left of the token budget.
+ * `sourceTurns` are the turns the new summary stands for: those it read and those the
+ * carried summary stood for, so a forget of any of them finds it (its text carries theirs).
+ */
+export function summaryContext(turns: readonly TurnSaved[], budgetTokens: number, carried: CarriedSummary | null = null): { system: string; included: number[]; sourceTurns: number[] } {
+  if (!carried || carried.sourceTurns.length === 0) {
+    const batch = assembleBatch(turns, budgetTokens);
+    return { system: `${SUMMARY_CONTEXT_PREAMBLE}\n\n${batch.document}`, included: batch.included, sourceTurns: batch.included };
+  }
+  const block = `${carriedHeading(carried.sourceTurns)}\n${capCarriedText(carried.text)}`;
+  const batch = assembleBatch(turns, Math.max(1, budgetTokens - estimateTokens(block)));
+  const sourceTurns = [...new Set([...carried.sourceTurns, ...batch.included])].sort((a, b) => a - b);
+  return { system: `${SUMMARY_CARRIED_PREAMBLE}\n\n${block}\n\n${batch.document}`, included: batch.included, sourceTurns };
 }
 
 export interface SummaryPair {
@@ -36,7 +82,12 @@ export interface SummaryPair {
   kind: string;
   trigger: string;
   createdAt: string;
+  /** The turns the summary stands for: those it read, and those of the summary it carried forward (`carried`). */
   sourceTurns: number[];
+  /** The session of its newest turn (absent from summaries written before summaries carried their session's previous one). */
+  sessionId?: string;
+  /** The id of the session's previous summary whose text it carried forward (seed 003: the whole working context), if any. */
+  carried?: string;
   prompt: string;
   text: string;
   modelId: string;
@@ -66,6 +117,7 @@ export function summaryDocument(p: SummaryRecord): string {
     trigger: p.trigger,
     created_at: p.createdAt,
     source_turns: p.sourceTurns,
+    ...(p.carried ? { carried: p.carried } : {}),
     deleted: p.deleted,
     model: p.modelId,
     ...(p.edited ? { edited: p.edited } : {}),

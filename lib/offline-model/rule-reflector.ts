@@ -13,8 +13,8 @@
  * through "my …"); it reads sentences, not meaning, so sarcasm, negation ("I don't love…")
  * and hypotheticals come out as facts; its facts quote the user instead of paraphrasing;
  * it connects two files only when one turn shares words with both. Asked for a reflection
- * entry (an event's batch), it names the event, the turns' main words and the latest
- * earlier entry it was shown.
+ * entry (an event's batch), it names the event, the turns' main words (the event's own, when
+ * no turn was waiting) and the latest earlier entry it was shown.
  */
 import type { ReflectionEntry, ReflectionOutput } from '../domain/reflection-output.js';
 import type { Finding, NightlyOutput } from '../domain/sleep-time/nightly.js';
@@ -112,11 +112,14 @@ export function reflectionEntryOffline(prompt: string, turns: readonly PromptTur
   if (!prompt.includes('\n## Your reflection\n')) return undefined;
   const event = /^The agent's note \(([a-z_]+)\): (.*)$/m.exec(prompt);
   const earlier = [...(/## Earlier reflections\n([\s\S]*?)\n\n## /.exec(prompt)?.[1] ?? '').matchAll(/^- .*?: (.*) → (.*)$/gm)];
-  const words = topKeywords(turns.map((t) => t.user).join(' '), 3);
+  // An event's batch with no turn reviews the event itself: its note and episodes give the words.
+  const material = /\n## The event to reflect on\n[^\n]*\n([\s\S]*?)(?=\n\n## |$)/.exec(prompt)?.[1];
+  const words = topKeywords(turns.length > 0 || material === undefined ? turns.map((t) => t.user).join(' ') : material.replace(/^The agent's note \([a-z_]+\): /m, ''), 3);
   const about = words.length > 0 ? words.join(', ') : 'what the user asked';
   const latest = earlier[0]?.[2];
+  const what = turns.length === 0 && material !== undefined ? 'the event was about' : "the user's turns were about";
   return {
-    insight: `${event ? `After ${event[1]} (${event[2]?.slice(0, 120)})` : 'At this event'}, the user's turns were about ${about}.`,
+    insight: `${event ? `After ${event[1]} (${event[2]?.slice(0, 120)})` : 'At this event'}, ${what} ${about}.`,
     recommendation: `Ask about ${about} before acting${latest ? `; earlier: ${latest.slice(0, 200)}` : ''}.`,
     confidence: Math.min(0.9, 0.6 + 0.1 * earlier.length),
   };
@@ -250,24 +253,48 @@ function rankFacts(candidates: Candidate[]): ReflectionOutput['new_facts'] {
 /**
  * The offline model's answer to req R-SUM-2's "Write a concise summary of the current
  * context.": which turns, the topics the user raised most, what they said about
- * themselves (quoted), and the questions left open. Extractive and deterministic.
+ * themselves (quoted), and the questions left open. Extractive and deterministic. When the
+ * context opens with the session's previous summary ("### Summary of turns a–b", carried
+ * forward), the answer stands for the whole session: from its first turn, its topics and
+ * quotes weighed in with the new turns' (the newest quotes kept), its open questions kept
+ * after the new ones.
  */
 export function summarizeOffline(context: string): string {
   const { turns } = parseReflectorPrompt(`## Existing knowledge\n(none)\n\n## Turns\n${context}`);
-  if (turns.length === 0) return 'There is no conversation to summarise yet.';
+  const carried = carriedOf(context);
+  if (turns.length === 0 && !carried) return 'There is no conversation to summarise yet.';
   const reflection = reflectOffline(`## Existing knowledge\n(none)\n\n## Turns\n${context}`);
-  const topics = topKeywords(turns.map((t) => t.user).join(' '), 5);
-  const first = turns[0]?.turnId;
-  const last = turns[turns.length - 1]?.turnId;
+  const topics = topKeywords([carried?.words ?? '', ...turns.map((t) => t.user)].join(' '), 5);
+  const first = carried?.first ?? turns[0]?.turnId;
+  const last = turns[turns.length - 1]?.turnId ?? carried?.last;
   const said = reflection.new_facts
     .filter((f) => f.content.startsWith('The user said'))
     .slice(0, 3)
     .map((f) => f.content.replace(/^The user said \(turn \d+\): /, ''));
-  const open = reflection.open_questions.slice(0, 2).map((q) => q.question);
+  const quotes = [...(carried?.said ?? []), ...said].slice(-MAX_SUMMARY_QUOTES);
+  const open = [...reflection.open_questions.map((q) => q.question), ...(carried?.open ?? [])].slice(0, 2);
   const parts = [`Turns ${first}–${last}: the user talked about ${topics.length > 0 ? topics.join(', ') : 'nothing in particular'}.`];
-  if (said.length > 0) parts.push(`They said: ${said.join(' ')}`);
+  if (quotes.length > 0) parts.push(`They said: ${quotes.join(' ')}`);
   if (open.length > 0) parts.push(`Still open: ${open.join(' ')}`);
   return parts.join('\n');
+}
+
+/** Most quotes a summary keeps (a carried summary's and the new turns', newest last). */
+const MAX_SUMMARY_QUOTES = 4;
+
+/** The previous summary a summary context carries: its turns, its words, its quotes and open questions (summarizeOffline's lines, or any prose). */
+function carriedOf(context: string): { first: number; last: number; words: string; said: string[]; open: string[] } | null {
+  const m = /^### Summary of turns (\d+)–(\d+)\n([\s\S]*?)(?=\n\n#{2,3} |(?![\s\S]))/m.exec(context);
+  if (!m) return null;
+  const text = m[3] ?? '';
+  const said = /^They said: (.+)$/m.exec(text)?.[1] ?? '';
+  return {
+    first: Number(m[1]),
+    last: Number(m[2]),
+    words: text.replace(/^Turns \d+–\d+: the user talked about /m, '').replace(/^(They said|Still open): .*$/gm, ''),
+    said: sentences(said),
+    open: (/^Still open: (.+)$/m.exec(text)?.[1] ?? '').split(/(?<=\?)\s+/).filter(Boolean),
+  };
 }
 
 /**

@@ -34,6 +34,7 @@ import {
 } from '../domain/signal-accumulator.js';
 import type { SignalConfig } from '../domain/signal-weights.js';
 import { type EventEpisode, eventEpisodeOf } from '../domain/episodes.js';
+import { eventId } from '../domain/event-reflection.js';
 import { observationsOf } from '../domain/source-reliability.js';
 import { addCounts, type RedactionCounts, type RedactionPolicy, redact, redactFields } from '../domain/redaction.js';
 import type { ClaimCheckStore, Clock, ForgetLog, IdleScheduler, JobQueue, Log, MemoryItemStore, RejectedEventLog, SignalStateStore, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
@@ -244,7 +245,7 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
   if (forgotten > 0) deps.log.info('messages from before the user was forgotten dropped', { userId, forgotten });
   if (fresh.length === 0) {
     const after = resent.map((c) => jobOf(userId, closeSummaryTrigger(c), c.requestedAt));
-    return { userId, version: stored.version, folded: { state: prior, outcomes: [], triggers: [], newActiveDays: [] }, toStore: [], marked: [], openLog: null, episodes: [], jobs: [], after, idleCheck: null, alreadyApplied: true, closed: [], forgotten };
+    return { userId, version: stored.version, folded: { state: prior, outcomes: [], triggers: [], newActiveDays: [], eventsNotReflected: [] }, toStore: [], marked: [], openLog: null, episodes: [], jobs: [], after, idleCheck: null, alreadyApplied: true, closed: [], forgotten };
   }
   const messages = fresh.map((i) => i.message);
   const turns = messages.filter((m): m is TurnSaved => m.type === 'turn.saved');
@@ -364,6 +365,11 @@ function logCommitted(f: Fold, deps: IngestDeps): void {
   for (const job of [...f.jobs, ...f.after]) {
     deps.log.info('job enqueued', { userId: f.userId, jobId: job.jobId, kind: job.kind, trigger: job.trigger, urgency: job.urgency });
   }
+  // Req R-EVT: no agent.event passes silently — one reflecting on itself says so, one that fired nothing says why.
+  for (const t of f.folded.triggers) {
+    if (t.noTurns) deps.log.info('agent.event reflects on its own detail', { userId: f.userId, jobId: t.jobId, trigger: t.trigger, reason: t.noTurns, detail: t.eventDetail !== undefined, episodes: t.episodeIds.length });
+  }
+  for (const e of f.folded.eventsNotReflected) deps.log.warn('agent.event fired no reflection', { userId: f.userId, trigger: `event:${e.trigger}`, reason: e.reason });
 }
 
 /**
@@ -398,7 +404,7 @@ async function ingestUsersTogether(users: ReadonlyArray<readonly [string, UserMe
 const toItem = (m: TurnQueueMessage): SignalItem => {
   if (m.type === 'turn.saved') return { kind: 'turn', turn: m };
   if (m.type === 'session.closed') return { kind: 'session_closed', sessionId: m.sessionId };
-  return { kind: 'agent_event', trigger: m.trigger, ...(m.detail ? { detail: m.detail } : {}), ...(m.episode ? { episodeId: eventEpisodeOf(m)?.episodeId } : {}) };
+  return { kind: 'agent_event', trigger: m.trigger, eventId: eventId(m), ...(m.detail ? { detail: m.detail } : {}), ...(m.episode ? { episodeId: eventEpisodeOf(m)?.episodeId } : {}) };
 };
 
 async function ingestUser(userId: string, items: UserMessage[], deps: IngestDeps): Promise<UserOutcome> {

@@ -22,7 +22,8 @@ import { costEntry, usageOf } from './job-cost.js';
 import { completeBatch, parseSignalState } from '../domain/signal-accumulator.js';
 import { domainsRead, stagedDocuments } from '../domain/staging.js';
 import { reliabilityOf } from '../domain/source-reliability.js';
-import { episodeDocument } from '../domain/episodes.js';
+import { episodeDocument, type EventEpisode } from '../domain/episodes.js';
+import { eventMaterial, NO_TURN_WAITING, NOTHING_TO_REFLECT_ON } from '../domain/event-reflection.js';
 import { type DiaryInput, decideDiaryEntry, diaryPath, diaryRecord, diaryVisible } from '../domain/diary.js';
 import { verifySeenFacts } from './knowledge-hygiene.js';
 import { callWithBudgetRetry, costOf, unusableStop } from './model-call.js';
@@ -81,8 +82,11 @@ export async function runReflection(job: Job, deps: ReflectionDeps): Promise<Ref
     await finishCounters(job, deps);
     return { status: 'already_done', reason: `batch ${job.jobId} is logged already` };
   }
-  const recorded = await waitUntilRecorded(job, deps);
-  if (recorded.superseded) return { status: 'superseded', reason: `turns up to ${recorded.lastBatchTurn} are reflected already` };
+  // An event's job over no turns is no batch of the signal state: nothing to wait for (its batch log is its commit marker).
+  if (job.turnIds.length > 0) {
+    const recorded = await waitUntilRecorded(job, deps);
+    if (recorded.superseded) return { status: 'superseded', reason: `turns up to ${recorded.lastBatchTurn} are reflected already` };
+  }
 
   const input = await readBatch(job, started, deps);
   const { asked, model } = await consultModel(job, input, deps);
@@ -95,7 +99,7 @@ export async function runReflection(job: Job, deps: ReflectionDeps): Promise<Ref
   }
   const gated = await gateOutput(job, input, parsed, deps);
   const staged = await stageAndReinforce(job, input, gated, deps);
-  const episodes = await linkEpisodes(job, input.turns, staged, deps);
+  const episodes = await linkEpisodes(job, input, staged, deps);
   const edges = await connectionEdges(job, input.batchAt, gated, deps);
   const diary = await writeDiary(job, diaryInput(job, input, parsed, gated, staged), input.batchAt, deps);
   const log: BatchLog = {
@@ -137,11 +141,18 @@ interface BatchInput {
   knowledge: DocumentIndex<KnowledgeDoc>;
   /** The Knowledge documents the batch's top keywords find, shown to the model. */
   existing: Array<{ path: string; summary: string }>;
+  /** The agent.event episodes whose documents this batch writes. */
+  eventEpisodes: EventEpisode[];
+  /** An event's batch with no turn: the event's own words it reviews instead ('' for any other batch, or nothing to review). */
+  material: string;
   base: LogBase;
 }
 
 async function readBatch(job: Job, started: Date, deps: ReflectionDeps): Promise<BatchInput> {
-  const { turns, missing } = await deps.turns.getTurns(job.userId, job.turnIds);
+  const { turns, missing } = job.turnIds.length > 0 ? await deps.turns.getTurns(job.userId, job.turnIds) : { turns: [], missing: [] };
+  const eventEpisodes = job.episodeIds?.length ? await deps.turns.eventEpisodes(job.userId, job.episodeIds) : [];
+  const occasion = occasionOf(job);
+  const material = occasion && job.turnIds.length === 0 ? eventMaterial(occasion, eventEpisodes) : '';
   for (const m of missing) deps.log.warn('turn unreadable; continuing without it', { userId: job.userId, ...m });
   // Input time of the batch (its last turn's; the job's when none was read), for when its items
   // were staged (the expiry sweep's cutoff and day index), what it verifies, the edges it adds,
@@ -152,7 +163,7 @@ async function readBatch(job: Job, started: Date, deps: ReflectionDeps): Promise
   const knowledgeDocs = await deps.knowledge.loadKnowledge(job.userId);
   const knowledge = new DocumentIndex(knowledgeDocs);
   const existing = knowledge
-    .search(topKeywords(batch.document, EXISTING_KEYWORDS).join(' '), EXISTING_SHOWN)
+    .search(topKeywords(`${batch.document}\n${material}`, EXISTING_KEYWORDS).join(' '), EXISTING_SHOWN)
     .map((h) => ({ path: h.doc.id, summary: h.doc.summary }));
   const base: LogBase = {
     batch_id: job.jobId,
@@ -165,18 +176,28 @@ async function readBatch(job: Job, started: Date, deps: ReflectionDeps): Promise
     trigger: job.trigger,
     kind: job.kind,
     urgency_score: job.urgency,
+    ...(occasion && job.turnIds.length === 0 ? { event_only: eventOnlyLog(job, eventEpisodes, material, deps) } : {}),
   };
-  return { turns, batchAt, batch, knowledgeDocs, knowledge, existing, base };
+  return { turns, batchAt, batch, knowledgeDocs, knowledge, existing, eventEpisodes, material, base };
+}
+
+/** Req R-EVT: an event's batch with no turn says what it reflected on instead, or why nothing (and logs that). */
+function eventOnlyLog(job: Job, episodes: readonly EventEpisode[], material: string, deps: ReflectionDeps): NonNullable<BatchLog['event_only']> {
+  const kinds = [...(job.eventDetail?.trim() ? ['detail' as const] : []), ...(episodes.length > 0 ? ['episodes' as const] : [])];
+  if (material) return { reason: NO_TURN_WAITING, material: kinds };
+  deps.log.info('agent.event not reflected on', { userId: job.userId, batchId: job.jobId, trigger: job.trigger, reason: NOTHING_TO_REFLECT_ON });
+  return { reason: NO_TURN_WAITING, material: kinds, not_reflected: NOTHING_TO_REFLECT_ON };
 }
 
 type Asked = Awaited<ReturnType<typeof askModel>>;
 
 /** The model's answer for a batch with turns (with the earlier reflections when an occasion fired it), and its usage for the log. */
 async function consultModel(job: Job, input: BatchInput, deps: ReflectionDeps): Promise<{ asked: Asked | null; model: BatchLog['model'] }> {
-  const { batch, existing } = input;
+  const { batch, existing, material } = input;
   const occasion = occasionOf(job);
-  const earlier = occasion && batch.included.length > 0 ? await earlierReflections(job, deps) : [];
-  const asked = batch.included.length > 0 ? await askModel(job, buildReflectorPrompt(batch, existing, occasion, earlier), deps, occasion !== null) : null;
+  const something = batch.included.length > 0 || material !== '';
+  const earlier = occasion && something ? await earlierReflections(job, deps) : [];
+  const asked = something ? await askModel(job, buildReflectorPrompt(batch, existing, occasion, earlier, material), deps, occasion !== null) : null;
   const model = asked ? { ...asked.response.usage, reused: asked.reused, estimatedCostUsd: asked.reused ? 0 : costOf(asked.response.usage) } : null;
   return { asked, model };
 }
@@ -281,19 +302,18 @@ async function stageAndReinforce(job: Job, input: BatchInput, gated: Gated, deps
  * this batch (linked to what it learned from the event's turn, or from the whole batch when
  * the event named none). Returns their keys under the user's prefix.
  */
-async function linkEpisodes(job: Job, turns: readonly TurnSaved[], staged: Staged, deps: ReflectionDeps): Promise<string[]> {
+async function linkEpisodes(job: Job, input: Pick<BatchInput, 'turns' | 'eventEpisodes'>, staged: Staged, deps: ReflectionDeps): Promise<string[]> {
   const episodes: string[] = [];
   const learnedFrom = (turnId: number | undefined) => [
     ...staged.toStage.filter((d) => turnId === undefined || d.sourceTurns.includes(turnId)).map((d) => `Knowledge_staging/${d.path}`),
     ...staged.reinforcements.filter((r) => turnId === undefined || r.doc.sourceTurns.includes(turnId)).map((r) => `Knowledge_staging/${r.staged.path}`),
   ];
-  for (const t of turns) {
+  for (const t of input.turns) {
     if (!t.episode) continue;
     const key = await deps.knowledge.putEpisode(job.userId, t.turnId, episodeDocument({ ...t, episode: t.episode }, job.jobId, learnedFrom(t.turnId)));
     episodes.push(key.slice(userPrefix(job.userId).length));
   }
-  const eventEpisodes = job.episodeIds?.length ? await deps.turns.eventEpisodes(job.userId, job.episodeIds) : [];
-  for (const e of eventEpisodes) {
+  for (const e of input.eventEpisodes) {
     const key = await deps.knowledge.putEventEpisode(job.userId, e.episodeId, episodeDocument(e, job.jobId, learnedFrom(e.turnId)));
     episodes.push(key.slice(userPrefix(job.userId).length));
   }

@@ -4,7 +4,8 @@
  * answered in text, stored as a system + assistant turn pair. Idempotent by job id.
  */
 import type { Job } from '../../events/job.js';
-import { type SummarySettings, summaryContext, summaryPair } from '../domain/summary.js';
+import type { TurnSaved } from '../../events/turn-saved.js';
+import { type CarriedSummary, type SummarySettings, summaryContext, summaryPair } from '../domain/summary.js';
 import { CUT_AT_BUDGET, callWithBudgetRetry, unusableStop } from './model-call.js';
 import { costEntry, type JobUsage, usageOf } from './job-cost.js';
 import { type Clock, type CostLedger, type Log, type LanguageModel, type SummaryStore, type TurnStore, UnusableModelOutputError, type UserSettingsStore } from '../ports.js';
@@ -42,7 +43,9 @@ export async function runSummary(job: Job, deps: SummaryDeps): Promise<SummaryOu
   for (const m of missing) deps.log.warn('turn unreadable; summarising without it', { userId: job.userId, ...m });
   if (turns.length === 0) return { status: 'nothing_to_summarise', reason: 'none of the job\'s turns could be read' };
 
-  const context = summaryContext(turns, deps.budgetTokens);
+  const session = newestTurn(turns).sessionId;
+  const carried = await previousSummary(job, turns, session, deps);
+  const context = summaryContext(turns, deps.budgetTokens, carried);
   const answer = await callWithBudgetRetry(
     (maxTokens) => deps.model.summarize({ system: context.system, prompt: settings.prompt, temperature: deps.temperature, maxTokens }),
     settings.maxTokens,
@@ -65,7 +68,9 @@ export async function runSummary(job: Job, deps: SummaryDeps): Promise<SummaryOu
     trigger: job.trigger,
     // Input time (issue 20 item 14): when the summary was asked for, the same on every delivery.
     createdAt: job.requestedAt,
-    sourceTurns: context.included,
+    sourceTurns: context.sourceTurns,
+    sessionId: session,
+    ...(carried ? { carried: carried.id } : {}),
     prompt: settings.prompt,
     text,
     modelId: answer.usage.modelId,
@@ -81,8 +86,34 @@ export async function runSummary(job: Job, deps: SummaryDeps): Promise<SummaryOu
     id: job.jobId,
     kind: job.kind,
     turns: context.included.length,
+    ...(carried ? { carried: carried.id } : {}),
+    inputTokens: answer.usage.inputTokens,
     outputTokens: answer.usage.outputTokens,
     stopReason: answer.usage.stopReason,
   });
-  return { status: 'written', id: job.jobId, text: pair.text, sourceTurns: context.included, usage };
+  return { status: 'written', id: job.jobId, text: pair.text, sourceTurns: context.sourceTurns, usage };
+}
+
+const newestTurn = (turns: readonly TurnSaved[]): TurnSaved => turns.reduce((a, b) => (b.turnId > a.turnId ? b : a));
+
+/** How many of the newest live summaries are looked at for the session's previous one (sessions of one user seldom interleave). */
+const PREVIOUS_LOOKBACK = 3;
+
+/**
+ * The session's previous summary, carried forward into this one (seed 003: the whole working
+ * context, not only the turns since): the newest live summary — a deleted one never comes back
+ * (req R-SUM-7), an edited one comes with its edit — of the session of the job's newest turn
+ * that ends before the job's first turn (a manual summary of the same turns again carries none).
+ * A summary written before summaries recorded their session is placed by its newest turn.
+ */
+async function previousSummary(job: Job, turns: readonly TurnSaved[], session: string, deps: SummaryDeps): Promise<CarriedSummary | null> {
+  const first = Math.min(...turns.map((t) => t.turnId));
+  const candidates = await deps.summaries.newest(job.userId, { limit: PREVIOUS_LOOKBACK, includeDeleted: false });
+  for (const c of candidates) {
+    const last = Math.max(...c.sourceTurns);
+    if (c.id === job.jobId || c.sourceTurns.length === 0 || last >= first) continue;
+    const sessionId = c.sessionId ?? (await deps.turns.getTurns(job.userId, [last])).turns[0]?.sessionId;
+    if (sessionId === session) return { id: c.id, sourceTurns: c.sourceTurns, text: c.text };
+  }
+  return null;
 }

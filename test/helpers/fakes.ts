@@ -601,7 +601,11 @@ export class MemorySummaryStore implements SummaryStore {
   async list(userId: string) {
     return [...this.pairs.values()]
       .filter((p) => p.userId === userId)
-      .map((p) => ({ userId, id: p.id, kind: p.kind, createdAt: p.createdAt, sourceTurns: p.sourceTurns, prompt: p.prompt, text: p.text, deleted: p.deleted, resurrections: this.resurrections.get(`${userId}/${p.id}`) ?? 0 }))
+      .map((p) => ({
+        userId, id: p.id, kind: p.kind, createdAt: p.createdAt, sourceTurns: p.sourceTurns, prompt: p.prompt, text: p.text, deleted: p.deleted, resurrections: this.resurrections.get(`${userId}/${p.id}`) ?? 0,
+        ...(p.sessionId ? { sessionId: p.sessionId } : {}),
+        ...(p.carried ? { carried: p.carried } : {}),
+      }))
       .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   }
   async newest(userId: string, options: { limit: number; includeDeleted: boolean }) {

@@ -168,6 +168,11 @@ describe('reflection on demand (issue 20 item 8)', () => {
     const [batch] = (await call('GET', `${u(user)}/batches`)).body.batches;
     expect(batch).toMatchObject({ trigger: 'event:user_request', status: 'completed', turns: [1, 2, 3] });
     expect((await call('GET', `${u(user)}/summaries`)).body.summaries.map((s: Result) => s.id)).toContain(asked.body.jobId);
+    // Asked again with every turn reflected on: no reflection, and the answer says why (req R-SUM-9).
+    const again = await call('POST', `${u(user)}/summaries`, { body: { reflect: true } });
+    expect(again.body).toMatchObject({ turnIds: [1, 2, 3], reflect: false, reason: expect.stringMatching(/^no turn is waiting for a reflection/) });
+    await stack.waitUntilDrained();
+    expect((await call('GET', `${u(user)}/batches`)).body.batches).toHaveLength(1);
   });
 });
 

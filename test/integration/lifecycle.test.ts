@@ -158,6 +158,16 @@ describe('the diary: reflection entries, read by the next reflection, listed, se
     expect((await audit(user, id)).map((e) => e.action)).toEqual(['diary_keep', 'diary_drop']);
     expect((await call('POST', `${u(user)}/diary/batch-999-999`, { decision: 'keep' })).status).toBe(404);
   });
+
+  it('an event with no turn waiting reflects on its own detail (req R-EVT-1), and its entry is the newest', async () => {
+    await stack.publisher.publish([event('error', 'The Naxos ferry operator cancelled every Saturday sailing')]);
+    await stack.waitUntilDrained();
+    const [batch] = (await call('GET', `${u(user)}/batches`)).body.batches as Result[];
+    expect(batch).toMatchObject({ trigger: 'event:error', status: 'completed', turns: [], eventOnly: { reason: expect.stringMatching(/^no turn was waiting/), material: ['detail'] } });
+    const [entry] = (await diary('?type=reflection')).entries as Result[];
+    expect(entry).toMatchObject({ id: batch.batchId, trigger: 'event:error', turns: [] });
+    expect(entry.reflection.insight).toMatch(/^After error \(The Naxos ferry operator cancelled every Saturday sailing\), the event was about /);
+  });
 });
 
 describe('input times decide state, not processing times (issue 20 item 14)', () => {

@@ -15,7 +15,7 @@ import { runReflection } from '../../lib/use-cases/run-reflection.js';
 import { AgentEventSchema } from '../../events/agent-event.js';
 import { JobSchema } from '../../events/job.js';
 import { eventEpisodeId } from '../../lib/domain/episodes.js';
-import { accumulate, initialSignalState, MAX_WAITING_EPISODES } from '../../lib/domain/signal-accumulator.js';
+import { accumulate, initialSignalState } from '../../lib/domain/signal-accumulator.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import { ingestDeps, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
 
@@ -121,28 +121,28 @@ describe('episodes (req R-EPI)', () => {
       expect(JobSchema.shape.episodeIds.safeParse([eventEpisodeId(event())]).success).toBe(true);
     });
 
-    it('waits in the signal state for the next batch, once, and goes with the batch\'s retries', () => {
+    it('goes with the batch its event cuts, once, and with the batch\'s retries; with no turn waiting, with the event\'s own job', () => {
       const id = eventEpisodeId(event());
       const now = new Date('2026-02-06T15:00:00Z');
       const at = (ms: number) => new Date(now.getTime() + ms);
-      // No turn to reflect on: the event fires nothing and its episode waits; a republish adds nothing.
-      let r = accumulate(initialSignalState(), [{ kind: 'agent_event', trigger: 'milestone', episodeId: id }, { kind: 'agent_event', trigger: 'milestone', episodeId: id }], defaultSignalConfig, now, () => false);
-      expect(r.triggers).toEqual([]);
-      expect(r.state.unassigned.episodeIds).toEqual([id]);
-      // The batch the next turns fire takes it along.
-      const turns = Array.from({ length: defaultSignalConfig.turnThreshold }, (_, i) => ({ turnId: i + 1, timestamp: '2026-02-06T15:01:00Z', query: `entry ${i}` }));
-      r = accumulate(r.state, turns, defaultSignalConfig, now, () => false);
-      expect(r.triggers).toEqual([expect.objectContaining({ kind: 'batch', episodeIds: [id] })]);
+      const milestone = { kind: 'agent_event' as const, trigger: 'milestone' as const, eventId: 'm', episodeId: id };
+      // No turn to reflect on: the event reflects on itself, and its job takes the episode; a republish in the same delivery adds nothing.
+      const alone = accumulate(initialSignalState(), [milestone, milestone], defaultSignalConfig, now, () => false);
+      expect(alone.triggers).toEqual([expect.objectContaining({ jobId: 'event-m-0', kind: 'event', turnIds: [], episodeIds: [id] })]);
+      expect(alone.state.unassigned.episodeIds).toEqual([]);
+      // With turns waiting, the batch the event cuts takes it along.
+      const turns = Array.from({ length: 3 }, (_, i) => ({ turnId: i + 1, timestamp: '2026-02-06T15:01:00Z', query: `entry ${i}` }));
+      let r = accumulate(initialSignalState(), [...turns, milestone], defaultSignalConfig, now, () => false);
+      expect(r.triggers).toEqual([expect.objectContaining({ kind: 'event', turnIds: [1, 2, 3], episodeIds: [id] })]);
       expect(r.state.unassigned.episodeIds).toEqual([]);
       expect(r.state.pendingBatches[0]?.episodeIds).toEqual([id]);
       // Republished while the batch is pending: not queued again. A retry of the timed-out batch still carries it.
-      r = accumulate(r.state, [{ kind: 'agent_event', trigger: 'error', episodeId: id }], defaultSignalConfig, now, () => false);
+      r = accumulate(r.state, [{ kind: 'agent_event', trigger: 'error', eventId: 'e', episodeId: id }], defaultSignalConfig, now, () => false);
       expect(r.state.unassigned.episodeIds).toEqual([]);
+      expect(r.triggers).toEqual([expect.objectContaining({ jobId: 'event-e-3', turnIds: [], episodeIds: [] })]);
       r = accumulate(r.state, [{ turnId: 100, timestamp: '2026-02-06T16:00:00Z', query: 'later' }], defaultSignalConfig, at(defaultSignalConfig.pendingBatchTimeoutMs + 1), () => false);
       expect(r.triggers).toEqual(expect.arrayContaining([expect.objectContaining({ trigger: 'pending_timeout', episodeIds: [id] })]));
-      // Bounded: only the newest MAX_WAITING_EPISODES wait.
-      const many = Array.from({ length: MAX_WAITING_EPISODES + 5 }, (_, i) => ({ kind: 'agent_event' as const, trigger: 'milestone' as const, episodeId: `ev-${String(i).padStart(20, '0')}` }));
-      expect(accumulate(initialSignalState(), many, defaultSignalConfig, now, () => false).state.unassigned.episodeIds).toHaveLength(MAX_WAITING_EPISODES);
+      // Episodes now wait only while MAX_PENDING_BATCHES batches wait: their bound is test/unit/signal-state-bounds.test.ts's.
     });
 
     it('is stored once, counted into capability confidence, and documented by the batch its event fired', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accumulate, completeBatch, detectSignals, idleCheck, initialSignalState, MAX_UNBATCHED_TURNS, parseSignalState, scheduleIdleCheck } from '../../lib/domain/signal-accumulator.js';
+import { accumulate, completeBatch, detectSignals, idleCheck, initialSignalState, MAX_PENDING_BATCHES, MAX_UNBATCHED_TURNS, parseSignalState, scheduleIdleCheck } from '../../lib/domain/signal-accumulator.js';
 import { defaultSignalConfig, parseSignalConfig } from '../../lib/domain/signal-weights.js';
 
 const now = new Date('2026-02-06T14:30:00Z');
@@ -152,15 +152,29 @@ describe('control events, summaries and activity', () => {
   });
 
   it('agent.event fires an event reflection over the turns no batch has taken yet', () => {
-    const r = accumulate(counted(3), [{ kind: 'agent_event', trigger: 'milestone' }], defaultSignalConfig, now, never);
+    const r = accumulate(counted(3), [{ kind: 'agent_event', trigger: 'milestone', eventId: 'm' }], defaultSignalConfig, now, never);
     expect(r.triggers).toEqual([{ jobId: 'batch-1-3', kind: 'event', trigger: 'event:milestone', urgency: 0, turnIds: [1, 2, 3], episodeIds: [] }]);
     expect(r.state.pendingBatches.map((p) => p.jobId)).toEqual(['batch-1-3']);
-    const next = accumulate(r.state, [t(4), { kind: 'agent_event', trigger: 'error' }], defaultSignalConfig, now, never);
+    const next = accumulate(r.state, [t(4), { kind: 'agent_event', trigger: 'error', eventId: 'e' }], defaultSignalConfig, now, never);
     expect(next.triggers).toMatchObject([{ jobId: 'batch-4-4', kind: 'event', trigger: 'event:error' }]);
-    const none = accumulate(r.state, [{ kind: 'agent_event', trigger: 'error' }], defaultSignalConfig, now, never);
-    expect(none.triggers).toEqual([]);
-    const nothing = accumulate(initialSignalState(), [{ kind: 'agent_event', trigger: 'user_request' }], defaultSignalConfig, now, never);
-    expect(nothing.triggers).toEqual([]);
+    // No turn waiting: the event reflects on itself (its detail), not on nothing, and not silently.
+    const none = accumulate(r.state, [{ kind: 'agent_event', trigger: 'error', eventId: 'e1', detail: 'the booking tool timed out' }], defaultSignalConfig, now, never);
+    expect(none.triggers).toEqual([
+      { jobId: 'event-e1-3', kind: 'event', trigger: 'event:error', urgency: 0, turnIds: [], episodeIds: [], eventDetail: 'the booking tool timed out', noTurns: 'no turn was waiting for a batch' },
+    ]);
+    expect(none.state.pendingBatches.map((p) => p.jobId)).toEqual(['batch-1-3']);
+    const nothing = accumulate(initialSignalState(), [{ kind: 'agent_event', trigger: 'user_request', eventId: 'e2' }, { kind: 'agent_event', trigger: 'user_request', eventId: 'e2' }], defaultSignalConfig, now, never);
+    expect(nothing.triggers).toMatchObject([{ jobId: 'event-e2-0', turnIds: [] }]);
+    expect(nothing.eventsNotReflected).toEqual([]);
+  });
+
+  it('an agent.event that can fire nothing (too many batches wait) says why', () => {
+    let state = counted(0);
+    for (let i = 1; i <= MAX_PENDING_BATCHES; i++) state = accumulate(state, [t(i), { kind: 'agent_event', trigger: 'milestone', eventId: `${i}` }], defaultSignalConfig, now, never).state;
+    expect(state.pendingBatches).toHaveLength(MAX_PENDING_BATCHES);
+    const full = accumulate(state, [t(MAX_PENDING_BATCHES + 1), { kind: 'agent_event', trigger: 'error', eventId: 'x', detail: 'lost' }], defaultSignalConfig, now, never);
+    expect(full.triggers).toEqual([]);
+    expect(full.eventsNotReflected).toEqual([{ trigger: 'error', reason: expect.stringMatching(/^20 batches wait for the reflector already .*the 1 waiting turns/) }]);
   });
 
   it('idle rule (fake clock): 5 minutes since the last message and 5 messages since the last summary', () => {

@@ -122,7 +122,7 @@ describe('signal state bounds: a healthy stream of 10,000 turns', () => {
 });
 
 describe('signal state bounds: the reflector down for 10,000 turns', () => {
-  const episodes = (turnId: number): SignalItem[] => (turnId % 7 === 0 ? [{ kind: 'agent_event', trigger: 'error', episodeId: `ev-${turnId}` }] : []);
+  const episodes = (turnId: number): SignalItem[] => (turnId % 7 === 0 ? [{ kind: 'agent_event', trigger: 'error', eventId: `${turnId}`, episodeId: `ev-${turnId}` }] : []);
   const run = drive(plain, { reflector: 'down', extra: episodes });
 
   it('stops at MAX_PENDING_BATCHES batches, MAX_UNASSIGNED_TURNS waiting turns and MAX_WAITING_EPISODES episodes: under 8 KB', () => {

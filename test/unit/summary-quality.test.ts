@@ -26,6 +26,15 @@ describe('summary quality', () => {
 
   it('reports a deleted summary given back, and nothing for a user without summaries', () => {
     expect(summaryQuality([summary('s1', 'x', { deleted: true, resurrectionsWhileDeleted: 1 })]).resurrectionsOfDeleted).toBe(1);
-    expect(summaryQuality([])).toMatchObject({ summaries: 0, deletionRate: 0, resurrectionRate: 0, topics: [] });
+    expect(summaryQuality([])).toMatchObject({ summaries: 0, deletionRate: 0, resurrectionRate: 0, topics: [], carrying: 0 });
+  });
+
+  it('counts the live summaries that carry their session\'s previous one forward', () => {
+    const q = summaryQuality([
+      summary('s1', 'Rex the beagle.'),
+      summary('s2', 'Rex the beagle chewed the sofa.', { carried: 's1', sourceTurns: [1, 2] }),
+      summary('s3', 'Rex again.', { carried: 's2', deleted: true }),
+    ]);
+    expect(q.carrying).toBe(1);
   });
 });

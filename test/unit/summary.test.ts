@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
 import { parseFrontMatter } from '../../lib/domain/front-matter.js';
-import { DEFAULT_SUMMARY_PROMPT, defaultSummarySettings } from '../../lib/domain/summary.js';
+import { dayUnits } from '../../lib/domain/sleep-time/nightly.js';
+import { capCarriedText, DEFAULT_SUMMARY_PROMPT, defaultSummarySettings, MAX_CARRIED_SUMMARY_CHARS, SUMMARY_CARRIED_PREAMBLE, SUMMARY_CONTEXT_PREAMBLE } from '../../lib/domain/summary.js';
 import { summarizeOffline } from '../../lib/offline-model/rule-reflector.js';
 import { ModelUnavailableError, UnusableModelOutputError } from '../../lib/ports.js';
 import { recordFailedAttempt } from '../../lib/use-cases/run-reflection.js';
@@ -99,6 +100,90 @@ describe('summaries after inactivity (req R-SUM)', () => {
     expect(text).toContain('I work as a nurse at the county hospital.');
     expect(text).toContain('Still open: Any tips for night shifts?');
     expect(summarizeOffline(context)).toBe(text);
+  });
+});
+
+describe('a summary carries its session\'s previous summary forward (req R-SUM-4, seed 003: the whole working context)', () => {
+  const jobOf = (jobId: string, turnIds: number[], kind: Job['kind'] = 'idle-summary'): Job => ({ ...job(kind), jobId, turnIds });
+  async function session() {
+    const { deps } = await setup();
+    await deps.turns.saveTurns([
+      ...[4, 5, 6].map((turnId) => turn({ userId: 'alice', turnId, query: `Rex chewed the sofa, part ${turnId}` })),
+      turn({ userId: 'alice', turnId: 7, sessionId: 's-2', query: 'A new day: my sister Anna visits.' }),
+    ]);
+    const model = new ScriptedModel(() => ({}), (req) => summarizeOffline(req.system));
+    return { deps: { ...deps, model }, model };
+  }
+
+  it('reads the previous summary\'s text, not its turns, and stands for the whole session', async () => {
+    const { deps, model } = await session();
+    const first = await runSummary(jobOf('summary-1-3', [1, 2, 3]), deps);
+    expect(first).toMatchObject({ status: 'written', sourceTurns: [1, 2, 3] });
+    const second = await runSummary(jobOf('summary-4-6', [4, 5, 6]), deps);
+    const system = model.summaries[1]?.system ?? '';
+    expect(system).toContain(`${SUMMARY_CARRIED_PREAMBLE}\n\n### Summary of turns 1–3\n${first.status === 'written' ? first.text : ''}\n\n### 2026-02-06\n[Turn 4] User:`);
+    expect(system).not.toContain('[Turn 1]');
+    // It stands for turns 1–6, quoting both parts; its provenance is every turn its text came from.
+    expect(second).toMatchObject({ status: 'written', sourceTurns: [1, 2, 3, 4, 5, 6], text: expect.stringMatching(/^Turns 1–6: the user talked about .*rex/) });
+    const pair = deps.summaries.pairs.get('alice/summary-4-6');
+    expect(pair).toMatchObject({ sessionId: 's-1', carried: 'summary-1-3', sourceTurns: [1, 2, 3, 4, 5, 6] });
+    expect(parseFrontMatter(pair?.document.markdown ?? '').meta).toMatchObject({ carried: 'summary-1-3', source_turns: [1, 2, 3, 4, 5, 6] });
+    expect(deps.log.entries.find((e) => e.message === 'summary written' && e.extra?.id === 'summary-4-6')?.extra).toMatchObject({ carried: 'summary-1-3', turns: 3 });
+    // Another session's summary carries nothing of this one.
+    await runSummary(jobOf('summary-7-7', [7]), deps);
+    expect(model.summaries[2]?.system.startsWith(`${SUMMARY_CONTEXT_PREAMBLE}\n\n`)).toBe(true);
+    expect(deps.summaries.pairs.get('alice/summary-7-7')).toMatchObject({ sourceTurns: [7], sessionId: 's-2' });
+    expect(deps.summaries.pairs.get('alice/summary-7-7')?.carried).toBeUndefined();
+  });
+
+  it('carries an edited summary as edited, never a deleted one, and none into a summary of the same turns again', async () => {
+    const { deps, model } = await session();
+    await runSummary(jobOf('summary-1-3', [1, 2, 3]), deps);
+    await deps.summaries.edit('alice', 'summary-1-3', { text: 'Alice adopted Rex, a beagle.', by: 'alice', at: '2026-02-06T15:00:00Z' });
+    await runSummary(jobOf('summary-4-5', [4, 5]), deps);
+    expect(model.summaries[1]?.system).toContain('### Summary of turns 1–3\nAlice adopted Rex, a beagle.\n');
+    await deps.summaries.softDelete('alice', 'summary-4-5');
+    await deps.summaries.softDelete('alice', 'summary-1-3');
+    await runSummary(jobOf('summary-6-6', [6]), deps);
+    expect(model.summaries[2]?.system).not.toContain('### Summary of turns');
+    expect(deps.summaries.pairs.get('alice/summary-6-6')?.sourceTurns).toEqual([6]);
+    // A manual summary of turns a summary already covered reads them again instead.
+    await runSummary(jobOf('manual-6-6-0', [6], 'manual'), deps);
+    expect(model.summaries[3]?.system).not.toContain('### Summary of turns');
+  });
+
+  it('places a summary written before summaries recorded their session by its newest turn', async () => {
+    const { deps, model } = await session();
+    await runSummary(jobOf('summary-1-3', [1, 2, 3]), deps);
+    const old = deps.summaries.pairs.get('alice/summary-1-3');
+    if (old) delete old.sessionId;
+    await runSummary(jobOf('summary-4-6', [4, 5, 6]), deps);
+    expect(model.summaries[1]?.system).toContain('### Summary of turns 1–3\n');
+    expect(deps.summaries.pairs.get('alice/summary-4-6')?.carried).toBe('summary-1-3');
+  });
+
+  it('is what the nightly reads for its session\'s turns, not the summary it carried as well', () => {
+    const turns = [1, 2, 3, 4].map((turnId) => turn({ userId: 'alice', turnId }));
+    const earlier = { id: 'summary-1-2', text: 'A.', sourceTurns: [1, 2] };
+    const carrying = { id: 'summary-3-4', text: 'A, then B.', sourceTurns: [1, 2, 3, 4] };
+    expect(dayUnits(turns, [earlier, carrying], new Set()).map((u) => [u.summary?.id, u.turns.map((t) => t.turnId)])).toEqual([['summary-3-4', [1, 2, 3, 4]]]);
+  });
+
+  it('caps the carried text and takes it out of the turns\' budget', async () => {
+    const { deps, model } = await session();
+    await runSummary(jobOf('summary-1-3', [1, 2, 3]), deps);
+    const long = `${'Rex likes long walks by the river. '.repeat(300)}`;
+    await deps.summaries.edit('alice', 'summary-1-3', { text: long, by: 'alice', at: '2026-02-06T15:00:00Z' });
+    expect(capCarriedText(long).length).toBeLessThanOrEqual(MAX_CARRIED_SUMMARY_CHARS);
+    expect(capCarriedText(long).endsWith('river. […]')).toBe(true);
+    expect(capCarriedText('Short.')).toBe('Short.');
+    // A budget that leaves room for the carried text (≈ 505 tokens) and two turns: the oldest turn goes, the carried text stays whole.
+    await runSummary(jobOf('summary-4-6', [4, 5, 6]), { ...deps, budgetTokens: 540 });
+    const system = model.summaries[1]?.system ?? '';
+    expect(system).toContain(capCarriedText(long));
+    expect(system).not.toContain('[Turn 4]');
+    expect(system).toContain('[Turn 6]');
+    expect(deps.summaries.pairs.get('alice/summary-4-6')?.sourceTurns).toEqual([1, 2, 3, 5, 6]);
   });
 });
 

@@ -98,14 +98,17 @@ export function renderSummary(summary: DaySummary, turns: readonly TurnSaved[]):
 
 /**
  * The day as the nightly reads it (issue 19): a turn a summary covers is read through that
- * summary, once per summary — unless its batch aborted (`abandoned`: no batch will mine it, so
+ * summary (the one covering most turns, when several do), once per summary — unless its batch aborted (`abandoned`: no batch will mine it, so
  * the nightly reads it as said); every other turn as it was said. A covered turn no batch has
  * taken yet is read through its summary too: the next batch mines it. Ordered by each unit's
  * first turn.
  */
 export function dayUnits(turns: readonly TurnSaved[], summaries: readonly DaySummary[], abandoned: ReadonlySet<number>): Unit[] {
   const coveredBy = new Map<number, DaySummary>();
-  for (const summary of summaries) for (const id of summary.sourceTurns) if (!abandoned.has(id) && !coveredBy.has(id)) coveredBy.set(id, summary);
+  // The summary standing for most turns claims them first: one that carried its session's
+  // previous summary forward already says what that one said, which is then not read twice.
+  const widest = [...summaries].sort((a, b) => b.sourceTurns.length - a.sourceTurns.length);
+  for (const summary of widest) for (const id of summary.sourceTurns) if (!abandoned.has(id) && !coveredBy.has(id)) coveredBy.set(id, summary);
   const units: Unit[] = [];
   const bySummary = new Map<DaySummary, Unit>();
   for (const turn of [...turns].sort((a, b) => a.turnId - b.turnId)) {

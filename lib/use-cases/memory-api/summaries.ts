@@ -6,7 +6,7 @@ import { capSummaryText } from '../../domain/summary.js';
 import { MemoryApiError } from '../memory-api-error.js';
 import { computeSelfAssessment } from '../../domain/sleep-time/self-assessment.js';
 import { summaryQuality } from '../../domain/summary-quality.js';
-import { parseSignalState } from '../../domain/signal-accumulator.js';
+import { MAX_PENDING_BATCHES, parseSignalState, type SignalState } from '../../domain/signal-accumulator.js';
 import { fnv1a32 } from '../../domain/stable-hash.js';
 import { type MemoryApiDeps, notFound } from './deps.js';
 
@@ -74,7 +74,9 @@ export async function editSummary(deps: MemoryApiDeps, actor: string, userId: st
  * check of the id); the summary appears in GET …/summaries once the reflector has run.
  * With `reflect`, also a batch reflection over the turns no batch has taken yet: an
  * `agent.event` (trigger `user_request`) on the TurnQueue, so the signal function assigns
- * those turns to the batch in the user's signal state, as for an agent's own request.
+ * those turns to the batch in the user's signal state, as for an agent's own request. When
+ * there are none (or too many batches wait already), no event is sent and the answer says
+ * so — `reflect: false` and the reason — rather than promising a reflection (req R-SUM-9).
  * "The last summary" is the first live one by key (`summaries.newest`, one item read unless
  * deleted ones sit above it): summaries take the turns not yet summarised, so the newest
  * covers the highest turns, and a manual one asked for again shares its source's turns.
@@ -87,13 +89,31 @@ export async function requestSummary(deps: MemoryApiDeps, actor: string, userId:
   const jobId = `manual-${turnIds[0]}-${turnIds.at(-1)}-${fnv1a32(prompt ?? '').toString(16).padStart(8, '0')}`;
   const requestedAt = deps.clock.now().toISOString();
   await deps.jobs.enqueue({ type: 'reflector.job', version: 1, jobId, userId, kind: 'manual', trigger: 'manual', urgency: 0, turnIds: [...turnIds], ...(prompt ? { prompt } : {}), requestedAt });
-  if (req.reflect) {
+  const noReflection = req.reflect ? whyNoReflection(state) : null;
+  const reflecting = req.reflect === true && noReflection === null;
+  if (reflecting) {
     await deps.events.publish([{ type: 'agent.event', version: 1, userId, timestamp: requestedAt, trigger: 'user_request', detail: prompt ?? `reflection asked for by ${actor} through the API` }]);
   }
-  await deps.audit.append([
-    { userId, itemId: `summary:${jobId}`, action: 'summary_request', actor, at: requestedAt, reason: `${prompt ? 'manual summary with its own prompt' : 'manual summary'}${req.reflect ? ', and a batch reflection' : ''}` },
-  ]);
-  return { jobId, turnIds: [...turnIds], ...(req.reflect ? { reflect: true } : {}) };
+  const also = reflecting ? ', and a batch reflection' : noReflection ? `; no reflection: ${noReflection}` : '';
+  await deps.audit.append([{ userId, itemId: `summary:${jobId}`, action: 'summary_request', actor, at: requestedAt, reason: `${prompt ? 'manual summary with its own prompt' : 'manual summary'}${also}` }]);
+  const reflected = reflecting ? { reflect: true } : noReflection ? { reflect: false, reason: noReflection } : {};
+  return { jobId, turnIds: [...turnIds], ...reflected };
+}
+
+/**
+ * Why a reflection asked for with a summary would reflect on nothing, as the user's signal
+ * state says now (null: turns wait for a batch and one can start). Its event would cut a
+ * batch from the turns no batch has taken; with none, the agent.event would reflect on its
+ * detail alone — here the summary's instruction or a stock note, no material — so none is sent.
+ */
+export function whyNoReflection(state: Pick<SignalState, 'unassigned' | 'pendingBatches' | 'lastTurnId'>): string | null {
+  const waiting = state.pendingBatches.length;
+  if (state.unassigned.turnIds.length === 0) {
+    const batches = waiting > 0 ? `, or are in the ${waiting} batch${waiting === 1 ? '' : 'es'} waiting for the reflector` : '';
+    return `no turn is waiting for a reflection: the turns up to ${state.lastTurnId} are reflected already${batches}`;
+  }
+  if (waiting >= MAX_PENDING_BATCHES) return `${waiting} batches wait for the reflector already (the most there may be): the ${state.unassigned.turnIds.length} waiting turns go into a batch once one completes`;
+  return null;
 }
 
 export async function deleteSummary(deps: MemoryApiDeps, actor: string, userId: string, id: string) {

@@ -6,10 +6,11 @@
  * change of the same text 409; what an edit stores is redacted as a turn is.
  *
  * The items are written by the real stores (as the reflector writes them), not through a
- * replayed conversation: the edit is what is under test.
+ * replayed conversation: the edit is what is under test. The handlers log at INFO, and no
+ * word of an edited text, old or new, reaches stdout or stderr.
  */
 import { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/adapters/aws-clients.js';
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
@@ -31,8 +32,17 @@ const OLD_FACT = 'The user paddles a green sea kayak on weekends.';
 const OLD_FINDING = 'The user never said where the kayak is stored.';
 const OLD_SUMMARY = 'They talked about the marmalade recipe and the plum harvest.';
 
+const output: string[] = [];
+
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'edittest', logLevel: 'SILENT', speed: 300 });
+  for (const stream of [process.stdout, process.stderr]) {
+    const write = stream.write.bind(stream);
+    vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      output.push(String(chunk));
+      return (write as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
+    });
+  }
+  stack = await startLocalStack({ stage: 'edittest', logLevel: 'INFO', speed: 300 });
   const ddb = createDocumentClient(createDynamoDbClient());
   s3 = new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials });
   const changes = new DynamoSearchChangeLog(ddb, stack.info.tableName);
@@ -50,6 +60,7 @@ beforeAll(async () => {
   client = new MemoryClient(stack.info.apiUrl, () => stack.info.adminToken);
 }, 120_000);
 afterAll(async () => {
+  vi.restoreAllMocks();
   s3?.destroy();
   await stack?.stop();
 });
@@ -131,5 +142,11 @@ describe('editing an item (itemEdit) and restoring it (itemRestore)', () => {
     const id = `knowledge:${FACT}`;
     const edited = await client.editItem(USER, id, { text: 'The boat shed key is AKIAIOSFODNN7EXAMPLE now.', reason: 'new key' });
     expect(edited.item.text).toBe('The boat shed key is [redacted:aws_access_key] now.');
+  });
+
+  it('logs no word of the texts edited, old or new (the handlers log at INFO)', () => {
+    const logged = output.join('');
+    expect(logged).toContain('request redacted');
+    for (const word of ['paddles', 'canoe', 'garage', 'marmalade', 'quince', 'AKIAIOSFODNN7EXAMPLE', 'it is a canoe']) expect(logged, word).not.toContain(word);
   });
 });

@@ -127,7 +127,9 @@ async function changeSummary(deps: MemoryApiDeps, actor: string, userId: string,
     await live();
     throw new MemoryApiError('conflict', `summary:${summaryId} was changed at the same time: read it again`);
   }
-  return summaryLanded(edited.edits?.at(-1) as SummaryEdit);
+  // The store's own entry names the text it replaced (read in its conditional write); a store that keeps no edits, what this request read.
+  const entry = edited.edits?.find((e) => e.at === at && e.by === actor);
+  return summaryLanded(entry ?? { at, by: actor, previous: current.text, ...(reason ? { reason } : {}) });
 }
 
 const summaryLanded = (e: SummaryEdit): Landed => ({ at: e.at, by: e.by, previous: e.previous, ...(e.reason ? { reason: e.reason } : {}) });

@@ -19,7 +19,7 @@ export interface KnowledgeDoc extends SearchableDoc {
   baseConfidence?: number;
   verifiedAt?: string;
   prunedAt?: string;
-  /** Corrections and reverts (lib/domain/correction.ts), oldest first: what the text was before each. */
+  /** Corrections, reverts, edits and restores (lib/domain/correction.ts), oldest first: what the text was before each. */
   history?: KnowledgeChange[];
 }
 

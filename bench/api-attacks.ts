@@ -64,6 +64,8 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   knowledgeRevert: { path: 'Knowledge/Facts/x.md' },
   settingsChange: { enabled: false },
   summaryEdit: { text: 'planted by the attacker' },
+  itemEdit: { text: 'planted by the attacker', reason: 'attack' },
+  itemRestore: { at: '2026-01-01T00:00:00.000Z', reason: 'attack' },
   diaryOverride: { decision: 'keep', reason: 'planted by the attacker' },
   userImport: { archive: plantedArchive(VICTIM, keys.userPk(VICTIM), 'Knowledge/Facts/planted.md') },
 };

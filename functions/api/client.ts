@@ -77,6 +77,16 @@ export class MemoryClient {
     return this.call('memoryRetrieve', { params: { userId }, body: request });
   }
 
+  /** Correct the text of a Knowledge fact or finding (`knowledge:<path>`) or a summary (`summary:<id>`); the old text stays in the audit trail. */
+  editItem(userId: string, id: string, request: Input<RouteOf<'itemEdit'>, 'body'>) {
+    return this.call('itemEdit', { params: { userId, id }, body: request });
+  }
+
+  /** Bring back the text the edit whose audit entry has time `at` replaced. */
+  restoreItem(userId: string, id: string, request: Input<RouteOf<'itemRestore'>, 'body'>) {
+    return this.call('itemRestore', { params: { userId, id }, body: request });
+  }
+
   /** The tiers: create an entry, query one, delete (soft) an entry. */
   readonly tiers = {
     create: (userId: string, tier: Input<RouteOf<'tierCreate'>, 'params'>['tier'], entry: Input<RouteOf<'tierCreate'>, 'body'>) => this.call('tierCreate', { params: { userId, tier }, body: entry }),

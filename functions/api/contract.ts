@@ -133,6 +133,10 @@ export const GraphEdgeRequestSchema = z
   .strict();
 export const GraphRestoreRequestSchema = z.object({ id: z.string().min(1).max(700) }).strict();
 /** A pruned fact by its path (`Knowledge/…` or relative to it). */
+/** A person's correction of an item's text (itemEdit) and its undoing (itemRestore). */
+export const ItemEditRequestSchema = z.object({ text: z.string().trim().min(1).max(32_000), reason: z.string().trim().min(1).max(1000) }).strict();
+export const ItemRestoreRequestSchema = z.object({ at: z.iso.datetime({ offset: true }), reason: z.string().trim().min(1).max(1000) }).strict();
+
 export const KnowledgeRestoreRequestSchema = z.object({ path: z.string().min(1).max(600) }).strict();
 /** A corrected fact by its path, and why its latest change is undone. */
 export const KnowledgeRevertRequestSchema = z.object({ path: z.string().min(1).max(600), reason: z.string().max(1000).optional() }).strict();
@@ -231,6 +235,17 @@ export const routes = [
   {
     method: 'POST', path: `${u}/memory/items/{id}/demote`, operationId: 'itemDemote', access: 'write', params: UserParam.extend({ id: ItemId }), body: DemoteRequestSchema,
     summary: 'Demote one tier down, with a reason (contradiction, decay, superseded, other)', response: ItemResponse,
+  },
+  {
+    method: 'POST', path: `${u}/memory/items/{id}`, operationId: 'itemEdit', access: 'write', params: UserParam.extend({ id: ItemId }), body: ItemEditRequestSchema,
+    summary:
+      "Correct an item's text: a Knowledge fact or nightly finding (`knowledge:<path>`) or a summary (`summary:<id>`); any other kind is a 400 naming `id`. The old text stays in the item's history and in the audit entry (`previous`); search finds the new text only. 409 when the item's text changed meanwhile",
+    response: ItemResponse,
+  },
+  {
+    method: 'POST', path: `${u}/memory/items/{id}/restore`, operationId: 'itemRestore', access: 'write', params: UserParam.extend({ id: ItemId }), body: ItemRestoreRequestSchema,
+    summary: 'Bring back the text an edit (or restore) replaced: `at` is that change\'s audit entry time. A change in its own right, audited and itself restorable; 404 when no edit of the item has that `at`',
+    response: ItemResponse,
   },
   {
     method: 'POST', path: `${u}/memory/outcomes`, operationId: 'memoryOutcomes', access: 'write', params: UserParam, body: OutcomeRequestSchema,

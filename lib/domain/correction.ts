@@ -76,6 +76,28 @@ export function revertLatest(doc: KnowledgeDoc, by: string, at: string, reason?:
   return changed(doc, { text: latest.text, confidence: latest.confidence }, entry);
 }
 
+/**
+ * A person's new text for the document (itemEdit): its confidence stays, and it counts as
+ * verified now (the person vouched for it). The text it had is kept in its history under `at`,
+ * the time of the edit's audit entry, so itemRestore can find it.
+ */
+export function applyEdit(doc: KnowledgeDoc, edit: { text: string; by: string; at: string; reason?: string | undefined }): KnowledgeDoc {
+  const entry: KnowledgeChange = { at: edit.at, change: 'edit', by: edit.by, text: doc.text, confidence: doc.confidence, ...(edit.reason ? { reason: edit.reason } : {}) };
+  return changed(doc, { text: edit.text, confidence: doc.confidence }, entry);
+}
+
+/**
+ * The document with the text back that its edit (or restore) at `editAt` replaced, or null when
+ * its history has no edit or restore at that time. The restore is itself a change in the
+ * history (the text it replaced, under `at`), so it can be restored away the same way.
+ */
+export function restoreEdit(doc: KnowledgeDoc, editAt: string, restore: { by: string; at: string; reason?: string | undefined }): KnowledgeDoc | null {
+  const edit = doc.history?.find((h) => h.at === editAt && (h.change === 'edit' || h.change === 'restore'));
+  if (!edit) return null;
+  const entry: KnowledgeChange = { at: restore.at, change: 'restore', by: restore.by, text: doc.text, confidence: doc.confidence, ...(restore.reason ? { reason: restore.reason } : {}) };
+  return changed(doc, { text: edit.text, confidence: doc.confidence }, entry);
+}
+
 /** The document's markdown after a change: its front matter kept, with the new confidence and history, and the new body. */
 export function changedMeta(meta: Record<string, unknown>, doc: KnowledgeDoc): Record<string, unknown> {
   return { ...meta, confidence: doc.confidence, changed_at: doc.history?.at(-1)?.at, history: doc.history ?? [] };

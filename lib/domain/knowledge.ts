@@ -19,7 +19,7 @@ export interface KnowledgeDoc extends SearchableDoc {
   baseConfidence?: number;
   verifiedAt?: string;
   prunedAt?: string;
-  /** Corrections and reverts (lib/domain/correction.ts), oldest first: what the text was before each. */
+  /** Corrections, reverts, edits and restores (lib/domain/correction.ts), oldest first: what the text was before each. */
   history?: KnowledgeChange[];
 }
 
@@ -31,8 +31,9 @@ export const summarise = (text: string, max = 200): string => {
 /** One change of a Knowledge document: what it was before, and who changed it when. */
 export interface KnowledgeChange {
   at: string;
-  change: 'correction' | 'revert';
-  /** The correction's staged file (`Knowledge_staging/…`) or the person who reverted. */
+  /** `edit`: a person's new text (POST …/memory/items/{id}); `restore`: a person brought back the text an edit or restore replaced. */
+  change: 'correction' | 'revert' | 'edit' | 'restore';
+  /** The correction's staged file (`Knowledge_staging/…`) or the person who reverted, edited or restored. */
   by: string;
   /** The text and confidence the document had before this change. */
   text: string;

@@ -75,9 +75,9 @@ export const MemoryItemSchema = z.object({
       messages: z.array(z.object({ role: z.enum(['system', 'assistant']), reflection: z.literal(true), text: z.string() })),
     })
     .optional(),
-  /** A Knowledge fact's earlier versions, oldest first: the text before each correction or revert (lib/domain/correction.ts). */
+  /** A Knowledge fact's earlier versions, oldest first: the text before each correction, revert, edit or restore (lib/domain/correction.ts). */
   history: z
-    .array(z.object({ at: z.string(), change: z.enum(['correction', 'revert']), by: z.string(), text: z.string(), confidence: z.number(), reason: z.string().optional() }))
+    .array(z.object({ at: z.string(), change: z.enum(['correction', 'revert', 'edit', 'restore']), by: z.string(), text: z.string(), confidence: z.number(), reason: z.string().optional() }))
     .optional(),
 });
 export type MemoryItem = z.infer<typeof MemoryItemSchema>;

@@ -28,7 +28,7 @@ export const MAX_TTL_SECONDS = 30 * 86_400;
 export const DemotionReasonSchema = z.enum(['contradiction', 'decay', 'superseded', 'other']);
 export type DemotionReason = z.infer<typeof DemotionReasonSchema>;
 
-export type AuditAction = 'create' | 'corroborate' | 'decay' | 'expire' | 'garbage' | 'session_close' | 'promote' | 'demote' | 'delete' | 'scope_up' | 'scope_down' | 'trust' | 'review_promote' | 'review_discard' | 'summary_delete' | 'summary_request' | 'commit' | 'discard_candidates' | 'settings_change' | 'summary_edit' | 'diary_keep' | 'diary_drop';
+export type AuditAction = 'create' | 'corroborate' | 'decay' | 'expire' | 'garbage' | 'session_close' | 'promote' | 'demote' | 'delete' | 'scope_up' | 'scope_down' | 'trust' | 'review_promote' | 'review_discard' | 'summary_delete' | 'summary_request' | 'commit' | 'discard_candidates' | 'settings_change' | 'summary_edit' | 'diary_keep' | 'diary_drop' | 'edit' | 'restore';
 
 export interface AuditEntry {
   userId: string;
@@ -41,6 +41,12 @@ export interface AuditEntry {
   to?: string;
   reason?: string;
   note?: string;
+  /**
+   * An `edit` or `restore` (POST …/memory/items/{id}[/restore]): the text it replaced. The item
+   * keeps the same text in its own history under the entry's `at`, which restore reads. Served
+   * to the user's readers, who may read the item and its history anyway; never logged.
+   */
+  previous?: string;
 }
 
 export function ttlFor(tier: Tier, type: string | undefined, requested: number | undefined): number | null {

@@ -58,7 +58,7 @@ async function correctTarget(deps: Deps, userId: string, record: StagedRecord, a
 }
 
 /** The document's markdown rewritten from its index entry: front matter kept, confidence and history updated. */
-async function writeChangedFile(deps: Deps, userId: string, doc: KnowledgeDoc): Promise<void> {
+export async function writeChangedFile(deps: { knowledge: Pick<KnowledgeStore, 'rewriteKnowledgeFile'> }, userId: string, doc: KnowledgeDoc): Promise<void> {
   await deps.knowledge.rewriteKnowledgeFile(userId, doc.id, (current) => {
     const { meta } = parseFrontMatter(current ?? '');
     return renderFrontMatter(changedMeta({ title: doc.title, category: doc.category, ...meta }, doc), `# ${doc.title}\n\n${doc.text}`);

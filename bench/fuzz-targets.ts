@@ -52,7 +52,7 @@ import type { ReflectionDeps } from '../lib/use-cases/run-reflection.js';
 import type { SleepTimeDeps } from '../lib/use-cases/run-sleep-time.js';
 import type { SummaryDeps } from '../lib/use-cases/run-summary.js';
 import { expirySweep, nightlySweep, type SweepDeps, weeklySweep } from '../lib/use-cases/sweeps.js';
-import { fixedClock, MemoryActivity, MemorySettings, MemorySummarySource, RecordingLog, ScriptedModel } from '../test/helpers/fakes.js';
+import { fixedClock, MemoryActivity, MemoryErasureLog, MemorySettings, MemorySummarySource, RecordingItemEraser, RecordingLog, ScriptedModel } from '../test/helpers/fakes.js';
 import {
   ATTACKER,
   arbitraryBody,
@@ -445,7 +445,7 @@ function reflectorDeps(w: RecordingWorld, model: LanguageModel): ReflectorDeps {
   const forget = (): ForgetDeps => {
     throw new Error('the fuzzer runs no forget jobs');
   };
-  return { reflection, summary, sleepTime, forgets: w.forgets, forget, search: w.search, log };
+  return { reflection, summary, sleepTime, forgets: w.forgets, erasures: new MemoryErasureLog(), forget, search: w.search, log };
 }
 
 /**
@@ -739,6 +739,8 @@ const apiDeps = (w: RecordingWorld): api.MemoryApiDeps => ({
   diary: w.diary,
   forgets: w.forgets,
   archives: w.archives,
+  erasures: new MemoryErasureLog(),
+  eraser: new RecordingItemEraser(),
   clock: fixedClock(NOW),
 });
 

@@ -8,10 +8,12 @@
  * - S3: the bucket is versioned, so a DeleteObject only adds a delete marker. Every version and
  *   delete marker under each prefix is listed (ListObjectVersions, s3:ListBucketVersions:
  *   https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectVersions.html) and deleted
- *   by version id with DeleteObjects (s3:DeleteObject and s3:DeleteObjectVersion:
- *   https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html).
+ *   by version id with DeleteObject, which then needs s3:DeleteObjectVersion
+ *   (https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html, "Permissions").
+ *   One DeleteObject per version rather than DeleteObjects: an item has a handful of versions,
+ *   and DeleteObjects' request body would grow the api function's bundle past its 1 MB budget.
  */
-import { DeleteObjectsCommand, ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../domain/memory-paths.js';
 import type { ItemEraser } from '../ports.js';
@@ -76,12 +78,8 @@ export class DynamoS3ItemEraser implements ItemEraser {
     do {
       const res = await this.s3.send(new ListObjectVersionsCommand({ Bucket: this.bucketName, Prefix: prefix, KeyMarker: keyMarker, VersionIdMarker: versionIdMarker }));
       const versions = [...(res.Versions ?? []), ...(res.DeleteMarkers ?? [])].filter((v) => v.Key !== undefined).map((v) => ({ Key: v.Key as string, VersionId: v.VersionId ?? 'null' }));
-      if (versions.length > 0) {
-        const out = await this.s3.send(new DeleteObjectsCommand({ Bucket: this.bucketName, Delete: { Objects: versions, Quiet: true } }));
-        const failed = out.Errors ?? [];
-        if (failed.length > 0) throw new Error(`${failed.length} object versions not deleted (first: ${failed[0]?.Code}): the request may be retried`);
-        deleted += versions.length;
-      }
+      await Promise.all(versions.map((v) => this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: v.Key, VersionId: v.VersionId }))));
+      deleted += versions.length;
       keyMarker = res.IsTruncated ? res.NextKeyMarker : undefined;
       versionIdMarker = res.IsTruncated ? res.NextVersionIdMarker : undefined;
     } while (keyMarker !== undefined);

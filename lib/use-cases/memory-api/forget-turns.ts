@@ -43,7 +43,7 @@ export async function forgetByProvenance(deps: MemoryApiDeps, actor: string, use
   const at = deps.clock.now().toISOString();
   // First: from here on, a job citing these turns writes nothing (run-job.ts).
   await deps.erasures.forgetTurns(userId, turns, at);
-  await eraseTurns(deps, userId, plan.turns);
+  // What derives from the turns before the turns: a forget cut short and asked again by session still finds them.
   await eraseEventEpisodes(deps, userId, plan.episodes);
   await eraseStaged(deps, userId, plan.staged, at);
   await eraseKnowledge(deps, userId, plan.knowledge, at);
@@ -51,6 +51,7 @@ export async function forgetByProvenance(deps: MemoryApiDeps, actor: string, use
   await eraseDiary(deps, userId, plan.diary);
   await eraseMemories(deps, userId, plan.memories);
   await removeEdges(deps, userId, plan.edges, at, 'its only evidence was forgotten by provenance');
+  await eraseTurns(deps, userId, plan.turns);
   const why = req.reason ? { reason: req.reason } : {};
   await deps.audit.append(
     Object.entries(receipt.removed).flatMap(([kind, ids]) => ids.map((itemId) => ({ userId, itemId, action: 'forget' as const, actor, at, note: `${kind} forgotten by provenance`, ...why }))),

@@ -67,6 +67,7 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   itemEdit: { text: 'planted by the attacker', reason: 'attack' },
   itemRestore: { at: '2026-01-01T00:00:00.000Z', reason: 'attack' },
   diaryOverride: { decision: 'keep', reason: 'planted by the attacker' },
+  memoryForget: { turns: [1, 2, 3], dryRun: false, reason: 'attack' },
   userImport: { archive: plantedArchive(VICTIM, keys.userPk(VICTIM), 'Knowledge/Facts/planted.md') },
 };
 
@@ -253,6 +254,9 @@ const MCP_TOOLS: Array<[string, Record<string, unknown>, boolean]> = [
   ['memory_retrieve', { id: 'mem:0000' }, false],
   ['memory_save', { candidates: [{ text: 'planted' }] }, true],
   ['memory_forget_item', { id: 'mem:0000' }, true],
+  ['memory_forget_item', { id: 'turn:1' }, true],
+  ['memory_forget', { turns: [1, 2, 3], dryRun: false }, true],
+  ['memory_forget', { sessionId: 'locomo/conv-26-session-1', dryRun: true }, false],
 ];
 
 /** MCP (issue 21 item 4): every tool on the victim's id, on GLOBAL, and without a token. */

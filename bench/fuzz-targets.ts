@@ -52,7 +52,7 @@ import type { ReflectionDeps } from '../lib/use-cases/run-reflection.js';
 import type { SleepTimeDeps } from '../lib/use-cases/run-sleep-time.js';
 import type { SummaryDeps } from '../lib/use-cases/run-summary.js';
 import { expirySweep, nightlySweep, type SweepDeps, weeklySweep } from '../lib/use-cases/sweeps.js';
-import { fixedClock, MemoryActivity, MemorySettings, MemorySummarySource, RecordingLog, ScriptedModel } from '../test/helpers/fakes.js';
+import { fixedClock, MemoryActivity, MemoryErasureLog, MemorySettings, MemorySummarySource, RecordingItemEraser, RecordingLog, ScriptedModel } from '../test/helpers/fakes.js';
 import {
   ATTACKER,
   arbitraryBody,
@@ -445,7 +445,7 @@ function reflectorDeps(w: RecordingWorld, model: LanguageModel): ReflectorDeps {
   const forget = (): ForgetDeps => {
     throw new Error('the fuzzer runs no forget jobs');
   };
-  return { reflection, summary, sleepTime, forgets: w.forgets, forget, search: w.search, log };
+  return { reflection, summary, sleepTime, forgets: w.forgets, erasures: new MemoryErasureLog(), forget, search: w.search, log };
 }
 
 /**
@@ -740,6 +740,8 @@ const apiDeps = (w: RecordingWorld): api.MemoryApiDeps => ({
   diary: w.diary,
   forgets: w.forgets,
   archives: w.archives,
+  erasures: new MemoryErasureLog(),
+  eraser: new RecordingItemEraser(),
   clock: fixedClock(NOW),
 });
 
@@ -785,6 +787,8 @@ const SAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<s
   summaryDelete: { params: { id: 'summary-1-3' } },
   diaryList: { query: { limit: '10', type: 'reflection', include: 'all' } },
   diaryOverride: { params: { id: 'batch-1-3' }, body: { decision: 'drop', reason: 'not about me' } },
+  itemDelete: { params: { id: 'turn:2' }, query: { reason: 'not about me' } },
+  memoryForget: { body: { turns: [3], dryRun: false, reason: 'not about me' } },
   reviewList: { query: { includeDecided: 'true' } },
   reviewPromote: { body: { path: 'Knowledge_staging/Facts/reef--batch-1-3.md', reason: 'looks right' } },
   reviewDiscard: { body: { path: 'Facts/reef--batch-1-3.md', reason: 'wrong' } },

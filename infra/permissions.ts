@@ -146,18 +146,29 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     kms: { dynamodb: ['Decrypt', 'DescribeKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
   },
   api: {
-    // BatchWriteItem: edges users state, restores and splits in the relation graph
-    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'BatchGetItem', 'BatchWriteItem'],
+    // BatchWriteItem: edges users state, restores and splits in the relation graph; an item deleted or forgotten (req R-DEL)
+    // DeleteItem: a deleted staged record (KnowledgeStore.deleteStaged sends DeleteItem,
+    // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_DeleteItem.html; actions as named in
+    // https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazondynamodb.html)
+    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'BatchGetItem', 'BatchWriteItem', 'DeleteItem'],
     s3: {
       // PutObject anywhere under a user's folder: an import restores every document of theirs
       // (lib/use-cases/user-archive.ts); PutObjectTagging: turn documents go back with their
       // `kind=turn` tag (a PUT that sets tags needs it: https://docs.aws.amazon.com/AmazonS3/latest/userguide/tagging-managing.html).
       // Before imports: Knowledge/, index/ and summaries/ only.
-      'users/*': ['GetObject', 'PutObject', 'PutObjectTagging'],
+      // DeleteObject and DeleteObjectVersion (req R-DEL): an item deleted or forgotten by provenance goes with
+      // every version of its objects — turn and episode documents, Knowledge files — deleted by version id
+      // with DeleteObjects, which needs both (https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html, "Permissions").
+      'users/*': ['GetObject', 'PutObject', 'PutObjectTagging', 'DeleteObject', 'DeleteObjectVersion'],
       // DeleteObject: a knowledge index version is retired once the next one is current (lib/adapters/knowledge-index.ts)
       'users/*/index/*': ['DeleteObject'],
+      // a forgotten turn's claim check, every version (as the user forget's)
+      'claims/*': ['DeleteObject', 'DeleteObjectVersion'],
     },
     listBucket: true,
+    // ListObjectVersions (the versions to delete) needs s3:ListBucketVersions:
+    // https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectVersions.html
+    listBucketVersions: true,
     // reflection: a summary asked for on demand (POST …/summaries); turn: with `reflect`, the
     // agent.event that asks for a batch reflection too (sent with SendMessageBatch, which
     // sqs:SendMessage covers: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-batch-api-actions.html)

@@ -638,3 +638,29 @@ export interface UserArchiveStore {
   putRecords(records: ReadonlyArray<Record<string, unknown>>): Promise<void>;
   putDocuments(userId: string, documents: readonly ArchiveDocument[]): Promise<void>;
 }
+
+/**
+ * What deletions leave behind so that nothing brings the items back (req R-DEL-2, R-DEL-4):
+ * tombstones of deleted facts (keys only, lib/domain/tombstone.ts) and the turns forgotten by
+ * provenance, which queued jobs consult before they write.
+ */
+export interface ErasureLog {
+  /** Bury these tombstone keys (idempotent). */
+  bury(userId: string, keys: readonly string[], at: string): Promise<void>;
+  /** Those of `keys` that are buried. */
+  buried(userId: string, keys: readonly string[]): Promise<Set<string>>;
+  /** Record these turns as forgotten (idempotent, a set that only grows). */
+  forgetTurns(userId: string, turnIds: readonly number[], at: string): Promise<void>;
+  /** Every turn of the user forgotten by provenance. */
+  forgottenTurns(userId: string): Promise<Set<number>>;
+}
+
+/** Hard deletion of one user's records and objects, every version of them (req R-DEL-1, R-DEL-3). */
+export interface ItemEraser {
+  /** The user's turns of a session, ascending; at most `limit` + 1, so the caller can tell the session is larger. */
+  sessionTurns(userId: string, sessionId: string, limit: number): Promise<number[]>;
+  /** Delete these records (sort keys in the user's partition), then mark these item ids changed for the search index. */
+  deleteRecords(userId: string, sortKeys: readonly string[], changedIds: readonly string[]): Promise<void>;
+  /** Delete every version and delete marker of the objects whose keys begin with these prefixes; returns how many. */
+  deleteObjects(prefixes: readonly string[]): Promise<number>;
+}

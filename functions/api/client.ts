@@ -94,12 +94,21 @@ export class MemoryClient {
     delete: (userId: string, tier: Input<RouteOf<'tierDelete'>, 'params'>['tier'], id: string) => this.call('tierDelete', { params: { userId, tier, id } }),
   };
 
+  /** Delete any item memory.search returns, by id (req R-DEL-1); `reason` goes into the audit trail. */
+  deleteItem(userId: string, id: string, reason?: string) {
+    return this.call('itemDelete', { params: { userId, id }, query: reason === undefined ? {} : { reason } });
+  }
+
   /**
-   * Forget the user (issue 21): answers the receipt, pending until the erasure has run;
-   * `forgetReceipt` shows it done, with what was erased per store.
+   * Without a request: forget the user (issue 21), answering the receipt, pending until the
+   * erasure has run (`forgetReceipt` shows it done, with what was erased per store). With one:
+   * forget by provenance (req R-DEL-3) — those turns, or a session's, and every item derived
+   * from them — answering the receipt of ids removed by kind (`dryRun: true` changes nothing).
    */
-  forget(userId: string) {
-    return this.call('userForget', { params: { userId } });
+  forget(userId: string): Promise<OperationOutput<'userForget'>>;
+  forget(userId: string, request: Input<RouteOf<'memoryForget'>, 'body'>): Promise<OperationOutput<'memoryForget'>>;
+  forget(userId: string, request?: Input<RouteOf<'memoryForget'>, 'body'>) {
+    return request === undefined ? this.call('userForget', { params: { userId } }) : this.call('memoryForget', { params: { userId }, body: request });
   }
 
   forgetReceipt(userId: string) {

@@ -154,6 +154,31 @@ export const SourcesQuerySchema = z.object({
     .refine((list) => list.split(',').every((d) => DomainSchema.safeParse(d.trim().toLowerCase()).success), 'comma-separated host names such as docs.example.com (no scheme, port or path)'),
 });
 
+/** Why an item is deleted (kept in the audit trail; never the item's content). */
+export const DeleteQuerySchema = z.object({ reason: z.string().min(1).max(500).optional() });
+/** Most turns one forget by provenance removes (lib/use-cases/memory-api/forget-turns.ts MAX_FORGET_TURNS). */
+const FORGET_TURNS_MAX = 500;
+/** Forget by provenance: exactly one of `turns` and `sessionId`; a dry run changes nothing. */
+/** Its fields (the MCP tool takes them as they are; the route checks exactly one of turns and sessionId is given). */
+export const ForgetRequestShape = {
+  turns: z.array(z.number().int().min(1)).min(1).max(FORGET_TURNS_MAX).optional(),
+  sessionId: z.string().min(1).max(256).optional(),
+  dryRun: z.boolean(),
+  reason: z.string().min(1).max(500).optional(),
+};
+export const ForgetRequestSchema = z
+  .object(ForgetRequestShape)
+  .strict()
+  .refine((r) => (r.turns === undefined) !== (r.sessionId === undefined), { message: 'give exactly one of turns and sessionId', path: ['turns'] });
+const ErasedIds = z.array(z.string());
+/** What a forget by provenance removes (or, in a dry run, would remove), ids by kind; never content. */
+export const ForgetReceiptSchema = z.object({
+  dryRun: z.boolean(),
+  turns: z.array(z.number().int()),
+  removed: z.object({ turn: ErasedIds, episode: ErasedIds, staged: ErasedIds, knowledge: ErasedIds, summary: ErasedIds, diary: ErasedIds, memory: ErasedIds, graphEdge: ErasedIds }),
+  total: z.number().int(),
+});
+
 /** `admin`: the whole stage, not one user's (no `{userId}`): administrators only. */
 export type Access = 'public' | 'read' | 'write' | 'admin';
 
@@ -408,6 +433,16 @@ export const routes = [
   {
     method: 'GET', path: `${u}/batches`, operationId: 'batchList', access: 'read', params: UserParam, query: z.object({ limit: Limit(500, 50) }),
     summary: 'Batch logs of the reflector: the newest `limit`, newest first by the turns they cover (the last turn, then the id), not by when they ran', response: z.object({ batches: z.array(Looseobject) }),
+  },
+  {
+    method: 'DELETE', path: `${u}/memory/items/{id}`, operationId: 'itemDelete', access: 'write', params: UserParam.extend({ id: ItemId }), query: DeleteQuerySchema,
+    summary: 'Delete any item memory.search returns (turn, episode, staged, knowledge incl. findings, summary, diary, mem:); a deleted fact is not staged again (tombstone); the audit trail records who, when and why',
+    response: z.object({ deleted: z.object({ id: z.string(), kind: z.string() }), at: z.string() }),
+  },
+  {
+    method: 'POST', path: `${u}/memory/forget`, operationId: 'memoryForget', access: 'write', params: UserParam, body: ForgetRequestSchema,
+    summary: 'Forget by provenance: these turns (or a session\'s, at most 500) and every item derived from them, graph edges they alone support; the receipt names the ids removed by kind; a dry run answers the same receipt and changes nothing',
+    response: z.object({ receipt: ForgetReceiptSchema }),
   },
 ] as const satisfies readonly Route[];
 

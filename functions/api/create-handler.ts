@@ -32,6 +32,8 @@ import type { Clock, Log } from '../../lib/ports.js';
 import type * as api from '../../lib/use-cases/memory-api.js';
 import { DynamoS3UserArchiveStore } from '../../lib/adapters/user-archive-store.js';
 import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';
+import { DynamoErasureLog } from '../../lib/adapters/dynamo-erasure-log.js';
+import { DynamoS3ItemEraser } from '../../lib/adapters/item-eraser.js';
 import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings-store.js';
 import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
 import { embeddingModelOf } from '../../lib/adapters/titan-embeddings.js';
@@ -79,6 +81,8 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
     settings: new DynamoUserSettingsStore(ddb, table),
     forgets: new DynamoForgetLog(ddb, table),
     archives: new DynamoS3UserArchiveStore(ddb, s3, table, bucket),
+    erasures: new DynamoErasureLog(ddb, table),
+    eraser: new DynamoS3ItemEraser(ddb, s3, table, bucket, changes),
     clock,
     log,
   };

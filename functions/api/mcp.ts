@@ -16,7 +16,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import type { Principal } from '../../lib/domain/access.js';
-import { ItemId, type Route, RetrieveRequestShape, routes, SaveRequestSchema, SearchRequestSchema, UserParam } from './contract.js';
+import { DeleteQuerySchema, ForgetRequestShape, ItemId, type Route, RetrieveRequestShape, routes, SaveRequestSchema, SearchRequestSchema, UserParam } from './contract.js';
 import type { Invoke } from './invoke.js';
 
 const routeOf = (operationId: string): Route => {
@@ -70,16 +70,15 @@ function serverFor(principal: Principal, invoke: Invoke): McpServer {
   server.registerTool(
     'memory_forget_item',
     {
-      description: 'Forget one memory item: it is deleted from its tier (soft: kept for the audit trail, never returned again)',
-      inputSchema: { ...UserParam.shape, id: ItemId },
+      description: routeOf('itemDelete').summary,
+      inputSchema: { ...UserParam.shape, id: ItemId, reason: DeleteQuerySchema.shape.reason },
     },
-    async (args) => {
-      // The item's tier names the route; reading it is the same authorised retrieve.
-      const found = await invoke(routeOf('memoryRetrieve'), principal, { params: { userId: args.userId }, body: () => ({ id: args.id }) });
-      if (found.status !== 200) return asResult(found);
-      const tier = (found.body as { item: { tier: string } }).item.tier;
-      return asResult(await invoke(routeOf('tierDelete'), principal, { params: { userId: args.userId, tier, id: args.id }, body: () => undefined }));
-    },
+    (args) => invoke(routeOf('itemDelete'), principal, { params: { userId: args.userId, id: args.id }, query: args.reason === undefined ? {} : { reason: args.reason }, body: () => undefined }).then(asResult),
+  );
+  server.registerTool(
+    'memory_forget',
+    { description: routeOf('memoryForget').summary, inputSchema: { ...UserParam.shape, ...ForgetRequestShape } },
+    (args) => call('memoryForget', args),
   );
   return server;
 }

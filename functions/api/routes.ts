@@ -87,6 +87,8 @@ const operationsFor = (deps: api.MemoryApiDeps): Record<Exclude<OperationId, 'op
   userForgetReceipt: ({ params }) => forget.forgetReceipt(deps, params.userId),
   userExport: ({ params }) => archives.exportUser(deps, params.userId),
   userImport: ({ params, body }) => archives.importUser(deps, params.userId, body.archive),
+  itemDelete: ({ params, query, principal }) => api.deleteItem(deps, principal.subject, params.userId, params.id, query.reason),
+  memoryForget: ({ params, body, principal }) => api.forgetByProvenance(deps, principal.subject, params.userId, body),
 });
 
 type Operations = ReturnType<typeof operationsFor>;

@@ -43,6 +43,7 @@ import type { SummaryDeps } from '../../lib/use-cases/run-summary.js';
 import { COMPACT_AFTER_JOB, LiveSearchIndex, type SearchIndexReader } from '../../lib/use-cases/search-index.js';
 import { embeddingModelOf } from '../../lib/adapters/titan-embeddings.js';
 import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';
+import { DynamoErasureLog } from '../../lib/adapters/dynamo-erasure-log.js';
 import { DynamoS3UserEraser } from '../../lib/adapters/user-eraser.js';
 import { ForgetContinuesError } from '../../lib/use-cases/forget-user.js';
 import type { ReflectorEnv } from './env.js';
@@ -82,14 +83,17 @@ function sharedStores(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: C
   const costs = new DynamoCostLedger(ddb, table);
   const graph = new DynamoGraphStore(ddb, table);
   // Batches run on MODEL_ID; summaries and sleep-time runs on their own model when the stage gives them one.
-  return { changes, turns, knowledge, summaries, items, diary, search, costs, graph, model: modelOf(), summaryModel: modelOf(env.SUMMARY_MODEL_ID), sleepTimeModel: modelOf(env.SLEEP_TIME_MODEL_ID) };
+  // Req R-DEL: tombstones the gates consult, and the turns forgotten by provenance, which drop a job citing them.
+  const erasures = new DynamoErasureLog(ddb, table);
+  return { changes, turns, knowledge, summaries, items, diary, search, costs, graph, erasures, model: modelOf(), summaryModel: modelOf(env.SUMMARY_MODEL_ID), sleepTimeModel: modelOf(env.SLEEP_TIME_MODEL_ID) };
 }
 type Stores = ReturnType<typeof sharedStores>;
 
 function reflectionDeps(env: ReflectorEnv, { ddb, s3 }: Clients, stores: Stores, clock: Clock, log: Log): ReflectionDeps {
   const { TABLE_NAME: table, BUCKET_NAME: bucket } = env;
-  const { turns, knowledge, graph, costs, diary, model } = stores;
+  const { turns, knowledge, graph, costs, diary, model, erasures } = stores;
   return {
+    erasures,
     turns,
     signalState: new DynamoSignalStateStore(ddb, table, clock),
     knowledge,
@@ -120,9 +124,10 @@ function summaryDeps(env: ReflectorEnv, { ddb }: Clients, { turns, summaries, co
   };
 }
 
-function sleepTimeDeps(env: ReflectorEnv, { ddb, s3 }: Clients, { turns, knowledge, graph, items, costs, sleepTimeModel: model }: Stores, clock: Clock, log: Log): SleepTimeDeps {
+function sleepTimeDeps(env: ReflectorEnv, { ddb, s3 }: Clients, { turns, knowledge, graph, items, costs, erasures, sleepTimeModel: model }: Stores, clock: Clock, log: Log): SleepTimeDeps {
   const { TABLE_NAME: table, BUCKET_NAME: bucket } = env;
   return {
+    erasures,
     turns,
     knowledge,
     runs: new DynamoSleepTimeLogStore(ddb, table),
@@ -149,6 +154,7 @@ function reflectorDeps(env: ReflectorEnv, clients: Clients, clock: Clock, log: L
     sleepTime: sleepTimeDeps(env, clients, stores, clock, log),
     search: stores.search,
     forgets,
+    erasures: stores.erasures,
     forget: (remainingMs) => ({ forgets, eraser, search: stores.search, clock, log, settleSeconds: env.FORGET_SETTLE_SECONDS, remainingMs }),
     log,
   };

@@ -19,7 +19,7 @@
 import { createHash } from 'node:crypto';
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { LRUCache } from 'lru-cache';
+import { RecentCache } from '../domain/recent-cache.js';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { keys, knowledgeIndexKey, knowledgePrefix } from '../domain/memory-paths.js';
 import type { KnowledgeIndexChange } from '../ports.js';
@@ -51,7 +51,7 @@ export class KnowledgeIndexConflictError extends Error {
 
 export class VersionedKnowledgeIndex {
   /** By user, least recently used first out. */
-  private readonly cache = new LRUCache<string, Snapshot>({ max: CACHED_USERS });
+  private readonly cache = new RecentCache<string, Snapshot>({ max: CACHED_USERS });
 
   constructor(
     private readonly ddb: DynamoDBDocumentClient,

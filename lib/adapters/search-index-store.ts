@@ -36,7 +36,7 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { LRUCache } from 'lru-cache';
+import { RecentCache } from '../domain/recent-cache.js';
 import { GLOBAL_USER } from '../domain/memory-item.js';
 import { keys, SEARCH_MARK_TTL_MS as MARK_TTL_MS, searchSegmentKey } from '../domain/memory-paths.js';
 import { type SearchSegment, segmentFromBytes, segmentToBytes } from '../domain/search-segment.js';
@@ -62,7 +62,7 @@ const STAMPS_AT_ONCE = 25;
 
 export class DynamoS3SearchIndexStore implements SearchIndexStore {
   /** By key (a key never changes content), sized by the segment's bytes as stored. */
-  private readonly cache = new LRUCache<string, { segment: SearchSegment; bytes: number }>({ max: CACHED_SEGMENTS, maxSize: CACHED_BYTES, sizeCalculation: (e) => Math.max(1, e.bytes) });
+  private readonly cache = new RecentCache<string, { segment: SearchSegment; bytes: number }>({ max: CACHED_SEGMENTS, maxSize: CACHED_BYTES, sizeOf: (e) => e.bytes });
 
   constructor(
     private readonly ddb: DynamoDBDocumentClient,

@@ -156,6 +156,10 @@ export const keys = {
   stagedDayGsiPk: (day: string, userId: string) => dayGsiPk('STAGEDDAY', day, userId),
   stagedDayGsiSk: (userId: string, path: string) => `${userId}#${path}`,
   settingsSk: 'SETTINGS',
+  /** A deleted fact's tombstone (lib/domain/tombstone.ts): one item per key, no content. */
+  tombstoneSk: (key: string) => `TOMBSTONE#${key}`,
+  /** The turns forgotten by provenance (a number set): queued jobs citing them write nothing. */
+  forgottenTurnsSk: 'FORGOTTENTURNS',
   /**
    * A diary entry's record (lib/domain/diary.ts), under the batch's last turn (its id ends
    * with it: `batch-{first}-{last}`), so the user's entries sort in conversation order.

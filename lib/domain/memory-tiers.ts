@@ -28,7 +28,7 @@ export const MAX_TTL_SECONDS = 30 * 86_400;
 export const DemotionReasonSchema = z.enum(['contradiction', 'decay', 'superseded', 'other']);
 export type DemotionReason = z.infer<typeof DemotionReasonSchema>;
 
-export type AuditAction = 'create' | 'corroborate' | 'decay' | 'expire' | 'garbage' | 'session_close' | 'promote' | 'demote' | 'delete' | 'scope_up' | 'scope_down' | 'trust' | 'review_promote' | 'review_discard' | 'summary_delete' | 'summary_request' | 'commit' | 'discard_candidates' | 'settings_change' | 'summary_edit' | 'diary_keep' | 'diary_drop' | 'edit' | 'restore';
+export type AuditAction = 'create' | 'corroborate' | 'decay' | 'expire' | 'garbage' | 'session_close' | 'promote' | 'demote' | 'delete' | 'scope_up' | 'scope_down' | 'trust' | 'review_promote' | 'review_discard' | 'summary_delete' | 'summary_request' | 'commit' | 'discard_candidates' | 'settings_change' | 'summary_edit' | 'diary_keep' | 'diary_drop' | 'edit' | 'restore' | 'forget';
 
 export interface AuditEntry {
   userId: string;

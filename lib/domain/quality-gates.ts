@@ -11,7 +11,8 @@ import { safeKnowledgePath } from './memory-paths.js';
 import type { ItemCategory, ReflectionOutput } from './reflection-output.js';
 import { contentWords } from './text.js';
 
-export type GateName = 'turn_existence' | 'keyword_match' | 'related_file_exists' | 'dedup' | 'drift_guard';
+/** `deleted`: the item repeats a fact a person deleted (its tombstone, lib/domain/tombstone.ts; req R-DEL-2), checked where items are staged. */
+export type GateName = 'turn_existence' | 'keyword_match' | 'related_file_exists' | 'dedup' | 'drift_guard' | 'deleted';
 
 export interface Rejection {
   category: ItemCategory;

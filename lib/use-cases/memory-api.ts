@@ -11,6 +11,7 @@
  *   summaries.ts  sleep-time runs, the self-assessment, summaries
  *   review.ts     staged items' review, batch logs, the audit trail
  *   insights.ts   source reliability, capability confidence
+ *   erase.ts      deleting any item;  forget-turns.ts  forgetting turns and what derives from them
  *   paging.ts     page tokens;  deps.ts  what every use case is given
  */
 export { MemoryApiError, type MemoryApiErrorKind } from './memory-api-error.js';
@@ -23,3 +24,5 @@ export { assessment, deleteSummary, editSummary, latestSleepTimeRun, listSummari
 export { editItem, editTarget, restoreItem } from './memory-api/edits.js';
 export { auditTrail, batches, listStagedForReview, reviewDiscard, reviewPromote } from './memory-api/review.js';
 export { capabilities, sourceReliability } from './memory-api/insights.js';
+export { deleteItem, ERASED_KINDS, type ErasedKind } from './memory-api/erase.js';
+export { forgetByProvenance, type ForgetReceipt, MAX_FORGET_TURNS } from './memory-api/forget-turns.js';

@@ -7,10 +7,10 @@
  * the handler turns the outcome's counts into metrics, the fuzzer into its outcomes.
  */
 import type { Job } from '../../events/job.js';
-import type { ForgetLog, Log } from '../ports.js';
+import type { ErasureLog, ForgetLog, Log } from '../ports.js';
 import { type ForgetDeps, forgetUser, forgottenBefore } from './forget-user.js';
 import { type JobUsage, runUsage, usageOf } from './job-cost.js';
-import { type ReflectionDeps, runReflection } from './run-reflection.js';
+import { type ReflectionDeps, releaseBatch, runReflection } from './run-reflection.js';
 import { runNightly, runWeekly, type SleepTimeDeps } from './run-sleep-time.js';
 import { runSummary, SUMMARY_KINDS, type SummaryDeps } from './run-summary.js';
 
@@ -20,6 +20,8 @@ export interface JobDeps {
   summary: SummaryDeps;
   sleepTime: SleepTimeDeps;
   forgets: Pick<ForgetLog, 'latest'>;
+  /** The turns forgotten by provenance (req R-DEL-4): a batch or summary job citing one writes nothing. */
+  erasures: Pick<ErasureLog, 'forgottenTurns'>;
   /** The forget's dependencies, given the time the invocation has left. */
   forget: (remainingMs: () => number) => ForgetDeps;
   log: Log;
@@ -57,6 +59,7 @@ export async function runJob(job: Job, deps: JobDeps, options: RunJobOptions): P
   const family = familyOf(job.kind);
   if (family === 'forget') return forget(job, deps, options.remainingMs);
   if (await askedBeforeForget(job, deps)) return { family, status: 'dropped', done: false, usage: null, counts: {} };
+  if ((family === 'batch' || family === 'summary') && (await citesForgottenTurns(job, family, deps))) return { family, status: 'dropped', done: false, usage: null, counts: {} };
   if (family === 'nightly' || family === 'weekly') return sleepTime(job, family, deps, options.retryUnusableOutput);
   if (family === 'summary') return summary(job, deps, options.retryUnusableOutput);
   return batch(job, deps, options.retryUnusableOutput);
@@ -74,6 +77,22 @@ async function askedBeforeForget(job: Job, deps: JobDeps): Promise<boolean> {
   const before = await forgottenBefore(deps.forgets, job.userId);
   if (before === null || Date.parse(job.requestedAt) > Date.parse(before)) return false;
   deps.log.info('job dropped: its user was forgotten after it was asked for', { jobId: job.jobId, userId: job.userId, kind: job.kind, forgottenAt: before });
+  return true;
+}
+
+/**
+ * Req R-DEL-4: a batch or summary job citing a turn forgotten by provenance (queued before the
+ * forget, redriven, a late duplicate) writes nothing; a batch's counters are released as a
+ * completed batch's are, so the user's next batch is not held back by it. A nightly or weekly
+ * run reads its turns when it runs, and the forgotten ones are gone by then.
+ */
+async function citesForgottenTurns(job: Job, family: 'batch' | 'summary', deps: JobDeps): Promise<boolean> {
+  if (job.turnIds.length === 0) return false;
+  const forgotten = await deps.erasures.forgottenTurns(job.userId);
+  const cited = job.turnIds.filter((t) => forgotten.has(t));
+  if (cited.length === 0) return false;
+  if (family === 'batch') await releaseBatch(job, deps.reflection);
+  deps.log.info('job dropped: it cites turns forgotten by provenance', { jobId: job.jobId, userId: job.userId, kind: job.kind, forgottenTurns: cited.length });
   return true;
 }
 

@@ -20,7 +20,8 @@ import { findRecurrences, PROMOTIONS_TO_KNOWLEDGE } from '../domain/promotion.js
 import { promoteStaged } from './promote-staged.js';
 import { costEntry, usageOf } from './job-cost.js';
 import { completeBatch, parseSignalState } from '../domain/signal-accumulator.js';
-import { domainsRead, stagedDocuments } from '../domain/staging.js';
+import { domainsRead, type StagedDocument, stagedDocuments } from '../domain/staging.js';
+import { buriedKeyOf, tombstoneKeys } from '../domain/tombstone.js';
 import { reliabilityOf } from '../domain/source-reliability.js';
 import { episodeDocument, type EventEpisode } from '../domain/episodes.js';
 import { eventMaterial, NO_TURN_WAITING, NOTHING_TO_REFLECT_ON } from '../domain/event-reflection.js';
@@ -29,7 +30,7 @@ import { verifySeenFacts } from './knowledge-hygiene.js';
 import { callWithBudgetRetry, costOf, unusableStop } from './model-call.js';
 import { recordRelations } from './relation-graph.js';
 import { topKeywords } from '../domain/text.js';
-import { BatchNotRecordedError, type BatchLogStore, type Clock, type CostLedger, type DiaryStore, type KnowledgeStore, type Log, type ModelResponse, type LanguageModel, type GraphStore, type SignalStateStore, type SourceReliabilityStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import { BatchNotRecordedError, type BatchLogStore, type Clock, type CostLedger, type DiaryStore, type ErasureLog, type KnowledgeStore, type Log, type ModelResponse, type LanguageModel, type GraphStore, type SignalStateStore, type SourceReliabilityStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
 export interface ReflectionDeps {
   turns: TurnStore;
@@ -53,6 +54,11 @@ export interface ReflectionDeps {
    * UnusableModelOutputError (and is not kept) instead of aborting the batch. @default false
    */
   retryUnusableOutput?: boolean;
+  /**
+   * Tombstones of deleted facts (req R-DEL-2): an item repeating one is rejected by the
+   * `deleted` gate, not staged. Absent: no fact was ever deleted (tests of other concerns).
+   */
+  erasures?: Pick<ErasureLog, 'buried'>;
   /** Waits between looks for a batch the signal state does not record yet. @default setTimeout */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -107,7 +113,7 @@ export async function runReflection(job: Job, deps: ReflectionDeps): Promise<Ref
     status: 'completed',
     quality_gate_results: {
       items_proposed: Object.values(gated.output).reduce((n, items) => n + (items as unknown[]).length, 0),
-      items_passed: gated.docs.length - staged.suppressed.length,
+      items_passed: gated.docs.length - staged.suppressed.length - staged.buried,
       truncated_by_caps: parsed?.truncated ?? emptyGates().truncated_by_caps,
       rejections: gated.rejections,
     },
@@ -262,6 +268,8 @@ interface Staged {
   toStage: Recurrences['toStage'];
   reinforcements: Recurrences['reinforcements'];
   suppressed: Recurrences['suppressed'];
+  /** Items the `deleted` gate rejected. */
+  buried: number;
   stagedFiles: string[];
   promotedFiles: string[];
   reinforced: BatchLog['reinforced'];
@@ -272,10 +280,11 @@ interface Staged {
  * staged. An output repeating a discarded item is a dedup rejection (added to `gated.rejections`).
  */
 async function stageAndReinforce(job: Job, input: BatchInput, gated: Gated, deps: ReflectionDeps): Promise<Staged> {
-  const { reinforcements, toStage, suppressed } = findRecurrences(await deps.knowledge.listStaged(job.userId), gated.docs, job.jobId);
+  const alive = await withoutDeleted(job, gated, deps);
+  const { reinforcements, toStage, suppressed } = findRecurrences(await deps.knowledge.listStaged(job.userId), alive, job.jobId);
   for (const s of suppressed) {
     gated.rejections.push({
-      category: s.doc.kind === 'fact' ? 'new_facts' : s.doc.kind === 'correction' ? 'corrections' : s.doc.kind === 'connection' ? 'connections' : 'open_questions',
+      category: categoryOf(s.doc.kind),
       item: s.doc.title,
       gate: 'dedup',
       reason: `repeats Knowledge_staging/${s.discarded.path}, which a reviewer discarded (similarity ${round2(s.similarity)})`,
@@ -293,7 +302,25 @@ async function stageAndReinforce(job: Job, input: BatchInput, gated: Gated, deps
     taken.add(path);
     promotedFiles.push(`Knowledge/${path}`);
   }
-  return { toStage, reinforcements, suppressed, stagedFiles, promotedFiles, reinforced };
+  return { toStage, reinforcements, suppressed, buried: gated.docs.length - alive.length, stagedFiles, promotedFiles, reinforced };
+}
+
+const categoryOf = (kind: StagedDocument['kind']) => (kind === 'fact' ? 'new_facts' : kind === 'correction' ? 'corrections' : kind === 'connection' ? 'connections' : 'open_questions');
+
+/**
+ * Req R-DEL-2: the passed items that repeat a deleted fact (its title, or its text's words:
+ * lib/domain/tombstone.ts) are rejected by the `deleted` gate and logged with the batch's other
+ * rejections; the rest go on to be staged or to reinforce.
+ */
+async function withoutDeleted(job: Job, gated: Gated, deps: ReflectionDeps): Promise<StagedDocument[]> {
+  if (!deps.erasures || gated.docs.length === 0) return gated.docs;
+  const buried = await deps.erasures.buried(job.userId, gated.docs.flatMap((d) => tombstoneKeys(d)));
+  if (buried.size === 0) return gated.docs;
+  return gated.docs.filter((d) => {
+    const key = buriedKeyOf(d, buried);
+    if (key) gated.rejections.push({ category: categoryOf(d.kind), item: d.title, gate: 'deleted', reason: `repeats a fact a person deleted (tombstone ${key.slice(0, key.indexOf(':'))})` });
+    return key === null;
+  });
 }
 
 /**
@@ -484,6 +511,9 @@ async function waitUntilRecorded(job: Job, deps: ReflectionDeps): Promise<{ supe
 }
 
 /** Reset the counters (req R-SIG-3: after the batch completes), once, if still waiting for this job. */
+/** A batch's counters released as on completion, without reflecting (a job dropped for forgotten turns: run-job.ts). */
+export const releaseBatch = (job: Job, deps: ReflectionDeps): Promise<void> => finishCounters(job, deps);
+
 async function finishCounters(job: Job, deps: ReflectionDeps): Promise<void> {
   for (let attempt = 1; attempt <= 5; attempt++) {
     const stored = await deps.signalState.load(job.userId);

@@ -37,9 +37,10 @@ import {
 import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
 import { computeSelfAssessment, type SelfAssessment } from '../domain/sleep-time/self-assessment.js';
 import { conversationDays, pickWeekWithinBudget, WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, weeklyCallCeiling, WeeklyOutputSchema, weeklyPrompt } from '../domain/sleep-time/weekly.js';
+import { buriedKeyOf, tombstoneKeys } from '../domain/tombstone.js';
 import { topKeywords } from '../domain/text.js';
 import { costEntry, runUsage } from './job-cost.js';
-import { type Clock, type CostLedger, type GraphStore, type KnowledgeEntry, type KnowledgeStore, type Log, type MemoryItemStore, type ModelResponse, type SleepTimeLogStore, type LanguageModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import { type Clock, type CostLedger, type ErasureLog, type GraphStore, type KnowledgeEntry, type KnowledgeStore, type Log, type MemoryItemStore, type ModelResponse, type SleepTimeLogStore, type LanguageModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
 
 export interface SleepTimeDeps {
   turns: TurnStore;
@@ -56,6 +57,8 @@ export interface SleepTimeDeps {
   graph: GraphStore;
   /** What the run's model calls cost, recorded before the run's record (its commit marker). */
   costs: CostLedger;
+  /** Tombstones of deleted facts and findings (req R-DEL-2): a finding repeating one is rejected, and its edge not made. Absent: none. */
+  erasures?: Pick<ErasureLog, 'buried'>;
   /** The user's tier entries: the nightly run reviews them (lib/use-cases/tier-policy.ts). */
   items: Pick<MemoryItemStore, 'get' | 'move' | 'list'>;
 }
@@ -221,13 +224,17 @@ async function reflectChunks(
  * the Knowledge facts found already known, which the run verifies as of its schedule time
  * (both in the run's one change of the index: maintainFacts).
  */
-function gateFindings(job: Job, merged: readonly Finding[], knowledge: DocumentIndex<KnowledgeDoc>, run: SleepTimeRun) {
+function gateFindings(job: Job, merged: readonly Finding[], knowledge: DocumentIndex<KnowledgeDoc>, run: SleepTimeRun, buried: ReadonlySet<string>) {
   const seen = new Map<string, { at: string; by: string }>();
   const stored: KnowledgeEntry[] = [];
   for (const f of merged) {
     const gate = gateFinding(f);
     if (gate) {
       run.findingsRejected.push({ category: f.category, statement: f.statement, reason: gate });
+      continue;
+    }
+    if (isBuried(f, job, buried)) {
+      run.findingsRejected.push({ category: f.category, statement: f.statement, reason: 'deleted: repeats a finding a person deleted (req R-DEL-2)' });
       continue;
     }
     const known = knowledge.similar(f.statement)[0];
@@ -245,9 +252,18 @@ function gateFindings(job: Job, merged: readonly Finding[], knowledge: DocumentI
   return { seen, stored };
 }
 
+/** Whether the finding, as the document it would be, repeats a deleted one (its tombstone: lib/domain/tombstone.ts). */
+const isBuried = (f: Finding, job: Job, buried: ReadonlySet<string>) => buried.size > 0 && buriedKeyOf(findingDocument(f, job.jobId, job.requestedAt).doc, buried) !== null;
+
+/** The tombstones among the findings' keys (one read for the run). */
+async function buriedFindings(job: Job, deps: SleepTimeDeps, merged: readonly Finding[]): Promise<ReadonlySet<string>> {
+  if (!deps.erasures || merged.length === 0) return new Set();
+  return deps.erasures.buried(job.userId, merged.flatMap((f) => tombstoneKeys(findingDocument(f, job.jobId, job.requestedAt).doc)));
+}
+
 /** Req R-GRAPH-1's (subject, relationship, object) triples that passed the gates join the relation graph; returns how many edges they name (added or reinforced by this run, on whichever delivery). */
-async function relateFindings(job: Job, deps: SleepTimeDeps, merged: readonly Finding[]): Promise<number> {
-  const triples = merged.filter((f) => f.category === 'relationship' && f.subject && f.relationship && f.object && !gateFinding(f));
+async function relateFindings(job: Job, deps: SleepTimeDeps, merged: readonly Finding[], buried: ReadonlySet<string>): Promise<number> {
+  const triples = merged.filter((f) => f.category === 'relationship' && f.subject && f.relationship && f.object && !gateFinding(f) && !isBuried(f, job, buried));
   const edges = await recordRelations(
     job.userId,
     triples.map((f) => ({
@@ -305,9 +321,10 @@ export async function runNightly(job: Job, deps: SleepTimeDeps): Promise<SleepTi
 
   const merged = mergeFindings(await reflectChunks(job, deps, kept, memories, run));
   for (const f of merged) run.findingsByCategory[f.category] = (run.findingsByCategory[f.category] ?? 0) + 1;
-  const { seen, stored } = gateFindings(job, merged, knowledge, run);
+  const buried = await buriedFindings(job, deps, merged);
+  const { seen, stored } = gateFindings(job, merged, knowledge, run, buried);
   // The graph's and the facts' hygiene (req R-GRAPH) at the run's scheduled time, so a retried run does the same.
-  run.graph = { edges: await relateFindings(job, deps, merged), ...(await maintainGraph(job.userId, new Date(job.requestedAt), deps.graph)) };
+  run.graph = { edges: await relateFindings(job, deps, merged, buried), ...(await maintainGraph(job.userId, new Date(job.requestedAt), deps.graph)) };
   // Counts what the run saw again (not what changed), so a redelivered run logs the same.
   // The findings join Knowledge in the same change of the index as the facts' sweep: one snapshot per run (issue 19).
   run.facts = { verified: seen.size, ...(await maintainFacts(job.userId, new Date(job.requestedAt), deps, seen, stored)) };

@@ -24,7 +24,7 @@
  * no job reaches: GLOBAL, API-only users). Two compactions of one owner at once write
  * segments under distinct keys, and only the one whose pointer move wins is kept.
  */
-import { LRUCache } from 'lru-cache';
+import { RecentCache } from '../domain/recent-cache.js';
 import { GLOBAL_USER, isLive, type MemoryItem } from '../domain/memory-item.js';
 import { type IndexEntry, itemKey, SegmentedIndex, segmentOf } from '../domain/memory-search.js';
 import { quantise } from '../domain/embedding-vectors.js';
@@ -119,7 +119,7 @@ const CACHED_OWNERS = 256;
 const CACHED_ITEMS = 8_192;
 
 export class LiveSearchIndex implements SearchIndexReader {
-  private readonly overlays = new LRUCache<string, Overlay>({ max: CACHED_OWNERS, maxSize: CACHED_ITEMS, sizeCalculation: (o) => Math.max(1, o.items.size) });
+  private readonly overlays = new RecentCache<string, Overlay>({ max: CACHED_OWNERS, maxSize: CACHED_ITEMS, sizeOf: (o) => o.items.size });
 
   /**
    * `embeddings` (issue 22, a stage that embeds): each compaction stores the vectors of the items

@@ -63,6 +63,8 @@ import type {
   StoredSignalState,
   TurnStore,
   WindowBounds,
+  ErasureLog,
+  ItemEraser,
 } from '../../lib/ports.js';
 
 export class MemoryTurnStore implements TurnStore {
@@ -751,5 +753,44 @@ export class MemoryItemTrust implements ItemTrustStore {
     this.audit.push(structuredClone(audit));
     this.onRecord?.(userId, itemId);
     return true;
+  }
+}
+
+/** Tombstones and forgotten turns in memory (lib/adapters/dynamo-erasure-log.ts in AWS). */
+export class MemoryErasureLog implements ErasureLog {
+  readonly stones = new Map<string, Set<string>>();
+  readonly forgotten = new Map<string, Set<number>>();
+  async bury(userId: string, keys: readonly string[]): Promise<void> {
+    const mine = this.stones.get(userId) ?? new Set<string>();
+    for (const k of keys) mine.add(k);
+    this.stones.set(userId, mine);
+  }
+  async buried(userId: string, keys: readonly string[]): Promise<Set<string>> {
+    const mine = this.stones.get(userId) ?? new Set<string>();
+    return new Set(keys.filter((k) => mine.has(k)));
+  }
+  async forgetTurns(userId: string, turnIds: readonly number[]): Promise<void> {
+    const mine = this.forgotten.get(userId) ?? new Set<number>();
+    for (const t of turnIds) mine.add(t);
+    this.forgotten.set(userId, mine);
+  }
+  async forgottenTurns(userId: string): Promise<Set<number>> {
+    return new Set(this.forgotten.get(userId) ?? []);
+  }
+}
+
+/** Records what an item eraser was asked to delete (lib/adapters/item-eraser.ts in AWS). */
+export class RecordingItemEraser implements ItemEraser {
+  readonly records: Array<{ userId: string; sortKeys: string[]; changedIds: string[] }> = [];
+  readonly objects: string[] = [];
+  async sessionTurns(): Promise<number[]> {
+    return [];
+  }
+  async deleteRecords(userId: string, sortKeys: readonly string[], changedIds: readonly string[]): Promise<void> {
+    this.records.push({ userId, sortKeys: [...sortKeys], changedIds: [...changedIds] });
+  }
+  async deleteObjects(prefixes: readonly string[]): Promise<number> {
+    this.objects.push(...prefixes);
+    return 0;
   }
 }

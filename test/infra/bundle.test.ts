@@ -120,7 +120,7 @@ describe('the functions as deployed (issue 19)', () => {
     const [init, list, invalid, refused] = answers as [Answer, Answer, Answer, Answer];
     expect(init.body.result).toMatchObject({ serverInfo: { name: 'reflective-memory' }, capabilities: { tools: {} } });
     const tools = (list.body.result as { tools: Array<{ name: string; inputSchema: { properties: Record<string, unknown>; required?: string[] } }> }).tools;
-    expect(tools.map((t) => t.name).sort()).toEqual(['memory_forget_item', 'memory_retrieve', 'memory_save', 'memory_search']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['memory_forget', 'memory_forget_item', 'memory_retrieve', 'memory_save', 'memory_search']);
     const search = tools.find((t) => t.name === 'memory_search');
     expect(Object.keys(search?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['userId', 'query']));
     expect(search?.inputSchema.required).toEqual(expect.arrayContaining(['userId', 'query']));

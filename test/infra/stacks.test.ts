@@ -386,7 +386,7 @@ describe('stateless stack', () => {
     }
   });
 
-  it('keeps the API function away from queues but the two it sends to, the model and whole-table deletes', () => {
+  it('keeps the API function away from queues but the two it sends to, the model and whole-table actions', () => {
     const api = policiesOf(stateless, 'ApiFunction');
     // Its only queue action: sending what a person asks for on demand — a summary to the
     // ReflectionQueue, the agent.event of a batch reflection to the TurnQueue.
@@ -397,7 +397,8 @@ describe('stateless stack', () => {
     expect(JSON.stringify(sqs)).not.toMatch(/IdleQueue|Dlq/);
     expect(api).not.toContain('bedrock:');
     expect(api).not.toContain('dynamodb:Scan');
-    expect(api).not.toContain('dynamodb:DeleteItem');
+    // DeleteItem it has since req R-DEL (a person deletes one staged record); no table-wide action.
+    expect(api).not.toContain('dynamodb:DeleteTable');
     expect(api).not.toContain('rejected/*');
     expect(api).not.toContain('/Logs/');
   });

@@ -473,11 +473,11 @@ describe('MCP (issue 21 item 4): the memory API as tools, through the SDK\'s own
   };
   const parsed = (r: Result) => JSON.parse(r.content[0].text);
 
-  it('lists the four tools with the contract\'s input schemas and answers as the HTTP API does', async () => {
+  it('lists the five tools with the contract\'s input schemas and answers as the HTTP API does', async () => {
     const client = await connect(admin);
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(['memory_forget_item', 'memory_retrieve', 'memory_save', 'memory_search']);
+      expect(tools.map((t) => t.name).sort()).toEqual(['memory_forget', 'memory_forget_item', 'memory_retrieve', 'memory_save', 'memory_search']);
       const search = tools.find((t) => t.name === 'memory_search');
       expect(Object.keys(search?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['userId', 'query', 'limit']));
       // The HTTP side through the typed client (issue 21 item 5).
@@ -510,6 +510,8 @@ describe('MCP (issue 21 item 4): the memory API as tools, through the SDK\'s own
         ['memory_retrieve', { id: 'mem:anything' }],
         ['memory_save', { candidates: [{ text: 'planted' }] }],
         ['memory_forget_item', { id: 'mem:anything' }],
+        ['memory_forget_item', { id: 'turn:1' }],
+        ['memory_forget', { turns: [1], dryRun: false }],
       ] as const) {
         const r = await client.callTool({ name, arguments: { userId: USER, ...args } });
         expect(r.isError, name).toBe(true);

@@ -41,7 +41,7 @@ describe('the local IAM check over the synthesized policies', () => {
     expect(await decide('signal', 'DynamoDB', 'TransactWriteItems', transact)).toBe('allowed');
     expect(await decide('idle', 'DynamoDB', 'TransactWriteItems', transact)).toBe('denied dynamodb:UpdateItem');
     expect(await decide('sweep', 'DynamoDB', 'Query', { TableName: table, IndexName: 'gsi1' })).toBe('allowed');
-    expect(await decide('api', 'DynamoDB', 'DeleteItem', { TableName: table, Key: {} })).toBe('denied dynamodb:DeleteItem');
+    expect(await decide('signal', 'DynamoDB', 'DeleteItem', { TableName: table, Key: {} })).toBe('denied dynamodb:DeleteItem');
     expect(await decide('sweep', 'DynamoDB', 'DeleteItem', { TableName: table, Key: {} })).toBe('allowed');
     expect(await decide('api', 'DynamoDB', 'Scan', { TableName: table })).toBe('denied dynamodb:Scan');
   });

@@ -1,6 +1,7 @@
 /**
  * The reflector's job dispatcher (lib/use-cases/run-job.ts): which use case each job kind
- * goes to, and a job asked for before its user was forgotten runs none of them.
+ * goes to, and a job asked for before its user was forgotten, or citing a forgotten turn, runs
+ * none of them.
  */
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
@@ -29,5 +30,17 @@ describe('runJob', () => {
       expect(outcome).toEqual({ family: familyOf(kind), status: 'dropped', done: false, usage: null, counts: {} });
     }
     expect(log.entries.map((e) => e.message)).toEqual(Array(4).fill('job dropped: its user was forgotten after it was asked for'));
+  });
+
+  it('drops a summary job citing a turn forgotten by provenance (req R-DEL-4), and logs why', async () => {
+    const log = new RecordingLog();
+    const deps = { reflection: untouched, summary: untouched, sleepTime: untouched, forgets: new MemoryForgetLog(), erasures: { forgottenTurns: async () => new Set([2]) }, forget: () => untouched, log } as unknown as JobDeps;
+    const outcome = await runJob(job('idle-summary', '2026-02-06T11:00:00.000Z'), deps, { retryUnusableOutput: false, remainingMs: () => 1000 });
+    expect(outcome).toEqual({ family: 'summary', status: 'dropped', done: false, usage: null, counts: {} });
+    expect(log.entries.map((e) => e.message)).toEqual(['job dropped: it cites turns forgotten by provenance']);
+    // A job citing none of them goes on to its use case (whose stand-in has no stores, so it fails), not dropped.
+    const other = { ...deps, erasures: { forgottenTurns: async () => new Set([9]) } } as JobDeps;
+    await expect(runJob(job('idle-summary', '2026-02-06T11:00:00.000Z'), other, { retryUnusableOutput: false, remainingMs: () => 1000 })).rejects.toThrow();
+    expect(log.entries).toHaveLength(1);
   });
 });

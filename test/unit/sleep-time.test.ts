@@ -15,7 +15,9 @@ import { nightlyOffline } from '../../lib/offline-model/rule-reflector.js';
 import { runNightly, runWeekly, selfAssessment } from '../../lib/use-cases/run-sleep-time.js';
 import { expirySweep, nightlySweep, weeklySweep } from '../../lib/use-cases/sweeps.js';
 import { sleepTimeRuns } from '../../lib/use-cases/memory-api/summaries.js';
+import { tombstoneKeys } from '../../lib/domain/tombstone.js';
 import { MemoryCostLedger,
+  MemoryErasureLog,
   fixedClock,
   MemoryActivity,
   MemoryExpiryLog,
@@ -165,6 +167,25 @@ describe('nightly and weekly reflection runs', () => {
     const { edges } = await d.graph.load('alice');
     expect(edges).toEqual([expect.objectContaining({ id: 'user|has_sister|anna', confidence: 0.85, verifiedAt: '2026-02-07T03:00:00.000Z', provenance: [expect.objectContaining({ source: 'nightly', turns: [4] })] })]);
     expect((await runNightly(job('nightly', [1, 2, 3, 4, 5]), d)).status).toBe('already_done');
+  });
+
+  it('nightly: a finding a person deleted is rejected (its tombstone, req R-DEL-2), stored never again, and its edge not made', async () => {
+    const first = await deps((prompt) => nightlyOffline(prompt));
+    const stored = await runNightly(job('nightly', [1, 2, 3, 4, 5]), first);
+    if (stored.status !== 'completed') throw new Error(stored.reason);
+    const found = await first.knowledge.loadKnowledge();
+    const deleted = found.filter((d) => /the_user_likes_jazz|the_user_has_sister_anna/.test(d.id));
+    expect(deleted.length).toBe(2);
+    const erasures = new MemoryErasureLog();
+    await erasures.bury('alice', deleted.flatMap((d) => tombstoneKeys(d)));
+    const again = { ...(await deps((prompt) => nightlyOffline(prompt))), erasures };
+    const out = await runNightly(job('nightly', [1, 2, 3, 4, 5]), again);
+    if (out.status !== 'completed') throw new Error(out.reason);
+    const ids = (await again.knowledge.loadKnowledge()).map((d) => d.id);
+    for (const d of deleted) expect(ids).not.toContain(d.id);
+    expect(out.run.findingsRejected.filter((r) => r.reason.startsWith('deleted'))).toHaveLength(2);
+    expect(out.run.memoriesStored).toBe(stored.run.memoriesStored - 2);
+    expect((await again.graph.load('alice')).edges).toEqual([]);
   });
 
   it('nightly: turns a summary covers are read through it, but those of an aborted batch; the rest as said (issue 19)', async () => {

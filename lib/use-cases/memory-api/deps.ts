@@ -2,7 +2,7 @@
 import type { EmbeddingModel } from '../../ports.js';
 import type { SearchIndexReader } from '../search-index.js';
 import { MemoryApiError } from '../memory-api-error.js';
-import type { AgentEventPublisher, AuditTrail, Log, BatchLogReader, Clock, CostLedger, DiaryStore, ForgetLog, GraphStore, ItemTrustStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, SleepTimeLogStore, SummaryStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';
+import type { AgentEventPublisher, AuditTrail, Log, BatchLogReader, Clock, ErasureLog, ItemEraser, CostLedger, DiaryStore, ForgetLog, GraphStore, ItemTrustStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, SleepTimeLogStore, SummaryStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';
 
 export interface MemoryApiDeps {
   catalog: MemoryCatalog;
@@ -42,6 +42,10 @@ export interface MemoryApiDeps {
   forgets: ForgetLog;
   /** A user's records and documents whole: GET …/export and POST …/import (lib/use-cases/user-archive.ts). */
   archives: UserArchiveStore;
+  /** Tombstones of deleted facts and the turns forgotten by provenance (req R-DEL-2, R-DEL-4). */
+  erasures: ErasureLog;
+  /** Hard deletion of single items, every S3 version of their objects (req R-DEL-1, R-DEL-3). */
+  eraser: ItemEraser;
   clock: Clock;
   /** Where a search notes an index whose watermark is older than its marks' TTL (search.ts viewOf). */
   log?: Pick<Log, 'warn'>;

@@ -330,6 +330,8 @@ export interface AuditTrail {
   append(entries: readonly AuditEntry[]): Promise<void>;
   /** Newest first. */
   list(userId: string, options: { itemId?: string | undefined; limit: number }): Promise<AuditEntry[]>;
+  /** Drops the words edits kept (`previous`) from these items' entries, once the items are deleted; returns how many entries. */
+  dropWords(userId: string, itemIds: readonly string[]): Promise<number>;
 }
 
 /**

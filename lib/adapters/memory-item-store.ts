@@ -178,6 +178,35 @@ export class DynamoAuditTrail implements AuditTrail {
     );
     return items.map((i) => i.entry as AuditEntry);
   }
+
+  /**
+   * The user's entries that keep an edit's old text, read with a filter (billed as the whole
+   * trail is read: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.FilterExpression.html),
+   * and those of the deleted items rewritten without it. Deletions are rare; edits rarer still.
+   */
+  async dropWords(userId: string, itemIds: readonly string[]): Promise<number> {
+    if (itemIds.length === 0) return 0;
+    const ids = new Set(itemIds);
+    const rows = await queryAll(this.ddb, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      FilterExpression: 'attribute_exists(#e.previous)',
+      ExpressionAttributeNames: { '#e': 'entry' },
+      ExpressionAttributeValues: { ':pk': keys.ownerPk(userId), ':p': keys.auditPrefix },
+    });
+    const mine = rows.filter((r) => ids.has((r.entry as AuditEntry).itemId));
+    await Promise.all(
+      mine.map((r) =>
+        this.ddb.send(
+          new UpdateCommand({ TableName: this.tableName, Key: { pk: r.pk, sk: r.sk }, UpdateExpression: 'REMOVE #e.previous', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeNames: { '#e': 'entry' } }),
+        ).catch((error: unknown) => {
+          // The entry went meanwhile (the user forgotten whole): nothing left to drop.
+          if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+        }),
+      ),
+    );
+    return mine.length;
+  }
 }
 
 /** A TransactWriteItems ClientRequestToken (1–36 characters) naming one intended change. */

@@ -437,6 +437,14 @@ export class RecordingAudit implements AuditTrail {
       .sort((a, b) => b.at.localeCompare(a.at))
       .slice(0, options.limit);
   }
+  async dropWords(userId: string, itemIds: readonly string[]) {
+    const mine = this.entries.filter((e) => e.userId === userId && itemIds.includes(e.itemId) && e.previous !== undefined);
+    for (const e of mine) {
+      delete e.previous;
+      this.log.addItem('audit', e.userId, ddbKey(e.userId, keys.auditSk(e)), { entry: e });
+    }
+    return mine.length;
+  }
 }
 
 /** Derived items' trust records, each write recorded under the key the DynamoDB store writes (TRUST#{id} in the owner's partition). */

@@ -10,12 +10,14 @@
  * word of an edited text, old or new, reaches stdout or stderr.
  */
 import { S3Client } from '@aws-sdk/client-s3';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/adapters/aws-clients.js';
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { S3DynamoSummaryStore } from '../../lib/adapters/summary-store.js';
+import { keys } from '../../lib/domain/memory-paths.js';
 import { summaryPair } from '../../lib/domain/summary.js';
 import { MemoryClient, MemoryClientError } from '../../functions/api/client.js';
 import { apiRequest } from '../helpers/api.js';
@@ -142,6 +144,21 @@ describe('editing an item (itemEdit) and restoring it (itemRestore)', () => {
     const id = `knowledge:${FACT}`;
     const edited = await client.editItem(USER, id, { text: 'The boat shed key is AKIAIOSFODNN7EXAMPLE now.', reason: 'new key' });
     expect(edited.item.text).toBe('The boat shed key is [redacted:aws_access_key] now.');
+  });
+
+  it('deleting an edited item drops the words its edits kept in the audit trail, and its trust record', async () => {
+    const id = `knowledge:${FINDING}`;
+    await client.call('memoryOutcomes', { params: { userId: USER }, body: { ids: [id], validation: 'APPROVE' } });
+    const ddb = createDocumentClient(createDynamoDbClient());
+    const trustRecord = () => ddb.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: keys.ownerPk(USER), sk: keys.trustSk(id) } }));
+    expect((await trustRecord()).Item).toBeDefined();
+    await client.deleteItem(USER, id, 'not true');
+    const entries = await auditOf(id);
+    expect(entries.map((e) => e.action)).toEqual(expect.arrayContaining(['edit', 'delete']));
+    for (const e of entries) expect(e.previous, String(e.action)).toBeUndefined();
+    expect((await trustRecord()).Item).toBeUndefined();
+    // Another item's edit keeps its old text.
+    expect((await auditOf(`summary:${SUMMARY}`)).some((e) => e.previous !== undefined)).toBe(true);
   });
 
   it('logs no word of the texts edited, old or new (the handlers log at INFO)', () => {

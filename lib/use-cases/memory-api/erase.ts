@@ -80,7 +80,7 @@ export async function eraseKnowledge(deps: MemoryApiDeps, userId: string, docs: 
   await deps.eraser.deleteObjects(docs.map((d) => `${knowledgePrefix(userId)}${d.id}`));
 }
 
-/** Summaries erased (a forget): the records and any document of the format before issue 19. */
+/** Summaries erased (a forget): the records and any document of the older one-object-per-summary format. */
 export async function eraseSummaries(deps: MemoryApiDeps, userId: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
   await deps.eraser.deleteRecords(userId, ids.map(keys.summarySk), ids.map((id) => `summary:${id}`));
@@ -94,6 +94,17 @@ export async function eraseDiary(deps: MemoryApiDeps, userId: string, ids: reado
 /** mem: items erased (a forget): their records (the audit trail keeps who changed them, not what they said). */
 export async function eraseMemories(deps: MemoryApiDeps, userId: string, ids: readonly string[]): Promise<void> {
   if (ids.length > 0) await deps.eraser.deleteRecords(userId, ids.map(keys.memorySk), ids);
+}
+
+/**
+ * What removed items leave elsewhere: a derived item's trust record (TRUST#{id}, req R-SCOPE-2),
+ * and the old text its edits kept in the audit trail (`previous`), so no deleted words stay.
+ */
+export async function eraseTraces(deps: MemoryApiDeps, userId: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const derived = ids.filter((id) => !id.startsWith('mem:'));
+  if (derived.length > 0) await deps.eraser.deleteRecords(userId, derived.map(keys.trustSk), []);
+  await deps.audit.dropWords(userId, ids);
 }
 
 type ItemKind = Exclude<ErasedKind, 'graphEdge'>;
@@ -111,6 +122,7 @@ export async function deleteItem(deps: MemoryApiDeps, actor: string, userId: str
   if (!item || item.userId !== userId) throw notFound(`memory item ${id}`);
   const at = deps.clock.now().toISOString();
   const edges = await removeOne(deps, { actor, userId, at, reason }, item, kind);
+  await eraseTraces(deps, userId, [id]);
   // A mem: item's soft deletion wrote its audit entry with the tier's own change.
   if (kind !== 'memory') await deps.audit.append([{ userId, itemId: id, action: 'delete', actor, at, from: item.tier, ...(reason ? { reason } : {}), note: edges > 0 ? `${edges} graph edge(s) whose only evidence it was removed` : `${kind} deleted` }]);
   return { deleted: { id, kind }, at };

@@ -13,7 +13,7 @@
  */
 import { MemoryApiError } from '../memory-api-error.js';
 import type { MemoryApiDeps } from './deps.js';
-import { edgesOnlyEvidencedBy, type ErasedKind, eraseDiary, eraseEventEpisodes, eraseKnowledge, eraseMemories, eraseStaged, eraseSummaries, eraseTurns, removeEdges } from './erase.js';
+import { edgesOnlyEvidencedBy, type ErasedKind, eraseDiary, eraseEventEpisodes, eraseKnowledge, eraseMemories, eraseStaged, eraseSummaries, eraseTraces, eraseTurns, removeEdges } from './erase.js';
 import type { DiaryRecord } from '../../domain/diary.js';
 
 /** Most turns one forget removes: each turn costs up to three S3 listings and a delete (see docs/memory-api.md). */
@@ -52,6 +52,7 @@ export async function forgetByProvenance(deps: MemoryApiDeps, actor: string, use
   await eraseMemories(deps, userId, plan.memories);
   await removeEdges(deps, userId, plan.edges, at, 'its only evidence was forgotten by provenance');
   await eraseTurns(deps, userId, plan.turns);
+  await eraseTraces(deps, userId, Object.entries(receipt.removed).flatMap(([kind, ids]) => (kind === 'graphEdge' ? [] : ids)));
   const why = req.reason ? { reason: req.reason } : {};
   await deps.audit.append(
     Object.entries(receipt.removed).flatMap(([kind, ids]) => ids.map((itemId) => ({ userId, itemId, action: 'forget' as const, actor, at, note: `${kind} forgotten by provenance`, ...why }))),

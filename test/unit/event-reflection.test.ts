@@ -13,7 +13,7 @@ import { keys } from '../../lib/domain/memory-paths.js';
 import { reflectOffline } from '../../lib/offline-model/rule-reflector.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { type JobDeps, runJob } from '../../lib/use-cases/run-job.js';
-import { ingestDeps, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
+import { ingestDeps, MemoryErasureLog, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
 
 const event = (overrides: Partial<AgentEvent> = {}): AgentEvent => ({ type: 'agent.event', version: 1, userId: 'alice', timestamp: '2026-02-06T14:10:00Z', trigger: 'error', ...overrides });
 
@@ -22,7 +22,7 @@ function pipeline() {
   const ingest = ingestDeps();
   const model = new ScriptedModel((req) => reflectOffline(req.prompt));
   const reflection = reflectionDeps(ingest, model);
-  const deps = { reflection, forgets: { latest: async () => null }, log: reflection.log } as unknown as JobDeps;
+  const deps = { reflection, forgets: { latest: async () => null }, erasures: new MemoryErasureLog(), log: reflection.log } as unknown as JobDeps;
   let n = 0;
   const publish = (...messages: object[]) => ingestTurns(messages.map((m) => ({ messageId: `m${++n}`, body: JSON.stringify(m) })), ingest);
   const run = async () => {

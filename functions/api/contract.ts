@@ -10,6 +10,7 @@ import { DomainSchema, UserIdSchema } from '../../events/common.js';
 import { ValidationOutcomeSchema } from '../../events/turn-saved.js';
 import { MemoryItemSchema, TierSchema } from '../../lib/domain/memory-item.js';
 import { SearchFiltersSchema } from '../../lib/domain/memory-search.js';
+import { SearchExplainSchema } from '../../lib/domain/search-explain.js';
 import { DemotionReasonSchema } from '../../lib/domain/memory-tiers.js';
 
 export const API_VERSION = '1.0.0';
@@ -25,6 +26,8 @@ export const SearchRequestSchema = z
     filters: SearchFiltersSchema.optional(),
     /** The confidence floor: results whose similarity to the query is below it are left out. */
     minSimilarity: z.number().min(0).max(1).optional(),
+    /** Each result says why it ranked (its `explain`): the rankings that placed it and where, the terms matched, quality, recency. @default false */
+    explain: z.boolean().optional(),
   })
   .strict();
 
@@ -44,6 +47,8 @@ export const SearchResultSchema = z.object({
   contentTypes: z.array(z.string()),
   primaryTopic: z.string(),
   createdAt: z.string(),
+  /** Present when the request asked for `explain`. */
+  explain: SearchExplainSchema.optional(),
 });
 
 const Metadata = {

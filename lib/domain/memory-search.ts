@@ -40,6 +40,7 @@ import { type Field, FIELDS, type IndexedItem, indexedItem, queryTermGroups, Sea
 import { isLive, KindSchema, type MemoryItem, ScopeSchema, TierSchema } from './memory-item.js';
 import { queryTimeWindow, type TimeWindow } from './query-time.js';
 import { comparable, nearest, type QueryVector, type SegmentEmbeddings, unit } from './embedding-vectors.js';
+import { explanation, type Place, type RankingName, type SearchExplain } from './search-explain.js';
 
 export const SEARCH_WEIGHTS = { relevance: 0.7, quality: 0.2, recency: 0.1 } as const;
 export const RECENCY_HALF_LIFE_DAYS = 30;
@@ -74,6 +75,8 @@ export interface SearchRequest {
   limit: number;
   filters?: SearchFilters | undefined;
   minSimilarity?: number | undefined;
+  /** Each hit says why it ranked (search-explain.ts); computed only when asked. */
+  explain?: boolean | undefined;
 }
 
 export interface IndexHit {
@@ -81,6 +84,7 @@ export interface IndexHit {
   score: number;
   relevance: number;
   similarity: number;
+  explain?: SearchExplain;
 }
 
 export interface SearchHit {
@@ -88,6 +92,7 @@ export interface SearchHit {
   score: number;
   relevance: number;
   similarity: number;
+  explain?: SearchExplain;
 }
 
 const round = (n: number) => Math.round(n * 10_000) / 10_000;
@@ -117,6 +122,12 @@ const epochMs = (t: string | number): number => (typeof t === 'number' ? t : Dat
 export function recency(createdAt: string | number, now: Date): number {
   const ageDays = Math.max(0, (now.getTime() - epochMs(createdAt)) / 86_400_000);
   return Number.isFinite(ageDays) ? 0.5 ** (ageDays / RECENCY_HALF_LIFE_DAYS) : 0;
+}
+
+/** What a lexical ranking multiplies an item's relevance by: its quality (trust) and recency, weighted. */
+export function blendOf(item: Pick<IndexedItem, 'quality' | 'createdAt'>, now: Date): { quality: number; recency: number; factor: number } {
+  const r = recency(item.createdAt, now);
+  return { quality: item.quality, recency: r, factor: SEARCH_WEIGHTS.relevance + SEARCH_WEIGHTS.quality * item.quality + SEARCH_WEIGHTS.recency * r };
 }
 
 /**
@@ -312,9 +323,9 @@ export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Da
   const eligible = (item: IndexedItem) => (item.expiresAt === null || item.expiresAt > now.getTime()) && matchesFilters(item, filters, now);
   const byVector = vector ? vectorRanking(index, vector, eligible) : [];
   const lexical = lexicalRankings(index, request, now, eligible);
-  const rankings = byVector.length > 0 ? [...lexical, byVector] : lexical;
+  const rankings: NamedRanking[] = byVector.length > 0 ? [...lexical, { name: 'vector', hits: byVector }] : lexical;
   if (rankings.length === 0) return [];
-  return fuse(rankings)
+  return fuse(rankings, request.explain ? explainer(index, now) : undefined)
     .filter(novel())
     .slice(0, request.limit + spare);
 }
@@ -324,14 +335,14 @@ export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Da
  * time), those with nothing to rank left out; none when no item clears the floor — the
  * question is about something memory does not hold.
  */
-function lexicalRankings(index: SegmentedIndex, request: SearchRequest, now: Date, eligible: (item: IndexedItem) => boolean): Ranking[] {
+function lexicalRankings(index: SegmentedIndex, request: SearchRequest, now: Date, eligible: (item: IndexedItem) => boolean): NamedRanking[] {
   const groups = queryTermGroups(request.query);
   if (groups.length === 0 || index.size === 0) return [];
   const qTerms = vectorTerms(request.query);
   const query = qTerms.length > 0 ? index.weigh(counts(qTerms), qTerms.length) : null;
   const matches: Matches = { items: termScores(index, groups, eligible), weights: wordWeights(index, groups), query };
   const candidates = matches.items
-    .map((m) => ({ segment: m.segment, doc: m.doc, score: bm25Of(m.perTerm, matches.weights) }))
+    .map((m) => ({ segment: m.segment, doc: m.doc, score: bm25Of(m.perTerm, matches.weights), perTerm: m.perTerm }))
     .sort((a, b) => b.score - a.score)
     .slice(0, Math.max(50, request.limit * CANDIDATES_PER_RESULT));
   const scored = scoreCandidates(index, candidates, query, now);
@@ -343,7 +354,14 @@ function lexicalRankings(index: SegmentedIndex, request: SearchRequest, now: Dat
   const window = queryTimeWindow(request.query, now);
   const byTime = window ? timeRanking(index, matches, window, now).filter((h) => h.similarity >= floor) : [];
   const byAnswer = answerRanking(index, byScore, eligible);
-  return [byScore, byAnswer, byWindow, bySummary, byTime].filter((r) => r.some((h) => h !== undefined));
+  const named: NamedRanking[] = [
+    { name: 'score', hits: byScore },
+    { name: 'answer', hits: byAnswer },
+    { name: 'window', hits: byWindow },
+    { name: 'summary', hits: bySummary },
+    { name: 'time', hits: byTime },
+  ];
+  return named.filter((r) => r.hits.some((h) => h !== undefined));
 }
 
 /**
@@ -376,22 +394,23 @@ function vectorRanking(index: SegmentedIndex, vector: QueryVector, eligible: (it
   return out;
 }
 
-/** A ranked item, and the items whose words it is scored by (itself, or a turn's window). */
+/** A ranked item, its BM25+ (per query word), and the items whose words it is scored by (itself, or a turn's window). */
 interface Candidate {
   segment: number;
   doc: number;
   score: number;
-  members?: ReadonlyArray<{ segment: number; doc: number }>;
+  perTerm: ReadonlyMap<string, number>;
+  members?: ReadonlyArray<{ segment: number; doc: number }> | undefined;
 }
 
 /** Each candidate's relevance, similarity and score (the blend of relevance, quality and recency); the best BM25 comes first. */
 function scoreCandidates(index: SegmentedIndex, candidates: readonly Candidate[], query: ReadonlyMap<string, number> | null, now: Date): ScoredHit[] {
   const best = candidates[0]?.score ?? 0;
-  return candidates.map(({ segment, doc, score, members = [{ segment, doc }] }) => {
+  return candidates.map(({ segment, doc, score, perTerm, members }) => {
     const item = (index.segments[segment] as SearchSegment).item(doc);
     const tf = new Map<string, number>();
     let length = 0;
-    for (const m of members) {
+    for (const m of members ?? [{ segment, doc }]) {
       const s = index.segments[m.segment] as SearchSegment;
       const v = s.vectorOf(m.doc);
       length += v.length;
@@ -402,16 +421,39 @@ function scoreCandidates(index: SegmentedIndex, candidates: readonly Candidate[]
     }
     const similarity = query && length > 0 ? cosine(query, index.weigh(tf, length)) : 0;
     const relevance = 0.5 * (best > 0 ? score / best : 0) + 0.5 * similarity;
-    const blend = SEARCH_WEIGHTS.relevance + SEARCH_WEIGHTS.quality * item.quality + SEARCH_WEIGHTS.recency * recency(item.createdAt, now);
-    return { segment, doc, item, relevance: round(relevance), similarity: round(similarity), score: round(relevance * blend) };
+    const blend = blendOf(item, now).factor;
+    return { segment, doc, item, relevance: round(relevance), similarity: round(similarity), score: round(relevance * blend), bm25: score, perTerm, members };
   });
 }
 
 const bestFirst = (a: IndexHit, b: IndexHit): number => b.score - a.score || a.item.id.localeCompare(b.item.id);
 
-type ScoredHit = IndexHit & { segment: number; doc: number };
+/**
+ * A hit as a ranking scored it: where it is, and (lexical rankings) its BM25+ and per-word
+ * scores, the items whose words scored it, the question turn it answers (answerRanking).
+ */
+type ScoredHit = IndexHit & {
+  segment: number;
+  doc: number;
+  bm25?: number;
+  perTerm?: ReadonlyMap<string, number>;
+  members?: ReadonlyArray<{ segment: number; doc: number }> | undefined;
+  answers?: string;
+};
 /** Hits best first; a place may be empty (the answer ranking keeps its questions' places). */
 type Ranking = ReadonlyArray<ScoredHit | undefined>;
+interface NamedRanking {
+  name: RankingName;
+  hits: Ranking;
+}
+/** Builds a fused hit's explanation from its places in the rankings and its fused value. */
+type Explainer = (places: readonly Place[], fused: number, hit: ScoredHit) => SearchExplain;
+
+/** The explanations of an index's hits: the blend the lexical scores used, and members named by id. */
+function explainer(index: SegmentedIndex, now: Date): Explainer {
+  const idOf = (at: { segment: number; doc: number }) => (index.segments[at.segment] as SearchSegment).columns.ids[at.doc] ?? '';
+  return (places, fused, hit) => explanation(places, fused, blendOf(hit.item, now), idOf);
+}
 
 /** Reciprocal rank fusion's constant (Cormack et al. use 60; 10 lets each ranking's first few lead). */
 export const FUSION_K = 10;
@@ -420,21 +462,28 @@ export const FUSION_K = 10;
  * rankings that hold it (ties: the higher score, then the id). The sum, over its largest
  * (first in every ranking), is the hit's score: results are best first by score, as the API promises.
  */
-function fuse(rankings: readonly Ranking[]): IndexHit[] {
+function fuse(rankings: readonly NamedRanking[], explain?: Explainer): IndexHit[] {
   const fusedMax = rankings.length / (FUSION_K + 1);
-  const fused = new Map<string, { hit: ScoredHit; rank: number }>();
-  for (const ranking of rankings) {
-    ranking.forEach((hit, r) => {
+  const fused = new Map<string, { hit: ScoredHit; rank: number; places?: Place[] }>();
+  for (const { name, hits } of rankings) {
+    hits.forEach((hit, r) => {
       if (!hit) return;
       const key = itemKey(hit.item);
       const entry = fused.get(key) ?? { hit, rank: 0 };
       entry.rank += 1 / (FUSION_K + r + 1);
+      if (explain) entry.places = [...(entry.places ?? []), { ranking: name, index: r, hit }];
       fused.set(key, entry);
     });
   }
   return [...fused.values()]
     .sort((a, b) => b.rank - a.rank || b.hit.score - a.hit.score || a.hit.item.id.localeCompare(b.hit.item.id))
-    .map(({ hit: { segment: _s, doc: _d, ...hit }, rank }) => ({ ...hit, score: round(rank / fusedMax) }));
+    .map(({ hit, rank, places }) => ({
+      item: hit.item,
+      relevance: hit.relevance,
+      similarity: hit.similarity,
+      score: round(rank / fusedMax),
+      ...(explain && places ? { explain: explain(places, rank, hit) } : {}),
+    }));
 }
 
 /** An item the answer, window and summary rankings treat as a turn of a conversation: one source turn, in a session. */
@@ -542,7 +591,7 @@ function bestGroups(
   now: Date,
 ): ScoredHit[] {
   const best = [...groups]
-    .map(({ segment, doc, perTerm, members }) => ({ segment, doc, score: bm25Of(perTerm, matches.weights), ...(members ? { members } : {}) }))
+    .map(({ segment, doc, perTerm, members }) => ({ segment, doc, score: bm25Of(perTerm, matches.weights), perTerm, members }))
     .sort((a, b) => b.score - a.score)
     .slice(0, limit);
   return scoreCandidates(index, best, matches.query, now).sort(bestFirst);
@@ -559,7 +608,7 @@ function bestGroups(
 function answerRanking(index: SegmentedIndex, byScore: readonly ScoredHit[], eligible: (item: IndexedItem) => boolean): Ranking {
   return byScore.map((hit) => {
     const next = hit.item.asks && isTurn(hit.item) ? neighbour(index, hit.item, 1, eligible) : undefined;
-    return next && { ...next, relevance: hit.relevance, similarity: hit.similarity, score: hit.score };
+    return next && { ...next, relevance: hit.relevance, similarity: hit.similarity, score: hit.score, answers: hit.item.id };
   });
 }
 

@@ -115,6 +115,27 @@ describe('memory.search (the fixed contract)', () => {
     expect(asked.every((r) => r.kind === 'staged')).toBe(true);
   });
 
+  it('says why each result ranked when asked (`explain: true`), and answers the same results either way', async () => {
+    const body = { query: 'LGBTQ support group', limit: 10 };
+    const plain = (await call('POST', `${u()}/memory/search`, { body })).body.results as Result[];
+    const res = await call('POST', `${u()}/memory/search`, { body: { ...body, explain: true } });
+    expect(res.status).toBe(200);
+    const explained = res.body.results as Result[];
+    expect(plain.length).toBeGreaterThan(0);
+    expect(plain.some((r) => 'explain' in r)).toBe(false);
+    expect(explained.map(({ explain: _e, ...r }) => r)).toEqual(plain);
+    for (const r of explained) {
+      expect(r.explain).toMatchObject({ fused: expect.any(Number), quality: r.quality, recency: expect.any(Number), blend: expect.any(Number) });
+      expect(r.explain.rankings.length).toBeGreaterThan(0);
+      for (const p of r.explain.rankings) expect(p).toMatchObject({ ranking: expect.stringMatching(/^(score|answer|window|summary|time|vector)$/), rank: expect.any(Number) });
+    }
+    // The best result matched the query's terms in some ranking (stemmed: support, group).
+    const terms = explained[0].explain.rankings.flatMap((p: Result) => p.terms ?? []);
+    expect(terms).toEqual(expect.arrayContaining(['support', 'group']));
+    const bad = await call('POST', `${u()}/memory/search`, { body: { ...body, explain: 'yes' } });
+    expect(bad.body.error.fields.map((f: Result) => f.path)).toEqual(['body.explain']);
+  });
+
   it('answers nothing rather than noise when nothing matches, and names bad fields', async () => {
     expect((await call('POST', `${u()}/memory/search`, { body: { query: 'zyxwvut quantum carburettor' } })).body.results).toEqual([]);
     const bad = await call('POST', `${u()}/memory/search`, { body: { limit: 1000, filters: { scope: ['everyone'] } } });

@@ -3,6 +3,7 @@ import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem } from '../../domai
 import type { QueryVector } from '../../domain/embedding-vectors.js';
 import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex } from '../../domain/memory-search.js';
 import type { IndexedItem } from '../../domain/search-segment.js';
+import type { SearchExplain } from '../../domain/search-explain.js';
 import { ModelUnavailableError } from '../../ports.js';
 import { isDerivedId } from '../../domain/scope-trust.js';
 import { type SearchView, SegmentRetiredError } from '../search-index.js';
@@ -25,9 +26,11 @@ export interface SearchResult {
   contentTypes: string[];
   primaryTopic: string;
   createdAt: string;
+  /** Why it ranked here: only when the request asks (`explain: true`). */
+  explain?: SearchExplain;
 }
 
-const view = (item: MemoryItem, score: number): SearchResult => ({
+const view = (item: MemoryItem, score: number, explain?: SearchExplain): SearchResult => ({
   id: item.id,
   kind: item.kind,
   text: item.text,
@@ -43,6 +46,7 @@ const view = (item: MemoryItem, score: number): SearchResult => ({
   contentTypes: item.contentTypes,
   primaryTopic: item.primaryTopic,
   createdAt: item.createdAt,
+  ...(explain ? { explain } : {}),
 });
 
 /** Results asked of the ranking beyond `limit`, for items a store no longer holds as the index does. */
@@ -51,7 +55,7 @@ export const PAGE_SPARE = 5;
 export async function search(
   deps: MemoryApiDeps,
   userId: string,
-  req: { query: string; limit: number; filters?: SearchFilters | undefined; minSimilarity?: number | undefined },
+  req: { query: string; limit: number; filters?: SearchFilters | undefined; minSimilarity?: number | undefined; explain?: boolean | undefined },
 ): Promise<{ results: SearchResult[] }> {
   const now = deps.clock.now();
   const owners = userId === GLOBAL_USER || req.filters?.includeGlobal === false ? [userId] : [userId, GLOBAL_USER];
@@ -62,7 +66,7 @@ export async function search(
   const first = await pageItems(deps, owners, views, hits.slice(0, req.limit));
   const live = (h: IndexHit, items: ReadonlyMap<string, MemoryItem>) => {
     const item = items.get(itemKey(h.item));
-    return item && isLive(item, now) ? [view(trusted(item, h.item), h.score)] : [];
+    return item && isLive(item, now) ? [view(trusted(item, h.item), h.score, h.explain)] : [];
   };
   const results = hits.slice(0, req.limit).flatMap((h) => live(h, first));
   if (results.length < req.limit && hits.length > req.limit) {

@@ -247,7 +247,7 @@ describe('fewer DynamoDB units per turn (issue 19)', () => {
     const user = 'staged-objects';
     const object = async (path: string): Promise<string | null> => getTextOrNull(s3, bucket, `${stagingPrefix(user)}${path}`);
     const turns = new Map([[4, turn({ turnId: 4, attributes: { session: '1', dia_ids: 'D1:4' } })]]);
-    const fact = (title: string) => ({ title, content: `The user keeps a ${title}.`, source_turns: [4], related_existing: [], category: 'Facts' });
+    const fact = (title: string) => ({ title, content: `The user keeps a ${title}.`, source_turns: [4], related_existing: [], category: 'Facts' as const });
     const docs = stagedDocuments({ new_facts: [fact('reef tank'), fact('bonsai'), fact('kayak')], corrections: [], connections: [], open_questions: [] }, { batchId: 'batch-1-4', stagedAt: '2026-05-01T10:00:00.000Z', turns });
     const [reef, bonsai, kayak] = docs.map((d) => d.path) as [string, string, string];
 

@@ -462,7 +462,7 @@ async function checkAttackerLogs(a: Attack) {
   for (const run of [...runs.nightly, ...runs.weekly]) {
     if (run.stored.length > 30) a.failures.push(`${run.kind} run ${run.runId}: ${run.stored.length} findings stored`);
   }
-  // A staged document is its record since issue 19 (no Knowledge_staging/ object): the undecided ones.
+  // A staged document is its record (its markdown under Knowledge_staging/ is that record rendered): the undecided ones.
   const stagedItems = await queryAll(ddb, { TableName: info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(ATTACKER), ':p': keys.stagedPrefix } });
   return { batches, staged: stagedItems.filter((i) => i.status === 'staged').length, summaries: summaryItems.length, nightlyRuns: runs.nightly.length, weeklyRuns: runs.weekly.length };
 }

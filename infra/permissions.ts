@@ -110,7 +110,12 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       // user's prefix (DeleteObjects by version id needs both:
       // https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html, "Permissions")
       'users/*': ['GetObject', 'DeleteObject', 'DeleteObjectVersion'],
-      // No Knowledge_staging/, diary/ or summaries/ grant: a staged document, a diary entry and a summary pair are their DynamoDB records since issue 19.
+      // PutObject: a staged document's markdown, written when staged and on each reinforcement;
+      // DeleteObject: removed when promoted or discarded (lib/adapters/knowledge-store.ts). PutObject
+      // and DeleteObject are the actions of those calls (https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html,
+      // https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html, "Permissions").
+      'users/*/Knowledge_staging/*': ['PutObject', 'DeleteObject'],
+      // No diary/ or summaries/ grant: a diary entry and a summary pair are their DynamoDB records since issue 19.
       // DeleteObject: the nightly fact hygiene removes facts pruned past their recovery window
       'users/*/Knowledge/*': ['PutObject', 'DeleteObject'],
       // DeleteObject: a knowledge index version is retired once the next one is current (lib/adapters/knowledge-index.ts)
@@ -137,8 +142,9 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     // (a transaction's Put is authorized as dynamodb:PutItem: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html);
     // and the expiry sweep's log, an item since issue 19 (no S3 write left, so no S3 key use).
     dynamodb: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
-    // No S3 use: the expiry sweep's log is an item, and an expired staged document is its record (issue 19).
-    s3: {},
+    // The expiry sweep deletes an expired staged document's markdown before its record (lib/adapters/knowledge-store.ts;
+    // https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html, "Permissions"). Its log is an item.
+    s3: { 'users/*/Knowledge_staging/*': ['DeleteObject'] },
     listBucket: false,
     sends: ['reflection'],
     consumes: null,
@@ -156,7 +162,8 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       // (lib/use-cases/user-archive.ts); PutObjectTagging: turn documents go back with their
       // `kind=turn` tag (a PUT that sets tags needs it: https://docs.aws.amazon.com/AmazonS3/latest/userguide/tagging-managing.html).
       // Before imports: Knowledge/, index/ and summaries/ only.
-      // DeleteObject and DeleteObjectVersion (req R-DEL): an item deleted or forgotten by provenance goes with
+      // DeleteObject and DeleteObjectVersion (req R-DEL): a staged document's markdown when a reviewer promotes, discards
+      // or deletes it (lib/adapters/knowledge-store.ts); an item deleted or forgotten by provenance goes with
       // every version of its objects — turn and episode documents, Knowledge files — deleted by version id
       // with DeleteObjects, which needs both (https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html, "Permissions").
       'users/*': ['GetObject', 'PutObject', 'PutObjectTagging', 'DeleteObject', 'DeleteObjectVersion'],

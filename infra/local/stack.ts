@@ -472,7 +472,7 @@ async function summaryOf(rt: Runtime): Promise<Summary> {
     batches: batchItems.length,
     batchesAborted: batchItems.filter((b) => b.status === 'aborted').length,
     gateRejections: batchItems.reduce((n, b) => n + Number(b.rejections ?? 0), 0),
-    // Staged and undecided: a staged document is its record (issue 19; promotion, discard and expiry settle or delete it).
+    // Staged and undecided: a staged record (and its markdown under Knowledge_staging/; promotion, discard and expiry settle or delete both).
     staged: stagedItems.filter((i) => i.status === 'staged').length,
     promoted: userKeys.filter((k) => k.includes('/Knowledge/') && !k.includes('/Knowledge/Reflections/')).length,
     findings: userKeys.filter((k) => k.includes('/Knowledge/Reflections/')).length,

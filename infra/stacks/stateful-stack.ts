@@ -138,7 +138,11 @@ export class StatefulStack extends Stack {
       enforceSSL: true,
       versioned: true,
       lifecycleRules: [
-        { noncurrentVersionExpiration: Duration.days(30) },
+        // A DELETE (a promoted or expired staged document, a pruned fact, a retired index version) leaves a
+        // delete marker and the object as a noncurrent version, kept 30 days; then the marker, alone, is an
+        // "expired object delete marker", removed by ExpiredObjectDeleteMarker
+        // (https://docs.aws.amazon.com/AmazonS3/latest/userguide/ManagingDelMarkers.html).
+        { noncurrentVersionExpiration: Duration.days(30), expiredObjectDeleteMarker: true },
         // Claim checks are read once by the signal function, which stores the turn itself.
         { prefix: 'claims/', expiration: Duration.days(14) },
         // Req R-ARC-1, turn archival: originals (tagged kind=turn) move to Glacier Instant

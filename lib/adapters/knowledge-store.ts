@@ -1,9 +1,9 @@
 import type { DynamoSearchChangeLog } from './search-index-store.js';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
-import { dayGsiPartitions, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey } from '../domain/memory-paths.js';
-import type { StagedRecord } from '../domain/promotion.js';
+import { dayGsiPartitions, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
+import { PROMOTIONS_TO_KNOWLEDGE, restagedMarkdown, type StagedRecord } from '../domain/promotion.js';
 import { type StagedDocument, stagedBody, stagedMetaHead } from '../domain/staging.js';
 import type { KnowledgeEntry, KnowledgeIndexChange, KnowledgeStore, ModelResponse } from '../ports.js';
 import { isConditionalCheckFailure } from './dynamo-errors.js';
@@ -17,10 +17,27 @@ import { packJson, unpackJson } from './packed-json.js';
 /**
  * Staging and Knowledge. A staged document is its DynamoDB record (`STAGED#{path}`: front
  * matter `meta` and markdown `body`; promotion counts are conditional updates, once per
- * batch), its markdown rendered from the record when read (`restagedMarkdown`: the review
- * list serves it). Until issue 19 it was also an S3 object under Knowledge_staging/, written
- * when staged and again on each reinforcement, that nothing read: an S3 PUT costs as much as
- * 8 write units (https://aws.amazon.com/s3/pricing/, https://aws.amazon.com/dynamodb/pricing/on-demand/).
+ * batch) and, while it is undecided (status `staged`), its markdown with YAML front matter at
+ * `users/{u}/Knowledge_staging/{path}` (DESIGN.md, "State"; req R-STG): the record rendered
+ * (`restagedMarkdown`), so the object is always a function of the record and a rewrite of it
+ * is idempotent. The record is the truth (search, the review list and the sweeps read it);
+ * the object is its copy that a person, an export or a sync tool reads.
+ *
+ * Order, so a crash between the two writes leaves only what a retry repairs: the object is
+ * written AFTER the record it renders (putStaged, reinforce) and removed BEFORE the record
+ * leaves the staged state (settlePromoted, recordReview's discard, deleteStaged). The one
+ * state a crash can leave is "record staged, object missing or one promotion behind", and
+ * every retry writes or removes it again: a redelivered batch puts the same record (putOnce
+ * keeps it) and rewrites the object from it; a redelivered reinforcement finds its batch
+ * counted and rewrites the object; a promotion, discard or expiry retried deletes again (an
+ * S3 DELETE of a missing key succeeds: https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html).
+ * The reverse (an object whose record is gone or decided) is left only by a reinforcement's
+ * rewrite racing a reviewer's decision of the same record within the PUT's latency
+ * (docs/data-model.md, "Staged documents in S3").
+ *
+ * Cost: a PUT when staged and per reinforcement that does not promote (an S3 PUT is
+ * $0.005 per 1,000, a DELETE free: https://aws.amazon.com/s3/pricing/); the reinforcement that
+ * reaches PROMOTIONS_TO_KNOWLEDGE skips the rewrite, as promotion removes the object next.
  * Promoted documents are markdown under Knowledge/ plus an entry in the user's knowledge index
  * (knowledge-index.ts: versioned, written conditionally, since the reflector and the API
  * write it at once).
@@ -118,7 +135,7 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
           promotedBy: [],
           status: 'staged',
         };
-        await putOnce(this.ddb, this.tableName, {
+        const fresh = await putOnce(this.ddb, this.tableName, {
           pk: keys.userPk(userId),
           sk: keys.stagedSk(d.path),
           type: 'staged',
@@ -128,6 +145,8 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
           gsi1pk: keys.stagedDayGsiPk(record.stagedAt.slice(0, 10), userId),
           gsi1sk: keys.stagedDayGsiSk(userId, d.path),
         });
+        // A redelivery finds the record written: its object is rendered from the record as it is now.
+        await this.putStagedFile(userId, fresh ? record : await this.stagedRecord(userId, d.path));
       }),
     );
     await this.changes.mark(
@@ -156,10 +175,12 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
       if (!isConditionalCheckFailure(error)) throw error;
       // This batch reinforced it already: a redelivery. The delivery that did may have died
       // before the change mark below, so it is written again.
-      const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
-      if (!res.Item) throw new Error(`staged record ${path} of ${userId} is gone`);
-      record = toRecord(res.Item);
+      const found = await this.stagedRecord(userId, path);
+      if (!found) throw new Error(`staged record ${path} of ${userId} is gone`);
+      record = found;
     }
+    // The object's promotion_count follows, unless this reinforcement promotes it (promotion removes the object).
+    if (record.promotedBy.length < PROMOTIONS_TO_KNOWLEDGE) await this.putStagedFile(userId, record);
     await this.changes.mark(userId, [`staged:${path}`]);
     return record;
   }
@@ -191,7 +212,9 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
     return shards.flat().map((item) => ({ userId: String(item.userId), record: toRecord(item) }));
   }
 
+  /** The object first, then the record (see the module comment): a retry finds the record and deletes both. */
   async deleteStaged(userId: string, path: string): Promise<void> {
+    await this.deleteStagedFile(userId, path);
     await this.ddb.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.stagedSk(path) } }));
     await this.changes.mark(userId, [`staged:${path}`]);
   }
@@ -211,6 +234,7 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
   }
 
   async settlePromoted(userId: string, record: StagedRecord, knowledgePath: string): Promise<void> {
+    await this.deleteStagedFile(userId, record.path);
     await this.ddb.send(
       new UpdateCommand({
         TableName: this.tableName,
@@ -225,6 +249,7 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
 
   async recordReview(userId: string, path: string, review: NonNullable<StagedRecord['review']>): Promise<void> {
     const discard = review.decision === 'discarded';
+    if (discard) await this.deleteStagedFile(userId, path);
     await this.ddb.send(
       new UpdateCommand({
         TableName: this.tableName,
@@ -295,6 +320,27 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
     const key = eventEpisodeKey(userId, episodeId);
     await this.putText(key, markdown, 'text/markdown; charset=utf-8');
     return key;
+  }
+
+  /** The record, consistent, or null when there is none. */
+  private async stagedRecord(userId: string, path: string): Promise<StagedRecord | null> {
+    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.stagedSk(path) }, ConsistentRead: true }));
+    return res.Item ? toRecord(res.Item) : null;
+  }
+
+  /** The staged record's markdown, while it is undecided (a promoted or discarded record has none). */
+  private async putStagedFile(userId: string, record: StagedRecord | null): Promise<void> {
+    if (record?.status !== 'staged') return;
+    await this.putText(`${stagingPrefix(userId)}${record.path}`, restagedMarkdown(record), 'text/markdown; charset=utf-8');
+  }
+
+  /**
+   * In the versioned bucket a DELETE leaves a delete marker and the object as a noncurrent
+   * version, which the bucket's lifecycle rule expires after 30 days
+   * (https://docs.aws.amazon.com/AmazonS3/latest/userguide/DeletingObjectVersions.html).
+   */
+  private async deleteStagedFile(userId: string, path: string): Promise<void> {
+    await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: `${stagingPrefix(userId)}${path}` }));
   }
 
   private async putText(key: string, body: string, contentType: string): Promise<void> {

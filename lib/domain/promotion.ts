@@ -120,14 +120,28 @@ export function promotedDocument(record: StagedRecord, knowledgePath: string, pr
 const STAGED_META_ORDER = ['kind', 'title', 'category', 'staged_at', 'batch_id', 'promotion_count', 'source_turns', 'confidence'];
 
 /**
- * The staged document with its current promotion count, rendered from its record (the review
- * list serves it; no S3 object since issue 19). A DynamoDB map is an unordered collection of
- * name-value pairs (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes.Document.Map),
- * so the front matter is put back in staging's order.
+ * The staged document with its current promotion count, rendered from its record: the review
+ * list serves it and the store writes it under Knowledge_staging/ (lib/adapters/knowledge-store.ts).
+ * A DynamoDB map is an unordered collection of name-value pairs
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes.Document.Map),
+ * so the front matter is put back in staging's order and the maps inside it in name order: one
+ * record renders the same bytes however it was read, and a rewrite of its object is idempotent.
  */
 export function restagedMarkdown(record: StagedRecord): string {
   const meta: Record<string, unknown> = { ...record.meta, promotion_count: record.promotedBy.length, promoted_by: record.promotedBy };
   const rank = (k: string) => (STAGED_META_ORDER.includes(k) ? STAGED_META_ORDER.indexOf(k) : STAGED_META_ORDER.length);
   const keys = Object.keys(meta).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
-  return renderFrontMatter(Object.fromEntries(keys.map((k) => [k, meta[k]])), record.body);
+  return renderFrontMatter(Object.fromEntries(keys.map((k) => [k, byName(meta[k])])), record.body);
+}
+
+/** A value with the keys of every map in it in name order. */
+function byName(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(byName);
+  if (value === null || typeof value !== 'object') return value;
+  const map = value as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.keys(map)
+      .sort()
+      .map((k) => [k, byName(map[k])]),
+  );
 }

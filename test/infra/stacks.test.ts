@@ -309,6 +309,12 @@ describe('stateless stack', () => {
     });
   });
 
+  it('expires noncurrent versions after 30 days and then the delete markers left alone', () => {
+    stateful.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ NoncurrentVersionExpiration: { NoncurrentDays: 30 }, ExpiredObjectDeleteMarker: true })]) },
+    });
+  });
+
   it('grants each function exactly what infra/permissions.ts lists, and nothing wider', () => {
     const ids: Record<FunctionKey, string> = { signal: 'SignalFunction', idle: 'IdleFunction', reflector: 'ReflectorFunction', sweep: 'SweepFunction', api: 'ApiFunction' };
     const eventSourceActions = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];

@@ -17,6 +17,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { bucketReader } from '../helpers/s3.js';
 import { apiRequest } from '../helpers/api.js';
+import { functionsChecked, iamDenials } from '../helpers/iam.js';
 
 let stack: LocalStack;
 let admin: string;
@@ -182,14 +183,20 @@ describe('input times decide state, not processing times (issue 20 item 14)', ()
     expect(staged.length).toBeGreaterThan(0);
     const lastTurnAt = turns.at(-1)?.timestamp;
     for (const s of staged) expect(s.history[0]).toMatchObject({ event: 'staged', at: lastTurnAt });
+    const bucket = bucketReader(stack.info);
+    // Each is its markdown under Knowledge_staging/ too (DESIGN.md, "State").
+    expect((await bucket.list(`users/${user}/Knowledge_staging/`)).sort()).toEqual(staged.map((s) => `users/${user}/${s.path}`).sort());
 
-    // 30 days after the last turn, the expiry sweep deletes them (no batch promoted them twice),
-    // each deletion logged with its reason in the user's EXPIRYLOG#{day} item (an S3 object before issue 19).
+    // 30 days after the last turn, the expiry sweep deletes them (no batch promoted them twice), their
+    // objects with them, each deletion logged with its reason in the user's EXPIRYLOG#{day} item (an S3 object before issue 19).
     await stack.advanceTo(new Date(Date.parse(String(lastTurnAt)) + 31 * DAY));
     expect((await call('GET', `${u(user)}/review/staged?includeDecided=true`)).body.staged).toEqual([]);
     const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.dynamodb }));
-    const bucket = bucketReader(stack.info);
     try {
+      expect(await bucket.list(`users/${user}/Knowledge_staging/`)).toEqual([]);
+      // The sweep function's DeleteObject of them was within its synthesized policy (infra/permissions.ts).
+      expect(functionsChecked(stack)).toEqual(expect.arrayContaining(['reflector', 'sweep']));
+      expect(iamDenials(stack)).toEqual([]);
       const logs = await ddb.send(new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': `USER#${user}`, ':p': 'EXPIRYLOG#' } }));
       const deletions = (logs.Items ?? []).flatMap((i) => i.deletions as Array<{ path: string; reason: string }>);
       expect(deletions.map((d) => d.path).sort()).toEqual(staged.map((s) => String(s.path).replace(/^Knowledge_staging\//, '')).sort());

@@ -17,6 +17,7 @@ import { QUEUES } from '../../infra/resources.js';
 import { REFLECTION_TOOL } from '../../lib/use-cases/run-reflection.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { bucketReader } from '../helpers/s3.js';
+import { parseFrontMatter } from '../../lib/domain/front-matter.js';
 import { ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js';
 
 let stack: LocalStack;
@@ -63,16 +64,47 @@ describe('the pipeline on the local emulators', () => {
     // The stage's own model id: the inference profile of the local Region, answered by the offline model.
     expect(stack.info.modelId).toBe('us.anthropic.claude-haiku-4-5-20251001-v1:0');
     expect(log.model?.inputTokens).toBeGreaterThan(0);
-    // A staged document is its record (issue 19): no S3 object; the review list renders its markdown.
-    expect(await bucket.list(`${user}Knowledge_staging/`)).toEqual([]);
     const token = await stack.mintUserToken(['locomo-conv-26']);
     const review = await fetch(`${stack.info.apiUrl}/v1/users/locomo-conv-26/review/staged?limit=200`, { headers: { authorization: `Bearer ${token}` } });
-    const staged = ((await review.json()) as { staged: Array<{ status: string; markdown: string }> }).staged.filter((i) => i.status === 'staged');
+    const staged = ((await review.json()) as { staged: Array<{ path: string; status: string; markdown: string }> }).staged.filter((i) => i.status === 'staged');
     expect(staged.length).toBe(s.staged);
     const doc = staged[0]?.markdown ?? '';
     expect(doc).toMatch(/^---\nkind: /);
     expect(doc).toContain('promotion_count: 0');
     expect(doc).toContain('dia_ids: D');
+    // Each undecided staged record is also its markdown under the user's Knowledge_staging/
+    // (DESIGN.md, "State"; req R-STG), carried by the user's export with the seed's front matter.
+    expect((await bucket.list(`${user}Knowledge_staging/`)).sort()).toEqual(staged.map((i) => `${user}${i.path}`).sort());
+    const exported = await fetch(`${stack.info.apiUrl}/v1/users/locomo-conv-26/export`, { headers: { authorization: `Bearer ${token}` } });
+    const documents = ((await exported.json()) as { archive: { documents: Array<{ path: string; text?: string }> } }).archive.documents;
+    const stagedDocs = documents.filter((d) => d.path.startsWith('Knowledge_staging/'));
+    expect(stagedDocs.map((d) => d.path).sort()).toEqual(staged.map((i) => i.path).sort());
+    for (const d of stagedDocs) {
+      const { meta, body } = parseFrontMatter(d.text ?? '');
+      expect(Object.keys(meta)).toEqual(expect.arrayContaining(['staged_at', 'batch_id', 'promotion_count', 'source_turns', 'confidence']));
+      expect(meta).toMatchObject({ promotion_count: 0, batch_id: expect.stringMatching(/^batch-\d+-\d+$/) });
+      expect(body).toMatch(/^# /);
+      // The object is the record rendered, as the review list renders it.
+      expect(d.text).toBe(staged.find((i) => i.path === d.path)?.markdown);
+    }
+    // A reviewer's promotion moves it to Knowledge/: the staging object goes, the Knowledge document is there.
+    const [first, second] = staged;
+    const promoted = await fetch(`${stack.info.apiUrl}/v1/users/locomo-conv-26/review/promote`, {
+      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ path: first?.path, reason: 'right' }),
+    });
+    expect(promoted.status).toBe(200);
+    const { knowledgePath } = (await promoted.json()) as { knowledgePath: string };
+    expect(await bucket.list(`${user}${first?.path}`)).toEqual([]);
+    expect(parseFrontMatter(await bucket.text(`${user}Knowledge/${knowledgePath}`)).meta).toMatchObject({ batch_id: parseFrontMatter(first?.markdown ?? '').meta.batch_id });
+    // A discard removes its object too; the record stays (status discarded), so it never comes back.
+    if (second) {
+      const discarded = await fetch(`${stack.info.apiUrl}/v1/users/locomo-conv-26/review/discard`, {
+        method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ path: second.path, reason: 'noise' }),
+      });
+      expect(discarded.status).toBe(200);
+      expect(await bucket.list(`${user}${second.path}`)).toEqual([]);
+    }
+    expect((await bucket.list(`${user}Knowledge_staging/`)).length).toBe(staged.length - (second ? 2 : 1));
   });
 
   it('counts republished events once and keeps malformed ones with the failing field', async () => {
@@ -322,7 +354,7 @@ describe('the pipeline on the local emulators', () => {
   });
 
   it("made no AWS request its function's synthesized IAM policies deny (infra/permissions.ts)", () => {
-    expect(functionsChecked(stack)).toEqual(expect.arrayContaining(['idle', 'reflector', 'signal']));
+    expect(functionsChecked(stack)).toEqual(expect.arrayContaining(['api', 'idle', 'reflector', 'signal']));
     expect(iamDenials(stack)).toEqual([]);
   });
 });

@@ -13,7 +13,11 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { DynamoCostLedger } from '../../lib/adapters/dynamo-cost-ledger.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import type { CostEntry } from '../../lib/domain/daily-cost.js';
-import { dayGsiPartitions, keys } from '../../lib/domain/memory-paths.js';
+import { dayGsiPartitions, keys, stagingPrefix } from '../../lib/domain/memory-paths.js';
+import { restagedMarkdown } from '../../lib/domain/promotion.js';
+import { parseFrontMatter } from '../../lib/domain/front-matter.js';
+import { getTextOrNull } from '../../lib/adapters/s3-objects.js';
+import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import type { GraphLogEntry } from '../../lib/domain/relation-graph.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
@@ -231,6 +235,56 @@ describe('fewer DynamoDB units per turn (issue 19)', () => {
     const partition = await ddb.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } }));
     expect((partition.Items ?? []).filter((i) => String(i.sk).startsWith('RUNID#'))).toEqual([]);
     expect((partition.Items ?? []).find((i) => i.sk === keys.runSk('nightly', fresh.startedAt, fresh.runId))?.run).toBeUndefined();
+  });
+
+  it('keeps a staged record\'s markdown in S3 in step with it, each function within its grants, and repairs a write a crash cut short', async () => {
+    const { tableName: table, bucketName: bucket } = stack.info;
+    const store = (fn: 'reflector' | 'sweep' | 'api') => {
+      const { ddb, s3 } = functionClients(fn, stack.iam);
+      return { s3, knowledge: new S3DynamoKnowledgeStore(ddb, s3, table, bucket, new DynamoSearchChangeLog(ddb, table, { expiring: true })) };
+    };
+    const { s3, knowledge } = store('reflector');
+    const user = 'staged-objects';
+    const object = async (path: string): Promise<string | null> => getTextOrNull(s3, bucket, `${stagingPrefix(user)}${path}`);
+    const turns = new Map([[4, turn({ turnId: 4, attributes: { session: '1', dia_ids: 'D1:4' } })]]);
+    const fact = (title: string) => ({ title, content: `The user keeps a ${title}.`, source_turns: [4], related_existing: [], category: 'Facts' as const });
+    const docs = stagedDocuments({ new_facts: [fact('reef tank'), fact('bonsai'), fact('kayak')], corrections: [], connections: [], open_questions: [] }, { batchId: 'batch-1-4', stagedAt: '2026-05-01T10:00:00.000Z', turns });
+    const [reef, bonsai, kayak] = docs.map((d) => d.path) as [string, string, string];
+
+    // Staged: the object is the record rendered, the seed's front matter first.
+    await knowledge.putStaged(user, docs, 'batch-1-4');
+    const [record] = await knowledge.stagedRecords(user, [reef]);
+    expect(await object(reef)).toBe(restagedMarkdown(record!));
+    expect(parseFrontMatter((await object(reef)) ?? '').meta).toMatchObject({ staged_at: '2026-05-01T10:00:00.000Z', batch_id: 'batch-1-4', promotion_count: 0, source_turns: [4] });
+
+    // Reinforced: promotion_count follows. A redelivered batch writes the same object (from the record as it is now).
+    await knowledge.reinforce(user, reef, 'batch-5-9');
+    const once = await object(reef);
+    expect(parseFrontMatter(once ?? '').meta).toMatchObject({ promotion_count: 1, promoted_by: ['batch-5-9'] });
+    await knowledge.putStaged(user, docs, 'batch-1-4');
+    expect(await object(reef)).toBe(once);
+
+    // A crash after the record's write and before the object's: the redelivery writes it.
+    await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: `${stagingPrefix(user)}${bonsai}` }));
+    await knowledge.putStaged(user, docs, 'batch-1-4');
+    expect(await object(bonsai)).not.toBeNull();
+
+    // The reinforcement that promotes does not rewrite it; promotion removes it.
+    const twice = await knowledge.reinforce(user, reef, 'batch-10-14');
+    expect(await object(reef)).toBe(once);
+    await knowledge.promote(user, twice, 'Facts/reef_tank.md', '# reef tank\n', { id: 'Facts/reef_tank.md', title: 'reef tank', text: 'x', category: 'Facts', confidence: 0.7, sourceTurns: [4], summary: 'x', promotedAt: '2026-05-02T00:00:00.000Z' });
+    expect(await object(reef)).toBeNull();
+    // Promoted, a redelivery writes no object again.
+    await knowledge.putStaged(user, docs, 'batch-1-4');
+    expect(await object(reef)).toBeNull();
+
+    // The API's discard and the expiry sweep's delete remove theirs.
+    await store('api').knowledge.recordReview(user, bonsai, { decision: 'discarded', by: 'reviewer', at: '2026-05-03T00:00:00.000Z' });
+    expect(await object(bonsai)).toBeNull();
+    await store('sweep').knowledge.deleteStaged(user, kayak);
+    expect(await object(kayak)).toBeNull();
+    expect(await knowledge.stagedRecords(user, [kayak])).toEqual([]);
+    expect(functionsChecked(stack)).toEqual(expect.arrayContaining(['api', 'reflector', 'sweep']));
   });
 
   it('made no AWS request its function is not granted', () => {

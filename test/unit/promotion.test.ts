@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
-import { findRecurrences, knowledgePathFor, promotedDocument, type StagedRecord } from '../../lib/domain/promotion.js';
+import { findRecurrences, knowledgePathFor, promotedDocument, restagedMarkdown, type StagedRecord } from '../../lib/domain/promotion.js';
+import { parseFrontMatter } from '../../lib/domain/front-matter.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
@@ -47,6 +48,18 @@ describe('promotion (req R-PRO)', () => {
     expect(p.doc).toMatchObject({ id: 'Facts/rex.md', confidence: 0.7 });
     expect(p.markdown).toContain('promotion_count: 2');
     expect(p.markdown).toContain('promoted_at: 2026-02-07T00:00:00Z');
+  });
+});
+
+describe('the staged document (req R-STG): its record rendered', () => {
+  it("carries the seed's front matter, and one record renders the same bytes whatever order its maps were read in", () => {
+    const meta = { kind: 'fact', title: 'rex', category: 'Facts', staged_at: '2026-02-06T14:10:00Z', batch_id: 'batch-1-10', promotion_count: 0, source_turns: [1], confidence: 0.6 };
+    const a = { ...record('Facts/rex--batch-1-10.md', 'Rex.', 'batch-1-10'), promotedBy: ['batch-11-20'], meta: { ...meta, source_attributes: { '1': { session: '3', dia_ids: 'D1:1' } }, source_reliability: { 'b.example': 0.5, 'a.example': 0.7 } } };
+    const b = { ...a, meta: { source_reliability: { 'a.example': 0.7, 'b.example': 0.5 }, ...meta, source_attributes: { '1': { dia_ids: 'D1:1', session: '3' } } } };
+    expect(restagedMarkdown(a)).toBe(restagedMarkdown(b));
+    const front = parseFrontMatter(restagedMarkdown(a)).meta;
+    expect(Object.keys(front).slice(0, 8)).toEqual(['kind', 'title', 'category', 'staged_at', 'batch_id', 'promotion_count', 'source_turns', 'confidence']);
+    expect(front).toMatchObject({ staged_at: '2026-02-06T14:10:00Z', batch_id: 'batch-1-10', promotion_count: 1, promoted_by: ['batch-11-20'], source_turns: [1], confidence: 0.6 });
   });
 });
 

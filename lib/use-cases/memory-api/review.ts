@@ -32,7 +32,7 @@ export async function listStagedForReview(deps: MemoryApiDeps, userId: string, q
     promotionsNeeded: PROMOTIONS_TO_KNOWLEDGE,
     ...(r.review ? { review: r.review } : {}),
     history: gateHistory(r, logs),
-    // The staged document (req R-STG-1: markdown with front matter), rendered from its record: since issue 19 it is not an S3 object too.
+    // The staged document (req R-STG-1: markdown with front matter), rendered from its record: the same bytes as its S3 object under Knowledge_staging/.
     markdown: restagedMarkdown(r),
   }));
   return { staged, ...(page.next !== undefined ? { nextToken: pageToken(['staged', page.next]) } : {}) };

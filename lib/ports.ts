@@ -9,6 +9,7 @@ import type { Job } from '../events/job.js';
 import type { TurnSaved } from '../events/turn-saved.js';
 import type { AgentEvent } from '../events/agent-event.js';
 import type { KnowledgeDoc } from './domain/knowledge.js';
+import type { Tombstone } from './domain/tombstone.js';
 import type { EventEpisode } from './domain/episodes.js';
 import type { StagedRecord } from './domain/promotion.js';
 import type { SleepTimeRun } from './domain/sleep-time/run-log.js';
@@ -647,10 +648,10 @@ export interface UserArchiveStore {
  * provenance, which queued jobs consult before they write.
  */
 export interface ErasureLog {
-  /** Bury these tombstone keys (idempotent). */
-  bury(userId: string, keys: readonly string[], at: string): Promise<void>;
-  /** Those of `keys` that are buried. */
-  buried(userId: string, keys: readonly string[]): Promise<Set<string>>;
+  /** Bury these tombstones (idempotent). */
+  bury(userId: string, tombstones: readonly Tombstone[], at: string): Promise<void>;
+  /** Those of `keys` that are buried, by key. */
+  buried(userId: string, keys: readonly string[]): Promise<Map<string, Tombstone>>;
   /** Record these turns as forgotten (idempotent, a set that only grows). */
   forgetTurns(userId: string, turnIds: readonly number[], at: string): Promise<void>;
   /** Every turn of the user forgotten by provenance. */

@@ -8,6 +8,7 @@
  */
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../domain/memory-paths.js';
+import type { Tombstone } from '../domain/tombstone.js';
 import type { ErasureLog } from '../ports.js';
 import { batchGetAll, batchWriteAll } from './dynamo-query.js';
 
@@ -17,20 +18,26 @@ export class DynamoErasureLog implements ErasureLog {
     private readonly tableName: string,
   ) {}
 
-  async bury(userId: string, tombstones: readonly string[], at: string): Promise<void> {
+  async bury(userId: string, tombstones: readonly Tombstone[], at: string): Promise<void> {
     const pk = keys.userPk(userId);
+    const byKey = new Map(tombstones.map((t) => [t.key, t]));
     await batchWriteAll(
       this.ddb,
       this.tableName,
-      [...new Set(tombstones)].map((key) => ({ PutRequest: { Item: { pk, sk: keys.tombstoneSk(key), kind: 'tombstone', userId, at } } })),
+      [...byKey.values()].map((t) => ({ PutRequest: { Item: { pk, sk: keys.tombstoneSk(t.key), kind: 'tombstone', userId, at, ...(t.words ? { words: t.words } : {}) } } })),
     );
   }
 
-  async buried(userId: string, tombstones: readonly string[]): Promise<Set<string>> {
-    if (tombstones.length === 0) return new Set();
+  async buried(userId: string, tombstoneKeys: readonly string[]): Promise<Map<string, Tombstone>> {
+    if (tombstoneKeys.length === 0) return new Map();
     const pk = keys.userPk(userId);
-    const found = await batchGetAll(this.ddb, this.tableName, [...new Set(tombstones)].map((key) => ({ pk, sk: keys.tombstoneSk(key) })), { projection: 'sk', consistent: true });
-    return new Set(found.map((i) => String(i.sk).slice('TOMBSTONE#'.length)));
+    const found = await batchGetAll(this.ddb, this.tableName, [...new Set(tombstoneKeys)].map((key) => ({ pk, sk: keys.tombstoneSk(key) })), { projection: 'sk, words', consistent: true });
+    return new Map(
+      found.map((i) => {
+        const key = String(i.sk).slice('TOMBSTONE#'.length);
+        return [key, { key, ...(Array.isArray(i.words) ? { words: i.words.map(String) } : {}) }];
+      }),
+    );
   }
 
   async forgetTurns(userId: string, turnIds: readonly number[], at: string): Promise<void> {

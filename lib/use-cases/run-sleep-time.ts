@@ -37,7 +37,7 @@ import {
 import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
 import { computeSelfAssessment, type SelfAssessment } from '../domain/sleep-time/self-assessment.js';
 import { conversationDays, pickWeekWithinBudget, WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, weeklyCallCeiling, WeeklyOutputSchema, weeklyPrompt } from '../domain/sleep-time/weekly.js';
-import { buriedKeyOf, tombstoneKeys } from '../domain/tombstone.js';
+import { buriedKeyOf, type Tombstone, tombstoneKeys } from '../domain/tombstone.js';
 import { topKeywords } from '../domain/text.js';
 import { costEntry, runUsage } from './job-cost.js';
 import { type Clock, type CostLedger, type ErasureLog, type GraphStore, type KnowledgeEntry, type KnowledgeStore, type Log, type MemoryItemStore, type ModelResponse, type SleepTimeLogStore, type LanguageModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
@@ -224,7 +224,7 @@ async function reflectChunks(
  * the Knowledge facts found already known, which the run verifies as of its schedule time
  * (both in the run's one change of the index: maintainFacts).
  */
-function gateFindings(job: Job, merged: readonly Finding[], knowledge: DocumentIndex<KnowledgeDoc>, run: SleepTimeRun, buried: ReadonlySet<string>) {
+function gateFindings(job: Job, merged: readonly Finding[], knowledge: DocumentIndex<KnowledgeDoc>, run: SleepTimeRun, buried: ReadonlyMap<string, Tombstone>) {
   const seen = new Map<string, { at: string; by: string }>();
   const stored: KnowledgeEntry[] = [];
   for (const f of merged) {
@@ -253,16 +253,16 @@ function gateFindings(job: Job, merged: readonly Finding[], knowledge: DocumentI
 }
 
 /** Whether the finding, as the document it would be, repeats a deleted one (its tombstone: lib/domain/tombstone.ts). */
-const isBuried = (f: Finding, job: Job, buried: ReadonlySet<string>) => buried.size > 0 && buriedKeyOf(findingDocument(f, job.jobId, job.requestedAt).doc, buried) !== null;
+const isBuried = (f: Finding, job: Job, buried: ReadonlyMap<string, Tombstone>) => buried.size > 0 && buriedKeyOf(findingDocument(f, job.jobId, job.requestedAt).doc, buried) !== null;
 
 /** The tombstones among the findings' keys (one read for the run). */
-async function buriedFindings(job: Job, deps: SleepTimeDeps, merged: readonly Finding[]): Promise<ReadonlySet<string>> {
-  if (!deps.erasures || merged.length === 0) return new Set();
+async function buriedFindings(job: Job, deps: SleepTimeDeps, merged: readonly Finding[]): Promise<ReadonlyMap<string, Tombstone>> {
+  if (!deps.erasures || merged.length === 0) return new Map();
   return deps.erasures.buried(job.userId, merged.flatMap((f) => tombstoneKeys(findingDocument(f, job.jobId, job.requestedAt).doc)));
 }
 
 /** Req R-GRAPH-1's (subject, relationship, object) triples that passed the gates join the relation graph; returns how many edges they name (added or reinforced by this run, on whichever delivery). */
-async function relateFindings(job: Job, deps: SleepTimeDeps, merged: readonly Finding[], buried: ReadonlySet<string>): Promise<number> {
+async function relateFindings(job: Job, deps: SleepTimeDeps, merged: readonly Finding[], buried: ReadonlyMap<string, Tombstone>): Promise<number> {
   const triples = merged.filter((f) => f.category === 'relationship' && f.subject && f.relationship && f.object && !gateFinding(f) && !isBuried(f, job, buried));
   const edges = await recordRelations(
     job.userId,

@@ -9,6 +9,7 @@ import type { DiaryOverride, DiaryRecord } from '../../lib/domain/diary.js';
 import type { MemoryItem } from '../../lib/domain/memory-item.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
+import type { Tombstone } from '../../lib/domain/tombstone.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
@@ -758,16 +759,16 @@ export class MemoryItemTrust implements ItemTrustStore {
 
 /** Tombstones and forgotten turns in memory (lib/adapters/dynamo-erasure-log.ts in AWS). */
 export class MemoryErasureLog implements ErasureLog {
-  readonly stones = new Map<string, Set<string>>();
+  readonly stones = new Map<string, Map<string, Tombstone>>();
   readonly forgotten = new Map<string, Set<number>>();
-  async bury(userId: string, keys: readonly string[]): Promise<void> {
-    const mine = this.stones.get(userId) ?? new Set<string>();
-    for (const k of keys) mine.add(k);
+  async bury(userId: string, tombstones: readonly Tombstone[]): Promise<void> {
+    const mine = this.stones.get(userId) ?? new Map<string, Tombstone>();
+    for (const t of tombstones) mine.set(t.key, structuredClone(t));
     this.stones.set(userId, mine);
   }
-  async buried(userId: string, keys: readonly string[]): Promise<Set<string>> {
-    const mine = this.stones.get(userId) ?? new Set<string>();
-    return new Set(keys.filter((k) => mine.has(k)));
+  async buried(userId: string, keys: readonly string[]): Promise<Map<string, Tombstone>> {
+    const mine = this.stones.get(userId) ?? new Map<string, Tombstone>();
+    return new Map(keys.flatMap((k) => { const t = mine.get(k); return t ? [[k, structuredClone(t)] as const] : []; }));
   }
   async forgetTurns(userId: string, turnIds: readonly number[]): Promise<void> {
     const mine = this.forgotten.get(userId) ?? new Set<number>();

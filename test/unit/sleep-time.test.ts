@@ -15,7 +15,7 @@ import { nightlyOffline } from '../../lib/offline-model/rule-reflector.js';
 import { runNightly, runWeekly, selfAssessment } from '../../lib/use-cases/run-sleep-time.js';
 import { expirySweep, nightlySweep, weeklySweep } from '../../lib/use-cases/sweeps.js';
 import { sleepTimeRuns } from '../../lib/use-cases/memory-api/summaries.js';
-import { tombstoneKeys } from '../../lib/domain/tombstone.js';
+import { tombstonesOf } from '../../lib/domain/tombstone.js';
 import { MemoryCostLedger,
   MemoryErasureLog,
   fixedClock,
@@ -177,7 +177,7 @@ describe('nightly and weekly reflection runs', () => {
     const deleted = found.filter((d) => /the_user_likes_jazz|the_user_has_sister_anna/.test(d.id));
     expect(deleted.length).toBe(2);
     const erasures = new MemoryErasureLog();
-    await erasures.bury('alice', deleted.flatMap((d) => tombstoneKeys(d)));
+    await erasures.bury('alice', deleted.flatMap((d) => tombstonesOf(d)));
     const again = { ...(await deps((prompt) => nightlyOffline(prompt))), erasures };
     const out = await runNightly(job('nightly', [1, 2, 3, 4, 5]), again);
     if (out.status !== 'completed') throw new Error(out.reason);

@@ -13,7 +13,7 @@ import { GLOBAL_USER, type MemoryItem } from '../../domain/memory-item.js';
 import { claimsPrefix, episodeKey, eventEpisodeKey, keys, knowledgePrefix, pad, summaryDocKey, turnsFolder, userPrefix } from '../../domain/memory-paths.js';
 import type { StagedRecord } from '../../domain/promotion.js';
 import type { Edge } from '../../domain/relation-graph.js';
-import { tombstoneKeys } from '../../domain/tombstone.js';
+import { tombstonesOf } from '../../domain/tombstone.js';
 import { MemoryApiError } from '../memory-api-error.js';
 import { type MemoryApiDeps, notFound } from './deps.js';
 import { findItem } from './search.js';
@@ -64,14 +64,14 @@ export async function eraseEventEpisodes(deps: MemoryApiDeps, userId: string, ep
 /** Staged records: buried first (a reflection running meanwhile is gated), then deleted through the knowledge store. */
 export async function eraseStaged(deps: MemoryApiDeps, userId: string, records: readonly StagedRecord[], at: string): Promise<void> {
   if (records.length === 0) return;
-  await deps.erasures.bury(userId, records.flatMap((r) => tombstoneKeys(r)), at);
+  await deps.erasures.bury(userId, records.flatMap((r) => tombstonesOf(r)), at);
   for (const r of records) await deps.knowledge.deleteStaged(userId, r.path);
 }
 
 /** Knowledge documents (facts and findings): buried, out of the index (which deletes their files), then every version of their files. */
 export async function eraseKnowledge(deps: MemoryApiDeps, userId: string, docs: readonly KnowledgeDoc[], at: string): Promise<void> {
   if (docs.length === 0) return;
-  await deps.erasures.bury(userId, docs.flatMap((d) => tombstoneKeys(d)), at);
+  await deps.erasures.bury(userId, docs.flatMap((d) => tombstonesOf(d)), at);
   const ids = new Set(docs.map((d) => d.id));
   await deps.knowledge.updateKnowledgeIndex(userId, (current) => {
     const gone = current.filter((d) => ids.has(d.id)).map((d) => d.id);

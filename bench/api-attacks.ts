@@ -67,7 +67,8 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   itemEdit: { text: 'planted by the attacker', reason: 'attack' },
   itemRestore: { at: '2026-01-01T00:00:00.000Z', reason: 'attack' },
   diaryOverride: { decision: 'keep', reason: 'planted by the attacker' },
-  memoryForget: { turns: [1, 2, 3], dryRun: false, reason: 'attack' },
+  // A turn nobody has: a real run, which must not erase the attacker's own replay (prompt-injection.ts fuzzes its own user too).
+  memoryForget: { turns: [9_999], dryRun: false, reason: 'attack' },
   userImport: { archive: plantedArchive(VICTIM, keys.userPk(VICTIM), 'Knowledge/Facts/planted.md') },
 };
 

@@ -788,7 +788,8 @@ const SAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<s
   diaryList: { query: { limit: '10', type: 'reflection', include: 'all' } },
   diaryOverride: { params: { id: 'batch-1-3' }, body: { decision: 'drop', reason: 'not about me' } },
   itemDelete: { params: { id: 'turn:2' }, query: { reason: 'not about me' } },
-  memoryForget: { body: { turns: [3], dryRun: false, reason: 'not about me' } },
+  // A turn nobody has: the real path, without erasing the replay that prompt-injection.ts fuzzes beside.
+  memoryForget: { body: { turns: [9_999], dryRun: false, reason: 'not about me' } },
   reviewList: { query: { includeDecided: 'true' } },
   reviewPromote: { body: { path: 'Knowledge_staging/Facts/reef--batch-1-3.md', reason: 'looks right' } },
   reviewDiscard: { body: { path: 'Facts/reef--batch-1-3.md', reason: 'wrong' } },

@@ -386,8 +386,16 @@ async function fuzzApi(a: Attack, options: { apiCases: number; seed: number }): 
   return api;
 }
 
-/** One fuzzed request over HTTP, its answer checked; the status, or null when the case cannot travel over HTTP. */
+/**
+ * Routes the fuzz leaves out, answered as skipped: forgetting the attacker whole erases the
+ * memory whose caps and logs the checks read (the same seed drew it once the contract grew);
+ * a user's forget is attacked in api-attacks.ts and tested in forget.test.ts.
+ */
+const NOT_FUZZED = new Set(['userForget']);
+
+/** One fuzzed request over HTTP, its answer checked; the status, or null when the case cannot travel over HTTP (or is not fuzzed). */
 async function sendApiCase(a: Attack, { route, c }: ApiSample, token: string, ownMem: string): Promise<number | null> {
+  if (NOT_FUZZED.has(route.operationId)) return null;
   // Over HTTP every path parameter is percent-encoded (a raw `/`, `?` or `#` would change the route).
   const req = apiRequestOf({ ...c, encode: true }, ownMem);
   if (!req.encodable) return null;

@@ -3,14 +3,15 @@
  * nightly run do not bring it back. No content is kept: a tombstone is two keys, each a
  * SHA-256 of a normalised form of the fact — its title, and its text's words — the title's
  * carrying a hash of each of the text's content words. A fact proposed again is recognised by
- * the same words (in any order, case or punctuation), or by the same title saying nothing the
- * deleted fact did not say (a rephrasing, a part of it). The same title with a word the deleted
- * fact lacked is a new statement — a corrected value — and passes: a person who deleted a wrong
- * fact must not stop the right one from being learnt. Nobody can read the fact back from the
+ * the same words (in any order, case or punctuation; numbers count), or by the same title
+ * saying no content word the deleted fact did not say (a rephrasing, a part of it, other
+ * numbers). The same title with a content word the deleted fact lacked is a new statement — a
+ * corrected value — and passes: a person who deleted a wrong fact must not stop the right one
+ * from being learnt. Nobody can read the fact back from the
  * hashes, short of guessing its words.
  */
 import { createHash } from 'node:crypto';
-import { isStopword, words } from './text.js';
+import { contentWords, isStopword, words } from './text.js';
 
 /** What a fact is recognised by. */
 export interface Buryable {
@@ -51,7 +52,8 @@ const wordHash = (word: string) => createHash('sha256').update(`word:${word}`).d
 export function tombstonesOf(fact: Buryable): Tombstone[] {
   const title = normaliseTitle(fact.title);
   const text = normaliseText(fact.text);
-  const words = [...new Set(text.split(' ').filter((w) => w !== '').map(wordHash))].sort();
+  // Numbers left out (search's content words): a fact citing another turn or date is still the fact.
+  const words = [...new Set(contentWords(fact.text).map(wordHash))].sort();
   return [...(title.length >= 3 ? [{ key: hash('title', title), words }] : []), ...(text.length > 0 ? [{ key: hash('text', text) }] : [])];
 }
 

@@ -19,6 +19,9 @@ function start(args: string[], cwd: string) {
   return { status: res.status, stdout: res.stdout, stderr: res.stderr, last };
 }
 
+/** A child process's run, with room on a loaded 2-core machine (its spawn is stopped at 180 s). */
+const PROCESS_LIMIT_MS = 200_000;
+
 describe('npm start', () => {
   it('--once replays the bundled sample and ends with the counts as JSON', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'rm-cli-'));
@@ -33,7 +36,7 @@ describe('npm start', () => {
     expect(run.last.summaries).toBeGreaterThanOrEqual(1);
     expect(run.stdout).toContain('drained.');
     expect(existsSync(join(cwd, '.local/stack.json'))).toBe(false);
-  });
+  }, PROCESS_LIMIT_MS);
 
   it('--once --replay FILE counts unique events, duplicates and malformed lines', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'rm-cli-'));
@@ -43,5 +46,5 @@ describe('npm start', () => {
     const run = start(['--once', '--replay', file], cwd);
     expect(run.status, run.stderr).toBe(0);
     expect(run.last).toMatchObject({ turns: 12, duplicates: 12, rejected: 3, batches: 1, errors: 0 });
-  });
+  }, PROCESS_LIMIT_MS);
 });

@@ -243,7 +243,7 @@ function outside(d: UserStateDump, receipt: ForgetReceipt): UserStateDump {
     const sk = k.slice(k.indexOf('|') + 1);
     return !sks.has(sk) && !bookkeeping(sk);
   }));
-  const gone = [...r.turn.map((id) => `/turns/${pad(Number(id.slice(5)))}/`), ...r.knowledge.map((id) => `/Knowledge/${id.slice(10)}`), ...r.episode.map((id) => `/episodes/${id.slice(8)}`), '/index/knowledge/'];
+  const gone = [...r.turn.map((id) => `/turns/${pad(Number(id.slice(5)))}/`), ...r.knowledge.map((id) => `/Knowledge/${id.slice(10)}`), ...r.staged.map((id) => `/Knowledge_staging/${id.slice(7)}`), ...r.episode.map((id) => `/episodes/${id.slice(8)}`), '/index/knowledge/'];
   const objects = Object.fromEntries(Object.entries(d.objects).filter(([k]) => !gone.some((g) => k.includes(g))));
   return { userId: d.userId, items, objects };
 }

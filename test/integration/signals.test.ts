@@ -119,7 +119,8 @@ describe('signals and ingestion on the local emulators', () => {
     expect(a.staged).toBeGreaterThan(0);
     expect({ turns: b.turns, batches: b.batches, staged: b.staged }).toEqual({ turns: a.turns, batches: a.batches, staged: a.staged });
     expect((await stack.summary()).duplicates).toBe(once.length);
-  });
+    // Two replays of a whole conversation: a limit with room on a loaded 2-core machine.
+  }, 180_000);
 
   it('a turn over the SQS limit travels as a claim check and is stored whole', async () => {
     const response = `start ${'lorem ipsum '.repeat(30_000)} end 💪`;

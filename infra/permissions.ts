@@ -115,7 +115,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       // and DeleteObject are the actions of those calls (https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html,
       // https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html, "Permissions").
       'users/*/Knowledge_staging/*': ['PutObject', 'DeleteObject'],
-      // No diary/ or summaries/ grant: a diary entry and a summary pair are their DynamoDB records since issue 19.
+      // No diary/ or summaries/ grant: a diary entry and a summary pair are their DynamoDB records.
       // DeleteObject: the nightly fact hygiene removes facts pruned past their recovery window
       'users/*/Knowledge/*': ['PutObject', 'DeleteObject'],
       // DeleteObject: a knowledge index version is retired once the next one is current (lib/adapters/knowledge-index.ts)

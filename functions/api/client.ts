@@ -100,7 +100,7 @@ export class MemoryClient {
   }
 
   /**
-   * Without a request: forget the user (issue 21), answering the receipt, pending until the
+   * Without a request: forget the user (DELETE /v1/users/{u}), answering the receipt, pending until the
    * erasure has run (`forgetReceipt` shows it done, with what was erased per store). With one:
    * forget by provenance (req R-DEL-3) — those turns, or a session's, and every item derived
    * from them — answering the receipt of ids removed by kind (`dryRun: true` changes nothing).

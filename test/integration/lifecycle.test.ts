@@ -188,7 +188,7 @@ describe('input times decide state, not processing times (issue 20 item 14)', ()
     expect((await bucket.list(`users/${user}/Knowledge_staging/`)).sort()).toEqual(staged.map((s) => `users/${user}/${s.path}`).sort());
 
     // 30 days after the last turn, the expiry sweep deletes them (no batch promoted them twice), their
-    // objects with them, each deletion logged with its reason in the user's EXPIRYLOG#{day} item (an S3 object before issue 19).
+    // objects with them, each deletion logged with its reason in the user's EXPIRYLOG#{day} item.
     await stack.advanceTo(new Date(Date.parse(String(lastTurnAt)) + 31 * DAY));
     expect((await call('GET', `${u(user)}/review/staged?includeDecided=true`)).body.staged).toEqual([]);
     const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.dynamodb }));

@@ -130,6 +130,7 @@ function loadKnowledge() {
           el('div', { class: 'path', text: str(it.path) }),
           el('div', { class: 'text', text: clip(it.text, 300), title: str(it.text) }),
           el('div', { class: 'meta', text: `confidence ${num(it.confidence, 2)} · turns ${turns(it.sourceTurns)}` }),
+          itemActions(str(it.id), str(it.text), afterChange),
         ]),
       ),
     );
@@ -411,6 +412,112 @@ function loadLog() {
   });
 }
 
+// Why a search result ranked: each ranking that placed it and where, what it matched, its trust and recency.
+function why(x) {
+  if (!x) return '–';
+  const places = (x.rankings || []).map((r) => {
+    const terms = Array.isArray(r.terms) && r.terms.length ? ` [${r.terms.join(' ')}]` : '';
+    const members = Array.isArray(r.members) && r.members.length ? ` covering ${r.members.length}` : '';
+    const answers = r.answers ? ` answers ${str(r.answers)}` : '';
+    return `${str(r.ranking)} #${num(r.rank)}${terms}${members}${answers}`;
+  });
+  return `${places.join(' · ') || 'no ranking'} · trust ${num(x.quality, 2)} · recency ${num(x.recency, 2)}`;
+}
+
+// A person's delete (any kind) and edit (Knowledge facts, findings, summaries): a reason asked, the outcome in the status.
+async function deleteItem(id, then) {
+  const reason = prompt(`Delete ${id}? Why (kept in the audit trail, optional):`, '');
+  if (reason === null) return;
+  try {
+    await api('DELETE', `/memory/items/${encodeURIComponent(id)}${reason ? `?reason=${encodeURIComponent(reason)}` : ''}`);
+    setStatus(`deleted ${id}`, 'ok');
+    then();
+  } catch (e) {
+    setStatus(`delete failed: ${e.message}`, 'error');
+  }
+}
+async function editItem(id, current, then) {
+  const text = prompt(`New text of ${id}:`, current);
+  if (text === null || text.trim() === '' || text === current) return;
+  const reason = prompt('Why (kept in the audit trail with the old text):', '');
+  if (!reason) return;
+  try {
+    await api('POST', `/memory/items/${encodeURIComponent(id)}`, { text: text, reason: reason });
+    setStatus(`edited ${id}`, 'ok');
+    then();
+  } catch (e) {
+    setStatus(`edit failed: ${e.message}`, 'error');
+  }
+}
+function itemActions(id, text, then) {
+  const del = el('button', { type: 'button', class: 'delete', text: 'Delete' });
+  del.addEventListener('click', () => deleteItem(id, then));
+  const buttons = [del];
+  if (/^(knowledge|summary):/.test(id)) {
+    const edit = el('button', { type: 'button', class: 'edit', text: 'Edit' });
+    edit.addEventListener('click', () => editItem(id, text, then));
+    buttons.push(edit);
+  }
+  return el('div', { class: 'actions' }, buttons);
+}
+function afterChange() {
+  runSearch();
+  loadKnowledge();
+  loadSummaries();
+}
+
+function runSearch() {
+  const q = $('q').value.trim();
+  if (!q || !state.user) return Promise.resolve();
+  return section('search', () => api('POST', '/memory/search', { query: q, limit: 10, explain: true }), (d) => {
+    const results = d.results || [];
+    if (!results.length) return 'nothing found';
+    return el(
+      'div',
+      {},
+      results.map((r) =>
+        el('div', { class: 'item search-item', 'data-id': str(r.id) }, [
+          el('div', { class: 'title' }, [str(r.title || r.id), el('span', { class: 'badge', text: str(r.kind) }), el('span', { class: 'badge', text: `score ${num(r.score, 3)}` })]),
+          el('div', { class: 'path', text: str(r.id) }),
+          el('div', { class: 'text', text: clip(r.text, 300), title: str(r.text) }),
+          el('div', { class: 'meta', text: `source turns ${turns(r.sourceTurns)}` }),
+          el('div', { class: 'meta why', text: `why: ${why(r.explain)}` }),
+          itemActions(str(r.id), str(r.text), afterChange),
+        ]),
+      ),
+    );
+  });
+}
+
+// Forget by provenance: the dry run's receipt is shown, and only then can the real run be asked for.
+let pendingForget = null;
+function forgetRequest() {
+  const session = $('forget-session').value.trim();
+  if (session) return { sessionId: session };
+  return { turns: $('forget-turns').value.split(/[\s,]+/).filter(Boolean).map(Number) };
+}
+function receiptNode(r) {
+  const kinds = Object.keys(r.removed || {}).filter((k) => r.removed[k].length);
+  return el('div', { class: 'receipt' }, [
+    el('div', { class: 'meta', text: `${r.dryRun ? 'dry run: would remove' : 'removed'} ${num(r.total)} item(s); turns ${turns(r.turns)}` }),
+    table(['kind', 'ids'], kinds.map((k) => [k, el('td', { class: 'wrap', text: r.removed[k].join(', ') })])),
+  ]);
+}
+function forget(dryRun) {
+  const request = dryRun ? forgetRequest() : pendingForget;
+  if (!request) return Promise.resolve();
+  $('forget-run').disabled = true;
+  return section('forget', () => api('POST', '/memory/forget', Object.assign({}, request, { dryRun: dryRun })), (d) => {
+    pendingForget = dryRun && d.receipt.total > 0 ? request : null;
+    $('forget-run').disabled = !pendingForget;
+    if (!dryRun) {
+      loadAll();
+      setStatus(`forgot ${d.receipt.total} item(s)`, 'ok');
+    }
+    return receiptNode(d.receipt);
+  });
+}
+
 function loadAll() {
   state.user = $('user').value.trim();
   state.token = $('token').value.trim();
@@ -453,6 +560,15 @@ $('login').addEventListener('submit', (ev) => {
   ev.preventDefault();
   loadAll();
 });
+$('search-form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  runSearch();
+});
+$('forget-form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  forget(true);
+});
+$('forget-run').addEventListener('click', () => forget(false));
 let h = fromHash(),
   stored = {};
 try {

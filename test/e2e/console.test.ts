@@ -125,4 +125,52 @@ describe('the review console', () => {
     expect(errors).toEqual([]);
     await page.close();
   });
+  it('searches with why each result ranked, edits and deletes a Knowledge fact, and forgets a turn after its dry run', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    // What a person types into the console's prompts, in order.
+    const typed: string[] = [];
+    page.on('dialog', (d) => void d.accept(typed.shift() ?? ''));
+    await page.goto(`${info.apiUrl}/console#user=${USER}&token=${encodeURIComponent(info.adminToken)}`);
+    await page.locator('#knowledge .knowledge-item').first().waitFor();
+    const [fact] = (await api('GET', '/memory/tiers/long_term?kind=knowledge&limit=500')).items as Array<{ id: string; title: string; text: string }>;
+    expect(fact?.id).toMatch(/^knowledge:/);
+    const id = String(fact?.id);
+
+    // The search box: memory.search's results, each with its source turns and why it ranked.
+    await page.fill('#q', String(fact?.text).split(/\s+/).slice(0, 8).join(' '));
+    await page.click('#search-go');
+    const result = page.locator(`#search .search-item[data-id="${id}"]`);
+    await result.waitFor();
+    expect(await result.locator('.why').textContent()).toMatch(/^why: (score|answer|window|summary|time|vector) #\d+.* · trust \d\.\d\d · recency \d\.\d\d$/);
+    expect(await result.locator('.meta').first().textContent()).toMatch(/^source turns \d/);
+
+    // Edit: the new text is what the API and a new search give back.
+    typed.push('The user keeps a lighthouse logbook of every storm.', 'the old text was wrong');
+    await result.locator('button.edit').click();
+    await expect.poll(() => page.locator('#status').textContent()).toContain(`edited ${id}`);
+    expect((await api('POST', '/memory/retrieve', { id })).item.text).toBe('The user keeps a lighthouse logbook of every storm.');
+    await page.fill('#q', 'lighthouse logbook storm');
+    await page.click('#search-go');
+    await result.waitFor();
+
+    // Delete: gone from the console's search and from retrieve.
+    typed.push('not about me');
+    await result.locator('button.delete').click();
+    await expect.poll(() => page.locator('#status').textContent()).toContain(`deleted ${id}`);
+    await expect.poll(() => result.count()).toBe(0);
+    expect((await api('POST', '/memory/retrieve', { id })).error?.message).toMatch(/not found/);
+
+    // Forget by provenance: the dry run's receipt first, nothing changed; then the real run.
+    await page.fill('#forget-turns', '1');
+    await page.click('#forget-dry');
+    await expect.poll(() => page.locator('#forget .receipt').textContent()).toMatch(/^dry run: would remove \d+ item\(s\); turns 1.*turn:1/);
+    expect((await api('POST', '/memory/retrieve', { id: 'turn:1' })).item?.id).toBe('turn:1');
+    await page.click('#forget-run');
+    await expect.poll(() => page.locator('#forget .receipt').textContent()).toMatch(/^removed \d+ item\(s\); turns 1/);
+    expect((await api('POST', '/memory/retrieve', { id: 'turn:1' })).error?.message).toMatch(/not found/);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
 });

@@ -153,7 +153,8 @@ describe('the review console', () => {
     expect((await api('POST', '/memory/retrieve', { id })).item.text).toBe('The user keeps a lighthouse logbook of every storm.');
     await page.fill('#q', 'lighthouse logbook storm');
     await page.click('#search-go');
-    await result.waitFor();
+    // The new search's rendering, not the element the edit's refresh left: its text is the new one.
+    await expect.poll(() => result.locator('.text').textContent()).toContain('lighthouse logbook');
 
     // Delete: gone from the console's search and from retrieve.
     typed.push('not about me');

@@ -15,7 +15,13 @@
  * - read units: DynamoDB read capacity per warm search, as DynamoDB Local reports it (the
  *   request ledger), all operations together;
  * - the floor: the three DynamoDB requests a warm search makes in a row, sent straight from
- *   the SDK with no handler around them, to tell the emulator's latency from ours.
+ *   the SDK with no handler around them, to tell the emulator's latency from ours;
+ * - CPU: the process's CPU time while the api handler ran each warm search (one search at a
+ *   time, and DynamoDB Local runs in its own JVM, so it is the handler's), and the latency
+ *   projected at the api function's memory size: Lambda gives CPU in proportion to memory,
+ *   one vCPU at 1,769 MB (https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html),
+ *   so each search's CPU part is stretched by 1,769 ÷ memory and its waiting part kept.
+ *   This machine's core and Lambda's are taken as equal.
  *
  *   npx tsx bench/search-latency.ts [--sizes 1000,10000,100000]
  * prints the rows; its last line is the JSON issue 18 names.
@@ -38,6 +44,8 @@ import { createDocumentClient, createDynamoDbClient, createS3Client } from '../l
 import type { MemoryItem } from '../lib/domain/memory-item.js';
 import { segmentOf } from '../lib/domain/memory-search.js';
 import { newTierItem } from '../lib/domain/memory-tiers.js';
+import { stageConfig } from '../infra/config/stages.js';
+import { projectedMs } from './lambda-cpu.js';
 
 export interface SearchLatencyRow {
   items: number;
@@ -49,6 +57,10 @@ export interface SearchLatencyRow {
   /** The same three DynamoDB requests a warm search makes in a row (pointer, marks, a page of 10), sent straight from the SDK: the emulator's floor. */
   floorP50: number;
   floorP95: number;
+  /** Median CPU time of the api handler per warm search, on this machine. */
+  cpuMsPerSearch: number;
+  /** The warm searches' p95 with each one's CPU part stretched to the api function's share of a core. */
+  lambdaP95Ms: number;
 }
 
 const quantile = (xs: number[], q: number) => {
@@ -78,17 +90,28 @@ interface Bench {
   now: Date;
   lines: string[];
   questions: string[];
+  /** The CPU ms of the api handler's last invocation (the stack's observer sets it). */
+  lastCpuMs: { value: number };
+  /** The api function's memory size in the stage's settings. */
+  apiMemoryMb: number;
 }
 
 export async function benchSearchLatency(dir: string, sizes: readonly number[]): Promise<SearchLatencyRow[]> {
   const { lines, questions } = locomo(dir);
-  const stack = await startLocalStack({ stage: 'bench', logLevel: 'SILENT' });
+  const lastCpuMs = { value: 0 };
+  const stack = await startLocalStack({
+    stage: 'bench',
+    logLevel: 'SILENT',
+    observe: (i) => {
+      if (i.fn === 'api') lastCpuMs.value = i.cpuMs ?? 0;
+    },
+  });
   try {
     await Promise.all(Object.values(stack.sources).map((s) => s.stop()));
     // The seeding writes as a compaction would, with the bench's own (unenforced) clients.
     const ddb = createDocumentClient(createDynamoDbClient());
     const indexStore = new DynamoS3SearchIndexStore(ddb, createS3Client(), stack.info.tableName, stack.info.bucketName);
-    const bench: Bench = { stack, ddb, indexStore, now: stack.now(), lines, questions };
+    const bench: Bench = { stack, ddb, indexStore, now: stack.now(), lines, questions, lastCpuMs, apiMemoryMb: stageConfig('bench').memoryMb.api };
     const rows: SearchLatencyRow[] = [];
     for (const n of sizes) rows.push(await measureSize(bench, n));
     return rows;
@@ -110,20 +133,36 @@ async function measureSize(bench: Bench, n: number): Promise<SearchLatencyRow> {
   // 200 searches: a p95 of 40 would be the second-slowest search, too noisy to hold a goal to.
   const queries = 200;
   const times: number[] = [];
+  const cpu: number[] = [];
+  const projected: number[] = [];
   const before = requestLedger.snapshot();
   for (let q = 1; q <= queries; q++) {
     const t0 = performance.now();
     await search(stack.info.apiUrl, q);
-    times.push(performance.now() - t0);
+    const wall = performance.now() - t0;
+    times.push(wall);
+    cpu.push(bench.lastCpuMs.value);
+    projected.push(projectedMs(wall, bench.lastCpuMs.value, bench.apiMemoryMb));
   }
   const d = ledgerDelta(before, requestLedger.snapshot());
   const readUnits = Object.entries(d)
     .filter(([k]) => k.startsWith('DynamoDB.'))
     .reduce((s, [, v]) => s + v.readUnits, 0);
   const floor = await timeFloor(bench, user, n, queries);
-  const r: SearchLatencyRow = { items: n, queries, p50: quantile(times, 0.5), p95: quantile(times, 0.95), coldMs: quantile(cold, 0.5), readUnitsPerSearch: readUnits / queries, floorP50: quantile(floor, 0.5), floorP95: quantile(floor, 0.95) };
+  const r: SearchLatencyRow = {
+    items: n,
+    queries,
+    p50: quantile(times, 0.5),
+    p95: quantile(times, 0.95),
+    coldMs: quantile(cold, 0.5),
+    readUnitsPerSearch: readUnits / queries,
+    floorP50: quantile(floor, 0.5),
+    floorP95: quantile(floor, 0.95),
+    cpuMsPerSearch: quantile(cpu, 0.5),
+    lambdaP95Ms: quantile(projected, 0.95),
+  };
   console.log(
-    `${n} items: p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms, cold ${r.coldMs.toFixed(0)} ms (${cold.map((c) => c.toFixed(0)).join(' / ')}), ${r.readUnitsPerSearch.toFixed(2)} read units per search; the three requests alone p50 ${r.floorP50.toFixed(1)} ms, p95 ${r.floorP95.toFixed(1)} ms`,
+    `${n} items: p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms, cold ${r.coldMs.toFixed(0)} ms (${cold.map((c) => c.toFixed(0)).join(' / ')}), ${r.readUnitsPerSearch.toFixed(2)} read units per search; the three requests alone p50 ${r.floorP50.toFixed(1)} ms, p95 ${r.floorP95.toFixed(1)} ms; CPU ${r.cpuMsPerSearch.toFixed(1)} ms per search, p95 projected at ${bench.apiMemoryMb} MB ${r.lambdaP95Ms.toFixed(1)} ms`,
   );
   return r;
 }
@@ -134,7 +173,11 @@ async function seedItems({ stack, ddb, indexStore, now, lines }: Bench, user: st
     const fresh = newTierItem(user, 'long_term', { text: `${lines[i % lines.length]} (${Math.floor(i / lines.length)})`, sourceTurns: [i + 1] }, now);
     return { ...fresh, id: `mem:${i}`, path: `memory/long_term/mem:${i}` };
   });
-  await batchWriteAll(ddb, stack.info.tableName, items.map((item) => ({ PutRequest: { Item: memoryItemRow(item) } })));
+  await batchWriteAll(
+    ddb,
+    stack.info.tableName,
+    items.map((item) => ({ PutRequest: { Item: memoryItemRow(item) } })),
+  );
   const written = await indexStore.putSegment(user, 1, segmentOf(items));
   await indexStore.moveHead(user, 0, { version: 1, segments: [{ ...written, items: n, removes: [] }] });
 }
@@ -143,10 +186,12 @@ async function seedItems({ stack, ddb, indexStore, now, lines }: Bench, user: st
 function searcher({ stack, questions }: Bench, user: string, n: number) {
   const body = (q: number) => JSON.stringify({ query: questions[(q * 37) % questions.length] ?? 'what', limit: 10 });
   return (url: string, q: number) =>
-    fetch(`${url}/v1/users/${user}/memory/search`, { method: 'POST', headers: { authorization: `Bearer ${stack.info.adminToken}`, 'content-type': 'application/json' }, body: body(q) }).then(async (r) => {
-      if (r.status !== 200) throw new Error(`search at ${n} items: ${r.status} ${await r.text()}`);
-      return (await r.json()) as { results: unknown[] };
-    });
+    fetch(`${url}/v1/users/${user}/memory/search`, { method: 'POST', headers: { authorization: `Bearer ${stack.info.adminToken}`, 'content-type': 'application/json' }, body: body(q) }).then(
+      async (r) => {
+        if (r.status !== 200) throw new Error(`search at ${n} items: ${r.status} ${await r.text()}`);
+        return (await r.json()) as { results: unknown[] };
+      },
+    );
 }
 
 /** The floor: the three requests a search makes (the pointer, the marks from its watermark, ten items), timed alone `queries` times. */
@@ -157,7 +202,10 @@ async function timeFloor({ stack, ddb, indexStore }: Bench, user: string, n: num
     const t0 = performance.now();
     const head = await indexStore.head(user);
     await indexStore.changes(user, head.watermark);
-    await items10.getMany(user, Array.from({ length: 10 }, (_, i) => `mem:${(q * 97 + i * 13) % n}`));
+    await items10.getMany(
+      user,
+      Array.from({ length: 10 }, (_, i) => `mem:${(q * 97 + i * 13) % n}`),
+    );
     floor.push(performance.now() - t0);
   }
   return floor;
@@ -189,6 +237,8 @@ async function main(): Promise<void> {
       readUnitsPerSearch: rows.map((r) => Math.round(r.readUnitsPerSearch * 100) / 100),
       floorP50Ms: rows.map((r) => Math.round(r.floorP50 * 10) / 10),
       floorP95Ms: rows.map((r) => Math.round(r.floorP95 * 10) / 10),
+      cpuMsPerSearch: rows.map((r) => Math.round(r.cpuMsPerSearch * 10) / 10),
+      lambdaP95Ms: rows.map((r) => Math.round(r.lambdaP95Ms * 10) / 10),
     }),
   );
 }

@@ -46,6 +46,11 @@ export interface Invocation {
   records: readonly SQSRecord[];
   /** Epoch ms when the handler returned. */
   finishedAt: number;
+  /**
+   * The process's CPU time (user + system) while the handler ran, in ms (API requests only).
+   * Only the handler's when nothing else runs in the process meanwhile (one request at a time).
+   */
+  cpuMs?: number;
 }
 
 export type InvocationObserver = (invocation: Invocation) => void;

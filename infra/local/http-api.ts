@@ -85,8 +85,10 @@ async function serveRequest(req: IncomingMessage, send: Send, requestId: string,
     sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
   });
   const started = performance.now();
+  const cpu = process.cpuUsage();
   const result = await options.handler(event, lambdaContext(options.functionName, options.timeoutSeconds));
-  options.observe?.({ fn: 'api', ms: performance.now() - started, records: [], finishedAt: Date.now() });
+  const used = process.cpuUsage(cpu);
+  options.observe?.({ fn: 'api', ms: performance.now() - started, records: [], finishedAt: Date.now(), cpuMs: (used.user + used.system) / 1000 });
   const outHeaders: Record<string, string> = {};
   for (const [k, v] of Object.entries(result.headers ?? {})) outHeaders[k] = String(v);
   send(result.statusCode ?? 200, outHeaders, typeof result.body === 'string' ? result.body : '');

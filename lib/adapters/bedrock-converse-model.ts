@@ -209,19 +209,26 @@ export class BedrockConverseModel implements LanguageModel {
    * Region ("You don't have access to the model with the specified model ID.",
    * https://repost.aws/knowledge-center/bedrock-invokemodel-api-error), when the first call could
    * not subscribe to it in AWS Marketplace ("Model access is denied due to IAM user or service
-   * role is not authorized to perform the required AWS Marketplace actions …",
-   * https://docs.aws.amazon.com/bedrock/latest/userguide/model-access.html), and when the caller's
-   * IAM policy does not allow InvokeModel ("User: … is not authorized to perform:
-   * bedrock:InvokeModel on resource: …"). The message says which, and what to do.
+   * role is not authorized to perform the required AWS Marketplace actions …"), and when the
+   * caller's IAM policy does not allow InvokeModel ("User: … is not authorized to perform:
+   * bedrock:InvokeModel on resource: …"). The console's "Model access" page is retired: access
+   * is enabled by default with the right Marketplace permissions, the first call to a
+   * third-party model subscribes the account with the caller's aws-marketplace:Subscribe,
+   * Unsubscribe and ViewSubscriptions, and Anthropic models need a one-time use-case form
+   * (https://docs.aws.amazon.com/bedrock/latest/userguide/model-access.html); a Legacy model is
+   * closed to new customers (https://docs.aws.amazon.com/bedrock/latest/userguide/model-lifecycle.html).
+   * The message says which, and what to do (`npm run smoke` checks it before publishing).
    */
   private async accessDenied(error: Error): Promise<ModelAccessDeniedError> {
     const region = await this.client.config.region().catch(() => 'its Region');
-    const access = `model access not granted for ${this.modelId} in ${region}`;
+    const access = `no access to ${this.modelId} in ${region}`;
+    const subscribe = `call the model once as a principal allowed aws-marketplace:Subscribe, aws-marketplace:Unsubscribe and aws-marketplace:ViewSubscriptions (npm run smoke's pre-flight does), or open it from the Model catalog of the Bedrock console in ${region}`;
+    const form = /anthropic\./.test(this.modelId) ? '; for Anthropic, submit the use-case form once from the Model catalog' : '';
     const cause = /not authorized to perform: bedrock:/i.test(error.message)
       ? `the function's role may not invoke ${this.modelId} in ${region}: check its bedrock:InvokeModel grant (infra/stacks/reflector-model.ts)`
       : /AWS Marketplace/i.test(error.message)
-        ? `${access}: enable the model in the Bedrock console (Model access) of that Region; the role's first call could not subscribe to it in AWS Marketplace`
-        : `${access}: request access to the model in the Bedrock console (Model access) of that Region`;
+        ? `${access}: the role's first call could not subscribe the account to it in AWS Marketplace: ${subscribe}`
+        : `${access}: ${subscribe}${form}; a Legacy model is closed to new customers: pick an Active one from the model cards`;
     return new ModelAccessDeniedError(`${cause} (Bedrock: ${error.message})`, { cause: error });
   }
 }

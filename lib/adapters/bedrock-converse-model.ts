@@ -54,8 +54,8 @@ const structuredOutputRefused = new Set<string>();
 
 /**
  * Bedrock refusing the `outputConfig` field itself, not the request's schema: a
- * ValidationException saying the field is not permitted. Since August 2026 Bedrock answers it for some Claude
- * models that list structured output ("The model returned the following errors:
+ * ValidationException saying the field is not permitted. Since August 2026 Bedrock answers
+ * it for some Claude models that list structured output ("The model returned the following errors:
  * output_config.format: Extra inputs are not permitted", vectorize-io/hindsight#3300,
  * presenton/presenton#939; "Malformed input request: #: extraneous key [outputConfig] is not
  * permitted", MattJColes/lgtmaybe#536). A schema the model refuses ("output_config.format.schema:
@@ -100,7 +100,9 @@ function parseJsonText(text: string, prompted: boolean): unknown {
  * structured output where the model serves it, else as a forced tool (`toolChoice: { tool }`),
  * either schema from the zod output schema; 'prompt', as a TypeScript-like type in a last
  * system block (lib/domain/prompted-answer.ts, from the same schema) with no tool and no
- * output schema, the answer's text read as JSON. Every answer carries Converse's `stopReason`
+ * output schema, the answer's text read as JSON. A model whose structured output Bedrock
+ * refuses (isStructuredOutputRefusal) is asked with the forced tool from then on in this
+ * container. Every answer carries Converse's `stopReason`
  * in its usage, for the use cases to act on.
  */
 export class BedrockConverseModel implements LanguageModel {

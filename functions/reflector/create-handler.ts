@@ -59,7 +59,7 @@ type Clients = Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>;
 export type ReflectorDeps = JobDeps & { search: Pick<SearchIndexReader, 'compact'> };
 
 /** The stores the reflector's use cases share, over one table and one bucket. */
-function sharedStores(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: Clock) {
+function sharedStores(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: Clock, log: Log) {
   const { TABLE_NAME: table, BUCKET_NAME: bucket } = env;
   // Issue 19: the per-turn path's marks expire by TTL (no delete at compaction): every user a job
   // runs for is compacted after it, and weekly while they talk (docs/search-index.md, "Liveness").
@@ -76,7 +76,7 @@ function sharedStores(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: C
   const search = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock, embeddings: embeddingModelOf(bedrock, env), marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 }, turns: new DynamoTurnLog(ddb, table) });
   const models = new Map<string, BedrockConverseModel>();
   const modelOf = (id: string = env.MODEL_ID): BedrockConverseModel => {
-    const model = models.get(id) ?? new BedrockConverseModel(bedrock, id, { answerShape: env.ANSWER_SHAPE });
+    const model = models.get(id) ?? new BedrockConverseModel(bedrock, id, { answerShape: env.ANSWER_SHAPE, log });
     models.set(id, model);
     return model;
   };
@@ -145,7 +145,7 @@ function sleepTimeDeps(env: ReflectorEnv, { ddb, s3 }: Clients, { turns, knowled
 /** The job dispatcher's dependencies over the AWS stores. */
 function reflectorDeps(env: ReflectorEnv, clients: Clients, clock: Clock, log: Log): ReflectorDeps {
   const { ddb, s3 } = clients;
-  const stores = sharedStores(env, clients, clock);
+  const stores = sharedStores(env, clients, clock, log);
   const forgets = new DynamoForgetLog(ddb, env.TABLE_NAME);
   const eraser = new DynamoS3UserEraser(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, stores.changes);
   return {

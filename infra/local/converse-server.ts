@@ -1,7 +1,8 @@
 /**
  * A local endpoint that speaks Bedrock Runtime's Converse protocol
- * (POST /model/{modelId}/converse), and InvokeModel for the embedding stand-in
- * (POST /model/{modelId}/invoke, embedding-stand-in.ts), over HTTP/2 cleartext like the SDK's default
+ * (POST /model/{modelId}/converse), InvokeModel for the embedding stand-in
+ * (POST /model/{modelId}/invoke, embedding-stand-in.ts) and the control plane's
+ * GetFoundationModel (GET /foundation-models/{modelId}, foundation-models.ts), over HTTP/2 cleartext like the SDK's default
  * handler (prior knowledge, no TLS), so the same BedrockRuntimeClient code runs locally
  * with only an endpoint override. By default it answers with the offline model.
  *
@@ -17,6 +18,7 @@ import { nightlyOffline, OFFLINE_MODEL_LABEL, reflectOffline, summarizeOffline, 
 import { answerNameOf, type ConverseError, type ConverseRequest, type Responder } from './converse-protocol.js';
 import { refusalOf } from './converse-validation.js';
 import { type Embedder, type EmbeddingInvocation, embeddingAnswer, embeddingRefusal, standInVector } from './embedding-stand-in.js';
+import { type FoundationModelCatalogue, foundationModelCatalogue } from './foundation-models.js';
 import { estimateInputTokens, estimateOutputTokens } from './token-estimate.js';
 
 export { answerNameOf } from './converse-protocol.js';
@@ -76,6 +78,8 @@ export interface ConverseServer {
   /** The stand-in's vectors: hashed words (standInVector) unless a test gives its own; null restores the default. */
   setEmbedder(embedder: Embedder | null): void;
   setResponder(responder: Responder): void;
+  /** GetFoundationModel of the control plane (foundation-models.ts), for the smoke pre-flight: lifecycle and refusal hooks. */
+  catalogue: FoundationModelCatalogue;
   close(): Promise<void>;
 }
 
@@ -96,6 +100,7 @@ interface ServerState {
   invocations: EmbeddingInvocation[];
   embedder: Embedder;
   responder: Responder;
+  catalogue: FoundationModelCatalogue;
 }
 
 /** InvokeModel of the embedding stand-in: Titan V2's refusals, else its answer. */
@@ -119,6 +124,11 @@ function invoke(state: ServerState, modelId: string, raw: string): Answer {
  */
 async function answer(state: ServerState, method: string | undefined, url: string | undefined, raw: string): Promise<Answer | null> {
   // Model ids arrive URL-encoded (`amazon.titan-embed-text-v2%3A0`).
+  const described = /^\/foundation-models\/([^/]+)$/.exec(url?.split('?')[0] ?? '');
+  if (method === 'GET' && described?.[1]) {
+    const a = state.catalogue.answer(decodeURIComponent(described[1]), state.region);
+    return a.errorType ? { status: a.status, body: a.body, headers: { 'x-amzn-errortype': a.errorType } } : { status: a.status, body: a.body };
+  }
   const invoked = /^\/model\/([^/]+)\/invoke$/.exec(url?.split('?')[0] ?? '');
   if (method === 'POST' && invoked?.[1]) return invoke(state, decodeURIComponent(invoked[1]), raw);
   const match = /^\/model\/([^/]+)\/converse$/.exec(url?.split('?')[0] ?? '');
@@ -147,7 +157,7 @@ async function answer(state: ServerState, method: string | undefined, url: strin
 }
 
 export async function startConverseServer(options: { port?: number; responder?: Responder; region?: string } = {}): Promise<ConverseServer> {
-  const state: ServerState = { region: options.region ?? DEFAULT_REGION, requests: [], refusals: [], invocations: [], embedder: standInVector, responder: options.responder ?? offlineResponder };
+  const state: ServerState = { region: options.region ?? DEFAULT_REGION, requests: [], refusals: [], invocations: [], embedder: standInVector, responder: options.responder ?? offlineResponder, catalogue: foundationModelCatalogue() };
   const server = http2.createServer();
   server.on('request', (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -179,6 +189,7 @@ export async function startConverseServer(options: { port?: number; responder?: 
     setResponder: (r) => {
       state.responder = r;
     },
+    catalogue: state.catalogue,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sessions) s.destroy();

@@ -12,15 +12,22 @@
  *   cloudformation:ListStackResources:
  *   https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_ListStackResources.html),
  *   only to say where to look; without the permission the report names the stack instead.
+ * - the stage's models from infra/config/stages.ts, for the pre-flight (preflight.ts: Bedrock
+ *   Converse/InvokeModel and GetFoundationModel with the caller's credentials).
  * Region and credentials come from the SDK's usual chain (AWS_REGION / AWS_PROFILE / config).
  */
 import { CloudFormationClient, DescribeStacksCommand, type DescribeStacksCommandOutput, paginateListStackResources } from '@aws-sdk/client-cloudformation';
+import { BedrockClient } from '@aws-sdk/client-bedrock';
+import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
 import { S3Client } from '@aws-sdk/client-s3';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { invocationFor } from '../../lib/domain/bedrock-models.js';
+import { stageConfig } from '../config/stages.js';
 import { names, QUEUES, type QueueKey } from '../resources.js';
 import { cognitoAuth, givenTokenAuth } from './cognito-auth.js';
-import type { SmokeAuth, SmokeFunction, SmokeQueue, SmokeTarget } from './target.js';
+import { stageModels } from './preflight.js';
+import type { ModelAccess, SmokeAuth, SmokeFunction, SmokeQueue, SmokeTarget } from './target.js';
 
 export interface CloudTargetOptions {
   stage: string;
@@ -97,6 +104,23 @@ function authFor(outputs: Record<string, string>, options: CloudTargetOptions, r
   return cognitoAuth(new CognitoIdentityProviderClient(region ? { region } : {}), { userPoolId, clientId });
 }
 
+/**
+ * The models the stage invokes, as the CDK app derives them (infra/stacks/reflector-model.ts)
+ * from infra/config/stages.ts and the Region: `modelId` for batches, `jobModels` for summaries
+ * and sleep-time runs, the embedding model (invoked in-Region). Checked with the caller's
+ * credentials (preflight.ts).
+ */
+export function cloudModels(stage: string, region: string, config: { region?: string }): ModelAccess {
+  const c = stageConfig(stage);
+  const invoked = (id: string | undefined) => (id ? invocationFor(id, region, c.inferenceScope).modelId : undefined);
+  return {
+    region,
+    models: stageModels({ batches: invoked(c.modelId) ?? c.modelId, summaries: invoked(c.jobModels?.summary), sleepTime: invoked(c.jobModels?.sleepTime), embeddings: c.embeddings?.modelId }),
+    runtime: new BedrockRuntimeClient(config),
+    control: new BedrockClient(config),
+  };
+}
+
 export async function cloudTarget(options: CloudTargetOptions): Promise<SmokeTarget> {
   const config = options.region ? { region: options.region } : {};
   const cfn = new CloudFormationClient(config);
@@ -115,5 +139,6 @@ export async function cloudTarget(options: CloudTargetOptions): Promise<SmokeTar
     queues: await queueUrls(sqs, options.stage, stateful.TurnQueueUrl ?? ''),
     auth: authFor(stateful, options, options.region),
     logs: await functionLogGroups(cfn, stacks.stateless),
+    models: cloudModels(options.stage, region, config),
   };
 }

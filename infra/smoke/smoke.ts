@@ -1,5 +1,6 @@
 /**
- * The smoke run: publish a short conversation for a fresh user through the public publisher
+ * The smoke run: first a pre-flight of the stage's models (preflight.ts: each answers one
+ * tiny call and is Active), then publish a short conversation for a fresh user through the public publisher
  * (TurnPublisher, as agents do), then check through the memory API and SQS that it landed —
  * turns indexed, a batch reflected by the model, a session-close summary written, search
  * answering, every dead-letter queue empty — and say, for each check, ok or FAILED with the
@@ -12,19 +13,10 @@ import { QUEUES, type QueueKey } from '../resources.js';
 import { userApi } from './api-client.js';
 import { type SmokeConversation, smokeConversation } from './conversation.js';
 import { batchReflected, failureReasons, type ProbeContext, type ProbeResult, queueDepth, searchAnswers, summaryWritten, turnsIndexed } from './probes.js';
-import { CONSUMER, type SmokeTarget } from './target.js';
+import { preflight } from './preflight.js';
+import { CONSUMER, type SmokeCheck, type SmokeTarget } from './target.js';
 
-export interface SmokeCheck {
-  /** Stable key in the JSON line: `published`, `turnsIndexed`, `turnDlqEmpty`, … */
-  id: string;
-  title: string;
-  ok: boolean;
-  detail: string;
-  /** Why it failed, as far as the run can tell. */
-  cause?: string;
-  /** What to look at next: a log group, a queue, a setting. */
-  lookAt?: string;
-}
+export type { SmokeCheck } from './target.js';
 
 export interface SmokeReport {
   ok: boolean;
@@ -74,8 +66,12 @@ export async function runSmoke(target: SmokeTarget, options: SmokeOptions = {}):
   const conversation = smokeConversation(userId, now, chosen === undefined ? 1 : Math.floor(now.getTime() / 1000));
   const checks: SmokeCheck[] = [];
   try {
-    const token = await obtainToken(target, userId, checks);
-    if (token === null) checks.push(...notRun(['published', ...PROBES], 'no token for the API (see the token check)'));
+    // Nothing is published for a stage whose models it could not use (preflight.ts).
+    const models = await preflight(target.models);
+    checks.push(...models);
+    const token = models.every((c) => c.ok) ? await obtainToken(target, userId, checks) : undefined;
+    if (token === undefined) checks.push(...notRun(['token', 'published', ...PROBES], 'a model of the stage failed the pre-flight (see the model checks)'));
+    else if (token === null) checks.push(...notRun(['published', ...PROBES], 'no token for the API (see the token check)'));
     else await exercise(target, conversation, token, options, checks);
     checks.push(...(await deadLetterChecks(target)));
   } finally {

@@ -4,9 +4,42 @@
  * the integration test and `--local` build it from the local stack (local-target.ts). The
  * checks (smoke.ts) see only this, so local and cloud run the same code path.
  */
+import type { BedrockClient } from '@aws-sdk/client-bedrock';
+import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { QueueKey } from '../resources.js';
+
+export interface SmokeCheck {
+  /** Stable key in the JSON line: `published`, `turnsIndexed`, `turnDlqEmpty`, … */
+  id: string;
+  title: string;
+  ok: boolean;
+  detail: string;
+  /** Why it failed, as far as the run can tell. */
+  cause?: string;
+  /** What to look at next: a log group, a queue, a setting. */
+  lookAt?: string;
+}
+
+/** A model the stage invokes, for the pre-flight (preflight.ts). */
+export interface StageModel {
+  /** The id the functions invoke: a foundation model id or an inference profile id. */
+  modelId: string;
+  /** The jobs that use it: `batches`, `summaries`, `sleepTime`, `embeddings`. */
+  jobs: string[];
+  /** How it is called: Converse, or InvokeModel for the embedding model. */
+  api: 'converse' | 'embedding';
+}
+
+/** What the pre-flight needs: the stage's models, the Region, and clients with the caller's credentials. */
+export interface ModelAccess {
+  region: string;
+  models: StageModel[];
+  runtime: BedrockRuntimeClient;
+  /** Bedrock's control plane, for GetFoundationModel. */
+  control: BedrockClient;
+}
 
 export interface SmokeQueue {
   name: string;
@@ -48,6 +81,8 @@ export interface SmokeTarget {
   auth: SmokeAuth;
   /** Where each function logs: CloudWatch log group names in AWS. */
   logs: Record<SmokeFunction, string>;
+  /** The stage's models and the clients to check them with, before anything is published (preflight.ts). */
+  models: ModelAccess;
 }
 
 /** Which function consumes each queue, so a parked message points at the right logs. */

@@ -2,7 +2,7 @@ import { type BedrockRuntimeClient, ConverseCommand, type ConverseCommandOutput 
 import { type AnswerShape, maxOutputTokensOf, supportsStructuredOutput } from '../domain/bedrock-models.js';
 import { extractJsonObject, promptedAnswerInstruction } from '../domain/prompted-answer.js';
 import { toStructuredOutputSchema } from '../domain/structured-output.js';
-import type { ModelRequest, ModelResponse, LanguageModel, SummaryRequest, SummaryResponse } from '../ports.js';
+import type { Log, ModelRequest, ModelResponse, LanguageModel, SummaryRequest, SummaryResponse } from '../ports.js';
 import { ModelAccessDeniedError, ModelUnavailableError } from '../ports.js';
 
 /**
@@ -46,6 +46,26 @@ function structuredOutput(request: ModelRequest) {
   return { outputConfig: { textFormat: { type: 'json_schema' as const, structure: { jsonSchema: { schema, name: request.toolName } } } } };
 }
 
+/**
+ * Models whose structured output Bedrock refused in this container: module-level, so a warm
+ * Lambda container asks each such model with a forced tool from then on, and says so once.
+ */
+const structuredOutputRefused = new Set<string>();
+
+/**
+ * Bedrock refusing the `outputConfig` field itself, not the request's schema: a
+ * ValidationException saying the field is not permitted. Since August 2026 Bedrock answers
+ * it for some Claude models that list structured output ("The model returned the following errors:
+ * output_config.format: Extra inputs are not permitted", vectorize-io/hindsight#3300,
+ * presenton/presenton#939; "Malformed input request: #: extraneous key [outputConfig] is not
+ * permitted", MattJColes/lgtmaybe#536). A schema the model refuses ("output_config.format.schema:
+ * For 'integer' type, …") is not this: the request is wrong, not the field.
+ */
+export function isStructuredOutputRefusal(error: unknown): boolean {
+  const message = (error as Error).message ?? '';
+  return (error as Error).name === 'ValidationException' && /output_config(\.format)?: Extra inputs are not permitted|extraneous key \[outputConfig\]/i.test(message);
+}
+
 /** The answer as the input of a tool the model must call (`toolChoice: { tool }`): for models without structured output. */
 function forcedTool(request: ModelRequest) {
   return {
@@ -80,20 +100,24 @@ function parseJsonText(text: string, prompted: boolean): unknown {
  * structured output where the model serves it, else as a forced tool (`toolChoice: { tool }`),
  * either schema from the zod output schema; 'prompt', as a TypeScript-like type in a last
  * system block (lib/domain/prompted-answer.ts, from the same schema) with no tool and no
- * output schema, the answer's text read as JSON. Every answer carries Converse's `stopReason`
+ * output schema, the answer's text read as JSON. A model whose structured output Bedrock
+ * refuses (isStructuredOutputRefusal) is asked with the forced tool from then on in this
+ * container. Every answer carries Converse's `stopReason`
  * in its usage, for the use cases to act on.
  */
 export class BedrockConverseModel implements LanguageModel {
   readonly maxOutputTokens: number | undefined;
   private readonly answerShape: AnswerShape;
+  private readonly log: Pick<Log, 'warn'> | undefined;
 
   constructor(
     private readonly client: BedrockRuntimeClient,
     private readonly modelId: string,
-    options: { answerShape?: AnswerShape } = {},
+    options: { answerShape?: AnswerShape; log?: Pick<Log, 'warn'> } = {},
   ) {
     this.maxOutputTokens = maxOutputTokensOf(modelId);
     this.answerShape = options.answerShape ?? 'schema';
+    this.log = options.log;
   }
 
   async summarize(request: SummaryRequest): Promise<SummaryResponse> {
@@ -110,11 +134,34 @@ export class BedrockConverseModel implements LanguageModel {
       const res = await this.converse(new ConverseCommand({ ...input, system }));
       return { output: parseJsonText(textOf(res), true), usage: this.usage(res, started) };
     }
-    const structured = supportsStructuredOutput(this.modelId);
-    const res = await this.converse(new ConverseCommand({ ...this.baseInput(request), ...(structured ? structuredOutput(request) : forcedTool(request)) }));
-    if (structured) return { output: parseJsonText(textOf(res), false), usage: this.usage(res, started) };
+    if (supportsStructuredOutput(this.modelId) && !structuredOutputRefused.has(this.modelId)) {
+      const res = await this.structuredOrRefused(request);
+      if (res) return { output: parseJsonText(textOf(res), false), usage: this.usage(res, started) };
+    }
+    const res = await this.converse(new ConverseCommand({ ...this.baseInput(request), ...forcedTool(request) }));
     const toolUse = (res.output?.message?.content ?? []).find((c) => c.toolUse?.name === request.toolName)?.toolUse;
     return { output: toolUse?.input ?? textOf(res), usage: this.usage(res, started) };
+  }
+
+  /**
+   * The call with structured output; null when Bedrock refuses the output config for this
+   * model (isStructuredOutputRefusal): the model is then asked with a forced tool, this call
+   * and every later one in this container, and one WARN line says so.
+   */
+  private async structuredOrRefused(request: ModelRequest): Promise<ConverseCommandOutput | null> {
+    try {
+      return await this.converse(new ConverseCommand({ ...this.baseInput(request), ...structuredOutput(request) }));
+    } catch (error) {
+      if (!isStructuredOutputRefusal(error)) throw error;
+      if (!structuredOutputRefused.has(this.modelId)) {
+        structuredOutputRefused.add(this.modelId);
+        this.log?.warn('Bedrock refused structured output for this model: asking with a forced tool from now on in this container', {
+          modelId: this.modelId,
+          error: (error as Error).message,
+        });
+      }
+      return null;
+    }
   }
 
   /** One user message with a system prompt: what both calls send. */
@@ -164,19 +211,26 @@ export class BedrockConverseModel implements LanguageModel {
    * Region ("You don't have access to the model with the specified model ID.",
    * https://repost.aws/knowledge-center/bedrock-invokemodel-api-error), when the first call could
    * not subscribe to it in AWS Marketplace ("Model access is denied due to IAM user or service
-   * role is not authorized to perform the required AWS Marketplace actions …",
-   * https://docs.aws.amazon.com/bedrock/latest/userguide/model-access.html), and when the caller's
-   * IAM policy does not allow InvokeModel ("User: … is not authorized to perform:
-   * bedrock:InvokeModel on resource: …"). The message says which, and what to do.
+   * role is not authorized to perform the required AWS Marketplace actions …"), and when the
+   * caller's IAM policy does not allow InvokeModel ("User: … is not authorized to perform:
+   * bedrock:InvokeModel on resource: …"). The console's "Model access" page is retired: access
+   * is enabled by default with the right Marketplace permissions, the first call to a
+   * third-party model subscribes the account with the caller's aws-marketplace:Subscribe,
+   * Unsubscribe and ViewSubscriptions, and Anthropic models need a one-time use-case form
+   * (https://docs.aws.amazon.com/bedrock/latest/userguide/model-access.html); a Legacy model is
+   * closed to new customers (https://docs.aws.amazon.com/bedrock/latest/userguide/model-lifecycle.html).
+   * The message says which, and what to do (`npm run smoke` checks it before publishing).
    */
   private async accessDenied(error: Error): Promise<ModelAccessDeniedError> {
     const region = await this.client.config.region().catch(() => 'its Region');
-    const access = `model access not granted for ${this.modelId} in ${region}`;
+    const access = `no access to ${this.modelId} in ${region}`;
+    const subscribe = `call the model once as a principal allowed aws-marketplace:Subscribe, aws-marketplace:Unsubscribe and aws-marketplace:ViewSubscriptions (npm run smoke's pre-flight does), or open it from the Model catalog of the Bedrock console in ${region}`;
+    const form = /anthropic\./.test(this.modelId) ? '; for Anthropic, submit the use-case form once from the Model catalog' : '';
     const cause = /not authorized to perform: bedrock:/i.test(error.message)
       ? `the function's role may not invoke ${this.modelId} in ${region}: check its bedrock:InvokeModel grant (infra/stacks/reflector-model.ts)`
       : /AWS Marketplace/i.test(error.message)
-        ? `${access}: enable the model in the Bedrock console (Model access) of that Region; the role's first call could not subscribe to it in AWS Marketplace`
-        : `${access}: request access to the model in the Bedrock console (Model access) of that Region`;
+        ? `${access}: the role's first call could not subscribe the account to it in AWS Marketplace: ${subscribe}`
+        : `${access}: ${subscribe}${form}; a Legacy model is closed to new customers: pick an Active one from the model cards`;
     return new ModelAccessDeniedError(`${cause} (Bedrock: ${error.message})`, { cause: error });
   }
 }

@@ -145,11 +145,12 @@ describe('Bedrock\'s other answers, through the adapter', () => {
     await expect(scripted(() => MODEL_ERROR, () => ask())).rejects.toBeInstanceOf(ModelUnavailableError);
   });
 
-  it('AccessDeniedException (403) names model access in the Region as the cause', async () => {
+  it('AccessDeniedException (403) names model access in the Region as the cause, and what to do', async () => {
     const call = scripted(() => ACCESS_DENIED, () => ask());
     await expect(call).rejects.toBeInstanceOf(ModelAccessDeniedError);
+    // The retired "Model access" page is not named: the Marketplace permissions of the first call, Anthropic's form, an Active model.
     await expect(call).rejects.toThrow(
-      `model access not granted for ${CLOUD_MODEL_ID} in us-east-1: request access to the model in the Bedrock console (Model access) of that Region (Bedrock: You don't have access to the model with the specified model ID.)`,
+      `no access to ${CLOUD_MODEL_ID} in us-east-1: call the model once as a principal allowed aws-marketplace:Subscribe, aws-marketplace:Unsubscribe and aws-marketplace:ViewSubscriptions (npm run smoke's pre-flight does), or open it from the Model catalog of the Bedrock console in us-east-1; for Anthropic, submit the use-case form once from the Model catalog; a Legacy model is closed to new customers: pick an Active one from the model cards (Bedrock: You don't have access to the model with the specified model ID.)`,
     );
   });
 
@@ -157,7 +158,7 @@ describe('Bedrock\'s other answers, through the adapter', () => {
     const iam = { ...ACCESS_DENIED, message: `User: arn:aws:sts::111122223333:assumed-role/r/f is not authorized to perform: bedrock:InvokeModel on resource: arn:aws:bedrock:us-east-1:111122223333:inference-profile/${CLOUD_MODEL_ID}` };
     await expect(scripted(() => iam, () => ask())).rejects.toThrow(/^the function's role may not invoke us\.anthropic\.claude-haiku-4-5-20251001-v1:0 in us-east-1: check its bedrock:InvokeModel grant/);
     const marketplace = { ...ACCESS_DENIED, message: 'Model access is denied due to IAM user or service role is not authorized to perform the required AWS Marketplace actions (aws-marketplace:ViewSubscriptions, aws-marketplace:Subscribe) to enable access to this model.' };
-    await expect(scripted(() => marketplace, () => ask())).rejects.toThrow(/^model access not granted for us\.anthropic\.claude-haiku-4-5-20251001-v1:0 in us-east-1: enable the model in the Bedrock console/);
+    await expect(scripted(() => marketplace, () => ask())).rejects.toThrow(/^no access to us\.anthropic\.claude-haiku-4-5-20251001-v1:0 in us-east-1: the role's first call could not subscribe the account to it in AWS Marketplace: call the model once as a principal allowed aws-marketplace:Subscribe/);
   });
 
   it('a refused request fails with Bedrock\'s ValidationException, not as an outage', async () => {

@@ -199,7 +199,7 @@ describe('the pipeline on the local emulators', () => {
     const failed = JSON.parse(await bucket.text('users/denied-user/Logs/reflector/failed/batch-1-10.json'));
     expect(failed).toMatchObject({ status: 'aborted' });
     expect(failed.error.message).toMatch(
-      /^ModelAccessDeniedError: model access not granted for us\.anthropic\.claude-haiku-4-5-20251001-v1:0 in us-east-1: request access to the model in the Bedrock console \(Model access\) of that Region/,
+      /^ModelAccessDeniedError: no access to us\.anthropic\.claude-haiku-4-5-20251001-v1:0 in us-east-1: call the model once as a principal allowed aws-marketplace:Subscribe/,
     );
   });
 

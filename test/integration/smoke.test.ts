@@ -3,7 +3,14 @@
  * against a deployed stage: only the target differs. It must pass on a healthy stack, and
  * fail — naming the queue, or the API's answer — when something is wrong.
  */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { ACCESS_DENIED } from '../../infra/local/converse-protocol.js';
+import { offlineResponder } from '../../infra/local/converse-server.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { localTarget } from '../../infra/smoke/local-target.js';
@@ -32,10 +39,12 @@ describe('npm run smoke, on the local stack', () => {
     expect(failed).toEqual([]);
     expect(healthy.ok).toBe(true);
     expect(Object.keys(byId(healthy))).toEqual([
-      'token', 'published', 'turnsIndexed', 'batchReflected', 'summaryWritten', 'searchAnswers', 'turnDlqEmpty', 'reflectionDlqEmpty', 'idleDlqEmpty',
+      'modelBatches', 'token', 'published', 'turnsIndexed', 'batchReflected', 'summaryWritten', 'searchAnswers', 'turnDlqEmpty', 'reflectionDlqEmpty', 'idleDlqEmpty',
     ]);
     expect(healthy.userId).toMatch(/^smoke-\d{14}-[0-9a-f]{6}$/);
     const c = byId(healthy);
+    // The pre-flight: the stage's model answered one call and GetFoundationModel says it is Active.
+    expect(c.modelBatches?.detail).toBe('answered one call; anthropic.claude-haiku-4-5-20251001-v1:0 is ACTIVE in us-east-1');
     expect(c.published?.detail).toContain('13 events');
     expect(c.turnsIndexed?.detail).toBe('12/12 turns retrievable with their text');
     // Locally the offline model answers for the stage's model; the batch listing names the model invoked.
@@ -45,7 +54,7 @@ describe('npm run smoke, on the local stack', () => {
     expect(c.searchAnswers?.detail).toContain('"axolotl" in');
     // The last line is one JSON object with every check.
     const json = JSON.parse(reportJson(healthy));
-    expect(json).toMatchObject({ ok: true, failed: 0, passed: 9, userId: healthy.userId, checks: { batchReflected: { ok: true } } });
+    expect(json).toMatchObject({ ok: true, failed: 0, passed: 10, userId: healthy.userId, checks: { batchReflected: { ok: true } } });
     console.log(`smoke run on the local stack: ${healthy.durationMs} ms`);
   }, 90_000);
 
@@ -80,4 +89,51 @@ describe('npm run smoke, on the local stack', () => {
     expect(c.batchReflected?.detail).toContain('HTTP 403');
     expect(c.turnsIndexed?.cause).toContain('not there 2 s after publishing');
   }, 90_000);
+
+  describe('the pre-flight of the stage\'s models', () => {
+    const converse = () => stack.emulators.converse;
+
+    it('fails before publishing anything when the model answers AccessDenied, saying what to do (--local)', async () => {
+      converse().setResponder(() => ACCESS_DENIED);
+      try {
+        const before = converse().requests.length;
+        // The CLI, as `npm run smoke -- --local` runs it, against this stack's state.
+        const state = join(mkdtempSync(join(tmpdir(), 'smoke-')), 'stack.json');
+        writeFileSync(state, JSON.stringify(stack.info));
+        const run = await promisify(execFile)('npx', ['tsx', 'infra/smoke/smoke-cli.ts', '--local', '--state', state], { cwd: process.cwd() }).then(
+          () => ({ code: 0, stdout: '' }),
+          (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
+        );
+        expect(run.code).toBe(1);
+        const lines = run.stdout.trim().split('\n');
+        const model = lines.find((l) => l.includes('us.anthropic.claude-haiku-4-5-20251001-v1:0 (batches) answers and is Active')) ?? '';
+        expect(model).toMatch(/^FAILED/);
+        expect(model).toContain("AccessDeniedException: You don't have access to the model with the specified model ID.");
+        // What to do: the Marketplace permissions of the first call, the Anthropic use-case form, an Active model.
+        for (const todo of ['aws-marketplace:Subscribe', 'aws-marketplace:ViewSubscriptions', 'Anthropic use-case form', 'Model catalog', 'pick a model that is Active']) expect(model).toContain(todo);
+        const json = JSON.parse(lines.at(-1) ?? '{}');
+        expect(json.checks.published).toMatchObject({ ok: false, detail: 'not run' });
+        expect(json.checks.token).toMatchObject({ ok: false, detail: 'not run' });
+        // The pre-flight's own call reached the stand-in (and was refused).
+        expect(converse().requests.slice(before).map((r) => r.messages?.[0]?.content[0]?.text)).toContain('Answer with one word: ready?');
+      } finally {
+        converse().setResponder(offlineResponder);
+      }
+    }, 90_000);
+
+    it('fails when GetFoundationModel says the model is Legacy', async () => {
+      converse().catalogue.setLifecycle('anthropic.claude-haiku-4-5-20251001-v1:0', 'LEGACY');
+      try {
+        const report = await runSmoke(target, { pollMs: 200, timeoutMs: 5_000 });
+        const c = byId(report).modelBatches;
+        expect(report.ok).toBe(false);
+        expect(c?.cause).toBe('GetFoundationModel says anthropic.claude-haiku-4-5-20251001-v1:0 is LEGACY');
+        expect(c?.lookAt).toContain('closed to new customers');
+        expect(c?.lookAt).toContain('pick an Active model from the model cards');
+        expect(byId(report).published?.detail).toBe('not run');
+      } finally {
+        converse().catalogue.setLifecycle('anthropic.claude-haiku-4-5-20251001-v1:0', 'ACTIVE');
+      }
+    }, 90_000);
+  });
 });

@@ -3,6 +3,8 @@
  * answered by a fake at the first middleware step, so the commands and their inputs are
  * exactly what would go to Cognito, CloudFormation and SQS.
  */
+import { BedrockClient } from '@aws-sdk/client-bedrock';
+import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -105,6 +107,8 @@ describe('Cognito tokens for the smoke user', () => {
       queues: { turn: q('t'), reflection: q('r'), idle: q('i') },
       auth: cognitoAuth(client, POOL),
       logs: { signal: 's', reflector: 'r', idle: 'i', api: 'a' },
+      // No model to check: the pre-flight passes with no check, and the run goes on to the token.
+      models: { region: 'eu-west-1', models: [], runtime: new BedrockRuntimeClient(config), control: new BedrockClient(config) },
     };
     const report = await runSmoke(target, { userId: 'smoke-fixed' });
     const c = Object.fromEntries(report.checks.map((x) => [x.id, x]));

@@ -53,6 +53,25 @@ export type ReflectorHandler = (event: SQSEvent, context: Context) => Promise<SQ
 /** Deliveries that may ask the model again for an unusable answer: the first and its one retry (req R-ERR). */
 const UNUSABLE_OUTPUT_DELIVERIES = 2;
 
+/**
+ * What an invocation keeps for a job's failure path when its model calls are abandoned: the
+ * batch log of a last delivery (S3 and DynamoDB), the visibility change of a first, the
+ * batch response. A model call may otherwise run BEDROCK_REQUEST_TIMEOUT_MS × BEDROCK_MAX_ATTEMPTS
+ * (lib/adapters/aws-clients.ts), longer than the function's timeout (infra/resources.ts).
+ */
+export const MODEL_CALL_RESERVE_MS = 15_000;
+
+/**
+ * The job's deadline for its model calls: aborts MODEL_CALL_RESERVE_MS before the invocation
+ * times out, as its context tells (`getRemainingTimeInMillis()`, "the number of milliseconds
+ * left before the execution times out": https://docs.aws.amazon.com/lambda/latest/dg/nodejs-context.html).
+ * None without a context (the fuzzer).
+ */
+function modelDeadline(context: Context | undefined): AbortSignal | undefined {
+  if (!context) return undefined;
+  return AbortSignal.timeout(Math.max(0, context.getRemainingTimeInMillis() - MODEL_CALL_RESERVE_MS));
+}
+
 type Clients = Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>;
 
 /** The job dispatcher's dependencies and the search index the handler compacts after a job. */
@@ -201,7 +220,12 @@ export function jobRecordHandler(deps: ReflectorDeps, io: JobRecordIo): JobRecor
     try {
       // Req R-ERR-1, R-ERR-2, "retry once": an unusable answer on the first delivery is asked again on
       // the next; from the second on, it aborts the batch with the answer kept in its log.
-      outcome = await runJob(job, deps, { retryUnusableOutput: receives < UNUSABLE_OUTPUT_DELIVERIES, remainingMs: () => context?.getRemainingTimeInMillis() ?? Number.POSITIVE_INFINITY });
+      const signal = modelDeadline(context);
+      outcome = await runJob(job, deps, {
+        retryUnusableOutput: receives < UNUSABLE_OUTPUT_DELIVERIES,
+        remainingMs: () => context?.getRemainingTimeInMillis() ?? Number.POSITIVE_INFINITY,
+        ...(signal ? { signal } : {}),
+      });
     } catch (error) {
       await beforeRetry(job, record, receives, error, deps, io);
       throw error;

@@ -32,6 +32,7 @@ import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store
 import { DynamoSummarySource } from '../../lib/adapters/summary-source.js';
 import { S3DynamoSummaryStore } from '../../lib/adapters/summary-store.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-event-log.js';
+import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { SqsRedelivery } from '../../lib/adapters/sqs-redelivery.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import { BatchNotRecordedError, type Clock, type Log, ModelAccessDeniedError, ModelUnavailableError, type RejectedEventLog } from '../../lib/ports.js';
@@ -166,7 +167,8 @@ function reflectorDeps(env: ReflectorEnv, clients: Clients, clock: Clock, log: L
   const { ddb, s3 } = clients;
   const stores = sharedStores(env, clients, clock);
   const forgets = new DynamoForgetLog(ddb, env.TABLE_NAME);
-  const eraser = new DynamoS3UserEraser(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, stores.changes);
+  const eraser = new DynamoS3UserEraser(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, stores.changes, { pageSize: env.FORGET_PAGE_SIZE });
+  const jobs = new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL);
   return {
     reflection: reflectionDeps(env, clients, stores, clock, log),
     summary: summaryDeps(env, clients, stores, clock, log),
@@ -174,7 +176,8 @@ function reflectorDeps(env: ReflectorEnv, clients: Clients, clock: Clock, log: L
     search: stores.search,
     forgets,
     erasures: stores.erasures,
-    forget: (remainingMs) => ({ forgets, eraser, search: stores.search, clock, log, settleSeconds: env.FORGET_SETTLE_SECONDS, remainingMs }),
+    // A forget's continuation goes on the reflector's own queue (lib/use-cases/forget-user.ts).
+    forget: (remainingMs) => ({ forgets, eraser, search: stores.search, clock, log, settleSeconds: env.FORGET_SETTLE_SECONDS, remainingMs, jobs, pagesPerJob: env.FORGET_PAGES_PER_JOB }),
     log,
   };
 }
@@ -241,8 +244,8 @@ export function jobRecordHandler(deps: ReflectorDeps, io: JobRecordIo): JobRecor
 }
 
 /**
- * A failed job goes back to the queue. A forget that ran out of time comes back in a second to
- * go on. An outage, throttling or missing model access is retried by SQS up to the queue's
+ * A failed job goes back to the queue. A forget that ran out of time before it erased anything
+ * comes back in a second to go on (one that erased something went on in a fresh job instead). An outage, throttling or missing model access is retried by SQS up to the queue's
  * maxReceiveCount; on the last delivery the failure is logged before SQS parks the job.
  */
 async function beforeRetry(job: Job, record: SQSRecord, receives: number, error: unknown, deps: ReflectorDeps, io: JobRecordIo): Promise<void> {

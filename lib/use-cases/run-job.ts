@@ -75,7 +75,7 @@ export async function runJob(job: Job, deps: JobDeps, options: RunJobOptions): P
 /** What a job's use case is given besides its dependencies: its retry rule and its model, bound to the job's deadline. */
 type CallOptions = { retryUnusableOutput: boolean; model: LanguageModel };
 
-/** The forget job (an erasure that runs out of time throws ForgetContinuesError). */
+/** The forget job (one that stops with more to erase enqueues its continuation; with nothing erased, it throws ForgetContinuesError). */
 async function forget(job: Job, deps: JobDeps, remainingMs: () => number): Promise<JobOutcome> {
   const outcome = await forgetUser(job, deps.forget(remainingMs));
   if (outcome.status === 'skipped') deps.log.info('forget skipped', { jobId: job.jobId, userId: job.userId, reason: outcome.reason });

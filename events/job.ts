@@ -38,6 +38,8 @@ export const JobSchema = z.object({
   eventDetail: z.string().max(4000).optional(),
   /** A manual summary's own instruction (req R-SUM-9: a custom prompt on demand), instead of the user's or the stage's (optional, additive). */
   prompt: z.string().min(1).max(4000).optional(),
+  /** A forget's continuation number (optional, additive): the job goes on with the erasure its predecessor stopped (lib/use-cases/forget-user.ts). */
+  continuation: z.number().int().min(1).max(1_000_000).optional(),
   requestedAt: TimestampSchema,
 });
 export type Job = z.infer<typeof JobSchema>;

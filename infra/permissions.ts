@@ -128,7 +128,8 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     },
     listBucket: true,
     listBucketVersions: true,
-    sends: [],
+    // Its own queue: a forget with more to erase goes on in a fresh job (lib/use-cases/forget-user.ts).
+    sends: ['reflection'],
     consumes: 'reflection',
     model: true,
     embeddings: true,

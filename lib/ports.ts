@@ -149,6 +149,8 @@ export interface ModelRequest {
   toolInputSchema: Record<string, unknown>;
   temperature: number;
   maxTokens: number;
+  /** Abandons the call when it aborts (the invocation's time is running out): ModelUnavailableError. */
+  signal?: AbortSignal;
 }
 
 export interface ModelResponse {
@@ -164,6 +166,8 @@ export interface SummaryRequest {
   prompt: string;
   temperature: number;
   maxTokens: number;
+  /** As ModelRequest.signal. */
+  signal?: AbortSignal;
 }
 
 export interface SummaryResponse {
@@ -182,6 +186,7 @@ export interface LanguageModel {
    * One Converse call with forced tool output; `usage.stopReason` says why the model stopped.
    * Throws ModelUnavailableError for throttling, timeouts, 5xx and model errors (retryable),
    * ModelAccessDeniedError when the model may not be invoked (access not granted, IAM).
+   * A call abandoned because its request's `signal` aborted throws ModelUnavailableError too.
    */
   reflect(request: ModelRequest): Promise<ModelResponse>;
   /** One Converse call answered in text. Same errors. */

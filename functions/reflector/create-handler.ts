@@ -32,6 +32,7 @@ import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store
 import { DynamoSummarySource } from '../../lib/adapters/summary-source.js';
 import { S3DynamoSummaryStore } from '../../lib/adapters/summary-store.js';
 import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-event-log.js';
+import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { SqsRedelivery } from '../../lib/adapters/sqs-redelivery.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import { BatchNotRecordedError, type Clock, type Log, ModelAccessDeniedError, ModelUnavailableError, type RejectedEventLog } from '../../lib/ports.js';
@@ -52,6 +53,25 @@ export type ReflectorHandler = (event: SQSEvent, context: Context) => Promise<SQ
 
 /** Deliveries that may ask the model again for an unusable answer: the first and its one retry (req R-ERR). */
 const UNUSABLE_OUTPUT_DELIVERIES = 2;
+
+/**
+ * What an invocation keeps for a job's failure path when its model calls are abandoned: the
+ * batch log of a last delivery (S3 and DynamoDB), the visibility change of a first, the
+ * batch response. A model call may otherwise run BEDROCK_REQUEST_TIMEOUT_MS × BEDROCK_MAX_ATTEMPTS
+ * (lib/adapters/aws-clients.ts), longer than the function's timeout (infra/resources.ts).
+ */
+export const MODEL_CALL_RESERVE_MS = 15_000;
+
+/**
+ * The job's deadline for its model calls: aborts MODEL_CALL_RESERVE_MS before the invocation
+ * times out, as its context tells (`getRemainingTimeInMillis()`, "the number of milliseconds
+ * left before the execution times out": https://docs.aws.amazon.com/lambda/latest/dg/nodejs-context.html).
+ * None without a context (the fuzzer).
+ */
+function modelDeadline(context: Context | undefined): AbortSignal | undefined {
+  if (!context) return undefined;
+  return AbortSignal.timeout(Math.max(0, context.getRemainingTimeInMillis() - MODEL_CALL_RESERVE_MS));
+}
 
 type Clients = Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>;
 
@@ -147,7 +167,8 @@ function reflectorDeps(env: ReflectorEnv, clients: Clients, clock: Clock, log: L
   const { ddb, s3 } = clients;
   const stores = sharedStores(env, clients, clock, log);
   const forgets = new DynamoForgetLog(ddb, env.TABLE_NAME);
-  const eraser = new DynamoS3UserEraser(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, stores.changes);
+  const eraser = new DynamoS3UserEraser(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, stores.changes, { pageSize: env.FORGET_PAGE_SIZE });
+  const jobs = new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL);
   return {
     reflection: reflectionDeps(env, clients, stores, clock, log),
     summary: summaryDeps(env, clients, stores, clock, log),
@@ -155,7 +176,8 @@ function reflectorDeps(env: ReflectorEnv, clients: Clients, clock: Clock, log: L
     search: stores.search,
     forgets,
     erasures: stores.erasures,
-    forget: (remainingMs) => ({ forgets, eraser, search: stores.search, clock, log, settleSeconds: env.FORGET_SETTLE_SECONDS, remainingMs }),
+    // A forget's continuation goes on the reflector's own queue (lib/use-cases/forget-user.ts).
+    forget: (remainingMs) => ({ forgets, eraser, search: stores.search, clock, log, settleSeconds: env.FORGET_SETTLE_SECONDS, remainingMs, jobs, pagesPerJob: env.FORGET_PAGES_PER_JOB }),
     log,
   };
 }
@@ -201,7 +223,12 @@ export function jobRecordHandler(deps: ReflectorDeps, io: JobRecordIo): JobRecor
     try {
       // Req R-ERR-1, R-ERR-2, "retry once": an unusable answer on the first delivery is asked again on
       // the next; from the second on, it aborts the batch with the answer kept in its log.
-      outcome = await runJob(job, deps, { retryUnusableOutput: receives < UNUSABLE_OUTPUT_DELIVERIES, remainingMs: () => context?.getRemainingTimeInMillis() ?? Number.POSITIVE_INFINITY });
+      const signal = modelDeadline(context);
+      outcome = await runJob(job, deps, {
+        retryUnusableOutput: receives < UNUSABLE_OUTPUT_DELIVERIES,
+        remainingMs: () => context?.getRemainingTimeInMillis() ?? Number.POSITIVE_INFINITY,
+        ...(signal ? { signal } : {}),
+      });
     } catch (error) {
       await beforeRetry(job, record, receives, error, deps, io);
       throw error;
@@ -217,8 +244,8 @@ export function jobRecordHandler(deps: ReflectorDeps, io: JobRecordIo): JobRecor
 }
 
 /**
- * A failed job goes back to the queue. A forget that ran out of time comes back in a second to
- * go on. An outage, throttling or missing model access is retried by SQS up to the queue's
+ * A failed job goes back to the queue. A forget that ran out of time before it erased anything
+ * comes back in a second to go on (one that erased something went on in a fresh job instead). An outage, throttling or missing model access is retried by SQS up to the queue's
  * maxReceiveCount; on the last delivery the failure is logged before SQS parks the job.
  */
 async function beforeRetry(job: Job, record: SQSRecord, receives: number, error: unknown, deps: ReflectorDeps, io: JobRecordIo): Promise<void> {

@@ -36,6 +36,13 @@ export const ReflectorEnvSchema = z.object({
    * before it (the signal and API functions' timeouts), and erases again.
    */
   FORGET_SETTLE_SECONDS: z.coerce.number().int().min(0).max(60).default(35),
+  /**
+   * A forget's page: the items of one Query (its `Limit`) and the object versions of one
+   * ListObjectVersions (`MaxKeys`, at most 1,000: https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectVersions.html).
+   */
+  FORGET_PAGE_SIZE: z.coerce.number().int().min(1).max(1000).default(1000),
+  /** Pages a forget job erases before it goes on in a fresh job (lib/use-cases/forget-user.ts). */
+  FORGET_PAGES_PER_JOB: positiveInt.default(50),
   /** JSON overrides of sleep-time compute's numbers (lib/domain/sleep-time/config.ts). */
   SLEEP_TIME_CONFIG: z.string().min(1),
   /**

@@ -29,6 +29,12 @@
  * run at once, load 6–10 on 2 cores) — over half the turn queue's 2 s; after a stall the
  * emulator expires the batch before the late renewal reaches it, and in one of those replays
  * a turn was delivered again while its first invocation still ran.
+ *
+ * The function's timeout is enforced as Lambda enforces it: an invocation still running at
+ * `timeoutSeconds` has failed (its whole batch comes back, counted in `stats.timeouts`), and the
+ * context's `getRemainingTimeInMillis()` counts down to that same moment (lambda-context.ts).
+ * Lambda stops the invocation there (https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html);
+ * locally its promise runs on unawaited, as nothing can stop it.
  */
 import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -62,13 +68,33 @@ export interface EventSourceStats {
   handlerErrors: number;
   /** Invocations that died part-way (injected faults). */
   died: number;
+  /** Invocations still running at the function's timeout (failed, as Lambda fails them). */
+  timeouts: number;
+}
+
+/** What an invocation that ran past its function's timeout fails with. */
+export class LambdaTimeoutError extends Error {
+  override readonly name = 'LambdaTimeout';
+}
+
+/** `work`, or a LambdaTimeoutError once `seconds` have passed. */
+async function withinTimeout<T>(seconds: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new LambdaTimeoutError(`Task timed out after ${seconds} seconds`)), seconds * 1000);
+  });
+  try {
+    return await Promise.race([work, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Lambda's starting number of concurrent batches for an SQS event source without a maximum. */
 export const DEFAULT_SQS_CONCURRENCY = 5;
 
 export class LocalEventSource {
-  readonly stats: EventSourceStats = { invocations: 0, records: 0, failedRecords: 0, handlerErrors: 0, died: 0 };
+  readonly stats: EventSourceStats = { invocations: 0, records: 0, failedRecords: 0, handlerErrors: 0, died: 0, timeouts: 0 };
   private running = false;
   private loops: Array<Promise<void>> = [];
   private inFlight = 0;
@@ -158,7 +184,9 @@ export class LocalEventSource {
     const fn = this.options.fn ?? this.options.name;
     // Injected faults (when the local stack turns them on) strike first deliveries only.
     const firstDelivery = records.some((r) => r.attributes.ApproximateReceiveCount === '1');
-    const outcome = await withDelivery(firstDelivery, () => this.options.handler({ Records: records }, lambdaContext(this.options.functionName, this.options.timeoutSeconds)));
+    const { functionName, timeoutSeconds } = this.options;
+    const outcome = await withDelivery(firstDelivery, () => withinTimeout(timeoutSeconds, this.options.handler({ Records: records }, lambdaContext(functionName, timeoutSeconds))));
+    if (!outcome.ok && outcome.error instanceof LambdaTimeoutError) this.stats.timeouts += 1;
     if (outcome.died || !outcome.ok) {
       // A crash (or an injected death): Lambda returns the whole batch to the queue.
       this.stats.handlerErrors += 1;

@@ -36,6 +36,8 @@ export interface LocalFunctions {
 export interface LocalOverrides {
   /** Local delays run this many times faster: the idle threshold's time scale. */
   speed: number;
+  /** A test's own variables, set last (LocalStackOptions.environment). */
+  environment?: Partial<Record<FunctionKey, Record<string, string>>>;
 }
 
 /** A function's environment on the local stack: the synthesized one with the local overrides. */
@@ -49,7 +51,7 @@ export function functionEnvironment(stage: SynthesizedStage, fn: FunctionKey, ov
   if (env.FORGET_SETTLE_SECONDS !== undefined) env.FORGET_SETTLE_SECONDS = String(Math.round(Number(env.FORGET_SETTLE_SECONDS) / overrides.speed));
   // L of the search index's watermark (issue 19): the local functions' writes land within their call.
   if (fn === 'api' || fn === 'reflector') env.SEARCH_MARK_LAG_SECONDS = '5';
-  return env;
+  return { ...env, ...overrides.environment?.[fn] };
 }
 
 export function buildLocalFunctions(stage: SynthesizedStage, clock: Clock, iam: IamEnforcer | null, overrides: LocalOverrides): LocalFunctions {

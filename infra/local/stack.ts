@@ -154,6 +154,14 @@ export interface LocalStackOptions {
    * `permissions` synthesizes the stage with other grants than infra/permissions.ts.
    */
   iam?: { enforce?: boolean; permissions?: Record<FunctionKey, Permissions> };
+  /**
+   * Timeouts (seconds) of the SQS-driven functions other than the stage's (infra/resources.ts
+   * FUNCTION_TIMEOUT_SECONDS): what their context reports and when the local stack ends them.
+   * For tests of what a function does as its time runs out.
+   */
+  timeouts?: Partial<Record<SqsFunction, number>>;
+  /** Variables set on a function's environment over the synthesized ones (parsed by its own schema). */
+  environment?: Partial<Record<FunctionKey, Record<string, string>>>;
 }
 
 /** The local account, region and queue URLs the synthesized templates resolve to. */
@@ -209,7 +217,7 @@ async function startInfrastructure(stage: string, options: LocalStackOptions): P
   }
 }
 
-type SqsFunction = 'signal' | 'reflector' | 'idle';
+export type SqsFunction = 'signal' | 'reflector' | 'idle';
 
 /** The three queues' event sources, started, each invoking its function as the synthesized event source mapping says. */
 function startEventSources(rt: Pick<Runtime, 'synthesized' | 'resources' | 'handlers' | 'iam' | 'options'>): Record<QueueKey, LocalEventSource> {
@@ -225,7 +233,7 @@ function startEventSources(rt: Pick<Runtime, 'synthesized' | 'resources' | 'hand
       region: LOCAL_REGION,
       handler,
       functionName: synthesized.functions[fn].functionName,
-      timeoutSeconds: FUNCTION_TIMEOUT_SECONDS[fn],
+      timeoutSeconds: options.timeouts?.[fn] ?? FUNCTION_TIMEOUT_SECONDS[fn],
       // As the synthesized event source mapping says: its batch size, its maximum concurrency.
       batchSize: synthesized.functions[fn].eventSource?.batchSize ?? 10,
       ...(synthesized.functions[fn].eventSource?.maxConcurrency !== undefined ? { concurrency: synthesized.functions[fn].eventSource?.maxConcurrency } : {}),
@@ -547,7 +555,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const { emulators, resources, synthesized } = await startInfrastructure(stage, options);
   const iam = options.iam?.enforce === false ? null : new IamEnforcer(synthesized);
   const clock = new SimulatedClock();
-  const overrides = { speed: options.speed ?? 60 };
+  const overrides = { speed: options.speed ?? 60, ...(options.environment ? { environment: options.environment } : {}) };
   const handlers = buildLocalFunctions(synthesized, clock, iam, overrides);
   const clients = stackClients(emulators);
   const sources = startEventSources({ synthesized, resources, handlers, iam, options });

@@ -122,7 +122,7 @@ export class BedrockConverseModel implements LanguageModel {
 
   async summarize(request: SummaryRequest): Promise<SummaryResponse> {
     const started = Date.now();
-    const res = await this.converse(new ConverseCommand(this.baseInput(request)));
+    const res = await this.converse(new ConverseCommand(this.baseInput(request)), request.signal);
     return { text: textOf(res).trim(), usage: this.usage(res, started) };
   }
 
@@ -131,14 +131,14 @@ export class BedrockConverseModel implements LanguageModel {
     if (this.answerShape === 'prompt') {
       const input = this.baseInput(request);
       const system = [...input.system, { text: promptedAnswerInstruction(request.toolName, request.toolInputSchema) }];
-      const res = await this.converse(new ConverseCommand({ ...input, system }));
+      const res = await this.converse(new ConverseCommand({ ...input, system }), request.signal);
       return { output: parseJsonText(textOf(res), true), usage: this.usage(res, started) };
     }
     if (supportsStructuredOutput(this.modelId) && !structuredOutputRefused.has(this.modelId)) {
       const res = await this.structuredOrRefused(request);
       if (res) return { output: parseJsonText(textOf(res), false), usage: this.usage(res, started) };
     }
-    const res = await this.converse(new ConverseCommand({ ...this.baseInput(request), ...forcedTool(request) }));
+    const res = await this.converse(new ConverseCommand({ ...this.baseInput(request), ...forcedTool(request) }), request.signal);
     const toolUse = (res.output?.message?.content ?? []).find((c) => c.toolUse?.name === request.toolName)?.toolUse;
     return { output: toolUse?.input ?? textOf(res), usage: this.usage(res, started) };
   }
@@ -150,7 +150,7 @@ export class BedrockConverseModel implements LanguageModel {
    */
   private async structuredOrRefused(request: ModelRequest): Promise<ConverseCommandOutput | null> {
     try {
-      return await this.converse(new ConverseCommand({ ...this.baseInput(request), ...structuredOutput(request) }));
+      return await this.converse(new ConverseCommand({ ...this.baseInput(request), ...structuredOutput(request) }), request.signal);
     } catch (error) {
       if (!isStructuredOutputRefusal(error)) throw error;
       if (!structuredOutputRefused.has(this.modelId)) {
@@ -187,12 +187,16 @@ export class BedrockConverseModel implements LanguageModel {
   /**
    * One call; throttling, timeouts, 5xx, model errors and network errors become
    * ModelUnavailableError, an access denial ModelAccessDeniedError naming the model and Region.
+   * `signal` goes to the SDK as the call's `abortSignal` (https://aws.amazon.com/blogs/developer/abortcontroller-in-modular-aws-sdk-for-javascript/):
+   * when it aborts, the request and any retry backoff end with an AbortError, which the SDK
+   * does not retry; the call is then abandoned as unavailable (retried by the job's next delivery).
    */
-  private async converse(command: ConverseCommand): Promise<ConverseCommandOutput> {
+  private async converse(command: ConverseCommand, signal?: AbortSignal): Promise<ConverseCommandOutput> {
     try {
-      return await this.client.send(command);
+      return await this.client.send(command, signal ? { abortSignal: signal } : {});
     } catch (error) {
       const name = (error as Error).name;
+      if (name === 'AbortError') throw new ModelUnavailableError(`model ${this.modelId} call abandoned: the invocation's time was running out`, { cause: error });
       if (isTransientBedrockError(error)) throw new ModelUnavailableError(`model ${this.modelId} unavailable: ${name}`, { cause: error });
       if (name === 'AccessDeniedException') throw await this.accessDenied(error as Error);
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;

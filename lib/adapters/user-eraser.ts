@@ -34,6 +34,8 @@ export class DynamoS3UserEraser implements UserEraser {
     private readonly tableName: string,
     private readonly bucketName: string,
     private readonly changes: DynamoSearchChangeLog,
+    /** Items per Query page and versions per ListObjectVersions page (absent: the services' own: 1 MB, 1,000). */
+    private readonly options: { pageSize?: number } = {},
   ) {}
 
   async memoryItemIds(userId: string): Promise<string[]> {
@@ -63,7 +65,7 @@ export class DynamoS3UserEraser implements UserEraser {
     let start: Record<string, unknown> | undefined;
     do {
       const res = await this.ddb.send(
-        new QueryCommand({ TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.userPk(userId) }, ProjectionExpression: 'pk, sk', ExclusiveStartKey: start }),
+        new QueryCommand({ TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.userPk(userId) }, ProjectionExpression: 'pk, sk', ExclusiveStartKey: start, Limit: this.options.pageSize }),
       );
       const requests = (res.Items ?? []).map((k) => ({ DeleteRequest: { Key: { pk: k.pk, sk: k.sk } } }));
       const size = Math.ceil(requests.length / PARALLEL_WRITES / 25) * 25;
@@ -95,7 +97,7 @@ export class DynamoS3UserEraser implements UserEraser {
     let keyMarker: string | undefined;
     let versionIdMarker: string | undefined;
     do {
-      const res = await this.s3.send(new ListObjectVersionsCommand({ Bucket: this.bucketName, Prefix: prefix, KeyMarker: keyMarker, VersionIdMarker: versionIdMarker }));
+      const res = await this.s3.send(new ListObjectVersionsCommand({ Bucket: this.bucketName, Prefix: prefix, KeyMarker: keyMarker, VersionIdMarker: versionIdMarker, MaxKeys: this.options.pageSize }));
       const all = [...(res.Versions ?? []), ...(res.DeleteMarkers ?? [])].filter((v) => v.Key !== undefined);
       const versions = all.map((v) => ({ Key: v.Key as string, VersionId: v.VersionId ?? 'null' }));
       // A current delete marker is not a current object: only current versions are kept by deleteNoncurrentVersions.

@@ -13,6 +13,17 @@
  *   running have had their time (FORGET_SETTLE_SECONDS: the signal and API functions'
  *   timeouts), the objects and items once more, and the receipt is marked done. Each page
  *   adds its counts to the receipt, so a resumed erasure's receipt counts everything once.
+ * - A job erases at most `pagesPerJob` pages, and stops between pages when the invocation's
+ *   time runs low. Having erased something, it goes on in a fresh job, its continuation
+ *   (`forget-{t}-{n}`, a deduplication id of its own), and ends: a delivery that failed and
+ *   came back would count towards the queue's maxReceiveCount, and a forget of more than five
+ *   deliveries' pages would be parked in the DLQ. SQS FIFO drops a message sent again with a
+ *   deduplication id it saw in the last 5 minutes ("Message deduplication ID",
+ *   https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/FIFO-key-terms.html),
+ *   so a redelivered job that sends its continuation again sends it once; a later duplicate
+ *   finds less to erase, or the receipt done, and is skipped. The continuation waits in the
+ *   user's FIFO group behind the job that sent it. A job that erased nothing (its time ran
+ *   out before a page) fails instead, and is retried like any job.
  * - What arrives later and was asked for before the forget is dropped: the signal function
  *   checks the receipt when it finds no signal state (`forgottenBefore`), the reflector before
  *   every job. Aggregates that name no user (source reliability counts) stay.
@@ -41,18 +52,28 @@ export interface ForgetDeps {
   settleSeconds: number;
   /** Milliseconds the invocation has left: the erasure stops between pages to continue later. */
   remainingMs: () => number;
+  /** Where a job's continuation goes: the job queue (the user's FIFO group). */
+  jobs: JobQueue;
+  /** Pages a job erases before it goes on in its continuation. */
+  pagesPerJob: number;
 }
 
-/** Left before the invocation's end when an erasure stops to be continued by the next delivery. */
+/** Left before the invocation's end when an erasure stops to be continued (by a fresh job, or the next delivery). */
 const STOP_BEFORE_MS = 15_000;
 
-/** The erasure stopped between pages before the invocation's time ran out; its next delivery goes on. */
+/** The erasure stopped between pages (its page budget spent, or the invocation's time running low) with nothing erased: its next delivery goes on. */
 export class ForgetContinuesError extends Error {
   constructor(userId: string) {
     super(`the erasure of ${userId} goes on in the job's next delivery`);
     this.name = 'ForgetContinuesError';
   }
 }
+
+/** The job that goes on with the erasure `job` stopped: same receipt, the next continuation number and its own id. */
+export const continuationOf = (job: Job, receipt: ForgetReceipt): Job => {
+  const continuation = (job.continuation ?? 0) + 1;
+  return { ...forgetJob(receipt), jobId: `${forgetJob(receipt).jobId}-${continuation}`, continuation };
+};
 
 const NO_COUNTS: ForgetCounts = { items: 0, objects: 0, globalItems: 0, globalIndexObjects: 0 };
 
@@ -92,18 +113,44 @@ export async function forgottenBefore(forgets: Pick<ForgetLog, 'latest'>, userId
   return (await forgets.latest(userId))?.requestedAt ?? null;
 }
 
-export type ForgetOutcome = { status: 'forgotten'; receipt: ForgetReceipt } | { status: 'skipped'; reason: string };
+export type ForgetOutcome = { status: 'forgotten'; receipt: ForgetReceipt } | { status: 'continued'; next: string } | { status: 'skipped'; reason: string };
 
-/** The `forget` job: erase the user (each step repeatable), then mark the receipt done. */
+/** What one job has done: pages erased (its budget), and whether anything was. */
+interface JobProgress {
+  pages: number;
+  erased: number;
+}
+
+/**
+ * The `forget` job: erase the user (each step repeatable), then mark the receipt done; or,
+ * stopped between pages with something erased, enqueue its continuation and end.
+ */
 export async function forgetUser(job: Job, deps: ForgetDeps): Promise<ForgetOutcome> {
   const receipt = await deps.forgets.latest(job.userId);
   if (!receipt) return { status: 'skipped', reason: 'no forget was asked for' };
   if (receipt.status === 'done') return { status: 'skipped', reason: `forgotten already at ${receipt.completedAt ?? receipt.requestedAt}` };
+  const progress: JobProgress = { pages: 0, erased: 0 };
+  try {
+    return await eraseUser(job, receipt, deps, progress);
+  } catch (error) {
+    if (!(error instanceof ForgetContinuesError) || progress.erased === 0) throw error;
+    const next = continuationOf(job, receipt);
+    await deps.jobs.enqueue(next);
+    deps.log.info('forget continues in a fresh job', { userId: receipt.userId, jobId: job.jobId, next: next.jobId, pages: progress.pages, erased: progress.erased });
+    return { status: 'continued', next: next.jobId };
+  }
+}
+
+async function eraseUser(job: Job, receipt: ForgetReceipt, deps: ForgetDeps, progress: JobProgress): Promise<ForgetOutcome> {
   const { userId, requestedAt } = receipt;
-  const add = (counts: Partial<ForgetCounts>) => deps.forgets.add(userId, requestedAt, counts);
+  const add = async (counts: Partial<ForgetCounts>) => {
+    progress.erased += Object.values(counts).reduce((a, b) => a + (b ?? 0), 0);
+    await deps.forgets.add(userId, requestedAt, counts);
+  };
   const globalItems = await deps.eraser.deleteGlobalItems(await deps.eraser.memoryItemIds(userId));
   await add({ globalItems });
-  if (globalItems > 0 || receipt.counts.globalItems > 0) {
+  // A continuation's predecessor finished this step before it went on: only copies found now need the rewrite.
+  if (globalItems > 0 || (receipt.counts.globalItems > 0 && job.continuation === undefined)) {
     // Their words live on in GLOBAL's segments until the index is rewritten and the old segments' versions are gone.
     const rewrite = await deps.search.compact(GLOBAL_USER, 1, { full: true });
     // Another compaction of GLOBAL won the pointer: its segments may still hold their words. The job is retried.
@@ -111,22 +158,23 @@ export async function forgetUser(job: Job, deps: ForgetDeps): Promise<ForgetOutc
     await add({ globalIndexObjects: await deps.eraser.deleteNoncurrentVersions(searchSegmentsPrefix(GLOBAL_USER)) });
   }
   await deps.eraser.deleteSignalState(userId);
-  await erase(userId, deps, add);
+  await erase(userId, deps, add, progress);
   const settleMs = deps.settleSeconds * 1000;
   if (deps.remainingMs() < settleMs + STOP_BEFORE_MS) throw new ForgetContinuesError(userId);
   if (settleMs > 0) await new Promise((resolve) => setTimeout(resolve, settleMs));
-  await erase(userId, deps, add);
+  await erase(userId, deps, add, progress);
   await deps.forgets.complete(userId, requestedAt, deps.clock.now().toISOString());
   const done = (await deps.forgets.latest(userId)) ?? receipt;
   deps.log.info('user forgotten', { userId, requestedAt, requestedBy: receipt.requestedBy, counts: done.counts });
   return { status: 'forgotten', receipt: done };
 }
 
-/** Every object version under the user's prefixes, then every item of their partition, a page at a time. */
-async function erase(userId: string, deps: ForgetDeps, add: (counts: Partial<ForgetCounts>) => Promise<void>): Promise<void> {
+/** Every object version under the user's prefixes, then every item of their partition, a page at a time (within the job's page budget). */
+async function erase(userId: string, deps: ForgetDeps, add: (counts: Partial<ForgetCounts>) => Promise<void>, progress: JobProgress): Promise<void> {
   const page = (field: 'items' | 'objects') => async (deleted: number) => {
     await add({ [field]: deleted });
-    if (deps.remainingMs() < STOP_BEFORE_MS) throw new ForgetContinuesError(userId);
+    progress.pages += 1;
+    if (deps.remainingMs() < STOP_BEFORE_MS || progress.pages >= deps.pagesPerJob) throw new ForgetContinuesError(userId);
   };
   for (const prefix of [userPrefix(userId), claimsPrefix(userId)]) await deps.eraser.deleteObjectVersions(prefix, page('objects'));
   await deps.eraser.deleteItems(userId, page('items'));

@@ -7,8 +7,9 @@
  * the handler turns the outcome's counts into metrics, the fuzzer into its outcomes.
  */
 import type { Job } from '../../events/job.js';
-import type { ErasureLog, ForgetLog, Log } from '../ports.js';
+import type { ErasureLog, ForgetLog, LanguageModel, Log } from '../ports.js';
 import { type ForgetDeps, forgetUser, forgottenBefore } from './forget-user.js';
+import { modelWithDeadline } from './deadline.js';
 import { type JobUsage, runUsage, usageOf } from './job-cost.js';
 import { type ReflectionDeps, releaseBatch, runReflection } from './run-reflection.js';
 import { runNightly, runWeekly, type SleepTimeDeps } from './run-sleep-time.js';
@@ -49,6 +50,11 @@ export interface RunJobOptions {
   retryUnusableOutput: boolean;
   /** The time the invocation has left (the forget stops in time and goes on later). */
   remainingMs: () => number;
+  /**
+   * Aborts the job's model calls (batch, summary, nightly, weekly) while the invocation can
+   * still record their failure (lib/use-cases/deadline.ts). Absent: no deadline.
+   */
+  signal?: AbortSignal;
 }
 
 export const familyOf = (kind: Job['kind']): JobFamily =>
@@ -60,12 +66,16 @@ export async function runJob(job: Job, deps: JobDeps, options: RunJobOptions): P
   if (family === 'forget') return forget(job, deps, options.remainingMs);
   if (await askedBeforeForget(job, deps)) return { family, status: 'dropped', done: false, usage: null, counts: {} };
   if ((family === 'batch' || family === 'summary') && (await citesForgottenTurns(job, family, deps))) return { family, status: 'dropped', done: false, usage: null, counts: {} };
-  if (family === 'nightly' || family === 'weekly') return sleepTime(job, family, deps, options.retryUnusableOutput);
-  if (family === 'summary') return summary(job, deps, options.retryUnusableOutput);
-  return batch(job, deps, options.retryUnusableOutput);
+  const { retryUnusableOutput, signal } = options;
+  if (family === 'nightly' || family === 'weekly') return sleepTime(job, family, deps, { retryUnusableOutput, model: modelWithDeadline(deps.sleepTime.model, signal) });
+  if (family === 'summary') return summary(job, deps, { retryUnusableOutput, model: modelWithDeadline(deps.summary.model, signal) });
+  return batch(job, deps, { retryUnusableOutput, model: modelWithDeadline(deps.reflection.model, signal) });
 }
 
-/** The forget job (an erasure that runs out of time throws ForgetContinuesError). */
+/** What a job's use case is given besides its dependencies: its retry rule and its model, bound to the job's deadline. */
+type CallOptions = { retryUnusableOutput: boolean; model: LanguageModel };
+
+/** The forget job (one that stops with more to erase enqueues its continuation; with nothing erased, it throws ForgetContinuesError). */
 async function forget(job: Job, deps: JobDeps, remainingMs: () => number): Promise<JobOutcome> {
   const outcome = await forgetUser(job, deps.forget(remainingMs));
   if (outcome.status === 'skipped') deps.log.info('forget skipped', { jobId: job.jobId, userId: job.userId, reason: outcome.reason });
@@ -96,8 +106,8 @@ async function citesForgottenTurns(job: Job, family: 'batch' | 'summary', deps: 
   return true;
 }
 
-async function sleepTime(job: Job, family: 'nightly' | 'weekly', deps: JobDeps, retryUnusableOutput: boolean): Promise<JobOutcome> {
-  const out = await (family === 'nightly' ? runNightly : runWeekly)(job, { ...deps.sleepTime, retryUnusableOutput });
+async function sleepTime(job: Job, family: 'nightly' | 'weekly', deps: JobDeps, call: CallOptions): Promise<JobOutcome> {
+  const out = await (family === 'nightly' ? runNightly : runWeekly)(job, { ...deps.sleepTime, ...call });
   const done = out.status === 'completed';
   deps.log.info('sleep-time run done', { jobId: job.jobId, userId: job.userId, kind: job.kind, status: out.status, ...(out.status === 'completed' ? { memoriesStored: out.run.memoriesStored } : {}) });
   const usage = out.status === 'completed' ? runUsage(out.run) : null;
@@ -105,8 +115,8 @@ async function sleepTime(job: Job, family: 'nightly' | 'weekly', deps: JobDeps, 
   return { family, status: out.status, done, usage, counts };
 }
 
-async function summary(job: Job, deps: JobDeps, retryUnusableOutput: boolean): Promise<JobOutcome> {
-  const out = await runSummary(job, { ...deps.summary, retryUnusableOutput });
+async function summary(job: Job, deps: JobDeps, call: CallOptions): Promise<JobOutcome> {
+  const out = await runSummary(job, { ...deps.summary, ...call });
   if (out.status !== 'written') {
     deps.log.info('summary not written', { jobId: job.jobId, userId: job.userId, status: out.status, reason: out.reason });
     return { family: 'summary', status: out.status, done: false, usage: null, counts: {} };
@@ -114,8 +124,8 @@ async function summary(job: Job, deps: JobDeps, retryUnusableOutput: boolean): P
   return { family: 'summary', status: out.status, done: true, usage: out.usage, counts: {} };
 }
 
-async function batch(job: Job, deps: JobDeps, retryUnusableOutput: boolean): Promise<JobOutcome> {
-  const outcome = await runReflection(job, { ...deps.reflection, retryUnusableOutput });
+async function batch(job: Job, deps: JobDeps, call: CallOptions): Promise<JobOutcome> {
+  const outcome = await runReflection(job, { ...deps.reflection, ...call });
   const done = outcome.status === 'completed';
   if (!('log' in outcome)) {
     deps.log.info('job not run', { jobId: job.jobId, userId: job.userId, kind: job.kind, status: outcome.status, reason: outcome.reason });

@@ -6,8 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
 import type { ForgetCounts } from '../../lib/ports.js';
+import { defaultSummarySettings } from '../../lib/domain/summary.js';
+import { modelWithDeadline } from '../../lib/use-cases/deadline.js';
 import { familyOf, type JobDeps, runJob } from '../../lib/use-cases/run-job.js';
-import { MemoryForgetLog, RecordingLog } from '../helpers/fakes.js';
+import { fixedClock, MemoryCostLedger, MemoryForgetLog, MemorySettings, RecordingLog, ScriptedModel, turn } from '../helpers/fakes.js';
+import { recordingWorld } from '../helpers/recording-fakes.js';
 
 const job = (kind: Job['kind'], requestedAt: string): Job => ({ type: 'reflector.job', version: 1, jobId: `${kind}-1-2`, userId: 'u1', kind, trigger: 'turn_count', urgency: 1, turnIds: [1, 2], requestedAt });
 
@@ -42,5 +45,32 @@ describe('runJob', () => {
     const other = { ...deps, erasures: { forgottenTurns: async () => new Set([9]) } } as JobDeps;
     await expect(runJob(job('idle-summary', '2026-02-06T11:00:00.000Z'), other, { retryUnusableOutput: false, remainingMs: () => 1000 })).rejects.toThrow();
     expect(log.entries).toHaveLength(1);
+  });
+
+  it("binds the job's model calls to its deadline: a summary's call carries the handler's signal", async () => {
+    const w = recordingWorld();
+    await w.turns.saveTurns([turn({ userId: 'u1', turnId: 1 }), turn({ userId: 'u1', turnId: 2 })]);
+    const model = new ScriptedModel(() => ({}));
+    const log = new RecordingLog();
+    const summary = { turns: w.turns, summaries: w.summaries, costs: new MemoryCostLedger(), settings: new MemorySettings(), model, clock: fixedClock(), log, defaults: defaultSummarySettings, temperature: 0.6, budgetTokens: 4000 };
+    const deps = { reflection: untouched, summary, sleepTime: untouched, forgets: new MemoryForgetLog(), erasures: { forgottenTurns: async () => new Set<number>() }, forget: () => untouched, log } as unknown as JobDeps;
+    const signal = new AbortController().signal;
+    const outcome = await runJob(job('idle-summary', '2026-02-06T11:00:00.000Z'), deps, { retryUnusableOutput: false, remainingMs: () => 1000, signal });
+    expect(outcome).toMatchObject({ family: 'summary', status: 'written' });
+    expect(model.summaries.map((r) => r.signal)).toEqual([signal]);
+  });
+});
+
+describe('modelWithDeadline', () => {
+  it("adds the signal to every call and keeps the model's output limit; no signal, the model itself", async () => {
+    const model = new ScriptedModel(() => ({ ok: true }));
+    model.maxOutputTokens = 64_000;
+    const signal = new AbortController().signal;
+    const bound = modelWithDeadline(model, signal);
+    expect(bound.maxOutputTokens).toBe(64_000);
+    await bound.reflect({ system: 's', prompt: 'p', toolName: 't', toolDescription: 'd', toolInputSchema: {}, temperature: 0, maxTokens: 10 });
+    await bound.summarize({ system: 's', prompt: 'p', temperature: 0, maxTokens: 10 });
+    expect([model.requests[0]?.signal, model.summaries[0]?.signal]).toEqual([signal, signal]);
+    expect(modelWithDeadline(model, undefined)).toBe(model);
   });
 });

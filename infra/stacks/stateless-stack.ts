@@ -32,7 +32,7 @@ import { functionRole, MemoryFunction } from '../constructs/memory-function.js';
 import { NotifyingAlarm } from '../constructs/notifying-alarm.js';
 import { type FunctionKey, PERMISSIONS, type Permissions } from '../permissions.js';
 import { FUNCTION_TIMEOUT_SECONDS, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
-import { jobModelEnvironment, modelGrant, modelIdFor } from './reflector-model.js';
+import { jobModelEnvironment, modelGrant, modelGrantWildcards, modelIdFor } from './reflector-model.js';
 import type { MemoryQueue, MemoryUserPool } from './stateful-stack.js';
 
 export interface StatelessStackProps extends StackProps {
@@ -423,8 +423,8 @@ export class StatelessStack extends Stack {
         }),
       );
     }
-    // InvokeModel on the stage's model in this Region: its inference profile and the foundation
-    // models the profile routes to, only through it (infra/stacks/reflector-model.ts).
+    // InvokeModel on the stage's model: its inference profile in this Region and the foundation
+    // model in every Region, only through the profile (infra/stacks/reflector-model.ts).
     if (permissions.model) for (const statement of modelGrant(this, config)) fn.addToRolePolicy(statement);
     // Issue 22: InvokeModel on the embedding model, in this Region, only on a stage that embeds.
     if (permissions.embeddings && config.embeddings) fn.addToRolePolicy(embeddingGrant(this, config.embeddings.modelId));
@@ -448,6 +448,8 @@ export class StatelessStack extends Stack {
         appliesTo: patterns.map((pattern) => wildcardUnder(bucket, pattern)),
       });
     }
+    const modelWildcards = permissions.model ? modelGrantWildcards(config) : null;
+    if (modelWildcards) wildcards.push(modelWildcards);
     if (wildcards.length > 0) NagSuppressions.addResourceSuppressions(fn.role!, wildcards, true);
   }
 

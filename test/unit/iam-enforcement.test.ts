@@ -8,7 +8,7 @@ import { synthesizeStage } from '../../infra/local/iam/synthesized-stage.js';
 import type { FunctionKey } from '../../infra/permissions.js';
 
 const env = { account: '000000000000', region: 'us-east-1', partition: 'aws', queueUrl: (name: string) => `http://127.0.0.1:1/000000000000/${name}` };
-const bucket = 'reflective-memory-local-000000000000';
+const bucket = 'reflective-memory-local-000000000000-us-east-1';
 const table = 'reflective-memory-local';
 let iam: IamEnforcer;
 

@@ -134,11 +134,12 @@ const FUNCTIONS: Record<FunctionKey, (stack: Stack, props: StatelessStackProps) 
     }),
     source: { batchSize: 10, reportBatchItemFailures: true },
   }),
-  reflector: (stack, { config, queues, table, bucket }) => ({
+  reflector: (stack, { stage, config, queues, table, bucket }) => ({
     id: 'ReflectorFunction',
     tracing: QUEUE_DRIVEN,
     description: 'ReflectionQueue → assemble → Bedrock Converse → gates → staging → batch log',
     environment: functionEnvironment(ReflectorEnvSchema, 'reflector', config.logLevel, {
+      STAGE: stage,
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,
       MODEL_ID: modelIdFor(stack, config),
@@ -340,13 +341,14 @@ export class StatelessStack extends Stack {
    * job's model cost, lib/use-cases/job-cost.ts) over one day against the stage's threshold.
    * A period of 86,400 s with one evaluation period is within PutMetricAlarm's limits (period
    * × evaluation periods ≤ 604,800 s; https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html).
-   * The metric's namespace is the service's, not the stage's: two stages in one account share it.
+   * The metric's namespace is the service's, shared by two stages in one account: the `stage`
+   * dimension the reflector gives it (lib/adapters/metrics.ts addModelCost) keeps their sums apart.
    */
   private costAlarm(props: StatelessStackProps): void {
     new NotifyingAlarm(this, 'DailyModelCostAlarm', {
       topic: props.alarmTopic,
       alarmDescription: `The model cost of the last day passed $${props.config.alarms.dailyModelCostUsd}: GET /v1/costs gives the totals by day and kind, GET /v1/users/{u}/costs a user's.`,
-      metric: new Metric({ namespace: METRICS_NAMESPACE, metricName: 'ModelCostUsd', dimensionsMap: { service: 'reflector' }, statistic: 'Sum', period: Duration.days(1) }),
+      metric: new Metric({ namespace: METRICS_NAMESPACE, metricName: 'ModelCostUsd', dimensionsMap: { service: 'reflector', stage: props.stage }, statistic: 'Sum', period: Duration.days(1) }),
       threshold: props.config.alarms.dailyModelCostUsd,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,

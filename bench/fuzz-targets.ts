@@ -457,7 +457,7 @@ function reflectorDeps(w: RecordingWorld, model: LanguageModel): ReflectorDeps {
  * it could not be recorded is `batch:not_recorded` (designed, not a crash).
  */
 async function runJobRecord(w: RecordingWorld, body: string, deps: ReflectorDeps): Promise<string> {
-  const handle = jobRecordHandler(deps, { rejected: w.rejected, redelivery: { after: async () => {} }, metrics: { addMetric: () => {} }, log: deps.log, clock: fixedClock(NOW), maxReceives: 5, modelRetryDelaySeconds: 30 });
+  const handle = jobRecordHandler(deps, { rejected: w.rejected, redelivery: { after: async () => {} }, metrics: { addMetric: () => {}, addModelCost: () => {} }, log: deps.log, clock: fixedClock(NOW), maxReceives: 5, modelRetryDelaySeconds: 30 });
   const [delivered] = sqsEvent([{ body, groupId: ATTACKER }]).Records;
   if (!delivered) throw new Error('no record');
   const record: SQSRecord = { ...delivered, messageId: 'r1', attributes: { ...delivered.attributes, ApproximateReceiveCount: '2' } };

@@ -65,13 +65,23 @@ export const QUEUES = {
 
 export type QueueKey = keyof typeof QUEUES;
 
-/** Physical names: one isolated copy per stage. */
+/**
+ * Physical names: one isolated copy per stage. Tables and queues are named per account and
+ * Region; bucket names are global within a partition
+ * (https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html), so the
+ * bucket's carries the account and the Region: the same stage deployed in two Regions of one
+ * account gets two buckets, not a name clash. At most 63 characters (same page): with the
+ * longest Region names (14 characters) that leaves 17 for the stage (BUCKET_NAME_MAX_LENGTH).
+ */
 export const names = (stage: string) => ({
   table: `reflective-memory-${stage}`,
-  bucket: (account: string) => `reflective-memory-${stage}-${account}`,
+  bucket: (account: string, region: string) => `reflective-memory-${stage}-${account}-${region}`,
   queue: (q: QueueDefinition) => `reflective-memory-${stage}-${q.id}${q.fifo ? '.fifo' : ''}`,
   dlq: (q: QueueDefinition) => `reflective-memory-${stage}-${q.id}-dlq${q.fifo ? '.fifo' : ''}`,
 });
+
+/** S3's limit on a bucket name's length (https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html). */
+export const BUCKET_NAME_MAX_LENGTH = 63;
 
 /** Scheduled sweeps. Turn archival has no sweep: the bucket's lifecycle rule, which S3 runs daily, does it. */
 export const SWEEPS = ['nightly', 'weekly', 'expiry'] as const;

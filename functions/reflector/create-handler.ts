@@ -25,7 +25,7 @@ import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { createLogger } from '../../lib/adapters/logger.js';
-import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
+import { addModelCost, createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
 import { DynamoCostLedger } from '../../lib/adapters/dynamo-cost-ledger.js';
 import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings-store.js';
 import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
@@ -185,6 +185,8 @@ function reflectorDeps(env: ReflectorEnv, clients: Clients, clock: Clock, log: L
 /** Where the record handler adds its metrics (Powertools Metrics in the function). */
 export interface MetricSink {
   addMetric(name: string, unit: (typeof MetricUnit)[keyof typeof MetricUnit], value: number): void;
+  /** One job's ModelCostUsd, with the stage as a dimension (lib/adapters/metrics.ts addModelCost). */
+  addModelCost(usd: number): void;
 }
 
 /** What the record handler uses besides the use cases: the rejected-events log, the queue, metrics, retry settings. */
@@ -282,7 +284,7 @@ function reportJob(outcome: JobOutcome, metrics: MetricSink): void {
   metrics.addMetric(outcome.done ? 'JobsDone' : 'JobsNotDone', MetricUnit.Count, 1);
   for (const [name, value] of Object.entries(outcome.counts)) metrics.addMetric(name, MetricUnit.Count, value);
   const usage = outcome.usage;
-  if (usage && usage.costUsd !== null && !usage.reused) metrics.addMetric('ModelCostUsd', MetricUnit.NoUnit, usage.costUsd);
+  if (usage && usage.costUsd !== null && !usage.reused) metrics.addModelCost(usage.costUsd);
 }
 
 /**
@@ -306,7 +308,7 @@ export function createReflectorHandler(env: ReflectorEnv, clients: Clients, cloc
   const recordHandler = jobRecordHandler(reflectorDeps(env, clients, clock, log), {
     rejected: new S3RejectedEventLog(clients.s3, env.BUCKET_NAME),
     redelivery: new SqsRedelivery(clients.sqs, env.REFLECTION_QUEUE_URL),
-    metrics,
+    metrics: { addMetric: (name, unit, value) => metrics.addMetric(name, unit, value), addModelCost: (usd) => addModelCost(metrics, env.STAGE, usd) },
     log,
     clock,
     maxReceives: env.REFLECTION_MAX_RECEIVES,

@@ -31,7 +31,7 @@ export async function provision(stage: string, endpoints: { dynamodb: string; sq
   const n = names(stage);
   try {
     const tableName = await createTable(ddb, n.table);
-    const bucketName = n.bucket(LOCAL_ACCOUNT);
+    const bucketName = n.bucket(LOCAL_ACCOUNT, LOCAL_REGION);
     await s3.send(new CreateBucketCommand({ Bucket: bucketName }));
     const queues = {} as Record<QueueKey, LocalQueue>;
     for (const [key, def] of Object.entries(QUEUES) as Array<[QueueKey, QueueDef]>) queues[key] = await createQueue(sqs, n, def);

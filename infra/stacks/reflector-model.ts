@@ -5,29 +5,38 @@
  *
  * The stack may be synthesized Region-agnostic (`env.region` a token: `cdk synth` without
  * credentials, the CDK tests), so the derivation happens in CloudFormation: a mapping from
- * each Region the model can be invoked from to its id and foundation-model ARNs, read with
- * Fn::FindInMap on AWS::Region. A deploy to a Region the model has no profile in then fails
+ * each Region the model can be invoked from to the id to invoke, read with Fn::FindInMap on
+ * AWS::Region. A deploy to a Region the model has no profile in then fails
  * at the mapping lookup instead of at the first model call. With a concrete Region (what
  * `cdk deploy` synthesizes) the values are literals and an unsupported Region fails the
  * synth, naming what to change. Deriving it in CloudFormation rather than at cold start
  * (from AWS_REGION) keeps the MODEL_ID variable and the grant one derivation, readable in
  * the template, and the function code free of model routing.
  *
- * The grant (https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-prereq.html:
- * "If you specify an inference profile in the Resource field, you must also specify the
- * foundation model in each Region associated with it"; the example policy of
- * https://docs.aws.amazon.com/bedrock/latest/userguide/geographic-cross-region-inference.html
- * limits the foundation models to calls through the profile with the condition
- * bedrock:InferenceProfileArn): bedrock:InvokeModel (which Converse needs) on the inference
- * profile in the stack's Region, and on the foundation model in every destination Region of
- * the profile's geography, only through that profile. A global profile also routes through
- * the Region-less foundation-model ARN `arn:aws:bedrock:::foundation-model/<id>`
+ * The grant: bedrock:InvokeModel (which Converse needs) on the inference profile in the stack's
+ * Region, and on the foundation model in every Region (`arn:…:bedrock:*::foundation-model/<id>`),
+ * the latter only through that profile (condition bedrock:InferenceProfileArn = the profile's
+ * ARN). Bedrock authorizes a call through a profile on the profile and on the foundation model
+ * in the Region it routes the call to: "If you specify an inference profile in the Resource
+ * field, you must also specify the foundation model in each Region associated with it"
+ * (https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-prereq.html); the
+ * example of https://docs.aws.amazon.com/bedrock/latest/userguide/geographic-cross-region-inference.html
+ * limits the foundation models to calls through the profile with that condition. Destination
+ * Regions are AWS's to set, per profile and source Region, opt-in Regions included, and AWS asks
+ * that policies allow inference in all of them
+ * (https://docs.aws.amazon.com/bedrock/latest/userguide/cross-region-inference.html). So the
+ * grant names no list of them: a list kept by hand falls behind when AWS adds a Region, and the
+ * calls routed there are denied. AWS CDK's own helper (@aws-cdk/aws-bedrock-alpha CrossRegionInferenceProfile.grantInvoke)
+ * grants the model in every Region in the same way; the condition keeps the wildcard from
+ * allowing any direct call of the model. A global profile also routes through the Region-less
+ * foundation-model ARN `arn:aws:bedrock:::foundation-model/<id>`, named as well
  * (https://docs.aws.amazon.com/bedrock/latest/userguide/global-cross-region-inference.html).
- * In-Region use is the foundation model of the stack's Region alone.
+ * In-Region use is the foundation model of the stack's Region alone, unconditioned.
  */
 import { Aws, CfnMapping, type Stack, Token } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { type InferenceScope, invocationFor, invocationsByRegion, type ModelInvocation } from '../../lib/domain/bedrock-models.js';
+import type { NagPackSuppression } from 'cdk-nag';
+import { type InferenceScope, invocationFor, invocationsByRegion } from '../../lib/domain/bedrock-models.js';
 import type { ModelJob, StageConfig } from '../config/stages.js';
 
 const MAPPING_ID = 'ReflectorModelByRegion';
@@ -53,26 +62,25 @@ function stageModels(config: StageModels): ModelConfig[] {
 
 const modelOf = (config: StageModels, modelId: string): ModelConfig => stageModels(config).find((m) => m.modelId === modelId) as ModelConfig;
 
-/** The foundation-model ARNs an invocation may run on. */
-function foundationModelArns(invocation: ModelInvocation, partition: string): string[] {
-  const arns = invocation.destinationRegions.map((r) => `arn:${partition}:bedrock:${r}::foundation-model/${invocation.foundationModelId}`);
-  return invocation.regionless ? [...arns, `arn:${partition}:bedrock:::foundation-model/${invocation.foundationModelId}`] : arns;
+/**
+ * The foundation-model ARNs a call through the model's inference profile may run on: the model
+ * in every Region (`*`), and Region-less for a global profile (see the module's comment).
+ */
+function profileFoundationModelArns(model: ModelConfig, partition: string): string[] {
+  const everyRegion = `arn:${partition}:bedrock:*::foundation-model/${model.modelId}`;
+  return model.inferenceScope === 'global' ? [everyRegion, `arn:${partition}:bedrock:::foundation-model/${model.modelId}`] : [everyRegion];
 }
 
 const regionIsConcrete = (stack: Stack) => !Token.isUnresolved(stack.region);
 
-/**
- * A model's Region → invocation table, created once per stack and model. Mapping values must
- * be literals, so the foundation-model ARNs name the `aws` partition: every Region of the
- * catalogue is a commercial one.
- */
+/** A model's Region → id table, created once per stack and model. */
 function regionMapping(stack: Stack, model: ModelConfig): CfnMapping {
   const id = `${MAPPING_ID}${model.suffix}`;
   const existing = stack.node.tryFindChild(id);
   if (existing) return existing as CfnMapping;
   const rows = invocationsByRegion(model.modelId, model.inferenceScope);
   if (rows.length === 0) throw new Error(`${model.modelId} cannot be invoked with inference scope '${model.inferenceScope}' from any Region we know (lib/domain/bedrock-models.ts)`);
-  const mapping = Object.fromEntries(rows.map(({ region, invocation }) => [region, { ModelId: invocation.modelId, FoundationModelArns: foundationModelArns(invocation, 'aws') }]));
+  const mapping = Object.fromEntries(rows.map(({ region, invocation }) => [region, { ModelId: invocation.modelId }]));
   return new CfnMapping(stack, id, { mapping, lazy: false });
 }
 
@@ -102,17 +110,37 @@ export function modelGrant(stack: Stack, config: StageModels): PolicyStatement[]
 }
 
 function grantOf(stack: Stack, model: ModelConfig): PolicyStatement[] {
-  const concrete = regionIsConcrete(stack) ? invocationFor(model.modelId, stack.region, model.inferenceScope) : null;
-  const models = concrete ? foundationModelArns(concrete, stack.partition) : Token.asList(regionMapping(stack, model).findInMap(Aws.REGION, 'FoundationModelArns'));
-  if (model.inferenceScope === 'in-region') return [new PolicyStatement({ sid: `InvokeModelInRegion${model.suffix}`, actions: ['bedrock:InvokeModel'], resources: models })];
+  if (model.inferenceScope === 'in-region') {
+    // invocationId validates the Region (synth) or looks it up in the table (deploy).
+    const inRegion = `arn:${stack.partition}:bedrock:${stack.region}::foundation-model/${invocationId(stack, model)}`;
+    return [new PolicyStatement({ sid: `InvokeModelInRegion${model.suffix}`, actions: ['bedrock:InvokeModel'], resources: [inRegion] })];
+  }
   const profileArn = `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:inference-profile/${invocationId(stack, model)}`;
   return [
     new PolicyStatement({ sid: `InvokeModelThroughProfile${model.suffix}`, actions: ['bedrock:InvokeModel'], resources: [profileArn] }),
     new PolicyStatement({
       sid: `InvokeProfileFoundationModels${model.suffix}`,
       actions: ['bedrock:InvokeModel'],
-      resources: models,
+      resources: profileFoundationModelArns(model, stack.partition),
       conditions: { StringEquals: { 'bedrock:InferenceProfileArn': profileArn } },
     }),
   ];
 }
+
+/**
+ * The cdk-nag AwsSolutions-IAM5 suppression of the one wildcard the grant carries on purpose:
+ * each profile model's foundation model in every Region (`bedrock:*`), named exactly, so any
+ * other wildcard on the role is still reported. None for in-Region use.
+ */
+export function modelGrantWildcards(config: StageModels): NagPackSuppression | null {
+  const models = stageModels(config).filter((m) => m.inferenceScope !== 'in-region');
+  if (models.length === 0) return null;
+  const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  return {
+    id: 'AwsSolutions-IAM5',
+    reason:
+      'bedrock:InvokeModel on the foundation model in every Region, only through the stage\'s inference profile (condition bedrock:InferenceProfileArn): the profile routes each call to a destination Region AWS may add to at any time (infra/stacks/reflector-model.ts).',
+    appliesTo: models.map((m) => ({ regex: `/^Resource::arn:[^/]+:bedrock:\\*::foundation-model\\/${literal(m.modelId)}$/` })),
+  };
+}
+

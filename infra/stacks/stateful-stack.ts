@@ -14,7 +14,7 @@ import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages.js';
 import { NotifyingAlarm } from '../constructs/notifying-alarm.js';
-import { names, type QueueDefinition, QUEUES, type QueueKey, TABLE } from '../resources.js';
+import { BUCKET_NAME_MAX_LENGTH, names, type QueueDefinition, QUEUES, type QueueKey, TABLE } from '../resources.js';
 
 /**
  * How long SQS reuses a data key of the queue's KMS key before asking KMS again (issue 19's
@@ -122,13 +122,26 @@ export class StatefulStack extends Stack {
   }
 
   /**
+   * The bucket's name, with the account and Region (infra/resources.ts). With both known (what
+   * `cdk deploy` synthesizes) a name over S3's 63 characters fails the synth, naming the stage;
+   * synthesized Region-agnostic, S3 would refuse it at deploy.
+   */
+  private bucketName(stage: string): string {
+    const name = names(stage).bucket(this.account, this.region);
+    if (!Token.isUnresolved(name) && name.length > BUCKET_NAME_MAX_LENGTH) {
+      throw new Error(`the bucket name ${name} is ${name.length} characters, over S3's ${BUCKET_NAME_MAX_LENGTH}: use a stage name ${name.length - BUCKET_NAME_MAX_LENGTH} characters shorter`);
+    }
+    return name;
+  }
+
+  /**
    * The memory bucket: the data key with a bucket key, no public access, TLS only, versioned,
    * claim checks expiring, large turn originals archived.
    */
   private makeBucket(props: StatefulStackProps, removalPolicy: RemovalPolicy): Bucket {
     const sleep = SleepTimeConfigSchema.parse(props.config.sleepTime);
     const bucket = new Bucket(this, 'MemoryBucket', {
-      bucketName: names(props.stage).bucket(this.account),
+      bucketName: this.bucketName(props.stage),
       encryption: BucketEncryption.KMS,
       encryptionKey: this.dataKey,
       // S3 asks KMS for a bucket-level key now and then instead of a data key per object.

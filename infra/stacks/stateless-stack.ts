@@ -32,7 +32,7 @@ import { functionRole, MemoryFunction } from '../constructs/memory-function.js';
 import { NotifyingAlarm } from '../constructs/notifying-alarm.js';
 import { type FunctionKey, PERMISSIONS, type Permissions } from '../permissions.js';
 import { FUNCTION_TIMEOUT_SECONDS, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
-import { jobModelEnvironment, modelGrant, modelIdFor } from './reflector-model.js';
+import { jobModelEnvironment, modelGrant, modelGrantWildcards, modelIdFor } from './reflector-model.js';
 import type { MemoryQueue, MemoryUserPool } from './stateful-stack.js';
 
 export interface StatelessStackProps extends StackProps {
@@ -134,11 +134,12 @@ const FUNCTIONS: Record<FunctionKey, (stack: Stack, props: StatelessStackProps) 
     }),
     source: { batchSize: 10, reportBatchItemFailures: true },
   }),
-  reflector: (stack, { config, queues, table, bucket }) => ({
+  reflector: (stack, { stage, config, queues, table, bucket }) => ({
     id: 'ReflectorFunction',
     tracing: QUEUE_DRIVEN,
     description: 'ReflectionQueue → assemble → Bedrock Converse → gates → staging → batch log',
     environment: functionEnvironment(ReflectorEnvSchema, 'reflector', config.logLevel, {
+      STAGE: stage,
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,
       MODEL_ID: modelIdFor(stack, config),
@@ -340,13 +341,14 @@ export class StatelessStack extends Stack {
    * job's model cost, lib/use-cases/job-cost.ts) over one day against the stage's threshold.
    * A period of 86,400 s with one evaluation period is within PutMetricAlarm's limits (period
    * × evaluation periods ≤ 604,800 s; https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html).
-   * The metric's namespace is the service's, not the stage's: two stages in one account share it.
+   * The metric's namespace is the service's, shared by two stages in one account: the `stage`
+   * dimension the reflector gives it (lib/adapters/metrics.ts addModelCost) keeps their sums apart.
    */
   private costAlarm(props: StatelessStackProps): void {
     new NotifyingAlarm(this, 'DailyModelCostAlarm', {
       topic: props.alarmTopic,
       alarmDescription: `The model cost of the last day passed $${props.config.alarms.dailyModelCostUsd}: GET /v1/costs gives the totals by day and kind, GET /v1/users/{u}/costs a user's.`,
-      metric: new Metric({ namespace: METRICS_NAMESPACE, metricName: 'ModelCostUsd', dimensionsMap: { service: 'reflector' }, statistic: 'Sum', period: Duration.days(1) }),
+      metric: new Metric({ namespace: METRICS_NAMESPACE, metricName: 'ModelCostUsd', dimensionsMap: { service: 'reflector', stage: props.stage }, statistic: 'Sum', period: Duration.days(1) }),
       threshold: props.config.alarms.dailyModelCostUsd,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -423,8 +425,8 @@ export class StatelessStack extends Stack {
         }),
       );
     }
-    // InvokeModel on the stage's model in this Region: its inference profile and the foundation
-    // models the profile routes to, only through it (infra/stacks/reflector-model.ts).
+    // InvokeModel on the stage's model: its inference profile in this Region and the foundation
+    // model in every Region, only through the profile (infra/stacks/reflector-model.ts).
     if (permissions.model) for (const statement of modelGrant(this, config)) fn.addToRolePolicy(statement);
     // Issue 22: InvokeModel on the embedding model, in this Region, only on a stage that embeds.
     if (permissions.embeddings && config.embeddings) fn.addToRolePolicy(embeddingGrant(this, config.embeddings.modelId));
@@ -448,6 +450,8 @@ export class StatelessStack extends Stack {
         appliesTo: patterns.map((pattern) => wildcardUnder(bucket, pattern)),
       });
     }
+    const modelWildcards = permissions.model ? modelGrantWildcards(config) : null;
+    if (modelWildcards) wildcards.push(modelWildcards);
     if (wildcards.length > 0) NagSuppressions.addResourceSuppressions(fn.role!, wildcards, true);
   }
 

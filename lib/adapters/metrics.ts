@@ -9,7 +9,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
  * signal TurnsAccepted, RejectedRecords, ReflectionJobsEnqueued, RecordsRetried;
  * idle IdleSummariesEnqueued, RejectedRecords;
  * reflector JobsDone, JobsNotDone, ItemsStaged, GateRejections, ItemsPromoted, ModelInputTokens, ModelOutputTokens,
- * ModelCostUsd (the stage's daily cost alarm sums it), RejectedRecords;
+ * ModelCostUsd (the stage's daily cost alarm sums it; with a `stage` dimension too, addModelCost), RejectedRecords;
  * sweep SweepJobs — 16 metrics in all.
  */
 export const METRICS_NAMESPACE = 'ReflectiveMemory';
@@ -19,3 +19,19 @@ export function createMetrics(serviceName: string): Metrics {
 }
 
 export { MetricUnit };
+
+/**
+ * One job's model cost: ModelCostUsd with the dimensions `service` and `stage`. The namespace is
+ * the service's, shared by every stage in the account, and dimensions are part of a metric's
+ * identity: each name/value pair makes a metric of its own
+ * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_Dimension.html),
+ * so the stage's daily cost alarm (infra/stacks/stateless-stack.ts, same dimensions) sums its
+ * own stage's cost, not dev's and prod's together. Written at once as its own EMF line
+ * (Powertools' singleMetric), so the invocation's other metrics keep `service` alone.
+ */
+export function addModelCost(metrics: Metrics, stage: string, usd: number): void {
+  const single = metrics.singleMetric();
+  single.addDimension('stage', stage);
+  single.addMetric('ModelCostUsd', MetricUnit.NoUnit, usd);
+}
+

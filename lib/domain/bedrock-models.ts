@@ -187,14 +187,17 @@ export function geographyOf(model: BedrockModel, region: string): Geography | un
   return GEOGRAPHY_PREFERENCE.find((g) => model.geographies.includes(g) && GEOGRAPHY_REGIONS[g].includes(region));
 }
 
-/** What a stage in `region` invokes, and where Bedrock may run it (for the InvokeModel grant). */
+/** What a stage in `region` invokes, and where Bedrock may run it. */
 export interface ModelInvocation {
   /** The id to send (MODEL_ID): the bare model id or an inference profile id. */
   modelId: string;
   foundationModelId: string;
   /** The inference profile's prefix; null when the bare id is invoked in-Region. */
   profile: Geography | 'global' | null;
-  /** Regions whose foundation-model ARN the grant must name (the profile's destinations). */
+  /**
+   * The Regions the catalogue knows the call may run in (the profile's destinations). AWS adds
+   * destinations, so the grant names the foundation model in every Region instead (infra/stacks/reflector-model.ts).
+   */
   destinationRegions: readonly string[];
   /** A global profile also routes through the Region-less foundation-model ARN (`arn:…:bedrock:::foundation-model/…`). */
   regionless: boolean;

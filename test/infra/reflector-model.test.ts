@@ -27,31 +27,32 @@ const arnText = (value: unknown): string => {
 
 describe('the reflector model, synthesized Region-agnostic', () => {
   const { template, statements, modelId } = synth(stageConfig('check'));
-  const byRegion = (template.Mappings as Record<string, Record<string, { ModelId: string; FoundationModelArns: string[] }>>).ReflectorModelByRegion!;
+  const byRegion = (template.Mappings as Record<string, Record<string, { ModelId: string }>>).ReflectorModelByRegion!;
   const fromRegion = { Ref: 'AWS::Region' };
 
   it('derives MODEL_ID in CloudFormation from the stack Region', () => {
     expect(modelId).toEqual({ 'Fn::FindInMap': ['ReflectorModelByRegion', fromRegion, 'ModelId'] });
-    expect(byRegion['us-east-1']).toEqual({
-      ModelId: `us.${HAIKU}`,
-      FoundationModelArns: ['us-east-1', 'us-east-2', 'us-west-2'].map((r) => `arn:aws:bedrock:${r}::foundation-model/${HAIKU}`),
-    });
+    // The id alone: the grant names no Region list (below).
+    expect(byRegion['us-east-1']).toEqual({ ModelId: `us.${HAIKU}` });
     expect(byRegion['eu-west-1']?.ModelId).toBe(`eu.${HAIKU}`);
     expect(byRegion['ap-northeast-1']?.ModelId).toBe(`jp.${HAIKU}`);
     // No geographic profile of Haiku 4.5 there: a deploy fails at the lookup, not at the first call.
     expect(byRegion['ap-southeast-1']).toBeUndefined();
   });
 
-  it('grants InvokeModel on the Region\'s profile and, only through it, on the foundation models it routes to', () => {
+  it('grants InvokeModel on the Region\'s profile and, only through it, on the foundation model in every Region', () => {
     const profile = statements.find((s) => s.Sid === 'InvokeModelThroughProfile')!;
     const models = statements.find((s) => s.Sid === 'InvokeProfileFoundationModels')!;
     expect(statements).toHaveLength(2);
     expect(profile.Action).toBe('bedrock:InvokeModel');
     const profileArn = profile.Resource as { 'Fn::Join': [string, unknown[]] };
     expect(profileArn['Fn::Join'][1]).toEqual(['arn:', { Ref: 'AWS::Partition' }, ':bedrock:', fromRegion, ':', { Ref: 'AWS::AccountId' }, ':inference-profile/', modelId]);
-    expect(models.Resource).toEqual({ 'Fn::FindInMap': ['ReflectorModelByRegion', fromRegion, 'FoundationModelArns'] });
+    // Every Region, so a destination Region AWS adds later is covered; only through the profile.
+    expect(arnText(models.Resource)).toBe(`arn:<partition>:bedrock:*::foundation-model/${HAIKU}`);
     expect(models.Condition).toEqual({ StringEquals: { 'bedrock:InferenceProfileArn': profile.Resource } });
-    expect(JSON.stringify(statements)).not.toContain('*');
+    // No other wildcard: the profile is the Region's own, and the actions are InvokeModel alone.
+    expect(JSON.stringify(profile.Resource)).not.toContain('*');
+    expect(statements.map((s) => s.Action)).toEqual(['bedrock:InvokeModel', 'bedrock:InvokeModel']);
   });
 });
 
@@ -67,7 +68,8 @@ describe('a model per job (issue 19), synthesized Region-agnostic', () => {
     const own = { 'Fn::FindInMap': ['ReflectorModelByRegion2', fromRegion, 'ModelId'] };
     expect(variables).toMatchObject({ MODEL_ID: { 'Fn::FindInMap': ['ReflectorModelByRegion', fromRegion, 'ModelId'] }, SUMMARY_MODEL_ID: own, SLEEP_TIME_MODEL_ID: own });
     expect(statements.map((s) => s.Sid).sort()).toEqual(['InvokeModelThroughProfile', 'InvokeModelThroughProfile2', 'InvokeProfileFoundationModels', 'InvokeProfileFoundationModels2']);
-    expect(JSON.stringify(statements.find((s) => s.Sid === 'InvokeProfileFoundationModels2')?.Resource)).toContain('ReflectorModelByRegion2');
+    expect(arnText(statements.find((s) => s.Sid === 'InvokeProfileFoundationModels2')?.Resource)).toBe(`arn:<partition>:bedrock:*::foundation-model/${NOVA_LITE}`);
+    expect(JSON.stringify(statements.find((s) => s.Sid === 'InvokeProfileFoundationModels2')?.Condition)).toContain('ReflectorModelByRegion2');
   });
 
   it('leaves the template as it was when no job has a model of its own', () => {
@@ -81,24 +83,22 @@ describe('a model per job (issue 19), synthesized Region-agnostic', () => {
 describe('the reflector model, synthesized for a Region', () => {
   const account = '111122223333';
 
-  it('names eu-west-1\'s profile and the EU foundation models literally', () => {
+  it('names eu-west-1\'s profile literally, and the foundation model in every Region through it', () => {
     const { template, statements, modelId } = synth(stageConfig('check'), { account, region: 'eu-west-1' });
     expect(modelId).toBe(`eu.${HAIKU}`);
     expect(template.Mappings).toBeUndefined();
     const [profile, models] = statements;
     expect(arnText(profile!.Resource)).toBe(`arn:<partition>:bedrock:eu-west-1:${account}:inference-profile/eu.${HAIKU}`);
-    expect((models!.Resource as unknown[]).map(arnText)).toEqual(
-      ['eu-central-1', 'eu-central-2', 'eu-north-1', 'eu-south-1', 'eu-south-2', 'eu-west-1', 'eu-west-2', 'eu-west-3'].map((r) => `arn:<partition>:bedrock:${r}::foundation-model/${HAIKU}`),
+    expect(arnText(models!.Resource)).toBe(`arn:<partition>:bedrock:*::foundation-model/${HAIKU}`);
+    expect(arnText((models!.Condition as { StringEquals: Record<string, unknown> }).StringEquals['bedrock:InferenceProfileArn'])).toBe(
+      `arn:<partition>:bedrock:eu-west-1:${account}:inference-profile/eu.${HAIKU}`,
     );
   });
 
   it('with the global scope, adds the Region-less foundation model', () => {
     const { statements, modelId } = synth({ ...stageConfig('check'), inferenceScope: 'global' }, { account, region: 'ap-southeast-1' });
     expect(modelId).toBe(`global.${HAIKU}`);
-    expect((statements[1]!.Resource as unknown[]).map(arnText)).toEqual([
-      `arn:<partition>:bedrock:ap-southeast-1::foundation-model/${HAIKU}`,
-      `arn:<partition>:bedrock:::foundation-model/${HAIKU}`,
-    ]);
+    expect((statements[1]!.Resource as unknown[]).map(arnText)).toEqual([`arn:<partition>:bedrock:*::foundation-model/${HAIKU}`, `arn:<partition>:bedrock:::foundation-model/${HAIKU}`]);
   });
 
   it('in-Region, grants the Region\'s foundation model alone', () => {

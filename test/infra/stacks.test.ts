@@ -621,7 +621,11 @@ describe('operations: alarms, their topic, load settings', () => {
     stateless.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'ReflectiveMemory',
       MetricName: 'ModelCostUsd',
-      Dimensions: [{ Name: 'service', Value: 'reflector' }],
+      // The stage too: dev and prod in one account do not add up (test/infra/stage-names.test.ts).
+      Dimensions: [
+        { Name: 'service', Value: 'reflector' },
+        { Name: 'stage', Value: 'check' },
+      ],
       Statistic: 'Sum',
       Period: 86_400,
       EvaluationPeriods: 1,

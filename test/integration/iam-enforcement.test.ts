@@ -58,7 +58,7 @@ describe('the old grants, enforced locally', () => {
     const local = stack;
     await local.publisher.publish(largeTurns('no-tagging', 3));
     await until('the signal function to be denied', () => iamDenials(local).length > 0);
-    expect(iamDenials(local)[0]).toMatch(/^signal: S3\.PutObject — s3:PutObjectTagging on arn:aws:s3:::reflective-memory-iamtag-000000000000\/users\/no-tagging\/turns\//);
+    expect(iamDenials(local)[0]).toMatch(/^signal: S3\.PutObject — s3:PutObjectTagging on arn:aws:s3:::reflective-memory-iamtag-000000000000-us-east-1\/users\/no-tagging\/turns\//);
     expect((await local.summary()).turns).toBe(0);
   }, 120_000);
 

@@ -292,6 +292,25 @@ describe('signals and ingestion on the local emulators', () => {
     expect(await summaryMarkdown('patient-user', 'summary-1-5')).toContain('## system\n\nName the next step the user wants.');
   });
 
+  it("reports each job's model cost with its stage as a dimension, the one the stage's cost alarm reads", async () => {
+    stdout.length = 0;
+    await stack.publisher.publish([
+      turn('cost-user', 1, 'I adopted a beagle named Rex.'),
+      { type: 'agent.event', version: 1, userId: 'cost-user', timestamp: '2026-02-06T14:01:00Z', trigger: 'milestone', detail: 'first pet' },
+    ]);
+    await stack.waitUntilDrained();
+    const emf = stdout.filter((l) => l.includes('"ModelCostUsd"')).map((l) => JSON.parse(l) as Record<string, unknown> & { _aws: { CloudWatchMetrics: Array<{ Dimensions: string[][] }> } });
+    expect(emf.length).toBeGreaterThan(0);
+    for (const m of emf) {
+      expect(m).toMatchObject({ service: 'reflector', stage: 'signals' });
+      expect(typeof m.ModelCostUsd).toBe('number');
+      expect(m._aws.CloudWatchMetrics[0]?.Dimensions).toEqual([['service', 'stage']]);
+    }
+    // The invocation's other metrics keep the service alone.
+    const done = stdout.filter((l) => l.includes('"JobsDone"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(done.some((m) => m.service === 'reflector' && m.stage === undefined)).toBe(true);
+  });
+
   it('a malformed record is kept with its field, counted in a metric, and does not sink its batch', async () => {
     stdout.length = 0;
     await stack.replayLines([JSON.stringify(turn('metric-user', 1, 'hello there')), JSON.stringify({ ...turn('metric-user', 2, 'x'), timestamp: 'noon' })]);

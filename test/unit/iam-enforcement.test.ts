@@ -8,7 +8,7 @@ import { synthesizeStage } from '../../infra/local/iam/synthesized-stage.js';
 import type { FunctionKey } from '../../infra/permissions.js';
 
 const env = { account: '000000000000', region: 'us-east-1', partition: 'aws', queueUrl: (name: string) => `http://127.0.0.1:1/000000000000/${name}` };
-const bucket = 'reflective-memory-local-000000000000';
+const bucket = 'reflective-memory-local-000000000000-us-east-1';
 const table = 'reflective-memory-local';
 let iam: IamEnforcer;
 
@@ -63,6 +63,26 @@ describe('the local IAM check over the synthesized policies', () => {
     // The grant names the stage's model through its inference profile: not the bare id, not another model.
     expect(await decide('reflector', 'BedrockRuntime', 'Converse', { modelId: 'anthropic.claude-haiku-4-5-20251001-v1:0' })).toBe('denied bedrock:InvokeModel');
     expect(await decide('reflector', 'BedrockRuntime', 'Converse', { modelId: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0' })).toBe('denied bedrock:InvokeModel');
+  });
+
+  it('lets the reflector run the model in any Region only through the profile (bedrock:InferenceProfileArn)', async () => {
+    const haiku = 'anthropic.claude-haiku-4-5-20251001-v1:0';
+    const profile = `arn:aws:bedrock:us-east-1:${env.account}:inference-profile/us.${haiku}`;
+    // A Converse through the profile is checked on the profile and on the foundation model in each
+    // Region it may be routed to, every one carrying the profile's ARN.
+    const requests = iam.requestsFor('BedrockRuntime', 'Converse', { modelId: `us.${haiku}` });
+    expect(requests[0]).toEqual({ action: 'bedrock:InvokeModel', resource: profile, context: {} });
+    expect(requests.slice(1).map((r) => r.resource.split(':')[3]).sort()).toEqual(['us-east-1', 'us-east-2', 'us-west-2']);
+    for (const r of requests.slice(1)) expect(r.context).toEqual({ 'bedrock:InferenceProfileArn': profile });
+    const onModel = (region: string, context: Record<string, string>) => [{ action: 'bedrock:InvokeModel', resource: `arn:aws:bedrock:${region}::foundation-model/${haiku}`, context }];
+    const decision = async (region: string, context: Record<string, string>) => (await iam.firstDenied('reflector', onModel(region, context)))?.result ?? 'Allowed';
+    // A Region the catalogue does not list (one AWS may add to the profile) is covered too.
+    for (const region of ['us-east-2', 'us-west-1', 'ca-central-1']) expect(await decision(region, { 'bedrock:InferenceProfileArn': profile }), region).toBe('Allowed');
+    // Without the profile's context, or through another profile, the same request is denied.
+    expect(await decision('us-east-1', {})).toBe('ImplicitlyDenied');
+    expect(await decision('us-west-1', {})).toBe('ImplicitlyDenied');
+    expect(await decision('us-east-1', { 'bedrock:InferenceProfileArn': profile.replace('us.', 'global.') })).toBe('ImplicitlyDenied');
+    expect((await iam.firstDenied('api', onModel('us-east-1', { 'bedrock:InferenceProfileArn': profile })))?.result).toBe('ImplicitlyDenied');
   });
 
   it('checks the data key through the service that uses it (kms:ViaService)', async () => {

@@ -20,9 +20,10 @@
  *   KMS is modelled on every such request, which is stricter than AWS (DynamoDB and S3
  *   bucket keys cache data keys), never laxer.
  * - Converse is authorized as bedrock:InvokeModel on the model or inference profile
- *   (https://docs.aws.amazon.com/bedrock/latest/userguide/security_iam_id-based-policy-examples.html).
+ *   (https://docs.aws.amazon.com/bedrock/latest/userguide/security_iam_id-based-policy-examples.html),
+ *   and through a profile on the foundation model where the call is routed (bedrockRequests).
  */
-import { parseModelId } from '../../../lib/domain/bedrock-models.js';
+import { COMMERCIAL_REGIONS, GEOGRAPHY_REGIONS, parseModelId } from '../../../lib/domain/bedrock-models.js';
 import type { LocalEnvironment } from './template-resolver.js';
 
 export interface IamRequest {
@@ -169,13 +170,19 @@ function bedrockRequests(operation: string, input: Input, scope: RequestScope): 
   const { prefix, foundationModelId } = parseModelId(id);
   const model = `arn:${partition}:bedrock:${region}::foundation-model/${foundationModelId}`;
   if (prefix === null) return [{ action: 'bedrock:InvokeModel', resource: model, context: {} }];
-  // Through an inference profile: the profile, then the foundation model in the Region the
-  // request is routed to (here: the source Region, one of the profile's destinations), a call
-  // that carries the profile's ARN as bedrock:InferenceProfileArn
-  // (https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-prereq.html).
+  // Through an inference profile: the profile, then the foundation model in the Region Bedrock
+  // routes the call to, a request that carries the profile's ARN as bedrock:InferenceProfileArn
+  // (https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-prereq.html;
+  // https://docs.aws.amazon.com/bedrock/latest/userguide/geographic-cross-region-inference.html).
+  // Which destination it picks is Bedrock's choice, call by call, so the foundation model is
+  // checked in every destination the catalogue knows for the profile (and the source Region):
+  // stricter than one call in AWS, never laxer. A global profile's destinations are every
+  // commercial Region, and the Region-less foundation-model ARN
+  // (https://docs.aws.amazon.com/bedrock/latest/userguide/global-cross-region-inference.html).
   const profile = `arn:${partition}:bedrock:${region}:${account}:inference-profile/${id}`;
-  return [
-    { action: 'bedrock:InvokeModel', resource: profile, context: {} },
-    { action: 'bedrock:InvokeModel', resource: model, context: { 'bedrock:InferenceProfileArn': profile } },
-  ];
+  const throughProfile = { 'bedrock:InferenceProfileArn': profile };
+  const destinations = new Set([region, ...(prefix === 'global' ? COMMERCIAL_REGIONS : GEOGRAPHY_REGIONS[prefix])]);
+  const models = [...destinations].map((r) => `arn:${partition}:bedrock:${r}::foundation-model/${foundationModelId}`);
+  if (prefix === 'global') models.push(`arn:${partition}:bedrock:::foundation-model/${foundationModelId}`);
+  return [{ action: 'bedrock:InvokeModel', resource: profile, context: {} }, ...models.map((resource) => ({ action: 'bedrock:InvokeModel', resource, context: throughProfile }))];
 }

@@ -500,7 +500,7 @@ export interface IdleCheckPlan {
  * The delay that brings a check `waitMs` closer, at most SQS's longest. A local run's `timeScale`
  * shortens that longest delay too, so that a long wait takes as many hops locally as in AWS (each
  * hop is an invocation of the idle function from its own queue: Lambda's recursive loop
- * detection counts them, docs/design.md "Idle checks"). SQS counts whole seconds: at least 1.
+ * detection counts them, docs/design.md "Other triggers"). SQS counts whole seconds: at least 1.
  */
 const planAt = (now: Date, waitMs: number, config: Pick<SignalConfig, 'timeScale'>): IdleCheckPlan => {
   const longest = Math.max(1, Math.floor(MAX_IDLE_CHECK_DELAY_SECONDS / config.timeScale));

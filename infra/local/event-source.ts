@@ -213,7 +213,7 @@ export class LocalEventSource {
       console.warn(
         JSON.stringify({
           level: 'WARN',
-          message: 'Lambda stopped a recursive invocation: the function was invoked 16 times in this chain of requests and its RecursiveLoop is not Allow',
+          message: `Lambda stopped a recursive invocation: the function was invoked ${RECURSION_LIMIT} times in this chain of requests and its RecursiveLoop is not Allow`,
           function: fn,
           queue: this.options.queueArn,
           messageId: m.MessageId,

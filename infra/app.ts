@@ -7,7 +7,7 @@ import { App, type Environment, Tags } from 'aws-cdk-lib';
 import { type StageConfig, stageConfig } from './config/stages.js';
 import type { FunctionKey, Permissions } from './permissions.js';
 import { StatefulStack } from './stacks/stateful-stack.js';
-import { StatelessStack } from './stacks/stateless-stack.js';
+import { type RecursiveLoops, StatelessStack } from './stacks/stateless-stack.js';
 
 /** Both stacks of one stage: the stateful one (data) and the stateless one (functions) that uses it. */
 export function buildStacks(
@@ -15,7 +15,7 @@ export function buildStacks(
   stage: string,
   config: StageConfig,
   env?: Environment,
-  options: { permissions?: Record<FunctionKey, Permissions> } = {},
+  options: { permissions?: Record<FunctionKey, Permissions>; recursiveLoops?: RecursiveLoops } = {},
 ): { stateful: StatefulStack; stateless: StatelessStack } {
   const stateful = new StatefulStack(app, `reflective-memory-${stage}-stateful`, { stage, config, env });
   const stateless = new StatelessStack(app, `reflective-memory-${stage}-stateless`, {
@@ -29,6 +29,7 @@ export function buildStacks(
     users: stateful.users,
     alarmTopic: stateful.alarmTopic,
     ...(options.permissions ? { permissions: options.permissions } : {}),
+    ...(options.recursiveLoops ? { recursiveLoops: options.recursiveLoops } : {}),
   });
   return { stateful, stateless };
 }

@@ -7,7 +7,7 @@ import { type ILogGroup, LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 
-export interface MemoryFunctionProps extends Pick<NodejsFunctionProps, 'environment' | 'memorySize' | 'description'> {
+export interface MemoryFunctionProps extends Pick<NodejsFunctionProps, 'environment' | 'memorySize' | 'description' | 'recursiveLoop'> {
   /** Path of the handler module (functions/<name>/handler.ts). */
   entry: string;
   /** Repository root: where package-lock.json is. */
@@ -69,6 +69,7 @@ export class MemoryFunction extends NodejsFunction {
       description: props.description,
       environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
       bundling: bundlingOptions(props.assets ?? []),
+      ...(props.recursiveLoop ? { recursiveLoop: props.recursiveLoop } : {}),
     });
     suppressNagFindings(this, role);
   }

@@ -2,7 +2,8 @@
  * Each local function's AWS clients: the production factories (lib/adapters/aws-clients.ts,
  * same settings, endpoints from the emulators through the SDK's standard variables) plus the
  * local stack's middlewares — IAM enforced from the synthesized stage (iam/iam-enforcement.ts),
- * the request ledger (request-ledger.ts), fault injection (fault-injection.ts) and the
+ * the request ledger (request-ledger.ts), fault injection (fault-injection.ts), the chain of
+ * requests Lambda's recursive loop detection counts (recursive-loop.ts) and the
  * emulator's missing object versions (s3-versions.ts). The
  * production factory carries none of them.
  */
@@ -11,6 +12,7 @@ import { type AwsClients, createBedrockClient, createDocumentClient, createDynam
 import type { FunctionKey } from '../permissions.js';
 import { injectFaults } from './fault-injection.js';
 import type { IamEnforcer } from './iam/iam-enforcement.js';
+import { carryLineage } from './recursive-loop.js';
 import { instrument } from './request-ledger.js';
 import { versionsAsUnversioned } from './s3-versions.js';
 
@@ -49,7 +51,7 @@ export function functionClients(fn: FunctionKey, iam: IamEnforcer | null): AwsCl
   return {
     ddb: createDocumentClient(wrap(createDynamoDbClient(), 'DynamoDB')),
     s3: wrap(versionsAsUnversioned(createS3Client()), 'S3'),
-    sqs: noteVisibilityChanges(wrap(createSqsClient(), 'SQS')),
+    sqs: carryLineage(noteVisibilityChanges(wrap(createSqsClient(), 'SQS'))),
     bedrock: wrap(createBedrockClient(), 'BedrockRuntime'),
   };
 }

@@ -36,10 +36,11 @@
  * Lambda stops the invocation there (https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html);
  * locally its promise runs on unawaited, as nothing can stop it.
  */
-import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { withDelivery } from './fault-injection.js';
 import { lambdaContext } from './lambda-context.js';
+import { inChain, invocationLineage, parseTraceHeader, RECURSION_LIMIT, TRACE_ATTRIBUTE } from './recursive-loop.js';
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
 
@@ -68,6 +69,10 @@ export interface EventSourceStats {
   handlerErrors: number;
   /** Invocations that died part-way (injected faults). */
   died: number;
+  /** Records Lambda's recursive loop detection stopped (recursive-loop.ts). */
+  recursionStopped: number;
+  /** The most times one chain invoked the function. */
+  longestChain: number;
   /** Invocations still running at the function's timeout (failed, as Lambda fails them). */
   timeouts: number;
 }
@@ -94,7 +99,7 @@ async function withinTimeout<T>(seconds: number, work: Promise<T>): Promise<T> {
 export const DEFAULT_SQS_CONCURRENCY = 5;
 
 export class LocalEventSource {
-  readonly stats: EventSourceStats = { invocations: 0, records: 0, failedRecords: 0, handlerErrors: 0, died: 0, timeouts: 0 };
+  readonly stats: EventSourceStats = { invocations: 0, records: 0, failedRecords: 0, handlerErrors: 0, died: 0, timeouts: 0, recursionStopped: 0, longestChain: 0 };
   private running = false;
   private loops: Array<Promise<void>> = [];
   private inFlight = 0;
@@ -124,6 +129,12 @@ export class LocalEventSource {
        * whose visibility the function set itself (`functionSetVisibility`, by receipt handle).
        */
       keepInvisible?: { sqs: SQSClient; seconds: number; functionSetVisibility?: (receiptHandle: string) => boolean };
+      /**
+       * The function's RecursiveLoop setting, as its synthesized template says (none: Lambda's
+       * default, Terminate), and where a record the detection stops goes: the queue's DLQ, sent
+       * with `sqs` (Lambda's doing, not the function's). Without `stopped`, nothing is stopped.
+       */
+      recursion?: { loop?: string; stopped: { sqs: SQSClient; deadLetterQueueUrl?: string } };
     },
   ) {}
 
@@ -175,8 +186,12 @@ export class LocalEventSource {
     }
   }
 
-  private async invoke(messages: Message[]): Promise<void> {
+  private async invoke(received: Message[]): Promise<void> {
+    const messages = await this.stopRecursion(received);
+    if (messages.length === 0) return;
     const records = messages.map((m) => this.toRecord(m));
+    const lineage = invocationLineage(records.map((r) => parseTraceHeader(r.attributes.AWSTraceHeader)), this.options.functionName);
+    this.stats.longestChain = Math.max(this.stats.longestChain, lineage[this.options.functionName] ?? 0);
     this.stats.invocations += 1;
     this.stats.records += records.length;
     let failed: Set<string>;
@@ -185,7 +200,9 @@ export class LocalEventSource {
     // Injected faults (when the local stack turns them on) strike first deliveries only.
     const firstDelivery = records.some((r) => r.attributes.ApproximateReceiveCount === '1');
     const { functionName, timeoutSeconds } = this.options;
-    const outcome = await withDelivery(firstDelivery, () => withinTimeout(timeoutSeconds, this.options.handler({ Records: records }, lambdaContext(functionName, timeoutSeconds))));
+    const outcome = await withDelivery(firstDelivery, () =>
+      withinTimeout(timeoutSeconds, inChain(lineage, () => this.options.handler({ Records: records }, lambdaContext(functionName, timeoutSeconds)))),
+    );
     if (!outcome.ok && outcome.error instanceof LambdaTimeoutError) this.stats.timeouts += 1;
     if (outcome.died || !outcome.ok) {
       // A crash (or an injected death): Lambda returns the whole batch to the queue.
@@ -212,6 +229,39 @@ export class LocalEventSource {
     }
   }
 
+  /**
+   * Lambda's recursive loop detection (recursive-loop.ts): a record whose chain has invoked the
+   * function RECURSION_LIMIT times already is not handed to it — unless its RecursiveLoop is
+   * Allow — but sent to the queue's DLQ (dropped without one) and deleted, with a warning in
+   * place of Lambda's notification. Returns the records to invoke the function with.
+   */
+  private async stopRecursion(messages: Message[]): Promise<Message[]> {
+    const recursion = this.options.recursion;
+    if (!recursion || recursion.loop === 'Allow') return messages;
+    const fn = this.options.functionName;
+    const count = (m: Message) => parseTraceHeader(m.MessageAttributes?.[TRACE_ATTRIBUTE]?.StringValue)[fn] ?? 0;
+    const stopped = messages.filter((m) => count(m) >= RECURSION_LIMIT);
+    if (stopped.length === 0) return messages;
+    const { sqs, deadLetterQueueUrl } = recursion.stopped;
+    for (const m of stopped) {
+      this.stats.recursionStopped += 1;
+      console.warn(
+        JSON.stringify({
+          level: 'WARN',
+          message: `Lambda stopped a recursive invocation: the function was invoked ${RECURSION_LIMIT} times in this chain of requests and its RecursiveLoop is not Allow`,
+          function: fn,
+          queue: this.options.queueArn,
+          messageId: m.MessageId,
+          invocations: count(m),
+          sentTo: deadLetterQueueUrl ?? 'dropped (no dead-letter queue)',
+        }),
+      );
+      if (deadLetterQueueUrl) await sqs.send(new SendMessageCommand({ QueueUrl: deadLetterQueueUrl, MessageBody: m.Body ?? '', ...(m.MessageAttributes ? { MessageAttributes: m.MessageAttributes } : {}), ...fifoFields(m) }));
+    }
+    await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: this.options.queueUrl, Entries: stopped.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })) }));
+    return messages.filter((m) => !stopped.includes(m));
+  }
+
   /** Failed records visible again after the queue's local timeout (see the module's comment), but those the function set itself. */
   private async comeBackSoon(failed: readonly Message[]): Promise<void> {
     const keep = this.options.keepInvisible;
@@ -229,6 +279,7 @@ export class LocalEventSource {
 
   private toRecord(m: Message): SQSRecord {
     const a = m.Attributes ?? {};
+    const trace = m.MessageAttributes?.[TRACE_ATTRIBUTE]?.StringValue;
     return {
       messageId: m.MessageId ?? '',
       receiptHandle: m.ReceiptHandle ?? '',
@@ -241,9 +292,12 @@ export class LocalEventSource {
         ...(a.SequenceNumber ? { SequenceNumber: a.SequenceNumber } : {}),
         ...(a.MessageGroupId ? { MessageGroupId: a.MessageGroupId } : {}),
         ...(a.MessageDeduplicationId ? { MessageDeduplicationId: a.MessageDeduplicationId } : {}),
+        ...(trace ? { AWSTraceHeader: trace } : {}),
       },
       messageAttributes: Object.fromEntries(
-        Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => [
+        Object.entries(m.MessageAttributes ?? {})
+          .filter(([k]) => k !== TRACE_ATTRIBUTE)
+          .map(([k, v]) => [
           k,
           { dataType: v.DataType ?? 'String', ...(v.StringValue !== undefined ? { stringValue: v.StringValue } : {}), stringListValues: [], binaryListValues: [] },
         ]),
@@ -254,4 +308,10 @@ export class LocalEventSource {
       awsRegion: this.options.region,
     };
   }
+}
+
+/** A FIFO message's group and deduplication id, for sending it on to its (FIFO) dead-letter queue. */
+function fifoFields(m: Message): { MessageGroupId?: string; MessageDeduplicationId?: string } {
+  const a = m.Attributes ?? {};
+  return a.MessageGroupId ? { MessageGroupId: a.MessageGroupId, MessageDeduplicationId: a.MessageDeduplicationId ?? m.MessageId ?? '' } : {};
 }

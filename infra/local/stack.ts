@@ -15,6 +15,7 @@ import { storedState } from '../../lib/adapters/dynamo-signal-state-store.js';
 import { fireTimesBetween } from '../../lib/domain/sleep-time/schedule.js';
 import { type StageConfig, stageConfig } from '../config/stages.js';
 import type { FunctionKey, Permissions } from '../permissions.js';
+import type { RecursiveLoops } from '../stacks/stateless-stack.js';
 import { FUNCTION_TIMEOUT_SECONDS, names, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
 import { createSqsClient } from '../../lib/adapters/aws-clients.js';
 import { eventSourceClient, functionSetVisibility } from './clients.js';
@@ -162,6 +163,8 @@ export interface LocalStackOptions {
   timeouts?: Partial<Record<SqsFunction, number>>;
   /** Variables set on a function's environment over the synthesized ones (parsed by its own schema). */
   environment?: Partial<Record<FunctionKey, Record<string, string>>>;
+  /** Synthesize the stage with these RecursiveLoop settings instead of the stack's (a test shows what Lambda's default does). */
+  recursiveLoops?: RecursiveLoops;
 }
 
 /** The local account, region and queue URLs the synthesized templates resolve to. */
@@ -208,6 +211,7 @@ async function startInfrastructure(stage: string, options: LocalStackOptions): P
       stage,
       env: localEnvironment(stage, resources),
       ...(options.iam?.permissions ? { permissions: options.iam.permissions } : {}),
+      ...(options.recursiveLoops ? { recursiveLoops: options.recursiveLoops } : {}),
       ...(options.config ? { config: options.config } : {}),
     });
     return { emulators, resources, synthesized };
@@ -240,6 +244,8 @@ function startEventSources(rt: Pick<Runtime, 'synthesized' | 'resources' | 'hand
       onError: (error) => options.onHandlerError?.(key, error),
       fn,
       keepInvisible: { sqs: stackSqs, seconds: QUEUES[key].localVisibilityTimeoutSeconds, functionSetVisibility },
+      // Lambda's recursive loop detection, as the function's synthesized RecursiveLoop says.
+      recursion: { loop: synthesized.functions[fn].recursiveLoop, stopped: { sqs: stackSqs, deadLetterQueueUrl: resources.queues[key].dlqUrl } },
       ...(options.observe ? { observe: options.observe } : {}),
     });
   const sources = {

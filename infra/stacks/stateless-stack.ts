@@ -12,7 +12,7 @@ import { EventField, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-eve
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { Architecture, Code, Function as LambdaFn, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Code, Function as LambdaFn, RecursiveLoop, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource, type SqsEventSourceProps } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
@@ -49,7 +49,27 @@ export interface StatelessStackProps extends StackProps {
   alarmTopic: ITopic;
   /** What each function may do. @default PERMISSIONS (infra/permissions.ts); tests grant less to show a denial. */
   permissions?: Record<FunctionKey, Permissions>;
+  /** Each function's recursive loop setting. @default RECURSIVE_LOOPS; tests leave it out to show what Lambda does then. */
+  recursiveLoops?: RecursiveLoops;
 }
+
+/** A function's RecursiveLoop setting (AWS::Lambda::Function RecursiveLoop); one left out is Lambda's default, Terminate. */
+export type RecursiveLoops = Partial<Record<FunctionKey, 'Allow' | 'Terminate'>>;
+
+/**
+ * Functions that send to the queue that invokes them, allowed to: Lambda stops an SQS → function
+ * → same queue chain once the function has been invoked 16 times in it (recursive loop
+ * detection, on by default: https://docs.aws.amazon.com/lambda/latest/dg/invocation-recursion.html).
+ * The idle check puts itself back on the IdleQueue while it must wait longer than SQS's 900-s
+ * delay allows (a user's threshold of up to a day, lib/domain/user-settings.ts) and while the
+ * user keeps talking (lib/use-cases/check-idle.ts): a threshold over 4 hours takes more than 16
+ * hops. The guard Lambda's detection stood for is the idle rule's own: one pending check per
+ * user, which stops as superseded once a newer check is sent and stops for good when it
+ * summarises or finds nothing to do, so no check loops without a user's turn having sent it
+ * within a threshold (at most 96 hops of 15 minutes). The test in test/infra/recursive-loops.test.ts
+ * derives from the templates which functions send to their own queue.
+ */
+export const RECURSIVE_LOOPS: RecursiveLoops = { idle: 'Allow' };
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const entry = (name: string) => `${ROOT}functions/${name}/handler.ts`;
@@ -193,6 +213,9 @@ const FUNCTIONS: Record<FunctionKey, (stack: Stack, props: StatelessStackProps) 
   }),
 };
 
+const recursiveLoop = (setting: 'Allow' | 'Terminate' | undefined): { recursiveLoop?: RecursiveLoop } =>
+  setting === undefined ? {} : { recursiveLoop: setting === 'Allow' ? RecursiveLoop.ALLOW : RecursiveLoop.TERMINATE };
+
 /** Functions, their event sources, grants and schedules, and the memory API. */
 export class StatelessStack extends Stack {
   readonly signalFn: MemoryFunction;
@@ -233,6 +256,7 @@ export class StatelessStack extends Stack {
       memorySize: props.config.memoryMb[key],
       environment: spec.environment,
       assets: spec.assets,
+      ...recursiveLoop((props.recursiveLoops ?? RECURSIVE_LOOPS)[key]),
     });
     if (spec.source) fn.addEventSource(this.eventSource(permissions, props, spec.source));
     this.grantPermissions(fn, permissions, props);

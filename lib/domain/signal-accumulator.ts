@@ -496,8 +496,15 @@ export interface IdleCheckPlan {
   delaySeconds: number;
 }
 
-const planAt = (now: Date, waitMs: number): IdleCheckPlan => {
-  const delaySeconds = Math.min(MAX_IDLE_CHECK_DELAY_SECONDS, Math.max(1, Math.ceil(waitMs / 1000)));
+/**
+ * The delay that brings a check `waitMs` closer, at most SQS's longest. A local run's `timeScale`
+ * shortens that longest delay too, so that a long wait takes as many hops locally as in AWS (each
+ * hop is an invocation of the idle function from its own queue: Lambda's recursive loop
+ * detection counts them, docs/design.md "Other triggers"). SQS counts whole seconds: at least 1.
+ */
+const planAt = (now: Date, waitMs: number, config: Pick<SignalConfig, 'timeScale'>): IdleCheckPlan => {
+  const longest = Math.max(1, Math.floor(MAX_IDLE_CHECK_DELAY_SECONDS / config.timeScale));
+  const delaySeconds = Math.min(longest, Math.max(1, Math.ceil(waitMs / 1000)));
   return { dueAt: new Date(now.getTime() + delaySeconds * 1000).toISOString(), delaySeconds };
 };
 
@@ -510,7 +517,7 @@ const planAt = (now: Date, waitMs: number): IdleCheckPlan => {
  */
 export function scheduleIdleCheck(state: SignalState, config: SignalConfig, now: Date): { state: SignalState; plan: IdleCheckPlan } | null {
   if (idleCheckPending(state, now)) return null;
-  const plan = planAt(now, idleThresholdMs(config));
+  const plan = planAt(now, idleThresholdMs(config), config);
   return { state: { ...state, idleCheckDueAt: plan.dueAt }, plan };
 }
 
@@ -552,7 +559,7 @@ export function idleCheck(prior: SignalState, check: { lastTurnId: number; dueAt
     // A last message more than a threshold ahead of this clock (clocks that disagree, or a local
     // replay that set its clock back) is not waited for: the check stops, as a stale one did.
     if (waitMs > thresholdMs + skewMs) return { skipped: 'not_idle_yet' };
-    if (waitMs > skewMs) return { reschedule: { delaySeconds: planAt(now, waitMs).delaySeconds } };
+    if (waitMs > skewMs) return { reschedule: { delaySeconds: planAt(now, waitMs, config).delaySeconds } };
   }
   if (prior.messagesSinceSummary < config.idleMinMessages) return { skipped: 'too_few_messages' };
   const state = structuredClone(prior);

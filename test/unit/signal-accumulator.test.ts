@@ -220,6 +220,9 @@ describe('control events, summaries and activity', () => {
     if (!slow) throw new Error('expected a check');
     expect(idleCheck(slow.state, { lastTurnId: 5, dueAt: slow.plan.dueAt }, long, at(15))).toEqual({ reschedule: { delaySeconds: 900 } });
     expect(idleCheck(slow.state, { lastTurnId: 5, dueAt: slow.plan.dueAt }, long, at(30))).toEqual({ reschedule: { delaySeconds: 600 } });
+    // A local run's timeScale shortens SQS's longest delay with the threshold: as many hops as in AWS.
+    expect(scheduleIdleCheck(counted(5), { ...long, timeScale: 60 }, now)?.plan.delaySeconds).toBe(15);
+    expect(scheduleIdleCheck(counted(5), { ...long, timeScale: 900 }, now)?.plan.delaySeconds).toBe(1);
   });
 
   it('keeps per-day message counts for the activity index, recent days only', () => {

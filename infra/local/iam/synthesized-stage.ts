@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Stack } from 'aws-cdk-lib';
 import type { FunctionKey, Permissions } from '../../permissions.js';
+import type { RecursiveLoops } from '../../stacks/stateless-stack.js';
 import { type CfnTemplate, type LocalEnvironment, TemplateResolver } from './template-resolver.js';
 
 export interface PolicyDocument {
@@ -30,6 +31,8 @@ export interface SynthesizedFunction {
   environment: Record<string, string>;
   /** X-Ray mode: Active, PassThrough, or none. */
   tracing?: string;
+  /** Its RecursiveLoop setting (Allow or Terminate; none: Lambda's default, Terminate). */
+  recursiveLoop?: string;
   /** The SQS event source mapping, when the function has one. */
   eventSource?: { queueArn: string; batchSize: number; maxConcurrency?: number };
 }
@@ -60,6 +63,8 @@ export interface SynthesisOptions {
   permissions?: Record<FunctionKey, Permissions>;
   /** The stage's settings. @default stageConfig(stage) */
   config?: StageConfig;
+  /** Set these RecursiveLoop settings instead of the stack's (a test shows what Lambda's default does). */
+  recursiveLoops?: RecursiveLoops;
 }
 
 export async function synthesizeStage(options: SynthesisOptions): Promise<SynthesizedStage> {
@@ -70,7 +75,10 @@ export async function synthesizeStage(options: SynthesisOptions): Promise<Synthe
   try {
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
     const { env } = options;
-    const stacks = buildStacks(app, options.stage, options.config ?? stageConfig(options.stage), { account: env.account, region: env.region }, options.permissions ? { permissions: options.permissions } : {});
+    const stacks = buildStacks(app, options.stage, options.config ?? stageConfig(options.stage), { account: env.account, region: env.region }, {
+      ...(options.permissions ? { permissions: options.permissions } : {}),
+      ...(options.recursiveLoops ? { recursiveLoops: options.recursiveLoops } : {}),
+    });
     const assembly = app.synth();
     const template = (stack: Stack) => assembly.getStackByName(stack.stackName).template as CfnTemplate;
     const stateful = new TemplateResolver(template(stacks.stateful), env);
@@ -105,6 +113,7 @@ function readFunction(key: FunctionKey, id: string, stage: string, template: Cfn
   const out: SynthesizedFunction = { key, functionName, roleArn, principal: `arn:${env.partition}:sts::${env.account}:assumed-role/${roleId}/${functionName}`, policies, environment };
   const tracing = (fn.Properties?.TracingConfig as { Mode?: string } | undefined)?.Mode;
   if (tracing) out.tracing = tracing;
+  if (typeof fn.Properties?.RecursiveLoop === 'string') out.recursiveLoop = fn.Properties.RecursiveLoop;
   if (mapping?.Properties) {
     const p = mapping.Properties;
     const scaling = p.ScalingConfig as { MaximumConcurrency?: number } | undefined;

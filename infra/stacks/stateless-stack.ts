@@ -66,10 +66,13 @@ export type RecursiveLoops = Partial<Record<FunctionKey, 'Allow' | 'Terminate'>>
  * hops. The guard Lambda's detection stood for is the idle rule's own: one pending check per
  * user, which stops as superseded once a newer check is sent and stops for good when it
  * summarises or finds nothing to do, so no check loops without a user's turn having sent it
- * within a threshold (at most 96 hops of 15 minutes). The test in test/infra/recursive-loops.test.ts
- * derives from the templates which functions send to their own queue.
+ * within a threshold (at most 96 hops of 15 minutes). The reflector continues a large forget
+ * in a fresh job on the ReflectionQueue (lib/use-cases/forget-user.ts): a user of many items
+ * takes more than 16; its guard is that a job which erased nothing does not continue, and the
+ * forget's items only decrease. The test in test/infra/recursive-loops.test.ts derives from the
+ * templates which functions send to their own queue.
  */
-export const RECURSIVE_LOOPS: RecursiveLoops = { idle: 'Allow' };
+export const RECURSIVE_LOOPS: RecursiveLoops = { idle: 'Allow', reflector: 'Allow' };
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const entry = (name: string) => `${ROOT}functions/${name}/handler.ts`;

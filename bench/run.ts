@@ -14,6 +14,7 @@ import { LEAK_BOUND_BYTES_PER_TURN, type LoadReport, SETTLE_ROUNDS } from './loa
 import type { QualityResult } from './locomo-quality.js';
 import type { RedactionReport } from './redaction.js';
 import type { ForgetReport } from './forget.js';
+import type { MessyReport } from './messy.js';
 import { barChart } from './svg.js';
 import { benchSearchLatency } from './search-latency.js';
 import { benchColdStart } from './cold-start.js';
@@ -730,6 +731,40 @@ least the floor above, spread over deliveries of the job (each stops 15 s before
   return { md, json: { ...r }, log: [`forget: ${r.items} items and ${r.objects} objects erased in ${r.seconds} s (left ${JSON.stringify(r.left)})`] };
 }
 
+/** Real model answers: LoCoMo replays with the messy model (bench/messy.ts) at 30 %. */
+async function messySection(quick: boolean): Promise<SectionResult> {
+  const files = quick ? ['conv-30.json'] : readdirSync(locomoDir()).filter((f) => f.endsWith('.json')).sort();
+  const reports = await Promise.all(files.map((file) => runReportInBackground<MessyReport>('./messy.ts', ['--replay', `${locomoDir()}${file}`, '--rate', '0.3', '--seed', '1'])));
+  const kinds = Object.keys(reports[0]?.messyKinds ?? {}) as Array<keyof MessyReport['messyKinds']>;
+  const table = [
+    `| replay | turns | model calls | messy answers | ${kinds.join(' | ')} | batches | aborted | DLQ | s |`,
+    `| --- | ---: | ---: | ---: | ${kinds.map(() => '---:').join(' | ')} | ---: | ---: | ---: | ---: |`,
+    ...reports.map((r) => `| ${r.replay} | ${r.turns} | ${r.modelCalls} | ${r.messyAnswers} | ${kinds.map((k) => r.messyKinds[k]).join(' | ')} | ${r.batches} | **${r.batchesAborted}** (${r.abortPercent} %) | ${r.errors} | ${r.seconds} |`),
+  ].join('\n');
+  const reasons = reports.flatMap((r) => Object.entries(r.abortReasons).map(([why, n]) => `- ${r.replay}: ${n} × ${why}`));
+  const batches = reports.reduce((n, r) => n + r.batches, 0);
+  const aborted = reports.reduce((n, r) => n + r.batchesAborted, 0);
+  const md = `## Real model answers (the messy model)
+
+\`bench/messy.ts\`: each conversation replayed as \`npm start -- --once --messy-model 0.3\` replays it: 30 % of the
+model's structured answers (batch reflections, nightly and weekly runs; summaries are free text and left
+alone) written as real models get them wrong (infra/local/messy-model.ts; seed 1): in a code fence, with a
+sentence before or after, a trailing comma, an enum value miscased, an extra field, an optional field
+missing, cut at max_tokens, or empty, each only where the answer's shape allows it. The parser
+(lib/domain/model-answer.ts) recovers what still carries an answer; a cut answer is asked again with a
+larger budget; an unusable one is asked again on the job's next delivery, then aborts the batch.
+
+${table}
+
+Batches aborted: **${aborted} of ${batches}**${batches > 0 ? ` (${Math.round((aborted / batches) * 10_000) / 100} %)` : ''}.${reasons.length > 0 ? `\n\nWhy:\n${reasons.join('\n')}` : ''}
+`;
+  return {
+    md,
+    json: { batches, batchesAborted: aborted, reports },
+    log: [table, `messy: ${aborted} of ${batches} batches aborted, ${reports.reduce((n, r) => n + r.errors, 0)} in DLQs`],
+  };
+}
+
 /** Every section, in BENCHMARKS.md's order; the short ones run first in a full run (see main). */
 const SECTIONS: readonly Section[] = [
   { name: 'signal-writes', run: () => signalWritesSection() },
@@ -744,9 +779,10 @@ const SECTIONS: readonly Section[] = [
   { name: 'reflector-time', run: () => reflectorTimeSection() },
   { name: 'redaction', run: () => redactionSection() },
   { name: 'forget', run: () => forgetSection() },
+  { name: 'messy', run: messySection },
 ];
 /** A full run's order: a section that fails then costs minutes, not the replays' hour. */
-const RUN_ORDER = ['cold-start', 'signal-writes', 'reflector-time', 'search-latency', 'locomo', 'cost', 'attacks', 'redaction', 'forget', 'faults', 'fuzz', 'load'];
+const RUN_ORDER = ['cold-start', 'signal-writes', 'reflector-time', 'search-latency', 'locomo', 'cost', 'attacks', 'redaction', 'forget', 'messy', 'faults', 'fuzz', 'load'];
 
 const BLOCK = (name: string) => new RegExp(`<!-- bench:${name} -->\\n[\\s\\S]*?<!-- /bench:${name} -->\\n`);
 

@@ -11,6 +11,9 @@
  *   npm start -- --faults RATE      inject faults: RATE (0–1) of AWS and model calls fail, and of invocations die (fault-injection.ts)
  *   npm start -- --faults-sustained MINUTES
  *                                   sustained mode: every model call is throttled for MINUTES simulated minutes from the first one
+ *   npm start -- --messy-model RATE write RATE (0–1) of the model's structured answers as real models get them wrong
+ *                                   (code fences, prose, trailing commas, enum case, extra or missing fields, cut, empty;
+ *                                   infra/local/messy-model.ts); seeded by --messy-seed N (default 1)
  *   npm start -- --dump FILE        once drained, write the canonical state of every user there (infra/local/state-dump.ts)
  *
  * With --once the last line printed is one JSON object with the run's counts; the exit
@@ -38,6 +41,7 @@ function human(s: Summary): string {
     `nightly findings stored ${s.findings}`,
     `summaries written ${s.summaries} of ${s.summaryJobs} fired · sweeps fired ${s.sweepsFired} · sleep-time runs: nightly ${s.nightly}, weekly ${s.weekly}`,
     `errors left in dead-letter queues: ${s.errors}; handler errors retried: ${s.handlerErrors}`,
+    ...(s.messyAnswers > 0 ? [`messy model answers: ${s.messyAnswers} (${Object.entries(s.messyKinds).map(([k, n]) => `${k} ${n}`).join(', ')})`] : []),
     ...(Object.values(s.faults).some((n) => n > 0) ? [`faults injected: ${Object.entries(s.faults).map(([k, n]) => `${k} ${n}`).join(', ')}`] : []),
     `IAM: ${s.iamChecked} requests checked against the functions' synthesized policies, ${s.iamDenied} denied`,
   ].join('\n');
@@ -58,6 +62,9 @@ interface CliOptions {
   faultSeed: number;
   /** Real milliseconds every model call is throttled for, from the first one (--faults-sustained, in simulated minutes). */
   modelThrottleMs: number;
+  /** Share of structured answers the messy model writes wrong (--messy-model), and its seed. */
+  messyRate: number;
+  messySeed: number;
   apiPort?: number;
   dump?: string;
   /** The file to replay (the bundled sample when --replay is not given). */
@@ -79,6 +86,8 @@ function parseOptions(): CliOptions {
       faults: { type: 'string' },
       'faults-sustained': { type: 'string' },
       'fault-seed': { type: 'string', default: '1' },
+      'messy-model': { type: 'string' },
+      'messy-seed': { type: 'string', default: '1' },
     },
     strict: true,
   });
@@ -87,6 +96,10 @@ function parseOptions(): CliOptions {
   if (!Number.isFinite(speed) || speed <= 0) throw new Error(`--speed must be a positive number, not ${values.speed}`);
   const faultRate = values.faults === undefined ? 0 : Number(values.faults);
   if (!Number.isFinite(faultRate) || faultRate < 0 || faultRate > 1) throw new Error(`--faults must be a share between 0 and 1, not ${values.faults}`);
+  const messyRate = values['messy-model'] === undefined ? 0 : Number(values['messy-model']);
+  if (!Number.isFinite(messyRate) || messyRate < 0 || messyRate > 1) throw new Error(`--messy-model must be a share between 0 and 1, not ${values['messy-model']}`);
+  const messySeed = Number(values['messy-seed']);
+  if (!Number.isInteger(messySeed)) throw new Error(`--messy-seed must be an integer, not ${values['messy-seed']}`);
   const sustainedMinutes = values['faults-sustained'] === undefined ? 0 : Number(values['faults-sustained']);
   if (!Number.isFinite(sustainedMinutes) || sustainedMinutes < 0) throw new Error(`--faults-sustained must be a number of minutes, not ${values['faults-sustained']}`);
   return {
@@ -98,6 +111,8 @@ function parseOptions(): CliOptions {
     faultSeed: Number(values['fault-seed']),
     // Simulated minutes: local delays run `speed` times faster than real time.
     modelThrottleMs: (sustainedMinutes * 60_000) / speed,
+    messyRate,
+    messySeed,
     ...(values['api-port'] ? { apiPort: Number(values['api-port']) } : {}),
     ...(values.dump ? { dump: values.dump } : {}),
     file: values.replay ? resolve(values.replay) : SAMPLE,
@@ -116,6 +131,7 @@ async function main(): Promise<number> {
     metrics: options.verbose,
     speed: options.speed,
     ...(options.faultRate > 0 || options.modelThrottleMs > 0 ? { faults: { rate: options.faultRate, seed: options.faultSeed, modelThrottleMs: options.modelThrottleMs } } : {}),
+    ...(options.messyRate > 0 ? { messyModel: { rate: options.messyRate, seed: options.messySeed } } : {}),
     ...(options.apiPort !== undefined ? { apiPort: options.apiPort } : {}),
     onHandlerError: (source, error) => console.error(`[${source}] handler error (the records go back to the queue): ${(error as Error).message}`),
   });

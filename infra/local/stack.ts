@@ -25,7 +25,8 @@ import { IamEnforcer } from './iam/iam-enforcement.js';
 import { type SynthesizedStage, synthesizeStage } from './iam/synthesized-stage.js';
 import type { LocalEnvironment } from './iam/template-resolver.js';
 import { lambdaContext } from './lambda-context.js';
-import type { Responder } from './converse-server.js';
+import { offlineResponder, type Responder } from './converse-server.js';
+import { type MessKind, type MessyModel, messyModel, noMesses } from './messy-model.js';
 import { type Emulators, LOCAL_CREDENTIALS, LOCAL_REGION, startEmulators } from './emulators.js';
 import { type InvocationObserver, LocalEventSource, type SqsHandler } from './event-source.js';
 import { LOCAL_ACCOUNT, type LocalResources, provision } from './provision.js';
@@ -84,6 +85,10 @@ export interface Summary {
   sweepsFired: number;
   /** Faults injected (`--faults`), by kind; all zero without. */
   faults: Record<FaultKind, number>;
+  /** Structured answers the messy model (`--messy-model`, infra/local/messy-model.ts) wrote as real models get them wrong; 0 without. */
+  messyAnswers: number;
+  /** The same, by kind. */
+  messyKinds: Record<MessKind, number>;
   /** AWS requests the handlers made that were evaluated against their functions' synthesized IAM policies, and how many were denied. */
   iamChecked: number;
   iamDenied: number;
@@ -150,6 +155,8 @@ export interface LocalStackOptions {
   observe?: InvocationObserver;
   /** Inject faults into the handlers' AWS and model calls (infra/local/fault-injection.ts). */
   faults?: FaultConfig;
+  /** Mess up `rate` (0–1) of the model's structured answers as real models do (infra/local/messy-model.ts); `seed` picks which. */
+  messyModel?: { rate: number; seed?: number };
   /**
    * IAM enforced from the synthesized stage (infra/local/iam/). @default { enforce: true }
    * `permissions` synthesizes the stage with other grants than infra/permissions.ts.
@@ -286,6 +293,8 @@ interface Runtime {
   resources: LocalResources;
   synthesized: SynthesizedStage;
   iam: IamEnforcer | null;
+  /** The messy model wrapped around the responder (null without `messyModel`). */
+  messy: MessyModel | null;
   handlers: LocalFunctions;
   sources: Record<QueueKey, LocalEventSource>;
   info: StackInfo;
@@ -499,6 +508,8 @@ async function summaryOf(rt: Runtime): Promise<Summary> {
     weekly: runItems.filter((r) => String(r.sk).startsWith('RUN#weekly#')).length,
     sweepsFired: rt.state.fired.length,
     faults: faultCounts(),
+    messyAnswers: rt.messy?.total() ?? 0,
+    messyKinds: rt.messy?.counts() ?? noMesses(),
     iamChecked: rt.iam?.stats.checked ?? 0,
     iamDenied: rt.iam?.stats.denied ?? 0,
   };
@@ -558,7 +569,8 @@ function localStackOf(rt: Runtime, api: LocalHttpApi, tokenSecret: string): Loca
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const stage = options.stage ?? 'local';
   configureFaults(options.faults ?? null);
-  const { emulators, resources, synthesized } = await startInfrastructure(stage, options);
+  const messy = options.messyModel ? messyModel(options.responder ?? offlineResponder, options.messyModel) : null;
+  const { emulators, resources, synthesized } = await startInfrastructure(stage, messy ? { ...options, responder: messy.responder } : options);
   const iam = options.iam?.enforce === false ? null : new IamEnforcer(synthesized);
   const clock = new SimulatedClock();
   const overrides = { speed: options.speed ?? 60, ...(options.environment ? { environment: options.environment } : {}) };
@@ -582,6 +594,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     resources,
     synthesized,
     iam,
+    messy,
     handlers,
     sources,
     info,

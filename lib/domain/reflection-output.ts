@@ -5,7 +5,7 @@
 import * as z from 'zod';
 import { type EmotionState, EmotionStateSchema, readEmotionState } from './emotion-state.js';
 import { modelSchemaOf } from './model-schema.js';
-import { extractJsonObject } from './prompted-answer.js';
+import { answerValueOf } from './model-answer.js';
 
 const SourceTurns = z.array(z.number().int().min(1)).min(1).max(20);
 /** A path relative to the user's Knowledge/ folder, e.g. `Facts/reef_tank.md`. */
@@ -109,16 +109,9 @@ export function parseReflectionOutput(raw: unknown): {
   entry: ReflectionEntry | null;
 } {
   const rawText = typeof raw === 'string' ? raw : rawTextOf(raw);
-  let value = raw;
-  if (typeof raw === 'string') {
-    const json = extractJsonObject(raw);
-    if (json === null) throw new ReflectionOutputError('model output holds no JSON object', rawText);
-    try {
-      value = JSON.parse(json);
-    } catch (error) {
-      throw new ReflectionOutputError(`model output is not valid JSON: ${(error as Error).message}`, rawText);
-    }
-  }
+  // As real models write it: in prose or a fence, trailing commas, enums in another case, extra fields (model-answer.ts).
+  const value = answerValueOf(raw, ReflectionToolWithEntrySchema);
+  if (value === undefined) throw new ReflectionOutputError('model output holds no JSON object', rawText);
   const parsed = ReflectionOutputSchema.safeParse(value);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');

@@ -5,6 +5,7 @@
  * Idempotent: a run id is recorded once; model outputs are kept per chunk and reused.
  */
 import type * as z from 'zod';
+import { answerValueOf } from '../domain/model-answer.js';
 import { modelSchemaOf } from '../domain/model-schema.js';
 import { FINDING_EDGE_CONFIDENCE } from '../domain/relation-graph.js';
 import { maintainFacts } from './knowledge-hygiene.js';
@@ -88,7 +89,7 @@ async function callCached<T>(
   schema: z.ZodType<T>,
 ): Promise<ModelResponse & { reused: boolean; parsed: z.ZodSafeParseResult<T>; unusable: string | null }> {
   const judge = (r: ModelResponse) => {
-    const parsed = schema.safeParse(typeof r.output === 'string' ? safeJson(r.output) : r.output);
+    const parsed = schema.safeParse(answerValueOf(r.output, schema));
     const issue = parsed.success ? null : `unusable output (${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? ''})`;
     return { parsed, unusable: unusableStop(r.usage) ?? issue };
   };
@@ -414,14 +415,6 @@ export async function runWeekly(job: Job, deps: SleepTimeDeps): Promise<SleepTim
   if (run.weeklyLeftOut) deps.log.warn('weekly run over its token budget: the oldest summaries left out', { userId: job.userId, runId: job.jobId, ...run.weeklyLeftOut, budget: run.budget });
   deps.log.info('weekly reflection', { userId: job.userId, runId: run.runId, summaries: run.summariesReviewed, stopReasons: run.stopReasons, ...(run.skipped ? { skipped: run.skipped } : {}) });
   return { status: 'completed', run };
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 /** Req R-SLP-10: the user's self-assessment over the nightly runs of the last `days` days. */

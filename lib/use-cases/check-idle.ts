@@ -9,7 +9,7 @@
  */
 import type { IdleCheck } from '../../events/idle-check.js';
 import type { Job } from '../../events/job.js';
-import { idleCheck, parseSignalState } from '../domain/signal-accumulator.js';
+import { idleCheck, idleThresholdMs, parseSignalState } from '../domain/signal-accumulator.js';
 import type { SignalConfig } from '../domain/signal-weights.js';
 import { withUserIdle } from '../domain/user-settings.js';
 import type { Clock, IdleScheduler, JobQueue, Log, SignalStateStore, UserSettingsStore } from '../ports.js';
@@ -58,8 +58,10 @@ export async function checkIdle(check: IdleCheck, deps: IdleDeps): Promise<IdleO
       trigger: t.trigger,
       urgency: t.urgency,
       turnIds: t.turnIds,
-      // Input time: when the quiet window ended (the check's due time), not when this delivery ran.
-      requestedAt: check.dueAt ?? deps.clock.now().toISOString(),
+      // Input time: when the quiet window ended, not when this delivery ran. A check put back
+      // while the user kept talking keeps its first due time (its identity), so the window's
+      // end is the threshold after the last message; a resend sends what was committed.
+      requestedAt: ('resend' in result ? undefined : quietWindowEnd(state.lastSeenAt, config)) ?? check.dueAt ?? deps.clock.now().toISOString(),
     };
     if ('resend' in result) {
       // An earlier delivery committed this summary, and its enqueue failed or was never known to
@@ -81,3 +83,7 @@ export async function checkIdle(check: IdleCheck, deps: IdleDeps): Promise<IdleO
   }
   throw new Error(`could not record the idle summary of ${check.userId}: the state kept changing`);
 }
+
+/** When a user last seen at `lastSeenAt` had been quiet for their threshold. */
+const quietWindowEnd = (lastSeenAt: string | null | undefined, config: SignalConfig): string | undefined =>
+  lastSeenAt ? new Date(Date.parse(lastSeenAt) + idleThresholdMs(config)).toISOString() : undefined;

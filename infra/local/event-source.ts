@@ -135,6 +135,8 @@ export class LocalEventSource {
        * with `sqs` (Lambda's doing, not the function's). Without `stopped`, nothing is stopped.
        */
       recursion?: { loop?: string; stopped: { sqs: SQSClient; deadLetterQueueUrl?: string } };
+      /** Receive nothing while this says so (asked before each receive; a test hook of the local stack). */
+      holdWhile?: () => Promise<boolean>;
     },
   ) {}
 
@@ -159,6 +161,10 @@ export class LocalEventSource {
     while (this.running) {
       let messages: Message[] = [];
       try {
+        if (await this.options.holdWhile?.()) {
+          await new Promise((r) => setTimeout(r, 250));
+          continue;
+        }
         const res = await sqs.send(
           new ReceiveMessageCommand({
             QueueUrl: queueUrl,

@@ -235,7 +235,7 @@ function startEventSources(rt: Pick<Runtime, 'synthesized' | 'resources' | 'hand
   const { synthesized, resources, iam, options } = rt;
   // The stack's own SQS client (not a function's): makes failed records visible again after the local timeout (event-source.ts).
   const stackSqs = createSqsClient();
-  const source = (key: QueueKey, handler: SqsHandler, fn: SqsFunction) =>
+  const source = (key: QueueKey, handler: SqsHandler, fn: SqsFunction, holdWhile?: () => Promise<boolean>) =>
     new LocalEventSource({
       name: key,
       sqs: eventSourceClient(fn, iam),
@@ -254,11 +254,19 @@ function startEventSources(rt: Pick<Runtime, 'synthesized' | 'resources' | 'hand
       // Lambda's recursive loop detection, as the function's synthesized RecursiveLoop says.
       recursion: { loop: synthesized.functions[fn].recursiveLoop, stopped: { sqs: stackSqs, deadLetterQueueUrl: resources.queues[key].dlqUrl } },
       ...(options.observe ? { observe: options.observe } : {}),
+      ...(holdWhile ? { holdWhile } : {}),
     });
+  const turn = source('turn', rt.handlers.signal, 'signal');
+  // Idle checks wait while turns are still queued or being stored. An emulated stack ingests a
+  // user's turns one receive at a time (FIFO: one message per group) and stalls for seconds when
+  // the machine is loaded, longer than a sped-up idle threshold (1 s at speed 300): a check
+  // delivered then would take a pause in ingestion for the user's silence and summarise
+  // mid-session. Held, it is delivered later and judges the state the turns left (check-idle.ts).
+  const turnsPending = async () => turn.busy || (await queueDepth(stackSqs, resources.queues.turn.url)) > 0;
   const sources = {
-    turn: source('turn', rt.handlers.signal, 'signal'),
+    turn,
     reflection: source('reflection', rt.handlers.reflector, 'reflector'),
-    idle: source('idle', rt.handlers.idle, 'idle'),
+    idle: source('idle', rt.handlers.idle, 'idle', turnsPending),
   };
   for (const s of Object.values(sources)) s.start();
   return sources;

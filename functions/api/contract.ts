@@ -184,7 +184,7 @@ export const ForgetReceiptSchema = z.object({
   total: z.number().int(),
 });
 
-/** `admin`: the whole stage, not one user's (no `{userId}`): administrators only. */
+/** `admin`: administrators only — the whole stage's (no `{userId}`), or an operation on a user's data (a search index rebuild). */
 export type Access = 'public' | 'read' | 'write' | 'admin';
 
 export interface Route {
@@ -434,6 +434,12 @@ export const routes = [
     method: 'GET', path: '/v1/costs', operationId: 'stageCosts', access: 'admin', query: z.object({ days: Limit(31, 7) }),
     summary: "The stage's model cost by UTC day, every user's (administrators only): as a user's, with how many users had a cost; the stage's cost alarm fires on the last 24 hours' sum",
     response: z.object({ days: z.array(Looseobject) }),
+  },
+  {
+    method: 'POST', path: `${u}/search-index/rebuild`, operationId: 'searchIndexRebuild', access: 'admin', params: UserParam,
+    summary:
+      "Rebuild the user's (or GLOBAL's) search index from their stores (administrators only): every item is read again and written as one segment, the old segments dropped, so an item whose change mark was lost or expired is found again. Answers how many item ids the stores hold and the index's new version; 409 if another compaction moved the index meanwhile (ask again). `npm run reindex` calls the same use case",
+    response: z.object({ rebuilt: z.object({ items: z.number().int(), version: z.number().int() }) }),
   },
   {
     method: 'GET', path: `${u}/batches`, operationId: 'batchList', access: 'read', params: UserParam, query: z.object({ limit: Limit(500, 50) }),

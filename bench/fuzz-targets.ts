@@ -742,7 +742,6 @@ const apiDeps = (w: RecordingWorld): api.MemoryApiDeps => ({
   archives: w.archives,
   erasures: new MemoryErasureLog(),
   eraser: new RecordingItemEraser(),
-  owners: { itemIds: async () => [] },
   clock: fixedClock(NOW),
 });
 
@@ -807,7 +806,7 @@ const SAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<s
   settingsRead: {},
   settingsChange: { body: { idleMinutes: 20, prompt: 'List the open questions.', maxTokens: null } },
   stageCosts: { query: { days: '7' } },
-  searchIndexRebuild: {},
+  reindex: {},
   graphEntitySplit: { params: { entity: 'clownfish' } },
   graphLog: { query: { limit: '20' } },
 };

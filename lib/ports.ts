@@ -659,11 +659,6 @@ export interface ErasureLog {
 }
 
 /** Hard deletion of one user's records and objects, every version of them (req R-DEL-1, R-DEL-3). */
-/** Every item id an owner's stores hold (lib/adapters/owner-item-ids.ts): what a search index rebuild reads. */
-export interface OwnerItems {
-  itemIds(userId: string): Promise<string[]>;
-}
-
 export interface ItemEraser {
   /** The user's turns of a session, ascending; at most `limit` + 1, so the caller can tell the session is larger. */
   sessionTurns(userId: string, sessionId: string, limit: number): Promise<number[]>;

@@ -34,7 +34,6 @@ import { DynamoS3UserArchiveStore } from '../../lib/adapters/user-archive-store.
 import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';
 import { DynamoErasureLog } from '../../lib/adapters/dynamo-erasure-log.js';
 import { DynamoS3ItemEraser } from '../../lib/adapters/item-eraser.js';
-import { DynamoOwnerItems } from '../../lib/adapters/owner-item-ids.js';
 import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings-store.js';
 import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
 import { embeddingModelOf } from '../../lib/adapters/titan-embeddings.js';
@@ -84,7 +83,6 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
     archives: new DynamoS3UserArchiveStore(ddb, s3, table, bucket),
     erasures: new DynamoErasureLog(ddb, table),
     eraser: new DynamoS3ItemEraser(ddb, s3, table, bucket, changes),
-    owners: new DynamoOwnerItems(ddb, table, knowledge),
     clock,
     log,
   };

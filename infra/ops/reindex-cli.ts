@@ -24,10 +24,11 @@ if (!validTarget(values) || !values.user) {
 try {
   const target = await apiTarget(values, 'REINDEX_TOKEN');
   const userId = values.user;
-  const answer = await new MemoryClient(target.apiUrl, () => target.token).call('searchIndexRebuild', { params: { userId } });
-  console.error(`rebuilt the search index of ${userId} on ${target.label}: ${answer.rebuilt.items} item ids read, version ${answer.rebuilt.version}`);
-  console.log(JSON.stringify({ userId, ...answer.rebuilt }));
-  process.exit(0);
+  const answer = await new MemoryClient(target.apiUrl, () => target.token).call('reindex', { params: { userId } });
+  const { items, version, lost } = answer.rebuilt as { items: number; version: number; lost: boolean };
+  console.error(lost ? `the search index of ${userId} moved during the rebuild (another compaction): ask again` : `rebuilt the search index of ${userId} on ${target.label}: ${items} item ids read, version ${version}`);
+  console.log(JSON.stringify({ userId, items, version, lost }));
+  process.exit(lost ? 1 : 0);
 } catch (error) {
   console.error(`reindex failed: ${(error as Error).message}`);
   process.exit(1);

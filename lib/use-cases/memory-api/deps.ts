@@ -2,7 +2,7 @@
 import type { EmbeddingModel } from '../../ports.js';
 import type { SearchIndexReader } from '../search-index.js';
 import { MemoryApiError } from '../memory-api-error.js';
-import type { AgentEventPublisher, AuditTrail, Log, BatchLogReader, Clock, ErasureLog, ItemEraser, CostLedger, DiaryStore, ForgetLog, GraphStore, ItemTrustStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, OwnerItems, SleepTimeLogStore, SummaryStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';
+import type { AgentEventPublisher, AuditTrail, Log, BatchLogReader, Clock, ErasureLog, ItemEraser, CostLedger, DiaryStore, ForgetLog, GraphStore, ItemTrustStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, SleepTimeLogStore, SummaryStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';
 
 export interface MemoryApiDeps {
   catalog: MemoryCatalog;
@@ -46,8 +46,6 @@ export interface MemoryApiDeps {
   erasures: ErasureLog;
   /** Hard deletion of single items, every S3 version of their objects (req R-DEL-1, R-DEL-3). */
   eraser: ItemEraser;
-  /** Every item id an owner's stores hold: a search index rebuild (lib/use-cases/search-rebuild.ts). */
-  owners: OwnerItems;
   clock: Clock;
   /** Where a search notes an index whose watermark is older than its marks' TTL (search.ts viewOf). */
   log?: Pick<Log, 'warn'>;

@@ -5,7 +5,7 @@
  * nor a full rewrite of the index (which folds marks) finds it; `npm run reindex` (the admin
  * route `POST /v1/users/{u}/search-index/rebuild`) brings it back, and refuses a non-admin.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,10 +61,16 @@ async function marks(): Promise<Array<{ sk: string; ids: string[] }>> {
 
 const found = async (query: string): Promise<string[]> => (await admin().search(USER, { query, limit: 20 })).results.map((r) => r.id);
 
-/** `npm run reindex -- --local --user U --state FILE`, as an operator runs it. */
-function reindex(userId: string, state: string) {
-  const res = spawnSync(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'infra/ops/reindex-cli.ts'), '--local', '--user', userId, '--state', state], { cwd: ROOT, encoding: 'utf8', timeout: 200_000 });
-  return { status: res.status, stderr: res.stderr, last: res.stdout.trim().split('\n').at(-1) ?? '' };
+/**
+ * `npm run reindex -- --local --user U --state FILE`, as an operator runs it. Asynchronously:
+ * the stack it calls serves from this process.
+ */
+function reindex(userId: string, state: string): Promise<{ status: number | null; stderr: string; last: string }> {
+  return new Promise((resolve) => {
+    execFile(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'infra/ops/reindex-cli.ts'), '--local', '--user', userId, '--state', state], { cwd: ROOT, encoding: 'utf8', timeout: 200_000 }, (error, stdout, stderr) =>
+      resolve({ status: error ? ((error as { code?: number }).code ?? 1) : 0, stderr, last: stdout.trim().split('\n').at(-1) ?? '' }),
+    );
+  });
 }
 
 beforeAll(async () => {
@@ -97,9 +103,9 @@ describe('npm run reindex (POST /v1/users/{u}/search-index/rebuild)', () => {
 
     const state = join(mkdtempSync(join(tmpdir(), 'rm-reindex-')), 'stack.json');
     writeFileSync(state, JSON.stringify(stack.info));
-    const run = reindex(USER, state);
+    const run = await reindex(USER, state);
     expect(run.status, run.stderr).toBe(0);
-    expect(JSON.parse(run.last)).toMatchObject({ userId: USER, items: 5 });
+    expect(JSON.parse(run.last)).toMatchObject({ userId: USER, items: 5, lost: false });
     expect(await found(LATE_WORDS)).toContain('turn:3');
     expect(await found('reef tank water changes')).toContain('turn:1');
     expect(iamDenials(stack)).toEqual([]);

@@ -806,6 +806,7 @@ const SAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<s
   settingsRead: {},
   settingsChange: { body: { idleMinutes: 20, prompt: 'List the open questions.', maxTokens: null } },
   stageCosts: { query: { days: '7' } },
+  reindex: {},
   graphEntitySplit: { params: { entity: 'clownfish' } },
   graphLog: { query: { limit: '20' } },
 };

@@ -184,7 +184,7 @@ export const ForgetReceiptSchema = z.object({
   total: z.number().int(),
 });
 
-/** `admin`: the whole stage, not one user's (no `{userId}`): administrators only. */
+/** `admin`: administrators only — the whole stage's (no `{userId}`), or an operation on a user's data (a search index rebuild). */
 export type Access = 'public' | 'read' | 'write' | 'admin';
 
 export interface Route {
@@ -434,6 +434,11 @@ export const routes = [
     method: 'GET', path: '/v1/costs', operationId: 'stageCosts', access: 'admin', query: z.object({ days: Limit(31, 7) }),
     summary: "The stage's model cost by UTC day, every user's (administrators only): as a user's, with how many users had a cost; the stage's cost alarm fires on the last 24 hours' sum",
     response: z.object({ days: z.array(Looseobject) }),
+  },
+  {
+    method: 'POST', path: `${u}/search-index/rebuild`, operationId: 'reindex', access: 'admin', params: OneUserParam,
+    summary: 'Rebuild the search index (admins)',
+    response: z.object({ rebuilt: Looseobject }),
   },
   {
     method: 'GET', path: `${u}/batches`, operationId: 'batchList', access: 'read', params: UserParam, query: z.object({ limit: Limit(500, 50) }),

@@ -21,6 +21,7 @@ import * as facts from '../../lib/use-cases/knowledge-hygiene.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import * as corrections from '../../lib/use-cases/promote-staged.js';
 import * as graph from '../../lib/use-cases/relation-graph.js';
+import * as rebuilds from '../../lib/use-cases/search-rebuild.js';
 import * as archives from '../../lib/use-cases/user-archive.js';
 import * as settings from '../../lib/use-cases/user-settings.js';
 import { consolePage } from './console.js';
@@ -81,6 +82,7 @@ const operationsFor = (deps: api.MemoryApiDeps): Record<Exclude<OperationId, 'op
   settingsRead: ({ params }) => settings.readSettings(deps, params.userId),
   settingsChange: ({ params, body, principal }) => settings.changeSettings(deps, principal.subject, params.userId, body),
   stageCosts: ({ query }) => costs.stageCosts(deps, query.days),
+  reindex: ({ params }) => rebuilds.rebuildSearchIndex(deps, params.userId),
   graphEntitySplit: ({ params, principal }) => graph.splitGraphEntity(deps, principal.subject, params.userId, params.entity),
   graphLog: ({ params, query }) => graph.graphLog(deps, params.userId, query.limit),
   userForget: ({ params, principal }) => forget.requestForget(deps, principal.subject, params.userId),
@@ -159,7 +161,7 @@ function publicPage(route: Route, event: APIGatewayProxyEventV2): APIGatewayProx
   return { statusCode: 200, headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': page.contentSecurityPolicy }, body: page.html };
 }
 
-/** Authorise the principal for the route's user (a stage route, access `admin`, has no path parameters). */
+/** Authorise the principal for the route's user; an `admin` route (the stage's, or an operation on any user's) needs an administrator. */
 function refusal(route: Route, principal: Principal, params: { userId: string }, log: Log): OperationAnswer | null {
   const decision = route.access === 'admin' ? authorizeStage(principal) : authorize(principal, params.userId, route.access === 'write' ? 'write' : 'read');
   if (decision.allowed) return null;

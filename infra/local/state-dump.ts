@@ -32,7 +32,7 @@
  * when it happened: it says how an answer was had, like `reused`.
  */
 import { createHash } from 'node:crypto';
-import type { S3Client } from '@aws-sdk/client-s3';
+import { ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keys, searchSegmentsPrefix, userPrefix } from '../../lib/domain/memory-paths.js';
 import { getText, listAllKeys } from '../../lib/adapters/s3-objects.js';
@@ -45,6 +45,47 @@ export interface UserStateDump {
   items: Record<string, unknown>;
   /** S3 objects by key (text; JSON documents parsed and normalised like items). */
   objects: Record<string, unknown>;
+  /**
+   * Asked for with `{ versions: true }`: what the versioned bucket keeps besides the current
+   * objects, by key — each noncurrent version and delete marker, newest first. Left out of
+   * the default dump: how many versions a key has depends on how often a retried write ran.
+   */
+  versions?: Record<string, Array<'noncurrent version' | 'delete marker'>>;
+}
+
+export interface StoredVersionEntry {
+  key: string;
+  versionId: string;
+  isLatest: boolean;
+  deleteMarker: boolean;
+}
+
+/** Every version and delete marker under `prefix` (ListObjectVersions, a page at a time), each key's newest first. */
+export async function listObjectVersions(s3: S3Client, bucket: string, prefix: string): Promise<StoredVersionEntry[]> {
+  const out: StoredVersionEntry[] = [];
+  let KeyMarker: string | undefined;
+  let VersionIdMarker: string | undefined;
+  do {
+    const res = await s3.send(new ListObjectVersionsCommand({ Bucket: bucket, Prefix: prefix, KeyMarker, VersionIdMarker }));
+    const page = [...(res.Versions ?? []).map((v) => ({ v, deleteMarker: false })), ...(res.DeleteMarkers ?? []).map((v) => ({ v, deleteMarker: true }))];
+    // Keys in order, each key's versions newest first (S3's order, which the two lists split).
+    page.sort((a, b) => String(a.v.Key).localeCompare(String(b.v.Key)) || Number(b.v.LastModified ?? 0) - Number(a.v.LastModified ?? 0));
+    out.push(...page.map(({ v, deleteMarker }) => ({ key: String(v.Key), versionId: String(v.VersionId ?? 'null'), isLatest: v.IsLatest === true, deleteMarker })));
+    KeyMarker = res.IsTruncated ? res.NextKeyMarker : undefined;
+    VersionIdMarker = res.IsTruncated ? res.NextVersionIdMarker : undefined;
+  } while (KeyMarker !== undefined);
+  return out;
+}
+
+/** The versions the bucket keeps under `prefix` besides each key's current object. */
+async function keptVersions(s3: S3Client, bucket: string, prefix: string): Promise<NonNullable<UserStateDump['versions']>> {
+  const kept: NonNullable<UserStateDump['versions']> = {};
+  for (const v of await listObjectVersions(s3, bucket, prefix)) {
+    if (v.isLatest && !v.deleteMarker) continue;
+    const key = maskSnapshotKey(v.key);
+    kept[key] = [...(kept[key] ?? []), v.deleteMarker ? 'delete marker' : 'noncurrent version'];
+  }
+  return sortKeys(kept) as NonNullable<UserStateDump['versions']>;
 }
 
 const DURATION_KEYS = new Set(['duration_ms', 'durationMs', 'latencyMs']);
@@ -136,7 +177,12 @@ const PACKED_AS: ReadonlyArray<readonly [string, string]> = [
 ];
 const packedAs = (sk: string): string | undefined => PACKED_AS.find(([prefix]) => sk.startsWith(prefix))?.[1];
 
-export async function dumpUserState(clients: { ddb: DynamoDBDocumentClient; s3: S3Client }, where: { tableName: string; bucketName: string }, userId: string): Promise<UserStateDump> {
+export async function dumpUserState(
+  clients: { ddb: DynamoDBDocumentClient; s3: S3Client },
+  where: { tableName: string; bucketName: string },
+  userId: string,
+  options: { versions?: boolean } = {},
+): Promise<UserStateDump> {
   const items: Record<string, unknown> = {};
   for (const item of await queryAll(clients.ddb, where.tableName, keys.userPk(userId))) {
     const sk = String(item.sk);
@@ -177,7 +223,9 @@ export async function dumpUserState(clients: { ddb: DynamoDBDocumentClient; s3: 
     }
     objects[maskSnapshotKey(key)] = normalise(value, { timestampIsProcessing: key.includes('/Logs/') });
   }
-  return { userId, items: sortKeys(items), objects: sortKeys(objects) };
+  const dump: UserStateDump = { userId, items: sortKeys(items), objects: sortKeys(objects) };
+  if (options.versions) dump.versions = await keptVersions(clients.s3, where.bucketName, userPrefix(userId));
+  return dump;
 }
 
 function sortKeys(record: Record<string, unknown>): Record<string, unknown> {

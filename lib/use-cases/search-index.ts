@@ -92,7 +92,7 @@ export interface SearchIndexReader {
    * rewrites every segment into one whatever the count (a forget: no old segment may keep a
    * removed item's words).
    */
-  compact(userId: string, atLeast?: number, options?: { full?: boolean }): Promise<CompactionResult>;
+  compact(userId: string, atLeast?: number, options?: { full?: boolean; rebuild?: readonly string[] }): Promise<CompactionResult>;
 }
 
 export interface CompactionResult {
@@ -239,18 +239,27 @@ export class LiveSearchIndex implements SearchIndexReader {
     return { head, marked, turns, changes: withTurns(byMarks, turns.items), turnWatermark };
   }
 
-  async compact(userId: string, atLeast = 1, options: { full?: boolean } = {}): Promise<CompactionResult> {
+  /**
+   * Fold the owner's changes into its segments. `full`: rewrite the index as one segment.
+   * `rebuild` (every item id the owner's stores hold, lib/use-cases/search-rebuild.ts): one
+   * segment of those items as their stores hold them now, the old segments dropped — what a
+   * lost or expired change mark left out is back, and nothing the stores no longer hold stays.
+   */
+  async compact(userId: string, atLeast = 1, options: { full?: boolean; rebuild?: readonly string[] } = {}): Promise<CompactionResult> {
     const { store, clock } = this.deps;
     const { now: wallNow, lagMs } = this.timing;
     const started = wallNow();
-    const { head, marked, turns, changes, turnWatermark } = await this.compactionInput(userId, options.full ? 1 : atLeast);
+    const rebuild = options.rebuild;
+    const input = await this.compactionInput(userId, options.full || rebuild ? 1 : atLeast);
+    const { head, marked, turns, turnWatermark } = input;
+    const changes = rebuild ? withIds(input.changes, rebuild) : input.changes;
     // Below s − L no mark can still be in flight (MARK_LAG_MS); never backwards.
     const bound = new Date(started.getTime() - lagMs).toISOString();
     const watermark = head.watermark !== undefined && head.watermark > bound ? head.watermark : bound;
     const marks = { watermark, folded: foldedAbove(marked, watermark), ...(turnWatermark !== undefined ? { turnWatermark } : {}) };
     // A full rewrite has nothing to do once the index is one segment that removes nothing and no change waits.
     const whole = head.segments.length <= 1 && (head.segments[0]?.removes.length ?? 0) === 0;
-    const idle = options.full ? changes.length === 0 && whole : changes.length < Math.max(1, atLeast);
+    const idle = rebuild ? false : options.full ? changes.length === 0 && whole : changes.length < Math.max(1, atLeast);
     if (idle) return changes.length === 0 ? this.refreshed(userId, head, marks, started) : { folded: 0, version: head.version, merged: false };
     const read = await this.itemsById(
       userId,
@@ -267,9 +276,10 @@ export class LiveSearchIndex implements SearchIndexReader {
     // Embedded before anything is written: a model that fails leaves the marks for the next compaction.
     const delta = await this.deltaOf(live);
     const version = head.version + 1;
-    const plan = options.full ? 'all' : mergePlan(head, delta.size, gone.length);
+    const plan = options.full || rebuild ? 'all' : mergePlan(head, delta.size, gone.length);
     const merging = plan === 'none' ? [] : plan === 'all' ? head.segments : head.segments.slice(1);
-    const merged = plan === 'none' ? { segment: delta, removes: gone } : await this.merged(userId, merging, { segment: delta, removes: keysOf(userId, gone) }, now);
+    const merged =
+      plan === 'none' || rebuild ? { segment: delta, removes: rebuild ? [] : gone } : await this.merged(userId, merging, { segment: delta, removes: keysOf(userId, gone) }, now);
     const written = await store.putSegment(userId, version, merged.segment);
     const ref: SearchSegmentRef = { ...written, items: merged.segment.size, removes: plan === 'all' ? [] : merged.removes };
     const next: SearchIndexHead = { version, segments: [...head.segments.filter((s) => !merging.includes(s)), ref], ...marks };
@@ -362,6 +372,12 @@ export interface MarkTiming {
 function withTurns(changes: readonly SearchChange[], turns: readonly MemoryItem[]): SearchChange[] {
   const marked = new Set(changes.map((c) => c.id));
   return [...changes, ...turns.filter((t) => !marked.has(t.id)).map((t) => ({ id: t.id, at: '' }))];
+}
+
+/** Every item of the owner as a change (`at` empty: read from its store now), besides the marks and turns read. */
+function withIds(changes: readonly SearchChange[], ids: readonly string[]): SearchChange[] {
+  const known = new Set(changes.map((c) => c.id));
+  return [...changes, ...[...new Set(ids)].filter((id) => !known.has(id)).map((id) => ({ id, at: '' }))];
 }
 
 /**

@@ -1,10 +1,11 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
 import { getText, listAllKeys } from '../../lib/adapters/s3-objects.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { StackInfo } from '../../infra/local/stack.js';
+import { listObjectVersions } from '../../infra/local/state-dump.js';
 
 /** Read access to the local stack's bucket, for assertions; and to a batch's log (in its DynamoDB item since issue 19). */
 export function bucketReader(info: StackInfo) {
@@ -13,6 +14,11 @@ export function bucketReader(info: StackInfo) {
   const logs = new S3DynamoBatchLogStore(DynamoDBDocumentClient.from(ddb), s3, info.tableName, info.bucketName);
   return {
     list: (prefix: string) => listAllKeys(s3, info.bucketName, prefix),
+    /** Every version and delete marker the versioned bucket keeps under `prefix`, current or not. */
+    versions: (prefix: string) => listObjectVersions(s3, info.bucketName, prefix),
+    /** The text of one version of an object. */
+    versionText: async (key: string, versionId: string): Promise<string> =>
+      (await (await s3.send(new GetObjectCommand({ Bucket: info.bucketName, Key: key, VersionId: versionId }))).Body?.transformToString('utf-8')) ?? '',
     text: (key: string): Promise<string> => getText(s3, info.bucketName, key),
     /** The batch's log, wherever the store keeps it; throws when there is none. */
     batchLog: async (userId: string, batchId: string): Promise<BatchLog> => {

@@ -1,7 +1,7 @@
 /**
  * Issue 21 item 1, through the real handlers on the local stack: two users replay the same
  * conversation, each shares an item with GLOBAL, one is forgotten. Afterwards nothing of hers
- * is left (items, objects and their versions, her search index, her GLOBAL contribution and
+ * is left (items, objects and every version of them in the versioned bucket, her search index, her GLOBAL contribution and
  * the old GLOBAL segments that held it), the other user's state is byte for byte what it
  * was, and what arrives later for her from before the forget writes nothing.
  */
@@ -37,7 +37,7 @@ let archive: UserArchive;
 const ddb = createDocumentClient(createDynamoDbClient());
 
 const client = (token: string) => new MemoryClient(stack.info.apiUrl, () => token);
-const dump = (userId: string) => dumpUserState({ ddb, s3: s3() }, stack.info, userId);
+const dump = (userId: string, options: { versions?: boolean } = {}) => dumpUserState({ ddb, s3: s3() }, stack.info, userId, options);
 let s3client: S3Client | undefined;
 const s3 = () => (s3client ??= new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials }));
 
@@ -101,6 +101,7 @@ describe('forgetting a user (DELETE /v1/users/{u})', () => {
     const own = client(await stack.mintUserToken([GONE], GONE));
     goneBefore = await dump(GONE);
     const objectsBefore = await bucket.list(`users/${GONE}/`);
+    const versionsBefore = await bucket.versions(`users/${GONE}/`);
     archive = (await own.export(GONE)).archive as UserArchive;
     const asked = await own.forget(GONE);
     expect(asked.receipt).toMatchObject({ userId: GONE, requestedBy: GONE, status: 'pending' });
@@ -118,7 +119,13 @@ describe('forgetting a user (DELETE /v1/users/{u})', () => {
     expect(await partition(keys.userPk(GONE))).toEqual([]);
     expect(await bucket.list(`users/${GONE}/`)).toEqual([]);
     expect(await bucket.list(`claims/${GONE}/`)).toEqual([]);
-    expect(await dump(GONE)).toEqual({ userId: GONE, items: {}, objects: {} });
+    // The bucket is versioned: before the forget, her overwrites and deletes had left noncurrent
+    // versions and delete markers; afterwards no version of hers is left, current or not.
+    expect(versionsBefore.some((v) => !v.isLatest)).toBe(true);
+    expect(versionsBefore.some((v) => v.deleteMarker)).toBe(true);
+    expect(await bucket.versions(`users/${GONE}/`)).toEqual([]);
+    expect(await bucket.versions(`claims/${GONE}/`)).toEqual([]);
+    expect(await dump(GONE, { versions: true })).toEqual({ userId: GONE, items: {}, objects: {}, versions: {} });
 
     // GLOBAL: her shared copy is gone, the other user's stays, and no segment of GLOBAL's index holds her words.
     const globalAfter = await partition('GLOBAL');
@@ -127,6 +134,9 @@ describe('forgetting a user (DELETE /v1/users/{u})', () => {
     const segments = await bucket.list('users/GLOBAL/index/search/');
     expect(segments.length).toBeGreaterThan(0);
     for (const key of segments) expect(await bucket.text(key), key).not.toContain('Quillfeather');
+    // Nor any version of them: the segments compactions replaced are noncurrent versions until the forget deletes them.
+    const segmentVersions = await bucket.versions('users/GLOBAL/index/search/');
+    for (const v of segmentVersions.filter((x) => !x.deleteMarker)) expect(await bucket.versionText(v.key, v.versionId), `${v.key}@${v.versionId}`).not.toContain('Quillfeather');
     // Searched by a third user, whose searches touch neither user's state (a search counts resurrections of the searcher's own items).
     const third = client(await stack.mintUserToken([THIRD], THIRD));
     const found = await third.search(THIRD, { query: 'Quillfeather marmalade grandmother', limit: 10 });

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { MemoryClient } from '../../functions/api/client.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { dumpUserState, type UserStateDump } from '../../infra/local/state-dump.js';
+import { dumpUserState, listObjectVersions, type UserStateDump } from '../../infra/local/state-dump.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/adapters/aws-clients.js';
 import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
 import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
@@ -53,6 +53,8 @@ const changes = () => new DynamoSearchChangeLog(ddb, stack.info.tableName);
 const knowledge = () => new S3DynamoKnowledgeStore(ddb, s3(), stack.info.tableName, stack.info.bucketName, changes());
 const graph = () => new DynamoGraphStore(ddb, stack.info.tableName);
 const dump = () => dumpUserState({ ddb, s3: s3() }, stack.info, USER);
+/** The keys of every version and delete marker the versioned bucket keeps of the user's, current or not. */
+const versionKeys = async (): Promise<string[]> => (await listObjectVersions(s3(), stack.info.bucketName, `users/${USER}/`)).map((v) => v.key);
 
 const sample = (): TurnSaved[] =>
   readFileSync(new URL('../../events/samples/conversation.jsonl', import.meta.url), 'utf8')
@@ -165,6 +167,8 @@ describe('deleting one item of every kind (DELETE …/memory/items/{id})', () =>
     for (const id of ids.filter((i) => !i.startsWith('diary:'))) expect(indexedBefore.has(id), id).toBe(true);
     expect(await edgeIds()).toEqual(expect.arrayContaining(['caroline|related_to|support_group', 'melanie|related_to|pottery']));
 
+    const ofDeleted = (k: string) => k.includes(`/turns/${pad(5)}/`) || k.includes('caroline_paints_sunsets') || k.includes('melanie_related_to_pottery') || k.includes('/summaries/summary-1-9.');
+    expect((await versionKeys()).filter(ofDeleted).length).toBeGreaterThan(0);
     const kinds: string[] = [];
     for (const id of ids) {
       const { deleted, at } = await memory.deleteItem(USER, id, 'wrong, and private');
@@ -195,6 +199,8 @@ describe('deleting one item of every kind (DELETE …/memory/items/{id})', () =>
     expect(await partition(keys.turnSk(5))).toEqual([]);
     const objects = Object.keys((await dump()).objects);
     expect(objects.filter((k) => k.includes(`/turns/${pad(5)}/`) || k.includes('caroline_paints_sunsets') || k.includes('melanie_related_to_pottery'))).toEqual([]);
+    // The bucket is versioned: a plain delete would leave each as a noncurrent version behind a delete marker.
+    expect((await versionKeys()).filter(ofDeleted)).toEqual([]);
 
     // The next nightly run (and its compaction) brings none of them back.
     await stack.advanceTo(new Date(stack.now().getTime() + DAY));
@@ -264,7 +270,11 @@ describe('forgetting a session by provenance (POST …/memory/forget)', () => {
     expect(dry.removed.staged.some((id) => id.includes('possession_goal'))).toBe(true);
     expect(dry.removed.memory).toHaveLength(1);
 
+    const ofForgotten = (k: string) => FORGOTTEN.some((t) => k.includes(`/turns/${pad(t)}/`)) || k.includes('caroline_counseling_career') || k.includes('/summaries/summary-10-18.');
+    expect((await versionKeys()).filter(ofForgotten).length).toBeGreaterThan(0);
     const real = (await memory.forget(USER, { sessionId: SESSION_2, dryRun: false, reason: 'the user asked' })).receipt;
+    // No version of their objects is left in the versioned bucket, current or not.
+    expect((await versionKeys()).filter(ofForgotten)).toEqual([]);
     expect(real).toEqual({ ...dry, dryRun: false });
     const after = await dump();
     expect(outside(after, real)).toEqual(outside(before, real));

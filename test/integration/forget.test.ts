@@ -6,7 +6,7 @@
  * was, and what arrives later for her from before the forget writes nothing.
  */
 import { readFileSync } from 'node:fs';
-import { S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,7 +80,14 @@ beforeAll(async () => {
   // A promoted Knowledge document of hers (an S3 object and a knowledge index snapshot), whatever the replay promoted.
   const knowledge = new S3DynamoKnowledgeStore(ddb, s3(), stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(ddb, stack.info.tableName));
   const text = `${HER_WORDS} needs bitter oranges.`;
-  await knowledge.putKnowledge(GONE, [{ path: 'Facts/marmalade.md', markdown: `# marmalade\n\n${text}\n`, doc: { id: 'Facts/marmalade.md', title: 'marmalade', text, summary: text, category: 'Facts', confidence: 0.8, sourceTurns: [1], promotedAt: stack.now().toISOString() } }]);
+  const marmalade = (t: string) => ({ path: 'Facts/marmalade.md', markdown: `# marmalade\n\n${t}\n`, doc: { id: 'Facts/marmalade.md', title: 'marmalade', text: t, summary: t, category: 'Facts', confidence: 0.8, sourceTurns: [1], promotedAt: stack.now().toISOString() } });
+  // Written twice, as an edit does: the first text stays behind as a noncurrent version.
+  await knowledge.putKnowledge(GONE, [marmalade(`${HER_WORDS} needs oranges.`)]);
+  await knowledge.putKnowledge(GONE, [marmalade(text)]);
+  // An object of hers deleted without a version id, as a plain delete leaves it: its versions and a delete marker.
+  const retired = { Bucket: stack.info.bucketName, Key: `users/${GONE}/Knowledge/Facts/retired.md` };
+  await s3().send(new PutObjectCommand({ ...retired, Body: `# retired\n\n${HER_WORDS} kept bees.\n` }));
+  await s3().send(new DeleteObjectCommand(retired));
   await shareWithGlobal(GONE, `${HER_WORDS}: the family's way.`);
   await shareWithGlobal(KEPT, 'Reef tanks need weekly water changes.');
   keptBefore = await dump(KEPT);

@@ -70,7 +70,9 @@ async function api(method, path, body) {
 }
 
 // Loads one section: render(data) returns a node, or a string to show as the empty message.
-async function section(id, path, render) {
+// `current` (optional) says whether this load is still the section's latest: an older answer
+// that arrives after a newer one is dropped, not rendered over it.
+async function section(id, path, render, current = () => true) {
   const sec = $(id),
     msg = sec.querySelector('.msg'),
     body = sec.querySelector('.body');
@@ -78,7 +80,9 @@ async function section(id, path, render) {
   msg.className = 'msg';
   msg.textContent = 'loading…';
   try {
-    const out = render(typeof path === 'function' ? await path() : await api('GET', path));
+    const data = typeof path === 'function' ? await path() : await api('GET', path);
+    if (!current()) return;
+    const out = render(data);
     body.replaceChildren();
     if (typeof out === 'string') {
       msg.textContent = out;
@@ -88,6 +92,7 @@ async function section(id, path, render) {
       body.appendChild(out);
     }
   } catch (e) {
+    if (!current()) return;
     body.replaceChildren();
     msg.className = 'msg error';
     msg.textContent = `error: ${e.message}`;
@@ -466,27 +471,34 @@ function afterChange() {
   loadSummaries();
 }
 
+let searches = 0;
 function runSearch() {
   const q = $('q').value.trim();
   if (!q || !state.user) return Promise.resolve();
-  return section('search', () => api('POST', '/memory/search', { query: q, limit: 10, explain: true }), (d) => {
-    const results = d.results || [];
-    if (!results.length) return 'nothing found';
-    return el(
-      'div',
-      {},
-      results.map((r) =>
-        el('div', { class: 'item search-item', 'data-id': str(r.id) }, [
-          el('div', { class: 'title' }, [str(r.title || r.id), el('span', { class: 'badge', text: str(r.kind) }), el('span', { class: 'badge', text: `score ${num(r.score, 3)}` })]),
-          el('div', { class: 'path', text: str(r.id) }),
-          el('div', { class: 'text', text: clip(r.text, 300), title: str(r.text) }),
-          el('div', { class: 'meta', text: `source turns ${turns(r.sourceTurns)}` }),
-          el('div', { class: 'meta why', text: `why: ${why(r.explain)}` }),
-          itemActions(str(r.id), str(r.text), afterChange),
-        ]),
-      ),
-    );
-  });
+  const mine = ++searches;
+  return section(
+    'search',
+    () => api('POST', '/memory/search', { query: q, limit: 10, explain: true }),
+    (d) => {
+      const results = d.results || [];
+      if (!results.length) return 'nothing found';
+      return el(
+        'div',
+        {},
+        results.map((r) =>
+          el('div', { class: 'item search-item', 'data-id': str(r.id) }, [
+            el('div', { class: 'title' }, [str(r.title || r.id), el('span', { class: 'badge', text: str(r.kind) }), el('span', { class: 'badge', text: `score ${num(r.score, 3)}` })]),
+            el('div', { class: 'path', text: str(r.id) }),
+            el('div', { class: 'text', text: clip(r.text, 300), title: str(r.text) }),
+            el('div', { class: 'meta', text: `source turns ${turns(r.sourceTurns)}` }),
+            el('div', { class: 'meta why', text: `why: ${why(r.explain)}` }),
+            itemActions(str(r.id), str(r.text), afterChange),
+          ]),
+        ),
+      );
+    },
+    () => mine === searches,
+  );
 }
 
 // Forget by provenance: the dry run's receipt is shown, and only then can the real run be asked for.
@@ -494,28 +506,40 @@ let pendingForget = null;
 function forgetRequest() {
   const session = $('forget-session').value.trim();
   if (session) return { sessionId: session };
-  return { turns: $('forget-turns').value.split(/[\s,]+/).filter(Boolean).map(Number) };
+  return {
+    turns: $('forget-turns')
+      .value.split(/[\s,]+/)
+      .filter(Boolean)
+      .map(Number),
+  };
 }
 function receiptNode(r) {
   const kinds = Object.keys(r.removed || {}).filter((k) => r.removed[k].length);
   return el('div', { class: 'receipt' }, [
     el('div', { class: 'meta', text: `${r.dryRun ? 'dry run: would remove' : 'removed'} ${num(r.total)} item(s); turns ${turns(r.turns)}` }),
-    table(['kind', 'ids'], kinds.map((k) => [k, el('td', { class: 'wrap', text: r.removed[k].join(', ') })])),
+    table(
+      ['kind', 'ids'],
+      kinds.map((k) => [k, el('td', { class: 'wrap', text: r.removed[k].join(', ') })]),
+    ),
   ]);
 }
 function forget(dryRun) {
   const request = dryRun ? forgetRequest() : pendingForget;
   if (!request) return Promise.resolve();
   $('forget-run').disabled = true;
-  return section('forget', () => api('POST', '/memory/forget', Object.assign({}, request, { dryRun: dryRun })), (d) => {
-    pendingForget = dryRun && d.receipt.total > 0 ? request : null;
-    $('forget-run').disabled = !pendingForget;
-    if (!dryRun) {
-      loadAll();
-      setStatus(`forgot ${d.receipt.total} item(s)`, 'ok');
-    }
-    return receiptNode(d.receipt);
-  });
+  return section(
+    'forget',
+    () => api('POST', '/memory/forget', Object.assign({}, request, { dryRun: dryRun })),
+    (d) => {
+      pendingForget = dryRun && d.receipt.total > 0 ? request : null;
+      $('forget-run').disabled = !pendingForget;
+      if (!dryRun) {
+        loadAll();
+        setStatus(`forgot ${d.receipt.total} item(s)`, 'ok');
+      }
+      return receiptNode(d.receipt);
+    },
+  );
 }
 
 function loadAll() {

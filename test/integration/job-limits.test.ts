@@ -14,6 +14,7 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tenTurns } from '../helpers/turn-lines.js';
 import { MemoryClient } from '../../functions/api/client.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/adapters/aws-clients.js';
 import { keys } from '../../lib/domain/memory-paths.js';
@@ -49,9 +50,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const event = (userId: string, turnId: number, query: string) =>
-  JSON.stringify({ type: 'turn.saved', version: 1, userId, sessionId: 's1', turnId, timestamp: `2026-02-06T14:${String(turnId).padStart(2, '0')}:00Z`, query, response: 'Tell me more.' });
-const tenTurns = (userId: string) => Array.from({ length: 10 }, (_, i) => event(userId, i + 1, i === 0 ? 'I adopted a beagle named Rex.' : `entry${i}`));
 
 describe('a model that never answers', () => {
   it('ends each delivery in the retry path with time to spare, never in a timeout; the last delivery records the failure', async () => {

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tenTurns, turnLine } from '../helpers/turn-lines.js';
 import { ACCESS_DENIED, answerNameOf, cutReply } from '../../infra/local/converse-protocol.js';
 import { offlineResponder } from '../../infra/local/converse-server.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
@@ -32,9 +33,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const event = (userId: string, turnId: number, query: string) =>
-  JSON.stringify({ type: 'turn.saved', version: 1, userId, sessionId: 's1', turnId, timestamp: `2026-02-06T14:${String(turnId).padStart(2, '0')}:00Z`, query, response: 'Tell me more.' });
-const tenTurns = (userId: string) => Array.from({ length: 10 }, (_, i) => event(userId, i + 1, i === 0 ? 'I adopted a beagle named Rex.' : `entry${i}`));
 
 describe('the pipeline on the local emulators', () => {
   it('replays the bundled sample: turns stored, batches reflected, knowledge staged, logs written', async () => {
@@ -254,7 +252,7 @@ describe('the pipeline on the local emulators', () => {
     });
     try {
       await stack.replayLines(
-        Array.from({ length: 10 }, (_, i) => event('gates-user', i + 1, i === 0 ? 'My reef tank has clownfish' : i === 1 ? 'Which lighting suits the reef tank?' : `entry${i}`)),
+        Array.from({ length: 10 }, (_, i) => turnLine('gates-user', i + 1, i === 0 ? 'My reef tank has clownfish' : i === 1 ? 'Which lighting suits the reef tank?' : `entry${i}`)),
       );
       await stack.waitUntilDrained();
     } finally {

@@ -343,7 +343,7 @@ Goal: ≤ 1,024 KB and ≤ 150 ms.
 ${table}
 
 Bundles: ${cold.every((r) => r.bundleBytes <= 1024 * 1024) ? 'all within 1,024 KB' : 'over 1,024 KB for some'} (${range((r) => r.bundleBytes / 1024)} KB). Init: ${cold.every((r) => r.initMsMedian <= 150) ? 'all within 150 ms' : 'over 150 ms for some'} (medians ${range((r) => r.initMsMedian)} ms).
-Before issue 19 (at 03b2f29) the bundles were ES modules with the SDK left to the Lambda
+Before the bundling changed (at 03b2f29) the bundles were ES modules with the SDK left to the Lambda
 runtime and zod imported as \`import { z } from 'zod'\`: 504–707 KB and 233–282 ms, measured then
 without reading a source map. What changed: the namespace import \`import * as z from 'zod'\` lets
 esbuild drop the zod API a function does not call (zod went from 445 KB of the signal bundle to
@@ -364,7 +364,7 @@ keys there; \`infra/constructs/lambda-credentials.ts\`): about 100 KB less each.
     log: [table],
   };
 }
-/** Before issue 18 (full run at 03b2f29): the index built per request from the loaded items, corpus load not counted. */
+/** Before the search index lived between requests (full run at 03b2f29): the index built per request from the loaded items, corpus load not counted. */
 const SEARCH_BEFORE = { items: [1_000, 10_000, 100_000], p50Ms: [41.1, 436.0, 4967.1], p95Ms: [95.2, 463.8, 5461.3] };
 
 async function searchLatencySection(quick: boolean): Promise<SectionResult> {
@@ -435,7 +435,7 @@ ${verdict(at(10_000)?.p95, goals.p95At10k, 'p95 at 10,000')}; ${verdict(at(100_0
   return { md, json, log: [table] };
 }
 
-/** Issue 22's goals on the dev conversations. */
+/** The retrieval goals on the dev conversations. */
 const QUALITY_GOALS = [
   { label: 'any@10', of: 'any', k: 10, goal: 0.87 },
   { label: 'all@10', of: 'all', k: 10, goal: 0.75 },
@@ -443,7 +443,7 @@ const QUALITY_GOALS = [
 ] as const;
 
 /**
- * Issue 22's levers as measured when they were tried (kept or not). "Offline": the replay's
+ * The retrieval levers as measured when they were tried (kept or not). "Offline": the replay's
  * final items (every item the five replays left, read through the catalog) ranked in process
  * by lib/domain/memory-search.ts with the lever changed, at 15afb6e; its baseline there,
  * 81.1 / 73.0 / 68.2, is the API's 80.8 / 72.6 / 67.9 within the clock's drift.
@@ -504,7 +504,7 @@ const LEVERS: ReadonlyArray<{ lever: string; any5: number; any10: number; all10:
 /** A lever's figure, or – where none could be measured. */
 const pctOrDash = (n: number) => (Number.isNaN(n) ? '–' : `${n.toFixed(1)} %`);
 
-const leversTable = () => `Levers tried (issue 22), offline as described in bench/run.ts \`LEVERS\` unless said:
+const leversTable = () => `Levers tried, offline as described in bench/run.ts \`LEVERS\` unless said:
 
 | lever | any@1 | any@5 | any@10 | all@10 | kept |
 | --- | ---: | ---: | ---: | ---: | --- |
@@ -584,7 +584,7 @@ stemming memory.search uses: ${margin(quality.memory, quality.stemmedFloor)} —
 
 - Tokens per question, top 5: memory ${quality.tokens.memoryTop5} vs ${quality.tokens.rawTurnsTheyStandFor} for the raw turns those results stand for (floor's top 5: ${quality.tokens.floorTop5}).
 - Kinds in memory's top 5: ${Object.entries(quality.kinds).map(([k, n]) => `${k} ${n}`).join(', ')}.
-- Promotion (issue 22): ${quality.promotion.promoted} documents promoted to Knowledge/ (${quality.promotion.staged} still staged) by the end of the replays, ${quality.promotion.per100Turns} per 100 turns (the offline model words a recurring fact the same way each time; an LLM will not).
+- Promotion: ${quality.promotion.promoted} documents promoted to Knowledge/ (${quality.promotion.staged} still staged) by the end of the replays, ${quality.promotion.per100Turns} per 100 turns (the offline model words a recurring fact the same way each time; an LLM will not).
 - Category 5 (adversarial, ${quality.adversarial.questions} questions): search returned nothing for ${pct(quality.adversarial.emptyShare)} (floor: ${pct(quality.adversarial.floorEmptyShare)}).
 - Extraction coverage: ${quality.extraction.covered} of ${quality.extraction.events} annotated session events (${pct(quality.extraction.share)}) have a staged or promoted item from their session among the top 3 when searched for.
 
@@ -638,7 +638,7 @@ async function fuzzRun(quick: boolean): Promise<SectionResult> {
   };
 }
 
-/** Issue 20, item 15: the leak check's verdict, as one sentence. */
+/** The leak check's verdict, as one sentence. */
 function leakLine(load: LoadReport): string {
   const l = load.leak;
   if (!l) return `**Leak check: not run** (${load.rounds} rounds; it needs ${SETTLE_ROUNDS} settling rounds and 3 more).`;
@@ -656,7 +656,7 @@ async function loadRun(quick: boolean): Promise<SectionResult> {
 
 async function faultsRun(quick: boolean): Promise<SectionResult> {
   // LoCoMo scale: --quick replays the shortest conversation; the full run every dev conversation
-  // (issue 20 item 14), all at once: a replay mostly waits (idle windows, redeliveries, polls) —
+  // all at once: a replay mostly waits (idle windows, redeliveries, polls) —
   // two of them kept 2 cores about 20 % busy (top, conv-30 at 2c803b7).
   const files = quick ? ['conv-30.json'] : readdirSync(locomoDir()).filter((f) => f.endsWith('.json')).sort();
   const reports = await Promise.all(files.map((file) => runReportInBackground<EquivalenceReport>('../infra/local/fault-equivalence.ts', ['--replay', `${locomoDir()}${file}`, '--rate', '0.1', '--seed', '1'])));
@@ -681,7 +681,7 @@ async function faultsRun(quick: boolean): Promise<SectionResult> {
   };
 }
 
-/** Redaction (issue 21 item 3): planted secrets and identifiers that reach a store or a prompt, and ordinary text taken. */
+/** Redaction: planted secrets and identifiers that reach a store or a prompt, and ordinary text taken. */
 async function redactionSection(): Promise<SectionResult> {
   const r = runScript<RedactionReport>('./redaction.ts');
   const kinds = Object.entries(r.plantedByKind).map(([k, n]) => `${k} ${n}`).join(', ');
@@ -708,7 +708,7 @@ LoCoMo holds no real secrets or identifiers, so every span taken there is a fals
   return { md, json: { planted: r.planted, reached: r.reached, falsePositives: fp.total, control: r.control }, log: [`redaction: ${r.planted} planted, reached ${JSON.stringify(r.reached)}, false positives ${fp.total}`] };
 }
 
-/** Forgetting a heavy user (issue 21 item 1): the erasure's time, on the local stack and AWS's partition floor. */
+/** Forgetting a heavy user: the erasure's time, on the local stack and AWS's partition floor. */
 async function forgetSection(): Promise<SectionResult> {
   const r = runScript<ForgetReport>('./forget.ts');
   const md = `## Forgetting a heavy user

@@ -11,7 +11,7 @@
  * score = relevance · (0.7 + 0.2 · quality + 0.1 · recency), recency = ½^(age / 30 days).
  * Items under the confidence floor (cosine < minSimilarity) are not returned: a query with
  * nothing relevant in memory gets no results rather than the least bad ones.
- * Order (issue 22): up to five rankings fused by reciprocal rank (the fused value, 1 for first
+ * Order: up to five rankings fused by reciprocal rank (the fused value, 1 for first
  * in all of them, is the score returned): the hits over the floor by that score; the answers,
  * the turn after each of those hits whose reply asks a question, at its question's place, so
  * an answer that shares no word with the question ranks by the question it answers
@@ -25,7 +25,7 @@
  * (a turn after the summary that holds it, a second item from the same turn) is left out,
  * so `limit` results stand for as many different turns as they can.
  *
- * Since issue 18 the ranking runs over an index that lives between requests: segments
+ * The ranking runs over an index that lives between requests: segments
  * (search-segment.ts) oldest first, a newer segment's version of an item hiding an older
  * one's. BM25 is MiniSearch's BM25+ (k 1.2, b 0.7, d 0.5, title and text fields, a word of
  * the query counted as often as it is written), but the sum is multiplied by the inverse
@@ -47,7 +47,7 @@ export const RECENCY_HALF_LIFE_DAYS = 30;
 export const DEFAULT_MIN_SIMILARITY = 0.05;
 /** BM25 candidates looked at per result asked for (at least 50). */
 const CANDIDATES_PER_RESULT = 5;
-/** MiniSearch's BM25+ parameters (its defaults, which search used before issue 18). */
+/** MiniSearch's BM25+ parameters (its defaults). */
 const BM25 = { k: 1.2, b: 0.7, d: 0.5 } as const;
 /** The similarity's own BM25 weighting (knowledge-search.ts). */
 const VECTOR = { k1: 1.2, b: 0.75 } as const;
@@ -297,7 +297,7 @@ function wordWeights(index: SegmentedIndex, groups: ReadonlyArray<readonly strin
  * MiniSearch multiplies by their number; here each word counts by its inverse document
  * frequency, so a word most items hold (in a conversation, the names its people call each
  * other by) adds its own small score but does not multiply the rest as a rare word does.
- * Measured on LoCoMo (BENCHMARKS.md, issue 22).
+ * Measured on LoCoMo (BENCHMARKS.md).
  */
 function bm25Of(perTerm: ReadonlyMap<string, number>, weights: ReadonlyMap<string, number>): number {
   let sum = 0;
@@ -314,7 +314,7 @@ function bm25Of(perTerm: ReadonlyMap<string, number>, weights: ReadonlyMap<strin
  * ones left out — and `spare` more after them, for a caller that may drop some. Ordered by
  * the fusion of up to five lexical rankings (fuse): by score, the answers to its questions
  * (answerRanking), by window (windowRanking), summaries by the turns they cover
- * (summaryRanking) and, when the query names a time, by time (timeRanking). Issue 22: given
+ * (summaryRanking) and, when the query names a time, by time (timeRanking). Given
  * the query's embedding (`vector`, on a stage that embeds), one more, the items by the cosine
  * of their stored vectors (vectorRanking); without it the ranking is the lexical one alone.
  */
@@ -501,7 +501,7 @@ function neighbour(index: SegmentedIndex, item: IndexedItem, offset: number, eli
  * turn matching it, then BM25+'s sum times the words matched; the similarity over those turns'
  * words. So a question whose answer is spread over a conversation ("what activities has she
  * done with her family?") finds the summaries of the sessions its turns are in, each of which
- * stands for all of that session's turns (issue 22's multi-hop lever; BENCHMARKS.md).
+ * stands for all of that session's turns (the multi-hop lever; BENCHMARKS.md).
  */
 function summaryRanking(index: SegmentedIndex, matches: Matches, eligible: (item: IndexedItem) => boolean, now: Date): ScoredHit[] {
   const summaries = new Map<string, { segment: number; doc: number; members: Array<{ segment: number; doc: number }>; perTerm: Map<string, number> }>();

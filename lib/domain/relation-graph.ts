@@ -213,7 +213,7 @@ export interface HygieneResult {
  * Returns only what changed. Decay itself writes nothing: an edge's confidence is a function
  * of its verified confidence and the time since (`decayedConfidence`), computed by whoever
  * reads it — rewriting every decaying edge each night cost writes in proportion to the graph,
- * night after night (issue 19: 0.25 write units per turn on the LoCoMo replay, whose graphs are
+ * night after night (0.25 write units per turn on the LoCoMo replay, whose graphs are
  * weeks old; more for a graph of months).
  */
 export function graphHygiene(edges: readonly Edge[], entities: readonly Entity[], now: Date): HygieneResult {

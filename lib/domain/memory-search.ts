@@ -1,38 +1,9 @@
 /**
- * Unified search of req R-DOC-3: one search over every kind of memory item, natural
- * language or keywords, filters for topic, content type, scope, tier, quality and
- * freshness, ranked by relevance blended with quality and recency, and by context (below).
- *
- * relevance = ½ · BM25 / best BM25 of the query + ½ · cosine(query, item) (see
- * knowledge-search.ts), both over Porter-stemmed words — the first orders, the second is
- * absolute, so an item that shares one common word with the question stays low even when
- * it is the best there is. Stemming was measured on LoCoMo (BENCHMARKS.md): evidence
- * recall@10 75.8 % → 81.2 %; the weights ½/½ vs 0.8/0.2 or 0.3/0.7 moved it by under a point.
- * score = relevance · (0.7 + 0.2 · quality + 0.1 · recency), recency = ½^(age / 30 days).
- * Items under the confidence floor (cosine < minSimilarity) are not returned: a query with
- * nothing relevant in memory gets no results rather than the least bad ones.
- * Order: up to five rankings fused by reciprocal rank (the fused value, 1 for first
- * in all of them, is the score returned): the hits over the floor by that score; the answers,
- * the turn after each of those hits whose reply asks a question, at its question's place, so
- * an answer that shares no word with the question ranks by the question it answers
- * (answerRanking); the items by their window, a turn scored as if written together
- * with the turns either side of it in its session (windowRanking); the summaries by the turns
- * they cover (summaryRanking); and, when the query names a time, the items written then
- * (timeRanking). Under the floor, only a
- * turn that answers a hit's question, or whose window clears it, is returned; a question
- * nothing in memory is about still gets none.
- * Redundancy: an item all of whose source turns are already covered by better results
- * (a turn after the summary that holds it, a second item from the same turn) is left out,
- * so `limit` results stand for as many different turns as they can.
- *
- * The ranking runs over an index that lives between requests: segments
- * (search-segment.ts) oldest first, a newer segment's version of an item hiding an older
- * one's. BM25 is MiniSearch's BM25+ (k 1.2, b 0.7, d 0.5, title and text fields, a word of
- * the query counted as often as it is written), but the sum is multiplied by the inverse
- * document frequencies of the distinct query words matched, not their number (bm25Of); computed here because the segments are not MiniSearch indexes. Corpus
- * statistics (item count, field lengths, document frequencies) count every item a segment
- * holds, superseded versions included until a merge drops them, where the per-request
- * index counted only the live, filtered pool: the difference is a few items in thousands.
+ * Unified search of req R-DOC-3: one search over every kind of memory item, filtered, then
+ * ranked by up to five rankings fused by reciprocal rank over the owner's search index
+ * (segments, oldest first: a newer segment's version of an item hides an older one's).
+ * The formulas, the rankings and why each is there: docs/memory-api.md, *Search*. BM25 is
+ * computed here (bm25Of), not by MiniSearch, because the segments are not MiniSearch indexes.
  */
 import * as z from 'zod';
 import { cosine, counts } from './knowledge-search.js';

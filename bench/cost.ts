@@ -29,7 +29,7 @@ export const PRICES = {
   httpApiRequest: 1.0 / 1e6,
 } as const;
 
-/** Amazon Bedrock AgentCore Memory (the figures). */
+/** Amazon Bedrock AgentCore Memory's published prices (docs/pricing-sources.md). */
 export const AGENTCORE = {
   /** Short-term memory: per event created. */
   event: 0.25 / 1000,

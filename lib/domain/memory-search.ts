@@ -573,8 +573,8 @@ function bestGroups(
  * the session's next turn, at the place its question holds in the score ranking (the other
  * places empty). In a conversation the user's next message answers what the agent asked,
  * whatever its own words ("Contemporary, it's so expressive" after "What's your favourite
- * style?"), so an answer ranks where the question does. Measured on LoCoMo (BENCHMARKS.md, issue
- * 22): it replaced the context ranking (every turn scored with the turn before it).
+ * style?"), so an answer ranks where the question does. On LoCoMo it measured better than the context
+ * ranking it replaced (every turn scored with the turn before it).
  */
 function answerRanking(index: SegmentedIndex, byScore: readonly ScoredHit[], eligible: (item: IndexedItem) => boolean): Ranking {
   return byScore.map((hit) => {

@@ -80,7 +80,7 @@ export class S3DynamoTurnStore implements TurnStore {
       quality: turn.signals?.quality,
       // What search reads of the turn without an S3 object: its words (capped) and its
       // attributes. An inline document holds the words already, and search derives them from
-      // it (the copy made a LoCoMo turn's item 1.75 write units instead of 1.02);
+      // it (a copy would make a turn's item cost more write units);
       // only a turn whose document is in S3 keeps them here.
       ...(inline ? {} : { text: turnSearchText(turn) }),
       attributes: turn.attributes,
@@ -95,7 +95,7 @@ export class S3DynamoTurnStore implements TurnStore {
     // Pages of 16, 32, 64, then 100 items: a Query is billed on every item it reads, projection
     // or not (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html),
     // and a day's turns are often far fewer than 100, so a first page of 100 read mostly
-    // turns older than the window (0.72 of the sweep's 1.1 read units per turn).
+    // turns older than the window.
     let page = 16;
     do {
       const res = await this.ddb.send(

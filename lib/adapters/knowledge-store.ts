@@ -267,8 +267,7 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
   /**
    * The recorded answer: an item in the user's partition (a few KB: a write unit per KB at
    * $0.625 per million against an S3 PUT's $5), packed (`packed`, packed-json.ts:
-   * 1.1 write units an answer on the LoCoMo replay where the JSON text, `response`, which items
-   * written before hold, took 1.6). Strongly consistent, so a redelivery right after the put
+   * fewer write units than the JSON text, `response`, which older items hold). Strongly consistent, so a redelivery right after the put
    * sees it. An answer too large for an item is an S3 object the item names (`key`); S3 is read
    * only then, so a job's first delivery, which finds no item, makes no GET (S3 bills a 404
    * like any GET: https://docs.aws.amazon.com/AmazonS3/latest/userguide/ErrorCodeBilling.html).

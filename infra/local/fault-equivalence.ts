@@ -112,7 +112,7 @@ export interface EquivalenceReport {
   /** Fault-free vs sustained model throttling (null when not run). */
   sustained: (Differences & { minutes: number; throttled: number; dlq: number }) | null;
   seconds: { faultFree: number; faulty: number; sustained: number | null };
-  /** Where every difference was written, when there were any (a rare one is then not lost: issue of 2026-11-27, 41 differences once, none kept). */
+  /** Where every difference was written, when there were any (so a rare one is not lost). */
   differencesFile: string | null;
 }
 

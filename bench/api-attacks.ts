@@ -1,5 +1,5 @@
 /**
- * An attack suite against the memory API (issue 8): a user-scoped caller tries to read or
+ * An attack suite against the memory API: a user-scoped caller tries to read or
  * write another user's memory, the GLOBAL scope, or anything at all without valid
  * credentials — every route of the contract, path tricks on the user id, body tricks, and
  * forged, expired or malformed tokens. An attack succeeds when the API answers 2xx for a
@@ -260,7 +260,7 @@ const MCP_TOOLS: Array<[string, Record<string, unknown>, boolean]> = [
   ['memory_forget', { sessionId: 'locomo/conv-26-session-1', dryRun: true }, false],
 ];
 
-/** MCP (issue 21 item 4): every tool on the victim's id, on GLOBAL, and without a token. */
+/** MCP: every tool on the victim's id, on GLOBAL, and without a token. */
 async function attackMcpTools(a: Attack): Promise<void> {
   for (const [name, args, writes] of MCP_TOOLS) {
     await mcpCall(a, `${name} as ${VICTIM}`, name, { userId: VICTIM, ...args });

@@ -1,5 +1,5 @@
 /**
- * The honest bill (issue 19): what a stage of this stack costs, every line priced, from what
+ * The honest bill: what a stage of this stack costs, every line priced, from what
  * a LoCoMo replay measured (bench/locomo-quality.ts) and what the synthesized stage holds.
  * Three parts: what grows with turns (per 1M turns, a month's holding of what they leave
  * included), what a stage pays standing still (per month, shown apart and spread over 1M and

@@ -1,5 +1,5 @@
 /**
- * Benchmark (issues 7 and 19): each function's bundle as the deployment builds it, its size,
+ * Benchmark: each function's bundle as the deployment builds it, its size,
  * and its init time. The bundle is made by the MemoryFunction construct itself (CDK's
  * NodejsFunction running the local esbuild with our bundling options), so the bench cannot
  * drift from what `cdk deploy` uploads: the AWS SDK inside, the source map beside it. Init is

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- --only cost` (issue 19): the honest bill of a LoCoMo replay
+ * `npm run bench -- --only cost`: the honest bill of a LoCoMo replay
  * (bench/bill.ts), the model tokens per turn by job kind at three model choices, and Amazon
  * Bedrock AgentCore Memory beside it, like for like.
  */

@@ -1,5 +1,5 @@
 /**
- * Cost per 1M turns (issue 7): what a replay measured (AWS requests and DynamoDB capacity
+ * Cost per 1M turns: what a replay measured (AWS requests and DynamoDB capacity
  * units from the request ledger, handler milliseconds, model tokens, bytes stored), priced
  * with published on-demand us-east-1 prices, and Amazon Bedrock AgentCore Memory's
  * published prices for the same workload beside it.
@@ -29,7 +29,7 @@ export const PRICES = {
   httpApiRequest: 1.0 / 1e6,
 } as const;
 
-/** Amazon Bedrock AgentCore Memory (the issue's figures). */
+/** Amazon Bedrock AgentCore Memory's published prices (docs/pricing-sources.md). */
 export const AGENTCORE = {
   /** Short-term memory: per event created. */
   event: 0.25 / 1000,

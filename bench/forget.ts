@@ -1,5 +1,5 @@
 /**
- * Forgetting a heavy user (issue 21 item 1: "done within minutes for a user with 100k items"):
+ * Forgetting a heavy user ("done within minutes for a user with 100k items"):
  * a user's partition is filled with `--items` turn-index-like items (≈ 1 KB each) and their
  * folder with `--objects` documents, directly (a replay of 100k turns would take hours here),
  * then `DELETE /v1/users/{u}` runs the real API and reflector handlers on the local stack

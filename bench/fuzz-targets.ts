@@ -1,6 +1,6 @@
 /**
  * Property-based fuzzing of every event schema, every queue's record path and every memory
- * API route, in process, against the use cases with recording fakes (issue 8, "Hostile
+ * API route, in process, against the use cases with recording fakes ("Hostile
  * input"). Each target generates hostile cases (test/helpers/hostile-input.ts) and checks,
  * per case:
  *

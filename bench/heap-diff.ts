@@ -1,6 +1,6 @@
 /**
  * What grew between two V8 heap snapshots, by constructor (strings together): the bytes and
- * objects each gained, largest first. For the load bench's leak check (issue 20 item 15):
+ * objects each gained, largest first. For the load bench's leak check:
  * `LOAD_SNAPSHOTS=8,12 tsx bench/load.ts --rounds 12` writes /tmp/load-r8.heapsnapshot and
  * /tmp/load-r12.heapsnapshot, then `tsx bench/heap-diff.ts /tmp/load-r8.heapsnapshot /tmp/load-r12.heapsnapshot`.
  */

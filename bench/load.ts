@@ -1,5 +1,5 @@
 /**
- * Load (req R-TIER-10: "Load test: 100 concurrent sessions, no memory leaks"; issue 8):
+ * Load (req R-TIER-10: "Load test: 100 concurrent sessions, no memory leaks"):
  * many sessions publish their turns at once, interleaved, against the local stack — the
  * real handlers on the emulators — and every turn must end up stored exactly once.
  *
@@ -433,7 +433,7 @@ async function turnIndex(ddb: DynamoDBDocumentClient, tableName: string, userId:
     ConsistentRead: true,
   });
   const byId = new Map<number, string[]>();
-  // A small turn's document is inline in its index entry (issue 19): the entry is its document.
+  // A small turn's document is inline in its index entry: the entry is its document.
   const inline = new Map<number, string>();
   for (const e of entries) {
     byId.set(Number(e.turnId), [...(byId.get(Number(e.turnId)) ?? []), String(e.contentHash)]);
@@ -573,7 +573,7 @@ export interface LoadReport {
     lastRoundGrowthMB: number;
     rssGrowthMB: number;
   };
-  /** Issue 20, item 15: the leak check (null with too few rounds after the settling ones). */
+  /** The leak check (null with too few rounds after the settling ones). */
   leak: LeakCheck | null;
   perRound: Array<Omit<RoundResult, 'problems'> & { problems: number }>;
   seconds: number;

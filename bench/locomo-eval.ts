@@ -1,5 +1,5 @@
 /**
- * Answer-level evaluation on LoCoMo (issue 22), for a team to run on its own AWS account:
+ * Answer-level evaluation on LoCoMo, for a team to run on its own AWS account:
  * each dev conversation is replayed through the local stack (reflection by the offline
  * model, as in the locomo bench), then every question of categories 1–4 is answered by
  * `--model` from the top `--k` results of `memory.search`, and judged by the same model

@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue 7): memory quality on LoCoMo. Each conversation is converted to
+ * Benchmark: memory quality on LoCoMo. Each conversation is converted to
  * turn.saved events (infra/local/locomo.ts), replayed through the local stack with its
  * simulated clock (nightly and weekly runs included), then every QA item is asked through
  * the memory API (`POST /v1/users/{u}/memory/search`, as an agent would). Evidence recall
@@ -73,7 +73,7 @@ export interface QualityResult {
     coveredBySession: number;
     coveredByContent: number;
   };
-  /** Issue 22: documents promoted to Knowledge/ and those still staged at the end of the replays, and promotions per 100 turns. */
+  /** Documents promoted to Knowledge/ and those still staged at the end of the replays, and promotions per 100 turns. */
   promotion: { staged: number; promoted: number; per100Turns: number };
   /** Result kinds in the memory search's top 5, over all questions. */
   kinds: Record<string, number>;
@@ -411,7 +411,7 @@ interface DiaryEntry {
   words: Set<string>;
 }
 
-/** The user's batch logs in batch id order: in their DynamoDB items since issue 19 (batch-log-store.ts). */
+/** The user's batch logs in batch id order: in their DynamoDB items (batch-log-store.ts). */
 async function batchLogs(run: Run, userId: string): Promise<BatchLog[]> {
   const { info } = run.stack;
   const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.dynamodb }));
@@ -424,7 +424,7 @@ async function batchLogs(run: Run, userId: string): Promise<BatchLog[]> {
   }
 }
 
-/** The user's diary records by batch id: an entry is its record since issue 19 (no S3 object). */
+/** The user's diary records by batch id: an entry is its record (no S3 object). */
 async function diaryRecords(run: Run, userId: string): Promise<Map<string, DiaryRecord>> {
   const { info } = run.stack;
   const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.dynamodb }));

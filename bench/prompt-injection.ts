@@ -1,5 +1,5 @@
 /**
- * Prompt injection against the local stack (issue 8, "Hostile input"): an attacker's turns
+ * Prompt injection against the local stack ("Hostile input"): an attacker's turns
  * ask the reflector's model to write into another user's folder, name other users, answer
  * without bound — and a scripted Converse endpoint obeys: tool answers with paths out of
  * the user's prefix, the victim's id in text and source fields, tens of thousands of items,
@@ -448,7 +448,7 @@ async function checkDeadLetters(a: Attack): Promise<Record<string, number>> {
 async function checkAttackerLogs(a: Attack) {
   const info = a.stack.info;
   const ddb = createDocumentClient(new DynamoDBClient({ region: info.region, endpoint: info.endpoints.dynamodb, credentials: info.credentials }));
-  // The batch logs are in their items (issue 19); one too large for an item is the S3 object the item names.
+  // The batch logs are in their items; one too large for an item is the S3 object the item names.
   const batchItems = await queryAll(ddb, { TableName: info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(ATTACKER), ':p': keys.batchPrefix } });
   const batches = { completed: 0, aborted: 0 };
   for (const item of batchItems) {
@@ -458,7 +458,7 @@ async function checkAttackerLogs(a: Attack) {
     for (const p of capProblems(log)) a.failures.push(`${String(item.sk)}: ${p}`);
   }
   if (batchItems.length === 0) a.failures.push('no batch of the attacker was logged (the attack never reached the reflector)');
-  // A summary pair is its record, its document rendered from it (issue 19: no S3 object).
+  // A summary pair is its record, its document rendered from it (no S3 object).
   const summaryItems = await queryAll(ddb, { TableName: info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(ATTACKER), ':p': keys.summaryPrefix } });
   for (const item of summaryItems) {
     const body = String(item.text ?? '');

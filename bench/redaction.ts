@@ -1,5 +1,5 @@
 /**
- * Redaction (issue 21 item 3): a few hundred made-up secrets and personal identifiers, in
+ * Redaction: a few hundred made-up secrets and personal identifiers, in
  * their issuers' formats, planted in a LoCoMo conversation's turns and replayed through the
  * local stack with the prod stage's policy (personal data on). Counted afterwards: how many
  * planted values reach DynamoDB (any item), S3 (the user's objects, claims, kept rejects) or a

@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue 4): the reflector's own (non-LLM) time per batch with 100, 1,000 and
+ * Benchmark: the reflector's own (non-LLM) time per batch with 100, 1,000 and
  * 10,000 promoted Knowledge documents: snapshot parse, index build, BM25 search for
  * existing knowledge, assembly, caps, the five gates, recurrence check, staging and the
  * log — with in-memory stores and a model that answers at once, so neither network nor

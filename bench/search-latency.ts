@@ -1,5 +1,5 @@
 /**
- * Benchmark (issues 7 and 18): memory.search for one user at 1,000 / 10,000 / 100,000 items,
+ * Benchmark: memory.search for one user at 1,000 / 10,000 / 100,000 items,
  * through the real api handler on the local stack (HTTP, token, routing, IAM-enforced
  * clients, DynamoDB Local and the S3 emulator).
  *
@@ -24,7 +24,7 @@
  *   This machine's core and Lambda's are taken as equal.
  *
  *   npx tsx bench/search-latency.ts [--sizes 1000,10000,100000]
- * prints the rows; its last line is the JSON issue 18 names.
+ * prints the rows; its last line is the same rows as JSON.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

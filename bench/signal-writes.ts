@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue 3): AWS requests the signal function makes per turn, counted by the
+ * Benchmark: AWS requests the signal function makes per turn, counted by the
  * request ledger (an SDK middleware), on DynamoDB Local. The function is invoked directly
  * with full 10-record SQS batches, as Lambda's FIFO event source delivers them (the
  * local poller gets one message per group per receive from fauxqs).

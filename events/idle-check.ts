@@ -7,7 +7,7 @@ import { TimestampSchema, TurnIdSchema, UserIdSchema } from './common.js';
  * (the signal state's `idleCheckDueAt`). When it fires, the idle function asks: has the user
  * been quiet for the threshold, and have at least 5 messages arrived since the last summary?
  * While the user keeps talking, the check puts itself back, delayed to a threshold after their
- * last message: one pending check per user (issue 19).
+ * last message: one pending check per user.
  */
 export const IdleCheckSchema = z.object({
   type: z.literal('idle.check'),
@@ -17,8 +17,8 @@ export const IdleCheckSchema = z.object({
   enqueuedAt: TimestampSchema,
   /**
    * The state's `idleCheckDueAt` when the signal function sent the check: its identity (a
-   * check put back keeps it; only the check the state names acts). Absent on checks sent
-   * before issue 19, which keep the old rule (their `lastTurnId` must be the last turn).
+   * check put back keeps it; only the check the state names acts). Absent on checks of the
+   * older format, which keep the old rule (their `lastTurnId` must be the last turn).
    */
   dueAt: TimestampSchema.optional(),
 });

@@ -9,7 +9,7 @@ export const JobKindSchema = z.enum([
   'weekly',
   'manual',
   'event',
-  /** Issue 21: erase the user (lib/use-cases/forget-user.ts); no turns, no model call. */
+  /** Erase the user (lib/use-cases/forget-user.ts); no turns, no model call. */
   'forget',
 ]);
 export type JobKind = z.infer<typeof JobKindSchema>;

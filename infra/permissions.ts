@@ -32,7 +32,7 @@ export interface Permissions {
    * any other (https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html,
    * "Permissions"). Functions that read keys which may not exist (a knowledge index version
    * or segment another writer just retired, a Knowledge file a correction rewrites, a batch
-   * log or model answer an item names; since issue 19 no job looks for a key on the chance
+   * log or model answer an item names; no job looks for a key on the chance
    * it exists) need it, so that "missing" and "not allowed" stay apart; the reflector's
    * forget lists the user's prefix too. AWS does not
    * document whether a grant limited by `s3:prefix` counts for that decision, so it is
@@ -53,7 +53,7 @@ export interface Permissions {
   /** bedrock:InvokeModel on the stage's model (Converse). */
   model: boolean;
   /**
-   * Issue 22: bedrock:InvokeModel on the stage's embedding model, granted only when the stage
+   * bedrock:InvokeModel on the stage's embedding model, granted only when the stage
    * embeds (infra/config/stages.ts `embeddings`): the reflector and the API compact, the API
    * embeds queries.
    */
@@ -102,7 +102,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
   },
   reflector: {
     // BatchWriteItem: the relation graph's edges, entities and hygiene log; a forget's deletes of the user's partition
-    // UpdateItem: a search-index compaction gives the change marks it folded that have no TTL one (issue 19: no mark is deleted)
+    // UpdateItem: a search-index compaction gives the change marks it folded that have no TTL one (no mark is deleted)
     // DeleteItem: a forget deletes the user's signal state (the GLOBAL copies of their items go in a BatchWriteItem).
     dynamodb: ['GetItem', 'PutItem', 'BatchGetItem', 'BatchWriteItem', 'Query', 'UpdateItem', 'DeleteItem'],
     s3: {
@@ -141,7 +141,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     // BatchWriteItem: an expired staged record is marked changed for the search index.
     // PutItem: an expired tier entry, its audit entry and its change mark, in one TransactWriteItems
     // (a transaction's Put is authorized as dynamodb:PutItem: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html);
-    // and the expiry sweep's log, an item since issue 19 (no S3 write left, so no S3 key use).
+    // and the expiry sweep's log, an item (no S3 write left, so no S3 key use).
     dynamodb: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
     // The expiry sweep deletes an expired staged document's markdown before its record (lib/adapters/knowledge-store.ts;
     // https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html, "Permissions"). Its log is an item.

@@ -30,7 +30,7 @@ export interface TurnStore {
   /**
    * Store each turn's document and index entry. Idempotent: a retry rewrites the same keys.
    * `marked`: the turn ids (of these turns or others of their users) to mark as changed for
-   * the search index, in the same write; all of these turns when absent (issue 19: the signal
+   * the search index, in the same write; all of these turns when absent (the signal
    * marks only the turns the turn index cannot stand for, docs/search-index.md "Turns without marks").
    */
   saveTurns(turns: readonly TurnSaved[], marked?: ReadonlyArray<{ userId: string; turnId: number }>): Promise<void>;
@@ -503,7 +503,7 @@ export class ModelAccessDeniedError extends Error {
 }
 
 /**
- * Issue 22: text → embedding vector, for hybrid retrieval (lib/adapters/titan-embeddings.ts:
+ * Text → embedding vector, for hybrid retrieval (lib/adapters/titan-embeddings.ts:
  * Amazon Titan Text Embeddings V2 through Bedrock InvokeModel). Failures are the model's:
  * ModelUnavailableError (throttling, timeouts, 5xx: worth asking again later) and
  * ModelAccessDeniedError.
@@ -560,7 +560,7 @@ export interface SearchIndexHead {
 }
 
 /**
- * The turn index read as the search index's change log for turns (issue 19): the signal
+ * The turn index read as the search index's change log for turns: the signal
  * function writes a turn above the highest one its state has counted without a change mark
  * (docs/search-index.md, "Turns without marks").
  */
@@ -573,7 +573,7 @@ export interface TurnLog {
   turnsAfter(userId: string, after: number): Promise<MemoryItem[]>;
 }
 
-/** Where a user's search index lives (issue 18): segments, the pointer to them, and the changes since. */
+/** Where a user's search index lives: segments, the pointer to them, and the changes since. */
 export interface SearchIndexStore {
   /** Every change marked with an `at` from `from` on (all when absent; a consistent read). */
   changes(userId: string, from?: string): Promise<SearchChange[]>;
@@ -600,7 +600,7 @@ export interface ForgetCounts {
   globalIndexObjects: number;
 }
 
-/** Issue 21: the receipt of a user's erasure, kept outside the user's partition as its audit record. */
+/** The receipt of a user's erasure, kept outside the user's partition as its audit record. */
 export interface ForgetReceipt {
   userId: string;
   /** When the forget was asked for: turns and jobs from before it are dropped wherever they arrive. */

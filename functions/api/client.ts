@@ -1,5 +1,5 @@
 /**
- * A typed client of the memory API (issue 21 item 5): every route of contract.ts by its
+ * A typed client of the memory API: every route of contract.ts by its
  * operation id, its path parameters, query and body typed from the route's own zod schemas and
  * its answer typed as the route's response; and the calls an agent makes most, by name. What
  * an agent developer imports, with the turn publisher (lib/adapters/sqs-turn-publisher.ts).

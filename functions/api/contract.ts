@@ -411,7 +411,7 @@ export const routes = [
   {
     method: 'DELETE', path: u, operationId: 'userForget', access: 'write', params: OneUserParam,
     summary:
-      "Forget the user (issue 21): every item, object and object version of theirs, their search index, graph and episodes, and their contributions to GLOBAL are erased by a job on their queue group; turns and jobs asked for before now are dropped when they arrive. Answers the receipt (pending; GET …/forget shows it done, with counts per store). A retry while pending answers the same receipt",
+      "Forget the user: every item, object and object version of theirs, their search index, graph and episodes, and their contributions to GLOBAL are erased by a job on their queue group; turns and jobs asked for before now are dropped when they arrive. Answers the receipt (pending; GET …/forget shows it done, with counts per store). A retry while pending answers the same receipt",
     response: ForgetReceiptResponse,
   },
   {
@@ -422,7 +422,7 @@ export const routes = [
   {
     method: 'GET', path: `${u}/export`, operationId: 'userExport', access: 'read', params: OneUserParam,
     summary:
-      "Everything the user has, as one archive (issue 21): `records` (every item of their partition as stored — turns, summaries, Knowledge and staged records, graph, episodes, diary, tier entries, logs) and `documents` (every object under their folder: markdown and JSON as text, search segments in base64). 413 over 5 MB (Lambda's 6 MB response limit)",
+      "Everything the user has, as one archive: `records` (every item of their partition as stored — turns, summaries, Knowledge and staged records, graph, episodes, diary, tier entries, logs) and `documents` (every object under their folder: markdown and JSON as text, search segments in base64). 413 over 5 MB (Lambda's 6 MB response limit)",
     response: z.object({ archive: UserArchiveSchema }),
   },
   {

@@ -56,7 +56,7 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
   const trust = new DynamoItemTrustStore(ddb, table, changes);
   const stagedExpiryDays = parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays;
   const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries, items, diary, trust, stagedExpiryDays });
-  // Issue 22: a stage that embeds embeds each query, and the deltas the API compacts.
+  // A stage that embeds embeds each query, and the deltas the API compacts.
   const embeddings = embeddingModelOf(bedrock, env);
   return {
     catalog,

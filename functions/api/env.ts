@@ -13,13 +13,13 @@ export const ApiEnvSchema = z.object({
   /** Redact personal identifiers in request bodies too; secrets always are (lib/domain/redaction.ts). */
   REDACT_PERSONAL_DATA: z.enum(['true', 'false']).default('false'),
   /**
-   * Issue 19: L, how long after a search change mark's `at` its write can still land; a
+   * L, how long after a search change mark's `at` its write can still land; a
    * compaction's watermark stays this far behind its start (lib/use-cases/search-index.ts
    * MARK_LAG_MS). The local stack sets a few seconds.
    */
   SEARCH_MARK_LAG_SECONDS: z.coerce.number().int().min(0).max(3600).default(600),
   /**
-   * Issue 22: the stage's embedding model (infra/config/stages.ts `embeddings`) and its vectors'
+   * The stage's embedding model (infra/config/stages.ts `embeddings`) and its vectors'
    * size; both unset on a stage that does not embed.
    */
   EMBEDDING_MODEL_ID: z.string().min(1).optional(),

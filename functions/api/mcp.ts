@@ -1,5 +1,5 @@
 /**
- * The memory API as Model Context Protocol tools (issue 21 item 4), served by the official
+ * The memory API as Model Context Protocol tools, served by the official
  * TypeScript SDK over Streamable HTTP at `POST /v1/mcp`, behind the same JWT as every /v1
  * route (the HTTP API's authorizer in the cloud, the local server's tokens here).
  *

@@ -35,7 +35,7 @@ export type ApiDispatch = (event: APIGatewayProxyEventV2, context: Context) => P
 export interface ApiRouteOptions {
   /** Where refusals, redactions and failures are logged (never a request body). */
   log: Log;
-  /** What a request would store is redacted as a turn is (issue 21 item 3). */
+  /** What a request would store is redacted as a turn is. */
   redaction: RedactionPolicy;
 }
 
@@ -188,7 +188,7 @@ function invokerFor(operations: Operations, { log, redaction }: ApiRouteOptions)
       const refused = refusal(route, principal, params, log);
       if (refused) return refused;
       const query = parse(route.query, input.query ?? {}, 'query');
-      // Issue 21 item 3: what a request would store (a saved memory, an edited summary, a prompt) is
+      // What a request would store (a saved memory, an edited summary, a prompt) is
       // redacted as a turn is; counts by kind, never the values.
       const redacted = redactFields(parse(route.body, input.body(), 'body'), redaction);
       if (Object.keys(redacted.counts).length > 0) log.info('request redacted', { operation: route.operationId, redacted: redacted.counts });
@@ -221,7 +221,7 @@ async function serveOperation(route: Route, event: APIGatewayProxyEventV2, invok
   return json(answer.status, answer.body);
 }
 
-/** MCP (issue 21 item 4): POST /v1/mcp, the same bearer token as every /v1 route. */
+/** MCP: POST /v1/mcp, the same bearer token as every /v1 route. */
 async function serveMcpRequest(event: APIGatewayProxyEventV2, invoke: Invoke): Promise<APIGatewayProxyResultV2> {
   const principal = principalOf(event);
   if (!principal) return problem(401, UNAUTHENTICATED);

@@ -81,7 +81,7 @@ export type ReflectorDeps = JobDeps & { search: Pick<SearchIndexReader, 'compact
 /** The stores the reflector's use cases share, over one table and one bucket. */
 function sharedStores(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: Clock, log: Log) {
   const { TABLE_NAME: table, BUCKET_NAME: bucket } = env;
-  // Issue 19: the per-turn path's marks expire by TTL (no delete at compaction): every user a job
+  // The per-turn path's marks expire by TTL (no delete at compaction): every user a job
   // runs for is compacted after it, and weekly while they talk (docs/search-index.md, "Liveness").
   const changes = new DynamoSearchChangeLog(ddb, table, { expiring: true });
   const turns = new S3DynamoTurnStore(ddb, s3, table, bucket, changes);
@@ -92,7 +92,7 @@ function sharedStores(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: C
   // The derived items' trust (req R-SCOPE-2) is folded into what its compactions index: read only here (the API writes it).
   const trust = new DynamoItemTrustStore(ddb, table, changes);
   const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries, items, diary, trust, stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays });
-  // Issue 22: a stage that embeds stores the vectors of the items each compaction folds.
+  // A stage that embeds stores the vectors of the items each compaction folds.
   const search = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock, embeddings: embeddingModelOf(bedrock, env), marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 }, turns: new DynamoTurnLog(ddb, table) });
   const models = new Map<string, BedrockConverseModel>();
   const modelOf = (id: string = env.MODEL_ID): BedrockConverseModel => {
@@ -275,10 +275,10 @@ async function retrySoon(record: SQSRecord, io: JobRecordIo): Promise<void> {
 
 /**
  * Jobs done and not done, whatever their kind and status: a metric name per kind and status
- * would each be a custom metric billed by the month (issue 19); which kind and which status
+ * would each be a custom metric billed by the month; which kind and which status
  * are fields of the job's log lines (and the batch and run logs). Then the job's own counts,
- * and the ModelCostUsd metric the stage's daily cost alarm sums (issue 20 item 6,
- * infra/stacks/stateless-stack.ts); the job recorded its cost in the ledger itself.
+ * and the ModelCostUsd metric the stage's daily cost alarm sums
+ * (infra/stacks/stateless-stack.ts); the job recorded its cost in the ledger itself.
  */
 function reportJob(outcome: JobOutcome, metrics: MetricSink): void {
   metrics.addMetric(outcome.done ? 'JobsDone' : 'JobsNotDone', MetricUnit.Count, 1);

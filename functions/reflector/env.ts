@@ -10,10 +10,10 @@ export const ReflectorEnvSchema = z.object({
   BUCKET_NAME: z.string().min(1),
   /** Bedrock model id or inference profile id (Converse). */
   MODEL_ID: z.string().min(1),
-  /** Issue 19: the model of summaries and of sleep-time runs, when the stage gives them their own (infra/config/stages.ts `jobModels`). */
+  /** The model of summaries and of sleep-time runs, when the stage gives them their own (infra/config/stages.ts `jobModels`). */
   SUMMARY_MODEL_ID: z.string().min(1).optional(),
   SLEEP_TIME_MODEL_ID: z.string().min(1).optional(),
-  /** Issue 19: how structured answers are asked for, the stage's `answerShape` (lib/domain/bedrock-models.ts). */
+  /** How structured answers are asked for, the stage's `answerShape` (lib/domain/bedrock-models.ts). */
   ANSWER_SHAPE: z.enum(['schema', 'prompt']).default('prompt'),
   /** Deliveries before SQS parks a job in the DLQ: the ReflectionQueue's maxReceiveCount. */
   REFLECTION_MAX_RECEIVES: positiveInt,
@@ -34,7 +34,7 @@ export const ReflectorEnvSchema = z.object({
   SUMMARY_PROMPT: z.string().min(1),
   SUMMARY_MAX_TOKENS: positiveInt,
   /**
-   * Issue 21: a forget erases the user, waits this long for writes of theirs that started
+   * A forget erases the user, waits this long for writes of theirs that started
    * before it (the signal and API functions' timeouts), and erases again.
    */
   FORGET_SETTLE_SECONDS: z.coerce.number().int().min(0).max(60).default(35),
@@ -48,13 +48,13 @@ export const ReflectorEnvSchema = z.object({
   /** JSON overrides of sleep-time compute's numbers (lib/domain/sleep-time/config.ts). */
   SLEEP_TIME_CONFIG: z.string().min(1),
   /**
-   * Issue 19: L, how long after a search change mark's `at` its write can still land; a
+   * L, how long after a search change mark's `at` its write can still land; a
    * compaction's watermark stays this far behind its start (lib/use-cases/search-index.ts
    * MARK_LAG_MS). The local stack sets a few seconds.
    */
   SEARCH_MARK_LAG_SECONDS: z.coerce.number().int().min(0).max(3600).default(600),
   /**
-   * Issue 22: the stage's embedding model (infra/config/stages.ts `embeddings`) and its vectors'
+   * The stage's embedding model (infra/config/stages.ts `embeddings`) and its vectors'
    * size; both unset on a stage that does not embed.
    */
   EMBEDDING_MODEL_ID: z.string().min(1).optional(),

@@ -33,7 +33,7 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
   const { ddb, s3, sqs } = clients;
   const { logger, log } = createLogger('signal');
   const metrics = createMetrics('signal');
-  // Issue 19: turn marks expire by TTL; a user who talks gets a weekly job, which compacts them (docs/search-index.md, "Liveness").
+  // Turn marks expire by TTL; a user who talks gets a weekly job, which compacts them (docs/search-index.md, "Liveness").
   const changes = new DynamoSearchChangeLog(ddb, env.TABLE_NAME, { expiring: true });
   const deps: IngestDeps = {
     turns: new S3DynamoTurnStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
@@ -72,7 +72,7 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
       controlEvents: result.controlEvents,
       alreadyApplied: result.alreadyApplied,
       forgotten: result.forgotten,
-      // Counts by kind, never the values (issue 21 item 3).
+      // Counts by kind, never the values.
       redacted: result.redacted,
       jobs: result.jobs.map((j) => `${j.kind}:${j.jobId}`),
       failed: result.failedMessageIds.length,

@@ -27,7 +27,7 @@ export interface StageConfig {
    */
   inferenceScope: InferenceScope;
   /**
-   * Issue 19: another foundation model (bare id, as `modelId`) for summaries or for the nightly
+   * Another foundation model (bare id, as `modelId`) for summaries or for the nightly
    * and weekly sleep-time runs; batches always use `modelId`. E.g. Amazon Nova Lite for both
    * pays a sixteenth of Claude Haiku 4.5's input price on those jobs
    * (lib/domain/sleep-time/model-prices.ts; BENCHMARKS.md prices the choices). Each must be in
@@ -38,7 +38,7 @@ export interface StageConfig {
    */
   jobModels?: Partial<Record<ModelJob, string>>;
   /**
-   * Issue 19: how every job asks its model for a structured answer (lib/domain/bedrock-models.ts
+   * How every job asks its model for a structured answer (lib/domain/bedrock-models.ts
    * `AnswerShape`). 'prompt' (the default): the answer's type in the system prompt, about 450
    * fewer input tokens on each batch call than structured output's schema and its hidden
    * prompt, but nothing constrains the model's decoding: an answer that does not parse is
@@ -48,7 +48,7 @@ export interface StageConfig {
    */
   answerShape: AnswerShape;
   /**
-   * Issue 22, hybrid retrieval: the embedding model whose vectors the search index stores (each
+   * Hybrid retrieval: the embedding model whose vectors the search index stores (each
    * compaction embeds the items it folds: reflector, and API for owners no job reaches) and
    * each search's query is embedded with (api), fused with the lexical ranking by reciprocal
    * rank. Amazon Titan Text Embeddings V2, invoked in the stack's Region (on demand: it must be
@@ -94,8 +94,8 @@ export interface StageConfig {
   summaries: { enabled: boolean; prompt: string; maxTokens: number };
   memoryMb: { signal: number; reflector: number; idle: number; sweep: number; api: number };
   /**
-   * What the signal function redacts before a turn is stored or sent to a model (issue 21
-   * item 3): secrets always; personal identifiers (emails, phone numbers, card numbers, IBANs)
+   * What the signal function redacts before a turn is stored or sent to a model
+   * (docs/publishing.md): secrets always; personal identifiers (emails, phone numbers, card numbers, IBANs)
    * when `personalData` is on — off in dev, on in prod.
    */
   redaction: { personalData: boolean };

@@ -80,7 +80,7 @@ export class MemoryFunction extends NodejsFunction {
  * imports for code paths this project never takes; each is bundled as
  * infra/constructs/left-out-module.ts instead, which throws if reached. They took 212 KB of
  * the api bundle's 1,234 (1,022 without them; esbuild's metafile names them), which put it
- * over issue 19's goal of 1,024 KB.
+ * over the goal of 1,024 KB (test/infra/bundle.test.ts).
  * - ajv, ajv-formats (and fast-uri through ajv): the SDK's server builds its default JSON
  *   Schema validator from them only when it is given none (functions/api/mcp.ts gives its
  *   own), and validates only elicitation answers, which that server never asks for.
@@ -91,7 +91,7 @@ export class MemoryFunction extends NodejsFunction {
  *   AWS_BEARER_TOKEN_BEDROCK (https://docs.aws.amazon.com/bedrock/latest/userguide/api-keys-use.html).
  *   Our functions sign with their role's SigV4 credentials and set no such key; the client
  *   asks the token provider only when it is given one. It put the api bundle, once it called
- *   Titan embeddings and read query dates (issue 22), over 1,024 KB.
+ *   Titan embeddings and read query dates, over 1,024 KB.
  * test/infra/bundle.test.ts runs MCP requests through the api bundle built with these, and
  * sees it sign its requests with the environment's keys.
  */

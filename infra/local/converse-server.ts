@@ -73,7 +73,7 @@ export interface ConverseServer {
   requests: ConverseRequest[];
   /** The requests refused as Bedrock would refuse them, with the error sent. */
   refusals: Array<{ request: ConverseRequest; error: ConverseError }>;
-  /** Issue 22: every InvokeModel request (the Titan Text Embeddings V2 stand-in, embedding-stand-in.ts), refused ones included. */
+  /** Every InvokeModel request (the Titan Text Embeddings V2 stand-in, embedding-stand-in.ts), refused ones included. */
   invocations: EmbeddingInvocation[];
   /** The stand-in's vectors: hashed words (standInVector) unless a test gives its own; null restores the default. */
   setEmbedder(embedder: Embedder | null): void;

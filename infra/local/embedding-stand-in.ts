@@ -1,5 +1,5 @@
 /**
- * Issue 22: the local stand-in for Amazon Titan Text Embeddings V2 on Bedrock Runtime's
+ * The local stand-in for Amazon Titan Text Embeddings V2 on Bedrock Runtime's
  * InvokeModel route (POST /model/{modelId}/invoke), served by the Converse stand-in
  * (converse-server.ts). It is NOT an embedding model: its vector is hashed word features
  * (each stemmed content word adds ±1 to one of the dimensions), deterministic and cheap, so that

@@ -1,5 +1,5 @@
 /**
- * The fault-equivalence check (issue 8): replay the same input on fresh local stacks —
+ * The fault-equivalence check: replay the same input on fresh local stacks —
  * fault-free twice (determinism) and with injected faults — and compare the canonical
  * dumps of every user's state (state-dump.ts). Each replay is its own `npm start -- --once`
  * process, since a process holds one stack.
@@ -112,7 +112,7 @@ export interface EquivalenceReport {
   /** Fault-free vs sustained model throttling (null when not run). */
   sustained: (Differences & { minutes: number; throttled: number; dlq: number }) | null;
   seconds: { faultFree: number; faulty: number; sustained: number | null };
-  /** Where every difference was written, when there were any (a rare one is then not lost: issue of 2026-11-27, 41 differences once, none kept). */
+  /** Where every difference was written, when there were any (so a rare one is not lost). */
   differencesFile: string | null;
 }
 
@@ -151,7 +151,7 @@ function keepDifferences(replay: string, comparisons: Record<string, Comparison 
  * Three replays of one input (two fault-free, one with faults), and one with sustained model
  * throttling, all at once: a replay mostly waits (idle windows, redeliveries, polls; two of
  * them kept 2 cores about 20 % busy), and the faults bench ran twenty at once with the same
- * states (issue 20 item 14).
+ * states.
  */
 export async function checkEquivalence(options: { replay?: string; rate: number; seed: number; speed?: number; sustainedMinutes?: number }): Promise<EquivalenceReport> {
   const base = { ...(options.replay ? { replay: options.replay } : {}), speed: options.speed ?? 60 };

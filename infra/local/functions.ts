@@ -49,7 +49,7 @@ export function functionEnvironment(stage: SynthesizedStage, fn: FunctionKey, ov
   if (env.MODEL_RETRY_DELAY_SECONDS !== undefined) env.MODEL_RETRY_DELAY_SECONDS = String(Math.max(1, Math.round(Number(env.MODEL_RETRY_DELAY_SECONDS) / overrides.speed)));
   // The forget's wait for the user's in-flight writes, sped up the same way (the local functions finish in well under a second).
   if (env.FORGET_SETTLE_SECONDS !== undefined) env.FORGET_SETTLE_SECONDS = String(Math.round(Number(env.FORGET_SETTLE_SECONDS) / overrides.speed));
-  // L of the search index's watermark (issue 19): the local functions' writes land within their call.
+  // L of the search index's watermark: the local functions' writes land within their call.
   if (fn === 'api' || fn === 'reflector') env.SEARCH_MARK_LAG_SECONDS = '5';
   return { ...env, ...overrides.environment?.[fn] };
 }

@@ -1,5 +1,5 @@
 /**
- * Which kinds of item a DynamoDB request's capacity went to (issue 19), for the request
+ * Which kinds of item a DynamoDB request's capacity went to, for the request
  * ledger's opt-in breakdown: an item's kind is its sort key up to and including the first `#`
  * (`TURN#`, `SEARCHCHANGE#`) or the whole sort key (`SIGNAL`, `SEARCHINDEX`). A request that
  * touches several items (BatchWriteItem, TransactWriteItems, BatchGetItem) splits its units

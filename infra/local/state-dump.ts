@@ -25,7 +25,7 @@
  *   and the pointer naming it): the hash covers the documents' times of processing, which are
  *   masked inside the snapshot, where its content is compared.
  *
- * Left out: the search index (its pointer, change marks and segments, issue 18). It is derived
+ * Left out: the search index (its pointer, change marks and segments). It is derived
  * from the items above, and where one compaction ends and the next begins depends on timing;
  * what it serves is compared by the search tests, not here. Left out too: the record of a model
  * call cut at its budget and asked again (`budgetRetry`, `budgetRetries`), which is there only
@@ -90,13 +90,13 @@ async function keptVersions(s3: S3Client, bucket: string, prefix: string): Promi
 
 const DURATION_KEYS = new Set(['duration_ms', 'durationMs', 'latencyMs']);
 const PROCESSING_FACTS = new Set(['reused', 'estimatedCostUsd']);
-/** What a cost ledger entry measures: the calls a job made, however many it took (issue 20 item 6). */
+/** What a cost ledger entry measures: the calls a job made, however many it took. */
 const COST_MEASURES = ['costUsd', 'inputTokens', 'outputTokens'] as const;
 /** Processing facts recorded only when they happened, so left out rather than masked. */
 const ONE_SIDED_FACTS = new Set(['budgetRetry', 'budgetRetries']);
 /**
  * Fields (and front-matter keys) holding a time of processing, in every kind of record. A
- * staged item's `stagedAt` is not one: it is its batch's last turn's time (issue 20 item 14),
+ * staged item's `stagedAt` is not one: it is its batch's last turn's time,
  * so dumps compare it exactly.
  */
 const PROCESSING_TIMES = new Set([
@@ -187,7 +187,7 @@ export async function dumpUserState(
   for (const item of await queryAll(clients.ddb, where.tableName, keys.userPk(userId))) {
     const sk = String(item.sk);
     if (sk === keys.searchIndexSk || sk.startsWith(keys.searchChangePrefix)) continue;
-    // A recorded model answer, and a batch log kept in its item (issue 19), are JSON text: compared parsed, masked like a document's.
+    // A recorded model answer, and a batch log kept in its item, are JSON text: compared parsed, masked like a document's.
     const value =
       sk === keys.knowledgeIndexSk && typeof item.key === 'string'
         ? { ...item, key: maskSnapshotKey(item.key) }
@@ -195,7 +195,7 @@ export async function dumpUserState(
           ? // Compared unpacked: a difference is named by its field, not by the packed bytes.
             { ...Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'packed')), state: storedState(item) }
           : typeof item.packed === 'string' && packedAs(sk) !== undefined
-            ? // Packed JSON (issue 19: a model answer, a batch log, a run record), compared as the attribute it packs.
+            ? // Packed JSON (a model answer, a batch log, a run record), compared as the attribute it packs.
               { ...Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'packed')), [packedAs(sk) ?? 'packed']: unpackJson(item.packed) }
           : sk.startsWith(keys.modelOutputSk('')) && typeof item.response === 'string'
             ? { ...item, response: JSON.parse(item.response) as unknown }

@@ -17,8 +17,8 @@ import { NotifyingAlarm } from '../constructs/notifying-alarm.js';
 import { BUCKET_NAME_MAX_LENGTH, names, type QueueDefinition, QUEUES, type QueueKey, TABLE } from '../resources.js';
 
 /**
- * How long SQS reuses a data key of the queue's KMS key before asking KMS again (issue 19's
- * KMS requests). SetQueueAttributes' KmsDataKeyReusePeriodSeconds: "between 60 seconds
+ * How long SQS reuses a data key of the queue's KMS key before asking KMS again (the
+ * stage's KMS requests). SetQueueAttributes' KmsDataKeyReusePeriodSeconds: "between 60 seconds
  * (1 minute) and 86,400 seconds (24 hours). Default: 300 (5 minutes). A shorter time period
  * provides better security but results in more calls to KMS"
  * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html).

@@ -103,18 +103,18 @@ interface FunctionSpec {
   assets?: string[];
 }
 
-// Queue-driven functions are traced only when the publisher's trace was sampled (issue 19: an
+// Queue-driven functions are traced only when the publisher's trace was sampled (an
 // ACTIVE queue function records about every invocation).
 const QUEUE_DRIVEN = Tracing.PASS_THROUGH;
 
 /**
- * L of the search index's watermark (issue 19, lib/use-cases/search-index.ts MARK_LAG_MS): a
+ * L of the search index's watermark (lib/use-cases/search-index.ts MARK_LAG_MS): a
  * change mark's write lasts no longer than the invocation that sends it, so the longest
  * function timeout, and as much again for what is on the wire and for clocks apart.
  */
 const SEARCH_MARK_LAG_SECONDS = String(2 * Math.max(...Object.values(FUNCTION_TIMEOUT_SECONDS)));
 
-/** The variables naming the stage's embedding model, set only on a stage that embeds (issue 22). */
+/** The variables naming the stage's embedding model, set only on a stage that embeds. */
 function embeddingEnvironment(config: StageConfig): { EMBEDDING_MODEL_ID?: string; EMBEDDING_DIMENSIONS?: string } {
   return config.embeddings ? { EMBEDDING_MODEL_ID: config.embeddings.modelId, EMBEDDING_DIMENSIONS: String(config.embeddings.dimensions) } : {};
 }
@@ -364,7 +364,7 @@ export class StatelessStack extends Stack {
   }
 
   /**
-   * Issue 20 item 6, req R-SLP-14's "under $1/day": the Sum of the reflector's ModelCostUsd (each
+   * Req R-SLP-14's "under $1/day": the Sum of the reflector's ModelCostUsd (each
    * job's model cost, lib/use-cases/job-cost.ts) over one day against the stage's threshold.
    * A period of 86,400 s with one evaluation period is within PutMetricAlarm's limits (period
    * × evaluation periods ≤ 604,800 s; https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html).
@@ -384,7 +384,7 @@ export class StatelessStack extends Stack {
   }
 
   /**
-   * Issue 19: an owner whose search index watermark is older than the change marks' TTL may
+   * An owner whose search index watermark is older than the change marks' TTL may
    * have lost marks that expired unfolded (docs/search-index.md, "Marks expire by TTL"); the
    * api logs it (STALE_INDEX_WARNING). A metric filter counts those lines, a JSON pattern on
    * the Powertools line's `message`
@@ -455,7 +455,7 @@ export class StatelessStack extends Stack {
     // InvokeModel on the stage's model: its inference profile in this Region and the foundation
     // model in every Region, only through the profile (infra/stacks/reflector-model.ts).
     if (permissions.model) for (const statement of modelGrant(this, config)) fn.addToRolePolicy(statement);
-    // Issue 22: InvokeModel on the embedding model, in this Region, only on a stage that embeds.
+    // InvokeModel on the embedding model, in this Region, only on a stage that embeds.
     if (permissions.embeddings && config.embeddings) fn.addToRolePolicy(embeddingGrant(this, config.embeddings.modelId));
 
     // cdk-nag AwsSolutions-IAM5 flags every wildcard resource; these are the intended ones,

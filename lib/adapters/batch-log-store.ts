@@ -20,14 +20,13 @@ const MAX_LOG_ITEM_BYTES = 350 * 1024;
 /**
  * Batch logs: one DynamoDB item per batch (`keys.batchSk`: `BATCH#{last turn}#{id}`, so the
  * sleep-time runs read a window as a key range), the listing's summary attributes
- * and the whole log — issue 19: a log of a few KB is a few write units ($0.625 per million
+ * and the whole log: a log of a few KB is a few write units ($0.625 per million
  * each) against an S3 PUT ($5 per million) and a GET for every reader
  * (https://aws.amazon.com/dynamodb/pricing/on-demand/, https://aws.amazon.com/s3/pricing/).
- * The log is packed (`packed`, packed-json.ts: 2.0 write units a log on the LoCoMo replay
- * where its JSON text, `log`, which items written before hold, took 2.4; and the nightly and
- * weekly runs' Query of the user's logs reads as much less).
+ * The log is packed (`packed`, packed-json.ts: fewer write units than its JSON text, `log`,
+ * which older items hold, and as much less for the sleep-time runs' Query of the logs).
  * The item is the batch's commit marker: the first write wins. A log too large for an item,
- * and every log written before issue 19, is an object in S3 that the item names (`logKey`).
+ * and every log of the older layout, is an object in S3 that the item names (`logKey`).
  */
 export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
   constructor(
@@ -127,7 +126,7 @@ function summaryItem(log: BatchLog) {
   };
 }
 
-/** A batch's log from its item: inside it, or (too large, or written before issue 19) the S3 object it names. */
+/** A batch's log from its item: inside it, or (too large, or of the older layout) the S3 object it names. */
 export async function batchLogOf(s3: S3Client, bucketName: string, item: Record<string, unknown>): Promise<BatchLog | null> {
   if (typeof item.packed === 'string') return unpackJson(item.packed) as BatchLog;
   if (typeof item.log === 'string') return JSON.parse(item.log) as BatchLog;

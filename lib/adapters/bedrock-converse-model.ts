@@ -42,7 +42,7 @@ export function isTransientBedrockError(error: unknown): boolean {
 function structuredOutput(request: ModelRequest) {
   const schema = JSON.stringify(toStructuredOutputSchema(request.toolInputSchema));
   // No `description`: optional (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_JsonSchemaDefinition.html),
-  // and billed with the schema on every call while the system prompt already says what the answer is for (issue 19).
+  // and billed with the schema on every call while the system prompt already says what the answer is for.
   return { outputConfig: { textFormat: { type: 'json_schema' as const, structure: { jsonSchema: { schema, name: request.toolName } } } } };
 }
 

@@ -9,8 +9,8 @@ import { putOnce } from './dynamo-put-once.js';
  * The cost ledger: an item per job in the user's partition (`COST#{day}#{jobId}`, so a user's
  * days are one range query). The stage's total of a day reads the write-sharded by-day
  * partitions of gsi1 (`COSTDAY#{day}#{shard}`) for the users who had a cost that day, then
- * each user's entries of the day. Only a user's first entry of a day carries the gsi1 keys
- * (issue 19): gsi1 projects ALL, so every entry with them was written twice, the index's copy
+ * each user's entries of the day. Only a user's first entry of a day carries the gsi1 keys:
+ * gsi1 projects ALL, so every entry with them was written twice, the index's copy
  * billed as a table write
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations.Writes).
  * Written once (a conditional put: a redelivered job leaves the first entry). Entries are kept

@@ -5,7 +5,7 @@ import type { ExpiryLog } from '../ports.js';
 /**
  * Each expiry sweep's deletions for a user, with reasons (req R-PRO-3): one item a day in the
  * user's partition (`EXPIRYLOG#{day}`), a sweep of the same day writing it again whole. An
- * item, not an S3 object (issue 19): a log of a few hundred bytes is one write unit
+ * item, not an S3 object: a log of a few hundred bytes is one write unit
  * ($0.625 per million) against a PUT ($5 per million)
  * (https://aws.amazon.com/dynamodb/pricing/on-demand/, https://aws.amazon.com/s3/pricing/);
  * a user's export and forget take it with the rest of their partition.

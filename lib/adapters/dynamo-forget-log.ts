@@ -1,5 +1,5 @@
 /**
- * The receipts of users' erasures (issue 21): `FORGET#{u}` / `RECEIPT#{requestedAt}`, outside
+ * The receipts of users' erasures: `FORGET#{u}` / `RECEIPT#{requestedAt}`, outside
  * the user's partition so the erasure never deletes its own record. A receipt holds counts and
  * times, never content. The signal function reads it only for a user with no signal state
  * (a new user, or one just forgotten); the reflector reads it before each job.

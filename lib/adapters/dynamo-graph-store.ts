@@ -145,8 +145,8 @@ const PACK_ENTRIES = 50;
 
 /**
  * A change's log entries as items, one per time and up to PACK_ENTRIES entries
- * (`GRAPHLOG#{at}#*{digest}#{n}`), not one per entry (issue 19: 0.87 write units per turn on
- * the LoCoMo replay, an entry of ~250 bytes billed a whole 1 KB write unit:
+ * (`GRAPHLOG#{at}#*{digest}#{n}`), not one per entry (an entry of ~250 bytes would be
+ * billed a whole 1 KB write unit:
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html).
  * The key is a digest of the entries, so writing the same entries again (a redelivery, a
  * rerun) rewrites the same items; a second write of other entries at the same time (the

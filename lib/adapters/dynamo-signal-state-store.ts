@@ -33,7 +33,7 @@ export function activityMarker(userId: string, day: string): Record<string, unkn
  * turns, the item costs a write unit per started KB
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html):
  * as a map a LoCoMo user's state took 1.3–1.7 KB, two units a turn; packed it takes about
- * half, one unit (issue 19). A string, not Binary, so the user archive and the state dumps
+ * half, one unit. A string, not Binary, so the user archive and the state dumps
  * carry it as text.
  */
 export function signalStateItem(userId: string, state: SignalState, version: number, updatedAt: string): Record<string, unknown> {

@@ -1,5 +1,5 @@
 /**
- * The turn index as the search index's change log for turns (issue 19): the signal function
+ * The turn index as the search index's change log for turns: the signal function
  * writes a turn above the highest one its signal state has counted without a change mark, so
  * the search index reads those turns from the turn index itself (docs/search-index.md, "Turns
  * without marks"). Every read here is strongly consistent: it returns every write acknowledged

@@ -14,7 +14,7 @@ import { isConditionalCheckFailure } from './dynamo-errors.js';
 
 /**
  * The turn index in DynamoDB, each turn's document inline in its item when it is small
- * (`doc`, up to INLINE_TURN_MAX_BYTES: one durable write per turn, issue 19), else in S3
+ * (`doc`, up to INLINE_TURN_MAX_BYTES: one durable write per turn), else in S3
  * (`users/{u}/turns/{n}/{hash}.md`, content-addressed so a conflicting republish never
  * overwrites what was counted, tagged for the archival rule) with its key in the item.
  */
@@ -80,7 +80,7 @@ export class S3DynamoTurnStore implements TurnStore {
       quality: turn.signals?.quality,
       // What search reads of the turn without an S3 object: its words (capped) and its
       // attributes. An inline document holds the words already, and search derives them from
-      // it (issue 19: the copy made a LoCoMo turn's item 1.75 write units instead of 1.02);
+      // it (a copy would make a turn's item cost more write units);
       // only a turn whose document is in S3 keeps them here.
       ...(inline ? {} : { text: turnSearchText(turn) }),
       attributes: turn.attributes,
@@ -95,7 +95,7 @@ export class S3DynamoTurnStore implements TurnStore {
     // Pages of 16, 32, 64, then 100 items: a Query is billed on every item it reads, projection
     // or not (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html),
     // and a day's turns are often far fewer than 100, so a first page of 100 read mostly
-    // turns older than the window (issue 19: 0.72 of the sweep's 1.1 read units per turn).
+    // turns older than the window.
     let page = 16;
     do {
       const res = await this.ddb.send(
@@ -223,7 +223,7 @@ export class S3DynamoTurnStore implements TurnStore {
   }
 
   /**
-   * Turn index items by id, read for as few units as DynamoDB bills (issue 19; each turn was
+   * Turn index items by id, read for as few units as DynamoDB bills (each turn was
    * read about six times, by its batch, summary, nightly run and the search index's folds):
    *
    * - A run of consecutive ids is one Query over its sort keys (`TURN#` and a padded id, so the

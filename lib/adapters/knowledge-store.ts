@@ -187,7 +187,7 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
 
   /**
    * The documents first, then one change of the index for all of them: a snapshot (an S3 PUT)
-   * per call, not per document (issue 19: the nightly run stored its findings one snapshot each).
+   * per call, not per document (the nightly run stored its findings one snapshot each).
    */
   async putKnowledge(userId: string, entries: ReadonlyArray<KnowledgeEntry>): Promise<void> {
     if (entries.length === 0) return;
@@ -266,9 +266,8 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
 
   /**
    * The recorded answer: an item in the user's partition (a few KB: a write unit per KB at
-   * $0.625 per million against an S3 PUT's $5; issue 19), packed (`packed`, packed-json.ts:
-   * 1.1 write units an answer on the LoCoMo replay where the JSON text, `response`, which items
-   * written before hold, took 1.6). Strongly consistent, so a redelivery right after the put
+   * $0.625 per million against an S3 PUT's $5), packed (`packed`, packed-json.ts:
+   * fewer write units than the JSON text, `response`, which older items hold). Strongly consistent, so a redelivery right after the put
    * sees it. An answer too large for an item is an S3 object the item names (`key`); S3 is read
    * only then, so a job's first delivery, which finds no item, makes no GET (S3 bills a 404
    * like any GET: https://docs.aws.amazon.com/AmazonS3/latest/userguide/ErrorCodeBilling.html).
@@ -349,7 +348,7 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
 }
 
 /**
- * A staged record as stored (issue 19): without what its other attributes say again — the
+ * A staged record as stored: without what its other attributes say again — the
  * front matter's first fields (`stagedMetaHead`, lib/domain/staging.ts) and a body that is the title and text — so the
  * LoCoMo replay's records fit one write unit (1.32 on average before), and so does their gsi1
  * copy and their delete. The front matter's other fields are `extra`; a field or body that

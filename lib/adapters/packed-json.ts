@@ -1,7 +1,7 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 
 /**
- * JSON kept in a DynamoDB item packed: raw-deflated, in base64 (issue 19). A write costs a write
+ * JSON kept in a DynamoDB item packed: raw-deflated, in base64. A write costs a write
  * unit per started KB of the item, a read a read unit per started 4 KB, and a GSI copy of the
  * item as much again
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html):

@@ -1,5 +1,5 @@
 /**
- * Where a user's search index lives (issue 18), and how its writers stay out of each other's way.
+ * Where a user's search index lives, and how its writers stay out of each other's way.
  *
  * - Segments: immutable S3 objects (`users/{u}/index/search/{version}-{writer}.seg.{part}`), the bytes
  *   of lib/domain/search-segment.ts in parts of at most PART_BYTES, read in parallel (AWS's
@@ -14,7 +14,7 @@
  *   after its own write (DynamoSearchChangeLog): one mark per write for all the ids it
  *   changed (packed a KB to an item), under a key unique to the mark, sorted by `at` — but for
  *   a user's turns above the highest its signal state counted, which the turn index stands
- *   for above the pointer's turn watermark (issue 19, dynamo-turn-log.ts). The
+ *   for above the pointer's turn watermark (dynamo-turn-log.ts). The
  *   marks of the per-turn path (signal, reflector) carry the table's TTL attribute and are
  *   never deleted by a compaction: DynamoDB's TTL deletes them 30 days (MARK_TTL_MS) on, without
  *   consuming write throughput (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html).
@@ -214,8 +214,8 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
 
 /**
  * Marks searchable items as changed, for the search index to pick up: the write every store
- * of a searchable item makes after its own, one item for all the ids of that write (issue 19:
- * a put and a delete per changed item were the largest part of the pipeline's write units).
+ * of a searchable item makes after its own, one item for all the ids of that write (a
+ * put and a delete per changed item were the largest part of the pipeline's write units).
  * `at` is unique per mark (time and a random part), and the mark's key.
  *
  * `expiring` (the signal and reflector functions: the per-turn path) gives each mark the

@@ -5,17 +5,17 @@ import type { SleepTimeLogStore } from '../ports.js';
 import { queryAll, queryFirst } from './dynamo-query.js';
 import { packJson, unpackJson } from './packed-json.js';
 
-/** A run record's run: packed (since issue 19), or the map of a record written before. */
+/** A run record's run: packed, or the map of an older record. */
 const runOf = (item: Record<string, unknown>): SleepTimeRun => (typeof item.packed === 'string' ? unpackJson(item.packed) : item.run) as SleepTimeRun;
 
 /**
  * The sleep-time run log: a DynamoDB record per run (`RUN#{kind}#{startedAt}#{id}`, so a user's
  * runs are a range query by time; the write-sharded by-day GSI partitions `RUNS#{day}#{shard}`
  * list every user's runs of a day: `runsOn`), packed (packed-json.ts; a record written before
- * holds the `run` map); the record is the run's commit marker (until issue 19 a `RUNID#{id}`
- * item was written after it too, which nothing reads now). A weekly run's markdown
- * document is rendered from its record when read (`weeklyMarkdown`): since issue 19 it is not
- * an S3 object too (`Logs/sleep-time/{runId}.md`, which nothing read).
+ * holds the `run` map); the record is the run's commit marker (older runs also have a
+ * `RUNID#{id}` item written after it, which nothing reads now). A weekly run's markdown
+ * document is rendered from its record when read (`weeklyMarkdown`): it is not
+ * an S3 object (`Logs/sleep-time/{runId}.md`, which nothing read).
  */
 export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
   constructor(
@@ -25,7 +25,7 @@ export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
 
   /**
    * The run's record by its key, which the job determines (`startedAt` is the job's requested
-   * time). Since issue 19 no `RUNID#{id}` marker is written beside it: the record is put last,
+   * time). No `RUNID#{id}` marker is written beside it: the record is put last,
    * after everything the run does, and the marker was put after the record, so the record
    * alone says the run is logged (every run logged before has its record too). A strongly
    * consistent read, so a redelivery right after the put sees it.
@@ -45,7 +45,7 @@ export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
   /**
    * The run's record is its DynamoDB item (req R-SLP-7's run log is a table), which holds a
    * weekly run's reflection too. No copy in S3, JSON or markdown: nothing read them, and each
-   * was an S3 PUT per run (issue 19).
+   * was an S3 PUT per run.
    */
   async put(run: SleepTimeRun): Promise<void> {
     const pk = keys.userPk(run.userId);

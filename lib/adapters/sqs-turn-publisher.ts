@@ -67,7 +67,7 @@ export class TurnPublisher {
     private readonly sqs: SQSClient,
     private readonly queueUrl: string,
     private readonly claimCheck?: ClaimCheckOptions,
-    /** Secrets are redacted before an event leaves the agent (issue 21 item 3); personal identifiers too when asked. */
+    /** Secrets are redacted before an event leaves the agent; personal identifiers too when asked. */
     private readonly redaction: RedactionPolicy = { personalData: false },
   ) {}
 

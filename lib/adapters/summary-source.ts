@@ -70,12 +70,12 @@ export class DynamoSummarySource implements SummarySource {
 
   async batchLogs(userId: string, bounds: WindowBounds): Promise<BatchLog[]> {
     // By the batch's input time (its last turn's), not when it ran: a batch delayed by retries
-    // stays in the week its turns are in (issue 20 item 14). Logs written before it: when it ran.
+    // stays in the week its turns are in. Logs written before it: when it ran.
     const at = (i: Item) => String(i.inputAt ?? i.timestamp);
     const inWindow = (await this.window(userId, keys.batchPrefix, bounds, at, () => true))
       .filter((i) => at(i) >= bounds.fromIso && at(i) <= bounds.toIso)
       .sort((a, b) => String(a.batchId).localeCompare(String(b.batchId)));
-    // The logs are in the items (issue 19): no S3 read but for a log too large for one.
+    // The logs are in the items: no S3 read but for a log too large for one.
     const logs = await Promise.all(inWindow.map((i) => batchLogOf(this.s3, this.bucketName, i)));
     return logs.filter((l): l is BatchLog => l !== null);
   }

@@ -14,8 +14,8 @@ import { getText } from './s3-objects.js';
 /**
  * Summary turn pairs: one record in DynamoDB (`keys.summarySk`: `SUMMARY#{last turn}#{id}`) holding both turns and every
  * field of the pair's markdown document (lib/domain/summary.ts `summaryDocument`), which is
- * rendered from it when read (the list serves it as `markdown`). Since issue 19 the document
- * is not an S3 object too: the record already held all it says, nothing read it, and an S3
+ * rendered from it when read (the list serves it as `markdown`). The document
+ * is not an S3 object: the record already held all it says, nothing read it, and an S3
  * PUT costs as much as 8 write units (https://aws.amazon.com/s3/pricing/,
  * https://aws.amazon.com/dynamodb/pricing/on-demand/). Pairs written before have their
  * documents in S3, named by the record (`documentKey`; before that `systemKey` and
@@ -178,7 +178,7 @@ export class S3DynamoSummaryStore implements SummaryStore {
     await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: markdown, ContentType: 'text/markdown; charset=utf-8' }));
   }
 
-  /** One document of a pair written before issue 19 read, changed (front matter and body) and written back whole. */
+  /** One document of an older pair (stored in S3) read, changed (front matter and body) and written back whole. */
   private async rewriteDocument(key: string, change: (meta: Record<string, unknown>, body: string) => { meta: Record<string, unknown>; body: string }): Promise<void> {
     const { meta, body } = parseFrontMatter(await getText(this.s3, this.bucketName, key));
     const next = change(meta, body);

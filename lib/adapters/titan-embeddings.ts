@@ -1,5 +1,5 @@
 /**
- * Issue 22: the embedding port over Amazon Titan Text Embeddings V2 (`amazon.titan-embed-text-v2:0`),
+ * The embedding port over Amazon Titan Text Embeddings V2 (`amazon.titan-embed-text-v2:0`),
  * one Bedrock Runtime InvokeModel call per text.
  *
  * The request body is Titan V2's: `inputText` (required), `dimensions` (1024 by default, or 512

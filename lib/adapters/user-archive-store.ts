@@ -1,6 +1,6 @@
 /**
- * A user's partition and prefix read and written whole, for export and import (issue 21
- * item 2; lib/domain/user-archive.ts). Records go back with BatchWriteItem puts (25 a request,
+ * A user's partition and prefix read and written whole, for export and import
+ * (lib/domain/user-archive.ts). Records go back with BatchWriteItem puts (25 a request,
  * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html), the
  * signal state last, so an import that failed part way can be asked again (see
  * lib/use-cases/user-archive.ts). Documents go back with their content type, and turn

@@ -1,5 +1,5 @@
 /**
- * Deletes what a user left behind (issue 21), a page at a time; every step may run again.
+ * Deletes what a user left behind, a page at a time; every step may run again.
  *
  * - DynamoDB: the user's partition, read a Query page at a time (keys only) and deleted in
  *   BatchWriteItem requests of 25 (its limit), unprocessed ones retried

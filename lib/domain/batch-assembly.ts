@@ -20,7 +20,7 @@ export interface AssembledBatch {
  * `[Turn N] User: …` / `Agent: …`. Every character is billed on every call that reads the
  * turn (batch, summary, nightly), so the date is written once per group, not per turn; the
  * turn number is what the model cites. A session's id and a turn's time of day are left
- * out (issue 19): an id tells the model nothing but that a new conversation began, which
+ * out: an id tells the model nothing but that a new conversation began, which
  * the group's own heading already says, and no gate or answer field reads the hour.
  */
 export function renderTurns(turns: readonly TurnSaved[]): string {
@@ -94,7 +94,7 @@ export function knownLine(k: ExistingKnowledge, maxChars = 200): string {
 /**
  * What to look for when an agent.event asked for the reflection (req R-EVT-1's triggers):
  * the event's kind decides the instruction, its `detail` (the error, the request, the
- * milestone) follows it. Issue 20 item 12.
+ * milestone) follows it.
  */
 export const EVENT_INSTRUCTIONS: Record<AgentEventTrigger, string> = {
   error: 'The agent hit an error. Look for what caused it and what the user needed instead; report what would prevent it next time.',

@@ -31,7 +31,7 @@ export interface BatchLog {
   status: 'completed' | 'aborted';
   /** When the batch ran (processing time). */
   timestamp: string;
-  /** The batch's input time: its last turn's timestamp (issue 20 item 14). Absent from logs written before it. */
+  /** The batch's input time: its last turn's timestamp. Absent from logs written before it. */
   input_at?: string;
   turns_reviewed: number[];
   turns_missing: number[];

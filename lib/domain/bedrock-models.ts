@@ -87,8 +87,8 @@ export interface BedrockModel {
 }
 
 /**
- * How a structured answer (a batch's reflection, a nightly or weekly run's) is asked for
- * (issue 19): 'schema', sent as a JSON schema the model must follow (structured output where
+ * How a structured answer (a batch's reflection, a nightly or weekly run's) is asked for:
+ * 'schema', sent as a JSON schema the model must follow (structured output where
  * the model serves it, `structuredOutput` below, else a forced tool); 'prompt', said in the
  * system prompt as a TypeScript-like type and read from the answer's text
  * (lib/domain/prompted-answer.ts: fewer input tokens, no constrained decoding).

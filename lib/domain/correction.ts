@@ -1,5 +1,5 @@
 /**
- * Corrections applied to the Knowledge they target (issue 20 item 2; req R-PRO-4's
+ * Corrections applied to the Knowledge they target (req R-PRO-4's
  * `corrections`, its drift guard in quality-gates.ts). A staged correction that is promoted
  * — by recurrence or by a reviewer — changes its target document instead of becoming a
  * document of its own:

@@ -1,5 +1,5 @@
 /**
- * What the model cost, by day (issue 20 item 6; req R-SLP-14: "under $1/day across all agents").
+ * What the model cost, by day (req R-SLP-14: "under $1/day across all agents").
  * Every job that asked the model — batch, summary, nightly, weekly — leaves one cost entry:
  * its tokens and their price at the price table's rates (sleep-time/model-prices.ts), on the
  * UTC day it ran. Days are processing days: a cost is incurred when the job runs. The totals

@@ -82,8 +82,8 @@ export const diaryPath = (batchId: string): string => `diary/${batchId}.md`;
 
 /**
  * The entry as markdown (path `diary/{batchId}.md`): front matter and its body, rendered from
- * the record, which holds both (`text` is the body). Since issue 19 it is not stored as an S3
- * object too: the record is the entry, this its rendering for people (the diary list serves it).
+ * the record, which holds both (`text` is the body). It is not stored as an S3
+ * object: the record is the entry, this its rendering for people (the diary list serves it).
  */
 export function diaryMarkdown(r: DiaryRecord): string {
   const meta = {

@@ -1,5 +1,5 @@
 /**
- * Issue 22, hybrid retrieval: the embedding vectors a segment stores beside its BM25 columns,
+ * Hybrid retrieval: the embedding vectors a segment stores beside its BM25 columns,
  * and the ranking of a query's vector against them.
  *
  * Storage: one row of `dimensions` signed bytes per item (int8-quantised, the row's largest

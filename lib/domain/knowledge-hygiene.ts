@@ -48,7 +48,7 @@ export function factHygiene(docs: readonly KnowledgeDoc[], now: Date): FactHygie
     const confidence = decayed(baseOf(d), verifiedAtOf(d), now);
     // Decay is written in steps of DECAY_WRITE_STEP (as the tier entries'), not each 0.01 it
     // moves: every such write rewrote the user's whole index snapshot (an S3 PUT), logged an
-    // entry and marked the fact for the search index, night after night (issue 19).
+    // entry and marked the fact for the search index, night after night.
     if (confidence >= PRUNE_BELOW && d.confidence - confidence < DECAY_WRITE_STEP) {
       kept.push(d);
       continue;

@@ -172,7 +172,7 @@ export function turnItem(t: TurnIndexEntry): MemoryItem {
 /**
  * Whether an item is a turn whose reply ends by asking something: its text (the user's message,
  * then the reply) ends with a question mark, ASCII or full-width. In a conversation the user's
- * next turn answers such a question, whatever words it uses (issue 22's answer ranking in
+ * next turn answers such a question, whatever words it uses (the answer ranking in
  * memory-search.ts). A turn whose text was cut short (TURN_SEARCH_TEXT_CHARS) or ends with its
  * episode does not count.
  */
@@ -286,7 +286,7 @@ export interface SummaryRecordView {
   resurrections?: number;
   /** Times it was returned while deleted (never, if deletion holds). */
   resurrectionsWhileDeleted?: number;
-  /** The pair's markdown document (both turns, front matter), rendered from the record (issue 19: not an S3 object). */
+  /** The pair's markdown document (both turns, front matter), rendered from the record (not an S3 object). */
   markdown?: string;
 }
 
@@ -380,7 +380,7 @@ export function itemIdForPath(path: string): string | null {
   if (m) return `turn:${Number(m[1])}`;
   if (p.startsWith('Knowledge_staging/')) return `staged:${p.slice('Knowledge_staging/'.length)}`;
   if (p.startsWith('Knowledge/')) return `knowledge:${p.slice('Knowledge/'.length)}`;
-  // `summaries/ID.md` is the pair's document (issue 19), `summaries/ID/…` its two documents before;
+  // `summaries/ID.md` is the pair's document, `summaries/ID/…` its two documents before;
   // `reflections/ID`, the summaries' path before the rename, is still accepted.
   const r = /^(?:summaries|reflections)\/([^/]+?)(?:\.md)?(?:\/.*)?$/.exec(p);
   if (r) return `summary:${r[1]}`;

@@ -27,7 +27,7 @@ export const knowledgePrefix = (userId: string): string => `${userPrefix(userId)
 /** One version of the user's knowledge index snapshot: its number and a hash of its content make it unique. */
 export const knowledgeIndexKey = (userId: string, version: number, contentHash: string): string => `${userPrefix(userId)}index/knowledge/${pad(version)}-${contentHash}.json`;
 /**
- * One segment of the user's search index (issue 18): immutable, named by the index version
+ * One segment of the user's search index: immutable, named by the index version
  * that added it and by its writer (two compactions of one version must not share a key: the
  * loser deletes its own).
  */
@@ -38,7 +38,7 @@ export const searchSegmentsPrefix = (userId: string): string => `${userPrefix(us
 export const episodeKey = (userId: string, turnId: number): string => `${userPrefix(userId)}episodes/${pad(turnId)}.md`;
 /** An agent.event's episode (its id starts `ev-`, so it never meets a turn's). */
 export const eventEpisodeKey = (userId: string, episodeId: string): string => `${userPrefix(userId)}episodes/${episodeId}.md`;
-/** A summary pair's document (lib/domain/summary.ts): the prompt it answered and the summary, one object (issue 19). */
+/** A summary pair's document (lib/domain/summary.ts): the prompt it answered and the summary, one object. */
 export const summaryDocKey = (userId: string, id: string): string => `${userPrefix(userId)}summaries/${id}.md`;
 /** Every batch's log, its model output (when too large for an item) and, under failed/, the logs of failed jobs. */
 export const batchLogPrefix = (userId: string): string => `${userPrefix(userId)}Logs/reflector/`;
@@ -119,7 +119,7 @@ export const keys = {
   turnPrefix: 'TURN#',
   /** The first sort key after every turn's (`$` follows `#`). */
   turnsEnd: 'TURN$',
-  /** Issue 19: the lowest turn id the signal function may have written without a search change mark. */
+  /** The lowest turn id the signal function may have written without a search change mark. */
   turnLogSk: 'TURNLOG',
   /** An agent.event's episode (req R-EPI), beside the turn index. */
   eventEpisodeSk: (episodeId: string) => `EPISODE#${episodeId}`,
@@ -132,9 +132,9 @@ export const keys = {
    */
   batchSk: (batchId: string) => `BATCH#${pad(lastTurnOfId(batchId))}#${batchId}`,
   batchPrefix: 'BATCH#',
-  /** A day's expiry sweep log of the user (req R-PRO-3; an S3 object under Logs/expiry/ before issue 19). */
+  /** A day's expiry sweep log of the user (req R-PRO-3; older logs are S3 objects under Logs/expiry/). */
   expiryLogSk: (day: string) => `EXPIRYLOG#${day}`,
-  /** The model's answer a job recorded before using it (a redelivery reuses it): one item, not an S3 object (issue 19). */
+  /** The model's answer a job recorded before using it (a redelivery reuses it): one item, not an S3 object. */
   modelOutputSk: (jobId: string) => `MODELOUT#${jobId}`,
   stagedSk: (path: string) => `STAGED#${path}`,
   stagedPrefix: 'STAGED#',
@@ -223,7 +223,7 @@ export const keys = {
   aliasSk: (into: string, alias: string) => `ALIAS#${into}|${alias}`,
   aliasesPrefix: (into: string) => `ALIAS#${into}|`,
   /**
-   * Forgetting a user (issue 21): the receipts of their erasures, outside their partition so
+   * Forgetting a user: the receipts of their erasures, outside their partition so
    * the erasure cannot delete them — the audit log that a forget happened, with counts and
    * no content, and the mark that drops what was asked for before it.
    */
@@ -239,7 +239,7 @@ export const keys = {
    */
   graphLogSk: (entry: { at: string; action: string; fact?: string | undefined; edge?: string | undefined; entity?: string | undefined; into?: string | undefined }): string =>
     `${keys.graphLogAtPrefix(entry.at)}${entry.action}#${graphLogSubject(entry)}`,
-  /** The hygiene log entries one write made at one time, packed (issue 19; lib/adapters/dynamo-graph-store.ts). */
+  /** The hygiene log entries one write made at one time, packed (lib/adapters/dynamo-graph-store.ts). */
   graphLogPackSk: (at: string, digest: string, n: number): string => `${keys.graphLogAtPrefix(at)}*${digest}#${n}`,
   graphLogPrefix: 'GRAPHLOG#',
   /** Every hygiene log entry written at one time (a sweep's). */
@@ -264,7 +264,7 @@ export function currentSk(sk: string): string {
 }
 
 /**
- * How long a search change mark with a TTL lives (issue 19): DynamoDB deletes it after this
+ * How long a search change mark with a TTL lives: DynamoDB deletes it after this
  * (within days more), folded or not, so every owner with such a mark is compacted well within
  * it (docs/search-index.md, "Liveness").
  */

@@ -1,38 +1,9 @@
 /**
- * Unified search of req R-DOC-3: one search over every kind of memory item, natural
- * language or keywords, filters for topic, content type, scope, tier, quality and
- * freshness, ranked by relevance blended with quality and recency, and by context (below).
- *
- * relevance = ½ · BM25 / best BM25 of the query + ½ · cosine(query, item) (see
- * knowledge-search.ts), both over Porter-stemmed words — the first orders, the second is
- * absolute, so an item that shares one common word with the question stays low even when
- * it is the best there is. Stemming was measured on LoCoMo (BENCHMARKS.md): evidence
- * recall@10 75.8 % → 81.2 %; the weights ½/½ vs 0.8/0.2 or 0.3/0.7 moved it by under a point.
- * score = relevance · (0.7 + 0.2 · quality + 0.1 · recency), recency = ½^(age / 30 days).
- * Items under the confidence floor (cosine < minSimilarity) are not returned: a query with
- * nothing relevant in memory gets no results rather than the least bad ones.
- * Order (issue 22): up to five rankings fused by reciprocal rank (the fused value, 1 for first
- * in all of them, is the score returned): the hits over the floor by that score; the answers,
- * the turn after each of those hits whose reply asks a question, at its question's place, so
- * an answer that shares no word with the question ranks by the question it answers
- * (answerRanking); the items by their window, a turn scored as if written together
- * with the turns either side of it in its session (windowRanking); the summaries by the turns
- * they cover (summaryRanking); and, when the query names a time, the items written then
- * (timeRanking). Under the floor, only a
- * turn that answers a hit's question, or whose window clears it, is returned; a question
- * nothing in memory is about still gets none.
- * Redundancy: an item all of whose source turns are already covered by better results
- * (a turn after the summary that holds it, a second item from the same turn) is left out,
- * so `limit` results stand for as many different turns as they can.
- *
- * Since issue 18 the ranking runs over an index that lives between requests: segments
- * (search-segment.ts) oldest first, a newer segment's version of an item hiding an older
- * one's. BM25 is MiniSearch's BM25+ (k 1.2, b 0.7, d 0.5, title and text fields, a word of
- * the query counted as often as it is written), but the sum is multiplied by the inverse
- * document frequencies of the distinct query words matched, not their number (wordWeights); computed here because the segments are not MiniSearch indexes. Corpus
- * statistics (item count, field lengths, document frequencies) count every item a segment
- * holds, superseded versions included until a merge drops them, where the per-request
- * index counted only the live, filtered pool: the difference is a few items in thousands.
+ * Unified search of req R-DOC-3: one search over every kind of memory item, filtered, then
+ * ranked by up to five rankings fused by reciprocal rank over the owner's search index
+ * (segments, oldest first: a newer segment's version of an item hides an older one's).
+ * The formulas, the rankings and why each is there: docs/memory-api.md, *Search*. BM25 is
+ * computed here (word-scores.ts), not by MiniSearch, because the segments are not MiniSearch indexes.
  */
 import * as z from 'zod';
 import { cosine, counts } from './knowledge-search.js';
@@ -48,7 +19,7 @@ export const RECENCY_HALF_LIFE_DAYS = 30;
 export const DEFAULT_MIN_SIMILARITY = 0.05;
 /** BM25 candidates looked at per result asked for (at least 50). */
 const CANDIDATES_PER_RESULT = 5;
-/** MiniSearch's BM25+ parameters (its defaults, which search used before issue 18). */
+/** MiniSearch's BM25+ parameters (its defaults). */
 const BM25 = { k: 1.2, b: 0.7, d: 0.5 } as const;
 /** The similarity's own BM25 weighting (knowledge-search.ts). */
 const VECTOR = { k1: 1.2, b: 0.75 } as const;
@@ -301,7 +272,7 @@ function wordWeights(index: SegmentedIndex, words: readonly string[]): Float64Ar
  * ones left out — and `spare` more after them, for a caller that may drop some. Ordered by
  * the fusion of up to five lexical rankings (fuse): by score, the answers to its questions
  * (answerRanking), by window (windowRanking), summaries by the turns they cover
- * (summaryRanking) and, when the query names a time, by time (timeRanking). Issue 22: given
+ * (summaryRanking) and, when the query names a time, by time (timeRanking). Given
  * the query's embedding (`vector`, on a stage that embeds), one more, the items by the cosine
  * of their stored vectors (vectorRanking); without it the ranking is the lexical one alone.
  */
@@ -486,7 +457,7 @@ function neighbour(index: SegmentedIndex, item: IndexedItem, offset: number, eli
  * turn matching it, then BM25+'s sum times the words matched; the similarity over those turns'
  * words. So a question whose answer is spread over a conversation ("what activities has she
  * done with her family?") finds the summaries of the sessions its turns are in, each of which
- * stands for all of that session's turns (issue 22's multi-hop lever; BENCHMARKS.md).
+ * stands for all of that session's turns (the multi-hop lever; BENCHMARKS.md).
  */
 function summaryRanking(index: SegmentedIndex, matches: Matches, eligible: (item: IndexedItem) => boolean, now: Date): ScoredHit[] {
   const summaries = new WordScores(matches.items.width, true);
@@ -601,8 +572,8 @@ function topCandidates(matches: Matches, table: WordScores, rows: readonly numbe
  * the session's next turn, at the place its question holds in the score ranking (the other
  * places empty). In a conversation the user's next message answers what the agent asked,
  * whatever its own words ("Contemporary, it's so expressive" after "What's your favourite
- * style?"), so an answer ranks where the question does. Measured on LoCoMo (BENCHMARKS.md, issue
- * 22): it replaced the context ranking (every turn scored with the turn before it).
+ * style?"), so an answer ranks where the question does. On LoCoMo it measured better than the context
+ * ranking it replaced (every turn scored with the turn before it).
  */
 function answerRanking(index: SegmentedIndex, byScore: readonly ScoredHit[], eligible: (item: IndexedItem) => boolean): Ranking {
   return byScore.map((hit) => {

@@ -7,7 +7,7 @@
  * enforced by the zod parse after the answer arrives, and the hard caps by code. So the
  * model sees the shape: types, required fields, enums, a list's minimum, and numeric ranges
  * that carry meaning (0..1, -1..1, where the request's format keeps them); the rest stays in
- * the code. Descriptions are left out too (issue 19): what a field is for, its form and its
+ * the code. Descriptions are left out too: what a field is for, its form and its
  * scale are said once in the job's system prompt (REFLECTOR_SYSTEM_PROMPT, the nightly and
  * weekly prompts, an event batch's "Your reflection"), not again on every call's schema.
  */

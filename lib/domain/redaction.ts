@@ -1,5 +1,5 @@
 /**
- * Secrets and personal identifiers kept out of the memory (issue 21 item 3): text is redacted
+ * Secrets and personal identifiers kept out of the memory: text is redacted
  * before a turn is stored or sent to a model. What was found is counted by kind; the value
  * itself is never logged, and a redacted span becomes `[redacted:{kind}]`, which no detector
  * matches again (redacting twice changes nothing: publisher and signal function both do it).

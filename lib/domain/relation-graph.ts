@@ -212,9 +212,8 @@ export interface HygieneResult {
  * below the line, remove what stayed pruned past the recovery window, clean up orphans.
  * Returns only what changed. Decay itself writes nothing: an edge's confidence is a function
  * of its verified confidence and the time since (`decayedConfidence`), computed by whoever
- * reads it — rewriting every decaying edge each night cost writes in proportion to the graph,
- * night after night (issue 19: 0.25 write units per turn on the LoCoMo replay, whose graphs are
- * weeks old; more for a graph of months).
+ * reads it — rewriting every decaying edge each night would cost writes in proportion to the
+ * graph, night after night.
  */
 export function graphHygiene(edges: readonly Edge[], entities: readonly Entity[], now: Date): HygieneResult {
   const at = now.toISOString();

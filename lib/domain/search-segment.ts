@@ -1,5 +1,5 @@
 /**
- * One immutable segment of a user's search index (issue 18): the inverted index of a set of
+ * One immutable segment of a user's search index: the inverted index of a set of
  * memory items, and what ranking and filtering need of each item, without its text.
  *
  * Why not MiniSearch's serialised index, which search used before: measured on this machine
@@ -112,7 +112,7 @@ export interface ItemColumns {
   expiresAt: Float64Array;
   sourceTurnOffsets: Int32Array;
   sourceTurns: Int32Array;
-  /** 1 for an item that asks (IndexedItem.asks); all 0 in a segment written before issue 22's answer ranking. */
+  /** 1 for an item that asks (IndexedItem.asks); all 0 in a segment written before the answer ranking existed. */
   asks: Uint8Array;
 }
 
@@ -171,7 +171,7 @@ export class SearchSegment {
     readonly fieldLengths: Record<Field, Uint32Array>,
     /** The similarity vector of each item's text: offsets[d]..[d+1] index terms/tfs. */
     readonly vectors: { offsets: Int32Array; terms: Int32Array; tfs: Uint16Array; lengths: Uint32Array },
-    /** Issue 22: the items' embedding vectors, when the stage embeds (embedding-vectors.ts). */
+    /** The items' embedding vectors, when the stage embeds (embedding-vectors.ts). */
     readonly embeddings?: SegmentEmbeddings,
   ) {
     this.termIds = new Map(terms.map((t, i) => [t, i]));
@@ -426,7 +426,7 @@ function arraysOf(segment: SearchSegment): Record<string, Typed> {
     sourceTurns: c.sourceTurns,
     asks: c.asks,
     ...Object.fromEntries(CODED.map((name) => [`${name}Codes`, c[name].codes])),
-    // Issue 22: present only in a segment with vectors; a segment without them (or written before) has neither.
+    // Present only in a segment with vectors; a segment without them (or written before) has neither.
     ...(segment.embeddings ? { embeddingCodes: segment.embeddings.codes, embeddingScales: segment.embeddings.scales } : {}),
   };
 }
@@ -489,7 +489,7 @@ export function segmentFromBytes(bytes: Uint8Array): SearchSegment {
     expiresAt: f64('expiresAt'),
     sourceTurnOffsets: i32('sourceTurnOffsets'),
     sourceTurns: i32('sourceTurns'),
-    // Issue 22: a segment written before items carried `asks` has none of them asking.
+    // A segment written before items carried `asks` has none of them asking.
     asks: (a.asks as Uint8Array | undefined) ?? new Uint8Array(header.ids.length),
   };
   return new SearchSegment(

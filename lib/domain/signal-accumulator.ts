@@ -82,7 +82,7 @@ export const SignalStateSchema = z.object({
    */
   appliedMessages: z.array(z.string()).default([]),
   /**
-   * Issue 19: the user's TURNLOG is written, so a turn above `lastTurnId` may be stored without
+   * The user's TURNLOG is written, so a turn above `lastTurnId` may be stored without
    * a search change mark (docs/search-index.md, "Turns without marks"). Absent: every turn is marked.
    */
   turnLog: z.literal(true).optional(),
@@ -509,7 +509,7 @@ const planAt = (now: Date, waitMs: number, config: Pick<SignalConfig, 'timeScale
 };
 
 /**
- * Issue 19: one pending idle check per user, not one per batch of turns. A fold that counted a
+ * One pending idle check per user, not one per batch of turns. A fold that counted a
  * turn schedules a check only when none is pending — none was ever scheduled, or the pending
  * one's time has come (it fired, is firing, or was lost). The check reschedules itself while the
  * user keeps talking (`idleCheck`), so a quiet window costs one check, plus one per idle
@@ -528,7 +528,7 @@ export type IdleCheckResult =
   | { resend: JobTrigger }
   /** The user spoke since the check was sent: the same check again (its `dueAt` kept: that is its identity), delayed until the threshold after their last message passes. */
   | { reschedule: { delaySeconds: number } }
-  /** `superseded`: not the user's pending check (a newer one is); `newer_message`: a check from before issue 19 whose turn is not the last. */
+  /** `superseded`: not the user's pending check (a newer one is); `newer_message`: an older check (no `dueAt`) whose turn is not the last. */
   | { skipped: 'newer_message' | 'superseded' | 'not_idle_yet' | 'too_few_messages' };
 
 /**
@@ -565,7 +565,7 @@ export function idleCheck(prior: SignalState, check: { lastTurnId: number; dueAt
   const state = structuredClone(prior);
   const trigger = takeSummary(state, 'idle-summary', 'idle');
   if (!trigger) return { skipped: 'too_few_messages' };
-  // A check from before issue 19 (no dueAt) has no identity to find its summary by: none recorded.
+  // An older check (no dueAt) has no identity to find its summary by: none recorded.
   if (check.dueAt !== undefined) state.idleSummary = { dueAt: check.dueAt, turnIds: trigger.turnIds, urgency: trigger.urgency };
   return { state, trigger };
 }

@@ -94,7 +94,7 @@ export interface SummaryPair {
   inputTokens: number;
   outputTokens: number;
   deleted: boolean;
-  /** The pair's one document, rendered from its record (`key` is where pairs written before issue 19 kept it in S3; since then it is not stored). */
+  /** The pair's one document, rendered from its record (`key` is where older pairs kept it in S3; it is no longer stored). */
   document: { key: string; markdown: string };
 }
 
@@ -105,7 +105,7 @@ export type SummaryRecord = Omit<SummaryPair, 'document'> & { edited?: number };
 export const SUMMARY_TURN_HEADINGS = { system: '## system', assistant: '## assistant' } as const;
 
 /**
- * The pair as one markdown document (issue 19: one S3 PUT, not two): front matter naming the
+ * The pair as one markdown document (one S3 PUT, not two): front matter naming the
  * summary, then the system turn and the assistant turn, each under its heading. Rendered
  * whole from the record, so an edit or a deletion rewrites it without reading it first.
  */

@@ -84,7 +84,7 @@ export function turnContentHash(turn: TurnSaved): string {
 
 /**
  * Largest turn document (UTF-8 bytes) kept inline in its turn index item instead of as an S3
- * object (issue 19: one durable write per turn). The break-even: a 1 KB DynamoDB write unit
+ * object (one durable write per turn). The break-even: a 1 KB DynamoDB write unit
  * costs $0.625 per million and an S3 PUT $5 per million, so up to ~8 KB of document a PUT is
  * the dearer write; at 4 KB the largest inline turn adds 4 write units ($2.50 per million)
  * and its month in DynamoDB ($0.25/GB) stays under a PUT's price for months. Larger turns

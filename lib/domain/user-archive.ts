@@ -1,5 +1,5 @@
 /**
- * A user's memory as one archive (issue 21 item 2): what `GET /v1/users/{u}/export` answers
+ * A user's memory as one archive: what `GET /v1/users/{u}/export` answers
  * and `POST /v1/users/{u}/import` restores, in another stage or after a forget.
  *
  * - `records`: every item of the user's partition as stored (turn index, signal state,

@@ -1,5 +1,5 @@
 /**
- * A user's own summary settings (req R-SUM-8's configuration; issue 20 item 7): the
+ * A user's own summary settings (req R-SUM-8's configuration): the
  * inactivity threshold before an idle summary, the summary's output cap and prompt, and
  * whether summaries are written at all. A field the user has not set follows the stage's
  * default (infra/config/stages.ts); a change sets fields, or clears them with null.

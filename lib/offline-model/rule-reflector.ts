@@ -298,7 +298,7 @@ function carriedOf(context: string): { first: number; last: number; words: strin
 }
 
 /**
- * The summaries in a nightly prompt ("### Summary of turns a–b", issue 19), each read as one
+ * The summaries in a nightly prompt ("### Summary of turns a–b"), each read as one
  * message of the user's that the heading's turns (a and b, as written there) are cited for,
  * with the questions it says are still open.
  */

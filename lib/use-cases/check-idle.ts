@@ -3,7 +3,7 @@
  * fires, enqueue an idle-summary job if the user has been quiet for the threshold and at
  * least `idleMinMessages` arrived since the last summary. Debounced without polling: one
  * check is pending per user; while the user keeps talking it puts itself back on the queue,
- * due a threshold after their last message (issue 19). The state write that takes the summary's
+ * due a threshold after their last message. The state write that takes the summary's
  * turns comes before the job's enqueue, and records the job, so a lost write enqueues nothing and a
  * redelivered check sends its own committed job again (same id).
  */
@@ -37,7 +37,7 @@ export async function checkIdle(check: IdleCheck, deps: IdleDeps): Promise<IdleO
   const config = withUserIdle(deps.config, await deps.settings.get(check.userId));
   for (let attempt = 1; attempt <= 5; attempt++) {
     const stored = await deps.signalState.load(check.userId);
-    // No state: nothing was counted, or the user was forgotten since the check was sent (issue 21) — nothing to summarise, nothing written.
+    // No state: nothing was counted, or the user was forgotten since the check was sent — nothing to summarise, nothing written.
     if (stored.version === null) return { status: 'skipped', reason: 'no_state' };
     const { state } = parseSignalState(stored.raw);
     const result = idleCheck(state, check, config, deps.clock.now());

@@ -1,5 +1,5 @@
 /**
- * Daily model cost totals (issue 20 item 6): a user's (GET /v1/users/{u}/costs) and the
+ * Daily model cost totals: a user's (GET /v1/users/{u}/costs) and the
  * stage's (GET /v1/costs, administrators), from the cost ledger the reflector writes.
  */
 import { dailyTotals, lastDays } from '../domain/daily-cost.js';

@@ -1,5 +1,5 @@
 /**
- * The diary through the API (issue 20 items 12 and 13): its entries newest first — the
+ * The diary through the API: its entries newest first — the
  * selective diary's observations and the model's reflections on agent.events, with the
  * rejected attempts on request — and a person's override, which keeps an entry the criteria
  * rejected or drops one they wrote (req R-DIARY-4: "manual diary commands always create

@@ -1,5 +1,5 @@
 /**
- * Forgetting a user (issue 21 item 1): everything they left is erased, and anything of theirs
+ * Forgetting a user: everything they left is erased, and anything of theirs
  * still on its way is dropped when it arrives.
  *
  * - The request (`DELETE /v1/users/{u}`) writes a receipt outside the user's partition

@@ -6,7 +6,7 @@
  *
  * Order per user, chosen for crash safety: documents and index first (idempotent; with the
  * search change marks of the turns at or below the state's lastTurnId only, then the user's
- * TURNLOG once: issue 19, `turnMarks`), then batch and event jobs (FIFO dedup id = job id, so a
+ * TURNLOG once: `turnMarks`), then batch and event jobs (FIFO dedup id = job id, so a
  * retry cannot enqueue twice within SQS's 5-minute window), then the state (conditional on its
  * version), then the session-close summaries that write committed (`closeSummaries`: a write
  * that lost to an idle summary of the same turns enqueues none; a redelivery of its messages
@@ -85,7 +85,7 @@ export interface IngestResult {
   jobs: Job[];
   /** Secrets and personal identifiers redacted, by kind (never their values). */
   redacted: RedactionCounts;
-  /** Messages from before their user was forgotten, arriving after: dropped (issue 21). */
+  /** Messages from before their user was forgotten, arriving after: dropped. */
   forgotten: number;
 }
 
@@ -107,7 +107,7 @@ type UserItems = Array<{ messageId: string; message: TurnQueueMessage }>;
  */
 async function groupByUser(records: readonly IngestRecord[], deps: IngestDeps, result: IngestResult): Promise<Map<string, UserItems>> {
   const byUser = new Map<string, UserItems>();
-  // Issue 21 item 3: secrets (and, by stage, personal identifiers) are gone before anything is
+  // Secrets (and, by stage, personal identifiers) are gone before anything is
   // stored — the turn, its episode, a kept reject — and so before any prompt is built from it.
   const parsed = await Promise.all(records.map(async (r) => ({ record: r, parsed: redactParsed(await parseRecord(r.body, deps.claims), deps.redaction, result.redacted) })));
   // FIFO: a record that must be retried sends its user's whole group back, or the later
@@ -283,7 +283,7 @@ const jobOf = (userId: string, t: JobTrigger, requestedAt: string): Job => ({
 });
 
 /**
- * The turns of a cycle to mark as changed for the search index (issue 19, docs/search-index.md
+ * The turns of a cycle to mark as changed for the search index (docs/search-index.md
  * "Turns without marks"): a turn above `lastTurnId` as this cycle read it needs none — the
  * search index reads the turns above its turn watermark, which never passes a turn counted by
  * a state put after the compaction read the state. A turn at or below it (redelivered,

@@ -20,7 +20,7 @@ export interface JobUsage {
 }
 
 /**
- * `at` is the job's time, never when a delivery ran it (issue 20 item 14): a batch's last
+ * `at` is the job's time, never when a delivery ran it: a batch's last
  * turn's, a summary's or a sleep-time run's `requestedAt` (the schedule's time, the end of
  * the quiet window; for a summary the signal function asked for, its clock then). It names
  * the entry's day, so every delivery files the entry under the same key; a job that runs

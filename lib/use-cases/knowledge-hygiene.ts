@@ -21,7 +21,7 @@ export interface FactHygieneReport {
  * One sweep at `now` (deterministic in `now`: a rerun changes nothing), after adding the
  * documents `added` (the nightly run's new findings: their files written first) and verifying
  * the facts `seen` again (its "already known"): one change of the index — one snapshot for
- * the run, not one for its findings and one for the sweep (issue 19) — its log written first
+ * the run, not one for its findings and one for the sweep — its log written first
  * (changeLoggedFirst). Reports what the sweep at `now` did, read back from the log, so a
  * redelivered run reports the same.
  */

@@ -2,7 +2,7 @@
  * The reflector's one job dispatcher: a parsed job of the job queue (`ReflectionQueue` in infra), whatever its kind,
  * to the use case that does it — the forget, the nightly and weekly sleep-time runs, a summary,
  * or a batch reflection — and what came of it. A job asked for before its user was forgotten
- * (a redrive, a late duplicate) writes nothing (issue 21). The reflector's record handler
+ * (a redrive, a late duplicate) writes nothing. The reflector's record handler
  * (functions/reflector/create-handler.ts) and the fuzzer (bench/fuzz-targets.ts) both call it;
  * the handler turns the outcome's counts into metrics, the fuzzer into its outcomes.
  */
@@ -82,7 +82,7 @@ async function forget(job: Job, deps: JobDeps, remainingMs: () => number): Promi
   return { family: 'forget', status: outcome.status, done: outcome.status === 'forgotten', usage: null, counts: {} };
 }
 
-/** Issue 21: a job asked for before its user was forgotten (a redrive, a late duplicate) writes nothing. */
+/** A job asked for before its user was forgotten (a redrive, a late duplicate) writes nothing. */
 async function askedBeforeForget(job: Job, deps: JobDeps): Promise<boolean> {
   const before = await forgottenBefore(deps.forgets, job.userId);
   if (before === null || Date.parse(job.requestedAt) > Date.parse(before)) return false;

@@ -162,7 +162,7 @@ async function readBatch(job: Job, started: Date, deps: ReflectionDeps): Promise
   for (const m of missing) deps.log.warn('turn unreadable; continuing without it', { userId: job.userId, ...m });
   // Input time of the batch (its last turn's; the job's when none was read), for when its items
   // were staged (the expiry sweep's cutoff and day index), what it verifies, the edges it adds,
-  // its cost entry's day and the weekly run's window: replays and redeliveries agree (issue 20 item 14).
+  // its cost entry's day and the weekly run's window: replays and redeliveries agree.
   const batchAt = new Date(Math.max(...turns.map((t) => Date.parse(t.timestamp)), 0) || Date.parse(job.requestedAt)).toISOString();
   const batch = assembleBatch(turns, deps.settings.budgetTokens);
   // Req R-ASM: search the user's Knowledge with the batch's top keywords, so the model knows what exists.
@@ -400,7 +400,7 @@ function diaryInput(job: Job, input: BatchInput, parsed: Parsed | null, gated: G
 async function writeDiary(job: Job, input: DiaryInput, at: string, deps: ReflectionDeps): Promise<NonNullable<BatchLog['diary']>> {
   const decision = decideDiaryEntry(input);
   await deps.diary.put(diaryRecord(job.userId, input, decision, at));
-  // The record is the entry (its markdown is rendered from it when read: diaryMarkdown), no S3 object since issue 19.
+  // The record is the entry (its markdown is rendered from it when read: diaryMarkdown), no S3 object.
   if (decision.write) return { written: true, path: diaryPath(job.jobId), criteria: decision.criteria };
   deps.log.info('diary entry not written', { userId: job.userId, batchId: job.jobId, reason: decision.reason });
   return { written: false, criteria: decision.criteria, ...(decision.reason ? { reason: decision.reason } : {}) };

@@ -281,7 +281,7 @@ async function relateFindings(job: Job, deps: SleepTimeDeps, merged: readonly Fi
 }
 
 /**
- * The day as the nightly reads it (issue 19): the turns a context summary of the window covers
+ * The day as the nightly reads it: the turns a context summary of the window covers
  * are read through that summary, but those of an aborted batch; the rest as said.
  * Logs how many summaries stand for how many turns.
  */
@@ -327,7 +327,7 @@ export async function runNightly(job: Job, deps: SleepTimeDeps): Promise<SleepTi
   // The graph's and the facts' hygiene (req R-GRAPH) at the run's scheduled time, so a retried run does the same.
   run.graph = { edges: await relateFindings(job, deps, merged, buried), ...(await maintainGraph(job.userId, new Date(job.requestedAt), deps.graph)) };
   // Counts what the run saw again (not what changed), so a redelivered run logs the same.
-  // The findings join Knowledge in the same change of the index as the facts' sweep: one snapshot per run (issue 19).
+  // The findings join Knowledge in the same change of the index as the facts' sweep: one snapshot per run.
   run.facts = { verified: seen.size, ...(await maintainFacts(job.userId, new Date(job.requestedAt), deps, seen, stored)) };
   // The tier entries' review (req R-TIER-6, R-TIER-7's promotion, decay and garbage collection), each move in the audit trail.
   const tiers = await reviewTiers(deps.items, job.userId, new Date(job.requestedAt));

@@ -66,7 +66,7 @@ export async function runSummary(job: Job, deps: SummaryDeps): Promise<SummaryOu
     id: job.jobId,
     kind: job.kind,
     trigger: job.trigger,
-    // Input time (issue 20 item 14): when the summary was asked for, the same on every delivery.
+    // Input time: when the summary was asked for, the same on every delivery.
     createdAt: job.requestedAt,
     sourceTurns: context.sourceTurns,
     sessionId: session,

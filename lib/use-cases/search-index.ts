@@ -1,11 +1,11 @@
 /**
- * The search index that lives between requests (issue 18): per owner (a user, and GLOBAL),
+ * The search index that lives between requests: per owner (a user, and GLOBAL),
  * segments written by compactions plus the items changed since, read in full only by a cold
  * container.
  *
  * A search reads the owner's change marks and pointer (two small consistent reads), and the
  * user's turns above the pointer's turn watermark (the turn index is their change log: the
- * signal function marks only the turns at or below what its state counted, issue 19), loads
+ * signal function marks only the turns at or below what its state counted), loads
  * the segments it has not seen (immutable, so a warm container keeps them), reads the items
  * whose marks it has not seen yet (`itemsById`: only those), and ranks over segments plus an
  * overlay segment of those items; an item a change shows deleted, expired or gone is removed
@@ -15,7 +15,7 @@
  * A compaction folds the marked items into a new segment (a delta) and moves the pointer with a
  * condition on the version it read, its watermark with it: the marks below the watermark are
  * folded, and readers read only those from it on. No mark is deleted: the per-turn path's
- * expire by DynamoDB's TTL, the others are given one once folded (issue 19). When
+ * expire by DynamoDB's TTL, the others are given one once folded. When
  * the deltas pile up (MAX_SEGMENTS) it merges them, and the base with them once they hold a
  * tenth of its items (or removals pass MAX_REMOVES), dropping superseded, removed and expired
  * items, without tokenising again (mergePlan). The reflector compacts a user after a job once
@@ -122,7 +122,7 @@ export class LiveSearchIndex implements SearchIndexReader {
   private readonly overlays = new RecentCache<string, Overlay>({ max: CACHED_OWNERS, maxSize: CACHED_ITEMS, sizeOf: (o) => o.items.size });
 
   /**
-   * `embeddings` (issue 22, a stage that embeds): each compaction stores the vectors of the items
+   * `embeddings` (a stage that embeds): each compaction stores the vectors of the items
    * it folds in its delta, merges carry them; the overlay's items (changed since) have none and
    * rank lexically only, so a search embeds only its query.
    */

@@ -1,5 +1,5 @@
 /**
- * A user's summary settings through the API (issue 20 item 7; req R-SUM-8's configuration):
+ * A user's summary settings through the API (req R-SUM-8's configuration):
  * GET …/settings reads them, POST …/settings changes them (each change in the audit trail).
  * The pipeline reads them where they apply: the signal and idle functions the inactivity
  * threshold, the reflector the summary's switch, prompt and output cap.

@@ -89,7 +89,7 @@ describe('the review console', () => {
     expect(path).toMatch(/^Knowledge_staging\//);
     await item.locator('details.history summary').click();
     await expect.poll(() => item.locator('details.history li').count()).toBeGreaterThan(0);
-    // Its markdown document, rendered from the staged record (issue 19: no S3 object).
+    // Its markdown document, rendered from the staged record (no S3 object).
     await item.locator('details.markdown summary').click();
     expect(await item.locator('details.markdown pre').textContent()).toMatch(/^---\nkind: /);
     await item.locator('button.promote').click();
@@ -111,7 +111,7 @@ describe('the review console', () => {
     expect(all.find((s: { id: string }) => s.id === id)).toMatchObject({ deleted: true });
     expect((await api('GET', '/summaries')).summaries.map((s: { id: string }) => s.id)).not.toContain(id);
 
-    // Req R-DIARY: the diary's entries, each with a person's override (issue 20 item 13).
+    // Req R-DIARY: the diary's entries, each with a person's override.
     const entry = page.locator('#diary .diary-item').first();
     await entry.waitFor();
     const entryId = await entry.getAttribute('data-id');

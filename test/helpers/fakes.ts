@@ -72,7 +72,7 @@ export class MemoryTurnStore implements TurnStore {
   readonly turns = new Map<string, TurnSaved>();
   saveCalls = 0;
   failFor = new Set<string>();
-  /** The turn ids each saveTurns asked to mark, by user (issue 19: only those the turn index cannot stand for). */
+  /** The turn ids each saveTurns asked to mark, by user (only those the turn index cannot stand for). */
   readonly marked: Array<{ userId: string; turnId: number }> = [];
   readonly turnLogs = new Map<string, number>();
   async openTurnLog(userId: string, from: number) {
@@ -695,7 +695,7 @@ export class MemoryExpiryLog implements ExpiryLog {
 }
 
 /**
- * A search index's marks (item id → `at`), pointer and segments in memory (issue 18's store; owners are not told apart).
+ * A search index's marks (item id → `at`), pointer and segments in memory (the search index store; owners are not told apart).
  * Marks are never deleted, as in the table until TTL does it: the pointer's watermark hides those below it.
  */
 export class MemorySearchIndexStore implements SearchIndexStore {

@@ -1,5 +1,5 @@
 /**
- * Hostile input for property-based fuzzing (issue 8, "Hostile input"): odd unicode,
+ * Hostile input for property-based fuzzing ("Hostile input"): odd unicode,
  * path-like values, oversized strings, prompt injections, arbitrary JSON, and "a valid
  * value with one field replaced, removed or added". Plus the two checks every fuzz target
  * shares: does a storage key stay under its prefix, and does a rejection name its field.

@@ -335,7 +335,7 @@ export class RecordingBatchLogStore extends MemoryBatchLogStore implements Batch
     super();
   }
   override async write(log: BatchLog) {
-    // The log is in its item (issue 19); an S3 object only when too large for one, which no fake log is.
+    // The log is in its item; an S3 object only when too large for one, which no fake log is.
     this.log.add('batchLogs', log.user_id, ddbKey(log.user_id, keys.batchSk(log.batch_id)));
     return super.write(log);
   }
@@ -360,7 +360,7 @@ export class RecordingSummaryStore extends MemorySummaryStore {
     super();
   }
   override async write(pair: SummaryPair) {
-    // The record only (issue 19): the pair's document is rendered from it, not an S3 object.
+    // The record only: the pair's document is rendered from it, not an S3 object.
     const { document: _rendered, ...record } = pair;
     this.log.addItem('summaries', pair.userId, ddbKey(pair.userId, keys.summarySk(pair.id)), record);
     return super.write(pair);

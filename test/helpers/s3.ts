@@ -7,7 +7,7 @@ import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { StackInfo } from '../../infra/local/stack.js';
 import { listObjectVersions } from '../../infra/local/state-dump.js';
 
-/** Read access to the local stack's bucket, for assertions; and to a batch's log (in its DynamoDB item since issue 19). */
+/** Read access to the local stack's bucket, for assertions; and to a batch's log (in its DynamoDB item). */
 export function bucketReader(info: StackInfo) {
   const s3 = new S3Client({ region: info.region, endpoint: info.endpoints.s3, forcePathStyle: true, credentials: info.credentials });
   const ddb = new DynamoDBClient({ region: info.region, endpoint: info.endpoints.dynamodb, credentials: info.credentials });

@@ -1,6 +1,6 @@
 /**
  * The functions as the deployment bundles them (the MemoryFunction construct running esbuild,
- * as bench/cold-start.ts does): each within issue 19's 1,024 KB, and the api bundle, built
+ * as bench/cold-start.ts does): each within 1,024 KB, and the api bundle, built
  * without the modules the bundling leaves out (LEFT_OUT_MODULES), still serving MCP — loaded
  * in a fresh Node process as the Lambda runtime loads it, outside the project's node_modules.
  */
@@ -100,7 +100,7 @@ async function signedRequests(env: Record<string, string>): Promise<string[]> {
   return seen;
 }
 
-describe('the functions as deployed (issue 19)', () => {
+describe('the functions as deployed', () => {
   it.each(FUNCTIONS)('the %s bundle is at most 1,024 KB', (fn) => {
     const bundle = bundles.get(fn);
     expect(bundle?.esm).toBe(false);

@@ -56,7 +56,7 @@ describe('the reflector model, synthesized Region-agnostic', () => {
   });
 });
 
-describe('a model per job (issue 19), synthesized Region-agnostic', () => {
+describe('a model per job, synthesized Region-agnostic', () => {
   const NOVA_LITE = 'amazon.nova-lite-v1:0';
   const fromRegion = { Ref: 'AWS::Region' };
 

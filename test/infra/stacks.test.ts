@@ -208,7 +208,7 @@ describe('encryption at rest and in transit', () => {
     for (const [id, q] of queues) {
       expect(q.Properties.KmsMasterKeyId, id).toEqual(key);
       expect(q.Properties.SqsManagedSseEnabled, id).toBeUndefined();
-      // Issue 19: SQS asks KMS for a data key once an hour per caller, not every 5 minutes.
+      // SQS asks KMS for a data key once an hour per caller, not every 5 minutes.
       expect(q.Properties.KmsDataKeyReusePeriodSeconds, id).toBe(3600);
     }
     stateful.hasResourceProperties('AWS::SNS::Topic', { TopicName: 'reflective-memory-check-alarms', KmsMasterKeyId: key });
@@ -254,7 +254,7 @@ describe('encryption at rest and in transit', () => {
 });
 
 describe('stateless stack', () => {
-  it('runs every function on Node.js 22, ARM64, traced: the API and the sweeps sampled, the queue functions only when the publisher sampled (issue 19)', () => {
+  it('runs every function on Node.js 22, ARM64, traced: the API and the sweeps sampled, the queue functions only when the publisher sampled', () => {
     const traced = (mode: string) =>
       Object.keys(stateless.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x', Architectures: ['arm64'], TracingConfig: { Mode: mode } } }))
         .filter((id) => /^(Signal|Reflector|Idle|Sweep|Api)Function/.test(id))
@@ -488,7 +488,7 @@ describe('stage with its own OIDC issuer', () => {
   });
 });
 
-describe('stage that embeds (issue 22, hybrid retrieval)', () => {
+describe('stage that embeds (hybrid retrieval)', () => {
   const variablesOf = (t: Template, prefix: string): Record<string, unknown> => {
     const [fn] = Object.entries(t.findResources('AWS::Lambda::Function')).filter(([id]) => id.startsWith(prefix) && !id.includes('Role'));
     return (fn?.[1].Properties.Environment?.Variables ?? {}) as Record<string, unknown>;
@@ -609,7 +609,7 @@ describe('operations: alarms, their topic, load settings', () => {
     expect(count).toBe(3 * 3 + 1 + 2 * 5 + 1 + 1);
   });
 
-  it("alarms at the api's first log line of a search index whose watermark is older than its marks' TTL (issue 19)", () => {
+  it("alarms at the api's first log line of a search index whose watermark is older than its marks' TTL", () => {
     const filters = Object.values(stateless.findResources('AWS::Logs::MetricFilter')).map((f) => f.Properties);
     const stale = filters.find((f) => f.MetricTransformations?.[0]?.MetricName === 'StaleSearchIndex');
     expect(stale?.FilterPattern).toBe(`{ $.message = "${STALE_INDEX_WARNING}" }`);

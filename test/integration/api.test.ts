@@ -157,7 +157,7 @@ describe('summaries on demand (req R-SUM-9 manual reflection)', () => {
     const mine = (await call('GET', `${u()}/summaries`)).body.summaries.filter((s: Result) => s.id === first.body.jobId);
     expect(mine).toHaveLength(1);
     expect(mine[0]).toMatchObject({ kind: 'manual', sourceTurns: first.body.turnIds });
-    // The pair's system part is the instruction the model was given: the caller's. Its document is rendered from the record (issue 19: no S3 object).
+    // The pair's system part is the instruction the model was given: the caller's. Its document is rendered from the record (no S3 object).
     expect(mine[0].markdown).toContain(`## system\n\n${prompt}\n\n## assistant`);
     const bucket = bucketReader(stack.info);
     try {
@@ -173,7 +173,7 @@ describe('summaries on demand (req R-SUM-9 manual reflection)', () => {
   });
 });
 
-describe('reflection on demand (issue 20 item 8)', () => {
+describe('reflection on demand', () => {
   it('with `reflect`, a batch reflection over the turns no batch has taken runs beside the summary', async () => {
     const user = 'on-demand-user';
     const turns = [1, 2, 3].map((turnId) => ({
@@ -197,7 +197,7 @@ describe('reflection on demand (issue 20 item 8)', () => {
   });
 });
 
-describe('summaries as turn pairs (issue 20 item 10)', () => {
+describe('summaries as turn pairs', () => {
   it('lists each summary with its place and both messages, and keeps an edit in its record', async () => {
     const [first] = (await call('GET', `${u()}/summaries`)).body.summaries as Result[];
     expect(first.afterTurn).toBe(Math.max(...first.sourceTurns));
@@ -209,7 +209,7 @@ describe('summaries as turn pairs (issue 20 item 10)', () => {
     expect(edited.body.summary).toMatchObject({ text: 'Caroline and Melanie talked about a support group.', edits: [{ by: 'local-admin', previous: first.text, reason: 'shorter' }] });
     const item = (await call('POST', `${u()}/memory/retrieve`, { body: { id: `summary:${first.id}` } })).body.item;
     expect(item).toMatchObject({ text: 'Caroline and Melanie talked about a support group.', pair: { afterTurn: first.afterTurn, messages: [{ role: 'system' }, { role: 'assistant', text: 'Caroline and Melanie talked about a support group.' }] } });
-    // The document as rendered from the edited record (issue 19: no S3 object to rewrite).
+    // The document as rendered from the edited record (no S3 object to rewrite).
     expect(edited.body.summary.markdown).toMatch(/edited: 1[\s\S]*## assistant\n\nCaroline and Melanie talked about a support group\.\n$/);
     expect((await call('POST', `${u()}/summaries/no-such-summary`, { body: { text: 'x' } })).status).toBe(404);
     expect((await call('POST', `${u()}/summaries/${encodeURIComponent(first.id)}`, { body: { text: '' } })).status).toBe(400);
@@ -306,7 +306,7 @@ describe('tiers: TTL, promotion and demotion with an audit trail', () => {
     expect(entries.every((e) => typeof e.at === 'string' && e.userId === USER)).toBe(true);
   });
 
-  it('redacts a secret in what a request would store, as a turn is (issue 21 item 3)', async () => {
+  it('redacts a secret in what a request would store, as a turn is', async () => {
     const created = await call('POST', `${u()}/memory/tiers/long_term`, { body: { text: 'The deploy key is AKIAZXCVBNMASDFGHJKL, rotate it monthly' } });
     expect(created.body.item.text).toBe('The deploy key is [redacted:aws_access_key], rotate it monthly');
     const read = await call('GET', `${u()}/memory/tiers/long_term`);
@@ -486,7 +486,7 @@ describe('review of staged items', () => {
   });
 });
 
-describe('MCP (issue 21 item 4): the memory API as tools, through the SDK\'s own client', () => {
+describe('MCP: the memory API as tools, through the SDK\'s own client', () => {
   const connect = async (token: string) => {
     const client = new Client({ name: 'api-test', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.info.apiUrl}/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
@@ -501,7 +501,7 @@ describe('MCP (issue 21 item 4): the memory API as tools, through the SDK\'s own
       expect(tools.map((t) => t.name).sort()).toEqual(['memory_forget', 'memory_forget_item', 'memory_retrieve', 'memory_save', 'memory_search']);
       const search = tools.find((t) => t.name === 'memory_search');
       expect(Object.keys(search?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['userId', 'query', 'limit']));
-      // The HTTP side through the typed client (issue 21 item 5).
+      // The HTTP side through the typed client.
       const http = new MemoryClient(stack.info.apiUrl, () => admin);
       const viaMcp = parsed(await client.callTool({ name: 'memory_search', arguments: { userId: USER, query: 'camping with the kids', limit: 5 } }));
       const viaHttp = await http.search(USER, { query: 'camping with the kids', limit: 5 });
@@ -547,7 +547,7 @@ describe('MCP (issue 21 item 4): the memory API as tools, through the SDK\'s own
   });
 });
 
-describe('corrections (issue 20 item 2)', () => {
+describe('corrections', () => {
   it('a promoted correction changes the fact it targets, keeps the earlier text, is logged, and can be reverted', async () => {
     const user = 'correction-user';
     const ddb = createDocumentClient(createDynamoDbClient());
@@ -595,7 +595,7 @@ describe('corrections (issue 20 item 2)', () => {
   });
 });
 
-describe('daily model cost (issue 20 item 6)', () => {
+describe('daily model cost', () => {
   it("serves each day's model cost of a user and, to administrators, of the stage, from the jobs the replay ran", async () => {
     const mine = (await call('GET', `${u()}/costs?days=90`)).body.days as Result[];
     expect(mine).toHaveLength(90);

@@ -1,5 +1,5 @@
 /**
- * Issues 8 and 17: under faults the memory loses nothing and doubles nothing. The sample
+ * Under faults the memory loses nothing and doubles nothing. The sample
  * conversation replayed on fresh stacks — fault-free twice, and with 10 % of AWS and model
  * calls failing and invocations dying part-way — ends in the same canonical state
  * (infra/local/state-dump.ts). LoCoMo scale: `npm run bench`.
@@ -20,7 +20,7 @@ describe('fault equivalence (sample conversation, four replays in child processe
     expect(report.faults.throttling + report.faults['server-error']).toBeGreaterThan(0);
     expect(report.faults['timeout-after-send']).toBeGreaterThan(0);
     expect(report.handlerErrors).toBeGreaterThan(0);
-    // Sustained mode (issue 17): every model call refused for 10 simulated minutes; the SDK's
+    // Sustained mode: every model call refused for 10 simulated minutes; the SDK's
     // retries and the queue's redeliveries outlast it.
     expect(report.sustained?.sample).toEqual([]);
     expect(report.sustained?.differences).toBe(0);

@@ -1,5 +1,5 @@
 /**
- * Issue 21 item 1, through the real handlers on the local stack: two users replay the same
+ * Through the real handlers on the local stack: two users replay the same
  * conversation, each shares an item with GLOBAL, one is forgotten. Afterwards nothing of hers
  * is left (items, objects and every version of them in the versioned bucket, her search index, her GLOBAL contribution and
  * the old GLOBAL segments that held it), the other user's state is byte for byte what it

@@ -1,5 +1,5 @@
 /**
- * Issue 22, hybrid retrieval on the local stack, IAM enforced: a stage that embeds (Titan Text
+ * Hybrid retrieval on the local stack, IAM enforced: a stage that embeds (Titan Text
  * Embeddings V2, here the deterministic stand-in of infra/local/embedding-stand-in.ts, which is
  * not a model) has the reflector's compactions store vectors in the segments and the API embed
  * each query once and rank by them too — with no request denied; without the API's grant a search

@@ -1,10 +1,10 @@
 /**
- * IAM enforced on the local stack, from the synthesized stage: with the grants the stack had
- * before issue 17, the first deploy would have ingested nothing (the signal function without
+ * IAM enforced on the local stack, from the synthesized stage: with the grants the stack once
+ * had, the first deploy would have ingested nothing (the signal function without
  * s3:PutObjectTagging) and failed every reflection (the reflector without s3:ListBucket: its
  * lookup of a recorded model answer before each model call read a key that did not exist
  * yet, which S3 answers 403, not 404, to a caller that may not list the bucket). The local
- * stack shows the first, naming the action. Since issue 19 the lookup reads S3 only when an
+ * stack shows the first, naming the action. Now the lookup reads S3 only when an
  * item names an object, so a reflection reads no missing key: without s3:ListBucket it
  * completes (the grant stays, for a forget's listing and the rare reads of a key another
  * writer just retired).
@@ -62,7 +62,7 @@ describe('the old grants, enforced locally', () => {
     expect((await local.summary()).turns).toBe(0);
   }, 120_000);
 
-  it('reflect without s3:ListBucket: no reflection reads a missing key (issue 19), which S3 would answer 403', async () => {
+  it('reflect without s3:ListBucket: no reflection reads a missing key, which S3 would answer 403', async () => {
     const permissions = grantsWith('reflector', (p) => ({ ...p, listBucket: false }));
     stack = await startLocalStack({ stage: 'iamlist', logLevel: 'SILENT', speed: 300, iam: { permissions } });
     const local = stack;

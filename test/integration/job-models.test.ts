@@ -1,5 +1,5 @@
 /**
- * A model per job (issue 19): a stage that gives summaries and sleep-time runs their own model
+ * A model per job: a stage that gives summaries and sleep-time runs their own model
  * (infra/config/stages.ts `jobModels`) has its reflector call that model for those jobs and
  * the stage's `modelId` for batches, with the synthesized role allowed to invoke each (IAM is
  * enforced from the template: a missing grant is a denial).

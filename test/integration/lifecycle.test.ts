@@ -1,6 +1,6 @@
 /**
  * The memory's lifecycle through the real handlers on the local stack: req R-TIER's tiers and
- * diary, and the input times that decide state (issue 20 item 14). Issue 20 item 11, tiers: the API
+ * diary, and the input times that decide state. Tiers: the API
  * (corroboration, automatic promotion), the signal function (a session's close clears its
  * ephemeral entries), the sweep function (expiry with its reason) and the nightly run (decay
  * and garbage collection), each move in the audit trail. Items 12 and 13, the diary: an
@@ -37,7 +37,7 @@ type Result = any;
 const audit = async (user: string, id: string): Promise<Result[]> => (await call('GET', `${u(user)}/memory/audit?itemId=${encodeURIComponent(id)}`)).body.entries;
 const DAY = 86_400_000;
 
-describe('tiers as req R-TIER defines them (issue 20 item 11)', () => {
+describe('tiers as req R-TIER defines them', () => {
   it('a short-term entry lives 7 days; written again in another session it is corroborated, and promoted at confidence > 0.8 in 2+ sessions', async () => {
     const user = 'tier-promote';
     const entry = { text: 'The user prefers answers with a short summary first', confidence: 0.7 };
@@ -112,7 +112,7 @@ describe('tiers as req R-TIER defines them (issue 20 item 11)', () => {
   });
 });
 
-describe('the diary: reflection entries, read by the next reflection, listed, searched, kept or dropped (issue 20 items 12 and 13)', () => {
+describe('the diary: reflection entries, read by the next reflection, listed, searched, kept or dropped', () => {
   const user = 'diary-user';
   let t = 0;
   const turns = (from: number, queries: string[]) =>
@@ -171,7 +171,7 @@ describe('the diary: reflection entries, read by the next reflection, listed, se
   });
 });
 
-describe('input times decide state, not processing times (issue 20 item 14)', () => {
+describe('input times decide state, not processing times', () => {
   it("a batch reviewed days after its turns stages its items at its last turn's time, so the expiry sweep counts from the conversation", async () => {
     const user = 'late-user';
     const said = ['My dog is named Rex and he loves the beach.', 'I went to Lisbon last spring with my sister.', 'I work as a nurse at the city hospital.', 'My sister Ana is a painter.', 'I love hiking in the mountains.'];

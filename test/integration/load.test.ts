@@ -1,5 +1,5 @@
 /**
- * Issue 8, load (req R-TIER-10): 100 concurrent sessions publish interleaved turns, a share of
+ * Load (req R-TIER-10): 100 concurrent sessions publish interleaved turns, a share of
  * them twice, against the real handlers on the emulators; every turn is stored exactly
  * once and nothing reaches a dead-letter queue. The full-size run, with heap before and
  * after each round, is `tsx bench/load.ts` (heap numbers are reported there, not asserted

@@ -51,7 +51,7 @@ describe('the pipeline on the local emulators', () => {
     expect(newest).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
 
     const user = 'users/locomo-conv-26/';
-    // Small turns are one durable write (issue 19): the document inline in the turn index, no S3 object.
+    // Small turns are one durable write: the document inline in the turn index, no S3 object.
     expect(await bucket.list(`${user}turns/`)).toEqual([]);
     const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.dynamodb }));
     const entry = (await ddb.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: 'USER#locomo-conv-26', sk: 'TURN#0000000001' } }))).Item;
@@ -60,7 +60,7 @@ describe('the pipeline on the local emulators', () => {
     expect(entry?.summary).toBeUndefined();
     expect(entry?.text).toBeUndefined();
     expect(String(entry?.doc)).toContain('## Query\nHey Mel!');
-    // The batch log is in its DynamoDB item (issue 19): no S3 object.
+    // The batch log is in its DynamoDB item: no S3 object.
     expect(await bucket.list(`${user}Logs/reflector/`)).toEqual([]);
     const log = await bucket.batchLog('locomo-conv-26', 'batch-1-10');
     expect(log).toMatchObject({ batch_id: 'batch-1-10', status: 'completed', turns_reviewed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], trigger: 'turn_count' });
@@ -151,7 +151,7 @@ describe('the pipeline on the local emulators', () => {
     // The first delivery's failure put the job back with the retry delay instead of the queue's visibility timeout.
     const d = ledgerDelta(ledger, requestLedger.snapshotByScope().reflector ?? {});
     expect(d['SQS.ChangeMessageVisibility']?.requests).toBe(1);
-    // Neither delivery looked for a recorded answer in S3 (S3 bills a 404 GET too): only an item naming an object sends a read there (issue 19).
+    // Neither delivery looked for a recorded answer in S3 (S3 bills a 404 GET too): only an item naming an object sends a read there.
     const s3After = requestLedger.s3ByKeyClass();
     expect(Object.keys(s3After).filter((k) => k.startsWith('reflector GetObject') && k.includes('model-output') && (s3After[k] ?? 0) > (s3Before[k] ?? 0))).toEqual([]);
   });
@@ -284,7 +284,7 @@ describe('the pipeline on the local emulators', () => {
     expect((await stack.summary()).batchesAborted).toBe(1);
   });
 
-  it('keeps planted secrets out of DynamoDB, S3 and every model prompt, and says by kind what it redacted (issue 21 item 3)', async () => {
+  it('keeps planted secrets out of DynamoDB, S3 and every model prompt, and says by kind what it redacted', async () => {
     // Made up, in their issuers' formats.
     const secrets = ['AKIAQWERTYUIOPASDFGH', 'ghp_0123456789abcdefghijABCDEFGHIJ012345', 'pg-Pa55w0rd-x9', 'eyJzdWIiOiJzZWNyZXQtdXNlciJ9'];
     const jwt = `eyJhbGciOiJIUzI1NiJ9.${secrets[3]}.c2lnbmF0dXJlLXNpZ25hdHVyZQ`;

@@ -1,5 +1,5 @@
 /**
- * Fewer DynamoDB units per turn (issue 19), against DynamoDB Local with the functions' grants
+ * Fewer DynamoDB units per turn, against DynamoDB Local with the functions' grants
  * enforced: the turn index's reads (runs of consecutive turns as eventually consistent
  * Queries, lone turns in a BatchGetItem, a turn a stale read missed read again strongly
  * consistent), the graph's hygiene log packed by time, a user's cost entries indexed once a
@@ -67,7 +67,7 @@ function readerClient(stale: ReadonlySet<number>, sent: Sent[]): DynamoDBDocumen
   return { send } as unknown as DynamoDBDocumentClient;
 }
 
-describe('fewer DynamoDB units per turn (issue 19)', () => {
+describe('fewer DynamoDB units per turn', () => {
   it('reads runs with a Query and lone turns with a BatchGetItem, and reads strongly consistent only what a stale read missed', async () => {
     const { tableName: table, bucketName: bucket } = stack.info;
     const writer = functionClients('signal', stack.iam);

@@ -1,5 +1,5 @@
 /**
- * The search index that lives between requests (issue 18), on the local stack: items are
+ * The search index that lives between requests, on the local stack: items are
  * written, deleted and left to expire through the API while other requests search and the
  * reflector's compactions fold the changes into segments, all at once. A search never serves
  * an item deleted or expired before it began, and once the writers are done every committed

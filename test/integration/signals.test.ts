@@ -1,5 +1,5 @@
 /**
- * Issue 3 on the real emulators: every trigger, idempotent replays, claim checks, kept
+ * The signals (req R-SIG) on the real emulators: every trigger, idempotent replays, claim checks, kept
  * rejects counted in a metric.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -58,7 +58,7 @@ const indexedTurns = async (userId: string) => {
   return res.Items ?? [];
 };
 
-/** The user's batch logs: their DynamoDB items (issue 19). */
+/** The user's batch logs: their DynamoDB items. */
 const batchItems = async (userId: string) => {
   const res = await documentClient.send(
     new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :b)', ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':b': keys.batchPrefix } }),
@@ -66,7 +66,7 @@ const batchItems = async (userId: string) => {
   return (res.Items ?? []).filter((i) => /^BATCH#\d{10}#batch-\d+-\d+$/.test(String(i.sk)));
 };
 
-/** A summary pair's markdown document as the API lists it: rendered from its record (issue 19: no S3 object). */
+/** A summary pair's markdown document as the API lists it: rendered from its record (no S3 object). */
 const summaryMarkdown = async (userId: string, id: string): Promise<string> => {
   const token = await stack.mintUserToken([userId]);
   const res = await fetch(`${stack.info.apiUrl}/v1/users/${userId}/summaries`, { headers: { authorization: `Bearer ${token}` } });
@@ -75,7 +75,7 @@ const summaryMarkdown = async (userId: string, id: string): Promise<string> => {
   return summaries.find((s) => s.id === id)?.markdown ?? '';
 };
 
-/** The user's staged records still undecided: a staged document is its record (issue 19). */
+/** The user's staged records still undecided: a staged document is its record. */
 const stagedItems = async (userId: string) => {
   const res = await documentClient.send(
     new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :s)', ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':s': keys.stagedPrefix } }),
@@ -137,7 +137,7 @@ describe('signals and ingestion on the local emulators', () => {
     expect(String(item?.text)).toMatch(/^Please summarise this long document\nstart lorem ipsum/);
   });
 
-  it('a small turn is one durable write: its document inline in the turn index, no S3 object (issue 19)', async () => {
+  it('a small turn is one durable write: its document inline in the turn index, no S3 object', async () => {
     await stack.publisher.publish([turn('small-user', 1, 'What did I say about the reef tank?', { response: 'That the clownfish spawned. 💪' })]);
     await stack.waitUntilDrained();
     const [item] = await indexedTurns('small-user');
@@ -173,13 +173,13 @@ describe('signals and ingestion on the local emulators', () => {
     const ctl = await perUser('ctl-user');
     const log = await bucket.batchLog('ctl-user', 'batch-1-2');
     expect(log).toMatchObject({ kind: 'event', trigger: 'event:milestone', status: 'completed', turns_reviewed: [1, 2] });
-    // Issue 20 item 12: the event's kind and detail reach the model, with the kind's instruction.
+    // The event's kind and detail reach the model, with the kind's instruction.
     const asked = stack.emulators.converse.requests
       .flatMap((r) => r.messages?.flatMap((m) => m.content.map((c) => c.text ?? '')) ?? [])
       .filter((t) => t.includes('[Turn 1] ') && t.includes('I adopted a beagle named Rex.'));
     expect(asked.filter((t) => t.startsWith('## Why now\nThe user reached a milestone.') && t.includes("The agent's note (milestone): first pet"))).toHaveLength(1);
     expect(ctl.deferred).toEqual([]);
-    // The pair is one document: the system turn, then the assistant's (issue 19).
+    // The pair is one document: the system turn, then the assistant's.
     const closing = await summaryMarkdown('ctl-user', 'summary-1-2');
     expect(closing).toMatch(/kind: session-close\n[\s\S]*trigger: session_closed/);
     expect(closing).toMatch(/## system\n\nWrite a concise summary of the current context\.\n\n## assistant\n\n[^\n]*beagle/);
@@ -235,7 +235,7 @@ describe('signals and ingestion on the local emulators', () => {
     expect(found.results?.map((r) => r.id)).toContain('summary:summary-1-2');
   });
 
-  it('a correction that recurs in three batches is promoted into the fact it corrects (issue 20 item 2)', async () => {
+  it('a correction that recurs in three batches is promoted into the fact it corrects', async () => {
     const user = 'corrected-user';
     const knowledge = new S3DynamoKnowledgeStore(documentClient, s3Client, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(documentClient, stack.info.tableName));
     const text = 'The reef tank holds 20 gallons of salt water.';
@@ -265,7 +265,7 @@ describe('signals and ingestion on the local emulators', () => {
     expect((await bucket.list(`users/${user}/Knowledge/`)).filter((k) => k.includes('/Knowledge/Corrections/'))).toEqual([]);
   });
 
-  it("a user's own settings, set through the API, decide their idle summary: threshold and prompt (issue 20 item 7)", async () => {
+  it("a user's own settings, set through the API, decide their idle summary: threshold and prompt", async () => {
     const api = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${stack.info.apiUrl}/v1/users/patient-user${path}`, {
         method,

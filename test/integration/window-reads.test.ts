@@ -1,5 +1,5 @@
 /**
- * Window reads by key range (issue 19, "hold up for users with months of history"): a user's
+ * Window reads by key range ("hold up for users with months of history"): a user's
  * batch logs and context summaries are keyed by the last turn their id names, so the nightly
  * and weekly runs, through the reflector's real handler on DynamoDB Local, read their window,
  * not the history; items written under the old keys (`BATCH#{id}`, `SUMMARY#{id}`) are moved
@@ -89,7 +89,7 @@ async function runJob(kind: 'nightly' | 'weekly', requestedAt: string, turnIds: 
   return { run, used, queryUnits: (k: string) => used[`ItemKind.${k}|Query`]?.readUnits ?? 0 };
 }
 
-describe('the nightly and weekly runs read their window, not the history (issue 19)', () => {
+describe('the nightly and weekly runs read their window, not the history', () => {
   it('reads only the window by key range, finds items of the old keys once moved, and reflects as the whole read did', async () => {
     const { tableName: table, bucketName: bucket } = stack.info;
     const writer = functionClients('reflector', stack.iam);

@@ -17,7 +17,7 @@ describe('event contracts', () => {
     expect(Object.keys(schema.properties).sort()).toEqual(
       ['attributes', 'context', 'episode', 'query', 'response', 'sessionId', 'signals', 'sources', 'timestamp', 'turnId', 'type', 'userId', 'version'].sort(),
     );
-    // Optional and additive (issue 9): a publisher that never sends it is unaffected.
+    // Optional and additive: a publisher that never sends it is unaffected.
     expect(Object.keys(schema.properties.sources.items.properties).sort()).toEqual(['domain', 'extractionQuality', 'outcome']);
     expect(schema.required.sort()).toEqual(['query', 'response', 'sessionId', 'timestamp', 'turnId', 'type', 'userId', 'version'].sort());
     expect(Object.keys(schema.properties.signals.properties).sort()).toEqual(['contradiction', 'quality', 'route', 'validation']);

@@ -1,5 +1,5 @@
 /**
- * Corrections applied to the Knowledge they target (issue 20 item 2): the text changes, the
+ * Corrections applied to the Knowledge they target: the text changes, the
  * confidence follows the hint, the earlier version is kept, and every change can be undone.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-/** Daily model cost totals (issue 20 item 6): sums by day and kind, empty days included. */
+/** Daily model cost totals: sums by day and kind, empty days included. */
 import { describe, expect, it } from 'vitest';
 import { type CostEntry, costGroup, dailyTotals, lastDays } from '../../lib/domain/daily-cost.js';
 

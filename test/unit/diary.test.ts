@@ -74,7 +74,7 @@ describe('the selective diary (req R-DIARY)', () => {
     expect(plain.log.entries).toContainEqual(expect.objectContaining({ level: 'info', message: 'diary entry not written', extra: expect.objectContaining({ batchId: plain.jobId }) }));
     const asked = await setup(Array.from({ length: 10 }, (_, i) => (i === 2 ? 'I adopted a beagle named Rex, please remember that' : `entry ${i}`)));
     expect(asked.batchLogs.logs.get(`alice/${asked.jobId}`)?.diary).toMatchObject({ written: true, path: `diary/${asked.jobId}.md`, criteria: { user_signal: ['turn 3: "please remember"'] } });
-    // The entry is its record (issue 19: no S3 object); its markdown is rendered from it.
+    // The entry is its record (no S3 object); its markdown is rendered from it.
     const [entry] = (await asked.diary.page('alice', { limit: 10 })).entries;
     expect(entry).toMatchObject({ id: asked.jobId, written: true });
     expect(diaryMarkdown(entry!)).toContain('## Learned\n- dog_rex: The user adopted a beagle named Rex.');

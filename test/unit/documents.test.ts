@@ -45,7 +45,7 @@ describe('batch assembly (req R-ASM)', () => {
     expect(one.tokens).toBeLessThanOrEqual(60);
   });
 
-  it('writes the day once per session, and each turn with its number (no session id, no hour: issue 19)', () => {
+  it('writes the day once per session, and each turn with its number (no session id, no hour)', () => {
     const turns = [
       turn({ turnId: 1, sessionId: 's-1', timestamp: '2026-02-06T14:00:00Z', query: 'q1', response: 'r1' }),
       turn({ turnId: 2, sessionId: 's-1', timestamp: '2026-02-06T14:05:00Z', query: 'q2', response: 'r2', context: 'c2' }),

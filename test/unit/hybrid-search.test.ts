@@ -1,5 +1,5 @@
 /**
- * Issue 22, hybrid retrieval's plumbing: vectors quantised into a segment and back, carried by
+ * Hybrid retrieval's plumbing: vectors quantised into a segment and back, carried by
  * bytes and merges; the vector ranking fused with the lexical ones (and the lexical ranking
  * unchanged without a query vector); compactions embedding what they fold; the Titan V2 adapter's
  * request and errors; the local stand-in's checks. No figure here says anything about retrieval

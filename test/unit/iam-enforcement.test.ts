@@ -49,7 +49,7 @@ describe('the local IAM check over the synthesized policies', () => {
   it('sends only to the queues a function is granted, and calls the model only from the reflector', async () => {
     const queue = (name: string) => env.queueUrl(`reflective-memory-local-${name}`);
     expect(await decide('idle', 'SQS', 'SendMessage', { QueueUrl: queue('ReflectionQueue.fifo') })).toBe('allowed');
-    // Its own queue: a check the user outtalked puts itself back (issue 19).
+    // Its own queue: a check the user outtalked puts itself back.
     expect(await decide('idle', 'SQS', 'SendMessage', { QueueUrl: queue('IdleQueue') })).toBe('allowed');
     expect(await decide('idle', 'SQS', 'SendMessage', { QueueUrl: queue('TurnQueue.fifo') })).toBe('denied sqs:SendMessage');
     // Its own queue: a forget with more to erase goes on in a fresh job (lib/use-cases/forget-user.ts).

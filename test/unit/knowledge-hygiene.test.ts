@@ -40,7 +40,7 @@ describe('fact hygiene (req R-GRAPH)', () => {
     const deps = await withFacts(fact('Facts/reef_tank.md'));
     // Within 30 days nothing moves; then half the confidence every 60 days.
     expect(await maintainFacts('alice', day(29), deps)).toEqual({ decayed: 0, pruned: 0, removed: 0 });
-    // Decay is written in steps of 0.05 (issue 19): on day 33 it has moved 0.8 → 0.77, so the index is not rewritten.
+    // Decay is written in steps of 0.05: on day 33 it has moved 0.8 → 0.77, so the index is not rewritten.
     const snapshot = await deps.knowledge.loadKnowledge();
     expect(await maintainFacts('alice', day(33), deps)).toEqual({ decayed: 0, pruned: 0, removed: 0 });
     expect(await deps.knowledge.loadKnowledge()).toEqual(snapshot);

@@ -1,5 +1,5 @@
 /**
- * Issue 20, item 15: the load bench's leak check — the heap used after GC over the rounds
+ * The load bench's leak check — the heap used after GC over the rounds
  * after the emulators settle, against a bound per turn published.
  */
 import { describe, expect, it } from 'vitest';

@@ -111,7 +111,7 @@ describe('unified search (req R-DOC-3)', () => {
     expect(searchMemory(pool, { query: 'painting', limit: 10 }, now).map((h) => h.item.id)).toEqual(['mem:s']);
   });
 
-  it('ranks the answer to a question a reply asked where the question ranks, and never across sessions (issue 22)', () => {
+  it('ranks the answer to a question a reply asked where the question ranks, and never across sessions', () => {
     const turn = (n: number, session: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
     const query = 'What is your favourite style of dance?';
     const asked = turn(1, 's1', 'I went dancing on Friday\nLovely! What is your favourite style of dance?');
@@ -165,7 +165,7 @@ describe('unified search (req R-DOC-3)', () => {
     expect(at('turn:3')).toBeLessThan(at('turn:41'));
   });
 
-  it('ranks first, among equals, what was said on the day a question names (issue 22: time)', () => {
+  it('ranks first, among equals, what was said on the day a question names (time)', () => {
     const turn = (n: number, day: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: `s${n}`, sourceTurns: [n], createdAt: `${day}T10:00:00.000Z` });
     const pool = [turn(1, '2025-05-02', 'I started a pottery class'), turn(2, '2025-06-03', 'I started a pottery class'), turn(3, '2025-07-09', 'I started a pottery class')];
     const first = (query: string) => searchMemory(pool, { query, limit: 3 }, now)[0]?.item.id;
@@ -175,7 +175,7 @@ describe('unified search (req R-DOC-3)', () => {
     expect(first('What class did I start?')).toBe('turn:3');
   });
 
-  it('ranks a summary by the turns it covers, so one hit stands for a spread-out answer (issue 22: multi-hop)', () => {
+  it('ranks a summary by the turns it covers, so one hit stands for a spread-out answer (multi-hop)', () => {
     const turn = (n: number, session: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
     const summary = (id: string, turns: number[], text: string) => item({ id: `summary:${id}`, kind: 'summary', text, sourceTurns: turns });
     const pool = [
@@ -195,7 +195,7 @@ describe('unified search (req R-DOC-3)', () => {
     expect(searchMemory(pool.filter((i) => i.kind !== 'turn' || !i.sourceTurns.some((t) => t <= 3)), { query: 'camping hike with the kids', limit: 10 }, now)).toEqual([]);
   });
 
-  it('counts a matched word by its rarity: a word most items hold does not multiply the rest (issue 22)', () => {
+  it('counts a matched word by its rarity: a word most items hold does not multiply the rest', () => {
     const turn = (n: number, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: `s${n}`, sourceTurns: [n] });
     const pool = [
       turn(1, 'the sunset over the lake was orange and gold'),
@@ -238,7 +238,7 @@ describe('unified search (req R-DOC-3)', () => {
     expect(itemIdForPath('Knowledge/Facts/x.md')).toBe('knowledge:Facts/x.md');
     expect(itemIdForPath('Knowledge_staging/Facts/x--b.md')).toBe('staged:Facts/x--b.md');
     expect(itemIdForPath('summaries/summary-1-5.md')).toBe('summary:summary-1-5');
-    expect(itemIdForPath('summaries/summary-1-5/assistant.md')).toBe('summary:summary-1-5'); // a pair's document before issue 19
+    expect(itemIdForPath('summaries/summary-1-5/assistant.md')).toBe('summary:summary-1-5'); // an older pair's document
     expect(itemIdForPath('reflections/summary-1-5')).toBe('summary:summary-1-5'); // the old path, still accepted
     expect(itemIdForPath('../etc/passwd')).toBeNull();
   });

@@ -1,6 +1,6 @@
 /**
  * Promotion's recurrence (req R-PRO: a staged item similar > 0.7 to a new one gains a
- * promotion) under rewording, both error kinds (issue 22): a fact a model words again must
+ * promotion) under rewording, both error kinds: a fact a model words again must
  * recur, a fact that merely shares the topic must not. Twelve general facts of our own (not
  * LoCoMo's), each with a rewording and a same-topic other fact, through findRecurrences.
  */

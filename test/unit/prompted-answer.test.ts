@@ -1,5 +1,5 @@
 /**
- * A structured answer asked for in the prompt (issue 19, `answerShape: 'prompt'`): the type the
+ * A structured answer asked for in the prompt (`answerShape: 'prompt'`): the type the
  * system prompt gives, rendered from the same schemas; the adapter's request (no tool, no
  * output schema) and how it reads the answer's text; the stand-in's recognition and its token
  * count; an unusable answer still retried on the next delivery.

@@ -1,4 +1,4 @@
-/** The time a query names (issue 22's time lever): chrono's reading of it as a window. */
+/** The time a query names (the time lever): chrono's reading of it as a window. */
 import { describe, expect, it } from 'vitest';
 import { queryTimeWindow } from '../../lib/domain/query-time.js';
 

@@ -1,5 +1,5 @@
 /**
- * Issue 21 item 3: secrets always, personal identifiers by stage setting, counted by kind.
+ * Secrets always, personal identifiers by stage setting, counted by kind.
  * The planted values are made up in their issuers' formats (never real credentials).
  */
 import { describe, expect, it } from 'vitest';

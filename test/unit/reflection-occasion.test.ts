@@ -1,4 +1,4 @@
-/** Issue 20 item 12: an agent.event's kind and detail go into the batch prompt. */
+/** An agent.event's kind and detail go into the batch prompt. */
 import { describe, expect, it } from 'vitest';
 import { AgentEventTriggerSchema } from '../../events/agent-event.js';
 import { assembleBatch, buildReflectorPrompt, EVENT_INSTRUCTIONS, occasionOf } from '../../lib/domain/batch-assembly.js';

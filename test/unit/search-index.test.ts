@@ -1,5 +1,5 @@
 /**
- * The search index's use cases (issue 18) over an in-memory store: what a view serves after
+ * The search index's use cases over an in-memory store: what a view serves after
  * changes, compactions and both kinds of merge is what the items' stores hold.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Issue 20, item 15: the segments a warm container keeps are bounded. The load bench's heap grew
+ * The segments a warm container keeps are bounded. The load bench's heap grew
  * by one SearchSegment per compaction because a segment a container wrote itself was kept
  * without ever evicting one; the store is driven here over an S3 stand-in that counts reads.
  */

@@ -1,5 +1,5 @@
 /**
- * The search index's segments (issue 18): ranking over segments gives what one index over the
+ * The search index's segments: ranking over segments gives what one index over the
  * same items gives; bytes load back to the same segment; a merge keeps exactly the items
  * still served; newer segments and removals hide older versions.
  */
@@ -48,7 +48,7 @@ describe('search segments', () => {
     for (const q of queries) expect(ids(merged, q)).toEqual(ids(indexOf(items), q));
   });
 
-  it('carry which turns ask a question through bytes and merges; a segment written before reads as none asking (issue 22)', () => {
+  it('carry which turns ask a question through bytes and merges; a segment written before reads as none asking', () => {
     const turn = (n: number, text: string): MemoryItem => ({ ...item(n), text, id: `turn:${n}`, kind: 'turn', sessionId: 's1', sourceTurns: [n] });
     const turns = [turn(1, 'We went out.\nHow was the lake?'), turn(2, 'Cold, but lovely.'), turn(3, 'Any plans？'), { ...item(4), text: 'Is this a turn?' }];
     const asking = (segment: ReturnType<typeof segmentOf>) => turns.map((_, d) => segment.item(d).asks);

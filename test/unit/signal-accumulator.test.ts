@@ -192,7 +192,7 @@ describe('control events, summaries and activity', () => {
     expect(idleCheck(counted(2), { lastTurnId: 2 }, custom, at(0.5))).toEqual({ skipped: 'not_idle_yet' });
   });
 
-  it('one pending idle check per user: scheduled when none is due later, rescheduled while the user talks (issue 19)', () => {
+  it('one pending idle check per user: scheduled when none is due later, rescheduled while the user talks', () => {
     const at = (minutes: number) => new Date(now.getTime() + minutes * 60_000);
     // counted(5)'s last message was counted at `now`.
     const first = scheduleIdleCheck(counted(5), defaultSignalConfig, now);

@@ -152,7 +152,7 @@ describe('nightly and weekly reflection runs', () => {
     const out = await runNightly(job('nightly', [1, 2, 3, 4, 5]), d);
     if (out.status !== 'completed') throw new Error(out.reason);
     expect(out.run.chunks).toBeGreaterThan(1);
-    // Every finding the run stored and the facts' sweep, in one change of the knowledge index (one snapshot, issue 19).
+    // Every finding the run stored and the facts' sweep, in one change of the knowledge index (one snapshot).
     expect(changes).toHaveBeenCalledTimes(1);
     expect(files.mock.calls[0]?.[1]).toHaveLength(out.run.memoriesStored);
     expect(out.run.memoriesStored).toBeGreaterThanOrEqual(2);
@@ -188,7 +188,7 @@ describe('nightly and weekly reflection runs', () => {
     expect((await again.graph.load('alice')).edges).toEqual([]);
   });
 
-  it('nightly: turns a summary covers are read through it, but those of an aborted batch; the rest as said (issue 19)', async () => {
+  it('nightly: turns a summary covers are read through it, but those of an aborted batch; the rest as said', async () => {
     const d = await deps((prompt) => nightlyOffline(prompt));
     const batch = (turns: number[], status: BatchLog['status'] = 'completed') => ({ batch_id: `batch-${turns[0]}`, user_id: 'alice', status, timestamp: '2026-02-06T21:00:00Z', turns_reviewed: turns }) as BatchLog;
     // Turns 1–2: batched and summarised. Turn 3: summarised, no batch yet (the next mines it).
@@ -250,7 +250,7 @@ describe('nightly and weekly reflection runs', () => {
     d.summaries.logs.push({ user_id: 'alice', batch_id: 'batch-1-5', timestamp: '2026-02-05T10:00:00Z', status: 'completed', staged_files: ['Knowledge_staging/Facts/jazz--batch-1-5.md'], promoted_files: [] } as unknown as BatchLog);
     d.summaries.texts.push({ userId: 'alice', id: 'summary-1-5', createdAt: '2026-02-05T11:00:00Z', text: 'Turns 1–5: jazz and family.' });
     await d.runs.put({ runId: 'nightly-x', userId: 'alice', kind: 'nightly', startedAt: '2026-02-06T03:00:00.000Z', stored: [{ path: 'Knowledge/Reflections/preference/jazz.md', statement: 'The user likes jazz.' }] } as never);
-    // Conversation on one day only: that day's nightly run has reflected on it, the model is not asked (issue 19).
+    // Conversation on one day only: that day's nightly run has reflected on it, the model is not asked.
     const oneDay = await runWeekly(job('weekly'), d);
     if (oneDay.status !== 'completed') throw new Error(oneDay.reason);
     expect(d.model.requests).toHaveLength(0);
@@ -268,12 +268,12 @@ describe('nightly and weekly reflection runs', () => {
     expect(prompt).toContain('Staged: jazz');
     expect(prompt).toContain('The user likes jazz.');
     expect(prompt).toContain('Turns 1–5: jazz and family.');
-    // Each headed by its source and day, in time order; no time of day (issue 19).
+    // Each headed by its source and day, in time order; no time of day.
     expect(prompt).toContain('### summary — 2026-02-05\nTurns 1–5: jazz and family.');
     expect(prompt).not.toMatch(/T\d\d:\d\d/);
     expect(prompt).not.toContain('I love jazz clubs');
     expect(out.run.weekly?.trajectory).toBe('From jazz to family.');
-    // The run's document is rendered from its record (issue 19: no S3 object), as the API serves it.
+    // The run's document is rendered from its record (no S3 object), as the API serves it.
     const listed = (await sleepTimeRuns({ runs: d.runs, clock: fixedClock('2026-02-08T00:00:00.000Z') } as never, 'alice', 5)).runs.find((r) => r.runId === 'weekly-202602070301');
     expect(listed?.markdown).toContain('## Unresolved arcs\n- Where is the club?');
   });

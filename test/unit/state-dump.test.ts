@@ -1,5 +1,5 @@
 /**
- * The canonical dump of a user's state (issue 8) keeps what the memory holds and masks what
+ * The canonical dump of a user's state keeps what the memory holds and masks what
  * measures the machine: durations, times of processing, TTLs counted from them, message tags.
  */
 import { describe, expect, it } from 'vitest';
@@ -20,7 +20,7 @@ describe('state dump normalisation', () => {
     };
     expect(normalise(item)).toEqual({
       appliedMessages: '<message tags>',
-      // A staged item's time is its batch's last turn's (issue 20 item 14): an input, compared exactly.
+      // A staged item's time is its batch's last turn's: an input, compared exactly.
       body: '---\nstaged_at: 2023-05-08T13:56:00.000Z\npromoted_at: 2026-11-22T<processing time>\nbatch_id: batch-1-10\n---\n# x',
       duration_ms: '<duration>',
       expiresAt: '2026-12-22T<processing time>',

@@ -1,5 +1,5 @@
 /**
- * Structured output instead of a forced tool (issue 19): the answer schemas cut to the JSON
+ * Structured output instead of a forced tool: the answer schemas cut to the JSON
  * Schema subset Bedrock and Anthropic accept, the adapter's request for a model that serves it
  * and for one that does not, the stand-in's refusals, and the input tokens counted for it.
  */
@@ -87,7 +87,7 @@ describe('the adapter asks as the model serves it', () => {
     const format = sent[0]?.outputConfig?.textFormat;
     expect(format?.type).toBe('json_schema');
     const jsonSchema = format?.structure && 'jsonSchema' in format.structure ? format.structure.jsonSchema : undefined;
-    // Named, without the description: the system prompt says what the answer is for (issue 19).
+    // Named, without the description: the system prompt says what the answer is for.
     expect(jsonSchema?.name).toBe('record_reflection');
     expect(jsonSchema).not.toHaveProperty('description');
     expect(JSON.parse(jsonSchema?.schema ?? '')).toEqual(toStructuredOutputSchema(answerSchemas.batch));

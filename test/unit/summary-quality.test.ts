@@ -1,4 +1,4 @@
-/** Req R-SUM-10's summary quality metrics (issue 20 item 9): deletions, resurrections, topics. */
+/** Req R-SUM-10's summary quality metrics: deletions, resurrections, topics. */
 import { describe, expect, it } from 'vitest';
 import type { SummaryRecordView } from '../../lib/domain/memory-item.js';
 import { summaryQuality } from '../../lib/domain/summary-quality.js';

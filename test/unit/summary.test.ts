@@ -39,7 +39,7 @@ describe('summaries after inactivity (req R-SUM)', () => {
     expect(out).toMatchObject({ status: 'written', text: 'Summary of 3 turns.', sourceTurns: [1, 2, 3] });
     expect(model.summaries[0]).toMatchObject({ prompt: DEFAULT_SUMMARY_PROMPT, maxTokens: 2000 });
     const pair = deps.summaries.pairs.get('alice/summary-1-3');
-    // One document for the pair (issue 19: one S3 PUT): the system turn, then the assistant turn.
+    // One document for the pair (one S3 PUT): the system turn, then the assistant turn.
     expect(pair?.document.key).toBe('users/alice/summaries/summary-1-3.md');
     expect(parseFrontMatter(pair?.document.markdown ?? '')).toMatchObject({
       meta: { type: 'summary', summary_id: 'summary-1-3', deleted: false, source_turns: [1, 2, 3] },
@@ -47,7 +47,7 @@ describe('summaries after inactivity (req R-SUM)', () => {
     });
   });
 
-  it('dates the summary by its input time, the job\'s request, however late a delivery writes it (issue 20 item 14)', async () => {
+  it('dates the summary by its input time, the job\'s request, however late a delivery writes it', async () => {
     const { deps } = await setup();
     await runSummary({ ...job(), requestedAt: '2026-02-01T09:00:00.000Z' }, { ...deps, clock: fixedClock('2026-02-09T10:00:00.000Z') });
     expect(deps.summaries.pairs.get('alice/summary-1-3')?.createdAt).toBe('2026-02-01T09:00:00.000Z');

@@ -37,7 +37,7 @@ describe('ingest turns', () => {
     expect(deps.jobs.jobs[0]?.turnIds).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
 
-  it('marks every turn until the TURNLOG is recorded, then only those at or below lastTurnId (issue 19: late, redelivered, duplicate)', async () => {
+  it('marks every turn until the TURNLOG is recorded, then only those at or below lastTurnId (late, redelivered, duplicate)', async () => {
     const deps = ingestDeps();
     await ingestTurns(records([turn({ userId: 'alice', turnId: 1 }), turn({ userId: 'alice', turnId: 2 })]), deps);
     expect(deps.turns.marked.map((m) => m.turnId)).toEqual([1, 2]);
@@ -186,7 +186,7 @@ describe('ingest: control events, claim checks, idle checks', () => {
     expect(deps.signalState.items.has('alice')).toBe(false);
   });
 
-  it('schedules one idle check per user while one is pending, due the idle delay after the first counted turn (issue 19)', async () => {
+  it('schedules one idle check per user while one is pending, due the idle delay after the first counted turn', async () => {
     const deps = ingestDeps();
     await ingestTurns(records([1, 2, 3].map((turnId) => turn({ userId: 'alice', turnId, query: `entry${turnId}` }))), deps);
     const dueAt = new Date(deps.clock.now().getTime() + 300_000).toISOString();
@@ -228,7 +228,7 @@ describe('ingest: control events, claim checks, idle checks', () => {
     if (!fresh) throw new Error('no fresh check');
     expect(await checkIdle(fresh.check, at(afterFresh))).toEqual({ status: 'skipped', reason: 'superseded' });
     expect(deps.jobs.jobs.map((j) => j.jobId)).toEqual(['summary-1-5', 'summary-1-5']);
-    // A check sent before issue 19 (no dueAt) keeps the old rule: its turn must be the last.
+    // An older check (no dueAt) keeps the old rule: its turn must be the last.
     expect(await checkIdle({ type: 'idle.check', version: 1, userId: 'alice', lastTurnId: 4, enqueuedAt: '2026-02-06T14:00:00Z' }, at('2026-02-06T15:00:00Z'))).toEqual({ status: 'skipped', reason: 'newer_message' });
   });
 });

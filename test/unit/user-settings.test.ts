@@ -1,5 +1,5 @@
 /**
- * A user's own summary settings (issue 20 item 7): what a change may say, what a stored
+ * A user's own summary settings: what a change may say, what a stored
  * item is read as, and a threshold past SQS's 15-minute delay reached by rescheduling.
  */
 import { describe, expect, it } from 'vitest';

@@ -12,7 +12,7 @@ export const SleepTimeConfigSchema = z.object({
    * Weekly: days (UTC) with conversation (a completed batch or a context summary) the week
    * needs before the model is asked. A week whose conversation fell on one day has no
    * trajectory or drift across it, and that day's nightly run has already reflected on it:
-   * the run is logged as skipped, with why, and makes no call (issue 19). 1 asks for every
+   * the run is logged as skipped, with why, and makes no call. 1 asks for every
    * week with anything to read.
    */
   weeklyMinDays: z.number().int().min(1).max(7).default(2),

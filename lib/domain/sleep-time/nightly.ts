@@ -97,7 +97,7 @@ export function renderSummary(summary: DaySummary, turns: readonly TurnSaved[]):
 }
 
 /**
- * The day as the nightly reads it (issue 19): a turn a summary covers is read through that
+ * The day as the nightly reads it: a turn a summary covers is read through that
  * summary (the one covering most turns, when several do), once per summary — unless its batch aborted (`abandoned`: no batch will mine it, so
  * the nightly reads it as said); every other turn as it was said. A covered turn no batch has
  * taken yet is read through its summary too: the next batch mines it. Ordered by each unit's

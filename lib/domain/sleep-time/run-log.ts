@@ -14,7 +14,7 @@ export interface SleepTimeRun {
   messagesReviewed: number;
   /**
    * Weekly: summaries read (batch logs, nightly findings, context summaries). Nightly: the
-   * day's context summaries read in place of the turns they summarised (issue 19).
+   * day's context summaries read in place of the turns they summarised.
    */
   summariesReviewed: number;
   /** Nightly: the day's turns read through a summary rather than as said (they are in `messagesReviewed` too). */

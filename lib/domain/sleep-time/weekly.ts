@@ -33,7 +33,7 @@ export interface WeekSummary {
 
 /**
  * The week's summaries in time order, each headed by its source and day. The day, not the
- * instant (issue 19): the weekly run looks for shifts across days and sessions, the order says
+ * instant: the weekly run looks for shifts across days and sessions, the order says
  * which came first within one, and every heading is billed on the call.
  */
 export function weeklyPrompt(summaries: readonly WeekSummary[]): string {
@@ -76,7 +76,7 @@ export function conversationDays(summaries: readonly WeekSummary[]): number {
 /**
  * A weekly run's reflection as a markdown document for people, rendered from its run record
  * (`weekly`, and `windowTo`: the run's scheduled time) when read — the sleep-time run list
- * serves it as `markdown`. Since issue 19 it is not an S3 object too.
+ * serves it as `markdown`. It is not stored as an S3 object.
  */
 export function weeklyMarkdown(windowTo: string, w: WeeklyOutput): string {
   const list = (items: string[]) => (items.length > 0 ? items.map((i) => `- ${i}`).join('\n') : '- (none)');

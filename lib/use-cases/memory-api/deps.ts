@@ -9,7 +9,7 @@ export interface MemoryApiDeps {
   /** The per-owner search indexes (search-index.ts). */
   search: SearchIndexReader;
   /**
-   * Issue 22: the stage's embedding model (unset: the stage does not embed). Each search embeds
+   * The stage's embedding model (unset: the stage does not embed). Each search embeds
    * its query once and fuses the vector ranking with the lexical ones (memory-search.ts rankIndex).
    */
   embeddings?: EmbeddingModel | undefined;

@@ -22,7 +22,7 @@ export async function sleepTimeRuns(deps: MemoryApiDeps, userId: string, limit: 
   return { runs: runs.map(withMarkdown) };
 }
 
-/** A weekly run with its reflection as markdown, rendered from the record (issue 19: not an S3 object). */
+/** A weekly run with its reflection as markdown, rendered from the record (not an S3 object). */
 const withMarkdown = (run: SleepTimeRun): SleepTimeRun & { markdown?: string } => (run.weekly ? { ...run, markdown: weeklyMarkdown(run.windowTo, run.weekly) } : run);
 
 export async function latestSleepTimeRun(deps: MemoryApiDeps, userId: string) {

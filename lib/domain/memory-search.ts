@@ -472,7 +472,7 @@ function summaryRanking(index: SegmentedIndex, matches: Matches, eligible: (item
         row = summaries.add(at.segment, at.doc);
         rowOf.set(key, row);
       }
-      summaries.raiseRow(row, matches.items, m);
+      summaries.merge(row, matches.items, m, true);
     }
   }
   return bestGroups(index, matches, summaries, null, SUMMARY_CANDIDATES, now);
@@ -531,7 +531,7 @@ function windowRanking(index: SegmentedIndex, matches: Matches, eligible: (item:
       row = windows.add(segment, doc);
       rowOf[doc] = row;
     }
-    windows.addRow(row, items, m);
+    windows.merge(row, items, m);
   };
   for (let m = 0; m < items.size; m++) {
     const item = matches.rowItems[m] as IndexedItem;

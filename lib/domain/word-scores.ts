@@ -65,7 +65,10 @@ export class WordScores {
       const old = this.scores[i] ?? 0;
       this.scores[i] = highest ? Math.max(old, score) : old + score;
     }
-    if (this.members) (this.members[row] ??= []).push(fromRow);
+    if (!this.members) return;
+    const members = this.members[row];
+    if (members) members.push(fromRow);
+    else this.members[row] = [fromRow];
   }
 
   /** BM25+ of the row: the sum of its scores times the weights of the words matched (wordWeights in memory-search.ts). */

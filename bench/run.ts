@@ -16,7 +16,7 @@ import type { RedactionReport } from './redaction.js';
 import type { ForgetReport } from './forget.js';
 import type { MessyReport } from './messy.js';
 import { barChart } from './svg.js';
-import { benchSearchLatency } from './search-latency.js';
+import { benchSearchLatency, byMemory, PROJECTED_MEMORY_MB } from './search-latency.js';
 import { benchColdStart } from './cold-start.js';
 import { benchReflectorTime } from './reflector-time.js';
 import { benchSignalWrites } from './signal-writes.js';
@@ -369,11 +369,11 @@ async function searchLatencySection(quick: boolean): Promise<SectionResult> {
     }),
   );
   const table = [
-    `| items of one user | warm searches | p50 ms | p95 ms | CPU ms per search (median) | p95 ms projected at ${memoryMb} MB | cold ms (first search of a new container) | DynamoDB read units per search | the three requests alone: p50 / p95 ms |`,
+    `| items of one user | warm searches | p50 ms | p95 ms | CPU ms per search (median) | p95 ms projected at ${memoryMb} MB (at ${PROJECTED_MEMORY_MB.join(' / ')} MB) | cold ms (first search of a new container) | DynamoDB read units per search | the three requests alone: p50 / p95 ms |`,
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       (r) =>
-        `| ${r.items.toLocaleString('en-US')} | ${r.queries} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.cpuMsPerSearch.toFixed(1)} | ${r.lambdaP95Ms.toFixed(1)} | ${r.coldMs.toFixed(0)} | ${r.readUnitsPerSearch.toFixed(1)} | ${r.floorP50.toFixed(1)} / ${r.floorP95.toFixed(1)} |`,
+        `| ${r.items.toLocaleString('en-US')} | ${r.queries} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.cpuMsPerSearch.toFixed(1)} | ${r.lambdaP95Ms.toFixed(1)} (${PROJECTED_MEMORY_MB.map((mb) => (r.lambdaP95MsByMemoryMb[mb] ?? 0).toFixed(0)).join(' / ')}) | ${r.coldMs.toFixed(0)} | ${r.readUnitsPerSearch.toFixed(1)} | ${r.floorP50.toFixed(1)} / ${r.floorP95.toFixed(1)} |`,
     ),
   ].join('\n');
   const at = (n: number) => rows.find((r) => r.items === n);
@@ -388,6 +388,7 @@ async function searchLatencySection(quick: boolean): Promise<SectionResult> {
     floorP95Ms: rows.map((r) => Math.round(r.floorP95 * 10) / 10),
     cpuMsPerSearch: rows.map((r) => Math.round(r.cpuMsPerSearch * 10) / 10),
     lambdaP95Ms: rows.map((r) => Math.round(r.lambdaP95Ms * 10) / 10),
+    lambdaP95MsByMemoryMb: byMemory(rows),
     apiMemoryMb: memoryMb,
   };
   const md = `## memory.search latency by corpus size

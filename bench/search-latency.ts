@@ -61,7 +61,12 @@ export interface SearchLatencyRow {
   cpuMsPerSearch: number;
   /** The warm searches' p95 with each one's CPU part stretched to the api function's share of a core. */
   lambdaP95Ms: number;
+  /** The same projection at each memory size the api could have (PROJECTED_MEMORY_MB), to choose it from. */
+  lambdaP95MsByMemoryMb: Record<number, number>;
 }
+
+/** Memory sizes the projection is reported at: today's api, twice it, and one full vCPU (1,769 MB). */
+export const PROJECTED_MEMORY_MB = [512, 1024, 1769] as const;
 
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -134,7 +139,7 @@ async function measureSize(bench: Bench, n: number): Promise<SearchLatencyRow> {
   const queries = 200;
   const times: number[] = [];
   const cpu: number[] = [];
-  const projected: number[] = [];
+  const walls: number[] = [];
   const before = requestLedger.snapshot();
   for (let q = 1; q <= queries; q++) {
     const t0 = performance.now();
@@ -142,7 +147,7 @@ async function measureSize(bench: Bench, n: number): Promise<SearchLatencyRow> {
     const wall = performance.now() - t0;
     times.push(wall);
     cpu.push(bench.lastCpuMs.value);
-    projected.push(projectedMs(wall, bench.lastCpuMs.value, bench.apiMemoryMb));
+    walls.push(wall);
   }
   const d = ledgerDelta(before, requestLedger.snapshot());
   const readUnits = Object.entries(d)
@@ -159,13 +164,21 @@ async function measureSize(bench: Bench, n: number): Promise<SearchLatencyRow> {
     floorP50: quantile(floor, 0.5),
     floorP95: quantile(floor, 0.95),
     cpuMsPerSearch: quantile(cpu, 0.5),
-    lambdaP95Ms: quantile(projected, 0.95),
+    lambdaP95Ms: projectedP95(walls, cpu, bench.apiMemoryMb),
+    lambdaP95MsByMemoryMb: Object.fromEntries(PROJECTED_MEMORY_MB.map((mb) => [mb, projectedP95(walls, cpu, mb)])),
   };
   console.log(
     `${n} items: p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms, cold ${r.coldMs.toFixed(0)} ms (${cold.map((c) => c.toFixed(0)).join(' / ')}), ${r.readUnitsPerSearch.toFixed(2)} read units per search; the three requests alone p50 ${r.floorP50.toFixed(1)} ms, p95 ${r.floorP95.toFixed(1)} ms; CPU ${r.cpuMsPerSearch.toFixed(1)} ms per search, p95 projected at ${bench.apiMemoryMb} MB ${r.lambdaP95Ms.toFixed(1)} ms`,
   );
   return r;
 }
+
+/** The p95 of the searches with each one's CPU part stretched to `memoryMb`'s share of a core. */
+const projectedP95 = (walls: readonly number[], cpu: readonly number[], memoryMb: number): number =>
+  quantile(
+    walls.map((wall, i) => projectedMs(wall, cpu[i] ?? 0, memoryMb)),
+    0.95,
+  );
 
 /** `n` long-term items of LoCoMo text, written as a compaction would: the rows, one index segment, the head. */
 async function seedItems({ stack, ddb, indexStore, now, lines }: Bench, user: string, n: number): Promise<void> {
@@ -224,6 +237,10 @@ async function coldSearch(stack: LocalStack, search: (url: string) => Promise<un
   }
 }
 
+/** Each projected memory size's p95 per corpus size, rounded: `{ "512": [...], "1024": [...], "1769": [...] }`. */
+export const byMemory = (rows: readonly SearchLatencyRow[]): Record<string, number[]> =>
+  Object.fromEntries(PROJECTED_MEMORY_MB.map((mb) => [String(mb), rows.map((r) => Math.round((r.lambdaP95MsByMemoryMb[mb] ?? 0) * 10) / 10)]));
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { sizes: { type: 'string', default: '1000,10000,100000' } } });
   const dir = process.env.LOCOMO_DIR ?? new URL('../../shared/data/locomo/', import.meta.url).pathname;
@@ -239,6 +256,7 @@ async function main(): Promise<void> {
       floorP95Ms: rows.map((r) => Math.round(r.floorP95 * 10) / 10),
       cpuMsPerSearch: rows.map((r) => Math.round(r.cpuMsPerSearch * 10) / 10),
       lambdaP95Ms: rows.map((r) => Math.round(r.lambdaP95Ms * 10) / 10),
+      lambdaP95MsByMemoryMb: byMemory(rows),
     }),
   );
 }

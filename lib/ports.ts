@@ -511,8 +511,12 @@ export class ModelAccessDeniedError extends Error {
 export interface EmbeddingModel {
   readonly modelId: string;
   readonly dimensions: number;
-  /** One unit-length vector per text, in order; null for a text with nothing to embed (blank). */
-  embed(texts: readonly string[]): Promise<Array<Float32Array | null>>;
+  /**
+   * One unit-length vector per text, in order; null for a text with nothing to embed (blank).
+   * `signal`: the invocation's deadline (lib/use-cases/deadline.ts); when it aborts, the calls
+   * are abandoned with a ModelUnavailableError.
+   */
+  embed(texts: readonly string[], options?: { signal?: AbortSignal | undefined }): Promise<Array<Float32Array | null>>;
 }
 
 /** A searchable item changed after the search index's segments were written: `at` tells one change from the next. */

@@ -1,51 +1,79 @@
+// @ts-check
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
 // The review console's script: functions/api/console.ts inlines it into console.html as a
-// module (its own scope, strict mode).
-const $ = (id) => document.getElementById(id);
+// module (its own scope, strict mode). Type-checked by `npm run typecheck` (tsconfig.json
+// allowJs, this file's @ts-check); what the API answers is untyped JSON (`any`).
+
+/** An element of the page by id; every id the script names is in console.html. */
+const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
+/** A form control of the page by id (console.html: inputs, and the forget-run button, disabled as one). */
+const input = (/** @type {string} */ id) => /** @type {HTMLInputElement} */ ($(id));
 const state = { user: '', token: '' };
 
-// el('div', {class: 'x', title: 't'}, [children or strings]): strings become text nodes.
+/**
+ * el('div', {class: 'x', title: 't'}, [children or strings]): strings become text nodes.
+ * @param {string} tag
+ * @param {Record<string, string> | null} [attrs]
+ * @param {Array<Node | string | null | undefined>} [children]
+ * @returns {HTMLElement}
+ */
 function el(tag, attrs, children) {
   const e = document.createElement(tag);
-  Object.keys(attrs || {}).forEach((k) => {
-    if (k === 'text') e.textContent = attrs[k];
-    else if (k === 'class') e.className = attrs[k];
-    else e.setAttribute(k, attrs[k]);
+  Object.entries(attrs || {}).forEach(([k, v]) => {
+    if (k === 'text') e.textContent = v;
+    else if (k === 'class') e.className = v;
+    else e.setAttribute(k, v);
   });
   (children || []).forEach((c) => {
     if (c !== null && c !== undefined) e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
   });
   return e;
 }
+/** @param {unknown} v */
 function str(v) {
   return v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
 }
+/** @param {unknown} v @param {number} [digits] */
 function num(v, digits) {
   return typeof v === 'number' && Number.isFinite(v) ? (digits === undefined ? String(v) : v.toFixed(digits)) : '–';
 }
+/** @param {unknown} v */
 function pct(v) {
   return typeof v === 'number' && Number.isFinite(v) ? `${(v * 100).toFixed(1)}%` : '–';
 }
+/** @param {unknown} v */
 function count(v) {
   return Array.isArray(v) ? v.length : num(v);
 }
+/** @param {unknown} v */
 function turns(v) {
   return Array.isArray(v) && v.length ? v.join(', ') : '–';
 }
+/** @param {unknown} v */
 function when(v) {
   return v ? str(v).replace('T', ' ').slice(0, 19) : '–';
 }
-function clip(t, n) {
-  t = str(t);
+/** @param {unknown} text @param {number} n */
+function clip(text, n) {
+  const t = str(text);
   return t.length > n ? `${t.slice(0, n).trimEnd()}…` : t;
 }
 
+/** @param {string} text @param {string} [kind] */
 function setStatus(text, kind) {
   const s = $('status');
   s.textContent = text;
   s.className = kind || '';
 }
 
+/**
+ * One call of the memory API for the user; its JSON answer (untyped), or an Error naming the API's message and fields.
+ * @param {string} method @param {string} path @param {unknown} [body]
+ * @returns {Promise<any>}
+ */
 async function api(method, path, body) {
+  /** @type {{ method: string, headers: Record<string, string>, body?: string }} */
   const init = { method: method, headers: { Authorization: `Bearer ${state.token}` } };
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
@@ -62,7 +90,7 @@ async function api(method, path, body) {
     const err = data?.error;
     let msg = err?.message || `HTTP ${res.status}`;
     if (err && Array.isArray(err.fields) && err.fields.length && msg.indexOf('invalid request') !== 0) {
-      msg += ` (${err.fields.map((f) => `${str(f.path)}: ${str(f.message)}`).join('; ')})`;
+      msg += ` (${err.fields.map((/** @type {any} */ f) => `${str(f.path)}: ${str(f.message)}`).join('; ')})`;
     }
     throw new Error(msg);
   }
@@ -72,10 +100,16 @@ async function api(method, path, body) {
 // Loads one section: render(data) returns a node, or a string to show as the empty message.
 // `current` (optional) says whether this load is still the section's latest: an older answer
 // that arrives after a newer one is dropped, not rendered over it.
+/**
+ * @param {string} id
+ * @param {string | (() => Promise<any>)} path
+ * @param {(data: any) => Node | string} render
+ * @param {() => boolean} [current]
+ */
 async function section(id, path, render, current = () => true) {
   const sec = $(id),
-    msg = sec.querySelector('.msg'),
-    body = sec.querySelector('.body');
+    msg = /** @type {HTMLElement} */ (sec.querySelector('.msg')),
+    body = /** @type {HTMLElement} */ (sec.querySelector('.body'));
   msg.hidden = false;
   msg.className = 'msg';
   msg.textContent = 'loading…';
@@ -95,10 +129,11 @@ async function section(id, path, render, current = () => true) {
     if (!current()) return;
     body.replaceChildren();
     msg.className = 'msg error';
-    msg.textContent = `error: ${e.message}`;
+    msg.textContent = `error: ${/** @type {Error} */ (e).message}`;
   }
 }
 
+/** @param {string[]} headers @param {unknown[][]} rows */
 function table(headers, rows) {
   return el('table', {}, [
     el('thead', {}, [
@@ -115,7 +150,7 @@ function table(headers, rows) {
         el(
           'tr',
           {},
-          r.map((c) => (typeof c === 'object' && c !== null ? c : el('td', { text: str(c) }))),
+          r.map((c) => (typeof c === 'object' && c !== null ? /** @type {Node} */ (c) : el('td', { text: str(c) }))),
         ),
       ),
     ),
@@ -129,7 +164,7 @@ function loadKnowledge() {
     return el(
       'div',
       {},
-      items.map((it) =>
+      items.map((/** @type {any} */ it) =>
         el('div', { class: 'item knowledge-item', 'data-path': str(it.path) }, [
           el('div', { class: 'title', text: str(it.title) }),
           el('div', { class: 'path', text: str(it.path) }),
@@ -142,6 +177,7 @@ function loadKnowledge() {
   });
 }
 
+/** @param {'promote' | 'discard'} action @param {any} item @param {HTMLButtonElement[]} buttons */
 async function review(action, item, buttons) {
   buttons.forEach((b) => {
     b.disabled = true;
@@ -151,7 +187,7 @@ async function review(action, item, buttons) {
     const res = await api('POST', `/review/${action}`, body);
     setStatus(action === 'promote' ? `promoted to ${str(res.knowledgePath)}` : `discarded ${str(res.path || item.path)}`, 'ok');
   } catch (e) {
-    setStatus(`${action} failed: ${e.message}`, 'error');
+    setStatus(`${action} failed: ${/** @type {Error} */ (e).message}`, 'error');
     buttons.forEach((b) => {
       b.disabled = false;
     });
@@ -161,6 +197,7 @@ async function review(action, item, buttons) {
 
 // The review list comes a page at a time (each page reads at most 200 records): follow the pages.
 async function stagedPages() {
+  /** @type {any[]} */
   let staged = [],
     token = null;
   for (let i = 0; i < 25; i++) {
@@ -179,10 +216,10 @@ function loadStaged() {
     return el(
       'div',
       {},
-      staged.map((it) => {
+      staged.map((/** @type {any} */ it) => {
         const history = Array.isArray(it.history) ? it.history : [];
-        const promote = el('button', { class: 'promote', type: 'button', text: 'Promote' });
-        const discard = el('button', { class: 'discard', type: 'button', text: 'Discard' });
+        const promote = /** @type {HTMLButtonElement} */ (el('button', { class: 'promote', type: 'button', text: 'Promote' }));
+        const discard = /** @type {HTMLButtonElement} */ (el('button', { class: 'discard', type: 'button', text: 'Discard' }));
         promote.addEventListener('click', () => {
           review('promote', it, [promote, discard]);
         });
@@ -203,7 +240,7 @@ function loadStaged() {
             el(
               'ol',
               {},
-              history.map((h) => el('li', {}, [el('b', { text: str(h.event) }), ` ${when(h.at)}${h.batchId ? ` · ${str(h.batchId)}` : ''} — ${str(h.detail)}`])),
+              history.map((/** @type {any} */ h) => el('li', {}, [el('b', { text: str(h.event) }), ` ${when(h.at)}${h.batchId ? ` · ${str(h.batchId)}` : ''} — ${str(h.detail)}`])),
             ),
           ]),
           it.markdown ? el('details', { class: 'markdown' }, [el('summary', { text: 'document' }), el('pre', { text: str(it.markdown) })]) : null,
@@ -215,9 +252,10 @@ function loadStaged() {
 }
 
 // Req R-SUM-10's summary quality metrics, above the summaries they are about.
+/** @param {any} q */
 function qualityLine(q) {
   if (!q) return null;
-  const topics = (q.topics || []).map((t) => `${str(t.topic)} (${num(t.summaries)})`).join(', ');
+  const topics = (q.topics || []).map((/** @type {any} */ t) => `${str(t.topic)} (${num(t.summaries)})`).join(', ');
   return el('div', { class: 'meta quality', 'data-resurrections-of-deleted': str(q.resurrectionsOfDeleted) }, [
     `${num(q.summaries)} summaries · ${num(q.deleted)} deleted (${(100 * q.deletionRate).toFixed(0)}%) · resurrected ${num(q.resurrections)}× over ${num(q.resurrected)} (${(100 * q.resurrectionRate).toFixed(0)}%) · back after deletion ${num(q.resurrectionsOfDeleted)}${topics ? ` · topics: ${topics}` : ''}`,
   ]);
@@ -230,21 +268,21 @@ function loadSummaries() {
   };
   return section('summaries', both, (d) => {
     // Seed 003: each summary is a turn pair in the conversation, after the last turn it covers.
-    const summaries = (d.summaries || []).slice().sort((a, b) => (a.afterTurn || 0) - (b.afterTurn || 0));
+    const summaries = (d.summaries || []).slice().sort((/** @type {any} */ a, /** @type {any} */ b) => (a.afterTurn || 0) - (b.afterTurn || 0));
     if (!summaries.length) return 'no context summaries';
     return el(
       'div',
       {},
       [qualityLine(d.quality)].concat(
-        summaries.map((s) => {
-          const del = el('button', { class: 'delete', type: 'button', text: 'Delete' });
+        summaries.map((/** @type {any} */ s) => {
+          const del = /** @type {HTMLButtonElement} */ (el('button', { class: 'delete', type: 'button', text: 'Delete' }));
           del.addEventListener('click', async () => {
             del.disabled = true;
             try {
               await api('DELETE', `/summaries/${encodeURIComponent(str(s.id))}`);
               setStatus(`deleted summary ${str(s.id)}`, 'ok');
             } catch (e) {
-              setStatus(`delete failed: ${e.message}`, 'error');
+              setStatus(`delete failed: ${/** @type {Error} */ (e).message}`, 'error');
             }
             await loadSummaries();
           });
@@ -275,16 +313,16 @@ function loadDiary() {
     return el(
       'div',
       {},
-      entries.map((e) => {
+      entries.map((/** @type {any} */ e) => {
         const decision = e.visible ? 'drop' : 'keep';
-        const act = el('button', { class: decision, type: 'button', text: e.visible ? 'Drop' : 'Keep' });
+        const act = /** @type {HTMLButtonElement} */ (el('button', { class: decision, type: 'button', text: e.visible ? 'Drop' : 'Keep' }));
         act.addEventListener('click', async () => {
           act.disabled = true;
           try {
             await api('POST', `/diary/${encodeURIComponent(str(e.id))}`, { decision: decision });
             setStatus(`${decision === 'keep' ? 'kept' : 'dropped'} diary entry ${str(e.id)}`, 'ok');
           } catch (err) {
-            setStatus(`diary ${decision} failed: ${err.message}`, 'error');
+            setStatus(`diary ${decision} failed: ${/** @type {Error} */ (err).message}`, 'error');
           }
           await loadDiary();
         });
@@ -303,6 +341,7 @@ function loadDiary() {
 }
 
 // Seed 004 P3-M2: the model's assessment after the batch (confidence, caution, the user's sentiment).
+/** @param {any} a */
 function assessment(a) {
   if (!a || typeof a !== 'object') return '–';
   const mood = Number(a.sentiment);
@@ -315,7 +354,7 @@ function loadBatches() {
     if (!batches.length) return 'no batches yet';
     return table(
       ['time', 'batch', 'trigger', 'status', 'turns', 'proposed', 'passed', 'rejected', 'staged', 'promoted', 'assessment'],
-      batches.map((b) => [
+      batches.map((/** @type {any} */ b) => [
         when(b.timestamp),
         b.batchId,
         b.trigger,
@@ -333,15 +372,17 @@ function loadBatches() {
 }
 
 const SVG = 'http://www.w3.org/2000/svg';
+/** @param {string} tag @param {Record<string, string | number>} attrs @param {string} [text] */
 function svg(tag, attrs, text) {
   const e = document.createElementNS(SVG, tag);
-  Object.keys(attrs).forEach((k) => {
-    e.setAttribute(k, String(attrs[k]));
+  Object.entries(attrs).forEach(([k, v]) => {
+    e.setAttribute(k, String(v));
   });
   if (text !== undefined) e.textContent = text;
   return e;
 }
 
+/** @param {any[]} points */
 function chart(points) {
   const W = 600,
     H = 200,
@@ -354,8 +395,9 @@ function chart(points) {
   const x0 = Math.min.apply(null, xs),
     x1 = Math.max.apply(null, xs);
   const yMax = Math.max.apply(null, ys.concat([0])) * 1.1 || 1;
-  const px = (x) => (x1 === x0 ? L + (W - L - R) / 2 : L + ((x - x0) / (x1 - x0)) * (W - L - R));
-  const py = (y) => T + (1 - y / yMax) * (H - T - B);
+  // Number(): an index past the end reads undefined, which the arithmetic turns into NaN either way.
+  const px = (/** @type {number | undefined} */ x) => (x1 === x0 ? L + (W - L - R) / 2 : L + ((Number(x) - x0) / (x1 - x0)) * (W - L - R));
+  const py = (/** @type {number | undefined} */ y) => T + (1 - Number(y) / yMax) * (H - T - B);
   const s = svg('svg', { id: 'trend-chart', width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'issues per session over time' });
   s.appendChild(svg('line', { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: '#9aa5b1' }));
   s.appendChild(svg('line', { x1: L, y1: T, x2: L, y2: H - B, stroke: '#9aa5b1' }));
@@ -370,7 +412,7 @@ function chart(points) {
     s.appendChild(svg('text', { x: px(xs[i]), y: H - 10, 'text-anchor': anchor, 'font-size': 11, fill: '#66727f' }, str(points[i].startedAt).slice(0, 10)));
   });
   s.appendChild(svg('text', { x: 4, y: 12, 'font-size': 11, fill: '#66727f' }, 'issues per session'));
-  const order = xs.map((_x, i) => i).sort((a, b) => xs[a] - xs[b]);
+  const order = xs.map((_x, i) => i).sort((a, b) => Number(xs[a]) - Number(xs[b]));
   s.appendChild(svg('polyline', { points: order.map((i) => `${px(xs[i])},${py(ys[i])}`).join(' '), fill: 'none', stroke: '#2f6fde', 'stroke-width': 2 }));
   order.forEach((i) => {
     const c = svg('circle', { cx: px(xs[i]), cy: py(ys[i]), r: 4, fill: '#fff', stroke: '#2f6fde', 'stroke-width': 2 });
@@ -383,8 +425,8 @@ function chart(points) {
 function loadAssessment() {
   return section('assessment', '/sleep-time/assessment?days=365', (d) => {
     const a = d.assessment || {};
-    const points = (d.points || []).filter((p) => !Number.isNaN(Date.parse(p.startedAt)));
-    const stat = (v, label) => el('div', { class: 'stat' }, [el('b', { text: v }), el('span', { text: label })]);
+    const points = (d.points || []).filter((/** @type {any} */ p) => !Number.isNaN(Date.parse(p.startedAt)));
+    const stat = (/** @type {string} */ v, /** @type {string} */ label) => el('div', { class: 'stat' }, [el('b', { text: v }), el('span', { text: label })]);
     return el('div', {}, [
       el('div', { class: 'stats' }, [
         stat(num(a.runs), 'runs'),
@@ -405,7 +447,7 @@ function loadLog() {
     if (!runs.length) return 'no sleep-time runs yet';
     return table(
       ['started', 'kind', 'status', 'sessions', 'memories stored', 'findings'],
-      runs.map((r) => {
+      runs.map((/** @type {any} */ r) => {
         const f = r.findingsByCategory || {};
         const findings =
           Object.keys(f)
@@ -418,9 +460,10 @@ function loadLog() {
 }
 
 // Why a search result ranked: each ranking that placed it and where, what it matched, its trust and recency.
+/** @param {any} x */
 function why(x) {
   if (!x) return '–';
-  const places = (x.rankings || []).map((r) => {
+  const places = (x.rankings || []).map((/** @type {any} */ r) => {
     const terms = Array.isArray(r.terms) && r.terms.length ? ` [${r.terms.join(' ')}]` : '';
     const members = Array.isArray(r.members) && r.members.length ? ` covering ${r.members.length}` : '';
     const answers = r.answers ? ` answers ${str(r.answers)}` : '';
@@ -430,6 +473,7 @@ function why(x) {
 }
 
 // A person's delete (any kind) and edit (Knowledge facts, findings, summaries): a reason asked, the outcome in the status.
+/** @param {string} id @param {() => void} then */
 async function deleteItem(id, then) {
   const reason = prompt(`Delete ${id}? Why (kept in the audit trail, optional):`, '');
   if (reason === null) return;
@@ -438,9 +482,10 @@ async function deleteItem(id, then) {
     setStatus(`deleted ${id}`, 'ok');
     then();
   } catch (e) {
-    setStatus(`delete failed: ${e.message}`, 'error');
+    setStatus(`delete failed: ${/** @type {Error} */ (e).message}`, 'error');
   }
 }
+/** @param {string} id @param {string} current @param {() => void} then */
 async function editItem(id, current, then) {
   const text = prompt(`New text of ${id}:`, current);
   if (text === null || text.trim() === '' || text === current) return;
@@ -451,9 +496,10 @@ async function editItem(id, current, then) {
     setStatus(`edited ${id}`, 'ok');
     then();
   } catch (e) {
-    setStatus(`edit failed: ${e.message}`, 'error');
+    setStatus(`edit failed: ${/** @type {Error} */ (e).message}`, 'error');
   }
 }
+/** @param {string} id @param {string} text @param {() => void} then */
 function itemActions(id, text, then) {
   const del = el('button', { type: 'button', class: 'delete', text: 'Delete' });
   del.addEventListener('click', () => deleteItem(id, then));
@@ -473,7 +519,7 @@ function afterChange() {
 
 let searches = 0;
 function runSearch() {
-  const q = $('q').value.trim();
+  const q = input('q').value.trim();
   if (!q || !state.user) return Promise.resolve();
   const mine = ++searches;
   return section(
@@ -485,7 +531,7 @@ function runSearch() {
       return el(
         'div',
         {},
-        results.map((r) =>
+        results.map((/** @type {any} */ r) =>
           el('div', { class: 'item search-item', 'data-id': str(r.id) }, [
             el('div', { class: 'title' }, [str(r.title || r.id), el('span', { class: 'badge', text: str(r.kind) }), el('span', { class: 'badge', text: `score ${num(r.score, 3)}` })]),
             el('div', { class: 'path', text: str(r.id) }),
@@ -502,17 +548,19 @@ function runSearch() {
 }
 
 // Forget by provenance: the dry run's receipt is shown, and only then can the real run be asked for.
+/** @type {any} */
 let pendingForget = null;
 function forgetRequest() {
-  const session = $('forget-session').value.trim();
+  const session = input('forget-session').value.trim();
   if (session) return { sessionId: session };
   return {
-    turns: $('forget-turns')
+    turns: input('forget-turns')
       .value.split(/[\s,]+/)
       .filter(Boolean)
       .map(Number),
   };
 }
+/** @param {any} r */
 function receiptNode(r) {
   const kinds = Object.keys(r.removed || {}).filter((k) => r.removed[k].length);
   return el('div', { class: 'receipt' }, [
@@ -523,16 +571,17 @@ function receiptNode(r) {
     ),
   ]);
 }
+/** @param {boolean} dryRun */
 function forget(dryRun) {
   const request = dryRun ? forgetRequest() : pendingForget;
   if (!request) return Promise.resolve();
-  $('forget-run').disabled = true;
+  input('forget-run').disabled = true;
   return section(
     'forget',
     () => api('POST', '/memory/forget', Object.assign({}, request, { dryRun: dryRun })),
     (d) => {
       pendingForget = dryRun && d.receipt.total > 0 ? request : null;
-      $('forget-run').disabled = !pendingForget;
+      input('forget-run').disabled = !pendingForget;
       if (!dryRun) {
         loadAll();
         setStatus(`forgot ${d.receipt.total} item(s)`, 'ok');
@@ -543,8 +592,8 @@ function forget(dryRun) {
 }
 
 function loadAll() {
-  state.user = $('user').value.trim();
-  state.token = $('token').value.trim();
+  state.user = input('user').value.trim();
+  state.token = input('token').value.trim();
   if (!state.user || !state.token) {
     setStatus('enter both a token and a user id', 'error');
     return;
@@ -563,6 +612,7 @@ function loadAll() {
 
 // #user=<id>&token=<tok>; split by hand so a '+' in a token stays a '+'.
 function fromHash() {
+  /** @type {Record<string, string>} */
   const out = {};
   location.hash
     .replace(/^#/, '')
@@ -593,13 +643,14 @@ $('forget-form').addEventListener('submit', (ev) => {
   forget(true);
 });
 $('forget-run').addEventListener('click', () => forget(false));
-let h = fromHash(),
-  stored = {};
+/** @type {{ user?: string | null, token?: string | null }} */
+let stored = {};
+const h = fromHash();
 try {
   stored = { user: sessionStorage.getItem('console.user'), token: sessionStorage.getItem('console.token') };
 } catch (_e) {
   /* storage unavailable */
 }
-$('user').value = h.user || stored.user || '';
-$('token').value = h.token || stored.token || '';
+input('user').value = h.user || stored.user || '';
+input('token').value = h.token || stored.token || '';
 if (h.user && h.token) loadAll();

@@ -2,6 +2,8 @@
 import * as z from 'zod';
 
 export const ApiEnvSchema = z.object({
+  /** The stage's name (infra/config/stages.ts): the `stage` of the api's warnings, the StaleSearchIndex metric's dimension. */
+  STAGE: z.string().min(1),
   TABLE_NAME: z.string().min(1),
   BUCKET_NAME: z.string().min(1),
   /** JSON overrides of sleep-time compute's numbers: search hides staged items past their expiry age. */

@@ -222,10 +222,11 @@ export function jobRecordHandler(deps: ReflectorDeps, io: JobRecordIo): JobRecor
     }
     const receives = Number(record.attributes.ApproximateReceiveCount);
     let outcome: JobOutcome;
+    // One deadline for the record's model calls: the job's and the compaction's embedding calls after it.
+    const signal = modelDeadline(context);
     try {
       // Req R-ERR-1, R-ERR-2, "retry once": an unusable answer on the first delivery is asked again on
       // the next; from the second on, it aborts the batch with the answer kept in its log.
-      const signal = modelDeadline(context);
       outcome = await runJob(job, deps, {
         retryUnusableOutput: receives < UNUSABLE_OUTPUT_DELIVERIES,
         remainingMs: () => context?.getRemainingTimeInMillis() ?? Number.POSITIVE_INFINITY,
@@ -239,7 +240,7 @@ export function jobRecordHandler(deps: ReflectorDeps, io: JobRecordIo): JobRecor
     if (outcome.family !== 'forget' && outcome.status !== 'dropped') {
       // A manual summary (asked through the API) may be all a user without turns ever gets: its marks are folded now.
       const always = outcome.family === 'nightly' || outcome.family === 'weekly' || job.kind === 'manual';
-      await compactSearchIndex(job.userId, always ? 1 : COMPACT_AFTER_JOB, deps.search, log);
+      await compactSearchIndex(job.userId, always ? 1 : COMPACT_AFTER_JOB, deps.search, log, signal);
     }
     return outcome;
   };
@@ -293,9 +294,9 @@ function reportJob(outcome: JobOutcome, metrics: MetricSink): void {
  * group). A failure is logged, not thrown: the job's work is done, the marks
  * stay, and the next job (or the API past COMPACT_AT) folds them.
  */
-async function compactSearchIndex(userId: string, atLeast: number, search: Pick<SearchIndexReader, 'compact'>, log: Log): Promise<void> {
+async function compactSearchIndex(userId: string, atLeast: number, search: Pick<SearchIndexReader, 'compact'>, log: Log, signal: AbortSignal | undefined): Promise<void> {
   try {
-    const result = await search.compact(userId, atLeast);
+    const result = await search.compact(userId, atLeast, { signal });
     if (result.folded > 0 || result.lost) log.info('search index compacted', { userId, ...result });
   } catch (error) {
     log.warn('search index not compacted', { userId, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });

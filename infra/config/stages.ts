@@ -145,7 +145,12 @@ const base: StageConfig = {
   maxConcurrency: { reflector: 5 },
   logLevel: 'INFO',
   summaries: { enabled: true, prompt: 'Write a concise summary of the current context.', maxTokens: 2000 },
-  memoryMb: { signal: 256, reflector: 512, idle: 256, sweep: 256, api: 512 },
+  // The api gets one full vCPU (1,769 MB; Lambda gives CPU in proportion to memory:
+  // https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html). A search is mostly
+  // CPU — about nine DynamoDB requests through the SDK plus the ranking — so at 512 MB (0.29 of a
+  // core) its p95 at 100,000 items projects past 150 ms (BENCHMARKS.md, search-latency); a
+  // CPU-bound request costs about the same GB-seconds at either size, as it ends sooner.
+  memoryMb: { signal: 256, reflector: 512, idle: 256, sweep: 256, api: 1769 },
   redaction: { personalData: false },
   auth: {},
 };

@@ -92,10 +92,15 @@ export class MemoryFunction extends NodejsFunction {
  *   Our functions sign with their role's SigV4 credentials and set no such key; the client
  *   asks the token provider only when it is given one. It put the api bundle, once it called
  *   Titan embeddings and read query dates, over 1,024 KB.
+ * - @aws-sdk/eventstream-handler-node (2 KB): the Bedrock Runtime client's handler for
+ *   requests that stream events up (InvokeModelWithBidirectionalStream, the one command
+ *   built with the event-stream plugin, its commandBuilder's _mw1). The client asks its
+ *   provider for a handler when it is built, so the stand-in's provider returns one that
+ *   throws if used; Converse and InvokeModel never use it.
  * test/infra/bundle.test.ts runs MCP requests through the api bundle built with these, and
  * sees it sign its requests with the environment's keys.
  */
-const LEFT_OUT_MODULES = ['ajv', 'ajv-formats', 'zod/v3', 'zod-to-json-schema', '@aws-sdk/token-providers'];
+const LEFT_OUT_MODULES = ['ajv', 'ajv-formats', 'zod/v3', 'zod-to-json-schema', '@aws-sdk/token-providers', '@aws-sdk/eventstream-handler-node'];
 /** Relative to the project root, where esbuild runs (an alias's path: https://esbuild.github.io/api/#alias). */
 const LEFT_OUT_MODULE = './infra/constructs/left-out-module.ts';
 /** The SDK's default credential chain, bundled as the environment's credentials alone (lambda-credentials.ts says why). */

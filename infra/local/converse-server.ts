@@ -75,8 +75,8 @@ export interface ConverseServer {
   refusals: Array<{ request: ConverseRequest; error: ConverseError }>;
   /** Every InvokeModel request (the Titan Text Embeddings V2 stand-in, embedding-stand-in.ts), refused ones included. */
   invocations: EmbeddingInvocation[];
-  /** The stand-in's vectors: hashed words (standInVector) unless a test gives its own; null restores the default. */
-  setEmbedder(embedder: Embedder | null): void;
+  /** The stand-in's vectors: hashed words (standInVector) unless a test gives its own; null restores the default; 'hang' never answers (the client's timeout or abort fires). */
+  setEmbedder(embedder: Embedder | 'hang' | null): void;
   setResponder(responder: Responder): void;
   /** GetFoundationModel of the control plane (foundation-models.ts), for the smoke pre-flight: lifecycle and refusal hooks. */
   catalogue: FoundationModelCatalogue;
@@ -98,13 +98,13 @@ interface ServerState {
   requests: ConverseRequest[];
   refusals: ConverseServer['refusals'];
   invocations: EmbeddingInvocation[];
-  embedder: Embedder;
+  embedder: Embedder | 'hang';
   responder: Responder;
   catalogue: FoundationModelCatalogue;
 }
 
-/** InvokeModel of the embedding stand-in: Titan V2's refusals, else its answer. */
-function invoke(state: ServerState, modelId: string, raw: string): Answer {
+/** InvokeModel of the embedding stand-in: Titan V2's refusals, else its answer (null: it hangs). */
+function invoke(state: ServerState, modelId: string, raw: string): Answer | null {
   let body: unknown;
   try {
     body = JSON.parse(raw || '{}');
@@ -114,6 +114,7 @@ function invoke(state: ServerState, modelId: string, raw: string): Answer {
   state.invocations.push({ modelId, body: body as Record<string, unknown> });
   const refusal = embeddingRefusal(modelId, body);
   if (refusal) return bedrockError(refusal.status, refusal.message, refusal.errorType);
+  if (state.embedder === 'hang') return null;
   return { status: 200, body: embeddingAnswer(body as Record<string, unknown>, state.embedder) };
 }
 

@@ -198,10 +198,11 @@ const FUNCTIONS: Record<FunctionKey, (stack: Stack, props: StatelessStackProps) 
       SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
     }),
   }),
-  api: (_stack, { config, queues, table, bucket }) => ({
+  api: (_stack, { stage, config, queues, table, bucket }) => ({
     id: 'ApiFunction',
     description: 'Memory API: search/save/retrieve, tiers, summaries, sleep-time runs, review console',
     environment: functionEnvironment(ApiEnvSchema, 'api', config.logLevel, {
+      STAGE: stage,
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,
       SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
@@ -391,19 +392,33 @@ export class StatelessStack extends Stack {
    * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/FilterAndPatternSyntax.html), and
    * the alarm fires at the first one. The filter publishes only when a line matches, so a
    * quiet stage stores no data points for it.
+   *
+   * The namespace is shared by every stage in the account, so the metric carries the stage as
+   * its `stage` dimension, as ModelCostUsd does (lib/adapters/metrics.ts): a metric filter takes
+   * a dimension's value from a field of the JSON log event
+   * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/FilterAndPatternSyntaxForMetricFilters.html,
+   * https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-properties-logs-metricfilter-dimension.html),
+   * here the line's `stage` (functions/api/create-handler.ts), which the pattern also requires
+   * to be this stage's. Dimensions are part of a metric's identity
+   * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_Dimension.html), and an
+   * alarm's dimensions name the metric it watches
+   * (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-properties-cloudwatch-alarm-dimension.html):
+   * the alarm gives the same `stage`, or it would watch a metric nothing publishes.
    */
   private staleIndexAlarm(props: StatelessStackProps): void {
     const filter = new MetricFilter(this, 'StaleSearchIndexFilter', {
       logGroup: this.apiFn.logGroup,
-      filterPattern: FilterPattern.stringValue('$.message', '=', STALE_INDEX_WARNING),
+      filterPattern: FilterPattern.all(FilterPattern.stringValue('$.message', '=', STALE_INDEX_WARNING), FilterPattern.stringValue('$.stage', '=', props.stage)),
       metricNamespace: METRICS_NAMESPACE,
       metricName: 'StaleSearchIndex',
       metricValue: '1',
+      dimensions: { stage: '$.stage' },
     });
     new NotifyingAlarm(this, 'StaleSearchIndexAlarm', {
       topic: props.alarmTopic,
       alarmDescription: "A search index's watermark is older than its change marks' TTL: changes made after it may have expired unfolded. The api's log names the owner; rebuild its index from its stores (docs/search-index.md).",
-      metric: filter.metric({ statistic: 'Sum', period: Duration.hours(1) }),
+      // MetricFilter.metric() leaves the filter's dimensions out: the alarm names the stage itself.
+      metric: filter.metric({ statistic: 'Sum', period: Duration.hours(1), dimensionsMap: { stage: props.stage } }),
       threshold: 1,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

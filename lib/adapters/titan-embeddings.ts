@@ -18,7 +18,7 @@
  */
 import { type BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
 import { type EmbeddingModel, ModelAccessDeniedError, ModelUnavailableError } from '../ports.js';
-import { isTransientBedrockError } from './bedrock-converse-model.js';
+import { isTransientBedrockError } from './bedrock-errors.js';
 
 export const TITAN_EMBED_TEXT_V2 = 'amazon.titan-embed-text-v2:0';
 /** The output sizes Titan Text Embeddings V2 accepts. */
@@ -36,23 +36,28 @@ export class TitanEmbeddings implements EmbeddingModel {
     if (!(TITAN_DIMENSIONS as readonly number[]).includes(dimensions)) throw new Error(`Titan Text Embeddings V2 makes vectors of ${TITAN_DIMENSIONS.join(', ')} dimensions, not ${dimensions}`);
   }
 
-  async embed(texts: readonly string[]): Promise<Array<Float32Array | null>> {
+  async embed(texts: readonly string[], options: { signal?: AbortSignal | undefined } = {}): Promise<Array<Float32Array | null>> {
     const out: Array<Float32Array | null> = new Array(texts.length).fill(null);
     let next = 0;
     const worker = async () => {
-      for (let i = next++; i < texts.length; i = next++) out[i] = await this.embedOne(texts[i] ?? '');
+      for (let i = next++; i < texts.length; i = next++) out[i] = await this.embedOne(texts[i] ?? '', options.signal);
     };
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, texts.length) }, worker));
     return out;
   }
 
-  private async embedOne(text: string): Promise<Float32Array | null> {
+  /**
+   * `signal` goes to the SDK as the call's `abortSignal`, as the Converse adapter's does
+   * (bedrock-converse-model.ts): when it aborts, the request and any retry backoff end with an
+   * AbortError, and the call is abandoned as unavailable.
+   */
+  private async embedOne(text: string, signal: AbortSignal | undefined): Promise<Float32Array | null> {
     const inputText = text.trim().slice(0, MAX_INPUT_CHARS);
     if (inputText === '') return null;
     const body = JSON.stringify({ inputText, dimensions: this.dimensions, normalize: true });
     let res: { body?: Uint8Array };
     try {
-      res = await this.client.send(new InvokeModelCommand({ modelId: this.modelId, contentType: 'application/json', accept: 'application/json', body }));
+      res = await this.client.send(new InvokeModelCommand({ modelId: this.modelId, contentType: 'application/json', accept: 'application/json', body }), { abortSignal: signal });
     } catch (error) {
       throw this.failure(error as Error);
     }
@@ -66,7 +71,8 @@ export class TitanEmbeddings implements EmbeddingModel {
 
   /** As the Converse adapter classifies Bedrock's errors (isTransientBedrockError): throttling, timeouts, 5xx and network errors are worth asking again. */
   private failure(error: Error): Error {
-    if (isTransientBedrockError(error)) {
+    // An AbortError: the invocation's deadline came (embedOne); the call is abandoned, worth asking again later.
+    if (error.name === 'AbortError' || isTransientBedrockError(error)) {
       return new ModelUnavailableError(`embedding model ${this.modelId} unavailable: ${error.name}`, { cause: error });
     }
     if (error.name === 'AccessDeniedException') {

@@ -3,7 +3,7 @@
  * ranked by up to five rankings fused by reciprocal rank over the owner's search index
  * (segments, oldest first: a newer segment's version of an item hides an older one's).
  * The formulas, the rankings and why each is there: docs/memory-api.md, *Search*. BM25 is
- * computed here (bm25Of), not by MiniSearch, because the segments are not MiniSearch indexes.
+ * computed here (word-scores.ts), not by MiniSearch, because the segments are not MiniSearch indexes.
  */
 import * as z from 'zod';
 import { cosine, counts } from './knowledge-search.js';
@@ -12,6 +12,7 @@ import { isLive, KindSchema, type MemoryItem, ScopeSchema, TierSchema } from './
 import { queryTimeWindow, type TimeWindow } from './query-time.js';
 import { comparable, nearest, type QueryVector, type SegmentEmbeddings, unit } from './embedding-vectors.js';
 import { explanation, type Place, type RankingName, type SearchExplain } from './search-explain.js';
+import { topPositions, WordScores } from './word-scores.js';
 
 export const SEARCH_WEIGHTS = { relevance: 0.7, quality: 0.2, recency: 0.1 } as const;
 export const RECENCY_HALF_LIFE_DAYS = 30;
@@ -192,22 +193,20 @@ export class SegmentedIndex {
   }
 }
 
-/** A matching item's BM25+ score per query term (fields summed; a term written twice counts twice). */
-interface TermScores {
-  segment: number;
-  doc: number;
-  perTerm: Map<string, number>;
-}
-
 /**
  * Every item matching a query word and passing `eligible`, with its score per word (each of
- * the word's terms scored, summed under its own term: queryTermGroups), in first-matched order.
+ * the word's terms scored, summed under its own word: queryTermGroups), a row each in
+ * first-matched order; and the query's distinct words, in order, that the rows' words index.
  */
-function termScores(index: SegmentedIndex, groups: ReadonlyArray<readonly string[]>, eligible: (item: IndexedItem) => boolean): TermScores[] {
-  const scores = new Map<number, TermScores>();
-  const ok = new Map<number, boolean>();
+function termScores(index: SegmentedIndex, groups: ReadonlyArray<readonly string[]>, eligible: (item: IndexedItem) => boolean): { table: WordScores; words: string[]; rowItems: IndexedItem[] } {
+  const words = [...new Set(groups.map((g) => g[0] as string))];
+  const wordIndex = new Map(words.map((w, i) => [w, i]));
+  const table = new WordScores(words.length, false, 1024);
+  const rowItems: IndexedItem[] = [];
+  // Per segment, each item's row: -1 not met yet, -2 not served or not eligible.
+  const rows = index.segments.map((s) => new Int32Array(s.size).fill(-1));
   const n = index.size;
-  for (const [word, term] of groups.flatMap((g) => g.map((t) => [g[0] as string, t] as const))) {
+  for (const [word, term] of groups.flatMap((g) => g.map((t) => [wordIndex.get(g[0] as string) ?? 0, t] as const))) {
     for (const field of FIELDS) {
       const df = index.frequency(field, term);
       if (df === 0) continue;
@@ -218,66 +217,54 @@ function termScores(index: SegmentedIndex, groups: ReadonlyArray<readonly string
         if (id === undefined) return;
         const { docs, tfs } = s.postingsOf(field, id);
         const lengths = s.fieldLengths[field];
+        const rowOf = rows[si] as Int32Array;
         for (let i = 0; i < docs.length; i++) {
           const doc = docs[i] ?? 0;
-          const key = si * 2 ** 26 + doc;
-          let pass = ok.get(key);
-          if (pass === undefined) {
-            pass = !index.isHidden(si, doc) && eligible(s.item(doc));
-            ok.set(key, pass);
+          let row = rowOf[doc] ?? -2;
+          if (row === -1) {
+            const item = index.isHidden(si, doc) ? undefined : s.item(doc);
+            row = item && eligible(item) ? table.add(si, doc) : -2;
+            if (item && row >= 0) rowItems.push(item);
+            rowOf[doc] = row;
           }
-          if (!pass) continue;
+          if (row < 0) continue;
           const tf = tfs[i] ?? 0;
-          const score = idf * (BM25.d + (tf * (BM25.k + 1)) / (tf + BM25.k * (1 - BM25.b + (BM25.b * (lengths[doc] ?? 0)) / avg)));
-          const entry = scores.get(key) ?? { segment: si, doc, perTerm: new Map<string, number>() };
-          entry.perTerm.set(word, (entry.perTerm.get(word) ?? 0) + score);
-          scores.set(key, entry);
+          table.addScore(row, word, idf * (BM25.d + (tf * (BM25.k + 1)) / (tf + BM25.k * (1 - BM25.b + (BM25.b * (lengths[doc] ?? 0)) / avg))));
         }
       });
     }
   }
-  return [...scores.values()];
+  return { table, words, rowItems };
 }
 
 /**
- * The items matching the query, each query word's weight when it is matched (wordWeights), and
- * the query's similarity vector (null: no terms), weighed once for every ranking's scoring.
+ * The items matching the query (a row each), the query's distinct words the rows index, each
+ * word's weight when it is matched (wordWeights), and the query's similarity vector (null: no
+ * terms), weighed once for every ranking's scoring.
  */
 interface Matches {
-  items: TermScores[];
-  weights: ReadonlyMap<string, number>;
+  items: WordScores;
+  /** The item of each row of `items`. */
+  rowItems: readonly IndexedItem[];
+  words: readonly string[];
+  weights: Float64Array;
   query: ReadonlyMap<string, number> | null;
 }
 
 /**
  * Each query word's inverse document frequency over the items' texts (BM25's, of the word's
- * own term): what matching it is worth in bm25Of's coordination factor.
+ * own term): what matching it is worth in BM25+'s coordination factor (WordScores.bm25).
+ * MiniSearch multiplies the sum of per-word scores by the number of words matched; here each
+ * word counts by its inverse document frequency, so a word most items hold (in a conversation,
+ * the names its people call each other by) adds its own small score but does not multiply the
+ * rest as a rare word does. Measured on LoCoMo (BENCHMARKS.md).
  */
-function wordWeights(index: SegmentedIndex, groups: ReadonlyArray<readonly string[]>): Map<string, number> {
+function wordWeights(index: SegmentedIndex, words: readonly string[]): Float64Array {
   const n = index.size;
-  return new Map(
-    groups.map((g) => {
-      const df = Math.max(1, index.frequency('text', g[0] as string));
-      return [g[0] as string, Math.log(1 + (n - df + 0.5) / (df + 0.5))];
-    }),
-  );
-}
-
-/**
- * BM25+ of per-word scores: their sum times the weight of the distinct query words matched.
- * MiniSearch multiplies by their number; here each word counts by its inverse document
- * frequency, so a word most items hold (in a conversation, the names its people call each
- * other by) adds its own small score but does not multiply the rest as a rare word does.
- * Measured on LoCoMo (BENCHMARKS.md).
- */
-function bm25Of(perTerm: ReadonlyMap<string, number>, weights: ReadonlyMap<string, number>): number {
-  let sum = 0;
-  let matched = 0;
-  for (const [word, score] of perTerm) {
-    sum += score;
-    matched += weights.get(word) ?? 1;
-  }
-  return sum * matched;
+  return Float64Array.from(words, (w) => {
+    const df = Math.max(1, index.frequency('text', w));
+    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  });
 }
 
 /**
@@ -311,11 +298,9 @@ function lexicalRankings(index: SegmentedIndex, request: SearchRequest, now: Dat
   if (groups.length === 0 || index.size === 0) return [];
   const qTerms = vectorTerms(request.query);
   const query = qTerms.length > 0 ? index.weigh(counts(qTerms), qTerms.length) : null;
-  const matches: Matches = { items: termScores(index, groups, eligible), weights: wordWeights(index, groups), query };
-  const candidates = matches.items
-    .map((m) => ({ segment: m.segment, doc: m.doc, score: bm25Of(m.perTerm, matches.weights), perTerm: m.perTerm }))
-    .sort((a, b) => b.score - a.score)
-    .slice(0, Math.max(50, request.limit * CANDIDATES_PER_RESULT));
+  const { table, words, rowItems } = termScores(index, groups, eligible);
+  const matches: Matches = { items: table, rowItems, words, weights: wordWeights(index, words), query };
+  const candidates = topCandidates(matches, table, null, Math.max(50, request.limit * CANDIDATES_PER_RESULT));
   const scored = scoreCandidates(index, candidates, query, now);
   const floor = request.minSimilarity ?? DEFAULT_MIN_SIMILARITY;
   const byScore = scored.filter((h) => h.similarity >= floor).sort(bestFirst);
@@ -475,19 +460,22 @@ function neighbour(index: SegmentedIndex, item: IndexedItem, offset: number, eli
  * stands for all of that session's turns (the multi-hop lever; BENCHMARKS.md).
  */
 function summaryRanking(index: SegmentedIndex, matches: Matches, eligible: (item: IndexedItem) => boolean, now: Date): ScoredHit[] {
-  const summaries = new Map<string, { segment: number; doc: number; members: Array<{ segment: number; doc: number }>; perTerm: Map<string, number> }>();
-  for (const m of matches.items) {
-    const item = (index.segments[m.segment] as SearchSegment).item(m.doc);
+  const summaries = new WordScores(matches.items.width, true);
+  const rowOf = new Map<number, number>();
+  for (let m = 0; m < matches.items.size; m++) {
+    const item = matches.rowItems[m] as IndexedItem;
     if (!isTurn(item)) continue;
     for (const at of summariesCovering(index, item, eligible)) {
-      const key = `${at.segment}:${at.doc}`;
-      const s = summaries.get(key) ?? { ...at, members: [], perTerm: new Map<string, number>() };
-      s.members.push({ segment: m.segment, doc: m.doc });
-      for (const [word, score] of m.perTerm) s.perTerm.set(word, Math.max(s.perTerm.get(word) ?? 0, score));
-      summaries.set(key, s);
+      const key = at.segment * 2 ** 26 + at.doc;
+      let row = rowOf.get(key);
+      if (row === undefined) {
+        row = summaries.add(at.segment, at.doc);
+        rowOf.set(key, row);
+      }
+      summaries.merge(row, matches.items, m, true);
     }
   }
-  return bestGroups(index, summaries.values(), matches, SUMMARY_CANDIDATES, now);
+  return bestGroups(index, matches, summaries, null, SUMMARY_CANDIDATES, now);
 }
 
 /** How many summaries the summary ranking scores. */
@@ -512,11 +500,12 @@ const TIME_CANDIDATES = 50;
  * "what did she start on 3 June, 2023?" prefers what was said that day.
  */
 function timeRanking(index: SegmentedIndex, matches: Matches, window: TimeWindow, now: Date): ScoredHit[] {
-  const within = matches.items.filter((m) => {
-    const at = (index.segments[m.segment] as SearchSegment).item(m.doc).createdAt;
-    return at >= window.from && at < window.to;
-  });
-  return bestGroups(index, within, matches, TIME_CANDIDATES, now);
+  const within: number[] = [];
+  for (let m = 0; m < matches.items.size; m++) {
+    const at = (index.segments[matches.items.segmentOf(m)] as SearchSegment).columns.createdAt[matches.items.docOf(m)] ?? 0;
+    if (at >= window.from && at < window.to) within.push(m);
+  }
+  return bestGroups(index, matches, matches.items, within, TIME_CANDIDATES, now);
 }
 
 /** How many windows the window ranking scores (the score ranking's candidates are as many). */
@@ -531,22 +520,27 @@ const WINDOW_CANDIDATES = 50;
  * question next to it. Other items are their own window. Measured on LoCoMo (BENCHMARKS.md).
  */
 function windowRanking(index: SegmentedIndex, matches: Matches, eligible: (item: IndexedItem) => boolean, now: Date): ScoredHit[] {
-  const windows = new Map<string, { segment: number; doc: number; members: Array<{ segment: number; doc: number }>; perTerm: Map<string, number> }>();
-  for (const m of matches.items) {
-    const item = (index.segments[m.segment] as SearchSegment).item(m.doc);
-    const self = { segment: m.segment, doc: m.doc, item };
-    // A matching turn counts in its own window and in its neighbours' (it is their next or previous turn).
-    const centers = isTurn(item) ? [self, neighbour(index, item, -1, eligible), neighbour(index, item, 1, eligible)] : [self];
-    for (const c of centers) {
-      if (!c) continue;
-      const key = itemKey(c.item);
-      const w = windows.get(key) ?? { segment: c.segment, doc: c.doc, members: [], perTerm: new Map<string, number>() };
-      w.members.push({ segment: m.segment, doc: m.doc });
-      for (const [term, score] of m.perTerm) w.perTerm.set(term, (w.perTerm.get(term) ?? 0) + score);
-      windows.set(key, w);
+  const { items } = matches;
+  const windows = new WordScores(items.width, true, Math.max(256, items.size));
+  // Per segment, the row of the window centred on each item (-1: none yet).
+  const rows = index.segments.map((s) => new Int32Array(s.size).fill(-1));
+  const count = (m: number, segment: number, doc: number) => {
+    const rowOf = rows[segment] as Int32Array;
+    let row = rowOf[doc] ?? -1;
+    if (row < 0) {
+      row = windows.add(segment, doc);
+      rowOf[doc] = row;
     }
+    windows.merge(row, items, m);
+  };
+  for (let m = 0; m < items.size; m++) {
+    const item = matches.rowItems[m] as IndexedItem;
+    count(m, items.segmentOf(m), items.docOf(m));
+    if (!isTurn(item)) continue;
+    // A matching turn counts in its own window and in its neighbours' (it is their next or previous turn).
+    for (const c of [neighbour(index, item, -1, eligible), neighbour(index, item, 1, eligible)]) if (c) count(m, c.segment, c.doc);
   }
-  return bestGroups(index, windows.values(), matches, WINDOW_CANDIDATES, now);
+  return bestGroups(index, matches, windows, null, WINDOW_CANDIDATES, now);
 }
 
 /**
@@ -554,18 +548,23 @@ function windowRanking(index: SegmentedIndex, matches: Matches, eligible: (item:
  * a summary's covered turns): the `limit` best by BM25+ of the group's per-word scores, then
  * scored (similarity over the members' words), best first.
  */
-function bestGroups(
-  index: SegmentedIndex,
-  groups: Iterable<{ segment: number; doc: number; perTerm: ReadonlyMap<string, number>; members?: ReadonlyArray<{ segment: number; doc: number }> }>,
-  matches: Pick<Matches, 'weights' | 'query'>,
-  limit: number,
-  now: Date,
-): ScoredHit[] {
-  const best = [...groups]
-    .map(({ segment, doc, perTerm, members }) => ({ segment, doc, score: bm25Of(perTerm, matches.weights), perTerm, members }))
-    .sort((a, b) => b.score - a.score)
-    .slice(0, limit);
-  return scoreCandidates(index, best, matches.query, now).sort(bestFirst);
+function bestGroups(index: SegmentedIndex, matches: Matches, table: WordScores, rows: readonly number[] | null, limit: number, now: Date): ScoredHit[] {
+  return scoreCandidates(index, topCandidates(matches, table, rows, limit), matches.query, now).sort(bestFirst);
+}
+
+/**
+ * The `limit` rows of a table (or of these of its rows) with the highest BM25+, highest first
+ * (ties in row order), as candidates; a group's members are rows of the matches' table.
+ */
+function topCandidates(matches: Matches, table: WordScores, rows: readonly number[] | null, limit: number): Candidate[] {
+  const rowAt = (i: number) => (rows ? (rows[i] ?? 0) : i);
+  const bm25 = new Float64Array(rows ? rows.length : table.size);
+  for (let i = 0; i < bm25.length; i++) bm25[i] = table.bm25(rowAt(i), matches.weights);
+  return topPositions(bm25, limit).map((i) => {
+    const row = rowAt(i);
+    const members = table.membersOf(row)?.map((m) => ({ segment: matches.items.segmentOf(m), doc: matches.items.docOf(m) }));
+    return { segment: table.segmentOf(row), doc: table.docOf(row), score: bm25[i] ?? 0, perTerm: table.perTerm(row, matches.words), members };
+  });
 }
 
 /**

@@ -159,7 +159,8 @@ export class SearchSegment {
   readonly fieldTotals: Record<Field, number>;
   readonly vectorTotal: number;
   private readonly termIds: Map<string, number>;
-  private readonly made = new Map<number, IndexedItem>();
+  /** Items made so far, by ordinal (an array: a search looks up tens of thousands, and a Map's lookup cost a fifth of it). */
+  private made: Array<IndexedItem | undefined> | undefined;
   private ordinals: Map<string, number> | undefined;
   private covering: Map<number, number[]> | undefined;
 
@@ -185,7 +186,9 @@ export class SearchSegment {
 
   /** Item `doc` of the segment (made on first use, then kept). */
   item(doc: number): IndexedItem {
-    let item = this.made.get(doc);
+    // Sized once, so the array keeps fast elements rather than turning into a dictionary as it fills out of order.
+    this.made ??= new Array<IndexedItem | undefined>(this.size);
+    let item = this.made[doc];
     if (item) return item;
     const c = this.columns;
     const expiresAt = c.expiresAt[doc] ?? Number.NaN;
@@ -207,7 +210,7 @@ export class SearchSegment {
       sourceTurns: [...c.sourceTurns.subarray(c.sourceTurnOffsets[doc] ?? 0, c.sourceTurnOffsets[doc + 1] ?? 0)],
       asks: c.asks[doc] === 1,
     };
-    this.made.set(doc, item);
+    this.made[doc] = item;
     return item;
   }
 
@@ -365,7 +368,10 @@ export function mergeSegments(parts: ReadonlyArray<{ segment: SearchSegment; kee
     { title: toPostings(rows.title, termCount), text: toPostings(rows.text, termCount) },
     lengths,
     { offsets: vectorOffsets, terms: Int32Array.from(vterms), tfs: Uint16Array.from(vtfs), lengths: vectorLengths },
-    mergeEmbeddings(parts.map((p) => p.segment.embeddings), kept),
+    mergeEmbeddings(
+      parts.map((p) => p.segment.embeddings),
+      kept,
+    ),
   );
 }
 

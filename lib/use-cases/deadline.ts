@@ -3,7 +3,10 @@
  * aborts while the invocation still has the time its failure path needs
  * (functions/reflector/create-handler.ts); the use cases see only a LanguageModel whose calls
  * carry it. A model that does not answer in time then ends in the job's retry path (a
- * ModelUnavailableError) rather than in a Lambda timeout.
+ * ModelUnavailableError) rather than in a Lambda timeout. The same signal bounds the embedding
+ * calls of the search index compaction the handler runs after the job (EmbeddingModel.embed's
+ * `signal`, through LiveSearchIndex.compact): an embedding model that does not answer in time
+ * leaves the change marks for the next compaction.
  */
 import type { LanguageModel } from '../ports.js';
 

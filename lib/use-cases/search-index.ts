@@ -90,9 +90,10 @@ export interface SearchIndexReader {
   /**
    * Fold the owner's changes into a segment, when there are at least `atLeast` of them; `full`
    * rewrites every segment into one whatever the count (a forget: no old segment may keep a
-   * removed item's words).
+   * removed item's words). `signal`: the invocation's deadline for the delta's embedding calls
+   * (lib/use-cases/deadline.ts).
    */
-  compact(userId: string, atLeast?: number, options?: { full?: boolean; rebuild?: readonly string[] }): Promise<CompactionResult>;
+  compact(userId: string, atLeast?: number, options?: { full?: boolean; rebuild?: readonly string[]; signal?: AbortSignal | undefined }): Promise<CompactionResult>;
 }
 
 export interface CompactionResult {
@@ -245,7 +246,7 @@ export class LiveSearchIndex implements SearchIndexReader {
    * segment of those items as their stores hold them now, the old segments dropped — what a
    * lost or expired change mark left out is back, and nothing the stores no longer hold stays.
    */
-  async compact(userId: string, atLeast = 1, options: { full?: boolean; rebuild?: readonly string[] } = {}): Promise<CompactionResult> {
+  async compact(userId: string, atLeast = 1, options: { full?: boolean; rebuild?: readonly string[]; signal?: AbortSignal | undefined } = {}): Promise<CompactionResult> {
     const { store, clock } = this.deps;
     const { now: wallNow, lagMs } = this.timing;
     const started = wallNow();
@@ -274,7 +275,7 @@ export class LiveSearchIndex implements SearchIndexReader {
     const liveIds = new Set(live.map((i) => i.id));
     const gone = changes.filter((c) => !liveIds.has(c.id)).map((c) => c.id);
     // Embedded before anything is written: a model that fails leaves the marks for the next compaction.
-    const delta = await this.deltaOf(live);
+    const delta = await this.deltaOf(live, options.signal);
     const version = head.version + 1;
     const plan = options.full || rebuild ? 'all' : mergePlan(head, delta.size, gone.length);
     const merging = plan === 'none' ? [] : plan === 'all' ? head.segments : head.segments.slice(1);
@@ -309,10 +310,10 @@ export class LiveSearchIndex implements SearchIndexReader {
   }
 
   /** A delta over these items, with their vectors when the stage embeds (the text, not the title: titles like `turn 12` say nothing). */
-  private async deltaOf(items: MemoryItem[]): Promise<SearchSegment> {
+  private async deltaOf(items: MemoryItem[], signal: AbortSignal | undefined): Promise<SearchSegment> {
     const model = this.deps.embeddings;
     if (!model || items.length === 0) return segmentOf(items);
-    const vectors = await model.embed(items.map((i) => i.text));
+    const vectors = await model.embed(items.map((i) => i.text), { signal });
     return segmentOf(items, quantise(model.modelId, model.dimensions, vectors));
   }
 

@@ -64,6 +64,7 @@ function bundleEnv(api: FunctionBundle): Record<string, string | undefined> {
     PATH: process.env.PATH,
     BUNDLE: api.bundle,
     AWS_REGION: 'us-east-1',
+    STAGE: 'bundle',
     TABLE_NAME: 'memory',
     BUCKET_NAME: 'memory',
     SLEEP_TIME_CONFIG: '{}',

@@ -612,9 +612,19 @@ describe('operations: alarms, their topic, load settings', () => {
   it("alarms at the api's first log line of a search index whose watermark is older than its marks' TTL", () => {
     const filters = Object.values(stateless.findResources('AWS::Logs::MetricFilter')).map((f) => f.Properties);
     const stale = filters.find((f) => f.MetricTransformations?.[0]?.MetricName === 'StaleSearchIndex');
-    expect(stale?.FilterPattern).toBe(`{ $.message = "${STALE_INDEX_WARNING}" }`);
+    expect(stale?.FilterPattern).toBe(`{ ($.message = "${STALE_INDEX_WARNING}") && ($.stage = "check") }`);
     expect(stale?.LogGroupName).toEqual({ Ref: logicalIdOf(stateless, 'AWS::Logs::LogGroup', 'ApiFunctionLogs') });
-    stateless.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'ReflectiveMemory', MetricName: 'StaleSearchIndex', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    // The stage as a dimension, from the line's `stage` (the api's STAGE), as ModelCostUsd has it; the alarm watches exactly that metric.
+    expect(stale?.MetricTransformations?.[0]?.Dimensions).toEqual([{ Key: 'stage', Value: '$.stage' }]);
+    const api = Object.entries(stateless.findResources('AWS::Lambda::Function')).find(([id]) => id.startsWith('ApiFunction'))?.[1];
+    expect(api?.Properties.Environment.Variables.STAGE).toBe('check');
+    stateless.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'ReflectiveMemory',
+      MetricName: 'StaleSearchIndex',
+      Dimensions: [{ Name: 'stage', Value: 'check' }],
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
   });
 
   it("alarms when the last day's model cost passes the stage's threshold (req R-SLP-14: under $1/day)", () => {

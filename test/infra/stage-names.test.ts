@@ -51,3 +51,19 @@ describe('the model cost metric', () => {
     }
   });
 });
+
+describe('the stale search index metric', () => {
+  it("is published with the stage as a dimension and read by each stage's alarm with it", () => {
+    for (const stage of ['dev', 'prod']) {
+      const { stateless } = synth(stage);
+      const filter = Object.values(stateless.findResources('AWS::Logs::MetricFilter')).find((f) => f.Properties.MetricTransformations[0].MetricName === 'StaleSearchIndex')?.Properties;
+      expect(filter?.FilterPattern).toContain(`($.stage = "${stage}")`);
+      expect(filter?.MetricTransformations[0].Dimensions).toEqual([{ Key: 'stage', Value: '$.stage' }]);
+      const alarm = Object.values(stateless.findResources('AWS::CloudWatch::Alarm')).find((a) => a.Properties.MetricName === 'StaleSearchIndex')?.Properties;
+      expect(alarm?.Dimensions).toEqual([{ Name: 'stage', Value: stage }]);
+      // The api gives its lines that stage (functions/api/create-handler.ts).
+      const api = Object.entries(stateless.findResources('AWS::Lambda::Function')).find(([id]) => id.startsWith('ApiFunction'))?.[1];
+      expect(api?.Properties.Environment.Variables.STAGE).toBe(stage);
+    }
+  });
+});

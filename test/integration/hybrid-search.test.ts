@@ -2,8 +2,9 @@
  * Hybrid retrieval on the local stack, IAM enforced: a stage that embeds (Titan Text
  * Embeddings V2, here the deterministic stand-in of infra/local/embedding-stand-in.ts, which is
  * not a model) has the reflector's compactions store vectors in the segments and the API embed
- * each query once and rank by them too — with no request denied; without the API's grant a search
- * fails, naming the action. Plumbing only: nothing here measures retrieval quality.
+ * each query once and rank by them too — with no request denied; an embedding model that never
+ * answers is abandoned at the reflector's deadline, as its Converse calls are; without the API's
+ * grant a search fails, naming the action. Plumbing only: nothing here measures retrieval quality.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
@@ -71,6 +72,27 @@ describe('hybrid retrieval on a stage that embeds (deterministic stand-in, IAM e
     // Without the vector (the stand-in back to hashed words), the same question finds nothing.
     local.emulators.converse.setEmbedder(null);
     expect((await client(local).search(USER, { query: question, limit: 5 })).results).toEqual([]);
+    expect(iamDenials(local)).toEqual([]);
+  }, 360_000);
+
+  it("abandons a compaction's embedding calls at the invocation's deadline, never running into its timeout", async () => {
+    // The reflector's timeout here: MODEL_CALL_RESERVE_MS (15 s) and 15 s for the job and its compaction.
+    stack = await startLocalStack({ stage: 'hybriddeadline', config, logLevel: 'SILENT', speed: 300, timeouts: { reflector: 30 } });
+    const local = stack;
+    // The embedding model never answers: the Bedrock client's own timeout (a minute, four attempts) is far past the function's.
+    local.emulators.converse.setEmbedder('hang');
+    await local.publisher.publish(turns(USER, 40));
+    await local.waitUntilDrained({ timeoutMs: 240_000 });
+    const reflector = local.sources.reflection.stats;
+    // The compactions after the jobs asked for vectors, and each call was abandoned at the deadline:
+    // no invocation ran into the function's timeout, none failed, and every job was done.
+    expect(local.emulators.converse.invocations.length).toBeGreaterThan(0);
+    expect(reflector.timeouts).toBe(0);
+    expect(reflector.handlerErrors).toBe(0);
+    expect(reflector.failedRecords).toBe(0);
+    // Nothing was folded without its vectors: no segment was written.
+    const index = new DynamoS3SearchIndexStore(createDocumentClient(), createS3Client(), local.info.tableName, local.info.bucketName);
+    expect((await index.head(USER)).segments).toEqual([]);
     expect(iamDenials(local)).toEqual([]);
   }, 360_000);
 

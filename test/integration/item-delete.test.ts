@@ -9,7 +9,7 @@
  * and no request was denied by the functions' IAM policies.
  */
 import { readFileSync } from 'node:fs';
-import { S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -105,14 +105,18 @@ async function seedGraph(at: string): Promise<void> {
   ], at, graph());
 }
 
+const knowledgeDoc = (at: string, id: string, title: string, text: string, sourceTurns: number[], storedBy?: string) => ({
+  path: id, markdown: `# ${title}\n\n${text}\n`,
+  doc: { id, title, text, summary: text, category: id.split('/').slice(0, -1).join('/'), confidence: 0.8, sourceTurns, promotedAt: at, ...(storedBy ? { storedBy } : {}) },
+});
+/** The promoted fact about Caroline's sunsets, with this text. */
+const sunsets = (text: string) => knowledgeDoc(stack.now().toISOString(), 'Facts/caroline_paints_sunsets.md', 'caroline paints sunsets', text, [3]);
+
 /** A promoted fact and a nightly finding (the replay's offline model promotes and finds none), through the knowledge store. */
 async function seedKnowledge(at: string): Promise<void> {
-  const doc = (id: string, title: string, text: string, sourceTurns: number[], storedBy?: string) => ({
-    path: id, markdown: `# ${title}\n\n${text}\n`,
-    doc: { id, title, text, summary: text, category: id.split('/').slice(0, -1).join('/'), confidence: 0.8, sourceTurns, promotedAt: at, ...(storedBy ? { storedBy } : {}) },
-  });
+  const doc = (id: string, title: string, text: string, sourceTurns: number[], storedBy?: string) => knowledgeDoc(at, id, title, text, sourceTurns, storedBy);
   await knowledge().putKnowledge(USER, [
-    doc('Facts/caroline_paints_sunsets.md', 'caroline paints sunsets', 'Caroline paints sunsets over the lake with watercolours.', [3]),
+    sunsets('Caroline paints sunsets over the lake with watercolours.'),
     doc('Findings/relationship/melanie_related_to_pottery.md', 'melanie related_to pottery', 'Melanie took up pottery classes with her kids.', [7], 'nightly-seed'),
     doc('Facts/caroline_counseling_career.md', 'caroline counseling career', 'Caroline looks into counseling and mental health careers.', [12]),
   ]);
@@ -168,7 +172,18 @@ describe('deleting one item of every kind (DELETE …/memory/items/{id})', () =>
     expect(await edgeIds()).toEqual(expect.arrayContaining(['caroline|related_to|support_group', 'melanie|related_to|pottery']));
 
     const ofDeleted = (k: string) => k.includes(`/turns/${pad(5)}/`) || k.includes('caroline_paints_sunsets') || k.includes('melanie_related_to_pottery') || k.includes('/summaries/summary-1-9.');
-    expect((await versionKeys()).filter(ofDeleted).length).toBeGreaterThan(0);
+    // What the versioned bucket keeps besides current objects: the fact edited once (its first
+    // text a noncurrent version), and an object under the turn's folder deleted without a
+    // version id (a noncurrent version behind a delete marker).
+    await knowledge().putKnowledge(USER, [sunsets('Caroline paints sunsets over the lake in oils.')]);
+    await knowledge().putKnowledge(USER, [sunsets('Caroline paints sunsets over the lake with watercolours.')]);
+    const dropped = { Bucket: stack.info.bucketName, Key: `users/${USER}/turns/${pad(5)}/dropped.json` };
+    await s3().send(new PutObjectCommand({ ...dropped, Body: '{}' }));
+    await s3().send(new DeleteObjectCommand(dropped));
+    const kept = (await listObjectVersions(s3(), stack.info.bucketName, `users/${USER}/`)).filter((v) => ofDeleted(v.key));
+    expect(kept.filter((v) => v.isLatest && !v.deleteMarker).length).toBeGreaterThan(0);
+    expect(kept.filter((v) => !v.isLatest && !v.deleteMarker).map((v) => v.key)).toEqual(expect.arrayContaining([expect.stringContaining('caroline_paints_sunsets'), dropped.Key]));
+    expect(kept.filter((v) => v.deleteMarker).map((v) => v.key)).toEqual([dropped.Key]);
     const kinds: string[] = [];
     for (const id of ids) {
       const { deleted, at } = await memory.deleteItem(USER, id, 'wrong, and private');

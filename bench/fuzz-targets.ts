@@ -38,7 +38,7 @@ import type { BatchLog } from '../lib/domain/batch-log.js';
 import { HARD_CAPS, type ItemCategory } from '../lib/domain/reflection-output.js';
 import { defaultSignalConfig } from '../lib/domain/signal-weights.js';
 import { defaultSleepTimeConfig } from '../lib/domain/sleep-time/config.js';
-import { DEFAULT_SUMMARY_PROMPT, summaryPair } from '../lib/domain/summary.js';
+import { DEFAULT_SUMMARY_PROMPT, summaryPair } from '../lib/summaries/summary.js';
 import { newTierItem } from '../lib/domain/memory-tiers.js';
 import { nightlyOffline, reflectOffline, summarizeOffline, weeklyOffline } from '../lib/offline-model/rule-reflector.js';
 import { BatchNotRecordedError, type ClaimCheckStore, type LanguageModel } from '../lib/ports.js';
@@ -50,29 +50,11 @@ import { type FieldError, parseOrKeep } from '../lib/use-cases/parse-or-keep.js'
 import type { ForgetDeps } from '../lib/use-cases/forget-user.js';
 import type { ReflectionDeps } from '../lib/use-cases/run-reflection.js';
 import type { SleepTimeDeps } from '../lib/use-cases/run-sleep-time.js';
-import type { SummaryDeps } from '../lib/use-cases/run-summary.js';
+import type { SummaryDeps } from '../lib/summaries/run-summary.js';
 import { expirySweep, nightlySweep, type SweepDeps, weeklySweep } from '../lib/use-cases/sweeps.js';
-import { fixedClock, MemoryActivity, MemoryErasureLog, MemorySettings, MemorySummarySource, RecordingItemEraser, RecordingLog, ScriptedModel } from '../test/helpers/fakes.js';
-import {
-  ATTACKER,
-  arbitraryBody,
-  brief,
-  edgeNumber,
-  everyErrorNamesAField,
-  hostileString,
-  hostileValue,
-  injectionTexts,
-  isPlainObject,
-  type Mutated,
-  mutate,
-  namesField,
-  oddUnicode,
-  oversized,
-  pathLike,
-  REQUEST_ROOTS,
-  tryJson,
-  VICTIM,
-} from '../test/helpers/hostile-input.js';
+import { fixedClock, MemoryActivity, MemoryErasureLog, MemorySettings, RecordingItemEraser, RecordingLog, ScriptedModel } from '../test/helpers/fakes.js';
+import { MemorySummarySource } from '../lib/summaries/summary.fake.js';
+import { ATTACKER, arbitraryBody, brief, edgeNumber, everyErrorNamesAField, hostileString, hostileValue, injectionTexts, isPlainObject, type Mutated, mutate, namesField, oddUnicode, oversized, pathLike, REQUEST_ROOTS, tryJson, VICTIM } from '../test/helpers/hostile-input.js';
 import { type RecordingWorld, recordingWorld } from '../test/helpers/recording-fakes.js';
 
 /** A word only the victim's memory holds: no answer to the attacker may contain it. */

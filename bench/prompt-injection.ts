@@ -31,7 +31,7 @@ import { queryAll } from '../lib/adapters/dynamo-query.js';
 import type { LocalStack } from '../infra/local/stack.js';
 import { type StageConfig, stageConfig } from '../infra/config/stages.js';
 import { requestLedger } from '../infra/local/request-ledger.js';
-import { MAX_SUMMARY_CHARS } from '../lib/domain/summary.js';
+import { MAX_SUMMARY_CHARS } from '../lib/summaries/summary.js';
 import { ATTACKER, ODD_UNICODE, injectionTexts, pathLikeValues, VICTIM } from '../test/helpers/hostile-input.js';
 import { anyApiCase, apiAnswerProblems, apiRequestOf, capProblems, largestAttributes, SECRET } from './fuzz-targets.js';
 

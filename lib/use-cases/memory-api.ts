@@ -20,7 +20,7 @@ export { pageCursor, pageToken } from './memory-api/paging.js';
 export { retrieve, search, type SearchResult } from './memory-api/search.js';
 export { type Candidate, recordOutcome, save } from './memory-api/trust.js';
 export { createTierEntry, deleteTierEntry, demote, promote, queryTier } from './memory-api/tiers.js';
-export { assessment, deleteSummary, editSummary, latestSleepTimeRun, listSummaries, sleepTimeRuns, summaryQualityOf, requestSummary } from './memory-api/summaries.js';
+export { assessment, deleteSummary, editSummary, latestSleepTimeRun, listSummaries, sleepTimeRuns, summaryQualityOf, requestSummary } from '../summaries/summaries-api.js';
 export { editItem, editTarget, restoreItem } from './memory-api/edits.js';
 export { auditTrail, batches, listStagedForReview, reviewDiscard, reviewPromote } from './memory-api/review.js';
 export { capabilities, sourceReliability } from './memory-api/insights.js';

@@ -13,7 +13,7 @@ import { modelWithDeadline } from './deadline.js';
 import { type JobUsage, runUsage, usageOf } from './job-cost.js';
 import { type ReflectionDeps, releaseBatch, runReflection } from './run-reflection.js';
 import { runNightly, runWeekly, type SleepTimeDeps } from './run-sleep-time.js';
-import { runSummary, SUMMARY_KINDS, type SummaryDeps } from './run-summary.js';
+import { runSummary, SUMMARY_KINDS, type SummaryDeps } from '../summaries/run-summary.js';
 
 /** The use cases' dependencies, over one set of stores. */
 export interface JobDeps {

@@ -41,7 +41,8 @@ import { conversationDays, pickWeekWithinBudget, WEEKLY_SYSTEM_PROMPT, WEEKLY_TO
 import { buriedKeyOf, type Tombstone, tombstoneKeys } from '../domain/tombstone.js';
 import { topKeywords } from '../domain/text.js';
 import { costEntry, runUsage } from './job-cost.js';
-import { type Clock, type CostLedger, type ErasureLog, type GraphStore, type KnowledgeEntry, type KnowledgeStore, type Log, type MemoryItemStore, type ModelResponse, type SleepTimeLogStore, type LanguageModel, type SummarySource, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import { type Clock, type CostLedger, type ErasureLog, type GraphStore, type KnowledgeEntry, type KnowledgeStore, type Log, type MemoryItemStore, type ModelResponse, type SleepTimeLogStore, type LanguageModel, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import type { SummarySource } from '../summaries/summary.port.js';
 
 export interface SleepTimeDeps {
   turns: TurnStore;

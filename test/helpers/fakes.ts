@@ -4,7 +4,6 @@ import type { TurnSaved } from '../../events/turn-saved.js';
 import type { EventEpisode } from '../../lib/domain/episodes.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import type { StagedRecord } from '../../lib/domain/promotion.js';
-import type { SummaryPair } from '../../lib/domain/summary.js';
 import type { DiaryOverride, DiaryRecord } from '../../lib/domain/diary.js';
 import type { MemoryItem } from '../../lib/domain/memory-item.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
@@ -24,49 +23,7 @@ import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { CostEntry } from '../../lib/domain/daily-cost.js';
 import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
 import type { AgentEvent } from '../../events/agent-event.js';
-import type {
-  ActivityIndex,
-  ItemTrustStore,
-  ForgetCounts,
-  ForgetLog,
-  ForgetReceipt,
-  AgentEventPublisher,
-  CostLedger,
-  BatchLogStore,
-  ExpiryLog,
-  SleepTimeLogStore,
-  SummarySource,
-  ClaimCheckStore,
-  DiaryStore,
-  IdleScheduler,
-  JobQueue,
-  KnowledgeStore,
-  Log,
-  MemoryItemStore,
-  ModelRequest,
-  ModelResponse,
-  LanguageModel,
-  SummaryStore,
-  RejectedEvent,
-  RejectedEventLog,
-  SearchChange,
-  SearchIndexHead,
-  SearchIndexStore,
-  SearchSegmentRef,
-  SummaryRequest,
-  UserSettingsStore,
-  GraphChange,
-  GraphStore,
-  KnowledgeEntry,
-  KnowledgeIndexChange,
-  SignalStateStore,
-  SourceReliabilityStore,
-  StoredSignalState,
-  TurnStore,
-  WindowBounds,
-  ErasureLog,
-  ItemEraser,
-} from '../../lib/ports.js';
+import type { ActivityIndex, ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, AgentEventPublisher, CostLedger, BatchLogStore, ExpiryLog, SleepTimeLogStore, ClaimCheckStore, DiaryStore, IdleScheduler, JobQueue, KnowledgeStore, Log, MemoryItemStore, ModelRequest, ModelResponse, LanguageModel, RejectedEvent, RejectedEventLog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, SummaryRequest, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SignalStateStore, SourceReliabilityStore, StoredSignalState, TurnStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
 
 export class MemoryTurnStore implements TurnStore {
   readonly turns = new Map<string, TurnSaved>();
@@ -586,53 +543,6 @@ export function ingestDeps() {
   };
 }
 
-export class MemorySummaryStore implements SummaryStore {
-  readonly pairs = new Map<string, SummaryPair>();
-  async exists(userId: string, id: string) {
-    return this.pairs.has(`${userId}/${id}`);
-  }
-  async write(pair: SummaryPair) {
-    if (!this.pairs.has(`${pair.userId}/${pair.id}`)) this.pairs.set(`${pair.userId}/${pair.id}`, pair);
-  }
-  async softDelete(userId: string, id: string) {
-    const p = this.pairs.get(`${userId}/${id}`);
-    if (!p) return false;
-    p.deleted = true;
-    return true;
-  }
-  readonly resurrections = new Map<string, number>();
-  async list(userId: string) {
-    return [...this.pairs.values()]
-      .filter((p) => p.userId === userId)
-      .map((p) => ({
-        userId, id: p.id, kind: p.kind, createdAt: p.createdAt, sourceTurns: p.sourceTurns, prompt: p.prompt, text: p.text, deleted: p.deleted, resurrections: this.resurrections.get(`${userId}/${p.id}`) ?? 0,
-        ...(p.sessionId ? { sessionId: p.sessionId } : {}),
-        ...(p.carried ? { carried: p.carried } : {}),
-      }))
-      .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-  }
-  async newest(userId: string, options: { limit: number; includeDeleted: boolean }) {
-    const bySk = (r: { id: string }) => keys.summarySk(r.id);
-    return (await this.list(userId))
-      .filter((r) => options.includeDeleted || !r.deleted)
-      .sort((a, b) => bySk(b).localeCompare(bySk(a)))
-      .slice(0, options.limit);
-  }
-  async edit(userId: string, id: string, edit: { text: string; by: string; at: string; reason?: string | undefined }) {
-    const p = this.pairs.get(`${userId}/${id}`);
-    if (!p || p.deleted) return null;
-    p.text = edit.text;
-    return (await this.list(userId)).find((r) => r.id === id) ?? null;
-  }
-  async countResurrections(userId: string, ids: readonly string[]) {
-    for (const id of new Set(ids)) if (this.pairs.has(`${userId}/${id}`)) this.resurrections.set(`${userId}/${id}`, (this.resurrections.get(`${userId}/${id}`) ?? 0) + 1);
-  }
-  async byIds(userId: string, ids: readonly string[]) {
-    const wanted = new Set(ids);
-    return (await this.list(userId)).filter((r) => wanted.has(r.id));
-  }
-}
-
 export class MemorySettings implements UserSettingsStore {
   readonly byUser = new Map<string, UserSettings>();
   async get(userId: string) {
@@ -665,17 +575,6 @@ export class MemorySleepTimeLog implements SleepTimeLogStore {
   }
   async latest(userId: string, kind: SleepTimeRun['kind']) {
     return (await this.newest(userId, kind, 1))[0] ?? null;
-  }
-}
-
-export class MemorySummarySource implements SummarySource {
-  readonly logs: BatchLog[] = [];
-  readonly texts: Array<{ userId: string; id: string; createdAt: string; text: string; sourceTurns?: number[] }> = [];
-  async batchLogs(userId: string, { fromIso, toIso }: WindowBounds) {
-    return this.logs.filter((l) => l.user_id === userId && l.timestamp >= fromIso && l.timestamp <= toIso);
-  }
-  async summaries(userId: string, { fromIso, toIso }: WindowBounds) {
-    return this.texts.filter((t) => t.userId === userId && t.createdAt >= fromIso && t.createdAt <= toIso);
   }
 }
 

@@ -8,134 +8,26 @@ import { segmentOf } from '../../lib/domain/memory-search.js';
 import type { CompactionResult, SearchIndexReader, SearchView } from '../../lib/use-cases/search-index.js';
 import type { IdleCheck } from '../../events/idle-check.js';
 import type { Job } from '../../events/job.js';
-import { DomainSchema } from '../../events/common.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { SourceObservation } from '../../lib/domain/source-reliability.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { EventEpisode } from '../../lib/domain/episodes.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import { episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../../lib/domain/memory-item.js';
-import {
-  batchFailureKey,
-  episodeKey,
-  eventEpisodeKey,
-  keys,
-  knowledgePrefix,
-  modelOutputKey,
-  rejectedEventKey,
-  rejectedPrefix,
-  stagingPrefix,
-  turnDocKey,
-  userPrefix,
-} from '../../lib/domain/memory-paths.js';
+import { batchFailureKey, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, rejectedEventKey, stagingPrefix, turnDocKey, userPrefix } from '../../lib/domain/memory-paths.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { StagedRecord } from '../../lib/domain/promotion.js';
 import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
-import type { SummaryPair } from '../../lib/domain/summary.js';
 import { turnContentHash, turnIndexEntry, turnSearchText } from '../../lib/domain/turn-document.js';
-import { SOURCE_SHARDS, sourceShard } from '../../lib/adapters/dynamo-source-reliability-store.js';
+import { sourceShard } from '../../lib/adapters/dynamo-source-reliability-store.js';
 import type { AuditTrail, BatchLogReader, GraphChange, KnowledgeEntry, KnowledgeIndexChange, MemoryCatalog, ModelResponse, RejectedEvent, UserArchiveStore } from '../../lib/ports.js';
 import type { ArchiveDocument } from '../../lib/domain/user-archive.js';
-import {
-  MemoryBatchLogStore,
-  MemoryExpiryLog,
-  MemoryGraphStore,
-  MemoryIdleScheduler,
-  MemoryJobQueue,
-  MemoryCostLedger,
-  MemoryDiary,
-  MemoryItems,
-  MemoryItemTrust,
-  MemoryForgetLog, MemorySettings,
-  MemoryEventPublisher,
-  MemoryKnowledgeStore,
-  MemorySummaryStore,
-  MemoryRejectedLog,
-  MemorySleepTimeLog,
-  MemorySignalStateStore,
-  MemorySourceReliabilityStore,
-  MemoryTurnStore,
-} from './fakes.js';
-import { keyStaysUnder } from './hostile-input.js';
-
-/** One write: whose data it is (`null` for the shared rejected-events log) and where it lands. */
-export interface Write {
-  store: string;
-  user: string | null;
-  /** An S3 key (`users/…`, `rejected/…`) or a DynamoDB `pk|sk`; absent for queue messages. */
-  key?: string;
-  /** A DynamoDB item's size as the adapter would write it (its JSON, UTF-8). */
-  bytes?: number;
-}
-
-/** DynamoDB refuses items over 400 KB. */
-export const DYNAMODB_ITEM_LIMIT_BYTES = 400 * 1024;
-
-/**
- * An item's size as DynamoDB counts it: attribute names and string values in UTF-8 bytes,
- * numbers by their digits, 3 bytes per list or map plus 1 per element.
- */
-export function dynamoItemBytes(value: unknown): number {
-  if (typeof value === 'string') return Buffer.byteLength(value, 'utf8');
-  if (typeof value === 'number') return Math.ceil(String(value).replace(/[-.]/g, '').length / 2) + 1;
-  if (typeof value === 'boolean' || value === null) return 1;
-  if (value === undefined) return 0;
-  if (Array.isArray(value)) return 3 + value.reduce((n: number, v) => n + 1 + dynamoItemBytes(v), 0);
-  if (typeof value === 'object') {
-    return 3 + Object.entries(value as Record<string, unknown>).reduce((n, [k, v]) => (v === undefined ? n : n + 1 + Buffer.byteLength(k, 'utf8') + dynamoItemBytes(v)), 0);
-  }
-  return 0;
-}
-
-const itemBytes = (item: unknown): number => {
-  try {
-    return dynamoItemBytes(item);
-  } catch {
-    return Number.POSITIVE_INFINITY;
-  }
-};
-
-export class WriteLog {
-  readonly writes: Write[] = [];
-  add(store: string, user: string | null, key?: string): void {
-    this.writes.push({ store, user, ...(key !== undefined ? { key } : {}) });
-  }
-  /** A DynamoDB item write, with the item (to size it). */
-  addItem(store: string, user: string, key: string, item: unknown): void {
-    this.writes.push({ store, user, key, bytes: itemBytes(item) });
-  }
-  /**
-   * Writes that left their bounds: a user outside `allowed`, an S3 key outside its user's
-   * prefix (or `rejected/` for the shared log), a DynamoDB key outside the user's partition,
-   * a DynamoDB item DynamoDB would refuse for its size.
-   */
-  problems(allowed: ReadonlySet<string>): string[] {
-    const bad: string[] = [];
-    for (const w of this.writes) {
-      if (w.bytes !== undefined && w.bytes > DYNAMODB_ITEM_LIMIT_BYTES) bad.push(`${w.store}: a DynamoDB item of ${w.bytes} bytes, over the 400 KB limit (${w.key ?? ''})`);
-      if (w.user === null) {
-        // Shared: the rejected-events log in S3, and source reliability counts (a domain's own partition).
-        if (w.key?.includes('|')) {
-          const [pk, sk] = w.key.split('|');
-          const shard = /^SOURCE#(.+)#(\d+)$/.exec(pk ?? '');
-          if (!shard || !DomainSchema.safeParse(shard[1]).success || Number(shard[2]) >= SOURCE_SHARDS || sk !== keys.sourceStatsSk) bad.push(`${w.store}: shared DynamoDB key ${JSON.stringify(w.key.slice(0, 200))} is not a domain's source counts`);
-        } else if (w.key !== undefined && !keyStaysUnder(w.key, rejectedPrefix())) bad.push(`${w.store}: shared-log key ${JSON.stringify(w.key)} leaves rejected/`);
-        continue;
-      }
-      if (!allowed.has(w.user)) bad.push(`${w.store}: wrote for user ${JSON.stringify(w.user)} (allowed: ${[...allowed].join(', ')})`);
-      if (w.key === undefined) continue;
-      if (w.key.includes('|')) {
-        const pk = w.key.slice(0, w.key.indexOf('|'));
-        const expected = w.user === GLOBAL_USER ? 'GLOBAL' : keys.userPk(w.user);
-        if (pk !== expected) bad.push(`${w.store}: DynamoDB partition ${JSON.stringify(pk)} is not ${expected}`);
-      } else if (!keyStaysUnder(w.key, userPrefix(w.user))) bad.push(`${w.store}: S3 key ${JSON.stringify(w.key.slice(0, 200))} leaves ${userPrefix(w.user)}`);
-    }
-    return bad;
-  }
-}
+import { MemoryBatchLogStore, MemoryExpiryLog, MemoryGraphStore, MemoryIdleScheduler, MemoryJobQueue, MemoryCostLedger, MemoryDiary, MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemoryEventPublisher, MemoryKnowledgeStore, MemoryRejectedLog, MemorySleepTimeLog, MemorySignalStateStore, MemorySourceReliabilityStore, MemoryTurnStore } from './fakes.js';
+import { WriteLog } from '../../lib/kernel/write-log.fake.js';
+import { RecordingSummaryStore } from '../../lib/summaries/summary.fake.js';
 
 const ddbKey = (userId: string, sk: string) => `${keys.ownerPk(userId)}|${sk}`;
 
@@ -352,30 +244,6 @@ export class RecordingBatchLogStore extends MemoryBatchLogStore implements Batch
   }
   async get(userId: string, batchId: string) {
     return this.logs.get(`${userId}/${batchId}`) ?? null;
-  }
-}
-
-export class RecordingSummaryStore extends MemorySummaryStore {
-  constructor(private readonly log: WriteLog) {
-    super();
-  }
-  override async write(pair: SummaryPair) {
-    // The record only (issue 19): the pair's document is rendered from it, not an S3 object.
-    const { document: _rendered, ...record } = pair;
-    this.log.addItem('summaries', pair.userId, ddbKey(pair.userId, keys.summarySk(pair.id)), record);
-    return super.write(pair);
-  }
-  override async edit(userId: string, id: string, edit: { text: string; by: string; at: string; reason?: string | undefined }) {
-    this.log.add('summaries.edit', userId, ddbKey(userId, keys.summarySk(id)));
-    return super.edit(userId, id, edit);
-  }
-  override async countResurrections(userId: string, ids: readonly string[]) {
-    for (const id of ids) this.log.add('summaries.countResurrections', userId, ddbKey(userId, keys.summarySk(id)));
-    return super.countResurrections(userId, ids);
-  }
-  override async softDelete(userId: string, id: string) {
-    this.log.add('summaries.softDelete', userId, ddbKey(userId, keys.summarySk(id)));
-    return super.softDelete(userId, id);
   }
 }
 

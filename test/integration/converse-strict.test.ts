@@ -16,27 +16,14 @@ import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.
 import { configureFaults, faultCounts, injectFaults, withDelivery } from '../../infra/local/fault-injection.js';
 import { invocationFor, OFFLINE_MODEL_ID } from '../../lib/domain/bedrock-models.js';
 import { defaultSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
-import { defaultSummarySettings } from '../../lib/domain/summary.js';
+import { defaultSummarySettings } from '../../lib/summaries/summary.js';
 import { ModelAccessDeniedError, ModelUnavailableError } from '../../lib/ports.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
 import { runNightly, runWeekly } from '../../lib/use-cases/run-sleep-time.js';
-import { runSummary } from '../../lib/use-cases/run-summary.js';
-import { MemoryCostLedger,
-  fixedClock,
-  ingestDeps,
-  MemoryGraphStore,
-  MemoryKnowledgeStore,
-  MemorySummaryStore,
-  MemorySleepTimeLog,
-  MemorySettings,
-  MemorySummarySource,
-  RecordingLog,
-  reflectionDeps,
-  ScriptedModel,
-  turn,
-  MemoryItems,
-} from '../helpers/fakes.js';
+import { runSummary } from '../../lib/summaries/run-summary.js';
+import { MemoryCostLedger, fixedClock, ingestDeps, MemoryGraphStore, MemoryKnowledgeStore, MemorySleepTimeLog, MemorySettings, RecordingLog, reflectionDeps, ScriptedModel, turn, MemoryItems } from '../helpers/fakes.js';
+import { MemorySummaryStore, MemorySummarySource } from '../../lib/summaries/summary.fake.js';
 
 let server: ConverseServer;
 let client: BedrockRuntimeClient;

@@ -29,7 +29,7 @@ import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { jobDeduplicationId } from '../../lib/adapters/sqs-job-queue.js';
-import { S3DynamoSummaryStore } from '../../lib/adapters/summary-store.js';
+import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { keys, pad } from '../../lib/domain/memory-paths.js';
 import { SegmentedIndex } from '../../lib/domain/memory-search.js';
 import type { ForgetReceipt } from '../../lib/use-cases/memory-api.js';

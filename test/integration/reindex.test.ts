@@ -22,7 +22,7 @@ import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
-import { S3DynamoSummaryStore } from '../../lib/adapters/summary-store.js';
+import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { keys } from '../../lib/domain/memory-paths.js';
 import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
 import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';

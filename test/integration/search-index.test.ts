@@ -17,7 +17,7 @@ import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
-import { S3DynamoSummaryStore } from '../../lib/adapters/summary-store.js';
+import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createSignalHandler } from '../../functions/signal/create-handler.js';

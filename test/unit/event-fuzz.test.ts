@@ -15,10 +15,11 @@ import { MAX_BATCH_BYTES, TurnPublisher } from '../../lib/adapters/sqs-turn-publ
 import { mergeAttributes } from '../../lib/domain/memory-item.js';
 import { stagedDocuments } from '../../lib/domain/staging.js';
 import { parseRecord } from '../../lib/use-cases/ingest-turns.js';
-import { capSummaryText, MAX_SUMMARY_CHARS } from '../../lib/domain/summary.js';
+import { capSummaryText, MAX_SUMMARY_CHARS } from '../../lib/summaries/summary.js';
 import { parseReflectionOutput, ReflectionOutputError } from '../../lib/domain/reflection-output.js';
-import { ATTACKER, everyErrorNamesAField, keyStaysUnder, namesField, REQUEST_ROOTS, VICTIM } from '../helpers/hostile-input.js';
-import { dynamoItemBytes, WriteLog } from '../helpers/recording-fakes.js';
+import { ATTACKER, everyErrorNamesAField, namesField, REQUEST_ROOTS, VICTIM } from '../helpers/hostile-input.js';
+import { keyStaysUnder } from '../../lib/kernel/write-log.fake.js';
+import { dynamoItemBytes, WriteLog } from '../../lib/kernel/write-log.fake.js';
 
 const SEED = 20_261_122;
 /** Cases per target: enough to meet every generator branch, few enough for 2 cores. */

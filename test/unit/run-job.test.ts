@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
 import type { ForgetCounts } from '../../lib/ports.js';
-import { defaultSummarySettings } from '../../lib/domain/summary.js';
+import { defaultSummarySettings } from '../../lib/summaries/summary.js';
 import { modelWithDeadline } from '../../lib/use-cases/deadline.js';
 import { familyOf, type JobDeps, runJob } from '../../lib/use-cases/run-job.js';
 import { fixedClock, MemoryCostLedger, MemoryForgetLog, MemorySettings, RecordingLog, ScriptedModel, turn } from '../helpers/fakes.js';

@@ -14,25 +14,10 @@ import { type AssessedRun, computeSelfAssessment } from '../../lib/domain/sleep-
 import { nightlyOffline } from '../../lib/offline-model/rule-reflector.js';
 import { runNightly, runWeekly, selfAssessment } from '../../lib/use-cases/run-sleep-time.js';
 import { expirySweep, nightlySweep, weeklySweep } from '../../lib/use-cases/sweeps.js';
-import { sleepTimeRuns } from '../../lib/use-cases/memory-api/summaries.js';
+import { sleepTimeRuns } from '../../lib/summaries/summaries-api.js';
 import { tombstonesOf } from '../../lib/domain/tombstone.js';
-import { MemoryCostLedger,
-  MemoryErasureLog,
-  fixedClock,
-  MemoryActivity,
-  MemoryExpiryLog,
-  MemoryGraphStore,
-  MemoryJobQueue,
-  MemoryKnowledgeStore,
-  MemorySleepTimeLog,
-  MemorySummarySource,
-  MemoryTurnStore,
-  RecordingLog,
-  ScriptedModel,
-  stopped,
-  turn,
-  MemoryItems,
-} from '../helpers/fakes.js';
+import { MemoryCostLedger, MemoryErasureLog, fixedClock, MemoryActivity, MemoryExpiryLog, MemoryGraphStore, MemoryJobQueue, MemoryKnowledgeStore, MemorySleepTimeLog, MemoryTurnStore, RecordingLog, ScriptedModel, stopped, turn, MemoryItems } from '../helpers/fakes.js';
+import { MemorySummarySource } from '../../lib/summaries/summary.fake.js';
 
 const now = new Date('2026-02-07T03:00:00Z');
 

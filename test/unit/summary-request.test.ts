@@ -7,9 +7,10 @@ import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import { initialSignalState, MAX_PENDING_BATCHES } from '../../lib/domain/signal-accumulator.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import * as api from '../../lib/use-cases/memory-api.js';
-import { whyNoReflection } from '../../lib/use-cases/memory-api/summaries.js';
+import { whyNoReflection } from '../../lib/summaries/summaries-api.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { ingestDeps, MemoryEventPublisher, MemoryJobQueue, MemorySummaryStore, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
+import { ingestDeps, MemoryEventPublisher, MemoryJobQueue, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
+import { MemorySummaryStore } from '../../lib/summaries/summary.fake.js';
 
 function setup() {
   const ingest = ingestDeps();

@@ -24,7 +24,7 @@ import type { KnowledgeChange, KnowledgeDoc } from '../../domain/knowledge.js';
 import type { MemoryItem, SummaryEdit, SummaryRecordView } from '../../domain/memory-item.js';
 import type { AuditEntry } from '../../domain/memory-tiers.js';
 import { applyEdit, restoreEdit } from '../../domain/correction.js';
-import { capSummaryText } from '../../domain/summary.js';
+import { capSummaryText } from '../../summaries/summary.js';
 import { MemoryApiError } from '../memory-api-error.js';
 import { writeChangedFile } from '../promote-staged.js';
 import { type MemoryApiDeps, notFound } from './deps.js';

@@ -3,13 +3,13 @@ import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk
 import { parseFrontMatter, renderFrontMatter } from '../domain/front-matter.js';
 import { keys } from '../domain/memory-paths.js';
 import type { SummaryRecordView, SummaryEdit } from '../domain/memory-item.js';
-import { type SummaryPair, type SummaryRecord, summaryDocument } from '../domain/summary.js';
-import type { SummaryStore } from '../ports.js';
-import { isConditionalCheckFailure } from './dynamo-errors.js';
-import type { DynamoSearchChangeLog } from './search-index-store.js';
-import { putOnce } from './dynamo-put-once.js';
-import { batchGetAll, queryAll, queryFirst } from './dynamo-query.js';
-import { getText } from './s3-objects.js';
+import { type SummaryPair, type SummaryRecord, summaryDocument } from './summary.js';
+import type { SummaryStore } from './summary.port.js';
+import { isConditionalCheckFailure } from '../adapters/dynamo-errors.js';
+import type { DynamoSearchChangeLog } from '../adapters/search-index-store.js';
+import { putOnce } from '../adapters/dynamo-put-once.js';
+import { batchGetAll, queryAll, queryFirst } from '../adapters/dynamo-query.js';
+import { getText } from '../adapters/s3-objects.js';
 
 /**
  * Summary turn pairs: one record in DynamoDB (`keys.summarySk`: `SUMMARY#{last turn}#{id}`) holding both turns and every

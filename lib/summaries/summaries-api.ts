@@ -1,14 +1,14 @@
 /** Sleep-time runs and summaries (req R-SLP, R-SUM): the run log, the self-assessment, summaries listed, edited, asked for and deleted, and how they fare. */
-import { summaryMessages } from '../../domain/memory-item.js';
-import type { SleepTimeRun } from '../../domain/sleep-time/run-log.js';
-import { weeklyMarkdown } from '../../domain/sleep-time/weekly.js';
-import { capSummaryText } from '../../domain/summary.js';
-import { MemoryApiError } from '../memory-api-error.js';
-import { computeSelfAssessment } from '../../domain/sleep-time/self-assessment.js';
-import { summaryQuality } from '../../domain/summary-quality.js';
-import { MAX_PENDING_BATCHES, parseSignalState, type SignalState } from '../../domain/signal-accumulator.js';
-import { fnv1a32 } from '../../domain/stable-hash.js';
-import { type MemoryApiDeps, notFound } from './deps.js';
+import { summaryMessages } from '../domain/memory-item.js';
+import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
+import { weeklyMarkdown } from '../domain/sleep-time/weekly.js';
+import { capSummaryText } from './summary.js';
+import { MemoryApiError } from '../use-cases/memory-api-error.js';
+import { computeSelfAssessment } from '../domain/sleep-time/self-assessment.js';
+import { summaryQuality } from './summary-quality.js';
+import { MAX_PENDING_BATCHES, parseSignalState, type SignalState } from '../domain/signal-accumulator.js';
+import { fnv1a32 } from '../domain/stable-hash.js';
+import { type MemoryApiDeps, notFound } from '../use-cases/memory-api/deps.js';
 
 /** How summaries fare (req R-SUM-10): deletions, resurrections, topics (lib/domain/summary-quality.ts). */
 export async function summaryQualityOf(deps: MemoryApiDeps, userId: string) {

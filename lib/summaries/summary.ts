@@ -6,10 +6,10 @@
  * and soft-deletable (deleted=true; never removed, never returned by search again).
  */
 import type { TurnSaved } from '../../events/turn-saved.js';
-import { assembleBatch } from './batch-assembly.js';
-import { estimateTokens } from './text.js';
-import { renderFrontMatter } from './front-matter.js';
-import { summaryDocKey } from './memory-paths.js';
+import { assembleBatch } from '../domain/batch-assembly.js';
+import { estimateTokens } from '../domain/text.js';
+import { renderFrontMatter } from '../domain/front-matter.js';
+import { summaryDocKey } from '../domain/memory-paths.js';
 
 /** Summary settings (req R-SUM), per stage with per-user overrides. */
 export interface SummarySettings {

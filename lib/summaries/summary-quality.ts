@@ -4,8 +4,8 @@
  * memory.retrieve (high: useful) — and which topics they are about. A deleted summary must
  * never come back: `resurrectionsOfDeleted` counts every time one did, and must stay 0.
  */
-import type { SummaryRecordView } from './memory-item.js';
-import { contentWords } from './text.js';
+import type { SummaryRecordView } from '../domain/memory-item.js';
+import { contentWords } from '../domain/text.js';
 
 export interface SummaryQuality {
   summaries: number;

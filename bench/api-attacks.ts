@@ -13,7 +13,7 @@ import { SignJWT } from 'jose';
 import { type Route, routes } from '../functions/api/contract.js';
 import type { LocalStack } from '../infra/local/stack.js';
 import { LOCAL_AUDIENCE, LOCAL_ISSUER } from '../infra/local/tokens.js';
-import { keys } from '../lib/domain/memory-paths.js';
+import { keys } from '../lib/kernel/memory-paths.js';
 import { turnLine } from './turn-line.js';
 
 export const ATTACKER = 'attacker-user';

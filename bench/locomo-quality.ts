@@ -18,9 +18,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { TurnSaved } from '../events/turn-saved.js';
 import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
-import { keys } from '../lib/domain/memory-paths.js';
+import { keys } from '../lib/kernel/memory-paths.js';
 import { batchLogOf } from '../lib/adapters/batch-log-store.js';
-import { queryAll } from '../lib/adapters/dynamo-query.js';
+import { queryAll } from '../lib/kernel/dynamo-query.adapter.js';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type Summary, startLocalStack } from '../infra/local/stack.js';
 import { stageConfig } from '../infra/config/stages.js';
@@ -29,7 +29,7 @@ import { addLedger, type LedgerEntry, ledgerDelta, requestLedger } from '../infr
 import { DocumentIndex } from '../lib/domain/knowledge-search.js';
 import type { BatchLog } from '../lib/domain/batch-log.js';
 import { type DiaryRecord, diaryMarkdown } from '../lib/domain/diary.js';
-import { contentWords, estimateTokens } from '../lib/domain/text.js';
+import { contentWords, estimateTokens } from '../lib/kernel/text.js';
 import { printReport } from './print-report.js';
 
 export const KS = [1, 5, 10] as const;

@@ -5,7 +5,7 @@
  * Pure computation, no AWS: `npx tsx bench/signal-state-size.ts` prints a markdown table
  * (docs/data-model.md quotes it).
  */
-import { itemSize, writeUnits } from '../lib/adapters/dynamo-item-size.js';
+import { itemSize, writeUnits } from '../lib/kernel/dynamo-item-size.adapter.js';
 import { signalStateItem } from '../lib/adapters/dynamo-signal-state-store.js';
 import { accumulate, completeBatch, initialSignalState, withAppliedMessages } from '../lib/domain/signal-accumulator.js';
 import { defaultSignalConfig } from '../lib/domain/signal-weights.js';

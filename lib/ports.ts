@@ -405,17 +405,6 @@ export interface BatchLogStore {
   writeFailure(log: BatchLog): Promise<string>;
 }
 
-export interface Clock {
-  now(): Date;
-}
-
-export interface Log {
-  debug(message: string, extra?: Record<string, unknown>): void;
-  info(message: string, extra?: Record<string, unknown>): void;
-  warn(message: string, extra?: Record<string, unknown>): void;
-  error(message: string, extra?: Record<string, unknown>): void;
-}
-
 /**
  * The model answered, but not in the shape asked for, and the job will be delivered
  * again: retry rather than record the garbage (on the last delivery the use cases abort

@@ -9,7 +9,7 @@ import { DynamoTurnLog } from '../../lib/adapters/dynamo-turn-log.js';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
-import type { AwsClients } from '../../lib/adapters/aws-clients.js';
+import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
 import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
 import { DynamoCostLedger } from '../../lib/adapters/dynamo-cost-ledger.js';
 import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
@@ -19,7 +19,7 @@ import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-r
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
-import { createLogger } from '../../lib/adapters/logger.js';
+import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
 import { DynamoAuditTrail, DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
@@ -28,7 +28,7 @@ import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state-s
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { SqsAgentEventPublisher } from '../../lib/adapters/sqs-turn-publisher.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
-import type { Clock, Log } from '../../lib/ports.js';
+import type { Clock, Log } from '../../lib/kernel/runtime.port.js';
 import type * as api from '../../lib/use-cases/memory-api.js';
 import { DynamoS3UserArchiveStore } from '../../lib/adapters/user-archive-store.js';
 import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';

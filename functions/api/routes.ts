@@ -13,7 +13,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'a
 import type { z } from 'zod';
 import { authorize, authorizeStage, type Principal, principalFromClaims } from '../../lib/domain/access.js';
 import { type RedactionPolicy, redactFields } from '../../lib/domain/redaction.js';
-import type { Log } from '../../lib/ports.js';
+import type { Log } from '../../lib/kernel/runtime.port.js';
 import * as costs from '../../lib/use-cases/costs.js';
 import * as diary from '../../lib/use-cases/diary.js';
 import * as forget from '../../lib/use-cases/forget-user.js';

@@ -17,7 +17,7 @@ import { type StageConfig, stageConfig } from '../config/stages.js';
 import type { FunctionKey, Permissions } from '../permissions.js';
 import type { RecursiveLoops } from '../stacks/stateless-stack.js';
 import { FUNCTION_TIMEOUT_SECONDS, names, QUEUES, type QueueKey, SWEEPS } from '../resources.js';
-import { createSqsClient } from '../../lib/adapters/aws-clients.js';
+import { createSqsClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { eventSourceClient, functionSetVisibility } from './clients.js';
 import { configureFaults, faultCounts, type FaultConfig, type FaultKind, withDelivery } from './fault-injection.js';
 import { buildLocalFunctions, functionEnvironment, type LocalFunctions, type LocalOverrides } from './functions.js';
@@ -31,11 +31,11 @@ import { type Emulators, LOCAL_CREDENTIALS, LOCAL_REGION, startEmulators } from 
 import { type InvocationObserver, LocalEventSource, type SqsHandler } from './event-source.js';
 import { LOCAL_ACCOUNT, type LocalResources, provision } from './provision.js';
 import { SimulatedClock } from './simulated-clock.js';
-import { listAllKeys } from '../../lib/adapters/s3-objects.js';
+import { listAllKeys } from '../../lib/kernel/s3-objects.adapter.js';
 import { dumpUserState, type UserStateDump } from './state-dump.js';
 import { type HttpHandler, type LocalHttpApi, startHttpApi } from './http-api.js';
 import { mintToken } from './tokens.js';
-import { keys, rejectedPrefix, usersRoot } from '../../lib/domain/memory-paths.js';
+import { keys, rejectedPrefix, usersRoot } from '../../lib/kernel/memory-paths.js';
 
 export interface StackInfo {
   stage: string;

@@ -34,10 +34,10 @@
 import { createHash } from 'node:crypto';
 import { ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { keys, searchSegmentsPrefix, userPrefix } from '../../lib/domain/memory-paths.js';
-import { getText, listAllKeys } from '../../lib/adapters/s3-objects.js';
+import { keys, searchSegmentsPrefix, userPrefix } from '../../lib/kernel/memory-paths.js';
+import { getText, listAllKeys } from '../../lib/kernel/s3-objects.adapter.js';
 import { storedState } from '../../lib/adapters/dynamo-signal-state-store.js';
-import { unpackJson } from '../../lib/adapters/packed-json.js';
+import { unpackJson } from '../../lib/kernel/packed-json.adapter.js';
 
 export interface UserStateDump {
   userId: string;

@@ -1,13 +1,13 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { queryFirst } from './dynamo-query.js';
+import { queryFirst } from '../kernel/dynamo-query.adapter.js';
 import type { BatchLog } from '../domain/batch-log.js';
-import { batchFailureKey, batchLogKey, keys } from '../domain/memory-paths.js';
+import { batchFailureKey, batchLogKey, keys } from '../kernel/memory-paths.js';
 import type { BatchLogReader, BatchLogStore } from '../ports.js';
-import { itemSize } from './dynamo-item-size.js';
-import { putOnce } from './dynamo-put-once.js';
-import { getTextOrNull } from './s3-objects.js';
-import { packJson, unpackJson } from './packed-json.js';
+import { itemSize } from '../kernel/dynamo-item-size.adapter.js';
+import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
+import { getTextOrNull } from '../kernel/s3-objects.adapter.js';
+import { packJson, unpackJson } from '../kernel/packed-json.adapter.js';
 
 /**
  * Largest batch log kept inside its summary item, under DynamoDB's 400 KB item limit

@@ -2,7 +2,8 @@ import { type BedrockRuntimeClient, ConverseCommand, type ConverseCommandOutput 
 import { type AnswerShape, maxOutputTokensOf, supportsStructuredOutput } from '../domain/bedrock-models.js';
 import { extractJsonObject, promptedAnswerInstruction } from '../domain/prompted-answer.js';
 import { toStructuredOutputSchema } from '../domain/structured-output.js';
-import type { Log, ModelRequest, ModelResponse, LanguageModel, SummaryRequest, SummaryResponse } from '../ports.js';
+import type { Log } from '../kernel/runtime.port.js';
+import type { ModelRequest, ModelResponse, LanguageModel, SummaryRequest, SummaryResponse } from '../ports.js';
 import { ModelAccessDeniedError, ModelUnavailableError } from '../ports.js';
 
 /**

@@ -1,9 +1,9 @@
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { CostEntry } from '../domain/daily-cost.js';
-import { dayGsiPartitions, keys } from '../domain/memory-paths.js';
+import { dayGsiPartitions, keys } from '../kernel/memory-paths.js';
 import type { CostLedger } from '../ports.js';
-import { queryAll } from './dynamo-query.js';
-import { putOnce } from './dynamo-put-once.js';
+import { queryAll } from '../kernel/dynamo-query.adapter.js';
+import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
 
 /**
  * The cost ledger: an item per job in the user's partition (`COST#{day}#{jobId}`, so a user's

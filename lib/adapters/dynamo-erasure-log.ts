@@ -7,10 +7,10 @@
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html).
  */
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from '../domain/memory-paths.js';
+import { keys } from '../kernel/memory-paths.js';
 import type { Tombstone } from '../domain/tombstone.js';
 import type { ErasureLog } from '../ports.js';
-import { batchGetAll, batchWriteAll } from './dynamo-query.js';
+import { batchGetAll, batchWriteAll } from '../kernel/dynamo-query.adapter.js';
 
 export class DynamoErasureLog implements ErasureLog {
   constructor(

@@ -1,5 +1,5 @@
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from '../domain/memory-paths.js';
+import { keys } from '../kernel/memory-paths.js';
 import type { ExpiryLog } from '../ports.js';
 
 /**

@@ -5,9 +5,9 @@
  * (a new user, or one just forgotten); the reflector reads it before each job.
  */
 import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from '../domain/memory-paths.js';
+import { keys } from '../kernel/memory-paths.js';
 import type { ForgetCounts, ForgetLog, ForgetReceipt } from '../ports.js';
-import { putOnce } from './dynamo-put-once.js';
+import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
 
 const COUNTS: ReadonlyArray<keyof ForgetCounts> = ['items', 'objects', 'globalItems', 'globalIndexObjects'];
 

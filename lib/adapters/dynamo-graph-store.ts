@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from '../domain/memory-paths.js';
+import { keys } from '../kernel/memory-paths.js';
 import { canonical, type Edge, type Entity, type GraphLogEntry } from '../domain/relation-graph.js';
 import type { GraphChange, GraphStore } from '../ports.js';
-import { batchGetAll, batchWriteAll, queryAll } from './dynamo-query.js';
+import { batchGetAll, batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';
 
 /**
  * The relation graph in the single table, in the user's partition: `EDGE#{from}|{relation}|{to}`,

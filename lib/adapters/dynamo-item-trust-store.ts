@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from '../domain/memory-paths.js';
+import { keys } from '../kernel/memory-paths.js';
 import type { AuditEntry } from '../domain/memory-tiers.js';
 import type { ItemTrust } from '../domain/scope-trust.js';
 import type { ItemTrustStore } from '../ports.js';
-import { isCancelledByCondition } from './dynamo-errors.js';
-import { batchGetAll } from './dynamo-query.js';
+import { isCancelledByCondition } from '../kernel/dynamo-errors.adapter.js';
+import { batchGetAll } from '../kernel/dynamo-query.adapter.js';
 import { auditRow, requestToken } from './memory-item-store.js';
 import type { DynamoSearchChangeLog } from './search-index-store.js';
 

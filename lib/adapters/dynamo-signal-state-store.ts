@@ -1,10 +1,10 @@
-import { systemClock } from './clock.js';
-import type { Clock } from '../ports.js';
-import { isConditionalCheckFailure } from './dynamo-errors.js';
-import { batchGetAll, batchWriteAll, queryAll } from './dynamo-query.js';
+import { systemClock } from '../kernel/clock.adapter.js';
+import type { Clock } from '../kernel/runtime.port.js';
+import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
+import { batchGetAll, batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { packJson, unpackJson } from './packed-json.js';
-import { dayGsiPartitions, keys } from '../domain/memory-paths.js';
+import { packJson, unpackJson } from '../kernel/packed-json.adapter.js';
+import { dayGsiPartitions, keys } from '../kernel/memory-paths.js';
 import type { SignalState } from '../domain/signal-accumulator.js';
 import type { ActivityIndex, SignalStateStore, StoredSignalState } from '../ports.js';
 

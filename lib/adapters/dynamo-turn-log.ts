@@ -13,10 +13,10 @@
  */
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type MemoryItem, turnItem } from '../domain/memory-item.js';
-import { keys } from '../domain/memory-paths.js';
+import { keys } from '../kernel/memory-paths.js';
 import { parseSignalState } from '../domain/signal-accumulator.js';
 import type { TurnLog } from '../ports.js';
-import { queryAll } from './dynamo-query.js';
+import { queryAll } from '../kernel/dynamo-query.adapter.js';
 import { DynamoSignalStateStore } from './dynamo-signal-state-store.js';
 import { toIndexEntry } from './dynamo-turn-store.js';
 

@@ -4,13 +4,13 @@ import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
 import { type EventEpisode, eventEpisodeText, summariseEpisode, type EpisodeSummary } from '../domain/episodes.js';
 import type { Episode } from '../../events/episode.js';
-import { keys, turnDocKey } from '../domain/memory-paths.js';
+import { keys, turnDocKey } from '../kernel/memory-paths.js';
 import { parseTurnDocument, turnContentHash, turnDocumentPlacement, turnSearchText } from '../domain/turn-document.js';
 import type { TurnIndexEntry } from '../domain/memory-item.js';
 import type { TurnStore } from '../ports.js';
-import { batchGetAll, batchWriteAll, queryAll } from './dynamo-query.js';
-import { getText, isMissingObject } from './s3-objects.js';
-import { isConditionalCheckFailure } from './dynamo-errors.js';
+import { batchGetAll, batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';
+import { getText, isMissingObject } from '../kernel/s3-objects.adapter.js';
+import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
 
 /**
  * The turn index in DynamoDB, each turn's document inline in its item when it is small

@@ -1,5 +1,5 @@
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from '../domain/memory-paths.js';
+import { keys } from '../kernel/memory-paths.js';
 import { readUserSettings, type SettingsChange, type UserSettings } from '../domain/user-settings.js';
 import type { UserSettingsStore } from '../ports.js';
 

@@ -15,9 +15,9 @@
  */
 import { DeleteObjectCommand, ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from '../domain/memory-paths.js';
+import { keys } from '../kernel/memory-paths.js';
 import type { ItemEraser } from '../ports.js';
-import { batchWriteAll } from './dynamo-query.js';
+import { batchWriteAll } from '../kernel/dynamo-query.adapter.js';
 import type { DynamoSearchChangeLog } from './search-index-store.js';
 
 /** Prefixes listed at once. */

@@ -2,17 +2,17 @@ import type { DynamoSearchChangeLog } from './search-index-store.js';
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
-import { dayGsiPartitions, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, stagingPrefix } from '../domain/memory-paths.js';
+import { dayGsiPartitions, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, stagingPrefix } from '../kernel/memory-paths.js';
 import { PROMOTIONS_TO_KNOWLEDGE, restagedMarkdown, type StagedRecord } from '../domain/promotion.js';
 import { type StagedDocument, stagedBody, stagedMetaHead } from '../domain/staging.js';
 import type { KnowledgeEntry, KnowledgeIndexChange, KnowledgeStore, ModelResponse } from '../ports.js';
-import { isConditionalCheckFailure } from './dynamo-errors.js';
-import { itemSize } from './dynamo-item-size.js';
-import { putOnce } from './dynamo-put-once.js';
+import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
+import { itemSize } from '../kernel/dynamo-item-size.adapter.js';
+import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
 import { VersionedKnowledgeIndex } from './knowledge-index.js';
-import { batchGetAll, queryAll } from './dynamo-query.js';
-import { getTextOrNull } from './s3-objects.js';
-import { packJson, unpackJson } from './packed-json.js';
+import { batchGetAll, queryAll } from '../kernel/dynamo-query.adapter.js';
+import { getTextOrNull } from '../kernel/s3-objects.adapter.js';
+import { packJson, unpackJson } from '../kernel/packed-json.adapter.js';
 
 /**
  * Staging and Knowledge. A staged document is its DynamoDB record (`STAGED#{path}`: front

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type MemoryItem, MemoryItemSchema } from '../domain/memory-item.js';
-import { dayGsiPartitions, keys } from '../domain/memory-paths.js';
+import { dayGsiPartitions, keys } from '../kernel/memory-paths.js';
 import type { AuditEntry } from '../domain/memory-tiers.js';
 import type { AuditTrail, MemoryItemStore } from '../ports.js';
-import { isCancelledByCondition, isConditionalCheckFailure } from './dynamo-errors.js';
+import { isCancelledByCondition, isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
 import type { DynamoSearchChangeLog } from './search-index-store.js';
-import { putOnce } from './dynamo-put-once.js';
-import { batchGetAll, queryAll, queryFirst } from './dynamo-query.js';
+import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
+import { batchGetAll, queryAll, queryFirst } from '../kernel/dynamo-query.adapter.js';
 
 /**
  * API-written memory items (`MEM#{id}` in the user's partition, or in `GLOBAL`), the item

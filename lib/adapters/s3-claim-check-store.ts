@@ -1,7 +1,7 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { claimsRoot } from '../domain/memory-paths.js';
+import { claimsRoot } from '../kernel/memory-paths.js';
 import type { ClaimCheckStore } from '../ports.js';
-import { getText } from './s3-objects.js';
+import { getText } from '../kernel/s3-objects.adapter.js';
 
 /** Large events parked in the memory bucket under `claims/{userId}/`. */
 export class S3ClaimCheckStore implements ClaimCheckStore {

@@ -1,6 +1,6 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { getText, listAllKeys } from './s3-objects.js';
-import { rejectedEventKey, rejectedPrefix } from '../domain/memory-paths.js';
+import { getText, listAllKeys } from '../kernel/s3-objects.adapter.js';
+import { rejectedEventKey, rejectedPrefix } from '../kernel/memory-paths.js';
 import type { RejectedEvent, RejectedEventLog } from '../ports.js';
 
 /** Rejected records kept in S3 under `rejected/{day}/{source}/{messageId}.json`, listable by day. */

@@ -36,14 +36,14 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { RecentCache } from '../domain/recent-cache.js';
+import { RecentCache } from '../kernel/recent-cache.js';
 import { GLOBAL_USER } from '../domain/memory-item.js';
-import { keys, SEARCH_MARK_TTL_MS as MARK_TTL_MS, searchSegmentKey } from '../domain/memory-paths.js';
+import { keys, SEARCH_MARK_TTL_MS as MARK_TTL_MS, searchSegmentKey } from '../kernel/memory-paths.js';
 import { type SearchSegment, segmentFromBytes, segmentToBytes } from '../domain/search-segment.js';
 import type { SearchChange, SearchIndexHead, SearchIndexStore } from '../ports.js';
-import { isConditionalCheckFailure } from './dynamo-errors.js';
-import { batchWriteAll, queryAll } from './dynamo-query.js';
-import { isMissingObject } from './s3-objects.js';
+import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
+import { batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';
+import { isMissingObject } from '../kernel/s3-objects.adapter.js';
 
 /**
  * Segments a warm container keeps (the large base of a few users, and their small deltas),

@@ -1,9 +1,9 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dayGsiPartitions, keys } from '../domain/memory-paths.js';
+import { dayGsiPartitions, keys } from '../kernel/memory-paths.js';
 import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
 import type { SleepTimeLogStore } from '../ports.js';
-import { queryAll, queryFirst } from './dynamo-query.js';
-import { packJson, unpackJson } from './packed-json.js';
+import { queryAll, queryFirst } from '../kernel/dynamo-query.adapter.js';
+import { packJson, unpackJson } from '../kernel/packed-json.adapter.js';
 
 /** A run record's run: packed (since issue 19), or the map of a record written before. */
 const runOf = (item: Record<string, unknown>): SleepTimeRun => (typeof item.packed === 'string' ? unpackJson(item.packed) : item.run) as SleepTimeRun;

@@ -6,7 +6,7 @@ import { SessionClosedSchema } from '../../events/session-closed.js';
 import { CLAIM_CHECK_THRESHOLD_BYTES, type TurnClaimCheck } from '../../events/turn-claim-check.js';
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
 import type { AgentEvent, SessionClosed } from '../../events/index.js';
-import { claimKey } from '../domain/memory-paths.js';
+import { claimKey } from '../kernel/memory-paths.js';
 import { type RedactionPolicy, redactFields } from '../domain/redaction.js';
 import type { AgentEventPublisher } from '../ports.js';
 

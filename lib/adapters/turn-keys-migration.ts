@@ -1,7 +1,7 @@
 import { type DynamoDBDocumentClient, ScanCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { currentSk, keys } from '../domain/memory-paths.js';
-import { cancellationCodes } from './dynamo-errors.js';
-import { batchWriteAll } from './dynamo-query.js';
+import { currentSk, keys } from '../kernel/memory-paths.js';
+import { cancellationCodes } from '../kernel/dynamo-errors.adapter.js';
+import { batchWriteAll } from '../kernel/dynamo-query.adapter.js';
 
 /**
  * The migration of 2026-11-27 (docs/data-model.md, "Window reads by key range"): every batch log

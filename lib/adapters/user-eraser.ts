@@ -17,9 +17,9 @@
 import { type DeleteObjectsCommandOutput, DeleteObjectsCommand, ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { GLOBAL_USER } from '../domain/memory-item.js';
-import { keys } from '../domain/memory-paths.js';
+import { keys } from '../kernel/memory-paths.js';
 import type { UserEraser } from '../ports.js';
-import { batchGetAll, batchWriteAll, queryAll } from './dynamo-query.js';
+import { batchGetAll, batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';
 import type { DynamoSearchChangeLog } from './search-index-store.js';
 
 /** BatchWriteItem requests in flight at once while a partition is deleted. */

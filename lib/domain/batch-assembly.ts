@@ -4,7 +4,7 @@
  */
 import type { AgentEventTrigger } from '../../events/agent-event.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import { estimateTokens, slugify } from './text.js';
+import { estimateTokens, slugify } from '../kernel/text.js';
 
 export interface AssembledBatch {
   document: string;

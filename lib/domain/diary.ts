@@ -20,7 +20,7 @@
  */
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { EmotionState } from './emotion-state.js';
-import { renderFrontMatter } from './front-matter.js';
+import { renderFrontMatter } from '../kernel/front-matter.js';
 import type { ReflectionEntry, ReflectionOutput } from './reflection-output.js';
 
 export const DIARY_CRITERIA = ['impact', 'reusable', 'lesson', 'user_signal'] as const;

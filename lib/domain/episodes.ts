@@ -20,7 +20,7 @@
 import { createHash } from 'node:crypto';
 import type { AgentEvent } from '../../events/agent-event.js';
 import type { Episode } from '../../events/episode.js';
-import { renderFrontMatter } from './front-matter.js';
+import { renderFrontMatter } from '../kernel/front-matter.js';
 
 /** What the turn index keeps of an episode (enough for search results and capability confidence). */
 export interface EpisodeSummary {

@@ -13,8 +13,8 @@
  */
 import MiniSearch from 'minisearch';
 import { stemmer } from 'stemmer';
-import { baseOf } from './irregular-forms.js';
-import { isStopword, words } from './text.js';
+import { baseOf } from '../kernel/irregular-forms.js';
+import { isStopword, words } from '../kernel/text.js';
 
 export interface SearchableDoc {
   /** Unique within the index, e.g. a path relative to Knowledge/. */

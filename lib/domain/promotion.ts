@@ -4,7 +4,7 @@
  * Knowledge/. A new output that recurs in a staged item reinforces it instead of being
  * staged a second time, so one piece of knowledge has one staged file.
  */
-import { renderFrontMatter } from './front-matter.js';
+import { renderFrontMatter } from '../kernel/front-matter.js';
 import type { KnowledgeDoc } from './knowledge.js';
 import { summarise } from './knowledge.js';
 import { DocumentIndex } from './knowledge-search.js';

@@ -18,8 +18,8 @@ import { stemmer } from 'stemmer';
 import { asksQuestion, type MemoryItem } from './memory-item.js';
 import { mergeEmbeddings, type SegmentEmbeddings } from './embedding-vectors.js';
 import { counts } from './knowledge-search.js';
-import { formsOf } from './irregular-forms.js';
-import { isStopword, words } from './text.js';
+import { formsOf } from '../kernel/irregular-forms.js';
+import { isStopword, words } from '../kernel/text.js';
 
 /** The two fields BM25 scores, in MiniSearch's order (title first). */
 export const FIELDS = ['title', 'text'] as const;

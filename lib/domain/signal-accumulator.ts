@@ -11,8 +11,8 @@ import type { JobKind } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { eventJobId } from './event-reflection.js';
 import type { SignalConfig } from './signal-weights.js';
-import { fnv1a32 } from './stable-hash.js';
-import { topKeywords } from './text.js';
+import { fnv1a32 } from '../kernel/stable-hash.js';
+import { topKeywords } from '../kernel/text.js';
 
 const TurnIds = z.array(z.number().int());
 

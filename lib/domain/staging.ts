@@ -7,9 +7,9 @@ import { MAX_ATTRIBUTE_BYTES, utf8Bytes } from '../../events/common.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { confidenceFor } from './confidence.js';
 import { blendSourceReliability, normaliseDomain } from './source-reliability.js';
-import { renderFrontMatter } from './front-matter.js';
+import { renderFrontMatter } from '../kernel/front-matter.js';
 import type { ReflectionOutput } from './reflection-output.js';
-import { slugify } from './text.js';
+import { slugify } from '../kernel/text.js';
 
 export type StagedKind = 'fact' | 'correction' | 'connection' | 'open_question';
 

@@ -11,7 +11,7 @@
  * hashes, short of guessing its words.
  */
 import { createHash } from 'node:crypto';
-import { contentWords, isStopword, words } from './text.js';
+import { contentWords, isStopword, words } from '../kernel/text.js';
 
 /** What a fact is recognised by. */
 export interface Buryable {

@@ -12,7 +12,7 @@
  * What is not in it: the user's contributions to GLOBAL (GLOBAL's items), claim checks in
  * flight, rejected events, and the receipts of earlier forgets.
  */
-import { keys, safeRelativePath, searchSegmentsFolder } from './memory-paths.js';
+import { keys, safeRelativePath, searchSegmentsFolder } from '../kernel/memory-paths.js';
 
 export const ARCHIVE_FORMAT = 'reflective-memory/user-archive';
 

@@ -4,7 +4,7 @@
  */
 import { DomainSchema } from '../../events/common.js';
 import { GLOBAL_USER } from '../domain/memory-item.js';
-import { keys, rejectedPrefix, userPrefix } from '../domain/memory-paths.js';
+import { keys, rejectedPrefix, userPrefix } from './memory-paths.js';
 import { SOURCE_SHARDS } from '../adapters/dynamo-source-reliability-store.js';
 
 /**

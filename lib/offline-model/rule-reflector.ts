@@ -20,7 +20,7 @@ import type { ReflectionEntry, ReflectionOutput } from '../domain/reflection-out
 import type { Finding, NightlyOutput } from '../domain/sleep-time/nightly.js';
 import type { WeeklyOutput } from '../domain/sleep-time/weekly.js';
 import type { EmotionState } from '../domain/emotion-state.js';
-import { contentWords, slugify, topKeywords } from '../domain/text.js';
+import { contentWords, slugify, topKeywords } from '../kernel/text.js';
 
 export const OFFLINE_MODEL_LABEL = 'offline model (rule-based reflector, not an LLM)';
 

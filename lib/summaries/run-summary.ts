@@ -8,7 +8,8 @@ import type { TurnSaved } from '../../events/turn-saved.js';
 import { type CarriedSummary, type SummarySettings, summaryContext, summaryPair } from './summary.js';
 import { CUT_AT_BUDGET, callWithBudgetRetry, unusableStop } from '../use-cases/model-call.js';
 import { costEntry, type JobUsage, usageOf } from '../use-cases/job-cost.js';
-import { type Clock, type CostLedger, type Log, type LanguageModel, type TurnStore, UnusableModelOutputError, type UserSettingsStore } from '../ports.js';
+import type { Clock, Log } from '../kernel/runtime.port.js';
+import { type CostLedger, type LanguageModel, type TurnStore, UnusableModelOutputError, type UserSettingsStore } from '../ports.js';
 import type { SummaryStore } from './summary.port.js';
 
 export interface SummaryDeps {

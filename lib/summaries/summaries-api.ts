@@ -7,7 +7,7 @@ import { MemoryApiError } from '../use-cases/memory-api-error.js';
 import { computeSelfAssessment } from '../domain/sleep-time/self-assessment.js';
 import { summaryQuality } from './summary-quality.js';
 import { MAX_PENDING_BATCHES, parseSignalState, type SignalState } from '../domain/signal-accumulator.js';
-import { fnv1a32 } from '../domain/stable-hash.js';
+import { fnv1a32 } from '../kernel/stable-hash.js';
 import { type MemoryApiDeps, notFound } from '../use-cases/memory-api/deps.js';
 
 /** How summaries fare (req R-SUM-10): deletions, resurrections, topics (lib/domain/summary-quality.ts). */

@@ -5,7 +5,7 @@
  * never come back: `resurrectionsOfDeleted` counts every time one did, and must stay 0.
  */
 import type { SummaryRecordView } from '../domain/memory-item.js';
-import { contentWords } from '../domain/text.js';
+import { contentWords } from '../kernel/text.js';
 
 export interface SummaryQuality {
   summaries: number;

@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchLog } from '../domain/batch-log.js';
-import { keys } from '../domain/memory-paths.js';
+import { keys } from '../kernel/memory-paths.js';
 import type { SummarySource, WindowBounds } from './summary.port.js';
 import { batchLogOf } from '../adapters/batch-log-store.js';
 

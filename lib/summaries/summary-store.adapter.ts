@@ -1,15 +1,15 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { parseFrontMatter, renderFrontMatter } from '../domain/front-matter.js';
-import { keys } from '../domain/memory-paths.js';
+import { parseFrontMatter, renderFrontMatter } from '../kernel/front-matter.js';
+import { keys } from '../kernel/memory-paths.js';
 import type { SummaryRecordView, SummaryEdit } from '../domain/memory-item.js';
 import { type SummaryPair, type SummaryRecord, summaryDocument } from './summary.js';
 import type { SummaryStore } from './summary.port.js';
-import { isConditionalCheckFailure } from '../adapters/dynamo-errors.js';
+import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
 import type { DynamoSearchChangeLog } from '../adapters/search-index-store.js';
-import { putOnce } from '../adapters/dynamo-put-once.js';
-import { batchGetAll, queryAll, queryFirst } from '../adapters/dynamo-query.js';
-import { getText } from '../adapters/s3-objects.js';
+import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
+import { batchGetAll, queryAll, queryFirst } from '../kernel/dynamo-query.adapter.js';
+import { getText } from '../kernel/s3-objects.adapter.js';
 
 /**
  * Summary turn pairs: one record in DynamoDB (`keys.summarySk`: `SUMMARY#{last turn}#{id}`) holding both turns and every

@@ -7,9 +7,9 @@
  */
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { assembleBatch } from '../domain/batch-assembly.js';
-import { estimateTokens } from '../domain/text.js';
-import { renderFrontMatter } from '../domain/front-matter.js';
-import { summaryDocKey } from '../domain/memory-paths.js';
+import { estimateTokens } from '../kernel/text.js';
+import { renderFrontMatter } from '../kernel/front-matter.js';
+import { summaryDocKey } from '../kernel/memory-paths.js';
 
 /** Summary settings (req R-SUM), per stage with per-user overrides. */
 export interface SummarySettings {

@@ -12,7 +12,8 @@ import type { Job } from '../../events/job.js';
 import { idleCheck, idleThresholdMs, parseSignalState } from '../domain/signal-accumulator.js';
 import type { SignalConfig } from '../domain/signal-weights.js';
 import { withUserIdle } from '../domain/user-settings.js';
-import type { Clock, IdleScheduler, JobQueue, Log, SignalStateStore, UserSettingsStore } from '../ports.js';
+import type { Clock, Log } from '../kernel/runtime.port.js';
+import type { IdleScheduler, JobQueue, SignalStateStore, UserSettingsStore } from '../ports.js';
 
 export interface IdleDeps {
   signalState: SignalStateStore;

@@ -3,7 +3,8 @@
  * stage's (GET /v1/costs, administrators), from the cost ledger the reflector writes.
  */
 import { dailyTotals, lastDays } from '../domain/daily-cost.js';
-import type { Clock, CostLedger } from '../ports.js';
+import type { Clock } from '../kernel/runtime.port.js';
+import type { CostLedger } from '../ports.js';
 
 type Deps = { costs: CostLedger; clock: Clock };
 

@@ -6,7 +6,8 @@
  * entries"). Either is audited and reaches search (content type `diary`).
  */
 import { type DiaryRecord, diaryMarkdown, diaryVisible } from '../domain/diary.js';
-import type { Clock, DiaryStore } from '../ports.js';
+import type { Clock } from '../kernel/runtime.port.js';
+import type { DiaryStore } from '../ports.js';
 import { MemoryApiError, pageCursor, pageToken } from './memory-api.js';
 
 export interface DiaryDeps {

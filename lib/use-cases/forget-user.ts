@@ -30,8 +30,9 @@
  */
 import type { Job } from '../../events/job.js';
 import { GLOBAL_USER } from '../domain/memory-item.js';
-import { claimsPrefix, searchSegmentsPrefix, userPrefix } from '../domain/memory-paths.js';
-import type { Clock, ForgetCounts, ForgetLog, ForgetReceipt, JobQueue, Log, UserEraser } from '../ports.js';
+import { claimsPrefix, searchSegmentsPrefix, userPrefix } from '../kernel/memory-paths.js';
+import type { Clock, Log } from '../kernel/runtime.port.js';
+import type { ForgetCounts, ForgetLog, ForgetReceipt, JobQueue, UserEraser } from '../ports.js';
 import { MemoryApiError } from './memory-api-error.js';
 import type { SearchIndexReader } from './search-index.js';
 

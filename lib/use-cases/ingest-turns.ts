@@ -37,11 +37,12 @@ import { type EventEpisode, eventEpisodeOf } from '../domain/episodes.js';
 import { eventId } from '../domain/event-reflection.js';
 import { observationsOf } from '../domain/source-reliability.js';
 import { addCounts, type RedactionCounts, type RedactionPolicy, redact, redactFields } from '../domain/redaction.js';
-import type { ClaimCheckStore, Clock, ForgetLog, IdleScheduler, JobQueue, Log, MemoryItemStore, RejectedEventLog, SignalStateStore, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
+import type { ClaimCheckStore, ForgetLog, IdleScheduler, JobQueue, MemoryItemStore, RejectedEventLog, SignalStateStore, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
+import type { Clock, Log } from '../kernel/runtime.port.js';
 import { forgottenBefore } from './forget-user.js';
 import { clearSessionEphemera } from './tier-policy.js';
 import { withUserIdle } from '../domain/user-settings.js';
-import { type FieldError, fieldErrors } from './parse-or-keep.js';
+import { type FieldError, fieldErrors } from '../kernel/parse-or-keep.js';
 
 export interface IngestRecord {
   messageId: string;

@@ -6,7 +6,7 @@
  */
 import { factHygiene, restoreFact, verifyFacts } from '../domain/knowledge-hygiene.js';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
-import { knowledgeRelative } from '../domain/memory-paths.js';
+import { knowledgeRelative } from '../kernel/memory-paths.js';
 import type { GraphLogEntry } from '../domain/relation-graph.js';
 import type { GraphStore, KnowledgeEntry, KnowledgeStore } from '../ports.js';
 import { MemoryApiError } from './memory-api.js';

@@ -10,7 +10,7 @@
  */
 import type { ModelUsage } from '../domain/batch-log.js';
 import { estimateCostUsd } from '../domain/sleep-time/model-prices.js';
-import type { Log } from '../ports.js';
+import type { Log } from '../kernel/runtime.port.js';
 
 type Usage = Omit<ModelUsage, 'reused'>;
 

@@ -10,9 +10,9 @@
  * history is not applied again, so a redelivery or a second reviewer changes nothing.
  */
 import { applyCorrection, changedMeta, hasApplied, hintOf, revertLatest } from '../domain/correction.js';
-import { parseFrontMatter, renderFrontMatter } from '../domain/front-matter.js';
+import { parseFrontMatter, renderFrontMatter } from '../kernel/front-matter.js';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
-import { knowledgeRelative } from '../domain/memory-paths.js';
+import { knowledgeRelative } from '../kernel/memory-paths.js';
 import { knowledgePathFor, promotedDocument, type StagedRecord } from '../domain/promotion.js';
 import type { GraphStore, KnowledgeStore } from '../ports.js';
 import { MemoryApiError } from './memory-api-error.js';

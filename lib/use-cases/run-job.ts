@@ -7,9 +7,10 @@
  * the handler turns the outcome's counts into metrics, the fuzzer into its outcomes.
  */
 import type { Job } from '../../events/job.js';
-import type { ErasureLog, ForgetLog, LanguageModel, Log } from '../ports.js';
+import type { ErasureLog, ForgetLog, LanguageModel } from '../ports.js';
+import type { Log } from '../kernel/runtime.port.js';
 import { type ForgetDeps, forgetUser, forgottenBefore } from './forget-user.js';
-import { modelWithDeadline } from './deadline.js';
+import { modelWithDeadline } from '../kernel/deadline.js';
 import { type JobUsage, runUsage, usageOf } from './job-cost.js';
 import { type ReflectionDeps, releaseBatch, runReflection } from './run-reflection.js';
 import { runNightly, runWeekly, type SleepTimeDeps } from './run-sleep-time.js';

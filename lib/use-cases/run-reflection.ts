@@ -12,7 +12,7 @@ import type { TurnSaved } from '../../events/turn-saved.js';
 import { assembleBatch, buildReflectorPrompt, EARLIER_REFLECTIONS_SHOWN, type EarlierReflection, occasionOf, REFLECTOR_SYSTEM_PROMPT } from '../domain/batch-assembly.js';
 import type { BatchLog } from '../domain/batch-log.js';
 import { applyQualityGates } from '../domain/quality-gates.js';
-import { userPrefix } from '../domain/memory-paths.js';
+import { userPrefix } from '../kernel/memory-paths.js';
 import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../domain/reflection-output.js';
 import { DocumentIndex } from '../domain/knowledge-search.js';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
@@ -29,8 +29,9 @@ import { type DiaryInput, decideDiaryEntry, diaryPath, diaryRecord, diaryVisible
 import { verifySeenFacts } from './knowledge-hygiene.js';
 import { callWithBudgetRetry, costOf, unusableStop } from './model-call.js';
 import { recordRelations } from './relation-graph.js';
-import { topKeywords } from '../domain/text.js';
-import { BatchNotRecordedError, type BatchLogStore, type Clock, type CostLedger, type DiaryStore, type ErasureLog, type KnowledgeStore, type Log, type ModelResponse, type LanguageModel, type GraphStore, type SignalStateStore, type SourceReliabilityStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import { topKeywords } from '../kernel/text.js';
+import { BatchNotRecordedError, type BatchLogStore, type CostLedger, type DiaryStore, type ErasureLog, type KnowledgeStore, type ModelResponse, type LanguageModel, type GraphStore, type SignalStateStore, type SourceReliabilityStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import type { Clock, Log } from '../kernel/runtime.port.js';
 
 export interface ReflectionDeps {
   turns: TurnStore;

@@ -39,9 +39,10 @@ import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
 import { computeSelfAssessment, type SelfAssessment } from '../domain/sleep-time/self-assessment.js';
 import { conversationDays, pickWeekWithinBudget, WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, weeklyCallCeiling, WeeklyOutputSchema, weeklyPrompt } from '../domain/sleep-time/weekly.js';
 import { buriedKeyOf, type Tombstone, tombstoneKeys } from '../domain/tombstone.js';
-import { topKeywords } from '../domain/text.js';
+import { topKeywords } from '../kernel/text.js';
 import { costEntry, runUsage } from './job-cost.js';
-import { type Clock, type CostLedger, type ErasureLog, type GraphStore, type KnowledgeEntry, type KnowledgeStore, type Log, type MemoryItemStore, type ModelResponse, type SleepTimeLogStore, type LanguageModel, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import type { Clock, Log } from '../kernel/runtime.port.js';
+import { type CostLedger, type ErasureLog, type GraphStore, type KnowledgeEntry, type KnowledgeStore, type MemoryItemStore, type ModelResponse, type SleepTimeLogStore, type LanguageModel, type TurnStore, UnusableModelOutputError } from '../ports.js';
 import type { SummarySource } from '../summaries/summary.port.js';
 
 export interface SleepTimeDeps {

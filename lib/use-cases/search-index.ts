@@ -24,13 +24,14 @@
  * no job reaches: GLOBAL, API-only users). Two compactions of one owner at once write
  * segments under distinct keys, and only the one whose pointer move wins is kept.
  */
-import { RecentCache } from '../domain/recent-cache.js';
+import { RecentCache } from '../kernel/recent-cache.js';
 import { GLOBAL_USER, isLive, type MemoryItem } from '../domain/memory-item.js';
 import { type IndexEntry, itemKey, SegmentedIndex, segmentOf } from '../domain/memory-search.js';
 import { quantise } from '../domain/embedding-vectors.js';
 import { mergeSegments, type SearchSegment } from '../domain/search-segment.js';
-import { SEARCH_MARK_TTL_MS } from '../domain/memory-paths.js';
-import type { Clock, EmbeddingModel, MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, TurnLog } from '../ports.js';
+import { SEARCH_MARK_TTL_MS } from '../kernel/memory-paths.js';
+import type { Clock } from '../kernel/runtime.port.js';
+import type { EmbeddingModel, MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, TurnLog } from '../ports.js';
 
 /** Deltas kept before a merge. */
 export const MAX_SEGMENTS = 8;

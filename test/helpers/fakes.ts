@@ -16,14 +16,15 @@ import { addObservation, emptyStats, type SourceObservation, type SourceStats } 
 import type { Edge, Entity, GraphLogEntry } from '../../lib/domain/relation-graph.js';
 import { turnIndexEntry } from '../../lib/domain/turn-document.js';
 import type { SearchSegment } from '../../lib/domain/search-segment.js';
-import { batchFailureKey, batchLogKey, episodeKey, eventEpisodeKey, keys } from '../../lib/domain/memory-paths.js';
+import { batchFailureKey, batchLogKey, episodeKey, eventEpisodeKey, keys } from '../../lib/kernel/memory-paths.js';
 import type { IdleCheck } from '../../events/idle-check.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { CostEntry } from '../../lib/domain/daily-cost.js';
 import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
 import type { AgentEvent } from '../../events/agent-event.js';
-import type { ActivityIndex, ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, AgentEventPublisher, CostLedger, BatchLogStore, ExpiryLog, SleepTimeLogStore, ClaimCheckStore, DiaryStore, IdleScheduler, JobQueue, KnowledgeStore, Log, MemoryItemStore, ModelRequest, ModelResponse, LanguageModel, RejectedEvent, RejectedEventLog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, SummaryRequest, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SignalStateStore, SourceReliabilityStore, StoredSignalState, TurnStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
+import type { ActivityIndex, ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, AgentEventPublisher, CostLedger, BatchLogStore, ExpiryLog, SleepTimeLogStore, ClaimCheckStore, DiaryStore, IdleScheduler, JobQueue, KnowledgeStore, MemoryItemStore, ModelRequest, ModelResponse, LanguageModel, RejectedEvent, RejectedEventLog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, SummaryRequest, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SignalStateStore, SourceReliabilityStore, StoredSignalState, TurnStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
+import { RecordingLog, fixedClock } from '../../lib/kernel/runtime.fake.js';
 
 export class MemoryTurnStore implements TurnStore {
   readonly turns = new Map<string, TurnSaved>();
@@ -345,16 +346,6 @@ export class ScriptedModel implements LanguageModel {
     return { output, usage: { modelId: 'scripted', inputTokens: 10, outputTokens: 5, latencyMs: 1, stopReason } };
   }
 }
-
-export class RecordingLog implements Log {
-  readonly entries: Array<{ level: string; message: string; extra?: Record<string, unknown> }> = [];
-  debug = (message: string, extra?: Record<string, unknown>) => void this.entries.push({ level: 'debug', message, ...(extra ? { extra } : {}) });
-  info = (message: string, extra?: Record<string, unknown>) => void this.entries.push({ level: 'info', message, ...(extra ? { extra } : {}) });
-  warn = (message: string, extra?: Record<string, unknown>) => void this.entries.push({ level: 'warn', message, ...(extra ? { extra } : {}) });
-  error = (message: string, extra?: Record<string, unknown>) => void this.entries.push({ level: 'error', message, ...(extra ? { extra } : {}) });
-}
-
-export const fixedClock = (iso = '2026-02-06T14:30:00.000Z') => ({ now: () => new Date(iso) });
 
 /** The diary's records by user and id, first write wins (as DynamoDiaryStore), newest (latest turns) first. */
 export class MemoryDiary implements DiaryStore {

@@ -14,7 +14,7 @@ import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { EventEpisode } from '../../lib/domain/episodes.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import { episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../../lib/domain/memory-item.js';
-import { batchFailureKey, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, rejectedEventKey, stagingPrefix, turnDocKey, userPrefix } from '../../lib/domain/memory-paths.js';
+import { batchFailureKey, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, rejectedEventKey, stagingPrefix, turnDocKey, userPrefix } from '../../lib/kernel/memory-paths.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { StagedRecord } from '../../lib/domain/promotion.js';

@@ -22,7 +22,8 @@ import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
 import { runNightly, runWeekly } from '../../lib/use-cases/run-sleep-time.js';
 import { runSummary } from '../../lib/summaries/run-summary.js';
-import { MemoryCostLedger, fixedClock, ingestDeps, MemoryGraphStore, MemoryKnowledgeStore, MemorySleepTimeLog, MemorySettings, RecordingLog, reflectionDeps, ScriptedModel, turn, MemoryItems } from '../helpers/fakes.js';
+import { MemoryCostLedger, ingestDeps, MemoryGraphStore, MemoryKnowledgeStore, MemorySleepTimeLog, MemorySettings, reflectionDeps, ScriptedModel, turn, MemoryItems } from '../helpers/fakes.js';
+import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
 import { MemorySummaryStore, MemorySummarySource } from '../../lib/summaries/summary.fake.js';
 
 let server: ConverseServer;

@@ -16,7 +16,7 @@ import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { keys } from '../../lib/domain/memory-paths.js';
+import { keys } from '../../lib/kernel/memory-paths.js';
 
 const SPEED = 900;
 /** A user's threshold: 48 hops of SQS's longest delay. */

@@ -14,7 +14,7 @@ import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
 import { DynamoSignalStateStore, storedState } from '../../lib/adapters/dynamo-signal-state-store.js';
-import { DAY_SHARDS, dayShard, keys } from '../../lib/domain/memory-paths.js';
+import { DAY_SHARDS, dayShard, keys } from '../../lib/kernel/memory-paths.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability-store.js';

@@ -22,7 +22,7 @@ import { auditRow } from '../../lib/adapters/memory-item-store.js';
 import { jobDeduplicationId } from '../../lib/adapters/sqs-job-queue.js';
 import { moveToTurnKeys } from '../../lib/adapters/turn-keys-migration.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
-import { keys } from '../../lib/domain/memory-paths.js';
+import { keys } from '../../lib/kernel/memory-paths.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import { turn } from '../helpers/fakes.js';

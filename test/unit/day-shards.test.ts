@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { activityMarker, signalStateItem } from '../../lib/adapters/dynamo-signal-state-store.js';
 import { initialSignalState } from '../../lib/domain/signal-accumulator.js';
-import { DAY_SHARDS, type DayIndex, dayGsiPartitions, dayShard, keys } from '../../lib/domain/memory-paths.js';
+import { DAY_SHARDS, type DayIndex, dayGsiPartitions, dayShard, keys } from '../../lib/kernel/memory-paths.js';
 
 describe('day-keyed index partitions, write-sharded', () => {
   it('gives a user the same shard on every machine and in every version (stored keys depend on it)', () => {

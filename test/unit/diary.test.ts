@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { decideDiaryEntry, type DiaryInput, diaryMarkdown, diaryRecord } from '../../lib/domain/diary.js';
-import { parseFrontMatter } from '../../lib/domain/front-matter.js';
+import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
 import { ingestDeps, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';

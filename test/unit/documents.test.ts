@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TurnSavedSchema } from '../../events/turn-saved.js';
 import { assembleBatch, buildReflectorPrompt } from '../../lib/domain/batch-assembly.js';
 import { parseReflectorPrompt } from '../../lib/offline-model/rule-reflector.js';
-import { parseFrontMatter } from '../../lib/domain/front-matter.js';
+import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import { stagedDocuments } from '../../lib/domain/staging.js';
 import { parseTurnDocument, renderTurnDocument, turnContentHash } from '../../lib/domain/turn-document.js';
 import { turn } from '../helpers/fakes.js';

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Episode } from '../../events/episode.js';
 import { TurnSavedSchema } from '../../events/turn-saved.js';
-import { parseFrontMatter } from '../../lib/domain/front-matter.js';
+import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import { capabilityConfidence, episodeDocument, type EpisodeSummary, summariseEpisode } from '../../lib/domain/episodes.js';
 import { turnItem } from '../../lib/domain/memory-item.js';
 import { turnIndexEntry } from '../../lib/domain/turn-document.js';

@@ -9,7 +9,7 @@ import { eventEpisodeId } from '../../lib/domain/episodes.js';
 import { buildReflectorPrompt, assembleBatch } from '../../lib/domain/batch-assembly.js';
 import { eventId, eventJobId, eventMaterial, MAX_EVENT_MATERIAL_CHARS, NO_TURN_WAITING, NOTHING_TO_REFLECT_ON } from '../../lib/domain/event-reflection.js';
 import { JobSchema } from '../../events/job.js';
-import { keys } from '../../lib/domain/memory-paths.js';
+import { keys } from '../../lib/kernel/memory-paths.js';
 import { reflectOffline } from '../../lib/offline-model/rule-reflector.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { type JobDeps, runJob } from '../../lib/use-cases/run-job.js';

@@ -10,7 +10,8 @@ import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
 import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
-import { fixedClock, MemoryDiary, MemoryItemTrust, MemoryItems, MemoryKnowledgeStore, MemorySearchIndexStore, MemoryTurnStore, turn } from '../helpers/fakes.js';
+import { fixedClock } from '../../lib/kernel/runtime.fake.js';
+import { MemoryDiary, MemoryItemTrust, MemoryItems, MemoryKnowledgeStore, MemorySearchIndexStore, MemoryTurnStore, turn } from '../helpers/fakes.js';
 import { MemorySummaryStore } from '../../lib/summaries/summary.fake.js';
 
 const USER = 'alice';

@@ -12,7 +12,8 @@ import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { maintainFacts, restorePrunedFact, verifySeenFacts } from '../../lib/use-cases/knowledge-hygiene.js';
 import { graphLog } from '../../lib/use-cases/relation-graph.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { fixedClock, ingestDeps, MemoryGraphStore, MemoryKnowledgeStore, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
+import { fixedClock } from '../../lib/kernel/runtime.fake.js';
+import { ingestDeps, MemoryGraphStore, MemoryKnowledgeStore, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
 
 const DAY = 86_400_000;
 const T0 = '2026-01-01T00:00:00.000Z';

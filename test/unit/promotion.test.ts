@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
 import { findRecurrences, knowledgePathFor, promotedDocument, restagedMarkdown, type StagedRecord } from '../../lib/domain/promotion.js';
-import { parseFrontMatter } from '../../lib/domain/front-matter.js';
+import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import { DocumentIndex } from '../../lib/domain/knowledge-search.js';
-import { safeKnowledgePath } from '../../lib/domain/memory-paths.js';
+import { safeKnowledgePath } from '../../lib/kernel/memory-paths.js';
 import { applyQualityGates } from '../../lib/domain/quality-gates.js';
 import type { ReflectionOutput } from '../../lib/domain/reflection-output.js';
 import { turn } from '../helpers/fakes.js';

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { decayedConfidence, entityKey, neighbours, sameEntity } from '../../lib/domain/relation-graph.js';
 import { createGraphEdge, graphLog, graphNeighbours, maintainGraph, recordRelations, restoreGraphEdge, splitGraphEntity } from '../../lib/use-cases/relation-graph.js';
 import { MemoryApiError } from '../../lib/use-cases/memory-api.js';
-import { fixedClock, MemoryGraphStore } from '../helpers/fakes.js';
+import { fixedClock } from '../../lib/kernel/runtime.fake.js';
+import { MemoryGraphStore } from '../helpers/fakes.js';
 
 const DAY = 86_400_000;
 const T0 = '2026-01-01T00:00:00.000Z';

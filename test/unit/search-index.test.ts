@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { MemoryItem } from '../../lib/domain/memory-item.js';
 import { SegmentedIndex } from '../../lib/domain/memory-search.js';
-import { SEARCH_MARK_TTL_MS } from '../../lib/domain/memory-paths.js';
+import { SEARCH_MARK_TTL_MS } from '../../lib/kernel/memory-paths.js';
 import { newTierItem } from '../../lib/domain/memory-tiers.js';
 import type { MemoryCatalog } from '../../lib/ports.js';
 import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/use-cases/search-index.js';

@@ -16,7 +16,8 @@ import { runNightly, runWeekly, selfAssessment } from '../../lib/use-cases/run-s
 import { expirySweep, nightlySweep, weeklySweep } from '../../lib/use-cases/sweeps.js';
 import { sleepTimeRuns } from '../../lib/summaries/summaries-api.js';
 import { tombstonesOf } from '../../lib/domain/tombstone.js';
-import { MemoryCostLedger, MemoryErasureLog, fixedClock, MemoryActivity, MemoryExpiryLog, MemoryGraphStore, MemoryJobQueue, MemoryKnowledgeStore, MemorySleepTimeLog, MemoryTurnStore, RecordingLog, ScriptedModel, stopped, turn, MemoryItems } from '../helpers/fakes.js';
+import { MemoryCostLedger, MemoryErasureLog, MemoryActivity, MemoryExpiryLog, MemoryGraphStore, MemoryJobQueue, MemoryKnowledgeStore, MemorySleepTimeLog, MemoryTurnStore, ScriptedModel, stopped, turn, MemoryItems } from '../helpers/fakes.js';
+import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
 import { MemorySummarySource } from '../../lib/summaries/summary.fake.js';
 
 const now = new Date('2026-02-07T03:00:00Z');

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
-import { parseFrontMatter } from '../../lib/domain/front-matter.js';
+import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import { dayUnits } from '../../lib/domain/sleep-time/nightly.js';
 import { capCarriedText, DEFAULT_SUMMARY_PROMPT, defaultSummarySettings, MAX_CARRIED_SUMMARY_CHARS, SUMMARY_CARRIED_PREAMBLE, SUMMARY_CONTEXT_PREAMBLE } from '../../lib/summaries/summary.js';
 import { summarizeOffline } from '../../lib/offline-model/rule-reflector.js';
 import { ModelUnavailableError, UnusableModelOutputError } from '../../lib/ports.js';
 import { recordFailedAttempt } from '../../lib/use-cases/run-reflection.js';
 import { runSummary } from '../../lib/summaries/run-summary.js';
-import { MemoryCostLedger, fixedClock, MemoryBatchLogStore, MemorySettings, MemoryTurnStore, RecordingLog, ScriptedModel, stopped, turn } from '../helpers/fakes.js';
+import { MemoryCostLedger, MemoryBatchLogStore, MemorySettings, MemoryTurnStore, ScriptedModel, stopped, turn } from '../helpers/fakes.js';
+import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
 import { MemorySummaryStore } from '../../lib/summaries/summary.fake.js';
 
 const job = (kind: Job['kind'] = 'idle-summary'): Job => ({

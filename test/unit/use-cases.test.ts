@@ -5,7 +5,8 @@ import { initialSignalState, parseSignalState } from '../../lib/domain/signal-ac
 import { checkIdle } from '../../lib/use-cases/check-idle.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { fixedClock, ingestDeps, reflectionDeps, ScriptedModel, stopped, turn } from '../helpers/fakes.js';
+import { fixedClock } from '../../lib/kernel/runtime.fake.js';
+import { ingestDeps, reflectionDeps, ScriptedModel, stopped, turn } from '../helpers/fakes.js';
 
 const records = (turns: object[]) => turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) }));
 /** Records of a later delivery (other message ids: the state remembers the last write's). */

@@ -7,11 +7,11 @@ import * as z from 'zod';
 import type { TurnSaved } from '../../../events/turn-saved.js';
 import { knownLine, renderTurns } from '../batch-assembly.js';
 import { callCeiling } from '../bedrock-models.js';
-import { renderFrontMatter } from '../front-matter.js';
+import { renderFrontMatter } from '../../kernel/front-matter.js';
 import { DocumentIndex } from '../knowledge-search.js';
 import type { KnowledgeDoc } from '../knowledge.js';
 import { summarise } from '../knowledge.js';
-import { estimateTokens, slugify } from '../text.js';
+import { estimateTokens, slugify } from '../../kernel/text.js';
 
 export const FindingCategorySchema = z.enum(['pattern', 'contradiction', 'correction', 'preference', 'relationship', 'unresolved']);
 export type FindingCategory = z.infer<typeof FindingCategorySchema>;

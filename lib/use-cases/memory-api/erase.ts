@@ -10,7 +10,7 @@
  */
 import type { KnowledgeDoc } from '../../domain/knowledge.js';
 import { GLOBAL_USER, type MemoryItem } from '../../domain/memory-item.js';
-import { claimsPrefix, episodeKey, eventEpisodeKey, keys, knowledgePrefix, pad, summaryDocKey, turnsFolder, userPrefix } from '../../domain/memory-paths.js';
+import { claimsPrefix, episodeKey, eventEpisodeKey, keys, knowledgePrefix, pad, summaryDocKey, turnsFolder, userPrefix } from '../../kernel/memory-paths.js';
 import type { StagedRecord } from '../../domain/promotion.js';
 import type { Edge } from '../../domain/relation-graph.js';
 import { tombstonesOf } from '../../domain/tombstone.js';

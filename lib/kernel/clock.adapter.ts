@@ -1,4 +1,4 @@
-import type { Clock } from '../ports.js';
+import type { Clock } from './runtime.port.js';
 
 /**
  * The handlers' clock in Lambda: the wall clock. Handler factories take a Clock, so the

@@ -1,5 +1,5 @@
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { isConditionalCheckFailure } from './dynamo-errors.js';
+import { isConditionalCheckFailure } from './dynamo-errors.adapter.js';
 
 /**
  * Write an item only if none has its key: the first write wins and a retry leaves it as it

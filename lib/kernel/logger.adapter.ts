@@ -1,5 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { Log } from '../ports.js';
+import type { Log } from './runtime.port.js';
 
 /** Powertools Logger (structured JSON, Lambda context, sampling) behind the domain's Log port. */
 export function createLogger(serviceName: string): { logger: Logger; log: Log } {

@@ -3,7 +3,8 @@
  * in the rejected-events log with every failing field (it would never succeed on retry).
  */
 import type { z } from 'zod';
-import type { Clock, RejectedEventLog } from '../ports.js';
+import type { Clock } from './runtime.port.js';
+import type { RejectedEventLog } from '../ports.js';
 
 export type FieldError = { path: string; message: string };
 

@@ -5,7 +5,7 @@
  */
 import { stageConfig } from '../infra/config/stages.js';
 import { synthesizeStage } from '../infra/local/iam/synthesized-stage.js';
-import type { AnswerShape } from '../lib/domain/bedrock-models.js';
+import type { AnswerShape } from '../lib/model/bedrock-models.js';
 import { stages } from '../infra/config/stages.js';
 import { CHARS_PER_TOKEN, STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../infra/local/token-estimate.js';
 import { SWEEPS } from '../infra/resources.js';

@@ -10,7 +10,8 @@ import type { Job } from '../events/job.js';
 import type { KnowledgeDoc } from '../lib/domain/knowledge.js';
 import { ingestTurns } from '../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../lib/use-cases/run-reflection.js';
-import { MemoryCostLedger, MemoryDiary, ingestDeps, MemoryBatchLogStore, MemoryKnowledgeStore, ScriptedModel, turn } from '../test/helpers/fakes.js';
+import { MemoryCostLedger, MemoryDiary, ingestDeps, MemoryBatchLogStore, MemoryKnowledgeStore, turn } from '../test/helpers/fakes.js';
+import { ScriptedModel } from '../lib/model/language-model.fake.js';
 import { fixedClock, RecordingLog } from '../lib/kernel/runtime.fake.js';
 
 export interface ReflectorTimeRow {

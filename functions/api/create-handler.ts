@@ -36,7 +36,7 @@ import { DynamoErasureLog } from '../../lib/adapters/dynamo-erasure-log.js';
 import { DynamoS3ItemEraser } from '../../lib/adapters/item-eraser.js';
 import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings-store.js';
 import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
-import { embeddingModelOf } from '../../lib/adapters/titan-embeddings.js';
+import { embeddingModelOf } from '../../lib/model/titan-embeddings.adapter.js';
 import type { ApiEnv } from './env.js';
 import { apiRoutes } from './routes.js';
 

@@ -13,7 +13,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { type Job, JobSchema } from '../../events/job.js';
 import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
 import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
-import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.js';
+import { BedrockConverseModel } from '../../lib/model/bedrock-converse-model.adapter.js';
 import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
 import { DynamoItemTrustStore } from '../../lib/adapters/dynamo-item-trust-store.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
@@ -35,7 +35,8 @@ import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-event-log.js'
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { SqsRedelivery } from '../../lib/kernel/sqs-redelivery.adapter.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
-import { BatchNotRecordedError, ModelAccessDeniedError, ModelUnavailableError, type RejectedEventLog } from '../../lib/ports.js';
+import { BatchNotRecordedError, type RejectedEventLog } from '../../lib/ports.js';
+import { ModelAccessDeniedError, ModelUnavailableError } from '../../lib/model/language-model.port.js';
 import type { Clock, Log } from '../../lib/kernel/runtime.port.js';
 import { parseOrKeep } from '../../lib/kernel/parse-or-keep.js';
 import { type ReflectionDeps, recordFailedAttempt } from '../../lib/use-cases/run-reflection.js';
@@ -43,7 +44,7 @@ import { type JobDeps, type JobOutcome, runJob } from '../../lib/use-cases/run-j
 import type { SleepTimeDeps } from '../../lib/use-cases/run-sleep-time.js';
 import type { SummaryDeps } from '../../lib/summaries/run-summary.js';
 import { COMPACT_AFTER_JOB, LiveSearchIndex, type SearchIndexReader } from '../../lib/use-cases/search-index.js';
-import { embeddingModelOf } from '../../lib/adapters/titan-embeddings.js';
+import { embeddingModelOf } from '../../lib/model/titan-embeddings.adapter.js';
 import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';
 import { DynamoErasureLog } from '../../lib/adapters/dynamo-erasure-log.js';
 import { DynamoS3UserEraser } from '../../lib/adapters/user-eraser.js';

@@ -2,7 +2,7 @@
  * Per-stage settings in one typed place. `cdk synth -c stage=NAME` picks one; a stage
  * that is not listed (a developer's own) gets the `dev` settings under its own name.
  */
-import type { AnswerShape, InferenceScope } from '../../lib/domain/bedrock-models.js';
+import type { AnswerShape, InferenceScope } from '../../lib/model/bedrock-models.js';
 import type { SignalConfig } from '../../lib/domain/signal-weights.js';
 import type { SleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { QueueKey } from '../resources.js';

@@ -15,7 +15,7 @@
  *   (https://repost.aws/knowledge-center/bedrock-invokemodel-api-error).
  */
 
-import { promptedAnswerNameOf } from '../../lib/domain/prompted-answer.js';
+import { promptedAnswerNameOf } from '../../lib/model/prompted-answer.js';
 
 export interface ConverseRequest {
   modelId: string;

@@ -41,8 +41,8 @@
  * Bedrock uses for another `outputConfig` field it does not take ("This model doesn't support
  * the effort field"). Those two texts are modelled, not documented.
  */
-import { bedrockModel, COMMERCIAL_REGIONS, GEOGRAPHY_REGIONS, parseModelId } from '../../lib/domain/bedrock-models.js';
-import { structuredOutputSchemaRefusal } from '../../lib/domain/structured-output.js';
+import { bedrockModel, COMMERCIAL_REGIONS, GEOGRAPHY_REGIONS, parseModelId } from '../../lib/model/bedrock-models.js';
+import { structuredOutputSchemaRefusal } from '../../lib/model/structured-output.js';
 import type { ConverseError, ConverseRequest } from './converse-protocol.js';
 
 const invalid = (message: string): ConverseError => ({ status: 400, errorType: 'ValidationException', message });

@@ -10,7 +10,7 @@
  * unless a test set another; any other id gets ResourceNotFoundException (HTTP 404), one of
  * the operation's documented errors. Test hooks: `setLifecycle` and `refuse`.
  */
-import { bedrockModel } from '../../lib/domain/bedrock-models.js';
+import { bedrockModel } from '../../lib/model/bedrock-models.js';
 import type { ConverseError } from './converse-protocol.js';
 import { STAND_IN_EMBEDDING_MODEL } from './embedding-stand-in.js';
 

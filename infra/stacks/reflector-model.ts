@@ -36,7 +36,7 @@
 import { Aws, CfnMapping, type Stack, Token } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { NagPackSuppression } from 'cdk-nag';
-import { type InferenceScope, invocationFor, invocationsByRegion } from '../../lib/domain/bedrock-models.js';
+import { type InferenceScope, invocationFor, invocationsByRegion } from '../../lib/model/bedrock-models.js';
 import type { ModelJob, StageConfig } from '../config/stages.js';
 
 const MAPPING_ID = 'ReflectorModelByRegion';

@@ -4,8 +4,8 @@
  */
 import * as z from 'zod';
 import { type EmotionState, EmotionStateSchema, readEmotionState } from './emotion-state.js';
-import { modelSchemaOf } from './model-schema.js';
-import { answerValueOf } from './model-answer.js';
+import { modelSchemaOf } from '../model/model-schema.js';
+import { answerValueOf } from '../model/model-answer.js';
 
 const SourceTurns = z.array(z.number().int().min(1)).min(1).max(20);
 /** A path relative to the user's Knowledge/ folder, e.g. `Facts/reef_tank.md`. */

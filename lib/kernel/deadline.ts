@@ -5,7 +5,7 @@
  * carry it. A model that does not answer in time then ends in the job's retry path (a
  * ModelUnavailableError) rather than in a Lambda timeout.
  */
-import type { LanguageModel } from '../ports.js';
+import type { LanguageModel } from '../model/language-model.port.js';
 
 /** `model` with every call bound to `signal` (no signal: `model` itself). */
 export function modelWithDeadline(model: LanguageModel, signal: AbortSignal | undefined): LanguageModel {

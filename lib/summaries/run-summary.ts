@@ -6,10 +6,11 @@
 import type { Job } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { type CarriedSummary, type SummarySettings, summaryContext, summaryPair } from './summary.js';
-import { CUT_AT_BUDGET, callWithBudgetRetry, unusableStop } from '../use-cases/model-call.js';
+import { CUT_AT_BUDGET, callWithBudgetRetry, unusableStop } from '../model/model-call.js';
 import { costEntry, type JobUsage, usageOf } from '../use-cases/job-cost.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
-import { type CostLedger, type LanguageModel, type TurnStore, UnusableModelOutputError, type UserSettingsStore } from '../ports.js';
+import type { CostLedger, TurnStore, UserSettingsStore } from '../ports.js';
+import { type LanguageModel, UnusableModelOutputError } from '../model/language-model.port.js';
 import type { SummaryStore } from './summary.port.js';
 
 export interface SummaryDeps {

@@ -8,7 +8,7 @@ import type { Job } from '../../events/job.js';
 import type { ModelUsage } from '../domain/batch-log.js';
 import type { CostEntry } from '../domain/daily-cost.js';
 import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
-import { costOf } from './model-call.js';
+import { costOf } from '../model/model-call.js';
 
 export interface JobUsage {
   modelId: string;

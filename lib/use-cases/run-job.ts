@@ -7,7 +7,8 @@
  * the handler turns the outcome's counts into metrics, the fuzzer into its outcomes.
  */
 import type { Job } from '../../events/job.js';
-import type { ErasureLog, ForgetLog, LanguageModel } from '../ports.js';
+import type { ErasureLog, ForgetLog } from '../ports.js';
+import type { LanguageModel } from '../model/language-model.port.js';
 import type { Log } from '../kernel/runtime.port.js';
 import { type ForgetDeps, forgetUser, forgottenBefore } from './forget-user.js';
 import { modelWithDeadline } from '../kernel/deadline.js';

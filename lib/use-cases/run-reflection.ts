@@ -27,10 +27,11 @@ import { episodeDocument, type EventEpisode } from '../domain/episodes.js';
 import { eventMaterial, NO_TURN_WAITING, NOTHING_TO_REFLECT_ON } from '../domain/event-reflection.js';
 import { type DiaryInput, decideDiaryEntry, diaryPath, diaryRecord, diaryVisible } from '../domain/diary.js';
 import { verifySeenFacts } from './knowledge-hygiene.js';
-import { callWithBudgetRetry, costOf, unusableStop } from './model-call.js';
+import { callWithBudgetRetry, costOf, unusableStop } from '../model/model-call.js';
 import { recordRelations } from './relation-graph.js';
 import { topKeywords } from '../kernel/text.js';
-import { BatchNotRecordedError, type BatchLogStore, type CostLedger, type DiaryStore, type ErasureLog, type KnowledgeStore, type ModelResponse, type LanguageModel, type GraphStore, type SignalStateStore, type SourceReliabilityStore, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import { BatchNotRecordedError, type BatchLogStore, type CostLedger, type DiaryStore, type ErasureLog, type KnowledgeStore, type GraphStore, type SignalStateStore, type SourceReliabilityStore, type TurnStore } from '../ports.js';
+import { type ModelResponse, type LanguageModel, UnusableModelOutputError } from '../model/language-model.port.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
 
 export interface ReflectionDeps {

@@ -5,11 +5,11 @@
  * Idempotent: a run id is recorded once; model outputs are kept per chunk and reused.
  */
 import type * as z from 'zod';
-import { answerValueOf } from '../domain/model-answer.js';
-import { modelSchemaOf } from '../domain/model-schema.js';
+import { answerValueOf } from '../model/model-answer.js';
+import { modelSchemaOf } from '../model/model-schema.js';
 import { FINDING_EDGE_CONFIDENCE } from '../domain/relation-graph.js';
 import { maintainFacts } from './knowledge-hygiene.js';
-import { callWithBudgetRetry, costOf, unusableStop } from './model-call.js';
+import { callWithBudgetRetry, costOf, unusableStop } from '../model/model-call.js';
 import { maintainGraph, recordRelations } from './relation-graph.js';
 import { reviewTiers } from './tier-policy.js';
 import type { Job } from '../../events/job.js';
@@ -42,7 +42,8 @@ import { buriedKeyOf, type Tombstone, tombstoneKeys } from '../domain/tombstone.
 import { topKeywords } from '../kernel/text.js';
 import { costEntry, runUsage } from './job-cost.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
-import { type CostLedger, type ErasureLog, type GraphStore, type KnowledgeEntry, type KnowledgeStore, type MemoryItemStore, type ModelResponse, type SleepTimeLogStore, type LanguageModel, type TurnStore, UnusableModelOutputError } from '../ports.js';
+import type { CostLedger, ErasureLog, GraphStore, KnowledgeEntry, KnowledgeStore, MemoryItemStore, SleepTimeLogStore, TurnStore } from '../ports.js';
+import { type ModelResponse, type LanguageModel, UnusableModelOutputError } from '../model/language-model.port.js';
 import type { SummarySource } from '../summaries/summary.port.js';
 
 export interface SleepTimeDeps {

@@ -31,7 +31,8 @@ import { quantise } from '../domain/embedding-vectors.js';
 import { mergeSegments, type SearchSegment } from '../domain/search-segment.js';
 import { SEARCH_MARK_TTL_MS } from '../kernel/memory-paths.js';
 import type { Clock } from '../kernel/runtime.port.js';
-import type { EmbeddingModel, MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, TurnLog } from '../ports.js';
+import type { EmbeddingModel } from '../model/language-model.port.js';
+import type { MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, TurnLog } from '../ports.js';
 
 /** Deltas kept before a merge. */
 export const MAX_SEGMENTS = 8;

@@ -23,8 +23,10 @@ import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { CostEntry } from '../../lib/domain/daily-cost.js';
 import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
 import type { AgentEvent } from '../../events/agent-event.js';
-import type { ActivityIndex, ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, AgentEventPublisher, CostLedger, BatchLogStore, ExpiryLog, SleepTimeLogStore, ClaimCheckStore, DiaryStore, IdleScheduler, JobQueue, KnowledgeStore, MemoryItemStore, ModelRequest, ModelResponse, LanguageModel, RejectedEvent, RejectedEventLog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, SummaryRequest, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SignalStateStore, SourceReliabilityStore, StoredSignalState, TurnStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
+import type { ActivityIndex, ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, AgentEventPublisher, CostLedger, BatchLogStore, ExpiryLog, SleepTimeLogStore, ClaimCheckStore, DiaryStore, IdleScheduler, JobQueue, KnowledgeStore, MemoryItemStore, RejectedEvent, RejectedEventLog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SignalStateStore, SourceReliabilityStore, StoredSignalState, TurnStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
+import type { ModelResponse } from '../../lib/model/language-model.port.js';
 import { RecordingLog, fixedClock } from '../../lib/kernel/runtime.fake.js';
+import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 
 export class MemoryTurnStore implements TurnStore {
   readonly turns = new Map<string, TurnSaved>();
@@ -312,38 +314,6 @@ export class MemoryBatchLogStore implements BatchLogStore {
   async writeFailure(log: BatchLog) {
     this.failures.push(log);
     return batchFailureKey(log.user_id, log.batch_id);
-  }
-}
-
-/** A scripted answer with the stopReason Converse would send with it (max_tokens, malformed_tool_use…). */
-export class Stopped {
-  constructor(
-    readonly stopReason: string,
-    readonly answer: unknown,
-  ) {}
-}
-export const stopped = (stopReason: string, answer: unknown) => new Stopped(stopReason, answer);
-
-export class ScriptedModel implements LanguageModel {
-  readonly requests: ModelRequest[] = [];
-  readonly summaries: SummaryRequest[] = [];
-  /** The model's output limit, as the catalogue gives it to the Bedrock adapter. */
-  maxOutputTokens: number | undefined = undefined;
-  constructor(
-    private readonly reply: (req: ModelRequest) => unknown,
-    private readonly summary: (req: SummaryRequest) => string | Stopped = () => 'A summary.',
-  ) {}
-  async summarize(req: SummaryRequest) {
-    this.summaries.push(req);
-    const answer = this.summary(req);
-    const [text, stopReason] = answer instanceof Stopped ? [String(answer.answer), answer.stopReason] : [answer, 'end_turn'];
-    return { text, usage: { modelId: 'scripted', inputTokens: 10, outputTokens: 5, latencyMs: 1, stopReason } };
-  }
-  async reflect(req: ModelRequest): Promise<ModelResponse> {
-    this.requests.push(req);
-    const answer = this.reply(req);
-    const [output, stopReason] = answer instanceof Stopped ? [answer.answer, answer.stopReason] : [answer, 'tool_use'];
-    return { output, usage: { modelId: 'scripted', inputTokens: 10, outputTokens: 5, latencyMs: 1, stopReason } };
   }
 }
 

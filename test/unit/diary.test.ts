@@ -7,7 +7,8 @@ import { decideDiaryEntry, type DiaryInput, diaryMarkdown, diaryRecord } from '.
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { ingestDeps, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
+import { ingestDeps, reflectionDeps, turn } from '../helpers/fakes.js';
+import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 
 const empty = { new_facts: [], corrections: [], connections: [], open_questions: [] };
 const base = (over: Partial<DiaryInput> = {}): DiaryInput => ({

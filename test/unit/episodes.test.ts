@@ -17,7 +17,8 @@ import { JobSchema } from '../../events/job.js';
 import { eventEpisodeId } from '../../lib/domain/episodes.js';
 import { accumulate, initialSignalState } from '../../lib/domain/signal-accumulator.js';
 import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
-import { ingestDeps, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
+import { ingestDeps, reflectionDeps, turn } from '../helpers/fakes.js';
+import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 
 const booking = (success: boolean, failureReason?: string): Episode => ({
   goal: 'Book a table for two on Friday',

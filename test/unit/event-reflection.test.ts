@@ -13,7 +13,8 @@ import { keys } from '../../lib/kernel/memory-paths.js';
 import { reflectOffline } from '../../lib/offline-model/rule-reflector.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { type JobDeps, runJob } from '../../lib/use-cases/run-job.js';
-import { ingestDeps, MemoryErasureLog, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
+import { ingestDeps, MemoryErasureLog, reflectionDeps, turn } from '../helpers/fakes.js';
+import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 
 const event = (overrides: Partial<AgentEvent> = {}): AgentEvent => ({ type: 'agent.event', version: 1, userId: 'alice', timestamp: '2026-02-06T14:10:00Z', trigger: 'error', ...overrides });
 

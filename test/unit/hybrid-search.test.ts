@@ -7,13 +7,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { embeddingRefusal, standInVector } from '../../infra/local/embedding-stand-in.js';
-import { MAX_INPUT_CHARS, TitanEmbeddings } from '../../lib/adapters/titan-embeddings.js';
+import { MAX_INPUT_CHARS, TitanEmbeddings } from '../../lib/model/titan-embeddings.adapter.js';
 import { mergeEmbeddings, nearest, type QueryVector, quantise, unit, vectorOf } from '../../lib/domain/embedding-vectors.js';
 import type { MemoryItem } from '../../lib/domain/memory-item.js';
 import { indexOf, rankIndex, SegmentedIndex, segmentOf } from '../../lib/domain/memory-search.js';
 import { newTierItem } from '../../lib/domain/memory-tiers.js';
 import { mergeSegments, type SearchSegment, segmentFromBytes, segmentToBytes } from '../../lib/domain/search-segment.js';
-import { type EmbeddingModel, ModelAccessDeniedError, ModelUnavailableError } from '../../lib/ports.js';
+import { type EmbeddingModel, ModelAccessDeniedError, ModelUnavailableError } from '../../lib/model/language-model.port.js';
 import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
 import { MemorySearchIndexStore } from '../helpers/fakes.js';
 

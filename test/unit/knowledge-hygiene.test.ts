@@ -13,7 +13,8 @@ import { maintainFacts, restorePrunedFact, verifySeenFacts } from '../../lib/use
 import { graphLog } from '../../lib/use-cases/relation-graph.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
 import { fixedClock } from '../../lib/kernel/runtime.fake.js';
-import { ingestDeps, MemoryGraphStore, MemoryKnowledgeStore, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
+import { ingestDeps, MemoryGraphStore, MemoryKnowledgeStore, reflectionDeps, turn } from '../helpers/fakes.js';
+import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 
 const DAY = 86_400_000;
 const T0 = '2026-01-01T00:00:00.000Z';

@@ -5,7 +5,8 @@ import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { ingestDeps, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
+import { ingestDeps, reflectionDeps, turn } from '../helpers/fakes.js';
+import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 
 const record = (path: string, text: string, batchId: string, kind: StagedRecord['kind'] = 'fact'): StagedRecord => ({
   path, kind, title: path, category: 'Facts', text, confidence: 0.6, sourceTurns: [1], batchId, stagedAt: '', meta: {}, body: text, promotedBy: [], status: 'staged',

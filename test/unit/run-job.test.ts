@@ -10,7 +10,8 @@ import { defaultSummarySettings } from '../../lib/summaries/summary.js';
 import { modelWithDeadline } from '../../lib/kernel/deadline.js';
 import { familyOf, type JobDeps, runJob } from '../../lib/use-cases/run-job.js';
 import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
-import { MemoryCostLedger, MemoryForgetLog, MemorySettings, ScriptedModel, turn } from '../helpers/fakes.js';
+import { MemoryCostLedger, MemoryForgetLog, MemorySettings, turn } from '../helpers/fakes.js';
+import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { recordingWorld } from '../helpers/recording-fakes.js';
 
 const job = (kind: Job['kind'], requestedAt: string): Job => ({ type: 'reflector.job', version: 1, jobId: `${kind}-1-2`, userId: 'u1', kind, trigger: 'turn_count', urgency: 1, turnIds: [1, 2], requestedAt });

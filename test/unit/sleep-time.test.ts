@@ -4,9 +4,9 @@ import type { BatchLog } from '../../lib/domain/batch-log.js';
 import { defaultSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import { estimateCostUsd } from '../../lib/domain/sleep-time/model-prices.js';
 import { chunkTurnGroups, chunkTurns, type Finding, gateFinding, leftOut, mergeFindings, NIGHTLY_MEMORIES, NIGHTLY_SYSTEM_PROMPT, NIGHTLY_TOOL, NightlyOutputSchema, nightlyCallCeiling, nightlyPrompt, pickChunks, pickWithinBudget } from '../../lib/domain/sleep-time/nightly.js';
-import { TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../../lib/domain/bedrock-models.js';
-import { modelSchemaOf } from '../../lib/domain/model-schema.js';
-import { ModelUnavailableError, type LanguageModel } from '../../lib/ports.js';
+import { TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../../lib/model/bedrock-models.js';
+import { modelSchemaOf } from '../../lib/model/model-schema.js';
+import { ModelUnavailableError, type LanguageModel } from '../../lib/model/language-model.port.js';
 import { fireTimesBetween } from '../../lib/domain/sleep-time/schedule.js';
 import { selectUsers, windowDays } from '../../lib/domain/sleep-time/selection.js';
 import { pickWeekWithinBudget, weeklyCallCeiling, WeeklyOutputSchema } from '../../lib/domain/sleep-time/weekly.js';
@@ -16,7 +16,8 @@ import { runNightly, runWeekly, selfAssessment } from '../../lib/use-cases/run-s
 import { expirySweep, nightlySweep, weeklySweep } from '../../lib/use-cases/sweeps.js';
 import { sleepTimeRuns } from '../../lib/summaries/summaries-api.js';
 import { tombstonesOf } from '../../lib/domain/tombstone.js';
-import { MemoryCostLedger, MemoryErasureLog, MemoryActivity, MemoryExpiryLog, MemoryGraphStore, MemoryJobQueue, MemoryKnowledgeStore, MemorySleepTimeLog, MemoryTurnStore, ScriptedModel, stopped, turn, MemoryItems } from '../helpers/fakes.js';
+import { MemoryCostLedger, MemoryErasureLog, MemoryActivity, MemoryExpiryLog, MemoryGraphStore, MemoryJobQueue, MemoryKnowledgeStore, MemorySleepTimeLog, MemoryTurnStore, turn, MemoryItems } from '../helpers/fakes.js';
+import { ScriptedModel, stopped } from '../../lib/model/language-model.fake.js';
 import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
 import { MemorySummarySource } from '../../lib/summaries/summary.fake.js';
 

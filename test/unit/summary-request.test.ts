@@ -9,7 +9,8 @@ import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import { whyNoReflection } from '../../lib/summaries/summaries-api.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { ingestDeps, MemoryEventPublisher, MemoryJobQueue, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
+import { ingestDeps, MemoryEventPublisher, MemoryJobQueue, reflectionDeps, turn } from '../helpers/fakes.js';
+import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { MemorySummaryStore } from '../../lib/summaries/summary.fake.js';
 
 function setup() {

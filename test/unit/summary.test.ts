@@ -4,10 +4,11 @@ import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import { dayUnits } from '../../lib/domain/sleep-time/nightly.js';
 import { capCarriedText, DEFAULT_SUMMARY_PROMPT, defaultSummarySettings, MAX_CARRIED_SUMMARY_CHARS, SUMMARY_CARRIED_PREAMBLE, SUMMARY_CONTEXT_PREAMBLE } from '../../lib/summaries/summary.js';
 import { summarizeOffline } from '../../lib/offline-model/rule-reflector.js';
-import { ModelUnavailableError, UnusableModelOutputError } from '../../lib/ports.js';
+import { ModelUnavailableError, UnusableModelOutputError } from '../../lib/model/language-model.port.js';
 import { recordFailedAttempt } from '../../lib/use-cases/run-reflection.js';
 import { runSummary } from '../../lib/summaries/run-summary.js';
-import { MemoryCostLedger, MemoryBatchLogStore, MemorySettings, MemoryTurnStore, ScriptedModel, stopped, turn } from '../helpers/fakes.js';
+import { MemoryCostLedger, MemoryBatchLogStore, MemorySettings, MemoryTurnStore, turn } from '../helpers/fakes.js';
+import { ScriptedModel, stopped } from '../../lib/model/language-model.fake.js';
 import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
 import { MemorySummaryStore } from '../../lib/summaries/summary.fake.js';
 

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
-import { BatchNotRecordedError, ModelAccessDeniedError, ModelUnavailableError, UnusableModelOutputError } from '../../lib/ports.js';
+import { BatchNotRecordedError } from '../../lib/ports.js';
+import { ModelAccessDeniedError, ModelUnavailableError, UnusableModelOutputError } from '../../lib/model/language-model.port.js';
 import { initialSignalState, parseSignalState } from '../../lib/domain/signal-accumulator.js';
 import { checkIdle } from '../../lib/use-cases/check-idle.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
 import { fixedClock } from '../../lib/kernel/runtime.fake.js';
-import { ingestDeps, reflectionDeps, ScriptedModel, stopped, turn } from '../helpers/fakes.js';
+import { ingestDeps, reflectionDeps, turn } from '../helpers/fakes.js';
+import { ScriptedModel, stopped } from '../../lib/model/language-model.fake.js';
 
 const records = (turns: object[]) => turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) }));
 /** Records of a later delivery (other message ids: the state remembers the last write's). */

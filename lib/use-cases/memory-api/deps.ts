@@ -1,5 +1,5 @@
 /** The dependencies every memory API use case is given, and the not-found error they share. */
-import type { EmbeddingModel } from '../../ports.js';
+import type { EmbeddingModel } from '../../model/language-model.port.js';
 import type { SearchIndexReader } from '../search-index.js';
 import { MemoryApiError } from '../memory-api-error.js';
 import type { AgentEventPublisher, AuditTrail, BatchLogReader, ErasureLog, ItemEraser, CostLedger, DiaryStore, ForgetLog, GraphStore, ItemTrustStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, SleepTimeLogStore, SignalStateStore, SourceReliabilityStore, TurnStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';

@@ -4,7 +4,7 @@ import type { QueryVector } from '../../domain/embedding-vectors.js';
 import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex } from '../../domain/memory-search.js';
 import type { IndexedItem } from '../../domain/search-segment.js';
 import type { SearchExplain } from '../../domain/search-explain.js';
-import { ModelUnavailableError } from '../../ports.js';
+import { ModelUnavailableError } from '../../model/language-model.port.js';
 import { isDerivedId } from '../../domain/scope-trust.js';
 import { type SearchView, SegmentRetiredError } from '../search-index.js';
 import { MemoryApiError } from '../memory-api-error.js';

@@ -17,8 +17,8 @@
  * calls at a time, each retried by the client's standard retry mode (aws-clients.ts).
  */
 import { type BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
-import { type EmbeddingModel, ModelAccessDeniedError, ModelUnavailableError } from '../ports.js';
-import { isTransientBedrockError } from './bedrock-converse-model.js';
+import { type EmbeddingModel, ModelAccessDeniedError, ModelUnavailableError } from './language-model.port.js';
+import { isTransientBedrockError } from './bedrock-converse-model.adapter.js';
 
 export const TITAN_EMBED_TEXT_V2 = 'amazon.titan-embed-text-v2:0';
 /** The output sizes Titan Text Embeddings V2 accepts. */

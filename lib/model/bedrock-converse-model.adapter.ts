@@ -1,10 +1,10 @@
 import { type BedrockRuntimeClient, ConverseCommand, type ConverseCommandOutput } from '@aws-sdk/client-bedrock-runtime';
-import { type AnswerShape, maxOutputTokensOf, supportsStructuredOutput } from '../domain/bedrock-models.js';
-import { extractJsonObject, promptedAnswerInstruction } from '../domain/prompted-answer.js';
-import { toStructuredOutputSchema } from '../domain/structured-output.js';
+import { type AnswerShape, maxOutputTokensOf, supportsStructuredOutput } from './bedrock-models.js';
+import { extractJsonObject, promptedAnswerInstruction } from './prompted-answer.js';
+import { toStructuredOutputSchema } from './structured-output.js';
 import type { Log } from '../kernel/runtime.port.js';
-import type { ModelRequest, ModelResponse, LanguageModel, SummaryRequest, SummaryResponse } from '../ports.js';
-import { ModelAccessDeniedError, ModelUnavailableError } from '../ports.js';
+import type { ModelRequest, ModelResponse, LanguageModel, SummaryRequest, SummaryResponse } from './language-model.port.js';
+import { ModelAccessDeniedError, ModelUnavailableError } from './language-model.port.js';
 
 /**
  * Errors worth asking again later: throttling, timeouts, 5xx, a model not ready, and

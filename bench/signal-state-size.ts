@@ -6,9 +6,9 @@
  * (docs/data-model.md quotes it).
  */
 import { itemSize, writeUnits } from '../lib/kernel/dynamo-item-size.adapter.js';
-import { signalStateItem } from '../lib/adapters/dynamo-signal-state-store.js';
-import { accumulate, completeBatch, initialSignalState, withAppliedMessages } from '../lib/domain/signal-accumulator.js';
-import { defaultSignalConfig } from '../lib/domain/signal-weights.js';
+import { signalStateItem } from '../lib/signals/dynamo-signal-state-store.adapter.js';
+import { accumulate, completeBatch, initialSignalState, withAppliedMessages } from '../lib/signals/signal-accumulator.js';
+import { defaultSignalConfig } from '../lib/signals/signal-weights.js';
 
 const TURNS = 10_000;
 const START = Date.parse('2026-01-01T00:00:00Z');

@@ -4,7 +4,6 @@
  */
 import type { ArchiveDocument } from './domain/user-archive.js';
 import type { SearchSegment } from './domain/search-segment.js';
-import type { IdleCheck } from '../events/idle-check.js';
 import type { Job } from '../events/job.js';
 import type { TurnSaved } from '../events/turn-saved.js';
 import type { AgentEvent } from '../events/agent-event.js';
@@ -14,7 +13,6 @@ import type { EventEpisode } from './domain/episodes.js';
 import type { StagedRecord } from './domain/promotion.js';
 import type { SleepTimeRun } from './domain/sleep-time/run-log.js';
 import type { BatchLog } from './domain/batch-log.js';
-import type { SignalState } from './domain/signal-accumulator.js';
 import type { StagedDocument } from './domain/staging.js';
 import type { SourceObservation, SourceStats } from './domain/source-reliability.js';
 import type { Edge, Entity, GraphLogEntry } from './domain/relation-graph.js';
@@ -54,24 +52,6 @@ export interface TurnStore {
   eventEpisodes(userId: string, episodeIds?: readonly string[]): Promise<EventEpisode[]>;
   /** Load turns by id; ids with no index entry or an unreadable document come back as missing. */
   getTurns(userId: string, turnIds: readonly number[]): Promise<{ turns: TurnSaved[]; missing: Array<{ turnId: number; reason: string }> }>;
-}
-
-export interface StoredSignalState {
-  /** Whatever is stored (validated by the domain); undefined when there is none. */
-  raw: unknown;
-  /** Optimistic-lock version; null when no item exists. */
-  version: number | null;
-}
-
-export interface SignalStateStore {
-  load(userId: string): Promise<StoredSignalState>;
-  /** Conditional write; false when someone else wrote since `expectedVersion`. */
-  save(userId: string, state: SignalState, expectedVersion: number | null): Promise<boolean>;
-  /**
-   * Put users in the activity index for these days (their folds' `newActiveDays`), before
-   * the states that count them are saved; several users in one request. Idempotent.
-   */
-  markActive(marks: ReadonlyArray<{ userId: string; day: string }>): Promise<void>;
 }
 
 /** A user's relation graph: edges, entities and the hygiene log (lib/domain/relation-graph.ts). */
@@ -117,11 +97,6 @@ export interface SourceReliabilityStore {
 export interface JobQueue {
   /** Enqueue on the FIFO queue, group = userId, deduplication id derived from the job id. */
   enqueue(job: Job): Promise<void>;
-}
-
-export interface IdleScheduler {
-  /** Ask to be told, after `delaySeconds`, whether the user has gone quiet since `lastTurnId`. */
-  schedule(check: IdleCheck, delaySeconds: number): Promise<void>;
 }
 
 export interface ClaimCheckStore {
@@ -318,12 +293,6 @@ export interface BatchLogReader {
   /** The newest `limit` logs' listing attributes, newest first by the turns they cover (key order): a page, however long the history. */
   list(userId: string, limit: number): Promise<Array<Record<string, unknown>>>;
   get(userId: string, batchId: string): Promise<BatchLog | null>;
-}
-
-/** The activity index: users active on given days, with their per-day message counts. */
-export interface ActivityIndex {
-  /** Every user with a message on any of these UTC days (YYYY-MM-DD), once each. */
-  activeUsers(days: readonly string[]): Promise<Array<{ userId: string; activity: Record<string, number> }>>;
 }
 
 export interface SleepTimeLogStore {

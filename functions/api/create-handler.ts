@@ -24,7 +24,7 @@ import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
 import { DynamoAuditTrail, DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
-import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state-store.js';
+import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { SqsAgentEventPublisher } from '../../lib/adapters/sqs-turn-publisher.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';

@@ -17,7 +17,7 @@ import { BedrockConverseModel } from '../../lib/model/bedrock-converse-model.ada
 import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
 import { DynamoItemTrustStore } from '../../lib/adapters/dynamo-item-trust-store.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
-import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state-store.js';
+import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability-store.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';

@@ -11,7 +11,7 @@ import type { Context } from 'aws-lambda';
 import * as z from 'zod';
 import { TimestampSchema } from '../../events/common.js';
 import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
-import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state-store.js';
+import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';

@@ -3,7 +3,7 @@
  * that is not listed (a developer's own) gets the `dev` settings under its own name.
  */
 import type { AnswerShape, InferenceScope } from '../../lib/model/bedrock-models.js';
-import type { SignalConfig } from '../../lib/domain/signal-weights.js';
+import type { SignalConfig } from '../../lib/signals/signal-weights.js';
 import type { SleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { QueueKey } from '../resources.js';
 import { DEFAULT_DAILY_COST_ALARM_USD } from '../../lib/domain/daily-cost.js';

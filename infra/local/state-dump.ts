@@ -36,7 +36,7 @@ import { ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keys, searchSegmentsPrefix, userPrefix } from '../../lib/kernel/memory-paths.js';
 import { getText, listAllKeys } from '../../lib/kernel/s3-objects.adapter.js';
-import { storedState } from '../../lib/adapters/dynamo-signal-state-store.js';
+import { storedState } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { unpackJson } from '../../lib/kernel/packed-json.adapter.js';
 
 export interface UserStateDump {

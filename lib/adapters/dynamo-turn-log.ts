@@ -14,10 +14,10 @@
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type MemoryItem, turnItem } from '../domain/memory-item.js';
 import { keys } from '../kernel/memory-paths.js';
-import { parseSignalState } from '../domain/signal-accumulator.js';
+import { parseSignalState } from '../signals/signal-accumulator.js';
 import type { TurnLog } from '../ports.js';
 import { queryAll } from '../kernel/dynamo-query.adapter.js';
-import { DynamoSignalStateStore } from './dynamo-signal-state-store.js';
+import { DynamoSignalStateStore } from '../signals/dynamo-signal-state-store.adapter.js';
 import { toIndexEntry } from './dynamo-turn-store.js';
 
 export class DynamoTurnLog implements TurnLog {

@@ -5,7 +5,7 @@
  * default (infra/config/stages.ts); a change sets fields, or clears them with null.
  */
 import * as z from 'zod';
-import type { SignalConfig } from './signal-weights.js';
+import type { SignalConfig } from '../signals/signal-weights.js';
 
 /** Longest inactivity threshold: a day. Past SQS's 15-minute delay the idle check reschedules itself. */
 export const MAX_IDLE_MINUTES = 1440;

@@ -6,7 +6,7 @@ import { capSummaryText } from './summary.js';
 import { MemoryApiError } from '../use-cases/memory-api-error.js';
 import { computeSelfAssessment } from '../domain/sleep-time/self-assessment.js';
 import { summaryQuality } from './summary-quality.js';
-import { MAX_PENDING_BATCHES, parseSignalState, type SignalState } from '../domain/signal-accumulator.js';
+import { MAX_PENDING_BATCHES, parseSignalState, type SignalState } from '../signals/signal-accumulator.js';
 import { fnv1a32 } from '../kernel/stable-hash.js';
 import { type MemoryApiDeps, notFound } from '../use-cases/memory-api/deps.js';
 

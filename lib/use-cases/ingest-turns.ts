@@ -31,13 +31,14 @@ import {
   type SignalItem,
   type SignalState,
   withAppliedMessages,
-} from '../domain/signal-accumulator.js';
-import type { SignalConfig } from '../domain/signal-weights.js';
+} from '../signals/signal-accumulator.js';
+import type { SignalConfig } from '../signals/signal-weights.js';
 import { type EventEpisode, eventEpisodeOf } from '../domain/episodes.js';
 import { eventId } from '../domain/event-reflection.js';
 import { observationsOf } from '../domain/source-reliability.js';
 import { addCounts, type RedactionCounts, type RedactionPolicy, redact, redactFields } from '../domain/redaction.js';
-import type { ClaimCheckStore, ForgetLog, IdleScheduler, JobQueue, MemoryItemStore, RejectedEventLog, SignalStateStore, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
+import type { ClaimCheckStore, ForgetLog, JobQueue, MemoryItemStore, RejectedEventLog, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
+import type { IdleScheduler, SignalStateStore } from '../signals/signal-state.port.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
 import { forgottenBefore } from './forget-user.js';
 import { clearSessionEphemera } from './tier-policy.js';

@@ -19,7 +19,7 @@ import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { findRecurrences, PROMOTIONS_TO_KNOWLEDGE } from '../domain/promotion.js';
 import { promoteStaged } from './promote-staged.js';
 import { costEntry, usageOf } from './job-cost.js';
-import { completeBatch, parseSignalState } from '../domain/signal-accumulator.js';
+import { completeBatch, parseSignalState } from '../signals/signal-accumulator.js';
 import { domainsRead, type StagedDocument, stagedDocuments } from '../domain/staging.js';
 import { buriedKeyOf, tombstoneKeys } from '../domain/tombstone.js';
 import { reliabilityOf } from '../domain/source-reliability.js';
@@ -30,7 +30,8 @@ import { verifySeenFacts } from './knowledge-hygiene.js';
 import { callWithBudgetRetry, costOf, unusableStop } from '../model/model-call.js';
 import { recordRelations } from './relation-graph.js';
 import { topKeywords } from '../kernel/text.js';
-import { BatchNotRecordedError, type BatchLogStore, type CostLedger, type DiaryStore, type ErasureLog, type KnowledgeStore, type GraphStore, type SignalStateStore, type SourceReliabilityStore, type TurnStore } from '../ports.js';
+import { BatchNotRecordedError, type BatchLogStore, type CostLedger, type DiaryStore, type ErasureLog, type KnowledgeStore, type GraphStore, type SourceReliabilityStore, type TurnStore } from '../ports.js';
+import type { SignalStateStore } from '../signals/signal-state.port.js';
 import { type ModelResponse, type LanguageModel, UnusableModelOutputError } from '../model/language-model.port.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
 

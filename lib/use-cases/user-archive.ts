@@ -14,7 +14,8 @@
 import { GLOBAL_USER } from '../domain/memory-item.js';
 import { ARCHIVE_FORMAT, archiveProblems, type UserArchive } from '../domain/user-archive.js';
 import type { Clock } from '../kernel/runtime.port.js';
-import type { SignalStateStore, UserArchiveStore } from '../ports.js';
+import type { SignalStateStore } from '../signals/signal-state.port.js';
+import type { UserArchiveStore } from '../ports.js';
 import { MemoryApiError } from './memory-api-error.js';
 
 /** Below Lambda's 6 MB synchronous payload, with room for the answer's envelope. */

@@ -10,23 +10,22 @@ import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { Tombstone } from '../../lib/domain/tombstone.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
-import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import { addObservation, emptyStats, type SourceObservation, type SourceStats } from '../../lib/domain/source-reliability.js';
 import type { Edge, Entity, GraphLogEntry } from '../../lib/domain/relation-graph.js';
 import { turnIndexEntry } from '../../lib/domain/turn-document.js';
 import type { SearchSegment } from '../../lib/domain/search-segment.js';
 import { batchFailureKey, batchLogKey, episodeKey, eventEpisodeKey, keys } from '../../lib/kernel/memory-paths.js';
-import type { IdleCheck } from '../../events/idle-check.js';
-import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
+import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { CostEntry } from '../../lib/domain/daily-cost.js';
 import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
 import type { AgentEvent } from '../../events/agent-event.js';
-import type { ActivityIndex, ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, AgentEventPublisher, CostLedger, BatchLogStore, ExpiryLog, SleepTimeLogStore, ClaimCheckStore, DiaryStore, IdleScheduler, JobQueue, KnowledgeStore, MemoryItemStore, RejectedEvent, RejectedEventLog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SignalStateStore, SourceReliabilityStore, StoredSignalState, TurnStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
+import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, AgentEventPublisher, CostLedger, BatchLogStore, ExpiryLog, SleepTimeLogStore, ClaimCheckStore, DiaryStore, JobQueue, KnowledgeStore, MemoryItemStore, RejectedEvent, RejectedEventLog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SourceReliabilityStore, TurnStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
 import type { ModelResponse } from '../../lib/model/language-model.port.js';
 import { RecordingLog, fixedClock } from '../../lib/kernel/runtime.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
+import { MemorySignalStateStore, MemoryIdleScheduler } from '../../lib/signals/signal-state.fake.js';
 
 export class MemoryTurnStore implements TurnStore {
   readonly turns = new Map<string, TurnSaved>();
@@ -85,36 +84,6 @@ export class MemoryTurnStore implements TurnStore {
   }
 }
 
-export class MemorySignalStateStore implements SignalStateStore, ActivityIndex {
-  readonly items = new Map<string, { raw: unknown; version: number }>();
-  /** Activity markers: user → days. */
-  readonly markers = new Map<string, Set<string>>();
-  saves = 0;
-  async load(userId: string): Promise<StoredSignalState> {
-    const item = this.items.get(userId);
-    return item ? { raw: structuredClone(item.raw), version: item.version } : { raw: undefined, version: null };
-  }
-  async save(userId: string, state: SignalState, expected: number | null) {
-    const current = this.items.get(userId);
-    if ((current?.version ?? null) !== expected) return false;
-    this.saves++;
-    this.items.set(userId, { raw: structuredClone(state), version: (expected ?? 0) + 1 });
-    return true;
-  }
-  state(userId: string): SignalState {
-    return this.items.get(userId)?.raw as SignalState;
-  }
-  async markActive(marks: ReadonlyArray<{ userId: string; day: string }>) {
-    for (const { userId, day } of marks) this.markers.set(userId, new Set([...(this.markers.get(userId) ?? []), day]));
-  }
-  async activeUsers(days: readonly string[]) {
-    return [...this.markers.entries()]
-      .filter(([, marked]) => days.some((d) => marked.has(d)))
-      .map(([userId]) => ({ userId, activity: { ...((this.items.get(userId)?.raw as SignalState | undefined)?.activity ?? {}) } }))
-      .sort((a, b) => a.userId.localeCompare(b.userId));
-  }
-}
-
 export class MemoryCostLedger implements CostLedger {
   readonly entries = new Map<string, CostEntry>();
   async record(entry: CostEntry) {
@@ -140,13 +109,6 @@ export class MemoryJobQueue implements JobQueue {
   readonly jobs: Job[] = [];
   async enqueue(job: Job) {
     this.jobs.push(job);
-  }
-}
-
-export class MemoryIdleScheduler implements IdleScheduler {
-  readonly checks: Array<{ check: IdleCheck; delaySeconds: number }> = [];
-  async schedule(check: IdleCheck, delaySeconds: number) {
-    this.checks.push({ check, delaySeconds });
   }
 }
 
@@ -536,14 +498,6 @@ export class MemorySleepTimeLog implements SleepTimeLogStore {
   }
   async latest(userId: string, kind: SleepTimeRun['kind']) {
     return (await this.newest(userId, kind, 1))[0] ?? null;
-  }
-}
-
-/** An activity index whose users were marked on every day their counts name. */
-export class MemoryActivity implements ActivityIndex {
-  readonly users: Array<{ userId: string; activity: Record<string, number> }> = [];
-  async activeUsers(days: readonly string[]) {
-    return this.users.filter((u) => Object.keys(u.activity).some((d) => days.includes(d)));
   }
 }
 

@@ -6,7 +6,6 @@
  */
 import { segmentOf } from '../../lib/domain/memory-search.js';
 import type { CompactionResult, SearchIndexReader, SearchView } from '../../lib/use-cases/search-index.js';
-import type { IdleCheck } from '../../events/idle-check.js';
 import type { Job } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { SourceObservation } from '../../lib/domain/source-reliability.js';
@@ -18,7 +17,6 @@ import { batchFailureKey, episodeKey, eventEpisodeKey, keys, knowledgePrefix, mo
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { StagedRecord } from '../../lib/domain/promotion.js';
-import type { SignalState } from '../../lib/domain/signal-accumulator.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import { turnContentHash, turnIndexEntry, turnSearchText } from '../../lib/domain/turn-document.js';
@@ -26,9 +24,10 @@ import { sourceShard } from '../../lib/adapters/dynamo-source-reliability-store.
 import type { AuditTrail, BatchLogReader, GraphChange, KnowledgeEntry, KnowledgeIndexChange, MemoryCatalog, RejectedEvent, UserArchiveStore } from '../../lib/ports.js';
 import type { ModelResponse } from '../../lib/model/language-model.port.js';
 import type { ArchiveDocument } from '../../lib/domain/user-archive.js';
-import { MemoryBatchLogStore, MemoryExpiryLog, MemoryGraphStore, MemoryIdleScheduler, MemoryJobQueue, MemoryCostLedger, MemoryDiary, MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemoryEventPublisher, MemoryKnowledgeStore, MemoryRejectedLog, MemorySleepTimeLog, MemorySignalStateStore, MemorySourceReliabilityStore, MemoryTurnStore } from './fakes.js';
+import { MemoryBatchLogStore, MemoryExpiryLog, MemoryGraphStore, MemoryJobQueue, MemoryCostLedger, MemoryDiary, MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemoryEventPublisher, MemoryKnowledgeStore, MemoryRejectedLog, MemorySleepTimeLog, MemorySourceReliabilityStore, MemoryTurnStore } from './fakes.js';
 import { WriteLog } from '../../lib/kernel/write-log.fake.js';
 import { RecordingSummaryStore } from '../../lib/summaries/summary.fake.js';
+import { RecordingSignalState, RecordingIdleScheduler } from '../../lib/signals/signal-state.fake.js';
 
 const ddbKey = (userId: string, sk: string) => `${keys.ownerPk(userId)}|${sk}`;
 
@@ -76,16 +75,6 @@ export class RecordingTurnStore extends MemoryTurnStore {
   }
 }
 
-export class RecordingSignalState extends MemorySignalStateStore {
-  constructor(private readonly log: WriteLog) {
-    super();
-  }
-  override async save(userId: string, state: SignalState, expected: number | null) {
-    this.log.addItem('signalState', userId, ddbKey(userId, keys.signalSk), state);
-    return super.save(userId, state, expected);
-  }
-}
-
 export class RecordingJobQueue extends MemoryJobQueue {
   constructor(private readonly log: WriteLog) {
     super();
@@ -93,16 +82,6 @@ export class RecordingJobQueue extends MemoryJobQueue {
   override async enqueue(job: Job) {
     this.log.add('jobs', job.userId);
     return super.enqueue(job);
-  }
-}
-
-export class RecordingIdleScheduler extends MemoryIdleScheduler {
-  constructor(private readonly log: WriteLog) {
-    super();
-  }
-  override async schedule(check: IdleCheck, delaySeconds: number) {
-    this.log.add('idle', check.userId);
-    return super.schedule(check, delaySeconds);
   }
 }
 

@@ -13,7 +13,7 @@ import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-d
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
-import { DynamoSignalStateStore, storedState } from '../../lib/adapters/dynamo-signal-state-store.js';
+import { DynamoSignalStateStore, storedState } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { DAY_SHARDS, dayShard, keys } from '../../lib/kernel/memory-paths.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';

@@ -15,8 +15,8 @@ import { runReflection } from '../../lib/use-cases/run-reflection.js';
 import { AgentEventSchema } from '../../events/agent-event.js';
 import { JobSchema } from '../../events/job.js';
 import { eventEpisodeId } from '../../lib/domain/episodes.js';
-import { accumulate, initialSignalState } from '../../lib/domain/signal-accumulator.js';
-import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
+import { accumulate, initialSignalState } from '../../lib/signals/signal-accumulator.js';
+import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import { ingestDeps, reflectionDeps, turn } from '../helpers/fakes.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 

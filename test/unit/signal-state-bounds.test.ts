@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { itemSize } from '../../lib/kernel/dynamo-item-size.adapter.js';
-import { signalStateItem } from '../../lib/adapters/dynamo-signal-state-store.js';
+import { signalStateItem } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import {
   accumulate,
   completeBatch,
@@ -21,8 +21,8 @@ import {
   type SignalItem,
   type SignalState,
   withAppliedMessages,
-} from '../../lib/domain/signal-accumulator.js';
-import { defaultSignalConfig, parseSignalConfig } from '../../lib/domain/signal-weights.js';
+} from '../../lib/signals/signal-accumulator.js';
+import { defaultSignalConfig, parseSignalConfig } from '../../lib/signals/signal-weights.js';
 import { topKeywords } from '../../lib/kernel/text.js';
 
 const TURNS = 10_000;

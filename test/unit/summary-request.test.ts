@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
-import { initialSignalState, MAX_PENDING_BATCHES } from '../../lib/domain/signal-accumulator.js';
+import { initialSignalState, MAX_PENDING_BATCHES } from '../../lib/signals/signal-accumulator.js';
 import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import { whyNoReflection } from '../../lib/summaries/summaries-api.js';

@@ -1,6 +1,6 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { IdleCheck } from '../../events/idle-check.js';
-import type { IdleScheduler } from '../ports.js';
+import type { IdleScheduler } from './signal-state.port.js';
 
 /** Idle checks as delayed messages on the IdleQueue (a standard queue: per-message delays up to 15 minutes). */
 export class SqsIdleScheduler implements IdleScheduler {

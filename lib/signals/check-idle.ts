@@ -9,11 +9,12 @@
  */
 import type { IdleCheck } from '../../events/idle-check.js';
 import type { Job } from '../../events/job.js';
-import { idleCheck, idleThresholdMs, parseSignalState } from '../domain/signal-accumulator.js';
-import type { SignalConfig } from '../domain/signal-weights.js';
+import { idleCheck, idleThresholdMs, parseSignalState } from './signal-accumulator.js';
+import type { SignalConfig } from './signal-weights.js';
 import { withUserIdle } from '../domain/user-settings.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
-import type { IdleScheduler, JobQueue, SignalStateStore, UserSettingsStore } from '../ports.js';
+import type { IdleScheduler, SignalStateStore } from './signal-state.port.js';
+import type { JobQueue, UserSettingsStore } from '../ports.js';
 
 export interface IdleDeps {
   signalState: SignalStateStore;

@@ -5,8 +5,8 @@ import { batchGetAll, batchWriteAll, queryAll } from '../kernel/dynamo-query.ada
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { packJson, unpackJson } from '../kernel/packed-json.adapter.js';
 import { dayGsiPartitions, keys } from '../kernel/memory-paths.js';
-import type { SignalState } from '../domain/signal-accumulator.js';
-import type { ActivityIndex, SignalStateStore, StoredSignalState } from '../ports.js';
+import type { SignalState } from './signal-accumulator.js';
+import type { ActivityIndex, SignalStateStore, StoredSignalState } from './signal-state.port.js';
 
 /**
  * The marker that puts a user in the activity index for a day. It has no TTL: kept like the

@@ -18,7 +18,7 @@ import { getText, listAllKeys } from '../lib/kernel/s3-objects.adapter.js';
 import { claimsPrefix, keys, rejectedPrefix, userPrefix } from '../lib/kernel/memory-paths.js';
 import { startLocalStack } from '../infra/local/stack.js';
 import { rng } from './load.js';
-import { addCounts, luhn, type RedactionCounts, type RedactionKind, redact } from '../lib/domain/redaction.js';
+import { addCounts, luhn, type RedactionCounts, type RedactionKind, redact } from '../lib/turns/redaction.js';
 import { printReport } from './print-report.js';
 
 export interface RedactionReport {

@@ -8,9 +8,10 @@
 import { performance } from 'node:perf_hooks';
 import type { Job } from '../events/job.js';
 import type { KnowledgeDoc } from '../lib/domain/knowledge.js';
-import { ingestTurns } from '../lib/use-cases/ingest-turns.js';
+import { ingestTurns } from '../lib/turns/ingest-turns.js';
 import { runReflection } from '../lib/use-cases/run-reflection.js';
-import { MemoryCostLedger, MemoryDiary, ingestDeps, MemoryBatchLogStore, MemoryKnowledgeStore, turn } from '../test/helpers/fakes.js';
+import { MemoryCostLedger, MemoryDiary, ingestDeps, MemoryBatchLogStore, MemoryKnowledgeStore } from '../test/helpers/fakes.js';
+import { turn } from '../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../lib/model/language-model.fake.js';
 import { fixedClock, RecordingLog } from '../lib/kernel/runtime.fake.js';
 

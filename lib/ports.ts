@@ -5,18 +5,15 @@
 import type { ArchiveDocument } from './domain/user-archive.js';
 import type { SearchSegment } from './domain/search-segment.js';
 import type { Job } from '../events/job.js';
-import type { TurnSaved } from '../events/turn-saved.js';
-import type { AgentEvent } from '../events/agent-event.js';
 import type { KnowledgeDoc } from './domain/knowledge.js';
 import type { Tombstone } from './domain/tombstone.js';
-import type { EventEpisode } from './domain/episodes.js';
 import type { StagedRecord } from './domain/promotion.js';
 import type { SleepTimeRun } from './domain/sleep-time/run-log.js';
 import type { BatchLog } from './domain/batch-log.js';
 import type { StagedDocument } from './domain/staging.js';
 import type { SourceObservation, SourceStats } from './domain/source-reliability.js';
 import type { Edge, Entity, GraphLogEntry } from './domain/relation-graph.js';
-import type { MemoryItem, TurnIndexEntry } from './domain/memory-item.js';
+import type { MemoryItem } from './domain/memory-item.js';
 import type { AuditEntry } from './domain/memory-tiers.js';
 import type { ItemTrust } from './domain/scope-trust.js';
 import type { DiaryOverride, DiaryRecord } from './domain/diary.js';
@@ -24,35 +21,7 @@ import type { CostEntry } from './domain/daily-cost.js';
 import type { SettingsChange, UserSettings } from './domain/user-settings.js';
 import type { SummaryStore } from './summaries/summary.port.js';
 import type { ModelResponse } from './model/language-model.port.js';
-
-export interface TurnStore {
-  /**
-   * Store each turn's document and index entry. Idempotent: a retry rewrites the same keys.
-   * `marked`: the turn ids (of these turns or others of their users) to mark as changed for
-   * the search index, in the same write; all of these turns when absent (issue 19: the signal
-   * marks only the turns the turn index cannot stand for, docs/search-index.md "Turns without marks").
-   */
-  saveTurns(turns: readonly TurnSaved[], marked?: ReadonlyArray<{ userId: string; turnId: number }>): Promise<void>;
-  /**
-   * Records, once per user, the lowest turn id the signal function may write without a change
-   * mark (`TURNLOG`, a put only if absent: an earlier, lower one stays).
-   */
-  openTurnLog(userId: string, from: number): Promise<void>;
-  /** Which of these turn ids of the user the index holds already. */
-  indexedTurnIds(userId: string, turnIds: readonly number[]): Promise<Set<number>>;
-  /** Ids of the user's turns whose timestamp is at or after `fromIso` (newest first, at most `limit`). */
-  turnsSince(userId: string, fromIso: string, limit: number): Promise<number[]>;
-  /** The index entries of these turns (text, validation, attributes); unknown ids are left out. */
-  turnIndex(userId: string, turnIds: readonly number[]): Promise<TurnIndexEntry[]>;
-  /** The index entries of the user's turns that carried an episode (req R-EPI), oldest first. */
-  episodes(userId: string): Promise<TurnIndexEntry[]>;
-  /** Store agent.event episodes (idempotent by episode id). */
-  saveEventEpisodes(episodes: readonly EventEpisode[]): Promise<void>;
-  /** The user's agent.event episodes: these ids (those found), or all of them; by time, then id. */
-  eventEpisodes(userId: string, episodeIds?: readonly string[]): Promise<EventEpisode[]>;
-  /** Load turns by id; ids with no index entry or an unreadable document come back as missing. */
-  getTurns(userId: string, turnIds: readonly number[]): Promise<{ turns: TurnSaved[]; missing: Array<{ turnId: number; reason: string }> }>;
-}
+import type { TurnStore } from './turns/turn.port.js';
 
 /** A user's relation graph: edges, entities and the hygiene log (lib/domain/relation-graph.ts). */
 export interface GraphStore {
@@ -99,24 +68,6 @@ export interface JobQueue {
   enqueue(job: Job): Promise<void>;
 }
 
-export interface ClaimCheckStore {
-  /** Fetch the full event a claim check points at (the raw JSON text). */
-  fetch(key: string): Promise<string>;
-}
-
-export interface RejectedEvent {
-  source: string;
-  messageId: string;
-  receivedAt: string;
-  errors: Array<{ path: string; message: string }>;
-  body: string;
-}
-
-export interface RejectedEventLog {
-  /** Keep a rejected record with its reasons. Idempotent by (source, messageId). */
-  keep(event: RejectedEvent): Promise<void>;
-}
-
 /** What one change to the knowledge index does. */
 export interface KnowledgeIndexChange<R> {
   /** The index after the change (the whole of it); omitted: nothing to write. */
@@ -124,11 +75,6 @@ export interface KnowledgeIndexChange<R> {
   /** Documents to delete first (paths relative to Knowledge/). */
   remove?: readonly string[];
   result: R;
-}
-
-/** The TurnQueue, for events the service raises itself (an agent.event a person asks for through the API). */
-export interface AgentEventPublisher {
-  publish(events: readonly AgentEvent[]): Promise<void>;
 }
 
 /** What each job's model calls cost (lib/domain/daily-cost.ts). */

@@ -17,7 +17,7 @@ import { DynamoItemTrustStore } from '../../lib/adapters/dynamo-item-trust-store
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability-store.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
-import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
@@ -26,7 +26,7 @@ import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
-import { SqsAgentEventPublisher } from '../../lib/adapters/sqs-turn-publisher.js';
+import { SqsAgentEventPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { Clock, Log } from '../../lib/kernel/runtime.port.js';
 import type * as api from '../../lib/use-cases/memory-api.js';

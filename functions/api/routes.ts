@@ -12,7 +12,7 @@ import httpRouterHandler from '@middy/http-router';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import type { z } from 'zod';
 import { authorize, authorizeStage, type Principal, principalFromClaims } from '../../lib/domain/access.js';
-import { type RedactionPolicy, redactFields } from '../../lib/domain/redaction.js';
+import { type RedactionPolicy, redactFields } from '../../lib/turns/redaction.js';
 import type { Log } from '../../lib/kernel/runtime.port.js';
 import * as costs from '../../lib/use-cases/costs.js';
 import * as diary from '../../lib/use-cases/diary.js';

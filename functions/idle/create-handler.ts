@@ -11,7 +11,7 @@ import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
-import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-event-log.js';
+import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapter.js';
 import { SqsIdleScheduler } from '../../lib/signals/sqs-idle-scheduler.adapter.js';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { parseSignalConfig } from '../../lib/signals/signal-weights.js';

@@ -22,7 +22,7 @@ import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-r
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
-import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { addModelCost, createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
@@ -31,11 +31,12 @@ import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings
 import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
 import { DynamoSummarySource } from '../../lib/summaries/summary-source.adapter.js';
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
-import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-event-log.js';
+import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapter.js';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { SqsRedelivery } from '../../lib/kernel/sqs-redelivery.adapter.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
-import { BatchNotRecordedError, type RejectedEventLog } from '../../lib/ports.js';
+import { BatchNotRecordedError } from '../../lib/ports.js';
+import type { RejectedEventLog } from '../../lib/turns/turn.port.js';
 import { ModelAccessDeniedError, ModelUnavailableError } from '../../lib/model/language-model.port.js';
 import type { Clock, Log } from '../../lib/kernel/runtime.port.js';
 import { parseOrKeep } from '../../lib/kernel/parse-or-keep.js';

@@ -13,17 +13,17 @@ import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-st
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability-store.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
-import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
-import { S3ClaimCheckStore } from '../../lib/adapters/s3-claim-check-store.js';
-import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-event-log.js';
+import { S3ClaimCheckStore } from '../../lib/turns/s3-claim-check-store.adapter.js';
+import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapter.js';
 import { SqsIdleScheduler } from '../../lib/signals/sqs-idle-scheduler.adapter.js';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
 import { parseSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { Clock } from '../../lib/kernel/runtime.port.js';
 import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';
-import { type IngestDeps, ingestTurns } from '../../lib/use-cases/ingest-turns.js';
+import { type IngestDeps, ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings-store.js';
 import type { SignalEnv } from './env.js';
 

@@ -8,7 +8,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { type RawMessage, sqsSafeJson, TurnPublisher } from '../../lib/adapters/sqs-turn-publisher.js';
+import { type RawMessage, sqsSafeJson, TurnPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
 import { UserIdSchema } from '../../events/common.js';
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import { storedState } from '../../lib/signals/dynamo-signal-state-store.adapter.js';

@@ -12,7 +12,7 @@
  * The last line is the counts as JSON. Exit 0 when done, 1 when it failed, 2 for a usage error.
  */
 import { parseArgs } from 'node:util';
-import { moveToTurnKeys } from '../../lib/adapters/turn-keys-migration.js';
+import { moveToTurnKeys } from '../../lib/turns/turn-keys-migration.adapter.js';
 import { tableTarget, validTarget } from './stage-target.js';
 
 const MIGRATIONS = { 'turn-keys': moveToTurnKeys } as const;

@@ -18,7 +18,7 @@ import { parseSignalState } from '../signals/signal-accumulator.js';
 import type { TurnLog } from '../ports.js';
 import { queryAll } from '../kernel/dynamo-query.adapter.js';
 import { DynamoSignalStateStore } from '../signals/dynamo-signal-state-store.adapter.js';
-import { toIndexEntry } from './dynamo-turn-store.js';
+import { toIndexEntry } from '../turns/dynamo-turn-store.adapter.js';
 
 export class DynamoTurnLog implements TurnLog {
   private readonly states: DynamoSignalStateStore;

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { AgentEvent } from '../../events/agent-event.js';
-import { type EventEpisode, episodeText } from './episodes.js';
+import { type EventEpisode, episodeText } from '../turns/episodes.js';
 
 /**
  * An event's id: 15 decimal digits of a hash of the event (48 bits), so a redelivery or a

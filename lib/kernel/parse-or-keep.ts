@@ -4,7 +4,7 @@
  */
 import type { z } from 'zod';
 import type { Clock } from './runtime.port.js';
-import type { RejectedEventLog } from '../ports.js';
+import type { RejectedEventLog } from '../turns/turn.port.js';
 
 export type FieldError = { path: string; message: string };
 

@@ -9,7 +9,8 @@ import { type CarriedSummary, type SummarySettings, summaryContext, summaryPair 
 import { CUT_AT_BUDGET, callWithBudgetRetry, unusableStop } from '../model/model-call.js';
 import { costEntry, type JobUsage, usageOf } from '../use-cases/job-cost.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
-import type { CostLedger, TurnStore, UserSettingsStore } from '../ports.js';
+import type { CostLedger, UserSettingsStore } from '../ports.js';
+import type { TurnStore } from '../turns/turn.port.js';
 import { type LanguageModel, UnusableModelOutputError } from '../model/language-model.port.js';
 import type { SummaryStore } from './summary.port.js';
 

@@ -23,14 +23,15 @@ import { completeBatch, parseSignalState } from '../signals/signal-accumulator.j
 import { domainsRead, type StagedDocument, stagedDocuments } from '../domain/staging.js';
 import { buriedKeyOf, tombstoneKeys } from '../domain/tombstone.js';
 import { reliabilityOf } from '../domain/source-reliability.js';
-import { episodeDocument, type EventEpisode } from '../domain/episodes.js';
+import { episodeDocument, type EventEpisode } from '../turns/episodes.js';
 import { eventMaterial, NO_TURN_WAITING, NOTHING_TO_REFLECT_ON } from '../domain/event-reflection.js';
 import { type DiaryInput, decideDiaryEntry, diaryPath, diaryRecord, diaryVisible } from '../domain/diary.js';
 import { verifySeenFacts } from './knowledge-hygiene.js';
 import { callWithBudgetRetry, costOf, unusableStop } from '../model/model-call.js';
 import { recordRelations } from './relation-graph.js';
 import { topKeywords } from '../kernel/text.js';
-import { BatchNotRecordedError, type BatchLogStore, type CostLedger, type DiaryStore, type ErasureLog, type KnowledgeStore, type GraphStore, type SourceReliabilityStore, type TurnStore } from '../ports.js';
+import { BatchNotRecordedError, type BatchLogStore, type CostLedger, type DiaryStore, type ErasureLog, type KnowledgeStore, type GraphStore, type SourceReliabilityStore } from '../ports.js';
+import type { TurnStore } from '../turns/turn.port.js';
 import type { SignalStateStore } from '../signals/signal-state.port.js';
 import { type ModelResponse, type LanguageModel, UnusableModelOutputError } from '../model/language-model.port.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';

@@ -42,7 +42,8 @@ import { buriedKeyOf, type Tombstone, tombstoneKeys } from '../domain/tombstone.
 import { topKeywords } from '../kernel/text.js';
 import { costEntry, runUsage } from './job-cost.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
-import type { CostLedger, ErasureLog, GraphStore, KnowledgeEntry, KnowledgeStore, MemoryItemStore, SleepTimeLogStore, TurnStore } from '../ports.js';
+import type { CostLedger, ErasureLog, GraphStore, KnowledgeEntry, KnowledgeStore, MemoryItemStore, SleepTimeLogStore } from '../ports.js';
+import type { TurnStore } from '../turns/turn.port.js';
 import { type ModelResponse, type LanguageModel, UnusableModelOutputError } from '../model/language-model.port.js';
 import type { SummarySource } from '../summaries/summary.port.js';
 

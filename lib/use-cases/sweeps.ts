@@ -7,7 +7,8 @@ import type { Job } from '../../events/job.js';
 import type { SleepTimeConfig } from '../domain/sleep-time/config.js';
 import { selectUsers, windowDays } from '../domain/sleep-time/selection.js';
 import type { ActivityIndex } from '../signals/signal-state.port.js';
-import type { ExpiryLog, JobQueue, KnowledgeStore, MemoryItemStore, SleepTimeLogStore, TurnStore } from '../ports.js';
+import type { ExpiryLog, JobQueue, KnowledgeStore, MemoryItemStore, SleepTimeLogStore } from '../ports.js';
+import type { TurnStore } from '../turns/turn.port.js';
 import type { Log } from '../kernel/runtime.port.js';
 import { expireTierEntries } from './tier-policy.js';
 

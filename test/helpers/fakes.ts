@@ -1,7 +1,5 @@
 /** In-memory implementations of the ports, for unit tests of the use cases. */
 import type { Job } from '../../events/job.js';
-import type { TurnSaved } from '../../events/turn-saved.js';
-import type { EventEpisode } from '../../lib/domain/episodes.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import type { StagedRecord } from '../../lib/domain/promotion.js';
 import type { DiaryOverride, DiaryRecord } from '../../lib/domain/diary.js';
@@ -13,76 +11,18 @@ import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import { addObservation, emptyStats, type SourceObservation, type SourceStats } from '../../lib/domain/source-reliability.js';
 import type { Edge, Entity, GraphLogEntry } from '../../lib/domain/relation-graph.js';
-import { turnIndexEntry } from '../../lib/domain/turn-document.js';
 import type { SearchSegment } from '../../lib/domain/search-segment.js';
 import { batchFailureKey, batchLogKey, episodeKey, eventEpisodeKey, keys } from '../../lib/kernel/memory-paths.js';
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { CostEntry } from '../../lib/domain/daily-cost.js';
 import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
-import type { AgentEvent } from '../../events/agent-event.js';
-import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, AgentEventPublisher, CostLedger, BatchLogStore, ExpiryLog, SleepTimeLogStore, ClaimCheckStore, DiaryStore, JobQueue, KnowledgeStore, MemoryItemStore, RejectedEvent, RejectedEventLog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SourceReliabilityStore, TurnStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
+import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, CostLedger, BatchLogStore, ExpiryLog, SleepTimeLogStore, DiaryStore, JobQueue, KnowledgeStore, MemoryItemStore, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SourceReliabilityStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
 import type { ModelResponse } from '../../lib/model/language-model.port.js';
 import { RecordingLog, fixedClock } from '../../lib/kernel/runtime.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { MemorySignalStateStore, MemoryIdleScheduler } from '../../lib/signals/signal-state.fake.js';
-
-export class MemoryTurnStore implements TurnStore {
-  readonly turns = new Map<string, TurnSaved>();
-  saveCalls = 0;
-  failFor = new Set<string>();
-  /** The turn ids each saveTurns asked to mark, by user (issue 19: only those the turn index cannot stand for). */
-  readonly marked: Array<{ userId: string; turnId: number }> = [];
-  readonly turnLogs = new Map<string, number>();
-  async openTurnLog(userId: string, from: number) {
-    if (!this.turnLogs.has(userId)) this.turnLogs.set(userId, from);
-  }
-  async saveTurns(turns: readonly TurnSaved[], marked: ReadonlyArray<{ userId: string; turnId: number }> = turns) {
-    this.saveCalls++;
-    this.marked.push(...marked.map((m) => ({ userId: m.userId, turnId: m.turnId })));
-    for (const t of turns) {
-      if (this.failFor.has(t.userId)) throw new Error(`store down for ${t.userId}`);
-      this.turns.set(`${t.userId}#${t.turnId}`, t);
-    }
-  }
-  async turnsSince(userId: string, fromIso: string, limit: number) {
-    return [...this.turns.values()]
-      .filter((t) => t.userId === userId && t.timestamp >= fromIso)
-      .map((t) => t.turnId)
-      .sort((a, b) => b - a)
-      .slice(0, limit);
-  }
-  async indexedTurnIds(userId: string, ids: readonly number[]) {
-    return new Set(ids.filter((id) => this.turns.has(`${userId}#${id}`)));
-  }
-  async turnIndex(userId: string, ids: readonly number[]) {
-    return ids
-      .map((id) => this.turns.get(`${userId}#${id}`))
-      .filter((t): t is TurnSaved => t !== undefined)
-      .map(turnIndexEntry);
-  }
-  async episodes(userId: string) {
-    return [...this.turns.values()]
-      .filter((t) => t.userId === userId && t.episode !== undefined)
-      .sort((a, b) => a.turnId - b.turnId)
-      .map(turnIndexEntry);
-  }
-  readonly eventEpisodeStore = new Map<string, EventEpisode>();
-  async saveEventEpisodes(episodes: readonly EventEpisode[]) {
-    for (const e of episodes) this.eventEpisodeStore.set(`${e.userId}#${e.episodeId}`, structuredClone(e));
-  }
-  async eventEpisodes(userId: string, ids?: readonly string[]) {
-    return [...this.eventEpisodeStore.values()]
-      .filter((e) => e.userId === userId && (ids === undefined || ids.includes(e.episodeId)))
-      .sort((a, b) => Date.parse(a.timestamp) - Date.parse(b.timestamp) || a.episodeId.localeCompare(b.episodeId))
-      .map((e) => structuredClone(e));
-  }
-  async getTurns(userId: string, ids: readonly number[]) {
-    const turns = ids.map((id) => this.turns.get(`${userId}#${id}`)).filter((t): t is TurnSaved => t !== undefined);
-    const missing = ids.filter((id) => !this.turns.has(`${userId}#${id}`)).map((turnId) => ({ turnId, reason: 'not in the turn index' }));
-    return { turns, missing };
-  }
-}
+import { MemoryTurnStore, MemoryClaimChecks, MemoryRejectedLog } from '../../lib/turns/turn.fake.js';
 
 export class MemoryCostLedger implements CostLedger {
   readonly entries = new Map<string, CostEntry>();
@@ -95,13 +35,6 @@ export class MemoryCostLedger implements CostLedger {
   }
   async forDay(day: string) {
     return [...this.entries.values()].filter((e) => e.day === day);
-  }
-}
-
-export class MemoryEventPublisher implements AgentEventPublisher {
-  readonly events: AgentEvent[] = [];
-  async publish(events: readonly AgentEvent[]) {
-    this.events.push(...events);
   }
 }
 
@@ -128,33 +61,6 @@ export class MemoryForgetLog implements ForgetLog {
   async complete(userId: string, requestedAt: string, completedAt: string) {
     const r = this.receipts.find((x) => x.userId === userId && x.requestedAt === requestedAt);
     if (r) Object.assign(r, { status: 'done', completedAt: r.completedAt ?? completedAt });
-  }
-}
-
-export class MemoryClaimChecks implements ClaimCheckStore {
-  readonly objects = new Map<string, string>();
-  /** Keys whose fetch fails as S3 would when throttled (retryable). */
-  readonly unavailable = new Set<string>();
-  async fetch(key: string) {
-    if (this.unavailable.has(key)) {
-      const error = new Error('SlowDown');
-      error.name = 'SlowDown';
-      throw error;
-    }
-    const body = this.objects.get(key);
-    if (body === undefined) {
-      const error = new Error(`no claim ${key}`);
-      error.name = 'NoSuchKey';
-      throw error;
-    }
-    return body;
-  }
-}
-
-export class MemoryRejectedLog implements RejectedEventLog {
-  readonly kept: RejectedEvent[] = [];
-  async keep(event: RejectedEvent) {
-    this.kept.push(event);
   }
 }
 
@@ -324,23 +230,6 @@ export function reflectionDeps(ingest: ReturnType<typeof ingestDeps>, model: Scr
     clock: fixedClock(),
     log: new RecordingLog(),
     settings: { temperature: 0.6, maxTokens: 1500, budgetTokens: 4000 },
-  };
-}
-
-let nextTurn = 0;
-/** A valid turn.saved event; override any field. */
-export function turn(overrides: Partial<TurnSaved> = {}): TurnSaved {
-  nextTurn += 1;
-  return {
-    type: 'turn.saved',
-    version: 1,
-    userId: 'user-1',
-    sessionId: 's-1',
-    turnId: nextTurn,
-    timestamp: '2026-02-06T14:00:00Z',
-    query: `question number ${nextTurn} about gardening`,
-    response: 'an answer',
-    ...overrides,
   };
 }
 

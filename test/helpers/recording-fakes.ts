@@ -7,24 +7,22 @@
 import { segmentOf } from '../../lib/domain/memory-search.js';
 import type { CompactionResult, SearchIndexReader, SearchView } from '../../lib/use-cases/search-index.js';
 import type { Job } from '../../events/job.js';
-import type { TurnSaved } from '../../events/turn-saved.js';
 import type { SourceObservation } from '../../lib/domain/source-reliability.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
-import type { EventEpisode } from '../../lib/domain/episodes.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import { episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../../lib/domain/memory-item.js';
-import { batchFailureKey, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, rejectedEventKey, stagingPrefix, turnDocKey, userPrefix } from '../../lib/kernel/memory-paths.js';
+import { batchFailureKey, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, stagingPrefix, userPrefix } from '../../lib/kernel/memory-paths.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { StagedRecord } from '../../lib/domain/promotion.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
-import { turnContentHash, turnIndexEntry, turnSearchText } from '../../lib/domain/turn-document.js';
 import { sourceShard } from '../../lib/adapters/dynamo-source-reliability-store.js';
-import type { AuditTrail, BatchLogReader, GraphChange, KnowledgeEntry, KnowledgeIndexChange, MemoryCatalog, RejectedEvent, UserArchiveStore } from '../../lib/ports.js';
+import type { AuditTrail, BatchLogReader, GraphChange, KnowledgeEntry, KnowledgeIndexChange, MemoryCatalog, UserArchiveStore } from '../../lib/ports.js';
 import type { ModelResponse } from '../../lib/model/language-model.port.js';
 import type { ArchiveDocument } from '../../lib/domain/user-archive.js';
-import { MemoryBatchLogStore, MemoryExpiryLog, MemoryGraphStore, MemoryJobQueue, MemoryCostLedger, MemoryDiary, MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemoryEventPublisher, MemoryKnowledgeStore, MemoryRejectedLog, MemorySleepTimeLog, MemorySourceReliabilityStore, MemoryTurnStore } from './fakes.js';
+import { MemoryBatchLogStore, MemoryExpiryLog, MemoryGraphStore, MemoryJobQueue, MemoryCostLedger, MemoryDiary, MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemoryKnowledgeStore, MemorySleepTimeLog, MemorySourceReliabilityStore } from './fakes.js';
+import { MemoryEventPublisher, RecordingTurnStore, RecordingRejectedLog } from '../../lib/turns/turn.fake.js';
 import { WriteLog } from '../../lib/kernel/write-log.fake.js';
 import { RecordingSummaryStore } from '../../lib/summaries/summary.fake.js';
 import { RecordingSignalState, RecordingIdleScheduler } from '../../lib/signals/signal-state.fake.js';
@@ -51,30 +49,6 @@ export class RecordingArchiveStore implements UserArchiveStore {
   }
 }
 
-export class RecordingTurnStore extends MemoryTurnStore {
-  constructor(private readonly log: WriteLog) {
-    super();
-  }
-  override async saveTurns(turns: readonly TurnSaved[], marked?: ReadonlyArray<{ userId: string; turnId: number }>) {
-    for (const t of turns) {
-      this.log.add('turns', t.userId, turnDocKey(t.userId, t.turnId, turnContentHash(t)));
-      this.log.addItem('turns', t.userId, ddbKey(t.userId, keys.turnSk(t.turnId)), { ...t, query: undefined, response: undefined, context: undefined, text: turnSearchText(t) });
-    }
-    return super.saveTurns(turns, marked);
-  }
-  override async saveEventEpisodes(episodes: readonly EventEpisode[]) {
-    for (const e of episodes) this.log.addItem('turns', e.userId, ddbKey(e.userId, keys.eventEpisodeSk(e.episodeId)), e);
-    return super.saveEventEpisodes(episodes);
-  }
-  /** The turn index of a user, oldest first (what the catalog reads). */
-  allTurnIndex(userId: string) {
-    return [...this.turns.values()]
-      .filter((t) => t.userId === userId)
-      .sort((a, b) => a.turnId - b.turnId)
-      .map(turnIndexEntry);
-  }
-}
-
 export class RecordingJobQueue extends MemoryJobQueue {
   constructor(private readonly log: WriteLog) {
     super();
@@ -82,16 +56,6 @@ export class RecordingJobQueue extends MemoryJobQueue {
   override async enqueue(job: Job) {
     this.log.add('jobs', job.userId);
     return super.enqueue(job);
-  }
-}
-
-export class RecordingRejectedLog extends MemoryRejectedLog {
-  constructor(private readonly log: WriteLog) {
-    super();
-  }
-  override async keep(event: RejectedEvent) {
-    this.log.add('rejected', null, rejectedEventKey(event.receivedAt.slice(0, 10), event.source, event.messageId));
-    return super.keep(event);
   }
 }
 

@@ -18,11 +18,12 @@ import { invocationFor, OFFLINE_MODEL_ID } from '../../lib/model/bedrock-models.
 import { defaultSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import { defaultSummarySettings } from '../../lib/summaries/summary.js';
 import { ModelAccessDeniedError, ModelUnavailableError } from '../../lib/model/language-model.port.js';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
 import { runNightly, runWeekly } from '../../lib/use-cases/run-sleep-time.js';
 import { runSummary } from '../../lib/summaries/run-summary.js';
-import { MemoryCostLedger, ingestDeps, MemoryGraphStore, MemoryKnowledgeStore, MemorySleepTimeLog, MemorySettings, reflectionDeps, turn, MemoryItems } from '../helpers/fakes.js';
+import { MemoryCostLedger, ingestDeps, MemoryGraphStore, MemoryKnowledgeStore, MemorySleepTimeLog, MemorySettings, reflectionDeps, MemoryItems } from '../helpers/fakes.js';
+import { turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
 import { MemorySummaryStore, MemorySummarySource } from '../../lib/summaries/summary.fake.js';

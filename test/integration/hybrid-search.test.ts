@@ -15,7 +15,7 @@ import { type FunctionKey, PERMISSIONS, type Permissions } from '../../infra/per
 import { createDocumentClient, createS3Client } from '../../lib/kernel/aws-clients.adapter.js';
 import { DynamoS3SearchIndexStore } from '../../lib/adapters/search-index-store.js';
 import { iamDenials } from '../helpers/iam.js';
-import { turn } from '../helpers/fakes.js';
+import { turn } from '../../lib/turns/turn.fake.js';
 
 const MODEL = 'amazon.titan-embed-text-v2:0';
 const config = { ...stageConfig('dev'), embeddings: { modelId: MODEL, dimensions: 256 } } as const;

@@ -24,7 +24,7 @@ import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
 import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { DynamoTurnLog } from '../../lib/adapters/dynamo-turn-log.js';
-import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';

@@ -18,7 +18,7 @@ import { restagedMarkdown } from '../../lib/domain/promotion.js';
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import { getTextOrNull } from '../../lib/kernel/s3-objects.adapter.js';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
-import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import type { GraphLogEntry } from '../../lib/domain/relation-graph.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
@@ -28,7 +28,7 @@ import { itemSize } from '../../lib/kernel/dynamo-item-size.adapter.js';
 import { stagedDocuments } from '../../lib/domain/staging.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
-import { turn } from '../helpers/fakes.js';
+import { turn } from '../../lib/turns/turn.fake.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 
 const USER = 'turn-reads';

@@ -18,7 +18,7 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
 import { DynamoTurnLog } from '../../lib/adapters/dynamo-turn-log.js';
-import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';

@@ -18,7 +18,7 @@ import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
-import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createSignalHandler } from '../../functions/signal/create-handler.js';
 import { SignalEnvSchema } from '../../functions/signal/env.js';

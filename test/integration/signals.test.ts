@@ -18,8 +18,8 @@ import { DAY_SHARDS, dayShard, keys } from '../../lib/kernel/memory-paths.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability-store.js';
-import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-event-log.js';
-import { eventEpisodeId } from '../../lib/domain/episodes.js';
+import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapter.js';
+import { eventEpisodeId } from '../../lib/turns/episodes.js';
 import { readLocomo } from '../helpers/locomo.js';
 import { bucketReader } from '../helpers/s3.js';
 

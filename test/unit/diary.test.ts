@@ -5,9 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { decideDiaryEntry, type DiaryInput, diaryMarkdown, diaryRecord } from '../../lib/domain/diary.js';
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { ingestDeps, reflectionDeps, turn } from '../helpers/fakes.js';
+import { ingestDeps, reflectionDeps } from '../helpers/fakes.js';
+import { turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 
 const empty = { new_facts: [], corrections: [], connections: [], open_questions: [] };

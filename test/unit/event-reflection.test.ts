@@ -5,15 +5,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../events/agent-event.js';
-import { eventEpisodeId } from '../../lib/domain/episodes.js';
+import { eventEpisodeId } from '../../lib/turns/episodes.js';
 import { buildReflectorPrompt, assembleBatch } from '../../lib/domain/batch-assembly.js';
 import { eventId, eventJobId, eventMaterial, MAX_EVENT_MATERIAL_CHARS, NO_TURN_WAITING, NOTHING_TO_REFLECT_ON } from '../../lib/domain/event-reflection.js';
 import { JobSchema } from '../../events/job.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 import { reflectOffline } from '../../lib/offline-model/rule-reflector.js';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { type JobDeps, runJob } from '../../lib/use-cases/run-job.js';
-import { ingestDeps, MemoryErasureLog, reflectionDeps, turn } from '../helpers/fakes.js';
+import { ingestDeps, MemoryErasureLog, reflectionDeps } from '../helpers/fakes.js';
+import { turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 
 const event = (overrides: Partial<AgentEvent> = {}): AgentEvent => ({ type: 'agent.event', version: 1, userId: 'alice', timestamp: '2026-02-06T14:10:00Z', trigger: 'error', ...overrides });

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { ingestDeps } from '../helpers/fakes.js';
 
 const valid = {

@@ -8,12 +8,13 @@ import { describe, expect, it } from 'vitest';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import { factHygiene, verifyFacts } from '../../lib/domain/knowledge-hygiene.js';
 import { isLive, knowledgeItem } from '../../lib/domain/memory-item.js';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { maintainFacts, restorePrunedFact, verifySeenFacts } from '../../lib/use-cases/knowledge-hygiene.js';
 import { graphLog } from '../../lib/use-cases/relation-graph.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
 import { fixedClock } from '../../lib/kernel/runtime.fake.js';
-import { ingestDeps, MemoryGraphStore, MemoryKnowledgeStore, reflectionDeps, turn } from '../helpers/fakes.js';
+import { ingestDeps, MemoryGraphStore, MemoryKnowledgeStore, reflectionDeps } from '../helpers/fakes.js';
+import { turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 
 const DAY = 86_400_000;

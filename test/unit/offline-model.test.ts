@@ -4,7 +4,7 @@ import { ReflectionOutputSchema } from '../../lib/domain/reflection-output.js';
 import { nightlyPrompt } from '../../lib/domain/sleep-time/nightly.js';
 import { weeklyPrompt } from '../../lib/domain/sleep-time/weekly.js';
 import { nightlyOffline, parseReflectorPrompt, reflectOffline, weeklyOffline } from '../../lib/offline-model/rule-reflector.js';
-import { turn } from '../helpers/fakes.js';
+import { turn } from '../../lib/turns/turn.fake.js';
 
 const prompt = (queries: Array<[string, string]>, existing: Array<{ path: string; summary: string }> = []) =>
   buildReflectorPrompt(assembleBatch(queries.map(([query, response], i) => turn({ turnId: i + 1, query, response }))), existing);

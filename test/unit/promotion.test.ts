@@ -3,9 +3,10 @@ import type { Job } from '../../events/job.js';
 import { findRecurrences, knowledgePathFor, promotedDocument, restagedMarkdown, type StagedRecord } from '../../lib/domain/promotion.js';
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { ingestDeps, reflectionDeps, turn } from '../helpers/fakes.js';
+import { ingestDeps, reflectionDeps } from '../helpers/fakes.js';
+import { turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 
 const record = (path: string, text: string, batchId: string, kind: StagedRecord['kind'] = 'fact'): StagedRecord => ({

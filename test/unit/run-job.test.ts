@@ -10,7 +10,8 @@ import { defaultSummarySettings } from '../../lib/summaries/summary.js';
 import { modelWithDeadline } from '../../lib/kernel/deadline.js';
 import { familyOf, type JobDeps, runJob } from '../../lib/use-cases/run-job.js';
 import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
-import { MemoryCostLedger, MemoryForgetLog, MemorySettings, turn } from '../helpers/fakes.js';
+import { MemoryCostLedger, MemoryForgetLog, MemorySettings } from '../helpers/fakes.js';
+import { turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { recordingWorld } from '../helpers/recording-fakes.js';
 

@@ -16,7 +16,8 @@ import { runNightly, runWeekly, selfAssessment } from '../../lib/use-cases/run-s
 import { expirySweep, nightlySweep, weeklySweep } from '../../lib/use-cases/sweeps.js';
 import { sleepTimeRuns } from '../../lib/summaries/summaries-api.js';
 import { tombstonesOf } from '../../lib/domain/tombstone.js';
-import { MemoryCostLedger, MemoryErasureLog, MemoryExpiryLog, MemoryGraphStore, MemoryJobQueue, MemoryKnowledgeStore, MemorySleepTimeLog, MemoryTurnStore, turn, MemoryItems } from '../helpers/fakes.js';
+import { MemoryCostLedger, MemoryErasureLog, MemoryExpiryLog, MemoryGraphStore, MemoryJobQueue, MemoryKnowledgeStore, MemorySleepTimeLog, MemoryItems } from '../helpers/fakes.js';
+import { MemoryTurnStore, turn } from '../../lib/turns/turn.fake.js';
 import { MemoryActivity } from '../../lib/signals/signal-state.fake.js';
 import { ScriptedModel, stopped } from '../../lib/model/language-model.fake.js';
 import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';

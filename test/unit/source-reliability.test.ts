@@ -14,9 +14,10 @@ import {
   type SourceObservation,
 } from '../../lib/domain/source-reliability.js';
 import { stagedDocuments } from '../../lib/domain/staging.js';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import * as api from '../../lib/use-cases/memory-api.js';
-import { ingestDeps, turn } from '../helpers/fakes.js';
+import { ingestDeps } from '../helpers/fakes.js';
+import { turn } from '../../lib/turns/turn.fake.js';
 
 const records = (turns: object[]) => turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) }));
 

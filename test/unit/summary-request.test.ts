@@ -5,11 +5,12 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import { initialSignalState, MAX_PENDING_BATCHES } from '../../lib/signals/signal-accumulator.js';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import { whyNoReflection } from '../../lib/summaries/summaries-api.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { ingestDeps, MemoryEventPublisher, MemoryJobQueue, reflectionDeps, turn } from '../helpers/fakes.js';
+import { ingestDeps, MemoryJobQueue, reflectionDeps } from '../helpers/fakes.js';
+import { MemoryEventPublisher, turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { MemorySummaryStore } from '../../lib/summaries/summary.fake.js';
 

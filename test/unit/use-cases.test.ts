@@ -4,10 +4,11 @@ import { BatchNotRecordedError } from '../../lib/ports.js';
 import { ModelAccessDeniedError, ModelUnavailableError, UnusableModelOutputError } from '../../lib/model/language-model.port.js';
 import { initialSignalState, parseSignalState } from '../../lib/signals/signal-accumulator.js';
 import { checkIdle } from '../../lib/signals/check-idle.js';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { runReflection } from '../../lib/use-cases/run-reflection.js';
 import { fixedClock } from '../../lib/kernel/runtime.fake.js';
-import { ingestDeps, reflectionDeps, turn } from '../helpers/fakes.js';
+import { ingestDeps, reflectionDeps } from '../helpers/fakes.js';
+import { turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel, stopped } from '../../lib/model/language-model.fake.js';
 
 const records = (turns: object[]) => turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) }));

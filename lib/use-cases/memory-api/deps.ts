@@ -2,7 +2,8 @@
 import type { EmbeddingModel } from '../../model/language-model.port.js';
 import type { SearchIndexReader } from '../search-index.js';
 import { MemoryApiError } from '../memory-api-error.js';
-import type { AgentEventPublisher, AuditTrail, BatchLogReader, ErasureLog, ItemEraser, CostLedger, DiaryStore, ForgetLog, GraphStore, ItemTrustStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, SleepTimeLogStore, SourceReliabilityStore, TurnStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';
+import type { AgentEventPublisher, TurnStore } from '../../turns/turn.port.js';
+import type { AuditTrail, BatchLogReader, ErasureLog, ItemEraser, CostLedger, DiaryStore, ForgetLog, GraphStore, ItemTrustStore, JobQueue, KnowledgeStore, MemoryCatalog, MemoryItemStore, SleepTimeLogStore, SourceReliabilityStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';
 import type { SignalStateStore } from '../../signals/signal-state.port.js';
 import type { Log, Clock } from '../../kernel/runtime.port.js';
 import type { SummaryStore } from '../../summaries/summary.port.js';

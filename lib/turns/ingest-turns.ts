@@ -33,15 +33,16 @@ import {
   withAppliedMessages,
 } from '../signals/signal-accumulator.js';
 import type { SignalConfig } from '../signals/signal-weights.js';
-import { type EventEpisode, eventEpisodeOf } from '../domain/episodes.js';
+import { type EventEpisode, eventEpisodeOf } from './episodes.js';
 import { eventId } from '../domain/event-reflection.js';
 import { observationsOf } from '../domain/source-reliability.js';
-import { addCounts, type RedactionCounts, type RedactionPolicy, redact, redactFields } from '../domain/redaction.js';
-import type { ClaimCheckStore, ForgetLog, JobQueue, MemoryItemStore, RejectedEventLog, SourceReliabilityStore, TurnStore, UserSettingsStore } from '../ports.js';
+import { addCounts, type RedactionCounts, type RedactionPolicy, redact, redactFields } from './redaction.js';
+import type { ClaimCheckStore, RejectedEventLog, TurnStore } from './turn.port.js';
+import type { ForgetLog, JobQueue, MemoryItemStore, SourceReliabilityStore, UserSettingsStore } from '../ports.js';
 import type { IdleScheduler, SignalStateStore } from '../signals/signal-state.port.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
-import { forgottenBefore } from './forget-user.js';
-import { clearSessionEphemera } from './tier-policy.js';
+import { forgottenBefore } from '../use-cases/forget-user.js';
+import { clearSessionEphemera } from '../use-cases/tier-policy.js';
 import { withUserIdle } from '../domain/user-settings.js';
 import { type FieldError, fieldErrors } from '../kernel/parse-or-keep.js';
 

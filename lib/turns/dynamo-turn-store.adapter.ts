@@ -1,13 +1,13 @@
-import type { DynamoSearchChangeLog } from './search-index-store.js';
+import type { DynamoSearchChangeLog } from '../adapters/search-index-store.js';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
-import { type EventEpisode, eventEpisodeText, summariseEpisode, type EpisodeSummary } from '../domain/episodes.js';
+import { type EventEpisode, eventEpisodeText, summariseEpisode, type EpisodeSummary } from './episodes.js';
 import type { Episode } from '../../events/episode.js';
 import { keys, turnDocKey } from '../kernel/memory-paths.js';
-import { parseTurnDocument, turnContentHash, turnDocumentPlacement, turnSearchText } from '../domain/turn-document.js';
+import { parseTurnDocument, turnContentHash, turnDocumentPlacement, turnSearchText } from './turn-document.js';
 import type { TurnIndexEntry } from '../domain/memory-item.js';
-import type { TurnStore } from '../ports.js';
+import type { TurnStore } from './turn.port.js';
 import { batchGetAll, batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';
 import { getText, isMissingObject } from '../kernel/s3-objects.adapter.js';
 import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';

@@ -1,6 +1,6 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { claimsRoot } from '../kernel/memory-paths.js';
-import type { ClaimCheckStore } from '../ports.js';
+import type { ClaimCheckStore } from './turn.port.js';
 import { getText } from '../kernel/s3-objects.adapter.js';
 
 /** Large events parked in the memory bucket under `claims/{userId}/`. */

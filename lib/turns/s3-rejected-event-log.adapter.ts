@@ -1,7 +1,7 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getText, listAllKeys } from '../kernel/s3-objects.adapter.js';
 import { rejectedEventKey, rejectedPrefix } from '../kernel/memory-paths.js';
-import type { RejectedEvent, RejectedEventLog } from '../ports.js';
+import type { RejectedEvent, RejectedEventLog } from './turn.port.js';
 
 /** Rejected records kept in S3 under `rejected/{day}/{source}/{messageId}.json`, listable by day. */
 export class S3RejectedEventLog implements RejectedEventLog {

@@ -7,8 +7,8 @@ import { CLAIM_CHECK_THRESHOLD_BYTES, type TurnClaimCheck } from '../../events/t
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
 import type { AgentEvent, SessionClosed } from '../../events/index.js';
 import { claimKey } from '../kernel/memory-paths.js';
-import { type RedactionPolicy, redactFields } from '../domain/redaction.js';
-import type { AgentEventPublisher } from '../ports.js';
+import { type RedactionPolicy, redactFields } from './redaction.js';
+import type { AgentEventPublisher } from './turn.port.js';
 
 export interface RawMessage {
   body: string;

@@ -53,7 +53,7 @@ import type { ForgetDeps } from '../lib/use-cases/forget-user.js';
 import type { ReflectionDeps } from '../lib/use-cases/run-reflection.js';
 import type { SleepTimeDeps } from '../lib/use-cases/run-sleep-time.js';
 import type { SummaryDeps } from '../lib/summaries/run-summary.js';
-import { expirySweep, nightlySweep, type SweepDeps, weeklySweep } from '../lib/use-cases/sweeps.js';
+import { expirySweep, nightlySweep, type SweepDeps, weeklySweep } from '../lib/jobs/sweeps.js';
 import { fixedClock, RecordingLog } from '../lib/kernel/runtime.fake.js';
 import { MemoryActivity } from '../lib/signals/signal-state.fake.js';
 import { MemoryErasureLog, MemorySettings, RecordingItemEraser } from '../test/helpers/fakes.js';

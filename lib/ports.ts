@@ -4,7 +4,6 @@
  */
 import type { ArchiveDocument } from './domain/user-archive.js';
 import type { SearchSegment } from './domain/search-segment.js';
-import type { Job } from '../events/job.js';
 import type { KnowledgeDoc } from './domain/knowledge.js';
 import type { Tombstone } from './domain/tombstone.js';
 import type { StagedRecord } from './domain/promotion.js';
@@ -61,11 +60,6 @@ export interface SourceReliabilityStore {
   record(userId: string, observations: readonly SourceObservation[]): Promise<number>;
   /** The counts of these domains (normalised); empty counts for a domain never seen. */
   stats(domains: readonly string[]): Promise<SourceStats[]>;
-}
-
-export interface JobQueue {
-  /** Enqueue on the FIFO queue, group = userId, deduplication id derived from the job id. */
-  enqueue(job: Job): Promise<void>;
 }
 
 /** What one change to the knowledge index does. */

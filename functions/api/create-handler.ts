@@ -25,7 +25,7 @@ import { DynamoAuditTrail, DynamoMemoryItemStore } from '../../lib/adapters/memo
 import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
-import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
+import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { SqsAgentEventPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { Clock, Log } from '../../lib/kernel/runtime.port.js';

@@ -32,7 +32,7 @@ import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store
 import { DynamoSummarySource } from '../../lib/summaries/summary-source.adapter.js';
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapter.js';
-import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
+import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { SqsRedelivery } from '../../lib/kernel/sqs-redelivery.adapter.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import { BatchNotRecordedError } from '../../lib/ports.js';
@@ -41,7 +41,7 @@ import { ModelAccessDeniedError, ModelUnavailableError } from '../../lib/model/l
 import type { Clock, Log } from '../../lib/kernel/runtime.port.js';
 import { parseOrKeep } from '../../lib/kernel/parse-or-keep.js';
 import { type ReflectionDeps, recordFailedAttempt } from '../../lib/use-cases/run-reflection.js';
-import { type JobDeps, type JobOutcome, runJob } from '../../lib/use-cases/run-job.js';
+import { type JobDeps, type JobOutcome, runJob } from '../../lib/jobs/run-job.js';
 import type { SleepTimeDeps } from '../../lib/use-cases/run-sleep-time.js';
 import type { SummaryDeps } from '../../lib/summaries/run-summary.js';
 import { COMPACT_AFTER_JOB, LiveSearchIndex, type SearchIndexReader } from '../../lib/use-cases/search-index.js';

@@ -19,7 +19,7 @@ import { createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
 import { S3ClaimCheckStore } from '../../lib/turns/s3-claim-check-store.adapter.js';
 import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapter.js';
 import { SqsIdleScheduler } from '../../lib/signals/sqs-idle-scheduler.adapter.js';
-import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
+import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { parseSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { Clock } from '../../lib/kernel/runtime.port.js';
 import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';

@@ -20,10 +20,10 @@ import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
 import { DynamoExpiryLog } from '../../lib/adapters/dynamo-expiry-log.js';
-import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
+import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { Clock } from '../../lib/kernel/runtime.port.js';
-import { expirySweep, nightlySweep, type SweepDeps, type SweepResult, weeklySweep } from '../../lib/use-cases/sweeps.js';
+import { expirySweep, nightlySweep, type SweepDeps, type SweepResult, weeklySweep } from '../../lib/jobs/sweeps.js';
 import type { SweepEnv } from './env.js';
 
 export const SweepInputSchema = z.object({

@@ -14,7 +14,8 @@ import type { SignalConfig } from './signal-weights.js';
 import { withUserIdle } from '../domain/user-settings.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
 import type { IdleScheduler, SignalStateStore } from './signal-state.port.js';
-import type { JobQueue, UserSettingsStore } from '../ports.js';
+import type { JobQueue } from '../jobs/job-queue.port.js';
+import type { UserSettingsStore } from '../ports.js';
 
 export interface IdleDeps {
   signalState: SignalStateStore;

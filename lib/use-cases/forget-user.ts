@@ -32,7 +32,8 @@ import type { Job } from '../../events/job.js';
 import { GLOBAL_USER } from '../domain/memory-item.js';
 import { claimsPrefix, searchSegmentsPrefix, userPrefix } from '../kernel/memory-paths.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
-import type { ForgetCounts, ForgetLog, ForgetReceipt, JobQueue, UserEraser } from '../ports.js';
+import type { ForgetCounts, ForgetLog, ForgetReceipt, UserEraser } from '../ports.js';
+import type { JobQueue } from '../jobs/job-queue.port.js';
 import { MemoryApiError } from './memory-api-error.js';
 import type { SearchIndexReader } from './search-index.js';
 

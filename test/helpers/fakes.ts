@@ -1,5 +1,4 @@
 /** In-memory implementations of the ports, for unit tests of the use cases. */
-import type { Job } from '../../events/job.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import type { StagedRecord } from '../../lib/domain/promotion.js';
 import type { DiaryOverride, DiaryRecord } from '../../lib/domain/diary.js';
@@ -17,12 +16,13 @@ import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { CostEntry } from '../../lib/domain/daily-cost.js';
 import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
-import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, CostLedger, BatchLogStore, ExpiryLog, SleepTimeLogStore, DiaryStore, JobQueue, KnowledgeStore, MemoryItemStore, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SourceReliabilityStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
+import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, CostLedger, BatchLogStore, ExpiryLog, SleepTimeLogStore, DiaryStore, KnowledgeStore, MemoryItemStore, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SourceReliabilityStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
 import type { ModelResponse } from '../../lib/model/language-model.port.js';
 import { RecordingLog, fixedClock } from '../../lib/kernel/runtime.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { MemorySignalStateStore, MemoryIdleScheduler } from '../../lib/signals/signal-state.fake.js';
 import { MemoryTurnStore, MemoryClaimChecks, MemoryRejectedLog } from '../../lib/turns/turn.fake.js';
+import { MemoryJobQueue } from '../../lib/jobs/job-queue.fake.js';
 
 export class MemoryCostLedger implements CostLedger {
   readonly entries = new Map<string, CostEntry>();
@@ -35,13 +35,6 @@ export class MemoryCostLedger implements CostLedger {
   }
   async forDay(day: string) {
     return [...this.entries.values()].filter((e) => e.day === day);
-  }
-}
-
-export class MemoryJobQueue implements JobQueue {
-  readonly jobs: Job[] = [];
-  async enqueue(job: Job) {
-    this.jobs.push(job);
   }
 }
 

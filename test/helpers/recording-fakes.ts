@@ -6,7 +6,6 @@
  */
 import { segmentOf } from '../../lib/domain/memory-search.js';
 import type { CompactionResult, SearchIndexReader, SearchView } from '../../lib/use-cases/search-index.js';
-import type { Job } from '../../events/job.js';
 import type { SourceObservation } from '../../lib/domain/source-reliability.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
@@ -21,11 +20,12 @@ import { sourceShard } from '../../lib/adapters/dynamo-source-reliability-store.
 import type { AuditTrail, BatchLogReader, GraphChange, KnowledgeEntry, KnowledgeIndexChange, MemoryCatalog, UserArchiveStore } from '../../lib/ports.js';
 import type { ModelResponse } from '../../lib/model/language-model.port.js';
 import type { ArchiveDocument } from '../../lib/domain/user-archive.js';
-import { MemoryBatchLogStore, MemoryExpiryLog, MemoryGraphStore, MemoryJobQueue, MemoryCostLedger, MemoryDiary, MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemoryKnowledgeStore, MemorySleepTimeLog, MemorySourceReliabilityStore } from './fakes.js';
+import { MemoryBatchLogStore, MemoryExpiryLog, MemoryGraphStore, MemoryCostLedger, MemoryDiary, MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemoryKnowledgeStore, MemorySleepTimeLog, MemorySourceReliabilityStore } from './fakes.js';
 import { MemoryEventPublisher, RecordingTurnStore, RecordingRejectedLog } from '../../lib/turns/turn.fake.js';
 import { WriteLog } from '../../lib/kernel/write-log.fake.js';
 import { RecordingSummaryStore } from '../../lib/summaries/summary.fake.js';
 import { RecordingSignalState, RecordingIdleScheduler } from '../../lib/signals/signal-state.fake.js';
+import { RecordingJobQueue } from '../../lib/jobs/job-queue.fake.js';
 
 const ddbKey = (userId: string, sk: string) => `${keys.ownerPk(userId)}|${sk}`;
 
@@ -46,16 +46,6 @@ export class RecordingArchiveStore implements UserArchiveStore {
   }
   async putDocuments(userId: string, documents: readonly ArchiveDocument[]) {
     for (const d of documents) this.log.add('archives', userId, `${userPrefix(userId)}${d.path}`);
-  }
-}
-
-export class RecordingJobQueue extends MemoryJobQueue {
-  constructor(private readonly log: WriteLog) {
-    super();
-  }
-  override async enqueue(job: Job) {
-    this.log.add('jobs', job.userId);
-    return super.enqueue(job);
   }
 }
 

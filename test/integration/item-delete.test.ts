@@ -28,7 +28,7 @@ import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js'
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
-import { jobDeduplicationId } from '../../lib/adapters/sqs-job-queue.js';
+import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { keys, pad } from '../../lib/kernel/memory-paths.js';
 import { SegmentedIndex } from '../../lib/domain/memory-search.js';

@@ -19,7 +19,7 @@ import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js'
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
 import { auditRow } from '../../lib/adapters/memory-item-store.js';
-import { jobDeduplicationId } from '../../lib/adapters/sqs-job-queue.js';
+import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { moveToTurnKeys } from '../../lib/turns/turn-keys-migration.adapter.js';
 import type { BatchLog } from '../../lib/domain/batch-log.js';
 import { keys } from '../../lib/kernel/memory-paths.js';

@@ -8,7 +8,8 @@ import type { Job } from '../../events/job.js';
 import { continuationOf, ForgetContinuesError, type ForgetDeps, forgetJob, forgetUser, requestForget } from '../../lib/use-cases/forget-user.js';
 import type { UserEraser } from '../../lib/ports.js';
 import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
-import { MemoryForgetLog, MemoryJobQueue } from '../helpers/fakes.js';
+import { MemoryForgetLog } from '../helpers/fakes.js';
+import { MemoryJobQueue } from '../../lib/jobs/job-queue.fake.js';
 
 /** A store of `items` items and `objects` objects that deletes them a page at a time. */
 class PagedEraser implements UserEraser {

@@ -8,7 +8,7 @@ import type { Job } from '../../events/job.js';
 import type { ForgetCounts } from '../../lib/ports.js';
 import { defaultSummarySettings } from '../../lib/summaries/summary.js';
 import { modelWithDeadline } from '../../lib/kernel/deadline.js';
-import { familyOf, type JobDeps, runJob } from '../../lib/use-cases/run-job.js';
+import { familyOf, type JobDeps, runJob } from '../../lib/jobs/run-job.js';
 import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
 import { MemoryCostLedger, MemoryForgetLog, MemorySettings } from '../helpers/fakes.js';
 import { turn } from '../../lib/turns/turn.fake.js';

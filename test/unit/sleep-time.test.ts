@@ -13,10 +13,11 @@ import { pickWeekWithinBudget, weeklyCallCeiling, WeeklyOutputSchema } from '../
 import { type AssessedRun, computeSelfAssessment } from '../../lib/domain/sleep-time/self-assessment.js';
 import { nightlyOffline } from '../../lib/offline-model/rule-reflector.js';
 import { runNightly, runWeekly, selfAssessment } from '../../lib/use-cases/run-sleep-time.js';
-import { expirySweep, nightlySweep, weeklySweep } from '../../lib/use-cases/sweeps.js';
+import { expirySweep, nightlySweep, weeklySweep } from '../../lib/jobs/sweeps.js';
 import { sleepTimeRuns } from '../../lib/summaries/summaries-api.js';
 import { tombstonesOf } from '../../lib/domain/tombstone.js';
-import { MemoryCostLedger, MemoryErasureLog, MemoryExpiryLog, MemoryGraphStore, MemoryJobQueue, MemoryKnowledgeStore, MemorySleepTimeLog, MemoryItems } from '../helpers/fakes.js';
+import { MemoryCostLedger, MemoryErasureLog, MemoryExpiryLog, MemoryGraphStore, MemoryKnowledgeStore, MemorySleepTimeLog, MemoryItems } from '../helpers/fakes.js';
+import { MemoryJobQueue } from '../../lib/jobs/job-queue.fake.js';
 import { MemoryTurnStore, turn } from '../../lib/turns/turn.fake.js';
 import { MemoryActivity } from '../../lib/signals/signal-state.fake.js';
 import { ScriptedModel, stopped } from '../../lib/model/language-model.fake.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Job } from '../../events/job.js';
-import type { JobQueue } from '../ports.js';
+import type { JobQueue } from './job-queue.port.js';
 
 /** FIFO deduplication id of a job: its user and trigger-derived job id, hashed to SQS's 128-char limit. */
 export const jobDeduplicationId = (job: Pick<Job, 'userId' | 'jobId'>): string =>

@@ -7,10 +7,11 @@ import type { Job } from '../../events/job.js';
 import type { SleepTimeConfig } from '../domain/sleep-time/config.js';
 import { selectUsers, windowDays } from '../domain/sleep-time/selection.js';
 import type { ActivityIndex } from '../signals/signal-state.port.js';
-import type { ExpiryLog, JobQueue, KnowledgeStore, MemoryItemStore, SleepTimeLogStore } from '../ports.js';
+import type { ExpiryLog, KnowledgeStore, MemoryItemStore, SleepTimeLogStore } from '../ports.js';
+import type { JobQueue } from './job-queue.port.js';
 import type { TurnStore } from '../turns/turn.port.js';
 import type { Log } from '../kernel/runtime.port.js';
-import { expireTierEntries } from './tier-policy.js';
+import { expireTierEntries } from '../use-cases/tier-policy.js';
 
 export interface SweepDeps {
   activity: ActivityIndex;

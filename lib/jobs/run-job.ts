@@ -10,11 +10,11 @@ import type { Job } from '../../events/job.js';
 import type { ErasureLog, ForgetLog } from '../ports.js';
 import type { LanguageModel } from '../model/language-model.port.js';
 import type { Log } from '../kernel/runtime.port.js';
-import { type ForgetDeps, forgetUser, forgottenBefore } from './forget-user.js';
+import { type ForgetDeps, forgetUser, forgottenBefore } from '../use-cases/forget-user.js';
 import { modelWithDeadline } from '../kernel/deadline.js';
-import { type JobUsage, runUsage, usageOf } from './job-cost.js';
-import { type ReflectionDeps, releaseBatch, runReflection } from './run-reflection.js';
-import { runNightly, runWeekly, type SleepTimeDeps } from './run-sleep-time.js';
+import { type JobUsage, runUsage, usageOf } from '../use-cases/job-cost.js';
+import { type ReflectionDeps, releaseBatch, runReflection } from '../use-cases/run-reflection.js';
+import { runNightly, runWeekly, type SleepTimeDeps } from '../use-cases/run-sleep-time.js';
 import { runSummary, SUMMARY_KINDS, type SummaryDeps } from '../summaries/run-summary.js';
 
 /** The use cases' dependencies, over one set of stores. */

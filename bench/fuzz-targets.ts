@@ -34,14 +34,14 @@ import { jobRecordHandler, type ReflectorDeps } from '../functions/reflector/cre
 import { lambdaContext } from '../infra/local/lambda-context.js';
 import { httpApiEvent, sqsEvent } from '../infra/local/lambda-events.js';
 import { S3ClaimCheckStore } from '../lib/turns/s3-claim-check-store.adapter.js';
-import type { BatchLog } from '../lib/domain/batch-log.js';
-import { HARD_CAPS, type ItemCategory } from '../lib/domain/reflection-output.js';
+import type { BatchLog } from '../lib/batches/batch-log.js';
+import { HARD_CAPS, type ItemCategory } from '../lib/batches/reflection-output.js';
 import { defaultSignalConfig } from '../lib/signals/signal-weights.js';
 import { defaultSleepTimeConfig } from '../lib/domain/sleep-time/config.js';
 import { DEFAULT_SUMMARY_PROMPT, summaryPair } from '../lib/summaries/summary.js';
 import { newTierItem } from '../lib/domain/memory-tiers.js';
 import { nightlyOffline, reflectOffline, summarizeOffline, weeklyOffline } from '../lib/offline-model/rule-reflector.js';
-import { BatchNotRecordedError } from '../lib/ports.js';
+import { BatchNotRecordedError } from '../lib/batches/batch-log.port.js';
 import type { ClaimCheckStore } from '../lib/turns/turn.port.js';
 import type { LanguageModel } from '../lib/model/language-model.port.js';
 import { parseSignalState } from '../lib/signals/signal-accumulator.js';
@@ -50,7 +50,7 @@ import { type IngestDeps, type IngestRecord, ingestTurns } from '../lib/turns/in
 import * as api from '../lib/use-cases/memory-api.js';
 import { type FieldError, parseOrKeep } from '../lib/kernel/parse-or-keep.js';
 import type { ForgetDeps } from '../lib/use-cases/forget-user.js';
-import type { ReflectionDeps } from '../lib/use-cases/run-reflection.js';
+import type { ReflectionDeps } from '../lib/batches/run-reflection.js';
 import type { SleepTimeDeps } from '../lib/use-cases/run-sleep-time.js';
 import type { SummaryDeps } from '../lib/summaries/run-summary.js';
 import { expirySweep, nightlySweep, type SweepDeps, weeklySweep } from '../lib/jobs/sweeps.js';

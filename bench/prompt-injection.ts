@@ -26,7 +26,7 @@ import { createDocumentClient } from '../lib/kernel/aws-clients.adapter.js';
 import { listAllKeys } from '../lib/kernel/s3-objects.adapter.js';
 import { DynamoSleepTimeLogStore } from '../lib/adapters/sleep-time-log-store.js';
 import { claimsPrefix, keys, rejectedPrefix, userPrefix } from '../lib/kernel/memory-paths.js';
-import { batchLogOf } from '../lib/adapters/batch-log-store.js';
+import { batchLogOf } from '../lib/batches/batch-log-store.adapter.js';
 import { queryAll } from '../lib/kernel/dynamo-query.adapter.js';
 import type { LocalStack } from '../infra/local/stack.js';
 import { type StageConfig, stageConfig } from '../infra/config/stages.js';

@@ -8,7 +8,6 @@ import type { KnowledgeDoc } from './domain/knowledge.js';
 import type { Tombstone } from './domain/tombstone.js';
 import type { StagedRecord } from './domain/promotion.js';
 import type { SleepTimeRun } from './domain/sleep-time/run-log.js';
-import type { BatchLog } from './domain/batch-log.js';
 import type { StagedDocument } from './domain/staging.js';
 import type { SourceObservation, SourceStats } from './domain/source-reliability.js';
 import type { Edge, Entity, GraphLogEntry } from './domain/relation-graph.js';
@@ -229,12 +228,6 @@ export interface MemoryCatalogSources {
   trust?: Pick<ItemTrustStore, 'get'>;
 }
 
-export interface BatchLogReader {
-  /** The newest `limit` logs' listing attributes, newest first by the turns they cover (key order): a page, however long the history. */
-  list(userId: string, limit: number): Promise<Array<Record<string, unknown>>>;
-  get(userId: string, batchId: string): Promise<BatchLog | null>;
-}
-
 export interface SleepTimeLogStore {
   /**
    * Whether the run is logged: its record's key follows from the job (kind, the job's requested
@@ -253,28 +246,6 @@ export interface SleepTimeLogStore {
 /** Where each sweep's deletions are logged, with their reasons. */
 export interface ExpiryLog {
   write(userId: string, sweptAt: string, deletions: Array<{ path: string; stagedAt: string; promotionCount: number; reason: string }>): Promise<void>;
-}
-
-export interface BatchLogStore {
-  exists(userId: string, batchId: string): Promise<boolean>;
-  /** Write the JSON log and its summary item. Idempotent by batch id. */
-  write(log: BatchLog): Promise<string>;
-  /** Log a job that failed its last try and goes to the DLQ (not a commit: a redrive still runs it). */
-  writeFailure(log: BatchLog): Promise<string>;
-}
-
-/**
- * A batch job arrived before the signal state recorded it: the ingestion that cut the
- * batch enqueues the job, then writes the state, and that write has not landed (yet) —
- * it raced the job, failed, or its function died and the turns will come again. Retry
- * later: running now would leave the batch waiting in the state forever (its completion
- * found nothing to complete) once the write lands.
- */
-export class BatchNotRecordedError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'BatchNotRecordedError';
-  }
 }
 
 /** A searchable item changed after the search index's segments were written: `at` tells one change from the next. */

@@ -10,7 +10,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
-import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
+import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import { DynamoCostLedger } from '../../lib/adapters/dynamo-cost-ledger.js';
 import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
 import { DynamoItemTrustStore } from '../../lib/adapters/dynamo-item-trust-store.js';

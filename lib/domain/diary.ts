@@ -19,9 +19,9 @@
  *   message — asking the agent to keep something, not "remember when…".
  */
 import type { TurnSaved } from '../../events/turn-saved.js';
-import type { EmotionState } from './emotion-state.js';
+import type { EmotionState } from '../batches/emotion-state.js';
 import { renderFrontMatter } from '../kernel/front-matter.js';
-import type { ReflectionEntry, ReflectionOutput } from './reflection-output.js';
+import type { ReflectionEntry, ReflectionOutput } from '../batches/reflection-output.js';
 
 export const DIARY_CRITERIA = ['impact', 'reusable', 'lesson', 'user_signal'] as const;
 export type DiaryCriterion = (typeof DIARY_CRITERIA)[number];

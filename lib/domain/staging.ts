@@ -8,7 +8,7 @@ import type { TurnSaved } from '../../events/turn-saved.js';
 import { confidenceFor } from './confidence.js';
 import { blendSourceReliability, normaliseDomain } from './source-reliability.js';
 import { renderFrontMatter } from '../kernel/front-matter.js';
-import type { ReflectionOutput } from './reflection-output.js';
+import type { ReflectionOutput } from '../batches/reflection-output.js';
 import { slugify } from '../kernel/text.js';
 
 export type StagedKind = 'fact' | 'correction' | 'connection' | 'open_question';

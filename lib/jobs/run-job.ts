@@ -13,7 +13,7 @@ import type { Log } from '../kernel/runtime.port.js';
 import { type ForgetDeps, forgetUser, forgottenBefore } from '../use-cases/forget-user.js';
 import { modelWithDeadline } from '../kernel/deadline.js';
 import { type JobUsage, runUsage, usageOf } from '../use-cases/job-cost.js';
-import { type ReflectionDeps, releaseBatch, runReflection } from '../use-cases/run-reflection.js';
+import { type ReflectionDeps, releaseBatch, runReflection } from '../batches/run-reflection.js';
 import { runNightly, runWeekly, type SleepTimeDeps } from '../use-cases/run-sleep-time.js';
 import { runSummary, SUMMARY_KINDS, type SummaryDeps } from '../summaries/run-summary.js';
 

@@ -1,5 +1,5 @@
 /** The language model (Bedrock Converse) and the embedding model, as the use cases call them, and their errors. */
-import type { ModelUsage } from '../domain/batch-log.js';
+import type { ModelUsage } from '../batches/batch-log.js';
 
 export interface ModelRequest {
   system: string;

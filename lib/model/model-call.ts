@@ -8,7 +8,7 @@
  * retry it (req R-ERR-1, R-ERR-2: once), and otherwise aborts the batch (or is logged as the run's
  * error), as unparseable output is.
  */
-import type { ModelUsage } from '../domain/batch-log.js';
+import type { ModelUsage } from '../batches/batch-log.js';
 import { estimateCostUsd } from '../domain/sleep-time/model-prices.js';
 import type { Log } from '../kernel/runtime.port.js';
 

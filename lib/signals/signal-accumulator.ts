@@ -9,7 +9,7 @@ import * as z from 'zod';
 import type { AgentEventTrigger } from '../../events/agent-event.js';
 import type { JobKind } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import { eventJobId } from '../domain/event-reflection.js';
+import { eventJobId } from '../batches/event-reflection.js';
 import type { SignalConfig } from './signal-weights.js';
 import { fnv1a32 } from '../kernel/stable-hash.js';
 import { topKeywords } from '../kernel/text.js';

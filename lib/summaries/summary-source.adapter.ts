@@ -1,9 +1,9 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { BatchLog } from '../domain/batch-log.js';
+import type { BatchLog } from '../batches/batch-log.js';
 import { keys } from '../kernel/memory-paths.js';
 import type { SummarySource, WindowBounds } from './summary.port.js';
-import { batchLogOf } from '../adapters/batch-log-store.js';
+import { batchLogOf } from '../batches/batch-log-store.adapter.js';
 
 type Item = Record<string, unknown>;
 

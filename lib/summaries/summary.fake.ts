@@ -1,5 +1,5 @@
 /** In-memory summaries for tests, and the recording variant that logs each write under its storage key. */
-import type { BatchLog } from '../domain/batch-log.js';
+import type { BatchLog } from '../batches/batch-log.js';
 import { keys } from '../kernel/memory-paths.js';
 import type { SummaryPair } from './summary.js';
 import type { WriteLog } from '../kernel/write-log.fake.js';

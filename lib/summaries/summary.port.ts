@@ -1,6 +1,6 @@
 /** Ports of the summaries: where summaries are kept, and what the sleep-time runs read instead of raw messages. */
 import type { SummaryPair } from './summary.js';
-import type { BatchLog } from '../domain/batch-log.js';
+import type { BatchLog } from '../batches/batch-log.js';
 import type { SummaryRecordView } from '../domain/memory-item.js';
 
 export interface SummaryStore {

@@ -6,7 +6,7 @@
  * and soft-deletable (deleted=true; never removed, never returned by search again).
  */
 import type { TurnSaved } from '../../events/turn-saved.js';
-import { assembleBatch } from '../domain/batch-assembly.js';
+import { assembleBatch } from '../batches/batch-assembly.js';
 import { estimateTokens } from '../kernel/text.js';
 import { renderFrontMatter } from '../kernel/front-matter.js';
 import { summaryDocKey } from '../kernel/memory-paths.js';

@@ -34,7 +34,7 @@ import {
 } from '../signals/signal-accumulator.js';
 import type { SignalConfig } from '../signals/signal-weights.js';
 import { type EventEpisode, eventEpisodeOf } from './episodes.js';
-import { eventId } from '../domain/event-reflection.js';
+import { eventId } from '../batches/event-reflection.js';
 import { observationsOf } from '../domain/source-reliability.js';
 import { addCounts, type RedactionCounts, type RedactionPolicy, redact, redactFields } from './redaction.js';
 import type { ClaimCheckStore, RejectedEventLog, TurnStore } from './turn.port.js';

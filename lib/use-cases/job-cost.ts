@@ -5,7 +5,7 @@
  * (the ledger keeps the first entry), and a finished job has its entry.
  */
 import type { Job } from '../../events/job.js';
-import type { ModelUsage } from '../domain/batch-log.js';
+import type { ModelUsage } from '../batches/batch-log.js';
 import type { CostEntry } from '../domain/daily-cost.js';
 import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
 import { costOf } from '../model/model-call.js';

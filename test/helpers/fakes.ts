@@ -6,23 +6,23 @@ import type { MemoryItem } from '../../lib/domain/memory-item.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { Tombstone } from '../../lib/domain/tombstone.js';
-import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import { addObservation, emptyStats, type SourceObservation, type SourceStats } from '../../lib/domain/source-reliability.js';
 import type { Edge, Entity, GraphLogEntry } from '../../lib/domain/relation-graph.js';
 import type { SearchSegment } from '../../lib/domain/search-segment.js';
-import { batchFailureKey, batchLogKey, episodeKey, eventEpisodeKey, keys } from '../../lib/kernel/memory-paths.js';
+import { episodeKey, eventEpisodeKey, keys } from '../../lib/kernel/memory-paths.js';
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { CostEntry } from '../../lib/domain/daily-cost.js';
 import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
-import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, CostLedger, BatchLogStore, ExpiryLog, SleepTimeLogStore, DiaryStore, KnowledgeStore, MemoryItemStore, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SourceReliabilityStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
+import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, CostLedger, ExpiryLog, SleepTimeLogStore, DiaryStore, KnowledgeStore, MemoryItemStore, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SourceReliabilityStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
 import type { ModelResponse } from '../../lib/model/language-model.port.js';
 import { RecordingLog, fixedClock } from '../../lib/kernel/runtime.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { MemorySignalStateStore, MemoryIdleScheduler } from '../../lib/signals/signal-state.fake.js';
 import { MemoryTurnStore, MemoryClaimChecks, MemoryRejectedLog } from '../../lib/turns/turn.fake.js';
 import { MemoryJobQueue } from '../../lib/jobs/job-queue.fake.js';
+import { MemoryBatchLogStore } from '../../lib/batches/batch-log.fake.js';
 
 export class MemoryCostLedger implements CostLedger {
   readonly entries = new Map<string, CostEntry>();
@@ -159,22 +159,6 @@ export class MemoryKnowledgeStore implements KnowledgeStore {
     const key = eventEpisodeKey(userId, episodeId);
     this.episodes.set(key, markdown);
     return key;
-  }
-}
-
-export class MemoryBatchLogStore implements BatchLogStore {
-  readonly logs = new Map<string, BatchLog>();
-  async exists(userId: string, batchId: string) {
-    return this.logs.has(`${userId}/${batchId}`);
-  }
-  readonly failures: BatchLog[] = [];
-  async write(log: BatchLog) {
-    if (!this.logs.has(`${log.user_id}/${log.batch_id}`)) this.logs.set(`${log.user_id}/${log.batch_id}`, log);
-    return batchLogKey(log.user_id, log.batch_id);
-  }
-  async writeFailure(log: BatchLog) {
-    this.failures.push(log);
-    return batchFailureKey(log.user_id, log.batch_id);
   }
 }
 

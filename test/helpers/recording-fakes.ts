@@ -7,25 +7,25 @@
 import { segmentOf } from '../../lib/domain/memory-search.js';
 import type { CompactionResult, SearchIndexReader, SearchView } from '../../lib/use-cases/search-index.js';
 import type { SourceObservation } from '../../lib/domain/source-reliability.js';
-import type { BatchLog } from '../../lib/domain/batch-log.js';
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import { episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../../lib/domain/memory-item.js';
-import { batchFailureKey, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, stagingPrefix, userPrefix } from '../../lib/kernel/memory-paths.js';
+import { episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, stagingPrefix, userPrefix } from '../../lib/kernel/memory-paths.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { StagedRecord } from '../../lib/domain/promotion.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import { sourceShard } from '../../lib/adapters/dynamo-source-reliability-store.js';
-import type { AuditTrail, BatchLogReader, GraphChange, KnowledgeEntry, KnowledgeIndexChange, MemoryCatalog, UserArchiveStore } from '../../lib/ports.js';
+import type { AuditTrail, GraphChange, KnowledgeEntry, KnowledgeIndexChange, MemoryCatalog, UserArchiveStore } from '../../lib/ports.js';
 import type { ModelResponse } from '../../lib/model/language-model.port.js';
 import type { ArchiveDocument } from '../../lib/domain/user-archive.js';
-import { MemoryBatchLogStore, MemoryExpiryLog, MemoryGraphStore, MemoryCostLedger, MemoryDiary, MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemoryKnowledgeStore, MemorySleepTimeLog, MemorySourceReliabilityStore } from './fakes.js';
+import { MemoryExpiryLog, MemoryGraphStore, MemoryCostLedger, MemoryDiary, MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemoryKnowledgeStore, MemorySleepTimeLog, MemorySourceReliabilityStore } from './fakes.js';
 import { MemoryEventPublisher, RecordingTurnStore, RecordingRejectedLog } from '../../lib/turns/turn.fake.js';
 import { WriteLog } from '../../lib/kernel/write-log.fake.js';
 import { RecordingSummaryStore } from '../../lib/summaries/summary.fake.js';
 import { RecordingSignalState, RecordingIdleScheduler } from '../../lib/signals/signal-state.fake.js';
 import { RecordingJobQueue } from '../../lib/jobs/job-queue.fake.js';
+import { RecordingBatchLogStore } from '../../lib/batches/batch-log.fake.js';
 
 const ddbKey = (userId: string, sk: string) => `${keys.ownerPk(userId)}|${sk}`;
 
@@ -153,31 +153,6 @@ export class RecordingKnowledgeStore extends MemoryKnowledgeStore {
   override async putEventEpisode(userId: string, episodeId: string, markdown: string) {
     this.log.add('knowledge.putEventEpisode', userId, eventEpisodeKey(userId, episodeId));
     return super.putEventEpisode(userId, episodeId, markdown);
-  }
-}
-
-export class RecordingBatchLogStore extends MemoryBatchLogStore implements BatchLogReader {
-  constructor(private readonly log: WriteLog) {
-    super();
-  }
-  override async write(log: BatchLog) {
-    // The log is in its item (issue 19); an S3 object only when too large for one, which no fake log is.
-    this.log.add('batchLogs', log.user_id, ddbKey(log.user_id, keys.batchSk(log.batch_id)));
-    return super.write(log);
-  }
-  override async writeFailure(log: BatchLog) {
-    this.log.add('batchLogs.failure', log.user_id, batchFailureKey(log.user_id, log.batch_id));
-    return super.writeFailure(log);
-  }
-  async list(userId: string, limit: number) {
-    return [...this.logs.values()]
-      .filter((l) => l.user_id === userId)
-      .map((l) => ({ batchId: l.batch_id, status: l.status, timestamp: l.timestamp }))
-      .sort((a, b) => keys.batchSk(b.batchId).localeCompare(keys.batchSk(a.batchId)))
-      .slice(0, limit);
-  }
-  async get(userId: string, batchId: string) {
-    return this.logs.get(`${userId}/${batchId}`) ?? null;
   }
 }
 

@@ -19,7 +19,7 @@ import { defaultSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import { defaultSummarySettings } from '../../lib/summaries/summary.js';
 import { ModelAccessDeniedError, ModelUnavailableError } from '../../lib/model/language-model.port.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
-import { runReflection } from '../../lib/use-cases/run-reflection.js';
+import { runReflection } from '../../lib/batches/run-reflection.js';
 import { runNightly, runWeekly } from '../../lib/use-cases/run-sleep-time.js';
 import { runSummary } from '../../lib/summaries/run-summary.js';
 import { MemoryCostLedger, ingestDeps, MemoryGraphStore, MemoryKnowledgeStore, MemorySleepTimeLog, MemorySettings, reflectionDeps, MemoryItems } from '../helpers/fakes.js';

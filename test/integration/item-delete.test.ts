@@ -20,7 +20,7 @@ import { MemoryClient } from '../../functions/api/client.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { dumpUserState, listObjectVersions, type UserStateDump } from '../../infra/local/state-dump.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
-import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
+import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { DynamoTurnLog } from '../../lib/adapters/dynamo-turn-log.js';

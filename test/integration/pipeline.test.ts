@@ -15,7 +15,7 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { BEDROCK_MAX_ATTEMPTS } from '../../lib/kernel/aws-clients.adapter.js';
 import { QUEUES } from '../../infra/resources.js';
-import { REFLECTION_TOOL } from '../../lib/use-cases/run-reflection.js';
+import { REFLECTION_TOOL } from '../../lib/batches/run-reflection.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { bucketReader } from '../helpers/s3.js';
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { decideDiaryEntry, type DiaryInput, diaryMarkdown, diaryRecord } from '../../lib/domain/diary.js';
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
-import { runReflection } from '../../lib/use-cases/run-reflection.js';
+import { runReflection } from '../../lib/batches/run-reflection.js';
 import { ingestDeps, reflectionDeps } from '../helpers/fakes.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TurnSavedSchema } from '../../events/turn-saved.js';
-import { assembleBatch, buildReflectorPrompt } from '../../lib/domain/batch-assembly.js';
+import { assembleBatch, buildReflectorPrompt } from '../../lib/batches/batch-assembly.js';
 import { parseReflectorPrompt } from '../../lib/offline-model/rule-reflector.js';
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import { stagedDocuments } from '../../lib/domain/staging.js';

@@ -11,7 +11,7 @@ import { turnItem } from '../../lib/domain/memory-item.js';
 import { turnIndexEntry } from '../../lib/turns/turn-document.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import * as api from '../../lib/use-cases/memory-api.js';
-import { runReflection } from '../../lib/use-cases/run-reflection.js';
+import { runReflection } from '../../lib/batches/run-reflection.js';
 import { AgentEventSchema } from '../../events/agent-event.js';
 import { JobSchema } from '../../events/job.js';
 import { eventEpisodeId } from '../../lib/turns/episodes.js';

@@ -16,7 +16,7 @@ import { mergeAttributes } from '../../lib/domain/memory-item.js';
 import { stagedDocuments } from '../../lib/domain/staging.js';
 import { parseRecord } from '../../lib/turns/ingest-turns.js';
 import { capSummaryText, MAX_SUMMARY_CHARS } from '../../lib/summaries/summary.js';
-import { parseReflectionOutput, ReflectionOutputError } from '../../lib/domain/reflection-output.js';
+import { parseReflectionOutput, ReflectionOutputError } from '../../lib/batches/reflection-output.js';
 import { ATTACKER, everyErrorNamesAField, namesField, REQUEST_ROOTS, VICTIM } from '../helpers/hostile-input.js';
 import { keyStaysUnder } from '../../lib/kernel/write-log.fake.js';
 import { dynamoItemBytes, WriteLog } from '../../lib/kernel/write-log.fake.js';

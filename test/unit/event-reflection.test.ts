@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../events/agent-event.js';
 import { eventEpisodeId } from '../../lib/turns/episodes.js';
-import { buildReflectorPrompt, assembleBatch } from '../../lib/domain/batch-assembly.js';
-import { eventId, eventJobId, eventMaterial, MAX_EVENT_MATERIAL_CHARS, NO_TURN_WAITING, NOTHING_TO_REFLECT_ON } from '../../lib/domain/event-reflection.js';
+import { buildReflectorPrompt, assembleBatch } from '../../lib/batches/batch-assembly.js';
+import { eventId, eventJobId, eventMaterial, MAX_EVENT_MATERIAL_CHARS, NO_TURN_WAITING, NOTHING_TO_REFLECT_ON } from '../../lib/batches/event-reflection.js';
 import { JobSchema } from '../../events/job.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 import { reflectOffline } from '../../lib/offline-model/rule-reflector.js';

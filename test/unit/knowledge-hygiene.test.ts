@@ -11,7 +11,7 @@ import { isLive, knowledgeItem } from '../../lib/domain/memory-item.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { maintainFacts, restorePrunedFact, verifySeenFacts } from '../../lib/use-cases/knowledge-hygiene.js';
 import { graphLog } from '../../lib/use-cases/relation-graph.js';
-import { runReflection } from '../../lib/use-cases/run-reflection.js';
+import { runReflection } from '../../lib/batches/run-reflection.js';
 import { fixedClock } from '../../lib/kernel/runtime.fake.js';
 import { ingestDeps, MemoryGraphStore, MemoryKnowledgeStore, reflectionDeps } from '../helpers/fakes.js';
 import { turn } from '../../lib/turns/turn.fake.js';

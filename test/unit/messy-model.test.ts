@@ -10,7 +10,7 @@ import { EXTRA_FIELD, MESS_KINDS, type MessKind, messUp, messyModel, vocabularyO
 import { answerJsonOf, answerValueOf, withoutTrailingCommas } from '../../lib/model/model-answer.js';
 import { modelSchemaOf } from '../../lib/model/model-schema.js';
 import { promptedAnswerInstruction } from '../../lib/model/prompted-answer.js';
-import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../../lib/domain/reflection-output.js';
+import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../../lib/batches/reflection-output.js';
 import { NightlyOutputSchema } from '../../lib/domain/sleep-time/nightly.js';
 import { toStructuredOutputSchema } from '../../lib/model/structured-output.js';
 

@@ -4,7 +4,7 @@ import { findRecurrences, knowledgePathFor, promotedDocument, restagedMarkdown, 
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
-import { runReflection } from '../../lib/use-cases/run-reflection.js';
+import { runReflection } from '../../lib/batches/run-reflection.js';
 import { ingestDeps, reflectionDeps } from '../helpers/fakes.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Job } from '../../events/job.js';
-import type { BatchLog } from '../../lib/domain/batch-log.js';
+import type { BatchLog } from '../../lib/batches/batch-log.js';
 import { defaultSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import { estimateCostUsd } from '../../lib/domain/sleep-time/model-prices.js';
 import { chunkTurnGroups, chunkTurns, type Finding, gateFinding, leftOut, mergeFindings, NIGHTLY_MEMORIES, NIGHTLY_SYSTEM_PROMPT, NIGHTLY_TOOL, NightlyOutputSchema, nightlyCallCeiling, nightlyPrompt, pickChunks, pickWithinBudget } from '../../lib/domain/sleep-time/nightly.js';

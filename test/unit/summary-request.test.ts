@@ -8,7 +8,7 @@ import { initialSignalState, MAX_PENDING_BATCHES } from '../../lib/signals/signa
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import { whyNoReflection } from '../../lib/summaries/summaries-api.js';
-import { runReflection } from '../../lib/use-cases/run-reflection.js';
+import { runReflection } from '../../lib/batches/run-reflection.js';
 import { ingestDeps, reflectionDeps } from '../helpers/fakes.js';
 import { MemoryJobQueue } from '../../lib/jobs/job-queue.fake.js';
 import { MemoryEventPublisher, turn } from '../../lib/turns/turn.fake.js';

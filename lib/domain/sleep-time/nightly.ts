@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import type { TurnSaved } from '../../../events/turn-saved.js';
-import { knownLine, renderTurns } from '../batch-assembly.js';
+import { knownLine, renderTurns } from '../../batches/batch-assembly.js';
 import { callCeiling } from '../../model/bedrock-models.js';
 import { renderFrontMatter } from '../../kernel/front-matter.js';
 import { DocumentIndex } from '../knowledge-search.js';

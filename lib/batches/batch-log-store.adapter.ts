@@ -1,9 +1,9 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { queryFirst } from '../kernel/dynamo-query.adapter.js';
-import type { BatchLog } from '../domain/batch-log.js';
+import type { BatchLog } from './batch-log.js';
 import { batchFailureKey, batchLogKey, keys } from '../kernel/memory-paths.js';
-import type { BatchLogReader, BatchLogStore } from '../ports.js';
+import type { BatchLogReader, BatchLogStore } from './batch-log.port.js';
 import { itemSize } from '../kernel/dynamo-item-size.adapter.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
 import { getTextOrNull } from '../kernel/s3-objects.adapter.js';

@@ -15,7 +15,6 @@ import type { MemoryItem } from './domain/memory-item.js';
 import type { AuditEntry } from './domain/memory-tiers.js';
 import type { ItemTrust } from './domain/scope-trust.js';
 import type { DiaryOverride, DiaryRecord } from './domain/diary.js';
-import type { CostEntry } from './domain/daily-cost.js';
 import type { SettingsChange, UserSettings } from './domain/user-settings.js';
 import type { SummaryStore } from './summaries/summary.port.js';
 import type { ModelResponse } from './model/language-model.port.js';
@@ -68,16 +67,6 @@ export interface KnowledgeIndexChange<R> {
   /** Documents to delete first (paths relative to Knowledge/). */
   remove?: readonly string[];
   result: R;
-}
-
-/** What each job's model calls cost (lib/domain/daily-cost.ts). */
-export interface CostLedger {
-  /** Record a job's cost; idempotent by user and job: the first entry stays. */
-  record(entry: CostEntry): Promise<void>;
-  /** The user's entries of the days from `fromDay` to `toDay` (YYYY-MM-DD, inclusive). */
-  forUser(userId: string, fromDay: string, toDay: string): Promise<CostEntry[]>;
-  /** Every user's entries of one day. */
-  forDay(day: string): Promise<CostEntry[]>;
 }
 
 /** A Knowledge document to write: its path under Knowledge/, its markdown and its index entry. */

@@ -14,7 +14,7 @@ import type { z } from 'zod';
 import { authorize, authorizeStage, type Principal, principalFromClaims } from '../../lib/domain/access.js';
 import { type RedactionPolicy, redactFields } from '../../lib/turns/redaction.js';
 import type { Log } from '../../lib/kernel/runtime.port.js';
-import * as costs from '../../lib/use-cases/costs.js';
+import * as costs from '../../lib/costs/costs.js';
 import * as diary from '../../lib/use-cases/diary.js';
 import * as forget from '../../lib/use-cases/forget-user.js';
 import * as facts from '../../lib/use-cases/knowledge-hygiene.js';

@@ -26,7 +26,7 @@ import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js'
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { addModelCost, createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
-import { DynamoCostLedger } from '../../lib/adapters/dynamo-cost-ledger.js';
+import { DynamoCostLedger } from '../../lib/costs/dynamo-cost-ledger.adapter.js';
 import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings-store.js';
 import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
 import { DynamoSummarySource } from '../../lib/summaries/summary-source.adapter.js';

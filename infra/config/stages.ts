@@ -6,7 +6,7 @@ import type { AnswerShape, InferenceScope } from '../../lib/model/bedrock-models
 import type { SignalConfig } from '../../lib/signals/signal-weights.js';
 import type { SleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
 import type { QueueKey } from '../resources.js';
-import { DEFAULT_DAILY_COST_ALARM_USD } from '../../lib/domain/daily-cost.js';
+import { DEFAULT_DAILY_COST_ALARM_USD } from '../../lib/costs/daily-cost.js';
 
 /** The jobs whose model a stage may choose apart from `modelId`. */
 export type ModelJob = 'summary' | 'sleepTime';

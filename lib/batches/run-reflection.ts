@@ -18,7 +18,7 @@ import { DocumentIndex } from '../domain/knowledge-search.js';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { findRecurrences, PROMOTIONS_TO_KNOWLEDGE } from '../domain/promotion.js';
 import { promoteStaged } from '../use-cases/promote-staged.js';
-import { costEntry, usageOf } from '../use-cases/job-cost.js';
+import { costEntry, usageOf } from '../costs/job-cost.js';
 import { completeBatch, parseSignalState } from '../signals/signal-accumulator.js';
 import { domainsRead, type StagedDocument, stagedDocuments } from '../domain/staging.js';
 import { buriedKeyOf, tombstoneKeys } from '../domain/tombstone.js';
@@ -31,7 +31,8 @@ import { callWithBudgetRetry, costOf, unusableStop } from '../model/model-call.j
 import { recordRelations } from '../use-cases/relation-graph.js';
 import { topKeywords } from '../kernel/text.js';
 import { BatchNotRecordedError, type BatchLogStore } from './batch-log.port.js';
-import type { CostLedger, DiaryStore, ErasureLog, KnowledgeStore, GraphStore, SourceReliabilityStore } from '../ports.js';
+import type { CostLedger } from '../costs/cost-ledger.port.js';
+import type { DiaryStore, ErasureLog, KnowledgeStore, GraphStore, SourceReliabilityStore } from '../ports.js';
 import type { TurnStore } from '../turns/turn.port.js';
 import type { SignalStateStore } from '../signals/signal-state.port.js';
 import { type ModelResponse, type LanguageModel, UnusableModelOutputError } from '../model/language-model.port.js';

@@ -12,7 +12,7 @@ import type { LanguageModel } from '../model/language-model.port.js';
 import type { Log } from '../kernel/runtime.port.js';
 import { type ForgetDeps, forgetUser, forgottenBefore } from '../use-cases/forget-user.js';
 import { modelWithDeadline } from '../kernel/deadline.js';
-import { type JobUsage, runUsage, usageOf } from '../use-cases/job-cost.js';
+import { type JobUsage, runUsage, usageOf } from '../costs/job-cost.js';
 import { type ReflectionDeps, releaseBatch, runReflection } from '../batches/run-reflection.js';
 import { runNightly, runWeekly, type SleepTimeDeps } from '../use-cases/run-sleep-time.js';
 import { runSummary, SUMMARY_KINDS, type SummaryDeps } from '../summaries/run-summary.js';

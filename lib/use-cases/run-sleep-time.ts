@@ -40,9 +40,10 @@ import { computeSelfAssessment, type SelfAssessment } from '../domain/sleep-time
 import { conversationDays, pickWeekWithinBudget, WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, weeklyCallCeiling, WeeklyOutputSchema, weeklyPrompt } from '../domain/sleep-time/weekly.js';
 import { buriedKeyOf, type Tombstone, tombstoneKeys } from '../domain/tombstone.js';
 import { topKeywords } from '../kernel/text.js';
-import { costEntry, runUsage } from './job-cost.js';
+import { costEntry, runUsage } from '../costs/job-cost.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
-import type { CostLedger, ErasureLog, GraphStore, KnowledgeEntry, KnowledgeStore, MemoryItemStore, SleepTimeLogStore } from '../ports.js';
+import type { CostLedger } from '../costs/cost-ledger.port.js';
+import type { ErasureLog, GraphStore, KnowledgeEntry, KnowledgeStore, MemoryItemStore, SleepTimeLogStore } from '../ports.js';
 import type { TurnStore } from '../turns/turn.port.js';
 import { type ModelResponse, type LanguageModel, UnusableModelOutputError } from '../model/language-model.port.js';
 import type { SummarySource } from '../summaries/summary.port.js';

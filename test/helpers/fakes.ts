@@ -13,9 +13,8 @@ import type { SearchSegment } from '../../lib/domain/search-segment.js';
 import { episodeKey, eventEpisodeKey, keys } from '../../lib/kernel/memory-paths.js';
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
-import type { CostEntry } from '../../lib/domain/daily-cost.js';
 import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
-import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, CostLedger, ExpiryLog, SleepTimeLogStore, DiaryStore, KnowledgeStore, MemoryItemStore, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SourceReliabilityStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
+import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, ExpiryLog, SleepTimeLogStore, DiaryStore, KnowledgeStore, MemoryItemStore, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SourceReliabilityStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
 import type { ModelResponse } from '../../lib/model/language-model.port.js';
 import { RecordingLog, fixedClock } from '../../lib/kernel/runtime.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
@@ -23,20 +22,7 @@ import { MemorySignalStateStore, MemoryIdleScheduler } from '../../lib/signals/s
 import { MemoryTurnStore, MemoryClaimChecks, MemoryRejectedLog } from '../../lib/turns/turn.fake.js';
 import { MemoryJobQueue } from '../../lib/jobs/job-queue.fake.js';
 import { MemoryBatchLogStore } from '../../lib/batches/batch-log.fake.js';
-
-export class MemoryCostLedger implements CostLedger {
-  readonly entries = new Map<string, CostEntry>();
-  async record(entry: CostEntry) {
-    const key = `${entry.userId}/${entry.jobId}`;
-    if (!this.entries.has(key)) this.entries.set(key, structuredClone(entry));
-  }
-  async forUser(userId: string, fromDay: string, toDay: string) {
-    return [...this.entries.values()].filter((e) => e.userId === userId && e.day >= fromDay && e.day <= toDay);
-  }
-  async forDay(day: string) {
-    return [...this.entries.values()].filter((e) => e.day === day);
-  }
-}
+import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
 
 export class MemoryForgetLog implements ForgetLog {
   readonly receipts: ForgetReceipt[] = [];

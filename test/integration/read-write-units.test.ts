@@ -10,9 +10,9 @@ import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } fro
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functionClients } from '../../infra/local/clients.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { DynamoCostLedger } from '../../lib/adapters/dynamo-cost-ledger.js';
+import { DynamoCostLedger } from '../../lib/costs/dynamo-cost-ledger.adapter.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
-import type { CostEntry } from '../../lib/domain/daily-cost.js';
+import type { CostEntry } from '../../lib/costs/daily-cost.js';
 import { dayGsiPartitions, keys, stagingPrefix } from '../../lib/kernel/memory-paths.js';
 import { restagedMarkdown } from '../../lib/domain/promotion.js';
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';

@@ -16,7 +16,8 @@ import { runNightly, runWeekly, selfAssessment } from '../../lib/use-cases/run-s
 import { expirySweep, nightlySweep, weeklySweep } from '../../lib/jobs/sweeps.js';
 import { sleepTimeRuns } from '../../lib/summaries/summaries-api.js';
 import { tombstonesOf } from '../../lib/domain/tombstone.js';
-import { MemoryCostLedger, MemoryErasureLog, MemoryExpiryLog, MemoryGraphStore, MemoryKnowledgeStore, MemorySleepTimeLog, MemoryItems } from '../helpers/fakes.js';
+import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
+import { MemoryErasureLog, MemoryExpiryLog, MemoryGraphStore, MemoryKnowledgeStore, MemorySleepTimeLog, MemoryItems } from '../helpers/fakes.js';
 import { MemoryJobQueue } from '../../lib/jobs/job-queue.fake.js';
 import { MemoryTurnStore, turn } from '../../lib/turns/turn.fake.js';
 import { MemoryActivity } from '../../lib/signals/signal-state.fake.js';

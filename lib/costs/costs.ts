@@ -2,9 +2,9 @@
  * Daily model cost totals (issue 20 item 6): a user's (GET /v1/users/{u}/costs) and the
  * stage's (GET /v1/costs, administrators), from the cost ledger the reflector writes.
  */
-import { dailyTotals, lastDays } from '../domain/daily-cost.js';
+import { dailyTotals, lastDays } from './daily-cost.js';
 import type { Clock } from '../kernel/runtime.port.js';
-import type { CostLedger } from '../ports.js';
+import type { CostLedger } from './cost-ledger.port.js';
 
 type Deps = { costs: CostLedger; clock: Clock };
 

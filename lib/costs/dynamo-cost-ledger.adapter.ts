@@ -1,7 +1,7 @@
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { CostEntry } from '../domain/daily-cost.js';
+import type { CostEntry } from './daily-cost.js';
 import { dayGsiPartitions, keys } from '../kernel/memory-paths.js';
-import type { CostLedger } from '../ports.js';
+import type { CostLedger } from './cost-ledger.port.js';
 import { queryAll } from '../kernel/dynamo-query.adapter.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
 

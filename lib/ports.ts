@@ -14,11 +14,11 @@ import type { Edge, Entity, GraphLogEntry } from './domain/relation-graph.js';
 import type { MemoryItem } from './domain/memory-item.js';
 import type { AuditEntry } from './domain/memory-tiers.js';
 import type { ItemTrust } from './domain/scope-trust.js';
-import type { DiaryOverride, DiaryRecord } from './domain/diary.js';
 import type { SettingsChange, UserSettings } from './domain/user-settings.js';
 import type { SummaryStore } from './summaries/summary.port.js';
 import type { ModelResponse } from './model/language-model.port.js';
 import type { TurnStore } from './turns/turn.port.js';
+import type { DiaryStore } from './diary/diary.port.js';
 
 /** A user's relation graph: edges, entities and the hygiene log (lib/domain/relation-graph.ts). */
 export interface GraphStore {
@@ -149,17 +149,6 @@ export interface MemoryItemStore {
   expiringOn(day: string): Promise<MemoryItem[]>;
   /** The ids of the ephemeral entries written in a session (some may be gone). */
   sessionEphemera(userId: string, sessionId: string): Promise<string[]>;
-}
-
-/** The diary's entries (lib/domain/diary.ts): every batch's decision, with the model's reflection for an event's batch. */
-export interface DiaryStore {
-  /** First write wins: a redelivered batch writes the same record, and a person's override stays. */
-  put(record: DiaryRecord): Promise<void>;
-  /** The user's entries, newest (latest turns) first, at most `limit`, after the page `after` ends (an entry id). */
-  page(userId: string, options: { limit: number; after?: string | undefined; type?: DiaryRecord['type'] | undefined }): Promise<{ entries: DiaryRecord[]; next?: string }>;
-  byIds(userId: string, ids: readonly string[]): Promise<DiaryRecord[]>;
-  /** A person's keep or drop (the latest wins), with its audit entry, together; null when the user has no such entry. */
-  override(userId: string, id: string, override: DiaryOverride, audit: AuditEntry): Promise<DiaryRecord | null>;
 }
 
 /** Who did what to which item, when and why: promotions, demotions, deletions, reviews. */

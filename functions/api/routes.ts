@@ -15,7 +15,7 @@ import { authorize, authorizeStage, type Principal, principalFromClaims } from '
 import { type RedactionPolicy, redactFields } from '../../lib/turns/redaction.js';
 import type { Log } from '../../lib/kernel/runtime.port.js';
 import * as costs from '../../lib/costs/costs.js';
-import * as diary from '../../lib/use-cases/diary.js';
+import * as diary from '../../lib/diary/diary-api.js';
 import * as forget from '../../lib/use-cases/forget-user.js';
 import * as facts from '../../lib/use-cases/knowledge-hygiene.js';
 import * as api from '../../lib/use-cases/memory-api.js';

@@ -14,7 +14,7 @@ import { type Job, JobSchema } from '../../events/job.js';
 import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
 import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import { BedrockConverseModel } from '../../lib/model/bedrock-converse-model.adapter.js';
-import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
+import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoItemTrustStore } from '../../lib/adapters/dynamo-item-trust-store.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';

@@ -12,7 +12,7 @@
 import * as z from 'zod';
 import { MAX_ATTRIBUTE_BYTES, utf8Bytes } from '../../events/common.js';
 import { type EpisodeSummary, type EventEpisode, eventEpisodeText } from '../turns/episodes.js';
-import { type DiaryRecord, diaryPath, diaryVisible } from './diary.js';
+import { type DiaryRecord, diaryPath, diaryVisible } from '../diary/diary.js';
 import type { KnowledgeDoc } from './knowledge.js';
 import type { StagedRecord } from './promotion.js';
 

@@ -8,7 +8,7 @@
  * (administrators) and `npm run reindex` call it. Safe to repeat; writes racing it are marked
  * after its read, so the next view overlays them.
  */
-import { type DiaryRecord, diaryVisible } from '../domain/diary.js';
+import { type DiaryRecord, diaryVisible } from '../diary/diary.js';
 import type { KnowledgeStore, UserArchiveStore } from '../ports.js';
 import type { SearchIndexReader } from './search-index.js';
 

@@ -1,7 +1,6 @@
 /** In-memory implementations of the ports, for unit tests of the use cases. */
 import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import type { StagedRecord } from '../../lib/domain/promotion.js';
-import type { DiaryOverride, DiaryRecord } from '../../lib/domain/diary.js';
 import type { MemoryItem } from '../../lib/domain/memory-item.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
@@ -14,7 +13,7 @@ import { episodeKey, eventEpisodeKey, keys } from '../../lib/kernel/memory-paths
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
-import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, ExpiryLog, SleepTimeLogStore, DiaryStore, KnowledgeStore, MemoryItemStore, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SourceReliabilityStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
+import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, ExpiryLog, SleepTimeLogStore, KnowledgeStore, MemoryItemStore, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SourceReliabilityStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
 import type { ModelResponse } from '../../lib/model/language-model.port.js';
 import { RecordingLog, fixedClock } from '../../lib/kernel/runtime.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
@@ -23,6 +22,7 @@ import { MemoryTurnStore, MemoryClaimChecks, MemoryRejectedLog } from '../../lib
 import { MemoryJobQueue } from '../../lib/jobs/job-queue.fake.js';
 import { MemoryBatchLogStore } from '../../lib/batches/batch-log.fake.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
+import { MemoryDiary } from '../../lib/diary/diary.fake.js';
 
 export class MemoryForgetLog implements ForgetLog {
   readonly receipts: ForgetReceipt[] = [];
@@ -145,36 +145,6 @@ export class MemoryKnowledgeStore implements KnowledgeStore {
     const key = eventEpisodeKey(userId, episodeId);
     this.episodes.set(key, markdown);
     return key;
-  }
-}
-
-/** The diary's records by user and id, first write wins (as DynamoDiaryStore), newest (latest turns) first. */
-export class MemoryDiary implements DiaryStore {
-  readonly records = new Map<string, DiaryRecord>();
-  async put(record: DiaryRecord) {
-    const key = `${record.userId}\u0000${record.id}`;
-    if (!this.records.has(key)) this.records.set(key, structuredClone(record));
-  }
-  async page(userId: string, options: { limit: number; after?: string | undefined; type?: DiaryRecord['type'] | undefined }) {
-    const mine = [...this.records.values()].filter((r) => r.userId === userId && (options.type === undefined || r.type === options.type)).sort((a, b) => keys.diarySk(b.id).localeCompare(keys.diarySk(a.id)));
-    const from = options.after === undefined ? 0 : mine.findIndex((r) => keys.diarySk(r.id) < keys.diarySk(options.after ?? ''));
-    const rest = from < 0 ? [] : mine.slice(from);
-    const entries = rest.slice(0, options.limit).map((r) => structuredClone(r));
-    return { entries, ...(rest.length > options.limit && entries.length > 0 ? { next: entries.at(-1)?.id } : {}) };
-  }
-  async byIds(userId: string, ids: readonly string[]) {
-    return ids.flatMap((id) => {
-      const r = this.records.get(`${userId}\u0000${id}`);
-      return r ? [structuredClone(r)] : [];
-    });
-  }
-  readonly audit: AuditEntry[] = [];
-  async override(userId: string, id: string, override: DiaryOverride, audit: AuditEntry) {
-    const r = this.records.get(`${userId}\u0000${id}`);
-    if (!r) return null;
-    r.override = structuredClone(override);
-    this.audit.push(structuredClone(audit));
-    return structuredClone(r);
   }
 }
 

@@ -19,7 +19,8 @@ import { sourceShard } from '../../lib/adapters/dynamo-source-reliability-store.
 import type { AuditTrail, GraphChange, KnowledgeEntry, KnowledgeIndexChange, MemoryCatalog, UserArchiveStore } from '../../lib/ports.js';
 import type { ModelResponse } from '../../lib/model/language-model.port.js';
 import type { ArchiveDocument } from '../../lib/domain/user-archive.js';
-import { MemoryExpiryLog, MemoryGraphStore, MemoryDiary, MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemoryKnowledgeStore, MemorySleepTimeLog, MemorySourceReliabilityStore } from './fakes.js';
+import { MemoryExpiryLog, MemoryGraphStore, MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemoryKnowledgeStore, MemorySleepTimeLog, MemorySourceReliabilityStore } from './fakes.js';
+import { MemoryDiary } from '../../lib/diary/diary.fake.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
 import { MemoryEventPublisher, RecordingTurnStore, RecordingRejectedLog } from '../../lib/turns/turn.fake.js';
 import { WriteLog } from '../../lib/kernel/write-log.fake.js';

@@ -21,7 +21,7 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { dumpUserState, listObjectVersions, type UserStateDump } from '../../infra/local/state-dump.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
-import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
+import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { DynamoTurnLog } from '../../lib/adapters/dynamo-turn-log.js';
 import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';

@@ -16,7 +16,7 @@ import type { TurnSaved } from '../../events/turn-saved.js';
 import { MemoryClient } from '../../functions/api/client.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
-import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
+import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoTurnLog } from '../../lib/adapters/dynamo-turn-log.js';
 import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';

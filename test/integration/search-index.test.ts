@@ -15,7 +15,7 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { parseEnv } from '../../lib/kernel/config.adapter.js';
 import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
-import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
+import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';

@@ -3,7 +3,7 @@
  * criterion; every rejected attempt is kept with its reason.
  */
 import { describe, expect, it } from 'vitest';
-import { decideDiaryEntry, type DiaryInput, diaryMarkdown, diaryRecord } from '../../lib/domain/diary.js';
+import { decideDiaryEntry, type DiaryInput, diaryMarkdown, diaryRecord } from '../../lib/diary/diary.js';
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { runReflection } from '../../lib/batches/run-reflection.js';

@@ -11,7 +11,8 @@ import * as api from '../../lib/use-cases/memory-api.js';
 import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
 import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
 import { fixedClock } from '../../lib/kernel/runtime.fake.js';
-import { MemoryDiary, MemoryItemTrust, MemoryItems, MemoryKnowledgeStore, MemorySearchIndexStore } from '../helpers/fakes.js';
+import { MemoryDiary } from '../../lib/diary/diary.fake.js';
+import { MemoryItemTrust, MemoryItems, MemoryKnowledgeStore, MemorySearchIndexStore } from '../helpers/fakes.js';
 import { MemoryTurnStore, turn } from '../../lib/turns/turn.fake.js';
 import { MemorySummaryStore } from '../../lib/summaries/summary.fake.js';
 

@@ -14,7 +14,7 @@
 import { MemoryApiError } from '../memory-api-error.js';
 import type { MemoryApiDeps } from './deps.js';
 import { edgesOnlyEvidencedBy, type ErasedKind, eraseDiary, eraseEventEpisodes, eraseKnowledge, eraseMemories, eraseStaged, eraseSummaries, eraseTraces, eraseTurns, removeEdges } from './erase.js';
-import type { DiaryRecord } from '../../domain/diary.js';
+import type { DiaryRecord } from '../../diary/diary.js';
 
 /** Most turns one forget removes: each turn costs up to three S3 listings and a delete (see docs/memory-api.md). */
 export const MAX_FORGET_TURNS = 500;

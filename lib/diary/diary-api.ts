@@ -5,10 +5,10 @@
  * rejected or drops one they wrote (req R-DIARY-4: "manual diary commands always create
  * entries"). Either is audited and reaches search (content type `diary`).
  */
-import { type DiaryRecord, diaryMarkdown, diaryVisible } from '../domain/diary.js';
+import { type DiaryRecord, diaryMarkdown, diaryVisible } from './diary.js';
 import type { Clock } from '../kernel/runtime.port.js';
-import type { DiaryStore } from '../ports.js';
-import { MemoryApiError, pageCursor, pageToken } from './memory-api.js';
+import type { DiaryStore } from './diary.port.js';
+import { MemoryApiError, pageCursor, pageToken } from '../use-cases/memory-api.js';
 
 export interface DiaryDeps {
   diary: DiaryStore;

@@ -1,13 +1,13 @@
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { type DiaryOverride, type DiaryRecord, diaryVisible } from '../domain/diary.js';
+import { type DiaryOverride, type DiaryRecord, diaryVisible } from './diary.js';
 import { keys } from '../kernel/memory-paths.js';
-import type { DiaryStore } from '../ports.js';
+import type { DiaryStore } from './diary.port.js';
 import { isCancelledByCondition } from '../kernel/dynamo-errors.adapter.js';
-import { auditRow, requestToken } from './memory-item-store.js';
+import { auditRow, requestToken } from '../adapters/memory-item-store.js';
 import type { AuditEntry } from '../domain/memory-tiers.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
 import { batchGetAll } from '../kernel/dynamo-query.adapter.js';
-import type { DynamoSearchChangeLog } from './search-index-store.js';
+import type { DynamoSearchChangeLog } from '../adapters/search-index-store.js';
 
 /** Items a page reads at most while it looks for entries of one type (a filter reads past the others). */
 const MAX_SCANNED_PER_PAGE = 500;

@@ -2,7 +2,7 @@
 import type { BatchLog } from './batch-log.js';
 import { batchFailureKey, keys, batchLogKey } from '../kernel/memory-paths.js';
 import type { BatchLogReader, BatchLogStore } from './batch-log.port.js';
-import { WriteLog } from '../kernel/write-log.fake.js';
+import type { WriteLog } from '../kernel/write-log.fake.js';
 
 export class MemoryBatchLogStore implements BatchLogStore {
   readonly logs = new Map<string, BatchLog>();

@@ -1,6 +1,6 @@
 /** An in-memory job queue for tests, with a recording variant. */
 import type { Job } from '../../events/job.js';
-import { WriteLog } from '../kernel/write-log.fake.js';
+import type { WriteLog } from '../kernel/write-log.fake.js';
 import type { JobQueue } from './job-queue.port.js';
 
 export class MemoryJobQueue implements JobQueue {

@@ -2,7 +2,7 @@
 import type { IdleCheck } from '../../events/idle-check.js';
 import { keys } from '../kernel/memory-paths.js';
 import type { SignalState } from './signal-accumulator.js';
-import { WriteLog } from '../kernel/write-log.fake.js';
+import type { WriteLog } from '../kernel/write-log.fake.js';
 import type { ActivityIndex, IdleScheduler, SignalStateStore, StoredSignalState } from './signal-state.port.js';
 
 export class MemorySignalStateStore implements SignalStateStore, ActivityIndex {

@@ -4,7 +4,7 @@ import type { EventEpisode } from './episodes.js';
 import { keys, rejectedEventKey, turnDocKey } from '../kernel/memory-paths.js';
 import { turnContentHash, turnIndexEntry, turnSearchText } from './turn-document.js';
 import type { RejectedEvent, AgentEventPublisher, ClaimCheckStore, RejectedEventLog, TurnStore } from './turn.port.js';
-import { WriteLog } from '../kernel/write-log.fake.js';
+import type { WriteLog } from '../kernel/write-log.fake.js';
 import type { AgentEvent } from '../../events/agent-event.js';
 
 export class MemoryTurnStore implements TurnStore {

@@ -37,7 +37,7 @@ import { S3ClaimCheckStore } from '../lib/turns/s3-claim-check-store.adapter.js'
 import type { BatchLog } from '../lib/batches/batch-log.js';
 import { HARD_CAPS, type ItemCategory } from '../lib/batches/reflection-output.js';
 import { defaultSignalConfig } from '../lib/signals/signal-weights.js';
-import { defaultSleepTimeConfig } from '../lib/domain/sleep-time/config.js';
+import { defaultSleepTimeConfig } from '../lib/sleep-time/config.js';
 import { DEFAULT_SUMMARY_PROMPT, summaryPair } from '../lib/summaries/summary.js';
 import { newTierItem } from '../lib/domain/memory-tiers.js';
 import { nightlyOffline, reflectOffline, summarizeOffline, weeklyOffline } from '../lib/offline-model/rule-reflector.js';
@@ -51,7 +51,7 @@ import * as api from '../lib/use-cases/memory-api.js';
 import { type FieldError, parseOrKeep } from '../lib/kernel/parse-or-keep.js';
 import type { ForgetDeps } from '../lib/use-cases/forget-user.js';
 import type { ReflectionDeps } from '../lib/batches/run-reflection.js';
-import type { SleepTimeDeps } from '../lib/use-cases/run-sleep-time.js';
+import type { SleepTimeDeps } from '../lib/sleep-time/run-sleep-time.js';
 import type { SummaryDeps } from '../lib/summaries/run-summary.js';
 import { expirySweep, nightlySweep, type SweepDeps, weeklySweep } from '../lib/jobs/sweeps.js';
 import { fixedClock, RecordingLog } from '../lib/kernel/runtime.fake.js';

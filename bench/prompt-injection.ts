@@ -24,7 +24,7 @@ import type { ConverseRequest, Responder } from '../infra/local/converse-server.
 import { answerNameOf, offlineResponder } from '../infra/local/converse-server.js';
 import { createDocumentClient } from '../lib/kernel/aws-clients.adapter.js';
 import { listAllKeys } from '../lib/kernel/s3-objects.adapter.js';
-import { DynamoSleepTimeLogStore } from '../lib/adapters/sleep-time-log-store.js';
+import { DynamoSleepTimeLogStore } from '../lib/sleep-time/sleep-time-log-store.adapter.js';
 import { claimsPrefix, keys, rejectedPrefix, userPrefix } from '../lib/kernel/memory-paths.js';
 import { batchLogOf } from '../lib/batches/batch-log-store.adapter.js';
 import { queryAll } from '../lib/kernel/dynamo-query.adapter.js';

@@ -7,7 +7,6 @@ import type { SearchSegment } from './domain/search-segment.js';
 import type { KnowledgeDoc } from './domain/knowledge.js';
 import type { Tombstone } from './domain/tombstone.js';
 import type { StagedRecord } from './domain/promotion.js';
-import type { SleepTimeRun } from './domain/sleep-time/run-log.js';
 import type { StagedDocument } from './domain/staging.js';
 import type { SourceObservation, SourceStats } from './domain/source-reliability.js';
 import type { Edge, Entity, GraphLogEntry } from './domain/relation-graph.js';
@@ -204,21 +203,6 @@ export interface MemoryCatalogSources {
   diary: Pick<DiaryStore, 'byIds'>;
   /** Derived items' trust (req R-SCOPE-2); without it their quality is their store's alone. */
   trust?: Pick<ItemTrustStore, 'get'>;
-}
-
-export interface SleepTimeLogStore {
-  /**
-   * Whether the run is logged: its record's key follows from the job (kind, the job's requested
-   * time, which is the run's `startedAt`, and its id), so this reads the record itself.
-   */
-  exists(run: Pick<SleepTimeRun, 'userId' | 'kind' | 'startedAt' | 'runId'>): Promise<boolean>;
-  /** Record a run (the record is its commit marker), with an optional markdown document for people. */
-  put(run: SleepTimeRun): Promise<void>;
-  /** Runs of one kind whose start lies in [fromIso, toIso], oldest first. */
-  list(userId: string, kind: SleepTimeRun['kind'], fromIso: string, toIso: string): Promise<SleepTimeRun[]>;
-  /** The newest `limit` runs of one kind, newest first: a page, however many runs the user has. */
-  newest(userId: string, kind: SleepTimeRun['kind'], limit: number): Promise<SleepTimeRun[]>;
-  latest(userId: string, kind: SleepTimeRun['kind']): Promise<SleepTimeRun | null>;
 }
 
 /** Where each sweep's deletions are logged, with their reasons. */

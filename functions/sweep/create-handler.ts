@@ -18,10 +18,10 @@ import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js'
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
-import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
+import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
 import { DynamoExpiryLog } from '../../lib/adapters/dynamo-expiry-log.js';
 import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
-import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
+import { parseSleepTimeConfig } from '../../lib/sleep-time/config.js';
 import type { Clock } from '../../lib/kernel/runtime.port.js';
 import { expirySweep, nightlySweep, type SweepDeps, type SweepResult, weeklySweep } from '../../lib/jobs/sweeps.js';
 import type { SweepEnv } from './env.js';

@@ -4,7 +4,7 @@
  */
 import type { AnswerShape, InferenceScope } from '../../lib/model/bedrock-models.js';
 import type { SignalConfig } from '../../lib/signals/signal-weights.js';
-import type { SleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
+import type { SleepTimeConfig } from '../../lib/sleep-time/config.js';
 import type { QueueKey } from '../resources.js';
 import { DEFAULT_DAILY_COST_ALARM_USD } from '../../lib/costs/daily-cost.js';
 

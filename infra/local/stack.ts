@@ -12,7 +12,7 @@ import { type RawMessage, sqsSafeJson, TurnPublisher } from '../../lib/turns/sqs
 import { UserIdSchema } from '../../events/common.js';
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import { storedState } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
-import { fireTimesBetween } from '../../lib/domain/sleep-time/schedule.js';
+import { fireTimesBetween } from '../../lib/sleep-time/schedule.js';
 import { type StageConfig, stageConfig } from '../config/stages.js';
 import type { FunctionKey, Permissions } from '../permissions.js';
 import type { RecursiveLoops } from '../stacks/stateless-stack.js';

@@ -7,7 +7,7 @@
 import type { Job } from '../../events/job.js';
 import type { ModelUsage } from '../batches/batch-log.js';
 import type { CostEntry } from './daily-cost.js';
-import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
+import type { SleepTimeRun } from '../sleep-time/run-log.js';
 import { costOf } from '../model/model-call.js';
 
 export interface JobUsage {

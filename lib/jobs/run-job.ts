@@ -14,7 +14,7 @@ import { type ForgetDeps, forgetUser, forgottenBefore } from '../use-cases/forge
 import { modelWithDeadline } from '../kernel/deadline.js';
 import { type JobUsage, runUsage, usageOf } from '../costs/job-cost.js';
 import { type ReflectionDeps, releaseBatch, runReflection } from '../batches/run-reflection.js';
-import { runNightly, runWeekly, type SleepTimeDeps } from '../use-cases/run-sleep-time.js';
+import { runNightly, runWeekly, type SleepTimeDeps } from '../sleep-time/run-sleep-time.js';
 import { runSummary, SUMMARY_KINDS, type SummaryDeps } from '../summaries/run-summary.js';
 
 /** The use cases' dependencies, over one set of stores. */

@@ -4,10 +4,11 @@
  * replay of weeks of conversation sweeps exactly as production would have.
  */
 import type { Job } from '../../events/job.js';
-import type { SleepTimeConfig } from '../domain/sleep-time/config.js';
-import { selectUsers, windowDays } from '../domain/sleep-time/selection.js';
+import type { SleepTimeConfig } from '../sleep-time/config.js';
+import { selectUsers, windowDays } from '../sleep-time/selection.js';
 import type { ActivityIndex } from '../signals/signal-state.port.js';
-import type { ExpiryLog, KnowledgeStore, MemoryItemStore, SleepTimeLogStore } from '../ports.js';
+import type { ExpiryLog, KnowledgeStore, MemoryItemStore } from '../ports.js';
+import type { SleepTimeLogStore } from '../sleep-time/sleep-time-log.port.js';
 import type { JobQueue } from './job-queue.port.js';
 import type { TurnStore } from '../turns/turn.port.js';
 import type { Log } from '../kernel/runtime.port.js';

@@ -9,7 +9,7 @@
  * error), as unparseable output is.
  */
 import type { ModelUsage } from '../batches/batch-log.js';
-import { estimateCostUsd } from '../domain/sleep-time/model-prices.js';
+import { estimateCostUsd } from '../sleep-time/model-prices.js';
 import type { Log } from '../kernel/runtime.port.js';
 
 type Usage = Omit<ModelUsage, 'reused'>;

@@ -17,8 +17,8 @@
  * no turn was waiting) and the latest earlier entry it was shown.
  */
 import type { ReflectionEntry, ReflectionOutput } from '../batches/reflection-output.js';
-import type { Finding, NightlyOutput } from '../domain/sleep-time/nightly.js';
-import type { WeeklyOutput } from '../domain/sleep-time/weekly.js';
+import type { Finding, NightlyOutput } from '../sleep-time/nightly.js';
+import type { WeeklyOutput } from '../sleep-time/weekly.js';
 import type { EmotionState } from '../batches/emotion-state.js';
 import { contentWords, slugify, topKeywords } from '../kernel/text.js';
 

@@ -1,10 +1,10 @@
 /** Sleep-time runs and summaries (req R-SLP, R-SUM): the run log, the self-assessment, summaries listed, edited, asked for and deleted, and how they fare. */
 import { summaryMessages } from '../domain/memory-item.js';
-import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
-import { weeklyMarkdown } from '../domain/sleep-time/weekly.js';
+import type { SleepTimeRun } from '../sleep-time/run-log.js';
+import { weeklyMarkdown } from '../sleep-time/weekly.js';
 import { capSummaryText } from './summary.js';
 import { MemoryApiError } from '../use-cases/memory-api-error.js';
-import { computeSelfAssessment } from '../domain/sleep-time/self-assessment.js';
+import { computeSelfAssessment } from '../sleep-time/self-assessment.js';
 import { summaryQuality } from './summary-quality.js';
 import { MAX_PENDING_BATCHES, parseSignalState, type SignalState } from '../signals/signal-accumulator.js';
 import { fnv1a32 } from '../kernel/stable-hash.js';

@@ -11,12 +11,11 @@ import type { Edge, Entity, GraphLogEntry } from '../../lib/domain/relation-grap
 import type { SearchSegment } from '../../lib/domain/search-segment.js';
 import { episodeKey, eventEpisodeKey, keys } from '../../lib/kernel/memory-paths.js';
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
-import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
-import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, ExpiryLog, SleepTimeLogStore, KnowledgeStore, MemoryItemStore, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SourceReliabilityStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
+import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, ExpiryLog, KnowledgeStore, MemoryItemStore, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SourceReliabilityStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
 import type { ModelResponse } from '../../lib/model/language-model.port.js';
 import { RecordingLog, fixedClock } from '../../lib/kernel/runtime.fake.js';
-import { ScriptedModel } from '../../lib/model/language-model.fake.js';
+import type { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { MemorySignalStateStore, MemoryIdleScheduler } from '../../lib/signals/signal-state.fake.js';
 import { MemoryTurnStore, MemoryClaimChecks, MemoryRejectedLog } from '../../lib/turns/turn.fake.js';
 import { MemoryJobQueue } from '../../lib/jobs/job-queue.fake.js';
@@ -301,25 +300,6 @@ export class MemorySettings implements UserSettingsStore {
     }
     this.byUser.set(userId, next as UserSettings);
     return { ...(next as UserSettings) };
-  }
-}
-
-export class MemorySleepTimeLog implements SleepTimeLogStore {
-  readonly runs: SleepTimeRun[] = [];
-  async exists(run: Pick<SleepTimeRun, 'userId' | 'kind' | 'startedAt' | 'runId'>) {
-    return this.runs.some((r) => r.userId === run.userId && r.kind === run.kind && r.startedAt === run.startedAt && r.runId === run.runId);
-  }
-  async put(run: SleepTimeRun) {
-    this.runs.push(structuredClone(run));
-  }
-  async list(userId: string, kind: SleepTimeRun['kind'], fromIso: string, toIso: string) {
-    return this.runs.filter((r) => r.userId === userId && r.kind === kind && r.startedAt >= fromIso && r.startedAt <= toIso).sort((a, b) => a.startedAt.localeCompare(b.startedAt));
-  }
-  async newest(userId: string, kind: SleepTimeRun['kind'], limit: number) {
-    return this.runs.filter((r) => r.userId === userId && r.kind === kind).sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, limit);
-  }
-  async latest(userId: string, kind: SleepTimeRun['kind']) {
-    return (await this.newest(userId, kind, 1))[0] ?? null;
   }
 }
 

@@ -13,13 +13,12 @@ import { episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, sta
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { StagedRecord } from '../../lib/domain/promotion.js';
-import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
 import type { StagedDocument } from '../../lib/domain/staging.js';
 import { sourceShard } from '../../lib/adapters/dynamo-source-reliability-store.js';
 import type { AuditTrail, GraphChange, KnowledgeEntry, KnowledgeIndexChange, MemoryCatalog, UserArchiveStore } from '../../lib/ports.js';
 import type { ModelResponse } from '../../lib/model/language-model.port.js';
 import type { ArchiveDocument } from '../../lib/domain/user-archive.js';
-import { MemoryExpiryLog, MemoryGraphStore, MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemoryKnowledgeStore, MemorySleepTimeLog, MemorySourceReliabilityStore } from './fakes.js';
+import { MemoryExpiryLog, MemoryGraphStore, MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemoryKnowledgeStore, MemorySourceReliabilityStore } from './fakes.js';
 import { MemoryDiary } from '../../lib/diary/diary.fake.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
 import { MemoryEventPublisher, RecordingTurnStore, RecordingRejectedLog } from '../../lib/turns/turn.fake.js';
@@ -28,6 +27,7 @@ import { RecordingSummaryStore } from '../../lib/summaries/summary.fake.js';
 import { RecordingSignalState, RecordingIdleScheduler } from '../../lib/signals/signal-state.fake.js';
 import { RecordingJobQueue } from '../../lib/jobs/job-queue.fake.js';
 import { RecordingBatchLogStore } from '../../lib/batches/batch-log.fake.js';
+import { RecordingSleepTimeLog } from '../../lib/sleep-time/sleep-time-log.fake.js';
 
 const ddbKey = (userId: string, sk: string) => `${keys.ownerPk(userId)}|${sk}`;
 
@@ -155,16 +155,6 @@ export class RecordingKnowledgeStore extends MemoryKnowledgeStore {
   override async putEventEpisode(userId: string, episodeId: string, markdown: string) {
     this.log.add('knowledge.putEventEpisode', userId, eventEpisodeKey(userId, episodeId));
     return super.putEventEpisode(userId, episodeId, markdown);
-  }
-}
-
-export class RecordingSleepTimeLog extends MemorySleepTimeLog {
-  constructor(private readonly log: WriteLog) {
-    super();
-  }
-  override async put(run: SleepTimeRun) {
-    this.log.addItem('runs', run.userId, ddbKey(run.userId, keys.runSk(run.kind, run.startedAt, run.runId)), { run });
-    return super.put(run);
   }
 }
 

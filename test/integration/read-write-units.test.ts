@@ -23,11 +23,11 @@ import type { GraphLogEntry } from '../../lib/domain/relation-graph.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
 import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
-import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
+import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
 import { itemSize } from '../../lib/kernel/dynamo-item-size.adapter.js';
 import { stagedDocuments } from '../../lib/domain/staging.js';
 import type { BatchLog } from '../../lib/batches/batch-log.js';
-import type { SleepTimeRun } from '../../lib/domain/sleep-time/run-log.js';
+import type { SleepTimeRun } from '../../lib/sleep-time/run-log.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 

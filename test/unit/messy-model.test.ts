@@ -11,7 +11,7 @@ import { answerJsonOf, answerValueOf, withoutTrailingCommas } from '../../lib/mo
 import { modelSchemaOf } from '../../lib/model/model-schema.js';
 import { promptedAnswerInstruction } from '../../lib/model/prompted-answer.js';
 import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../../lib/batches/reflection-output.js';
-import { NightlyOutputSchema } from '../../lib/domain/sleep-time/nightly.js';
+import { NightlyOutputSchema } from '../../lib/sleep-time/nightly.js';
 import { toStructuredOutputSchema } from '../../lib/model/structured-output.js';
 
 const ANSWER = {

@@ -14,7 +14,7 @@ import { BedrockConverseModel } from '../../lib/model/bedrock-converse-model.ada
 import { modelSchemaOf } from '../../lib/model/model-schema.js';
 import { PROMPTED_ANSWER_LEAD, promptedAnswerInstruction, promptedAnswerNameOf, typeOf } from '../../lib/model/prompted-answer.js';
 import { parseReflectionOutput, reflectionToolInputSchema } from '../../lib/batches/reflection-output.js';
-import { NightlyOutputSchema } from '../../lib/domain/sleep-time/nightly.js';
+import { NightlyOutputSchema } from '../../lib/sleep-time/nightly.js';
 import { toStructuredOutputSchema } from '../../lib/model/structured-output.js';
 import type { ModelRequest } from '../../lib/model/language-model.port.js';
 

@@ -13,8 +13,8 @@ import { supportsStructuredOutput } from '../../lib/model/bedrock-models.js';
 import { modelSchemaOf } from '../../lib/model/model-schema.js';
 import { reflectionToolInputSchema } from '../../lib/batches/reflection-output.js';
 import { recordingClient } from '../helpers/bedrock-client.js';
-import { NightlyOutputSchema } from '../../lib/domain/sleep-time/nightly.js';
-import { WeeklyOutputSchema } from '../../lib/domain/sleep-time/weekly.js';
+import { NightlyOutputSchema } from '../../lib/sleep-time/nightly.js';
+import { WeeklyOutputSchema } from '../../lib/sleep-time/weekly.js';
 import { structuredOutputSchemaRefusal, toStructuredOutputSchema } from '../../lib/model/structured-output.js';
 import type { ModelRequest } from '../../lib/model/language-model.port.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
-import { dayUnits } from '../../lib/domain/sleep-time/nightly.js';
+import { dayUnits } from '../../lib/sleep-time/nightly.js';
 import { capCarriedText, DEFAULT_SUMMARY_PROMPT, defaultSummarySettings, MAX_CARRIED_SUMMARY_CHARS, SUMMARY_CARRIED_PREAMBLE, SUMMARY_CONTEXT_PREAMBLE } from '../../lib/summaries/summary.js';
 import { summarizeOffline } from '../../lib/offline-model/rule-reflector.js';
 import { ModelUnavailableError, UnusableModelOutputError } from '../../lib/model/language-model.port.js';

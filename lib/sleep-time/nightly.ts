@@ -4,14 +4,14 @@
  * chunked by token budget and merged with deduplication.
  */
 import * as z from 'zod';
-import type { TurnSaved } from '../../../events/turn-saved.js';
-import { knownLine, renderTurns } from '../../batches/batch-assembly.js';
-import { callCeiling } from '../../model/bedrock-models.js';
-import { renderFrontMatter } from '../../kernel/front-matter.js';
-import { DocumentIndex } from '../knowledge-search.js';
-import type { KnowledgeDoc } from '../knowledge.js';
-import { summarise } from '../knowledge.js';
-import { estimateTokens, slugify } from '../../kernel/text.js';
+import type { TurnSaved } from '../../events/turn-saved.js';
+import { knownLine, renderTurns } from '../batches/batch-assembly.js';
+import { callCeiling } from '../model/bedrock-models.js';
+import { renderFrontMatter } from '../kernel/front-matter.js';
+import { DocumentIndex } from '../domain/knowledge-search.js';
+import type { KnowledgeDoc } from '../domain/knowledge.js';
+import { summarise } from '../domain/knowledge.js';
+import { estimateTokens, slugify } from '../kernel/text.js';
 
 export const FindingCategorySchema = z.enum(['pattern', 'contradiction', 'correction', 'preference', 'relationship', 'unresolved']);
 export type FindingCategory = z.infer<typeof FindingCategorySchema>;

@@ -1,7 +1,7 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dayGsiPartitions, keys } from '../kernel/memory-paths.js';
-import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
-import type { SleepTimeLogStore } from '../ports.js';
+import type { SleepTimeRun } from './run-log.js';
+import type { SleepTimeLogStore } from './sleep-time-log.port.js';
 import { queryAll, queryFirst } from '../kernel/dynamo-query.adapter.js';
 import { packJson, unpackJson } from '../kernel/packed-json.adapter.js';
 

@@ -8,15 +8,15 @@ import type * as z from 'zod';
 import { answerValueOf } from '../model/model-answer.js';
 import { modelSchemaOf } from '../model/model-schema.js';
 import { FINDING_EDGE_CONFIDENCE } from '../domain/relation-graph.js';
-import { maintainFacts } from './knowledge-hygiene.js';
+import { maintainFacts } from '../use-cases/knowledge-hygiene.js';
 import { callWithBudgetRetry, costOf, unusableStop } from '../model/model-call.js';
-import { maintainGraph, recordRelations } from './relation-graph.js';
-import { reviewTiers } from './tier-policy.js';
+import { maintainGraph, recordRelations } from '../use-cases/relation-graph.js';
+import { reviewTiers } from '../use-cases/tier-policy.js';
 import type { Job } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { KnowledgeDoc } from '../domain/knowledge.js';
 import { DocumentIndex } from '../domain/knowledge-search.js';
-import type { SleepTimeConfig } from '../domain/sleep-time/config.js';
+import type { SleepTimeConfig } from './config.js';
 import {
   chunkDay,
   dayUnits,
@@ -34,16 +34,17 @@ import {
   nightlyPrompt,
   pickWithinBudget,
   type TurnChunk,
-} from '../domain/sleep-time/nightly.js';
-import type { SleepTimeRun } from '../domain/sleep-time/run-log.js';
-import { computeSelfAssessment, type SelfAssessment } from '../domain/sleep-time/self-assessment.js';
-import { conversationDays, pickWeekWithinBudget, WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, weeklyCallCeiling, WeeklyOutputSchema, weeklyPrompt } from '../domain/sleep-time/weekly.js';
+} from './nightly.js';
+import type { SleepTimeRun } from './run-log.js';
+import { computeSelfAssessment, type SelfAssessment } from './self-assessment.js';
+import { conversationDays, pickWeekWithinBudget, WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, weeklyCallCeiling, WeeklyOutputSchema, weeklyPrompt } from './weekly.js';
 import { buriedKeyOf, type Tombstone, tombstoneKeys } from '../domain/tombstone.js';
 import { topKeywords } from '../kernel/text.js';
 import { costEntry, runUsage } from '../costs/job-cost.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
 import type { CostLedger } from '../costs/cost-ledger.port.js';
-import type { ErasureLog, GraphStore, KnowledgeEntry, KnowledgeStore, MemoryItemStore, SleepTimeLogStore } from '../ports.js';
+import type { ErasureLog, GraphStore, KnowledgeEntry, KnowledgeStore, MemoryItemStore } from '../ports.js';
+import type { SleepTimeLogStore } from './sleep-time-log.port.js';
 import type { TurnStore } from '../turns/turn.port.js';
 import { type ModelResponse, type LanguageModel, UnusableModelOutputError } from '../model/language-model.port.js';
 import type { SummarySource } from '../summaries/summary.port.js';

@@ -3,7 +3,7 @@
  * nightly findings, idle and session summaries — never raw messages.
  */
 import * as z from 'zod';
-import { callCeiling } from '../../model/bedrock-models.js';
+import { callCeiling } from '../model/bedrock-models.js';
 
 export const WeeklyOutputSchema = z.object({
   /** How the user's focus shifted across the week. */

@@ -26,7 +26,7 @@ import { type Summary, startLocalStack } from '../infra/local/stack.js';
 import { stageConfig } from '../infra/config/stages.js';
 import type { Invocation } from '../infra/local/event-source.js';
 import { addLedger, type LedgerEntry, ledgerDelta, requestLedger } from '../infra/local/request-ledger.js';
-import { DocumentIndex } from '../lib/domain/knowledge-search.js';
+import { DocumentIndex } from '../lib/knowledge/knowledge-search.js';
 import type { BatchLog } from '../lib/batches/batch-log.js';
 import { type DiaryRecord, diaryMarkdown } from '../lib/diary/diary.js';
 import { contentWords, estimateTokens } from '../lib/kernel/text.js';

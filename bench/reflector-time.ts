@@ -7,12 +7,13 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Job } from '../events/job.js';
-import type { KnowledgeDoc } from '../lib/domain/knowledge.js';
+import type { KnowledgeDoc } from '../lib/knowledge/knowledge.js';
 import { ingestTurns } from '../lib/turns/ingest-turns.js';
 import { runReflection } from '../lib/batches/run-reflection.js';
 import { MemoryCostLedger } from '../lib/costs/cost-ledger.fake.js';
 import { MemoryDiary } from '../lib/diary/diary.fake.js';
-import { ingestDeps, MemoryKnowledgeStore } from '../test/helpers/fakes.js';
+import { ingestDeps } from '../test/helpers/fakes.js';
+import { MemoryKnowledgeStore } from '../lib/knowledge/knowledge.fake.js';
 import { MemoryBatchLogStore } from '../lib/batches/batch-log.fake.js';
 import { turn } from '../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../lib/model/language-model.fake.js';

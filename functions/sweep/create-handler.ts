@@ -15,11 +15,11 @@ import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-st
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
+import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
-import { DynamoExpiryLog } from '../../lib/adapters/dynamo-expiry-log.js';
+import { DynamoExpiryLog } from '../../lib/knowledge/dynamo-expiry-log.adapter.js';
 import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { parseSleepTimeConfig } from '../../lib/sleep-time/config.js';
 import type { Clock } from '../../lib/kernel/runtime.port.js';

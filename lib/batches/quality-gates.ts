@@ -5,8 +5,8 @@
  * the batch log keeps every rejection.
  */
 import type { TurnSaved } from '../../events/turn-saved.js';
-import type { KnowledgeDoc } from '../domain/knowledge.js';
-import type { DocumentIndex } from '../domain/knowledge-search.js';
+import type { KnowledgeDoc } from '../knowledge/knowledge.js';
+import type { DocumentIndex } from '../knowledge/knowledge-search.js';
 import { safeKnowledgePath } from '../kernel/memory-paths.js';
 import type { ItemCategory, ReflectionOutput } from './reflection-output.js';
 import { contentWords } from '../kernel/text.js';

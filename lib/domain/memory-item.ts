@@ -13,8 +13,8 @@ import * as z from 'zod';
 import { MAX_ATTRIBUTE_BYTES, utf8Bytes } from '../../events/common.js';
 import { type EpisodeSummary, type EventEpisode, eventEpisodeText } from '../turns/episodes.js';
 import { type DiaryRecord, diaryPath, diaryVisible } from '../diary/diary.js';
-import type { KnowledgeDoc } from './knowledge.js';
-import type { StagedRecord } from './promotion.js';
+import type { KnowledgeDoc } from '../knowledge/knowledge.js';
+import type { StagedRecord } from '../knowledge/promotion.js';
 
 export const TierSchema = z.enum(['ephemeral', 'short_term', 'long_term']);
 export type Tier = z.infer<typeof TierSchema>;

@@ -35,7 +35,7 @@
  * index counted only the live, filtered pool: the difference is a few items in thousands.
  */
 import * as z from 'zod';
-import { cosine, counts } from './knowledge-search.js';
+import { cosine, counts } from '../knowledge/knowledge-search.js';
 import { type Field, FIELDS, type IndexedItem, indexedItem, queryTermGroups, SearchSegment, vectorTerms } from './search-segment.js';
 import { isLive, KindSchema, type MemoryItem, ScopeSchema, TierSchema } from './memory-item.js';
 import { queryTimeWindow, type TimeWindow } from './query-time.js';

@@ -25,13 +25,13 @@
  * - user-created edges and entities are never decayed, pruned, removed or merged by the
  *   sweep: a merge that would touch one is logged as a proposal for the user to confirm.
  */
-import { DAY_MS, decayed, PRUNE_BELOW, pastRecovery, RECOVERY_DAYS } from './confidence-decay.js';
+import { DAY_MS, decayed, PRUNE_BELOW, pastRecovery, RECOVERY_DAYS } from '../knowledge/confidence-decay.js';
 
 /** A nightly relationship finding's confidence tag as an edge's confidence. */
 export const FINDING_EDGE_CONFIDENCE = { HIGH: 0.85, MEDIUM: 0.7, LOW: 0.5 } as const;
 export const REINFORCE = 0.05;
 export const MAX_CONFIDENCE = 0.95;
-export { DECAY_AFTER_DAYS, HALF_LIFE_DAYS, PRUNE_BELOW, RECOVERY_DAYS } from './confidence-decay.js';
+export { DECAY_AFTER_DAYS, HALF_LIFE_DAYS, PRUNE_BELOW, RECOVERY_DAYS } from '../knowledge/confidence-decay.js';
 export const ORPHAN_DAYS = 14;
 
 export interface Provenance {

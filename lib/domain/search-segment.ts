@@ -17,7 +17,7 @@
 import { stemmer } from 'stemmer';
 import { asksQuestion, type MemoryItem } from './memory-item.js';
 import { mergeEmbeddings, type SegmentEmbeddings } from './embedding-vectors.js';
-import { counts } from './knowledge-search.js';
+import { counts } from '../knowledge/knowledge-search.js';
 import { formsOf } from '../kernel/irregular-forms.js';
 import { isStopword, words } from '../kernel/text.js';
 

@@ -19,7 +19,7 @@
  * Confidence is computed from the last sighting and `now`, never from an earlier sweep's
  * result: every decision is deterministic in the entry and `now`, so a rerun decides the same.
  */
-import { type DecayPolicy, DECAY_WRITE_STEP, decayed, SLOW_DECAY } from './confidence-decay.js';
+import { type DecayPolicy, DECAY_WRITE_STEP, decayed, SLOW_DECAY } from '../knowledge/confidence-decay.js';
 import type { MemoryItem, Tier } from './memory-item.js';
 import { type AuditEntry, promoteTier } from './memory-tiers.js';
 

@@ -8,9 +8,9 @@ import type { TurnSaved } from '../../events/turn-saved.js';
 import { knownLine, renderTurns } from '../batches/batch-assembly.js';
 import { callCeiling } from '../model/bedrock-models.js';
 import { renderFrontMatter } from '../kernel/front-matter.js';
-import { DocumentIndex } from '../domain/knowledge-search.js';
-import type { KnowledgeDoc } from '../domain/knowledge.js';
-import { summarise } from '../domain/knowledge.js';
+import { DocumentIndex } from '../knowledge/knowledge-search.js';
+import type { KnowledgeDoc } from '../knowledge/knowledge.js';
+import { summarise } from '../knowledge/knowledge.js';
 import { estimateTokens, slugify } from '../kernel/text.js';
 
 export const FindingCategorySchema = z.enum(['pattern', 'contradiction', 'correction', 'preference', 'relationship', 'unresolved']);

@@ -8,14 +8,14 @@ import type * as z from 'zod';
 import { answerValueOf } from '../model/model-answer.js';
 import { modelSchemaOf } from '../model/model-schema.js';
 import { FINDING_EDGE_CONFIDENCE } from '../domain/relation-graph.js';
-import { maintainFacts } from '../use-cases/knowledge-hygiene.js';
+import { maintainFacts } from '../knowledge/maintain-facts.js';
 import { callWithBudgetRetry, costOf, unusableStop } from '../model/model-call.js';
 import { maintainGraph, recordRelations } from '../use-cases/relation-graph.js';
 import { reviewTiers } from '../use-cases/tier-policy.js';
 import type { Job } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import type { KnowledgeDoc } from '../domain/knowledge.js';
-import { DocumentIndex } from '../domain/knowledge-search.js';
+import type { KnowledgeDoc } from '../knowledge/knowledge.js';
+import { DocumentIndex } from '../knowledge/knowledge-search.js';
 import type { SleepTimeConfig } from './config.js';
 import {
   chunkDay,
@@ -43,7 +43,8 @@ import { topKeywords } from '../kernel/text.js';
 import { costEntry, runUsage } from '../costs/job-cost.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
 import type { CostLedger } from '../costs/cost-ledger.port.js';
-import type { ErasureLog, GraphStore, KnowledgeEntry, KnowledgeStore, MemoryItemStore } from '../ports.js';
+import type { ErasureLog, GraphStore, MemoryItemStore } from '../ports.js';
+import type { KnowledgeEntry, KnowledgeStore } from '../knowledge/knowledge.port.js';
 import type { SleepTimeLogStore } from './sleep-time-log.port.js';
 import type { TurnStore } from '../turns/turn.port.js';
 import { type ModelResponse, type LanguageModel, UnusableModelOutputError } from '../model/language-model.port.js';

@@ -9,7 +9,8 @@
  * after its read, so the next view overlays them.
  */
 import { type DiaryRecord, diaryVisible } from '../diary/diary.js';
-import type { KnowledgeStore, UserArchiveStore } from '../ports.js';
+import type { KnowledgeStore } from '../knowledge/knowledge.port.js';
+import type { UserArchiveStore } from '../ports.js';
 import type { SearchIndexReader } from './search-index.js';
 
 export interface SearchRebuildDeps {

@@ -1,19 +1,15 @@
 /** In-memory implementations of the ports, for unit tests of the use cases. */
-import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
-import type { StagedRecord } from '../../lib/domain/promotion.js';
 import type { MemoryItem } from '../../lib/domain/memory-item.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { Tombstone } from '../../lib/domain/tombstone.js';
-import type { StagedDocument } from '../../lib/domain/staging.js';
 import { addObservation, emptyStats, type SourceObservation, type SourceStats } from '../../lib/domain/source-reliability.js';
 import type { Edge, Entity, GraphLogEntry } from '../../lib/domain/relation-graph.js';
 import type { SearchSegment } from '../../lib/domain/search-segment.js';
-import { episodeKey, eventEpisodeKey, keys } from '../../lib/kernel/memory-paths.js';
+import { keys } from '../../lib/kernel/memory-paths.js';
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
-import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, ExpiryLog, KnowledgeStore, MemoryItemStore, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, UserSettingsStore, GraphChange, GraphStore, KnowledgeEntry, KnowledgeIndexChange, SourceReliabilityStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
-import type { ModelResponse } from '../../lib/model/language-model.port.js';
+import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, MemoryItemStore, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, UserSettingsStore, GraphChange, GraphStore, SourceReliabilityStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
 import { RecordingLog, fixedClock } from '../../lib/kernel/runtime.fake.js';
 import type { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { MemorySignalStateStore, MemoryIdleScheduler } from '../../lib/signals/signal-state.fake.js';
@@ -22,6 +18,7 @@ import { MemoryJobQueue } from '../../lib/jobs/job-queue.fake.js';
 import { MemoryBatchLogStore } from '../../lib/batches/batch-log.fake.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
 import { MemoryDiary } from '../../lib/diary/diary.fake.js';
+import { MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
 
 export class MemoryForgetLog implements ForgetLog {
   readonly receipts: ForgetReceipt[] = [];
@@ -39,111 +36,6 @@ export class MemoryForgetLog implements ForgetLog {
   async complete(userId: string, requestedAt: string, completedAt: string) {
     const r = this.receipts.find((x) => x.userId === userId && x.requestedAt === requestedAt);
     if (r) Object.assign(r, { status: 'done', completedAt: r.completedAt ?? completedAt });
-  }
-}
-
-export class MemoryKnowledgeStore implements KnowledgeStore {
-  readonly knowledge = new Map<string, KnowledgeDoc>();
-  readonly knowledgeFiles = new Map<string, string>();
-  readonly staged = new Map<string, string>();
-  readonly records = new Map<string, StagedRecord>();
-  readonly outputs = new Map<string, ModelResponse>();
-  async loadKnowledge() {
-    return [...this.knowledge.values()];
-  }
-  async listStaged(userId: string) {
-    return [...this.records.entries()].filter(([k]) => k.startsWith(`${userId}/`)).map(([, r]) => structuredClone(r));
-  }
-  async stagedRecords(userId: string, paths: readonly string[]) {
-    return (await this.listStaged(userId)).filter((r) => paths.includes(r.path));
-  }
-  async stagedPage(userId: string, page: { limit: number; after?: string | undefined; undecidedOnly: boolean }) {
-    const all = (await this.listStaged(userId)).sort((a, b) => (a.path < b.path ? -1 : 1)).filter((r) => page.after === undefined || r.path > page.after);
-    const read = all.slice(0, page.limit);
-    const records = read.filter((r) => !page.undecidedOnly || r.status === 'staged');
-    return { records, ...(all.length > page.limit ? { next: read.at(-1)?.path as string } : {}) };
-  }
-  async putStaged(userId: string, docs: readonly StagedDocument[], batchId: string) {
-    for (const d of docs) {
-      this.staged.set(`${userId}/${d.path}`, d.markdown);
-      if (!this.records.has(`${userId}/${d.path}`)) {
-        this.records.set(`${userId}/${d.path}`, {
-          path: d.path, kind: d.kind, title: d.title, category: d.category, text: d.text, confidence: d.confidence,
-          sourceTurns: d.sourceTurns, batchId, stagedAt: String(d.meta.staged_at), meta: d.meta, body: d.body, promotedBy: [], status: 'staged',
-        });
-      }
-    }
-    return docs.map((d) => `Knowledge_staging/${d.path}`);
-  }
-  async reinforce(userId: string, path: string, batchId: string) {
-    const r = this.records.get(`${userId}/${path}`);
-    if (!r) throw new Error(`no staged ${path}`);
-    if (!r.promotedBy.includes(batchId)) r.promotedBy.push(batchId);
-    return structuredClone(r);
-  }
-  async putKnowledge(userId: string, entries: ReadonlyArray<KnowledgeEntry>) {
-    for (const { path, markdown, doc } of entries) {
-      this.knowledgeFiles.set(`${userId}/${path}`, markdown);
-      this.knowledge.set(doc.id, doc);
-    }
-  }
-  async writeKnowledgeFiles(userId: string, entries: ReadonlyArray<KnowledgeEntry>) {
-    for (const { path, markdown } of entries) this.knowledgeFiles.set(`${userId}/${path}`, markdown);
-  }
-  async updateKnowledgeIndex<R>(userId: string, change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>): Promise<R> {
-    const next = change([...this.knowledge.values()].map((d) => structuredClone(d)));
-    if (next.docs === undefined) return next.result;
-    for (const path of next.remove ?? []) this.knowledgeFiles.delete(`${userId}/${path}`);
-    this.knowledge.clear();
-    for (const d of next.docs) this.knowledge.set(d.id, structuredClone(d));
-    return next.result;
-  }
-  async stagedOn(day: string) {
-    return [...this.records.entries()]
-      .filter(([, r]) => r.status === 'staged' && r.stagedAt.slice(0, 10) === day)
-      .map(([k, r]) => ({ userId: k.slice(0, k.indexOf('/')), record: structuredClone(r) }));
-  }
-  async deleteStaged(userId: string, path: string) {
-    this.records.delete(`${userId}/${path}`);
-    this.staged.delete(`${userId}/${path}`);
-  }
-  async promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc) {
-    await this.putKnowledge(userId, [{ path: knowledgePath, markdown, doc }]);
-    await this.settlePromoted(userId, record, knowledgePath);
-  }
-  async rewriteKnowledgeFile(userId: string, path: string, render: (current: string | null) => string) {
-    this.knowledgeFiles.set(`${userId}/${path}`, render(this.knowledgeFiles.get(`${userId}/${path}`) ?? null));
-  }
-  async settlePromoted(userId: string, record: StagedRecord, knowledgePath: string) {
-    const r = this.records.get(`${userId}/${record.path}`);
-    if (r) Object.assign(r, { status: 'promoted', knowledgePath });
-    this.staged.delete(`${userId}/${record.path}`);
-  }
-  async recordReview(userId: string, path: string, review: NonNullable<StagedRecord['review']>) {
-    const r = this.records.get(`${userId}/${path}`);
-    if (!r) throw new Error(`no staged ${path}`);
-    r.review = review;
-    if (review.decision === 'discarded') {
-      r.status = 'discarded';
-      this.staged.delete(`${userId}/${path}`);
-    }
-  }
-  async getModelOutput(userId: string, batchId: string) {
-    return this.outputs.get(`${userId}/${batchId}`) ?? null;
-  }
-  async putModelOutput(userId: string, batchId: string, r: ModelResponse) {
-    this.outputs.set(`${userId}/${batchId}`, r);
-  }
-  readonly episodes = new Map<string, string>();
-  async putEpisode(userId: string, turnId: number, markdown: string) {
-    const key = episodeKey(userId, turnId);
-    this.episodes.set(key, markdown);
-    return key;
-  }
-  async putEventEpisode(userId: string, episodeId: string, markdown: string) {
-    const key = eventEpisodeKey(userId, episodeId);
-    this.episodes.set(key, markdown);
-    return key;
   }
 }
 
@@ -300,13 +192,6 @@ export class MemorySettings implements UserSettingsStore {
     }
     this.byUser.set(userId, next as UserSettings);
     return { ...(next as UserSettings) };
-  }
-}
-
-export class MemoryExpiryLog implements ExpiryLog {
-  readonly entries: Array<{ userId: string; sweptAt: string; deletions: Parameters<ExpiryLog['write']>[2] }> = [];
-  async write(userId: string, sweptAt: string, deletions: Parameters<ExpiryLog['write']>[2]) {
-    this.entries.push({ userId, sweptAt, deletions });
   }
 }
 

@@ -7,18 +7,14 @@
 import { segmentOf } from '../../lib/domain/memory-search.js';
 import type { CompactionResult, SearchIndexReader, SearchView } from '../../lib/use-cases/search-index.js';
 import type { SourceObservation } from '../../lib/domain/source-reliability.js';
-import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
 import { episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../../lib/domain/memory-item.js';
-import { episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, stagingPrefix, userPrefix } from '../../lib/kernel/memory-paths.js';
+import { keys, userPrefix } from '../../lib/kernel/memory-paths.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
-import type { StagedRecord } from '../../lib/domain/promotion.js';
-import type { StagedDocument } from '../../lib/domain/staging.js';
 import { sourceShard } from '../../lib/adapters/dynamo-source-reliability-store.js';
-import type { AuditTrail, GraphChange, KnowledgeEntry, KnowledgeIndexChange, MemoryCatalog, UserArchiveStore } from '../../lib/ports.js';
-import type { ModelResponse } from '../../lib/model/language-model.port.js';
+import type { AuditTrail, GraphChange, MemoryCatalog, UserArchiveStore } from '../../lib/ports.js';
 import type { ArchiveDocument } from '../../lib/domain/user-archive.js';
-import { MemoryExpiryLog, MemoryGraphStore, MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemoryKnowledgeStore, MemorySourceReliabilityStore } from './fakes.js';
+import { MemoryGraphStore, MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemorySourceReliabilityStore } from './fakes.js';
 import { MemoryDiary } from '../../lib/diary/diary.fake.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
 import { MemoryEventPublisher, RecordingTurnStore, RecordingRejectedLog } from '../../lib/turns/turn.fake.js';
@@ -28,6 +24,7 @@ import { RecordingSignalState, RecordingIdleScheduler } from '../../lib/signals/
 import { RecordingJobQueue } from '../../lib/jobs/job-queue.fake.js';
 import { RecordingBatchLogStore } from '../../lib/batches/batch-log.fake.js';
 import { RecordingSleepTimeLog } from '../../lib/sleep-time/sleep-time-log.fake.js';
+import { RecordingKnowledgeStore, RecordingExpiryLog } from '../../lib/knowledge/knowledge.fake.js';
 
 const ddbKey = (userId: string, sk: string) => `${keys.ownerPk(userId)}|${sk}`;
 
@@ -73,98 +70,6 @@ export class RecordingGraphStore extends MemoryGraphStore {
     for (const e of change.entities ?? []) this.writes.addItem('graph', userId, ddbKey(userId, keys.entitySk(e.key)), e);
     for (const entry of change.log ?? []) this.writes.addItem('graph', userId, ddbKey(userId, keys.graphLogSk(entry)), entry);
     return super.apply(userId, change);
-  }
-}
-
-export class RecordingKnowledgeStore extends MemoryKnowledgeStore {
-  /** Promoted Knowledge per user (the base fake keeps one map for everybody). */
-  readonly docsByUser = new Map<string, Map<string, KnowledgeDoc>>();
-  constructor(private readonly log: WriteLog) {
-    super();
-  }
-  // Optional only because the base fake's signature takes none; every caller passes one.
-  override async loadKnowledge(userId?: string) {
-    return [...(this.docsByUser.get(userId ?? '')?.values() ?? [])].map((d) => structuredClone(d));
-  }
-  override async putStaged(userId: string, docs: readonly StagedDocument[], batchId: string) {
-    for (const d of docs) {
-      this.log.add('knowledge.putStaged', userId, `${stagingPrefix(userId)}${d.path}`);
-      this.log.addItem('knowledge.putStaged', userId, ddbKey(userId, keys.stagedSk(d.path)), { text: d.text, meta: d.meta, body: d.body, title: d.title, path: d.path, sourceTurns: d.sourceTurns });
-    }
-    return super.putStaged(userId, docs, batchId);
-  }
-  override async reinforce(userId: string, path: string, batchId: string) {
-    this.log.add('knowledge.reinforce', userId, `${stagingPrefix(userId)}${path}`);
-    return super.reinforce(userId, path, batchId);
-  }
-  override async putKnowledge(userId: string, entries: ReadonlyArray<KnowledgeEntry>) {
-    const docs = this.docsByUser.get(userId) ?? new Map<string, KnowledgeDoc>();
-    for (const { path, doc } of entries) {
-      this.log.add('knowledge.putKnowledge', userId, `${knowledgePrefix(userId)}${path}`);
-      docs.set(doc.id, structuredClone(doc));
-    }
-    if (entries.length > 0) this.log.add('knowledge.putKnowledge', userId, ddbKey(userId, keys.knowledgeIndexSk));
-    this.docsByUser.set(userId, docs);
-    return super.putKnowledge(userId, entries);
-  }
-  override async writeKnowledgeFiles(userId: string, entries: ReadonlyArray<KnowledgeEntry>) {
-    for (const { path } of entries) this.log.add('knowledge.writeKnowledgeFiles', userId, `${knowledgePrefix(userId)}${path}`);
-    return super.writeKnowledgeFiles(userId, entries);
-  }
-  override async updateKnowledgeIndex<R>(userId: string, change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>): Promise<R> {
-    const current = [...(this.docsByUser.get(userId)?.values() ?? [])].map((d) => structuredClone(d));
-    const next = change(current);
-    if (next.docs !== undefined) {
-      for (const path of next.remove ?? []) this.log.add('knowledge.updateKnowledgeIndex', userId, `${knowledgePrefix(userId)}${path}`);
-      this.log.add('knowledge.updateKnowledgeIndex', userId, ddbKey(userId, keys.knowledgeIndexSk));
-      this.docsByUser.set(userId, new Map(next.docs.map((d) => [d.id, structuredClone(d)])));
-    }
-    // The base fake keeps one index for everybody: it is given this user's result.
-    return super.updateKnowledgeIndex(userId, () => next);
-  }
-  override async deleteStaged(userId: string, path: string) {
-    this.log.add('knowledge.deleteStaged', userId, `${stagingPrefix(userId)}${path}`);
-    return super.deleteStaged(userId, path);
-  }
-  override async promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc) {
-    this.log.add('knowledge.promote', userId, `${stagingPrefix(userId)}${record.path}`);
-    return super.promote(userId, record, knowledgePath, markdown, doc);
-  }
-  override async settlePromoted(userId: string, record: StagedRecord, knowledgePath: string) {
-    this.log.add('knowledge.settlePromoted', userId, `${stagingPrefix(userId)}${record.path}`);
-    this.log.add('knowledge.settlePromoted', userId, ddbKey(userId, keys.stagedSk(record.path)));
-    return super.settlePromoted(userId, record, knowledgePath);
-  }
-  override async rewriteKnowledgeFile(userId: string, path: string, render: (current: string | null) => string) {
-    this.log.add('knowledge.rewriteKnowledgeFile', userId, `${knowledgePrefix(userId)}${path}`);
-    return super.rewriteKnowledgeFile(userId, path, render);
-  }
-  override async recordReview(userId: string, path: string, review: NonNullable<StagedRecord['review']>) {
-    this.log.add('knowledge.recordReview', userId, `${stagingPrefix(userId)}${path}`);
-    this.log.add('knowledge.recordReview', userId, ddbKey(userId, keys.stagedSk(path)));
-    return super.recordReview(userId, path, review);
-  }
-  override async putModelOutput(userId: string, batchId: string, r: ModelResponse) {
-    this.log.add('knowledge.putModelOutput', userId, modelOutputKey(userId, batchId));
-    return super.putModelOutput(userId, batchId, r);
-  }
-  override async putEpisode(userId: string, turnId: number, markdown: string) {
-    this.log.add('knowledge.putEpisode', userId, episodeKey(userId, turnId));
-    return super.putEpisode(userId, turnId, markdown);
-  }
-  override async putEventEpisode(userId: string, episodeId: string, markdown: string) {
-    this.log.add('knowledge.putEventEpisode', userId, eventEpisodeKey(userId, episodeId));
-    return super.putEventEpisode(userId, episodeId, markdown);
-  }
-}
-
-export class RecordingExpiryLog extends MemoryExpiryLog {
-  constructor(private readonly log: WriteLog) {
-    super();
-  }
-  override async write(userId: string, sweptAt: string, deletions: Parameters<MemoryExpiryLog['write']>[2]) {
-    this.log.add('expiryLog', userId, ddbKey(userId, keys.expiryLogSk(sweptAt.slice(0, 10))));
-    return super.write(userId, sweptAt, deletions);
   }
 }
 

@@ -16,9 +16,9 @@ import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { bucketReader } from '../helpers/s3.js';
 import { S3Client } from '@aws-sdk/client-s3';
-import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
+import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
-import { stagedDocuments } from '../../lib/domain/staging.js';
+import { stagedDocuments } from '../../lib/knowledge/staging.js';
 import { type Edge, type Entity, edgeId, neighbours } from '../../lib/domain/relation-graph.js';
 
 const USER = 'locomo-conv-26';

@@ -16,7 +16,7 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { dumpUserState, type UserStateDump } from '../../infra/local/state-dump.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
+import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 import type { UserArchive } from '../../lib/domain/user-archive.js';

@@ -19,7 +19,7 @@ import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws
 import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoTurnLog } from '../../lib/adapters/dynamo-turn-log.js';
 import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
+import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';

@@ -3,7 +3,7 @@ import { TurnSavedSchema } from '../../events/turn-saved.js';
 import { assembleBatch, buildReflectorPrompt } from '../../lib/batches/batch-assembly.js';
 import { parseReflectorPrompt } from '../../lib/offline-model/rule-reflector.js';
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
-import { stagedDocuments } from '../../lib/domain/staging.js';
+import { stagedDocuments } from '../../lib/knowledge/staging.js';
 import { parseTurnDocument, renderTurnDocument, turnContentHash } from '../../lib/turns/turn-document.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 

@@ -6,13 +6,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { adjustTrust, NO_TRUST } from '../../lib/domain/scope-trust.js';
-import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
+import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
 import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
 import { fixedClock } from '../../lib/kernel/runtime.fake.js';
 import { MemoryDiary } from '../../lib/diary/diary.fake.js';
-import { MemoryItemTrust, MemoryItems, MemoryKnowledgeStore, MemorySearchIndexStore } from '../helpers/fakes.js';
+import { MemoryItemTrust, MemoryItems, MemorySearchIndexStore } from '../helpers/fakes.js';
+import { MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
 import { MemoryTurnStore, turn } from '../../lib/turns/turn.fake.js';
 import { MemorySummaryStore } from '../../lib/summaries/summary.fake.js';
 

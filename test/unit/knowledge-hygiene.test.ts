@@ -5,15 +5,16 @@
  * is removed after the window.
  */
 import { describe, expect, it } from 'vitest';
-import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
-import { factHygiene, verifyFacts } from '../../lib/domain/knowledge-hygiene.js';
+import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';
+import { factHygiene, verifyFacts } from '../../lib/knowledge/knowledge-hygiene.js';
 import { isLive, knowledgeItem } from '../../lib/domain/memory-item.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
-import { maintainFacts, restorePrunedFact, verifySeenFacts } from '../../lib/use-cases/knowledge-hygiene.js';
+import { maintainFacts, restorePrunedFact, verifySeenFacts } from '../../lib/knowledge/maintain-facts.js';
 import { graphLog } from '../../lib/use-cases/relation-graph.js';
 import { runReflection } from '../../lib/batches/run-reflection.js';
 import { fixedClock } from '../../lib/kernel/runtime.fake.js';
-import { ingestDeps, MemoryGraphStore, MemoryKnowledgeStore, reflectionDeps } from '../helpers/fakes.js';
+import { ingestDeps, MemoryGraphStore, reflectionDeps } from '../helpers/fakes.js';
+import { MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 

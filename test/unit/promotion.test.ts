@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
-import { findRecurrences, knowledgePathFor, promotedDocument, restagedMarkdown, type StagedRecord } from '../../lib/domain/promotion.js';
+import { findRecurrences, knowledgePathFor, promotedDocument, restagedMarkdown, type StagedRecord } from '../../lib/knowledge/promotion.js';
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
-import type { StagedDocument } from '../../lib/domain/staging.js';
+import type { StagedDocument } from '../../lib/knowledge/staging.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { runReflection } from '../../lib/batches/run-reflection.js';
 import { ingestDeps, reflectionDeps } from '../helpers/fakes.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
-import { DocumentIndex } from '../../lib/domain/knowledge-search.js';
+import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';
+import { DocumentIndex } from '../../lib/knowledge/knowledge-search.js';
 import { safeKnowledgePath } from '../../lib/kernel/memory-paths.js';
 import { applyQualityGates } from '../../lib/batches/quality-gates.js';
 import type { ReflectionOutput } from '../../lib/batches/reflection-output.js';

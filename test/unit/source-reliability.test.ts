@@ -13,7 +13,7 @@ import {
   reliabilityOf,
   type SourceObservation,
 } from '../../lib/domain/source-reliability.js';
-import { stagedDocuments } from '../../lib/domain/staging.js';
+import { stagedDocuments } from '../../lib/knowledge/staging.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import { ingestDeps } from '../helpers/fakes.js';

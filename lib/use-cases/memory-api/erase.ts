@@ -8,10 +8,10 @@
  * A deleted staged record or Knowledge document leaves a tombstone (lib/domain/tombstone.ts)
  * that the reflector's and the nightly run's gates consult, so the fact does not come back.
  */
-import type { KnowledgeDoc } from '../../domain/knowledge.js';
+import type { KnowledgeDoc } from '../../knowledge/knowledge.js';
 import { GLOBAL_USER, type MemoryItem } from '../../domain/memory-item.js';
 import { claimsPrefix, episodeKey, eventEpisodeKey, keys, knowledgePrefix, pad, summaryDocKey, turnsFolder, userPrefix } from '../../kernel/memory-paths.js';
-import type { StagedRecord } from '../../domain/promotion.js';
+import type { StagedRecord } from '../../knowledge/promotion.js';
 import type { Edge } from '../../domain/relation-graph.js';
 import { tombstonesOf } from '../../domain/tombstone.js';
 import { MemoryApiError } from '../memory-api-error.js';

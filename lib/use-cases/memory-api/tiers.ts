@@ -9,7 +9,7 @@ import { type MemoryApiDeps, notFound } from './deps.js';
 import { pageCursor, pageToken } from './paging.js';
 import { PAGE_SPARE, viewOf, pageItems, findItem, trusted } from './search.js';
 import { deleteSummary } from '../../summaries/summaries-api.js';
-import { reviewPromote } from './review.js';
+import { reviewPromote } from '../../knowledge/review-api.js';
 
 export async function createTierEntry(deps: MemoryApiDeps, actor: string, userId: string, tier: Tier, entry: NewTierEntry): Promise<{ item: MemoryItem; created: boolean }> {
   const now = deps.clock.now();

@@ -9,13 +9,14 @@
  * Idempotent: the index change is conditional and a correction already in the target's
  * history is not applied again, so a redelivery or a second reviewer changes nothing.
  */
-import { applyCorrection, changedMeta, hasApplied, hintOf, revertLatest } from '../domain/correction.js';
+import { applyCorrection, changedMeta, hasApplied, hintOf, revertLatest } from './correction.js';
 import { parseFrontMatter, renderFrontMatter } from '../kernel/front-matter.js';
-import type { KnowledgeDoc } from '../domain/knowledge.js';
+import type { KnowledgeDoc } from './knowledge.js';
 import { knowledgeRelative } from '../kernel/memory-paths.js';
-import { knowledgePathFor, promotedDocument, type StagedRecord } from '../domain/promotion.js';
-import type { GraphStore, KnowledgeStore } from '../ports.js';
-import { MemoryApiError } from './memory-api-error.js';
+import { knowledgePathFor, promotedDocument, type StagedRecord } from './promotion.js';
+import type { GraphStore } from '../ports.js';
+import type { KnowledgeStore } from './knowledge.port.js';
+import { MemoryApiError } from '../use-cases/memory-api-error.js';
 
 export interface Promotion {
   knowledgePath: string;

@@ -1,6 +1,6 @@
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../kernel/memory-paths.js';
-import type { ExpiryLog } from '../ports.js';
+import type { ExpiryLog } from './knowledge.port.js';
 
 /**
  * Each expiry sweep's deletions for a user, with reasons (req R-PRO-3): one item a day in the

@@ -20,11 +20,11 @@ import { createHash } from 'node:crypto';
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { RecentCache } from '../kernel/recent-cache.js';
-import type { KnowledgeDoc } from '../domain/knowledge.js';
+import type { KnowledgeDoc } from './knowledge.js';
 import { keys, knowledgeIndexKey, knowledgePrefix } from '../kernel/memory-paths.js';
-import type { KnowledgeIndexChange } from '../ports.js';
+import type { KnowledgeIndexChange } from './knowledge.port.js';
 import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
-import type { DynamoSearchChangeLog } from './search-index-store.js';
+import type { DynamoSearchChangeLog } from '../adapters/search-index-store.js';
 import { getText, isMissingObject } from '../kernel/s3-objects.adapter.js';
 
 interface Snapshot {

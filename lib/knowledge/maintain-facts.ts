@@ -4,12 +4,13 @@
  * restore of a pruned fact through the API. Changes are logged in the user's hygiene log
  * (the relation graph's), next to the edges'.
  */
-import { factHygiene, restoreFact, verifyFacts } from '../domain/knowledge-hygiene.js';
-import type { KnowledgeDoc } from '../domain/knowledge.js';
+import { factHygiene, restoreFact, verifyFacts } from './knowledge-hygiene.js';
+import type { KnowledgeDoc } from './knowledge.js';
 import { knowledgeRelative } from '../kernel/memory-paths.js';
 import type { GraphLogEntry } from '../domain/relation-graph.js';
-import type { GraphStore, KnowledgeEntry, KnowledgeStore } from '../ports.js';
-import { MemoryApiError } from './memory-api.js';
+import type { GraphStore } from '../ports.js';
+import type { KnowledgeEntry, KnowledgeStore } from './knowledge.port.js';
+import { MemoryApiError } from '../use-cases/memory-api.js';
 
 export interface FactHygieneReport {
   decayed: number;

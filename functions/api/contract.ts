@@ -9,8 +9,8 @@ import { SettingsChangeSchema } from '../../lib/domain/user-settings.js';
 import { DomainSchema, UserIdSchema } from '../../events/common.js';
 import { ValidationOutcomeSchema } from '../../events/turn-saved.js';
 import { MemoryItemSchema, TierSchema } from '../../lib/domain/memory-item.js';
-import { SearchFiltersSchema } from '../../lib/domain/memory-search.js';
-import { SearchExplainSchema } from '../../lib/domain/search-explain.js';
+import { SearchFiltersSchema } from '../../lib/search/memory-search.js';
+import { SearchExplainSchema } from '../../lib/search/search-explain.js';
 import { DemotionReasonSchema } from '../../lib/domain/memory-tiers.js';
 
 export const API_VERSION = '1.0.0';

@@ -5,7 +5,7 @@
  * server verifies its own tokens and passes the same claims —, call one use case, answer
  * JSON). Request bodies are never logged: they hold users' words.
  */
-import { DynamoTurnLog } from '../../lib/adapters/dynamo-turn-log.js';
+import { DynamoTurnLog } from '../../lib/search/dynamo-turn-log.adapter.js';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
@@ -16,11 +16,11 @@ import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js'
 import { DynamoItemTrustStore } from '../../lib/adapters/dynamo-item-trust-store.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability-store.js';
-import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
-import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
+import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
 import { DynamoAuditTrail, DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
@@ -35,7 +35,7 @@ import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';
 import { DynamoErasureLog } from '../../lib/adapters/dynamo-erasure-log.js';
 import { DynamoS3ItemEraser } from '../../lib/adapters/item-eraser.js';
 import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings-store.js';
-import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
+import { LiveSearchIndex } from '../../lib/search/search-index.js';
 import { embeddingModelOf } from '../../lib/model/titan-embeddings.adapter.js';
 import type { ApiEnv } from './env.js';
 import { apiRoutes } from './routes.js';

@@ -21,7 +21,7 @@ import * as facts from '../../lib/knowledge/maintain-facts.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import * as corrections from '../../lib/knowledge/promote-staged.js';
 import * as graph from '../../lib/use-cases/relation-graph.js';
-import * as rebuilds from '../../lib/use-cases/search-rebuild.js';
+import * as rebuilds from '../../lib/search/search-rebuild.js';
 import * as archives from '../../lib/use-cases/user-archive.js';
 import * as settings from '../../lib/use-cases/user-settings.js';
 import { consolePage } from './console.js';

@@ -4,7 +4,7 @@
  * when a job fails, the later jobs of the same user go back to the queue too, other users'
  * jobs are unaffected.
  */
-import { DynamoTurnLog } from '../../lib/adapters/dynamo-turn-log.js';
+import { DynamoTurnLog } from '../../lib/search/dynamo-turn-log.adapter.js';
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
@@ -19,8 +19,8 @@ import { DynamoItemTrustStore } from '../../lib/adapters/dynamo-item-trust-store
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability-store.js';
-import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
-import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
+import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
+import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
@@ -44,7 +44,7 @@ import { type ReflectionDeps, recordFailedAttempt } from '../../lib/batches/run-
 import { type JobDeps, type JobOutcome, runJob } from '../../lib/jobs/run-job.js';
 import type { SleepTimeDeps } from '../../lib/sleep-time/run-sleep-time.js';
 import type { SummaryDeps } from '../../lib/summaries/run-summary.js';
-import { COMPACT_AFTER_JOB, LiveSearchIndex, type SearchIndexReader } from '../../lib/use-cases/search-index.js';
+import { COMPACT_AFTER_JOB, LiveSearchIndex, type SearchIndexReader } from '../../lib/search/search-index.js';
 import { embeddingModelOf } from '../../lib/model/titan-embeddings.adapter.js';
 import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';
 import { DynamoErasureLog } from '../../lib/adapters/dynamo-erasure-log.js';

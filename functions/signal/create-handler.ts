@@ -12,7 +12,7 @@ import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
 import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability-store.js';
-import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';

@@ -6,7 +6,7 @@ import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { METRICS_NAMESPACE } from '../../lib/kernel/metrics.adapter.js';
-import { STALE_INDEX_WARNING } from '../../lib/use-cases/memory-api/search.js';
+import { STALE_INDEX_WARNING } from '../../lib/search/search-api.js';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { EventField, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';

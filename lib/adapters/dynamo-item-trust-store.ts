@@ -7,7 +7,7 @@ import type { ItemTrustStore } from '../ports.js';
 import { isCancelledByCondition } from '../kernel/dynamo-errors.adapter.js';
 import { batchGetAll } from '../kernel/dynamo-query.adapter.js';
 import { auditRow, requestToken } from './memory-item-store.js';
-import type { DynamoSearchChangeLog } from './search-index-store.js';
+import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 
 /**
  * The trust of derived items (req R-SCOPE-2): `TRUST#{itemId}` in the owner's partition, an

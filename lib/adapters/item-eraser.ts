@@ -18,7 +18,7 @@ import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb
 import { keys } from '../kernel/memory-paths.js';
 import type { ItemEraser } from '../ports.js';
 import { batchWriteAll } from '../kernel/dynamo-query.adapter.js';
-import type { DynamoSearchChangeLog } from './search-index-store.js';
+import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 
 /** Prefixes listed at once. */
 const PARALLEL_LISTS = 8;

@@ -5,7 +5,7 @@ import { dayGsiPartitions, keys } from '../kernel/memory-paths.js';
 import type { AuditEntry } from '../domain/memory-tiers.js';
 import type { AuditTrail, MemoryItemStore } from '../ports.js';
 import { isCancelledByCondition, isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
-import type { DynamoSearchChangeLog } from './search-index-store.js';
+import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
 import { batchGetAll, queryAll, queryFirst } from '../kernel/dynamo-query.adapter.js';
 

@@ -20,7 +20,7 @@ import { GLOBAL_USER } from '../domain/memory-item.js';
 import { keys } from '../kernel/memory-paths.js';
 import type { UserEraser } from '../ports.js';
 import { batchGetAll, batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';
-import type { DynamoSearchChangeLog } from './search-index-store.js';
+import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 
 /** BatchWriteItem requests in flight at once while a partition is deleted. */
 const PARALLEL_WRITES = 4;

@@ -7,7 +7,7 @@ import { auditRow, requestToken } from '../adapters/memory-item-store.js';
 import type { AuditEntry } from '../domain/memory-tiers.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
 import { batchGetAll } from '../kernel/dynamo-query.adapter.js';
-import type { DynamoSearchChangeLog } from '../adapters/search-index-store.js';
+import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 
 /** Items a page reads at most while it looks for entries of one type (a filter reads past the others). */
 const MAX_SCANNED_PER_PAGE = 500;

@@ -24,7 +24,7 @@ import type { KnowledgeDoc } from './knowledge.js';
 import { keys, knowledgeIndexKey, knowledgePrefix } from '../kernel/memory-paths.js';
 import type { KnowledgeIndexChange } from './knowledge.port.js';
 import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
-import type { DynamoSearchChangeLog } from '../adapters/search-index-store.js';
+import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 import { getText, isMissingObject } from '../kernel/s3-objects.adapter.js';
 
 interface Snapshot {

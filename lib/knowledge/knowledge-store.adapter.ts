@@ -1,4 +1,4 @@
-import type { DynamoSearchChangeLog } from '../adapters/search-index-store.js';
+import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from './knowledge.js';

@@ -6,7 +6,7 @@ import type { SummaryRecordView, SummaryEdit } from '../domain/memory-item.js';
 import { type SummaryPair, type SummaryRecord, summaryDocument } from './summary.js';
 import type { SummaryStore } from './summary.port.js';
 import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
-import type { DynamoSearchChangeLog } from '../adapters/search-index-store.js';
+import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
 import { batchGetAll, queryAll, queryFirst } from '../kernel/dynamo-query.adapter.js';
 import { getText } from '../kernel/s3-objects.adapter.js';

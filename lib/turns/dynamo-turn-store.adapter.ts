@@ -1,4 +1,4 @@
-import type { DynamoSearchChangeLog } from '../adapters/search-index-store.js';
+import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';

@@ -5,11 +5,10 @@ import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { Tombstone } from '../../lib/domain/tombstone.js';
 import { addObservation, emptyStats, type SourceObservation, type SourceStats } from '../../lib/domain/source-reliability.js';
 import type { Edge, Entity, GraphLogEntry } from '../../lib/domain/relation-graph.js';
-import type { SearchSegment } from '../../lib/domain/search-segment.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
-import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, MemoryItemStore, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, UserSettingsStore, GraphChange, GraphStore, SourceReliabilityStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
+import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, MemoryItemStore, UserSettingsStore, GraphChange, GraphStore, SourceReliabilityStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
 import { RecordingLog, fixedClock } from '../../lib/kernel/runtime.fake.js';
 import type { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { MemorySignalStateStore, MemoryIdleScheduler } from '../../lib/signals/signal-state.fake.js';
@@ -192,45 +191,6 @@ export class MemorySettings implements UserSettingsStore {
     }
     this.byUser.set(userId, next as UserSettings);
     return { ...(next as UserSettings) };
-  }
-}
-
-/**
- * A search index's marks (item id → `at`), pointer and segments in memory (issue 18's store; owners are not told apart).
- * Marks are never deleted, as in the table until TTL does it: the pointer's watermark hides those below it.
- */
-export class MemorySearchIndexStore implements SearchIndexStore {
-  readonly marks = new Map<string, string>();
-  private ticks = 0;
-  /** Marks an item changed at the marks' clock, which moves a millisecond a mark. */
-  mark(id: string): void {
-    this.marks.set(id, new Date(Date.UTC(2026, 0, 1) + ++this.ticks).toISOString());
-  }
-  /** The marks' clock and L for LiveSearchIndex: every mark made before a compaction starts is below its watermark. */
-  readonly timing = { now: () => new Date(Date.UTC(2026, 0, 1) + this.ticks + 1), lagMs: 0 };
-  readonly segments = new Map<string, SearchSegment>();
-  pointer: SearchIndexHead = { version: 0, segments: [] };
-  async changes(_userId: string, from?: string): Promise<SearchChange[]> {
-    return [...this.marks].filter(([, at]) => from === undefined || at >= from).map(([id, at]) => ({ id, at }));
-  }
-  async head(): Promise<SearchIndexHead> {
-    return this.pointer;
-  }
-  async segment({ key }: Pick<SearchSegmentRef, 'key'>): Promise<SearchSegment | null> {
-    return this.segments.get(key) ?? null;
-  }
-  async putSegment(_userId: string, version: number, segment: SearchSegment) {
-    this.segments.set(`seg-${version}`, segment);
-    return { key: `seg-${version}`, parts: 1 };
-  }
-  async moveHead(_userId: string, from: number, next: SearchIndexHead): Promise<boolean> {
-    if (this.pointer.version !== from) return false;
-    this.pointer = next;
-    return true;
-  }
-  async expireChanges(): Promise<void> {}
-  async deleteSegments(refs: ReadonlyArray<Pick<SearchSegmentRef, 'key'>>): Promise<void> {
-    for (const r of refs) this.segments.delete(r.key);
   }
 }
 

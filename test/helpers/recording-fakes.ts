@@ -4,15 +4,13 @@
  * lib/domain/memory-paths.ts, the same ones the adapters call). A fuzz case then asks:
  * did every write stay under the prefix of a user the case was allowed to touch?
  */
-import { segmentOf } from '../../lib/domain/memory-search.js';
-import type { CompactionResult, SearchIndexReader, SearchView } from '../../lib/use-cases/search-index.js';
 import type { SourceObservation } from '../../lib/domain/source-reliability.js';
-import { episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../../lib/domain/memory-item.js';
+import { GLOBAL_USER, type MemoryItem } from '../../lib/domain/memory-item.js';
 import { keys, userPrefix } from '../../lib/kernel/memory-paths.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import { sourceShard } from '../../lib/adapters/dynamo-source-reliability-store.js';
-import type { AuditTrail, GraphChange, MemoryCatalog, UserArchiveStore } from '../../lib/ports.js';
+import type { AuditTrail, GraphChange, UserArchiveStore } from '../../lib/ports.js';
 import type { ArchiveDocument } from '../../lib/domain/user-archive.js';
 import { MemoryGraphStore, MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemorySourceReliabilityStore } from './fakes.js';
 import { MemoryDiary } from '../../lib/diary/diary.fake.js';
@@ -25,6 +23,7 @@ import { RecordingJobQueue } from '../../lib/jobs/job-queue.fake.js';
 import { RecordingBatchLogStore } from '../../lib/batches/batch-log.fake.js';
 import { RecordingSleepTimeLog } from '../../lib/sleep-time/sleep-time-log.fake.js';
 import { RecordingKnowledgeStore, RecordingExpiryLog } from '../../lib/knowledge/knowledge.fake.js';
+import { FakeCatalog, CatalogSearchIndex } from '../../lib/search/search-index.fake.js';
 
 const ddbKey = (userId: string, sk: string) => `${keys.ownerPk(userId)}|${sk}`;
 
@@ -134,50 +133,6 @@ export class RecordingItemTrust extends MemoryItemTrust {
     const written = await super.record(userId, itemId, expected, next, audit);
     if (written) await this.trail?.append([audit]);
     return written;
-  }
-}
-
-/** The read model over the fakes, composed as StoreMemoryCatalog (lib/use-cases/memory-catalog.ts) composes the stores. */
-export class FakeCatalog implements MemoryCatalog {
-  constructor(
-    private readonly stores: { turns: RecordingTurnStore; knowledge: RecordingKnowledgeStore; summaries: RecordingSummaryStore; items: RecordingMemoryItems; stagedExpiryDays: number },
-  ) {}
-  /** The in-memory world has nothing to save: every item, then those asked for. */
-  async itemsById(userId: string, ids: readonly string[]): Promise<Map<string, MemoryItem>> {
-    const wanted = new Set(ids);
-    return new Map((await this.items(userId)).filter((i) => i.userId === userId && wanted.has(i.id)).map((i) => [i.id, i]));
-  }
-
-  async items(userId: string): Promise<MemoryItem[]> {
-    const { turns, knowledge, summaries, items, stagedExpiryDays } = this.stores;
-    const index = turns.allTurnIndex(userId);
-    const byTurn = new Map(index.map((t) => [t.turnId, t.attributes]));
-    const attrs = (sourceTurns: readonly number[]) => mergeAttributes(sourceTurns, (t) => byTurn.get(t));
-    const docs = await knowledge.loadKnowledge(userId);
-    return [
-      ...index.map(turnItem),
-      ...(await turns.eventEpisodes(userId)).map(episodeItem),
-      ...(await knowledge.listStaged(userId)).filter((r) => r.status !== 'promoted').map((r) => stagedItem(userId, r, stagedExpiryDays, attrs(r.sourceTurns))),
-      ...docs.map((d) => knowledgeItem(userId, d, attrs(d.sourceTurns))),
-      ...(await summaries.list(userId)).map((r) => summaryItem(r, attrs(r.sourceTurns))),
-      ...(await items.list(userId)),
-      ...(userId === GLOBAL_USER ? [] : await items.list(GLOBAL_USER)),
-    ];
-  }
-}
-
-/**
- * The search index of the in-memory world: an index over every item of the owner, built per
- * view (the world marks no changes to fold). `compact` has nothing to fold.
- */
-export class CatalogSearchIndex implements SearchIndexReader {
-  constructor(private readonly catalog: FakeCatalog) {}
-  async view(userId: string): Promise<SearchView> {
-    const items = (await this.catalog.items(userId)).filter((i) => i.userId === userId && !i.deleted);
-    return { entries: [{ segment: segmentOf(items) }], fresh: new Map(items.map((i) => [i.id, i])), changes: 0, due: false, stale: false };
-  }
-  async compact(_userId: string, _atLeast?: number): Promise<CompactionResult> {
-    return { folded: 0, version: 0, merged: false };
   }
 }
 

@@ -12,7 +12,7 @@ import { SignalEnvSchema } from '../../functions/signal/env.js';
 import { SweepEnvSchema } from '../../functions/sweep/env.js';
 import { parseEnv } from '../../lib/kernel/config.adapter.js';
 import { QUEUES } from '../../infra/resources.js';
-import { STALE_INDEX_WARNING } from '../../lib/use-cases/memory-api/search.js';
+import { STALE_INDEX_WARNING } from '../../lib/search/search-api.js';
 
 let stateful: Template;
 let stateless: Template;

@@ -17,7 +17,7 @@ import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
 import { bucketReader } from '../helpers/s3.js';
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
-import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { stagedDocuments } from '../../lib/knowledge/staging.js';
 import { type Edge, type Entity, edgeId, neighbours } from '../../lib/domain/relation-graph.js';
 

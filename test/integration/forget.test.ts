@@ -17,7 +17,7 @@ import { dumpUserState, type UserStateDump } from '../../infra/local/state-dump.
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
-import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 import type { UserArchive } from '../../lib/domain/user-archive.js';
 import { bucketReader } from '../helpers/s3.js';

@@ -13,7 +13,7 @@ import { standInVector } from '../../infra/local/embedding-stand-in.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { type FunctionKey, PERMISSIONS, type Permissions } from '../../infra/permissions.js';
 import { createDocumentClient, createS3Client } from '../../lib/kernel/aws-clients.adapter.js';
-import { DynamoS3SearchIndexStore } from '../../lib/adapters/search-index-store.js';
+import { DynamoS3SearchIndexStore } from '../../lib/search/search-index-store.adapter.js';
 import { iamDenials } from '../helpers/iam.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 

@@ -23,19 +23,19 @@ import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws
 import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
-import { DynamoTurnLog } from '../../lib/adapters/dynamo-turn-log.js';
+import { DynamoTurnLog } from '../../lib/search/dynamo-turn-log.adapter.js';
 import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
-import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { keys, pad } from '../../lib/kernel/memory-paths.js';
-import { SegmentedIndex } from '../../lib/domain/memory-search.js';
+import { SegmentedIndex } from '../../lib/search/memory-search.js';
 import type { ForgetReceipt } from '../../lib/use-cases/memory-api.js';
-import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
+import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
 import { recordRelations } from '../../lib/use-cases/relation-graph.js';
-import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
+import { LiveSearchIndex } from '../../lib/search/search-index.js';
 import { iamDenials } from '../helpers/iam.js';
 
 const USER = 'delete-user';

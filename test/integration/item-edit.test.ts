@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
-import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 import { summaryPair } from '../../lib/summaries/summary.js';

@@ -16,7 +16,7 @@ import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adap
 import { BEDROCK_MAX_ATTEMPTS } from '../../lib/kernel/aws-clients.adapter.js';
 import { QUEUES } from '../../infra/resources.js';
 import { REFLECTION_TOOL } from '../../lib/batches/run-reflection.js';
-import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { bucketReader } from '../helpers/s3.js';
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import { ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js';

@@ -20,7 +20,7 @@ import { getTextOrNull } from '../../lib/kernel/s3-objects.adapter.js';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import type { GraphLogEntry } from '../../lib/domain/relation-graph.js';
-import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';

@@ -11,7 +11,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
-import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
 import { DynamoSignalStateStore, storedState } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { DAY_SHARDS, dayShard, keys } from '../../lib/kernel/memory-paths.js';

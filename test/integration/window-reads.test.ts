@@ -16,7 +16,7 @@ import { ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js'
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
-import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
 import { auditRow } from '../../lib/adapters/memory-item-store.js';
 import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';

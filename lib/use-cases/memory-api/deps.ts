@@ -1,9 +1,10 @@
 /** The dependencies every memory API use case is given, and the not-found error they share. */
 import type { EmbeddingModel } from '../../model/language-model.port.js';
-import type { SearchIndexReader } from '../search-index.js';
+import type { SearchIndexReader } from '../../search/search-index.js';
 import { MemoryApiError } from '../memory-api-error.js';
 import type { AgentEventPublisher, TurnStore } from '../../turns/turn.port.js';
-import type { AuditTrail, ErasureLog, ItemEraser, ForgetLog, GraphStore, ItemTrustStore, MemoryCatalog, MemoryItemStore, SourceReliabilityStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';
+import type { AuditTrail, ErasureLog, ItemEraser, ForgetLog, GraphStore, ItemTrustStore, MemoryItemStore, SourceReliabilityStore, UserArchiveStore, UserSettingsStore } from '../../ports.js';
+import type { MemoryCatalog } from '../../search/search-index.port.js';
 import type { KnowledgeStore } from '../../knowledge/knowledge.port.js';
 import type { SleepTimeLogStore } from '../../sleep-time/sleep-time-log.port.js';
 import type { DiaryStore } from '../../diary/diary.port.js';

@@ -16,7 +16,7 @@ import type { Edge } from '../../domain/relation-graph.js';
 import { tombstonesOf } from '../../domain/tombstone.js';
 import { MemoryApiError } from '../memory-api-error.js';
 import { type MemoryApiDeps, notFound } from './deps.js';
-import { findItem } from './search.js';
+import { findItem } from '../../search/search-api.js';
 import { updateItem } from './tiers.js';
 
 /** The kinds a removal reports (the receipt's keys). */

@@ -1,14 +1,14 @@
 /** memory.search and memory.retrieve (req R-DOC-4): ranking over the per-owner search indexes, the page's items read from their stores, and one item by id or path. */
-import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem } from '../../domain/memory-item.js';
-import type { QueryVector } from '../../domain/embedding-vectors.js';
-import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex } from '../../domain/memory-search.js';
-import type { IndexedItem } from '../../domain/search-segment.js';
-import type { SearchExplain } from '../../domain/search-explain.js';
-import { ModelUnavailableError } from '../../model/language-model.port.js';
-import { isDerivedId } from '../../domain/scope-trust.js';
-import { type SearchView, SegmentRetiredError } from '../search-index.js';
-import { MemoryApiError } from '../memory-api-error.js';
-import { type MemoryApiDeps, notFound } from './deps.js';
+import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem } from '../domain/memory-item.js';
+import type { QueryVector } from './embedding-vectors.js';
+import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex } from './memory-search.js';
+import type { IndexedItem } from './search-segment.js';
+import type { SearchExplain } from './search-explain.js';
+import { ModelUnavailableError } from '../model/language-model.port.js';
+import { isDerivedId } from '../domain/scope-trust.js';
+import { type SearchView, SegmentRetiredError } from './search-index.js';
+import { MemoryApiError } from '../use-cases/memory-api-error.js';
+import { type MemoryApiDeps, notFound } from '../use-cases/memory-api/deps.js';
 
 export interface SearchResult {
   id: string;

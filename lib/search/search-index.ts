@@ -26,13 +26,13 @@
  */
 import { RecentCache } from '../kernel/recent-cache.js';
 import { GLOBAL_USER, isLive, type MemoryItem } from '../domain/memory-item.js';
-import { type IndexEntry, itemKey, SegmentedIndex, segmentOf } from '../domain/memory-search.js';
-import { quantise } from '../domain/embedding-vectors.js';
-import { mergeSegments, type SearchSegment } from '../domain/search-segment.js';
+import { type IndexEntry, itemKey, SegmentedIndex, segmentOf } from './memory-search.js';
+import { quantise } from './embedding-vectors.js';
+import { mergeSegments, type SearchSegment } from './search-segment.js';
 import { SEARCH_MARK_TTL_MS } from '../kernel/memory-paths.js';
 import type { Clock } from '../kernel/runtime.port.js';
 import type { EmbeddingModel } from '../model/language-model.port.js';
-import type { MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, TurnLog } from '../ports.js';
+import type { MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, TurnLog } from './search-index.port.js';
 
 /** Deltas kept before a merge. */
 export const MAX_SEGMENTS = 8;

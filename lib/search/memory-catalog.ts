@@ -1,6 +1,6 @@
 import { diaryItem, episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../domain/memory-item.js';
 import { isDerivedId, withTrust } from '../domain/scope-trust.js';
-import type { CatalogHint, MemoryCatalog, MemoryCatalogSources } from '../ports.js';
+import type { CatalogHint, MemoryCatalog, MemoryCatalogSources } from './search-index.port.js';
 
 /**
  * The read model behind search and retrieve: items of one owner (a user, or GLOBAL) as

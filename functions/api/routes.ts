@@ -20,7 +20,7 @@ import * as forget from '../../lib/use-cases/forget-user.js';
 import * as facts from '../../lib/knowledge/maintain-facts.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import * as corrections from '../../lib/knowledge/promote-staged.js';
-import * as graph from '../../lib/use-cases/relation-graph.js';
+import * as graph from '../../lib/graph/graph-use-cases.js';
 import * as rebuilds from '../../lib/search/search-rebuild.js';
 import * as archives from '../../lib/use-cases/user-archive.js';
 import * as settings from '../../lib/use-cases/user-settings.js';

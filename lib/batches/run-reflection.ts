@@ -28,12 +28,13 @@ import { eventMaterial, NO_TURN_WAITING, NOTHING_TO_REFLECT_ON } from './event-r
 import { type DiaryInput, decideDiaryEntry, diaryPath, diaryRecord, diaryVisible } from '../diary/diary.js';
 import { verifySeenFacts } from '../knowledge/maintain-facts.js';
 import { callWithBudgetRetry, costOf, unusableStop } from '../model/model-call.js';
-import { recordRelations } from '../use-cases/relation-graph.js';
+import { recordRelations } from '../graph/graph-use-cases.js';
 import { topKeywords } from '../kernel/text.js';
 import { BatchNotRecordedError, type BatchLogStore } from './batch-log.port.js';
 import type { CostLedger } from '../costs/cost-ledger.port.js';
 import type { DiaryStore } from '../diary/diary.port.js';
-import type { ErasureLog, GraphStore, SourceReliabilityStore } from '../ports.js';
+import type { ErasureLog, SourceReliabilityStore } from '../ports.js';
+import type { GraphStore } from '../graph/graph.port.js';
 import type { KnowledgeStore } from '../knowledge/knowledge.port.js';
 import type { TurnStore } from '../turns/turn.port.js';
 import type { SignalStateStore } from '../signals/signal-state.port.js';

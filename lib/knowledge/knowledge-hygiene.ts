@@ -18,7 +18,7 @@
  */
 import { DECAY_WRITE_STEP, decayed, PRUNE_BELOW, pastRecovery, RECOVERY_DAYS } from './confidence-decay.js';
 import type { KnowledgeDoc } from './knowledge.js';
-import type { GraphLogEntry } from '../domain/relation-graph.js';
+import type { GraphLogEntry } from '../graph/relation-graph.js';
 
 export interface FactHygieneResult {
   /** Every doc that stays in the index, changed or not, in the input order. */

@@ -7,8 +7,8 @@
 import { factHygiene, restoreFact, verifyFacts } from './knowledge-hygiene.js';
 import type { KnowledgeDoc } from './knowledge.js';
 import { knowledgeRelative } from '../kernel/memory-paths.js';
-import type { GraphLogEntry } from '../domain/relation-graph.js';
-import type { GraphStore } from '../ports.js';
+import type { GraphLogEntry } from '../graph/relation-graph.js';
+import type { GraphStore } from '../graph/graph.port.js';
 import type { KnowledgeEntry, KnowledgeStore } from './knowledge.port.js';
 import { MemoryApiError } from '../use-cases/memory-api.js';
 

@@ -14,7 +14,7 @@ import { parseFrontMatter, renderFrontMatter } from '../kernel/front-matter.js';
 import type { KnowledgeDoc } from './knowledge.js';
 import { knowledgeRelative } from '../kernel/memory-paths.js';
 import { knowledgePathFor, promotedDocument, type StagedRecord } from './promotion.js';
-import type { GraphStore } from '../ports.js';
+import type { GraphStore } from '../graph/graph.port.js';
 import type { KnowledgeStore } from './knowledge.port.js';
 import { MemoryApiError } from '../use-cases/memory-api-error.js';
 

@@ -4,11 +4,10 @@ import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { Tombstone } from '../../lib/domain/tombstone.js';
 import { addObservation, emptyStats, type SourceObservation, type SourceStats } from '../../lib/domain/source-reliability.js';
-import type { Edge, Entity, GraphLogEntry } from '../../lib/domain/relation-graph.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
-import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, MemoryItemStore, UserSettingsStore, GraphChange, GraphStore, SourceReliabilityStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
+import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, MemoryItemStore, UserSettingsStore, SourceReliabilityStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
 import { RecordingLog, fixedClock } from '../../lib/kernel/runtime.fake.js';
 import type { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { MemorySignalStateStore, MemoryIdleScheduler } from '../../lib/signals/signal-state.fake.js';
@@ -18,6 +17,7 @@ import { MemoryBatchLogStore } from '../../lib/batches/batch-log.fake.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
 import { MemoryDiary } from '../../lib/diary/diary.fake.js';
 import { MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
+import { MemoryGraphStore } from '../../lib/graph/graph.fake.js';
 
 export class MemoryForgetLog implements ForgetLog {
   readonly receipts: ForgetReceipt[] = [];
@@ -73,43 +73,6 @@ export class MemorySourceReliabilityStore implements SourceReliabilityStore {
   }
   async stats(domains: readonly string[]) {
     return domains.map((d) => structuredClone(this.counts.get(d) ?? emptyStats(d)));
-  }
-}
-
-/** A user's relation graph in memory, as the DynamoDB store keeps it. */
-export class MemoryGraphStore implements GraphStore {
-  readonly edges = new Map<string, Map<string, Edge>>();
-  readonly entities = new Map<string, Map<string, Entity>>();
-  readonly entries = new Map<string, GraphLogEntry[]>();
-  private of<T>(m: Map<string, Map<string, T>>, userId: string): Map<string, T> {
-    if (!m.has(userId)) m.set(userId, new Map());
-    return m.get(userId)!;
-  }
-  async load(userId: string) {
-    return { edges: structuredClone([...this.of(this.edges, userId).values()]), entities: structuredClone([...this.of(this.entities, userId).values()]) };
-  }
-  async apply(userId: string, change: GraphChange) {
-    const edges = this.of(this.edges, userId);
-    const entities = this.of(this.entities, userId);
-    for (const e of change.edges ?? []) edges.set(e.id, structuredClone(e));
-    for (const e of change.entities ?? []) entities.set(e.key, structuredClone(e));
-    for (const id of change.removeEdges ?? []) edges.delete(id);
-    for (const key of change.removeEntities ?? []) entities.delete(key);
-    // Keyed as the DynamoDB store keys them: the same entry written again is one entry.
-    const written = new Set((change.log ?? []).map((e) => keys.graphLogSk(e)));
-    const kept = (this.entries.get(userId) ?? []).filter((e) => !written.has(keys.graphLogSk(e)));
-    this.entries.set(userId, [...kept, ...(change.log ?? [])]);
-  }
-  async log(userId: string, limit: number) {
-    return [...(this.entries.get(userId) ?? [])].reverse().slice(0, limit);
-  }
-  /** The whole graph: the domain's `neighbours` picks what touches the entity (the DynamoDB store reads only that). */
-  async neighbourhood(userId: string) {
-    return this.load(userId);
-  }
-  async indexAdjacency() {}
-  async logAt(userId: string, at: string) {
-    return (this.entries.get(userId) ?? []).filter((e) => e.at === at);
   }
 }
 

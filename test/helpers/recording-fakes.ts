@@ -10,9 +10,9 @@ import { keys, userPrefix } from '../../lib/kernel/memory-paths.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import { sourceShard } from '../../lib/adapters/dynamo-source-reliability-store.js';
-import type { AuditTrail, GraphChange, UserArchiveStore } from '../../lib/ports.js';
+import type { AuditTrail, UserArchiveStore } from '../../lib/ports.js';
 import type { ArchiveDocument } from '../../lib/domain/user-archive.js';
-import { MemoryGraphStore, MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemorySourceReliabilityStore } from './fakes.js';
+import { MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemorySourceReliabilityStore } from './fakes.js';
 import { MemoryDiary } from '../../lib/diary/diary.fake.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
 import { MemoryEventPublisher, RecordingTurnStore, RecordingRejectedLog } from '../../lib/turns/turn.fake.js';
@@ -24,6 +24,7 @@ import { RecordingBatchLogStore } from '../../lib/batches/batch-log.fake.js';
 import { RecordingSleepTimeLog } from '../../lib/sleep-time/sleep-time-log.fake.js';
 import { RecordingKnowledgeStore, RecordingExpiryLog } from '../../lib/knowledge/knowledge.fake.js';
 import { FakeCatalog, CatalogSearchIndex } from '../../lib/search/search-index.fake.js';
+import { RecordingGraphStore } from '../../lib/graph/graph.fake.js';
 
 const ddbKey = (userId: string, sk: string) => `${keys.ownerPk(userId)}|${sk}`;
 
@@ -57,18 +58,6 @@ export class RecordingSourceReliability extends MemorySourceReliabilityStore {
       this.log.add('sources', null, `${keys.sourcePk(o.domain, sourceShard(userId))}|${keys.sourceStatsSk}`);
     }
     return super.record(userId, observations);
-  }
-}
-
-export class RecordingGraphStore extends MemoryGraphStore {
-  constructor(private readonly writes: WriteLog) {
-    super();
-  }
-  override async apply(userId: string, change: GraphChange) {
-    for (const e of change.edges ?? []) this.writes.addItem('graph', userId, ddbKey(userId, keys.edgeSk(e.id)), e);
-    for (const e of change.entities ?? []) this.writes.addItem('graph', userId, ddbKey(userId, keys.entitySk(e.key)), e);
-    for (const entry of change.log ?? []) this.writes.addItem('graph', userId, ddbKey(userId, keys.graphLogSk(entry)), entry);
-    return super.apply(userId, change);
   }
 }
 

@@ -13,13 +13,13 @@ import { functionsChecked, iamDenials } from '../helpers/iam.js';
 import { mintToken } from '../../infra/local/tokens.js';
 import { ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
-import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
+import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
 import { bucketReader } from '../helpers/s3.js';
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { stagedDocuments } from '../../lib/knowledge/staging.js';
-import { type Edge, type Entity, edgeId, neighbours } from '../../lib/domain/relation-graph.js';
+import { type Edge, type Entity, edgeId, neighbours } from '../../lib/graph/relation-graph.js';
 
 const USER = 'locomo-conv-26';
 let stack: LocalStack;

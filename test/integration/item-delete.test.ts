@@ -22,7 +22,7 @@ import { dumpUserState, listObjectVersions, type UserStateDump } from '../../inf
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
-import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
+import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
 import { DynamoTurnLog } from '../../lib/search/dynamo-turn-log.adapter.js';
 import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
@@ -34,7 +34,7 @@ import { keys, pad } from '../../lib/kernel/memory-paths.js';
 import { SegmentedIndex } from '../../lib/search/memory-search.js';
 import type { ForgetReceipt } from '../../lib/use-cases/memory-api.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
-import { recordRelations } from '../../lib/use-cases/relation-graph.js';
+import { recordRelations } from '../../lib/graph/graph-use-cases.js';
 import { LiveSearchIndex } from '../../lib/search/search-index.js';
 import { iamDenials } from '../helpers/iam.js';
 

@@ -10,10 +10,11 @@ import { factHygiene, verifyFacts } from '../../lib/knowledge/knowledge-hygiene.
 import { isLive, knowledgeItem } from '../../lib/domain/memory-item.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { maintainFacts, restorePrunedFact, verifySeenFacts } from '../../lib/knowledge/maintain-facts.js';
-import { graphLog } from '../../lib/use-cases/relation-graph.js';
+import { graphLog } from '../../lib/graph/graph-use-cases.js';
 import { runReflection } from '../../lib/batches/run-reflection.js';
 import { fixedClock } from '../../lib/kernel/runtime.fake.js';
-import { ingestDeps, MemoryGraphStore, reflectionDeps } from '../helpers/fakes.js';
+import { ingestDeps, reflectionDeps } from '../helpers/fakes.js';
+import { MemoryGraphStore } from '../../lib/graph/graph.fake.js';
 import { MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';

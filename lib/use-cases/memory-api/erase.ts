@@ -12,7 +12,7 @@ import type { KnowledgeDoc } from '../../knowledge/knowledge.js';
 import { GLOBAL_USER, type MemoryItem } from '../../domain/memory-item.js';
 import { claimsPrefix, episodeKey, eventEpisodeKey, keys, knowledgePrefix, pad, summaryDocKey, turnsFolder, userPrefix } from '../../kernel/memory-paths.js';
 import type { StagedRecord } from '../../knowledge/promotion.js';
-import type { Edge } from '../../domain/relation-graph.js';
+import type { Edge } from '../../graph/relation-graph.js';
 import { tombstonesOf } from '../../domain/tombstone.js';
 import { MemoryApiError } from '../memory-api-error.js';
 import { type MemoryApiDeps, notFound } from './deps.js';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../kernel/memory-paths.js';
-import { canonical, type Edge, type Entity, type GraphLogEntry } from '../domain/relation-graph.js';
-import type { GraphChange, GraphStore } from '../ports.js';
+import { canonical, type Edge, type Entity, type GraphLogEntry } from './relation-graph.js';
+import type { GraphChange, GraphStore } from './graph.port.js';
 import { batchGetAll, batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';
 
 /**

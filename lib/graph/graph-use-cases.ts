@@ -15,9 +15,9 @@ import {
   observeEdge,
   relationKey,
   restoreEdge,
-} from '../domain/relation-graph.js';
-import type { GraphStore } from '../ports.js';
-import { MemoryApiError } from './memory-api.js';
+} from './relation-graph.js';
+import type { GraphStore } from './graph.port.js';
+import { MemoryApiError } from '../use-cases/memory-api.js';
 
 /**
  * Add observations at `at`: new edges and entities, or edges seen again. Returns the edges

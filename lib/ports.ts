@@ -4,23 +4,10 @@
  */
 import type { ArchiveDocument } from './domain/user-archive.js';
 import type { Tombstone } from './domain/tombstone.js';
-import type { SourceObservation, SourceStats } from './domain/source-reliability.js';
 import type { MemoryItem } from './domain/memory-item.js';
 import type { AuditEntry } from './domain/memory-tiers.js';
 import type { ItemTrust } from './domain/scope-trust.js';
 import type { SettingsChange, UserSettings } from './domain/user-settings.js';
-
-/** Per-domain source outcomes, shared by all users (req R-SRC). */
-export interface SourceReliabilityStore {
-  /**
-   * Add each observation (reported by this user's turn) to its domain's counts, once: an
-   * observation already counted — a redelivered or republished turn — adds nothing.
-   * Returns how many were new.
-   */
-  record(userId: string, observations: readonly SourceObservation[]): Promise<number>;
-  /** The counts of these domains (normalised); empty counts for a domain never seen. */
-  stats(domains: readonly string[]): Promise<SourceStats[]>;
-}
 
 /** A user's own summary settings (lib/domain/user-settings.ts); unset fields follow the stage's. */
 export interface UserSettingsStore {

@@ -15,7 +15,7 @@ import { DynamoCostLedger } from '../../lib/costs/dynamo-cost-ledger.adapter.js'
 import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoItemTrustStore } from '../../lib/adapters/dynamo-item-trust-store.js';
 import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
-import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability-store.js';
+import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-reliability-store.adapter.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';

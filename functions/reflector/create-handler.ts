@@ -18,7 +18,7 @@ import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js'
 import { DynamoItemTrustStore } from '../../lib/adapters/dynamo-item-trust-store.js';
 import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
-import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability-store.js';
+import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-reliability-store.adapter.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
 import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';

@@ -5,7 +5,7 @@
 import { DomainSchema } from '../../events/common.js';
 import { GLOBAL_USER } from '../domain/memory-item.js';
 import { keys, rejectedPrefix, userPrefix } from './memory-paths.js';
-import { SOURCE_SHARDS } from '../adapters/dynamo-source-reliability-store.js';
+import { SOURCE_SHARDS } from '../sources/dynamo-source-reliability-store.adapter.js';
 
 /**
  * Does `key` stay under `prefix`, however it is read? Rejects keys that hold control

@@ -6,7 +6,7 @@
 import { MAX_ATTRIBUTE_BYTES, utf8Bytes } from '../../events/common.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { confidenceFor } from './confidence.js';
-import { blendSourceReliability, normaliseDomain } from '../domain/source-reliability.js';
+import { blendSourceReliability, normaliseDomain } from '../sources/source-reliability.js';
 import { renderFrontMatter } from '../kernel/front-matter.js';
 import type { ReflectionOutput } from '../batches/reflection-output.js';
 import { slugify } from '../kernel/text.js';

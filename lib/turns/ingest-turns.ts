@@ -35,10 +35,11 @@ import {
 import type { SignalConfig } from '../signals/signal-weights.js';
 import { type EventEpisode, eventEpisodeOf } from './episodes.js';
 import { eventId } from '../batches/event-reflection.js';
-import { observationsOf } from '../domain/source-reliability.js';
+import { observationsOf } from '../sources/source-reliability.js';
 import { addCounts, type RedactionCounts, type RedactionPolicy, redact, redactFields } from './redaction.js';
 import type { ClaimCheckStore, RejectedEventLog, TurnStore } from './turn.port.js';
-import type { ForgetLog, MemoryItemStore, SourceReliabilityStore, UserSettingsStore } from '../ports.js';
+import type { ForgetLog, MemoryItemStore, UserSettingsStore } from '../ports.js';
+import type { SourceReliabilityStore } from '../sources/source-reliability.port.js';
 import type { JobQueue } from '../jobs/job-queue.port.js';
 import type { IdleScheduler, SignalStateStore } from '../signals/signal-state.port.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';

@@ -3,11 +3,10 @@ import type { MemoryItem } from '../../lib/domain/memory-item.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { Tombstone } from '../../lib/domain/tombstone.js';
-import { addObservation, emptyStats, type SourceObservation, type SourceStats } from '../../lib/domain/source-reliability.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
-import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, MemoryItemStore, UserSettingsStore, SourceReliabilityStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
+import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, MemoryItemStore, UserSettingsStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
 import { RecordingLog, fixedClock } from '../../lib/kernel/runtime.fake.js';
 import type { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { MemorySignalStateStore, MemoryIdleScheduler } from '../../lib/signals/signal-state.fake.js';
@@ -18,6 +17,7 @@ import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
 import { MemoryDiary } from '../../lib/diary/diary.fake.js';
 import { MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
 import { MemoryGraphStore } from '../../lib/graph/graph.fake.js';
+import { MemorySourceReliabilityStore } from '../../lib/sources/source-reliability.fake.js';
 
 export class MemoryForgetLog implements ForgetLog {
   readonly receipts: ForgetReceipt[] = [];
@@ -54,26 +54,6 @@ export function reflectionDeps(ingest: ReturnType<typeof ingestDeps>, model: Scr
     log: new RecordingLog(),
     settings: { temperature: 0.6, maxTokens: 1500, budgetTokens: 4000 },
   };
-}
-
-/** Source outcomes per domain, counted once per (user, observation key), as the DynamoDB store does. */
-export class MemorySourceReliabilityStore implements SourceReliabilityStore {
-  readonly counts = new Map<string, SourceStats>();
-  readonly seen = new Set<string>();
-  async record(userId: string, observations: readonly SourceObservation[]) {
-    let added = 0;
-    for (const o of observations) {
-      const marker = `${userId}/${o.key}`;
-      if (this.seen.has(marker)) continue;
-      this.seen.add(marker);
-      this.counts.set(o.domain, addObservation(this.counts.get(o.domain) ?? emptyStats(o.domain), o));
-      added++;
-    }
-    return added;
-  }
-  async stats(domains: readonly string[]) {
-    return domains.map((d) => structuredClone(this.counts.get(d) ?? emptyStats(d)));
-  }
 }
 
 /** API-written memory items by owner and id, first write wins, moves on a condition (as DynamoMemoryItemStore). */

@@ -4,15 +4,13 @@
  * lib/domain/memory-paths.ts, the same ones the adapters call). A fuzz case then asks:
  * did every write stay under the prefix of a user the case was allowed to touch?
  */
-import type { SourceObservation } from '../../lib/domain/source-reliability.js';
 import { GLOBAL_USER, type MemoryItem } from '../../lib/domain/memory-item.js';
 import { keys, userPrefix } from '../../lib/kernel/memory-paths.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
-import { sourceShard } from '../../lib/adapters/dynamo-source-reliability-store.js';
 import type { AuditTrail, UserArchiveStore } from '../../lib/ports.js';
 import type { ArchiveDocument } from '../../lib/domain/user-archive.js';
-import { MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings, MemorySourceReliabilityStore } from './fakes.js';
+import { MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings } from './fakes.js';
 import { MemoryDiary } from '../../lib/diary/diary.fake.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
 import { MemoryEventPublisher, RecordingTurnStore, RecordingRejectedLog } from '../../lib/turns/turn.fake.js';
@@ -25,6 +23,7 @@ import { RecordingSleepTimeLog } from '../../lib/sleep-time/sleep-time-log.fake.
 import { RecordingKnowledgeStore, RecordingExpiryLog } from '../../lib/knowledge/knowledge.fake.js';
 import { FakeCatalog, CatalogSearchIndex } from '../../lib/search/search-index.fake.js';
 import { RecordingGraphStore } from '../../lib/graph/graph.fake.js';
+import { RecordingSourceReliability } from '../../lib/sources/source-reliability.fake.js';
 
 const ddbKey = (userId: string, sk: string) => `${keys.ownerPk(userId)}|${sk}`;
 
@@ -45,19 +44,6 @@ export class RecordingArchiveStore implements UserArchiveStore {
   }
   async putDocuments(userId: string, documents: readonly ArchiveDocument[]) {
     for (const d of documents) this.log.add('archives', userId, `${userPrefix(userId)}${d.path}`);
-  }
-}
-
-export class RecordingSourceReliability extends MemorySourceReliabilityStore {
-  constructor(private readonly log: WriteLog) {
-    super();
-  }
-  override async record(userId: string, observations: readonly SourceObservation[]) {
-    for (const o of observations) {
-      this.log.addItem('sources', userId, ddbKey(userId, keys.sourceObservationSk(o.key)), { domain: o.domain });
-      this.log.add('sources', null, `${keys.sourcePk(o.domain, sourceShard(userId))}|${keys.sourceStatsSk}`);
-    }
-    return super.record(userId, observations);
   }
 }
 

@@ -6,10 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functionClients } from '../../infra/local/clients.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability-store.js';
+import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-reliability-store.adapter.js';
 import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
-import type { SourceObservation } from '../../lib/domain/source-reliability.js';
+import type { SourceObservation } from '../../lib/sources/source-reliability.js';
 import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';
 import { iamDenials } from '../helpers/iam.js';
 

@@ -17,7 +17,7 @@ import { DynamoSignalStateStore, storedState } from '../../lib/signals/dynamo-si
 import { DAY_SHARDS, dayShard, keys } from '../../lib/kernel/memory-paths.js';
 import type { SleepTimeRun } from '../../lib/sleep-time/run-log.js';
 import type { StagedDocument } from '../../lib/knowledge/staging.js';
-import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability-store.js';
+import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-reliability-store.adapter.js';
 import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapter.js';
 import { eventEpisodeId } from '../../lib/turns/episodes.js';
 import { readLocomo } from '../helpers/locomo.js';

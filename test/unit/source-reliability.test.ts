@@ -12,7 +12,7 @@ import {
   observationsOf,
   reliabilityOf,
   type SourceObservation,
-} from '../../lib/domain/source-reliability.js';
+} from '../../lib/sources/source-reliability.js';
 import { stagedDocuments } from '../../lib/knowledge/staging.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import * as api from '../../lib/use-cases/memory-api.js';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { BatchGetCommand, type DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../kernel/memory-paths.js';
-import { emptyStats, type SourceObservation, type SourceStats } from '../domain/source-reliability.js';
-import type { SourceReliabilityStore } from '../ports.js';
+import { emptyStats, type SourceObservation, type SourceStats } from './source-reliability.js';
+import type { SourceReliabilityStore } from './source-reliability.port.js';
 import { cancellationCodes, isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
 
 /** How long an observation's marker is kept: far longer than any redelivery or redrive. */

@@ -8,7 +8,7 @@ import * as z from 'zod';
 import { SettingsChangeSchema } from '../../lib/domain/user-settings.js';
 import { DomainSchema, UserIdSchema } from '../../events/common.js';
 import { ValidationOutcomeSchema } from '../../events/turn-saved.js';
-import { MemoryItemSchema, TierSchema } from '../../lib/domain/memory-item.js';
+import { MemoryItemSchema, TierSchema } from '../../lib/items/memory-item.js';
 import { SearchFiltersSchema } from '../../lib/search/memory-search.js';
 import { SearchExplainSchema } from '../../lib/search/search-explain.js';
 import { DemotionReasonSchema } from '../../lib/domain/memory-tiers.js';

@@ -21,7 +21,7 @@ import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js'
 import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
-import { DynamoAuditTrail, DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
+import { DynamoAuditTrail, DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';

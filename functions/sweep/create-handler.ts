@@ -13,7 +13,7 @@ import { TimestampSchema } from '../../events/common.js';
 import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
-import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
+import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
 import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';

@@ -6,7 +6,7 @@ import type { ItemTrust } from '../domain/scope-trust.js';
 import type { ItemTrustStore } from '../ports.js';
 import { isCancelledByCondition } from '../kernel/dynamo-errors.adapter.js';
 import { batchGetAll } from '../kernel/dynamo-query.adapter.js';
-import { auditRow, requestToken } from './memory-item-store.js';
+import { auditRow, requestToken } from '../items/memory-item-store.adapter.js';
 import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 
 /**

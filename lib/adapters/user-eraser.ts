@@ -16,7 +16,7 @@
  */
 import { type DeleteObjectsCommandOutput, DeleteObjectsCommand, ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { GLOBAL_USER } from '../domain/memory-item.js';
+import { GLOBAL_USER } from '../items/memory-item.js';
 import { keys } from '../kernel/memory-paths.js';
 import type { UserEraser } from '../ports.js';
 import { batchGetAll, batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';

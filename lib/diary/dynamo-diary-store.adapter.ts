@@ -3,7 +3,7 @@ import { type DiaryOverride, type DiaryRecord, diaryVisible } from './diary.js';
 import { keys } from '../kernel/memory-paths.js';
 import type { DiaryStore } from './diary.port.js';
 import { isCancelledByCondition } from '../kernel/dynamo-errors.adapter.js';
-import { auditRow, requestToken } from '../adapters/memory-item-store.js';
+import { auditRow, requestToken } from '../items/memory-item-store.adapter.js';
 import type { AuditEntry } from '../domain/memory-tiers.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
 import { batchGetAll } from '../kernel/dynamo-query.adapter.js';

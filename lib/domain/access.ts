@@ -5,7 +5,7 @@
  * cloud (Cognito or any OIDC issuer) and from locally signed tokens on a laptop; both end
  * as the same claims, read here.
  */
-import { GLOBAL_USER } from './memory-item.js';
+import { GLOBAL_USER } from '../items/memory-item.js';
 
 export const ADMIN_GROUP = 'memory-admin';
 

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
-import type { MemoryItem, Status, Tier } from './memory-item.js';
+import type { MemoryItem, Status, Tier } from '../items/memory-item.js';
 
 export const TIER_ORDER: readonly Tier[] = ['ephemeral', 'short_term', 'long_term'];
 

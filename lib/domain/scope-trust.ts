@@ -8,7 +8,7 @@
  * The seed defers the numbers to a confidence system it does not include; ours are below.
  */
 import type { ValidationOutcome } from '../../events/turn-saved.js';
-import type { MemoryItem, Scope } from './memory-item.js';
+import type { MemoryItem, Scope } from '../items/memory-item.js';
 
 export const TRUST_STEP: Record<ValidationOutcome, number> = { APPROVE: 0.1, REVISE: 0, RETRY: -0.1, FAIL: -0.2 };
 /** NEW → USER at or above this trust. */

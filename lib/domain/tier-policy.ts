@@ -20,7 +20,7 @@
  * result: every decision is deterministic in the entry and `now`, so a rerun decides the same.
  */
 import { type DecayPolicy, DECAY_WRITE_STEP, decayed, SLOW_DECAY } from '../knowledge/confidence-decay.js';
-import type { MemoryItem, Tier } from './memory-item.js';
+import type { MemoryItem, Tier } from '../items/memory-item.js';
 import { type AuditEntry, promoteTier } from './memory-tiers.js';
 
 export const CORROBORATION_GAIN = 0.15;

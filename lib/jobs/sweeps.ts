@@ -8,7 +8,7 @@ import type { SleepTimeConfig } from '../sleep-time/config.js';
 import { selectUsers, windowDays } from '../sleep-time/selection.js';
 import type { ActivityIndex } from '../signals/signal-state.port.js';
 import type { ExpiryLog, KnowledgeStore } from '../knowledge/knowledge.port.js';
-import type { MemoryItemStore } from '../ports.js';
+import type { MemoryItemStore } from '../items/memory-item.port.js';
 import type { SleepTimeLogStore } from '../sleep-time/sleep-time-log.port.js';
 import type { JobQueue } from './job-queue.port.js';
 import type { TurnStore } from '../turns/turn.port.js';

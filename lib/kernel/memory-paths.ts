@@ -1,4 +1,4 @@
-import { GLOBAL_USER } from '../domain/memory-item.js';
+import { GLOBAL_USER } from '../items/memory-item.js';
 import { fnv1a32 } from './stable-hash.js';
 
 /**

@@ -3,7 +3,7 @@
  * would write it under (lib/kernel/memory-paths.ts), and the checks a fuzz case asks of it.
  */
 import { DomainSchema } from '../../events/common.js';
-import { GLOBAL_USER } from '../domain/memory-item.js';
+import { GLOBAL_USER } from '../items/memory-item.js';
 import { keys, rejectedPrefix, userPrefix } from './memory-paths.js';
 import { SOURCE_SHARDS } from '../sources/dynamo-source-reliability-store.adapter.js';
 

@@ -1,4 +1,4 @@
-import { diaryItem, episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../domain/memory-item.js';
+import { diaryItem, episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../items/memory-item.js';
 import { isDerivedId, withTrust } from '../domain/scope-trust.js';
 import type { CatalogHint, MemoryCatalog, MemoryCatalogSources } from './search-index.port.js';
 

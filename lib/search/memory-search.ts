@@ -37,7 +37,7 @@
 import * as z from 'zod';
 import { cosine, counts } from '../knowledge/knowledge-search.js';
 import { type Field, FIELDS, type IndexedItem, indexedItem, queryTermGroups, SearchSegment, vectorTerms } from './search-segment.js';
-import { isLive, KindSchema, type MemoryItem, ScopeSchema, TierSchema } from '../domain/memory-item.js';
+import { isLive, KindSchema, type MemoryItem, ScopeSchema, TierSchema } from '../items/memory-item.js';
 import { queryTimeWindow, type TimeWindow } from './query-time.js';
 import { comparable, nearest, type QueryVector, type SegmentEmbeddings, unit } from './embedding-vectors.js';
 import { explanation, type Place, type RankingName, type SearchExplain } from './search-explain.js';

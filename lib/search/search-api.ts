@@ -1,5 +1,5 @@
 /** memory.search and memory.retrieve (req R-DOC-4): ranking over the per-owner search indexes, the page's items read from their stores, and one item by id or path. */
-import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem } from '../domain/memory-item.js';
+import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem } from '../items/memory-item.js';
 import type { QueryVector } from './embedding-vectors.js';
 import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex } from './memory-search.js';
 import type { IndexedItem } from './search-segment.js';

@@ -37,7 +37,7 @@ import { randomUUID } from 'node:crypto';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { RecentCache } from '../kernel/recent-cache.js';
-import { GLOBAL_USER } from '../domain/memory-item.js';
+import { GLOBAL_USER } from '../items/memory-item.js';
 import { keys, SEARCH_MARK_TTL_MS as MARK_TTL_MS, searchSegmentKey } from '../kernel/memory-paths.js';
 import { type SearchSegment, segmentFromBytes, segmentToBytes } from './search-segment.js';
 import type { SearchChange, SearchIndexHead, SearchIndexStore } from './search-index.port.js';

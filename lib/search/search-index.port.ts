@@ -1,11 +1,12 @@
 /** Ports of the search: the memory catalog it reads, the search index's store and the turn log. */
 import type { SearchSegment } from './search-segment.js';
-import type { MemoryItem } from '../domain/memory-item.js';
+import type { MemoryItem } from '../items/memory-item.js';
 import type { SummaryStore } from '../summaries/summary.port.js';
 import type { TurnStore } from '../turns/turn.port.js';
 import type { DiaryStore } from '../diary/diary.port.js';
 import type { KnowledgeStore } from '../knowledge/knowledge.port.js';
-import type { MemoryItemStore, ItemTrustStore } from '../ports.js';
+import type { MemoryItemStore } from '../items/memory-item.port.js';
+import type { ItemTrustStore } from '../ports.js';
 
 /** Every memory item of a user (and GLOBAL's) in the one metadata model: the search corpus. */
 export interface MemoryCatalog {

@@ -25,7 +25,7 @@
  * segments under distinct keys, and only the one whose pointer move wins is kept.
  */
 import { RecentCache } from '../kernel/recent-cache.js';
-import { GLOBAL_USER, isLive, type MemoryItem } from '../domain/memory-item.js';
+import { GLOBAL_USER, isLive, type MemoryItem } from '../items/memory-item.js';
 import { type IndexEntry, itemKey, SegmentedIndex, segmentOf } from './memory-search.js';
 import { quantise } from './embedding-vectors.js';
 import { mergeSegments, type SearchSegment } from './search-segment.js';

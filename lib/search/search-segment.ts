@@ -15,7 +15,7 @@
  * vectors for the similarity leave out all-digit terms, as DocumentIndex does.
  */
 import { stemmer } from 'stemmer';
-import { asksQuestion, type MemoryItem } from '../domain/memory-item.js';
+import { asksQuestion, type MemoryItem } from '../items/memory-item.js';
 import { mergeEmbeddings, type SegmentEmbeddings } from './embedding-vectors.js';
 import { counts } from '../knowledge/knowledge-search.js';
 import { formsOf } from '../kernel/irregular-forms.js';

@@ -29,7 +29,7 @@
  *   every job. Aggregates that name no user (source reliability counts) stay.
  */
 import type { Job } from '../../events/job.js';
-import { GLOBAL_USER } from '../domain/memory-item.js';
+import { GLOBAL_USER } from '../items/memory-item.js';
 import { claimsPrefix, searchSegmentsPrefix, userPrefix } from '../kernel/memory-paths.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
 import type { ForgetCounts, ForgetLog, ForgetReceipt, UserEraser } from '../ports.js';

@@ -21,7 +21,7 @@ export { retrieve, search, type SearchResult } from '../search/search-api.js';
 export { type Candidate, recordOutcome, save } from './memory-api/trust.js';
 export { createTierEntry, deleteTierEntry, demote, promote, queryTier } from './memory-api/tiers.js';
 export { assessment, deleteSummary, editSummary, latestSleepTimeRun, listSummaries, sleepTimeRuns, summaryQualityOf, requestSummary } from '../summaries/summaries-api.js';
-export { editItem, editTarget, restoreItem } from './memory-api/edits.js';
+export { editItem, editTarget, restoreItem } from '../items/edits.js';
 export { auditTrail, batches, listStagedForReview, reviewDiscard, reviewPromote } from '../knowledge/review-api.js';
 export { capabilities, sourceReliability } from './memory-api/insights.js';
 export { deleteItem, ERASED_KINDS, type ErasedKind } from './memory-api/erase.js';

@@ -6,11 +6,11 @@
  * user's entries whose TTL ran out. Every move is one conditional write with its audit entry
  * (MemoryItemStore.move), by the actor `tier-policy`; a rerun finds nothing left to do.
  */
-import type { MemoryItem } from '../domain/memory-item.js';
+import type { MemoryItem } from '../items/memory-item.js';
 import { nextUpdatedAt } from '../domain/memory-tiers.js';
 import type { AuditEntry } from '../domain/memory-tiers.js';
 import { autoPromotion, closeSession, corroborate, expireEntry, reviewTierEntry, type TierDecision } from '../domain/tier-policy.js';
-import type { MemoryItemStore } from '../ports.js';
+import type { MemoryItemStore } from '../items/memory-item.port.js';
 
 export const POLICY_ACTOR = 'tier-policy';
 const MAX_ATTEMPTS = 3;

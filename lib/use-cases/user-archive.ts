@@ -11,7 +11,7 @@
  * has no state, so an import that failed part way is asked again and rewrites the same keys;
  * once it is written, another import is refused (a conflict: 409 at the API).
  */
-import { GLOBAL_USER } from '../domain/memory-item.js';
+import { GLOBAL_USER } from '../items/memory-item.js';
 import { ARCHIVE_FORMAT, archiveProblems, type UserArchive } from '../domain/user-archive.js';
 import type { Clock } from '../kernel/runtime.port.js';
 import type { SignalStateStore } from '../signals/signal-state.port.js';

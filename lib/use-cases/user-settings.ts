@@ -5,7 +5,8 @@
  * threshold, the reflector the summary's switch, prompt and output cap.
  */
 import type { SettingsChange } from '../domain/user-settings.js';
-import type { AuditTrail, UserSettingsStore } from '../ports.js';
+import type { AuditTrail } from '../items/memory-item.port.js';
+import type { UserSettingsStore } from '../ports.js';
 import type { Clock } from '../kernel/runtime.port.js';
 
 export async function readSettings(deps: { settings: UserSettingsStore }, userId: string) {

@@ -1,12 +1,11 @@
 /** In-memory implementations of the ports, for unit tests of the use cases. */
-import type { MemoryItem } from '../../lib/domain/memory-item.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { Tombstone } from '../../lib/domain/tombstone.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
-import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, MemoryItemStore, UserSettingsStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
+import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, UserSettingsStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
 import { RecordingLog, fixedClock } from '../../lib/kernel/runtime.fake.js';
 import type { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { MemorySignalStateStore, MemoryIdleScheduler } from '../../lib/signals/signal-state.fake.js';
@@ -18,6 +17,7 @@ import { MemoryDiary } from '../../lib/diary/diary.fake.js';
 import { MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
 import { MemoryGraphStore } from '../../lib/graph/graph.fake.js';
 import { MemorySourceReliabilityStore } from '../../lib/sources/source-reliability.fake.js';
+import { MemoryItems } from '../../lib/items/memory-item.fake.js';
 
 export class MemoryForgetLog implements ForgetLog {
   readonly receipts: ForgetReceipt[] = [];
@@ -54,49 +54,6 @@ export function reflectionDeps(ingest: ReturnType<typeof ingestDeps>, model: Scr
     log: new RecordingLog(),
     settings: { temperature: 0.6, maxTokens: 1500, budgetTokens: 4000 },
   };
-}
-
-/** API-written memory items by owner and id, first write wins, moves on a condition (as DynamoMemoryItemStore). */
-export class MemoryItems implements MemoryItemStore {
-  readonly items = new Map<string, MemoryItem>();
-  readonly audit: AuditEntry[] = [];
-  private key = (userId: string, id: string) => `${userId}\u0000${id}`;
-  async get(userId: string, id: string) {
-    const item = this.items.get(this.key(userId, id));
-    return item ? structuredClone(item) : null;
-  }
-  async getMany(userId: string, ids: readonly string[]) {
-    return [...new Set(ids)].flatMap((id) => {
-      const item = this.items.get(this.key(userId, id));
-      return item ? [structuredClone(item)] : [];
-    });
-  }
-  async create(item: MemoryItem) {
-    const existing = this.items.get(this.key(item.userId, item.id));
-    if (existing) return { item: structuredClone(existing), created: false };
-    this.items.set(this.key(item.userId, item.id), structuredClone(item));
-    return { item, created: true };
-  }
-  async replace(item: MemoryItem, expectedUpdatedAt: string) {
-    const existing = this.items.get(this.key(item.userId, item.id));
-    if (!existing || existing.updatedAt !== expectedUpdatedAt) return false;
-    this.items.set(this.key(item.userId, item.id), structuredClone(item));
-    return true;
-  }
-  async list(userId: string) {
-    return [...this.items.values()].filter((i) => i.userId === userId).map((i) => structuredClone(i));
-  }
-  async move(item: MemoryItem, expectedUpdatedAt: string, audit: AuditEntry) {
-    if (!(await this.replace(item, expectedUpdatedAt))) return false;
-    this.audit.push(structuredClone(audit));
-    return true;
-  }
-  async expiringOn(day: string) {
-    return [...this.items.values()].filter((i) => !i.deleted && i.expiresAt?.slice(0, 10) === day).map((i) => structuredClone(i));
-  }
-  async sessionEphemera(userId: string, sessionId: string) {
-    return [...this.items.values()].filter((i) => i.userId === userId && i.tier === 'ephemeral' && i.sessionId === sessionId).map((i) => i.id);
-  }
 }
 
 /** Every port of the ingest use case, in memory. */

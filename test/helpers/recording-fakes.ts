@@ -4,13 +4,13 @@
  * lib/domain/memory-paths.ts, the same ones the adapters call). A fuzz case then asks:
  * did every write stay under the prefix of a user the case was allowed to touch?
  */
-import { GLOBAL_USER, type MemoryItem } from '../../lib/domain/memory-item.js';
+import { GLOBAL_USER } from '../../lib/items/memory-item.js';
 import { keys, userPrefix } from '../../lib/kernel/memory-paths.js';
 import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
-import type { AuditTrail, UserArchiveStore } from '../../lib/ports.js';
+import type { UserArchiveStore } from '../../lib/ports.js';
 import type { ArchiveDocument } from '../../lib/domain/user-archive.js';
-import { MemoryItems, MemoryItemTrust, MemoryForgetLog, MemorySettings } from './fakes.js';
+import { MemoryItemTrust, MemoryForgetLog, MemorySettings } from './fakes.js';
 import { MemoryDiary } from '../../lib/diary/diary.fake.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
 import { MemoryEventPublisher, RecordingTurnStore, RecordingRejectedLog } from '../../lib/turns/turn.fake.js';
@@ -24,6 +24,7 @@ import { RecordingKnowledgeStore, RecordingExpiryLog } from '../../lib/knowledge
 import { FakeCatalog, CatalogSearchIndex } from '../../lib/search/search-index.fake.js';
 import { RecordingGraphStore } from '../../lib/graph/graph.fake.js';
 import { RecordingSourceReliability } from '../../lib/sources/source-reliability.fake.js';
+import { RecordingMemoryItems, RecordingAudit } from '../../lib/items/memory-item.fake.js';
 
 const ddbKey = (userId: string, sk: string) => `${keys.ownerPk(userId)}|${sk}`;
 
@@ -44,54 +45,6 @@ export class RecordingArchiveStore implements UserArchiveStore {
   }
   async putDocuments(userId: string, documents: readonly ArchiveDocument[]) {
     for (const d of documents) this.log.add('archives', userId, `${userPrefix(userId)}${d.path}`);
-  }
-}
-
-/** API-written memory items (the in-memory store), each write in the log and each move's audit entry in the trail. */
-export class RecordingMemoryItems extends MemoryItems {
-  constructor(
-    private readonly log: WriteLog,
-    private readonly trail?: RecordingAudit,
-  ) {
-    super();
-  }
-  override async create(item: MemoryItem) {
-    this.log.addItem('items.create', item.userId, ddbKey(item.userId, keys.memorySk(item.id)), { item });
-    return super.create(item);
-  }
-  override async replace(item: MemoryItem, expectedUpdatedAt: string) {
-    this.log.addItem('items.replace', item.userId, ddbKey(item.userId, keys.memorySk(item.id)), { item });
-    return super.replace(item, expectedUpdatedAt);
-  }
-  override async move(item: MemoryItem, expectedUpdatedAt: string, audit: AuditEntry) {
-    const moved = await super.move(item, expectedUpdatedAt, audit);
-    if (moved) await this.trail?.append([audit]);
-    return moved;
-  }
-}
-
-export class RecordingAudit implements AuditTrail {
-  readonly entries: AuditEntry[] = [];
-  constructor(private readonly log: WriteLog) {}
-  async append(entries: readonly AuditEntry[]) {
-    for (const e of entries) {
-      this.log.addItem('audit', e.userId, ddbKey(e.userId, keys.auditSk(e)), { entry: e });
-      this.entries.push(structuredClone(e));
-    }
-  }
-  async list(userId: string, options: { itemId?: string | undefined; limit: number }) {
-    return this.entries
-      .filter((e) => e.userId === userId && (options.itemId === undefined || e.itemId === options.itemId))
-      .sort((a, b) => b.at.localeCompare(a.at))
-      .slice(0, options.limit);
-  }
-  async dropWords(userId: string, itemIds: readonly string[]) {
-    const mine = this.entries.filter((e) => e.userId === userId && itemIds.includes(e.itemId) && e.previous !== undefined);
-    for (const e of mine) {
-      delete e.previous;
-      this.log.addItem('audit', e.userId, ddbKey(e.userId, keys.auditSk(e)), { entry: e });
-    }
-    return mine.length;
   }
 }
 

@@ -26,7 +26,7 @@ import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js'
 import { DynamoTurnLog } from '../../lib/search/dynamo-turn-log.adapter.js';
 import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
-import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
+import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';

@@ -20,7 +20,7 @@ import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js'
 import { DynamoTurnLog } from '../../lib/search/dynamo-turn-log.adapter.js';
 import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
-import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
+import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { keys } from '../../lib/kernel/memory-paths.js';

@@ -18,7 +18,7 @@ import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter
 import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
-import { auditRow } from '../../lib/adapters/memory-item-store.js';
+import { auditRow } from '../../lib/items/memory-item-store.adapter.js';
 import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { moveToTurnKeys } from '../../lib/turns/turn-keys-migration.adapter.js';
 import type { BatchLog } from '../../lib/batches/batch-log.js';

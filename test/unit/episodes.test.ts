@@ -7,7 +7,7 @@ import type { Episode } from '../../events/episode.js';
 import { TurnSavedSchema } from '../../events/turn-saved.js';
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import { capabilityConfidence, episodeDocument, type EpisodeSummary, summariseEpisode } from '../../lib/turns/episodes.js';
-import { turnItem } from '../../lib/domain/memory-item.js';
+import { turnItem } from '../../lib/items/memory-item.js';
 import { turnIndexEntry } from '../../lib/turns/turn-document.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import * as api from '../../lib/use-cases/memory-api.js';

@@ -12,7 +12,7 @@ import { type FuzzTarget, fuzzTargets, largestAttributes, runTarget } from '../.
 import { MAX_ATTRIBUTE_BYTES, TimestampSchema, utf8Bytes } from '../../events/common.js';
 import { TurnSavedSchema } from '../../events/turn-saved.js';
 import { MAX_BATCH_BYTES, TurnPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
-import { mergeAttributes } from '../../lib/domain/memory-item.js';
+import { mergeAttributes } from '../../lib/items/memory-item.js';
 import { stagedDocuments } from '../../lib/knowledge/staging.js';
 import { parseRecord } from '../../lib/turns/ingest-turns.js';
 import { capSummaryText, MAX_SUMMARY_CHARS } from '../../lib/summaries/summary.js';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { authorize, principalFromClaims } from '../../lib/domain/access.js';
 import { commitDecision } from '../../lib/domain/memory-candidates.js';
-import { isLive, itemIdForPath, type MemoryItem, mergeAttributes } from '../../lib/domain/memory-item.js';
+import { isLive, itemIdForPath, type MemoryItem, mergeAttributes } from '../../lib/items/memory-item.js';
 import { searchMemory } from '../../lib/search/memory-search.js';
 import { demoteTier, newTierItem, promoteTier } from '../../lib/domain/memory-tiers.js';
 import { applyOutcome } from '../../lib/domain/scope-trust.js';

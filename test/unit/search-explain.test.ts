@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { quantise, unit } from '../../lib/search/embedding-vectors.js';
-import type { MemoryItem } from '../../lib/domain/memory-item.js';
+import type { MemoryItem } from '../../lib/items/memory-item.js';
 import { FUSION_K, indexOf, rankIndex, SegmentedIndex, type SearchHit, searchMemory, segmentOf } from '../../lib/search/memory-search.js';
 import { newTierItem } from '../../lib/domain/memory-tiers.js';
 import type { SearchExplain } from '../../lib/search/search-explain.js';

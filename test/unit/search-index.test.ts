@@ -3,7 +3,7 @@
  * changes, compactions and both kinds of merge is what the items' stores hold.
  */
 import { describe, expect, it } from 'vitest';
-import type { MemoryItem } from '../../lib/domain/memory-item.js';
+import type { MemoryItem } from '../../lib/items/memory-item.js';
 import { SegmentedIndex } from '../../lib/search/memory-search.js';
 import { SEARCH_MARK_TTL_MS } from '../../lib/kernel/memory-paths.js';
 import { newTierItem } from '../../lib/domain/memory-tiers.js';

@@ -17,7 +17,8 @@ import { expirySweep, nightlySweep, weeklySweep } from '../../lib/jobs/sweeps.js
 import { sleepTimeRuns } from '../../lib/summaries/summaries-api.js';
 import { tombstonesOf } from '../../lib/domain/tombstone.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
-import { MemoryErasureLog, MemoryItems } from '../helpers/fakes.js';
+import { MemoryErasureLog } from '../helpers/fakes.js';
+import { MemoryItems } from '../../lib/items/memory-item.fake.js';
 import { MemoryGraphStore } from '../../lib/graph/graph.fake.js';
 import { MemoryExpiryLog, MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
 import { MemorySleepTimeLog } from '../../lib/sleep-time/sleep-time-log.fake.js';

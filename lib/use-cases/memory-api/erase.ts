@@ -9,7 +9,7 @@
  * that the reflector's and the nightly run's gates consult, so the fact does not come back.
  */
 import type { KnowledgeDoc } from '../../knowledge/knowledge.js';
-import { GLOBAL_USER, type MemoryItem } from '../../domain/memory-item.js';
+import { GLOBAL_USER, type MemoryItem } from '../../items/memory-item.js';
 import { claimsPrefix, episodeKey, eventEpisodeKey, keys, knowledgePrefix, pad, summaryDocKey, turnsFolder, userPrefix } from '../../kernel/memory-paths.js';
 import type { StagedRecord } from '../../knowledge/promotion.js';
 import type { Edge } from '../../graph/relation-graph.js';

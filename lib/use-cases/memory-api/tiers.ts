@@ -1,5 +1,5 @@
 /** Tiers with promotion and demotion (req R-TIER): entries written through the API (mem:…), listed per tier, deleted, promoted (to GLOBAL by an administrator) and demoted. */
-import { GLOBAL_USER, isLive, type MemoryItem, mergeAttributes, type Tier } from '../../domain/memory-item.js';
+import { GLOBAL_USER, isLive, type MemoryItem, mergeAttributes, type Tier } from '../../items/memory-item.js';
 import { itemKey, SegmentedIndex } from '../../search/memory-search.js';
 import type { IndexedItem } from '../../search/search-segment.js';
 import { corroborateEntry } from '../tier-policy.js';

@@ -1,6 +1,6 @@
 /** memory.save and scope trust (req R-SCOPE): candidates committed only on an APPROVE validation, and a validation outcome moving the trust of the items a turn used, of every kind. */
 import type { ValidationOutcome } from '../../../events/turn-saved.js';
-import { isLive, type MemoryItem, mergeAttributes } from '../../domain/memory-item.js';
+import { isLive, type MemoryItem, mergeAttributes } from '../../items/memory-item.js';
 import { commitDecision } from '../../domain/memory-candidates.js';
 import { seenInUse } from '../../domain/tier-policy.js';
 import { type AuditEntry, type NewTierEntry, newTierItem } from '../../domain/memory-tiers.js';

@@ -20,14 +20,14 @@
  * index's diff, the summary store's edit; docs/search-index.md), so the next search reads the
  * new text and the old no longer matches.
  */
-import type { KnowledgeChange, KnowledgeDoc } from '../../knowledge/knowledge.js';
-import type { MemoryItem, SummaryEdit, SummaryRecordView } from '../../domain/memory-item.js';
-import type { AuditEntry } from '../../domain/memory-tiers.js';
-import { applyEdit, restoreEdit } from '../../knowledge/correction.js';
-import { capSummaryText } from '../../summaries/summary.js';
-import { MemoryApiError } from '../memory-api-error.js';
-import { writeChangedFile } from '../../knowledge/promote-staged.js';
-import { type MemoryApiDeps, notFound } from './deps.js';
+import type { KnowledgeChange, KnowledgeDoc } from '../knowledge/knowledge.js';
+import type { MemoryItem, SummaryEdit, SummaryRecordView } from './memory-item.js';
+import type { AuditEntry } from '../domain/memory-tiers.js';
+import { applyEdit, restoreEdit } from '../knowledge/correction.js';
+import { capSummaryText } from '../summaries/summary.js';
+import { MemoryApiError } from '../use-cases/memory-api-error.js';
+import { writeChangedFile } from '../knowledge/promote-staged.js';
+import { type MemoryApiDeps, notFound } from '../use-cases/memory-api/deps.js';
 
 type Target = { kind: 'knowledge'; path: string } | { kind: 'summary'; summaryId: string };
 type Change = { text: string; reason?: string | undefined };

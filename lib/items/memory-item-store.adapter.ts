@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { type MemoryItem, MemoryItemSchema } from '../domain/memory-item.js';
+import { type MemoryItem, MemoryItemSchema } from './memory-item.js';
 import { dayGsiPartitions, keys } from '../kernel/memory-paths.js';
 import type { AuditEntry } from '../domain/memory-tiers.js';
-import type { AuditTrail, MemoryItemStore } from '../ports.js';
+import type { AuditTrail, MemoryItemStore } from './memory-item.port.js';
 import { isCancelledByCondition, isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
 import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';

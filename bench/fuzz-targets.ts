@@ -39,7 +39,7 @@ import { HARD_CAPS, type ItemCategory } from '../lib/batches/reflection-output.j
 import { defaultSignalConfig } from '../lib/signals/signal-weights.js';
 import { defaultSleepTimeConfig } from '../lib/sleep-time/config.js';
 import { DEFAULT_SUMMARY_PROMPT, summaryPair } from '../lib/summaries/summary.js';
-import { newTierItem } from '../lib/domain/memory-tiers.js';
+import { newTierItem } from '../lib/tiers/memory-tiers.js';
 import { nightlyOffline, reflectOffline, summarizeOffline, weeklyOffline } from '../lib/offline-model/rule-reflector.js';
 import { BatchNotRecordedError } from '../lib/batches/batch-log.port.js';
 import type { ClaimCheckStore } from '../lib/turns/turn.port.js';

@@ -43,7 +43,7 @@ import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../lib/search/s
 import { createDocumentClient, createDynamoDbClient, createS3Client } from '../lib/kernel/aws-clients.adapter.js';
 import type { MemoryItem } from '../lib/items/memory-item.js';
 import { segmentOf } from '../lib/search/memory-search.js';
-import { newTierItem } from '../lib/domain/memory-tiers.js';
+import { newTierItem } from '../lib/tiers/memory-tiers.js';
 import { stageConfig } from '../infra/config/stages.js';
 import { projectedMs } from './lambda-cpu.js';
 

@@ -4,7 +4,7 @@
  */
 import type { ArchiveDocument } from './domain/user-archive.js';
 import type { Tombstone } from './domain/tombstone.js';
-import type { AuditEntry } from './domain/memory-tiers.js';
+import type { AuditEntry } from './tiers/memory-tiers.js';
 import type { ItemTrust } from './domain/scope-trust.js';
 import type { SettingsChange, UserSettings } from './domain/user-settings.js';
 

@@ -11,7 +11,7 @@ import { ValidationOutcomeSchema } from '../../events/turn-saved.js';
 import { MemoryItemSchema, TierSchema } from '../../lib/items/memory-item.js';
 import { SearchFiltersSchema } from '../../lib/search/memory-search.js';
 import { SearchExplainSchema } from '../../lib/search/search-explain.js';
-import { DemotionReasonSchema } from '../../lib/domain/memory-tiers.js';
+import { DemotionReasonSchema } from '../../lib/tiers/memory-tiers.js';
 
 export const API_VERSION = '1.0.0';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../kernel/memory-paths.js';
-import type { AuditEntry } from '../domain/memory-tiers.js';
+import type { AuditEntry } from '../tiers/memory-tiers.js';
 import type { ItemTrust } from '../domain/scope-trust.js';
 import type { ItemTrustStore } from '../ports.js';
 import { isCancelledByCondition } from '../kernel/dynamo-errors.adapter.js';

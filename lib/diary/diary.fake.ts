@@ -1,6 +1,6 @@
 /** An in-memory diary for tests. */
 import type { DiaryOverride, DiaryRecord } from './diary.js';
-import type { AuditEntry } from '../domain/memory-tiers.js';
+import type { AuditEntry } from '../tiers/memory-tiers.js';
 import { keys } from '../kernel/memory-paths.js';
 import type { DiaryStore } from './diary.port.js';
 

@@ -1,5 +1,5 @@
 /** The diary's store. */
-import type { AuditEntry } from '../domain/memory-tiers.js';
+import type { AuditEntry } from '../tiers/memory-tiers.js';
 import type { DiaryOverride, DiaryRecord } from './diary.js';
 
 /** The diary's entries (lib/domain/diary.ts): every batch's decision, with the model's reflection for an event's batch. */

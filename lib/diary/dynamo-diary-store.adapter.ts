@@ -4,7 +4,7 @@ import { keys } from '../kernel/memory-paths.js';
 import type { DiaryStore } from './diary.port.js';
 import { isCancelledByCondition } from '../kernel/dynamo-errors.adapter.js';
 import { auditRow, requestToken } from '../items/memory-item-store.adapter.js';
-import type { AuditEntry } from '../domain/memory-tiers.js';
+import type { AuditEntry } from '../tiers/memory-tiers.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
 import { batchGetAll } from '../kernel/dynamo-query.adapter.js';
 import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';

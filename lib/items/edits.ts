@@ -22,7 +22,7 @@
  */
 import type { KnowledgeChange, KnowledgeDoc } from '../knowledge/knowledge.js';
 import type { MemoryItem, SummaryEdit, SummaryRecordView } from './memory-item.js';
-import type { AuditEntry } from '../domain/memory-tiers.js';
+import type { AuditEntry } from '../tiers/memory-tiers.js';
 import { applyEdit, restoreEdit } from '../knowledge/correction.js';
 import { capSummaryText } from '../summaries/summary.js';
 import { MemoryApiError } from '../use-cases/memory-api-error.js';

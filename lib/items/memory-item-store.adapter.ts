@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type MemoryItem, MemoryItemSchema } from './memory-item.js';
 import { dayGsiPartitions, keys } from '../kernel/memory-paths.js';
-import type { AuditEntry } from '../domain/memory-tiers.js';
+import type { AuditEntry } from '../tiers/memory-tiers.js';
 import type { AuditTrail, MemoryItemStore } from './memory-item.port.js';
 import { isCancelledByCondition, isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
 import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';

@@ -1,7 +1,7 @@
 /** In-memory memory items and audit trail for tests, with recording variants. */
 import type { MemoryItem } from './memory-item.js';
 import { keys } from '../kernel/memory-paths.js';
-import type { AuditEntry } from '../domain/memory-tiers.js';
+import type { AuditEntry } from '../tiers/memory-tiers.js';
 import type { AuditTrail, MemoryItemStore } from './memory-item.port.js';
 import { WriteLog } from '../kernel/write-log.fake.js';
 

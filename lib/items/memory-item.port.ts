@@ -1,6 +1,6 @@
 /** Memory items written through the API, and the audit trail of what was done to any item. */
 import type { MemoryItem } from './memory-item.js';
-import type { AuditEntry } from '../domain/memory-tiers.js';
+import type { AuditEntry } from '../tiers/memory-tiers.js';
 
 /** Memory items written through the API (tier entries, saved memories), per user or GLOBAL. */
 export interface MemoryItemStore {

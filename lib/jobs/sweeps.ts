@@ -13,7 +13,7 @@ import type { SleepTimeLogStore } from '../sleep-time/sleep-time-log.port.js';
 import type { JobQueue } from './job-queue.port.js';
 import type { TurnStore } from '../turns/turn.port.js';
 import type { Log } from '../kernel/runtime.port.js';
-import { expireTierEntries } from '../use-cases/tier-policy.js';
+import { expireTierEntries } from '../tiers/tier-review.js';
 
 export interface SweepDeps {
   activity: ActivityIndex;

@@ -11,7 +11,7 @@ import { FINDING_EDGE_CONFIDENCE } from '../graph/relation-graph.js';
 import { maintainFacts } from '../knowledge/maintain-facts.js';
 import { callWithBudgetRetry, costOf, unusableStop } from '../model/model-call.js';
 import { maintainGraph, recordRelations } from '../graph/graph-use-cases.js';
-import { reviewTiers } from '../use-cases/tier-policy.js';
+import { reviewTiers } from '../tiers/tier-review.js';
 import type { Job } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { KnowledgeDoc } from '../knowledge/knowledge.js';

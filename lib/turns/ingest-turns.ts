@@ -45,7 +45,7 @@ import type { JobQueue } from '../jobs/job-queue.port.js';
 import type { IdleScheduler, SignalStateStore } from '../signals/signal-state.port.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
 import { forgottenBefore } from '../use-cases/forget-user.js';
-import { clearSessionEphemera } from '../use-cases/tier-policy.js';
+import { clearSessionEphemera } from '../tiers/tier-review.js';
 import { withUserIdle } from '../domain/user-settings.js';
 import { type FieldError, fieldErrors } from '../kernel/parse-or-keep.js';
 

@@ -1,5 +1,5 @@
 /** In-memory implementations of the ports, for unit tests of the use cases. */
-import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
+import type { AuditEntry } from '../../lib/tiers/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { Tombstone } from '../../lib/domain/tombstone.js';
 import { keys } from '../../lib/kernel/memory-paths.js';

@@ -6,7 +6,7 @@
  */
 import { GLOBAL_USER } from '../../lib/items/memory-item.js';
 import { keys, userPrefix } from '../../lib/kernel/memory-paths.js';
-import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
+import type { AuditEntry } from '../../lib/tiers/memory-tiers.js';
 import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { UserArchiveStore } from '../../lib/ports.js';
 import type { ArchiveDocument } from '../../lib/domain/user-archive.js';

@@ -28,7 +28,7 @@ import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/searc
 import { writeUnits } from '../../lib/kernel/dynamo-item-size.adapter.js';
 import { keys, SEARCH_MARK_TTL_MS } from '../../lib/kernel/memory-paths.js';
 import { SegmentedIndex } from '../../lib/search/memory-search.js';
-import { newTierItem } from '../../lib/domain/memory-tiers.js';
+import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 import type { SearchIndexHead } from '../../lib/search/search-index.port.js';
 import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/search/search-index.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';

@@ -23,7 +23,7 @@ import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { moveToTurnKeys } from '../../lib/turns/turn-keys-migration.adapter.js';
 import type { BatchLog } from '../../lib/batches/batch-log.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
-import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
+import type { AuditEntry } from '../../lib/tiers/memory-tiers.js';
 import type { SleepTimeRun } from '../../lib/sleep-time/run-log.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 import { apiRequest } from '../helpers/api.js';

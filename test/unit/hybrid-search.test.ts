@@ -11,7 +11,7 @@ import { MAX_INPUT_CHARS, TitanEmbeddings } from '../../lib/model/titan-embeddin
 import { mergeEmbeddings, nearest, type QueryVector, quantise, unit, vectorOf } from '../../lib/search/embedding-vectors.js';
 import type { MemoryItem } from '../../lib/items/memory-item.js';
 import { indexOf, rankIndex, SegmentedIndex, segmentOf } from '../../lib/search/memory-search.js';
-import { newTierItem } from '../../lib/domain/memory-tiers.js';
+import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 import { mergeSegments, type SearchSegment, segmentFromBytes, segmentToBytes } from '../../lib/search/search-segment.js';
 import { type EmbeddingModel, ModelAccessDeniedError, ModelUnavailableError } from '../../lib/model/language-model.port.js';
 import { LiveSearchIndex } from '../../lib/search/search-index.js';

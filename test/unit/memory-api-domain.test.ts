@@ -4,7 +4,7 @@ import { authorize, principalFromClaims } from '../../lib/domain/access.js';
 import { commitDecision } from '../../lib/domain/memory-candidates.js';
 import { isLive, itemIdForPath, type MemoryItem, mergeAttributes } from '../../lib/items/memory-item.js';
 import { searchMemory } from '../../lib/search/memory-search.js';
-import { demoteTier, newTierItem, promoteTier } from '../../lib/domain/memory-tiers.js';
+import { demoteTier, newTierItem, promoteTier } from '../../lib/tiers/memory-tiers.js';
 import { applyOutcome } from '../../lib/domain/scope-trust.js';
 
 const now = new Date('2026-03-01T12:00:00Z');

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { quantise, unit } from '../../lib/search/embedding-vectors.js';
 import type { MemoryItem } from '../../lib/items/memory-item.js';
 import { FUSION_K, indexOf, rankIndex, SegmentedIndex, type SearchHit, searchMemory, segmentOf } from '../../lib/search/memory-search.js';
-import { newTierItem } from '../../lib/domain/memory-tiers.js';
+import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 import type { SearchExplain } from '../../lib/search/search-explain.js';
 
 const now = new Date('2026-03-01T12:00:00Z');

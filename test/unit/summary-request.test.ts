@@ -3,7 +3,7 @@
  * nothing to reflect on, instead of promising a reflection that the signal function would not run.
  */
 import { describe, expect, it } from 'vitest';
-import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
+import type { AuditEntry } from '../../lib/tiers/memory-tiers.js';
 import { initialSignalState, MAX_PENDING_BATCHES } from '../../lib/signals/signal-accumulator.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import * as api from '../../lib/use-cases/memory-api.js';

@@ -17,7 +17,7 @@ import { tombstonesOf } from '../../domain/tombstone.js';
 import { MemoryApiError } from '../memory-api-error.js';
 import { type MemoryApiDeps, notFound } from './deps.js';
 import { findItem } from '../../search/search-api.js';
-import { updateItem } from './tiers.js';
+import { updateItem } from '../../tiers/tiers-api.js';
 
 /** The kinds a removal reports (the receipt's keys). */
 export const ERASED_KINDS = ['turn', 'episode', 'staged', 'knowledge', 'summary', 'diary', 'memory', 'graphEdge'] as const;

@@ -2,12 +2,12 @@
 import type { ValidationOutcome } from '../../../events/turn-saved.js';
 import { isLive, type MemoryItem, mergeAttributes } from '../../items/memory-item.js';
 import { commitDecision } from '../../domain/memory-candidates.js';
-import { seenInUse } from '../../domain/tier-policy.js';
-import { type AuditEntry, type NewTierEntry, newTierItem } from '../../domain/memory-tiers.js';
+import { seenInUse } from '../../tiers/tier-policy.js';
+import { type AuditEntry, type NewTierEntry, newTierItem } from '../../tiers/memory-tiers.js';
 import { adjustTrust, applyOutcome, isDerivedId, NO_TRUST, newScopeExpiry } from '../../domain/scope-trust.js';
 import { MemoryApiError } from '../memory-api-error.js';
 import type { MemoryApiDeps } from './deps.js';
-import { updateItem } from './tiers.js';
+import { updateItem } from '../../tiers/tiers-api.js';
 
 export interface Candidate extends Omit<NewTierEntry, 'sourceTurns' | 'clientId' | 'ttlSeconds' | 'sessionId'> {}
 

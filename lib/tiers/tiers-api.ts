@@ -1,15 +1,15 @@
 /** Tiers with promotion and demotion (req R-TIER): entries written through the API (mem:…), listed per tier, deleted, promoted (to GLOBAL by an administrator) and demoted. */
-import { GLOBAL_USER, isLive, type MemoryItem, mergeAttributes, type Tier } from '../../items/memory-item.js';
-import { itemKey, SegmentedIndex } from '../../search/memory-search.js';
-import type { IndexedItem } from '../../search/search-segment.js';
-import { corroborateEntry } from '../tier-policy.js';
-import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, newTierItem, nextUpdatedAt, promoteTier } from '../../domain/memory-tiers.js';
-import { MemoryApiError } from '../memory-api-error.js';
-import { type MemoryApiDeps, notFound } from './deps.js';
-import { pageCursor, pageToken } from './paging.js';
-import { PAGE_SPARE, viewOf, pageItems, findItem, trusted } from '../../search/search-api.js';
-import { deleteSummary } from '../../summaries/summaries-api.js';
-import { reviewPromote } from '../../knowledge/review-api.js';
+import { GLOBAL_USER, isLive, type MemoryItem, mergeAttributes, type Tier } from '../items/memory-item.js';
+import { itemKey, SegmentedIndex } from '../search/memory-search.js';
+import type { IndexedItem } from '../search/search-segment.js';
+import { corroborateEntry } from './tier-review.js';
+import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, newTierItem, nextUpdatedAt, promoteTier } from './memory-tiers.js';
+import { MemoryApiError } from '../use-cases/memory-api-error.js';
+import { type MemoryApiDeps, notFound } from '../use-cases/memory-api/deps.js';
+import { pageCursor, pageToken } from '../use-cases/memory-api/paging.js';
+import { PAGE_SPARE, viewOf, pageItems, findItem, trusted } from '../search/search-api.js';
+import { deleteSummary } from '../summaries/summaries-api.js';
+import { reviewPromote } from '../knowledge/review-api.js';
 
 export async function createTierEntry(deps: MemoryApiDeps, actor: string, userId: string, tier: Tier, entry: NewTierEntry): Promise<{ item: MemoryItem; created: boolean }> {
   const now = deps.clock.now();

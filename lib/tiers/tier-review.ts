@@ -7,9 +7,9 @@
  * (MemoryItemStore.move), by the actor `tier-policy`; a rerun finds nothing left to do.
  */
 import type { MemoryItem } from '../items/memory-item.js';
-import { nextUpdatedAt } from '../domain/memory-tiers.js';
-import type { AuditEntry } from '../domain/memory-tiers.js';
-import { autoPromotion, closeSession, corroborate, expireEntry, reviewTierEntry, type TierDecision } from '../domain/tier-policy.js';
+import { nextUpdatedAt } from './memory-tiers.js';
+import type { AuditEntry } from './memory-tiers.js';
+import { autoPromotion, closeSession, corroborate, expireEntry, reviewTierEntry, type TierDecision } from './tier-policy.js';
 import type { MemoryItemStore } from '../items/memory-item.port.js';
 
 export const POLICY_ACTOR = 'tier-policy';

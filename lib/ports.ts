@@ -4,8 +4,6 @@
  */
 import type { ArchiveDocument } from './domain/user-archive.js';
 import type { Tombstone } from './domain/tombstone.js';
-import type { AuditEntry } from './tiers/memory-tiers.js';
-import type { ItemTrust } from './domain/scope-trust.js';
 import type { SettingsChange, UserSettings } from './domain/user-settings.js';
 
 /** A user's own summary settings (lib/domain/user-settings.ts); unset fields follow the stage's. */
@@ -13,21 +11,6 @@ export interface UserSettingsStore {
   get(userId: string): Promise<UserSettings>;
   /** Set the fields the change names, clear those it sets to null; returns the settings as they are now. */
   update(userId: string, change: SettingsChange): Promise<UserSettings>;
-}
-
-/**
- * The trust of derived items (req R-SCOPE-2; lib/domain/scope-trust.ts ItemTrust): one small
- * record per item that an outcome moved, beside the item's own store.
- */
-export interface ItemTrustStore {
-  /** These items' trust records, by item id (consistent); an item no outcome moved is absent. */
-  get(userId: string, ids: readonly string[]): Promise<Map<string, ItemTrust>>;
-  /**
-   * Write `next` if the record still counts `expected` outcomes (0: none yet), with its audit
-   * entry and the item's search change mark, together or not at all; false when another
-   * outcome came first (read again and decide again).
-   */
-  record(userId: string, itemId: string, expected: number, next: ItemTrust, audit: AuditEntry): Promise<boolean>;
 }
 
 /** What a forget erased, per store (counts only: a receipt holds no content). */

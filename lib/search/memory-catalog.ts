@@ -1,5 +1,5 @@
 import { diaryItem, episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../items/memory-item.js';
-import { isDerivedId, withTrust } from '../domain/scope-trust.js';
+import { isDerivedId, withTrust } from '../trust/scope-trust.js';
 import type { CatalogHint, MemoryCatalog, MemoryCatalogSources } from './search-index.port.js';
 
 /**

@@ -5,7 +5,7 @@ import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex }
 import type { IndexedItem } from './search-segment.js';
 import type { SearchExplain } from './search-explain.js';
 import { ModelUnavailableError } from '../model/language-model.port.js';
-import { isDerivedId } from '../domain/scope-trust.js';
+import { isDerivedId } from '../trust/scope-trust.js';
 import { type SearchView, SegmentRetiredError } from './search-index.js';
 import { MemoryApiError } from '../use-cases/memory-api-error.js';
 import { type MemoryApiDeps, notFound } from '../use-cases/memory-api/deps.js';

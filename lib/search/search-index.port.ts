@@ -6,7 +6,7 @@ import type { TurnStore } from '../turns/turn.port.js';
 import type { DiaryStore } from '../diary/diary.port.js';
 import type { KnowledgeStore } from '../knowledge/knowledge.port.js';
 import type { MemoryItemStore } from '../items/memory-item.port.js';
-import type { ItemTrustStore } from '../ports.js';
+import type { ItemTrustStore } from '../trust/item-trust.port.js';
 
 /** Every memory item of a user (and GLOBAL's) in the one metadata model: the search corpus. */
 export interface MemoryCatalog {

@@ -18,7 +18,7 @@ export { MemoryApiError, type MemoryApiErrorKind } from './memory-api-error.js';
 export type { MemoryApiDeps } from './memory-api/deps.js';
 export { pageCursor, pageToken } from './memory-api/paging.js';
 export { retrieve, search, type SearchResult } from '../search/search-api.js';
-export { type Candidate, recordOutcome, save } from './memory-api/trust.js';
+export { type Candidate, recordOutcome, save } from '../trust/trust-api.js';
 export { createTierEntry, deleteTierEntry, demote, promote, queryTier } from '../tiers/tiers-api.js';
 export { assessment, deleteSummary, editSummary, latestSleepTimeRun, listSummaries, sleepTimeRuns, summaryQualityOf, requestSummary } from '../summaries/summaries-api.js';
 export { editItem, editTarget, restoreItem } from '../items/edits.js';

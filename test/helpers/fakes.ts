@@ -1,11 +1,9 @@
 /** In-memory implementations of the ports, for unit tests of the use cases. */
-import type { AuditEntry } from '../../lib/tiers/memory-tiers.js';
-import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { Tombstone } from '../../lib/domain/tombstone.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
-import type { ItemTrustStore, ForgetCounts, ForgetLog, ForgetReceipt, UserSettingsStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
+import type { ForgetCounts, ForgetLog, ForgetReceipt, UserSettingsStore, ErasureLog, ItemEraser } from '../../lib/ports.js';
 import { RecordingLog, fixedClock } from '../../lib/kernel/runtime.fake.js';
 import type { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { MemorySignalStateStore, MemoryIdleScheduler } from '../../lib/signals/signal-state.fake.js';
@@ -91,30 +89,6 @@ export class MemorySettings implements UserSettingsStore {
     }
     this.byUser.set(userId, next as UserSettings);
     return { ...(next as UserSettings) };
-  }
-}
-
-/**
- * Derived items' trust records in memory, with the DynamoDB store's condition (the count of
- * outcomes read); `onRecord` runs after each write that lands (a test marks the search index there).
- */
-export class MemoryItemTrust implements ItemTrustStore {
-  readonly records = new Map<string, ItemTrust>();
-  readonly audit: AuditEntry[] = [];
-  onRecord?: (userId: string, itemId: string) => void;
-  private key = (userId: string, id: string) => `${userId}\u0000${id}`;
-  async get(userId: string, ids: readonly string[]) {
-    return new Map(ids.flatMap((id) => {
-      const t = this.records.get(this.key(userId, id));
-      return t ? [[id, { ...t }] as const] : [];
-    }));
-  }
-  async record(userId: string, itemId: string, expected: number, next: ItemTrust, audit: AuditEntry) {
-    if ((this.records.get(this.key(userId, itemId))?.outcomes ?? 0) !== expected) return false;
-    this.records.set(this.key(userId, itemId), { ...next });
-    this.audit.push(structuredClone(audit));
-    this.onRecord?.(userId, itemId);
-    return true;
   }
 }
 

@@ -6,11 +6,9 @@
  */
 import { GLOBAL_USER } from '../../lib/items/memory-item.js';
 import { keys, userPrefix } from '../../lib/kernel/memory-paths.js';
-import type { AuditEntry } from '../../lib/tiers/memory-tiers.js';
-import type { ItemTrust } from '../../lib/domain/scope-trust.js';
 import type { UserArchiveStore } from '../../lib/ports.js';
 import type { ArchiveDocument } from '../../lib/domain/user-archive.js';
-import { MemoryItemTrust, MemoryForgetLog, MemorySettings } from './fakes.js';
+import { MemoryForgetLog, MemorySettings } from './fakes.js';
 import { MemoryDiary } from '../../lib/diary/diary.fake.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
 import { MemoryEventPublisher, RecordingTurnStore, RecordingRejectedLog } from '../../lib/turns/turn.fake.js';
@@ -25,6 +23,7 @@ import { FakeCatalog, CatalogSearchIndex } from '../../lib/search/search-index.f
 import { RecordingGraphStore } from '../../lib/graph/graph.fake.js';
 import { RecordingSourceReliability } from '../../lib/sources/source-reliability.fake.js';
 import { RecordingMemoryItems, RecordingAudit } from '../../lib/items/memory-item.fake.js';
+import { RecordingItemTrust } from '../../lib/trust/item-trust.fake.js';
 
 const ddbKey = (userId: string, sk: string) => `${keys.ownerPk(userId)}|${sk}`;
 
@@ -45,22 +44,6 @@ export class RecordingArchiveStore implements UserArchiveStore {
   }
   async putDocuments(userId: string, documents: readonly ArchiveDocument[]) {
     for (const d of documents) this.log.add('archives', userId, `${userPrefix(userId)}${d.path}`);
-  }
-}
-
-/** Derived items' trust records, each write recorded under the key the DynamoDB store writes (TRUST#{id} in the owner's partition). */
-export class RecordingItemTrust extends MemoryItemTrust {
-  constructor(
-    private readonly log: WriteLog,
-    private readonly trail?: RecordingAudit,
-  ) {
-    super();
-  }
-  override async record(userId: string, itemId: string, expected: number, next: ItemTrust, audit: AuditEntry) {
-    this.log.addItem('trust.record', userId, ddbKey(userId, keys.trustSk(itemId)), { itemId, ...next });
-    const written = await super.record(userId, itemId, expected, next, audit);
-    if (written) await this.trail?.append([audit]);
-    return written;
   }
 }
 

@@ -5,14 +5,14 @@
  * search index, on the in-memory stores.
  */
 import { describe, expect, it } from 'vitest';
-import { adjustTrust, NO_TRUST } from '../../lib/domain/scope-trust.js';
+import { adjustTrust, NO_TRUST } from '../../lib/trust/scope-trust.js';
 import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
 import { LiveSearchIndex } from '../../lib/search/search-index.js';
 import { fixedClock } from '../../lib/kernel/runtime.fake.js';
 import { MemoryDiary } from '../../lib/diary/diary.fake.js';
-import { MemoryItemTrust } from '../helpers/fakes.js';
+import { MemoryItemTrust } from '../../lib/trust/item-trust.fake.js';
 import { MemoryItems } from '../../lib/items/memory-item.fake.js';
 import { MemorySearchIndexStore } from '../../lib/search/search-index.fake.js';
 import { MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';

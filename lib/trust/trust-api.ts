@@ -1,13 +1,13 @@
 /** memory.save and scope trust (req R-SCOPE): candidates committed only on an APPROVE validation, and a validation outcome moving the trust of the items a turn used, of every kind. */
-import type { ValidationOutcome } from '../../../events/turn-saved.js';
-import { isLive, type MemoryItem, mergeAttributes } from '../../items/memory-item.js';
-import { commitDecision } from '../../domain/memory-candidates.js';
-import { seenInUse } from '../../tiers/tier-policy.js';
-import { type AuditEntry, type NewTierEntry, newTierItem } from '../../tiers/memory-tiers.js';
-import { adjustTrust, applyOutcome, isDerivedId, NO_TRUST, newScopeExpiry } from '../../domain/scope-trust.js';
-import { MemoryApiError } from '../memory-api-error.js';
-import type { MemoryApiDeps } from './deps.js';
-import { updateItem } from '../../tiers/tiers-api.js';
+import type { ValidationOutcome } from '../../events/turn-saved.js';
+import { isLive, type MemoryItem, mergeAttributes } from '../items/memory-item.js';
+import { commitDecision } from './memory-candidates.js';
+import { seenInUse } from '../tiers/tier-policy.js';
+import { type AuditEntry, type NewTierEntry, newTierItem } from '../tiers/memory-tiers.js';
+import { adjustTrust, applyOutcome, isDerivedId, NO_TRUST, newScopeExpiry } from './scope-trust.js';
+import { MemoryApiError } from '../use-cases/memory-api-error.js';
+import type { MemoryApiDeps } from '../use-cases/memory-api/deps.js';
+import { updateItem } from '../tiers/tiers-api.js';
 
 export interface Candidate extends Omit<NewTierEntry, 'sourceTurns' | 'clientId' | 'ttlSeconds' | 'sessionId'> {}
 

@@ -16,7 +16,7 @@ import { type RedactionPolicy, redactFields } from '../../lib/turns/redaction.js
 import type { Log } from '../../lib/kernel/runtime.port.js';
 import * as costs from '../../lib/costs/costs.js';
 import * as diary from '../../lib/diary/diary-api.js';
-import * as forget from '../../lib/use-cases/forget-user.js';
+import * as forget from '../../lib/forget/forget-user.js';
 import * as facts from '../../lib/knowledge/maintain-facts.js';
 import * as api from '../../lib/use-cases/memory-api.js';
 import * as corrections from '../../lib/knowledge/promote-staged.js';

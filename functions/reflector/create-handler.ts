@@ -46,10 +46,10 @@ import type { SleepTimeDeps } from '../../lib/sleep-time/run-sleep-time.js';
 import type { SummaryDeps } from '../../lib/summaries/run-summary.js';
 import { COMPACT_AFTER_JOB, LiveSearchIndex, type SearchIndexReader } from '../../lib/search/search-index.js';
 import { embeddingModelOf } from '../../lib/model/titan-embeddings.adapter.js';
-import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';
-import { DynamoErasureLog } from '../../lib/adapters/dynamo-erasure-log.js';
-import { DynamoS3UserEraser } from '../../lib/adapters/user-eraser.js';
-import { ForgetContinuesError } from '../../lib/use-cases/forget-user.js';
+import { DynamoForgetLog } from '../../lib/forget/dynamo-forget-log.adapter.js';
+import { DynamoErasureLog } from '../../lib/forget/dynamo-erasure-log.adapter.js';
+import { DynamoS3UserEraser } from '../../lib/forget/user-eraser.adapter.js';
+import { ForgetContinuesError } from '../../lib/forget/forget-user.js';
 import type { ReflectorEnv } from './env.js';
 
 export type ReflectorHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;

@@ -22,7 +22,7 @@ import { SqsIdleScheduler } from '../../lib/signals/sqs-idle-scheduler.adapter.j
 import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { parseSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { Clock } from '../../lib/kernel/runtime.port.js';
-import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';
+import { DynamoForgetLog } from '../../lib/forget/dynamo-forget-log.adapter.js';
 import { type IngestDeps, ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings-store.js';
 import type { SignalEnv } from './env.js';

@@ -7,10 +7,10 @@
  * the handler turns the outcome's counts into metrics, the fuzzer into its outcomes.
  */
 import type { Job } from '../../events/job.js';
-import type { ErasureLog, ForgetLog } from '../ports.js';
+import type { ErasureLog, ForgetLog } from '../forget/forget.port.js';
 import type { LanguageModel } from '../model/language-model.port.js';
 import type { Log } from '../kernel/runtime.port.js';
-import { type ForgetDeps, forgetUser, forgottenBefore } from '../use-cases/forget-user.js';
+import { type ForgetDeps, forgetUser, forgottenBefore } from '../forget/forget-user.js';
 import { modelWithDeadline } from '../kernel/deadline.js';
 import { type JobUsage, runUsage, usageOf } from '../costs/job-cost.js';
 import { type ReflectionDeps, releaseBatch, runReflection } from '../batches/run-reflection.js';

@@ -38,12 +38,12 @@ import {
 import type { SleepTimeRun } from './run-log.js';
 import { computeSelfAssessment, type SelfAssessment } from './self-assessment.js';
 import { conversationDays, pickWeekWithinBudget, WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, weeklyCallCeiling, WeeklyOutputSchema, weeklyPrompt } from './weekly.js';
-import { buriedKeyOf, type Tombstone, tombstoneKeys } from '../domain/tombstone.js';
+import { buriedKeyOf, type Tombstone, tombstoneKeys } from '../forget/tombstone.js';
 import { topKeywords } from '../kernel/text.js';
 import { costEntry, runUsage } from '../costs/job-cost.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
 import type { CostLedger } from '../costs/cost-ledger.port.js';
-import type { ErasureLog } from '../ports.js';
+import type { ErasureLog } from '../forget/forget.port.js';
 import type { MemoryItemStore } from '../items/memory-item.port.js';
 import type { GraphStore } from '../graph/graph.port.js';
 import type { KnowledgeEntry, KnowledgeStore } from '../knowledge/knowledge.port.js';

@@ -24,5 +24,5 @@ export { assessment, deleteSummary, editSummary, latestSleepTimeRun, listSummari
 export { editItem, editTarget, restoreItem } from '../items/edits.js';
 export { auditTrail, batches, listStagedForReview, reviewDiscard, reviewPromote } from '../knowledge/review-api.js';
 export { capabilities, sourceReliability } from './memory-api/insights.js';
-export { deleteItem, ERASED_KINDS, type ErasedKind } from './memory-api/erase.js';
-export { forgetByProvenance, type ForgetReceipt, MAX_FORGET_TURNS } from './memory-api/forget-turns.js';
+export { deleteItem, ERASED_KINDS, type ErasedKind } from '../forget/erase.js';
+export { forgetByProvenance, type ForgetReceipt, MAX_FORGET_TURNS } from '../forget/forget-turns.js';

@@ -5,13 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
-import type { ForgetCounts } from '../../lib/ports.js';
+import type { ForgetCounts } from '../../lib/forget/forget.port.js';
 import { defaultSummarySettings } from '../../lib/summaries/summary.js';
 import { modelWithDeadline } from '../../lib/kernel/deadline.js';
 import { familyOf, type JobDeps, runJob } from '../../lib/jobs/run-job.js';
 import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
-import { MemoryForgetLog, MemorySettings } from '../helpers/fakes.js';
+import { MemoryForgetLog } from '../../lib/forget/forget.fake.js';
+import { MemorySettings } from '../helpers/fakes.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { recordingWorld } from '../helpers/recording-fakes.js';

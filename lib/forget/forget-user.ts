@@ -32,9 +32,9 @@ import type { Job } from '../../events/job.js';
 import { GLOBAL_USER } from '../items/memory-item.js';
 import { claimsPrefix, searchSegmentsPrefix, userPrefix } from '../kernel/memory-paths.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
-import type { ForgetCounts, ForgetLog, ForgetReceipt, UserEraser } from '../ports.js';
+import type { ForgetCounts, ForgetLog, ForgetReceipt, UserEraser } from './forget.port.js';
 import type { JobQueue } from '../jobs/job-queue.port.js';
-import { MemoryApiError } from './memory-api-error.js';
+import { MemoryApiError } from '../use-cases/memory-api-error.js';
 import type { SearchIndexReader } from '../search/search-index.js';
 
 export interface ForgetRequestDeps {

@@ -16,7 +16,7 @@
 import { DeleteObjectCommand, ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../kernel/memory-paths.js';
-import type { ItemEraser } from '../ports.js';
+import type { ItemEraser } from './forget.port.js';
 import { batchWriteAll } from '../kernel/dynamo-query.adapter.js';
 import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 

@@ -8,16 +8,16 @@
  * A deleted staged record or Knowledge document leaves a tombstone (lib/domain/tombstone.ts)
  * that the reflector's and the nightly run's gates consult, so the fact does not come back.
  */
-import type { KnowledgeDoc } from '../../knowledge/knowledge.js';
-import { GLOBAL_USER, type MemoryItem } from '../../items/memory-item.js';
-import { claimsPrefix, episodeKey, eventEpisodeKey, keys, knowledgePrefix, pad, summaryDocKey, turnsFolder, userPrefix } from '../../kernel/memory-paths.js';
-import type { StagedRecord } from '../../knowledge/promotion.js';
-import type { Edge } from '../../graph/relation-graph.js';
-import { tombstonesOf } from '../../domain/tombstone.js';
-import { MemoryApiError } from '../memory-api-error.js';
-import { type MemoryApiDeps, notFound } from './deps.js';
-import { findItem } from '../../search/search-api.js';
-import { updateItem } from '../../tiers/tiers-api.js';
+import type { KnowledgeDoc } from '../knowledge/knowledge.js';
+import { GLOBAL_USER, type MemoryItem } from '../items/memory-item.js';
+import { claimsPrefix, episodeKey, eventEpisodeKey, keys, knowledgePrefix, pad, summaryDocKey, turnsFolder, userPrefix } from '../kernel/memory-paths.js';
+import type { StagedRecord } from '../knowledge/promotion.js';
+import type { Edge } from '../graph/relation-graph.js';
+import { tombstonesOf } from './tombstone.js';
+import { MemoryApiError } from '../use-cases/memory-api-error.js';
+import { type MemoryApiDeps, notFound } from '../use-cases/memory-api/deps.js';
+import { findItem } from '../search/search-api.js';
+import { updateItem } from '../tiers/tiers-api.js';
 
 /** The kinds a removal reports (the receipt's keys). */
 export const ERASED_KINDS = ['turn', 'episode', 'staged', 'knowledge', 'summary', 'diary', 'memory', 'graphEdge'] as const;

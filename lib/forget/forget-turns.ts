@@ -11,10 +11,10 @@
  * MAX_FORGET_TURNS turns (docs/memory-api.md, "Forget by provenance": a larger session is
  * forgotten in parts by `turns`), so the work fits the API's invocation.
  */
-import { MemoryApiError } from '../memory-api-error.js';
-import type { MemoryApiDeps } from './deps.js';
+import { MemoryApiError } from '../use-cases/memory-api-error.js';
+import type { MemoryApiDeps } from '../use-cases/memory-api/deps.js';
 import { edgesOnlyEvidencedBy, type ErasedKind, eraseDiary, eraseEventEpisodes, eraseKnowledge, eraseMemories, eraseStaged, eraseSummaries, eraseTraces, eraseTurns, removeEdges } from './erase.js';
-import type { DiaryRecord } from '../../diary/diary.js';
+import type { DiaryRecord } from '../diary/diary.js';
 
 /** Most turns one forget removes: each turn costs up to three S3 listings and a delete (see docs/memory-api.md). */
 export const MAX_FORGET_TURNS = 500;

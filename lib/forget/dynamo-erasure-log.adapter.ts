@@ -8,8 +8,8 @@
  */
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../kernel/memory-paths.js';
-import type { Tombstone } from '../domain/tombstone.js';
-import type { ErasureLog } from '../ports.js';
+import type { Tombstone } from './tombstone.js';
+import type { ErasureLog } from './forget.port.js';
 import { batchGetAll, batchWriteAll } from '../kernel/dynamo-query.adapter.js';
 
 export class DynamoErasureLog implements ErasureLog {

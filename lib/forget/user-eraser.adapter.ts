@@ -18,7 +18,7 @@ import { type DeleteObjectsCommandOutput, DeleteObjectsCommand, ListObjectVersio
 import { DeleteCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { GLOBAL_USER } from '../items/memory-item.js';
 import { keys } from '../kernel/memory-paths.js';
-import type { UserEraser } from '../ports.js';
+import type { UserEraser } from './forget.port.js';
 import { batchGetAll, batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';
 import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 

@@ -6,7 +6,7 @@
  */
 import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../kernel/memory-paths.js';
-import type { ForgetCounts, ForgetLog, ForgetReceipt } from '../ports.js';
+import type { ForgetCounts, ForgetLog, ForgetReceipt } from './forget.port.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
 
 const COUNTS: ReadonlyArray<keyof ForgetCounts> = ['items', 'objects', 'globalItems', 'globalIndexObjects'];

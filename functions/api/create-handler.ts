@@ -30,7 +30,7 @@ import { SqsAgentEventPublisher } from '../../lib/turns/sqs-turn-publisher.adapt
 import { parseSleepTimeConfig } from '../../lib/sleep-time/config.js';
 import type { Clock, Log } from '../../lib/kernel/runtime.port.js';
 import type * as api from '../../lib/use-cases/memory-api.js';
-import { DynamoS3UserArchiveStore } from '../../lib/adapters/user-archive-store.js';
+import { DynamoS3UserArchiveStore } from '../../lib/archive/user-archive-store.adapter.js';
 import { DynamoForgetLog } from '../../lib/forget/dynamo-forget-log.adapter.js';
 import { DynamoErasureLog } from '../../lib/forget/dynamo-erasure-log.adapter.js';
 import { DynamoS3ItemEraser } from '../../lib/forget/item-eraser.adapter.js';

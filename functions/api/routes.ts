@@ -22,7 +22,7 @@ import * as api from '../../lib/use-cases/memory-api.js';
 import * as corrections from '../../lib/knowledge/promote-staged.js';
 import * as graph from '../../lib/graph/graph-use-cases.js';
 import * as rebuilds from '../../lib/search/search-rebuild.js';
-import * as archives from '../../lib/use-cases/user-archive.js';
+import * as archives from '../../lib/archive/archive-api.js';
 import * as settings from '../../lib/use-cases/user-settings.js';
 import { consolePage } from './console.js';
 import { type OperationId, type Route, routes } from './contract.js';

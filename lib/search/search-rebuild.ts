@@ -10,7 +10,7 @@
  */
 import { type DiaryRecord, diaryVisible } from '../diary/diary.js';
 import type { KnowledgeStore } from '../knowledge/knowledge.port.js';
-import type { UserArchiveStore } from '../ports.js';
+import type { UserArchiveStore } from '../archive/user-archive.port.js';
 import type { SearchIndexReader } from './search-index.js';
 
 export interface SearchRebuildDeps {

@@ -4,10 +4,7 @@
  * lib/domain/memory-paths.ts, the same ones the adapters call). A fuzz case then asks:
  * did every write stay under the prefix of a user the case was allowed to touch?
  */
-import { GLOBAL_USER } from '../../lib/items/memory-item.js';
-import { keys, userPrefix } from '../../lib/kernel/memory-paths.js';
-import type { UserArchiveStore } from '../../lib/ports.js';
-import type { ArchiveDocument } from '../../lib/domain/user-archive.js';
+import { keys } from '../../lib/kernel/memory-paths.js';
 import { MemoryForgetLog } from '../../lib/forget/forget.fake.js';
 import { MemorySettings } from './fakes.js';
 import { MemoryDiary } from '../../lib/diary/diary.fake.js';
@@ -25,28 +22,9 @@ import { RecordingGraphStore } from '../../lib/graph/graph.fake.js';
 import { RecordingSourceReliability } from '../../lib/sources/source-reliability.fake.js';
 import { RecordingMemoryItems, RecordingAudit } from '../../lib/items/memory-item.fake.js';
 import { RecordingItemTrust } from '../../lib/trust/item-trust.fake.js';
+import { RecordingArchiveStore } from '../../lib/archive/user-archive.fake.js';
 
 const ddbKey = (userId: string, sk: string) => `${keys.ownerPk(userId)}|${sk}`;
-
-/** Export and import (lib/use-cases/user-archive.ts): nothing to export; every restored record and document recorded, under the user its key names. */
-export class RecordingArchiveStore implements UserArchiveStore {
-  constructor(private readonly log: WriteLog) {}
-  async records() {
-    return [];
-  }
-  async documents() {
-    return [];
-  }
-  async putRecords(records: ReadonlyArray<Record<string, unknown>>) {
-    for (const r of records) {
-      const pk = String(r.pk);
-      this.log.addItem('archives', pk === 'GLOBAL' ? GLOBAL_USER : pk.replace(/^USER#/, ''), `${pk}|${String(r.sk)}`, r);
-    }
-  }
-  async putDocuments(userId: string, documents: readonly ArchiveDocument[]) {
-    for (const d of documents) this.log.add('archives', userId, `${userPrefix(userId)}${d.path}`);
-  }
-}
 
 /** Every recording fake, sharing one write log. */
 export function recordingWorld() {

@@ -19,7 +19,7 @@ import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
-import type { UserArchive } from '../../lib/domain/user-archive.js';
+import type { UserArchive } from '../../lib/archive/user-archive.js';
 import { bucketReader } from '../helpers/s3.js';
 import { iamDenials } from '../helpers/iam.js';
 

@@ -12,11 +12,11 @@
  * once it is written, another import is refused (a conflict: 409 at the API).
  */
 import { GLOBAL_USER } from '../items/memory-item.js';
-import { ARCHIVE_FORMAT, archiveProblems, type UserArchive } from '../domain/user-archive.js';
+import { ARCHIVE_FORMAT, archiveProblems, type UserArchive } from './user-archive.js';
 import type { Clock } from '../kernel/runtime.port.js';
 import type { SignalStateStore } from '../signals/signal-state.port.js';
-import type { UserArchiveStore } from '../ports.js';
-import { MemoryApiError } from './memory-api-error.js';
+import type { UserArchiveStore } from './user-archive.port.js';
+import { MemoryApiError } from '../use-cases/memory-api-error.js';
 
 /** Below Lambda's 6 MB synchronous payload, with room for the answer's envelope. */
 export const MAX_ARCHIVE_BYTES = 5 * 1024 * 1024;

@@ -9,8 +9,8 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { currentSk, keys, turnsFolder, userPrefix } from '../kernel/memory-paths.js';
-import { ARCHIVE_SET, type ArchiveDocument, isBinaryPath } from '../domain/user-archive.js';
-import type { UserArchiveStore } from '../ports.js';
+import { ARCHIVE_SET, type ArchiveDocument, isBinaryPath } from './user-archive.js';
+import type { UserArchiveStore } from './user-archive.port.js';
 import { batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';
 import { listAllKeys } from '../kernel/s3-objects.adapter.js';
 

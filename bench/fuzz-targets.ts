@@ -57,7 +57,7 @@ import { expirySweep, nightlySweep, type SweepDeps, weeklySweep } from '../lib/j
 import { fixedClock, RecordingLog } from '../lib/kernel/runtime.fake.js';
 import { MemoryActivity } from '../lib/signals/signal-state.fake.js';
 import { MemoryErasureLog, RecordingItemEraser } from '../lib/forget/forget.fake.js';
-import { MemorySettings } from '../test/helpers/fakes.js';
+import { MemorySettings } from '../lib/settings/user-settings.fake.js';
 import { ScriptedModel } from '../lib/model/language-model.fake.js';
 import { MemorySummarySource } from '../lib/summaries/summary.fake.js';
 import { ATTACKER, arbitraryBody, brief, edgeNumber, everyErrorNamesAField, hostileString, hostileValue, injectionTexts, isPlainObject, type Mutated, mutate, namesField, oddUnicode, oversized, pathLike, REQUEST_ROOTS, tryJson, VICTIM } from '../test/helpers/hostile-input.js';

@@ -5,7 +5,7 @@
  * this repository call it.
  */
 import * as z from 'zod';
-import { SettingsChangeSchema } from '../../lib/domain/user-settings.js';
+import { SettingsChangeSchema } from '../../lib/settings/user-settings.js';
 import { DomainSchema, UserIdSchema } from '../../events/common.js';
 import { ValidationOutcomeSchema } from '../../events/turn-saved.js';
 import { MemoryItemSchema, TierSchema } from '../../lib/items/memory-item.js';

@@ -34,7 +34,7 @@ import { DynamoS3UserArchiveStore } from '../../lib/archive/user-archive-store.a
 import { DynamoForgetLog } from '../../lib/forget/dynamo-forget-log.adapter.js';
 import { DynamoErasureLog } from '../../lib/forget/dynamo-erasure-log.adapter.js';
 import { DynamoS3ItemEraser } from '../../lib/forget/item-eraser.adapter.js';
-import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings-store.js';
+import { DynamoUserSettingsStore } from '../../lib/settings/dynamo-user-settings-store.adapter.js';
 import { LiveSearchIndex } from '../../lib/search/search-index.js';
 import { embeddingModelOf } from '../../lib/model/titan-embeddings.adapter.js';
 import type { ApiEnv } from './env.js';

@@ -23,7 +23,7 @@ import * as corrections from '../../lib/knowledge/promote-staged.js';
 import * as graph from '../../lib/graph/graph-use-cases.js';
 import * as rebuilds from '../../lib/search/search-rebuild.js';
 import * as archives from '../../lib/archive/archive-api.js';
-import * as settings from '../../lib/use-cases/user-settings.js';
+import * as settings from '../../lib/settings/settings-api.js';
 import { consolePage } from './console.js';
 import { type OperationId, type Route, routes } from './contract.js';
 import { type Invoke, MCP_PATH, type OperationAnswer } from './invoke.js';

@@ -17,7 +17,7 @@ import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { parseSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { Clock } from '../../lib/kernel/runtime.port.js';
 import { checkIdle, type IdleDeps } from '../../lib/signals/check-idle.js';
-import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings-store.js';
+import { DynamoUserSettingsStore } from '../../lib/settings/dynamo-user-settings-store.adapter.js';
 import { parseOrKeep } from '../../lib/kernel/parse-or-keep.js';
 import type { IdleEnv } from './env.js';
 

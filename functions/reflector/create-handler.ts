@@ -27,7 +27,7 @@ import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adap
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { addModelCost, createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
 import { DynamoCostLedger } from '../../lib/costs/dynamo-cost-ledger.adapter.js';
-import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings-store.js';
+import { DynamoUserSettingsStore } from '../../lib/settings/dynamo-user-settings-store.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
 import { DynamoSummarySource } from '../../lib/summaries/summary-source.adapter.js';
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';

@@ -24,7 +24,7 @@ import { parseSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { Clock } from '../../lib/kernel/runtime.port.js';
 import { DynamoForgetLog } from '../../lib/forget/dynamo-forget-log.adapter.js';
 import { type IngestDeps, ingestTurns } from '../../lib/turns/ingest-turns.js';
-import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings-store.js';
+import { DynamoUserSettingsStore } from '../../lib/settings/dynamo-user-settings-store.adapter.js';
 import type { SignalEnv } from './env.js';
 
 export type SignalHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;

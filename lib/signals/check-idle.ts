@@ -11,11 +11,11 @@ import type { IdleCheck } from '../../events/idle-check.js';
 import type { Job } from '../../events/job.js';
 import { idleCheck, idleThresholdMs, parseSignalState } from './signal-accumulator.js';
 import type { SignalConfig } from './signal-weights.js';
-import { withUserIdle } from '../domain/user-settings.js';
+import { withUserIdle } from '../settings/user-settings.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
 import type { IdleScheduler, SignalStateStore } from './signal-state.port.js';
 import type { JobQueue } from '../jobs/job-queue.port.js';
-import type { UserSettingsStore } from '../ports.js';
+import type { UserSettingsStore } from '../settings/user-settings.port.js';
 
 export interface IdleDeps {
   signalState: SignalStateStore;

@@ -10,7 +10,7 @@ import { CUT_AT_BUDGET, callWithBudgetRetry, unusableStop } from '../model/model
 import { costEntry, type JobUsage, usageOf } from '../costs/job-cost.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
 import type { CostLedger } from '../costs/cost-ledger.port.js';
-import type { UserSettingsStore } from '../ports.js';
+import type { UserSettingsStore } from '../settings/user-settings.port.js';
 import type { TurnStore } from '../turns/turn.port.js';
 import { type LanguageModel, UnusableModelOutputError } from '../model/language-model.port.js';
 import type { SummaryStore } from './summary.port.js';

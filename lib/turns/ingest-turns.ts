@@ -39,7 +39,7 @@ import { observationsOf } from '../sources/source-reliability.js';
 import { addCounts, type RedactionCounts, type RedactionPolicy, redact, redactFields } from './redaction.js';
 import type { ClaimCheckStore, RejectedEventLog, TurnStore } from './turn.port.js';
 import type { ForgetLog } from '../forget/forget.port.js';
-import type { UserSettingsStore } from '../ports.js';
+import type { UserSettingsStore } from '../settings/user-settings.port.js';
 import type { MemoryItemStore } from '../items/memory-item.port.js';
 import type { SourceReliabilityStore } from '../sources/source-reliability.port.js';
 import type { JobQueue } from '../jobs/job-queue.port.js';
@@ -47,7 +47,7 @@ import type { IdleScheduler, SignalStateStore } from '../signals/signal-state.po
 import type { Clock, Log } from '../kernel/runtime.port.js';
 import { forgottenBefore } from '../forget/forget-user.js';
 import { clearSessionEphemera } from '../tiers/tier-review.js';
-import { withUserIdle } from '../domain/user-settings.js';
+import { withUserIdle } from '../settings/user-settings.js';
 import { type FieldError, fieldErrors } from '../kernel/parse-or-keep.js';
 
 export interface IngestRecord {

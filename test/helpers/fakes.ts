@@ -1,7 +1,5 @@
 /** In-memory implementations of the ports, for unit tests of the use cases. */
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
-import type { SettingsChange, UserSettings } from '../../lib/domain/user-settings.js';
-import type { UserSettingsStore } from '../../lib/ports.js';
 import { RecordingLog, fixedClock } from '../../lib/kernel/runtime.fake.js';
 import type { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { MemorySignalStateStore, MemoryIdleScheduler } from '../../lib/signals/signal-state.fake.js';
@@ -14,6 +12,7 @@ import { MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
 import { MemoryGraphStore } from '../../lib/graph/graph.fake.js';
 import { MemorySourceReliabilityStore } from '../../lib/sources/source-reliability.fake.js';
 import { MemoryItems } from '../../lib/items/memory-item.fake.js';
+import { MemorySettings } from '../../lib/settings/user-settings.fake.js';
 
 /** Every port of the reflector's use case in memory, sharing the ingest deps' turns, state, sources and graph. */
 export function reflectionDeps(ingest: ReturnType<typeof ingestDeps>, model: ScriptedModel) {
@@ -53,20 +52,4 @@ export function ingestDeps() {
     source: 'turn-queue',
     forgets: { latest: async () => null },
   };
-}
-
-export class MemorySettings implements UserSettingsStore {
-  readonly byUser = new Map<string, UserSettings>();
-  async get(userId: string) {
-    return { ...(this.byUser.get(userId) ?? {}) };
-  }
-  async update(userId: string, change: SettingsChange) {
-    const next: Record<string, unknown> = { ...(this.byUser.get(userId) ?? {}) };
-    for (const [k, v] of Object.entries(change)) {
-      if (v === null) delete next[k];
-      else if (v !== undefined) next[k] = v;
-    }
-    this.byUser.set(userId, next as UserSettings);
-    return { ...(next as UserSettings) };
-  }
 }

@@ -6,7 +6,7 @@
  */
 import { keys } from '../../lib/kernel/memory-paths.js';
 import { MemoryForgetLog } from '../../lib/forget/forget.fake.js';
-import { MemorySettings } from './fakes.js';
+import { MemorySettings } from '../../lib/settings/user-settings.fake.js';
 import { MemoryDiary } from '../../lib/diary/diary.fake.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
 import { MemoryEventPublisher, RecordingTurnStore, RecordingRejectedLog } from '../../lib/turns/turn.fake.js';

@@ -12,7 +12,7 @@ import { familyOf, type JobDeps, runJob } from '../../lib/jobs/run-job.js';
 import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
 import { MemoryForgetLog } from '../../lib/forget/forget.fake.js';
-import { MemorySettings } from '../helpers/fakes.js';
+import { MemorySettings } from '../../lib/settings/user-settings.fake.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { recordingWorld } from '../helpers/recording-fakes.js';

@@ -8,7 +8,7 @@ import { ModelUnavailableError, UnusableModelOutputError } from '../../lib/model
 import { recordFailedAttempt } from '../../lib/batches/run-reflection.js';
 import { runSummary } from '../../lib/summaries/run-summary.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
-import { MemorySettings } from '../helpers/fakes.js';
+import { MemorySettings } from '../../lib/settings/user-settings.fake.js';
 import { MemoryBatchLogStore } from '../../lib/batches/batch-log.fake.js';
 import { MemoryTurnStore, turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel, stopped } from '../../lib/model/language-model.fake.js';

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { idleCheck, initialSignalState, scheduleIdleCheck } from '../../lib/signals/signal-accumulator.js';
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
-import { readUserSettings, SettingsChangeSchema, withUserIdle } from '../../lib/domain/user-settings.js';
+import { readUserSettings, SettingsChangeSchema, withUserIdle } from '../../lib/settings/user-settings.js';
 
 describe('user settings', () => {
   it('a change names known fields only, each a valid value or null', () => {

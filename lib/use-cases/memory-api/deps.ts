@@ -6,7 +6,7 @@ import type { AgentEventPublisher, TurnStore } from '../../turns/turn.port.js';
 import type { AuditTrail, MemoryItemStore } from '../../items/memory-item.port.js';
 import type { ErasureLog, ItemEraser, ForgetLog } from '../../forget/forget.port.js';
 import type { UserArchiveStore } from '../../archive/user-archive.port.js';
-import type { UserSettingsStore } from '../../ports.js';
+import type { UserSettingsStore } from '../../settings/user-settings.port.js';
 import type { ItemTrustStore } from '../../trust/item-trust.port.js';
 import type { SourceReliabilityStore } from '../../sources/source-reliability.port.js';
 import type { GraphStore } from '../../graph/graph.port.js';

@@ -1,7 +1,7 @@
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../kernel/memory-paths.js';
-import { readUserSettings, type SettingsChange, type UserSettings } from '../domain/user-settings.js';
-import type { UserSettingsStore } from '../ports.js';
+import { readUserSettings, type SettingsChange, type UserSettings } from './user-settings.js';
+import type { UserSettingsStore } from './user-settings.port.js';
 
 /**
  * A user's settings: one item (`USER#{u}` / `SETTINGS`), a field per setting. A change is one

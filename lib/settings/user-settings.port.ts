@@ -1,8 +1,5 @@
-/**
- * Ports: what the use cases need from the outside world. Adapters in lib/adapters
- * implement them with AWS SDK clients; unit tests pass in-memory fakes.
- */
-import type { SettingsChange, UserSettings } from './domain/user-settings.js';
+/** A user's own settings' store. */
+import type { SettingsChange, UserSettings } from './user-settings.js';
 
 /** A user's own summary settings (lib/domain/user-settings.ts); unset fields follow the stage's. */
 export interface UserSettingsStore {

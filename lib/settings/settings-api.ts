@@ -4,9 +4,9 @@
  * The pipeline reads them where they apply: the signal and idle functions the inactivity
  * threshold, the reflector the summary's switch, prompt and output cap.
  */
-import type { SettingsChange } from '../domain/user-settings.js';
+import type { SettingsChange } from './user-settings.js';
 import type { AuditTrail } from '../items/memory-item.port.js';
-import type { UserSettingsStore } from '../ports.js';
+import type { UserSettingsStore } from './user-settings.port.js';
 import type { Clock } from '../kernel/runtime.port.js';
 
 export async function readSettings(deps: { settings: UserSettingsStore }, userId: string) {

@@ -47,7 +47,7 @@ import type { LanguageModel } from '../lib/model/language-model.port.js';
 import { parseSignalState } from '../lib/signals/signal-accumulator.js';
 import { checkIdle } from '../lib/signals/check-idle.js';
 import { type IngestDeps, type IngestRecord, ingestTurns } from '../lib/turns/ingest-turns.js';
-import * as api from '../lib/use-cases/memory-api.js';
+import * as api from '../lib/memory-api/memory-api.js';
 import { type FieldError, parseOrKeep } from '../lib/kernel/parse-or-keep.js';
 import type { ForgetDeps } from '../lib/forget/forget-user.js';
 import type { ReflectionDeps } from '../lib/batches/run-reflection.js';

@@ -29,7 +29,7 @@ import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { SqsAgentEventPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
 import { parseSleepTimeConfig } from '../../lib/sleep-time/config.js';
 import type { Clock, Log } from '../../lib/kernel/runtime.port.js';
-import type * as api from '../../lib/use-cases/memory-api.js';
+import type * as api from '../../lib/memory-api/memory-api.js';
 import { DynamoS3UserArchiveStore } from '../../lib/archive/user-archive-store.adapter.js';
 import { DynamoForgetLog } from '../../lib/forget/dynamo-forget-log.adapter.js';
 import { DynamoErasureLog } from '../../lib/forget/dynamo-erasure-log.adapter.js';

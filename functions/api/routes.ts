@@ -11,14 +11,14 @@
 import httpRouterHandler from '@middy/http-router';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import { authorize, authorizeStage, type Principal, principalFromClaims } from '../../lib/domain/access.js';
+import { authorize, authorizeStage, type Principal, principalFromClaims } from '../../lib/memory-api/access.js';
 import { type RedactionPolicy, redactFields } from '../../lib/turns/redaction.js';
 import type { Log } from '../../lib/kernel/runtime.port.js';
 import * as costs from '../../lib/costs/costs.js';
 import * as diary from '../../lib/diary/diary-api.js';
 import * as forget from '../../lib/forget/forget-user.js';
 import * as facts from '../../lib/knowledge/maintain-facts.js';
-import * as api from '../../lib/use-cases/memory-api.js';
+import * as api from '../../lib/memory-api/memory-api.js';
 import * as corrections from '../../lib/knowledge/promote-staged.js';
 import * as graph from '../../lib/graph/graph-use-cases.js';
 import * as rebuilds from '../../lib/search/search-rebuild.js';

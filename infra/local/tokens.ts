@@ -5,7 +5,7 @@
  * `npm run token -- --user u1 [--user u2]` mints one for a running stack.
  */
 import { jwtVerify, SignJWT } from 'jose';
-import { ADMIN_GROUP } from '../../lib/domain/access.js';
+import { ADMIN_GROUP } from '../../lib/memory-api/access.js';
 
 export const LOCAL_ISSUER = 'reflective-memory-local';
 export const LOCAL_AUDIENCE = 'reflective-memory-api';

@@ -34,7 +34,7 @@ import {
   type CognitoIdentityProviderClient,
   InitiateAuthCommand,
 } from '@aws-sdk/client-cognito-identity-provider';
-import { principalFromClaims } from '../../lib/domain/access.js';
+import { principalFromClaims } from '../../lib/memory-api/access.js';
 import type { SmokeAuth } from './target.js';
 
 /**

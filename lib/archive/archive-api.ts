@@ -16,7 +16,7 @@ import { ARCHIVE_FORMAT, archiveProblems, type UserArchive } from './user-archiv
 import type { Clock } from '../kernel/runtime.port.js';
 import type { SignalStateStore } from '../signals/signal-state.port.js';
 import type { UserArchiveStore } from './user-archive.port.js';
-import { MemoryApiError } from '../use-cases/memory-api-error.js';
+import { MemoryApiError } from '../memory-api/memory-api-error.js';
 
 /** Below Lambda's 6 MB synchronous payload, with room for the answer's envelope. */
 export const MAX_ARCHIVE_BYTES = 5 * 1024 * 1024;

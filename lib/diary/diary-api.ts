@@ -8,7 +8,7 @@
 import { type DiaryRecord, diaryMarkdown, diaryVisible } from './diary.js';
 import type { Clock } from '../kernel/runtime.port.js';
 import type { DiaryStore } from './diary.port.js';
-import { MemoryApiError, pageCursor, pageToken } from '../use-cases/memory-api.js';
+import { MemoryApiError, pageCursor, pageToken } from '../memory-api/memory-api.js';
 
 export interface DiaryDeps {
   diary: DiaryStore;

@@ -14,8 +14,8 @@ import { claimsPrefix, episodeKey, eventEpisodeKey, keys, knowledgePrefix, pad, 
 import type { StagedRecord } from '../knowledge/promotion.js';
 import type { Edge } from '../graph/relation-graph.js';
 import { tombstonesOf } from './tombstone.js';
-import { MemoryApiError } from '../use-cases/memory-api-error.js';
-import { type MemoryApiDeps, notFound } from '../use-cases/memory-api/deps.js';
+import { MemoryApiError } from '../memory-api/memory-api-error.js';
+import { type MemoryApiDeps, notFound } from '../memory-api/deps.js';
 import { findItem } from '../search/search-api.js';
 import { updateItem } from '../tiers/tiers-api.js';
 

@@ -11,8 +11,8 @@
  * MAX_FORGET_TURNS turns (docs/memory-api.md, "Forget by provenance": a larger session is
  * forgotten in parts by `turns`), so the work fits the API's invocation.
  */
-import { MemoryApiError } from '../use-cases/memory-api-error.js';
-import type { MemoryApiDeps } from '../use-cases/memory-api/deps.js';
+import { MemoryApiError } from '../memory-api/memory-api-error.js';
+import type { MemoryApiDeps } from '../memory-api/deps.js';
 import { edgesOnlyEvidencedBy, type ErasedKind, eraseDiary, eraseEventEpisodes, eraseKnowledge, eraseMemories, eraseStaged, eraseSummaries, eraseTraces, eraseTurns, removeEdges } from './erase.js';
 import type { DiaryRecord } from '../diary/diary.js';
 

@@ -34,7 +34,7 @@ import { claimsPrefix, searchSegmentsPrefix, userPrefix } from '../kernel/memory
 import type { Clock, Log } from '../kernel/runtime.port.js';
 import type { ForgetCounts, ForgetLog, ForgetReceipt, UserEraser } from './forget.port.js';
 import type { JobQueue } from '../jobs/job-queue.port.js';
-import { MemoryApiError } from '../use-cases/memory-api-error.js';
+import { MemoryApiError } from '../memory-api/memory-api-error.js';
 import type { SearchIndexReader } from '../search/search-index.js';
 
 export interface ForgetRequestDeps {

@@ -17,7 +17,7 @@ import {
   restoreEdge,
 } from './relation-graph.js';
 import type { GraphStore } from './graph.port.js';
-import { MemoryApiError } from '../use-cases/memory-api.js';
+import { MemoryApiError } from '../memory-api/memory-api.js';
 
 /**
  * Add observations at `at`: new edges and entities, or edges seen again. Returns the edges

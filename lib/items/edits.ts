@@ -25,9 +25,9 @@ import type { MemoryItem, SummaryEdit, SummaryRecordView } from './memory-item.j
 import type { AuditEntry } from '../tiers/memory-tiers.js';
 import { applyEdit, restoreEdit } from '../knowledge/correction.js';
 import { capSummaryText } from '../summaries/summary.js';
-import { MemoryApiError } from '../use-cases/memory-api-error.js';
+import { MemoryApiError } from '../memory-api/memory-api-error.js';
 import { writeChangedFile } from '../knowledge/promote-staged.js';
-import { type MemoryApiDeps, notFound } from '../use-cases/memory-api/deps.js';
+import { type MemoryApiDeps, notFound } from '../memory-api/deps.js';
 
 type Target = { kind: 'knowledge'; path: string } | { kind: 'summary'; summaryId: string };
 type Change = { text: string; reason?: string | undefined };

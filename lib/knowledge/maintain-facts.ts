@@ -10,7 +10,7 @@ import { knowledgeRelative } from '../kernel/memory-paths.js';
 import type { GraphLogEntry } from '../graph/relation-graph.js';
 import type { GraphStore } from '../graph/graph.port.js';
 import type { KnowledgeEntry, KnowledgeStore } from './knowledge.port.js';
-import { MemoryApiError } from '../use-cases/memory-api.js';
+import { MemoryApiError } from '../memory-api/memory-api.js';
 
 export interface FactHygieneReport {
   decayed: number;

@@ -16,7 +16,7 @@ import { knowledgeRelative } from '../kernel/memory-paths.js';
 import { knowledgePathFor, promotedDocument, type StagedRecord } from './promotion.js';
 import type { GraphStore } from '../graph/graph.port.js';
 import type { KnowledgeStore } from './knowledge.port.js';
-import { MemoryApiError } from '../use-cases/memory-api-error.js';
+import { MemoryApiError } from '../memory-api/memory-api-error.js';
 
 export interface Promotion {
   knowledgePath: string;

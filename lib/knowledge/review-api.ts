@@ -1,9 +1,9 @@
 /** The review of staged items: the list with each item's way through the gates, promote and discard; the batch logs and the audit trail. */
 import { PROMOTIONS_TO_KNOWLEDGE, restagedMarkdown, type StagedRecord } from './promotion.js';
-import { MemoryApiError } from '../use-cases/memory-api-error.js';
+import { MemoryApiError } from '../memory-api/memory-api-error.js';
 import { promoteStaged } from './promote-staged.js';
-import { type MemoryApiDeps, notFound } from '../use-cases/memory-api/deps.js';
-import { pageCursor, pageToken } from '../use-cases/memory-api/paging.js';
+import { type MemoryApiDeps, notFound } from '../memory-api/deps.js';
+import { pageCursor, pageToken } from '../memory-api/paging.js';
 
 /**
  * The review list, a page at a time in path order: a page reads at most `limit` staged

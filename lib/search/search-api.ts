@@ -7,8 +7,8 @@ import type { SearchExplain } from './search-explain.js';
 import { ModelUnavailableError } from '../model/language-model.port.js';
 import { isDerivedId } from '../trust/scope-trust.js';
 import { type SearchView, SegmentRetiredError } from './search-index.js';
-import { MemoryApiError } from '../use-cases/memory-api-error.js';
-import { type MemoryApiDeps, notFound } from '../use-cases/memory-api/deps.js';
+import { MemoryApiError } from '../memory-api/memory-api-error.js';
+import { type MemoryApiDeps, notFound } from '../memory-api/deps.js';
 
 export interface SearchResult {
   id: string;

@@ -3,12 +3,12 @@ import { summaryMessages } from '../items/memory-item.js';
 import type { SleepTimeRun } from '../sleep-time/run-log.js';
 import { weeklyMarkdown } from '../sleep-time/weekly.js';
 import { capSummaryText } from './summary.js';
-import { MemoryApiError } from '../use-cases/memory-api-error.js';
+import { MemoryApiError } from '../memory-api/memory-api-error.js';
 import { computeSelfAssessment } from '../sleep-time/self-assessment.js';
 import { summaryQuality } from './summary-quality.js';
 import { MAX_PENDING_BATCHES, parseSignalState, type SignalState } from '../signals/signal-accumulator.js';
 import { fnv1a32 } from '../kernel/stable-hash.js';
-import { type MemoryApiDeps, notFound } from '../use-cases/memory-api/deps.js';
+import { type MemoryApiDeps, notFound } from '../memory-api/deps.js';
 
 /** How summaries fare (req R-SUM-10): deletions, resurrections, topics (lib/domain/summary-quality.ts). */
 export async function summaryQualityOf(deps: MemoryApiDeps, userId: string) {

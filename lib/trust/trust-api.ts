@@ -5,8 +5,8 @@ import { commitDecision } from './memory-candidates.js';
 import { seenInUse } from '../tiers/tier-policy.js';
 import { type AuditEntry, type NewTierEntry, newTierItem } from '../tiers/memory-tiers.js';
 import { adjustTrust, applyOutcome, isDerivedId, NO_TRUST, newScopeExpiry } from './scope-trust.js';
-import { MemoryApiError } from '../use-cases/memory-api-error.js';
-import type { MemoryApiDeps } from '../use-cases/memory-api/deps.js';
+import { MemoryApiError } from '../memory-api/memory-api-error.js';
+import type { MemoryApiDeps } from '../memory-api/deps.js';
 import { updateItem } from '../tiers/tiers-api.js';
 
 export interface Candidate extends Omit<NewTierEntry, 'sourceTurns' | 'clientId' | 'ttlSeconds' | 'sessionId'> {}

@@ -32,7 +32,7 @@ import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { keys, pad } from '../../lib/kernel/memory-paths.js';
 import { SegmentedIndex } from '../../lib/search/memory-search.js';
-import type { ForgetReceipt } from '../../lib/use-cases/memory-api.js';
+import type { ForgetReceipt } from '../../lib/memory-api/memory-api.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
 import { recordRelations } from '../../lib/graph/graph-use-cases.js';
 import { LiveSearchIndex } from '../../lib/search/search-index.js';

@@ -10,7 +10,7 @@ import { capabilityConfidence, episodeDocument, type EpisodeSummary, summariseEp
 import { turnItem } from '../../lib/items/memory-item.js';
 import { turnIndexEntry } from '../../lib/turns/turn-document.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
-import * as api from '../../lib/use-cases/memory-api.js';
+import * as api from '../../lib/memory-api/memory-api.js';
 import { runReflection } from '../../lib/batches/run-reflection.js';
 import { AgentEventSchema } from '../../events/agent-event.js';
 import { JobSchema } from '../../events/job.js';

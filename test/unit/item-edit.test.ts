@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyCorrection, applyEdit, restoreEdit, revertLatest } from '../../lib/knowledge/correction.js';
 import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';
-import * as api from '../../lib/use-cases/memory-api.js';
+import * as api from '../../lib/memory-api/memory-api.js';
 import { fixedClock } from '../../lib/kernel/runtime.fake.js';
 import { MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
 

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { adjustTrust, NO_TRUST } from '../../lib/trust/scope-trust.js';
 import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';
-import * as api from '../../lib/use-cases/memory-api.js';
+import * as api from '../../lib/memory-api/memory-api.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
 import { LiveSearchIndex } from '../../lib/search/search-index.js';
 import { fixedClock } from '../../lib/kernel/runtime.fake.js';

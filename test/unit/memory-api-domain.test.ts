@@ -1,6 +1,6 @@
 /** The memory API's domain rules: access, the commit rule, tiers, scope trust, unified search. */
 import { describe, expect, it } from 'vitest';
-import { authorize, principalFromClaims } from '../../lib/domain/access.js';
+import { authorize, principalFromClaims } from '../../lib/memory-api/access.js';
 import { commitDecision } from '../../lib/trust/memory-candidates.js';
 import { isLive, itemIdForPath, type MemoryItem, mergeAttributes } from '../../lib/items/memory-item.js';
 import { searchMemory } from '../../lib/search/memory-search.js';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { decayedConfidence, entityKey, neighbours, sameEntity } from '../../lib/graph/relation-graph.js';
 import { createGraphEdge, graphLog, graphNeighbours, maintainGraph, recordRelations, restoreGraphEdge, splitGraphEntity } from '../../lib/graph/graph-use-cases.js';
-import { MemoryApiError } from '../../lib/use-cases/memory-api.js';
+import { MemoryApiError } from '../../lib/memory-api/memory-api.js';
 import { fixedClock } from '../../lib/kernel/runtime.fake.js';
 import { MemoryGraphStore } from '../../lib/graph/graph.fake.js';
 

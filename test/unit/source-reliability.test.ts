@@ -15,7 +15,7 @@ import {
 } from '../../lib/sources/source-reliability.js';
 import { stagedDocuments } from '../../lib/knowledge/staging.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
-import * as api from '../../lib/use-cases/memory-api.js';
+import * as api from '../../lib/memory-api/memory-api.js';
 import { ingestDeps } from '../helpers/fakes.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../lib/tiers/memory-tiers.js';
 import { initialSignalState, MAX_PENDING_BATCHES } from '../../lib/signals/signal-accumulator.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
-import * as api from '../../lib/use-cases/memory-api.js';
+import * as api from '../../lib/memory-api/memory-api.js';
 import { whyNoReflection } from '../../lib/summaries/summaries-api.js';
 import { runReflection } from '../../lib/batches/run-reflection.js';
 import { ingestDeps, reflectionDeps } from '../helpers/fakes.js';

@@ -1,5 +1,5 @@
 /** Page tokens: where a page of a listing ends, opaque to the caller. */
-import { MemoryApiError } from '../memory-api-error.js';
+import { MemoryApiError } from './memory-api-error.js';
 
 /** A page's end as an opaque token: the values that locate it, as JSON in base64url. */
 export const pageToken = (at: readonly unknown[]): string => Buffer.from(JSON.stringify(at)).toString('base64url');

@@ -1,6 +1,6 @@
 /** What the memory learned about sources and capabilities (req R-SRC and 004 P3-M4). */
-import { normaliseDomain, reliabilityOf, type SourceReliability } from '../../sources/source-reliability.js';
-import { type CapabilityConfidence, capabilityConfidence, summariseEpisode } from '../../turns/episodes.js';
+import { normaliseDomain, reliabilityOf, type SourceReliability } from '../sources/source-reliability.js';
+import { type CapabilityConfidence, capabilityConfidence, summariseEpisode } from '../turns/episodes.js';
 import type { MemoryApiDeps } from './deps.js';
 
 /**

@@ -15,14 +15,14 @@
  *   paging.ts     page tokens;  deps.ts  what every use case is given
  */
 export { MemoryApiError, type MemoryApiErrorKind } from './memory-api-error.js';
-export type { MemoryApiDeps } from './memory-api/deps.js';
-export { pageCursor, pageToken } from './memory-api/paging.js';
+export type { MemoryApiDeps } from './deps.js';
+export { pageCursor, pageToken } from './paging.js';
 export { retrieve, search, type SearchResult } from '../search/search-api.js';
 export { type Candidate, recordOutcome, save } from '../trust/trust-api.js';
 export { createTierEntry, deleteTierEntry, demote, promote, queryTier } from '../tiers/tiers-api.js';
 export { assessment, deleteSummary, editSummary, latestSleepTimeRun, listSummaries, sleepTimeRuns, summaryQualityOf, requestSummary } from '../summaries/summaries-api.js';
 export { editItem, editTarget, restoreItem } from '../items/edits.js';
 export { auditTrail, batches, listStagedForReview, reviewDiscard, reviewPromote } from '../knowledge/review-api.js';
-export { capabilities, sourceReliability } from './memory-api/insights.js';
+export { capabilities, sourceReliability } from './insights.js';
 export { deleteItem, ERASED_KINDS, type ErasedKind } from '../forget/erase.js';
 export { forgetByProvenance, type ForgetReceipt, MAX_FORGET_TURNS } from '../forget/forget-turns.js';

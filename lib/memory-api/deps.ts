@@ -1,25 +1,25 @@
 /** The dependencies every memory API use case is given, and the not-found error they share. */
-import type { EmbeddingModel } from '../../model/language-model.port.js';
-import type { SearchIndexReader } from '../../search/search-index.js';
-import { MemoryApiError } from '../memory-api-error.js';
-import type { AgentEventPublisher, TurnStore } from '../../turns/turn.port.js';
-import type { AuditTrail, MemoryItemStore } from '../../items/memory-item.port.js';
-import type { ErasureLog, ItemEraser, ForgetLog } from '../../forget/forget.port.js';
-import type { UserArchiveStore } from '../../archive/user-archive.port.js';
-import type { UserSettingsStore } from '../../settings/user-settings.port.js';
-import type { ItemTrustStore } from '../../trust/item-trust.port.js';
-import type { SourceReliabilityStore } from '../../sources/source-reliability.port.js';
-import type { GraphStore } from '../../graph/graph.port.js';
-import type { MemoryCatalog } from '../../search/search-index.port.js';
-import type { KnowledgeStore } from '../../knowledge/knowledge.port.js';
-import type { SleepTimeLogStore } from '../../sleep-time/sleep-time-log.port.js';
-import type { DiaryStore } from '../../diary/diary.port.js';
-import type { CostLedger } from '../../costs/cost-ledger.port.js';
-import type { BatchLogReader } from '../../batches/batch-log.port.js';
-import type { JobQueue } from '../../jobs/job-queue.port.js';
-import type { SignalStateStore } from '../../signals/signal-state.port.js';
-import type { Log, Clock } from '../../kernel/runtime.port.js';
-import type { SummaryStore } from '../../summaries/summary.port.js';
+import type { EmbeddingModel } from '../model/language-model.port.js';
+import type { SearchIndexReader } from '../search/search-index.js';
+import { MemoryApiError } from './memory-api-error.js';
+import type { AgentEventPublisher, TurnStore } from '../turns/turn.port.js';
+import type { AuditTrail, MemoryItemStore } from '../items/memory-item.port.js';
+import type { ErasureLog, ItemEraser, ForgetLog } from '../forget/forget.port.js';
+import type { UserArchiveStore } from '../archive/user-archive.port.js';
+import type { UserSettingsStore } from '../settings/user-settings.port.js';
+import type { ItemTrustStore } from '../trust/item-trust.port.js';
+import type { SourceReliabilityStore } from '../sources/source-reliability.port.js';
+import type { GraphStore } from '../graph/graph.port.js';
+import type { MemoryCatalog } from '../search/search-index.port.js';
+import type { KnowledgeStore } from '../knowledge/knowledge.port.js';
+import type { SleepTimeLogStore } from '../sleep-time/sleep-time-log.port.js';
+import type { DiaryStore } from '../diary/diary.port.js';
+import type { CostLedger } from '../costs/cost-ledger.port.js';
+import type { BatchLogReader } from '../batches/batch-log.port.js';
+import type { JobQueue } from '../jobs/job-queue.port.js';
+import type { SignalStateStore } from '../signals/signal-state.port.js';
+import type { Log, Clock } from '../kernel/runtime.port.js';
+import type { SummaryStore } from '../summaries/summary.port.js';
 
 export interface MemoryApiDeps {
   catalog: MemoryCatalog;

@@ -3,7 +3,7 @@ import { GLOBAL_USER } from '../items/memory-item.js';
 import { userPrefix } from '../kernel/memory-paths.js';
 import type { UserArchiveStore } from './user-archive.port.js';
 import type { ArchiveDocument } from './user-archive.js';
-import { WriteLog } from '../kernel/write-log.fake.js';
+import type { WriteLog } from '../kernel/write-log.fake.js';
 
 /** Export and import (lib/use-cases/user-archive.ts): nothing to export; every restored record and document recorded, under the user its key names. */
 export class RecordingArchiveStore implements UserArchiveStore {

@@ -1,6 +1,5 @@
 /** In-memory forget log and erasure log, and an item eraser that records what it was asked, for tests. */
 import type { Tombstone } from './tombstone.js';
-import { keys } from '../kernel/memory-paths.js';
 import type { ForgetCounts, ForgetLog, ForgetReceipt, ErasureLog, ItemEraser } from './forget.port.js';
 
 export class MemoryForgetLog implements ForgetLog {

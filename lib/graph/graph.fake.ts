@@ -1,7 +1,7 @@
 /** An in-memory relation graph for tests, with a recording variant. */
 import { keys } from '../kernel/memory-paths.js';
 import type { GraphChange, GraphStore } from './graph.port.js';
-import { WriteLog } from '../kernel/write-log.fake.js';
+import type { WriteLog } from '../kernel/write-log.fake.js';
 import type { Edge, Entity, GraphLogEntry } from './relation-graph.js';
 
 /** A user's relation graph in memory, as the DynamoDB store keeps it. */

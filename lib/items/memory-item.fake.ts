@@ -3,7 +3,7 @@ import type { MemoryItem } from './memory-item.js';
 import { keys } from '../kernel/memory-paths.js';
 import type { AuditEntry } from '../tiers/memory-tiers.js';
 import type { AuditTrail, MemoryItemStore } from './memory-item.port.js';
-import { WriteLog } from '../kernel/write-log.fake.js';
+import type { WriteLog } from '../kernel/write-log.fake.js';
 
 /** API-written memory items by owner and id, first write wins, moves on a condition (as DynamoMemoryItemStore). */
 export class MemoryItems implements MemoryItemStore {

@@ -5,7 +5,7 @@ import type { StagedRecord } from './promotion.js';
 import type { StagedDocument } from './staging.js';
 import type { KnowledgeEntry, KnowledgeIndexChange, ExpiryLog, KnowledgeStore } from './knowledge.port.js';
 import type { ModelResponse } from '../model/language-model.port.js';
-import { WriteLog } from '../kernel/write-log.fake.js';
+import type { WriteLog } from '../kernel/write-log.fake.js';
 
 export class MemoryKnowledgeStore implements KnowledgeStore {
   readonly knowledge = new Map<string, KnowledgeDoc>();

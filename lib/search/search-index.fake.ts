@@ -3,10 +3,10 @@ import { segmentOf } from './memory-search.js';
 import type { CompactionResult, SearchIndexReader, SearchView } from './search-index.js';
 import { episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../items/memory-item.js';
 import type { MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef } from './search-index.port.js';
-import { RecordingTurnStore } from '../turns/turn.fake.js';
-import { RecordingSummaryStore } from '../summaries/summary.fake.js';
-import { RecordingKnowledgeStore } from '../knowledge/knowledge.fake.js';
-import { RecordingMemoryItems } from '../items/memory-item.fake.js';
+import type { RecordingTurnStore } from '../turns/turn.fake.js';
+import type { RecordingSummaryStore } from '../summaries/summary.fake.js';
+import type { RecordingKnowledgeStore } from '../knowledge/knowledge.fake.js';
+import type { RecordingMemoryItems } from '../items/memory-item.fake.js';
 import type { SearchSegment } from './search-segment.js';
 
 /**

@@ -1,7 +1,7 @@
 /** An in-memory sleep-time run log for tests, with a recording variant. */
 import { keys } from '../kernel/memory-paths.js';
 import type { SleepTimeRun } from './run-log.js';
-import { WriteLog } from '../kernel/write-log.fake.js';
+import type { WriteLog } from '../kernel/write-log.fake.js';
 import type { SleepTimeLogStore } from './sleep-time-log.port.js';
 
 export class MemorySleepTimeLog implements SleepTimeLogStore {

@@ -2,7 +2,7 @@
 import { type SourceObservation, addObservation, emptyStats, type SourceStats } from './source-reliability.js';
 import { keys } from '../kernel/memory-paths.js';
 import { sourceShard } from './dynamo-source-reliability-store.adapter.js';
-import { WriteLog } from '../kernel/write-log.fake.js';
+import type { WriteLog } from '../kernel/write-log.fake.js';
 import type { SourceReliabilityStore } from './source-reliability.port.js';
 
 /** Source outcomes per domain, counted once per (user, observation key), as the DynamoDB store does. */

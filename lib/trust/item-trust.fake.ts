@@ -2,8 +2,8 @@
 import { keys } from '../kernel/memory-paths.js';
 import type { AuditEntry } from '../tiers/memory-tiers.js';
 import type { ItemTrust } from './scope-trust.js';
-import { WriteLog } from '../kernel/write-log.fake.js';
-import { RecordingAudit } from '../items/memory-item.fake.js';
+import type { WriteLog } from '../kernel/write-log.fake.js';
+import type { RecordingAudit } from '../items/memory-item.fake.js';
 import type { ItemTrustStore } from './item-trust.port.js';
 
 /**

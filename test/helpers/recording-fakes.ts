@@ -1,10 +1,4 @@
-/**
- * The in-memory fakes of test/helpers/fakes.ts, plus the API's stores, each recording every
- * write as the storage key the real adapter would write it under (the key functions of
- * lib/domain/memory-paths.ts, the same ones the adapters call). A fuzz case then asks:
- * did every write stay under the prefix of a user the case was allowed to touch?
- */
-import { keys } from '../../lib/kernel/memory-paths.js';
+
 import { MemoryForgetLog } from '../../lib/forget/forget.fake.js';
 import { MemorySettings } from '../../lib/settings/user-settings.fake.js';
 import { MemoryDiary } from '../../lib/diary/diary.fake.js';
@@ -23,8 +17,6 @@ import { RecordingSourceReliability } from '../../lib/sources/source-reliability
 import { RecordingMemoryItems, RecordingAudit } from '../../lib/items/memory-item.fake.js';
 import { RecordingItemTrust } from '../../lib/trust/item-trust.fake.js';
 import { RecordingArchiveStore } from '../../lib/archive/user-archive.fake.js';
-
-const ddbKey = (userId: string, sk: string) => `${keys.ownerPk(userId)}|${sk}`;
 
 /** Every recording fake, sharing one write log. */
 export function recordingWorld() {

@@ -61,7 +61,7 @@ import { MemorySettings } from '../lib/settings/user-settings.fake.js';
 import { ScriptedModel } from '../lib/model/language-model.fake.js';
 import { MemorySummarySource } from '../lib/summaries/summary.fake.js';
 import { ATTACKER, arbitraryBody, brief, edgeNumber, everyErrorNamesAField, hostileString, hostileValue, injectionTexts, isPlainObject, type Mutated, mutate, namesField, oddUnicode, oversized, pathLike, REQUEST_ROOTS, tryJson, VICTIM } from '../test/helpers/hostile-input.js';
-import { type RecordingWorld, recordingWorld } from '../test/helpers/recording-fakes.js';
+import { type RecordingWorld, recordingWorld } from '../test/helpers/recording-world.js';
 
 /** A word only the victim's memory holds: no answer to the attacker may contain it. */
 export const SECRET = 'quokkazebra';

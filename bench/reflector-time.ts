@@ -12,7 +12,7 @@ import { ingestTurns } from '../lib/turns/ingest-turns.js';
 import { runReflection } from '../lib/batches/run-reflection.js';
 import { MemoryCostLedger } from '../lib/costs/cost-ledger.fake.js';
 import { MemoryDiary } from '../lib/diary/diary.fake.js';
-import { ingestDeps } from '../test/helpers/fakes.js';
+import { ingestDeps } from '../test/helpers/use-case-deps.js';
 import { MemoryKnowledgeStore } from '../lib/knowledge/knowledge.fake.js';
 import { MemoryBatchLogStore } from '../lib/batches/batch-log.fake.js';
 import { turn } from '../lib/turns/turn.fake.js';

@@ -23,7 +23,7 @@ import { runReflection } from '../../lib/batches/run-reflection.js';
 import { runNightly, runWeekly } from '../../lib/sleep-time/run-sleep-time.js';
 import { runSummary } from '../../lib/summaries/run-summary.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
-import { ingestDeps, reflectionDeps } from '../helpers/fakes.js';
+import { ingestDeps, reflectionDeps } from '../helpers/use-case-deps.js';
 import { MemorySettings } from '../../lib/settings/user-settings.fake.js';
 import { MemoryItems } from '../../lib/items/memory-item.fake.js';
 import { MemoryGraphStore } from '../../lib/graph/graph.fake.js';

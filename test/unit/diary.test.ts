@@ -7,7 +7,7 @@ import { decideDiaryEntry, type DiaryInput, diaryMarkdown, diaryRecord } from '.
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { runReflection } from '../../lib/batches/run-reflection.js';
-import { ingestDeps, reflectionDeps } from '../helpers/fakes.js';
+import { ingestDeps, reflectionDeps } from '../helpers/use-case-deps.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 

@@ -17,7 +17,7 @@ import { JobSchema } from '../../events/job.js';
 import { eventEpisodeId } from '../../lib/turns/episodes.js';
 import { accumulate, initialSignalState } from '../../lib/signals/signal-accumulator.js';
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
-import { ingestDeps, reflectionDeps } from '../helpers/fakes.js';
+import { ingestDeps, reflectionDeps } from '../helpers/use-case-deps.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 

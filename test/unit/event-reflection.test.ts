@@ -13,7 +13,7 @@ import { keys } from '../../lib/kernel/memory-paths.js';
 import { reflectOffline } from '../../lib/offline-model/rule-reflector.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { type JobDeps, runJob } from '../../lib/jobs/run-job.js';
-import { ingestDeps, reflectionDeps } from '../helpers/fakes.js';
+import { ingestDeps, reflectionDeps } from '../helpers/use-case-deps.js';
 import { MemoryErasureLog } from '../../lib/forget/forget.fake.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';

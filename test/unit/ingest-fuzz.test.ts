@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
-import { ingestDeps } from '../helpers/fakes.js';
+import { ingestDeps } from '../helpers/use-case-deps.js';
 
 const valid = {
   type: 'turn.saved',

@@ -13,7 +13,7 @@ import { maintainFacts, restorePrunedFact, verifySeenFacts } from '../../lib/kno
 import { graphLog } from '../../lib/graph/graph-use-cases.js';
 import { runReflection } from '../../lib/batches/run-reflection.js';
 import { fixedClock } from '../../lib/kernel/runtime.fake.js';
-import { ingestDeps, reflectionDeps } from '../helpers/fakes.js';
+import { ingestDeps, reflectionDeps } from '../helpers/use-case-deps.js';
 import { MemoryGraphStore } from '../../lib/graph/graph.fake.js';
 import { MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
 import { turn } from '../../lib/turns/turn.fake.js';

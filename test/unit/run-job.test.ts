@@ -15,7 +15,7 @@ import { MemoryForgetLog } from '../../lib/forget/forget.fake.js';
 import { MemorySettings } from '../../lib/settings/user-settings.fake.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
-import { recordingWorld } from '../helpers/recording-fakes.js';
+import { recordingWorld } from '../helpers/recording-world.js';
 
 const job = (kind: Job['kind'], requestedAt: string): Job => ({ type: 'reflector.job', version: 1, jobId: `${kind}-1-2`, userId: 'u1', kind, trigger: 'turn_count', urgency: 1, turnIds: [1, 2], requestedAt });
 

@@ -16,7 +16,7 @@ import {
 import { stagedDocuments } from '../../lib/knowledge/staging.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import * as api from '../../lib/memory-api/memory-api.js';
-import { ingestDeps } from '../helpers/fakes.js';
+import { ingestDeps } from '../helpers/use-case-deps.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 
 const records = (turns: object[]) => turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) }));

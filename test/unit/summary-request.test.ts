@@ -9,7 +9,7 @@ import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import * as api from '../../lib/memory-api/memory-api.js';
 import { whyNoReflection } from '../../lib/summaries/summaries-api.js';
 import { runReflection } from '../../lib/batches/run-reflection.js';
-import { ingestDeps, reflectionDeps } from '../helpers/fakes.js';
+import { ingestDeps, reflectionDeps } from '../helpers/use-case-deps.js';
 import { MemoryJobQueue } from '../../lib/jobs/job-queue.fake.js';
 import { MemoryEventPublisher, turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';

@@ -7,7 +7,7 @@ import { checkIdle } from '../../lib/signals/check-idle.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { runReflection } from '../../lib/batches/run-reflection.js';
 import { fixedClock } from '../../lib/kernel/runtime.fake.js';
-import { ingestDeps, reflectionDeps } from '../helpers/fakes.js';
+import { ingestDeps, reflectionDeps } from '../helpers/use-case-deps.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 import { ScriptedModel, stopped } from '../../lib/model/language-model.fake.js';
 

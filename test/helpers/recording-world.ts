@@ -1,4 +1,4 @@
-
+/** The recording fakes (lib/{concept}/*.fake.ts) composed into one world that shares one write log, for the fuzz cases. */
 import { MemoryForgetLog } from '../../lib/forget/forget.fake.js';
 import { MemorySettings } from '../../lib/settings/user-settings.fake.js';
 import { MemoryDiary } from '../../lib/diary/diary.fake.js';

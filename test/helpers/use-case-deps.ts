@@ -1,4 +1,4 @@
-/** In-memory implementations of the ports, for unit tests of the use cases. */
+/** Every port of the ingest and reflection use cases, from the in-memory fakes beside each concept (lib/{concept}/*.fake.ts). */
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import { RecordingLog, fixedClock } from '../../lib/kernel/runtime.fake.js';
 import type { ScriptedModel } from '../../lib/model/language-model.fake.js';

@@ -186,7 +186,7 @@ ${tokenTable}
 | --- | ---: |
 ${models.map((m) => `| ${m.name} | ${usd(m.usd)} |`).join('\n')}
 
-Model prices as of ${PRICES_AS_OF} (\`lib/domain/sleep-time/model-prices.ts\`). Nova rows price the same
+Model prices as of ${PRICES_AS_OF} (\`lib/sleep-time/model-prices.ts\`). Nova rows price the same
 counts as asked of Claude (with \`answerShape: 'schema'\` Nova Lite takes a forced tool, whose prompt
 differs), so they are an estimate.`;
 }

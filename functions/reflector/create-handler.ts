@@ -1,6 +1,6 @@
 /**
  * reflector — ReflectionQueue (SQS FIFO, group = userId) → one job per record, dispatched by
- * kind through lib/use-cases/run-job.ts. Powertools' FIFO processor keeps order per user:
+ * kind through lib/jobs/run-job.ts. Powertools' FIFO processor keeps order per user:
  * when a job fails, the later jobs of the same user go back to the queue too, other users'
  * jobs are unaffected.
  */
@@ -61,7 +61,7 @@ const UNUSABLE_OUTPUT_DELIVERIES = 2;
  * What an invocation keeps for a job's failure path when its model calls are abandoned: the
  * batch log of a last delivery (S3 and DynamoDB), the visibility change of a first, the
  * batch response. A model call may otherwise run BEDROCK_REQUEST_TIMEOUT_MS × BEDROCK_MAX_ATTEMPTS
- * (lib/adapters/aws-clients.ts), longer than the function's timeout (infra/resources.ts).
+ * (lib/kernel/aws-clients.adapter.ts), longer than the function's timeout (infra/resources.ts).
  */
 export const MODEL_CALL_RESERVE_MS = 15_000;
 
@@ -179,7 +179,7 @@ function reflectorDeps(env: ReflectorEnv, clients: Clients, clock: Clock, log: L
     search: stores.search,
     forgets,
     erasures: stores.erasures,
-    // A forget's continuation goes on the reflector's own queue (lib/use-cases/forget-user.ts).
+    // A forget's continuation goes on the reflector's own queue (lib/forget/forget-user.ts).
     forget: (remainingMs) => ({ forgets, eraser, search: stores.search, clock, log, settleSeconds: env.FORGET_SETTLE_SECONDS, remainingMs, jobs, pagesPerJob: env.FORGET_PAGES_PER_JOB }),
     log,
   };
@@ -188,7 +188,7 @@ function reflectorDeps(env: ReflectorEnv, clients: Clients, clock: Clock, log: L
 /** Where the record handler adds its metrics (Powertools Metrics in the function). */
 export interface MetricSink {
   addMetric(name: string, unit: (typeof MetricUnit)[keyof typeof MetricUnit], value: number): void;
-  /** One job's ModelCostUsd, with the stage as a dimension (lib/adapters/metrics.ts addModelCost). */
+  /** One job's ModelCostUsd, with the stage as a dimension (lib/kernel/metrics.adapter.ts addModelCost). */
   addModelCost(usd: number): void;
 }
 

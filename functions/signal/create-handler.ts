@@ -58,7 +58,7 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
       event.Records.map((r) => ({ messageId: r.messageId, body: r.body })),
       deps,
     );
-    // The fixed set of metrics (lib/adapters/metrics.ts); duplicates and late turns are fields of the log line below.
+    // The fixed set of metrics (lib/kernel/metrics.adapter.ts); duplicates and late turns are fields of the log line below.
     metrics.addMetric('TurnsAccepted', MetricUnit.Count, result.accepted);
     metrics.addMetric('RejectedRecords', MetricUnit.Count, result.rejected);
     metrics.addMetric('ReflectionJobsEnqueued', MetricUnit.Count, result.jobs.length);

@@ -1,5 +1,5 @@
 /**
- * Each local function's AWS clients: the production factories (lib/adapters/aws-clients.ts,
+ * Each local function's AWS clients: the production factories (lib/kernel/aws-clients.adapter.ts,
  * same settings, endpoints from the emulators through the SDK's standard variables) plus the
  * local stack's middlewares — IAM enforced from the synthesized stage (iam/iam-enforcement.ts),
  * the request ledger (request-ledger.ts), fault injection (fault-injection.ts) and the chain of

@@ -4,7 +4,7 @@
  * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_GetFoundationModel.html), served
  * by the Converse stand-in (converse-server.ts) so that the smoke pre-flight
  * (infra/smoke/preflight.ts) runs the same code locally as against AWS. It answers for the
- * models of lib/domain/bedrock-models.ts and the embedding stand-in's by their foundation model id, `modelLifecycle.status`
+ * models of lib/model/bedrock-models.ts and the embedding stand-in's by their foundation model id, `modelLifecycle.status`
  * ACTIVE (the valid values are ACTIVE and LEGACY:
  * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_FoundationModelLifecycle.html)
  * unless a test set another; any other id gets ResourceNotFoundException (HTTP 404), one of

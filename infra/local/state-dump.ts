@@ -117,7 +117,7 @@ const PROCESSING_TIMES = new Set([
 const ISO = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const FRONT_MATTER_TIME = /^(\w+): (\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/gm;
 
-/** A knowledge index snapshot's key: its version, then a hash of its content (lib/adapters/knowledge-index.ts). */
+/** A knowledge index snapshot's key: its version, then a hash of its content (lib/knowledge/knowledge-index.adapter.ts). */
 const SNAPSHOT_KEY = /(\/index\/knowledge\/\d+)-[0-9a-f]{16}\.json$/;
 const maskSnapshotKey = (key: string) => key.replace(SNAPSHOT_KEY, '$1-<content hash>.json');
 

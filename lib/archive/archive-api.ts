@@ -1,5 +1,5 @@
 /**
- * Export and import of a user's memory (issue 21 item 2; the archive: lib/domain/user-archive.ts).
+ * Export and import of a user's memory (issue 21 item 2; the archive: lib/archive/user-archive.ts).
  *
  * Both travel in one API request: Lambda answers and takes at most 6 MB synchronously
  * (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html, "Invocation

@@ -1,9 +1,9 @@
 /**
  * A user's partition and prefix read and written whole, for export and import (issue 21
- * item 2; lib/domain/user-archive.ts). Records go back with BatchWriteItem puts (25 a request,
+ * item 2; lib/archive/user-archive.ts). Records go back with BatchWriteItem puts (25 a request,
  * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html), the
  * signal state last, so an import that failed part way can be asked again (see
- * lib/use-cases/user-archive.ts). Documents go back with their content type, and turn
+ * lib/archive/archive-api.ts). Documents go back with their content type, and turn
  * documents with the `kind=turn` tag the archival rule filters on (as the turn store writes them).
  */
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';

@@ -5,7 +5,7 @@ import type { UserArchiveStore } from './user-archive.port.js';
 import type { ArchiveDocument } from './user-archive.js';
 import type { WriteLog } from '../kernel/write-log.fake.js';
 
-/** Export and import (lib/use-cases/user-archive.ts): nothing to export; every restored record and document recorded, under the user its key names. */
+/** Export and import (lib/archive/archive-api.ts): nothing to export; every restored record and document recorded, under the user its key names. */
 export class RecordingArchiveStore implements UserArchiveStore {
   constructor(private readonly log: WriteLog) {}
   async records() {

@@ -1,7 +1,7 @@
 /** A user's records and documents, read and written whole. */
 import type { ArchiveDocument } from './user-archive.js';
 
-/** A user's records and documents, read and written whole (lib/domain/user-archive.ts). */
+/** A user's records and documents, read and written whole (lib/archive/user-archive.ts). */
 export interface UserArchiveStore {
   /** Every item of the user's partition, as stored. */
   records(userId: string): Promise<Array<Record<string, unknown>>>;

@@ -33,7 +33,7 @@ export const ARCHIVE_SET = '$set';
 
 const emptySet = (v: unknown): boolean => v !== null && typeof v === 'object' && Array.isArray((v as Record<string, unknown>)[ARCHIVE_SET]) && ((v as Record<string, unknown[]>)[ARCHIVE_SET]?.length ?? 0) === 0;
 
-/** Objects kept as bytes, not text: the search index's segments (lib/domain/search-segment.ts). */
+/** Objects kept as bytes, not text: the search index's segments (lib/search/search-segment.ts). */
 export const isBinaryPath = (path: string): boolean => path.startsWith(searchSegmentsFolder);
 
 /**

@@ -133,7 +133,7 @@ export const EARLIER_REFLECTIONS_SHOWN = 3;
  * The prompt of a batch. An event's batch (an `occasion`) says why it runs now, shows the
  * agent's latest reflection entries and asks for a new one: what the event teaches, building
  * on (or retiring) the earlier ones. An event's batch with no turn to review (`material`: the
- * event's own words, lib/domain/event-reflection.ts) reviews the event instead of turns.
+ * event's own words, lib/batches/event-reflection.ts) reviews the event instead of turns.
  */
 export function buildReflectorPrompt(
   batch: AssembledBatch,

@@ -54,7 +54,7 @@ export interface BatchLog {
   /** Relation-graph edges (ids) this batch's connections added or reinforced (on this delivery or an earlier one: a redelivery logs the same). */
   edges?: string[];
   /**
-   * An agent.event's batch with no turn to review (req R-EVT-1: lib/domain/event-reflection.ts):
+   * An agent.event's batch with no turn to review (req R-EVT-1: lib/batches/event-reflection.ts):
    * why it had none, what it reflected on instead (the event's detail, its episodes), and, when
    * that was nothing, why no model was asked.
    */

@@ -11,7 +11,7 @@ import { safeKnowledgePath } from '../kernel/memory-paths.js';
 import type { ItemCategory, ReflectionOutput } from './reflection-output.js';
 import { contentWords } from '../kernel/text.js';
 
-/** `deleted`: the item repeats a fact a person deleted (its tombstone, lib/domain/tombstone.ts; req R-DEL-2), checked where items are staged. */
+/** `deleted`: the item repeats a fact a person deleted (its tombstone, lib/forget/tombstone.ts; req R-DEL-2), checked where items are staged. */
 export type GateName = 'turn_existence' | 'keyword_match' | 'related_file_exists' | 'dedup' | 'drift_guard' | 'deleted';
 
 export interface Rejection {

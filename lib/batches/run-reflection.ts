@@ -319,7 +319,7 @@ const categoryOf = (kind: StagedDocument['kind']) => (kind === 'fact' ? 'new_fac
 
 /**
  * Req R-DEL-2: the passed items that repeat a deleted fact (its title, or its text's words:
- * lib/domain/tombstone.ts) are rejected by the `deleted` gate and logged with the batch's other
+ * lib/forget/tombstone.ts) are rejected by the `deleted` gate and logged with the batch's other
  * rejections; the rest go on to be staged or to reinforce.
  */
 async function withoutDeleted(job: Job, gated: Gated, deps: ReflectionDeps): Promise<StagedDocument[]> {

@@ -1,7 +1,7 @@
 /** The cost ledger: what each job's model calls cost. */
 import type { CostEntry } from './daily-cost.js';
 
-/** What each job's model calls cost (lib/domain/daily-cost.ts). */
+/** What each job's model calls cost (lib/costs/daily-cost.ts). */
 export interface CostLedger {
   /** Record a job's cost; idempotent by user and job: the first entry stays. */
   record(entry: CostEntry): Promise<void>;

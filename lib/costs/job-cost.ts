@@ -1,5 +1,5 @@
 /**
- * A job's model cost as an entry of the cost ledger (lib/domain/daily-cost.ts). Each job
+ * A job's model cost as an entry of the cost ledger (lib/costs/daily-cost.ts). Each job
  * records its entry just before its commit marker (the batch log, the summary record, the
  * run record): a delivery that dies before the marker is redelivered and records it then
  * (the ledger keeps the first entry), and a finished job has its entry.

@@ -2,7 +2,7 @@
 import type { AuditEntry } from '../tiers/memory-tiers.js';
 import type { DiaryOverride, DiaryRecord } from './diary.js';
 
-/** The diary's entries (lib/domain/diary.ts): every batch's decision, with the model's reflection for an event's batch. */
+/** The diary's entries (lib/diary/diary.ts): every batch's decision, with the model's reflection for an event's batch. */
 export interface DiaryStore {
   /** First write wins: a redelivered batch writes the same record, and a person's override stays. */
   put(record: DiaryRecord): Promise<void>;

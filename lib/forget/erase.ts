@@ -5,7 +5,7 @@
  * records, Knowledge documents (facts and nightly findings) and diary entries are deleted,
  * with every S3 version; a summary and a mem: item deleted one by one are soft-deleted (the
  * summary quality metrics and the tier audit keep them), erased when forgotten by provenance.
- * A deleted staged record or Knowledge document leaves a tombstone (lib/domain/tombstone.ts)
+ * A deleted staged record or Knowledge document leaves a tombstone (lib/forget/tombstone.ts)
  * that the reflector's and the nightly run's gates consult, so the fact does not come back.
  */
 import type { KnowledgeDoc } from '../knowledge/knowledge.js';

@@ -21,7 +21,7 @@ export class MemoryForgetLog implements ForgetLog {
   }
 }
 
-/** Tombstones and forgotten turns in memory (lib/adapters/dynamo-erasure-log.ts in AWS). */
+/** Tombstones and forgotten turns in memory (lib/forget/dynamo-erasure-log.adapter.ts in AWS). */
 export class MemoryErasureLog implements ErasureLog {
   readonly stones = new Map<string, Map<string, Tombstone>>();
   readonly forgotten = new Map<string, Set<number>>();
@@ -44,7 +44,7 @@ export class MemoryErasureLog implements ErasureLog {
   }
 }
 
-/** Records what an item eraser was asked to delete (lib/adapters/item-eraser.ts in AWS). */
+/** Records what an item eraser was asked to delete (lib/forget/item-eraser.adapter.ts in AWS). */
 export class RecordingItemEraser implements ItemEraser {
   readonly records: Array<{ userId: string; sortKeys: string[]; changedIds: string[] }> = [];
   readonly objects: string[] = [];

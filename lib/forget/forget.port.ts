@@ -52,7 +52,7 @@ export interface UserEraser {
 
 /**
  * What deletions leave behind so that nothing brings the items back (req R-DEL-2, R-DEL-4):
- * tombstones of deleted facts (keys only, lib/domain/tombstone.ts) and the turns forgotten by
+ * tombstones of deleted facts (keys only, lib/forget/tombstone.ts) and the turns forgotten by
  * provenance, which queued jobs consult before they write.
  */
 export interface ErasureLog {

@@ -1,7 +1,7 @@
 /** The relation graph's store. */
 import type { Edge, Entity, GraphLogEntry } from './relation-graph.js';
 
-/** A user's relation graph: edges, entities and the hygiene log (lib/domain/relation-graph.ts). */
+/** A user's relation graph: edges, entities and the hygiene log (lib/graph/relation-graph.ts). */
 export interface GraphStore {
   /** The user's whole graph (the nightly sweep's and the writers' read). */
   load(userId: string): Promise<{ edges: Edge[]; entities: Entity[] }>;

@@ -10,7 +10,7 @@
  * - a new edge takes its source's confidence (a staged connection's; a nightly finding's tag:
  *   FINDING_EDGE_CONFIDENCE); seeing it again raises it by REINFORCE (max
  *   MAX_CONFIDENCE) and makes it verified now;
- * - confidence decay (lib/domain/confidence-decay.ts, shared with Knowledge facts): an edge
+ * - confidence decay (lib/knowledge/confidence-decay.ts, shared with Knowledge facts): an edge
  *   unverified for DECAY_AFTER_DAYS loses half its confidence every HALF_LIFE_DAYS after
  *   that (computed from its base and age, so running the sweep twice changes nothing);
  * - pruning is a soft delete: below PRUNE_BELOW an edge is marked pruned and stays

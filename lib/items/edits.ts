@@ -4,7 +4,7 @@
  * …/restore; docs/memory-api.md "Edit and restore").
  *
  * Where the old text is kept: in the item's own history — a Knowledge document's `history`
- * (lib/domain/correction.ts applyEdit), a summary's `edits` — written by the same conditional
+ * (lib/knowledge/correction.ts applyEdit), a summary's `edits` — written by the same conditional
  * write as the new text, and in the audit entry of the change (`previous`), under the same `at`.
  * Restore reads the item's history: it is the item's, so it goes when the item is deleted or
  * forgotten, and a restore is a read-modify-write of one item, not of the item and the trail.

@@ -63,7 +63,7 @@ export const MemoryItemSchema = z.object({
   attributes: z.record(z.string(), z.string()),
   sessionId: z.string().optional(),
   /**
-   * A tier entry's sightings (lib/domain/tier-policy.ts): the sessions it was written in, and
+   * A tier entry's sightings (lib/tiers/tier-policy.ts): the sessions it was written in, and
    * when and at what confidence it was last seen — the base its decay is computed from.
    */
   seen: z.object({ sessions: z.array(z.string()), at: z.string(), confidence: z.number().min(0).max(1) }).optional(),
@@ -75,7 +75,7 @@ export const MemoryItemSchema = z.object({
       messages: z.array(z.object({ role: z.enum(['system', 'assistant']), reflection: z.literal(true), text: z.string() })),
     })
     .optional(),
-  /** A Knowledge fact's earlier versions, oldest first: the text before each correction, revert, edit or restore (lib/domain/correction.ts). */
+  /** A Knowledge fact's earlier versions, oldest first: the text before each correction, revert, edit or restore (lib/knowledge/correction.ts). */
   history: z
     .array(z.object({ at: z.string(), change: z.enum(['correction', 'revert', 'edit', 'restore']), by: z.string(), text: z.string(), confidence: z.number(), reason: z.string().optional() }))
     .optional(),
@@ -276,7 +276,7 @@ export interface SummaryRecordView {
   deleted: boolean;
   /** The session of its newest turn (summaries written since they carry their session's previous one). */
   sessionId?: string;
-  /** The session's previous summary it carried forward (lib/domain/summary.ts `summaryContext`). */
+  /** The session's previous summary it carried forward (lib/summaries/summary.ts `summaryContext`). */
   carried?: string;
   /** The system part of the pair: the instruction the summary was written to. */
   prompt?: string;

@@ -54,7 +54,7 @@ export interface RunJobOptions {
   remainingMs: () => number;
   /**
    * Aborts the job's model calls (batch, summary, nightly, weekly) while the invocation can
-   * still record their failure (lib/use-cases/deadline.ts). Absent: no deadline.
+   * still record their failure (lib/kernel/deadline.ts). Absent: no deadline.
    */
   signal?: AbortSignal;
 }

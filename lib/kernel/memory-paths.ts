@@ -38,7 +38,7 @@ export const searchSegmentsPrefix = (userId: string): string => `${userPrefix(us
 export const episodeKey = (userId: string, turnId: number): string => `${userPrefix(userId)}episodes/${pad(turnId)}.md`;
 /** An agent.event's episode (its id starts `ev-`, so it never meets a turn's). */
 export const eventEpisodeKey = (userId: string, episodeId: string): string => `${userPrefix(userId)}episodes/${episodeId}.md`;
-/** A summary pair's document (lib/domain/summary.ts): the prompt it answered and the summary, one object (issue 19). */
+/** A summary pair's document (lib/summaries/summary.ts): the prompt it answered and the summary, one object (issue 19). */
 export const summaryDocKey = (userId: string, id: string): string => `${userPrefix(userId)}summaries/${id}.md`;
 /** Every batch's log, its model output (when too large for an item) and, under failed/, the logs of failed jobs. */
 export const batchLogPrefix = (userId: string): string => `${userPrefix(userId)}Logs/reflector/`;
@@ -156,12 +156,12 @@ export const keys = {
   stagedDayGsiPk: (day: string, userId: string) => dayGsiPk('STAGEDDAY', day, userId),
   stagedDayGsiSk: (userId: string, path: string) => `${userId}#${path}`,
   settingsSk: 'SETTINGS',
-  /** A deleted fact's tombstone (lib/domain/tombstone.ts): one item per key, no content. */
+  /** A deleted fact's tombstone (lib/forget/tombstone.ts): one item per key, no content. */
   tombstoneSk: (key: string) => `TOMBSTONE#${key}`,
   /** The turns forgotten by provenance (a number set): queued jobs citing them write nothing. */
   forgottenTurnsSk: 'FORGOTTENTURNS',
   /**
-   * A diary entry's record (lib/domain/diary.ts), under the batch's last turn (its id ends
+   * A diary entry's record (lib/diary/diary.ts), under the batch's last turn (its id ends
    * with it: `batch-{first}-{last}`), so the user's entries sort in conversation order.
    */
   diarySk: (batchId: string) => `DIARY#${pad(Number(/-(\d+)$/.exec(batchId)?.[1] ?? 0))}#${batchId}`,
@@ -169,10 +169,10 @@ export const keys = {
   /** A memory item written through the API (tier entries, saved memories), in its owner's partition… */
   memorySk: (id: string) => `MEM#${id}`,
   memoryPrefix: 'MEM#',
-  /** A derived item's trust adjustment (req R-SCOPE-2, lib/domain/scope-trust.ts ItemTrust), in its owner's partition, by item id. */
+  /** A derived item's trust adjustment (req R-SCOPE-2, lib/trust/scope-trust.ts ItemTrust), in its owner's partition, by item id. */
   trustSk: (itemId: string) => `TRUST#${itemId}`,
   trustPrefix: 'TRUST#',
-  /** The audit trail (lib/adapters/memory-item-store.ts): an entry per change, in the owner's partition, by time. */
+  /** The audit trail (lib/items/memory-item-store.adapter.ts): an entry per change, in the owner's partition, by time. */
   auditSk: (entry: { at: string; itemId: string; action: string }) => `AUDIT#${entry.at}#${entry.itemId}#${entry.action}`,
   auditPrefix: 'AUDIT#',
   /** …in GSI gsi1's (write-sharded) partition of the day it expires, while it lives, for the expiry sweep… */
@@ -180,9 +180,9 @@ export const keys = {
   tierExpiryGsiSk: (expiresAt: string, userId: string, id: string) => `${expiresAt}#${userId}#${id}`,
   /** …and, for an ephemeral entry of a session, named in that session's list (cleared when it closes). */
   sessionEphemeraSk: (sessionId: string) => `EPHEMERA#${sessionId}`,
-  /** The pointer to the current version of the user's knowledge index snapshot (lib/adapters/knowledge-index.ts). */
+  /** The pointer to the current version of the user's knowledge index snapshot (lib/knowledge/knowledge-index.adapter.ts). */
   knowledgeIndexSk: 'KNOWLEDGEINDEX',
-  /** The pointer to the current segments of the user's search index (lib/adapters/search-index-store.ts). */
+  /** The pointer to the current segments of the user's search index (lib/search/search-index-store.adapter.ts). */
   searchIndexSk: 'SEARCHINDEX',
   /**
    * Searchable items that changed after the search index's segments were written: one mark per
@@ -198,7 +198,7 @@ export const keys = {
   /** Sleep-time run log by day (GSI gsi1, write-sharded): every user's sleep-time runs of a day. */
   runsDayGsiPk: (day: string, userId: string) => dayGsiPk('RUNS', day, userId),
   runsDayGsiSk: (startedAt: string, userId: string) => `${startedAt}#${userId}`,
-  /** The cost ledger (lib/domain/daily-cost.ts): one entry per job that asked the model, in the user's partition by day… */
+  /** The cost ledger (lib/costs/daily-cost.ts): one entry per job that asked the model, in the user's partition by day… */
   costSk: (day: string, jobId: string) => `COST#${day}#${jobId}`,
   costPrefix: 'COST#',
   /** …and in GSI gsi1's (write-sharded) partition of that day, for the stage's daily total. */
@@ -209,7 +209,7 @@ export const keys = {
   sourceStatsSk: 'STATS',
   /** …and, in the reporting user's partition, a marker per counted observation (turn and position). */
   sourceObservationSk: (key: string) => `SOURCEOBS#${key}`,
-  /** The relation graph (lib/domain/relation-graph.ts): adjacency items in the user's partition. */
+  /** The relation graph (lib/graph/relation-graph.ts): adjacency items in the user's partition. */
   edgeSk: (id: string) => `EDGE#${id}`,
   edgePrefix: 'EDGE#',
   /** Every edge from an entity: its ids begin with the entity's key and `|` (keys hold no `|`). */
@@ -239,7 +239,7 @@ export const keys = {
    */
   graphLogSk: (entry: { at: string; action: string; fact?: string | undefined; edge?: string | undefined; entity?: string | undefined; into?: string | undefined }): string =>
     `${keys.graphLogAtPrefix(entry.at)}${entry.action}#${graphLogSubject(entry)}`,
-  /** The hygiene log entries one write made at one time, packed (issue 19; lib/adapters/dynamo-graph-store.ts). */
+  /** The hygiene log entries one write made at one time, packed (issue 19; lib/graph/dynamo-graph-store.adapter.ts). */
   graphLogPackSk: (at: string, digest: string, n: number): string => `${keys.graphLogAtPrefix(at)}*${digest}#${n}`,
   graphLogPrefix: 'GRAPHLOG#',
   /** Every hygiene log entry written at one time (a sweep's). */

@@ -1,7 +1,7 @@
 /**
  * Hygiene of promoted Knowledge facts (req R-GRAPH: "confidence
  * decay for unverified old edges and facts", "pruning as soft delete with a recovery
- * window"), the same rules as the relation graph's edges (lib/domain/confidence-decay.ts):
+ * window"), the same rules as the relation graph's edges (lib/knowledge/confidence-decay.ts):
  *
  * - a fact is verified when something sees it again: a batch's new fact the dedup gate
  *   finds already in Knowledge, or a nightly finding "already known". Its confidence goes

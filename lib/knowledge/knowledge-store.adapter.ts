@@ -351,7 +351,7 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
 
 /**
  * A staged record as stored (issue 19): without what its other attributes say again — the
- * front matter's first fields (`stagedMetaHead`, lib/domain/staging.ts) and a body that is the title and text — so the
+ * front matter's first fields (`stagedMetaHead`, lib/knowledge/staging.ts) and a body that is the title and text — so the
  * LoCoMo replay's records fit one write unit (1.32 on average before), and so does their gsi1
  * copy and their delete. The front matter's other fields are `extra`; a field or body that
  * differs from the derived one is kept. Records written before hold `meta` and `body` whole.

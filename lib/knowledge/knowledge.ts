@@ -12,14 +12,14 @@ export interface KnowledgeDoc extends SearchableDoc {
   /** The nightly run that stored the document (its findings): a redelivery of the run knows its own. */
   storedBy?: string;
   /**
-   * Fact hygiene (lib/domain/knowledge-hygiene.ts): the confidence when last verified
+   * Fact hygiene (lib/knowledge/knowledge-hygiene.ts): the confidence when last verified
    * (absent: `confidence` is it), when that was (absent: `promotedAt`), and when the nightly
    * sweep pruned the fact (soft delete, restorable for RECOVERY_DAYS).
    */
   baseConfidence?: number;
   verifiedAt?: string;
   prunedAt?: string;
-  /** Corrections, reverts, edits and restores (lib/domain/correction.ts), oldest first: what the text was before each. */
+  /** Corrections, reverts, edits and restores (lib/knowledge/correction.ts), oldest first: what the text was before each. */
   history?: KnowledgeChange[];
 }
 

@@ -1,5 +1,5 @@
 /**
- * Fact hygiene's use cases (lib/domain/knowledge-hygiene.ts): the nightly sweep over a
+ * Fact hygiene's use cases (lib/knowledge/knowledge-hygiene.ts): the nightly sweep over a
  * user's promoted Knowledge, facts seen again by a batch or a nightly run, and a person's
  * restore of a pruned fact through the API. Changes are logged in the user's hygiene log
  * (the relation graph's), next to the edges'.

@@ -1,7 +1,7 @@
 /**
  * A staged record reaches Knowledge: by recurrence (run-reflection.ts) or by a reviewer
  * (memory-api.ts), the same way. A correction whose target is still in Knowledge changes the
- * target (lib/domain/correction.ts; a pruned target comes back, as when a fact is seen again)
+ * target (lib/knowledge/correction.ts; a pruned target comes back, as when a fact is seen again)
  * and is settled as promoted into it; any other record — and a correction whose target was
  * removed since it was staged — becomes its own document. Each correction and revert is
  * logged in the user's hygiene log (the graph's), beside decay and pruning.

@@ -121,7 +121,7 @@ const STAGED_META_ORDER = ['kind', 'title', 'category', 'staged_at', 'batch_id',
 
 /**
  * The staged document with its current promotion count, rendered from its record: the review
- * list serves it and the store writes it under Knowledge_staging/ (lib/adapters/knowledge-store.ts).
+ * list serves it and the store writes it under Knowledge_staging/ (lib/knowledge/knowledge-store.adapter.ts).
  * A DynamoDB map is an unordered collection of name-value pairs
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes.Document.Map),
  * so the front matter is put back in staging's order and the maps inside it in name order: one

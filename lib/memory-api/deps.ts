@@ -31,7 +31,7 @@ export interface MemoryApiDeps {
    */
   embeddings?: EmbeddingModel | undefined;
   items: MemoryItemStore;
-  /** Derived items' trust records (req R-SCOPE-2: lib/use-cases/memory-api/trust.ts recordOutcome). */
+  /** Derived items' trust records (req R-SCOPE-2: lib/trust/trust-api.ts recordOutcome). */
   trust: ItemTrustStore;
   audit: AuditTrail;
   turns: TurnStore;
@@ -41,7 +41,7 @@ export interface MemoryApiDeps {
   batchLogs: BatchLogReader;
   /** Per-domain source outcomes, shared by all users (read only here). */
   sources: Pick<SourceReliabilityStore, 'stats'>;
-  /** The user's relation graph (lib/use-cases/relation-graph.ts serves it). */
+  /** The user's relation graph (lib/graph/graph-use-cases.ts serves it). */
   graph: GraphStore;
   /** The job queue (`ReflectionQueue` in infra): summaries asked for on demand (req R-SUM-9's manual summary). */
   jobs: JobQueue;
@@ -51,13 +51,13 @@ export interface MemoryApiDeps {
   costs: CostLedger;
   /** The user's own summary settings (GET and POST …/settings). */
   settings: UserSettingsStore;
-  /** The diary's entries (GET …/diary, and a person's keep or drop: lib/use-cases/diary.ts). */
+  /** The diary's entries (GET …/diary, and a person's keep or drop: lib/diary/diary-api.ts). */
   diary: DiaryStore;
   /** Read only: which turns the user's next summary would cover. */
   signalState: Pick<SignalStateStore, 'load'>;
-  /** Users' erasures (lib/use-cases/forget-user.ts): DELETE /v1/users/{u} and its receipt. */
+  /** Users' erasures (lib/forget/forget-user.ts): DELETE /v1/users/{u} and its receipt. */
   forgets: ForgetLog;
-  /** A user's records and documents whole: GET …/export and POST …/import (lib/use-cases/user-archive.ts). */
+  /** A user's records and documents whole: GET …/export and POST …/import (lib/archive/archive-api.ts). */
   archives: UserArchiveStore;
   /** Tombstones of deleted facts and the turns forgotten by provenance (req R-DEL-2, R-DEL-4). */
   erasures: ErasureLog;

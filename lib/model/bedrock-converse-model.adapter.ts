@@ -32,7 +32,7 @@ export function isTransientBedrockError(error: unknown): boolean {
 
 /**
  * The answer as a JSON schema the model must follow (Converse `outputConfig.textFormat`, for
- * models that serve it: lib/domain/structured-output.ts). Not a forced tool: that adds Claude's
+ * models that serve it: lib/model/structured-output.ts). Not a forced tool: that adds Claude's
  * hidden tool-use system prompt (588 tokens for a 4.5 model with `tool_choice` tool,
  * https://platform.claude.com/docs/en/agents-and-tools/tool-use/overview) to every call,
  * while structured output adds a prompt "explaining the expected output format"
@@ -100,7 +100,7 @@ function parseJsonText(text: string, prompted: boolean): unknown {
  * Bedrock Runtime Converse with the answer's structure given, per `answerShape`: 'schema', as
  * structured output where the model serves it, else as a forced tool (`toolChoice: { tool }`),
  * either schema from the zod output schema; 'prompt', as a TypeScript-like type in a last
- * system block (lib/domain/prompted-answer.ts, from the same schema) with no tool and no
+ * system block (lib/model/prompted-answer.ts, from the same schema) with no tool and no
  * output schema, the answer's text read as JSON. A model whose structured output Bedrock
  * refuses (isStructuredOutputRefusal) is asked with the forced tool from then on in this
  * container. Every answer carries Converse's `stopReason`

@@ -78,7 +78,7 @@ export interface BedrockModel {
   /** A global cross-Region inference profile (`global.` prefix) exists. */
   global: boolean;
   /**
-   * Converse structured output (`outputConfig.textFormat`, lib/domain/structured-output.ts)
+   * Converse structured output (`outputConfig.textFormat`, lib/model/structured-output.ts)
    * is served: the reflector asks for its JSON answer that way; otherwise through a forced tool.
    */
   structuredOutput: boolean;
@@ -91,7 +91,7 @@ export interface BedrockModel {
  * (issue 19): 'schema', sent as a JSON schema the model must follow (structured output where
  * the model serves it, `structuredOutput` below, else a forced tool); 'prompt', said in the
  * system prompt as a TypeScript-like type and read from the answer's text
- * (lib/domain/prompted-answer.ts: fewer input tokens, no constrained decoding).
+ * (lib/model/prompted-answer.ts: fewer input tokens, no constrained decoding).
  */
 export type AnswerShape = 'schema' | 'prompt';
 
@@ -216,7 +216,7 @@ export class UnsupportedModelRegionError extends Error {
  */
 export function invocationFor(foundationModelId: string, region: string, scope: InferenceScope): ModelInvocation {
   const model = bedrockModel(foundationModelId);
-  if (!model) throw new UnsupportedModelRegionError(`${foundationModelId} is not in the model catalogue (lib/domain/bedrock-models.ts): add it there with its limits`);
+  if (!model) throw new UnsupportedModelRegionError(`${foundationModelId} is not in the model catalogue (lib/model/bedrock-models.ts): add it there with its limits`);
   if (scope === 'in-region') {
     if (!servesInRegion(model, region)) throw new UnsupportedModelRegionError(`${model.name} is not served on demand in ${region} by its bare id: use inference scope 'geo' or 'global'`);
     return { modelId: model.id, foundationModelId: model.id, profile: null, destinationRegions: [region], regionless: false };

@@ -38,7 +38,7 @@ export interface SummaryResponse {
 
 export interface LanguageModel {
   /**
-   * The most output tokens a call may ask for (the model's limit, lib/domain/bedrock-models.ts):
+   * The most output tokens a call may ask for (the model's limit, lib/model/bedrock-models.ts):
    * a larger budget is refused. Undefined for a model the catalogue does not know.
    */
   readonly maxOutputTokens?: number | undefined;
@@ -87,7 +87,7 @@ export class ModelAccessDeniedError extends Error {
 }
 
 /**
- * Issue 22: text → embedding vector, for hybrid retrieval (lib/adapters/titan-embeddings.ts:
+ * Issue 22: text → embedding vector, for hybrid retrieval (lib/model/titan-embeddings.adapter.ts:
  * Amazon Titan Text Embeddings V2 through Bedrock InvokeModel). Failures are the model's:
  * ModelUnavailableError (throttling, timeouts, 5xx: worth asking again later) and
  * ModelAccessDeniedError.

@@ -1,7 +1,7 @@
 /**
  * A structured answer asked for in the prompt (issue 19): no structured output schema and no
  * forced tool, but a line of the system prompt giving the answer's type, rendered from the
- * same model-facing JSON schema (lib/domain/model-schema.ts, itself from the zod schema that
+ * same model-facing JSON schema (lib/model/model-schema.ts, itself from the zod schema that
  * parses the answer: one source of truth) as a one-line TypeScript-like type, and the answer's
  * text read as JSON. Pure.
  *

@@ -22,7 +22,7 @@
  *   you'll receive a 400 error with details."
  * - Which models: "On Amazon Bedrock, structured outputs are available for Claude Opus 4.6,
  *   Claude Sonnet 4.6, Claude Sonnet 4.5, Claude Opus 4.5, and Claude Haiku 4.5" (same page,
- *   Compatibility); the model table is lib/domain/bedrock-models.ts (`structuredOutput`).
+ *   Compatibility); the model table is lib/model/bedrock-models.ts (`structuredOutput`).
  */
 
 const NUMERIC = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'];
@@ -38,7 +38,7 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
- * `schema` (a model-facing answer schema, lib/domain/model-schema.ts) in the subset above: the
+ * `schema` (a model-facing answer schema, lib/model/model-schema.ts) in the subset above: the
  * keywords it refuses dropped (the zod parse after the answer still enforces them, and the
  * descriptions already state the ranges that carry meaning, e.g. "0..1"), a list's minimum
  * kept only as 0 or 1, and `additionalProperties: false` on every object.

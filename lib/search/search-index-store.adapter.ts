@@ -2,7 +2,7 @@
  * Where a user's search index lives (issue 18), and how its writers stay out of each other's way.
  *
  * - Segments: immutable S3 objects (`users/{u}/index/search/{version}-{writer}.seg.{part}`), the bytes
- *   of lib/domain/search-segment.ts in parts of at most PART_BYTES, read in parallel (AWS's
+ *   of lib/search/search-segment.ts in parts of at most PART_BYTES, read in parallel (AWS's
  *   advice for throughput: https://docs.aws.amazon.com/AmazonS3/latest/userguide/optimizing-performance-guidelines.html;
  *   the local S3 emulator also refuses a body over 11 MiB). A warm container keeps the
  *   segments it read: a key never changes content.

@@ -48,7 +48,7 @@ export class MemorySearchIndexStore implements SearchIndexStore {
   }
 }
 
-/** The read model over the fakes, composed as StoreMemoryCatalog (lib/use-cases/memory-catalog.ts) composes the stores. */
+/** The read model over the fakes, composed as StoreMemoryCatalog (lib/search/memory-catalog.ts) composes the stores. */
 export class FakeCatalog implements MemoryCatalog {
   constructor(
     private readonly stores: { turns: RecordingTurnStore; knowledge: RecordingKnowledgeStore; summaries: RecordingSummaryStore; items: RecordingMemoryItems; stagedExpiryDays: number },

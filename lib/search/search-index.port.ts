@@ -28,7 +28,7 @@ export interface CatalogHint {
   trust?: boolean;
 }
 
-/** What the memory catalog (lib/use-cases/memory-catalog.ts) reads: each kind of item by id, from its store. */
+/** What the memory catalog (lib/search/memory-catalog.ts) reads: each kind of item by id, from its store. */
 export interface MemoryCatalogSources {
   turns: Pick<TurnStore, 'turnIndex' | 'eventEpisodes'>;
   knowledge: Pick<KnowledgeStore, 'stagedRecords' | 'loadKnowledge'>;

@@ -243,7 +243,7 @@ export class LiveSearchIndex implements SearchIndexReader {
 
   /**
    * Fold the owner's changes into its segments. `full`: rewrite the index as one segment.
-   * `rebuild` (every item id the owner's stores hold, lib/use-cases/search-rebuild.ts): one
+   * `rebuild` (every item id the owner's stores hold, lib/search/search-rebuild.ts): one
    * segment of those items as their stores hold them now, the old segments dropped — what a
    * lost or expired change mark left out is back, and nothing the stores no longer hold stays.
    */

@@ -253,7 +253,7 @@ export interface JobTrigger {
 export type SignalItem =
   | { kind: 'turn'; turn: Pick<TurnSaved, 'turnId' | 'timestamp' | 'query' | 'signals'> }
   | { kind: 'session_closed'; sessionId: string }
-  /** `eventId`: names the job of the event reflected on by itself, when no turn waits (lib/domain/event-reflection.ts). */
+  /** `eventId`: names the job of the event reflected on by itself, when no turn waits (lib/batches/event-reflection.ts). */
   | { kind: 'agent_event'; trigger: AgentEventTrigger; eventId: string; episodeId?: string | undefined; detail?: string | undefined };
 
 export type TurnDisposition = 'counted' | 'duplicate' | 'late';
@@ -338,7 +338,7 @@ function closeSession(state: SignalState, config: SignalConfig, now: Date): JobT
 /**
  * Req R-TIER, R-EVT-1: an agent.event reflects now, over whatever has not been given to a
  * batch yet. With no turn waiting, it reflects on itself: a job over no turns, with its detail
- * and the waiting episodes (lib/domain/event-reflection.ts). Only when MAX_PENDING_BATCHES
+ * and the waiting episodes (lib/batches/event-reflection.ts). Only when MAX_PENDING_BATCHES
  * batches wait already does it fire nothing, and says why: its episode and the waiting turns
  * go into the next batch; its detail is not kept.
  */

@@ -69,7 +69,7 @@ export interface SleepTimeDeps {
   costs: CostLedger;
   /** Tombstones of deleted facts and findings (req R-DEL-2): a finding repeating one is rejected, and its edge not made. Absent: none. */
   erasures?: Pick<ErasureLog, 'buried'>;
-  /** The user's tier entries: the nightly run reviews them (lib/use-cases/tier-policy.ts). */
+  /** The user's tier entries: the nightly run reviews them (lib/tiers/tier-review.ts). */
   items: Pick<MemoryItemStore, 'get' | 'move' | 'list'>;
 }
 
@@ -262,7 +262,7 @@ function gateFindings(job: Job, merged: readonly Finding[], knowledge: DocumentI
   return { seen, stored };
 }
 
-/** Whether the finding, as the document it would be, repeats a deleted one (its tombstone: lib/domain/tombstone.ts). */
+/** Whether the finding, as the document it would be, repeats a deleted one (its tombstone: lib/forget/tombstone.ts). */
 const isBuried = (f: Finding, job: Job, buried: ReadonlyMap<string, Tombstone>) => buried.size > 0 && buriedKeyOf(findingDocument(f, job.jobId, job.requestedAt).doc, buried) !== null;
 
 /** The tombstones among the findings' keys (one read for the run). */

@@ -10,7 +10,7 @@ import { MAX_PENDING_BATCHES, parseSignalState, type SignalState } from '../sign
 import { fnv1a32 } from '../kernel/stable-hash.js';
 import { type MemoryApiDeps, notFound } from '../memory-api/deps.js';
 
-/** How summaries fare (req R-SUM-10): deletions, resurrections, topics (lib/domain/summary-quality.ts). */
+/** How summaries fare (req R-SUM-10): deletions, resurrections, topics (lib/summaries/summary-quality.ts). */
 export async function summaryQualityOf(deps: MemoryApiDeps, userId: string) {
   return { quality: summaryQuality(await deps.summaries.list(userId)) };
 }

@@ -21,7 +21,7 @@ export interface SummaryQuality {
   /** Times a summary was returned while deleted: must stay 0. */
   resurrectionsOfDeleted: number;
   /**
-   * Live summaries that carry their session's previous one forward (lib/domain/summary.ts
+   * Live summaries that carry their session's previous one forward (lib/summaries/summary.ts
    * `summaryContext`): each stands for its session so far, so a session's topics count once per
    * summary that carries them, and deleting an inaccurate summary leaves the later ones that
    * carried it (delete those too, or forget by their shared source turns).

@@ -13,7 +13,7 @@ import { getText } from '../kernel/s3-objects.adapter.js';
 
 /**
  * Summary turn pairs: one record in DynamoDB (`keys.summarySk`: `SUMMARY#{last turn}#{id}`) holding both turns and every
- * field of the pair's markdown document (lib/domain/summary.ts `summaryDocument`), which is
+ * field of the pair's markdown document (lib/summaries/summary.ts `summaryDocument`), which is
  * rendered from it when read (the list serves it as `markdown`). Since issue 19 the document
  * is not an S3 object too: the record already held all it says, nothing read it, and an S3
  * PUT costs as much as 8 write units (https://aws.amazon.com/s3/pricing/,

@@ -1,6 +1,6 @@
 /**
  * The tier policy: req R-TIER-6, R-TIER-7's "Promotion Criteria" and "Demotion & Decay" applied by code to
- * tier entries (the API-written `mem:` items of lib/domain/memory-tiers.ts):
+ * tier entries (the API-written `mem:` items of lib/tiers/memory-tiers.ts):
  *
  * - corroboration: a short-term entry written again in another session is seen again. Its
  *   confidence rises by CORROBORATION_GAIN (the seed's lifecycle example: "another
@@ -10,7 +10,7 @@
  * - decay: an entry nobody writes again loses confidence. A short-term one "decays slowly"
  *   inside its 7-day window (our numbers: from a day after its last sighting, halving every
  *   7 days, so one seen once at 0.6 ends its window below 0.5); a long-term one decays as
- *   Knowledge facts do (lib/domain/confidence-decay.ts); an ephemeral one lives a session;
+ *   Knowledge facts do (lib/knowledge/confidence-decay.ts); an ephemeral one lives a session;
  * - garbage: an entry of any tier below confidence 0.1 is collected ("Any tier → Garbage");
  * - expiry: past its TTL an entry is gone, logged "unverified/unsupported" when its
  *   confidence at expiry was below 0.5 (the seed's "DECAY (confidence < 0.5 at TTL expiration)");

@@ -1,5 +1,5 @@
 /**
- * The tier policy's use cases (lib/domain/tier-policy.ts), each at an input time — the
+ * The tier policy's use cases (lib/tiers/tier-policy.ts), each at an input time — the
  * session close's arrival, the nightly run's or the sweep's scheduled time — never the wall
  * clock: a session's close clears its ephemeral entries (the signal function), the nightly run
  * reviews a user's entries (expire, collect, promote, decay), the daily sweep expires every

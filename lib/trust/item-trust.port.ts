@@ -3,7 +3,7 @@ import type { AuditEntry } from '../tiers/memory-tiers.js';
 import type { ItemTrust } from './scope-trust.js';
 
 /**
- * The trust of derived items (req R-SCOPE-2; lib/domain/scope-trust.ts ItemTrust): one small
+ * The trust of derived items (req R-SCOPE-2; lib/trust/scope-trust.ts ItemTrust): one small
  * record per item that an outcome moved, beside the item's own store.
  */
 export interface ItemTrustStore {

@@ -41,7 +41,7 @@ export function applyOutcome(item: MemoryItem, outcome: ValidationOutcome, now: 
   else if (item.scope === 'user' && trustTo < NEW_SCOPE_BELOW) scopeTo = 'new';
   else if (item.scope === 'global' && trustTo < GLOBAL_KEEP_TRUST) scopeTo = 'user';
   let expiresAt = item.expiresAt;
-  // Only the scope decides the TTL of long-term items (short-lived tiers keep theirs); decay may still collect an unused one (lib/domain/tier-policy.ts).
+  // Only the scope decides the TTL of long-term items (short-lived tiers keep theirs); decay may still collect an unused one (lib/tiers/tier-policy.ts).
   if (item.tier === 'long_term' && scopeTo !== item.scope) expiresAt = scopeTo === 'new' ? newScopeExpiry(now) : null;
   return {
     item: { ...item, quality: trustTo, scope: scopeTo, expiresAt, updatedAt: now.toISOString() },

@@ -48,7 +48,7 @@ type OutcomeRequest = { ids: string[]; validation: ValidationOutcome; turnId?: n
 /**
  * Req R-SCOPE-2: the validation outcome of a turn that used these items moves their trust,
  * whatever their kind: an API-written item's (`mem:`) quality and scope, a derived item's
- * trust record (lib/domain/scope-trust.ts ItemTrust). Skipped: only ids that name no live item.
+ * trust record (lib/trust/scope-trust.ts ItemTrust). Skipped: only ids that name no live item.
  */
 export async function recordOutcome(deps: MemoryApiDeps, actor: string, userId: string, req: OutcomeRequest): Promise<{ changes: TrustMove[]; skipped: Array<{ id: string; reason: string }> }> {
   const ids = [...new Set(req.ids)];
@@ -74,7 +74,7 @@ async function recordItemOutcome(deps: MemoryApiDeps, actor: string, userId: str
       (i) => {
         change = applyOutcome(i, req.validation, deps.clock.now());
         const action = change.scopeTo === change.scopeFrom ? 'trust' : scopeRank(change.scopeTo) > scopeRank(change.scopeFrom) ? 'scope_up' : 'scope_down';
-        // A turn the item helped pass is the item seen in use: its decay starts again (lib/domain/tier-policy.ts).
+        // A turn the item helped pass is the item seen in use: its decay starts again (lib/tiers/tier-policy.ts).
         const used = req.validation === 'APPROVE' ? seenInUse(change.item, deps.clock.now()) : change.item;
         return { item: used, audit: { action, from: `${change.scopeFrom} (trust ${change.trustFrom})`, to: `${change.scopeTo} (trust ${change.trustTo})`, reason: because(req) } };
       },

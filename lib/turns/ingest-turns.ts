@@ -64,18 +64,18 @@ export interface IngestDeps {
   rejected: RejectedEventLog;
   /** Where the sources turns report are counted (req R-SRC). */
   sources: SourceReliabilityStore;
-  /** The user's own settings: their inactivity threshold (lib/domain/user-settings.ts). */
+  /** The user's own settings: their inactivity threshold (lib/settings/user-settings.ts). */
   settings: Pick<UserSettingsStore, 'get'>;
-  /** Tier entries: a session's close clears its ephemeral ones (lib/use-cases/tier-policy.ts). */
+  /** Tier entries: a session's close clears its ephemeral ones (lib/tiers/tier-review.ts). */
   items: Pick<MemoryItemStore, 'get' | 'move' | 'sessionEphemera'>;
   clock: Clock;
   log: Log;
   config: SignalConfig;
-  /** What is redacted before a turn is stored or sent to a model (lib/domain/redaction.ts). */
+  /** What is redacted before a turn is stored or sent to a model (lib/turns/redaction.ts). */
   redaction: RedactionPolicy;
   /** Name of the source, recorded with rejects (e.g. the queue name). */
   source: string;
-  /** Users' erasures (lib/use-cases/forget-user.ts): read only for a user with no signal state. */
+  /** Users' erasures (lib/forget/forget-user.ts): read only for a user with no signal state. */
   forgets: Pick<ForgetLog, 'latest'>;
 }
 

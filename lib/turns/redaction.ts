@@ -113,7 +113,7 @@ export function redact(text: string, policy: RedactionPolicy): { text: string; c
 
 /**
  * Keys whose values are identities or structure, never free text: left as they are. An
- * imported archive (lib/domain/user-archive.ts) adds its records' table keys (`pk`, `sk`,
+ * imported archive (lib/archive/user-archive.ts) adds its records' table keys (`pk`, `sk`,
  * `gsi1pk`, `gsi1sk`: a zero-padded turn id must not read as a phone number) and its
  * objects' bytes (`base64`).
  */

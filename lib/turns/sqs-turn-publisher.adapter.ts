@@ -59,7 +59,7 @@ type Publishable = TurnSaved | SessionClosed | AgentEvent;
  * naming the field), sent in batches of up to 10 (and 1 MiB), group = userId so each user's events stay in
  * order. Turns: deduplication id = hash(userId, turnId); a turn larger than the threshold
  * is written to S3 and sent as a claim check (needs `claimCheck`). Secrets in an event's
- * free text are redacted before it is sent or written (lib/domain/redaction.ts); the signal
+ * free text are redacted before it is sent or written (lib/turns/redaction.ts); the signal
  * function redacts again, for publishers that are not this one.
  */
 export class TurnPublisher {

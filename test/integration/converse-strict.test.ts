@@ -48,7 +48,7 @@ afterAll(async () => {
 
 const dev = stageConfig('dev');
 const CLOUD_MODEL_ID = invocationFor(dev.modelId, LOCAL_REGION, dev.inferenceScope).modelId;
-/** A model without structured output (lib/domain/bedrock-models.ts): asked through a forced tool. */
+/** A model without structured output (lib/model/bedrock-models.ts): asked through a forced tool. */
 const TOOL_MODEL_ID = 'amazon.nova-lite-v1:0';
 
 const queries = ['I adopted a beagle named Rex', 'I love jazz', 'I love jazz records', 'I love jazz clubs', 'My sister Anna lives in Lyon'];

@@ -1,4 +1,4 @@
-/** Edit and restore (lib/domain/correction.ts applyEdit, restoreEdit; lib/use-cases/memory-api/edits.ts): the history they write, the ids they take, what a concurrent change gets. */
+/** Edit and restore (lib/knowledge/correction.ts applyEdit, restoreEdit; lib/items/edits.ts): the history they write, the ids they take, what a concurrent change gets. */
 import { describe, expect, it } from 'vitest';
 import { applyCorrection, applyEdit, restoreEdit, revertLatest } from '../../lib/knowledge/correction.js';
 import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';

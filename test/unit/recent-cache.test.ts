@@ -1,4 +1,4 @@
-/** The least-recently-used cache warm containers keep (lib/domain/recent-cache.ts). */
+/** The least-recently-used cache warm containers keep (lib/kernel/recent-cache.ts). */
 import { describe, expect, it } from 'vitest';
 import { RecentCache } from '../../lib/kernel/recent-cache.js';
 

@@ -1,5 +1,5 @@
 /**
- * The reflector's job dispatcher (lib/use-cases/run-job.ts): which use case each job kind
+ * The reflector's job dispatcher (lib/jobs/run-job.ts): which use case each job kind
  * goes to, and a job asked for before its user was forgotten, or citing a forgotten turn, runs
  * none of them.
  */

@@ -1,4 +1,4 @@
-/** What an import refuses (lib/domain/user-archive.ts), by field: another user's archive, records or documents outside the user's, an empty set. */
+/** What an import refuses (lib/archive/user-archive.ts), by field: another user's archive, records or documents outside the user's, an empty set. */
 import { describe, expect, it } from 'vitest';
 import { ARCHIVE_FORMAT, archiveProblems, type UserArchive } from '../../lib/archive/user-archive.js';
 

@@ -5,10 +5,10 @@
 /**
  * lib/ is one folder per concept: domain code and use cases (no suffix), ports (`*.port.ts`),
  * AWS adapters (`*.adapter.ts`) and in-memory fakes for tests (`*.fake.ts`). Pure: every lib
- * file but adapters and fakes (lib/adapters/ holds the adapters not yet beside their concept).
+ * file but adapters and fakes.
  */
-const PURE = '^(lib/(?!adapters/)(?!.*\\.(adapter|fake)\\.ts$)|events/)';
-const ADAPTERS = '^lib/(adapters/|.*\\.adapter\\.ts$)';
+const PURE = '^(lib/(?!.*\\.(adapter|fake)\\.ts$)|events/)';
+const ADAPTERS = '^lib/.*\\.adapter\\.ts$';
 const FAKES = '\\.fake\\.ts$';
 /** Production code: bundled into the Lambda functions. infra/ runs at deploy time (aws-cdk-lib is a dev dependency). */
 const PRODUCTION = '^(functions|lib|events)/';

@@ -2,7 +2,14 @@
  * Architecture rules: the domain stays pure and AWS-free; only adapters hold SDK clients.
  * Cruised: functions lib infra events bench test scripts (see `lint:deps` in package.json).
  */
-const PURE = '^(lib/(domain|use-cases|offline-model)/|lib/ports\\.ts$|events/)';
+/**
+ * lib/ is one folder per concept: domain code and use cases (no suffix), ports (`*.port.ts`),
+ * AWS adapters (`*.adapter.ts`) and in-memory fakes for tests (`*.fake.ts`). Pure: every lib
+ * file but adapters and fakes.
+ */
+const PURE = '^(lib/(?!.*\\.(adapter|fake)\\.ts$)|events/)';
+const ADAPTERS = '^lib/.*\\.adapter\\.ts$';
+const FAKES = '\\.fake\\.ts$';
 /** Production code: bundled into the Lambda functions. infra/ runs at deploy time (aws-cdk-lib is a dev dependency). */
 const PRODUCTION = '^(functions|lib|events)/';
 /** Build scripts that live beside the code they generate and write files. */
@@ -11,17 +18,31 @@ module.exports = {
   forbidden: [
     {
       name: 'domain-no-aws-sdk',
-      comment: 'Domain, use cases, ports and contracts must not import an AWS SDK, CDK or Powertools: put it in lib/adapters.',
+      comment: 'Domain, use cases, ports (*.port.ts) and contracts must not import an AWS SDK, CDK or Powertools: put it in an *.adapter.ts.',
       severity: 'error',
       from: { path: PURE },
       to: { path: '(^|/)node_modules/(@aws-sdk|@smithy|aws-cdk-lib|@aws-lambda-powertools|@middy)/' },
     },
     {
       name: 'domain-no-adapters-or-handlers',
-      comment: 'Domain code depends on ports, never on adapters, handlers, the CDK app or the local stack.',
+      comment: 'Domain code depends on ports, never on adapters (*.adapter.ts), fakes (*.fake.ts), handlers, the CDK app or the local stack.',
       severity: 'error',
       from: { path: PURE },
-      to: { path: '^(lib/adapters/|functions/|infra/)' },
+      to: { path: `${ADAPTERS}|${FAKES}|^(functions/|infra/)` },
+    },
+    {
+      name: 'ports-only-types-and-domain',
+      comment: 'A port (*.port.ts) names what a use case needs: it imports domain types and other ports, never an SDK, an adapter or a fake.',
+      severity: 'error',
+      from: { path: '\\.port\\.ts$' },
+      to: { path: `${ADAPTERS}|${FAKES}|(^|/)node_modules/` },
+    },
+    {
+      name: 'fakes-only-in-tests',
+      comment: 'In-memory fakes (*.fake.ts) stand in for adapters in tests, benchmarks and the local stack only: production code never imports one.',
+      severity: 'error',
+      from: { path: '^(functions|lib|events|infra)/', pathNot: `${FAKES}|^infra/local/` },
+      to: { path: FAKES },
     },
     {
       name: 'lib-no-handlers-or-infra',
@@ -39,7 +60,7 @@ module.exports = {
     },
     {
       name: 'domain-no-io',
-      comment: 'Pure code does no file, network or process I/O: it goes through a port (lib/ports.ts) implemented in lib/adapters or infra/local.',
+      comment: 'Pure code does no file, network or process I/O: it goes through a port (*.port.ts) implemented in an *.adapter.ts or infra/local.',
       severity: 'error',
       from: { path: PURE, pathNot: BUILD_SCRIPTS },
       to: { dependencyTypes: ['core'], path: '^(node:)?(fs|fs/promises|http|https|http2|net|tls|dgram|child_process|cluster|worker_threads)$' },

@@ -7,13 +7,13 @@
  *
  * Locally the bearer token is checked by the stand-in for API Gateway's JWT authorizer
  * (infra/local/http-api.ts); in the cloud the authorizer does it. The handler checks the
- * user and scope itself in both (lib/domain/access.ts). Used by a test and by the bench.
+ * user and scope itself in both (lib/memory-api/access.ts). Used by a test and by the bench.
  */
 import { SignJWT } from 'jose';
 import { type Route, routes } from '../functions/api/contract.js';
 import type { LocalStack } from '../infra/local/stack.js';
 import { LOCAL_AUDIENCE, LOCAL_ISSUER } from '../infra/local/tokens.js';
-import { keys } from '../lib/domain/memory-paths.js';
+import { keys } from '../lib/kernel/memory-paths.js';
 import { turnLine } from './turn-line.js';
 
 export const ATTACKER = 'attacker-user';
@@ -72,7 +72,7 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   userImport: { archive: plantedArchive(VICTIM, keys.userPk(VICTIM), 'Knowledge/Facts/planted.md') },
 };
 
-/** An archive (lib/domain/user-archive.ts) that plants a record in `pk` and a document at `path`, as `userId`'s. */
+/** An archive (lib/archive/user-archive.ts) that plants a record in `pk` and a document at `path`, as `userId`'s. */
 function plantedArchive(userId: string, pk: string, path: string) {
   return {
     format: 'reflective-memory/user-archive',

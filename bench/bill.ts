@@ -15,7 +15,7 @@ import type { SynthesizedStage } from '../infra/local/iam/synthesized-stage.js';
 import type { LedgerEntry } from '../infra/local/request-ledger.js';
 import type { QualityResult } from './locomo-quality.js';
 import { type FunctionUse, functionCost, modelWaitUsd, PRICES, totalOf } from './cost.js';
-import { estimateCostUsd } from '../lib/domain/sleep-time/model-prices.js';
+import { estimateCostUsd } from '../lib/sleep-time/model-prices.js';
 
 /** Prices the bill adds to bench/cost.ts's request prices (us-east-1, on-demand, no free tier). */
 export const MORE_PRICES = {

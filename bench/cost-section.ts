@@ -5,12 +5,12 @@
  */
 import { stageConfig } from '../infra/config/stages.js';
 import { synthesizeStage } from '../infra/local/iam/synthesized-stage.js';
-import type { AnswerShape } from '../lib/domain/bedrock-models.js';
+import type { AnswerShape } from '../lib/model/bedrock-models.js';
 import { stages } from '../infra/config/stages.js';
 import { CHARS_PER_TOKEN, STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../infra/local/token-estimate.js';
 import { SWEEPS } from '../infra/resources.js';
-import { PRICES_AS_OF } from '../lib/domain/sleep-time/model-prices.js';
-import { fireTimesBetween } from '../lib/domain/sleep-time/schedule.js';
+import { PRICES_AS_OF } from '../lib/sleep-time/model-prices.js';
+import { fireTimesBetween } from '../lib/sleep-time/schedule.js';
 import { ASSUMED, type Bill, type BillLine, billOf, modelUsd } from './bill.js';
 import { AGENTCORE, ASSUMED_MODEL_WAIT, PRICES_CHECKED } from './cost.js';
 import type { QualityResult } from './locomo-quality.js';
@@ -186,7 +186,7 @@ ${tokenTable}
 | --- | ---: |
 ${models.map((m) => `| ${m.name} | ${usd(m.usd)} |`).join('\n')}
 
-Model prices as of ${PRICES_AS_OF} (\`lib/domain/sleep-time/model-prices.ts\`). Nova rows price the same
+Model prices as of ${PRICES_AS_OF} (\`lib/sleep-time/model-prices.ts\`). Nova rows price the same
 counts as asked of Claude (with \`answerShape: 'schema'\` Nova Lite takes a forced tool, whose prompt
 differs), so they are an estimate.`;
 }

@@ -15,9 +15,9 @@ import { parseArgs } from 'node:util';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { MemoryClient } from '../functions/api/client.js';
 import { startLocalStack } from '../infra/local/stack.js';
-import { createDocumentClient, createDynamoDbClient } from '../lib/adapters/aws-clients.js';
-import { batchWriteAll } from '../lib/adapters/dynamo-query.js';
-import { keys, turnDocKey } from '../lib/domain/memory-paths.js';
+import { createDocumentClient, createDynamoDbClient } from '../lib/kernel/aws-clients.adapter.js';
+import { batchWriteAll } from '../lib/kernel/dynamo-query.adapter.js';
+import { keys, turnDocKey } from '../lib/kernel/memory-paths.js';
 import { printReport } from './print-report.js';
 
 export interface ForgetReport {

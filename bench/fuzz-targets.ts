@@ -16,7 +16,7 @@
  * The api and reflector functions run their own dispatchers over the fakes: the api
  * function's routes (functions/api/routes.ts: routing, parsing, base64 bodies, 401, 403,
  * 400, error statuses) with HTTP API events as API Gateway builds them, the reflector's
- * record handler (functions/reflector/create-handler.ts → lib/use-cases/run-job.ts) with SQS
+ * record handler (functions/reflector/create-handler.ts → lib/jobs/run-job.ts) with SQS
  * records. The other record paths follow their handlers (functions/*): the signal function
  * is ingestTurns, the idle function is parseOrKeep + checkIdle, the sweep function is
  * SweepInputSchema + its sweep. test/integration/prompt-injection runs the Lambda handlers
@@ -33,47 +33,35 @@ import { type ApiDispatch, apiRoutes } from '../functions/api/routes.js';
 import { jobRecordHandler, type ReflectorDeps } from '../functions/reflector/create-handler.js';
 import { lambdaContext } from '../infra/local/lambda-context.js';
 import { httpApiEvent, sqsEvent } from '../infra/local/lambda-events.js';
-import { S3ClaimCheckStore } from '../lib/adapters/s3-claim-check-store.js';
-import type { BatchLog } from '../lib/domain/batch-log.js';
-import { HARD_CAPS, type ItemCategory } from '../lib/domain/reflection-output.js';
-import { defaultSignalConfig } from '../lib/domain/signal-weights.js';
-import { defaultSleepTimeConfig } from '../lib/domain/sleep-time/config.js';
-import { DEFAULT_SUMMARY_PROMPT, summaryPair } from '../lib/domain/summary.js';
-import { newTierItem } from '../lib/domain/memory-tiers.js';
+import { S3ClaimCheckStore } from '../lib/turns/s3-claim-check-store.adapter.js';
+import type { BatchLog } from '../lib/batches/batch-log.js';
+import { HARD_CAPS, type ItemCategory } from '../lib/batches/reflection-output.js';
+import { defaultSignalConfig } from '../lib/signals/signal-weights.js';
+import { defaultSleepTimeConfig } from '../lib/sleep-time/config.js';
+import { DEFAULT_SUMMARY_PROMPT, summaryPair } from '../lib/summaries/summary.js';
+import { newTierItem } from '../lib/tiers/memory-tiers.js';
 import { nightlyOffline, reflectOffline, summarizeOffline, weeklyOffline } from '../lib/offline-model/rule-reflector.js';
-import { BatchNotRecordedError, type ClaimCheckStore, type LanguageModel } from '../lib/ports.js';
-import { parseSignalState } from '../lib/domain/signal-accumulator.js';
-import { checkIdle } from '../lib/use-cases/check-idle.js';
-import { type IngestDeps, type IngestRecord, ingestTurns } from '../lib/use-cases/ingest-turns.js';
-import * as api from '../lib/use-cases/memory-api.js';
-import { type FieldError, parseOrKeep } from '../lib/use-cases/parse-or-keep.js';
-import type { ForgetDeps } from '../lib/use-cases/forget-user.js';
-import type { ReflectionDeps } from '../lib/use-cases/run-reflection.js';
-import type { SleepTimeDeps } from '../lib/use-cases/run-sleep-time.js';
-import type { SummaryDeps } from '../lib/use-cases/run-summary.js';
-import { expirySweep, nightlySweep, type SweepDeps, weeklySweep } from '../lib/use-cases/sweeps.js';
-import { fixedClock, MemoryActivity, MemoryErasureLog, MemorySettings, MemorySummarySource, RecordingItemEraser, RecordingLog, ScriptedModel } from '../test/helpers/fakes.js';
-import {
-  ATTACKER,
-  arbitraryBody,
-  brief,
-  edgeNumber,
-  everyErrorNamesAField,
-  hostileString,
-  hostileValue,
-  injectionTexts,
-  isPlainObject,
-  type Mutated,
-  mutate,
-  namesField,
-  oddUnicode,
-  oversized,
-  pathLike,
-  REQUEST_ROOTS,
-  tryJson,
-  VICTIM,
-} from '../test/helpers/hostile-input.js';
-import { type RecordingWorld, recordingWorld } from '../test/helpers/recording-fakes.js';
+import { BatchNotRecordedError } from '../lib/batches/batch-log.port.js';
+import type { ClaimCheckStore } from '../lib/turns/turn.port.js';
+import type { LanguageModel } from '../lib/model/language-model.port.js';
+import { parseSignalState } from '../lib/signals/signal-accumulator.js';
+import { checkIdle } from '../lib/signals/check-idle.js';
+import { type IngestDeps, type IngestRecord, ingestTurns } from '../lib/turns/ingest-turns.js';
+import * as api from '../lib/memory-api/memory-api.js';
+import { type FieldError, parseOrKeep } from '../lib/kernel/parse-or-keep.js';
+import type { ForgetDeps } from '../lib/forget/forget-user.js';
+import type { ReflectionDeps } from '../lib/batches/run-reflection.js';
+import type { SleepTimeDeps } from '../lib/sleep-time/run-sleep-time.js';
+import type { SummaryDeps } from '../lib/summaries/run-summary.js';
+import { expirySweep, nightlySweep, type SweepDeps, weeklySweep } from '../lib/jobs/sweeps.js';
+import { fixedClock, RecordingLog } from '../lib/kernel/runtime.fake.js';
+import { MemoryActivity } from '../lib/signals/signal-state.fake.js';
+import { MemoryErasureLog, RecordingItemEraser } from '../lib/forget/forget.fake.js';
+import { MemorySettings } from '../lib/settings/user-settings.fake.js';
+import { ScriptedModel } from '../lib/model/language-model.fake.js';
+import { MemorySummarySource } from '../lib/summaries/summary.fake.js';
+import { ATTACKER, arbitraryBody, brief, edgeNumber, everyErrorNamesAField, hostileString, hostileValue, injectionTexts, isPlainObject, type Mutated, mutate, namesField, oddUnicode, oversized, pathLike, REQUEST_ROOTS, tryJson, VICTIM } from '../test/helpers/hostile-input.js';
+import { type RecordingWorld, recordingWorld } from '../test/helpers/recording-world.js';
 
 /** A word only the victim's memory holds: no answer to the attacker may contain it. */
 export const SECRET = 'quokkazebra';
@@ -410,7 +398,7 @@ function offlineModel(): ScriptedModel {
   );
 }
 
-/** The reflector's job dispatcher's dependencies (lib/use-cases/run-job.ts) over the recording fakes. */
+/** The reflector's job dispatcher's dependencies (lib/jobs/run-job.ts) over the recording fakes. */
 function reflectorDeps(w: RecordingWorld, model: LanguageModel): ReflectorDeps {
   const clock = fixedClock(NOW);
   const log = new RecordingLog();
@@ -451,7 +439,7 @@ function reflectorDeps(w: RecordingWorld, model: LanguageModel): ReflectorDeps {
 /**
  * Run one job-queue record through the reflector's own record handler
  * (functions/reflector/create-handler.ts): parse or keep, dispatch by kind
- * (lib/use-cases/run-job.ts), retries. The record is the job's second delivery: an unusable
+ * (lib/jobs/run-job.ts), retries. The record is the job's second delivery: an unusable
  * model answer then aborts the batch (with its reasons) instead of asking again. The outcome
  * is `<family>:<status>`, or `rejected`; a batch the handler gives back to the queue because
  * it could not be recorded is `batch:not_recorded` (designed, not a crash).

@@ -51,15 +51,15 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TurnSaved } from '../events/turn-saved.js';
 import { type InvocationObserver, LocalEventSource, type SqsHandler } from '../infra/local/event-source.js';
 import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
-import { listAllKeys } from '../lib/adapters/s3-objects.js';
+import { listAllKeys } from '../lib/kernel/s3-objects.adapter.js';
 import type { LocalStack } from '../infra/local/stack.js';
 import { FUNCTION_TIMEOUT_SECONDS, type QueueKey } from '../infra/resources.js';
-import { queryAll } from '../lib/adapters/dynamo-query.js';
-import { DynamoSignalStateStore } from '../lib/adapters/dynamo-signal-state-store.js';
-import { sqsSafeJson } from '../lib/adapters/sqs-turn-publisher.js';
-import { keys, usersRoot } from '../lib/domain/memory-paths.js';
-import { parseSignalState } from '../lib/domain/signal-accumulator.js';
-import { turnContentHash } from '../lib/domain/turn-document.js';
+import { queryAll } from '../lib/kernel/dynamo-query.adapter.js';
+import { DynamoSignalStateStore } from '../lib/signals/dynamo-signal-state-store.adapter.js';
+import { sqsSafeJson } from '../lib/turns/sqs-turn-publisher.adapter.js';
+import { keys, usersRoot } from '../lib/kernel/memory-paths.js';
+import { parseSignalState } from '../lib/signals/signal-accumulator.js';
+import { turnContentHash } from '../lib/turns/turn-document.js';
 
 export const LOCOMO_FILES = ['conv-26.json', 'conv-30.json', 'conv-41.json', 'conv-42.json', 'conv-43.json'];
 

@@ -22,7 +22,7 @@ import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { MemoryClient } from '../functions/api/client.js';
 import { locomoToTurns, type LocomoConversation } from '../infra/local/locomo.js';
 import { type LocalStack, startLocalStack } from '../infra/local/stack.js';
-import { BedrockConverseModel } from '../lib/adapters/bedrock-converse-model.js';
+import { BedrockConverseModel } from '../lib/model/bedrock-converse-model.adapter.js';
 import { LOCOMO_FILES, replayWithNextDay } from './locomo-quality.js';
 import { printReport } from './print-report.js';
 

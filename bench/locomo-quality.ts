@@ -18,18 +18,18 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { TurnSaved } from '../events/turn-saved.js';
 import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
-import { keys } from '../lib/domain/memory-paths.js';
-import { batchLogOf } from '../lib/adapters/batch-log-store.js';
-import { queryAll } from '../lib/adapters/dynamo-query.js';
+import { keys } from '../lib/kernel/memory-paths.js';
+import { batchLogOf } from '../lib/batches/batch-log-store.adapter.js';
+import { queryAll } from '../lib/kernel/dynamo-query.adapter.js';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type Summary, startLocalStack } from '../infra/local/stack.js';
 import { stageConfig } from '../infra/config/stages.js';
 import type { Invocation } from '../infra/local/event-source.js';
 import { addLedger, type LedgerEntry, ledgerDelta, requestLedger } from '../infra/local/request-ledger.js';
-import { DocumentIndex } from '../lib/domain/knowledge-search.js';
-import type { BatchLog } from '../lib/domain/batch-log.js';
-import { type DiaryRecord, diaryMarkdown } from '../lib/domain/diary.js';
-import { contentWords, estimateTokens } from '../lib/domain/text.js';
+import { DocumentIndex } from '../lib/knowledge/knowledge-search.js';
+import type { BatchLog } from '../lib/batches/batch-log.js';
+import { type DiaryRecord, diaryMarkdown } from '../lib/diary/diary.js';
+import { contentWords, estimateTokens } from '../lib/kernel/text.js';
 import { printReport } from './print-report.js';
 
 export const KS = [1, 5, 10] as const;
@@ -568,7 +568,7 @@ async function measureStorage(info: Awaited<ReturnType<typeof startLocalStack>>[
     for (const o of page.Contents ?? []) {
       s3Bytes += o.Size ?? 0;
       s3Objects += 1;
-      // Only turn documents are tagged (lib/adapters/dynamo-turn-store.ts).
+      // Only turn documents are tagged (lib/turns/dynamo-turn-store.adapter.ts).
       if (/^users\/[^/]+\/turns\//.test(o.Key ?? '')) turnDocs.push(o.Key ?? '');
     }
     token = page.NextContinuationToken;

@@ -14,11 +14,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { S3Client } from '@aws-sdk/client-s3';
 import { composeIBAN } from 'ibantools';
 import { replayLinesFromFile } from '../infra/local/locomo.js';
-import { getText, listAllKeys } from '../lib/adapters/s3-objects.js';
-import { claimsPrefix, keys, rejectedPrefix, userPrefix } from '../lib/domain/memory-paths.js';
+import { getText, listAllKeys } from '../lib/kernel/s3-objects.adapter.js';
+import { claimsPrefix, keys, rejectedPrefix, userPrefix } from '../lib/kernel/memory-paths.js';
 import { startLocalStack } from '../infra/local/stack.js';
 import { rng } from './load.js';
-import { addCounts, luhn, type RedactionCounts, type RedactionKind, redact } from '../lib/domain/redaction.js';
+import { addCounts, luhn, type RedactionCounts, type RedactionKind, redact } from '../lib/turns/redaction.js';
 import { printReport } from './print-report.js';
 
 export interface RedactionReport {

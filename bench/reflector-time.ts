@@ -7,10 +7,17 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Job } from '../events/job.js';
-import type { KnowledgeDoc } from '../lib/domain/knowledge.js';
-import { ingestTurns } from '../lib/use-cases/ingest-turns.js';
-import { runReflection } from '../lib/use-cases/run-reflection.js';
-import { MemoryCostLedger, MemoryDiary, fixedClock, ingestDeps, MemoryBatchLogStore, MemoryKnowledgeStore, RecordingLog, ScriptedModel, turn } from '../test/helpers/fakes.js';
+import type { KnowledgeDoc } from '../lib/knowledge/knowledge.js';
+import { ingestTurns } from '../lib/turns/ingest-turns.js';
+import { runReflection } from '../lib/batches/run-reflection.js';
+import { MemoryCostLedger } from '../lib/costs/cost-ledger.fake.js';
+import { MemoryDiary } from '../lib/diary/diary.fake.js';
+import { ingestDeps } from '../test/helpers/use-case-deps.js';
+import { MemoryKnowledgeStore } from '../lib/knowledge/knowledge.fake.js';
+import { MemoryBatchLogStore } from '../lib/batches/batch-log.fake.js';
+import { turn } from '../lib/turns/turn.fake.js';
+import { ScriptedModel } from '../lib/model/language-model.fake.js';
+import { fixedClock, RecordingLog } from '../lib/kernel/runtime.fake.js';
 
 export interface ReflectorTimeRow {
   docs: number;

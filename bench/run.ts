@@ -130,7 +130,7 @@ On the same LoCoMo replay (${quality.conversations.join(', ')}): a per-turn diar
 ${d.perTurnEntries.toLocaleString('en-US')} entries (one per turn). The reflector considered ${d.attempts} (one per completed batch)
 and wrote **${d.written}** — a reduction of **${pct(d.reduction)}** (the seed's goal: more than 70 %). Criteria met by
 the batches considered: ${criteria}. Rejected attempts, with the reason kept in the batch log:
-${rejected}. The rules are in \`lib/domain/diary.ts\`; the offline model is rule-based, so which
+${rejected}. The rules are in \`lib/diary/diary.ts\`; the offline model is rule-based, so which
 criteria fire here says more about it than about an LLM's reflections.
 
 Nothing important lost? Of the ${d.events} annotated session events (LoCoMo's \`events_session_N\`),
@@ -394,7 +394,7 @@ async function searchLatencySection(quick: boolean): Promise<SectionResult> {
   const md = `## memory.search latency by corpus size
 
 \`bench/search-latency.ts\`: one user's memory items (LoCoMo dialog lines cycled to the size)
-and their search index as a compaction leaves it (one segment, lib/use-cases/search-index.ts),
+and their search index as a compaction leaves it (one segment, lib/search/search-index.ts),
 searched through the real api handler on the local stack (HTTP, token, IAM-enforced clients,
 DynamoDB Local, the S3 emulator) with LoCoMo questions, limit 10. Warm: the container has the
 segment; each search reads the pointer, then the change marks from its watermark (both
@@ -665,7 +665,7 @@ model's structured answers (batch reflections, nightly and weekly runs; summarie
 alone) written as real models get them wrong (infra/local/messy-model.ts; seed 1): in a code fence, with a
 sentence before or after, a trailing comma, an enum value miscased, an extra field, an optional field
 missing, cut at max_tokens, or empty, each only where the answer's shape allows it. The parser
-(lib/domain/model-answer.ts) recovers what still carries an answer; a cut answer is asked again with a
+(lib/model/model-answer.ts) recovers what still carries an answer; a cut answer is asked again with a
 larger budget; an unusable one is asked again on the job's next delivery, then aborts the batch.
 
 ${table}

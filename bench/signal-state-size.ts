@@ -1,14 +1,14 @@
 /**
  * The signal-state item's size after 10,000 turns of one user, by DynamoDB's item-size rules
- * (lib/adapters/dynamo-item-size.ts), in four streams: a healthy one (every batch completes),
+ * (lib/kernel/dynamo-item-size.adapter.ts), in four streams: a healthy one (every batch completes),
  * the reflector down throughout, and queries carrying 2,000- and 50,000-character tokens.
  * Pure computation, no AWS: `npx tsx bench/signal-state-size.ts` prints a markdown table
  * (docs/data-model.md quotes it).
  */
-import { itemSize, writeUnits } from '../lib/adapters/dynamo-item-size.js';
-import { signalStateItem } from '../lib/adapters/dynamo-signal-state-store.js';
-import { accumulate, completeBatch, initialSignalState, withAppliedMessages } from '../lib/domain/signal-accumulator.js';
-import { defaultSignalConfig } from '../lib/domain/signal-weights.js';
+import { itemSize, writeUnits } from '../lib/kernel/dynamo-item-size.adapter.js';
+import { signalStateItem } from '../lib/signals/dynamo-signal-state-store.adapter.js';
+import { accumulate, completeBatch, initialSignalState, withAppliedMessages } from '../lib/signals/signal-accumulator.js';
+import { defaultSignalConfig } from '../lib/signals/signal-weights.js';
 
 const TURNS = 10_000;
 const START = Date.parse('2026-01-01T00:00:00Z');

@@ -9,7 +9,7 @@ export const JobKindSchema = z.enum([
   'weekly',
   'manual',
   'event',
-  /** Erase the user (lib/use-cases/forget-user.ts); no turns, no model call. */
+  /** Erase the user (lib/forget/forget-user.ts); no turns, no model call. */
   'forget',
 ]);
 export type JobKind = z.infer<typeof JobKindSchema>;
@@ -38,7 +38,7 @@ export const JobSchema = z.object({
   eventDetail: z.string().max(4000).optional(),
   /** A manual summary's own instruction (req R-SUM-9: a custom prompt on demand), instead of the user's or the stage's (optional, additive). */
   prompt: z.string().min(1).max(4000).optional(),
-  /** A forget's continuation number (optional, additive): the job goes on with the erasure its predecessor stopped (lib/use-cases/forget-user.ts). */
+  /** A forget's continuation number (optional, additive): the job goes on with the erasure its predecessor stopped (lib/forget/forget-user.ts). */
   continuation: z.number().int().min(1).max(1_000_000).optional(),
   requestedAt: TimestampSchema,
 });

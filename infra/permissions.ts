@@ -72,7 +72,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     // source reliability (TransactWriteItems of a marker Put and a counts Update), a closed session's
     // ephemeral entries (GetItem of its list and of each entry; TransactWriteItems of Puts: each cleared
     // entry, its audit entry and its search change mark)
-    // Query: a user with no signal state is looked up in the forget receipts (their newest, lib/adapters/dynamo-forget-log.ts)
+    // Query: a user with no signal state is looked up in the forget receipts (their newest, lib/forget/dynamo-forget-log.adapter.ts)
     dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem', 'BatchWriteItem', 'Query'],
     s3: {
       // PutObjectTagging: a PUT that sets tags (the `kind=turn` tag the archival rule filters on)
@@ -111,14 +111,14 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       // https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html, "Permissions")
       'users/*': ['GetObject', 'DeleteObject', 'DeleteObjectVersion'],
       // PutObject: a staged document's markdown, written when staged and on each reinforcement;
-      // DeleteObject: removed when promoted or discarded (lib/adapters/knowledge-store.ts). PutObject
+      // DeleteObject: removed when promoted or discarded (lib/knowledge/knowledge-store.adapter.ts). PutObject
       // and DeleteObject are the actions of those calls (https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html,
       // https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html, "Permissions").
       'users/*/Knowledge_staging/*': ['PutObject', 'DeleteObject'],
       // No diary/ or summaries/ grant: a diary entry and a summary pair are their DynamoDB records.
       // DeleteObject: the nightly fact hygiene removes facts pruned past their recovery window
       'users/*/Knowledge/*': ['PutObject', 'DeleteObject'],
-      // DeleteObject: a knowledge index version is retired once the next one is current (lib/adapters/knowledge-index.ts)
+      // DeleteObject: a knowledge index version is retired once the next one is current (lib/knowledge/knowledge-index.adapter.ts)
       'users/*/index/*': ['PutObject', 'DeleteObject'],
       'users/*/Logs/*': ['PutObject'],
       'users/*/episodes/*': ['PutObject'],
@@ -128,7 +128,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     },
     listBucket: true,
     listBucketVersions: true,
-    // Its own queue: a forget with more to erase goes on in a fresh job (lib/use-cases/forget-user.ts).
+    // Its own queue: a forget with more to erase goes on in a fresh job (lib/forget/forget-user.ts).
     sends: ['reflection'],
     consumes: 'reflection',
     model: true,
@@ -143,7 +143,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     // (a transaction's Put is authorized as dynamodb:PutItem: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html);
     // and the expiry sweep's log, an item (no S3 write left, so no S3 key use).
     dynamodb: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
-    // The expiry sweep deletes an expired staged document's markdown before its record (lib/adapters/knowledge-store.ts;
+    // The expiry sweep deletes an expired staged document's markdown before its record (lib/knowledge/knowledge-store.adapter.ts;
     // https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html, "Permissions"). Its log is an item.
     s3: { 'users/*/Knowledge_staging/*': ['DeleteObject'] },
     listBucket: false,
@@ -160,15 +160,15 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'BatchGetItem', 'BatchWriteItem', 'DeleteItem'],
     s3: {
       // PutObject anywhere under a user's folder: an import restores every document of theirs
-      // (lib/use-cases/user-archive.ts); PutObjectTagging: turn documents go back with their
+      // (lib/archive/archive-api.ts); PutObjectTagging: turn documents go back with their
       // `kind=turn` tag (a PUT that sets tags needs it: https://docs.aws.amazon.com/AmazonS3/latest/userguide/tagging-managing.html).
       // Before imports: Knowledge/, index/ and summaries/ only.
       // DeleteObject and DeleteObjectVersion (req R-DEL): a staged document's markdown when a reviewer promotes, discards
-      // or deletes it (lib/adapters/knowledge-store.ts); an item deleted or forgotten by provenance goes with
+      // or deletes it (lib/knowledge/knowledge-store.adapter.ts); an item deleted or forgotten by provenance goes with
       // every version of its objects — turn and episode documents, Knowledge files — deleted by version id
       // with DeleteObjects, which needs both (https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html, "Permissions").
       'users/*': ['GetObject', 'PutObject', 'PutObjectTagging', 'DeleteObject', 'DeleteObjectVersion'],
-      // DeleteObject: a knowledge index version is retired once the next one is current (lib/adapters/knowledge-index.ts)
+      // DeleteObject: a knowledge index version is retired once the next one is current (lib/knowledge/knowledge-index.adapter.ts)
       'users/*/index/*': ['DeleteObject'],
       // a forgotten turn's claim check, every version (as the user forget's)
       'claims/*': ['DeleteObject', 'DeleteObjectVersion'],

@@ -6,7 +6,7 @@ export const TABLE = {
   partitionKey: 'pk',
   sortKey: 'sk',
   /**
-   * The by-day indexes, write-sharded (`lib/domain/memory-paths.ts`): activity markers,
+   * The by-day indexes, write-sharded (`lib/kernel/memory-paths.ts`): activity markers,
    * staged records by day, runs by day. Projection ALL (docs/data-model.md says why).
    */
   gsi: { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
@@ -47,7 +47,7 @@ export const QUEUES = {
     // queue, so that throttling does not send messages to the DLQ:
     // https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html). A nightly
     // fan-out to every user meets Bedrock's per-minute quotas; each delivery already retries a
-    // throttled call with backoff (lib/adapters/aws-clients.ts), and five deliveries 12 minutes
+    // throttled call with backoff (lib/kernel/aws-clients.adapter.ts), and five deliveries 12 minutes
     // apart outlast a throttling episode of most of an hour. Req R-ERR-1, R-ERR-2's "retry once" stays the
     // rule for an unusable answer (functions/reflector/create-handler.ts).
     maxReceiveCount: 5,

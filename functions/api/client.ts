@@ -2,7 +2,7 @@
  * A typed client of the memory API: every route of contract.ts by its
  * operation id, its path parameters, query and body typed from the route's own zod schemas and
  * its answer typed as the route's response; and the calls an agent makes most, by name. What
- * an agent developer imports, with the turn publisher (lib/adapters/sqs-turn-publisher.ts).
+ * an agent developer imports, with the turn publisher (lib/turns/sqs-turn-publisher.adapter.ts).
  *
  *   const memory = new MemoryClient(apiUrl, () => token);
  *   const { results } = await memory.search('user-42', { query: 'the tank size', limit: 5 });

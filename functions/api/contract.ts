@@ -5,13 +5,13 @@
  * this repository call it.
  */
 import * as z from 'zod';
-import { SettingsChangeSchema } from '../../lib/domain/user-settings.js';
+import { SettingsChangeSchema } from '../../lib/settings/user-settings.js';
 import { DomainSchema, UserIdSchema } from '../../events/common.js';
 import { ValidationOutcomeSchema } from '../../events/turn-saved.js';
-import { MemoryItemSchema, TierSchema } from '../../lib/domain/memory-item.js';
-import { SearchFiltersSchema } from '../../lib/domain/memory-search.js';
-import { SearchExplainSchema } from '../../lib/domain/search-explain.js';
-import { DemotionReasonSchema } from '../../lib/domain/memory-tiers.js';
+import { MemoryItemSchema, TierSchema } from '../../lib/items/memory-item.js';
+import { SearchFiltersSchema } from '../../lib/search/memory-search.js';
+import { SearchExplainSchema } from '../../lib/search/search-explain.js';
+import { DemotionReasonSchema } from '../../lib/tiers/memory-tiers.js';
 
 export const API_VERSION = '1.0.0';
 
@@ -161,7 +161,7 @@ export const SourcesQuerySchema = z.object({
 
 /** Why an item is deleted (kept in the audit trail; never the item's content). */
 export const DeleteQuerySchema = z.object({ reason: z.string().min(1).max(500).optional() });
-/** Most turns one forget by provenance removes (lib/use-cases/memory-api/forget-turns.ts MAX_FORGET_TURNS). */
+/** Most turns one forget by provenance removes (lib/forget/forget-turns.ts MAX_FORGET_TURNS). */
 const FORGET_TURNS_MAX = 500;
 /** Forget by provenance: exactly one of `turns` and `sessionId`; a dry run changes nothing. */
 /** Its fields (the MCP tool takes them as they are; the route checks exactly one of turns and sessionId is given). */
@@ -207,9 +207,9 @@ const u = '/v1/users/{userId}';
 /** One user's own id, not GLOBAL (which every user shares): forget, export and import act on one user. */
 const OneUserParam = z.object({ userId: UserIdSchema.refine((id) => id !== 'GLOBAL', 'GLOBAL is shared by every user: it is not forgotten, exported or imported as one (delete its items one by one)') });
 const ForgetCountsSchema = z.object({ items: z.number().int(), objects: z.number().int(), globalItems: z.number().int(), globalIndexObjects: z.number().int() });
-/** An archived object (lib/domain/user-archive.ts): its text, or its bytes in base64. */
+/** An archived object (lib/archive/user-archive.ts): its text, or its bytes in base64. */
 const ArchiveDocumentBase = { path: z.string().min(1).max(1024), contentType: z.string().max(200).optional() };
-/** A user's memory as one archive (lib/domain/user-archive.ts): what export answers and import takes. */
+/** A user's memory as one archive (lib/archive/user-archive.ts): what export answers and import takes. */
 export const UserArchiveSchema = z
   .object({
     format: z.literal('reflective-memory/user-archive'),
@@ -227,7 +227,7 @@ export const UserArchiveSchema = z
       .max(200_000),
   })
   .strict();
-/** A forget's receipt (lib/use-cases/forget-user.ts): counts per store, never content. */
+/** A forget's receipt (lib/forget/forget-user.ts): counts per store, never content. */
 const ForgetReceiptResponse = z.object({
   receipt: z.object({ userId: z.string(), requestedAt: z.string(), requestedBy: z.string(), status: z.enum(['pending', 'done']), completedAt: z.string().optional(), counts: ForgetCountsSchema }),
 });

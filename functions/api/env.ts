@@ -12,11 +12,11 @@ export const ApiEnvSchema = z.object({
   REFLECTION_QUEUE_URL: z.string().min(1),
   /** The TurnQueue: a batch reflection asked for through the API (POST …/summaries with `reflect`). */
   TURN_QUEUE_URL: z.string().min(1),
-  /** Redact personal identifiers in request bodies too; secrets always are (lib/domain/redaction.ts). */
+  /** Redact personal identifiers in request bodies too; secrets always are (lib/turns/redaction.ts). */
   REDACT_PERSONAL_DATA: z.enum(['true', 'false']).default('false'),
   /**
    * L, how long after a search change mark's `at` its write can still land; a
-   * compaction's watermark stays this far behind its start (lib/use-cases/search-index.ts
+   * compaction's watermark stays this far behind its start (lib/search/search-index.ts
    * MARK_LAG_MS). The local stack sets a few seconds.
    */
   SEARCH_MARK_LAG_SECONDS: z.coerce.number().int().min(0).max(3600).default(600),

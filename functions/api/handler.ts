@@ -1,7 +1,7 @@
 /** Lambda entry of the api function: its clients and settings, built once per container. */
-import { createBedrockClient, createDocumentClient, createS3Client, createSqsClient } from '../../lib/adapters/aws-clients.js';
-import { systemClock } from '../../lib/adapters/clock.js';
-import { parseEnv } from '../../lib/adapters/config.js';
+import { createBedrockClient, createDocumentClient, createS3Client, createSqsClient } from '../../lib/kernel/aws-clients.adapter.js';
+import { systemClock } from '../../lib/kernel/clock.adapter.js';
+import { parseEnv } from '../../lib/kernel/config.adapter.js';
 import { createApiHandler } from './create-handler.js';
 import { ApiEnvSchema } from './env.js';
 

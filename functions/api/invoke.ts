@@ -2,7 +2,7 @@
  * One operation of the memory API as a function: what a /v1 route and an MCP tool both call
  * (routes.ts makes it; mcp.ts uses it), so both answer the same.
  */
-import type { Principal } from '../../lib/domain/access.js';
+import type { Principal } from '../../lib/memory-api/access.js';
 import type { Route } from './contract.js';
 
 /** Where the MCP tools are served (functions/api/mcp.ts). */

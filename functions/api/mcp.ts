@@ -15,7 +15,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import type { Principal } from '../../lib/domain/access.js';
+import type { Principal } from '../../lib/memory-api/access.js';
 import { DeleteQuerySchema, ForgetRequestShape, ItemId, type Route, RetrieveRequestShape, routes, SaveRequestSchema, SearchRequestSchema, UserParam } from './contract.js';
 import type { Invoke } from './invoke.js';
 

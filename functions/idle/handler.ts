@@ -1,7 +1,7 @@
 /** Lambda entry of the idle function: its clients and settings, built once per container. */
-import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/adapters/aws-clients.js';
-import { systemClock } from '../../lib/adapters/clock.js';
-import { parseEnv } from '../../lib/adapters/config.js';
+import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/kernel/aws-clients.adapter.js';
+import { systemClock } from '../../lib/kernel/clock.adapter.js';
+import { parseEnv } from '../../lib/kernel/config.adapter.js';
 import { createIdleHandler } from './create-handler.js';
 import { IdleEnvSchema } from './env.js';
 

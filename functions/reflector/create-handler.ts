@@ -1,52 +1,55 @@
 /**
  * reflector — ReflectionQueue (SQS FIFO, group = userId) → one job per record, dispatched by
- * kind through lib/use-cases/run-job.ts. Powertools' FIFO processor keeps order per user:
+ * kind through lib/jobs/run-job.ts. Powertools' FIFO processor keeps order per user:
  * when a job fails, the later jobs of the same user go back to the queue too, other users'
  * jobs are unaffected.
  */
-import { DynamoTurnLog } from '../../lib/adapters/dynamo-turn-log.js';
+import { DynamoTurnLog } from '../../lib/search/dynamo-turn-log.adapter.js';
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type Job, JobSchema } from '../../events/job.js';
-import type { AwsClients } from '../../lib/adapters/aws-clients.js';
-import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
-import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.js';
-import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
-import { DynamoItemTrustStore } from '../../lib/adapters/dynamo-item-trust-store.js';
-import { DynamoGraphStore } from '../../lib/adapters/dynamo-graph-store.js';
-import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state-store.js';
-import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability-store.js';
-import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
-import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
-import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
-import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
-import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
-import { createLogger } from '../../lib/adapters/logger.js';
-import { addModelCost, createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
-import { DynamoCostLedger } from '../../lib/adapters/dynamo-cost-ledger.js';
-import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings-store.js';
-import { DynamoSleepTimeLogStore } from '../../lib/adapters/sleep-time-log-store.js';
-import { DynamoSummarySource } from '../../lib/adapters/summary-source.js';
-import { S3DynamoSummaryStore } from '../../lib/adapters/summary-store.js';
-import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-event-log.js';
-import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
-import { SqsRedelivery } from '../../lib/adapters/sqs-redelivery.js';
-import { parseSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
-import { BatchNotRecordedError, type Clock, type Log, ModelAccessDeniedError, ModelUnavailableError, type RejectedEventLog } from '../../lib/ports.js';
-import { parseOrKeep } from '../../lib/use-cases/parse-or-keep.js';
-import { type ReflectionDeps, recordFailedAttempt } from '../../lib/use-cases/run-reflection.js';
-import { type JobDeps, type JobOutcome, runJob } from '../../lib/use-cases/run-job.js';
-import type { SleepTimeDeps } from '../../lib/use-cases/run-sleep-time.js';
-import type { SummaryDeps } from '../../lib/use-cases/run-summary.js';
-import { COMPACT_AFTER_JOB, LiveSearchIndex, type SearchIndexReader } from '../../lib/use-cases/search-index.js';
-import { embeddingModelOf } from '../../lib/adapters/titan-embeddings.js';
-import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';
-import { DynamoErasureLog } from '../../lib/adapters/dynamo-erasure-log.js';
-import { DynamoS3UserEraser } from '../../lib/adapters/user-eraser.js';
-import { ForgetContinuesError } from '../../lib/use-cases/forget-user.js';
+import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
+import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
+import { BedrockConverseModel } from '../../lib/model/bedrock-converse-model.adapter.js';
+import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
+import { DynamoItemTrustStore } from '../../lib/trust/dynamo-item-trust-store.adapter.js';
+import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
+import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
+import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-reliability-store.adapter.js';
+import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
+import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
+import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
+import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { createLogger } from '../../lib/kernel/logger.adapter.js';
+import { addModelCost, createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
+import { DynamoCostLedger } from '../../lib/costs/dynamo-cost-ledger.adapter.js';
+import { DynamoUserSettingsStore } from '../../lib/settings/dynamo-user-settings-store.adapter.js';
+import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
+import { DynamoSummarySource } from '../../lib/summaries/summary-source.adapter.js';
+import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
+import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapter.js';
+import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
+import { SqsRedelivery } from '../../lib/kernel/sqs-redelivery.adapter.js';
+import { parseSleepTimeConfig } from '../../lib/sleep-time/config.js';
+import { BatchNotRecordedError } from '../../lib/batches/batch-log.port.js';
+import type { RejectedEventLog } from '../../lib/turns/turn.port.js';
+import { ModelAccessDeniedError, ModelUnavailableError } from '../../lib/model/language-model.port.js';
+import type { Clock, Log } from '../../lib/kernel/runtime.port.js';
+import { parseOrKeep } from '../../lib/kernel/parse-or-keep.js';
+import { type ReflectionDeps, recordFailedAttempt } from '../../lib/batches/run-reflection.js';
+import { type JobDeps, type JobOutcome, runJob } from '../../lib/jobs/run-job.js';
+import type { SleepTimeDeps } from '../../lib/sleep-time/run-sleep-time.js';
+import type { SummaryDeps } from '../../lib/summaries/run-summary.js';
+import { COMPACT_AFTER_JOB, LiveSearchIndex, type SearchIndexReader } from '../../lib/search/search-index.js';
+import { embeddingModelOf } from '../../lib/model/titan-embeddings.adapter.js';
+import { DynamoForgetLog } from '../../lib/forget/dynamo-forget-log.adapter.js';
+import { DynamoErasureLog } from '../../lib/forget/dynamo-erasure-log.adapter.js';
+import { DynamoS3UserEraser } from '../../lib/forget/user-eraser.adapter.js';
+import { ForgetContinuesError } from '../../lib/forget/forget-user.js';
 import type { ReflectorEnv } from './env.js';
 
 export type ReflectorHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
@@ -58,7 +61,7 @@ const UNUSABLE_OUTPUT_DELIVERIES = 2;
  * What an invocation keeps for a job's failure path when its model calls are abandoned: the
  * batch log of a last delivery (S3 and DynamoDB), the visibility change of a first, the
  * batch response. A model call may otherwise run BEDROCK_REQUEST_TIMEOUT_MS × BEDROCK_MAX_ATTEMPTS
- * (lib/adapters/aws-clients.ts), longer than the function's timeout (infra/resources.ts).
+ * (lib/kernel/aws-clients.adapter.ts), longer than the function's timeout (infra/resources.ts).
  */
 export const MODEL_CALL_RESERVE_MS = 15_000;
 
@@ -176,7 +179,7 @@ function reflectorDeps(env: ReflectorEnv, clients: Clients, clock: Clock, log: L
     search: stores.search,
     forgets,
     erasures: stores.erasures,
-    // A forget's continuation goes on the reflector's own queue (lib/use-cases/forget-user.ts).
+    // A forget's continuation goes on the reflector's own queue (lib/forget/forget-user.ts).
     forget: (remainingMs) => ({ forgets, eraser, search: stores.search, clock, log, settleSeconds: env.FORGET_SETTLE_SECONDS, remainingMs, jobs, pagesPerJob: env.FORGET_PAGES_PER_JOB }),
     log,
   };
@@ -185,7 +188,7 @@ function reflectorDeps(env: ReflectorEnv, clients: Clients, clock: Clock, log: L
 /** Where the record handler adds its metrics (Powertools Metrics in the function). */
 export interface MetricSink {
   addMetric(name: string, unit: (typeof MetricUnit)[keyof typeof MetricUnit], value: number): void;
-  /** One job's ModelCostUsd, with the stage as a dimension (lib/adapters/metrics.ts addModelCost). */
+  /** One job's ModelCostUsd, with the stage as a dimension (lib/kernel/metrics.adapter.ts addModelCost). */
   addModelCost(usd: number): void;
 }
 

@@ -4,7 +4,7 @@ import * as z from 'zod';
 const positiveInt = z.coerce.number().int().positive();
 
 export const ReflectorEnvSchema = z.object({
-  /** The stage's name (infra/config/stages.ts): the `stage` dimension of ModelCostUsd (lib/adapters/metrics.ts addModelCost). */
+  /** The stage's name (infra/config/stages.ts): the `stage` dimension of ModelCostUsd (lib/kernel/metrics.adapter.ts addModelCost). */
   STAGE: z.string().regex(/^[a-z][a-z0-9-]{0,20}$/, 'a stage name: 1–21 chars of a-z, 0-9 and -, starting with a letter'),
   TABLE_NAME: z.string().min(1),
   BUCKET_NAME: z.string().min(1),
@@ -13,7 +13,7 @@ export const ReflectorEnvSchema = z.object({
   /** The model of summaries and of sleep-time runs, when the stage gives them their own (infra/config/stages.ts `jobModels`). */
   SUMMARY_MODEL_ID: z.string().min(1).optional(),
   SLEEP_TIME_MODEL_ID: z.string().min(1).optional(),
-  /** How structured answers are asked for, the stage's `answerShape` (lib/domain/bedrock-models.ts). */
+  /** How structured answers are asked for, the stage's `answerShape` (lib/model/bedrock-models.ts). */
   ANSWER_SHAPE: z.enum(['schema', 'prompt']).default('prompt'),
   /** Deliveries before SQS parks a job in the DLQ: the ReflectionQueue's maxReceiveCount. */
   REFLECTION_MAX_RECEIVES: positiveInt,
@@ -43,13 +43,13 @@ export const ReflectorEnvSchema = z.object({
    * ListObjectVersions (`MaxKeys`, at most 1,000: https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectVersions.html).
    */
   FORGET_PAGE_SIZE: z.coerce.number().int().min(1).max(1000).default(1000),
-  /** Pages a forget job erases before it goes on in a fresh job (lib/use-cases/forget-user.ts). */
+  /** Pages a forget job erases before it goes on in a fresh job (lib/forget/forget-user.ts). */
   FORGET_PAGES_PER_JOB: positiveInt.default(50),
-  /** JSON overrides of sleep-time compute's numbers (lib/domain/sleep-time/config.ts). */
+  /** JSON overrides of sleep-time compute's numbers (lib/sleep-time/config.ts). */
   SLEEP_TIME_CONFIG: z.string().min(1),
   /**
    * L, how long after a search change mark's `at` its write can still land; a
-   * compaction's watermark stays this far behind its start (lib/use-cases/search-index.ts
+   * compaction's watermark stays this far behind its start (lib/search/search-index.ts
    * MARK_LAG_MS). The local stack sets a few seconds.
    */
   SEARCH_MARK_LAG_SECONDS: z.coerce.number().int().min(0).max(3600).default(600),

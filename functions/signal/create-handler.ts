@@ -8,23 +8,23 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { AwsClients } from '../../lib/adapters/aws-clients.js';
-import { DynamoSignalStateStore } from '../../lib/adapters/dynamo-signal-state-store.js';
-import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
-import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability-store.js';
-import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
-import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
-import { createLogger } from '../../lib/adapters/logger.js';
-import { createMetrics, MetricUnit } from '../../lib/adapters/metrics.js';
-import { S3ClaimCheckStore } from '../../lib/adapters/s3-claim-check-store.js';
-import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-event-log.js';
-import { SqsIdleScheduler } from '../../lib/adapters/sqs-idle-scheduler.js';
-import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue.js';
-import { parseSignalConfig } from '../../lib/domain/signal-weights.js';
-import type { Clock } from '../../lib/ports.js';
-import { DynamoForgetLog } from '../../lib/adapters/dynamo-forget-log.js';
-import { type IngestDeps, ingestTurns } from '../../lib/use-cases/ingest-turns.js';
-import { DynamoUserSettingsStore } from '../../lib/adapters/dynamo-user-settings-store.js';
+import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
+import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
+import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
+import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-reliability-store.adapter.js';
+import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
+import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { createLogger } from '../../lib/kernel/logger.adapter.js';
+import { createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
+import { S3ClaimCheckStore } from '../../lib/turns/s3-claim-check-store.adapter.js';
+import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapter.js';
+import { SqsIdleScheduler } from '../../lib/signals/sqs-idle-scheduler.adapter.js';
+import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
+import { parseSignalConfig } from '../../lib/signals/signal-weights.js';
+import type { Clock } from '../../lib/kernel/runtime.port.js';
+import { DynamoForgetLog } from '../../lib/forget/dynamo-forget-log.adapter.js';
+import { type IngestDeps, ingestTurns } from '../../lib/turns/ingest-turns.js';
+import { DynamoUserSettingsStore } from '../../lib/settings/dynamo-user-settings-store.adapter.js';
 import type { SignalEnv } from './env.js';
 
 export type SignalHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
@@ -58,7 +58,7 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
       event.Records.map((r) => ({ messageId: r.messageId, body: r.body })),
       deps,
     );
-    // The fixed set of metrics (lib/adapters/metrics.ts); duplicates and late turns are fields of the log line below.
+    // The fixed set of metrics (lib/kernel/metrics.adapter.ts); duplicates and late turns are fields of the log line below.
     metrics.addMetric('TurnsAccepted', MetricUnit.Count, result.accepted);
     metrics.addMetric('RejectedRecords', MetricUnit.Count, result.rejected);
     metrics.addMetric('ReflectionJobsEnqueued', MetricUnit.Count, result.jobs.length);

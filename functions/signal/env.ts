@@ -6,9 +6,9 @@ export const SignalEnvSchema = z.object({
   BUCKET_NAME: z.string().min(1),
   REFLECTION_QUEUE_URL: z.string().min(1),
   IDLE_QUEUE_URL: z.string().min(1),
-  /** JSON overrides of the signal accumulator's numbers (lib/domain/signal-weights.ts). */
+  /** JSON overrides of the signal accumulator's numbers (lib/signals/signal-weights.ts). */
   SIGNAL_CONFIG: z.string().min(1),
-  /** Redact personal identifiers (emails, phone, card numbers, IBANs) too; secrets always are (lib/domain/redaction.ts). */
+  /** Redact personal identifiers (emails, phone, card numbers, IBANs) too; secrets always are (lib/turns/redaction.ts). */
   REDACT_PERSONAL_DATA: z.enum(['true', 'false']).default('false'),
 });
 export type SignalEnv = z.infer<typeof SignalEnvSchema>;

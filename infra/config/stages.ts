@@ -2,11 +2,11 @@
  * Per-stage settings in one typed place. `cdk synth -c stage=NAME` picks one; a stage
  * that is not listed (a developer's own) gets the `dev` settings under its own name.
  */
-import type { AnswerShape, InferenceScope } from '../../lib/domain/bedrock-models.js';
-import type { SignalConfig } from '../../lib/domain/signal-weights.js';
-import type { SleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
+import type { AnswerShape, InferenceScope } from '../../lib/model/bedrock-models.js';
+import type { SignalConfig } from '../../lib/signals/signal-weights.js';
+import type { SleepTimeConfig } from '../../lib/sleep-time/config.js';
 import type { QueueKey } from '../resources.js';
-import { DEFAULT_DAILY_COST_ALARM_USD } from '../../lib/domain/daily-cost.js';
+import { DEFAULT_DAILY_COST_ALARM_USD } from '../../lib/costs/daily-cost.js';
 
 /** The jobs whose model a stage may choose apart from `modelId`. */
 export type ModelJob = 'summary' | 'sleepTime';
@@ -14,7 +14,7 @@ export type ModelJob = 'summary' | 'sleepTime';
 export interface StageConfig {
   /**
    * The Bedrock foundation model of the reflections, its bare model id (no `us.`/`eu.`/`global.`
-   * prefix): one of lib/domain/bedrock-models.ts, and it must support forced tool use. The id
+   * prefix): one of lib/model/bedrock-models.ts, and it must support forced tool use. The id
    * the reflector invokes is derived per Region from it and `inferenceScope`
    * (infra/stacks/reflector-model.ts).
    */
@@ -30,15 +30,15 @@ export interface StageConfig {
    * Another foundation model (bare id, as `modelId`) for summaries or for the nightly
    * and weekly sleep-time runs; batches always use `modelId`. E.g. Amazon Nova Lite for both
    * pays a sixteenth of Claude Haiku 4.5's input price on those jobs
-   * (lib/domain/sleep-time/model-prices.ts; BENCHMARKS.md prices the choices). Each must be in
-   * lib/domain/bedrock-models.ts and invocable with `inferenceScope` from the stack's Region;
+   * (lib/sleep-time/model-prices.ts; BENCHMARKS.md prices the choices). Each must be in
+   * lib/model/bedrock-models.ts and invocable with `inferenceScope` from the stack's Region;
    * the reflector may invoke each (infra/stacks/reflector-model.ts). Like `modelId`, it must
    * take a forced tool (Nova does: https://docs.aws.amazon.com/nova/latest/userguide/tool-choice.html).
    * Unset: `modelId`.
    */
   jobModels?: Partial<Record<ModelJob, string>>;
   /**
-   * How every job asks its model for a structured answer (lib/domain/bedrock-models.ts
+   * How every job asks its model for a structured answer (lib/model/bedrock-models.ts
    * `AnswerShape`). 'prompt' (the default): the answer's type in the system prompt, about 450
    * fewer input tokens on each batch call than structured output's schema and its hidden
    * prompt, but nothing constrains the model's decoding: an answer that does not parse is

@@ -1,5 +1,5 @@
 /**
- * Each local function's AWS clients: the production factories (lib/adapters/aws-clients.ts,
+ * Each local function's AWS clients: the production factories (lib/kernel/aws-clients.adapter.ts,
  * same settings, endpoints from the emulators through the SDK's standard variables) plus the
  * local stack's middlewares — IAM enforced from the synthesized stage (iam/iam-enforcement.ts),
  * the request ledger (request-ledger.ts), fault injection (fault-injection.ts) and the chain of
@@ -8,7 +8,7 @@
  * versioned-s3.ts, for every client alike.)
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { type AwsClients, createBedrockClient, createDocumentClient, createDynamoDbClient, createS3Client, createSqsClient } from '../../lib/adapters/aws-clients.js';
+import { type AwsClients, createBedrockClient, createDocumentClient, createDynamoDbClient, createS3Client, createSqsClient } from '../../lib/kernel/aws-clients.adapter.js';
 import type { FunctionKey } from '../permissions.js';
 import { injectFaults } from './fault-injection.js';
 import type { IamEnforcer } from './iam/iam-enforcement.js';

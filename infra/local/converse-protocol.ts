@@ -15,7 +15,7 @@
  *   (https://repost.aws/knowledge-center/bedrock-invokemodel-api-error).
  */
 
-import { promptedAnswerNameOf } from '../../lib/domain/prompted-answer.js';
+import { promptedAnswerNameOf } from '../../lib/model/prompted-answer.js';
 
 export interface ConverseRequest {
   modelId: string;
@@ -23,14 +23,14 @@ export interface ConverseRequest {
   messages?: Array<{ role: string; content: Array<{ text?: string }> }>;
   inferenceConfig?: { temperature?: number; topP?: number; maxTokens?: number };
   toolConfig?: { tools?: Array<{ toolSpec?: { name?: string; description?: string; inputSchema?: unknown } }>; toolChoice?: { tool?: { name?: string }; auto?: object; any?: object } };
-  /** Structured output (lib/domain/structured-output.ts): the answer follows this JSON schema, sent as a string. */
+  /** Structured output (lib/model/structured-output.ts): the answer follows this JSON schema, sent as a string. */
   outputConfig?: { textFormat?: { type?: string; structure?: { jsonSchema?: { schema?: string; name?: string; description?: string } } } };
 }
 
 /**
  * The name of the structured answer a request asks for: its forced tool's, its structured
  * output schema's, or the one its last system block's answer type names (an answer asked for
- * in the prompt, lib/domain/prompted-answer.ts); undefined for a request answered in free text
+ * in the prompt, lib/model/prompted-answer.ts); undefined for a request answered in free text
  * (a summary).
  */
 export const answerNameOf = (request: ConverseRequest): string | undefined =>

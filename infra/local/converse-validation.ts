@@ -8,7 +8,7 @@
  * - an unknown model, or a profile this Region cannot call: "The provided model identifier
  *   is invalid." (strands-agents/harness-sdk#38, an `eu.` profile the Region lacked);
  * - a bare id of a model served only through inference profiles: the on-demand refusal
- *   (lib/domain/bedrock-models.ts);
+ *   (lib/model/bedrock-models.ts);
  * - a blank text block: "The text field in the ContentBlock object at messages.0.content.0 is
  *   blank. Add text to the text field, and try again." — whitespace-only text included
  *   (earendil-works/pi#4975, continuedev/continue#9767). A system block's text has a
@@ -31,7 +31,7 @@
  * A toolChoice naming a tool that is not in `tools` is refused too; AWS documents no text for
  * it, so that message is ours.
  *
- * Structured output (`outputConfig.textFormat`, lib/domain/structured-output.ts): its `type`
+ * Structured output (`outputConfig.textFormat`, lib/model/structured-output.ts): its `type`
  * must be `json_schema` (an enum, API_runtime_OutputFormat.html; AWS's constraint message) and
  * its `jsonSchema.schema` a JSON string (API_runtime_JsonSchemaDefinition.html); a schema outside
  * the supported subset gets "a 400 error immediately"
@@ -41,8 +41,8 @@
  * Bedrock uses for another `outputConfig` field it does not take ("This model doesn't support
  * the effort field"). Those two texts are modelled, not documented.
  */
-import { bedrockModel, COMMERCIAL_REGIONS, GEOGRAPHY_REGIONS, parseModelId } from '../../lib/domain/bedrock-models.js';
-import { structuredOutputSchemaRefusal } from '../../lib/domain/structured-output.js';
+import { bedrockModel, COMMERCIAL_REGIONS, GEOGRAPHY_REGIONS, parseModelId } from '../../lib/model/bedrock-models.js';
+import { structuredOutputSchemaRefusal } from '../../lib/model/structured-output.js';
 import type { ConverseError, ConverseRequest } from './converse-protocol.js';
 
 const invalid = (message: string): ConverseError => ({ status: 400, errorType: 'ValidationException', message });

@@ -16,8 +16,8 @@
  * `embedding`, `inputTextTokenCount` and `embeddingsByType`.
  */
 import { stemmer } from 'stemmer';
-import { fnv1a32 } from '../../lib/domain/stable-hash.js';
-import { contentWords, estimateTokens } from '../../lib/domain/text.js';
+import { fnv1a32 } from '../../lib/kernel/stable-hash.js';
+import { contentWords, estimateTokens } from '../../lib/kernel/text.js';
 import type { ConverseError } from './converse-protocol.js';
 
 export const STAND_IN_EMBEDDING_MODEL = 'amazon.titan-embed-text-v2:0';

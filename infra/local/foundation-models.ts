@@ -4,13 +4,13 @@
  * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_GetFoundationModel.html), served
  * by the Converse stand-in (converse-server.ts) so that the smoke pre-flight
  * (infra/smoke/preflight.ts) runs the same code locally as against AWS. It answers for the
- * models of lib/domain/bedrock-models.ts and the embedding stand-in's by their foundation model id, `modelLifecycle.status`
+ * models of lib/model/bedrock-models.ts and the embedding stand-in's by their foundation model id, `modelLifecycle.status`
  * ACTIVE (the valid values are ACTIVE and LEGACY:
  * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_FoundationModelLifecycle.html)
  * unless a test set another; any other id gets ResourceNotFoundException (HTTP 404), one of
  * the operation's documented errors. Test hooks: `setLifecycle` and `refuse`.
  */
-import { bedrockModel } from '../../lib/domain/bedrock-models.js';
+import { bedrockModel } from '../../lib/model/bedrock-models.js';
 import type { ConverseError } from './converse-protocol.js';
 import { STAND_IN_EMBEDDING_MODEL } from './embedding-stand-in.js';
 

@@ -18,8 +18,8 @@ import { createSignalHandler, type SignalHandler } from '../../functions/signal/
 import { SignalEnvSchema } from '../../functions/signal/env.js';
 import { createSweepHandler, type SweepHandler } from '../../functions/sweep/create-handler.js';
 import { SweepEnvSchema } from '../../functions/sweep/env.js';
-import { parseEnv } from '../../lib/adapters/config.js';
-import type { Clock } from '../../lib/ports.js';
+import { parseEnv } from '../../lib/kernel/config.adapter.js';
+import type { Clock } from '../../lib/kernel/runtime.port.js';
 import type { FunctionKey } from '../permissions.js';
 import { functionClients } from './clients.js';
 import type { IamEnforcer } from './iam/iam-enforcement.js';

@@ -7,7 +7,7 @@
  * condition names for `sk` (or `{index}:{pk prefix}` on an index). The GSI share of a write
  * (ReturnConsumedCapacity=INDEXES) is kept apart as `{kind} (gsi1)`.
  */
-import { writeUnits } from '../../lib/adapters/dynamo-item-size.js';
+import { writeUnits } from '../../lib/kernel/dynamo-item-size.adapter.js';
 
 /** One item a request touched and its weight in the request's units. */
 export interface TouchedItem {

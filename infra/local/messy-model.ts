@@ -74,7 +74,7 @@ export function vocabularyOf(request: ConverseRequest): { enums: Set<string>; op
   if (toolSchema?.json) walk(toolSchema.json);
   else if (outputSchema) walk(JSON.parse(outputSchema));
   else {
-    // The prompt's type (lib/domain/prompted-answer.ts): `name?:` fields, `"a"|"b"` literals.
+    // The prompt's type (lib/model/prompted-answer.ts): `name?:` fields, `"a"|"b"` literals.
     const type = request.system?.at(-1)?.text ?? '';
     for (const m of type.matchAll(/([A-Za-z0-9_]+)\?:/g)) optional.add(m[1] as string);
     for (const m of type.matchAll(/"([^"]+)"(?=\||[,}\]])/g)) enums.add(m[1] as string);

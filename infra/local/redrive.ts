@@ -13,9 +13,9 @@
  * does the same with receive / send / delete, so it runs against the emulators too.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
-import { getText } from '../../lib/adapters/s3-objects.js';
+import { getText } from '../../lib/kernel/s3-objects.adapter.js';
 import { DeleteMessageCommand, type Message, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { batchFailureKey } from '../../lib/domain/memory-paths.js';
+import { batchFailureKey } from '../../lib/kernel/memory-paths.js';
 import type { QueueKey } from '../resources.js';
 import type { StackInfo } from './stack.js';
 

@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { S3Client } from '@aws-sdk/client-s3';
-import { S3RejectedEventLog } from '../../lib/adapters/s3-rejected-event-log.js';
+import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapter.js';
 import { readStackInfo } from './stack-info.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';

@@ -1,4 +1,4 @@
-import type { Clock } from '../../lib/ports.js';
+import type { Clock } from '../../lib/kernel/runtime.port.js';
 
 /**
  * The local stack's clock: a replay of weeks of conversation moves it to each event's time

@@ -34,10 +34,10 @@
 import { createHash } from 'node:crypto';
 import { ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { keys, searchSegmentsPrefix, userPrefix } from '../../lib/domain/memory-paths.js';
-import { getText, listAllKeys } from '../../lib/adapters/s3-objects.js';
-import { storedState } from '../../lib/adapters/dynamo-signal-state-store.js';
-import { unpackJson } from '../../lib/adapters/packed-json.js';
+import { keys, searchSegmentsPrefix, userPrefix } from '../../lib/kernel/memory-paths.js';
+import { getText, listAllKeys } from '../../lib/kernel/s3-objects.adapter.js';
+import { storedState } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
+import { unpackJson } from '../../lib/kernel/packed-json.adapter.js';
 
 export interface UserStateDump {
   userId: string;
@@ -117,7 +117,7 @@ const PROCESSING_TIMES = new Set([
 const ISO = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const FRONT_MATTER_TIME = /^(\w+): (\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/gm;
 
-/** A knowledge index snapshot's key: its version, then a hash of its content (lib/adapters/knowledge-index.ts). */
+/** A knowledge index snapshot's key: its version, then a hash of its content (lib/knowledge/knowledge-index.adapter.ts). */
 const SNAPSHOT_KEY = /(\/index\/knowledge\/\d+)-[0-9a-f]{16}\.json$/;
 const maskSnapshotKey = (key: string) => key.replace(SNAPSHOT_KEY, '$1-<content hash>.json');
 

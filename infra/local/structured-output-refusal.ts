@@ -6,7 +6,7 @@
  * Claude Haiku 4.5 in ap-southeast-2, presenton/presenton#939 with Claude Sonnet 5). Wrapped
  * around a responder, every request carrying `outputConfig` gets that refusal and every other
  * one the wrapped responder's answer, so a test shows what the model adapter does with it
- * (lib/adapters/bedrock-converse-model.ts: a forced tool from then on).
+ * (lib/model/bedrock-converse-model.adapter.ts: a forced tool from then on).
  */
 import type { ConverseError, Responder } from './converse-protocol.js';
 import { offlineResponder } from './converse-server.js';

@@ -8,9 +8,9 @@
 import { parseArgs } from 'node:util';
 import { createSweepHandler } from '../../functions/sweep/create-handler.js';
 import { SweepEnvSchema } from '../../functions/sweep/env.js';
-import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/adapters/aws-clients.js';
-import { systemClock } from '../../lib/adapters/clock.js';
-import { parseEnv } from '../../lib/adapters/config.js';
+import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/kernel/aws-clients.adapter.js';
+import { systemClock } from '../../lib/kernel/clock.adapter.js';
+import { parseEnv } from '../../lib/kernel/config.adapter.js';
 import { FUNCTION_TIMEOUT_SECONDS } from '../resources.js';
 import { lambdaContext } from './lambda-context.js';
 import { readStackInfo } from './stack-info.js';

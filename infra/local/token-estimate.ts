@@ -22,7 +22,7 @@
  * The output counts the answer's text, or the tool input as JSON, at the same rate.
  * An estimate: real tokenizers count JSON punctuation and rare words denser than prose.
  */
-import { CLAUDE_CHARS_PER_TOKEN, STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../../lib/domain/bedrock-models.js';
+import { CLAUDE_CHARS_PER_TOKEN, STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../../lib/model/bedrock-models.js';
 import type { ConverseRequest } from './converse-protocol.js';
 
 export { STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS, TOOL_USE_SYSTEM_PROMPT_TOKENS };

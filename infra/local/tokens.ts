@@ -1,11 +1,11 @@
 /**
  * Local credentials: HS256 JWTs signed with the local stack's secret. They carry the same
- * claims the cloud's JWT authorizer passes on (see lib/domain/access.ts): the admin token
+ * claims the cloud's JWT authorizer passes on (see lib/memory-api/access.ts): the admin token
  * is in group `memory-admin`; a user-scoped token names its users in `memory_users`.
  * `npm run token -- --user u1 [--user u2]` mints one for a running stack.
  */
 import { jwtVerify, SignJWT } from 'jose';
-import { ADMIN_GROUP } from '../../lib/domain/access.js';
+import { ADMIN_GROUP } from '../../lib/memory-api/access.js';
 
 export const LOCAL_ISSUER = 'reflective-memory-local';
 export const LOCAL_AUDIENCE = 'reflective-memory-api';

@@ -3,7 +3,7 @@
  * npm run migrate -- turn-keys --local [--state FILE]
  *
  * Runs a data migration against a stage's table with the caller's credentials. `turn-keys`
- * (lib/adapters/turn-keys-migration.ts, docs/data-model.md "Window reads by key range"):
+ * (lib/turns/turn-keys-migration.adapter.ts, docs/data-model.md "Window reads by key range"):
  * batch logs and summaries still under their id alone move under their last turn. Run it
  * once after the deploy that brought the migration, with the reflector paused; it needs
  * dynamodb:Scan, PutItem, DeleteItem and BatchWriteItem on the table
@@ -12,7 +12,7 @@
  * The last line is the counts as JSON. Exit 0 when done, 1 when it failed, 2 for a usage error.
  */
 import { parseArgs } from 'node:util';
-import { moveToTurnKeys } from '../../lib/adapters/turn-keys-migration.js';
+import { moveToTurnKeys } from '../../lib/turns/turn-keys-migration.adapter.js';
 import { tableTarget, validTarget } from './stage-target.js';
 
 const MIGRATIONS = { 'turn-keys': moveToTurnKeys } as const;

@@ -22,7 +22,7 @@ import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
 import { S3Client } from '@aws-sdk/client-s3';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { invocationFor } from '../../lib/domain/bedrock-models.js';
+import { invocationFor } from '../../lib/model/bedrock-models.js';
 import { stageConfig } from '../config/stages.js';
 import { names, QUEUES, type QueueKey } from '../resources.js';
 import { cognitoAuth, givenTokenAuth } from './cognito-auth.js';

@@ -3,7 +3,7 @@
  *
  * With the stage's Cognito pool (stateful outputs UserPoolId, UserPoolClientId): a temporary
  * user whose username is the smoke user's id — an access token acts on its own `username`
- * (lib/domain/access.ts) — is created, given a random permanent password, signed in, and
+ * (lib/memory-api/access.ts) — is created, given a random permanent password, signed in, and
  * deleted when the run ends. AWS documents each call:
  * - AdminCreateUser with MessageAction SUPPRESS sends no invitation; the user would wait in
  *   FORCE_CHANGE_PASSWORD:
@@ -34,7 +34,7 @@ import {
   type CognitoIdentityProviderClient,
   InitiateAuthCommand,
 } from '@aws-sdk/client-cognito-identity-provider';
-import { principalFromClaims } from '../../lib/domain/access.js';
+import { principalFromClaims } from '../../lib/memory-api/access.js';
 import type { SmokeAuth } from './target.js';
 
 /**

@@ -4,9 +4,9 @@
  * saw. Probes are polled until they pass or the run's deadline; none changes anything.
  */
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { getText } from '../../lib/adapters/s3-objects.js';
+import { getText } from '../../lib/kernel/s3-objects.adapter.js';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { batchFailurePrefix } from '../../lib/domain/memory-paths.js';
+import { batchFailurePrefix } from '../../lib/kernel/memory-paths.js';
 import { type ApiAnswer, describeAnswer, type UserApi } from './api-client.js';
 import type { SmokeConversation } from './conversation.js';
 import type { SmokeTarget } from './target.js';

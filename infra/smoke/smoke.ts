@@ -8,7 +8,7 @@
  * stack; only the target differs (target.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { TurnPublisher } from '../../lib/adapters/sqs-turn-publisher.js';
+import { TurnPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
 import { QUEUES, type QueueKey } from '../resources.js';
 import { userApi } from './api-client.js';
 import { type SmokeConversation, smokeConversation } from './conversation.js';

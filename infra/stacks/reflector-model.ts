@@ -1,7 +1,7 @@
 /**
  * The model id the reflector invokes and its InvokeModel grant, derived from the stage's
  * foundation model and inference scope (infra/config/stages.ts) and the stack's Region,
- * with the table in lib/domain/bedrock-models.ts.
+ * with the table in lib/model/bedrock-models.ts.
  *
  * The stack may be synthesized Region-agnostic (`env.region` a token: `cdk synth` without
  * credentials, the CDK tests), so the derivation happens in CloudFormation: a mapping from
@@ -36,7 +36,7 @@
 import { Aws, CfnMapping, type Stack, Token } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { NagPackSuppression } from 'cdk-nag';
-import { type InferenceScope, invocationFor, invocationsByRegion } from '../../lib/domain/bedrock-models.js';
+import { type InferenceScope, invocationFor, invocationsByRegion } from '../../lib/model/bedrock-models.js';
 import type { ModelJob, StageConfig } from '../config/stages.js';
 
 const MAPPING_ID = 'ReflectorModelByRegion';
@@ -79,7 +79,7 @@ function regionMapping(stack: Stack, model: ModelConfig): CfnMapping {
   const existing = stack.node.tryFindChild(id);
   if (existing) return existing as CfnMapping;
   const rows = invocationsByRegion(model.modelId, model.inferenceScope);
-  if (rows.length === 0) throw new Error(`${model.modelId} cannot be invoked with inference scope '${model.inferenceScope}' from any Region we know (lib/domain/bedrock-models.ts)`);
+  if (rows.length === 0) throw new Error(`${model.modelId} cannot be invoked with inference scope '${model.inferenceScope}' from any Region we know (lib/model/bedrock-models.ts)`);
   const mapping = Object.fromEntries(rows.map(({ region, invocation }) => [region, { ModelId: invocation.modelId }]));
   return new CfnMapping(stack, id, { mapping, lazy: false });
 }

@@ -5,8 +5,8 @@ import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, StorageClass } from 'aws-cdk-lib/aws-s3';
-import { ADMIN_GROUP } from '../../lib/domain/access.js';
-import { SleepTimeConfigSchema } from '../../lib/domain/sleep-time/config.js';
+import { ADMIN_GROUP } from '../../lib/memory-api/access.js';
+import { SleepTimeConfigSchema } from '../../lib/sleep-time/config.js';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -37,9 +37,9 @@ export const SQS_DATA_KEY_REUSE_SECONDS = 3600;
  *
  * Deduplication then holds only within a message group. That is correct here because every
  * message's deduplication id is derived from its group, the user id: turns use
- * sha256(userId, turnId) (`turnDeduplicationId`, lib/adapters/sqs-turn-publisher.ts), other
+ * sha256(userId, turnId) (`turnDeduplicationId`, lib/turns/sqs-turn-publisher.adapter.ts), other
  * TurnQueue events sha256 of a body that carries the userId, jobs
- * sha256(userId, jobId) (`jobDeduplicationId`, lib/adapters/sqs-job-queue.ts), all sent with
+ * sha256(userId, jobId) (`jobDeduplicationId`, lib/jobs/sqs-job-queue.adapter.ts), all sent with
  * MessageGroupId = userId. Two messages with one deduplication id are therefore in one group,
  * and queue-wide scope would drop nothing that group scope keeps.
  */

@@ -5,8 +5,8 @@ import { CorsHttpMethod, HttpApi, HttpMethod, HttpStage, LogGroupLogDestination 
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import { METRICS_NAMESPACE } from '../../lib/adapters/metrics.js';
-import { STALE_INDEX_WARNING } from '../../lib/use-cases/memory-api/search.js';
+import { METRICS_NAMESPACE } from '../../lib/kernel/metrics.adapter.js';
+import { STALE_INDEX_WARNING } from '../../lib/search/search-api.js';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { EventField, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
@@ -61,13 +61,13 @@ export type RecursiveLoops = Partial<Record<FunctionKey, 'Allow' | 'Terminate'>>
  * → same queue chain once the function has been invoked 16 times in it (recursive loop
  * detection, on by default: https://docs.aws.amazon.com/lambda/latest/dg/invocation-recursion.html).
  * The idle check puts itself back on the IdleQueue while it must wait longer than SQS's 900-s
- * delay allows (a user's threshold of up to a day, lib/domain/user-settings.ts) and while the
- * user keeps talking (lib/use-cases/check-idle.ts): a threshold over 4 hours takes more than 16
+ * delay allows (a user's threshold of up to a day, lib/settings/user-settings.ts) and while the
+ * user keeps talking (lib/signals/check-idle.ts): a threshold over 4 hours takes more than 16
  * hops. The guard Lambda's detection stood for is the idle rule's own: one pending check per
  * user, which stops as superseded once a newer check is sent and stops for good when it
  * summarises or finds nothing to do, so no check loops without a user's turn having sent it
  * within a threshold (at most 96 hops of 15 minutes). The reflector continues a large forget
- * in a fresh job on the ReflectionQueue (lib/use-cases/forget-user.ts): a user of many items
+ * in a fresh job on the ReflectionQueue (lib/forget/forget-user.ts): a user of many items
  * takes more than 16; its guard is that a job which erased nothing does not continue, and the
  * forget's items only decrease. The test in test/infra/recursive-loops.test.ts derives from the
  * templates which functions send to their own queue.
@@ -108,7 +108,7 @@ interface FunctionSpec {
 const QUEUE_DRIVEN = Tracing.PASS_THROUGH;
 
 /**
- * L of the search index's watermark (lib/use-cases/search-index.ts MARK_LAG_MS): a
+ * L of the search index's watermark (lib/search/search-index.ts MARK_LAG_MS): a
  * change mark's write lasts no longer than the invocation that sends it, so the longest
  * function timeout, and as much again for what is on the wire and for clocks apart.
  */
@@ -366,11 +366,11 @@ export class StatelessStack extends Stack {
 
   /**
    * Req R-SLP-14's "under $1/day": the Sum of the reflector's ModelCostUsd (each
-   * job's model cost, lib/use-cases/job-cost.ts) over one day against the stage's threshold.
+   * job's model cost, lib/costs/job-cost.ts) over one day against the stage's threshold.
    * A period of 86,400 s with one evaluation period is within PutMetricAlarm's limits (period
    * × evaluation periods ≤ 604,800 s; https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html).
    * The metric's namespace is the service's, shared by two stages in one account: the `stage`
-   * dimension the reflector gives it (lib/adapters/metrics.ts addModelCost) keeps their sums apart.
+   * dimension the reflector gives it (lib/kernel/metrics.adapter.ts addModelCost) keeps their sums apart.
    */
   private costAlarm(props: StatelessStackProps): void {
     new NotifyingAlarm(this, 'DailyModelCostAlarm', {
@@ -394,7 +394,7 @@ export class StatelessStack extends Stack {
    * quiet stage stores no data points for it.
    *
    * The namespace is shared by every stage in the account, so the metric carries the stage as
-   * its `stage` dimension, as ModelCostUsd does (lib/adapters/metrics.ts): a metric filter takes
+   * its `stage` dimension, as ModelCostUsd does (lib/kernel/metrics.adapter.ts): a metric filter takes
    * a dimension's value from a field of the JSON log event
    * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/FilterAndPatternSyntaxForMetricFilters.html,
    * https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-properties-logs-metricfilter-dimension.html),

@@ -16,11 +16,11 @@
  * entry (an event's batch), it names the event, the turns' main words (the event's own, when
  * no turn was waiting) and the latest earlier entry it was shown.
  */
-import type { ReflectionEntry, ReflectionOutput } from '../domain/reflection-output.js';
-import type { Finding, NightlyOutput } from '../domain/sleep-time/nightly.js';
-import type { WeeklyOutput } from '../domain/sleep-time/weekly.js';
-import type { EmotionState } from '../domain/emotion-state.js';
-import { contentWords, slugify, topKeywords } from '../domain/text.js';
+import type { ReflectionEntry, ReflectionOutput } from '../batches/reflection-output.js';
+import type { Finding, NightlyOutput } from '../sleep-time/nightly.js';
+import type { WeeklyOutput } from '../sleep-time/weekly.js';
+import type { EmotionState } from '../batches/emotion-state.js';
+import { contentWords, slugify, topKeywords } from '../kernel/text.js';
 
 export const OFFLINE_MODEL_LABEL = 'offline model (rule-based reflector, not an LLM)';
 

@@ -205,28 +205,6 @@ export const arbitraryBody = (o: HostileOptions = {}): fc.Arbitrary<string> =>
     { weight: 1, arbitrary: fc.constantFrom('', '{', '{}', '[]', 'null', '"x"', '{"type":"turn.saved"}', '{"payloadRef":null}', '{"a":1}{"b":2}', '\uFEFF{}') },
   );
 
-// ── The checks ──────────────────────────────────────────────────────────────────
-
-/**
- * Does `key` stay under `prefix`, however it is read? Rejects keys that hold control
- * characters, and resolves `.`/`..` segments with `/` and `\` both as separators (as a
- * file-system sync or a careless consumer would) before comparing.
- */
-export function keyStaysUnder(key: string, prefix: string): boolean {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point
-  if (/[\u0000-\u001f\u007f]/.test(key)) return false;
-  if (!key.startsWith(prefix)) return false;
-  const out: string[] = [];
-  for (const segment of key.split(/[\\/]/)) {
-    if (segment === '..') {
-      if (out.length === 0) return false;
-      out.pop();
-    } else if (segment !== '.' && segment !== '') out.push(segment);
-  }
-  const base = prefix.split('/').filter(Boolean);
-  return base.every((s, i) => out[i] === s) && out.length > base.length;
-}
-
 export interface FieldError {
   path: string;
   message: string;

@@ -1,9 +1,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
-import { getText, listAllKeys } from '../../lib/adapters/s3-objects.js';
-import type { BatchLog } from '../../lib/domain/batch-log.js';
+import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
+import { getText, listAllKeys } from '../../lib/kernel/s3-objects.adapter.js';
+import type { BatchLog } from '../../lib/batches/batch-log.js';
 import type { StackInfo } from '../../infra/local/stack.js';
 import { listObjectVersions } from '../../infra/local/state-dump.js';
 

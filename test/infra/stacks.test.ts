@@ -10,9 +10,9 @@ import { IdleEnvSchema } from '../../functions/idle/env.js';
 import { ReflectorEnvSchema } from '../../functions/reflector/env.js';
 import { SignalEnvSchema } from '../../functions/signal/env.js';
 import { SweepEnvSchema } from '../../functions/sweep/env.js';
-import { parseEnv } from '../../lib/adapters/config.js';
+import { parseEnv } from '../../lib/kernel/config.adapter.js';
 import { QUEUES } from '../../infra/resources.js';
-import { STALE_INDEX_WARNING } from '../../lib/use-cases/memory-api/search.js';
+import { STALE_INDEX_WARNING } from '../../lib/search/search-api.js';
 
 let stateful: Template;
 let stateless: Template;

@@ -45,7 +45,7 @@ describe('the model cost metric', () => {
         { Name: 'service', Value: 'reflector' },
         { Name: 'stage', Value: stage },
       ]);
-      // The reflector is told its stage, the value it gives the metric (lib/adapters/metrics.ts).
+      // The reflector is told its stage, the value it gives the metric (lib/kernel/metrics.adapter.ts).
       const reflector = Object.entries(stateless.findResources('AWS::Lambda::Function')).find(([id]) => id.startsWith('ReflectorFunction'))?.[1];
       expect(reflector?.Properties.Environment.Variables.STAGE).toBe(stage);
     }

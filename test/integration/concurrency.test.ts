@@ -6,11 +6,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functionClients } from '../../infra/local/clients.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { DynamoSourceReliabilityStore } from '../../lib/adapters/dynamo-source-reliability-store.js';
-import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
-import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
-import type { SourceObservation } from '../../lib/domain/source-reliability.js';
-import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
+import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-reliability-store.adapter.js';
+import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
+import type { SourceObservation } from '../../lib/sources/source-reliability.js';
+import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';
 import { iamDenials } from '../helpers/iam.js';
 
 let stack: LocalStack;

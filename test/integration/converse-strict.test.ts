@@ -12,31 +12,27 @@ import { stageConfig } from '../../infra/config/stages.js';
 import { ACCESS_DENIED, answerNameOf, cutReply, MODEL_ERROR, malformedToolUseReply } from '../../infra/local/converse-protocol.js';
 import { type ConverseServer, offlineResponder, startConverseServer } from '../../infra/local/converse-server.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../infra/local/emulators.js';
-import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.js';
+import { BedrockConverseModel } from '../../lib/model/bedrock-converse-model.adapter.js';
 import { configureFaults, faultCounts, injectFaults, withDelivery } from '../../infra/local/fault-injection.js';
-import { invocationFor, OFFLINE_MODEL_ID } from '../../lib/domain/bedrock-models.js';
-import { defaultSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
-import { defaultSummarySettings } from '../../lib/domain/summary.js';
-import { ModelAccessDeniedError, ModelUnavailableError } from '../../lib/ports.js';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
-import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { runNightly, runWeekly } from '../../lib/use-cases/run-sleep-time.js';
-import { runSummary } from '../../lib/use-cases/run-summary.js';
-import { MemoryCostLedger,
-  fixedClock,
-  ingestDeps,
-  MemoryGraphStore,
-  MemoryKnowledgeStore,
-  MemorySummaryStore,
-  MemorySleepTimeLog,
-  MemorySettings,
-  MemorySummarySource,
-  RecordingLog,
-  reflectionDeps,
-  ScriptedModel,
-  turn,
-  MemoryItems,
-} from '../helpers/fakes.js';
+import { invocationFor, OFFLINE_MODEL_ID } from '../../lib/model/bedrock-models.js';
+import { defaultSleepTimeConfig } from '../../lib/sleep-time/config.js';
+import { defaultSummarySettings } from '../../lib/summaries/summary.js';
+import { ModelAccessDeniedError, ModelUnavailableError } from '../../lib/model/language-model.port.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
+import { runReflection } from '../../lib/batches/run-reflection.js';
+import { runNightly, runWeekly } from '../../lib/sleep-time/run-sleep-time.js';
+import { runSummary } from '../../lib/summaries/run-summary.js';
+import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
+import { ingestDeps, reflectionDeps } from '../helpers/use-case-deps.js';
+import { MemorySettings } from '../../lib/settings/user-settings.fake.js';
+import { MemoryItems } from '../../lib/items/memory-item.fake.js';
+import { MemoryGraphStore } from '../../lib/graph/graph.fake.js';
+import { MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
+import { MemorySleepTimeLog } from '../../lib/sleep-time/sleep-time-log.fake.js';
+import { turn } from '../../lib/turns/turn.fake.js';
+import { ScriptedModel } from '../../lib/model/language-model.fake.js';
+import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
+import { MemorySummaryStore, MemorySummarySource } from '../../lib/summaries/summary.fake.js';
 
 let server: ConverseServer;
 let client: BedrockRuntimeClient;
@@ -52,7 +48,7 @@ afterAll(async () => {
 
 const dev = stageConfig('dev');
 const CLOUD_MODEL_ID = invocationFor(dev.modelId, LOCAL_REGION, dev.inferenceScope).modelId;
-/** A model without structured output (lib/domain/bedrock-models.ts): asked through a forced tool. */
+/** A model without structured output (lib/model/bedrock-models.ts): asked through a forced tool. */
 const TOOL_MODEL_ID = 'amazon.nova-lite-v1:0';
 
 const queries = ['I adopted a beagle named Rex', 'I love jazz', 'I love jazz records', 'I love jazz clubs', 'My sister Anna lives in Lyon'];
@@ -169,7 +165,7 @@ describe('Bedrock\'s other answers, through the adapter', () => {
   });
 });
 
-describe('Bedrock\'s answers under --faults (lib/adapters/fault-injection.ts)', () => {
+describe('Bedrock\'s answers under --faults (infra/local/fault-injection.ts)', () => {
   /** Every model fault kind that fits the model's calls, then a clean redelivery. */
   async function underFaults(modelId: string, kinds: readonly string[], expected: readonly string[], redelivered: string, absent: readonly string[] = []) {
     const faulted = injectFaults(new BedrockRuntimeClient({ endpoint: server.url, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 }), 'BedrockRuntime');

@@ -14,12 +14,12 @@ import type { TurnSaved } from '../../events/turn-saved.js';
 import { MemoryClient } from '../../functions/api/client.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { dumpUserState, type UserStateDump } from '../../infra/local/state-dump.js';
-import { createDocumentClient, createDynamoDbClient } from '../../lib/adapters/aws-clients.js';
-import { jobDeduplicationId } from '../../lib/adapters/sqs-job-queue.js';
-import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
-import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
-import { keys } from '../../lib/domain/memory-paths.js';
-import type { UserArchive } from '../../lib/domain/user-archive.js';
+import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
+import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';
+import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
+import { keys } from '../../lib/kernel/memory-paths.js';
+import type { UserArchive } from '../../lib/archive/user-archive.js';
 import { bucketReader } from '../helpers/s3.js';
 import { iamDenials } from '../helpers/iam.js';
 

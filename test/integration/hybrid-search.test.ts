@@ -13,10 +13,10 @@ import { stageConfig } from '../../infra/config/stages.js';
 import { standInVector } from '../../infra/local/embedding-stand-in.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { type FunctionKey, PERMISSIONS, type Permissions } from '../../infra/permissions.js';
-import { createDocumentClient, createS3Client } from '../../lib/adapters/aws-clients.js';
-import { DynamoS3SearchIndexStore } from '../../lib/adapters/search-index-store.js';
+import { createDocumentClient, createS3Client } from '../../lib/kernel/aws-clients.adapter.js';
+import { DynamoS3SearchIndexStore } from '../../lib/search/search-index-store.adapter.js';
 import { iamDenials } from '../helpers/iam.js';
-import { turn } from '../helpers/fakes.js';
+import { turn } from '../../lib/turns/turn.fake.js';
 
 const MODEL = 'amazon.titan-embed-text-v2:0';
 const config = { ...stageConfig('dev'), embeddings: { modelId: MODEL, dimensions: 256 } } as const;

@@ -10,9 +10,9 @@ import { stageConfig } from '../../infra/config/stages.js';
 import { type ConverseRequest, offlineResponder } from '../../infra/local/converse-server.js';
 import { answerNameOf } from '../../infra/local/converse-protocol.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { REFLECTION_TOOL } from '../../lib/use-cases/run-reflection.js';
-import { NIGHTLY_TOOL } from '../../lib/domain/sleep-time/nightly.js';
-import { WEEKLY_TOOL } from '../../lib/domain/sleep-time/weekly.js';
+import { REFLECTION_TOOL } from '../../lib/batches/run-reflection.js';
+import { NIGHTLY_TOOL } from '../../lib/sleep-time/nightly.js';
+import { WEEKLY_TOOL } from '../../lib/sleep-time/weekly.js';
 
 const SAMPLE = new URL('../../events/samples/conversation.jsonl', import.meta.url);
 const NOVA_LITE = 'amazon.nova-lite-v1:0';

@@ -15,9 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryClient } from '../../functions/api/client.js';
 import { functionClients } from '../../infra/local/clients.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { S3DynamoBatchLogStore } from '../../lib/adapters/batch-log-store.js';
-import type { BatchLog } from '../../lib/domain/batch-log.js';
-import { keys } from '../../lib/domain/memory-paths.js';
+import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
+import type { BatchLog } from '../../lib/batches/batch-log.js';
+import { keys } from '../../lib/kernel/memory-paths.js';
 import { iamDenials } from '../helpers/iam.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;

@@ -12,13 +12,13 @@ import { functionsChecked, iamDenials } from '../helpers/iam.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
-import { BEDROCK_MAX_ATTEMPTS } from '../../lib/adapters/aws-clients.js';
+import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { BEDROCK_MAX_ATTEMPTS } from '../../lib/kernel/aws-clients.adapter.js';
 import { QUEUES } from '../../infra/resources.js';
-import { REFLECTION_TOOL } from '../../lib/use-cases/run-reflection.js';
-import { DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
+import { REFLECTION_TOOL } from '../../lib/batches/run-reflection.js';
+import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { bucketReader } from '../helpers/s3.js';
-import { parseFrontMatter } from '../../lib/domain/front-matter.js';
+import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import { ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js';
 
 let stack: LocalStack;

@@ -13,8 +13,8 @@ import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type InjectionReport, injectionResponder, injectionStageConfig, runPromptInjection, seedInjectionVictim } from '../../bench/prompt-injection.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.js';
-import { ModelUnavailableError } from '../../lib/ports.js';
+import { BedrockConverseModel } from '../../lib/model/bedrock-converse-model.adapter.js';
+import { ModelUnavailableError } from '../../lib/model/language-model.port.js';
 
 let stack: LocalStack;
 const hostile = injectionResponder();

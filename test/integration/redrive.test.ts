@@ -9,7 +9,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { offlineResponder } from '../../infra/local/converse-server.js';
 import { redriveDeadLetters } from '../../infra/local/redrive.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { batchFailureKey } from '../../lib/domain/memory-paths.js';
+import { batchFailureKey } from '../../lib/kernel/memory-paths.js';
 
 let stack: LocalStack;
 let modelDown = true;

@@ -5,32 +5,32 @@
  * an item deleted or expired before it began, and once the writers are done every committed
  * item is found — by the warm container, after a merge, and by a cold one.
  */
-import { DynamoTurnLog } from '../../lib/adapters/dynamo-turn-log.js';
+import { DynamoTurnLog } from '../../lib/search/dynamo-turn-log.adapter.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiHandler } from '../../functions/api/create-handler.js';
 import { ApiEnvSchema } from '../../functions/api/env.js';
 import { functionClients } from '../../infra/local/clients.js';
 import { type HttpHandler, startHttpApi } from '../../infra/local/http-api.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { parseEnv } from '../../lib/adapters/config.js';
-import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
-import { S3DynamoKnowledgeStore } from '../../lib/adapters/knowledge-store.js';
-import { DynamoDiaryStore } from '../../lib/adapters/dynamo-diary-store.js';
-import { DynamoMemoryItemStore } from '../../lib/adapters/memory-item-store.js';
-import { S3DynamoSummaryStore } from '../../lib/adapters/summary-store.js';
-import { S3DynamoTurnStore } from '../../lib/adapters/dynamo-turn-store.js';
+import { parseEnv } from '../../lib/kernel/config.adapter.js';
+import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
+import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
+import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
+import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
+import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createSignalHandler } from '../../functions/signal/create-handler.js';
 import { SignalEnvSchema } from '../../functions/signal/env.js';
 import { lambdaContext } from '../../infra/local/lambda-context.js';
 import { sqsEvent } from '../../infra/local/lambda-events.js';
-import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/adapters/search-index-store.js';
-import { writeUnits } from '../../lib/adapters/dynamo-item-size.js';
-import { keys, SEARCH_MARK_TTL_MS } from '../../lib/domain/memory-paths.js';
-import { SegmentedIndex } from '../../lib/domain/memory-search.js';
-import { newTierItem } from '../../lib/domain/memory-tiers.js';
-import type { SearchIndexHead } from '../../lib/ports.js';
-import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/use-cases/search-index.js';
+import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
+import { writeUnits } from '../../lib/kernel/dynamo-item-size.adapter.js';
+import { keys, SEARCH_MARK_TTL_MS } from '../../lib/kernel/memory-paths.js';
+import { SegmentedIndex } from '../../lib/search/memory-search.js';
+import { newTierItem } from '../../lib/tiers/memory-tiers.js';
+import type { SearchIndexHead } from '../../lib/search/search-index.port.js';
+import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/search/search-index.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 
 const USER = 'index-race';

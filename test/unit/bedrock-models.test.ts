@@ -7,7 +7,7 @@ import {
   OFFLINE_MODEL_ID,
   parseModelId,
   UnsupportedModelRegionError,
-} from '../../lib/domain/bedrock-models.js';
+} from '../../lib/model/bedrock-models.js';
 
 const HAIKU = 'anthropic.claude-haiku-4-5-20251001-v1:0';
 const SONNET = 'anthropic.claude-sonnet-4-5-20250929-v1:0';

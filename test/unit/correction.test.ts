@@ -3,8 +3,8 @@
  * confidence follows the hint, the earlier version is kept, and every change can be undone.
  */
 import { describe, expect, it } from 'vitest';
-import { applyCorrection, hintedConfidence, revertLatest } from '../../lib/domain/correction.js';
-import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
+import { applyCorrection, hintedConfidence, revertLatest } from '../../lib/knowledge/correction.js';
+import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';
 
 const tank: KnowledgeDoc = {
   id: 'Facts/reef_tank.md',

@@ -1,6 +1,6 @@
 /** Daily model cost totals: sums by day and kind, empty days included. */
 import { describe, expect, it } from 'vitest';
-import { type CostEntry, costGroup, dailyTotals, lastDays } from '../../lib/domain/daily-cost.js';
+import { type CostEntry, costGroup, dailyTotals, lastDays } from '../../lib/costs/daily-cost.js';
 
 const entry = (userId: string, jobId: string, kind: CostEntry['kind'], day: string, costUsd: number | null): CostEntry => ({
   userId, jobId, kind, day, at: `${day}T03:00:00.000Z`, modelId: 'm', inputTokens: 1000, outputTokens: 100, costUsd,

@@ -1,8 +1,8 @@
 /** The by-day index partitions are write-sharded by a stable hash of the user id. */
 import { describe, expect, it } from 'vitest';
-import { activityMarker, signalStateItem } from '../../lib/adapters/dynamo-signal-state-store.js';
-import { initialSignalState } from '../../lib/domain/signal-accumulator.js';
-import { DAY_SHARDS, type DayIndex, dayGsiPartitions, dayShard, keys } from '../../lib/domain/memory-paths.js';
+import { activityMarker, signalStateItem } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
+import { initialSignalState } from '../../lib/signals/signal-accumulator.js';
+import { DAY_SHARDS, type DayIndex, dayGsiPartitions, dayShard, keys } from '../../lib/kernel/memory-paths.js';
 
 describe('day-keyed index partitions, write-sharded', () => {
   it('gives a user the same shard on every machine and in every version (stored keys depend on it)', () => {

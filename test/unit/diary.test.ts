@@ -3,11 +3,13 @@
  * criterion; every rejected attempt is kept with its reason.
  */
 import { describe, expect, it } from 'vitest';
-import { decideDiaryEntry, type DiaryInput, diaryMarkdown, diaryRecord } from '../../lib/domain/diary.js';
-import { parseFrontMatter } from '../../lib/domain/front-matter.js';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
-import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { ingestDeps, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
+import { decideDiaryEntry, type DiaryInput, diaryMarkdown, diaryRecord } from '../../lib/diary/diary.js';
+import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
+import { runReflection } from '../../lib/batches/run-reflection.js';
+import { ingestDeps, reflectionDeps } from '../helpers/use-case-deps.js';
+import { turn } from '../../lib/turns/turn.fake.js';
+import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 
 const empty = { new_facts: [], corrections: [], connections: [], open_questions: [] };
 const base = (over: Partial<DiaryInput> = {}): DiaryInput => ({

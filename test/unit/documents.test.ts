@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { TurnSavedSchema } from '../../events/turn-saved.js';
-import { assembleBatch, buildReflectorPrompt } from '../../lib/domain/batch-assembly.js';
+import { assembleBatch, buildReflectorPrompt } from '../../lib/batches/batch-assembly.js';
 import { parseReflectorPrompt } from '../../lib/offline-model/rule-reflector.js';
-import { parseFrontMatter } from '../../lib/domain/front-matter.js';
-import { stagedDocuments } from '../../lib/domain/staging.js';
-import { parseTurnDocument, renderTurnDocument, turnContentHash } from '../../lib/domain/turn-document.js';
-import { turn } from '../helpers/fakes.js';
+import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
+import { stagedDocuments } from '../../lib/knowledge/staging.js';
+import { parseTurnDocument, renderTurnDocument, turnContentHash } from '../../lib/turns/turn-document.js';
+import { turn } from '../../lib/turns/turn.fake.js';
 
 describe('turn documents', () => {
   it('round-trip through markdown, even when the text contains our section headings', () => {

@@ -3,7 +3,7 @@
  * with the batch log; a malformed one is dropped without costing the batch its items.
  */
 import { describe, expect, it } from 'vitest';
-import { parseReflectionOutput, reflectionToolInputSchema } from '../../lib/domain/reflection-output.js';
+import { parseReflectionOutput, reflectionToolInputSchema } from '../../lib/batches/reflection-output.js';
 
 const fact = { title: 'reef_tank', content: 'The user keeps a reef tank.', source_turns: [1], category: 'Facts' };
 

@@ -5,19 +5,21 @@
 import { describe, expect, it } from 'vitest';
 import type { Episode } from '../../events/episode.js';
 import { TurnSavedSchema } from '../../events/turn-saved.js';
-import { parseFrontMatter } from '../../lib/domain/front-matter.js';
-import { capabilityConfidence, episodeDocument, type EpisodeSummary, summariseEpisode } from '../../lib/domain/episodes.js';
-import { turnItem } from '../../lib/domain/memory-item.js';
-import { turnIndexEntry } from '../../lib/domain/turn-document.js';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
-import * as api from '../../lib/use-cases/memory-api.js';
-import { runReflection } from '../../lib/use-cases/run-reflection.js';
+import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
+import { capabilityConfidence, episodeDocument, type EpisodeSummary, summariseEpisode } from '../../lib/turns/episodes.js';
+import { turnItem } from '../../lib/items/memory-item.js';
+import { turnIndexEntry } from '../../lib/turns/turn-document.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
+import * as api from '../../lib/memory-api/memory-api.js';
+import { runReflection } from '../../lib/batches/run-reflection.js';
 import { AgentEventSchema } from '../../events/agent-event.js';
 import { JobSchema } from '../../events/job.js';
-import { eventEpisodeId } from '../../lib/domain/episodes.js';
-import { accumulate, initialSignalState } from '../../lib/domain/signal-accumulator.js';
-import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
-import { ingestDeps, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
+import { eventEpisodeId } from '../../lib/turns/episodes.js';
+import { accumulate, initialSignalState } from '../../lib/signals/signal-accumulator.js';
+import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
+import { ingestDeps, reflectionDeps } from '../helpers/use-case-deps.js';
+import { turn } from '../../lib/turns/turn.fake.js';
+import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 
 const booking = (success: boolean, failureReason?: string): Episode => ({
   goal: 'Book a table for two on Friday',

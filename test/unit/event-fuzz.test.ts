@@ -11,14 +11,15 @@ import { describe, expect, it } from 'vitest';
 import { type FuzzTarget, fuzzTargets, largestAttributes, runTarget } from '../../bench/fuzz-targets.js';
 import { MAX_ATTRIBUTE_BYTES, TimestampSchema, utf8Bytes } from '../../events/common.js';
 import { TurnSavedSchema } from '../../events/turn-saved.js';
-import { MAX_BATCH_BYTES, TurnPublisher } from '../../lib/adapters/sqs-turn-publisher.js';
-import { mergeAttributes } from '../../lib/domain/memory-item.js';
-import { stagedDocuments } from '../../lib/domain/staging.js';
-import { parseRecord } from '../../lib/use-cases/ingest-turns.js';
-import { capSummaryText, MAX_SUMMARY_CHARS } from '../../lib/domain/summary.js';
-import { parseReflectionOutput, ReflectionOutputError } from '../../lib/domain/reflection-output.js';
-import { ATTACKER, everyErrorNamesAField, keyStaysUnder, namesField, REQUEST_ROOTS, VICTIM } from '../helpers/hostile-input.js';
-import { dynamoItemBytes, WriteLog } from '../helpers/recording-fakes.js';
+import { MAX_BATCH_BYTES, TurnPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
+import { mergeAttributes } from '../../lib/items/memory-item.js';
+import { stagedDocuments } from '../../lib/knowledge/staging.js';
+import { parseRecord } from '../../lib/turns/ingest-turns.js';
+import { capSummaryText, MAX_SUMMARY_CHARS } from '../../lib/summaries/summary.js';
+import { parseReflectionOutput, ReflectionOutputError } from '../../lib/batches/reflection-output.js';
+import { ATTACKER, everyErrorNamesAField, namesField, REQUEST_ROOTS, VICTIM } from '../helpers/hostile-input.js';
+import { keyStaysUnder } from '../../lib/kernel/write-log.fake.js';
+import { dynamoItemBytes, WriteLog } from '../../lib/kernel/write-log.fake.js';
 
 const SEED = 20_261_122;
 /** Cases per target: enough to meet every generator branch, few enough for 2 cores. */

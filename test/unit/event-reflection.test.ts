@@ -5,15 +5,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../events/agent-event.js';
-import { eventEpisodeId } from '../../lib/domain/episodes.js';
-import { buildReflectorPrompt, assembleBatch } from '../../lib/domain/batch-assembly.js';
-import { eventId, eventJobId, eventMaterial, MAX_EVENT_MATERIAL_CHARS, NO_TURN_WAITING, NOTHING_TO_REFLECT_ON } from '../../lib/domain/event-reflection.js';
+import { eventEpisodeId } from '../../lib/turns/episodes.js';
+import { buildReflectorPrompt, assembleBatch } from '../../lib/batches/batch-assembly.js';
+import { eventId, eventJobId, eventMaterial, MAX_EVENT_MATERIAL_CHARS, NO_TURN_WAITING, NOTHING_TO_REFLECT_ON } from '../../lib/batches/event-reflection.js';
 import { JobSchema } from '../../events/job.js';
-import { keys } from '../../lib/domain/memory-paths.js';
+import { keys } from '../../lib/kernel/memory-paths.js';
 import { reflectOffline } from '../../lib/offline-model/rule-reflector.js';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
-import { type JobDeps, runJob } from '../../lib/use-cases/run-job.js';
-import { ingestDeps, MemoryErasureLog, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
+import { type JobDeps, runJob } from '../../lib/jobs/run-job.js';
+import { ingestDeps, reflectionDeps } from '../helpers/use-case-deps.js';
+import { MemoryErasureLog } from '../../lib/forget/forget.fake.js';
+import { turn } from '../../lib/turns/turn.fake.js';
+import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 
 const event = (overrides: Partial<AgentEvent> = {}): AgentEvent => ({ type: 'agent.event', version: 1, userId: 'alice', timestamp: '2026-02-06T14:10:00Z', trigger: 'error', ...overrides });
 

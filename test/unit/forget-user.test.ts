@@ -5,9 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
-import { continuationOf, ForgetContinuesError, type ForgetDeps, forgetJob, forgetUser, requestForget } from '../../lib/use-cases/forget-user.js';
-import type { UserEraser } from '../../lib/ports.js';
-import { fixedClock, MemoryForgetLog, MemoryJobQueue, RecordingLog } from '../helpers/fakes.js';
+import { continuationOf, ForgetContinuesError, type ForgetDeps, forgetJob, forgetUser, requestForget } from '../../lib/forget/forget-user.js';
+import type { UserEraser } from '../../lib/forget/forget.port.js';
+import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
+import { MemoryForgetLog } from '../../lib/forget/forget.fake.js';
+import { MemoryJobQueue } from '../../lib/jobs/job-queue.fake.js';
 
 /** A store of `items` items and `objects` objects that deletes them a page at a time. */
 class PagedEraser implements UserEraser {

@@ -7,15 +7,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { embeddingRefusal, standInVector } from '../../infra/local/embedding-stand-in.js';
-import { MAX_INPUT_CHARS, TitanEmbeddings } from '../../lib/adapters/titan-embeddings.js';
-import { mergeEmbeddings, nearest, type QueryVector, quantise, unit, vectorOf } from '../../lib/domain/embedding-vectors.js';
-import type { MemoryItem } from '../../lib/domain/memory-item.js';
-import { indexOf, rankIndex, SegmentedIndex, segmentOf } from '../../lib/domain/memory-search.js';
-import { newTierItem } from '../../lib/domain/memory-tiers.js';
-import { mergeSegments, type SearchSegment, segmentFromBytes, segmentToBytes } from '../../lib/domain/search-segment.js';
-import { type EmbeddingModel, ModelAccessDeniedError, ModelUnavailableError } from '../../lib/ports.js';
-import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
-import { MemorySearchIndexStore } from '../helpers/fakes.js';
+import { MAX_INPUT_CHARS, TitanEmbeddings } from '../../lib/model/titan-embeddings.adapter.js';
+import { mergeEmbeddings, nearest, type QueryVector, quantise, unit, vectorOf } from '../../lib/search/embedding-vectors.js';
+import type { MemoryItem } from '../../lib/items/memory-item.js';
+import { indexOf, rankIndex, SegmentedIndex, segmentOf } from '../../lib/search/memory-search.js';
+import { newTierItem } from '../../lib/tiers/memory-tiers.js';
+import { mergeSegments, type SearchSegment, segmentFromBytes, segmentToBytes } from '../../lib/search/search-segment.js';
+import { type EmbeddingModel, ModelAccessDeniedError, ModelUnavailableError } from '../../lib/model/language-model.port.js';
+import { LiveSearchIndex } from '../../lib/search/search-index.js';
+import { MemorySearchIndexStore } from '../../lib/search/search-index.fake.js';
 
 const now = new Date('2026-06-01T00:00:00Z');
 const MODEL = 'amazon.titan-embed-text-v2:0';

@@ -52,7 +52,7 @@ describe('the local IAM check over the synthesized policies', () => {
     // Its own queue: a check the user outtalked puts itself back.
     expect(await decide('idle', 'SQS', 'SendMessage', { QueueUrl: queue('IdleQueue') })).toBe('allowed');
     expect(await decide('idle', 'SQS', 'SendMessage', { QueueUrl: queue('TurnQueue.fifo') })).toBe('denied sqs:SendMessage');
-    // Its own queue: a forget with more to erase goes on in a fresh job (lib/use-cases/forget-user.ts).
+    // Its own queue: a forget with more to erase goes on in a fresh job (lib/forget/forget-user.ts).
     expect(await decide('reflector', 'SQS', 'SendMessage', { QueueUrl: queue('ReflectionQueue.fifo') })).toBe('allowed');
     expect(await decide('reflector', 'SQS', 'SendMessage', { QueueUrl: queue('TurnQueue.fifo') })).toBe('denied sqs:SendMessage');
     expect(await decide('signal', 'SQS', 'ReceiveMessage', { QueueUrl: queue('TurnQueue.fifo') })).toBe('allowed');

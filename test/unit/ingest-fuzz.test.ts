@@ -5,8 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
-import { ingestDeps } from '../helpers/fakes.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
+import { ingestDeps } from '../helpers/use-case-deps.js';
 
 const valid = {
   type: 'turn.saved',

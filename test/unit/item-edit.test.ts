@@ -1,9 +1,10 @@
-/** Edit and restore (lib/domain/correction.ts applyEdit, restoreEdit; lib/use-cases/memory-api/edits.ts): the history they write, the ids they take, what a concurrent change gets. */
+/** Edit and restore (lib/knowledge/correction.ts applyEdit, restoreEdit; lib/items/edits.ts): the history they write, the ids they take, what a concurrent change gets. */
 import { describe, expect, it } from 'vitest';
-import { applyCorrection, applyEdit, restoreEdit, revertLatest } from '../../lib/domain/correction.js';
-import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
-import * as api from '../../lib/use-cases/memory-api.js';
-import { fixedClock, MemoryKnowledgeStore } from '../helpers/fakes.js';
+import { applyCorrection, applyEdit, restoreEdit, revertLatest } from '../../lib/knowledge/correction.js';
+import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';
+import * as api from '../../lib/memory-api/memory-api.js';
+import { fixedClock } from '../../lib/kernel/runtime.fake.js';
+import { MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
 
 const fact: KnowledgeDoc = { id: 'Facts/kayak.md', title: 'kayak', text: 'A green kayak.', summary: 'A green kayak.', category: 'Facts', confidence: 0.7, sourceTurns: [2], promotedAt: '2026-01-01T00:00:00.000Z' };
 

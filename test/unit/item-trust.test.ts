@@ -5,12 +5,19 @@
  * search index, on the in-memory stores.
  */
 import { describe, expect, it } from 'vitest';
-import { adjustTrust, NO_TRUST } from '../../lib/domain/scope-trust.js';
-import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
-import * as api from '../../lib/use-cases/memory-api.js';
-import { StoreMemoryCatalog } from '../../lib/use-cases/memory-catalog.js';
-import { LiveSearchIndex } from '../../lib/use-cases/search-index.js';
-import { fixedClock, MemoryDiary, MemoryItemTrust, MemoryItems, MemoryKnowledgeStore, MemorySearchIndexStore, MemorySummaryStore, MemoryTurnStore, turn } from '../helpers/fakes.js';
+import { adjustTrust, NO_TRUST } from '../../lib/trust/scope-trust.js';
+import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';
+import * as api from '../../lib/memory-api/memory-api.js';
+import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
+import { LiveSearchIndex } from '../../lib/search/search-index.js';
+import { fixedClock } from '../../lib/kernel/runtime.fake.js';
+import { MemoryDiary } from '../../lib/diary/diary.fake.js';
+import { MemoryItemTrust } from '../../lib/trust/item-trust.fake.js';
+import { MemoryItems } from '../../lib/items/memory-item.fake.js';
+import { MemorySearchIndexStore } from '../../lib/search/search-index.fake.js';
+import { MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
+import { MemoryTurnStore, turn } from '../../lib/turns/turn.fake.js';
+import { MemorySummaryStore } from '../../lib/summaries/summary.fake.js';
 
 const USER = 'alice';
 

@@ -5,14 +5,19 @@
  * is removed after the window.
  */
 import { describe, expect, it } from 'vitest';
-import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
-import { factHygiene, verifyFacts } from '../../lib/domain/knowledge-hygiene.js';
-import { isLive, knowledgeItem } from '../../lib/domain/memory-item.js';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
-import { maintainFacts, restorePrunedFact, verifySeenFacts } from '../../lib/use-cases/knowledge-hygiene.js';
-import { graphLog } from '../../lib/use-cases/relation-graph.js';
-import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { fixedClock, ingestDeps, MemoryGraphStore, MemoryKnowledgeStore, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
+import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';
+import { factHygiene, verifyFacts } from '../../lib/knowledge/knowledge-hygiene.js';
+import { isLive, knowledgeItem } from '../../lib/items/memory-item.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
+import { maintainFacts, restorePrunedFact, verifySeenFacts } from '../../lib/knowledge/maintain-facts.js';
+import { graphLog } from '../../lib/graph/graph-use-cases.js';
+import { runReflection } from '../../lib/batches/run-reflection.js';
+import { fixedClock } from '../../lib/kernel/runtime.fake.js';
+import { ingestDeps, reflectionDeps } from '../helpers/use-case-deps.js';
+import { MemoryGraphStore } from '../../lib/graph/graph.fake.js';
+import { MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
+import { turn } from '../../lib/turns/turn.fake.js';
+import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 
 const DAY = 86_400_000;
 const T0 = '2026-01-01T00:00:00.000Z';

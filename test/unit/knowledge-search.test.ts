@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DocumentIndex } from '../../lib/domain/knowledge-search.js';
+import { DocumentIndex } from '../../lib/knowledge/knowledge-search.js';
 
 const doc = (id: string, text: string) => ({ id, title: id.replace(/\.md$/, ''), text });
 

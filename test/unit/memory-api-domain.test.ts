@@ -1,11 +1,11 @@
 /** The memory API's domain rules: access, the commit rule, tiers, scope trust, unified search. */
 import { describe, expect, it } from 'vitest';
-import { authorize, principalFromClaims } from '../../lib/domain/access.js';
-import { commitDecision } from '../../lib/domain/memory-candidates.js';
-import { isLive, itemIdForPath, type MemoryItem, mergeAttributes } from '../../lib/domain/memory-item.js';
-import { searchMemory } from '../../lib/domain/memory-search.js';
-import { demoteTier, newTierItem, promoteTier } from '../../lib/domain/memory-tiers.js';
-import { applyOutcome } from '../../lib/domain/scope-trust.js';
+import { authorize, principalFromClaims } from '../../lib/memory-api/access.js';
+import { commitDecision } from '../../lib/trust/memory-candidates.js';
+import { isLive, itemIdForPath, type MemoryItem, mergeAttributes } from '../../lib/items/memory-item.js';
+import { searchMemory } from '../../lib/search/memory-search.js';
+import { demoteTier, newTierItem, promoteTier } from '../../lib/tiers/memory-tiers.js';
+import { applyOutcome } from '../../lib/trust/scope-trust.js';
 
 const now = new Date('2026-03-01T12:00:00Z');
 const item = (over: Partial<MemoryItem> & Pick<MemoryItem, 'id' | 'text'>): MemoryItem => ({

@@ -7,12 +7,12 @@
 import { describe, expect, it } from 'vitest';
 import type { ConverseReply, ConverseRequest } from '../../infra/local/converse-protocol.js';
 import { EXTRA_FIELD, MESS_KINDS, type MessKind, messUp, messyModel, vocabularyOf } from '../../infra/local/messy-model.js';
-import { answerJsonOf, answerValueOf, withoutTrailingCommas } from '../../lib/domain/model-answer.js';
-import { modelSchemaOf } from '../../lib/domain/model-schema.js';
-import { promptedAnswerInstruction } from '../../lib/domain/prompted-answer.js';
-import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../../lib/domain/reflection-output.js';
-import { NightlyOutputSchema } from '../../lib/domain/sleep-time/nightly.js';
-import { toStructuredOutputSchema } from '../../lib/domain/structured-output.js';
+import { answerJsonOf, answerValueOf, withoutTrailingCommas } from '../../lib/model/model-answer.js';
+import { modelSchemaOf } from '../../lib/model/model-schema.js';
+import { promptedAnswerInstruction } from '../../lib/model/prompted-answer.js';
+import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../../lib/batches/reflection-output.js';
+import { NightlyOutputSchema } from '../../lib/sleep-time/nightly.js';
+import { toStructuredOutputSchema } from '../../lib/model/structured-output.js';
 
 const ANSWER = {
   new_facts: [{ title: 'dog_rex', content: 'The user adopted a beagle named Rex.', source_turns: [1], related_existing: ['Facts/pets.md'], category: 'Facts' }],

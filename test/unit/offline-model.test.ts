@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { assembleBatch, buildReflectorPrompt } from '../../lib/domain/batch-assembly.js';
-import { ReflectionOutputSchema } from '../../lib/domain/reflection-output.js';
-import { nightlyPrompt } from '../../lib/domain/sleep-time/nightly.js';
-import { weeklyPrompt } from '../../lib/domain/sleep-time/weekly.js';
+import { assembleBatch, buildReflectorPrompt } from '../../lib/batches/batch-assembly.js';
+import { ReflectionOutputSchema } from '../../lib/batches/reflection-output.js';
+import { nightlyPrompt } from '../../lib/sleep-time/nightly.js';
+import { weeklyPrompt } from '../../lib/sleep-time/weekly.js';
 import { nightlyOffline, parseReflectorPrompt, reflectOffline, weeklyOffline } from '../../lib/offline-model/rule-reflector.js';
-import { turn } from '../helpers/fakes.js';
+import { turn } from '../../lib/turns/turn.fake.js';
 
 const prompt = (queries: Array<[string, string]>, existing: Array<{ path: string; summary: string }> = []) =>
   buildReflectorPrompt(assembleBatch(queries.map(([query, response], i) => turn({ turnId: i + 1, query, response }))), existing);

@@ -5,8 +5,8 @@
  * LoCoMo's), each with a rewording and a same-topic other fact, through findRecurrences.
  */
 import { describe, expect, it } from 'vitest';
-import { findRecurrences, type StagedRecord } from '../../lib/domain/promotion.js';
-import type { StagedDocument } from '../../lib/domain/staging.js';
+import { findRecurrences, type StagedRecord } from '../../lib/knowledge/promotion.js';
+import type { StagedDocument } from '../../lib/knowledge/staging.js';
 
 // [staged fact, the same fact reworded, another fact on the same topic]
 const TRIPLES: Array<[string, string, string]> = [

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
-import { findRecurrences, knowledgePathFor, promotedDocument, restagedMarkdown, type StagedRecord } from '../../lib/domain/promotion.js';
-import { parseFrontMatter } from '../../lib/domain/front-matter.js';
-import type { StagedDocument } from '../../lib/domain/staging.js';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
-import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { ingestDeps, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
+import { findRecurrences, knowledgePathFor, promotedDocument, restagedMarkdown, type StagedRecord } from '../../lib/knowledge/promotion.js';
+import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
+import type { StagedDocument } from '../../lib/knowledge/staging.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
+import { runReflection } from '../../lib/batches/run-reflection.js';
+import { ingestDeps, reflectionDeps } from '../helpers/use-case-deps.js';
+import { turn } from '../../lib/turns/turn.fake.js';
+import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 
 const record = (path: string, text: string, batchId: string, kind: StagedRecord['kind'] = 'fact'): StagedRecord => ({
   path, kind, title: path, category: 'Facts', text, confidence: 0.6, sourceTurns: [1], batchId, stagedAt: '', meta: {}, body: text, promotedBy: [], status: 'staged',

@@ -10,13 +10,13 @@ import { answerNameOf, type ConverseRequest } from '../../infra/local/converse-p
 import { offlineResponder } from '../../infra/local/converse-server.js';
 import { refusalOf } from '../../infra/local/converse-validation.js';
 import { estimateInputTokens } from '../../infra/local/token-estimate.js';
-import { BedrockConverseModel } from '../../lib/adapters/bedrock-converse-model.js';
-import { modelSchemaOf } from '../../lib/domain/model-schema.js';
-import { PROMPTED_ANSWER_LEAD, promptedAnswerInstruction, promptedAnswerNameOf, typeOf } from '../../lib/domain/prompted-answer.js';
-import { parseReflectionOutput, reflectionToolInputSchema } from '../../lib/domain/reflection-output.js';
-import { NightlyOutputSchema } from '../../lib/domain/sleep-time/nightly.js';
-import { toStructuredOutputSchema } from '../../lib/domain/structured-output.js';
-import type { ModelRequest } from '../../lib/ports.js';
+import { BedrockConverseModel } from '../../lib/model/bedrock-converse-model.adapter.js';
+import { modelSchemaOf } from '../../lib/model/model-schema.js';
+import { PROMPTED_ANSWER_LEAD, promptedAnswerInstruction, promptedAnswerNameOf, typeOf } from '../../lib/model/prompted-answer.js';
+import { parseReflectionOutput, reflectionToolInputSchema } from '../../lib/batches/reflection-output.js';
+import { NightlyOutputSchema } from '../../lib/sleep-time/nightly.js';
+import { toStructuredOutputSchema } from '../../lib/model/structured-output.js';
+import type { ModelRequest } from '../../lib/model/language-model.port.js';
 
 const HAIKU = 'us.anthropic.claude-haiku-4-5-20251001-v1:0';
 const NOVA = 'amazon.nova-lite-v1:0';

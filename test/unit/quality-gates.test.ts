@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import type { KnowledgeDoc } from '../../lib/domain/knowledge.js';
-import { DocumentIndex } from '../../lib/domain/knowledge-search.js';
-import { safeKnowledgePath } from '../../lib/domain/memory-paths.js';
-import { applyQualityGates } from '../../lib/domain/quality-gates.js';
-import type { ReflectionOutput } from '../../lib/domain/reflection-output.js';
-import { turn } from '../helpers/fakes.js';
+import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';
+import { DocumentIndex } from '../../lib/knowledge/knowledge-search.js';
+import { safeKnowledgePath } from '../../lib/kernel/memory-paths.js';
+import { applyQualityGates } from '../../lib/batches/quality-gates.js';
+import type { ReflectionOutput } from '../../lib/batches/reflection-output.js';
+import { turn } from '../../lib/turns/turn.fake.js';
 
 const turns = new Map<number, TurnSaved>([
   [1, turn({ turnId: 1, query: 'I keep a reef tank with two clownfish', response: 'Nice reef tank!' })],

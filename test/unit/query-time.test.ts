@@ -1,6 +1,6 @@
 /** The time a query names (the time lever): chrono's reading of it as a window. */
 import { describe, expect, it } from 'vitest';
-import { queryTimeWindow } from '../../lib/domain/query-time.js';
+import { queryTimeWindow } from '../../lib/search/query-time.js';
 
 const now = new Date('2024-03-10T15:00:00Z');
 const iso = (w: { from: number; to: number } | null) => w && { from: new Date(w.from).toISOString(), to: new Date(w.to).toISOString() };

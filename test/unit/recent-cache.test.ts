@@ -1,6 +1,6 @@
-/** The least-recently-used cache warm containers keep (lib/domain/recent-cache.ts). */
+/** The least-recently-used cache warm containers keep (lib/kernel/recent-cache.ts). */
 import { describe, expect, it } from 'vitest';
-import { RecentCache } from '../../lib/domain/recent-cache.js';
+import { RecentCache } from '../../lib/kernel/recent-cache.js';
 
 describe('RecentCache', () => {
   it('keeps at most `max` entries, dropping the least recently read or written', () => {

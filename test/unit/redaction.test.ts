@@ -3,7 +3,7 @@
  * The planted values are made up in their issuers' formats (never real credentials).
  */
 import { describe, expect, it } from 'vitest';
-import { redact, redactFields } from '../../lib/domain/redaction.js';
+import { redact, redactFields } from '../../lib/turns/redaction.js';
 
 /** Each kind: how it appears in a sentence, and the part that must not survive. */
 const PLANTED: Record<string, { text: string; secret: string }> = {

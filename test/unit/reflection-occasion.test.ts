@@ -1,9 +1,9 @@
 /** An agent.event's kind and detail go into the batch prompt. */
 import { describe, expect, it } from 'vitest';
 import { AgentEventTriggerSchema } from '../../events/agent-event.js';
-import { assembleBatch, buildReflectorPrompt, EVENT_INSTRUCTIONS, occasionOf } from '../../lib/domain/batch-assembly.js';
+import { assembleBatch, buildReflectorPrompt, EVENT_INSTRUCTIONS, occasionOf } from '../../lib/batches/batch-assembly.js';
 import { parseReflectorPrompt } from '../../lib/offline-model/rule-reflector.js';
-import { turn } from '../helpers/fakes.js';
+import { turn } from '../../lib/turns/turn.fake.js';
 
 describe('why a batch runs now', () => {
   it('has an instruction for every agent.event kind, and none for other triggers', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../../lib/domain/reflection-output.js';
+import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../../lib/batches/reflection-output.js';
 
 const fact = (n: number) => ({ title: `fact_${n}`, content: `content ${n}`, source_turns: [n], category: 'Facts' });
 const question = (n: number) => ({ question: `why ${n}?`, source_turns: [n], why_unresolved: 'no answer' });

@@ -4,10 +4,11 @@
  * undoes; orphans; user-created content left alone.
  */
 import { describe, expect, it } from 'vitest';
-import { decayedConfidence, entityKey, neighbours, sameEntity } from '../../lib/domain/relation-graph.js';
-import { createGraphEdge, graphLog, graphNeighbours, maintainGraph, recordRelations, restoreGraphEdge, splitGraphEntity } from '../../lib/use-cases/relation-graph.js';
-import { MemoryApiError } from '../../lib/use-cases/memory-api.js';
-import { fixedClock, MemoryGraphStore } from '../helpers/fakes.js';
+import { decayedConfidence, entityKey, neighbours, sameEntity } from '../../lib/graph/relation-graph.js';
+import { createGraphEdge, graphLog, graphNeighbours, maintainGraph, recordRelations, restoreGraphEdge, splitGraphEntity } from '../../lib/graph/graph-use-cases.js';
+import { MemoryApiError } from '../../lib/memory-api/memory-api.js';
+import { fixedClock } from '../../lib/kernel/runtime.fake.js';
+import { MemoryGraphStore } from '../../lib/graph/graph.fake.js';
 
 const DAY = 86_400_000;
 const T0 = '2026-01-01T00:00:00.000Z';

@@ -1,16 +1,21 @@
 /**
- * The reflector's job dispatcher (lib/use-cases/run-job.ts): which use case each job kind
+ * The reflector's job dispatcher (lib/jobs/run-job.ts): which use case each job kind
  * goes to, and a job asked for before its user was forgotten, or citing a forgotten turn, runs
  * none of them.
  */
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
-import type { ForgetCounts } from '../../lib/ports.js';
-import { defaultSummarySettings } from '../../lib/domain/summary.js';
-import { modelWithDeadline } from '../../lib/use-cases/deadline.js';
-import { familyOf, type JobDeps, runJob } from '../../lib/use-cases/run-job.js';
-import { fixedClock, MemoryCostLedger, MemoryForgetLog, MemorySettings, RecordingLog, ScriptedModel, turn } from '../helpers/fakes.js';
-import { recordingWorld } from '../helpers/recording-fakes.js';
+import type { ForgetCounts } from '../../lib/forget/forget.port.js';
+import { defaultSummarySettings } from '../../lib/summaries/summary.js';
+import { modelWithDeadline } from '../../lib/kernel/deadline.js';
+import { familyOf, type JobDeps, runJob } from '../../lib/jobs/run-job.js';
+import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
+import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
+import { MemoryForgetLog } from '../../lib/forget/forget.fake.js';
+import { MemorySettings } from '../../lib/settings/user-settings.fake.js';
+import { turn } from '../../lib/turns/turn.fake.js';
+import { ScriptedModel } from '../../lib/model/language-model.fake.js';
+import { recordingWorld } from '../helpers/recording-world.js';
 
 const job = (kind: Job['kind'], requestedAt: string): Job => ({ type: 'reflector.job', version: 1, jobId: `${kind}-1-2`, userId: 'u1', kind, trigger: 'turn_count', urgency: 1, turnIds: [1, 2], requestedAt });
 

@@ -5,11 +5,11 @@
  * computation, and absent (the results otherwise identical) when not asked for.
  */
 import { describe, expect, it } from 'vitest';
-import { quantise, unit } from '../../lib/domain/embedding-vectors.js';
-import type { MemoryItem } from '../../lib/domain/memory-item.js';
-import { FUSION_K, indexOf, rankIndex, SegmentedIndex, type SearchHit, searchMemory, segmentOf } from '../../lib/domain/memory-search.js';
-import { newTierItem } from '../../lib/domain/memory-tiers.js';
-import type { SearchExplain } from '../../lib/domain/search-explain.js';
+import { quantise, unit } from '../../lib/search/embedding-vectors.js';
+import type { MemoryItem } from '../../lib/items/memory-item.js';
+import { FUSION_K, indexOf, rankIndex, SegmentedIndex, type SearchHit, searchMemory, segmentOf } from '../../lib/search/memory-search.js';
+import { newTierItem } from '../../lib/tiers/memory-tiers.js';
+import type { SearchExplain } from '../../lib/search/search-explain.js';
 
 const now = new Date('2026-03-01T12:00:00Z');
 const item = (over: Partial<MemoryItem> & Pick<MemoryItem, 'id' | 'text'>): MemoryItem => ({

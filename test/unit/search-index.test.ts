@@ -3,13 +3,13 @@
  * changes, compactions and both kinds of merge is what the items' stores hold.
  */
 import { describe, expect, it } from 'vitest';
-import type { MemoryItem } from '../../lib/domain/memory-item.js';
-import { SegmentedIndex } from '../../lib/domain/memory-search.js';
-import { SEARCH_MARK_TTL_MS } from '../../lib/domain/memory-paths.js';
-import { newTierItem } from '../../lib/domain/memory-tiers.js';
-import type { MemoryCatalog } from '../../lib/ports.js';
-import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/use-cases/search-index.js';
-import { MemorySearchIndexStore } from '../helpers/fakes.js';
+import type { MemoryItem } from '../../lib/items/memory-item.js';
+import { SegmentedIndex } from '../../lib/search/memory-search.js';
+import { SEARCH_MARK_TTL_MS } from '../../lib/kernel/memory-paths.js';
+import { newTierItem } from '../../lib/tiers/memory-tiers.js';
+import type { MemoryCatalog } from '../../lib/search/search-index.port.js';
+import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/search/search-index.js';
+import { MemorySearchIndexStore } from '../../lib/search/search-index.fake.js';
 
 const start = new Date('2026-06-01T00:00:00Z');
 let now = start;

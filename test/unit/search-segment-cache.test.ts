@@ -6,8 +6,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { DynamoS3SearchIndexStore } from '../../lib/adapters/search-index-store.js';
-import { SearchSegment } from '../../lib/domain/search-segment.js';
+import { DynamoS3SearchIndexStore } from '../../lib/search/search-index-store.adapter.js';
+import { SearchSegment } from '../../lib/search/search-segment.js';
 
 /** An S3 that keeps object bodies and counts GetObject calls. */
 function s3Stub() {

@@ -4,10 +4,10 @@
  * still served; newer segments and removals hide older versions.
  */
 import { describe, expect, it } from 'vitest';
-import type { MemoryItem } from '../../lib/domain/memory-item.js';
-import { indexOf, itemKey, rankIndex, SegmentedIndex, searchMemory, segmentOf } from '../../lib/domain/memory-search.js';
-import { newTierItem } from '../../lib/domain/memory-tiers.js';
-import { mergeSegments, segmentFromBytes, segmentToBytes } from '../../lib/domain/search-segment.js';
+import type { MemoryItem } from '../../lib/items/memory-item.js';
+import { indexOf, itemKey, rankIndex, SegmentedIndex, searchMemory, segmentOf } from '../../lib/search/memory-search.js';
+import { newTierItem } from '../../lib/tiers/memory-tiers.js';
+import { mergeSegments, segmentFromBytes, segmentToBytes } from '../../lib/search/search-segment.js';
 
 const now = new Date('2026-06-01T00:00:00Z');
 const TEXTS = [

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { accumulate, completeBatch, detectSignals, idleCheck, initialSignalState, MAX_PENDING_BATCHES, MAX_UNBATCHED_TURNS, parseSignalState, scheduleIdleCheck } from '../../lib/domain/signal-accumulator.js';
-import { defaultSignalConfig, parseSignalConfig } from '../../lib/domain/signal-weights.js';
+import { accumulate, completeBatch, detectSignals, idleCheck, initialSignalState, MAX_PENDING_BATCHES, MAX_UNBATCHED_TURNS, parseSignalState, scheduleIdleCheck } from '../../lib/signals/signal-accumulator.js';
+import { defaultSignalConfig, parseSignalConfig } from '../../lib/signals/signal-weights.js';
 
 const now = new Date('2026-02-06T14:30:00Z');
 const never = () => false;

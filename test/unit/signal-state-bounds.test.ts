@@ -4,8 +4,8 @@
  * while the decisions the accumulator makes come out as they would without the caps.
  */
 import { describe, expect, it } from 'vitest';
-import { itemSize } from '../../lib/adapters/dynamo-item-size.js';
-import { signalStateItem } from '../../lib/adapters/dynamo-signal-state-store.js';
+import { itemSize } from '../../lib/kernel/dynamo-item-size.adapter.js';
+import { signalStateItem } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import {
   accumulate,
   completeBatch,
@@ -21,9 +21,9 @@ import {
   type SignalItem,
   type SignalState,
   withAppliedMessages,
-} from '../../lib/domain/signal-accumulator.js';
-import { defaultSignalConfig, parseSignalConfig } from '../../lib/domain/signal-weights.js';
-import { topKeywords } from '../../lib/domain/text.js';
+} from '../../lib/signals/signal-accumulator.js';
+import { defaultSignalConfig, parseSignalConfig } from '../../lib/signals/signal-weights.js';
+import { topKeywords } from '../../lib/kernel/text.js';
 
 const TURNS = 10_000;
 const START = Date.parse('2026-01-01T00:00:00Z');

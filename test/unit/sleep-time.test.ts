@@ -1,38 +1,33 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Job } from '../../events/job.js';
-import type { BatchLog } from '../../lib/domain/batch-log.js';
-import { defaultSleepTimeConfig } from '../../lib/domain/sleep-time/config.js';
-import { estimateCostUsd } from '../../lib/domain/sleep-time/model-prices.js';
-import { chunkTurnGroups, chunkTurns, type Finding, gateFinding, leftOut, mergeFindings, NIGHTLY_MEMORIES, NIGHTLY_SYSTEM_PROMPT, NIGHTLY_TOOL, NightlyOutputSchema, nightlyCallCeiling, nightlyPrompt, pickChunks, pickWithinBudget } from '../../lib/domain/sleep-time/nightly.js';
-import { TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../../lib/domain/bedrock-models.js';
-import { modelSchemaOf } from '../../lib/domain/model-schema.js';
-import { ModelUnavailableError, type LanguageModel } from '../../lib/ports.js';
-import { fireTimesBetween } from '../../lib/domain/sleep-time/schedule.js';
-import { selectUsers, windowDays } from '../../lib/domain/sleep-time/selection.js';
-import { pickWeekWithinBudget, weeklyCallCeiling, WeeklyOutputSchema } from '../../lib/domain/sleep-time/weekly.js';
-import { type AssessedRun, computeSelfAssessment } from '../../lib/domain/sleep-time/self-assessment.js';
+import type { BatchLog } from '../../lib/batches/batch-log.js';
+import { defaultSleepTimeConfig } from '../../lib/sleep-time/config.js';
+import { estimateCostUsd } from '../../lib/sleep-time/model-prices.js';
+import { chunkTurnGroups, chunkTurns, type Finding, gateFinding, leftOut, mergeFindings, NIGHTLY_MEMORIES, NIGHTLY_SYSTEM_PROMPT, NIGHTLY_TOOL, NightlyOutputSchema, nightlyCallCeiling, nightlyPrompt, pickChunks, pickWithinBudget } from '../../lib/sleep-time/nightly.js';
+import { TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../../lib/model/bedrock-models.js';
+import { modelSchemaOf } from '../../lib/model/model-schema.js';
+import { ModelUnavailableError, type LanguageModel } from '../../lib/model/language-model.port.js';
+import { fireTimesBetween } from '../../lib/sleep-time/schedule.js';
+import { selectUsers, windowDays } from '../../lib/sleep-time/selection.js';
+import { pickWeekWithinBudget, weeklyCallCeiling, WeeklyOutputSchema } from '../../lib/sleep-time/weekly.js';
+import { type AssessedRun, computeSelfAssessment } from '../../lib/sleep-time/self-assessment.js';
 import { nightlyOffline } from '../../lib/offline-model/rule-reflector.js';
-import { runNightly, runWeekly, selfAssessment } from '../../lib/use-cases/run-sleep-time.js';
-import { expirySweep, nightlySweep, weeklySweep } from '../../lib/use-cases/sweeps.js';
-import { sleepTimeRuns } from '../../lib/use-cases/memory-api/summaries.js';
-import { tombstonesOf } from '../../lib/domain/tombstone.js';
-import { MemoryCostLedger,
-  MemoryErasureLog,
-  fixedClock,
-  MemoryActivity,
-  MemoryExpiryLog,
-  MemoryGraphStore,
-  MemoryJobQueue,
-  MemoryKnowledgeStore,
-  MemorySleepTimeLog,
-  MemorySummarySource,
-  MemoryTurnStore,
-  RecordingLog,
-  ScriptedModel,
-  stopped,
-  turn,
-  MemoryItems,
-} from '../helpers/fakes.js';
+import { runNightly, runWeekly, selfAssessment } from '../../lib/sleep-time/run-sleep-time.js';
+import { expirySweep, nightlySweep, weeklySweep } from '../../lib/jobs/sweeps.js';
+import { sleepTimeRuns } from '../../lib/summaries/summaries-api.js';
+import { tombstonesOf } from '../../lib/forget/tombstone.js';
+import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
+import { MemoryErasureLog } from '../../lib/forget/forget.fake.js';
+import { MemoryItems } from '../../lib/items/memory-item.fake.js';
+import { MemoryGraphStore } from '../../lib/graph/graph.fake.js';
+import { MemoryExpiryLog, MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
+import { MemorySleepTimeLog } from '../../lib/sleep-time/sleep-time-log.fake.js';
+import { MemoryJobQueue } from '../../lib/jobs/job-queue.fake.js';
+import { MemoryTurnStore, turn } from '../../lib/turns/turn.fake.js';
+import { MemoryActivity } from '../../lib/signals/signal-state.fake.js';
+import { ScriptedModel, stopped } from '../../lib/model/language-model.fake.js';
+import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
+import { MemorySummarySource } from '../../lib/summaries/summary.fake.js';
 
 const now = new Date('2026-02-07T03:00:00Z');
 

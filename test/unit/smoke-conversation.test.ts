@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TurnQueueMessageSchema } from '../../events/index.js';
-import { accumulate, initialSignalState, type SignalItem } from '../../lib/domain/signal-accumulator.js';
-import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
+import { accumulate, initialSignalState, type SignalItem } from '../../lib/signals/signal-accumulator.js';
+import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import { SEARCH_WORD, smokeConversation } from '../../infra/smoke/conversation.js';
 
 const NOW = new Date('2026-03-02T10:00:00Z');

@@ -8,7 +8,7 @@ import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { describe, expect, it } from 'vitest';
 import { foundationModelIdOf, modelCheck, stageModels } from '../../infra/smoke/preflight.js';
 import type { ModelAccess } from '../../infra/smoke/target.js';
-import { isStructuredOutputRefusal } from '../../lib/adapters/bedrock-converse-model.js';
+import { isStructuredOutputRefusal } from '../../lib/model/bedrock-converse-model.adapter.js';
 
 const config = { region: 'eu-west-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } };
 const PROFILE = 'eu.anthropic.claude-haiku-4-5-20251001-v1:0';

@@ -12,11 +12,12 @@ import {
   observationsOf,
   reliabilityOf,
   type SourceObservation,
-} from '../../lib/domain/source-reliability.js';
-import { stagedDocuments } from '../../lib/domain/staging.js';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
-import * as api from '../../lib/use-cases/memory-api.js';
-import { ingestDeps, turn } from '../helpers/fakes.js';
+} from '../../lib/sources/source-reliability.js';
+import { stagedDocuments } from '../../lib/knowledge/staging.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
+import * as api from '../../lib/memory-api/memory-api.js';
+import { ingestDeps } from '../helpers/use-case-deps.js';
+import { turn } from '../../lib/turns/turn.fake.js';
 
 const records = (turns: object[]) => turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) }));
 

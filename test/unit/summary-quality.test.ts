@@ -1,7 +1,7 @@
 /** Req R-SUM-10's summary quality metrics: deletions, resurrections, topics. */
 import { describe, expect, it } from 'vitest';
-import type { SummaryRecordView } from '../../lib/domain/memory-item.js';
-import { summaryQuality } from '../../lib/domain/summary-quality.js';
+import type { SummaryRecordView } from '../../lib/items/memory-item.js';
+import { summaryQuality } from '../../lib/summaries/summary-quality.js';
 
 const summary = (id: string, text: string, extra: Partial<SummaryRecordView> = {}): SummaryRecordView => ({
   userId: 'u', id, kind: 'idle-summary', createdAt: '2026-02-06T14:00:00Z', sourceTurns: [1], text, deleted: false, ...extra,

@@ -3,13 +3,17 @@
  * nothing to reflect on, instead of promising a reflection that the signal function would not run.
  */
 import { describe, expect, it } from 'vitest';
-import type { AuditEntry } from '../../lib/domain/memory-tiers.js';
-import { initialSignalState, MAX_PENDING_BATCHES } from '../../lib/domain/signal-accumulator.js';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
-import * as api from '../../lib/use-cases/memory-api.js';
-import { whyNoReflection } from '../../lib/use-cases/memory-api/summaries.js';
-import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { ingestDeps, MemoryEventPublisher, MemoryJobQueue, MemorySummaryStore, reflectionDeps, ScriptedModel, turn } from '../helpers/fakes.js';
+import type { AuditEntry } from '../../lib/tiers/memory-tiers.js';
+import { initialSignalState, MAX_PENDING_BATCHES } from '../../lib/signals/signal-accumulator.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
+import * as api from '../../lib/memory-api/memory-api.js';
+import { whyNoReflection } from '../../lib/summaries/summaries-api.js';
+import { runReflection } from '../../lib/batches/run-reflection.js';
+import { ingestDeps, reflectionDeps } from '../helpers/use-case-deps.js';
+import { MemoryJobQueue } from '../../lib/jobs/job-queue.fake.js';
+import { MemoryEventPublisher, turn } from '../../lib/turns/turn.fake.js';
+import { ScriptedModel } from '../../lib/model/language-model.fake.js';
+import { MemorySummaryStore } from '../../lib/summaries/summary.fake.js';
 
 function setup() {
   const ingest = ingestDeps();

@@ -1,13 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
-import { parseFrontMatter } from '../../lib/domain/front-matter.js';
-import { dayUnits } from '../../lib/domain/sleep-time/nightly.js';
-import { capCarriedText, DEFAULT_SUMMARY_PROMPT, defaultSummarySettings, MAX_CARRIED_SUMMARY_CHARS, SUMMARY_CARRIED_PREAMBLE, SUMMARY_CONTEXT_PREAMBLE } from '../../lib/domain/summary.js';
+import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
+import { dayUnits } from '../../lib/sleep-time/nightly.js';
+import { capCarriedText, DEFAULT_SUMMARY_PROMPT, defaultSummarySettings, MAX_CARRIED_SUMMARY_CHARS, SUMMARY_CARRIED_PREAMBLE, SUMMARY_CONTEXT_PREAMBLE } from '../../lib/summaries/summary.js';
 import { summarizeOffline } from '../../lib/offline-model/rule-reflector.js';
-import { ModelUnavailableError, UnusableModelOutputError } from '../../lib/ports.js';
-import { recordFailedAttempt } from '../../lib/use-cases/run-reflection.js';
-import { runSummary } from '../../lib/use-cases/run-summary.js';
-import { MemoryCostLedger, fixedClock, MemoryBatchLogStore, MemorySummaryStore, MemorySettings, MemoryTurnStore, RecordingLog, ScriptedModel, stopped, turn } from '../helpers/fakes.js';
+import { ModelUnavailableError, UnusableModelOutputError } from '../../lib/model/language-model.port.js';
+import { recordFailedAttempt } from '../../lib/batches/run-reflection.js';
+import { runSummary } from '../../lib/summaries/run-summary.js';
+import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
+import { MemorySettings } from '../../lib/settings/user-settings.fake.js';
+import { MemoryBatchLogStore } from '../../lib/batches/batch-log.fake.js';
+import { MemoryTurnStore, turn } from '../../lib/turns/turn.fake.js';
+import { ScriptedModel, stopped } from '../../lib/model/language-model.fake.js';
+import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
+import { MemorySummaryStore } from '../../lib/summaries/summary.fake.js';
 
 const job = (kind: Job['kind'] = 'idle-summary'): Job => ({
   type: 'reflector.job', version: 1, jobId: 'summary-1-3', userId: 'alice', kind, trigger: 'idle', urgency: 0, turnIds: [1, 2, 3], requestedAt: '2026-02-06T14:30:00Z',

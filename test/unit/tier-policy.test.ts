@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { newTierItem } from '../../lib/domain/memory-tiers.js';
-import { autoPromotion, closeSession, confidenceAt, corroborate, expireEntry, reviewTierEntry, seenInUse } from '../../lib/domain/tier-policy.js';
+import { newTierItem } from '../../lib/tiers/memory-tiers.js';
+import { autoPromotion, closeSession, confidenceAt, corroborate, expireEntry, reviewTierEntry, seenInUse } from '../../lib/tiers/tier-policy.js';
 
 const now = new Date('2026-03-01T12:00:00.000Z');
 const later = (days: number) => new Date(now.getTime() + days * 86_400_000);

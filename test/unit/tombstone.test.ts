@@ -1,6 +1,6 @@
-/** Req R-DEL-2's tombstones (lib/domain/tombstone.ts): a deleted fact is recognised again, a corrected one is not, and nothing of it can be read back. */
+/** Req R-DEL-2's tombstones (lib/forget/tombstone.ts): a deleted fact is recognised again, a corrected one is not, and nothing of it can be read back. */
 import { describe, expect, it } from 'vitest';
-import { buriedKeyOf, tombstoneKeys, tombstonesOf } from '../../lib/domain/tombstone.js';
+import { buriedKeyOf, tombstoneKeys, tombstonesOf } from '../../lib/forget/tombstone.js';
 
 describe('tombstones', () => {
   const fact = { title: 'Facts/Reef_Tank.md', text: 'The reef tank holds 40 gallons of salt water.' };

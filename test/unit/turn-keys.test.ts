@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { currentSk, keys, lastTurnOfId } from '../../lib/domain/memory-paths.js';
+import { currentSk, keys, lastTurnOfId } from '../../lib/kernel/memory-paths.js';
 
 describe('batch logs and summaries keyed by their last turn (window reads by key range)', () => {
   it('take the last turn their id names, and sort by it across digit counts', () => {

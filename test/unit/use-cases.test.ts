@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
-import { BatchNotRecordedError, ModelAccessDeniedError, ModelUnavailableError, UnusableModelOutputError } from '../../lib/ports.js';
-import { initialSignalState, parseSignalState } from '../../lib/domain/signal-accumulator.js';
-import { checkIdle } from '../../lib/use-cases/check-idle.js';
-import { ingestTurns } from '../../lib/use-cases/ingest-turns.js';
-import { runReflection } from '../../lib/use-cases/run-reflection.js';
-import { fixedClock, ingestDeps, reflectionDeps, ScriptedModel, stopped, turn } from '../helpers/fakes.js';
+import { BatchNotRecordedError } from '../../lib/batches/batch-log.port.js';
+import { ModelAccessDeniedError, ModelUnavailableError, UnusableModelOutputError } from '../../lib/model/language-model.port.js';
+import { initialSignalState, parseSignalState } from '../../lib/signals/signal-accumulator.js';
+import { checkIdle } from '../../lib/signals/check-idle.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
+import { runReflection } from '../../lib/batches/run-reflection.js';
+import { fixedClock } from '../../lib/kernel/runtime.fake.js';
+import { ingestDeps, reflectionDeps } from '../helpers/use-case-deps.js';
+import { turn } from '../../lib/turns/turn.fake.js';
+import { ScriptedModel, stopped } from '../../lib/model/language-model.fake.js';
 
 const records = (turns: object[]) => turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) }));
 /** Records of a later delivery (other message ids: the state remembers the last write's). */

@@ -1,6 +1,6 @@
-/** What an import refuses (lib/domain/user-archive.ts), by field: another user's archive, records or documents outside the user's, an empty set. */
+/** What an import refuses (lib/archive/user-archive.ts), by field: another user's archive, records or documents outside the user's, an empty set. */
 import { describe, expect, it } from 'vitest';
-import { ARCHIVE_FORMAT, archiveProblems, type UserArchive } from '../../lib/domain/user-archive.js';
+import { ARCHIVE_FORMAT, archiveProblems, type UserArchive } from '../../lib/archive/user-archive.js';
 
 const archive = (over: Partial<UserArchive>): UserArchive => ({ format: ARCHIVE_FORMAT, version: 1, userId: 'u-1', exportedAt: '2026-01-01T00:00:00.000Z', records: [], documents: [], ...over });
 

@@ -3,9 +3,9 @@
  * item is read as, and a threshold past SQS's 15-minute delay reached by rescheduling.
  */
 import { describe, expect, it } from 'vitest';
-import { idleCheck, initialSignalState, scheduleIdleCheck } from '../../lib/domain/signal-accumulator.js';
-import { defaultSignalConfig } from '../../lib/domain/signal-weights.js';
-import { readUserSettings, SettingsChangeSchema, withUserIdle } from '../../lib/domain/user-settings.js';
+import { idleCheck, initialSignalState, scheduleIdleCheck } from '../../lib/signals/signal-accumulator.js';
+import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
+import { readUserSettings, SettingsChangeSchema, withUserIdle } from '../../lib/settings/user-settings.js';
 
 describe('user settings', () => {
   it('a change names known fields only, each a valid value or null', () => {

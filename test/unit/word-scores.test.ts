@@ -1,11 +1,11 @@
 /**
- * The search's per-word score tables (lib/domain/word-scores.ts): scores summed per word, BM25+
+ * The search's per-word score tables (lib/search/word-scores.ts): scores summed per word, BM25+
  * over the words matched, members in the order added, and the best positions as a stable sort
  * cut at the limit keeps them, ties included.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { topPositions, WordScores } from '../../lib/domain/word-scores.js';
+import { topPositions, WordScores } from '../../lib/search/word-scores.js';
 
 /** A row's scores summed per word, the words matched in the query's order. */
 function expectedRow(entries: ReadonlyArray<readonly [number, number]>): Map<number, number> {

@@ -23,7 +23,7 @@
  *   (https://docs.aws.amazon.com/bedrock/latest/userguide/security_iam_id-based-policy-examples.html),
  *   and through a profile on the foundation model where the call is routed (bedrockRequests).
  */
-import { COMMERCIAL_REGIONS, GEOGRAPHY_REGIONS, parseModelId } from '../../../lib/domain/bedrock-models.js';
+import { COMMERCIAL_REGIONS, GEOGRAPHY_REGIONS, parseModelId } from '../../../lib/model/bedrock-models.js';
 import type { LocalEnvironment } from './template-resolver.js';
 
 export interface IamRequest {

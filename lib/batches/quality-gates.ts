@@ -1,0 +1,110 @@
+/**
+ * The five code-enforced quality gates of req R-GATE (no model involved), in the seed's
+ * order: turn existence, keyword match, related file exists (inside the user's own
+ * Knowledge/), BM25 dedup against Knowledge, drift guard. Each removes items and says why;
+ * the batch log keeps every rejection.
+ */
+import type { TurnSaved } from '../../events/turn-saved.js';
+import type { KnowledgeDoc } from '../knowledge/knowledge.js';
+import type { DocumentIndex } from '../knowledge/knowledge-search.js';
+import { safeKnowledgePath } from '../kernel/memory-paths.js';
+import type { ItemCategory, ReflectionOutput } from './reflection-output.js';
+import { contentWords } from '../kernel/text.js';
+
+/** `deleted`: the item repeats a fact a person deleted (its tombstone, lib/forget/tombstone.ts; req R-DEL-2), checked where items are staged. */
+export type GateName = 'turn_existence' | 'keyword_match' | 'related_file_exists' | 'dedup' | 'drift_guard' | 'deleted';
+
+export interface Rejection {
+  category: ItemCategory;
+  item: string;
+  gate: GateName;
+  reason: string;
+  /** Dedup: the Knowledge document (path relative to Knowledge/) the item repeats — which is seen again. */
+  existing?: string;
+}
+
+export interface GateContext {
+  /** Turns of the batch, plus any other indexed turn an item cites. */
+  turns: ReadonlyMap<number, TurnSaved>;
+  /** The user's promoted Knowledge, searchable (ids are paths relative to Knowledge/). */
+  knowledge: DocumentIndex<KnowledgeDoc>;
+  /** The same documents by path, for the related-file gate and the drift guard. */
+  knowledgeDocs: ReadonlyMap<string, KnowledgeDoc>;
+}
+
+/** Req R-GATE-5: a new fact this similar to an existing Knowledge document is already known. */
+export const DEDUP_THRESHOLD = 0.8;
+/** Req R-GATE-6: a fact held with more confidence than this resists a single-turn correction. */
+export const DRIFT_GUARD_CONFIDENCE = 0.9;
+
+type AnyItem = ReflectionOutput[ItemCategory][number];
+
+const label = (item: AnyItem): string => {
+  if ('title' in item) return item.title;
+  if ('question' in item) return item.question;
+  if ('what_changed' in item) return `${item.existing_file}: ${item.what_changed}`;
+  return `${item.file_a} <-> ${item.file_b}`;
+};
+
+const evidenceText = (item: AnyItem): string => {
+  if ('content' in item) return `${item.title.replace(/_/g, ' ')} ${item.content}`;
+  if ('question' in item) return item.question;
+  if ('what_changed' in item) return item.what_changed;
+  return item.relationship;
+};
+
+const pathsOf = (item: AnyItem): string[] => {
+  if ('related_existing' in item) return item.related_existing;
+  if ('existing_file' in item) return [item.existing_file];
+  if ('file_a' in item) return [item.file_a, item.file_b];
+  return [];
+};
+
+/** Run the gates; returns the surviving output and every rejection. */
+export function applyQualityGates(output: ReflectionOutput, ctx: GateContext): { passed: ReflectionOutput; rejections: Rejection[] } {
+  const rejections: Rejection[] = [];
+  const passed: ReflectionOutput = { new_facts: [], corrections: [], connections: [], open_questions: [] };
+  const categories: ItemCategory[] = ['new_facts', 'corrections', 'connections', 'open_questions'];
+  for (const category of categories) {
+    for (const item of output[category] as AnyItem[]) {
+      const rejection = gateItem(category, item, ctx);
+      if (rejection) rejections.push(rejection);
+      else (passed[category] as AnyItem[]).push(item);
+    }
+  }
+  return { passed, rejections };
+}
+
+function gateItem(category: ItemCategory, item: AnyItem, ctx: GateContext): Rejection | null {
+  const reject = (gate: GateName, reason: string): Rejection => ({ category, item: label(item), gate, reason });
+
+  const missing = item.source_turns.filter((t) => !ctx.turns.has(t));
+  if (missing.length > 0) return reject('turn_existence', `source turns not in the turn index: ${missing.join(', ')}`);
+
+  const keywords = new Set(contentWords(evidenceText(item)));
+  const cited = item.source_turns.map((t) => ctx.turns.get(t)).filter((t): t is TurnSaved => t !== undefined);
+  const evidence = cited.some((t) => contentWords(`${t.query} ${t.context ?? ''} ${t.response}`).some((w) => keywords.has(w)));
+  if (!evidence) return reject('keyword_match', `no keyword of the item appears in cited turns ${item.source_turns.join(', ')}`);
+
+  for (const path of pathsOf(item)) {
+    const safe = safeKnowledgePath(path);
+    if (safe === null) return reject('related_file_exists', `path leaves the user's Knowledge folder: ${JSON.stringify(path)}`);
+    if (!ctx.knowledgeDocs.has(safe)) return reject('related_file_exists', `no such knowledge file: ${safe}`);
+  }
+
+  if ('content' in item) {
+    const best = ctx.knowledge.similar(item.content, item.title)[0];
+    if (best && best.similarity > DEDUP_THRESHOLD) {
+      return { ...reject('dedup', `similar to ${best.doc.id} (BM25 similarity ${best.similarity.toFixed(2)} > ${DEDUP_THRESHOLD})`), existing: best.doc.id };
+    }
+  }
+
+  if ('existing_file' in item) {
+    const path = safeKnowledgePath(item.existing_file) ?? '';
+    const doc = ctx.knowledgeDocs.get(path);
+    if (doc && doc.confidence > DRIFT_GUARD_CONFIDENCE && item.source_turns.length <= 1) {
+      return reject('drift_guard', `${path} holds confidence ${doc.confidence} > ${DRIFT_GUARD_CONFIDENCE}; one turn cannot correct it`);
+    }
+  }
+  return null;
+}

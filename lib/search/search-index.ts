@@ -1,0 +1,431 @@
+/**
+ * The search index that lives between requests: per owner (a user, and GLOBAL),
+ * segments written by compactions plus the items changed since, read in full only by a cold
+ * container.
+ *
+ * A search reads the owner's change marks and pointer (two small consistent reads), and the
+ * user's turns above the pointer's turn watermark (the turn index is their change log: the
+ * signal function marks only the turns at or below what its state counted), loads
+ * the segments it has not seen (immutable, so a warm container keeps them), reads the items
+ * whose marks it has not seen yet (`itemsById`: only those), and ranks over segments plus an
+ * overlay segment of those items; an item a change shows deleted, expired or gone is removed
+ * from the segments before it. The page's items are then read from their stores, so what a
+ * search returns is what the stores hold now.
+ *
+ * A compaction folds the marked items into a new segment (a delta) and moves the pointer with a
+ * condition on the version it read, its watermark with it: the marks below the watermark are
+ * folded, and readers read only those from it on. No mark is deleted: the per-turn path's
+ * expire by DynamoDB's TTL, the others are given one once folded. When
+ * the deltas pile up (MAX_SEGMENTS) it merges them, and the base with them once they hold a
+ * tenth of its items (or removals pass MAX_REMOVES), dropping superseded, removed and expired
+ * items, without tokenising again (mergePlan). The reflector compacts a user after a job once
+ * COMPACT_AFTER_JOB marks piled up and after every nightly and weekly run (one job at a time
+ * per user: the FIFO group); the API compacts an owner whose marks passed COMPACT_AT (an owner
+ * no job reaches: GLOBAL, API-only users). Two compactions of one owner at once write
+ * segments under distinct keys, and only the one whose pointer move wins is kept.
+ */
+import { RecentCache } from '../kernel/recent-cache.js';
+import { GLOBAL_USER, isLive, type MemoryItem } from '../items/memory-item.js';
+import { type IndexEntry, itemKey, SegmentedIndex, segmentOf } from './memory-search.js';
+import { quantise } from './embedding-vectors.js';
+import { mergeSegments, type SearchSegment } from './search-segment.js';
+import { SEARCH_MARK_TTL_MS } from '../kernel/memory-paths.js';
+import type { Clock } from '../kernel/runtime.port.js';
+import type { EmbeddingModel } from '../model/language-model.port.js';
+import type { MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, TurnLog } from './search-index.port.js';
+
+/** Deltas kept before a merge. */
+export const MAX_SEGMENTS = 8;
+/** Removals carried by the pointer before a merge (the pointer is one DynamoDB item, ≤ 400 KB). */
+export const MAX_REMOVES = 2_000;
+/** Marks past which the API compacts an owner itself. */
+export const COMPACT_AT = 256;
+/**
+ * Turns above the turn watermark past which the API compacts an owner itself: a search reads
+ * them whole (a Query, ≤ ~1.5 KB a turn, strongly consistent: about 24 read units at 64).
+ */
+export const COMPACT_TURNS_AT = 64;
+/**
+ * Marks a batch or summary job leaves for a later compaction: below this the reflector does
+ * not write a delta (an S3 PUT per job would cost more than the marks' reads save); nightly and
+ * weekly runs fold whatever there is.
+ */
+export const COMPACT_AFTER_JOB = 32;
+/**
+ * L: how long after a writer chose a mark's `at` its write can still land. A compaction that
+ * starts at s moves the watermark to s − L at most, so a mark still in flight is never below
+ * it. A write lasts no longer than the invocation that sends it: the longest function timeout
+ * (the sweep's 300 s, infra/resources.ts) and as much again for what is on the wire and for
+ * clocks apart. The local stack, whose writes land within their call, sets a few seconds.
+ */
+export const MARK_LAG_MS = 600_000;
+/** An owner whose watermark is older than this is compacted by a search (so that it never nears the marks' TTL). */
+const WATERMARK_REFRESH_MS = SEARCH_MARK_TTL_MS / 2;
+/** Most marks a pointer lists as folded above its watermark (`folded`, ~35 bytes each). */
+const FOLDED_MAX = 1_000;
+/** Reads of the pointer before giving up on segments retired under the reader. */
+const ATTEMPTS = 4;
+
+/** A compaction found a segment it was to merge retired by another one: its marks wait for the next. */
+export class SegmentRetiredError extends Error {
+  override readonly name = 'SegmentRetiredError';
+}
+
+export interface SearchView {
+  entries: IndexEntry[];
+  /** The changed items as read for this view, by id (null: gone or not live). */
+  fresh: ReadonlyMap<string, MemoryItem | null>;
+  changes: number;
+  /** Compact before serving: too many changes, or a watermark nearing the marks' TTL. */
+  due: boolean;
+  /**
+   * The watermark is older than the marks' TTL: marks written after it may have expired before
+   * any compaction folded them (docs/search-index.md, "Liveness"). Logged by the API. Never for
+   * a pointer without one (written before marks had a TTL: none of its marks can expire).
+   */
+  stale: boolean;
+}
+
+/** What memory.search needs of an index: the view of one owner's items. */
+export interface SearchIndexReader {
+  view(userId: string): Promise<SearchView>;
+  /**
+   * Fold the owner's changes into a segment, when there are at least `atLeast` of them; `full`
+   * rewrites every segment into one whatever the count (a forget: no old segment may keep a
+   * removed item's words). `signal`: the invocation's deadline for the delta's embedding calls
+   * (lib/kernel/deadline.ts).
+   */
+  compact(userId: string, atLeast?: number, options?: { full?: boolean; rebuild?: readonly string[]; signal?: AbortSignal | undefined }): Promise<CompactionResult>;
+}
+
+export interface CompactionResult {
+  folded: number;
+  version: number;
+  merged: boolean;
+  /** Another compaction moved the pointer first: nothing written. */
+  lost?: boolean;
+}
+
+interface Overlay {
+  ats: Map<string, string>;
+  items: Map<string, MemoryItem | null>;
+  signature: string;
+  entry: IndexEntry;
+}
+
+/**
+ * Overlays a warm container keeps, by owner, least recently used first out: at most this many
+ * owners, and at most CACHED_ITEMS changed items over all of them (an owner's overlay holds up
+ * to COMPACT_AT items before the API compacts it).
+ */
+const CACHED_OWNERS = 256;
+const CACHED_ITEMS = 8_192;
+
+export class LiveSearchIndex implements SearchIndexReader {
+  private readonly overlays = new RecentCache<string, Overlay>({ max: CACHED_OWNERS, maxSize: CACHED_ITEMS, sizeOf: (o) => o.items.size });
+
+  /**
+   * `embeddings` (a stage that embeds): each compaction stores the vectors of the items
+   * it folds in its delta, merges carry them; the overlay's items (changed since) have none and
+   * rank lexically only, so a search embeds only its query.
+   */
+  constructor(private readonly deps: { store: SearchIndexStore; catalog: MemoryCatalog; clock: Clock; embeddings?: EmbeddingModel | undefined; marks?: MarkTiming; turns?: TurnLog }) {}
+
+  /** The marks' clock (their `at` is wall time, as DynamoSearchChangeLog writes it) and L. */
+  private get timing(): Required<MarkTiming> {
+    return { now: this.deps.marks?.now ?? (() => new Date()), lagMs: this.deps.marks?.lagMs ?? MARK_LAG_MS };
+  }
+
+  /** The embedding model the segments' vectors come from, if the stage embeds. */
+  get embeddings(): EmbeddingModel | undefined {
+    return this.deps.embeddings;
+  }
+
+  async view(userId: string): Promise<SearchView> {
+    for (let attempt = 1; ; attempt++) {
+      // Pointer first, then the marks from its watermark (search-index-store.ts says why), with the segments.
+      // With them, the turns written without a mark: those above the turn watermark.
+      const head = await this.deps.store.head(userId);
+      const [read, segments, turns] = await Promise.all([
+        this.deps.store.changes(userId, head.watermark),
+        Promise.all(head.segments.map((ref) => this.deps.store.segment(ref))),
+        this.unmarkedTurns(userId, head),
+      ]);
+      if (segments.some((s) => s === null)) {
+        if (attempt >= ATTEMPTS) throw new Error(`the search index of ${userId} kept retiring its segments under ${attempt} reads`);
+        continue;
+      }
+      const changes = withTurns(unfolded(head, read), turns.items);
+      const overlay = await this.overlay(userId, changes, turns.items);
+      const entries = head.segments.map((ref, i) => ({ segment: segments[i] as SearchSegment, removes: keysOf(userId, ref.removes) }));
+      const age = watermarkAge(head, this.timing.now());
+      // A pointer without a turn watermark is given one by its next compaction.
+      const due = changes.length >= COMPACT_AT || turns.items.length >= COMPACT_TURNS_AT || (head.version > 0 && (age > WATERMARK_REFRESH_MS || this.lacksTurnWatermark(userId, head)));
+      return { entries: [...entries, overlay.entry], fresh: overlay.items, changes: changes.length, due, stale: head.watermark !== undefined && age > SEARCH_MARK_TTL_MS };
+    }
+  }
+
+  /**
+   * The user's turns the marks do not stand for (none for GLOBAL, or without a turn log): those
+   * above the pointer's turn watermark, or, for a pointer without one, from the first turn the
+   * signal function may have written without a mark (its TURNLOG; none: every turn was marked).
+   * `floor`: the turn id they are above (null: none read).
+   */
+  private async unmarkedTurns(userId: string, head: SearchIndexHead): Promise<{ floor: number | null; items: MemoryItem[] }> {
+    const floor = await this.turnFloor(userId, head);
+    return { floor, items: floor === null || !this.deps.turns ? [] : await this.deps.turns.turnsAfter(userId, floor) };
+  }
+
+  /** The turn id the turns the marks do not stand for are above: the turn watermark, or TURNLOG's start less one; null: none. */
+  private async turnFloor(userId: string, head: SearchIndexHead): Promise<number | null> {
+    const log = this.deps.turns;
+    if (!log || userId === GLOBAL_USER) return null;
+    if (head.turnWatermark !== undefined) return head.turnWatermark;
+    const from = await log.unmarkedFrom(userId);
+    return from === null ? null : from - 1;
+  }
+
+  private lacksTurnWatermark(userId: string, head: SearchIndexHead): boolean {
+    return this.deps.turns !== undefined && userId !== GLOBAL_USER && head.turnWatermark === undefined;
+  }
+
+  /** The changed items as an index entry: read again only those whose mark is new (the turns read with the view are not read again). */
+  private async overlay(userId: string, changes: readonly SearchChange[], turns: readonly MemoryItem[]): Promise<Overlay> {
+    const cached = this.overlays.get(userId);
+    const stale = new Set(changes.filter((c) => cached?.ats.get(c.id) !== c.at).map((c) => c.id));
+    const read = await this.itemsById(userId, [...stale], unmarked(turns, changes));
+    const now = this.deps.clock.now();
+    const items = new Map<string, MemoryItem | null>();
+    for (const c of changes) {
+      const item = stale.has(c.id) ? (read.get(c.id) ?? null) : (cached?.items.get(c.id) ?? null);
+      items.set(c.id, item && isLive(item, now) ? item : null);
+    }
+    const signature = changes
+      .map((c) => `${c.id}@${c.at}`)
+      .sort()
+      .join('\n');
+    if (cached && cached.signature === signature && stale.size === 0) return cached;
+    const live = [...items.values()].filter((i): i is MemoryItem => i !== null);
+    const gone = [...items].filter(([, i]) => i === null).map(([id]) => id);
+    const overlay = { ats: new Map(changes.map((c) => [c.id, c.at])), items, signature, entry: { segment: segmentOf(live), removes: keysOf(userId, gone) } };
+    this.overlays.set(userId, overlay);
+    return overlay;
+  }
+
+  /** These items by id: those in `known` (turns read whole with the view) as they are, the rest from their stores. */
+  private async itemsById(userId: string, ids: readonly string[], known: readonly MemoryItem[]): Promise<Map<string, MemoryItem>> {
+    const have = new Map(known.map((i) => [i.id, i]));
+    const rest = ids.filter((id) => !have.has(id));
+    const read = rest.length > 0 ? await this.deps.catalog.itemsById(userId, rest) : new Map<string, MemoryItem>();
+    for (const id of ids) {
+      const item = have.get(id);
+      if (item) read.set(id, item);
+    }
+    return read;
+  }
+
+  /**
+   * The owner's pointer and changes as a compaction reads them: the signal state's highest
+   * counted turn FIRST, then the marks and the turns above the turn watermark (the order the
+   * turn watermark's safety rests on: docs/search-index.md, "Turns without marks").
+   */
+  private async compactionInput(userId: string, atLeast: number) {
+    const [head, counted] = await Promise.all([this.deps.store.head(userId), this.deps.turns && userId !== GLOBAL_USER ? this.deps.turns.counted(userId) : null]);
+    const [marked, floor] = await Promise.all([this.deps.store.changes(userId, head.watermark), this.turnFloor(userId, head)]);
+    const byMarks = unfolded(head, marked);
+    // Turn ids rise by at least one a turn, so at most counted − floor turns wait: fewer than the
+    // threshold asks for with the marks, and the turns (read whole) are not read.
+    const waiting = floor === null ? 0 : Math.max(0, (counted ?? floor) - floor);
+    const read = floor !== null && this.deps.turns && (atLeast <= 1 || byMarks.length + waiting >= atLeast);
+    const turns = { floor, items: read && this.deps.turns ? await this.deps.turns.turnsAfter(userId, floor) : [] };
+    const turnWatermark = this.lacksTurnWatermark(userId, head) || head.turnWatermark !== undefined ? nextTurnWatermark(turns, counted) : undefined;
+    return { head, marked, turns, changes: withTurns(byMarks, turns.items), turnWatermark };
+  }
+
+  /**
+   * Fold the owner's changes into its segments. `full`: rewrite the index as one segment.
+   * `rebuild` (every item id the owner's stores hold, lib/search/search-rebuild.ts): one
+   * segment of those items as their stores hold them now, the old segments dropped — what a
+   * lost or expired change mark left out is back, and nothing the stores no longer hold stays.
+   */
+  async compact(userId: string, atLeast = 1, options: { full?: boolean; rebuild?: readonly string[]; signal?: AbortSignal | undefined } = {}): Promise<CompactionResult> {
+    const { store, clock } = this.deps;
+    const { now: wallNow, lagMs } = this.timing;
+    const started = wallNow();
+    const rebuild = options.rebuild;
+    const input = await this.compactionInput(userId, options.full || rebuild ? 1 : atLeast);
+    const { head, marked, turns, turnWatermark } = input;
+    const changes = rebuild ? withIds(input.changes, rebuild) : input.changes;
+    // Below s − L no mark can still be in flight (MARK_LAG_MS); never backwards.
+    const bound = new Date(started.getTime() - lagMs).toISOString();
+    const watermark = head.watermark !== undefined && head.watermark > bound ? head.watermark : bound;
+    const marks = { watermark, folded: foldedAbove(marked, watermark), ...(turnWatermark !== undefined ? { turnWatermark } : {}) };
+    // A full rewrite has nothing to do once the index is one segment that removes nothing and no change waits.
+    const whole = head.segments.length <= 1 && (head.segments[0]?.removes.length ?? 0) === 0;
+    const idle = rebuild ? false : options.full ? changes.length === 0 && whole : changes.length < Math.max(1, atLeast);
+    if (idle) return changes.length === 0 ? this.refreshed(userId, head, marks, started) : { folded: 0, version: head.version, merged: false };
+    const read = await this.itemsById(
+      userId,
+      changes.map((c) => c.id),
+      unmarked(turns.items, changes),
+    );
+    const now = clock.now();
+    const live = changes.flatMap((c) => {
+      const item = read.get(c.id);
+      return item && isLive(item, now) ? [item] : [];
+    });
+    const liveIds = new Set(live.map((i) => i.id));
+    const gone = changes.filter((c) => !liveIds.has(c.id)).map((c) => c.id);
+    // Embedded before anything is written: a model that fails leaves the marks for the next compaction.
+    const delta = await this.deltaOf(live, options.signal);
+    const version = head.version + 1;
+    const plan = options.full || rebuild ? 'all' : mergePlan(head, delta.size, gone.length);
+    const merging = plan === 'none' ? [] : plan === 'all' ? head.segments : head.segments.slice(1);
+    const merged =
+      plan === 'none' || rebuild ? { segment: delta, removes: rebuild ? [] : gone } : await this.merged(userId, merging, { segment: delta, removes: keysOf(userId, gone) }, now);
+    const written = await store.putSegment(userId, version, merged.segment);
+    const ref: SearchSegmentRef = { ...written, items: merged.segment.size, removes: plan === 'all' ? [] : merged.removes };
+    const next: SearchIndexHead = { version, segments: [...head.segments.filter((s) => !merging.includes(s)), ref], ...marks };
+    if (!(await store.moveHead(userId, head.version, next))) {
+      await store.deleteSegments([written]);
+      return { folded: 0, version: head.version, merged: false, lost: true };
+    }
+    // Marks at or above the watermark are read again until it passes them; `folded` tells them apart. Any without a TTL gets one.
+    await store.expireChanges(userId, marked);
+    // Retired only now: a reader that read the old pointer and misses a segment reads the pointer again.
+    if (merging.length > 0) await store.deleteSegments(merging);
+    return { folded: changes.length, version, merged: plan !== 'none' };
+  }
+
+  /**
+   * No change waits from the watermark on: it may move up to s − L without a segment. Done
+   * only once it is old (a pointer write every WATERMARK_REFRESH_MS at most), so that an owner
+   * searched but not written keeps a watermark well within the marks' TTL.
+   */
+  private async refreshed(userId: string, head: SearchIndexHead, next: Pick<SearchIndexHead, 'watermark' | 'folded' | 'turnWatermark'>, started: Date): Promise<CompactionResult> {
+    // A pointer without a turn watermark gets one at once (its readers read TURNLOG until then).
+    const turnsDue = head.turnWatermark === undefined && next.turnWatermark !== undefined;
+    const marksDue = watermarkAge(head, started) > WATERMARK_REFRESH_MS && next.watermark !== head.watermark;
+    if (head.version === 0 || !(turnsDue || marksDue)) return { folded: 0, version: head.version, merged: false };
+    const moved = await this.deps.store.moveHead(userId, head.version, { ...head, ...next, version: head.version + 1 });
+    return moved ? { folded: 0, version: head.version + 1, merged: false } : { folded: 0, version: head.version, merged: false, lost: true };
+  }
+
+  /** A delta over these items, with their vectors when the stage embeds (the text, not the title: titles like `turn 12` say nothing). */
+  private async deltaOf(items: MemoryItem[], signal: AbortSignal | undefined): Promise<SearchSegment> {
+    const model = this.deps.embeddings;
+    if (!model || items.length === 0) return segmentOf(items);
+    const vectors = await model.embed(items.map((i) => i.text), { signal });
+    return segmentOf(items, quantise(model.modelId, model.dimensions, vectors));
+  }
+
+  /**
+   * These segments and the delta as one: superseded, removed and expired items dropped. The
+   * ids it returns as removed still hide older segments left out of the merge (the base, in
+   * a merge of the deltas): those the merged segments removed, and those it dropped as expired.
+   */
+  private async merged(userId: string, refs: readonly SearchSegmentRef[], delta: IndexEntry, now: Date): Promise<{ segment: SearchSegment; removes: string[] }> {
+    const segments = await Promise.all(refs.map((ref) => this.deps.store.segment(ref)));
+    if (segments.some((s) => s === null)) throw new SegmentRetiredError(`a segment of ${userId}'s search index was retired by another compaction during a merge`);
+    const entries = [...refs.map((ref, i) => ({ segment: segments[i] as SearchSegment, removes: keysOf(userId, ref.removes) })), delta];
+    const index = new SegmentedIndex(entries);
+    const removes = new Set([...refs.flatMap((r) => r.removes), ...[...(delta.removes ?? [])].map((k) => k.slice(k.indexOf('\u0000') + 1))]);
+    const segment = mergeSegments(
+      entries.map(({ segment }, si) => ({
+        segment,
+        keep: (doc: number) => {
+          if (index.isHidden(si, doc)) return false;
+          const expiresAt = segment.item(doc).expiresAt;
+          if (expiresAt === null || expiresAt > now.getTime()) return true;
+          removes.add(segment.item(doc).id);
+          return false;
+        },
+      })),
+    );
+    return { segment, removes: [...removes] };
+  }
+}
+
+/**
+ * Size-tiered: the deltas are merged into one when there are too many, the base with them
+ * only once they hold a tenth of its items (or the pointer carries too many removals), so a
+ * large base is rewritten rarely.
+ */
+function mergePlan(head: SearchIndexHead, deltaItems: number, removed: number): 'none' | 'deltas' | 'all' {
+  const removes = head.segments.reduce((n, s) => n + s.removes.length, removed);
+  if (removes > MAX_REMOVES) return 'all';
+  if (head.segments.length + 1 <= MAX_SEGMENTS) return 'none';
+  const [base, ...deltas] = head.segments;
+  const deltaTotal = deltas.reduce((n, s) => n + s.items, deltaItems);
+  return deltaTotal * 10 >= (base?.items ?? 0) ? 'all' : 'deltas';
+}
+
+const keysOf = (userId: string, ids: readonly string[]): Set<string> => new Set(ids.map((id) => itemKey({ userId, id })));
+
+/** The marks' clock and L (MARK_LAG_MS), injected by the local stack and tests. */
+export interface MarkTiming {
+  now?: () => Date;
+  lagMs?: number;
+}
+
+/**
+ * The turns read above the turn watermark as changes (`at` empty: a turn's item is put once and
+ * never changed), besides the marks; a turn that has a mark too is its mark's change.
+ */
+function withTurns(changes: readonly SearchChange[], turns: readonly MemoryItem[]): SearchChange[] {
+  const marked = new Set(changes.map((c) => c.id));
+  return [...changes, ...turns.filter((t) => !marked.has(t.id)).map((t) => ({ id: t.id, at: '' }))];
+}
+
+/** Every item of the owner as a change (`at` empty: read from its store now), besides the marks and turns read. */
+function withIds(changes: readonly SearchChange[], ids: readonly string[]): SearchChange[] {
+  const known = new Set(changes.map((c) => c.id));
+  return [...changes, ...[...new Set(ids)].filter((id) => !known.has(id)).map((id) => ({ id, at: '' }))];
+}
+
+/**
+ * The turn watermark a compaction may set: max(floor, min(counted, highest turn read)), where
+ * `counted` is the signal state's highest counted turn, read before the turns. A turn at or
+ * below `counted` written without a mark was written before the state that counted past it
+ * was put, so before that read, and the strongly consistent Query read it (docs/search-index.md,
+ * "Turns without marks"). No floor (no turn watermark, no TURNLOG, read after the state: no
+ * turn was written without a mark, and any later one is above `counted`): `counted`.
+ */
+function nextTurnWatermark(turns: { floor: number | null; items: readonly MemoryItem[] }, counted: number | null): number {
+  if (turns.floor === null) return counted ?? 0;
+  if (counted === null || turns.items.length === 0) return turns.floor;
+  const highest = Math.max(...turns.items.flatMap((t) => t.sourceTurns));
+  return Math.max(turns.floor, Math.min(counted, highest));
+}
+
+/**
+ * The turns read whole with the view that no mark stands for. A marked one is read again from
+ * its store through the catalog: a mark may be a change the turn item does not hold, its
+ * trust (req R-SCOPE-2, an outcome's mark: docs/memory-api.md, "Trust").
+ */
+function unmarked(turns: readonly MemoryItem[], changes: readonly SearchChange[]): MemoryItem[] {
+  const marked = new Set(changes.filter((c) => c.at !== '').map((c) => c.id));
+  return turns.filter((t) => !marked.has(t.id));
+}
+
+/** The changes whose newest mark the pointer's segments do not hold yet. */
+function unfolded(head: SearchIndexHead, changes: readonly SearchChange[]): SearchChange[] {
+  if (!head.folded?.length) return [...changes];
+  const folded = new Set(head.folded);
+  return changes.filter((c) => !folded.has(c.at));
+}
+
+/**
+ * The newest marks the new pointer's segments hold at or above its watermark (every change
+ * read was folded, or was already). Past FOLDED_MAX none: the next compaction folds them again,
+ * which is only work (the pointer is one item, read by every search).
+ */
+function foldedAbove(changes: readonly SearchChange[], watermark: string): string[] {
+  const above = changes.filter((c) => c.at >= watermark).map((c) => c.at);
+  return above.length > FOLDED_MAX ? [] : above;
+}
+
+/** How old the pointer's watermark is (a pointer without one: as old as can be). */
+function watermarkAge(head: SearchIndexHead, now: Date): number {
+  return head.watermark === undefined ? Number.POSITIVE_INFINITY : now.getTime() - Date.parse(head.watermark);
+}

@@ -19,6 +19,12 @@ export const RECENCY_HALF_LIFE_DAYS = 30;
 export const DEFAULT_MIN_SIMILARITY = 0.05;
 /** BM25 candidates looked at per result asked for (at least 50). */
 const CANDIDATES_PER_RESULT = 5;
+/**
+ * The distinct query words the lexical rankings score (the first ones; a word written again
+ * counts as before). Their score tables hold a cell per matched item and word: a query of
+ * 4,000 characters has a few hundred words, which over 100,000 items would take gigabytes.
+ */
+export const MAX_QUERY_WORDS = 64;
 /** MiniSearch's BM25+ parameters (its defaults). */
 const BM25 = { k: 1.2, b: 0.7, d: 0.5 } as const;
 /** The similarity's own BM25 weighting (knowledge-search.ts). */
@@ -294,7 +300,7 @@ export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Da
  * question is about something memory does not hold.
  */
 function lexicalRankings(index: SegmentedIndex, request: SearchRequest, now: Date, eligible: (item: IndexedItem) => boolean): NamedRanking[] {
-  const groups = queryTermGroups(request.query);
+  const groups = firstWords(queryTermGroups(request.query), MAX_QUERY_WORDS);
   if (groups.length === 0 || index.size === 0) return [];
   const qTerms = vectorTerms(request.query);
   const query = qTerms.length > 0 ? index.weigh(counts(qTerms), qTerms.length) : null;
@@ -318,6 +324,17 @@ function lexicalRankings(index: SegmentedIndex, request: SearchRequest, now: Dat
     { name: 'time', hits: byTime },
   ];
   return named.filter((r) => r.hits.some((h) => h !== undefined));
+}
+
+/** The groups of the query's first `max` distinct words (queryTermGroups), repeats of them kept. */
+function firstWords(groups: string[][], max: number): string[][] {
+  const kept = new Set<string>();
+  return groups.filter((g) => {
+    const word = g[0] as string;
+    if (!kept.has(word) && kept.size >= max) return false;
+    kept.add(word);
+    return true;
+  });
 }
 
 /**

@@ -5,7 +5,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { indexOf, MAX_QUERY_WORDS, rankIndex } from '../../lib/search/memory-search.js';
 import { topPositions, WordScores } from '../../lib/search/word-scores.js';
+import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 
 /** A row's scores summed per word, the words matched in the query's order. */
 function expectedRow(entries: ReadonlyArray<readonly [number, number]>): Map<number, number> {
@@ -90,5 +92,19 @@ describe('per-word score tables', () => {
         expect(topPositions(Float64Array.from(values), limit)).toEqual(sorted);
       }),
     );
+  });
+
+  it("score only a query's first distinct words, so a long query cannot size the tables", () => {
+    const now = new Date('2026-06-01T00:00:00Z');
+    // Made-up words, one per item: 'zq', then i's two base-26 digits as letters, then 'x'.
+    const letter = (n: number) => String.fromCharCode(97 + n);
+    const word = (i: number) => `zq${letter(Math.floor(i / 26))}${letter(i % 26)}x`;
+    const items = Array.from({ length: 120 }, (_, i) => ({ ...newTierItem('u', 'long_term', { text: `${word(i)} note`, sourceTurns: [i + 1] }, now), id: `mem:${i}` }));
+    const words = Array.from({ length: 120 }, (_, i) => word(i));
+    const ids = (query: string) => rankIndex(indexOf(items), { query, limit: 200 }, now).map((h) => h.item.id);
+    const all = ids(words.join(' '));
+    expect(all).toEqual(ids(words.slice(0, MAX_QUERY_WORDS).join(' ')));
+    expect(all).toContain(`mem:${MAX_QUERY_WORDS - 1}`);
+    expect(all).not.toContain(`mem:${MAX_QUERY_WORDS}`);
   });
 });

@@ -44,7 +44,7 @@ import { nightlyOffline, reflectOffline, summarizeOffline, weeklyOffline } from 
 import { BatchNotRecordedError } from '../lib/batches/batch-log.port.js';
 import type { ClaimCheckStore } from '../lib/turns/turn.port.js';
 import type { LanguageModel } from '../lib/model/language-model.port.js';
-import { parseSignalState } from '../lib/signals/signal-accumulator.js';
+import { parseSignalState } from '../lib/signals/signal-state.js';
 import { checkIdle } from '../lib/signals/check-idle.js';
 import { type IngestDeps, type IngestRecord, ingestTurns } from '../lib/turns/ingest-turns.js';
 import * as api from '../lib/memory-api/memory-api.js';

@@ -58,7 +58,7 @@ import { queryAll } from '../lib/kernel/dynamo-query.adapter.js';
 import { DynamoSignalStateStore } from '../lib/signals/dynamo-signal-state-store.adapter.js';
 import { sqsSafeJson } from '../lib/turns/sqs-turn-publisher.adapter.js';
 import { keys, usersRoot } from '../lib/kernel/memory-paths.js';
-import { parseSignalState } from '../lib/signals/signal-accumulator.js';
+import { parseSignalState } from '../lib/signals/signal-state.js';
 import { turnContentHash } from '../lib/turns/turn-document.js';
 
 export const LOCOMO_FILES = ['conv-26.json', 'conv-30.json', 'conv-41.json', 'conv-42.json', 'conv-43.json'];

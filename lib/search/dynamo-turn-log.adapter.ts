@@ -14,7 +14,7 @@
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type MemoryItem, turnItem } from '../items/memory-item.js';
 import { keys } from '../kernel/memory-paths.js';
-import { parseSignalState } from '../signals/signal-accumulator.js';
+import { parseSignalState } from '../signals/signal-state.js';
 import type { TurnLog } from './search-index.port.js';
 import { queryAll } from '../kernel/dynamo-query.adapter.js';
 import { DynamoSignalStateStore } from '../signals/dynamo-signal-state-store.adapter.js';

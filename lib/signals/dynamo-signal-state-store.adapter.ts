@@ -5,7 +5,7 @@ import { batchGetAll, batchWriteAll, queryAll } from '../kernel/dynamo-query.ada
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { packJson, unpackJson } from '../kernel/packed-json.adapter.js';
 import { dayGsiPartitions, keys } from '../kernel/memory-paths.js';
-import type { SignalState } from './signal-accumulator.js';
+import type { SignalState } from './signal-state.js';
 import type { ActivityIndex, SignalStateStore, StoredSignalState } from './signal-state.port.js';
 
 /**

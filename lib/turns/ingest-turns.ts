@@ -16,22 +16,10 @@ import { type TurnQueueMessage, TurnQueueMessageSchema } from '../../events/inde
 import type { Job } from '../../events/job.js';
 import { TurnClaimCheckSchema } from '../../events/turn-claim-check.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import {
-  type AccumulateResult,
-  accumulate,
-  type CloseSummary,
-  closeSummaryTrigger,
-  commitCloseSummaries,
-  type IdleCheckPlan,
-  idleCheckPending,
-  type JobTrigger,
-  messageTag,
-  parseSignalState,
-  scheduleIdleCheck,
-  type SignalItem,
-  type SignalState,
-  withAppliedMessages,
-} from '../signals/signal-accumulator.js';
+import { type AccumulateResult, accumulate, type SignalItem } from '../signals/signal-accumulator.js';
+import { type CloseSummary, messageTag, parseSignalState, type SignalState, withAppliedMessages } from '../signals/signal-state.js';
+import { closeSummaryTrigger, commitCloseSummaries, type JobTrigger } from '../signals/job-triggers.js';
+import { type IdleCheckPlan, idleCheckPending, scheduleIdleCheck } from '../signals/idle-rule.js';
 import type { SignalConfig } from '../signals/signal-weights.js';
 import { type EventEpisode, eventEpisodeOf } from './episodes.js';
 import { eventId } from '../batches/event-reflection.js';

@@ -5,7 +5,7 @@
  * (https://docs.aws.amazon.com/lambda/latest/dg/invocation-recursion.html).
  *
  * speed 900: SQS's longest delay, 15 minutes, is one second here, so a wait takes as many hops as
- * in AWS (lib/signals/signal-accumulator.ts `planAt`). A user's threshold of 12 hours is 48 hops of
+ * in AWS (lib/signals/idle-rule.ts `planAt`). A user's threshold of 12 hours is 48 hops of
  * 15 minutes after their last turn in AWS. Locally a hop takes its second plus the event source's
  * polling, and the clock runs on meanwhile, so it takes fewer: still past 16 unless a hop takes
  * three times its second. What the tests assert is counted (hops, summaries, stopped records).

@@ -35,7 +35,7 @@ import { lambdaContext } from '../infra/local/lambda-context.js';
 import { httpApiEvent, sqsEvent } from '../infra/local/lambda-events.js';
 import { S3ClaimCheckStore } from '../lib/turns/s3-claim-check-store.adapter.js';
 import type { BatchLog } from '../lib/batches/batch-log.js';
-import { HARD_CAPS, type ItemCategory } from '../lib/batches/reflection-output.js';
+import { HARD_CAPS, type ItemCategory } from '../lib/batches/batch-answer.js';
 import { defaultSignalConfig } from '../lib/signals/signal-weights.js';
 import { defaultSleepTimeConfig } from '../lib/sleep-time/config.js';
 import { DEFAULT_SUMMARY_PROMPT, summaryPair } from '../lib/summaries/summary.js';

@@ -13,7 +13,7 @@ import { assembleBatch, buildReflectorPrompt, EARLIER_REFLECTIONS_SHOWN, type Ea
 import type { BatchLog } from './batch-log.js';
 import { applyQualityGates } from './quality-gates.js';
 import { userPrefix } from '../kernel/memory-paths.js';
-import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from './reflection-output.js';
+import { parseBatchAnswer, BatchAnswerError, reflectionToolInputSchema } from './batch-answer.js';
 import { DocumentIndex } from '../knowledge/knowledge-search.js';
 import type { KnowledgeDoc } from '../knowledge/knowledge.js';
 import { findRecurrences, PROMOTIONS_TO_KNOWLEDGE } from '../knowledge/promotion.js';
@@ -143,7 +143,7 @@ export async function runReflection(job: Job, deps: ReflectionDeps): Promise<Ref
   return finish(job, log, deps);
 }
 
-type Parsed = ReturnType<typeof parseReflectionOutput>;
+type Parsed = ReturnType<typeof parseBatchAnswer>;
 type LogBase = Omit<BatchLog, 'status' | 'quality_gate_results' | 'staged_files' | 'promoted_files' | 'reinforced' | 'model' | 'error' | 'duration_ms'>;
 
 const emptyGates = (): BatchLog['quality_gate_results'] => ({ items_proposed: 0, items_passed: 0, truncated_by_caps: { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 }, rejections: [] });
@@ -220,7 +220,7 @@ async function consultModel(job: Job, input: BatchInput, deps: ReflectionDeps): 
 }
 
 /** The log of a batch whose answer was unusable: nothing staged, the raw answer kept in the log. */
-function abortedLog(job: Job, input: BatchInput, asked: Asked, error: ReflectionOutputError, model: BatchLog['model'], durationMs: number, deps: ReflectionDeps): BatchLog {
+function abortedLog(job: Job, input: BatchInput, asked: Asked, error: BatchAnswerError, model: BatchLog['model'], durationMs: number, deps: ReflectionDeps): BatchLog {
   // The raw answer may quote the user's turns: it goes to the batch log, not the logs.
   deps.log.error('model output unusable; batch aborted', { userId: job.userId, batchId: job.jobId, error: error.message, stopReason: asked.response.usage.stopReason });
   return {
@@ -464,7 +464,7 @@ type Judged = ReturnType<typeof parseOutput>;
 /** A cut answer or a malformed tool call is unusable whatever it holds; otherwise it is parsed. */
 function judge(response: ModelResponse): Judged {
   const stop = unusableStop(response.usage);
-  if (stop) return { error: new ReflectionOutputError(stop, typeof response.output === 'string' ? response.output : JSON.stringify(response.output) ?? '') };
+  if (stop) return { error: new BatchAnswerError(stop, typeof response.output === 'string' ? response.output : JSON.stringify(response.output) ?? '') };
   return parseOutput(response.output);
 }
 
@@ -486,11 +486,11 @@ async function finish(job: Job, log: BatchLog, deps: ReflectionDeps): Promise<Re
 }
 
 /** The model's answer parsed, or why it is unusable (other errors propagate). */
-function parseOutput(output: unknown): { parsed: ReturnType<typeof parseReflectionOutput> } | { error: ReflectionOutputError } {
+function parseOutput(output: unknown): { parsed: ReturnType<typeof parseBatchAnswer> } | { error: BatchAnswerError } {
   try {
-    return { parsed: parseReflectionOutput(output) };
+    return { parsed: parseBatchAnswer(output) };
   } catch (error) {
-    if (error instanceof ReflectionOutputError) return { error };
+    if (error instanceof BatchAnswerError) return { error };
     throw error;
   }
 }

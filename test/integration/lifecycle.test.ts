@@ -134,7 +134,7 @@ describe('the diary: reflection entries, read by the next reflection, listed, se
     await stack.waitUntilDrained();
     const prompts = stack.emulators.converse.requests.slice(asked).flatMap((r) => r.messages?.flatMap((m) => m.content.map((c) => c.text ?? '')) ?? []);
     const second = prompts.find((p) => p.includes('## Your reflection'));
-    expect(second).toContain('## Earlier reflections');
+    expect(second).toContain('## Earlier diary entries');
     expect(second).toContain(first[0].reflection.insight);
     const entries = (await diary('?type=reflection')).entries as Result[];
     expect(entries.map((e) => e.trigger)).toEqual(['event:correction', 'event:error']);

@@ -16,7 +16,7 @@ import { mergeAttributes } from '../../lib/items/memory-item.js';
 import { stagedDocuments } from '../../lib/knowledge/staging.js';
 import { parseRecord } from '../../lib/turns/ingest-turns.js';
 import { capSummaryText, MAX_SUMMARY_CHARS } from '../../lib/summaries/summary.js';
-import { parseReflectionOutput, ReflectionOutputError } from '../../lib/batches/reflection-output.js';
+import { parseBatchAnswer, BatchAnswerError } from '../../lib/batches/batch-answer.js';
 import { ATTACKER, everyErrorNamesAField, namesField, REQUEST_ROOTS, VICTIM } from '../helpers/hostile-input.js';
 import { keyStaysUnder } from '../../lib/kernel/write-log.fake.js';
 import { dynamoItemBytes, WriteLog } from '../../lib/kernel/write-log.fake.js';
@@ -72,7 +72,7 @@ describe('the checks the fuzzing relies on', () => {
 describe('fixes the fuzzing led to', () => {
   it('a model answer nested too deeply to serialise aborts the batch with a reason instead of throwing a RangeError', () => {
     const deep = JSON.parse(`${'['.repeat(50_000)}1${']'.repeat(50_000)}`);
-    expect(() => parseReflectionOutput({ new_facts: deep })).toThrow(ReflectionOutputError);
+    expect(() => parseBatchAnswer({ new_facts: deep })).toThrow(BatchAnswerError);
   });
 
   it('a summary is cut at its cap, never in the middle of a surrogate pair', () => {

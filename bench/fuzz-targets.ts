@@ -50,7 +50,7 @@ import { type IngestDeps, type IngestRecord, ingestTurns } from '../lib/turns/in
 import * as api from '../lib/memory-api/memory-api.js';
 import { type FieldError, parseOrKeep } from '../lib/kernel/parse-or-keep.js';
 import type { ForgetDeps } from '../lib/forget/forget-user.js';
-import type { ReflectionDeps } from '../lib/batches/run-reflection.js';
+import type { ReflectionDeps } from '../lib/batches/reflection-deps.js';
 import type { SleepTimeDeps } from '../lib/sleep-time/run-sleep-time.js';
 import type { SummaryDeps } from '../lib/summaries/run-summary.js';
 import { expirySweep, nightlySweep, type SweepDeps, weeklySweep } from '../lib/jobs/sweeps.js';

@@ -23,7 +23,8 @@ import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { parseSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { Clock } from '../../lib/kernel/runtime.port.js';
 import { DynamoForgetLog } from '../../lib/forget/dynamo-forget-log.adapter.js';
-import { type IngestDeps, ingestTurns } from '../../lib/turns/ingest-turns.js';
+import type { IngestDeps } from '../../lib/turns/ingest-deps.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { DynamoUserSettingsStore } from '../../lib/settings/dynamo-user-settings-store.adapter.js';
 import type { SignalEnv } from './env.js';
 

@@ -14,7 +14,7 @@ import { TurnSavedSchema } from '../../events/turn-saved.js';
 import { MAX_BATCH_BYTES, TurnPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
 import { mergeAttributes } from '../../lib/items/memory-item.js';
 import { stagedDocuments } from '../../lib/knowledge/staging.js';
-import { parseRecord } from '../../lib/turns/ingest-turns.js';
+import { parseRecord } from '../../lib/turns/parse-record.js';
 import { capSummaryText, MAX_SUMMARY_CHARS } from '../../lib/summaries/summary.js';
 import { parseBatchAnswer, BatchAnswerError } from '../../lib/batches/batch-answer.js';
 import { ATTACKER, everyErrorNamesAField, namesField, REQUEST_ROOTS, VICTIM } from '../helpers/hostile-input.js';

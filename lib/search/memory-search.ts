@@ -7,7 +7,9 @@
  */
 import * as z from 'zod';
 import { cosine, counts } from '../knowledge/knowledge-search.js';
-import { type Field, FIELDS, type IndexedItem, indexedItem, queryTermGroups, SearchSegment, vectorTerms } from './search-segment.js';
+import { type Field, FIELDS, SearchSegment } from './search-segment.js';
+import { type IndexedItem, indexedItem } from './indexed-item.js';
+import { queryTermGroups, vectorTerms } from './search-terms.js';
 import { isLive, KindSchema, type MemoryItem, ScopeSchema, TierSchema } from '../items/memory-item.js';
 import { queryTimeWindow, type TimeWindow } from './query-time.js';
 import { comparable, nearest, type QueryVector, type SegmentEmbeddings, unit } from './embedding-vectors.js';

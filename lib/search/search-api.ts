@@ -2,7 +2,7 @@
 import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem } from '../items/memory-item.js';
 import type { QueryVector } from './embedding-vectors.js';
 import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex } from './memory-search.js';
-import type { IndexedItem } from './search-segment.js';
+import type { IndexedItem } from './indexed-item.js';
 import type { SearchExplain } from './search-explain.js';
 import { ModelUnavailableError } from '../model/language-model.port.js';
 import { isDerivedId } from '../trust/scope-trust.js';

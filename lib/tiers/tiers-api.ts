@@ -1,7 +1,7 @@
 /** Tiers with promotion and demotion (req R-TIER): entries written through the API (mem:…), listed per tier, deleted, promoted (to GLOBAL by an administrator) and demoted. */
 import { GLOBAL_USER, isLive, type MemoryItem, mergeAttributes, type Tier } from '../items/memory-item.js';
 import { itemKey, SegmentedIndex } from '../search/memory-search.js';
-import type { IndexedItem } from '../search/search-segment.js';
+import type { IndexedItem } from '../search/indexed-item.js';
 import { corroborateEntry } from './tier-review.js';
 import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, newTierItem, nextUpdatedAt, promoteTier } from './memory-tiers.js';
 import { MemoryApiError } from '../memory-api/memory-api-error.js';

@@ -12,7 +12,8 @@ import { mergeEmbeddings, nearest, type QueryVector, quantise, unit, vectorOf } 
 import type { MemoryItem } from '../../lib/items/memory-item.js';
 import { indexOf, rankIndex, SegmentedIndex, segmentOf } from '../../lib/search/memory-search.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
-import { mergeSegments, type SearchSegment, segmentFromBytes, segmentToBytes } from '../../lib/search/search-segment.js';
+import { mergeSegments, type SearchSegment } from '../../lib/search/search-segment.js';
+import { segmentFromBytes, segmentToBytes } from '../../lib/search/segment-bytes.js';
 import { type EmbeddingModel, ModelAccessDeniedError, ModelUnavailableError } from '../../lib/model/language-model.port.js';
 import { LiveSearchIndex } from '../../lib/search/search-index.js';
 import { MemorySearchIndexStore } from '../../lib/search/search-index.fake.js';

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import type { MemoryItem } from '../../lib/items/memory-item.js';
 import { indexOf, itemKey, rankIndex, SegmentedIndex, searchMemory, segmentOf } from '../../lib/search/memory-search.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
-import { mergeSegments, segmentFromBytes, segmentToBytes } from '../../lib/search/search-segment.js';
+import { mergeSegments } from '../../lib/search/search-segment.js';
+import { segmentFromBytes, segmentToBytes } from '../../lib/search/segment-bytes.js';
 
 const now = new Date('2026-06-01T00:00:00Z');
 const TEXTS = [

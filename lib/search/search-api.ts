@@ -1,7 +1,10 @@
 /** memory.search and memory.retrieve (req R-DOC-4): ranking over the per-owner search indexes, the page's items read from their stores, and one item by id or path. */
 import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem } from '../items/memory-item.js';
 import type { QueryVector } from './embedding-vectors.js';
-import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex } from './memory-search.js';
+import { rankIndex } from './memory-search.js';
+import type { IndexHit } from './rank-fusion.js';
+import type { SearchFilters } from './search-filters.js';
+import { itemKey, SegmentedIndex } from './search-segments.js';
 import type { IndexedItem } from './indexed-item.js';
 import type { SearchExplain } from './search-explain.js';
 import { ModelUnavailableError } from '../model/language-model.port.js';

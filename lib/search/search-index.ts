@@ -26,7 +26,7 @@
  */
 import { RecentCache } from '../kernel/recent-cache.js';
 import { GLOBAL_USER, isLive, type MemoryItem } from '../items/memory-item.js';
-import { type IndexEntry, itemKey, SegmentedIndex, segmentOf } from './memory-search.js';
+import { type IndexEntry, itemKey, SegmentedIndex, segmentOf } from './search-segments.js';
 import { quantise } from './embedding-vectors.js';
 import { mergeSegments, type SearchSegment } from './search-segment.js';
 import { SEARCH_MARK_TTL_MS } from '../kernel/memory-paths.js';

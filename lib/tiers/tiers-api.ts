@@ -1,6 +1,6 @@
 /** Tiers with promotion and demotion (req R-TIER): entries written through the API (mem:…), listed per tier, deleted, promoted (to GLOBAL by an administrator) and demoted. */
 import { GLOBAL_USER, isLive, type MemoryItem, mergeAttributes, type Tier } from '../items/memory-item.js';
-import { itemKey, SegmentedIndex } from '../search/memory-search.js';
+import { itemKey, SegmentedIndex } from '../search/search-segments.js';
 import type { IndexedItem } from '../search/indexed-item.js';
 import { corroborateEntry } from './tier-review.js';
 import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, newTierItem, nextUpdatedAt, promoteTier } from './memory-tiers.js';

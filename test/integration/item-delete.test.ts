@@ -31,7 +31,7 @@ import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/searc
 import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { keys, pad } from '../../lib/kernel/memory-paths.js';
-import { SegmentedIndex } from '../../lib/search/memory-search.js';
+import { SegmentedIndex } from '../../lib/search/search-segments.js';
 import type { ForgetReceipt } from '../../lib/memory-api/memory-api.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
 import { recordRelations } from '../../lib/graph/graph-use-cases.js';

@@ -27,7 +27,7 @@ import { sqsEvent } from '../../infra/local/lambda-events.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { writeUnits } from '../../lib/kernel/dynamo-item-size.adapter.js';
 import { keys, SEARCH_MARK_TTL_MS } from '../../lib/kernel/memory-paths.js';
-import { SegmentedIndex } from '../../lib/search/memory-search.js';
+import { SegmentedIndex } from '../../lib/search/search-segments.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 import type { SearchIndexHead } from '../../lib/search/search-index.port.js';
 import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/search/search-index.js';

@@ -10,7 +10,8 @@ import { embeddingRefusal, standInVector } from '../../infra/local/embedding-sta
 import { MAX_INPUT_CHARS, TitanEmbeddings } from '../../lib/model/titan-embeddings.adapter.js';
 import { mergeEmbeddings, nearest, type QueryVector, quantise, unit, vectorOf } from '../../lib/search/embedding-vectors.js';
 import type { MemoryItem } from '../../lib/items/memory-item.js';
-import { indexOf, rankIndex, SegmentedIndex, segmentOf } from '../../lib/search/memory-search.js';
+import { rankIndex } from '../../lib/search/memory-search.js';
+import { indexOf, SegmentedIndex, segmentOf } from '../../lib/search/search-segments.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 import { mergeSegments, type SearchSegment } from '../../lib/search/search-segment.js';
 import { segmentFromBytes, segmentToBytes } from '../../lib/search/segment-bytes.js';

@@ -7,7 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import { quantise, unit } from '../../lib/search/embedding-vectors.js';
 import type { MemoryItem } from '../../lib/items/memory-item.js';
-import { FUSION_K, indexOf, rankIndex, SegmentedIndex, type SearchHit, searchMemory, segmentOf } from '../../lib/search/memory-search.js';
+import { rankIndex, type SearchHit, searchMemory } from '../../lib/search/memory-search.js';
+import { FUSION_K } from '../../lib/search/rank-fusion.js';
+import { indexOf, SegmentedIndex, segmentOf } from '../../lib/search/search-segments.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 import type { SearchExplain } from '../../lib/search/search-explain.js';
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { MemoryItem } from '../../lib/items/memory-item.js';
-import { SegmentedIndex } from '../../lib/search/memory-search.js';
+import { SegmentedIndex } from '../../lib/search/search-segments.js';
 import { SEARCH_MARK_TTL_MS } from '../../lib/kernel/memory-paths.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 import type { MemoryCatalog } from '../../lib/search/search-index.port.js';

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { MemoryItem } from '../../lib/items/memory-item.js';
-import { indexOf, itemKey, rankIndex, SegmentedIndex, searchMemory, segmentOf } from '../../lib/search/memory-search.js';
+import { rankIndex, searchMemory } from '../../lib/search/memory-search.js';
+import { indexOf, itemKey, SegmentedIndex, segmentOf } from '../../lib/search/search-segments.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 import { mergeSegments } from '../../lib/search/search-segment.js';
 import { segmentFromBytes, segmentToBytes } from '../../lib/search/segment-bytes.js';

@@ -44,7 +44,8 @@ import { type ReflectionDeps, recordFailedAttempt } from '../../lib/batches/run-
 import { type JobDeps, type JobOutcome, runJob } from '../../lib/jobs/run-job.js';
 import type { SleepTimeDeps } from '../../lib/sleep-time/run-sleep-time.js';
 import type { SummaryDeps } from '../../lib/summaries/run-summary.js';
-import { COMPACT_AFTER_JOB, LiveSearchIndex, type SearchIndexReader } from '../../lib/search/search-index.js';
+import { COMPACT_AFTER_JOB, LiveSearchIndex } from '../../lib/search/search-index.js';
+import type { SearchIndexReader } from '../../lib/search/search-index-reader.js';
 import { embeddingModelOf } from '../../lib/model/titan-embeddings.adapter.js';
 import { DynamoForgetLog } from '../../lib/forget/dynamo-forget-log.adapter.js';
 import { DynamoErasureLog } from '../../lib/forget/dynamo-erasure-log.adapter.js';

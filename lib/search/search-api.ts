@@ -9,7 +9,7 @@ import type { IndexedItem } from './indexed-item.js';
 import type { SearchExplain } from './search-explain.js';
 import { ModelUnavailableError } from '../model/language-model.port.js';
 import { isDerivedId } from '../trust/scope-trust.js';
-import { type SearchView, SegmentRetiredError } from './search-index.js';
+import { type SearchView, SegmentRetiredError } from './search-index-reader.js';
 import { MemoryApiError } from '../memory-api/memory-api-error.js';
 import { type MemoryApiDeps, notFound } from '../memory-api/deps.js';
 

@@ -9,7 +9,7 @@ import type { IndexedItem } from './indexed-item.js';
 import { bestFirst, type ScoredHit } from './rank-fusion.js';
 import { blendOf, round } from './search-blend.js';
 import { FIELDS, type SearchSegment } from './search-segment.js';
-import type { SegmentedIndex } from './search-segments.js';
+import type { SearchSegments } from './search-segments.js';
 import { topPositions, WordScores } from './word-scores.js';
 
 /** MiniSearch's BM25+ parameters (its defaults). */
@@ -20,7 +20,7 @@ const BM25 = { k: 1.2, b: 0.7, d: 0.5 } as const;
  * the word's terms scored, summed under its own word: queryTermGroups), a row each in
  * first-matched order; and the query's distinct words, in order, that the rows' words index.
  */
-export function termScores(index: SegmentedIndex, groups: ReadonlyArray<readonly string[]>, eligible: (item: IndexedItem) => boolean): { table: WordScores; words: string[]; rowItems: IndexedItem[] } {
+export function termScores(index: SearchSegments, groups: ReadonlyArray<readonly string[]>, eligible: (item: IndexedItem) => boolean): { table: WordScores; words: string[]; rowItems: IndexedItem[] } {
   const words = [...new Set(groups.map((g) => g[0] as string))];
   const wordIndex = new Map(words.map((w, i) => [w, i]));
   const table = new WordScores(words.length, false, 1024);
@@ -81,7 +81,7 @@ export interface Matches {
  * the names its people call each other by) adds its own small score but does not multiply the
  * rest as a rare word does. Measured on LoCoMo (BENCHMARKS.md).
  */
-export function wordWeights(index: SegmentedIndex, words: readonly string[]): Float64Array {
+export function wordWeights(index: SearchSegments, words: readonly string[]): Float64Array {
   const n = index.size;
   return Float64Array.from(words, (w) => {
     const df = Math.max(1, index.frequency('text', w));
@@ -99,7 +99,7 @@ export interface Candidate {
 }
 
 /** Each candidate's relevance, similarity and score (the blend of relevance, quality and recency); the best BM25 comes first. */
-export function scoreCandidates(index: SegmentedIndex, candidates: readonly Candidate[], query: ReadonlyMap<string, number> | null, now: Date): ScoredHit[] {
+export function scoreCandidates(index: SearchSegments, candidates: readonly Candidate[], query: ReadonlyMap<string, number> | null, now: Date): ScoredHit[] {
   const best = candidates[0]?.score ?? 0;
   return candidates.map(({ segment, doc, score, perTerm, members }) => {
     const item = (index.segments[segment] as SearchSegment).item(doc);
@@ -126,7 +126,7 @@ export function scoreCandidates(index: SegmentedIndex, candidates: readonly Cand
  * a summary's covered turns): the `limit` best by BM25+ of the group's per-word scores, then
  * scored (similarity over the members' words), best first.
  */
-export function bestGroups(index: SegmentedIndex, matches: Matches, table: WordScores, rows: readonly number[] | null, limit: number, now: Date): ScoredHit[] {
+export function bestGroups(index: SearchSegments, matches: Matches, table: WordScores, rows: readonly number[] | null, limit: number, now: Date): ScoredHit[] {
   return scoreCandidates(index, topCandidates(matches, table, rows, limit), matches.query, now).sort(bestFirst);
 }
 

@@ -16,7 +16,7 @@ import { bestFirst, explainer, fuse, type IndexHit, type NamedRanking } from './
 import type { SearchExplain } from './search-explain.js';
 import { matchesFilters, type SearchFilters } from './search-filters.js';
 import { queryTermGroups, vectorTerms } from './search-terms.js';
-import { indexOf, itemKey, type SegmentedIndex } from './search-segments.js';
+import { indexOf, itemKey, type SearchSegments } from './search-segments.js';
 import { timeRanking } from './time-ranking.js';
 import { answerRanking, summaryRanking, windowRanking } from './turn-rankings.js';
 import { vectorRanking } from './vector-ranking.js';
@@ -57,7 +57,7 @@ export interface SearchHit {
  * the query's embedding (`vector`, on a stage that embeds), one more, the items by the cosine
  * of their stored vectors (vectorRanking); without it the ranking is the lexical one alone.
  */
-export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Date, spare = 0, vector?: QueryVector): IndexHit[] {
+export function rankIndex(index: SearchSegments, request: SearchRequest, now: Date, spare = 0, vector?: QueryVector): IndexHit[] {
   const filters = request.filters ?? {};
   const eligible = (item: IndexedItem) => (item.expiresAt === null || item.expiresAt > now.getTime()) && matchesFilters(item, filters, now);
   const byVector = vector ? vectorRanking(index, vector, eligible) : [];
@@ -74,7 +74,7 @@ export function rankIndex(index: SegmentedIndex, request: SearchRequest, now: Da
  * time), those with nothing to rank left out; none when no item clears the floor — the
  * question is about something memory does not hold.
  */
-function lexicalRankings(index: SegmentedIndex, request: SearchRequest, now: Date, eligible: (item: IndexedItem) => boolean): NamedRanking[] {
+function lexicalRankings(index: SearchSegments, request: SearchRequest, now: Date, eligible: (item: IndexedItem) => boolean): NamedRanking[] {
   const groups = firstWords(queryTermGroups(request.query), MAX_QUERY_WORDS);
   if (groups.length === 0 || index.size === 0) return [];
   const qTerms = vectorTerms(request.query);

@@ -6,7 +6,7 @@ import type { IndexedItem } from './indexed-item.js';
 import { blendOf, round } from './search-blend.js';
 import { explanation, type Place, type RankingName, type SearchExplain } from './search-explain.js';
 import type { SearchSegment } from './search-segment.js';
-import { itemKey, type SegmentedIndex } from './search-segments.js';
+import { itemKey, type SearchSegments } from './search-segments.js';
 
 /** A hit of rankIndex: an indexed item, before the item is read from its store. */
 export interface IndexHit {
@@ -41,7 +41,7 @@ export interface NamedRanking {
 type Explainer = (places: readonly Place[], fused: number, hit: ScoredHit) => SearchExplain;
 
 /** The explanations of an index's hits: the blend the lexical scores used, and members named by id. */
-export function explainer(index: SegmentedIndex, now: Date): Explainer {
+export function explainer(index: SearchSegments, now: Date): Explainer {
   const idOf = (at: { segment: number; doc: number }) => (index.segments[at.segment] as SearchSegment).columns.ids[at.doc] ?? '';
   return (places, fused, hit) => explanation(places, fused, blendOf(hit.item, now), idOf);
 }

@@ -4,7 +4,7 @@ import type { QueryVector } from './embedding-vectors.js';
 import { rankIndex } from './memory-search.js';
 import type { IndexHit } from './rank-fusion.js';
 import type { SearchFilters } from './search-filters.js';
-import { itemKey, SegmentedIndex } from './search-segments.js';
+import { itemKey, SearchSegments } from './search-segments.js';
 import type { IndexedItem } from './indexed-item.js';
 import type { SearchExplain } from './search-explain.js';
 import { ModelUnavailableError } from '../model/language-model.port.js';
@@ -64,7 +64,7 @@ export async function search(
   const owners = userId === GLOBAL_USER || req.filters?.includeGlobal === false ? [userId] : [userId, GLOBAL_USER];
   // The query's vector is asked for while the indexes are read (a stage that embeds).
   const [views, vector] = await Promise.all([Promise.all(owners.map((owner) => viewOf(deps, owner))), queryVector(deps, req.query)]);
-  const hits = rankIndex(new SegmentedIndex(views.flatMap((v) => v.entries)), req, now, PAGE_SPARE, vector);
+  const hits = rankIndex(new SearchSegments(views.flatMap((v) => v.entries)), req, now, PAGE_SPARE, vector);
   // The page's items first; the spare hits only when a store no longer holds some as indexed.
   const first = await pageItems(deps, owners, views, hits.slice(0, req.limit));
   const live = (h: IndexHit, items: ReadonlyMap<string, MemoryItem>) => {

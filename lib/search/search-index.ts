@@ -26,7 +26,7 @@
  */
 import { RecentCache } from '../kernel/recent-cache.js';
 import { GLOBAL_USER, isLive, type MemoryItem } from '../items/memory-item.js';
-import { type IndexEntry, itemKey, SegmentedIndex, segmentOf } from './search-segments.js';
+import { type IndexEntry, itemKey, SearchSegments, segmentOf } from './search-segments.js';
 import { quantise } from './embedding-vectors.js';
 import { mergeSegments, type SearchSegment } from './search-segment.js';
 import { SEARCH_MARK_TTL_MS } from '../kernel/memory-paths.js';
@@ -288,7 +288,7 @@ export class LiveSearchIndex implements SearchIndexReader {
     const segments = await Promise.all(refs.map((ref) => this.deps.store.segment(ref)));
     if (segments.some((s) => s === null)) throw new SegmentRetiredError(`a segment of ${userId}'s search index was retired by another compaction during a merge`);
     const entries = [...refs.map((ref, i) => ({ segment: segments[i] as SearchSegment, removes: keysOf(userId, ref.removes) })), delta];
-    const index = new SegmentedIndex(entries);
+    const index = new SearchSegments(entries);
     const removes = new Set([...refs.flatMap((r) => r.removes), ...[...(delta.removes ?? [])].map((k) => k.slice(k.indexOf('\u0000') + 1))]);
     const segment = mergeSegments(
       entries.map(({ segment }, si) => ({

@@ -24,7 +24,7 @@ export interface IndexEntry {
   removes?: ReadonlySet<string> | undefined;
 }
 
-export class SegmentedIndex {
+export class SearchSegments {
   readonly segments: readonly SearchSegment[];
   /** hidden[s][d]: segment s's item d is superseded by a newer segment or removed. */
   private readonly hidden: Uint8Array[];
@@ -106,8 +106,8 @@ export class SegmentedIndex {
 }
 
 /** A one-segment index over these items (tests, benchmarks and small corpora held in memory). */
-export function indexOf(items: readonly MemoryItem[]): SegmentedIndex {
-  return new SegmentedIndex([{ segment: segmentOf(items.filter((i) => !i.deleted)) }]);
+export function indexOf(items: readonly MemoryItem[]): SearchSegments {
+  return new SearchSegments([{ segment: segmentOf(items.filter((i) => !i.deleted)) }]);
 }
 
 /** A segment over these items, in this order, with their embedding vectors (in the same order) if given. */

@@ -7,7 +7,7 @@ import type { IndexedItem } from './indexed-item.js';
 import type { ScoredHit } from './rank-fusion.js';
 import { round } from './search-blend.js';
 import type { SearchSegment } from './search-segment.js';
-import type { SegmentedIndex } from './search-segments.js';
+import type { SearchSegments } from './search-segments.js';
 
 /**
  * The cosine an item's vector must reach to count in the vector ranking: the vector path's
@@ -23,7 +23,7 @@ const VECTOR_CANDIDATES = 50;
  * vector (at least MIN_VECTOR_SIMILARITY), best first. Items without one (the overlay's, not yet
  * compacted; those folded before the stage embedded) are not in it: they rank lexically only.
  */
-export function vectorRanking(index: SegmentedIndex, vector: QueryVector, eligible: (item: IndexedItem) => boolean): ScoredHit[] {
+export function vectorRanking(index: SearchSegments, vector: QueryVector, eligible: (item: IndexedItem) => boolean): ScoredHit[] {
   const q = unit(vector.values);
   const near = index.segments.flatMap((s, si) =>
     comparable(s.embeddings, vector) ? nearest(s.embeddings as SegmentEmbeddings, q, MIN_VECTOR_SIMILARITY).map(([doc, cos]) => ({ segment: si, doc, cos })) : [],

@@ -1,6 +1,6 @@
 /** Tiers with promotion and demotion (req R-TIER): entries written through the API (mem:…), listed per tier, deleted, promoted (to GLOBAL by an administrator) and demoted. */
 import { GLOBAL_USER, isLive, type MemoryItem, mergeAttributes, type Tier } from '../items/memory-item.js';
-import { itemKey, SegmentedIndex } from '../search/search-segments.js';
+import { itemKey, SearchSegments } from '../search/search-segments.js';
 import type { IndexedItem } from '../search/indexed-item.js';
 import { corroborateEntry } from './tier-review.js';
 import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, newTierItem, nextUpdatedAt, promoteTier } from './memory-tiers.js';
@@ -46,7 +46,7 @@ export async function queryTier(
   const after = q.nextToken === undefined ? null : pageCursor(q.nextToken, tierCursor);
   const [since, until] = [q.since === undefined ? -Infinity : Date.parse(q.since), q.until === undefined ? Infinity : Date.parse(q.until)];
   const newestFirst = (a: IndexedItem, b: IndexedItem) => b.createdAt - a.createdAt || a.id.localeCompare(b.id) || a.userId.localeCompare(b.userId);
-  const matches = [...new SegmentedIndex(views.flatMap((v) => v.entries)).visible()]
+  const matches = [...new SearchSegments(views.flatMap((v) => v.entries)).visible()]
     .filter((i) => i.tier === tier && (i.expiresAt === null || i.expiresAt > now.getTime()))
     .filter((i) => (q.type === undefined || i.contentTypes.includes(q.type)) && (q.kind === undefined || i.kind === q.kind))
     .filter((i) => (q.sessionId === undefined || i.sessionId === q.sessionId) && i.createdAt >= since && i.createdAt <= until)

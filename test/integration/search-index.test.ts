@@ -27,7 +27,7 @@ import { sqsEvent } from '../../infra/local/lambda-events.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { writeUnits } from '../../lib/kernel/dynamo-item-size.adapter.js';
 import { keys, SEARCH_MARK_TTL_MS } from '../../lib/kernel/memory-paths.js';
-import { SegmentedIndex } from '../../lib/search/search-segments.js';
+import { SearchSegments } from '../../lib/search/search-segments.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 import type { SearchIndexHead } from '../../lib/search/search-index.port.js';
 import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/search/search-index.js';
@@ -326,7 +326,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     const items = (markAt?: () => Date) => new DynamoMemoryItemStore(ddb, stack.info.tableName, new DynamoSearchChangeLog(ddb, stack.info.tableName, { expiring: true, ...(markAt ? { now: markAt } : {}) }));
     const note = (i: number) => ({ ...newTierItem(user, 'long_term', { text: `late zebrafish note ${i}` }, stack.now()), id: `mem:late-${i}` });
     await items().create(note(0));
-    const served = async (index: LiveSearchIndex) => [...new SegmentedIndex((await index.view(user)).entries).visible()].map((i) => i.id).sort();
+    const served = async (index: LiveSearchIndex) => [...new SearchSegments((await index.view(user)).entries).visible()].map((i) => i.id).sort();
     // The writer chose its mark's `at` 2 s before the compaction started; the write lands after it (within L = 5 s).
     const chosen = new Date(Date.now() - 2_000);
     await reflectorIndex().compact(user);

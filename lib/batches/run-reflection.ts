@@ -14,7 +14,7 @@ import type { BatchLog } from './batch-log.js';
 import { applyQualityGates } from './quality-gates.js';
 import { userPrefix } from '../kernel/memory-paths.js';
 import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from './reflection-output.js';
-import { DocumentIndex } from '../knowledge/knowledge-search.js';
+import { KnowledgeSearch } from '../knowledge/knowledge-search.js';
 import type { KnowledgeDoc } from '../knowledge/knowledge.js';
 import { findRecurrences, PROMOTIONS_TO_KNOWLEDGE } from '../knowledge/promotion.js';
 import { promoteStaged } from '../knowledge/promote-staged.js';
@@ -154,7 +154,7 @@ interface BatchInput {
   batchAt: string;
   batch: ReturnType<typeof assembleBatch>;
   knowledgeDocs: KnowledgeDoc[];
-  knowledge: DocumentIndex<KnowledgeDoc>;
+  knowledge: KnowledgeSearch<KnowledgeDoc>;
   /** The Knowledge documents the batch's top keywords find, shown to the model. */
   existing: Array<{ path: string; summary: string }>;
   /** The agent.event episodes whose documents this batch writes. */
@@ -177,7 +177,7 @@ async function readBatch(job: Job, started: Date, deps: ReflectionDeps): Promise
   const batch = assembleBatch(turns, deps.settings.budgetTokens);
   // Req R-ASM: search the user's Knowledge with the batch's top keywords, so the model knows what exists.
   const knowledgeDocs = await deps.knowledge.loadKnowledge(job.userId);
-  const knowledge = new DocumentIndex(knowledgeDocs);
+  const knowledge = new KnowledgeSearch(knowledgeDocs);
   const existing = knowledge
     .search(topKeywords(`${batch.document}\n${material}`, EXISTING_KEYWORDS).join(' '), EXISTING_SHOWN)
     .map((h) => ({ path: h.doc.id, summary: h.doc.summary }));

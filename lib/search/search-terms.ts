@@ -3,7 +3,7 @@
  * index used (knowledge-search.ts): `words` with underscores as spaces; a term is a token of 2+
  * characters that is not a stopword, Porter stemmed; a field's length is its count of distinct
  * raw tokens (MiniSearch's rule). The vectors for the similarity leave out all-digit terms, as
- * DocumentIndex does.
+ * KnowledgeSearch does.
  */
 import { stemmer } from 'stemmer';
 import { formsOf } from '../kernel/irregular-forms.js';
@@ -23,5 +23,5 @@ export const queryTermGroups = (query: string): string[][] =>
     return own === null ? [] : [[...new Set([own, ...formsOf(t).flatMap((f) => termOf(f) ?? [])])]];
   });
 
-/** The terms of a text for its similarity vector: no all-digit terms (DocumentIndex's rule). */
+/** The terms of a text for its similarity vector: no all-digit terms (KnowledgeSearch's rule). */
 export const vectorTerms = (text: string): string[] => rawTokens(text).flatMap((t) => (/^\d+$/.test(t) ? [] : (termOf(t) ?? [])));

@@ -15,7 +15,7 @@ import { reviewTiers } from '../tiers/tier-review.js';
 import type { Job } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { KnowledgeDoc } from '../knowledge/knowledge.js';
-import { DocumentIndex } from '../knowledge/knowledge-search.js';
+import { KnowledgeSearch } from '../knowledge/knowledge-search.js';
 import type { SleepTimeConfig } from './config.js';
 import {
   chunkDay,
@@ -234,7 +234,7 @@ async function reflectChunks(
  * the Knowledge facts found already known, which the run verifies as of its schedule time
  * (both in the run's one change of the index: maintainFacts).
  */
-function gateFindings(job: Job, merged: readonly Finding[], knowledge: DocumentIndex<KnowledgeDoc>, run: SleepTimeRun, buried: ReadonlyMap<string, Tombstone>) {
+function gateFindings(job: Job, merged: readonly Finding[], knowledge: KnowledgeSearch<KnowledgeDoc>, run: SleepTimeRun, buried: ReadonlyMap<string, Tombstone>) {
   const seen = new Map<string, { at: string; by: string }>();
   const stored: KnowledgeEntry[] = [];
   for (const f of merged) {
@@ -323,7 +323,7 @@ export async function runNightly(job: Job, deps: SleepTimeDeps): Promise<SleepTi
   // Findings an earlier delivery of this run stored are left out, so this delivery gates and
   // stores them (again, the same documents) as the first did, and logs the same run.
   const knowledgeDocs = await deps.knowledge.loadKnowledge(job.userId);
-  const knowledge = new DocumentIndex<KnowledgeDoc>(knowledgeDocs.filter((d) => !isFindingOf(d, job.jobId)));
+  const knowledge = new KnowledgeSearch<KnowledgeDoc>(knowledgeDocs.filter((d) => !isFindingOf(d, job.jobId)));
   const reviewed = kept.flatMap((k) => k.chunk.turns);
   const memories = knowledge
     .search(topKeywords(reviewed.map((t) => t.query).join(' '), 10).join(' '), NIGHTLY_MEMORIES)

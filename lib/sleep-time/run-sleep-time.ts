@@ -65,7 +65,7 @@ export interface SleepTimeDeps {
   retryUnusableOutput?: boolean;
   /** The user's relation graph: triples become edges; the nightly run sweeps it. */
   graph: GraphStore;
-  /** What the run's model calls cost, recorded before the run's record (its commit marker). */
+  /** What the run's model calls cost, recorded before the run's record (its commit record). */
   costs: CostLedger;
   /** Tombstones of deleted facts and findings (req R-DEL-2): a finding repeating one is rejected, and its edge not made. Absent: none. */
   erasures?: Pick<ErasureLog, 'buried'>;

@@ -6,7 +6,7 @@
  *
  * Order per user, chosen for crash safety: documents and index first (idempotent; with the
  * search change marks of the turns at or below the state's lastTurnId only, then the user's
- * TURNLOG once: `turnMarks`), then batch and event jobs (FIFO dedup id = job id, so a
+ * TURNLOG once: `turnChangeMarks`), then batch and event jobs (FIFO dedup id = job id, so a
  * retry cannot enqueue twice within SQS's 5-minute window), then the state (conditional on its
  * version), then the session-close summaries that write committed (`closeSummaries`: a write
  * that lost to an idle summary of the same turns enqueues none; a redelivery of its messages
@@ -211,7 +211,7 @@ interface Fold {
   version: number | null;
   folded: AccumulateResult;
   toStore: TurnSaved[];
-  /** The turns to mark as changed for the search index (`turnMarks`), stored or not. */
+  /** The turns to mark as changed for the search index (`turnChangeMarks`), stored or not. */
   marked: Array<{ userId: string; turnId: number }>;
   /** The first turn id this cycle may leave unmarked, to record in TURNLOG before the state that says so is put; null when recorded. */
   openLog: number | null;
@@ -272,7 +272,7 @@ async function foldUser(userId: string, items: readonly UserMessage[], deps: Ing
   const episodes = messages.flatMap((m) => (m.type === 'agent.event' ? (eventEpisodeOf(m) ?? []) : []));
   const closed = messages.flatMap((m) => (m.type === 'session.closed' ? [{ sessionId: m.sessionId, at: m.timestamp }] : []));
   const toStore = dedupeByTurnId(turns.filter((t) => keep.has(t.turnId)));
-  return { userId, version: stored.version, folded, toStore, marked: turnMarks(prior, turns), openLog: prior.turnLog ? null : prior.lastTurnId + 1, episodes, jobs, after, idleCheck: idle?.plan ?? null, alreadyApplied: false, closed, forgotten };
+  return { userId, version: stored.version, folded, toStore, marked: turnChangeMarks(prior, turns), openLog: prior.turnLog ? null : prior.lastTurnId + 1, episodes, jobs, after, idleCheck: idle?.plan ?? null, alreadyApplied: false, closed, forgotten };
 }
 
 const jobOf = (userId: string, t: JobTrigger, requestedAt: string): Job => ({
@@ -298,7 +298,7 @@ const jobOf = (userId: string, t: JobTrigger, requestedAt: string): Job => ({
  * failed) is marked, stored again or not. Until the user's TURNLOG is recorded (a state
  * without `turnLog`: before the first cycle of this code, or reset), every turn is marked.
  */
-function turnMarks(prior: SignalState, turns: readonly TurnSaved[]): Array<{ userId: string; turnId: number }> {
+function turnChangeMarks(prior: SignalState, turns: readonly TurnSaved[]): Array<{ userId: string; turnId: number }> {
   const ids = new Set(turns.filter((t) => !prior.turnLog || t.turnId <= prior.lastTurnId).map((t) => t.turnId));
   return [...ids].map((turnId) => ({ userId: turns[0]?.userId ?? '', turnId }));
 }

@@ -145,7 +145,7 @@ function signalHandler(held?: ReturnType<typeof hold>) {
 }
 
 /** The ids the user's change marks name that are turns. */
-async function turnMarksOf(userId: string): Promise<string[]> {
+async function turnChangeMarksOf(userId: string): Promise<string[]> {
   return [...new Set((await marksOf(userId)).flatMap((m) => (m.ids as string[] | undefined) ?? []).filter((id) => id.startsWith('turn:')))].sort();
 }
 
@@ -362,13 +362,13 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     // The first cycle records the user's TURNLOG and marks its turns; a turn above the counted ones after it is not marked.
     await send(user, [1]);
     await send(user, [3]);
-    expect(await turnMarksOf(user)).toEqual(['turn:1']);
+    expect(await turnChangeMarksOf(user)).toEqual(['turn:1']);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:3']);
     await reflectorIndex().compact(user);
     expect((await pointerOf(user))?.turnWatermark).toBe(3);
     // Turn 2 comes late (redriven from the DLQ, say): at or below lastTurnId, so marked — the turn watermark (3) passed it.
     await send(user, [2]);
-    expect(await turnMarksOf(user)).toEqual(['turn:1', 'turn:2']);
+    expect(await turnChangeMarksOf(user)).toEqual(['turn:1', 'turn:2']);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3']);
     await send(user, [4]);
     await reflectorIndex().compact(user);
@@ -393,7 +393,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     // finds turn 4 at or below lastTurnId (a duplicate now), marks it.
     write.release();
     await hung;
-    expect(await turnMarksOf(user)).toContain('turn:4');
+    expect(await turnChangeMarksOf(user)).toContain('turn:4');
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3', 'turn:4', 'turn:5']);
     await reflectorIndex().compact(user);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3', 'turn:4', 'turn:5']);
@@ -419,7 +419,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     await three;
     unput.release();
     await four;
-    expect(await turnMarksOf(user)).toEqual(['turn:1']);
+    expect(await turnChangeMarksOf(user)).toEqual(['turn:1']);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3', 'turn:4']);
     await reflectorIndex().compact(user);
     expect((await pointerOf(user))?.turnWatermark).toBe(4);
@@ -436,7 +436,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     const { ddb } = functionClients('reflector', stack.iam);
     await ddb.send(new UpdateCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk(user), sk: keys.searchIndexSk }, UpdateExpression: 'REMOVE turnWatermark' }));
     await send(user, [3]);
-    expect(await turnMarksOf(user)).toEqual(['turn:1']);
+    expect(await turnChangeMarksOf(user)).toEqual(['turn:1']);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3']);
     expect((await pointerOf(user))?.turnWatermark).toBe(3);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3']);

@@ -6,7 +6,7 @@ import { corroborateEntry } from './tier-review.js';
 import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, newTierItem, nextUpdatedAt, promoteTier } from './memory-tiers.js';
 import { MemoryApiError } from '../memory-api/memory-api-error.js';
 import { type MemoryApiDeps, notFound } from '../memory-api/deps.js';
-import { pageCursor, pageToken } from '../memory-api/paging.js';
+import { pageCursor, encodeCursor } from '../memory-api/paging.js';
 import { PAGE_SPARE, viewOf, pageItems, findItem, trusted } from '../search/search-api.js';
 import { deleteSummary } from '../summaries/summaries-api.js';
 import { reviewPromote } from '../knowledge/review-api.js';
@@ -60,7 +60,7 @@ export async function queryTier(
   });
   const more = items.length > q.limit || matches.length > page.length;
   const last = !more ? undefined : items.length > q.limit ? items[q.limit - 1]?.indexed : page.at(-1);
-  return { items: items.slice(0, q.limit).map((i) => i.item), ...(last ? { nextToken: pageToken([last.createdAt, last.id, last.userId]) } : {}) };
+  return { items: items.slice(0, q.limit).map((i) => i.item), ...(last ? { nextToken: encodeCursor([last.createdAt, last.id, last.userId]) } : {}) };
 }
 
 /** A tier page's end: the last item's time, id and owner. */

@@ -26,7 +26,7 @@ import { type Summary, startLocalStack } from '../infra/local/stack.js';
 import { stageConfig } from '../infra/config/stages.js';
 import type { Invocation } from '../infra/local/event-source.js';
 import { addLedger, type LedgerEntry, ledgerDelta, requestLedger } from '../infra/local/request-ledger.js';
-import { DocumentIndex } from '../lib/knowledge/knowledge-search.js';
+import { KnowledgeSearch } from '../lib/knowledge/knowledge-search.js';
 import type { BatchLog } from '../lib/batches/batch-log.js';
 import { type DiaryRecord, diaryMarkdown } from '../lib/diary/diary.js';
 import { contentWords, estimateTokens } from '../lib/kernel/text.js';
@@ -353,7 +353,7 @@ function rawTurns(turns: readonly TurnSaved[]) {
   const byTurn = new Map<number, TurnSaved>(turns.map((t) => [t.turnId, t]));
   const diaOf = (ids: readonly number[]) => new Set(ids.flatMap((id) => (byTurn.get(id)?.attributes?.dia_ids ?? '').split(' ').filter(Boolean)));
   const docs = turns.map((t) => ({ id: String(t.turnId), title: '', text: `${t.query}\n${t.response}` }));
-  return { byTurn, diaOf, index: new DocumentIndex(docs), stemmed: new DocumentIndex(docs, { stem: true }) };
+  return { byTurn, diaOf, index: new KnowledgeSearch(docs), stemmed: new KnowledgeSearch(docs, { stem: true }) };
 }
 type RawTurns = ReturnType<typeof rawTurns>;
 

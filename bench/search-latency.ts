@@ -42,7 +42,7 @@ import { DynamoMemoryItemStore, memoryItemRow } from '../lib/items/memory-item-s
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../lib/search/search-index-store.adapter.js';
 import { createDocumentClient, createDynamoDbClient, createS3Client } from '../lib/kernel/aws-clients.adapter.js';
 import type { MemoryItem } from '../lib/items/memory-item.js';
-import { segmentOf } from '../lib/search/memory-search.js';
+import { segmentOf } from '../lib/search/search-segments.js';
 import { newTierItem } from '../lib/tiers/memory-tiers.js';
 import { stageConfig } from '../infra/config/stages.js';
 import { projectedMs } from './lambda-cpu.js';

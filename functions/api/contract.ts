@@ -9,7 +9,7 @@ import { SettingsChangeSchema } from '../../lib/settings/user-settings.js';
 import { DomainSchema, UserIdSchema } from '../../events/common.js';
 import { ValidationOutcomeSchema } from '../../events/turn-saved.js';
 import { MemoryItemSchema, TierSchema } from '../../lib/items/memory-item.js';
-import { SearchFiltersSchema } from '../../lib/search/memory-search.js';
+import { SearchFiltersSchema } from '../../lib/search/search-filters.js';
 import { SearchExplainSchema } from '../../lib/search/search-explain.js';
 import { DemotionReasonSchema } from '../../lib/tiers/memory-tiers.js';
 

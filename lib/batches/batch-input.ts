@@ -3,7 +3,7 @@ import type { Job } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { assembleBatch, occasionOf } from './batch-assembly.js';
 import type { BatchLog } from './batch-log.js';
-import { DocumentIndex } from '../knowledge/knowledge-search.js';
+import { KnowledgeSearch } from '../knowledge/knowledge-search.js';
 import type { KnowledgeDoc } from '../knowledge/knowledge.js';
 import type { EventEpisode } from '../turns/episodes.js';
 import { eventMaterial, NO_TURN_WAITING, NOTHING_TO_REFLECT_ON } from './event-reflection.js';
@@ -23,7 +23,7 @@ export interface BatchInput {
   batchAt: string;
   batch: ReturnType<typeof assembleBatch>;
   knowledgeDocs: KnowledgeDoc[];
-  knowledge: DocumentIndex<KnowledgeDoc>;
+  knowledge: KnowledgeSearch<KnowledgeDoc>;
   /** The Knowledge documents the batch's top keywords find, shown to the model. */
   existing: Array<{ path: string; summary: string }>;
   /** The agent.event episodes whose documents this batch writes. */
@@ -46,7 +46,7 @@ export async function readBatch(job: Job, started: Date, deps: ReflectionDeps): 
   const batch = assembleBatch(turns, deps.settings.budgetTokens);
   // Req R-ASM: search the user's Knowledge with the batch's top keywords, so the model knows what exists.
   const knowledgeDocs = await deps.knowledge.loadKnowledge(job.userId);
-  const knowledge = new DocumentIndex(knowledgeDocs);
+  const knowledge = new KnowledgeSearch(knowledgeDocs);
   const existing = knowledge.search(topKeywords(`${batch.document}\n${material}`, EXISTING_KEYWORDS).join(' '), EXISTING_SHOWN).map((h) => ({ path: h.doc.id, summary: h.doc.summary }));
   const base: LogBase = {
     batch_id: job.jobId,

@@ -25,7 +25,7 @@ const MAX_LOG_ITEM_BYTES = 350 * 1024;
  * (https://aws.amazon.com/dynamodb/pricing/on-demand/, https://aws.amazon.com/s3/pricing/).
  * The log is packed (`packed`, packed-json.ts: fewer write units than its JSON text, `log`,
  * which older items hold, and as much less for the sleep-time runs' Query of the logs).
- * The item is the batch's commit marker: the first write wins. A log too large for an item,
+ * The item is the batch's commit record: the first write wins. A log too large for an item,
  * and every log of the older layout, is an object in S3 that the item names (`logKey`).
  */
 export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {

@@ -6,7 +6,7 @@
  */
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { KnowledgeDoc } from '../knowledge/knowledge.js';
-import type { DocumentIndex } from '../knowledge/knowledge-search.js';
+import type { KnowledgeSearch } from '../knowledge/knowledge-search.js';
 import { safeKnowledgePath } from '../kernel/memory-paths.js';
 import type { ItemCategory, BatchAnswer } from './batch-answer.js';
 import { contentWords } from '../kernel/text.js';
@@ -27,7 +27,7 @@ export interface GateContext {
   /** Turns of the batch, plus any other indexed turn an item cites. */
   turns: ReadonlyMap<number, TurnSaved>;
   /** The user's promoted Knowledge, searchable (ids are paths relative to Knowledge/). */
-  knowledge: DocumentIndex<KnowledgeDoc>;
+  knowledge: KnowledgeSearch<KnowledgeDoc>;
   /** The same documents by path, for the related-file gate and the drift guard. */
   knowledgeDocs: ReadonlyMap<string, KnowledgeDoc>;
 }

@@ -19,7 +19,7 @@ export interface ReflectionDeps {
   sources: Pick<SourceReliabilityStore, 'stats'>;
   /** The user's relation graph: connections become edges. */
   graph: GraphStore;
-  /** What the batch's model call cost, recorded before the batch log (its commit marker). */
+  /** What the batch's model call cost, recorded before the batch log (its commit record). */
   costs: CostLedger;
   /** The diary's entries: every batch's decision; an event's batch reads the latest reflections first. */
   diary: DiaryStore;

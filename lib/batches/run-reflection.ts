@@ -37,7 +37,7 @@ export async function runReflection(job: Job, deps: ReflectionDeps): Promise<Ref
     await finishCounters(job, deps);
     return { status: 'already_done', reason: `batch ${job.jobId} is logged already` };
   }
-  // An event's job over no turns is no batch of the signal state: nothing to wait for (its batch log is its commit marker).
+  // An event's job over no turns is no batch of the signal state: nothing to wait for (its batch log is its commit record).
   if (job.turnIds.length > 0) {
     const recorded = await waitUntilRecorded(job, deps);
     if (recorded.superseded) return { status: 'superseded', reason: `turns up to ${recorded.lastBatchTurn} are reflected already` };
@@ -227,7 +227,7 @@ function parseOutput(output: unknown): { parsed: ReturnType<typeof parseBatchAns
 
 /**
  * A job failed on its last delivery (the model stayed unavailable): keep an aborted log
- * under Logs/reflector/failed/ — not the batch's commit marker, so a redrive from the DLQ
+ * under Logs/reflector/failed/ — not the batch's commit record, so a redrive from the DLQ
  * still runs it — and leave the counters waiting (the batch did not complete).
  */
 export async function recordFailedAttempt(job: Job, error: Error, deps: Pick<ReflectionDeps, 'batchLogs' | 'clock' | 'log'>): Promise<void> {

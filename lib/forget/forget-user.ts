@@ -35,7 +35,7 @@ import type { Clock, Log } from '../kernel/runtime.port.js';
 import type { ForgetCounts, ForgetLog, ForgetReceipt, UserEraser } from './forget.port.js';
 import type { JobQueue } from '../jobs/job-queue.port.js';
 import { MemoryApiError } from '../memory-api/memory-api-error.js';
-import type { SearchIndexReader } from '../search/search-index.js';
+import type { SearchIndexReader } from '../search/search-index-reader.js';
 
 export interface ForgetRequestDeps {
   forgets: ForgetLog;

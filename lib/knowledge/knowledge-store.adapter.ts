@@ -283,7 +283,7 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
   }
 
   /**
-   * Kept only for the job's redeliveries (once its commit marker is written nothing reads it),
+   * Kept only for the job's redeliveries (once its commit record is written nothing reads it),
    * so the item carries the table's TTL attribute, MODEL_OUTPUT_TTL_MS after the write by the
    * wall clock DynamoDB's TTL reads, and DynamoDB deletes it at no cost
    * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html). The S3

@@ -1,6 +1,6 @@
 /** The dependencies every memory API use case is given, and the not-found error they share. */
 import type { EmbeddingModel } from '../model/language-model.port.js';
-import type { SearchIndexReader } from '../search/search-index.js';
+import type { SearchIndexReader } from '../search/search-index-reader.js';
 import { MemoryApiError } from './memory-api-error.js';
 import type { AgentEventPublisher, TurnStore } from '../turns/turn.port.js';
 import type { AuditTrail, MemoryItemStore } from '../items/memory-item.port.js';

@@ -39,7 +39,8 @@ import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } fr
 import { RecentCache } from '../kernel/recent-cache.js';
 import { GLOBAL_USER } from '../items/memory-item.js';
 import { keys, SEARCH_MARK_TTL_MS as MARK_TTL_MS, searchSegmentKey } from '../kernel/memory-paths.js';
-import { type SearchSegment, segmentFromBytes, segmentToBytes } from './search-segment.js';
+import type { SearchSegment } from './search-segment.js';
+import { segmentFromBytes, segmentToBytes } from './segment-bytes.js';
 import type { SearchChange, SearchIndexHead, SearchIndexStore } from './search-index.port.js';
 import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
 import { batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';

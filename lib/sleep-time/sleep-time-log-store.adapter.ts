@@ -12,7 +12,7 @@ const runOf = (item: Record<string, unknown>): SleepTimeRun => (typeof item.pack
  * The sleep-time run log: a DynamoDB record per run (`RUN#{kind}#{startedAt}#{id}`, so a user's
  * runs are a range query by time; the write-sharded by-day GSI partitions `RUNS#{day}#{shard}`
  * list every user's runs of a day: `runsOn`), packed (packed-json.ts; a record written before
- * holds the `run` map); the record is the run's commit marker (older runs also have a
+ * holds the `run` map); the record is the run's commit record (older runs also have a
  * `RUNID#{id}` item written after it, which nothing reads now). A weekly run's markdown
  * document is rendered from its record when read (`weeklyMarkdown`): it is not
  * an S3 object (`Logs/sleep-time/{runId}.md`, which nothing read).

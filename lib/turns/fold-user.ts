@@ -21,7 +21,7 @@ export interface Fold {
   version: number | null;
   folded: AccumulateResult;
   toStore: TurnSaved[];
-  /** The turns to mark as changed for the search index (`turnMarks`), stored or not. */
+  /** The turns to mark as changed for the search index (`turnChangeMarks`), stored or not. */
   marked: Array<{ userId: string; turnId: number }>;
   /** The first turn id this cycle may leave unmarked, to record in TURNLOG before the state that says so is put; null when recorded. */
   openLog: number | null;
@@ -112,7 +112,7 @@ async function foldFresh(userId: string, version: number | null, prior: SignalSt
     version,
     folded,
     toStore,
-    marked: turnMarks(prior, turns),
+    marked: turnChangeMarks(prior, turns),
     openLog: prior.turnLog ? null : prior.lastTurnId + 1,
     episodes,
     jobs,
@@ -147,7 +147,7 @@ const jobOf = (userId: string, t: JobTrigger, requestedAt: string): Job => ({
  * failed) is marked, stored again or not. Until the user's TURNLOG is recorded (a state
  * without `turnLog`: before the first cycle of this code, or reset), every turn is marked.
  */
-export function turnMarks(prior: SignalState, turns: readonly TurnSaved[]): Array<{ userId: string; turnId: number }> {
+export function turnChangeMarks(prior: SignalState, turns: readonly TurnSaved[]): Array<{ userId: string; turnId: number }> {
   const ids = new Set(turns.filter((t) => !prior.turnLog || t.turnId <= prior.lastTurnId).map((t) => t.turnId));
   return [...ids].map((turnId) => ({ userId: turns[0]?.userId ?? '', turnId }));
 }

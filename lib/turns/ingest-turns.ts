@@ -6,7 +6,7 @@
  *
  * Order per user, chosen for crash safety: documents and index first (idempotent; with the
  * search change marks of the turns at or below the state's lastTurnId only, then the user's
- * TURNLOG once: `turnMarks`), then batch and event jobs (FIFO dedup id = job id, so a
+ * TURNLOG once: `turnChangeMarks`), then batch and event jobs (FIFO dedup id = job id, so a
  * retry cannot enqueue twice within SQS's 5-minute window), then the state (conditional on its
  * version), then the session-close summaries that write committed (`closeSummaries`: a write
  * that lost to an idle summary of the same turns enqueues none; a redelivery of its messages

@@ -31,7 +31,7 @@ import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/searc
 import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { keys, pad } from '../../lib/kernel/memory-paths.js';
-import { SegmentedIndex } from '../../lib/search/memory-search.js';
+import { SearchSegments } from '../../lib/search/search-segments.js';
 import type { ForgetReceipt } from '../../lib/memory-api/memory-api.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
 import { recordRelations } from '../../lib/graph/graph-use-cases.js';
@@ -88,7 +88,7 @@ async function indexedIds(): Promise<Set<string>> {
   const turns = new S3DynamoTurnStore(ddb, s3(), table, bucket, changes());
   const catalog = new StoreMemoryCatalog({ turns, knowledge: knowledge(), summaries: new S3DynamoSummaryStore(ddb, s3(), table, bucket, changes()), items: new DynamoMemoryItemStore(ddb, table, changes()), diary: new DynamoDiaryStore(ddb, table, changes()), stagedExpiryDays: 14 });
   const index = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3(), table, bucket), catalog, clock: { now: () => stack.now() }, marks: { lagMs: 5_000 }, turns: new DynamoTurnLog(ddb, table) });
-  return new Set([...new SegmentedIndex((await index.view(USER)).entries).visible()].map((i) => i.id));
+  return new Set([...new SearchSegments((await index.view(USER)).entries).visible()].map((i) => i.id));
 }
 
 const edgeIds = async () => (await graph().load(USER)).edges.filter((e) => e.status === 'active').map((e) => e.id);

@@ -218,7 +218,7 @@ describe('fewer DynamoDB units per turn', () => {
     expect(listed.map((b) => b.batchId)).toEqual(['batch-1-4', 'batch-0-1']);
     expect(listed.every((b) => !('packed' in b) && !('log' in b))).toBe(true);
 
-    // A sleep-time run: packed, its record its commit marker (no RUNID# item); a run recorded before as a map reads as it did.
+    // A sleep-time run: packed, its record is its commit record (no RUNID# item); a run recorded before as a map reads as it did.
     const runs = new DynamoSleepTimeLogStore(ddb, table);
     const run = (runId: string, startedAt: string) => ({ runId, userId: user, kind: 'nightly', status: 'completed', startedAt, windowFrom: startedAt, windowTo: startedAt, messagesReviewed: 3, stored: [], errors: [] }) as unknown as SleepTimeRun;
     const fresh = run('nightly-202605020300', '2026-05-02T03:00:00.000Z');

@@ -27,7 +27,7 @@ import { sqsEvent } from '../../infra/local/lambda-events.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { writeUnits } from '../../lib/kernel/dynamo-item-size.adapter.js';
 import { keys, SEARCH_MARK_TTL_MS } from '../../lib/kernel/memory-paths.js';
-import { SegmentedIndex } from '../../lib/search/memory-search.js';
+import { SearchSegments } from '../../lib/search/search-segments.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 import type { SearchIndexHead } from '../../lib/search/search-index.port.js';
 import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/search/search-index.js';
@@ -145,7 +145,7 @@ function signalHandler(held?: ReturnType<typeof hold>) {
 }
 
 /** The ids the user's change marks name that are turns. */
-async function turnMarksOf(userId: string): Promise<string[]> {
+async function turnChangeMarksOf(userId: string): Promise<string[]> {
   return [...new Set((await marksOf(userId)).flatMap((m) => (m.ids as string[] | undefined) ?? []).filter((id) => id.startsWith('turn:')))].sort();
 }
 
@@ -326,7 +326,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     const items = (markAt?: () => Date) => new DynamoMemoryItemStore(ddb, stack.info.tableName, new DynamoSearchChangeLog(ddb, stack.info.tableName, { expiring: true, ...(markAt ? { now: markAt } : {}) }));
     const note = (i: number) => ({ ...newTierItem(user, 'long_term', { text: `late zebrafish note ${i}` }, stack.now()), id: `mem:late-${i}` });
     await items().create(note(0));
-    const served = async (index: LiveSearchIndex) => [...new SegmentedIndex((await index.view(user)).entries).visible()].map((i) => i.id).sort();
+    const served = async (index: LiveSearchIndex) => [...new SearchSegments((await index.view(user)).entries).visible()].map((i) => i.id).sort();
     // The writer chose its mark's `at` 2 s before the compaction started; the write lands after it (within L = 5 s).
     const chosen = new Date(Date.now() - 2_000);
     await reflectorIndex().compact(user);
@@ -362,13 +362,13 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     // The first cycle records the user's TURNLOG and marks its turns; a turn above the counted ones after it is not marked.
     await send(user, [1]);
     await send(user, [3]);
-    expect(await turnMarksOf(user)).toEqual(['turn:1']);
+    expect(await turnChangeMarksOf(user)).toEqual(['turn:1']);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:3']);
     await reflectorIndex().compact(user);
     expect((await pointerOf(user))?.turnWatermark).toBe(3);
     // Turn 2 comes late (redriven from the DLQ, say): at or below lastTurnId, so marked — the turn watermark (3) passed it.
     await send(user, [2]);
-    expect(await turnMarksOf(user)).toEqual(['turn:1', 'turn:2']);
+    expect(await turnChangeMarksOf(user)).toEqual(['turn:1', 'turn:2']);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3']);
     await send(user, [4]);
     await reflectorIndex().compact(user);
@@ -393,7 +393,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     // finds turn 4 at or below lastTurnId (a duplicate now), marks it.
     write.release();
     await hung;
-    expect(await turnMarksOf(user)).toContain('turn:4');
+    expect(await turnChangeMarksOf(user)).toContain('turn:4');
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3', 'turn:4', 'turn:5']);
     await reflectorIndex().compact(user);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3', 'turn:4', 'turn:5']);
@@ -419,7 +419,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     await three;
     unput.release();
     await four;
-    expect(await turnMarksOf(user)).toEqual(['turn:1']);
+    expect(await turnChangeMarksOf(user)).toEqual(['turn:1']);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3', 'turn:4']);
     await reflectorIndex().compact(user);
     expect((await pointerOf(user))?.turnWatermark).toBe(4);
@@ -436,7 +436,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     const { ddb } = functionClients('reflector', stack.iam);
     await ddb.send(new UpdateCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk(user), sk: keys.searchIndexSk }, UpdateExpression: 'REMOVE turnWatermark' }));
     await send(user, [3]);
-    expect(await turnMarksOf(user)).toEqual(['turn:1']);
+    expect(await turnChangeMarksOf(user)).toEqual(['turn:1']);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3']);
     expect((await pointerOf(user))?.turnWatermark).toBe(3);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3']);

@@ -10,9 +10,11 @@ import { embeddingRefusal, standInVector } from '../../infra/local/embedding-sta
 import { MAX_INPUT_CHARS, TitanEmbeddings } from '../../lib/model/titan-embeddings.adapter.js';
 import { mergeEmbeddings, nearest, type QueryVector, quantise, unit, vectorOf } from '../../lib/search/embedding-vectors.js';
 import type { MemoryItem } from '../../lib/items/memory-item.js';
-import { indexOf, rankIndex, SegmentedIndex, segmentOf } from '../../lib/search/memory-search.js';
+import { rankIndex } from '../../lib/search/memory-search.js';
+import { indexOf, SearchSegments, segmentOf } from '../../lib/search/search-segments.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
-import { mergeSegments, type SearchSegment, segmentFromBytes, segmentToBytes } from '../../lib/search/search-segment.js';
+import { mergeSegments, type SearchSegment } from '../../lib/search/search-segment.js';
+import { segmentFromBytes, segmentToBytes } from '../../lib/search/segment-bytes.js';
 import { type EmbeddingModel, ModelAccessDeniedError, ModelUnavailableError } from '../../lib/model/language-model.port.js';
 import { LiveSearchIndex } from '../../lib/search/search-index.js';
 import { MemorySearchIndexStore } from '../../lib/search/search-index.fake.js';
@@ -109,7 +111,7 @@ describe('embedding vectors in a segment', () => {
 });
 
 describe('the ranking with a query vector', () => {
-  const index = new SegmentedIndex([{ segment: embedded(items) }]);
+  const index = new SearchSegments([{ segment: embedded(items) }]);
 
   it('is the lexical ranking, unchanged, without one or when no vector clears the floor', () => {
     for (const q of ['puppy shelter', 'car tyres trip', 'sunrise lake']) {
@@ -130,9 +132,9 @@ describe('the ranking with a query vector', () => {
   });
 
   it('applies the filters and hides superseded or removed items', () => {
-    const staged = new SegmentedIndex([{ segment: embedded([item(0, { kind: 'staged' }), ...items.slice(1)]) }]);
+    const staged = new SearchSegments([{ segment: embedded([item(0, { kind: 'staged' }), ...items.slice(1)]) }]);
     expect(rankIndex(staged, { query: 'canine', limit: 5 }, now, 0, query('canine'))).toEqual([]);
-    const superseded = new SegmentedIndex([{ segment: embedded(items) }, { segment: segmentOf([item(0, { text: 'a note about stamps' })]) }]);
+    const superseded = new SearchSegments([{ segment: embedded(items) }, { segment: segmentOf([item(0, { text: 'a note about stamps' })]) }]);
     expect(ids(rankIndex(superseded, { query: 'canine', limit: 5 }, now, 0, query('canine')))).toEqual([]);
   });
 });
@@ -159,7 +161,7 @@ describe('a compaction on a stage that embeds', () => {
     const segment = [...w.segments.values()][0];
     expect(segment?.embeddings?.scales.every((s) => s > 0)).toBe(true);
     const view = await w.index.view('u1');
-    expect(ids(rankIndex(new SegmentedIndex(view.entries), { query: 'canine', limit: 3 }, now, 0, query('canine')))).toEqual(['mem:0']);
+    expect(ids(rankIndex(new SearchSegments(view.entries), { query: 'canine', limit: 3 }, now, 0, query('canine')))).toEqual(['mem:0']);
   });
 
   it('writes nothing when the model fails: the marks wait for the next compaction', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';
-import { DocumentIndex } from '../../lib/knowledge/knowledge-search.js';
+import { KnowledgeSearch } from '../../lib/knowledge/knowledge-search.js';
 import { safeKnowledgePath } from '../../lib/kernel/memory-paths.js';
 import { applyQualityGates } from '../../lib/batches/quality-gates.js';
 import type { BatchAnswer } from '../../lib/batches/batch-answer.js';
@@ -19,7 +19,7 @@ const docs = [
   knowledgeDoc('Facts/reef_tank.md', 'The user keeps a reef tank with two clownfish.', 0.95),
   knowledgeDoc('Concepts/lighting.md', 'LED lighting suits corals.'),
 ];
-const ctx = { turns, knowledge: new DocumentIndex(docs), knowledgeDocs: new Map(docs.map((d) => [d.id, d])) };
+const ctx = { turns, knowledge: new KnowledgeSearch(docs), knowledgeDocs: new Map(docs.map((d) => [d.id, d])) };
 
 describe('quality gates (req R-GATE)', () => {
   it('keeps an item whose turns exist, whose words appear in them and whose files exist', () => {

@@ -282,7 +282,7 @@ async function retrySoon(record: SQSRecord, io: JobRecordIo): Promise<void> {
  * would each be a custom metric billed by the month; which kind and which status
  * are fields of the job's log lines (and the batch and run logs). Then the job's own counts,
  * and the ModelCostUsd metric the stage's daily cost alarm sums
- * (infra/stacks/stateless-stack.ts); the job recorded its cost in the ledger itself.
+ * (infra/constructs/stage-alarms.ts); the job recorded its cost in the ledger itself.
  */
 function reportJob(outcome: JobOutcome, metrics: MetricSink): void {
   metrics.addMetric(outcome.done ? 'JobsDone' : 'JobsNotDone', MetricUnit.Count, 1);

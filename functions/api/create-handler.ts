@@ -74,7 +74,7 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
     batchLogs: new S3DynamoBatchLogStore(ddb, s3, table, bucket),
     sources: new DynamoSourceReliabilityStore(ddb, table, clock),
     graph: new DynamoGraphStore(ddb, table),
-    jobs: new SqsJobQueue(sqs, env.REFLECTION_QUEUE_URL),
+    jobs: new SqsJobQueue(sqs, env.JOB_QUEUE_URL),
     events: new SqsAgentEventPublisher(sqs, env.TURN_QUEUE_URL),
     signalState: new DynamoSignalStateStore(ddb, table, clock),
     costs: new DynamoCostLedger(ddb, table),

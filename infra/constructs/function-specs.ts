@@ -54,7 +54,7 @@ export const FUNCTION_SPECS: Record<FunctionKey, (stack: Stack, props: Stateless
     environment: functionEnvironment(SignalEnvSchema, 'signal', config.logLevel, {
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,
-      REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
+      JOB_QUEUE_URL: queues.job.queue.queueUrl,
       IDLE_QUEUE_URL: queues.idle.queue.queueUrl,
       SIGNAL_CONFIG: JSON.stringify(config.signals),
       REDACT_PERSONAL_DATA: String(config.redaction.personalData),
@@ -68,7 +68,7 @@ export const FUNCTION_SPECS: Record<FunctionKey, (stack: Stack, props: Stateless
     environment: functionEnvironment(IdleEnvSchema, 'idle', config.logLevel, {
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,
-      REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
+      JOB_QUEUE_URL: queues.job.queue.queueUrl,
       IDLE_QUEUE_URL: queues.idle.queue.queueUrl,
       SIGNAL_CONFIG: JSON.stringify(config.signals),
     }),
@@ -77,7 +77,7 @@ export const FUNCTION_SPECS: Record<FunctionKey, (stack: Stack, props: Stateless
   reflector: (stack, { stage, config, queues, table, bucket }) => ({
     id: 'ReflectorFunction',
     tracing: QUEUE_DRIVEN,
-    description: 'ReflectionQueue → assemble → Bedrock Converse → gates → staging → batch log',
+    description: 'Job queue → assemble → Bedrock Converse → gates → staging → batch log',
     environment: functionEnvironment(ReflectorEnvSchema, 'reflector', config.logLevel, {
       STAGE: stage,
       TABLE_NAME: table.tableName,
@@ -85,8 +85,8 @@ export const FUNCTION_SPECS: Record<FunctionKey, (stack: Stack, props: Stateless
       MODEL_ID: modelIdFor(stack, config),
       ...jobModelEnvironment(stack, config),
       ANSWER_SHAPE: config.answerShape,
-      REFLECTION_MAX_RECEIVES: String(QUEUES.reflection.maxReceiveCount),
-      REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
+      JOB_MAX_RECEIVES: String(QUEUES.job.maxReceiveCount),
+      JOB_QUEUE_URL: queues.job.queue.queueUrl,
       MODEL_RETRY_DELAY_SECONDS: '30',
       FORGET_SETTLE_SECONDS: String(Math.max(FUNCTION_TIMEOUT_SECONDS.signal, FUNCTION_TIMEOUT_SECONDS.api) + 5),
       SUMMARIES_ENABLED: String(config.summaries.enabled),
@@ -111,7 +111,7 @@ export const FUNCTION_SPECS: Record<FunctionKey, (stack: Stack, props: Stateless
     environment: functionEnvironment(SweepEnvSchema, 'sweep', config.logLevel, {
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,
-      REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
+      JOB_QUEUE_URL: queues.job.queue.queueUrl,
       SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
     }),
   }),
@@ -123,7 +123,7 @@ export const FUNCTION_SPECS: Record<FunctionKey, (stack: Stack, props: Stateless
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,
       SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
-      REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
+      JOB_QUEUE_URL: queues.job.queue.queueUrl,
       TURN_QUEUE_URL: queues.turn.queue.queueUrl,
       REDACT_PERSONAL_DATA: String(config.redaction.personalData),
       SEARCH_MARK_LAG_SECONDS,

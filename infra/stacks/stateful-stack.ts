@@ -55,7 +55,7 @@ export class StatefulStack extends Stack {
     const queueProps = { stage: props.stage, config: props.config, dataKey: this.dataKey, alarmTopic: this.alarmTopic };
     this.queues = {
       turn: memoryQueue(this, queueProps, 'turn', QUEUES.turn),
-      reflection: memoryQueue(this, queueProps, 'reflection', QUEUES.reflection),
+      job: memoryQueue(this, queueProps, 'job', QUEUES.job),
       idle: memoryQueue(this, queueProps, 'idle', QUEUES.idle),
     };
     if (!props.config.auth.issuer) this.users = this.makeUserPool(props, removalPolicy);

@@ -27,7 +27,7 @@ export type { RecursiveLoops, StatelessStackProps } from './stateless-props.js';
  * user, which stops as superseded once a newer check is sent and stops for good when it
  * summarises or finds nothing to do, so no check loops without a user's turn having sent it
  * within a threshold (at most 96 hops of 15 minutes). The reflector continues a large forget
- * in a fresh job on the ReflectionQueue (lib/forget/forget-user.ts): a user of many items
+ * in a fresh job on the job queue (lib/forget/forget-user.ts): a user of many items
  * takes more than 16; its guard is that a job which erased nothing does not continue, and the
  * forget's items only decrease. The test in test/infra/recursive-loops.test.ts derives from the
  * templates which functions send to their own queue.

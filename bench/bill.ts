@@ -9,7 +9,7 @@
  * Prices and assumptions live in bench/cost.ts and here, each with its source or named as an
  * assumption; docs/pricing-sources.md has the quotes.
  */
-import { SQS_DATA_KEY_REUSE_SECONDS } from '../infra/stacks/stateful-stack.js';
+import { SQS_DATA_KEY_REUSE_SECONDS } from '../infra/constructs/memory-queues.js';
 import { PERMISSIONS, type FunctionKey } from '../infra/permissions.js';
 import type { SynthesizedStage } from '../infra/local/iam/synthesized-stage.js';
 import type { LedgerEntry } from '../infra/local/request-ledger.js';
@@ -53,7 +53,7 @@ export const ASSUMED = {
   initMs: 250,
   /** KMS: each principal asks for a data key once per 5-minute reuse period while it is busy (SQS: (2 × producers + consumers) per queue). */
   kmsPeriodsPerMonth: (30 * 86_400) / 300,
-  /** SQS's data key periods a month: the queues reuse a data key for SQS_DATA_KEY_REUSE_SECONDS (infra/stacks/stateful-stack.ts). */
+  /** SQS's data key periods a month: the queues reuse a data key for SQS_DATA_KEY_REUSE_SECONDS (infra/constructs/memory-queues.ts). */
   sqsKmsPeriodsPerMonth: (30 * 86_400) / SQS_DATA_KEY_REUSE_SECONDS,
   /** DynamoDB bills 100 bytes of overhead per item beside its attributes. */
   itemOverheadBytes: 100,

@@ -390,7 +390,7 @@ function turnQueueTargets(o: FuzzOptions): FuzzTarget[] {
   ] as FuzzTarget[];
 }
 
-// ── Job queue (ReflectionQueue, reflector function) and idle queue (idle function) ──
+// ── Job queue (reflector function) and idle queue (idle function) ──
 
 function offlineModel(): ScriptedModel {
   return new ScriptedModel(
@@ -580,7 +580,7 @@ type SweepSchema = z.ZodType<{ sweep: 'nightly' | 'weekly' | 'expiry'; time?: st
 
 /** The sweep function's input schema, imported from the handler (which reads its settings at import). */
 async function sweepInputSchema(): Promise<SweepSchema> {
-  const dummy = { TABLE_NAME: 'fuzz-table', BUCKET_NAME: 'fuzz-bucket', REFLECTION_QUEUE_URL: 'https://sqs.invalid/fuzz', AWS_REGION: 'us-east-1' };
+  const dummy = { TABLE_NAME: 'fuzz-table', BUCKET_NAME: 'fuzz-bucket', JOB_QUEUE_URL: 'https://sqs.invalid/fuzz', AWS_REGION: 'us-east-1' };
   const saved: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(dummy)) {
     saved[k] = process.env[k];

@@ -200,7 +200,7 @@ export async function addPollers(stack: LocalStack, extra: number, observe?: Inv
   const sqs = new SQSClient({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.sqs });
   const handlers: Record<QueueKey, [SqsHandler, keyof typeof FUNCTION_TIMEOUT_SECONDS]> = {
     turn: [stack.handlers.signal, 'signal'],
-    reflection: [stack.handlers.reflector, 'reflector'],
+    job: [stack.handlers.reflector, 'reflector'],
     idle: [stack.handlers.idle, 'idle'],
   };
   const errors: unknown[] = [];

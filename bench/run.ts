@@ -109,7 +109,7 @@ ${rows.join('\n')}
 ${diffs.length > 0 ? `\nFirst differences:\n${diffs.join('\n')}\n` : ''}
 A fourth replay runs in sustained mode: every model call throttled for ${reports[0]?.sustained?.minutes ?? '?'} simulated minutes
 from the first, on every delivery and every attempt (a Bedrock quota exhausted, as a nightly
-fan-out meets it); the SDK's retries and the reflection queue's five deliveries must outlast it.
+fan-out meets it); the SDK's retries and the job queue's five deliveries must outlast it.
 
 ${sustainedRows(reports)}
 

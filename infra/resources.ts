@@ -38,7 +38,9 @@ export const QUEUES = {
     localVisibilityTimeoutSeconds: 2,
     maxReceiveCount: 5,
   },
-  reflection: {
+  /** The job queue: every job kind (batch, summary, nightly, weekly, forget) waits here. */
+  job: {
+    // The construct id names the deployed queue (logical id, physical name): renaming it replaces the queue.
     id: 'ReflectionQueue',
     fifo: true,
     visibilityTimeoutSeconds: 6 * FUNCTION_TIMEOUT_SECONDS.reflector,

@@ -74,7 +74,7 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
     batchLogs: new S3DynamoBatchLogStore(ddb, s3, table, bucket),
     sources: new DynamoSourceReliabilityStore(ddb, table, clock),
     graph: new DynamoGraphStore(ddb, table),
-    jobs: new SqsJobQueue(sqs, env.REFLECTION_QUEUE_URL),
+    jobs: new SqsJobQueue(sqs, env.JOB_QUEUE_URL),
     events: new SqsAgentEventPublisher(sqs, env.TURN_QUEUE_URL),
     signalState: new DynamoSignalStateStore(ddb, table, clock),
     costs: new DynamoCostLedger(ddb, table),
@@ -90,7 +90,7 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
 
 export function createApiHandler(env: ApiEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>, clock: Clock): ApiHandler {
   const { logger, log } = createLogger('api');
-  // The stage on every line: the StaleSearchIndex metric filter publishes it as the metric's `stage` dimension (infra/stacks/stateless-stack.ts).
+  // The stage on every line: the StaleSearchIndex metric filter publishes it as the metric's `stage` dimension (infra/constructs/stage-alarms.ts).
   logger.appendPersistentKeys({ stage: env.STAGE });
   const dispatch = apiRoutes(apiDeps(env, clients, clock, log), { log, redaction: { personalData: env.REDACT_PERSONAL_DATA === 'true' } });
   return middy<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, Context>()

@@ -8,8 +8,8 @@ export const ApiEnvSchema = z.object({
   BUCKET_NAME: z.string().min(1),
   /** JSON overrides of sleep-time compute's numbers: search hides staged items past their expiry age. */
   SLEEP_TIME_CONFIG: z.string().min(1),
-  /** The ReflectionQueue: summaries asked for through the API (POST …/summaries). */
-  REFLECTION_QUEUE_URL: z.string().min(1),
+  /** The job queue: summaries asked for through the API (POST …/summaries). */
+  JOB_QUEUE_URL: z.string().min(1),
   /** The TurnQueue: a batch reflection asked for through the API (POST …/summaries with `reflect`). */
   TURN_QUEUE_URL: z.string().min(1),
   /** Redact personal identifiers in request bodies too; secrets always are (lib/turns/redaction.ts). */

@@ -29,7 +29,7 @@ export function createIdleHandler(env: IdleEnv, clients: Pick<AwsClients, 'ddb' 
   const rejected = new S3RejectedEventLog(clients.s3, env.BUCKET_NAME);
   const deps: IdleDeps = {
     signalState: new DynamoSignalStateStore(clients.ddb, env.TABLE_NAME, clock),
-    jobs: new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL),
+    jobs: new SqsJobQueue(clients.sqs, env.JOB_QUEUE_URL),
     idle: new SqsIdleScheduler(clients.sqs, env.IDLE_QUEUE_URL),
     settings: new DynamoUserSettingsStore(clients.ddb, env.TABLE_NAME),
     clock,

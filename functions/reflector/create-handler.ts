@@ -1,5 +1,5 @@
 /**
- * reflector — ReflectionQueue (SQS FIFO, group = userId) → one job per record, dispatched by
+ * reflector — job queue (SQS FIFO, group = userId) → one job per record, dispatched by
  * kind through lib/jobs/run-job.ts. Powertools' FIFO processor keeps order per user:
  * when a job fails, the later jobs of the same user go back to the queue too, other users'
  * jobs are unaffected.
@@ -173,7 +173,7 @@ function reflectorDeps(env: ReflectorEnv, clients: Clients, clock: Clock, log: L
   const stores = sharedStores(env, clients, clock, log);
   const forgets = new DynamoForgetLog(ddb, env.TABLE_NAME);
   const eraser = new DynamoS3UserEraser(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, stores.changes, { pageSize: env.FORGET_PAGE_SIZE });
-  const jobs = new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL);
+  const jobs = new SqsJobQueue(clients.sqs, env.JOB_QUEUE_URL);
   return {
     reflection: reflectionDeps(env, clients, stores, clock, log),
     summary: summaryDeps(env, clients, stores, clock, log),
@@ -207,7 +207,7 @@ export interface JobRecordIo {
   modelRetryDelaySeconds: number;
 }
 
-/** One record of the job queue (ReflectionQueue), handled; what came of its job (null: the record was rejected and kept). */
+/** One record of the job queue, handled; what came of its job (null: the record was rejected and kept). */
 export type JobRecordHandler = (record: SQSRecord, context?: Context) => Promise<JobOutcome | null>;
 
 /**
@@ -219,7 +219,7 @@ export function jobRecordHandler(deps: ReflectorDeps, io: JobRecordIo): JobRecor
   const { metrics, log } = io;
   return async (record, context) => {
     // A malformed job never becomes valid by retrying: keep it with its reasons and move on.
-    const job = await parseOrKeep(record, JobSchema, { rejected: io.rejected, clock: io.clock, source: 'reflection-queue' });
+    const job = await parseOrKeep(record, JobSchema, { rejected: io.rejected, clock: io.clock, source: 'reflection-queue' }); // a stored value (rejected records), kept as it was
     if (!job) {
       log.warn('job rejected', { messageId: record.messageId });
       metrics.addMetric('RejectedRecords', MetricUnit.Count, 1);
@@ -284,7 +284,7 @@ async function retrySoon(record: SQSRecord, io: JobRecordIo): Promise<void> {
  * would each be a custom metric billed by the month; which kind and which status
  * are fields of the job's log lines (and the batch and run logs). Then the job's own counts,
  * and the ModelCostUsd metric the stage's daily cost alarm sums
- * (infra/stacks/stateless-stack.ts); the job recorded its cost in the ledger itself.
+ * (infra/constructs/stage-alarms.ts); the job recorded its cost in the ledger itself.
  */
 function reportJob(outcome: JobOutcome, metrics: MetricSink): void {
   metrics.addMetric(outcome.done ? 'JobsDone' : 'JobsNotDone', MetricUnit.Count, 1);
@@ -313,11 +313,11 @@ export function createReflectorHandler(env: ReflectorEnv, clients: Clients, cloc
   const metrics = createMetrics('reflector');
   const recordHandler = jobRecordHandler(reflectorDeps(env, clients, clock, log), {
     rejected: new S3RejectedEventLog(clients.s3, env.BUCKET_NAME),
-    redelivery: new SqsRedelivery(clients.sqs, env.REFLECTION_QUEUE_URL),
+    redelivery: new SqsRedelivery(clients.sqs, env.JOB_QUEUE_URL),
     metrics: { addMetric: (name, unit, value) => metrics.addMetric(name, unit, value), addModelCost: (usd) => addModelCost(metrics, env.STAGE, usd) },
     log,
     clock,
-    maxReceives: env.REFLECTION_MAX_RECEIVES,
+    maxReceives: env.JOB_MAX_RECEIVES,
     modelRetryDelaySeconds: env.MODEL_RETRY_DELAY_SECONDS,
   });
   const processor = new SqsFifoPartialProcessorAsync();

@@ -39,7 +39,7 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
   const deps: IngestDeps = {
     turns: new S3DynamoTurnStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
     signalState: new DynamoSignalStateStore(ddb, env.TABLE_NAME, clock),
-    jobs: new SqsJobQueue(sqs, env.REFLECTION_QUEUE_URL),
+    jobs: new SqsJobQueue(sqs, env.JOB_QUEUE_URL),
     idle: new SqsIdleScheduler(sqs, env.IDLE_QUEUE_URL),
     claims: new S3ClaimCheckStore(s3, env.BUCKET_NAME),
     rejected: new S3RejectedEventLog(s3, env.BUCKET_NAME),

@@ -46,7 +46,7 @@ export function createSweepHandler(env: SweepEnv, clients: Pick<AwsClients, 'ddb
     activity: new DynamoSignalStateStore(ddb, env.TABLE_NAME, clock),
     runs: new DynamoSleepTimeLogStore(ddb, env.TABLE_NAME),
     turns: new S3DynamoTurnStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
-    jobs: new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL),
+    jobs: new SqsJobQueue(clients.sqs, env.JOB_QUEUE_URL),
     knowledge: new S3DynamoKnowledgeStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
     expiryLog: new DynamoExpiryLog(ddb, env.TABLE_NAME),
     items: new DynamoMemoryItemStore(ddb, env.TABLE_NAME, changes),

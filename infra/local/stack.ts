@@ -265,7 +265,7 @@ function startEventSources(rt: Pick<Runtime, 'synthesized' | 'resources' | 'hand
   const turnsPending = async () => turn.busy || (await queueDepth(stackSqs, resources.queues.turn.url)) > 0;
   const sources = {
     turn,
-    reflection: source('reflection', rt.handlers.reflector, 'reflector'),
+    job: source('job', rt.handlers.reflector, 'reflector'),
     idle: source('idle', rt.handlers.idle, 'idle', turnsPending),
   };
   for (const s of Object.values(sources)) s.start();
@@ -359,7 +359,7 @@ async function waitUntilDrained(rt: Runtime, { timeoutMs = 10 * 60_000, onTick }
     if (Date.now() > deadline) throw new Error(`queues did not drain within ${timeoutMs} ms`);
     if (quietChecks > 0) await new Promise((r) => setTimeout(r, 100));
     await onTick?.();
-    const queues: QueueKey[] = ['turn', 'reflection', 'idle'];
+    const queues: QueueKey[] = ['turn', 'job', 'idle'];
     const depths = await Promise.all(queues.map((k) => queueDepth(rt.sqs, rt.resources.queues[k].url)));
     const busy = Object.values(rt.sources).some((s) => s.busy);
     if (depths.every((d) => d === 0) && !busy) quietChecks += 1;

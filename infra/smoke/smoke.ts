@@ -195,7 +195,7 @@ async function pollProbes(target: SmokeTarget, ctx: ProbeContext, baseline: Reco
 /** What the queues and the reflector's failure logs say, for a check that did not pass. */
 async function waitingCause(target: SmokeTarget, userId: string, stopped: string, failing: readonly ProbeId[]): Promise<string> {
   const parts = [stopped];
-  for (const key of ['turn', 'reflection'] as const) {
+  for (const key of ['turn', 'job'] as const) {
     const d = await queueDepth(target, target.queues[key].url).catch(() => null);
     if (d && d.waiting + d.inFlight > 0) {
       const retry = d.inFlight > 0 ? ` (a failed message comes back after the ${QUEUES[key].visibilityTimeoutSeconds} s visibility timeout)` : '';
@@ -215,9 +215,9 @@ function lookAtFor(target: SmokeTarget, id: ProbeId): string {
     case 'turnsIndexed':
       return `signal function logs ${logs.signal}; ${queues.turn.dlqName}`;
     case 'batchReflected':
-      return `reflector function logs ${logs.reflector}; ${queues.reflection.dlqName}; Bedrock model access and the stage's modelId (infra/config/stages.ts)`;
+      return `reflector function logs ${logs.reflector}; ${queues.job.dlqName}; Bedrock model access and the stage's modelId (infra/config/stages.ts)`;
     case 'summaryWritten':
-      return `reflector function logs ${logs.reflector}; ${queues.reflection.dlqName}; the stage's summaries setting (infra/config/stages.ts)`;
+      return `reflector function logs ${logs.reflector}; ${queues.job.dlqName}; the stage's summaries setting (infra/config/stages.ts)`;
     case 'searchAnswers':
       return `api function logs ${logs.api}`;
   }

@@ -86,4 +86,4 @@ export interface SmokeTarget {
 }
 
 /** Which function consumes each queue, so a parked message points at the right logs. */
-export const CONSUMER: Record<QueueKey, SmokeFunction> = { turn: 'signal', reflection: 'reflector', idle: 'idle' };
+export const CONSUMER: Record<QueueKey, SmokeFunction> = { turn: 'signal', job: 'reflector', idle: 'idle' };

@@ -1,5 +1,5 @@
 /**
- * The reflector's one job dispatcher: a parsed job of the job queue (`ReflectionQueue` in infra), whatever its kind,
+ * The reflector's one job dispatcher: a parsed job of the job queue (`QUEUES.job` in infra), whatever its kind,
  * to the use case that does it — the forget, the nightly and weekly sleep-time runs, a summary,
  * or a batch reflection — and what came of it. A job asked for before its user was forgotten
  * (a redrive, a late duplicate) writes nothing. The reflector's record handler

@@ -43,7 +43,7 @@ export interface MemoryApiDeps {
   sources: Pick<SourceReliabilityStore, 'stats'>;
   /** The user's relation graph (lib/graph/graph-use-cases.ts serves it). */
   graph: GraphStore;
-  /** The job queue (`ReflectionQueue` in infra): summaries asked for on demand (req R-SUM-9's manual summary). */
+  /** The job queue (`QUEUES.job` in infra): summaries asked for on demand (req R-SUM-9's manual summary). */
   jobs: JobQueue;
   /** The TurnQueue: a batch reflection asked for on demand travels as an agent.event. */
   events: AgentEventPublisher;

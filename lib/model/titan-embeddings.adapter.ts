@@ -12,7 +12,7 @@
  * The caller's role needs bedrock:InvokeModel on the foundation model's ARN,
  * `arn:aws:bedrock:{region}::foundation-model/amazon.titan-embed-text-v2:0`
  * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonbedrock.html;
- * infra/stacks/stateless-stack.ts grants it when the stage embeds).
+ * infra/constructs/function-grants.ts grants it when the stage embeds).
  * Embedding models are throttled by requests per minute (the same page): at most CONCURRENCY
  * calls at a time, each retried by the client's standard retry mode (aws-clients.ts).
  */

@@ -160,7 +160,7 @@ describe('forgetting a user (DELETE /v1/users/{u})', () => {
     const before = new Date(Date.parse(receipt.requestedAt) - 3_600_000).toISOString();
     const sqs = new SQSClient({ region: stack.info.region, endpoint: stack.info.endpoints.sqs, credentials: stack.info.credentials });
     const job = { type: 'reflector.job', version: 1, jobId: 'batch-1-5', userId: GONE, kind: 'batch', trigger: 'turn_count', urgency: 0, turnIds: [1, 2, 3, 4, 5], requestedAt: before };
-    await sqs.send(new SendMessageCommand({ QueueUrl: stack.info.queues.reflection.url, MessageBody: JSON.stringify(job), MessageGroupId: GONE, MessageDeduplicationId: jobDeduplicationId(job) }));
+    await sqs.send(new SendMessageCommand({ QueueUrl: stack.info.queues.job.url, MessageBody: JSON.stringify(job), MessageGroupId: GONE, MessageDeduplicationId: jobDeduplicationId(job) }));
     const check = { type: 'idle.check', version: 1, userId: GONE, lastTurnId: 30, enqueuedAt: before, dueAt: before };
     // (DelaySeconds 0: the idle queue delays a message 5 minutes unless told otherwise.)
     await sqs.send(new SendMessageCommand({ QueueUrl: stack.info.queues.idle.url, MessageBody: JSON.stringify(check), DelaySeconds: 0 }));

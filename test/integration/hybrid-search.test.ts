@@ -83,7 +83,7 @@ describe('hybrid retrieval on a stage that embeds (deterministic stand-in, IAM e
     local.emulators.converse.setEmbedder('hang');
     await local.publisher.publish(turns(USER, 40));
     await local.waitUntilDrained({ timeoutMs: 240_000 });
-    const reflector = local.sources.reflection.stats;
+    const reflector = local.sources.job.stats;
     // The compactions after the jobs asked for vectors, and each call was abandoned at the deadline:
     // no invocation ran into the function's timeout, none failed, and every job was done.
     expect(local.emulators.converse.invocations.length).toBeGreaterThan(0);

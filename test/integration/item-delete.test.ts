@@ -316,7 +316,7 @@ describe('forgetting a session by provenance (POST …/memory/forget)', () => {
     const sqs = new SQSClient({ region: stack.info.region, endpoint: stack.info.endpoints.sqs, credentials: stack.info.credentials });
     for (const [jobId, kind] of [['batch-10-18', 'batch'], ['summary-10-18-again', 'idle-summary']] as const) {
       const job = { type: 'reflector.job', version: 1, jobId, userId: USER, kind, trigger: 'redrive', urgency: 0, turnIds: FORGOTTEN, requestedAt: stack.now().toISOString() };
-      await sqs.send(new SendMessageCommand({ QueueUrl: stack.info.queues.reflection.url, MessageBody: JSON.stringify(job), MessageGroupId: USER, MessageDeduplicationId: jobDeduplicationId(job) }));
+      await sqs.send(new SendMessageCommand({ QueueUrl: stack.info.queues.job.url, MessageBody: JSON.stringify(job), MessageGroupId: USER, MessageDeduplicationId: jobDeduplicationId(job) }));
     }
     await stack.waitUntilDrained();
     expect(await dump()).toEqual(before);

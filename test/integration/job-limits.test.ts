@@ -69,10 +69,10 @@ describe('a model that never answers', () => {
     }
     const s = await stack.summary();
     // No invocation ran into the function's timeout: each abandoned its call and failed the record itself.
-    expect(stack.sources.reflection.stats.timeouts).toBe(0);
-    expect(stack.sources.reflection.stats.handlerErrors).toBe(0);
+    expect(stack.sources.job.stats.timeouts).toBe(0);
+    expect(stack.sources.job.stats.handlerErrors).toBe(0);
     // One call per delivery (an abandoned call is not retried by the SDK), on every delivery SQS makes.
-    expect(hung).toBe(QUEUES.reflection.maxReceiveCount);
+    expect(hung).toBe(QUEUES.job.maxReceiveCount);
     // The first delivery's failure came back after the model retry delay, as for any unavailable model.
     expect(ledgerDelta(ledger, requestLedger.snapshotByScope().reflector ?? {})['SQS.ChangeMessageVisibility']?.requests).toBe(1);
     // The last delivery recorded why before SQS parked the job.
@@ -97,7 +97,7 @@ describe('a forget of more pages than the queue allows receives', () => {
     for (let i = 0; i < 6; i++) await s3.send(new PutObjectCommand({ Bucket: stack.info.bucketName, Key: `users/${user}/notes/${i}.md`, Body: 'x' }));
     const ledger = requestLedger.snapshotByScope().reflector ?? {};
     const before = await stack.summary();
-    const failedBefore = stack.sources.reflection.stats.failedRecords;
+    const failedBefore = stack.sources.job.stats.failedRecords;
 
     const own = new MemoryClient(stack.info.apiUrl, async () => stack.mintUserToken([user], user));
     await own.forget(user);
@@ -112,10 +112,10 @@ describe('a forget of more pages than the queue allows receives', () => {
     expect(await bucket.list(`users/${user}/`)).toEqual([]);
     // At least 12 pages, one a job: more continuations (each a message the reflector sent to its own queue) than the queue's receives.
     const d = ledgerDelta(ledger, requestLedger.snapshotByScope().reflector ?? {});
-    expect(d['SQS.SendMessage']?.requests ?? 0).toBeGreaterThan(QUEUES.reflection.maxReceiveCount);
+    expect(d['SQS.SendMessage']?.requests ?? 0).toBeGreaterThan(QUEUES.job.maxReceiveCount);
     // None of them failed and came back: no visibility change, no failed record, nothing in a DLQ.
     expect(d['SQS.ChangeMessageVisibility']?.requests ?? 0).toBe(0);
-    expect(stack.sources.reflection.stats.failedRecords - failedBefore).toBe(0);
+    expect(stack.sources.job.stats.failedRecords - failedBefore).toBe(0);
     expect((await stack.summary()).errors - before.errors).toBe(0);
     expect(iamDenials(stack)).toEqual([]);
     s3.destroy();

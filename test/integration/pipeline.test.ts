@@ -173,7 +173,7 @@ describe('the pipeline on the local emulators', () => {
     }
     const s = await stack.summary();
     // Every delivery's call is retried by the SDK (standard mode) before the job fails it.
-    expect(calls).toBe(BEDROCK_MAX_ATTEMPTS * QUEUES.reflection.maxReceiveCount);
+    expect(calls).toBe(BEDROCK_MAX_ATTEMPTS * QUEUES.job.maxReceiveCount);
     expect(s.batches - before.batches).toBe(0);
     expect(s.errors - before.errors).toBe(1);
     const failed = JSON.parse(await bucket.text('users/throttled-user/Logs/reflector/failed/batch-1-10.json'));
@@ -318,12 +318,12 @@ describe('the pipeline on the local emulators', () => {
     // Under load a replay's event loop stalled up to 2 s, and a running batch came back to another
     // poller (two invocations of one FIFO group at once, which Lambda never has): a stall past the
     // queue's local visibility timeout let the emulator expire it before the event source renewed it.
-    const invocations = stack.sources.reflection.stats.invocations;
+    const invocations = stack.sources.job.stats.invocations;
     let calls = 0;
     stack.emulators.converse.setResponder((req) => {
       if (answerNameOf(req) !== REFLECTION_TOOL.name) return offlineResponder(req);
       calls++;
-      const until = Date.now() + (QUEUES.reflection.localVisibilityTimeoutSeconds + 1.5) * 1000;
+      const until = Date.now() + (QUEUES.job.localVisibilityTimeoutSeconds + 1.5) * 1000;
       while (calls === 1 && Date.now() < until) {
         // the whole process stalls in the batch's model call: emulator, event sources and handlers alike
       }
@@ -338,7 +338,7 @@ describe('the pipeline on the local emulators', () => {
     expect(calls).toBe(1);
     expect(await bucket.batchLog('stall-user', 'batch-1-10')).toMatchObject({ status: 'completed' });
     // Two jobs (the batch, then the idle summary of its ten turns), each delivered once.
-    expect(stack.sources.reflection.stats.invocations - invocations).toBe(2);
+    expect(stack.sources.job.stats.invocations - invocations).toBe(2);
   }, 60_000);
 
   it("settles the jobs a sweep fired before the clock moves on: the nightly run is over when the next morning's session comes", async () => {

@@ -56,7 +56,7 @@ describe('dead-letter queues and the redrive', () => {
     expect(listed.length).toBeGreaterThan(0);
     expect((await stack.summary()).errors).toBe(during.errors);
     const batch = listed.find((p) => p.what.includes('job batch-'));
-    expect(batch?.queue).toBe('reflection');
+    expect(batch?.queue).toBe('job');
     expect(batch?.receiveCount).toBeGreaterThanOrEqual(2); // two deliveries, plus the receives of the DLQ listing
     expect(batch?.reason).toMatch(/ModelUnavailableError: model .* unavailable/);
     expect(batch?.redriven).toBe(false);

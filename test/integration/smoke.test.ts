@@ -67,7 +67,7 @@ describe('npm run smoke, on the local stack', () => {
   }, 90_000);
 
   it('fails, naming the queue, when a dead-letter queue holds a message', async () => {
-    const q = target.queues.reflection;
+    const q = target.queues.job;
     await target.sqs.send(new SendMessageCommand({ QueueUrl: q.dlqUrl, MessageBody: '{"parked":true}', MessageGroupId: 'someone', MessageDeduplicationId: 'parked-1' }));
     const report = await runSmoke(target, { pollMs: 200, timeoutMs: 60_000 });
     const c = byId(report);

@@ -79,7 +79,7 @@ async function runJob(kind: 'nightly' | 'weekly', requestedAt: string, turnIds: 
   const job: Job = { type: 'reflector.job', version: 1, jobId: `${kind}-${requestedAt.slice(0, 16).replace(/[-:T]/g, '')}`, userId: USER, kind, trigger: 'schedule', urgency: 0, turnIds, requestedAt };
   const sqs = new SQSClient({ region: stack.info.region, endpoint: stack.info.endpoints.sqs, credentials: stack.info.credentials });
   const before = requestLedger.snapshotByScope().reflector ?? {};
-  await sqs.send(new SendMessageCommand({ QueueUrl: stack.info.queues.reflection.url, MessageBody: JSON.stringify(job), MessageGroupId: USER, MessageDeduplicationId: jobDeduplicationId(job) }));
+  await sqs.send(new SendMessageCommand({ QueueUrl: stack.info.queues.job.url, MessageBody: JSON.stringify(job), MessageGroupId: USER, MessageDeduplicationId: jobDeduplicationId(job) }));
   await stack.waitUntilDrained();
   sqs.destroy();
   const used = ledgerDelta(before, requestLedger.snapshotByScope().reflector ?? {});

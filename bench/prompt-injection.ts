@@ -33,7 +33,9 @@ import { type StageConfig, stageConfig } from '../infra/config/stages.js';
 import { requestLedger } from '../infra/local/request-ledger.js';
 import { MAX_SUMMARY_CHARS } from '../lib/summaries/summary.js';
 import { ATTACKER, ODD_UNICODE, injectionTexts, pathLikeValues, VICTIM } from '../test/helpers/hostile-input.js';
-import { anyApiCase, apiAnswerProblems, apiRequestOf, capProblems, largestAttributes, SECRET } from './fuzz-targets.js';
+import { anyApiCase, apiAnswerProblems, apiRequestOf } from './fuzz-api.js';
+import { capProblems } from './fuzz-jobs.js';
+import { largestAttributes, SECRET } from './fuzz-world.js';
 
 /** The same two users as the in-process fuzzing, so its API cases aim at the right ids. */
 const A = ATTACKER;

@@ -8,7 +8,8 @@
  */
 import type { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { type FuzzTarget, fuzzTargets, largestAttributes, runTarget } from '../../bench/fuzz-targets.js';
+import { fuzzTargets, runTarget } from '../../bench/fuzz-targets.js';
+import { type FuzzTarget, largestAttributes } from '../../bench/fuzz-world.js';
 import { MAX_ATTRIBUTE_BYTES, TimestampSchema, utf8Bytes } from '../../events/common.js';
 import { TurnSavedSchema } from '../../events/turn-saved.js';
 import { MAX_BATCH_BYTES, TurnPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';

@@ -124,51 +124,60 @@ export const edgeTimestamps = fc.constantFrom(
   '2026-02-06T14:00:00.000001Z',
 );
 
-export function turnQueueTargets(o: FuzzOptions): FuzzTarget[] {
-  const turn = validTurn(ATTACKER, 1, 'Actually, I meant the 40 gallon reef tank.', {
+/** A valid turn.saved of the attacker, with every optional part. */
+const sampleTurn = () =>
+  validTurn(ATTACKER, 1, 'Actually, I meant the 40 gallon reef tank.', {
     context: '## Plan\n1. Correct the tank size',
     signals: { validation: 'APPROVE', quality: 0.9, route: 'answer', contradiction: false },
     attributes: { channel: 'web' },
     sources: [{ domain: 'reefkeeping.example', outcome: 'success', extractionQuality: 0.8 }],
     episode: { goal: 'Correct the tank size', actions: [{ capability: 'memory.update', result: 'done' }], outcome: { success: true } },
   });
+
+/** A turn.saved whose payload is a claim check, the claim and the payload it points at each with one field changed. */
+function claimCheckTarget(turn: Record<string, unknown>, nested: Record<string, fc.Arbitrary<unknown>>, o: FuzzOptions): FuzzTarget<{ claim: Mutated; payload: Mutated }> {
+  const claim = { type: 'turn.saved', version: 1, userId: ATTACKER, sessionId: 's-1', turnId: 1, timestamp: TURN_TIME, payloadRef: { key: CLAIM_KEY, bytes: 300_000 } };
+  const payloadRef = fc.oneof(
+    mutate({ key: CLAIM_KEY, bytes: 300_000 }, o).map((m) => m.value),
+    fc.record({ key: fc.oneof(pathLike(VICTIM), fc.constant(VICTIM_CLAIM_KEY), fc.constant(`users/${VICTIM}/turns/0000000001/x.md`)), bytes: fc.nat() }),
+  );
+  return {
+    name: 'turn.saved claim-check',
+    weight: 2,
+    // The claim (one field changed) and the payload it points at (one field changed, often large).
+    arbitrary: fc.record({
+      claim: mutate(claim, { ...o, nested: { payloadRef } }),
+      // Mostly the claimed turn as published, so the claim's own changes decide.
+      payload: fc.oneof(
+        { weight: 2, arbitrary: fc.constant<Mutated>({ value: { ...turn, response: 'r'.repeat(300_000) }, kind: 'valid', field: '' }) },
+        { weight: 1, arbitrary: mutate({ ...turn, response: 'r'.repeat(300_000) }, { ...o, nested }) },
+      ),
+    }),
+    run: ({ claim: cm, payload }) =>
+      runIngest({ bodies: [{ body: JSON.stringify(cm.value) ?? 'null', mutation: cm, payload }] }, () => {
+        const objects = new Map([
+          [CLAIM_KEY, JSON.stringify(payload.value) ?? 'null'],
+          [VICTIM_CLAIM_KEY, JSON.stringify(validTurn(VICTIM, 1, `victim's words ${SECRET}`))],
+          [`users/${VICTIM}/turns/0000000001/x.md`, `---\nuser: ${VICTIM}\n---\n${SECRET}`],
+        ]);
+        const bucket = new ClaimBucket(objects);
+        const store = new S3ClaimCheckStore(bucket as unknown as S3Client, 'bucket');
+        return Object.assign(store, { reads: bucket.reads });
+      }),
+  };
+}
+
+export function turnQueueTargets(o: FuzzOptions): FuzzTarget[] {
+  const turn = sampleTurn();
   const nested = { signals: signalsArb(o), attributes: attributesArb(o), timestamp: edgeTimestamps, sources: sourcesArb(o), episode: episodeArb(o) };
   const session = { type: 'session.closed', version: 1, userId: ATTACKER, sessionId: 's-1', timestamp: TURN_TIME, reason: 'user_left' };
   const agent = {
     type: 'agent.event', version: 1, userId: ATTACKER, sessionId: 's-1', timestamp: TURN_TIME, trigger: 'milestone', turnId: 1, detail: 'tank set up', attributes: { channel: 'web' },
     episode: { goal: 'Set up the tank', actions: [{ capability: 'shop.order', result: 'ordered' }], outcome: { success: true } },
   };
-  const claim = { type: 'turn.saved', version: 1, userId: ATTACKER, sessionId: 's-1', turnId: 1, timestamp: TURN_TIME, payloadRef: { key: CLAIM_KEY, bytes: 300_000 } };
-  const payloadRef = fc.oneof(
-    mutate({ key: CLAIM_KEY, bytes: 300_000 }, o).map((m) => m.value),
-    fc.record({ key: fc.oneof(pathLike(VICTIM), fc.constant(VICTIM_CLAIM_KEY), fc.constant(`users/${VICTIM}/turns/0000000001/x.md`)), bytes: fc.nat() }),
-  );
   return [
     { name: 'turn.saved', weight: 3, arbitrary: queueCase(turn, { ...o, fields: ['context', 'signals', 'attributes', 'sources', 'episode'], nested }), run: (c: QueueCase) => runIngest(c) },
-    {
-      name: 'turn.saved claim-check',
-      weight: 2,
-      // The claim (one field changed) and the payload it points at (one field changed, often large).
-      arbitrary: fc.record({
-        claim: mutate(claim, { ...o, nested: { payloadRef } }),
-        // Mostly the claimed turn as published, so the claim's own changes decide.
-        payload: fc.oneof(
-          { weight: 2, arbitrary: fc.constant<Mutated>({ value: { ...turn, response: 'r'.repeat(300_000) }, kind: 'valid', field: '' }) },
-          { weight: 1, arbitrary: mutate({ ...turn, response: 'r'.repeat(300_000) }, { ...o, nested }) },
-        ),
-      }),
-      run: ({ claim: cm, payload }: { claim: Mutated; payload: Mutated }) =>
-        runIngest({ bodies: [{ body: JSON.stringify(cm.value) ?? 'null', mutation: cm, payload }] }, () => {
-          const objects = new Map([
-            [CLAIM_KEY, JSON.stringify(payload.value) ?? 'null'],
-            [VICTIM_CLAIM_KEY, JSON.stringify(validTurn(VICTIM, 1, `victim's words ${SECRET}`))],
-            [`users/${VICTIM}/turns/0000000001/x.md`, `---\nuser: ${VICTIM}\n---\n${SECRET}`],
-          ]);
-          const bucket = new ClaimBucket(objects);
-          const store = new S3ClaimCheckStore(bucket as unknown as S3Client, 'bucket');
-          return Object.assign(store, { reads: bucket.reads });
-        }),
-    },
+    claimCheckTarget(turn, nested, o),
     { name: 'session.closed', weight: 1, arbitrary: queueCase(session, { ...o, fields: ['reason'], nested: { timestamp: edgeTimestamps } }), run: (c: QueueCase) => runIngest(c) },
     { name: 'agent.event', weight: 1, arbitrary: queueCase(agent, { ...o, fields: ['sessionId', 'turnId', 'detail', 'attributes', 'episode'], nested: { attributes: attributesArb(o), timestamp: edgeTimestamps, episode: episodeArb(o) } }), run: (c: QueueCase) => runIngest(c) },
   ] as FuzzTarget[];

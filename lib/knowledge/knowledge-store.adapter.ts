@@ -1,4 +1,3 @@
-import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from './knowledge.js';
@@ -14,6 +13,7 @@ import { VersionedKnowledgeIndex } from './knowledge-index.adapter.js';
 import { batchGetAll, queryAll } from '../kernel/dynamo-query.adapter.js';
 import { getTextOrNull } from '../kernel/s3-objects.adapter.js';
 import { packJson, unpackJson } from '../kernel/packed-json.adapter.js';
+import type { Storage, SearchChangeLog } from '../kernel/storage.adapter.js';
 
 /**
  * Staging and Knowledge. A staged document is its DynamoDB record (`STAGED#{path}`: front
@@ -60,16 +60,20 @@ const MODEL_OUTPUT_TTL_MS = 30 * 86_400_000;
 
 export class S3DynamoKnowledgeStore implements KnowledgeStore {
   private readonly index: VersionedKnowledgeIndex;
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly s3: S3Client;
+  private readonly tableName: string;
+  private readonly bucketName: string;
+  /** Marks staged records and Knowledge documents written as changed for the search index. */
+  private readonly changes: SearchChangeLog;
 
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly s3: S3Client,
-    private readonly tableName: string,
-    private readonly bucketName: string,
-    /** Marks staged records and Knowledge documents written as changed for the search index. */
-    private readonly changes: DynamoSearchChangeLog,
-  ) {
-    this.index = new VersionedKnowledgeIndex(ddb, s3, tableName, bucketName, changes);
+  constructor(storage: Storage) {
+    this.ddb = storage.ddb;
+    this.s3 = storage.s3;
+    this.tableName = storage.tableName;
+    this.bucketName = storage.bucketName;
+    this.changes = storage.changes;
+    this.index = new VersionedKnowledgeIndex(storage);
   }
 
   async loadKnowledge(userId: string): Promise<KnowledgeDoc[]> {

@@ -11,7 +11,7 @@ import { listObjectVersions } from '../../infra/local/state-dump.js';
 export function bucketReader(info: StackInfo) {
   const s3 = new S3Client({ region: info.region, endpoint: info.endpoints.s3, forcePathStyle: true, credentials: info.credentials });
   const ddb = new DynamoDBClient({ region: info.region, endpoint: info.endpoints.dynamodb, credentials: info.credentials });
-  const logs = new S3DynamoBatchLogStore(DynamoDBDocumentClient.from(ddb), s3, info.tableName, info.bucketName);
+  const logs = new S3DynamoBatchLogStore({ ddb: DynamoDBDocumentClient.from(ddb), s3, tableName: info.tableName, bucketName: info.bucketName });
   return {
     list: (prefix: string) => listAllKeys(s3, info.bucketName, prefix),
     /** Every version and delete marker the versioned bucket keeps under `prefix`, current or not. */

@@ -89,7 +89,7 @@ const listed = async () => {
 describe('npm run migrate -- turn-keys', () => {
   it('moves old-key batch logs and summaries under their last turn, keeps one already moved, and a second run is a no-op', async () => {
     const reflector = functionClients('reflector', stack.iam);
-    const logs = new S3DynamoBatchLogStore(reflector.ddb, reflector.s3, stack.info.tableName, stack.info.bucketName);
+    const logs = new S3DynamoBatchLogStore({ ddb: reflector.ddb, s3: reflector.s3, tableName: stack.info.tableName, bucketName: stack.info.bucketName });
     for (const [first, last] of [[1, 10], [11, 20], [21, 30]] as const) {
       await logs.write(log(first, last));
       await put(summary(first, last, `Summary of turns ${first} to ${last}.`));

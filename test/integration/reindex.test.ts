@@ -45,11 +45,11 @@ const turn = (turnId: number, query: string): TurnSaved => ({
 /** The user's index as the functions build it, for a compaction: the same adapters, the same code. */
 function indexOf(): LiveSearchIndex {
   const { tableName: table, bucketName: bucket } = stack.info;
-  const changes = new DynamoSearchChangeLog(ddb, table);
-  const turns = new S3DynamoTurnStore(ddb, s3(), table, bucket, changes);
-  const knowledge = new S3DynamoKnowledgeStore(ddb, s3(), table, bucket, changes);
-  const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries: new S3DynamoSummaryStore(ddb, s3(), table, bucket, changes), items: new DynamoMemoryItemStore(ddb, table, changes), diary: new DynamoDiaryStore(ddb, table, changes), stagedExpiryDays: 14 });
-  return new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3(), table, bucket), catalog, clock: { now: () => stack.now() }, marks: { lagMs: 5_000 }, turns: new DynamoTurnLog(ddb, table) });
+  const changes = new DynamoSearchChangeLog({ ddb, tableName: table });
+  const turns = new S3DynamoTurnStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes });
+  const knowledge = new S3DynamoKnowledgeStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes });
+  const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries: new S3DynamoSummaryStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes }), items: new DynamoMemoryItemStore({ ddb, tableName: table, changes }), diary: new DynamoDiaryStore({ ddb, tableName: table, changes }), stagedExpiryDays: 14 });
+  return new LiveSearchIndex({ store: new DynamoS3SearchIndexStore({ ddb, s3: s3(), tableName: table, bucketName: bucket }), catalog, clock: { now: () => stack.now() }, marks: { lagMs: 5_000 }, turns: new DynamoTurnLog({ ddb, tableName: table }) });
 }
 
 async function marks(): Promise<Array<{ sk: string; ids: string[] }>> {

@@ -13,7 +13,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { type Job, JobSchema } from '../../events/job.js';
 import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
 import type { Storage } from '../../lib/kernel/storage.adapter.js';
-import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
+import { DynamoS3BatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import { BedrockConverseModel } from '../../lib/model/bedrock-converse-model.adapter.js';
 import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoItemTrustStore } from '../../lib/trust/dynamo-item-trust-store.adapter.js';
@@ -23,15 +23,15 @@ import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-re
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
 import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
-import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { addModelCost, createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
 import { DynamoCostLedger } from '../../lib/costs/dynamo-cost-ledger.adapter.js';
 import { DynamoUserSettingsStore } from '../../lib/settings/dynamo-user-settings-store.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
-import { DynamoSummarySource } from '../../lib/summaries/summary-source.adapter.js';
-import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
+import { DynamoS3SummarySource } from '../../lib/summaries/summary-source.adapter.js';
+import { DynamoS3SummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapter.js';
 import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { SqsRedelivery } from '../../lib/kernel/sqs-redelivery.adapter.js';
@@ -84,9 +84,9 @@ export type ReflectorDeps = JobDeps & { search: Pick<SearchIndexReader, 'compact
 
 /** The stores the reflector's use cases share, over one table and one bucket. */
 function sharedStores(env: ReflectorEnv, storage: Storage, { bedrock }: Clients, clock: Clock, log: Log) {
-  const turns = new S3DynamoTurnStore(storage);
-  const knowledge = new S3DynamoKnowledgeStore(storage);
-  const summaries = new S3DynamoSummaryStore(storage);
+  const turns = new DynamoS3TurnStore(storage);
+  const knowledge = new DynamoS3KnowledgeStore(storage);
+  const summaries = new DynamoS3SummaryStore(storage);
   const items = new DynamoMemoryItemStore(storage);
   const diary = new DynamoDiaryStore(storage);
   // The derived items' trust (req R-SCOPE-2) is folded into what its compactions index: read only here (the API writes it).
@@ -116,7 +116,7 @@ function reflectionDeps(env: ReflectorEnv, stores: Stores, clock: Clock, log: Lo
     turns,
     signalState: new DynamoSignalStateStore(storage, clock),
     knowledge,
-    batchLogs: new S3DynamoBatchLogStore(storage),
+    batchLogs: new DynamoS3BatchLogStore(storage),
     sources: new DynamoSourceReliabilityStore(storage, clock),
     graph,
     costs,
@@ -149,7 +149,7 @@ function sleepTimeDeps(env: ReflectorEnv, { storage, turns, knowledge, graph, it
     turns,
     knowledge,
     runs: new DynamoSleepTimeLogStore(storage),
-    summaries: new DynamoSummarySource(storage),
+    summaries: new DynamoS3SummarySource(storage),
     graph,
     items,
     costs,

@@ -14,7 +14,7 @@ import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-st
 import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
 import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-reliability-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
-import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
 import { S3ClaimCheckStore } from '../../lib/turns/s3-claim-check-store.adapter.js';
@@ -38,7 +38,7 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
   const table = { ddb, tableName: env.TABLE_NAME };
   const storage: Storage = { ...table, s3, bucketName: env.BUCKET_NAME, changes: new DynamoSearchChangeLog(table, { expiring: true }) };
   const deps: IngestDeps = {
-    turns: new S3DynamoTurnStore(storage),
+    turns: new DynamoS3TurnStore(storage),
     signalState: new DynamoSignalStateStore(storage, clock),
     jobs: new SqsJobQueue(sqs, env.REFLECTION_QUEUE_URL),
     idle: new SqsIdleScheduler(sqs, env.IDLE_QUEUE_URL),

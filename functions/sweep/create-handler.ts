@@ -15,8 +15,8 @@ import type { Storage } from '../../lib/kernel/storage.adapter.js';
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
-import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
@@ -47,9 +47,9 @@ export function createSweepHandler(env: SweepEnv, clients: Pick<AwsClients, 'ddb
   const deps: SweepDeps = {
     activity: new DynamoSignalStateStore(storage, clock),
     runs: new DynamoSleepTimeLogStore(storage),
-    turns: new S3DynamoTurnStore(storage),
+    turns: new DynamoS3TurnStore(storage),
     jobs: new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL),
-    knowledge: new S3DynamoKnowledgeStore(storage),
+    knowledge: new DynamoS3KnowledgeStore(storage),
     expiryLog: new DynamoExpiryLog(storage),
     items: new DynamoMemoryItemStore(storage),
     config: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG),

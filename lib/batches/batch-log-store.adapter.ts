@@ -29,7 +29,7 @@ const MAX_LOG_ITEM_BYTES = 350 * 1024;
  * The item is the batch's commit marker: the first write wins. A log too large for an item,
  * and every log of the older layout, is an object in S3 that the item names (`logKey`).
  */
-export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
+export class DynamoS3BatchLogStore implements BatchLogStore, BatchLogReader {
   private readonly ddb: DynamoDBDocumentClient;
   private readonly s3: S3Client;
   private readonly tableName: string;

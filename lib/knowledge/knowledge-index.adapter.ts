@@ -49,7 +49,7 @@ export class KnowledgeIndexConflictError extends Error {
   override readonly name = 'KnowledgeIndexConflictError';
 }
 
-export class VersionedKnowledgeIndex {
+export class DynamoS3KnowledgeIndex {
   /** By user, least recently used first out. */
   private readonly cache = new RecentCache<string, Snapshot>({ max: CACHED_USERS });
   private readonly ddb: DynamoDBDocumentClient;

@@ -9,7 +9,7 @@ import type { ModelResponse } from '../model/language-model.port.js';
 import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
 import { itemSize } from '../kernel/dynamo-item-size.adapter.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
-import { VersionedKnowledgeIndex } from './knowledge-index.adapter.js';
+import { DynamoS3KnowledgeIndex } from './knowledge-index.adapter.js';
 import { batchGetAll, queryAll } from '../kernel/dynamo-query.adapter.js';
 import { getTextOrNull } from '../kernel/s3-objects.adapter.js';
 import { packJson, unpackJson } from '../kernel/packed-json.adapter.js';
@@ -58,8 +58,8 @@ const MAX_MODEL_OUTPUT_ITEM_BYTES = 350 * 1024;
  */
 const MODEL_OUTPUT_TTL_MS = 30 * 86_400_000;
 
-export class S3DynamoKnowledgeStore implements KnowledgeStore {
-  private readonly index: VersionedKnowledgeIndex;
+export class DynamoS3KnowledgeStore implements KnowledgeStore {
+  private readonly index: DynamoS3KnowledgeIndex;
   private readonly ddb: DynamoDBDocumentClient;
   private readonly s3: S3Client;
   private readonly tableName: string;
@@ -73,7 +73,7 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
     this.tableName = storage.tableName;
     this.bucketName = storage.bucketName;
     this.changes = storage.changes;
-    this.index = new VersionedKnowledgeIndex(storage);
+    this.index = new DynamoS3KnowledgeIndex(storage);
   }
 
   async loadKnowledge(userId: string): Promise<KnowledgeDoc[]> {

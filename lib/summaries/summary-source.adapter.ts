@@ -15,7 +15,7 @@ type Item = Record<string, unknown>;
  * range"): both kinds are keyed by the last turn their id names (`keys.batchSk`,
  * `keys.summarySk`), and turn ids rise with time.
  */
-export class DynamoSummarySource implements SummarySource {
+export class DynamoS3SummarySource implements SummarySource {
   private readonly ddb: DynamoDBDocumentClient;
   private readonly s3: S3Client;
   private readonly tableName: string;

@@ -21,7 +21,7 @@ import type { Storage, SearchChangeLog } from '../kernel/storage.adapter.js';
  * documents in S3, named by the record (`documentKey`; before that `systemKey` and
  * `assistantKey`): an edit or a deletion rewrites those in place.
  */
-export class S3DynamoSummaryStore implements SummaryStore {
+export class DynamoS3SummaryStore implements SummaryStore {
   private readonly ddb: DynamoDBDocumentClient;
   private readonly s3: S3Client;
   private readonly tableName: string;

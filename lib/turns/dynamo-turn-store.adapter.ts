@@ -18,7 +18,7 @@ import type { Storage, SearchChangeLog } from '../kernel/storage.adapter.js';
  * (`users/{u}/turns/{n}/{hash}.md`, content-addressed so a conflicting republish never
  * overwrites what was counted, tagged for the archival rule) with its key in the item.
  */
-export class S3DynamoTurnStore implements TurnStore {
+export class DynamoS3TurnStore implements TurnStore {
   private readonly ddb: DynamoDBDocumentClient;
   private readonly s3: S3Client;
   private readonly tableName: string;

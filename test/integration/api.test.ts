@@ -16,7 +16,7 @@ import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws
 import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
 import { bucketReader } from '../helpers/s3.js';
 import { S3Client } from '@aws-sdk/client-s3';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { stagedDocuments } from '../../lib/knowledge/staging.js';
 import { type Edge, type Entity, edgeId, neighbours } from '../../lib/graph/relation-graph.js';
@@ -552,7 +552,7 @@ describe('corrections', () => {
     const user = 'correction-user';
     const ddb = createDocumentClient(createDynamoDbClient());
     const s3 = new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials });
-    const knowledge = new S3DynamoKnowledgeStore({ ddb, s3, tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }) });
+    const knowledge = new DynamoS3KnowledgeStore({ ddb, s3, tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }) });
     const target = 'Facts/reef_tank.md';
     const text = 'The reef tank holds 20 gallons of salt water.';
     await knowledge.putKnowledge(user, [{

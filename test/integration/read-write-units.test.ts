@@ -18,11 +18,11 @@ import { restagedMarkdown } from '../../lib/knowledge/promotion.js';
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import { getTextOrNull } from '../../lib/kernel/s3-objects.adapter.js';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
-import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import type { GraphLogEntry } from '../../lib/graph/relation-graph.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
-import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3BatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
 import { itemSize } from '../../lib/kernel/dynamo-item-size.adapter.js';
 import { stagedDocuments } from '../../lib/knowledge/staging.js';
@@ -72,11 +72,11 @@ describe('fewer DynamoDB units per turn', () => {
     const { tableName: table, bucketName: bucket } = stack.info;
     const writer = functionClients('signal', stack.iam);
     const saved = [1, 2, 3, 4, 5, 8, 10, 11].map((turnId) => turn({ userId: USER, turnId, query: `question ${turnId}`, response: `answer ${turnId}` }));
-    await new S3DynamoTurnStore({ ddb: writer.ddb, s3: writer.s3, tableName: table, bucketName: bucket, changes: new DynamoSearchChangeLog({ ddb: writer.ddb, tableName: table }) }).saveTurns(saved);
+    await new DynamoS3TurnStore({ ddb: writer.ddb, s3: writer.s3, tableName: table, bucketName: bucket, changes: new DynamoSearchChangeLog({ ddb: writer.ddb, tableName: table }) }).saveTurns(saved);
 
     const sent: Sent[] = [];
     const { ddb, s3 } = functionClients('reflector', stack.iam);
-    const reader = new S3DynamoTurnStore({ ddb: readerClient(new Set([3, 8]), sent), s3, tableName: table, bucketName: bucket, changes: new DynamoSearchChangeLog({ ddb, tableName: table }) });
+    const reader = new DynamoS3TurnStore({ ddb: readerClient(new Set([3, 8]), sent), s3, tableName: table, bucketName: bucket, changes: new DynamoSearchChangeLog({ ddb, tableName: table }) });
     // 6 and 7 were never written; 9 is between two written turns but not asked for.
     const { turns, missing } = await reader.getTurns(USER, [11, 1, 2, 3, 4, 5, 6, 8, 10, 2]);
 
@@ -163,7 +163,7 @@ describe('fewer DynamoDB units per turn', () => {
     const user = 'smaller-records';
     const pk = keys.userPk(user);
     const raw = async (sk: string) => (await ddb.send(new GetCommand({ TableName: table, Key: { pk, sk }, ConsistentRead: true }))).Item ?? {};
-    const knowledge = new S3DynamoKnowledgeStore({ ddb, s3, tableName: table, bucketName: bucket, changes: new DynamoSearchChangeLog({ ddb, tableName: table }, { expiring: true }) });
+    const knowledge = new DynamoS3KnowledgeStore({ ddb, s3, tableName: table, bucketName: bucket, changes: new DynamoSearchChangeLog({ ddb, tableName: table }, { expiring: true }) });
 
     // Staged records: the front matter's first fields and a title-and-text body are not stored, and come back as staged.
     const turns = new Map([[4, turn({ turnId: 4, attributes: { dia_ids: 'D1:4' } })]]);
@@ -203,7 +203,7 @@ describe('fewer DynamoDB units per turn', () => {
     expect(await knowledge.getModelOutput(user, 'batch-0-1')).toEqual(answer);
 
     // The batch log: packed in its item, listed and read as before; a log written before as JSON text too.
-    const logs = new S3DynamoBatchLogStore({ ddb, s3, tableName: table, bucketName: bucket });
+    const logs = new DynamoS3BatchLogStore({ ddb, s3, tableName: table, bucketName: bucket });
     const log = (batchId: string, timestamp: string): BatchLog => ({
       batch_id: batchId, user_id: user, status: 'completed', timestamp, turns_reviewed: [1, 2, 3, 4], turns_missing: [], turns_omitted_for_budget: [], trigger: 'turn_threshold', kind: 'batch', urgency_score: 0.2,
       quality_gate_results: { items_proposed: 2, items_passed: 2, truncated_by_caps: { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 }, rejections: [] },
@@ -241,7 +241,7 @@ describe('fewer DynamoDB units per turn', () => {
     const { tableName: table, bucketName: bucket } = stack.info;
     const store = (fn: 'reflector' | 'sweep' | 'api') => {
       const { ddb, s3 } = functionClients(fn, stack.iam);
-      return { s3, knowledge: new S3DynamoKnowledgeStore({ ddb, s3, tableName: table, bucketName: bucket, changes: new DynamoSearchChangeLog({ ddb, tableName: table }, { expiring: true }) }) };
+      return { s3, knowledge: new DynamoS3KnowledgeStore({ ddb, s3, tableName: table, bucketName: bucket, changes: new DynamoSearchChangeLog({ ddb, tableName: table }, { expiring: true }) }) };
     };
     const { s3, knowledge } = store('reflector');
     const user = 'staged-objects';

@@ -14,11 +14,11 @@ import { type HttpHandler, startHttpApi } from '../../infra/local/http-api.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { parseEnv } from '../../lib/kernel/config.adapter.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
-import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
-import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { DynamoS3SummaryStore } from '../../lib/summaries/summary-store.adapter.js';
+import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createSignalHandler } from '../../functions/signal/create-handler.js';
 import { SignalEnvSchema } from '../../functions/signal/env.js';
@@ -67,11 +67,11 @@ function reflectorIndex(afterMove?: () => Promise<void>, options: { lagMs?: numb
   const { ddb, s3 } = functionClients('reflector', stack.iam);
   const { tableName: table, bucketName: bucket } = stack.info;
   const changes = new DynamoSearchChangeLog({ ddb, tableName: table }, { expiring: true, ...(options.markAt ? { now: options.markAt } : {}) });
-  const turns = new S3DynamoTurnStore({ ddb, s3, tableName: table, bucketName: bucket, changes });
+  const turns = new DynamoS3TurnStore({ ddb, s3, tableName: table, bucketName: bucket, changes });
   const catalog = new StoreMemoryCatalog({
     turns,
-    knowledge: new S3DynamoKnowledgeStore({ ddb, s3, tableName: table, bucketName: bucket, changes }),
-    summaries: new S3DynamoSummaryStore({ ddb, s3, tableName: table, bucketName: bucket, changes }),
+    knowledge: new DynamoS3KnowledgeStore({ ddb, s3, tableName: table, bucketName: bucket, changes }),
+    summaries: new DynamoS3SummaryStore({ ddb, s3, tableName: table, bucketName: bucket, changes }),
     items: new DynamoMemoryItemStore({ ddb, tableName: table, changes }),
     diary: new DynamoDiaryStore({ ddb, tableName: table, changes }),
     stagedExpiryDays: 14,

@@ -10,7 +10,7 @@ import { functionsChecked, iamDenials } from '../helpers/iam.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
 import { DynamoSignalStateStore, storedState } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
@@ -237,7 +237,7 @@ describe('signals and ingestion on the local emulators', () => {
 
   it('a correction that recurs in three batches is promoted into the fact it corrects', async () => {
     const user = 'corrected-user';
-    const knowledge = new S3DynamoKnowledgeStore({ ddb: documentClient, s3: s3Client, tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: new DynamoSearchChangeLog({ ddb: documentClient, tableName: stack.info.tableName }) });
+    const knowledge = new DynamoS3KnowledgeStore({ ddb: documentClient, s3: s3Client, tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: new DynamoSearchChangeLog({ ddb: documentClient, tableName: stack.info.tableName }) });
     const text = 'The reef tank holds 20 gallons of salt water.';
     await knowledge.putKnowledge(user, [
       {
@@ -433,7 +433,7 @@ describe('signals and ingestion on the local emulators', () => {
     expect(activity).toEqual(expect.arrayContaining([{ userId: 'quiet-user', activity: { [day]: 5 } }]));
 
     // Staged records and runs of users in every shard.
-    const knowledge = new S3DynamoKnowledgeStore({ ddb: documentClient, s3: s3Client, tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: new DynamoSearchChangeLog({ ddb: documentClient, tableName: stack.info.tableName }) });
+    const knowledge = new DynamoS3KnowledgeStore({ ddb: documentClient, s3: s3Client, tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: new DynamoSearchChangeLog({ ddb: documentClient, tableName: stack.info.tableName }) });
     const users = Array.from({ length: 24 }, (_, i) => `shard-user-${i}`);
     expect(new Set(users.map(dayShard)).size).toBe(DAY_SHARDS);
     const doc = (n: string): StagedDocument => ({

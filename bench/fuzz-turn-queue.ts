@@ -161,7 +161,7 @@ function claimCheckTarget(turn: Record<string, unknown>, nested: Record<string, 
           [`users/${VICTIM}/turns/0000000001/x.md`, `---\nuser: ${VICTIM}\n---\n${SECRET}`],
         ]);
         const bucket = new ClaimBucket(objects);
-        const store = new S3ClaimCheckStore(bucket as unknown as S3Client, 'bucket');
+        const store = new S3ClaimCheckStore({ s3: bucket as unknown as S3Client, bucketName: 'bucket' });
         return Object.assign(store, { reads: bucket.reads });
       }),
   };

@@ -392,7 +392,7 @@ async function checkStored(stack: LocalStack, prefix: string, pub: Published, pr
   const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ ...aws, endpoint: info.endpoints.dynamodb }));
   const s3 = new S3Client({ ...aws, endpoint: info.endpoints.s3, forcePathStyle: true });
   try {
-    const signalState = new DynamoSignalStateStore(ddb, info.tableName);
+    const signalState = new DynamoSignalStateStore({ ddb, tableName: info.tableName });
     const docs = await turnDocuments(s3, info.bucketName, prefix);
     const check: StoredCheck = { turnsStored: 0, lost: 0, doubled: 0, counted: 0, late: 0, duplicatesCounted: 0 };
     await Promise.all(

@@ -470,7 +470,7 @@ async function checkAttackerLogs(a: Attack) {
     if (body.length > MAX_SUMMARY_CHARS) a.failures.push(`${String(item.sk)} holds ${body.length} chars, over the summary cap`);
   }
   // A run's record (findings stored, rejected) lives in the table; its S3 log is the markdown a person reads.
-  const store = new DynamoSleepTimeLogStore(ddb, info.tableName);
+  const store = new DynamoSleepTimeLogStore({ ddb, tableName: info.tableName });
   const runs = { nightly: await store.list(ATTACKER, 'nightly', '0000', '9999'), weekly: await store.list(ATTACKER, 'weekly', '0000', '9999') };
   for (const run of [...runs.nightly, ...runs.weekly]) {
     if (run.stored.length > 30) a.failures.push(`${run.kind} run ${run.runId}: ${run.stored.length} findings stored`);

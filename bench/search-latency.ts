@@ -115,7 +115,7 @@ export async function benchSearchLatency(dir: string, sizes: readonly number[]):
     await Promise.all(Object.values(stack.sources).map((s) => s.stop()));
     // The seeding writes as a compaction would, with the bench's own (unenforced) clients.
     const ddb = createDocumentClient(createDynamoDbClient());
-    const indexStore = new DynamoS3SearchIndexStore(ddb, createS3Client(), stack.info.tableName, stack.info.bucketName);
+    const indexStore = new DynamoS3SearchIndexStore({ ddb, s3: createS3Client(), tableName: stack.info.tableName, bucketName: stack.info.bucketName });
     const bench: Bench = { stack, ddb, indexStore, now: stack.now(), lines, questions, lastCpuMs, apiMemoryMb: stageConfig('bench').memoryMb.api };
     const rows: SearchLatencyRow[] = [];
     for (const n of sizes) rows.push(await measureSize(bench, n));
@@ -210,7 +210,8 @@ function searcher({ stack, questions }: Bench, user: string, n: number) {
 /** The floor: the three requests a search makes (the pointer, the marks from its watermark, ten items), timed alone `queries` times. */
 async function timeFloor({ stack, ddb, indexStore }: Bench, user: string, n: number, queries: number): Promise<number[]> {
   const floor: number[] = [];
-  const items10 = new DynamoMemoryItemStore(ddb, stack.info.tableName, new DynamoSearchChangeLog(ddb, stack.info.tableName));
+  const table = { ddb, tableName: stack.info.tableName };
+  const items10 = new DynamoMemoryItemStore({ ...table, changes: new DynamoSearchChangeLog(table) });
   for (let q = 1; q <= queries; q++) {
     const t0 = performance.now();
     const head = await indexStore.head(user);

@@ -8,7 +8,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { type RawMessage, sqsSafeJson, TurnPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
+import { type RawMessage, sqsSafeJson, SqsTurnPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
 import { UserIdSchema } from '../../events/common.js';
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import { storedState } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
@@ -111,7 +111,7 @@ export interface LocalStack {
   synthesized: SynthesizedStage;
   /** The IAM check every request goes through (null when turned off). */
   iam: IamEnforcer | null;
-  publisher: TurnPublisher;
+  publisher: SqsTurnPublisher;
   api: LocalHttpApi;
   /** A credential for these users only (not an administrator). */
   mintUserToken(users: readonly string[], subject?: string): Promise<string>;
@@ -310,7 +310,7 @@ interface Runtime {
   sqs: SQSClient;
   s3: S3Client;
   ddb: DynamoDBDocumentClient;
-  publisher: TurnPublisher;
+  publisher: SqsTurnPublisher;
   schedules: ReturnType<typeof stageConfig>['schedules'];
   state: {
     simNow: Date;
@@ -608,7 +608,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     info,
     clock,
     ...clients,
-    publisher: new TurnPublisher(clients.sqs, resources.queues.turn.url, { s3: clients.s3, bucketName: resources.bucketName }),
+    publisher: new SqsTurnPublisher(clients.sqs, resources.queues.turn.url, { s3: clients.s3, bucketName: resources.bucketName }),
     schedules: (options.config ?? stageConfig('dev')).schedules,
     state: { simNow: new Date(), dirty: false, fired: [], sweepErrors: 0, refusedLines: [], runId: randomUUID().slice(0, 8), lineCounter: 0 },
   };

@@ -127,7 +127,7 @@ export const keys = {
   /**
    * A batch's log, under the last turn its id names (`batch-{first}-{last}`), so a user's logs
    * sort by turn — and, turn ids rising with time, by time: a sleep-time run reads its window
-   * as a key range (`DynamoSummarySource`), not the user's whole history. Logs written before
+   * as a key range (`DynamoS3SummarySource`), not the user's whole history. Logs written before
    * 2026-11-27 are under `BATCH#{id}` (docs/data-model.md, "Window reads by key range").
    */
   batchSk: (batchId: string) => `BATCH#${pad(lastTurnOfId(batchId))}#${batchId}`,

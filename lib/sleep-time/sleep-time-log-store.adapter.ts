@@ -4,6 +4,7 @@ import type { SleepTimeRun } from './run-log.js';
 import type { SleepTimeLogStore } from './sleep-time-log.port.js';
 import { queryAll, queryFirst } from '../kernel/dynamo-query.adapter.js';
 import { packJson, unpackJson } from '../kernel/packed-json.adapter.js';
+import type { StorageTable } from '../kernel/storage.adapter.js';
 
 /** A run record's run: packed, or the map of an older record. */
 const runOf = (item: Record<string, unknown>): SleepTimeRun => (typeof item.packed === 'string' ? unpackJson(item.packed) : item.run) as SleepTimeRun;
@@ -18,10 +19,13 @@ const runOf = (item: Record<string, unknown>): SleepTimeRun => (typeof item.pack
  * an S3 object (`Logs/sleep-time/{runId}.md`, which nothing read).
  */
 export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly tableName: string,
-  ) {}
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly tableName: string;
+
+  constructor(storage: StorageTable) {
+    this.ddb = storage.ddb;
+    this.tableName = storage.tableName;
+  }
 
   /**
    * The run's record by its key, which the job determines (`startedAt` is the job's requested

@@ -16,7 +16,7 @@ import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws
 import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
 import { bucketReader } from '../helpers/s3.js';
 import { S3Client } from '@aws-sdk/client-s3';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { stagedDocuments } from '../../lib/knowledge/staging.js';
 import { type Edge, type Entity, edgeId, neighbours } from '../../lib/graph/relation-graph.js';
@@ -420,7 +420,7 @@ describe('graph neighbours read by adjacency', () => {
   };
 
   it('finds edges out and in, through aliases and merge chains, reading the same whatever else the graph holds', async () => {
-    const graph = new DynamoGraphStore(createDocumentClient(createDynamoDbClient()), stack.info.tableName);
+    const graph = new DynamoGraphStore({ ddb: createDocumentClient(createDynamoDbClient()), tableName: stack.info.tableName });
     // a2 was merged into a (its edges are a's); b was merged into bb (a's neighbour shows as bb).
     await graph.apply(GRAPH_USER, {
       edges: [edge('a', 'likes', 'b'), edge('c', 'knows', 'a'), edge('a2', 'owns', 'd'), edge('e', 'near', 'a2'), ...unrelated(0, 20)],
@@ -552,7 +552,7 @@ describe('corrections', () => {
     const user = 'correction-user';
     const ddb = createDocumentClient(createDynamoDbClient());
     const s3 = new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials });
-    const knowledge = new S3DynamoKnowledgeStore(ddb, s3, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(ddb, stack.info.tableName));
+    const knowledge = new DynamoS3KnowledgeStore({ ddb, s3, tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }) });
     const target = 'Facts/reef_tank.md';
     const text = 'The reef tank holds 20 gallons of salt water.';
     await knowledge.putKnowledge(user, [{

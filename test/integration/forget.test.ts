@@ -16,7 +16,7 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { dumpUserState, type UserStateDump } from '../../infra/local/state-dump.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 import type { UserArchive } from '../../lib/archive/user-archive.js';
@@ -78,7 +78,7 @@ beforeAll(async () => {
   await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
   await stack.waitUntilDrained();
   // A promoted Knowledge document of hers (an S3 object and a knowledge index snapshot), whatever the replay promoted.
-  const knowledge = new S3DynamoKnowledgeStore(ddb, s3(), stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(ddb, stack.info.tableName));
+  const knowledge = new DynamoS3KnowledgeStore({ ddb, s3: s3(), tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }) });
   const text = `${HER_WORDS} needs bitter oranges.`;
   const marmalade = (t: string) => ({ path: 'Facts/marmalade.md', markdown: `# marmalade\n\n${t}\n`, doc: { id: 'Facts/marmalade.md', title: 'marmalade', text: t, summary: t, category: 'Facts', confidence: 0.8, sourceTurns: [1], promotedAt: stack.now().toISOString() } });
   // Written twice, as an edit does: the first text stays behind as a noncurrent version.

@@ -51,7 +51,7 @@ describe('hybrid retrieval on a stage that embeds (deterministic stand-in, IAM e
     await local.waitUntilDrained({ timeoutMs: 240_000 });
 
     // The reflector's compactions wrote segments whose items carry the stand-in's vectors.
-    const index = new DynamoS3SearchIndexStore(createDocumentClient(), createS3Client(), local.info.tableName, local.info.bucketName);
+    const index = new DynamoS3SearchIndexStore({ ddb: createDocumentClient(), s3: createS3Client(), tableName: local.info.tableName, bucketName: local.info.bucketName });
     const head = await index.head(USER);
     expect(head.segments.length).toBeGreaterThan(0);
     const segments = await Promise.all(head.segments.map((ref) => index.segment(ref)));
@@ -91,7 +91,7 @@ describe('hybrid retrieval on a stage that embeds (deterministic stand-in, IAM e
     expect(reflector.handlerErrors).toBe(0);
     expect(reflector.failedRecords).toBe(0);
     // Nothing was folded without its vectors: no segment was written.
-    const index = new DynamoS3SearchIndexStore(createDocumentClient(), createS3Client(), local.info.tableName, local.info.bucketName);
+    const index = new DynamoS3SearchIndexStore({ ddb: createDocumentClient(), s3: createS3Client(), tableName: local.info.tableName, bucketName: local.info.bucketName });
     expect((await index.head(USER)).segments).toEqual([]);
     expect(iamDenials(local)).toEqual([]);
   }, 360_000);

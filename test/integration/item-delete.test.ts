@@ -20,16 +20,16 @@ import { MemoryClient } from '../../functions/api/client.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { dumpUserState, listObjectVersions, type UserStateDump } from '../../infra/local/state-dump.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
-import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
+import { DynamoS3BatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
 import { DynamoTurnLog } from '../../lib/search/dynamo-turn-log.adapter.js';
-import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';
-import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
+import { DynamoS3SummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { keys, pad } from '../../lib/kernel/memory-paths.js';
 import { SearchSegments } from '../../lib/search/search-segments.js';
 import type { ForgetReceipt } from '../../lib/memory-api/memory-api.js';
@@ -49,9 +49,9 @@ let memory: MemoryClient;
 const ddb = createDocumentClient(createDynamoDbClient());
 let s3client: S3Client | undefined;
 const s3 = () => (s3client ??= new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials }));
-const changes = () => new DynamoSearchChangeLog(ddb, stack.info.tableName);
-const knowledge = () => new S3DynamoKnowledgeStore(ddb, s3(), stack.info.tableName, stack.info.bucketName, changes());
-const graph = () => new DynamoGraphStore(ddb, stack.info.tableName);
+const changes = () => new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName });
+const knowledge = () => new DynamoS3KnowledgeStore({ ddb, s3: s3(), tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: changes() });
+const graph = () => new DynamoGraphStore({ ddb, tableName: stack.info.tableName });
 const dump = () => dumpUserState({ ddb, s3: s3() }, stack.info, USER);
 /** The keys of every version and delete marker the versioned bucket keeps of the user's, current or not. */
 const versionKeys = async (): Promise<string[]> => (await listObjectVersions(s3(), stack.info.bucketName, `users/${USER}/`)).map((v) => v.key);
@@ -85,9 +85,9 @@ async function searched(query: string): Promise<Array<{ id: string; sourceTurns:
 /** The ids the user's search index serves now (segments and the change marks' overlay), read as the API reads them. */
 async function indexedIds(): Promise<Set<string>> {
   const { tableName: table, bucketName: bucket } = stack.info;
-  const turns = new S3DynamoTurnStore(ddb, s3(), table, bucket, changes());
-  const catalog = new StoreMemoryCatalog({ turns, knowledge: knowledge(), summaries: new S3DynamoSummaryStore(ddb, s3(), table, bucket, changes()), items: new DynamoMemoryItemStore(ddb, table, changes()), diary: new DynamoDiaryStore(ddb, table, changes()), stagedExpiryDays: 14 });
-  const index = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3(), table, bucket), catalog, clock: { now: () => stack.now() }, marks: { lagMs: 5_000 }, turns: new DynamoTurnLog(ddb, table) });
+  const turns = new DynamoS3TurnStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes: changes() });
+  const catalog = new StoreMemoryCatalog({ turns, knowledge: knowledge(), summaries: new DynamoS3SummaryStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes: changes() }), items: new DynamoMemoryItemStore({ ddb, tableName: table, changes: changes() }), diary: new DynamoDiaryStore({ ddb, tableName: table, changes: changes() }), stagedExpiryDays: 14 });
+  const index = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore({ ddb, s3: s3(), tableName: table, bucketName: bucket }), catalog, clock: { now: () => stack.now() }, marks: { lagMs: 5_000 }, turns: new DynamoTurnLog({ ddb, tableName: table }) });
   return new Set([...new SearchSegments((await index.view(USER)).entries).visible()].map((i) => i.id));
 }
 
@@ -238,7 +238,7 @@ describe('deleting one item of every kind (DELETE …/memory/items/{id})', () =>
     expect(stagedAfter.filter((sk) => sk.includes('lgbtq_support_group'))).toEqual([]);
     const { batches } = await memory.call('batchList', { params: { userId: USER }, query: { limit: 5 } });
     const listed = (batches as Array<{ batchId: string; turns: number[] }>).find((b) => b.turns.includes(31));
-    const log = await new S3DynamoBatchLogStore(ddb, s3(), stack.info.tableName, stack.info.bucketName).get(USER, String(listed?.batchId));
+    const log = await new DynamoS3BatchLogStore({ ddb, s3: s3(), tableName: stack.info.tableName, bucketName: stack.info.bucketName }).get(USER, String(listed?.batchId));
     expect(log?.quality_gate_results.rejections.filter((r) => r.gate === 'deleted')).toEqual([expect.objectContaining({ item: expect.stringMatching(/lgbtq.support.group/i), reason: expect.stringMatching(/deleted/) })]);
     expect(iamDenials(stack)).toEqual([]);
   }, 120_000);

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryClient } from '../../functions/api/client.js';
 import { functionClients } from '../../infra/local/clients.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
+import { DynamoS3BatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import type { BatchLog } from '../../lib/batches/batch-log.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 import { iamDenials } from '../helpers/iam.js';
@@ -89,7 +89,7 @@ const listed = async () => {
 describe('npm run migrate -- turn-keys', () => {
   it('moves old-key batch logs and summaries under their last turn, keeps one already moved, and a second run is a no-op', async () => {
     const reflector = functionClients('reflector', stack.iam);
-    const logs = new S3DynamoBatchLogStore(reflector.ddb, reflector.s3, stack.info.tableName, stack.info.bucketName);
+    const logs = new DynamoS3BatchLogStore({ ddb: reflector.ddb, s3: reflector.s3, tableName: stack.info.tableName, bucketName: stack.info.bucketName });
     for (const [first, last] of [[1, 10], [11, 20], [21, 30]] as const) {
       await logs.write(log(first, last));
       await put(summary(first, last, `Summary of turns ${first} to ${last}.`));

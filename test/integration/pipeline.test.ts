@@ -12,7 +12,7 @@ import { functionsChecked, iamDenials } from '../helpers/iam.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { BEDROCK_MAX_ATTEMPTS } from '../../lib/kernel/aws-clients.adapter.js';
 import { QUEUES } from '../../infra/resources.js';
 import { REFLECTION_TOOL } from '../../lib/batches/run-reflection.js';
@@ -224,7 +224,7 @@ describe('the pipeline on the local emulators', () => {
     // Knowledge the gates can see: one well-established fact (confidence 0.95).
     const aws = { region: stack.info.region, credentials: stack.info.credentials };
     const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ ...aws, endpoint: stack.info.endpoints.dynamodb }));
-    const repo = new S3DynamoKnowledgeStore(ddb, new S3Client({ ...aws, endpoint: stack.info.endpoints.s3, forcePathStyle: true }), stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(ddb, stack.info.tableName));
+    const repo = new DynamoS3KnowledgeStore({ ddb, s3: new S3Client({ ...aws, endpoint: stack.info.endpoints.s3, forcePathStyle: true }), tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }) });
     const known = 'The user keeps a reef tank with two clownfish.';
     await repo.promote('gates-user', { path: 'Facts/reef_tank--b0.md', kind: 'fact', title: 'reef_tank', category: 'Facts', text: known, confidence: 0.85, sourceTurns: [1], batchId: 'b0', stagedAt: '', meta: {}, body: known, promotedBy: ['b1', 'b2'], status: 'staged' }, 'Facts/reef_tank.md', `# reef_tank\n\n${known}\n`, {
       id: 'Facts/reef_tank.md', title: 'reef_tank', text: known, category: 'Facts', confidence: 0.95, sourceTurns: [1], summary: known, promotedAt: '2026-01-01T00:00:00Z',

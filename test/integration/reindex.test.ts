@@ -18,11 +18,11 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoTurnLog } from '../../lib/search/dynamo-turn-log.adapter.js';
-import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
-import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
+import { DynamoS3SummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
 import { LiveSearchIndex } from '../../lib/search/search-index.js';
@@ -45,11 +45,11 @@ const turn = (turnId: number, query: string): TurnSaved => ({
 /** The user's index as the functions build it, for a compaction: the same adapters, the same code. */
 function indexOf(): LiveSearchIndex {
   const { tableName: table, bucketName: bucket } = stack.info;
-  const changes = new DynamoSearchChangeLog(ddb, table);
-  const turns = new S3DynamoTurnStore(ddb, s3(), table, bucket, changes);
-  const knowledge = new S3DynamoKnowledgeStore(ddb, s3(), table, bucket, changes);
-  const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries: new S3DynamoSummaryStore(ddb, s3(), table, bucket, changes), items: new DynamoMemoryItemStore(ddb, table, changes), diary: new DynamoDiaryStore(ddb, table, changes), stagedExpiryDays: 14 });
-  return new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3(), table, bucket), catalog, clock: { now: () => stack.now() }, marks: { lagMs: 5_000 }, turns: new DynamoTurnLog(ddb, table) });
+  const changes = new DynamoSearchChangeLog({ ddb, tableName: table });
+  const turns = new DynamoS3TurnStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes });
+  const knowledge = new DynamoS3KnowledgeStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes });
+  const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries: new DynamoS3SummaryStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes }), items: new DynamoMemoryItemStore({ ddb, tableName: table, changes }), diary: new DynamoDiaryStore({ ddb, tableName: table, changes }), stagedExpiryDays: 14 });
+  return new LiveSearchIndex({ store: new DynamoS3SearchIndexStore({ ddb, s3: s3(), tableName: table, bucketName: bucket }), catalog, clock: { now: () => stack.now() }, marks: { lagMs: 5_000 }, turns: new DynamoTurnLog({ ddb, tableName: table }) });
 }
 
 async function marks(): Promise<Array<{ sk: string; ids: string[] }>> {

@@ -14,11 +14,11 @@ import { type HttpHandler, startHttpApi } from '../../infra/local/http-api.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { parseEnv } from '../../lib/kernel/config.adapter.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
-import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
-import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { DynamoS3SummaryStore } from '../../lib/summaries/summary-store.adapter.js';
+import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createSignalHandler } from '../../functions/signal/create-handler.js';
 import { SignalEnvSchema } from '../../functions/signal/env.js';
@@ -66,17 +66,17 @@ const LAG_MS = 5_000;
 function reflectorIndex(afterMove?: () => Promise<void>, options: { lagMs?: number; markAt?: () => Date } = {}): LiveSearchIndex {
   const { ddb, s3 } = functionClients('reflector', stack.iam);
   const { tableName: table, bucketName: bucket } = stack.info;
-  const changes = new DynamoSearchChangeLog(ddb, table, { expiring: true, ...(options.markAt ? { now: options.markAt } : {}) });
-  const turns = new S3DynamoTurnStore(ddb, s3, table, bucket, changes);
+  const changes = new DynamoSearchChangeLog({ ddb, tableName: table }, { expiring: true, ...(options.markAt ? { now: options.markAt } : {}) });
+  const turns = new DynamoS3TurnStore({ ddb, s3, tableName: table, bucketName: bucket, changes });
   const catalog = new StoreMemoryCatalog({
     turns,
-    knowledge: new S3DynamoKnowledgeStore(ddb, s3, table, bucket, changes),
-    summaries: new S3DynamoSummaryStore(ddb, s3, table, bucket, changes),
-    items: new DynamoMemoryItemStore(ddb, table, changes),
-    diary: new DynamoDiaryStore(ddb, table, changes),
+    knowledge: new DynamoS3KnowledgeStore({ ddb, s3, tableName: table, bucketName: bucket, changes }),
+    summaries: new DynamoS3SummaryStore({ ddb, s3, tableName: table, bucketName: bucket, changes }),
+    items: new DynamoMemoryItemStore({ ddb, tableName: table, changes }),
+    diary: new DynamoDiaryStore({ ddb, tableName: table, changes }),
     stagedExpiryDays: 14,
   });
-  const store = new DynamoS3SearchIndexStore(ddb, s3, table, bucket);
+  const store = new DynamoS3SearchIndexStore({ ddb, s3, tableName: table, bucketName: bucket });
   if (afterMove) {
     const move = store.moveHead.bind(store);
     store.moveHead = async (userId: string, from: number, next: SearchIndexHead) => {
@@ -85,7 +85,7 @@ function reflectorIndex(afterMove?: () => Promise<void>, options: { lagMs?: numb
       return moved;
     };
   }
-  return new LiveSearchIndex({ store, catalog, clock: { now: () => stack.now() }, marks: { lagMs: options.lagMs ?? LAG_MS }, turns: new DynamoTurnLog(ddb, table) });
+  return new LiveSearchIndex({ store, catalog, clock: { now: () => stack.now() }, marks: { lagMs: options.lagMs ?? LAG_MS }, turns: new DynamoTurnLog({ ddb, tableName: table }) });
 }
 
 /** A request held until released: `reached` settles when it is held. */
@@ -272,7 +272,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
 
   it('marks a write once for all its ids (a write unit each); a compaction deletes no mark, moves the watermark, and keeps a change made meanwhile for the next', async () => {
     const { ddb } = functionClients('reflector', stack.iam);
-    const log = new DynamoSearchChangeLog(ddb, stack.info.tableName);
+    const log = new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName });
     const user = 'index-marks';
     await log.mark(
       user,
@@ -284,7 +284,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     expect(packed.every((m) => writeUnits(m) === 1)).toBe(true);
     expect(packed.flatMap((m) => m.ids as string[]).sort()).toEqual(Array.from({ length: 60 }, (_, i) => `mem:packed-${String(i).padStart(3, '0')}`));
     // The per-turn path's marks carry the table's TTL attribute, a month on, and still fit a write unit.
-    await new DynamoSearchChangeLog(ddb, stack.info.tableName, { expiring: true }).mark('index-marks-ttl', Array.from({ length: 60 }, (_, i) => `mem:packed-${String(i).padStart(3, '0')}`));
+    await new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }, { expiring: true }).mark('index-marks-ttl', Array.from({ length: 60 }, (_, i) => `mem:packed-${String(i).padStart(3, '0')}`));
     const expiring = await marksOf('index-marks-ttl');
     expect(expiring.every((m) => writeUnits(m) === 1 && Math.abs(Number(m.expiresAt) - (Date.now() + SEARCH_MARK_TTL_MS) / 1000) < 120)).toBe(true);
 
@@ -315,7 +315,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     await new Promise((r) => setTimeout(r, LAG_MS + 50));
     await call('POST', '/memory/tiers/long_term', { text: 'unrelated note about pottery glaze', clientId: 'mark-c' });
     await reflectorIndex().compact(USER);
-    const store = new DynamoS3SearchIndexStore(ddb, functionClients('reflector', stack.iam).s3, stack.info.tableName, stack.info.bucketName);
+    const store = new DynamoS3SearchIndexStore({ ddb, s3: functionClients('reflector', stack.iam).s3, tableName: stack.info.tableName, bucketName: stack.info.bucketName });
     const head = await store.head(USER);
     expect((await store.changes(USER, head.watermark)).length).toBeLessThan((await store.changes(USER)).length);
   });
@@ -323,7 +323,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
   it('serves a mark that lands late, after a compaction that started after its `at` (the watermark stays L behind)', async () => {
     const user = 'index-late';
     const { ddb } = functionClients('api', stack.iam);
-    const items = (markAt?: () => Date) => new DynamoMemoryItemStore(ddb, stack.info.tableName, new DynamoSearchChangeLog(ddb, stack.info.tableName, { expiring: true, ...(markAt ? { now: markAt } : {}) }));
+    const items = (markAt?: () => Date) => new DynamoMemoryItemStore({ ddb, tableName: stack.info.tableName, changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }, { expiring: true, ...(markAt ? { now: markAt } : {}) }) });
     const note = (i: number) => ({ ...newTierItem(user, 'long_term', { text: `late zebrafish note ${i}` }, stack.now()), id: `mem:late-${i}` });
     await items().create(note(0));
     const served = async (index: LiveSearchIndex) => [...new SearchSegments((await index.view(user)).entries).visible()].map((i) => i.id).sort();

@@ -12,7 +12,7 @@ import { fuzzTargets, runTarget } from '../../bench/fuzz-targets.js';
 import { type FuzzTarget, largestAttributes } from '../../bench/fuzz-world.js';
 import { MAX_ATTRIBUTE_BYTES, TimestampSchema, utf8Bytes } from '../../events/common.js';
 import { TurnSavedSchema } from '../../events/turn-saved.js';
-import { MAX_BATCH_BYTES, TurnPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
+import { MAX_BATCH_BYTES, SqsTurnPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
 import { mergeAttributes } from '../../lib/items/memory-item.js';
 import { stagedDocuments } from '../../lib/knowledge/staging.js';
 import { parseRecord } from '../../lib/turns/parse-record.js';
@@ -127,7 +127,7 @@ describe('fixes the fuzzing led to: nothing the contract accepts may outgrow a D
         return { Successful: entries.map((e) => ({ Id: e.Id })) };
       },
     };
-    const publisher = new TurnPublisher(sqs as unknown as SQSClient, 'https://sqs.invalid/q');
+    const publisher = new SqsTurnPublisher(sqs as unknown as SQSClient, 'https://sqs.invalid/q');
     const big = (i: number) => ({ body: 'x'.repeat(250 * 1024), groupId: 'u', deduplicationId: `d${i}` });
     const res = await publisher.publishRaw([...Array.from({ length: 10 }, (_, i) => big(i)), { body: 'y'.repeat(MAX_BATCH_BYTES + 1), groupId: 'u', deduplicationId: 'huge' }]);
     expect(res.sent).toBe(10);

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { embeddingRefusal, standInVector } from '../../infra/local/embedding-stand-in.js';
-import { MAX_INPUT_CHARS, TitanEmbeddings } from '../../lib/model/titan-embeddings.adapter.js';
+import { MAX_INPUT_CHARS, BedrockTitanEmbeddings } from '../../lib/model/titan-embeddings.adapter.js';
 import { mergeEmbeddings, nearest, type QueryVector, quantise, unit, vectorOf } from '../../lib/search/embedding-vectors.js';
 import type { MemoryItem } from '../../lib/items/memory-item.js';
 import { rankIndex } from '../../lib/search/memory-search.js';
@@ -192,7 +192,7 @@ const awsError = (name: string, status: number) => Object.assign(new Error(name)
 describe('the Titan Text Embeddings V2 adapter', () => {
   it("sends Titan V2's body (text cut to its limit, blank texts not sent) and reads the vector", async () => {
     const { client, sent } = fakeClient((b) => ({ embedding: standInVector(String(b.inputText), 256), inputTextTokenCount: 3 }));
-    const model = new TitanEmbeddings(client, MODEL, 256);
+    const model = new BedrockTitanEmbeddings(client, MODEL, 256);
     const out = await model.embed(['hello reef', '   ', 'x'.repeat(MAX_INPUT_CHARS + 10)]);
     expect(out[1]).toBeNull();
     expect(out[0]).toHaveLength(256);
@@ -203,10 +203,10 @@ describe('the Titan Text Embeddings V2 adapter', () => {
   });
 
   it('names throttling unavailable, a denial denied, and refuses a vector of the wrong size', async () => {
-    await expect(new TitanEmbeddings(fakeClient(() => awsError('ThrottlingException', 429)).client, MODEL, 256).embed(['a b'])).rejects.toBeInstanceOf(ModelUnavailableError);
-    await expect(new TitanEmbeddings(fakeClient(() => awsError('AccessDeniedException', 403)).client, MODEL, 256).embed(['a b'])).rejects.toBeInstanceOf(ModelAccessDeniedError);
-    await expect(new TitanEmbeddings(fakeClient(() => ({ embedding: [0.1, 0.2] })).client, MODEL, 256).embed(['a b'])).rejects.toThrow(/embedding of 256/);
-    expect(() => new TitanEmbeddings(fakeClient(() => ({})).client, MODEL, 300)).toThrow(/256, 512, 1024/);
+    await expect(new BedrockTitanEmbeddings(fakeClient(() => awsError('ThrottlingException', 429)).client, MODEL, 256).embed(['a b'])).rejects.toBeInstanceOf(ModelUnavailableError);
+    await expect(new BedrockTitanEmbeddings(fakeClient(() => awsError('AccessDeniedException', 403)).client, MODEL, 256).embed(['a b'])).rejects.toBeInstanceOf(ModelAccessDeniedError);
+    await expect(new BedrockTitanEmbeddings(fakeClient(() => ({ embedding: [0.1, 0.2] })).client, MODEL, 256).embed(['a b'])).rejects.toThrow(/embedding of 256/);
+    expect(() => new BedrockTitanEmbeddings(fakeClient(() => ({})).client, MODEL, 300)).toThrow(/256, 512, 1024/);
   });
 
   it("gives each call the invocation's deadline as its abortSignal, and an aborted call is unavailable", async () => {
@@ -219,7 +219,7 @@ describe('the Titan Text Embeddings V2 adapter', () => {
       },
     };
     const deadline = new AbortController();
-    const embedding = new TitanEmbeddings(client as never, MODEL, 256).embed(['a b', 'c d'], { signal: deadline.signal });
+    const embedding = new BedrockTitanEmbeddings(client as never, MODEL, 256).embed(['a b', 'c d'], { signal: deadline.signal });
     deadline.abort();
     await expect(embedding).rejects.toBeInstanceOf(ModelUnavailableError);
     expect(signals).toEqual([deadline.signal, deadline.signal]);

@@ -20,7 +20,7 @@
  * records. The other record paths follow their handlers (functions/*): the signal function
  * is ingestTurns, the idle function is parseOrKeep + checkIdle, the sweep function is
  * SweepInputSchema + its sweep. test/integration/prompt-injection runs the Lambda handlers
- * against the local stack.
+ * against the local harness.
  *
  * The targets live by group: bench/fuzz-turn-queue.ts, bench/fuzz-jobs.ts, bench/fuzz-sweep.ts,
  * bench/fuzz-api.ts and bench/fuzz-injection.ts, over the world of bench/fuzz-world.ts.

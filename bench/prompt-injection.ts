@@ -1,5 +1,5 @@
 /**
- * Prompt injection against the local stack ("Hostile input"): an attacker's turns
+ * Prompt injection against the local harness ("Hostile input"): an attacker's turns
  * ask the reflector's model to write into another user's folder, name other users, answer
  * without bound — and a scripted Converse endpoint obeys: tool answers with paths out of
  * the user's prefix, the victim's id in text and source fields, tens of thousands of items,
@@ -28,7 +28,7 @@ import { DynamoSleepTimeLogStore } from '../lib/sleep-time/sleep-time-log-store.
 import { claimsPrefix, keys, rejectedPrefix, userPrefix } from '../lib/kernel/memory-paths.js';
 import { batchLogOf } from '../lib/batches/batch-log-store.adapter.js';
 import { queryAll } from '../lib/kernel/dynamo-query.adapter.js';
-import type { LocalStack } from '../infra/local/stack.js';
+import type { LocalHarness } from '../infra/local/harness.js';
 import { type StageConfig, stageConfig } from '../infra/config/stages.js';
 import { requestLedger } from '../infra/local/request-ledger.js';
 import { MAX_SUMMARY_CHARS } from '../lib/summaries/summary.js';
@@ -265,7 +265,7 @@ export interface InjectionReport {
 }
 
 /** Seed the victim (turns holding the secret, a batch, a summary, a saved memory) with the offline model. */
-export async function seedInjectionVictim(stack: LocalStack): Promise<void> {
+export async function seedInjectionVictim(stack: LocalHarness): Promise<void> {
   const lines = Array.from({ length: 12 }, (_, i) => line(V, i + 1, VICTIM_DAY, `My private password hint is ${SECRET} number ${i + 1}; I prefer ${SECRET} tea, remember ${SECRET}.`));
   await stack.replayLines(lines, { clock: true });
   await stack.waitUntilDrained();
@@ -279,7 +279,7 @@ export async function seedInjectionVictim(stack: LocalStack): Promise<void> {
 
 /** What the attack's steps share: the stack, clients on its bucket and queues, and the failures found so far. */
 interface Attack {
-  stack: LocalStack;
+  stack: LocalHarness;
   s3: S3Client;
   sqs: SQSClient;
   failures: string[];
@@ -287,7 +287,7 @@ interface Attack {
 
 type ApiSample = ReturnType<typeof anyApiCase> extends fc.Arbitrary<infer T> ? T : never;
 
-export async function runPromptInjection(stack: LocalStack, hostile: InjectionResponder, options: { apiCases: number; seed: number; handlerErrors: string[] }): Promise<InjectionReport> {
+export async function runPromptInjection(stack: LocalHarness, hostile: InjectionResponder, options: { apiCases: number; seed: number; handlerErrors: string[] }): Promise<InjectionReport> {
   const started = performance.now();
   const info = stack.info;
   const a: Attack = {
@@ -319,7 +319,7 @@ export async function runPromptInjection(stack: LocalStack, hostile: InjectionRe
     for (const e of handlerErrors) a.failures.push(`a handler crashed: ${e.slice(0, 300)}`);
     const mine = keysAfter.filter((k) => k.startsWith(userPrefix(A)));
     const logs = await checkAttackerLogs(a);
-    const summary = await stack.summary();
+    const summary = await stack.report();
     if (summary.rejected < 1) a.failures.push('the turn whose attributes outgrow DynamoDB was not rejected at the edge');
     return {
       attackerTurns: lines.filter((l) => l.includes('"turn.saved"')).length + 1,
@@ -348,7 +348,7 @@ export async function runPromptInjection(stack: LocalStack, hostile: InjectionRe
 }
 
 /** Everything the stack holds for the victim, as one string to compare before and after. */
-async function victimState(stack: LocalStack): Promise<string | undefined> {
+async function victimState(stack: LocalHarness): Promise<string | undefined> {
   return JSON.stringify((await stack.dumpState()).find((d) => d.userId === V));
 }
 
@@ -495,10 +495,10 @@ export const injectionStageConfig = (): StageConfig => ({ ...stageConfig('inject
 
 /** Run alone: one stack, the victim, the attack; the report as JSON on the last line. */
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { startLocalStack } = await import('../infra/local/stack.js');
+  const { startHarness } = await import('../infra/local/harness.js');
   const hostile = injectionResponder();
   const handlerErrors: string[] = [];
-  const stack = await startLocalStack({ stage: 'injection', config: injectionStageConfig(), logLevel: 'SILENT', speed: 300, responder: hostile.responder, onHandlerError: (source, error) => handlerErrors.push(`${source}: ${String((error as Error)?.stack ?? error)}`) });
+  const stack = await startHarness({ stage: 'injection', config: injectionStageConfig(), logLevel: 'SILENT', speed: 300, responder: hostile.responder, onHandlerError: (source, error) => handlerErrors.push(`${source}: ${String((error as Error)?.stack ?? error)}`) });
   let failed = true;
   try {
     await seedInjectionVictim(stack);

@@ -1,6 +1,6 @@
 /**
  * Benchmark: memory.search for one user at 1,000 / 10,000 / 100,000 items,
- * through the real api handler on the local stack (HTTP, token, routing, IAM-enforced
+ * through the real api handler on the local harness (HTTP, token, routing, IAM-enforced
  * clients, DynamoDB Local and the S3 emulator).
  *
  * Each user's items are memory items (`MEM#`) holding LoCoMo sentences (every dialog line of
@@ -36,7 +36,7 @@ import { parseEnv } from '../lib/kernel/config.adapter.js';
 import { functionClients } from '../infra/local/clients.js';
 import { type HttpHandler, startHttpApi } from '../infra/local/http-api.js';
 import { ledgerDelta, requestLedger } from '../infra/local/request-ledger.js';
-import { startLocalStack } from '../infra/local/stack.js';
+import { startHarness } from '../infra/local/harness.js';
 import { batchWriteAll } from '../lib/kernel/dynamo-query.adapter.js';
 import { DynamoMemoryItemStore, memoryItemRow } from '../lib/items/memory-item-store.adapter.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../lib/search/search-index-store.adapter.js';
@@ -84,11 +84,11 @@ function locomo(dir: string): { lines: string[]; questions: string[] } {
   return { lines, questions };
 }
 
-type LocalStack = Awaited<ReturnType<typeof startLocalStack>>;
+type LocalHarness = Awaited<ReturnType<typeof startHarness>>;
 
 /** What each size's measurement shares: the stack, the bench's own clients and the LoCoMo text. */
 interface Bench {
-  stack: LocalStack;
+  stack: LocalHarness;
   ddb: ReturnType<typeof createDocumentClient>;
   indexStore: DynamoS3SearchIndexStore;
   /** When the items were written (one time for every size). */
@@ -104,7 +104,7 @@ interface Bench {
 export async function benchSearchLatency(dir: string, sizes: readonly number[]): Promise<SearchLatencyRow[]> {
   const { lines, questions } = locomo(dir);
   const lastCpuMs = { value: 0 };
-  const stack = await startLocalStack({
+  const stack = await startHarness({
     stage: 'bench',
     logLevel: 'SILENT',
     observe: (i) => {
@@ -226,7 +226,7 @@ async function timeFloor({ stack, ddb, indexStore }: Bench, user: string, n: num
 }
 
 /** A new api container's first search: its handler factory run anew, behind its own local HTTP API. */
-async function coldSearch(stack: LocalStack, search: (url: string) => Promise<unknown>): Promise<number> {
+async function coldSearch(stack: LocalHarness, search: (url: string) => Promise<unknown>): Promise<number> {
   const handler = createApiHandler(parseEnv(ApiEnvSchema, stack.info.environments.api), functionClients('api', stack.iam), { now: () => stack.now() });
   const api = await startHttpApi({ handler: handler as HttpHandler, tokenSecret: stack.info.tokenSecret, functionName: 'bench-cold-api', timeoutSeconds: 30 });
   try {

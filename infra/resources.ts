@@ -1,5 +1,5 @@
 /**
- * The resources both the CDK app and the local stack create, defined once so that
+ * The resources both the CDK app and the local harness create, defined once so that
  * local and cloud cannot drift apart.
  */
 export const TABLE = {

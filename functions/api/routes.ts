@@ -4,7 +4,7 @@
  * contract.ts, authorise the caller, redact what it would store, call one use case — and map
  * every outcome to its HTTP status (400 invalid input, 401 no principal, 403 refused, 404 no
  * route, the use case's own error status, 500 anything else). The Lambda handler
- * (create-handler.ts, over the AWS stores), the local stack (through that handler) and the
+ * (create-handler.ts, over the AWS stores), the local harness (through that handler) and the
  * fuzzer (bench/fuzz-targets.ts, over recording fakes) all call this. Request bodies are never
  * logged: they hold users' words.
  */

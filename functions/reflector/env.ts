@@ -50,7 +50,7 @@ export const ReflectorEnvSchema = z.object({
   /**
    * L, how long after a search change mark's `at` its write can still land; a
    * compaction's watermark stays this far behind its start (lib/search/search-index.ts
-   * MARK_LAG_MS). The local stack sets a few seconds.
+   * MARK_LAG_MS). The local harness sets a few seconds.
    */
   SEARCH_MARK_LAG_SECONDS: z.coerce.number().int().min(0).max(3600).default(600),
   /**

@@ -2,7 +2,7 @@
  * signal — TurnQueue (SQS FIFO, group = userId) → turn documents and index → signal
  * state → jobs and idle checks. Adapts the SQS event to the ingest-turns use
  * case and reports partial batch failures. The Lambda entry (handler.ts) builds it once
- * per container; the local stack builds it with its own clients and clock.
+ * per container; the local harness builds it with its own clients and clock.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';

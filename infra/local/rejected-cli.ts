@@ -1,6 +1,6 @@
 /**
  * npm run rejected [-- --day YYYY-MM-DD] [--json]
- * Lists the rejected-events log of the running local stack (.local/stack.json): which
+ * Lists the rejected-events log of the running local harness (.local/stack.json): which
  * record, from which queue, and every failing field. Against a deployed stage, the same
  * records are under s3://<bucket>/rejected/{day}/{source}/{messageId}.json.
  */

@@ -1,5 +1,5 @@
 /**
- * Counts every AWS request the local stack's functions make, by service and operation,
+ * Counts every AWS request the local harness's functions make, by service and operation,
  * through an SDK middleware on each function's clients (infra/local/clients.ts) — and, for
  * DynamoDB, the capacity units each request used (it asks for ReturnConsumedCapacity=TOTAL,
  * which costs nothing) and, for Bedrock, the tokens a call used. Benchmarks and tests read

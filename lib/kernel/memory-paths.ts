@@ -3,7 +3,7 @@ import { fnv1a32 } from './stable-hash.js';
 
 /**
  * Where a user's memory lives: every S3 key and every DynamoDB key and key prefix, in this one
- * module (adapters, the local stack, benches and test helpers build keys from it; tests that
+ * module (adapters, the local harness, benches and test helpers build keys from it; tests that
  * check the stored layout may spell it out). Every key starts with the user's own prefix;
  * per-user isolation in S3 and DynamoDB is this prefix plus a check on every read path.
  */

@@ -10,7 +10,7 @@
  * DynamoDB condition, which DynamoDB Local enforces as AWS does). A writer that lost the race
  * deletes its object and applies its change again to the winner's snapshot. S3's own
  * conditional writes (If-Match) would do the same in one store, but the local S3 emulator
- * does not implement them, so the local stack could not show the race; DynamoDB's
+ * does not implement them, so the local harness could not show the race; DynamoDB's
  * conditions it can.
  *
  * A warm container keeps the snapshots it read and re-reads one only when the pointer —

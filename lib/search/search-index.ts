@@ -58,7 +58,7 @@ export const COMPACT_AFTER_JOB = 32;
  * starts at s moves the watermark to s − L at most, so a mark still in flight is never below
  * it. A write lasts no longer than the invocation that sends it: the longest function timeout
  * (the sweep's 300 s, infra/resources.ts) and as much again for what is on the wire and for
- * clocks apart. The local stack, whose writes land within their call, sets a few seconds.
+ * clocks apart. The local harness, whose writes land within their call, sets a few seconds.
  */
 export const MARK_LAG_MS = 600_000;
 /** An owner whose watermark is older than this is compacted by a search (so that it never nears the marks' TTL). */
@@ -322,7 +322,7 @@ function mergePlan(head: SearchIndexHead, deltaItems: number, removed: number): 
 
 const keysOf = (userId: string, ids: readonly string[]): Set<string> => new Set(ids.map((id) => itemKey({ userId, id })));
 
-/** The marks' clock and L (MARK_LAG_MS), injected by the local stack and tests. */
+/** The marks' clock and L (MARK_LAG_MS), injected by the local harness and tests. */
 export interface MarkTiming {
   now?: () => Date;
   lagMs?: number;

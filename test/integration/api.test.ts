@@ -1,5 +1,5 @@
 /**
- * The memory API over HTTP on the local stack: the same handler API Gateway invokes, the
+ * The memory API over HTTP on the local harness: the same handler API Gateway invokes, the
  * local JWT check standing in for the authorizer, data written by the real pipeline.
  */
 import { readFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { MemoryClient } from '../../functions/api/client.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 import { mintToken } from '../../infra/local/tokens.js';
 import { ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js';
@@ -22,11 +22,11 @@ import { stagedDocuments } from '../../lib/knowledge/staging.js';
 import { type Edge, type Entity, edgeId, neighbours } from '../../lib/graph/relation-graph.js';
 
 const USER = 'locomo-conv-26';
-let stack: LocalStack;
+let stack: LocalHarness;
 let admin: string;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'apitest', logLevel: 'SILENT', speed: 300 });
+  stack = await startHarness({ stage: 'apitest', logLevel: 'SILENT', speed: 300 });
   admin = stack.info.adminToken;
   const lines = readFileSync(new URL('../../events/samples/conversation.jsonl', import.meta.url), 'utf8').split('\n');
   await stack.replayLines(lines, { clock: true });

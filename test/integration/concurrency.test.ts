@@ -1,11 +1,11 @@
 /**
- * Writes that race, on the local stack (DynamoDB Local enforces conditions as DynamoDB
+ * Writes that race, on the local harness (DynamoDB Local enforces conditions as DynamoDB
  * does), through the same adapters and IAM-checked clients the functions use: what Lambda's
  * concurrency would lose if a read-modify-write had no condition.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functionClients } from '../../infra/local/clients.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-reliability-store.adapter.js';
 import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
@@ -13,10 +13,10 @@ import type { SourceObservation } from '../../lib/sources/source-reliability.js'
 import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';
 import { iamDenials } from '../helpers/iam.js';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'racetest', logLevel: 'SILENT' });
+  stack = await startHarness({ stage: 'racetest', logLevel: 'SILENT' });
 }, 180_000);
 afterAll(async () => {
   await stack?.stop();

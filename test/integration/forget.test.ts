@@ -1,5 +1,5 @@
 /**
- * Through the real handlers on the local stack: two users replay the same
+ * Through the real handlers on the local harness: two users replay the same
  * conversation, each shares an item with GLOBAL, one is forgotten. Afterwards nothing of hers
  * is left (items, objects and every version of them in the versioned bucket, her search index, her GLOBAL contribution and
  * the old GLOBAL segments that held it), the other user's state is byte for byte what it
@@ -12,7 +12,7 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { MemoryClient } from '../../functions/api/client.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { dumpUserState, type UserStateDump } from '../../infra/local/state-dump.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';
@@ -29,7 +29,7 @@ const THIRD = 'forget-third';
 /** Words only the forgotten user's shared item holds. */
 const HER_WORDS = 'Quillfeather marmalade recipe from grandmother Odalys';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 let keptBefore: UserStateDump;
 /** Her state and her export, taken just before she is forgotten. */
 let goneBefore: UserStateDump;
@@ -63,7 +63,7 @@ async function shareWithGlobal(userId: string, text: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'forgettest', logLevel: (process.env.FORGET_LOG as 'INFO' | undefined) ?? 'SILENT', speed: 300 });
+  stack = await startHarness({ stage: 'forgettest', logLevel: (process.env.FORGET_LOG as 'INFO' | undefined) ?? 'SILENT', speed: 300 });
   const turns = [...sampleAs(GONE), ...sampleAs(KEPT)].sort((a, b) => a.timestamp.localeCompare(b.timestamp));
   await stack.replayLines(
     turns.map((t) => JSON.stringify(t)),
@@ -182,7 +182,7 @@ describe('forgetting a user (DELETE /v1/users/{u})', () => {
   });
 
   it('restores her export into a fresh stack: the same state, searchable; a second import is refused', async () => {
-    const fresh = await startLocalStack({ stage: 'importtest', logLevel: (process.env.FORGET_LOG as 'INFO' | undefined) ?? 'SILENT', speed: 300 });
+    const fresh = await startHarness({ stage: 'importtest', logLevel: (process.env.FORGET_LOG as 'INFO' | undefined) ?? 'SILENT', speed: 300 });
     try {
       const there = new MemoryClient(fresh.info.apiUrl, async () => fresh.mintUserToken([GONE], GONE));
       expect(archive.documents.some((d) => d.base64 !== undefined)).toBe(true);

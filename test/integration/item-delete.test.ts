@@ -1,5 +1,5 @@
 /**
- * Req R-DEL through the real handlers on the local stack, over one replay of the sample
+ * Req R-DEL through the real handlers on the local harness, over one replay of the sample
  * conversation (three sessions) with an agent.event and a nightly run: deleting one item of
  * every kind (DELETE …/memory/items/{id}), and forgetting a session by provenance
  * (POST …/memory/forget). Afterwards no search or retrieve returns what went, the user's
@@ -17,7 +17,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { MemoryClient } from '../../functions/api/client.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { dumpUserState, listObjectVersions, type UserStateDump } from '../../infra/local/state-dump.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { DynamoS3BatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
@@ -44,7 +44,7 @@ const SESSION_2 = 'locomo/conv-26-session-2';
 /** Session 2's turns in the sample: what the forget by provenance removes. */
 const FORGOTTEN = [10, 11, 12, 13, 14, 15, 16, 17, 18];
 
-let stack: LocalStack;
+let stack: LocalHarness;
 let memory: MemoryClient;
 const ddb = createDocumentClient(createDynamoDbClient());
 let s3client: S3Client | undefined;
@@ -123,7 +123,7 @@ async function seedKnowledge(at: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'deletetest', logLevel: (process.env.DELETE_LOG as 'INFO' | undefined) ?? 'SILENT', speed: 300 });
+  stack = await startHarness({ stage: 'deletetest', logLevel: (process.env.DELETE_LOG as 'INFO' | undefined) ?? 'SILENT', speed: 300 });
   memory = new MemoryClient(stack.info.apiUrl, () => stack.mintUserToken([USER], USER));
   const turns = sample();
   await stack.replayLines(turns.map((t) => JSON.stringify(t)), { clock: true });

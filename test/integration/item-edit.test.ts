@@ -1,6 +1,6 @@
 /**
  * Edit and restore (docs/memory-api.md "Edit and restore") through the real api handler on the
- * local stack: a Knowledge fact, a nightly finding and a summary are corrected; search finds
+ * local harness: a Knowledge fact, a nightly finding and a summary are corrected; search finds
  * the new text and no longer the old; the audit entry holds the old text; restore brings it
  * back (and search follows); other kinds answer 400 naming `id`, unknown ids 404, a concurrent
  * change of the same text 409; what an edit stores is redacted as a turn is.
@@ -12,7 +12,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
@@ -23,7 +23,7 @@ import { MemoryClient, MemoryClientError } from '../../functions/api/client.js';
 import { apiRequest } from '../helpers/api.js';
 import { bucketReader } from '../helpers/s3.js';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 let s3: S3Client;
 let client: MemoryClient;
 const USER = 'edit-user';
@@ -44,7 +44,7 @@ beforeAll(async () => {
       return (write as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
     });
   }
-  stack = await startLocalStack({ stage: 'edittest', logLevel: 'INFO', speed: 300 });
+  stack = await startHarness({ stage: 'edittest', logLevel: 'INFO', speed: 300 });
   const ddb = createDocumentClient(createDynamoDbClient());
   s3 = new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials });
   const changes = new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName });

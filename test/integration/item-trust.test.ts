@@ -1,5 +1,5 @@
 /**
- * Req R-SCOPE-2 for every kind of item, on the local stack with IAM enforced: outcomes through
+ * Req R-SCOPE-2 for every kind of item, on the local harness with IAM enforced: outcomes through
  * the memory API move the trust of Knowledge facts and turns (their trust records in DynamoDB),
  * outcomes sent at once all count, search ranks by trust, and the reflector's compaction folds
  * it into the segments it writes.
@@ -9,7 +9,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functionClients } from '../../infra/local/clients.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoItemTrustStore } from '../../lib/trust/dynamo-item-trust-store.adapter.js';
@@ -26,10 +26,10 @@ import { apiRequest } from '../helpers/api.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 
 const USER = 'trust-user';
-let stack: LocalStack;
+let stack: LocalHarness;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'trusttest', logLevel: 'SILENT' });
+  stack = await startHarness({ stage: 'trusttest', logLevel: 'SILENT' });
   // Three turns of the sample conversation, as this user's, through the real pipeline.
   const lines = readFileSync(new URL('../../events/samples/conversation.jsonl', import.meta.url), 'utf8')
     .split('\n')
@@ -79,7 +79,7 @@ function reflectorIndex(): LiveSearchIndex {
   return new LiveSearchIndex({ store: new DynamoS3SearchIndexStore({ ddb, s3, tableName: table, bucketName: bucket }), catalog, clock: { now: () => stack.now() }, marks: { lagMs: 0 }, turns: new DynamoTurnLog({ ddb, tableName: table }) });
 }
 
-describe('trust for every kind of item (req R-SCOPE-2), on the local stack', () => {
+describe('trust for every kind of item (req R-SCOPE-2), on the local harness', () => {
   it('moves the trust of a Knowledge fact and a turn, and search ranks a fact a FAIL lowered below its twin', async () => {
     expect(await ranked()).toEqual([
       [A, 0.6],

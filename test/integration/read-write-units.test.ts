@@ -9,7 +9,7 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functionClients } from '../../infra/local/clients.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { DynamoCostLedger } from '../../lib/costs/dynamo-cost-ledger.adapter.js';
 import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
 import type { CostEntry } from '../../lib/costs/daily-cost.js';
@@ -32,10 +32,10 @@ import { turn } from '../../lib/turns/turn.fake.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 
 const USER = 'turn-reads';
-let stack: LocalStack;
+let stack: LocalHarness;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'turnreads', logLevel: 'SILENT' });
+  stack = await startHarness({ stage: 'turnreads', logLevel: 'SILENT' });
 }, 120_000);
 afterAll(async () => {
   await stack?.stop();

@@ -1,6 +1,6 @@
 /**
  * Rebuilding a user's search index from the stores (docs/search-index.md, "Rebuilding an
- * index"), on the local stack through the real handlers: a late turn (at or below the turns
+ * index"), on the local harness through the real handlers: a late turn (at or below the turns
  * already counted) is found only through its change mark; with the mark lost, neither a search
  * nor a full rewrite of the index (which folds marks) finds it; `npm run reindex` (the admin
  * route `POST /v1/users/{u}/search-index/rebuild`) brings it back, and refuses a non-admin.
@@ -14,7 +14,7 @@ import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { MemoryClient } from '../../functions/api/client.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoTurnLog } from '../../lib/search/dynamo-turn-log.adapter.js';
@@ -32,7 +32,7 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 const USER = 'reindex-user';
 const LATE_WORDS = 'quokka marmalade zanzibar';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 let s3client: S3Client | undefined;
 const ddb = createDocumentClient(createDynamoDbClient());
 const s3 = () => (s3client ??= new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials }));
@@ -74,7 +74,7 @@ function reindex(userId: string, state: string): Promise<{ status: number | null
 }
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'reindextest', logLevel: 'SILENT', speed: 300 });
+  stack = await startHarness({ stage: 'reindextest', logLevel: 'SILENT', speed: 300 });
 }, 120_000);
 afterAll(async () => {
   s3client?.destroy();

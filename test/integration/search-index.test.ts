@@ -1,5 +1,5 @@
 /**
- * The search index that lives between requests, on the local stack: items are
+ * The search index that lives between requests, on the local harness: items are
  * written, deleted and left to expire through the API while other requests search and the
  * reflector's compactions fold the changes into segments, all at once. A search never serves
  * an item deleted or expired before it began, and once the writers are done every committed
@@ -11,7 +11,7 @@ import { createApiHandler } from '../../functions/api/create-handler.js';
 import { ApiEnvSchema } from '../../functions/api/env.js';
 import { functionClients } from '../../infra/local/clients.js';
 import { type HttpHandler, startHttpApi } from '../../infra/local/http-api.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { parseEnv } from '../../lib/kernel/config.adapter.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
 import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
@@ -34,10 +34,10 @@ import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/search/search-index.js'
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 
 const USER = 'index-race';
-let stack: LocalStack;
+let stack: LocalHarness;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'indextest', logLevel: 'SILENT' });
+  stack = await startHarness({ stage: 'indextest', logLevel: 'SILENT' });
 }, 120_000);
 afterAll(async () => {
   await stack?.stop();
@@ -56,7 +56,7 @@ async function call(method: string, path: string, body?: unknown, apiUrl = stack
 // Every item holds both words, so their weight is low: no similarity floor, or none would pass it.
 const searchIds = async (apiUrl?: string) => new Set(((await call('POST', '/memory/search', { query: 'zebrafish aquarium', limit: 100, minSimilarity: 0 }, apiUrl)).results ?? []).map((r) => r.id));
 
-/** L as the local stack sets it (infra/local/functions.ts). */
+/** L as the local harness sets it (infra/local/functions.ts). */
 const LAG_MS = 5_000;
 
 /**

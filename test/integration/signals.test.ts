@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { locomoToTurns } from '../../infra/local/locomo.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -23,7 +23,7 @@ import { eventEpisodeId } from '../../lib/turns/episodes.js';
 import { readLocomo } from '../helpers/locomo.js';
 import { bucketReader } from '../helpers/s3.js';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 let bucket: ReturnType<typeof bucketReader>;
 let documentClient: DynamoDBDocumentClient;
 let s3Client: S3Client;
@@ -36,7 +36,7 @@ beforeAll(async () => {
     return (write as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
   });
   // speed 300: the 5-minute idle check fires after one second.
-  stack = await startLocalStack({ stage: 'signals', logLevel: 'SILENT', metrics: true, speed: 300 });
+  stack = await startHarness({ stage: 'signals', logLevel: 'SILENT', metrics: true, speed: 300 });
   bucket = bucketReader(stack.info);
   const aws = { region: stack.info.region, credentials: stack.info.credentials };
   documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({ ...aws, endpoint: stack.info.endpoints.dynamodb }));
@@ -118,7 +118,7 @@ describe('signals and ingestion on the local emulators', () => {
     expect(a.batches).toBeGreaterThanOrEqual(15);
     expect(a.staged).toBeGreaterThan(0);
     expect({ turns: b.turns, batches: b.batches, staged: b.staged }).toEqual({ turns: a.turns, batches: a.batches, staged: a.staged });
-    expect((await stack.summary()).duplicates).toBe(once.length);
+    expect((await stack.report()).duplicates).toBe(once.length);
     // Two replays of a whole conversation: a limit with room on a loaded 2-core machine.
   }, 180_000);
 

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
 import { functionClients } from '../../infra/local/clients.js';
 import { ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { DynamoS3BatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
@@ -31,11 +31,11 @@ import { iamDenials } from '../helpers/iam.js';
 
 const USER = 'long-history';
 const H = 3_600_000;
-let stack: LocalStack;
+let stack: LocalHarness;
 let ddb: DynamoDBDocumentClient;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'windowreads', logLevel: 'SILENT' });
+  stack = await startHarness({ stage: 'windowreads', logLevel: 'SILENT' });
   const { region, credentials, endpoints } = stack.info;
   ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region, credentials, endpoint: endpoints.dynamodb }));
   requestLedger.recordItemKinds(true);

@@ -26,7 +26,7 @@ const SEED = 20_261_122;
 /**
  * Cases per target at a fixed seed: enough to meet every generator branch the assertions
  * below count, few enough for the unit tier on 2 cores. The deep run (10,000 cases, `--seed`
- * for others, and the attack on the local stack) is `npm run bench -- --only fuzz`.
+ * for others, and the attack on the local harness) is `npm run bench -- --only fuzz`.
  */
 const CASES: Record<string, number> = { 'turn.saved': 80, 'turn.saved claim-check': 40, 'session.closed': 30, 'agent.event': 30, 'reflector.job': 60, 'idle.check': 30, 'sweep (schedule event)': 30, 'prompt injection (in process)': 80 };
 const API_CASES = 12;

@@ -50,9 +50,12 @@ describe('the cost model', () => {
       10,
     );
     expect(tokens).toEqual({ batch: { calls: 0.2, inputTokens: 90, outputTokens: 10 }, summary: { calls: 0.1, inputTokens: 30, outputTokens: 5 } });
-    // Per 1M turns: Haiku 4.5 at $1 / $5 per 1M tokens for batches, Nova Micro at $0.035 / $0.14 for the rest.
+    // Per 1M turns: Haiku 4.5 through the `us.` profile at its global $1 / $5 per 1M tokens + 10 %
+    // for batches, Nova Micro at its in-Region $0.035 / $0.14 for the rest (a geographic profile bills it unchanged).
     const usd = modelUsd(tokens, { default: 'us.amazon.nova-micro-v1:0', batch: 'us.anthropic.claude-haiku-4-5-20251001-v1:0' });
-    expect(usd).toBeCloseTo(90 * 1 + 10 * 5 + 30 * 0.035 + 5 * 0.14, 6);
+    expect(usd).toBeCloseTo((90 * 1 + 10 * 5) * 1.1 + 30 * 0.035 + 5 * 0.14, 6);
+    const global = modelUsd(tokens, { default: 'us.amazon.nova-micro-v1:0', batch: 'global.anthropic.claude-haiku-4-5-20251001-v1:0' });
+    expect(global).toBeCloseTo(90 * 1 + 10 * 5 + 30 * 0.035 + 5 * 0.14, 6);
   });
 });
 

@@ -13,7 +13,7 @@ import { PRICES_AS_OF } from '../lib/sleep-time/model-prices.js';
 import { fireTimesBetween } from '../lib/sleep-time/schedule.js';
 import { type AllIn, agentCoreAt, allInAt, batchInferenceSavings, invokedModels } from './all-in.js';
 import { ASSUMED, type Bill, type BillLine, billOf, GEO_PREMIUM, modelUsd } from './bill.js';
-import { ASSUMED_MODEL_WAIT, PRICES_CHECKED } from './cost.js';
+import { ASSUMED_MODEL_WAIT, OPENSEARCH_SERVERLESS, PRICES_CHECKED } from './cost.js';
 import type { QualityResult } from './locomo-quality.js';
 
 const HAIKU = 'us.anthropic.claude-haiku-4-5-20251001-v1:0';
@@ -272,5 +272,15 @@ infrastructure (with the model wait) + fixed (at month ${bill.month}) + retrieva
 
 | model choice | this service: month 1 / month 12 | AgentCore built-in: month 1 / month 12 | AgentCore self-managed: month 1 / month 12 |
 | --- | ---: | ---: | ---: |
-${rows.join('\n')}`;
+${rows.join('\n')}
+
+An OpenSearch-based memory (an OpenSearch Serverless vector collection beside the same functions)
+pays its compute floor before any turn: ${OPENSEARCH_SERVERLESS.minOcuRedundant} OCUs with standby replicas at $${OPENSEARCH_SERVERLESS.ocuHour} an OCU-hour,
+${usd(openSearchFloor(OPENSEARCH_SERVERLESS.minOcuRedundant))} a month (${usd(openSearchFloor(OPENSEARCH_SERVERLESS.minOcuNoStandby))} without standby replicas, for dev and test), plus
+$${OPENSEARCH_SERVERLESS.storageGbMonth} per GB-month stored and the model tokens of its own extraction.`;
+}
+
+/** OpenSearch Serverless's compute for a 30-day month at `ocus` OCUs. */
+function openSearchFloor(ocus: number): number {
+  return ocus * OPENSEARCH_SERVERLESS.ocuHour * 24 * 30;
 }

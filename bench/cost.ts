@@ -41,6 +41,14 @@ export const AGENTCORE = {
   retrieval: 0.5 / 1000,
 } as const;
 
+/**
+ * Amazon OpenSearch Serverless, the usual vector store of an OpenSearch-based memory: an
+ * OpenSearch Compute Unit-hour and a GB-month of managed storage. A collection keeps at least
+ * 0.5 OCU indexing and 0.5 OCU search, each doubled by standby replicas in production
+ * (docs/pricing-sources.md).
+ */
+export const OPENSEARCH_SERVERLESS = { ocuHour: 0.24, storageGbMonth: 0.024, minOcuRedundant: 2, minOcuNoStandby: 1 } as const;
+
 /** Bedrock batch inference: about half the on-demand token price (docs/pricing-sources.md). */
 export const BATCH_INFERENCE_DISCOUNT = 0.5;
 

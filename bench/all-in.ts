@@ -9,11 +9,12 @@ import type { StageConfig } from '../infra/config/stages.js';
 import { type Bill, modelUsdByJob } from './bill.js';
 import { AGENTCORE, BATCH_INFERENCE_DISCOUNT } from './cost.js';
 
-/** The job kinds of the bill (bench/bill.ts `tokensByJob`) and the model id each invokes on a stage. */
+/** The job kinds of the bill (bench/bill.ts `tokensByJob`) and the model id each invokes on a stage; other kinds run on `modelId`. */
 export function invokedModels(config: Pick<StageConfig, 'modelId' | 'inferenceScope' | 'jobModels'>, geography = 'us'): Record<string, string> {
   const prefix = config.inferenceScope === 'geo' ? `${geography}.` : config.inferenceScope === 'global' ? 'global.' : '';
   const sleepTime = config.jobModels?.sleepTime ?? config.modelId;
   return {
+    default: prefix + config.modelId,
     batch: prefix + config.modelId,
     summary: prefix + (config.jobModels?.summary ?? config.modelId),
     nightly: prefix + sleepTime,

@@ -135,7 +135,7 @@ each function's tracing. Prices: us-east-1 on-demand, no free tier, checked ${PR
 Assumed, because no local run can show it: a Lambda cold start per ${1 / ASSUMED.coldStartShare} invocations at ${ASSUMED.initMs} ms
 (INIT is billed); ${ASSUMED.platformLogBytes} B of platform log lines per invocation (+${ASSUMED.tracedPlatformLogBytes} B traced); ${ASSUMED.pollersPerQueue} pollers per event
 source, each an empty ${ASSUMED.longPollSeconds}-s receive; KMS data keys once per 5 minutes per principal and key while busy;
-the reflector waiting on a real model (${ASSUMED_MODEL_WAIT.firstTokenSeconds} s per call + ${ASSUMED_MODEL_WAIT.outputTokensPerSecond} output tokens a second), listed apart.
+the reflector waiting on a real model (${ASSUMED_MODEL_WAIT.firstTokenSeconds} s per call + ${ASSUMED_MODEL_WAIT.outputTokensPerSecond} output tokens a second), a line of the infrastructure.
 The local FIFO poller hands the signal function one message per user at a time, so its rows are
 an upper bound (Lambda batches up to 10 of a user's turns).`;
 }

@@ -31,6 +31,9 @@ export const MORE_PRICES = {
   dashboardMonth: 3,
   /** KMS: $1 per customer managed key-month, $0.03 per 10,000 requests. */
   kmsKeyMonth: 1,
+  /** KMS: each of a key's first two rotations adds $1 a month; later rotations add nothing. */
+  kmsRotationMonth: 1,
+  kmsRotationsCharged: 2,
   kmsRequest: 0.03 / 10_000,
   /** S3 object tags: $0.0065 per 10,000 tags a month (since March 2025). */
   s3TagMonth: 0.0065 / 10_000,
@@ -59,6 +62,8 @@ export const ASSUMED = {
   itemOverheadBytes: 100,
   /** Noncurrent S3 versions live up to 30 days (the bucket's lifecycle rule): half a month on average. */
   noncurrentMonths: 0.5,
+  /** The stack's keys rotate automatically every 365 days (CDK `enableKeyRotation`, KMS's default period). */
+  keyRotationDays: 365,
 } as const;
 
 const MONTH_SECONDS = 30 * 86_400;
@@ -71,10 +76,15 @@ export interface BillLine {
 }
 
 export interface Bill {
-  /** Per 1M turns: what grows with turns, storage for a month included; the model wait apart. */
+  /** Per 1M turns: what grows with turns, a month's storage and the reflector's wait on Bedrock included. */
   perMillionTurns: BillLine[];
   infraUsdPer1MTurns: number;
+  /** Of `infraUsdPer1MTurns`: the reflector's Lambda time waiting on Bedrock (assumed). */
   modelWaitUsdPer1MTurns: number;
+  /** Of `infraUsdPer1MTurns`: a month of holding what 1M turns leave (paid again every month it is held). */
+  storageUsdPer1MTurns: number;
+  /** The month of the stage's life `fixed` is priced at (key rotations accrue). */
+  month: number;
   /** Per month, a stage standing still (and what it pays busy that does not grow with turns). */
   fixed: BillLine[];
   fixedUsdPerMonth: number;
@@ -115,6 +125,8 @@ export interface BillInput {
   stage: SynthesizedStage;
   memoryMb: Record<string, number>;
   sweepFiresPerMonth: number;
+  /** The month of the stage's life to price the fixed part at (key rotations accrue); 12 unless given. */
+  month?: number;
 }
 
 /** The bill of a replay: see the module comment. */
@@ -134,10 +146,13 @@ export function billOf(input: BillInput): Bill {
   const ingestFns: FunctionKey[] = ['signal', 'idle', 'reflector'];
   for (const fn of ingestFns) lines.push(...ingestLines(fn, use(quality.usage.ingest, fn), { quality, stage, traced, logUsd }));
   lines.push({ name: 'agents publishing turn.saved (one FIFO send per turn)', usd: 1e6 * PRICES.sqsFifoRequest, note: '' });
-  lines.push(...storageLines(quality, perTurn));
+  const storage = storageLines(quality, perTurn);
+  lines.push(...storage);
   lines.push(kmsLine(stage));
   const wait = modelWaitUsd(modelTokensOf(quality), input.memoryMb.reflector ?? 512) * perTurn;
-  const fixed = fixedLines(input, logUsd);
+  lines.push({ name: 'reflector: Lambda waiting on Bedrock (assumed)', usd: wait, note: 'billed duration while a Converse call runs' });
+  const month = input.month ?? 12;
+  const fixed = [...fixedLines(input, logUsd), keyRotationLine(stage, month)];
   const perMillionSearches = retrievalLines(quality, use, traced, logUsd);
   const reflectorLedger = quality.usage.ingest.byFunction.reflector?.ledger ?? {};
   const allIngest = Object.values(quality.usage.ingest.byFunction);
@@ -146,6 +161,8 @@ export function billOf(input: BillInput): Bill {
     perMillionTurns: lines,
     infraUsdPer1MTurns: total(lines),
     modelWaitUsdPer1MTurns: wait,
+    storageUsdPer1MTurns: total(storage),
+    month,
     fixed,
     fixedUsdPerMonth: total(fixed),
     perMillionSearches,
@@ -240,6 +257,20 @@ function fixedLines(input: BillInput, logUsd: (fn: FunctionKey, invocations: num
   ];
 }
 
+/**
+ * KMS key rotation at `month` of the stage's life: each rotation adds $1 a month to its key,
+ * for the first two rotations only (https://aws.amazon.com/kms/pricing/).
+ */
+function keyRotationLine(stage: SynthesizedStage, month: number): BillLine {
+  const keys = stage.resourceCounts['AWS::KMS::Key'] ?? 0;
+  const rotations = Math.min(MORE_PRICES.kmsRotationsCharged, Math.floor((month * 30) / ASSUMED.keyRotationDays));
+  return {
+    name: `KMS key rotations (month ${month}: ${rotations} per key)`,
+    usd: keys * rotations * MORE_PRICES.kmsRotationMonth,
+    note: `a rotation every ${ASSUMED.keyRotationDays} days; +$${keys} a month after each of the first ${MORE_PRICES.kmsRotationsCharged}, then capped`,
+  };
+}
+
 function retrievalLines(
   quality: QualityResult,
   use: (phase: QualityResult['usage']['ingest'], fn: FunctionKey) => FunctionUse,
@@ -261,10 +292,29 @@ function retrievalLines(
   ];
 }
 
-/** USD of 1M turns' model tokens with one model per job kind (`models.default` for the kinds not named). */
+/**
+ * Models whose list price (lib/sleep-time/model-prices.ts) is the global cross-Region profile's:
+ * Bedrock bills a geographic profile (`us.`…) or the in-Region id about 10 % more for them
+ * (https://docs.aws.amazon.com/bedrock/latest/userguide/cross-region-inference.html). Other
+ * models' list price is the in-Region one, which a geographic profile bills unchanged.
+ */
+const GLOBAL_LIST_PRICED = /anthropic\.claude-(haiku|sonnet|opus)-4-5/;
+export const GEO_PREMIUM = 1.1;
+
+/** How much more than the list price Bedrock bills for a model invoked by this id (a profile or a bare id). */
+export const profileFactor = (modelId: string): number => (GLOBAL_LIST_PRICED.test(modelId) && !modelId.startsWith('global.') ? GEO_PREMIUM : 1);
+
+/** USD of 1M turns' model tokens per job kind, one model per job kind (`models.default` for the kinds not named). */
+export function modelUsdByJob(tokens: TokensByJob, models: Record<string, string>): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(tokens).map(([job, t]) => {
+      const model = models[job] ?? models.default ?? '';
+      return [job, (estimateCostUsd(model, t.inputTokens * 1e6, t.outputTokens * 1e6) ?? Number.NaN) * profileFactor(model)];
+    }),
+  );
+}
+
+/** USD of 1M turns' model tokens with one model per job kind, priced per inference profile. */
 export function modelUsd(tokens: TokensByJob, models: Record<string, string>): number {
-  return Object.entries(tokens).reduce((n, [job, t]) => {
-    const model = models[job] ?? models.default ?? '';
-    return n + (estimateCostUsd(model, t.inputTokens * 1e6, t.outputTokens * 1e6) ?? Number.NaN);
-  }, 0);
+  return Object.values(modelUsdByJob(tokens, models)).reduce((n, v) => n + v, 0);
 }

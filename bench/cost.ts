@@ -35,9 +35,22 @@ export const AGENTCORE = {
   event: 0.25 / 1000,
   /** Long-term memory with built-in strategies: per record stored per month. */
   recordMonth: 0.75 / 1000,
+  /** Long-term memory with self-managed (or overridden) strategies: per record stored per month. */
+  selfManagedRecordMonth: 0.25 / 1000,
   /** Long-term memory retrieval. */
   retrieval: 0.5 / 1000,
 } as const;
+
+/**
+ * Amazon OpenSearch Serverless, the usual vector store of an OpenSearch-based memory: an
+ * OpenSearch Compute Unit-hour and a GB-month of managed storage. A collection keeps at least
+ * 0.5 OCU indexing and 0.5 OCU search, each doubled by standby replicas in production
+ * (docs/pricing-sources.md).
+ */
+export const OPENSEARCH_SERVERLESS = { ocuHour: 0.24, storageGbMonth: 0.024, minOcuRedundant: 2, minOcuNoStandby: 1 } as const;
+
+/** Bedrock batch inference: about half the on-demand token price (docs/pricing-sources.md). */
+export const BATCH_INFERENCE_DISCOUNT = 0.5;
 
 /**
  * The offline model answers at once; a real one keeps the reflector waiting, and Lambda

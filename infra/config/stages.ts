@@ -167,6 +167,11 @@ export const stages: Record<string, StageConfig> = {
     alarms: { ...base.alarms, queueAgeSeconds: { ...base.alarms.queueAgeSeconds, job: 3 * 3600 } },
     maxConcurrency: { reflector: 20 },
     redaction: { personalData: true },
+    // Batches keep the Claude-class `modelId`; summaries and nightly/weekly runs take Amazon
+    // Nova Lite, a sixteenth of Haiku 4.5's input price (docs/deploy.md says how to switch back).
+    // Its Converse id `amazon.nova-lite-v1:0`, invoked as `us.amazon.nova-lite-v1:0` with 'geo':
+    // https://docs.aws.amazon.com/nova/latest/userguide/using-converse-api.html
+    jobModels: { summary: 'amazon.nova-lite-v1:0', sleepTime: 'amazon.nova-lite-v1:0' },
   },
 };
 

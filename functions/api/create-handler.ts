@@ -27,6 +27,7 @@ import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { SqsAgentEventPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
+import { parseTierPolicy } from '../../lib/tiers/tier-settings.js';
 import { parseSleepTimeConfig } from '../../lib/sleep-time/config.js';
 import type { Clock, Log } from '../../lib/kernel/runtime.port.js';
 import type * as api from '../../lib/memory-api/memory-api.js';
@@ -84,6 +85,7 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
     erasures: new DynamoErasureLog(ddb, table),
     eraser: new DynamoS3ItemEraser(ddb, s3, table, bucket, changes),
     clock,
+    tierPolicy: parseTierPolicy(env.TIER_POLICY),
     log,
   };
 }

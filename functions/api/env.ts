@@ -9,6 +9,8 @@ export const ApiEnvSchema = z.object({
   /** JSON overrides of sleep-time compute's numbers: search hides staged items past their expiry age. */
   SLEEP_TIME_CONFIG: z.string().min(1),
   /** The ReflectionQueue: summaries asked for through the API (POST …/summaries). */
+  /** JSON overrides of the tier policy's numbers (infra/config/stages.ts `tiers`, lib/tiers/tier-settings.ts); unset: the defaults. */
+  TIER_POLICY: z.string().optional(),
   REFLECTION_QUEUE_URL: z.string().min(1),
   /** The TurnQueue: a batch reflection asked for through the API (POST …/summaries with `reflect`). */
   TURN_QUEUE_URL: z.string().min(1),

@@ -27,6 +27,7 @@ import { ReflectorEnvSchema } from '../../functions/reflector/env.js';
 import { SignalEnvSchema } from '../../functions/signal/env.js';
 import { SweepEnvSchema } from '../../functions/sweep/env.js';
 import type { StageConfig } from '../config/stages.js';
+import { tierPolicyOf } from '../../lib/tiers/tier-settings.js';
 import { functionEnvironment } from '../function-environment.js';
 import { functionRole, MemoryFunction } from '../constructs/memory-function.js';
 import { NotifyingAlarm } from '../constructs/notifying-alarm.js';
@@ -115,6 +116,12 @@ const QUEUE_DRIVEN = Tracing.PASS_THROUGH;
 const SEARCH_MARK_LAG_SECONDS = String(2 * Math.max(...Object.values(FUNCTION_TIMEOUT_SECONDS)));
 
 /** The variables naming the stage's embedding model, set only on a stage that embeds. */
+/** The stage's tier policy overrides as the api reads them (TIER_POLICY), validated at synth: an invalid one fails naming the field (`tiers.floors.long_term: …`). */
+function tierPolicyVariable(config: StageConfig): string {
+  tierPolicyOf(config.tiers, 'tiers');
+  return JSON.stringify(config.tiers);
+}
+
 function embeddingEnvironment(config: StageConfig): { EMBEDDING_MODEL_ID?: string; EMBEDDING_DIMENSIONS?: string } {
   return config.embeddings ? { EMBEDDING_MODEL_ID: config.embeddings.modelId, EMBEDDING_DIMENSIONS: String(config.embeddings.dimensions) } : {};
 }
@@ -206,6 +213,7 @@ const FUNCTIONS: Record<FunctionKey, (stack: Stack, props: StatelessStackProps) 
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,
       SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
+      TIER_POLICY: tierPolicyVariable(config),
       REFLECTION_QUEUE_URL: queues.reflection.queue.queueUrl,
       TURN_QUEUE_URL: queues.turn.queue.queueUrl,
       REDACT_PERSONAL_DATA: String(config.redaction.personalData),

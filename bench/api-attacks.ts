@@ -11,7 +11,7 @@
  */
 import { SignJWT } from 'jose';
 import { type Route, routes } from '../functions/api/contract.js';
-import type { LocalStack } from '../infra/local/stack.js';
+import type { LocalHarness } from '../infra/local/harness.js';
 import { LOCAL_AUDIENCE, LOCAL_ISSUER } from '../infra/local/tokens.js';
 import { keys } from '../lib/kernel/memory-paths.js';
 import { turnLine } from './turn-line.js';
@@ -32,7 +32,7 @@ const turn = (userId: string, turnId: number, text: string) =>
   turnLine(userId, turnId, { at: new Date(Date.UTC(2026, 2, 1, 10, turnId)), query: text, response: `Noted: ${text}`, validation: { outcome: 'APPROVE', quality: 0.9 } });
 
 /** Victim and attacker each get a few turns; the victim's mention the secret. */
-export async function seedAttackData(stack: LocalStack): Promise<void> {
+export async function seedAttackData(stack: LocalHarness): Promise<void> {
   const lines = [
     ...[1, 2, 3].map((i) => turn(VICTIM, i, `My private password hint is ${SECRET} number ${i}, please remember ${SECRET}.`)),
     ...[1, 2, 3].map((i) => turn(ATTACKER, i, `I like hiking trails number ${i}.`)),
@@ -102,7 +102,7 @@ const apiRoutes = () =>
 
 /** The attacker's session: the stack, its credential and the report every attempt adds to. */
 interface Attack {
-  stack: LocalStack;
+  stack: LocalHarness;
   attacker: string;
   report: AttackReport;
 }
@@ -137,7 +137,7 @@ async function send(a: Attack, kind: string, description: string, method: string
  * Runs every attack as the attacker. `as` replaces the attacker's credential (a test passes
  * an administrator's to prove the suite notices a success).
  */
-export async function runApiAttacks(stack: LocalStack, options: { as?: string } = {}): Promise<AttackReport> {
+export async function runApiAttacks(stack: LocalHarness, options: { as?: string } = {}): Promise<AttackReport> {
   const a: Attack = { stack, attacker: options.as ?? (await stack.mintUserToken([ATTACKER])), report: { tried: 0, byKind: {}, succeeded: [] } };
   await attackEveryRoute(a);
   await attackPathTricks(a);
@@ -308,10 +308,10 @@ async function badCredentials(a: Attack): Promise<Array<[string, string | null, 
   ];
 }
 
-/** Run alone (bench/run.ts does, one local stack per process): prints the report as JSON on its last line. */
+/** Run alone (bench/run.ts does, one local harness per process): prints the report as JSON on its last line. */
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { startLocalStack } = await import('../infra/local/stack.js');
-  const stack = await startLocalStack({ stage: 'attacks', logLevel: 'SILENT', speed: 300 });
+  const { startHarness } = await import('../infra/local/harness.js');
+  const stack = await startHarness({ stage: 'attacks', logLevel: 'SILENT', speed: 300 });
   try {
     await seedAttackData(stack);
     console.log(JSON.stringify(await runApiAttacks(stack)));

@@ -9,7 +9,7 @@
  * Prices and assumptions live in bench/cost.ts and here, each with its source or named as an
  * assumption; docs/pricing-sources.md has the quotes.
  */
-import { SQS_DATA_KEY_REUSE_SECONDS } from '../infra/stacks/stateful-stack.js';
+import { SQS_DATA_KEY_REUSE_SECONDS } from '../infra/constructs/memory-queues.js';
 import { PERMISSIONS, type FunctionKey } from '../infra/permissions.js';
 import type { SynthesizedStage } from '../infra/local/iam/synthesized-stage.js';
 import type { LedgerEntry } from '../infra/local/request-ledger.js';
@@ -53,7 +53,7 @@ export const ASSUMED = {
   initMs: 250,
   /** KMS: each principal asks for a data key once per 5-minute reuse period while it is busy (SQS: (2 × producers + consumers) per queue). */
   kmsPeriodsPerMonth: (30 * 86_400) / 300,
-  /** SQS's data key periods a month: the queues reuse a data key for SQS_DATA_KEY_REUSE_SECONDS (infra/stacks/stateful-stack.ts). */
+  /** SQS's data key periods a month: the queues reuse a data key for SQS_DATA_KEY_REUSE_SECONDS (infra/constructs/memory-queues.ts). */
   sqsKmsPeriodsPerMonth: (30 * 86_400) / SQS_DATA_KEY_REUSE_SECONDS,
   /** DynamoDB bills 100 bytes of overhead per item beside its attributes. */
   itemOverheadBytes: 100,
@@ -132,17 +132,7 @@ export function billOf(input: BillInput): Bill {
     (((quality.usage.logBytes[fn] ?? 0) + invocations * (ASSUMED.platformLogBytes + (traced(fn) ? ASSUMED.tracedPlatformLogBytes : 0))) / GB) * (MORE_PRICES.logsIngestGb + MORE_PRICES.logsStoredGbMonth);
   const lines: BillLine[] = [];
   const ingestFns: FunctionKey[] = ['signal', 'idle', 'reflector'];
-  for (const fn of ingestFns) {
-    const u = use(quality.usage.ingest, fn);
-    const c = functionCost(u);
-    const init = u.invocations * ASSUMED.coldStartShare * (ASSUMED.initMs / 1000) * (u.memoryMb / 1024) * PRICES.lambdaGbSecond;
-    lines.push({ name: `${fn}: Lambda requests and duration (+ INIT, assumed)`, usd: (c.lambda + init) * perTurn, note: `${((u.invocations / turns) * 1000).toFixed(0)} invocations per 1k turns` });
-    lines.push({ name: `${fn}: DynamoDB`, usd: c.dynamodb * perTurn, note: `${(sumOf(u.ledger, (k) => k.startsWith('DynamoDB.'), 'writeUnits') / turns).toFixed(2)} write / ${(sumOf(u.ledger, (k) => k.startsWith('DynamoDB.'), 'readUnits') / turns).toFixed(2)} read units per turn` });
-    lines.push({ name: `${fn}: S3 requests`, usd: c.s3 * perTurn, note: `${(sumOf(u.ledger, (k) => /^S3\.(Put|Copy)/.test(k), 'requests') / turns).toFixed(2)} PUT / ${(sumOf(u.ledger, (k) => /^S3\.(Get|Head)/.test(k), 'requests') / turns).toFixed(2)} GET per turn` });
-    lines.push({ name: `${fn}: SQS sends, and its event source's receive + delete`, usd: c.sqs * perTurn, note: '' });
-    lines.push({ name: `${fn}: X-Ray (${stage.functions[fn].tracing ?? 'off'})`, usd: traced(fn) ? u.invocations * MORE_PRICES.xrayTrace * perTurn : 0, note: traced(fn) ? 'a trace per invocation (under the 1/s reservoir)' : 'only when the publisher sampled: 0 here' });
-    lines.push({ name: `${fn}: CloudWatch Logs (ingest + a month stored)`, usd: logUsd(fn, u.invocations) * perTurn, note: `${(((quality.usage.logBytes[fn] ?? 0) / turns)).toFixed(0)} B of logs and metrics per turn + platform lines` });
-  }
+  for (const fn of ingestFns) lines.push(...ingestLines(fn, use(quality.usage.ingest, fn), { quality, stage, traced, logUsd }));
   lines.push({ name: 'agents publishing turn.saved (one FIFO send per turn)', usd: 1e6 * PRICES.sqsFifoRequest, note: '' });
   lines.push(...storageLines(quality, perTurn));
   lines.push(kmsLine(stage));
@@ -165,6 +155,23 @@ export function billOf(input: BillInput): Bill {
     dynamoWriteUnitsPerTurn: allIngest.reduce((n, u) => n + sumOf(u.ledger, (k) => k.startsWith('DynamoDB.'), 'writeUnits'), 0) / turns,
     recordsPerMillionTurns: (quality.usage.records / turns) * 1e6,
   };
+}
+
+/** One ingest function's lines of the bill, per 1M turns: Lambda (with INIT), DynamoDB, S3, SQS, X-Ray, logs. */
+function ingestLines(fn: FunctionKey, u: FunctionUse, ctx: { quality: QualityResult; stage: SynthesizedStage; traced: (fn: FunctionKey) => boolean; logUsd: (fn: FunctionKey, invocations: number) => number }): BillLine[] {
+  const { quality, stage, traced, logUsd } = ctx;
+  const turns = quality.turns;
+  const perTurn = 1e6 / turns;
+  const c = functionCost(u);
+  const init = u.invocations * ASSUMED.coldStartShare * (ASSUMED.initMs / 1000) * (u.memoryMb / 1024) * PRICES.lambdaGbSecond;
+  return [
+    { name: `${fn}: Lambda requests and duration (+ INIT, assumed)`, usd: (c.lambda + init) * perTurn, note: `${((u.invocations / turns) * 1000).toFixed(0)} invocations per 1k turns` },
+    { name: `${fn}: DynamoDB`, usd: c.dynamodb * perTurn, note: `${(sumOf(u.ledger, (k) => k.startsWith('DynamoDB.'), 'writeUnits') / turns).toFixed(2)} write / ${(sumOf(u.ledger, (k) => k.startsWith('DynamoDB.'), 'readUnits') / turns).toFixed(2)} read units per turn` },
+    { name: `${fn}: S3 requests`, usd: c.s3 * perTurn, note: `${(sumOf(u.ledger, (k) => /^S3\.(Put|Copy)/.test(k), 'requests') / turns).toFixed(2)} PUT / ${(sumOf(u.ledger, (k) => /^S3\.(Get|Head)/.test(k), 'requests') / turns).toFixed(2)} GET per turn` },
+    { name: `${fn}: SQS sends, and its event source's receive + delete`, usd: c.sqs * perTurn, note: '' },
+    { name: `${fn}: X-Ray (${stage.functions[fn].tracing ?? 'off'})`, usd: traced(fn) ? u.invocations * MORE_PRICES.xrayTrace * perTurn : 0, note: traced(fn) ? 'a trace per invocation (under the 1/s reservoir)' : 'only when the publisher sampled: 0 here' },
+    { name: `${fn}: CloudWatch Logs (ingest + a month stored)`, usd: logUsd(fn, u.invocations) * perTurn, note: `${(((quality.usage.logBytes[fn] ?? 0) / turns)).toFixed(0)} B of logs and metrics per turn + platform lines` },
+  ];
 }
 
 function modelTokensOf(quality: QualityResult): { calls: number; outputTokens: number } {

@@ -2,7 +2,7 @@
  * Forgetting a heavy user ("done within minutes for a user with 100k items"):
  * a user's partition is filled with `--items` turn-index-like items (≈ 1 KB each) and their
  * folder with `--objects` documents, directly (a replay of 100k turns would take hours here),
- * then `DELETE /v1/users/{u}` runs the real API and reflector handlers on the local stack
+ * then `DELETE /v1/users/{u}` runs the real API and reflector handlers on the local harness
  * until the receipt says done. Timed: the whole erasure, and the deliveries it took.
  *
  *   tsx bench/forget.ts [--items 100000] [--objects 2000]
@@ -14,7 +14,7 @@
 import { parseArgs } from 'node:util';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { MemoryClient } from '../functions/api/client.js';
-import { startLocalStack } from '../infra/local/stack.js';
+import { startHarness } from '../infra/local/harness.js';
 import { createDocumentClient, createDynamoDbClient } from '../lib/kernel/aws-clients.adapter.js';
 import { batchWriteAll } from '../lib/kernel/dynamo-query.adapter.js';
 import { keys, turnDocKey } from '../lib/kernel/memory-paths.js';
@@ -33,7 +33,7 @@ export interface ForgetReport {
 
 const USER = 'heavy-user';
 
-async function seed(stack: Awaited<ReturnType<typeof startLocalStack>>, items: number, objects: number): Promise<void> {
+async function seed(stack: Awaited<ReturnType<typeof startHarness>>, items: number, objects: number): Promise<void> {
   const ddb = createDocumentClient(createDynamoDbClient());
   const filler = 'x'.repeat(900);
   const rows = Array.from({ length: items }, (_, i) => ({ PutRequest: { Item: { pk: keys.userPk(USER), sk: keys.turnSk(i + 1), turnId: i + 1, text: filler } } }));
@@ -50,7 +50,7 @@ async function seed(stack: Awaited<ReturnType<typeof startLocalStack>>, items: n
 }
 
 export async function benchForget(items: number, objects: number): Promise<ForgetReport> {
-  const stack = await startLocalStack({ stage: 'forgetbench', logLevel: 'SILENT', speed: 300 });
+  const stack = await startHarness({ stage: 'forgetbench', logLevel: 'SILENT', speed: 300 });
   try {
     await seed(stack, items, objects);
     const admin = new MemoryClient(stack.info.apiUrl, () => stack.info.adminToken);

@@ -1,7 +1,7 @@
 /**
  * Fuzz every event schema, queue record path and memory API route with hostile input
  * (bench/fuzz-targets.ts), in process, and report cases and failures per target; then
- * (unless `--no-stack`) the prompt-injection attack on the local stack with the memory API
+ * (unless `--no-stack`) the prompt-injection attack on the local harness with the memory API
  * fuzzed over HTTP (bench/prompt-injection.ts, in its own process: one stack per process).
  *
  *   npx tsx bench/fuzz.ts [--cases N] [--quick] [--seed S] [--max-bytes B] [--api-cases N] [--no-stack]
@@ -26,7 +26,7 @@ export interface FuzzReport {
   injection: {
     /** The in-process prompt-injection target (also in `targets`): the model obeys the attacker. */
     inProcess: TargetReport | null;
-    /** The attack on the local stack, with the API fuzzed over HTTP (null with --no-stack). */
+    /** The attack on the local harness, with the API fuzzed over HTTP (null with --no-stack). */
     stack: InjectionReport | null;
   };
 }
@@ -75,7 +75,7 @@ export async function runFuzz(options: { cases: number; seed: number; maxBytes?:
     const stack = runStackInjection(options.apiCases);
     report.injection.stack = stack;
     report.failures += stack.failures.length;
-    options.log?.(`prompt injection (local stack): ${stack.attackerTurns} attacker turns, ${stack.modelCalls} model calls, ${stack.api.requests} API requests, ${stack.failures.length} failed checks, ${stack.ms} ms`);
+    options.log?.(`prompt injection (local harness): ${stack.attackerTurns} attacker turns, ${stack.modelCalls} model calls, ${stack.api.requests} API requests, ${stack.failures.length} failed checks, ${stack.ms} ms`);
     for (const f of stack.failures.slice(0, 10)) options.log?.(`  ✗ ${f}`);
   }
   report.ms = Math.round(performance.now() - started);

@@ -1,6 +1,6 @@
 /**
  * Load (req R-TIER-10: "Load test: 100 concurrent sessions, no memory leaks"):
- * many sessions publish their turns at once, interleaved, against the local stack — the
+ * many sessions publish their turns at once, interleaved, against the local harness — the
  * real handlers on the emulators — and every turn must end up stored exactly once.
  *
  * Sessions and users: the unit of ordering and isolation here is the user (FIFO group =
@@ -52,13 +52,13 @@ import type { TurnSaved } from '../events/turn-saved.js';
 import { type InvocationObserver, LocalEventSource, type SqsHandler } from '../infra/local/event-source.js';
 import { type LocomoConversation, locomoToTurns } from '../infra/local/locomo.js';
 import { listAllKeys } from '../lib/kernel/s3-objects.adapter.js';
-import type { LocalStack } from '../infra/local/stack.js';
+import type { LocalHarness } from '../infra/local/harness.js';
 import { FUNCTION_TIMEOUT_SECONDS, type QueueKey } from '../infra/resources.js';
 import { queryAll } from '../lib/kernel/dynamo-query.adapter.js';
 import { DynamoSignalStateStore } from '../lib/signals/dynamo-signal-state-store.adapter.js';
 import { sqsSafeJson } from '../lib/turns/sqs-turn-publisher.adapter.js';
 import { keys, usersRoot } from '../lib/kernel/memory-paths.js';
-import { parseSignalState } from '../lib/signals/signal-accumulator.js';
+import { parseSignalState } from '../lib/signals/signal-state.js';
 import { turnContentHash } from '../lib/turns/turn-document.js';
 
 export const LOCOMO_FILES = ['conv-26.json', 'conv-30.json', 'conv-41.json', 'conv-42.json', 'conv-43.json'];
@@ -154,7 +154,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pct = (sorted: readonly number[], p: number) => (sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0));
 
 /**
- * Measures publication → signal-function latency: pass `observe` to startLocalStack (and
+ * Measures publication → signal-function latency: pass `observe` to startHarness (and
  * to extra pollers); `expect` each turn as it is published.
  */
 export function latencyProbe() {
@@ -192,15 +192,15 @@ export type LatencyProbe = ReturnType<typeof latencyProbe>;
 /**
  * More pollers on the stack's queues, invoking the same handler modules: Lambda runs up to
  * one concurrent invocation per active FIFO message group (and any number on a standard
- * queue), where the local stack runs one per queue. Call after startLocalStack (the
+ * queue), where the local harness runs one per queue. Call after startHarness (the
  * handlers read their environment at import). `extra` = pollers added per queue.
  */
-export async function addPollers(stack: LocalStack, extra: number, observe?: InvocationObserver) {
+export async function addPollers(stack: LocalHarness, extra: number, observe?: InvocationObserver) {
   const { info } = stack;
   const sqs = new SQSClient({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.sqs });
   const handlers: Record<QueueKey, [SqsHandler, keyof typeof FUNCTION_TIMEOUT_SECONDS]> = {
     turn: [stack.handlers.signal, 'signal'],
-    reflection: [stack.handlers.reflector, 'reflector'],
+    job: [stack.handlers.reflector, 'reflector'],
     idle: [stack.handlers.idle, 'idle'],
   };
   const errors: unknown[] = [];
@@ -287,7 +287,7 @@ function problemList() {
 type Problem = (p: string) => void;
 
 /** Handler errors and records handed back, over the stack's pollers and the extra ones. */
-function sourceStats(stack: LocalStack, pollers?: ExtraPollers) {
+function sourceStats(stack: LocalHarness, pollers?: ExtraPollers) {
   const all = [...Object.values(stack.sources), ...(pollers?.sources ?? [])];
   return { handlerErrors: all.reduce((n, s) => n + s.stats.handlerErrors, 0), failed: all.reduce((n, s) => n + s.stats.failedRecords, 0) };
 }
@@ -298,7 +298,7 @@ function sourceStats(stack: LocalStack, pollers?: ExtraPollers) {
  * signal latency; `pollers` (optional) adds their errors to the round's handler errors.
  */
 export async function runLoadRound(
-  stack: LocalStack,
+  stack: LocalHarness,
   texts: TurnTexts,
   options: LoadOptions,
   extras: { probe?: LatencyProbe; pollers?: ExtraPollers } = {},
@@ -316,7 +316,7 @@ export async function runLoadRound(
   const seconds = (performance.now() - started) / 1000;
 
   const stored = await checkStored(stack, options.prefix, pub, problem);
-  const summary = await stack.summary();
+  const summary = await stack.report();
   const stats = sourceStats(stack, extras.pollers);
   const extraErrors = extras.pollers?.errors.length ?? 0;
   if (extras.pollers) extras.pollers.errors.length = 0;
@@ -344,7 +344,7 @@ export async function runLoadRound(
 }
 
 /** Publishes a turn again with a fresh deduplication id: SQS delivers it, the signal function must count it a duplicate. */
-async function republish(stack: LocalStack, turn: TurnSaved, pub: Published): Promise<void> {
+async function republish(stack: LocalHarness, turn: TurnSaved, pub: Published): Promise<void> {
   const res = await stack.publisher.publishRaw([{ body: sqsSafeJson(JSON.stringify(turn)), groupId: turn.userId, deduplicationId: `load-again-${randomUUID()}` }]);
   pub.publishFailures += res.failed.length;
   if (res.sent === 1) {
@@ -354,7 +354,7 @@ async function republish(stack: LocalStack, turn: TurnSaved, pub: Published): Pr
 }
 
 /** One session: its turns after their gaps, each with the SQS duplicate and the delayed republish its plan asks for. */
-async function publishSession(stack: LocalStack, p: SessionPlan, pub: Published, probe?: LatencyProbe): Promise<void> {
+async function publishSession(stack: LocalHarness, p: SessionPlan, pub: Published, probe?: LatencyProbe): Promise<void> {
   const due: Array<{ at: number; turn: TurnSaved }> = [];
   for (let i = 0; i < p.steps.length; i++) {
     const step = p.steps[i];
@@ -386,13 +386,13 @@ async function publishSession(stack: LocalStack, p: SessionPlan, pub: Published,
 type StoredCheck = Pick<RoundResult, 'turnsStored' | 'lost' | 'doubled' | 'counted' | 'late' | 'duplicatesCounted'>;
 
 /** Checks every published turn against the table and the bucket themselves. */
-async function checkStored(stack: LocalStack, prefix: string, pub: Published, problem: Problem): Promise<StoredCheck> {
+async function checkStored(stack: LocalHarness, prefix: string, pub: Published, problem: Problem): Promise<StoredCheck> {
   const { info } = stack;
   const aws = { region: info.region, credentials: info.credentials };
   const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ ...aws, endpoint: info.endpoints.dynamodb }));
   const s3 = new S3Client({ ...aws, endpoint: info.endpoints.s3, forcePathStyle: true });
   try {
-    const signalState = new DynamoSignalStateStore(ddb, info.tableName);
+    const signalState = new DynamoSignalStateStore({ ddb, tableName: info.tableName });
     const docs = await turnDocuments(s3, info.bucketName, prefix);
     const check: StoredCheck = { turnsStored: 0, lost: 0, doubled: 0, counted: 0, late: 0, duplicatesCounted: 0 };
     await Promise.all(
@@ -499,7 +499,7 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
  * Delete a round's objects from the bucket. fauxqs keeps S3 in this process's memory, so
  * without this the heap would grow with the data stored — the emulator's, not the handlers'.
  */
-export async function dropRoundObjects(stack: LocalStack, prefix: string): Promise<number> {
+export async function dropRoundObjects(stack: LocalHarness, prefix: string): Promise<number> {
   const { info } = stack;
   const s3 = new S3Client({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.s3, forcePathStyle: true });
   try {
@@ -622,7 +622,7 @@ const slope = (ys: readonly number[]) => {
   return num / den;
 };
 
-/** Run alone (one local stack per process): prints progress on stderr and the result as JSON on the last stdout line. */
+/** Run alone (one local harness per process): prints progress on stderr and the result as JSON on the last stdout line. */
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({
     options: {
@@ -648,8 +648,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const texts = readLocomoTexts(values.dir);
   const probe = latencyProbe();
   const t0 = performance.now();
-  const { startLocalStack } = await import('../infra/local/stack.js');
-  const stack = await startLocalStack({ stage: 'load', logLevel: 'SILENT', speed: 300, observe: probe.observe });
+  const { startHarness } = await import('../infra/local/harness.js');
+  const stack = await startHarness({ stage: 'load', logLevel: 'SILENT', speed: 300, observe: probe.observe });
   let extra: ExtraPollers | undefined;
   let exitCode = 0;
   try {

@@ -1,6 +1,6 @@
 /**
  * Answer-level evaluation on LoCoMo, for a team to run on its own AWS account:
- * each dev conversation is replayed through the local stack (reflection by the offline
+ * each dev conversation is replayed through the local harness (reflection by the offline
  * model, as in the locomo bench), then every question of categories 1–4 is answered by
  * `--model` from the top `--k` results of `memory.search`, and judged by the same model
  * against LoCoMo's gold answer — the usual LLM-as-judge "J" score of published memory
@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { MemoryClient } from '../functions/api/client.js';
 import { locomoToTurns, type LocomoConversation } from '../infra/local/locomo.js';
-import { type LocalStack, startLocalStack } from '../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../infra/local/harness.js';
 import { BedrockConverseModel } from '../lib/model/bedrock-converse-model.adapter.js';
 import { LOCOMO_FILES, replayWithNextDay } from './locomo-quality.js';
 import { printReport } from './print-report.js';
@@ -99,7 +99,7 @@ interface Score {
 const emptyScore = (): Score => ({ questions: 0, correct: 0, unjudged: 0, f1: 0 });
 
 interface Eval {
-  stack: LocalStack;
+  stack: LocalHarness;
   model: BedrockConverseModel;
   k: number;
   perConversation: number;
@@ -153,7 +153,7 @@ const ratio = (n: number, of: number) => (of === 0 ? 0 : Math.round((n / of) * 1
 const summary = (s: Score) => ({ questions: s.questions, jScore: ratio(s.correct, s.questions), f1: ratio(s.f1, s.questions), unjudged: s.unjudged });
 
 export async function runEval(options: { files: readonly string[]; model?: string | undefined; region: string; k: number; perConversation: number }) {
-  const stack = await startLocalStack({ stage: 'eval', logLevel: 'SILENT' });
+  const stack = await startHarness({ stage: 'eval', logLevel: 'SILENT' });
   const info = stack.info;
   const client = options.model
     ? new BedrockRuntimeClient({ region: options.region })

@@ -1,6 +1,6 @@
 /**
  * Benchmark: memory quality on LoCoMo. Each conversation is converted to
- * turn.saved events (infra/local/locomo.ts), replayed through the local stack with its
+ * turn.saved events (infra/local/locomo.ts), replayed through the local harness with its
  * simulated clock (nightly and weekly runs included), then every QA item is asked through
  * the memory API (`POST /v1/users/{u}/memory/search`, as an agent would). Evidence recall
  * uses each result's `sourceTurns` → the turns' `attributes.dia_ids`. The floor, measured
@@ -8,7 +8,7 @@
  * the same with Porter stemming (which memory.search uses).
  *
  * Run alone: `tsx bench/locomo-quality.ts [--quick] [--dir DIR]`; the last line printed is
- * the result as JSON (bench/run.ts runs it in its own process: one local stack per process).
+ * the result as JSON (bench/run.ts runs it in its own process: one local harness per process).
  */
 import { readFileSync } from 'node:fs';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -22,11 +22,11 @@ import { keys } from '../lib/kernel/memory-paths.js';
 import { batchLogOf } from '../lib/batches/batch-log-store.adapter.js';
 import { queryAll } from '../lib/kernel/dynamo-query.adapter.js';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { type Summary, startLocalStack } from '../infra/local/stack.js';
+import { type RunReport, startHarness } from '../infra/local/harness.js';
 import { stageConfig } from '../infra/config/stages.js';
 import type { Invocation } from '../infra/local/event-source.js';
 import { addLedger, type LedgerEntry, ledgerDelta, requestLedger } from '../infra/local/request-ledger.js';
-import { DocumentIndex } from '../lib/knowledge/knowledge-search.js';
+import { KnowledgeSearch } from '../lib/knowledge/knowledge-search.js';
 import type { BatchLog } from '../lib/batches/batch-log.js';
 import { type DiaryRecord, diaryMarkdown } from '../lib/diary/diary.js';
 import { contentWords, estimateTokens } from '../lib/kernel/text.js';
@@ -112,7 +112,7 @@ export interface StorageUse {
 }
 
 export interface PhaseUse {
-  /** Per function (the ledger scope the local stack invoked it in): its AWS requests, invocations and Σ billed ms (each invocation rounded up to 1 ms). */
+  /** Per function (the ledger scope the local harness invoked it in): its AWS requests, invocations and Σ billed ms (each invocation rounded up to 1 ms). */
   byFunction: Record<string, { ledger: Record<string, LedgerEntry>; invocations: number; billedMs: number }>;
 }
 
@@ -190,7 +190,7 @@ function addRecall(into: Recall, hit: RecallHit): void {
   }
 }
 
-type LocalStack = Awaited<ReturnType<typeof startLocalStack>>;
+type LocalHarness = Awaited<ReturnType<typeof startHarness>>;
 type Conversation = LocomoConversation & { qa: Qa[] };
 interface SearchHit {
   kind: string;
@@ -255,7 +255,7 @@ function phaseMeter() {
 
 /** What every conversation's steps share: the stack, a client on its bucket, the phase meter and the phases' use. */
 interface Run {
-  stack: LocalStack;
+  stack: LocalHarness;
   s3: S3Client;
   meter: ReturnType<typeof phaseMeter>;
   ingest: PhaseUse;
@@ -270,18 +270,18 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
   // Logs at the production stage's level and metrics on, as a deployment writes them: their
   // bytes are counted per function (the lines' `service`) and kept off the terminal.
   const logs = captureLogBytes();
-  const stack = await startLocalStack({ stage: 'bench', logLevel: stageConfig('prod').logLevel, metrics: true, speed: 300, observe: meter.observe });
+  const stack = await startHarness({ stage: 'bench', logLevel: stageConfig('prod').logLevel, metrics: true, speed: 300, observe: meter.observe });
   meter.end(null);
   const s3Before = requestLedger.s3ByKeyClass();
   const s3 = new S3Client({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.s3, forcePathStyle: true });
   const run: Run = { stack, s3, meter, ingest: emptyPhase(), retrieval: emptyPhase() };
   const tally = emptyTally();
-  let summary: Summary | null = null;
+  let summary: RunReport | null = null;
   let s3ByKeyClass: Record<string, number> = {};
   let storage: StorageUse = { dynamodbItems: 0, dynamodbBytes: 0, gsiBytes: 0, s3Objects: 0, s3Bytes: 0, taggedObjects: 0 };
   try {
     for (const file of files) await benchConversation(run, file, tally);
-    summary = await stack.summary();
+    summary = await stack.report();
     storage = await measureStorage(stack.info);
   } finally {
     s3ByKeyClass = Object.fromEntries(Object.entries(requestLedger.s3ByKeyClass()).map(([k, n]) => [k, n - (s3Before[k] ?? 0)]).filter(([, n]) => n !== 0));
@@ -314,7 +314,7 @@ async function benchConversation(run: Run, file: string, tally: Tally): Promise<
 }
 
 /** Replays the turns on the stack's clock, drained, then the day after them (its nightly and weekly runs), drained. */
-export async function replayWithNextDay(stack: LocalStack, turns: readonly TurnSaved[]): Promise<void> {
+export async function replayWithNextDay(stack: LocalHarness, turns: readonly TurnSaved[]): Promise<void> {
   await stack.replayLines(
     turns.map((t) => JSON.stringify(t)),
     { clock: true },
@@ -336,7 +336,7 @@ async function replayConversation(run: Run, turns: readonly TurnSaved[], tally: 
   );
 }
 
-function memorySearch(stack: LocalStack, userId: string): Search {
+function memorySearch(stack: LocalHarness, userId: string): Search {
   return async (query, limit, filters) => {
     const res = await fetch(`${stack.info.apiUrl}/v1/users/${userId}/memory/search`, {
       method: 'POST',
@@ -353,7 +353,7 @@ function rawTurns(turns: readonly TurnSaved[]) {
   const byTurn = new Map<number, TurnSaved>(turns.map((t) => [t.turnId, t]));
   const diaOf = (ids: readonly number[]) => new Set(ids.flatMap((id) => (byTurn.get(id)?.attributes?.dia_ids ?? '').split(' ').filter(Boolean)));
   const docs = turns.map((t) => ({ id: String(t.turnId), title: '', text: `${t.query}\n${t.response}` }));
-  return { byTurn, diaOf, index: new DocumentIndex(docs), stemmed: new DocumentIndex(docs, { stem: true }) };
+  return { byTurn, diaOf, index: new KnowledgeSearch(docs), stemmed: new KnowledgeSearch(docs, { stem: true }) };
 }
 type RawTurns = ReturnType<typeof rawTurns>;
 
@@ -502,7 +502,7 @@ function qualityResult(end: {
   files: readonly string[];
   tally: Tally;
   run: Run;
-  summary: Summary | null;
+  summary: RunReport | null;
   storage: StorageUse;
   logs: ReturnType<typeof captureLogBytes>;
   started: number;
@@ -554,7 +554,7 @@ function qualityResult(end: {
 const MIN_SHARED_WORDS = 2;
 
 /** Bytes the stack holds: the table's size as DynamoDB reports it, and every object in the bucket. */
-async function measureStorage(info: Awaited<ReturnType<typeof startLocalStack>>['info']): Promise<StorageUse> {
+async function measureStorage(info: Awaited<ReturnType<typeof startHarness>>['info']): Promise<StorageUse> {
   const common = { region: info.region, credentials: info.credentials };
   const ddb = new DynamoDBClient({ ...common, endpoint: info.endpoints.dynamodb });
   const s3 = new S3Client({ ...common, endpoint: info.endpoints.s3, forcePathStyle: true });

@@ -1,6 +1,6 @@
 /**
  * Real model answers (the bench's `messy` section): a LoCoMo conversation replayed through the
- * local stack, as `npm start -- --once --messy-model RATE` replays it, with the messy model
+ * local harness, as `npm start -- --once --messy-model RATE` replays it, with the messy model
  * (infra/local/messy-model.ts) writing RATE of the structured answers as real models get them
  * wrong. Reported: how many answers were messed up, by kind, and how many batches aborted, with
  * why (only answers with no usable content should).
@@ -14,7 +14,7 @@ import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { replayLinesFromFile } from '../infra/local/locomo.js';
 import type { MessKind } from '../infra/local/messy-model.js';
-import { startLocalStack } from '../infra/local/stack.js';
+import { startHarness } from '../infra/local/harness.js';
 import { printReport } from './print-report.js';
 
 export interface MessyReport {
@@ -39,14 +39,14 @@ export interface MessyReport {
 export async function benchMessy(file: string, rate: number, seed: number): Promise<MessyReport> {
   const { lines } = replayLinesFromFile(readFileSync(file, 'utf8'), basename(file));
   const started = performance.now();
-  const stack = await startLocalStack({ stage: 'messybench', logLevel: 'SILENT', speed: 300, messyModel: { rate, seed } });
+  const stack = await startHarness({ stage: 'messybench', logLevel: 'SILENT', speed: 300, messyModel: { rate, seed } });
   try {
     await stack.replayLines(lines, { clock: true });
     await stack.waitUntilDrained({ timeoutMs: 60 * 60_000 });
     // Let the last day end as the CLI does: its nightly (and any weekly) run.
     await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
     await stack.waitUntilDrained({ timeoutMs: 60 * 60_000 });
-    const s = await stack.summary();
+    const s = await stack.report();
     const aborted = (await stack.scanItems()).filter((i) => String(i.sk).startsWith('BATCH#') && i.status === 'aborted');
     const abortReasons: Record<string, number> = {};
     for (const b of aborted) {

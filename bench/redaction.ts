@@ -1,7 +1,7 @@
 /**
  * Redaction: a few hundred made-up secrets and personal identifiers, in
  * their issuers' formats, planted in a LoCoMo conversation's turns and replayed through the
- * local stack with the prod stage's policy (personal data on). Counted afterwards: how many
+ * local harness with the prod stage's policy (personal data on). Counted afterwards: how many
  * planted values reach DynamoDB (any item), S3 (the user's objects, claims, kept rejects) or a
  * model prompt — the goal is 0 — and, on every dev conversation as it is (nothing planted),
  * how many spans the redaction takes that were ordinary text.
@@ -16,7 +16,7 @@ import { composeIBAN } from 'ibantools';
 import { replayLinesFromFile } from '../infra/local/locomo.js';
 import { getText, listAllKeys } from '../lib/kernel/s3-objects.adapter.js';
 import { claimsPrefix, keys, rejectedPrefix, userPrefix } from '../lib/kernel/memory-paths.js';
-import { startLocalStack } from '../infra/local/stack.js';
+import { startHarness } from '../infra/local/harness.js';
 import { rng } from './load.js';
 import { addCounts, luhn, type RedactionCounts, type RedactionKind, redact } from '../lib/turns/redaction.js';
 import { printReport } from './print-report.js';
@@ -145,7 +145,7 @@ export async function benchRedaction(dir: string, options: { plants?: number; co
   const { lines, plants } = plant(original, options.plants ?? 300);
   const userId = (JSON.parse(lines[0] as string) as { userId: string }).userId;
   // The prod stage's policy: personal identifiers redacted too.
-  const stack = await startLocalStack({ stage: 'prod', logLevel: 'SILENT' });
+  const stack = await startHarness({ stage: 'prod', logLevel: 'SILENT' });
   try {
     await stack.replayLines(lines);
     await stack.waitUntilDrained();

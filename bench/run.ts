@@ -25,7 +25,7 @@ import { stageConfig } from '../infra/config/stages.js';
 
 const fmt = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));
 
-/** A benchmark script in its own process (one local stack per process); its last line is its result as JSON. */
+/** A benchmark script in its own process (one local harness per process); its last line is its result as JSON. */
 function runScript<T>(script: string, args: readonly string[] = []): T {
   const tsx = new URL('../node_modules/.bin/tsx', import.meta.url).pathname;
   const res = spawnSync(tsx, [new URL(script, import.meta.url).pathname, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 60 * 60_000 });
@@ -93,7 +93,7 @@ function faultSection(reports: EquivalenceReport[]): string {
   return `## Reliability: the same state under faults
 
 \`npm run faults\` (\`infra/local/fault-equivalence.ts\`; a smaller run is a test): each
-conversation is replayed on fresh local stacks — fault-free twice (determinism) and
+conversation is replayed on fresh local harnesses — fault-free twice (determinism) and
 with faults at rate ${reports[0]?.rate ?? '?'} (seed ${reports[0]?.seed ?? '?'}) — and the canonical dumps of the user's state
 (every DynamoDB item of the user, every S3 object under \`users/{id}/\`; durations, times of
 processing and SQS message tags masked: \`infra/local/state-dump.ts\`) are compared. Faults
@@ -109,7 +109,7 @@ ${rows.join('\n')}
 ${diffs.length > 0 ? `\nFirst differences:\n${diffs.join('\n')}\n` : ''}
 A fourth replay runs in sustained mode: every model call throttled for ${reports[0]?.sustained?.minutes ?? '?'} simulated minutes
 from the first, on every delivery and every attempt (a Bedrock quota exhausted, as a nightly
-fan-out meets it); the SDK's retries and the reflection queue's five deliveries must outlast it.
+fan-out meets it); the SDK's retries and the job queue's five deliveries must outlast it.
 
 ${sustainedRows(reports)}
 
@@ -151,7 +151,7 @@ function fuzzSection(fuzz: FuzzReport): string {
   });
   const stack = fuzz.injection.stack;
   const stackText = stack
-    ? `On the local stack (\`bench/prompt-injection.ts\`): ${stack.attackerTurns} attacker turns through the real handlers,
+    ? `On the local harness (\`bench/prompt-injection.ts\`): ${stack.attackerTurns} attacker turns through the real handlers,
 ${stack.modelCalls} model calls answered by a model that obeys the attacker (${Object.entries(stack.hostileAnswers).map(([k, n]) => `${k} ${n}`).join(', ')}),
 ${stack.batches.completed} batches completed and ${stack.batches.aborted} aborted, ${stack.staged} items staged, ${stack.summaries} summaries,
 ${stack.nightlyRuns} nightly and ${stack.weeklyRuns} weekly runs; then ${stack.api.requests} fuzzed requests to the memory API over HTTP
@@ -180,14 +180,14 @@ ${stackText}
 `;
 }
 
-/** Load: concurrent sessions on the local stack, turns lost or doubled, heap per round. */
+/** Load: concurrent sessions on the local harness, turns lost or doubled, heap per round. */
 function loadSection(load: LoadReport): string {
   const h = load.heap;
   const heapRows = h.rounds.map((r, i) => `| ${r.round} | ${load.perRound[i]?.turnsPublished ?? ''} | ${load.perRound[i]?.lost ?? ''} | ${load.perRound[i]?.doubled ?? ''} | ${load.turnsPerSecond[i]?.toFixed(0) ?? ''} | ${load.signalLatencyMs[i]?.p50 ?? ''} / ${load.signalLatencyMs[i]?.p95 ?? ''} | ${r.heapUsedMB.toFixed(1)} | ${r.rssMB.toFixed(0)} |`);
   return `## Load: ${load.sessions} concurrent sessions
 
 \`bench/load.ts\` (a small round is a test): ${load.sessions} sessions publish ${load.turnsPerSession} LoCoMo turns each at
-once, interleaved, against the local stack (the real handlers on the emulators, one process);
+once, interleaved, against the local harness (the real handlers on the emulators, one process);
 ${load.users} users, ${load.sharedUsers} of them with two sessions open at once (their turns share a FIFO group and
 a signal state and may arrive out of order). A tenth of the turns are published again with a
 fresh deduplication id (the handler must count them as duplicates), a twentieth again with
@@ -395,7 +395,7 @@ async function searchLatencySection(quick: boolean): Promise<SectionResult> {
 
 \`bench/search-latency.ts\`: one user's memory items (LoCoMo dialog lines cycled to the size)
 and their search index as a compaction leaves it (one segment, lib/search/search-index.ts),
-searched through the real api handler on the local stack (HTTP, token, IAM-enforced clients,
+searched through the real api handler on the local harness (HTTP, token, IAM-enforced clients,
 DynamoDB Local, the S3 emulator) with LoCoMo questions, limit 10. Warm: the container has the
 segment; each search reads the pointer, then the change marks from its watermark (both
 consistent), ranks, and reads the page's items. Cold: a new container's first search, segment download and load included (median
@@ -471,7 +471,7 @@ function locomoMarkdown(quality: QualityResult, quick: boolean, table: string): 
   return `## Memory quality on LoCoMo
 
 ${quality.conversations.join(', ')}${quick ? ' (`--quick`: the first conversation only)' : ''}: ${quality.turns} turns replayed through the
-local stack with the offline model (rule-based, not an LLM) and the simulated clock, then
+local harness with the offline model (rule-based, not an LLM) and the simulated clock, then
 ${quality.questions} questions of categories 1–4 (${Object.entries(quality.byCategory).map(([c, n]) => `cat ${c}: ${n}`).join(', ')}) asked through
 \`POST /v1/users/{u}/memory/search\` (limit 10). A result covers the LoCoMo dialogs of its
 \`sourceTurns\` (the turns' \`attributes.dia_ids\`); "any" = one evidence dialog in the top k,
@@ -622,14 +622,14 @@ LoCoMo holds no real secrets or identifiers, so every span taken there is a fals
   return { md, json: { planted: r.planted, reached: r.reached, falsePositives: fp.total, control: r.control }, log: [`redaction: ${r.planted} planted, reached ${JSON.stringify(r.reached)}, false positives ${fp.total}`] };
 }
 
-/** Forgetting a heavy user: the erasure's time, on the local stack and AWS's partition floor. */
+/** Forgetting a heavy user: the erasure's time, on the local harness and AWS's partition floor. */
 async function forgetSection(): Promise<SectionResult> {
   const r = runScript<ForgetReport>('./forget.ts');
   const md = `## Forgetting a heavy user
 
 \`bench/forget.ts\`: a user's partition filled with ${r.items.toLocaleString('en-US')} items of about 1 KB and their folder
 with ${r.objects.toLocaleString('en-US')} documents, then \`DELETE /v1/users/{u}\` through the API, the forget job run by the
-reflector handler on the local stack until the receipt is done.
+reflector handler on the local harness until the receipt is done.
 
 | | |
 | --- | ---: |

@@ -1,6 +1,6 @@
 /**
  * Benchmark: memory.search for one user at 1,000 / 10,000 / 100,000 items,
- * through the real api handler on the local stack (HTTP, token, routing, IAM-enforced
+ * through the real api handler on the local harness (HTTP, token, routing, IAM-enforced
  * clients, DynamoDB Local and the S3 emulator).
  *
  * Each user's items are memory items (`MEM#`) holding LoCoMo sentences (every dialog line of
@@ -36,13 +36,13 @@ import { parseEnv } from '../lib/kernel/config.adapter.js';
 import { functionClients } from '../infra/local/clients.js';
 import { type HttpHandler, startHttpApi } from '../infra/local/http-api.js';
 import { ledgerDelta, requestLedger } from '../infra/local/request-ledger.js';
-import { startLocalStack } from '../infra/local/stack.js';
+import { startHarness } from '../infra/local/harness.js';
 import { batchWriteAll } from '../lib/kernel/dynamo-query.adapter.js';
 import { DynamoMemoryItemStore, memoryItemRow } from '../lib/items/memory-item-store.adapter.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../lib/search/search-index-store.adapter.js';
 import { createDocumentClient, createDynamoDbClient, createS3Client } from '../lib/kernel/aws-clients.adapter.js';
 import type { MemoryItem } from '../lib/items/memory-item.js';
-import { segmentOf } from '../lib/search/memory-search.js';
+import { segmentOf } from '../lib/search/search-segments.js';
 import { newTierItem } from '../lib/tiers/memory-tiers.js';
 import { stageConfig } from '../infra/config/stages.js';
 import { projectedMs } from './lambda-cpu.js';
@@ -84,11 +84,11 @@ function locomo(dir: string): { lines: string[]; questions: string[] } {
   return { lines, questions };
 }
 
-type LocalStack = Awaited<ReturnType<typeof startLocalStack>>;
+type LocalHarness = Awaited<ReturnType<typeof startHarness>>;
 
 /** What each size's measurement shares: the stack, the bench's own clients and the LoCoMo text. */
 interface Bench {
-  stack: LocalStack;
+  stack: LocalHarness;
   ddb: ReturnType<typeof createDocumentClient>;
   indexStore: DynamoS3SearchIndexStore;
   /** When the items were written (one time for every size). */
@@ -104,7 +104,7 @@ interface Bench {
 export async function benchSearchLatency(dir: string, sizes: readonly number[]): Promise<SearchLatencyRow[]> {
   const { lines, questions } = locomo(dir);
   const lastCpuMs = { value: 0 };
-  const stack = await startLocalStack({
+  const stack = await startHarness({
     stage: 'bench',
     logLevel: 'SILENT',
     observe: (i) => {
@@ -115,7 +115,7 @@ export async function benchSearchLatency(dir: string, sizes: readonly number[]):
     await Promise.all(Object.values(stack.sources).map((s) => s.stop()));
     // The seeding writes as a compaction would, with the bench's own (unenforced) clients.
     const ddb = createDocumentClient(createDynamoDbClient());
-    const indexStore = new DynamoS3SearchIndexStore(ddb, createS3Client(), stack.info.tableName, stack.info.bucketName);
+    const indexStore = new DynamoS3SearchIndexStore({ ddb, s3: createS3Client(), tableName: stack.info.tableName, bucketName: stack.info.bucketName });
     const bench: Bench = { stack, ddb, indexStore, now: stack.now(), lines, questions, lastCpuMs, apiMemoryMb: stageConfig('bench').memoryMb.api };
     const rows: SearchLatencyRow[] = [];
     for (const n of sizes) rows.push(await measureSize(bench, n));
@@ -210,7 +210,8 @@ function searcher({ stack, questions }: Bench, user: string, n: number) {
 /** The floor: the three requests a search makes (the pointer, the marks from its watermark, ten items), timed alone `queries` times. */
 async function timeFloor({ stack, ddb, indexStore }: Bench, user: string, n: number, queries: number): Promise<number[]> {
   const floor: number[] = [];
-  const items10 = new DynamoMemoryItemStore(ddb, stack.info.tableName, new DynamoSearchChangeLog(ddb, stack.info.tableName));
+  const table = { ddb, tableName: stack.info.tableName };
+  const items10 = new DynamoMemoryItemStore({ ...table, changes: new DynamoSearchChangeLog(table) });
   for (let q = 1; q <= queries; q++) {
     const t0 = performance.now();
     const head = await indexStore.head(user);
@@ -225,7 +226,7 @@ async function timeFloor({ stack, ddb, indexStore }: Bench, user: string, n: num
 }
 
 /** A new api container's first search: its handler factory run anew, behind its own local HTTP API. */
-async function coldSearch(stack: LocalStack, search: (url: string) => Promise<unknown>): Promise<number> {
+async function coldSearch(stack: LocalHarness, search: (url: string) => Promise<unknown>): Promise<number> {
   const handler = createApiHandler(parseEnv(ApiEnvSchema, stack.info.environments.api), functionClients('api', stack.iam), { now: () => stack.now() });
   const api = await startHttpApi({ handler: handler as HttpHandler, tokenSecret: stack.info.tokenSecret, functionName: 'bench-cold-api', timeoutSeconds: 30 });
   try {

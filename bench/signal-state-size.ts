@@ -7,7 +7,8 @@
  */
 import { itemSize, writeUnits } from '../lib/kernel/dynamo-item-size.adapter.js';
 import { signalStateItem } from '../lib/signals/dynamo-signal-state-store.adapter.js';
-import { accumulate, completeBatch, initialSignalState, withAppliedMessages } from '../lib/signals/signal-accumulator.js';
+import { accumulate, completeBatch } from '../lib/signals/signal-accumulator.js';
+import { initialSignalState, withAppliedMessages } from '../lib/signals/signal-state.js';
 import { defaultSignalConfig } from '../lib/signals/signal-weights.js';
 
 const TURNS = 10_000;

@@ -6,7 +6,7 @@
  */
 import { lambdaContext } from '../infra/local/lambda-context.js';
 import { sqsEvent } from '../infra/local/lambda-events.js';
-import { startLocalStack } from '../infra/local/stack.js';
+import { startHarness } from '../infra/local/harness.js';
 import { ledgerDelta, requestLedger } from '../infra/local/request-ledger.js';
 import { turnLine } from './turn-line.js';
 
@@ -28,7 +28,7 @@ const turn = (userId: string, turnId: number) =>
   });
 
 export async function benchSignalWrites(): Promise<SignalWriteRow[]> {
-  const stack = await startLocalStack({ stage: 'bench', logLevel: 'SILENT' });
+  const stack = await startHarness({ stage: 'bench', logLevel: 'SILENT' });
   try {
     await Promise.all(Object.values(stack.sources).map((s) => s.stop()));
     const handler = stack.handlers.signal;

@@ -16,7 +16,7 @@ export type JobKind = z.infer<typeof JobKindSchema>;
 
 /**
  * `reflector.job` v1 — internal: a job of any kind (a batch reflection, a summary, a nightly or
- * weekly sleep-time run, a forget) for the reflector, put on the job queue (`ReflectionQueue` in
+ * weekly sleep-time run, a forget) for the reflector, put on the job queue (`QUEUES.job` in
  * infra: FIFO, group = userId) by the signal, idle, sweep and api functions.
  */
 export const JobSchema = z.object({

@@ -2,7 +2,7 @@
  * One environment contract per function: the zod schema in functions/<name>/env.ts is what
  * the handler reads (parseEnv at cold start), what the CDK stack must set (typed here, so a
  * missing or unknown variable does not compile; test/infra/stacks.test.ts also checks the
- * synthesized template against the schema) and what the local stack reads back from the
+ * synthesized template against the schema) and what the local harness reads back from the
  * synthesized template.
  */
 import type { z } from 'zod';

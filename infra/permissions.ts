@@ -85,7 +85,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     // No ListBucket: a claim check it may not read (missing, or a grant gone wrong) fails
     // the record, which is retried and parked in the DLQ with the error named.
     listBucket: false,
-    sends: ['reflection', 'idle'],
+    sends: ['job', 'idle'],
     consumes: 'turn',
     model: false,
     kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['Decrypt', 'GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
@@ -95,7 +95,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     s3: { 'rejected/*': ['PutObject'] },
     listBucket: false,
     // idle: a check the user outtalked puts itself back on its own queue (one pending check per user).
-    sends: ['reflection', 'idle'],
+    sends: ['job', 'idle'],
     consumes: 'idle',
     model: false,
     kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
@@ -129,8 +129,8 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     listBucket: true,
     listBucketVersions: true,
     // Its own queue: a forget with more to erase goes on in a fresh job (lib/forget/forget-user.ts).
-    sends: ['reflection'],
-    consumes: 'reflection',
+    sends: ['job'],
+    consumes: 'job',
     model: true,
     embeddings: true,
     // sqs GenerateDataKey: parking a job in the DLQ after its last receive (see kmsImplied).
@@ -147,7 +147,7 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     // https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html, "Permissions"). Its log is an item.
     s3: { 'users/*/Knowledge_staging/*': ['DeleteObject'] },
     listBucket: false,
-    sends: ['reflection'],
+    sends: ['job'],
     consumes: null,
     model: false,
     kms: { dynamodb: ['Decrypt', 'DescribeKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
@@ -177,10 +177,10 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     // ListObjectVersions (the versions to delete) needs s3:ListBucketVersions:
     // https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectVersions.html
     listBucketVersions: true,
-    // reflection: a summary asked for on demand (POST …/summaries); turn: with `reflect`, the
+    // job: a summary asked for on demand (POST …/summaries); turn: with `reflect`, the
     // agent.event that asks for a batch reflection too (sent with SendMessageBatch, which
     // sqs:SendMessage covers: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-batch-api-actions.html)
-    sends: ['reflection', 'turn'],
+    sends: ['job', 'turn'],
     consumes: null,
     model: false,
     embeddings: true,

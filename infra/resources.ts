@@ -1,5 +1,5 @@
 /**
- * The resources both the CDK app and the local stack create, defined once so that
+ * The resources both the CDK app and the local harness create, defined once so that
  * local and cloud cannot drift apart.
  */
 export const TABLE = {
@@ -38,7 +38,9 @@ export const QUEUES = {
     localVisibilityTimeoutSeconds: 2,
     maxReceiveCount: 5,
   },
-  reflection: {
+  /** The job queue: every job kind (batch, summary, nightly, weekly, forget) waits here. */
+  job: {
+    // The construct id names the deployed queue (logical id, physical name): renaming it replaces the queue.
     id: 'ReflectionQueue',
     fifo: true,
     visibilityTimeoutSeconds: 6 * FUNCTION_TIMEOUT_SECONDS.reflector,

@@ -11,7 +11,7 @@
  * (`script-src 'sha256-…'`, CSP Level 2 hash sources: https://www.w3.org/TR/CSP2/#script-src-hash-usage).
  * Read once per container. Under tsx and vitest the files sit beside this source file; in the
  * Lambda bundle (CommonJS, one index.js) the stack copies them beside the bundle
- * (CONSOLE_FILES, the api function's `assets` in infra/stacks/stateless-stack.ts).
+ * (CONSOLE_FILES, the api function's `assets` in infra/constructs/function-specs.ts).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';

@@ -10,20 +10,21 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
-import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
+import type { Storage } from '../../lib/kernel/storage.adapter.js';
+import { DynamoS3BatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import { DynamoCostLedger } from '../../lib/costs/dynamo-cost-ledger.adapter.js';
 import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoItemTrustStore } from '../../lib/trust/dynamo-item-trust-store.adapter.js';
 import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
 import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-reliability-store.adapter.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
-import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
 import { DynamoAuditTrail, DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
-import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
+import { DynamoS3SummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { SqsAgentEventPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
@@ -45,16 +46,16 @@ export type ApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Pr
 
 /** The use cases' dependencies, over one set of stores. */
 function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>, clock: Clock, log: Log): api.MemoryApiDeps {
-  const { TABLE_NAME: table, BUCKET_NAME: bucket } = env;
+  const table = { ddb, tableName: env.TABLE_NAME };
   // Marks without a TTL: an owner only the API writes is compacted only when searched, so its
   // marks wait for that, and the compaction that folds them gives them a TTL (docs/search-index.md).
-  const changes = new DynamoSearchChangeLog(ddb, table);
-  const turns = new S3DynamoTurnStore(ddb, s3, table, bucket, changes);
-  const knowledge = new S3DynamoKnowledgeStore(ddb, s3, table, bucket, changes);
-  const summaries = new S3DynamoSummaryStore(ddb, s3, table, bucket, changes);
-  const items = new DynamoMemoryItemStore(ddb, table, changes);
-  const diary = new DynamoDiaryStore(ddb, table, changes);
-  const trust = new DynamoItemTrustStore(ddb, table, changes);
+  const storage: Storage = { ...table, s3, bucketName: env.BUCKET_NAME, changes: new DynamoSearchChangeLog(table) };
+  const turns = new DynamoS3TurnStore(storage);
+  const knowledge = new DynamoS3KnowledgeStore(storage);
+  const summaries = new DynamoS3SummaryStore(storage);
+  const items = new DynamoMemoryItemStore(storage);
+  const diary = new DynamoDiaryStore(storage);
+  const trust = new DynamoItemTrustStore(storage);
   const stagedExpiryDays = parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays;
   const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries, items, diary, trust, stagedExpiryDays });
   // A stage that embeds embeds each query, and the deltas the API compacts.
@@ -62,28 +63,28 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
   return {
     catalog,
     // Built once per container (apiDeps runs in the handler factory): the index stays warm between requests.
-    search: new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock, embeddings, marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 }, turns: new DynamoTurnLog(ddb, table) }),
+    search: new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(storage), catalog, clock, embeddings, marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 }, turns: new DynamoTurnLog(storage) }),
     embeddings,
     items,
     trust,
     diary,
-    audit: new DynamoAuditTrail(ddb, table),
+    audit: new DynamoAuditTrail(storage),
     turns,
     knowledge,
     summaries,
-    runs: new DynamoSleepTimeLogStore(ddb, table),
-    batchLogs: new S3DynamoBatchLogStore(ddb, s3, table, bucket),
-    sources: new DynamoSourceReliabilityStore(ddb, table, clock),
-    graph: new DynamoGraphStore(ddb, table),
-    jobs: new SqsJobQueue(sqs, env.REFLECTION_QUEUE_URL),
+    runs: new DynamoSleepTimeLogStore(storage),
+    batchLogs: new DynamoS3BatchLogStore(storage),
+    sources: new DynamoSourceReliabilityStore(storage, clock),
+    graph: new DynamoGraphStore(storage),
+    jobs: new SqsJobQueue(sqs, env.JOB_QUEUE_URL),
     events: new SqsAgentEventPublisher(sqs, env.TURN_QUEUE_URL),
-    signalState: new DynamoSignalStateStore(ddb, table, clock),
-    costs: new DynamoCostLedger(ddb, table),
-    settings: new DynamoUserSettingsStore(ddb, table),
-    forgets: new DynamoForgetLog(ddb, table),
-    archives: new DynamoS3UserArchiveStore(ddb, s3, table, bucket),
-    erasures: new DynamoErasureLog(ddb, table),
-    eraser: new DynamoS3ItemEraser(ddb, s3, table, bucket, changes),
+    signalState: new DynamoSignalStateStore(storage, clock),
+    costs: new DynamoCostLedger(storage),
+    settings: new DynamoUserSettingsStore(storage),
+    forgets: new DynamoForgetLog(storage),
+    archives: new DynamoS3UserArchiveStore(storage),
+    erasures: new DynamoErasureLog(storage),
+    eraser: new DynamoS3ItemEraser(storage),
     clock,
     tierPolicy: parseTierPolicy(env.TIER_POLICY),
     log,
@@ -92,7 +93,7 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
 
 export function createApiHandler(env: ApiEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>, clock: Clock): ApiHandler {
   const { logger, log } = createLogger('api');
-  // The stage on every line: the StaleSearchIndex metric filter publishes it as the metric's `stage` dimension (infra/stacks/stateless-stack.ts).
+  // The stage on every line: the StaleSearchIndex metric filter publishes it as the metric's `stage` dimension (infra/constructs/stage-alarms.ts).
   logger.appendPersistentKeys({ stage: env.STAGE });
   const dispatch = apiRoutes(apiDeps(env, clients, clock, log), { log, redaction: { personalData: env.REDACT_PERSONAL_DATA === 'true' } });
   return middy<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, Context>()

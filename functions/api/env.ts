@@ -8,10 +8,10 @@ export const ApiEnvSchema = z.object({
   BUCKET_NAME: z.string().min(1),
   /** JSON overrides of sleep-time compute's numbers: search hides staged items past their expiry age. */
   SLEEP_TIME_CONFIG: z.string().min(1),
-  /** The ReflectionQueue: summaries asked for through the API (POST …/summaries). */
+  /** The job queue: summaries asked for through the API (POST …/summaries). */
+  JOB_QUEUE_URL: z.string().min(1),
   /** JSON overrides of the tier policy's numbers (infra/config/stages.ts `tiers`, lib/tiers/tier-settings.ts); unset: the defaults. */
   TIER_POLICY: z.string().optional(),
-  REFLECTION_QUEUE_URL: z.string().min(1),
   /** The TurnQueue: a batch reflection asked for through the API (POST …/summaries with `reflect`). */
   TURN_QUEUE_URL: z.string().min(1),
   /** Redact personal identifiers in request bodies too; secrets always are (lib/turns/redaction.ts). */
@@ -19,7 +19,7 @@ export const ApiEnvSchema = z.object({
   /**
    * L, how long after a search change mark's `at` its write can still land; a
    * compaction's watermark stays this far behind its start (lib/search/search-index.ts
-   * MARK_LAG_MS). The local stack sets a few seconds.
+   * MARK_LAG_MS). The local harness sets a few seconds.
    */
   SEARCH_MARK_LAG_SECONDS: z.coerce.number().int().min(0).max(3600).default(600),
   /**

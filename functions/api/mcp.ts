@@ -16,7 +16,10 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import type { Principal } from '../../lib/memory-api/access.js';
-import { DeleteQuerySchema, ForgetRequestShape, ItemId, type Route, RetrieveRequestShape, routes, SaveRequestSchema, SearchRequestSchema, UserParam } from './contract.js';
+import { type Route, routes } from './contract.js';
+import { RetrieveRequestShape, SaveRequestSchema, SearchRequestSchema } from './contract/memory.js';
+import { ItemId, UserParam } from './contract/shared.js';
+import { DeleteQuerySchema, ForgetRequestShape } from './contract/users.js';
 import type { Invoke } from './invoke.js';
 
 const routeOf = (operationId: string): Route => {

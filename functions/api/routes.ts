@@ -4,7 +4,7 @@
  * contract.ts, authorise the caller, redact what it would store, call one use case — and map
  * every outcome to its HTTP status (400 invalid input, 401 no principal, 403 refused, 404 no
  * route, the use case's own error status, 500 anything else). The Lambda handler
- * (create-handler.ts, over the AWS stores), the local stack (through that handler) and the
+ * (create-handler.ts, over the AWS stores), the local harness (through that handler) and the
  * fuzzer (bench/fuzz-targets.ts, over recording fakes) all call this. Request bodies are never
  * logged: they hold users' words.
  */
@@ -26,6 +26,10 @@ import * as archives from '../../lib/archive/archive-api.js';
 import * as settings from '../../lib/settings/settings-api.js';
 import { consolePage } from './console.js';
 import { type OperationId, type Route, routes } from './contract.js';
+import type { knowledgeRoutes } from './contract/knowledge.js';
+import type { memoryRoutes } from './contract/memory.js';
+import type { reflectionRoutes } from './contract/reflections.js';
+import type { userRoutes } from './contract/users.js';
 import { type Invoke, MCP_PATH, type OperationAnswer } from './invoke.js';
 import { openApiDocument } from './openapi.js';
 
@@ -43,8 +47,11 @@ export interface ApiRouteOptions {
 type Input = { params: any; query: any; body: any; principal: Principal };
 type Operation = (input: Input) => Promise<unknown>;
 
-/** One implementation per route of the contract (the compiler checks none is missing). */
-const operationsFor = (deps: api.MemoryApiDeps): Record<Exclude<OperationId, 'openapi' | 'console'>, Operation> => ({
+/** The operations of one route group of the contract (functions/api/contract/). */
+type GroupOperations<R extends readonly Route[]> = Record<Exclude<R[number]['operationId'], 'openapi' | 'console'>, Operation>;
+
+/** The search, save, retrieve, tiers, item changes, outcomes, the audit trail. */
+const memoryOperations = (deps: api.MemoryApiDeps): GroupOperations<typeof memoryRoutes> => ({
   memorySearch: ({ params, body }) => api.search(deps, params.userId, body),
   memorySave: ({ params, body, principal }) => api.save(deps, principal.subject, params.userId, body),
   memoryRetrieve: ({ params, body }) => api.retrieve(deps, params.userId, body),
@@ -59,6 +66,10 @@ const operationsFor = (deps: api.MemoryApiDeps): Record<Exclude<OperationId, 'op
   itemRestore: ({ params, body, principal }) => api.restoreItem(deps, principal.subject, params.userId, params.id, body),
   memoryOutcomes: ({ params, body, principal }) => api.recordOutcome(deps, principal.subject, params.userId, body),
   auditList: ({ params, query }) => api.auditTrail(deps, params.userId, query.itemId, query.limit),
+});
+
+/** The sleep-time runs, summaries, the diary, staged items. */
+const reflectionOperations = (deps: api.MemoryApiDeps): GroupOperations<typeof reflectionRoutes> => ({
   sleepTimeRuns: ({ params, query }) => api.sleepTimeRuns(deps, params.userId, query.limit),
   sleepTimeLatest: ({ params }) => api.latestSleepTimeRun(deps, params.userId),
   sleepTimeAssessment: ({ params, query }) => api.assessment(deps, params.userId, query.days),
@@ -71,7 +82,11 @@ const operationsFor = (deps: api.MemoryApiDeps): Record<Exclude<OperationId, 'op
   reviewList: ({ params, query }) => api.listStagedForReview(deps, params.userId, { includeDecided: query.includeDecided === 'true', limit: query.limit, nextToken: query.nextToken }),
   reviewPromote: ({ params, body, principal }) => api.reviewPromote(deps, principal.subject, params.userId, body.path, body.reason),
   reviewDiscard: ({ params, body, principal }) => api.reviewDiscard(deps, principal.subject, params.userId, body.path, body.reason),
-  batchList: ({ params, query }) => api.batches(deps, params.userId, query.limit),
+  summaryQuality: ({ params }) => api.summaryQualityOf(deps, params.userId),
+});
+
+/** The the relation graph, Knowledge facts, capabilities, sources, settings, costs. */
+const knowledgeOperations = (deps: api.MemoryApiDeps): GroupOperations<typeof knowledgeRoutes> => ({
   sourceReliability: ({ query }) => api.sourceReliability(deps, query.domains),
   capabilityConfidence: ({ params }) => api.capabilities(deps, params.userId),
   graphNeighbours: ({ params, query }) => graph.graphNeighbours(deps, params.userId, params.entity, query.includePruned === 'true'),
@@ -79,20 +94,32 @@ const operationsFor = (deps: api.MemoryApiDeps): Record<Exclude<OperationId, 'op
   graphEdgeRestore: ({ params, body, principal }) => graph.restoreGraphEdge(deps, principal.subject, params.userId, body.id),
   knowledgeRestore: ({ params, body, principal }) => facts.restorePrunedFact(deps, principal.subject, params.userId, body.path),
   knowledgeRevert: ({ params, body, principal }) => corrections.revertKnowledgeChange(deps, principal.subject, params.userId, body.path, body.reason),
-  summaryQuality: ({ params }) => api.summaryQualityOf(deps, params.userId),
   userCosts: ({ params, query }) => costs.userCosts(deps, params.userId, query.days),
   settingsRead: ({ params }) => settings.readSettings(deps, params.userId),
   settingsChange: ({ params, body, principal }) => settings.changeSettings(deps, principal.subject, params.userId, body),
-  stageCosts: ({ query }) => costs.stageCosts(deps, query.days),
-  reindex: ({ params }) => rebuilds.rebuildSearchIndex(deps, params.userId),
   graphEntitySplit: ({ params, principal }) => graph.splitGraphEntity(deps, principal.subject, params.userId, params.entity),
   graphLog: ({ params, query }) => graph.graphLog(deps, params.userId, query.limit),
+});
+
+/** The a user's memory as a whole, batches, the stage's admin routes. */
+const userOperations = (deps: api.MemoryApiDeps): GroupOperations<typeof userRoutes> => ({
+  batchList: ({ params, query }) => api.batches(deps, params.userId, query.limit),
+  stageCosts: ({ query }) => costs.stageCosts(deps, query.days),
+  reindex: ({ params }) => rebuilds.rebuildSearchIndex(deps, params.userId),
   userForget: ({ params, principal }) => forget.requestForget(deps, principal.subject, params.userId),
   userForgetReceipt: ({ params }) => forget.forgetReceipt(deps, params.userId),
   userExport: ({ params }) => archives.exportUser(deps, params.userId),
   userImport: ({ params, body }) => archives.importUser(deps, params.userId, body.archive),
   itemDelete: ({ params, query, principal }) => api.deleteItem(deps, principal.subject, params.userId, params.id, query.reason),
   memoryForget: ({ params, body, principal }) => api.forgetByProvenance(deps, principal.subject, params.userId, body),
+});
+
+/** One implementation per route of the contract (the compiler checks none is missing). */
+const operationsFor = (deps: api.MemoryApiDeps): Record<Exclude<OperationId, 'openapi' | 'console'>, Operation> => ({
+  ...memoryOperations(deps),
+  ...reflectionOperations(deps),
+  ...knowledgeOperations(deps),
+  ...userOperations(deps),
 });
 
 type Operations = ReturnType<typeof operationsFor>;

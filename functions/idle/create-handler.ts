@@ -19,6 +19,7 @@ import type { Clock } from '../../lib/kernel/runtime.port.js';
 import { checkIdle, type IdleDeps } from '../../lib/signals/check-idle.js';
 import { DynamoUserSettingsStore } from '../../lib/settings/dynamo-user-settings-store.adapter.js';
 import { parseOrKeep } from '../../lib/kernel/parse-or-keep.js';
+import type { Storage } from '../../lib/kernel/storage.adapter.js';
 import type { IdleEnv } from './env.js';
 
 export type IdleHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
@@ -26,12 +27,14 @@ export type IdleHandler = (event: SQSEvent, context: Context) => Promise<SQSBatc
 export function createIdleHandler(env: IdleEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>, clock: Clock): IdleHandler {
   const { logger, log } = createLogger('idle');
   const metrics = createMetrics('idle');
-  const rejected = new S3RejectedEventLog(clients.s3, env.BUCKET_NAME);
+  // No change log: nothing the idle check writes is searched.
+  const storage: Omit<Storage, 'changes'> = { ddb: clients.ddb, s3: clients.s3, tableName: env.TABLE_NAME, bucketName: env.BUCKET_NAME };
+  const rejected = new S3RejectedEventLog(storage);
   const deps: IdleDeps = {
-    signalState: new DynamoSignalStateStore(clients.ddb, env.TABLE_NAME, clock),
-    jobs: new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL),
+    signalState: new DynamoSignalStateStore(storage, clock),
+    jobs: new SqsJobQueue(clients.sqs, env.JOB_QUEUE_URL),
     idle: new SqsIdleScheduler(clients.sqs, env.IDLE_QUEUE_URL),
-    settings: new DynamoUserSettingsStore(clients.ddb, env.TABLE_NAME),
+    settings: new DynamoUserSettingsStore(storage),
     clock,
     log,
     config: parseSignalConfig(env.SIGNAL_CONFIG),

@@ -4,7 +4,7 @@ import * as z from 'zod';
 export const IdleEnvSchema = z.object({
   TABLE_NAME: z.string().min(1),
   BUCKET_NAME: z.string().min(1),
-  REFLECTION_QUEUE_URL: z.string().min(1),
+  JOB_QUEUE_URL: z.string().min(1),
   /** Its own queue: a check the user outtalked puts itself back (one pending check per user). */
   IDLE_QUEUE_URL: z.string().min(1),
   /** JSON overrides of the signal accumulator's numbers (the idle rule's thresholds). */

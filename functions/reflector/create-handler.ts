@@ -1,5 +1,5 @@
 /**
- * reflector — ReflectionQueue (SQS FIFO, group = userId) → one job per record, dispatched by
+ * reflector — job queue (SQS FIFO, group = userId) → one job per record, dispatched by
  * kind through lib/jobs/run-job.ts. Powertools' FIFO processor keeps order per user:
  * when a job fails, the later jobs of the same user go back to the queue too, other users'
  * jobs are unaffected.
@@ -12,7 +12,8 @@ import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type Job, JobSchema } from '../../events/job.js';
 import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
-import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
+import type { Storage } from '../../lib/kernel/storage.adapter.js';
+import { DynamoS3BatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import { BedrockConverseModel } from '../../lib/model/bedrock-converse-model.adapter.js';
 import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoItemTrustStore } from '../../lib/trust/dynamo-item-trust-store.adapter.js';
@@ -22,15 +23,15 @@ import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-re
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
 import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
-import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { addModelCost, createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
 import { DynamoCostLedger } from '../../lib/costs/dynamo-cost-ledger.adapter.js';
 import { DynamoUserSettingsStore } from '../../lib/settings/dynamo-user-settings-store.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
-import { DynamoSummarySource } from '../../lib/summaries/summary-source.adapter.js';
-import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
+import { DynamoS3SummarySource } from '../../lib/summaries/summary-source.adapter.js';
+import { DynamoS3SummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapter.js';
 import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { SqsRedelivery } from '../../lib/kernel/sqs-redelivery.adapter.js';
@@ -40,11 +41,13 @@ import type { RejectedEventLog } from '../../lib/turns/turn.port.js';
 import { ModelAccessDeniedError, ModelUnavailableError } from '../../lib/model/language-model.port.js';
 import type { Clock, Log } from '../../lib/kernel/runtime.port.js';
 import { parseOrKeep } from '../../lib/kernel/parse-or-keep.js';
-import { type ReflectionDeps, recordFailedAttempt } from '../../lib/batches/run-reflection.js';
+import type { ReflectionDeps } from '../../lib/batches/reflection-deps.js';
+import { recordFailedAttempt } from '../../lib/batches/run-reflection.js';
 import { type JobDeps, type JobOutcome, runJob } from '../../lib/jobs/run-job.js';
 import type { SleepTimeDeps } from '../../lib/sleep-time/run-sleep-time.js';
 import type { SummaryDeps } from '../../lib/summaries/run-summary.js';
-import { COMPACT_AFTER_JOB, LiveSearchIndex, type SearchIndexReader } from '../../lib/search/search-index.js';
+import { COMPACT_AFTER_JOB, LiveSearchIndex } from '../../lib/search/search-index.js';
+import type { SearchIndexReader } from '../../lib/search/search-index-reader.js';
 import { embeddingModelOf } from '../../lib/model/titan-embeddings.adapter.js';
 import { DynamoForgetLog } from '../../lib/forget/dynamo-forget-log.adapter.js';
 import { DynamoErasureLog } from '../../lib/forget/dynamo-erasure-log.adapter.js';
@@ -82,46 +85,41 @@ type Clients = Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>;
 export type ReflectorDeps = JobDeps & { search: Pick<SearchIndexReader, 'compact'> };
 
 /** The stores the reflector's use cases share, over one table and one bucket. */
-function sharedStores(env: ReflectorEnv, { ddb, s3, bedrock }: Clients, clock: Clock, log: Log) {
-  const { TABLE_NAME: table, BUCKET_NAME: bucket } = env;
-  // The per-turn path's marks expire by TTL (no delete at compaction): every user a job
-  // runs for is compacted after it, and weekly while they talk (docs/search-index.md, "Liveness").
-  const changes = new DynamoSearchChangeLog(ddb, table, { expiring: true });
-  const turns = new S3DynamoTurnStore(ddb, s3, table, bucket, changes);
-  const knowledge = new S3DynamoKnowledgeStore(ddb, s3, table, bucket, changes);
-  const summaries = new S3DynamoSummaryStore(ddb, s3, table, bucket, changes);
-  const items = new DynamoMemoryItemStore(ddb, table, changes);
-  const diary = new DynamoDiaryStore(ddb, table, changes);
+function sharedStores(env: ReflectorEnv, storage: Storage, { bedrock }: Clients, clock: Clock, log: Log) {
+  const turns = new DynamoS3TurnStore(storage);
+  const knowledge = new DynamoS3KnowledgeStore(storage);
+  const summaries = new DynamoS3SummaryStore(storage);
+  const items = new DynamoMemoryItemStore(storage);
+  const diary = new DynamoDiaryStore(storage);
   // The derived items' trust (req R-SCOPE-2) is folded into what its compactions index: read only here (the API writes it).
-  const trust = new DynamoItemTrustStore(ddb, table, changes);
+  const trust = new DynamoItemTrustStore(storage);
   const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries, items, diary, trust, stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays });
   // A stage that embeds stores the vectors of the items each compaction folds.
-  const search = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock, embeddings: embeddingModelOf(bedrock, env), marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 }, turns: new DynamoTurnLog(ddb, table) });
+  const search = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(storage), catalog, clock, embeddings: embeddingModelOf(bedrock, env), marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 }, turns: new DynamoTurnLog(storage) });
   const models = new Map<string, BedrockConverseModel>();
   const modelOf = (id: string = env.MODEL_ID): BedrockConverseModel => {
     const model = models.get(id) ?? new BedrockConverseModel(bedrock, id, { answerShape: env.ANSWER_SHAPE, log });
     models.set(id, model);
     return model;
   };
-  const costs = new DynamoCostLedger(ddb, table);
-  const graph = new DynamoGraphStore(ddb, table);
+  const costs = new DynamoCostLedger(storage);
+  const graph = new DynamoGraphStore(storage);
   // Batches run on MODEL_ID; summaries and sleep-time runs on their own model when the stage gives them one.
   // Req R-DEL: tombstones the gates consult, and the turns forgotten by provenance, which drop a job citing them.
-  const erasures = new DynamoErasureLog(ddb, table);
-  return { changes, turns, knowledge, summaries, items, diary, search, costs, graph, erasures, model: modelOf(), summaryModel: modelOf(env.SUMMARY_MODEL_ID), sleepTimeModel: modelOf(env.SLEEP_TIME_MODEL_ID) };
+  const erasures = new DynamoErasureLog(storage);
+  return { storage, turns, knowledge, summaries, items, diary, search, costs, graph, erasures, model: modelOf(), summaryModel: modelOf(env.SUMMARY_MODEL_ID), sleepTimeModel: modelOf(env.SLEEP_TIME_MODEL_ID) };
 }
 type Stores = ReturnType<typeof sharedStores>;
 
-function reflectionDeps(env: ReflectorEnv, { ddb, s3 }: Clients, stores: Stores, clock: Clock, log: Log): ReflectionDeps {
-  const { TABLE_NAME: table, BUCKET_NAME: bucket } = env;
-  const { turns, knowledge, graph, costs, diary, model, erasures } = stores;
+function reflectionDeps(env: ReflectorEnv, stores: Stores, clock: Clock, log: Log): ReflectionDeps {
+  const { storage, turns, knowledge, graph, costs, diary, model, erasures } = stores;
   return {
     erasures,
     turns,
-    signalState: new DynamoSignalStateStore(ddb, table, clock),
+    signalState: new DynamoSignalStateStore(storage, clock),
     knowledge,
-    batchLogs: new S3DynamoBatchLogStore(ddb, s3, table, bucket),
-    sources: new DynamoSourceReliabilityStore(ddb, table, clock),
+    batchLogs: new DynamoS3BatchLogStore(storage),
+    sources: new DynamoSourceReliabilityStore(storage, clock),
     graph,
     costs,
     diary,
@@ -132,12 +130,12 @@ function reflectionDeps(env: ReflectorEnv, { ddb, s3 }: Clients, stores: Stores,
   };
 }
 
-function summaryDeps(env: ReflectorEnv, { ddb }: Clients, { turns, summaries, costs, summaryModel: model }: Stores, clock: Clock, log: Log): SummaryDeps {
+function summaryDeps(env: ReflectorEnv, { storage, turns, summaries, costs, summaryModel: model }: Stores, clock: Clock, log: Log): SummaryDeps {
   return {
     turns,
     summaries,
     costs,
-    settings: new DynamoUserSettingsStore(ddb, env.TABLE_NAME),
+    settings: new DynamoUserSettingsStore(storage),
     model,
     clock,
     log,
@@ -147,14 +145,13 @@ function summaryDeps(env: ReflectorEnv, { ddb }: Clients, { turns, summaries, co
   };
 }
 
-function sleepTimeDeps(env: ReflectorEnv, { ddb, s3 }: Clients, { turns, knowledge, graph, items, costs, erasures, sleepTimeModel: model }: Stores, clock: Clock, log: Log): SleepTimeDeps {
-  const { TABLE_NAME: table, BUCKET_NAME: bucket } = env;
+function sleepTimeDeps(env: ReflectorEnv, { storage, turns, knowledge, graph, items, costs, erasures, sleepTimeModel: model }: Stores, clock: Clock, log: Log): SleepTimeDeps {
   return {
     erasures,
     turns,
     knowledge,
-    runs: new DynamoSleepTimeLogStore(ddb, table),
-    summaries: new DynamoSummarySource(ddb, s3, table, bucket),
+    runs: new DynamoSleepTimeLogStore(storage),
+    summaries: new DynamoS3SummarySource(storage),
     graph,
     items,
     costs,
@@ -166,16 +163,15 @@ function sleepTimeDeps(env: ReflectorEnv, { ddb, s3 }: Clients, { turns, knowled
 }
 
 /** The job dispatcher's dependencies over the AWS stores. */
-function reflectorDeps(env: ReflectorEnv, clients: Clients, clock: Clock, log: Log): ReflectorDeps {
-  const { ddb, s3 } = clients;
-  const stores = sharedStores(env, clients, clock, log);
-  const forgets = new DynamoForgetLog(ddb, env.TABLE_NAME);
-  const eraser = new DynamoS3UserEraser(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, stores.changes, { pageSize: env.FORGET_PAGE_SIZE });
-  const jobs = new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL);
+function reflectorDeps(env: ReflectorEnv, storage: Storage, clients: Clients, clock: Clock, log: Log): ReflectorDeps {
+  const stores = sharedStores(env, storage, clients, clock, log);
+  const forgets = new DynamoForgetLog(stores.storage);
+  const eraser = new DynamoS3UserEraser(stores.storage, { pageSize: env.FORGET_PAGE_SIZE });
+  const jobs = new SqsJobQueue(clients.sqs, env.JOB_QUEUE_URL);
   return {
-    reflection: reflectionDeps(env, clients, stores, clock, log),
-    summary: summaryDeps(env, clients, stores, clock, log),
-    sleepTime: sleepTimeDeps(env, clients, stores, clock, log),
+    reflection: reflectionDeps(env, stores, clock, log),
+    summary: summaryDeps(env, stores, clock, log),
+    sleepTime: sleepTimeDeps(env, stores, clock, log),
     search: stores.search,
     forgets,
     erasures: stores.erasures,
@@ -205,7 +201,7 @@ export interface JobRecordIo {
   modelRetryDelaySeconds: number;
 }
 
-/** One record of the job queue (ReflectionQueue), handled; what came of its job (null: the record was rejected and kept). */
+/** One record of the job queue, handled; what came of its job (null: the record was rejected and kept). */
 export type JobRecordHandler = (record: SQSRecord, context?: Context) => Promise<JobOutcome | null>;
 
 /**
@@ -217,7 +213,7 @@ export function jobRecordHandler(deps: ReflectorDeps, io: JobRecordIo): JobRecor
   const { metrics, log } = io;
   return async (record, context) => {
     // A malformed job never becomes valid by retrying: keep it with its reasons and move on.
-    const job = await parseOrKeep(record, JobSchema, { rejected: io.rejected, clock: io.clock, source: 'reflection-queue' });
+    const job = await parseOrKeep(record, JobSchema, { rejected: io.rejected, clock: io.clock, source: 'reflection-queue' }); // a stored value (rejected records), kept as it was
     if (!job) {
       log.warn('job rejected', { messageId: record.messageId });
       metrics.addMetric('RejectedRecords', MetricUnit.Count, 1);
@@ -282,7 +278,7 @@ async function retrySoon(record: SQSRecord, io: JobRecordIo): Promise<void> {
  * would each be a custom metric billed by the month; which kind and which status
  * are fields of the job's log lines (and the batch and run logs). Then the job's own counts,
  * and the ModelCostUsd metric the stage's daily cost alarm sums
- * (infra/stacks/stateless-stack.ts); the job recorded its cost in the ledger itself.
+ * (infra/constructs/stage-alarms.ts); the job recorded its cost in the ledger itself.
  */
 function reportJob(outcome: JobOutcome, metrics: MetricSink): void {
   metrics.addMetric(outcome.done ? 'JobsDone' : 'JobsNotDone', MetricUnit.Count, 1);
@@ -309,13 +305,17 @@ async function compactSearchIndex(userId: string, atLeast: number, search: Pick<
 export function createReflectorHandler(env: ReflectorEnv, clients: Clients, clock: Clock): ReflectorHandler {
   const { logger, log } = createLogger('reflector');
   const metrics = createMetrics('reflector');
-  const recordHandler = jobRecordHandler(reflectorDeps(env, clients, clock, log), {
-    rejected: new S3RejectedEventLog(clients.s3, env.BUCKET_NAME),
-    redelivery: new SqsRedelivery(clients.sqs, env.REFLECTION_QUEUE_URL),
+  const table = { ddb: clients.ddb, tableName: env.TABLE_NAME };
+  // The per-turn path's marks expire by TTL (no delete at compaction): every user a job
+  // runs for is compacted after it, and weekly while they talk (docs/search-index.md, "Liveness").
+  const storage: Storage = { ...table, s3: clients.s3, bucketName: env.BUCKET_NAME, changes: new DynamoSearchChangeLog(table, { expiring: true }) };
+  const recordHandler = jobRecordHandler(reflectorDeps(env, storage, clients, clock, log), {
+    rejected: new S3RejectedEventLog(storage),
+    redelivery: new SqsRedelivery(clients.sqs, env.JOB_QUEUE_URL),
     metrics: { addMetric: (name, unit, value) => metrics.addMetric(name, unit, value), addModelCost: (usd) => addModelCost(metrics, env.STAGE, usd) },
     log,
     clock,
-    maxReceives: env.REFLECTION_MAX_RECEIVES,
+    maxReceives: env.JOB_MAX_RECEIVES,
     modelRetryDelaySeconds: env.MODEL_RETRY_DELAY_SECONDS,
   });
   const processor = new SqsFifoPartialProcessorAsync();

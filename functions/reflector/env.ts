@@ -15,10 +15,10 @@ export const ReflectorEnvSchema = z.object({
   SLEEP_TIME_MODEL_ID: z.string().min(1).optional(),
   /** How structured answers are asked for, the stage's `answerShape` (lib/model/bedrock-models.ts). */
   ANSWER_SHAPE: z.enum(['schema', 'prompt']).default('prompt'),
-  /** Deliveries before SQS parks a job in the DLQ: the ReflectionQueue's maxReceiveCount. */
-  REFLECTION_MAX_RECEIVES: positiveInt,
-  /** The ReflectionQueue (this function's event source): a job the model failed is put back on it. */
-  REFLECTION_QUEUE_URL: z.string().min(1),
+  /** Deliveries before SQS parks a job in the DLQ: the job queue's maxReceiveCount. */
+  JOB_MAX_RECEIVES: positiveInt,
+  /** The job queue (this function's event source): a job the model failed is put back on it. */
+  JOB_QUEUE_URL: z.string().min(1),
   /**
    * Req R-ERR: a model call that failed (timeout, 5xx, throttling) is tried again after 30 s,
    * once: the first delivery's failure comes back after this many seconds; later ones wait the
@@ -50,7 +50,7 @@ export const ReflectorEnvSchema = z.object({
   /**
    * L, how long after a search change mark's `at` its write can still land; a
    * compaction's watermark stays this far behind its start (lib/search/search-index.ts
-   * MARK_LAG_MS). The local stack sets a few seconds.
+   * MARK_LAG_MS). The local harness sets a few seconds.
    */
   SEARCH_MARK_LAG_SECONDS: z.coerce.number().int().min(0).max(3600).default(600),
   /**

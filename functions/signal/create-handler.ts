@@ -2,18 +2,19 @@
  * signal — TurnQueue (SQS FIFO, group = userId) → turn documents and index → signal
  * state → jobs and idle checks. Adapts the SQS event to the ingest-turns use
  * case and reports partial batch failures. The Lambda entry (handler.ts) builds it once
- * per container; the local stack builds it with its own clients and clock.
+ * per container; the local harness builds it with its own clients and clock.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
+import type { Storage } from '../../lib/kernel/storage.adapter.js';
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
 import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-reliability-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
-import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
 import { S3ClaimCheckStore } from '../../lib/turns/s3-claim-check-store.adapter.js';
@@ -23,7 +24,8 @@ import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { parseSignalConfig } from '../../lib/signals/signal-weights.js';
 import type { Clock } from '../../lib/kernel/runtime.port.js';
 import { DynamoForgetLog } from '../../lib/forget/dynamo-forget-log.adapter.js';
-import { type IngestDeps, ingestTurns } from '../../lib/turns/ingest-turns.js';
+import type { IngestDeps } from '../../lib/turns/ingest-deps.js';
+import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { DynamoUserSettingsStore } from '../../lib/settings/dynamo-user-settings-store.adapter.js';
 import type { SignalEnv } from './env.js';
 
@@ -34,23 +36,24 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
   const { logger, log } = createLogger('signal');
   const metrics = createMetrics('signal');
   // Turn marks expire by TTL; a user who talks gets a weekly job, which compacts them (docs/search-index.md, "Liveness").
-  const changes = new DynamoSearchChangeLog(ddb, env.TABLE_NAME, { expiring: true });
+  const table = { ddb, tableName: env.TABLE_NAME };
+  const storage: Storage = { ...table, s3, bucketName: env.BUCKET_NAME, changes: new DynamoSearchChangeLog(table, { expiring: true }) };
   const deps: IngestDeps = {
-    turns: new S3DynamoTurnStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
-    signalState: new DynamoSignalStateStore(ddb, env.TABLE_NAME, clock),
-    jobs: new SqsJobQueue(sqs, env.REFLECTION_QUEUE_URL),
+    turns: new DynamoS3TurnStore(storage),
+    signalState: new DynamoSignalStateStore(storage, clock),
+    jobs: new SqsJobQueue(sqs, env.JOB_QUEUE_URL),
     idle: new SqsIdleScheduler(sqs, env.IDLE_QUEUE_URL),
-    claims: new S3ClaimCheckStore(s3, env.BUCKET_NAME),
-    rejected: new S3RejectedEventLog(s3, env.BUCKET_NAME),
-    sources: new DynamoSourceReliabilityStore(ddb, env.TABLE_NAME, clock),
-    settings: new DynamoUserSettingsStore(ddb, env.TABLE_NAME),
-    items: new DynamoMemoryItemStore(ddb, env.TABLE_NAME, changes),
+    claims: new S3ClaimCheckStore(storage),
+    rejected: new S3RejectedEventLog(storage),
+    sources: new DynamoSourceReliabilityStore(storage, clock),
+    settings: new DynamoUserSettingsStore(storage),
+    items: new DynamoMemoryItemStore(storage),
     clock,
     log,
     config: parseSignalConfig(env.SIGNAL_CONFIG),
     redaction: { personalData: env.REDACT_PERSONAL_DATA === 'true' },
     source: 'turn-queue',
-    forgets: new DynamoForgetLog(ddb, env.TABLE_NAME),
+    forgets: new DynamoForgetLog(storage),
   };
 
   return middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {

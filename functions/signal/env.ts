@@ -4,7 +4,7 @@ import * as z from 'zod';
 export const SignalEnvSchema = z.object({
   TABLE_NAME: z.string().min(1),
   BUCKET_NAME: z.string().min(1),
-  REFLECTION_QUEUE_URL: z.string().min(1),
+  JOB_QUEUE_URL: z.string().min(1),
   IDLE_QUEUE_URL: z.string().min(1),
   /** JSON overrides of the signal accumulator's numbers (lib/signals/signal-weights.ts). */
   SIGNAL_CONFIG: z.string().min(1),

@@ -11,11 +11,12 @@ import type { Context } from 'aws-lambda';
 import * as z from 'zod';
 import { TimestampSchema } from '../../events/common.js';
 import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
+import type { Storage } from '../../lib/kernel/storage.adapter.js';
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
-import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
 import { createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
@@ -41,15 +42,16 @@ export function createSweepHandler(env: SweepEnv, clients: Pick<AwsClients, 'ddb
   const { ddb, s3 } = clients;
   const { logger, log } = createLogger('sweep');
   const metrics = createMetrics('sweep');
-  const changes = new DynamoSearchChangeLog(ddb, env.TABLE_NAME);
+  const table = { ddb, tableName: env.TABLE_NAME };
+  const storage: Storage = { ...table, s3, bucketName: env.BUCKET_NAME, changes: new DynamoSearchChangeLog(table) };
   const deps: SweepDeps = {
-    activity: new DynamoSignalStateStore(ddb, env.TABLE_NAME, clock),
-    runs: new DynamoSleepTimeLogStore(ddb, env.TABLE_NAME),
-    turns: new S3DynamoTurnStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
-    jobs: new SqsJobQueue(clients.sqs, env.REFLECTION_QUEUE_URL),
-    knowledge: new S3DynamoKnowledgeStore(ddb, s3, env.TABLE_NAME, env.BUCKET_NAME, changes),
-    expiryLog: new DynamoExpiryLog(ddb, env.TABLE_NAME),
-    items: new DynamoMemoryItemStore(ddb, env.TABLE_NAME, changes),
+    activity: new DynamoSignalStateStore(storage, clock),
+    runs: new DynamoSleepTimeLogStore(storage),
+    turns: new DynamoS3TurnStore(storage),
+    jobs: new SqsJobQueue(clients.sqs, env.JOB_QUEUE_URL),
+    knowledge: new DynamoS3KnowledgeStore(storage),
+    expiryLog: new DynamoExpiryLog(storage),
+    items: new DynamoMemoryItemStore(storage),
     config: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG),
     log,
   };

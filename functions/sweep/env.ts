@@ -4,7 +4,7 @@ import * as z from 'zod';
 export const SweepEnvSchema = z.object({
   TABLE_NAME: z.string().min(1),
   BUCKET_NAME: z.string().min(1),
-  REFLECTION_QUEUE_URL: z.string().min(1),
+  JOB_QUEUE_URL: z.string().min(1),
   /** JSON overrides of sleep-time compute's numbers (lib/sleep-time/config.ts). */
   SLEEP_TIME_CONFIG: z.string().min(1),
 });

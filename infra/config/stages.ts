@@ -144,9 +144,9 @@ const base: StageConfig = {
     functionErrors: 1,
     functionThrottles: 1,
     // TurnQueue: the signal function takes seconds; 10 minutes means a backlog or a user's FIFO
-    // group held by a failing message. ReflectionQueue: jobs of a nightly fan-out wait their turn
+    // group held by a failing message. Job queue: jobs of a nightly fan-out wait their turn
     // behind maxConcurrency.reflector, so allow an hour. IdleQueue: 10 minutes past its delay.
-    queueAgeSeconds: { turn: 600, reflection: 3600, idle: 600 },
+    queueAgeSeconds: { turn: 600, job: 3600, idle: 600 },
     // Req R-SLP-14: "under $1/day across all agents".
     dailyModelCostUsd: DEFAULT_DAILY_COST_ALARM_USD,
   },
@@ -172,7 +172,7 @@ export const stages: Record<string, StageConfig> = {
     queueDepthAlarm: 10_000,
     // A nightly fan-out to many users drains at maxConcurrency.reflector jobs at a time: three
     // hours before the age of the oldest job is a problem rather than the queue.
-    alarms: { ...base.alarms, queueAgeSeconds: { ...base.alarms.queueAgeSeconds, reflection: 3 * 3600 } },
+    alarms: { ...base.alarms, queueAgeSeconds: { ...base.alarms.queueAgeSeconds, job: 3 * 3600 } },
     maxConcurrency: { reflector: 20 },
     redaction: { personalData: true },
   },

@@ -9,7 +9,7 @@
  * (https://docs.aws.amazon.com/sdk-for-javascript/v3/developer-guide/setting-credentials-node.html),
  * so in Lambda the rest of it — SSO, shared profiles, process, web identity, container and
  * instance metadata, with their own clients, about 90 KB of each bundle — is never reached.
- * Only the bundles take this; tests, the local stack and scripts keep the whole chain.
+ * Only the bundles take this; tests, the local harness and scripts keep the whole chain.
  */
 import { fromEnv } from '@aws-sdk/credential-provider-env';
 

@@ -23,18 +23,18 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { replayLinesFromFile } from './locomo.js';
-import { startLocalStack, type LocalStack, type Summary } from './stack.js';
+import { startHarness, type LocalHarness, type RunReport } from './harness.js';
 import { dumpDigest } from './state-dump.js';
 
 const SAMPLE = new URL('../../events/samples/conversation.jsonl', import.meta.url);
 let STATE_FILE = resolve('.local/stack.json');
 
-function writeState(stack: LocalStack, extra: Record<string, unknown> = {}): void {
+function writeState(stack: LocalHarness, extra: Record<string, unknown> = {}): void {
   mkdirSync(dirname(STATE_FILE), { recursive: true });
   writeFileSync(STATE_FILE, `${JSON.stringify({ ...stack.info, pid: process.pid, ...extra }, null, 2)}\n`);
 }
 
-function human(s: Summary): string {
+function human(s: RunReport): string {
   return [
     `turns ${s.turns} (duplicates ${s.duplicates}, late ${s.late}, rejected ${s.rejected})`,
     `batches ${s.batches} (aborted ${s.batchesAborted}) · model calls ${s.modelCalls} · gate rejections ${s.gateRejections} · staged ${s.staged} · promoted ${s.promoted}`,
@@ -48,7 +48,7 @@ function human(s: Summary): string {
 }
 
 /** The first denied requests, each with its function, action and resource: what to grant (infra/permissions.ts) or stop doing. */
-function denials(stack: LocalStack): string {
+function denials(stack: LocalHarness): string {
   const list = stack.iam?.stats.denials ?? [];
   return list.slice(0, 10).map((d) => `  denied: ${d.fn}${d.caller === 'event-source' ? ' (event source)' : ''} ${d.operation} — ${d.action} on ${d.resource}`).join('\n');
 }
@@ -124,8 +124,8 @@ async function main(): Promise<number> {
   const { file } = options;
   const { lines, format } = replayLinesFromFile(readFileSync(file, 'utf8'), basename(typeof file === 'string' ? file : file.pathname));
 
-  console.log('starting the local stack (DynamoDB Local, fauxqs SQS+S3, Converse endpoint with the offline model)…');
-  const stack = await startLocalStack({
+  console.log('starting the local harness (DynamoDB Local, fauxqs SQS+S3, Converse endpoint with the offline model)…');
+  const stack = await startHarness({
     stage: options.stage,
     logLevel: options.verbose ? 'INFO' : 'WARN',
     metrics: options.verbose,
@@ -165,7 +165,7 @@ async function main(): Promise<number> {
 }
 
 /** Replays the lines on the simulated clock, printing progress, then lets the last day end; the summary once drained. */
-async function replayAndDrain(stack: LocalStack, lines: string[], what: string): Promise<Summary> {
+async function replayAndDrain(stack: LocalHarness, lines: string[], what: string): Promise<RunReport> {
   // The simulated clock follows the replay's timestamps, firing the schedules it passes.
   const replay = await stack.replayLines(lines, { clock: true });
   console.log(`replaying ${what}: ${replay.published} of ${replay.lines} lines published`);
@@ -174,7 +174,7 @@ async function replayAndDrain(stack: LocalStack, lines: string[], what: string):
   let lastProgress = '';
   await stack.waitUntilDrained({
     onTick: async () => {
-      const s = await stack.summary();
+      const s = await stack.report();
       const line = `  … turns ${s.turns} · duplicates ${s.duplicates} · rejected ${s.rejected} · batches ${s.batches} · staged ${s.staged}`;
       if (line !== lastProgress) console.log(line);
       lastProgress = line;
@@ -184,11 +184,11 @@ async function replayAndDrain(stack: LocalStack, lines: string[], what: string):
   await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
   await stack.waitUntilDrained();
   writeState(stack, { drained: true });
-  return stack.summary();
+  return stack.report();
 }
 
 /** The drained stack's counts, IAM checks and denials; with --dump, every user's state written to that file. */
-async function printDrained(stack: LocalStack, summary: Summary, dump: string | undefined): Promise<void> {
+async function printDrained(stack: LocalHarness, summary: RunReport, dump: string | undefined): Promise<void> {
   console.log(`drained.\n${human(summary)}`);
   if (stack.iam) console.log(`  IAM checks by function: ${Object.entries(stack.iam.stats.byFunction).map(([fn, n]) => `${fn} ${n}`).join(', ')}`);
   if (summary.iamDenied > 0) console.log(denials(stack));
@@ -200,7 +200,7 @@ async function printDrained(stack: LocalStack, summary: Summary, dump: string | 
 }
 
 /** Runs the clock at `speed`× real time, printing the sweeps it fires, until SIGINT or SIGTERM. */
-async function serveUntilStopped(stack: LocalStack, speed: number): Promise<void> {
+async function serveUntilStopped(stack: LocalHarness, speed: number): Promise<void> {
   console.log(`serving until stopped (Ctrl-C). Publish with the endpoints in .local/stack.json. The clock runs ${speed}× real time from ${stack.now().toISOString()}.`);
   const ticker = setInterval(() => {
     void stack.advanceTo(new Date(stack.now().getTime() + speed * 1000)).then((done) => {

@@ -1,7 +1,7 @@
 /**
  * Each local function's AWS clients: the production factories (lib/kernel/aws-clients.adapter.ts,
  * same settings, endpoints from the emulators through the SDK's standard variables) plus the
- * local stack's middlewares — IAM enforced from the synthesized stage (iam/iam-enforcement.ts),
+ * local harness's middlewares — IAM enforced from the synthesized stage (iam/iam-enforcement.ts),
  * the request ledger (request-ledger.ts), fault injection (fault-injection.ts) and the chain of
  * requests Lambda's recursive loop detection counts (recursive-loop.ts). The production
  * factory carries none of them. (The bucket's versions are kept by the S3 endpoint itself,

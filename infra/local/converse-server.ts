@@ -24,7 +24,7 @@ import { estimateInputTokens, estimateOutputTokens } from './token-estimate.js';
 export { answerNameOf } from './converse-protocol.js';
 export type { ConverseReply, ConverseRequest, Responder } from './converse-protocol.js';
 
-/** The local stack's Region (infra/local/emulators.ts LOCAL_REGION). */
+/** The local harness's Region (infra/local/emulators.ts LOCAL_REGION). */
 const DEFAULT_REGION = 'us-east-1';
 
 const promptOf = (req: ConverseRequest) => (req.messages ?? []).flatMap((m) => m.content.map((c) => c.text ?? '')).join('\n');

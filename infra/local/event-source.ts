@@ -124,7 +124,7 @@ export class LocalEventSource {
       fn?: string;
       /**
        * Receive batches invisible for the function's timeout (`timeoutSeconds`); failed records
-       * come back `seconds` after the invocation, set through this client (the local stack's own,
+       * come back `seconds` after the invocation, set through this client (the local harness's own,
        * not the function's: Lambda makes no such call, its timeouts make it needless), but those
        * whose visibility the function set itself (`functionSetVisibility`, by receipt handle).
        */
@@ -135,7 +135,7 @@ export class LocalEventSource {
        * with `sqs` (Lambda's doing, not the function's). Without `stopped`, nothing is stopped.
        */
       recursion?: { loop?: string; stopped: { sqs: SQSClient; deadLetterQueueUrl?: string } };
-      /** Receive nothing while this says so (asked before each receive; a test hook of the local stack). */
+      /** Receive nothing while this says so (asked before each receive; a test hook of the local harness). */
       holdWhile?: () => Promise<boolean>;
     },
   ) {}
@@ -203,7 +203,7 @@ export class LocalEventSource {
     let failed: Set<string>;
     const started = performance.now();
     const fn = this.options.fn ?? this.options.name;
-    // Injected faults (when the local stack turns them on) strike first deliveries only.
+    // Injected faults (when the local harness turns them on) strike first deliveries only.
     const firstDelivery = records.some((r) => r.attributes.ApproximateReceiveCount === '1');
     const { functionName, timeoutSeconds } = this.options;
     const outcome = await withDelivery(firstDelivery, () =>

@@ -1,5 +1,5 @@
 /**
- * The fault-equivalence check: replay the same input on fresh local stacks —
+ * The fault-equivalence check: replay the same input on fresh local harnesses —
  * fault-free twice (determinism) and with injected faults — and compare the canonical
  * dumps of every user's state (state-dump.ts). Each replay is its own `npm start -- --once`
  * process, since a process holds one stack.
@@ -22,7 +22,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import type { Summary } from './stack.js';
+import type { RunReport } from './harness.js';
 import { type DumpDifference, diffDumps, dumpDigest, type UserStateDump } from './state-dump.js';
 
 /** The replays' speed: an idle window of 10 s (the module's comment says why). */
@@ -30,7 +30,7 @@ const DEFAULT_SPEED = 30;
 
 export interface ReplayRun {
   label: string;
-  summary: Summary;
+  summary: RunReport;
   dumps: UserStateDump[];
   seconds: number;
 }
@@ -68,7 +68,7 @@ export async function replayInChild(options: ReplayOptions): Promise<ReplayRun> 
       child.on('close', (c) => resolve({ code: c, stdout: out, stderr: err }));
     });
     if (code !== 0) throw new Error(`replay "${options.label}" exited ${code}:\n${stdout.slice(-2000)}\n${stderr.slice(-2000)}`);
-    const summary = JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null') as Summary;
+    const summary = JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null') as RunReport;
     const dumps = JSON.parse(readFileSync(dump, 'utf8')) as UserStateDump[];
     return { label: options.label, summary, dumps, seconds: (performance.now() - started) / 1000 };
   } finally {
@@ -111,7 +111,7 @@ export interface EquivalenceReport {
   determinism: Differences;
   /** Fault-free vs faults. */
   equivalence: Differences;
-  faults: Summary['faults'];
+  faults: RunReport['faults'];
   handlerErrors: number;
   /** Messages left in dead-letter queues after the faulty replay. */
   dlq: number;

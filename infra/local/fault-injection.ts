@@ -1,8 +1,8 @@
 /**
- * Fault injection for the local stack (`npm start -- --faults RATE`, and tests): makes a
+ * Fault injection for the local harness (`npm start -- --faults RATE`, and tests): makes a
  * share of the handlers' AWS SDK calls fail the way AWS calls fail, the model throttle or
  * answer garbage, and whole invocations die part-way. Nothing in the cloud turns it on:
- * it is off until `configureFaults` is called, and only the local stack calls it.
+ * it is off until `configureFaults` is called, and only the local harness calls it.
  *
  * The faults, each drawn at `rate` (split evenly between the kinds of a call):
  * - SDK calls (DynamoDB, S3, SQS), per attempt, below the SDK's retry: throttling

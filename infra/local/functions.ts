@@ -1,5 +1,5 @@
 /**
- * The five functions as the local stack runs them: each built by its handler factory
+ * The five functions as the local harness runs them: each built by its handler factory
  * (functions/<name>/create-handler.ts) — the code the Lambda entry builds at cold start —
  * with the environment the synthesized stack gives it, parsed by the function's own
  * schema (functions/<name>/env.ts), its local clients and the simulated clock. The one
@@ -36,11 +36,11 @@ export interface LocalFunctions {
 export interface LocalOverrides {
   /** Local delays run this many times faster: the idle threshold's time scale. */
   speed: number;
-  /** A test's own variables, set last (LocalStackOptions.environment). */
+  /** A test's own variables, set last (HarnessOptions.environment). */
   environment?: Partial<Record<FunctionKey, Record<string, string>>>;
 }
 
-/** A function's environment on the local stack: the synthesized one with the local overrides. */
+/** A function's environment on the local harness: the synthesized one with the local overrides. */
 export function functionEnvironment(stage: SynthesizedStage, fn: FunctionKey, overrides: LocalOverrides): Record<string, string> {
   const env = { ...stage.functions[fn].environment };
   // The idle threshold (the stage's, or a user's own) runs out `speed` times faster.

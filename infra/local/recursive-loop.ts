@@ -14,7 +14,7 @@
  * no `AWSTraceHeader`. A function's SQS client adds it to what the function sends during an
  * invocation (`carryLineage`), and the event source hands it to the handler as the record's
  * `attributes.AWSTraceHeader`, as Lambda does, never as a message attribute. The header's form is
- * the local stack's own (AWS does not document how it encodes the count).
+ * the local harness's own (AWS does not document how it encodes the count).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 

@@ -1,6 +1,6 @@
 /**
- * npm run redrive [-- --dry-run] [--queue turn|reflection|idle] [--state FILE]
- * Lists what the running local stack's dead-letter queues hold, with each message's
+ * npm run redrive [-- --dry-run] [--queue turn|job|idle] [--state FILE]
+ * Lists what the running local harness's dead-letter queues hold, with each message's
  * reason where one was recorded, and (without --dry-run) sends it back to its source
  * queue, where the stack's functions run it again. Fix the cause first.
  */

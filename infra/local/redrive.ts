@@ -17,7 +17,7 @@ import { getText } from '../../lib/kernel/s3-objects.adapter.js';
 import { DeleteMessageCommand, type Message, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { batchFailureKey } from '../../lib/kernel/memory-paths.js';
 import type { QueueKey } from '../resources.js';
-import type { StackInfo } from './stack.js';
+import type { StackInfo } from './harness.js';
 
 export interface ParkedMessage {
   queue: QueueKey;

@@ -1,5 +1,5 @@
 /**
- * Counts every AWS request the local stack's functions make, by service and operation,
+ * Counts every AWS request the local harness's functions make, by service and operation,
  * through an SDK middleware on each function's clients (infra/local/clients.ts) — and, for
  * DynamoDB, the capacity units each request used (it asks for ReturnConsumedCapacity=TOTAL,
  * which costs nothing) and, for Bedrock, the tokens a call used. Benchmarks and tests read
@@ -155,12 +155,40 @@ function addItemKinds(m: Map<string, LedgerEntry>, operation: string, input: Rec
   }
 }
 
+/** What the ledger reads of a response: DynamoDB's consumed capacity, Bedrock's token usage. */
+type CountedOutput = MetadataBearer & { ConsumedCapacity?: Capacity | Capacity[]; usage?: { inputTokens?: number; outputTokens?: number } };
+
+/** Adds one request to a ledger under `key`: its count, tokens and capacity units. */
+function addRequest(m: Map<string, LedgerEntry>, key: string, operation: string, output: CountedOutput): void {
+  const entry = m.get(key) ?? empty();
+  entry.requests += 1;
+  entry.inputTokens += output.usage?.inputTokens ?? 0;
+  entry.outputTokens += output.usage?.outputTokens ?? 0;
+  const consumed = output.ConsumedCapacity;
+  for (const c of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) {
+    const units = c.CapacityUnits ?? 0;
+    if (WRITES.has(operation)) entry.writeUnits += c.WriteCapacityUnits ?? units;
+    else entry.readUnits += c.ReadCapacityUnits ?? units;
+  }
+  m.set(key, entry);
+}
+
+/** Records what a function's request named (its operation, S3 key, queue URL) among the function's targets. */
+function recordTarget(name: string, operation: string, input: Record<string, unknown>): void {
+  const target: RequestTarget = { operation };
+  if (typeof input.Key === 'string') target.key = input.Key;
+  if (typeof input.QueueUrl === 'string') target.queueUrl = input.QueueUrl;
+  const set = targets.get(name) ?? new Set<string>();
+  set.add(JSON.stringify(target));
+  targets.set(name, set);
+}
+
 /** Add the counting middleware to a client (any AWS SDK v3 client); `name` scopes its requests (the function's key). */
 export function instrument<C extends { middlewareStack: { add: (...args: never[]) => void } }>(client: C, service: string, name?: string): C {
   const add = client.middlewareStack.add as unknown as (mw: unknown, options: { step: string; name: string }) => void;
   add(
     (
-      next: (args: { input: Record<string, unknown> }) => Promise<{ output: MetadataBearer & { ConsumedCapacity?: Capacity | Capacity[]; usage?: { inputTokens?: number; outputTokens?: number } } }>,
+      next: (args: { input: Record<string, unknown> }) => Promise<{ output: CountedOutput }>,
       context: { commandName?: string },
     ) =>
       async (args: { input: Record<string, unknown> }) => {
@@ -186,32 +214,15 @@ export function instrument<C extends { middlewareStack: { add: (...args: never[]
         tally('');
         // A Converse call is keyed by the tool it forces too (`#text` without one), so benchmarks can tell job kinds' tokens apart.
         const key = service === 'BedrockRuntime' ? `${service}.${operation}#${converseToolOf(args.input)}` : `${service}.${operation}`;
-        if (recordTargets && name !== undefined) {
-          const target: RequestTarget = { operation: key };
-          if (typeof args.input.Key === 'string') target.key = args.input.Key;
-          if (typeof args.input.QueueUrl === 'string') target.queueUrl = args.input.QueueUrl;
-          const set = targets.get(name) ?? new Set<string>();
-          set.add(JSON.stringify(target));
-          targets.set(name, set);
-        }
+        if (recordTargets && name !== undefined) recordTarget(name, key, args.input);
         let inScope: Map<string, LedgerEntry> | undefined;
         if (name !== undefined) {
           inScope = scoped.get(name) ?? new Map<string, LedgerEntry>();
           scoped.set(name, inScope);
         }
         for (const m of inScope ? [ledger, inScope] : [ledger]) {
-          const entry = m.get(key) ?? empty();
-          entry.requests += 1;
-          entry.inputTokens += result.output.usage?.inputTokens ?? 0;
-          entry.outputTokens += result.output.usage?.outputTokens ?? 0;
-          const consumed = result.output.ConsumedCapacity;
-          for (const c of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) {
-            const units = c.CapacityUnits ?? 0;
-            if (WRITES.has(operation)) entry.writeUnits += c.WriteCapacityUnits ?? units;
-            else entry.readUnits += c.ReadCapacityUnits ?? units;
-          }
-          m.set(key, entry);
-          if (recordItemKinds && service === 'DynamoDB') addItemKinds(m, operation, args.input, consumed);
+          addRequest(m, key, operation, result.output);
+          if (recordItemKinds && service === 'DynamoDB') addItemKinds(m, operation, args.input, result.output.ConsumedCapacity);
         }
         return result;
       },

@@ -1,7 +1,7 @@
 import type { Clock } from '../../lib/kernel/runtime.port.js';
 
 /**
- * The local stack's clock: a replay of weeks of conversation moves it to each event's time
+ * The local harness's clock: a replay of weeks of conversation moves it to each event's time
  * (schedules fire as it passes them), and it runs on at real speed from there. Handlers
  * get it through their factories in place of the wall clock.
  */

@@ -1,9 +1,9 @@
 /**
  * npm run sweep -- nightly|weekly|expiry [--time ISO]
- * Runs one sweep by hand against the running local stack (.local/stack.json): the sweep
+ * Runs one sweep by hand against the running local harness (.local/stack.json): the sweep
  * function the schedules invoke, built by its handler factory with the stack's environment
  * for it, with "now" = --time (default: the wall clock). The jobs it fans out go to the
- * stack's ReflectionQueue and are run there.
+ * stack's job queue and are run there.
  */
 import { parseArgs } from 'node:util';
 import { createSweepHandler } from '../../functions/sweep/create-handler.js';

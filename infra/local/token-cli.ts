@@ -1,6 +1,6 @@
 /**
  * `npm run token -- --user ID [--user ID …] [--admin] [--subject NAME]` — print a bearer
- * token for the running local stack's API: scoped to the given users, or an administrator's.
+ * token for the running local harness's API: scoped to the given users, or an administrator's.
  */
 import { parseArgs } from 'node:util';
 import { readStackInfo } from './stack-info.js';

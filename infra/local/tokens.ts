@@ -1,5 +1,5 @@
 /**
- * Local credentials: HS256 JWTs signed with the local stack's secret. They carry the same
+ * Local credentials: HS256 JWTs signed with the local harness's secret. They carry the same
  * claims the cloud's JWT authorizer passes on (see lib/memory-api/access.ts): the admin token
  * is in group `memory-admin`; a user-scoped token names its users in `memory_users`.
  * `npm run token -- --user u1 [--user u2]` mints one for a running stack.

@@ -1,7 +1,7 @@
 /**
  * What an operator's command acts on: a deployed stage (`--stage NAME`, the caller's AWS
  * profile and Region; names from the stacks' outputs, as `npm run smoke` reads them) or the
- * running local stack (`--local`, `.local/stack.json` or `--state FILE`).
+ * running local harness (`--local`, `.local/stack.json` or `--state FILE`).
  */
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -23,7 +23,7 @@ export async function apiTarget(o: TargetOptions & { token?: string | undefined 
   if (o.local) {
     const { readStackInfo } = await import('../local/stack-info.js');
     const info = readStackInfo(o.state);
-    return { label: 'the local stack', apiUrl: info.apiUrl, token: info.adminToken };
+    return { label: 'the local harness', apiUrl: info.apiUrl, token: info.adminToken };
   }
   const token = o.token ?? process.env[tokenVariable];
   if (!token) throw new Error(`give an administrator's token (a JWT of the stage's user pool, group memory-admin) with --token or ${tokenVariable}`);
@@ -44,7 +44,7 @@ export async function tableTarget(o: TargetOptions): Promise<{ label: string; dd
     const info = readStackInfo(o.state);
     base = new DynamoDBClient({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.dynamodb });
     tableName = info.tableName;
-    label = 'the local stack';
+    label = 'the local harness';
   } else {
     const config = o.region ? { region: o.region } : {};
     const cfn = new CloudFormationClient(config);

@@ -1,5 +1,5 @@
 /**
- * A smoke target on the local stack: its queues, bucket and API from `StackInfo` (what
+ * A smoke target on the local harness: its queues, bucket and API from `StackInfo` (what
  * `.local/stack.json` holds while `npm start` runs), clients on its emulator endpoints, and
  * a local user-scoped token. The integration test and `npm run smoke -- --local` use it.
  */
@@ -8,7 +8,7 @@ import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { NodeHttp2Handler } from '@smithy/node-http-handler';
-import type { StackInfo } from '../local/stack.js';
+import type { StackInfo } from '../local/harness.js';
 import { names, QUEUES, type QueueKey } from '../resources.js';
 import { stageModels } from './preflight.js';
 import type { ModelAccess, SmokeQueue, SmokeTarget } from './target.js';
@@ -30,7 +30,7 @@ function localModels(info: StackInfo): ModelAccess {
   };
 }
 
-/** `mint(users)`: a token for these users only (the local stack's `mintUserToken`). */
+/** `mint(users)`: a token for these users only (the local harness's `mintUserToken`). */
 export function localTarget(info: StackInfo, mint: (users: readonly string[]) => Promise<string>): SmokeTarget {
   const common = { region: info.region, credentials: info.credentials };
   const n = names(info.stage);
@@ -40,9 +40,9 @@ export function localTarget(info: StackInfo, mint: (users: readonly string[]) =>
       { name: n.queue(QUEUES[key]), url: info.queues[key].url, dlqName: n.dlq(QUEUES[key]), dlqUrl: info.queues[key].dlqUrl },
     ]),
   ) as Record<QueueKey, SmokeQueue>;
-  const where = 'the local stack\'s output (handler errors on stderr; `npm start -- --verbose` for INFO logs)';
+  const where = 'the local harness\'s output (handler errors on stderr; `npm start -- --verbose` for INFO logs)';
   return {
-    label: `local stack ${info.stage}`,
+    label: `local harness ${info.stage}`,
     sqs: new SQSClient({ ...common, endpoint: info.endpoints.sqs }),
     s3: new S3Client({ ...common, endpoint: info.endpoints.s3, forcePathStyle: true }),
     bucketName: info.bucketName,

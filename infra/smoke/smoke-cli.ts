@@ -2,7 +2,7 @@
  * npm run smoke -- --stage NAME [--token JWT] [--user ID] [--model ID] [--timeout SECONDS] [--region R]
  * npm run smoke -- --local [--state FILE]
  *
- * Publishes a short conversation to a deployed stage (or the running local stack) and checks
+ * Publishes a short conversation to a deployed stage (or the running local harness) and checks
  * that it landed: one line per check (ok / FAILED with cause and where to look), then, as the
  * last line, one JSON object with every check. Exit 0 only when every check passed; 1 when
  * one failed or the stage could not be read; 2 for a usage error.
@@ -36,7 +36,7 @@ if ((values.stage === undefined) === !values.local || !(timeoutSeconds > 0)) {
 
 async function target(): Promise<SmokeTarget> {
   if (values.local) {
-    // Imported here so that a cloud run never loads the local stack's modules.
+    // Imported here so that a cloud run never loads the local harness's modules.
     const { readStackInfo } = await import('../local/stack-info.js');
     const { mintToken } = await import('../local/tokens.js');
     const { localTarget } = await import('./local-target.js');
@@ -64,7 +64,7 @@ try {
   });
 } catch (error) {
   // The stage could not be read (no stack, no permission): one failed check says so.
-  const where = values.stage ? `stage ${values.stage}` : 'local stack';
+  const where = values.stage ? `stage ${values.stage}` : 'local harness';
   report = {
     ok: false,
     target: where,

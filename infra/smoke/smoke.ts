@@ -1,14 +1,14 @@
 /**
  * The smoke run: first a pre-flight of the stage's models (preflight.ts: each answers one
  * tiny call and is Active), then publish a short conversation for a fresh user through the public publisher
- * (TurnPublisher, as agents do), then check through the memory API and SQS that it landed —
+ * (SqsTurnPublisher, as agents do), then check through the memory API and SQS that it landed —
  * turns indexed, a batch reflected by the model, a session-close summary written, search
  * answering, every dead-letter queue empty — and say, for each check, ok or FAILED with the
  * cause and where to look. The same function runs against a deployed stage and the local
  * stack; only the target differs (target.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { TurnPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
+import { SqsTurnPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
 import { QUEUES, type QueueKey } from '../resources.js';
 import { userApi } from './api-client.js';
 import { type SmokeConversation, smokeConversation } from './conversation.js';
@@ -126,8 +126,8 @@ function notRun(ids: ReadonlyArray<keyof typeof TITLES>, why: string): SmokeChec
  */
 async function publish(target: SmokeTarget, conversation: SmokeConversation): Promise<SmokeCheck> {
   const claims = { s3: target.s3, bucketName: target.bucketName };
-  const publisher = new TurnPublisher(target.sqs, target.queues.turn.url, claims);
-  const claimPublisher = new TurnPublisher(target.sqs, target.queues.turn.url, { ...claims, thresholdBytes: 0 });
+  const publisher = new SqsTurnPublisher(target.sqs, target.queues.turn.url, claims);
+  const claimPublisher = new SqsTurnPublisher(target.sqs, target.queues.turn.url, { ...claims, thresholdBytes: 0 });
   const base = { id: 'published', title: TITLES.published };
   const lookAt = `${target.queues.turn.name}; the caller needs sqs:SendMessage on it, s3:PutObject on claims/* and kms:GenerateDataKey + kms:Decrypt on the stage's data key (DataKeyArn)`;
   try {
@@ -195,7 +195,7 @@ async function pollProbes(target: SmokeTarget, ctx: ProbeContext, baseline: Reco
 /** What the queues and the reflector's failure logs say, for a check that did not pass. */
 async function waitingCause(target: SmokeTarget, userId: string, stopped: string, failing: readonly ProbeId[]): Promise<string> {
   const parts = [stopped];
-  for (const key of ['turn', 'reflection'] as const) {
+  for (const key of ['turn', 'job'] as const) {
     const d = await queueDepth(target, target.queues[key].url).catch(() => null);
     if (d && d.waiting + d.inFlight > 0) {
       const retry = d.inFlight > 0 ? ` (a failed message comes back after the ${QUEUES[key].visibilityTimeoutSeconds} s visibility timeout)` : '';
@@ -215,9 +215,9 @@ function lookAtFor(target: SmokeTarget, id: ProbeId): string {
     case 'turnsIndexed':
       return `signal function logs ${logs.signal}; ${queues.turn.dlqName}`;
     case 'batchReflected':
-      return `reflector function logs ${logs.reflector}; ${queues.reflection.dlqName}; Bedrock model access and the stage's modelId (infra/config/stages.ts)`;
+      return `reflector function logs ${logs.reflector}; ${queues.job.dlqName}; Bedrock model access and the stage's modelId (infra/config/stages.ts)`;
     case 'summaryWritten':
-      return `reflector function logs ${logs.reflector}; ${queues.reflection.dlqName}; the stage's summaries setting (infra/config/stages.ts)`;
+      return `reflector function logs ${logs.reflector}; ${queues.job.dlqName}; the stage's summaries setting (infra/config/stages.ts)`;
     case 'searchAnswers':
       return `api function logs ${logs.api}`;
   }

@@ -1,7 +1,7 @@
 /**
  * What a smoke run needs to know about the stack it tests. `npm run smoke -- --stage NAME`
  * builds it from the stage's CloudFormation outputs and its Cognito pool (cloud-target.ts);
- * the integration test and `--local` build it from the local stack (local-target.ts). The
+ * the integration test and `--local` build it from the local harness (local-target.ts). The
  * checks (smoke.ts) see only this, so local and cloud run the same code path.
  */
 import type { BedrockClient } from '@aws-sdk/client-bedrock';
@@ -70,7 +70,7 @@ export interface SmokeAuth {
 }
 
 export interface SmokeTarget {
-  /** For the report: `stage dev (eu-west-1)`, `local stack`. */
+  /** For the report: `stage dev (eu-west-1)`, `local harness`. */
   label: string;
   sqs: SQSClient;
   s3: S3Client;
@@ -86,4 +86,4 @@ export interface SmokeTarget {
 }
 
 /** Which function consumes each queue, so a parked message points at the right logs. */
-export const CONSUMER: Record<QueueKey, SmokeFunction> = { turn: 'signal', reflection: 'reflector', idle: 'idle' };
+export const CONSUMER: Record<QueueKey, SmokeFunction> = { turn: 'signal', job: 'reflector', idle: 'idle' };

@@ -13,6 +13,7 @@ import { ARCHIVE_SET, type ArchiveDocument, isBinaryPath } from './user-archive.
 import type { UserArchiveStore } from './user-archive.port.js';
 import { batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';
 import { listAllKeys } from '../kernel/s3-objects.adapter.js';
+import type { Storage } from '../kernel/storage.adapter.js';
 
 /** Objects read or written at once. */
 const PARALLEL_OBJECTS = 8;
@@ -39,12 +40,17 @@ function mapSets(item: Record<string, unknown>, toJson: ((set: Set<unknown>) => 
 }
 
 export class DynamoS3UserArchiveStore implements UserArchiveStore {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly s3: S3Client,
-    private readonly tableName: string,
-    private readonly bucketName: string,
-  ) {}
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly s3: S3Client;
+  private readonly tableName: string;
+  private readonly bucketName: string;
+
+  constructor(storage: Omit<Storage, 'changes'>) {
+    this.ddb = storage.ddb;
+    this.s3 = storage.s3;
+    this.tableName = storage.tableName;
+    this.bucketName = storage.bucketName;
+  }
 
   async records(userId: string): Promise<Array<Record<string, unknown>>> {
     const items = await queryAll(this.ddb, { TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.userPk(userId) } });

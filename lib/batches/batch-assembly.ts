@@ -154,8 +154,8 @@ export function buildReflectorPrompt(
       : shown.map((e) => `- ${e.at.slice(0, 10)}, after ${e.trigger} (confidence ${e.confidence}): ${oneLine(e.insight)} → ${oneLine(e.recommendation)}`).join('\n');
   const reviewed = material ? `## The event to reflect on\n${EVENT_ONLY_NOTE}\n${material}` : `## Turns to review\n${batch.document}`;
   const what = material ? 'what this event teaches' : 'what this event and these turns teach';
-  const ask = `## Your reflection\nAlso fill \`reflection\`: ${what} about how the agent should act (insight), what it should do differently from now on (recommendation), and your confidence (0..1). Build on the earlier reflections; say so when one no longer holds.`;
-  return `${why}## Existing knowledge\n${known}\n\n## Earlier reflections\n${past}\n\n${reviewed}\n\n${ask}\n`;
+  const ask = `## Your reflection\nAlso fill \`reflection\`: ${what} about how the agent should act (insight), what it should do differently from now on (recommendation), and your confidence (0..1). Build on the earlier diary entries; say so when one no longer holds.`;
+  return `${why}## Existing knowledge\n${known}\n\n## Earlier diary entries\n${past}\n\n${reviewed}\n\n${ask}\n`;
 }
 
 /** What the prompt of an event's batch with no turn says in place of the turns. */

@@ -8,6 +8,7 @@ import { itemSize } from '../kernel/dynamo-item-size.adapter.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
 import { getTextOrNull } from '../kernel/s3-objects.adapter.js';
 import { packJson, unpackJson } from '../kernel/packed-json.adapter.js';
+import type { Storage } from '../kernel/storage.adapter.js';
 
 /**
  * Largest batch log kept inside its summary item, under DynamoDB's 400 KB item limit
@@ -25,16 +26,21 @@ const MAX_LOG_ITEM_BYTES = 350 * 1024;
  * (https://aws.amazon.com/dynamodb/pricing/on-demand/, https://aws.amazon.com/s3/pricing/).
  * The log is packed (`packed`, packed-json.ts: fewer write units than its JSON text, `log`,
  * which older items hold, and as much less for the sleep-time runs' Query of the logs).
- * The item is the batch's commit marker: the first write wins. A log too large for an item,
+ * The item is the batch's commit record: the first write wins. A log too large for an item,
  * and every log of the older layout, is an object in S3 that the item names (`logKey`).
  */
-export class S3DynamoBatchLogStore implements BatchLogStore, BatchLogReader {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly s3: S3Client,
-    private readonly tableName: string,
-    private readonly bucketName: string,
-  ) {}
+export class DynamoS3BatchLogStore implements BatchLogStore, BatchLogReader {
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly s3: S3Client;
+  private readonly tableName: string;
+  private readonly bucketName: string;
+
+  constructor(storage: Omit<Storage, 'changes'>) {
+    this.ddb = storage.ddb;
+    this.s3 = storage.s3;
+    this.tableName = storage.tableName;
+    this.bucketName = storage.bucketName;
+  }
 
   async exists(userId: string, batchId: string): Promise<boolean> {
     const res = await this.ddb.send(

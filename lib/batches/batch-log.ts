@@ -1,7 +1,7 @@
 /** The batch log of req R-LOG: one JSON record per batch, everything a reviewer needs. */
 import type { EmotionState } from './emotion-state.js';
 import type { Rejection } from './quality-gates.js';
-import type { ItemCategory } from './reflection-output.js';
+import type { ItemCategory } from './batch-answer.js';
 
 export interface ModelUsage {
   modelId: string;

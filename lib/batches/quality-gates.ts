@@ -6,9 +6,9 @@
  */
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { KnowledgeDoc } from '../knowledge/knowledge.js';
-import type { DocumentIndex } from '../knowledge/knowledge-search.js';
+import type { KnowledgeSearch } from '../knowledge/knowledge-search.js';
 import { safeKnowledgePath } from '../kernel/memory-paths.js';
-import type { ItemCategory, ReflectionOutput } from './reflection-output.js';
+import type { ItemCategory, BatchAnswer } from './batch-answer.js';
 import { contentWords } from '../kernel/text.js';
 
 /** `deleted`: the item repeats a fact a person deleted (its tombstone, lib/forget/tombstone.ts; req R-DEL-2), checked where items are staged. */
@@ -27,7 +27,7 @@ export interface GateContext {
   /** Turns of the batch, plus any other indexed turn an item cites. */
   turns: ReadonlyMap<number, TurnSaved>;
   /** The user's promoted Knowledge, searchable (ids are paths relative to Knowledge/). */
-  knowledge: DocumentIndex<KnowledgeDoc>;
+  knowledge: KnowledgeSearch<KnowledgeDoc>;
   /** The same documents by path, for the related-file gate and the drift guard. */
   knowledgeDocs: ReadonlyMap<string, KnowledgeDoc>;
 }
@@ -37,7 +37,7 @@ export const DEDUP_THRESHOLD = 0.8;
 /** Req R-GATE-6: a fact held with more confidence than this resists a single-turn correction. */
 export const DRIFT_GUARD_CONFIDENCE = 0.9;
 
-type AnyItem = ReflectionOutput[ItemCategory][number];
+type AnyItem = BatchAnswer[ItemCategory][number];
 
 const label = (item: AnyItem): string => {
   if ('title' in item) return item.title;
@@ -61,9 +61,9 @@ const pathsOf = (item: AnyItem): string[] => {
 };
 
 /** Run the gates; returns the surviving output and every rejection. */
-export function applyQualityGates(output: ReflectionOutput, ctx: GateContext): { passed: ReflectionOutput; rejections: Rejection[] } {
+export function applyQualityGates(output: BatchAnswer, ctx: GateContext): { passed: BatchAnswer; rejections: Rejection[] } {
   const rejections: Rejection[] = [];
-  const passed: ReflectionOutput = { new_facts: [], corrections: [], connections: [], open_questions: [] };
+  const passed: BatchAnswer = { new_facts: [], corrections: [], connections: [], open_questions: [] };
   const categories: ItemCategory[] = ['new_facts', 'corrections', 'connections', 'open_questions'];
   for (const category of categories) {
     for (const item of output[category] as AnyItem[]) {

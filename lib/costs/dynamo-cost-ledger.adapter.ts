@@ -4,6 +4,7 @@ import { dayGsiPartitions, keys } from '../kernel/memory-paths.js';
 import type { CostLedger } from './cost-ledger.port.js';
 import { queryAll } from '../kernel/dynamo-query.adapter.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
+import type { StorageTable } from '../kernel/storage.adapter.js';
 
 /**
  * The cost ledger: an item per job in the user's partition (`COST#{day}#{jobId}`, so a user's
@@ -19,10 +20,13 @@ import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
  * wall clock).
  */
 export class DynamoCostLedger implements CostLedger {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly tableName: string,
-  ) {}
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly tableName: string;
+
+  constructor(storage: StorageTable) {
+    this.ddb = storage.ddb;
+    this.tableName = storage.tableName;
+  }
 
   /**
    * The entry, with gsi1 keys when the user has no entry of that day yet. The invariant the

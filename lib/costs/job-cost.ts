@@ -1,6 +1,6 @@
 /**
  * A job's model cost as an entry of the cost ledger (lib/costs/daily-cost.ts). Each job
- * records its entry just before its commit marker (the batch log, the summary record, the
+ * records its entry just before its commit record (the batch log, the summary record, the
  * run record): a delivery that dies before the marker is redelivered and records it then
  * (the ledger keeps the first entry), and a finished job has its entry.
  */
@@ -36,7 +36,7 @@ export function costEntry(job: Pick<Job, 'userId' | 'jobId' | 'kind'>, usage: Jo
  * as the batch log prices them (model-call.ts `costOf`). Priced even when this delivery reused
  * the recorded answer (the batch log says $0 then): the entry is the job's, and a delivery
  * that reuses an answer may be the first to record it, when the one that paid for it died
- * before its commit marker.
+ * before its commit record.
  */
 export function usageOf(usage: Omit<ModelUsage, 'reused'> & { reused?: boolean }): JobUsage {
   const retry = usage.budgetRetry;

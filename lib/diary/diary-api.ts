@@ -8,7 +8,7 @@
 import { type DiaryRecord, diaryMarkdown, diaryVisible } from './diary.js';
 import type { Clock } from '../kernel/runtime.port.js';
 import type { DiaryStore } from './diary.port.js';
-import { MemoryApiError, pageCursor, pageToken } from '../memory-api/memory-api.js';
+import { MemoryApiError, pageCursor, encodeCursor } from '../memory-api/memory-api.js';
 
 export interface DiaryDeps {
   diary: DiaryStore;
@@ -29,7 +29,7 @@ export async function listDiary(
   const after = q.nextToken === undefined ? undefined : pageCursor(q.nextToken, (p) => (Array.isArray(p) && p[0] === 'diary' && typeof p[1] === 'string' ? p[1] : null));
   const page = await deps.diary.page(userId, { limit: q.limit, after, type: q.type });
   const entries = page.entries.map(view).filter((e) => q.include === 'all' || e.visible);
-  return { entries, ...(page.next !== undefined ? { nextToken: pageToken(['diary', page.next]) } : {}) };
+  return { entries, ...(page.next !== undefined ? { nextToken: encodeCursor(['diary', page.next]) } : {}) };
 }
 
 /** A person keeps or drops an entry (the latest decision wins), in the audit trail. */

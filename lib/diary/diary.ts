@@ -21,7 +21,7 @@
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { EmotionState } from '../batches/emotion-state.js';
 import { renderFrontMatter } from '../kernel/front-matter.js';
-import type { ReflectionEntry, ReflectionOutput } from '../batches/reflection-output.js';
+import type { ReflectionEntry, BatchAnswer } from '../batches/batch-answer.js';
 
 export const DIARY_CRITERIA = ['impact', 'reusable', 'lesson', 'user_signal'] as const;
 export type DiaryCriterion = (typeof DIARY_CRITERIA)[number];
@@ -36,7 +36,7 @@ export interface DiaryInput {
   trigger: string;
   turns: ReadonlyArray<Pick<TurnSaved, 'turnId' | 'query' | 'signals' | 'episode'>>;
   /** What passed the gates. */
-  passed: ReflectionOutput;
+  passed: BatchAnswer;
   staged: ReadonlyArray<{ path: string; title: string; category: string; text: string }>;
   promoted: readonly string[];
   reinforced: ReadonlyArray<{ item: string; staged_file: string }>;

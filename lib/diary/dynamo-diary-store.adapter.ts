@@ -7,7 +7,7 @@ import { auditRow, requestToken } from '../items/memory-item-store.adapter.js';
 import type { AuditEntry } from '../tiers/memory-tiers.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
 import { batchGetAll } from '../kernel/dynamo-query.adapter.js';
-import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
+import type { Storage, SearchChangeLog } from '../kernel/storage.adapter.js';
 
 /** Items a page reads at most while it looks for entries of one type (a filter reads past the others). */
 const MAX_SCANNED_PER_PAGE = 500;
@@ -23,11 +23,15 @@ const FILTERED_STEP = 100;
  * changed for the search index (content type `diary`).
  */
 export class DynamoDiaryStore implements DiaryStore {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly tableName: string,
-    private readonly changes: DynamoSearchChangeLog,
-  ) {}
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly tableName: string;
+  private readonly changes: SearchChangeLog;
+
+  constructor(storage: Pick<Storage, 'ddb' | 'tableName' | 'changes'>) {
+    this.ddb = storage.ddb;
+    this.tableName = storage.tableName;
+    this.changes = storage.changes;
+  }
 
   async put(record: DiaryRecord): Promise<void> {
     await putOnce(this.ddb, this.tableName, { pk: keys.userPk(record.userId), sk: keys.diarySk(record.id), type: 'diary', entry: record });

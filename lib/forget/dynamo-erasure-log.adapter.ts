@@ -11,12 +11,16 @@ import { keys } from '../kernel/memory-paths.js';
 import type { Tombstone } from './tombstone.js';
 import type { ErasureLog } from './forget.port.js';
 import { batchGetAll, batchWriteAll } from '../kernel/dynamo-query.adapter.js';
+import type { StorageTable } from '../kernel/storage.adapter.js';
 
 export class DynamoErasureLog implements ErasureLog {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly tableName: string,
-  ) {}
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly tableName: string;
+
+  constructor(storage: StorageTable) {
+    this.ddb = storage.ddb;
+    this.tableName = storage.tableName;
+  }
 
   async bury(userId: string, tombstones: readonly Tombstone[], at: string): Promise<void> {
     const pk = keys.userPk(userId);

@@ -8,14 +8,18 @@ import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-s
 import { keys } from '../kernel/memory-paths.js';
 import type { ForgetCounts, ForgetLog, ForgetReceipt } from './forget.port.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
+import type { StorageTable } from '../kernel/storage.adapter.js';
 
 const COUNTS: ReadonlyArray<keyof ForgetCounts> = ['items', 'objects', 'globalItems', 'globalIndexObjects'];
 
 export class DynamoForgetLog implements ForgetLog {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly tableName: string,
-  ) {}
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly tableName: string;
+
+  constructor(storage: StorageTable) {
+    this.ddb = storage.ddb;
+    this.tableName = storage.tableName;
+  }
 
   async latest(userId: string): Promise<ForgetReceipt | null> {
     const res = await this.ddb.send(

@@ -4,7 +4,7 @@
  *
  * - The request (`DELETE /v1/users/{u}`) writes a receipt outside the user's partition
  *   (lib/forget/dynamo-forget-log.adapter.ts) and puts a `forget` job on the user's FIFO group of
- *   the ReflectionQueue: it runs after every job of theirs already queued or running.
+ *   the job queue: it runs after every job of theirs already queued or running.
  * - The job deletes, each step repeatable: the user's contributions to GLOBAL (the copies
  *   shared from their items, found by id while their items still exist) and every old
  *   version of GLOBAL's search segments that held them (GLOBAL's index is rewritten whole
@@ -35,7 +35,7 @@ import type { Clock, Log } from '../kernel/runtime.port.js';
 import type { ForgetCounts, ForgetLog, ForgetReceipt, UserEraser } from './forget.port.js';
 import type { JobQueue } from '../jobs/job-queue.port.js';
 import { MemoryApiError } from '../memory-api/memory-api-error.js';
-import type { SearchIndexReader } from '../search/search-index.js';
+import type { SearchIndexReader } from '../search/search-index-reader.js';
 
 export interface ForgetRequestDeps {
   forgets: ForgetLog;

@@ -18,19 +18,25 @@ import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb
 import { keys } from '../kernel/memory-paths.js';
 import type { ItemEraser } from './forget.port.js';
 import { batchWriteAll } from '../kernel/dynamo-query.adapter.js';
-import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
+import type { Storage, SearchChangeLog } from '../kernel/storage.adapter.js';
 
 /** Prefixes listed at once. */
 const PARALLEL_LISTS = 8;
 
 export class DynamoS3ItemEraser implements ItemEraser {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly s3: S3Client,
-    private readonly tableName: string,
-    private readonly bucketName: string,
-    private readonly changes: DynamoSearchChangeLog,
-  ) {}
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly s3: S3Client;
+  private readonly tableName: string;
+  private readonly bucketName: string;
+  private readonly changes: SearchChangeLog;
+
+  constructor(storage: Storage) {
+    this.ddb = storage.ddb;
+    this.s3 = storage.s3;
+    this.tableName = storage.tableName;
+    this.bucketName = storage.bucketName;
+    this.changes = storage.changes;
+  }
 
   /** A Query of the user's turn index (keys and session only), filtered by session: it reads the user's turns, billed on every item read. */
   async sessionTurns(userId: string, sessionId: string, limit: number): Promise<number[]> {

@@ -20,7 +20,7 @@ import { GLOBAL_USER } from '../items/memory-item.js';
 import { keys } from '../kernel/memory-paths.js';
 import type { UserEraser } from './forget.port.js';
 import { batchGetAll, batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';
-import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
+import type { Storage, SearchChangeLog } from '../kernel/storage.adapter.js';
 
 /** BatchWriteItem requests in flight at once while a partition is deleted. */
 const PARALLEL_WRITES = 4;
@@ -28,15 +28,23 @@ const PARALLEL_WRITES = 4;
 type Version = { Key: string; VersionId: string };
 
 export class DynamoS3UserEraser implements UserEraser {
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly s3: S3Client;
+  private readonly tableName: string;
+  private readonly bucketName: string;
+  private readonly changes: SearchChangeLog;
+
   constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly s3: S3Client,
-    private readonly tableName: string,
-    private readonly bucketName: string,
-    private readonly changes: DynamoSearchChangeLog,
+    storage: Storage,
     /** Items per Query page and versions per ListObjectVersions page (absent: the services' own: 1 MB, 1,000). */
     private readonly options: { pageSize?: number } = {},
-  ) {}
+  ) {
+    this.ddb = storage.ddb;
+    this.s3 = storage.s3;
+    this.tableName = storage.tableName;
+    this.bucketName = storage.bucketName;
+    this.changes = storage.changes;
+  }
 
   async memoryItemIds(userId: string): Promise<string[]> {
     const items = await queryAll(this.ddb, {

@@ -4,6 +4,7 @@ import { keys } from '../kernel/memory-paths.js';
 import { canonical, type Edge, type Entity, type GraphLogEntry } from './relation-graph.js';
 import type { GraphChange, GraphStore } from './graph.port.js';
 import { batchGetAll, batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';
+import type { StorageTable } from '../kernel/storage.adapter.js';
 
 /**
  * The relation graph in the single table, in the user's partition: `EDGE#{from}|{relation}|{to}`,
@@ -16,10 +17,13 @@ import { batchGetAll, batchWriteAll, queryAll } from '../kernel/dynamo-query.ada
  * sweep (`indexAdjacency`, once per user, marked by `GRAPHINDEX`).
  */
 export class DynamoGraphStore implements GraphStore {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly tableName: string,
-  ) {}
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly tableName: string;
+
+  constructor(storage: StorageTable) {
+    this.ddb = storage.ddb;
+    this.tableName = storage.tableName;
+  }
 
   async load(userId: string): Promise<{ edges: Edge[]; entities: Entity[] }> {
     const [edges, entities] = await Promise.all([this.query(userId, keys.edgePrefix), this.query(userId, keys.entityPrefix)]);

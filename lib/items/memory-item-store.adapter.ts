@@ -5,9 +5,9 @@ import { dayGsiPartitions, keys } from '../kernel/memory-paths.js';
 import type { AuditEntry } from '../tiers/memory-tiers.js';
 import type { AuditTrail, MemoryItemStore } from './memory-item.port.js';
 import { isCancelledByCondition, isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
-import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
 import { batchGetAll, queryAll, queryFirst } from '../kernel/dynamo-query.adapter.js';
+import type { Storage, StorageTable, SearchChangeLog } from '../kernel/storage.adapter.js';
 
 /**
  * API-written memory items (`MEM#{id}` in the user's partition, or in `GLOBAL`), the item
@@ -15,12 +15,16 @@ import { batchGetAll, queryAll, queryFirst } from '../kernel/dynamo-query.adapte
  * removes it eventually; readers filter expired items themselves until then.
  */
 export class DynamoMemoryItemStore implements MemoryItemStore {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly tableName: string,
-    /** Marks the items written as changed for the search index (their owner's: a GLOBAL copy in GLOBAL's). */
-    private readonly changes: DynamoSearchChangeLog,
-  ) {}
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly tableName: string;
+  /** Marks the items written as changed for the search index (their owner's: a GLOBAL copy in GLOBAL's). */
+  private readonly changes: SearchChangeLog;
+
+  constructor(storage: Pick<Storage, 'ddb' | 'tableName' | 'changes'>) {
+    this.ddb = storage.ddb;
+    this.tableName = storage.tableName;
+    this.changes = storage.changes;
+  }
 
   async get(userId: string, id: string): Promise<MemoryItem | null> {
     const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.ownerPk(userId), sk: keys.memorySk(id) }, ConsistentRead: true }));
@@ -143,10 +147,13 @@ export class DynamoMemoryItemStore implements MemoryItemStore {
 
 /** The audit trail: `AUDIT#{at}#{itemId}#{action}` items in the user's (or GLOBAL's) partition. */
 export class DynamoAuditTrail implements AuditTrail {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly tableName: string,
-  ) {}
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly tableName: string;
+
+  constructor(storage: StorageTable) {
+    this.ddb = storage.ddb;
+    this.tableName = storage.tableName;
+  }
 
   async append(entries: readonly AuditEntry[]): Promise<void> {
     // Keyed by time, item and action: a retried request rewrites the same entry, not a second one.

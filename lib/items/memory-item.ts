@@ -202,7 +202,7 @@ export function turnItem(t: TurnIndexEntry): MemoryItem {
  * Whether an item is a turn whose reply ends by asking something: its text (the user's message,
  * then the reply) ends with a question mark, ASCII or full-width. In a conversation the user's
  * next turn answers such a question, whatever words it uses (the answer ranking in
- * memory-search.ts). A turn whose text was cut short (TURN_SEARCH_TEXT_CHARS) or ends with its
+ * turn-rankings.ts). A turn whose text was cut short (TURN_SEARCH_TEXT_CHARS) or ends with its
  * episode does not count.
  */
 export const asksQuestion = (item: Pick<MemoryItem, 'kind' | 'text'>): boolean => item.kind === 'turn' && /[?\uFF1F]\s*$/.test(item.text);

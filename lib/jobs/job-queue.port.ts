@@ -1,4 +1,4 @@
-/** The ReflectionQueue: where batch, summary, sleep-time and forget jobs wait. */
+/** The job queue: where batch, summary, sleep-time and forget jobs wait. */
 import type { Job } from '../../events/job.js';
 
 export interface JobQueue {

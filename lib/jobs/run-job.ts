@@ -1,5 +1,5 @@
 /**
- * The reflector's one job dispatcher: a parsed job of the job queue (`ReflectionQueue` in infra), whatever its kind,
+ * The reflector's one job dispatcher: a parsed job of the job queue (`QUEUES.job` in infra), whatever its kind,
  * to the use case that does it — the forget, the nightly and weekly sleep-time runs, a summary,
  * or a batch reflection — and what came of it. A job asked for before its user was forgotten
  * (a redrive, a late duplicate) writes nothing. The reflector's record handler
@@ -13,7 +13,9 @@ import type { Log } from '../kernel/runtime.port.js';
 import { type ForgetDeps, forgetUser, forgottenBefore } from '../forget/forget-user.js';
 import { modelWithDeadline } from '../kernel/deadline.js';
 import { type JobUsage, runUsage, usageOf } from '../costs/job-cost.js';
-import { type ReflectionDeps, releaseBatch, runReflection } from '../batches/run-reflection.js';
+import type { ReflectionDeps } from '../batches/reflection-deps.js';
+import { releaseBatch } from '../batches/batch-counters.js';
+import { runReflection } from '../batches/run-reflection.js';
 import { runNightly, runWeekly, type SleepTimeDeps } from '../sleep-time/run-sleep-time.js';
 import { runSummary, SUMMARY_KINDS, type SummaryDeps } from '../summaries/run-summary.js';
 

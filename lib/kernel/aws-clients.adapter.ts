@@ -1,7 +1,7 @@
 /**
  * AWS SDK v3 clients, created once per container by each Lambda entry (functions/<name>/
  * handler.ts) and handed to the function's handler factory. Nothing here is a test hook:
- * the local stack builds its own clients (infra/local/clients.ts) with the same settings
+ * the local harness builds its own clients (infra/local/clients.ts) with the same settings
  * plus its middlewares (request ledger, fault injection, IAM enforcement).
  *
  * Endpoints follow the SDK's standard settings (`AWS_ENDPOINT_URL_<SERVICE>` or

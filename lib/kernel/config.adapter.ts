@@ -1,7 +1,7 @@
 /**
  * Fail-fast configuration: each function's environment is one zod schema
  * (`functions/<name>/env.ts`), read once at cold start. The CDK stack sets exactly those
- * variables (checked by test/infra/stacks.test.ts) and the local stack reads the same
+ * variables (checked by test/infra/stacks.test.ts) and the local harness reads the same
  * values from the synthesized template, so the three cannot drift apart.
  */
 import type { z } from 'zod';

@@ -3,7 +3,7 @@ import { isConditionalCheckFailure } from './dynamo-errors.adapter.js';
 
 /**
  * Write an item only if none has its key: the first write wins and a retry leaves it as it
- * is (idempotent commit markers and records). Returns whether this call wrote it.
+ * is (idempotent commit records and other records). Returns whether this call wrote it.
  */
 export async function putOnce(ddb: DynamoDBDocumentClient, tableName: string, item: Record<string, unknown>): Promise<boolean> {
   try {

@@ -3,7 +3,7 @@ import { fnv1a32 } from './stable-hash.js';
 
 /**
  * Where a user's memory lives: every S3 key and every DynamoDB key and key prefix, in this one
- * module (adapters, the local stack, benches and test helpers build keys from it; tests that
+ * module (adapters, the local harness, benches and test helpers build keys from it; tests that
  * check the stored layout may spell it out). Every key starts with the user's own prefix;
  * per-user isolation in S3 and DynamoDB is this prefix plus a check on every read path.
  */
@@ -127,7 +127,7 @@ export const keys = {
   /**
    * A batch's log, under the last turn its id names (`batch-{first}-{last}`), so a user's logs
    * sort by turn — and, turn ids rising with time, by time: a sleep-time run reads its window
-   * as a key range (`DynamoSummarySource`), not the user's whole history. Logs written before
+   * as a key range (`DynamoS3SummarySource`), not the user's whole history. Logs written before
    * 2026-11-27 are under `BATCH#{id}` (docs/data-model.md, "Window reads by key range").
    */
   batchSk: (batchId: string) => `BATCH#${pad(lastTurnOfId(batchId))}#${batchId}`,

@@ -25,7 +25,7 @@ export { MetricUnit };
  * the service's, shared by every stage in the account, and dimensions are part of a metric's
  * identity: each name/value pair makes a metric of its own
  * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_Dimension.html),
- * so the stage's daily cost alarm (infra/stacks/stateless-stack.ts, same dimensions) sums its
+ * so the stage's daily cost alarm (infra/constructs/stage-alarms.ts, same dimensions) sums its
  * own stage's cost, not dev's and prod's together. Written at once as its own EMF line
  * (Powertools' singleMetric), so the invocation's other metrics keep `service` alone.
  */

@@ -1,6 +1,7 @@
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../kernel/memory-paths.js';
 import type { ExpiryLog } from './knowledge.port.js';
+import type { StorageTable } from '../kernel/storage.adapter.js';
 
 /**
  * Each expiry sweep's deletions for a user, with reasons (req R-PRO-3): one item a day in the
@@ -11,10 +12,13 @@ import type { ExpiryLog } from './knowledge.port.js';
  * a user's export and forget take it with the rest of their partition.
  */
 export class DynamoExpiryLog implements ExpiryLog {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly tableName: string,
-  ) {}
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly tableName: string;
+
+  constructor(storage: StorageTable) {
+    this.ddb = storage.ddb;
+    this.tableName = storage.tableName;
+  }
 
   async write(userId: string, sweptAt: string, deletions: Parameters<ExpiryLog['write']>[2]): Promise<void> {
     await this.ddb.send(

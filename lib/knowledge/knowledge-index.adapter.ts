@@ -10,7 +10,7 @@
  * DynamoDB condition, which DynamoDB Local enforces as AWS does). A writer that lost the race
  * deletes its object and applies its change again to the winner's snapshot. S3's own
  * conditional writes (If-Match) would do the same in one store, but the local S3 emulator
- * does not implement them, so the local stack could not show the race; DynamoDB's
+ * does not implement them, so the local harness could not show the race; DynamoDB's
  * conditions it can.
  *
  * A warm container keeps the snapshots it read and re-reads one only when the pointer —
@@ -24,8 +24,8 @@ import type { KnowledgeDoc } from './knowledge.js';
 import { keys, knowledgeIndexKey, knowledgePrefix } from '../kernel/memory-paths.js';
 import type { KnowledgeIndexChange } from './knowledge.port.js';
 import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
-import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 import { getText, isMissingObject } from '../kernel/s3-objects.adapter.js';
+import type { Storage, SearchChangeLog } from '../kernel/storage.adapter.js';
 
 interface Snapshot {
   version: number;
@@ -49,18 +49,23 @@ export class KnowledgeIndexConflictError extends Error {
   override readonly name = 'KnowledgeIndexConflictError';
 }
 
-export class VersionedKnowledgeIndex {
+export class DynamoS3KnowledgeIndex {
   /** By user, least recently used first out. */
   private readonly cache = new RecentCache<string, Snapshot>({ max: CACHED_USERS });
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly s3: S3Client;
+  private readonly tableName: string;
+  private readonly bucketName: string;
+  /** Marks the documents a write changed or removed, for the search index. */
+  private readonly changes: SearchChangeLog;
 
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly s3: S3Client,
-    private readonly tableName: string,
-    private readonly bucketName: string,
-    /** Marks the documents a write changed or removed, for the search index. */
-    private readonly changes: DynamoSearchChangeLog,
-  ) {}
+  constructor(storage: Storage) {
+    this.ddb = storage.ddb;
+    this.s3 = storage.s3;
+    this.tableName = storage.tableName;
+    this.bucketName = storage.bucketName;
+    this.changes = storage.changes;
+  }
 
   async load(userId: string): Promise<readonly KnowledgeDoc[]> {
     return (await this.snapshot(userId)).docs;

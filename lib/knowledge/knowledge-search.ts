@@ -53,7 +53,7 @@ export const counts = (tokens: readonly string[]): Map<string, number> => {
   return m;
 };
 
-export class DocumentIndex<D extends SearchableDoc> {
+export class KnowledgeSearch<D extends SearchableDoc> {
   private readonly index: MiniSearch<SearchableDoc>;
   private readonly docs = new Map<string, { doc: D; tf: Map<string, number>; length: number }>();
   private readonly df = new Map<string, number>();

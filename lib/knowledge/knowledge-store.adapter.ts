@@ -1,4 +1,3 @@
-import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from './knowledge.js';
@@ -10,10 +9,11 @@ import type { ModelResponse } from '../model/language-model.port.js';
 import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
 import { itemSize } from '../kernel/dynamo-item-size.adapter.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
-import { VersionedKnowledgeIndex } from './knowledge-index.adapter.js';
+import { DynamoS3KnowledgeIndex } from './knowledge-index.adapter.js';
 import { batchGetAll, queryAll } from '../kernel/dynamo-query.adapter.js';
 import { getTextOrNull } from '../kernel/s3-objects.adapter.js';
 import { packJson, unpackJson } from '../kernel/packed-json.adapter.js';
+import type { Storage, SearchChangeLog } from '../kernel/storage.adapter.js';
 
 /**
  * Staging and Knowledge. A staged document is its DynamoDB record (`STAGED#{path}`: front
@@ -58,18 +58,22 @@ const MAX_MODEL_OUTPUT_ITEM_BYTES = 350 * 1024;
  */
 const MODEL_OUTPUT_TTL_MS = 30 * 86_400_000;
 
-export class S3DynamoKnowledgeStore implements KnowledgeStore {
-  private readonly index: VersionedKnowledgeIndex;
+export class DynamoS3KnowledgeStore implements KnowledgeStore {
+  private readonly index: DynamoS3KnowledgeIndex;
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly s3: S3Client;
+  private readonly tableName: string;
+  private readonly bucketName: string;
+  /** Marks staged records and Knowledge documents written as changed for the search index. */
+  private readonly changes: SearchChangeLog;
 
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly s3: S3Client,
-    private readonly tableName: string,
-    private readonly bucketName: string,
-    /** Marks staged records and Knowledge documents written as changed for the search index. */
-    private readonly changes: DynamoSearchChangeLog,
-  ) {
-    this.index = new VersionedKnowledgeIndex(ddb, s3, tableName, bucketName, changes);
+  constructor(storage: Storage) {
+    this.ddb = storage.ddb;
+    this.s3 = storage.s3;
+    this.tableName = storage.tableName;
+    this.bucketName = storage.bucketName;
+    this.changes = storage.changes;
+    this.index = new DynamoS3KnowledgeIndex(storage);
   }
 
   async loadKnowledge(userId: string): Promise<KnowledgeDoc[]> {
@@ -283,7 +287,7 @@ export class S3DynamoKnowledgeStore implements KnowledgeStore {
   }
 
   /**
-   * Kept only for the job's redeliveries (once its commit marker is written nothing reads it),
+   * Kept only for the job's redeliveries (once its commit record is written nothing reads it),
    * so the item carries the table's TTL attribute, MODEL_OUTPUT_TTL_MS after the write by the
    * wall clock DynamoDB's TTL reads, and DynamoDB deletes it at no cost
    * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html). The S3

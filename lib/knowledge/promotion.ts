@@ -7,7 +7,7 @@
 import { renderFrontMatter } from '../kernel/front-matter.js';
 import type { KnowledgeDoc } from './knowledge.js';
 import { summarise } from './knowledge.js';
-import { DocumentIndex } from './knowledge-search.js';
+import { KnowledgeSearch } from './knowledge-search.js';
 import type { StagedDocument, StagedKind } from './staging.js';
 
 export const PROMOTION_SIMILARITY = 0.7;
@@ -62,7 +62,7 @@ export function findRecurrences(
   const earlier = staged.filter((s) => s.batchId !== batchId);
   // Stemmed, irregular forms at their base: a fact a model words again ("bought" for "buys",
   // "hospitals" for "hospital") still recurs; measured on reworded and same-topic pairs (BENCHMARKS.md).
-  const index = new DocumentIndex(
+  const index = new KnowledgeSearch(
     earlier.map((s) => ({ ...s, id: s.path })),
     { stem: true, baseForms: true },
   );

@@ -3,7 +3,7 @@ import { PROMOTIONS_TO_KNOWLEDGE, restagedMarkdown, type StagedRecord } from './
 import { MemoryApiError } from '../memory-api/memory-api-error.js';
 import { promoteStaged } from './promote-staged.js';
 import { type MemoryApiDeps, notFound } from '../memory-api/deps.js';
-import { pageCursor, pageToken } from '../memory-api/paging.js';
+import { pageCursor, encodeCursor } from '../memory-api/paging.js';
 
 /**
  * The review list, a page at a time in path order: a page reads at most `limit` staged
@@ -35,7 +35,7 @@ export async function listStagedForReview(deps: MemoryApiDeps, userId: string, q
     // The staged document (req R-STG-1: markdown with front matter), rendered from its record: the same bytes as its S3 object under Knowledge_staging/.
     markdown: restagedMarkdown(r),
   }));
-  return { staged, ...(page.next !== undefined ? { nextToken: pageToken(['staged', page.next]) } : {}) };
+  return { staged, ...(page.next !== undefined ? { nextToken: encodeCursor(['staged', page.next]) } : {}) };
 }
 
 

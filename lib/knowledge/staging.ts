@@ -8,7 +8,7 @@ import type { TurnSaved } from '../../events/turn-saved.js';
 import { confidenceFor } from './confidence.js';
 import { blendSourceReliability, normaliseDomain } from '../sources/source-reliability.js';
 import { renderFrontMatter } from '../kernel/front-matter.js';
-import type { ReflectionOutput } from '../batches/reflection-output.js';
+import type { BatchAnswer } from '../batches/batch-answer.js';
 import { slugify } from '../kernel/text.js';
 
 export type StagedKind = 'fact' | 'correction' | 'connection' | 'open_question';
@@ -44,7 +44,7 @@ export function domainsRead(turn: Pick<TurnSaved, 'sources'> | undefined): strin
 
 const basename = (path: string) => (path.split('/').pop() ?? path).replace(/\.md$/, '');
 
-export function stagedDocuments(passed: ReflectionOutput, ctx: StagingContext): StagedDocument[] {
+export function stagedDocuments(passed: BatchAnswer, ctx: StagingContext): StagedDocument[] {
   const docs: StagedDocument[] = [];
   const add = (kind: StagedKind, folder: string, title: string, text: string, sourceTurns: number[], extra: Record<string, unknown>) => {
     const doc = stagedDocument(ctx, { kind, folder, title, text, sourceTurns, extra });

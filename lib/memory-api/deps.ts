@@ -1,6 +1,6 @@
 /** The dependencies every memory API use case is given, and the not-found error they share. */
 import type { EmbeddingModel } from '../model/language-model.port.js';
-import type { SearchIndexReader } from '../search/search-index.js';
+import type { SearchIndexReader } from '../search/search-index-reader.js';
 import { MemoryApiError } from './memory-api-error.js';
 import type { AgentEventPublisher, TurnStore } from '../turns/turn.port.js';
 import type { AuditTrail, MemoryItemStore } from '../items/memory-item.port.js';
@@ -44,7 +44,7 @@ export interface MemoryApiDeps {
   sources: Pick<SourceReliabilityStore, 'stats'>;
   /** The user's relation graph (lib/graph/graph-use-cases.ts serves it). */
   graph: GraphStore;
-  /** The job queue (`ReflectionQueue` in infra): summaries asked for on demand (req R-SUM-9's manual summary). */
+  /** The job queue (`QUEUES.job` in infra): summaries asked for on demand (req R-SUM-9's manual summary). */
   jobs: JobQueue;
   /** The TurnQueue: a batch reflection asked for on demand travels as an agent.event. */
   events: AgentEventPublisher;

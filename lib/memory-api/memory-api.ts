@@ -16,7 +16,7 @@
  */
 export { MemoryApiError, type MemoryApiErrorKind } from './memory-api-error.js';
 export type { MemoryApiDeps } from './deps.js';
-export { pageCursor, pageToken } from './paging.js';
+export { pageCursor, encodeCursor } from './paging.js';
 export { retrieve, search, type SearchResult } from '../search/search-api.js';
 export { type Candidate, recordOutcome, save } from '../trust/trust-api.js';
 export { contradictItem, createTierEntry, deleteTierEntry, demote, promote, queryTier, undoContradiction } from '../tiers/tiers-api.js';

@@ -1,10 +1,10 @@
-/** Page tokens: where a page of a listing ends, opaque to the caller. */
+/** Page cursors: where a page of a listing ends, opaque to the caller (the wire's `nextToken`). */
 import { MemoryApiError } from './memory-api-error.js';
 
-/** A page's end as an opaque token: the values that locate it, as JSON in base64url. */
-export const pageToken = (at: readonly unknown[]): string => Buffer.from(JSON.stringify(at)).toString('base64url');
+/** A page's end as an opaque cursor: the values that locate it, as JSON in base64url. */
+export const encodeCursor = (at: readonly unknown[]): string => Buffer.from(JSON.stringify(at)).toString('base64url');
 
-/** The values a pageToken carried, in the shape `read` accepts (null: not this route's); otherwise an invalid-request error naming the field. */
+/** The values an encoded cursor (encodeCursor) carried, in the shape `read` accepts (null: not this route's); otherwise an invalid-request error naming the field. */
 export function pageCursor<T>(token: string, read: (parts: unknown) => T | null): T {
   let parts: unknown = null;
   try {

@@ -12,7 +12,7 @@
  * The caller's role needs bedrock:InvokeModel on the foundation model's ARN,
  * `arn:aws:bedrock:{region}::foundation-model/amazon.titan-embed-text-v2:0`
  * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonbedrock.html;
- * infra/stacks/stateless-stack.ts grants it when the stage embeds).
+ * infra/constructs/function-grants.ts grants it when the stage embeds).
  * Embedding models are throttled by requests per minute (the same page): at most CONCURRENCY
  * calls at a time, each retried by the client's standard retry mode (aws-clients.ts).
  */
@@ -27,7 +27,7 @@ export const TITAN_DIMENSIONS = [256, 512, 1024] as const;
 export const MAX_INPUT_CHARS = 8_000;
 const CONCURRENCY = 4;
 
-export class TitanEmbeddings implements EmbeddingModel {
+export class BedrockTitanEmbeddings implements EmbeddingModel {
   constructor(
     private readonly client: BedrockRuntimeClient,
     readonly modelId: string,
@@ -85,7 +85,7 @@ export class TitanEmbeddings implements EmbeddingModel {
 }
 
 /** The stage's embedding model from a function's environment (EMBEDDING_MODEL_ID, EMBEDDING_DIMENSIONS), or undefined when it does not embed. */
-export function embeddingModelOf(client: BedrockRuntimeClient, env: { EMBEDDING_MODEL_ID?: string | undefined; EMBEDDING_DIMENSIONS?: number | undefined }): TitanEmbeddings | undefined {
+export function embeddingModelOf(client: BedrockRuntimeClient, env: { EMBEDDING_MODEL_ID?: string | undefined; EMBEDDING_DIMENSIONS?: number | undefined }): BedrockTitanEmbeddings | undefined {
   if (env.EMBEDDING_MODEL_ID === undefined) return undefined;
-  return new TitanEmbeddings(client, env.EMBEDDING_MODEL_ID, env.EMBEDDING_DIMENSIONS ?? 1024);
+  return new BedrockTitanEmbeddings(client, env.EMBEDDING_MODEL_ID, env.EMBEDDING_DIMENSIONS ?? 1024);
 }

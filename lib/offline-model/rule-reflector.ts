@@ -16,7 +16,7 @@
  * entry (an event's batch), it names the event, the turns' main words (the event's own, when
  * no turn was waiting) and the latest earlier entry it was shown.
  */
-import type { ReflectionEntry, ReflectionOutput } from '../batches/reflection-output.js';
+import type { ReflectionEntry, BatchAnswer } from '../batches/batch-answer.js';
 import type { Finding, NightlyOutput } from '../sleep-time/nightly.js';
 import type { WeeklyOutput } from '../sleep-time/weekly.js';
 import type { EmotionState } from '../batches/emotion-state.js';
@@ -81,7 +81,7 @@ const UNCERTAIN = /\b(not sure|don't know|do not know|no idea|unclear|hard to sa
 
 interface Candidate {
   score: number;
-  fact: ReflectionOutput['new_facts'][number];
+  fact: BatchAnswer['new_facts'][number];
 }
 
 const POSITIVE = /\b(love|loved|great|happy|glad|thanks|thank you|awesome|excited|wonderful|amazing|enjoy|enjoyed|proud|fun)\b/gi;
@@ -111,7 +111,7 @@ export function assessOffline(turns: readonly PromptTurn[]): EmotionState {
 export function reflectionEntryOffline(prompt: string, turns: readonly PromptTurn[]): ReflectionEntry | undefined {
   if (!prompt.includes('\n## Your reflection\n')) return undefined;
   const event = /^The agent's note \(([a-z_]+)\): (.*)$/m.exec(prompt);
-  const earlier = [...(/## Earlier reflections\n([\s\S]*?)\n\n## /.exec(prompt)?.[1] ?? '').matchAll(/^- .*?: (.*) → (.*)$/gm)];
+  const earlier = [...(/## Earlier diary entries\n([\s\S]*?)\n\n## /.exec(prompt)?.[1] ?? '').matchAll(/^- .*?: (.*) → (.*)$/gm)];
   // An event's batch with no turn reviews the event itself: its note and episodes give the words.
   const material = /\n## The event to reflect on\n[^\n]*\n([\s\S]*?)(?=\n\n## |$)/.exec(prompt)?.[1];
   const words = topKeywords(turns.length > 0 || material === undefined ? turns.map((t) => t.user).join(' ') : material.replace(/^The agent's note \([a-z_]+\): /m, ''), 3);
@@ -126,12 +126,12 @@ export function reflectionEntryOffline(prompt: string, turns: readonly PromptTur
 }
 
 /** Deterministic reflection over the prompt's turns. */
-export function reflectOffline(prompt: string): ReflectionOutput & { assessment: EmotionState; reflection?: ReflectionEntry } {
+export function reflectOffline(prompt: string): BatchAnswer & { assessment: EmotionState; reflection?: ReflectionEntry } {
   const { turns, existing } = parseReflectorPrompt(prompt);
   const candidates: Candidate[] = [];
-  const corrections: ReflectionOutput['corrections'] = [];
-  const openQuestions: ReflectionOutput['open_questions'] = [];
-  const connections: ReflectionOutput['connections'] = [];
+  const corrections: BatchAnswer['corrections'] = [];
+  const openQuestions: BatchAnswer['open_questions'] = [];
+  const connections: BatchAnswer['connections'] = [];
 
   for (const turn of turns) {
     for (const sentence of sentences(turn.user)) {
@@ -157,7 +157,7 @@ export function reflectOffline(prompt: string): ReflectionOutput & { assessment:
 type Existing = ReturnType<typeof parseReflectorPrompt>['existing'];
 
 /** A sentence that corrects something and shares a word with an existing document corrects that document. */
-function correctionOf(turn: PromptTurn, sentence: string, existing: Existing): ReflectionOutput['corrections'][number] | null {
+function correctionOf(turn: PromptTurn, sentence: string, existing: Existing): BatchAnswer['corrections'][number] | null {
   if (!CORRECTION.test(sentence)) return null;
   const words = new Set(contentWords(sentence));
   const target = existing.find((e) => contentWords(`${e.path} ${e.summary}`).some((w) => words.has(w)));
@@ -188,7 +188,7 @@ function selfStatementOf(turn: PromptTurn, sentence: string): Candidate | null {
 }
 
 /** The turn's last question, when the reply was uncertain or did not address it. */
-function openQuestionOf(turn: PromptTurn): ReflectionOutput['open_questions'][number] | null {
+function openQuestionOf(turn: PromptTurn): BatchAnswer['open_questions'][number] | null {
   if (!turn.user.includes('?')) return null;
   const question = sentences(turn.user).filter((s) => s.endsWith('?')).pop() ?? turn.user;
   const asked = new Set(contentWords(question));
@@ -203,7 +203,7 @@ function openQuestionOf(turn: PromptTurn): ReflectionOutput['open_questions'][nu
 }
 
 /** Two existing documents the turn touches came up together. */
-function connectionOf(turn: PromptTurn, existing: Existing): ReflectionOutput['connections'][number] | null {
+function connectionOf(turn: PromptTurn, existing: Existing): BatchAnswer['connections'][number] | null {
   const words = new Set(contentWords(turn.user));
   const touched = existing.filter((e) => contentWords(`${e.path} ${e.summary}`).some((w) => words.has(w)));
   if (touched.length >= 2 && touched[0] && touched[1]) {
@@ -238,7 +238,7 @@ function recurringTopics(turns: readonly PromptTurn[]): Candidate[] {
 }
 
 /** The candidates' facts, best first, one per title. */
-function rankFacts(candidates: Candidate[]): ReflectionOutput['new_facts'] {
+function rankFacts(candidates: Candidate[]): BatchAnswer['new_facts'] {
   const seen = new Set<string>();
   return candidates
     .sort((a, b) => b.score - a.score || a.fact.source_turns[0]! - b.fact.source_turns[0]!)

@@ -14,20 +14,22 @@
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type MemoryItem, turnItem } from '../items/memory-item.js';
 import { keys } from '../kernel/memory-paths.js';
-import { parseSignalState } from '../signals/signal-accumulator.js';
+import { parseSignalState } from '../signals/signal-state.js';
 import type { TurnLog } from './search-index.port.js';
 import { queryAll } from '../kernel/dynamo-query.adapter.js';
 import { DynamoSignalStateStore } from '../signals/dynamo-signal-state-store.adapter.js';
 import { toIndexEntry } from '../turns/dynamo-turn-store.adapter.js';
+import type { StorageTable } from '../kernel/storage.adapter.js';
 
 export class DynamoTurnLog implements TurnLog {
   private readonly states: DynamoSignalStateStore;
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly tableName: string;
 
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly tableName: string,
-  ) {
-    this.states = new DynamoSignalStateStore(ddb, tableName);
+  constructor(storage: StorageTable) {
+    this.ddb = storage.ddb;
+    this.tableName = storage.tableName;
+    this.states = new DynamoSignalStateStore(storage);
   }
 
   /** The signal state's highest counted turn (its store's strongly consistent read); null: no state, or a corrupt one. */

@@ -2,7 +2,7 @@
  * The time a query asks about, when it names one ("on 3 June, 2023", "in January 2022",
  * "between August 11 and August 15 2023", "yesterday", "two weeks ago"): a window of epoch ms,
  * read by chrono (chrono-node, its English parser) relative to the search's `now`. The
- * "time" lever: memory.search ranks the items written in that window apart (memory-search.ts).
+ * "time" lever: memory.search ranks the items written in that window apart (time-ranking.ts).
  */
 import type { ParsedComponents } from 'chrono-node';
 import { parse } from 'chrono-node/en';

@@ -1,12 +1,15 @@
 /** memory.search and memory.retrieve (req R-DOC-4): ranking over the per-owner search indexes, the page's items read from their stores, and one item by id or path. */
 import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem } from '../items/memory-item.js';
 import type { QueryVector } from './embedding-vectors.js';
-import { type IndexHit, itemKey, rankIndex, type SearchFilters, SegmentedIndex } from './memory-search.js';
-import type { IndexedItem } from './search-segment.js';
+import { rankIndex } from './memory-search.js';
+import type { IndexHit } from './rank-fusion.js';
+import type { SearchFilters } from './search-filters.js';
+import { itemKey, SearchSegments } from './search-segments.js';
+import type { IndexedItem } from './indexed-item.js';
 import type { SearchExplain } from './search-explain.js';
 import { ModelUnavailableError } from '../model/language-model.port.js';
 import { isDerivedId } from '../trust/scope-trust.js';
-import { type SearchView, SegmentRetiredError } from './search-index.js';
+import { type SearchView, SegmentRetiredError } from './search-index-reader.js';
 import { MemoryApiError } from '../memory-api/memory-api-error.js';
 import { type MemoryApiDeps, notFound } from '../memory-api/deps.js';
 
@@ -61,7 +64,7 @@ export async function search(
   const owners = userId === GLOBAL_USER || req.filters?.includeGlobal === false ? [userId] : [userId, GLOBAL_USER];
   // The query's vector is asked for while the indexes are read (a stage that embeds).
   const [views, vector] = await Promise.all([Promise.all(owners.map((owner) => viewOf(deps, owner))), queryVector(deps, req.query)]);
-  const hits = rankIndex(new SegmentedIndex(views.flatMap((v) => v.entries)), req, now, PAGE_SPARE, vector);
+  const hits = rankIndex(new SearchSegments(views.flatMap((v) => v.entries)), req, now, PAGE_SPARE, vector);
   // The page's items first; the spare hits only when a store no longer holds some as indexed.
   const first = await pageItems(deps, owners, views, hits.slice(0, req.limit));
   const live = (h: IndexHit, items: ReadonlyMap<string, MemoryItem>) => {

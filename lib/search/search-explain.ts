@@ -9,7 +9,7 @@
  */
 import * as z from 'zod';
 
-/** The rankings rankIndex fuses, by name (memory-search.ts has each one's definition). */
+/** The rankings rankIndex fuses, by name (memory-search.ts's header says where each one is defined). */
 export const RANKINGS = ['score', 'answer', 'window', 'summary', 'time', 'vector'] as const;
 export type RankingName = (typeof RANKINGS)[number];
 
@@ -47,7 +47,7 @@ export const SearchExplainSchema = z.object({
 });
 export type SearchExplain = z.infer<typeof SearchExplainSchema>;
 
-/** A hit as a ranking computed it (memory-search.ts ScoredHit, by shape). */
+/** A hit as a ranking computed it (rank-fusion.ts ScoredHit, by shape). */
 export interface RankedHit {
   score: number;
   relevance: number;

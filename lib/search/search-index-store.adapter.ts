@@ -39,11 +39,13 @@ import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } fr
 import { RecentCache } from '../kernel/recent-cache.js';
 import { GLOBAL_USER } from '../items/memory-item.js';
 import { keys, SEARCH_MARK_TTL_MS as MARK_TTL_MS, searchSegmentKey } from '../kernel/memory-paths.js';
-import { type SearchSegment, segmentFromBytes, segmentToBytes } from './search-segment.js';
+import type { SearchSegment } from './search-segment.js';
+import { segmentFromBytes, segmentToBytes } from './segment-bytes.js';
 import type { SearchChange, SearchIndexHead, SearchIndexStore } from './search-index.port.js';
 import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
 import { batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';
 import { isMissingObject } from '../kernel/s3-objects.adapter.js';
+import type { SearchChangeLog, Storage, StorageTable } from '../kernel/storage.adapter.js';
 
 /**
  * Segments a warm container keeps (the large base of a few users, and their small deltas),
@@ -63,13 +65,17 @@ const STAMPS_AT_ONCE = 25;
 export class DynamoS3SearchIndexStore implements SearchIndexStore {
   /** By key (a key never changes content), sized by the segment's bytes as stored. */
   private readonly cache = new RecentCache<string, { segment: SearchSegment; bytes: number }>({ max: CACHED_SEGMENTS, maxSize: CACHED_BYTES, sizeOf: (e) => e.bytes });
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly s3: S3Client;
+  private readonly tableName: string;
+  private readonly bucketName: string;
 
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly s3: S3Client,
-    private readonly tableName: string,
-    private readonly bucketName: string,
-  ) {}
+  constructor(storage: Omit<Storage, 'changes'>) {
+    this.ddb = storage.ddb;
+    this.s3 = storage.s3;
+    this.tableName = storage.tableName;
+    this.bucketName = storage.bucketName;
+  }
 
   /**
    * Every id the owner's marks from `from` on carry (`at` ≥ from; all when from is absent),
@@ -225,15 +231,18 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
  * one, which the compaction that folds them stamps (expireChanges): an owner no job reaches
  * can never lose a change to TTL.
  */
-export class DynamoSearchChangeLog {
+export class DynamoSearchChangeLog implements SearchChangeLog {
   private readonly expiring: boolean;
   private readonly now: () => Date;
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly tableName: string;
 
   constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly tableName: string,
+    storage: StorageTable,
     options: { expiring?: boolean; now?: () => Date } = {},
   ) {
+    this.ddb = storage.ddb;
+    this.tableName = storage.tableName;
     this.expiring = options.expiring ?? false;
     this.now = options.now ?? (() => new Date());
   }

@@ -1,6 +1,6 @@
 /** An in-memory search index store, and the catalog and index over the recording fakes, for tests. */
-import { segmentOf } from './memory-search.js';
-import type { CompactionResult, SearchIndexReader, SearchView } from './search-index.js';
+import { segmentOf } from './search-segments.js';
+import type { CompactionResult, SearchIndexReader, SearchView } from './search-index-reader.js';
 import { episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../items/memory-item.js';
 import type { MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef } from './search-index.port.js';
 import type { RecordingTurnStore } from '../turns/turn.fake.js';

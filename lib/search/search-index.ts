@@ -26,13 +26,15 @@
  */
 import { RecentCache } from '../kernel/recent-cache.js';
 import { GLOBAL_USER, isLive, type MemoryItem } from '../items/memory-item.js';
-import { type IndexEntry, itemKey, SegmentedIndex, segmentOf } from './memory-search.js';
+import { type IndexEntry, itemKey, SearchSegments, segmentOf } from './search-segments.js';
 import { quantise } from './embedding-vectors.js';
 import { mergeSegments, type SearchSegment } from './search-segment.js';
 import { SEARCH_MARK_TTL_MS } from '../kernel/memory-paths.js';
 import type { Clock } from '../kernel/runtime.port.js';
 import type { EmbeddingModel } from '../model/language-model.port.js';
 import type { MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, TurnLog } from './search-index.port.js';
+import { type CompactionResult, type SearchIndexReader, type SearchView, SegmentRetiredError } from './search-index-reader.js';
+import { foldedAbove, nextTurnWatermark, unfolded, unmarked, watermarkAge, withIds, withTurns } from './search-changes.js';
 
 /** Deltas kept before a merge. */
 export const MAX_SEGMENTS = 8;
@@ -56,55 +58,13 @@ export const COMPACT_AFTER_JOB = 32;
  * starts at s moves the watermark to s − L at most, so a mark still in flight is never below
  * it. A write lasts no longer than the invocation that sends it: the longest function timeout
  * (the sweep's 300 s, infra/resources.ts) and as much again for what is on the wire and for
- * clocks apart. The local stack, whose writes land within their call, sets a few seconds.
+ * clocks apart. The local harness, whose writes land within their call, sets a few seconds.
  */
 export const MARK_LAG_MS = 600_000;
 /** An owner whose watermark is older than this is compacted by a search (so that it never nears the marks' TTL). */
 const WATERMARK_REFRESH_MS = SEARCH_MARK_TTL_MS / 2;
-/** Most marks a pointer lists as folded above its watermark (`folded`, ~35 bytes each). */
-const FOLDED_MAX = 1_000;
 /** Reads of the pointer before giving up on segments retired under the reader. */
 const ATTEMPTS = 4;
-
-/** A compaction found a segment it was to merge retired by another one: its marks wait for the next. */
-export class SegmentRetiredError extends Error {
-  override readonly name = 'SegmentRetiredError';
-}
-
-export interface SearchView {
-  entries: IndexEntry[];
-  /** The changed items as read for this view, by id (null: gone or not live). */
-  fresh: ReadonlyMap<string, MemoryItem | null>;
-  changes: number;
-  /** Compact before serving: too many changes, or a watermark nearing the marks' TTL. */
-  due: boolean;
-  /**
-   * The watermark is older than the marks' TTL: marks written after it may have expired before
-   * any compaction folded them (docs/search-index.md, "Liveness"). Logged by the API. Never for
-   * a pointer without one (written before marks had a TTL: none of its marks can expire).
-   */
-  stale: boolean;
-}
-
-/** What memory.search needs of an index: the view of one owner's items. */
-export interface SearchIndexReader {
-  view(userId: string): Promise<SearchView>;
-  /**
-   * Fold the owner's changes into a segment, when there are at least `atLeast` of them; `full`
-   * rewrites every segment into one whatever the count (a forget: no old segment may keep a
-   * removed item's words). `signal`: the invocation's deadline for the delta's embedding calls
-   * (lib/kernel/deadline.ts).
-   */
-  compact(userId: string, atLeast?: number, options?: { full?: boolean; rebuild?: readonly string[]; signal?: AbortSignal | undefined }): Promise<CompactionResult>;
-}
-
-export interface CompactionResult {
-  folded: number;
-  version: number;
-  merged: boolean;
-  /** Another compaction moved the pointer first: nothing written. */
-  lost?: boolean;
-}
 
 interface Overlay {
   ats: Map<string, string>;
@@ -328,7 +288,7 @@ export class LiveSearchIndex implements SearchIndexReader {
     const segments = await Promise.all(refs.map((ref) => this.deps.store.segment(ref)));
     if (segments.some((s) => s === null)) throw new SegmentRetiredError(`a segment of ${userId}'s search index was retired by another compaction during a merge`);
     const entries = [...refs.map((ref, i) => ({ segment: segments[i] as SearchSegment, removes: keysOf(userId, ref.removes) })), delta];
-    const index = new SegmentedIndex(entries);
+    const index = new SearchSegments(entries);
     const removes = new Set([...refs.flatMap((r) => r.removes), ...[...(delta.removes ?? [])].map((k) => k.slice(k.indexOf('\u0000') + 1))]);
     const segment = mergeSegments(
       entries.map(({ segment }, si) => ({
@@ -362,70 +322,8 @@ function mergePlan(head: SearchIndexHead, deltaItems: number, removed: number): 
 
 const keysOf = (userId: string, ids: readonly string[]): Set<string> => new Set(ids.map((id) => itemKey({ userId, id })));
 
-/** The marks' clock and L (MARK_LAG_MS), injected by the local stack and tests. */
+/** The marks' clock and L (MARK_LAG_MS), injected by the local harness and tests. */
 export interface MarkTiming {
   now?: () => Date;
   lagMs?: number;
-}
-
-/**
- * The turns read above the turn watermark as changes (`at` empty: a turn's item is put once and
- * never changed), besides the marks; a turn that has a mark too is its mark's change.
- */
-function withTurns(changes: readonly SearchChange[], turns: readonly MemoryItem[]): SearchChange[] {
-  const marked = new Set(changes.map((c) => c.id));
-  return [...changes, ...turns.filter((t) => !marked.has(t.id)).map((t) => ({ id: t.id, at: '' }))];
-}
-
-/** Every item of the owner as a change (`at` empty: read from its store now), besides the marks and turns read. */
-function withIds(changes: readonly SearchChange[], ids: readonly string[]): SearchChange[] {
-  const known = new Set(changes.map((c) => c.id));
-  return [...changes, ...[...new Set(ids)].filter((id) => !known.has(id)).map((id) => ({ id, at: '' }))];
-}
-
-/**
- * The turn watermark a compaction may set: max(floor, min(counted, highest turn read)), where
- * `counted` is the signal state's highest counted turn, read before the turns. A turn at or
- * below `counted` written without a mark was written before the state that counted past it
- * was put, so before that read, and the strongly consistent Query read it (docs/search-index.md,
- * "Turns without marks"). No floor (no turn watermark, no TURNLOG, read after the state: no
- * turn was written without a mark, and any later one is above `counted`): `counted`.
- */
-function nextTurnWatermark(turns: { floor: number | null; items: readonly MemoryItem[] }, counted: number | null): number {
-  if (turns.floor === null) return counted ?? 0;
-  if (counted === null || turns.items.length === 0) return turns.floor;
-  const highest = Math.max(...turns.items.flatMap((t) => t.sourceTurns));
-  return Math.max(turns.floor, Math.min(counted, highest));
-}
-
-/**
- * The turns read whole with the view that no mark stands for. A marked one is read again from
- * its store through the catalog: a mark may be a change the turn item does not hold, its
- * trust (req R-SCOPE-2, an outcome's mark: docs/memory-api.md, "Trust").
- */
-function unmarked(turns: readonly MemoryItem[], changes: readonly SearchChange[]): MemoryItem[] {
-  const marked = new Set(changes.filter((c) => c.at !== '').map((c) => c.id));
-  return turns.filter((t) => !marked.has(t.id));
-}
-
-/** The changes whose newest mark the pointer's segments do not hold yet. */
-function unfolded(head: SearchIndexHead, changes: readonly SearchChange[]): SearchChange[] {
-  if (!head.folded?.length) return [...changes];
-  const folded = new Set(head.folded);
-  return changes.filter((c) => !folded.has(c.at));
-}
-
-/**
- * The newest marks the new pointer's segments hold at or above its watermark (every change
- * read was folded, or was already). Past FOLDED_MAX none: the next compaction folds them again,
- * which is only work (the pointer is one item, read by every search).
- */
-function foldedAbove(changes: readonly SearchChange[], watermark: string): string[] {
-  const above = changes.filter((c) => c.at >= watermark).map((c) => c.at);
-  return above.length > FOLDED_MAX ? [] : above;
-}
-
-/** How old the pointer's watermark is (a pointer without one: as old as can be). */
-function watermarkAge(head: SearchIndexHead, now: Date): number {
-  return head.watermark === undefined ? Number.POSITIVE_INFINITY : now.getTime() - Date.parse(head.watermark);
 }

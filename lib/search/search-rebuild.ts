@@ -11,7 +11,7 @@
 import { type DiaryRecord, diaryVisible } from '../diary/diary.js';
 import type { KnowledgeStore } from '../knowledge/knowledge.port.js';
 import type { UserArchiveStore } from '../archive/user-archive.port.js';
-import type { SearchIndexReader } from './search-index.js';
+import type { SearchIndexReader } from './search-index-reader.js';
 
 export interface SearchRebuildDeps {
   search: Pick<SearchIndexReader, 'compact'>;

@@ -9,149 +9,23 @@
  * the BM25 vectors of each item's text, field lengths), so loading one is a JSON parse of the
  * dictionary and the item metadata plus array views over one buffer.
  *
- * Tokens are exactly what the MiniSearch index used (knowledge-search.ts): `words` with
- * underscores as spaces; a term is a token of 2+ characters that is not a stopword, Porter
- * stemmed; a field's length is its count of distinct raw tokens (MiniSearch's rule). The
- * vectors for the similarity leave out all-digit terms, as DocumentIndex does.
+ * Its words are terms (search-terms.ts); its items' metadata are columns (indexed-item.ts); its
+ * bytes are segment-bytes.ts.
  */
-import { stemmer } from 'stemmer';
-import { asksQuestion, type MemoryItem } from '../items/memory-item.js';
 import { mergeEmbeddings, type SegmentEmbeddings } from './embedding-vectors.js';
 import { counts } from '../knowledge/knowledge-search.js';
-import { formsOf } from '../kernel/irregular-forms.js';
-import { isStopword, words } from '../kernel/text.js';
+import { columnsOf, decode, type IndexedItem, type ItemColumns } from './indexed-item.js';
+import { rawTokens, termOf, vectorTerms } from './search-terms.js';
 
 /** The two fields BM25 scores, in MiniSearch's order (title first). */
 export const FIELDS = ['title', 'text'] as const;
 export type Field = (typeof FIELDS)[number];
-
-/** What a segment keeps of an item: enough to filter, rank and drop redundant hits, not to show it. */
-export interface IndexedItem {
-  id: string;
-  kind: MemoryItem['kind'];
-  userId: string;
-  scope: MemoryItem['scope'];
-  tier: MemoryItem['tier'];
-  quality: number;
-  /** Epoch ms. */
-  createdAt: number;
-  /** Epoch ms after which the item is gone; null when it persists. */
-  expiresAt: number | null;
-  primaryTopic: string;
-  contentTypes: string[];
-  sessionId: string | null;
-  confidence: number;
-  sourceTurns: number[];
-  /** A turn whose reply ends by asking something (asksQuestion): the session's next turn answers it. */
-  asks: boolean;
-}
-
-export const indexedItem = (item: MemoryItem): IndexedItem => ({
-  id: item.id,
-  kind: item.kind,
-  userId: item.userId,
-  scope: item.scope,
-  tier: item.tier,
-  quality: item.quality,
-  createdAt: Date.parse(item.createdAt),
-  expiresAt: item.expiresAt === null ? null : Date.parse(item.expiresAt),
-  primaryTopic: item.primaryTopic,
-  contentTypes: item.contentTypes,
-  sessionId: item.sessionId ?? null,
-  confidence: item.confidence,
-  asks: asksQuestion(item),
-  sourceTurns: item.sourceTurns,
-});
-
-const rawTokens = (text: string): string[] => words(text.replace(/_/g, ' '));
-const termOf = (token: string): string | null => (token.length < 2 || isStopword(token) ? null : stemmer(token));
-
-/**
- * The query's words as groups of terms, in order, repeats kept (MiniSearch scores a repeated
- * word twice): each word's own term first, then those of its other irregular forms
- * (irregular-forms.ts), which count as that word in the ranking.
- */
-export const queryTermGroups = (query: string): string[][] =>
-  rawTokens(query).flatMap((t) => {
-    const own = termOf(t);
-    return own === null ? [] : [[...new Set([own, ...formsOf(t).flatMap((f) => termOf(f) ?? [])])]];
-  });
-
-/** The terms of a text for its similarity vector: no all-digit terms (DocumentIndex's rule). */
-export const vectorTerms = (text: string): string[] => rawTokens(text).flatMap((t) => (/^\d+$/.test(t) ? [] : (termOf(t) ?? [])));
 
 interface Postings {
   /** offsets[t]..offsets[t+1] index `docs` and `tfs` for term t. */
   offsets: Int32Array;
   docs: Int32Array;
   tfs: Uint16Array;
-}
-
-/** A string column stored as codes into its distinct values (kinds, topics, sessions repeat). */
-interface Coded {
-  values: string[];
-  codes: Int32Array;
-}
-
-/** The item metadata, column by column: loading 100,000 items makes no objects until asked. */
-export interface ItemColumns {
-  ids: string[];
-  userId: Coded;
-  kind: Coded;
-  scope: Coded;
-  tier: Coded;
-  primaryTopic: Coded;
-  /** The content types joined by \u0001. */
-  contentTypes: Coded;
-  /** '' for none. */
-  sessionId: Coded;
-  quality: Float64Array;
-  confidence: Float64Array;
-  createdAt: Float64Array;
-  /** NaN for none. */
-  expiresAt: Float64Array;
-  sourceTurnOffsets: Int32Array;
-  sourceTurns: Int32Array;
-  /** 1 for an item that asks (IndexedItem.asks); all 0 in a segment written before the answer ranking existed. */
-  asks: Uint8Array;
-}
-
-const code = (values: readonly string[]): Coded => {
-  const dict = new Map<string, number>();
-  const codes = Int32Array.from(values, (v) => {
-    let c = dict.get(v);
-    if (c === undefined) {
-      c = dict.size;
-      dict.set(v, c);
-    }
-    return c;
-  });
-  return { values: [...dict.keys()], codes };
-};
-const decode = (c: Coded, doc: number): string => c.values[c.codes[doc] ?? 0] ?? '';
-
-function columnsOf(items: readonly IndexedItem[]): ItemColumns {
-  const offsets = new Int32Array(items.length + 1);
-  items.forEach((i, d) => {
-    offsets[d + 1] = (offsets[d] ?? 0) + i.sourceTurns.length;
-  });
-  return {
-    ids: items.map((i) => i.id),
-    userId: code(items.map((i) => i.userId)),
-    kind: code(items.map((i) => i.kind)),
-    scope: code(items.map((i) => i.scope)),
-    tier: code(items.map((i) => i.tier)),
-    primaryTopic: code(items.map((i) => i.primaryTopic)),
-    contentTypes: code(items.map((i) => i.contentTypes.join('\u0001'))),
-    sessionId: code(items.map((i) => i.sessionId ?? '')),
-    quality: Float64Array.from(items, (i) => i.quality),
-    confidence: Float64Array.from(items, (i) => i.confidence),
-    createdAt: Float64Array.from(items, (i) => i.createdAt),
-    expiresAt: Float64Array.from(items, (i) => i.expiresAt ?? Number.NaN),
-    sourceTurnOffsets: offsets,
-    sourceTurns: Int32Array.from(items.flatMap((i) => i.sourceTurns)),
-    asks: Uint8Array.from(items, (i) => (i.asks ? 1 : 0)),
-  };
 }
 
 export class SearchSegment {
@@ -391,113 +265,4 @@ function toPostings(rows: Array<[number, number, number]>, termCount: number): P
     next[t] = at + 1;
   }
   return { offsets, docs, tfs };
-}
-
-// ── Bytes: a JSON header (dictionaries, ids, array layout), then the arrays, 8-byte aligned ──
-
-const MAGIC = 'RMSEG1';
-type Typed = Int32Array | Uint32Array | Uint16Array | Uint8Array | Float64Array | Int8Array | Float32Array;
-const TYPES = { i32: Int32Array, u32: Uint32Array, u16: Uint16Array, u8: Uint8Array, f64: Float64Array, i8: Int8Array, f32: Float32Array } as const;
-type TypeName = keyof typeof TYPES;
-const typeName = (a: Typed): TypeName => (Object.keys(TYPES) as TypeName[]).find((name) => a instanceof TYPES[name]) ?? 'f64';
-
-const CODED = ['userId', 'kind', 'scope', 'tier', 'primaryTopic', 'contentTypes', 'sessionId'] as const;
-
-function arraysOf(segment: SearchSegment): Record<string, Typed> {
-  const c = segment.columns;
-  return {
-    titleOffsets: segment.postings.title.offsets,
-    titleDocs: segment.postings.title.docs,
-    titleTfs: segment.postings.title.tfs,
-    textOffsets: segment.postings.text.offsets,
-    textDocs: segment.postings.text.docs,
-    textTfs: segment.postings.text.tfs,
-    titleLengths: segment.fieldLengths.title,
-    textLengths: segment.fieldLengths.text,
-    vectorOffsets: segment.vectors.offsets,
-    vectorTerms: segment.vectors.terms,
-    vectorTfs: segment.vectors.tfs,
-    vectorLengths: segment.vectors.lengths,
-    quality: c.quality,
-    confidence: c.confidence,
-    createdAt: c.createdAt,
-    expiresAt: c.expiresAt,
-    sourceTurnOffsets: c.sourceTurnOffsets,
-    sourceTurns: c.sourceTurns,
-    asks: c.asks,
-    ...Object.fromEntries(CODED.map((name) => [`${name}Codes`, c[name].codes])),
-    // Present only in a segment with vectors; a segment without them (or written before) has neither.
-    ...(segment.embeddings ? { embeddingCodes: segment.embeddings.codes, embeddingScales: segment.embeddings.scales } : {}),
-  };
-}
-
-export function segmentToBytes(segment: SearchSegment): Uint8Array {
-  const arrays = arraysOf(segment);
-  const layout: Array<[string, TypeName, number, number]> = [];
-  let offset = 0;
-  for (const [name, a] of Object.entries(arrays)) {
-    layout.push([name, typeName(a), offset, a.length]);
-    offset += Math.ceil(a.byteLength / 8) * 8;
-  }
-  const dictionaries = Object.fromEntries(CODED.map((name) => [name, segment.columns[name].values]));
-  const embedding = segment.embeddings ? { modelId: segment.embeddings.modelId, dimensions: segment.embeddings.dimensions } : undefined;
-  const header = new TextEncoder().encode(JSON.stringify({ magic: MAGIC, terms: segment.terms, ids: segment.columns.ids, dictionaries, layout, embedding }));
-  const base = Math.ceil((header.length + 4) / 8) * 8;
-  const out = new Uint8Array(base + offset);
-  new DataView(out.buffer).setUint32(0, header.length, true);
-  out.set(header, 4);
-  for (const [name, , at] of layout) {
-    const a = arrays[name] as Typed;
-    out.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), base + at);
-  }
-  return out;
-}
-
-export function segmentFromBytes(bytes: Uint8Array): SearchSegment {
-  const headerLength = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, true);
-  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + headerLength))) as {
-    magic: string;
-    terms: string[];
-    ids: string[];
-    dictionaries: Record<(typeof CODED)[number], string[]>;
-    layout: Array<[string, TypeName, number, number]>;
-    embedding?: { modelId: string; dimensions: number };
-  };
-  if (header.magic !== MAGIC) throw new Error(`not a search segment (magic ${JSON.stringify(header.magic)})`);
-  const base = Math.ceil((headerLength + 4) / 8) * 8;
-  // One aligned copy, so every array is a view of it (an S3 body's buffer may start anywhere).
-  const body = new ArrayBuffer(bytes.byteLength - base);
-  new Uint8Array(body).set(bytes.subarray(base));
-  const a = Object.fromEntries(header.layout.map(([name, type, offset, length]) => [name, new TYPES[type](body, offset, length)])) as Record<string, Typed>;
-  const i32 = (n: string) => a[n] as Int32Array;
-  const u32 = (n: string) => a[n] as Uint32Array;
-  const u16 = (n: string) => a[n] as Uint16Array;
-  const f64 = (n: string) => a[n] as Float64Array;
-  const coded = (name: (typeof CODED)[number]): Coded => ({ values: header.dictionaries[name], codes: i32(`${name}Codes`) });
-  const columns: ItemColumns = {
-    ids: header.ids,
-    userId: coded('userId'),
-    kind: coded('kind'),
-    scope: coded('scope'),
-    tier: coded('tier'),
-    primaryTopic: coded('primaryTopic'),
-    contentTypes: coded('contentTypes'),
-    sessionId: coded('sessionId'),
-    quality: f64('quality'),
-    confidence: f64('confidence'),
-    createdAt: f64('createdAt'),
-    expiresAt: f64('expiresAt'),
-    sourceTurnOffsets: i32('sourceTurnOffsets'),
-    sourceTurns: i32('sourceTurns'),
-    // A segment written before items carried `asks` has none of them asking.
-    asks: (a.asks as Uint8Array | undefined) ?? new Uint8Array(header.ids.length),
-  };
-  return new SearchSegment(
-    header.terms,
-    columns,
-    { title: { offsets: i32('titleOffsets'), docs: i32('titleDocs'), tfs: u16('titleTfs') }, text: { offsets: i32('textOffsets'), docs: i32('textDocs'), tfs: u16('textTfs') } },
-    { title: u32('titleLengths'), text: u32('textLengths') },
-    { offsets: i32('vectorOffsets'), terms: i32('vectorTerms'), tfs: u16('vectorTfs'), lengths: u32('vectorLengths') },
-    header.embedding ? { ...header.embedding, codes: a.embeddingCodes as Int8Array, scales: a.embeddingScales as Float32Array } : undefined,
-  );
 }

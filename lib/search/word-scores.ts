@@ -71,7 +71,7 @@ export class WordScores {
     else this.members[row] = [fromRow];
   }
 
-  /** BM25+ of the row: the sum of its scores times the weights of the words matched (wordWeights in memory-search.ts). */
+  /** BM25+ of the row: the sum of its scores times the weights of the words matched (wordWeights in lexical-scores.ts). */
   bm25(row: number, weights: Float64Array): number {
     let sum = 0;
     let matched = 0;

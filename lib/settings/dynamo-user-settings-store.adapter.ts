@@ -2,6 +2,7 @@ import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk
 import { keys } from '../kernel/memory-paths.js';
 import { readUserSettings, type SettingsChange, type UserSettings } from './user-settings.js';
 import type { UserSettingsStore } from './user-settings.port.js';
+import type { StorageTable } from '../kernel/storage.adapter.js';
 
 /**
  * A user's settings: one item (`USER#{u}` / `SETTINGS`), a field per setting. A change is one
@@ -10,10 +11,13 @@ import type { UserSettingsStore } from './user-settings.port.js';
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.UpdateExpressions.html
  */
 export class DynamoUserSettingsStore implements UserSettingsStore {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly tableName: string,
-  ) {}
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly tableName: string;
+
+  constructor(storage: StorageTable) {
+    this.ddb = storage.ddb;
+    this.tableName = storage.tableName;
+  }
 
   async get(userId: string): Promise<UserSettings> {
     const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.settingsSk } }));

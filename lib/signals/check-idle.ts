@@ -9,7 +9,8 @@
  */
 import type { IdleCheck } from '../../events/idle-check.js';
 import type { Job } from '../../events/job.js';
-import { idleCheck, idleThresholdMs, parseSignalState } from './signal-accumulator.js';
+import { idleCheck, idleThresholdMs } from './idle-rule.js';
+import { parseSignalState } from './signal-state.js';
 import type { SignalConfig } from './signal-weights.js';
 import { withUserIdle } from '../settings/user-settings.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';

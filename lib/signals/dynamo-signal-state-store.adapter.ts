@@ -5,8 +5,9 @@ import { batchGetAll, batchWriteAll, queryAll } from '../kernel/dynamo-query.ada
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { packJson, unpackJson } from '../kernel/packed-json.adapter.js';
 import { dayGsiPartitions, keys } from '../kernel/memory-paths.js';
-import type { SignalState } from './signal-accumulator.js';
+import type { SignalState } from './signal-state.js';
 import type { ActivityIndex, SignalStateStore, StoredSignalState } from './signal-state.port.js';
+import type { StorageTable } from '../kernel/storage.adapter.js';
 
 /**
  * The marker that puts a user in the activity index for a day. It has no TTL: kept like the
@@ -69,11 +70,16 @@ export function storedState(item: Record<string, unknown>): unknown {
  * reads for its candidates.
  */
 export class DynamoSignalStateStore implements SignalStateStore, ActivityIndex {
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly tableName: string;
+
   constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly tableName: string,
+    storage: StorageTable,
     private readonly clock: Clock = systemClock,
-  ) {}
+  ) {
+    this.ddb = storage.ddb;
+    this.tableName = storage.tableName;
+  }
 
   async load(userId: string): Promise<StoredSignalState> {
     const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.signalSk }, ConsistentRead: true }));

@@ -1,7 +1,7 @@
 /** In-memory signal state, activity index and idle scheduler for tests, with recording variants. */
 import type { IdleCheck } from '../../events/idle-check.js';
 import { keys } from '../kernel/memory-paths.js';
-import type { SignalState } from './signal-accumulator.js';
+import type { SignalState } from './signal-state.js';
 import type { WriteLog } from '../kernel/write-log.fake.js';
 import type { ActivityIndex, IdleScheduler, SignalStateStore, StoredSignalState } from './signal-state.port.js';
 

@@ -1,6 +1,6 @@
 /** Ports of the signals: the per-user signal state, the activity index and the idle check. */
 import type { IdleCheck } from '../../events/idle-check.js';
-import type { SignalState } from './signal-accumulator.js';
+import type { SignalState } from './signal-state.js';
 
 export interface StoredSignalState {
   /** Whatever is stored (validated by the domain); undefined when there is none. */

@@ -27,7 +27,7 @@ export const SignalConfigSchema = z.object({
    * user's own setting overrides it). Past SQS's 15-minute delay the idle check reschedules itself.
    */
   idleMinutes: z.number().min(0).max(1440).default(5),
-  /** How many times faster than real time the idle threshold runs out: 1 in AWS; the local stack sets its `--speed`. */
+  /** How many times faster than real time the idle threshold runs out: 1 in AWS; the local harness sets its `--speed`. */
   timeScale: z.number().positive().default(1),
   /** Idle summary (req R-SUM-1): messages since the last summary needed for one. */
   idleMinMessages: z.number().int().min(1).default(5),

@@ -8,7 +8,7 @@ import type { TurnSaved } from '../../events/turn-saved.js';
 import { knownLine, renderTurns } from '../batches/batch-assembly.js';
 import { callCeiling } from '../model/bedrock-models.js';
 import { renderFrontMatter } from '../kernel/front-matter.js';
-import { DocumentIndex } from '../knowledge/knowledge-search.js';
+import { KnowledgeSearch } from '../knowledge/knowledge-search.js';
 import type { KnowledgeDoc } from '../knowledge/knowledge.js';
 import { summarise } from '../knowledge/knowledge.js';
 import { estimateTokens, slugify } from '../kernel/text.js';
@@ -239,7 +239,7 @@ export const MERGE_SIMILARITY = 0.8;
 export function mergeFindings(findings: readonly Finding[]): Finding[] {
   const merged: Finding[] = [];
   for (const f of findings) {
-    const index = new DocumentIndex(merged.map((m, i) => ({ id: String(i), title: '', text: m.statement, category: m.category })));
+    const index = new KnowledgeSearch(merged.map((m, i) => ({ id: String(i), title: '', text: m.statement, category: m.category })));
     const same = index.similar(f.statement).find((s) => s.doc.category === f.category && s.similarity > MERGE_SIMILARITY);
     const target = same ? merged[Number(same.doc.id)] : undefined;
     if (!target) {

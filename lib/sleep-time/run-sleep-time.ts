@@ -15,7 +15,7 @@ import { reviewTiers } from '../tiers/tier-review.js';
 import type { Job } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { KnowledgeDoc } from '../knowledge/knowledge.js';
-import { DocumentIndex } from '../knowledge/knowledge-search.js';
+import { KnowledgeSearch } from '../knowledge/knowledge-search.js';
 import type { SleepTimeConfig } from './config.js';
 import {
   chunkDay,
@@ -65,7 +65,7 @@ export interface SleepTimeDeps {
   retryUnusableOutput?: boolean;
   /** The user's relation graph: triples become edges; the nightly run sweeps it. */
   graph: GraphStore;
-  /** What the run's model calls cost, recorded before the run's record (its commit marker). */
+  /** What the run's model calls cost, recorded before the run's record (its commit record). */
   costs: CostLedger;
   /** Tombstones of deleted facts and findings (req R-DEL-2): a finding repeating one is rejected, and its edge not made. Absent: none. */
   erasures?: Pick<ErasureLog, 'buried'>;
@@ -234,7 +234,7 @@ async function reflectChunks(
  * the Knowledge facts found already known, which the run verifies as of its schedule time
  * (both in the run's one change of the index: maintainFacts).
  */
-function gateFindings(job: Job, merged: readonly Finding[], knowledge: DocumentIndex<KnowledgeDoc>, run: SleepTimeRun, buried: ReadonlyMap<string, Tombstone>) {
+function gateFindings(job: Job, merged: readonly Finding[], knowledge: KnowledgeSearch<KnowledgeDoc>, run: SleepTimeRun, buried: ReadonlyMap<string, Tombstone>) {
   const seen = new Map<string, { at: string; by: string }>();
   const stored: KnowledgeEntry[] = [];
   for (const f of merged) {
@@ -323,7 +323,7 @@ export async function runNightly(job: Job, deps: SleepTimeDeps): Promise<SleepTi
   // Findings an earlier delivery of this run stored are left out, so this delivery gates and
   // stores them (again, the same documents) as the first did, and logs the same run.
   const knowledgeDocs = await deps.knowledge.loadKnowledge(job.userId);
-  const knowledge = new DocumentIndex<KnowledgeDoc>(knowledgeDocs.filter((d) => !isFindingOf(d, job.jobId)));
+  const knowledge = new KnowledgeSearch<KnowledgeDoc>(knowledgeDocs.filter((d) => !isFindingOf(d, job.jobId)));
   const reviewed = kept.flatMap((k) => k.chunk.turns);
   const memories = knowledge
     .search(topKeywords(reviewed.map((t) => t.query).join(' '), 10).join(' '), NIGHTLY_MEMORIES)

@@ -4,6 +4,7 @@ import type { SleepTimeRun } from './run-log.js';
 import type { SleepTimeLogStore } from './sleep-time-log.port.js';
 import { queryAll, queryFirst } from '../kernel/dynamo-query.adapter.js';
 import { packJson, unpackJson } from '../kernel/packed-json.adapter.js';
+import type { StorageTable } from '../kernel/storage.adapter.js';
 
 /** A run record's run: packed, or the map of an older record. */
 const runOf = (item: Record<string, unknown>): SleepTimeRun => (typeof item.packed === 'string' ? unpackJson(item.packed) : item.run) as SleepTimeRun;
@@ -12,16 +13,19 @@ const runOf = (item: Record<string, unknown>): SleepTimeRun => (typeof item.pack
  * The sleep-time run log: a DynamoDB record per run (`RUN#{kind}#{startedAt}#{id}`, so a user's
  * runs are a range query by time; the write-sharded by-day GSI partitions `RUNS#{day}#{shard}`
  * list every user's runs of a day: `runsOn`), packed (packed-json.ts; a record written before
- * holds the `run` map); the record is the run's commit marker (older runs also have a
+ * holds the `run` map); the record is the run's commit record (older runs also have a
  * `RUNID#{id}` item written after it, which nothing reads now). A weekly run's markdown
  * document is rendered from its record when read (`weeklyMarkdown`): it is not
  * an S3 object (`Logs/sleep-time/{runId}.md`, which nothing read).
  */
 export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly tableName: string,
-  ) {}
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly tableName: string;
+
+  constructor(storage: StorageTable) {
+    this.ddb = storage.ddb;
+    this.tableName = storage.tableName;
+  }
 
   /**
    * The run's record by its key, which the job determines (`startedAt` is the job's requested

@@ -7,7 +7,7 @@ export interface SleepTimeLogStore {
    * time, which is the run's `startedAt`, and its id), so this reads the record itself.
    */
   exists(run: Pick<SleepTimeRun, 'userId' | 'kind' | 'startedAt' | 'runId'>): Promise<boolean>;
-  /** Record a run (the record is its commit marker), with an optional markdown document for people. */
+  /** Record a run (this record is its commit record), with an optional markdown document for people. */
   put(run: SleepTimeRun): Promise<void>;
   /** Runs of one kind whose start lies in [fromIso, toIso], oldest first. */
   list(userId: string, kind: SleepTimeRun['kind'], fromIso: string, toIso: string): Promise<SleepTimeRun[]>;

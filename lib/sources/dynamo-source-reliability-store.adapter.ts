@@ -4,6 +4,7 @@ import { keys } from '../kernel/memory-paths.js';
 import { emptyStats, type SourceObservation, type SourceStats } from './source-reliability.js';
 import type { SourceReliabilityStore } from './source-reliability.port.js';
 import { cancellationCodes, isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
+import type { StorageTable } from '../kernel/storage.adapter.js';
 
 /** How long an observation's marker is kept: far longer than any redelivery or redrive. */
 const MARKER_DAYS = 30;
@@ -35,11 +36,16 @@ export const sourceShard = (userId: string): number => createHash('sha256').upda
  * writer is retried with backoff.
  */
 export class DynamoSourceReliabilityStore implements SourceReliabilityStore {
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly tableName: string;
+
   constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly tableName: string,
+    storage: StorageTable,
     private readonly clock: { now(): Date },
-  ) {}
+  ) {
+    this.ddb = storage.ddb;
+    this.tableName = storage.tableName;
+  }
 
   async record(userId: string, observations: readonly SourceObservation[]): Promise<number> {
     let pending = [...new Map(observations.map((o) => [o.key, o])).values()];

@@ -18,7 +18,7 @@ import type { SummaryStore } from './summary.port.js';
 export interface SummaryDeps {
   turns: TurnStore;
   summaries: SummaryStore;
-  /** What the summary's model call cost, recorded before the summary (its commit marker). */
+  /** What the summary's model call cost, recorded before the summary (its commit record). */
   costs: CostLedger;
   settings: UserSettingsStore;
   model: LanguageModel;

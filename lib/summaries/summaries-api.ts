@@ -6,7 +6,8 @@ import { capSummaryText } from './summary.js';
 import { MemoryApiError } from '../memory-api/memory-api-error.js';
 import { computeSelfAssessment } from '../sleep-time/self-assessment.js';
 import { summaryQuality } from './summary-quality.js';
-import { MAX_PENDING_BATCHES, parseSignalState, type SignalState } from '../signals/signal-accumulator.js';
+import { MAX_PENDING_BATCHES } from '../signals/signal-accumulator.js';
+import { parseSignalState, type SignalState } from '../signals/signal-state.js';
 import { fnv1a32 } from '../kernel/stable-hash.js';
 import { type MemoryApiDeps, notFound } from '../memory-api/deps.js';
 

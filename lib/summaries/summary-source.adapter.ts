@@ -4,6 +4,7 @@ import type { BatchLog } from '../batches/batch-log.js';
 import { keys } from '../kernel/memory-paths.js';
 import type { SummarySource, WindowBounds } from './summary.port.js';
 import { batchLogOf } from '../batches/batch-log-store.adapter.js';
+import type { Storage } from '../kernel/storage.adapter.js';
 
 type Item = Record<string, unknown>;
 
@@ -14,13 +15,18 @@ type Item = Record<string, unknown>;
  * range"): both kinds are keyed by the last turn their id names (`keys.batchSk`,
  * `keys.summarySk`), and turn ids rise with time.
  */
-export class DynamoSummarySource implements SummarySource {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly s3: S3Client,
-    private readonly tableName: string,
-    private readonly bucketName: string,
-  ) {}
+export class DynamoS3SummarySource implements SummarySource {
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly s3: S3Client;
+  private readonly tableName: string;
+  private readonly bucketName: string;
+
+  constructor(storage: Omit<Storage, 'changes'>) {
+    this.ddb = storage.ddb;
+    this.s3 = storage.s3;
+    this.tableName = storage.tableName;
+    this.bucketName = storage.bucketName;
+  }
 
   /**
    * The items of a kind from the newest turn down to the first live item dated before the

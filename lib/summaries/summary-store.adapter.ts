@@ -6,10 +6,10 @@ import type { SummaryRecordView, SummaryEdit } from '../items/memory-item.js';
 import { type SummaryPair, type SummaryRecord, summaryDocument } from './summary.js';
 import type { SummaryStore } from './summary.port.js';
 import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
-import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
 import { batchGetAll, queryAll, queryFirst } from '../kernel/dynamo-query.adapter.js';
 import { getText } from '../kernel/s3-objects.adapter.js';
+import type { Storage, SearchChangeLog } from '../kernel/storage.adapter.js';
 
 /**
  * Summary turn pairs: one record in DynamoDB (`keys.summarySk`: `SUMMARY#{last turn}#{id}`) holding both turns and every
@@ -21,15 +21,21 @@ import { getText } from '../kernel/s3-objects.adapter.js';
  * documents in S3, named by the record (`documentKey`; before that `systemKey` and
  * `assistantKey`): an edit or a deletion rewrites those in place.
  */
-export class S3DynamoSummaryStore implements SummaryStore {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly s3: S3Client,
-    private readonly tableName: string,
-    private readonly bucketName: string,
-    /** Marks the summaries written or deleted as changed for the search index. */
-    private readonly changes: DynamoSearchChangeLog,
-  ) {}
+export class DynamoS3SummaryStore implements SummaryStore {
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly s3: S3Client;
+  private readonly tableName: string;
+  private readonly bucketName: string;
+  /** Marks the summaries written or deleted as changed for the search index. */
+  private readonly changes: SearchChangeLog;
+
+  constructor(storage: Storage) {
+    this.ddb = storage.ddb;
+    this.s3 = storage.s3;
+    this.tableName = storage.tableName;
+    this.bucketName = storage.bucketName;
+    this.changes = storage.changes;
+  }
 
   async exists(userId: string, id: string): Promise<boolean> {
     const res = await this.ddb.send(

@@ -5,7 +5,7 @@ import type { SummaryRecordView } from '../items/memory-item.js';
 
 export interface SummaryStore {
   exists(userId: string, summaryId: string): Promise<boolean>;
-  /** Write both documents of the turn pair and its record (the record last: the commit marker). */
+  /** Write both documents of the turn pair and its record (the record last: the commit record). */
   write(pair: SummaryPair): Promise<void>;
   /** Soft delete (req R-SUM-7): deleted=true on the record and both documents; nothing is removed. */
   softDelete(userId: string, summaryId: string): Promise<boolean>;

@@ -1,13 +1,13 @@
 /** Tiers with promotion and demotion (req R-TIER): entries written through the API (mem:…), listed per tier, deleted, promoted (to GLOBAL by an administrator) and demoted. */
 import { GLOBAL_USER, isLive, type MemoryItem, mergeAttributes, type Tier } from '../items/memory-item.js';
-import { itemKey, SegmentedIndex } from '../search/memory-search.js';
-import type { IndexedItem } from '../search/search-segment.js';
+import { itemKey, SearchSegments } from '../search/search-segments.js';
+import type { IndexedItem } from '../search/indexed-item.js';
 import { contradictEntry, corroborateEntry, recurEntry, undoContradictionOf } from './tier-review.js';
 import { DEFAULT_TIER_POLICY } from './tier-settings.js';
 import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, newTierItem, nextUpdatedAt, promoteTier } from './memory-tiers.js';
 import { MemoryApiError } from '../memory-api/memory-api-error.js';
 import { type MemoryApiDeps, notFound } from '../memory-api/deps.js';
-import { pageCursor, pageToken } from '../memory-api/paging.js';
+import { pageCursor, encodeCursor } from '../memory-api/paging.js';
 import { PAGE_SPARE, viewOf, pageItems, findItem, trusted } from '../search/search-api.js';
 import { deleteSummary } from '../summaries/summaries-api.js';
 import { reviewPromote } from '../knowledge/review-api.js';
@@ -51,7 +51,7 @@ export async function queryTier(
   const after = q.nextToken === undefined ? null : pageCursor(q.nextToken, tierCursor);
   const [since, until] = [q.since === undefined ? -Infinity : Date.parse(q.since), q.until === undefined ? Infinity : Date.parse(q.until)];
   const newestFirst = (a: IndexedItem, b: IndexedItem) => b.createdAt - a.createdAt || a.id.localeCompare(b.id) || a.userId.localeCompare(b.userId);
-  const matches = [...new SegmentedIndex(views.flatMap((v) => v.entries)).visible()]
+  const matches = [...new SearchSegments(views.flatMap((v) => v.entries)).visible()]
     .filter((i) => i.tier === tier && (i.expiresAt === null || i.expiresAt > now.getTime()))
     .filter((i) => (q.type === undefined || i.contentTypes.includes(q.type)) && (q.kind === undefined || i.kind === q.kind))
     .filter((i) => (q.sessionId === undefined || i.sessionId === q.sessionId) && i.createdAt >= since && i.createdAt <= until)
@@ -65,7 +65,7 @@ export async function queryTier(
   });
   const more = items.length > q.limit || matches.length > page.length;
   const last = !more ? undefined : items.length > q.limit ? items[q.limit - 1]?.indexed : page.at(-1);
-  return { items: items.slice(0, q.limit).map((i) => i.item), ...(last ? { nextToken: pageToken([last.createdAt, last.id, last.userId]) } : {}) };
+  return { items: items.slice(0, q.limit).map((i) => i.item), ...(last ? { nextToken: encodeCursor([last.createdAt, last.id, last.userId]) } : {}) };
 }
 
 /** A tier page's end: the last item's time, id and owner. */

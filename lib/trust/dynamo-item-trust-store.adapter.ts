@@ -7,7 +7,7 @@ import type { ItemTrustStore } from './item-trust.port.js';
 import { isCancelledByCondition } from '../kernel/dynamo-errors.adapter.js';
 import { batchGetAll } from '../kernel/dynamo-query.adapter.js';
 import { auditRow, requestToken } from '../items/memory-item-store.adapter.js';
-import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
+import type { Storage, SearchChangeLog } from '../kernel/storage.adapter.js';
 
 /**
  * The trust of derived items (req R-SCOPE-2): `TRUST#{itemId}` in the owner's partition, an
@@ -16,12 +16,16 @@ import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter
  * index folds and for an outcome; a search's page reads none (docs/memory-api.md, "Trust").
  */
 export class DynamoItemTrustStore implements ItemTrustStore {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly tableName: string,
-    /** Marks the item whose trust moved as changed for the search index. */
-    private readonly changes: DynamoSearchChangeLog,
-  ) {}
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly tableName: string;
+  /** Marks the item whose trust moved as changed for the search index. */
+  private readonly changes: SearchChangeLog;
+
+  constructor(storage: Pick<Storage, 'ddb' | 'tableName' | 'changes'>) {
+    this.ddb = storage.ddb;
+    this.tableName = storage.tableName;
+    this.changes = storage.changes;
+  }
 
   /** A BatchGetItem per 100, consistent: an outcome decides on what the last one wrote. */
   async get(userId: string, ids: readonly string[]): Promise<Map<string, ItemTrust>> {

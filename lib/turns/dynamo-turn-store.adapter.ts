@@ -1,4 +1,3 @@
-import type { DynamoSearchChangeLog } from '../search/search-index-store.adapter.js';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
@@ -11,6 +10,7 @@ import type { TurnStore } from './turn.port.js';
 import { batchGetAll, batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';
 import { getText, isMissingObject } from '../kernel/s3-objects.adapter.js';
 import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
+import type { Storage, SearchChangeLog } from '../kernel/storage.adapter.js';
 
 /**
  * The turn index in DynamoDB, each turn's document inline in its item when it is small
@@ -18,15 +18,21 @@ import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
  * (`users/{u}/turns/{n}/{hash}.md`, content-addressed so a conflicting republish never
  * overwrites what was counted, tagged for the archival rule) with its key in the item.
  */
-export class S3DynamoTurnStore implements TurnStore {
-  constructor(
-    private readonly ddb: DynamoDBDocumentClient,
-    private readonly s3: S3Client,
-    private readonly tableName: string,
-    private readonly bucketName: string,
-    /** Marks the turns and episodes written as changed for the search index (in the same BatchWriteItem). */
-    private readonly changes: DynamoSearchChangeLog,
-  ) {}
+export class DynamoS3TurnStore implements TurnStore {
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly s3: S3Client;
+  private readonly tableName: string;
+  private readonly bucketName: string;
+  /** Marks the turns and episodes written as changed for the search index (in the same BatchWriteItem). */
+  private readonly changes: SearchChangeLog;
+
+  constructor(storage: Storage) {
+    this.ddb = storage.ddb;
+    this.s3 = storage.s3;
+    this.tableName = storage.tableName;
+    this.bucketName = storage.bucketName;
+    this.changes = storage.changes;
+  }
 
   /**
    * Large documents first (in parallel), then the index entries in BatchWriteItem requests of

@@ -2,13 +2,17 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getText, listAllKeys } from '../kernel/s3-objects.adapter.js';
 import { rejectedEventKey, rejectedPrefix } from '../kernel/memory-paths.js';
 import type { RejectedEvent, RejectedEventLog } from './turn.port.js';
+import type { StorageBucket } from '../kernel/storage.adapter.js';
 
 /** Rejected records kept in S3 under `rejected/{day}/{source}/{messageId}.json`, listable by day. */
 export class S3RejectedEventLog implements RejectedEventLog {
-  constructor(
-    private readonly s3: S3Client,
-    private readonly bucketName: string,
-  ) {}
+  private readonly s3: S3Client;
+  private readonly bucketName: string;
+
+  constructor(storage: StorageBucket) {
+    this.s3 = storage.s3;
+    this.bucketName = storage.bucketName;
+  }
 
   async keep(event: RejectedEvent): Promise<void> {
     await this.s3.send(

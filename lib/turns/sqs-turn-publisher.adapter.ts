@@ -62,7 +62,7 @@ type Publishable = TurnSaved | SessionClosed | AgentEvent;
  * free text are redacted before it is sent or written (lib/turns/redaction.ts); the signal
  * function redacts again, for publishers that are not this one.
  */
-export class TurnPublisher {
+export class SqsTurnPublisher {
   constructor(
     private readonly sqs: SQSClient,
     private readonly queueUrl: string,
@@ -153,10 +153,10 @@ function validate(event: Publishable, index: number): Publishable {
 
 /** The AgentEventPublisher port on the TurnQueue: a refused message is an error, so the caller's request fails and can be retried. */
 export class SqsAgentEventPublisher implements AgentEventPublisher {
-  private readonly publisher: TurnPublisher;
+  private readonly publisher: SqsTurnPublisher;
 
   constructor(sqs: SQSClient, queueUrl: string) {
-    this.publisher = new TurnPublisher(sqs, queueUrl);
+    this.publisher = new SqsTurnPublisher(sqs, queueUrl);
   }
 
   async publish(events: readonly AgentEvent[]): Promise<void> {

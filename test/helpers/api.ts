@@ -1,4 +1,4 @@
-/** One request to the local stack's memory API, as a client sends it: a bearer token, a JSON body when there is one. */
+/** One request to the local harness's memory API, as a client sends it: a bearer token, a JSON body when there is one. */
 export async function apiRequest(url: string, token: string, method: string, body?: unknown) {
   const res = await fetch(url, {
     method,

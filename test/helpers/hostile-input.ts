@@ -115,7 +115,7 @@ export const edgeNumber: fc.Arbitrary<number> = fc.oneof(
 
 /**
  * A deeply nested array or object. Kept to depths JSON.stringify survives (it overflows the
- * stack near 4,000 levels); deeper nesting goes in as JSON text (see bench/fuzz-targets.ts).
+ * stack near 4,000 levels); deeper nesting goes in as JSON text (see bench/fuzz-turn-queue.ts).
  */
 export const deeplyNested: fc.Arbitrary<unknown> = fc.record({ depth: fc.integer({ min: 100, max: 1_500 }), array: fc.boolean() }).map(({ depth, array }) => {
   let v: unknown = 'deep';

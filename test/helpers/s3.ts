@@ -1,17 +1,17 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
+import { DynamoS3BatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import { getText, listAllKeys } from '../../lib/kernel/s3-objects.adapter.js';
 import type { BatchLog } from '../../lib/batches/batch-log.js';
-import type { StackInfo } from '../../infra/local/stack.js';
+import type { StackInfo } from '../../infra/local/harness.js';
 import { listObjectVersions } from '../../infra/local/state-dump.js';
 
-/** Read access to the local stack's bucket, for assertions; and to a batch's log (in its DynamoDB item). */
+/** Read access to the local harness's bucket, for assertions; and to a batch's log (in its DynamoDB item). */
 export function bucketReader(info: StackInfo) {
   const s3 = new S3Client({ region: info.region, endpoint: info.endpoints.s3, forcePathStyle: true, credentials: info.credentials });
   const ddb = new DynamoDBClient({ region: info.region, endpoint: info.endpoints.dynamodb, credentials: info.credentials });
-  const logs = new S3DynamoBatchLogStore(DynamoDBDocumentClient.from(ddb), s3, info.tableName, info.bucketName);
+  const logs = new DynamoS3BatchLogStore({ ddb: DynamoDBDocumentClient.from(ddb), s3, tableName: info.tableName, bucketName: info.bucketName });
   return {
     list: (prefix: string) => listAllKeys(s3, info.bucketName, prefix),
     /** Every version and delete marker the versioned bucket keeps under `prefix`, current or not. */

@@ -1,5 +1,5 @@
 /**
- * Vitest global setup: one DynamoDB Local for the whole run, which every local stack the
+ * Vitest global setup: one DynamoDB Local for the whole run, which every local harness the
  * test files start uses (each with a database of its own: infra/local/emulators.ts) instead
  * of starting a JVM per stack. Not started when every file to run is a unit test.
  */

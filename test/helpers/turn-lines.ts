@@ -1,4 +1,4 @@
-/** turn.saved events as JSONL lines, for replays through the local stack. */
+/** turn.saved events as JSONL lines, for replays through the local harness. */
 
 /** One turn of session s1, a minute per turn id on 2026-02-06. */
 export const turnLine = (userId: string, turnId: number, query: string): string =>

@@ -68,7 +68,7 @@ function bundleEnv(api: FunctionBundle): Record<string, string | undefined> {
     TABLE_NAME: 'memory',
     BUCKET_NAME: 'memory',
     SLEEP_TIME_CONFIG: '{}',
-    REFLECTION_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/reflection',
+    JOB_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/jobs',
     TURN_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/turn',
     POWERTOOLS_LOG_LEVEL: 'SILENT',
     POWERTOOLS_METRICS_DISABLED: 'true',

@@ -274,7 +274,7 @@ describe('stateless stack', () => {
     expect([PERMISSIONS.signal.consumes, PERMISSIONS.idle.consumes, PERMISSIONS.reflector.consumes, PERMISSIONS.sweep.consumes, PERMISSIONS.api.consumes]).toEqual([
       'turn',
       'idle',
-      'reflection',
+      'job',
       null,
       null,
     ]);
@@ -515,7 +515,7 @@ describe('stage that embeds (hybrid retrieval)', () => {
       expect(embeddingStatements(t.stateless, prefix), prefix).toEqual([]);
       expect(variablesOf(t.stateless, prefix), prefix).not.toHaveProperty('EMBEDDING_MODEL_ID');
     }
-    expect(() => parseEnv(ApiEnvSchema, { ...variablesOf(t.stateless, 'ApiFunction'), TABLE_NAME: 't', BUCKET_NAME: 'b', REFLECTION_QUEUE_URL: 'q', TURN_QUEUE_URL: 'q' })).not.toThrow();
+    expect(() => parseEnv(ApiEnvSchema, { ...variablesOf(t.stateless, 'ApiFunction'), TABLE_NAME: 't', BUCKET_NAME: 'b', JOB_QUEUE_URL: 'q', TURN_QUEUE_URL: 'q' })).not.toThrow();
   });
 
   it('grants and names no embedding model on a stage that does not embed', () => {
@@ -694,7 +694,7 @@ describe('operations: alarms, their topic, load settings', () => {
 
   it('alarms on the age of the oldest message of each main queue, adding the IdleQueue’s delivery delay', () => {
     const alarms = alarmsOf(stateful);
-    for (const key of ['turn', 'reflection', 'idle'] as const) {
+    for (const key of ['turn', 'job', 'idle'] as const) {
       const def = QUEUES[key];
       const queueName = `reflective-memory-check-${def.id}${def.fifo ? '.fifo' : ''}`;
       const [queue] = Object.entries(stateful.findResources('AWS::SQS::Queue')).find(([, q]) => q.Properties.QueueName === queueName)!;

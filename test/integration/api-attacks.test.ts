@@ -6,12 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runApiAttacks, SECRET, seedAttackData, VICTIM } from '../../bench/api-attacks.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'attacks', logLevel: 'SILENT', speed: 300 });
+  stack = await startHarness({ stage: 'attacks', logLevel: 'SILENT', speed: 300 });
   await seedAttackData(stack);
 }, 180_000);
 afterAll(async () => {

@@ -1,5 +1,5 @@
 /**
- * The memory API over HTTP on the local stack: the same handler API Gateway invokes, the
+ * The memory API over HTTP on the local harness: the same handler API Gateway invokes, the
  * local JWT check standing in for the authorizer, data written by the real pipeline.
  */
 import { readFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { MemoryClient } from '../../functions/api/client.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 import { mintToken } from '../../infra/local/tokens.js';
 import { ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js';
@@ -16,17 +16,17 @@ import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws
 import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
 import { bucketReader } from '../helpers/s3.js';
 import { S3Client } from '@aws-sdk/client-s3';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { stagedDocuments } from '../../lib/knowledge/staging.js';
 import { type Edge, type Entity, edgeId, neighbours } from '../../lib/graph/relation-graph.js';
 
 const USER = 'locomo-conv-26';
-let stack: LocalStack;
+let stack: LocalHarness;
 let admin: string;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'apitest', logLevel: 'SILENT', speed: 300 });
+  stack = await startHarness({ stage: 'apitest', logLevel: 'SILENT', speed: 300 });
   admin = stack.info.adminToken;
   const lines = readFileSync(new URL('../../events/samples/conversation.jsonl', import.meta.url), 'utf8').split('\n');
   await stack.replayLines(lines, { clock: true });
@@ -438,7 +438,7 @@ describe('graph neighbours read by adjacency', () => {
   };
 
   it('finds edges out and in, through aliases and merge chains, reading the same whatever else the graph holds', async () => {
-    const graph = new DynamoGraphStore(createDocumentClient(createDynamoDbClient()), stack.info.tableName);
+    const graph = new DynamoGraphStore({ ddb: createDocumentClient(createDynamoDbClient()), tableName: stack.info.tableName });
     // a2 was merged into a (its edges are a's); b was merged into bb (a's neighbour shows as bb).
     await graph.apply(GRAPH_USER, {
       edges: [edge('a', 'likes', 'b'), edge('c', 'knows', 'a'), edge('a2', 'owns', 'd'), edge('e', 'near', 'a2'), ...unrelated(0, 20)],
@@ -570,7 +570,7 @@ describe('corrections', () => {
     const user = 'correction-user';
     const ddb = createDocumentClient(createDynamoDbClient());
     const s3 = new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials });
-    const knowledge = new S3DynamoKnowledgeStore(ddb, s3, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(ddb, stack.info.tableName));
+    const knowledge = new DynamoS3KnowledgeStore({ ddb, s3, tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }) });
     const target = 'Facts/reef_tank.md';
     const text = 'The reef tank holds 20 gallons of salt water.';
     await knowledge.putKnowledge(user, [{

@@ -1,22 +1,22 @@
 /**
- * Writes that race, on the local stack (DynamoDB Local enforces conditions as DynamoDB
+ * Writes that race, on the local harness (DynamoDB Local enforces conditions as DynamoDB
  * does), through the same adapters and IAM-checked clients the functions use: what Lambda's
  * concurrency would lose if a read-modify-write had no condition.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functionClients } from '../../infra/local/clients.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-reliability-store.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import type { SourceObservation } from '../../lib/sources/source-reliability.js';
 import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';
 import { iamDenials } from '../helpers/iam.js';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'racetest', logLevel: 'SILENT' });
+  stack = await startHarness({ stage: 'racetest', logLevel: 'SILENT' });
 }, 180_000);
 afterAll(async () => {
   await stack?.stop();
@@ -29,9 +29,9 @@ describe("one user's knowledge index, written by the reflector and the API at on
     const { tableName, bucketName } = stack.info;
     // Two containers: the reflector's and the API's, each with its function's clients and grants.
     const reflectorClients = functionClients('reflector', stack.iam);
-    const reflector = new S3DynamoKnowledgeStore(reflectorClients.ddb, reflectorClients.s3, tableName, bucketName, new DynamoSearchChangeLog(reflectorClients.ddb, tableName));
+    const reflector = new DynamoS3KnowledgeStore({ ddb: reflectorClients.ddb, s3: reflectorClients.s3, tableName, bucketName, changes: new DynamoSearchChangeLog({ ddb: reflectorClients.ddb, tableName }) });
     const apiClients = functionClients('api', stack.iam);
-    const api = new S3DynamoKnowledgeStore(apiClients.ddb, apiClients.s3, tableName, bucketName, new DynamoSearchChangeLog(apiClients.ddb, tableName));
+    const api = new DynamoS3KnowledgeStore({ ddb: apiClients.ddb, s3: apiClients.s3, tableName, bucketName, changes: new DynamoSearchChangeLog({ ddb: apiClients.ddb, tableName }) });
     const user = 'race-user';
     await Promise.all([
       ...Array.from({ length: 15 }, (_, i) => reflector.putKnowledge(user, [{ path: `Facts/r${i}.md`, markdown: `# r${i}`, doc: doc(`Facts/r${i}.md`) }])),
@@ -41,7 +41,7 @@ describe("one user's knowledge index, written by the reflector and the API at on
     expect(ids).toHaveLength(30);
     expect(ids).toEqual([...Array.from({ length: 15 }, (_, i) => `Facts/a${i}.md`), ...Array.from({ length: 15 }, (_, i) => `Facts/r${i}.md`)].sort());
     // A fresh container sees the same; the retired versions are gone, the current one stays.
-    const fresh = new S3DynamoKnowledgeStore(apiClients.ddb, apiClients.s3, tableName, bucketName, new DynamoSearchChangeLog(apiClients.ddb, tableName));
+    const fresh = new DynamoS3KnowledgeStore({ ddb: apiClients.ddb, s3: apiClients.s3, tableName, bucketName, changes: new DynamoSearchChangeLog({ ddb: apiClients.ddb, tableName }) });
     expect((await fresh.loadKnowledge(user)).length).toBe(30);
     const dump = (await stack.dumpState()).find((d) => d.userId === user);
     const snapshots = Object.keys(dump?.objects ?? {}).filter((k) => k.includes('/index/knowledge/'));
@@ -54,7 +54,7 @@ describe('source reliability, counted for all users at once', () => {
   it('counts every observation of 12 users reporting one site at once exactly once, redeliveries included', async () => {
     const clock = { now: () => new Date('2026-02-01T00:00:00Z') };
     // Twelve signal containers, one per user (Lambda runs one batch per FIFO message group).
-    const stores = Array.from({ length: 12 }, () => new DynamoSourceReliabilityStore(functionClients('signal', stack.iam).ddb, stack.info.tableName, clock));
+    const stores = Array.from({ length: 12 }, () => new DynamoSourceReliabilityStore({ ddb: functionClients('signal', stack.iam).ddb, tableName: stack.info.tableName }, clock));
     const observations = (user: number): SourceObservation[] =>
       Array.from({ length: 10 }, (_, i) => ({ domain: 'hot.example', outcome: i % 3 === 0 ? 'blocked' : 'success', key: `${i + 1}#0`, at: `2026-02-01T00:00:${String(user).padStart(2, '0')}Z`, ...(i % 3 === 0 ? {} : { quality: 0.5 }) }));
     const added = await Promise.all([

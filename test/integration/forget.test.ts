@@ -1,5 +1,5 @@
 /**
- * Through the real handlers on the local stack: two users replay the same
+ * Through the real handlers on the local harness: two users replay the same
  * conversation, each shares an item with GLOBAL, one is forgotten. Afterwards nothing of hers
  * is left (items, objects and every version of them in the versioned bucket, her search index, her GLOBAL contribution and
  * the old GLOBAL segments that held it), the other user's state is byte for byte what it
@@ -12,11 +12,11 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { MemoryClient } from '../../functions/api/client.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { dumpUserState, type UserStateDump } from '../../infra/local/state-dump.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 import type { UserArchive } from '../../lib/archive/user-archive.js';
@@ -29,7 +29,7 @@ const THIRD = 'forget-third';
 /** Words only the forgotten user's shared item holds. */
 const HER_WORDS = 'Quillfeather marmalade recipe from grandmother Odalys';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 let keptBefore: UserStateDump;
 /** Her state and her export, taken just before she is forgotten. */
 let goneBefore: UserStateDump;
@@ -63,7 +63,7 @@ async function shareWithGlobal(userId: string, text: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'forgettest', logLevel: (process.env.FORGET_LOG as 'INFO' | undefined) ?? 'SILENT', speed: 300 });
+  stack = await startHarness({ stage: 'forgettest', logLevel: (process.env.FORGET_LOG as 'INFO' | undefined) ?? 'SILENT', speed: 300 });
   const turns = [...sampleAs(GONE), ...sampleAs(KEPT)].sort((a, b) => a.timestamp.localeCompare(b.timestamp));
   await stack.replayLines(
     turns.map((t) => JSON.stringify(t)),
@@ -78,7 +78,7 @@ beforeAll(async () => {
   await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
   await stack.waitUntilDrained();
   // A promoted Knowledge document of hers (an S3 object and a knowledge index snapshot), whatever the replay promoted.
-  const knowledge = new S3DynamoKnowledgeStore(ddb, s3(), stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(ddb, stack.info.tableName));
+  const knowledge = new DynamoS3KnowledgeStore({ ddb, s3: s3(), tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }) });
   const text = `${HER_WORDS} needs bitter oranges.`;
   const marmalade = (t: string) => ({ path: 'Facts/marmalade.md', markdown: `# marmalade\n\n${t}\n`, doc: { id: 'Facts/marmalade.md', title: 'marmalade', text: t, summary: t, category: 'Facts', confidence: 0.8, sourceTurns: [1], promotedAt: stack.now().toISOString() } });
   // Written twice, as an edit does: the first text stays behind as a noncurrent version.
@@ -160,7 +160,7 @@ describe('forgetting a user (DELETE /v1/users/{u})', () => {
     const before = new Date(Date.parse(receipt.requestedAt) - 3_600_000).toISOString();
     const sqs = new SQSClient({ region: stack.info.region, endpoint: stack.info.endpoints.sqs, credentials: stack.info.credentials });
     const job = { type: 'reflector.job', version: 1, jobId: 'batch-1-5', userId: GONE, kind: 'batch', trigger: 'turn_count', urgency: 0, turnIds: [1, 2, 3, 4, 5], requestedAt: before };
-    await sqs.send(new SendMessageCommand({ QueueUrl: stack.info.queues.reflection.url, MessageBody: JSON.stringify(job), MessageGroupId: GONE, MessageDeduplicationId: jobDeduplicationId(job) }));
+    await sqs.send(new SendMessageCommand({ QueueUrl: stack.info.queues.job.url, MessageBody: JSON.stringify(job), MessageGroupId: GONE, MessageDeduplicationId: jobDeduplicationId(job) }));
     const check = { type: 'idle.check', version: 1, userId: GONE, lastTurnId: 30, enqueuedAt: before, dueAt: before };
     // (DelaySeconds 0: the idle queue delays a message 5 minutes unless told otherwise.)
     await sqs.send(new SendMessageCommand({ QueueUrl: stack.info.queues.idle.url, MessageBody: JSON.stringify(check), DelaySeconds: 0 }));
@@ -182,7 +182,7 @@ describe('forgetting a user (DELETE /v1/users/{u})', () => {
   });
 
   it('restores her export into a fresh stack: the same state, searchable; a second import is refused', async () => {
-    const fresh = await startLocalStack({ stage: 'importtest', logLevel: (process.env.FORGET_LOG as 'INFO' | undefined) ?? 'SILENT', speed: 300 });
+    const fresh = await startHarness({ stage: 'importtest', logLevel: (process.env.FORGET_LOG as 'INFO' | undefined) ?? 'SILENT', speed: 300 });
     try {
       const there = new MemoryClient(fresh.info.apiUrl, async () => fresh.mintUserToken([GONE], GONE));
       expect(archive.documents.some((d) => d.base64 !== undefined)).toBe(true);

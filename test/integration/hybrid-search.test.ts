@@ -1,5 +1,5 @@
 /**
- * Hybrid retrieval on the local stack, IAM enforced: a stage that embeds (Titan Text
+ * Hybrid retrieval on the local harness, IAM enforced: a stage that embeds (Titan Text
  * Embeddings V2, here the deterministic stand-in of infra/local/embedding-stand-in.ts, which is
  * not a model) has the reflector's compactions store vectors in the segments and the API embed
  * each query once and rank by them too — with no request denied; an embedding model that never
@@ -11,7 +11,7 @@ import type { TurnSaved } from '../../events/turn-saved.js';
 import { MemoryClient } from '../../functions/api/client.js';
 import { stageConfig } from '../../infra/config/stages.js';
 import { standInVector } from '../../infra/local/embedding-stand-in.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { type FunctionKey, PERMISSIONS, type Permissions } from '../../infra/permissions.js';
 import { createDocumentClient, createS3Client } from '../../lib/kernel/aws-clients.adapter.js';
 import { DynamoS3SearchIndexStore } from '../../lib/search/search-index-store.adapter.js';
@@ -34,24 +34,24 @@ const turns = (userId: string, n: number): TurnSaved[] =>
     }),
   );
 
-let stack: LocalStack | undefined;
+let stack: LocalHarness | undefined;
 afterEach(async () => {
   await stack?.stop();
   stack = undefined;
 });
 
-const client = (s: LocalStack) => new MemoryClient(s.info.apiUrl, () => s.info.adminToken);
+const client = (s: LocalHarness) => new MemoryClient(s.info.apiUrl, () => s.info.adminToken);
 
 describe('hybrid retrieval on a stage that embeds (deterministic stand-in, IAM enforced)', () => {
   it('stores vectors at compaction, embeds each query once and ranks by them, with no request denied', async () => {
-    stack = await startLocalStack({ stage: 'hybrid', config, logLevel: 'SILENT', speed: 300 });
+    stack = await startHarness({ stage: 'hybrid', config, logLevel: 'SILENT', speed: 300 });
     const local = stack;
     expect(local.info.environments.api.EMBEDDING_MODEL_ID).toBe(MODEL);
     await local.publisher.publish(turns(USER, 40));
     await local.waitUntilDrained({ timeoutMs: 240_000 });
 
     // The reflector's compactions wrote segments whose items carry the stand-in's vectors.
-    const index = new DynamoS3SearchIndexStore(createDocumentClient(), createS3Client(), local.info.tableName, local.info.bucketName);
+    const index = new DynamoS3SearchIndexStore({ ddb: createDocumentClient(), s3: createS3Client(), tableName: local.info.tableName, bucketName: local.info.bucketName });
     const head = await index.head(USER);
     expect(head.segments.length).toBeGreaterThan(0);
     const segments = await Promise.all(head.segments.map((ref) => index.segment(ref)));
@@ -77,13 +77,13 @@ describe('hybrid retrieval on a stage that embeds (deterministic stand-in, IAM e
 
   it("abandons a compaction's embedding calls at the invocation's deadline, never running into its timeout", async () => {
     // The reflector's timeout here: MODEL_CALL_RESERVE_MS (15 s) and 15 s for the job and its compaction.
-    stack = await startLocalStack({ stage: 'hybriddeadline', config, logLevel: 'SILENT', speed: 300, timeouts: { reflector: 30 } });
+    stack = await startHarness({ stage: 'hybriddeadline', config, logLevel: 'SILENT', speed: 300, timeouts: { reflector: 30 } });
     const local = stack;
     // The embedding model never answers: the Bedrock client's own timeout (a minute, four attempts) is far past the function's.
     local.emulators.converse.setEmbedder('hang');
     await local.publisher.publish(turns(USER, 40));
     await local.waitUntilDrained({ timeoutMs: 240_000 });
-    const reflector = local.sources.reflection.stats;
+    const reflector = local.sources.job.stats;
     // The compactions after the jobs asked for vectors, and each call was abandoned at the deadline:
     // no invocation ran into the function's timeout, none failed, and every job was done.
     expect(local.emulators.converse.invocations.length).toBeGreaterThan(0);
@@ -91,7 +91,7 @@ describe('hybrid retrieval on a stage that embeds (deterministic stand-in, IAM e
     expect(reflector.handlerErrors).toBe(0);
     expect(reflector.failedRecords).toBe(0);
     // Nothing was folded without its vectors: no segment was written.
-    const index = new DynamoS3SearchIndexStore(createDocumentClient(), createS3Client(), local.info.tableName, local.info.bucketName);
+    const index = new DynamoS3SearchIndexStore({ ddb: createDocumentClient(), s3: createS3Client(), tableName: local.info.tableName, bucketName: local.info.bucketName });
     expect((await index.head(USER)).segments).toEqual([]);
     expect(iamDenials(local)).toEqual([]);
   }, 360_000);
@@ -99,7 +99,7 @@ describe('hybrid retrieval on a stage that embeds (deterministic stand-in, IAM e
   it("fails a search without the API's InvokeModel grant, naming the action", async () => {
     const permissions = structuredClone(PERMISSIONS) as Record<FunctionKey, Permissions>;
     delete permissions.api.embeddings;
-    stack = await startLocalStack({ stage: 'hybridnogrant', config, logLevel: 'SILENT', speed: 300, iam: { permissions } });
+    stack = await startHarness({ stage: 'hybridnogrant', config, logLevel: 'SILENT', speed: 300, iam: { permissions } });
     await expect(client(stack).search(USER, { query: 'sourdough bread', limit: 5 })).rejects.toThrow();
     expect(iamDenials(stack)[0]).toMatch(/^api: BedrockRuntime\.InvokeModel — bedrock:InvokeModel on arn:aws:bedrock:us-east-1::foundation-model\/amazon\.titan-embed-text-v2:0/);
   }, 120_000);

@@ -1,5 +1,5 @@
 /**
- * IAM enforced on the local stack, from the synthesized stage: with the grants the stack once
+ * IAM enforced on the local harness, from the synthesized stage: with the grants the stack once
  * had, the first deploy would have ingested nothing (the signal function without
  * s3:PutObjectTagging) and failed every reflection (the reflector without s3:ListBucket: its
  * lookup of a recorded model answer before each model call read a key that did not exist
@@ -11,7 +11,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { type FunctionKey, PERMISSIONS, type Permissions } from '../../infra/permissions.js';
 import { iamDenials } from '../helpers/iam.js';
 
@@ -37,7 +37,7 @@ const turns = (userId: string, n: number): TurnSaved[] =>
 /** Turns whose documents are too large to go inline in the turn index: each is an S3 object. */
 const largeTurns = (userId: string, n: number): TurnSaved[] => turns(userId, n).map((t) => ({ ...t, response: `Noted: ${'the reef tank log. '.repeat(300)}` }));
 
-let stack: LocalStack | undefined;
+let stack: LocalHarness | undefined;
 afterEach(async () => {
   await stack?.stop();
   stack = undefined;
@@ -54,21 +54,21 @@ const until = async (what: string, done: () => boolean, timeoutMs = 30_000) => {
 describe('the old grants, enforced locally', () => {
   it('deny every turn document without s3:PutObjectTagging, naming the action', async () => {
     const permissions = grantsWith('signal', (p) => ({ ...p, s3: { ...p.s3, 'users/*/turns/*': ['PutObject'] } }));
-    stack = await startLocalStack({ stage: 'iamtag', logLevel: 'SILENT', speed: 300, iam: { permissions } });
+    stack = await startHarness({ stage: 'iamtag', logLevel: 'SILENT', speed: 300, iam: { permissions } });
     const local = stack;
     await local.publisher.publish(largeTurns('no-tagging', 3));
     await until('the signal function to be denied', () => iamDenials(local).length > 0);
     expect(iamDenials(local)[0]).toMatch(/^signal: S3\.PutObject — s3:PutObjectTagging on arn:aws:s3:::reflective-memory-iamtag-000000000000-us-east-1\/users\/no-tagging\/turns\//);
-    expect((await local.summary()).turns).toBe(0);
+    expect((await local.report()).turns).toBe(0);
   }, 120_000);
 
   it('reflect without s3:ListBucket: no reflection reads a missing key, which S3 would answer 403', async () => {
     const permissions = grantsWith('reflector', (p) => ({ ...p, listBucket: false }));
-    stack = await startLocalStack({ stage: 'iamlist', logLevel: 'SILENT', speed: 300, iam: { permissions } });
+    stack = await startHarness({ stage: 'iamlist', logLevel: 'SILENT', speed: 300, iam: { permissions } });
     const local = stack;
     await local.publisher.publish(turns('no-listing', 10));
     await local.waitUntilDrained({ timeoutMs: 60_000 });
     expect(iamDenials(local)).toEqual([]);
-    expect(await local.summary()).toMatchObject({ batches: 1, batchesAborted: 0 });
+    expect(await local.report()).toMatchObject({ batches: 1, batchesAborted: 0 });
   }, 120_000);
 });

@@ -1,5 +1,5 @@
 /**
- * Req R-DEL through the real handlers on the local stack, over one replay of the sample
+ * Req R-DEL through the real handlers on the local harness, over one replay of the sample
  * conversation (three sessions) with an agent.event and a nightly run: deleting one item of
  * every kind (DELETE …/memory/items/{id}), and forgetting a session by provenance
  * (POST …/memory/forget). Afterwards no search or retrieve returns what went, the user's
@@ -17,21 +17,21 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { MemoryClient } from '../../functions/api/client.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { dumpUserState, listObjectVersions, type UserStateDump } from '../../infra/local/state-dump.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
-import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
+import { DynamoS3BatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
 import { DynamoTurnLog } from '../../lib/search/dynamo-turn-log.adapter.js';
-import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { jobDeduplicationId } from '../../lib/jobs/sqs-job-queue.adapter.js';
-import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
+import { DynamoS3SummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { keys, pad } from '../../lib/kernel/memory-paths.js';
-import { SegmentedIndex } from '../../lib/search/memory-search.js';
+import { SearchSegments } from '../../lib/search/search-segments.js';
 import type { ForgetReceipt } from '../../lib/memory-api/memory-api.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
 import { recordRelations } from '../../lib/graph/graph-use-cases.js';
@@ -44,14 +44,14 @@ const SESSION_2 = 'locomo/conv-26-session-2';
 /** Session 2's turns in the sample: what the forget by provenance removes. */
 const FORGOTTEN = [10, 11, 12, 13, 14, 15, 16, 17, 18];
 
-let stack: LocalStack;
+let stack: LocalHarness;
 let memory: MemoryClient;
 const ddb = createDocumentClient(createDynamoDbClient());
 let s3client: S3Client | undefined;
 const s3 = () => (s3client ??= new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials }));
-const changes = () => new DynamoSearchChangeLog(ddb, stack.info.tableName);
-const knowledge = () => new S3DynamoKnowledgeStore(ddb, s3(), stack.info.tableName, stack.info.bucketName, changes());
-const graph = () => new DynamoGraphStore(ddb, stack.info.tableName);
+const changes = () => new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName });
+const knowledge = () => new DynamoS3KnowledgeStore({ ddb, s3: s3(), tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: changes() });
+const graph = () => new DynamoGraphStore({ ddb, tableName: stack.info.tableName });
 const dump = () => dumpUserState({ ddb, s3: s3() }, stack.info, USER);
 /** The keys of every version and delete marker the versioned bucket keeps of the user's, current or not. */
 const versionKeys = async (): Promise<string[]> => (await listObjectVersions(s3(), stack.info.bucketName, `users/${USER}/`)).map((v) => v.key);
@@ -85,10 +85,10 @@ async function searched(query: string): Promise<Array<{ id: string; sourceTurns:
 /** The ids the user's search index serves now (segments and the change marks' overlay), read as the API reads them. */
 async function indexedIds(): Promise<Set<string>> {
   const { tableName: table, bucketName: bucket } = stack.info;
-  const turns = new S3DynamoTurnStore(ddb, s3(), table, bucket, changes());
-  const catalog = new StoreMemoryCatalog({ turns, knowledge: knowledge(), summaries: new S3DynamoSummaryStore(ddb, s3(), table, bucket, changes()), items: new DynamoMemoryItemStore(ddb, table, changes()), diary: new DynamoDiaryStore(ddb, table, changes()), stagedExpiryDays: 14 });
-  const index = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3(), table, bucket), catalog, clock: { now: () => stack.now() }, marks: { lagMs: 5_000 }, turns: new DynamoTurnLog(ddb, table) });
-  return new Set([...new SegmentedIndex((await index.view(USER)).entries).visible()].map((i) => i.id));
+  const turns = new DynamoS3TurnStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes: changes() });
+  const catalog = new StoreMemoryCatalog({ turns, knowledge: knowledge(), summaries: new DynamoS3SummaryStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes: changes() }), items: new DynamoMemoryItemStore({ ddb, tableName: table, changes: changes() }), diary: new DynamoDiaryStore({ ddb, tableName: table, changes: changes() }), stagedExpiryDays: 14 });
+  const index = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore({ ddb, s3: s3(), tableName: table, bucketName: bucket }), catalog, clock: { now: () => stack.now() }, marks: { lagMs: 5_000 }, turns: new DynamoTurnLog({ ddb, tableName: table }) });
+  return new Set([...new SearchSegments((await index.view(USER)).entries).visible()].map((i) => i.id));
 }
 
 const edgeIds = async () => (await graph().load(USER)).edges.filter((e) => e.status === 'active').map((e) => e.id);
@@ -123,7 +123,7 @@ async function seedKnowledge(at: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'deletetest', logLevel: (process.env.DELETE_LOG as 'INFO' | undefined) ?? 'SILENT', speed: 300 });
+  stack = await startHarness({ stage: 'deletetest', logLevel: (process.env.DELETE_LOG as 'INFO' | undefined) ?? 'SILENT', speed: 300 });
   memory = new MemoryClient(stack.info.apiUrl, () => stack.mintUserToken([USER], USER));
   const turns = sample();
   await stack.replayLines(turns.map((t) => JSON.stringify(t)), { clock: true });
@@ -238,7 +238,7 @@ describe('deleting one item of every kind (DELETE …/memory/items/{id})', () =>
     expect(stagedAfter.filter((sk) => sk.includes('lgbtq_support_group'))).toEqual([]);
     const { batches } = await memory.call('batchList', { params: { userId: USER }, query: { limit: 5 } });
     const listed = (batches as Array<{ batchId: string; turns: number[] }>).find((b) => b.turns.includes(31));
-    const log = await new S3DynamoBatchLogStore(ddb, s3(), stack.info.tableName, stack.info.bucketName).get(USER, String(listed?.batchId));
+    const log = await new DynamoS3BatchLogStore({ ddb, s3: s3(), tableName: stack.info.tableName, bucketName: stack.info.bucketName }).get(USER, String(listed?.batchId));
     expect(log?.quality_gate_results.rejections.filter((r) => r.gate === 'deleted')).toEqual([expect.objectContaining({ item: expect.stringMatching(/lgbtq.support.group/i), reason: expect.stringMatching(/deleted/) })]);
     expect(iamDenials(stack)).toEqual([]);
   }, 120_000);
@@ -316,7 +316,7 @@ describe('forgetting a session by provenance (POST …/memory/forget)', () => {
     const sqs = new SQSClient({ region: stack.info.region, endpoint: stack.info.endpoints.sqs, credentials: stack.info.credentials });
     for (const [jobId, kind] of [['batch-10-18', 'batch'], ['summary-10-18-again', 'idle-summary']] as const) {
       const job = { type: 'reflector.job', version: 1, jobId, userId: USER, kind, trigger: 'redrive', urgency: 0, turnIds: FORGOTTEN, requestedAt: stack.now().toISOString() };
-      await sqs.send(new SendMessageCommand({ QueueUrl: stack.info.queues.reflection.url, MessageBody: JSON.stringify(job), MessageGroupId: USER, MessageDeduplicationId: jobDeduplicationId(job) }));
+      await sqs.send(new SendMessageCommand({ QueueUrl: stack.info.queues.job.url, MessageBody: JSON.stringify(job), MessageGroupId: USER, MessageDeduplicationId: jobDeduplicationId(job) }));
     }
     await stack.waitUntilDrained();
     expect(await dump()).toEqual(before);

@@ -1,6 +1,6 @@
 /**
  * Edit and restore (docs/memory-api.md "Edit and restore") through the real api handler on the
- * local stack: a Knowledge fact, a nightly finding and a summary are corrected; search finds
+ * local harness: a Knowledge fact, a nightly finding and a summary are corrected; search finds
  * the new text and no longer the old; the audit entry holds the old text; restore brings it
  * back (and search follows); other kinds answer 400 naming `id`, unknown ids 404, a concurrent
  * change of the same text 409; what an edit stores is redacted as a turn is.
@@ -12,18 +12,18 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
-import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
+import { DynamoS3SummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 import { summaryPair } from '../../lib/summaries/summary.js';
 import { MemoryClient, MemoryClientError } from '../../functions/api/client.js';
 import { apiRequest } from '../helpers/api.js';
 import { bucketReader } from '../helpers/s3.js';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 let s3: S3Client;
 let client: MemoryClient;
 const USER = 'edit-user';
@@ -44,18 +44,18 @@ beforeAll(async () => {
       return (write as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
     });
   }
-  stack = await startLocalStack({ stage: 'edittest', logLevel: 'INFO', speed: 300 });
+  stack = await startHarness({ stage: 'edittest', logLevel: 'INFO', speed: 300 });
   const ddb = createDocumentClient(createDynamoDbClient());
   s3 = new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials });
-  const changes = new DynamoSearchChangeLog(ddb, stack.info.tableName);
-  const knowledge = new S3DynamoKnowledgeStore(ddb, s3, stack.info.tableName, stack.info.bucketName, changes);
+  const changes = new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName });
+  const knowledge = new DynamoS3KnowledgeStore({ ddb, s3, tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes });
   const doc = (id: string, title: string, category: string, text: string) => ({
     path: id,
     markdown: `---\ntitle: ${title}\n---\n\n# ${title}\n\n${text}\n`,
     doc: { id, title, text, summary: text, category, confidence: 0.7, sourceTurns: [2], promotedAt: '2026-01-01T00:00:00.000Z' },
   });
   await knowledge.putKnowledge(USER, [doc(FACT, 'kayak', 'Facts', OLD_FACT), doc(FINDING, 'kayak storage', 'Reflections', OLD_FINDING)]);
-  const summaries = new S3DynamoSummaryStore(ddb, s3, stack.info.tableName, stack.info.bucketName, changes);
+  const summaries = new DynamoS3SummaryStore({ ddb, s3, tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes });
   await summaries.write(
     summaryPair({ userId: USER, id: SUMMARY, kind: 'idle', trigger: 'idle', createdAt: '2026-01-01T00:00:00.000Z', sourceTurns: [1, 2, 3, 4], prompt: 'Summarise.', text: OLD_SUMMARY, modelId: 'offline', inputTokens: 10, outputTokens: 10, deleted: false }),
   );

@@ -1,5 +1,5 @@
 /**
- * Req R-SCOPE-2 for every kind of item, on the local stack with IAM enforced: outcomes through
+ * Req R-SCOPE-2 for every kind of item, on the local harness with IAM enforced: outcomes through
  * the memory API move the trust of Knowledge facts and turns (their trust records in DynamoDB),
  * outcomes sent at once all count, search ranks by trust, and the reflector's compaction folds
  * it into the segments it writes.
@@ -9,16 +9,16 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functionClients } from '../../infra/local/clients.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoItemTrustStore } from '../../lib/trust/dynamo-item-trust-store.adapter.js';
 import { DynamoTurnLog } from '../../lib/search/dynamo-turn-log.adapter.js';
-import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
-import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
+import { DynamoS3SummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
 import { LiveSearchIndex } from '../../lib/search/search-index.js';
@@ -26,10 +26,10 @@ import { apiRequest } from '../helpers/api.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 
 const USER = 'trust-user';
-let stack: LocalStack;
+let stack: LocalHarness;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'trusttest', logLevel: 'SILENT' });
+  stack = await startHarness({ stage: 'trusttest', logLevel: 'SILENT' });
   // Three turns of the sample conversation, as this user's, through the real pipeline.
   const lines = readFileSync(new URL('../../events/samples/conversation.jsonl', import.meta.url), 'utf8')
     .split('\n')
@@ -40,7 +40,7 @@ beforeAll(async () => {
   // Two Knowledge facts alike in all but their paths (no source turns: one would hide the other as redundant).
   const ddb = createDocumentClient(createDynamoDbClient());
   const s3 = new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials });
-  const knowledge = new S3DynamoKnowledgeStore(ddb, s3, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(ddb, stack.info.tableName));
+  const knowledge = new DynamoS3KnowledgeStore({ ddb, s3, tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }) });
   const text = 'The reef tank holds salt water, two clownfish and a cleaner shrimp.';
   await knowledge.putKnowledge(
     USER,
@@ -66,20 +66,20 @@ const B = 'knowledge:Facts/reef_b.md';
 function reflectorIndex(): LiveSearchIndex {
   const { ddb, s3 } = functionClients('reflector', stack.iam);
   const { tableName: table, bucketName: bucket } = stack.info;
-  const changes = new DynamoSearchChangeLog(ddb, table, { expiring: true });
+  const changes = new DynamoSearchChangeLog({ ddb, tableName: table }, { expiring: true });
   const catalog = new StoreMemoryCatalog({
-    turns: new S3DynamoTurnStore(ddb, s3, table, bucket, changes),
-    knowledge: new S3DynamoKnowledgeStore(ddb, s3, table, bucket, changes),
-    summaries: new S3DynamoSummaryStore(ddb, s3, table, bucket, changes),
-    items: new DynamoMemoryItemStore(ddb, table, changes),
-    diary: new DynamoDiaryStore(ddb, table, changes),
-    trust: new DynamoItemTrustStore(ddb, table, changes),
+    turns: new DynamoS3TurnStore({ ddb, s3, tableName: table, bucketName: bucket, changes }),
+    knowledge: new DynamoS3KnowledgeStore({ ddb, s3, tableName: table, bucketName: bucket, changes }),
+    summaries: new DynamoS3SummaryStore({ ddb, s3, tableName: table, bucketName: bucket, changes }),
+    items: new DynamoMemoryItemStore({ ddb, tableName: table, changes }),
+    diary: new DynamoDiaryStore({ ddb, tableName: table, changes }),
+    trust: new DynamoItemTrustStore({ ddb, tableName: table, changes }),
     stagedExpiryDays: 14,
   });
-  return new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3, table, bucket), catalog, clock: { now: () => stack.now() }, marks: { lagMs: 0 }, turns: new DynamoTurnLog(ddb, table) });
+  return new LiveSearchIndex({ store: new DynamoS3SearchIndexStore({ ddb, s3, tableName: table, bucketName: bucket }), catalog, clock: { now: () => stack.now() }, marks: { lagMs: 0 }, turns: new DynamoTurnLog({ ddb, tableName: table }) });
 }
 
-describe('trust for every kind of item (req R-SCOPE-2), on the local stack', () => {
+describe('trust for every kind of item (req R-SCOPE-2), on the local harness', () => {
   it('moves the trust of a Knowledge fact and a turn, and search ranks a fact a FAIL lowered below its twin', async () => {
     expect(await ranked()).toEqual([
       [A, 0.6],

@@ -1,7 +1,7 @@
 /**
- * The reflector within its limits, through the real handlers on the local stack.
+ * The reflector within its limits, through the real handlers on the local harness.
  *
- * Time: the local stack ends an invocation at its function's timeout as Lambda does
+ * Time: the local harness ends an invocation at its function's timeout as Lambda does
  * (infra/local/event-source.ts); here the reflector's timeout is 20 s, so a job's model calls
  * are abandoned 5 s into a delivery (MODEL_CALL_RESERVE_MS before the end). Nothing below
  * depends on how long anything took: a model that never answers either ends in the job's
@@ -21,7 +21,7 @@ import { keys } from '../../lib/kernel/memory-paths.js';
 import { answerNameOf } from '../../infra/local/converse-protocol.js';
 import { offlineResponder } from '../../infra/local/converse-server.js';
 import { ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { QUEUES } from '../../infra/resources.js';
 import { bucketReader } from '../helpers/s3.js';
 import { iamDenials } from '../helpers/iam.js';
@@ -32,11 +32,11 @@ const REFLECTOR_TIMEOUT_SECONDS = 20;
 /** A forget's page on this stack: items per Query, versions per listing; one page a job. */
 const PAGE_SIZE = 4;
 
-let stack: LocalStack;
+let stack: LocalHarness;
 let bucket: ReturnType<typeof bucketReader>;
 
 beforeAll(async () => {
-  stack = await startLocalStack({
+  stack = await startHarness({
     stage: 'limitstest',
     logLevel: 'SILENT',
     speed: 300,
@@ -54,7 +54,7 @@ afterAll(async () => {
 describe('a model that never answers', () => {
   it('ends each delivery in the retry path with time to spare, never in a timeout; the last delivery records the failure', async () => {
     const ledger = requestLedger.snapshotByScope().reflector ?? {};
-    const before = await stack.summary();
+    const before = await stack.report();
     let hung = 0;
     stack.emulators.converse.setResponder((req) => {
       if (!answerNameOf(req)) return offlineResponder(req); // summaries still answer
@@ -67,12 +67,12 @@ describe('a model that never answers', () => {
     } finally {
       stack.emulators.converse.setResponder(offlineResponder);
     }
-    const s = await stack.summary();
+    const s = await stack.report();
     // No invocation ran into the function's timeout: each abandoned its call and failed the record itself.
-    expect(stack.sources.reflection.stats.timeouts).toBe(0);
-    expect(stack.sources.reflection.stats.handlerErrors).toBe(0);
+    expect(stack.sources.job.stats.timeouts).toBe(0);
+    expect(stack.sources.job.stats.handlerErrors).toBe(0);
     // One call per delivery (an abandoned call is not retried by the SDK), on every delivery SQS makes.
-    expect(hung).toBe(QUEUES.reflection.maxReceiveCount);
+    expect(hung).toBe(QUEUES.job.maxReceiveCount);
     // The first delivery's failure came back after the model retry delay, as for any unavailable model.
     expect(ledgerDelta(ledger, requestLedger.snapshotByScope().reflector ?? {})['SQS.ChangeMessageVisibility']?.requests).toBe(1);
     // The last delivery recorded why before SQS parked the job.
@@ -96,8 +96,8 @@ describe('a forget of more pages than the queue allows receives', () => {
     }
     for (let i = 0; i < 6; i++) await s3.send(new PutObjectCommand({ Bucket: stack.info.bucketName, Key: `users/${user}/notes/${i}.md`, Body: 'x' }));
     const ledger = requestLedger.snapshotByScope().reflector ?? {};
-    const before = await stack.summary();
-    const failedBefore = stack.sources.reflection.stats.failedRecords;
+    const before = await stack.report();
+    const failedBefore = stack.sources.job.stats.failedRecords;
 
     const own = new MemoryClient(stack.info.apiUrl, async () => stack.mintUserToken([user], user));
     await own.forget(user);
@@ -112,11 +112,11 @@ describe('a forget of more pages than the queue allows receives', () => {
     expect(await bucket.list(`users/${user}/`)).toEqual([]);
     // At least 12 pages, one a job: more continuations (each a message the reflector sent to its own queue) than the queue's receives.
     const d = ledgerDelta(ledger, requestLedger.snapshotByScope().reflector ?? {});
-    expect(d['SQS.SendMessage']?.requests ?? 0).toBeGreaterThan(QUEUES.reflection.maxReceiveCount);
+    expect(d['SQS.SendMessage']?.requests ?? 0).toBeGreaterThan(QUEUES.job.maxReceiveCount);
     // None of them failed and came back: no visibility change, no failed record, nothing in a DLQ.
     expect(d['SQS.ChangeMessageVisibility']?.requests ?? 0).toBe(0);
-    expect(stack.sources.reflection.stats.failedRecords - failedBefore).toBe(0);
-    expect((await stack.summary()).errors - before.errors).toBe(0);
+    expect(stack.sources.job.stats.failedRecords - failedBefore).toBe(0);
+    expect((await stack.report()).errors - before.errors).toBe(0);
     expect(iamDenials(stack)).toEqual([]);
     s3.destroy();
     ddb.destroy();

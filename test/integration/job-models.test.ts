@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stageConfig } from '../../infra/config/stages.js';
 import { type ConverseRequest, offlineResponder } from '../../infra/local/converse-server.js';
 import { answerNameOf } from '../../infra/local/converse-protocol.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { REFLECTION_TOOL } from '../../lib/batches/run-reflection.js';
 import { NIGHTLY_TOOL } from '../../lib/sleep-time/nightly.js';
 import { WEEKLY_TOOL } from '../../lib/sleep-time/weekly.js';
@@ -17,7 +17,7 @@ import { WEEKLY_TOOL } from '../../lib/sleep-time/weekly.js';
 const SAMPLE = new URL('../../events/samples/conversation.jsonl', import.meta.url);
 const NOVA_LITE = 'amazon.nova-lite-v1:0';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 const calls: Array<{ modelId: string; job: string }> = [];
 
 /** Which job a Converse request is: the name of its structured answer (a forced tool or a structured output schema), or a summary (free text). */
@@ -30,7 +30,7 @@ function jobOf(req: ConverseRequest): string {
 beforeAll(async () => {
   // The sample's weeks each hold one day of conversation, which a weekly run skips by default (weeklyMinDays 2): asked for every week here, so the weekly call is seen.
   const config = { ...stageConfig('dev'), jobModels: { summary: NOVA_LITE, sleepTime: NOVA_LITE }, sleepTime: { ...stageConfig('dev').sleepTime, weeklyMinDays: 1 } };
-  stack = await startLocalStack({
+  stack = await startHarness({
     stage: 'jobmodels',
     config,
     responder: (req) => {
@@ -53,7 +53,7 @@ describe('a model per job (stage jobModels)', () => {
     expect(modelsOf('batch')).toEqual(['us.anthropic.claude-haiku-4-5-20251001-v1:0']);
     for (const job of ['summary', 'nightly', 'weekly']) expect(modelsOf(job), job).toEqual([`us.${NOVA_LITE}`]);
     expect(stack.info.environments.reflector.SUMMARY_MODEL_ID).toBe(`us.${NOVA_LITE}`);
-    const summary = await stack.summary();
+    const summary = await stack.report();
     expect(summary.errors).toBe(0);
     expect(summary.iamDenied).toBe(0);
   });

@@ -1,5 +1,5 @@
 /**
- * The memory's lifecycle through the real handlers on the local stack: req R-TIER's tiers and
+ * The memory's lifecycle through the real handlers on the local harness: req R-TIER's tiers and
  * diary, and the input times that decide state. Tiers: the API
  * (corroboration, automatic promotion), the signal function (a session's close clears its
  * ephemeral entries), the sweep function (expiry with its reason) and the nightly run (decay
@@ -12,18 +12,18 @@
  * vanish under the test.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { bucketReader } from '../helpers/s3.js';
 import { apiRequest } from '../helpers/api.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 let admin: string;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'tiertest', logLevel: 'SILENT', speed: 300 });
+  stack = await startHarness({ stage: 'tiertest', logLevel: 'SILENT', speed: 300 });
   admin = stack.info.adminToken;
 }, 120_000);
 afterAll(async () => {
@@ -134,7 +134,7 @@ describe('the diary: reflection entries, read by the next reflection, listed, se
     await stack.waitUntilDrained();
     const prompts = stack.emulators.converse.requests.slice(asked).flatMap((r) => r.messages?.flatMap((m) => m.content.map((c) => c.text ?? '')) ?? []);
     const second = prompts.find((p) => p.includes('## Your reflection'));
-    expect(second).toContain('## Earlier reflections');
+    expect(second).toContain('## Earlier diary entries');
     expect(second).toContain(first[0].reflection.insight);
     const entries = (await diary('?type=reflection')).entries as Result[];
     expect(entries.map((e) => e.trigger)).toEqual(['event:correction', 'event:error']);

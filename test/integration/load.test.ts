@@ -7,22 +7,22 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LatencyProbe, latencyProbe, readLocomoTexts, type RoundResult, runLoadRound, type TurnTexts } from '../../bench/load.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 let texts: TurnTexts;
 let probe: LatencyProbe;
 
 beforeAll(async () => {
   texts = readLocomoTexts();
   probe = latencyProbe();
-  stack = await startLocalStack({ stage: 'load', logLevel: 'SILENT', speed: 300, observe: probe.observe });
+  stack = await startHarness({ stage: 'load', logLevel: 'SILENT', speed: 300, observe: probe.observe });
 });
 afterAll(async () => {
   await stack?.stop();
 });
 
-describe('load: 100 concurrent sessions on the local stack', () => {
+describe('load: 100 concurrent sessions on the local harness', () => {
   let result: RoundResult;
 
   it('stores every turn exactly once, counts each republish as a duplicate, and leaves the DLQs empty', async () => {

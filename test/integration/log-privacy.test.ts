@@ -5,11 +5,11 @@
  * trace of the marker on stdout or stderr.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 
 const MARKER = 'xylophonicmarker';
 const output: string[] = [];
-let stack: LocalStack;
+let stack: LocalHarness;
 
 const turn = (turnId: number, text: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -32,7 +32,7 @@ beforeAll(async () => {
       return (write as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
     });
   }
-  stack = await startLocalStack({ stage: 'privacy', logLevel: 'INFO', speed: 300 });
+  stack = await startHarness({ stage: 'privacy', logLevel: 'INFO', speed: 300 });
 }, 120_000);
 afterAll(async () => {
   vi.restoreAllMocks();
@@ -53,7 +53,7 @@ describe('logs', () => {
     await stack.waitUntilDrained();
     await stack.advanceTo(new Date(stack.now().getTime() + 2 * 24 * 3_600_000));
     await stack.waitUntilDrained();
-    const summary = await stack.summary();
+    const summary = await stack.report();
     expect(summary.rejected).toBeGreaterThanOrEqual(2);
     expect(summary.batches).toBeGreaterThan(0);
     // The handlers did log (so the check is not vacuous) …

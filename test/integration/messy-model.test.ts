@@ -6,14 +6,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { bucketReader } from '../helpers/s3.js';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 let bucket: ReturnType<typeof bucketReader>;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'itest', logLevel: 'SILENT', speed: 300, messyModel: { rate: 0.9, seed: 1 } });
+  stack = await startHarness({ stage: 'itest', logLevel: 'SILENT', speed: 300, messyModel: { rate: 0.9, seed: 1 } });
   bucket = bucketReader(stack.info);
 });
 afterAll(async () => {
@@ -27,7 +27,7 @@ describe('the pipeline with the messy model', () => {
     const lines = readFileSync(new URL('../../events/samples/conversation.jsonl', import.meta.url), 'utf8').split('\n').slice(0, 20);
     await stack.replayLines(lines);
     await stack.waitUntilDrained();
-    const s = await stack.summary();
+    const s = await stack.report();
     expect(s).toMatchObject({ turns: 20, batches: 2, errors: 0 });
     expect(s.messyAnswers).toBeGreaterThanOrEqual(2);
     expect(s.messyAnswers).toBe(Object.values(s.messyKinds).reduce((a, b) => a + b, 0));

@@ -1,6 +1,6 @@
 /**
  * `npm run migrate -- turn-keys` (infra/ops/migrate-cli.ts), as an operator runs it, against the
- * local stack (docs/data-model.md, "Window reads by key range"): batch logs and summaries still
+ * local harness (docs/data-model.md, "Window reads by key range"): batch logs and summaries still
  * under their id alone (`BATCH#{id}`, `SUMMARY#{id}`), which the memory API's listings do not
  * read, move under their last turn, and its real handler lists them in turn order again; one already written under its new key
  * keeps that one; a second run moves nothing and changes nothing.
@@ -14,8 +14,8 @@ import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCom
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryClient } from '../../functions/api/client.js';
 import { functionClients } from '../../infra/local/clients.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
+import { DynamoS3BatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import type { BatchLog } from '../../lib/batches/batch-log.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 import { iamDenials } from '../helpers/iam.js';
@@ -23,11 +23,11 @@ import { iamDenials } from '../helpers/iam.js';
 const ROOT = new URL('../../', import.meta.url).pathname;
 const USER = 'migrate-user';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 let ddb: DynamoDBDocumentClient;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'migratetest', logLevel: 'SILENT' });
+  stack = await startHarness({ stage: 'migratetest', logLevel: 'SILENT' });
   const { region, credentials, endpoints } = stack.info;
   ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region, credentials, endpoint: endpoints.dynamodb }));
 }, 120_000);
@@ -89,7 +89,7 @@ const listed = async () => {
 describe('npm run migrate -- turn-keys', () => {
   it('moves old-key batch logs and summaries under their last turn, keeps one already moved, and a second run is a no-op', async () => {
     const reflector = functionClients('reflector', stack.iam);
-    const logs = new S3DynamoBatchLogStore(reflector.ddb, reflector.s3, stack.info.tableName, stack.info.bucketName);
+    const logs = new DynamoS3BatchLogStore({ ddb: reflector.ddb, s3: reflector.s3, tableName: stack.info.tableName, bucketName: stack.info.bucketName });
     for (const [first, last] of [[1, 10], [11, 20], [21, 30]] as const) {
       await logs.write(log(first, last));
       await put(summary(first, last, `Summary of turns ${first} to ${last}.`));

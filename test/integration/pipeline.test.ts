@@ -7,12 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenTurns, turnLine } from '../helpers/turn-lines.js';
 import { ACCESS_DENIED, answerNameOf, cutReply } from '../../infra/local/converse-protocol.js';
 import { offlineResponder } from '../../infra/local/converse-server.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { BEDROCK_MAX_ATTEMPTS } from '../../lib/kernel/aws-clients.adapter.js';
 import { QUEUES } from '../../infra/resources.js';
 import { REFLECTION_TOOL } from '../../lib/batches/run-reflection.js';
@@ -21,11 +21,11 @@ import { bucketReader } from '../helpers/s3.js';
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import { ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 let bucket: ReturnType<typeof bucketReader>;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'itest', logLevel: 'SILENT', speed: 300 });
+  stack = await startHarness({ stage: 'itest', logLevel: 'SILENT', speed: 300 });
   bucket = bucketReader(stack.info);
 });
 afterAll(async () => {
@@ -40,7 +40,7 @@ describe('the pipeline on the local emulators', () => {
     const replay = await stack.replayLines(lines);
     expect(replay).toMatchObject({ lines: 30, published: 30, refused: [] });
     await stack.waitUntilDrained();
-    const s = await stack.summary();
+    const s = await stack.report();
     expect(s).toMatchObject({ turns: 30, duplicates: 0, rejected: 0, batches: 3, batchesAborted: 0, errors: 0 });
     expect(s.staged).toBeGreaterThanOrEqual(1);
     // One idle summary, or more when a pause in ingestion under load outlasted the idle
@@ -112,12 +112,12 @@ describe('the pipeline on the local emulators', () => {
   });
 
   it('counts republished events once and keeps malformed ones with the failing field', async () => {
-    const before = await stack.summary();
+    const before = await stack.report();
     const good = tenTurns('dup-user');
     const lines = [...good, ...good, '{"type":"turn.saved","version":1,"userId":"dup-user","turnId":"eleven"}', 'this is not json', ''];
     await stack.replayLines(lines);
     await stack.waitUntilDrained();
-    const s = await stack.summary();
+    const s = await stack.report();
     expect(s.turns - before.turns).toBe(10);
     expect(s.duplicates - before.duplicates).toBe(10);
     expect(s.rejected - before.rejected).toBe(2);
@@ -158,7 +158,7 @@ describe('the pipeline on the local emulators', () => {
 
   it('retries a throttled model call (the SDK attempts on each of the queue deliveries), then parks the job in the DLQ', async () => {
     const ledger = requestLedger.snapshotByScope().reflector ?? {};
-    const before = await stack.summary();
+    const before = await stack.report();
     let calls = 0;
     stack.emulators.converse.setResponder((req) => {
       if (!answerNameOf(req)) return offlineResponder(req); // summaries still work
@@ -171,9 +171,9 @@ describe('the pipeline on the local emulators', () => {
     } finally {
       stack.emulators.converse.setResponder(offlineResponder);
     }
-    const s = await stack.summary();
+    const s = await stack.report();
     // Every delivery's call is retried by the SDK (standard mode) before the job fails it.
-    expect(calls).toBe(BEDROCK_MAX_ATTEMPTS * QUEUES.reflection.maxReceiveCount);
+    expect(calls).toBe(BEDROCK_MAX_ATTEMPTS * QUEUES.job.maxReceiveCount);
     expect(s.batches - before.batches).toBe(0);
     expect(s.errors - before.errors).toBe(1);
     const failed = JSON.parse(await bucket.text('users/throttled-user/Logs/reflector/failed/batch-1-10.json'));
@@ -183,7 +183,7 @@ describe('the pipeline on the local emulators', () => {
   });
 
   it('parks a job whose model access is denied, naming model access as the cause in the failure log', async () => {
-    const before = await stack.summary();
+    const before = await stack.report();
     stack.emulators.converse.setResponder((req) => (answerNameOf(req) ? ACCESS_DENIED : offlineResponder(req)));
     try {
       await stack.replayLines(tenTurns('denied-user'));
@@ -191,7 +191,7 @@ describe('the pipeline on the local emulators', () => {
     } finally {
       stack.emulators.converse.setResponder(offlineResponder);
     }
-    const s = await stack.summary();
+    const s = await stack.report();
     expect(s.batches - before.batches).toBe(0);
     expect(s.errors - before.errors).toBe(1);
     const failed = JSON.parse(await bucket.text('users/denied-user/Logs/reflector/failed/batch-1-10.json'));
@@ -224,7 +224,7 @@ describe('the pipeline on the local emulators', () => {
     // Knowledge the gates can see: one well-established fact (confidence 0.95).
     const aws = { region: stack.info.region, credentials: stack.info.credentials };
     const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ ...aws, endpoint: stack.info.endpoints.dynamodb }));
-    const repo = new S3DynamoKnowledgeStore(ddb, new S3Client({ ...aws, endpoint: stack.info.endpoints.s3, forcePathStyle: true }), stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(ddb, stack.info.tableName));
+    const repo = new DynamoS3KnowledgeStore({ ddb, s3: new S3Client({ ...aws, endpoint: stack.info.endpoints.s3, forcePathStyle: true }), tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }) });
     const known = 'The user keeps a reef tank with two clownfish.';
     await repo.promote('gates-user', { path: 'Facts/reef_tank--b0.md', kind: 'fact', title: 'reef_tank', category: 'Facts', text: known, confidence: 0.85, sourceTurns: [1], batchId: 'b0', stagedAt: '', meta: {}, body: known, promotedBy: ['b1', 'b2'], status: 'staged' }, 'Facts/reef_tank.md', `# reef_tank\n\n${known}\n`, {
       id: 'Facts/reef_tank.md', title: 'reef_tank', text: known, category: 'Facts', confidence: 0.95, sourceTurns: [1], summary: known, promotedAt: '2026-01-01T00:00:00Z',
@@ -281,7 +281,7 @@ describe('the pipeline on the local emulators', () => {
     const log = await bucket.batchLog('garbled-user', 'batch-1-10');
     expect(log.status).toBe('aborted');
     expect(log.error?.raw).toBe('Sorry, I cannot produce JSON today.');
-    expect((await stack.summary()).batchesAborted).toBe(1);
+    expect((await stack.report()).batchesAborted).toBe(1);
   });
 
   it('keeps planted secrets out of DynamoDB, S3 and every model prompt, and says by kind what it redacted', async () => {
@@ -318,12 +318,12 @@ describe('the pipeline on the local emulators', () => {
     // Under load a replay's event loop stalled up to 2 s, and a running batch came back to another
     // poller (two invocations of one FIFO group at once, which Lambda never has): a stall past the
     // queue's local visibility timeout let the emulator expire it before the event source renewed it.
-    const invocations = stack.sources.reflection.stats.invocations;
+    const invocations = stack.sources.job.stats.invocations;
     let calls = 0;
     stack.emulators.converse.setResponder((req) => {
       if (answerNameOf(req) !== REFLECTION_TOOL.name) return offlineResponder(req);
       calls++;
-      const until = Date.now() + (QUEUES.reflection.localVisibilityTimeoutSeconds + 1.5) * 1000;
+      const until = Date.now() + (QUEUES.job.localVisibilityTimeoutSeconds + 1.5) * 1000;
       while (calls === 1 && Date.now() < until) {
         // the whole process stalls in the batch's model call: emulator, event sources and handlers alike
       }
@@ -338,12 +338,12 @@ describe('the pipeline on the local emulators', () => {
     expect(calls).toBe(1);
     expect(await bucket.batchLog('stall-user', 'batch-1-10')).toMatchObject({ status: 'completed' });
     // Two jobs (the batch, then the idle summary of its ten turns), each delivered once.
-    expect(stack.sources.reflection.stats.invocations - invocations).toBe(2);
+    expect(stack.sources.job.stats.invocations - invocations).toBe(2);
   }, 60_000);
 
   it("settles the jobs a sweep fired before the clock moves on: the nightly run is over when the next morning's session comes", async () => {
     // Without it the replay published the next session while the nightly (or weekly) job still
-    // ran, on the next session's clock: the local stack said sessions settle before the clock moves on.
+    // ran, on the next session's clock: the local harness said sessions settle before the clock moves on.
     const user = 'settle-user';
     const turn = (i: number) =>
       JSON.stringify({ type: 'turn.saved', version: 1, userId: user, sessionId: 's-evening', turnId: i, timestamp: `2027-03-01T20:0${i}:00Z`, query: `Evening note ${i} about the garden shed.`, response: 'Noted.' });

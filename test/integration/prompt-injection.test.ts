@@ -12,16 +12,16 @@ import type { AddressInfo } from 'node:net';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type InjectionReport, injectionResponder, injectionStageConfig, runPromptInjection, seedInjectionVictim } from '../../bench/prompt-injection.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { BedrockConverseModel } from '../../lib/model/bedrock-converse-model.adapter.js';
 import { ModelUnavailableError } from '../../lib/model/language-model.port.js';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 const hostile = injectionResponder();
 const handlerErrors: string[] = [];
 
 beforeAll(async () => {
-  stack = await startLocalStack({
+  stack = await startHarness({
     stage: 'injection',
     config: injectionStageConfig(),
     logLevel: 'SILENT',
@@ -35,7 +35,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-describe('prompt injection with an obedient model (local stack)', () => {
+describe('prompt injection with an obedient model (local harness)', () => {
   let report: InjectionReport;
 
   it('reaches every handler: batches, summaries, nightly and weekly runs all got hostile answers', async () => {

@@ -9,7 +9,7 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functionClients } from '../../infra/local/clients.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { DynamoCostLedger } from '../../lib/costs/dynamo-cost-ledger.adapter.js';
 import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
 import type { CostEntry } from '../../lib/costs/daily-cost.js';
@@ -18,11 +18,11 @@ import { restagedMarkdown } from '../../lib/knowledge/promotion.js';
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import { getTextOrNull } from '../../lib/kernel/s3-objects.adapter.js';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
-import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import type { GraphLogEntry } from '../../lib/graph/relation-graph.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
-import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3BatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
 import { itemSize } from '../../lib/kernel/dynamo-item-size.adapter.js';
 import { stagedDocuments } from '../../lib/knowledge/staging.js';
@@ -32,10 +32,10 @@ import { turn } from '../../lib/turns/turn.fake.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 
 const USER = 'turn-reads';
-let stack: LocalStack;
+let stack: LocalHarness;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'turnreads', logLevel: 'SILENT' });
+  stack = await startHarness({ stage: 'turnreads', logLevel: 'SILENT' });
 }, 120_000);
 afterAll(async () => {
   await stack?.stop();
@@ -72,11 +72,11 @@ describe('fewer DynamoDB units per turn', () => {
     const { tableName: table, bucketName: bucket } = stack.info;
     const writer = functionClients('signal', stack.iam);
     const saved = [1, 2, 3, 4, 5, 8, 10, 11].map((turnId) => turn({ userId: USER, turnId, query: `question ${turnId}`, response: `answer ${turnId}` }));
-    await new S3DynamoTurnStore(writer.ddb, writer.s3, table, bucket, new DynamoSearchChangeLog(writer.ddb, table)).saveTurns(saved);
+    await new DynamoS3TurnStore({ ddb: writer.ddb, s3: writer.s3, tableName: table, bucketName: bucket, changes: new DynamoSearchChangeLog({ ddb: writer.ddb, tableName: table }) }).saveTurns(saved);
 
     const sent: Sent[] = [];
     const { ddb, s3 } = functionClients('reflector', stack.iam);
-    const reader = new S3DynamoTurnStore(readerClient(new Set([3, 8]), sent), s3, table, bucket, new DynamoSearchChangeLog(ddb, table));
+    const reader = new DynamoS3TurnStore({ ddb: readerClient(new Set([3, 8]), sent), s3, tableName: table, bucketName: bucket, changes: new DynamoSearchChangeLog({ ddb, tableName: table }) });
     // 6 and 7 were never written; 9 is between two written turns but not asked for.
     const { turns, missing } = await reader.getTurns(USER, [11, 1, 2, 3, 4, 5, 6, 8, 10, 2]);
 
@@ -107,7 +107,7 @@ describe('fewer DynamoDB units per turn', () => {
   it('packs the graph log by time: the same entries written again are one pack, entries two packs hold are read once, the newest first', async () => {
     const { ddb } = functionClients('reflector', stack.iam);
     const { tableName: table } = stack.info;
-    const graph = new DynamoGraphStore(ddb, table);
+    const graph = new DynamoGraphStore({ ddb, tableName: table });
     const user = 'graph-log-packs';
     const at = (d: number) => `2026-03-0${d}T03:00:00.000Z`;
     const decay = (d: number, n: number): GraphLogEntry => ({ at: at(d), action: 'decay', fact: `Facts/f${n}.md`, detail: `decayed to 0.${n}` });
@@ -140,8 +140,8 @@ describe('fewer DynamoDB units per turn', () => {
 
   it("indexes only a user's first cost entry of a day in gsi1, and the stage's day still reads every entry", async () => {
     const { tableName: table } = stack.info;
-    const reflector = new DynamoCostLedger(functionClients('reflector', stack.iam).ddb, table);
-    const api = new DynamoCostLedger(functionClients('api', stack.iam).ddb, table);
+    const reflector = new DynamoCostLedger({ ddb: functionClients('reflector', stack.iam).ddb, tableName: table });
+    const api = new DynamoCostLedger({ ddb: functionClients('api', stack.iam).ddb, tableName: table });
     const entry = (userId: string, day: string, jobId: string): CostEntry => ({ userId, jobId, kind: 'batch', day, at: `${day}T10:00:00.000Z`, modelId: 'm', inputTokens: 10, outputTokens: 5, costUsd: 0.01 });
     const day = '2026-04-01';
     const jobs = [entry('cost-a', day, 'batch-1-5'), entry('cost-a', day, 'batch-6-9'), entry('cost-b', day, 'batch-1-3'), entry('cost-a', day, 'summary-1-9'), entry('cost-a', '2026-04-02', 'batch-10-12')];
@@ -163,7 +163,7 @@ describe('fewer DynamoDB units per turn', () => {
     const user = 'smaller-records';
     const pk = keys.userPk(user);
     const raw = async (sk: string) => (await ddb.send(new GetCommand({ TableName: table, Key: { pk, sk }, ConsistentRead: true }))).Item ?? {};
-    const knowledge = new S3DynamoKnowledgeStore(ddb, s3, table, bucket, new DynamoSearchChangeLog(ddb, table, { expiring: true }));
+    const knowledge = new DynamoS3KnowledgeStore({ ddb, s3, tableName: table, bucketName: bucket, changes: new DynamoSearchChangeLog({ ddb, tableName: table }, { expiring: true }) });
 
     // Staged records: the front matter's first fields and a title-and-text body are not stored, and come back as staged.
     const turns = new Map([[4, turn({ turnId: 4, attributes: { dia_ids: 'D1:4' } })]]);
@@ -203,7 +203,7 @@ describe('fewer DynamoDB units per turn', () => {
     expect(await knowledge.getModelOutput(user, 'batch-0-1')).toEqual(answer);
 
     // The batch log: packed in its item, listed and read as before; a log written before as JSON text too.
-    const logs = new S3DynamoBatchLogStore(ddb, s3, table, bucket);
+    const logs = new DynamoS3BatchLogStore({ ddb, s3, tableName: table, bucketName: bucket });
     const log = (batchId: string, timestamp: string): BatchLog => ({
       batch_id: batchId, user_id: user, status: 'completed', timestamp, turns_reviewed: [1, 2, 3, 4], turns_missing: [], turns_omitted_for_budget: [], trigger: 'turn_threshold', kind: 'batch', urgency_score: 0.2,
       quality_gate_results: { items_proposed: 2, items_passed: 2, truncated_by_caps: { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 }, rejections: [] },
@@ -218,8 +218,8 @@ describe('fewer DynamoDB units per turn', () => {
     expect(listed.map((b) => b.batchId)).toEqual(['batch-1-4', 'batch-0-1']);
     expect(listed.every((b) => !('packed' in b) && !('log' in b))).toBe(true);
 
-    // A sleep-time run: packed, its record its commit marker (no RUNID# item); a run recorded before as a map reads as it did.
-    const runs = new DynamoSleepTimeLogStore(ddb, table);
+    // A sleep-time run: packed, its record is its commit record (no RUNID# item); a run recorded before as a map reads as it did.
+    const runs = new DynamoSleepTimeLogStore({ ddb, tableName: table });
     const run = (runId: string, startedAt: string) => ({ runId, userId: user, kind: 'nightly', status: 'completed', startedAt, windowFrom: startedAt, windowTo: startedAt, messagesReviewed: 3, stored: [], errors: [] }) as unknown as SleepTimeRun;
     const fresh = run('nightly-202605020300', '2026-05-02T03:00:00.000Z');
     expect(await runs.exists(fresh)).toBe(false);
@@ -241,7 +241,7 @@ describe('fewer DynamoDB units per turn', () => {
     const { tableName: table, bucketName: bucket } = stack.info;
     const store = (fn: 'reflector' | 'sweep' | 'api') => {
       const { ddb, s3 } = functionClients(fn, stack.iam);
-      return { s3, knowledge: new S3DynamoKnowledgeStore(ddb, s3, table, bucket, new DynamoSearchChangeLog(ddb, table, { expiring: true })) };
+      return { s3, knowledge: new DynamoS3KnowledgeStore({ ddb, s3, tableName: table, bucketName: bucket, changes: new DynamoSearchChangeLog({ ddb, tableName: table }, { expiring: true }) }) };
     };
     const { s3, knowledge } = store('reflector');
     const user = 'staged-objects';

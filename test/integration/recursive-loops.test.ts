@@ -1,11 +1,11 @@
 /**
- * Lambda's recursive loop detection on the local stack (infra/local/recursive-loop.ts): the idle
+ * Lambda's recursive loop detection on the local harness (infra/local/recursive-loop.ts): the idle
  * check that puts itself back on its own queue is one chain of requests, and Lambda stops it after
  * 16 invocations unless the synthesized idle function says RecursiveLoop: Allow
  * (https://docs.aws.amazon.com/lambda/latest/dg/invocation-recursion.html).
  *
  * speed 900: SQS's longest delay, 15 minutes, is one second here, so a wait takes as many hops as
- * in AWS (lib/signals/signal-accumulator.ts `planAt`). A user's threshold of 12 hours is 48 hops of
+ * in AWS (lib/signals/idle-rule.ts `planAt`). A user's threshold of 12 hours is 48 hops of
  * 15 minutes after their last turn in AWS. Locally a hop takes its second plus the event source's
  * polling, and the clock runs on meanwhile, so it takes fewer: still past 16 unless a hop takes
  * three times its second. What the tests assert is counted (hops, summaries, stopped records).
@@ -15,7 +15,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 
 const SPEED = 900;
@@ -35,7 +35,7 @@ const turn = (userId: string, turnId: number): TurnSaved => ({
   response: 'Tell me more.',
 });
 
-async function setIdleMinutes(stack: LocalStack, userId: string, idleMinutes: number): Promise<void> {
+async function setIdleMinutes(stack: LocalHarness, userId: string, idleMinutes: number): Promise<void> {
   const res = await fetch(`${stack.info.apiUrl}/v1/users/${userId}/settings`, {
     method: 'POST',
     headers: { authorization: `Bearer ${stack.info.adminToken}`, 'content-type': 'application/json' },
@@ -44,7 +44,7 @@ async function setIdleMinutes(stack: LocalStack, userId: string, idleMinutes: nu
   expect(res.status).toBe(200);
 }
 
-async function summaries(stack: LocalStack, userId: string): Promise<Array<Record<string, unknown>>> {
+async function summaries(stack: LocalHarness, userId: string): Promise<Array<Record<string, unknown>>> {
   const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.dynamodb }));
   try {
     const res = await ddb.send(
@@ -57,9 +57,9 @@ async function summaries(stack: LocalStack, userId: string): Promise<Array<Recor
 }
 
 describe('the idle function at Lambda’s default (RecursiveLoop left out: Terminate)', () => {
-  let stack: LocalStack;
+  let stack: LocalHarness;
   beforeAll(async () => {
-    stack = await startLocalStack({ stage: 'loops-off', logLevel: 'SILENT', speed: SPEED, recursiveLoops: {} });
+    stack = await startHarness({ stage: 'loops-off', logLevel: 'SILENT', speed: SPEED, recursiveLoops: {} });
   });
   afterAll(async () => {
     vi.restoreAllMocks();
@@ -89,9 +89,9 @@ describe('the idle function at Lambda’s default (RecursiveLoop left out: Termi
 });
 
 describe('the idle function as the stack synthesizes it (RecursiveLoop: Allow)', () => {
-  let stack: LocalStack;
+  let stack: LocalHarness;
   beforeAll(async () => {
-    stack = await startLocalStack({ stage: 'loops-on', logLevel: 'SILENT', speed: SPEED });
+    stack = await startHarness({ stage: 'loops-on', logLevel: 'SILENT', speed: SPEED });
   });
   afterAll(async () => {
     await stack?.stop();

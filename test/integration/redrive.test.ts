@@ -8,10 +8,10 @@ import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { offlineResponder } from '../../infra/local/converse-server.js';
 import { redriveDeadLetters } from '../../infra/local/redrive.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { batchFailureKey } from '../../lib/kernel/memory-paths.js';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 let modelDown = true;
 let sqs: SQSClient;
 let s3: S3Client;
@@ -29,7 +29,7 @@ const turn = (turnId: number) =>
   });
 
 beforeAll(async () => {
-  stack = await startLocalStack({
+  stack = await startHarness({
     stage: 'redrive',
     responder: (req) => (modelDown ? { status: 503, errorType: 'ServiceUnavailableException', message: 'model down (test outage)' } : offlineResponder(req)),
   });
@@ -47,16 +47,16 @@ describe('dead-letter queues and the redrive', () => {
   it('park jobs with their reason during a model outage, and complete them when redriven after it', async () => {
     await stack.replayLines(Array.from({ length: 10 }, (_, i) => turn(i + 1)));
     await stack.waitUntilDrained();
-    const during = await stack.summary();
+    const during = await stack.report();
     expect(during.turns).toBe(10);
     expect(during.errors).toBeGreaterThan(0);
 
     // A dry run lists (the head of each FIFO group: SQS cannot peek further) and moves nothing.
     const listed = await redriveDeadLetters({ sqs, s3 }, stack.info, { dryRun: true });
     expect(listed.length).toBeGreaterThan(0);
-    expect((await stack.summary()).errors).toBe(during.errors);
+    expect((await stack.report()).errors).toBe(during.errors);
     const batch = listed.find((p) => p.what.includes('job batch-'));
-    expect(batch?.queue).toBe('reflection');
+    expect(batch?.queue).toBe('job');
     expect(batch?.receiveCount).toBeGreaterThanOrEqual(2); // two deliveries, plus the receives of the DLQ listing
     expect(batch?.reason).toMatch(/ModelUnavailableError: model .* unavailable/);
     expect(batch?.redriven).toBe(false);
@@ -70,7 +70,7 @@ describe('dead-letter queues and the redrive', () => {
     expect(redriven.length).toBe(during.errors);
     expect(redriven.every((p) => p.redriven)).toBe(true);
     await stack.waitUntilDrained();
-    const after = await stack.summary();
+    const after = await stack.report();
     expect(after.errors).toBe(0);
     expect(after.batches).toBe(1);
     expect(after.batchesAborted).toBe(0);

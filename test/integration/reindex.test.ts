@@ -1,6 +1,6 @@
 /**
  * Rebuilding a user's search index from the stores (docs/search-index.md, "Rebuilding an
- * index"), on the local stack through the real handlers: a late turn (at or below the turns
+ * index"), on the local harness through the real handlers: a late turn (at or below the turns
  * already counted) is found only through its change mark; with the mark lost, neither a search
  * nor a full rewrite of the index (which folds marks) finds it; `npm run reindex` (the admin
  * route `POST /v1/users/{u}/search-index/rebuild`) brings it back, and refuses a non-admin.
@@ -14,15 +14,15 @@ import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { MemoryClient } from '../../functions/api/client.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoTurnLog } from '../../lib/search/dynamo-turn-log.adapter.js';
-import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
-import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
+import { DynamoS3SummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { keys } from '../../lib/kernel/memory-paths.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
 import { LiveSearchIndex } from '../../lib/search/search-index.js';
@@ -32,7 +32,7 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 const USER = 'reindex-user';
 const LATE_WORDS = 'quokka marmalade zanzibar';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 let s3client: S3Client | undefined;
 const ddb = createDocumentClient(createDynamoDbClient());
 const s3 = () => (s3client ??= new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials }));
@@ -45,11 +45,11 @@ const turn = (turnId: number, query: string): TurnSaved => ({
 /** The user's index as the functions build it, for a compaction: the same adapters, the same code. */
 function indexOf(): LiveSearchIndex {
   const { tableName: table, bucketName: bucket } = stack.info;
-  const changes = new DynamoSearchChangeLog(ddb, table);
-  const turns = new S3DynamoTurnStore(ddb, s3(), table, bucket, changes);
-  const knowledge = new S3DynamoKnowledgeStore(ddb, s3(), table, bucket, changes);
-  const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries: new S3DynamoSummaryStore(ddb, s3(), table, bucket, changes), items: new DynamoMemoryItemStore(ddb, table, changes), diary: new DynamoDiaryStore(ddb, table, changes), stagedExpiryDays: 14 });
-  return new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(ddb, s3(), table, bucket), catalog, clock: { now: () => stack.now() }, marks: { lagMs: 5_000 }, turns: new DynamoTurnLog(ddb, table) });
+  const changes = new DynamoSearchChangeLog({ ddb, tableName: table });
+  const turns = new DynamoS3TurnStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes });
+  const knowledge = new DynamoS3KnowledgeStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes });
+  const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries: new DynamoS3SummaryStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes }), items: new DynamoMemoryItemStore({ ddb, tableName: table, changes }), diary: new DynamoDiaryStore({ ddb, tableName: table, changes }), stagedExpiryDays: 14 });
+  return new LiveSearchIndex({ store: new DynamoS3SearchIndexStore({ ddb, s3: s3(), tableName: table, bucketName: bucket }), catalog, clock: { now: () => stack.now() }, marks: { lagMs: 5_000 }, turns: new DynamoTurnLog({ ddb, tableName: table }) });
 }
 
 async function marks(): Promise<Array<{ sk: string; ids: string[] }>> {
@@ -74,7 +74,7 @@ function reindex(userId: string, state: string): Promise<{ status: number | null
 }
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'reindextest', logLevel: 'SILENT', speed: 300 });
+  stack = await startHarness({ stage: 'reindextest', logLevel: 'SILENT', speed: 300 });
 }, 120_000);
 afterAll(async () => {
   s3client?.destroy();

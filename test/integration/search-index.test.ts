@@ -1,5 +1,5 @@
 /**
- * The search index that lives between requests, on the local stack: items are
+ * The search index that lives between requests, on the local harness: items are
  * written, deleted and left to expire through the API while other requests search and the
  * reflector's compactions fold the changes into segments, all at once. A search never serves
  * an item deleted or expired before it began, and once the writers are done every committed
@@ -11,14 +11,14 @@ import { createApiHandler } from '../../functions/api/create-handler.js';
 import { ApiEnvSchema } from '../../functions/api/env.js';
 import { functionClients } from '../../infra/local/clients.js';
 import { type HttpHandler, startHttpApi } from '../../infra/local/http-api.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { parseEnv } from '../../lib/kernel/config.adapter.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
 import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
-import { S3DynamoSummaryStore } from '../../lib/summaries/summary-store.adapter.js';
-import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { DynamoS3SummaryStore } from '../../lib/summaries/summary-store.adapter.js';
+import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createSignalHandler } from '../../functions/signal/create-handler.js';
 import { SignalEnvSchema } from '../../functions/signal/env.js';
@@ -27,17 +27,17 @@ import { sqsEvent } from '../../infra/local/lambda-events.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { writeUnits } from '../../lib/kernel/dynamo-item-size.adapter.js';
 import { keys, SEARCH_MARK_TTL_MS } from '../../lib/kernel/memory-paths.js';
-import { SegmentedIndex } from '../../lib/search/memory-search.js';
+import { SearchSegments } from '../../lib/search/search-segments.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 import type { SearchIndexHead } from '../../lib/search/search-index.port.js';
 import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/search/search-index.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 
 const USER = 'index-race';
-let stack: LocalStack;
+let stack: LocalHarness;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'indextest', logLevel: 'SILENT' });
+  stack = await startHarness({ stage: 'indextest', logLevel: 'SILENT' });
 }, 120_000);
 afterAll(async () => {
   await stack?.stop();
@@ -56,7 +56,7 @@ async function call(method: string, path: string, body?: unknown, apiUrl = stack
 // Every item holds both words, so their weight is low: no similarity floor, or none would pass it.
 const searchIds = async (apiUrl?: string) => new Set(((await call('POST', '/memory/search', { query: 'zebrafish aquarium', limit: 100, minSimilarity: 0 }, apiUrl)).results ?? []).map((r) => r.id));
 
-/** L as the local stack sets it (infra/local/functions.ts). */
+/** L as the local harness sets it (infra/local/functions.ts). */
 const LAG_MS = 5_000;
 
 /**
@@ -66,17 +66,17 @@ const LAG_MS = 5_000;
 function reflectorIndex(afterMove?: () => Promise<void>, options: { lagMs?: number; markAt?: () => Date } = {}): LiveSearchIndex {
   const { ddb, s3 } = functionClients('reflector', stack.iam);
   const { tableName: table, bucketName: bucket } = stack.info;
-  const changes = new DynamoSearchChangeLog(ddb, table, { expiring: true, ...(options.markAt ? { now: options.markAt } : {}) });
-  const turns = new S3DynamoTurnStore(ddb, s3, table, bucket, changes);
+  const changes = new DynamoSearchChangeLog({ ddb, tableName: table }, { expiring: true, ...(options.markAt ? { now: options.markAt } : {}) });
+  const turns = new DynamoS3TurnStore({ ddb, s3, tableName: table, bucketName: bucket, changes });
   const catalog = new StoreMemoryCatalog({
     turns,
-    knowledge: new S3DynamoKnowledgeStore(ddb, s3, table, bucket, changes),
-    summaries: new S3DynamoSummaryStore(ddb, s3, table, bucket, changes),
-    items: new DynamoMemoryItemStore(ddb, table, changes),
-    diary: new DynamoDiaryStore(ddb, table, changes),
+    knowledge: new DynamoS3KnowledgeStore({ ddb, s3, tableName: table, bucketName: bucket, changes }),
+    summaries: new DynamoS3SummaryStore({ ddb, s3, tableName: table, bucketName: bucket, changes }),
+    items: new DynamoMemoryItemStore({ ddb, tableName: table, changes }),
+    diary: new DynamoDiaryStore({ ddb, tableName: table, changes }),
     stagedExpiryDays: 14,
   });
-  const store = new DynamoS3SearchIndexStore(ddb, s3, table, bucket);
+  const store = new DynamoS3SearchIndexStore({ ddb, s3, tableName: table, bucketName: bucket });
   if (afterMove) {
     const move = store.moveHead.bind(store);
     store.moveHead = async (userId: string, from: number, next: SearchIndexHead) => {
@@ -85,7 +85,7 @@ function reflectorIndex(afterMove?: () => Promise<void>, options: { lagMs?: numb
       return moved;
     };
   }
-  return new LiveSearchIndex({ store, catalog, clock: { now: () => stack.now() }, marks: { lagMs: options.lagMs ?? LAG_MS }, turns: new DynamoTurnLog(ddb, table) });
+  return new LiveSearchIndex({ store, catalog, clock: { now: () => stack.now() }, marks: { lagMs: options.lagMs ?? LAG_MS }, turns: new DynamoTurnLog({ ddb, tableName: table }) });
 }
 
 /** A request held until released: `reached` settles when it is held. */
@@ -145,7 +145,7 @@ function signalHandler(held?: ReturnType<typeof hold>) {
 }
 
 /** The ids the user's change marks name that are turns. */
-async function turnMarksOf(userId: string): Promise<string[]> {
+async function turnChangeMarksOf(userId: string): Promise<string[]> {
   return [...new Set((await marksOf(userId)).flatMap((m) => (m.ids as string[] | undefined) ?? []).filter((id) => id.startsWith('turn:')))].sort();
 }
 
@@ -272,7 +272,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
 
   it('marks a write once for all its ids (a write unit each); a compaction deletes no mark, moves the watermark, and keeps a change made meanwhile for the next', async () => {
     const { ddb } = functionClients('reflector', stack.iam);
-    const log = new DynamoSearchChangeLog(ddb, stack.info.tableName);
+    const log = new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName });
     const user = 'index-marks';
     await log.mark(
       user,
@@ -284,7 +284,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     expect(packed.every((m) => writeUnits(m) === 1)).toBe(true);
     expect(packed.flatMap((m) => m.ids as string[]).sort()).toEqual(Array.from({ length: 60 }, (_, i) => `mem:packed-${String(i).padStart(3, '0')}`));
     // The per-turn path's marks carry the table's TTL attribute, a month on, and still fit a write unit.
-    await new DynamoSearchChangeLog(ddb, stack.info.tableName, { expiring: true }).mark('index-marks-ttl', Array.from({ length: 60 }, (_, i) => `mem:packed-${String(i).padStart(3, '0')}`));
+    await new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }, { expiring: true }).mark('index-marks-ttl', Array.from({ length: 60 }, (_, i) => `mem:packed-${String(i).padStart(3, '0')}`));
     const expiring = await marksOf('index-marks-ttl');
     expect(expiring.every((m) => writeUnits(m) === 1 && Math.abs(Number(m.expiresAt) - (Date.now() + SEARCH_MARK_TTL_MS) / 1000) < 120)).toBe(true);
 
@@ -315,7 +315,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     await new Promise((r) => setTimeout(r, LAG_MS + 50));
     await call('POST', '/memory/tiers/long_term', { text: 'unrelated note about pottery glaze', clientId: 'mark-c' });
     await reflectorIndex().compact(USER);
-    const store = new DynamoS3SearchIndexStore(ddb, functionClients('reflector', stack.iam).s3, stack.info.tableName, stack.info.bucketName);
+    const store = new DynamoS3SearchIndexStore({ ddb, s3: functionClients('reflector', stack.iam).s3, tableName: stack.info.tableName, bucketName: stack.info.bucketName });
     const head = await store.head(USER);
     expect((await store.changes(USER, head.watermark)).length).toBeLessThan((await store.changes(USER)).length);
   });
@@ -323,10 +323,10 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
   it('serves a mark that lands late, after a compaction that started after its `at` (the watermark stays L behind)', async () => {
     const user = 'index-late';
     const { ddb } = functionClients('api', stack.iam);
-    const items = (markAt?: () => Date) => new DynamoMemoryItemStore(ddb, stack.info.tableName, new DynamoSearchChangeLog(ddb, stack.info.tableName, { expiring: true, ...(markAt ? { now: markAt } : {}) }));
+    const items = (markAt?: () => Date) => new DynamoMemoryItemStore({ ddb, tableName: stack.info.tableName, changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }, { expiring: true, ...(markAt ? { now: markAt } : {}) }) });
     const note = (i: number) => ({ ...newTierItem(user, 'long_term', { text: `late zebrafish note ${i}` }, stack.now()), id: `mem:late-${i}` });
     await items().create(note(0));
-    const served = async (index: LiveSearchIndex) => [...new SegmentedIndex((await index.view(user)).entries).visible()].map((i) => i.id).sort();
+    const served = async (index: LiveSearchIndex) => [...new SearchSegments((await index.view(user)).entries).visible()].map((i) => i.id).sort();
     // The writer chose its mark's `at` 2 s before the compaction started; the write lands after it (within L = 5 s).
     const chosen = new Date(Date.now() - 2_000);
     await reflectorIndex().compact(user);
@@ -362,13 +362,13 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     // The first cycle records the user's TURNLOG and marks its turns; a turn above the counted ones after it is not marked.
     await send(user, [1]);
     await send(user, [3]);
-    expect(await turnMarksOf(user)).toEqual(['turn:1']);
+    expect(await turnChangeMarksOf(user)).toEqual(['turn:1']);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:3']);
     await reflectorIndex().compact(user);
     expect((await pointerOf(user))?.turnWatermark).toBe(3);
     // Turn 2 comes late (redriven from the DLQ, say): at or below lastTurnId, so marked — the turn watermark (3) passed it.
     await send(user, [2]);
-    expect(await turnMarksOf(user)).toEqual(['turn:1', 'turn:2']);
+    expect(await turnChangeMarksOf(user)).toEqual(['turn:1', 'turn:2']);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3']);
     await send(user, [4]);
     await reflectorIndex().compact(user);
@@ -393,7 +393,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     // finds turn 4 at or below lastTurnId (a duplicate now), marks it.
     write.release();
     await hung;
-    expect(await turnMarksOf(user)).toContain('turn:4');
+    expect(await turnChangeMarksOf(user)).toContain('turn:4');
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3', 'turn:4', 'turn:5']);
     await reflectorIndex().compact(user);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3', 'turn:4', 'turn:5']);
@@ -419,7 +419,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     await three;
     unput.release();
     await four;
-    expect(await turnMarksOf(user)).toEqual(['turn:1']);
+    expect(await turnChangeMarksOf(user)).toEqual(['turn:1']);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3', 'turn:4']);
     await reflectorIndex().compact(user);
     expect((await pointerOf(user))?.turnWatermark).toBe(4);
@@ -436,7 +436,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     const { ddb } = functionClients('reflector', stack.iam);
     await ddb.send(new UpdateCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk(user), sk: keys.searchIndexSk }, UpdateExpression: 'REMOVE turnWatermark' }));
     await send(user, [3]);
-    expect(await turnMarksOf(user)).toEqual(['turn:1']);
+    expect(await turnChangeMarksOf(user)).toEqual(['turn:1']);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3']);
     expect((await pointerOf(user))?.turnWatermark).toBe(3);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3']);

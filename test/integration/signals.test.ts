@@ -5,12 +5,12 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { locomoToTurns } from '../../infra/local/locomo.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { S3DynamoKnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
 import { DynamoSignalStateStore, storedState } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
@@ -23,7 +23,7 @@ import { eventEpisodeId } from '../../lib/turns/episodes.js';
 import { readLocomo } from '../helpers/locomo.js';
 import { bucketReader } from '../helpers/s3.js';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 let bucket: ReturnType<typeof bucketReader>;
 let documentClient: DynamoDBDocumentClient;
 let s3Client: S3Client;
@@ -36,7 +36,7 @@ beforeAll(async () => {
     return (write as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
   });
   // speed 300: the 5-minute idle check fires after one second.
-  stack = await startLocalStack({ stage: 'signals', logLevel: 'SILENT', metrics: true, speed: 300 });
+  stack = await startHarness({ stage: 'signals', logLevel: 'SILENT', metrics: true, speed: 300 });
   bucket = bucketReader(stack.info);
   const aws = { region: stack.info.region, credentials: stack.info.credentials };
   documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({ ...aws, endpoint: stack.info.endpoints.dynamodb }));
@@ -118,7 +118,7 @@ describe('signals and ingestion on the local emulators', () => {
     expect(a.batches).toBeGreaterThanOrEqual(15);
     expect(a.staged).toBeGreaterThan(0);
     expect({ turns: b.turns, batches: b.batches, staged: b.staged }).toEqual({ turns: a.turns, batches: a.batches, staged: a.staged });
-    expect((await stack.summary()).duplicates).toBe(once.length);
+    expect((await stack.report()).duplicates).toBe(once.length);
     // Two replays of a whole conversation: a limit with room on a loaded 2-core machine.
   }, 180_000);
 
@@ -183,7 +183,7 @@ describe('signals and ingestion on the local emulators', () => {
     const closing = await summaryMarkdown('ctl-user', 'summary-1-2');
     expect(closing).toMatch(/kind: session-close\n[\s\S]*trigger: session_closed/);
     expect(closing).toMatch(/## system\n\nWrite a concise summary of the current context\.\n\n## assistant\n\n[^\n]*beagle/);
-    const activity = new DynamoSignalStateStore(documentClient, stack.info.tableName);
+    const activity = new DynamoSignalStateStore({ ddb: documentClient, tableName: stack.info.tableName });
     expect(await activity.activeUsers(['2026-02-06'])).toEqual(
       expect.arrayContaining([
         { userId: 'quiet-user', activity: { '2026-02-06': 5 } },
@@ -237,7 +237,7 @@ describe('signals and ingestion on the local emulators', () => {
 
   it('a correction that recurs in three batches is promoted into the fact it corrects', async () => {
     const user = 'corrected-user';
-    const knowledge = new S3DynamoKnowledgeStore(documentClient, s3Client, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(documentClient, stack.info.tableName));
+    const knowledge = new DynamoS3KnowledgeStore({ ddb: documentClient, s3: s3Client, tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: new DynamoSearchChangeLog({ ddb: documentClient, tableName: stack.info.tableName }) });
     const text = 'The reef tank holds 20 gallons of salt water.';
     await knowledge.putKnowledge(user, [
       {
@@ -318,7 +318,7 @@ describe('signals and ingestion on the local emulators', () => {
     expect((await perUser('metric-user')).turns).toBe(1);
     const emf = stdout.filter((l) => l.includes('"_aws"')).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(emf.some((m) => m.RejectedRecords === 1 && m.service === 'signal')).toBe(true);
-    const rejected = await new S3RejectedEventLog(s3Client, stack.info.bucketName).list();
+    const rejected = await new S3RejectedEventLog({ s3: s3Client, bucketName: stack.info.bucketName }).list();
     expect(rejected.flatMap((r) => r.errors.map((e) => e.path))).toContain('timestamp');
   });
 
@@ -356,7 +356,7 @@ describe('signals and ingestion on the local emulators', () => {
     expect(cites.length).toBeGreaterThan(0);
     expect(cites.some((doc) => /source_reliability:\n\s+reef-guide\.example: 0\.56/.test(doc))).toBe(true);
     // The adapter itself: an observation already counted adds nothing (its marker exists).
-    const store = new DynamoSourceReliabilityStore(documentClient, stack.info.tableName, { now: () => new Date() });
+    const store = new DynamoSourceReliabilityStore({ ddb: documentClient, tableName: stack.info.tableName }, { now: () => new Date() });
     const observation = { domain: 'reef-guide.example', outcome: 'failed' as const, key: '99#0', at: '2026-02-06T15:00:00Z' };
     expect(await store.record('source-c', [observation])).toBe(1);
     expect(await store.record('source-c', [observation])).toBe(0);
@@ -429,11 +429,11 @@ describe('signals and ingestion on the local emulators', () => {
     // quiet-user's turns (the test above) wrote one marker for the day; its state carries no index key.
     expect(await get('quiet-user', keys.activitySk(day))).toMatchObject({ gsi1pk: `ACTIVITY#${day}#${dayShard('quiet-user')}`, gsi1sk: 'USER#quiet-user' });
     expect((await get('quiet-user', keys.signalSk))?.gsi1pk).toBeUndefined();
-    const activity = await new DynamoSignalStateStore(documentClient, stack.info.tableName).activeUsers([day]);
+    const activity = await new DynamoSignalStateStore({ ddb: documentClient, tableName: stack.info.tableName }).activeUsers([day]);
     expect(activity).toEqual(expect.arrayContaining([{ userId: 'quiet-user', activity: { [day]: 5 } }]));
 
     // Staged records and runs of users in every shard.
-    const knowledge = new S3DynamoKnowledgeStore(documentClient, s3Client, stack.info.tableName, stack.info.bucketName, new DynamoSearchChangeLog(documentClient, stack.info.tableName));
+    const knowledge = new DynamoS3KnowledgeStore({ ddb: documentClient, s3: s3Client, tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: new DynamoSearchChangeLog({ ddb: documentClient, tableName: stack.info.tableName }) });
     const users = Array.from({ length: 24 }, (_, i) => `shard-user-${i}`);
     expect(new Set(users.map(dayShard)).size).toBe(DAY_SHARDS);
     const doc = (n: string): StagedDocument => ({
@@ -453,7 +453,7 @@ describe('signals and ingestion on the local emulators', () => {
     const staged = (await knowledge.stagedOn(day)).filter((s) => s.userId.startsWith('shard-user-'));
     expect(staged.map((s) => s.userId).sort()).toEqual([...users].sort());
 
-    const runs = new DynamoSleepTimeLogStore(documentClient, stack.info.tableName);
+    const runs = new DynamoSleepTimeLogStore({ ddb: documentClient, tableName: stack.info.tableName });
     const run = (userId: string): SleepTimeRun => ({
       runId: 'nightly-202602060300',
       userId,

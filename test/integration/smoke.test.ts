@@ -1,5 +1,5 @@
 /**
- * The smoke test (`npm run smoke`) against the local stack, through the same code path as
+ * The smoke test (`npm run smoke`) against the local harness, through the same code path as
  * against a deployed stage: only the target differs. It must pass on a healthy stack, and
  * fail — naming the queue, or the API's answer — when something is wrong.
  */
@@ -12,16 +12,16 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { ACCESS_DENIED } from '../../infra/local/converse-protocol.js';
 import { offlineResponder } from '../../infra/local/converse-server.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { localTarget } from '../../infra/smoke/local-target.js';
 import { formatCheck, reportJson, runSmoke, type SmokeReport } from '../../infra/smoke/smoke.js';
 import type { SmokeTarget } from '../../infra/smoke/target.js';
 
-let stack: LocalStack;
+let stack: LocalHarness;
 let target: SmokeTarget;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'smoketest', logLevel: 'SILENT', speed: 300 });
+  stack = await startHarness({ stage: 'smoketest', logLevel: 'SILENT', speed: 300 });
   target = localTarget(stack.info, (users) => stack.mintUserToken(users));
 }, 120_000);
 afterAll(async () => {
@@ -30,7 +30,7 @@ afterAll(async () => {
 
 const byId = (report: SmokeReport) => Object.fromEntries(report.checks.map((c) => [c.id, c]));
 
-describe('npm run smoke, on the local stack', () => {
+describe('npm run smoke, on the local harness', () => {
   let healthy: SmokeReport;
 
   it('passes every check on a healthy stack', async () => {
@@ -55,7 +55,7 @@ describe('npm run smoke, on the local stack', () => {
     // The last line is one JSON object with every check.
     const json = JSON.parse(reportJson(healthy));
     expect(json).toMatchObject({ ok: true, failed: 0, passed: 10, userId: healthy.userId, checks: { batchReflected: { ok: true } } });
-    console.log(`smoke run on the local stack: ${healthy.durationMs} ms`);
+    console.log(`smoke run on the local harness: ${healthy.durationMs} ms`);
   }, 90_000);
 
   it('fails the model check when another model answered (--model)', async () => {
@@ -67,7 +67,7 @@ describe('npm run smoke, on the local stack', () => {
   }, 90_000);
 
   it('fails, naming the queue, when a dead-letter queue holds a message', async () => {
-    const q = target.queues.reflection;
+    const q = target.queues.job;
     await target.sqs.send(new SendMessageCommand({ QueueUrl: q.dlqUrl, MessageBody: '{"parked":true}', MessageGroupId: 'someone', MessageDeduplicationId: 'parked-1' }));
     const report = await runSmoke(target, { pollMs: 200, timeoutMs: 60_000 });
     const c = byId(report);

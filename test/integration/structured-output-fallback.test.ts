@@ -2,18 +2,18 @@
  * Structured output refused (docs/design.md, "Structured answers"): with `answerShape: 'schema'`
  * and a model that lists structured output, Bedrock may still refuse `outputConfig`
  * ("output_config.format: Extra inputs are not permitted"). Through the real reflector handler
- * on the local stack, with the stand-in refusing it: the first batch call is refused, the job
+ * on the local harness, with the stand-in refusing it: the first batch call is refused, the job
  * still completes (asked again at once with a forced tool), later calls never send
  * `outputConfig`, and one WARN line says so.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { stageConfig } from '../../infra/config/stages.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { refusingStructuredOutput } from '../../infra/local/structured-output-refusal.js';
 import { smokeConversation } from '../../infra/smoke/conversation.js';
 
 const WARNING = 'Bedrock refused structured output for this model';
-let stack: LocalStack;
+let stack: LocalHarness;
 const logged: string[] = [];
 
 beforeAll(async () => {
@@ -24,7 +24,7 @@ beforeAll(async () => {
       return (write as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
     });
   }
-  stack = await startLocalStack({
+  stack = await startHarness({
     stage: 'sofallback',
     logLevel: 'WARN',
     speed: 300,
@@ -47,7 +47,7 @@ describe('structured output refused by Bedrock', () => {
       await stack.publisher.publish([c.close]);
       await stack.waitUntilDrained();
     }
-    const summary = await stack.summary();
+    const summary = await stack.report();
     expect(summary.batches).toBeGreaterThanOrEqual(4);
     expect(summary.batchesAborted).toBe(0);
     expect(summary.handlerErrors).toBe(0);

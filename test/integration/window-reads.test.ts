@@ -13,9 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
 import { functionClients } from '../../infra/local/clients.js';
 import { ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { S3DynamoBatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
-import { S3DynamoTurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
+import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
+import { DynamoS3BatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
+import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
 import { auditRow } from '../../lib/items/memory-item-store.adapter.js';
@@ -31,11 +31,11 @@ import { iamDenials } from '../helpers/iam.js';
 
 const USER = 'long-history';
 const H = 3_600_000;
-let stack: LocalStack;
+let stack: LocalHarness;
 let ddb: DynamoDBDocumentClient;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ stage: 'windowreads', logLevel: 'SILENT' });
+  stack = await startHarness({ stage: 'windowreads', logLevel: 'SILENT' });
   const { region, credentials, endpoints } = stack.info;
   ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region, credentials, endpoint: endpoints.dynamodb }));
   requestLedger.recordItemKinds(true);
@@ -79,11 +79,11 @@ async function runJob(kind: 'nightly' | 'weekly', requestedAt: string, turnIds: 
   const job: Job = { type: 'reflector.job', version: 1, jobId: `${kind}-${requestedAt.slice(0, 16).replace(/[-:T]/g, '')}`, userId: USER, kind, trigger: 'schedule', urgency: 0, turnIds, requestedAt };
   const sqs = new SQSClient({ region: stack.info.region, endpoint: stack.info.endpoints.sqs, credentials: stack.info.credentials });
   const before = requestLedger.snapshotByScope().reflector ?? {};
-  await sqs.send(new SendMessageCommand({ QueueUrl: stack.info.queues.reflection.url, MessageBody: JSON.stringify(job), MessageGroupId: USER, MessageDeduplicationId: jobDeduplicationId(job) }));
+  await sqs.send(new SendMessageCommand({ QueueUrl: stack.info.queues.job.url, MessageBody: JSON.stringify(job), MessageGroupId: USER, MessageDeduplicationId: jobDeduplicationId(job) }));
   await stack.waitUntilDrained();
   sqs.destroy();
   const used = ledgerDelta(before, requestLedger.snapshotByScope().reflector ?? {});
-  const runs = await new DynamoSleepTimeLogStore(ddb, stack.info.tableName).list(USER, kind, requestedAt, requestedAt);
+  const runs = await new DynamoSleepTimeLogStore({ ddb, tableName: stack.info.tableName }).list(USER, kind, requestedAt, requestedAt);
   const run = runs.find((r) => r.runId === job.jobId);
   if (!run) throw new Error(`no ${kind} run logged`);
   return { run, used, queryUnits: (k: string) => used[`ItemKind.${k}|Query`]?.readUnits ?? 0 };
@@ -93,7 +93,7 @@ describe('the nightly and weekly runs read their window, not the history', () =>
   it('reads only the window by key range, finds items of the old keys once moved, and reflects as the whole read did', async () => {
     const { tableName: table, bucketName: bucket } = stack.info;
     const writer = functionClients('reflector', stack.iam);
-    const logs = new S3DynamoBatchLogStore(writer.ddb, writer.s3, table, bucket);
+    const logs = new DynamoS3BatchLogStore({ ddb: writer.ddb, s3: writer.s3, tableName: table, bucketName: bucket });
     // Months of history: 150 batches of 4 turns and their summaries, October to mid-December.
     for (let i = 0; i < 150; i++) {
       const at = new Date(Date.parse('2025-10-01T10:00:00Z') + i * 12 * H).toISOString();
@@ -108,7 +108,7 @@ describe('the nightly and weekly runs read their window, not the history', () =>
     await put({ ...summary('manual-851-860-0badcafe', '2026-03-06T09:00:00.000Z', [851, 852, 853, 854, 855, 856, 857, 858, 859, 860], 'Manual summary: Lisbon, the tram and the tiles.'), sk: keys.summarySk('manual-851-860-0badcafe') });
     const day = Array.from({ length: 10 }, (_, i) => turn({ userId: USER, turnId: 901 + i, query: `Day question ${i}: which coral grows fastest?`, response: 'Montipora, usually.', timestamp: new Date(Date.parse('2026-03-09T10:00:00Z') + i * 60_000).toISOString() }));
     const signal = functionClients('signal', stack.iam);
-    await new S3DynamoTurnStore(signal.ddb, signal.s3, table, bucket, new DynamoSearchChangeLog(signal.ddb, table)).saveTurns(day);
+    await new DynamoS3TurnStore({ ddb: signal.ddb, s3: signal.s3, tableName: table, bucketName: bucket, changes: new DynamoSearchChangeLog({ ddb: signal.ddb, tableName: table }) }).saveTurns(day);
     await logs.write(log(901, 905, '2026-03-09T10:04:00.000Z'));
     await put({ ...summary('summary-901-905', '2026-03-09T11:00:00.000Z', [901, 902, 903, 904, 905], 'Night summary: corals that grow fast.'), sk: keys.summarySk('summary-901-905') });
     const old = log(906, 908, '2026-03-09T10:07:00.000Z');
@@ -164,8 +164,8 @@ describe('the memory API lists a page, not the history', () => {
   it('serves the newest `limit` batch logs, summaries and sleep-time runs, reading about that many items of 120', async () => {
     const { tableName: table, bucketName: bucket } = stack.info;
     const reflector = functionClients('reflector', stack.iam);
-    const logs = new S3DynamoBatchLogStore(reflector.ddb, reflector.s3, table, bucket);
-    const runs = new DynamoSleepTimeLogStore(reflector.ddb, table);
+    const logs = new DynamoS3BatchLogStore({ ddb: reflector.ddb, s3: reflector.s3, tableName: table, bucketName: bucket });
+    const runs = new DynamoSleepTimeLogStore({ ddb: reflector.ddb, tableName: table });
     const base = Date.parse('2025-09-01T10:00:00Z');
     for (let i = 0; i < 120; i++) {
       const at = new Date(base + i * 12 * H).toISOString();

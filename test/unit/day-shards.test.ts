@@ -1,7 +1,7 @@
 /** The by-day index partitions are write-sharded by a stable hash of the user id. */
 import { describe, expect, it } from 'vitest';
 import { activityMarker, signalStateItem } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
-import { initialSignalState } from '../../lib/signals/signal-accumulator.js';
+import { initialSignalState } from '../../lib/signals/signal-state.js';
 import { DAY_SHARDS, type DayIndex, dayGsiPartitions, dayShard, keys } from '../../lib/kernel/memory-paths.js';
 
 describe('day-keyed index partitions, write-sharded', () => {

@@ -3,7 +3,7 @@
  * with the batch log; a malformed one is dropped without costing the batch its items.
  */
 import { describe, expect, it } from 'vitest';
-import { parseReflectionOutput, reflectionToolInputSchema } from '../../lib/batches/reflection-output.js';
+import { parseBatchAnswer, reflectionToolInputSchema } from '../../lib/batches/batch-answer.js';
 
 const fact = { title: 'reef_tank', content: 'The user keeps a reef tank.', source_turns: [1], category: 'Facts' };
 
@@ -16,13 +16,13 @@ describe('emotion state (req R-EVT-4)', () => {
   });
 
   it('is read from the answer, rounded, and absent when the model gave none', () => {
-    const out = parseReflectionOutput({ new_facts: [fact], assessment: { confidence: 0.8123, caution: 0.2, sentiment: -0.456 } });
+    const out = parseBatchAnswer({ new_facts: [fact], assessment: { confidence: 0.8123, caution: 0.2, sentiment: -0.456 } });
     expect(out.assessment).toEqual({ confidence: 0.81, caution: 0.2, sentiment: -0.46 });
-    expect(parseReflectionOutput({ new_facts: [fact] })).toMatchObject({ assessment: null, assessmentInvalid: false });
+    expect(parseBatchAnswer({ new_facts: [fact] })).toMatchObject({ assessment: null, assessmentInvalid: false });
   });
 
   it('is dropped when malformed, and the items still count', () => {
-    const out = parseReflectionOutput(JSON.stringify({ new_facts: [fact], assessment: { confidence: 7, caution: 'high' } }));
+    const out = parseBatchAnswer(JSON.stringify({ new_facts: [fact], assessment: { confidence: 7, caution: 'high' } }));
     expect(out).toMatchObject({ assessment: null, assessmentInvalid: true });
     expect(out.output.new_facts).toHaveLength(1);
   });

@@ -7,12 +7,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { embeddingRefusal, standInVector } from '../../infra/local/embedding-stand-in.js';
-import { MAX_INPUT_CHARS, TitanEmbeddings } from '../../lib/model/titan-embeddings.adapter.js';
+import { MAX_INPUT_CHARS, BedrockTitanEmbeddings } from '../../lib/model/titan-embeddings.adapter.js';
 import { mergeEmbeddings, nearest, type QueryVector, quantise, unit, vectorOf } from '../../lib/search/embedding-vectors.js';
 import type { MemoryItem } from '../../lib/items/memory-item.js';
-import { indexOf, rankIndex, SegmentedIndex, segmentOf } from '../../lib/search/memory-search.js';
+import { rankIndex } from '../../lib/search/memory-search.js';
+import { indexOf, SearchSegments, segmentOf } from '../../lib/search/search-segments.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
-import { mergeSegments, type SearchSegment, segmentFromBytes, segmentToBytes } from '../../lib/search/search-segment.js';
+import { mergeSegments, type SearchSegment } from '../../lib/search/search-segment.js';
+import { segmentFromBytes, segmentToBytes } from '../../lib/search/segment-bytes.js';
 import { type EmbeddingModel, ModelAccessDeniedError, ModelUnavailableError } from '../../lib/model/language-model.port.js';
 import { LiveSearchIndex } from '../../lib/search/search-index.js';
 import { MemorySearchIndexStore } from '../../lib/search/search-index.fake.js';
@@ -109,7 +111,7 @@ describe('embedding vectors in a segment', () => {
 });
 
 describe('the ranking with a query vector', () => {
-  const index = new SegmentedIndex([{ segment: embedded(items) }]);
+  const index = new SearchSegments([{ segment: embedded(items) }]);
 
   it('is the lexical ranking, unchanged, without one or when no vector clears the floor', () => {
     for (const q of ['puppy shelter', 'car tyres trip', 'sunrise lake']) {
@@ -130,9 +132,9 @@ describe('the ranking with a query vector', () => {
   });
 
   it('applies the filters and hides superseded or removed items', () => {
-    const staged = new SegmentedIndex([{ segment: embedded([item(0, { kind: 'staged' }), ...items.slice(1)]) }]);
+    const staged = new SearchSegments([{ segment: embedded([item(0, { kind: 'staged' }), ...items.slice(1)]) }]);
     expect(rankIndex(staged, { query: 'canine', limit: 5 }, now, 0, query('canine'))).toEqual([]);
-    const superseded = new SegmentedIndex([{ segment: embedded(items) }, { segment: segmentOf([item(0, { text: 'a note about stamps' })]) }]);
+    const superseded = new SearchSegments([{ segment: embedded(items) }, { segment: segmentOf([item(0, { text: 'a note about stamps' })]) }]);
     expect(ids(rankIndex(superseded, { query: 'canine', limit: 5 }, now, 0, query('canine')))).toEqual([]);
   });
 });
@@ -159,7 +161,7 @@ describe('a compaction on a stage that embeds', () => {
     const segment = [...w.segments.values()][0];
     expect(segment?.embeddings?.scales.every((s) => s > 0)).toBe(true);
     const view = await w.index.view('u1');
-    expect(ids(rankIndex(new SegmentedIndex(view.entries), { query: 'canine', limit: 3 }, now, 0, query('canine')))).toEqual(['mem:0']);
+    expect(ids(rankIndex(new SearchSegments(view.entries), { query: 'canine', limit: 3 }, now, 0, query('canine')))).toEqual(['mem:0']);
   });
 
   it('writes nothing when the model fails: the marks wait for the next compaction', async () => {
@@ -190,7 +192,7 @@ const awsError = (name: string, status: number) => Object.assign(new Error(name)
 describe('the Titan Text Embeddings V2 adapter', () => {
   it("sends Titan V2's body (text cut to its limit, blank texts not sent) and reads the vector", async () => {
     const { client, sent } = fakeClient((b) => ({ embedding: standInVector(String(b.inputText), 256), inputTextTokenCount: 3 }));
-    const model = new TitanEmbeddings(client, MODEL, 256);
+    const model = new BedrockTitanEmbeddings(client, MODEL, 256);
     const out = await model.embed(['hello reef', '   ', 'x'.repeat(MAX_INPUT_CHARS + 10)]);
     expect(out[1]).toBeNull();
     expect(out[0]).toHaveLength(256);
@@ -201,10 +203,10 @@ describe('the Titan Text Embeddings V2 adapter', () => {
   });
 
   it('names throttling unavailable, a denial denied, and refuses a vector of the wrong size', async () => {
-    await expect(new TitanEmbeddings(fakeClient(() => awsError('ThrottlingException', 429)).client, MODEL, 256).embed(['a b'])).rejects.toBeInstanceOf(ModelUnavailableError);
-    await expect(new TitanEmbeddings(fakeClient(() => awsError('AccessDeniedException', 403)).client, MODEL, 256).embed(['a b'])).rejects.toBeInstanceOf(ModelAccessDeniedError);
-    await expect(new TitanEmbeddings(fakeClient(() => ({ embedding: [0.1, 0.2] })).client, MODEL, 256).embed(['a b'])).rejects.toThrow(/embedding of 256/);
-    expect(() => new TitanEmbeddings(fakeClient(() => ({})).client, MODEL, 300)).toThrow(/256, 512, 1024/);
+    await expect(new BedrockTitanEmbeddings(fakeClient(() => awsError('ThrottlingException', 429)).client, MODEL, 256).embed(['a b'])).rejects.toBeInstanceOf(ModelUnavailableError);
+    await expect(new BedrockTitanEmbeddings(fakeClient(() => awsError('AccessDeniedException', 403)).client, MODEL, 256).embed(['a b'])).rejects.toBeInstanceOf(ModelAccessDeniedError);
+    await expect(new BedrockTitanEmbeddings(fakeClient(() => ({ embedding: [0.1, 0.2] })).client, MODEL, 256).embed(['a b'])).rejects.toThrow(/embedding of 256/);
+    expect(() => new BedrockTitanEmbeddings(fakeClient(() => ({})).client, MODEL, 300)).toThrow(/256, 512, 1024/);
   });
 
   it("gives each call the invocation's deadline as its abortSignal, and an aborted call is unavailable", async () => {
@@ -217,7 +219,7 @@ describe('the Titan Text Embeddings V2 adapter', () => {
       },
     };
     const deadline = new AbortController();
-    const embedding = new TitanEmbeddings(client as never, MODEL, 256).embed(['a b', 'c d'], { signal: deadline.signal });
+    const embedding = new BedrockTitanEmbeddings(client as never, MODEL, 256).embed(['a b', 'c d'], { signal: deadline.signal });
     deadline.abort();
     await expect(embedding).rejects.toBeInstanceOf(ModelUnavailableError);
     expect(signals).toEqual([deadline.signal, deadline.signal]);

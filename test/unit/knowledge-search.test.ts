@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { DocumentIndex } from '../../lib/knowledge/knowledge-search.js';
+import { KnowledgeSearch } from '../../lib/knowledge/knowledge-search.js';
 
 const doc = (id: string, text: string) => ({ id, title: id.replace(/\.md$/, ''), text });
 
 describe('knowledge search (BM25 via MiniSearch)', () => {
-  const index = new DocumentIndex([
+  const index = new KnowledgeSearch([
     doc('Facts/reef_tank.md', 'The user keeps a 40 gallon reef tank with two clownfish and soft corals.'),
     doc('Facts/dog.md', 'The user adopted a beagle named Rex who loves long walks.'),
     doc('Patterns/hiking.md', 'The user goes hiking in the Alps every summer.'),
@@ -34,7 +34,7 @@ describe('knowledge search (BM25 via MiniSearch)', () => {
   });
 
   it('replaces a document added again under the same id', () => {
-    const i = new DocumentIndex([doc('a.md', 'apples')]);
+    const i = new KnowledgeSearch([doc('a.md', 'apples')]);
     i.add(doc('a.md', 'bananas'));
     expect(i.search('apples')).toEqual([]);
     expect(i.search('bananas')).toHaveLength(1);

@@ -1,6 +1,6 @@
 /**
  * Every way the messy model writes an answer wrong (infra/local/messy-model.ts), read back
- * through the real parsers: the batch reflection's (parseReflectionOutput) and the sleep-time
+ * through the real parsers: the batch reflection's (parseBatchAnswer) and the sleep-time
  * runs' (answerValueOf + the zod schema). Recoverable messes give the clean answer; cut and
  * empty answers give no usable value.
  */
@@ -10,7 +10,7 @@ import { EXTRA_FIELD, MESS_KINDS, type MessKind, messUp, messyModel, vocabularyO
 import { answerJsonOf, answerValueOf, withoutTrailingCommas } from '../../lib/model/model-answer.js';
 import { modelSchemaOf } from '../../lib/model/model-schema.js';
 import { promptedAnswerInstruction } from '../../lib/model/prompted-answer.js';
-import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../../lib/batches/reflection-output.js';
+import { parseBatchAnswer, BatchAnswerError, reflectionToolInputSchema } from '../../lib/batches/batch-answer.js';
 import { NightlyOutputSchema } from '../../lib/sleep-time/nightly.js';
 import { toStructuredOutputSchema } from '../../lib/model/structured-output.js';
 
@@ -41,7 +41,7 @@ const outputOf = (reply: ConverseReply | null): unknown => {
   return content[0]?.toolUse?.input ?? content.map((c) => c.text ?? '').join('');
 };
 const stopOf = (reply: ConverseReply | null) => (reply as { body: { stopReason: string } }).body.stopReason;
-const clean = parseReflectionOutput(ANSWER).output;
+const clean = parseBatchAnswer(ANSWER).output;
 
 describe('the messy model, read back through the real parser', () => {
   for (const kind of ['fenced', 'prose-before', 'prose-after', 'trailing-comma', 'enum-case', 'extra-field'] as const) {
@@ -51,7 +51,7 @@ describe('the messy model, read back through the real parser', () => {
       // Really messed up: not JSON as it stands, or JSON other than the clean answer.
       if (kind === 'enum-case' || kind === 'extra-field') expect(raw).not.toBe(JSON.stringify(ANSWER));
       else expect(() => JSON.parse(raw as string)).toThrow();
-      expect(parseReflectionOutput(raw).output).toEqual(clean);
+      expect(parseBatchAnswer(raw).output).toEqual(clean);
     });
   }
 
@@ -68,7 +68,7 @@ describe('the messy model, read back through the real parser', () => {
 
   it('missing-optional: the parser gives the field its default', () => {
     for (const request of Object.values(SHAPES)) {
-      const { output } = parseReflectionOutput(outputOf(messUp(request, cleanReply(request), 'missing-optional')));
+      const { output } = parseBatchAnswer(outputOf(messUp(request, cleanReply(request), 'missing-optional')));
       expect(output).toEqual({ ...clean, new_facts: [{ ...clean.new_facts[0], related_existing: [] }] });
     }
   });
@@ -78,7 +78,7 @@ describe('the messy model, read back through the real parser', () => {
       const raw = outputOf(messUp(SHAPES.tool, cleanReply(SHAPES.tool), kind));
       expect(typeof raw).toBe('object');
       expect(raw).not.toEqual(ANSWER);
-      expect(parseReflectionOutput(raw).output).toEqual(clean);
+      expect(parseBatchAnswer(raw).output).toEqual(clean);
     }
   });
 
@@ -86,10 +86,10 @@ describe('the messy model, read back through the real parser', () => {
     for (const request of Object.values(SHAPES)) {
       const cut = messUp(request, cleanReply(request), 'cut');
       expect(stopOf(cut)).toBe('max_tokens');
-      expect(() => parseReflectionOutput(outputOf(cut))).toThrow(ReflectionOutputError);
+      expect(() => parseBatchAnswer(outputOf(cut))).toThrow(BatchAnswerError);
       const empty = messUp(request, cleanReply(request), 'empty');
       expect(outputOf(empty)).toBe('');
-      expect(() => parseReflectionOutput(outputOf(empty))).toThrow(/holds no JSON object/);
+      expect(() => parseBatchAnswer(outputOf(empty))).toThrow(/holds no JSON object/);
     }
   });
 
@@ -164,7 +164,7 @@ describe('model-answer: reading an answer as real models write it', () => {
 
   it('a required field missing or of the wrong type still fails, naming the field', () => {
     const { title: _dropped, ...untitled } = ANSWER.new_facts[0] as Record<string, unknown>;
-    expect(() => parseReflectionOutput({ ...ANSWER, new_facts: [untitled] })).toThrow(/new_facts\.0\.title/);
-    expect(() => parseReflectionOutput({ ...ANSWER, new_facts: [{ ...ANSWER.new_facts[0], category: 'Gossip' }] })).toThrow(/new_facts\.0\.category/);
+    expect(() => parseBatchAnswer({ ...ANSWER, new_facts: [untitled] })).toThrow(/new_facts\.0\.title/);
+    expect(() => parseBatchAnswer({ ...ANSWER, new_facts: [{ ...ANSWER.new_facts[0], category: 'Gossip' }] })).toThrow(/new_facts\.0\.category/);
   });
 });

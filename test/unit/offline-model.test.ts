@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assembleBatch, buildReflectorPrompt } from '../../lib/batches/batch-assembly.js';
-import { ReflectionOutputSchema } from '../../lib/batches/reflection-output.js';
+import { BatchAnswerSchema } from '../../lib/batches/batch-answer.js';
 import { nightlyPrompt } from '../../lib/sleep-time/nightly.js';
 import { weeklyPrompt } from '../../lib/sleep-time/weekly.js';
 import { nightlyOffline, parseReflectorPrompt, reflectOffline, weeklyOffline } from '../../lib/offline-model/rule-reflector.js';
@@ -30,7 +30,7 @@ describe('the offline model (rule-based, not an LLM)', () => {
         ['hiking boots advice', 'Buy good ones.'],
       ]),
     );
-    expect(ReflectionOutputSchema.safeParse(out).success).toBe(true);
+    expect(BatchAnswerSchema.safeParse(out).success).toBe(true);
     expect(out.new_facts.map((f) => f.title)).toEqual(expect.arrayContaining(['work_a_nurse_at_the_county_hospital', 'preference_hiking_in_the_alps', 'recurring_topic_hiking']));
     expect(out.open_questions).toEqual([expect.objectContaining({ question: 'What dose of magnesium should I take?', source_turns: [2], why_unresolved: 'the reply was uncertain' })]);
   });

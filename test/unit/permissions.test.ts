@@ -14,7 +14,7 @@ describe('the grant table', () => {
       dynamodb: ['Decrypt', 'DescribeKey'],
       s3: ['Decrypt'],
     });
-    expect(kmsImplied({ dynamodb: [], s3: { 'a/*': ['PutObject'] }, sends: [], listBucket: false, consumes: 'reflection', model: false })).toEqual({
+    expect(kmsImplied({ dynamodb: [], s3: { 'a/*': ['PutObject'] }, sends: [], listBucket: false, consumes: 'job', model: false })).toEqual({
       s3: ['GenerateDataKey'],
       sqs: ['Decrypt', 'GenerateDataKey'],
     });

@@ -13,7 +13,7 @@ import { estimateInputTokens } from '../../infra/local/token-estimate.js';
 import { BedrockConverseModel } from '../../lib/model/bedrock-converse-model.adapter.js';
 import { modelSchemaOf } from '../../lib/model/model-schema.js';
 import { PROMPTED_ANSWER_LEAD, promptedAnswerInstruction, promptedAnswerNameOf, typeOf } from '../../lib/model/prompted-answer.js';
-import { parseReflectionOutput, reflectionToolInputSchema } from '../../lib/batches/reflection-output.js';
+import { parseBatchAnswer, reflectionToolInputSchema } from '../../lib/batches/batch-answer.js';
 import { NightlyOutputSchema } from '../../lib/sleep-time/nightly.js';
 import { toStructuredOutputSchema } from '../../lib/model/structured-output.js';
 import type { ModelRequest } from '../../lib/model/language-model.port.js';
@@ -92,11 +92,11 @@ describe("the adapter with answerShape 'prompt'", () => {
       const { client } = recordingClient({ text });
       const r = await new BedrockConverseModel(client, HAIKU, { answerShape: 'prompt' }).reflect(request);
       expect(r.output).toBe(text);
-      expect(() => parseReflectionOutput(r.output)).toThrow(expect.objectContaining({ raw: text }));
+      expect(() => parseBatchAnswer(r.output)).toThrow(expect.objectContaining({ raw: text }));
     }
     const { client } = recordingClient({ text: '{"new_facts": [{"title": "x", "content": "y", "source_turns": [], "category": "Facts"}]}' });
     const r = await new BedrockConverseModel(client, HAIKU, { answerShape: 'prompt' }).reflect(request);
-    expect(() => parseReflectionOutput(r.output)).toThrow(/new_facts\.0\.source_turns/);
+    expect(() => parseBatchAnswer(r.output)).toThrow(/new_facts\.0\.source_turns/);
   });
 });
 
@@ -116,7 +116,7 @@ describe('the Converse stand-in and a prompted answer', () => {
     const reply = await offlineResponder(req);
     const body = 'body' in reply ? (reply.body as { stopReason: string; output: { message: { content: Array<{ text?: string }> } } }) : null;
     expect(body?.stopReason).toBe('end_turn');
-    expect(parseReflectionOutput(body?.output.message.content[0]?.text).output.new_facts.length).toBeGreaterThan(0);
+    expect(parseBatchAnswer(body?.output.message.content[0]?.text).output.new_facts.length).toBeGreaterThan(0);
   });
 
   it('a summary request (its context as the system text) is not taken for one', () => {

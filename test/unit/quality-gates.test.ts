@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';
-import { DocumentIndex } from '../../lib/knowledge/knowledge-search.js';
+import { KnowledgeSearch } from '../../lib/knowledge/knowledge-search.js';
 import { safeKnowledgePath } from '../../lib/kernel/memory-paths.js';
 import { applyQualityGates } from '../../lib/batches/quality-gates.js';
-import type { ReflectionOutput } from '../../lib/batches/reflection-output.js';
+import type { BatchAnswer } from '../../lib/batches/batch-answer.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 
 const turns = new Map<number, TurnSaved>([
   [1, turn({ turnId: 1, query: 'I keep a reef tank with two clownfish', response: 'Nice reef tank!' })],
   [2, turn({ turnId: 2, query: 'What lighting suits corals?', response: 'LED lighting works well.' })],
 ]);
-const empty: ReflectionOutput = { new_facts: [], corrections: [], connections: [], open_questions: [] };
+const empty: BatchAnswer = { new_facts: [], corrections: [], connections: [], open_questions: [] };
 const knowledgeDoc = (id: string, text: string, confidence = 0.75): KnowledgeDoc => ({
   id, title: id.replace(/^.*\/|\.md$/g, ''), text, category: id.split('/')[0] ?? '', confidence, sourceTurns: [1], summary: text, promotedAt: '2026-01-01T00:00:00Z',
 });
@@ -19,7 +19,7 @@ const docs = [
   knowledgeDoc('Facts/reef_tank.md', 'The user keeps a reef tank with two clownfish.', 0.95),
   knowledgeDoc('Concepts/lighting.md', 'LED lighting suits corals.'),
 ];
-const ctx = { turns, knowledge: new DocumentIndex(docs), knowledgeDocs: new Map(docs.map((d) => [d.id, d])) };
+const ctx = { turns, knowledge: new KnowledgeSearch(docs), knowledgeDocs: new Map(docs.map((d) => [d.id, d])) };
 
 describe('quality gates (req R-GATE)', () => {
   it('keeps an item whose turns exist, whose words appear in them and whose files exist', () => {

@@ -7,7 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import { quantise, unit } from '../../lib/search/embedding-vectors.js';
 import type { MemoryItem } from '../../lib/items/memory-item.js';
-import { FUSION_K, indexOf, rankIndex, SegmentedIndex, type SearchHit, searchMemory, segmentOf } from '../../lib/search/memory-search.js';
+import { rankIndex, type SearchHit, searchMemory } from '../../lib/search/memory-search.js';
+import { FUSION_K } from '../../lib/search/rank-fusion.js';
+import { indexOf, SearchSegments, segmentOf } from '../../lib/search/search-segments.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 import type { SearchExplain } from '../../lib/search/search-explain.js';
 
@@ -107,7 +109,7 @@ describe('search explain', () => {
     const dims = 4;
     const items = [item({ id: 'mem:dog', text: 'We adopted a puppy from the shelter' }), item({ id: 'mem:car', text: 'The car needs new tyres' })];
     const vec = (axis: number) => unit(Float32Array.from({ length: dims }, (_, i) => (i === axis ? 1 : i === dims - 1 ? 0.1 : 0)));
-    const index = new SegmentedIndex([{ segment: segmentOf(items, quantise('m', dims, [vec(0), vec(1)])) }]);
+    const index = new SearchSegments([{ segment: segmentOf(items, quantise('m', dims, [vec(0), vec(1)])) }]);
     const hits = rankIndex(index, { query: 'my canine companion', limit: 5, explain: true }, now, 0, { modelId: 'm', values: vec(0) });
     expect(hits.map((h) => h.item.id)).toEqual(['mem:dog']);
     const byVector = place(hits[0]?.explain as SearchExplain, 'vector');

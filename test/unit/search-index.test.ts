@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { MemoryItem } from '../../lib/items/memory-item.js';
-import { SegmentedIndex } from '../../lib/search/memory-search.js';
+import { SearchSegments } from '../../lib/search/search-segments.js';
 import { SEARCH_MARK_TTL_MS } from '../../lib/kernel/memory-paths.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 import type { MemoryCatalog } from '../../lib/search/search-index.port.js';
@@ -30,7 +30,7 @@ function world(timing?: { now?: () => Date; lagMs?: number }) {
   const index = new LiveSearchIndex({ store, catalog, clock: { now: () => now }, marks: { ...store.timing, ...timing } });
   // What ranking may return: visible and not expired.
   const served = async () =>
-    [...new SegmentedIndex((await index.view('u')).entries).visible()]
+    [...new SearchSegments((await index.view('u')).entries).visible()]
       .filter((i) => i.expiresAt === null || i.expiresAt > now.getTime())
       .map((i) => i.id)
       .sort();
@@ -84,7 +84,7 @@ describe('the search index over changes, compactions and merges', () => {
     const pending = w.index.compact('u');
     w.write(note(1, { quality: 0.123 }));
     await pending;
-    const quality = async () => [...new SegmentedIndex((await w.index.view('u')).entries).visible()].find((i) => i.id === 'mem:1')?.quality;
+    const quality = async () => [...new SearchSegments((await w.index.view('u')).entries).visible()].find((i) => i.id === 'mem:1')?.quality;
     expect(await quality()).toBe(0.123);
     await w.index.compact('u');
     expect((await w.index.view('u')).changes).toBe(0);

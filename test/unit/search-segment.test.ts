@@ -5,9 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { MemoryItem } from '../../lib/items/memory-item.js';
-import { indexOf, itemKey, rankIndex, SegmentedIndex, searchMemory, segmentOf } from '../../lib/search/memory-search.js';
+import { rankIndex, searchMemory } from '../../lib/search/memory-search.js';
+import { indexOf, itemKey, SearchSegments, segmentOf } from '../../lib/search/search-segments.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
-import { mergeSegments, segmentFromBytes, segmentToBytes } from '../../lib/search/search-segment.js';
+import { mergeSegments } from '../../lib/search/search-segment.js';
+import { segmentFromBytes, segmentToBytes } from '../../lib/search/segment-bytes.js';
 
 const now = new Date('2026-06-01T00:00:00Z');
 const TEXTS = [
@@ -28,20 +30,20 @@ const item = (i: number, text = TEXTS[i % TEXTS.length] ?? '', extra: Partial<Me
 });
 const items = Array.from({ length: 40 }, (_, i) => item(i));
 const queries = ['Caroline support group', 'heater for the tank', 'What did Melanie paint?', 'adoption agencies research', 'pottery glaze'];
-const ids = (index: SegmentedIndex, query: string) => rankIndex(index, { query, limit: 10 }, now).map((h) => h.item.id);
+const ids = (index: SearchSegments, query: string) => rankIndex(index, { query, limit: 10 }, now).map((h) => h.item.id);
 
 describe('search segments', () => {
   it('load from bytes into the same ranking', () => {
     const one = indexOf(items);
-    const loaded = new SegmentedIndex([{ segment: segmentFromBytes(segmentToBytes(one.segments[0] as never)) }]);
+    const loaded = new SearchSegments([{ segment: segmentFromBytes(segmentToBytes(one.segments[0] as never)) }]);
     for (const q of queries) expect(ids(loaded, q)).toEqual(ids(one, q));
     expect(loaded.segments[0]?.item(3)).toEqual(one.segments[0]?.item(3));
   });
 
   it('merge into one segment that ranks as the parts did, dropping only what the parts hid', () => {
     const parts = [segmentOf(items.slice(0, 15)), segmentOf(items.slice(15, 30)), segmentOf(items.slice(30))];
-    const split = new SegmentedIndex(parts.map((segment) => ({ segment })));
-    const merged = new SegmentedIndex([{ segment: mergeSegments(parts.map((segment) => ({ segment, keep: () => true }))) }]);
+    const split = new SearchSegments(parts.map((segment) => ({ segment })));
+    const merged = new SearchSegments([{ segment: mergeSegments(parts.map((segment) => ({ segment, keep: () => true }))) }]);
     expect(merged.size).toBe(40);
     expect([...merged.visible()].map((i) => i.id).sort()).toEqual(items.map((i) => i.id).sort());
     for (const q of queries) expect(ids(merged, q)).toEqual(ids(split, q));
@@ -61,7 +63,7 @@ describe('search segments', () => {
 
   it('serve an item from the newest segment holding it, and not at all once removed', () => {
     const changed = item(2, 'The reef tank got a titanium heater');
-    const index = new SegmentedIndex([
+    const index = new SearchSegments([
       { segment: segmentOf(items) },
       { segment: segmentOf([changed]), removes: new Set([itemKey({ userId: 'u1', id: 'mem:5' })]) },
     ]);

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { accumulate, completeBatch, detectSignals, idleCheck, initialSignalState, MAX_PENDING_BATCHES, MAX_UNBATCHED_TURNS, parseSignalState, scheduleIdleCheck } from '../../lib/signals/signal-accumulator.js';
+import { accumulate, completeBatch, MAX_PENDING_BATCHES, MAX_UNBATCHED_TURNS } from '../../lib/signals/signal-accumulator.js';
+import { detectSignals } from '../../lib/signals/turn-signals.js';
+import { idleCheck, scheduleIdleCheck } from '../../lib/signals/idle-rule.js';
+import { initialSignalState, parseSignalState } from '../../lib/signals/signal-state.js';
 import { defaultSignalConfig, parseSignalConfig } from '../../lib/signals/signal-weights.js';
 
 const now = new Date('2026-02-06T14:30:00Z');

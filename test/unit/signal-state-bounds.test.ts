@@ -6,22 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { itemSize } from '../../lib/kernel/dynamo-item-size.adapter.js';
 import { signalStateItem } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
-import {
-  accumulate,
-  completeBatch,
-  idleCheck,
-  initialSignalState,
-  type JobTrigger,
-  MAX_APPLIED_MESSAGES,
-  MAX_PENDING_BATCHES,
-  MAX_TOPIC_WORD_CHARS,
-  MAX_UNASSIGNED_TURNS,
-  MAX_UNBATCHED_TURNS,
-  MAX_WAITING_EPISODES,
-  type SignalItem,
-  type SignalState,
-  withAppliedMessages,
-} from '../../lib/signals/signal-accumulator.js';
+import { accumulate, completeBatch, MAX_PENDING_BATCHES, MAX_UNASSIGNED_TURNS, MAX_UNBATCHED_TURNS, MAX_WAITING_EPISODES, type SignalItem } from '../../lib/signals/signal-accumulator.js';
+import { idleCheck } from '../../lib/signals/idle-rule.js';
+import { initialSignalState, MAX_APPLIED_MESSAGES, type SignalState, withAppliedMessages } from '../../lib/signals/signal-state.js';
+import type { JobTrigger } from '../../lib/signals/job-triggers.js';
+import { MAX_TOPIC_WORD_CHARS } from '../../lib/signals/turn-signals.js';
 import { defaultSignalConfig, parseSignalConfig } from '../../lib/signals/signal-weights.js';
 import { topKeywords } from '../../lib/kernel/text.js';
 

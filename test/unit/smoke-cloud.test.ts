@@ -104,7 +104,7 @@ describe('Cognito tokens for the smoke user', () => {
       s3: new S3Client(config),
       bucketName: 'b',
       apiUrl: 'https://api.invalid',
-      queues: { turn: q('t'), reflection: q('r'), idle: q('i') },
+      queues: { turn: q('t'), job: q('r'), idle: q('i') },
       auth: cognitoAuth(client, POOL),
       logs: { signal: 's', reflector: 'r', idle: 'i', api: 'a' },
       // No model to check: the pre-flight passes with no check, and the run goes on to the token.

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TurnQueueMessageSchema } from '../../events/index.js';
-import { accumulate, initialSignalState, type SignalItem } from '../../lib/signals/signal-accumulator.js';
+import { accumulate, type SignalItem } from '../../lib/signals/signal-accumulator.js';
+import { initialSignalState } from '../../lib/signals/signal-state.js';
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import { SEARCH_WORD, smokeConversation } from '../../infra/smoke/conversation.js';
 

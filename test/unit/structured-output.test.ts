@@ -11,7 +11,7 @@ import { estimateInputTokens, STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS, TOOL_USE_S
 import { BedrockConverseModel } from '../../lib/model/bedrock-converse-model.adapter.js';
 import { supportsStructuredOutput } from '../../lib/model/bedrock-models.js';
 import { modelSchemaOf } from '../../lib/model/model-schema.js';
-import { reflectionToolInputSchema } from '../../lib/batches/reflection-output.js';
+import { reflectionToolInputSchema } from '../../lib/batches/batch-answer.js';
 import { recordingClient } from '../helpers/bedrock-client.js';
 import { NightlyOutputSchema } from '../../lib/sleep-time/nightly.js';
 import { WeeklyOutputSchema } from '../../lib/sleep-time/weekly.js';

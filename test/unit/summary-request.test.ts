@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../lib/tiers/memory-tiers.js';
-import { initialSignalState, MAX_PENDING_BATCHES } from '../../lib/signals/signal-accumulator.js';
+import { initialSignalState } from '../../lib/signals/signal-state.js';
+import { MAX_PENDING_BATCHES } from '../../lib/signals/signal-accumulator.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import * as api from '../../lib/memory-api/memory-api.js';
 import { whyNoReflection } from '../../lib/summaries/summaries-api.js';

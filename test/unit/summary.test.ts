@@ -194,7 +194,7 @@ describe('a summary carries its session\'s previous summary forward (req R-SUM-4
 });
 
 describe('a job failing its last try', () => {
-  it('is logged as aborted outside the commit marker, so a redrive still runs it', async () => {
+  it('is logged as aborted outside the commit record, so a redrive still runs it', async () => {
     const batchLogs = new MemoryBatchLogStore();
     await recordFailedAttempt({ ...job('batch'), jobId: 'batch-1-3' }, new ModelUnavailableError('ThrottlingException'), { batchLogs, clock: fixedClock(), log: new RecordingLog() });
     expect(batchLogs.failures).toEqual([expect.objectContaining({ batch_id: 'batch-1-3', status: 'aborted', error: { message: expect.stringContaining('dead-letter') } })]);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
 import { BatchNotRecordedError } from '../../lib/batches/batch-log.port.js';
 import { ModelAccessDeniedError, ModelUnavailableError, UnusableModelOutputError } from '../../lib/model/language-model.port.js';
-import { initialSignalState, parseSignalState } from '../../lib/signals/signal-accumulator.js';
+import { initialSignalState, parseSignalState } from '../../lib/signals/signal-state.js';
 import { checkIdle } from '../../lib/signals/check-idle.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { runReflection } from '../../lib/batches/run-reflection.js';

@@ -3,7 +3,8 @@
  * item is read as, and a threshold past SQS's 15-minute delay reached by rescheduling.
  */
 import { describe, expect, it } from 'vitest';
-import { idleCheck, initialSignalState, scheduleIdleCheck } from '../../lib/signals/signal-accumulator.js';
+import { idleCheck, scheduleIdleCheck } from '../../lib/signals/idle-rule.js';
+import { initialSignalState } from '../../lib/signals/signal-state.js';
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import { readUserSettings, SettingsChangeSchema, withUserIdle } from '../../lib/settings/user-settings.js';
 

@@ -5,7 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { indexOf, MAX_QUERY_WORDS, rankIndex } from '../../lib/search/memory-search.js';
+import { MAX_QUERY_WORDS, rankIndex } from '../../lib/search/memory-search.js';
+import { indexOf } from '../../lib/search/search-segments.js';
 import { topPositions, WordScores } from '../../lib/search/word-scores.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 

@@ -1,12 +1,12 @@
 /**
- * IAM enforced on the local stack: every AWS request a function's clients make is
+ * IAM enforced on the local harness: every AWS request a function's clients make is
  * evaluated against that function's role policies as `cdk synth` produces them
  * (synthesized-stage.ts), with the resource's own policy (bucket, queue, key policy), by a
  * real IAM policy evaluation engine: @cloud-copilot/iam-simulate. It evaluates identity
  * and resource policies with every condition operator, KMS key-policy semantics, and
  * validates actions, resource ARNs and context keys against AWS's own service
  * authorization data — which our own reading of IAM (`covers()`, retired) could not.
- * It is AGPL-3.0: a devDependency of the local stack only, never imported by lib/ or
+ * It is AGPL-3.0: a devDependency of the local harness only, never imported by lib/ or
  * functions/, so no Lambda bundle carries it.
  *
  * A denied request fails as AWS fails it (service-errors.ts): the handler meets the error

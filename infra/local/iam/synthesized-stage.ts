@@ -1,9 +1,9 @@
 /**
- * The stage as `cdk synth` produces it, read for the local stack: per function its role's
+ * The stage as `cdk synth` produces it, read for the local harness: per function its role's
  * policies, its environment and its event source; the resource policies of the bucket,
  * queues and key; which key encrypts which resource. The app is synthesized in-process
  * (bundling skipped: the templates are the same, only the code asset differs) and its
- * intrinsics resolved to the local names (template-resolver.ts), so the local stack
+ * intrinsics resolved to the local names (template-resolver.ts), so the local harness
  * enforces the very policies a deployment of this commit would carry.
  */
 import type { StageConfig } from '../../config/stages.js';
@@ -24,7 +24,7 @@ export interface PolicyDocument {
 
 export interface SynthesizedFunction {
   key: FunctionKey;
-  /** The physical name the local stack gives it (`reflective-memory-{stage}-{key}`). */
+  /** The physical name the local harness gives it (`reflective-memory-{stage}-{key}`). */
   functionName: string;
   roleArn: string;
   /** The principal its requests are made as: the role's session in Lambda. */
@@ -92,7 +92,7 @@ interface Synthesis {
  * The app synthesized, or the same synthesis from the cache (node_modules/.cache): keyed by the
  * options that shape the templates and by the content of every source file the app is built
  * from, so an edit of the stacks, permissions or handlers synthesizes afresh. Loading
- * aws-cdk-lib and synthesizing cost ~13 s of CPU a process, paid by every local stack started.
+ * aws-cdk-lib and synthesizing cost ~13 s of CPU a process, paid by every local harness started.
  */
 async function synthesizedTemplates(options: SynthesisOptions): Promise<Synthesis> {
   const key = cacheKey(options);

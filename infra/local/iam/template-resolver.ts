@@ -1,6 +1,6 @@
 /**
  * Resolves the CloudFormation intrinsics of a synthesized template to the values they take
- * on the local stack, so the policies, environments and resource policies `cdk synth`
+ * on the local harness, so the policies, environments and resource policies `cdk synth`
  * produces can be read as a deployment would see them: pseudo parameters, `Ref` and
  * `Fn::GetAtt` of the resources our stacks declare (physical names come from their
  * properties; queue URLs from the emulator), `Fn::Join`, `Fn::Sub`, `Fn::Select`,
@@ -92,7 +92,7 @@ export class TemplateResolver {
       case 'Fn::ImportValue':
         return this.importValue(str(arg));
       default:
-        throw new Error(`the local stack does not resolve ${fn}`);
+        throw new Error(`the local harness does not resolve ${fn}`);
     }
   }
 

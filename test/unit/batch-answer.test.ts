@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseReflectionOutput, ReflectionOutputError, reflectionToolInputSchema } from '../../lib/batches/reflection-output.js';
+import { parseBatchAnswer, BatchAnswerError, reflectionToolInputSchema } from '../../lib/batches/batch-answer.js';
 
 const fact = (n: number) => ({ title: `fact_${n}`, content: `content ${n}`, source_turns: [n], category: 'Facts' });
 const question = (n: number) => ({ question: `why ${n}?`, source_turns: [n], why_unresolved: 'no answer' });
@@ -12,7 +12,7 @@ describe('reflection output (req R-LLM)', () => {
       connections: [1, 2, 3].map((n) => ({ file_a: 'a.md', file_b: 'b.md', relationship: 'r', source_turns: [n] })),
       open_questions: [question(1), question(2), question(3)],
     };
-    const { output, truncated } = parseReflectionOutput(raw);
+    const { output, truncated } = parseBatchAnswer(raw);
     expect(output.new_facts.map((f) => f.title)).toEqual(['fact_1', 'fact_2']);
     expect(output.corrections).toHaveLength(1);
     expect(output.connections).toHaveLength(2);
@@ -21,20 +21,20 @@ describe('reflection output (req R-LLM)', () => {
   });
 
   it('reads JSON wrapped in prose or code fences, and fills omitted categories', () => {
-    const { output } = parseReflectionOutput(`Here you go:\n\`\`\`json\n${JSON.stringify({ new_facts: [fact(1)] })}\n\`\`\``);
+    const { output } = parseBatchAnswer(`Here you go:\n\`\`\`json\n${JSON.stringify({ new_facts: [fact(1)] })}\n\`\`\``);
     expect(output).toEqual({ new_facts: [{ ...fact(1), related_existing: [] }], corrections: [], connections: [], open_questions: [] });
   });
 
   it('rejects malformed output, naming the field and keeping the raw text', () => {
-    expect(() => parseReflectionOutput('no json here')).toThrow(ReflectionOutputError);
-    expect(() => parseReflectionOutput('{"new_facts": [')).toThrow(/no JSON object|not valid JSON/);
+    expect(() => parseBatchAnswer('no json here')).toThrow(BatchAnswerError);
+    expect(() => parseBatchAnswer('{"new_facts": [')).toThrow(/no JSON object|not valid JSON/);
     try {
-      parseReflectionOutput({ new_facts: [{ ...fact(1), category: 'Gossip' }] });
+      parseBatchAnswer({ new_facts: [{ ...fact(1), category: 'Gossip' }] });
       expect.unreachable();
     } catch (error) {
-      expect(error).toBeInstanceOf(ReflectionOutputError);
+      expect(error).toBeInstanceOf(BatchAnswerError);
       expect((error as Error).message).toContain('new_facts.0.category');
-      expect((error as ReflectionOutputError).raw).toContain('Gossip');
+      expect((error as BatchAnswerError).raw).toContain('Gossip');
     }
   });
 
@@ -50,6 +50,6 @@ describe('reflection output (req R-LLM)', () => {
     expect(text).toContain('"enum":["Facts","Concepts","Patterns"]');
     expect(text).toContain('"required":["title","content","source_turns","category"]');
     const tooLong = { new_facts: [{ title: 'x'.repeat(121), content: 'c', source_turns: [1], category: 'Facts' }] };
-    expect(() => parseReflectionOutput(tooLong)).toThrow(/new_facts\.0\.title/);
+    expect(() => parseBatchAnswer(tooLong)).toThrow(/new_facts\.0\.title/);
   });
 });

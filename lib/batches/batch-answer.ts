@@ -36,13 +36,13 @@ export const OpenQuestionSchema = z.object({
   why_unresolved: z.string().max(1000).default(''),
 });
 
-export const ReflectionOutputSchema = z.object({
+export const BatchAnswerSchema = z.object({
   new_facts: z.array(NewFactSchema).default([]),
   corrections: z.array(CorrectionSchema).default([]),
   connections: z.array(ConnectionSchema).default([]),
   open_questions: z.array(OpenQuestionSchema).default([]),
 });
-export type ReflectionOutput = z.infer<typeof ReflectionOutputSchema>;
+export type BatchAnswer = z.infer<typeof BatchAnswerSchema>;
 export type NewFact = z.infer<typeof NewFactSchema>;
 export type Correction = z.infer<typeof CorrectionSchema>;
 export type Connection = z.infer<typeof ConnectionSchema>;
@@ -53,7 +53,7 @@ export const HARD_CAPS = { new_facts: 2, corrections: 1, connections: 2, open_qu
 export type ItemCategory = keyof typeof HARD_CAPS;
 
 /** What the model fills in: the items, and optionally its assessment (req R-EVT-4's emotion state). */
-export const ReflectionToolSchema = ReflectionOutputSchema.extend({
+export const ReflectionToolSchema = BatchAnswerSchema.extend({
   assessment: EmotionStateSchema.optional().describe('where you stand after these turns (optional)'),
 });
 
@@ -85,22 +85,22 @@ function readReflectionEntry(raw: unknown): ReflectionEntry | null {
   return parsed.success ? { ...parsed.data, confidence: Math.round(parsed.data.confidence * 100) / 100 } : null;
 }
 
-export class ReflectionOutputError extends Error {
+export class BatchAnswerError extends Error {
   constructor(
     message: string,
     readonly raw: string,
   ) {
     super(message);
-    this.name = 'ReflectionOutputError';
+    this.name = 'BatchAnswerError';
   }
 }
 
 /**
  * Validate what the model returned (already-parsed tool input, or text holding JSON)
- * and apply the hard caps. Throws ReflectionOutputError, naming the failing fields.
+ * and apply the hard caps. Throws BatchAnswerError, naming the failing fields.
  */
-export function parseReflectionOutput(raw: unknown): {
-  output: ReflectionOutput;
+export function parseBatchAnswer(raw: unknown): {
+  output: BatchAnswer;
   truncated: Record<ItemCategory, number>;
   /** The model's assessment, null when absent or malformed (`assessmentInvalid`). */
   assessment: EmotionState | null;
@@ -111,11 +111,11 @@ export function parseReflectionOutput(raw: unknown): {
   const rawText = typeof raw === 'string' ? raw : rawTextOf(raw);
   // As real models write it: in prose or a fence, trailing commas, enums in another case, extra fields (model-answer.ts).
   const value = answerValueOf(raw, ReflectionToolWithEntrySchema);
-  if (value === undefined) throw new ReflectionOutputError('model output holds no JSON object', rawText);
-  const parsed = ReflectionOutputSchema.safeParse(value);
+  if (value === undefined) throw new BatchAnswerError('model output holds no JSON object', rawText);
+  const parsed = BatchAnswerSchema.safeParse(value);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new ReflectionOutputError(`model output does not match the reflection schema: ${issues}`, rawText);
+    throw new BatchAnswerError(`model output does not match the reflection schema: ${issues}`, rawText);
   }
   const output = parsed.data;
   const truncated = { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 };

@@ -1,5 +1,5 @@
 /**
- * The local stack: emulators + the same resources as the CDK app + the very same
+ * The local harness: emulators + the same resources as the CDK app + the very same
  * handler modules driven by local event sources. One stack per process (handler modules
  * read their settings once, at import, as they do in Lambda).
  */
@@ -8,7 +8,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { type RawMessage, sqsSafeJson, TurnPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
+import { type RawMessage, sqsSafeJson, SqsTurnPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
 import { UserIdSchema } from '../../events/common.js';
 import { defaultSignalConfig } from '../../lib/signals/signal-weights.js';
 import { storedState } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
@@ -59,7 +59,7 @@ export interface StackInfo {
   environments: Record<FunctionKey, Record<string, string>>;
 }
 
-export interface Summary {
+export interface RunReport {
   turns: number;
   duplicates: number;
   late: number;
@@ -97,11 +97,11 @@ export interface Summary {
 export interface ReplayResult {
   lines: number;
   published: number;
-  /** Lines SQS itself refused (e.g. characters it does not accept); kept in the summary's `rejected`. */
+  /** Lines SQS itself refused (e.g. characters it does not accept); kept in the run report's `rejected`. */
   refused: Array<{ line: number; reason: string }>;
 }
 
-export interface LocalStack {
+export interface LocalHarness {
   info: StackInfo;
   emulators: Emulators;
   sources: Record<QueueKey, LocalEventSource>;
@@ -111,7 +111,7 @@ export interface LocalStack {
   synthesized: SynthesizedStage;
   /** The IAM check every request goes through (null when turned off). */
   iam: IamEnforcer | null;
-  publisher: TurnPublisher;
+  publisher: SqsTurnPublisher;
   api: LocalHttpApi;
   /** A credential for these users only (not an administrator). */
   mintUserToken(users: readonly string[], subject?: string): Promise<string>;
@@ -127,7 +127,7 @@ export interface LocalStack {
   now(): Date;
   /** Move the simulated clock forward, firing (in order) every sweep scheduled on the way; their jobs settle before it reaches `time`. */
   advanceTo(time: Date): Promise<Array<{ sweep: string; at: string }>>;
-  summary(): Promise<Summary>;
+  report(): Promise<RunReport>;
   /** Every item of the table, every page of the scan (for assertions that nothing holds a value). */
   scanItems(): Promise<Array<Record<string, unknown>>>;
   /** The canonical state of every user the table knows (see state-dump.ts), sorted by user. */
@@ -135,7 +135,7 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-export interface LocalStackOptions {
+export interface HarnessOptions {
   stage?: string;
   /** The stage's settings, as a deployment would take them from infra/config/stages.ts. @default stageConfig(stage) */
   config?: StageConfig;
@@ -164,7 +164,7 @@ export interface LocalStackOptions {
   iam?: { enforce?: boolean; permissions?: Record<FunctionKey, Permissions> };
   /**
    * Timeouts (seconds) of the SQS-driven functions other than the stage's (infra/resources.ts
-   * FUNCTION_TIMEOUT_SECONDS): what their context reports and when the local stack ends them.
+   * FUNCTION_TIMEOUT_SECONDS): what their context reports and when the local harness ends them.
    * For tests of what a function does as its time runs out.
    */
   timeouts?: Partial<Record<SqsFunction, number>>;
@@ -191,7 +191,7 @@ function localEnvironment(stage: string, resources: LocalResources): LocalEnviro
 }
 
 /** The SDK's settings for every client in this process: the emulators' endpoints, local credentials and region. */
-function useEmulators(emulators: Emulators, options: LocalStackOptions): void {
+function useEmulators(emulators: Emulators, options: HarnessOptions): void {
   // The functions' own settings come from the synthesized stage.
   Object.assign(process.env, {
     AWS_REGION: LOCAL_REGION,
@@ -209,7 +209,7 @@ function useEmulators(emulators: Emulators, options: LocalStackOptions): void {
 }
 
 /** The emulators, the resources provisioned in them and the stage synthesized against them (the emulators stop if either fails). */
-async function startInfrastructure(stage: string, options: LocalStackOptions): Promise<{ emulators: Emulators; resources: LocalResources; synthesized: SynthesizedStage }> {
+async function startInfrastructure(stage: string, options: HarnessOptions): Promise<{ emulators: Emulators; resources: LocalResources; synthesized: SynthesizedStage }> {
   const emulators = await startEmulators(options.responder ? { responder: options.responder } : {});
   try {
     const resources = await provision(stage, emulators);
@@ -265,7 +265,7 @@ function startEventSources(rt: Pick<Runtime, 'synthesized' | 'resources' | 'hand
   const turnsPending = async () => turn.busy || (await queueDepth(stackSqs, resources.queues.turn.url)) > 0;
   const sources = {
     turn,
-    reflection: source('reflection', rt.handlers.reflector, 'reflector'),
+    job: source('job', rt.handlers.reflector, 'reflector'),
     idle: source('idle', rt.handlers.idle, 'idle', turnsPending),
   };
   for (const s of Object.values(sources)) s.start();
@@ -296,7 +296,7 @@ async function stackInfo(stage: string, rt: Pick<Runtime, 'emulators' | 'resourc
 
 /** Everything the stack's operations share: what was started, the stack's own clients, and the simulated time. */
 interface Runtime {
-  options: LocalStackOptions;
+  options: HarnessOptions;
   emulators: Emulators;
   resources: LocalResources;
   synthesized: SynthesizedStage;
@@ -310,7 +310,7 @@ interface Runtime {
   sqs: SQSClient;
   s3: S3Client;
   ddb: DynamoDBDocumentClient;
-  publisher: TurnPublisher;
+  publisher: SqsTurnPublisher;
   schedules: ReturnType<typeof stageConfig>['schedules'];
   state: {
     simNow: Date;
@@ -359,7 +359,7 @@ async function waitUntilDrained(rt: Runtime, { timeoutMs = 10 * 60_000, onTick }
     if (Date.now() > deadline) throw new Error(`queues did not drain within ${timeoutMs} ms`);
     if (quietChecks > 0) await new Promise((r) => setTimeout(r, 100));
     await onTick?.();
-    const queues: QueueKey[] = ['turn', 'reflection', 'idle'];
+    const queues: QueueKey[] = ['turn', 'job', 'idle'];
     const depths = await Promise.all(queues.map((k) => queueDepth(rt.sqs, rt.resources.queues[k].url)));
     const busy = Object.values(rt.sources).some((s) => s.busy);
     if (depths.every((d) => d === 0) && !busy) quietChecks += 1;
@@ -374,7 +374,7 @@ async function waitUntilDrained(rt: Runtime, { timeoutMs = 10 * 60_000, onTick }
 
 /**
  * EventBridge invokes the sweep asynchronously: Lambda retries a failed invocation twice, so
- * the local stack does too (injected faults strike the first try only).
+ * the local harness does too (injected faults strike the first try only).
  */
 async function invokeSweep(rt: Runtime, name: (typeof SWEEPS)[number], at: Date): Promise<{ jobs: string[] }> {
   const { options, synthesized } = rt;
@@ -480,7 +480,7 @@ async function replayLines(rt: Runtime, lines: readonly string[], { clock = fals
 }
 
 /** The run's figures, counted from the table, the bucket, the queues and the sources. */
-async function summaryOf(rt: Runtime): Promise<Summary> {
+async function reportOf(rt: Runtime): Promise<RunReport> {
   const listKeys = (prefix: string) => listAllKeys(rt.s3, rt.resources.bucketName, prefix);
   const [turnItems, signalItems, batchItems, summaryItems, runItems, stagedItems, rejectedKeys, userKeys, dlqDepths] = await Promise.all([
     scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.turnPrefix }),
@@ -551,7 +551,7 @@ function stackClients(emulators: Emulators) {
 }
 
 /** The stack's operations over its runtime. */
-function localStackOf(rt: Runtime, api: LocalHttpApi, tokenSecret: string): LocalStack {
+function localStackOf(rt: Runtime, api: LocalHttpApi, tokenSecret: string): LocalHarness {
   const { info, emulators, sources, handlers, synthesized, iam, publisher } = rt;
   return {
     info,
@@ -568,13 +568,13 @@ function localStackOf(rt: Runtime, api: LocalHttpApi, tokenSecret: string): Loca
     waitUntilDrained: (options) => waitUntilDrained(rt, options),
     replayLines: (lines, options) => replayLines(rt, lines, options),
     scanItems: () => scanAll(rt),
-    summary: () => summaryOf(rt),
+    report: () => reportOf(rt),
     dumpState: () => dumpState(rt),
     stop: () => stopStack(rt, api),
   };
 }
 
-export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+export async function startHarness(options: HarnessOptions = {}): Promise<LocalHarness> {
   const stage = options.stage ?? 'local';
   configureFaults(options.faults ?? null);
   const messy = options.messyModel ? messyModel(options.responder ?? offlineResponder, options.messyModel) : null;
@@ -608,7 +608,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     info,
     clock,
     ...clients,
-    publisher: new TurnPublisher(clients.sqs, resources.queues.turn.url, { s3: clients.s3, bucketName: resources.bucketName }),
+    publisher: new SqsTurnPublisher(clients.sqs, resources.queues.turn.url, { s3: clients.s3, bucketName: resources.bucketName }),
     schedules: (options.config ?? stageConfig('dev')).schedules,
     state: { simNow: new Date(), dirty: false, fired: [], sweepErrors: 0, refusedLines: [], runId: randomUUID().slice(0, 8), lineCounter: 0 },
   };

@@ -67,6 +67,7 @@ export const FUNCTION_SPECS: Record<FunctionKey, (stack: Stack, props: Stateless
       JOB_QUEUE_URL: queues.job.queue.queueUrl,
       IDLE_QUEUE_URL: queues.idle.queue.queueUrl,
       SIGNAL_CONFIG: JSON.stringify(config.signals),
+      TIER_POLICY: tierPolicyVariable(config),
       REDACT_PERSONAL_DATA: String(config.redaction.personalData),
     }),
     source: { batchSize: 10, reportBatchItemFailures: true },
@@ -103,6 +104,7 @@ export const FUNCTION_SPECS: Record<FunctionKey, (stack: Stack, props: Stateless
       SUMMARY_PROMPT: config.summaries.prompt,
       SUMMARY_MAX_TOKENS: String(config.summaries.maxTokens),
       SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
+      TIER_POLICY: tierPolicyVariable(config),
       SEARCH_MARK_LAG_SECONDS,
       ...embeddingEnvironment(config),
     }),
@@ -123,6 +125,7 @@ export const FUNCTION_SPECS: Record<FunctionKey, (stack: Stack, props: Stateless
       BUCKET_NAME: bucket.bucketName,
       JOB_QUEUE_URL: queues.job.queue.queueUrl,
       SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
+      TIER_POLICY: tierPolicyVariable(config),
     }),
   }),
   api: (_stack, { stage, config, queues, table, bucket }) => ({

@@ -17,8 +17,8 @@ const STATUS_OF: Record<Tier, Status> = { ephemeral: 'ephemeral', short_term: 's
  * Default time to live per tier, seconds. Req R-TIER-1's tier table: short-term entries have a
  * "configurable TTL (default 7d)" — the validation window in which they must earn promotion;
  * its implementation notes shorten that per entry type (1 hour for conversation, 15 minutes
- * for perception). Ephemeral entries live as long as their session: they are cleared when it
- * closes (clearSessionEphemera), and an hour after their write if no close ever comes.
+ * for perception). Ephemeral entries live as long as their session: its close promotes those
+ * that matter and clears the rest (closeSessionEphemera), and an hour after their write if no close ever comes.
  * Long-term entries do not expire; decay collects them (reviewTierEntry).
  */
 export const DEFAULT_TTL_SECONDS: Record<Tier, number | null> = { ...DEFAULT_TIER_POLICY.ttlSeconds, long_term: null };

@@ -67,11 +67,6 @@ export async function closeSessionEphemera(
   return done;
 }
 
-/** A session closed at `now`: how many of its ephemeral entries were cleared (the rest that mattered were promoted: closeSessionEphemera). */
-export async function clearSessionEphemera(items: TierItems & Pick<MemoryItemStore, 'sessionEphemera'>, userId: string, sessionId: string, now: Date): Promise<number> {
-  return (await closeSessionEphemera(items, userId, sessionId, now)).cleared;
-}
-
 /**
  * A tier entry contradicted (req R-TIER-8): confidence down, and one tier down below its
  * floor, audited. Conditional on the entry being unchanged since it was read, and read again

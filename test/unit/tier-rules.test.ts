@@ -3,6 +3,8 @@ import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 import { closeSession, recur } from '../../lib/tiers/tier-policy.js';
 import { contradict, undoContradiction } from '../../lib/tiers/contradiction.js';
 import { tierPolicyOf } from '../../lib/tiers/tier-settings.js';
+import { contradictEntry } from '../../lib/tiers/tier-review.js';
+import { MemoryItems } from '../../lib/items/memory-item.fake.js';
 
 const now = new Date('2026-03-01T12:00:00.000Z');
 
@@ -27,6 +29,30 @@ describe('the tier rules of req R-TIER-8 and R-TIER-11', () => {
     const twice = contradict(once?.item ?? fact, { by: 'r', evidence: 'turn:8' }, now);
     expect(twice?.audit).toMatchObject({ action: 'demote', from: 'long_term', to: 'short_term', reason: 'contradiction' });
     expect(undoContradiction(twice?.item ?? fact)?.item).toMatchObject({ tier: 'long_term', status: 'canonical', confidence: 0.6, expiresAt: null });
+  });
+
+  it('counts two concurrent contradictions both: the one whose write lost reads again and lowers what the other left', async () => {
+    const items = new MemoryItems();
+    const fact = newTierItem('u1', 'long_term', { text: 'lives in Lisbon', confidence: 0.9 }, now);
+    await items.create(fact);
+    // Both read the entry before either writes: one conditional write loses and must read again.
+    let readers = 0;
+    let release: () => void = () => {};
+    const bothRead = new Promise<void>((r) => (release = r));
+    const read = items.get.bind(items);
+    items.get = async (userId, id) => {
+      const item = await read(userId, id);
+      if (++readers === 2) release();
+      if (readers <= 2) await bothRead;
+      return item;
+    };
+    const contradiction = (evidence: string) => contradictEntry(items, 'u1', fact.id, { by: 'r', evidence }, now);
+    const [a, b] = await Promise.all([contradiction('turn:7'), contradiction('turn:8')]);
+    expect(readers).toBe(3);
+    expect([a?.audit.action, b?.audit.action].sort()).toEqual(['contradict', 'demote']);
+    expect(await read('u1', fact.id)).toMatchObject({ tier: 'short_term', confidence: 0.3 });
+    expect((await read('u1', fact.id))?.contradictions?.map((c) => c.evidence).sort()).toEqual(['turn:7', 'turn:8']);
+    expect(items.audit.map((e) => e.action)).toEqual(['contradict', 'demote']);
   });
 
   it('refuses an invalid stage policy naming the field', () => {

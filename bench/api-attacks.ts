@@ -54,6 +54,7 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   tierCreate: { text: 'planted by the attacker' },
   itemPromote: { reason: 'attack' },
   itemDemote: { reason: 'other' },
+  itemContradict: { evidence: 'attack' },
   memoryOutcomes: { ids: ['turn:1'], validation: 'APPROVE' },
   reviewPromote: { path: 'Facts/x.md' },
   summaryRequest: { prompt: 'planted by the attacker' },

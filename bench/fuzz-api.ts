@@ -135,6 +135,8 @@ const SAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<s
   tierDelete: { params: { tier: 'long_term', id: OWN_MEM } },
   itemPromote: { params: { id: OWN_MEM }, body: { reason: 'useful' } },
   itemDemote: { params: { id: OWN_MEM }, body: { reason: 'superseded', note: 'a newer one' } },
+  itemContradict: { params: { id: OWN_MEM }, body: { evidence: 'turn:9', note: 'the user said otherwise' } },
+  itemContradictUndo: { params: { id: OWN_MEM } },
   itemEdit: { params: { id: 'summary:summary-1-3' }, body: { text: 'The user keeps a reef tank.', reason: 'shorter' } },
   itemRestore: { params: { id: 'knowledge:Facts/reef_tank.md' }, body: { at: '2026-01-01T00:00:00.000Z', reason: 'the edit was wrong' } },
   memoryOutcomes: { body: { ids: [OWN_MEM, 'turn:1'], validation: 'APPROVE', turnId: 2 } },

@@ -499,6 +499,17 @@ async function editItem(id, current, then) {
     setStatus(`edit failed: ${/** @type {Error} */ (e).message}`, 'error');
   }
 }
+// Req R-TIER-8: a reviewer undoes an entry's last contradiction (its tier and confidence as before it).
+/** @param {string} id @param {() => void} then */
+async function undoContradiction(id, then) {
+  try {
+    const d = await api('POST', `/memory/items/${encodeURIComponent(id)}/contradict/undo`);
+    setStatus(`undid the last contradiction of ${id}: ${str(d.item?.tier)} at ${num(d.item?.confidence, 2)}`, 'ok');
+    then();
+  } catch (e) {
+    setStatus(`undo failed: ${/** @type {Error} */ (e).message}`, 'error');
+  }
+}
 /** @param {string} id @param {string} text @param {() => void} then */
 function itemActions(id, text, then) {
   const del = el('button', { type: 'button', class: 'delete', text: 'Delete' });
@@ -508,6 +519,11 @@ function itemActions(id, text, then) {
     const edit = el('button', { type: 'button', class: 'edit', text: 'Edit' });
     edit.addEventListener('click', () => editItem(id, text, then));
     buttons.push(edit);
+  }
+  if (id.startsWith('mem:')) {
+    const undo = el('button', { type: 'button', class: 'undo', text: 'Undo contradiction' });
+    undo.addEventListener('click', () => undoContradiction(id, then));
+    buttons.push(undo);
   }
   return el('div', { class: 'actions' }, buttons);
 }

@@ -28,6 +28,7 @@ import { DynamoS3SummaryStore } from '../../lib/summaries/summary-store.adapter.
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { SqsAgentEventPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
+import { parseTierPolicy } from '../../lib/tiers/tier-settings.js';
 import { parseSleepTimeConfig } from '../../lib/sleep-time/config.js';
 import type { Clock, Log } from '../../lib/kernel/runtime.port.js';
 import type * as api from '../../lib/memory-api/memory-api.js';
@@ -85,6 +86,7 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
     erasures: new DynamoErasureLog(storage),
     eraser: new DynamoS3ItemEraser(storage),
     clock,
+    tierPolicy: parseTierPolicy(env.TIER_POLICY),
     log,
   };
 }

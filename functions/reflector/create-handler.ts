@@ -36,6 +36,7 @@ import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapte
 import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { SqsRedelivery } from '../../lib/kernel/sqs-redelivery.adapter.js';
 import { parseSleepTimeConfig } from '../../lib/sleep-time/config.js';
+import { parseTierPolicy } from '../../lib/tiers/tier-settings.js';
 import { BatchNotRecordedError } from '../../lib/batches/batch-log.port.js';
 import type { RejectedEventLog } from '../../lib/turns/turn.port.js';
 import { ModelAccessDeniedError, ModelUnavailableError } from '../../lib/model/language-model.port.js';
@@ -159,6 +160,7 @@ function sleepTimeDeps(env: ReflectorEnv, { storage, turns, knowledge, graph, it
     clock,
     log,
     config: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG),
+    tierPolicy: parseTierPolicy(env.TIER_POLICY),
   };
 }
 

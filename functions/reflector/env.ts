@@ -47,6 +47,8 @@ export const ReflectorEnvSchema = z.object({
   FORGET_PAGES_PER_JOB: positiveInt.default(50),
   /** JSON overrides of sleep-time compute's numbers (lib/sleep-time/config.ts). */
   SLEEP_TIME_CONFIG: z.string().min(1),
+  /** The nightly run reviews tier entries by it: JSON overrides of the tier policy's numbers (infra/config/stages.ts `tiers`, lib/tiers/tier-settings.ts); unset: the defaults. */
+  TIER_POLICY: z.string().optional(),
   /**
    * L, how long after a search change mark's `at` its write can still land; a
    * compaction's watermark stays this far behind its start (lib/search/search-index.ts

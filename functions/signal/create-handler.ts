@@ -22,6 +22,7 @@ import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapte
 import { SqsIdleScheduler } from '../../lib/signals/sqs-idle-scheduler.adapter.js';
 import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { parseSignalConfig } from '../../lib/signals/signal-weights.js';
+import { parseTierPolicy } from '../../lib/tiers/tier-settings.js';
 import type { Clock } from '../../lib/kernel/runtime.port.js';
 import { DynamoForgetLog } from '../../lib/forget/dynamo-forget-log.adapter.js';
 import type { IngestDeps } from '../../lib/turns/ingest-deps.js';
@@ -51,6 +52,7 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
     clock,
     log,
     config: parseSignalConfig(env.SIGNAL_CONFIG),
+    tierPolicy: parseTierPolicy(env.TIER_POLICY),
     redaction: { personalData: env.REDACT_PERSONAL_DATA === 'true' },
     source: 'turn-queue',
     forgets: new DynamoForgetLog(storage),

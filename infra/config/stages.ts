@@ -5,6 +5,7 @@
 import type { AnswerShape, InferenceScope } from '../../lib/model/bedrock-models.js';
 import type { SignalConfig } from '../../lib/signals/signal-weights.js';
 import type { SleepTimeConfig } from '../../lib/sleep-time/config.js';
+import type { TierPolicyOverrides } from '../../lib/tiers/tier-settings.js';
 import type { QueueKey } from '../resources.js';
 import { DEFAULT_DAILY_COST_ALARM_USD } from '../../lib/costs/daily-cost.js';
 
@@ -63,6 +64,12 @@ export interface StageConfig {
   schedules: { nightly: string; weekly: string; expiry: string };
   /** Overrides of sleep-time compute's numbers (look-back windows, thresholds, expiry and archive ages). */
   sleepTime: Partial<SleepTimeConfig>;
+  /**
+   * Overrides of the tier policy's numbers (lib/tiers/tier-settings.ts: promotion confidence and
+   * sessions, corroboration gain, contradiction cost, floors, decay, TTLs, recurrence); omitted
+   * ones keep the defaults. Validated at synth: an invalid one fails naming the field.
+   */
+  tiers: TierPolicyOverrides;
   /** Keep data when the stack is deleted. */
   retainData: boolean;
   /** Messages waiting in a main queue that raise its depth alarm. */
@@ -128,6 +135,7 @@ const base: StageConfig = {
     expiry: 'cron(30 2 * * ? *)',
   },
   sleepTime: {},
+  tiers: {},
   retainData: false,
   queueDepthAlarm: 1000,
   alarms: {

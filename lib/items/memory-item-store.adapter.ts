@@ -82,7 +82,10 @@ export class DynamoMemoryItemStore implements MemoryItemStore {
           // The SDK retries a request whose answer was lost; the same token makes that retry a no-op
           // success instead of a failed condition (idempotent for 10 minutes:
           // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html).
-          ClientRequestToken: requestToken([item.userId, item.id, expectedUpdatedAt, audit.action, audit.at]),
+          // The token covers the whole move: two different moves from the same version (two
+          // contradictions at once) would otherwise share a token, and the second would get
+          // IdempotentParameterMismatch (same page) instead of a failed condition and a reread.
+          ClientRequestToken: requestToken([item.userId, item.id, expectedUpdatedAt, JSON.stringify(audit), JSON.stringify(item)]),
           TransactItems: [
             {
               Put: {

@@ -27,6 +27,17 @@ export type Status = z.infer<typeof StatusSchema>;
 export const ScopeSchema = z.enum(['new', 'user', 'global']);
 export type Scope = z.infer<typeof ScopeSchema>;
 
+/**
+ * Seed 004's signs that an ephemeral entry matters ("Ephemeral → Short-term Promotion"):
+ * `user_signal` "User explicitly marked something important", `behaviour_change` "Changed how
+ * agent should act", `novel_fact` "New information not in HCG", `open_question` "Open
+ * curiosity that warrants follow-up". The fifth, "Recurrence", is counted (`occurrences`).
+ */
+export const SignificanceSchema = z.enum(['user_signal', 'behaviour_change', 'novel_fact', 'open_question']);
+export type Significance = z.infer<typeof SignificanceSchema>;
+
+const SeenSchema = z.object({ sessions: z.array(z.string()), at: z.string(), confidence: z.number().min(0).max(1) });
+
 export const KindSchema = z.enum(['turn', 'staged', 'knowledge', 'summary', 'memory', 'episode', 'diary']);
 export type Kind = z.infer<typeof KindSchema>;
 
@@ -66,7 +77,25 @@ export const MemoryItemSchema = z.object({
    * A tier entry's sightings (lib/tiers/tier-policy.ts): the sessions it was written in, and
    * when and at what confidence it was last seen — the base its decay is computed from.
    */
-  seen: z.object({ sessions: z.array(z.string()), at: z.string(), confidence: z.number().min(0).max(1) }).optional(),
+  seen: SeenSchema.optional(),
+  /**
+   * An ephemeral entry's signs of significance its writer named (req R-TIER-11, seed 004's
+   * ephemeral → short-term criteria); its session's close promotes an entry that has one.
+   */
+  significance: z.array(SignificanceSchema).optional(),
+  /** An ephemeral entry's writes in its session that cited turns no earlier write cited (a retry cites none): 2+ is a recurrence. */
+  occurrences: z.number().int().min(1).optional(),
+  /** The contradictions an entry took (req R-TIER-8), newest last, each with the state before it: undo restores that. */
+  contradictions: z
+    .array(
+      z.object({
+        at: z.string(),
+        by: z.string(),
+        evidence: z.string().optional(),
+        before: z.object({ tier: TierSchema, status: StatusSchema, confidence: z.number().min(0).max(1), expiresAt: z.string().nullable(), seen: SeenSchema.optional() }),
+      }),
+    )
+    .optional(),
   deleted: z.boolean(),
   /** A summary's turn pair (req R-SUM-5): where it sits in the conversation and its two messages. */
   pair: z

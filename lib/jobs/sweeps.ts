@@ -14,6 +14,7 @@ import type { JobQueue } from './job-queue.port.js';
 import type { TurnStore } from '../turns/turn.port.js';
 import type { Log } from '../kernel/runtime.port.js';
 import { expireTierEntries } from '../tiers/tier-review.js';
+import type { TierPolicy } from '../tiers/tier-settings.js';
 
 export interface SweepDeps {
   activity: ActivityIndex;
@@ -25,6 +26,8 @@ export interface SweepDeps {
   /** Tier entries: the expiry sweep expires those whose TTL ran out, with the reason, in the audit trail. */
   items: Pick<MemoryItemStore, 'get' | 'move' | 'expiringOn'>;
   config: SleepTimeConfig;
+  /** The stage's tier policy (lib/tiers/tier-settings.ts) the expiry sweep applies; unset: the defaults. */
+  tierPolicy?: TierPolicy | undefined;
   log: Log;
 }
 
@@ -110,7 +113,7 @@ export async function expirySweep(now: Date, deps: SweepDeps): Promise<SweepResu
   // 120. An entry two missed runs left is hidden all the same (reads check expiresAt) and removed by
   // the table's TTL, without an `expire` entry.
   const tierDays = Array.from({ length: TIER_EXPIRY_CATCH_UP_DAYS + 1 }, (_, i) => new Date(now.getTime() - i * 86_400_000).toISOString().slice(0, 10));
-  const tierEntriesExpired = await expireTierEntries(deps.items, tierDays, now);
+  const tierEntriesExpired = await expireTierEntries(deps.items, tierDays, now, deps.tierPolicy);
   return { sweep: 'expiry', at: now.toISOString(), selected: byUser.size, skipped: found.length - deleted, jobs: [], deleted, tierEntriesExpired };
 }
 

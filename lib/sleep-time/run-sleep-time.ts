@@ -12,6 +12,7 @@ import { maintainFacts } from '../knowledge/maintain-facts.js';
 import { callWithBudgetRetry, costOf, unusableStop } from '../model/model-call.js';
 import { maintainGraph, recordRelations } from '../graph/graph-use-cases.js';
 import { reviewTiers } from '../tiers/tier-review.js';
+import type { TierPolicy } from '../tiers/tier-settings.js';
 import type { Job } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { KnowledgeDoc } from '../knowledge/knowledge.js';
@@ -71,6 +72,8 @@ export interface SleepTimeDeps {
   erasures?: Pick<ErasureLog, 'buried'>;
   /** The user's tier entries: the nightly run reviews them (lib/tiers/tier-review.ts). */
   items: Pick<MemoryItemStore, 'get' | 'move' | 'list'>;
+  /** The stage's tier policy (lib/tiers/tier-settings.ts) that review applies; unset: the defaults. */
+  tierPolicy?: TierPolicy | undefined;
 }
 
 /** The run's model cost into the ledger, when it asked the model. */
@@ -339,7 +342,7 @@ export async function runNightly(job: Job, deps: SleepTimeDeps): Promise<SleepTi
   // The findings join Knowledge in the same change of the index as the facts' sweep: one snapshot per run.
   run.facts = { verified: seen.size, ...(await maintainFacts(job.userId, new Date(job.requestedAt), deps, seen, stored)) };
   // The tier entries' review (req R-TIER-6, R-TIER-7's promotion, decay and garbage collection), each move in the audit trail.
-  const tiers = await reviewTiers(deps.items, job.userId, new Date(job.requestedAt));
+  const tiers = await reviewTiers(deps.items, job.userId, new Date(job.requestedAt), deps.tierPolicy);
   if (Object.values(tiers).some((n) => n > 0)) deps.log.info('tier entries reviewed', { userId: job.userId, runId: job.jobId, ...tiers });
 
   run.durationMs = deps.clock.now().getTime() - started.getTime();

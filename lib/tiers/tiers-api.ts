@@ -2,7 +2,8 @@
 import { GLOBAL_USER, isLive, type MemoryItem, mergeAttributes, type Tier } from '../items/memory-item.js';
 import { itemKey, SearchSegments } from '../search/search-segments.js';
 import type { IndexedItem } from '../search/indexed-item.js';
-import { corroborateEntry } from './tier-review.js';
+import { contradictEntry, corroborateEntry, recurEntry, undoContradictionOf } from './tier-review.js';
+import { DEFAULT_TIER_POLICY } from './tier-settings.js';
 import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, newTierItem, nextUpdatedAt, promoteTier } from './memory-tiers.js';
 import { MemoryApiError } from '../memory-api/memory-api-error.js';
 import { type MemoryApiDeps, notFound } from '../memory-api/deps.js';
@@ -13,8 +14,9 @@ import { reviewPromote } from '../knowledge/review-api.js';
 
 export async function createTierEntry(deps: MemoryApiDeps, actor: string, userId: string, tier: Tier, entry: NewTierEntry): Promise<{ item: MemoryItem; created: boolean }> {
   const now = deps.clock.now();
+  const policy = deps.tierPolicy ?? DEFAULT_TIER_POLICY;
   const attrs = entry.sourceTurns?.length ? await attributesOf(deps, userId, entry.sourceTurns) : {};
-  const fresh = newTierItem(userId, tier, entry, now, attrs);
+  const fresh = newTierItem(userId, tier, entry, now, attrs, policy.ttlSeconds);
   const item = { ...fresh, path: `memory/${tier}/${fresh.id}` };
   const res = await deps.items.create(item);
   // An entry of that id that expired, was collected or cleared is written anew (its id no longer names a session).
@@ -24,8 +26,11 @@ export async function createTierEntry(deps: MemoryApiDeps, actor: string, userId
     await deps.audit.append([{ userId, itemId: fresh.id, action: 'create', actor, at: now.toISOString(), to: tier }]);
     return { item: reborn ? anew : res.item, created: true };
   }
+  if (res.item.tier !== tier || !isLive(res.item, now)) return { item: res.item, created: false };
+  // The same ephemeral entry again in its session: a recurrence or a new sign of significance (req R-TIER-11).
+  if (tier === 'ephemeral') return { item: (await recurEntry(deps.items, actor, userId, res.item.id, entry, now)) ?? res.item, created: false };
   // The same short-term entry from another session: seen again (req R-TIER-6's corroboration), maybe promoted.
-  const seen = res.item.tier === tier && isLive(res.item, now) ? await corroborateEntry(deps.items, actor, userId, res.item.id, entry.sessionId, now) : null;
+  const seen = await corroborateEntry(deps.items, actor, userId, res.item.id, entry.sessionId, now, policy);
   return { item: seen ?? res.item, created: false };
 }
 
@@ -162,4 +167,28 @@ export async function demote(deps: MemoryApiDeps, actor: string, userId: string,
     actor,
   );
   return { item };
+}
+
+/**
+ * Req R-TIER-8: an API-written entry contradicted: confidence down by the stage's cost, one tier
+ * down below its tier's floor (reason `contradiction`), audited. 404 when it is not live; the
+ * same `evidence` twice counts once (the entry unchanged).
+ */
+export async function contradictItem(deps: MemoryApiDeps, actor: string, userId: string, id: string, req: { evidence?: string | undefined; note?: string | undefined }): Promise<{ item: MemoryItem }> {
+  if (!id.startsWith('mem:')) throw new MemoryApiError('conflict', `${id} cannot be contradicted here: only API-written items (mem:…) carry a tier's confidence`);
+  const now = deps.clock.now();
+  const current = await deps.items.get(userId, id);
+  if (!current || !isLive(current, now)) throw notFound(`memory item ${id} of ${userId}`);
+  const done = await contradictEntry(deps.items, userId, id, { by: actor, evidence: req.evidence, note: req.note }, now, deps.tierPolicy ?? DEFAULT_TIER_POLICY);
+  return { item: done?.item ?? current };
+}
+
+/** The entry's last contradiction undone (the review console's "undo"): tier and confidence as before, audited. 409 when it has none. */
+export async function undoContradiction(deps: MemoryApiDeps, actor: string, userId: string, id: string): Promise<{ item: MemoryItem }> {
+  const now = deps.clock.now();
+  const current = await deps.items.get(userId, id);
+  if (!current || current.deleted) throw notFound(`memory item ${id} of ${userId}`);
+  const done = await undoContradictionOf(deps.items, actor, userId, id, now);
+  if (!done) throw new MemoryApiError('conflict', `${id} has no contradiction to undo`);
+  return { item: done.item };
 }

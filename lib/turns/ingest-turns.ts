@@ -16,7 +16,7 @@ import type { TurnQueueMessage } from '../../events/index.js';
 import type { Job } from '../../events/job.js';
 import type { AccumulateResult } from '../signals/signal-accumulator.js';
 import { observationsOf } from '../sources/source-reliability.js';
-import { clearSessionEphemera } from '../tiers/tier-review.js';
+import { closeSessionEphemera } from '../tiers/tier-review.js';
 import type { FieldError } from '../kernel/parse-or-keep.js';
 import type { IngestDeps } from './ingest-deps.js';
 import { type Fold, foldUser, type UserMessage } from './fold-user.js';
@@ -159,13 +159,13 @@ async function markActivity(folds: readonly Fold[], deps: IngestDeps): Promise<v
 
 /**
  * Jobs and the idle check of a fold, if it sends one, and the closed sessions' ephemeral
- * entries cleared (after its turns are stored, before its state: a crash between redoes them,
- * and a cleared entry stays cleared).
+ * entries promoted when they matter and cleared otherwise (req R-TIER-11; after its turns are
+ * stored, before its state: a crash between redoes them, and a moved entry stays moved).
  */
 async function announce(f: Fold, deps: IngestDeps): Promise<void> {
   for (const c of f.closed) {
-    const cleared = await clearSessionEphemera(deps.items, f.userId, c.sessionId, new Date(c.at));
-    if (cleared > 0) deps.log.info('ephemeral entries cleared at session close', { userId: f.userId, sessionId: c.sessionId, cleared });
+    const done = await closeSessionEphemera(deps.items, f.userId, c.sessionId, new Date(c.at), deps.tierPolicy);
+    if (done.promoted + done.cleared > 0) deps.log.info('ephemeral entries closed at session close', { userId: f.userId, sessionId: c.sessionId, ...done });
   }
   for (const job of f.jobs) await deps.jobs.enqueue(job);
   if (f.idleCheck) {

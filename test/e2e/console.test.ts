@@ -174,4 +174,23 @@ describe('the review console', () => {
     expect(errors).toEqual([]);
     await page.close();
   });
+  it("undoes a contradicted entry's last contradiction from a search result (req R-TIER-8)", async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    const { item } = await api('POST', '/memory/tiers/long_term', { text: 'The user rows a wooden canoe every Saturday', confidence: 0.7 });
+    const id = String(item.id);
+    // 0.7 − 0.3 = 0.4, below the long-term floor 0.5: one tier down.
+    expect((await api('POST', `/memory/items/${encodeURIComponent(id)}/contradict`, { evidence: 'turn:1' })).item).toMatchObject({ tier: 'short_term' });
+    await page.goto(`${info.apiUrl}/console#user=${USER}&token=${encodeURIComponent(info.adminToken)}`);
+    await page.fill('#q', 'wooden canoe Saturday');
+    await page.click('#search-go');
+    const result = page.locator(`#search .search-item[data-id="${id}"]`);
+    await result.waitFor();
+    await result.locator('button.undo').click();
+    await expect.poll(() => page.locator('#status').textContent()).toContain(`undid the last contradiction of ${id}: long_term at 0.70`);
+    expect((await api('POST', '/memory/retrieve', { id })).item).toMatchObject({ tier: 'long_term', confidence: 0.7 });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
 });

@@ -306,6 +306,24 @@ describe('tiers: TTL, promotion and demotion with an audit trail', () => {
     expect(entries.every((e) => typeof e.at === 'string' && e.userId === USER)).toBe(true);
   });
 
+  it('contradicts an entry (−0.3, below its floor one tier down, audited), counts evidence once, and undoes it (req R-TIER-8)', async () => {
+    const created = await call('POST', `${u()}/memory/tiers/long_term`, { body: { text: 'Caroline lives in Lisbon', confidence: 0.9 } });
+    const path = `${u()}/memory/items/${encodeURIComponent(created.body.item.id as string)}`;
+    const first = await call('POST', `${path}/contradict`, { body: { evidence: 'turn:7', note: 'she moved' } });
+    expect(first.body.item).toMatchObject({ tier: 'long_term', confidence: 0.6 });
+    expect((await call('POST', `${path}/contradict`, { body: { evidence: 'turn:7' } })).body.item).toMatchObject({ confidence: 0.6 });
+    const second = await call('POST', `${path}/contradict`, { body: { evidence: 'turn:8' } });
+    expect(second.body.item).toMatchObject({ tier: 'short_term', status: 'short_term', confidence: 0.3 });
+    const undone = await call('POST', `${path}/contradict/undo`);
+    expect(undone.body.item).toMatchObject({ tier: 'long_term', status: 'canonical', confidence: 0.6, expiresAt: null });
+    expect((await call('POST', `${path}/contradict/undo`)).body.item).toMatchObject({ confidence: 0.9 });
+    expect((await call('POST', `${path}/contradict/undo`)).status).toBe(409);
+    const entries = (await call('GET', `${u()}/memory/audit?itemId=${encodeURIComponent(created.body.item.id as string)}`)).body.entries as Result[];
+    expect(entries.map((e) => e.action)).toEqual(['undo_contradict', 'undo_contradict', 'demote', 'contradict', 'create']);
+    expect(entries[2]).toMatchObject({ from: 'long_term', to: 'short_term', reason: 'contradiction', actor: 'local-admin' });
+    expect(entries[3]).toMatchObject({ from: '0.9', to: '0.6', note: 'she moved' });
+  });
+
   it('redacts a secret in what a request would store, as a turn is', async () => {
     const created = await call('POST', `${u()}/memory/tiers/long_term`, { body: { text: 'The deploy key is AKIAZXCVBNMASDFGHJKL, rotate it monthly' } });
     expect(created.body.item.text).toBe('The deploy key is [redacted:aws_access_key], rotate it monthly');

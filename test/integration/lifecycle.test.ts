@@ -73,6 +73,26 @@ describe('tiers as req R-TIER defines them', () => {
     expect(moves[0]).toMatchObject({ action: 'session_close', actor: 'tier-policy', from: 'ephemeral', reason: 'session s-closing closed' });
   });
 
+  it("a session's close promotes its ephemeral entries that matter to short-term, with why, and clears the rest (req R-TIER-11)", async () => {
+    const user = 'tier-promote';
+    const tiers = `${u(user)}/memory/tiers`;
+    const marked = await call('POST', `${tiers}/ephemeral`, { text: 'Always answer in metric units', sessionId: 's-1', significance: ['user_signal'] });
+    const again = { text: 'Asked twice about kayak rentals', sessionId: 's-1' };
+    const recurring = await call('POST', `${tiers}/ephemeral`, { ...again, sourceTurns: [1] });
+    expect((await call('POST', `${tiers}/ephemeral`, { ...again, sourceTurns: [2] })).body.item).toMatchObject({ occurrences: 2 });
+    const idle = await call('POST', `${tiers}/ephemeral`, { text: 'Scrolled the rental list', sessionId: 's-1' });
+    await stack.publisher.publish([{ type: 'session.closed', version: 1, userId: user, sessionId: 's-1', timestamp: stack.now().toISOString() }]);
+    await stack.waitUntilDrained();
+    const shortTerm = (await call('GET', `${tiers}/short_term`)).body.items.map((i: Result) => i.id).sort();
+    expect(shortTerm).toEqual([marked.body.item.id, recurring.body.item.id].sort());
+    expect((await call('GET', `${tiers}/ephemeral`)).body.items).toEqual([]);
+    expect((await audit(user, marked.body.item.id))[0]).toMatchObject({
+      action: 'promote', actor: 'tier-policy', from: 'ephemeral', to: 'short_term', reason: 'session s-1 closed; it matters: user_signal',
+    });
+    expect((await audit(user, recurring.body.item.id))[0].reason).toBe('session s-1 closed; it matters: recurrence (2 writes)');
+    expect((await audit(user, idle.body.item.id))[0]).toMatchObject({ action: 'session_close', reason: 'session s-1 closed' });
+  });
+
   it('the expiry sweep expires a short-term entry whose 7 days ran out, "unverified/unsupported" when its confidence decayed below 0.5', async () => {
     const user = 'tier-expiry';
     const lonely = await call('POST', `${u(user)}/memory/tiers/short_term`, { text: 'There is a red mug on the desk', sessionId: 's-1', confidence: 0.6 });

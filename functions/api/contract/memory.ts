@@ -1,7 +1,7 @@
 /** The memory routes: search, save, retrieve, tiers, item changes, outcomes, the audit trail; and the public document and console. */
 import * as z from 'zod';
 import { ValidationOutcomeSchema } from '../../../events/turn-saved.js';
-import { MemoryItemSchema, TierSchema } from '../../../lib/items/memory-item.js';
+import { MemoryItemSchema, SignificanceSchema, TierSchema } from '../../../lib/items/memory-item.js';
 import { SearchFiltersSchema } from '../../../lib/search/search-filters.js';
 import { SearchExplainSchema } from '../../../lib/search/search-explain.js';
 import { DemotionReasonSchema } from '../../../lib/tiers/memory-tiers.js';
@@ -79,6 +79,8 @@ export const TierEntrySchema = z
     ttlSeconds: z.number().int().min(1).max(30 * 86_400).optional(),
     /** Idempotency key: the same key is the same entry. */
     clientId: z.string().min(1).max(128).optional(),
+    /** An ephemeral entry's signs of significance (req R-TIER-11): its session's close promotes it to short-term. */
+    significance: z.array(SignificanceSchema).max(4).optional(),
   })
   .strict();
 
@@ -98,6 +100,10 @@ export const PromoteRequestSchema = z
   .object({ reason: z.string().min(1).max(1000).optional(), to: z.literal('global').optional() })
   .strict();
 export const DemoteRequestSchema = z.object({ reason: DemotionReasonSchema, note: z.string().max(1000).optional() }).strict();
+/** Req R-TIER-8: what contradicts the entry (the same `evidence` counts once), and a note for the audit trail. */
+export const ContradictRequestSchema = z
+  .object({ evidence: z.string().min(1).max(256).optional(), note: z.string().max(1000).optional() })
+  .strict();
 export const OutcomeRequestSchema = z
   .object({ ids: z.array(ItemId).min(1).max(100), validation: ValidationOutcomeSchema, turnId: z.number().int().min(1).optional() })
   .strict();
@@ -121,7 +127,10 @@ export const memoryRoutes = [
   { method: 'POST', path: `${u}/memory/retrieve`, operationId: 'memoryRetrieve', access: 'read', params: UserParam, body: RetrieveRequestSchema, summary: 'memory.retrieve: one item by id or path', response: ItemResponse },
   {
     method: 'POST', path: `${u}/memory/tiers/{tier}`, operationId: 'tierCreate', access: 'write', params: UserParam.extend({ tier: TierSchema }), body: TierEntrySchema,
-    summary: 'Create an entry in a tier (ephemeral: until its session closes; short_term: 7 days by default); the same short-term entry from another session corroborates it, and may promote it', response: ItemResponse.extend({ created: z.boolean() }),
+    summary:
+      'Create an entry in a tier (ephemeral: until its session closes, which promotes it to short-term when it matters; ' +
+      'short_term: 7 days by default); the same short-term entry from another session corroborates it, and may promote it',
+    response: ItemResponse.extend({ created: z.boolean() }),
   },
   {
     method: 'GET', path: `${u}/memory/tiers/{tier}`, operationId: 'tierQuery', access: 'read', params: UserParam.extend({ tier: TierSchema }), query: TierQuerySchema,
@@ -138,6 +147,18 @@ export const memoryRoutes = [
   {
     method: 'POST', path: `${u}/memory/items/{id}/demote`, operationId: 'itemDemote', access: 'write', params: UserParam.extend({ id: ItemId }), body: DemoteRequestSchema,
     summary: 'Demote one tier down, with a reason (contradiction, decay, superseded, other)', response: ItemResponse,
+  },
+  {
+    method: 'POST', path: `${u}/memory/items/{id}/contradict`, operationId: 'itemContradict', access: 'write',
+    params: UserParam.extend({ id: ItemId }), body: ContradictRequestSchema, response: ItemResponse,
+    summary:
+      "Contradict an entry (mem:…): confidence −0.3 (the stage's contradiction cost); below its tier's floor " +
+      '(short-term 0.3, long-term 0.5) one tier down with reason `contradiction`; audited. The same `evidence` counts once',
+  },
+  {
+    method: 'POST', path: `${u}/memory/items/{id}/contradict/undo`, operationId: 'itemContradictUndo', access: 'write',
+    params: UserParam.extend({ id: ItemId }), response: ItemResponse,
+    summary: "Undo an entry's last contradiction: its tier and confidence as before it, audited (`undo_contradict`); 409 when it has none",
   },
   {
     method: 'POST', path: `${u}/memory/items/{id}`, operationId: 'itemEdit', access: 'write', params: UserParam.extend({ id: ItemId }), body: ItemEditRequestSchema,

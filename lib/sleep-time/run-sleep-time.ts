@@ -4,13 +4,9 @@
  * week's summaries. Every run is recorded in the sleep-time run log with tokens and cost.
  * Idempotent: a run id is recorded once; model outputs are kept per chunk and reused.
  */
-import type * as z from 'zod';
-import { answerValueOf } from '../model/model-answer.js';
 import { modelSchemaOf } from '../model/model-schema.js';
-import { FINDING_EDGE_CONFIDENCE } from '../graph/relation-graph.js';
 import { maintainFacts } from '../knowledge/maintain-facts.js';
-import { callWithBudgetRetry, costOf, unusableStop } from '../model/model-call.js';
-import { maintainGraph, recordRelations } from '../graph/graph-use-cases.js';
+import { maintainGraph } from '../graph/graph-use-cases.js';
 import { reviewTiers } from '../tiers/tier-review.js';
 import type { Job } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
@@ -21,8 +17,6 @@ import {
   chunkDay,
   dayUnits,
   type Finding,
-  findingDocument,
-  gateFinding,
   isFindingOf,
   leftOut,
   mergeFindings,
@@ -36,20 +30,20 @@ import {
   type TurnChunk,
 } from './nightly.js';
 import type { SleepTimeRun } from './run-log.js';
+import { buriedFindings, gateFindings, relateFindings } from './nightly-findings.js';
+import { addUsage, callCached, emptyRun, recordCost } from './run-record.js';
 import { computeSelfAssessment, type SelfAssessment } from './self-assessment.js';
 import { conversationDays, pickWeekWithinBudget, WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, weeklyCallCeiling, WeeklyOutputSchema, weeklyPrompt } from './weekly.js';
-import { buriedKeyOf, type Tombstone, tombstoneKeys } from '../forget/tombstone.js';
 import { topKeywords } from '../kernel/text.js';
-import { costEntry, runUsage } from '../costs/job-cost.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
 import type { CostLedger } from '../costs/cost-ledger.port.js';
 import type { ErasureLog } from '../forget/forget.port.js';
 import type { MemoryItemStore } from '../items/memory-item.port.js';
 import type { GraphStore } from '../graph/graph.port.js';
-import type { KnowledgeEntry, KnowledgeStore } from '../knowledge/knowledge.port.js';
+import type { KnowledgeStore } from '../knowledge/knowledge.port.js';
 import type { SleepTimeLogStore } from './sleep-time-log.port.js';
 import type { TurnStore } from '../turns/turn.port.js';
-import { type ModelResponse, type LanguageModel, UnusableModelOutputError } from '../model/language-model.port.js';
+import type { LanguageModel } from '../model/language-model.port.js';
 import type { SummarySource } from '../summaries/summary.port.js';
 
 export interface SleepTimeDeps {
@@ -73,91 +67,7 @@ export interface SleepTimeDeps {
   items: Pick<MemoryItemStore, 'get' | 'move' | 'list'>;
 }
 
-/** The run's model cost into the ledger, when it asked the model. */
-async function recordCost(job: Job, run: SleepTimeRun, deps: Pick<SleepTimeDeps, 'costs'>): Promise<void> {
-  const usage = runUsage(run);
-  if (usage) await deps.costs.record(costEntry(job, usage, job.requestedAt));
-}
-
 export type SleepTimeOutcome = { status: 'completed'; run: SleepTimeRun } | { status: 'already_done'; reason: string };
-
-/** Findings this similar to a Knowledge document are already known (as the batch dedup gate). */
-const KNOWN_SIMILARITY = 0.8;
-
-/**
- * A model call whose answer is recorded before use, so a redelivered job reuses it; the
- * answer is parsed once with `schema`. A cut answer is asked again once with a larger budget.
- * An unusable fresh answer (cut even so, a malformed tool call, or not matching `schema`) is
- * thrown away (not recorded) when the job will be delivered again; `unusable` says why.
- */
-async function callCached<T>(
-  job: Job,
-  part: string,
-  deps: SleepTimeDeps,
-  call: (maxTokens: number) => Promise<ModelResponse>,
-  schema: z.ZodType<T>,
-): Promise<ModelResponse & { reused: boolean; parsed: z.ZodSafeParseResult<T>; unusable: string | null }> {
-  const judge = (r: ModelResponse) => {
-    const parsed = schema.safeParse(answerValueOf(r.output, schema));
-    const issue = parsed.success ? null : `unusable output (${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? ''})`;
-    return { parsed, unusable: unusableStop(r.usage) ?? issue };
-  };
-  const key = `${job.jobId}-${part}`;
-  const cached = await deps.knowledge.getModelOutput(job.userId, key);
-  if (cached) return { ...cached, reused: true, ...judge(cached) };
-  const fresh = await callWithBudgetRetry(call, deps.config.maxTokens, deps.model.maxOutputTokens, deps.log, { userId: job.userId, runId: job.jobId, part });
-  const judged = judge(fresh);
-  if (deps.retryUnusableOutput && judged.unusable) {
-    throw new UnusableModelOutputError(`${job.kind} ${job.jobId} ${part}: ${judged.unusable}; retrying on the next delivery`);
-  }
-  await deps.knowledge.putModelOutput(job.userId, key, fresh);
-  return { ...fresh, reused: false, ...judged };
-}
-
-function emptyRun(job: Job, kind: SleepTimeRun['kind'], from: string): SleepTimeRun {
-  return {
-    runId: job.jobId,
-    userId: job.userId,
-    kind,
-    status: 'completed',
-    startedAt: job.requestedAt,
-    windowFrom: from,
-    windowTo: job.requestedAt,
-    sessionsReviewed: 0,
-    messagesReviewed: 0,
-    summariesReviewed: 0,
-    chunks: 0,
-    findingsByCategory: {},
-    findingsRejected: [],
-    memoriesStored: 0,
-    stored: [],
-    tokens: { input: 0, output: 0 },
-    estimatedCostUsd: 0,
-    model: null,
-    durationMs: 0,
-    errors: [],
-  };
-}
-
-/**
- * Count a call's tokens (the answer's; a cut first call's apart, in budgetRetries) and cost
- * (both calls), and keep why the model stopped. An answer an earlier delivery of the run
- * recorded counts too: that delivery paid for it and logged nothing, so the run's log counts
- * each answer once, whichever delivery completes it.
- */
-function addUsage(run: SleepTimeRun, part: string, r: ModelResponse): void {
-  if (r.usage.stopReason) run.stopReasons = { ...run.stopReasons, [part]: r.usage.stopReason };
-  run.tokens.input += r.usage.inputTokens;
-  run.tokens.output += r.usage.outputTokens;
-  const retry = r.usage.budgetRetry;
-  if (retry) {
-    const before = run.budgetRetries ?? { calls: 0, inputTokens: 0, outputTokens: 0 };
-    run.budgetRetries = { calls: before.calls + 1, inputTokens: before.inputTokens + retry.inputTokens, outputTokens: before.outputTokens + retry.outputTokens };
-  }
-  run.model = r.usage.modelId;
-  const cost = costOf(r.usage);
-  run.estimatedCostUsd = cost === null || run.estimatedCostUsd === null ? null : Math.round((run.estimatedCostUsd + cost) * 1e6) / 1e6;
-}
 
 /**
  * The day's chunks a run reflects on (at most `maxNightlyChunks`, spread over the day) and,
@@ -227,66 +137,6 @@ async function reflectChunks(
     found.push(...parsed.data.findings);
   }
   return found;
-}
-
-/**
- * Gate the merged findings; returns those that pass and are new, as Knowledge to store, and
- * the Knowledge facts found already known, which the run verifies as of its schedule time
- * (both in the run's one change of the index: maintainFacts).
- */
-function gateFindings(job: Job, merged: readonly Finding[], knowledge: KnowledgeSearch<KnowledgeDoc>, run: SleepTimeRun, buried: ReadonlyMap<string, Tombstone>) {
-  const seen = new Map<string, { at: string; by: string }>();
-  const stored: KnowledgeEntry[] = [];
-  for (const f of merged) {
-    const gate = gateFinding(f);
-    if (gate) {
-      run.findingsRejected.push({ category: f.category, statement: f.statement, reason: gate });
-      continue;
-    }
-    if (isBuried(f, job, buried)) {
-      run.findingsRejected.push({ category: f.category, statement: f.statement, reason: 'deleted: repeats a finding a person deleted (req R-DEL-2)' });
-      continue;
-    }
-    const known = knowledge.similar(f.statement)[0];
-    if (known && known.similarity > KNOWN_SIMILARITY) {
-      run.findingsRejected.push({ category: f.category, statement: f.statement, reason: `already known: ${known.doc.id}` });
-      seen.set(known.doc.id, { at: job.requestedAt, by: `nightly run ${job.jobId}` });
-      continue;
-    }
-    const doc = findingDocument(f, job.jobId, job.requestedAt);
-    stored.push({ path: doc.path, markdown: doc.markdown, doc: doc.doc });
-    knowledge.add(doc.doc);
-    run.stored.push({ path: `Knowledge/${doc.path}`, statement: f.statement });
-  }
-  run.memoriesStored = run.stored.length;
-  return { seen, stored };
-}
-
-/** Whether the finding, as the document it would be, repeats a deleted one (its tombstone: lib/forget/tombstone.ts). */
-const isBuried = (f: Finding, job: Job, buried: ReadonlyMap<string, Tombstone>) => buried.size > 0 && buriedKeyOf(findingDocument(f, job.jobId, job.requestedAt).doc, buried) !== null;
-
-/** The tombstones among the findings' keys (one read for the run). */
-async function buriedFindings(job: Job, deps: SleepTimeDeps, merged: readonly Finding[]): Promise<ReadonlyMap<string, Tombstone>> {
-  if (!deps.erasures || merged.length === 0) return new Map();
-  return deps.erasures.buried(job.userId, merged.flatMap((f) => tombstoneKeys(findingDocument(f, job.jobId, job.requestedAt).doc)));
-}
-
-/** Req R-GRAPH-1's (subject, relationship, object) triples that passed the gates join the relation graph; returns how many edges they name (added or reinforced by this run, on whichever delivery). */
-async function relateFindings(job: Job, deps: SleepTimeDeps, merged: readonly Finding[], buried: ReadonlyMap<string, Tombstone>): Promise<number> {
-  const triples = merged.filter((f) => f.category === 'relationship' && f.subject && f.relationship && f.object && !gateFinding(f) && !isBuried(f, job, buried));
-  const edges = await recordRelations(
-    job.userId,
-    triples.map((f) => ({
-      from: f.subject ?? '',
-      relation: f.relationship ?? '',
-      to: f.object ?? '',
-      confidence: FINDING_EDGE_CONFIDENCE[f.confidence],
-      provenance: { source: 'nightly' as const, id: job.jobId, turns: f.evidence_turns, at: job.requestedAt },
-    })),
-    job.requestedAt,
-    deps.graph,
-  );
-  return edges.length;
 }
 
 /**

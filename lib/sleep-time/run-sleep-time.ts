@@ -158,6 +158,22 @@ async function readDay(job: Job, from: string, turns: readonly TurnSaved[], deps
   return units;
 }
 
+/**
+ * Existing memories, for contradiction detection: the Knowledge the reviewed messages' words find,
+ * and the search over the user's Knowledge the findings are gated against. Findings an earlier
+ * delivery of this run stored are left out, so this delivery gates and stores them (again, the
+ * same documents) as the first did, and logs the same run.
+ */
+async function existingMemories(job: Job, deps: SleepTimeDeps, kept: ReadonlyArray<{ chunk: TurnChunk }>) {
+  const knowledgeDocs = await deps.knowledge.loadKnowledge(job.userId);
+  const knowledge = new KnowledgeSearch<KnowledgeDoc>(knowledgeDocs.filter((d) => !isFindingOf(d, job.jobId)));
+  const reviewed = kept.flatMap((k) => k.chunk.turns);
+  const memories = knowledge
+    .search(topKeywords(reviewed.map((t) => t.query).join(' '), 10).join(' '), NIGHTLY_MEMORIES)
+    .map((h) => ({ path: h.doc.id, summary: h.doc.summary }));
+  return { knowledge, memories };
+}
+
 /** Req R-SLP-1 to R-SLP-8 for one user. */
 export async function runNightly(job: Job, deps: SleepTimeDeps): Promise<SleepTimeOutcome> {
   const from = new Date(Date.parse(job.requestedAt) - deps.config.nightlyLookbackHours * 3_600_000).toISOString();
@@ -169,15 +185,7 @@ export async function runNightly(job: Job, deps: SleepTimeDeps): Promise<SleepTi
   const kept = chooseChunks(await readDay(job, from, turns, deps, run), deps.config, run);
   if (run.truncated) deps.log.warn('nightly run over its chunk cap or token budget: chunks left out', { userId: job.userId, runId: job.jobId, ...run.truncated, budget: run.budget });
 
-  // Existing memories, for contradiction detection: the Knowledge the reviewed messages' words find.
-  // Findings an earlier delivery of this run stored are left out, so this delivery gates and
-  // stores them (again, the same documents) as the first did, and logs the same run.
-  const knowledgeDocs = await deps.knowledge.loadKnowledge(job.userId);
-  const knowledge = new KnowledgeSearch<KnowledgeDoc>(knowledgeDocs.filter((d) => !isFindingOf(d, job.jobId)));
-  const reviewed = kept.flatMap((k) => k.chunk.turns);
-  const memories = knowledge
-    .search(topKeywords(reviewed.map((t) => t.query).join(' '), 10).join(' '), NIGHTLY_MEMORIES)
-    .map((h) => ({ path: h.doc.id, summary: h.doc.summary }));
+  const { knowledge, memories } = await existingMemories(job, deps, kept);
 
   const merged = mergeFindings(await reflectChunks(job, deps, kept, memories, run));
   for (const f of merged) run.findingsByCategory[f.category] = (run.findingsByCategory[f.category] ?? 0) + 1;
@@ -217,14 +225,12 @@ function weekWithinBudget(whole: readonly WeekSummary[], config: SleepTimeConfig
   return kept;
 }
 
-/** Req R-SLP-9 for one user: over the week's summaries, never raw messages. */
-export async function runWeekly(job: Job, deps: SleepTimeDeps): Promise<SleepTimeOutcome> {
-  const from = new Date(Date.parse(job.requestedAt) - deps.config.weeklyLookbackDays * 86_400_000).toISOString();
+/**
+ * What the weekly run reads of the week from `from`: the completed batches, the findings its
+ * nightly runs stored and the context summaries, and how many sessions the summaries cover.
+ */
+async function readWeek(job: Job, from: string, deps: SleepTimeDeps): Promise<{ whole: WeekSummary[]; sessions: number }> {
   const to = job.requestedAt;
-  const run = emptyRun(job, 'weekly', from);
-  if (await deps.runs.exists(run)) return { status: 'already_done', reason: `run ${job.jobId} is logged` };
-  const started = deps.clock.now();
-
   const [batchLogs, nightly, summaries] = await Promise.all([
     deps.summaries.batchLogs(job.userId, { fromIso: from, toIso: to }),
     deps.runs.list(job.userId, 'nightly', from, to),
@@ -237,37 +243,51 @@ export async function runWeekly(job: Job, deps: SleepTimeDeps): Promise<SleepTim
     ...nightly.flatMap((r) => r.stored.map((s) => ({ source: 'nightly' as const, at: r.startedAt, text: s.statement }))),
     ...summaries.map((s) => ({ source: 'summary' as const, at: s.createdAt, text: s.text })),
   ];
+  return { whole, sessions: new Set(summaries.map((s) => s.id)).size };
+}
+
+/** The weekly run's one model call over `week`; its answer, or why it is unusable, goes in the run. */
+async function reflectWeek(job: Job, deps: SleepTimeDeps, week: readonly WeekSummary[], run: SleepTimeRun): Promise<void> {
+  const r = await callCached(job, 'week', deps, (maxTokens) =>
+    deps.model.reflect({
+      system: WEEKLY_SYSTEM_PROMPT,
+      prompt: weeklyPrompt(week),
+      toolName: WEEKLY_TOOL.name,
+      toolDescription: WEEKLY_TOOL.description,
+      toolInputSchema: modelSchemaOf(WeeklyOutputSchema),
+      temperature: deps.config.temperature,
+      maxTokens,
+    }),
+    WeeklyOutputSchema,
+  );
+  addUsage(run, 'week', r);
+  const { parsed } = r;
+  if (!r.unusable && parsed.success) {
+    run.weekly = parsed.data;
+    run.findingsByCategory = {
+      topic_drift: parsed.data.topic_drift.length,
+      weekly_pattern: parsed.data.weekly_patterns.length,
+      unresolved: parsed.data.unresolved_arcs.length,
+    };
+  } else run.errors.push(r.unusable ?? 'unusable output');
+}
+
+/** Req R-SLP-9 for one user: over the week's summaries, never raw messages. */
+export async function runWeekly(job: Job, deps: SleepTimeDeps): Promise<SleepTimeOutcome> {
+  const from = new Date(Date.parse(job.requestedAt) - deps.config.weeklyLookbackDays * 86_400_000).toISOString();
+  const run = emptyRun(job, 'weekly', from);
+  if (await deps.runs.exists(run)) return { status: 'already_done', reason: `run ${job.jobId} is logged` };
+  const started = deps.clock.now();
+
+  const { whole, sessions } = await readWeek(job, from, deps);
   const week = weekWithinBudget(whole, deps.config, run);
   run.summariesReviewed = week.length;
-  run.sessionsReviewed = new Set(summaries.map((s) => s.id)).size;
+  run.sessionsReviewed = sessions;
   const days = conversationDays(whole);
   if (week.length > 0 && days < deps.config.weeklyMinDays) {
     run.skipped = `the week's conversation fell on ${days} day${days === 1 ? '' : 's'} (weeklyMinDays ${deps.config.weeklyMinDays}): its nightly run has reflected on it`;
     if (run.budget) run.budget.ceiling = 0;
-  } else if (week.length > 0) {
-    const r = await callCached(job, 'week', deps, (maxTokens) =>
-      deps.model.reflect({
-        system: WEEKLY_SYSTEM_PROMPT,
-        prompt: weeklyPrompt(week),
-        toolName: WEEKLY_TOOL.name,
-        toolDescription: WEEKLY_TOOL.description,
-        toolInputSchema: modelSchemaOf(WeeklyOutputSchema),
-        temperature: deps.config.temperature,
-        maxTokens,
-      }),
-      WeeklyOutputSchema,
-    );
-    addUsage(run, 'week', r);
-    const { parsed } = r;
-    if (!r.unusable && parsed.success) {
-      run.weekly = parsed.data;
-      run.findingsByCategory = {
-        topic_drift: parsed.data.topic_drift.length,
-        weekly_pattern: parsed.data.weekly_patterns.length,
-        unresolved: parsed.data.unresolved_arcs.length,
-      };
-    } else run.errors.push(r.unusable ?? 'unusable output');
-  }
+  } else if (week.length > 0) await reflectWeek(job, deps, week, run);
   run.durationMs = deps.clock.now().getTime() - started.getTime();
   await recordCost(job, run, deps);
   await deps.runs.put(run);

@@ -323,14 +323,31 @@ export function nightlyOffline(prompt: string): NightlyOutput {
   const summaries = promptSummaries(messages);
   const said = parseReflectorPrompt(`## Existing knowledge\n(none)\n\n## Turns\n${messages}`).turns.map((t) => ({ ...t, cite: [t.turnId] }));
   const turns = [...said, ...summaries.map((m) => ({ turnId: m.turns[0] ?? 0, user: m.text, agent: '', cite: m.turns }))];
-  const findings: Finding[] = [];
+  const findings: Finding[] = [...patternsOf(turns), ...preferencesOf(turns), ...correctionsAndRelationshipsOf(turns)];
+  const open = reflectOffline(`## Existing knowledge\n(none)\n\n## Turns\n${messages}`).open_questions;
+  for (const q of open) findings.push({ category: 'unresolved', confidence: 'MEDIUM', statement: q.question, evidence_turns: q.source_turns });
+  for (const m of summaries) for (const q of m.open) findings.push({ category: 'unresolved', confidence: 'MEDIUM', statement: q, evidence_turns: m.turns });
+  return { findings: findings.slice(0, 30) };
+}
+
+/** A message the nightly reflection reads: a turn said, or a summary; `cite` is the turns it stands for. */
+type CitedMessage = PromptTurn & { cite: number[] };
+
+/** Patterns: the three words most messages share (2+; HIGH at 4+). */
+function patternsOf(turns: readonly CitedMessage[]): Finding[] {
   const byWord = new Map<string, number[][]>();
   for (const t of turns) {
     for (const w of new Set(contentWords(t.user.replace(/\[[^\]]*\]/g, ' ')))) byWord.set(w, [...(byWord.get(w) ?? []), t.cite]);
   }
+  const findings: Finding[] = [];
   for (const [word, cites] of [...byWord.entries()].filter(([, cites]) => cites.length >= 2).sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0])).slice(0, 3)) {
     findings.push({ category: 'pattern', confidence: cites.length >= 4 ? 'HIGH' : 'MEDIUM', statement: `The user keeps coming back to ${word}.`, evidence_turns: cites.flat() });
   }
+  return findings;
+}
+
+/** Preferences: "I love/like/prefer X" (HIGH in 3+ messages). */
+function preferencesOf(turns: readonly CitedMessage[]): Finding[] {
   const likes = new Map<string, number[]>();
   for (const t of turns) {
     for (const m of t.user.matchAll(/\bI (?:really )?(?:love|like|enjoy|prefer|adore) ([a-z]+)/gi)) {
@@ -338,9 +355,16 @@ export function nightlyOffline(prompt: string): NightlyOutput {
       if (contentWords(what).length > 0) likes.set(what, [...(likes.get(what) ?? []), ...t.cite]);
     }
   }
+  const findings: Finding[] = [];
   for (const [what, ids] of likes) {
     findings.push({ category: 'preference', confidence: ids.length >= 3 ? 'HIGH' : 'MEDIUM', statement: `The user likes ${what}.`, evidence_turns: ids });
   }
+  return findings;
+}
+
+/** Corrections ("actually …, not …" / "I meant …") and relationships ("my sister Anna"), message by message. */
+function correctionsAndRelationshipsOf(turns: readonly CitedMessage[]): Finding[] {
+  const findings: Finding[] = [];
   for (const t of turns) {
     const c = /\bactually,? (.+?),? not (.+?)[.!?]?$/im.exec(t.user) ?? /\bI meant (.+?)[.!?]?$/im.exec(t.user);
     if (c) {
@@ -350,10 +374,7 @@ export function nightlyOffline(prompt: string): NightlyOutput {
       findings.push({ category: 'relationship', confidence: 'HIGH', statement: `${m[2]} is the user's ${m[1]}.`, evidence_turns: t.cite, subject: 'the user', relationship: `has ${m[1]}`, object: m[2] ?? '' });
     }
   }
-  const open = reflectOffline(`## Existing knowledge\n(none)\n\n## Turns\n${messages}`).open_questions;
-  for (const q of open) findings.push({ category: 'unresolved', confidence: 'MEDIUM', statement: q.question, evidence_turns: q.source_turns });
-  for (const m of summaries) for (const q of m.open) findings.push({ category: 'unresolved', confidence: 'MEDIUM', statement: q, evidence_turns: m.turns });
-  return { findings: findings.slice(0, 30) };
+  return findings;
 }
 
 /** The offline model's weekly reflection over summaries: topics by first and last appearance. */

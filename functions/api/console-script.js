@@ -382,8 +382,11 @@ function svg(tag, attrs, text) {
   return e;
 }
 
-/** @param {any[]} points */
-function chart(points) {
+/**
+ * The trend chart's frame: its size and margins, the points' coordinates and the scales.
+ * @param {any[]} points
+ */
+function chartFrame(points) {
   const W = 600,
     H = 200,
     L = 44,
@@ -398,7 +401,15 @@ function chart(points) {
   // Number(): an index past the end reads undefined, which the arithmetic turns into NaN either way.
   const px = (/** @type {number | undefined} */ x) => (x1 === x0 ? L + (W - L - R) / 2 : L + ((Number(x) - x0) / (x1 - x0)) * (W - L - R));
   const py = (/** @type {number | undefined} */ y) => T + (1 - Number(y) / yMax) * (H - T - B);
-  const s = svg('svg', { id: 'trend-chart', width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'issues per session over time' });
+  return { W, H, L, R, T, B, xs, ys, yMax, px, py };
+}
+
+/**
+ * The chart's axes, grid lines and labels: three on the y axis, up to three dates on the x axis.
+ * @param {SVGElement} s @param {ReturnType<typeof chartFrame>} frame @param {any[]} points
+ */
+function chartAxes(s, frame, points) {
+  const { W, H, L, R, T, B, xs, yMax, px, py } = frame;
   s.appendChild(svg('line', { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: '#9aa5b1' }));
   s.appendChild(svg('line', { x1: L, y1: T, x2: L, y2: H - B, stroke: '#9aa5b1' }));
   [0, 0.5, 1].forEach((f) => {
@@ -412,6 +423,14 @@ function chart(points) {
     s.appendChild(svg('text', { x: px(xs[i]), y: H - 10, 'text-anchor': anchor, 'font-size': 11, fill: '#66727f' }, str(points[i].startedAt).slice(0, 10)));
   });
   s.appendChild(svg('text', { x: 4, y: 12, 'font-size': 11, fill: '#66727f' }, 'issues per session'));
+}
+
+/**
+ * The chart's line through the points in time order, and a dot per point with its title.
+ * @param {SVGElement} s @param {ReturnType<typeof chartFrame>} frame @param {any[]} points
+ */
+function chartLine(s, frame, points) {
+  const { xs, ys, px, py } = frame;
   const order = xs.map((_x, i) => i).sort((a, b) => Number(xs[a]) - Number(xs[b]));
   s.appendChild(svg('polyline', { points: order.map((i) => `${px(xs[i])},${py(ys[i])}`).join(' '), fill: 'none', stroke: '#2f6fde', 'stroke-width': 2 }));
   order.forEach((i) => {
@@ -419,6 +438,14 @@ function chart(points) {
     c.appendChild(svg('title', {}, `${when(points[i].startedAt)}: ${ys[i]} issues/session over ${num(points[i].sessionsReviewed)} sessions`));
     s.appendChild(c);
   });
+}
+
+/** The issues-per-session trend over the nightly runs, as an SVG chart. @param {any[]} points */
+function chart(points) {
+  const f = chartFrame(points);
+  const s = svg('svg', { id: 'trend-chart', width: f.W, height: f.H, viewBox: `0 0 ${f.W} ${f.H}`, role: 'img', 'aria-label': 'issues per session over time' });
+  chartAxes(s, f, points);
+  chartLine(s, f, points);
   return s;
 }
 

@@ -14,7 +14,8 @@
  */
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { nightlyOffline, OFFLINE_MODEL_LABEL, reflectOffline, summarizeOffline, weeklyOffline } from '../../lib/offline-model/rule-reflector.js';
+import { OFFLINE_MODEL_LABEL, reflectOffline, summarizeOffline } from '../../lib/offline-model/rule-reflector.js';
+import { nightlyOffline, weeklyOffline } from '../../lib/offline-model/rule-sleep-time.js';
 import { answerNameOf, type ConverseError, type ConverseRequest, type Responder } from './converse-protocol.js';
 import { refusalOf } from './converse-validation.js';
 import { type Embedder, type EmbeddingInvocation, embeddingAnswer, embeddingRefusal, standInVector } from './embedding-stand-in.js';

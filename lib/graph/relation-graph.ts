@@ -220,8 +220,18 @@ export function graphHygiene(edges: readonly Edge[], entities: readonly Entity[]
   const log: GraphLogEntry[] = [];
   const byKey = new Map(entities.map((e) => [e.key, { ...e }]));
   const changedEntities = new Set<string>();
+  mergeSimilarEntities(edges, byKey, changedEntities, log, at);
+  const { changedEdges, removeEdges, decaying } = pruneDecayedEdges(edges, now, log);
+  const removeEntities = removeOrphans(edges, removeEdges, byKey, changedEntities, log, now);
+  return { edges: changedEdges, removeEdges, entities: [...changedEntities].map((k) => byKey.get(k)!), removeEntities, log, decaying };
+}
 
-  // 1. Deduplication: similar keys merge into the one with more edges (ties: the shorter key, then alphabetical).
+/**
+ * Hygiene step 1, deduplication: similar keys merge into the one with more edges (ties: the
+ * shorter key, then alphabetical); a merge involving an entity a user created is only proposed.
+ * Marks the merged entities in `byKey` and `changed`.
+ */
+function mergeSimilarEntities(edges: readonly Edge[], byKey: Map<string, Entity>, changed: Set<string>, log: GraphLogEntry[], at: string): void {
   const degree = new Map<string, number>();
   for (const e of edges) if (e.status === 'active') for (const k of [e.from, e.to]) degree.set(k, (degree.get(k) ?? 0) + 1);
   const roots = [...byKey.values()].filter((e) => !e.mergedInto).sort((a, b) => (degree.get(b.key) ?? 0) - (degree.get(a.key) ?? 0) || a.key.length - b.key.length || a.key.localeCompare(b.key));
@@ -235,12 +245,15 @@ export function graphHygiene(edges: readonly Edge[], entities: readonly Entity[]
         continue;
       }
       byKey.set(other.key, { ...other, mergedInto: keep.key });
-      changedEntities.add(other.key);
+      changed.add(other.key);
       log.push({ at, action: 'merge', entity: other.key, into: keep.key, detail: `"${other.label}" merged into "${keep.label}" (similar names); split to undo` });
     }
   }
+}
 
-  // 2. Prune what decayed below the line, remove what stayed pruned.
+/** Hygiene step 2: prune what decayed below the line, remove what stayed pruned past the recovery window; counts the edges decaying. */
+function pruneDecayedEdges(edges: readonly Edge[], now: Date, log: GraphLogEntry[]): { changedEdges: Edge[]; removeEdges: string[]; decaying: number } {
+  const at = now.toISOString();
   const changedEdges: Edge[] = [];
   const removeEdges: string[] = [];
   let decaying = 0;
@@ -259,8 +272,15 @@ export function graphHygiene(edges: readonly Edge[], entities: readonly Entity[]
       log.push({ at, action: 'prune', edge: e.id, detail: `confidence ${confidence} below ${PRUNE_BELOW}, unverified since ${e.verifiedAt.slice(0, 10)}; restorable for ${RECOVERY_DAYS} days` });
     } else if (confidence < e.baseConfidence) decaying += 1;
   }
+  return { changedEdges, removeEdges, decaying };
+}
 
-  // 3. Orphans: entities no edge refers to any more (restorable ones count), past ORPHAN_DAYS.
+/**
+ * Hygiene step 3, orphans: entities no edge refers to any more (restorable ones count), past
+ * ORPHAN_DAYS; returns their keys (no longer among the `changed` ones).
+ */
+function removeOrphans(edges: readonly Edge[], removeEdges: readonly string[], byKey: ReadonlyMap<string, Entity>, changed: Set<string>, log: GraphLogEntry[], now: Date): string[] {
+  const at = now.toISOString();
   const removed = new Set(removeEdges);
   const referenced = new Set(edges.filter((e) => !removed.has(e.id)).flatMap((e) => [e.from, e.to]));
   const aliasTargets = new Set([...byKey.values()].flatMap((e) => (e.mergedInto ? [e.mergedInto] : [])));
@@ -269,11 +289,10 @@ export function graphHygiene(edges: readonly Edge[], entities: readonly Entity[]
     if (entity.userCreated || referenced.has(entity.key) || aliasTargets.has(entity.key)) continue;
     if (now.getTime() - Date.parse(entity.createdAt) < ORPHAN_DAYS * DAY_MS) continue;
     removeEntities.push(entity.key);
-    changedEntities.delete(entity.key);
+    changed.delete(entity.key);
     log.push({ at, action: 'orphan_removed', entity: entity.key, detail: `no edge left since ${ORPHAN_DAYS}+ days` });
   }
-
-  return { edges: changedEdges, removeEdges, entities: [...changedEntities].map((k) => byKey.get(k)!), removeEntities, log, decaying };
+  return removeEntities;
 }
 
 /** A pruned edge back in the graph, verified now (a person restored it). */

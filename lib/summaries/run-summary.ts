@@ -12,7 +12,7 @@ import type { Clock, Log } from '../kernel/runtime.port.js';
 import type { CostLedger } from '../costs/cost-ledger.port.js';
 import type { UserSettingsStore } from '../settings/user-settings.port.js';
 import type { TurnStore } from '../turns/turn.port.js';
-import { type LanguageModel, UnusableModelOutputError } from '../model/language-model.port.js';
+import { type LanguageModel, type SummaryResponse, UnusableModelOutputError } from '../model/language-model.port.js';
 import type { SummaryStore } from './summary.port.js';
 
 export interface SummaryDeps {
@@ -51,21 +51,7 @@ export async function runSummary(job: Job, deps: SummaryDeps): Promise<SummaryOu
   const session = newestTurn(turns).sessionId;
   const carried = await previousSummary(job, turns, session, deps);
   const context = summaryContext(turns, deps.budgetTokens, carried);
-  const answer = await callWithBudgetRetry(
-    (maxTokens) => deps.model.summarize({ system: context.system, prompt: settings.prompt, temperature: deps.temperature, maxTokens }),
-    settings.maxTokens,
-    deps.model.maxOutputTokens,
-    deps.log,
-    { userId: job.userId, id: job.jobId },
-  );
-  // Nothing, or an answer cut at its budget even after a larger one: asked again on the next
-  // delivery; on the last, written as it is (a cut one saying so).
-  const stop = unusableStop(answer.usage);
-  if (deps.retryUnusableOutput && (answer.text.trim() === '' || stop)) {
-    throw new UnusableModelOutputError(`summary ${job.jobId}: ${stop ?? 'the model answered nothing'}; retrying on the next delivery`);
-  }
-  if (stop) deps.log.warn('summary unusable and not to be asked again; written as it is', { userId: job.userId, id: job.jobId, reason: stop });
-  const text = stop && answer.usage.stopReason === CUT_AT_BUDGET ? `${answer.text}… [summary cut at the model's output budget]` : answer.text;
+  const { answer, text } = await askForSummary(job, deps, context.system, settings);
   const pair = summaryPair({
     userId: job.userId,
     id: job.jobId,
@@ -97,6 +83,28 @@ export async function runSummary(job: Job, deps: SummaryDeps): Promise<SummaryOu
     stopReason: answer.usage.stopReason,
   });
   return { status: 'written', id: job.jobId, text: pair.text, sourceTurns: context.sourceTurns, usage };
+}
+
+/**
+ * The summary's one model call (asked again once with a larger budget when cut) and the text
+ * to write. Nothing, or an answer cut at its budget even after a larger one: asked again on the
+ * next delivery; on the last, written as it is (a cut one saying so).
+ */
+async function askForSummary(job: Job, deps: SummaryDeps, system: string, settings: SummarySettings): Promise<{ answer: SummaryResponse; text: string }> {
+  const answer = await callWithBudgetRetry(
+    (maxTokens) => deps.model.summarize({ system, prompt: settings.prompt, temperature: deps.temperature, maxTokens }),
+    settings.maxTokens,
+    deps.model.maxOutputTokens,
+    deps.log,
+    { userId: job.userId, id: job.jobId },
+  );
+  const stop = unusableStop(answer.usage);
+  if (deps.retryUnusableOutput && (answer.text.trim() === '' || stop)) {
+    throw new UnusableModelOutputError(`summary ${job.jobId}: ${stop ?? 'the model answered nothing'}; retrying on the next delivery`);
+  }
+  if (stop) deps.log.warn('summary unusable and not to be asked again; written as it is', { userId: job.userId, id: job.jobId, reason: stop });
+  const text = stop && answer.usage.stopReason === CUT_AT_BUDGET ? `${answer.text}… [summary cut at the model's output budget]` : answer.text;
+  return { answer, text };
 }
 
 const newestTurn = (turns: readonly TurnSaved[]): TurnSaved => turns.reduce((a, b) => (b.turnId > a.turnId ? b : a));

@@ -3,7 +3,8 @@ import { assembleBatch, buildReflectorPrompt } from '../../lib/batches/batch-ass
 import { BatchAnswerSchema } from '../../lib/batches/batch-answer.js';
 import { nightlyPrompt } from '../../lib/sleep-time/nightly.js';
 import { weeklyPrompt } from '../../lib/sleep-time/weekly.js';
-import { nightlyOffline, parseReflectorPrompt, reflectOffline, weeklyOffline } from '../../lib/offline-model/rule-reflector.js';
+import { parseReflectorPrompt, reflectOffline } from '../../lib/offline-model/rule-reflector.js';
+import { nightlyOffline, weeklyOffline } from '../../lib/offline-model/rule-sleep-time.js';
 import { turn } from '../../lib/turns/turn.fake.js';
 
 const prompt = (queries: Array<[string, string]>, existing: Array<{ path: string; summary: string }> = []) =>

@@ -11,7 +11,7 @@ import { fireTimesBetween } from '../../lib/sleep-time/schedule.js';
 import { selectUsers, windowDays } from '../../lib/sleep-time/selection.js';
 import { pickWeekWithinBudget, weeklyCallCeiling, WeeklyOutputSchema } from '../../lib/sleep-time/weekly.js';
 import { type AssessedRun, computeSelfAssessment } from '../../lib/sleep-time/self-assessment.js';
-import { nightlyOffline } from '../../lib/offline-model/rule-reflector.js';
+import { nightlyOffline } from '../../lib/offline-model/rule-sleep-time.js';
 import { runNightly, runWeekly, selfAssessment } from '../../lib/sleep-time/run-sleep-time.js';
 import { expirySweep, nightlySweep, weeklySweep } from '../../lib/jobs/sweeps.js';
 import { sleepTimeRuns } from '../../lib/summaries/summaries-api.js';

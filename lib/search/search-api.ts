@@ -171,6 +171,11 @@ export async function findItem(deps: MemoryApiDeps, userId: string, id: string):
   return item && isLive(item, now) ? item : null;
 }
 
+/**
+ * One item by id or path, to the owner's readers. An ephemeral entry of any session included:
+ * search keeps it to its session (search-filters.ts inSession), but a session is no credential
+ * boundary, and the tier listing serves it as well (docs/memory-api.md, "Search").
+ */
 export async function retrieve(deps: MemoryApiDeps, userId: string, req: { id?: string | undefined; path?: string | undefined }): Promise<{ item: MemoryItem }> {
   const id = req.id ?? (req.path !== undefined ? itemIdForPath(req.path) : null);
   if (!id) throw new MemoryApiError('invalid', `path: ${JSON.stringify(req.path)} names no memory item (turns/N, Knowledge/…, Knowledge_staging/…, summaries/ID, memory/mem:…)`);

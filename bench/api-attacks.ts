@@ -20,6 +20,8 @@ export const ATTACKER = 'attacker-user';
 export const VICTIM = 'victim-user';
 /** A word only the victim's memory holds. */
 export const SECRET = 'quokkazebra';
+/** The victim's session (its turns'), where the victim's ephemeral entry holding the secret is written. */
+export const VICTIM_SESSION = 's1';
 
 export interface AttackReport {
   tried: number;
@@ -39,6 +41,12 @@ export async function seedAttackData(stack: LocalHarness): Promise<void> {
   ];
   await stack.replayLines(lines);
   await stack.waitUntilDrained();
+  const res = await fetch(`${stack.info.apiUrl}/v1/users/${VICTIM}/memory/tiers/ephemeral`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.info.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ text: `Right now the victim is typing ${SECRET} into a form`, sessionId: VICTIM_SESSION }),
+  });
+  if (!res.ok) throw new Error(`the victim's ephemeral entry was not written: ${res.status}`);
 }
 
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
@@ -48,7 +56,7 @@ const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
  * that a body error could mask would prove nothing, so each carries one that would pass.
  */
 const SAMPLE_BODIES: Record<string, unknown> = {
-  memorySearch: { query: SECRET, limit: 10 },
+  memorySearch: { query: SECRET, limit: 10, sessionId: VICTIM_SESSION },
   memorySave: { turnId: 1, validation: 'APPROVE', candidates: [{ text: 'planted by the attacker' }] },
   memoryRetrieve: { id: 'turn:1' },
   tierCreate: { text: 'planted by the attacker' },
@@ -204,6 +212,7 @@ const BODY_TRICKS: Array<[string, string, unknown]> = [
   ['search naming the victim in the body', '/memory/search', { query: SECRET, limit: 10, userId: VICTIM }],
   ['search with a filter naming the victim', '/memory/search', { query: SECRET, limit: 10, filters: { userId: VICTIM } }],
   ['search for the secret (own memory)', '/memory/search', { query: SECRET, limit: 50 }],
+  ['search naming the victim’s session (its ephemeral entry)', '/memory/search', { query: SECRET, limit: 50, sessionId: VICTIM_SESSION }],
   ['retrieve a path climbing out of the prefix', '/memory/retrieve', { path: `../${VICTIM}/Knowledge/Facts/x.md` }],
   ['retrieve an absolute path', '/memory/retrieve', { path: `/users/${VICTIM}/turns/00000001/turn.md` }],
   ['retrieve the victim’s turn id', '/memory/retrieve', { id: 'turn:1' }],

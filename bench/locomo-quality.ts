@@ -77,6 +77,8 @@ export interface QualityResult {
   promotion: { staged: number; promoted: number; per100Turns: number };
   /** Result kinds in the memory search's top 5, over all questions. */
   kinds: Record<string, number>;
+  /** Share of the results in the memory search's top 10, over all questions, that are tier entries (tierEntryShare). */
+  tierShareTop10: number;
   /** What the replays used (ingest: replay + a day of sweeps; retrieval: the QA searches). */
   usage: {
     ingest: PhaseUse;
@@ -210,6 +212,7 @@ interface Tally {
   floor: Recall;
   stemmedFloor: Recall;
   kinds: Record<string, number>;
+  top10: Top10Tally;
   adversarial: { questions: number; empty: number; floorEmpty: number };
   tokens: QualityResult['tokens'];
   extraction: { events: number; covered: number };
@@ -226,6 +229,7 @@ const emptyTally = (): Tally => ({
   floor: emptyRecall(),
   stemmedFloor: emptyRecall(),
   kinds: {},
+  top10: { results: 0, tierEntries: 0 },
   adversarial: { questions: 0, empty: 0, floorEmpty: 0 },
   tokens: { memoryTop5: 0, rawTurnsTheyStandFor: 0, floorTop5: 0 },
   extraction: { events: 0, covered: 0 },
@@ -395,6 +399,7 @@ async function askQuestion(qa: Qa, raw: RawTurns, search: Search, tally: Tally):
     ),
   );
 
+  addTop10(tally.top10, results);
   const top5 = results.slice(0, 5);
   for (const r of top5) tally.kinds[r.kind] = (tally.kinds[r.kind] ?? 0) + 1;
   tally.tokens.memoryTop5 += top5.reduce((n, r) => n + estimateTokens(r.text), 0);
@@ -533,6 +538,7 @@ function qualityResult(end: {
     extraction: { ...extraction, share: share(extraction.covered, extraction.events) },
     diary: { ...diary, reduction: share(diary.perTurnEntries - diary.written, diary.perTurnEntries) },
     kinds: tally.kinds,
+    tierShareTop10: tierEntryShare(tally.top10),
     promotion: { staged: summary?.staged ?? 0, promoted: summary?.promoted ?? 0, per100Turns: share((summary?.promoted ?? 0) * 100, tally.turns) },
     usage: {
       ingest: end.run.ingest,
@@ -549,6 +555,25 @@ function qualityResult(end: {
     seconds: Math.round((Date.now() - end.started) / 1000),
   };
 }
+
+/** The results in the top 10 of every question asked, and how many of them are tier entries. */
+export interface Top10Tally {
+  results: number;
+  tierEntries: number;
+}
+
+/**
+ * Counts a question's top 10 into `into`. A tier entry is an item of kind `memory` (a `mem:` id:
+ * what the tier routes, memory.save and reflection write; lib/items/memory-item.ts KindSchema).
+ */
+export function addTop10(into: Top10Tally, results: ReadonlyArray<{ kind: string }>): void {
+  const top10 = results.slice(0, 10);
+  into.results += top10.length;
+  into.tierEntries += top10.filter((r) => r.kind === 'memory').length;
+}
+
+/** Tier entries' share of the top-10 results counted (0 when none were), to three places. */
+export const tierEntryShare = (t: Top10Tally): number => (t.results > 0 ? Math.round((t.tierEntries / t.results) * 1000) / 1000 : 0);
 
 /** Content words an annotated event must share with a diary entry of its session to count as covered by content. */
 const MIN_SHARED_WORDS = 2;

@@ -497,7 +497,7 @@ stemming memory.search uses: ${margin(quality.memory, quality.stemmedFloor)} —
 (summaries, staged and promoted knowledge) and the ranking add beyond the stemmer.
 
 - Tokens per question, top 5: memory ${quality.tokens.memoryTop5} vs ${quality.tokens.rawTurnsTheyStandFor} for the raw turns those results stand for (floor's top 5: ${quality.tokens.floorTop5}).
-- Kinds in memory's top 5: ${Object.entries(quality.kinds).map(([k, n]) => `${k} ${n}`).join(', ')}.
+- Kinds in memory's top 5: ${Object.entries(quality.kinds).map(([k, n]) => `${k} ${n}`).join(', ')}; tier entries (kind \`memory\`) are ${pct(quality.tierShareTop10)} of the top 10.
 - Promotion: ${quality.promotion.promoted} documents promoted to Knowledge/ (${quality.promotion.staged} still staged) by the end of the replays, ${quality.promotion.per100Turns} per 100 turns (the offline model words a recurring fact the same way each time; an LLM will not).
 - Category 5 (adversarial, ${quality.adversarial.questions} questions): search returned nothing for ${pct(quality.adversarial.emptyShare)} (floor: ${pct(quality.adversarial.floorEmptyShare)}).
 - Extraction coverage: ${quality.extraction.covered} of ${quality.extraction.events} annotated session events (${pct(quality.extraction.share)}) have a staged or promoted item from their session among the top 3 when searched for.
@@ -513,6 +513,7 @@ function locomoJson(quality: QualityResult) {
     allAt: quality.memory.all,
     floorAnyAt: quality.floor.any,
     tokensTop5: quality.tokens.memoryTop5,
+    tierShareTop10: quality.tierShareTop10,
     promotionsPer100Turns: quality.promotion.per100Turns,
     byCategory: Object.fromEntries(Object.entries(quality.memoryByCategory).map(([c, r]) => [c, { questions: quality.byCategory[c] ?? 0, anyAt: r.any, allAt: r.all }])),
     diary: { written: quality.diary.written, perTurn: quality.diary.perTurnEntries },

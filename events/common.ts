@@ -10,6 +10,9 @@ export const UserIdSchema = z
   // The memory API names the scope shared with every user GLOBAL (`/v1/users/GLOBAL/…`).
   .refine((id) => id !== 'GLOBAL', 'userId GLOBAL is reserved for the shared scope');
 
+/** A session id as publishers send it (a turn's, a closed session's, the one a search is made in): 1–256 chars. */
+export const SessionIdSchema = z.string().min(1).max(256);
+
 /** A per-user turn number: an integer ≥ 1 that increases with every turn of the user. */
 export const TurnIdSchema = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 

@@ -38,6 +38,8 @@ export interface SearchRequest {
   minSimilarity?: number | undefined;
   /** Each hit says why it ranked (search-explain.ts); computed only when asked. */
   explain?: boolean | undefined;
+  /** The session the search is made in: its ephemeral entries are eligible, no other's (search-filters.ts inSession). */
+  sessionId?: string | undefined;
 }
 
 export interface SearchHit {
@@ -59,7 +61,7 @@ export interface SearchHit {
  */
 export function rankIndex(index: SearchSegments, request: SearchRequest, now: Date, spare = 0, vector?: QueryVector): IndexHit[] {
   const filters = request.filters ?? {};
-  const eligible = (item: IndexedItem) => (item.expiresAt === null || item.expiresAt > now.getTime()) && matchesFilters(item, filters, now);
+  const eligible = (item: IndexedItem) => (item.expiresAt === null || item.expiresAt > now.getTime()) && matchesFilters(item, filters, now, request.sessionId);
   const byVector = vector ? vectorRanking(index, vector, eligible) : [];
   const lexical = lexicalRankings(index, request, now, eligible);
   const rankings: NamedRanking[] = byVector.length > 0 ? [...lexical, { name: 'vector', hits: byVector }] : lexical;

@@ -1,9 +1,8 @@
 /** memory.search and memory.retrieve (req R-DOC-4): ranking over the per-owner search indexes, the page's items read from their stores, and one item by id or path. */
 import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem } from '../items/memory-item.js';
 import type { QueryVector } from './embedding-vectors.js';
-import { rankIndex } from './memory-search.js';
+import { rankIndex, type SearchRequest } from './memory-search.js';
 import type { IndexHit } from './rank-fusion.js';
-import type { SearchFilters } from './search-filters.js';
 import { itemKey, SearchSegments } from './search-segments.js';
 import type { IndexedItem } from './indexed-item.js';
 import type { SearchExplain } from './search-explain.js';
@@ -55,11 +54,7 @@ const view = (item: MemoryItem, score: number, explain?: SearchExplain): SearchR
 /** Results asked of the ranking beyond `limit`, for items a store no longer holds as the index does. */
 export const PAGE_SPARE = 5;
 
-export async function search(
-  deps: MemoryApiDeps,
-  userId: string,
-  req: { query: string; limit: number; filters?: SearchFilters | undefined; minSimilarity?: number | undefined; explain?: boolean | undefined },
-): Promise<{ results: SearchResult[] }> {
+export async function search(deps: MemoryApiDeps, userId: string, req: SearchRequest): Promise<{ results: SearchResult[] }> {
   const now = deps.clock.now();
   const owners = userId === GLOBAL_USER || req.filters?.includeGlobal === false ? [userId] : [userId, GLOBAL_USER];
   // The query's vector is asked for while the indexes are read (a stage that embeds).
@@ -176,6 +171,11 @@ export async function findItem(deps: MemoryApiDeps, userId: string, id: string):
   return item && isLive(item, now) ? item : null;
 }
 
+/**
+ * One item by id or path, to the owner's readers. An ephemeral entry of any session included:
+ * search keeps it to its session (search-filters.ts inSession), but a session is no credential
+ * boundary, and the tier listing serves it as well (docs/memory-api.md, "Search").
+ */
 export async function retrieve(deps: MemoryApiDeps, userId: string, req: { id?: string | undefined; path?: string | undefined }): Promise<{ item: MemoryItem }> {
   const id = req.id ?? (req.path !== undefined ? itemIdForPath(req.path) : null);
   if (!id) throw new MemoryApiError('invalid', `path: ${JSON.stringify(req.path)} names no memory item (turns/N, Knowledge/…, Knowledge_staging/…, summaries/ID, memory/mem:…)`);

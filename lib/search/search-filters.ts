@@ -23,9 +23,22 @@ export const SearchFiltersSchema = z
   .strict();
 export type SearchFilters = z.infer<typeof SearchFiltersSchema>;
 
-type Filterable = Pick<MemoryItem, 'primaryTopic' | 'contentTypes' | 'scope' | 'tier' | 'kind' | 'quality' | 'createdAt'>;
+type Filterable = Pick<MemoryItem, 'primaryTopic' | 'contentTypes' | 'scope' | 'tier' | 'kind' | 'quality' | 'createdAt'> & {
+  sessionId?: string | null | undefined;
+};
 
-export function matchesFilters(item: Filterable | (Omit<Filterable, 'createdAt'> & { createdAt: number }), f: SearchFilters, now: Date): boolean {
+/**
+ * An ephemeral entry belongs to its session (req R-TIER-1): only a search made in that session
+ * (`sessionId`) sees it; one made in none, or in another, never does, nor does any search see an
+ * entry written in no session. The index keeps an item's tier, not its status: an entry's status
+ * is `ephemeral` exactly when its tier is (lib/tiers/memory-tiers.ts). Other tiers: every search.
+ */
+export const inSession = (item: Pick<Filterable, 'tier' | 'sessionId'>, sessionId: string | undefined): boolean =>
+  item.tier !== 'ephemeral' || (sessionId !== undefined && item.sessionId === sessionId);
+
+/** Whether an item passes the filters and is visible to a search made in `sessionId` (inSession). */
+export function matchesFilters(item: Filterable | (Omit<Filterable, 'createdAt'> & { createdAt: number }), f: SearchFilters, now: Date, sessionId?: string): boolean {
+  if (!inSession(item, sessionId)) return false;
   if (f.topic && !(item.primaryTopic === f.topic || item.primaryTopic.startsWith(`${f.topic}.`))) return false;
   if (f.contentTypes && !item.contentTypes.some((c) => f.contentTypes?.includes(c))) return false;
   if (f.scope && !f.scope.includes(item.scope)) return false;

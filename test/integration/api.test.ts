@@ -332,16 +332,46 @@ describe('tiers: TTL, promotion and demotion with an audit trail', () => {
   });
 
   it('short-lived items vanish from every read once their TTL has passed', async () => {
-    const created = await call('POST', `${u()}/memory/tiers/ephemeral`, { body: { text: 'The user is looking at a red kayak right now', ttlSeconds: 60 } });
+    const created = await call('POST', `${u()}/memory/tiers/ephemeral`, { body: { text: 'The user is looking at a red kayak right now', ttlSeconds: 60, sessionId: 's-kayak' } });
     const id: string = created.body.item.id;
     const inTier = async () => (await call('GET', `${u()}/memory/tiers/ephemeral`)).body.items.map((i: Result) => i.id);
     expect(await inTier()).toContain(id);
-    expect((await call('POST', `${u()}/memory/search`, { body: { query: 'red kayak' } })).body.results[0]?.id).toBe(id);
+    expect((await call('POST', `${u()}/memory/search`, { body: { query: 'red kayak', sessionId: 's-kayak' } })).body.results[0]?.id).toBe(id);
     expect(Date.parse(created.body.item.expiresAt) - Date.parse(created.body.item.createdAt)).toBe(60_000);
     await stack.advanceTo(new Date(Date.parse(created.body.item.expiresAt) + 1000));
     expect(await inTier()).not.toContain(id);
-    expect((await call('POST', `${u()}/memory/search`, { body: { query: 'red kayak' } })).body.results).toEqual([]);
+    expect((await call('POST', `${u()}/memory/search`, { body: { query: 'red kayak', sessionId: 's-kayak' } })).body.results).toEqual([]);
     expect((await call('POST', `${u()}/memory/retrieve`, { body: { id } })).status).toBe(404);
+  });
+
+  it('an ephemeral entry is found by a search in its own session only, over HTTP and MCP (req R-TIER-1)', async () => {
+    const created = await call('POST', `${u()}/memory/tiers/ephemeral`, { body: { text: 'The user is weighing a teal canoe against a yellow one', sessionId: 's-canoe-a' } });
+    const id: string = created.body.item.id;
+    const found = async (extra: Record<string, unknown>) =>
+      (await call('POST', `${u()}/memory/search`, { body: { query: 'teal canoe yellow', minSimilarity: 0, ...extra } })).body.results.map((r: Result) => r.id);
+    expect(await found({ sessionId: 's-canoe-a' })).toContain(id);
+    expect(await found({ sessionId: 's-canoe-b' })).not.toContain(id);
+    expect(await found({})).not.toContain(id);
+    // Asking for the tier by name does not widen it.
+    expect(await found({ filters: { tier: ['ephemeral'] } })).toEqual([]);
+    expect(await found({ filters: { tier: ['ephemeral'] }, sessionId: 's-canoe-b' })).toEqual([]);
+    const mcp = new Client({ name: 'api-test', version: '1' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${stack.info.apiUrl}/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${admin}` } } }));
+    try {
+      const viaMcp = async (sessionId?: string) => {
+        const r = await mcp.callTool({ name: 'memory_search', arguments: { userId: USER, query: 'teal canoe yellow', ...(sessionId ? { sessionId } : {}) } });
+        return JSON.parse((r as Result).content[0].text).results.map((x: Result) => x.id);
+      };
+      expect(await viaMcp('s-canoe-a')).toContain(id);
+      expect(await viaMcp()).not.toContain(id);
+    } finally {
+      await mcp.close();
+    }
+    // The owner's readers fetch it by id from anywhere (docs/memory-api.md, "Search": sessions are not a credential boundary).
+    expect((await call('POST', `${u()}/memory/retrieve`, { body: { id } })).body.item).toMatchObject({ id, tier: 'ephemeral', sessionId: 's-canoe-a' });
+    const bad = await call('POST', `${u()}/memory/search`, { body: { query: 'canoe', sessionId: '' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.fields.map((f: Result) => f.path)).toEqual(['body.sessionId']);
   });
 
   it('trust follows validation outcomes: APPROVE up to USER scope, FAIL down to NEW, REVISE nothing', async () => {

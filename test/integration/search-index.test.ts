@@ -54,7 +54,9 @@ async function call(method: string, path: string, body?: unknown, apiUrl = stack
 }
 
 // Every item holds both words, so their weight is low: no similarity floor, or none would pass it.
-const searchIds = async (apiUrl?: string) => new Set(((await call('POST', '/memory/search', { query: 'zebrafish aquarium', limit: 100, minSimilarity: 0 }, apiUrl)).results ?? []).map((r) => r.id));
+/** The search is made in session `s-glance`, whose ephemeral entries it finds (req R-TIER-1). */
+const searchIds = async (apiUrl?: string) =>
+  new Set(((await call('POST', '/memory/search', { query: 'zebrafish aquarium', limit: 100, minSimilarity: 0, sessionId: 's-glance' }, apiUrl)).results ?? []).map((r) => r.id));
 
 /** L as the local harness sets it (infra/local/functions.ts). */
 const LAG_MS = 5_000;
@@ -221,7 +223,7 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
       }
     };
     const ephemeral = await Promise.all(
-      Array.from({ length: 6 }, async (_, i) => (await call('POST', '/memory/tiers/ephemeral', { text: `Zebrafish aquarium glance ${i}`, ttlSeconds: 60 })).item?.id ?? ''),
+      Array.from({ length: 6 }, async (_, i) => (await call('POST', '/memory/tiers/ephemeral', { text: `Zebrafish aquarium glance ${i}`, ttlSeconds: 60, sessionId: 's-glance' })).item?.id ?? ''),
     );
     const running = [searcher(), searcher(), compactions()];
     await Promise.all(Array.from({ length: 4 }, (_, w) => writer(w)));

@@ -75,10 +75,11 @@ describe('search segments', () => {
   });
 
   it('never rank an expired item, and rank items in memory as searchMemory always did', () => {
-    const expiring = item(50, 'Zebrafish aquarium glance', { tier: 'ephemeral', expiresAt: new Date(now.getTime() + 60_000).toISOString() });
+    const expiring = item(50, 'Zebrafish aquarium glance', { tier: 'ephemeral', sessionId: 's1', expiresAt: new Date(now.getTime() + 60_000).toISOString() });
     const index = indexOf([...items, expiring]);
-    expect(ids(index, 'zebrafish aquarium glance')[0]).toBe('mem:50');
-    expect(rankIndex(index, { query: 'zebrafish aquarium glance', limit: 10 }, new Date(now.getTime() + 120_000)).map((h) => h.item.id)).not.toContain('mem:50');
+    const inSession = (at: Date) => rankIndex(index, { query: 'zebrafish aquarium glance', limit: 10, sessionId: 's1' }, at).map((h) => h.item.id);
+    expect(inSession(now)[0]).toBe('mem:50');
+    expect(inSession(new Date(now.getTime() + 120_000))).not.toContain('mem:50');
     expect(searchMemory(items, { query: 'Caroline support group', limit: 3 }, now).map((h) => h.item.id)).toEqual(ids(indexOf(items), 'Caroline support group').slice(0, 3));
   });
 });

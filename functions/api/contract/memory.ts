@@ -1,5 +1,6 @@
 /** The memory routes: search, save, retrieve, tiers, item changes, outcomes, the audit trail; and the public document and console. */
 import * as z from 'zod';
+import { SessionIdSchema } from '../../../events/common.js';
 import { ValidationOutcomeSchema } from '../../../events/turn-saved.js';
 import { MemoryItemSchema, SignificanceSchema, TierSchema } from '../../../lib/items/memory-item.js';
 import { SearchFiltersSchema } from '../../../lib/search/search-filters.js';
@@ -16,6 +17,8 @@ export const SearchRequestSchema = z
     minSimilarity: z.number().min(0).max(1).optional(),
     /** Each result says why it ranked (its `explain`): the rankings that placed it and where, the terms matched, quality, recency. @default false */
     explain: z.boolean().optional(),
+    /** The session the search is made in: only its own ephemeral entries are found, never another's (req R-TIER-1). */
+    sessionId: SessionIdSchema.optional(),
   })
   .strict();
 

@@ -184,7 +184,7 @@ describe('hostile input (fast-check)', () => {
 
   it('every memory API route, through the api function’s own dispatcher: no 500, 400s name the field, 401 without a token, nothing for another user, answers match the contract', { timeout: 240_000 }, async () => {
     const api = targets.filter((t) => t.name.startsWith('api '));
-    expect(api.length).toBe(46);
+    expect(api.length).toBe(48);
     const statuses: Record<string, number> = {};
     for (const [i, t] of api.entries()) {
       const r = await expectClean(t, API_CASES, SEED + 10 + i);

@@ -10,8 +10,12 @@ import { type Bill, modelUsdByJob } from './bill.js';
 import { AGENTCORE, BATCH_INFERENCE_DISCOUNT } from './cost.js';
 
 /** The job kinds of the bill (bench/bill.ts `tokensByJob`) and the model id each invokes on a stage; other kinds run on `modelId`. */
-export function invokedModels(config: Pick<StageConfig, 'modelId' | 'inferenceScope' | 'jobModels'>, geography = 'us'): Record<string, string> {
-  const prefix = config.inferenceScope === 'geo' ? `${geography}.` : config.inferenceScope === 'global' ? 'global.' : '';
+export function invokedModels(
+  config: Pick<StageConfig, 'modelId' | 'inferenceScope' | 'jobModels'>,
+  geography = 'us',
+): Record<string, string> {
+  const prefix =
+    config.inferenceScope === 'geo' ? `${geography}.` : config.inferenceScope === 'global' ? 'global.' : '';
   const sleepTime = config.jobModels?.sleepTime ?? config.modelId;
   return {
     default: prefix + config.modelId,
@@ -41,7 +45,13 @@ export function allInAt(bill: Bill, models: Record<string, string>, month: numbe
   const modelUsd = Object.values(byJob).reduce((n, v) => n + v, 0);
   const flowUsd = bill.infraUsdPer1MTurns - bill.storageUsdPer1MTurns;
   const storageUsd = bill.storageUsdPer1MTurns * month;
-  const parts = { flowUsd, storageUsd, fixedUsd: bill.fixedUsdPerMonth, retrievalUsd: bill.retrievalUsdPer1MSearches, modelUsd };
+  const parts = {
+    flowUsd,
+    storageUsd,
+    fixedUsd: bill.fixedUsdPerMonth,
+    retrievalUsd: bill.retrievalUsdPer1MSearches,
+    modelUsd,
+  };
   return { modelUsdByJob: byJob, ...parts, total: Object.values(parts).reduce((n, v) => n + v, 0) };
 }
 
@@ -49,15 +59,23 @@ export function allInAt(bill: Bill, models: Record<string, string>, month: numbe
  * What Bedrock batch inference would save on the nightly and weekly runs (they wait hours
  * anyway): about half their on-demand token price. Not built; shown so the team sees it.
  */
-export const batchInferenceSavings = (a: AllIn): number => ((a.modelUsdByJob.nightly ?? 0) + (a.modelUsdByJob.weekly ?? 0)) * BATCH_INFERENCE_DISCOUNT;
+export const batchInferenceSavings = (a: AllIn): number =>
+  ((a.modelUsdByJob.nightly ?? 0) + (a.modelUsdByJob.weekly ?? 0)) * BATCH_INFERENCE_DISCOUNT;
 
 /**
  * AgentCore Memory for month `month`: an event per turn, a retrieval per search, and the
  * long-term records of `month` months held. Built-in strategies include extraction; self-managed
  * ones leave the team its own model tokens (`modelUsd`, ours).
  */
-export function agentCoreAt(recordsPer1MTurns: number, month: number, modelUsd: number): { builtIn: number; selfManaged: number } {
+export function agentCoreAt(
+  recordsPer1MTurns: number,
+  month: number,
+  modelUsd: number,
+): { builtIn: number; selfManaged: number } {
   const common = 1e6 * AGENTCORE.event + 1e6 * AGENTCORE.retrieval;
   const records = recordsPer1MTurns * month;
-  return { builtIn: common + records * AGENTCORE.recordMonth, selfManaged: common + records * AGENTCORE.selfManagedRecordMonth + modelUsd };
+  return {
+    builtIn: common + records * AGENTCORE.recordMonth,
+    selfManaged: common + records * AGENTCORE.selfManagedRecordMonth + modelUsd,
+  };
 }

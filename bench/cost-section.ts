@@ -7,7 +7,11 @@ import { stageConfig } from '../infra/config/stages.js';
 import { synthesizeStage } from '../infra/local/iam/synthesized-stage.js';
 import type { AnswerShape } from '../lib/model/bedrock-models.js';
 import { stages } from '../infra/config/stages.js';
-import { CHARS_PER_TOKEN, STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../infra/local/token-estimate.js';
+import {
+  CHARS_PER_TOKEN,
+  STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS,
+  TOOL_USE_SYSTEM_PROMPT_TOKENS,
+} from '../infra/local/token-estimate.js';
 import { SWEEPS } from '../infra/resources.js';
 import { PRICES_AS_OF } from '../lib/sleep-time/model-prices.js';
 import { fireTimesBetween } from '../lib/sleep-time/schedule.js';
@@ -23,21 +27,41 @@ const NOVA_MICRO = 'us.amazon.nova-micro-v1:0';
 /** The model choices the bill is shown at: one model for every job, or one per job kind. */
 export const MODEL_CHOICES: ReadonlyArray<{ name: string; models: Record<string, string> }> = [
   { name: 'Claude Haiku 4.5 for every job', models: { default: HAIKU } },
-  { name: 'Haiku 4.5 for batches, Nova Lite for summaries, nightly and weekly runs', models: { default: NOVA_LITE, batch: HAIKU } },
+  {
+    name: 'Haiku 4.5 for batches, Nova Lite for summaries, nightly and weekly runs',
+    models: { default: NOVA_LITE, batch: HAIKU },
+  },
   { name: 'Nova Micro for every job', models: { default: NOVA_MICRO } },
 ];
 
 const usd = (n: number) => (n >= 100 ? `$${n.toFixed(0)}` : n >= 1 ? `$${n.toFixed(2)}` : `$${n.toFixed(3)}`);
 const table = (lines: readonly BillLine[]) =>
-  ['| item | USD | how |', '| --- | ---: | --- |', ...lines.filter((l) => l.usd > 0 || l.note).map((l) => `| ${l.name} | ${usd(l.usd)} | ${l.note} |`)].join('\n');
+  [
+    '| item | USD | how |',
+    '| --- | ---: | --- |',
+    ...lines.filter((l) => l.usd > 0 || l.note).map((l) => `| ${l.name} | ${usd(l.usd)} | ${l.note} |`),
+  ].join('\n');
 
-export async function costSection(quality: QualityResult): Promise<{ md: string; json: Record<string, unknown>; log: string[] }> {
+export async function costSection(
+  quality: QualityResult,
+): Promise<{ md: string; json: Record<string, unknown>; log: string[] }> {
   const config = stageConfig('prod');
   const account = '000000000000';
-  const stage = await synthesizeStage({ stage: 'prod', env: { account, region: 'us-east-1', partition: 'aws', queueUrl: (name) => `https://sqs.us-east-1.amazonaws.com/${account}/${name}` } });
+  const stage = await synthesizeStage({
+    stage: 'prod',
+    env: {
+      account,
+      region: 'us-east-1',
+      partition: 'aws',
+      queueUrl: (name) => `https://sqs.us-east-1.amazonaws.com/${account}/${name}`,
+    },
+  });
   const from = new Date(Date.UTC(2026, 0, 1));
   const to = new Date(from.getTime() + 30 * 86_400_000);
-  const sweepFiresPerMonth = SWEEPS.reduce((n, name) => n + fireTimesBetween(config.schedules[name], from, to).length, 0);
+  const sweepFiresPerMonth = SWEEPS.reduce(
+    (n, name) => n + fireTimesBetween(config.schedules[name], from, to).length,
+    0,
+  );
   const input = { quality, stage, memoryMb: config.memoryMb as Record<string, number>, sweepFiresPerMonth };
   const bill = billOf({ ...input, month: 12 });
   const prodModels = invokedModels(config);
@@ -50,7 +74,9 @@ export async function costSection(quality: QualityResult): Promise<{ md: string;
   const json = {
     infraUsdPer1MTurns: round(bill.infraUsdPer1MTurns),
     fixedUsdPerMonth: round(bill.fixedUsdPerMonth),
-    modelUsdPer1MTurns: Object.fromEntries([HAIKU, NOVA_LITE, NOVA_MICRO].map((m) => [m, round(modelUsd(bill.tokens, { default: m }))])),
+    modelUsdPer1MTurns: Object.fromEntries(
+      [HAIKU, NOVA_LITE, NOVA_MICRO].map((m) => [m, round(modelUsd(bill.tokens, { default: m }))]),
+    ),
     inputTokensPerTurn: Math.round(tokensIn),
     outputTokensPerTurn: Math.round(tokensOut),
     s3PutsPerTurn: round(bill.s3PutsPerTurn),
@@ -59,7 +85,9 @@ export async function costSection(quality: QualityResult): Promise<{ md: string;
     allInUsdPer1MTurnsMonth1: round(month1.total),
     allInUsdPer1MTurnsMonth12: round(month12.total),
     agentCoreUsdMonth12: round(agentCore12.builtIn),
-    modelUsdByJob: Object.fromEntries(['batch', 'summary', 'nightly', 'weekly'].map((j) => [j, round(month12.modelUsdByJob[j] ?? 0)])),
+    modelUsdByJob: Object.fromEntries(
+      ['batch', 'summary', 'nightly', 'weekly'].map((j) => [j, round(month12.modelUsdByJob[j] ?? 0)]),
+    ),
     batchInferenceSavingsUsd: round(batchInferenceSavings(month12)),
   };
   const allIn: AllInView = { month1, month12, models: prodModels, agentCore12 };
@@ -91,7 +119,9 @@ function itemKindLines(quality: QualityResult): string[] {
       e.ops.push(`${op} ${perTurn(v.writeUnits + v.readUnits).trim()}u/${perTurn(v.requests).trim()}req`);
       kinds.set(kind, e);
     }
-    const rows = [...kinds].filter(([, e]) => (e.w + e.r) / quality.turns > 0.005).sort(([, a], [, b]) => b.w + b.r / 5 - (a.w + a.r / 5));
+    const rows = [...kinds]
+      .filter(([, e]) => (e.w + e.r) / quality.turns > 0.005)
+      .sort(([, a], [, b]) => b.w + b.r / 5 - (a.w + a.r / 5));
     if (rows.length === 0) return [];
     return [
       `${fn}: DynamoDB units per turn by item kind (write, read; per operation: units/requests per turn)`,
@@ -103,7 +133,10 @@ function itemKindLines(quality: QualityResult): string[] {
 /** S3 requests per turn by function, operation and class of key (the request ledger's tally), most first. */
 function s3ByKeyClassLines(quality: QualityResult): string[] {
   const rows = Object.entries(quality.usage.s3ByKeyClass).sort((a, b) => b[1] - a[1]);
-  return ['S3 requests per turn by function, operation and key class:', ...rows.map(([k, n]) => `  ${(n / quality.turns).toFixed(3)}  ${k}`)];
+  return [
+    'S3 requests per turn by function, operation and key class:',
+    ...rows.map(([k, n]) => `  ${(n / quality.turns).toFixed(3)}  ${k}`),
+  ];
 }
 
 type ModelCosts = ReadonlyArray<{ name: string; models: Record<string, string>; usd: number }>;
@@ -114,8 +147,20 @@ interface AllInView {
   agentCore12: { builtIn: number; selfManaged: number };
 }
 
-function render(quality: QualityResult, bill: Bill, models: ModelCosts, t: { tokensIn: number; tokensOut: number }, allIn: AllInView): string {
-  return [howMeasured(quality), allInSection(bill, allIn), billSections(bill), tokenSection(bill, models, t), agentCore(bill, models)].join('\n\n');
+function render(
+  quality: QualityResult,
+  bill: Bill,
+  models: ModelCosts,
+  t: { tokensIn: number; tokensOut: number },
+  allIn: AllInView,
+): string {
+  return [
+    howMeasured(quality),
+    allInSection(bill, allIn),
+    billSections(bill),
+    tokenSection(bill, models, t),
+    agentCore(bill, models),
+  ].join('\n\n');
 }
 
 /** The section's title, what was counted and what had to be assumed. */
@@ -142,7 +187,8 @@ an upper bound (Lambda batches up to 10 of a user's turns).`;
 
 /** Per 1M turns, per month standing still, per 1M searches: each a table of lines and its total against the goal. */
 function billSections(bill: Bill): string {
-  const verdict = (n: number, goal: number) => (n <= goal ? `within the goal of $${goal}` : `**over** the goal of $${goal}`);
+  const verdict = (n: number, goal: number) =>
+    n <= goal ? `within the goal of $${goal}` : `**over** the goal of $${goal}`;
   return `### What grows with turns: per 1M turns (a month's storage of what they leave included)
 
 ${table(bill.perMillionTurns)}
@@ -190,7 +236,10 @@ function tokenSection(bill: Bill, models: ModelCosts, t: { tokensIn: number; tok
   const tokenTable = [
     '| job kind | calls per 1k turns | input tokens per turn | output tokens per turn |',
     '| --- | ---: | ---: | ---: |',
-    ...jobs.map(([job, v]) => `| ${job} | ${(v.calls * 1000).toFixed(0)} | ${v.inputTokens.toFixed(0)} | ${v.outputTokens.toFixed(0)} |`),
+    ...jobs.map(
+      ([job, v]) =>
+        `| ${job} | ${(v.calls * 1000).toFixed(0)} | ${v.inputTokens.toFixed(0)} | ${v.outputTokens.toFixed(0)} |`,
+    ),
     `| **all** | ${(jobs.reduce((n, [, v]) => n + v.calls, 0) * 1000).toFixed(0)} | ${t.tokensIn.toFixed(0)} | ${t.tokensOut.toFixed(0)} |`,
   ].join('\n');
   return `### Model tokens
@@ -256,10 +305,15 @@ price, ${usd(batchInferenceSavings(a.month12))} a month here.`;
 function agentCore(bill: Bill, models: ReadonlyArray<{ name: string; usd: number }>): string {
   const records = bill.recordsPerMillionTurns;
   const ours = (month: number, tokens: number) =>
-    bill.infraUsdPer1MTurns + bill.storageUsdPer1MTurns * (month - 1) + bill.fixedUsdPerMonth + bill.retrievalUsdPer1MSearches + tokens;
+    bill.infraUsdPer1MTurns +
+    bill.storageUsdPer1MTurns * (month - 1) +
+    bill.fixedUsdPerMonth +
+    bill.retrievalUsdPer1MSearches +
+    tokens;
   const cell = (f: (month: number) => number) => `${usd(f(1))} / ${usd(f(12))}`;
   const rows = models.map(
-    (m) => `| ${m.name} | ${cell((n) => ours(n, m.usd))} | ${cell((n) => agentCoreAt(records, n, m.usd).builtIn)} | ${cell((n) => agentCoreAt(records, n, m.usd).selfManaged)} |`,
+    (m) =>
+      `| ${m.name} | ${cell((n) => ours(n, m.usd))} | ${cell((n) => agentCoreAt(records, n, m.usd).builtIn)} | ${cell((n) => agentCoreAt(records, n, m.usd).selfManaged)} |`,
   );
   return `### Beside Amazon Bedrock AgentCore Memory
 

@@ -47,7 +47,12 @@ export const AGENTCORE = {
  * 0.5 OCU indexing and 0.5 OCU search, each doubled by standby replicas in production
  * (docs/pricing-sources.md).
  */
-export const OPENSEARCH_SERVERLESS = { ocuHour: 0.24, storageGbMonth: 0.024, minOcuRedundant: 2, minOcuNoStandby: 1 } as const;
+export const OPENSEARCH_SERVERLESS = {
+  ocuHour: 0.24,
+  storageGbMonth: 0.024,
+  minOcuRedundant: 2,
+  minOcuNoStandby: 1,
+} as const;
 
 /** Bedrock batch inference: about half the on-demand token price (docs/pricing-sources.md). */
 export const BATCH_INFERENCE_DISCOUNT = 0.5;
@@ -87,7 +92,8 @@ const sum = (ledger: Record<string, LedgerEntry>, pred: (key: string) => boolean
     .filter(([k]) => pred(k))
     .reduce((n, [, v]) => n + v[field], 0);
 
-const S3_PUT_CLASS = /^S3\.(PutObject|CopyObject|ListObjectsV2|CreateMultipartUpload|UploadPart|CompleteMultipartUpload)$/;
+const S3_PUT_CLASS =
+  /^S3\.(PutObject|CopyObject|ListObjectsV2|CreateMultipartUpload|UploadPart|CompleteMultipartUpload)$/;
 const S3_GET_CLASS = /^S3\.(GetObject|HeadObject)$/;
 
 /**
@@ -97,11 +103,18 @@ const S3_GET_CLASS = /^S3\.(GetObject|HeadObject)$/;
 export function functionCost(use: FunctionUse): CostByService {
   const l = use.ledger;
   const gbSeconds = (use.billedMs / 1000) * (use.memoryMb / 1024);
-  const polls = use.queue === null ? 0 : 2 * use.invocations * (use.queue === 'fifo' ? PRICES.sqsFifoRequest : PRICES.sqsStandardRequest);
+  const polls =
+    use.queue === null
+      ? 0
+      : 2 * use.invocations * (use.queue === 'fifo' ? PRICES.sqsFifoRequest : PRICES.sqsStandardRequest);
   return {
     lambda: use.invocations * PRICES.lambdaRequest + gbSeconds * PRICES.lambdaGbSecond,
-    dynamodb: sum(l, (k) => k.startsWith('DynamoDB.'), 'writeUnits') * PRICES.dynamoWriteUnit + sum(l, (k) => k.startsWith('DynamoDB.'), 'readUnits') * PRICES.dynamoReadUnit,
-    s3: sum(l, (k) => S3_PUT_CLASS.test(k), 'requests') * PRICES.s3Put + sum(l, (k) => S3_GET_CLASS.test(k), 'requests') * PRICES.s3Get,
+    dynamodb:
+      sum(l, (k) => k.startsWith('DynamoDB.'), 'writeUnits') * PRICES.dynamoWriteUnit +
+      sum(l, (k) => k.startsWith('DynamoDB.'), 'readUnits') * PRICES.dynamoReadUnit,
+    s3:
+      sum(l, (k) => S3_PUT_CLASS.test(k), 'requests') * PRICES.s3Put +
+      sum(l, (k) => S3_GET_CLASS.test(k), 'requests') * PRICES.s3Get,
     sqs: sum(l, (k) => /^SQS\.Send/.test(k), 'requests') * PRICES.sqsFifoRequest + polls,
     apiGateway: use.http ? use.invocations * PRICES.httpApiRequest : 0,
   };
@@ -109,4 +122,7 @@ export function functionCost(use: FunctionUse): CostByService {
 
 /** Lambda USD for the reflector waiting on a real model during these calls. */
 export const modelWaitUsd = (tokens: { calls: number; outputTokens: number }, memoryMb: number): number =>
-  (tokens.calls * ASSUMED_MODEL_WAIT.firstTokenSeconds + tokens.outputTokens / ASSUMED_MODEL_WAIT.outputTokensPerSecond) * (memoryMb / 1024) * PRICES.lambdaGbSecond;
+  (tokens.calls * ASSUMED_MODEL_WAIT.firstTokenSeconds +
+    tokens.outputTokens / ASSUMED_MODEL_WAIT.outputTokensPerSecond) *
+  (memoryMb / 1024) *
+  PRICES.lambdaGbSecond;

@@ -1,5 +1,12 @@
 import * as z from 'zod';
-import { AttributesSchema, DomainSchema, SessionIdSchema, TimestampSchema, TurnIdSchema, UserIdSchema } from './common.js';
+import {
+  AttributesSchema,
+  DomainSchema,
+  SessionIdSchema,
+  TimestampSchema,
+  TurnIdSchema,
+  UserIdSchema,
+} from './common.js';
 import { EpisodeSchema } from './episode.js';
 
 export const ValidationOutcomeSchema = z.enum(['APPROVE', 'REVISE', 'RETRY', 'FAIL']);

@@ -12,7 +12,14 @@
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import * as z from 'zod';
@@ -65,7 +72,10 @@ const TOOLS: readonly ToolSpec[] = [
     name: 'memory_forget_item',
     operationId: 'itemDelete',
     input: { ...UserParam.shape, id: ItemId, reason: DeleteQuerySchema.shape.reason },
-    run: (args) => ({ params: { userId: args.userId, id: args.id }, query: args.reason === undefined ? {} : { reason: args.reason } }),
+    run: (args) => ({
+      params: { userId: args.userId, id: args.id },
+      query: args.reason === undefined ? {} : { reason: args.reason },
+    }),
   },
   { name: 'memory_forget', operationId: 'memoryForget', input: { ...UserParam.shape, ...ForgetRequestShape } },
 ];
@@ -84,7 +94,10 @@ const listed = (tool: ToolSpec): Tool => ({
  * bad argument is a tool error naming its field, as over HTTP.
  */
 function serverFor(principal: Principal, invoke: Invoke): Server {
-  const server = new Server({ name: 'reflective-memory', version: '1' }, { capabilities: { tools: {} }, jsonSchemaValidator: NO_ELICITATION });
+  const server = new Server(
+    { name: 'reflective-memory', version: '1' },
+    { capabilities: { tools: {} }, jsonSchemaValidator: NO_ELICITATION },
+  );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map(listed) }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = TOOLS.find((t) => t.name === request.params.name);
@@ -93,30 +106,58 @@ function serverFor(principal: Principal, invoke: Invoke): Server {
     const { userId, ...rest } = args;
     const { params, query } = tool.run?.(args) ?? { params: { userId } };
     const body = tool.run ? undefined : rest;
-    return asResult(await invoke(routeOf(tool.operationId), principal, { params, ...(query ? { query } : {}), body: () => body }));
+    return asResult(
+      await invoke(routeOf(tool.operationId), principal, { params, ...(query ? { query } : {}), body: () => body }),
+    );
   });
   return server;
 }
 
 /** One MCP request (a JSON-RPC message over POST), answered by a fresh stateless server. */
-export async function serveMcp(event: APIGatewayProxyEventV2, principal: Principal, invoke: Invoke): Promise<APIGatewayProxyResultV2> {
+export async function serveMcp(
+  event: APIGatewayProxyEventV2,
+  principal: Principal,
+  invoke: Invoke,
+): Promise<APIGatewayProxyResultV2> {
   // No sessions, so no stream to resume (GET) or session to end (DELETE): POST only.
   if (event.requestContext.http.method !== 'POST') {
-    return { statusCode: 405, headers: { allow: 'POST', 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless (POST only)' }, id: null }) };
+    return {
+      statusCode: 405,
+      headers: { allow: 'POST', 'content-type': 'application/json' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Method not allowed: this MCP server is stateless (POST only)' },
+        id: null,
+      }),
+    };
   }
   const server = serverFor(principal, invoke);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
   await server.connect(transport);
   try {
-    const text = event.body === undefined ? undefined : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-    const headers = new Headers(Object.entries(event.headers ?? {}).flatMap(([k, v]) => (v === undefined ? [] : [[k, v] as [string, string]])));
+    const text =
+      event.body === undefined
+        ? undefined
+        : event.isBase64Encoded
+          ? Buffer.from(event.body, 'base64').toString('utf8')
+          : event.body;
+    const headers = new Headers(
+      Object.entries(event.headers ?? {}).flatMap(([k, v]) => (v === undefined ? [] : [[k, v] as [string, string]])),
+    );
     const request = new Request(`https://${event.requestContext.domainName ?? 'localhost'}${event.rawPath}`, {
       method: 'POST',
       headers,
       ...(text !== undefined ? { body: text } : {}),
     });
     const response = await transport.handleRequest(request);
-    return { statusCode: response.status, headers: Object.fromEntries(response.headers.entries()), body: await response.text() };
+    return {
+      statusCode: response.status,
+      headers: Object.fromEntries(response.headers.entries()),
+      body: await response.text(),
+    };
   } finally {
     await server.close();
   }

@@ -5,7 +5,9 @@ const positiveInt = z.coerce.number().int().positive();
 
 export const ReflectorEnvSchema = z.object({
   /** The stage's name (infra/config/stages.ts): the `stage` dimension of ModelCostUsd (lib/kernel/metrics.adapter.ts addModelCost). */
-  STAGE: z.string().regex(/^[a-z][a-z0-9-]{0,20}$/, 'a stage name: 1–21 chars of a-z, 0-9 and -, starting with a letter'),
+  STAGE: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{0,20}$/, 'a stage name: 1–21 chars of a-z, 0-9 and -, starting with a letter'),
   TABLE_NAME: z.string().min(1),
   BUCKET_NAME: z.string().min(1),
   /** Bedrock model id or inference profile id (Converse). */

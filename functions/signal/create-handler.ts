@@ -32,13 +32,22 @@ import type { SignalEnv } from './env.js';
 
 export type SignalHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
-export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>, clock: Clock): SignalHandler {
+export function createSignalHandler(
+  env: SignalEnv,
+  clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>,
+  clock: Clock,
+): SignalHandler {
   const { ddb, s3, sqs } = clients;
   const { logger, log } = createLogger('signal');
   const metrics = createMetrics('signal');
   // Turn marks expire by TTL; a user who talks gets a weekly job, which compacts them (docs/search-index.md, "Liveness").
   const table = { ddb, tableName: env.TABLE_NAME };
-  const storage: Storage = { ...table, s3, bucketName: env.BUCKET_NAME, changes: new DynamoSearchChangeLog(table, { expiring: true }) };
+  const storage: Storage = {
+    ...table,
+    s3,
+    bucketName: env.BUCKET_NAME,
+    changes: new DynamoSearchChangeLog(table, { expiring: true }),
+  };
   const deps: IngestDeps = {
     turns: new DynamoS3TurnStore(storage),
     signalState: new DynamoSignalStateStore(storage, clock),

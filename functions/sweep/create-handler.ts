@@ -39,7 +39,11 @@ export type SweepHandler = (event: unknown, context: Context) => Promise<SweepRe
 
 const SWEEP = { nightly: nightlySweep, weekly: weeklySweep, expiry: expirySweep } as const;
 
-export function createSweepHandler(env: SweepEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>, clock: Clock): SweepHandler {
+export function createSweepHandler(
+  env: SweepEnv,
+  clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>,
+  clock: Clock,
+): SweepHandler {
   const { ddb, s3 } = clients;
   const { logger, log } = createLogger('sweep');
   const metrics = createMetrics('sweep');

@@ -83,7 +83,12 @@ export interface StageConfig {
    * `dailyModelCostUsd`: the model cost of the stage's jobs over the last 24 hours (the
    * reflector's ModelCostUsd metric at the price table's rates) that raises the cost alarm.
    */
-  alarms: { functionErrors: number; functionThrottles: number; queueAgeSeconds: Record<QueueKey, number>; dailyModelCostUsd: number };
+  alarms: {
+    functionErrors: number;
+    functionThrottles: number;
+    queueAgeSeconds: Record<QueueKey, number>;
+    dailyModelCostUsd: number;
+  };
   /**
    * An e-mail address subscribed to the stage's alarm topic. SNS mails it a confirmation link
    * on deploy; until it is followed, nothing is delivered to it. Unset: the topic has no

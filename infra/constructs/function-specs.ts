@@ -52,7 +52,9 @@ function tierPolicyVariable(config: StageConfig): string {
 
 /** The variables naming the stage's embedding model, set only on a stage that embeds. */
 function embeddingEnvironment(config: StageConfig): { EMBEDDING_MODEL_ID?: string; EMBEDDING_DIMENSIONS?: string } {
-  return config.embeddings ? { EMBEDDING_MODEL_ID: config.embeddings.modelId, EMBEDDING_DIMENSIONS: String(config.embeddings.dimensions) } : {};
+  return config.embeddings
+    ? { EMBEDDING_MODEL_ID: config.embeddings.modelId, EMBEDDING_DIMENSIONS: String(config.embeddings.dimensions) }
+    : {};
 }
 
 /** The five memory functions, one entry each: table code, built in the stack's scope. */

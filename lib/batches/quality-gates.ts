@@ -61,7 +61,10 @@ const pathsOf = (item: AnyItem): string[] => {
 };
 
 /** Run the gates; returns the surviving output and every rejection. */
-export function applyQualityGates(output: BatchAnswer, ctx: GateContext): { passed: BatchAnswer; rejections: Rejection[] } {
+export function applyQualityGates(
+  output: BatchAnswer,
+  ctx: GateContext,
+): { passed: BatchAnswer; rejections: Rejection[] } {
   const rejections: Rejection[] = [];
   const passed: BatchAnswer = { new_facts: [], corrections: [], connections: [], open_questions: [] };
   const categories: ItemCategory[] = ['new_facts', 'corrections', 'connections', 'open_questions'];
@@ -83,19 +86,29 @@ function gateItem(category: ItemCategory, item: AnyItem, ctx: GateContext): Reje
 
   const keywords = new Set(contentWords(evidenceText(item)));
   const cited = item.source_turns.map((t) => ctx.turns.get(t)).filter((t): t is TurnSaved => t !== undefined);
-  const evidence = cited.some((t) => contentWords(`${t.query} ${t.context ?? ''} ${t.response}`).some((w) => keywords.has(w)));
-  if (!evidence) return reject('keyword_match', `no keyword of the item appears in cited turns ${item.source_turns.join(', ')}`);
+  const evidence = cited.some((t) =>
+    contentWords(`${t.query} ${t.context ?? ''} ${t.response}`).some((w) => keywords.has(w)),
+  );
+  if (!evidence)
+    return reject('keyword_match', `no keyword of the item appears in cited turns ${item.source_turns.join(', ')}`);
 
   for (const path of pathsOf(item)) {
     const safe = safeKnowledgePath(path);
-    if (safe === null) return reject('related_file_exists', `path leaves the user's Knowledge folder: ${JSON.stringify(path)}`);
+    if (safe === null)
+      return reject('related_file_exists', `path leaves the user's Knowledge folder: ${JSON.stringify(path)}`);
     if (!ctx.knowledgeDocs.has(safe)) return reject('related_file_exists', `no such knowledge file: ${safe}`);
   }
 
   if ('content' in item) {
     const best = ctx.knowledge.similar(item.content, item.title)[0];
     if (best && best.similarity > DEDUP_THRESHOLD) {
-      return { ...reject('dedup', `similar to ${best.doc.id} (BM25 similarity ${best.similarity.toFixed(2)} > ${DEDUP_THRESHOLD})`), existing: best.doc.id };
+      return {
+        ...reject(
+          'dedup',
+          `similar to ${best.doc.id} (BM25 similarity ${best.similarity.toFixed(2)} > ${DEDUP_THRESHOLD})`,
+        ),
+        existing: best.doc.id,
+      };
     }
   }
 
@@ -103,7 +116,10 @@ function gateItem(category: ItemCategory, item: AnyItem, ctx: GateContext): Reje
     const path = safeKnowledgePath(item.existing_file) ?? '';
     const doc = ctx.knowledgeDocs.get(path);
     if (doc && doc.confidence > DRIFT_GUARD_CONFIDENCE && item.source_turns.length <= 1) {
-      return reject('drift_guard', `${path} holds confidence ${doc.confidence} > ${DRIFT_GUARD_CONFIDENCE}; one turn cannot correct it`);
+      return reject(
+        'drift_guard',
+        `${path} holds confidence ${doc.confidence} > ${DRIFT_GUARD_CONFIDENCE}; one turn cannot correct it`,
+      );
     }
   }
   return null;

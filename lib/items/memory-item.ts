@@ -92,7 +92,13 @@ export const MemoryItemSchema = z.object({
         at: z.string(),
         by: z.string(),
         evidence: z.string().optional(),
-        before: z.object({ tier: TierSchema, status: StatusSchema, confidence: z.number().min(0).max(1), expiresAt: z.string().nullable(), seen: SeenSchema.optional() }),
+        before: z.object({
+          tier: TierSchema,
+          status: StatusSchema,
+          confidence: z.number().min(0).max(1),
+          expiresAt: z.string().nullable(),
+          seen: SeenSchema.optional(),
+        }),
       }),
     )
     .optional(),
@@ -101,12 +107,23 @@ export const MemoryItemSchema = z.object({
   pair: z
     .object({
       afterTurn: z.number().int(),
-      messages: z.array(z.object({ role: z.enum(['system', 'assistant']), reflection: z.literal(true), text: z.string() })),
+      messages: z.array(
+        z.object({ role: z.enum(['system', 'assistant']), reflection: z.literal(true), text: z.string() }),
+      ),
     })
     .optional(),
   /** A Knowledge fact's earlier versions, oldest first: the text before each correction, revert, edit or restore (lib/knowledge/correction.ts). */
   history: z
-    .array(z.object({ at: z.string(), change: z.enum(['correction', 'revert', 'edit', 'restore']), by: z.string(), text: z.string(), confidence: z.number(), reason: z.string().optional() }))
+    .array(
+      z.object({
+        at: z.string(),
+        change: z.enum(['correction', 'revert', 'edit', 'restore']),
+        by: z.string(),
+        text: z.string(),
+        confidence: z.number(),
+        reason: z.string().optional(),
+      }),
+    )
     .optional(),
 });
 export type MemoryItem = z.infer<typeof MemoryItemSchema>;
@@ -124,7 +141,10 @@ export const isLive = (item: Pick<MemoryItem, 'deleted' | 'expiresAt'>, now: Dat
  * MAX_ATTRIBUTE_BYTES in all, as one turn's: values past that are left out (the turns keep
  * theirs), so an item citing many turns with large attributes still fits a DynamoDB item.
  */
-export function mergeAttributes(sourceTurns: readonly number[], attributesOf: (turnId: number) => Record<string, string> | undefined): Record<string, string> {
+export function mergeAttributes(
+  sourceTurns: readonly number[],
+  attributesOf: (turnId: number) => Record<string, string> | undefined,
+): Record<string, string> {
   const merged = new Map<string, string[]>();
   let bytes = 0;
   for (const t of [...sourceTurns].sort((a, b) => a - b)) {
@@ -205,7 +225,8 @@ export function turnItem(t: TurnIndexEntry): MemoryItem {
  * turn-rankings.ts). A turn whose text was cut short (TURN_SEARCH_TEXT_CHARS) or ends with its
  * episode does not count.
  */
-export const asksQuestion = (item: Pick<MemoryItem, 'kind' | 'text'>): boolean => item.kind === 'turn' && /[?\uFF1F]\s*$/.test(item.text);
+export const asksQuestion = (item: Pick<MemoryItem, 'kind' | 'text'>): boolean =>
+  item.kind === 'turn' && /[?\uFF1F]\s*$/.test(item.text);
 
 /** An agent.event's episode (req R-EPI): found as content type `episode`, like a turn that carried one. */
 export function episodeItem(e: EventEpisode): MemoryItem {
@@ -236,10 +257,20 @@ export function episodeItem(e: EventEpisode): MemoryItem {
   };
 }
 
-const kindContentType: Record<string, string> = { fact: 'fact', correction: 'correction', connection: 'connection', open_question: 'open_question' };
+const kindContentType: Record<string, string> = {
+  fact: 'fact',
+  correction: 'correction',
+  connection: 'connection',
+  open_question: 'open_question',
+};
 
 /** A staged record: proposed, scope new, expires when the expiry sweep would delete it. */
-export function stagedItem(userId: string, r: StagedRecord, expiryDays: number, attributes: Record<string, string>): MemoryItem {
+export function stagedItem(
+  userId: string,
+  r: StagedRecord,
+  expiryDays: number,
+  attributes: Record<string, string>,
+): MemoryItem {
   const discarded = r.status === 'discarded';
   return {
     ...base,
@@ -278,7 +309,7 @@ export function knowledgeItem(userId: string, d: KnowledgeDoc, attributes: Recor
     text: d.text,
     primaryTopic: d.category.toLowerCase(),
     keywords: [],
-    contentTypes: [finding ? 'finding' : (d.category === 'Preferences' ? 'preference' : 'fact')],
+    contentTypes: [finding ? 'finding' : d.category === 'Preferences' ? 'preference' : 'fact'],
     scope: 'user',
     quality: d.confidence,
     confidence: d.confidence,

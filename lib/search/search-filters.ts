@@ -23,7 +23,10 @@ export const SearchFiltersSchema = z
   .strict();
 export type SearchFilters = z.infer<typeof SearchFiltersSchema>;
 
-type Filterable = Pick<MemoryItem, 'primaryTopic' | 'contentTypes' | 'scope' | 'tier' | 'kind' | 'quality' | 'createdAt'> & {
+type Filterable = Pick<
+  MemoryItem,
+  'primaryTopic' | 'contentTypes' | 'scope' | 'tier' | 'kind' | 'quality' | 'createdAt'
+> & {
   sessionId?: string | null | undefined;
 };
 
@@ -37,7 +40,12 @@ export const inSession = (item: Pick<Filterable, 'tier' | 'sessionId'>, sessionI
   item.tier !== 'ephemeral' || (sessionId !== undefined && item.sessionId === sessionId);
 
 /** Whether an item passes the filters and is visible to a search made in `sessionId` (inSession). */
-export function matchesFilters(item: Filterable | (Omit<Filterable, 'createdAt'> & { createdAt: number }), f: SearchFilters, now: Date, sessionId?: string): boolean {
+export function matchesFilters(
+  item: Filterable | (Omit<Filterable, 'createdAt'> & { createdAt: number }),
+  f: SearchFilters,
+  now: Date,
+  sessionId?: string,
+): boolean {
   if (!inSession(item, sessionId)) return false;
   if (f.topic && !(item.primaryTopic === f.topic || item.primaryTopic.startsWith(`${f.topic}.`))) return false;
   if (f.contentTypes && !item.contentTypes.some((c) => f.contentTypes?.includes(c))) return false;
@@ -47,7 +55,12 @@ export function matchesFilters(item: Filterable | (Omit<Filterable, 'createdAt'>
   // a search returns them only when it asks for them by kind (the review console has its own route).
   // Diary entries are about the agent's own conduct, not the user: found when asked for, by kind
   // or by content type `diary`, so they never crowd the user's facts out of an ordinary search.
-  if (f.kind ? !f.kind.includes(item.kind) : item.kind === 'staged' || (item.kind === 'diary' && !f.contentTypes?.includes('diary'))) return false;
+  if (
+    f.kind
+      ? !f.kind.includes(item.kind)
+      : item.kind === 'staged' || (item.kind === 'diary' && !f.contentTypes?.includes('diary'))
+  )
+    return false;
   if (f.minQuality !== undefined && item.quality < f.minQuality) return false;
   if (f.maxAgeDays !== undefined && now.getTime() - epochMs(item.createdAt) > f.maxAgeDays * 86_400_000) return false;
   return true;

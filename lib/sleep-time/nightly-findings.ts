@@ -19,7 +19,11 @@ import type { SleepTimeRun } from './run-log.js';
 const KNOWN_SIMILARITY = 0.8;
 
 /** The tombstones among the findings' keys (one read for the run). */
-export async function buriedFindings(job: Job, deps: { erasures?: Pick<ErasureLog, 'buried'> }, merged: readonly Finding[]): Promise<ReadonlyMap<string, Tombstone>> {
+export async function buriedFindings(
+  job: Job,
+  deps: { erasures?: Pick<ErasureLog, 'buried'> },
+  merged: readonly Finding[],
+): Promise<ReadonlyMap<string, Tombstone>> {
   if (!deps.erasures || merged.length === 0) return new Map();
   return deps.erasures.buried(
     job.userId,
@@ -32,7 +36,13 @@ export async function buriedFindings(job: Job, deps: { erasures?: Pick<ErasureLo
  * the Knowledge facts found already known, which the run verifies as of its schedule time
  * (both in the run's one change of the index: maintainFacts).
  */
-export function gateFindings(job: Job, merged: readonly Finding[], knowledge: KnowledgeSearch<KnowledgeDoc>, run: SleepTimeRun, buried: ReadonlyMap<string, Tombstone>) {
+export function gateFindings(
+  job: Job,
+  merged: readonly Finding[],
+  knowledge: KnowledgeSearch<KnowledgeDoc>,
+  run: SleepTimeRun,
+  buried: ReadonlyMap<string, Tombstone>,
+) {
   const seen = new Map<string, { at: string; by: string }>();
   const stored: KnowledgeEntry[] = [];
   for (const f of merged) {
@@ -42,12 +52,20 @@ export function gateFindings(job: Job, merged: readonly Finding[], knowledge: Kn
       continue;
     }
     if (isBuried(f, job, buried)) {
-      run.findingsRejected.push({ category: f.category, statement: f.statement, reason: 'deleted: repeats a finding a person deleted (req R-DEL-2)' });
+      run.findingsRejected.push({
+        category: f.category,
+        statement: f.statement,
+        reason: 'deleted: repeats a finding a person deleted (req R-DEL-2)',
+      });
       continue;
     }
     const known = knowledge.similar(f.statement)[0];
     if (known && known.similarity > KNOWN_SIMILARITY) {
-      run.findingsRejected.push({ category: f.category, statement: f.statement, reason: `already known: ${known.doc.id}` });
+      run.findingsRejected.push({
+        category: f.category,
+        statement: f.statement,
+        reason: `already known: ${known.doc.id}`,
+      });
       seen.set(known.doc.id, { at: job.requestedAt, by: `nightly run ${job.jobId}` });
       continue;
     }
@@ -61,11 +79,25 @@ export function gateFindings(job: Job, merged: readonly Finding[], knowledge: Kn
 }
 
 /** Whether the finding, as the document it would be, repeats a deleted one (its tombstone: lib/forget/tombstone.ts). */
-const isBuried = (f: Finding, job: Job, buried: ReadonlyMap<string, Tombstone>) => buried.size > 0 && buriedKeyOf(findingDocument(f, job.jobId, job.requestedAt).doc, buried) !== null;
+const isBuried = (f: Finding, job: Job, buried: ReadonlyMap<string, Tombstone>) =>
+  buried.size > 0 && buriedKeyOf(findingDocument(f, job.jobId, job.requestedAt).doc, buried) !== null;
 
 /** Req R-GRAPH-1's (subject, relationship, object) triples that passed the gates join the relation graph; returns how many edges they name (added or reinforced by this run, on whichever delivery). */
-export async function relateFindings(job: Job, deps: { graph: GraphStore }, merged: readonly Finding[], buried: ReadonlyMap<string, Tombstone>): Promise<number> {
-  const triples = merged.filter((f) => f.category === 'relationship' && f.subject && f.relationship && f.object && !gateFinding(f) && !isBuried(f, job, buried));
+export async function relateFindings(
+  job: Job,
+  deps: { graph: GraphStore },
+  merged: readonly Finding[],
+  buried: ReadonlyMap<string, Tombstone>,
+): Promise<number> {
+  const triples = merged.filter(
+    (f) =>
+      f.category === 'relationship' &&
+      f.subject &&
+      f.relationship &&
+      f.object &&
+      !gateFinding(f) &&
+      !isBuried(f, job, buried),
+  );
   const edges = await recordRelations(
     job.userId,
     triples.map((f) => ({

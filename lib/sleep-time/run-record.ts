@@ -44,16 +44,24 @@ export async function callCached<T>(
 ): Promise<ModelResponse & { reused: boolean; parsed: z.ZodSafeParseResult<T>; unusable: string | null }> {
   const judge = (r: ModelResponse) => {
     const parsed = schema.safeParse(answerValueOf(r.output, schema));
-    const issue = parsed.success ? null : `unusable output (${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? ''})`;
+    const issue = parsed.success
+      ? null
+      : `unusable output (${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? ''})`;
     return { parsed, unusable: unusableStop(r.usage) ?? issue };
   };
   const key = `${job.jobId}-${part}`;
   const cached = await deps.knowledge.getModelOutput(job.userId, key);
   if (cached) return { ...cached, reused: true, ...judge(cached) };
-  const fresh = await callWithBudgetRetry(call, deps.config.maxTokens, deps.model.maxOutputTokens, deps.log, { userId: job.userId, runId: job.jobId, part });
+  const fresh = await callWithBudgetRetry(call, deps.config.maxTokens, deps.model.maxOutputTokens, deps.log, {
+    userId: job.userId,
+    runId: job.jobId,
+    part,
+  });
   const judged = judge(fresh);
   if (deps.retryUnusableOutput && judged.unusable) {
-    throw new UnusableModelOutputError(`${job.kind} ${job.jobId} ${part}: ${judged.unusable}; retrying on the next delivery`);
+    throw new UnusableModelOutputError(
+      `${job.kind} ${job.jobId} ${part}: ${judged.unusable}; retrying on the next delivery`,
+    );
   }
   await deps.knowledge.putModelOutput(job.userId, key, fresh);
   return { ...fresh, reused: false, ...judged };
@@ -98,9 +106,14 @@ export function addUsage(run: SleepTimeRun, part: string, r: ModelResponse): voi
   const retry = r.usage.budgetRetry;
   if (retry) {
     const before = run.budgetRetries ?? { calls: 0, inputTokens: 0, outputTokens: 0 };
-    run.budgetRetries = { calls: before.calls + 1, inputTokens: before.inputTokens + retry.inputTokens, outputTokens: before.outputTokens + retry.outputTokens };
+    run.budgetRetries = {
+      calls: before.calls + 1,
+      inputTokens: before.inputTokens + retry.inputTokens,
+      outputTokens: before.outputTokens + retry.outputTokens,
+    };
   }
   run.model = r.usage.modelId;
   const cost = costOf(r.usage);
-  run.estimatedCostUsd = cost === null || run.estimatedCostUsd === null ? null : Math.round((run.estimatedCostUsd + cost) * 1e6) / 1e6;
+  run.estimatedCostUsd =
+    cost === null || run.estimatedCostUsd === null ? null : Math.round((run.estimatedCostUsd + cost) * 1e6) / 1e6;
 }

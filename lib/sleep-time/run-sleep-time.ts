@@ -34,7 +34,16 @@ import type { SleepTimeRun } from './run-log.js';
 import { buriedFindings, gateFindings, relateFindings } from './nightly-findings.js';
 import { addUsage, callCached, emptyRun, recordCost } from './run-record.js';
 import { computeSelfAssessment, type SelfAssessment } from './self-assessment.js';
-import { conversationDays, pickWeekWithinBudget, WEEKLY_SYSTEM_PROMPT, WEEKLY_TOOL, type WeekSummary, weeklyCallCeiling, WeeklyOutputSchema, weeklyPrompt } from './weekly.js';
+import {
+  conversationDays,
+  pickWeekWithinBudget,
+  WEEKLY_SYSTEM_PROMPT,
+  WEEKLY_TOOL,
+  type WeekSummary,
+  weeklyCallCeiling,
+  WeeklyOutputSchema,
+  weeklyPrompt,
+} from './weekly.js';
 import { topKeywords } from '../kernel/text.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
 import type { CostLedger } from '../costs/cost-ledger.port.js';
@@ -77,7 +86,11 @@ export type SleepTimeOutcome = { status: 'completed'; run: SleepTimeRun } | { st
  * in the run, what they hold and what was left out. `units`: the day as the nightly reads it
  * (dayUnits: summaries for the turns they cover, but those of aborted batches, the other turns as said).
  */
-function chooseChunks(units: Parameters<typeof chunkDay>[0], config: SleepTimeConfig, run: SleepTimeRun): Array<{ index: number; chunk: TurnChunk }> {
+function chooseChunks(
+  units: Parameters<typeof chunkDay>[0],
+  config: SleepTimeConfig,
+  run: SleepTimeRun,
+): Array<{ index: number; chunk: TurnChunk }> {
   const all = chunkDay(units, config.chunkTokens);
   const schema = modelSchemaOf(NightlyOutputSchema);
   const ceilings = all.map((c) => nightlyCallCeiling(c.text, schema, config.maxTokens));
@@ -111,16 +124,20 @@ async function reflectChunks(
 ): Promise<Finding[]> {
   const settled = await Promise.allSettled(
     kept.map(({ index, chunk }) =>
-      callCached(job, `chunk-${index}`, deps, (maxTokens) =>
-        deps.model.reflect({
-          system: NIGHTLY_SYSTEM_PROMPT,
-          prompt: nightlyPrompt(chunk.text, memories),
-          toolName: NIGHTLY_TOOL.name,
-          toolDescription: NIGHTLY_TOOL.description,
-          toolInputSchema: modelSchemaOf(NightlyOutputSchema),
-          temperature: deps.config.temperature,
-          maxTokens,
-        }),
+      callCached(
+        job,
+        `chunk-${index}`,
+        deps,
+        (maxTokens) =>
+          deps.model.reflect({
+            system: NIGHTLY_SYSTEM_PROMPT,
+            prompt: nightlyPrompt(chunk.text, memories),
+            toolName: NIGHTLY_TOOL.name,
+            toolDescription: NIGHTLY_TOOL.description,
+            toolInputSchema: modelSchemaOf(NightlyOutputSchema),
+            temperature: deps.config.temperature,
+            maxTokens,
+          }),
         NightlyOutputSchema,
       ),
     ),
@@ -151,10 +168,18 @@ async function readDay(job: Job, from: string, turns: readonly TurnSaved[], deps
   // Only batches and summaries over the day's turns change how the day is read: none below its first turn is read.
   const window = { fromIso: from, toIso: job.requestedAt, sinceTurn: Math.min(...job.turnIds) };
   const [batchLogs, summaries] =
-    job.turnIds.length === 0 ? [[], []] : await Promise.all([deps.summaries.batchLogs(job.userId, window), deps.summaries.summaries(job.userId, window)]);
+    job.turnIds.length === 0
+      ? [[], []]
+      : await Promise.all([deps.summaries.batchLogs(job.userId, window), deps.summaries.summaries(job.userId, window)]);
   const mined = new Set(batchLogs.filter((b) => b.status === 'completed').flatMap((b) => b.turns_reviewed));
-  const abandoned = new Set(batchLogs.filter((b) => b.status !== 'completed').flatMap((b) => b.turns_reviewed.filter((t) => !mined.has(t))));
-  const units = dayUnits(turns, summaries.map((s) => ({ id: s.id, text: s.text, sourceTurns: s.sourceTurns ?? [] })), abandoned);
+  const abandoned = new Set(
+    batchLogs.filter((b) => b.status !== 'completed').flatMap((b) => b.turns_reviewed.filter((t) => !mined.has(t))),
+  );
+  const units = dayUnits(
+    turns,
+    summaries.map((s) => ({ id: s.id, text: s.text, sourceTurns: s.sourceTurns ?? [] })),
+    abandoned,
+  );
   const read = units.filter((u) => u.summary);
   run.summariesReviewed = read.length;
   run.turnsSummarised = read.reduce((n, u) => n + u.turns.length, 0);
@@ -186,7 +211,13 @@ export async function runNightly(job: Job, deps: SleepTimeDeps): Promise<SleepTi
   const { turns, missing } = await deps.turns.getTurns(job.userId, job.turnIds);
   for (const m of missing) run.errors.push(`turn ${m.turnId}: ${m.reason}`);
   const kept = chooseChunks(await readDay(job, from, turns, deps, run), deps.config, run);
-  if (run.truncated) deps.log.warn('nightly run over its chunk cap or token budget: chunks left out', { userId: job.userId, runId: job.jobId, ...run.truncated, budget: run.budget });
+  if (run.truncated)
+    deps.log.warn('nightly run over its chunk cap or token budget: chunks left out', {
+      userId: job.userId,
+      runId: job.jobId,
+      ...run.truncated,
+      budget: run.budget,
+    });
 
   const { knowledge, memories } = await existingMemories(job, deps, kept);
 
@@ -195,18 +226,32 @@ export async function runNightly(job: Job, deps: SleepTimeDeps): Promise<SleepTi
   const buried = await buriedFindings(job, deps, merged);
   const { seen, stored } = gateFindings(job, merged, knowledge, run, buried);
   // The graph's and the facts' hygiene (req R-GRAPH) at the run's scheduled time, so a retried run does the same.
-  run.graph = { edges: await relateFindings(job, deps, merged, buried), ...(await maintainGraph(job.userId, new Date(job.requestedAt), deps.graph)) };
+  run.graph = {
+    edges: await relateFindings(job, deps, merged, buried),
+    ...(await maintainGraph(job.userId, new Date(job.requestedAt), deps.graph)),
+  };
   // Counts what the run saw again (not what changed), so a redelivered run logs the same.
   // The findings join Knowledge in the same change of the index as the facts' sweep: one snapshot per run.
-  run.facts = { verified: seen.size, ...(await maintainFacts(job.userId, new Date(job.requestedAt), deps, seen, stored)) };
+  run.facts = {
+    verified: seen.size,
+    ...(await maintainFacts(job.userId, new Date(job.requestedAt), deps, seen, stored)),
+  };
   // The tier entries' review (req R-TIER-6, R-TIER-7's promotion, decay and garbage collection), each move in the audit trail.
   const tiers = await reviewTiers(deps.items, job.userId, new Date(job.requestedAt), deps.tierPolicy);
-  if (Object.values(tiers).some((n) => n > 0)) deps.log.info('tier entries reviewed', { userId: job.userId, runId: job.jobId, ...tiers });
+  if (Object.values(tiers).some((n) => n > 0))
+    deps.log.info('tier entries reviewed', { userId: job.userId, runId: job.jobId, ...tiers });
 
   run.durationMs = deps.clock.now().getTime() - started.getTime();
   await recordCost(job, run, deps);
   await deps.runs.put(run);
-  deps.log.info('nightly reflection', { userId: job.userId, runId: run.runId, messages: run.messagesReviewed, chunks: run.chunks, stored: run.memoriesStored, stopReasons: run.stopReasons });
+  deps.log.info('nightly reflection', {
+    userId: job.userId,
+    runId: run.runId,
+    messages: run.messagesReviewed,
+    chunks: run.chunks,
+    stored: run.memoriesStored,
+    stopReasons: run.stopReasons,
+  });
   return { status: 'completed', run };
 }
 
@@ -219,7 +264,11 @@ function weekWithinBudget(whole: readonly WeekSummary[], config: SleepTimeConfig
   const schema = modelSchemaOf(WeeklyOutputSchema);
   const ceilingOf = (prompt: string) => weeklyCallCeiling(prompt, schema, config.maxTokens);
   const { kept, leftOut } = pickWeekWithinBudget(whole, config.weeklyTokenBudget, ceilingOf);
-  run.budget = { tokens: config.weeklyTokenBudget, ceiling: kept.length > 0 ? ceilingOf(weeklyPrompt(kept)) : 0, chunksOverBudget: 0 };
+  run.budget = {
+    tokens: config.weeklyTokenBudget,
+    ceiling: kept.length > 0 ? ceilingOf(weeklyPrompt(kept)) : 0,
+    chunksOverBudget: 0,
+  };
   if (leftOut.length > 0) {
     const bySource: NonNullable<SleepTimeRun['weeklyLeftOut']>['bySource'] = {};
     for (const s of leftOut) bySource[s.source] = (bySource[s.source] ?? 0) + 1;
@@ -232,7 +281,11 @@ function weekWithinBudget(whole: readonly WeekSummary[], config: SleepTimeConfig
  * What the weekly run reads of the week from `from`: the completed batches, the findings its
  * nightly runs stored and the context summaries, and how many sessions the summaries cover.
  */
-async function readWeek(job: Job, from: string, deps: SleepTimeDeps): Promise<{ whole: WeekSummary[]; sessions: number }> {
+async function readWeek(
+  job: Job,
+  from: string,
+  deps: SleepTimeDeps,
+): Promise<{ whole: WeekSummary[]; sessions: number }> {
   const to = job.requestedAt;
   const [batchLogs, nightly, summaries] = await Promise.all([
     deps.summaries.batchLogs(job.userId, { fromIso: from, toIso: to }),
@@ -242,25 +295,40 @@ async function readWeek(job: Job, from: string, deps: SleepTimeDeps): Promise<{ 
   const whole: WeekSummary[] = [
     ...batchLogs
       .filter((b) => b.status === 'completed')
-      .map((b) => ({ source: 'batch' as const, at: b.input_at ?? b.timestamp, text: `Staged: ${b.staged_files.map((f) => f.split('/').pop()?.replace(/--.*$/, '')).join(', ') || 'nothing'}; promoted: ${b.promoted_files.join(', ') || 'nothing'}.` })),
-    ...nightly.flatMap((r) => r.stored.map((s) => ({ source: 'nightly' as const, at: r.startedAt, text: s.statement }))),
+      .map((b) => ({
+        source: 'batch' as const,
+        at: b.input_at ?? b.timestamp,
+        text: `Staged: ${b.staged_files.map((f) => f.split('/').pop()?.replace(/--.*$/, '')).join(', ') || 'nothing'}; promoted: ${b.promoted_files.join(', ') || 'nothing'}.`,
+      })),
+    ...nightly.flatMap((r) =>
+      r.stored.map((s) => ({ source: 'nightly' as const, at: r.startedAt, text: s.statement })),
+    ),
     ...summaries.map((s) => ({ source: 'summary' as const, at: s.createdAt, text: s.text })),
   ];
   return { whole, sessions: new Set(summaries.map((s) => s.id)).size };
 }
 
 /** The weekly run's one model call over `week`; its answer, or why it is unusable, goes in the run. */
-async function reflectWeek(job: Job, deps: SleepTimeDeps, week: readonly WeekSummary[], run: SleepTimeRun): Promise<void> {
-  const r = await callCached(job, 'week', deps, (maxTokens) =>
-    deps.model.reflect({
-      system: WEEKLY_SYSTEM_PROMPT,
-      prompt: weeklyPrompt(week),
-      toolName: WEEKLY_TOOL.name,
-      toolDescription: WEEKLY_TOOL.description,
-      toolInputSchema: modelSchemaOf(WeeklyOutputSchema),
-      temperature: deps.config.temperature,
-      maxTokens,
-    }),
+async function reflectWeek(
+  job: Job,
+  deps: SleepTimeDeps,
+  week: readonly WeekSummary[],
+  run: SleepTimeRun,
+): Promise<void> {
+  const r = await callCached(
+    job,
+    'week',
+    deps,
+    (maxTokens) =>
+      deps.model.reflect({
+        system: WEEKLY_SYSTEM_PROMPT,
+        prompt: weeklyPrompt(week),
+        toolName: WEEKLY_TOOL.name,
+        toolDescription: WEEKLY_TOOL.description,
+        toolInputSchema: modelSchemaOf(WeeklyOutputSchema),
+        temperature: deps.config.temperature,
+        maxTokens,
+      }),
     WeeklyOutputSchema,
   );
   addUsage(run, 'week', r);
@@ -294,13 +362,35 @@ export async function runWeekly(job: Job, deps: SleepTimeDeps): Promise<SleepTim
   run.durationMs = deps.clock.now().getTime() - started.getTime();
   await recordCost(job, run, deps);
   await deps.runs.put(run);
-  if (run.weeklyLeftOut) deps.log.warn('weekly run over its token budget: the oldest summaries left out', { userId: job.userId, runId: job.jobId, ...run.weeklyLeftOut, budget: run.budget });
-  deps.log.info('weekly reflection', { userId: job.userId, runId: run.runId, summaries: run.summariesReviewed, stopReasons: run.stopReasons, ...(run.skipped ? { skipped: run.skipped } : {}) });
+  if (run.weeklyLeftOut)
+    deps.log.warn('weekly run over its token budget: the oldest summaries left out', {
+      userId: job.userId,
+      runId: job.jobId,
+      ...run.weeklyLeftOut,
+      budget: run.budget,
+    });
+  deps.log.info('weekly reflection', {
+    userId: job.userId,
+    runId: run.runId,
+    summaries: run.summariesReviewed,
+    stopReasons: run.stopReasons,
+    ...(run.skipped ? { skipped: run.skipped } : {}),
+  });
   return { status: 'completed', run };
 }
 
 /** Req R-SLP-10: the user's self-assessment over the nightly runs of the last `days` days. */
-export async function selfAssessment(userId: string, runs: SleepTimeLogStore, now: Date, days = 30): Promise<SelfAssessment> {
-  const history = await runs.list(userId, 'nightly', new Date(now.getTime() - days * 86_400_000).toISOString(), now.toISOString());
+export async function selfAssessment(
+  userId: string,
+  runs: SleepTimeLogStore,
+  now: Date,
+  days = 30,
+): Promise<SelfAssessment> {
+  const history = await runs.list(
+    userId,
+    'nightly',
+    new Date(now.getTime() - days * 86_400_000).toISOString(),
+    now.toISOString(),
+  );
   return computeSelfAssessment(history);
 }

@@ -24,23 +24,52 @@ export interface Contradiction {
 }
 
 /** The entry contradicted at `now`: its confidence lowered, and one tier down when below its tier's floor. Null when this evidence already counted. */
-export function contradict(item: MemoryItem, c: Contradiction, now: Date, policy: TierPolicy = DEFAULT_TIER_POLICY): TierDecision | null {
+export function contradict(
+  item: MemoryItem,
+  c: Contradiction,
+  now: Date,
+  policy: TierPolicy = DEFAULT_TIER_POLICY,
+): TierDecision | null {
   if (item.deleted) return null;
   const past = item.contradictions ?? [];
   if (c.evidence !== undefined && past.some((p) => p.evidence === c.evidence)) return null;
   const at = now.toISOString();
-  const before = { tier: item.tier, status: item.status, confidence: item.confidence, expiresAt: item.expiresAt, ...(item.seen ? { seen: item.seen } : {}) };
+  const before = {
+    tier: item.tier,
+    status: item.status,
+    confidence: item.confidence,
+    expiresAt: item.expiresAt,
+    ...(item.seen ? { seen: item.seen } : {}),
+  };
   const record = { at, by: c.by, ...(c.evidence !== undefined ? { evidence: c.evidence } : {}), before };
   const confidence = round2(Math.max(0, confidenceAt(item, now, policy) - policy.contradictionCost));
-  const lowered: MemoryItem = { ...item, confidence, seen: { sessions: item.seen?.sessions ?? [], at, confidence }, contradictions: [...past, record].slice(-MAX_CONTRADICTIONS) };
+  const lowered: MemoryItem = {
+    ...item,
+    confidence,
+    seen: { sessions: item.seen?.sessions ?? [], at, confidence },
+    contradictions: [...past, record].slice(-MAX_CONTRADICTIONS),
+  };
   const floor = item.tier === 'ephemeral' ? 0 : policy.floors[item.tier];
   const note = c.note ? { note: c.note } : {};
   const why = `contradicted${c.evidence !== undefined ? ` by ${c.evidence}` : ''}: confidence ${item.confidence} → ${confidence}`;
   if (confidence < floor) {
     const move = demoteTier(lowered, now, policy.ttlSeconds);
-    if (move.ok) return { item: move.item, audit: { action: 'demote', from: move.from, to: move.to, reason: 'contradiction', note: `${why} < ${floor}, the ${item.tier} floor${c.note ? `; ${c.note}` : ''}` } };
+    if (move.ok)
+      return {
+        item: move.item,
+        audit: {
+          action: 'demote',
+          from: move.from,
+          to: move.to,
+          reason: 'contradiction',
+          note: `${why} < ${floor}, the ${item.tier} floor${c.note ? `; ${c.note}` : ''}`,
+        },
+      };
   }
-  return { item: lowered, audit: { action: 'contradict', from: String(item.confidence), to: String(confidence), reason: why, ...note } };
+  return {
+    item: lowered,
+    audit: { action: 'contradict', from: String(item.confidence), to: String(confidence), reason: why, ...note },
+  };
 }
 
 /** The last contradiction undone: the entry's tier, status, confidence, expiry and sightings as they were before it. Null when there is none. */

@@ -31,7 +31,35 @@ export const MAX_TTL_SECONDS = 30 * 86_400;
 export const DemotionReasonSchema = z.enum(['contradiction', 'decay', 'superseded', 'other']);
 export type DemotionReason = z.infer<typeof DemotionReasonSchema>;
 
-export type AuditAction = 'create' | 'corroborate' | 'decay' | 'expire' | 'garbage' | 'session_close' | 'promote' | 'demote' | 'delete' | 'scope_up' | 'scope_down' | 'trust' | 'review_promote' | 'review_discard' | 'summary_delete' | 'summary_request' | 'commit' | 'discard_candidates' | 'settings_change' | 'summary_edit' | 'diary_keep' | 'diary_drop' | 'edit' | 'restore' | 'forget' | 'recur' | 'contradict' | 'undo_contradict';
+export type AuditAction =
+  | 'create'
+  | 'corroborate'
+  | 'decay'
+  | 'expire'
+  | 'garbage'
+  | 'session_close'
+  | 'promote'
+  | 'demote'
+  | 'delete'
+  | 'scope_up'
+  | 'scope_down'
+  | 'trust'
+  | 'review_promote'
+  | 'review_discard'
+  | 'summary_delete'
+  | 'summary_request'
+  | 'commit'
+  | 'discard_candidates'
+  | 'settings_change'
+  | 'summary_edit'
+  | 'diary_keep'
+  | 'diary_drop'
+  | 'edit'
+  | 'restore'
+  | 'forget'
+  | 'recur'
+  | 'contradict'
+  | 'undo_contradict';
 
 export interface AuditEntry {
   userId: string;
@@ -52,14 +80,21 @@ export interface AuditEntry {
   previous?: string;
 }
 
-export function ttlFor(tier: Tier, type: string | undefined, requested: number | undefined, ttls: TierTtls = DEFAULT_TIER_POLICY.ttlSeconds): number | null {
+export function ttlFor(
+  tier: Tier,
+  type: string | undefined,
+  requested: number | undefined,
+  ttls: TierTtls = DEFAULT_TIER_POLICY.ttlSeconds,
+): number | null {
   if (tier === 'long_term') return null;
   if (requested !== undefined) return Math.min(requested, MAX_TTL_SECONDS);
-  if (tier === 'short_term' && type && SHORT_TERM_TTL_BY_TYPE[type] !== undefined) return SHORT_TERM_TTL_BY_TYPE[type] ?? null;
+  if (tier === 'short_term' && type && SHORT_TERM_TTL_BY_TYPE[type] !== undefined)
+    return SHORT_TERM_TTL_BY_TYPE[type] ?? null;
   return ttls[tier];
 }
 
-const expiry = (now: Date, ttl: number | null) => (ttl === null ? null : new Date(now.getTime() + ttl * 1000).toISOString());
+const expiry = (now: Date, ttl: number | null) =>
+  ttl === null ? null : new Date(now.getTime() + ttl * 1000).toISOString();
 
 /**
  * A stable id: the same entry written twice (a retry) is the same item. A short-term entry's
@@ -67,7 +102,10 @@ const expiry = (now: Date, ttl: number | null) => (ttl === null ? null : new Dat
  * the same entry written in another session meets the first and corroborates it.
  */
 export function memoryItemId(userId: string, parts: ReadonlyArray<string | number | undefined>): string {
-  return `mem:${createHash('sha256').update(JSON.stringify([userId, ...parts])).digest('hex').slice(0, 20)}`;
+  return `mem:${createHash('sha256')
+    .update(JSON.stringify([userId, ...parts]))
+    .digest('hex')
+    .slice(0, 20)}`;
 }
 
 export interface NewTierEntry {
@@ -89,11 +127,23 @@ export interface NewTierEntry {
   significance?: Significance[] | undefined;
 }
 
-export function newTierItem(userId: string, tier: Tier, e: NewTierEntry, now: Date, attributes: Record<string, string> = {}, ttls: TierTtls = DEFAULT_TIER_POLICY.ttlSeconds): MemoryItem {
+export function newTierItem(
+  userId: string,
+  tier: Tier,
+  e: NewTierEntry,
+  now: Date,
+  attributes: Record<string, string> = {},
+  ttls: TierTtls = DEFAULT_TIER_POLICY.ttlSeconds,
+): MemoryItem {
   const at = now.toISOString();
   const contentTypes = e.contentTypes ?? (e.type ? [e.type] : ['note']);
   return {
-    id: memoryItemId(userId, e.clientId !== undefined ? ['client', e.clientId] : [tier, tier === 'short_term' ? undefined : e.sessionId, e.type, e.text]),
+    id: memoryItemId(
+      userId,
+      e.clientId !== undefined
+        ? ['client', e.clientId]
+        : [tier, tier === 'short_term' ? undefined : e.sessionId, e.type, e.text],
+    ),
     kind: 'memory',
     userId,
     path: '',
@@ -116,7 +166,9 @@ export function newTierItem(userId: string, tier: Tier, e: NewTierEntry, now: Da
     attributes,
     ...(e.sessionId ? { sessionId: e.sessionId } : {}),
     seen: { sessions: e.sessionId ? [e.sessionId] : [], at, confidence: e.confidence ?? 0.5 },
-    ...(tier === 'ephemeral' ? { occurrences: 1, ...(e.significance?.length ? { significance: [...new Set(e.significance)].sort() } : {}) } : {}),
+    ...(tier === 'ephemeral'
+      ? { occurrences: 1, ...(e.significance?.length ? { significance: [...new Set(e.significance)].sort() } : {}) }
+      : {}),
     deleted: false,
   };
 }
@@ -128,7 +180,14 @@ export function newTierItem(userId: string, tier: Tier, e: NewTierEntry, now: Da
 function moved(item: MemoryItem, to: Tier, now: Date, ttls: TierTtls): MemoryItem {
   const at = now.toISOString();
   const seen = item.seen ? { seen: { ...item.seen, at, confidence: item.confidence } } : {};
-  return { ...item, ...seen, tier: to, status: STATUS_OF[to], expiresAt: expiry(now, ttlFor(to, item.contentTypes[0], undefined, ttls)), updatedAt: at };
+  return {
+    ...item,
+    ...seen,
+    tier: to,
+    status: STATUS_OF[to],
+    expiresAt: expiry(now, ttlFor(to, item.contentTypes[0], undefined, ttls)),
+    updatedAt: at,
+  };
 }
 
 /** A new updatedAt that differs from the old one even within the same millisecond (it is the optimistic-lock token). */

@@ -44,7 +44,8 @@ export const round2 = (n: number) => Math.round(n * 100) / 100;
 export type Sightings = NonNullable<MemoryItem['seen']>;
 
 /** An entry's sightings; one written before they were kept was seen once, when last updated. */
-export const sightingsOf = (item: MemoryItem): Sightings => item.seen ?? { sessions: item.sessionId ? [item.sessionId] : [], at: item.updatedAt, confidence: item.confidence };
+export const sightingsOf = (item: MemoryItem): Sightings =>
+  item.seen ?? { sessions: item.sessionId ? [item.sessionId] : [], at: item.updatedAt, confidence: item.confidence };
 
 /** Its confidence at `now`: what it had when last seen, decayed by its tier's policy. */
 export function confidenceAt(item: MemoryItem, now: Date, policy: TierPolicy = P): number {
@@ -57,7 +58,6 @@ export function seenInUse(item: MemoryItem, now: Date): MemoryItem {
   return { ...item, seen: { ...sightingsOf(item), at: now.toISOString(), confidence: item.confidence } };
 }
 
-
 /** What the policy does to an entry: the entry as it becomes, and its audit entry's what and why. */
 export interface TierDecision {
   item: MemoryItem;
@@ -65,7 +65,12 @@ export interface TierDecision {
 }
 
 /** A short-term entry written again in a session it was not seen in; null when that changes nothing (a retry, another tier). */
-export function corroborate(item: MemoryItem, sessionId: string | undefined, now: Date, policy: TierPolicy = P): TierDecision | null {
+export function corroborate(
+  item: MemoryItem,
+  sessionId: string | undefined,
+  now: Date,
+  policy: TierPolicy = P,
+): TierDecision | null {
   if (item.tier !== 'short_term' || item.deleted || sessionId === undefined) return null;
   const seen = sightingsOf(item);
   if (seen.sessions.includes(sessionId)) return null;
@@ -73,7 +78,12 @@ export function corroborate(item: MemoryItem, sessionId: string | undefined, now
   const sessions = [...seen.sessions, sessionId].slice(-MAX_SIGHTINGS);
   return {
     item: { ...item, confidence, seen: { sessions, at: now.toISOString(), confidence } },
-    audit: { action: 'corroborate', from: String(item.confidence), to: String(confidence), reason: `written again in session ${sessionId} (${sessions.length} sessions)` },
+    audit: {
+      action: 'corroborate',
+      from: String(item.confidence),
+      to: String(confidence),
+      reason: `written again in session ${sessionId} (${sessions.length} sessions)`,
+    },
   };
 }
 
@@ -107,12 +117,23 @@ export function reviewTierEntry(item: MemoryItem, now: Date, policy: TierPolicy 
   if (expired) return expired;
   const confidence = confidenceAt(item, now, policy);
   if (confidence < policy.garbageBelow) {
-    return { item: { ...item, confidence, deleted: true }, audit: { action: 'garbage', from: item.tier, reason: `confidence ${confidence} < ${policy.garbageBelow}` } };
+    return {
+      item: { ...item, confidence, deleted: true },
+      audit: { action: 'garbage', from: item.tier, reason: `confidence ${confidence} < ${policy.garbageBelow}` },
+    };
   }
   const promoted = autoPromotion(item, now, policy);
   if (promoted) return promoted;
   if (item.confidence - confidence < DECAY_WRITE_STEP) return null;
-  return { item: { ...item, confidence }, audit: { action: 'decay', from: String(item.confidence), to: String(confidence), reason: `not seen again since ${sightingsOf(item).at}` } };
+  return {
+    item: { ...item, confidence },
+    audit: {
+      action: 'decay',
+      from: String(item.confidence),
+      to: String(confidence),
+      reason: `not seen again since ${sightingsOf(item).at}`,
+    },
+  };
 }
 
 /** Why an ephemeral entry matters at its session's close: its signs of significance, and `recurrence` when it recurred. Empty: it does not. */
@@ -126,12 +147,29 @@ export function whyItMatters(item: MemoryItem, policy: TierPolicy = P): string[]
  * (whyItMatters), with why; cleared otherwise. Null for anything else (a redelivered close finds
  * the promoted entry short-term and the cleared one deleted: nothing to do).
  */
-export function closeSession(item: MemoryItem, sessionId: string, now: Date = new Date(item.updatedAt), policy: TierPolicy = P): TierDecision | null {
+export function closeSession(
+  item: MemoryItem,
+  sessionId: string,
+  now: Date = new Date(item.updatedAt),
+  policy: TierPolicy = P,
+): TierDecision | null {
   if (item.deleted || item.tier !== 'ephemeral' || item.sessionId !== sessionId) return null;
   const why = whyItMatters(item, policy);
   const move = why.length > 0 ? promoteTier(item, now, policy.ttlSeconds) : null;
-  if (move?.ok) return { item: move.item, audit: { action: 'promote', from: move.from, to: move.to, reason: `session ${sessionId} closed; it matters: ${why.join(', ')}` } };
-  return { item: { ...item, deleted: true }, audit: { action: 'session_close', from: 'ephemeral', reason: `session ${sessionId} closed` } };
+  if (move?.ok)
+    return {
+      item: move.item,
+      audit: {
+        action: 'promote',
+        from: move.from,
+        to: move.to,
+        reason: `session ${sessionId} closed; it matters: ${why.join(', ')}`,
+      },
+    };
+  return {
+    item: { ...item, deleted: true },
+    audit: { action: 'session_close', from: 'ephemeral', reason: `session ${sessionId} closed` },
+  };
 }
 
 /**
@@ -139,7 +177,14 @@ export function closeSession(item: MemoryItem, sessionId: string, now: Date = ne
  * write citing turns no earlier write cited is one more occurrence (a retry cites none, so it
  * changes nothing: null). Null for anything else.
  */
-export function recur(item: MemoryItem, write: { sessionId?: string | undefined; sourceTurns?: readonly number[] | undefined; significance?: readonly string[] | undefined }): TierDecision | null {
+export function recur(
+  item: MemoryItem,
+  write: {
+    sessionId?: string | undefined;
+    sourceTurns?: readonly number[] | undefined;
+    significance?: readonly string[] | undefined;
+  },
+): TierDecision | null {
   if (item.deleted || item.tier !== 'ephemeral' || write.sessionId !== item.sessionId) return null;
   const turns = (write.sourceTurns ?? []).filter((t) => !item.sourceTurns.includes(t));
   const signs = (write.significance ?? []).filter((s) => !(item.significance ?? []).includes(s as never));
@@ -147,6 +192,12 @@ export function recur(item: MemoryItem, write: { sessionId?: string | undefined;
   const occurrences = (item.occurrences ?? 1) + (turns.length > 0 ? 1 : 0);
   const significance = [...new Set([...(item.significance ?? []), ...signs])].sort() as MemoryItem['significance'];
   const sourceTurns = [...new Set([...item.sourceTurns, ...turns])].sort((a, b) => a - b);
-  const reason = turns.length > 0 ? `written again in session ${item.sessionId} (${occurrences} writes)` : `marked ${signs.join(', ')}`;
-  return { item: { ...item, occurrences, sourceTurns, ...(significance?.length ? { significance } : {}) }, audit: { action: 'recur', reason } };
+  const reason =
+    turns.length > 0
+      ? `written again in session ${item.sessionId} (${occurrences} writes)`
+      : `marked ${signs.join(', ')}`;
+  return {
+    item: { ...item, occurrences, sourceTurns, ...(significance?.length ? { significance } : {}) },
+    audit: { action: 'recur', reason },
+  };
 }

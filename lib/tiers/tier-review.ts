@@ -9,7 +9,15 @@
 import type { MemoryItem } from '../items/memory-item.js';
 import { nextUpdatedAt } from './memory-tiers.js';
 import type { AuditEntry } from './memory-tiers.js';
-import { autoPromotion, closeSession, corroborate, expireEntry, recur, reviewTierEntry, type TierDecision } from './tier-policy.js';
+import {
+  autoPromotion,
+  closeSession,
+  corroborate,
+  expireEntry,
+  recur,
+  reviewTierEntry,
+  type TierDecision,
+} from './tier-policy.js';
 import { type Contradiction, contradict, undoContradiction } from './contradiction.js';
 import { DEFAULT_TIER_POLICY, type TierPolicy } from './tier-settings.js';
 import type { MemoryItemStore } from '../items/memory-item.port.js';
@@ -23,7 +31,14 @@ export type TierItems = Pick<MemoryItemStore, 'get' | 'move'>;
  * One entry through a decision: read, decide, move on the condition that it is unchanged;
  * read and decide again when it changed meanwhile. The decision that landed, or null.
  */
-export async function applyDecision(items: TierItems, userId: string, id: string, decide: (item: MemoryItem) => TierDecision | null, now: Date, actor = POLICY_ACTOR): Promise<TierDecision | null> {
+export async function applyDecision(
+  items: TierItems,
+  userId: string,
+  id: string,
+  decide: (item: MemoryItem) => TierDecision | null,
+  now: Date,
+  actor = POLICY_ACTOR,
+): Promise<TierDecision | null> {
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const current = await items.get(userId, id);
     const decision = current ? decide(current) : null;
@@ -36,14 +51,29 @@ export async function applyDecision(items: TierItems, userId: string, id: string
 }
 
 /** A short-term entry written again in another session: seen again, and promoted if that earns it (both audited). */
-export async function corroborateEntry(items: TierItems, actor: string, userId: string, id: string, sessionId: string | undefined, now: Date, policy: TierPolicy = DEFAULT_TIER_POLICY): Promise<MemoryItem | null> {
+export async function corroborateEntry(
+  items: TierItems,
+  actor: string,
+  userId: string,
+  id: string,
+  sessionId: string | undefined,
+  now: Date,
+  policy: TierPolicy = DEFAULT_TIER_POLICY,
+): Promise<MemoryItem | null> {
   const seen = await applyDecision(items, userId, id, (i) => corroborate(i, sessionId, now, policy), now, actor);
   if (!seen) return null;
   return (await applyDecision(items, userId, id, (i) => autoPromotion(i, now, policy), now))?.item ?? seen.item;
 }
 
 /** An ephemeral entry written again in its session: one more occurrence, or new signs of significance (tier-policy.ts `recur`). */
-export async function recurEntry(items: TierItems, actor: string, userId: string, id: string, write: Parameters<typeof recur>[1], now: Date): Promise<MemoryItem | null> {
+export async function recurEntry(
+  items: TierItems,
+  actor: string,
+  userId: string,
+  id: string,
+  write: Parameters<typeof recur>[1],
+  now: Date,
+): Promise<MemoryItem | null> {
   return (await applyDecision(items, userId, id, (i) => recur(i, write), now, actor))?.item ?? null;
 }
 
@@ -73,19 +103,37 @@ export async function closeSessionEphemera(
  * on a race, so two concurrent contradictions both count; the same `evidence` counts once.
  * The entry as it became, or null when nothing changed (gone, or that evidence counted already).
  */
-export async function contradictEntry(items: TierItems, userId: string, id: string, c: Contradiction, now: Date, policy: TierPolicy = DEFAULT_TIER_POLICY): Promise<TierDecision | null> {
+export async function contradictEntry(
+  items: TierItems,
+  userId: string,
+  id: string,
+  c: Contradiction,
+  now: Date,
+  policy: TierPolicy = DEFAULT_TIER_POLICY,
+): Promise<TierDecision | null> {
   return applyDecision(items, userId, id, (i) => contradict(i, c, now, policy), now, c.by);
 }
 
 /** A reviewer undoes the entry's last contradiction: its tier and confidence as before, audited. Null when it has none. */
-export async function undoContradictionOf(items: TierItems, actor: string, userId: string, id: string, now: Date): Promise<TierDecision | null> {
+export async function undoContradictionOf(
+  items: TierItems,
+  actor: string,
+  userId: string,
+  id: string,
+  now: Date,
+): Promise<TierDecision | null> {
   return applyDecision(items, userId, id, undoContradiction, now, actor);
 }
 
 export type TierReport = Record<'expire' | 'garbage' | 'promote' | 'decay', number>;
 
 /** The nightly review of a user's entries at the run's scheduled time `now`. What it did. */
-export async function reviewTiers(items: TierItems & Pick<MemoryItemStore, 'list'>, userId: string, now: Date, policy: TierPolicy = DEFAULT_TIER_POLICY): Promise<TierReport> {
+export async function reviewTiers(
+  items: TierItems & Pick<MemoryItemStore, 'list'>,
+  userId: string,
+  now: Date,
+  policy: TierPolicy = DEFAULT_TIER_POLICY,
+): Promise<TierReport> {
   const report: TierReport = { expire: 0, garbage: 0, promote: 0, decay: 0 };
   for (const entry of await items.list(userId)) {
     if (!reviewTierEntry(entry, now, policy)) continue;
@@ -97,7 +145,12 @@ export async function reviewTiers(items: TierItems & Pick<MemoryItemStore, 'list
 }
 
 /** The daily sweep at `now`: every user's entries whose TTL ran out on one of `days`, expired with the reason. How many. */
-export async function expireTierEntries(items: TierItems & Pick<MemoryItemStore, 'expiringOn'>, days: readonly string[], now: Date, policy: TierPolicy = DEFAULT_TIER_POLICY): Promise<number> {
+export async function expireTierEntries(
+  items: TierItems & Pick<MemoryItemStore, 'expiringOn'>,
+  days: readonly string[],
+  now: Date,
+  policy: TierPolicy = DEFAULT_TIER_POLICY,
+): Promise<number> {
   let expired = 0;
   for (const day of days) {
     for (const entry of await items.expiringOn(day)) {

@@ -26,7 +26,10 @@ export const TierPolicySchema = z
      * the seed's "unverified hypotheses (confidence < 0.5)" that stay out of long-term; short-term:
      * 0.3, so one contradiction demotes an entry written at the default 0.5 to ephemeral.
      */
-    floors: z.object({ short_term: unit.default(0.3), long_term: unit.default(0.5) }).strict().prefault({}),
+    floors: z
+      .object({ short_term: unit.default(0.3), long_term: unit.default(0.5) })
+      .strict()
+      .prefault({}),
     /** "Any tier → Garbage: … confidence < 0.1". */
     garbageBelow: unit.default(0.1),
     /** At TTL expiration below this, "unverified/unsupported". */
@@ -34,21 +37,43 @@ export const TierPolicySchema = z
     /** Decay: from this many days after the last sighting, halving every half-life. */
     decay: z
       .object({
-        short_term: z.object({ afterDays: days.default(1), halfLifeDays: days.default(7) }).strict().prefault({}),
-        long_term: z.object({ afterDays: days.default(DECAY_AFTER_DAYS), halfLifeDays: days.default(HALF_LIFE_DAYS) }).strict().prefault({}),
+        short_term: z
+          .object({ afterDays: days.default(1), halfLifeDays: days.default(7) })
+          .strict()
+          .prefault({}),
+        long_term: z
+          .object({ afterDays: days.default(DECAY_AFTER_DAYS), halfLifeDays: days.default(HALF_LIFE_DAYS) })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),
     /** Default TTLs, seconds: ephemeral (if its session never closes) and short-term ("default 7d"). */
     ttlSeconds: z
-      .object({ ephemeral: z.number().int().min(60).max(30 * 86_400).default(3600), short_term: z.number().int().min(60).max(30 * 86_400).default(7 * 86_400) })
+      .object({
+        ephemeral: z
+          .number()
+          .int()
+          .min(60)
+          .max(30 * 86_400)
+          .default(3600),
+        short_term: z
+          .number()
+          .int()
+          .min(60)
+          .max(30 * 86_400)
+          .default(7 * 86_400),
+      })
       .strict()
       .prefault({}),
     /** Session close: an ephemeral entry written in this many of the session's writes recurred ("observed multiple times in session"). */
     recurrenceMin: z.number().int().min(2).max(100).default(2),
   })
   .strict()
-  .refine((p) => p.floors.long_term < p.promotionConfidence, { message: 'must be below promotionConfidence', path: ['floors', 'long_term'] });
+  .refine((p) => p.floors.long_term < p.promotionConfidence, {
+    message: 'must be below promotionConfidence',
+    path: ['floors', 'long_term'],
+  });
 
 export type TierPolicy = z.infer<typeof TierPolicySchema>;
 export type TierPolicyOverrides = z.input<typeof TierPolicySchema>;

@@ -4,7 +4,15 @@ import { itemKey, SearchSegments } from '../search/search-segments.js';
 import type { IndexedItem } from '../search/indexed-item.js';
 import { contradictEntry, corroborateEntry, recurEntry, undoContradictionOf } from './tier-review.js';
 import { DEFAULT_TIER_POLICY } from './tier-settings.js';
-import { type AuditEntry, type DemotionReason, demoteTier, type NewTierEntry, newTierItem, nextUpdatedAt, promoteTier } from './memory-tiers.js';
+import {
+  type AuditEntry,
+  type DemotionReason,
+  demoteTier,
+  type NewTierEntry,
+  newTierItem,
+  nextUpdatedAt,
+  promoteTier,
+} from './memory-tiers.js';
 import { MemoryApiError } from '../memory-api/memory-api-error.js';
 import { type MemoryApiDeps, notFound } from '../memory-api/deps.js';
 import { pageCursor, encodeCursor } from '../memory-api/paging.js';
@@ -12,7 +20,13 @@ import { PAGE_SPARE, viewOf, pageItems, findItem, trusted } from '../search/sear
 import { deleteSummary } from '../summaries/summaries-api.js';
 import { reviewPromote } from '../knowledge/review-api.js';
 
-export async function createTierEntry(deps: MemoryApiDeps, actor: string, userId: string, tier: Tier, entry: NewTierEntry): Promise<{ item: MemoryItem; created: boolean }> {
+export async function createTierEntry(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  tier: Tier,
+  entry: NewTierEntry,
+): Promise<{ item: MemoryItem; created: boolean }> {
   const now = deps.clock.now();
   const policy = deps.tierPolicy ?? DEFAULT_TIER_POLICY;
   const attrs = entry.sourceTurns?.length ? await attributesOf(deps, userId, entry.sourceTurns) : {};
@@ -28,13 +42,18 @@ export async function createTierEntry(deps: MemoryApiDeps, actor: string, userId
   }
   if (res.item.tier !== tier || !isLive(res.item, now)) return { item: res.item, created: false };
   // The same ephemeral entry again in its session: a recurrence or a new sign of significance (req R-TIER-11).
-  if (tier === 'ephemeral') return { item: (await recurEntry(deps.items, actor, userId, res.item.id, entry, now)) ?? res.item, created: false };
+  if (tier === 'ephemeral')
+    return { item: (await recurEntry(deps.items, actor, userId, res.item.id, entry, now)) ?? res.item, created: false };
   // The same short-term entry from another session: seen again (req R-TIER-6's corroboration), maybe promoted.
   const seen = await corroborateEntry(deps.items, actor, userId, res.item.id, entry.sessionId, now, policy);
   return { item: seen ?? res.item, created: false };
 }
 
-async function attributesOf(deps: MemoryApiDeps, userId: string, turnIds: readonly number[]): Promise<Record<string, string>> {
+async function attributesOf(
+  deps: MemoryApiDeps,
+  userId: string,
+  turnIds: readonly number[],
+): Promise<Record<string, string>> {
   const index = new Map((await deps.turns.turnIndex(userId, turnIds)).map((t) => [t.turnId, t.attributes]));
   return mergeAttributes(turnIds, (t) => index.get(t));
 }
@@ -43,39 +62,76 @@ export async function queryTier(
   deps: MemoryApiDeps,
   userId: string,
   tier: Tier,
-  q: { type?: string | undefined; sessionId?: string | undefined; since?: string | undefined; until?: string | undefined; minConfidence?: number | undefined; kind?: string | undefined; limit: number; nextToken?: string | undefined },
+  q: {
+    type?: string | undefined;
+    sessionId?: string | undefined;
+    since?: string | undefined;
+    until?: string | undefined;
+    minConfidence?: number | undefined;
+    kind?: string | undefined;
+    limit: number;
+    nextToken?: string | undefined;
+  },
 ): Promise<{ items: MemoryItem[]; nextToken?: string }> {
   const now = deps.clock.now();
   const owners = userId === GLOBAL_USER ? [userId] : [userId, GLOBAL_USER];
   const views = await Promise.all(owners.map((owner) => viewOf(deps, owner)));
   const after = q.nextToken === undefined ? null : pageCursor(q.nextToken, tierCursor);
-  const [since, until] = [q.since === undefined ? -Infinity : Date.parse(q.since), q.until === undefined ? Infinity : Date.parse(q.until)];
-  const newestFirst = (a: IndexedItem, b: IndexedItem) => b.createdAt - a.createdAt || a.id.localeCompare(b.id) || a.userId.localeCompare(b.userId);
+  const [since, until] = [
+    q.since === undefined ? -Infinity : Date.parse(q.since),
+    q.until === undefined ? Infinity : Date.parse(q.until),
+  ];
+  const newestFirst = (a: IndexedItem, b: IndexedItem) =>
+    b.createdAt - a.createdAt || a.id.localeCompare(b.id) || a.userId.localeCompare(b.userId);
   const matches = [...new SearchSegments(views.flatMap((v) => v.entries)).visible()]
     .filter((i) => i.tier === tier && (i.expiresAt === null || i.expiresAt > now.getTime()))
-    .filter((i) => (q.type === undefined || i.contentTypes.includes(q.type)) && (q.kind === undefined || i.kind === q.kind))
-    .filter((i) => (q.sessionId === undefined || i.sessionId === q.sessionId) && i.createdAt >= since && i.createdAt <= until)
-    .filter((i) => (q.minConfidence === undefined || i.confidence >= q.minConfidence) && (after === null || newestFirst(after, i) < 0))
+    .filter(
+      (i) => (q.type === undefined || i.contentTypes.includes(q.type)) && (q.kind === undefined || i.kind === q.kind),
+    )
+    .filter(
+      (i) => (q.sessionId === undefined || i.sessionId === q.sessionId) && i.createdAt >= since && i.createdAt <= until,
+    )
+    .filter(
+      (i) =>
+        (q.minConfidence === undefined || i.confidence >= q.minConfidence) &&
+        (after === null || newestFirst(after, i) < 0),
+    )
     .sort(newestFirst);
   const page = matches.slice(0, q.limit + PAGE_SPARE);
-  const read = await pageItems(deps, owners, views, page.map((item) => ({ item })));
+  const read = await pageItems(
+    deps,
+    owners,
+    views,
+    page.map((item) => ({ item })),
+  );
   const items = page.flatMap((i) => {
     const item = read.get(itemKey(i));
     return item && isLive(item, now) ? [{ indexed: i, item: trusted(item, i) }] : [];
   });
   const more = items.length > q.limit || matches.length > page.length;
   const last = !more ? undefined : items.length > q.limit ? items[q.limit - 1]?.indexed : page.at(-1);
-  return { items: items.slice(0, q.limit).map((i) => i.item), ...(last ? { nextToken: encodeCursor([last.createdAt, last.id, last.userId]) } : {}) };
+  return {
+    items: items.slice(0, q.limit).map((i) => i.item),
+    ...(last ? { nextToken: encodeCursor([last.createdAt, last.id, last.userId]) } : {}),
+  };
 }
 
 /** A tier page's end: the last item's time, id and owner. */
 const tierCursor = (p: unknown): IndexedItem | null => {
   const [createdAt, id, userId] = p as unknown[];
-  return typeof createdAt === 'number' && typeof id === 'string' && typeof userId === 'string' ? ({ createdAt, id, userId } as IndexedItem) : null;
+  return typeof createdAt === 'number' && typeof id === 'string' && typeof userId === 'string'
+    ? ({ createdAt, id, userId } as IndexedItem)
+    : null;
 };
 
 /** Read-modify-write of an API-written item with an optimistic check, retried on a race. */
-export async function updateItem(deps: MemoryApiDeps, userId: string, id: string, change: (item: MemoryItem) => { item: MemoryItem; audit: Omit<AuditEntry, 'userId' | 'itemId' | 'at' | 'actor'> }, actor: string): Promise<MemoryItem> {
+export async function updateItem(
+  deps: MemoryApiDeps,
+  userId: string,
+  id: string,
+  change: (item: MemoryItem) => { item: MemoryItem; audit: Omit<AuditEntry, 'userId' | 'itemId' | 'at' | 'actor'> },
+  actor: string,
+): Promise<MemoryItem> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const current = await deps.items.get(userId, id);
     if (!current || !isLive(current, deps.clock.now())) throw notFound(`memory item ${id} of ${userId}`);
@@ -89,14 +145,24 @@ export async function updateItem(deps: MemoryApiDeps, userId: string, id: string
   throw new MemoryApiError('conflict', `memory item ${id} kept changing; try again`);
 }
 
-export async function deleteTierEntry(deps: MemoryApiDeps, actor: string, userId: string, tier: Tier, id: string): Promise<{ item: MemoryItem }> {
+export async function deleteTierEntry(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  tier: Tier,
+  id: string,
+): Promise<{ item: MemoryItem }> {
   if (id.startsWith('summary:')) {
     const summary = await findItem(deps, userId, id);
     if (!summary) throw notFound(`memory item ${id}`);
     await deleteSummary(deps, actor, userId, id.slice('summary:'.length));
     return { item: { ...summary, deleted: true } };
   }
-  if (!id.startsWith('mem:')) throw new MemoryApiError('conflict', `${id}: only API-written items (mem:…) and summaries (summary:…) are deleted here; discard staged items through review`);
+  if (!id.startsWith('mem:'))
+    throw new MemoryApiError(
+      'conflict',
+      `${id}: only API-written items (mem:…) and summaries (summary:…) are deleted here; discard staged items through review`,
+    );
   const item = await updateItem(
     deps,
     userId,
@@ -110,14 +176,25 @@ export async function deleteTierEntry(deps: MemoryApiDeps, actor: string, userId
   return { item };
 }
 
-export async function promote(deps: MemoryApiDeps, actor: string, isAdmin: boolean, userId: string, id: string, req: { reason?: string | undefined; to?: 'global' | undefined }): Promise<{ item: MemoryItem }> {
+export async function promote(
+  deps: MemoryApiDeps,
+  actor: string,
+  isAdmin: boolean,
+  userId: string,
+  id: string,
+  req: { reason?: string | undefined; to?: 'global' | undefined },
+): Promise<{ item: MemoryItem }> {
   if (id.startsWith('staged:')) {
     const { knowledgePath } = await reviewPromote(deps, actor, userId, id.slice('staged:'.length), req.reason);
     const item = await findItem(deps, userId, `knowledge:${knowledgePath}`);
     if (!item) throw notFound(`knowledge:${knowledgePath}`);
     return { item };
   }
-  if (!id.startsWith('mem:')) throw new MemoryApiError('conflict', `${id} cannot be promoted: only API-written items (mem:…) and staged items (staged:…) move between tiers`);
+  if (!id.startsWith('mem:'))
+    throw new MemoryApiError(
+      'conflict',
+      `${id} cannot be promoted: only API-written items (mem:…) and staged items (staged:…) move between tiers`,
+    );
   if (req.to === 'global') return { item: await shareGlobally(deps, actor, isAdmin, userId, id, req.reason) };
   const item = await updateItem(
     deps,
@@ -126,7 +203,10 @@ export async function promote(deps: MemoryApiDeps, actor: string, isAdmin: boole
     (i) => {
       const move = promoteTier(i, deps.clock.now());
       if (!move.ok) throw new MemoryApiError('conflict', move.reason);
-      return { item: move.item, audit: { action: 'promote', from: move.from, to: move.to, ...(req.reason ? { reason: req.reason } : {}) } };
+      return {
+        item: move.item,
+        audit: { action: 'promote', from: move.from, to: move.to, ...(req.reason ? { reason: req.reason } : {}) },
+      };
     },
     actor,
   );
@@ -134,15 +214,26 @@ export async function promote(deps: MemoryApiDeps, actor: string, isAdmin: boole
 }
 
 /** USER → GLOBAL (req R-SCOPE-4): an administrator shares a long-term item with every user. */
-async function shareGlobally(deps: MemoryApiDeps, actor: string, isAdmin: boolean, userId: string, id: string, reason: string | undefined): Promise<MemoryItem> {
+async function shareGlobally(
+  deps: MemoryApiDeps,
+  actor: string,
+  isAdmin: boolean,
+  userId: string,
+  id: string,
+  reason: string | undefined,
+): Promise<MemoryItem> {
   if (!isAdmin) throw new MemoryApiError('forbidden', 'only an administrator may promote an item to GLOBAL scope');
   const item = await updateItem(
     deps,
     userId,
     id,
     (i) => {
-      if (i.tier !== 'long_term') throw new MemoryApiError('conflict', `${id} is ${i.tier}: only long-term items may become GLOBAL`);
-      return { item: { ...i, scope: 'global', expiresAt: null }, audit: { action: 'scope_up', from: i.scope, to: 'global', ...(reason ? { reason } : {}) } };
+      if (i.tier !== 'long_term')
+        throw new MemoryApiError('conflict', `${id} is ${i.tier}: only long-term items may become GLOBAL`);
+      return {
+        item: { ...i, scope: 'global', expiresAt: null },
+        audit: { action: 'scope_up', from: i.scope, to: 'global', ...(reason ? { reason } : {}) },
+      };
     },
     actor,
   );
@@ -150,19 +241,44 @@ async function shareGlobally(deps: MemoryApiDeps, actor: string, isAdmin: boolea
   return shared.item;
 }
 
-export async function demote(deps: MemoryApiDeps, actor: string, userId: string, id: string, req: { reason: DemotionReason; note?: string | undefined }): Promise<{ item: MemoryItem }> {
-  if (!id.startsWith('mem:')) throw new MemoryApiError('conflict', `${id} cannot be demoted: only API-written items (mem:…) move between tiers`);
+export async function demote(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  id: string,
+  req: { reason: DemotionReason; note?: string | undefined },
+): Promise<{ item: MemoryItem }> {
+  if (!id.startsWith('mem:'))
+    throw new MemoryApiError('conflict', `${id} cannot be demoted: only API-written items (mem:…) move between tiers`);
   const item = await updateItem(
     deps,
     userId,
     id,
     (i) => {
       if (i.scope === 'global' && i.userId === GLOBAL_USER) {
-        return { item: { ...i, deleted: true }, audit: { action: 'scope_down', from: 'global', to: 'user', reason: req.reason, ...(req.note ? { note: req.note } : {}) } };
+        return {
+          item: { ...i, deleted: true },
+          audit: {
+            action: 'scope_down',
+            from: 'global',
+            to: 'user',
+            reason: req.reason,
+            ...(req.note ? { note: req.note } : {}),
+          },
+        };
       }
       const move = demoteTier(i, deps.clock.now());
       if (!move.ok) throw new MemoryApiError('conflict', move.reason);
-      return { item: move.item, audit: { action: 'demote', from: move.from, to: move.to, reason: req.reason, ...(req.note ? { note: req.note } : {}) } };
+      return {
+        item: move.item,
+        audit: {
+          action: 'demote',
+          from: move.from,
+          to: move.to,
+          reason: req.reason,
+          ...(req.note ? { note: req.note } : {}),
+        },
+      };
     },
     actor,
   );
@@ -174,17 +290,39 @@ export async function demote(deps: MemoryApiDeps, actor: string, userId: string,
  * down below its tier's floor (reason `contradiction`), audited. 404 when it is not live; the
  * same `evidence` twice counts once (the entry unchanged).
  */
-export async function contradictItem(deps: MemoryApiDeps, actor: string, userId: string, id: string, req: { evidence?: string | undefined; note?: string | undefined }): Promise<{ item: MemoryItem }> {
-  if (!id.startsWith('mem:')) throw new MemoryApiError('conflict', `${id} cannot be contradicted here: only API-written items (mem:…) carry a tier's confidence`);
+export async function contradictItem(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  id: string,
+  req: { evidence?: string | undefined; note?: string | undefined },
+): Promise<{ item: MemoryItem }> {
+  if (!id.startsWith('mem:'))
+    throw new MemoryApiError(
+      'conflict',
+      `${id} cannot be contradicted here: only API-written items (mem:…) carry a tier's confidence`,
+    );
   const now = deps.clock.now();
   const current = await deps.items.get(userId, id);
   if (!current || !isLive(current, now)) throw notFound(`memory item ${id} of ${userId}`);
-  const done = await contradictEntry(deps.items, userId, id, { by: actor, evidence: req.evidence, note: req.note }, now, deps.tierPolicy ?? DEFAULT_TIER_POLICY);
+  const done = await contradictEntry(
+    deps.items,
+    userId,
+    id,
+    { by: actor, evidence: req.evidence, note: req.note },
+    now,
+    deps.tierPolicy ?? DEFAULT_TIER_POLICY,
+  );
   return { item: done?.item ?? current };
 }
 
 /** The entry's last contradiction undone (the review console's "undo"): tier and confidence as before, audited. 409 when it has none. */
-export async function undoContradiction(deps: MemoryApiDeps, actor: string, userId: string, id: string): Promise<{ item: MemoryItem }> {
+export async function undoContradiction(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  id: string,
+): Promise<{ item: MemoryItem }> {
   const now = deps.clock.now();
   const current = await deps.items.get(userId, id);
   if (!current || current.deleted) throw notFound(`memory item ${id} of ${userId}`);

@@ -11,7 +11,9 @@ function tierVariables(tiers: StageConfig['tiers']): Record<string, unknown> {
   const { stateless } = buildStacks(app, 'tiers', { ...stageConfig('tiers'), tiers });
   const functions = Object.entries(Template.fromStack(stateless).findResources('AWS::Lambda::Function'));
   const byId = functions.filter(([id]) => /^(Signal|Idle|Reflector|Sweep|Api)Function/.test(id));
-  return Object.fromEntries(byId.map(([id, fn]) => [id.replace(/Function.*$/, ''), fn.Properties.Environment?.Variables?.TIER_POLICY]));
+  return Object.fromEntries(
+    byId.map(([id, fn]) => [id.replace(/Function.*$/, ''), fn.Properties.Environment?.Variables?.TIER_POLICY]),
+  );
 }
 
 describe("the stage's tier policy (infra/config/stages.ts `tiers`)", () => {
@@ -26,7 +28,9 @@ describe("the stage's tier policy (infra/config/stages.ts `tiers`)", () => {
   });
 
   it('fails the synth on an invalid policy, naming the field', () => {
-    expect(() => tierVariables({ floors: { long_term: 0.9 } })).toThrow(/tiers\.floors\.long_term: must be below promotionConfidence/);
+    expect(() => tierVariables({ floors: { long_term: 0.9 } })).toThrow(
+      /tiers\.floors\.long_term: must be below promotionConfidence/,
+    );
     expect(() => tierVariables({ contradictionCost: -1 })).toThrow(/tiers\.contradictionCost/);
   });
 });

@@ -30,15 +30,29 @@ describe('the memory API under attack', () => {
     const inSession = await fetch(`${stack.info.apiUrl}/v1/users/${VICTIM}/memory/search`, {
       method: 'POST',
       headers: { authorization: `Bearer ${stack.info.adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ query: `typing ${SECRET} into a form`, limit: 5, filters: { tier: ['ephemeral'] }, sessionId: VICTIM_SESSION }),
+      body: JSON.stringify({
+        query: `typing ${SECRET} into a form`,
+        limit: 5,
+        filters: { tier: ['ephemeral'] },
+        sessionId: VICTIM_SESSION,
+      }),
     });
-    expect(((await inSession.json()) as { results: Array<{ tier: string }> }).results.map((r) => r.tier)).toEqual(['ephemeral']);
+    expect(((await inSession.json()) as { results: Array<{ tier: string }> }).results.map((r) => r.tier)).toEqual([
+      'ephemeral',
+    ]);
   });
 
   it('lets no attack succeed', async () => {
     const report = await runApiAttacks(stack);
     expect(report.tried).toBeGreaterThan(100);
-    expect(Object.keys(report.byKind).sort()).toEqual(['GLOBAL write', 'body trick', 'credentials', 'mcp', 'other user', 'path trick']);
+    expect(Object.keys(report.byKind).sort()).toEqual([
+      'GLOBAL write',
+      'body trick',
+      'credentials',
+      'mcp',
+      'other user',
+      'path trick',
+    ]);
     expect(report.succeeded).toEqual([]);
   });
 

@@ -9,7 +9,9 @@ import { stageConfig } from '../../infra/config/stages.js';
 import { functionCost, PRICES, totalOf } from '../../bench/cost.js';
 import { instrument, ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js';
 
-const entry = (over: Partial<{ requests: number; readUnits: number; writeUnits: number; inputTokens: number; outputTokens: number }>) => ({
+const entry = (
+  over: Partial<{ requests: number; readUnits: number; writeUnits: number; inputTokens: number; outputTokens: number }>,
+) => ({
   requests: 0,
   readUnits: 0,
   writeUnits: 0,
@@ -52,12 +54,21 @@ describe('the cost model', () => {
       },
       10,
     );
-    expect(tokens).toEqual({ batch: { calls: 0.2, inputTokens: 90, outputTokens: 10 }, summary: { calls: 0.1, inputTokens: 30, outputTokens: 5 } });
+    expect(tokens).toEqual({
+      batch: { calls: 0.2, inputTokens: 90, outputTokens: 10 },
+      summary: { calls: 0.1, inputTokens: 30, outputTokens: 5 },
+    });
     // Per 1M turns: Haiku 4.5 through the `us.` profile at its global $1 / $5 per 1M tokens + 10 %
     // for batches, Nova Micro at its in-Region $0.035 / $0.14 for the rest (a geographic profile bills it unchanged).
-    const usd = modelUsd(tokens, { default: 'us.amazon.nova-micro-v1:0', batch: 'us.anthropic.claude-haiku-4-5-20251001-v1:0' });
+    const usd = modelUsd(tokens, {
+      default: 'us.amazon.nova-micro-v1:0',
+      batch: 'us.anthropic.claude-haiku-4-5-20251001-v1:0',
+    });
     expect(usd).toBeCloseTo((90 * 1 + 10 * 5) * 1.1 + 30 * 0.035 + 5 * 0.14, 6);
-    const global = modelUsd(tokens, { default: 'us.amazon.nova-micro-v1:0', batch: 'global.anthropic.claude-haiku-4-5-20251001-v1:0' });
+    const global = modelUsd(tokens, {
+      default: 'us.amazon.nova-micro-v1:0',
+      batch: 'global.anthropic.claude-haiku-4-5-20251001-v1:0',
+    });
     expect(global).toBeCloseTo(90 * 1 + 10 * 5 + 30 * 0.035 + 5 * 0.14, 6);
   });
 });
@@ -73,7 +84,11 @@ describe('the all-in month', () => {
     fixedUsdPerMonth: 5,
     perMillionSearches: [],
     retrievalUsdPer1MSearches: 3,
-    tokens: { batch: { calls: 1, inputTokens: 100, outputTokens: 10 }, nightly: { calls: 0.1, inputTokens: 200, outputTokens: 20 }, weekly: { calls: 0.01, inputTokens: 50, outputTokens: 5 } },
+    tokens: {
+      batch: { calls: 1, inputTokens: 100, outputTokens: 10 },
+      nightly: { calls: 0.1, inputTokens: 200, outputTokens: 20 },
+      weekly: { calls: 0.01, inputTokens: 50, outputTokens: 5 },
+    },
     s3PutsPerTurn: 0,
     dynamoWriteUnitsPerTurn: 0,
     recordsPerMillionTurns: 1000,
@@ -82,7 +97,12 @@ describe('the all-in month', () => {
 
   it("runs prod's batches on Haiku 4.5 and its summaries, nightly and weekly runs on Nova Lite, through the us. profile", () => {
     const models = invokedModels(stageConfig('prod'));
-    expect(models).toMatchObject({ batch: 'us.anthropic.claude-haiku-4-5-20251001-v1:0', summary: 'us.amazon.nova-lite-v1:0', nightly: 'us.amazon.nova-lite-v1:0', weekly: 'us.amazon.nova-lite-v1:0' });
+    expect(models).toMatchObject({
+      batch: 'us.anthropic.claude-haiku-4-5-20251001-v1:0',
+      summary: 'us.amazon.nova-lite-v1:0',
+      nightly: 'us.amazon.nova-lite-v1:0',
+      weekly: 'us.amazon.nova-lite-v1:0',
+    });
     expect(invokedModels(stageConfig('dev')).nightly).toBe('us.anthropic.claude-haiku-4-5-20251001-v1:0');
   });
 
@@ -95,7 +115,10 @@ describe('the all-in month', () => {
     expect(m12.modelUsdByJob.batch).toBeCloseTo(150 * 1.1, 9);
     expect(m12.modelUsdByJob.nightly).toBeCloseTo(0.06 * 200 + 0.24 * 20, 9);
     expect(m1.total).toBeCloseTo(8 + 2 + 5 + 3 + m1.modelUsd, 9);
-    expect(batchInferenceSavings(m12)).toBeCloseTo(((m12.modelUsdByJob.nightly ?? 0) + (m12.modelUsdByJob.weekly ?? 0)) / 2, 9);
+    expect(batchInferenceSavings(m12)).toBeCloseTo(
+      ((m12.modelUsdByJob.nightly ?? 0) + (m12.modelUsdByJob.weekly ?? 0)) / 2,
+      9,
+    );
   });
 
   it("prices AgentCore Memory's records as a stock too", () => {
@@ -109,24 +132,27 @@ describe('the all-in month', () => {
 
 describe('the request ledger', () => {
   it("counts a request under its client's scope, and capacity units and tokens from the response", async () => {
-    const client = (scope?: string) => instrument(
-      new DynamoDBClient({
-        region: 'us-east-1',
-        endpoint: 'http://localhost:1',
-        credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
-        requestHandler: {
-          handle: async () => ({
-            response: {
-              statusCode: 200,
-              headers: { 'content-type': 'application/x-amz-json-1.0' },
-              body: Readable.from([Buffer.from(JSON.stringify({ ConsumedCapacity: { TableName: 't', CapacityUnits: 3 } }))]),
-            },
-          }),
-        } as never,
-      }),
-      'DynamoDB',
-      scope,
-    );
+    const client = (scope?: string) =>
+      instrument(
+        new DynamoDBClient({
+          region: 'us-east-1',
+          endpoint: 'http://localhost:1',
+          credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+          requestHandler: {
+            handle: async () => ({
+              response: {
+                statusCode: 200,
+                headers: { 'content-type': 'application/x-amz-json-1.0' },
+                body: Readable.from([
+                  Buffer.from(JSON.stringify({ ConsumedCapacity: { TableName: 't', CapacityUnits: 3 } })),
+                ]),
+              },
+            }),
+          } as never,
+        }),
+        'DynamoDB',
+        scope,
+      );
     const before = requestLedger.snapshotByScope();
     const signal = client('signal');
     const put = (c: DynamoDBClient) => c.send(new PutItemCommand({ TableName: 't', Item: { pk: { S: 'x' } } }));
@@ -134,7 +160,9 @@ describe('the request ledger', () => {
     await put(signal);
     await put(client());
     const after = requestLedger.snapshotByScope();
-    expect(ledgerDelta(before.signal ?? {}, after.signal ?? {})).toEqual({ 'DynamoDB.PutItem': entry({ requests: 2, writeUnits: 6 }) });
+    expect(ledgerDelta(before.signal ?? {}, after.signal ?? {})).toEqual({
+      'DynamoDB.PutItem': entry({ requests: 2, writeUnits: 6 }),
+    });
     expect(after.reflector).toBeUndefined();
   });
 });

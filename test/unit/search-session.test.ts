@@ -11,7 +11,8 @@ import { indexOf } from '../../lib/search/search-segments.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 
 const now = new Date('2026-06-01T00:00:00Z');
-const entry = (tier: MemoryItem['tier'], text: string, sessionId?: string): MemoryItem => newTierItem('u1', tier, { text, sessionId }, now);
+const entry = (tier: MemoryItem['tier'], text: string, sessionId?: string): MemoryItem =>
+  newTierItem('u1', tier, { text, sessionId }, now);
 
 describe('the session rule of memory.search', () => {
   it('shows an ephemeral entry to its own session only; other tiers to every search', () => {
@@ -21,7 +22,11 @@ describe('the session rule of memory.search', () => {
     expect([inSession(sessionless, 's-a'), inSession(sessionless, undefined)]).toEqual([false, false]);
     for (const tier of ['short_term', 'long_term'] as const) {
       const other = entry(tier, 'owns a red kayak', 's-a');
-      expect([inSession(other, 's-a'), inSession(other, 's-b'), inSession(other, undefined)]).toEqual([true, true, true]);
+      expect([inSession(other, 's-a'), inSession(other, 's-b'), inSession(other, undefined)]).toEqual([
+        true,
+        true,
+        true,
+      ]);
     }
   });
 
@@ -35,11 +40,14 @@ describe('the session rule of memory.search', () => {
   });
 
   it("fills the page from eligible items when another session's entries would rank first", () => {
-    const theirs = Array.from({ length: 60 }, (_, i) => entry('ephemeral', `kayak paddle kayak paddle glance ${i}`, 's-b'));
+    const theirs = Array.from({ length: 60 }, (_, i) =>
+      entry('ephemeral', `kayak paddle kayak paddle glance ${i}`, 's-b'),
+    );
     const mine = entry('ephemeral', 'kayak paddle glance in my session', 's-a');
     const lasting = Array.from({ length: 8 }, (_, i) => entry('long_term', `the kayak club meets on day ${i}`));
     const index = indexOf([...theirs, mine, ...lasting]);
-    const page = (sessionId?: string) => rankIndex(index, { query: 'kayak paddle glance', limit: 5, minSimilarity: 0, sessionId }, now).map((h) => h.item);
+    const page = (sessionId?: string) =>
+      rankIndex(index, { query: 'kayak paddle glance', limit: 5, minSimilarity: 0, sessionId }, now).map((h) => h.item);
     const inA = page('s-a');
     expect(inA).toHaveLength(5);
     expect(inA[0]?.id).toBe(mine.id);

@@ -10,8 +10,18 @@ const now = new Date('2026-03-01T12:00:00.000Z');
 
 describe('the tier rules of req R-TIER-8 and R-TIER-11', () => {
   it('promotes at session close an ephemeral entry the user marked or that recurred; clears the rest; a retry is no recurrence', () => {
-    const marked = newTierItem('u1', 'ephemeral', { text: 'timezone is CET', sessionId: 's-1', significance: ['user_signal'] }, now);
-    expect(closeSession(marked, 's-1', now)?.audit).toMatchObject({ action: 'promote', from: 'ephemeral', to: 'short_term', reason: 'session s-1 closed; it matters: user_signal' });
+    const marked = newTierItem(
+      'u1',
+      'ephemeral',
+      { text: 'timezone is CET', sessionId: 's-1', significance: ['user_signal'] },
+      now,
+    );
+    expect(closeSession(marked, 's-1', now)?.audit).toMatchObject({
+      action: 'promote',
+      from: 'ephemeral',
+      to: 'short_term',
+      reason: 'session s-1 closed; it matters: user_signal',
+    });
     const plain = newTierItem('u1', 'ephemeral', { text: 'scrolled down', sessionId: 's-1', sourceTurns: [1] }, now);
     expect(closeSession(plain, 's-1', now)?.audit.action).toBe('session_close');
     expect(recur(plain, { sessionId: 's-1', sourceTurns: [1] })).toBeNull();
@@ -27,8 +37,18 @@ describe('the tier rules of req R-TIER-8 and R-TIER-11', () => {
     expect(once?.item).toMatchObject({ tier: 'long_term', confidence: 0.6 });
     expect(contradict(once?.item ?? fact, { by: 'r', evidence: 'turn:7' }, now)).toBeNull();
     const twice = contradict(once?.item ?? fact, { by: 'r', evidence: 'turn:8' }, now);
-    expect(twice?.audit).toMatchObject({ action: 'demote', from: 'long_term', to: 'short_term', reason: 'contradiction' });
-    expect(undoContradiction(twice?.item ?? fact)?.item).toMatchObject({ tier: 'long_term', status: 'canonical', confidence: 0.6, expiresAt: null });
+    expect(twice?.audit).toMatchObject({
+      action: 'demote',
+      from: 'long_term',
+      to: 'short_term',
+      reason: 'contradiction',
+    });
+    expect(undoContradiction(twice?.item ?? fact)?.item).toMatchObject({
+      tier: 'long_term',
+      status: 'canonical',
+      confidence: 0.6,
+      expiresAt: null,
+    });
   });
 
   it('counts two concurrent contradictions both: the one whose write lost reads again and lowers what the other left', async () => {

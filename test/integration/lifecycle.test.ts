@@ -110,7 +110,7 @@ describe('tiers as req R-TIER defines them', () => {
   });
 
   it("a session's close promotes its ephemeral entries that matter to short-term, with why, and clears the rest (req R-TIER-11)", async () => {
-    const user = 'tier-promote';
+    const user = 'tier-close-promote';
     const tiers = `${u(user)}/memory/tiers`;
     const marked = await call('POST', `${tiers}/ephemeral`, {
       text: 'Always answer in metric units',

@@ -63,7 +63,7 @@ describe('prompt injection with an obedient model (local harness)', () => {
 
   it('changes nothing of the victim, writes only under the attacker’s prefix, loses no record, keeps the caps; the API holds', () => {
     expect(report.failures).toEqual([]);
-    expect(report.deadLetters).toEqual({ turn: 0, reflection: 0, idle: 0 });
+    expect(report.deadLetters).toEqual({ turn: 0, job: 0, idle: 0 });
     expect(report.handlerErrors).toEqual([]);
     expect(report.newKeys).toBeGreaterThan(0);
   });

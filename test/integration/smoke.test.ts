@@ -47,7 +47,7 @@ describe('npm run smoke, on the local harness', () => {
       'summaryWritten',
       'searchAnswers',
       'turnDlqEmpty',
-      'reflectionDlqEmpty',
+      'jobDlqEmpty',
       'idleDlqEmpty',
     ]);
     expect(healthy.userId).toMatch(/^smoke-\d{14}-[0-9a-f]{6}$/);
@@ -102,12 +102,12 @@ describe('npm run smoke, on the local harness', () => {
     const report = await runSmoke(target, { pollMs: 200, timeoutMs: 60_000 });
     const c = byId(report);
     expect(report.ok).toBe(false);
-    expect(c.reflectionDlqEmpty?.ok).toBe(false);
-    const line = formatCheck(c.reflectionDlqEmpty ?? { id: '', title: '', ok: true, detail: '' });
+    expect(c.jobDlqEmpty?.ok).toBe(false);
+    const line = formatCheck(c.jobDlqEmpty ?? { id: '', title: '', ok: true, detail: '' });
     expect(line).toMatch(/^FAILED {2}reflective-memory-smoketest-ReflectionQueue-dlq\.fifo empty — 1 message\(s\)/);
     expect(line).toContain('look at: reflective-memory-smoketest-ReflectionQueue-dlq.fifo');
     // Only that check failed: the pipeline itself did its work.
-    expect(report.checks.filter((x) => !x.ok).map((x) => x.id)).toEqual(['reflectionDlqEmpty']);
+    expect(report.checks.filter((x) => !x.ok).map((x) => x.id)).toEqual(['jobDlqEmpty']);
   }, 90_000);
 
   it("fails with the API's answer when the token may not act on the smoke user", async () => {

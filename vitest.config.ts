@@ -9,6 +9,9 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // expect.poll waits for a browser or an emulator to catch up; its 1 s default is a wall-clock
+    // assertion that a loaded CI machine fails (a console search took longer than 1 s there).
+    expect: { poll: { timeout: 20_000, interval: 100 } },
     // One DynamoDB Local for the run, shared by the stacks of every file (a JVM start each was ~10 s of CPU).
     globalSetup: ['./test/helpers/shared-dynamodb.ts'],
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', CDK_DISABLE_CLI_TELEMETRY: 'true' },

@@ -9,8 +9,8 @@
  * one inline module script: the parts joined in that order, without their imports of each other
  * and their `export`s, so that they share one scope (an inline module cannot import another by a
  * relative URL). So Biome lints and tsc checks each part like the rest of the code, and the page
- * stays one request; the
- * script's SHA-256 goes into the page's Content-Security-Policy as its only allowed script
+ * stays one request; the script's SHA-256 goes into the page's Content-Security-Policy as its
+ * only allowed script
  * (`script-src 'sha256-…'`, CSP Level 2 hash sources: https://www.w3.org/TR/CSP2/#script-src-hash-usage).
  * Read once per container. Under tsx and vitest the files sit beside this source file; in the
  * Lambda bundle (CommonJS, one index.js) the stack copies them beside the bundle

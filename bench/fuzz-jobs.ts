@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { IdleCheckSchema } from '../events/idle-check.js';
 import { type Job, JobSchema } from '../events/job.js';
 import type { SQSRecord } from 'aws-lambda';
-import { jobRecordHandler, type ReflectorDeps } from '../functions/reflector/create-handler.js';
+import { jobRecordHandler } from '../functions/reflector/job-record-handler.js';
+import type { ReflectorDeps } from '../functions/reflector/reflector-deps.js';
 import { sqsEvent } from '../infra/local/lambda-events.js';
 import type { BatchLog } from '../lib/batches/batch-log.js';
 import { HARD_CAPS, type ItemCategory } from '../lib/batches/batch-answer.js';
@@ -122,7 +123,7 @@ export function reflectorDeps(w: RecordingWorld, model: LanguageModel): Reflecto
 
 /**
  * Run one job-queue record through the reflector's own record handler
- * (functions/reflector/create-handler.ts): parse or keep, dispatch by kind
+ * (functions/reflector/job-record-handler.ts): parse or keep, dispatch by kind
  * (lib/jobs/run-job.ts), retries. The record is the job's second delivery: an unusable
  * model answer then aborts the batch (with its reasons) instead of asking again. The outcome
  * is `<family>:<status>`, or `rejected`; a batch the handler gives back to the queue because

@@ -16,7 +16,7 @@
  * The api and reflector functions run their own dispatchers over the fakes: the api
  * function's routes (functions/api/routes.ts: routing, parsing, base64 bodies, 401, 403,
  * 400, error statuses) with HTTP API events as API Gateway builds them, the reflector's
- * record handler (functions/reflector/create-handler.ts → lib/jobs/run-job.ts) with SQS
+ * record handler (functions/reflector/job-record-handler.ts → lib/jobs/run-job.ts) with SQS
  * records. The other record paths follow their handlers (functions/*): the signal function
  * is ingestTurns, the idle function is parseOrKeep + checkIdle, the sweep function is
  * SweepInputSchema + its sweep. test/integration/prompt-injection runs the Lambda handlers

@@ -51,7 +51,7 @@ export const QUEUES = {
     // fan-out to every user meets Bedrock's per-minute quotas; each delivery already retries a
     // throttled call with backoff (lib/kernel/aws-clients.adapter.ts), and five deliveries 12 minutes
     // apart outlast a throttling episode of most of an hour. Req R-ERR-1, R-ERR-2's "retry once" stays the
-    // rule for an unusable answer (functions/reflector/create-handler.ts).
+    // rule for an unusable answer (functions/reflector/job-record-handler.ts).
     maxReceiveCount: 5,
   },
   idle: {

@@ -3,7 +3,7 @@
  * to the use case that does it — the forget, the nightly and weekly sleep-time runs, a summary,
  * or a batch reflection — and what came of it. A job asked for before its user was forgotten
  * (a redrive, a late duplicate) writes nothing. The reflector's record handler
- * (functions/reflector/create-handler.ts) and the fuzzer (bench/fuzz-targets.ts) both call it;
+ * (functions/reflector/job-record-handler.ts) and the fuzzer (bench/fuzz-targets.ts) both call it;
  * the handler turns the outcome's counts into metrics, the fuzzer into its outcomes.
  */
 import type { Job } from '../../events/job.js';

@@ -1,7 +1,7 @@
 /**
  * A job's deadline for its model calls. The reflector's handler makes an AbortSignal that
  * aborts while the invocation still has the time its failure path needs
- * (functions/reflector/create-handler.ts); the use cases see only a LanguageModel whose calls
+ * (functions/reflector/job-record-handler.ts); the use cases see only a LanguageModel whose calls
  * carry it. A model that does not answer in time then ends in the job's retry path (a
  * ModelUnavailableError) rather than in a Lambda timeout. The same signal bounds the embedding
  * calls of the search index compaction the handler runs after the job (EmbeddingModel.embed's

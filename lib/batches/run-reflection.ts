@@ -19,6 +19,7 @@ import type { ReflectionDeps } from './reflection-deps.js';
 import { type BatchInput, readBatch } from './batch-input.js';
 import { connectionEdges, gateOutput, type Gated, linkEpisodes, type Parsed, type Staged, stageAndReinforce } from './batch-staging.js';
 import { finishCounters, waitUntilRecorded } from './batch-counters.js';
+import { feedShortTerm } from './batch-tier-entries.js';
 
 export type ReflectionOutcome = { status: 'completed' | 'aborted'; log: BatchLog; logKey: string } | { status: 'already_done' | 'superseded'; reason: string };
 
@@ -54,6 +55,7 @@ export async function runReflection(job: Job, deps: ReflectionDeps): Promise<Ref
   }
   const gated = await gateOutput(job, input, parsed, deps);
   const staged = await stageAndReinforce(job, input, gated, deps);
+  const tierEntries = await feedShortTerm(job, gated, staged, deps);
   const episodes = await linkEpisodes(job, input, staged, deps);
   const edges = await connectionEdges(job, input.batchAt, gated, deps);
   const diary = await writeDiary(job, diaryInput(job, input, parsed, gated, staged), input.batchAt, deps);
@@ -71,6 +73,7 @@ export async function runReflection(job: Job, deps: ReflectionDeps): Promise<Ref
     ...(episodes.length > 0 ? { episodes } : {}),
     ...(gated.verified.length > 0 ? { verified: gated.verified } : {}),
     ...(edges.length > 0 ? { edges: edges.map((e) => e.id) } : {}),
+    ...(tierEntries.length > 0 ? { tier_entries: tierEntries } : {}),
     diary,
     reinforced: staged.reinforced,
     model,

@@ -82,6 +82,8 @@ export interface NewTierEntry {
   ttlSeconds?: number | undefined;
   /** A client's idempotency key; by default the id is derived from the content. */
   clientId?: string | undefined;
+  /** Why a pipeline wrote it (req R-TIER-11: e.g. `new fact staged by batch B`); kept on the item and its create entry. */
+  reason?: string | undefined;
 }
 
 export function newTierItem(userId: string, tier: Tier, e: NewTierEntry, now: Date, attributes: Record<string, string> = {}): MemoryItem {
@@ -110,6 +112,7 @@ export function newTierItem(userId: string, tier: Tier, e: NewTierEntry, now: Da
     sourceTurns: e.sourceTurns ?? [],
     attributes,
     ...(e.sessionId ? { sessionId: e.sessionId } : {}),
+    ...(e.reason ? { reason: e.reason } : {}),
     seen: { sessions: e.sessionId ? [e.sessionId] : [], at, confidence: e.confidence ?? 0.5 },
     deleted: false,
   };

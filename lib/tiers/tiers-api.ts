@@ -11,7 +11,10 @@ import { PAGE_SPARE, viewOf, pageItems, findItem, trusted } from '../search/sear
 import { deleteSummary } from '../summaries/summaries-api.js';
 import { reviewPromote } from '../knowledge/review-api.js';
 
-export async function createTierEntry(deps: MemoryApiDeps, actor: string, userId: string, tier: Tier, entry: NewTierEntry): Promise<{ item: MemoryItem; created: boolean }> {
+/** What writing a tier entry needs: the API's deps, or a pipeline's (lib/tiers/tier-entries.ts). */
+export type TierWriteDeps = Pick<MemoryApiDeps, 'clock' | 'items' | 'audit'> & { turns: Pick<MemoryApiDeps['turns'], 'turnIndex'> };
+
+export async function createTierEntry(deps: TierWriteDeps, actor: string, userId: string, tier: Tier, entry: NewTierEntry): Promise<{ item: MemoryItem; created: boolean }> {
   const now = deps.clock.now();
   const attrs = entry.sourceTurns?.length ? await attributesOf(deps, userId, entry.sourceTurns) : {};
   const fresh = newTierItem(userId, tier, entry, now, attrs);
@@ -21,7 +24,7 @@ export async function createTierEntry(deps: MemoryApiDeps, actor: string, userId
   const anew = { ...item, updatedAt: nextUpdatedAt(res.item.updatedAt, now) };
   const reborn = !res.created && !isLive(res.item, now) && (await deps.items.replace(anew, res.item.updatedAt));
   if (res.created || reborn) {
-    await deps.audit.append([{ userId, itemId: fresh.id, action: 'create', actor, at: now.toISOString(), to: tier }]);
+    await deps.audit.append([{ userId, itemId: fresh.id, action: 'create', actor, at: now.toISOString(), to: tier, ...(entry.reason ? { reason: entry.reason } : {}) }]);
     return { item: reborn ? anew : res.item, created: true };
   }
   // The same short-term entry from another session: seen again (req R-TIER-6's corroboration), maybe promoted.
@@ -29,7 +32,7 @@ export async function createTierEntry(deps: MemoryApiDeps, actor: string, userId
   return { item: seen ?? res.item, created: false };
 }
 
-async function attributesOf(deps: MemoryApiDeps, userId: string, turnIds: readonly number[]): Promise<Record<string, string>> {
+async function attributesOf(deps: TierWriteDeps, userId: string, turnIds: readonly number[]): Promise<Record<string, string>> {
   const index = new Map((await deps.turns.turnIndex(userId, turnIds)).map((t) => [t.turnId, t.attributes]));
   return mergeAttributes(turnIds, (t) => index.get(t));
 }

@@ -95,11 +95,11 @@ type Asked = Awaited<ReturnType<typeof askModel>>;
 
 /** The model's answer for a batch with turns (with the earlier reflections when an occasion fired it), and its usage for the log. */
 async function consultModel(job: Job, input: BatchInput, deps: ReflectionDeps): Promise<{ asked: Asked | null; model: BatchLog['model'] }> {
-  const { batch, existing, material } = input;
+  const { batch, existing, material, context } = input;
   const occasion = occasionOf(job);
   const something = batch.included.length > 0 || material !== '';
   const earlier = occasion && something ? await earlierReflections(job, deps) : [];
-  const asked = something ? await askModel(job, buildReflectorPrompt(batch, existing, occasion, earlier, material), deps, occasion !== null) : null;
+  const asked = something ? await askModel(job, buildReflectorPrompt(batch, existing, occasion, earlier, material, context), deps, occasion !== null) : null;
   const model = asked ? { ...asked.response.usage, reused: asked.reused, estimatedCostUsd: asked.reused ? 0 : costOf(asked.response.usage) } : null;
   return { asked, model };
 }

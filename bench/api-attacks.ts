@@ -20,6 +20,8 @@ export const ATTACKER = 'attacker-user';
 export const VICTIM = 'victim-user';
 /** A word only the victim's memory holds. */
 export const SECRET = 'quokkazebra';
+/** The victim's session (its turns'), where the victim's ephemeral entry holding the secret is written. */
+export const VICTIM_SESSION = 's1';
 
 export interface AttackReport {
   tried: number;
@@ -29,16 +31,29 @@ export interface AttackReport {
 }
 
 const turn = (userId: string, turnId: number, text: string) =>
-  turnLine(userId, turnId, { at: new Date(Date.UTC(2026, 2, 1, 10, turnId)), query: text, response: `Noted: ${text}`, validation: { outcome: 'APPROVE', quality: 0.9 } });
+  turnLine(userId, turnId, {
+    at: new Date(Date.UTC(2026, 2, 1, 10, turnId)),
+    query: text,
+    response: `Noted: ${text}`,
+    validation: { outcome: 'APPROVE', quality: 0.9 },
+  });
 
 /** Victim and attacker each get a few turns; the victim's mention the secret. */
 export async function seedAttackData(stack: LocalHarness): Promise<void> {
   const lines = [
-    ...[1, 2, 3].map((i) => turn(VICTIM, i, `My private password hint is ${SECRET} number ${i}, please remember ${SECRET}.`)),
+    ...[1, 2, 3].map((i) =>
+      turn(VICTIM, i, `My private password hint is ${SECRET} number ${i}, please remember ${SECRET}.`),
+    ),
     ...[1, 2, 3].map((i) => turn(ATTACKER, i, `I like hiking trails number ${i}.`)),
   ];
   await stack.replayLines(lines);
   await stack.waitUntilDrained();
+  const res = await fetch(`${stack.info.apiUrl}/v1/users/${VICTIM}/memory/tiers/ephemeral`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.info.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ text: `Right now the victim is typing ${SECRET} into a form`, sessionId: VICTIM_SESSION }),
+  });
+  if (!res.ok) throw new Error(`the victim's ephemeral entry was not written: ${res.status}`);
 }
 
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
@@ -48,12 +63,13 @@ const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
  * that a body error could mask would prove nothing, so each carries one that would pass.
  */
 const SAMPLE_BODIES: Record<string, unknown> = {
-  memorySearch: { query: SECRET, limit: 10 },
+  memorySearch: { query: SECRET, limit: 10, sessionId: VICTIM_SESSION },
   memorySave: { turnId: 1, validation: 'APPROVE', candidates: [{ text: 'planted by the attacker' }] },
   memoryRetrieve: { id: 'turn:1' },
   tierCreate: { text: 'planted by the attacker' },
   itemPromote: { reason: 'attack' },
   itemDemote: { reason: 'other' },
+  itemContradict: { evidence: 'attack' },
   memoryOutcomes: { ids: ['turn:1'], validation: 'APPROVE' },
   reviewPromote: { path: 'Facts/x.md' },
   summaryRequest: { prompt: 'planted by the attacker' },
@@ -95,7 +111,8 @@ const apiRoutes = () =>
   (routes as readonly Route[])
     .filter((r) => r.access !== 'public')
     .map((r) => {
-      if (r.body && !(r.operationId in SAMPLE_BODIES)) throw new Error(`no sample body for ${r.operationId}: add one to SAMPLE_BODIES`);
+      if (r.body && !(r.operationId in SAMPLE_BODIES))
+        throw new Error(`no sample body for ${r.operationId}: add one to SAMPLE_BODIES`);
       return { ...r, sampleBody: r.body ? SAMPLE_BODIES[r.operationId] : undefined };
     });
 
@@ -114,7 +131,15 @@ interface SendOptions {
 }
 
 /** One attempt on the REST API: it succeeds on a 2xx when it `targetsOther`, or when the answer holds the secret. */
-async function send(a: Attack, kind: string, description: string, method: string, path: string, options: SendOptions, targetsOther: boolean): Promise<void> {
+async function send(
+  a: Attack,
+  kind: string,
+  description: string,
+  method: string,
+  path: string,
+  options: SendOptions,
+  targetsOther: boolean,
+): Promise<void> {
   a.report.tried += 1;
   a.report.byKind[kind] = (a.report.byKind[kind] ?? 0) + 1;
   const token = options.token === undefined ? a.attacker : options.token;
@@ -125,7 +150,9 @@ async function send(a: Attack, kind: string, description: string, method: string
       ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
       ...options.headers,
     },
-    ...(options.body !== undefined ? { body: typeof options.body === 'string' ? options.body : JSON.stringify(options.body) } : {}),
+    ...(options.body !== undefined
+      ? { body: typeof options.body === 'string' ? options.body : JSON.stringify(options.body) }
+      : {}),
   });
   const text = await res.text();
   const ok = res.status >= 200 && res.status < 300;
@@ -137,7 +164,11 @@ async function send(a: Attack, kind: string, description: string, method: string
  * an administrator's to prove the suite notices a success).
  */
 export async function runApiAttacks(stack: LocalHarness, options: { as?: string } = {}): Promise<AttackReport> {
-  const a: Attack = { stack, attacker: options.as ?? (await stack.mintUserToken([ATTACKER])), report: { tried: 0, byKind: {}, succeeded: [] } };
+  const a: Attack = {
+    stack,
+    attacker: options.as ?? (await stack.mintUserToken([ATTACKER])),
+    report: { tried: 0, byKind: {}, succeeded: [] },
+  };
   await attackEveryRoute(a);
   await attackPathTricks(a);
   await attackBodyTricks(a);
@@ -150,9 +181,30 @@ export async function runApiAttacks(stack: LocalHarness, options: { as?: string 
 async function attackEveryRoute(a: Attack): Promise<void> {
   for (const route of apiRoutes()) {
     const fill = (userId: string) =>
-      route.path.replace('{userId}', encodeURIComponent(userId)).replace('{tier}', 'long_term').replace('{id}', 'mem:0000').replace('{entity}', 'reef') + (SAMPLE_QUERIES[route.operationId] ?? '');
-    await send(a, 'other user', `${route.method} ${route.path} as ${VICTIM}`, route.method, fill(VICTIM), { body: route.sampleBody }, true);
-    if (route.access === 'write') await send(a, 'GLOBAL write', `${route.method} ${route.path} on GLOBAL`, route.method, fill('GLOBAL'), { body: route.sampleBody }, true);
+      route.path
+        .replace('{userId}', encodeURIComponent(userId))
+        .replace('{tier}', 'long_term')
+        .replace('{id}', 'mem:0000')
+        .replace('{entity}', 'reef') + (SAMPLE_QUERIES[route.operationId] ?? '');
+    await send(
+      a,
+      'other user',
+      `${route.method} ${route.path} as ${VICTIM}`,
+      route.method,
+      fill(VICTIM),
+      { body: route.sampleBody },
+      true,
+    );
+    if (route.access === 'write')
+      await send(
+        a,
+        'GLOBAL write',
+        `${route.method} ${route.path} on GLOBAL`,
+        route.method,
+        fill('GLOBAL'),
+        { body: route.sampleBody },
+        true,
+      );
   }
 }
 
@@ -191,7 +243,15 @@ async function attackPathTricks(a: Attack): Promise<void> {
       ['GET', '/review/staged', undefined],
       ['POST', '/memory/tiers/long_term', { text: 'planted' }],
     ] as const) {
-      await send(a, 'path trick', `${method} /v1/users/${trick}${suffix}`, method, `/v1/users/${trick.includes('%') ? trick : encodeURIComponent(trick)}${suffix}`, { body }, other);
+      await send(
+        a,
+        'path trick',
+        `${method} /v1/users/${trick}${suffix}`,
+        method,
+        `/v1/users/${trick.includes('%') ? trick : encodeURIComponent(trick)}${suffix}`,
+        { body },
+        other,
+      );
     }
   }
 }
@@ -201,27 +261,51 @@ const OWN = `/v1/users/${ATTACKER}`;
 /** Bodies on the caller's own routes that name the victim, GLOBAL or a path outside the caller's prefix. */
 const BODY_TRICKS: Array<[string, string, unknown]> = [
   ['search naming the victim in the body', '/memory/search', { query: SECRET, limit: 10, userId: VICTIM }],
-  ['search with a filter naming the victim', '/memory/search', { query: SECRET, limit: 10, filters: { userId: VICTIM } }],
+  [
+    'search with a filter naming the victim',
+    '/memory/search',
+    { query: SECRET, limit: 10, filters: { userId: VICTIM } },
+  ],
   ['search for the secret (own memory)', '/memory/search', { query: SECRET, limit: 50 }],
+  [
+    'search naming the victim’s session (its ephemeral entry)',
+    '/memory/search',
+    { query: SECRET, limit: 50, sessionId: VICTIM_SESSION },
+  ],
   ['retrieve a path climbing out of the prefix', '/memory/retrieve', { path: `../${VICTIM}/Knowledge/Facts/x.md` }],
   ['retrieve an absolute path', '/memory/retrieve', { path: `/users/${VICTIM}/turns/00000001/turn.md` }],
   ['retrieve the victim’s turn id', '/memory/retrieve', { id: 'turn:1' }],
-  ['review promote of the victim’s staged path', '/review/promote', { path: `../../${VICTIM}/Knowledge_staging/Facts/x.md` }],
+  [
+    'review promote of the victim’s staged path',
+    '/review/promote',
+    { path: `../../${VICTIM}/Knowledge_staging/Facts/x.md` },
+  ],
   ['save into GLOBAL through the body', '/memory/save', { text: 'planted', scope: 'global', turnId: 1 }],
 ];
 
 /** Imports into one's own user whose archive reaches elsewhere: any 2xx is a success. */
 const IMPORT_TRICKS: Array<[string, unknown]> = [
-  ['import records into the victim’s partition', plantedArchive(ATTACKER, keys.userPk(VICTIM), 'Knowledge/Facts/planted.md')],
+  [
+    'import records into the victim’s partition',
+    plantedArchive(ATTACKER, keys.userPk(VICTIM), 'Knowledge/Facts/planted.md'),
+  ],
   ['import records into GLOBAL', plantedArchive(ATTACKER, 'GLOBAL', 'Knowledge/Facts/planted.md')],
-  ['import a document climbing out of the prefix', plantedArchive(ATTACKER, keys.userPk(ATTACKER), `../${VICTIM}/Knowledge/Facts/planted.md`)],
-  ['import the victim’s archive as one’s own', plantedArchive(VICTIM, keys.userPk(VICTIM), 'Knowledge/Facts/planted.md')],
+  [
+    'import a document climbing out of the prefix',
+    plantedArchive(ATTACKER, keys.userPk(ATTACKER), `../${VICTIM}/Knowledge/Facts/planted.md`),
+  ],
+  [
+    'import the victim’s archive as one’s own',
+    plantedArchive(VICTIM, keys.userPk(VICTIM), 'Knowledge/Facts/planted.md'),
+  ],
 ];
 
 /** 3. Body tricks on the caller's own routes: nothing may reach the victim's memory or GLOBAL. */
 async function attackBodyTricks(a: Attack): Promise<void> {
-  for (const [description, suffix, body] of BODY_TRICKS) await send(a, 'body trick', description, 'POST', `${OWN}${suffix}`, { body }, false);
-  for (const [description, archive] of IMPORT_TRICKS) await send(a, 'body trick', description, 'POST', `${OWN}/import`, { body: { archive } }, true);
+  for (const [description, suffix, body] of BODY_TRICKS)
+    await send(a, 'body trick', description, 'POST', `${OWN}${suffix}`, { body }, false);
+  for (const [description, archive] of IMPORT_TRICKS)
+    await send(a, 'body trick', description, 'POST', `${OWN}/import`, { body: { archive } }, true);
   // Promote one's own entry to GLOBAL (administrators only).
   const created = await fetch(`${a.stack.info.apiUrl}${OWN}/memory/tiers/long_term`, {
     method: 'POST',
@@ -229,24 +313,43 @@ async function attackBodyTricks(a: Attack): Promise<void> {
     body: JSON.stringify({ text: 'an entry the attacker owns' }),
   });
   const ownId = ((await created.json()) as { item?: { id?: string } }).item?.id ?? 'mem:missing';
-  await send(a, 'GLOBAL write', 'promote an own entry to GLOBAL', 'POST', `${OWN}/memory/items/${encodeURIComponent(ownId)}/promote`, { body: { to: 'global', reason: 'share' } }, true);
+  await send(
+    a,
+    'GLOBAL write',
+    'promote an own entry to GLOBAL',
+    'POST',
+    `${OWN}/memory/items/${encodeURIComponent(ownId)}/promote`,
+    { body: { to: 'global', reason: 'share' } },
+    true,
+  );
 }
 
 /**
  * One MCP tool call. A refused tool call is an HTTP 200 whose JSON-RPC result says `isError`;
  * anything else reached the target.
  */
-async function mcpCall(a: Attack, description: string, name: string, args: Record<string, unknown>, token: string | null = a.attacker): Promise<void> {
+async function mcpCall(
+  a: Attack,
+  description: string,
+  name: string,
+  args: Record<string, unknown>,
+  token: string | null = a.attacker,
+): Promise<void> {
   a.report.tried += 1;
   a.report.byKind.mcp = (a.report.byKind.mcp ?? 0) + 1;
   const res = await fetch(`${a.stack.info.apiUrl}/v1/mcp`, {
     method: 'POST',
-    headers: { ...(token !== null ? { authorization: `Bearer ${token}` } : {}), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: {
+      ...(token !== null ? { authorization: `Bearer ${token}` } : {}),
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
   });
   const text = await res.text();
   const answer = res.ok ? (JSON.parse(text) as { result?: { isError?: boolean } }) : null;
-  if ((answer?.result && answer.result.isError !== true) || text.includes(SECRET)) a.report.succeeded.push(`mcp: ${description} → ${res.status}`);
+  if ((answer?.result && answer.result.isError !== true) || text.includes(SECRET))
+    a.report.succeeded.push(`mcp: ${description} → ${res.status}`);
 }
 
 /** The MCP tools, their arguments, and whether they write (then GLOBAL is tried too). */
@@ -272,7 +375,15 @@ async function attackMcpTools(a: Attack): Promise<void> {
 /** 4. Credentials: none, malformed, forged, wrong algorithm, expired, wrong issuer or audience. */
 async function attackCredentials(a: Attack): Promise<void> {
   for (const [description, token, headers] of await badCredentials(a)) {
-    await send(a, 'credentials', description, 'POST', `/v1/users/${VICTIM}/memory/search`, { token, body: { query: SECRET, limit: 10 }, ...(headers ? { headers } : {}) }, true);
+    await send(
+      a,
+      'credentials',
+      description,
+      'POST',
+      `/v1/users/${VICTIM}/memory/search`,
+      { token, body: { query: SECRET, limit: 10 }, ...(headers ? { headers } : {}) },
+      true,
+    );
   }
 }
 
@@ -280,7 +391,11 @@ async function attackCredentials(a: Attack): Promise<void> {
 async function badCredentials(a: Attack): Promise<Array<[string, string | null, Record<string, string>?]>> {
   const secret = new TextEncoder().encode(a.stack.info.tokenSecret);
   const wrong = new TextEncoder().encode('not-the-stack-secret-0123456789abcdef');
-  const sign = (claims: Record<string, unknown>, key: Uint8Array, opts: { exp?: number; iss?: string; aud?: string } = {}) =>
+  const sign = (
+    claims: Record<string, unknown>,
+    key: Uint8Array,
+    opts: { exp?: number; iss?: string; aud?: string } = {},
+  ) =>
     new SignJWT(claims)
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject('forger')
@@ -295,14 +410,20 @@ async function badCredentials(a: Attack): Promise<Array<[string, string | null, 
     ['empty bearer', ''],
     ['garbage bearer', 'not.a.jwt'],
     ['admin claims signed with another key', await sign(adminClaims, wrong)],
-    ['alg none with admin claims', `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ ...adminClaims, sub: 'x', iss: LOCAL_ISSUER, aud: LOCAL_AUDIENCE, exp: Math.floor(Date.now() / 1000) + 3600 })}.`],
+    [
+      'alg none with admin claims',
+      `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ ...adminClaims, sub: 'x', iss: LOCAL_ISSUER, aud: LOCAL_AUDIENCE, exp: Math.floor(Date.now() / 1000) + 3600 })}.`,
+    ],
     ['expired admin token', await sign(adminClaims, secret, { exp: Math.floor(Date.now() / 1000) - 3600 })],
     ['wrong issuer', await sign(adminClaims, secret, { iss: 'https://evil.example' })],
     ['wrong audience', await sign(adminClaims, secret, { aud: 'another-api' })],
-    ['attacker token with a tampered payload', (() => {
-      const [h, , s] = a.attacker.split('.');
-      return `${h}.${b64({ sub: 'x', memory_users: VICTIM, iss: LOCAL_ISSUER, aud: LOCAL_AUDIENCE, exp: Math.floor(Date.now() / 1000) + 3600 })}.${s}`;
-    })()],
+    [
+      'attacker token with a tampered payload',
+      (() => {
+        const [h, , s] = a.attacker.split('.');
+        return `${h}.${b64({ sub: 'x', memory_users: VICTIM, iss: LOCAL_ISSUER, aud: LOCAL_AUDIENCE, exp: Math.floor(Date.now() / 1000) + 3600 })}.${s}`;
+      })(),
+    ],
     ['basic auth instead of bearer', null, { authorization: `Basic ${Buffer.from('admin:admin').toString('base64')}` }],
   ];
 }

@@ -38,7 +38,11 @@ export interface FunctionBundle {
 
 /** Bundle functions/<fn>/handler.ts with the MemoryFunction construct into the stack's (bundling) app. */
 export function bundleFunction(stack: Stack, fn: string): FunctionBundle {
-  const fnConstruct = new MemoryFunction(stack, fn, { entry: join(ROOT, 'functions', fn, 'handler.ts'), projectRoot: ROOT, timeoutSeconds: 30 });
+  const fnConstruct = new MemoryFunction(stack, fn, {
+    entry: join(ROOT, 'functions', fn, 'handler.ts'),
+    projectRoot: ROOT,
+    timeoutSeconds: 30,
+  });
   const staging = fnConstruct.node.findAll().find((c): c is AssetStaging => c instanceof AssetStaging);
   if (!staging) throw new Error(`no bundled asset for ${fn}`);
   // The runtime's loader (aws-lambda-nodejs-runtime-interface-client, src/UserFunction.js): index.js through require(), index.mjs through import().
@@ -48,10 +52,20 @@ export function bundleFunction(stack: Stack, fn: string): FunctionBundle {
 }
 
 export async function benchColdStart(runs = 5): Promise<ColdStartRow[]> {
-  const fns = readdirSync(join(ROOT, 'functions')).filter((f) => statSync(join(ROOT, 'functions', f)).isDirectory()).sort();
+  const fns = readdirSync(join(ROOT, 'functions'))
+    .filter((f) => statSync(join(ROOT, 'functions', f)).isDirectory())
+    .sort();
   // Each function's environment as the stack sets it (functions/<name>/env.ts is read at init).
   const account = '000000000000';
-  const stage = await synthesizeStage({ stage: 'bench', env: { account, region: 'us-east-1', partition: 'aws', queueUrl: (name) => `https://sqs.us-east-1.amazonaws.com/${account}/${name}` } });
+  const stage = await synthesizeStage({
+    stage: 'bench',
+    env: {
+      account,
+      region: 'us-east-1',
+      partition: 'aws',
+      queueUrl: (name) => `https://sqs.us-east-1.amazonaws.com/${account}/${name}`,
+    },
+  });
   // Outside the project, like /var/task: a bundle that needed anything from node_modules would fail to load here too.
   const outdir = mkdtempSync(join(tmpdir(), 'cold-start-'));
   try {
@@ -62,20 +76,29 @@ export async function benchColdStart(runs = 5): Promise<ColdStartRow[]> {
       const load = esm ? `await import(${JSON.stringify(bundle)})` : `require(${JSON.stringify(bundle)})`;
       const times: number[] = [];
       for (let i = 0; i < runs; i++) {
-        const res = spawnSync(process.execPath, [...(esm ? ['--input-type=module'] : []), '-e', `const t = performance.now(); ${load}; console.log(performance.now() - t);`], {
-          encoding: 'utf8',
-          cwd: dir,
-          env: {
-            ...process.env,
-            ...stage.functions[fn as FunctionKey].environment,
-            AWS_REGION: 'us-east-1',
-            POWERTOOLS_LOG_LEVEL: 'ERROR',
-            POWERTOOLS_METRICS_DISABLED: 'true',
-            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        const res = spawnSync(
+          process.execPath,
+          [
+            ...(esm ? ['--input-type=module'] : []),
+            '-e',
+            `const t = performance.now(); ${load}; console.log(performance.now() - t);`,
+          ],
+          {
+            encoding: 'utf8',
+            cwd: dir,
+            env: {
+              ...process.env,
+              ...stage.functions[fn as FunctionKey].environment,
+              AWS_REGION: 'us-east-1',
+              POWERTOOLS_LOG_LEVEL: 'ERROR',
+              POWERTOOLS_METRICS_DISABLED: 'true',
+              AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+            },
           },
-        });
+        );
         const ms = Number(res.stdout.trim().split('\n').at(-1));
-        if (res.status !== 0 || !Number.isFinite(ms)) throw new Error(`init of ${fn} failed: ${res.stderr.slice(0, 500)}`);
+        if (res.status !== 0 || !Number.isFinite(ms))
+          throw new Error(`init of ${fn} failed: ${res.stderr.slice(0, 500)}`);
         times.push(ms);
       }
       times.sort((a, b) => a - b);

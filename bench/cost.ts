@@ -35,9 +35,27 @@ export const AGENTCORE = {
   event: 0.25 / 1000,
   /** Long-term memory with built-in strategies: per record stored per month. */
   recordMonth: 0.75 / 1000,
+  /** Long-term memory with self-managed (or overridden) strategies: per record stored per month. */
+  selfManagedRecordMonth: 0.25 / 1000,
   /** Long-term memory retrieval. */
   retrieval: 0.5 / 1000,
 } as const;
+
+/**
+ * Amazon OpenSearch Serverless, the usual vector store of an OpenSearch-based memory: an
+ * OpenSearch Compute Unit-hour and a GB-month of managed storage. A collection keeps at least
+ * 0.5 OCU indexing and 0.5 OCU search, each doubled by standby replicas in production
+ * (docs/pricing-sources.md).
+ */
+export const OPENSEARCH_SERVERLESS = {
+  ocuHour: 0.24,
+  storageGbMonth: 0.024,
+  minOcuRedundant: 2,
+  minOcuNoStandby: 1,
+} as const;
+
+/** Bedrock batch inference: about half the on-demand token price (docs/pricing-sources.md). */
+export const BATCH_INFERENCE_DISCOUNT = 0.5;
 
 /**
  * The offline model answers at once; a real one keeps the reflector waiting, and Lambda
@@ -74,7 +92,8 @@ const sum = (ledger: Record<string, LedgerEntry>, pred: (key: string) => boolean
     .filter(([k]) => pred(k))
     .reduce((n, [, v]) => n + v[field], 0);
 
-const S3_PUT_CLASS = /^S3\.(PutObject|CopyObject|ListObjectsV2|CreateMultipartUpload|UploadPart|CompleteMultipartUpload)$/;
+const S3_PUT_CLASS =
+  /^S3\.(PutObject|CopyObject|ListObjectsV2|CreateMultipartUpload|UploadPart|CompleteMultipartUpload)$/;
 const S3_GET_CLASS = /^S3\.(GetObject|HeadObject)$/;
 
 /**
@@ -84,11 +103,18 @@ const S3_GET_CLASS = /^S3\.(GetObject|HeadObject)$/;
 export function functionCost(use: FunctionUse): CostByService {
   const l = use.ledger;
   const gbSeconds = (use.billedMs / 1000) * (use.memoryMb / 1024);
-  const polls = use.queue === null ? 0 : 2 * use.invocations * (use.queue === 'fifo' ? PRICES.sqsFifoRequest : PRICES.sqsStandardRequest);
+  const polls =
+    use.queue === null
+      ? 0
+      : 2 * use.invocations * (use.queue === 'fifo' ? PRICES.sqsFifoRequest : PRICES.sqsStandardRequest);
   return {
     lambda: use.invocations * PRICES.lambdaRequest + gbSeconds * PRICES.lambdaGbSecond,
-    dynamodb: sum(l, (k) => k.startsWith('DynamoDB.'), 'writeUnits') * PRICES.dynamoWriteUnit + sum(l, (k) => k.startsWith('DynamoDB.'), 'readUnits') * PRICES.dynamoReadUnit,
-    s3: sum(l, (k) => S3_PUT_CLASS.test(k), 'requests') * PRICES.s3Put + sum(l, (k) => S3_GET_CLASS.test(k), 'requests') * PRICES.s3Get,
+    dynamodb:
+      sum(l, (k) => k.startsWith('DynamoDB.'), 'writeUnits') * PRICES.dynamoWriteUnit +
+      sum(l, (k) => k.startsWith('DynamoDB.'), 'readUnits') * PRICES.dynamoReadUnit,
+    s3:
+      sum(l, (k) => S3_PUT_CLASS.test(k), 'requests') * PRICES.s3Put +
+      sum(l, (k) => S3_GET_CLASS.test(k), 'requests') * PRICES.s3Get,
     sqs: sum(l, (k) => /^SQS\.Send/.test(k), 'requests') * PRICES.sqsFifoRequest + polls,
     apiGateway: use.http ? use.invocations * PRICES.httpApiRequest : 0,
   };
@@ -96,4 +122,7 @@ export function functionCost(use: FunctionUse): CostByService {
 
 /** Lambda USD for the reflector waiting on a real model during these calls. */
 export const modelWaitUsd = (tokens: { calls: number; outputTokens: number }, memoryMb: number): number =>
-  (tokens.calls * ASSUMED_MODEL_WAIT.firstTokenSeconds + tokens.outputTokens / ASSUMED_MODEL_WAIT.outputTokensPerSecond) * (memoryMb / 1024) * PRICES.lambdaGbSecond;
+  (tokens.calls * ASSUMED_MODEL_WAIT.firstTokenSeconds +
+    tokens.outputTokens / ASSUMED_MODEL_WAIT.outputTokensPerSecond) *
+  (memoryMb / 1024) *
+  PRICES.lambdaGbSecond;

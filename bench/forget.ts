@@ -36,13 +36,31 @@ const USER = 'heavy-user';
 async function seed(stack: Awaited<ReturnType<typeof startHarness>>, items: number, objects: number): Promise<void> {
   const ddb = createDocumentClient(createDynamoDbClient());
   const filler = 'x'.repeat(900);
-  const rows = Array.from({ length: items }, (_, i) => ({ PutRequest: { Item: { pk: keys.userPk(USER), sk: keys.turnSk(i + 1), turnId: i + 1, text: filler } } }));
-  for (let i = 0; i < rows.length; i += 2_500) await Promise.all(Array.from({ length: 4 }, (_, k) => batchWriteAll(ddb, stack.info.tableName, rows.slice(i + k * 625, i + (k + 1) * 625))));
-  const s3 = new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials });
+  const rows = Array.from({ length: items }, (_, i) => ({
+    PutRequest: { Item: { pk: keys.userPk(USER), sk: keys.turnSk(i + 1), turnId: i + 1, text: filler } },
+  }));
+  for (let i = 0; i < rows.length; i += 2_500)
+    await Promise.all(
+      Array.from({ length: 4 }, (_, k) =>
+        batchWriteAll(ddb, stack.info.tableName, rows.slice(i + k * 625, i + (k + 1) * 625)),
+      ),
+    );
+  const s3 = new S3Client({
+    region: stack.info.region,
+    endpoint: stack.info.endpoints.s3,
+    forcePathStyle: true,
+    credentials: stack.info.credentials,
+  });
   for (let i = 0; i < objects; i += 16) {
     await Promise.all(
       Array.from({ length: Math.min(16, objects - i) }, (_, k) =>
-        s3.send(new PutObjectCommand({ Bucket: stack.info.bucketName, Key: turnDocKey(USER, i + k + 1, 'doc'), Body: filler })),
+        s3.send(
+          new PutObjectCommand({
+            Bucket: stack.info.bucketName,
+            Key: turnDocKey(USER, i + k + 1, 'doc'),
+            Body: filler,
+          }),
+        ),
       ),
     );
   }
@@ -75,6 +93,9 @@ export async function benchForget(items: number, objects: number): Promise<Forge
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { items: { type: 'string', default: '100000' }, objects: { type: 'string', default: '2000' } }, strict: true });
+  const { values } = parseArgs({
+    options: { items: { type: 'string', default: '100000' }, objects: { type: 'string', default: '2000' } },
+    strict: true,
+  });
   printReport(benchForget(Number(values.items), Number(values.objects)));
 }

@@ -11,9 +11,36 @@ import * as api from '../lib/memory-api/memory-api.js';
 import type { FieldError } from '../lib/kernel/parse-or-keep.js';
 import { fixedClock, RecordingLog } from '../lib/kernel/runtime.fake.js';
 import { MemoryErasureLog, RecordingItemEraser } from '../lib/forget/forget.fake.js';
-import { ATTACKER, arbitraryBody, brief, edgeNumber, everyErrorNamesAField, hostileString, isPlainObject, type Mutated, mutate, namesField, pathLike, REQUEST_ROOTS, tryJson, VICTIM } from '../test/helpers/hostile-input.js';
+import {
+  ATTACKER,
+  arbitraryBody,
+  brief,
+  edgeNumber,
+  everyErrorNamesAField,
+  hostileString,
+  isPlainObject,
+  type Mutated,
+  mutate,
+  namesField,
+  pathLike,
+  REQUEST_ROOTS,
+  tryJson,
+  VICTIM,
+} from '../test/helpers/hostile-input.js';
 import type { RecordingWorld } from '../test/helpers/recording-world.js';
-import { count, type FuzzOptions, type FuzzTarget, ingestDepsOf, largestAttributes, NOW, records, SECRET, storageProblems, validTurn, world } from './fuzz-world.js';
+import {
+  count,
+  type FuzzOptions,
+  type FuzzTarget,
+  ingestDepsOf,
+  largestAttributes,
+  NOW,
+  records,
+  SECRET,
+  storageProblems,
+  validTurn,
+  world,
+} from './fuzz-world.js';
 
 /** A request of an API case: path parameters as API Gateway passes them, the query, the body as sent. */
 export interface ApiRequest {
@@ -65,7 +92,10 @@ function apiDispatchOf(w: RecordingWorld): { dispatch: ApiDispatch; log: Recordi
 }
 
 /** The answer of the api function to this event: its status and JSON body (the body as text when it is not JSON). */
-async function callApi(dispatch: ApiDispatch, event: APIGatewayProxyEventV2): Promise<{ status: number; body: unknown }> {
+async function callApi(
+  dispatch: ApiDispatch,
+  event: APIGatewayProxyEventV2,
+): Promise<{ status: number; body: unknown }> {
   const result = await dispatch(event, lambdaContext('fuzz-api', 29));
   if (typeof result === 'string') return { status: 200, body: tryJson(result) ?? result };
   const text = result.body ?? '';
@@ -109,34 +139,129 @@ const apiDeps = (w: RecordingWorld): api.MemoryApiDeps => ({
 /** The attacker's own memory for API cases: turns, a staged item, a summary, API items. Returns the id of a long-term item. */
 async function seedAttackerForApi(w: RecordingWorld): Promise<string> {
   // Turns with the largest attributes the contract allows: items derived from them carry them.
-  await ingestTurns(records([1, 2, 3].map((i) => JSON.stringify(validTurn(ATTACKER, i, `I keep a reef tank with clownfish, note ${i}.`, { attributes: largestAttributes(i) })))), ingestDepsOf(w));
+  await ingestTurns(
+    records(
+      [1, 2, 3].map((i) =>
+        JSON.stringify(
+          validTurn(ATTACKER, i, `I keep a reef tank with clownfish, note ${i}.`, { attributes: largestAttributes(i) }),
+        ),
+      ),
+    ),
+    ingestDepsOf(w),
+  );
   await w.knowledge.putStaged(
     ATTACKER,
-    [{ path: 'Facts/reef--batch-1-3.md', kind: 'fact', title: 'reef', category: 'Facts', confidence: 0.6, sourceTurns: [1], text: 'reef tank', meta: { staged_at: NOW }, body: 'reef tank', markdown: 'reef tank' }],
+    [
+      {
+        path: 'Facts/reef--batch-1-3.md',
+        kind: 'fact',
+        title: 'reef',
+        category: 'Facts',
+        confidence: 0.6,
+        sourceTurns: [1],
+        text: 'reef tank',
+        meta: { staged_at: NOW },
+        body: 'reef tank',
+        markdown: 'reef tank',
+      },
+    ],
     'batch-1-3',
   );
   await w.summaries.write(
-    summaryPair({ userId: ATTACKER, id: 'summary-1-3', kind: 'idle-summary', trigger: 'idle', createdAt: NOW, sourceTurns: [1, 2, 3], prompt: DEFAULT_SUMMARY_PROMPT, text: 'Reef tank talk.', modelId: 'm', inputTokens: 1, outputTokens: 1, deleted: false }),
+    summaryPair({
+      userId: ATTACKER,
+      id: 'summary-1-3',
+      kind: 'idle-summary',
+      trigger: 'idle',
+      createdAt: NOW,
+      sourceTurns: [1, 2, 3],
+      prompt: DEFAULT_SUMMARY_PROMPT,
+      text: 'Reef tank talk.',
+      modelId: 'm',
+      inputTokens: 1,
+      outputTokens: 1,
+      deleted: false,
+    }),
   );
   const deps = apiDeps(w);
   const principal = { subject: ATTACKER, users: [ATTACKER], admin: false };
-  await api.createTierEntry(deps, principal.subject, ATTACKER, 'short_term', { text: 'feeds fish at 8', type: 'preference', clientId: 'c-short' });
-  const long = await api.createTierEntry(deps, principal.subject, ATTACKER, 'long_term', { text: 'the tank holds 40 gallons', clientId: 'c-long' });
+  await api.createTierEntry(deps, principal.subject, ATTACKER, 'short_term', {
+    text: 'feeds fish at 8',
+    type: 'preference',
+    clientId: 'c-short',
+  });
+  const long = await api.createTierEntry(deps, principal.subject, ATTACKER, 'long_term', {
+    text: 'the tank holds 40 gallons',
+    clientId: 'c-long',
+  });
   return long.item.id;
 }
 
 /** A valid sample of each route's body and query, for the attacker's own memory. */
-const SAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<string, string>; params?: Record<string, string> }> = {
-  memorySearch: { body: { query: 'reef tank', limit: 5, filters: { includeGlobal: true, kind: ['turn', 'memory'], minQuality: 0 }, minSimilarity: 0 } },
-  memorySave: { body: { turnId: 1, sessionId: 's-1', validation: 'APPROVE', candidates: [{ text: 'likes clownfish', title: 'clownfish', type: 'preference', keywords: ['fish'], contentTypes: ['preference'], confidence: 0.8 }] } },
+const SAMPLES: Record<
+  string,
+  { body?: Record<string, unknown>; query?: Record<string, string>; params?: Record<string, string> }
+> = {
+  memorySearch: {
+    body: {
+      query: 'reef tank',
+      limit: 5,
+      filters: { includeGlobal: true, kind: ['turn', 'memory'], minQuality: 0 },
+      minSimilarity: 0,
+    },
+  },
+  memorySave: {
+    body: {
+      turnId: 1,
+      sessionId: 's-1',
+      validation: 'APPROVE',
+      candidates: [
+        {
+          text: 'likes clownfish',
+          title: 'clownfish',
+          type: 'preference',
+          keywords: ['fish'],
+          contentTypes: ['preference'],
+          confidence: 0.8,
+        },
+      ],
+    },
+  },
   memoryRetrieve: { body: { id: 'turn:1' } },
-  tierCreate: { params: { tier: 'short_term' }, body: { text: 'water change on Sunday', type: 'task', sessionId: 's-1', sourceTurns: [1, 2, 3], ttlSeconds: 3600, clientId: 'c-1', confidence: 0.7 } },
-  tierQuery: { params: { tier: 'long_term' }, query: { type: 'note', kind: 'memory', sessionId: 's-1', since: '2026-01-01T00:00:00Z', until: '2026-12-31T00:00:00Z', minConfidence: '0.1', limit: '10' } },
+  tierCreate: {
+    params: { tier: 'short_term' },
+    body: {
+      text: 'water change on Sunday',
+      type: 'task',
+      sessionId: 's-1',
+      sourceTurns: [1, 2, 3],
+      ttlSeconds: 3600,
+      clientId: 'c-1',
+      confidence: 0.7,
+    },
+  },
+  tierQuery: {
+    params: { tier: 'long_term' },
+    query: {
+      type: 'note',
+      kind: 'memory',
+      sessionId: 's-1',
+      since: '2026-01-01T00:00:00Z',
+      until: '2026-12-31T00:00:00Z',
+      minConfidence: '0.1',
+      limit: '10',
+    },
+  },
   tierDelete: { params: { tier: 'long_term', id: OWN_MEM } },
   itemPromote: { params: { id: OWN_MEM }, body: { reason: 'useful' } },
   itemDemote: { params: { id: OWN_MEM }, body: { reason: 'superseded', note: 'a newer one' } },
+  itemContradict: { params: { id: OWN_MEM }, body: { evidence: 'turn:9', note: 'the user said otherwise' } },
+  itemContradictUndo: { params: { id: OWN_MEM } },
   itemEdit: { params: { id: 'summary:summary-1-3' }, body: { text: 'The user keeps a reef tank.', reason: 'shorter' } },
-  itemRestore: { params: { id: 'knowledge:Facts/reef_tank.md' }, body: { at: '2026-01-01T00:00:00.000Z', reason: 'the edit was wrong' } },
+  itemRestore: {
+    params: { id: 'knowledge:Facts/reef_tank.md' },
+    body: { at: '2026-01-01T00:00:00.000Z', reason: 'the edit was wrong' },
+  },
   memoryOutcomes: { body: { ids: [OWN_MEM, 'turn:1'], validation: 'APPROVE', turnId: 2 } },
   auditList: { query: { itemId: OWN_MEM, limit: '20' } },
   sleepTimeRuns: { query: { limit: '5' } },
@@ -192,7 +317,9 @@ const mutateQuery = (valid: Record<string, string>, o: FuzzOptions): fc.Arbitrar
     fc.constant({ value: { ...valid }, kind: 'valid' as const, field: '' }),
     ...(keys.length > 0
       ? [
-          fc.record({ field: fc.constantFrom(...keys), v: fc.oneof(hostileString(small), edgeNumber.map(String)) }).map(({ field, v }) => ({ value: { ...valid, [field]: v }, kind: 'replace' as const, field })),
+          fc
+            .record({ field: fc.constantFrom(...keys), v: fc.oneof(hostileString(small), edgeNumber.map(String)) })
+            .map(({ field, v }) => ({ value: { ...valid, [field]: v }, kind: 'replace' as const, field })),
           fc.constantFrom(...keys).map((field) => {
             const copy: Record<string, string> = { ...valid };
             delete copy[field];
@@ -200,7 +327,12 @@ const mutateQuery = (valid: Record<string, string>, o: FuzzOptions): fc.Arbitrar
           }),
         ]
       : []),
-    fc.record({ field: fc.constantFrom('userId', 'admin', '__proto__', 'x'), v: hostileString({ ...small, maxBytes: 0 }) }).map(({ field, v }) => ({ value: { ...valid, [field]: v }, kind: 'add' as const, field })),
+    fc
+      .record({
+        field: fc.constantFrom('userId', 'admin', '__proto__', 'x'),
+        v: hostileString({ ...small, maxBytes: 0 }),
+      })
+      .map(({ field, v }) => ({ value: { ...valid, [field]: v }, kind: 'add' as const, field })),
   );
 };
 
@@ -214,22 +346,46 @@ function apiCase(route: Route, o: FuzzOptions): fc.Arbitrary<ApiCase> {
           { weight: 3, arbitrary: fc.constant({ value: { ...sample.params }, kind: 'valid' as const, field: '' }) },
           {
             weight: 2,
-            arbitrary: fc.record({ field: fc.constantFrom(...paramFields), v: fc.oneof(pathLike(VICTIM), hostileString({ ...o, maxBytes: 0 }), fc.constantFrom('mem:0000', 'staged:Facts/reef--batch-1-3.md', 'summary:summary-1-3', 'knowledge:Facts/secret.md')) }).map(({ field, v }) => ({
-              value: { ...sample.params, [field]: v },
-              kind: 'replace' as const,
-              field,
-            })),
+            arbitrary: fc
+              .record({
+                field: fc.constantFrom(...paramFields),
+                v: fc.oneof(
+                  pathLike(VICTIM),
+                  hostileString({ ...o, maxBytes: 0 }),
+                  fc.constantFrom(
+                    'mem:0000',
+                    'staged:Facts/reef--batch-1-3.md',
+                    'summary:summary-1-3',
+                    'knowledge:Facts/secret.md',
+                  ),
+                ),
+              })
+              .map(({ field, v }) => ({
+                value: { ...sample.params, [field]: v },
+                kind: 'replace' as const,
+                field,
+              })),
           },
         );
   const bodyArb: fc.Arbitrary<{ text: string | undefined; mutation: Mutated | null }> = sample.body
     ? fc.oneof(
-        { weight: 8, arbitrary: mutate(sample.body, o).map((m) => ({ text: JSON.stringify(m.value) ?? 'null', mutation: m })) },
+        {
+          weight: 8,
+          arbitrary: mutate(sample.body, o).map((m) => ({ text: JSON.stringify(m.value) ?? 'null', mutation: m })),
+        },
         { weight: 1, arbitrary: arbitraryBody({ ...o, maxBytes: 0 }).map((text) => ({ text, mutation: null })) },
         { weight: 1, arbitrary: fc.constant({ text: undefined, mutation: null }) },
       )
-    : fc.oneof({ weight: 4, arbitrary: fc.constant({ text: undefined, mutation: null }) }, { weight: 1, arbitrary: arbitraryBody({ ...o, maxBytes: 0 }).map((text) => ({ text, mutation: null })) });
+    : fc.oneof(
+        { weight: 4, arbitrary: fc.constant({ text: undefined, mutation: null }) },
+        { weight: 1, arbitrary: arbitraryBody({ ...o, maxBytes: 0 }).map((text) => ({ text, mutation: null })) },
+      );
   return fc.record({
-    userId: fc.oneof({ weight: 8, arbitrary: fc.constant(ATTACKER) }, { weight: 1, arbitrary: fc.constantFrom(VICTIM, 'GLOBAL', `${ATTACKER}/../${VICTIM}`) }, { weight: 1, arbitrary: fc.oneof(pathLike(VICTIM), hostileString({ ...o, maxBytes: 0 })) }),
+    userId: fc.oneof(
+      { weight: 8, arbitrary: fc.constant(ATTACKER) },
+      { weight: 1, arbitrary: fc.constantFrom(VICTIM, 'GLOBAL', `${ATTACKER}/../${VICTIM}`) },
+      { weight: 1, arbitrary: fc.oneof(pathLike(VICTIM), hostileString({ ...o, maxBytes: 0 })) },
+    ),
     params: paramsArb,
     query: sample.query ? mutateQuery(sample.query, o) : fc.constant({ value: {}, kind: 'valid' as const, field: '' }),
     body: bodyArb,
@@ -240,9 +396,17 @@ function apiCase(route: Route, o: FuzzOptions): fc.Arbitrary<ApiCase> {
 }
 
 /** The request of an API case: path parameters as API Gateway passes them (percent-encoded unless `encode` is off), query, body. */
-export function apiRequestOf(c: ApiCase, ownMem: string): ApiRequest & { rawParams: Record<string, string>; encodable: boolean } {
+export function apiRequestOf(
+  c: ApiCase,
+  ownMem: string,
+): ApiRequest & { rawParams: Record<string, string>; encodable: boolean } {
   const fill = (v: string) => v.replaceAll(OWN_MEM, ownMem);
-  const rawParams: Record<string, string> = { userId: c.userId, ...Object.fromEntries(Object.entries(c.params.value as Record<string, unknown>).map(([k, v]) => [k, fill(String(v))])) };
+  const rawParams: Record<string, string> = {
+    userId: c.userId,
+    ...Object.fromEntries(
+      Object.entries(c.params.value as Record<string, unknown>).map(([k, v]) => [k, fill(String(v))]),
+    ),
+  };
   let encodable = true;
   // A lone surrogate cannot be percent-encoded: such a value travels as it is.
   const encode = (v: string) => {
@@ -254,7 +418,9 @@ export function apiRequestOf(c: ApiCase, ownMem: string): ApiRequest & { rawPara
     }
   };
   const pathParameters = Object.fromEntries(Object.entries(rawParams).map(([k, v]) => [k, c.encode ? encode(v) : v]));
-  const query = Object.fromEntries(Object.entries(c.query.value as Record<string, string>).map(([k, v]) => [k, fill(v)]));
+  const query = Object.fromEntries(
+    Object.entries(c.query.value as Record<string, string>).map(([k, v]) => [k, fill(v)]),
+  );
   const body = c.body.text === undefined ? undefined : fill(c.body.text);
   return { pathParameters, query, body, rawParams, encodable };
 }
@@ -264,7 +430,14 @@ export function apiRequestOf(c: ApiCase, ownMem: string): ApiRequest & { rawPara
  * changed, when it changed one); a 2xx only for the caller's own user (or GLOBAL, read);
  * an answer that matches the contract and never holds the victim's secret.
  */
-export function apiAnswerProblems(route: Route, c: ApiCase, req: ReturnType<typeof apiRequestOf>, status: number, body: unknown, caller = ATTACKER): string[] {
+export function apiAnswerProblems(
+  route: Route,
+  c: ApiCase,
+  req: ReturnType<typeof apiRequestOf>,
+  status: number,
+  body: unknown,
+  caller = ATTACKER,
+): string[] {
   const failures: string[] = [];
   let decodedUser: string | undefined;
   try {
@@ -278,16 +451,31 @@ export function apiAnswerProblems(route: Route, c: ApiCase, req: ReturnType<type
     const where = fields[0]?.path.split('.')[0] ?? '';
     const input = where === 'body' ? tryJson(req.body ?? '') : where === 'query' ? req.query : req.rawParams;
     failures.push(...everyErrorNamesAField(fields, isPlainObject(input), REQUEST_ROOTS).map((p) => `400 ${p}`));
-    const mutation = where === 'body' ? c.body.mutation : where === 'query' ? c.query : where === 'params' && c.params.kind !== 'valid' ? c.params : null;
+    const mutation =
+      where === 'body'
+        ? c.body.mutation
+        : where === 'query'
+          ? c.query
+          : where === 'params' && c.params.kind !== 'valid'
+            ? c.params
+            : null;
     const userChanged = where === 'params' && c.userId !== caller;
-    if (mutation && mutation.kind !== 'valid' && mutation.kind !== 'add' && !namesField(fields, mutation.field) && !(userChanged && namesField(fields, 'userId'))) {
+    if (
+      mutation &&
+      mutation.kind !== 'valid' &&
+      mutation.kind !== 'add' &&
+      !namesField(fields, mutation.field) &&
+      !(userChanged && namesField(fields, 'userId'))
+    ) {
       failures.push(`400 for a ${mutation.kind} of ${where}.${mutation.field} does not name it: ${brief(fields, 300)}`);
     }
     // A valid sample must pass where it is: a refusal of it is a contract bug.
-    if (mutation && mutation.kind === 'valid' && where !== 'params') failures.push(`a valid ${where} was refused: ${brief(fields, 300)}`);
+    if (mutation && mutation.kind === 'valid' && where !== 'params')
+      failures.push(`a valid ${where} was refused: ${brief(fields, 300)}`);
   }
   if (status >= 200 && status < 300) {
-    if (decodedUser !== caller && !(decodedUser === 'GLOBAL' && route.access === 'read')) failures.push(`${status} for user ${JSON.stringify(decodedUser)} (the caller may act on ${caller} only)`);
+    if (decodedUser !== caller && !(decodedUser === 'GLOBAL' && route.access === 'read'))
+      failures.push(`${status} for user ${JSON.stringify(decodedUser)} (the caller may act on ${caller} only)`);
     const shape = route.response.safeParse(body);
     if (!shape.success) failures.push(`the answer does not match the contract: ${brief(shape.error.issues, 300)}`);
   }
@@ -303,7 +491,9 @@ export function apiAnswerProblems(route: Route, c: ApiCase, req: ReturnType<type
 
 /** Any route of the API with one of its cases. */
 export const anyApiCase = (o: FuzzOptions = {}): fc.Arbitrary<{ route: Route; c: ApiCase }> =>
-  fc.constantFrom(...(routes as readonly Route[]).filter((r) => r.access !== 'public')).chain((route) => apiCase(route, o).map((c) => ({ route, c })));
+  fc
+    .constantFrom(...(routes as readonly Route[]).filter((r) => r.access !== 'public'))
+    .chain((route) => apiCase(route, o).map((c) => ({ route, c })));
 
 export function apiTarget(route: Route, o: FuzzOptions): FuzzTarget<ApiCase> {
   return {
@@ -328,7 +518,10 @@ export function apiTarget(route: Route, o: FuzzOptions): FuzzTarget<ApiCase> {
         failures.push(...storageProblems(w, new Set(), victimBefore));
         return { failures, outcomes };
       }
-      if (res.status === 500) failures.push(`500: ${brief((log.entries.find((e) => e.level === 'error')?.extra?.error as Error)?.stack ?? res.body, 400)}`);
+      if (res.status === 500)
+        failures.push(
+          `500: ${brief((log.entries.find((e) => e.level === 'error')?.extra?.error as Error)?.stack ?? res.body, 400)}`,
+        );
       else failures.push(...apiAnswerProblems(route, c, req, res.status, res.body));
       failures.push(...storageProblems(w, new Set([ATTACKER]), victimBefore));
       return { failures, outcomes };

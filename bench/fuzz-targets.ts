@@ -37,7 +37,13 @@ import { injectionTarget } from './fuzz-injection.js';
 
 export async function fuzzTargets(o: FuzzOptions = {}): Promise<FuzzTarget[]> {
   const apiRoutes = (routes as readonly Route[]).filter((r) => r.access !== 'public');
-  return [...turnQueueTargets(o), ...queueJobTargets(o), sweepTarget(await sweepInputSchema(), o), ...apiRoutes.map((r) => apiTarget(r, o) as FuzzTarget), injectionTarget(o) as FuzzTarget];
+  return [
+    ...turnQueueTargets(o),
+    ...queueJobTargets(o),
+    sweepTarget(await sweepInputSchema(), o),
+    ...apiRoutes.map((r) => apiTarget(r, o) as FuzzTarget),
+    injectionTarget(o) as FuzzTarget,
+  ];
 }
 
 export interface TargetReport {
@@ -64,7 +70,10 @@ export async function runTarget(target: FuzzTarget, cases: number, seed: number)
       try {
         r = await target.run(input);
       } catch (error) {
-        fail(`the case itself threw: ${(error as Error)?.stack?.split('\n').slice(0, 4).join(' < ') ?? String(error)}`, input);
+        fail(
+          `the case itself threw: ${(error as Error)?.stack?.split('\n').slice(0, 4).join(' < ') ?? String(error)}`,
+          input,
+        );
         return true;
       }
       for (const [k, v] of Object.entries(r.outcomes)) count(report.outcomes, k, v);

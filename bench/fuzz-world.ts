@@ -8,7 +8,16 @@ import type { IngestDeps, IngestRecord } from '../lib/turns/ingest-deps.js';
 import { ingestTurns } from '../lib/turns/ingest-turns.js';
 import type { FieldError } from '../lib/kernel/parse-or-keep.js';
 import { fixedClock, RecordingLog } from '../lib/kernel/runtime.fake.js';
-import { ATTACKER, brief, everyErrorNamesAField, isPlainObject, type Mutated, namesField, tryJson, VICTIM } from '../test/helpers/hostile-input.js';
+import {
+  ATTACKER,
+  brief,
+  everyErrorNamesAField,
+  isPlainObject,
+  type Mutated,
+  namesField,
+  tryJson,
+  VICTIM,
+} from '../test/helpers/hostile-input.js';
 import { type RecordingWorld, recordingWorld } from '../test/helpers/recording-world.js';
 
 /** A word only the victim's memory holds: no answer to the attacker may contain it. */
@@ -45,7 +54,9 @@ export async function guarded(failures: string[], what: string, work: () => Prom
     await work();
   } catch (error) {
     const e = error as Error;
-    failures.push(`${what} threw ${e?.name ?? typeof error}: ${brief(e?.message ?? String(error), 300)} at ${(e?.stack ?? "").split("\n").slice(1, 4).join(" < ")}`);
+    failures.push(
+      `${what} threw ${e?.name ?? typeof error}: ${brief(e?.message ?? String(error), 300)} at ${(e?.stack ?? '').split('\n').slice(1, 4).join(' < ')}`,
+    );
   }
 }
 
@@ -64,7 +75,12 @@ export const validTurn = (userId: string, turnId: number, query: string, extra: 
   ...extra,
 });
 
-export const ingestDepsOf = (world: RecordingWorld, claims: ClaimCheckStore = { fetch: async () => Promise.reject(Object.assign(new Error('no claims here'), { name: 'NoSuchKey' })) }): IngestDeps => ({
+export const ingestDepsOf = (
+  world: RecordingWorld,
+  claims: ClaimCheckStore = {
+    fetch: async () => Promise.reject(Object.assign(new Error('no claims here'), { name: 'NoSuchKey' })),
+  },
+): IngestDeps => ({
   turns: world.turns,
   signalState: world.signalState,
   jobs: world.jobs,
@@ -82,28 +98,74 @@ export const ingestDepsOf = (world: RecordingWorld, claims: ClaimCheckStore = { 
   forgets: { latest: async () => null },
 });
 
-export const records = (bodies: readonly string[]): IngestRecord[] => bodies.map((body, i) => ({ messageId: `m${i}`, body }));
+export const records = (bodies: readonly string[]): IngestRecord[] =>
+  bodies.map((body, i) => ({ messageId: `m${i}`, body }));
 
 /** The victim's memory: turns, a Knowledge document, a staged item, a summary, an API item — all holding the secret. */
 async function seedVictim(world: RecordingWorld): Promise<void> {
-  const lines = [1, 2, 3].map((i) => JSON.stringify(validTurn(VICTIM, i, `My private password hint is ${SECRET} number ${i}; remember ${SECRET}.`, { attributes: { channel: 'web' } })));
+  const lines = [1, 2, 3].map((i) =>
+    JSON.stringify(
+      validTurn(VICTIM, i, `My private password hint is ${SECRET} number ${i}; remember ${SECRET}.`, {
+        attributes: { channel: 'web' },
+      }),
+    ),
+  );
   await ingestTurns(records(lines), ingestDepsOf(world));
-  const doc = { id: 'Facts/secret.md', title: 'secret', text: `The password hint is ${SECRET}.`, category: 'Facts', confidence: 0.95, sourceTurns: [1], summary: SECRET, promotedAt: NOW };
+  const doc = {
+    id: 'Facts/secret.md',
+    title: 'secret',
+    text: `The password hint is ${SECRET}.`,
+    category: 'Facts',
+    confidence: 0.95,
+    sourceTurns: [1],
+    summary: SECRET,
+    promotedAt: NOW,
+  };
   await world.knowledge.putKnowledge(VICTIM, [{ path: doc.id, markdown: `# secret\n\n${doc.text}`, doc }]);
   await world.knowledge.putStaged(
     VICTIM,
-    [{ path: 'Facts/hint--batch-1-3.md', kind: 'fact', title: 'hint', category: 'Facts', confidence: 0.6, sourceTurns: [1], text: SECRET, meta: { staged_at: NOW }, body: SECRET, markdown: SECRET }],
+    [
+      {
+        path: 'Facts/hint--batch-1-3.md',
+        kind: 'fact',
+        title: 'hint',
+        category: 'Facts',
+        confidence: 0.6,
+        sourceTurns: [1],
+        text: SECRET,
+        meta: { staged_at: NOW },
+        body: SECRET,
+        markdown: SECRET,
+      },
+    ],
     'batch-1-3',
   );
   await world.summaries.write(
-    summaryPair({ userId: VICTIM, id: 'summary-1-3', kind: 'idle-summary', trigger: 'idle', createdAt: NOW, sourceTurns: [1, 2, 3], prompt: DEFAULT_SUMMARY_PROMPT, text: `Summary: ${SECRET}.`, modelId: 'm', inputTokens: 1, outputTokens: 1, deleted: false }),
+    summaryPair({
+      userId: VICTIM,
+      id: 'summary-1-3',
+      kind: 'idle-summary',
+      trigger: 'idle',
+      createdAt: NOW,
+      sourceTurns: [1, 2, 3],
+      prompt: DEFAULT_SUMMARY_PROMPT,
+      text: `Summary: ${SECRET}.`,
+      modelId: 'm',
+      inputTokens: 1,
+      outputTokens: 1,
+      deleted: false,
+    }),
   );
-  await world.items.create({ ...newTierItem(VICTIM, 'long_term', { text: `Saved: ${SECRET}`, clientId: 'victim-1' }, new Date(NOW)), path: 'memory/long_term/x' });
+  await world.items.create({
+    ...newTierItem(VICTIM, 'long_term', { text: `Saved: ${SECRET}`, clientId: 'victim-1' }, new Date(NOW)),
+    path: 'memory/long_term/x',
+  });
 }
 
 /** Everything the fakes hold of the victim, as one string (compared before and after a case). */
 function victimState(world: RecordingWorld): string {
-  const mine = (k: string) => k.startsWith(`${VICTIM}/`) || k.startsWith(`${VICTIM}#`) || k.startsWith(`${VICTIM}\u0000`);
+  const mine = (k: string) =>
+    k.startsWith(`${VICTIM}/`) || k.startsWith(`${VICTIM}#`) || k.startsWith(`${VICTIM}\u0000`);
   const pick = <V>(m: ReadonlyMap<string, V>) => [...m.entries()].filter(([k]) => mine(k));
   return JSON.stringify([
     pick(world.turns.turns),
@@ -126,12 +188,18 @@ export const largestAttributes = (turnId: number): Record<string, string> =>
   Object.fromEntries(Array.from({ length: 50 }, (_, k) => [`attribute_${k}`, `${turnId}:${k}:`.padEnd(4096, 'x')]));
 
 /** A fresh world holding the victim's memory and the attacker's turns; the write log starts empty. */
-export async function world(attackerTexts: readonly string[] = [], options: { largestAttributes?: boolean } = {}): Promise<{ world: RecordingWorld; victimBefore: string }> {
+export async function world(
+  attackerTexts: readonly string[] = [],
+  options: { largestAttributes?: boolean } = {},
+): Promise<{ world: RecordingWorld; victimBefore: string }> {
   const w = recordingWorld();
   await seedVictim(w);
   if (attackerTexts.length > 0) {
-    const attributes = (t: string, turnId: number) => (options.largestAttributes ? largestAttributes(turnId) : { channel: 'web', hostile: t.slice(0, 4000) });
-    const lines = attackerTexts.map((t, i) => JSON.stringify(validTurn(ATTACKER, i + 1, t.length > 0 ? t : 'empty', { attributes: attributes(t, i + 1) })));
+    const attributes = (t: string, turnId: number) =>
+      options.largestAttributes ? largestAttributes(turnId) : { channel: 'web', hostile: t.slice(0, 4000) };
+    const lines = attackerTexts.map((t, i) =>
+      JSON.stringify(validTurn(ATTACKER, i + 1, t.length > 0 ? t : 'empty', { attributes: attributes(t, i + 1) })),
+    );
     await ingestTurns(records(lines), ingestDepsOf(w));
   }
   w.writes.writes.length = 0;
@@ -151,7 +219,12 @@ const DISCRIMINATORS = new Set(['turn.saved', 'session.closed', 'agent.event']);
  * field must be among them (any of `changes`: a claim check and the payload it points at
  * are changed independently).
  */
-export function rejectionProblems(errors: readonly FieldError[], body: string, changes: ReadonlyArray<Mutated | null>, where = ''): string[] {
+export function rejectionProblems(
+  errors: readonly FieldError[],
+  body: string,
+  changes: ReadonlyArray<Mutated | null>,
+  where = '',
+): string[] {
   const out = everyErrorNamesAField(errors, isPlainObject(tryJson(body))).map((p) => `${where}${p}`);
   const known = changes.filter((m): m is Mutated => m !== null);
   if (known.length === 0 || known.length < changes.length) return out;
@@ -164,11 +237,16 @@ export function rejectionProblems(errors: readonly FieldError[], body: string, c
   });
   // A claim check without its payloadRef is read as a turn, and fails on the turn's own fields.
   const alsoNamed = (m: Mutated) => (m.field === 'payloadRef' && m.kind === 'remove' ? ['query', 'response'] : []);
-  if (named.length > 0 && !retyped && !named.some((m) => [m.field, ...alsoNamed(m)].some((f) => namesField(errors, f)))) {
-    out.push(`${where}${named.map((m) => `${m.kind} of ${JSON.stringify(m.field)}`).join(' and ')} rejected without naming it: ${brief(errors, 300)}`);
+  if (
+    named.length > 0 &&
+    !retyped &&
+    !named.some((m) => [m.field, ...alsoNamed(m)].some((f) => namesField(errors, f)))
+  ) {
+    out.push(
+      `${where}${named.map((m) => `${m.kind} of ${JSON.stringify(m.field)}`).join(' and ')} rejected without naming it: ${brief(errors, 300)}`,
+    );
   }
   return out;
 }
-
 
 export const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);

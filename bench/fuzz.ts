@@ -34,9 +34,14 @@ export interface FuzzReport {
 /** bench/prompt-injection.ts in its own process; its last stdout line is its report. */
 function runStackInjection(apiCases: number): InjectionReport {
   const tsx = new URL('../node_modules/.bin/tsx', import.meta.url).pathname;
-  const res = spawnSync(tsx, [new URL('./prompt-injection.ts', import.meta.url).pathname, String(apiCases)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 30 * 60_000 });
+  const res = spawnSync(tsx, [new URL('./prompt-injection.ts', import.meta.url).pathname, String(apiCases)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 30 * 60_000,
+  });
   const last = res.stdout?.trim().split('\n').at(-1);
-  if ((res.status !== 0 && res.status !== 1) || !last) throw new Error(`bench/prompt-injection.ts failed (exit ${res.status})`);
+  if ((res.status !== 0 && res.status !== 1) || !last)
+    throw new Error(`bench/prompt-injection.ts failed (exit ${res.status})`);
   return JSON.parse(last) as InjectionReport;
 }
 
@@ -54,14 +59,27 @@ export function allocate(weights: readonly number[], total: number): number[] {
   return shares;
 }
 
-export async function runFuzz(options: { cases: number; seed: number; maxBytes?: number; apiCases?: number; log?: (line: string) => void }): Promise<FuzzReport> {
+export async function runFuzz(options: {
+  cases: number;
+  seed: number;
+  maxBytes?: number;
+  apiCases?: number;
+  log?: (line: string) => void;
+}): Promise<FuzzReport> {
   const started = performance.now();
   const targets = await fuzzTargets(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {});
   const shares = allocate(
     targets.map((t) => t.weight),
     options.cases,
   );
-  const report: FuzzReport = { cases: 0, failures: 0, seed: options.seed, ms: 0, targets: {}, injection: { inProcess: null, stack: null } };
+  const report: FuzzReport = {
+    cases: 0,
+    failures: 0,
+    seed: options.seed,
+    ms: 0,
+    targets: {},
+    injection: { inProcess: null, stack: null },
+  };
   for (const [i, target] of targets.entries()) {
     const r = await runTarget(target, shares[i] ?? 1, options.seed + i);
     report.targets[target.name] = r;
@@ -75,7 +93,9 @@ export async function runFuzz(options: { cases: number; seed: number; maxBytes?:
     const stack = runStackInjection(options.apiCases);
     report.injection.stack = stack;
     report.failures += stack.failures.length;
-    options.log?.(`prompt injection (local harness): ${stack.attackerTurns} attacker turns, ${stack.modelCalls} model calls, ${stack.api.requests} API requests, ${stack.failures.length} failed checks, ${stack.ms} ms`);
+    options.log?.(
+      `prompt injection (local harness): ${stack.attackerTurns} attacker turns, ${stack.modelCalls} model calls, ${stack.api.requests} API requests, ${stack.failures.length} failed checks, ${stack.ms} ms`,
+    );
     for (const f of stack.failures.slice(0, 10)) options.log?.(`  ✗ ${f}`);
   }
   report.ms = Math.round(performance.now() - started);
@@ -93,7 +113,13 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const maxBytes = arg('--max-bytes') !== undefined ? Number(arg('--max-bytes')) : quick ? 512 * 1024 : undefined;
   const apiCases = process.argv.includes('--no-stack') ? undefined : Number(arg('--api-cases') ?? (quick ? 100 : 400));
   if (!Number.isInteger(cases) || cases < 1) throw new Error('--cases takes a positive integer');
-  const report = await runFuzz({ cases, seed, ...(maxBytes !== undefined ? { maxBytes } : {}), ...(apiCases !== undefined ? { apiCases } : {}), log: (line) => console.error(line) });
+  const report = await runFuzz({
+    cases,
+    seed,
+    ...(maxBytes !== undefined ? { maxBytes } : {}),
+    ...(apiCases !== undefined ? { apiCases } : {}),
+    log: (line) => console.error(line),
+  });
   console.log(JSON.stringify(report));
   process.exit(report.failures > 0 ? 1 : 0);
 }

@@ -34,5 +34,10 @@ function byConstructor(file: string): Map<string, { count: number; bytes: number
 const [before, after] = [process.argv[2], process.argv[3]];
 if (!before || !after) throw new Error('usage: tsx bench/heap-diff.ts BEFORE.heapsnapshot AFTER.heapsnapshot');
 const a = byConstructor(before);
-const rows = [...byConstructor(after)].map(([k, v]) => ({ k, bytes: v.bytes - (a.get(k)?.bytes ?? 0), count: v.count - (a.get(k)?.count ?? 0) }));
-for (const r of rows.sort((x, y) => y.bytes - x.bytes).slice(0, 25)) console.log(`${String(r.bytes).padStart(10)} ${String(r.count).padStart(8)} ${r.k}`);
+const rows = [...byConstructor(after)].map(([k, v]) => ({
+  k,
+  bytes: v.bytes - (a.get(k)?.bytes ?? 0),
+  count: v.count - (a.get(k)?.count ?? 0),
+}));
+for (const r of rows.sort((x, y) => y.bytes - x.bytes).slice(0, 25))
+  console.log(`${String(r.bytes).padStart(10)} ${String(r.count).padStart(8)} ${r.k}`);

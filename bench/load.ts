@@ -66,14 +66,18 @@ export const LOCOMO_FILES = ['conv-26.json', 'conv-30.json', 'conv-41.json', 'co
 /** The words of LoCoMo's turns (query, response, attributes), one list per conversation. */
 export type TurnTexts = Array<Array<Pick<TurnSaved, 'query' | 'response' | 'attributes'>>>;
 
-export function readLocomoTexts(dir = process.env.LOCOMO_DIR ?? new URL('../../shared/data/locomo/', import.meta.url).pathname): TurnTexts {
+export function readLocomoTexts(
+  dir = process.env.LOCOMO_DIR ?? new URL('../../shared/data/locomo/', import.meta.url).pathname,
+): TurnTexts {
   return LOCOMO_FILES.map((f) => {
     const conv = JSON.parse(readFileSync(join(dir, f), 'utf8')) as LocomoConversation;
-    return locomoToTurns(conv, { userId: 'x', source: `locomo/${f.replace(/\.json$/, '')}` }).map(({ query, response, attributes }) => ({
-      query,
-      response,
-      ...(attributes ? { attributes } : {}),
-    }));
+    return locomoToTurns(conv, { userId: 'x', source: `locomo/${f.replace(/\.json$/, '')}` }).map(
+      ({ query, response, attributes }) => ({
+        query,
+        response,
+        ...(attributes ? { attributes } : {}),
+      }),
+    );
   });
 }
 
@@ -151,7 +155,8 @@ export function rng(seed: number): () => number {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const pct = (sorted: readonly number[], p: number) => (sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0));
+const pct = (sorted: readonly number[], p: number) =>
+  sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0);
 
 /**
  * Measures publication → signal-function latency: pass `observe` to startHarness (and
@@ -206,7 +211,9 @@ export async function addPollers(stack: LocalHarness, extra: number, observe?: I
   const errors: unknown[] = [];
   const sources: LocalEventSource[] = [];
   for (let i = 0; i < extra; i++) {
-    for (const [key, [handler, fn]] of Object.entries(handlers) as Array<[QueueKey, [SqsHandler, keyof typeof FUNCTION_TIMEOUT_SECONDS]]>) {
+    for (const [key, [handler, fn]] of Object.entries(handlers) as Array<
+      [QueueKey, [SqsHandler, keyof typeof FUNCTION_TIMEOUT_SECONDS]]
+    >) {
       sources.push(
         new LocalEventSource({
           name: key,
@@ -257,7 +264,10 @@ export function planRound(texts: TurnTexts, options: LoadOptions): SessionPlan[]
     return {
       userId: `${options.prefix}-u${String(s % users).padStart(width, '0')}`,
       sessionId: `${options.prefix}-s${s}`,
-      texts: Array.from({ length: options.turns }, (_, i) => conv[(start + i) % conv.length] ?? { query: `turn ${i}`, response: 'ok' }),
+      texts: Array.from(
+        { length: options.turns },
+        (_, i) => conv[(start + i) % conv.length] ?? { query: `turn ${i}`, response: 'ok' },
+      ),
       steps: Array.from({ length: options.turns }, () => ({
         gapMs: Math.floor(random() * maxGapMs),
         republishAfter: random() < republishShare ? Math.floor(random() * 3) : null,
@@ -289,7 +299,10 @@ type Problem = (p: string) => void;
 /** Handler errors and records handed back, over the stack's pollers and the extra ones. */
 function sourceStats(stack: LocalHarness, pollers?: ExtraPollers) {
   const all = [...Object.values(stack.sources), ...(pollers?.sources ?? [])];
-  return { handlerErrors: all.reduce((n, s) => n + s.stats.handlerErrors, 0), failed: all.reduce((n, s) => n + s.stats.failedRecords, 0) };
+  return {
+    handlerErrors: all.reduce((n, s) => n + s.stats.handlerErrors, 0),
+    failed: all.reduce((n, s) => n + s.stats.failedRecords, 0),
+  };
 }
 
 /**
@@ -304,7 +317,14 @@ export async function runLoadRound(
   extras: { probe?: LatencyProbe; pollers?: ExtraPollers } = {},
 ): Promise<RoundResult> {
   const plan = planRound(texts, options);
-  const pub: Published = { counters: new Map(), expected: new Map(), republishedByUser: new Map(), republished: 0, sqsDuplicates: 0, publishFailures: 0 };
+  const pub: Published = {
+    counters: new Map(),
+    expected: new Map(),
+    republishedByUser: new Map(),
+    republished: 0,
+    sqsDuplicates: 0,
+    publishFailures: 0,
+  };
   const { problems, problem } = problemList();
   const statsBefore = sourceStats(stack, extras.pollers);
   const modelCallsBefore = stack.emulators.converse.requests.length;
@@ -324,7 +344,8 @@ export async function runLoadRound(
   return {
     sessions: plan.length,
     users: pub.expected.size,
-    sharedUsers: [...new Set(plan.map((p) => p.userId))].filter((u) => plan.filter((p) => p.userId === u).length > 1).length,
+    sharedUsers: [...new Set(plan.map((p) => p.userId))].filter((u) => plan.filter((p) => p.userId === u).length > 1)
+      .length,
     turnsPublished,
     republished: pub.republished,
     sqsDuplicates: pub.sqsDuplicates,
@@ -345,7 +366,9 @@ export async function runLoadRound(
 
 /** Publishes a turn again with a fresh deduplication id: SQS delivers it, the signal function must count it a duplicate. */
 async function republish(stack: LocalHarness, turn: TurnSaved, pub: Published): Promise<void> {
-  const res = await stack.publisher.publishRaw([{ body: sqsSafeJson(JSON.stringify(turn)), groupId: turn.userId, deduplicationId: `load-again-${randomUUID()}` }]);
+  const res = await stack.publisher.publishRaw([
+    { body: sqsSafeJson(JSON.stringify(turn)), groupId: turn.userId, deduplicationId: `load-again-${randomUUID()}` },
+  ]);
   pub.publishFailures += res.failed.length;
   if (res.sent === 1) {
     pub.republished += 1;
@@ -354,7 +377,12 @@ async function republish(stack: LocalHarness, turn: TurnSaved, pub: Published): 
 }
 
 /** One session: its turns after their gaps, each with the SQS duplicate and the delayed republish its plan asks for. */
-async function publishSession(stack: LocalHarness, p: SessionPlan, pub: Published, probe?: LatencyProbe): Promise<void> {
+async function publishSession(
+  stack: LocalHarness,
+  p: SessionPlan,
+  pub: Published,
+  probe?: LatencyProbe,
+): Promise<void> {
   const due: Array<{ at: number; turn: TurnSaved }> = [];
   for (let i = 0; i < p.steps.length; i++) {
     const step = p.steps[i];
@@ -364,7 +392,15 @@ async function publishSession(stack: LocalHarness, p: SessionPlan, pub: Publishe
     // The user's one counter: a second session of the same user takes the next id.
     const turnId = (pub.counters.get(p.userId) ?? 0) + 1;
     pub.counters.set(p.userId, turnId);
-    const turn: TurnSaved = { type: 'turn.saved', version: 1, userId: p.userId, sessionId: p.sessionId, turnId, timestamp: new Date().toISOString(), ...text };
+    const turn: TurnSaved = {
+      type: 'turn.saved',
+      version: 1,
+      userId: p.userId,
+      sessionId: p.sessionId,
+      turnId,
+      timestamp: new Date().toISOString(),
+      ...text,
+    };
     const byTurn = pub.expected.get(p.userId) ?? new Map<number, string>();
     byTurn.set(turnId, turnContentHash(turn));
     pub.expected.set(p.userId, byTurn);
@@ -386,7 +422,12 @@ async function publishSession(stack: LocalHarness, p: SessionPlan, pub: Publishe
 type StoredCheck = Pick<RoundResult, 'turnsStored' | 'lost' | 'doubled' | 'counted' | 'late' | 'duplicatesCounted'>;
 
 /** Checks every published turn against the table and the bucket themselves. */
-async function checkStored(stack: LocalHarness, prefix: string, pub: Published, problem: Problem): Promise<StoredCheck> {
+async function checkStored(
+  stack: LocalHarness,
+  prefix: string,
+  pub: Published,
+  problem: Problem,
+): Promise<StoredCheck> {
   const { info } = stack;
   const aws = { region: info.region, credentials: info.credentials };
   const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ ...aws, endpoint: info.endpoints.dynamodb }));
@@ -453,10 +494,15 @@ function checkUserTurns(
 ): void {
   for (const [turnId, hash] of turns) {
     const found = byId.get(turnId) ?? [];
-    const files = [...(docs.get(`${userId}#${turnId}`) ?? []), ...(inline.has(turnId) ? [inline.get(turnId) as string] : [])];
+    const files = [
+      ...(docs.get(`${userId}#${turnId}`) ?? []),
+      ...(inline.has(turnId) ? [inline.get(turnId) as string] : []),
+    ];
     if (found.length === 0 || !found.includes(hash) || !files.includes(hash)) {
       check.lost += 1;
-      problem(`lost ${userId} turn ${turnId}: index ${JSON.stringify(found)}, documents ${JSON.stringify(files)}, published ${hash}`);
+      problem(
+        `lost ${userId} turn ${turnId}: index ${JSON.stringify(found)}, documents ${JSON.stringify(files)}, published ${hash}`,
+      );
       continue;
     }
     check.turnsStored += 1;
@@ -490,7 +536,8 @@ function checkSignalCounters(
     if (c.turns + c.late > published) check.doubled += c.turns + c.late - published;
     else check.lost += published - c.turns - c.late;
   }
-  if (c.duplicates !== republished) problem(`${userId}: ${c.duplicates} duplicates counted for ${republished} republished`);
+  if (c.duplicates !== republished)
+    problem(`${userId}: ${c.duplicates} duplicates counted for ${republished} republished`);
 }
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
@@ -501,11 +548,21 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
  */
 export async function dropRoundObjects(stack: LocalHarness, prefix: string): Promise<number> {
   const { info } = stack;
-  const s3 = new S3Client({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.s3, forcePathStyle: true });
+  const s3 = new S3Client({
+    region: info.region,
+    credentials: info.credentials,
+    endpoint: info.endpoints.s3,
+    forcePathStyle: true,
+  });
   try {
     const all = await listAllKeys(s3, info.bucketName, `${usersRoot}${prefix}-`);
     for (let i = 0; i < all.length; i += 1000) {
-      await s3.send(new DeleteObjectsCommand({ Bucket: info.bucketName, Delete: { Objects: all.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true } }));
+      await s3.send(
+        new DeleteObjectsCommand({
+          Bucket: info.bucketName,
+          Delete: { Objects: all.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true },
+        }),
+      );
     }
     return all.length;
   } finally {
@@ -537,7 +594,13 @@ export async function heapAfterGc(gc: () => void): Promise<HeapSample> {
   }
   const m = process.memoryUsage();
   const mb = (n: number) => round2(n / 1024 / 1024);
-  return { heapUsedMB: mb(m.heapUsed), heapTotalMB: mb(m.heapTotal), rssMB: mb(m.rss), externalMB: mb(m.external), arrayBuffersMB: mb(m.arrayBuffers) };
+  return {
+    heapUsedMB: mb(m.heapUsed),
+    heapTotalMB: mb(m.heapTotal),
+    rssMB: mb(m.rss),
+    externalMB: mb(m.external),
+    arrayBuffersMB: mb(m.arrayBuffers),
+  };
 }
 
 /** What a run of this script reports (its last stdout line). */
@@ -608,7 +671,12 @@ export function leakCheck(heapUsedMB: readonly number[], turnsPerRound: number):
   if (settled.length < 3) return null;
   const slopeMBPerRound = round2(slope(settled));
   const boundMBPerRound = round2((LEAK_BOUND_BYTES_PER_TURN * turnsPerRound) / 1024 / 1024);
-  return { rounds: settled.map((_, i) => SETTLE_ROUNDS + i + 1), slopeMBPerRound, boundMBPerRound, held: slopeMBPerRound <= boundMBPerRound };
+  return {
+    rounds: settled.map((_, i) => SETTLE_ROUNDS + i + 1),
+    slopeMBPerRound,
+    boundMBPerRound,
+    held: slopeMBPerRound <= boundMBPerRound,
+  };
 }
 
 /** Least-squares slope of ys over 1..n. */
@@ -660,9 +728,19 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       republishShare: Number(values.republish),
       ...(values.users ? { users: Number(values.users) } : {}),
     };
-    const heap: { started: HeapSample; before?: HeapSample; after?: HeapSample; rounds: Array<HeapSample & { round: number }> } = { started: await heapAfterGc(gc), rounds: [] };
+    const heap: {
+      started: HeapSample;
+      before?: HeapSample;
+      after?: HeapSample;
+      rounds: Array<HeapSample & { round: number }>;
+    } = { started: await heapAfterGc(gc), rounds: [] };
     // Warm-up: the same shape, fewer turns, so modules, clients and connection pools exist before the first measurement.
-    const warm = await runLoadRound(stack, texts, { ...common, turns: Math.min(3, turns), prefix: 'warm', seed: 99 }, { probe, ...(extra ? { pollers: extra } : {}) });
+    const warm = await runLoadRound(
+      stack,
+      texts,
+      { ...common, turns: Math.min(3, turns), prefix: 'warm', seed: 99 },
+      { probe, ...(extra ? { pollers: extra } : {}) },
+    );
     log(`warm-up: ${warm.turnsPublished} turns in ${warm.seconds} s, lost ${warm.lost}, doubled ${warm.doubled}`);
     if (!values['keep-data']) await dropRoundObjects(stack, 'warm');
     stack.emulators.converse.requests.length = 0;
@@ -670,22 +748,39 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     log(`heap before: ${JSON.stringify(heap.before)}`);
     const results: RoundResult[] = [];
     for (let r = 1; r <= rounds; r++) {
-      const res = await runLoadRound(stack, texts, { ...common, prefix: `load-r${r}`, seed: r }, { probe, ...(extra ? { pollers: extra } : {}) });
+      const res = await runLoadRound(
+        stack,
+        texts,
+        { ...common, prefix: `load-r${r}`, seed: r },
+        { probe, ...(extra ? { pollers: extra } : {}) },
+      );
       results.push(res);
       // fauxqs's S3 and the Converse endpoint's request log live in this process: drop this round's share of them.
       if (!values['keep-data']) await dropRoundObjects(stack, `load-r${r}`);
       stack.emulators.converse.requests.length = 0;
       const h = await heapAfterGc(gc);
       // LOAD_SNAPSHOTS=8,12: a heap snapshot after those rounds' GC, for bench/heap-diff.ts.
-      if ((process.env.LOAD_SNAPSHOTS ?? '').split(',').includes(String(r))) v8.writeHeapSnapshot(`/tmp/load-r${r}.heapsnapshot`);
+      if ((process.env.LOAD_SNAPSHOTS ?? '').split(',').includes(String(r)))
+        v8.writeHeapSnapshot(`/tmp/load-r${r}.heapsnapshot`);
       heap.rounds.push({ round: r, ...h });
       const { problems, ...shown } = res;
       log(`round ${r}: ${JSON.stringify(shown)}; heap ${JSON.stringify(h)}`);
       for (const p of problems) log(`  ${p}`);
     }
     heap.after = heap.rounds.at(-1);
-    const total = (k: 'turnsPublished' | 'turnsStored' | 'lost' | 'doubled' | 'duplicatesCounted' | 'republished' | 'sqsDuplicates' | 'late' | 'handlerErrors' | 'retriedRecords') =>
-      results.reduce((n, r) => n + r[k], 0);
+    const total = (
+      k:
+        | 'turnsPublished'
+        | 'turnsStored'
+        | 'lost'
+        | 'doubled'
+        | 'duplicatesCounted'
+        | 'republished'
+        | 'sqsDuplicates'
+        | 'late'
+        | 'handlerErrors'
+        | 'retriedRecords',
+    ) => results.reduce((n, r) => n + r[k], 0);
     const usedPerRound = heap.rounds.map((h) => h.heapUsedMB);
     const last = results.at(-1);
     const out: Omit<LoadReport, 'ok'> = {
@@ -722,7 +817,13 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       perRound: results.map(({ problems, ...r }) => ({ ...r, problems: problems.length })),
       seconds: round2((performance.now() - t0) / 1000),
     };
-    const ok = out.lost === 0 && out.doubled === 0 && out.dlq === 0 && out.duplicatesCounted === out.republished && out.handlerErrors === 0 && out.leak?.held !== false;
+    const ok =
+      out.lost === 0 &&
+      out.doubled === 0 &&
+      out.dlq === 0 &&
+      out.duplicatesCounted === out.republished &&
+      out.handlerErrors === 0 &&
+      out.leak?.held !== false;
     if (!ok) exitCode = 1;
     console.log(JSON.stringify({ ok, ...out } satisfies LoadReport));
   } catch (error) {

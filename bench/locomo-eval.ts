@@ -50,11 +50,14 @@ export const VERDICT_TOOL = {
 
 /** The answer prompt: the memories, best first, each with its date; then the question. */
 export function answerPrompt(question: string, memories: ReadonlyArray<{ text: string; createdAt?: string }>): string {
-  const lines = memories.map((m, i) => `[${i + 1}]${m.createdAt ? ` (${m.createdAt.slice(0, 10)})` : ''} ${m.text.replace(/\s+/g, ' ').trim()}`);
+  const lines = memories.map(
+    (m, i) => `[${i + 1}]${m.createdAt ? ` (${m.createdAt.slice(0, 10)})` : ''} ${m.text.replace(/\s+/g, ' ').trim()}`,
+  );
   return `Memories:\n${lines.join('\n')}\n\nQuestion: ${question}\nAnswer:`;
 }
 
-export const judgePrompt = (question: string, gold: string, answer: string): string => `Question: ${question}\nGold answer: ${gold}\nAnswer: ${answer}`;
+export const judgePrompt = (question: string, gold: string, answer: string): string =>
+  `Question: ${question}\nGold answer: ${gold}\nAnswer: ${answer}`;
 
 /** The judge's verdict from its tool input, or null when it gave none. */
 export function verdictOf(output: unknown): boolean | null {
@@ -112,7 +115,12 @@ interface Eval {
 async function askAndJudge(run: Eval, memory: MemoryClient, userId: string, qa: Qa): Promise<void> {
   const gold = String(qa.answer ?? '');
   const { results } = await memory.search(userId, { query: qa.question, limit: run.k });
-  const answered = await run.model.summarize({ system: ANSWER_SYSTEM, prompt: answerPrompt(qa.question, results), temperature: 0, maxTokens: 100 });
+  const answered = await run.model.summarize({
+    system: ANSWER_SYSTEM,
+    prompt: answerPrompt(qa.question, results),
+    temperature: 0,
+    maxTokens: 100,
+  });
   const judged = await run.model.reflect({
     system: JUDGE_SYSTEM,
     prompt: judgePrompt(qa.question, gold, answered.text),
@@ -145,21 +153,47 @@ async function evalConversation(run: Eval, file: string): Promise<void> {
   const { stack } = run;
   await replayWithNextDay(stack, locomoToTurns(conv, { userId, source: `locomo/${name}` }));
   const memory = new MemoryClient(stack.info.apiUrl, () => stack.info.adminToken);
-  const asked = conv.qa.filter((qa) => qa.category >= 1 && qa.category <= 4 && typeof qa.question === 'string' && qa.answer !== undefined).slice(0, run.perConversation);
+  const asked = conv.qa
+    .filter((qa) => qa.category >= 1 && qa.category <= 4 && typeof qa.question === 'string' && qa.answer !== undefined)
+    .slice(0, run.perConversation);
   for (const qa of asked) await askAndJudge(run, memory, userId, qa);
 }
 
 const ratio = (n: number, of: number) => (of === 0 ? 0 : Math.round((n / of) * 1000) / 1000);
-const summary = (s: Score) => ({ questions: s.questions, jScore: ratio(s.correct, s.questions), f1: ratio(s.f1, s.questions), unjudged: s.unjudged });
+const summary = (s: Score) => ({
+  questions: s.questions,
+  jScore: ratio(s.correct, s.questions),
+  f1: ratio(s.f1, s.questions),
+  unjudged: s.unjudged,
+});
 
-export async function runEval(options: { files: readonly string[]; model?: string | undefined; region: string; k: number; perConversation: number }) {
+export async function runEval(options: {
+  files: readonly string[];
+  model?: string | undefined;
+  region: string;
+  k: number;
+  perConversation: number;
+}) {
   const stack = await startHarness({ stage: 'eval', logLevel: 'SILENT' });
   const info = stack.info;
   const client = options.model
     ? new BedrockRuntimeClient({ region: options.region })
-    : new BedrockRuntimeClient({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.bedrock, maxAttempts: 1 });
+    : new BedrockRuntimeClient({
+        region: info.region,
+        credentials: info.credentials,
+        endpoint: info.endpoints.bedrock,
+        maxAttempts: 1,
+      });
   const modelId = options.model ?? info.modelId;
-  const run: Eval = { stack, model: new BedrockConverseModel(client, modelId), k: options.k, perConversation: options.perConversation, total: emptyScore(), byCategory: {}, usage: { input: 0, output: 0 } };
+  const run: Eval = {
+    stack,
+    model: new BedrockConverseModel(client, modelId),
+    k: options.k,
+    perConversation: options.perConversation,
+    total: emptyScore(),
+    byCategory: {},
+    usage: { input: 0, output: 0 },
+  };
   try {
     for (const file of options.files) await evalConversation(run, file);
   } finally {
@@ -188,5 +222,13 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   });
   const dir = values.dir ?? process.env.LOCOMO_DIR ?? new URL('../../shared/data/locomo/', import.meta.url).pathname;
   const files = (values.quick ? LOCOMO_FILES.slice(0, 1) : LOCOMO_FILES).map((f) => join(dir, f));
-  printReport(runEval({ files, model: values.model, region: values.region, k: Number(values.k), perConversation: Number(values.questions) }));
+  printReport(
+    runEval({
+      files,
+      model: values.model,
+      region: values.region,
+      k: Number(values.k),
+      perConversation: Number(values.questions),
+    }),
+  );
 }

@@ -77,6 +77,8 @@ export interface QualityResult {
   promotion: { staged: number; promoted: number; per100Turns: number };
   /** Result kinds in the memory search's top 5, over all questions. */
   kinds: Record<string, number>;
+  /** Share of the results in the memory search's top 10, over all questions, that are tier entries (tierEntryShare). */
+  tierShareTop10: number;
   /** What the replays used (ingest: replay + a day of sweeps; retrieval: the QA searches). */
   usage: {
     ingest: PhaseUse;
@@ -133,12 +135,21 @@ const quantile = (xs: readonly number[], q: number): number => {
 function spread(runs: ReadonlyArray<readonly number[]>): Spread {
   const all = runs.flat();
   const r1 = (n: number) => Math.round(n * 10) / 10;
-  return { samples: all.length, median: r1(quantile(all, 0.5)), p95: r1(quantile(all, 0.95)), runMedians: runs.filter((r) => r.length > 0).map((r) => r1(quantile(r, 0.5))) };
+  return {
+    samples: all.length,
+    median: r1(quantile(all, 0.5)),
+    p95: r1(quantile(all, 0.95)),
+    runMedians: runs.filter((r) => r.length > 0).map((r) => r1(quantile(r, 0.5))),
+  };
 }
 
 const emptyPhase = (): PhaseUse => ({ byFunction: {} });
 
-function addPhase(into: PhaseUse, ledger: Record<string, Record<string, LedgerEntry>>, invocations: readonly Invocation[]): void {
+function addPhase(
+  into: PhaseUse,
+  ledger: Record<string, Record<string, LedgerEntry>>,
+  invocations: readonly Invocation[],
+): void {
   const fnUse = (fn: string) => {
     const use = into.byFunction[fn] ?? { ledger: {}, invocations: 0, billedMs: 0 };
     into.byFunction[fn] = use;
@@ -167,7 +178,8 @@ interface Qa {
   category: number;
 }
 
-const evidenceIds = (qa: Qa): string[] => (qa.evidence ?? []).flatMap((e) => e.split(/[;,\s]+/)).filter((e) => /^D\d+:\d+$/.test(e));
+const evidenceIds = (qa: Qa): string[] =>
+  (qa.evidence ?? []).flatMap((e) => e.split(/[;,\s]+/)).filter((e) => /^D\d+:\d+$/.test(e));
 
 function recallAt(ranked: ReadonlyArray<ReadonlySet<string>>, evidence: readonly string[]) {
   const out = { any: {} as Record<number, boolean>, all: {} as Record<number, boolean> };
@@ -210,6 +222,7 @@ interface Tally {
   floor: Recall;
   stemmedFloor: Recall;
   kinds: Record<string, number>;
+  top10: Top10Tally;
   adversarial: { questions: number; empty: number; floorEmpty: number };
   tokens: QualityResult['tokens'];
   extraction: { events: number; covered: number };
@@ -226,10 +239,20 @@ const emptyTally = (): Tally => ({
   floor: emptyRecall(),
   stemmedFloor: emptyRecall(),
   kinds: {},
+  top10: { results: 0, tierEntries: 0 },
   adversarial: { questions: 0, empty: 0, floorEmpty: 0 },
   tokens: { memoryTop5: 0, rawTurnsTheyStandFor: 0, floorTop5: 0 },
   extraction: { events: 0, covered: 0 },
-  diary: { perTurnEntries: 0, attempts: 0, written: 0, byCriterion: {}, rejected: {}, events: 0, coveredBySession: 0, coveredByContent: 0 },
+  diary: {
+    perTurnEntries: 0,
+    attempts: 0,
+    written: 0,
+    byCriterion: {},
+    rejected: {},
+    events: 0,
+    coveredBySession: 0,
+    coveredByContent: 0,
+  },
   latencyRuns: { signal: [], trigger: [], search: [] },
 });
 
@@ -244,7 +267,12 @@ function phaseMeter() {
     observe: (i: Invocation) => void invocations.push(i),
     end(into: PhaseUse | null): Invocation[] {
       const now = requestLedger.snapshotByScope();
-      if (into) addPhase(into, Object.fromEntries(Object.entries(now).map(([fn, entries]) => [fn, ledgerDelta(mark[fn] ?? {}, entries)])), invocations);
+      if (into)
+        addPhase(
+          into,
+          Object.fromEntries(Object.entries(now).map(([fn, entries]) => [fn, ledgerDelta(mark[fn] ?? {}, entries)])),
+          invocations,
+        );
       const done = invocations;
       mark = now;
       invocations = [];
@@ -270,21 +298,43 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
   // Logs at the production stage's level and metrics on, as a deployment writes them: their
   // bytes are counted per function (the lines' `service`) and kept off the terminal.
   const logs = captureLogBytes();
-  const stack = await startHarness({ stage: 'bench', logLevel: stageConfig('prod').logLevel, metrics: true, speed: 300, observe: meter.observe });
+  const stack = await startHarness({
+    stage: 'bench',
+    logLevel: stageConfig('prod').logLevel,
+    metrics: true,
+    speed: 300,
+    observe: meter.observe,
+  });
   meter.end(null);
   const s3Before = requestLedger.s3ByKeyClass();
-  const s3 = new S3Client({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.s3, forcePathStyle: true });
+  const s3 = new S3Client({
+    region: stack.info.region,
+    credentials: stack.info.credentials,
+    endpoint: stack.info.endpoints.s3,
+    forcePathStyle: true,
+  });
   const run: Run = { stack, s3, meter, ingest: emptyPhase(), retrieval: emptyPhase() };
   const tally = emptyTally();
   let summary: RunReport | null = null;
   let s3ByKeyClass: Record<string, number> = {};
-  let storage: StorageUse = { dynamodbItems: 0, dynamodbBytes: 0, gsiBytes: 0, s3Objects: 0, s3Bytes: 0, taggedObjects: 0 };
+  let storage: StorageUse = {
+    dynamodbItems: 0,
+    dynamodbBytes: 0,
+    gsiBytes: 0,
+    s3Objects: 0,
+    s3Bytes: 0,
+    taggedObjects: 0,
+  };
   try {
     for (const file of files) await benchConversation(run, file, tally);
     summary = await stack.report();
     storage = await measureStorage(stack.info);
   } finally {
-    s3ByKeyClass = Object.fromEntries(Object.entries(requestLedger.s3ByKeyClass()).map(([k, n]) => [k, n - (s3Before[k] ?? 0)]).filter(([, n]) => n !== 0));
+    s3ByKeyClass = Object.fromEntries(
+      Object.entries(requestLedger.s3ByKeyClass())
+        .map(([k, n]) => [k, n - (s3Before[k] ?? 0)])
+        .filter(([, n]) => n !== 0),
+    );
     s3.destroy();
     await stack.stop();
     logs.stop();
@@ -330,9 +380,15 @@ async function replayConversation(run: Run, turns: readonly TurnSaved[], tally: 
   meter.end(null);
   await replayWithNextDay(stack, turns);
   const replayed = meter.end(run.ingest);
-  tally.latencyRuns.signal.push(replayed.filter((i) => i.fn === 'signal' && i.records.length > 0).map((i) => i.ms / i.records.length));
+  tally.latencyRuns.signal.push(
+    replayed.filter((i) => i.fn === 'signal' && i.records.length > 0).map((i) => i.ms / i.records.length),
+  );
   tally.latencyRuns.trigger.push(
-    replayed.filter((i) => i.fn === 'reflector').flatMap((i) => i.records.filter((r) => jobKind(r) === 'batch').map((r) => i.finishedAt - Number(r.attributes.SentTimestamp))),
+    replayed
+      .filter((i) => i.fn === 'reflector')
+      .flatMap((i) =>
+        i.records.filter((r) => jobKind(r) === 'batch').map((r) => i.finishedAt - Number(r.attributes.SentTimestamp)),
+      ),
   );
 }
 
@@ -351,7 +407,8 @@ function memorySearch(stack: LocalHarness, userId: string): Search {
 /** The raw turns, by id and as the two BM25 floors (plain and stemmed) search them. */
 function rawTurns(turns: readonly TurnSaved[]) {
   const byTurn = new Map<number, TurnSaved>(turns.map((t) => [t.turnId, t]));
-  const diaOf = (ids: readonly number[]) => new Set(ids.flatMap((id) => (byTurn.get(id)?.attributes?.dia_ids ?? '').split(' ').filter(Boolean)));
+  const diaOf = (ids: readonly number[]) =>
+    new Set(ids.flatMap((id) => (byTurn.get(id)?.attributes?.dia_ids ?? '').split(' ').filter(Boolean)));
   const docs = turns.map((t) => ({ id: String(t.turnId), title: '', text: `${t.query}\n${t.response}` }));
   return { byTurn, diaOf, index: new KnowledgeSearch(docs), stemmed: new KnowledgeSearch(docs, { stem: true }) };
 }
@@ -395,6 +452,7 @@ async function askQuestion(qa: Qa, raw: RawTurns, search: Search, tally: Tally):
     ),
   );
 
+  addTop10(tally.top10, results);
   const top5 = results.slice(0, 5);
   for (const r of top5) tally.kinds[r.kind] = (tally.kinds[r.kind] ?? 0) + 1;
   tally.tokens.memoryTop5 += top5.reduce((n, r) => n + estimateTokens(r.text), 0);
@@ -414,9 +472,15 @@ interface DiaryEntry {
 /** The user's batch logs in batch id order: in their DynamoDB items (batch-log-store.ts). */
 async function batchLogs(run: Run, userId: string): Promise<BatchLog[]> {
   const { info } = run.stack;
-  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.dynamodb }));
+  const ddb = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.dynamodb }),
+  );
   try {
-    const items = await queryAll(ddb, { TableName: info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.batchPrefix } });
+    const items = await queryAll(ddb, {
+      TableName: info.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.batchPrefix },
+    });
     const logs = await Promise.all(items.map((i) => batchLogOf(run.s3, info.bucketName, i)));
     return logs.filter((l): l is BatchLog => l !== null);
   } finally {
@@ -427,9 +491,15 @@ async function batchLogs(run: Run, userId: string): Promise<BatchLog[]> {
 /** The user's diary records by batch id: an entry is its record (no S3 object). */
 async function diaryRecords(run: Run, userId: string): Promise<Map<string, DiaryRecord>> {
   const { info } = run.stack;
-  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.dynamodb }));
+  const ddb = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.dynamodb }),
+  );
   try {
-    const items = await queryAll(ddb, { TableName: info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.diaryPrefix } });
+    const items = await queryAll(ddb, {
+      TableName: info.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.diaryPrefix },
+    });
     return new Map(items.map((i) => [(i.entry as DiaryRecord).id, i.entry as DiaryRecord]));
   } finally {
     ddb.destroy();
@@ -443,7 +513,8 @@ async function readDiaryEntries(run: Run, userId: string, diary: Tally['diary'])
   for (const log of await batchLogs(run, userId)) {
     if (!log.diary) continue;
     diary.attempts += 1;
-    for (const [criterion, evidence] of Object.entries(log.diary.criteria)) if (evidence.length > 0) diary.byCriterion[criterion] = (diary.byCriterion[criterion] ?? 0) + 1;
+    for (const [criterion, evidence] of Object.entries(log.diary.criteria))
+      if (evidence.length > 0) diary.byCriterion[criterion] = (diary.byCriterion[criterion] ?? 0) + 1;
     if (!log.diary.written || !log.diary.path) {
       const reason = log.diary.reason ?? '?';
       diary.rejected[reason] = (diary.rejected[reason] ?? 0) + 1;
@@ -458,7 +529,10 @@ async function readDiaryEntries(run: Run, userId: string, diary: Tally['diary'])
 }
 
 /** The conversation's annotated event sentences (`events_session_N`), each with its session's turn ids. */
-function annotatedEvents(conv: Conversation, turns: readonly TurnSaved[]): Array<{ sentence: string; own: Set<number> }> {
+function annotatedEvents(
+  conv: Conversation,
+  turns: readonly TurnSaved[],
+): Array<{ sentence: string; own: Set<number> }> {
   const sessionTurns = new Map<string, Set<number>>();
   for (const t of turns) {
     const s = t.attributes?.session ?? '';
@@ -473,7 +547,8 @@ function annotatedEvents(conv: Conversation, turns: readonly TurnSaved[]): Array
     const sentences = Object.entries(value as Record<string, unknown>)
       .filter(([speaker]) => speaker !== 'date')
       .flatMap(([, list]) => (Array.isArray(list) ? (list as string[]) : []));
-    for (const sentence of sentences) if (typeof sentence === 'string' && sentence.trim() !== '') events.push({ sentence, own });
+    for (const sentence of sentences)
+      if (typeof sentence === 'string' && sentence.trim() !== '') events.push({ sentence, own });
   }
   return events;
 }
@@ -483,7 +558,13 @@ function annotatedEvents(conv: Conversation, turns: readonly TurnSaved[]): Array
  * items; covered when one of the top 3 derives from a turn of that session. Diary coverage:
  * by session (an entry reviewed a turn of it) and by content (that entry shares words with it).
  */
-async function scoreEvents(conv: Conversation, turns: readonly TurnSaved[], entries: readonly DiaryEntry[], search: Search, tally: Tally): Promise<void> {
+async function scoreEvents(
+  conv: Conversation,
+  turns: readonly TurnSaved[],
+  entries: readonly DiaryEntry[],
+  search: Search,
+  tally: Tally,
+): Promise<void> {
   const { extraction, diary } = tally;
   for (const { sentence, own } of annotatedEvents(conv, turns)) {
     extraction.events += 1;
@@ -493,7 +574,8 @@ async function scoreEvents(conv: Conversation, turns: readonly TurnSaved[], entr
     const ofSession = entries.filter((e) => [...e.turns].some((t) => own.has(t)));
     if (ofSession.length > 0) diary.coveredBySession += 1;
     const words = contentWords(sentence);
-    if (ofSession.some((e) => words.filter((w) => e.words.has(w)).length >= MIN_SHARED_WORDS)) diary.coveredByContent += 1;
+    if (ofSession.some((e) => words.filter((w) => e.words.has(w)).length >= MIN_SHARED_WORDS))
+      diary.coveredByContent += 1;
   }
 }
 
@@ -520,11 +602,17 @@ function qualityResult(end: {
     turns: tally.turns,
     questions,
     byCategory: tally.byCategory,
-    memoryByCategory: Object.fromEntries(Object.entries(tally.memoryByCategory).map(([c, r]) => [c, norm(r, tally.byCategory[c] ?? 0)])),
+    memoryByCategory: Object.fromEntries(
+      Object.entries(tally.memoryByCategory).map(([c, r]) => [c, norm(r, tally.byCategory[c] ?? 0)]),
+    ),
     memory: norm(tally.memory),
     floor: norm(tally.floor),
     stemmedFloor: norm(tally.stemmedFloor),
-    adversarial: { questions: adversarial.questions, emptyShare: share(adversarial.empty, adversarial.questions), floorEmptyShare: share(adversarial.floorEmpty, adversarial.questions) },
+    adversarial: {
+      questions: adversarial.questions,
+      emptyShare: share(adversarial.empty, adversarial.questions),
+      floorEmptyShare: share(adversarial.floorEmpty, adversarial.questions),
+    },
     tokens: {
       memoryTop5: Math.round(tokens.memoryTop5 / Math.max(1, questions)),
       rawTurnsTheyStandFor: Math.round(tokens.rawTurnsTheyStandFor / Math.max(1, questions)),
@@ -533,7 +621,12 @@ function qualityResult(end: {
     extraction: { ...extraction, share: share(extraction.covered, extraction.events) },
     diary: { ...diary, reduction: share(diary.perTurnEntries - diary.written, diary.perTurnEntries) },
     kinds: tally.kinds,
-    promotion: { staged: summary?.staged ?? 0, promoted: summary?.promoted ?? 0, per100Turns: share((summary?.promoted ?? 0) * 100, tally.turns) },
+    tierShareTop10: tierEntryShare(tally.top10),
+    promotion: {
+      staged: summary?.staged ?? 0,
+      promoted: summary?.promoted ?? 0,
+      per100Turns: share((summary?.promoted ?? 0) * 100, tally.turns),
+    },
     usage: {
       ingest: end.run.ingest,
       retrieval: end.run.retrieval,
@@ -545,10 +638,34 @@ function qualityResult(end: {
       metrics: [...logs.metrics].sort(),
       s3ByKeyClass: end.s3ByKeyClass,
     },
-    latency: { signalMsPerTurn: spread(tally.latencyRuns.signal), triggerToStagedMs: spread(tally.latencyRuns.trigger), searchApiMs: spread(tally.latencyRuns.search) },
+    latency: {
+      signalMsPerTurn: spread(tally.latencyRuns.signal),
+      triggerToStagedMs: spread(tally.latencyRuns.trigger),
+      searchApiMs: spread(tally.latencyRuns.search),
+    },
     seconds: Math.round((Date.now() - end.started) / 1000),
   };
 }
+
+/** The results in the top 10 of every question asked, and how many of them are tier entries. */
+export interface Top10Tally {
+  results: number;
+  tierEntries: number;
+}
+
+/**
+ * Counts a question's top 10 into `into`. A tier entry is an item of kind `memory` (a `mem:` id:
+ * what the tier routes, memory.save and reflection write; lib/items/memory-item.ts KindSchema).
+ */
+export function addTop10(into: Top10Tally, results: ReadonlyArray<{ kind: string }>): void {
+  const top10 = results.slice(0, 10);
+  into.results += top10.length;
+  into.tierEntries += top10.filter((r) => r.kind === 'memory').length;
+}
+
+/** Tier entries' share of the top-10 results counted (0 when none were), to three places. */
+export const tierEntryShare = (t: Top10Tally): number =>
+  t.results > 0 ? Math.round((t.tierEntries / t.results) * 1000) / 1000 : 0;
 
 /** Content words an annotated event must share with a diary entry of its session to count as covered by content. */
 const MIN_SHARED_WORDS = 2;
@@ -602,8 +719,11 @@ function captureLogBytes(): { bytes: Record<string, number>; metrics: Set<string
       const service = line.startsWith('{') ? /"service":"([^"]+)"/.exec(line)?.[1] : undefined;
       if (service) bytes[service] = (bytes[service] ?? 0) + Buffer.byteLength(line, 'utf8') + 1;
       if (service && line.includes('"_aws"')) {
-        const emf = JSON.parse(line) as { _aws?: { CloudWatchMetrics?: Array<{ Metrics?: Array<{ Name?: string }> }> } };
-        for (const d of emf._aws?.CloudWatchMetrics ?? []) for (const m of d.Metrics ?? []) metrics.add(`${service}/${m.Name}`);
+        const emf = JSON.parse(line) as {
+          _aws?: { CloudWatchMetrics?: Array<{ Metrics?: Array<{ Name?: string }> }> };
+        };
+        for (const d of emf._aws?.CloudWatchMetrics ?? [])
+          for (const m of d.Metrics ?? []) metrics.add(`${service}/${m.Name}`);
       } else if (line.length > 0) kept += `${line}\n`;
     }
     return kept.length > 0 ? (write as (c: string, ...r: unknown[]) => boolean)(kept, ...rest) : true;
@@ -617,7 +737,10 @@ function captureLogBytes(): { bytes: Record<string, number>; metrics: Set<string
 export const LOCOMO_FILES = ['conv-26.json', 'conv-30.json', 'conv-41.json', 'conv-42.json', 'conv-43.json'];
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, dir: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({
+    options: { quick: { type: 'boolean', default: false }, dir: { type: 'string' } },
+    strict: true,
+  });
   const dir = values.dir ?? process.env.LOCOMO_DIR ?? new URL('../../shared/data/locomo/', import.meta.url).pathname;
   const files = (values.quick ? LOCOMO_FILES.slice(0, 1) : LOCOMO_FILES).map((f) => join(dir, f));
   printReport(benchLocomoQuality(files));

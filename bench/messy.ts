@@ -47,7 +47,9 @@ export async function benchMessy(file: string, rate: number, seed: number): Prom
     await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
     await stack.waitUntilDrained({ timeoutMs: 60 * 60_000 });
     const s = await stack.report();
-    const aborted = (await stack.scanItems()).filter((i) => String(i.sk).startsWith('BATCH#') && i.status === 'aborted');
+    const aborted = (await stack.scanItems()).filter(
+      (i) => String(i.sk).startsWith('BATCH#') && i.status === 'aborted',
+    );
     const abortReasons: Record<string, number> = {};
     for (const b of aborted) {
       // The reason without the batch's own figures (token counts), so alike aborts count together.
@@ -75,7 +77,15 @@ export async function benchMessy(file: string, rate: number, seed: number): Prom
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { replay: { type: 'string' }, rate: { type: 'string', default: '0.3' }, seed: { type: 'string', default: '1' } }, strict: true });
-  if (!values.replay) throw new Error('--replay FILE: a LoCoMo conversation (.json) or a JSONL file of turn.saved events');
+  const { values } = parseArgs({
+    options: {
+      replay: { type: 'string' },
+      rate: { type: 'string', default: '0.3' },
+      seed: { type: 'string', default: '1' },
+    },
+    strict: true,
+  });
+  if (!values.replay)
+    throw new Error('--replay FILE: a LoCoMo conversation (.json) or a JSONL file of turn.saved events');
   printReport(benchMessy(values.replay, Number(values.rate), Number(values.seed)));
 }

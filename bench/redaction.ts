@@ -33,14 +33,22 @@ export interface RedactionReport {
   /** Controls: plants the same check finds in the published lines (must be all), model calls made, redaction markers in the user's turn items. */
   control: { foundInInput: number; modelCalls: number; markersInTurns: number };
   /** What the signal function's redaction would take from the dev conversations as they are. */
-  falsePositives: { conversations: number; turns: number; words: number; total: number; byKind: RedactionCounts; examples: string[] };
+  falsePositives: {
+    conversations: number;
+    turns: number;
+    words: number;
+    total: number;
+    byKind: RedactionCounts;
+    examples: string[];
+  };
 }
 
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const ALNUM = `${UPPER}abcdefghijklmnopqrstuvwxyz0123456789`;
 
 function plantFactory(random: () => number) {
-  const pick = (chars: string, n: number) => Array.from({ length: n }, () => chars[Math.floor(random() * chars.length)]).join('');
+  const pick = (chars: string, n: number) =>
+    Array.from({ length: n }, () => chars[Math.floor(random() * chars.length)]).join('');
   const digits = (n: number) => pick('0123456789', n);
   const b64url = (s: string) => Buffer.from(s).toString('base64url');
   const luhnCard = () => {
@@ -60,14 +68,26 @@ function plantFactory(random: () => number) {
     },
     private_key: () => {
       const line = pick(`${ALNUM}+/`, 64);
-      return { sentence: `here is the key file:\n-----BEGIN PRIVATE KEY-----\n${line}\n${pick(`${ALNUM}+/`, 40)}\n-----END PRIVATE KEY-----\n`, secret: line };
+      return {
+        sentence: `here is the key file:\n-----BEGIN PRIVATE KEY-----\n${line}\n${pick(`${ALNUM}+/`, 40)}\n-----END PRIVATE KEY-----\n`,
+        secret: line,
+      };
     },
     jwt: () => {
       const payload = b64url(JSON.stringify({ sub: pick(ALNUM, 12), exp: 1_800_000_000 + Math.floor(random() * 1e6) }));
-      return { sentence: `the session token was ${b64url('{"alg":"HS256","typ":"JWT"}')}.${payload}.${pick(`${ALNUM}-_`, 43)}`, secret: payload };
+      return {
+        sentence: `the session token was ${b64url('{"alg":"HS256","typ":"JWT"}')}.${payload}.${pick(`${ALNUM}-_`, 43)}`,
+        secret: payload,
+      };
     },
     api_token: () => {
-      const forms = [`ghp_${pick(ALNUM, 36)}`, `xoxb-${digits(12)}-${pick(ALNUM, 24)}`, `sk_live_${pick(ALNUM, 24)}`, `AIza${pick(`${ALNUM}-_`, 35)}`, `sk-ant-${pick(`${ALNUM}-_`, 40)}`];
+      const forms = [
+        `ghp_${pick(ALNUM, 36)}`,
+        `xoxb-${digits(12)}-${pick(ALNUM, 24)}`,
+        `sk_live_${pick(ALNUM, 24)}`,
+        `AIza${pick(`${ALNUM}-_`, 35)}`,
+        `sk-ant-${pick(`${ALNUM}-_`, 40)}`,
+      ];
       const v = forms[Math.floor(random() * forms.length)] as string;
       return { sentence: `I pasted the token ${v} into the settings`, secret: v };
     },
@@ -100,7 +120,11 @@ function plantFactory(random: () => number) {
 }
 
 /** Plant `count` values, one kind after another, into turns chosen at random; the plants and the lines. */
-export function plant(lines: readonly string[], count: number, seed = 7): { lines: string[]; plants: Array<{ kind: RedactionKind; secret: string }> } {
+export function plant(
+  lines: readonly string[],
+  count: number,
+  seed = 7,
+): { lines: string[]; plants: Array<{ kind: RedactionKind; secret: string }> } {
   const random = rng(seed);
   const makers = plantFactory(random);
   const kinds = Object.keys(makers) as RedactionKind[];
@@ -123,7 +147,9 @@ function falsePositives(dir: string): RedactionReport['falsePositives'] {
   const examples: string[] = [];
   let turns = 0;
   let words = 0;
-  const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
   for (const file of files) {
     for (const line of replayLinesFromFile(readFileSync(`${dir}${file}`, 'utf8'), file).lines) {
       const t = JSON.parse(line) as { query: string; response: string };
@@ -132,16 +158,29 @@ function falsePositives(dir: string): RedactionReport['falsePositives'] {
         words += text.split(/\s+/).filter(Boolean).length;
         const r = redact(text, { personalData: true });
         addCounts(byKind, r.counts);
-        if (Object.keys(r.counts).length > 0 && examples.length < 10) examples.push(`${file}: ${Object.keys(r.counts).join(', ')}`);
+        if (Object.keys(r.counts).length > 0 && examples.length < 10)
+          examples.push(`${file}: ${Object.keys(r.counts).join(', ')}`);
       }
     }
   }
-  return { conversations: files.length, turns, words, total: Object.values(byKind).reduce((a, b) => a + (b ?? 0), 0), byKind, examples };
+  return {
+    conversations: files.length,
+    turns,
+    words,
+    total: Object.values(byKind).reduce((a, b) => a + (b ?? 0), 0),
+    byKind,
+    examples,
+  };
 }
 
-export async function benchRedaction(dir: string, options: { plants?: number; conversation?: string } = {}): Promise<RedactionReport> {
+export async function benchRedaction(
+  dir: string,
+  options: { plants?: number; conversation?: string } = {},
+): Promise<RedactionReport> {
   const conversation = options.conversation ?? 'conv-30.json';
-  const original = replayLinesFromFile(readFileSync(`${dir}${conversation}`, 'utf8'), conversation).lines.filter((l) => l.trim() !== '');
+  const original = replayLinesFromFile(readFileSync(`${dir}${conversation}`, 'utf8'), conversation).lines.filter(
+    (l) => l.trim() !== '',
+  );
   const { lines, plants } = plant(original, options.plants ?? 300);
   const userId = (JSON.parse(lines[0] as string) as { userId: string }).userId;
   // The prod stage's policy: personal identifiers redacted too.
@@ -150,16 +189,28 @@ export async function benchRedaction(dir: string, options: { plants?: number; co
     await stack.replayLines(lines);
     await stack.waitUntilDrained();
     const { info } = stack;
-    const s3 = new S3Client({ region: info.region, endpoint: info.endpoints.s3, forcePathStyle: true, credentials: info.credentials });
+    const s3 = new S3Client({
+      region: info.region,
+      endpoint: info.endpoints.s3,
+      forcePathStyle: true,
+      credentials: info.credentials,
+    });
     const items = await stack.scanItems();
-    const objectKeys = (await Promise.all([userPrefix(userId), claimsPrefix(userId), rejectedPrefix()].map((p) => listAllKeys(s3, info.bucketName, p)))).flat();
-    const objects = await Promise.all(
-      objectKeys.map((key) => getText(s3, info.bucketName, key)),
-    );
+    const objectKeys = (
+      await Promise.all(
+        [userPrefix(userId), claimsPrefix(userId), rejectedPrefix()].map((p) => listAllKeys(s3, info.bucketName, p)),
+      )
+    ).flat();
+    const objects = await Promise.all(objectKeys.map((key) => getText(s3, info.bucketName, key)));
     s3.destroy();
     // Stored JSON escapes line breaks and quotes: look for each value as JSON text holds it too.
-    const stores = { dynamodb: JSON.stringify(items), s3: objects.join('\n'), prompts: JSON.stringify(stack.emulators.converse.requests) };
-    const found = (store: string, secret: string) => store.includes(secret) || store.includes(JSON.stringify(secret).slice(1, -1));
+    const stores = {
+      dynamodb: JSON.stringify(items),
+      s3: objects.join('\n'),
+      prompts: JSON.stringify(stack.emulators.converse.requests),
+    };
+    const found = (store: string, secret: string) =>
+      store.includes(secret) || store.includes(JSON.stringify(secret).slice(1, -1));
     const reached = { dynamodb: 0, s3: 0, prompts: 0 };
     const reachedKinds = new Set<string>();
     for (const p of plants) {
@@ -171,7 +222,9 @@ export async function benchRedaction(dir: string, options: { plants?: number; co
       }
     }
     const input = lines.join('\n');
-    const turnItems = JSON.stringify(items.filter((i) => String((i as { sk?: unknown }).sk).startsWith(keys.turnPrefix)));
+    const turnItems = JSON.stringify(
+      items.filter((i) => String((i as { sk?: unknown }).sk).startsWith(keys.turnPrefix)),
+    );
     const control = {
       foundInInput: plants.filter((p) => found(input, p.secret)).length,
       modelCalls: stack.emulators.converse.requests.length,
@@ -179,7 +232,16 @@ export async function benchRedaction(dir: string, options: { plants?: number; co
     };
     const plantedByKind: Partial<Record<RedactionKind, number>> = {};
     for (const p of plants) plantedByKind[p.kind] = (plantedByKind[p.kind] ?? 0) + 1;
-    return { conversation, turns: lines.length, planted: plants.length, plantedByKind, reached, reachedKinds: [...reachedKinds].sort(), control, falsePositives: falsePositives(dir) };
+    return {
+      conversation,
+      turns: lines.length,
+      planted: plants.length,
+      plantedByKind,
+      reached,
+      reachedKinds: [...reachedKinds].sort(),
+      control,
+      falsePositives: falsePositives(dir),
+    };
   } finally {
     await stack.stop();
   }
@@ -189,5 +251,10 @@ if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {
   const { parseArgs } = await import('node:util');
   const { values } = parseArgs({ options: { plants: { type: 'string' }, conversation: { type: 'string' } } });
   const dir = process.env.LOCOMO_DIR ?? new URL('../../shared/data/locomo/', import.meta.url).pathname;
-  printReport(benchRedaction(dir, { ...(values.plants ? { plants: Number(values.plants) } : {}), ...(values.conversation ? { conversation: values.conversation } : {}) }));
+  printReport(
+    benchRedaction(dir, {
+      ...(values.plants ? { plants: Number(values.plants) } : {}),
+      ...(values.conversation ? { conversation: values.conversation } : {}),
+    }),
+  );
 }

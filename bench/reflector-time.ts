@@ -45,7 +45,16 @@ function knowledgeDocs(n: number): KnowledgeDoc[] {
   const word = () => VOCAB[Math.floor(next() * VOCAB.length)] ?? 'memory';
   return Array.from({ length: n }, (_, i) => {
     const text = `The user ${Array.from({ length: 12 }, word).join(' ')}.`;
-    return { id: `Facts/doc_${i}.md`, title: `${word()}_${word()}`, text, category: 'Facts', confidence: 0.75, sourceTurns: [1], summary: text, promotedAt: '2026-01-01T00:00:00Z' };
+    return {
+      id: `Facts/doc_${i}.md`,
+      title: `${word()}_${word()}`,
+      text,
+      category: 'Facts',
+      confidence: 0.75,
+      sourceTurns: [1],
+      summary: text,
+      promotedAt: '2026-01-01T00:00:00Z',
+    };
   });
 }
 
@@ -61,19 +70,42 @@ class SnapshotKnowledgeStore extends MemoryKnowledgeStore {
 
 export async function benchReflectorTime(sizes = [100, 1000, 10000], batches = 30): Promise<ReflectorTimeRow[]> {
   const ingest = ingestDeps();
-  const queries = ['I adopted a beagle named Rex', 'I keep a reef tank with clownfish', 'I work as a nurse', 'We went camping with the kids', 'I love painting'];
+  const queries = [
+    'I adopted a beagle named Rex',
+    'I keep a reef tank with clownfish',
+    'I work as a nurse',
+    'We went camping with the kids',
+    'I love painting',
+  ];
   await ingestTurns(
-    Array.from({ length: 10 }, (_, i) => ({ messageId: `m${i}`, body: JSON.stringify(turn({ userId: 'bench', turnId: i + 1, query: `${queries[i % 5]} and more about it, turn ${i}`, response: 'That sounds great, tell me more.' })) })),
+    Array.from({ length: 10 }, (_, i) => ({
+      messageId: `m${i}`,
+      body: JSON.stringify(
+        turn({
+          userId: 'bench',
+          turnId: i + 1,
+          query: `${queries[i % 5]} and more about it, turn ${i}`,
+          response: 'That sounds great, tell me more.',
+        }),
+      ),
+    })),
     ingest,
   );
   const job = ingest.jobs.jobs[0] as Job;
   const output = {
     new_facts: [
       { title: 'dog_rex', content: 'The user adopted a beagle named Rex.', source_turns: [1], category: 'Facts' },
-      { title: 'reef_tank', content: 'The user keeps a reef tank with clownfish.', source_turns: [2], category: 'Facts' },
+      {
+        title: 'reef_tank',
+        content: 'The user keeps a reef tank with clownfish.',
+        source_turns: [2],
+        category: 'Facts',
+      },
       { title: 'extra', content: 'The user works as a nurse.', source_turns: [3], category: 'Facts' },
     ],
-    open_questions: [{ question: 'What lighting suits the reef tank?', source_turns: [2], why_unresolved: 'no answer' }],
+    open_questions: [
+      { question: 'What lighting suits the reef tank?', source_turns: [2], why_unresolved: 'no answer' },
+    ],
   };
   const rows: ReflectorTimeRow[] = [];
   for (const n of sizes) {

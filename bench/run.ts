@@ -28,21 +28,32 @@ const fmt = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));
 /** A benchmark script in its own process (one local harness per process); its last line is its result as JSON. */
 function runScript<T>(script: string, args: readonly string[] = []): T {
   const tsx = new URL('../node_modules/.bin/tsx', import.meta.url).pathname;
-  const res = spawnSync(tsx, [new URL(script, import.meta.url).pathname, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 60 * 60_000 });
+  const res = spawnSync(tsx, [new URL(script, import.meta.url).pathname, ...args], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 60 * 60_000,
+  });
   if (res.status !== 0) throw new Error(`${script} failed (exit ${res.status})`);
   return JSON.parse(res.stdout.trim().split('\n').at(-1) ?? 'null') as T;
 }
 
 /** A script whose last stdout line is its report, even when it exits 1 (its check failed). */
 function runReport<T>(script: string, args: readonly string[] = []): T {
-  const res = spawnSync(TSX, [new URL(script, import.meta.url).pathname, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 90 * 60_000 });
+  const res = spawnSync(TSX, [new URL(script, import.meta.url).pathname, ...args], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 90 * 60_000,
+  });
   return reportOf<T>(script, res.status, res.stdout);
 }
 
 /** runReport without blocking, so that several run at once. */
 function runReportInBackground<T>(script: string, args: readonly string[] = []): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(TSX, [new URL(script, import.meta.url).pathname, ...args], { stdio: ['ignore', 'pipe', 'inherit'], timeout: 90 * 60_000 });
+    const child = spawn(TSX, [new URL(script, import.meta.url).pathname, ...args], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      timeout: 90 * 60_000,
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('error', reject);
@@ -70,16 +81,32 @@ const reportOf = <T>(script: string, status: number | null, stdout: string): T =
 function commitStamp(): string {
   const git = (args: string[]) => spawnSync('git', args, { encoding: 'utf8' }).stdout.trim();
   const head = git(['rev-parse', '--short', 'HEAD']) || 'unknown';
-  const changed = git(['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)BENCHMARKS.md', ':(exclude)bench/plots']);
+  const changed = git([
+    'status',
+    '--porcelain',
+    '--untracked-files=no',
+    '--',
+    '.',
+    ':(exclude)BENCHMARKS.md',
+    ':(exclude)bench/plots',
+  ]);
   return changed ? `${head} + uncommitted changes` : head;
 }
 
 /** The sustained-throttling replays: what was refused, what it left. */
 function sustainedRows(reports: EquivalenceReport[]): string {
   const rows = reports.flatMap((r) =>
-    r.sustained ? [`| ${r.replay.split('/').at(-1)} | ${r.sustained.minutes} | ${r.sustained.throttled} | ${r.sustained.dlq} | **${r.sustained.differences}** | ${r.seconds.sustained?.toFixed(0) ?? '?'} |`] : [],
+    r.sustained
+      ? [
+          `| ${r.replay.split('/').at(-1)} | ${r.sustained.minutes} | ${r.sustained.throttled} | ${r.sustained.dlq} | **${r.sustained.differences}** | ${r.seconds.sustained?.toFixed(0) ?? '?'} |`,
+        ]
+      : [],
   );
-  return ['| conversation | simulated minutes throttled | model calls refused | left in DLQs | differences vs fault-free | seconds |', '| --- | ---: | ---: | ---: | ---: | ---: |', ...rows].join('\n');
+  return [
+    '| conversation | simulated minutes throttled | model calls refused | left in DLQs | differences vs fault-free | seconds |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    ...rows,
+  ].join('\n');
 }
 
 /** Fault equivalence at LoCoMo scale: one conversation per run of four replays. */
@@ -89,7 +116,11 @@ function faultSection(reports: EquivalenceReport[]): string {
     (r) =>
       `| ${r.replay.split('/').at(-1)} | ${r.turns} | ${r.records.toLocaleString('en-US')} | ${kinds.map((k) => r.faults[k]).join(' | ')} | ${r.handlerErrors} | ${r.dlq} | **${r.determinism.differences}** | **${r.equivalence.differences}** | ${r.seconds.faultFree.toFixed(0)} / ${r.seconds.faulty.toFixed(0)} |`,
   );
-  const diffs = reports.flatMap((r) => [...r.determinism.sample, ...r.equivalence.sample, ...(r.sustained?.sample ?? [])].map((d) => `- ${r.replay.split('/').at(-1)}: ${d.where} \`${d.key}\` ${d.kind}${d.path ? ` at ${d.path}` : ''}`));
+  const diffs = reports.flatMap((r) =>
+    [...r.determinism.sample, ...r.equivalence.sample, ...(r.sustained?.sample ?? [])].map(
+      (d) => `- ${r.replay.split('/').at(-1)}: ${d.where} \`${d.key}\` ${d.kind}${d.path ? ` at ${d.path}` : ''}`,
+    ),
+  );
   return `## Reliability: the same state under faults
 
 \`npm run faults\` (\`infra/local/fault-equivalence.ts\`; a smaller run is a test): each
@@ -122,8 +153,14 @@ once the cause is fixed (a test runs this outage).
 /** The selective diary (req R-DIARY) on the LoCoMo replay. */
 function diarySection(quality: QualityResult): string {
   const d = quality.diary;
-  const criteria = Object.entries(d.byCriterion).map(([c, n]) => `${c.replace('_', ' ')} ${n}`).join(', ') || 'none';
-  const rejected = Object.entries(d.rejected).map(([r, n]) => `${n} × "${r}"`).join('; ') || 'none';
+  const criteria =
+    Object.entries(d.byCriterion)
+      .map(([c, n]) => `${c.replace('_', ' ')} ${n}`)
+      .join(', ') || 'none';
+  const rejected =
+    Object.entries(d.rejected)
+      .map(([r, n]) => `${n} × "${r}"`)
+      .join('; ') || 'none';
   return `## Selective diary (req R-DIARY)
 
 On the same LoCoMo replay (${quality.conversations.join(', ')}): a per-turn diary would have written
@@ -152,10 +189,16 @@ function fuzzSection(fuzz: FuzzReport): string {
   const stack = fuzz.injection.stack;
   const stackText = stack
     ? `On the local harness (\`bench/prompt-injection.ts\`): ${stack.attackerTurns} attacker turns through the real handlers,
-${stack.modelCalls} model calls answered by a model that obeys the attacker (${Object.entries(stack.hostileAnswers).map(([k, n]) => `${k} ${n}`).join(', ')}),
+${stack.modelCalls} model calls answered by a model that obeys the attacker (${Object.entries(stack.hostileAnswers)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ')}),
 ${stack.batches.completed} batches completed and ${stack.batches.aborted} aborted, ${stack.staged} items staged, ${stack.summaries} summaries,
 ${stack.nightlyRuns} nightly and ${stack.weeklyRuns} weekly runs; then ${stack.api.requests} fuzzed requests to the memory API over HTTP
-(${Object.entries(stack.api.byStatus).map(([k, n]) => `${k}: ${n}`).join(', ')}). Failed checks: **${stack.failures.length}**${stack.failures.length > 0 ? ` — ${stack.failures.slice(0, 5).join('; ')}` : ''}
+(${Object.entries(stack.api.byStatus)
+        .map(([k, n]) => `${k}: ${n}`)
+        .join(
+          ', ',
+        )}). Failed checks: **${stack.failures.length}**${stack.failures.length > 0 ? ` — ${stack.failures.slice(0, 5).join('; ')}` : ''}
 (a check fails when a handler throws, a key is written outside the attacker's prefix, the
 victim's memory changes or leaks into an answer, a batch outgrows the caps, or a message
 reaches a DLQ).`
@@ -183,7 +226,10 @@ ${stackText}
 /** Load: concurrent sessions on the local harness, turns lost or doubled, heap per round. */
 function loadSection(load: LoadReport): string {
   const h = load.heap;
-  const heapRows = h.rounds.map((r, i) => `| ${r.round} | ${load.perRound[i]?.turnsPublished ?? ''} | ${load.perRound[i]?.lost ?? ''} | ${load.perRound[i]?.doubled ?? ''} | ${load.turnsPerSecond[i]?.toFixed(0) ?? ''} | ${load.signalLatencyMs[i]?.p50 ?? ''} / ${load.signalLatencyMs[i]?.p95 ?? ''} | ${r.heapUsedMB.toFixed(1)} | ${r.rssMB.toFixed(0)} |`);
+  const heapRows = h.rounds.map(
+    (r, i) =>
+      `| ${r.round} | ${load.perRound[i]?.turnsPublished ?? ''} | ${load.perRound[i]?.lost ?? ''} | ${load.perRound[i]?.doubled ?? ''} | ${load.turnsPerSecond[i]?.toFixed(0) ?? ''} | ${load.signalLatencyMs[i]?.p50 ?? ''} / ${load.signalLatencyMs[i]?.p95 ?? ''} | ${r.heapUsedMB.toFixed(1)} | ${r.rssMB.toFixed(0)} |`,
+  );
   return `## Load: ${load.sessions} concurrent sessions
 
 \`bench/load.ts\` (a small round is a test): ${load.sessions} sessions publish ${load.turnsPerSession} LoCoMo turns each at
@@ -229,7 +275,6 @@ const points = (n: number) => `${n >= 0 ? '+' : '−'}${Math.abs(n * 100).toFixe
 const margin = (a: QualityResult['memory'], b: QualityResult['memory']) =>
   `${points(a.any[5] - b.any[5])} / ${points(a.any[10] - b.any[10])} points any@5 / any@10, ${points(a.all[5] - b.all[5])} / ${points(a.all[10] - b.all[10])} all@5 / all@10`;
 
-
 /** Latency of the replay: signal time per turn, trigger → staged, search through the API. */
 function latencySection(quality: QualityResult): string {
   const row = (name: string, s: QualityResult['latency']['signalMsPerTurn']) =>
@@ -271,7 +316,10 @@ async function signalWritesSection(): Promise<SectionResult> {
   const table = [
     '| scenario | turns | DynamoDB write requests / turn | write units / turn | DynamoDB reads / turn | S3 PUTs / turn | SQS sends / turn |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...writes.map((r) => `| ${r.scenario} | ${r.turns} | ${fmt(r.ddbWriteRequests)} | ${fmt(r.ddbWriteUnits)} | ${fmt(r.ddbReadRequests)} | ${fmt(r.s3Puts)} | ${fmt(r.sqsSends)} |`),
+    ...writes.map(
+      (r) =>
+        `| ${r.scenario} | ${r.turns} | ${fmt(r.ddbWriteRequests)} | ${fmt(r.ddbWriteUnits)} | ${fmt(r.ddbReadRequests)} | ${fmt(r.s3Puts)} | ${fmt(r.sqsSends)} |`,
+    ),
   ].join('\n');
   const md = `## Signal ingestion: AWS requests per turn
 
@@ -290,7 +338,11 @@ Write units count items one by one (a BatchWriteItem is one request but one unit
 a turn's index entry and its change mark) plus the state item, and on a user's first turn of a
 day its activity marker and the marker's GSI entry (the state item itself has no GSI entry).
 `;
-  return { md, json: { worstWriteRequestsPerTurn: worst, rows: writes }, log: [table, `worst case ${fmt(worst)} DynamoDB write requests per turn (goal ≤ ${writeGoal})`] };
+  return {
+    md,
+    json: { worstWriteRequestsPerTurn: worst, rows: writes },
+    log: [table, `worst case ${fmt(worst)} DynamoDB write requests per turn (goal ≤ ${writeGoal})`],
+  };
 }
 
 async function reflectorTimeSection(): Promise<SectionResult> {
@@ -300,7 +352,9 @@ async function reflectorTimeSection(): Promise<SectionResult> {
   const table = [
     '| Knowledge documents | batches | p50 ms | p95 ms | max ms |',
     '| ---: | ---: | ---: | ---: | ---: |',
-    ...times.map((r) => `| ${r.docs} | ${r.batches} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.max.toFixed(1)} |`),
+    ...times.map(
+      (r) => `| ${r.docs} | ${r.batches} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.max.toFixed(1)} |`,
+    ),
   ].join('\n');
   const md = `## Reflector: non-LLM time per batch
 
@@ -324,9 +378,13 @@ async function coldStartSection(quick: boolean): Promise<SectionResult> {
   const table = [
     '| function | bundle KB | source map KB | init ms (median) | init ms (max) |',
     '| --- | ---: | ---: | ---: | ---: |',
-    ...cold.map((r) => `| ${r.fn} | ${(r.bundleBytes / 1024).toFixed(0)} | ${(r.sourceMapBytes / 1024).toFixed(0)} | ${r.initMsMedian.toFixed(0)} | ${r.initMsMax.toFixed(0)} |`),
+    ...cold.map(
+      (r) =>
+        `| ${r.fn} | ${(r.bundleBytes / 1024).toFixed(0)} | ${(r.sourceMapBytes / 1024).toFixed(0)} | ${r.initMsMedian.toFixed(0)} | ${r.initMsMax.toFixed(0)} |`,
+    ),
   ].join('\n');
-  const range = (f: (r: (typeof cold)[number]) => number) => `${Math.min(...cold.map(f)).toFixed(0)}–${Math.max(...cold.map(f)).toFixed(0)}`;
+  const range = (f: (r: (typeof cold)[number]) => number) =>
+    `${Math.min(...cold.map(f)).toFixed(0)}–${Math.max(...cold.map(f)).toFixed(0)}`;
   const md = `## Cold start: bundle size and init time
 
 Each function bundled by the \`MemoryFunction\` construct itself (CDK's NodejsFunction running the
@@ -346,7 +404,11 @@ Bundles: ${cold.every((r) => r.bundleBytes <= 1024 * 1024) ? 'all within 1,024 K
 `;
   return {
     md,
-    json: { functions: Object.fromEntries(cold.map((r) => [r.fn, { bundleKb: kb(r.bundleBytes), initMsMedian: ms(r.initMsMedian) }])) },
+    json: {
+      functions: Object.fromEntries(
+        cold.map((r) => [r.fn, { bundleKb: kb(r.bundleBytes), initMsMedian: ms(r.initMsMedian) }]),
+      ),
+    },
     log: [table],
   };
 }
@@ -377,7 +439,10 @@ async function searchLatencySection(quick: boolean): Promise<SectionResult> {
     ),
   ].join('\n');
   const at = (n: number) => rows.find((r) => r.items === n);
-  const verdict = (v: number | undefined, goal: number, what: string) => (v === undefined ? `${what}: not run` : `${what} ${v.toFixed(0)} ms — ${v <= goal ? 'within' : 'over'} the goal of ${goal} ms`);
+  const verdict = (v: number | undefined, goal: number, what: string) =>
+    v === undefined
+      ? `${what}: not run`
+      : `${what} ${v.toFixed(0)} ms — ${v <= goal ? 'within' : 'over'} the goal of ${goal} ms`;
   const json = {
     items: rows.map((r) => r.items),
     p50Ms: rows.map((r) => Math.round(r.p50 * 10) / 10),
@@ -443,8 +508,14 @@ function writeRecallPlot(quality: QualityResult): void {
       categories: ['@1', '@5', '@10'],
       series: [
         { name: 'memory.search', values: [quality.memory.any[1], quality.memory.any[5], quality.memory.any[10]] },
-        { name: 'BM25 over raw turns (floor)', values: [quality.floor.any[1], quality.floor.any[5], quality.floor.any[10]] },
-        { name: 'BM25 + stemming over raw turns', values: [quality.stemmedFloor.any[1], quality.stemmedFloor.any[5], quality.stemmedFloor.any[10]] },
+        {
+          name: 'BM25 over raw turns (floor)',
+          values: [quality.floor.any[1], quality.floor.any[5], quality.floor.any[10]],
+        },
+        {
+          name: 'BM25 + stemming over raw turns',
+          values: [quality.stemmedFloor.any[1], quality.stemmedFloor.any[5], quality.stemmedFloor.any[10]],
+        },
       ],
       yMax: 1,
       yLabel: 'share of questions',
@@ -463,7 +534,10 @@ function recallTable(quality: QualityResult): string {
         ['BM25 over raw turns (floor)', quality.floor],
         ['BM25 + Porter stemming over raw turns', quality.stemmedFloor],
       ] as const
-    ).map(([name, r]) => `| ${name} | ${pct(r.any[1])} | ${pct(r.any[5])} | ${pct(r.any[10])} | ${pct(r.all[1])} | ${pct(r.all[5])} | ${pct(r.all[10])} |`),
+    ).map(
+      ([name, r]) =>
+        `| ${name} | ${pct(r.any[1])} | ${pct(r.any[5])} | ${pct(r.any[10])} | ${pct(r.all[1])} | ${pct(r.all[5])} | ${pct(r.all[10])} |`,
+    ),
   ].join('\n');
 }
 
@@ -472,7 +546,9 @@ function locomoMarkdown(quality: QualityResult, quick: boolean, table: string): 
 
 ${quality.conversations.join(', ')}${quick ? ' (`--quick`: the first conversation only)' : ''}: ${quality.turns} turns replayed through the
 local harness with the offline model (rule-based, not an LLM) and the simulated clock, then
-${quality.questions} questions of categories 1–4 (${Object.entries(quality.byCategory).map(([c, n]) => `cat ${c}: ${n}`).join(', ')}) asked through
+${quality.questions} questions of categories 1–4 (${Object.entries(quality.byCategory)
+    .map(([c, n]) => `cat ${c}: ${n}`)
+    .join(', ')}) asked through
 \`POST /v1/users/{u}/memory/search\` (limit 10). A result covers the LoCoMo dialogs of its
 \`sourceTurns\` (the turns' \`attributes.dia_ids\`); "any" = one evidence dialog in the top k,
 "all" = every one. The floor, measured in the same run: plain BM25 (MiniSearch) over the raw
@@ -489,7 +565,9 @@ By category (LoCoMo's: 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop):
 | category | questions | any@5 | any@10 | all@10 |
 | --- | ---: | ---: | ---: | ---: |
 ${Object.entries(quality.memoryByCategory)
-  .map(([c, r]) => `| ${c} | ${quality.byCategory[c] ?? 0} | ${pct(r.any[5])} | ${pct(r.any[10])} | ${pct(r.all[10])} |`)
+  .map(
+    ([c, r]) => `| ${c} | ${quality.byCategory[c] ?? 0} | ${pct(r.any[5])} | ${pct(r.any[10])} | ${pct(r.all[10])} |`,
+  )
   .join('\n')}
 
 Margin over the floor: ${margin(quality.memory, quality.floor)}. Over BM25 with the same
@@ -497,7 +575,9 @@ stemming memory.search uses: ${margin(quality.memory, quality.stemmedFloor)} —
 (summaries, staged and promoted knowledge) and the ranking add beyond the stemmer.
 
 - Tokens per question, top 5: memory ${quality.tokens.memoryTop5} vs ${quality.tokens.rawTurnsTheyStandFor} for the raw turns those results stand for (floor's top 5: ${quality.tokens.floorTop5}).
-- Kinds in memory's top 5: ${Object.entries(quality.kinds).map(([k, n]) => `${k} ${n}`).join(', ')}.
+- Kinds in memory's top 5: ${Object.entries(quality.kinds)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ')}; tier entries (kind \`memory\`) are ${pct(quality.tierShareTop10)} of the top 10.
 - Promotion: ${quality.promotion.promoted} documents promoted to Knowledge/ (${quality.promotion.staged} still staged) by the end of the replays, ${quality.promotion.per100Turns} per 100 turns (the offline model words a recurring fact the same way each time; an LLM will not).
 - Category 5 (adversarial, ${quality.adversarial.questions} questions): search returned nothing for ${pct(quality.adversarial.emptyShare)} (floor: ${pct(quality.adversarial.floorEmptyShare)}).
 - Extraction coverage: ${quality.extraction.covered} of ${quality.extraction.events} annotated session events (${pct(quality.extraction.share)}) have a staged or promoted item from their session among the top 3 when searched for.
@@ -513,8 +593,14 @@ function locomoJson(quality: QualityResult) {
     allAt: quality.memory.all,
     floorAnyAt: quality.floor.any,
     tokensTop5: quality.tokens.memoryTop5,
+    tierShareTop10: quality.tierShareTop10,
     promotionsPer100Turns: quality.promotion.per100Turns,
-    byCategory: Object.fromEntries(Object.entries(quality.memoryByCategory).map(([c, r]) => [c, { questions: quality.byCategory[c] ?? 0, anyAt: r.any, allAt: r.all }])),
+    byCategory: Object.fromEntries(
+      Object.entries(quality.memoryByCategory).map(([c, r]) => [
+        c,
+        { questions: quality.byCategory[c] ?? 0, anyAt: r.any, allAt: r.all },
+      ]),
+    ),
     diary: { written: quality.diary.written, perTurn: quality.diary.perTurnEntries },
   };
 }
@@ -533,14 +619,20 @@ than the caller's own, or when any answer holds the victim's secret word.
 
 | kind | tried |
 | --- | ---: |
-${Object.entries(attacks.byKind).map(([k, n]) => `| ${k} | ${n} |`).join('\n')}
+${Object.entries(attacks.byKind)
+  .map(([k, n]) => `| ${k} | ${n} |`)
+  .join('\n')}
 | **total** | **${attacks.tried}** |
 
 Succeeded: **${attacks.succeeded.length}**${attacks.succeeded.length > 0 ? ` — ${attacks.succeeded.join('; ')}` : ''}. Locally the token is checked by the stand-in
 for API Gateway's JWT authorizer; in the cloud the authorizer does it. The user and scope
 checks are the handler's own in both.
 `;
-  return { md, json: { tried: attacks.tried, succeeded: attacks.succeeded.length }, log: [`attack suite: ${attacks.tried} tried, ${attacks.succeeded.length} succeeded`] };
+  return {
+    md,
+    json: { tried: attacks.tried, succeeded: attacks.succeeded.length },
+    log: [`attack suite: ${attacks.tried} tried, ${attacks.succeeded.length} succeeded`],
+  };
 }
 
 async function fuzzRun(quick: boolean): Promise<SectionResult> {
@@ -548,14 +640,17 @@ async function fuzzRun(quick: boolean): Promise<SectionResult> {
   return {
     md: fuzzSection(fuzz),
     json: { cases: fuzz.cases, apiRequests: fuzz.injection.stack?.api.requests ?? 0, failures: fuzz.failures },
-    log: [`fuzzing: ${fuzz.cases} cases in process, ${fuzz.injection.stack?.api.requests ?? 0} API requests on the stack, ${fuzz.failures} failures`],
+    log: [
+      `fuzzing: ${fuzz.cases} cases in process, ${fuzz.injection.stack?.api.requests ?? 0} API requests on the stack, ${fuzz.failures} failures`,
+    ],
   };
 }
 
 /** The leak check's verdict, as one sentence. */
 function leakLine(load: LoadReport): string {
   const l = load.leak;
-  if (!l) return `**Leak check: not run** (${load.rounds} rounds; it needs ${SETTLE_ROUNDS} settling rounds and 3 more).`;
+  if (!l)
+    return `**Leak check: not run** (${load.rounds} rounds; it needs ${SETTLE_ROUNDS} settling rounds and 3 more).`;
   return `**Leak check: ${l.held ? 'held' : 'failed'}** — over rounds ${l.rounds[0]}–${l.rounds.at(-1)} (after ${SETTLE_ROUNDS} rounds in which the emulators' own state fills) the heap used after GC grew ${l.slopeMBPerRound} MB per round by least squares; the bound is ${LEAK_BOUND_BYTES_PER_TURN} bytes per turn published, ${l.boundMBPerRound} MB per round (\`bench/load.ts\`: anything kept per turn, a map entry keyed by an id, would exceed it).${l.held ? '' : ' A miss: load.ts reports ok: false.'}`;
 }
 
@@ -563,8 +658,17 @@ async function loadRun(quick: boolean): Promise<SectionResult> {
   const load = runReport<LoadReport>('./load.ts', quick ? ['--quick'] : []);
   return {
     md: loadSection(load),
-    json: { sessions: load.sessions, turns: load.turnsPublished, lost: load.lost, doubled: load.doubled, heapMB: [load.heap.before?.heapUsedMB ?? null, load.heap.after?.heapUsedMB ?? null], leak: load.leak },
-    log: [`load: ${load.sessions} sessions, ${load.turnsPublished} turns, lost ${load.lost}, doubled ${load.doubled}, heap ${load.heap.before?.heapUsedMB} → ${load.heap.after?.heapUsedMB} MB`],
+    json: {
+      sessions: load.sessions,
+      turns: load.turnsPublished,
+      lost: load.lost,
+      doubled: load.doubled,
+      heapMB: [load.heap.before?.heapUsedMB ?? null, load.heap.after?.heapUsedMB ?? null],
+      leak: load.leak,
+    },
+    log: [
+      `load: ${load.sessions} sessions, ${load.turnsPublished} turns, lost ${load.lost}, doubled ${load.doubled}, heap ${load.heap.before?.heapUsedMB} → ${load.heap.after?.heapUsedMB} MB`,
+    ],
   };
 }
 
@@ -572,8 +676,23 @@ async function faultsRun(quick: boolean): Promise<SectionResult> {
   // LoCoMo scale: --quick replays the shortest conversation; the full run every dev conversation
   // all at once: a replay mostly waits (idle windows, redeliveries, polls) —
   // two of them kept 2 cores about 20 % busy (top, conv-30 at 2c803b7).
-  const files = quick ? ['conv-30.json'] : readdirSync(locomoDir()).filter((f) => f.endsWith('.json')).sort();
-  const reports = await Promise.all(files.map((file) => runReportInBackground<EquivalenceReport>('../infra/local/fault-equivalence.ts', ['--replay', `${locomoDir()}${file}`, '--rate', '0.1', '--seed', '1'])));
+  const files = quick
+    ? ['conv-30.json']
+    : readdirSync(locomoDir())
+        .filter((f) => f.endsWith('.json'))
+        .sort();
+  const reports = await Promise.all(
+    files.map((file) =>
+      runReportInBackground<EquivalenceReport>('../infra/local/fault-equivalence.ts', [
+        '--replay',
+        `${locomoDir()}${file}`,
+        '--rate',
+        '0.1',
+        '--seed',
+        '1',
+      ]),
+    ),
+  );
   const json = {
     conversations: reports.map((r) => ({
       replay: r.replay.split('/').at(-1),
@@ -582,7 +701,16 @@ async function faultsRun(quick: boolean): Promise<SectionResult> {
       dlq: r.dlq,
       sustained: r.sustained ? { differences: r.sustained.differences, dlq: r.sustained.dlq } : null,
       // Kept when there are any: a rare difference is otherwise lost with the run (2026-11-27: 41 once, no sample).
-      ...(r.differencesFile ? { differencesByKind: { twice: r.determinism.byKind, faults: r.equivalence.byKind, throttled: r.sustained?.byKind ?? {} }, differencesFile: r.differencesFile } : {}),
+      ...(r.differencesFile
+        ? {
+            differencesByKind: {
+              twice: r.determinism.byKind,
+              faults: r.equivalence.byKind,
+              throttled: r.sustained?.byKind ?? {},
+            },
+            differencesFile: r.differencesFile,
+          }
+        : {}),
     })),
   };
   return {
@@ -598,7 +726,9 @@ async function faultsRun(quick: boolean): Promise<SectionResult> {
 /** Redaction: planted secrets and identifiers that reach a store or a prompt, and ordinary text taken. */
 async function redactionSection(): Promise<SectionResult> {
   const r = runScript<RedactionReport>('./redaction.ts');
-  const kinds = Object.entries(r.plantedByKind).map(([k, n]) => `${k} ${n}`).join(', ');
+  const kinds = Object.entries(r.plantedByKind)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
   const fp = r.falsePositives;
   const md = `## Redaction: secrets and personal identifiers kept out
 
@@ -616,10 +746,20 @@ ${r.control.foundInInput} of ${r.planted} in the published lines; ${r.control.mo
 | model prompts | **${r.reached.prompts}** |
 
 Ordinary text wrongly redacted: the ${fp.conversations} dev conversations as they are (${fp.turns.toLocaleString('en-US')} queries and
-responses, ${fp.words.toLocaleString('en-US')} words), redacted with personal identifiers on: **${fp.total}** spans taken${fp.total > 0 ? ` (${Object.entries(fp.byKind).map(([k, n]) => `${k} ${n}`).join(', ')}; ${fp.examples.join('; ')})` : ''}.
+responses, ${fp.words.toLocaleString('en-US')} words), redacted with personal identifiers on: **${fp.total}** spans taken${
+    fp.total > 0
+      ? ` (${Object.entries(fp.byKind)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ')}; ${fp.examples.join('; ')})`
+      : ''
+  }.
 LoCoMo holds no real secrets or identifiers, so every span taken there is a false positive.
 `;
-  return { md, json: { planted: r.planted, reached: r.reached, falsePositives: fp.total, control: r.control }, log: [`redaction: ${r.planted} planted, reached ${JSON.stringify(r.reached)}, false positives ${fp.total}`] };
+  return {
+    md,
+    json: { planted: r.planted, reached: r.reached, falsePositives: fp.total, control: r.control },
+    log: [`redaction: ${r.planted} planted, reached ${JSON.stringify(r.reached)}, false positives ${fp.total}`],
+  };
 }
 
 /** Forgetting a heavy user: the erasure's time, on the local harness and AWS's partition floor. */
@@ -642,20 +782,46 @@ DynamoDB Local does not throttle a partition; DynamoDB does, so in AWS the item 
 least the floor above, spread over deliveries of the job (each stops 15 s before the reflector's
 120-s timeout and comes back a second later), plus the 35-s settle before the second pass.
 `;
-  return { md, json: { ...r }, log: [`forget: ${r.items} items and ${r.objects} objects erased in ${r.seconds} s (left ${JSON.stringify(r.left)})`] };
+  return {
+    md,
+    json: { ...r },
+    log: [
+      `forget: ${r.items} items and ${r.objects} objects erased in ${r.seconds} s (left ${JSON.stringify(r.left)})`,
+    ],
+  };
 }
 
 /** Real model answers: LoCoMo replays with the messy model (bench/messy.ts) at 30 %. */
 async function messySection(quick: boolean): Promise<SectionResult> {
-  const files = quick ? ['conv-30.json'] : readdirSync(locomoDir()).filter((f) => f.endsWith('.json')).sort();
-  const reports = await Promise.all(files.map((file) => runReportInBackground<MessyReport>('./messy.ts', ['--replay', `${locomoDir()}${file}`, '--rate', '0.3', '--seed', '1'])));
+  const files = quick
+    ? ['conv-30.json']
+    : readdirSync(locomoDir())
+        .filter((f) => f.endsWith('.json'))
+        .sort();
+  const reports = await Promise.all(
+    files.map((file) =>
+      runReportInBackground<MessyReport>('./messy.ts', [
+        '--replay',
+        `${locomoDir()}${file}`,
+        '--rate',
+        '0.3',
+        '--seed',
+        '1',
+      ]),
+    ),
+  );
   const kinds = Object.keys(reports[0]?.messyKinds ?? {}) as Array<keyof MessyReport['messyKinds']>;
   const table = [
     `| replay | turns | model calls | messy answers | ${kinds.join(' | ')} | batches | aborted | DLQ | s |`,
     `| --- | ---: | ---: | ---: | ${kinds.map(() => '---:').join(' | ')} | ---: | ---: | ---: | ---: |`,
-    ...reports.map((r) => `| ${r.replay} | ${r.turns} | ${r.modelCalls} | ${r.messyAnswers} | ${kinds.map((k) => r.messyKinds[k]).join(' | ')} | ${r.batches} | **${r.batchesAborted}** (${r.abortPercent} %) | ${r.errors} | ${r.seconds} |`),
+    ...reports.map(
+      (r) =>
+        `| ${r.replay} | ${r.turns} | ${r.modelCalls} | ${r.messyAnswers} | ${kinds.map((k) => r.messyKinds[k]).join(' | ')} | ${r.batches} | **${r.batchesAborted}** (${r.abortPercent} %) | ${r.errors} | ${r.seconds} |`,
+    ),
   ].join('\n');
-  const reasons = reports.flatMap((r) => Object.entries(r.abortReasons).map(([why, n]) => `- ${r.replay}: ${n} × ${why}`));
+  const reasons = reports.flatMap((r) =>
+    Object.entries(r.abortReasons).map(([why, n]) => `- ${r.replay}: ${n} × ${why}`),
+  );
   const batches = reports.reduce((n, r) => n + r.batches, 0);
   const aborted = reports.reduce((n, r) => n + r.batchesAborted, 0);
   const md = `## Real model answers (the messy model)
@@ -675,7 +841,10 @@ Batches aborted: **${aborted} of ${batches}**${batches > 0 ? ` (${Math.round((ab
   return {
     md,
     json: { batches, batchesAborted: aborted, reports },
-    log: [table, `messy: ${aborted} of ${batches} batches aborted, ${reports.reduce((n, r) => n + r.errors, 0)} in DLQs`],
+    log: [
+      table,
+      `messy: ${aborted} of ${batches} batches aborted, ${reports.reduce((n, r) => n + r.errors, 0)} in DLQs`,
+    ],
   };
 }
 
@@ -696,7 +865,21 @@ const SECTIONS: readonly Section[] = [
   { name: 'messy', run: messySection },
 ];
 /** A full run's order: a section that fails then costs minutes, not the replays' hour. */
-const RUN_ORDER = ['cold-start', 'signal-writes', 'reflector-time', 'search-latency', 'locomo', 'cost', 'attacks', 'redaction', 'forget', 'messy', 'faults', 'fuzz', 'load'];
+const RUN_ORDER = [
+  'cold-start',
+  'signal-writes',
+  'reflector-time',
+  'search-latency',
+  'locomo',
+  'cost',
+  'attacks',
+  'redaction',
+  'forget',
+  'messy',
+  'faults',
+  'fuzz',
+  'load',
+];
 
 const BLOCK = (name: string) => new RegExp(`<!-- bench:${name} -->\\n[\\s\\S]*?<!-- /bench:${name} -->\\n`);
 
@@ -708,7 +891,10 @@ function writeBenchmarks(results: ReadonlyMap<string, SectionResult>, commit: st
   const blocks = SECTIONS.map(({ name }) => {
     const fresh = results.get(name);
     if (fresh) return `<!-- bench:${name} -->\n${stamp}\n\n${fresh.md.trim()}\n<!-- /bench:${name} -->\n`;
-    return BLOCK(name).exec(old)?.[0] ?? `<!-- bench:${name} -->\n_Not run yet: \`npm run bench -- --only ${name}\`._\n<!-- /bench:${name} -->\n`;
+    return (
+      BLOCK(name).exec(old)?.[0] ??
+      `<!-- bench:${name} -->\n_Not run yet: \`npm run bench -- --only ${name}\`._\n<!-- /bench:${name} -->\n`
+    );
   });
   const header = `# Benchmarks
 
@@ -720,10 +906,14 @@ and rewrites only its block; \`npm run bench\` reruns them all.
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string', multiple: true } }, strict: true });
+  const { values } = parseArgs({
+    options: { quick: { type: 'boolean', default: false }, only: { type: 'string', multiple: true } },
+    strict: true,
+  });
   const only = (values.only ?? []).flatMap((o) => o.split(','));
   const unknown = only.filter((o) => !SECTIONS.some((s) => s.name === o));
-  if (unknown.length > 0) throw new Error(`--only: no section ${unknown.join(', ')} (sections: ${SECTIONS.map((s) => s.name).join(', ')})`);
+  if (unknown.length > 0)
+    throw new Error(`--only: no section ${unknown.join(', ')} (sections: ${SECTIONS.map((s) => s.name).join(', ')})`);
   const names = only.length > 0 ? only : RUN_ORDER;
   // The code that runs is the tree as it is now: a commit made while the sections run is not theirs.
   const commit = commitStamp();

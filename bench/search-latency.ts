@@ -77,8 +77,12 @@ function locomo(dir: string): { lines: string[]; questions: string[] } {
   const lines: string[] = [];
   const questions: string[] = [];
   for (const f of ['conv-26.json', 'conv-30.json', 'conv-41.json', 'conv-42.json', 'conv-43.json']) {
-    const conv = JSON.parse(readFileSync(join(dir, f), 'utf8')) as Record<string, unknown> & { qa: Array<{ question: string }>; conversation?: Record<string, unknown> };
-    for (const [k, v] of Object.entries(conv.conversation ?? conv)) if (/^session_\d+$/.test(k) && Array.isArray(v)) for (const l of v as Array<{ text: string }>) lines.push(l.text);
+    const conv = JSON.parse(readFileSync(join(dir, f), 'utf8')) as Record<string, unknown> & {
+      qa: Array<{ question: string }>;
+      conversation?: Record<string, unknown>;
+    };
+    for (const [k, v] of Object.entries(conv.conversation ?? conv))
+      if (/^session_\d+$/.test(k) && Array.isArray(v)) for (const l of v as Array<{ text: string }>) lines.push(l.text);
     questions.push(...conv.qa.map((q) => q.question));
   }
   return { lines, questions };
@@ -115,8 +119,22 @@ export async function benchSearchLatency(dir: string, sizes: readonly number[]):
     await Promise.all(Object.values(stack.sources).map((s) => s.stop()));
     // The seeding writes as a compaction would, with the bench's own (unenforced) clients.
     const ddb = createDocumentClient(createDynamoDbClient());
-    const indexStore = new DynamoS3SearchIndexStore({ ddb, s3: createS3Client(), tableName: stack.info.tableName, bucketName: stack.info.bucketName });
-    const bench: Bench = { stack, ddb, indexStore, now: stack.now(), lines, questions, lastCpuMs, apiMemoryMb: stageConfig('bench').memoryMb.api };
+    const indexStore = new DynamoS3SearchIndexStore({
+      ddb,
+      s3: createS3Client(),
+      tableName: stack.info.tableName,
+      bucketName: stack.info.bucketName,
+    });
+    const bench: Bench = {
+      stack,
+      ddb,
+      indexStore,
+      now: stack.now(),
+      lines,
+      questions,
+      lastCpuMs,
+      apiMemoryMb: stageConfig('bench').memoryMb.api,
+    };
     const rows: SearchLatencyRow[] = [];
     for (const n of sizes) rows.push(await measureSize(bench, n));
     return rows;
@@ -183,7 +201,12 @@ const projectedP95 = (walls: readonly number[], cpu: readonly number[], memoryMb
 /** `n` long-term items of LoCoMo text, written as a compaction would: the rows, one index segment, the head. */
 async function seedItems({ stack, ddb, indexStore, now, lines }: Bench, user: string, n: number): Promise<void> {
   const items: MemoryItem[] = Array.from({ length: n }, (_, i) => {
-    const fresh = newTierItem(user, 'long_term', { text: `${lines[i % lines.length]} (${Math.floor(i / lines.length)})`, sourceTurns: [i + 1] }, now);
+    const fresh = newTierItem(
+      user,
+      'long_term',
+      { text: `${lines[i % lines.length]} (${Math.floor(i / lines.length)})`, sourceTurns: [i + 1] },
+      now,
+    );
     return { ...fresh, id: `mem:${i}`, path: `memory/long_term/mem:${i}` };
   });
   await batchWriteAll(
@@ -199,16 +222,23 @@ async function seedItems({ stack, ddb, indexStore, now, lines }: Bench, user: st
 function searcher({ stack, questions }: Bench, user: string, n: number) {
   const body = (q: number) => JSON.stringify({ query: questions[(q * 37) % questions.length] ?? 'what', limit: 10 });
   return (url: string, q: number) =>
-    fetch(`${url}/v1/users/${user}/memory/search`, { method: 'POST', headers: { authorization: `Bearer ${stack.info.adminToken}`, 'content-type': 'application/json' }, body: body(q) }).then(
-      async (r) => {
-        if (r.status !== 200) throw new Error(`search at ${n} items: ${r.status} ${await r.text()}`);
-        return (await r.json()) as { results: unknown[] };
-      },
-    );
+    fetch(`${url}/v1/users/${user}/memory/search`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.info.adminToken}`, 'content-type': 'application/json' },
+      body: body(q),
+    }).then(async (r) => {
+      if (r.status !== 200) throw new Error(`search at ${n} items: ${r.status} ${await r.text()}`);
+      return (await r.json()) as { results: unknown[] };
+    });
 }
 
 /** The floor: the three requests a search makes (the pointer, the marks from its watermark, ten items), timed alone `queries` times. */
-async function timeFloor({ stack, ddb, indexStore }: Bench, user: string, n: number, queries: number): Promise<number[]> {
+async function timeFloor(
+  { stack, ddb, indexStore }: Bench,
+  user: string,
+  n: number,
+  queries: number,
+): Promise<number[]> {
   const floor: number[] = [];
   const table = { ddb, tableName: stack.info.tableName };
   const items10 = new DynamoMemoryItemStore({ ...table, changes: new DynamoSearchChangeLog(table) });
@@ -227,8 +257,17 @@ async function timeFloor({ stack, ddb, indexStore }: Bench, user: string, n: num
 
 /** A new api container's first search: its handler factory run anew, behind its own local HTTP API. */
 async function coldSearch(stack: LocalHarness, search: (url: string) => Promise<unknown>): Promise<number> {
-  const handler = createApiHandler(parseEnv(ApiEnvSchema, stack.info.environments.api), functionClients('api', stack.iam), { now: () => stack.now() });
-  const api = await startHttpApi({ handler: handler as HttpHandler, tokenSecret: stack.info.tokenSecret, functionName: 'bench-cold-api', timeoutSeconds: 30 });
+  const handler = createApiHandler(
+    parseEnv(ApiEnvSchema, stack.info.environments.api),
+    functionClients('api', stack.iam),
+    { now: () => stack.now() },
+  );
+  const api = await startHttpApi({
+    handler: handler as HttpHandler,
+    tokenSecret: stack.info.tokenSecret,
+    functionName: 'bench-cold-api',
+    timeoutSeconds: 30,
+  });
   try {
     const t0 = performance.now();
     await search(api.url);
@@ -240,7 +279,12 @@ async function coldSearch(stack: LocalHarness, search: (url: string) => Promise<
 
 /** Each projected memory size's p95 per corpus size, rounded: `{ "512": [...], "1024": [...], "1769": [...] }`. */
 export const byMemory = (rows: readonly SearchLatencyRow[]): Record<string, number[]> =>
-  Object.fromEntries(PROJECTED_MEMORY_MB.map((mb) => [String(mb), rows.map((r) => Math.round((r.lambdaP95MsByMemoryMb[mb] ?? 0) * 10) / 10)]));
+  Object.fromEntries(
+    PROJECTED_MEMORY_MB.map((mb) => [
+      String(mb),
+      rows.map((r) => Math.round((r.lambdaP95MsByMemoryMb[mb] ?? 0) * 10) / 10),
+    ]),
+  );
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { sizes: { type: 'string', default: '1000,10000,100000' } } });

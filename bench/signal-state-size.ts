@@ -13,7 +13,10 @@ import { defaultSignalConfig } from '../lib/signals/signal-weights.js';
 
 const TURNS = 10_000;
 const START = Date.parse('2026-01-01T00:00:00Z');
-const WORDS = 'reef tank coral lighting salinity clownfish filter skimmer heater algae anemone tang sump refugium nitrate phosphate water change copepod rock sand'.split(' ');
+const WORDS =
+  'reef tank coral lighting salinity clownfish filter skimmer heater algae anemone tang sump refugium nitrate phosphate water change copepod rock sand'.split(
+    ' ',
+  );
 
 /** A seeded generator, so every run prints the same table. */
 function generator(seed: number) {
@@ -24,8 +27,10 @@ function generator(seed: number) {
   };
   const word = () => WORDS[Math.floor(next() * WORDS.length)] ?? 'reef';
   return {
-    sentence: () => `${next() < 0.1 ? 'Actually' : 'So'} I wonder about the ${word()} and ${word()} in my ${word()} ${word()}`,
-    token: (n: number) => Array.from({ length: n }, () => 'abcdefghijklmnopqrstuvwxyz'[Math.floor(next() * 26)]).join(''),
+    sentence: () =>
+      `${next() < 0.1 ? 'Actually' : 'So'} I wonder about the ${word()} and ${word()} in my ${word()} ${word()}`,
+    token: (n: number) =>
+      Array.from({ length: n }, () => 'abcdefghijklmnopqrstuvwxyz'[Math.floor(next() * 26)]).join(''),
   };
 }
 
@@ -46,15 +51,24 @@ function run(stream: string, reflector: 'up' | 'down', query: () => string): Sta
   let writes = 0;
   let markers = 0;
   for (let first = 1; first <= TURNS; first += 10) {
-    const turns = Array.from({ length: 10 }, (_, k) => ({ turnId: first + k, timestamp: new Date(START + (first + k) * 345_600).toISOString(), query: query() }));
+    const turns = Array.from({ length: 10 }, (_, k) => ({
+      turnId: first + k,
+      timestamp: new Date(START + (first + k) * 345_600).toISOString(),
+      query: query(),
+    }));
     const now = new Date(START + (first + 9) * 345_600 + 1000);
     const r = accumulate(state, turns, defaultSignalConfig, now, () => false);
     markers += r.newActiveDays.length;
-    state = withAppliedMessages(r.state, turns.map((t) => `message-${t.turnId}`));
+    state = withAppliedMessages(
+      r.state,
+      turns.map((t) => `message-${t.turnId}`),
+    );
     const item = signalStateItem('user-42', state, ++writes, now.toISOString());
     maxBytes = Math.max(maxBytes, itemSize(item));
     units += writeUnits(item);
-    if (reflector === 'up') for (const t of r.triggers) if (t.kind === 'batch' || t.kind === 'event') state = completeBatch(state, t.jobId, t.turnIds, now) ?? state;
+    if (reflector === 'up')
+      for (const t of r.triggers)
+        if (t.kind === 'batch' || t.kind === 'event') state = completeBatch(state, t.jobId, t.turnIds, now) ?? state;
   }
   const finalBytes = itemSize(signalStateItem('user-42', state, writes, new Date(START).toISOString()));
   return { stream, finalBytes, maxBytes, writeUnitsPerWrite: Math.round((units / writes) * 100) / 100, markers };
@@ -75,6 +89,9 @@ export function signalStateSizes(): StateSizeRow[] {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  console.log('| stream | item after 10,000 turns | largest | write units per state write | activity markers |\n| --- | ---: | ---: | ---: | ---: |');
-  for (const r of signalStateSizes()) console.log(`| ${r.stream} | ${r.finalBytes} B | ${r.maxBytes} B | ${r.writeUnitsPerWrite} | ${r.markers} |`);
+  console.log(
+    '| stream | item after 10,000 turns | largest | write units per state write | activity markers |\n| --- | ---: | ---: | ---: | ---: |',
+  );
+  for (const r of signalStateSizes())
+    console.log(`| ${r.stream} | ${r.finalBytes} B | ${r.maxBytes} B | ${r.writeUnitsPerWrite} | ${r.markers} |`);
 }

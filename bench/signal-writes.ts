@@ -35,13 +35,15 @@ export async function benchSignalWrites(): Promise<SignalWriteRow[]> {
     const run = async (scenario: string, bodies: Array<{ body: string; groupId: string }>): Promise<SignalWriteRow> => {
       const before = requestLedger.snapshot();
       const res = await handler(sqsEvent(bodies), lambdaContext('bench-signal', 30));
-      if (res.batchItemFailures.length > 0) throw new Error(`${scenario}: ${res.batchItemFailures.length} records failed`);
+      if (res.batchItemFailures.length > 0)
+        throw new Error(`${scenario}: ${res.batchItemFailures.length} records failed`);
       const d = ledgerDelta(before, requestLedger.snapshot());
       const sum = (pred: (k: string) => boolean, f: 'requests' | 'writeUnits') =>
         Object.entries(d)
           .filter(([k]) => pred(k))
           .reduce((n, [, v]) => n + v[f], 0);
-      const isWrite = (k: string) => /^DynamoDB\.(PutItem|UpdateItem|DeleteItem|BatchWriteItem|TransactWriteItems)$/.test(k);
+      const isWrite = (k: string) =>
+        /^DynamoDB\.(PutItem|UpdateItem|DeleteItem|BatchWriteItem|TransactWriteItems)$/.test(k);
       const n = bodies.length;
       return {
         scenario,
@@ -53,11 +55,15 @@ export async function benchSignalWrites(): Promise<SignalWriteRow[]> {
         sqsSends: sum((k) => k.startsWith('SQS.Send'), 'requests') / n,
       };
     };
-    const ten = (userId: string, from: number) => Array.from({ length: 10 }, (_, i) => ({ body: turn(userId, from + i), groupId: userId }));
+    const ten = (userId: string, from: number) =>
+      Array.from({ length: 10 }, (_, i) => ({ body: turn(userId, from + i), groupId: userId }));
     return [
       await run('one user, first 10 turns (batch fires)', ten('alice', 1)),
       await run('one user, next 10 turns', ten('alice', 11)),
-      await run('ten users, one turn each', Array.from({ length: 10 }, (_, i) => ({ body: turn(`user-${i}`, 1), groupId: `user-${i}` }))),
+      await run(
+        'ten users, one turn each',
+        Array.from({ length: 10 }, (_, i) => ({ body: turn(`user-${i}`, 1), groupId: `user-${i}` })),
+      ),
     ];
   } finally {
     await stack.stop();

@@ -5,5 +5,13 @@ export const turnLine = (
   fields: { query: string; response: string; at: Date } & Record<string, unknown>,
 ): string => {
   const { at, ...rest } = fields;
-  return JSON.stringify({ type: 'turn.saved', version: 1, userId, sessionId: 's1', turnId, timestamp: at.toISOString(), ...rest });
+  return JSON.stringify({
+    type: 'turn.saved',
+    version: 1,
+    userId,
+    sessionId: 's1',
+    turnId,
+    timestamp: at.toISOString(),
+    ...rest,
+  });
 };

@@ -10,6 +10,9 @@ export const UserIdSchema = z
   // The memory API names the scope shared with every user GLOBAL (`/v1/users/GLOBAL/…`).
   .refine((id) => id !== 'GLOBAL', 'userId GLOBAL is reserved for the shared scope');
 
+/** A session id as publishers send it (a turn's, a closed session's, the one a search is made in): 1–256 chars. */
+export const SessionIdSchema = z.string().min(1).max(256);
+
 /** A per-user turn number: an integer ≥ 1 that increases with every turn of the user. */
 export const TurnIdSchema = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 
@@ -23,7 +26,10 @@ const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
  */
 export const TimestampSchema = z.iso
   .datetime({ offset: true })
-  .refine((t) => Date.parse(t) >= FIRST_INSTANT && Date.parse(t) <= LAST_INSTANT, 'the time must fall within the years 0000–9999 in UTC');
+  .refine(
+    (t) => Date.parse(t) >= FIRST_INSTANT && Date.parse(t) <= LAST_INSTANT,
+    'the time must fall within the years 0000–9999 in UTC',
+  );
 
 /** Length of a string in UTF-8 bytes, as DynamoDB and S3 count it (lone surrogates as the 3 bytes of U+FFFD). */
 export const utf8Bytes = (text: string): number => new TextEncoder().encode(text).length;
@@ -36,13 +42,17 @@ export const utf8Bytes = (text: string): number => new TextEncoder().encode(text
  */
 export const MAX_ATTRIBUTE_BYTES = 256 * 1024;
 
-const attributeBytes = (map: Record<string, string>) => Object.entries(map).reduce((n, [k, v]) => n + utf8Bytes(k) + utf8Bytes(v), 0);
+const attributeBytes = (map: Record<string, string>) =>
+  Object.entries(map).reduce((n, [k, v]) => n + utf8Bytes(k) + utf8Bytes(v), 0);
 
 /** Opaque string → string map, stored and returned with every memory item derived from the turn. */
 export const AttributesSchema = z
   .record(z.string().min(1).max(128), z.string().max(4096))
   .refine((map) => Object.keys(map).length <= 50, 'attributes may hold at most 50 entries')
-  .refine((map) => attributeBytes(map) <= MAX_ATTRIBUTE_BYTES, `attributes may hold at most ${MAX_ATTRIBUTE_BYTES} bytes (UTF-8, keys and values) in all`);
+  .refine(
+    (map) => attributeBytes(map) <= MAX_ATTRIBUTE_BYTES,
+    `attributes may hold at most ${MAX_ATTRIBUTE_BYTES} bytes (UTF-8, keys and values) in all`,
+  );
 
 /**
  * A web domain as a source: a lower-case host name of dot-separated labels (letters, digits,
@@ -54,4 +64,7 @@ export const DomainSchema = z
   .string()
   .min(3)
   .max(253)
-  .regex(/^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'domain must be a lower-case host name such as docs.example.com (no scheme, port or path)');
+  .regex(
+    /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/,
+    'domain must be a lower-case host name such as docs.example.com (no scheme, port or path)',
+  );

@@ -49,8 +49,16 @@ export const EpisodeSchema = z
     outcome: z.object({
       success: z.boolean(),
       failureReason: z.string().max(2000).optional(),
-      durationMs: z.number().int().min(0).max(7 * 24 * 3_600_000).optional(),
+      durationMs: z
+        .number()
+        .int()
+        .min(0)
+        .max(7 * 24 * 3_600_000)
+        .optional(),
     }),
   })
-  .refine((e) => jsonBytes(e) <= MAX_EPISODE_BYTES, `an episode may hold at most ${MAX_EPISODE_BYTES} bytes (its JSON, UTF-8)`);
+  .refine(
+    (e) => jsonBytes(e) <= MAX_EPISODE_BYTES,
+    `an episode may hold at most ${MAX_EPISODE_BYTES} bytes (its JSON, UTF-8)`,
+  );
 export type Episode = z.infer<typeof EpisodeSchema>;

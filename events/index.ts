@@ -16,7 +16,11 @@ export * from './turn-claim-check.js';
 export * from './turn-saved.js';
 
 /** What the TurnQueue carries: turns, session ends and agent events, told apart by `type`. */
-export const TurnQueueMessageSchema = z.discriminatedUnion('type', [TurnSavedSchema, SessionClosedSchema, AgentEventSchema]);
+export const TurnQueueMessageSchema = z.discriminatedUnion('type', [
+  TurnSavedSchema,
+  SessionClosedSchema,
+  AgentEventSchema,
+]);
 export type TurnQueueMessage = z.infer<typeof TurnQueueMessageSchema>;
 
 /** Every event and job contract, by the file name of its generated JSON Schema. */

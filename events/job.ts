@@ -23,7 +23,11 @@ export const JobSchema = z.object({
   type: z.literal('reflector.job'),
   version: z.literal(1),
   /** Deterministic id derived from the trigger; also the FIFO deduplication id. */
-  jobId: z.string().min(1).max(128).regex(/^[A-Za-z0-9._:@-]+$/),
+  jobId: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(/^[A-Za-z0-9._:@-]+$/),
   userId: UserIdSchema,
   kind: JobKindSchema,
   /** What fired, e.g. `turn_count`, `urgency`. */
@@ -33,7 +37,10 @@ export const JobSchema = z.object({
   /** The turns to reflect on, ascending. */
   turnIds: z.array(TurnIdSchema).max(1000),
   /** agent.event episodes (req R-EPI) whose documents this batch writes (optional, additive). */
-  episodeIds: z.array(z.string().regex(/^ev-[0-9a-f]{20}$/)).max(50).optional(),
+  episodeIds: z
+    .array(z.string().regex(/^ev-[0-9a-f]{20}$/))
+    .max(50)
+    .optional(),
   /** The `detail` of the agent.event that fired an event batch (optional, additive): it goes into the prompt. */
   eventDetail: z.string().max(4000).optional(),
   /** A manual summary's own instruction (req R-SUM-9: a custom prompt on demand), instead of the user's or the stage's (optional, additive). */

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { TimestampSchema, UserIdSchema } from './common.js';
+import { SessionIdSchema, TimestampSchema, UserIdSchema } from './common.js';
 
 /**
  * `session.closed` v1 — an agent ends a session. Published on the TurnQueue (group =
@@ -10,7 +10,7 @@ export const SessionClosedSchema = z.object({
   type: z.literal('session.closed'),
   version: z.literal(1),
   userId: UserIdSchema,
-  sessionId: z.string().min(1).max(256),
+  sessionId: SessionIdSchema,
   timestamp: TimestampSchema,
   /** Why the session ended, e.g. `user_left`, `timeout`. */
   reason: z.string().max(256).optional(),

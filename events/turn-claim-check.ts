@@ -7,7 +7,14 @@ import { TurnSavedSchema } from './turn-saved.js';
  * client does this by itself; the signal function fetches the event and validates it
  * like any other.
  */
-export const TurnClaimCheckSchema = TurnSavedSchema.pick({ type: true, version: true, userId: true, sessionId: true, turnId: true, timestamp: true }).extend({
+export const TurnClaimCheckSchema = TurnSavedSchema.pick({
+  type: true,
+  version: true,
+  userId: true,
+  sessionId: true,
+  turnId: true,
+  timestamp: true,
+}).extend({
   payloadRef: z.object({
     /** Key under `claims/{userId}/` in the memory bucket. */
     key: z.string().min(1).max(1024),

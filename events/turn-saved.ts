@@ -1,5 +1,12 @@
 import * as z from 'zod';
-import { AttributesSchema, DomainSchema, TimestampSchema, TurnIdSchema, UserIdSchema } from './common.js';
+import {
+  AttributesSchema,
+  DomainSchema,
+  SessionIdSchema,
+  TimestampSchema,
+  TurnIdSchema,
+  UserIdSchema,
+} from './common.js';
 import { EpisodeSchema } from './episode.js';
 
 export const ValidationOutcomeSchema = z.enum(['APPROVE', 'REVISE', 'RETRY', 'FAIL']);
@@ -47,7 +54,7 @@ export const TurnSavedSchema = z.object({
   type: z.literal('turn.saved'),
   version: z.literal(1),
   userId: UserIdSchema,
-  sessionId: z.string().min(1).max(256),
+  sessionId: SessionIdSchema,
   turnId: TurnIdSchema,
   timestamp: TimestampSchema,
   /** The user's message. */

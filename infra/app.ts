@@ -36,7 +36,10 @@ export function buildStacks(
 
 export function buildApp(app: App): { stateful: StatefulStack; stateless: StatelessStack } {
   const stage = String(app.node.tryGetContext('stage') ?? 'dev');
-  const stacks = buildStacks(app, stage, stageConfig(stage), { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION });
+  const stacks = buildStacks(app, stage, stageConfig(stage), {
+    account: process.env.CDK_DEFAULT_ACCOUNT,
+    region: process.env.CDK_DEFAULT_REGION,
+  });
   Tags.of(app).add('project', 'reflective-memory');
   Tags.of(app).add('stage', stage);
   return stacks;

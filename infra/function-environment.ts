@@ -14,6 +14,11 @@ export const RUNTIME_VARIABLES = ['NODE_OPTIONS', 'POWERTOOLS_SERVICE_NAME', 'PO
 export type EnvironmentOf<S extends z.ZodObject> = { [K in keyof z.input<S>]: string };
 
 /** A function's environment: its schema's variables plus Powertools' service name and log level. */
-export function functionEnvironment<S extends z.ZodObject>(_schema: S, service: string, logLevel: string, variables: EnvironmentOf<S>): Record<string, string> {
+export function functionEnvironment<S extends z.ZodObject>(
+  _schema: S,
+  service: string,
+  logLevel: string,
+  variables: EnvironmentOf<S>,
+): Record<string, string> {
   return { POWERTOOLS_SERVICE_NAME: service, POWERTOOLS_LOG_LEVEL: logLevel, ...(variables as Record<string, string>) };
 }

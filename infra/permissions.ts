@@ -14,7 +14,14 @@ import type { QueueKey } from './resources.js';
 
 export type FunctionKey = 'signal' | 'idle' | 'reflector' | 'sweep' | 'api';
 
-export type DynamoAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query' | 'BatchGetItem' | 'BatchWriteItem';
+export type DynamoAction =
+  | 'GetItem'
+  | 'PutItem'
+  | 'UpdateItem'
+  | 'DeleteItem'
+  | 'Query'
+  | 'BatchGetItem'
+  | 'BatchWriteItem';
 export type S3Action = 'GetObject' | 'PutObject' | 'PutObjectTagging' | 'DeleteObject' | 'DeleteObjectVersion';
 /** The services that use the stage's data key on a function's behalf. */
 export type KmsService = 'dynamodb' | 's3' | 'sqs';
@@ -88,7 +95,11 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     sends: ['job', 'idle'],
     consumes: 'turn',
     model: false,
-    kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['Decrypt', 'GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
+    kms: {
+      dynamodb: ['Decrypt', 'DescribeKey'],
+      s3: ['Decrypt', 'GenerateDataKey'],
+      sqs: ['Decrypt', 'GenerateDataKey'],
+    },
   },
   idle: {
     dynamodb: ['GetItem', 'PutItem'],
@@ -134,7 +145,11 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     model: true,
     embeddings: true,
     // sqs GenerateDataKey: parking a job in the DLQ after its last receive (see kmsImplied).
-    kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['Decrypt', 'GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
+    kms: {
+      dynamodb: ['Decrypt', 'DescribeKey'],
+      s3: ['Decrypt', 'GenerateDataKey'],
+      sqs: ['Decrypt', 'GenerateDataKey'],
+    },
   },
   sweep: {
     // BatchGetItem: the nightly and weekly selection reads the candidates' signal states (their per-day counts)
@@ -184,7 +199,11 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     consumes: null,
     model: false,
     embeddings: true,
-    kms: { dynamodb: ['Decrypt', 'DescribeKey'], s3: ['Decrypt', 'GenerateDataKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
+    kms: {
+      dynamodb: ['Decrypt', 'DescribeKey'],
+      s3: ['Decrypt', 'GenerateDataKey'],
+      sqs: ['Decrypt', 'GenerateDataKey'],
+    },
   },
 };
 

@@ -19,7 +19,11 @@ type RouteOf<O extends Operation> = Extract<Routes, { operationId: O }>;
 type Input<R, K extends string> = R extends Record<K, z.ZodType> ? z.input<R[K]> : undefined;
 
 /** What an operation takes: its path parameters, query and body, each as its schema reads it. */
-export type OperationInput<O extends Operation> = { params: Input<RouteOf<O>, 'params'>; query?: Input<RouteOf<O>, 'query'>; body?: Input<RouteOf<O>, 'body'> };
+export type OperationInput<O extends Operation> = {
+  params: Input<RouteOf<O>, 'params'>;
+  query?: Input<RouteOf<O>, 'query'>;
+  body?: Input<RouteOf<O>, 'body'>;
+};
 /** What an operation answers. */
 export type OperationOutput<O extends Operation> = z.output<RouteOf<O>['response']>;
 
@@ -50,16 +54,23 @@ export class MemoryClient {
     const route = routes.find((r) => r.operationId === operation) as Routes;
     const params = (input.params ?? {}) as Record<string, string>;
     const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(params[name] ?? '')));
-    const query = input.query ? `?${new URLSearchParams(Object.entries(input.query as Record<string, unknown>).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)] as [string, string]])))}` : '';
+    const query = input.query
+      ? `?${new URLSearchParams(Object.entries(input.query as Record<string, unknown>).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)] as [string, string]])))}`
+      : '';
     const res = await this.fetchImpl(`${this.apiUrl.replace(/\/$/, '')}${path}${query}`, {
       method: route.method,
-      headers: { authorization: `Bearer ${await this.token()}`, ...(input.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${await this.token()}`,
+        ...(input.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       ...(input.body !== undefined ? { body: JSON.stringify(input.body) } : {}),
     });
     const text = await res.text();
     const answer = text === '' ? undefined : (JSON.parse(text) as unknown);
     if (!res.ok) {
-      const error = (answer as { error?: { message?: string; fields?: Array<{ path: string; message: string }> } } | undefined)?.error;
+      const error = (
+        answer as { error?: { message?: string; fields?: Array<{ path: string; message: string }> } } | undefined
+      )?.error;
       throw new MemoryClientError(res.status, error?.message ?? res.statusText, error?.fields);
     }
     return answer as OperationOutput<O>;
@@ -89,9 +100,18 @@ export class MemoryClient {
 
   /** The tiers: create an entry, query one, delete (soft) an entry. */
   readonly tiers = {
-    create: (userId: string, tier: Input<RouteOf<'tierCreate'>, 'params'>['tier'], entry: Input<RouteOf<'tierCreate'>, 'body'>) => this.call('tierCreate', { params: { userId, tier }, body: entry }),
-    query: (userId: string, tier: Input<RouteOf<'tierQuery'>, 'params'>['tier'], query: Input<RouteOf<'tierQuery'>, 'query'> = {}) => this.call('tierQuery', { params: { userId, tier }, query }),
-    delete: (userId: string, tier: Input<RouteOf<'tierDelete'>, 'params'>['tier'], id: string) => this.call('tierDelete', { params: { userId, tier, id } }),
+    create: (
+      userId: string,
+      tier: Input<RouteOf<'tierCreate'>, 'params'>['tier'],
+      entry: Input<RouteOf<'tierCreate'>, 'body'>,
+    ) => this.call('tierCreate', { params: { userId, tier }, body: entry }),
+    query: (
+      userId: string,
+      tier: Input<RouteOf<'tierQuery'>, 'params'>['tier'],
+      query: Input<RouteOf<'tierQuery'>, 'query'> = {},
+    ) => this.call('tierQuery', { params: { userId, tier }, query }),
+    delete: (userId: string, tier: Input<RouteOf<'tierDelete'>, 'params'>['tier'], id: string) =>
+      this.call('tierDelete', { params: { userId, tier, id } }),
   };
 
   /** Delete any item memory.search returns, by id (req R-DEL-1); `reason` goes into the audit trail. */
@@ -108,7 +128,9 @@ export class MemoryClient {
   forget(userId: string): Promise<OperationOutput<'userForget'>>;
   forget(userId: string, request: Input<RouteOf<'memoryForget'>, 'body'>): Promise<OperationOutput<'memoryForget'>>;
   forget(userId: string, request?: Input<RouteOf<'memoryForget'>, 'body'>) {
-    return request === undefined ? this.call('userForget', { params: { userId } }) : this.call('memoryForget', { params: { userId }, body: request });
+    return request === undefined
+      ? this.call('userForget', { params: { userId } })
+      : this.call('memoryForget', { params: { userId }, body: request });
   }
 
   forgetReceipt(userId: string) {
@@ -126,8 +148,11 @@ export class MemoryClient {
 
   /** Review of staged items: list, promote, discard. */
   readonly review = {
-    staged: (userId: string, query: Input<RouteOf<'reviewList'>, 'query'> = {}) => this.call('reviewList', { params: { userId }, query }),
-    promote: (userId: string, request: Input<RouteOf<'reviewPromote'>, 'body'>) => this.call('reviewPromote', { params: { userId }, body: request }),
-    discard: (userId: string, request: Input<RouteOf<'reviewDiscard'>, 'body'>) => this.call('reviewDiscard', { params: { userId }, body: request }),
+    staged: (userId: string, query: Input<RouteOf<'reviewList'>, 'query'> = {}) =>
+      this.call('reviewList', { params: { userId }, query }),
+    promote: (userId: string, request: Input<RouteOf<'reviewPromote'>, 'body'>) =>
+      this.call('reviewPromote', { params: { userId }, body: request }),
+    discard: (userId: string, request: Input<RouteOf<'reviewDiscard'>, 'body'>) =>
+      this.call('reviewDiscard', { params: { userId }, body: request }),
   };
 }

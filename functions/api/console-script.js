@@ -183,9 +183,13 @@ async function review(action, item, buttons) {
     b.disabled = true;
   });
   try {
-    const body = action === 'promote' ? { path: item.path } : { path: item.path, reason: 'discarded in the review console' };
+    const body =
+      action === 'promote' ? { path: item.path } : { path: item.path, reason: 'discarded in the review console' };
     const res = await api('POST', `/review/${action}`, body);
-    setStatus(action === 'promote' ? `promoted to ${str(res.knowledgePath)}` : `discarded ${str(res.path || item.path)}`, 'ok');
+    setStatus(
+      action === 'promote' ? `promoted to ${str(res.knowledgePath)}` : `discarded ${str(res.path || item.path)}`,
+      'ok',
+    );
   } catch (e) {
     setStatus(`${action} failed: ${/** @type {Error} */ (e).message}`, 'error');
     buttons.forEach((b) => {
@@ -218,8 +222,12 @@ function loadStaged() {
       {},
       staged.map((/** @type {any} */ it) => {
         const history = Array.isArray(it.history) ? it.history : [];
-        const promote = /** @type {HTMLButtonElement} */ (el('button', { class: 'promote', type: 'button', text: 'Promote' }));
-        const discard = /** @type {HTMLButtonElement} */ (el('button', { class: 'discard', type: 'button', text: 'Discard' }));
+        const promote = /** @type {HTMLButtonElement} */ (
+          el('button', { class: 'promote', type: 'button', text: 'Promote' })
+        );
+        const discard = /** @type {HTMLButtonElement} */ (
+          el('button', { class: 'discard', type: 'button', text: 'Discard' })
+        );
         promote.addEventListener('click', () => {
           review('promote', it, [promote, discard]);
         });
@@ -234,16 +242,29 @@ function loadStaged() {
           ]),
           el('div', { class: 'path', text: str(it.path) }),
           el('div', { class: 'text', text: clip(it.text, 300), title: str(it.text) }),
-          el('div', { class: 'meta', text: `promotion count ${num(it.promotionCount)} / ${num(it.promotionsNeeded)} · confidence ${num(it.confidence, 2)} · turns ${turns(it.sourceTurns)}` }),
+          el('div', {
+            class: 'meta',
+            text: `promotion count ${num(it.promotionCount)} / ${num(it.promotionsNeeded)} · confidence ${num(it.confidence, 2)} · turns ${turns(it.sourceTurns)}`,
+          }),
           el('details', { class: 'history' }, [
             el('summary', { text: `gate history (${history.length})` }),
             el(
               'ol',
               {},
-              history.map((/** @type {any} */ h) => el('li', {}, [el('b', { text: str(h.event) }), ` ${when(h.at)}${h.batchId ? ` · ${str(h.batchId)}` : ''} — ${str(h.detail)}`])),
+              history.map((/** @type {any} */ h) =>
+                el('li', {}, [
+                  el('b', { text: str(h.event) }),
+                  ` ${when(h.at)}${h.batchId ? ` · ${str(h.batchId)}` : ''} — ${str(h.detail)}`,
+                ]),
+              ),
             ),
           ]),
-          it.markdown ? el('details', { class: 'markdown' }, [el('summary', { text: 'document' }), el('pre', { text: str(it.markdown) })]) : null,
+          it.markdown
+            ? el('details', { class: 'markdown' }, [
+                el('summary', { text: 'document' }),
+                el('pre', { text: str(it.markdown) }),
+              ])
+            : null,
           el('div', { class: 'actions' }, [promote, discard]),
         ]);
       }),
@@ -268,14 +289,18 @@ function loadSummaries() {
   };
   return section('summaries', both, (d) => {
     // Seed 003: each summary is a turn pair in the conversation, after the last turn it covers.
-    const summaries = (d.summaries || []).slice().sort((/** @type {any} */ a, /** @type {any} */ b) => (a.afterTurn || 0) - (b.afterTurn || 0));
+    const summaries = (d.summaries || [])
+      .slice()
+      .sort((/** @type {any} */ a, /** @type {any} */ b) => (a.afterTurn || 0) - (b.afterTurn || 0));
     if (!summaries.length) return 'no context summaries';
     return el(
       'div',
       {},
       [qualityLine(d.quality)].concat(
         summaries.map((/** @type {any} */ s) => {
-          const del = /** @type {HTMLButtonElement} */ (el('button', { class: 'delete', type: 'button', text: 'Delete' }));
+          const del = /** @type {HTMLButtonElement} */ (
+            el('button', { class: 'delete', type: 'button', text: 'Delete' })
+          );
           del.addEventListener('click', async () => {
             del.disabled = true;
             try {
@@ -295,8 +320,14 @@ function loadSummaries() {
               s.deleted ? el('span', { class: 'badge', text: 'deleted' }) : null,
               s.edits?.length ? el('span', { class: 'badge', text: 'edited' }) : null,
             ]),
-            el('div', { class: 'text summary-system' }, [el('span', { class: 'badge', text: 'system · summary' }), ` ${str(s.prompt)}`]),
-            el('div', { class: 'text summary-assistant' }, [el('span', { class: 'badge', text: 'assistant · summary' }), ` ${str(s.text)}`]),
+            el('div', { class: 'text summary-system' }, [
+              el('span', { class: 'badge', text: 'system · summary' }),
+              ` ${str(s.prompt)}`,
+            ]),
+            el('div', { class: 'text summary-assistant' }, [
+              el('span', { class: 'badge', text: 'assistant · summary' }),
+              ` ${str(s.text)}`,
+            ]),
             el('div', { class: 'actions' }, [del]),
           ]);
         }),
@@ -315,7 +346,9 @@ function loadDiary() {
       {},
       entries.map((/** @type {any} */ e) => {
         const decision = e.visible ? 'drop' : 'keep';
-        const act = /** @type {HTMLButtonElement} */ (el('button', { class: decision, type: 'button', text: e.visible ? 'Drop' : 'Keep' }));
+        const act = /** @type {HTMLButtonElement} */ (
+          el('button', { class: decision, type: 'button', text: e.visible ? 'Drop' : 'Keep' })
+        );
         act.addEventListener('click', async () => {
           act.disabled = true;
           try {
@@ -326,13 +359,31 @@ function loadDiary() {
           }
           await loadDiary();
         });
-        const state = e.override ? (e.override.decision === 'keep' ? 'kept' : 'dropped') : e.written ? 'written' : 'rejected';
+        const state = e.override
+          ? e.override.decision === 'keep'
+            ? 'kept'
+            : 'dropped'
+          : e.written
+            ? 'written'
+            : 'rejected';
         const r = e.reflection;
         const criteria = Object.keys(e.criteria || {}).filter((k) => (e.criteria[k] || []).length);
         return el('div', { class: 'item diary-item', 'data-id': str(e.id), 'data-visible': String(!!e.visible) }, [
-          el('div', { class: 'meta' }, [when(e.at), el('span', { class: 'badge', text: str(e.type) }), el('span', { class: 'badge', text: state }), ` ${str(e.trigger)} · turns ${turns(e.turns)}`]),
-          r ? el('div', { class: 'text' }, [`insight: ${str(r.insight)} · recommendation: ${str(r.recommendation)} · confidence ${Number(r.confidence).toFixed(2)}`]) : null,
-          el('div', { class: 'meta' }, [criteria.length ? `criteria: ${criteria.join(', ')}` : str(e.reason), e.emotion ? ` · ${assessment(e.emotion)}` : '']),
+          el('div', { class: 'meta' }, [
+            when(e.at),
+            el('span', { class: 'badge', text: str(e.type) }),
+            el('span', { class: 'badge', text: state }),
+            ` ${str(e.trigger)} · turns ${turns(e.turns)}`,
+          ]),
+          r
+            ? el('div', { class: 'text' }, [
+                `insight: ${str(r.insight)} · recommendation: ${str(r.recommendation)} · confidence ${Number(r.confidence).toFixed(2)}`,
+              ])
+            : null,
+          el('div', { class: 'meta' }, [
+            criteria.length ? `criteria: ${criteria.join(', ')}` : str(e.reason),
+            e.emotion ? ` · ${assessment(e.emotion)}` : '',
+          ]),
           el('div', { class: 'actions' }, [act]),
         ]);
       }),
@@ -353,7 +404,19 @@ function loadBatches() {
     const batches = d.batches || [];
     if (!batches.length) return 'no batches yet';
     return table(
-      ['time', 'batch', 'trigger', 'status', 'turns', 'proposed', 'passed', 'rejected', 'staged', 'promoted', 'assessment'],
+      [
+        'time',
+        'batch',
+        'trigger',
+        'status',
+        'turns',
+        'proposed',
+        'passed',
+        'rejected',
+        'staged',
+        'promoted',
+        'assessment',
+      ],
       batches.map((/** @type {any} */ b) => [
         when(b.timestamp),
         b.batchId,
@@ -382,8 +445,11 @@ function svg(tag, attrs, text) {
   return e;
 }
 
-/** @param {any[]} points */
-function chart(points) {
+/**
+ * The trend chart's frame: its size and margins, the points' coordinates and the scales.
+ * @param {any[]} points
+ */
+function chartFrame(points) {
   const W = 600,
     H = 200,
     L = 44,
@@ -396,29 +462,87 @@ function chart(points) {
     x1 = Math.max.apply(null, xs);
   const yMax = Math.max.apply(null, ys.concat([0])) * 1.1 || 1;
   // Number(): an index past the end reads undefined, which the arithmetic turns into NaN either way.
-  const px = (/** @type {number | undefined} */ x) => (x1 === x0 ? L + (W - L - R) / 2 : L + ((Number(x) - x0) / (x1 - x0)) * (W - L - R));
+  const px = (/** @type {number | undefined} */ x) =>
+    x1 === x0 ? L + (W - L - R) / 2 : L + ((Number(x) - x0) / (x1 - x0)) * (W - L - R);
   const py = (/** @type {number | undefined} */ y) => T + (1 - Number(y) / yMax) * (H - T - B);
-  const s = svg('svg', { id: 'trend-chart', width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'issues per session over time' });
+  return { W, H, L, R, T, B, xs, ys, yMax, px, py };
+}
+
+/**
+ * The chart's axes, grid lines and labels: three on the y axis, up to three dates on the x axis.
+ * @param {SVGElement} s @param {ReturnType<typeof chartFrame>} frame @param {any[]} points
+ */
+function chartAxes(s, frame, points) {
+  const { W, H, L, R, T, B, xs, yMax, px, py } = frame;
   s.appendChild(svg('line', { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: '#9aa5b1' }));
   s.appendChild(svg('line', { x1: L, y1: T, x2: L, y2: H - B, stroke: '#9aa5b1' }));
   [0, 0.5, 1].forEach((f) => {
     const y = py(yMax * f);
     if (f > 0) s.appendChild(svg('line', { x1: L, y1: y, x2: W - R, y2: y, stroke: '#eef1f5' }));
-    s.appendChild(svg('text', { x: L - 6, y: y + 4, 'text-anchor': 'end', 'font-size': 11, fill: '#66727f' }, (yMax * f).toFixed(2)));
+    s.appendChild(
+      svg(
+        'text',
+        { x: L - 6, y: y + 4, 'text-anchor': 'end', 'font-size': 11, fill: '#66727f' },
+        (yMax * f).toFixed(2),
+      ),
+    );
   });
-  const ticks = points.length > 2 ? [0, Math.floor((points.length - 1) / 2), points.length - 1] : points.map((_p, i) => i);
+  const ticks =
+    points.length > 2 ? [0, Math.floor((points.length - 1) / 2), points.length - 1] : points.map((_p, i) => i);
   ticks.forEach((i, n) => {
     const anchor = ticks.length === 1 ? 'middle' : n === 0 ? 'start' : n === ticks.length - 1 ? 'end' : 'middle';
-    s.appendChild(svg('text', { x: px(xs[i]), y: H - 10, 'text-anchor': anchor, 'font-size': 11, fill: '#66727f' }, str(points[i].startedAt).slice(0, 10)));
+    s.appendChild(
+      svg(
+        'text',
+        { x: px(xs[i]), y: H - 10, 'text-anchor': anchor, 'font-size': 11, fill: '#66727f' },
+        str(points[i].startedAt).slice(0, 10),
+      ),
+    );
   });
   s.appendChild(svg('text', { x: 4, y: 12, 'font-size': 11, fill: '#66727f' }, 'issues per session'));
+}
+
+/**
+ * The chart's line through the points in time order, and a dot per point with its title.
+ * @param {SVGElement} s @param {ReturnType<typeof chartFrame>} frame @param {any[]} points
+ */
+function chartLine(s, frame, points) {
+  const { xs, ys, px, py } = frame;
   const order = xs.map((_x, i) => i).sort((a, b) => Number(xs[a]) - Number(xs[b]));
-  s.appendChild(svg('polyline', { points: order.map((i) => `${px(xs[i])},${py(ys[i])}`).join(' '), fill: 'none', stroke: '#2f6fde', 'stroke-width': 2 }));
+  s.appendChild(
+    svg('polyline', {
+      points: order.map((i) => `${px(xs[i])},${py(ys[i])}`).join(' '),
+      fill: 'none',
+      stroke: '#2f6fde',
+      'stroke-width': 2,
+    }),
+  );
   order.forEach((i) => {
     const c = svg('circle', { cx: px(xs[i]), cy: py(ys[i]), r: 4, fill: '#fff', stroke: '#2f6fde', 'stroke-width': 2 });
-    c.appendChild(svg('title', {}, `${when(points[i].startedAt)}: ${ys[i]} issues/session over ${num(points[i].sessionsReviewed)} sessions`));
+    c.appendChild(
+      svg(
+        'title',
+        {},
+        `${when(points[i].startedAt)}: ${ys[i]} issues/session over ${num(points[i].sessionsReviewed)} sessions`,
+      ),
+    );
     s.appendChild(c);
   });
+}
+
+/** The issues-per-session trend over the nightly runs, as an SVG chart. @param {any[]} points */
+function chart(points) {
+  const f = chartFrame(points);
+  const s = svg('svg', {
+    id: 'trend-chart',
+    width: f.W,
+    height: f.H,
+    viewBox: `0 0 ${f.W} ${f.H}`,
+    role: 'img',
+    'aria-label': 'issues per session over time',
+  });
+  chartAxes(s, f, points);
+  chartLine(s, f, points);
   return s;
 }
 
@@ -426,7 +550,8 @@ function loadAssessment() {
   return section('assessment', '/sleep-time/assessment?days=365', (d) => {
     const a = d.assessment || {};
     const points = (d.points || []).filter((/** @type {any} */ p) => !Number.isNaN(Date.parse(p.startedAt)));
-    const stat = (/** @type {string} */ v, /** @type {string} */ label) => el('div', { class: 'stat' }, [el('b', { text: v }), el('span', { text: label })]);
+    const stat = (/** @type {string} */ v, /** @type {string} */ label) =>
+      el('div', { class: 'stat' }, [el('b', { text: v }), el('span', { text: label })]);
     return el('div', {}, [
       el('div', { class: 'stats' }, [
         stat(num(a.runs), 'runs'),
@@ -453,7 +578,14 @@ function loadLog() {
           Object.keys(f)
             .map((k) => `${k} ${str(f[k])}`)
             .join(', ') || '–';
-        return [when(r.startedAt), r.kind, r.status, num(r.sessionsReviewed), num(r.memoriesStored), el('td', { class: 'wrap', text: findings })];
+        return [
+          when(r.startedAt),
+          r.kind,
+          r.status,
+          num(r.sessionsReviewed),
+          num(r.memoriesStored),
+          el('td', { class: 'wrap', text: findings }),
+        ];
       }),
     );
   });
@@ -478,7 +610,10 @@ async function deleteItem(id, then) {
   const reason = prompt(`Delete ${id}? Why (kept in the audit trail, optional):`, '');
   if (reason === null) return;
   try {
-    await api('DELETE', `/memory/items/${encodeURIComponent(id)}${reason ? `?reason=${encodeURIComponent(reason)}` : ''}`);
+    await api(
+      'DELETE',
+      `/memory/items/${encodeURIComponent(id)}${reason ? `?reason=${encodeURIComponent(reason)}` : ''}`,
+    );
     setStatus(`deleted ${id}`, 'ok');
     then();
   } catch (e) {
@@ -499,6 +634,17 @@ async function editItem(id, current, then) {
     setStatus(`edit failed: ${/** @type {Error} */ (e).message}`, 'error');
   }
 }
+// Req R-TIER-8: a reviewer undoes an entry's last contradiction (its tier and confidence as before it).
+/** @param {string} id @param {() => void} then */
+async function undoContradiction(id, then) {
+  try {
+    const d = await api('POST', `/memory/items/${encodeURIComponent(id)}/contradict/undo`);
+    setStatus(`undid the last contradiction of ${id}: ${str(d.item?.tier)} at ${num(d.item?.confidence, 2)}`, 'ok');
+    then();
+  } catch (e) {
+    setStatus(`undo failed: ${/** @type {Error} */ (e).message}`, 'error');
+  }
+}
 /** @param {string} id @param {string} text @param {() => void} then */
 function itemActions(id, text, then) {
   const del = el('button', { type: 'button', class: 'delete', text: 'Delete' });
@@ -508,6 +654,11 @@ function itemActions(id, text, then) {
     const edit = el('button', { type: 'button', class: 'edit', text: 'Edit' });
     edit.addEventListener('click', () => editItem(id, text, then));
     buttons.push(edit);
+  }
+  if (id.startsWith('mem:')) {
+    const undo = el('button', { type: 'button', class: 'undo', text: 'Undo contradiction' });
+    undo.addEventListener('click', () => undoContradiction(id, then));
+    buttons.push(undo);
   }
   return el('div', { class: 'actions' }, buttons);
 }
@@ -533,7 +684,11 @@ function runSearch() {
         {},
         results.map((/** @type {any} */ r) =>
           el('div', { class: 'item search-item', 'data-id': str(r.id) }, [
-            el('div', { class: 'title' }, [str(r.title || r.id), el('span', { class: 'badge', text: str(r.kind) }), el('span', { class: 'badge', text: `score ${num(r.score, 3)}` })]),
+            el('div', { class: 'title' }, [
+              str(r.title || r.id),
+              el('span', { class: 'badge', text: str(r.kind) }),
+              el('span', { class: 'badge', text: `score ${num(r.score, 3)}` }),
+            ]),
             el('div', { class: 'path', text: str(r.id) }),
             el('div', { class: 'text', text: clip(r.text, 300), title: str(r.text) }),
             el('div', { class: 'meta', text: `source turns ${turns(r.sourceTurns)}` }),
@@ -564,7 +719,10 @@ function forgetRequest() {
 function receiptNode(r) {
   const kinds = Object.keys(r.removed || {}).filter((k) => r.removed[k].length);
   return el('div', { class: 'receipt' }, [
-    el('div', { class: 'meta', text: `${r.dryRun ? 'dry run: would remove' : 'removed'} ${num(r.total)} item(s); turns ${turns(r.turns)}` }),
+    el('div', {
+      class: 'meta',
+      text: `${r.dryRun ? 'dry run: would remove' : 'removed'} ${num(r.total)} item(s); turns ${turns(r.turns)}`,
+    }),
     table(
       ['kind', 'ids'],
       kinds.map((k) => [k, el('td', { class: 'wrap', text: r.removed[k].join(', ') })]),
@@ -605,7 +763,15 @@ function loadAll() {
     /* storage unavailable */
   }
   setStatus(`loading ${state.user}…`);
-  Promise.all([loadKnowledge(), loadStaged(), loadSummaries(), loadDiary(), loadBatches(), loadAssessment(), loadLog()]).then(() => {
+  Promise.all([
+    loadKnowledge(),
+    loadStaged(),
+    loadSummaries(),
+    loadDiary(),
+    loadBatches(),
+    loadAssessment(),
+    loadLog(),
+  ]).then(() => {
     if (!$('status').className) setStatus(`loaded ${state.user}`);
   });
 }

@@ -38,7 +38,9 @@ function moduleDir(): string {
 }
 
 export function consolePage(): ConsolePage {
-  page ??= assemble(...CONSOLE_FILES.map((file) => readFileSync(join(moduleDir(), file), 'utf8')) as [string, string]);
+  page ??= assemble(
+    ...(CONSOLE_FILES.map((file) => readFileSync(join(moduleDir(), file), 'utf8')) as [string, string]),
+  );
   return page;
 }
 

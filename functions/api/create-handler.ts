@@ -28,6 +28,7 @@ import { DynamoS3SummaryStore } from '../../lib/summaries/summary-store.adapter.
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { SqsAgentEventPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
+import { parseTierPolicy } from '../../lib/tiers/tier-settings.js';
 import { parseSleepTimeConfig } from '../../lib/sleep-time/config.js';
 import type { Clock, Log } from '../../lib/kernel/runtime.port.js';
 import type * as api from '../../lib/memory-api/memory-api.js';
@@ -44,7 +45,12 @@ import { apiRoutes } from './routes.js';
 export type ApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
 
 /** The use cases' dependencies, over one set of stores. */
-function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>, clock: Clock, log: Log): api.MemoryApiDeps {
+function apiDeps(
+  env: ApiEnv,
+  { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>,
+  clock: Clock,
+  log: Log,
+): api.MemoryApiDeps {
   const table = { ddb, tableName: env.TABLE_NAME };
   // Marks without a TTL: an owner only the API writes is compacted only when searched, so its
   // marks wait for that, and the compaction that folds them gives them a TTL (docs/search-index.md).
@@ -62,7 +68,14 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
   return {
     catalog,
     // Built once per container (apiDeps runs in the handler factory): the index stays warm between requests.
-    search: new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(storage), catalog, clock, embeddings, marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 }, turns: new DynamoTurnLog(storage) }),
+    search: new LiveSearchIndex({
+      store: new DynamoS3SearchIndexStore(storage),
+      catalog,
+      clock,
+      embeddings,
+      marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 },
+      turns: new DynamoTurnLog(storage),
+    }),
     embeddings,
     items,
     trust,
@@ -85,15 +98,23 @@ function apiDeps(env: ApiEnv, { ddb, s3, sqs, bedrock }: Pick<AwsClients, 'ddb' 
     erasures: new DynamoErasureLog(storage),
     eraser: new DynamoS3ItemEraser(storage),
     clock,
+    tierPolicy: parseTierPolicy(env.TIER_POLICY),
     log,
   };
 }
 
-export function createApiHandler(env: ApiEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>, clock: Clock): ApiHandler {
+export function createApiHandler(
+  env: ApiEnv,
+  clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>,
+  clock: Clock,
+): ApiHandler {
   const { logger, log } = createLogger('api');
   // The stage on every line: the StaleSearchIndex metric filter publishes it as the metric's `stage` dimension (infra/constructs/stage-alarms.ts).
   logger.appendPersistentKeys({ stage: env.STAGE });
-  const dispatch = apiRoutes(apiDeps(env, clients, clock, log), { log, redaction: { personalData: env.REDACT_PERSONAL_DATA === 'true' } });
+  const dispatch = apiRoutes(apiDeps(env, clients, clock, log), {
+    log,
+    redaction: { personalData: env.REDACT_PERSONAL_DATA === 'true' },
+  });
   return middy<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, Context>()
     .use(injectLambdaContext(logger))
     .handler(dispatch) as unknown as ApiHandler;

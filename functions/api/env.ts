@@ -10,6 +10,8 @@ export const ApiEnvSchema = z.object({
   SLEEP_TIME_CONFIG: z.string().min(1),
   /** The job queue: summaries asked for through the API (POST …/summaries). */
   JOB_QUEUE_URL: z.string().min(1),
+  /** JSON overrides of the tier policy's numbers (infra/config/stages.ts `tiers`, lib/tiers/tier-settings.ts); unset: the defaults. */
+  TIER_POLICY: z.string().optional(),
   /** The TurnQueue: a batch reflection asked for through the API (POST …/summaries with `reflect`). */
   TURN_QUEUE_URL: z.string().min(1),
   /** Redact personal identifiers in request bodies too; secrets always are (lib/turns/redaction.ts). */

@@ -18,4 +18,8 @@ export interface OperationAnswer {
  * Run one operation as the API runs it — parse its input against the contract, authorise the
  * principal for its user, redact what it would store, run it, map errors to statuses.
  */
-export type Invoke = (route: Route, principal: Principal, input: { params?: unknown; query?: unknown; body: () => unknown }) => Promise<OperationAnswer>;
+export type Invoke = (
+  route: Route,
+  principal: Principal,
+  input: { params?: unknown; query?: unknown; body: () => unknown },
+) => Promise<OperationAnswer>;

@@ -10,11 +10,19 @@
  * runs its route's operation through the same `invoke` as HTTP: the same parsing, the same
  * per-user authorisation, the same redaction, the same answer.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
+import * as z from 'zod';
 import type { Principal } from '../../lib/memory-api/access.js';
 import { type Route, routes } from './contract.js';
 import { RetrieveRequestShape, SaveRequestSchema, SearchRequestSchema } from './contract/memory.js';
@@ -46,65 +54,110 @@ const NO_ELICITATION: jsonSchemaValidator = {
   },
 };
 
-/** The tools, each one route of the contract. */
-function serverFor(principal: Principal, invoke: Invoke): McpServer {
-  const server = new McpServer({ name: 'reflective-memory', version: '1' }, { jsonSchemaValidator: NO_ELICITATION });
-  const body = (args: Record<string, unknown>) => {
-    const { userId: _, ...rest } = args;
-    return rest;
-  };
-  const call = (operationId: string, args: Record<string, unknown>, params: Record<string, unknown> = {}) =>
-    invoke(routeOf(operationId), principal, { params: { userId: args.userId, ...params }, body: () => body(args) }).then(asResult);
-  server.registerTool(
-    'memory_search',
-    { description: routeOf('memorySearch').summary, inputSchema: { ...UserParam.shape, ...SearchRequestSchema.shape } },
-    (args) => call('memorySearch', args),
+type Args = Record<string, unknown>;
+
+interface ToolSpec {
+  name: string;
+  operationId: string;
+  input: z.ZodRawShape;
+  run?: (args: Args) => { params: Args; query?: unknown };
+}
+
+/** The tools, each one route of the contract; the route's own parsing checks the arguments. */
+const TOOLS: readonly ToolSpec[] = [
+  { name: 'memory_search', operationId: 'memorySearch', input: { ...UserParam.shape, ...SearchRequestSchema.shape } },
+  { name: 'memory_save', operationId: 'memorySave', input: { ...UserParam.shape, ...SaveRequestSchema.shape } },
+  { name: 'memory_retrieve', operationId: 'memoryRetrieve', input: { ...UserParam.shape, ...RetrieveRequestShape } },
+  {
+    name: 'memory_forget_item',
+    operationId: 'itemDelete',
+    input: { ...UserParam.shape, id: ItemId, reason: DeleteQuerySchema.shape.reason },
+    run: (args) => ({
+      params: { userId: args.userId, id: args.id },
+      query: args.reason === undefined ? {} : { reason: args.reason },
+    }),
+  },
+  { name: 'memory_forget', operationId: 'memoryForget', input: { ...UserParam.shape, ...ForgetRequestShape } },
+];
+
+/** A tool as tools/list describes it: its input as the JSON Schema of what a caller sends. */
+const listed = (tool: ToolSpec): Tool => ({
+  name: tool.name,
+  description: routeOf(tool.operationId).summary,
+  inputSchema: z.toJSONSchema(z.object(tool.input), { io: 'input' }) as Tool['inputSchema'],
+});
+
+/**
+ * The SDK's low-level server with a tools/list and a tools/call handler: the high-level
+ * McpServer would add 15 KB to a bundle at its size cap (infra/constructs/memory-function.ts)
+ * for what these two handlers do. Arguments are checked once, by the route's own parsing, so a
+ * bad argument is a tool error naming its field, as over HTTP.
+ */
+function serverFor(principal: Principal, invoke: Invoke): Server {
+  const server = new Server(
+    { name: 'reflective-memory', version: '1' },
+    { capabilities: { tools: {} }, jsonSchemaValidator: NO_ELICITATION },
   );
-  server.registerTool(
-    'memory_save',
-    { description: routeOf('memorySave').summary, inputSchema: { ...UserParam.shape, ...SaveRequestSchema.shape } },
-    (args) => call('memorySave', args),
-  );
-  server.registerTool(
-    'memory_retrieve',
-    { description: routeOf('memoryRetrieve').summary, inputSchema: { ...UserParam.shape, ...RetrieveRequestShape } },
-    (args) => call('memoryRetrieve', args),
-  );
-  server.registerTool(
-    'memory_forget_item',
-    {
-      description: routeOf('itemDelete').summary,
-      inputSchema: { ...UserParam.shape, id: ItemId, reason: DeleteQuerySchema.shape.reason },
-    },
-    (args) => invoke(routeOf('itemDelete'), principal, { params: { userId: args.userId, id: args.id }, query: args.reason === undefined ? {} : { reason: args.reason }, body: () => undefined }).then(asResult),
-  );
-  server.registerTool(
-    'memory_forget',
-    { description: routeOf('memoryForget').summary, inputSchema: { ...UserParam.shape, ...ForgetRequestShape } },
-    (args) => call('memoryForget', args),
-  );
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map(listed) }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const tool = TOOLS.find((t) => t.name === request.params.name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
+    const args: Args = request.params.arguments ?? {};
+    const { userId, ...rest } = args;
+    const { params, query } = tool.run?.(args) ?? { params: { userId } };
+    const body = tool.run ? undefined : rest;
+    return asResult(
+      await invoke(routeOf(tool.operationId), principal, { params, ...(query ? { query } : {}), body: () => body }),
+    );
+  });
   return server;
 }
 
 /** One MCP request (a JSON-RPC message over POST), answered by a fresh stateless server. */
-export async function serveMcp(event: APIGatewayProxyEventV2, principal: Principal, invoke: Invoke): Promise<APIGatewayProxyResultV2> {
+export async function serveMcp(
+  event: APIGatewayProxyEventV2,
+  principal: Principal,
+  invoke: Invoke,
+): Promise<APIGatewayProxyResultV2> {
   // No sessions, so no stream to resume (GET) or session to end (DELETE): POST only.
   if (event.requestContext.http.method !== 'POST') {
-    return { statusCode: 405, headers: { allow: 'POST', 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless (POST only)' }, id: null }) };
+    return {
+      statusCode: 405,
+      headers: { allow: 'POST', 'content-type': 'application/json' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Method not allowed: this MCP server is stateless (POST only)' },
+        id: null,
+      }),
+    };
   }
   const server = serverFor(principal, invoke);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
   await server.connect(transport);
   try {
-    const text = event.body === undefined ? undefined : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-    const headers = new Headers(Object.entries(event.headers ?? {}).flatMap(([k, v]) => (v === undefined ? [] : [[k, v] as [string, string]])));
+    const text =
+      event.body === undefined
+        ? undefined
+        : event.isBase64Encoded
+          ? Buffer.from(event.body, 'base64').toString('utf8')
+          : event.body;
+    const headers = new Headers(
+      Object.entries(event.headers ?? {}).flatMap(([k, v]) => (v === undefined ? [] : [[k, v] as [string, string]])),
+    );
     const request = new Request(`https://${event.requestContext.domainName ?? 'localhost'}${event.rawPath}`, {
       method: 'POST',
       headers,
       ...(text !== undefined ? { body: text } : {}),
     });
     const response = await transport.handleRequest(request);
-    return { statusCode: response.status, headers: Object.fromEntries(response.headers.entries()), body: await response.text() };
+    return {
+      statusCode: response.status,
+      headers: Object.fromEntries(response.headers.entries()),
+      body: await response.text(),
+    };
   } finally {
     await server.close();
   }

@@ -3,7 +3,11 @@ import * as z from 'zod';
 import { API_VERSION, type Route, routes } from './contract.js';
 
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> => {
-  const { $schema: _, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io,
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
   return rest;
 };
 
@@ -22,20 +26,46 @@ export const ErrorSchema = z.object({
 
 function operation(route: Route) {
   const parameters = [
-    ...Object.entries(shapeOf(route.params)).map(([name, s]) => ({ name, in: 'path', required: true, schema: jsonSchema(s, 'input') })),
-    ...Object.entries(shapeOf(route.query)).map(([name, s]) => ({ name, in: 'query', required: !s.safeParse(undefined).success, schema: jsonSchema(s, 'input') })),
+    ...Object.entries(shapeOf(route.params)).map(([name, s]) => ({
+      name,
+      in: 'path',
+      required: true,
+      schema: jsonSchema(s, 'input'),
+    })),
+    ...Object.entries(shapeOf(route.query)).map(([name, s]) => ({
+      name,
+      in: 'query',
+      required: !s.safeParse(undefined).success,
+      schema: jsonSchema(s, 'input'),
+    })),
   ];
-  const error = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+  const error = (description: string) => ({
+    description,
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  });
   return {
     operationId: route.operationId,
     summary: route.summary,
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } } } : {}),
+    ...(route.body
+      ? {
+          requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } },
+        }
+      : {}),
     responses: {
-      '200': { description: 'OK', content: { [route.produces ?? 'application/json']: { schema: jsonSchema(route.response, 'output') } } },
+      '200': {
+        description: 'OK',
+        content: { [route.produces ?? 'application/json']: { schema: jsonSchema(route.response, 'output') } },
+      },
       ...(route.access === 'public'
         ? {}
-        : { '400': error('Invalid request: every invalid field is named'), '401': error('No valid credential'), '403': error('The credential may not do this for this user'), '404': error('Not found'), '409': error('Conflicts with the item as it is') }),
+        : {
+            '400': error('Invalid request: every invalid field is named'),
+            '401': error('No valid credential'),
+            '403': error('The credential may not do this for this user'),
+            '404': error('Not found'),
+            '409': error('Conflicts with the item as it is'),
+          }),
     },
     ...(route.access === 'public' ? { security: [] } : {}),
   };
@@ -53,7 +83,7 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
       title: 'Reflective memory API',
       version: API_VERSION,
       description:
-        'Search, save and retrieve an agent user\'s memory; tiers, scope trust, summaries, sleep-time runs and the review of staged knowledge. Every /v1 route needs `Authorization: Bearer <token>`; a credential acts only on the users it names, and GLOBAL is read-only to users.',
+        "Search, save and retrieve an agent user's memory; tiers, scope trust, summaries, sleep-time runs and the review of staged knowledge. Every /v1 route needs `Authorization: Bearer <token>`; a credential acts only on the users it names, and GLOBAL is read-only to users.",
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     security: [{ bearer: [] }],

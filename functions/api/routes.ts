@@ -48,20 +48,31 @@ type Input = { params: any; query: any; body: any; principal: Principal };
 type Operation = (input: Input) => Promise<unknown>;
 
 /** The operations of one route group of the contract (functions/api/contract/). */
-type GroupOperations<R extends readonly Route[]> = Record<Exclude<R[number]['operationId'], 'openapi' | 'console'>, Operation>;
+type GroupOperations<R extends readonly Route[]> = Record<
+  Exclude<R[number]['operationId'], 'openapi' | 'console'>,
+  Operation
+>;
 
 /** The search, save, retrieve, tiers, item changes, outcomes, the audit trail. */
 const memoryOperations = (deps: api.MemoryApiDeps): GroupOperations<typeof memoryRoutes> => ({
   memorySearch: ({ params, body }) => api.search(deps, params.userId, body),
   memorySave: ({ params, body, principal }) => api.save(deps, principal.subject, params.userId, body),
   memoryRetrieve: ({ params, body }) => api.retrieve(deps, params.userId, body),
-  tierCreate: ({ params, body, principal }) => api.createTierEntry(deps, principal.subject, params.userId, params.tier, body),
+  tierCreate: ({ params, body, principal }) =>
+    api.createTierEntry(deps, principal.subject, params.userId, params.tier, body),
   tierQuery: ({ params, query }) => api.queryTier(deps, params.userId, params.tier, query),
-  tierDelete: ({ params, principal }) => api.deleteTierEntry(deps, principal.subject, params.userId, params.tier, params.id),
-  itemPromote: ({ params, body, principal }) => api.promote(deps, principal.subject, principal.admin, params.userId, params.id, body),
+  tierDelete: ({ params, principal }) =>
+    api.deleteTierEntry(deps, principal.subject, params.userId, params.tier, params.id),
+  itemPromote: ({ params, body, principal }) =>
+    api.promote(deps, principal.subject, principal.admin, params.userId, params.id, body),
   itemDemote: ({ params, body, principal }) => api.demote(deps, principal.subject, params.userId, params.id, body),
+  itemContradict: ({ params, body, principal }) =>
+    api.contradictItem(deps, principal.subject, params.userId, params.id, body),
+  itemContradictUndo: ({ params, principal }) =>
+    api.undoContradiction(deps, principal.subject, params.userId, params.id),
   itemEdit: ({ params, body, principal }) => api.editItem(deps, principal.subject, params.userId, params.id, body),
-  itemRestore: ({ params, body, principal }) => api.restoreItem(deps, principal.subject, params.userId, params.id, body),
+  itemRestore: ({ params, body, principal }) =>
+    api.restoreItem(deps, principal.subject, params.userId, params.id, body),
   memoryOutcomes: ({ params, body, principal }) => api.recordOutcome(deps, principal.subject, params.userId, body),
   auditList: ({ params, query }) => api.auditTrail(deps, params.userId, query.itemId, query.limit),
 });
@@ -71,15 +82,25 @@ const reflectionOperations = (deps: api.MemoryApiDeps): GroupOperations<typeof r
   sleepTimeRuns: ({ params, query }) => api.sleepTimeRuns(deps, params.userId, query.limit),
   sleepTimeLatest: ({ params }) => api.latestSleepTimeRun(deps, params.userId),
   sleepTimeAssessment: ({ params, query }) => api.assessment(deps, params.userId, query.days),
-  summaryList: ({ params, query }) => api.listSummaries(deps, params.userId, { includeDeleted: query.includeDeleted === 'true', limit: query.limit }),
+  summaryList: ({ params, query }) =>
+    api.listSummaries(deps, params.userId, { includeDeleted: query.includeDeleted === 'true', limit: query.limit }),
   summaryRequest: ({ params, body, principal }) => api.requestSummary(deps, principal.subject, params.userId, body),
-  summaryEdit: ({ params, body, principal }) => api.editSummary(deps, principal.subject, params.userId, params.id, body),
+  summaryEdit: ({ params, body, principal }) =>
+    api.editSummary(deps, principal.subject, params.userId, params.id, body),
   summaryDelete: ({ params, principal }) => api.deleteSummary(deps, principal.subject, params.userId, params.id),
   diaryList: ({ params, query }) => diary.listDiary(deps, params.userId, query),
-  diaryOverride: ({ params, body, principal }) => diary.overrideDiary(deps, principal.subject, params.userId, params.id, body),
-  reviewList: ({ params, query }) => api.listStagedForReview(deps, params.userId, { includeDecided: query.includeDecided === 'true', limit: query.limit, nextToken: query.nextToken }),
-  reviewPromote: ({ params, body, principal }) => api.reviewPromote(deps, principal.subject, params.userId, body.path, body.reason),
-  reviewDiscard: ({ params, body, principal }) => api.reviewDiscard(deps, principal.subject, params.userId, body.path, body.reason),
+  diaryOverride: ({ params, body, principal }) =>
+    diary.overrideDiary(deps, principal.subject, params.userId, params.id, body),
+  reviewList: ({ params, query }) =>
+    api.listStagedForReview(deps, params.userId, {
+      includeDecided: query.includeDecided === 'true',
+      limit: query.limit,
+      nextToken: query.nextToken,
+    }),
+  reviewPromote: ({ params, body, principal }) =>
+    api.reviewPromote(deps, principal.subject, params.userId, body.path, body.reason),
+  reviewDiscard: ({ params, body, principal }) =>
+    api.reviewDiscard(deps, principal.subject, params.userId, body.path, body.reason),
   summaryQuality: ({ params }) => api.summaryQualityOf(deps, params.userId),
 });
 
@@ -87,15 +108,21 @@ const reflectionOperations = (deps: api.MemoryApiDeps): GroupOperations<typeof r
 const knowledgeOperations = (deps: api.MemoryApiDeps): GroupOperations<typeof knowledgeRoutes> => ({
   sourceReliability: ({ query }) => api.sourceReliability(deps, query.domains),
   capabilityConfidence: ({ params }) => api.capabilities(deps, params.userId),
-  graphNeighbours: ({ params, query }) => graph.graphNeighbours(deps, params.userId, params.entity, query.includePruned === 'true'),
+  graphNeighbours: ({ params, query }) =>
+    graph.graphNeighbours(deps, params.userId, params.entity, query.includePruned === 'true'),
   graphEdgeCreate: ({ params, body, principal }) => graph.createGraphEdge(deps, principal.subject, params.userId, body),
-  graphEdgeRestore: ({ params, body, principal }) => graph.restoreGraphEdge(deps, principal.subject, params.userId, body.id),
-  knowledgeRestore: ({ params, body, principal }) => facts.restorePrunedFact(deps, principal.subject, params.userId, body.path),
-  knowledgeRevert: ({ params, body, principal }) => corrections.revertKnowledgeChange(deps, principal.subject, params.userId, body.path, body.reason),
+  graphEdgeRestore: ({ params, body, principal }) =>
+    graph.restoreGraphEdge(deps, principal.subject, params.userId, body.id),
+  knowledgeRestore: ({ params, body, principal }) =>
+    facts.restorePrunedFact(deps, principal.subject, params.userId, body.path),
+  knowledgeRevert: ({ params, body, principal }) =>
+    corrections.revertKnowledgeChange(deps, principal.subject, params.userId, body.path, body.reason),
   userCosts: ({ params, query }) => costs.userCosts(deps, params.userId, query.days),
   settingsRead: ({ params }) => settings.readSettings(deps, params.userId),
-  settingsChange: ({ params, body, principal }) => settings.changeSettings(deps, principal.subject, params.userId, body),
-  graphEntitySplit: ({ params, principal }) => graph.splitGraphEntity(deps, principal.subject, params.userId, params.entity),
+  settingsChange: ({ params, body, principal }) =>
+    settings.changeSettings(deps, principal.subject, params.userId, body),
+  graphEntitySplit: ({ params, principal }) =>
+    graph.splitGraphEntity(deps, principal.subject, params.userId, params.entity),
   graphLog: ({ params, query }) => graph.graphLog(deps, params.userId, query.limit),
 });
 
@@ -108,7 +135,8 @@ const userOperations = (deps: api.MemoryApiDeps): GroupOperations<typeof userRou
   userForgetReceipt: ({ params }) => forget.forgetReceipt(deps, params.userId),
   userExport: ({ params }) => archives.exportUser(deps, params.userId),
   userImport: ({ params, body }) => archives.importUser(deps, params.userId, body.archive),
-  itemDelete: ({ params, query, principal }) => api.deleteItem(deps, principal.subject, params.userId, params.id, query.reason),
+  itemDelete: ({ params, query, principal }) =>
+    api.deleteItem(deps, principal.subject, params.userId, params.id, query.reason),
   memoryForget: ({ params, body, principal }) => api.forgetByProvenance(deps, principal.subject, params.userId, body),
 });
 
@@ -129,7 +157,10 @@ const json = (statusCode: number, body: unknown): APIGatewayProxyResultV2 => ({
   body: JSON.stringify(body),
 });
 /** An error answer: `{"error": {"message", "fields"?}}` with its status. */
-const problemOf = (status: number, message: string, fields?: FieldError[]): OperationAnswer => ({ status, body: { error: { message, ...(fields ? { fields } : {}) } } });
+const problemOf = (status: number, message: string, fields?: FieldError[]): OperationAnswer => ({
+  status,
+  body: { error: { message, ...(fields ? { fields } : {}) } },
+});
 const problem = (statusCode: number, message: string, fields?: FieldError[]) => {
   const answer = problemOf(statusCode, message, fields);
   return json(answer.status, answer.body);
@@ -145,7 +176,9 @@ function parse(schema: z.ZodType | undefined, value: unknown, where: string): un
   if (!schema) return undefined;
   const res = schema.safeParse(value);
   if (res.success) return res.data;
-  throw new BadRequest(res.error.issues.map((i) => ({ path: [where, ...i.path.map(String)].join('.'), message: i.message })));
+  throw new BadRequest(
+    res.error.issues.map((i) => ({ path: [where, ...i.path.map(String)].join('.'), message: i.message })),
+  );
 }
 
 /** The request's JSON body (base64-decoded when API Gateway encoded it); undefined when there is none. */
@@ -185,19 +218,37 @@ function publicPage(route: Route, event: APIGatewayProxyEventV2): APIGatewayProx
     return json(200, openApiByServer.get(server));
   }
   const page = consolePage();
-  return { statusCode: 200, headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': page.contentSecurityPolicy }, body: page.html };
+  return {
+    statusCode: 200,
+    headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': page.contentSecurityPolicy },
+    body: page.html,
+  };
 }
 
 /** Authorise the principal for the route's user; an `admin` route (the stage's, or an operation on any user's) needs an administrator. */
 function refusal(route: Route, principal: Principal, params: { userId: string }, log: Log): OperationAnswer | null {
-  const decision = route.access === 'admin' ? authorizeStage(principal) : authorize(principal, params.userId, route.access === 'write' ? 'write' : 'read');
+  const decision =
+    route.access === 'admin'
+      ? authorizeStage(principal)
+      : authorize(principal, params.userId, route.access === 'write' ? 'write' : 'read');
   if (decision.allowed) return null;
-  log.warn('request refused', { operation: route.operationId, subject: principal.subject, userId: params.userId, reason: decision.reason });
+  log.warn('request refused', {
+    operation: route.operationId,
+    subject: principal.subject,
+    userId: params.userId,
+    reason: decision.reason,
+  });
   return problemOf(403, decision.reason);
 }
 
 /** The HTTP status of each kind of request error a use case throws: statuses live here only. */
-const STATUS_OF: Record<api.MemoryApiErrorKind, 400 | 403 | 404 | 409 | 413> = { invalid: 400, forbidden: 403, not_found: 404, conflict: 409, too_large: 413 };
+const STATUS_OF: Record<api.MemoryApiErrorKind, 400 | 403 | 404 | 409 | 413> = {
+  invalid: 400,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+};
 
 /** An error out of parsing or the use case, as its answer: 400, the status of the use case's error kind, or 500 (logged). */
 function errorAnswer(route: Route, error: unknown, log: Log): OperationAnswer {
@@ -218,7 +269,8 @@ function invokerFor(operations: Operations, { log, redaction }: ApiRouteOptions)
       // What a request would store (a saved memory, an edited summary, a prompt) is
       // redacted as a turn is; counts by kind, never the values.
       const redacted = redactFields(parse(route.body, input.body(), 'body'), redaction);
-      if (Object.keys(redacted.counts).length > 0) log.info('request redacted', { operation: route.operationId, redacted: redacted.counts });
+      if (Object.keys(redacted.counts).length > 0)
+        log.info('request redacted', { operation: route.operationId, redacted: redacted.counts });
       const op = operations[route.operationId as keyof Operations];
       return { status: 200, body: await op({ params, query, body: redacted.value, principal }) };
     } catch (error) {
@@ -228,12 +280,18 @@ function invokerFor(operations: Operations, { log, redaction }: ApiRouteOptions)
 }
 
 const principalOf = (event: APIGatewayProxyEventV2): Principal | null =>
-  principalFromClaims((event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } }).authorizer?.jwt?.claims);
+  principalFromClaims(
+    (event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } }).authorizer?.jwt?.claims,
+  );
 
 const UNAUTHENTICATED = 'a valid bearer token is required';
 
 /** A /v1 route: authenticate, then invoke its operation. */
-async function serveOperation(route: Route, event: APIGatewayProxyEventV2, invoke: Invoke): Promise<APIGatewayProxyResultV2> {
+async function serveOperation(
+  route: Route,
+  event: APIGatewayProxyEventV2,
+  invoke: Invoke,
+): Promise<APIGatewayProxyResultV2> {
   const principal = principalOf(event);
   if (!principal) return problem(401, UNAUTHENTICATED);
   let params: Record<string, string>;
@@ -244,7 +302,11 @@ async function serveOperation(route: Route, event: APIGatewayProxyEventV2, invok
     if (error instanceof BadRequest) return problem(400, error.message, error.fields);
     throw error;
   }
-  const answer = await invoke(route, principal, { params, query: event.queryStringParameters ?? {}, body: () => bodyOf(event) });
+  const answer = await invoke(route, principal, {
+    params,
+    query: event.queryStringParameters ?? {},
+    body: () => bodyOf(event),
+  });
   return json(answer.status, answer.body);
 }
 
@@ -265,10 +327,13 @@ function routerFor(invoke: Invoke): ApiDispatch {
       method: route.method,
       path: route.path,
       handler: (event: APIGatewayProxyEventV2) =>
-        route.operationId === 'openapi' || route.operationId === 'console' ? Promise.resolve(publicPage(route, event)) : serveOperation(route, event, invoke),
+        route.operationId === 'openapi' || route.operationId === 'console'
+          ? Promise.resolve(publicPage(route, event))
+          : serveOperation(route, event, invoke),
     })),
     // The router returns what this returns (its type says it must throw).
-    notFoundResponse: (({ method, path }: { method: string; path: string }) => problem(404, `no route ${method} ${path}`)) as unknown as (args: { method: string; path: string }) => never,
+    notFoundResponse: (({ method, path }: { method: string; path: string }) =>
+      problem(404, `no route ${method} ${path}`)) as unknown as (args: { method: string; path: string }) => never,
   });
   return (event, context) => router(event, context) as Promise<APIGatewayProxyResultV2>;
 }
@@ -277,5 +342,6 @@ function routerFor(invoke: Invoke): ApiDispatch {
 export function apiRoutes(deps: api.MemoryApiDeps, options: ApiRouteOptions): ApiDispatch {
   const invoke = invokerFor(operationsFor(deps), options);
   const router = routerFor(invoke);
-  return async (event, context) => (event.rawPath === MCP_PATH ? serveMcpRequest(event, invoke) : router(event, context));
+  return async (event, context) =>
+    event.rawPath === MCP_PATH ? serveMcpRequest(event, invoke) : router(event, context);
 }

@@ -24,11 +24,20 @@ import type { IdleEnv } from './env.js';
 
 export type IdleHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
-export function createIdleHandler(env: IdleEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>, clock: Clock): IdleHandler {
+export function createIdleHandler(
+  env: IdleEnv,
+  clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>,
+  clock: Clock,
+): IdleHandler {
   const { logger, log } = createLogger('idle');
   const metrics = createMetrics('idle');
   // No change log: nothing the idle check writes is searched.
-  const storage: Omit<Storage, 'changes'> = { ddb: clients.ddb, s3: clients.s3, tableName: env.TABLE_NAME, bucketName: env.BUCKET_NAME };
+  const storage: Omit<Storage, 'changes'> = {
+    ddb: clients.ddb,
+    s3: clients.s3,
+    tableName: env.TABLE_NAME,
+    bucketName: env.BUCKET_NAME,
+  };
   const rejected = new S3RejectedEventLog(storage);
   const deps: IdleDeps = {
     signalState: new DynamoSignalStateStore(storage, clock),

@@ -5,4 +5,8 @@ import { parseEnv } from '../../lib/kernel/config.adapter.js';
 import { createIdleHandler } from './create-handler.js';
 import { IdleEnvSchema } from './env.js';
 
-export const handler = createIdleHandler(parseEnv(IdleEnvSchema), { ddb: createDocumentClient(), s3: createS3Client(), sqs: createSqsClient() }, systemClock);
+export const handler = createIdleHandler(
+  parseEnv(IdleEnvSchema),
+  { ddb: createDocumentClient(), s3: createS3Client(), sqs: createSqsClient() },
+  systemClock,
+);

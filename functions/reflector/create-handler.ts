@@ -37,6 +37,7 @@ import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapte
 import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { SqsRedelivery } from '../../lib/kernel/sqs-redelivery.adapter.js';
 import { parseSleepTimeConfig } from '../../lib/sleep-time/config.js';
+import { parseTierPolicy } from '../../lib/tiers/tier-settings.js';
 import { BatchNotRecordedError } from '../../lib/batches/batch-log.port.js';
 import type { RejectedEventLog } from '../../lib/turns/turn.port.js';
 import { ModelAccessDeniedError, ModelUnavailableError } from '../../lib/model/language-model.port.js';
@@ -94,9 +95,24 @@ function sharedStores(env: ReflectorEnv, storage: Storage, { bedrock }: Clients,
   const diary = new DynamoDiaryStore(storage);
   // The derived items' trust (req R-SCOPE-2) is folded into what its compactions index: read only here (the API writes it).
   const trust = new DynamoItemTrustStore(storage);
-  const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries, items, diary, trust, stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays });
+  const catalog = new StoreMemoryCatalog({
+    turns,
+    knowledge,
+    summaries,
+    items,
+    diary,
+    trust,
+    stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays,
+  });
   // A stage that embeds stores the vectors of the items each compaction folds.
-  const search = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore(storage), catalog, clock, embeddings: embeddingModelOf(bedrock, env), marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 }, turns: new DynamoTurnLog(storage) });
+  const search = new LiveSearchIndex({
+    store: new DynamoS3SearchIndexStore(storage),
+    catalog,
+    clock,
+    embeddings: embeddingModelOf(bedrock, env),
+    marks: { lagMs: env.SEARCH_MARK_LAG_SECONDS * 1000 },
+    turns: new DynamoTurnLog(storage),
+  });
   const models = new Map<string, BedrockConverseModel>();
   const modelOf = (id: string = env.MODEL_ID): BedrockConverseModel => {
     const model = models.get(id) ?? new BedrockConverseModel(bedrock, id, { answerShape: env.ANSWER_SHAPE, log });
@@ -108,7 +124,21 @@ function sharedStores(env: ReflectorEnv, storage: Storage, { bedrock }: Clients,
   // Batches run on MODEL_ID; summaries and sleep-time runs on their own model when the stage gives them one.
   // Req R-DEL: tombstones the gates consult, and the turns forgotten by provenance, which drop a job citing them.
   const erasures = new DynamoErasureLog(storage);
-  return { storage, turns, knowledge, summaries, items, diary, search, costs, graph, erasures, model: modelOf(), summaryModel: modelOf(env.SUMMARY_MODEL_ID), sleepTimeModel: modelOf(env.SLEEP_TIME_MODEL_ID) };
+  return {
+    storage,
+    turns,
+    knowledge,
+    summaries,
+    items,
+    diary,
+    search,
+    costs,
+    graph,
+    erasures,
+    model: modelOf(),
+    summaryModel: modelOf(env.SUMMARY_MODEL_ID),
+    sleepTimeModel: modelOf(env.SLEEP_TIME_MODEL_ID),
+  };
 }
 type Stores = ReturnType<typeof sharedStores>;
 
@@ -117,7 +147,13 @@ function reflectionDeps(env: ReflectorEnv, stores: Stores, clock: Clock, log: Lo
   return {
     erasures,
     // Req R-TIER-11: staged and recurring items enter the short-term tier as API writes do (audited alike).
-    tiers: tierEntries({ clock, items, audit: new DynamoAuditTrail(storage), turns }),
+    tiers: tierEntries({
+      clock,
+      items,
+      audit: new DynamoAuditTrail(storage),
+      turns,
+      tierPolicy: parseTierPolicy(env.TIER_POLICY),
+    }),
     turns,
     signalState: new DynamoSignalStateStore(storage, clock),
     knowledge,
@@ -129,11 +165,20 @@ function reflectionDeps(env: ReflectorEnv, stores: Stores, clock: Clock, log: Lo
     model,
     clock,
     log,
-    settings: { temperature: env.MODEL_TEMPERATURE, maxTokens: env.MODEL_MAX_TOKENS, budgetTokens: env.BATCH_TOKEN_BUDGET },
+    settings: {
+      temperature: env.MODEL_TEMPERATURE,
+      maxTokens: env.MODEL_MAX_TOKENS,
+      budgetTokens: env.BATCH_TOKEN_BUDGET,
+    },
   };
 }
 
-function summaryDeps(env: ReflectorEnv, { storage, turns, summaries, costs, summaryModel: model }: Stores, clock: Clock, log: Log): SummaryDeps {
+function summaryDeps(
+  env: ReflectorEnv,
+  { storage, turns, summaries, costs, summaryModel: model }: Stores,
+  clock: Clock,
+  log: Log,
+): SummaryDeps {
   return {
     turns,
     summaries,
@@ -148,7 +193,12 @@ function summaryDeps(env: ReflectorEnv, { storage, turns, summaries, costs, summ
   };
 }
 
-function sleepTimeDeps(env: ReflectorEnv, { storage, turns, knowledge, graph, items, costs, erasures, sleepTimeModel: model }: Stores, clock: Clock, log: Log): SleepTimeDeps {
+function sleepTimeDeps(
+  env: ReflectorEnv,
+  { storage, turns, knowledge, graph, items, costs, erasures, sleepTimeModel: model }: Stores,
+  clock: Clock,
+  log: Log,
+): SleepTimeDeps {
   return {
     erasures,
     turns,
@@ -162,6 +212,7 @@ function sleepTimeDeps(env: ReflectorEnv, { storage, turns, knowledge, graph, it
     clock,
     log,
     config: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG),
+    tierPolicy: parseTierPolicy(env.TIER_POLICY),
   };
 }
 
@@ -179,7 +230,17 @@ function reflectorDeps(env: ReflectorEnv, storage: Storage, clients: Clients, cl
     forgets,
     erasures: stores.erasures,
     // A forget's continuation goes on the reflector's own queue (lib/forget/forget-user.ts).
-    forget: (remainingMs) => ({ forgets, eraser, search: stores.search, clock, log, settleSeconds: env.FORGET_SETTLE_SECONDS, remainingMs, jobs, pagesPerJob: env.FORGET_PAGES_PER_JOB }),
+    forget: (remainingMs) => ({
+      forgets,
+      eraser,
+      search: stores.search,
+      clock,
+      log,
+      settleSeconds: env.FORGET_SETTLE_SECONDS,
+      remainingMs,
+      jobs,
+      pagesPerJob: env.FORGET_PAGES_PER_JOB,
+    }),
     log,
   };
 }
@@ -216,7 +277,11 @@ export function jobRecordHandler(deps: ReflectorDeps, io: JobRecordIo): JobRecor
   const { metrics, log } = io;
   return async (record, context) => {
     // A malformed job never becomes valid by retrying: keep it with its reasons and move on.
-    const job = await parseOrKeep(record, JobSchema, { rejected: io.rejected, clock: io.clock, source: 'reflection-queue' }); // a stored value (rejected records), kept as it was
+    const job = await parseOrKeep(record, JobSchema, {
+      rejected: io.rejected,
+      clock: io.clock,
+      source: 'reflection-queue',
+    }); // a stored value (rejected records), kept as it was
     if (!job) {
       log.warn('job rejected', { messageId: record.messageId });
       metrics.addMetric('RejectedRecords', MetricUnit.Count, 1);
@@ -253,12 +318,22 @@ export function jobRecordHandler(deps: ReflectorDeps, io: JobRecordIo): JobRecor
  * comes back in a second to go on (one that erased something went on in a fresh job instead). An outage, throttling or missing model access is retried by SQS up to the queue's
  * maxReceiveCount; on the last delivery the failure is logged before SQS parks the job.
  */
-async function beforeRetry(job: Job, record: SQSRecord, receives: number, error: unknown, deps: ReflectorDeps, io: JobRecordIo): Promise<void> {
+async function beforeRetry(
+  job: Job,
+  record: SQSRecord,
+  receives: number,
+  error: unknown,
+  deps: ReflectorDeps,
+  io: JobRecordIo,
+): Promise<void> {
   if (job.kind === 'forget') {
     if (error instanceof ForgetContinuesError) await io.redelivery.after(record.receiptHandle, 1);
     return;
   }
-  const parked = error instanceof ModelUnavailableError || error instanceof BatchNotRecordedError || error instanceof ModelAccessDeniedError;
+  const parked =
+    error instanceof ModelUnavailableError ||
+    error instanceof BatchNotRecordedError ||
+    error instanceof ModelAccessDeniedError;
   if (parked && receives >= io.maxReceives) await recordFailedAttempt(job, error, deps.reflection);
   else if (error instanceof ModelUnavailableError && receives === 1) await retrySoon(record, io);
 }
@@ -272,7 +347,10 @@ async function retrySoon(record: SQSRecord, io: JobRecordIo): Promise<void> {
   try {
     await io.redelivery.after(record.receiptHandle, io.modelRetryDelaySeconds);
   } catch (error) {
-    io.log.warn('model retry not brought forward', { messageId: record.messageId, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+    io.log.warn('model retry not brought forward', {
+      messageId: record.messageId,
+      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    });
   }
 }
 
@@ -296,12 +374,21 @@ function reportJob(outcome: JobOutcome, metrics: MetricSink): void {
  * group). A failure is logged, not thrown: the job's work is done, the marks
  * stay, and the next job (or the API past COMPACT_AT) folds them.
  */
-async function compactSearchIndex(userId: string, atLeast: number, search: Pick<SearchIndexReader, 'compact'>, log: Log, signal: AbortSignal | undefined): Promise<void> {
+async function compactSearchIndex(
+  userId: string,
+  atLeast: number,
+  search: Pick<SearchIndexReader, 'compact'>,
+  log: Log,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   try {
     const result = await search.compact(userId, atLeast, { signal });
     if (result.folded > 0 || result.lost) log.info('search index compacted', { userId, ...result });
   } catch (error) {
-    log.warn('search index not compacted', { userId, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+    log.warn('search index not compacted', {
+      userId,
+      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    });
   }
 }
 
@@ -311,11 +398,19 @@ export function createReflectorHandler(env: ReflectorEnv, clients: Clients, cloc
   const table = { ddb: clients.ddb, tableName: env.TABLE_NAME };
   // The per-turn path's marks expire by TTL (no delete at compaction): every user a job
   // runs for is compacted after it, and weekly while they talk (docs/search-index.md, "Liveness").
-  const storage: Storage = { ...table, s3: clients.s3, bucketName: env.BUCKET_NAME, changes: new DynamoSearchChangeLog(table, { expiring: true }) };
+  const storage: Storage = {
+    ...table,
+    s3: clients.s3,
+    bucketName: env.BUCKET_NAME,
+    changes: new DynamoSearchChangeLog(table, { expiring: true }),
+  };
   const recordHandler = jobRecordHandler(reflectorDeps(env, storage, clients, clock, log), {
     rejected: new S3RejectedEventLog(storage),
     redelivery: new SqsRedelivery(clients.sqs, env.JOB_QUEUE_URL),
-    metrics: { addMetric: (name, unit, value) => metrics.addMetric(name, unit, value), addModelCost: (usd) => addModelCost(metrics, env.STAGE, usd) },
+    metrics: {
+      addMetric: (name, unit, value) => metrics.addMetric(name, unit, value),
+      addModelCost: (usd) => addModelCost(metrics, env.STAGE, usd),
+    },
     log,
     clock,
     maxReceives: env.JOB_MAX_RECEIVES,
@@ -325,7 +420,11 @@ export function createReflectorHandler(env: ReflectorEnv, clients: Clients, cloc
   // Powertools hands each record's handler the invocation's context (the forget's time left).
   return middy(
     async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
-      processPartialResponse(event, recordHandler, processor, { context, skipGroupOnError: true, throwOnFullBatchFailure: false }),
+      processPartialResponse(event, recordHandler, processor, {
+        context,
+        skipGroupOnError: true,
+        throwOnFullBatchFailure: false,
+      }),
   )
     .use(injectLambdaContext(logger))
     .use(logMetrics(metrics)) as unknown as ReflectorHandler;

@@ -5,7 +5,9 @@ const positiveInt = z.coerce.number().int().positive();
 
 export const ReflectorEnvSchema = z.object({
   /** The stage's name (infra/config/stages.ts): the `stage` dimension of ModelCostUsd (lib/kernel/metrics.adapter.ts addModelCost). */
-  STAGE: z.string().regex(/^[a-z][a-z0-9-]{0,20}$/, 'a stage name: 1–21 chars of a-z, 0-9 and -, starting with a letter'),
+  STAGE: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{0,20}$/, 'a stage name: 1–21 chars of a-z, 0-9 and -, starting with a letter'),
   TABLE_NAME: z.string().min(1),
   BUCKET_NAME: z.string().min(1),
   /** Bedrock model id or inference profile id (Converse). */
@@ -47,6 +49,8 @@ export const ReflectorEnvSchema = z.object({
   FORGET_PAGES_PER_JOB: positiveInt.default(50),
   /** JSON overrides of sleep-time compute's numbers (lib/sleep-time/config.ts). */
   SLEEP_TIME_CONFIG: z.string().min(1),
+  /** The nightly run reviews tier entries by it: JSON overrides of the tier policy's numbers (infra/config/stages.ts `tiers`, lib/tiers/tier-settings.ts); unset: the defaults. */
+  TIER_POLICY: z.string().optional(),
   /**
    * L, how long after a search change mark's `at` its write can still land; a
    * compaction's watermark stays this far behind its start (lib/search/search-index.ts

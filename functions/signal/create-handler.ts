@@ -22,6 +22,7 @@ import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapte
 import { SqsIdleScheduler } from '../../lib/signals/sqs-idle-scheduler.adapter.js';
 import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { parseSignalConfig } from '../../lib/signals/signal-weights.js';
+import { parseTierPolicy } from '../../lib/tiers/tier-settings.js';
 import type { Clock } from '../../lib/kernel/runtime.port.js';
 import { DynamoForgetLog } from '../../lib/forget/dynamo-forget-log.adapter.js';
 import type { IngestDeps } from '../../lib/turns/ingest-deps.js';
@@ -31,13 +32,22 @@ import type { SignalEnv } from './env.js';
 
 export type SignalHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
-export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>, clock: Clock): SignalHandler {
+export function createSignalHandler(
+  env: SignalEnv,
+  clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>,
+  clock: Clock,
+): SignalHandler {
   const { ddb, s3, sqs } = clients;
   const { logger, log } = createLogger('signal');
   const metrics = createMetrics('signal');
   // Turn marks expire by TTL; a user who talks gets a weekly job, which compacts them (docs/search-index.md, "Liveness").
   const table = { ddb, tableName: env.TABLE_NAME };
-  const storage: Storage = { ...table, s3, bucketName: env.BUCKET_NAME, changes: new DynamoSearchChangeLog(table, { expiring: true }) };
+  const storage: Storage = {
+    ...table,
+    s3,
+    bucketName: env.BUCKET_NAME,
+    changes: new DynamoSearchChangeLog(table, { expiring: true }),
+  };
   const deps: IngestDeps = {
     turns: new DynamoS3TurnStore(storage),
     signalState: new DynamoSignalStateStore(storage, clock),
@@ -51,6 +61,7 @@ export function createSignalHandler(env: SignalEnv, clients: Pick<AwsClients, 'd
     clock,
     log,
     config: parseSignalConfig(env.SIGNAL_CONFIG),
+    tierPolicy: parseTierPolicy(env.TIER_POLICY),
     redaction: { personalData: env.REDACT_PERSONAL_DATA === 'true' },
     source: 'turn-queue',
     forgets: new DynamoForgetLog(storage),

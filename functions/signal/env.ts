@@ -8,6 +8,8 @@ export const SignalEnvSchema = z.object({
   IDLE_QUEUE_URL: z.string().min(1),
   /** JSON overrides of the signal accumulator's numbers (lib/signals/signal-weights.ts). */
   SIGNAL_CONFIG: z.string().min(1),
+  /** A session's close promotes or clears its ephemeral entries by it: JSON overrides of the tier policy's numbers (infra/config/stages.ts `tiers`, lib/tiers/tier-settings.ts); unset: the defaults. */
+  TIER_POLICY: z.string().optional(),
   /** Redact personal identifiers (emails, phone, card numbers, IBANs) too; secrets always are (lib/turns/redaction.ts). */
   REDACT_PERSONAL_DATA: z.enum(['true', 'false']).default('false'),
 });

@@ -5,4 +5,8 @@ import { parseEnv } from '../../lib/kernel/config.adapter.js';
 import { createSignalHandler } from './create-handler.js';
 import { SignalEnvSchema } from './env.js';
 
-export const handler = createSignalHandler(parseEnv(SignalEnvSchema), { ddb: createDocumentClient(), s3: createS3Client(), sqs: createSqsClient() }, systemClock);
+export const handler = createSignalHandler(
+  parseEnv(SignalEnvSchema),
+  { ddb: createDocumentClient(), s3: createS3Client(), sqs: createSqsClient() },
+  systemClock,
+);

@@ -23,6 +23,7 @@ import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-sto
 import { DynamoExpiryLog } from '../../lib/knowledge/dynamo-expiry-log.adapter.js';
 import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { parseSleepTimeConfig } from '../../lib/sleep-time/config.js';
+import { parseTierPolicy } from '../../lib/tiers/tier-settings.js';
 import type { Clock } from '../../lib/kernel/runtime.port.js';
 import { expirySweep, nightlySweep, type SweepDeps, type SweepResult, weeklySweep } from '../../lib/jobs/sweeps.js';
 import type { SweepEnv } from './env.js';
@@ -38,7 +39,11 @@ export type SweepHandler = (event: unknown, context: Context) => Promise<SweepRe
 
 const SWEEP = { nightly: nightlySweep, weekly: weeklySweep, expiry: expirySweep } as const;
 
-export function createSweepHandler(env: SweepEnv, clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>, clock: Clock): SweepHandler {
+export function createSweepHandler(
+  env: SweepEnv,
+  clients: Pick<AwsClients, 'ddb' | 's3' | 'sqs'>,
+  clock: Clock,
+): SweepHandler {
   const { ddb, s3 } = clients;
   const { logger, log } = createLogger('sweep');
   const metrics = createMetrics('sweep');
@@ -53,6 +58,7 @@ export function createSweepHandler(env: SweepEnv, clients: Pick<AwsClients, 'ddb
     expiryLog: new DynamoExpiryLog(storage),
     items: new DynamoMemoryItemStore(storage),
     config: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG),
+    tierPolicy: parseTierPolicy(env.TIER_POLICY),
     log,
   };
 

@@ -7,5 +7,7 @@ export const SweepEnvSchema = z.object({
   JOB_QUEUE_URL: z.string().min(1),
   /** JSON overrides of sleep-time compute's numbers (lib/sleep-time/config.ts). */
   SLEEP_TIME_CONFIG: z.string().min(1),
+  /** The expiry sweep expires tier entries by it: JSON overrides of the tier policy's numbers (infra/config/stages.ts `tiers`, lib/tiers/tier-settings.ts); unset: the defaults. */
+  TIER_POLICY: z.string().optional(),
 });
 export type SweepEnv = z.infer<typeof SweepEnvSchema>;

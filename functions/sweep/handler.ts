@@ -5,4 +5,8 @@ import { parseEnv } from '../../lib/kernel/config.adapter.js';
 import { createSweepHandler } from './create-handler.js';
 import { SweepEnvSchema } from './env.js';
 
-export const handler = createSweepHandler(parseEnv(SweepEnvSchema), { ddb: createDocumentClient(), s3: createS3Client(), sqs: createSqsClient() }, systemClock);
+export const handler = createSweepHandler(
+  parseEnv(SweepEnvSchema),
+  { ddb: createDocumentClient(), s3: createS3Client(), sqs: createSqsClient() },
+  systemClock,
+);

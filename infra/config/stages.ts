@@ -5,6 +5,7 @@
 import type { AnswerShape, InferenceScope } from '../../lib/model/bedrock-models.js';
 import type { SignalConfig } from '../../lib/signals/signal-weights.js';
 import type { SleepTimeConfig } from '../../lib/sleep-time/config.js';
+import type { TierPolicyOverrides } from '../../lib/tiers/tier-settings.js';
 import type { QueueKey } from '../resources.js';
 import { DEFAULT_DAILY_COST_ALARM_USD } from '../../lib/costs/daily-cost.js';
 
@@ -63,6 +64,12 @@ export interface StageConfig {
   schedules: { nightly: string; weekly: string; expiry: string };
   /** Overrides of sleep-time compute's numbers (look-back windows, thresholds, expiry and archive ages). */
   sleepTime: Partial<SleepTimeConfig>;
+  /**
+   * Overrides of the tier policy's numbers (lib/tiers/tier-settings.ts: promotion confidence and
+   * sessions, corroboration gain, contradiction cost, floors, decay, TTLs, recurrence); omitted
+   * ones keep the defaults. Validated at synth: an invalid one fails naming the field.
+   */
+  tiers: TierPolicyOverrides;
   /** Keep data when the stack is deleted. */
   retainData: boolean;
   /** Messages waiting in a main queue that raise its depth alarm. */
@@ -76,7 +83,12 @@ export interface StageConfig {
    * `dailyModelCostUsd`: the model cost of the stage's jobs over the last 24 hours (the
    * reflector's ModelCostUsd metric at the price table's rates) that raises the cost alarm.
    */
-  alarms: { functionErrors: number; functionThrottles: number; queueAgeSeconds: Record<QueueKey, number>; dailyModelCostUsd: number };
+  alarms: {
+    functionErrors: number;
+    functionThrottles: number;
+    queueAgeSeconds: Record<QueueKey, number>;
+    dailyModelCostUsd: number;
+  };
   /**
    * An e-mail address subscribed to the stage's alarm topic. SNS mails it a confirmation link
    * on deploy; until it is followed, nothing is delivered to it. Unset: the topic has no
@@ -128,6 +140,7 @@ const base: StageConfig = {
     expiry: 'cron(30 2 * * ? *)',
   },
   sleepTime: {},
+  tiers: {},
   retainData: false,
   queueDepthAlarm: 1000,
   alarms: {
@@ -167,6 +180,11 @@ export const stages: Record<string, StageConfig> = {
     alarms: { ...base.alarms, queueAgeSeconds: { ...base.alarms.queueAgeSeconds, job: 3 * 3600 } },
     maxConcurrency: { reflector: 20 },
     redaction: { personalData: true },
+    // Batches keep the Claude-class `modelId`; summaries and nightly/weekly runs take Amazon
+    // Nova Lite, a sixteenth of Haiku 4.5's input price (docs/deploy.md says how to switch back).
+    // Its Converse id `amazon.nova-lite-v1:0`, invoked as `us.amazon.nova-lite-v1:0` with 'geo':
+    // https://docs.aws.amazon.com/nova/latest/userguide/using-converse-api.html
+    jobModels: { summary: 'amazon.nova-lite-v1:0', sleepTime: 'amazon.nova-lite-v1:0' },
   },
 };
 

@@ -29,7 +29,11 @@ const wildcardUnder = (resource: Construct, tail: string): RegexAppliesTo => {
  * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonbedrock.html).
  */
 function embeddingGrant(stack: Stack, modelId: string): PolicyStatement {
-  return new PolicyStatement({ sid: 'InvokeEmbeddingModel', actions: ['bedrock:InvokeModel'], resources: [`arn:${stack.partition}:bedrock:${stack.region}::foundation-model/${modelId}`] });
+  return new PolicyStatement({
+    sid: 'InvokeEmbeddingModel',
+    actions: ['bedrock:InvokeModel'],
+    resources: [`arn:${stack.partition}:bedrock:${stack.region}::foundation-model/${modelId}`],
+  });
 }
 
 /**
@@ -38,11 +42,20 @@ function embeddingGrant(stack: Stack, modelId: string): PolicyStatement {
  * the SQS actions (receive, delete, visibility): CDK would otherwise add kms:Decrypt on
  * the key with no condition, and the function's KMS grants come from the table instead.
  */
-export function functionEventSource(stack: Stack, permissions: Permissions, props: StatelessStackProps, options: SqsEventSourceProps): SqsEventSource {
+export function functionEventSource(
+  stack: Stack,
+  permissions: Permissions,
+  props: StatelessStackProps,
+  options: SqsEventSourceProps,
+): SqsEventSource {
   const key = permissions.consumes;
   if (key === null) throw new Error('this function consumes no queue (infra/permissions.ts)');
   const { queue } = props.queues[key];
-  const view = Queue.fromQueueAttributes(stack, `${QUEUES[key].id}Source`, { queueArn: queue.queueArn, queueUrl: queue.queueUrl, fifo: QUEUES[key].fifo });
+  const view = Queue.fromQueueAttributes(stack, `${QUEUES[key].id}Source`, {
+    queueArn: queue.queueArn,
+    queueUrl: queue.queueUrl,
+    fifo: QUEUES[key].fifo,
+  });
   return new SqsEventSource(view, options);
 }
 
@@ -53,16 +66,30 @@ export function functionEventSource(stack: Stack, permissions: Permissions, prop
  * models that profile routes to, no wildcard), and KMS actions on the data key, each only
  * through the service that uses it. No grant helper with wider actions is used.
  */
-export function grantPermissions(stack: Stack, fn: MemoryFunction, permissions: Permissions, props: StatelessStackProps): void {
+export function grantPermissions(
+  stack: Stack,
+  fn: MemoryFunction,
+  permissions: Permissions,
+  props: StatelessStackProps,
+): void {
   const { table, bucket, queues, config, dataKey } = props;
   if (permissions.dynamodb.length > 0) table.grant(fn, ...permissions.dynamodb.map((a) => `dynamodb:${a}`));
   for (const [pattern, actions] of Object.entries(permissions.s3)) {
-    fn.addToRolePolicy(new PolicyStatement({ actions: actions.map((a) => `s3:${a}`), resources: [bucket.arnForObjects(pattern)] }));
+    fn.addToRolePolicy(
+      new PolicyStatement({ actions: actions.map((a) => `s3:${a}`), resources: [bucket.arnForObjects(pattern)] }),
+    );
   }
-  if (permissions.listBucket) fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
-  if (permissions.listBucketVersions) fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucketVersions'], resources: [bucket.bucketArn] }));
+  if (permissions.listBucket)
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
+  if (permissions.listBucketVersions)
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucketVersions'], resources: [bucket.bucketArn] }));
   if (permissions.sends.length > 0) {
-    fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: permissions.sends.map((q) => queues[q].queue.queueArn) }));
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['sqs:SendMessage'],
+        resources: permissions.sends.map((q) => queues[q].queue.queueArn),
+      }),
+    );
   }
   for (const [service, actions] of Object.entries(permissions.kms)) {
     fn.addToRolePolicy(

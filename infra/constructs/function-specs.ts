@@ -9,6 +9,7 @@ import { ReflectorEnvSchema } from '../../functions/reflector/env.js';
 import { SignalEnvSchema } from '../../functions/signal/env.js';
 import { SweepEnvSchema } from '../../functions/sweep/env.js';
 import type { StageConfig } from '../config/stages.js';
+import { tierPolicyOf } from '../../lib/tiers/tier-settings.js';
 import { functionEnvironment } from '../function-environment.js';
 import type { FunctionKey } from '../permissions.js';
 import { FUNCTION_TIMEOUT_SECONDS, QUEUES } from '../resources.js';
@@ -40,9 +41,20 @@ const QUEUE_DRIVEN = Tracing.PASS_THROUGH;
  */
 const SEARCH_MARK_LAG_SECONDS = String(2 * Math.max(...Object.values(FUNCTION_TIMEOUT_SECONDS)));
 
+/**
+ * The stage's tier policy overrides (TIER_POLICY) as the functions that apply tier rules read
+ * them, validated at synth: an invalid one fails naming the field (`tiers.floors.long_term: …`).
+ */
+function tierPolicyVariable(config: StageConfig): string {
+  tierPolicyOf(config.tiers, 'tiers');
+  return JSON.stringify(config.tiers);
+}
+
 /** The variables naming the stage's embedding model, set only on a stage that embeds. */
 function embeddingEnvironment(config: StageConfig): { EMBEDDING_MODEL_ID?: string; EMBEDDING_DIMENSIONS?: string } {
-  return config.embeddings ? { EMBEDDING_MODEL_ID: config.embeddings.modelId, EMBEDDING_DIMENSIONS: String(config.embeddings.dimensions) } : {};
+  return config.embeddings
+    ? { EMBEDDING_MODEL_ID: config.embeddings.modelId, EMBEDDING_DIMENSIONS: String(config.embeddings.dimensions) }
+    : {};
 }
 
 /** The five memory functions, one entry each: table code, built in the stack's scope. */
@@ -57,6 +69,7 @@ export const FUNCTION_SPECS: Record<FunctionKey, (stack: Stack, props: Stateless
       JOB_QUEUE_URL: queues.job.queue.queueUrl,
       IDLE_QUEUE_URL: queues.idle.queue.queueUrl,
       SIGNAL_CONFIG: JSON.stringify(config.signals),
+      TIER_POLICY: tierPolicyVariable(config),
       REDACT_PERSONAL_DATA: String(config.redaction.personalData),
     }),
     source: { batchSize: 10, reportBatchItemFailures: true },
@@ -93,6 +106,7 @@ export const FUNCTION_SPECS: Record<FunctionKey, (stack: Stack, props: Stateless
       SUMMARY_PROMPT: config.summaries.prompt,
       SUMMARY_MAX_TOKENS: String(config.summaries.maxTokens),
       SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
+      TIER_POLICY: tierPolicyVariable(config),
       SEARCH_MARK_LAG_SECONDS,
       ...embeddingEnvironment(config),
     }),
@@ -113,6 +127,7 @@ export const FUNCTION_SPECS: Record<FunctionKey, (stack: Stack, props: Stateless
       BUCKET_NAME: bucket.bucketName,
       JOB_QUEUE_URL: queues.job.queue.queueUrl,
       SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
+      TIER_POLICY: tierPolicyVariable(config),
     }),
   }),
   api: (_stack, { stage, config, queues, table, bucket }) => ({
@@ -123,6 +138,7 @@ export const FUNCTION_SPECS: Record<FunctionKey, (stack: Stack, props: Stateless
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,
       SLEEP_TIME_CONFIG: JSON.stringify(config.sleepTime),
+      TIER_POLICY: tierPolicyVariable(config),
       JOB_QUEUE_URL: queues.job.queue.queueUrl,
       TURN_QUEUE_URL: queues.turn.queue.queueUrl,
       REDACT_PERSONAL_DATA: String(config.redaction.personalData),

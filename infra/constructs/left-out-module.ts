@@ -7,7 +7,9 @@
  * called when a Bedrock Runtime client is built, returns a handler that throws when used.
  */
 export default function leftOut(): never {
-  throw new Error('this module is left out of the Lambda bundle (LEFT_OUT_MODULES, infra/constructs/memory-function.ts)');
+  throw new Error(
+    'this module is left out of the Lambda bundle (LEFT_OUT_MODULES, infra/constructs/memory-function.ts)',
+  );
 }
 
 export const eventStreamPayloadHandlerProvider = (): { handle: typeof leftOut } => ({ handle: leftOut });

@@ -33,9 +33,13 @@ function jwtAuthorizer(props: StatelessStackProps): HttpJwtAuthorizer {
   if (config.auth.issuer) {
     issuer = config.auth.issuer;
     audience = config.auth.audience ?? [];
-    if (audience.length === 0) throw new Error(`stage ${props.stage}: auth.issuer is set, so auth.audience must list at least one audience`);
+    if (audience.length === 0)
+      throw new Error(`stage ${props.stage}: auth.issuer is set, so auth.audience must list at least one audience`);
   } else {
-    if (!props.users) throw new Error(`stage ${props.stage}: no auth.issuer, so the stateful stack's Cognito user pool must be passed in`);
+    if (!props.users)
+      throw new Error(
+        `stage ${props.stage}: no auth.issuer, so the stateful stack's Cognito user pool must be passed in`,
+      );
     // ProviderURL is cognito-idp.<region>.amazonaws.com/<pool id>: the issuer without its scheme.
     issuer = `https://${props.users.userPool.userPoolProviderUrl}`;
     audience = [props.users.client.userPoolClientId];
@@ -54,13 +58,23 @@ function httpApi(stack: Stack, props: StatelessStackProps): HttpApi {
     corsPreflight: {
       allowOrigins: ['*'],
       allowHeaders: ['Authorization', 'Content-Type'],
-      allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST, CorsHttpMethod.PUT, CorsHttpMethod.PATCH, CorsHttpMethod.DELETE, CorsHttpMethod.OPTIONS],
+      allowMethods: [
+        CorsHttpMethod.GET,
+        CorsHttpMethod.POST,
+        CorsHttpMethod.PUT,
+        CorsHttpMethod.PATCH,
+        CorsHttpMethod.DELETE,
+        CorsHttpMethod.OPTIONS,
+      ],
       maxAge: Duration.hours(1),
     },
     // The $default stage is added below, with throttling and access logs.
     createDefaultStage: false,
   });
-  const accessLogs = new LogGroup(stack, 'MemoryApiAccessLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+  const accessLogs = new LogGroup(stack, 'MemoryApiAccessLogs', {
+    retention: RetentionDays.ONE_MONTH,
+    removalPolicy: RemovalPolicy.DESTROY,
+  });
   new HttpStage(stack, 'MemoryApiDefaultStage', {
     httpApi: api,
     stageName: '$default',
@@ -119,7 +133,10 @@ function publicRoutes(api: HttpApi, integration: HttpLambdaIntegration): void {
  * no bundle and no dependencies, so it runs on the newest Node.js runtime.
  */
 function preflightRoute(stack: Stack, api: HttpApi): void {
-  const preflightLogs = new LogGroup(stack, 'PreflightFunctionLogs', { retention: RetentionDays.ONE_WEEK, removalPolicy: RemovalPolicy.DESTROY });
+  const preflightLogs = new LogGroup(stack, 'PreflightFunctionLogs', {
+    retention: RetentionDays.ONE_WEEK,
+    removalPolicy: RemovalPolicy.DESTROY,
+  });
   const preflightFn = new LambdaFn(stack, 'PreflightFunction', {
     description: 'CORS preflight for /v1/*: 204, no body',
     runtime: Runtime.NODEJS_24_X,
@@ -131,7 +148,11 @@ function preflightRoute(stack: Stack, api: HttpApi): void {
     logGroup: preflightLogs,
     role: functionRole(stack, 'PreflightFunctionRole', preflightLogs),
   });
-  const preflight = api.addRoutes({ path: '/v1/{proxy+}', methods: [HttpMethod.OPTIONS], integration: new HttpLambdaIntegration('PreflightIntegration', preflightFn) });
+  const preflight = api.addRoutes({
+    path: '/v1/{proxy+}',
+    methods: [HttpMethod.OPTIONS],
+    integration: new HttpLambdaIntegration('PreflightIntegration', preflightFn),
+  });
   NagSuppressions.addResourceSuppressions(preflight, [
     {
       id: 'AwsSolutions-APIG4',

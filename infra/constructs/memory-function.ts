@@ -2,12 +2,19 @@ import { basename } from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { type IRole, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { type BundlingOptions, type ICommandHooks, NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import {
+  type BundlingOptions,
+  type ICommandHooks,
+  NodejsFunction,
+  type NodejsFunctionProps,
+  OutputFormat,
+} from 'aws-cdk-lib/aws-lambda-nodejs';
 import { type ILogGroup, LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 
-export interface MemoryFunctionProps extends Pick<NodejsFunctionProps, 'environment' | 'memorySize' | 'description' | 'recursiveLoop'> {
+export interface MemoryFunctionProps
+  extends Pick<NodejsFunctionProps, 'environment' | 'memorySize' | 'description' | 'recursiveLoop'> {
   /** Path of the handler module (functions/<name>/handler.ts). */
   entry: string;
   /** Repository root: where package-lock.json is. */
@@ -100,7 +107,14 @@ export class MemoryFunction extends NodejsFunction {
  * test/infra/bundle.test.ts runs MCP requests through the api bundle built with these, and
  * sees it sign its requests with the environment's keys.
  */
-const LEFT_OUT_MODULES = ['ajv', 'ajv-formats', 'zod/v3', 'zod-to-json-schema', '@aws-sdk/token-providers', '@aws-sdk/eventstream-handler-node'];
+const LEFT_OUT_MODULES = [
+  'ajv',
+  'ajv-formats',
+  'zod/v3',
+  'zod-to-json-schema',
+  '@aws-sdk/token-providers',
+  '@aws-sdk/eventstream-handler-node',
+];
 /** Relative to the project root, where esbuild runs (an alias's path: https://esbuild.github.io/api/#alias). */
 const LEFT_OUT_MODULE = './infra/constructs/left-out-module.ts';
 /** The SDK's default credential chain, bundled as the environment's credentials alone (lambda-credentials.ts says why). */
@@ -146,7 +160,11 @@ function bundlingOptions(assets: readonly string[]): BundlingOptions {
     bundleAwsSDK: true,
     forceDockerBundling: false,
     esbuildArgs: {
-      '--alias': [...LEFT_OUT_MODULES.map((module) => `${module}=${LEFT_OUT_MODULE}`), CREDENTIAL_CHAIN, YAML_AS_ES_MODULE],
+      '--alias': [
+        ...LEFT_OUT_MODULES.map((module) => `${module}=${LEFT_OUT_MODULE}`),
+        CREDENTIAL_CHAIN,
+        YAML_AS_ES_MODULE,
+      ],
       // The bundled packages' license notices (/*! … */, @license) go to index.js.LEGAL.txt in the
       // asset, beside the bundle, instead of its end: kept with the code, 0.9 KB off what loads at
       // init (https://esbuild.github.io/api/#legal-comments).
@@ -165,7 +183,8 @@ function copyAfterBundling(assets: readonly string[]): ICommandHooks {
   return {
     beforeBundling: () => [],
     beforeInstall: () => [],
-    afterBundling: (inputDir, outputDir) => assets.map((asset) => `cp "${inputDir}/${asset}" "${outputDir}/${basename(asset)}"`),
+    afterBundling: (inputDir, outputDir) =>
+      assets.map((asset) => `cp "${inputDir}/${asset}" "${outputDir}/${basename(asset)}"`),
   };
 }
 

@@ -15,7 +15,11 @@ import { NotifyingAlarm } from './notifying-alarm.js';
  * as partial batch failures and are not errors. Throttles counts invocation requests refused
  * for lack of concurrency. https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html
  */
-export function functionAlarms(stack: Stack, props: StatelessStackProps, fns: Record<'Signal' | 'Reflector' | 'Idle' | 'Sweep' | 'Api', MemoryFunction>): void {
+export function functionAlarms(
+  stack: Stack,
+  props: StatelessStackProps,
+  fns: Record<'Signal' | 'Reflector' | 'Idle' | 'Sweep' | 'Api', MemoryFunction>,
+): void {
   const { alarms } = props.config;
   for (const [name, fn] of Object.entries(fns)) {
     const common = {
@@ -51,7 +55,13 @@ export function costAlarm(stack: Stack, props: StatelessStackProps): void {
   new NotifyingAlarm(stack, 'DailyModelCostAlarm', {
     topic: props.alarmTopic,
     alarmDescription: `The model cost of the last day passed $${props.config.alarms.dailyModelCostUsd}: GET /v1/costs gives the totals by day and kind, GET /v1/users/{u}/costs a user's.`,
-    metric: new Metric({ namespace: METRICS_NAMESPACE, metricName: 'ModelCostUsd', dimensionsMap: { service: 'reflector', stage: props.stage }, statistic: 'Sum', period: Duration.days(1) }),
+    metric: new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: 'ModelCostUsd',
+      dimensionsMap: { service: 'reflector', stage: props.stage },
+      statistic: 'Sum',
+      period: Duration.days(1),
+    }),
     threshold: props.config.alarms.dailyModelCostUsd,
     evaluationPeriods: 1,
     comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -83,7 +93,10 @@ export function costAlarm(stack: Stack, props: StatelessStackProps): void {
 export function staleIndexAlarm(stack: Stack, props: StatelessStackProps, apiFn: MemoryFunction): void {
   const filter = new MetricFilter(stack, 'StaleSearchIndexFilter', {
     logGroup: apiFn.logGroup,
-    filterPattern: FilterPattern.all(FilterPattern.stringValue('$.message', '=', STALE_INDEX_WARNING), FilterPattern.stringValue('$.stage', '=', props.stage)),
+    filterPattern: FilterPattern.all(
+      FilterPattern.stringValue('$.message', '=', STALE_INDEX_WARNING),
+      FilterPattern.stringValue('$.stage', '=', props.stage),
+    ),
     metricNamespace: METRICS_NAMESPACE,
     metricName: 'StaleSearchIndex',
     metricValue: '1',
@@ -91,7 +104,8 @@ export function staleIndexAlarm(stack: Stack, props: StatelessStackProps, apiFn:
   });
   new NotifyingAlarm(stack, 'StaleSearchIndexAlarm', {
     topic: props.alarmTopic,
-    alarmDescription: "A search index's watermark is older than its change marks' TTL: changes made after it may have expired unfolded. The api's log names the owner; rebuild its index from its stores (docs/search-index.md).",
+    alarmDescription:
+      "A search index's watermark is older than its change marks' TTL: changes made after it may have expired unfolded. The api's log names the owner; rebuild its index from its stores (docs/search-index.md).",
     // MetricFilter.metric() leaves the filter's dimensions out: the alarm names the stage itself.
     metric: filter.metric({ statistic: 'Sum', period: Duration.hours(1), dimensionsMap: { stage: props.stage } }),
     threshold: 1,

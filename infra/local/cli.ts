@@ -41,8 +41,20 @@ function human(s: RunReport): string {
     `tier entries ${s.tierEntries} · nightly findings stored ${s.findings}`,
     `summaries written ${s.summaries} of ${s.summaryJobs} fired · sweeps fired ${s.sweepsFired} · sleep-time runs: nightly ${s.nightly}, weekly ${s.weekly}`,
     `errors left in dead-letter queues: ${s.errors}; handler errors retried: ${s.handlerErrors}`,
-    ...(s.messyAnswers > 0 ? [`messy model answers: ${s.messyAnswers} (${Object.entries(s.messyKinds).map(([k, n]) => `${k} ${n}`).join(', ')})`] : []),
-    ...(Object.values(s.faults).some((n) => n > 0) ? [`faults injected: ${Object.entries(s.faults).map(([k, n]) => `${k} ${n}`).join(', ')}`] : []),
+    ...(s.messyAnswers > 0
+      ? [
+          `messy model answers: ${s.messyAnswers} (${Object.entries(s.messyKinds)
+            .map(([k, n]) => `${k} ${n}`)
+            .join(', ')})`,
+        ]
+      : []),
+    ...(Object.values(s.faults).some((n) => n > 0)
+      ? [
+          `faults injected: ${Object.entries(s.faults)
+            .map(([k, n]) => `${k} ${n}`)
+            .join(', ')}`,
+        ]
+      : []),
     `IAM: ${s.iamChecked} requests checked against the functions' synthesized policies, ${s.iamDenied} denied`,
   ].join('\n');
 }
@@ -50,7 +62,13 @@ function human(s: RunReport): string {
 /** The first denied requests, each with its function, action and resource: what to grant (infra/permissions.ts) or stop doing. */
 function denials(stack: LocalHarness): string {
   const list = stack.iam?.stats.denials ?? [];
-  return list.slice(0, 10).map((d) => `  denied: ${d.fn}${d.caller === 'event-source' ? ' (event source)' : ''} ${d.operation} — ${d.action} on ${d.resource}`).join('\n');
+  return list
+    .slice(0, 10)
+    .map(
+      (d) =>
+        `  denied: ${d.fn}${d.caller === 'event-source' ? ' (event source)' : ''} ${d.operation} — ${d.action} on ${d.resource}`,
+    )
+    .join('\n');
 }
 
 interface CliOptions {
@@ -95,13 +113,16 @@ function parseOptions(): CliOptions {
   const speed = Number(values.speed);
   if (!Number.isFinite(speed) || speed <= 0) throw new Error(`--speed must be a positive number, not ${values.speed}`);
   const faultRate = values.faults === undefined ? 0 : Number(values.faults);
-  if (!Number.isFinite(faultRate) || faultRate < 0 || faultRate > 1) throw new Error(`--faults must be a share between 0 and 1, not ${values.faults}`);
+  if (!Number.isFinite(faultRate) || faultRate < 0 || faultRate > 1)
+    throw new Error(`--faults must be a share between 0 and 1, not ${values.faults}`);
   const messyRate = values['messy-model'] === undefined ? 0 : Number(values['messy-model']);
-  if (!Number.isFinite(messyRate) || messyRate < 0 || messyRate > 1) throw new Error(`--messy-model must be a share between 0 and 1, not ${values['messy-model']}`);
+  if (!Number.isFinite(messyRate) || messyRate < 0 || messyRate > 1)
+    throw new Error(`--messy-model must be a share between 0 and 1, not ${values['messy-model']}`);
   const messySeed = Number(values['messy-seed']);
   if (!Number.isInteger(messySeed)) throw new Error(`--messy-seed must be an integer, not ${values['messy-seed']}`);
   const sustainedMinutes = values['faults-sustained'] === undefined ? 0 : Number(values['faults-sustained']);
-  if (!Number.isFinite(sustainedMinutes) || sustainedMinutes < 0) throw new Error(`--faults-sustained must be a number of minutes, not ${values['faults-sustained']}`);
+  if (!Number.isFinite(sustainedMinutes) || sustainedMinutes < 0)
+    throw new Error(`--faults-sustained must be a number of minutes, not ${values['faults-sustained']}`);
   return {
     once: values.once ?? false,
     stage: values.stage ?? 'local',
@@ -122,7 +143,10 @@ function parseOptions(): CliOptions {
 async function main(): Promise<number> {
   const options = parseOptions();
   const { file } = options;
-  const { lines, format } = replayLinesFromFile(readFileSync(file, 'utf8'), basename(typeof file === 'string' ? file : file.pathname));
+  const { lines, format } = replayLinesFromFile(
+    readFileSync(file, 'utf8'),
+    basename(typeof file === 'string' ? file : file.pathname),
+  );
 
   console.log('starting the local harness (DynamoDB Local, fauxqs SQS+S3, Converse endpoint with the offline model)…');
   const stack = await startHarness({
@@ -130,10 +154,13 @@ async function main(): Promise<number> {
     logLevel: options.verbose ? 'INFO' : 'WARN',
     metrics: options.verbose,
     speed: options.speed,
-    ...(options.faultRate > 0 || options.modelThrottleMs > 0 ? { faults: { rate: options.faultRate, seed: options.faultSeed, modelThrottleMs: options.modelThrottleMs } } : {}),
+    ...(options.faultRate > 0 || options.modelThrottleMs > 0
+      ? { faults: { rate: options.faultRate, seed: options.faultSeed, modelThrottleMs: options.modelThrottleMs } }
+      : {}),
     ...(options.messyRate > 0 ? { messyModel: { rate: options.messyRate, seed: options.messySeed } } : {}),
     ...(options.apiPort !== undefined ? { apiPort: options.apiPort } : {}),
-    onHandlerError: (source, error) => console.error(`[${source}] handler error (the records go back to the queue): ${(error as Error).message}`),
+    onHandlerError: (source, error) =>
+      console.error(`[${source}] handler error (the records go back to the queue): ${(error as Error).message}`),
   });
   let stopping = false;
   const shutdown = async () => {
@@ -145,8 +172,13 @@ async function main(): Promise<number> {
   try {
     writeState(stack);
     console.log(`stack ready · state in ${STATE_FILE}`);
-    console.log(`memory API ${stack.info.apiUrl}/v1 · OpenAPI ${stack.info.apiUrl}/openapi.json · review console ${stack.info.apiUrl}/console · MCP ${stack.info.apiUrl}/v1/mcp (admin token in ${STATE_FILE}; \`npm run token -- --user ID\` mints a user-scoped one)`);
-    const what = typeof file === 'string' ? `${file}${format === 'locomo' ? ' (LoCoMo, converted to turn.saved)' : ''}` : 'the bundled sample (events/samples/conversation.jsonl)';
+    console.log(
+      `memory API ${stack.info.apiUrl}/v1 · OpenAPI ${stack.info.apiUrl}/openapi.json · review console ${stack.info.apiUrl}/console · MCP ${stack.info.apiUrl}/v1/mcp (admin token in ${STATE_FILE}; \`npm run token -- --user ID\` mints a user-scoped one)`,
+    );
+    const what =
+      typeof file === 'string'
+        ? `${file}${format === 'locomo' ? ' (LoCoMo, converted to turn.saved)' : ''}`
+        : 'the bundled sample (events/samples/conversation.jsonl)';
     const summary = await replayAndDrain(stack, lines, what);
     await printDrained(stack, summary, options.dump);
     if (options.once) {
@@ -190,18 +222,27 @@ async function replayAndDrain(stack: LocalHarness, lines: string[], what: string
 /** The drained stack's counts, IAM checks and denials; with --dump, every user's state written to that file. */
 async function printDrained(stack: LocalHarness, summary: RunReport, dump: string | undefined): Promise<void> {
   console.log(`drained.\n${human(summary)}`);
-  if (stack.iam) console.log(`  IAM checks by function: ${Object.entries(stack.iam.stats.byFunction).map(([fn, n]) => `${fn} ${n}`).join(', ')}`);
+  if (stack.iam)
+    console.log(
+      `  IAM checks by function: ${Object.entries(stack.iam.stats.byFunction)
+        .map(([fn, n]) => `${fn} ${n}`)
+        .join(', ')}`,
+    );
   if (summary.iamDenied > 0) console.log(denials(stack));
   if (dump) {
     const dumps = await stack.dumpState();
     writeFileSync(resolve(dump), `${JSON.stringify(dumps, null, 1)}\n`);
-    console.log(`state of ${dumps.length} user(s) written to ${dump}: ${dumps.map((d) => `${d.userId} ${dumpDigest(d)}`).join(', ')}`);
+    console.log(
+      `state of ${dumps.length} user(s) written to ${dump}: ${dumps.map((d) => `${d.userId} ${dumpDigest(d)}`).join(', ')}`,
+    );
   }
 }
 
 /** Runs the clock at `speed`× real time, printing the sweeps it fires, until SIGINT or SIGTERM. */
 async function serveUntilStopped(stack: LocalHarness, speed: number): Promise<void> {
-  console.log(`serving until stopped (Ctrl-C). Publish with the endpoints in .local/stack.json. The clock runs ${speed}× real time from ${stack.now().toISOString()}.`);
+  console.log(
+    `serving until stopped (Ctrl-C). Publish with the endpoints in .local/stack.json. The clock runs ${speed}× real time from ${stack.now().toISOString()}.`,
+  );
   const ticker = setInterval(() => {
     void stack.advanceTo(new Date(stack.now().getTime() + speed * 1000)).then((done) => {
       for (const f of done) console.log(`  ${f.at}: ${f.sweep} sweep`);

@@ -8,7 +8,14 @@
  * versioned-s3.ts, for every client alike.)
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { type AwsClients, createBedrockClient, createDocumentClient, createDynamoDbClient, createS3Client, createSqsClient } from '../../lib/kernel/aws-clients.adapter.js';
+import {
+  type AwsClients,
+  createBedrockClient,
+  createDocumentClient,
+  createDynamoDbClient,
+  createS3Client,
+  createSqsClient,
+} from '../../lib/kernel/aws-clients.adapter.js';
 import type { FunctionKey } from '../permissions.js';
 import { injectFaults } from './fault-injection.js';
 import type { IamEnforcer } from './iam/iam-enforcement.js';

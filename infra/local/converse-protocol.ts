@@ -22,9 +22,17 @@ export interface ConverseRequest {
   system?: Array<{ text?: string }>;
   messages?: Array<{ role: string; content: Array<{ text?: string }> }>;
   inferenceConfig?: { temperature?: number; topP?: number; maxTokens?: number };
-  toolConfig?: { tools?: Array<{ toolSpec?: { name?: string; description?: string; inputSchema?: unknown } }>; toolChoice?: { tool?: { name?: string }; auto?: object; any?: object } };
+  toolConfig?: {
+    tools?: Array<{ toolSpec?: { name?: string; description?: string; inputSchema?: unknown } }>;
+    toolChoice?: { tool?: { name?: string }; auto?: object; any?: object };
+  };
   /** Structured output (lib/model/structured-output.ts): the answer follows this JSON schema, sent as a string. */
-  outputConfig?: { textFormat?: { type?: string; structure?: { jsonSchema?: { schema?: string; name?: string; description?: string } } } };
+  outputConfig?: {
+    textFormat?: {
+      type?: string;
+      structure?: { jsonSchema?: { schema?: string; name?: string; description?: string } };
+    };
+  };
 }
 
 /**
@@ -51,8 +59,16 @@ export type ConverseReply = { body: Record<string, unknown> } | ConverseError | 
 
 export type Responder = (request: ConverseRequest) => ConverseReply | Promise<ConverseReply>;
 
-export const MODEL_ERROR: ConverseError = { status: 424, errorType: 'ModelErrorException', message: 'The request failed due to an error while processing the model.' };
-export const ACCESS_DENIED: ConverseError = { status: 403, errorType: 'AccessDeniedException', message: "You don't have access to the model with the specified model ID." };
+export const MODEL_ERROR: ConverseError = {
+  status: 424,
+  errorType: 'ModelErrorException',
+  message: 'The request failed due to an error while processing the model.',
+};
+export const ACCESS_DENIED: ConverseError = {
+  status: 403,
+  errorType: 'AccessDeniedException',
+  message: "You don't have access to the model with the specified model ID.",
+};
 
 /**
  * What a model cut at `maxTokens` sends: `stopReason: "max_tokens"` and the first part of the
@@ -61,8 +77,12 @@ export const ACCESS_DENIED: ConverseError = { status: 403, errorType: 'AccessDen
  */
 export function cutReply(request: ConverseRequest, full: ConverseReply): ConverseReply {
   if (!('body' in full)) return full;
-  const message = (full.body.output as { message?: { content?: Array<{ text?: string; toolUse?: { input?: unknown } }> } } | undefined)?.message;
-  const whole = (message?.content ?? []).map((c) => c.text ?? (c.toolUse ? JSON.stringify(c.toolUse.input) : '')).join('');
+  const message = (
+    full.body.output as { message?: { content?: Array<{ text?: string; toolUse?: { input?: unknown } }> } } | undefined
+  )?.message;
+  const whole = (message?.content ?? [])
+    .map((c) => c.text ?? (c.toolUse ? JSON.stringify(c.toolUse.input) : ''))
+    .join('');
   const maxTokens = request.inferenceConfig?.maxTokens ?? 1;
   const text = whole.slice(0, Math.max(1, Math.min(Math.floor(whole.length / 2), maxTokens * 4)));
   const usage = full.body.usage as { inputTokens?: number } | undefined;
@@ -81,7 +101,20 @@ export function cutReply(request: ConverseRequest, full: ConverseReply): Convers
 export function malformedToolUseReply(request: ConverseRequest): ConverseReply {
   return {
     body: {
-      output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 'malformed-1', name: answerNameOf(request) ?? 'tool', input: '{"new_facts": [{"title": ' } }] } },
+      output: {
+        message: {
+          role: 'assistant',
+          content: [
+            {
+              toolUse: {
+                toolUseId: 'malformed-1',
+                name: answerNameOf(request) ?? 'tool',
+                input: '{"new_facts": [{"title": ',
+              },
+            },
+          ],
+        },
+      },
       stopReason: 'malformed_tool_use',
       usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
       metrics: { latencyMs: 1 },

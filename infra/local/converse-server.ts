@@ -14,10 +14,17 @@
  */
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { nightlyOffline, OFFLINE_MODEL_LABEL, reflectOffline, summarizeOffline, weeklyOffline } from '../../lib/offline-model/rule-reflector.js';
+import { OFFLINE_MODEL_LABEL, reflectOffline, summarizeOffline } from '../../lib/offline-model/rule-reflector.js';
+import { nightlyOffline, weeklyOffline } from '../../lib/offline-model/rule-sleep-time.js';
 import { answerNameOf, type ConverseError, type ConverseRequest, type Responder } from './converse-protocol.js';
 import { refusalOf } from './converse-validation.js';
-import { type Embedder, type EmbeddingInvocation, embeddingAnswer, embeddingRefusal, standInVector } from './embedding-stand-in.js';
+import {
+  type Embedder,
+  type EmbeddingInvocation,
+  embeddingAnswer,
+  embeddingRefusal,
+  standInVector,
+} from './embedding-stand-in.js';
 import { type FoundationModelCatalogue, foundationModelCatalogue } from './foundation-models.js';
 import { estimateInputTokens, estimateOutputTokens } from './token-estimate.js';
 
@@ -27,7 +34,8 @@ export type { ConverseReply, ConverseRequest, Responder } from './converse-proto
 /** The local harness's Region (infra/local/emulators.ts LOCAL_REGION). */
 const DEFAULT_REGION = 'us-east-1';
 
-const promptOf = (req: ConverseRequest) => (req.messages ?? []).flatMap((m) => m.content.map((c) => c.text ?? '')).join('\n');
+const promptOf = (req: ConverseRequest) =>
+  (req.messages ?? []).flatMap((m) => m.content.map((c) => c.text ?? '')).join('\n');
 
 /**
  * The offline model as a Converse responder: asked for a structured answer (a forced tool,
@@ -49,7 +57,9 @@ export const offlineResponder: Responder = (req) => {
           ? reflectOffline(prompt)
           : summarizeOffline(system);
   const tool = name !== undefined && req.toolConfig !== undefined;
-  const content = tool ? [{ toolUse: { toolUseId: 'offline-1', name, input: output } }] : [{ text: typeof output === 'string' ? output : JSON.stringify(output) }];
+  const content = tool
+    ? [{ toolUse: { toolUseId: 'offline-1', name, input: output } }]
+    : [{ text: typeof output === 'string' ? output : JSON.stringify(output) }];
   // As Bedrock would bill the request: tool schemas and the tool-use system prompt, or the structured output schema and its prompt, included (token-estimate.ts).
   const inputTokens = estimateInputTokens(req);
   const outputTokens = estimateOutputTokens(output);
@@ -90,7 +100,11 @@ interface Answer {
   headers?: Record<string, string>;
 }
 
-const bedrockError = (status: number, message: string, errorType: string): Answer => ({ status, body: { message }, headers: { 'x-amzn-errortype': errorType } });
+const bedrockError = (status: number, message: string, errorType: string): Answer => ({
+  status,
+  body: { message },
+  headers: { 'x-amzn-errortype': errorType },
+});
 
 /** What the server keeps between requests: the log of requests and refusals, and the current responder. */
 interface ServerState {
@@ -123,17 +137,25 @@ function invoke(state: ServerState, modelId: string, raw: string): Answer | null
  * that is not JSON, Bedrock's refusals (refusalOf), then the responder's reply; null when the
  * responder hangs (the client's timeout fires).
  */
-async function answer(state: ServerState, method: string | undefined, url: string | undefined, raw: string): Promise<Answer | null> {
+async function answer(
+  state: ServerState,
+  method: string | undefined,
+  url: string | undefined,
+  raw: string,
+): Promise<Answer | null> {
   // Model ids arrive URL-encoded (`amazon.titan-embed-text-v2%3A0`).
   const described = /^\/foundation-models\/([^/]+)$/.exec(url?.split('?')[0] ?? '');
   if (method === 'GET' && described?.[1]) {
     const a = state.catalogue.answer(decodeURIComponent(described[1]), state.region);
-    return a.errorType ? { status: a.status, body: a.body, headers: { 'x-amzn-errortype': a.errorType } } : { status: a.status, body: a.body };
+    return a.errorType
+      ? { status: a.status, body: a.body, headers: { 'x-amzn-errortype': a.errorType } }
+      : { status: a.status, body: a.body };
   }
   const invoked = /^\/model\/([^/]+)\/invoke$/.exec(url?.split('?')[0] ?? '');
   if (method === 'POST' && invoked?.[1]) return invoke(state, decodeURIComponent(invoked[1]), raw);
   const match = /^\/model\/([^/]+)\/converse$/.exec(url?.split('?')[0] ?? '');
-  if (method !== 'POST' || !match?.[1]) return bedrockError(404, `no route for ${method} ${url}`, 'ResourceNotFoundException');
+  if (method !== 'POST' || !match?.[1])
+    return bedrockError(404, `no route for ${method} ${url}`, 'ResourceNotFoundException');
   let body: Omit<ConverseRequest, 'modelId'>;
   try {
     body = JSON.parse(raw || '{}');
@@ -157,8 +179,18 @@ async function answer(state: ServerState, method: string | undefined, url: strin
   }
 }
 
-export async function startConverseServer(options: { port?: number; responder?: Responder; region?: string } = {}): Promise<ConverseServer> {
-  const state: ServerState = { region: options.region ?? DEFAULT_REGION, requests: [], refusals: [], invocations: [], embedder: standInVector, responder: options.responder ?? offlineResponder, catalogue: foundationModelCatalogue() };
+export async function startConverseServer(
+  options: { port?: number; responder?: Responder; region?: string } = {},
+): Promise<ConverseServer> {
+  const state: ServerState = {
+    region: options.region ?? DEFAULT_REGION,
+    requests: [],
+    refusals: [],
+    invocations: [],
+    embedder: standInVector,
+    responder: options.responder ?? offlineResponder,
+    catalogue: foundationModelCatalogue(),
+  };
   const server = http2.createServer();
   server.on('request', (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => {
     const chunks: Buffer[] = [];

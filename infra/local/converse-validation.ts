@@ -46,7 +46,8 @@ import { structuredOutputSchemaRefusal } from '../../lib/model/structured-output
 import type { ConverseError, ConverseRequest } from './converse-protocol.js';
 
 const invalid = (message: string): ConverseError => ({ status: 400, errorType: 'ValidationException', message });
-const constraint = (value: string, at: string, rule: string) => invalid(`1 validation error detected: Value '${value}' at '${at}' failed to satisfy constraint: Member must ${rule}`);
+const constraint = (value: string, at: string, rule: string) =>
+  invalid(`1 validation error detected: Value '${value}' at '${at}' failed to satisfy constraint: Member must ${rule}`);
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]+$/;
 export const INVALID_MODEL_ID = 'The provided model identifier is invalid.';
@@ -60,7 +61,8 @@ function toolNameRefusal(name: string, at: string): ConverseError | null {
 /** The request's shape: what AWS validates before the model is looked at. */
 function shapeRefusal(request: ConverseRequest): ConverseError | null {
   for (const [i, block] of (request.system ?? []).entries()) {
-    if (block.text === '') return constraint('', `system.${i + 1}.member.text`, 'have length greater than or equal to 1');
+    if (block.text === '')
+      return constraint('', `system.${i + 1}.member.text`, 'have length greater than or equal to 1');
   }
   for (const [i, tool] of (request.toolConfig?.tools ?? []).entries()) {
     const refusal = toolNameRefusal(tool.toolSpec?.name ?? '', `toolConfig.tools.${i + 1}.member.toolSpec.name`);
@@ -79,9 +81,14 @@ function modelRefusal(modelId: string, region: string): ConverseError | null {
     const onDemand = model.inRegion === '*' || model.inRegion.includes(region);
     return onDemand
       ? null
-      : invalid(`Invocation of model ID ${model.id} with on-demand throughput isn’t supported. Retry your request with the ID or ARN of an inference profile that contains this model.`);
+      : invalid(
+          `Invocation of model ID ${model.id} with on-demand throughput isn’t supported. Retry your request with the ID or ARN of an inference profile that contains this model.`,
+        );
   }
-  const callable = prefix === 'global' ? model.global && COMMERCIAL_REGIONS.includes(region) : model.geographies.includes(prefix) && GEOGRAPHY_REGIONS[prefix].includes(region);
+  const callable =
+    prefix === 'global'
+      ? model.global && COMMERCIAL_REGIONS.includes(region)
+      : model.geographies.includes(prefix) && GEOGRAPHY_REGIONS[prefix].includes(region);
   // A profile of another geography (`eu.` from us-east-1) does not exist in this Region.
   return callable ? null : invalid(INVALID_MODEL_ID);
 }
@@ -90,12 +97,16 @@ function blankTextRefusal(request: ConverseRequest): ConverseError | null {
   for (const [i, message] of (request.messages ?? []).entries()) {
     for (const [j, block] of message.content.entries()) {
       if (block.text !== undefined && block.text.trim() === '') {
-        return invalid(`The text field in the ContentBlock object at messages.${i}.content.${j} is blank. Add text to the text field, and try again.`);
+        return invalid(
+          `The text field in the ContentBlock object at messages.${i}.content.${j} is blank. Add text to the text field, and try again.`,
+        );
       }
     }
   }
   if ((request.system ?? []).some((s) => s.text !== undefined && s.text.trim() === '')) {
-    return invalid('The model returned the following errors: system: text content blocks must contain non-whitespace text');
+    return invalid(
+      'The model returned the following errors: system: text content blocks must contain non-whitespace text',
+    );
   }
   return null;
 }
@@ -105,11 +116,15 @@ function modelRulesRefusal(request: ConverseRequest): ConverseError | null {
   if (!model) return null;
   const { temperature, topP, maxTokens } = request.inferenceConfig ?? {};
   if (model.exclusiveSampling && temperature !== undefined && topP !== undefined) {
-    return invalid('The model returned the following errors: `temperature` and `top_p` cannot both be specified for this model. Please use only one.');
+    return invalid(
+      'The model returned the following errors: `temperature` and `top_p` cannot both be specified for this model. Please use only one.',
+    );
   }
   if (maxTokens !== undefined && maxTokens > model.maxOutputTokens) {
     const limit = model.maxOutputTokens;
-    return invalid(`The maximum tokens you requested exceeds the model limit of ${limit}. Try again with a maximum tokens value that is lower than ${limit}.`);
+    return invalid(
+      `The maximum tokens you requested exceeds the model limit of ${limit}. Try again with a maximum tokens value that is lower than ${limit}.`,
+    );
   }
   return null;
 }
@@ -118,16 +133,20 @@ function modelRulesRefusal(request: ConverseRequest): ConverseError | null {
 function outputConfigRefusal(request: ConverseRequest): ConverseError | null {
   const format = request.outputConfig?.textFormat;
   if (!format) return null;
-  if (format.type !== 'json_schema') return constraint(String(format.type), 'outputConfig.textFormat.type', 'satisfy enum value set: [json_schema]');
+  if (format.type !== 'json_schema')
+    return constraint(String(format.type), 'outputConfig.textFormat.type', 'satisfy enum value set: [json_schema]');
   const text = format.structure?.jsonSchema?.schema;
-  if (typeof text !== 'string') return constraint('null', 'outputConfig.textFormat.structure.jsonSchema.schema', 'not be null');
+  if (typeof text !== 'string')
+    return constraint('null', 'outputConfig.textFormat.structure.jsonSchema.schema', 'not be null');
   const model = bedrockModel(parseModelId(request.modelId).foundationModelId);
   if (model && !model.structuredOutput) return invalid("This model doesn't support the textFormat field.");
   let schema: unknown;
   try {
     schema = JSON.parse(text);
   } catch {
-    return invalid('The model returned the following errors: output_config.format.schema: the schema is not valid JSON');
+    return invalid(
+      'The model returned the following errors: output_config.format.schema: the schema is not valid JSON',
+    );
   }
   const refused = structuredOutputSchemaRefusal(schema);
   return refused ? invalid(`The model returned the following errors: output_config.format.${refused}`) : null;
@@ -141,7 +160,9 @@ export function refusalOf(request: ConverseRequest, region: string): ConverseErr
     shapeRefusal(request) ??
     modelRefusal(request.modelId, region) ??
     blankTextRefusal(request) ??
-    (chosen !== undefined && !tools.includes(chosen) ? invalid(`toolChoice.tool.name '${chosen}' is not the name of a tool in toolConfig.tools.`) : null) ??
+    (chosen !== undefined && !tools.includes(chosen)
+      ? invalid(`toolChoice.tool.name '${chosen}' is not the name of a tool in toolConfig.tools.`)
+      : null) ??
     modelRulesRefusal(request) ??
     outputConfigRefusal(request)
   );

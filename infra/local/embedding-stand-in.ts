@@ -34,17 +34,26 @@ const invalid = (message: string): ConverseError => ({ status: 400, errorType: '
 
 /** Bedrock's refusal of this InvokeModel request, or null when Titan V2 would take it. */
 export function embeddingRefusal(modelId: string, body: unknown): ConverseError | null {
-  if (modelId !== STAND_IN_EMBEDDING_MODEL) return invalid(`the local stand-in serves InvokeModel for ${STAND_IN_EMBEDDING_MODEL} only, not ${modelId}`);
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return invalid('Malformed input request: expected a JSON object');
+  if (modelId !== STAND_IN_EMBEDDING_MODEL)
+    return invalid(`the local stand-in serves InvokeModel for ${STAND_IN_EMBEDDING_MODEL} only, not ${modelId}`);
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return invalid('Malformed input request: expected a JSON object');
   const b = body as Record<string, unknown>;
   const extra = Object.keys(b).find((k) => !KEYS.has(k));
   if (extra) return invalid(`Malformed input request: extraneous key [${extra}] is not permitted`);
-  if (typeof b.inputText !== 'string' || b.inputText.trim() === '') return invalid('Malformed input request: inputText must be a non-empty string');
-  if (b.inputText.length > MAX_CHARS) return invalid(`Malformed input request: inputText is longer than ${MAX_CHARS} characters`);
-  if (b.dimensions !== undefined && !DIMENSIONS.includes(b.dimensions as number)) return invalid(`Malformed input request: dimensions must be one of ${DIMENSIONS.join(', ')}`);
-  if (b.normalize !== undefined && typeof b.normalize !== 'boolean') return invalid('Malformed input request: normalize must be a boolean');
+  if (typeof b.inputText !== 'string' || b.inputText.trim() === '')
+    return invalid('Malformed input request: inputText must be a non-empty string');
+  if (b.inputText.length > MAX_CHARS)
+    return invalid(`Malformed input request: inputText is longer than ${MAX_CHARS} characters`);
+  if (b.dimensions !== undefined && !DIMENSIONS.includes(b.dimensions as number))
+    return invalid(`Malformed input request: dimensions must be one of ${DIMENSIONS.join(', ')}`);
+  if (b.normalize !== undefined && typeof b.normalize !== 'boolean')
+    return invalid('Malformed input request: normalize must be a boolean');
   const types = b.embeddingTypes;
-  if (types !== undefined && (!Array.isArray(types) || types.length === 0 || types.some((t) => t !== 'float' && t !== 'binary'))) {
+  if (
+    types !== undefined &&
+    (!Array.isArray(types) || types.length === 0 || types.some((t) => t !== 'float' && t !== 'binary'))
+  ) {
     return invalid('Malformed input request: embeddingTypes must list "float" and/or "binary"');
   }
   return null;
@@ -65,7 +74,10 @@ export function standInVector(text: string, dimensions: number, normalize = true
 export type Embedder = (text: string, dimensions: number, normalize: boolean) => number[];
 
 /** Titan V2's answer to a valid body, from the embedder's vector. */
-export function embeddingAnswer(body: Record<string, unknown>, embedder: Embedder = standInVector): Record<string, unknown> {
+export function embeddingAnswer(
+  body: Record<string, unknown>,
+  embedder: Embedder = standInVector,
+): Record<string, unknown> {
   const dimensions = (body.dimensions as number | undefined) ?? 1024;
   const embedding = embedder(body.inputText as string, dimensions, (body.normalize as boolean | undefined) ?? true);
   const types = (body.embeddingTypes as string[] | undefined) ?? ['float'];

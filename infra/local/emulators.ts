@@ -63,7 +63,8 @@ async function waitForDynamo(endpoint: string, proc: ChildProcess, timeoutMs = 6
   const deadline = Date.now() + timeoutMs;
   try {
     while (Date.now() < deadline) {
-      if (proc.exitCode !== null) throw new Error(`DynamoDB Local exited with code ${proc.exitCode} (is Java 17+ installed?)`);
+      if (proc.exitCode !== null)
+        throw new Error(`DynamoDB Local exited with code ${proc.exitCode} (is Java 17+ installed?)`);
       try {
         await client.send(new ListTablesCommand({}));
         return;
@@ -81,9 +82,13 @@ export async function startEmulators(options: { responder?: Responder } = {}): P
   // Lambda runs Node.js 22; on a Node 20 laptop the SDK's upgrade notice is noise.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const shared = process.env[SHARED_DYNAMODB_VARIABLE];
-  const { dynamodb, stopDynamo } = shared ? { dynamodb: shared, stopDynamo: async () => {} } : await startDynamoDbLocal();
+  const { dynamodb, stopDynamo } = shared
+    ? { dynamodb: shared, stopDynamo: async () => {} }
+    : await startDynamoDbLocal();
   // Letters and digits only: what DynamoDB Local accepts as an access key ID (usage notes, above).
-  const credentials = shared ? { accessKeyId: `local${randomBytes(8).toString('hex')}`, secretAccessKey: 'local' } : LOCAL_CREDENTIALS;
+  const credentials = shared
+    ? { accessKeyId: `local${randomBytes(8).toString('hex')}`, secretAccessKey: 'local' }
+    : LOCAL_CREDENTIALS;
 
   try {
     const [fauxqs, converse] = await Promise.all([
@@ -139,10 +144,15 @@ export async function startSharedDynamoDbLocal(): Promise<{ endpoint: string; st
  * DynamoDB Local on a port of its own (in memory, one database; or, with `path`, a database
  * file per access key there); a start that dies (say, the port was taken after all) is retried on another.
  */
-async function startDynamoDbLocal(attempts = 3, storage: { path?: string } = {}): Promise<{ dynamodb: string; stopDynamo: () => Promise<void> }> {
+async function startDynamoDbLocal(
+  attempts = 3,
+  storage: { path?: string } = {},
+): Promise<{ dynamodb: string; stopDynamo: () => Promise<void> }> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const proc = spawnDynamoDbLocal(storage.path ? { port, path: storage.path, stdio: 'pipe' } : { port, sharedDb: true, stdio: 'pipe' });
+    const proc = spawnDynamoDbLocal(
+      storage.path ? { port, path: storage.path, stdio: 'pipe' } : { port, sharedDb: true, stdio: 'pipe' },
+    );
     let stderr = '';
     proc.stderr?.on('data', (d: Buffer) => {
       stderr += d.toString();
@@ -164,7 +174,8 @@ async function startDynamoDbLocal(attempts = 3, storage: { path?: string } = {})
       return { dynamodb, stopDynamo };
     } catch (error) {
       await stopDynamo();
-      if (attempt >= attempts) throw new Error(`DynamoDB Local did not start: ${(error as Error).message}${stderr ? `\n${stderr}` : ''}`);
+      if (attempt >= attempts)
+        throw new Error(`DynamoDB Local did not start: ${(error as Error).message}${stderr ? `\n${stderr}` : ''}`);
     }
   }
 }

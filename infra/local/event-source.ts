@@ -36,7 +36,14 @@
  * Lambda stops the invocation there (https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html);
  * locally its promise runs on unawaited, as nothing can stop it.
  */
-import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { withDelivery } from './fault-injection.js';
 import { lambdaContext } from './lambda-context.js';
@@ -99,7 +106,16 @@ async function withinTimeout<T>(seconds: number, work: Promise<T>): Promise<T> {
 export const DEFAULT_SQS_CONCURRENCY = 5;
 
 export class LocalEventSource {
-  readonly stats: EventSourceStats = { invocations: 0, records: 0, failedRecords: 0, handlerErrors: 0, died: 0, timeouts: 0, recursionStopped: 0, longestChain: 0 };
+  readonly stats: EventSourceStats = {
+    invocations: 0,
+    records: 0,
+    failedRecords: 0,
+    handlerErrors: 0,
+    died: 0,
+    timeouts: 0,
+    recursionStopped: 0,
+    longestChain: 0,
+  };
   private running = false;
   private loops: Array<Promise<void>> = [];
   private inFlight = 0;
@@ -196,7 +212,10 @@ export class LocalEventSource {
     const messages = await this.stopRecursion(received);
     if (messages.length === 0) return;
     const records = messages.map((m) => this.toRecord(m));
-    const lineage = invocationLineage(records.map((r) => parseTraceHeader(r.attributes.AWSTraceHeader)), this.options.functionName);
+    const lineage = invocationLineage(
+      records.map((r) => parseTraceHeader(r.attributes.AWSTraceHeader)),
+      this.options.functionName,
+    );
     this.stats.longestChain = Math.max(this.stats.longestChain, lineage[this.options.functionName] ?? 0);
     this.stats.invocations += 1;
     this.stats.records += records.length;
@@ -207,21 +226,34 @@ export class LocalEventSource {
     const firstDelivery = records.some((r) => r.attributes.ApproximateReceiveCount === '1');
     const { functionName, timeoutSeconds } = this.options;
     const outcome = await withDelivery(firstDelivery, () =>
-      withinTimeout(timeoutSeconds, inChain(lineage, () => this.options.handler({ Records: records }, lambdaContext(functionName, timeoutSeconds)))),
+      withinTimeout(
+        timeoutSeconds,
+        inChain(lineage, () => this.options.handler({ Records: records }, lambdaContext(functionName, timeoutSeconds))),
+      ),
     );
     if (!outcome.ok && outcome.error instanceof LambdaTimeoutError) this.stats.timeouts += 1;
     if (outcome.died || !outcome.ok) {
       // A crash (or an injected death): Lambda returns the whole batch to the queue.
       this.stats.handlerErrors += 1;
       if (outcome.died) this.stats.died += 1;
-      this.options.onError?.(outcome.died || outcome.ok ? new Error(`${fn} died mid-batch (injected fault); the batch goes back to the queue`) : outcome.error);
+      this.options.onError?.(
+        outcome.died || outcome.ok
+          ? new Error(`${fn} died mid-batch (injected fault); the batch goes back to the queue`)
+          : outcome.error,
+      );
       failed = new Set(records.map((r) => r.messageId));
     } else {
       failed = new Set((outcome.result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
       // Like Lambda: an identifier that is not in the batch fails the whole batch.
-      if ([...failed].some((id) => !records.some((r) => r.messageId === id))) failed = new Set(records.map((r) => r.messageId));
+      if ([...failed].some((id) => !records.some((r) => r.messageId === id)))
+        failed = new Set(records.map((r) => r.messageId));
     }
-    this.options.observe?.({ fn: this.options.fn ?? this.options.name, ms: performance.now() - started, records, finishedAt: Date.now() });
+    this.options.observe?.({
+      fn: this.options.fn ?? this.options.name,
+      ms: performance.now() - started,
+      records,
+      finishedAt: Date.now(),
+    });
     this.stats.failedRecords += failed.size;
     const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
     await this.comeBackSoon(messages.filter((m) => failed.has(m.MessageId ?? '')));
@@ -262,9 +294,22 @@ export class LocalEventSource {
           sentTo: deadLetterQueueUrl ?? 'dropped (no dead-letter queue)',
         }),
       );
-      if (deadLetterQueueUrl) await sqs.send(new SendMessageCommand({ QueueUrl: deadLetterQueueUrl, MessageBody: m.Body ?? '', ...(m.MessageAttributes ? { MessageAttributes: m.MessageAttributes } : {}), ...fifoFields(m) }));
+      if (deadLetterQueueUrl)
+        await sqs.send(
+          new SendMessageCommand({
+            QueueUrl: deadLetterQueueUrl,
+            MessageBody: m.Body ?? '',
+            ...(m.MessageAttributes ? { MessageAttributes: m.MessageAttributes } : {}),
+            ...fifoFields(m),
+          }),
+        );
     }
-    await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: this.options.queueUrl, Entries: stopped.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })) }));
+    await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: this.options.queueUrl,
+        Entries: stopped.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })),
+      }),
+    );
     return messages.filter((m) => !stopped.includes(m));
   }
 
@@ -277,7 +322,11 @@ export class LocalEventSource {
       .send(
         new ChangeMessageVisibilityBatchCommand({
           QueueUrl: this.options.queueUrl,
-          Entries: mine.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '', VisibilityTimeout: keep.seconds })),
+          Entries: mine.map((m, i) => ({
+            Id: String(i),
+            ReceiptHandle: m.ReceiptHandle ?? '',
+            VisibilityTimeout: keep.seconds,
+          })),
         }),
       )
       .catch((error: unknown) => this.options.onError?.(error));
@@ -304,9 +353,14 @@ export class LocalEventSource {
         Object.entries(m.MessageAttributes ?? {})
           .filter(([k]) => k !== TRACE_ATTRIBUTE)
           .map(([k, v]) => [
-          k,
-          { dataType: v.DataType ?? 'String', ...(v.StringValue !== undefined ? { stringValue: v.StringValue } : {}), stringListValues: [], binaryListValues: [] },
-        ]),
+            k,
+            {
+              dataType: v.DataType ?? 'String',
+              ...(v.StringValue !== undefined ? { stringValue: v.StringValue } : {}),
+              stringListValues: [],
+              binaryListValues: [],
+            },
+          ]),
       ),
       md5OfBody: m.MD5OfBody ?? '',
       eventSource: 'aws:sqs',
@@ -319,5 +373,7 @@ export class LocalEventSource {
 /** A FIFO message's group and deduplication id, for sending it on to its (FIFO) dead-letter queue. */
 function fifoFields(m: Message): { MessageGroupId?: string; MessageDeduplicationId?: string } {
   const a = m.Attributes ?? {};
-  return a.MessageGroupId ? { MessageGroupId: a.MessageGroupId, MessageDeduplicationId: a.MessageDeduplicationId ?? m.MessageId ?? '' } : {};
+  return a.MessageGroupId
+    ? { MessageGroupId: a.MessageGroupId, MessageDeduplicationId: a.MessageDeduplicationId ?? m.MessageId ?? '' }
+    : {};
 }

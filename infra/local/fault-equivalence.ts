@@ -52,22 +52,37 @@ const TSX = new URL('../../node_modules/.bin/tsx', import.meta.url).pathname;
 export async function replayInChild(options: ReplayOptions): Promise<ReplayRun> {
   const dir = mkdtempSync(join(tmpdir(), 'rm-equivalence-'));
   const dump = join(dir, 'state.json');
-  const args = [CLI, '--once', '--speed', String(options.speed ?? DEFAULT_SPEED), '--dump', dump, '--state', join(dir, 'stack.json')];
+  const args = [
+    CLI,
+    '--once',
+    '--speed',
+    String(options.speed ?? DEFAULT_SPEED),
+    '--dump',
+    dump,
+    '--state',
+    join(dir, 'stack.json'),
+  ];
   if (options.replay) args.push('--replay', options.replay);
   if (options.faults) args.push('--faults', String(options.faults.rate), '--fault-seed', String(options.faults.seed));
   if (options.sustainedMinutes) args.push('--faults-sustained', String(options.sustainedMinutes));
   const started = performance.now();
   try {
-    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(TSX, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' } });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      child.on('error', reject);
-      child.on('close', (c) => resolve({ code: c, stdout: out, stderr: err }));
-    });
-    if (code !== 0) throw new Error(`replay "${options.label}" exited ${code}:\n${stdout.slice(-2000)}\n${stderr.slice(-2000)}`);
+    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+      (resolve, reject) => {
+        const child = spawn(TSX, args, {
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' },
+        });
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        child.on('error', reject);
+        child.on('close', (c) => resolve({ code: c, stdout: out, stderr: err }));
+      },
+    );
+    if (code !== 0)
+      throw new Error(`replay "${options.label}" exited ${code}:\n${stdout.slice(-2000)}\n${stderr.slice(-2000)}`);
     const summary = JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null') as RunReport;
     const dumps = JSON.parse(readFileSync(dump, 'utf8')) as UserStateDump[];
     return { label: options.label, summary, dumps, seconds: (performance.now() - started) / 1000 };
@@ -148,8 +163,14 @@ function keepDifferences(replay: string, comparisons: Record<string, Comparison 
   if (Object.values(comparisons).every((c) => c === null || c.differences.length === 0)) return null;
   const dir = resolve('.local/faults');
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, `${basename(replay).replace(/\.\w+$/, '')}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, `${JSON.stringify(Object.fromEntries(Object.entries(comparisons).map(([k, c]) => [k, c?.differences ?? null])), null, 1)}\n`);
+  const file = join(
+    dir,
+    `${basename(replay).replace(/\.\w+$/, '')}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
+  );
+  writeFileSync(
+    file,
+    `${JSON.stringify(Object.fromEntries(Object.entries(comparisons).map(([k, c]) => [k, c?.differences ?? null])), null, 1)}\n`,
+  );
   return file;
 }
 
@@ -159,14 +180,22 @@ function keepDifferences(replay: string, comparisons: Record<string, Comparison 
  * them kept 2 cores about 20 % busy), and the faults bench ran twenty at once with the same
  * states.
  */
-export async function checkEquivalence(options: { replay?: string; rate: number; seed: number; speed?: number; sustainedMinutes?: number }): Promise<EquivalenceReport> {
+export async function checkEquivalence(options: {
+  replay?: string;
+  rate: number;
+  seed: number;
+  speed?: number;
+  sustainedMinutes?: number;
+}): Promise<EquivalenceReport> {
   const base = { ...(options.replay ? { replay: options.replay } : {}), speed: options.speed ?? DEFAULT_SPEED };
   const minutes = options.sustainedMinutes ?? 0;
   const [clean, faulty, again, throttled] = await Promise.all([
     replayInChild({ ...base, label: 'fault-free' }),
     replayInChild({ ...base, label: `faults ${options.rate}`, faults: { rate: options.rate, seed: options.seed } }),
     replayInChild({ ...base, label: 'fault-free again' }),
-    minutes > 0 ? replayInChild({ ...base, label: `model throttled ${minutes} min`, sustainedMinutes: minutes }) : Promise.resolve(null),
+    minutes > 0
+      ? replayInChild({ ...base, label: `model throttled ${minutes} min`, sustainedMinutes: minutes })
+      : Promise.resolve(null),
   ]);
   const determinism = compareRuns(clean, again);
   const equivalence = compareRuns(clean, faulty);
@@ -186,7 +215,12 @@ export async function checkEquivalence(options: { replay?: string; rate: number;
     dlq: faulty.summary.errors,
     sustained:
       throttled && sustained
-        ? { minutes, ...differencesOf(sustained), throttled: throttled.summary.faults['model-throttling-sustained'], dlq: throttled.summary.errors }
+        ? {
+            minutes,
+            ...differencesOf(sustained),
+            throttled: throttled.summary.faults['model-throttling-sustained'],
+            dlq: throttled.summary.errors,
+          }
         : null,
     seconds: { faultFree: clean.seconds, faulty: faulty.seconds, sustained: throttled?.seconds ?? null },
     differencesFile: keepDifferences(replay, { determinism, equivalence, sustained }),
@@ -203,7 +237,10 @@ export function differenceLines(report: EquivalenceReport): string[] {
   return [
     ...parts.flatMap(([label, d]) =>
       d && d.differences > 0
-        ? [`${label}: ${d.differences} differences by kind ${JSON.stringify(d.byKind)}`, ...d.sample.map((x) => `${label}: ${JSON.stringify(x).slice(0, 400)}`)]
+        ? [
+            `${label}: ${d.differences} differences by kind ${JSON.stringify(d.byKind)}`,
+            ...d.sample.map((x) => `${label}: ${JSON.stringify(x).slice(0, 400)}`),
+          ]
         : [],
     ),
     ...(report.differencesFile ? [`every difference: ${report.differencesFile}`] : []),
@@ -230,14 +267,25 @@ async function main(): Promise<number> {
   });
   const f = report.faults;
   console.log(`replay ${report.replay}: ${report.turns} turns, ${report.records} records compared`);
-  console.log(`faults injected (rate ${report.rate}, seed ${report.seed}): ${Object.entries(f).map(([k, n]) => `${k} ${n}`).join(', ')}; handler errors retried ${report.handlerErrors}; left in DLQs ${report.dlq}`);
-  console.log(`determinism (fault-free twice): ${report.determinism.differences} differences; equivalence (fault-free vs faults): ${report.equivalence.differences} differences`);
+  console.log(
+    `faults injected (rate ${report.rate}, seed ${report.seed}): ${Object.entries(f)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')}; handler errors retried ${report.handlerErrors}; left in DLQs ${report.dlq}`,
+  );
+  console.log(
+    `determinism (fault-free twice): ${report.determinism.differences} differences; equivalence (fault-free vs faults): ${report.equivalence.differences} differences`,
+  );
   const s = report.sustained;
-  if (s) console.log(`sustained (model throttled ${s.minutes} simulated minutes, ${s.throttled} calls refused): ${s.differences} differences; left in DLQs ${s.dlq}`);
+  if (s)
+    console.log(
+      `sustained (model throttled ${s.minutes} simulated minutes, ${s.throttled} calls refused): ${s.differences} differences; left in DLQs ${s.dlq}`,
+    );
   for (const line of differenceLines(report)) console.log(`  ${line}`);
   console.log(JSON.stringify(report));
   const sustainedOk = s === null || (s.differences === 0 && s.dlq === 0);
-  return report.determinism.differences === 0 && report.equivalence.differences === 0 && report.dlq === 0 && sustainedOk ? 0 : 1;
+  return report.determinism.differences === 0 && report.equivalence.differences === 0 && report.dlq === 0 && sustainedOk
+    ? 0
+    : 1;
 }
 
 if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {

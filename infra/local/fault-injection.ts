@@ -53,7 +53,14 @@ export type FaultKind =
 
 type ModelFault = Exclude<Extract<FaultKind, `model-${string}`>, 'model-throttling-sustained'>;
 /** The model faults, in the order they are drawn; malformed_tool_use only where a tool was asked for. */
-const MODEL_FAULTS: readonly ModelFault[] = ['model-throttling', 'model-garbage', 'model-max-tokens', 'model-malformed-tool-use', 'model-error', 'model-access-denied'];
+const MODEL_FAULTS: readonly ModelFault[] = [
+  'model-throttling',
+  'model-garbage',
+  'model-max-tokens',
+  'model-malformed-tool-use',
+  'model-error',
+  'model-access-denied',
+];
 
 interface Delivery {
   /** Faults may strike this invocation (a first delivery). */
@@ -74,7 +81,9 @@ const deliveries = new AsyncLocalStorage<Delivery>();
 /** Turn faults on (rate > 0, or a sustained model throttle) or off (null, or neither) for this process. */
 export function configureFaults(next: FaultConfig | null): void {
   const on = next !== null && (next.rate > 0 || (next.modelThrottleMs ?? 0) > 0);
-  config = on ? { rate: Math.min(1, Math.max(0, next.rate)), seed: next.seed ?? 1, modelThrottleMs: next.modelThrottleMs ?? 0 } : null;
+  config = on
+    ? { rate: Math.min(1, Math.max(0, next.rate)), seed: next.seed ?? 1, modelThrottleMs: next.modelThrottleMs ?? 0 }
+    : null;
   state = config?.seed ?? 0;
   throttleStartedAt = null;
   counts.clear();
@@ -128,7 +137,12 @@ export type DeliveryOutcome<T> = { ok: true; result: T; died: boolean } | { ok: 
 
 export async function withDelivery<T>(firstDelivery: boolean, work: () => Promise<T>): Promise<DeliveryOutcome<T>> {
   const faulty = config !== null && firstDelivery;
-  const delivery: Delivery = { faulty, dieAfter: faulty && random() < (config?.rate ?? 0) ? Math.floor(random() * 8) : null, calls: 0, died: false };
+  const delivery: Delivery = {
+    faulty,
+    dieAfter: faulty && random() < (config?.rate ?? 0) ? Math.floor(random() * 8) : null,
+    calls: 0,
+    died: false,
+  };
   try {
     const result = await deliveries.run(delivery, work);
     return { ok: true, result, died: delivery.died };
@@ -164,15 +178,26 @@ const THROTTLE: Record<string, { name: string; status: number }> = {
 type Next = (args: unknown) => Promise<{ output: Record<string, unknown> }>;
 
 /** Add the fault middleware to a client: per attempt (inside the SDK's retry loop). */
-export function injectFaults<C extends { middlewareStack: { add: (...args: never[]) => void } }>(client: C, service: string): C {
-  const add = client.middlewareStack.add as unknown as (mw: unknown, options: { step: string; name: string; priority: string }) => void;
+export function injectFaults<C extends { middlewareStack: { add: (...args: never[]) => void } }>(
+  client: C,
+  service: string,
+): C {
+  const add = client.middlewareStack.add as unknown as (
+    mw: unknown,
+    options: { step: string; name: string; priority: string },
+  ) => void;
   add(
     (next: Next) => async (args: unknown) => {
       // Off (always, in the cloud): one comparison per call, nothing else.
       if (config === null) return next(args);
       if (service === 'BedrockRuntime' && sustainedThrottle()) {
         count('model-throttling-sustained');
-        throw new InjectedServiceError('ThrottlingException', 429, 'Too many requests, please wait before trying again.', true);
+        throw new InjectedServiceError(
+          'ThrottlingException',
+          429,
+          'Too many requests, please wait before trying again.',
+          true,
+        );
       }
       const delivery = deliveries.getStore();
       if (!delivery?.faulty) return next(args);
@@ -192,11 +217,17 @@ export function injectFaults<C extends { middlewareStack: { add: (...args: never
       }
       if (pick < 2 / 3) {
         count('server-error');
-        throw new InjectedServiceError(service === 'S3' ? 'InternalError' : 'InternalServerError', 500, 'We encountered an internal error. Please try again.');
+        throw new InjectedServiceError(
+          service === 'S3' ? 'InternalError' : 'InternalServerError',
+          500,
+          'We encountered an internal error. Please try again.',
+        );
       }
       count('timeout-after-send');
       await next(args);
-      const timeout = new Error(`the ${service} response did not arrive in time (injected fault; the request was sent)`);
+      const timeout = new Error(
+        `the ${service} response did not arrive in time (injected fault; the request was sent)`,
+      );
       timeout.name = 'TimeoutError';
       throw timeout;
     },
@@ -206,28 +237,56 @@ export function injectFaults<C extends { middlewareStack: { add: (...args: never
 }
 
 type ConverseOutput = {
-  output?: { message?: { content?: Array<{ text?: string; toolUse?: { toolUseId?: string; name?: string; input?: unknown } }> } };
+  output?: {
+    message?: { content?: Array<{ text?: string; toolUse?: { toolUseId?: string; name?: string; input?: unknown } }> };
+  };
   stopReason?: string;
   usage?: { inputTokens?: number; outputTokens?: number; totalTokens?: number };
 };
 
 /** One model fault, drawn evenly among those that fit the call, answered as Bedrock would. */
 async function modelFault(next: Next, args: unknown): Promise<{ output: Record<string, unknown> }> {
-  const input = (args as { input?: { toolConfig?: { tools?: Array<{ toolSpec?: { name?: string } }> }; outputConfig?: object; inferenceConfig?: { maxTokens?: number } } }).input;
+  const input = (
+    args as {
+      input?: {
+        toolConfig?: { tools?: Array<{ toolSpec?: { name?: string } }> };
+        outputConfig?: object;
+        inferenceConfig?: { maxTokens?: number };
+      };
+    }
+  ).input;
   const askedForTool = input?.toolConfig !== undefined;
   // Structured output (outputConfig) is asked for as JSON text: garbage or a cut answer, no tool call to malform.
   const askedForJson = askedForTool || input?.outputConfig !== undefined;
   const kinds = MODEL_FAULTS.filter((k) => askedForTool || k !== 'model-malformed-tool-use');
   const kind = kinds[Math.min(kinds.length - 1, Math.floor(random() * kinds.length))]!;
   count(kind);
-  if (kind === 'model-throttling') throw new InjectedServiceError('ThrottlingException', 429, 'Too many requests, please wait before trying again.', true);
-  if (kind === 'model-error') throw new InjectedServiceError('ModelErrorException', 424, 'The request failed due to an error while processing the model.');
-  if (kind === 'model-access-denied') throw new InjectedServiceError('AccessDeniedException', 403, "You don't have access to the model with the specified model ID.");
+  if (kind === 'model-throttling')
+    throw new InjectedServiceError(
+      'ThrottlingException',
+      429,
+      'Too many requests, please wait before trying again.',
+      true,
+    );
+  if (kind === 'model-error')
+    throw new InjectedServiceError(
+      'ModelErrorException',
+      424,
+      'The request failed due to an error while processing the model.',
+    );
+  if (kind === 'model-access-denied')
+    throw new InjectedServiceError(
+      'AccessDeniedException',
+      403,
+      "You don't have access to the model with the specified model ID.",
+    );
   const result = await next(args);
   const output = result.output as ConverseOutput;
   const message = output.output?.message;
   if (!message) return result;
-  const answer = (message.content ?? []).map((c) => c.text ?? (c.toolUse ? JSON.stringify(c.toolUse.input) : '')).join('');
+  const answer = (message.content ?? [])
+    .map((c) => c.text ?? (c.toolUse ? JSON.stringify(c.toolUse.input) : ''))
+    .join('');
   if (kind === 'model-garbage') {
     // The model answers, but not as asked: prose and a truncated JSON instead of the tool
     // call; nothing at all where a text (a summary) was asked for.
@@ -237,10 +296,16 @@ async function modelFault(next: Next, args: unknown): Promise<{ output: Record<s
     const maxTokens = input?.inferenceConfig?.maxTokens ?? 1;
     message.content = [{ text: answer.slice(0, Math.floor(answer.length / 2)) }];
     output.stopReason = 'max_tokens';
-    output.usage = { ...output.usage, outputTokens: maxTokens, totalTokens: (output.usage?.inputTokens ?? 0) + maxTokens };
+    output.usage = {
+      ...output.usage,
+      outputTokens: maxTokens,
+      totalTokens: (output.usage?.inputTokens ?? 0) + maxTokens,
+    };
   } else {
     const name = input?.toolConfig?.tools?.[0]?.toolSpec?.name ?? 'tool';
-    message.content = [{ toolUse: { toolUseId: 'malformed-1', name, input: answer.slice(0, Math.floor(answer.length / 3)) } }];
+    message.content = [
+      { toolUse: { toolUseId: 'malformed-1', name, input: answer.slice(0, Math.floor(answer.length / 3)) } },
+    ];
     output.stopReason = 'malformed_tool_use';
   }
   return result;

@@ -40,8 +40,17 @@ export function foundationModelCatalogue(): FoundationModelCatalogue {
     answer(modelIdentifier, region) {
       requests.push(modelIdentifier);
       if (refusal) return { status: refusal.status, body: { message: refusal.message }, errorType: refusal.errorType };
-      const model = bedrockModel(modelIdentifier) ?? (modelIdentifier === STAND_IN_EMBEDDING_MODEL ? { id: modelIdentifier, name: 'Titan Text Embeddings V2', inRegion: '*' as const } : undefined);
-      if (!model) return { status: 404, body: { message: `The model ${modelIdentifier} was not found.` }, errorType: 'ResourceNotFoundException' };
+      const model =
+        bedrockModel(modelIdentifier) ??
+        (modelIdentifier === STAND_IN_EMBEDDING_MODEL
+          ? { id: modelIdentifier, name: 'Titan Text Embeddings V2', inRegion: '*' as const }
+          : undefined);
+      if (!model)
+        return {
+          status: 404,
+          body: { message: `The model ${modelIdentifier} was not found.` },
+          errorType: 'ResourceNotFoundException',
+        };
       return {
         status: 200,
         body: {
@@ -53,7 +62,8 @@ export function foundationModelCatalogue(): FoundationModelCatalogue {
             inputModalities: ['TEXT'],
             outputModalities: ['TEXT'],
             responseStreamingSupported: true,
-            inferenceTypesSupported: model.inRegion === '*' || model.inRegion.includes(region) ? ['ON_DEMAND'] : ['INFERENCE_PROFILE'],
+            inferenceTypesSupported:
+              model.inRegion === '*' || model.inRegion.includes(region) ? ['ON_DEMAND'] : ['INFERENCE_PROFILE'],
             modelLifecycle: { status: lifecycle.get(model.id) ?? 'ACTIVE' },
           },
         },

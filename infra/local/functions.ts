@@ -41,25 +41,43 @@ export interface LocalOverrides {
 }
 
 /** A function's environment on the local harness: the synthesized one with the local overrides. */
-export function functionEnvironment(stage: SynthesizedStage, fn: FunctionKey, overrides: LocalOverrides): Record<string, string> {
+export function functionEnvironment(
+  stage: SynthesizedStage,
+  fn: FunctionKey,
+  overrides: LocalOverrides,
+): Record<string, string> {
   const env = { ...stage.functions[fn].environment };
   // The idle threshold (the stage's, or a user's own) runs out `speed` times faster.
-  if (env.SIGNAL_CONFIG !== undefined) env.SIGNAL_CONFIG = JSON.stringify({ ...JSON.parse(env.SIGNAL_CONFIG || '{}'), timeScale: overrides.speed });
+  if (env.SIGNAL_CONFIG !== undefined)
+    env.SIGNAL_CONFIG = JSON.stringify({ ...JSON.parse(env.SIGNAL_CONFIG || '{}'), timeScale: overrides.speed });
   // The model retry's 30 s, sped up like the other delays (SQS counts whole seconds: at least 1).
-  if (env.MODEL_RETRY_DELAY_SECONDS !== undefined) env.MODEL_RETRY_DELAY_SECONDS = String(Math.max(1, Math.round(Number(env.MODEL_RETRY_DELAY_SECONDS) / overrides.speed)));
+  if (env.MODEL_RETRY_DELAY_SECONDS !== undefined)
+    env.MODEL_RETRY_DELAY_SECONDS = String(
+      Math.max(1, Math.round(Number(env.MODEL_RETRY_DELAY_SECONDS) / overrides.speed)),
+    );
   // The forget's wait for the user's in-flight writes, sped up the same way (the local functions finish in well under a second).
-  if (env.FORGET_SETTLE_SECONDS !== undefined) env.FORGET_SETTLE_SECONDS = String(Math.round(Number(env.FORGET_SETTLE_SECONDS) / overrides.speed));
+  if (env.FORGET_SETTLE_SECONDS !== undefined)
+    env.FORGET_SETTLE_SECONDS = String(Math.round(Number(env.FORGET_SETTLE_SECONDS) / overrides.speed));
   // L of the search index's watermark: the local functions' writes land within their call.
   if (fn === 'api' || fn === 'reflector') env.SEARCH_MARK_LAG_SECONDS = '5';
   return { ...env, ...overrides.environment?.[fn] };
 }
 
-export function buildLocalFunctions(stage: SynthesizedStage, clock: Clock, iam: IamEnforcer | null, overrides: LocalOverrides): LocalFunctions {
+export function buildLocalFunctions(
+  stage: SynthesizedStage,
+  clock: Clock,
+  iam: IamEnforcer | null,
+  overrides: LocalOverrides,
+): LocalFunctions {
   const env = (fn: FunctionKey) => functionEnvironment(stage, fn, overrides);
   return {
     signal: createSignalHandler(parseEnv(SignalEnvSchema, env('signal')), functionClients('signal', iam), clock),
     idle: createIdleHandler(parseEnv(IdleEnvSchema, env('idle')), functionClients('idle', iam), clock),
-    reflector: createReflectorHandler(parseEnv(ReflectorEnvSchema, env('reflector')), functionClients('reflector', iam), clock),
+    reflector: createReflectorHandler(
+      parseEnv(ReflectorEnvSchema, env('reflector')),
+      functionClients('reflector', iam),
+      clock,
+    ),
     sweep: createSweepHandler(parseEnv(SweepEnvSchema, env('sweep')), functionClients('sweep', iam), clock),
     api: createApiHandler(parseEnv(ApiEnvSchema, env('api')), functionClients('api', iam), clock),
   };

@@ -215,7 +215,10 @@ function useEmulators(emulators: Emulators, options: HarnessOptions): void {
 }
 
 /** The emulators, the resources provisioned in them and the stage synthesized against them (the emulators stop if either fails). */
-async function startInfrastructure(stage: string, options: HarnessOptions): Promise<{ emulators: Emulators; resources: LocalResources; synthesized: SynthesizedStage }> {
+async function startInfrastructure(
+  stage: string,
+  options: HarnessOptions,
+): Promise<{ emulators: Emulators; resources: LocalResources; synthesized: SynthesizedStage }> {
   const emulators = await startEmulators(options.responder ? { responder: options.responder } : {});
   try {
     const resources = await provision(stage, emulators);
@@ -237,7 +240,9 @@ async function startInfrastructure(stage: string, options: HarnessOptions): Prom
 export type SqsFunction = 'signal' | 'reflector' | 'idle';
 
 /** The three queues' event sources, started, each invoking its function as the synthesized event source mapping says. */
-function startEventSources(rt: Pick<Runtime, 'synthesized' | 'resources' | 'handlers' | 'iam' | 'options'>): Record<QueueKey, LocalEventSource> {
+function startEventSources(
+  rt: Pick<Runtime, 'synthesized' | 'resources' | 'handlers' | 'iam' | 'options'>,
+): Record<QueueKey, LocalEventSource> {
   const { synthesized, resources, iam, options } = rt;
   // The stack's own SQS client (not a function's): makes failed records visible again after the local timeout (event-source.ts).
   const stackSqs = createSqsClient();
@@ -253,12 +258,17 @@ function startEventSources(rt: Pick<Runtime, 'synthesized' | 'resources' | 'hand
       timeoutSeconds: options.timeouts?.[fn] ?? FUNCTION_TIMEOUT_SECONDS[fn],
       // As the synthesized event source mapping says: its batch size, its maximum concurrency.
       batchSize: synthesized.functions[fn].eventSource?.batchSize ?? 10,
-      ...(synthesized.functions[fn].eventSource?.maxConcurrency !== undefined ? { concurrency: synthesized.functions[fn].eventSource?.maxConcurrency } : {}),
+      ...(synthesized.functions[fn].eventSource?.maxConcurrency !== undefined
+        ? { concurrency: synthesized.functions[fn].eventSource?.maxConcurrency }
+        : {}),
       onError: (error) => options.onHandlerError?.(key, error),
       fn,
       keepInvisible: { sqs: stackSqs, seconds: QUEUES[key].localVisibilityTimeoutSeconds, functionSetVisibility },
       // Lambda's recursive loop detection, as the function's synthesized RecursiveLoop says.
-      recursion: { loop: synthesized.functions[fn].recursiveLoop, stopped: { sqs: stackSqs, deadLetterQueueUrl: resources.queues[key].dlqUrl } },
+      recursion: {
+        loop: synthesized.functions[fn].recursiveLoop,
+        stopped: { sqs: stackSqs, deadLetterQueueUrl: resources.queues[key].dlqUrl },
+      },
       ...(options.observe ? { observe: options.observe } : {}),
       ...(holdWhile ? { holdWhile } : {}),
     });
@@ -279,7 +289,13 @@ function startEventSources(rt: Pick<Runtime, 'synthesized' | 'resources' | 'hand
 }
 
 /** What a caller needs to reach the stack: endpoints, names, the API and its admin token, each function's environment. */
-async function stackInfo(stage: string, rt: Pick<Runtime, 'emulators' | 'resources' | 'synthesized'>, api: LocalHttpApi, tokenSecret: string, overrides: LocalOverrides): Promise<StackInfo> {
+async function stackInfo(
+  stage: string,
+  rt: Pick<Runtime, 'emulators' | 'resources' | 'synthesized'>,
+  api: LocalHttpApi,
+  tokenSecret: string,
+  overrides: LocalOverrides,
+): Promise<StackInfo> {
   const { emulators, resources, synthesized } = rt;
   return {
     stage,
@@ -296,7 +312,12 @@ async function stackInfo(stage: string, rt: Pick<Runtime, 'emulators' | 'resourc
     apiUrl: api.url,
     adminToken: await mintToken(tokenSecret, { sub: 'local-admin', admin: true }, 30 * 86_400),
     tokenSecret,
-    environments: Object.fromEntries((Object.keys(synthesized.functions) as FunctionKey[]).map((fn) => [fn, functionEnvironment(synthesized, fn, overrides)])) as StackInfo['environments'],
+    environments: Object.fromEntries(
+      (Object.keys(synthesized.functions) as FunctionKey[]).map((fn) => [
+        fn,
+        functionEnvironment(synthesized, fn, overrides),
+      ]),
+    ) as StackInfo['environments'],
   };
 }
 
@@ -339,18 +360,36 @@ async function queueDepth(sqs: SQSClient, url: string): Promise<number> {
   const res = await sqs.send(
     new GetQueueAttributesCommand({
       QueueUrl: url,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+      AttributeNames: [
+        'ApproximateNumberOfMessages',
+        'ApproximateNumberOfMessagesNotVisible',
+        'ApproximateNumberOfMessagesDelayed',
+      ],
     }),
   );
   const a = res.Attributes ?? {};
-  return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
+  return (
+    Number(a.ApproximateNumberOfMessages ?? 0) +
+    Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) +
+    Number(a.ApproximateNumberOfMessagesDelayed ?? 0)
+  );
 }
 
-async function scanAll(rt: Runtime, filter?: string, values?: Record<string, unknown>): Promise<Array<Record<string, unknown>>> {
+async function scanAll(
+  rt: Runtime,
+  filter?: string,
+  values?: Record<string, unknown>,
+): Promise<Array<Record<string, unknown>>> {
   const items: Array<Record<string, unknown>> = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const res = await rt.ddb.send(new ScanCommand({ TableName: rt.resources.tableName, ...(filter ? { FilterExpression: filter, ExpressionAttributeValues: values } : {}), ExclusiveStartKey: start }));
+    const res = await rt.ddb.send(
+      new ScanCommand({
+        TableName: rt.resources.tableName,
+        ...(filter ? { FilterExpression: filter, ExpressionAttributeValues: values } : {}),
+        ExclusiveStartKey: start,
+      }),
+    );
     items.push(...(res.Items ?? []));
     start = res.LastEvaluatedKey;
   } while (start);
@@ -358,7 +397,10 @@ async function scanAll(rt: Runtime, filter?: string, values?: Record<string, unk
 }
 
 /** Wait until every queue is empty and no source is busy, twice in a row. */
-async function waitUntilDrained(rt: Runtime, { timeoutMs = 10 * 60_000, onTick }: { timeoutMs?: number; onTick?: () => void | Promise<void> } = {}): Promise<void> {
+async function waitUntilDrained(
+  rt: Runtime,
+  { timeoutMs = 10 * 60_000, onTick }: { timeoutMs?: number; onTick?: () => void | Promise<void> } = {},
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let quietChecks = 0;
   while (quietChecks < 2) {
@@ -387,13 +429,20 @@ async function invokeSweep(rt: Runtime, name: (typeof SWEEPS)[number], at: Date)
   for (let attempt = 1; ; attempt++) {
     const started = performance.now();
     const outcome = await withDelivery(attempt === 1, () =>
-      rt.handlers.sweep({ sweep: name, time: at.toISOString() }, lambdaContext(synthesized.functions.sweep.functionName, FUNCTION_TIMEOUT_SECONDS.sweep)),
+      rt.handlers.sweep(
+        { sweep: name, time: at.toISOString() },
+        lambdaContext(synthesized.functions.sweep.functionName, FUNCTION_TIMEOUT_SECONDS.sweep),
+      ),
     );
     options.observe?.({ fn: 'sweep', ms: performance.now() - started, records: [], finishedAt: Date.now() });
     if (outcome.ok && !outcome.died) return outcome.result;
     rt.state.sweepErrors += 1;
-    options.onHandlerError?.('sweep', outcome.ok ? new Error(`the ${name} sweep died part-way (injected fault); retried`) : outcome.error);
-    if (attempt === 3) throw outcome.ok ? new Error(`the ${name} sweep at ${at.toISOString()} failed three times`) : outcome.error;
+    options.onHandlerError?.(
+      'sweep',
+      outcome.ok ? new Error(`the ${name} sweep died part-way (injected fault); retried`) : outcome.error,
+    );
+    if (attempt === 3)
+      throw outcome.ok ? new Error(`the ${name} sweep at ${at.toISOString()} failed three times`) : outcome.error;
   }
 }
 
@@ -401,7 +450,9 @@ async function invokeSweep(rt: Runtime, name: (typeof SWEEPS)[number], at: Date)
 async function advanceTo(rt: Runtime, time: Date): Promise<Array<{ sweep: string; at: string }>> {
   const { state } = rt;
   if (time.getTime() <= state.simNow.getTime()) return [];
-  const due = SWEEPS.flatMap((name) => fireTimesBetween(rt.schedules[name], state.simNow, time).map((at) => ({ sweep: name, at }))).sort((a, b) => a.at.getTime() - b.at.getTime());
+  const due = SWEEPS.flatMap((name) =>
+    fireTimesBetween(rt.schedules[name], state.simNow, time).map((at) => ({ sweep: name, at })),
+  ).sort((a, b) => a.at.getTime() - b.at.getTime());
   const done: Array<{ sweep: string; at: string }> = [];
   for (const { sweep: name, at } of due) {
     setClock(rt, at);
@@ -436,7 +487,13 @@ function replayMessages(rt: Runtime, lines: readonly string[]): ReplayMessage[] 
       // stays in the _unparsed group; the signal function rejects and keeps it
     }
     rt.state.lineCounter += 1;
-    messages.push({ body: sqsSafeJson(text), groupId: group, deduplicationId: `replay-${rt.state.runId}-${rt.state.lineCounter}`, line: i + 1, at });
+    messages.push({
+      body: sqsSafeJson(text),
+      groupId: group,
+      deduplicationId: `replay-${rt.state.runId}-${rt.state.lineCounter}`,
+      line: i + 1,
+      at,
+    });
   });
   return messages;
 }
@@ -446,7 +503,9 @@ async function publish(rt: Runtime, batch: readonly ReplayMessage[], result: Rep
   rt.state.dirty = true;
   const res = await rt.publisher.publishRaw([...batch]);
   result.published += res.sent;
-  result.refused.push(...res.failed.map((f) => ({ line: batch[f.index]?.line ?? -1, reason: `${f.code}: ${f.message}` })));
+  result.refused.push(
+    ...res.failed.map((f) => ({ line: batch[f.index]?.line ?? -1, reason: `${f.code}: ${f.message}` })),
+  );
 }
 
 /** Publish in event time: each session settles before the clock moves on past its idle gap, and the clock fires what it passes. */
@@ -476,7 +535,11 @@ async function publishClocked(rt: Runtime, messages: readonly ReplayMessage[], r
  * what keeps them from counting twice. Blank lines are skipped; astral characters are
  * JSON-escaped as the publisher client does (see sqsSafeJson).
  */
-async function replayLines(rt: Runtime, lines: readonly string[], { clock = false }: { clock?: boolean } = {}): Promise<ReplayResult> {
+async function replayLines(
+  rt: Runtime,
+  lines: readonly string[],
+  { clock = false }: { clock?: boolean } = {},
+): Promise<ReplayResult> {
   const messages = replayMessages(rt, lines);
   const result: ReplayResult = { lines: messages.length, published: 0, refused: [] };
   if (clock) await publishClocked(rt, messages, result);
@@ -488,7 +551,18 @@ async function replayLines(rt: Runtime, lines: readonly string[], { clock = fals
 /** The run's figures, counted from the table, the bucket, the queues and the sources. */
 async function reportOf(rt: Runtime): Promise<RunReport> {
   const listKeys = (prefix: string) => listAllKeys(rt.s3, rt.resources.bucketName, prefix);
-  const [turnItems, signalItems, batchItems, summaryItems, runItems, stagedItems, memItems, rejectedKeys, userKeys, dlqDepths] = await Promise.all([
+  const [
+    turnItems,
+    signalItems,
+    batchItems,
+    summaryItems,
+    runItems,
+    stagedItems,
+    memItems,
+    rejectedKeys,
+    userKeys,
+    dlqDepths,
+  ] = await Promise.all([
     scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.turnPrefix }),
     scanAll(rt, 'sk = :s', { ':s': 'SIGNAL' }),
     scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.batchPrefix }),
@@ -500,7 +574,9 @@ async function reportOf(rt: Runtime): Promise<RunReport> {
     listKeys(usersRoot),
     Promise.all(Object.values(rt.resources.queues).map((q) => queueDepth(rt.sqs, q.dlqUrl))),
   ]);
-  const counters = signalItems.map((i) => (storedState(i) as { counters?: Record<string, number> } | undefined)?.counters ?? {});
+  const counters = signalItems.map(
+    (i) => (storedState(i) as { counters?: Record<string, number> } | undefined)?.counters ?? {},
+  );
   const sum = (k: string) => counters.reduce((n, c) => n + (c[k] ?? 0), 0);
   return {
     turns: turnItems.length,
@@ -532,7 +608,13 @@ async function reportOf(rt: Runtime): Promise<RunReport> {
 }
 
 async function dumpState(rt: Runtime): Promise<UserStateDump[]> {
-  const users = [...new Set((await scanAll(rt, 'begins_with(pk, :p)', { ':p': keys.userPkPrefix })).map((i) => String(i.pk).slice(keys.userPkPrefix.length)))].sort();
+  const users = [
+    ...new Set(
+      (await scanAll(rt, 'begins_with(pk, :p)', { ':p': keys.userPkPrefix })).map((i) =>
+        String(i.pk).slice(keys.userPkPrefix.length),
+      ),
+    ),
+  ].sort();
   const dumps: UserStateDump[] = [];
   for (const userId of users) dumps.push(await dumpUserState({ ddb: rt.ddb, s3: rt.s3 }, rt.resources, userId));
   return dumps;
@@ -586,10 +668,16 @@ export async function startHarness(options: HarnessOptions = {}): Promise<LocalH
   const stage = options.stage ?? 'local';
   configureFaults(options.faults ?? null);
   const messy = options.messyModel ? messyModel(options.responder ?? offlineResponder, options.messyModel) : null;
-  const { emulators, resources, synthesized } = await startInfrastructure(stage, messy ? { ...options, responder: messy.responder } : options);
+  const { emulators, resources, synthesized } = await startInfrastructure(
+    stage,
+    messy ? { ...options, responder: messy.responder } : options,
+  );
   const iam = options.iam?.enforce === false ? null : new IamEnforcer(synthesized);
   const clock = new SimulatedClock();
-  const overrides = { speed: options.speed ?? 60, ...(options.environment ? { environment: options.environment } : {}) };
+  const overrides = {
+    speed: options.speed ?? 60,
+    ...(options.environment ? { environment: options.environment } : {}),
+  };
   const handlers = buildLocalFunctions(synthesized, clock, iam, overrides);
   const clients = stackClients(emulators);
   const sources = startEventSources({ synthesized, resources, handlers, iam, options });
@@ -616,9 +704,20 @@ export async function startHarness(options: HarnessOptions = {}): Promise<LocalH
     info,
     clock,
     ...clients,
-    publisher: new SqsTurnPublisher(clients.sqs, resources.queues.turn.url, { s3: clients.s3, bucketName: resources.bucketName }),
+    publisher: new SqsTurnPublisher(clients.sqs, resources.queues.turn.url, {
+      s3: clients.s3,
+      bucketName: resources.bucketName,
+    }),
     schedules: (options.config ?? stageConfig('dev')).schedules,
-    state: { simNow: new Date(), dirty: false, fired: [], sweepErrors: 0, refusedLines: [], runId: randomUUID().slice(0, 8), lineCounter: 0 },
+    state: {
+      simNow: new Date(),
+      dirty: false,
+      fired: [],
+      sweepErrors: 0,
+      refusedLines: [],
+      runId: randomUUID().slice(0, 8),
+      lineCounter: 0,
+    },
   };
   return localStackOf(rt, api, tokenSecret);
 }

@@ -12,7 +12,10 @@ import { lambdaContext } from './lambda-context.js';
 import { httpApiEvent } from './lambda-events.js';
 import { verifyToken } from './tokens.js';
 
-export type HttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+export type HttpHandler = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+) => Promise<APIGatewayProxyStructuredResultV2>;
 
 const MAX_BODY_BYTES = 6 * 1024 * 1024;
 
@@ -36,7 +39,11 @@ async function readBody(req: IncomingMessage): Promise<Buffer | null> {
 type Send = (status: number, headers: Record<string, string>, body: string) => void;
 
 /** What the JWT authorizer does for a /v1 route: the verified claims of its bearer token, or null (a 401). Other routes need none. */
-async function authorizerClaims(path: string, headers: Record<string, string>, tokenSecret: string): Promise<Record<string, unknown> | null | undefined> {
+async function authorizerClaims(
+  path: string,
+  headers: Record<string, string>,
+  tokenSecret: string,
+): Promise<Record<string, unknown> | null | undefined> {
   if (!path.startsWith('/v1/')) return undefined;
   const m = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '');
   return m?.[1] ? await verifyToken(tokenSecret, m[1]) : null;
@@ -45,7 +52,8 @@ async function authorizerClaims(path: string, headers: Record<string, string>, t
 /** The request's headers, names in lower case, repeated ones joined by commas. */
 function headersOf(req: IncomingMessage): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(',') : v;
+  for (const [k, v] of Object.entries(req.headers))
+    if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(',') : v;
   return headers;
 }
 
@@ -69,10 +77,16 @@ interface ApiOptions {
 async function serveRequest(req: IncomingMessage, send: Send, requestId: string, options: ApiOptions): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const body = await readBody(req);
-  if (body === null) return send(413, { 'content-type': 'application/json' }, JSON.stringify({ message: 'Request Entity Too Large' }));
+  if (body === null)
+    return send(413, { 'content-type': 'application/json' }, JSON.stringify({ message: 'Request Entity Too Large' }));
   const headers = headersOf(req);
   const claims = await authorizerClaims(url.pathname, headers, options.tokenSecret);
-  if (claims === null) return send(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }, JSON.stringify({ message: 'Unauthorized' }));
+  if (claims === null)
+    return send(
+      401,
+      { 'content-type': 'application/json', 'www-authenticate': 'Bearer' },
+      JSON.stringify({ message: 'Unauthorized' }),
+    );
   const event = httpApiEvent({
     method: (req.method ?? 'GET').toUpperCase(),
     path: url.pathname,
@@ -88,7 +102,13 @@ async function serveRequest(req: IncomingMessage, send: Send, requestId: string,
   const cpu = process.cpuUsage();
   const result = await options.handler(event, lambdaContext(options.functionName, options.timeoutSeconds));
   const used = process.cpuUsage(cpu);
-  options.observe?.({ fn: 'api', ms: performance.now() - started, records: [], finishedAt: Date.now(), cpuMs: (used.user + used.system) / 1000 });
+  options.observe?.({
+    fn: 'api',
+    ms: performance.now() - started,
+    records: [],
+    finishedAt: Date.now(),
+    cpuMs: (used.user + used.system) / 1000,
+  });
   const outHeaders: Record<string, string> = {};
   for (const [k, v] of Object.entries(result.headers ?? {})) outHeaders[k] = String(v);
   send(result.statusCode ?? 200, outHeaders, typeof result.body === 'string' ? result.body : '');
@@ -103,7 +123,11 @@ export async function startHttpApi(options: ApiOptions): Promise<LocalHttpApi> {
       res.end(body);
     };
     serveRequest(req, send, `local-${state.requests}`, options).catch((error: unknown) => {
-      send(500, { 'content-type': 'application/json' }, JSON.stringify({ message: `local API error: ${(error as Error).message}` }));
+      send(
+        500,
+        { 'content-type': 'application/json' },
+        JSON.stringify({ message: `local API error: ${(error as Error).message}` }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));

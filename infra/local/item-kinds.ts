@@ -24,7 +24,10 @@ export const kindOfKey = (raw: unknown): string => {
   return i < 0 ? key : key.slice(0, i + 1);
 };
 
-const ofItem = (item: Record<string, unknown> | undefined, weigh: boolean): TouchedItem => ({ kind: kindOfKey(item?.sk), weight: weigh && item ? writeUnits(item) : 1 });
+const ofItem = (item: Record<string, unknown> | undefined, weigh: boolean): TouchedItem => ({
+  kind: kindOfKey(item?.sk),
+  weight: weigh && item ? writeUnits(item) : 1,
+});
 
 type Input = Record<string, unknown>;
 
@@ -62,9 +65,13 @@ export function touchedItems(operation: string, input: Input): TouchedItem[] {
     case 'DeleteItem':
       return [ofItem(input.Key as Input, false)];
     case 'BatchWriteItem':
-      return Object.values((input.RequestItems ?? {}) as Record<string, Input[]>).flatMap((rs) => rs.map(ofWriteRequest));
+      return Object.values((input.RequestItems ?? {}) as Record<string, Input[]>).flatMap((rs) =>
+        rs.map(ofWriteRequest),
+      );
     case 'BatchGetItem':
-      return Object.values((input.RequestItems ?? {}) as Record<string, { Keys?: Input[] }>).flatMap((r) => (r.Keys ?? []).map((k) => ofItem(k, false)));
+      return Object.values((input.RequestItems ?? {}) as Record<string, { Keys?: Input[] }>).flatMap((r) =>
+        (r.Keys ?? []).map((k) => ofItem(k, false)),
+      );
     case 'TransactWriteItems':
     case 'TransactGetItems':
       return ((input.TransactItems ?? []) as Input[]).map(ofTransactItem);

@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, SQSEvent } from 'aws-lambda';
 
 /** A Lambda SQS event holding these bodies (for invoking a handler directly). */
-export function sqsEvent(bodies: ReadonlyArray<{ body: string; groupId?: string }>, queueArn = 'arn:aws:sqs:us-east-1:000000000000:local'): SQSEvent {
+export function sqsEvent(
+  bodies: ReadonlyArray<{ body: string; groupId?: string }>,
+  queueArn = 'arn:aws:sqs:us-east-1:000000000000:local',
+): SQSEvent {
   const now = String(Date.now());
   return {
     Records: bodies.map(({ body, groupId }, i) => ({
@@ -63,7 +66,13 @@ export function httpApiEvent(req: HttpRequestParts): APIGatewayProxyEventV2 {
       apiId: 'local',
       domainName: headers.host ?? 'localhost',
       domainPrefix: 'local',
-      http: { method: req.method, path: req.path, protocol: 'HTTP/1.1', sourceIp: req.sourceIp ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+      http: {
+        method: req.method,
+        path: req.path,
+        protocol: 'HTTP/1.1',
+        sourceIp: req.sourceIp ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
       requestId: req.requestId,
       routeKey: '$default',
       stage: '$default',

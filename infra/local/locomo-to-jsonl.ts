@@ -7,7 +7,10 @@ import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { replayLinesFromFile } from './locomo.js';
 
-const { values, positionals } = parseArgs({ options: { twice: { type: 'boolean', default: false } }, allowPositionals: true });
+const { values, positionals } = parseArgs({
+  options: { twice: { type: 'boolean', default: false } },
+  allowPositionals: true,
+});
 const file = positionals[0];
 if (!file) {
   console.error('usage: npm run locomo -- FILE [--twice]');

@@ -16,7 +16,20 @@ interface LocomoLine {
 
 export type LocomoConversation = Record<string, unknown> & { speaker_a: string; speaker_b: string };
 
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
 
 /** "1:56 pm on 8 May, 2023" → Date (UTC). */
 export function parseLocomoDate(text: string): Date {
@@ -32,7 +45,10 @@ export function parseLocomoDate(text: string): Date {
 
 const lineText = (l: LocomoLine) => (l.blip_caption ? `${l.text} [shares a photo: ${l.blip_caption}]` : l.text);
 
-export function locomoToTurns(conv: LocomoConversation, options: { userId: string; source: string; maxSessions?: number }): TurnSaved[] {
+export function locomoToTurns(
+  conv: LocomoConversation,
+  options: { userId: string; source: string; maxSessions?: number },
+): TurnSaved[] {
   const sessions = Object.keys(conv)
     .map((k) => /^session_(\d+)$/.exec(k))
     .filter((m): m is RegExpExecArray => m !== null)
@@ -56,7 +72,10 @@ export function locomoToTurns(conv: LocomoConversation, options: { userId: strin
         sessionId: `${options.source}-session-${n}`,
         turnId,
         timestamp: new Date(start.getTime() + current.firstIndex * 30_000).toISOString(),
-        query: current.user.length > 0 ? current.user.map(lineText).join('\n') : `(${conv.speaker_b} opens the conversation)`,
+        query:
+          current.user.length > 0
+            ? current.user.map(lineText).join('\n')
+            : `(${conv.speaker_b} opens the conversation)`,
         response: current.agent.map(lineText).join('\n'),
         attributes: { dia_ids: all.map((l) => l.dia_id).join(' '), source: options.source, session: String(n) },
       });
@@ -75,7 +94,9 @@ export function locomoToTurns(conv: LocomoConversation, options: { userId: strin
 
 /** True when a parsed JSON value looks like a LoCoMo conversation file. */
 export function isLocomo(value: unknown): value is LocomoConversation {
-  return typeof value === 'object' && value !== null && 'speaker_a' in value && 'speaker_b' in value && 'session_1' in value;
+  return (
+    typeof value === 'object' && value !== null && 'speaker_a' in value && 'speaker_b' in value && 'session_1' in value
+  );
 }
 
 /**
@@ -89,7 +110,12 @@ export function replayLinesFromFile(text: string, name: string): { lines: string
       const value = JSON.parse(text) as unknown;
       if (isLocomo(value)) {
         const base = name.replace(/\.json$/, '').replace(/[^A-Za-z0-9._:@-]/g, '-');
-        return { lines: locomoToTurns(value, { userId: `locomo-${base}`, source: `locomo/${base}` }).map((t) => JSON.stringify(t)), format: 'locomo' };
+        return {
+          lines: locomoToTurns(value, { userId: `locomo-${base}`, source: `locomo/${base}` }).map((t) =>
+            JSON.stringify(t),
+          ),
+          format: 'locomo',
+        };
       }
     } catch {
       // not a single JSON document: JSONL

@@ -22,9 +22,25 @@
  * concurrent invocations call in, and a redelivered job or a budget retry draws afresh.
  */
 import { createHash } from 'node:crypto';
-import { answerNameOf, type ConverseReply, type ConverseRequest, cutReply, type Responder } from './converse-protocol.js';
+import {
+  answerNameOf,
+  type ConverseReply,
+  type ConverseRequest,
+  cutReply,
+  type Responder,
+} from './converse-protocol.js';
 
-export const MESS_KINDS = ['fenced', 'prose-before', 'prose-after', 'trailing-comma', 'enum-case', 'extra-field', 'missing-optional', 'cut', 'empty'] as const;
+export const MESS_KINDS = [
+  'fenced',
+  'prose-before',
+  'prose-after',
+  'trailing-comma',
+  'enum-case',
+  'extra-field',
+  'missing-optional',
+  'cut',
+  'empty',
+] as const;
 export type MessKind = (typeof MESS_KINDS)[number];
 
 /** The kinds each answer shape can really get wrong (see above). */
@@ -35,7 +51,8 @@ const KINDS_BY_SHAPE: Readonly<Record<'prompt' | 'tool' | 'schema', readonly Mes
 };
 
 /** Every kind at zero: the count of a run without the messy model. */
-export const noMesses = (): Record<MessKind, number> => Object.fromEntries(MESS_KINDS.map((k) => [k, 0])) as Record<MessKind, number>;
+export const noMesses = (): Record<MessKind, number> =>
+  Object.fromEntries(MESS_KINDS.map((k) => [k, 0])) as Record<MessKind, number>;
 
 /** A field no answer schema of ours has: what a model adds unasked. */
 export const EXTRA_FIELD = 'notes';
@@ -96,7 +113,11 @@ function objectsOf(value: unknown, out: Json[] = []): Json[] {
 const recased = (v: string) => (v === v.toLowerCase() ? v.charAt(0).toUpperCase() + v.slice(1) : v.toLowerCase());
 
 /** `answer` changed in place as `kind` says; false when the answer offers nothing to change that way. */
-function messValue(answer: unknown, kind: 'enum-case' | 'extra-field' | 'missing-optional', vocabulary: ReturnType<typeof vocabularyOf>): boolean {
+function messValue(
+  answer: unknown,
+  kind: 'enum-case' | 'extra-field' | 'missing-optional',
+  vocabulary: ReturnType<typeof vocabularyOf>,
+): boolean {
   const objects = objectsOf(answer);
   for (const o of objects) {
     for (const [k, v] of Object.entries(o)) {
@@ -117,11 +138,15 @@ function messValue(answer: unknown, kind: 'enum-case' | 'extra-field' | 'missing
 }
 
 /** The JSON text of `value` written as `kind` says. */
-function messText(value: unknown, kind: 'fenced' | 'prose-before' | 'prose-after' | 'trailing-comma' | 'other'): string {
+function messText(
+  value: unknown,
+  kind: 'fenced' | 'prose-before' | 'prose-after' | 'trailing-comma' | 'other',
+): string {
   const json = JSON.stringify(value, null, 2);
   if (kind === 'fenced') return `\`\`\`json\n${json}\n\`\`\``;
   if (kind === 'prose-before') return `Here is the JSON object you asked for:\n\n${json}`;
-  if (kind === 'prose-after') return `${json}\n\nI based these on the turns above; let me know if anything should change.`;
+  if (kind === 'prose-after')
+    return `${json}\n\nI based these on the turns above; let me know if anything should change.`;
   // The last member of the root object, and of its first non-empty list, followed by a comma.
   if (kind === 'trailing-comma') return json.replace(/\n}$/, ',\n}').replace(/(\S)(\n {2}\])/, '$1,$2');
   return JSON.stringify(value);
@@ -131,10 +156,13 @@ function messText(value: unknown, kind: 'fenced' | 'prose-before' | 'prose-after
 export function messUp(request: ConverseRequest, reply: ConverseReply, kind: MessKind): ConverseReply | null {
   if (!('body' in reply)) return null;
   if (kind === 'cut') return cutReply(request, reply);
-  const message = (reply.body.output as { message?: { content?: Array<{ text?: string; toolUse?: { input?: unknown } }> } } | undefined)?.message;
+  const message = (
+    reply.body.output as { message?: { content?: Array<{ text?: string; toolUse?: { input?: unknown } }> } } | undefined
+  )?.message;
   const block = message?.content?.[0];
   if (!message || !block) return null;
-  if (kind === 'empty') return { body: { ...reply.body, output: { message: { role: 'assistant', content: [] } }, stopReason: 'end_turn' } };
+  if (kind === 'empty')
+    return { body: { ...reply.body, output: { message: { role: 'assistant', content: [] } }, stopReason: 'end_turn' } };
   let value: unknown = block.toolUse?.input;
   if (value === undefined) {
     try {
@@ -149,7 +177,16 @@ export function messUp(request: ConverseRequest, reply: ConverseReply, kind: Mes
   }
   const content = block.toolUse
     ? [{ toolUse: { ...block.toolUse, input: copy } }]
-    : [{ text: messText(copy, kind === 'fenced' || kind === 'prose-before' || kind === 'prose-after' || kind === 'trailing-comma' ? kind : 'other') }];
+    : [
+        {
+          text: messText(
+            copy,
+            kind === 'fenced' || kind === 'prose-before' || kind === 'prose-after' || kind === 'trailing-comma'
+              ? kind
+              : 'other',
+          ),
+        },
+      ];
   return { body: { ...reply.body, output: { message: { ...message, content } } } };
 }
 
@@ -159,7 +196,8 @@ function draws(key: string): [number, number] {
   return [digest.readUInt32BE(0) / 4_294_967_296, digest.readUInt32BE(4) / 4_294_967_296];
 }
 
-const shapeOf = (request: ConverseRequest): keyof typeof KINDS_BY_SHAPE => (request.toolConfig ? 'tool' : request.outputConfig ? 'schema' : 'prompt');
+const shapeOf = (request: ConverseRequest): keyof typeof KINDS_BY_SHAPE =>
+  request.toolConfig ? 'tool' : request.outputConfig ? 'schema' : 'prompt';
 
 /** `base`'s structured answers, `rate` (0–1) of them messed up; `seed` picks which. */
 export function messyModel(base: Responder, options: { rate: number; seed?: number }): MessyModel {

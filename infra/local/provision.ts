@@ -25,7 +25,12 @@ type Names = ReturnType<typeof names>;
 
 export async function provision(
   stage: string,
-  endpoints: { dynamodb: string; sqs: string; s3: string; credentials?: { accessKeyId: string; secretAccessKey: string } },
+  endpoints: {
+    dynamodb: string;
+    sqs: string;
+    s3: string;
+    credentials?: { accessKeyId: string; secretAccessKey: string };
+  },
 ): Promise<LocalResources> {
   const common = { region: LOCAL_REGION, credentials: endpoints.credentials ?? LOCAL_CREDENTIALS };
   const ddb = new DynamoDBClient({ ...common, endpoint: endpoints.dynamodb });
@@ -37,9 +42,12 @@ export async function provision(
     const bucketName = n.bucket(LOCAL_ACCOUNT, LOCAL_REGION);
     await s3.send(new CreateBucketCommand({ Bucket: bucketName }));
     // Versioned, as the stateful stack's bucket: overwrites and deletes leave versions (versioned-s3.ts).
-    await s3.send(new PutBucketVersioningCommand({ Bucket: bucketName, VersioningConfiguration: { Status: 'Enabled' } }));
+    await s3.send(
+      new PutBucketVersioningCommand({ Bucket: bucketName, VersioningConfiguration: { Status: 'Enabled' } }),
+    );
     const queues = {} as Record<QueueKey, LocalQueue>;
-    for (const [key, def] of Object.entries(QUEUES) as Array<[QueueKey, QueueDef]>) queues[key] = await createQueue(sqs, n, def);
+    for (const [key, def] of Object.entries(QUEUES) as Array<[QueueKey, QueueDef]>)
+      queues[key] = await createQueue(sqs, n, def);
     return { tableName, bucketName, queues };
   } finally {
     ddb.destroy();
@@ -76,7 +84,12 @@ async function createTable(ddb: DynamoDBClient, tableName: string): Promise<stri
       ],
     }),
   );
-  await ddb.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true } }));
+  await ddb.send(
+    new UpdateTimeToLiveCommand({
+      TableName: tableName,
+      TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true },
+    }),
+  );
   return tableName;
 }
 
@@ -85,7 +98,9 @@ type QueueDef = (typeof QUEUES)[QueueKey];
 /** One queue and its dead-letter queue (kept 14 days), redriven after the definition's receive count. */
 async function createQueue(sqs: SQSClient, n: Names, def: QueueDef): Promise<LocalQueue> {
   const fifo = def.fifo ? { FifoQueue: 'true', ContentBasedDeduplication: 'false' } : {};
-  const dlq = await sqs.send(new CreateQueueCommand({ QueueName: n.dlq(def), Attributes: { ...fifo, MessageRetentionPeriod: '1209600' } }));
+  const dlq = await sqs.send(
+    new CreateQueueCommand({ QueueName: n.dlq(def), Attributes: { ...fifo, MessageRetentionPeriod: '1209600' } }),
+  );
   const dlqArn = await queueArn(sqs, dlq.QueueUrl ?? '');
   const main = await sqs.send(
     new CreateQueueCommand({
@@ -98,7 +113,13 @@ async function createQueue(sqs: SQSClient, n: Names, def: QueueDef): Promise<Loc
       },
     }),
   );
-  return { name: n.queue(def), url: main.QueueUrl ?? '', arn: await queueArn(sqs, main.QueueUrl ?? ''), dlqUrl: dlq.QueueUrl ?? '', dlqArn };
+  return {
+    name: n.queue(def),
+    url: main.QueueUrl ?? '',
+    arn: await queueArn(sqs, main.QueueUrl ?? ''),
+    dlqUrl: dlq.QueueUrl ?? '',
+    dlqArn,
+  };
 }
 
 async function queueArn(sqs: SQSClient, url: string): Promise<string> {

@@ -54,7 +54,8 @@ export function parseTraceHeader(header: string | undefined): Lineage {
 /** The chain of a batch's invocation: each function's highest count among the records, `fn`'s being this invocation. */
 export function invocationLineage(records: readonly Lineage[], fn: string): Lineage {
   const merged: Record<string, number> = {};
-  for (const lineage of records) for (const [name, n] of Object.entries(lineage)) merged[name] = Math.max(merged[name] ?? 0, n);
+  for (const lineage of records)
+    for (const [name, n] of Object.entries(lineage)) merged[name] = Math.max(merged[name] ?? 0, n);
   merged[fn] = Math.max(0, ...records.map((l) => l[fn] ?? 0)) + 1;
   return merged;
 }
@@ -63,7 +64,10 @@ type Entry = { MessageAttributes?: Record<string, unknown> };
 type Args = { input?: Entry & { Entries?: Entry[] } };
 type Client = { middlewareStack: { add: (...args: never[]) => void } };
 
-const withTrace = (entry: Entry, header: string): Entry => ({ ...entry, MessageAttributes: { ...entry.MessageAttributes, [TRACE_ATTRIBUTE]: { DataType: 'String', StringValue: header } } });
+const withTrace = (entry: Entry, header: string): Entry => ({
+  ...entry,
+  MessageAttributes: { ...entry.MessageAttributes, [TRACE_ATTRIBUTE]: { DataType: 'String', StringValue: header } },
+});
 
 /** What the function's SQS client sends during an invocation carries the invocation's chain, as the AWS SDK does in Lambda. */
 export function carryLineage<C extends Client>(client: C): C {
@@ -74,7 +78,11 @@ export function carryLineage<C extends Client>(client: C): C {
       if (!lineage || !args.input) return next(args);
       const header = traceHeader(lineage);
       if (context.commandName === 'SendMessageCommand') return next({ ...args, input: withTrace(args.input, header) });
-      if (context.commandName === 'SendMessageBatchCommand') return next({ ...args, input: { ...args.input, Entries: args.input.Entries?.map((e) => withTrace(e, header)) } });
+      if (context.commandName === 'SendMessageBatchCommand')
+        return next({
+          ...args,
+          input: { ...args.input, Entries: args.input.Entries?.map((e) => withTrace(e, header)) },
+        });
       return next(args);
     },
     { step: 'initialize', name: 'carryLineage' },

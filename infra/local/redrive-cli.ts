@@ -11,7 +11,13 @@ import { QUEUES, type QueueKey } from '../resources.js';
 import { redriveDeadLetters } from './redrive.js';
 import { readStackInfo } from './stack-info.js';
 
-const { values } = parseArgs({ options: { 'dry-run': { type: 'boolean', default: false }, queue: { type: 'string', multiple: true }, state: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    'dry-run': { type: 'boolean', default: false },
+    queue: { type: 'string', multiple: true },
+    state: { type: 'string' },
+  },
+});
 const queues = (values.queue ?? Object.keys(QUEUES)) as QueueKey[];
 for (const q of queues) {
   if (!(q in QUEUES)) {
@@ -25,8 +31,12 @@ const sqs = new SQSClient({ ...common, endpoint: info.endpoints.sqs });
 const s3 = new S3Client({ ...common, endpoint: info.endpoints.s3, forcePathStyle: true });
 const parked = await redriveDeadLetters({ sqs, s3 }, info, { dryRun: values['dry-run'], queues });
 for (const p of parked) {
-  console.log(`${p.redriven ? 'redriven' : 'parked  '} ${p.queue} ${p.messageId} (${p.receiveCount} receives) ${p.what}${p.reason ? ` — ${p.reason}` : ' — reason: see the function logs for this message id'}`);
+  console.log(
+    `${p.redriven ? 'redriven' : 'parked  '} ${p.queue} ${p.messageId} (${p.receiveCount} receives) ${p.what}${p.reason ? ` — ${p.reason}` : ' — reason: see the function logs for this message id'}`,
+  );
 }
-console.log(`${parked.length} message(s) ${values['dry-run'] ? 'in dead-letter queues (dry run: nothing moved)' : 'sent back to their queues'}`);
+console.log(
+  `${parked.length} message(s) ${values['dry-run'] ? 'in dead-letter queues (dry run: nothing moved)' : 'sent back to their queues'}`,
+);
 console.log(JSON.stringify({ parked: parked.length, redriven: parked.filter((p) => p.redriven).length }));
 process.exit(0);

@@ -14,7 +14,13 @@
  */
 import type { S3Client } from '@aws-sdk/client-s3';
 import { getText } from '../../lib/kernel/s3-objects.adapter.js';
-import { DeleteMessageCommand, type Message, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import { batchFailureKey } from '../../lib/kernel/memory-paths.js';
 import type { QueueKey } from '../resources.js';
 import type { StackInfo } from './harness.js';
@@ -33,7 +39,9 @@ export interface ParkedMessage {
 async function reasonFor(s3: S3Client, bucket: string, body: Record<string, unknown>): Promise<string | null> {
   if (body.type !== 'reflector.job' || typeof body.userId !== 'string' || typeof body.jobId !== 'string') return null;
   try {
-    const log = JSON.parse(await getText(s3, bucket, batchFailureKey(body.userId, body.jobId))) as { error?: { message?: string } };
+    const log = JSON.parse(await getText(s3, bucket, batchFailureKey(body.userId, body.jobId))) as {
+      error?: { message?: string };
+    };
     return log.error?.message ?? null;
   } catch {
     return null;
@@ -59,11 +67,14 @@ export async function redriveDeadLetters(
     const seen = new Set<string>();
     for (;;) {
       const res = await clients.sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: q.dlqUrl, MaxNumberOfMessages: 10,
+        new ReceiveMessageCommand({
+          QueueUrl: q.dlqUrl,
+          MaxNumberOfMessages: 10,
           WaitTimeSeconds: 2,
           // A dry run's receive hides a message for a second only: it is back for the real one.
           VisibilityTimeout: options.dryRun ? 1 : 30,
-          MessageSystemAttributeNames: ['All'] }),
+          MessageSystemAttributeNames: ['All'],
+        }),
       );
       const messages: Message[] = (res.Messages ?? []).filter((m) => !seen.has(m.MessageId ?? ''));
       if (messages.length === 0) break;
@@ -92,7 +103,9 @@ export async function redriveDeadLetters(
               ...(group ? { MessageGroupId: group, MessageDeduplicationId: `redrive-${m.MessageId}` } : {}),
             }),
           );
-          await clients.sqs.send(new DeleteMessageCommand({ QueueUrl: q.dlqUrl, ReceiptHandle: m.ReceiptHandle ?? '' }));
+          await clients.sqs.send(
+            new DeleteMessageCommand({ QueueUrl: q.dlqUrl, ReceiptHandle: m.ReceiptHandle ?? '' }),
+          );
           parked.redriven = true;
         }
         out.push(parked);

@@ -12,7 +12,12 @@ import { readStackInfo } from './stack-info.js';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const { values } = parseArgs({ options: { day: { type: 'string' }, json: { type: 'boolean', default: false } } });
 const info = readStackInfo();
-const s3 = new S3Client({ region: info.region, endpoint: info.endpoints.s3, forcePathStyle: true, credentials: info.credentials });
+const s3 = new S3Client({
+  region: info.region,
+  endpoint: info.endpoints.s3,
+  forcePathStyle: true,
+  credentials: info.credentials,
+});
 const events = await new S3RejectedEventLog({ s3, bucketName: info.bucketName }).list(values.day);
 if (values.json) console.log(JSON.stringify(events, null, 2));
 else {

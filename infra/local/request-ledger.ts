@@ -85,7 +85,9 @@ export const requestLedger = {
   },
   /** Per scope: the distinct operations with the S3 key or queue URL each addressed. */
   targetsByScope(): Record<string, RequestTarget[]> {
-    return Object.fromEntries([...targets.entries()].map(([name, set]) => [name, [...set].map((t) => JSON.parse(t) as RequestTarget)]));
+    return Object.fromEntries(
+      [...targets.entries()].map(([name, set]) => [name, [...set].map((t) => JSON.parse(t) as RequestTarget)]),
+    );
   },
 };
 
@@ -103,7 +105,10 @@ export function addLedger(into: Record<string, LedgerEntry>, from: Record<string
 }
 
 /** Difference of two snapshots (after − before). */
-export function ledgerDelta(before: Record<string, LedgerEntry>, after: Record<string, LedgerEntry>): Record<string, LedgerEntry> {
+export function ledgerDelta(
+  before: Record<string, LedgerEntry>,
+  after: Record<string, LedgerEntry>,
+): Record<string, LedgerEntry> {
   const out: Record<string, LedgerEntry> = {};
   for (const [k, v] of Object.entries(after)) {
     const b = before[k] ?? empty();
@@ -130,12 +135,18 @@ interface Capacity {
 const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
 
 /** The structured answer a Converse call asks for (its forced tool's or structured output schema's name), or 'text'. */
-const converseToolOf = (input: Record<string, unknown>): string => answerNameOf(input as unknown as ConverseRequest) ?? 'text';
+const converseToolOf = (input: Record<string, unknown>): string =>
+  answerNameOf(input as unknown as ConverseRequest) ?? 'text';
 
 const unitsOf = (c: Capacity) => c.CapacityUnits ?? c.WriteCapacityUnits ?? c.ReadCapacityUnits ?? 0;
 
 /** Adds the request's units to `ItemKind.{kind}|{operation}` entries: the table's share by item, each GSI's apart. */
-function addItemKinds(m: Map<string, LedgerEntry>, operation: string, input: Record<string, unknown>, consumed: Capacity | Capacity[] | undefined): void {
+function addItemKinds(
+  m: Map<string, LedgerEntry>,
+  operation: string,
+  input: Record<string, unknown>,
+  consumed: Capacity | Capacity[] | undefined,
+): void {
   const items = touchedItems(operation, input);
   const field = WRITES.has(operation) ? 'writeUnits' : 'readUnits';
   const shares = new Map<string, number>();
@@ -144,7 +155,9 @@ function addItemKinds(m: Map<string, LedgerEntry>, operation: string, input: Rec
     const gsiUnits = gsis.reduce((n, [, g]) => n + (g.CapacityUnits ?? 0), 0);
     const table = c.Table?.CapacityUnits ?? unitsOf(c) - gsiUnits;
     for (const [kind, u] of splitUnits(items, table)) shares.set(kind, (shares.get(kind) ?? 0) + u);
-    for (const [name, g] of gsis) for (const [kind, u] of splitUnits(items, g.CapacityUnits ?? 0)) shares.set(`${kind} (${name})`, (shares.get(`${kind} (${name})`) ?? 0) + u);
+    for (const [name, g] of gsis)
+      for (const [kind, u] of splitUnits(items, g.CapacityUnits ?? 0))
+        shares.set(`${kind} (${name})`, (shares.get(`${kind} (${name})`) ?? 0) + u);
   }
   for (const kind of new Set([...items.map((i) => i.kind), ...shares.keys()])) {
     const key = `ItemKind.${kind}|${operation}`;
@@ -156,7 +169,10 @@ function addItemKinds(m: Map<string, LedgerEntry>, operation: string, input: Rec
 }
 
 /** What the ledger reads of a response: DynamoDB's consumed capacity, Bedrock's token usage. */
-type CountedOutput = MetadataBearer & { ConsumedCapacity?: Capacity | Capacity[]; usage?: { inputTokens?: number; outputTokens?: number } };
+type CountedOutput = MetadataBearer & {
+  ConsumedCapacity?: Capacity | Capacity[];
+  usage?: { inputTokens?: number; outputTokens?: number };
+};
 
 /** Adds one request to a ledger under `key`: its count, tokens and capacity units. */
 function addRequest(m: Map<string, LedgerEntry>, key: string, operation: string, output: CountedOutput): void {
@@ -184,7 +200,11 @@ function recordTarget(name: string, operation: string, input: Record<string, unk
 }
 
 /** Add the counting middleware to a client (any AWS SDK v3 client); `name` scopes its requests (the function's key). */
-export function instrument<C extends { middlewareStack: { add: (...args: never[]) => void } }>(client: C, service: string, name?: string): C {
+export function instrument<C extends { middlewareStack: { add: (...args: never[]) => void } }>(
+  client: C,
+  service: string,
+  name?: string,
+): C {
   const add = client.middlewareStack.add as unknown as (mw: unknown, options: { step: string; name: string }) => void;
   add(
     (
@@ -193,12 +213,22 @@ export function instrument<C extends { middlewareStack: { add: (...args: never[]
     ) =>
       async (args: { input: Record<string, unknown> }) => {
         const operation = (context.commandName ?? 'Unknown').replace(/Command$/, '');
-        if (service === 'DynamoDB' && ('TableName' in args.input || 'RequestItems' in args.input || 'TransactItems' in args.input)) {
+        if (
+          service === 'DynamoDB' &&
+          ('TableName' in args.input || 'RequestItems' in args.input || 'TransactItems' in args.input)
+        ) {
           args.input.ReturnConsumedCapacity ??= recordItemKinds ? 'INDEXES' : 'TOTAL';
         }
         // S3 bills a request that fails with a 4xx (a 404 included) like one that succeeds
         // (https://docs.aws.amazon.com/AmazonS3/latest/userguide/ErrorCodeBilling.html): the key-class tally counts both.
-        const keyClass = service !== 'S3' ? null : typeof args.input.Key === 'string' ? keyClassOf(args.input.Key) : typeof args.input.Prefix === 'string' ? keyClassOf(`${args.input.Prefix}x`) : null;
+        const keyClass =
+          service !== 'S3'
+            ? null
+            : typeof args.input.Key === 'string'
+              ? keyClassOf(args.input.Key)
+              : typeof args.input.Prefix === 'string'
+                ? keyClassOf(`${args.input.Prefix}x`)
+                : null;
         const tally = (suffix: string) => {
           if (keyClass === null) return;
           const k = `${name ?? '-'} ${operation}${suffix} ${keyClass}`;
@@ -213,7 +243,10 @@ export function instrument<C extends { middlewareStack: { add: (...args: never[]
         }
         tally('');
         // A Converse call is keyed by the tool it forces too (`#text` without one), so benchmarks can tell job kinds' tokens apart.
-        const key = service === 'BedrockRuntime' ? `${service}.${operation}#${converseToolOf(args.input)}` : `${service}.${operation}`;
+        const key =
+          service === 'BedrockRuntime'
+            ? `${service}.${operation}#${converseToolOf(args.input)}`
+            : `${service}.${operation}`;
         if (recordTargets && name !== undefined) recordTarget(name, key, args.input);
         let inScope: Map<string, LedgerEntry> | undefined;
         if (name !== undefined) {
@@ -222,7 +255,8 @@ export function instrument<C extends { middlewareStack: { add: (...args: never[]
         }
         for (const m of inScope ? [ledger, inScope] : [ledger]) {
           addRequest(m, key, operation, result.output);
-          if (recordItemKinds && service === 'DynamoDB') addItemKinds(m, operation, args.input, result.output.ConsumedCapacity);
+          if (recordItemKinds && service === 'DynamoDB')
+            addItemKinds(m, operation, args.input, result.output.ConsumedCapacity);
         }
         return result;
       },

@@ -66,11 +66,26 @@ export async function listObjectVersions(s3: S3Client, bucket: string, prefix: s
   let KeyMarker: string | undefined;
   let VersionIdMarker: string | undefined;
   do {
-    const res = await s3.send(new ListObjectVersionsCommand({ Bucket: bucket, Prefix: prefix, KeyMarker, VersionIdMarker }));
-    const page = [...(res.Versions ?? []).map((v) => ({ v, deleteMarker: false })), ...(res.DeleteMarkers ?? []).map((v) => ({ v, deleteMarker: true }))];
+    const res = await s3.send(
+      new ListObjectVersionsCommand({ Bucket: bucket, Prefix: prefix, KeyMarker, VersionIdMarker }),
+    );
+    const page = [
+      ...(res.Versions ?? []).map((v) => ({ v, deleteMarker: false })),
+      ...(res.DeleteMarkers ?? []).map((v) => ({ v, deleteMarker: true })),
+    ];
     // Keys in order, each key's versions newest first (S3's order, which the two lists split).
-    page.sort((a, b) => String(a.v.Key).localeCompare(String(b.v.Key)) || Number(b.v.LastModified ?? 0) - Number(a.v.LastModified ?? 0));
-    out.push(...page.map(({ v, deleteMarker }) => ({ key: String(v.Key), versionId: String(v.VersionId ?? 'null'), isLatest: v.IsLatest === true, deleteMarker })));
+    page.sort(
+      (a, b) =>
+        String(a.v.Key).localeCompare(String(b.v.Key)) || Number(b.v.LastModified ?? 0) - Number(a.v.LastModified ?? 0),
+    );
+    out.push(
+      ...page.map(({ v, deleteMarker }) => ({
+        key: String(v.Key),
+        versionId: String(v.VersionId ?? 'null'),
+        isLatest: v.IsLatest === true,
+        deleteMarker,
+      })),
+    );
     KeyMarker = res.IsTruncated ? res.NextKeyMarker : undefined;
     VersionIdMarker = res.IsTruncated ? res.NextVersionIdMarker : undefined;
   } while (KeyMarker !== undefined);
@@ -78,7 +93,11 @@ export async function listObjectVersions(s3: S3Client, bucket: string, prefix: s
 }
 
 /** The versions the bucket keeps under `prefix` besides each key's current object. */
-async function keptVersions(s3: S3Client, bucket: string, prefix: string): Promise<NonNullable<UserStateDump['versions']>> {
+async function keptVersions(
+  s3: S3Client,
+  bucket: string,
+  prefix: string,
+): Promise<NonNullable<UserStateDump['versions']>> {
   const kept: NonNullable<UserStateDump['versions']> = {};
   for (const v of await listObjectVersions(s3, bucket, prefix)) {
     if (v.isLatest && !v.deleteMarker) continue;
@@ -151,17 +170,29 @@ export function normalise(value: unknown, options: { key?: string; timestampIsPr
   if (PROCESSING_TIMES.has(key) || (timestampIsProcessing && key === 'timestamp')) return maskTime(value);
   const text = timestampIsProcessing ? value.replace(ISO_IN_TEXT, '$1T<time>') : value;
   // Markdown front matter: the same fields, as `key: time` lines.
-  return text.replace(FRONT_MATTER_TIME, (line, k: string, day: string) => (PROCESSING_TIMES.has(k) ? `${k}: ${day}T<processing time>` : line));
+  return text.replace(FRONT_MATTER_TIME, (line, k: string, day: string) =>
+    PROCESSING_TIMES.has(k) ? `${k}: ${day}T<processing time>` : line,
+  );
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-async function queryAll(ddb: DynamoDBDocumentClient, tableName: string, pk: string): Promise<Array<Record<string, unknown>>> {
+async function queryAll(
+  ddb: DynamoDBDocumentClient,
+  tableName: string,
+  pk: string,
+): Promise<Array<Record<string, unknown>>> {
   const items: Array<Record<string, unknown>> = [];
   let start: Record<string, unknown> | undefined;
   do {
     const res = await ddb.send(
-      new QueryCommand({ TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ExclusiveStartKey: start, ConsistentRead: true }),
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ExclusiveStartKey: start,
+        ConsistentRead: true,
+      }),
     );
     items.push(...(res.Items ?? []));
     start = res.LastEvaluatedKey;
@@ -196,17 +227,27 @@ export async function dumpUserState(
             { ...Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'packed')), state: storedState(item) }
           : typeof item.packed === 'string' && packedAs(sk) !== undefined
             ? // Packed JSON (a model answer, a batch log, a run record), compared as the attribute it packs.
-              { ...Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'packed')), [packedAs(sk) ?? 'packed']: unpackJson(item.packed) }
-          : sk.startsWith(keys.modelOutputSk('')) && typeof item.response === 'string'
-            ? { ...item, response: JSON.parse(item.response) as unknown }
-            : sk.startsWith(keys.batchPrefix) && typeof item.log === 'string'
-              ? { ...item, log: JSON.parse(item.log) as unknown }
-              : sk.startsWith(keys.costPrefix) && isRecord(item.entry)
-                ? // A cost entry's day (in its key) is the job's input day; its `at` is cut to the day, as a
-                  // summary's or signal-made job's `requestedAt` is the clock's when the job was asked for.
-                  // What the job spent counts every call it made, a call cut at its budget and asked again included.
-                  { ...item, entry: { ...item.entry, at: maskTime(String(item.entry.at)), ...Object.fromEntries(COST_MEASURES.map((k) => [k, '<processing>'])) } }
-                : item;
+              {
+                ...Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'packed')),
+                [packedAs(sk) ?? 'packed']: unpackJson(item.packed),
+              }
+            : sk.startsWith(keys.modelOutputSk('')) && typeof item.response === 'string'
+              ? { ...item, response: JSON.parse(item.response) as unknown }
+              : sk.startsWith(keys.batchPrefix) && typeof item.log === 'string'
+                ? { ...item, log: JSON.parse(item.log) as unknown }
+                : sk.startsWith(keys.costPrefix) && isRecord(item.entry)
+                  ? // A cost entry's day (in its key) is the job's input day; its `at` is cut to the day, as a
+                    // summary's or signal-made job's `requestedAt` is the clock's when the job was asked for.
+                    // What the job spent counts every call it made, a call cut at its budget and asked again included.
+                    {
+                      ...item,
+                      entry: {
+                        ...item.entry,
+                        at: maskTime(String(item.entry.at)),
+                        ...Object.fromEntries(COST_MEASURES.map((k) => [k, '<processing>'])),
+                      },
+                    }
+                  : item;
     items[`${String(item.pk)}|${sk}`] = normalise(value, { timestampIsProcessing: sk.startsWith(keys.batchPrefix) });
   }
   const objects: Record<string, unknown> = {};

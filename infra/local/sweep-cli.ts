@@ -33,7 +33,14 @@ Object.assign(process.env, {
   POWERTOOLS_LOG_LEVEL: 'WARN',
   POWERTOOLS_METRICS_DISABLED: 'true',
 });
-const handler = createSweepHandler(parseEnv(SweepEnvSchema, info.environments.sweep), { ddb: createDocumentClient(), s3: createS3Client(), sqs: createSqsClient() }, systemClock);
-const result = await handler({ sweep, ...(values.time ? { time: values.time } : {}) }, lambdaContext('local-sweep', FUNCTION_TIMEOUT_SECONDS.sweep));
+const handler = createSweepHandler(
+  parseEnv(SweepEnvSchema, info.environments.sweep),
+  { ddb: createDocumentClient(), s3: createS3Client(), sqs: createSqsClient() },
+  systemClock,
+);
+const result = await handler(
+  { sweep, ...(values.time ? { time: values.time } : {}) },
+  lambdaContext('local-sweep', FUNCTION_TIMEOUT_SECONDS.sweep),
+);
 console.log(JSON.stringify(result, null, 2));
 process.exit(0);

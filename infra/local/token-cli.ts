@@ -7,7 +7,11 @@ import { readStackInfo } from './stack-info.js';
 import { mintToken } from './tokens.js';
 
 const { values } = parseArgs({
-  options: { user: { type: 'string', multiple: true, default: [] }, admin: { type: 'boolean', default: false }, subject: { type: 'string' } },
+  options: {
+    user: { type: 'string', multiple: true, default: [] },
+    admin: { type: 'boolean', default: false },
+    subject: { type: 'string' },
+  },
   strict: true,
 });
 const users = values.user ?? [];
@@ -16,4 +20,10 @@ if (!values.admin && users.length === 0) {
   process.exit(2);
 }
 const info = readStackInfo();
-console.log(await mintToken(info.tokenSecret, { sub: values.subject ?? (values.admin ? 'local-admin' : `local-${users.join('+')}`), users, admin: values.admin }));
+console.log(
+  await mintToken(info.tokenSecret, {
+    sub: values.subject ?? (values.admin ? 'local-admin' : `local-${users.join('+')}`),
+    users,
+    admin: values.admin,
+  }),
+);

@@ -22,7 +22,11 @@
  * The output counts the answer's text, or the tool input as JSON, at the same rate.
  * An estimate: real tokenizers count JSON punctuation and rare words denser than prose.
  */
-import { CLAUDE_CHARS_PER_TOKEN, STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../../lib/model/bedrock-models.js';
+import {
+  CLAUDE_CHARS_PER_TOKEN,
+  STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS,
+  TOOL_USE_SYSTEM_PROMPT_TOKENS,
+} from '../../lib/model/bedrock-models.js';
 import type { ConverseRequest } from './converse-protocol.js';
 
 export { STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS, TOOL_USE_SYSTEM_PROMPT_TOKENS };
@@ -38,7 +42,8 @@ export function estimateInputTokens(request: ConverseRequest): number {
   const toolText = tools.length > 0 ? JSON.stringify(tools) : '';
   const format = request.outputConfig?.textFormat?.structure?.jsonSchema;
   const formatText = format ? [format.name, format.description, format.schema].filter(Boolean).join('\n') : '';
-  const hidden = (tools.length > 0 ? TOOL_USE_SYSTEM_PROMPT_TOKENS : 0) + (format ? STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS : 0);
+  const hidden =
+    (tools.length > 0 ? TOOL_USE_SYSTEM_PROMPT_TOKENS : 0) + (format ? STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS : 0);
   return tokensOf(system.length + messages.length + toolText.length + formatText.length) + hidden;
 }
 

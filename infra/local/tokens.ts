@@ -36,7 +36,11 @@ export async function mintToken(secret: string, claims: LocalClaims, ttlSeconds 
 /** The verified claims, or null for a missing, malformed, forged or expired token (what the JWT authorizer does). */
 export async function verifyToken(secret: string, token: string): Promise<Record<string, unknown> | null> {
   try {
-    const { payload } = await jwtVerify(token, key(secret), { issuer: LOCAL_ISSUER, audience: LOCAL_AUDIENCE, algorithms: ['HS256'] });
+    const { payload } = await jwtVerify(token, key(secret), {
+      issuer: LOCAL_ISSUER,
+      audience: LOCAL_AUDIENCE,
+      algorithms: ['HS256'],
+    });
     return payload as Record<string, unknown>;
   } catch {
     return null;

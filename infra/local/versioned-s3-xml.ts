@@ -26,8 +26,15 @@ export interface Deletion {
   deleteMarkerVersionId?: string;
 }
 
-export const escapeXml = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
-const unescapeXml = (s: string): string => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+export const escapeXml = (s: string): string =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+const unescapeXml = (s: string): string =>
+  s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 const el = (name: string, value: string | number | boolean): string => `<${name}>${escapeXml(String(value))}</${name}>`;
 
 export function errorXml(code: string, message: string): string {
@@ -46,9 +53,14 @@ export interface VersionPage {
 
 export function listVersionsXml(page: VersionPage): string {
   const last = page.entries.at(-1);
-  const next = page.truncated && last ? el('NextKeyMarker', last.key) + el('NextVersionIdMarker', last.version.versionId) : '';
+  const next =
+    page.truncated && last ? el('NextKeyMarker', last.key) + el('NextVersionIdMarker', last.version.versionId) : '';
   const entries = page.entries.map(({ key, version, isLatest }) => {
-    const common = el('Key', key) + el('VersionId', version.versionId) + el('IsLatest', isLatest) + el('LastModified', version.lastModified.toISOString());
+    const common =
+      el('Key', key) +
+      el('VersionId', version.versionId) +
+      el('IsLatest', isLatest) +
+      el('LastModified', version.lastModified.toISOString());
     if (version.deleteMarker) return `<DeleteMarker>${common}</DeleteMarker>`;
     return `<Version>${common}${el('ETag', version.etag ?? '')}${el('Size', version.size ?? 0)}${el('StorageClass', 'STANDARD')}</Version>`;
   });
@@ -67,7 +79,10 @@ export function listVersionsXml(page: VersionPage): string {
 }
 
 /** A DeleteObjects request body: each `<Object>`'s key and version id, and whether the answer is quiet. */
-export function parseDeleteRequest(xml: string): { objects: Array<{ key: string; versionId?: string }>; quiet: boolean } {
+export function parseDeleteRequest(xml: string): {
+  objects: Array<{ key: string; versionId?: string }>;
+  quiet: boolean;
+} {
   const objects = [...xml.matchAll(/<Object>([\s\S]*?)<\/Object>/g)].map(([, inner = '']) => {
     const key = unescapeXml(/<Key>([\s\S]*?)<\/Key>/.exec(inner)?.[1] ?? '');
     const versionId = /<VersionId>([\s\S]*?)<\/VersionId>/.exec(inner)?.[1];

@@ -26,17 +26,37 @@
  * listings, and Suspended versioning. Addressing is path-style, as every local client uses.
  */
 import { randomBytes } from 'node:crypto';
-import { Agent, createServer, type IncomingMessage, request as httpRequest, type Server, type ServerResponse } from 'node:http';
+import {
+  Agent,
+  createServer,
+  type IncomingMessage,
+  request as httpRequest,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Deletion, deleteResultXml, errorXml, listVersionsXml, parseDeleteRequest, type StoredVersion } from './versioned-s3-xml.js';
+import {
+  type Deletion,
+  deleteResultXml,
+  errorXml,
+  listVersionsXml,
+  parseDeleteRequest,
+  type StoredVersion,
+} from './versioned-s3-xml.js';
 
 export type { StoredVersion } from './versioned-s3-xml.js';
 
 type Reply = { status: number; headers: Record<string, string>; body?: Buffer | string };
-type Upstream = (method: string, path: string, headers?: Record<string, string | string[] | undefined>, body?: Buffer) => Promise<Reply>;
+type Upstream = (
+  method: string,
+  path: string,
+  headers?: Record<string, string | string[] | undefined>,
+  body?: Buffer,
+) => Promise<Reply>;
 
 /** Headers a stored version is served and restored with. */
-const KEPT_HEADERS = /^(content-type|content-encoding|content-disposition|content-language|cache-control|expires|x-amz-meta-.*)$/;
+const KEPT_HEADERS =
+  /^(content-type|content-encoding|content-disposition|content-language|cache-control|expires|x-amz-meta-.*)$/;
 
 export class VersionedBuckets {
   private readonly versioned = new Set<string>();
@@ -88,9 +108,18 @@ export class VersionedBuckets {
         if (previous) delete previous.body;
         return reply;
       }
-      const head = size === undefined || reply.headers.etag === undefined ? (await this.upstream('HEAD', objectPath(bucket, key))).headers : undefined;
+      const head =
+        size === undefined || reply.headers.etag === undefined
+          ? (await this.upstream('HEAD', objectPath(bucket, key))).headers
+          : undefined;
       const etag = head?.etag ?? reply.headers.etag;
-      const version: StoredVersion = { versionId: this.newVersionId(), deleteMarker: false, lastModified: new Date(), etag, size: size ?? Number(head?.['content-length'] ?? 0) };
+      const version: StoredVersion = {
+        versionId: this.newVersionId(),
+        deleteMarker: false,
+        lastModified: new Date(),
+        etag,
+        size: size ?? Number(head?.['content-length'] ?? 0),
+      };
       history.unshift(version);
       return { ...reply, headers: { ...reply.headers, 'x-amz-version-id': version.versionId } };
     });
@@ -119,7 +148,12 @@ export class VersionedBuckets {
   }
 
   /** After the current version `gone` was removed: the emulator drops it and holds `next`'s bytes, if `next` is an object. */
-  private async makeCurrent(bucket: string, key: string, gone: StoredVersion, next: StoredVersion | undefined): Promise<void> {
+  private async makeCurrent(
+    bucket: string,
+    key: string,
+    gone: StoredVersion,
+    next: StoredVersion | undefined,
+  ): Promise<void> {
     if (!gone.deleteMarker) await this.upstream('DELETE', objectPath(bucket, key));
     if (!next || next.deleteMarker) return;
     await this.upstream('PUT', objectPath(bucket, key), next.headers ?? {}, next.body ?? Buffer.alloc(0));
@@ -165,7 +199,8 @@ export class VersionedBuckets {
   }
 }
 
-const objectPath = (bucket: string, key: string): string => `/${bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
+const objectPath = (bucket: string, key: string): string =>
+  `/${bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
 
 export interface VersionedS3 {
   url: string;
@@ -181,7 +216,13 @@ export async function startVersionedS3(upstreamUrl: string): Promise<VersionedS3
   const server: Server = createServer((req, res) => {
     handle(req, buckets, upstream)
       .then((reply) => send(res, reply))
-      .catch((error: unknown) => send(res, { status: 500, headers: { 'content-type': 'application/xml' }, body: errorXml('InternalError', (error as Error).message) }));
+      .catch((error: unknown) =>
+        send(res, {
+          status: 500,
+          headers: { 'content-type': 'application/xml' },
+          body: errorXml('InternalError', (error as Error).message),
+        }),
+      );
   });
   server.keepAliveTimeout = 1_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -230,12 +271,16 @@ function bodySize(req: IncomingMessage, body: Buffer): number | undefined {
 
 function versioningConfig(method: string, bucket: string, body: Buffer, buckets: VersionedBuckets): Reply {
   if (method === 'PUT') {
-    if (!/<Status>\s*Enabled\s*<\/Status>/.test(body.toString('utf8'))) return xmlReply(501, errorXml('NotImplemented', 'only Enabled versioning is emulated locally'));
+    if (!/<Status>\s*Enabled\s*<\/Status>/.test(body.toString('utf8')))
+      return xmlReply(501, errorXml('NotImplemented', 'only Enabled versioning is emulated locally'));
     buckets.enable(bucket);
     return { status: 200, headers: {} };
   }
   const status = buckets.isVersioned(bucket) ? '<Status>Enabled</Status>' : '';
-  return xmlReply(200, `<?xml version="1.0" encoding="UTF-8"?><VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${status}</VersioningConfiguration>`);
+  return xmlReply(
+    200,
+    `<?xml version="1.0" encoding="UTF-8"?><VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${status}</VersioningConfiguration>`,
+  );
 }
 
 function listVersions(bucket: string, q: URLSearchParams, buckets: VersionedBuckets): Reply {
@@ -246,16 +291,27 @@ function listVersions(bucket: string, q: URLSearchParams, buckets: VersionedBuck
   const all = buckets.versions(bucket, prefix);
   let start = 0;
   if (keyMarker !== '') {
-    const marked = versionIdMarker === '' ? -1 : all.findIndex((e) => e.key === keyMarker && e.version.versionId === versionIdMarker);
+    const marked =
+      versionIdMarker === ''
+        ? -1
+        : all.findIndex((e) => e.key === keyMarker && e.version.versionId === versionIdMarker);
     start = marked >= 0 ? marked + 1 : all.findIndex((e) => e.key > keyMarker);
     if (start < 0) start = all.length;
   }
   const page = all.slice(start, start + maxKeys);
   const truncated = start + maxKeys < all.length;
-  return xmlReply(200, listVersionsXml({ bucket, prefix, keyMarker, versionIdMarker, maxKeys, truncated, entries: page }));
+  return xmlReply(
+    200,
+    listVersionsXml({ bucket, prefix, keyMarker, versionIdMarker, maxKeys, truncated, entries: page }),
+  );
 }
 
-async function deleteOne(bucket: string, key: string, versionId: string | undefined, buckets: VersionedBuckets): Promise<Reply> {
+async function deleteOne(
+  bucket: string,
+  key: string,
+  versionId: string | undefined,
+  buckets: VersionedBuckets,
+): Promise<Reply> {
   const done = await buckets.delete(bucket, key, versionId);
   const headers: Record<string, string> = {};
   const id = done.deleteMarkerVersionId ?? done.versionId;
@@ -270,7 +326,15 @@ async function deleteMany(bucket: string, body: Buffer, buckets: VersionedBucket
   return xmlReply(200, deleteResultXml(quiet ? [] : results));
 }
 
-async function read(method: string, bucket: string, key: string, versionId: string | undefined, req: IncomingMessage, buckets: VersionedBuckets, upstream: Upstream): Promise<Reply> {
+async function read(
+  method: string,
+  bucket: string,
+  key: string,
+  versionId: string | undefined,
+  req: IncomingMessage,
+  buckets: VersionedBuckets,
+  upstream: Upstream,
+): Promise<Reply> {
   const withoutVersion = () => {
     const url = new URL(req.url ?? '/', 'http://local');
     url.searchParams.delete('versionId');
@@ -279,8 +343,10 @@ async function read(method: string, bucket: string, key: string, versionId: stri
   if (versionId === undefined) {
     const reply = await withoutVersion();
     const latest = buckets.latest(bucket, key);
-    if (reply.status === 404 && latest?.deleteMarker) return { ...reply, headers: { ...reply.headers, 'x-amz-delete-marker': 'true' } };
-    if (reply.status < 300 && latest && !latest.deleteMarker) return { ...reply, headers: { ...reply.headers, 'x-amz-version-id': latest.versionId } };
+    if (reply.status === 404 && latest?.deleteMarker)
+      return { ...reply, headers: { ...reply.headers, 'x-amz-delete-marker': 'true' } };
+    if (reply.status < 300 && latest && !latest.deleteMarker)
+      return { ...reply, headers: { ...reply.headers, 'x-amz-version-id': latest.versionId } };
     return reply;
   }
   const found = buckets.find(bucket, key, versionId);
@@ -288,13 +354,22 @@ async function read(method: string, bucket: string, key: string, versionId: stri
   if (!found) return noBody(xmlReply(404, errorXml('NoSuchVersion', 'The specified version does not exist.')));
   const { version, current } = found;
   const stamp = { 'x-amz-version-id': version.versionId, 'last-modified': version.lastModified.toUTCString() };
-  if (version.deleteMarker) return noBody({ ...xmlReply(405, errorXml('MethodNotAllowed', 'The specified method is not allowed against this resource.')), headers: { 'content-type': 'application/xml', ...stamp, 'x-amz-delete-marker': 'true' } });
+  if (version.deleteMarker)
+    return noBody({
+      ...xmlReply(405, errorXml('MethodNotAllowed', 'The specified method is not allowed against this resource.')),
+      headers: { 'content-type': 'application/xml', ...stamp, 'x-amz-delete-marker': 'true' },
+    });
   if (current) {
     const reply = await withoutVersion();
     return { ...reply, headers: { ...reply.headers, 'x-amz-version-id': version.versionId } };
   }
   const bytes = version.body ?? Buffer.alloc(0);
-  const headers = { ...(version.headers ?? {}), ...stamp, etag: version.etag ?? '', 'content-length': String(bytes.length) };
+  const headers = {
+    ...(version.headers ?? {}),
+    ...stamp,
+    etag: version.etag ?? '',
+    'content-length': String(bytes.length),
+  };
   return { status: 200, headers, body: method === 'HEAD' ? undefined : bytes };
 }
 
@@ -329,18 +404,27 @@ function forwarder(base: URL, agent: Agent): Upstream {
   return (method, path, headers = {}, body) =>
     new Promise<Reply>((resolve, reject) => {
       const outgoing: Record<string, string | string[]> = {};
-      for (const [k, v] of Object.entries(headers)) if (v !== undefined && !['host', 'connection', 'transfer-encoding'].includes(k)) outgoing[k] = v;
+      for (const [k, v] of Object.entries(headers))
+        if (v !== undefined && !['host', 'connection', 'transfer-encoding'].includes(k)) outgoing[k] = v;
       if (body !== undefined) outgoing['content-length'] = String(body.length);
-      const req = httpRequest({ agent, host: base.hostname, port: base.port, method, path, headers: { ...outgoing, host: base.host } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const replyHeaders: Record<string, string> = {};
-          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) replyHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
-          resolve({ status: res.statusCode ?? 500, headers: replyHeaders, body: method === 'HEAD' ? undefined : Buffer.concat(chunks) });
-        });
-        res.on('error', reject);
-      });
+      const req = httpRequest(
+        { agent, host: base.hostname, port: base.port, method, path, headers: { ...outgoing, host: base.host } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const replyHeaders: Record<string, string> = {};
+            for (const [k, v] of Object.entries(res.headers))
+              if (v !== undefined) replyHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
+            resolve({
+              status: res.statusCode ?? 500,
+              headers: replyHeaders,
+              body: method === 'HEAD' ? undefined : Buffer.concat(chunks),
+            });
+          });
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });

@@ -18,7 +18,12 @@ import { tableTarget, validTarget } from './stage-target.js';
 const MIGRATIONS = { 'turn-keys': moveToTurnKeys } as const;
 const USAGE = `usage: npm run migrate -- ${Object.keys(MIGRATIONS).join('|')} --stage NAME [--region REGION]  |  npm run migrate -- NAME --local [--state FILE]`;
 const { values, positionals } = parseArgs({
-  options: { stage: { type: 'string' }, local: { type: 'boolean', default: false }, state: { type: 'string' }, region: { type: 'string' } },
+  options: {
+    stage: { type: 'string' },
+    local: { type: 'boolean', default: false },
+    state: { type: 'string' },
+    region: { type: 'string' },
+  },
   allowPositionals: true,
   strict: true,
 });

@@ -12,9 +12,17 @@ import { parseArgs } from 'node:util';
 import { MemoryClient } from '../../functions/api/client.js';
 import { apiTarget, validTarget } from './stage-target.js';
 
-const USAGE = 'usage: npm run reindex -- --stage NAME --user ID [--token JWT] [--region REGION]  |  npm run reindex -- --local --user ID [--state FILE]';
+const USAGE =
+  'usage: npm run reindex -- --stage NAME --user ID [--token JWT] [--region REGION]  |  npm run reindex -- --local --user ID [--state FILE]';
 const { values } = parseArgs({
-  options: { stage: { type: 'string' }, local: { type: 'boolean', default: false }, state: { type: 'string' }, user: { type: 'string' }, token: { type: 'string' }, region: { type: 'string' } },
+  options: {
+    stage: { type: 'string' },
+    local: { type: 'boolean', default: false },
+    state: { type: 'string' },
+    user: { type: 'string' },
+    token: { type: 'string' },
+    region: { type: 'string' },
+  },
   strict: true,
 });
 if (!validTarget(values) || !values.user) {
@@ -26,7 +34,11 @@ try {
   const userId = values.user;
   const answer = await new MemoryClient(target.apiUrl, () => target.token).call('reindex', { params: { userId } });
   const { items, version, lost } = answer.rebuilt as { items: number; version: number; lost: boolean };
-  console.error(lost ? `the search index of ${userId} moved during the rebuild (another compaction): ask again` : `rebuilt the search index of ${userId} on ${target.label}: ${items} item ids read, version ${version}`);
+  console.error(
+    lost
+      ? `the search index of ${userId} moved during the rebuild (another compaction): ask again`
+      : `rebuilt the search index of ${userId} on ${target.label}: ${items} item ids read, version ${version}`,
+  );
   console.log(JSON.stringify({ userId, items, version, lost }));
   process.exit(lost ? 1 : 0);
 } catch (error) {

@@ -19,30 +19,45 @@ export interface TargetOptions {
 export const validTarget = (o: TargetOptions): boolean => (o.stage === undefined) === (o.local === true);
 
 /** The stage's memory API and an administrator's bearer token (`--token`, or the variable `tokenVariable`; locally the stack's). */
-export async function apiTarget(o: TargetOptions & { token?: string | undefined }, tokenVariable: string): Promise<{ label: string; apiUrl: string; token: string }> {
+export async function apiTarget(
+  o: TargetOptions & { token?: string | undefined },
+  tokenVariable: string,
+): Promise<{ label: string; apiUrl: string; token: string }> {
   if (o.local) {
     const { readStackInfo } = await import('../local/stack-info.js');
     const info = readStackInfo(o.state);
     return { label: 'the local harness', apiUrl: info.apiUrl, token: info.adminToken };
   }
   const token = o.token ?? process.env[tokenVariable];
-  if (!token) throw new Error(`give an administrator's token (a JWT of the stage's user pool, group memory-admin) with --token or ${tokenVariable}`);
+  if (!token)
+    throw new Error(
+      `give an administrator's token (a JWT of the stage's user pool, group memory-admin) with --token or ${tokenVariable}`,
+    );
   const cfn = new CloudFormationClient(o.region ? { region: o.region } : {});
   const { ApiUrl } = await stackOutputs(cfn, stackNames(o.stage ?? '').stateless);
   cfn.destroy();
-  if (!ApiUrl) throw new Error(`the stack ${stackNames(o.stage ?? '').stateless} has no ApiUrl output: deploy the current version`);
+  if (!ApiUrl)
+    throw new Error(
+      `the stack ${stackNames(o.stage ?? '').stateless} has no ApiUrl output: deploy the current version`,
+    );
   return { label: `stage ${o.stage}`, apiUrl: ApiUrl, token };
 }
 
 /** The stage's table, with the caller's credentials (a document client; `destroy` when done). */
-export async function tableTarget(o: TargetOptions): Promise<{ label: string; ddb: DynamoDBDocumentClient; tableName: string; destroy(): void }> {
+export async function tableTarget(
+  o: TargetOptions,
+): Promise<{ label: string; ddb: DynamoDBDocumentClient; tableName: string; destroy(): void }> {
   let base: DynamoDBClient;
   let tableName: string;
   let label: string;
   if (o.local) {
     const { readStackInfo } = await import('../local/stack-info.js');
     const info = readStackInfo(o.state);
-    base = new DynamoDBClient({ region: info.region, credentials: info.credentials, endpoint: info.endpoints.dynamodb });
+    base = new DynamoDBClient({
+      region: info.region,
+      credentials: info.credentials,
+      endpoint: info.endpoints.dynamodb,
+    });
     tableName = info.tableName;
     label = 'the local harness';
   } else {
@@ -50,7 +65,10 @@ export async function tableTarget(o: TargetOptions): Promise<{ label: string; dd
     const cfn = new CloudFormationClient(config);
     const { TableName } = await stackOutputs(cfn, stackNames(o.stage ?? '').stateful);
     cfn.destroy();
-    if (!TableName) throw new Error(`the stack ${stackNames(o.stage ?? '').stateful} has no TableName output: deploy the current version`);
+    if (!TableName)
+      throw new Error(
+        `the stack ${stackNames(o.stage ?? '').stateful} has no TableName output: deploy the current version`,
+      );
     base = new DynamoDBClient(config);
     tableName = TableName;
     label = `stage ${o.stage}`;

@@ -24,7 +24,10 @@ export function userApi(apiUrl: string, userId: string, token: string): UserApi 
   const call = async (method: 'GET' | 'POST', path: string, body?: unknown): Promise<ApiAnswer> => {
     const res = await fetch(`${base}${path}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });

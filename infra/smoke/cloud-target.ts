@@ -16,7 +16,12 @@
  *   Converse/InvokeModel and GetFoundationModel with the caller's credentials).
  * Region and credentials come from the SDK's usual chain (AWS_REGION / AWS_PROFILE / config).
  */
-import { CloudFormationClient, DescribeStacksCommand, type DescribeStacksCommandOutput, paginateListStackResources } from '@aws-sdk/client-cloudformation';
+import {
+  CloudFormationClient,
+  DescribeStacksCommand,
+  type DescribeStacksCommandOutput,
+  paginateListStackResources,
+} from '@aws-sdk/client-cloudformation';
 import { BedrockClient } from '@aws-sdk/client-bedrock';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
@@ -39,10 +44,18 @@ export interface CloudTargetOptions {
   userId?: string;
 }
 
-export const stackNames = (stage: string) => ({ stateful: `reflective-memory-${stage}-stateful`, stateless: `reflective-memory-${stage}-stateless` });
+export const stackNames = (stage: string) => ({
+  stateful: `reflective-memory-${stage}-stateful`,
+  stateless: `reflective-memory-${stage}-stateless`,
+});
 
 /** Construct ids of the functions' log groups in the stateless stack (infra/constructs/memory-function.ts: `${id}Logs`). */
-const LOG_GROUP_IDS: Record<SmokeFunction, string> = { signal: 'SignalFunctionLogs', reflector: 'ReflectorFunctionLogs', idle: 'IdleFunctionLogs', api: 'ApiFunctionLogs' };
+const LOG_GROUP_IDS: Record<SmokeFunction, string> = {
+  signal: 'SignalFunctionLogs',
+  reflector: 'ReflectorFunctionLogs',
+  idle: 'IdleFunctionLogs',
+  api: 'ApiFunctionLogs',
+};
 
 export async function stackOutputs(cfn: CloudFormationClient, stackName: string): Promise<Record<string, string>> {
   let res: DescribeStacksCommandOutput;
@@ -50,15 +63,23 @@ export async function stackOutputs(cfn: CloudFormationClient, stackName: string)
     res = await cfn.send(new DescribeStacksCommand({ StackName: stackName }));
   } catch (error) {
     // DescribeStacks answers ValidationError for a stack that does not exist.
-    if ((error as Error).name === 'ValidationError') throw new Error(`stack ${stackName} not found in this account and region: deploy the stage first (npx cdk deploy --all -c stage=…) or set AWS_REGION`);
+    if ((error as Error).name === 'ValidationError')
+      throw new Error(
+        `stack ${stackName} not found in this account and region: deploy the stage first (npx cdk deploy --all -c stage=…) or set AWS_REGION`,
+      );
     throw error;
   }
   const stack = res.Stacks?.[0];
-  return Object.fromEntries((stack?.Outputs ?? []).flatMap((o) => (o.OutputKey && o.OutputValue ? [[o.OutputKey, o.OutputValue]] : [])));
+  return Object.fromEntries(
+    (stack?.Outputs ?? []).flatMap((o) => (o.OutputKey && o.OutputValue ? [[o.OutputKey, o.OutputValue]] : [])),
+  );
 }
 
 /** Each function's log group, by its logical id's prefix (CDK appends a hash). */
-export async function functionLogGroups(cfn: CloudFormationClient, stackName: string): Promise<Record<SmokeFunction, string>> {
+export async function functionLogGroups(
+  cfn: CloudFormationClient,
+  stackName: string,
+): Promise<Record<SmokeFunction, string>> {
   const found: Partial<Record<SmokeFunction, string>> = {};
   try {
     for await (const page of paginateListStackResources({ client: cfn }, { StackName: stackName })) {
@@ -82,7 +103,9 @@ async function queueUrls(sqs: SQSClient, stage: string, turnQueueUrl: string): P
     try {
       return (await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl ?? '';
     } catch (error) {
-      throw new Error(`queue ${name}: ${(error as Error).name}: ${(error as Error).message} (the stage's queues are named by infra/resources.ts; the caller needs sqs:GetQueueUrl)`);
+      throw new Error(
+        `queue ${name}: ${(error as Error).name}: ${(error as Error).message} (the stage's queues are named by infra/resources.ts; the caller needs sqs:GetQueueUrl)`,
+      );
     }
   };
   const entries = await Promise.all(
@@ -99,7 +122,9 @@ function authFor(outputs: Record<string, string>, options: CloudTargetOptions, r
   if (options.token) return givenTokenAuth(options.token, options.userId);
   const { UserPoolId: userPoolId, UserPoolClientId: clientId } = outputs;
   if (!userPoolId || !clientId) {
-    throw new Error(`stage ${options.stage} has no Cognito pool (it trusts its own OIDC issuer): give --token (or SMOKE_TOKEN) for a user of that issuer`);
+    throw new Error(
+      `stage ${options.stage} has no Cognito pool (it trusts its own OIDC issuer): give --token (or SMOKE_TOKEN) for a user of that issuer`,
+    );
   }
   return cognitoAuth(new CognitoIdentityProviderClient(region ? { region } : {}), { userPoolId, clientId });
 }
@@ -115,7 +140,12 @@ export function cloudModels(stage: string, region: string, config: { region?: st
   const invoked = (id: string | undefined) => (id ? invocationFor(id, region, c.inferenceScope).modelId : undefined);
   return {
     region,
-    models: stageModels({ batches: invoked(c.modelId) ?? c.modelId, summaries: invoked(c.jobModels?.summary), sleepTime: invoked(c.jobModels?.sleepTime), embeddings: c.embeddings?.modelId }),
+    models: stageModels({
+      batches: invoked(c.modelId) ?? c.modelId,
+      summaries: invoked(c.jobModels?.summary),
+      sleepTime: invoked(c.jobModels?.sleepTime),
+      embeddings: c.embeddings?.modelId,
+    }),
     runtime: new BedrockRuntimeClient(config),
     control: new BedrockClient(config),
   };
@@ -125,9 +155,17 @@ export async function cloudTarget(options: CloudTargetOptions): Promise<SmokeTar
   const config = options.region ? { region: options.region } : {};
   const cfn = new CloudFormationClient(config);
   const stacks = stackNames(options.stage);
-  const [stateful, stateless] = await Promise.all([stackOutputs(cfn, stacks.stateful), stackOutputs(cfn, stacks.stateless)]);
-  const missing = ['TurnQueueUrl', 'MemoryBucketName'].filter((k) => !stateful[k]).concat(stateless.ApiUrl ? [] : ['ApiUrl']);
-  if (missing.length > 0) throw new Error(`the stage's stacks lack the outputs ${missing.join(', ')}: deploy the current version of both stacks`);
+  const [stateful, stateless] = await Promise.all([
+    stackOutputs(cfn, stacks.stateful),
+    stackOutputs(cfn, stacks.stateless),
+  ]);
+  const missing = ['TurnQueueUrl', 'MemoryBucketName']
+    .filter((k) => !stateful[k])
+    .concat(stateless.ApiUrl ? [] : ['ApiUrl']);
+  if (missing.length > 0)
+    throw new Error(
+      `the stage's stacks lack the outputs ${missing.join(', ')}: deploy the current version of both stacks`,
+    );
   const sqs = new SQSClient(config);
   const region = options.region ?? (await sqs.config.region());
   return {

@@ -45,20 +45,42 @@ export function randomPassword(): string {
   return `${randomBytes(24).toString('base64url')}aZ7!`;
 }
 
-export function cognitoAuth(client: CognitoIdentityProviderClient, pool: { userPoolId: string; clientId: string }): SmokeAuth {
+export function cognitoAuth(
+  client: CognitoIdentityProviderClient,
+  pool: { userPoolId: string; clientId: string },
+): SmokeAuth {
   let created: string | null = null;
   return {
     async token(userId) {
-      await client.send(new AdminCreateUserCommand({ UserPoolId: pool.userPoolId, Username: userId, MessageAction: 'SUPPRESS' }));
+      await client.send(
+        new AdminCreateUserCommand({ UserPoolId: pool.userPoolId, Username: userId, MessageAction: 'SUPPRESS' }),
+      );
       created = userId;
       const password = randomPassword();
-      await client.send(new AdminSetUserPasswordCommand({ UserPoolId: pool.userPoolId, Username: userId, Password: password, Permanent: true }));
+      await client.send(
+        new AdminSetUserPasswordCommand({
+          UserPoolId: pool.userPoolId,
+          Username: userId,
+          Password: password,
+          Permanent: true,
+        }),
+      );
       const res = await client.send(
-        new InitiateAuthCommand({ AuthFlow: 'USER_PASSWORD_AUTH', ClientId: pool.clientId, AuthParameters: { USERNAME: userId, PASSWORD: password } }),
+        new InitiateAuthCommand({
+          AuthFlow: 'USER_PASSWORD_AUTH',
+          ClientId: pool.clientId,
+          AuthParameters: { USERNAME: userId, PASSWORD: password },
+        }),
       );
       const token = res.AuthenticationResult?.AccessToken;
-      if (!token) throw new Error(`Cognito answered ${res.ChallengeName ? `the challenge ${res.ChallengeName}` : 'no tokens'} instead of an access token (does the pool require MFA?)`);
-      return { token, detail: `temporary Cognito user ${userId} in ${pool.userPoolId}, signed in with USER_PASSWORD_AUTH (access token)` };
+      if (!token)
+        throw new Error(
+          `Cognito answered ${res.ChallengeName ? `the challenge ${res.ChallengeName}` : 'no tokens'} instead of an access token (does the pool require MFA?)`,
+        );
+      return {
+        token,
+        detail: `temporary Cognito user ${userId} in ${pool.userPoolId}, signed in with USER_PASSWORD_AUTH (access token)`,
+      };
     },
     async cleanup() {
       if (created === null) return null;
@@ -91,11 +113,15 @@ export function givenTokenAuth(token: string, userId?: string): SmokeAuth {
   if (!principal) throw new Error('--token names no subject (sub or username)');
   let fixedUserId: string | undefined = userId;
   if (principal.users !== '*') {
-    if (userId !== undefined && !principal.users.includes(userId)) throw new Error(`--token may not act on ${userId}; it may act on ${principal.users.join(', ')}`);
+    if (userId !== undefined && !principal.users.includes(userId))
+      throw new Error(`--token may not act on ${userId}; it may act on ${principal.users.join(', ')}`);
     fixedUserId = userId ?? principal.users[0];
   }
   return {
-    token: async () => ({ token, detail: `the given token (subject ${principal.subject}${principal.admin ? ', administrator' : ''})` }),
+    token: async () => ({
+      token,
+      detail: `the given token (subject ${principal.subject}${principal.admin ? ', administrator' : ''})`,
+    }),
     cleanup: async () => null,
     ...(fixedUserId !== undefined ? { fixedUserId } : {}),
   };

@@ -24,7 +24,12 @@ function localModels(info: StackInfo): ModelAccess {
   const common = { region: info.region, credentials: info.credentials, endpoint: info.endpoints.bedrock };
   return {
     region: info.region,
-    models: stageModels({ batches: env.MODEL_ID ?? info.modelId, summaries: env.SUMMARY_MODEL_ID, sleepTime: env.SLEEP_TIME_MODEL_ID, embeddings: env.EMBEDDING_MODEL_ID }),
+    models: stageModels({
+      batches: env.MODEL_ID ?? info.modelId,
+      summaries: env.SUMMARY_MODEL_ID,
+      sleepTime: env.SLEEP_TIME_MODEL_ID,
+      embeddings: env.EMBEDDING_MODEL_ID,
+    }),
     runtime: new BedrockRuntimeClient(common),
     control: new BedrockClient({ ...common, requestHandler: new NodeHttp2Handler() }),
   };
@@ -37,10 +42,15 @@ export function localTarget(info: StackInfo, mint: (users: readonly string[]) =>
   const queues = Object.fromEntries(
     (Object.keys(QUEUES) as QueueKey[]).map((key): [QueueKey, SmokeQueue] => [
       key,
-      { name: n.queue(QUEUES[key]), url: info.queues[key].url, dlqName: n.dlq(QUEUES[key]), dlqUrl: info.queues[key].dlqUrl },
+      {
+        name: n.queue(QUEUES[key]),
+        url: info.queues[key].url,
+        dlqName: n.dlq(QUEUES[key]),
+        dlqUrl: info.queues[key].dlqUrl,
+      },
     ]),
   ) as Record<QueueKey, SmokeQueue>;
-  const where = 'the local harness\'s output (handler errors on stderr; `npm start -- --verbose` for INFO logs)';
+  const where = "the local harness's output (handler errors on stderr; `npm start -- --verbose` for INFO logs)";
   return {
     label: `local harness ${info.stage}`,
     sqs: new SQSClient({ ...common, endpoint: info.endpoints.sqs }),

@@ -45,30 +45,52 @@ export function accessAdvice(error: unknown, model: StageModel, region: string):
   const foundation = foundationModelIdOf(model.modelId);
   const anthropic = foundation.startsWith('anthropic.');
   const marketplace = `run this pre-flight (or open the model from the Model catalog of the Bedrock console in ${region}) as a principal allowed aws-marketplace:Subscribe, aws-marketplace:Unsubscribe and aws-marketplace:ViewSubscriptions: its first call subscribes the account (${MODEL_ACCESS_DOC}); after a grant, allow up to 2 minutes`;
-  const form = 'submit the Anthropic use-case form once for the account (or the organization\'s management account): open an Anthropic model from the Model catalog of the Bedrock console and fill in the use-case details';
+  const form =
+    "submit the Anthropic use-case form once for the account (or the organization's management account): open an Anthropic model from the Model catalog of the Bedrock console and fill in the use-case details";
   const active = `pick a model that is Active and offered in ${region} from the model cards (${MODEL_CARDS}) and set it in ${STAGE_MODELS}`;
   if (name === 'AccessDeniedException') {
-    if (/not authorized to perform: bedrock:/i.test(message)) return `your credentials may not invoke ${model.modelId}: allow bedrock:InvokeModel on it for the caller (the stage's own roles get theirs from infra/stacks/reflector-model.ts)`;
+    if (/not authorized to perform: bedrock:/i.test(message))
+      return `your credentials may not invoke ${model.modelId}: allow bedrock:InvokeModel on it for the caller (the stage's own roles get theirs from infra/stacks/reflector-model.ts)`;
     if (/marketplace/i.test(message)) return marketplace;
     if (/use case|use-case|first.time/i.test(message)) return form;
-    return [marketplace, anthropic ? form : '', `a Legacy model is closed to new customers: ${active}`].filter(Boolean).join('; ');
+    return [marketplace, anthropic ? form : '', `a Legacy model is closed to new customers: ${active}`]
+      .filter(Boolean)
+      .join('; ');
   }
-  if (name === 'ResourceNotFoundException') return `the model is not served (end of life, or not in ${region}): ${active}`;
-  if (name === 'ValidationException') return `Bedrock in ${region} does not take this model id (a profile of another geography, or a bare id that needs a profile): check inferenceScope and ${STAGE_MODELS}`;
+  if (name === 'ResourceNotFoundException')
+    return `the model is not served (end of life, or not in ${region}): ${active}`;
+  if (name === 'ValidationException')
+    return `Bedrock in ${region} does not take this model id (a profile of another geography, or a bare id that needs a profile): check inferenceScope and ${STAGE_MODELS}`;
   return 'Bedrock did not answer (throttling or an outage): run the smoke again in a minute';
 }
 
 /** One tiny call the model must answer. */
 async function answers(access: ModelAccess, model: StageModel): Promise<void> {
   if (model.api === 'embedding') {
-    await access.runtime.send(new InvokeModelCommand({ modelId: model.modelId, contentType: 'application/json', accept: 'application/json', body: JSON.stringify({ inputText: 'smoke pre-flight', dimensions: 256 }) }));
+    await access.runtime.send(
+      new InvokeModelCommand({
+        modelId: model.modelId,
+        contentType: 'application/json',
+        accept: 'application/json',
+        body: JSON.stringify({ inputText: 'smoke pre-flight', dimensions: 256 }),
+      }),
+    );
     return;
   }
-  await access.runtime.send(new ConverseCommand({ modelId: model.modelId, messages: [{ role: 'user', content: [{ text: 'Answer with one word: ready?' }] }], inferenceConfig: { maxTokens: 8 } }));
+  await access.runtime.send(
+    new ConverseCommand({
+      modelId: model.modelId,
+      messages: [{ role: 'user', content: [{ text: 'Answer with one word: ready?' }] }],
+      inferenceConfig: { maxTokens: 8 },
+    }),
+  );
 }
 
 /** The model's lifecycle status, or the error that kept GetFoundationModel from saying. */
-async function lifecycle(access: ModelAccess, foundationModelId: string): Promise<{ status: string } | { error: unknown }> {
+async function lifecycle(
+  access: ModelAccess,
+  foundationModelId: string,
+): Promise<{ status: string } | { error: unknown }> {
   try {
     const res = await access.control.send(new GetFoundationModelCommand({ modelIdentifier: foundationModelId }));
     return { status: res.modelDetails?.modelLifecycle?.status ?? 'unknown' };
@@ -95,13 +117,27 @@ export async function modelCheck(access: ModelAccess, model: StageModel): Promis
   }
   if ('error' in state) {
     causes.push(`GetFoundationModel(${foundation}) failed: ${describe(state.error)}`);
-    todo.push((state.error as Error).name === 'AccessDeniedException' ? 'allow bedrock:GetFoundationModel for the caller' : accessAdvice(state.error, model, access.region));
+    todo.push(
+      (state.error as Error).name === 'AccessDeniedException'
+        ? 'allow bedrock:GetFoundationModel for the caller'
+        : accessAdvice(state.error, model, access.region),
+    );
   } else if (state.status !== 'ACTIVE') {
     causes.push(`GetFoundationModel says ${foundation} is ${state.status}`);
-    todo.push(`a Legacy model is closed to new customers and reaches end of life (https://docs.aws.amazon.com/bedrock/latest/userguide/model-lifecycle.html): pick an Active model from the model cards (${MODEL_CARDS}) offered in ${access.region} and set it in ${STAGE_MODELS}`);
+    todo.push(
+      `a Legacy model is closed to new customers and reaches end of life (https://docs.aws.amazon.com/bedrock/latest/userguide/model-lifecycle.html): pick an Active model from the model cards (${MODEL_CARDS}) offered in ${access.region} and set it in ${STAGE_MODELS}`,
+    );
   }
-  if (causes.length === 0) return { id, title, ok: true, detail: `answered one call; ${foundation} is ACTIVE in ${access.region}` };
-  return { id, title, ok: false, detail: `${model.modelId} cannot be used by the stage`, cause: causes.join('; '), lookAt: [...new Set(todo)].join('; ') };
+  if (causes.length === 0)
+    return { id, title, ok: true, detail: `answered one call; ${foundation} is ACTIVE in ${access.region}` };
+  return {
+    id,
+    title,
+    ok: false,
+    detail: `${model.modelId} cannot be used by the stage`,
+    cause: causes.join('; '),
+    lookAt: [...new Set(todo)].join('; '),
+  };
 }
 
 /** The checks of every model of the stage, one per distinct model id. */
@@ -112,7 +148,12 @@ export async function preflight(access: ModelAccess): Promise<SmokeCheck[]> {
 }
 
 /** The stage's models from the ids its functions invoke, one entry per distinct id. */
-export function stageModels(ids: { batches: string; summaries?: string | undefined; sleepTime?: string | undefined; embeddings?: string | undefined }): StageModel[] {
+export function stageModels(ids: {
+  batches: string;
+  summaries?: string | undefined;
+  sleepTime?: string | undefined;
+  embeddings?: string | undefined;
+}): StageModel[] {
   const models = new Map<string, StageModel>();
   for (const [job, modelId] of Object.entries(ids)) {
     if (!modelId) continue;

@@ -30,7 +30,8 @@ const list = (answer: ApiAnswer, field: string): Loose[] | null => {
   const value = (answer.body as Loose | null)?.[field];
   return answer.status === 200 && Array.isArray(value) ? (value as Loose[]) : null;
 };
-const numbers = (value: unknown): number[] => (Array.isArray(value) ? value.filter((n): n is number => typeof n === 'number') : []);
+const numbers = (value: unknown): number[] =>
+  Array.isArray(value) ? value.filter((n): n is number => typeof n === 'number') : [];
 
 /**
  * Turns indexed: `memory.retrieve` of `turns/{id}` answers each published turn with its
@@ -39,17 +40,23 @@ const numbers = (value: unknown): number[] => (Array.isArray(value) ? value.filt
  */
 export async function turnsIndexed(ctx: ProbeContext, pending: Set<number>): Promise<ProbeResult> {
   const byId = new Map(ctx.conversation.turns.map((t) => [t.turnId, t]));
-  const answers = await Promise.all([...pending].map(async (id) => [id, await ctx.api.post('/memory/retrieve', { path: `turns/${id}` })] as const));
+  const answers = await Promise.all(
+    [...pending].map(async (id) => [id, await ctx.api.post('/memory/retrieve', { path: `turns/${id}` })] as const),
+  );
   const problems: string[] = [];
   for (const [id, answer] of answers) {
     const text = String(((answer.body as Loose | null)?.item as Loose | undefined)?.text ?? '');
     if (answer.status === 200 && text.includes(byId.get(id)?.query ?? '\u0000')) pending.delete(id);
-    else if (answer.status !== 404) problems.push(`turn ${id}: ${answer.status === 200 ? 'answered with other text' : describeAnswer(answer)}`);
+    else if (answer.status !== 404)
+      problems.push(`turn ${id}: ${answer.status === 200 ? 'answered with other text' : describeAnswer(answer)}`);
   }
   const total = ctx.conversation.turns.length;
   if (pending.size === 0) return { ok: true, detail: `${total}/${total} turns retrievable with their text` };
   const missing = [...pending].sort((a, b) => a - b);
-  return { ok: false, detail: `${total - missing.length}/${total} turns retrievable; missing turns ${missing.join(', ')}${problems.length ? ` (${problems.slice(0, 3).join('; ')})` : ''}` };
+  return {
+    ok: false,
+    detail: `${total - missing.length}/${total} turns retrievable; missing turns ${missing.join(', ')}${problems.length ? ` (${problems.slice(0, 3).join('; ')})` : ''}`,
+  };
 }
 
 /** A batch reflected: the batch log listing holds a completed batch over the smoke turns, with the model that answered. */
@@ -62,12 +69,18 @@ export async function batchReflected(ctx: ProbeContext): Promise<ProbeResult> {
   const done = mine.find((b) => b.status === 'completed');
   if (!done) {
     const aborted = mine.find((b) => b.status === 'aborted');
-    if (aborted) return { ok: false, final: true, detail: `batch ${String(aborted.batchId)} aborted: ${String(aborted.error ?? 'no reason in the listing; see its batch log')}` };
+    if (aborted)
+      return {
+        ok: false,
+        final: true,
+        detail: `batch ${String(aborted.batchId)} aborted: ${String(aborted.error ?? 'no reason in the listing; see its batch log')}`,
+      };
     return { ok: false, detail: `no batch log over turns ${[...ours][0]}–${[...ours].at(-1)} yet` };
   }
   const model = typeof done.modelId === 'string' ? done.modelId : undefined;
   const what = `batch ${String(done.batchId)} (${String(done.trigger)}) completed by ${model ?? 'a model the listing does not name'}: ${Number(done.itemsProposed ?? 0)} proposed, ${Number(done.itemsPassed ?? 0)} passed the gates, ${Number(done.staged ?? 0)} staged`;
-  if (ctx.expectedModelId !== undefined && model !== ctx.expectedModelId) return { ok: false, final: true, detail: `${what}; expected model ${ctx.expectedModelId}` };
+  if (ctx.expectedModelId !== undefined && model !== ctx.expectedModelId)
+    return { ok: false, final: true, detail: `${what}; expected model ${ctx.expectedModelId}` };
   return { ok: true, detail: what };
 }
 
@@ -77,9 +90,14 @@ export async function summaryWritten(ctx: ProbeContext): Promise<ProbeResult> {
   const summaries = list(answer, 'summaries');
   if (!summaries) return { ok: false, detail: `GET /summaries: ${describeAnswer(answer)}` };
   const ours = new Set(ctx.conversation.turns.map((t) => t.turnId));
-  const found = summaries.find((s) => numbers(s.sourceTurns).some((t) => ours.has(t)) && String(s.text ?? '').trim() !== '');
+  const found = summaries.find(
+    (s) => numbers(s.sourceTurns).some((t) => ours.has(t)) && String(s.text ?? '').trim() !== '',
+  );
   if (!found) return { ok: false, detail: 'no summary over the smoke turns yet' };
-  return { ok: true, detail: `${String(found.id)} (${String(found.kind)}), ${String(found.text).length} characters over ${numbers(found.sourceTurns).length} turns` };
+  return {
+    ok: true,
+    detail: `${String(found.id)} (${String(found.kind)}), ${String(found.text).length} characters over ${numbers(found.sourceTurns).length} turns`,
+  };
 }
 
 /** Search answers: memory.search for the conversation's own word finds something that holds it. */
@@ -88,9 +106,17 @@ export async function searchAnswers(ctx: ProbeContext): Promise<ProbeResult> {
   const answer = await ctx.api.post('/memory/search', { query, limit: 5 });
   const results = list(answer, 'results');
   if (!results) return { ok: false, detail: `POST /memory/search: ${describeAnswer(answer)}` };
-  const hit = results.find((r) => String(r.text ?? '').toLowerCase().includes(word));
-  if (!hit) return { ok: false, detail: `memory.search "${query}" answered ${results.length} result(s), none with "${word}"` };
-  return { ok: true, detail: `memory.search "${query}": ${results.length} result(s), "${word}" in ${String(hit.kind)} ${String(hit.id)}` };
+  const hit = results.find((r) =>
+    String(r.text ?? '')
+      .toLowerCase()
+      .includes(word),
+  );
+  if (!hit)
+    return { ok: false, detail: `memory.search "${query}" answered ${results.length} result(s), none with "${word}"` };
+  return {
+    ok: true,
+    detail: `memory.search "${query}": ${results.length} result(s), "${word}" in ${String(hit.kind)} ${String(hit.id)}`,
+  };
 }
 
 export interface QueueDepth {
@@ -108,11 +134,19 @@ export async function queueDepth(target: SmokeTarget, url: string): Promise<Queu
   const res = await target.sqs.send(
     new GetQueueAttributesCommand({
       QueueUrl: url,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+      AttributeNames: [
+        'ApproximateNumberOfMessages',
+        'ApproximateNumberOfMessagesNotVisible',
+        'ApproximateNumberOfMessagesDelayed',
+      ],
     }),
   );
   const a = res.Attributes ?? {};
-  return { waiting: Number(a.ApproximateNumberOfMessages ?? 0), inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0), delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0) };
+  return {
+    waiting: Number(a.ApproximateNumberOfMessages ?? 0),
+    inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
+    delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
+  };
 }
 
 /**
@@ -124,14 +158,21 @@ export async function queueDepth(target: SmokeTarget, url: string): Promise<Queu
 export async function failureReasons(target: SmokeTarget, userId: string): Promise<string[]> {
   const prefix = batchFailurePrefix(userId);
   try {
-    const listed = await target.s3.send(new ListObjectsV2Command({ Bucket: target.bucketName, Prefix: prefix, MaxKeys: 5 }));
+    const listed = await target.s3.send(
+      new ListObjectsV2Command({ Bucket: target.bucketName, Prefix: prefix, MaxKeys: 5 }),
+    );
     const reasons: string[] = [];
     for (const key of (listed.Contents ?? []).map((o) => o.Key ?? '')) {
-      const log = JSON.parse(await getText(target.s3, target.bucketName, key)) as { batch_id?: string; error?: { message?: string } };
+      const log = JSON.parse(await getText(target.s3, target.bucketName, key)) as {
+        batch_id?: string;
+        error?: { message?: string };
+      };
       reasons.push(`${log.batch_id ?? key}: ${log.error?.message ?? 'no message'}`);
     }
     return reasons;
   } catch (error) {
-    return [`could not read s3://${target.bucketName}/${prefix} (${(error as Error).name}): read it with credentials that may`];
+    return [
+      `could not read s3://${target.bucketName}/${prefix} (${(error as Error).name}): read it with credentials that may`,
+    ];
   }
 }

@@ -12,7 +12,8 @@ import { cloudTarget } from './cloud-target.js';
 import { formatCheck, reportJson, runSmoke, type SmokeReport } from './smoke.js';
 import type { SmokeTarget } from './target.js';
 
-const USAGE = 'usage: npm run smoke -- --stage NAME [--token JWT] [--user ID] [--model ID] [--timeout SECONDS] [--region REGION]  |  npm run smoke -- --local';
+const USAGE =
+  'usage: npm run smoke -- --stage NAME [--token JWT] [--user ID] [--model ID] [--timeout SECONDS] [--region REGION]  |  npm run smoke -- --local';
 
 const { values } = parseArgs({
   options: {
@@ -70,7 +71,16 @@ try {
     target: where,
     userId: '',
     durationMs: 0,
-    checks: [{ id: 'target', title: `read ${where}`, ok: false, detail: 'could not read the stage', cause: `${(error as Error).name}: ${(error as Error).message}`, lookAt: "the caller's AWS credentials and region, and the IAM actions in the README's smoke test section" }],
+    checks: [
+      {
+        id: 'target',
+        title: `read ${where}`,
+        ok: false,
+        detail: 'could not read the stage',
+        cause: `${(error as Error).name}: ${(error as Error).message}`,
+        lookAt: "the caller's AWS credentials and region, and the IAM actions in the README's smoke test section",
+      },
+    ],
   };
 }
 for (const check of report.checks) console.log(formatCheck(check));

@@ -12,7 +12,16 @@ import { SqsTurnPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js'
 import { QUEUES, type QueueKey } from '../resources.js';
 import { userApi } from './api-client.js';
 import { type SmokeConversation, smokeConversation } from './conversation.js';
-import { batchReflected, failureReasons, type ProbeContext, type ProbeResult, queueDepth, searchAnswers, summaryWritten, turnsIndexed } from './probes.js';
+import {
+  batchReflected,
+  failureReasons,
+  type ProbeContext,
+  type ProbeResult,
+  queueDepth,
+  searchAnswers,
+  summaryWritten,
+  turnsIndexed,
+} from './probes.js';
 import { preflight } from './preflight.js';
 import { CONSUMER, type SmokeCheck, type SmokeTarget } from './target.js';
 
@@ -70,8 +79,15 @@ export async function runSmoke(target: SmokeTarget, options: SmokeOptions = {}):
     const models = await preflight(target.models);
     checks.push(...models);
     const token = models.every((c) => c.ok) ? await obtainToken(target, userId, checks) : undefined;
-    if (token === undefined) checks.push(...notRun(['token', 'published', ...PROBES], 'a model of the stage failed the pre-flight (see the model checks)'));
-    else if (token === null) checks.push(...notRun(['published', ...PROBES], 'no token for the API (see the token check)'));
+    if (token === undefined)
+      checks.push(
+        ...notRun(
+          ['token', 'published', ...PROBES],
+          'a model of the stage failed the pre-flight (see the model checks)',
+        ),
+      );
+    else if (token === null)
+      checks.push(...notRun(['published', ...PROBES], 'no token for the API (see the token check)'));
     else await exercise(target, conversation, token, options, checks);
     checks.push(...(await deadLetterChecks(target)));
   } finally {
@@ -93,7 +109,8 @@ async function obtainToken(target: SmokeTarget, userId: string, checks: SmokeChe
       ok: false,
       detail: `no token for ${userId}`,
       cause: `${(error as Error).name}: ${(error as Error).message}`,
-      lookAt: "the stage's Cognito user pool and app client (USER_PASSWORD_AUTH allowed), the caller's cognito-idp permissions, or --token for a stage with its own OIDC issuer",
+      lookAt:
+        "the stage's Cognito user pool and app client (USER_PASSWORD_AUTH allowed), the caller's cognito-idp permissions, or --token for a stage with its own OIDC issuer",
     });
     return null;
   }
@@ -140,13 +157,31 @@ async function publish(target: SmokeTarget, conversation: SmokeConversation): Pr
     const failed = results.flatMap((r) => r.failed);
     const detail = `${sent} events sent to ${target.queues.turn.name} for ${conversation.userId} (${conversation.turns.length} turns, 1 of them as a claim check, and session.closed)`;
     if (failed.length === 0) return { ...base, ok: true, detail };
-    return { ...base, ok: false, detail, cause: `SQS refused ${failed.length}: ${failed.map((f) => `${f.code} ${f.message}`).join('; ')}`, lookAt };
+    return {
+      ...base,
+      ok: false,
+      detail,
+      cause: `SQS refused ${failed.length}: ${failed.map((f) => `${f.code} ${f.message}`).join('; ')}`,
+      lookAt,
+    };
   } catch (error) {
-    return { ...base, ok: false, detail: 'publishing failed', cause: `${(error as Error).name}: ${(error as Error).message}`, lookAt };
+    return {
+      ...base,
+      ok: false,
+      detail: 'publishing failed',
+      cause: `${(error as Error).name}: ${(error as Error).message}`,
+      lookAt,
+    };
   }
 }
 
-async function exercise(target: SmokeTarget, conversation: SmokeConversation, token: string, options: SmokeOptions, checks: SmokeCheck[]): Promise<void> {
+async function exercise(
+  target: SmokeTarget,
+  conversation: SmokeConversation,
+  token: string,
+  options: SmokeOptions,
+  checks: SmokeCheck[],
+): Promise<void> {
   // Without it (no sqs:GetQueueAttributes), the run waits for its deadline instead of
   // stopping early; the dead-letter checks then say why.
   const baseline = await dlqTotals(target).catch(() => null);
@@ -156,18 +191,33 @@ async function exercise(target: SmokeTarget, conversation: SmokeConversation, to
     checks.push(...notRun(PROBES, 'the conversation was not published'));
     return;
   }
-  const ctx: ProbeContext = { api: userApi(target.apiUrl, conversation.userId, token), conversation, expectedModelId: options.expectedModelId };
+  const ctx: ProbeContext = {
+    api: userApi(target.apiUrl, conversation.userId, token),
+    conversation,
+    expectedModelId: options.expectedModelId,
+  };
   const { results, stopped } = await pollProbes(target, ctx, baseline, options);
   const failing = PROBES.filter((id) => !results[id].ok);
   const cause = failing.length > 0 ? await waitingCause(target, conversation.userId, stopped, failing) : '';
   for (const id of PROBES) {
     const r = results[id];
-    checks.push({ id, title: TITLES[id], ok: r.ok, detail: r.detail, ...(r.ok ? {} : { cause, lookAt: lookAtFor(target, id) }) });
+    checks.push({
+      id,
+      title: TITLES[id],
+      ok: r.ok,
+      detail: r.detail,
+      ...(r.ok ? {} : { cause, lookAt: lookAtFor(target, id) }),
+    });
   }
 }
 
 /** Poll every probe that has not passed (nor failed for good) until none is left, the deadline comes, or a dead-letter queue grows. */
-async function pollProbes(target: SmokeTarget, ctx: ProbeContext, baseline: Record<QueueKey, number> | null, options: SmokeOptions) {
+async function pollProbes(
+  target: SmokeTarget,
+  ctx: ProbeContext,
+  baseline: Record<QueueKey, number> | null,
+  options: SmokeOptions,
+) {
   const started = Date.now();
   const timeoutMs = options.timeoutMs ?? 300_000;
   const pending = new Set(ctx.conversation.turns.map((t) => t.turnId));
@@ -177,15 +227,20 @@ async function pollProbes(target: SmokeTarget, ctx: ProbeContext, baseline: Reco
     summaryWritten: () => summaryWritten(ctx),
     searchAnswers: () => searchAnswers(ctx),
   };
-  const results = Object.fromEntries(PROBES.map((id) => [id, { ok: false, detail: 'not checked yet' }])) as Record<ProbeId, ProbeResult>;
+  const results = Object.fromEntries(PROBES.map((id) => [id, { ok: false, detail: 'not checked yet' }])) as Record<
+    ProbeId,
+    ProbeResult
+  >;
   for (;;) {
     for (const id of PROBES) {
       if (results[id].ok || results[id].final) continue;
       results[id] = await run[id]().catch((error: Error) => ({ ok: false, detail: `${error.name}: ${error.message}` }));
-      if (results[id].ok) options.onProgress?.(`ok after ${Math.round((Date.now() - started) / 1000)} s: ${TITLES[id]}`);
+      if (results[id].ok)
+        options.onProgress?.(`ok after ${Math.round((Date.now() - started) / 1000)} s: ${TITLES[id]}`);
     }
     if (PROBES.every((id) => results[id].ok || results[id].final)) return { results, stopped: '' };
-    if (Date.now() - started >= timeoutMs) return { results, stopped: `not there ${Math.round(timeoutMs / 1000)} s after publishing` };
+    if (Date.now() - started >= timeoutMs)
+      return { results, stopped: `not there ${Math.round(timeoutMs / 1000)} s after publishing` };
     const grown = baseline === null ? null : await dlqGrowth(target, baseline);
     if (grown) return { results, stopped: `stopped waiting: ${grown}` };
     await new Promise((r) => setTimeout(r, options.pollMs ?? 3_000));
@@ -193,12 +248,20 @@ async function pollProbes(target: SmokeTarget, ctx: ProbeContext, baseline: Reco
 }
 
 /** What the queues and the reflector's failure logs say, for a check that did not pass. */
-async function waitingCause(target: SmokeTarget, userId: string, stopped: string, failing: readonly ProbeId[]): Promise<string> {
+async function waitingCause(
+  target: SmokeTarget,
+  userId: string,
+  stopped: string,
+  failing: readonly ProbeId[],
+): Promise<string> {
   const parts = [stopped];
   for (const key of ['turn', 'job'] as const) {
     const d = await queueDepth(target, target.queues[key].url).catch(() => null);
     if (d && d.waiting + d.inFlight > 0) {
-      const retry = d.inFlight > 0 ? ` (a failed message comes back after the ${QUEUES[key].visibilityTimeoutSeconds} s visibility timeout)` : '';
+      const retry =
+        d.inFlight > 0
+          ? ` (a failed message comes back after the ${QUEUES[key].visibilityTimeoutSeconds} s visibility timeout)`
+          : '';
       parts.push(`${target.queues[key].name} holds ${d.waiting} waiting, ${d.inFlight} in flight${retry}`);
     }
   }
@@ -225,40 +288,54 @@ function lookAtFor(target: SmokeTarget, id: ProbeId): string {
 
 async function dlqTotals(target: SmokeTarget): Promise<Record<QueueKey, number>> {
   const keys = Object.keys(target.queues) as QueueKey[];
-  const depths = await Promise.all(keys.map(async (k) => {
-    const d = await queueDepth(target, target.queues[k].dlqUrl);
-    return [k, d.waiting + d.inFlight + d.delayed] as const;
-  }));
+  const depths = await Promise.all(
+    keys.map(async (k) => {
+      const d = await queueDepth(target, target.queues[k].dlqUrl);
+      return [k, d.waiting + d.inFlight + d.delayed] as const;
+    }),
+  );
   return Object.fromEntries(depths) as Record<QueueKey, number>;
 }
 
 async function dlqGrowth(target: SmokeTarget, baseline: Record<QueueKey, number>): Promise<string | null> {
   const now = await dlqTotals(target).catch(() => baseline);
   const grown = (Object.keys(now) as QueueKey[]).filter((k) => now[k] > baseline[k]);
-  return grown.length === 0 ? null : grown.map((k) => `${target.queues[k].dlqName} received ${now[k] - baseline[k]} message(s) during the run`).join('; ');
+  return grown.length === 0
+    ? null
+    : grown
+        .map((k) => `${target.queues[k].dlqName} received ${now[k] - baseline[k]} message(s) during the run`)
+        .join('; ');
 }
 
 /** Every dead-letter queue empty (messages waiting and in flight), whoever parked them. */
 async function deadLetterChecks(target: SmokeTarget): Promise<SmokeCheck[]> {
   const keys = Object.keys(target.queues) as QueueKey[];
-  return Promise.all(keys.map(async (key): Promise<SmokeCheck> => {
-    const q = target.queues[key];
-    const base = { id: dlqCheckId(key), title: `${q.dlqName} empty` };
-    try {
-      const d = await queueDepth(target, q.dlqUrl);
-      const held = d.waiting + d.inFlight + d.delayed;
-      if (held === 0) return { ...base, ok: true, detail: '0 messages' };
-      return {
-        ...base,
-        ok: false,
-        detail: `${held} message(s): ${d.waiting} waiting, ${d.inFlight} in flight`,
-        cause: `the ${CONSUMER[key]} function gave up on ${held} message(s) of ${q.name} (not necessarily this run's)`,
-        lookAt: `${q.dlqName} (SQS console: poll for messages; after fixing the cause, Start DLQ redrive); ${CONSUMER[key]} function logs ${target.logs[CONSUMER[key]]}`,
-      };
-    } catch (error) {
-      return { ...base, ok: false, detail: 'could not read its attributes', cause: `${(error as Error).name}: ${(error as Error).message}`, lookAt: `the caller's sqs:GetQueueAttributes on ${q.dlqName}` };
-    }
-  }));
+  return Promise.all(
+    keys.map(async (key): Promise<SmokeCheck> => {
+      const q = target.queues[key];
+      const base = { id: dlqCheckId(key), title: `${q.dlqName} empty` };
+      try {
+        const d = await queueDepth(target, q.dlqUrl);
+        const held = d.waiting + d.inFlight + d.delayed;
+        if (held === 0) return { ...base, ok: true, detail: '0 messages' };
+        return {
+          ...base,
+          ok: false,
+          detail: `${held} message(s): ${d.waiting} waiting, ${d.inFlight} in flight`,
+          cause: `the ${CONSUMER[key]} function gave up on ${held} message(s) of ${q.name} (not necessarily this run's)`,
+          lookAt: `${q.dlqName} (SQS console: poll for messages; after fixing the cause, Start DLQ redrive); ${CONSUMER[key]} function logs ${target.logs[CONSUMER[key]]}`,
+        };
+      } catch (error) {
+        return {
+          ...base,
+          ok: false,
+          detail: 'could not read its attributes',
+          cause: `${(error as Error).name}: ${(error as Error).message}`,
+          lookAt: `the caller's sqs:GetQueueAttributes on ${q.dlqName}`,
+        };
+      }
+    }),
+  );
 }
 
 /** One line per check: `ok      title — detail`, or `FAILED  title — detail; cause: …; look at: …`. */
@@ -271,7 +348,18 @@ export function formatCheck(check: SmokeCheck): string {
 /** The last line: one JSON object with every check's result (the project's convention for commands). */
 export function reportJson(report: SmokeReport): string {
   const checks = Object.fromEntries(
-    report.checks.map((c) => [c.id, { ok: c.ok, detail: c.detail, ...(c.cause ? { cause: c.cause } : {}), ...(c.lookAt ? { lookAt: c.lookAt } : {}) }]),
+    report.checks.map((c) => [
+      c.id,
+      { ok: c.ok, detail: c.detail, ...(c.cause ? { cause: c.cause } : {}), ...(c.lookAt ? { lookAt: c.lookAt } : {}) },
+    ]),
   );
-  return JSON.stringify({ ok: report.ok, target: report.target, userId: report.userId, durationMs: report.durationMs, passed: report.checks.filter((c) => c.ok).length, failed: report.checks.filter((c) => !c.ok).length, checks });
+  return JSON.stringify({
+    ok: report.ok,
+    target: report.target,
+    userId: report.userId,
+    durationMs: report.durationMs,
+    passed: report.checks.filter((c) => c.ok).length,
+    failed: report.checks.filter((c) => !c.ok).length,
+    checks,
+  });
 }

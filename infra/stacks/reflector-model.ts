@@ -52,15 +52,21 @@ interface ModelConfig {
 }
 
 /** The foundation model a job runs on: its own from `jobModels`, else the stage's `modelId` (batches). */
-export const jobModel = (config: StageModels, job?: ModelJob): string => (job && config.jobModels?.[job]) || config.modelId;
+export const jobModel = (config: StageModels, job?: ModelJob): string =>
+  (job && config.jobModels?.[job]) || config.modelId;
 
 /** Each distinct model the stage invokes, the stage's `modelId` first. */
 function stageModels(config: StageModels): ModelConfig[] {
   const ids = [...new Set([config.modelId, ...Object.values(config.jobModels ?? {})])];
-  return ids.map((modelId, i) => ({ modelId, inferenceScope: config.inferenceScope, suffix: i === 0 ? '' : String(i + 1) }));
+  return ids.map((modelId, i) => ({
+    modelId,
+    inferenceScope: config.inferenceScope,
+    suffix: i === 0 ? '' : String(i + 1),
+  }));
 }
 
-const modelOf = (config: StageModels, modelId: string): ModelConfig => stageModels(config).find((m) => m.modelId === modelId) as ModelConfig;
+const modelOf = (config: StageModels, modelId: string): ModelConfig =>
+  stageModels(config).find((m) => m.modelId === modelId) as ModelConfig;
 
 /**
  * The foundation-model ARNs a call through the model's inference profile may run on: the model
@@ -68,7 +74,9 @@ const modelOf = (config: StageModels, modelId: string): ModelConfig => stageMode
  */
 function profileFoundationModelArns(model: ModelConfig, partition: string): string[] {
   const everyRegion = `arn:${partition}:bedrock:*::foundation-model/${model.modelId}`;
-  return model.inferenceScope === 'global' ? [everyRegion, `arn:${partition}:bedrock:::foundation-model/${model.modelId}`] : [everyRegion];
+  return model.inferenceScope === 'global'
+    ? [everyRegion, `arn:${partition}:bedrock:::foundation-model/${model.modelId}`]
+    : [everyRegion];
 }
 
 const regionIsConcrete = (stack: Stack) => !Token.isUnresolved(stack.region);
@@ -79,7 +87,10 @@ function regionMapping(stack: Stack, model: ModelConfig): CfnMapping {
   const existing = stack.node.tryFindChild(id);
   if (existing) return existing as CfnMapping;
   const rows = invocationsByRegion(model.modelId, model.inferenceScope);
-  if (rows.length === 0) throw new Error(`${model.modelId} cannot be invoked with inference scope '${model.inferenceScope}' from any Region we know (lib/model/bedrock-models.ts)`);
+  if (rows.length === 0)
+    throw new Error(
+      `${model.modelId} cannot be invoked with inference scope '${model.inferenceScope}' from any Region we know (lib/model/bedrock-models.ts)`,
+    );
   const mapping = Object.fromEntries(rows.map(({ region, invocation }) => [region, { ModelId: invocation.modelId }]));
   return new CfnMapping(stack, id, { mapping, lazy: false });
 }
@@ -96,7 +107,10 @@ export function modelIdFor(stack: Stack, config: StageModels, job?: ModelJob): s
 }
 
 /** The reflector's variables naming the summary and sleep-time models, set only where a job has a model of its own. */
-export function jobModelEnvironment(stack: Stack, config: StageModels): { SUMMARY_MODEL_ID?: string; SLEEP_TIME_MODEL_ID?: string } {
+export function jobModelEnvironment(
+  stack: Stack,
+  config: StageModels,
+): { SUMMARY_MODEL_ID?: string; SLEEP_TIME_MODEL_ID?: string } {
   const own = (job: ModelJob) => jobModel(config, job) !== config.modelId;
   return {
     ...(own('summary') ? { SUMMARY_MODEL_ID: modelIdFor(stack, config, 'summary') } : {}),
@@ -113,11 +127,21 @@ function grantOf(stack: Stack, model: ModelConfig): PolicyStatement[] {
   if (model.inferenceScope === 'in-region') {
     // invocationId validates the Region (synth) or looks it up in the table (deploy).
     const inRegion = `arn:${stack.partition}:bedrock:${stack.region}::foundation-model/${invocationId(stack, model)}`;
-    return [new PolicyStatement({ sid: `InvokeModelInRegion${model.suffix}`, actions: ['bedrock:InvokeModel'], resources: [inRegion] })];
+    return [
+      new PolicyStatement({
+        sid: `InvokeModelInRegion${model.suffix}`,
+        actions: ['bedrock:InvokeModel'],
+        resources: [inRegion],
+      }),
+    ];
   }
   const profileArn = `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:inference-profile/${invocationId(stack, model)}`;
   return [
-    new PolicyStatement({ sid: `InvokeModelThroughProfile${model.suffix}`, actions: ['bedrock:InvokeModel'], resources: [profileArn] }),
+    new PolicyStatement({
+      sid: `InvokeModelThroughProfile${model.suffix}`,
+      actions: ['bedrock:InvokeModel'],
+      resources: [profileArn],
+    }),
     new PolicyStatement({
       sid: `InvokeProfileFoundationModels${model.suffix}`,
       actions: ['bedrock:InvokeModel'],
@@ -139,8 +163,9 @@ export function modelGrantWildcards(config: StageModels): NagPackSuppression | n
   return {
     id: 'AwsSolutions-IAM5',
     reason:
-      'bedrock:InvokeModel on the foundation model in every Region, only through the stage\'s inference profile (condition bedrock:InferenceProfileArn): the profile routes each call to a destination Region AWS may add to at any time (infra/stacks/reflector-model.ts).',
-    appliesTo: models.map((m) => ({ regex: `/^Resource::arn:[^/]+:bedrock:\\*::foundation-model\\/${literal(m.modelId)}$/` })),
+      "bedrock:InvokeModel on the foundation model in every Region, only through the stage's inference profile (condition bedrock:InferenceProfileArn): the profile routes each call to a destination Region AWS may add to at any time (infra/stacks/reflector-model.ts).",
+    appliesTo: models.map((m) => ({
+      regex: `/^Resource::arn:[^/]+:bedrock:\\*::foundation-model\\/${literal(m.modelId)}$/`,
+    })),
   };
 }
-

@@ -1,4 +1,14 @@
-import { Arn, ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
+import {
+  Arn,
+  ArnFormat,
+  CfnOutput,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Token,
+  Validations,
+} from 'aws-cdk-lib';
 import { StandardThreatProtectionMode, UserPool, type UserPoolClient, UserPoolGroup } from 'aws-cdk-lib/aws-cognito';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -91,7 +101,9 @@ export class StatefulStack extends Stack {
   private bucketName(stage: string): string {
     const name = names(stage).bucket(this.account, this.region);
     if (!Token.isUnresolved(name) && name.length > BUCKET_NAME_MAX_LENGTH) {
-      throw new Error(`the bucket name ${name} is ${name.length} characters, over S3's ${BUCKET_NAME_MAX_LENGTH}: use a stage name ${name.length - BUCKET_NAME_MAX_LENGTH} characters shorter`);
+      throw new Error(
+        `the bucket name ${name} is ${name.length} characters, over S3's ${BUCKET_NAME_MAX_LENGTH}: use a stage name ${name.length - BUCKET_NAME_MAX_LENGTH} characters shorter`,
+      );
     }
     return name;
   }
@@ -128,7 +140,12 @@ export class StatefulStack extends Stack {
           id: 'ArchiveTurns',
           tagFilters: { kind: 'turn' },
           objectSizeGreaterThan: 128 * 1024,
-          transitions: [{ storageClass: StorageClass.GLACIER_INSTANT_RETRIEVAL, transitionAfter: Duration.days(sleep.turnArchiveDays) }],
+          transitions: [
+            {
+              storageClass: StorageClass.GLACIER_INSTANT_RETRIEVAL,
+              transitionAfter: Duration.days(sleep.turnArchiveDays),
+            },
+          ],
         },
       ],
       removalPolicy,
@@ -137,7 +154,11 @@ export class StatefulStack extends Stack {
     // CDK's L2 writes the archival rule's ObjectSizeGreaterThan as a number where the
     // resource schema has a string; CloudFormation coerces it (the warning says so), and
     // the synth of every stage printed it.
-    Validations.of(bucket).acknowledge({ id: 'CloudFormation-Validate::W9003', reason: 'ObjectSizeGreaterThan is written by the Bucket L2 as a number; CloudFormation coerces it to the string its schema names.' });
+    Validations.of(bucket).acknowledge({
+      id: 'CloudFormation-Validate::W9003',
+      reason:
+        'ObjectSizeGreaterThan is written by the Bucket L2 as a number; CloudFormation coerces it to the string its schema names.',
+    });
     NagSuppressions.addResourceSuppressions(bucket, [
       {
         id: 'AwsSolutions-S1',
@@ -155,7 +176,13 @@ export class StatefulStack extends Stack {
       selfSignUpEnabled: false,
       signInAliases: { username: true },
       // Cognito's own default, stated so that it is visible (and checked by cdk-nag).
-      passwordPolicy: { minLength: 8, requireLowercase: true, requireUppercase: true, requireDigits: true, requireSymbols: true },
+      passwordPolicy: {
+        minLength: 8,
+        requireLowercase: true,
+        requireUppercase: true,
+        requireDigits: true,
+        requireSymbols: true,
+      },
       standardThreatProtectionMode: StandardThreatProtectionMode.NO_ENFORCEMENT,
       removalPolicy,
     });
@@ -186,24 +213,40 @@ export class StatefulStack extends Stack {
     // A retained pool keeps its memberships and its client, so it stays usable.
     adminGroup.applyRemovalPolicy(removalPolicy);
     client.applyRemovalPolicy(removalPolicy);
-    new CfnOutput(this, 'UserPoolId', { value: userPool.userPoolId, description: 'Cognito user pool of the memory API (create users and memory-admin members here)' });
-    new CfnOutput(this, 'UserPoolClientId', { value: client.userPoolClientId, description: "App client id: the audience of the memory API's JWT authorizer" });
+    new CfnOutput(this, 'UserPoolId', {
+      value: userPool.userPoolId,
+      description: 'Cognito user pool of the memory API (create users and memory-admin members here)',
+    });
+    new CfnOutput(this, 'UserPoolClientId', {
+      value: client.userPoolClientId,
+      description: "App client id: the audience of the memory API's JWT authorizer",
+    });
     return { userPool, client, adminGroup };
   }
 
   /** The stack's outputs: what publishers and operators need. */
   private outputs(): void {
     // What publishers need (see the README's "Publish a turn").
-    new CfnOutput(this, 'TurnQueueUrl', { value: this.queues.turn.queue.queueUrl, description: 'TURN_QUEUE_URL: where agents publish turn.saved, session.closed and agent.event' });
-    new CfnOutput(this, 'MemoryBucketName', { value: this.bucket.bucketName, description: 'MEMORY_BUCKET: claim checks for large turns go under claims/' });
+    new CfnOutput(this, 'TurnQueueUrl', {
+      value: this.queues.turn.queue.queueUrl,
+      description: 'TURN_QUEUE_URL: where agents publish turn.saved, session.closed and agent.event',
+    });
+    new CfnOutput(this, 'MemoryBucketName', {
+      value: this.bucket.bucketName,
+      description: 'MEMORY_BUCKET: claim checks for large turns go under claims/',
+    });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
     new CfnOutput(this, 'DataKeyArn', {
       value: this.dataKey.keyArn,
-      description: 'KMS key of the table, bucket and queues: publishers need kms:GenerateDataKey and kms:Decrypt on it (TurnQueue, claim checks)',
+      description:
+        'KMS key of the table, bucket and queues: publishers need kms:GenerateDataKey and kms:Decrypt on it (TurnQueue, claim checks)',
     });
-    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn, description: "SNS topic every alarm of the stage notifies (ALARM and OK): subscribe on-call's e-mail, chat or pager here" });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: this.alarmTopic.topicArn,
+      description:
+        "SNS topic every alarm of the stage notifies (ALARM and OK): subscribe on-call's e-mail, chat or pager here",
+    });
   }
-
 
   /**
    * The stage's alarm topic. SNS encrypts it at rest (cdk-nag AwsSolutions-SNS2) and refuses
@@ -293,7 +336,9 @@ export class StatefulStack extends Stack {
     if (arn !== undefined) {
       const parts = Arn.split(arn, ArnFormat.SLASH_RESOURCE_NAME);
       if (parts.service !== 'kms' || parts.resource !== 'key' || !parts.resourceName) {
-        throw new Error(`stage ${props.stage}: dataKeyArn must be a KMS key ARN (arn:<partition>:kms:<region>:<account>:key/<id>), not an alias: ${arn}`);
+        throw new Error(
+          `stage ${props.stage}: dataKeyArn must be a KMS key ARN (arn:<partition>:kms:<region>:<account>:key/<id>), not an alias: ${arn}`,
+        );
       }
       if (!Token.isUnresolved(this.region) && parts.region !== this.region) {
         throw new Error(`stage ${props.stage}: dataKeyArn is in ${parts.region}, the stack in ${this.region}`);

@@ -62,10 +62,19 @@ export class StatelessStack extends Stack {
     this.apiFn = this.memoryFunction('api', permissions.api, props);
 
     this.api = memoryApi(this, props, this.apiFn);
-    functionAlarms(this, props, { Signal: this.signalFn, Reflector: this.reflectorFn, Idle: this.idleFn, Sweep: this.sweepFn, Api: this.apiFn });
+    functionAlarms(this, props, {
+      Signal: this.signalFn,
+      Reflector: this.reflectorFn,
+      Idle: this.idleFn,
+      Sweep: this.sweepFn,
+      Api: this.apiFn,
+    });
     costAlarm(this, props);
     staleIndexAlarm(this, props, this.apiFn);
-    new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint, description: 'Memory API base URL: /v1/* needs a bearer JWT; /openapi.json and /console are public' });
+    new CfnOutput(this, 'ApiUrl', {
+      value: this.api.apiEndpoint,
+      description: 'Memory API base URL: /v1/* needs a bearer JWT; /openapi.json and /console are public',
+    });
   }
 
   /** One memory function as FUNCTION_SPECS describes it: its event source, if any, and its grants. */

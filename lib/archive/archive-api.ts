@@ -28,27 +28,49 @@ export interface ArchiveDeps {
 }
 
 const refuseGlobal = (userId: string) => {
-  if (userId === GLOBAL_USER) throw new MemoryApiError('invalid', 'userId: GLOBAL is shared by every user, not exported or imported as one', [{ path: 'params.userId', message: 'must not be GLOBAL' }]);
+  if (userId === GLOBAL_USER)
+    throw new MemoryApiError('invalid', 'userId: GLOBAL is shared by every user, not exported or imported as one', [
+      { path: 'params.userId', message: 'must not be GLOBAL' },
+    ]);
 };
 
 /** `GET /v1/users/{u}/export`: everything the user has, as one archive. */
 export async function exportUser(deps: ArchiveDeps, userId: string): Promise<{ archive: UserArchive }> {
   refuseGlobal(userId);
   const [records, documents] = await Promise.all([deps.archives.records(userId), deps.archives.documents(userId)]);
-  const archive: UserArchive = { format: ARCHIVE_FORMAT, version: 1, userId, exportedAt: deps.clock.now().toISOString(), records, documents };
+  const archive: UserArchive = {
+    format: ARCHIVE_FORMAT,
+    version: 1,
+    userId,
+    exportedAt: deps.clock.now().toISOString(),
+    records,
+    documents,
+  };
   const bytes = Buffer.byteLength(JSON.stringify(archive));
   if (bytes > MAX_ARCHIVE_BYTES) {
-    throw new MemoryApiError('too_large', `the archive of ${userId} is ${(bytes / 1048576).toFixed(1)} MB, more than one response carries (${MAX_ARCHIVE_BYTES / 1048576} MB); an export to S3 is not built yet`);
+    throw new MemoryApiError(
+      'too_large',
+      `the archive of ${userId} is ${(bytes / 1048576).toFixed(1)} MB, more than one response carries (${MAX_ARCHIVE_BYTES / 1048576} MB); an export to S3 is not built yet`,
+    );
   }
   return { archive };
 }
 
 /** `POST /v1/users/{u}/import`: restore an archive of this user into a user with no memory yet. */
-export async function importUser(deps: ArchiveDeps, userId: string, archive: UserArchive): Promise<{ imported: { records: number; documents: number } }> {
+export async function importUser(
+  deps: ArchiveDeps,
+  userId: string,
+  archive: UserArchive,
+): Promise<{ imported: { records: number; documents: number } }> {
   refuseGlobal(userId);
   const problems = archiveProblems(archive, userId);
-  if (problems.length > 0) throw new MemoryApiError('invalid', `the archive cannot be restored as ${userId}'s`, problems);
-  if ((await deps.signalState.load(userId)).version !== null) throw new MemoryApiError('conflict', `user ${userId} has memory already: an archive is imported into a new or forgotten user`);
+  if (problems.length > 0)
+    throw new MemoryApiError('invalid', `the archive cannot be restored as ${userId}'s`, problems);
+  if ((await deps.signalState.load(userId)).version !== null)
+    throw new MemoryApiError(
+      'conflict',
+      `user ${userId} has memory already: an archive is imported into a new or forgotten user`,
+    );
   await deps.archives.putDocuments(userId, archive.documents);
   await deps.archives.putRecords(archive.records);
   return { imported: { records: archive.records.length, documents: archive.documents.length } };

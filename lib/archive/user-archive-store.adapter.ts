@@ -20,7 +20,8 @@ const PARALLEL_OBJECTS = 8;
 
 async function inBatches<T, R>(values: readonly T[], each: (value: T) => Promise<R>): Promise<R[]> {
   const out: R[] = [];
-  for (let i = 0; i < values.length; i += PARALLEL_OBJECTS) out.push(...(await Promise.all(values.slice(i, i + PARALLEL_OBJECTS).map(each))));
+  for (let i = 0; i < values.length; i += PARALLEL_OBJECTS)
+    out.push(...(await Promise.all(values.slice(i, i + PARALLEL_OBJECTS).map(each))));
   return out;
 }
 
@@ -29,11 +30,22 @@ async function inBatches<T, R>(values: readonly T[], each: (value: T) => Promise
  * set) has no JSON form: in an archive it is `{"$set": [...]}`, and a Set again when restored.
  */
 const SET = ARCHIVE_SET;
-function mapSets(item: Record<string, unknown>, toJson: ((set: Set<unknown>) => unknown) | null): Record<string, unknown> {
+function mapSets(
+  item: Record<string, unknown>,
+  toJson: ((set: Set<unknown>) => unknown) | null,
+): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(item).map(([k, v]) => {
       if (toJson && v instanceof Set) return [k, toJson(v)];
-      if (!toJson && v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && Array.isArray((v as Record<string, unknown>)[SET])) return [k, new Set((v as Record<string, unknown[]>)[SET])];
+      if (
+        !toJson &&
+        v !== null &&
+        typeof v === 'object' &&
+        !Array.isArray(v) &&
+        Object.keys(v).length === 1 &&
+        Array.isArray((v as Record<string, unknown>)[SET])
+      )
+        return [k, new Set((v as Record<string, unknown[]>)[SET])];
       return [k, v];
     }),
   );
@@ -53,7 +65,11 @@ export class DynamoS3UserArchiveStore implements UserArchiveStore {
   }
 
   async records(userId: string): Promise<Array<Record<string, unknown>>> {
-    const items = await queryAll(this.ddb, { TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.userPk(userId) } });
+    const items = await queryAll(this.ddb, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.userPk(userId) },
+    });
     return items.map((item) => mapSets(item, (set) => ({ [SET]: [...set] })));
   }
 
@@ -63,14 +79,22 @@ export class DynamoS3UserArchiveStore implements UserArchiveStore {
     return inBatches(paths, async (path) => {
       const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucketName, Key: `${prefix}${path}` }));
       const type = res.ContentType ? { contentType: res.ContentType } : {};
-      if (isBinaryPath(path)) return { path, ...type, base64: Buffer.from((await res.Body?.transformToByteArray()) ?? new Uint8Array()).toString('base64') };
+      if (isBinaryPath(path))
+        return {
+          path,
+          ...type,
+          base64: Buffer.from((await res.Body?.transformToByteArray()) ?? new Uint8Array()).toString('base64'),
+        };
       return { path, ...type, text: (await res.Body?.transformToString('utf-8')) ?? '' };
     });
   }
 
   async putRecords(records: ReadonlyArray<Record<string, unknown>>): Promise<void> {
     // An archive exported before 2026-11-27 names batch logs and summaries by id: they go under their turn keys.
-    const puts = (rs: ReadonlyArray<Record<string, unknown>>) => rs.map((r) => ({ PutRequest: { Item: mapSets({ ...r, ...(typeof r.sk === 'string' ? { sk: currentSk(r.sk) } : {}) }, null) } }));
+    const puts = (rs: ReadonlyArray<Record<string, unknown>>) =>
+      rs.map((r) => ({
+        PutRequest: { Item: mapSets({ ...r, ...(typeof r.sk === 'string' ? { sk: currentSk(r.sk) } : {}) }, null) },
+      }));
     await batchWriteAll(this.ddb, this.tableName, puts(records.filter((r) => r.sk !== keys.signalSk)));
     await batchWriteAll(this.ddb, this.tableName, puts(records.filter((r) => r.sk === keys.signalSk)));
   }

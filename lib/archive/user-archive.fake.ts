@@ -17,7 +17,12 @@ export class RecordingArchiveStore implements UserArchiveStore {
   async putRecords(records: ReadonlyArray<Record<string, unknown>>) {
     for (const r of records) {
       const pk = String(r.pk);
-      this.log.addItem('archives', pk === 'GLOBAL' ? GLOBAL_USER : pk.replace(/^USER#/, ''), `${pk}|${String(r.sk)}`, r);
+      this.log.addItem(
+        'archives',
+        pk === 'GLOBAL' ? GLOBAL_USER : pk.replace(/^USER#/, ''),
+        `${pk}|${String(r.sk)}`,
+        r,
+      );
     }
   }
   async putDocuments(userId: string, documents: readonly ArchiveDocument[]) {

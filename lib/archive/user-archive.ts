@@ -17,7 +17,10 @@ import { keys, safeRelativePath, searchSegmentsFolder } from '../kernel/memory-p
 export const ARCHIVE_FORMAT = 'reflective-memory/user-archive';
 
 /** One object: its text, or (a search segment) its bytes in base64 — never free text, so never redacted. */
-export type ArchiveDocument = { path: string; contentType?: string | undefined } & ({ text: string; base64?: undefined } | { base64: string; text?: undefined });
+export type ArchiveDocument = { path: string; contentType?: string | undefined } & (
+  | { text: string; base64?: undefined }
+  | { base64: string; text?: undefined }
+);
 
 export interface UserArchive {
   format: typeof ARCHIVE_FORMAT;
@@ -31,7 +34,11 @@ export interface UserArchive {
 /** A DynamoDB set attribute of a record (no JSON form), as an archive holds it: `{"$set": [...]}`. */
 export const ARCHIVE_SET = '$set';
 
-const emptySet = (v: unknown): boolean => v !== null && typeof v === 'object' && Array.isArray((v as Record<string, unknown>)[ARCHIVE_SET]) && ((v as Record<string, unknown[]>)[ARCHIVE_SET]?.length ?? 0) === 0;
+const emptySet = (v: unknown): boolean =>
+  v !== null &&
+  typeof v === 'object' &&
+  Array.isArray((v as Record<string, unknown>)[ARCHIVE_SET]) &&
+  ((v as Record<string, unknown[]>)[ARCHIVE_SET]?.length ?? 0) === 0;
 
 /** Objects kept as bytes, not text: the search index's segments (lib/search/search-segment.ts). */
 export const isBinaryPath = (path: string): boolean => path.startsWith(searchSegmentsFolder);
@@ -43,14 +50,26 @@ export const isBinaryPath = (path: string): boolean => path.startsWith(searchSeg
  */
 export function archiveProblems(archive: UserArchive, userId: string): Array<{ path: string; message: string }> {
   const problems: Array<{ path: string; message: string }> = [];
-  if (archive.userId !== userId) problems.push({ path: 'body.archive.userId', message: `is ${archive.userId}: an archive is restored as the user it was exported from (${userId} asked)` });
+  if (archive.userId !== userId)
+    problems.push({
+      path: 'body.archive.userId',
+      message: `is ${archive.userId}: an archive is restored as the user it was exported from (${userId} asked)`,
+    });
   archive.records.forEach((r, i) => {
-    if (r.pk !== keys.userPk(userId)) problems.push({ path: `body.archive.records.${i}.pk`, message: `must be ${keys.userPk(userId)}` });
-    if (typeof r.sk !== 'string' || r.sk === '') problems.push({ path: `body.archive.records.${i}.sk`, message: 'must be a non-empty string' });
-    for (const [k, v] of Object.entries(r)) if (emptySet(v)) problems.push({ path: `body.archive.records.${i}.${k}`, message: 'is an empty set: DynamoDB keeps none' });
+    if (r.pk !== keys.userPk(userId))
+      problems.push({ path: `body.archive.records.${i}.pk`, message: `must be ${keys.userPk(userId)}` });
+    if (typeof r.sk !== 'string' || r.sk === '')
+      problems.push({ path: `body.archive.records.${i}.sk`, message: 'must be a non-empty string' });
+    for (const [k, v] of Object.entries(r))
+      if (emptySet(v))
+        problems.push({ path: `body.archive.records.${i}.${k}`, message: 'is an empty set: DynamoDB keeps none' });
   });
   archive.documents.forEach((d, i) => {
-    if (safeRelativePath(d.path) !== d.path) problems.push({ path: `body.archive.documents.${i}.path`, message: 'must be a path inside the user folder (no leading /, no . or .. segments)' });
+    if (safeRelativePath(d.path) !== d.path)
+      problems.push({
+        path: `body.archive.documents.${i}.path`,
+        message: 'must be a path inside the user folder (no leading /, no . or .. segments)',
+      });
   });
   return problems.slice(0, 20);
 }

@@ -124,9 +124,16 @@ export function parseBatchAnswer(raw: unknown): {
     truncated[key] = Math.max(0, items.length - HARD_CAPS[key]);
     items.length = Math.min(items.length, HARD_CAPS[key]);
   }
-  const extras = typeof value === 'object' && value !== null ? (value as { assessment?: unknown; reflection?: unknown }) : {};
+  const extras =
+    typeof value === 'object' && value !== null ? (value as { assessment?: unknown; reflection?: unknown }) : {};
   const assessment = readEmotionState(extras.assessment);
-  return { output, truncated, assessment: assessment.state, assessmentInvalid: assessment.invalid, entry: readReflectionEntry(extras.reflection) };
+  return {
+    output,
+    truncated,
+    assessment: assessment.state,
+    assessmentInvalid: assessment.invalid,
+    entry: readReflectionEntry(extras.reflection),
+  };
 }
 
 /**
@@ -141,4 +148,3 @@ function rawTextOf(raw: unknown): string {
     return `(model output that cannot be written as JSON: ${(error as Error).message})`;
   }
 }
-

@@ -97,9 +97,11 @@ export function knownLine(k: ExistingKnowledge, maxChars = 200): string {
  * milestone) follows it.
  */
 export const EVENT_INSTRUCTIONS: Record<AgentEventTrigger, string> = {
-  error: 'The agent hit an error. Look for what caused it and what the user needed instead; report what would prevent it next time.',
+  error:
+    'The agent hit an error. Look for what caused it and what the user needed instead; report what would prevent it next time.',
   user_request: 'The user asked for this reflection. Give priority to what they asked about.',
-  correction: 'The user corrected the agent. Find the existing knowledge the correction contradicts and report it as a correction.',
+  correction:
+    'The user corrected the agent. Find the existing knowledge the correction contradicts and report it as a correction.',
   session_boundary: 'A session ended. Keep what will matter in the next session.',
   milestone: 'The user reached a milestone. Record what it means for their goals.',
 };
@@ -147,14 +149,22 @@ export function buildReflectorPrompt(
   const known = existing.length === 0 ? '(none yet)' : existing.map((k) => knownLine(k)).join('\n');
   if (!occasion) return `## Existing knowledge\n${known}\n\n## Turns to review\n${batch.document}\n`;
   // The event's material holds its note; said once.
-  const note = occasion.detail && !material ? `\nThe agent's note (${occasion.trigger}): ${oneLine(occasion.detail)}` : '';
+  const note =
+    occasion.detail && !material ? `\nThe agent's note (${occasion.trigger}): ${oneLine(occasion.detail)}` : '';
   const why = `## Why now\n${EVENT_INSTRUCTIONS[occasion.trigger]}${note}\n\n`;
   const shown = earlier.slice(0, EARLIER_REFLECTIONS_SHOWN);
   const past =
     shown.length === 0
       ? '(none yet)'
-      : shown.map((e) => `- ${e.at.slice(0, 10)}, after ${e.trigger} (confidence ${e.confidence}): ${oneLine(e.insight)} → ${oneLine(e.recommendation)}`).join('\n');
-  const reviewed = material ? `## The event to reflect on\n${EVENT_ONLY_NOTE}\n${material}` : `## Turns to review\n${batch.document}`;
+      : shown
+          .map(
+            (e) =>
+              `- ${e.at.slice(0, 10)}, after ${e.trigger} (confidence ${e.confidence}): ${oneLine(e.insight)} → ${oneLine(e.recommendation)}`,
+          )
+          .join('\n');
+  const reviewed = material
+    ? `## The event to reflect on\n${EVENT_ONLY_NOTE}\n${material}`
+    : `## Turns to review\n${batch.document}`;
   const what = material ? 'what this event teaches' : 'what this event and these turns teach';
   const ask = `## Your reflection\nAlso fill \`reflection\`: ${what} about how the agent should act (insight), what it should do differently from now on (recommendation), and your confidence (0..1). Build on the earlier diary entries; say so when one no longer holds.`;
   // Req R-EVT-2: the short-term memory and the plans' outcomes (event-reflection.ts occasionContext).
@@ -163,4 +173,5 @@ export function buildReflectorPrompt(
 }
 
 /** What the prompt of an event's batch with no turn says in place of the turns. */
-export const EVENT_ONLY_NOTE = 'No turn was waiting for a reflection: review the event itself. Cite a turn only when the event names it.';
+export const EVENT_ONLY_NOTE =
+  'No turn was waiting for a reflection: review the event itself. Cite a turn only when the event names it.';

@@ -15,15 +15,22 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * arrive first: wait a little (the write usually follows within milliseconds), then throw
  * BatchNotRecordedError so the queue delivers the job again after the write landed.
  */
-export async function waitUntilRecorded(job: Job, deps: ReflectionDeps): Promise<{ superseded: boolean; lastBatchTurn: number }> {
+export async function waitUntilRecorded(
+  job: Job,
+  deps: ReflectionDeps,
+): Promise<{ superseded: boolean; lastBatchTurn: number }> {
   const sleep = deps.sleep ?? defaultSleep;
   for (let look = 0; ; look++) {
     const { state } = parseSignalState((await deps.signalState.load(job.userId)).raw);
-    if (state.pendingBatches.some((p) => p.jobId === job.jobId)) return { superseded: false, lastBatchTurn: state.lastBatchTurn };
-    if (job.turnIds.every((t) => t <= state.lastBatchTurn)) return { superseded: true, lastBatchTurn: state.lastBatchTurn };
+    if (state.pendingBatches.some((p) => p.jobId === job.jobId))
+      return { superseded: false, lastBatchTurn: state.lastBatchTurn };
+    if (job.turnIds.every((t) => t <= state.lastBatchTurn))
+      return { superseded: true, lastBatchTurn: state.lastBatchTurn };
     const wait = RECORDED_WAITS_MS[look];
     if (wait === undefined) {
-      throw new BatchNotRecordedError(`the signal state of ${job.userId} does not record batch ${job.jobId} (its ingestion has not written the state yet); retry later`);
+      throw new BatchNotRecordedError(
+        `the signal state of ${job.userId} does not record batch ${job.jobId} (its ingestion has not written the state yet); retry later`,
+      );
     }
     await sleep(wait);
   }

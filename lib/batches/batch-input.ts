@@ -6,7 +6,13 @@ import type { BatchLog } from './batch-log.js';
 import { KnowledgeSearch } from '../knowledge/knowledge-search.js';
 import type { KnowledgeDoc } from '../knowledge/knowledge.js';
 import type { EventEpisode } from '../turns/episodes.js';
-import { eventMaterial, NO_TURN_WAITING, NOTHING_TO_REFLECT_ON, occasionContext, SHORT_TERM_SHOWN } from './event-reflection.js';
+import {
+  eventMaterial,
+  NO_TURN_WAITING,
+  NOTHING_TO_REFLECT_ON,
+  occasionContext,
+  SHORT_TERM_SHOWN,
+} from './event-reflection.js';
 import { topKeywords } from '../kernel/text.js';
 import type { ReflectionDeps } from './reflection-deps.js';
 
@@ -14,7 +20,17 @@ import type { ReflectionDeps } from './reflection-deps.js';
 const EXISTING_KEYWORDS = 10;
 const EXISTING_SHOWN = 10;
 
-export type LogBase = Omit<BatchLog, 'status' | 'quality_gate_results' | 'staged_files' | 'promoted_files' | 'reinforced' | 'model' | 'error' | 'duration_ms'>;
+export type LogBase = Omit<
+  BatchLog,
+  | 'status'
+  | 'quality_gate_results'
+  | 'staged_files'
+  | 'promoted_files'
+  | 'reinforced'
+  | 'model'
+  | 'error'
+  | 'duration_ms'
+>;
 
 /** What a batch reads before the model is asked: its turns, the user's Knowledge, and the log's common fields. */
 export interface BatchInput {
@@ -36,7 +52,8 @@ export interface BatchInput {
 }
 
 export async function readBatch(job: Job, started: Date, deps: ReflectionDeps): Promise<BatchInput> {
-  const { turns, missing } = job.turnIds.length > 0 ? await deps.turns.getTurns(job.userId, job.turnIds) : { turns: [], missing: [] };
+  const { turns, missing } =
+    job.turnIds.length > 0 ? await deps.turns.getTurns(job.userId, job.turnIds) : { turns: [], missing: [] };
   const eventEpisodes = job.episodeIds?.length ? await deps.turns.eventEpisodes(job.userId, job.episodeIds) : [];
   const occasion = occasionOf(job);
   const material = occasion && job.turnIds.length === 0 ? eventMaterial(occasion, eventEpisodes) : '';
@@ -45,12 +62,16 @@ export async function readBatch(job: Job, started: Date, deps: ReflectionDeps): 
   // Input time of the batch (its last turn's; the job's when none was read), for when its items
   // were staged (the expiry sweep's cutoff and day index), what it verifies, the edges it adds,
   // its cost entry's day and the weekly run's window: replays and redeliveries agree.
-  const batchAt = new Date(Math.max(...turns.map((t) => Date.parse(t.timestamp)), 0) || Date.parse(job.requestedAt)).toISOString();
+  const batchAt = new Date(
+    Math.max(...turns.map((t) => Date.parse(t.timestamp)), 0) || Date.parse(job.requestedAt),
+  ).toISOString();
   const batch = assembleBatch(turns, deps.settings.budgetTokens);
   // Req R-ASM: search the user's Knowledge with the batch's top keywords, so the model knows what exists.
   const knowledgeDocs = await deps.knowledge.loadKnowledge(job.userId);
   const knowledge = new KnowledgeSearch(knowledgeDocs);
-  const existing = knowledge.search(topKeywords(`${batch.document}\n${material}`, EXISTING_KEYWORDS).join(' '), EXISTING_SHOWN).map((h) => ({ path: h.doc.id, summary: h.doc.summary }));
+  const existing = knowledge
+    .search(topKeywords(`${batch.document}\n${material}`, EXISTING_KEYWORDS).join(' '), EXISTING_SHOWN)
+    .map((h) => ({ path: h.doc.id, summary: h.doc.summary }));
   const base: LogBase = {
     batch_id: job.jobId,
     user_id: job.userId,
@@ -68,16 +89,35 @@ export async function readBatch(job: Job, started: Date, deps: ReflectionDeps): 
 }
 
 /** An event's reflection reads the user's short-term entries, and its episodes' outcomes when turns are what it reviews. */
-async function contextOf(job: Job, occasion: ReflectionOccasion, episodes: readonly EventEpisode[], material: string, deps: ReflectionDeps): Promise<string> {
+async function contextOf(
+  job: Job,
+  occasion: ReflectionOccasion,
+  episodes: readonly EventEpisode[],
+  material: string,
+  deps: ReflectionDeps,
+): Promise<string> {
   const shortTerm = deps.tiers ? await deps.tiers.recent(job.userId, 'short_term', SHORT_TERM_SHOWN) : [];
   const outcomes = material === '' && episodes.length > 0 ? eventMaterial({ trigger: occasion.trigger }, episodes) : '';
   return occasionContext(shortTerm, outcomes);
 }
 
 /** Req R-EVT: an event's batch with no turn says what it reflected on instead, or why nothing (and logs that). */
-function eventOnlyLog(job: Job, episodes: readonly EventEpisode[], material: string, deps: ReflectionDeps): NonNullable<BatchLog['event_only']> {
-  const kinds = [...(job.eventDetail?.trim() ? ['detail' as const] : []), ...(episodes.length > 0 ? ['episodes' as const] : [])];
+function eventOnlyLog(
+  job: Job,
+  episodes: readonly EventEpisode[],
+  material: string,
+  deps: ReflectionDeps,
+): NonNullable<BatchLog['event_only']> {
+  const kinds = [
+    ...(job.eventDetail?.trim() ? ['detail' as const] : []),
+    ...(episodes.length > 0 ? ['episodes' as const] : []),
+  ];
   if (material) return { reason: NO_TURN_WAITING, material: kinds };
-  deps.log.info('agent.event not reflected on', { userId: job.userId, batchId: job.jobId, trigger: job.trigger, reason: NOTHING_TO_REFLECT_ON });
+  deps.log.info('agent.event not reflected on', {
+    userId: job.userId,
+    batchId: job.jobId,
+    trigger: job.trigger,
+    reason: NOTHING_TO_REFLECT_ON,
+  });
   return { reason: NO_TURN_WAITING, material: kinds, not_reflected: NOTHING_TO_REFLECT_ON };
 }

@@ -44,7 +44,12 @@ export class DynamoS3BatchLogStore implements BatchLogStore, BatchLogReader {
 
   async exists(userId: string, batchId: string): Promise<boolean> {
     const res = await this.ddb.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.batchSk(batchId) }, ConsistentRead: true, ProjectionExpression: 'pk' }),
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.userPk(userId), sk: keys.batchSk(batchId) },
+        ConsistentRead: true,
+        ProjectionExpression: 'pk',
+      }),
     );
     return res.Item !== undefined;
   }
@@ -58,7 +63,14 @@ export class DynamoS3BatchLogStore implements BatchLogStore, BatchLogReader {
       return item.sk;
     }
     const key = batchLogKey(log.user_id, log.batch_id);
-    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: JSON.stringify(log, null, 2), ContentType: 'application/json' }));
+    await this.s3.send(
+      new PutObjectCommand({
+        Bucket: this.bucketName,
+        Key: key,
+        Body: JSON.stringify(log, null, 2),
+        ContentType: 'application/json',
+      }),
+    );
     await putOnce(this.ddb, this.tableName, { ...item, logKey: key });
     return key;
   }
@@ -90,19 +102,51 @@ export class DynamoS3BatchLogStore implements BatchLogStore, BatchLogReader {
   }
 
   async get(userId: string, batchId: string): Promise<BatchLog | null> {
-    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.batchSk(batchId) }, ConsistentRead: true }));
+    const res = await this.ddb.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.userPk(userId), sk: keys.batchSk(batchId) },
+        ConsistentRead: true,
+      }),
+    );
     return res.Item ? batchLogOf(this.s3, this.bucketName, res.Item) : null;
   }
 
   async writeFailure(log: BatchLog): Promise<string> {
     const key = batchFailureKey(log.user_id, log.batch_id);
-    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: JSON.stringify(log, null, 2), ContentType: 'application/json' }));
+    await this.s3.send(
+      new PutObjectCommand({
+        Bucket: this.bucketName,
+        Key: key,
+        Body: JSON.stringify(log, null, 2),
+        ContentType: 'application/json',
+      }),
+    );
     return key;
   }
 }
 
 /** The attributes `list` serves: every one `summaryItem` writes but the keys, and `logKey` (a log kept in S3). */
-const LISTING_ATTRIBUTES = ['kind', 'userId', 'batchId', 'status', 'timestamp', 'inputAt', 'trigger', 'turns', 'itemsProposed', 'itemsPassed', 'rejections', 'staged', 'promoted', 'assessment', 'modelId', 'error', 'eventOnly', 'logKey'] as const;
+const LISTING_ATTRIBUTES = [
+  'kind',
+  'userId',
+  'batchId',
+  'status',
+  'timestamp',
+  'inputAt',
+  'trigger',
+  'turns',
+  'itemsProposed',
+  'itemsPassed',
+  'rejections',
+  'staged',
+  'promoted',
+  'assessment',
+  'modelId',
+  'error',
+  'eventOnly',
+  'logKey',
+] as const;
 
 /** The listing's attributes of a batch (the log's status, counts and times): keep LISTING_ATTRIBUTES in step. */
 function summaryItem(log: BatchLog) {
@@ -133,7 +177,11 @@ function summaryItem(log: BatchLog) {
 }
 
 /** A batch's log from its item: inside it, or (too large, or of the older layout) the S3 object it names. */
-export async function batchLogOf(s3: S3Client, bucketName: string, item: Record<string, unknown>): Promise<BatchLog | null> {
+export async function batchLogOf(
+  s3: S3Client,
+  bucketName: string,
+  item: Record<string, unknown>,
+): Promise<BatchLog | null> {
   if (typeof item.packed === 'string') return unpackJson(item.packed) as BatchLog;
   if (typeof item.log === 'string') return JSON.parse(item.log) as BatchLog;
   if (typeof item.logKey !== 'string') return null;

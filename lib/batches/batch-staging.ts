@@ -31,11 +31,22 @@ export interface Gated {
   turns: ReadonlyMap<number, TurnSaved>;
 }
 
-export async function gateOutput(job: Job, input: BatchInput, parsed: Parsed | null, deps: ReflectionDeps): Promise<Gated> {
+export async function gateOutput(
+  job: Job,
+  input: BatchInput,
+  parsed: Parsed | null,
+  deps: ReflectionDeps,
+): Promise<Gated> {
   const { turns, knowledge, knowledgeDocs, batchAt } = input;
   const turnMap = new Map<number, TurnSaved>(turns.map((t) => [t.turnId, t]));
   const output = parsed?.output ?? { new_facts: [], corrections: [], connections: [], open_questions: [] };
-  const cited = [...new Set(Object.values(output).flatMap((items) => (items as Array<{ source_turns: number[] }>).flatMap((i) => i.source_turns)))];
+  const cited = [
+    ...new Set(
+      Object.values(output).flatMap((items) =>
+        (items as Array<{ source_turns: number[] }>).flatMap((i) => i.source_turns),
+      ),
+    ),
+  ];
   const outside = cited.filter((t) => !turnMap.has(t));
   if (outside.length > 0) {
     const extra = await deps.turns.getTurns(job.userId, outside);
@@ -48,10 +59,23 @@ export async function gateOutput(job: Job, input: BatchInput, parsed: Parsed | n
   });
   // Req R-SRC: the reliability of the sites the turns read, blended into the documents' confidence.
   const domains = [...new Set([...turnMap.values()].flatMap(domainsRead))];
-  const sourceReliability = new Map(domains.length > 0 ? (await deps.sources.stats(domains)).map((s) => [s.domain, reliabilityOf(s).reliability] as const) : []);
-  const docs = stagedDocuments(passed, { batchId: job.jobId, stagedAt: stagedAtOf(batchAt, job), turns: turnMap, sourceReliability });
+  const sourceReliability = new Map(
+    domains.length > 0
+      ? (await deps.sources.stats(domains)).map((s) => [s.domain, reliabilityOf(s).reliability] as const)
+      : [],
+  );
+  const docs = stagedDocuments(passed, {
+    batchId: job.jobId,
+    stagedAt: stagedAtOf(batchAt, job),
+    turns: turnMap,
+    sourceReliability,
+  });
   // Fact hygiene: a new fact the dedup gate found in Knowledge is that fact seen again.
-  const seen = new Map(rejections.flatMap((r) => (r.gate === 'dedup' && r.existing ? [[r.existing, { at: batchAt, by: `batch ${job.jobId}` }] as const] : [])));
+  const seen = new Map(
+    rejections.flatMap((r) =>
+      r.gate === 'dedup' && r.existing ? [[r.existing, { at: batchAt, by: `batch ${job.jobId}` }] as const] : [],
+    ),
+  );
   // Verified on the index as it is now: the API may have written it since the batch read it.
   await verifySeenFacts(job.userId, seen, deps);
   // The log lists what the batch saw, not what changed: a redelivery (nothing left to change) logs the same.
@@ -76,9 +100,18 @@ export interface Staged {
  * Req R-PRO-1: outputs that recur in an earlier batch's staged item promote it; the rest are
  * staged. An output repeating a discarded item is a dedup rejection (added to `gated.rejections`).
  */
-export async function stageAndReinforce(job: Job, input: BatchInput, gated: Gated, deps: ReflectionDeps): Promise<Staged> {
+export async function stageAndReinforce(
+  job: Job,
+  input: BatchInput,
+  gated: Gated,
+  deps: ReflectionDeps,
+): Promise<Staged> {
   const alive = await withoutDeleted(job, gated, deps);
-  const { reinforcements, toStage, suppressed } = findRecurrences(await deps.knowledge.listStaged(job.userId), alive, job.jobId);
+  const { reinforcements, toStage, suppressed } = findRecurrences(
+    await deps.knowledge.listStaged(job.userId),
+    alive,
+    job.jobId,
+  );
   for (const s of suppressed) {
     gated.rejections.push({
       category: categoryOf(s.doc.kind),
@@ -93,16 +126,36 @@ export async function stageAndReinforce(job: Job, input: BatchInput, gated: Gate
   const taken = new Set(input.knowledgeDocs.map((d) => d.id));
   for (const r of reinforcements) {
     const record = await deps.knowledge.reinforce(job.userId, r.staged.path, job.jobId);
-    reinforced.push({ item: r.doc.title, staged_file: `Knowledge_staging/${r.staged.path}`, similarity: round2(r.similarity), promotion_count: record.promotedBy.length });
+    reinforced.push({
+      item: r.doc.title,
+      staged_file: `Knowledge_staging/${r.staged.path}`,
+      similarity: round2(r.similarity),
+      promotion_count: record.promotedBy.length,
+    });
     if (record.status === 'promoted' || record.promotedBy.length < PROMOTIONS_TO_KNOWLEDGE) continue;
     const { knowledgePath: path } = await promoteStaged(deps, job.userId, record, taken, input.batchAt);
     taken.add(path);
     promotedFiles.push(`Knowledge/${path}`);
   }
-  return { toStage, reinforcements, suppressed, buried: gated.docs.length - alive.length, stagedFiles, promotedFiles, reinforced };
+  return {
+    toStage,
+    reinforcements,
+    suppressed,
+    buried: gated.docs.length - alive.length,
+    stagedFiles,
+    promotedFiles,
+    reinforced,
+  };
 }
 
-const categoryOf = (kind: StagedDocument['kind']) => (kind === 'fact' ? 'new_facts' : kind === 'correction' ? 'corrections' : kind === 'connection' ? 'connections' : 'open_questions');
+const categoryOf = (kind: StagedDocument['kind']) =>
+  kind === 'fact'
+    ? 'new_facts'
+    : kind === 'correction'
+      ? 'corrections'
+      : kind === 'connection'
+        ? 'connections'
+        : 'open_questions';
 
 /**
  * Req R-DEL-2: the passed items that repeat a deleted fact (its title, or its text's words:
@@ -118,7 +171,13 @@ async function withoutDeleted(job: Job, gated: Gated, deps: ReflectionDeps): Pro
   if (buried.size === 0) return gated.docs;
   return gated.docs.filter((d) => {
     const key = buriedKeyOf(d, buried);
-    if (key) gated.rejections.push({ category: categoryOf(d.kind), item: d.title, gate: 'deleted', reason: `repeats a fact a person deleted (tombstone ${key.slice(0, key.indexOf(':'))})` });
+    if (key)
+      gated.rejections.push({
+        category: categoryOf(d.kind),
+        item: d.title,
+        gate: 'deleted',
+        reason: `repeats a fact a person deleted (tombstone ${key.slice(0, key.indexOf(':'))})`,
+      });
     return key === null;
   });
 }
@@ -129,19 +188,36 @@ async function withoutDeleted(job: Job, gated: Gated, deps: ReflectionDeps): Pro
  * this batch (linked to what it learned from the event's turn, or from the whole batch when
  * the event named none). Returns their keys under the user's prefix.
  */
-export async function linkEpisodes(job: Job, input: Pick<BatchInput, 'turns' | 'eventEpisodes'>, staged: Staged, deps: ReflectionDeps): Promise<string[]> {
+export async function linkEpisodes(
+  job: Job,
+  input: Pick<BatchInput, 'turns' | 'eventEpisodes'>,
+  staged: Staged,
+  deps: ReflectionDeps,
+): Promise<string[]> {
   const episodes: string[] = [];
   const learnedFrom = (turnId: number | undefined) => [
-    ...staged.toStage.filter((d) => turnId === undefined || d.sourceTurns.includes(turnId)).map((d) => `Knowledge_staging/${d.path}`),
-    ...staged.reinforcements.filter((r) => turnId === undefined || r.doc.sourceTurns.includes(turnId)).map((r) => `Knowledge_staging/${r.staged.path}`),
+    ...staged.toStage
+      .filter((d) => turnId === undefined || d.sourceTurns.includes(turnId))
+      .map((d) => `Knowledge_staging/${d.path}`),
+    ...staged.reinforcements
+      .filter((r) => turnId === undefined || r.doc.sourceTurns.includes(turnId))
+      .map((r) => `Knowledge_staging/${r.staged.path}`),
   ];
   for (const t of input.turns) {
     if (!t.episode) continue;
-    const key = await deps.knowledge.putEpisode(job.userId, t.turnId, episodeDocument({ ...t, episode: t.episode }, job.jobId, learnedFrom(t.turnId)));
+    const key = await deps.knowledge.putEpisode(
+      job.userId,
+      t.turnId,
+      episodeDocument({ ...t, episode: t.episode }, job.jobId, learnedFrom(t.turnId)),
+    );
     episodes.push(key.slice(userPrefix(job.userId).length));
   }
   for (const e of input.eventEpisodes) {
-    const key = await deps.knowledge.putEventEpisode(job.userId, e.episodeId, episodeDocument(e, job.jobId, learnedFrom(e.turnId)));
+    const key = await deps.knowledge.putEventEpisode(
+      job.userId,
+      e.episodeId,
+      episodeDocument(e, job.jobId, learnedFrom(e.turnId)),
+    );
     episodes.push(key.slice(userPrefix(job.userId).length));
   }
   return episodes;
@@ -156,7 +232,9 @@ export async function connectionEdges(job: Job, batchAt: string, gated: Gated, d
       to: c.file_b,
       relation: 'related_to',
       note: c.relationship,
-      confidence: gated.docs.find((d) => d.kind === 'connection' && d.meta.file_a === c.file_a && d.meta.file_b === c.file_b)?.confidence ?? 0.6,
+      confidence:
+        gated.docs.find((d) => d.kind === 'connection' && d.meta.file_a === c.file_a && d.meta.file_b === c.file_b)
+          ?.confidence ?? 0.6,
       provenance: { source: 'batch' as const, id: job.jobId, turns: c.source_turns, at: batchAt },
     })),
     batchAt,

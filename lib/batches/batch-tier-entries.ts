@@ -17,7 +17,12 @@ import type { ReflectionDeps } from './reflection-deps.js';
 /** Who the audit trail says wrote the entries. */
 export const REFLECTION_ACTOR = 'reflector';
 
-const KIND_WORDS: Record<StagedKind, string> = { fact: 'new fact', correction: 'correction', connection: 'connection', open_question: 'open question' };
+const KIND_WORDS: Record<StagedKind, string> = {
+  fact: 'new fact',
+  correction: 'correction',
+  connection: 'connection',
+  open_question: 'open question',
+};
 
 /** The session of the latest cited turn (the sighting's session), if the batch read it. */
 function sessionOf(sourceTurns: readonly number[], turns: ReadonlyMap<number, TurnSaved>): string | undefined {
@@ -26,7 +31,11 @@ function sessionOf(sourceTurns: readonly number[], turns: ReadonlyMap<number, Tu
 }
 
 /** The entries of what the batch staged and what recurred, in that order. */
-export function batchTierEntries(job: Pick<Job, 'jobId'>, gated: Pick<Gated, 'turns'>, staged: Pick<Staged, 'toStage' | 'reinforcements'>): NewTierEntry[] {
+export function batchTierEntries(
+  job: Pick<Job, 'jobId'>,
+  gated: Pick<Gated, 'turns'>,
+  staged: Pick<Staged, 'toStage' | 'reinforcements'>,
+): NewTierEntry[] {
   const staging = staged.toStage.map((d) => ({
     text: d.text,
     title: d.title,
@@ -50,7 +59,12 @@ export function batchTierEntries(job: Pick<Job, 'jobId'>, gated: Pick<Gated, 'tu
 }
 
 /** Writes the batch's entries to the user's short-term tier; the ids written or seen again. */
-export async function feedShortTerm(job: Job, gated: Gated, staged: Staged, deps: Pick<ReflectionDeps, 'tiers'>): Promise<string[]> {
+export async function feedShortTerm(
+  job: Job,
+  gated: Gated,
+  staged: Staged,
+  deps: Pick<ReflectionDeps, 'tiers'>,
+): Promise<string[]> {
   if (!deps.tiers) return [];
   const ids: string[] = [];
   for (const entry of batchTierEntries(job, gated, staged)) {

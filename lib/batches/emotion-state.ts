@@ -23,5 +23,8 @@ export function readEmotionState(raw: unknown): { state: EmotionState | null; in
   const parsed = EmotionStateSchema.safeParse(raw);
   if (!parsed.success) return { state: null, invalid: true };
   const { confidence, caution, sentiment } = parsed.data;
-  return { state: { confidence: round2(confidence), caution: round2(caution), sentiment: round2(sentiment) }, invalid: false };
+  return {
+    state: { confidence: round2(confidence), caution: round2(caution), sentiment: round2(sentiment) },
+    invalid: false,
+  };
 }

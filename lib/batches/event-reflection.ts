@@ -12,9 +12,20 @@ import { type EventEpisode, episodeText } from '../turns/episodes.js';
  * An event's id: 15 decimal digits of a hash of the event (48 bits), so a redelivery or a
  * republish of the same event has the same id.
  */
-export function eventId(event: Pick<AgentEvent, 'userId' | 'timestamp' | 'trigger' | 'sessionId' | 'turnId' | 'detail'>): string {
+export function eventId(
+  event: Pick<AgentEvent, 'userId' | 'timestamp' | 'trigger' | 'sessionId' | 'turnId' | 'detail'>,
+): string {
   const digest = createHash('sha256')
-    .update(JSON.stringify([event.userId, event.timestamp, event.trigger, event.sessionId ?? null, event.turnId ?? null, event.detail ?? null]))
+    .update(
+      JSON.stringify([
+        event.userId,
+        event.timestamp,
+        event.trigger,
+        event.sessionId ?? null,
+        event.turnId ?? null,
+        event.detail ?? null,
+      ]),
+    )
     .digest('hex');
   return String(Number.parseInt(digest.slice(0, 12), 16)).padStart(15, '0');
 }
@@ -28,10 +39,12 @@ export function eventId(event: Pick<AgentEvent, 'userId' | 'timestamp' | 'trigge
 export const eventJobId = (id: string, lastTurnId: number): string => `event-${id}-${lastTurnId}`;
 
 /** Why an event's batch reviews no turn (the batch log's `event_only.reason`). */
-export const NO_TURN_WAITING = 'no turn was waiting for a batch: every turn was reflected on already or is in a batch on its way';
+export const NO_TURN_WAITING =
+  'no turn was waiting for a batch: every turn was reflected on already or is in a batch on its way';
 
 /** Why an event reflected on by itself asked no model (the batch log's `event_only.not_reflected`). */
-export const NOTHING_TO_REFLECT_ON = 'the event carries no detail and no episode, and no turn was waiting: there was nothing to reflect on';
+export const NOTHING_TO_REFLECT_ON =
+  'the event carries no detail and no episode, and no turn was waiting: there was nothing to reflect on';
 
 /**
  * Longest event material shown to the model, in characters (≈ 1,500 tokens at 4 a token): a
@@ -54,7 +67,12 @@ export function eventMaterial(
   const parts = [
     ...(detail ? [`The agent's note (${event.trigger}): ${detail}`] : []),
     ...episodes.map((e) => {
-      const about = [e.detail && e.detail.trim() !== event.detail?.trim() ? `after ${e.trigger}: ${e.detail.replace(/\s+/g, ' ').trim()}` : '', e.turnId !== undefined ? `about turn ${e.turnId}` : '']
+      const about = [
+        e.detail && e.detail.trim() !== event.detail?.trim()
+          ? `after ${e.trigger}: ${e.detail.replace(/\s+/g, ' ').trim()}`
+          : '',
+        e.turnId !== undefined ? `about turn ${e.turnId}` : '',
+      ]
         .filter(Boolean)
         .join(', ');
       return `${about ? `(${about})\n` : ''}${episodeText(e.episode)}`;
@@ -62,7 +80,9 @@ export function eventMaterial(
   ];
   const text = parts.join('\n\n');
   const cut = '\n[…truncated]';
-  return text.length <= MAX_EVENT_MATERIAL_CHARS ? text : `${text.slice(0, MAX_EVENT_MATERIAL_CHARS - cut.length)}${cut}`;
+  return text.length <= MAX_EVENT_MATERIAL_CHARS
+    ? text
+    : `${text.slice(0, MAX_EVENT_MATERIAL_CHARS - cut.length)}${cut}`;
 }
 
 /** How many short-term entries an event's reflection is shown (req R-EVT-2), most recently changed first. */

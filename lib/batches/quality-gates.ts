@@ -16,14 +16,22 @@ import { contentWords } from '../kernel/text.js';
  * knowledge from successful turns is remembered). `deleted`: the item repeats a fact a person
  * deleted (its tombstone, lib/forget/tombstone.ts; req R-DEL-2), checked where items are staged.
  */
-export type GateName = 'turn_existence' | 'failed_turn' | 'keyword_match' | 'related_file_exists' | 'dedup' | 'drift_guard' | 'deleted';
+export type GateName =
+  | 'turn_existence'
+  | 'failed_turn'
+  | 'keyword_match'
+  | 'related_file_exists'
+  | 'dedup'
+  | 'drift_guard'
+  | 'deleted';
 
 /**
  * Req R-CAND-3 (seed 002's commit rule, "only knowledge from successful turns enters long-term
  * storage"): a turn its agent validated FAIL or RETRY is not mined. APPROVE, REVISE (the answer
  * was revised, then given) and no validation at all (most publishers send none) are not failed.
  */
-export const failedTurn = (turn: Pick<TurnSaved, 'signals'> | undefined): boolean => turn?.signals?.validation === 'FAIL' || turn?.signals?.validation === 'RETRY';
+export const failedTurn = (turn: Pick<TurnSaved, 'signals'> | undefined): boolean =>
+  turn?.signals?.validation === 'FAIL' || turn?.signals?.validation === 'RETRY';
 
 export interface Rejection {
   category: ItemCategory;
@@ -72,7 +80,10 @@ const pathsOf = (item: AnyItem): string[] => {
 };
 
 /** Run the gates; returns the surviving output and every rejection. */
-export function applyQualityGates(output: BatchAnswer, ctx: GateContext): { passed: BatchAnswer; rejections: Rejection[] } {
+export function applyQualityGates(
+  output: BatchAnswer,
+  ctx: GateContext,
+): { passed: BatchAnswer; rejections: Rejection[] } {
   const rejections: Rejection[] = [];
   const passed: BatchAnswer = { new_facts: [], corrections: [], connections: [], open_questions: [] };
   const categories: ItemCategory[] = ['new_facts', 'corrections', 'connections', 'open_questions'];
@@ -95,24 +106,38 @@ function gateItem(category: ItemCategory, proposed: AnyItem, ctx: GateContext): 
 
   // The failed turns an item cites are dropped from its evidence; with none left, it is not mined.
   const failed = proposed.source_turns.filter((t) => failedTurn(ctx.turns.get(t)));
-  if (failed.length > 0 && failed.length === proposed.source_turns.length) return reject('failed_turn', `every cited turn was validated FAIL or RETRY: ${failed.join(', ')}`);
-  const item = failed.length === 0 ? proposed : { ...proposed, source_turns: proposed.source_turns.filter((t) => !failed.includes(t)) };
+  if (failed.length > 0 && failed.length === proposed.source_turns.length)
+    return reject('failed_turn', `every cited turn was validated FAIL or RETRY: ${failed.join(', ')}`);
+  const item =
+    failed.length === 0
+      ? proposed
+      : { ...proposed, source_turns: proposed.source_turns.filter((t) => !failed.includes(t)) };
 
   const keywords = new Set(contentWords(evidenceText(item)));
   const cited = item.source_turns.map((t) => ctx.turns.get(t)).filter((t): t is TurnSaved => t !== undefined);
-  const evidence = cited.some((t) => contentWords(`${t.query} ${t.context ?? ''} ${t.response}`).some((w) => keywords.has(w)));
-  if (!evidence) return reject('keyword_match', `no keyword of the item appears in cited turns ${item.source_turns.join(', ')}`);
+  const evidence = cited.some((t) =>
+    contentWords(`${t.query} ${t.context ?? ''} ${t.response}`).some((w) => keywords.has(w)),
+  );
+  if (!evidence)
+    return reject('keyword_match', `no keyword of the item appears in cited turns ${item.source_turns.join(', ')}`);
 
   for (const path of pathsOf(item)) {
     const safe = safeKnowledgePath(path);
-    if (safe === null) return reject('related_file_exists', `path leaves the user's Knowledge folder: ${JSON.stringify(path)}`);
+    if (safe === null)
+      return reject('related_file_exists', `path leaves the user's Knowledge folder: ${JSON.stringify(path)}`);
     if (!ctx.knowledgeDocs.has(safe)) return reject('related_file_exists', `no such knowledge file: ${safe}`);
   }
 
   if ('content' in item) {
     const best = ctx.knowledge.similar(item.content, item.title)[0];
     if (best && best.similarity > DEDUP_THRESHOLD) {
-      return { ...reject('dedup', `similar to ${best.doc.id} (BM25 similarity ${best.similarity.toFixed(2)} > ${DEDUP_THRESHOLD})`), existing: best.doc.id };
+      return {
+        ...reject(
+          'dedup',
+          `similar to ${best.doc.id} (BM25 similarity ${best.similarity.toFixed(2)} > ${DEDUP_THRESHOLD})`,
+        ),
+        existing: best.doc.id,
+      };
     }
   }
 
@@ -120,7 +145,10 @@ function gateItem(category: ItemCategory, proposed: AnyItem, ctx: GateContext): 
     const path = safeKnowledgePath(item.existing_file) ?? '';
     const doc = ctx.knowledgeDocs.get(path);
     if (doc && doc.confidence > DRIFT_GUARD_CONFIDENCE && item.source_turns.length <= 1) {
-      return reject('drift_guard', `${path} holds confidence ${doc.confidence} > ${DRIFT_GUARD_CONFIDENCE}; one turn cannot correct it`);
+      return reject(
+        'drift_guard',
+        `${path} holds confidence ${doc.confidence} > ${DRIFT_GUARD_CONFIDENCE}; one turn cannot correct it`,
+      );
     }
   }
   return item;

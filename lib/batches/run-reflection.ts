@@ -8,7 +8,13 @@
  * conditional, so a job run twice leaves the state of a job run once.
  */
 import type { Job } from '../../events/job.js';
-import { buildReflectorPrompt, EARLIER_REFLECTIONS_SHOWN, type EarlierReflection, occasionOf, REFLECTOR_SYSTEM_PROMPT } from './batch-assembly.js';
+import {
+  buildReflectorPrompt,
+  EARLIER_REFLECTIONS_SHOWN,
+  type EarlierReflection,
+  occasionOf,
+  REFLECTOR_SYSTEM_PROMPT,
+} from './batch-assembly.js';
 import type { BatchLog } from './batch-log.js';
 import { parseBatchAnswer, BatchAnswerError, reflectionToolInputSchema } from './batch-answer.js';
 import { costEntry, usageOf } from '../costs/job-cost.js';
@@ -17,11 +23,21 @@ import { callWithBudgetRetry, costOf, unusableStop } from '../model/model-call.j
 import { type ModelResponse, UnusableModelOutputError } from '../model/language-model.port.js';
 import type { ReflectionDeps } from './reflection-deps.js';
 import { type BatchInput, readBatch } from './batch-input.js';
-import { connectionEdges, gateOutput, type Gated, linkEpisodes, type Parsed, type Staged, stageAndReinforce } from './batch-staging.js';
+import {
+  connectionEdges,
+  gateOutput,
+  type Gated,
+  linkEpisodes,
+  type Parsed,
+  type Staged,
+  stageAndReinforce,
+} from './batch-staging.js';
 import { finishCounters, waitUntilRecorded } from './batch-counters.js';
 import { feedShortTerm } from './batch-tier-entries.js';
 
-export type ReflectionOutcome = { status: 'completed' | 'aborted'; log: BatchLog; logKey: string } | { status: 'already_done' | 'superseded'; reason: string };
+export type ReflectionOutcome =
+  | { status: 'completed' | 'aborted'; log: BatchLog; logKey: string }
+  | { status: 'already_done' | 'superseded'; reason: string };
 
 /** Kinds reflected like a batch: the job's turns through the req R-ASM to R-LOG pipeline. */
 const BATCH_LIKE = new Set<Job['kind']>(['batch', 'event']);
@@ -41,7 +57,8 @@ export async function runReflection(job: Job, deps: ReflectionDeps): Promise<Ref
   // An event's job over no turns is no batch of the signal state: nothing to wait for (its batch log is its commit record).
   if (job.turnIds.length > 0) {
     const recorded = await waitUntilRecorded(job, deps);
-    if (recorded.superseded) return { status: 'superseded', reason: `turns up to ${recorded.lastBatchTurn} are reflected already` };
+    if (recorded.superseded)
+      return { status: 'superseded', reason: `turns up to ${recorded.lastBatchTurn} are reflected already` };
   }
 
   const input = await readBatch(job, started, deps);
@@ -49,9 +66,11 @@ export async function runReflection(job: Job, deps: ReflectionDeps): Promise<Ref
   const duration = () => deps.clock.now().getTime() - started.getTime();
   let parsed: Parsed | null = null;
   if (asked) {
-    if ('error' in asked.outcome) return finish(job, abortedLog(job, input, asked, asked.outcome.error, model, duration(), deps), deps);
+    if ('error' in asked.outcome)
+      return finish(job, abortedLog(job, input, asked, asked.outcome.error, model, duration(), deps), deps);
     parsed = asked.outcome.parsed;
-    if (parsed.assessmentInvalid) deps.log.warn('model assessment malformed; dropped', { userId: job.userId, batchId: job.jobId });
+    if (parsed.assessmentInvalid)
+      deps.log.warn('model assessment malformed; dropped', { userId: job.userId, batchId: job.jobId });
   }
   const gated = await gateOutput(job, input, parsed, deps);
   const staged = await stageAndReinforce(job, input, gated, deps);
@@ -94,20 +113,50 @@ const emptyGates = (): BatchLog['quality_gate_results'] => ({
 type Asked = Awaited<ReturnType<typeof askModel>>;
 
 /** The model's answer for a batch with turns (with the earlier reflections when an occasion fired it), and its usage for the log. */
-async function consultModel(job: Job, input: BatchInput, deps: ReflectionDeps): Promise<{ asked: Asked | null; model: BatchLog['model'] }> {
+async function consultModel(
+  job: Job,
+  input: BatchInput,
+  deps: ReflectionDeps,
+): Promise<{ asked: Asked | null; model: BatchLog['model'] }> {
   const { batch, existing, material, context } = input;
   const occasion = occasionOf(job);
   const something = batch.included.length > 0 || material !== '';
   const earlier = occasion && something ? await earlierReflections(job, deps) : [];
-  const asked = something ? await askModel(job, buildReflectorPrompt(batch, existing, occasion, earlier, material, context), deps, occasion !== null) : null;
-  const model = asked ? { ...asked.response.usage, reused: asked.reused, estimatedCostUsd: asked.reused ? 0 : costOf(asked.response.usage) } : null;
+  const asked = something
+    ? await askModel(
+        job,
+        buildReflectorPrompt(batch, existing, occasion, earlier, material, context),
+        deps,
+        occasion !== null,
+      )
+    : null;
+  const model = asked
+    ? {
+        ...asked.response.usage,
+        reused: asked.reused,
+        estimatedCostUsd: asked.reused ? 0 : costOf(asked.response.usage),
+      }
+    : null;
   return { asked, model };
 }
 
 /** The log of a batch whose answer was unusable: nothing staged, the raw answer kept in the log. */
-function abortedLog(job: Job, input: BatchInput, asked: Asked, error: BatchAnswerError, model: BatchLog['model'], durationMs: number, deps: ReflectionDeps): BatchLog {
+function abortedLog(
+  job: Job,
+  input: BatchInput,
+  asked: Asked,
+  error: BatchAnswerError,
+  model: BatchLog['model'],
+  durationMs: number,
+  deps: ReflectionDeps,
+): BatchLog {
   // The raw answer may quote the user's turns: it goes to the batch log, not the logs.
-  deps.log.error('model output unusable; batch aborted', { userId: job.userId, batchId: job.jobId, error: error.message, stopReason: asked.response.usage.stopReason });
+  deps.log.error('model output unusable; batch aborted', {
+    userId: job.userId,
+    batchId: job.jobId,
+    error: error.message,
+    stopReason: asked.response.usage.stopReason,
+  });
   return {
     ...input.base,
     status: 'aborted',
@@ -141,7 +190,12 @@ function diaryInput(job: Job, input: BatchInput, parsed: Parsed | null, gated: G
  * event that fired it); otherwise the reason is logged. The record of either is kept, at the
  * batch's input time, before the batch log.
  */
-async function writeDiary(job: Job, input: DiaryInput, at: string, deps: ReflectionDeps): Promise<NonNullable<BatchLog['diary']>> {
+async function writeDiary(
+  job: Job,
+  input: DiaryInput,
+  at: string,
+  deps: ReflectionDeps,
+): Promise<NonNullable<BatchLog['diary']>> {
   const decision = decideDiaryEntry(input);
   await deps.diary.put(diaryRecord(job.userId, input, decision, at));
   // The record is the entry (its markdown is rendered from it when read: diaryMarkdown), no S3 object.
@@ -157,7 +211,13 @@ async function earlierReflections(job: Job, deps: ReflectionDeps): Promise<Earli
   return entries
     .filter((e) => e.id !== job.jobId && diaryVisible(e) && e.reflection)
     .slice(0, EARLIER_REFLECTIONS_SHOWN)
-    .map((e) => ({ at: e.at, trigger: e.trigger, insight: e.reflection?.insight ?? '', recommendation: e.reflection?.recommendation ?? '', confidence: e.reflection?.confidence ?? 0 }));
+    .map((e) => ({
+      at: e.at,
+      trigger: e.trigger,
+      insight: e.reflection?.insight ?? '',
+      recommendation: e.reflection?.recommendation ?? '',
+      confidence: e.reflection?.confidence ?? 0,
+    }));
 }
 
 /**
@@ -165,7 +225,12 @@ async function earlierReflections(job: Job, deps: ReflectionDeps): Promise<Earli
  * (asked again once with a larger budget when cut), recorded before use. A fresh unusable
  * answer is not recorded when the job will be delivered again: it throws instead.
  */
-async function askModel(job: Job, prompt: string, deps: ReflectionDeps, withEntry: boolean): Promise<{ response: ModelResponse; reused: boolean; outcome: Judged }> {
+async function askModel(
+  job: Job,
+  prompt: string,
+  deps: ReflectionDeps,
+  withEntry: boolean,
+): Promise<{ response: ModelResponse; reused: boolean; outcome: Judged }> {
   const recorded = await deps.knowledge.getModelOutput(job.userId, job.jobId);
   if (recorded) return { response: recorded, reused: true, outcome: judge(recorded) };
   const response = await callWithBudgetRetry(
@@ -186,7 +251,9 @@ async function askModel(job: Job, prompt: string, deps: ReflectionDeps, withEntr
   );
   const outcome = judge(response);
   if (deps.retryUnusableOutput && 'error' in outcome) {
-    throw new UnusableModelOutputError(`batch ${job.jobId}: model output unusable (${outcome.error.message}); retrying on the next delivery`);
+    throw new UnusableModelOutputError(
+      `batch ${job.jobId}: model output unusable (${outcome.error.message}); retrying on the next delivery`,
+    );
   }
   await deps.knowledge.putModelOutput(job.userId, job.jobId, response);
   return { response, reused: false, outcome };
@@ -197,7 +264,13 @@ type Judged = ReturnType<typeof parseOutput>;
 /** A cut answer or a malformed tool call is unusable whatever it holds; otherwise it is parsed. */
 function judge(response: ModelResponse): Judged {
   const stop = unusableStop(response.usage);
-  if (stop) return { error: new BatchAnswerError(stop, typeof response.output === 'string' ? response.output : (JSON.stringify(response.output) ?? '')) };
+  if (stop)
+    return {
+      error: new BatchAnswerError(
+        stop,
+        typeof response.output === 'string' ? response.output : (JSON.stringify(response.output) ?? ''),
+      ),
+    };
   return parseOutput(response.output);
 }
 
@@ -233,7 +306,11 @@ function parseOutput(output: unknown): { parsed: ReturnType<typeof parseBatchAns
  * under Logs/reflector/failed/ — not the batch's commit record, so a redrive from the DLQ
  * still runs it — and leave the counters waiting (the batch did not complete).
  */
-export async function recordFailedAttempt(job: Job, error: Error, deps: Pick<ReflectionDeps, 'batchLogs' | 'clock' | 'log'>): Promise<void> {
+export async function recordFailedAttempt(
+  job: Job,
+  error: Error,
+  deps: Pick<ReflectionDeps, 'batchLogs' | 'clock' | 'log'>,
+): Promise<void> {
   const log: BatchLog = {
     batch_id: job.jobId,
     user_id: job.userId,
@@ -245,7 +322,12 @@ export async function recordFailedAttempt(job: Job, error: Error, deps: Pick<Ref
     trigger: job.trigger,
     kind: job.kind,
     urgency_score: job.urgency,
-    quality_gate_results: { items_proposed: 0, items_passed: 0, truncated_by_caps: { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 }, rejections: [] },
+    quality_gate_results: {
+      items_proposed: 0,
+      items_passed: 0,
+      truncated_by_caps: { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 },
+      rejections: [],
+    },
     staged_files: [],
     promoted_files: [],
     reinforced: [],
@@ -254,5 +336,10 @@ export async function recordFailedAttempt(job: Job, error: Error, deps: Pick<Ref
     duration_ms: 0,
   };
   const key = await deps.batchLogs.writeFailure(log);
-  deps.log.error('batch job failed its last try; parked in the DLQ', { userId: job.userId, jobId: job.jobId, log: key, error: error.message });
+  deps.log.error('batch job failed its last try; parked in the DLQ', {
+    userId: job.userId,
+    jobId: job.jobId,
+    log: key,
+    error: error.message,
+  });
 }

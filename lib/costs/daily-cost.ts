@@ -46,16 +46,27 @@ export function costGroup(kind: Job['kind']): CostGroup {
 /** The `count` UTC days up to and including `today`'s, oldest first. */
 export function lastDays(today: Date, count: number): string[] {
   const end = Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate());
-  return Array.from({ length: count }, (_, i) => new Date(end - (count - 1 - i) * 86_400_000).toISOString().slice(0, 10));
+  return Array.from({ length: count }, (_, i) =>
+    new Date(end - (count - 1 - i) * 86_400_000).toISOString().slice(0, 10),
+  );
 }
 
 const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
 
 /** One total per day asked for (zero when nothing ran), from the entries of those days. */
-export function dailyTotals(entries: readonly CostEntry[], days: readonly string[], options: { countUsers?: boolean } = {}): DailyCost[] {
+export function dailyTotals(
+  entries: readonly CostEntry[],
+  days: readonly string[],
+  options: { countUsers?: boolean } = {},
+): DailyCost[] {
   return days.map((day) => {
     const of = entries.filter((e) => e.day === day);
-    const byGroup: DailyCost['byGroup'] = { batch: { jobs: 0, costUsd: 0 }, summary: { jobs: 0, costUsd: 0 }, nightly: { jobs: 0, costUsd: 0 }, weekly: { jobs: 0, costUsd: 0 } };
+    const byGroup: DailyCost['byGroup'] = {
+      batch: { jobs: 0, costUsd: 0 },
+      summary: { jobs: 0, costUsd: 0 },
+      nightly: { jobs: 0, costUsd: 0 },
+      weekly: { jobs: 0, costUsd: 0 },
+    };
     for (const e of of) {
       const g = byGroup[costGroup(e.kind)];
       g.jobs += 1;

@@ -55,7 +55,9 @@ export class DynamoCostLedger implements CostLedger {
       pk,
       sk: keys.costSk(entry.day, entry.jobId),
       type: 'cost',
-      ...(first ? { gsi1pk: keys.costDayGsiPk(entry.day, entry.userId), gsi1sk: keys.costDayGsiSk(entry.userId, entry.jobId) } : {}),
+      ...(first
+        ? { gsi1pk: keys.costDayGsiPk(entry.day, entry.userId), gsi1sk: keys.costDayGsiSk(entry.userId, entry.jobId) }
+        : {}),
       entry,
     });
   }
@@ -64,7 +66,11 @@ export class DynamoCostLedger implements CostLedger {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :a AND :b',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':a': `${keys.costPrefix}${fromDay}`, ':b': `${keys.costPrefix}${toDay}#\uffff` },
+      ExpressionAttributeValues: {
+        ':pk': keys.userPk(userId),
+        ':a': `${keys.costPrefix}${fromDay}`,
+        ':b': `${keys.costPrefix}${toDay}#\uffff`,
+      },
     });
     return items.map((i) => i.entry as CostEntry);
   }
@@ -73,13 +79,19 @@ export class DynamoCostLedger implements CostLedger {
   async forDay(day: string): Promise<CostEntry[]> {
     const shards = await Promise.all(
       dayGsiPartitions('COSTDAY', day).map((p) =>
-        queryAll(this.ddb, { TableName: this.tableName, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :d', ExpressionAttributeValues: { ':d': p } }),
+        queryAll(this.ddb, {
+          TableName: this.tableName,
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :d',
+          ExpressionAttributeValues: { ':d': p },
+        }),
       ),
     );
     const users = [...new Set(shards.flat().map((i) => (i.entry as CostEntry).userId))];
     const out: CostEntry[] = [];
     for (let i = 0; i < users.length; i += USERS_AT_ONCE) {
-      for (const entries of await Promise.all(users.slice(i, i + USERS_AT_ONCE).map((u) => this.forUser(u, day, day)))) out.push(...entries);
+      for (const entries of await Promise.all(users.slice(i, i + USERS_AT_ONCE).map((u) => this.forUser(u, day, day))))
+        out.push(...entries);
     }
     return out;
   }

@@ -51,5 +51,12 @@ export function usageOf(usage: Omit<ModelUsage, 'reused'> & { reused?: boolean }
 
 /** A sleep-time run's usage (its tokens and cost are summed over its calls already); null when it asked no model. */
 export function runUsage(run: Pick<SleepTimeRun, 'model' | 'tokens' | 'estimatedCostUsd'>): JobUsage | null {
-  return run.model === null ? null : { modelId: run.model, inputTokens: run.tokens.input, outputTokens: run.tokens.output, costUsd: run.estimatedCostUsd };
+  return run.model === null
+    ? null
+    : {
+        modelId: run.model,
+        inputTokens: run.tokens.input,
+        outputTokens: run.tokens.output,
+        costUsd: run.estimatedCostUsd,
+      };
 }

@@ -24,19 +24,42 @@ const view = (r: DiaryRecord): DiaryEntryView => ({ ...r, visible: diaryVisible(
 export async function listDiary(
   deps: DiaryDeps,
   userId: string,
-  q: { limit: number; nextToken?: string | undefined; type?: DiaryRecord['type'] | undefined; include: 'visible' | 'all' },
+  q: {
+    limit: number;
+    nextToken?: string | undefined;
+    type?: DiaryRecord['type'] | undefined;
+    include: 'visible' | 'all';
+  },
 ): Promise<{ entries: DiaryEntryView[]; nextToken?: string }> {
-  const after = q.nextToken === undefined ? undefined : pageCursor(q.nextToken, (p) => (Array.isArray(p) && p[0] === 'diary' && typeof p[1] === 'string' ? p[1] : null));
+  const after =
+    q.nextToken === undefined
+      ? undefined
+      : pageCursor(q.nextToken, (p) =>
+          Array.isArray(p) && p[0] === 'diary' && typeof p[1] === 'string' ? p[1] : null,
+        );
   const page = await deps.diary.page(userId, { limit: q.limit, after, type: q.type });
   const entries = page.entries.map(view).filter((e) => q.include === 'all' || e.visible);
   return { entries, ...(page.next !== undefined ? { nextToken: encodeCursor(['diary', page.next]) } : {}) };
 }
 
 /** A person keeps or drops an entry (the latest decision wins), in the audit trail. */
-export async function overrideDiary(deps: DiaryDeps, actor: string, userId: string, id: string, req: { decision: 'keep' | 'drop'; reason?: string | undefined }): Promise<{ entry: DiaryEntryView }> {
+export async function overrideDiary(
+  deps: DiaryDeps,
+  actor: string,
+  userId: string,
+  id: string,
+  req: { decision: 'keep' | 'drop'; reason?: string | undefined },
+): Promise<{ entry: DiaryEntryView }> {
   const at = deps.clock.now().toISOString();
   const reason = req.reason ? { reason: req.reason } : {};
-  const audit = { userId, itemId: `diary:${id}`, action: req.decision === 'keep' ? ('diary_keep' as const) : ('diary_drop' as const), actor, at, ...reason };
+  const audit = {
+    userId,
+    itemId: `diary:${id}`,
+    action: req.decision === 'keep' ? ('diary_keep' as const) : ('diary_drop' as const),
+    actor,
+    at,
+    ...reason,
+  };
   const record = await deps.diary.override(userId, id, { decision: req.decision, by: actor, at, ...reason }, audit);
   if (!record) throw new MemoryApiError('not_found', `diary entry ${id} of ${userId} not found`);
   return { entry: view(record) };

@@ -11,9 +11,15 @@ export class MemoryDiary implements DiaryStore {
     const key = `${record.userId}\u0000${record.id}`;
     if (!this.records.has(key)) this.records.set(key, structuredClone(record));
   }
-  async page(userId: string, options: { limit: number; after?: string | undefined; type?: DiaryRecord['type'] | undefined }) {
-    const mine = [...this.records.values()].filter((r) => r.userId === userId && (options.type === undefined || r.type === options.type)).sort((a, b) => keys.diarySk(b.id).localeCompare(keys.diarySk(a.id)));
-    const from = options.after === undefined ? 0 : mine.findIndex((r) => keys.diarySk(r.id) < keys.diarySk(options.after ?? ''));
+  async page(
+    userId: string,
+    options: { limit: number; after?: string | undefined; type?: DiaryRecord['type'] | undefined },
+  ) {
+    const mine = [...this.records.values()]
+      .filter((r) => r.userId === userId && (options.type === undefined || r.type === options.type))
+      .sort((a, b) => keys.diarySk(b.id).localeCompare(keys.diarySk(a.id)));
+    const from =
+      options.after === undefined ? 0 : mine.findIndex((r) => keys.diarySk(r.id) < keys.diarySk(options.after ?? ''));
     const rest = from < 0 ? [] : mine.slice(from);
     const entries = rest.slice(0, options.limit).map((r) => structuredClone(r));
     return { entries, ...(rest.length > options.limit && entries.length > 0 ? { next: entries.at(-1)?.id } : {}) };

@@ -7,7 +7,10 @@ export interface DiaryStore {
   /** First write wins: a redelivered batch writes the same record, and a person's override stays. */
   put(record: DiaryRecord): Promise<void>;
   /** The user's entries, newest (latest turns) first, at most `limit`, after the page `after` ends (an entry id). */
-  page(userId: string, options: { limit: number; after?: string | undefined; type?: DiaryRecord['type'] | undefined }): Promise<{ entries: DiaryRecord[]; next?: string }>;
+  page(
+    userId: string,
+    options: { limit: number; after?: string | undefined; type?: DiaryRecord['type'] | undefined },
+  ): Promise<{ entries: DiaryRecord[]; next?: string }>;
   byIds(userId: string, ids: readonly string[]): Promise<DiaryRecord[]>;
   /** A person's keep or drop (the latest wins), with its audit entry, together; null when the user has no such entry. */
   override(userId: string, id: string, override: DiaryOverride, audit: AuditEntry): Promise<DiaryRecord | null>;

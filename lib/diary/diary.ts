@@ -29,7 +29,8 @@ export type DiaryCriterion = (typeof DIARY_CRITERIA)[number];
 export const CAUTION_FOR_LESSON = 0.5;
 const BEHAVIOUR_EVENTS = new Set(['event:error', 'event:correction', 'event:user_request']);
 /** Asking the agent to keep something, not reminiscing ("remember when…") or small talk ("it's important to rest"). */
-const USER_SIGNAL = /\b(please remember|remember that|remember this|don'?t forget|do not forget|keep in mind|from now on|make a note|note that|this is important|it'?s important to me)\b/i;
+const USER_SIGNAL =
+  /\b(please remember|remember that|remember this|don'?t forget|do not forget|keep in mind|from now on|make a note|note that|this is important|it'?s important to me)\b/i;
 
 export interface DiaryInput {
   batchId: string;
@@ -63,18 +64,25 @@ export function decideDiaryEntry(input: DiaryInput): DiaryDecision {
     if (t.signals?.contradiction) criteria.impact.push(`turn ${t.turnId} contradicted earlier findings`);
     if (t.episode && !t.episode.outcome.success) {
       criteria.impact.push(`episode of turn ${t.turnId} failed`);
-      if (t.episode.outcome.failureReason) criteria.lesson.push(`turn ${t.turnId}: ${t.episode.goal} failed (${t.episode.outcome.failureReason})`);
+      if (t.episode.outcome.failureReason)
+        criteria.lesson.push(`turn ${t.turnId}: ${t.episode.goal} failed (${t.episode.outcome.failureReason})`);
     }
     const said = USER_SIGNAL.exec(t.query);
     if (said) criteria.user_signal.push(`turn ${t.turnId}: "${said[0]}"`);
   }
   for (const p of input.promoted) criteria.reusable.push(`promoted ${p}`);
   for (const r of input.reinforced) criteria.reusable.push(`recurred: ${r.item}`);
-  for (const s of input.staged) if (s.category === 'Patterns' || s.category === 'Connections') criteria.lesson.push(`${s.category === 'Patterns' ? 'pattern' : 'connection'}: ${s.title}`);
-  if (input.assessment && input.assessment.caution >= CAUTION_FOR_LESSON) criteria.lesson.push(`caution ${input.assessment.caution}`);
-  if (input.reflection) criteria.lesson.push(`reflection after ${input.trigger}: ${input.reflection.insight.slice(0, 120)}`);
+  for (const s of input.staged)
+    if (s.category === 'Patterns' || s.category === 'Connections')
+      criteria.lesson.push(`${s.category === 'Patterns' ? 'pattern' : 'connection'}: ${s.title}`);
+  if (input.assessment && input.assessment.caution >= CAUTION_FOR_LESSON)
+    criteria.lesson.push(`caution ${input.assessment.caution}`);
+  if (input.reflection)
+    criteria.lesson.push(`reflection after ${input.trigger}: ${input.reflection.insight.slice(0, 120)}`);
   const write = DIARY_CRITERIA.some((c) => criteria[c].length > 0);
-  return write ? { write, criteria } : { write, criteria, reason: 'no impact, nothing reusable, no lesson and no user signal in this batch' };
+  return write
+    ? { write, criteria }
+    : { write, criteria, reason: 'no impact, nothing reusable, no lesson and no user signal in this batch' };
 }
 
 /** An entry's path among the user's memory (`memory.retrieve`, the batch log): `diary/{batchId}.md`. */
@@ -103,12 +111,21 @@ export function diaryMarkdown(r: DiaryRecord): string {
 function diaryBody(input: DiaryInput, decision: DiaryDecision): string {
   const met = DIARY_CRITERIA.filter((c) => decision.criteria[c].length > 0);
   const lines = [`# Diary: ${input.batchId}`, ''];
-  if (input.reflection) lines.push(`**Insight**: ${input.reflection.insight}`, `**Recommendation**: ${input.reflection.recommendation}`, '');
+  if (input.reflection)
+    lines.push(
+      `**Insight**: ${input.reflection.insight}`,
+      `**Recommendation**: ${input.reflection.recommendation}`,
+      '',
+    );
   lines.push(...met.map((c) => `- **${c.replace('_', ' ')}**: ${decision.criteria[c].join('; ')}`));
   const clip = (t: string) => (t.length > 240 ? `${t.slice(0, 239)}…` : t);
-  const learned = [...input.staged.map((s) => `${s.title}: ${clip(s.text.replace(/\s+/g, ' '))}`), ...input.reinforced.map((r) => `${r.item} (again)`)];
+  const learned = [
+    ...input.staged.map((s) => `${s.title}: ${clip(s.text.replace(/\s+/g, ' '))}`),
+    ...input.reinforced.map((r) => `${r.item} (again)`),
+  ];
   if (learned.length > 0) lines.push('', '## Learned', ...learned.map((t) => `- ${t}`));
-  if (input.passed.open_questions.length > 0) lines.push('', '## Still open', ...input.passed.open_questions.map((q) => `- ${q.question}`));
+  if (input.passed.open_questions.length > 0)
+    lines.push('', '## Still open', ...input.passed.open_questions.map((q) => `- ${q.question}`));
   return `${lines.join('\n')}\n`;
 }
 
@@ -147,7 +164,8 @@ export interface DiaryOverride {
 }
 
 /** Listed, searched and shown to the next reflection: kept by a person, or written and not dropped. */
-export const diaryVisible = (r: Pick<DiaryRecord, 'written' | 'override'>): boolean => (r.override ? r.override.decision === 'keep' : r.written);
+export const diaryVisible = (r: Pick<DiaryRecord, 'written' | 'override'>): boolean =>
+  r.override ? r.override.decision === 'keep' : r.written;
 
 export function diaryRecord(userId: string, input: DiaryInput, decision: DiaryDecision, at: string): DiaryRecord {
   return {

@@ -12,7 +12,8 @@ import type { Storage, SearchChangeLog } from '../kernel/storage.adapter.js';
 /** Items a page reads at most while it looks for entries of one type (a filter reads past the others). */
 const MAX_SCANNED_PER_PAGE = 500;
 /** The batch id at the end of a diary sort key (`DIARY#{lastTurn}#{batchId}`). */
-const batchIdOfSk = (sk: unknown): string | undefined => (typeof sk === 'string' ? sk.split('#').slice(2).join('#') || undefined : undefined);
+const batchIdOfSk = (sk: unknown): string | undefined =>
+  typeof sk === 'string' ? sk.split('#').slice(2).join('#') || undefined : undefined;
 
 /** Items each Query of a one-type page reads. */
 const FILTERED_STEP = 100;
@@ -34,7 +35,12 @@ export class DynamoDiaryStore implements DiaryStore {
   }
 
   async put(record: DiaryRecord): Promise<void> {
-    await putOnce(this.ddb, this.tableName, { pk: keys.userPk(record.userId), sk: keys.diarySk(record.id), type: 'diary', entry: record });
+    await putOnce(this.ddb, this.tableName, {
+      pk: keys.userPk(record.userId),
+      sk: keys.diarySk(record.id),
+      type: 'diary',
+      entry: record,
+    });
     // Marked on a repeat too: the first attempt may have died between its write and its mark.
     // A rejected attempt is not searched, so the index need not hear of it until a person keeps it.
     if (diaryVisible(record)) await this.changes.mark(record.userId, [`diary:${record.id}`]);
@@ -46,17 +52,27 @@ export class DynamoDiaryStore implements DiaryStore {
    * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_Query.html),
    * so a page of one type reads in steps of FILTERED_STEP items, not of the few it still needs.
    */
-  async page(userId: string, options: { limit: number; after?: string | undefined; type?: DiaryRecord['type'] | undefined }): Promise<{ entries: DiaryRecord[]; next?: string }> {
+  async page(
+    userId: string,
+    options: { limit: number; after?: string | undefined; type?: DiaryRecord['type'] | undefined },
+  ): Promise<{ entries: DiaryRecord[]; next?: string }> {
     const entries: DiaryRecord[] = [];
-    let start: Record<string, unknown> | undefined = options.after === undefined ? undefined : { pk: keys.userPk(userId), sk: keys.diarySk(options.after) };
+    let start: Record<string, unknown> | undefined =
+      options.after === undefined ? undefined : { pk: keys.userPk(userId), sk: keys.diarySk(options.after) };
     let scanned = 0;
     while (entries.length <= options.limit && scanned < MAX_SCANNED_PER_PAGE) {
       const res = await this.ddb.send(
         new QueryCommand({
           TableName: this.tableName,
           KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-          ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.diaryPrefix, ...(options.type ? { ':t': options.type } : {}) },
-          ...(options.type ? { FilterExpression: '#e.#t = :t', ExpressionAttributeNames: { '#e': 'entry', '#t': 'type' } } : {}),
+          ExpressionAttributeValues: {
+            ':pk': keys.userPk(userId),
+            ':p': keys.diaryPrefix,
+            ...(options.type ? { ':t': options.type } : {}),
+          },
+          ...(options.type
+            ? { FilterExpression: '#e.#t = :t', ExpressionAttributeNames: { '#e': 'entry', '#t': 'type' } }
+            : {}),
           ScanIndexForward: false,
           // One more than the page, to know whether another follows.
           Limit: options.type ? FILTERED_STEP : options.limit + 1 - entries.length,
@@ -76,7 +92,12 @@ export class DynamoDiaryStore implements DiaryStore {
   }
 
   async byIds(userId: string, ids: readonly string[]): Promise<DiaryRecord[]> {
-    const items = await batchGetAll(this.ddb, this.tableName, [...new Set(ids)].map((id) => ({ pk: keys.userPk(userId), sk: keys.diarySk(id) })), { consistent: true });
+    const items = await batchGetAll(
+      this.ddb,
+      this.tableName,
+      [...new Set(ids)].map((id) => ({ pk: keys.userPk(userId), sk: keys.diarySk(id) })),
+      { consistent: true },
+    );
     return items.map((i) => i.entry as DiaryRecord);
   }
 

@@ -28,14 +28,30 @@ export class DynamoErasureLog implements ErasureLog {
     await batchWriteAll(
       this.ddb,
       this.tableName,
-      [...byKey.values()].map((t) => ({ PutRequest: { Item: { pk, sk: keys.tombstoneSk(t.key), kind: 'tombstone', userId, at, ...(t.words ? { words: t.words } : {}) } } })),
+      [...byKey.values()].map((t) => ({
+        PutRequest: {
+          Item: {
+            pk,
+            sk: keys.tombstoneSk(t.key),
+            kind: 'tombstone',
+            userId,
+            at,
+            ...(t.words ? { words: t.words } : {}),
+          },
+        },
+      })),
     );
   }
 
   async buried(userId: string, tombstoneKeys: readonly string[]): Promise<Map<string, Tombstone>> {
     if (tombstoneKeys.length === 0) return new Map();
     const pk = keys.userPk(userId);
-    const found = await batchGetAll(this.ddb, this.tableName, [...new Set(tombstoneKeys)].map((key) => ({ pk, sk: keys.tombstoneSk(key) })), { projection: 'sk, words', consistent: true });
+    const found = await batchGetAll(
+      this.ddb,
+      this.tableName,
+      [...new Set(tombstoneKeys)].map((key) => ({ pk, sk: keys.tombstoneSk(key) })),
+      { projection: 'sk, words', consistent: true },
+    );
     return new Map(
       found.map((i) => {
         const key = String(i.sk).slice('TOMBSTONE#'.length);
@@ -58,7 +74,15 @@ export class DynamoErasureLog implements ErasureLog {
   }
 
   async forgottenTurns(userId: string): Promise<Set<number>> {
-    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.forgottenTurnsSk }, ConsistentRead: true, ProjectionExpression: '#t', ExpressionAttributeNames: { '#t': 'turns' } }));
+    const res = await this.ddb.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.userPk(userId), sk: keys.forgottenTurnsSk },
+        ConsistentRead: true,
+        ProjectionExpression: '#t',
+        ExpressionAttributeNames: { '#t': 'turns' },
+      }),
+    );
     const turns = res.Item?.turns as Set<number> | undefined;
     return new Set(turns ? [...turns].map(Number) : []);
   }

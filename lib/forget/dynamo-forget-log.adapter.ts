@@ -40,12 +40,19 @@ export class DynamoForgetLog implements ForgetLog {
       requestedBy: String(item.requestedBy),
       status: item.status === 'done' ? 'done' : 'pending',
       ...(item.completedAt ? { completedAt: String(item.completedAt) } : {}),
-      counts: Object.fromEntries(COUNTS.map((c) => [c, Number((item.counts as Record<string, unknown> | undefined)?.[c] ?? 0)])) as unknown as ForgetCounts,
+      counts: Object.fromEntries(
+        COUNTS.map((c) => [c, Number((item.counts as Record<string, unknown> | undefined)?.[c] ?? 0)]),
+      ) as unknown as ForgetCounts,
     };
   }
 
   async request(receipt: ForgetReceipt): Promise<void> {
-    await putOnce(this.ddb, this.tableName, { pk: keys.forgetPk(receipt.userId), sk: keys.forgetSk(receipt.requestedAt), type: 'forget-receipt', ...receipt });
+    await putOnce(this.ddb, this.tableName, {
+      pk: keys.forgetPk(receipt.userId),
+      sk: keys.forgetSk(receipt.requestedAt),
+      type: 'forget-receipt',
+      ...receipt,
+    });
   }
 
   async add(userId: string, requestedAt: string, counts: Partial<ForgetCounts>): Promise<void> {

@@ -13,7 +13,19 @@
  */
 import { MemoryApiError } from '../memory-api/memory-api-error.js';
 import type { MemoryApiDeps } from '../memory-api/deps.js';
-import { edgesOnlyEvidencedBy, type ErasedKind, eraseDiary, eraseEventEpisodes, eraseKnowledge, eraseMemories, eraseStaged, eraseSummaries, eraseTraces, eraseTurns, removeEdges } from './erase.js';
+import {
+  edgesOnlyEvidencedBy,
+  type ErasedKind,
+  eraseDiary,
+  eraseEventEpisodes,
+  eraseKnowledge,
+  eraseMemories,
+  eraseStaged,
+  eraseSummaries,
+  eraseTraces,
+  eraseTurns,
+  removeEdges,
+} from './erase.js';
 import type { DiaryRecord } from '../diary/diary.js';
 
 /** Most turns one forget removes: each turn costs up to three S3 listings and a delete (see docs/memory-api.md). */
@@ -35,7 +47,12 @@ export interface ForgetReceipt {
   total: number;
 }
 
-export async function forgetByProvenance(deps: MemoryApiDeps, actor: string, userId: string, req: ForgetRequest): Promise<{ receipt: ForgetReceipt }> {
+export async function forgetByProvenance(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  req: ForgetRequest,
+): Promise<{ receipt: ForgetReceipt }> {
   const turns = await turnsToForget(deps, userId, req);
   const plan = await planForget(deps, userId, new Set(turns), req.sessionId);
   const receipt = receiptOf(req.dryRun, turns, plan);
@@ -52,10 +69,24 @@ export async function forgetByProvenance(deps: MemoryApiDeps, actor: string, use
   await eraseMemories(deps, userId, plan.memories);
   await removeEdges(deps, userId, plan.edges, at, 'its only evidence was forgotten by provenance');
   await eraseTurns(deps, userId, plan.turns);
-  await eraseTraces(deps, userId, Object.entries(receipt.removed).flatMap(([kind, ids]) => (kind === 'graphEdge' ? [] : ids)));
+  await eraseTraces(
+    deps,
+    userId,
+    Object.entries(receipt.removed).flatMap(([kind, ids]) => (kind === 'graphEdge' ? [] : ids)),
+  );
   const why = req.reason ? { reason: req.reason } : {};
   await deps.audit.append(
-    Object.entries(receipt.removed).flatMap(([kind, ids]) => ids.map((itemId) => ({ userId, itemId, action: 'forget' as const, actor, at, note: `${kind} forgotten by provenance`, ...why }))),
+    Object.entries(receipt.removed).flatMap(([kind, ids]) =>
+      ids.map((itemId) => ({
+        userId,
+        itemId,
+        action: 'forget' as const,
+        actor,
+        at,
+        note: `${kind} forgotten by provenance`,
+        ...why,
+      })),
+    ),
   );
   return { receipt };
 }
@@ -63,7 +94,11 @@ export async function forgetByProvenance(deps: MemoryApiDeps, actor: string, use
 /** The turns asked for (those the index holds), or the session's; at most MAX_FORGET_TURNS. */
 async function turnsToForget(deps: MemoryApiDeps, userId: string, req: ForgetRequest): Promise<number[]> {
   const tooMany = (field: string) =>
-    new MemoryApiError('too_large', `${field}: at most ${MAX_FORGET_TURNS} turns are forgotten in one request; forget the rest by \`turns\` in further requests`, [{ path: `body.${field}`, message: `more than ${MAX_FORGET_TURNS} turns` }]);
+    new MemoryApiError(
+      'too_large',
+      `${field}: at most ${MAX_FORGET_TURNS} turns are forgotten in one request; forget the rest by \`turns\` in further requests`,
+      [{ path: `body.${field}`, message: `more than ${MAX_FORGET_TURNS} turns` }],
+    );
   if (req.sessionId !== undefined) {
     const turns = await deps.eraser.sessionTurns(userId, req.sessionId, MAX_FORGET_TURNS);
     if (turns.length > MAX_FORGET_TURNS) throw tooMany('sessionId');
@@ -86,9 +121,15 @@ interface Plan {
 }
 
 /** What citing the turns means: any source turn among them (a mem: item of the forgotten session too). */
-async function planForget(deps: MemoryApiDeps, userId: string, turns: ReadonlySet<number>, sessionId: string | undefined): Promise<Plan> {
+async function planForget(
+  deps: MemoryApiDeps,
+  userId: string,
+  turns: ReadonlySet<number>,
+  sessionId: string | undefined,
+): Promise<Plan> {
   const cites = (sourceTurns: readonly number[] | undefined) => (sourceTurns ?? []).some((t) => turns.has(t));
-  if (turns.size === 0) return { turns: [], episodes: [], staged: [], knowledge: [], summaries: [], diary: [], memories: [], edges: [] };
+  if (turns.size === 0)
+    return { turns: [], episodes: [], staged: [], knowledge: [], summaries: [], diary: [], memories: [], edges: [] };
   const [indexed, episodes, staged, knowledge, summaries, diary, memories, graph] = await Promise.all([
     deps.turns.indexedTurnIds(userId, [...turns]),
     deps.turns.eventEpisodes(userId),
@@ -101,12 +142,19 @@ async function planForget(deps: MemoryApiDeps, userId: string, turns: ReadonlySe
   ]);
   return {
     turns: [...indexed].sort((a, b) => a - b),
-    episodes: episodes.filter((e) => (e.turnId !== undefined && turns.has(e.turnId)) || (sessionId !== undefined && e.sessionId === sessionId)).map((e) => e.episodeId),
+    episodes: episodes
+      .filter(
+        (e) =>
+          (e.turnId !== undefined && turns.has(e.turnId)) || (sessionId !== undefined && e.sessionId === sessionId),
+      )
+      .map((e) => e.episodeId),
     staged: staged.filter((r) => cites(r.sourceTurns)),
     knowledge: knowledge.filter((d) => cites(d.sourceTurns)),
     summaries: summaries.filter((s) => cites(s.sourceTurns)).map((s) => s.id),
     diary: diary.filter((r) => cites(r.turns)).map((r) => r.id),
-    memories: memories.filter((m) => cites(m.sourceTurns) || (sessionId !== undefined && m.sessionId === sessionId)).map((m) => m.id),
+    memories: memories
+      .filter((m) => cites(m.sourceTurns) || (sessionId !== undefined && m.sessionId === sessionId))
+      .map((m) => m.id),
     edges: edgesOnlyEvidencedBy(graph.edges, { turns }),
   };
 }

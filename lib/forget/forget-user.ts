@@ -93,18 +93,37 @@ export const forgetJob = (receipt: ForgetReceipt): Job => ({
 });
 
 /** `DELETE /v1/users/{u}`: the receipt (pending until the job has run) and the job. A retry while pending returns the same receipt. */
-export async function requestForget(deps: ForgetRequestDeps, actor: string, userId: string): Promise<{ receipt: ForgetReceipt }> {
-  if (userId === GLOBAL_USER) throw new MemoryApiError('invalid', 'userId: GLOBAL is not a user; its items are deleted one by one (DELETE …/memory/tiers/{tier}/{id})');
+export async function requestForget(
+  deps: ForgetRequestDeps,
+  actor: string,
+  userId: string,
+): Promise<{ receipt: ForgetReceipt }> {
+  if (userId === GLOBAL_USER)
+    throw new MemoryApiError(
+      'invalid',
+      'userId: GLOBAL is not a user; its items are deleted one by one (DELETE …/memory/tiers/{tier}/{id})',
+    );
   const latest = await deps.forgets.latest(userId);
   const receipt: ForgetReceipt =
-    latest?.status === 'pending' ? latest : { userId, requestedAt: deps.clock.now().toISOString(), requestedBy: actor, status: 'pending', counts: { ...NO_COUNTS } };
+    latest?.status === 'pending'
+      ? latest
+      : {
+          userId,
+          requestedAt: deps.clock.now().toISOString(),
+          requestedBy: actor,
+          status: 'pending',
+          counts: { ...NO_COUNTS },
+        };
   if (receipt !== latest) await deps.forgets.request(receipt);
   await deps.jobs.enqueue(forgetJob(receipt));
   return { receipt };
 }
 
 /** `GET /v1/users/{u}/forget`: the newest receipt. */
-export async function forgetReceipt(deps: Pick<ForgetRequestDeps, 'forgets'>, userId: string): Promise<{ receipt: ForgetReceipt }> {
+export async function forgetReceipt(
+  deps: Pick<ForgetRequestDeps, 'forgets'>,
+  userId: string,
+): Promise<{ receipt: ForgetReceipt }> {
   const receipt = await deps.forgets.latest(userId);
   if (!receipt) throw new MemoryApiError('not_found', `user ${userId} was never forgotten`);
   return { receipt };
@@ -115,7 +134,10 @@ export async function forgottenBefore(forgets: Pick<ForgetLog, 'latest'>, userId
   return (await forgets.latest(userId))?.requestedAt ?? null;
 }
 
-export type ForgetOutcome = { status: 'forgotten'; receipt: ForgetReceipt } | { status: 'continued'; next: string } | { status: 'skipped'; reason: string };
+export type ForgetOutcome =
+  | { status: 'forgotten'; receipt: ForgetReceipt }
+  | { status: 'continued'; next: string }
+  | { status: 'skipped'; reason: string };
 
 /** What one job has done: pages erased (its budget), and whether anything was. */
 interface JobProgress {
@@ -130,7 +152,8 @@ interface JobProgress {
 export async function forgetUser(job: Job, deps: ForgetDeps): Promise<ForgetOutcome> {
   const receipt = await deps.forgets.latest(job.userId);
   if (!receipt) return { status: 'skipped', reason: 'no forget was asked for' };
-  if (receipt.status === 'done') return { status: 'skipped', reason: `forgotten already at ${receipt.completedAt ?? receipt.requestedAt}` };
+  if (receipt.status === 'done')
+    return { status: 'skipped', reason: `forgotten already at ${receipt.completedAt ?? receipt.requestedAt}` };
   const progress: JobProgress = { pages: 0, erased: 0 };
   try {
     return await eraseUser(job, receipt, deps, progress);
@@ -138,12 +161,23 @@ export async function forgetUser(job: Job, deps: ForgetDeps): Promise<ForgetOutc
     if (!(error instanceof ForgetContinuesError) || progress.erased === 0) throw error;
     const next = continuationOf(job, receipt);
     await deps.jobs.enqueue(next);
-    deps.log.info('forget continues in a fresh job', { userId: receipt.userId, jobId: job.jobId, next: next.jobId, pages: progress.pages, erased: progress.erased });
+    deps.log.info('forget continues in a fresh job', {
+      userId: receipt.userId,
+      jobId: job.jobId,
+      next: next.jobId,
+      pages: progress.pages,
+      erased: progress.erased,
+    });
     return { status: 'continued', next: next.jobId };
   }
 }
 
-async function eraseUser(job: Job, receipt: ForgetReceipt, deps: ForgetDeps, progress: JobProgress): Promise<ForgetOutcome> {
+async function eraseUser(
+  job: Job,
+  receipt: ForgetReceipt,
+  deps: ForgetDeps,
+  progress: JobProgress,
+): Promise<ForgetOutcome> {
   const { userId, requestedAt } = receipt;
   const add = async (counts: Partial<ForgetCounts>) => {
     progress.erased += Object.values(counts).reduce((a, b) => a + (b ?? 0), 0);
@@ -172,12 +206,19 @@ async function eraseUser(job: Job, receipt: ForgetReceipt, deps: ForgetDeps, pro
 }
 
 /** Every object version under the user's prefixes, then every item of their partition, a page at a time (within the job's page budget). */
-async function erase(userId: string, deps: ForgetDeps, add: (counts: Partial<ForgetCounts>) => Promise<void>, progress: JobProgress): Promise<void> {
+async function erase(
+  userId: string,
+  deps: ForgetDeps,
+  add: (counts: Partial<ForgetCounts>) => Promise<void>,
+  progress: JobProgress,
+): Promise<void> {
   const page = (field: 'items' | 'objects') => async (deleted: number) => {
     await add({ [field]: deleted });
     progress.pages += 1;
-    if (deps.remainingMs() < STOP_BEFORE_MS || progress.pages >= deps.pagesPerJob) throw new ForgetContinuesError(userId);
+    if (deps.remainingMs() < STOP_BEFORE_MS || progress.pages >= deps.pagesPerJob)
+      throw new ForgetContinuesError(userId);
   };
-  for (const prefix of [userPrefix(userId), claimsPrefix(userId)]) await deps.eraser.deleteObjectVersions(prefix, page('objects'));
+  for (const prefix of [userPrefix(userId), claimsPrefix(userId)])
+    await deps.eraser.deleteObjectVersions(prefix, page('objects'));
   await deps.eraser.deleteItems(userId, page('items'));
 }

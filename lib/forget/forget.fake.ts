@@ -5,10 +5,14 @@ import type { ForgetCounts, ForgetLog, ForgetReceipt, ErasureLog, ItemEraser } f
 export class MemoryForgetLog implements ForgetLog {
   readonly receipts: ForgetReceipt[] = [];
   async latest(userId: string) {
-    return this.receipts.filter((r) => r.userId === userId).sort((a, b) => b.requestedAt.localeCompare(a.requestedAt))[0] ?? null;
+    return (
+      this.receipts.filter((r) => r.userId === userId).sort((a, b) => b.requestedAt.localeCompare(a.requestedAt))[0] ??
+      null
+    );
   }
   async request(receipt: ForgetReceipt) {
-    if (!this.receipts.some((r) => r.userId === receipt.userId && r.requestedAt === receipt.requestedAt)) this.receipts.push(structuredClone(receipt));
+    if (!this.receipts.some((r) => r.userId === receipt.userId && r.requestedAt === receipt.requestedAt))
+      this.receipts.push(structuredClone(receipt));
   }
   async add(userId: string, requestedAt: string, counts: Partial<ForgetCounts>) {
     const r = this.receipts.find((x) => x.userId === userId && x.requestedAt === requestedAt);
@@ -32,7 +36,12 @@ export class MemoryErasureLog implements ErasureLog {
   }
   async buried(userId: string, keys: readonly string[]): Promise<Map<string, Tombstone>> {
     const mine = this.stones.get(userId) ?? new Map<string, Tombstone>();
-    return new Map(keys.flatMap((k) => { const t = mine.get(k); return t ? [[k, structuredClone(t)] as const] : []; }));
+    return new Map(
+      keys.flatMap((k) => {
+        const t = mine.get(k);
+        return t ? [[k, structuredClone(t)] as const] : [];
+      }),
+    );
   }
   async forgetTurns(userId: string, turnIds: readonly number[]): Promise<void> {
     const mine = this.forgotten.get(userId) ?? new Set<number>();

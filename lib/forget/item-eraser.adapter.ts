@@ -62,7 +62,11 @@ export class DynamoS3ItemEraser implements ItemEraser {
 
   async deleteRecords(userId: string, sortKeys: readonly string[], changedIds: readonly string[]): Promise<void> {
     const pk = keys.userPk(userId);
-    await batchWriteAll(this.ddb, this.tableName, [...new Set(sortKeys)].map((sk) => ({ DeleteRequest: { Key: { pk, sk } } })));
+    await batchWriteAll(
+      this.ddb,
+      this.tableName,
+      [...new Set(sortKeys)].map((sk) => ({ DeleteRequest: { Key: { pk, sk } } })),
+    );
     if (changedIds.length > 0) await this.changes.mark(userId, [...new Set(changedIds)]);
   }
 
@@ -71,7 +75,8 @@ export class DynamoS3ItemEraser implements ItemEraser {
     const queue = [...new Set(prefixes)];
     await Promise.all(
       Array.from({ length: Math.min(PARALLEL_LISTS, queue.length) }, async () => {
-        for (let prefix = queue.shift(); prefix !== undefined; prefix = queue.shift()) deleted += await this.deleteVersions(prefix);
+        for (let prefix = queue.shift(); prefix !== undefined; prefix = queue.shift())
+          deleted += await this.deleteVersions(prefix);
       }),
     );
     return deleted;
@@ -82,9 +87,22 @@ export class DynamoS3ItemEraser implements ItemEraser {
     let keyMarker: string | undefined;
     let versionIdMarker: string | undefined;
     do {
-      const res = await this.s3.send(new ListObjectVersionsCommand({ Bucket: this.bucketName, Prefix: prefix, KeyMarker: keyMarker, VersionIdMarker: versionIdMarker }));
-      const versions = [...(res.Versions ?? []), ...(res.DeleteMarkers ?? [])].filter((v) => v.Key !== undefined).map((v) => ({ Key: v.Key as string, VersionId: v.VersionId ?? 'null' }));
-      await Promise.all(versions.map((v) => this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: v.Key, VersionId: v.VersionId }))));
+      const res = await this.s3.send(
+        new ListObjectVersionsCommand({
+          Bucket: this.bucketName,
+          Prefix: prefix,
+          KeyMarker: keyMarker,
+          VersionIdMarker: versionIdMarker,
+        }),
+      );
+      const versions = [...(res.Versions ?? []), ...(res.DeleteMarkers ?? [])]
+        .filter((v) => v.Key !== undefined)
+        .map((v) => ({ Key: v.Key as string, VersionId: v.VersionId ?? 'null' }));
+      await Promise.all(
+        versions.map((v) =>
+          this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: v.Key, VersionId: v.VersionId })),
+        ),
+      );
       deleted += versions.length;
       keyMarker = res.IsTruncated ? res.NextKeyMarker : undefined;
       versionIdMarker = res.IsTruncated ? res.NextVersionIdMarker : undefined;

@@ -19,7 +19,8 @@ export interface Buryable {
   text: string;
 }
 
-const hash = (kind: string, value: string) => `${kind}:${createHash('sha256').update(value).digest('hex').slice(0, 32)}`;
+const hash = (kind: string, value: string) =>
+  `${kind}:${createHash('sha256').update(value).digest('hex').slice(0, 32)}`;
 
 /** A title as a fact's identity: lower case, letters and digits only (`Reef_tank.md` and `reef tank` are one title). */
 export const normaliseTitle = (title: string): string =>
@@ -35,7 +36,8 @@ export const normaliseTitle = (title: string): string =>
  * The words that make a fact what it is: not stop words, but numbers too (unlike search's
  * content words), so "holds 75 gallons" is not "holds 40 gallons".
  */
-const factWords = (text: string): string[] => words(text).filter((w) => !isStopword(w) && (w.length >= 3 || /\d/.test(w)));
+const factWords = (text: string): string[] =>
+  words(text).filter((w) => !isStopword(w) && (w.length >= 3 || /\d/.test(w)));
 
 /** A text as a fact's identity: its words, each once, sorted (order, case, stop words and punctuation do not count). */
 export const normaliseText = (text: string): string => [...new Set(factWords(text))].sort().join(' ');
@@ -54,7 +56,10 @@ export function tombstonesOf(fact: Buryable): Tombstone[] {
   const text = normaliseText(fact.text);
   // Numbers left out (search's content words): a fact citing another turn or date is still the fact.
   const words = [...new Set(contentWords(fact.text).map(wordHash))].sort();
-  return [...(title.length >= 3 ? [{ key: hash('title', title), words }] : []), ...(text.length > 0 ? [{ key: hash('text', text) }] : [])];
+  return [
+    ...(title.length >= 3 ? [{ key: hash('title', title), words }] : []),
+    ...(text.length > 0 ? [{ key: hash('text', text) }] : []),
+  ];
 }
 
 /** The keys a fact is looked up by. */

@@ -14,7 +14,12 @@
  *   https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html): a deleted
  *   version is gone, not noncurrent.
  */
-import { type DeleteObjectsCommandOutput, DeleteObjectsCommand, ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  type DeleteObjectsCommandOutput,
+  DeleteObjectsCommand,
+  ListObjectVersionsCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { DeleteCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { GLOBAL_USER } from '../items/memory-item.js';
 import { keys } from '../kernel/memory-paths.js';
@@ -58,26 +63,45 @@ export class DynamoS3UserEraser implements UserEraser {
 
   async deleteGlobalItems(ids: readonly string[]): Promise<number> {
     const global = (id: string) => ({ pk: keys.ownerPk(GLOBAL_USER), sk: keys.memorySk(id) });
-    const found = (await batchGetAll(this.ddb, this.tableName, ids.map(global), { projection: 'sk', consistent: true })).map((r) => String(r.sk).slice(keys.memoryPrefix.length));
-    await batchWriteAll(this.ddb, this.tableName, found.map((id) => ({ DeleteRequest: { Key: global(id) } })));
+    const found = (
+      await batchGetAll(this.ddb, this.tableName, ids.map(global), { projection: 'sk', consistent: true })
+    ).map((r) => String(r.sk).slice(keys.memoryPrefix.length));
+    await batchWriteAll(
+      this.ddb,
+      this.tableName,
+      found.map((id) => ({ DeleteRequest: { Key: global(id) } })),
+    );
     // Marked after the delete, so GLOBAL's next compaction drops them from its segments.
     if (found.length > 0) await this.changes.mark(GLOBAL_USER, found);
     return found.length;
   }
 
   async deleteSignalState(userId: string): Promise<void> {
-    await this.ddb.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.signalSk } }));
+    await this.ddb.send(
+      new DeleteCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.signalSk } }),
+    );
   }
 
   async deleteItems(userId: string, page: (deleted: number) => Promise<void>): Promise<void> {
     let start: Record<string, unknown> | undefined;
     do {
       const res = await this.ddb.send(
-        new QueryCommand({ TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.userPk(userId) }, ProjectionExpression: 'pk, sk', ExclusiveStartKey: start, Limit: this.options.pageSize }),
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': keys.userPk(userId) },
+          ProjectionExpression: 'pk, sk',
+          ExclusiveStartKey: start,
+          Limit: this.options.pageSize,
+        }),
       );
       const requests = (res.Items ?? []).map((k) => ({ DeleteRequest: { Key: { pk: k.pk, sk: k.sk } } }));
       const size = Math.ceil(requests.length / PARALLEL_WRITES / 25) * 25;
-      await Promise.all(Array.from({ length: PARALLEL_WRITES }, (_, i) => batchWriteAll(this.ddb, this.tableName, requests.slice(i * size, (i + 1) * size))));
+      await Promise.all(
+        Array.from({ length: PARALLEL_WRITES }, (_, i) =>
+          batchWriteAll(this.ddb, this.tableName, requests.slice(i * size, (i + 1) * size)),
+        ),
+      );
       if (requests.length > 0) await page(requests.length);
       start = res.LastEvaluatedKey;
     } while (start);
@@ -101,15 +125,28 @@ export class DynamoS3UserEraser implements UserEraser {
   }
 
   /** Each page of versions and delete markers under `prefix`, with the versions that are current objects. */
-  private async eachVersionPage(prefix: string, visit: (versions: Version[], latest: Set<string>) => Promise<void>): Promise<void> {
+  private async eachVersionPage(
+    prefix: string,
+    visit: (versions: Version[], latest: Set<string>) => Promise<void>,
+  ): Promise<void> {
     let keyMarker: string | undefined;
     let versionIdMarker: string | undefined;
     do {
-      const res = await this.s3.send(new ListObjectVersionsCommand({ Bucket: this.bucketName, Prefix: prefix, KeyMarker: keyMarker, VersionIdMarker: versionIdMarker, MaxKeys: this.options.pageSize }));
+      const res = await this.s3.send(
+        new ListObjectVersionsCommand({
+          Bucket: this.bucketName,
+          Prefix: prefix,
+          KeyMarker: keyMarker,
+          VersionIdMarker: versionIdMarker,
+          MaxKeys: this.options.pageSize,
+        }),
+      );
       const all = [...(res.Versions ?? []), ...(res.DeleteMarkers ?? [])].filter((v) => v.Key !== undefined);
       const versions = all.map((v) => ({ Key: v.Key as string, VersionId: v.VersionId ?? 'null' }));
       // A current delete marker is not a current object: only current versions are kept by deleteNoncurrentVersions.
-      const latest = new Set((res.Versions ?? []).filter((v) => v.IsLatest).map((v) => `${v.Key}\u0000${v.VersionId ?? 'null'}`));
+      const latest = new Set(
+        (res.Versions ?? []).filter((v) => v.IsLatest).map((v) => `${v.Key}\u0000${v.VersionId ?? 'null'}`),
+      );
       await visit(versions, latest);
       keyMarker = res.IsTruncated ? res.NextKeyMarker : undefined;
       versionIdMarker = res.IsTruncated ? res.NextVersionIdMarker : undefined;
@@ -118,9 +155,17 @@ export class DynamoS3UserEraser implements UserEraser {
 
   private async deleteVersions(versions: readonly Version[]): Promise<void> {
     for (let i = 0; i < versions.length; i += 1000) {
-      const res: DeleteObjectsCommandOutput = await this.s3.send(new DeleteObjectsCommand({ Bucket: this.bucketName, Delete: { Objects: versions.slice(i, i + 1000), Quiet: true } }));
+      const res: DeleteObjectsCommandOutput = await this.s3.send(
+        new DeleteObjectsCommand({
+          Bucket: this.bucketName,
+          Delete: { Objects: versions.slice(i, i + 1000), Quiet: true },
+        }),
+      );
       const failed = res.Errors ?? [];
-      if (failed.length > 0) throw new Error(`${failed.length} object versions not deleted (first: ${failed[0]?.Code} ${failed[0]?.Message}): the forget is retried`);
+      if (failed.length > 0)
+        throw new Error(
+          `${failed.length} object versions not deleted (first: ${failed[0]?.Code} ${failed[0]?.Message}): the forget is retried`,
+        );
     }
   }
 }

@@ -26,13 +26,18 @@ export class DynamoGraphStore implements GraphStore {
   }
 
   async load(userId: string): Promise<{ edges: Edge[]; entities: Entity[] }> {
-    const [edges, entities] = await Promise.all([this.query(userId, keys.edgePrefix), this.query(userId, keys.entityPrefix)]);
+    const [edges, entities] = await Promise.all([
+      this.query(userId, keys.edgePrefix),
+      this.query(userId, keys.entityPrefix),
+    ]);
     return { edges: edges.map((i) => i.edge as Edge), entities: entities.map((i) => i.entity as Entity) };
   }
 
   async apply(userId: string, change: GraphChange): Promise<void> {
     const pk = keys.userPk(userId);
-    const put = (sk: string, attrs: Record<string, unknown>) => ({ PutRequest: { Item: { pk, sk, userId, ...attrs } } });
+    const put = (sk: string, attrs: Record<string, unknown>) => ({
+      PutRequest: { Item: { pk, sk, userId, ...attrs } },
+    });
     const del = (sk: string) => ({ DeleteRequest: { Key: { pk, sk } } });
     // The log first: a write that dies part-way leaves entries its rerun writes again (same
     // keys), never a change without its entry.
@@ -63,7 +68,12 @@ export class DynamoGraphStore implements GraphStore {
     const edges = new Map(outgoing.flat().map((i) => [(i.edge as Edge).id, i.edge as Edge]));
     const missing = [...new Set(incoming.flat().map((i) => String(i.edgeId)))].filter((id) => !edges.has(id));
     const pk = keys.userPk(userId);
-    for (const i of await batchGetAll(this.ddb, this.tableName, missing.map((id) => ({ pk, sk: keys.edgeSk(id) })))) edges.set((i.edge as Edge).id, i.edge as Edge);
+    for (const i of await batchGetAll(
+      this.ddb,
+      this.tableName,
+      missing.map((id) => ({ pk, sk: keys.edgeSk(id) })),
+    ))
+      edges.set((i.edge as Edge).id, i.edge as Edge);
     const ends = [...edges.values()].flatMap((e) => [e.from, e.to]);
     await this.entitiesAlongMerges(userId, ends, entities);
     return { edges: [...edges.values()], entities: [...entities.values()] };
@@ -71,22 +81,42 @@ export class DynamoGraphStore implements GraphStore {
 
   async indexAdjacency(userId: string, graph: { edges: readonly Edge[]; entities: readonly Entity[] }): Promise<void> {
     const pk = keys.userPk(userId);
-    const marker = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk, sk: keys.graphIndexSk }, ConsistentRead: true }));
+    const marker = await this.ddb.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk, sk: keys.graphIndexSk }, ConsistentRead: true }),
+    );
     if (marker.Item) return;
     // Only the adjacency items (idempotent puts): the edges and entities are left as they are.
-    await batchWriteAll(this.ddb, this.tableName, adjacency(graph).map(({ sk, attrs }) => ({ PutRequest: { Item: { pk, sk, userId, ...attrs } } })));
-    await this.ddb.send(new PutCommand({ TableName: this.tableName, Item: { pk, sk: keys.graphIndexSk, userId, kind: 'graph-index', version: 1 } }));
+    await batchWriteAll(
+      this.ddb,
+      this.tableName,
+      adjacency(graph).map(({ sk, attrs }) => ({ PutRequest: { Item: { pk, sk, userId, ...attrs } } })),
+    );
+    await this.ddb.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { pk, sk: keys.graphIndexSk, userId, kind: 'graph-index', version: 1 },
+      }),
+    );
   }
 
   /** These entities and those they were merged into, up to the end of each chain (at most 20 steps, as `canonical`). */
-  private async entitiesAlongMerges(userId: string, start: readonly string[], known: Map<string, Entity>): Promise<Map<string, Entity>> {
+  private async entitiesAlongMerges(
+    userId: string,
+    start: readonly string[],
+    known: Map<string, Entity>,
+  ): Promise<Map<string, Entity>> {
     const pk = keys.userPk(userId);
     const tried = new Set(known.keys());
     let frontier = [...new Set(start)];
     for (let step = 0; step <= 20 && frontier.length > 0; step++) {
       const ask = frontier.filter((k) => !tried.has(k));
       for (const k of ask) tried.add(k);
-      for (const i of await batchGetAll(this.ddb, this.tableName, ask.map((k) => ({ pk, sk: keys.entitySk(k) })))) known.set((i.entity as Entity).key, i.entity as Entity);
+      for (const i of await batchGetAll(
+        this.ddb,
+        this.tableName,
+        ask.map((k) => ({ pk, sk: keys.entitySk(k) })),
+      ))
+        known.set((i.entity as Entity).key, i.entity as Entity);
       frontier = frontier.flatMap((k) => known.get(k)?.mergedInto ?? []).filter((k) => !tried.has(k));
     }
     return known;
@@ -96,9 +126,21 @@ export class DynamoGraphStore implements GraphStore {
   private async aliasesOf(userId: string, self: string, entities: Map<string, Entity>): Promise<string[]> {
     const members = [self];
     for (let level = [self], depth = 0; level.length > 0 && depth < 20; depth++) {
-      const found = (await Promise.all(level.map(async (into) => (await this.query(userId, keys.aliasesPrefix(into))).map((i) => ({ into, alias: String(i.alias) }))))).flat();
-      await this.entitiesAlongMerges(userId, found.map((f) => f.alias), entities);
-      level = found.filter((f) => entities.get(f.alias)?.mergedInto === f.into && !members.includes(f.alias)).map((f) => f.alias);
+      const found = (
+        await Promise.all(
+          level.map(async (into) =>
+            (await this.query(userId, keys.aliasesPrefix(into))).map((i) => ({ into, alias: String(i.alias) })),
+          ),
+        )
+      ).flat();
+      await this.entitiesAlongMerges(
+        userId,
+        found.map((f) => f.alias),
+        entities,
+      );
+      level = found
+        .filter((f) => entities.get(f.alias)?.mergedInto === f.into && !members.includes(f.alias))
+        .map((f) => f.alias);
       members.push(...level);
     }
     return members;
@@ -173,7 +215,9 @@ function packedLog(log: readonly GraphLogEntry[]): Array<{ sk: string; entries: 
 /** The entries of log items (packs, and the single entries written before them), each once by its key. */
 function entriesOf(items: ReadonlyArray<Record<string, unknown>>): Array<[string, GraphLogEntry]> {
   const out = new Map<string, GraphLogEntry>();
-  for (const i of items) for (const e of (i.entries as GraphLogEntry[] | undefined) ?? [i.entry as GraphLogEntry]) out.set(keys.graphLogSk(e), e);
+  for (const i of items)
+    for (const e of (i.entries as GraphLogEntry[] | undefined) ?? [i.entry as GraphLogEntry])
+      out.set(keys.graphLogSk(e), e);
   return [...out];
 }
 
@@ -192,9 +236,19 @@ function edgeEnds(id: string): { from: string; relation: string; to: string } {
 }
 
 /** The adjacency items of these edges and entities: each edge under its target, each merged entity under the one it joined. */
-function adjacency(change: { edges?: readonly Edge[] | undefined; entities?: readonly Entity[] | undefined }): Array<{ sk: string; attrs: Record<string, unknown> }> {
+function adjacency(change: {
+  edges?: readonly Edge[] | undefined;
+  entities?: readonly Entity[] | undefined;
+}): Array<{ sk: string; attrs: Record<string, unknown> }> {
   return [
-    ...(change.edges ?? []).map((edge) => ({ sk: keys.edgeToSk(edge), attrs: { kind: 'graph-edge-to', edgeId: edge.id } })),
-    ...(change.entities ?? []).flatMap((entity) => (entity.mergedInto ? [{ sk: keys.aliasSk(entity.mergedInto, entity.key), attrs: { kind: 'graph-alias', alias: entity.key } }] : [])),
+    ...(change.edges ?? []).map((edge) => ({
+      sk: keys.edgeToSk(edge),
+      attrs: { kind: 'graph-edge-to', edgeId: edge.id },
+    })),
+    ...(change.entities ?? []).flatMap((entity) =>
+      entity.mergedInto
+        ? [{ sk: keys.aliasSk(entity.mergedInto, entity.key), attrs: { kind: 'graph-alias', alias: entity.key } }]
+        : [],
+    ),
   ];
 }

@@ -24,7 +24,12 @@ import { MemoryApiError } from '../memory-api/memory-api.js';
  * the observations name, as they stand after: a redelivered batch or run (whose provenance
  * the edge already carries) names the same edges and changes nothing.
  */
-export async function recordRelations(userId: string, observations: readonly EdgeObservation[], at: string, graph: GraphStore): Promise<Edge[]> {
+export async function recordRelations(
+  userId: string,
+  observations: readonly EdgeObservation[],
+  at: string,
+  graph: GraphStore,
+): Promise<Edge[]> {
   if (observations.length === 0) return [];
   const { edges, entities } = await graph.load(userId);
   const byId = new Map(edges.map((e) => [e.id, e]));
@@ -78,7 +83,14 @@ export async function maintainGraph(userId: string, now: Date, graph: GraphStore
   const log = (await graph.logAt(userId, now.toISOString())).filter((l) => l.fact === undefined);
   const count = (action: GraphLogEntry['action']) => log.filter((l) => l.action === action).length;
   // `decayed`: the active edges below their verified confidence at `now` (computed, so a redelivered run counts the same).
-  return { merged: count('merge'), mergesProposed: count('merge_proposed'), decayed: result.decaying, pruned: count('prune'), removed: count('remove'), orphansRemoved: count('orphan_removed') };
+  return {
+    merged: count('merge'),
+    mergesProposed: count('merge_proposed'),
+    decayed: result.decaying,
+    pruned: count('prune'),
+    removed: count('remove'),
+    orphansRemoved: count('orphan_removed'),
+  };
 }
 
 export interface GraphApiDeps {
@@ -93,13 +105,28 @@ export async function graphNeighbours(deps: GraphApiDeps, userId: string, entity
 }
 
 /** An edge a user (or their agent) states: never decayed, pruned or merged away by the sweep. */
-export async function createGraphEdge(deps: GraphApiDeps, actor: string, userId: string, body: { from: string; relation: string; to: string; note?: string | undefined }) {
-  if (entityKey(body.from) === '' || entityKey(body.to) === '') throw new MemoryApiError('invalid', 'from and to must name entities (letters or digits)');
-  if (entityKey(body.from) === entityKey(body.to)) throw new MemoryApiError('invalid', 'an edge joins two different entities');
+export async function createGraphEdge(
+  deps: GraphApiDeps,
+  actor: string,
+  userId: string,
+  body: { from: string; relation: string; to: string; note?: string | undefined },
+) {
+  if (entityKey(body.from) === '' || entityKey(body.to) === '')
+    throw new MemoryApiError('invalid', 'from and to must name entities (letters or digits)');
+  if (entityKey(body.from) === entityKey(body.to))
+    throw new MemoryApiError('invalid', 'an edge joins two different entities');
   const at = deps.clock.now().toISOString();
   const [edge] = await recordRelations(
     userId,
-    [{ ...body, confidence: 0.9, userCreated: true, provenance: { source: 'user', id: actor, turns: [], at }, ...(body.note ? { note: body.note } : {}) }],
+    [
+      {
+        ...body,
+        confidence: 0.9,
+        userCreated: true,
+        provenance: { source: 'user', id: actor, turns: [], at },
+        ...(body.note ? { note: body.note } : {}),
+      },
+    ],
     at,
     deps.graph,
   );
@@ -109,11 +136,18 @@ export async function createGraphEdge(deps: GraphApiDeps, actor: string, userId:
 export async function restoreGraphEdge(deps: GraphApiDeps, actor: string, userId: string, id: string) {
   const { edges } = await deps.graph.load(userId);
   const edge = edges.find((e) => e.id === id);
-  if (!edge) throw new MemoryApiError('not_found', `edge ${id} not found (removed for good after the recovery window, or never there)`);
+  if (!edge)
+    throw new MemoryApiError(
+      'not_found',
+      `edge ${id} not found (removed for good after the recovery window, or never there)`,
+    );
   if (edge.status !== 'pruned') throw new MemoryApiError('conflict', `edge ${id} is not pruned`);
   const at = deps.clock.now().toISOString();
   const restored = restoreEdge(edge, at);
-  await deps.graph.apply(userId, { edges: [restored], log: [{ at, action: 'restore', edge: id, detail: `restored by ${actor}` }] });
+  await deps.graph.apply(userId, {
+    edges: [restored],
+    log: [{ at, action: 'restore', edge: id, detail: `restored by ${actor}` }],
+  });
   return { edge: restored };
 }
 
@@ -127,7 +161,10 @@ export async function splitGraphEntity(deps: GraphApiDeps, actor: string, userId
   const { mergedInto, ...split } = found;
   // A user split: the entity is now the user's call, so the sweep will not merge it again.
   const kept: Entity = { ...split, userCreated: true };
-  await deps.graph.apply(userId, { entities: [kept], log: [{ at, action: 'split', entity: key, into: mergedInto, detail: `split from ${mergedInto} by ${actor}` }] });
+  await deps.graph.apply(userId, {
+    entities: [kept],
+    log: [{ at, action: 'split', entity: key, into: mergedInto, detail: `split from ${mergedInto} by ${actor}` }],
+  });
   return { entity: kept };
 }
 

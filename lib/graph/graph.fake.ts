@@ -14,7 +14,10 @@ export class MemoryGraphStore implements GraphStore {
     return m.get(userId)!;
   }
   async load(userId: string) {
-    return { edges: structuredClone([...this.of(this.edges, userId).values()]), entities: structuredClone([...this.of(this.entities, userId).values()]) };
+    return {
+      edges: structuredClone([...this.of(this.edges, userId).values()]),
+      entities: structuredClone([...this.of(this.entities, userId).values()]),
+    };
   }
   async apply(userId: string, change: GraphChange) {
     const edges = this.of(this.edges, userId);
@@ -49,8 +52,10 @@ export class RecordingGraphStore extends MemoryGraphStore {
   }
   override async apply(userId: string, change: GraphChange) {
     for (const e of change.edges ?? []) this.writes.addItem('graph', userId, ddbKey(userId, keys.edgeSk(e.id)), e);
-    for (const e of change.entities ?? []) this.writes.addItem('graph', userId, ddbKey(userId, keys.entitySk(e.key)), e);
-    for (const entry of change.log ?? []) this.writes.addItem('graph', userId, ddbKey(userId, keys.graphLogSk(entry)), entry);
+    for (const e of change.entities ?? [])
+      this.writes.addItem('graph', userId, ddbKey(userId, keys.entitySk(e.key)), e);
+    for (const entry of change.log ?? [])
+      this.writes.addItem('graph', userId, ddbKey(userId, keys.graphLogSk(entry)), entry);
     return super.apply(userId, change);
   }
 }

@@ -72,7 +72,17 @@ export interface Entity {
 
 export interface GraphLogEntry {
   at: string;
-  action: 'merge' | 'split' | 'merge_proposed' | 'decay' | 'prune' | 'restore' | 'remove' | 'orphan_removed' | 'correct' | 'revert';
+  action:
+    | 'merge'
+    | 'split'
+    | 'merge_proposed'
+    | 'decay'
+    | 'prune'
+    | 'restore'
+    | 'remove'
+    | 'orphan_removed'
+    | 'correct'
+    | 'revert';
   detail: string;
   edge?: string;
   entity?: string;
@@ -97,7 +107,10 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 
 /** The entity key of a label: `America (band)`, `the Americas`, `Knowledge/Facts/america.md` → `america`. */
 export function entityKey(label: string): string {
-  const base = label.includes('/') || label.endsWith('.md') ? (label.split('/').pop() ?? label).replace(/\.md$/, '').replace(/--.*$/, '') : label;
+  const base =
+    label.includes('/') || label.endsWith('.md')
+      ? (label.split('/').pop() ?? label).replace(/\.md$/, '').replace(/--.*$/, '')
+      : label;
   const words = base
     .toLowerCase()
     .replace(/\([^)]*\)/g, ' ')
@@ -108,7 +121,8 @@ export function entityKey(label: string): string {
     .filter(Boolean);
   if (words.length > 1 && ['the', 'a', 'an'].includes(words[0] ?? '')) words.shift();
   const last = words.length - 1;
-  if (last >= 0 && (words[last]?.length ?? 0) > 3 && words[last]?.endsWith('s') && !words[last]?.endsWith('ss')) words[last] = words[last]!.slice(0, -1);
+  if (last >= 0 && (words[last]?.length ?? 0) > 3 && words[last]?.endsWith('s') && !words[last]?.endsWith('ss'))
+    words[last] = words[last]!.slice(0, -1);
   return words.join('_').slice(0, 120);
 }
 
@@ -159,7 +173,10 @@ export function observeEdge(existing: Edge | undefined, o: EdgeObservation, now:
 }
 
 /** The confidence decay left of an edge's base at `now`. */
-export function decayedConfidence(edge: Pick<Edge, 'baseConfidence' | 'verifiedAt' | 'userCreated'>, now: Date): number {
+export function decayedConfidence(
+  edge: Pick<Edge, 'baseConfidence' | 'verifiedAt' | 'userCreated'>,
+  now: Date,
+): number {
   return edge.userCreated ? edge.baseConfidence : decayed(edge.baseConfidence, edge.verifiedAt, now);
 }
 
@@ -180,7 +197,12 @@ function editDistanceWithin(a: string, b: string, max: number): boolean {
   let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(
+        (prev[j] ?? 0) + 1,
+        (row[j - 1] ?? 0) + 1,
+        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
     if (Math.min(...row) > max) return false;
     prev = row;
   }
@@ -220,27 +242,77 @@ export function graphHygiene(edges: readonly Edge[], entities: readonly Entity[]
   const log: GraphLogEntry[] = [];
   const byKey = new Map(entities.map((e) => [e.key, { ...e }]));
   const changedEntities = new Set<string>();
+  mergeSimilarEntities(edges, byKey, changedEntities, log, at);
+  const { changedEdges, removeEdges, decaying } = pruneDecayedEdges(edges, now, log);
+  const removeEntities = removeOrphans(edges, removeEdges, byKey, changedEntities, log, now);
+  return {
+    edges: changedEdges,
+    removeEdges,
+    entities: [...changedEntities].map((k) => byKey.get(k)!),
+    removeEntities,
+    log,
+    decaying,
+  };
+}
 
-  // 1. Deduplication: similar keys merge into the one with more edges (ties: the shorter key, then alphabetical).
+/**
+ * Hygiene step 1, deduplication: similar keys merge into the one with more edges (ties: the
+ * shorter key, then alphabetical); a merge involving an entity a user created is only proposed.
+ * Marks the merged entities in `byKey` and `changed`.
+ */
+function mergeSimilarEntities(
+  edges: readonly Edge[],
+  byKey: Map<string, Entity>,
+  changed: Set<string>,
+  log: GraphLogEntry[],
+  at: string,
+): void {
   const degree = new Map<string, number>();
-  for (const e of edges) if (e.status === 'active') for (const k of [e.from, e.to]) degree.set(k, (degree.get(k) ?? 0) + 1);
-  const roots = [...byKey.values()].filter((e) => !e.mergedInto).sort((a, b) => (degree.get(b.key) ?? 0) - (degree.get(a.key) ?? 0) || a.key.length - b.key.length || a.key.localeCompare(b.key));
+  for (const e of edges)
+    if (e.status === 'active') for (const k of [e.from, e.to]) degree.set(k, (degree.get(k) ?? 0) + 1);
+  const roots = [...byKey.values()]
+    .filter((e) => !e.mergedInto)
+    .sort(
+      (a, b) =>
+        (degree.get(b.key) ?? 0) - (degree.get(a.key) ?? 0) ||
+        a.key.length - b.key.length ||
+        a.key.localeCompare(b.key),
+    );
   for (let i = 0; i < roots.length; i++) {
     const keep = roots[i]!;
     if (byKey.get(keep.key)?.mergedInto) continue;
     for (const other of roots.slice(i + 1)) {
       if (byKey.get(other.key)?.mergedInto || !sameEntity(keep.key, other.key)) continue;
       if (keep.userCreated || other.userCreated) {
-        log.push({ at, action: 'merge_proposed', entity: other.key, into: keep.key, detail: `"${other.label}" looks like "${keep.label}"; a user created one of them, so the merge waits for confirmation` });
+        log.push({
+          at,
+          action: 'merge_proposed',
+          entity: other.key,
+          into: keep.key,
+          detail: `"${other.label}" looks like "${keep.label}"; a user created one of them, so the merge waits for confirmation`,
+        });
         continue;
       }
       byKey.set(other.key, { ...other, mergedInto: keep.key });
-      changedEntities.add(other.key);
-      log.push({ at, action: 'merge', entity: other.key, into: keep.key, detail: `"${other.label}" merged into "${keep.label}" (similar names); split to undo` });
+      changed.add(other.key);
+      log.push({
+        at,
+        action: 'merge',
+        entity: other.key,
+        into: keep.key,
+        detail: `"${other.label}" merged into "${keep.label}" (similar names); split to undo`,
+      });
     }
   }
+}
 
-  // 2. Prune what decayed below the line, remove what stayed pruned.
+/** Hygiene step 2: prune what decayed below the line, remove what stayed pruned past the recovery window; counts the edges decaying. */
+function pruneDecayedEdges(
+  edges: readonly Edge[],
+  now: Date,
+  log: GraphLogEntry[],
+): { changedEdges: Edge[]; removeEdges: string[]; decaying: number } {
+  const at = now.toISOString();
   const changedEdges: Edge[] = [];
   const removeEdges: string[] = [];
   let decaying = 0;
@@ -249,18 +321,42 @@ export function graphHygiene(edges: readonly Edge[], entities: readonly Entity[]
     if (e.status === 'pruned') {
       if (e.prunedAt && pastRecovery(e.prunedAt, now)) {
         removeEdges.push(e.id);
-        log.push({ at, action: 'remove', edge: e.id, detail: `pruned on ${e.prunedAt.slice(0, 10)}, not restored within ${RECOVERY_DAYS} days` });
+        log.push({
+          at,
+          action: 'remove',
+          edge: e.id,
+          detail: `pruned on ${e.prunedAt.slice(0, 10)}, not restored within ${RECOVERY_DAYS} days`,
+        });
       }
       continue;
     }
     const confidence = decayedConfidence(e, now);
     if (confidence < PRUNE_BELOW) {
       changedEdges.push({ ...e, confidence, status: 'pruned', prunedAt: at });
-      log.push({ at, action: 'prune', edge: e.id, detail: `confidence ${confidence} below ${PRUNE_BELOW}, unverified since ${e.verifiedAt.slice(0, 10)}; restorable for ${RECOVERY_DAYS} days` });
+      log.push({
+        at,
+        action: 'prune',
+        edge: e.id,
+        detail: `confidence ${confidence} below ${PRUNE_BELOW}, unverified since ${e.verifiedAt.slice(0, 10)}; restorable for ${RECOVERY_DAYS} days`,
+      });
     } else if (confidence < e.baseConfidence) decaying += 1;
   }
+  return { changedEdges, removeEdges, decaying };
+}
 
-  // 3. Orphans: entities no edge refers to any more (restorable ones count), past ORPHAN_DAYS.
+/**
+ * Hygiene step 3, orphans: entities no edge refers to any more (restorable ones count), past
+ * ORPHAN_DAYS; returns their keys (no longer among the `changed` ones).
+ */
+function removeOrphans(
+  edges: readonly Edge[],
+  removeEdges: readonly string[],
+  byKey: ReadonlyMap<string, Entity>,
+  changed: Set<string>,
+  log: GraphLogEntry[],
+  now: Date,
+): string[] {
+  const at = now.toISOString();
   const removed = new Set(removeEdges);
   const referenced = new Set(edges.filter((e) => !removed.has(e.id)).flatMap((e) => [e.from, e.to]));
   const aliasTargets = new Set([...byKey.values()].flatMap((e) => (e.mergedInto ? [e.mergedInto] : [])));
@@ -269,11 +365,10 @@ export function graphHygiene(edges: readonly Edge[], entities: readonly Entity[]
     if (entity.userCreated || referenced.has(entity.key) || aliasTargets.has(entity.key)) continue;
     if (now.getTime() - Date.parse(entity.createdAt) < ORPHAN_DAYS * DAY_MS) continue;
     removeEntities.push(entity.key);
-    changedEntities.delete(entity.key);
+    changed.delete(entity.key);
     log.push({ at, action: 'orphan_removed', entity: entity.key, detail: `no edge left since ${ORPHAN_DAYS}+ days` });
   }
-
-  return { edges: changedEdges, removeEdges, entities: [...changedEntities].map((k) => byKey.get(k)!), removeEntities, log, decaying };
+  return removeEntities;
 }
 
 /** A pruned edge back in the graph, verified now (a person restored it). */
@@ -294,17 +389,48 @@ export interface Neighbour {
 }
 
 /** An entity's neighbours at `now`, aliases resolved both ways (best first, an active edge's confidence decayed to now); pruned edges only when asked. */
-export function neighbours(entity: string, edges: readonly Edge[], entities: ReadonlyMap<string, Entity>, now: Date, includePruned = false): { entity: string; aliases: string[]; neighbours: Neighbour[] } {
+export function neighbours(
+  entity: string,
+  edges: readonly Edge[],
+  entities: ReadonlyMap<string, Entity>,
+  now: Date,
+  includePruned = false,
+): { entity: string; aliases: string[]; neighbours: Neighbour[] } {
   const self = canonical(entityKey(entity), entities);
-  const aliases = [...entities.values()].filter((e) => e.key !== self && canonical(e.key, entities) === self).map((e) => e.key).sort();
+  const aliases = [...entities.values()]
+    .filter((e) => e.key !== self && canonical(e.key, entities) === self)
+    .map((e) => e.key)
+    .sort();
   const out: Neighbour[] = [];
   for (const e of edges) {
     if (e.status === 'pruned' && !includePruned) continue;
     const from = canonical(e.from, entities);
     const to = canonical(e.to, entities);
     const confidence = e.status === 'active' ? decayedConfidence(e, now) : e.confidence;
-    if (from === self && to !== self) out.push({ entity: to, relation: e.relation, direction: 'out', confidence, status: e.status, edge: e.id, provenance: e.provenance });
-    else if (to === self && from !== self) out.push({ entity: from, relation: e.relation, direction: 'in', confidence, status: e.status, edge: e.id, provenance: e.provenance });
+    if (from === self && to !== self)
+      out.push({
+        entity: to,
+        relation: e.relation,
+        direction: 'out',
+        confidence,
+        status: e.status,
+        edge: e.id,
+        provenance: e.provenance,
+      });
+    else if (to === self && from !== self)
+      out.push({
+        entity: from,
+        relation: e.relation,
+        direction: 'in',
+        confidence,
+        status: e.status,
+        edge: e.id,
+        provenance: e.provenance,
+      });
   }
-  return { entity: self, aliases, neighbours: out.sort((a, b) => b.confidence - a.confidence || a.entity.localeCompare(b.entity)) };
+  return {
+    entity: self,
+    aliases,
+    neighbours: out.sort((a, b) => b.confidence - a.confidence || a.entity.localeCompare(b.entity)),
+  };
 }

@@ -38,25 +38,53 @@ const EDITABLE = 'only Knowledge facts and findings (knowledge:<path>) and summa
 
 /** The item an id names, if it is an editable kind; any other kind is a 400 naming `id`. */
 export function editTarget(id: string): Target {
-  if (id.startsWith('knowledge:') && id.length > 'knowledge:'.length) return { kind: 'knowledge', path: id.slice('knowledge:'.length).replace(/^Knowledge\//, '') };
-  if (id.startsWith('summary:') && id.length > 'summary:'.length) return { kind: 'summary', summaryId: id.slice('summary:'.length) };
-  throw new MemoryApiError('invalid', `${id.split(':')[0]} items cannot be edited: ${EDITABLE}`, [{ path: 'params.id', message: EDITABLE }]);
+  if (id.startsWith('knowledge:') && id.length > 'knowledge:'.length)
+    return { kind: 'knowledge', path: id.slice('knowledge:'.length).replace(/^Knowledge\//, '') };
+  if (id.startsWith('summary:') && id.length > 'summary:'.length)
+    return { kind: 'summary', summaryId: id.slice('summary:'.length) };
+  throw new MemoryApiError('invalid', `${id.split(':')[0]} items cannot be edited: ${EDITABLE}`, [
+    { path: 'params.id', message: EDITABLE },
+  ]);
 }
 
 /** POST …/memory/items/{id}: the item's text becomes `text`; the old text stays in its history and the audit trail. */
 export async function editItem(deps: MemoryApiDeps, actor: string, userId: string, id: string, req: Change) {
   const target = editTarget(id);
   const at = deps.clock.now().toISOString();
-  const landed = target.kind === 'knowledge' ? await changeKnowledge(deps, userId, target.path, actor, 'edit', (doc) => ({ text: req.text, doc: applyEdit(doc, { text: req.text, by: actor, at, reason: req.reason }) })) : await changeSummary(deps, actor, userId, target.summaryId, 'edit', () => capSummaryText(req.text), at, req.reason);
+  const landed =
+    target.kind === 'knowledge'
+      ? await changeKnowledge(deps, userId, target.path, actor, 'edit', (doc) => ({
+          text: req.text,
+          doc: applyEdit(doc, { text: req.text, by: actor, at, reason: req.reason }),
+        }))
+      : await changeSummary(
+          deps,
+          actor,
+          userId,
+          target.summaryId,
+          'edit',
+          () => capSummaryText(req.text),
+          at,
+          req.reason,
+        );
   await deps.audit.append([auditEntry(userId, id, 'edit', landed)]);
   return { item: await itemOf(deps, userId, id) };
 }
 
 /** POST …/memory/items/{id}/restore: the text the edit (or restore) at `at` replaced comes back; a change in its own right. */
-export async function restoreItem(deps: MemoryApiDeps, actor: string, userId: string, id: string, req: { at: string; reason?: string | undefined }) {
+export async function restoreItem(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  id: string,
+  req: { at: string; reason?: string | undefined },
+) {
   const target = editTarget(id);
   const at = deps.clock.now().toISOString();
-  const noChange = () => new MemoryApiError('not_found', `${id} has no edit at ${req.at}`, [{ path: 'body.at', message: 'names no edit or restore of this item (the `at` of its audit entry)' }]);
+  const noChange = () =>
+    new MemoryApiError('not_found', `${id} has no edit at ${req.at}`, [
+      { path: 'body.at', message: 'names no edit or restore of this item (the `at` of its audit entry)' },
+    ]);
   const landed =
     target.kind === 'knowledge'
       ? await changeKnowledge(deps, userId, target.path, actor, 'restore', (doc) => {
@@ -64,20 +92,46 @@ export async function restoreItem(deps: MemoryApiDeps, actor: string, userId: st
           if (!restored) throw noChange();
           return { text: restored.text, doc: restored };
         })
-      : await changeSummary(deps, actor, userId, target.summaryId, 'restore', (s) => {
-          const edit = s.edits?.find((e) => e.at === req.at);
-          if (!edit) throw noChange();
-          return edit.previous;
-        }, at, req.reason);
-  await deps.audit.append([{ ...auditEntry(userId, id, 'restore', landed), note: `the text the change at ${req.at} replaced` }]);
+      : await changeSummary(
+          deps,
+          actor,
+          userId,
+          target.summaryId,
+          'restore',
+          (s) => {
+            const edit = s.edits?.find((e) => e.at === req.at);
+            if (!edit) throw noChange();
+            return edit.previous;
+          },
+          at,
+          req.reason,
+        );
+  await deps.audit.append([
+    { ...auditEntry(userId, id, 'restore', landed), note: `the text the change at ${req.at} replaced` },
+  ]);
   return { item: await itemOf(deps, userId, id) };
 }
 
-const auditEntry = (userId: string, itemId: string, action: 'edit' | 'restore', l: Landed): AuditEntry => ({ userId, itemId, action, actor: l.by, at: l.at, previous: l.previous, ...(l.reason ? { reason: l.reason } : {}) });
+const auditEntry = (userId: string, itemId: string, action: 'edit' | 'restore', l: Landed): AuditEntry => ({
+  userId,
+  itemId,
+  action,
+  actor: l.by,
+  at: l.at,
+  previous: l.previous,
+  ...(l.reason ? { reason: l.reason } : {}),
+});
 
 /** A retry of a change that landed: the item already reads `text` and its latest change is this actor's of the same kind. */
-function landedBefore(last: Landed & { change?: string } | undefined, actor: string, change: 'edit' | 'restore', current: string, text: string): Landed | null {
-  if (current !== text || !last || last.by !== actor || (last.change !== undefined && last.change !== change)) return null;
+function landedBefore(
+  last: (Landed & { change?: string }) | undefined,
+  actor: string,
+  change: 'edit' | 'restore',
+  current: string,
+  text: string,
+): Landed | null {
+  if (current !== text || !last || last.by !== actor || (last.change !== undefined && last.change !== change))
+    return null;
   return last;
 }
 
@@ -86,31 +140,60 @@ function landedBefore(last: Landed & { change?: string } | undefined, actor: str
  * runs on the document as the index holds it, and again on a newer index if another writer got
  * there first — then refused (409) when that writer changed this document's text.
  */
-async function changeKnowledge(deps: MemoryApiDeps, userId: string, path: string, actor: string, kind: 'edit' | 'restore', change: (doc: KnowledgeDoc) => { text: string; doc: KnowledgeDoc }): Promise<Landed> {
+async function changeKnowledge(
+  deps: MemoryApiDeps,
+  userId: string,
+  path: string,
+  actor: string,
+  kind: 'edit' | 'restore',
+  change: (doc: KnowledgeDoc) => { text: string; doc: KnowledgeDoc },
+): Promise<Landed> {
   const live = (docs: readonly KnowledgeDoc[]) => {
     const doc = docs.find((d) => d.id === path);
     if (!doc || doc.prunedAt !== undefined) throw notFound(`knowledge:${path}`);
     return doc;
   };
   const seen = live(await deps.knowledge.loadKnowledge(userId)).text;
-  const outcome = await deps.knowledge.updateKnowledgeIndex<{ landed: Landed; doc: KnowledgeDoc | null }>(userId, (docs) => {
-    const doc = live(docs);
-    if (doc.text !== seen) throw new MemoryApiError('conflict', `knowledge:${path} was changed at the same time: read it again`);
-    const next = change(doc);
-    const last = doc.history?.at(-1);
-    const retry = landedBefore(last ? entryLanded(last) : undefined, actor, kind, doc.text, next.text);
-    if (retry) return { result: { landed: retry, doc: null } };
-    const entry = next.doc.history?.at(-1) as KnowledgeChange;
-    return { docs: docs.map((d) => (d.id === path ? next.doc : d)), result: { landed: entryLanded(entry), doc: next.doc } };
-  });
+  const outcome = await deps.knowledge.updateKnowledgeIndex<{ landed: Landed; doc: KnowledgeDoc | null }>(
+    userId,
+    (docs) => {
+      const doc = live(docs);
+      if (doc.text !== seen)
+        throw new MemoryApiError('conflict', `knowledge:${path} was changed at the same time: read it again`);
+      const next = change(doc);
+      const last = doc.history?.at(-1);
+      const retry = landedBefore(last ? entryLanded(last) : undefined, actor, kind, doc.text, next.text);
+      if (retry) return { result: { landed: retry, doc: null } };
+      const entry = next.doc.history?.at(-1) as KnowledgeChange;
+      return {
+        docs: docs.map((d) => (d.id === path ? next.doc : d)),
+        result: { landed: entryLanded(entry), doc: next.doc },
+      };
+    },
+  );
   if (outcome.doc) await writeChangedFile(deps, userId, outcome.doc);
   return outcome.landed;
 }
 
-const entryLanded = (h: KnowledgeChange): Landed & { change: string } => ({ at: h.at, by: h.by, previous: h.text, change: h.change, ...(h.reason ? { reason: h.reason } : {}) });
+const entryLanded = (h: KnowledgeChange): Landed & { change: string } => ({
+  at: h.at,
+  by: h.by,
+  previous: h.text,
+  change: h.change,
+  ...(h.reason ? { reason: h.reason } : {}),
+});
 
 /** One change of a summary through the summary store's conditional edit (its text must still be the one it read). */
-async function changeSummary(deps: MemoryApiDeps, actor: string, userId: string, summaryId: string, kind: 'edit' | 'restore', textOf: (s: SummaryRecordView) => string, at: string, reason: string | undefined): Promise<Landed> {
+async function changeSummary(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  summaryId: string,
+  kind: 'edit' | 'restore',
+  textOf: (s: SummaryRecordView) => string,
+  at: string,
+  reason: string | undefined,
+): Promise<Landed> {
   const live = async () => {
     const [s] = await deps.summaries.byIds(userId, [summaryId]);
     if (!s || s.deleted) throw notFound(`summary:${summaryId}`);
@@ -132,7 +215,12 @@ async function changeSummary(deps: MemoryApiDeps, actor: string, userId: string,
   return summaryLanded(entry ?? { at, by: actor, previous: current.text, ...(reason ? { reason } : {}) });
 }
 
-const summaryLanded = (e: SummaryEdit): Landed => ({ at: e.at, by: e.by, previous: e.previous, ...(e.reason ? { reason: e.reason } : {}) });
+const summaryLanded = (e: SummaryEdit): Landed => ({
+  at: e.at,
+  by: e.by,
+  previous: e.previous,
+  ...(e.reason ? { reason: e.reason } : {}),
+});
 
 async function itemOf(deps: MemoryApiDeps, userId: string, id: string): Promise<MemoryItem> {
   const item = (await deps.catalog.itemsById(userId, [id])).get(id);

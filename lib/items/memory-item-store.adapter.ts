@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { type MemoryItem, MemoryItemSchema } from './memory-item.js';
 import { dayGsiPartitions, keys } from '../kernel/memory-paths.js';
 import type { AuditEntry } from '../tiers/memory-tiers.js';
@@ -27,13 +33,24 @@ export class DynamoMemoryItemStore implements MemoryItemStore {
   }
 
   async get(userId: string, id: string): Promise<MemoryItem | null> {
-    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.ownerPk(userId), sk: keys.memorySk(id) }, ConsistentRead: true }));
+    const res = await this.ddb.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.ownerPk(userId), sk: keys.memorySk(id) },
+        ConsistentRead: true,
+      }),
+    );
     return res.Item ? toItem(res.Item) : null;
   }
 
   /** These items by id (a BatchGetItem per 100, consistent). */
   async getMany(userId: string, ids: readonly string[]): Promise<MemoryItem[]> {
-    const items = await batchGetAll(this.ddb, this.tableName, [...new Set(ids)].map((id) => ({ pk: keys.ownerPk(userId), sk: keys.memorySk(id) })), { consistent: true });
+    const items = await batchGetAll(
+      this.ddb,
+      this.tableName,
+      [...new Set(ids)].map((id) => ({ pk: keys.ownerPk(userId), sk: keys.memorySk(id) })),
+      { consistent: true },
+    );
     return items.map(toItem);
   }
 
@@ -82,7 +99,16 @@ export class DynamoMemoryItemStore implements MemoryItemStore {
           // The SDK retries a request whose answer was lost; the same token makes that retry a no-op
           // success instead of a failed condition (idempotent for 10 minutes:
           // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html).
-          ClientRequestToken: requestToken([item.userId, item.id, expectedUpdatedAt, audit.action, audit.at]),
+          // The token covers the whole move: two different moves from the same version (two
+          // contradictions at once) would otherwise share a token, and the second would get
+          // IdempotentParameterMismatch (same page) instead of a failed condition and a reread.
+          ClientRequestToken: requestToken([
+            item.userId,
+            item.id,
+            expectedUpdatedAt,
+            JSON.stringify(audit),
+            JSON.stringify(item),
+          ]),
           TransactItems: [
             {
               Put: {
@@ -109,7 +135,12 @@ export class DynamoMemoryItemStore implements MemoryItemStore {
   async expiringOn(day: string): Promise<MemoryItem[]> {
     const shards = await Promise.all(
       dayGsiPartitions('TIEREXP', day).map((p) =>
-        queryAll(this.ddb, { TableName: this.tableName, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :d', ExpressionAttributeValues: { ':d': p } }),
+        queryAll(this.ddb, {
+          TableName: this.tableName,
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :d',
+          ExpressionAttributeValues: { ':d': p },
+        }),
       ),
     );
     return shards.flat().map(toItem);
@@ -117,7 +148,13 @@ export class DynamoMemoryItemStore implements MemoryItemStore {
 
   /** The ids of the ephemeral entries written in a session. */
   async sessionEphemera(userId: string, sessionId: string): Promise<string[]> {
-    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.ownerPk(userId), sk: keys.sessionEphemeraSk(sessionId) }, ConsistentRead: true }));
+    const res = await this.ddb.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.ownerPk(userId), sk: keys.sessionEphemeraSk(sessionId) },
+        ConsistentRead: true,
+      }),
+    );
     const ids = res.Item?.ids as Set<string> | undefined;
     return ids ? [...ids].sort() : [];
   }
@@ -158,9 +195,7 @@ export class DynamoAuditTrail implements AuditTrail {
   async append(entries: readonly AuditEntry[]): Promise<void> {
     // Keyed by time, item and action: a retried request rewrites the same entry, not a second one.
     await Promise.all(
-      entries.map((e) =>
-        this.ddb.send(new PutCommand({ TableName: this.tableName, Item: auditRow(e) })),
-      ),
+      entries.map((e) => this.ddb.send(new PutCommand({ TableName: this.tableName, Item: auditRow(e) }))),
     );
   }
 
@@ -171,13 +206,20 @@ export class DynamoAuditTrail implements AuditTrail {
    * so that read goes as far back as the item's `limit`th entry.
    */
   async list(userId: string, options: { itemId?: string | undefined; limit: number }): Promise<AuditEntry[]> {
-    const ofItem = options.itemId === undefined ? {} : { FilterExpression: '#e.itemId = :item', ExpressionAttributeNames: { '#e': 'entry' } };
+    const ofItem =
+      options.itemId === undefined
+        ? {}
+        : { FilterExpression: '#e.itemId = :item', ExpressionAttributeNames: { '#e': 'entry' } };
     const items = await queryFirst(
       this.ddb,
       {
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': keys.ownerPk(userId), ':p': keys.auditPrefix, ...(options.itemId === undefined ? {} : { ':item': options.itemId }) },
+        ExpressionAttributeValues: {
+          ':pk': keys.ownerPk(userId),
+          ':p': keys.auditPrefix,
+          ...(options.itemId === undefined ? {} : { ':item': options.itemId }),
+        },
         ...ofItem,
         ScanIndexForward: false,
       },
@@ -204,12 +246,20 @@ export class DynamoAuditTrail implements AuditTrail {
     const mine = rows.filter((r) => ids.has((r.entry as AuditEntry).itemId));
     await Promise.all(
       mine.map((r) =>
-        this.ddb.send(
-          new UpdateCommand({ TableName: this.tableName, Key: { pk: r.pk, sk: r.sk }, UpdateExpression: 'REMOVE #e.previous', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeNames: { '#e': 'entry' } }),
-        ).catch((error: unknown) => {
-          // The entry went meanwhile (the user forgotten whole): nothing left to drop.
-          if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
-        }),
+        this.ddb
+          .send(
+            new UpdateCommand({
+              TableName: this.tableName,
+              Key: { pk: r.pk, sk: r.sk },
+              UpdateExpression: 'REMOVE #e.previous',
+              ConditionExpression: 'attribute_exists(pk)',
+              ExpressionAttributeNames: { '#e': 'entry' },
+            }),
+          )
+          .catch((error: unknown) => {
+            // The entry went meanwhile (the user forgotten whole): nothing left to drop.
+            if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+          }),
       ),
     );
     return mine.length;
@@ -217,10 +267,16 @@ export class DynamoAuditTrail implements AuditTrail {
 }
 
 /** A TransactWriteItems ClientRequestToken (1–36 characters) naming one intended change. */
-export const requestToken = (parts: readonly string[]): string => createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 36);
+export const requestToken = (parts: readonly string[]): string =>
+  createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 36);
 
 /** Keyed by time, item and action: a retried request rewrites the same entry, not a second one. */
-export const auditRow = (e: AuditEntry): Record<string, unknown> => ({ pk: keys.ownerPk(e.userId), sk: keys.auditSk(e), type: 'audit', entry: e });
+export const auditRow = (e: AuditEntry): Record<string, unknown> => ({
+  pk: keys.ownerPk(e.userId),
+  sk: keys.auditSk(e),
+  type: 'audit',
+  entry: e,
+});
 
 /**
  * Days the table's TTL waits past an item's expiry. Readers hide an expired item at once
@@ -230,7 +286,8 @@ export const auditRow = (e: AuditEntry): Record<string, unknown> => ({ pk: keys.
  */
 export const TTL_GRACE_DAYS = 14;
 
-const ttlOf = (item: MemoryItem): number | undefined => (item.expiresAt ? Math.ceil(Date.parse(item.expiresAt) / 1000) + TTL_GRACE_DAYS * 86_400 : undefined);
+const ttlOf = (item: MemoryItem): number | undefined =>
+  item.expiresAt ? Math.ceil(Date.parse(item.expiresAt) / 1000) + TTL_GRACE_DAYS * 86_400 : undefined;
 
 /** The table item of a memory item (benchmarks seed items with it): a live one that expires is in the by-day index of its expiry. */
 export function memoryItemRow(item: MemoryItem): Record<string, unknown> {
@@ -243,7 +300,10 @@ export function memoryItemRow(item: MemoryItem): Record<string, unknown> {
     item,
     ...(ttl === undefined ? {} : { expiresAt: ttl }),
     ...(expiring && item.expiresAt
-      ? { gsi1pk: keys.tierExpiryGsiPk(item.expiresAt.slice(0, 10), item.userId), gsi1sk: keys.tierExpiryGsiSk(item.expiresAt, item.userId, item.id) }
+      ? {
+          gsi1pk: keys.tierExpiryGsiPk(item.expiresAt.slice(0, 10), item.userId),
+          gsi1sk: keys.tierExpiryGsiSk(item.expiresAt, item.userId, item.id),
+        }
       : {}),
   };
 }

@@ -41,10 +41,14 @@ export class MemoryItems implements MemoryItemStore {
     return true;
   }
   async expiringOn(day: string) {
-    return [...this.items.values()].filter((i) => !i.deleted && i.expiresAt?.slice(0, 10) === day).map((i) => structuredClone(i));
+    return [...this.items.values()]
+      .filter((i) => !i.deleted && i.expiresAt?.slice(0, 10) === day)
+      .map((i) => structuredClone(i));
   }
   async sessionEphemera(userId: string, sessionId: string) {
-    return [...this.items.values()].filter((i) => i.userId === userId && i.tier === 'ephemeral' && i.sessionId === sessionId).map((i) => i.id);
+    return [...this.items.values()]
+      .filter((i) => i.userId === userId && i.tier === 'ephemeral' && i.sessionId === sessionId)
+      .map((i) => i.id);
   }
 }
 
@@ -89,7 +93,9 @@ export class RecordingAudit implements AuditTrail {
       .slice(0, options.limit);
   }
   async dropWords(userId: string, itemIds: readonly string[]) {
-    const mine = this.entries.filter((e) => e.userId === userId && itemIds.includes(e.itemId) && e.previous !== undefined);
+    const mine = this.entries.filter(
+      (e) => e.userId === userId && itemIds.includes(e.itemId) && e.previous !== undefined,
+    );
     for (const e of mine) {
       delete e.previous;
       this.log.addItem('audit', e.userId, ddbKey(e.userId, keys.auditSk(e)), { entry: e });

@@ -27,6 +27,17 @@ export type Status = z.infer<typeof StatusSchema>;
 export const ScopeSchema = z.enum(['new', 'user', 'global']);
 export type Scope = z.infer<typeof ScopeSchema>;
 
+/**
+ * Seed 004's signs that an ephemeral entry matters ("Ephemeral → Short-term Promotion"):
+ * `user_signal` "User explicitly marked something important", `behaviour_change` "Changed how
+ * agent should act", `novel_fact` "New information not in HCG", `open_question` "Open
+ * curiosity that warrants follow-up". The fifth, "Recurrence", is counted (`occurrences`).
+ */
+export const SignificanceSchema = z.enum(['user_signal', 'behaviour_change', 'novel_fact', 'open_question']);
+export type Significance = z.infer<typeof SignificanceSchema>;
+
+const SeenSchema = z.object({ sessions: z.array(z.string()), at: z.string(), confidence: z.number().min(0).max(1) });
+
 export const KindSchema = z.enum(['turn', 'staged', 'knowledge', 'summary', 'memory', 'episode', 'diary']);
 export type Kind = z.infer<typeof KindSchema>;
 
@@ -68,18 +79,53 @@ export const MemoryItemSchema = z.object({
    * A tier entry's sightings (lib/tiers/tier-policy.ts): the sessions it was written in, and
    * when and at what confidence it was last seen — the base its decay is computed from.
    */
-  seen: z.object({ sessions: z.array(z.string()), at: z.string(), confidence: z.number().min(0).max(1) }).optional(),
+  seen: SeenSchema.optional(),
+  /**
+   * An ephemeral entry's signs of significance its writer named (req R-TIER-11, seed 004's
+   * ephemeral → short-term criteria); its session's close promotes an entry that has one.
+   */
+  significance: z.array(SignificanceSchema).optional(),
+  /** An ephemeral entry's writes in its session that cited turns no earlier write cited (a retry cites none): 2+ is a recurrence. */
+  occurrences: z.number().int().min(1).optional(),
+  /** The contradictions an entry took (req R-TIER-8), newest last, each with the state before it: undo restores that. */
+  contradictions: z
+    .array(
+      z.object({
+        at: z.string(),
+        by: z.string(),
+        evidence: z.string().optional(),
+        before: z.object({
+          tier: TierSchema,
+          status: StatusSchema,
+          confidence: z.number().min(0).max(1),
+          expiresAt: z.string().nullable(),
+          seen: SeenSchema.optional(),
+        }),
+      }),
+    )
+    .optional(),
   deleted: z.boolean(),
   /** A summary's turn pair (req R-SUM-5): where it sits in the conversation and its two messages. */
   pair: z
     .object({
       afterTurn: z.number().int(),
-      messages: z.array(z.object({ role: z.enum(['system', 'assistant']), reflection: z.literal(true), text: z.string() })),
+      messages: z.array(
+        z.object({ role: z.enum(['system', 'assistant']), reflection: z.literal(true), text: z.string() }),
+      ),
     })
     .optional(),
   /** A Knowledge fact's earlier versions, oldest first: the text before each correction, revert, edit or restore (lib/knowledge/correction.ts). */
   history: z
-    .array(z.object({ at: z.string(), change: z.enum(['correction', 'revert', 'edit', 'restore']), by: z.string(), text: z.string(), confidence: z.number(), reason: z.string().optional() }))
+    .array(
+      z.object({
+        at: z.string(),
+        change: z.enum(['correction', 'revert', 'edit', 'restore']),
+        by: z.string(),
+        text: z.string(),
+        confidence: z.number(),
+        reason: z.string().optional(),
+      }),
+    )
     .optional(),
 });
 export type MemoryItem = z.infer<typeof MemoryItemSchema>;
@@ -97,7 +143,10 @@ export const isLive = (item: Pick<MemoryItem, 'deleted' | 'expiresAt'>, now: Dat
  * MAX_ATTRIBUTE_BYTES in all, as one turn's: values past that are left out (the turns keep
  * theirs), so an item citing many turns with large attributes still fits a DynamoDB item.
  */
-export function mergeAttributes(sourceTurns: readonly number[], attributesOf: (turnId: number) => Record<string, string> | undefined): Record<string, string> {
+export function mergeAttributes(
+  sourceTurns: readonly number[],
+  attributesOf: (turnId: number) => Record<string, string> | undefined,
+): Record<string, string> {
   const merged = new Map<string, string[]>();
   let bytes = 0;
   for (const t of [...sourceTurns].sort((a, b) => a - b)) {
@@ -178,7 +227,8 @@ export function turnItem(t: TurnIndexEntry): MemoryItem {
  * turn-rankings.ts). A turn whose text was cut short (TURN_SEARCH_TEXT_CHARS) or ends with its
  * episode does not count.
  */
-export const asksQuestion = (item: Pick<MemoryItem, 'kind' | 'text'>): boolean => item.kind === 'turn' && /[?\uFF1F]\s*$/.test(item.text);
+export const asksQuestion = (item: Pick<MemoryItem, 'kind' | 'text'>): boolean =>
+  item.kind === 'turn' && /[?\uFF1F]\s*$/.test(item.text);
 
 /** An agent.event's episode (req R-EPI): found as content type `episode`, like a turn that carried one. */
 export function episodeItem(e: EventEpisode): MemoryItem {
@@ -209,10 +259,20 @@ export function episodeItem(e: EventEpisode): MemoryItem {
   };
 }
 
-const kindContentType: Record<string, string> = { fact: 'fact', correction: 'correction', connection: 'connection', open_question: 'open_question' };
+const kindContentType: Record<string, string> = {
+  fact: 'fact',
+  correction: 'correction',
+  connection: 'connection',
+  open_question: 'open_question',
+};
 
 /** A staged record: proposed, scope new, expires when the expiry sweep would delete it. */
-export function stagedItem(userId: string, r: StagedRecord, expiryDays: number, attributes: Record<string, string>): MemoryItem {
+export function stagedItem(
+  userId: string,
+  r: StagedRecord,
+  expiryDays: number,
+  attributes: Record<string, string>,
+): MemoryItem {
   const discarded = r.status === 'discarded';
   return {
     ...base,
@@ -251,7 +311,7 @@ export function knowledgeItem(userId: string, d: KnowledgeDoc, attributes: Recor
     text: d.text,
     primaryTopic: d.category.toLowerCase(),
     keywords: [],
-    contentTypes: [finding ? 'finding' : (d.category === 'Preferences' ? 'preference' : 'fact')],
+    contentTypes: [finding ? 'finding' : d.category === 'Preferences' ? 'preference' : 'fact'],
     scope: 'user',
     quality: d.confidence,
     confidence: d.confidence,

@@ -36,7 +36,9 @@ export interface JobDeps {
 export type JobFamily = 'forget' | 'nightly' | 'weekly' | 'summary' | 'batch';
 
 /** What counts the job adds to the reflector's metrics (all of unit Count). */
-export type JobCounts = Partial<Record<'ItemsStaged' | 'GateRejections' | 'ItemsPromoted' | 'ModelInputTokens' | 'ModelOutputTokens', number>>;
+export type JobCounts = Partial<
+  Record<'ItemsStaged' | 'GateRejections' | 'ItemsPromoted' | 'ModelInputTokens' | 'ModelOutputTokens', number>
+>;
 
 export interface JobOutcome {
   family: JobFamily;
@@ -69,10 +71,16 @@ export async function runJob(job: Job, deps: JobDeps, options: RunJobOptions): P
   const family = familyOf(job.kind);
   if (family === 'forget') return forget(job, deps, options.remainingMs);
   if (await askedBeforeForget(job, deps)) return { family, status: 'dropped', done: false, usage: null, counts: {} };
-  if ((family === 'batch' || family === 'summary') && (await citesForgottenTurns(job, family, deps))) return { family, status: 'dropped', done: false, usage: null, counts: {} };
+  if ((family === 'batch' || family === 'summary') && (await citesForgottenTurns(job, family, deps)))
+    return { family, status: 'dropped', done: false, usage: null, counts: {} };
   const { retryUnusableOutput, signal } = options;
-  if (family === 'nightly' || family === 'weekly') return sleepTime(job, family, deps, { retryUnusableOutput, model: modelWithDeadline(deps.sleepTime.model, signal) });
-  if (family === 'summary') return summary(job, deps, { retryUnusableOutput, model: modelWithDeadline(deps.summary.model, signal) });
+  if (family === 'nightly' || family === 'weekly')
+    return sleepTime(job, family, deps, {
+      retryUnusableOutput,
+      model: modelWithDeadline(deps.sleepTime.model, signal),
+    });
+  if (family === 'summary')
+    return summary(job, deps, { retryUnusableOutput, model: modelWithDeadline(deps.summary.model, signal) });
   return batch(job, deps, { retryUnusableOutput, model: modelWithDeadline(deps.reflection.model, signal) });
 }
 
@@ -82,7 +90,8 @@ type CallOptions = { retryUnusableOutput: boolean; model: LanguageModel };
 /** The forget job (one that stops with more to erase enqueues its continuation; with nothing erased, it throws ForgetContinuesError). */
 async function forget(job: Job, deps: JobDeps, remainingMs: () => number): Promise<JobOutcome> {
   const outcome = await forgetUser(job, deps.forget(remainingMs));
-  if (outcome.status === 'skipped') deps.log.info('forget skipped', { jobId: job.jobId, userId: job.userId, reason: outcome.reason });
+  if (outcome.status === 'skipped')
+    deps.log.info('forget skipped', { jobId: job.jobId, userId: job.userId, reason: outcome.reason });
   return { family: 'forget', status: outcome.status, done: outcome.status === 'forgotten', usage: null, counts: {} };
 }
 
@@ -90,7 +99,12 @@ async function forget(job: Job, deps: JobDeps, remainingMs: () => number): Promi
 async function askedBeforeForget(job: Job, deps: JobDeps): Promise<boolean> {
   const before = await forgottenBefore(deps.forgets, job.userId);
   if (before === null || Date.parse(job.requestedAt) > Date.parse(before)) return false;
-  deps.log.info('job dropped: its user was forgotten after it was asked for', { jobId: job.jobId, userId: job.userId, kind: job.kind, forgottenAt: before });
+  deps.log.info('job dropped: its user was forgotten after it was asked for', {
+    jobId: job.jobId,
+    userId: job.userId,
+    kind: job.kind,
+    forgottenAt: before,
+  });
   return true;
 }
 
@@ -106,14 +120,30 @@ async function citesForgottenTurns(job: Job, family: 'batch' | 'summary', deps: 
   const cited = job.turnIds.filter((t) => forgotten.has(t));
   if (cited.length === 0) return false;
   if (family === 'batch') await releaseBatch(job, deps.reflection);
-  deps.log.info('job dropped: it cites turns forgotten by provenance', { jobId: job.jobId, userId: job.userId, kind: job.kind, forgottenTurns: cited.length });
+  deps.log.info('job dropped: it cites turns forgotten by provenance', {
+    jobId: job.jobId,
+    userId: job.userId,
+    kind: job.kind,
+    forgottenTurns: cited.length,
+  });
   return true;
 }
 
-async function sleepTime(job: Job, family: 'nightly' | 'weekly', deps: JobDeps, call: CallOptions): Promise<JobOutcome> {
+async function sleepTime(
+  job: Job,
+  family: 'nightly' | 'weekly',
+  deps: JobDeps,
+  call: CallOptions,
+): Promise<JobOutcome> {
   const out = await (family === 'nightly' ? runNightly : runWeekly)(job, { ...deps.sleepTime, ...call });
   const done = out.status === 'completed';
-  deps.log.info('sleep-time run done', { jobId: job.jobId, userId: job.userId, kind: job.kind, status: out.status, ...(out.status === 'completed' ? { memoriesStored: out.run.memoriesStored } : {}) });
+  deps.log.info('sleep-time run done', {
+    jobId: job.jobId,
+    userId: job.userId,
+    kind: job.kind,
+    status: out.status,
+    ...(out.status === 'completed' ? { memoriesStored: out.run.memoriesStored } : {}),
+  });
   const usage = out.status === 'completed' ? runUsage(out.run) : null;
   const counts: JobCounts = usage ? { ModelInputTokens: usage.inputTokens, ModelOutputTokens: usage.outputTokens } : {};
   return { family, status: out.status, done, usage, counts };
@@ -122,7 +152,12 @@ async function sleepTime(job: Job, family: 'nightly' | 'weekly', deps: JobDeps, 
 async function summary(job: Job, deps: JobDeps, call: CallOptions): Promise<JobOutcome> {
   const out = await runSummary(job, { ...deps.summary, ...call });
   if (out.status !== 'written') {
-    deps.log.info('summary not written', { jobId: job.jobId, userId: job.userId, status: out.status, reason: out.reason });
+    deps.log.info('summary not written', {
+      jobId: job.jobId,
+      userId: job.userId,
+      status: out.status,
+      reason: out.reason,
+    });
     return { family: 'summary', status: out.status, done: false, usage: null, counts: {} };
   }
   return { family: 'summary', status: out.status, done: true, usage: out.usage, counts: {} };
@@ -132,13 +167,24 @@ async function batch(job: Job, deps: JobDeps, call: CallOptions): Promise<JobOut
   const outcome = await runReflection(job, { ...deps.reflection, ...call });
   const done = outcome.status === 'completed';
   if (!('log' in outcome)) {
-    deps.log.info('job not run', { jobId: job.jobId, userId: job.userId, kind: job.kind, status: outcome.status, reason: outcome.reason });
+    deps.log.info('job not run', {
+      jobId: job.jobId,
+      userId: job.userId,
+      kind: job.kind,
+      status: outcome.status,
+      reason: outcome.reason,
+    });
     return { family: 'batch', status: outcome.status, done, usage: null, counts: {} };
   }
   const { log } = outcome;
-  const counts: JobCounts = { ItemsStaged: log.staged_files.length, GateRejections: log.quality_gate_results.rejections.length, ItemsPromoted: log.promoted_files.length };
+  const counts: JobCounts = {
+    ItemsStaged: log.staged_files.length,
+    GateRejections: log.quality_gate_results.rejections.length,
+    ItemsPromoted: log.promoted_files.length,
+  };
   const model = log.model;
   if (!model) return { family: 'batch', status: outcome.status, done, usage: null, counts };
-  if (!model.reused) Object.assign(counts, { ModelInputTokens: model.inputTokens, ModelOutputTokens: model.outputTokens });
+  if (!model.reused)
+    Object.assign(counts, { ModelInputTokens: model.inputTokens, ModelOutputTokens: model.outputTokens });
   return { family: 'batch', status: outcome.status, done, usage: usageOf(model), counts };
 }

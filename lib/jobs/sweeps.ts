@@ -14,6 +14,7 @@ import type { JobQueue } from './job-queue.port.js';
 import type { TurnStore } from '../turns/turn.port.js';
 import type { Log } from '../kernel/runtime.port.js';
 import { expireTierEntries } from '../tiers/tier-review.js';
+import type { TierPolicy } from '../tiers/tier-settings.js';
 
 export interface SweepDeps {
   activity: ActivityIndex;
@@ -25,6 +26,8 @@ export interface SweepDeps {
   /** Tier entries: the expiry sweep expires those whose TTL ran out, with the reason, in the audit trail. */
   items: Pick<MemoryItemStore, 'get' | 'move' | 'expiringOn'>;
   config: SleepTimeConfig;
+  /** The stage's tier policy (lib/tiers/tier-settings.ts) the expiry sweep applies; unset: the defaults. */
+  tierPolicy?: TierPolicy | undefined;
   log: Log;
 }
 
@@ -47,13 +50,18 @@ export async function nightlySweep(now: Date, deps: SweepDeps): Promise<SweepRes
   const hours = deps.config.nightlyLookbackHours;
   const days = windowDays(now, hours);
   const users = await deps.activity.activeUsers(days);
-  const last = new Map(await Promise.all(users.map(async (u) => [u.userId, (await deps.runs.latest(u.userId, 'nightly'))?.startedAt ?? null] as const)));
+  const last = new Map(
+    await Promise.all(
+      users.map(async (u) => [u.userId, (await deps.runs.latest(u.userId, 'nightly'))?.startedAt ?? null] as const),
+    ),
+  );
   const sel = selectUsers(users, days, deps.config.nightlyMinMessages, (id) => last.get(id) ?? null, now, hours);
   const from = new Date(now.getTime() - hours * 3_600_000).toISOString();
   const jobs: string[] = [];
   for (const { userId } of sel.selected) {
     const turnIds = (await deps.turns.turnsSince(userId, from, MAX_NIGHTLY_TURNS)).sort((a, b) => a - b);
-    if (turnIds.length === MAX_NIGHTLY_TURNS) deps.log.warn('nightly window holds more turns than one job lists; the oldest are left out', { userId });
+    if (turnIds.length === MAX_NIGHTLY_TURNS)
+      deps.log.warn('nightly window holds more turns than one job lists; the oldest are left out', { userId });
     const job = sleepJob('nightly', userId, now, turnIds);
     await deps.jobs.enqueue(job);
     jobs.push(`${userId}:${job.jobId}`);
@@ -67,7 +75,11 @@ export async function weeklySweep(now: Date, deps: SweepDeps): Promise<SweepResu
   const hours = deps.config.weeklyLookbackDays * 24;
   const days = windowDays(now, hours);
   const users = await deps.activity.activeUsers(days);
-  const last = new Map(await Promise.all(users.map(async (u) => [u.userId, (await deps.runs.latest(u.userId, 'weekly'))?.startedAt ?? null] as const)));
+  const last = new Map(
+    await Promise.all(
+      users.map(async (u) => [u.userId, (await deps.runs.latest(u.userId, 'weekly'))?.startedAt ?? null] as const),
+    ),
+  );
   const sel = selectUsers(users, days, 1, (id) => last.get(id) ?? null, now, hours);
   const jobs: string[] = [];
   for (const { userId } of sel.selected) {
@@ -91,14 +103,19 @@ const TIER_EXPIRY_CATCH_UP_DAYS = 1;
  */
 export async function expirySweep(now: Date, deps: SweepDeps): Promise<SweepResult> {
   const cutoff = now.getTime() - deps.config.stagedExpiryDays * 86_400_000;
-  const days = Array.from({ length: EXPIRY_CATCH_UP_DAYS + 1 }, (_, i) => new Date(cutoff - i * 86_400_000).toISOString().slice(0, 10));
+  const days = Array.from({ length: EXPIRY_CATCH_UP_DAYS + 1 }, (_, i) =>
+    new Date(cutoff - i * 86_400_000).toISOString().slice(0, 10),
+  );
   const found = (await Promise.all(days.map((d) => deps.knowledge.stagedOn(d)))).flat();
   const byUser = new Map<string, Parameters<ExpiryLog['write']>[2]>();
   for (const { userId, record } of found) {
     if (record.status !== 'staged' || Date.parse(record.stagedAt) > cutoff || record.promotedBy.length >= 2) continue;
     await deps.knowledge.deleteStaged(userId, record.path);
     const reason = `staged ${record.stagedAt}, more than ${deps.config.stagedExpiryDays} days ago, with promotion_count ${record.promotedBy.length} < 2`;
-    byUser.set(userId, [...(byUser.get(userId) ?? []), { path: record.path, stagedAt: record.stagedAt, promotionCount: record.promotedBy.length, reason }]);
+    byUser.set(userId, [
+      ...(byUser.get(userId) ?? []),
+      { path: record.path, stagedAt: record.stagedAt, promotionCount: record.promotedBy.length, reason },
+    ]);
   }
   for (const [userId, deletions] of byUser) {
     await deps.expiryLog.write(userId, now.toISOString(), deletions);
@@ -109,9 +126,19 @@ export async function expirySweep(now: Date, deps: SweepDeps): Promise<SweepResu
   // save), expired in the audit trail with why: 16 small queries a run (two days, eight shards), not
   // 120. An entry two missed runs left is hidden all the same (reads check expiresAt) and removed by
   // the table's TTL, without an `expire` entry.
-  const tierDays = Array.from({ length: TIER_EXPIRY_CATCH_UP_DAYS + 1 }, (_, i) => new Date(now.getTime() - i * 86_400_000).toISOString().slice(0, 10));
-  const tierEntriesExpired = await expireTierEntries(deps.items, tierDays, now);
-  return { sweep: 'expiry', at: now.toISOString(), selected: byUser.size, skipped: found.length - deleted, jobs: [], deleted, tierEntriesExpired };
+  const tierDays = Array.from({ length: TIER_EXPIRY_CATCH_UP_DAYS + 1 }, (_, i) =>
+    new Date(now.getTime() - i * 86_400_000).toISOString().slice(0, 10),
+  );
+  const tierEntriesExpired = await expireTierEntries(deps.items, tierDays, now, deps.tierPolicy);
+  return {
+    sweep: 'expiry',
+    at: now.toISOString(),
+    selected: byUser.size,
+    skipped: found.length - deleted,
+    jobs: [],
+    deleted,
+    tierEntriesExpired,
+  };
 }
 
 function sleepJob(kind: 'nightly' | 'weekly', userId: string, now: Date, turnIds: number[]): Job {

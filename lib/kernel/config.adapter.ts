@@ -11,7 +11,10 @@ export class EnvironmentError extends Error {
   override readonly name = 'EnvironmentError';
 }
 
-export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined> = process.env): z.infer<S> {
+export function parseEnv<S extends z.ZodType>(
+  schema: S,
+  env: Record<string, string | undefined> = process.env,
+): z.infer<S> {
   const res = schema.safeParse(env);
   if (res.success) return res.data;
   const fields = res.error.issues.map((i) => `${i.path.join('.') || '(environment)'}: ${i.message}`);

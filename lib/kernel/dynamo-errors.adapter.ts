@@ -1,5 +1,6 @@
 /** By name, so it holds whichever copy of the SDK threw it. */
-export const isConditionalCheckFailure = (error: unknown): boolean => error instanceof Error && error.name === 'ConditionalCheckFailedException';
+export const isConditionalCheckFailure = (error: unknown): boolean =>
+  error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
 /**
  * A TransactWriteItems cancelled because a condition failed or another transaction held one
@@ -7,7 +8,9 @@ export const isConditionalCheckFailure = (error: unknown): boolean => error inst
  * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html).
  */
 export function isCancelledByCondition(error: unknown): boolean {
-  return (cancellationCodes(error) ?? []).some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict');
+  return (cancellationCodes(error) ?? []).some(
+    (code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict',
+  );
 }
 
 /**

@@ -10,11 +10,7 @@
 const utf8 = (s: string): number => Buffer.byteLength(s, 'utf8');
 
 function numberSize(n: number): number {
-  const digits = Math.abs(n)
-    .toExponential()
-    .replace(/e.*$/, '')
-    .replace('.', '')
-    .replace(/0+$/, '');
+  const digits = Math.abs(n).toExponential().replace(/e.*$/, '').replace('.', '').replace(/0+$/, '');
   return Math.ceil(Math.max(1, digits.length) / 2) + 1;
 }
 

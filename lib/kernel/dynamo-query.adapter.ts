@@ -1,7 +1,16 @@
-import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  type DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 
 /** Every item a Query returns, following LastEvaluatedKey. */
-export async function queryAll(ddb: DynamoDBDocumentClient, input: Omit<QueryCommandInput, 'ExclusiveStartKey'>): Promise<Array<Record<string, unknown>>> {
+export async function queryAll(
+  ddb: DynamoDBDocumentClient,
+  input: Omit<QueryCommandInput, 'ExclusiveStartKey'>,
+): Promise<Array<Record<string, unknown>>> {
   const items: Array<Record<string, unknown>> = [];
   let start: Record<string, unknown> | undefined;
   do {
@@ -26,14 +35,20 @@ export async function queryAll(ddb: DynamoDBDocumentClient, input: Omit<QueryCom
  * filtered or projected away or not (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.FilterExpression.html,
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ProjectionExpressions.html).
  */
-export async function queryFirst(ddb: DynamoDBDocumentClient, input: Omit<QueryCommandInput, 'ExclusiveStartKey' | 'Limit'>, count: number): Promise<Array<Record<string, unknown>>> {
+export async function queryFirst(
+  ddb: DynamoDBDocumentClient,
+  input: Omit<QueryCommandInput, 'ExclusiveStartKey' | 'Limit'>,
+  count: number,
+): Promise<Array<Record<string, unknown>>> {
   // An empty page reads nothing (and sends no Limit of 0).
   if (count < 1) return [];
   const items: Array<Record<string, unknown>> = [];
   let start: Record<string, unknown> | undefined;
   let dropped = 0;
   do {
-    const res = await ddb.send(new QueryCommand({ ...input, Limit: Math.max(count - items.length, 2 * dropped), ExclusiveStartKey: start }));
+    const res = await ddb.send(
+      new QueryCommand({ ...input, Limit: Math.max(count - items.length, 2 * dropped), ExclusiveStartKey: start }),
+    );
     items.push(...(res.Items ?? []));
     dropped = (res.ScannedCount ?? 0) - (res.Count ?? 0);
     start = res.LastEvaluatedKey;
@@ -42,7 +57,11 @@ export async function queryFirst(ddb: DynamoDBDocumentClient, input: Omit<QueryC
 }
 
 /** Puts and deletes in BatchWriteItem requests of 25, retrying unprocessed items with backoff. */
-export async function batchWriteAll(ddb: DynamoDBDocumentClient, tableName: string, requests: ReadonlyArray<Record<string, unknown>>): Promise<void> {
+export async function batchWriteAll(
+  ddb: DynamoDBDocumentClient,
+  tableName: string,
+  requests: ReadonlyArray<Record<string, unknown>>,
+): Promise<void> {
   for (let i = 0; i < requests.length; i += 25) {
     let pending: Array<Record<string, unknown>> | undefined = requests.slice(i, i + 25);
     for (let attempt = 0; pending && pending.length > 0; attempt++) {

@@ -21,39 +21,47 @@ export const userPrefix = (userId: string): string => `${usersRoot}${userId}/`;
 /** Folders of a user's prefix that readers name relative to it (an archive's paths): turn documents, search segments. */
 export const turnsFolder = 'turns/';
 export const searchSegmentsFolder = 'index/search/';
-export const turnDocKey = (userId: string, turnId: number, contentHash: string): string => `${userPrefix(userId)}${turnsFolder}${pad(turnId)}/${contentHash}.md`;
+export const turnDocKey = (userId: string, turnId: number, contentHash: string): string =>
+  `${userPrefix(userId)}${turnsFolder}${pad(turnId)}/${contentHash}.md`;
 export const stagingPrefix = (userId: string): string => `${userPrefix(userId)}Knowledge_staging/`;
 export const knowledgePrefix = (userId: string): string => `${userPrefix(userId)}Knowledge/`;
 /** One version of the user's knowledge index snapshot: its number and a hash of its content make it unique. */
-export const knowledgeIndexKey = (userId: string, version: number, contentHash: string): string => `${userPrefix(userId)}index/knowledge/${pad(version)}-${contentHash}.json`;
+export const knowledgeIndexKey = (userId: string, version: number, contentHash: string): string =>
+  `${userPrefix(userId)}index/knowledge/${pad(version)}-${contentHash}.json`;
 /**
  * One segment of the user's search index: immutable, named by the index version
  * that added it and by its writer (two compactions of one version must not share a key: the
  * loser deletes its own).
  */
-export const searchSegmentKey = (userId: string, version: number, writer: string): string => `${searchSegmentsPrefix(userId)}${pad(version)}-${writer}.seg`;
+export const searchSegmentKey = (userId: string, version: number, writer: string): string =>
+  `${searchSegmentsPrefix(userId)}${pad(version)}-${writer}.seg`;
 /** Every segment object of an owner's search index (and its parts). */
 export const searchSegmentsPrefix = (userId: string): string => `${userPrefix(userId)}${searchSegmentsFolder}`;
 /** An episode's document (req R-EPI), written by the reflection that reviewed its turn. */
 export const episodeKey = (userId: string, turnId: number): string => `${userPrefix(userId)}episodes/${pad(turnId)}.md`;
 /** An agent.event's episode (its id starts `ev-`, so it never meets a turn's). */
-export const eventEpisodeKey = (userId: string, episodeId: string): string => `${userPrefix(userId)}episodes/${episodeId}.md`;
+export const eventEpisodeKey = (userId: string, episodeId: string): string =>
+  `${userPrefix(userId)}episodes/${episodeId}.md`;
 /** A summary pair's document (lib/summaries/summary.ts): the prompt it answered and the summary, one object. */
 export const summaryDocKey = (userId: string, id: string): string => `${userPrefix(userId)}summaries/${id}.md`;
 /** Every batch's log, its model output (when too large for an item) and, under failed/, the logs of failed jobs. */
 export const batchLogPrefix = (userId: string): string => `${userPrefix(userId)}Logs/reflector/`;
 export const batchLogKey = (userId: string, batchId: string): string => `${batchLogPrefix(userId)}${batchId}.json`;
 export const batchFailurePrefix = (userId: string): string => `${batchLogPrefix(userId)}failed/`;
-export const batchFailureKey = (userId: string, batchId: string): string => `${batchFailurePrefix(userId)}${batchId}.json`;
-export const modelOutputKey = (userId: string, batchId: string): string => `${batchLogPrefix(userId)}${batchId}.model-output.json`;
+export const batchFailureKey = (userId: string, batchId: string): string =>
+  `${batchFailurePrefix(userId)}${batchId}.json`;
+export const modelOutputKey = (userId: string, batchId: string): string =>
+  `${batchLogPrefix(userId)}${batchId}.model-output.json`;
 /** S3: large events parked by the publisher (claim checks), every user's under it. */
 export const claimsRoot = 'claims/';
 export const claimsPrefix = (userId: string): string => `${claimsRoot}${userId}/`;
-export const claimKey = (userId: string, turnId: number, hash: string): string => `${claimsPrefix(userId)}${pad(turnId)}-${hash}.json`;
+export const claimKey = (userId: string, turnId: number, hash: string): string =>
+  `${claimsPrefix(userId)}${pad(turnId)}-${hash}.json`;
 /** S3: rejected records, by day (`rejectedPrefix(day)`; without a day, all of them). */
 export const rejectedRoot = 'rejected/';
 export const rejectedPrefix = (day?: string): string => (day ? `${rejectedRoot}${day}/` : rejectedRoot);
-export const rejectedEventKey = (day: string, source: string, messageId: string): string => `${rejectedRoot}${day}/${source}/${messageId}.json`;
+export const rejectedEventKey = (day: string, source: string, messageId: string): string =>
+  `${rejectedRoot}${day}/${source}/${messageId}.json`;
 
 /**
  * Normalise a path the model cites relative to Knowledge/ (e.g. `Facts/a.md`).
@@ -102,10 +110,22 @@ export type DayIndex = 'ACTIVITY' | 'STAGEDDAY' | 'RUNS' | 'COSTDAY' | 'TIEREXP'
 const dayGsiPk = (index: DayIndex, day: string, userId: string): string => `${index}#${day}#${dayShard(userId)}`;
 
 /** Every gsi1 partition a reader of one day queries: each shard. */
-export const dayGsiPartitions = (index: DayIndex, day: string): string[] => Array.from({ length: DAY_SHARDS }, (_, shard) => `${index}#${day}#${shard}`);
+export const dayGsiPartitions = (index: DayIndex, day: string): string[] =>
+  Array.from({ length: DAY_SHARDS }, (_, shard) => `${index}#${day}#${shard}`);
 
-const graphLogSubject = (e: { fact?: string | undefined; edge?: string | undefined; entity?: string | undefined; into?: string | undefined }) =>
-  e.fact !== undefined ? `fact:${e.fact}` : e.edge !== undefined ? `edge:${e.edge}` : e.entity !== undefined ? `entity:${e.entity}${e.into !== undefined ? `>${e.into}` : ''}` : '';
+const graphLogSubject = (e: {
+  fact?: string | undefined;
+  edge?: string | undefined;
+  entity?: string | undefined;
+  into?: string | undefined;
+}) =>
+  e.fact !== undefined
+    ? `fact:${e.fact}`
+    : e.edge !== undefined
+      ? `edge:${e.edge}`
+      : e.entity !== undefined
+        ? `entity:${e.entity}${e.into !== undefined ? `>${e.into}` : ''}`
+        : '';
 
 /** DynamoDB single-table keys: partition keys (`…Pk`), sort keys (`…Sk`) and the prefixes queries begin with (`…Prefix`). */
 export const keys = {
@@ -173,7 +193,8 @@ export const keys = {
   trustSk: (itemId: string) => `TRUST#${itemId}`,
   trustPrefix: 'TRUST#',
   /** The audit trail (lib/items/memory-item-store.adapter.ts): an entry per change, in the owner's partition, by time. */
-  auditSk: (entry: { at: string; itemId: string; action: string }) => `AUDIT#${entry.at}#${entry.itemId}#${entry.action}`,
+  auditSk: (entry: { at: string; itemId: string; action: string }) =>
+    `AUDIT#${entry.at}#${entry.itemId}#${entry.action}`,
   auditPrefix: 'AUDIT#',
   /** …in GSI gsi1's (write-sharded) partition of the day it expires, while it lives, for the expiry sweep… */
   tierExpiryGsiPk: (day: string, userId: string) => dayGsiPk('TIEREXP', day, userId),
@@ -237,8 +258,14 @@ export const keys = {
    * in a write: a redelivered sweep writes the same keys again, so an entry is never lost or
    * doubled (entries written before 2026-11-24 carry `#{n}#` there instead; both sort by time).
    */
-  graphLogSk: (entry: { at: string; action: string; fact?: string | undefined; edge?: string | undefined; entity?: string | undefined; into?: string | undefined }): string =>
-    `${keys.graphLogAtPrefix(entry.at)}${entry.action}#${graphLogSubject(entry)}`,
+  graphLogSk: (entry: {
+    at: string;
+    action: string;
+    fact?: string | undefined;
+    edge?: string | undefined;
+    entity?: string | undefined;
+    into?: string | undefined;
+  }): string => `${keys.graphLogAtPrefix(entry.at)}${entry.action}#${graphLogSubject(entry)}`,
   /** The hygiene log entries one write made at one time, packed (lib/graph/dynamo-graph-store.adapter.ts). */
   graphLogPackSk: (at: string, digest: string, n: number): string => `${keys.graphLogAtPrefix(at)}*${digest}#${n}`,
   graphLogPrefix: 'GRAPHLOG#',

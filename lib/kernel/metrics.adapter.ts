@@ -34,4 +34,3 @@ export function addModelCost(metrics: Metrics, stage: string, usd: number): void
   single.addDimension('stage', stage);
   single.addMetric('ModelCostUsd', MetricUnit.NoUnit, usd);
 }
-

@@ -9,7 +9,9 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
  * take about half the units packed. A string, not Binary, so the user archive and the state
  * dumps carry it as text, as the signal state's (`packState`).
  */
-export const packJson = (value: unknown): string => deflateRawSync(Buffer.from(JSON.stringify(value), 'utf8')).toString('base64');
+export const packJson = (value: unknown): string =>
+  deflateRawSync(Buffer.from(JSON.stringify(value), 'utf8')).toString('base64');
 
 /** The value `packJson` packed (throws on text it did not make). */
-export const unpackJson = (packed: string): unknown => JSON.parse(inflateRawSync(Buffer.from(packed, 'base64')).toString('utf8')) as unknown;
+export const unpackJson = (packed: string): unknown =>
+  JSON.parse(inflateRawSync(Buffer.from(packed, 'base64')).toString('utf8')) as unknown;

@@ -9,12 +9,21 @@ import type { RejectedEventLog } from '../turns/turn.port.js';
 export type FieldError = { path: string; message: string };
 
 /** zod issues as `{path, message}` with dotted paths; `(root)` for the whole value. */
-export function fieldErrors(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>, prefix = ''): FieldError[] {
-  return issues.map((i) => ({ path: `${prefix}${i.path.length > 0 ? i.path.map(String).join('.') : '(root)'}`, message: i.message }));
+export function fieldErrors(
+  issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>,
+  prefix = '',
+): FieldError[] {
+  return issues.map((i) => ({
+    path: `${prefix}${i.path.length > 0 ? i.path.map(String).join('.') : '(root)'}`,
+    message: i.message,
+  }));
 }
 
 /** Parse JSON text with a schema: the value, or the errors naming each failing field. */
-export function parseJson<S extends z.ZodType>(body: string, schema: S): { ok: true; value: z.infer<S> } | { ok: false; errors: FieldError[] } {
+export function parseJson<S extends z.ZodType>(
+  body: string,
+  schema: S,
+): { ok: true; value: z.infer<S> } | { ok: false; errors: FieldError[] } {
   let value: unknown;
   try {
     value = JSON.parse(body);
@@ -33,6 +42,12 @@ export async function parseOrKeep<S extends z.ZodType>(
 ): Promise<z.infer<S> | null> {
   const parsed = parseJson(record.body, schema);
   if (parsed.ok) return parsed.value;
-  await deps.rejected.keep({ source: deps.source, messageId: record.messageId, receivedAt: deps.clock.now().toISOString(), errors: parsed.errors, body: record.body });
+  await deps.rejected.keep({
+    source: deps.source,
+    messageId: record.messageId,
+    receivedAt: deps.clock.now().toISOString(),
+    errors: parsed.errors,
+    body: record.body,
+  });
   return null;
 }

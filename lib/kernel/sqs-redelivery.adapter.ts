@@ -19,6 +19,12 @@ export class SqsRedelivery {
 
   /** The message under this receipt handle becomes visible again `seconds` from now (0–43,200). */
   async after(receiptHandle: string, seconds: number): Promise<void> {
-    await this.sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: seconds }));
+    await this.sqs.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: this.queueUrl,
+        ReceiptHandle: receiptHandle,
+        VisibilityTimeout: seconds,
+      }),
+    );
   }
 }

@@ -11,7 +11,10 @@ export interface SearchChangeLog {
   /** Several owners' marks as BatchWriteItem put requests, for a store that writes its items in the same batch. */
   requestsFor(marks: ReadonlyArray<{ userId: string; itemId: string }>): Array<Record<string, unknown>>;
   /** One owner's marks as TransactWriteItems Puts, for a store that writes them with its item in one transaction. */
-  transactPuts(userId: string, itemIds: readonly string[]): Array<{ Put: { TableName: string; Item: Record<string, unknown> } }>;
+  transactPuts(
+    userId: string,
+    itemIds: readonly string[],
+  ): Array<{ Put: { TableName: string; Item: Record<string, unknown> } }>;
 }
 
 /**

@@ -51,7 +51,13 @@ export function dynamoItemBytes(value: unknown): number {
   if (value === undefined) return 0;
   if (Array.isArray(value)) return 3 + value.reduce((n: number, v) => n + 1 + dynamoItemBytes(v), 0);
   if (typeof value === 'object') {
-    return 3 + Object.entries(value as Record<string, unknown>).reduce((n, [k, v]) => (v === undefined ? n : n + 1 + Buffer.byteLength(k, 'utf8') + dynamoItemBytes(v)), 0);
+    return (
+      3 +
+      Object.entries(value as Record<string, unknown>).reduce(
+        (n, [k, v]) => (v === undefined ? n : n + 1 + Buffer.byteLength(k, 'utf8') + dynamoItemBytes(v)),
+        0,
+      )
+    );
   }
   return 0;
 }
@@ -81,23 +87,35 @@ export class WriteLog {
   problems(allowed: ReadonlySet<string>): string[] {
     const bad: string[] = [];
     for (const w of this.writes) {
-      if (w.bytes !== undefined && w.bytes > DYNAMODB_ITEM_LIMIT_BYTES) bad.push(`${w.store}: a DynamoDB item of ${w.bytes} bytes, over the 400 KB limit (${w.key ?? ''})`);
+      if (w.bytes !== undefined && w.bytes > DYNAMODB_ITEM_LIMIT_BYTES)
+        bad.push(`${w.store}: a DynamoDB item of ${w.bytes} bytes, over the 400 KB limit (${w.key ?? ''})`);
       if (w.user === null) {
         // Shared: the rejected-events log in S3, and source reliability counts (a domain's own partition).
         if (w.key?.includes('|')) {
           const [pk, sk] = w.key.split('|');
           const shard = /^SOURCE#(.+)#(\d+)$/.exec(pk ?? '');
-          if (!shard || !DomainSchema.safeParse(shard[1]).success || Number(shard[2]) >= SOURCE_SHARDS || sk !== keys.sourceStatsSk) bad.push(`${w.store}: shared DynamoDB key ${JSON.stringify(w.key.slice(0, 200))} is not a domain's source counts`);
-        } else if (w.key !== undefined && !keyStaysUnder(w.key, rejectedPrefix())) bad.push(`${w.store}: shared-log key ${JSON.stringify(w.key)} leaves rejected/`);
+          if (
+            !shard ||
+            !DomainSchema.safeParse(shard[1]).success ||
+            Number(shard[2]) >= SOURCE_SHARDS ||
+            sk !== keys.sourceStatsSk
+          )
+            bad.push(
+              `${w.store}: shared DynamoDB key ${JSON.stringify(w.key.slice(0, 200))} is not a domain's source counts`,
+            );
+        } else if (w.key !== undefined && !keyStaysUnder(w.key, rejectedPrefix()))
+          bad.push(`${w.store}: shared-log key ${JSON.stringify(w.key)} leaves rejected/`);
         continue;
       }
-      if (!allowed.has(w.user)) bad.push(`${w.store}: wrote for user ${JSON.stringify(w.user)} (allowed: ${[...allowed].join(', ')})`);
+      if (!allowed.has(w.user))
+        bad.push(`${w.store}: wrote for user ${JSON.stringify(w.user)} (allowed: ${[...allowed].join(', ')})`);
       if (w.key === undefined) continue;
       if (w.key.includes('|')) {
         const pk = w.key.slice(0, w.key.indexOf('|'));
         const expected = w.user === GLOBAL_USER ? 'GLOBAL' : keys.userPk(w.user);
         if (pk !== expected) bad.push(`${w.store}: DynamoDB partition ${JSON.stringify(pk)} is not ${expected}`);
-      } else if (!keyStaysUnder(w.key, userPrefix(w.user))) bad.push(`${w.store}: S3 key ${JSON.stringify(w.key.slice(0, 200))} leaves ${userPrefix(w.user)}`);
+      } else if (!keyStaysUnder(w.key, userPrefix(w.user)))
+        bad.push(`${w.store}: S3 key ${JSON.stringify(w.key.slice(0, 200))} leaves ${userPrefix(w.user)}`);
     }
     return bad;
   }

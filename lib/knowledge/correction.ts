@@ -46,7 +46,8 @@ export function hintOf(meta: Record<string, unknown>): ConfidenceHint {
 }
 
 /** Whether this correction is in the document's history already. */
-export const hasApplied = (doc: KnowledgeDoc, by: string): boolean => (doc.history ?? []).some((h) => h.change === 'correction' && h.by === by);
+export const hasApplied = (doc: KnowledgeDoc, by: string): boolean =>
+  (doc.history ?? []).some((h) => h.change === 'correction' && h.by === by);
 
 function changed(doc: KnowledgeDoc, to: { text: string; confidence: number }, entry: KnowledgeChange): KnowledgeDoc {
   const { prunedAt: _pruned, ...rest } = doc;
@@ -64,7 +65,13 @@ function changed(doc: KnowledgeDoc, to: { text: string; confidence: number }, en
 /** The target as the correction leaves it; unchanged when the correction is applied already. */
 export function applyCorrection(doc: KnowledgeDoc, correction: CorrectionInput): KnowledgeDoc {
   if (hasApplied(doc, correction.by)) return doc;
-  const entry: KnowledgeChange = { at: correction.at, change: 'correction', by: correction.by, text: doc.text, confidence: doc.confidence };
+  const entry: KnowledgeChange = {
+    at: correction.at,
+    change: 'correction',
+    by: correction.by,
+    text: doc.text,
+    confidence: doc.confidence,
+  };
   return changed(doc, { text: correction.text, confidence: hintedConfidence(doc.confidence, correction.hint) }, entry);
 }
 
@@ -72,7 +79,14 @@ export function applyCorrection(doc: KnowledgeDoc, correction: CorrectionInput):
 export function revertLatest(doc: KnowledgeDoc, by: string, at: string, reason?: string): KnowledgeDoc | null {
   const latest = doc.history?.at(-1);
   if (!latest) return null;
-  const entry: KnowledgeChange = { at, change: 'revert', by, text: doc.text, confidence: doc.confidence, ...(reason ? { reason } : {}) };
+  const entry: KnowledgeChange = {
+    at,
+    change: 'revert',
+    by,
+    text: doc.text,
+    confidence: doc.confidence,
+    ...(reason ? { reason } : {}),
+  };
   return changed(doc, { text: latest.text, confidence: latest.confidence }, entry);
 }
 
@@ -81,8 +95,18 @@ export function revertLatest(doc: KnowledgeDoc, by: string, at: string, reason?:
  * verified now (the person vouched for it). The text it had is kept in its history under `at`,
  * the time of the edit's audit entry, so itemRestore can find it.
  */
-export function applyEdit(doc: KnowledgeDoc, edit: { text: string; by: string; at: string; reason?: string | undefined }): KnowledgeDoc {
-  const entry: KnowledgeChange = { at: edit.at, change: 'edit', by: edit.by, text: doc.text, confidence: doc.confidence, ...(edit.reason ? { reason: edit.reason } : {}) };
+export function applyEdit(
+  doc: KnowledgeDoc,
+  edit: { text: string; by: string; at: string; reason?: string | undefined },
+): KnowledgeDoc {
+  const entry: KnowledgeChange = {
+    at: edit.at,
+    change: 'edit',
+    by: edit.by,
+    text: doc.text,
+    confidence: doc.confidence,
+    ...(edit.reason ? { reason: edit.reason } : {}),
+  };
   return changed(doc, { text: edit.text, confidence: doc.confidence }, entry);
 }
 
@@ -91,10 +115,21 @@ export function applyEdit(doc: KnowledgeDoc, edit: { text: string; by: string; a
  * its history has no edit or restore at that time. The restore is itself a change in the
  * history (the text it replaced, under `at`), so it can be restored away the same way.
  */
-export function restoreEdit(doc: KnowledgeDoc, editAt: string, restore: { by: string; at: string; reason?: string | undefined }): KnowledgeDoc | null {
+export function restoreEdit(
+  doc: KnowledgeDoc,
+  editAt: string,
+  restore: { by: string; at: string; reason?: string | undefined },
+): KnowledgeDoc | null {
   const edit = doc.history?.find((h) => h.at === editAt && (h.change === 'edit' || h.change === 'restore'));
   if (!edit) return null;
-  const entry: KnowledgeChange = { at: restore.at, change: 'restore', by: restore.by, text: doc.text, confidence: doc.confidence, ...(restore.reason ? { reason: restore.reason } : {}) };
+  const entry: KnowledgeChange = {
+    at: restore.at,
+    change: 'restore',
+    by: restore.by,
+    text: doc.text,
+    confidence: doc.confidence,
+    ...(restore.reason ? { reason: restore.reason } : {}),
+  };
   return changed(doc, { text: edit.text, confidence: doc.confidence }, entry);
 }
 

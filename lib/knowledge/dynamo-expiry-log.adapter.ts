@@ -22,7 +22,17 @@ export class DynamoExpiryLog implements ExpiryLog {
 
   async write(userId: string, sweptAt: string, deletions: Parameters<ExpiryLog['write']>[2]): Promise<void> {
     await this.ddb.send(
-      new PutCommand({ TableName: this.tableName, Item: { pk: keys.userPk(userId), sk: keys.expiryLogSk(sweptAt.slice(0, 10)), kind: 'expiry-log', userId, sweptAt, deletions } }),
+      new PutCommand({
+        TableName: this.tableName,
+        Item: {
+          pk: keys.userPk(userId),
+          sk: keys.expiryLogSk(sweptAt.slice(0, 10)),
+          kind: 'expiry-log',
+          userId,
+          sweptAt,
+          deletions,
+        },
+      }),
     );
   }
 }

@@ -41,7 +41,12 @@ export function factHygiene(docs: readonly KnowledgeDoc[], now: Date): FactHygie
     if (d.prunedAt) {
       if (pastRecovery(d.prunedAt, now)) {
         removed.push(d.id);
-        log.push({ at, action: 'remove', fact: d.id, detail: `pruned on ${d.prunedAt.slice(0, 10)}, not restored within ${RECOVERY_DAYS} days` });
+        log.push({
+          at,
+          action: 'remove',
+          fact: d.id,
+          detail: `pruned on ${d.prunedAt.slice(0, 10)}, not restored within ${RECOVERY_DAYS} days`,
+        });
       } else kept.push(d);
       continue;
     }
@@ -56,10 +61,20 @@ export function factHygiene(docs: readonly KnowledgeDoc[], now: Date): FactHygie
     const since = verifiedAtOf(d).slice(0, 10);
     if (confidence < PRUNE_BELOW) {
       kept.push({ ...d, baseConfidence: baseOf(d), confidence, prunedAt: at });
-      log.push({ at, action: 'prune', fact: d.id, detail: `confidence ${confidence} below ${PRUNE_BELOW}, unverified since ${since}; restorable for ${RECOVERY_DAYS} days` });
+      log.push({
+        at,
+        action: 'prune',
+        fact: d.id,
+        detail: `confidence ${confidence} below ${PRUNE_BELOW}, unverified since ${since}; restorable for ${RECOVERY_DAYS} days`,
+      });
     } else {
       kept.push({ ...d, baseConfidence: baseOf(d), confidence });
-      log.push({ at, action: 'decay', fact: d.id, detail: `confidence ${d.confidence} → ${confidence}, unverified since ${since}` });
+      log.push({
+        at,
+        action: 'decay',
+        fact: d.id,
+        detail: `confidence ${d.confidence} → ${confidence}, unverified since ${since}`,
+      });
     }
   }
   return { docs: kept, removed, log };

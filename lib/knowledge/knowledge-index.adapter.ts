@@ -77,14 +77,19 @@ export class DynamoS3KnowledgeIndex {
       const current = await this.snapshot(userId);
       const changed = change(current.docs);
       // In id order: concurrent writers then reach the same snapshot (and content hash) whatever their order.
-      const next = changed.docs === undefined ? changed : { ...changed, docs: [...changed.docs].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) };
+      const next =
+        changed.docs === undefined
+          ? changed
+          : { ...changed, docs: [...changed.docs].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) };
       const body = next.docs === undefined ? undefined : JSON.stringify({ format: 2, docs: next.docs });
       if (body === undefined || body === JSON.stringify({ format: 2, docs: current.docs })) return next.result;
       // Documents first: a crash in between leaves index entries whose removal the next sweep redoes.
       await Promise.all((next.remove ?? []).map((path) => this.delete(`${knowledgePrefix(userId)}${path}`)));
       const version = current.version + 1;
       const key = knowledgeIndexKey(userId, version, createHash('sha256').update(body).digest('hex').slice(0, 16));
-      await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: body, ContentType: 'application/json' }));
+      await this.s3.send(
+        new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: body, ContentType: 'application/json' }),
+      );
       if (await this.movePointer(userId, current, version, key)) {
         this.cache.set(userId, { version, key, docs: next.docs ?? [] });
         await this.changes.mark(userId, changedIds(current.docs, next.docs ?? []));
@@ -92,7 +97,10 @@ export class DynamoS3KnowledgeIndex {
         return next.result;
       }
       await this.delete(key);
-      if (attempt >= MAX_ATTEMPTS) throw new KnowledgeIndexConflictError(`the knowledge index of ${userId} kept changing under ${attempt} attempts to write it`);
+      if (attempt >= MAX_ATTEMPTS)
+        throw new KnowledgeIndexConflictError(
+          `the knowledge index of ${userId} kept changing under ${attempt} attempts to write it`,
+        );
       await new Promise((r) => setTimeout(r, Math.random() * Math.min(MAX_BACKOFF_MS, 25 * 2 ** attempt)));
     }
   }
@@ -107,7 +115,12 @@ export class DynamoS3KnowledgeIndex {
           UpdateExpression: 'SET #v = :v, #key = :k, #kind = :kind',
           ConditionExpression: from.version === 0 ? 'attribute_not_exists(pk)' : '#v = :from',
           ExpressionAttributeNames: { '#v': 'version', '#key': 'key', '#kind': 'kind' },
-          ExpressionAttributeValues: { ':v': version, ':k': key, ':kind': 'knowledge-index', ...(from.version === 0 ? {} : { ':from': from.version }) },
+          ExpressionAttributeValues: {
+            ':v': version,
+            ':k': key,
+            ':kind': 'knowledge-index',
+            ...(from.version === 0 ? {} : { ':from': from.version }),
+          },
         }),
       );
       return true;
@@ -119,7 +132,13 @@ export class DynamoS3KnowledgeIndex {
   }
 
   private async pointer(userId: string): Promise<{ version: number; key: string } | null> {
-    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.knowledgeIndexSk }, ConsistentRead: true }));
+    const res = await this.ddb.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.userPk(userId), sk: keys.knowledgeIndexSk },
+        ConsistentRead: true,
+      }),
+    );
     return res.Item ? { version: Number(res.Item.version), key: String(res.Item.key) } : null;
   }
 
@@ -131,7 +150,8 @@ export class DynamoS3KnowledgeIndex {
       const cached = this.cache.get(userId);
       if (cached?.version === pointer.version && cached.key === pointer.key) return cached;
       try {
-        const docs = (JSON.parse(await getText(this.s3, this.bucketName, pointer.key)) as { docs?: KnowledgeDoc[] }).docs ?? [];
+        const docs =
+          (JSON.parse(await getText(this.s3, this.bucketName, pointer.key)) as { docs?: KnowledgeDoc[] }).docs ?? [];
         const snapshot = { ...pointer, docs };
         this.cache.set(userId, snapshot);
         return snapshot;
@@ -151,5 +171,7 @@ export class DynamoS3KnowledgeIndex {
 function changedIds(before: readonly KnowledgeDoc[], after: readonly KnowledgeDoc[]): string[] {
   const old = new Map(before.map((d) => [d.id, JSON.stringify(d)]));
   const now = new Map(after.map((d) => [d.id, JSON.stringify(d)]));
-  return [...new Set([...old.keys(), ...now.keys()])].filter((id) => old.get(id) !== now.get(id)).map((id) => `knowledge:${id}`);
+  return [...new Set([...old.keys(), ...now.keys()])]
+    .filter((id) => old.get(id) !== now.get(id))
+    .map((id) => `knowledge:${id}`);
 }

@@ -40,12 +40,17 @@ export interface IndexOptions {
 }
 
 /** A word as both BM25 and the vectors index it (IndexOptions). */
-const normaliser = ({ stem = false, baseForms = false }: IndexOptions) => (t: string): string => (stem ? stemmer(baseForms ? baseOf(t) : t) : t);
+const normaliser =
+  ({ stem = false, baseForms = false }: IndexOptions) =>
+  (t: string): string =>
+    stem ? stemmer(baseForms ? baseOf(t) : t) : t;
 
-const termsOf = (normal: (t: string) => string) => (text: string): string[] =>
-  words(text.replace(/_/g, ' '))
-    .filter((t) => t.length >= 2 && !isStopword(t) && !/^\d+$/.test(t))
-    .map(normal);
+const termsOf =
+  (normal: (t: string) => string) =>
+  (text: string): string[] =>
+    words(text.replace(/_/g, ' '))
+      .filter((t) => t.length >= 2 && !isStopword(t) && !/^\d+$/.test(t))
+      .map(normal);
 /** How often each term occurs. */
 export const counts = (tokens: readonly string[]): Map<string, number> => {
   const m = new Map<string, number>();
@@ -121,12 +126,20 @@ export class KnowledgeSearch<D extends SearchableDoc> {
   }
 
   /** BM25 retrieval of `searchText`, each hit with its cosine similarity to `vectorText`. */
-  private scored(vectorText: string, searchText: string, limit: number): Array<{ doc: D; bm25: number; similarity: number }> {
+  private scored(
+    vectorText: string,
+    searchText: string,
+    limit: number,
+  ): Array<{ doc: D; bm25: number; similarity: number }> {
     const tokens = this.terms(vectorText);
     const q = this.vector(counts(tokens), tokens.length);
     return this.search(searchText, limit).map(({ doc, score }) => {
       const entry = this.docs.get(doc.id);
-      return { doc, bm25: score, similarity: entry && tokens.length > 0 ? cosine(q, this.vector(entry.tf, entry.length)) : 0 };
+      return {
+        doc,
+        bm25: score,
+        similarity: entry && tokens.length > 0 ? cosine(q, this.vector(entry.tf, entry.length)) : 0,
+      };
     });
   }
 

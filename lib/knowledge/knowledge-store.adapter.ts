@@ -1,7 +1,22 @@
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { KnowledgeDoc } from './knowledge.js';
-import { dayGsiPartitions, episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, stagingPrefix } from '../kernel/memory-paths.js';
+import {
+  dayGsiPartitions,
+  episodeKey,
+  eventEpisodeKey,
+  keys,
+  knowledgePrefix,
+  modelOutputKey,
+  stagingPrefix,
+} from '../kernel/memory-paths.js';
 import { PROMOTIONS_TO_KNOWLEDGE, restagedMarkdown, type StagedRecord } from './promotion.js';
 import { type StagedDocument, stagedBody, stagedMetaHead } from './staging.js';
 import type { KnowledgeEntry, KnowledgeIndexChange, KnowledgeStore } from './knowledge.port.js';
@@ -80,7 +95,10 @@ export class DynamoS3KnowledgeStore implements KnowledgeStore {
     return [...(await this.index.load(userId))];
   }
 
-  updateKnowledgeIndex<R>(userId: string, change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>): Promise<R> {
+  updateKnowledgeIndex<R>(
+    userId: string,
+    change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>,
+  ): Promise<R> {
     return this.index.update(userId, change);
   }
 
@@ -99,26 +117,43 @@ export class DynamoS3KnowledgeStore implements KnowledgeStore {
    * so the read is bounded by the page whatever the history:
    * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.FilterExpression.html).
    */
-  async stagedPage(userId: string, page: { limit: number; after?: string | undefined; undecidedOnly: boolean }): Promise<{ records: StagedRecord[]; next?: string }> {
+  async stagedPage(
+    userId: string,
+    page: { limit: number; after?: string | undefined; undecidedOnly: boolean },
+  ): Promise<{ records: StagedRecord[]; next?: string }> {
     const pk = keys.userPk(userId);
     const res = await this.ddb.send(
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ...(page.undecidedOnly ? { FilterExpression: '#s = :staged', ExpressionAttributeNames: { '#s': 'status' } } : {}),
-        ExpressionAttributeValues: { ':pk': pk, ':p': keys.stagedPrefix, ...(page.undecidedOnly ? { ':staged': 'staged' } : {}) },
+        ...(page.undecidedOnly
+          ? { FilterExpression: '#s = :staged', ExpressionAttributeNames: { '#s': 'status' } }
+          : {}),
+        ExpressionAttributeValues: {
+          ':pk': pk,
+          ':p': keys.stagedPrefix,
+          ...(page.undecidedOnly ? { ':staged': 'staged' } : {}),
+        },
         ...(page.after !== undefined ? { ExclusiveStartKey: { pk, sk: keys.stagedSk(page.after) } } : {}),
         Limit: page.limit,
         ConsistentRead: true,
       }),
     );
     const last = res.LastEvaluatedKey?.sk;
-    return { records: (res.Items ?? []).map(toRecord), ...(typeof last === 'string' ? { next: last.slice(keys.stagedPrefix.length) } : {}) };
+    return {
+      records: (res.Items ?? []).map(toRecord),
+      ...(typeof last === 'string' ? { next: last.slice(keys.stagedPrefix.length) } : {}),
+    };
   }
 
   /** These staged records by path (a BatchGetItem per 100), consistent like listStaged. */
   async stagedRecords(userId: string, paths: readonly string[]): Promise<StagedRecord[]> {
-    const items = await batchGetAll(this.ddb, this.tableName, [...new Set(paths)].map((p) => ({ pk: keys.userPk(userId), sk: keys.stagedSk(p) })), { consistent: true });
+    const items = await batchGetAll(
+      this.ddb,
+      this.tableName,
+      [...new Set(paths)].map((p) => ({ pk: keys.userPk(userId), sk: keys.stagedSk(p) })),
+      { consistent: true },
+    );
     return items.map(toRecord);
   }
 
@@ -198,20 +233,32 @@ export class DynamoS3KnowledgeStore implements KnowledgeStore {
     if (entries.length === 0) return;
     await this.writeKnowledgeFiles(userId, entries);
     const byId = new Map(entries.map((e) => [e.doc.id, e.doc]));
-    await this.index.update(userId, (docs) => ({ docs: [...docs.filter((d) => !byId.has(d.id)), ...byId.values()], result: undefined }));
+    await this.index.update(userId, (docs) => ({
+      docs: [...docs.filter((d) => !byId.has(d.id)), ...byId.values()],
+      result: undefined,
+    }));
   }
 
   /** By path, the last entry winning, as writing them one by one would leave them. */
   async writeKnowledgeFiles(userId: string, entries: ReadonlyArray<KnowledgeEntry>): Promise<void> {
     const files = new Map(entries.map((e) => [e.path, e.markdown]));
-    await Promise.all([...files].map(([path, markdown]) => this.putText(`${knowledgePrefix(userId)}${path}`, markdown, 'text/markdown; charset=utf-8')));
+    await Promise.all(
+      [...files].map(([path, markdown]) =>
+        this.putText(`${knowledgePrefix(userId)}${path}`, markdown, 'text/markdown; charset=utf-8'),
+      ),
+    );
   }
 
   /** Records staged on a day, every user's: each shard of the day. */
   async stagedOn(day: string): Promise<Array<{ userId: string; record: StagedRecord }>> {
     const shards = await Promise.all(
       dayGsiPartitions('STAGEDDAY', day).map((p) =>
-        queryAll(this.ddb, { TableName: this.tableName, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :d', ExpressionAttributeValues: { ':d': p } }),
+        queryAll(this.ddb, {
+          TableName: this.tableName,
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :d',
+          ExpressionAttributeValues: { ':d': p },
+        }),
       ),
     );
     return shards.flat().map((item) => ({ userId: String(item.userId), record: toRecord(item) }));
@@ -220,11 +267,19 @@ export class DynamoS3KnowledgeStore implements KnowledgeStore {
   /** The object first, then the record (see the module comment): a retry finds the record and deletes both. */
   async deleteStaged(userId: string, path: string): Promise<void> {
     await this.deleteStagedFile(userId, path);
-    await this.ddb.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.stagedSk(path) } }));
+    await this.ddb.send(
+      new DeleteCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.stagedSk(path) } }),
+    );
     await this.changes.mark(userId, [`staged:${path}`]);
   }
 
-  async promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc): Promise<void> {
+  async promote(
+    userId: string,
+    record: StagedRecord,
+    knowledgePath: string,
+    markdown: string,
+    doc: KnowledgeDoc,
+  ): Promise<void> {
     await this.putKnowledge(userId, [{ path: knowledgePath, markdown, doc }]);
     await this.settlePromoted(userId, record, knowledgePath);
   }
@@ -278,7 +333,13 @@ export class DynamoS3KnowledgeStore implements KnowledgeStore {
    * like any GET: https://docs.aws.amazon.com/AmazonS3/latest/userguide/ErrorCodeBilling.html).
    */
   async getModelOutput(userId: string, batchId: string): Promise<ModelResponse | null> {
-    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.modelOutputSk(batchId) }, ConsistentRead: true }));
+    const res = await this.ddb.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.userPk(userId), sk: keys.modelOutputSk(batchId) },
+        ConsistentRead: true,
+      }),
+    );
     if (typeof res.Item?.packed === 'string') return unpackJson(res.Item.packed) as ModelResponse;
     if (typeof res.Item?.response === 'string') return JSON.parse(res.Item.response) as ModelResponse;
     if (typeof res.Item?.key !== 'string') return null;
@@ -328,14 +389,24 @@ export class DynamoS3KnowledgeStore implements KnowledgeStore {
 
   /** The record, consistent, or null when there is none. */
   private async stagedRecord(userId: string, path: string): Promise<StagedRecord | null> {
-    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.stagedSk(path) }, ConsistentRead: true }));
+    const res = await this.ddb.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.userPk(userId), sk: keys.stagedSk(path) },
+        ConsistentRead: true,
+      }),
+    );
     return res.Item ? toRecord(res.Item) : null;
   }
 
   /** The staged record's markdown, while it is undecided (a promoted or discarded record has none). */
   private async putStagedFile(userId: string, record: StagedRecord | null): Promise<void> {
     if (record?.status !== 'staged') return;
-    await this.putText(`${stagingPrefix(userId)}${record.path}`, restagedMarkdown(record), 'text/markdown; charset=utf-8');
+    await this.putText(
+      `${stagingPrefix(userId)}${record.path}`,
+      restagedMarkdown(record),
+      'text/markdown; charset=utf-8',
+    );
   }
 
   /**
@@ -348,7 +419,9 @@ export class DynamoS3KnowledgeStore implements KnowledgeStore {
   }
 
   private async putText(key: string, body: string, contentType: string): Promise<void> {
-    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: body, ContentType: contentType }));
+    await this.s3.send(
+      new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: body, ContentType: contentType }),
+    );
   }
 }
 
@@ -362,14 +435,24 @@ export class DynamoS3KnowledgeStore implements KnowledgeStore {
 function slimStaged(record: StagedRecord): Record<string, unknown> {
   const { meta, body, ...rest } = record;
   const derived = stagedMetaHead(record);
-  const extra = Object.fromEntries(Object.entries(meta).filter(([k, v]) => !(k in derived) || JSON.stringify(v) !== JSON.stringify(derived[k])));
-  return { ...rest, ...(Object.keys(extra).length > 0 ? { extra } : {}), ...(body === stagedBody(record.title, record.text) ? {} : { body }) };
+  const extra = Object.fromEntries(
+    Object.entries(meta).filter(([k, v]) => !(k in derived) || JSON.stringify(v) !== JSON.stringify(derived[k])),
+  );
+  return {
+    ...rest,
+    ...(Object.keys(extra).length > 0 ? { extra } : {}),
+    ...(body === stagedBody(record.title, record.text) ? {} : { body }),
+  };
 }
 
 function toRecord(item: Record<string, unknown>): StagedRecord {
   const record = storedRecord(item);
   if (item.meta !== undefined) return record;
-  return { ...record, meta: { ...stagedMetaHead(record), ...((item.extra as Record<string, unknown> | undefined) ?? {}) }, body: typeof item.body === 'string' ? item.body : stagedBody(record.title, record.text) };
+  return {
+    ...record,
+    meta: { ...stagedMetaHead(record), ...((item.extra as Record<string, unknown> | undefined) ?? {}) },
+    body: typeof item.body === 'string' ? item.body : stagedBody(record.title, record.text),
+  };
 }
 
 function storedRecord(item: Record<string, unknown>): StagedRecord {

@@ -1,6 +1,13 @@
 /** In-memory knowledge and expiry log for tests, with recording variants. */
 import type { KnowledgeDoc } from './knowledge.js';
-import { episodeKey, eventEpisodeKey, keys, knowledgePrefix, modelOutputKey, stagingPrefix } from '../kernel/memory-paths.js';
+import {
+  episodeKey,
+  eventEpisodeKey,
+  keys,
+  knowledgePrefix,
+  modelOutputKey,
+  stagingPrefix,
+} from '../kernel/memory-paths.js';
 import type { StagedRecord } from './promotion.js';
 import type { StagedDocument } from './staging.js';
 import type { KnowledgeEntry, KnowledgeIndexChange, ExpiryLog, KnowledgeStore } from './knowledge.port.js';
@@ -23,7 +30,9 @@ export class MemoryKnowledgeStore implements KnowledgeStore {
     return (await this.listStaged(userId)).filter((r) => paths.includes(r.path));
   }
   async stagedPage(userId: string, page: { limit: number; after?: string | undefined; undecidedOnly: boolean }) {
-    const all = (await this.listStaged(userId)).sort((a, b) => (a.path < b.path ? -1 : 1)).filter((r) => page.after === undefined || r.path > page.after);
+    const all = (await this.listStaged(userId))
+      .sort((a, b) => (a.path < b.path ? -1 : 1))
+      .filter((r) => page.after === undefined || r.path > page.after);
     const read = all.slice(0, page.limit);
     const records = read.filter((r) => !page.undecidedOnly || r.status === 'staged');
     return { records, ...(all.length > page.limit ? { next: read.at(-1)?.path as string } : {}) };
@@ -33,8 +42,19 @@ export class MemoryKnowledgeStore implements KnowledgeStore {
       this.staged.set(`${userId}/${d.path}`, d.markdown);
       if (!this.records.has(`${userId}/${d.path}`)) {
         this.records.set(`${userId}/${d.path}`, {
-          path: d.path, kind: d.kind, title: d.title, category: d.category, text: d.text, confidence: d.confidence,
-          sourceTurns: d.sourceTurns, batchId, stagedAt: String(d.meta.staged_at), meta: d.meta, body: d.body, promotedBy: [], status: 'staged',
+          path: d.path,
+          kind: d.kind,
+          title: d.title,
+          category: d.category,
+          text: d.text,
+          confidence: d.confidence,
+          sourceTurns: d.sourceTurns,
+          batchId,
+          stagedAt: String(d.meta.staged_at),
+          meta: d.meta,
+          body: d.body,
+          promotedBy: [],
+          status: 'staged',
         });
       }
     }
@@ -55,7 +75,10 @@ export class MemoryKnowledgeStore implements KnowledgeStore {
   async writeKnowledgeFiles(userId: string, entries: ReadonlyArray<KnowledgeEntry>) {
     for (const { path, markdown } of entries) this.knowledgeFiles.set(`${userId}/${path}`, markdown);
   }
-  async updateKnowledgeIndex<R>(userId: string, change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>): Promise<R> {
+  async updateKnowledgeIndex<R>(
+    userId: string,
+    change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>,
+  ): Promise<R> {
     const next = change([...this.knowledge.values()].map((d) => structuredClone(d)));
     if (next.docs === undefined) return next.result;
     for (const path of next.remove ?? []) this.knowledgeFiles.delete(`${userId}/${path}`);
@@ -134,7 +157,14 @@ export class RecordingKnowledgeStore extends MemoryKnowledgeStore {
   override async putStaged(userId: string, docs: readonly StagedDocument[], batchId: string) {
     for (const d of docs) {
       this.log.add('knowledge.putStaged', userId, `${stagingPrefix(userId)}${d.path}`);
-      this.log.addItem('knowledge.putStaged', userId, ddbKey(userId, keys.stagedSk(d.path)), { text: d.text, meta: d.meta, body: d.body, title: d.title, path: d.path, sourceTurns: d.sourceTurns });
+      this.log.addItem('knowledge.putStaged', userId, ddbKey(userId, keys.stagedSk(d.path)), {
+        text: d.text,
+        meta: d.meta,
+        body: d.body,
+        title: d.title,
+        path: d.path,
+        sourceTurns: d.sourceTurns,
+      });
     }
     return super.putStaged(userId, docs, batchId);
   }
@@ -153,14 +183,19 @@ export class RecordingKnowledgeStore extends MemoryKnowledgeStore {
     return super.putKnowledge(userId, entries);
   }
   override async writeKnowledgeFiles(userId: string, entries: ReadonlyArray<KnowledgeEntry>) {
-    for (const { path } of entries) this.log.add('knowledge.writeKnowledgeFiles', userId, `${knowledgePrefix(userId)}${path}`);
+    for (const { path } of entries)
+      this.log.add('knowledge.writeKnowledgeFiles', userId, `${knowledgePrefix(userId)}${path}`);
     return super.writeKnowledgeFiles(userId, entries);
   }
-  override async updateKnowledgeIndex<R>(userId: string, change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>): Promise<R> {
+  override async updateKnowledgeIndex<R>(
+    userId: string,
+    change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>,
+  ): Promise<R> {
     const current = [...(this.docsByUser.get(userId)?.values() ?? [])].map((d) => structuredClone(d));
     const next = change(current);
     if (next.docs !== undefined) {
-      for (const path of next.remove ?? []) this.log.add('knowledge.updateKnowledgeIndex', userId, `${knowledgePrefix(userId)}${path}`);
+      for (const path of next.remove ?? [])
+        this.log.add('knowledge.updateKnowledgeIndex', userId, `${knowledgePrefix(userId)}${path}`);
       this.log.add('knowledge.updateKnowledgeIndex', userId, ddbKey(userId, keys.knowledgeIndexSk));
       this.docsByUser.set(userId, new Map(next.docs.map((d) => [d.id, structuredClone(d)])));
     }
@@ -171,7 +206,13 @@ export class RecordingKnowledgeStore extends MemoryKnowledgeStore {
     this.log.add('knowledge.deleteStaged', userId, `${stagingPrefix(userId)}${path}`);
     return super.deleteStaged(userId, path);
   }
-  override async promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc) {
+  override async promote(
+    userId: string,
+    record: StagedRecord,
+    knowledgePath: string,
+    markdown: string,
+    doc: KnowledgeDoc,
+  ) {
     this.log.add('knowledge.promote', userId, `${stagingPrefix(userId)}${record.path}`);
     return super.promote(userId, record, knowledgePath, markdown, doc);
   }

@@ -32,13 +32,22 @@ export interface KnowledgeStore {
    * most `limit` records whatever the history, so a page may hold fewer than `limit` when only
    * undecided ones are asked for. `next` is the last path read, absent on the last page.
    */
-  stagedPage(userId: string, page: { limit: number; after?: string | undefined; undecidedOnly: boolean }): Promise<{ records: StagedRecord[]; next?: string }>;
+  stagedPage(
+    userId: string,
+    page: { limit: number; after?: string | undefined; undecidedOnly: boolean },
+  ): Promise<{ records: StagedRecord[]; next?: string }>;
   /** Stage new documents; a record already at the same path is left as it is. Returns the staged files. */
   putStaged(userId: string, docs: readonly StagedDocument[], batchId: string): Promise<string[]>;
   /** Count one batch's recurrence of a staged record, once per batch; returns the record as it is now. */
   reinforce(userId: string, path: string, batchId: string): Promise<StagedRecord>;
   /** Move a staged record to Knowledge/ (idempotent): write the document, index it, retire the staged file. */
-  promote(userId: string, record: StagedRecord, knowledgePath: string, markdown: string, doc: KnowledgeDoc): Promise<void>;
+  promote(
+    userId: string,
+    record: StagedRecord,
+    knowledgePath: string,
+    markdown: string,
+    doc: KnowledgeDoc,
+  ): Promise<void>;
   /** Mark a staged record promoted into this Knowledge path and retire its staged file (idempotent). */
   settlePromoted(userId: string, record: StagedRecord, knowledgePath: string): Promise<void>;
   /** Rewrite a Knowledge document's file from what it holds now (null: no file); the index is not touched. */
@@ -53,7 +62,10 @@ export interface KnowledgeStore {
    * newer index when another writer got there first — it must be a pure function of its
    * argument. Returns the result of the run whose change was written.
    */
-  updateKnowledgeIndex<R>(userId: string, change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>): Promise<R>;
+  updateKnowledgeIndex<R>(
+    userId: string,
+    change: (docs: readonly KnowledgeDoc[]) => KnowledgeIndexChange<R>,
+  ): Promise<R>;
   /** Staged (not promoted) records of every user staged on a UTC day (the expiry sweep's index). */
   stagedOn(day: string): Promise<Array<{ userId: string; record: StagedRecord }>>;
   /** Delete a staged record and its file. */
@@ -72,5 +84,9 @@ export interface KnowledgeStore {
 
 /** Where each sweep's deletions are logged, with their reasons. */
 export interface ExpiryLog {
-  write(userId: string, sweptAt: string, deletions: Array<{ path: string; stagedAt: string; promotionCount: number; reason: string }>): Promise<void>;
+  write(
+    userId: string,
+    sweptAt: string,
+    deletions: Array<{ path: string; stagedAt: string; promotionCount: number; reason: string }>,
+  ): Promise<void>;
 }

@@ -41,7 +41,11 @@ export async function maintainFacts(
     const verified = verifyFacts(docs, seen);
     const swept = factHygiene(verified.docs, now);
     const changed = byId.size > 0 || verified.verified.length > 0 || swept.log.length > 0;
-    return { ...(changed ? { docs: swept.docs, remove: swept.removed } : {}), log: [...verified.log, ...swept.log], result: undefined };
+    return {
+      ...(changed ? { docs: swept.docs, remove: swept.removed } : {}),
+      log: [...verified.log, ...swept.log],
+      result: undefined,
+    };
   });
   const done = (await deps.graph.logAt(userId, now.toISOString())).filter((l) => l.fact !== undefined);
   const count = (action: GraphLogEntry['action']) => done.filter((l) => l.action === action).length;
@@ -62,7 +66,11 @@ export async function verifySeenFacts(
   if (seen.size === 0) return [];
   return changeLoggedFirst(userId, deps, (docs) => {
     const verified = verifyFacts(docs, seen);
-    return { ...(verified.verified.length > 0 ? { docs: verified.docs } : {}), log: verified.log, result: verified.verified };
+    return {
+      ...(verified.verified.length > 0 ? { docs: verified.docs } : {}),
+      log: verified.log,
+      result: verified.verified,
+    };
   });
 }
 
@@ -77,7 +85,12 @@ export async function verifySeenFacts(
 async function changeLoggedFirst<R>(
   userId: string,
   deps: { knowledge: KnowledgeStore; graph: GraphStore },
-  change: (docs: readonly KnowledgeDoc[]) => { docs?: KnowledgeDoc[]; remove?: string[]; log: GraphLogEntry[]; result: R },
+  change: (docs: readonly KnowledgeDoc[]) => {
+    docs?: KnowledgeDoc[];
+    remove?: string[];
+    log: GraphLogEntry[];
+    result: R;
+  },
 ): Promise<R> {
   const preview = change(await deps.knowledge.loadKnowledge(userId)).log;
   if (preview.length > 0) await deps.graph.apply(userId, { log: preview });
@@ -100,7 +113,11 @@ export async function restorePrunedFact(
   const at = deps.clock.now().toISOString();
   const restored = await deps.knowledge.updateKnowledgeIndex(userId, (docs) => {
     const doc = docs.find((d) => d.id === id);
-    if (!doc) throw new MemoryApiError('not_found', `fact Knowledge/${id} not found (removed for good after the recovery window, or never there)`);
+    if (!doc)
+      throw new MemoryApiError(
+        'not_found',
+        `fact Knowledge/${id} not found (removed for good after the recovery window, or never there)`,
+      );
     if (!doc.prunedAt) throw new MemoryApiError('conflict', `fact Knowledge/${id} is not pruned`);
     const fact = restoreFact(doc, at);
     return { docs: docs.map((d) => (d.id === id ? fact : d)), result: fact };

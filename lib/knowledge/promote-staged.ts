@@ -26,7 +26,13 @@ export interface Promotion {
 
 type Deps = { knowledge: KnowledgeStore; graph: Pick<GraphStore, 'apply'> };
 
-export async function promoteStaged(deps: Deps, userId: string, record: StagedRecord, taken: ReadonlySet<string>, at: string): Promise<Promotion> {
+export async function promoteStaged(
+  deps: Deps,
+  userId: string,
+  record: StagedRecord,
+  taken: ReadonlySet<string>,
+  at: string,
+): Promise<Promotion> {
   if (record.kind === 'correction') {
     const target = await correctTarget(deps, userId, record, at);
     if (target) return { knowledgePath: target, corrected: true };
@@ -52,22 +58,44 @@ async function correctTarget(deps: Deps, userId: string, record: StagedRecord, a
   await writeChangedFile(deps, userId, result.doc);
   if (result.fresh) {
     const before = result.doc.history?.at(-1)?.confidence;
-    await deps.graph.apply(userId, { log: [{ at, action: 'correct', fact: target, detail: `corrected by ${by} (confidence ${before} → ${result.doc.confidence}); revert to undo` }] });
+    await deps.graph.apply(userId, {
+      log: [
+        {
+          at,
+          action: 'correct',
+          fact: target,
+          detail: `corrected by ${by} (confidence ${before} → ${result.doc.confidence}); revert to undo`,
+        },
+      ],
+    });
   }
   await deps.knowledge.settlePromoted(userId, record, target);
   return target;
 }
 
 /** The document's markdown rewritten from its index entry: front matter kept, confidence and history updated. */
-export async function writeChangedFile(deps: { knowledge: Pick<KnowledgeStore, 'rewriteKnowledgeFile'> }, userId: string, doc: KnowledgeDoc): Promise<void> {
+export async function writeChangedFile(
+  deps: { knowledge: Pick<KnowledgeStore, 'rewriteKnowledgeFile'> },
+  userId: string,
+  doc: KnowledgeDoc,
+): Promise<void> {
   await deps.knowledge.rewriteKnowledgeFile(userId, doc.id, (current) => {
     const { meta } = parseFrontMatter(current ?? '');
-    return renderFrontMatter(changedMeta({ title: doc.title, category: doc.category, ...meta }, doc), `# ${doc.title}\n\n${doc.text}`);
+    return renderFrontMatter(
+      changedMeta({ title: doc.title, category: doc.category, ...meta }, doc),
+      `# ${doc.title}\n\n${doc.text}`,
+    );
   });
 }
 
 /** Undo the latest correction or revert of a Knowledge document (POST /v1/users/{u}/knowledge/revert). */
-export async function revertKnowledgeChange(deps: Deps & { clock: { now(): Date } }, actor: string, userId: string, path: string, reason: string | undefined) {
+export async function revertKnowledgeChange(
+  deps: Deps & { clock: { now(): Date } },
+  actor: string,
+  userId: string,
+  path: string,
+  reason: string | undefined,
+) {
   const id = knowledgeRelative(path);
   const at = deps.clock.now().toISOString();
   const doc = await deps.knowledge.updateKnowledgeIndex(userId, (docs) => {
@@ -78,6 +106,8 @@ export async function revertKnowledgeChange(deps: Deps & { clock: { now(): Date 
     return { docs: docs.map((d) => (d.id === id ? reverted : d)), result: reverted };
   });
   await writeChangedFile(deps, userId, doc);
-  await deps.graph.apply(userId, { log: [{ at, action: 'revert', fact: id, detail: `latest change undone by ${actor}${reason ? `: ${reason}` : ''}` }] });
+  await deps.graph.apply(userId, {
+    log: [{ at, action: 'revert', fact: id, detail: `latest change undone by ${actor}${reason ? `: ${reason}` : ''}` }],
+  });
   return { fact: doc };
 }

@@ -92,8 +92,15 @@ export function knowledgePathFor(record: Pick<StagedRecord, 'path'>, taken: Read
 }
 
 /** The Knowledge document a staged record becomes. */
-export function promotedDocument(record: StagedRecord, knowledgePath: string, promotedAt: string): { markdown: string; doc: KnowledgeDoc } {
-  const confidence = Math.min(MAX_PROMOTED_CONFIDENCE, record.confidence + RECURRENCE_CONFIDENCE_STEP * record.promotedBy.length);
+export function promotedDocument(
+  record: StagedRecord,
+  knowledgePath: string,
+  promotedAt: string,
+): { markdown: string; doc: KnowledgeDoc } {
+  const confidence = Math.min(
+    MAX_PROMOTED_CONFIDENCE,
+    record.confidence + RECURRENCE_CONFIDENCE_STEP * record.promotedBy.length,
+  );
   const meta = {
     ...record.meta,
     promotion_count: record.promotedBy.length,
@@ -117,7 +124,16 @@ export function promotedDocument(record: StagedRecord, knowledgePath: string, pr
 }
 
 /** The staged document's front matter keys in the order staging writes them (stagedDocuments); the rest follow by name. */
-const STAGED_META_ORDER = ['kind', 'title', 'category', 'staged_at', 'batch_id', 'promotion_count', 'source_turns', 'confidence'];
+const STAGED_META_ORDER = [
+  'kind',
+  'title',
+  'category',
+  'staged_at',
+  'batch_id',
+  'promotion_count',
+  'source_turns',
+  'confidence',
+];
 
 /**
  * The staged document with its current promotion count, rendered from its record: the review
@@ -128,7 +144,11 @@ const STAGED_META_ORDER = ['kind', 'title', 'category', 'staged_at', 'batch_id',
  * record renders the same bytes however it was read, and a rewrite of its object is idempotent.
  */
 export function restagedMarkdown(record: StagedRecord): string {
-  const meta: Record<string, unknown> = { ...record.meta, promotion_count: record.promotedBy.length, promoted_by: record.promotedBy };
+  const meta: Record<string, unknown> = {
+    ...record.meta,
+    promotion_count: record.promotedBy.length,
+    promoted_by: record.promotedBy,
+  };
   const rank = (k: string) => (STAGED_META_ORDER.includes(k) ? STAGED_META_ORDER.indexOf(k) : STAGED_META_ORDER.length);
   const keys = Object.keys(meta).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   return renderFrontMatter(Object.fromEntries(keys.map((k) => [k, byName(meta[k])])), record.body);

@@ -10,15 +10,26 @@ import { pageCursor, encodeCursor } from '../memory-api/paging.js';
  * records (and the batch logs of those it shows), however long the user's history; without
  * `includeDecided` a page shows only the undecided ones among them, so it can hold fewer.
  */
-export async function listStagedForReview(deps: MemoryApiDeps, userId: string, q: { includeDecided: boolean; limit: number; nextToken?: string | undefined }) {
-  const after = q.nextToken === undefined ? undefined : pageCursor(q.nextToken, (p) => {
-    const [kind, path] = p as unknown[];
-    return kind === 'staged' && typeof path === 'string' ? path : null;
-  });
+export async function listStagedForReview(
+  deps: MemoryApiDeps,
+  userId: string,
+  q: { includeDecided: boolean; limit: number; nextToken?: string | undefined },
+) {
+  const after =
+    q.nextToken === undefined
+      ? undefined
+      : pageCursor(q.nextToken, (p) => {
+          const [kind, path] = p as unknown[];
+          return kind === 'staged' && typeof path === 'string' ? path : null;
+        });
   const page = await deps.knowledge.stagedPage(userId, { limit: q.limit, after, undecidedOnly: !q.includeDecided });
   const records = page.records;
   const batchIds = [...new Set(records.flatMap((r) => [r.batchId, ...r.promotedBy]))];
-  const logs = new Map((await Promise.all(batchIds.map(async (b) => [b, await deps.batchLogs.get(userId, b)] as const))).filter(([, l]) => l !== null));
+  const logs = new Map(
+    (await Promise.all(batchIds.map(async (b) => [b, await deps.batchLogs.get(userId, b)] as const))).filter(
+      ([, l]) => l !== null,
+    ),
+  );
   const staged = records.map((r) => ({
     id: `staged:${r.path}`,
     path: `Knowledge_staging/${r.path}`,
@@ -38,9 +49,18 @@ export async function listStagedForReview(deps: MemoryApiDeps, userId: string, q
   return { staged, ...(page.next !== undefined ? { nextToken: encodeCursor(['staged', page.next]) } : {}) };
 }
 
-
 /** A staged item's way through the gates: the batch that staged it, the batches that reinforced it, the review. */
-function gateHistory(r: StagedRecord, logs: ReadonlyMap<string, { timestamp: string; quality_gate_results: { rejections: Array<{ gate: string; item: string; reason: string }> }; reinforced: Array<{ staged_file: string; similarity: number }> } | null>) {
+function gateHistory(
+  r: StagedRecord,
+  logs: ReadonlyMap<
+    string,
+    {
+      timestamp: string;
+      quality_gate_results: { rejections: Array<{ gate: string; item: string; reason: string }> };
+      reinforced: Array<{ staged_file: string; similarity: number }>;
+    } | null
+  >,
+) {
   const staging = logs.get(r.batchId);
   const events: Array<{ at: string; batchId?: string; event: string; detail: string }> = [
     {
@@ -53,10 +73,21 @@ function gateHistory(r: StagedRecord, logs: ReadonlyMap<string, { timestamp: str
   for (const b of r.promotedBy) {
     const log = logs.get(b);
     const hit = log?.reinforced.find((x) => x.staged_file === `Knowledge_staging/${r.path}`);
-    events.push({ at: log?.timestamp ?? '', batchId: b, event: 'reinforced', detail: hit ? `recurred with similarity ${hit.similarity}` : 'recurred' });
+    events.push({
+      at: log?.timestamp ?? '',
+      batchId: b,
+      event: 'reinforced',
+      detail: hit ? `recurred with similarity ${hit.similarity}` : 'recurred',
+    });
   }
-  if (r.status === 'promoted') events.push({ at: '', event: 'promoted', detail: `to Knowledge/${r.knowledgePath ?? ''}` });
-  if (r.review) events.push({ at: r.review.at, event: `review_${r.review.decision}`, detail: `by ${r.review.by}${r.review.reason ? `: ${r.review.reason}` : ''}` });
+  if (r.status === 'promoted')
+    events.push({ at: '', event: 'promoted', detail: `to Knowledge/${r.knowledgePath ?? ''}` });
+  if (r.review)
+    events.push({
+      at: r.review.at,
+      event: `review_${r.review.decision}`,
+      detail: `by ${r.review.by}${r.review.reason ? `: ${r.review.reason}` : ''}`,
+    });
   return events;
 }
 
@@ -67,7 +98,13 @@ async function stagedRecord(deps: MemoryApiDeps, userId: string, path: string): 
   return record;
 }
 
-export async function reviewPromote(deps: MemoryApiDeps, actor: string, userId: string, path: string, reason: string | undefined): Promise<{ knowledgePath: string; corrected?: true }> {
+export async function reviewPromote(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  path: string,
+  reason: string | undefined,
+): Promise<{ knowledgePath: string; corrected?: true }> {
   const record = await stagedRecord(deps, userId, path);
   if (record.status === 'promoted' && record.knowledgePath) return { knowledgePath: record.knowledgePath };
   if (record.status === 'discarded') throw new MemoryApiError('conflict', `staged item ${record.path} was discarded`);
@@ -76,17 +113,54 @@ export async function reviewPromote(deps: MemoryApiDeps, actor: string, userId: 
   const { knowledgePath, corrected } = await promoteStaged(deps, userId, record, taken, now.toISOString());
   const review = { decision: 'promoted' as const, by: actor, at: now.toISOString(), ...(reason ? { reason } : {}) };
   await deps.knowledge.recordReview(userId, record.path, review);
-  await deps.audit.append([{ userId, itemId: `staged:${record.path}`, action: 'review_promote', actor, at: review.at, from: 'proposed', to: `Knowledge/${knowledgePath}`, ...(corrected ? { note: 'a correction: the target document changed (revert to undo)' } : {}), ...(reason ? { reason } : {}) }]);
+  await deps.audit.append([
+    {
+      userId,
+      itemId: `staged:${record.path}`,
+      action: 'review_promote',
+      actor,
+      at: review.at,
+      from: 'proposed',
+      to: `Knowledge/${knowledgePath}`,
+      ...(corrected ? { note: 'a correction: the target document changed (revert to undo)' } : {}),
+      ...(reason ? { reason } : {}),
+    },
+  ]);
   return { knowledgePath, ...(corrected ? { corrected } : {}) };
 }
 
-export async function reviewDiscard(deps: MemoryApiDeps, actor: string, userId: string, path: string, reason: string | undefined): Promise<{ path: string; status: 'discarded' }> {
+export async function reviewDiscard(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  path: string,
+  reason: string | undefined,
+): Promise<{ path: string; status: 'discarded' }> {
   const record = await stagedRecord(deps, userId, path);
-  if (record.status === 'promoted') throw new MemoryApiError('conflict', `staged item ${record.path} is already promoted to Knowledge/${record.knowledgePath ?? ''}`);
+  if (record.status === 'promoted')
+    throw new MemoryApiError(
+      'conflict',
+      `staged item ${record.path} is already promoted to Knowledge/${record.knowledgePath ?? ''}`,
+    );
   if (record.status !== 'discarded') {
     const at = deps.clock.now().toISOString();
-    await deps.knowledge.recordReview(userId, record.path, { decision: 'discarded', by: actor, at, ...(reason ? { reason } : {}) });
-    await deps.audit.append([{ userId, itemId: `staged:${record.path}`, action: 'review_discard', actor, at, from: 'proposed', ...(reason ? { reason } : {}) }]);
+    await deps.knowledge.recordReview(userId, record.path, {
+      decision: 'discarded',
+      by: actor,
+      at,
+      ...(reason ? { reason } : {}),
+    });
+    await deps.audit.append([
+      {
+        userId,
+        itemId: `staged:${record.path}`,
+        action: 'review_discard',
+        actor,
+        at,
+        from: 'proposed',
+        ...(reason ? { reason } : {}),
+      },
+    ]);
   }
   return { path: `Knowledge_staging/${record.path}`, status: 'discarded' };
 }

@@ -39,14 +39,23 @@ export interface StagingContext {
 
 /** The domains a turn's content came from: its sources that were read successfully. */
 export function domainsRead(turn: Pick<TurnSaved, 'sources'> | undefined): string[] {
-  return [...new Set((turn?.sources ?? []).filter((s) => s.outcome === 'success').map((s) => normaliseDomain(s.domain)))];
+  return [
+    ...new Set((turn?.sources ?? []).filter((s) => s.outcome === 'success').map((s) => normaliseDomain(s.domain))),
+  ];
 }
 
 const basename = (path: string) => (path.split('/').pop() ?? path).replace(/\.md$/, '');
 
 export function stagedDocuments(passed: BatchAnswer, ctx: StagingContext): StagedDocument[] {
   const docs: StagedDocument[] = [];
-  const add = (kind: StagedKind, folder: string, title: string, text: string, sourceTurns: number[], extra: Record<string, unknown>) => {
+  const add = (
+    kind: StagedKind,
+    folder: string,
+    title: string,
+    text: string,
+    sourceTurns: number[],
+    extra: Record<string, unknown>,
+  ) => {
     const doc = stagedDocument(ctx, { kind, folder, title, text, sourceTurns, extra });
     // Two items of one batch with one title are one document: the first (the model's order)
     // is kept, so which one is staged never depends on which of two writes lands first.
@@ -63,13 +72,27 @@ export function stagedDocuments(passed: BatchAnswer, ctx: StagingContext): Stage
     });
   }
   for (const c of passed.connections) {
-    add('connection', 'Connections', `${basename(c.file_a)} and ${basename(c.file_b)}`, c.relationship, c.source_turns, {
-      file_a: c.file_a,
-      file_b: c.file_b,
-    });
+    add(
+      'connection',
+      'Connections',
+      `${basename(c.file_a)} and ${basename(c.file_b)}`,
+      c.relationship,
+      c.source_turns,
+      {
+        file_a: c.file_a,
+        file_b: c.file_b,
+      },
+    );
   }
   for (const q of passed.open_questions) {
-    add('open_question', 'Questions', q.question, q.why_unresolved ? `${q.question}\n\nWhy unresolved: ${q.why_unresolved}` : q.question, q.source_turns, {});
+    add(
+      'open_question',
+      'Questions',
+      q.question,
+      q.why_unresolved ? `${q.question}\n\nWhy unresolved: ${q.why_unresolved}` : q.question,
+      q.source_turns,
+      {},
+    );
   }
   return docs;
 }
@@ -85,32 +108,73 @@ interface StagedItem {
 }
 
 /** What a staged document's front matter begins with: its record's own attributes, said again (the store keeps them once: knowledge-store.ts). */
-export function stagedMetaHead(r: { kind: StagedKind; title: string; category: string; stagedAt: string; batchId: string; sourceTurns: number[]; confidence: number }): Record<string, unknown> {
-  return { kind: r.kind, title: r.title, category: r.category, staged_at: r.stagedAt, batch_id: r.batchId, promotion_count: 0, source_turns: r.sourceTurns, confidence: r.confidence };
+export function stagedMetaHead(r: {
+  kind: StagedKind;
+  title: string;
+  category: string;
+  stagedAt: string;
+  batchId: string;
+  sourceTurns: number[];
+  confidence: number;
+}): Record<string, unknown> {
+  return {
+    kind: r.kind,
+    title: r.title,
+    category: r.category,
+    staged_at: r.stagedAt,
+    batch_id: r.batchId,
+    promotion_count: 0,
+    source_turns: r.sourceTurns,
+    confidence: r.confidence,
+  };
 }
 
 /** A staged document's body: its title as a heading, then its text. */
 export const stagedBody = (title: string, text: string): string => `# ${title}\n\n${text}`;
 
 /** One item as a staged document: confidence from its cited turns and their sources, front matter, markdown. */
-function stagedDocument(ctx: StagingContext, { kind, folder, title, text, sourceTurns, extra }: StagedItem): StagedDocument {
+function stagedDocument(
+  ctx: StagingContext,
+  { kind, folder, title, text, sourceTurns, extra }: StagedItem,
+): StagedDocument {
   const cited = sourceTurns.map((t) => ctx.turns.get(t));
   const domains = [...new Set(cited.flatMap(domainsRead))];
-  const reliability = Object.fromEntries(domains.flatMap((d) => (ctx.sourceReliability?.has(d) ? [[d, ctx.sourceReliability.get(d) as number]] : [])));
+  const reliability = Object.fromEntries(
+    domains.flatMap((d) => (ctx.sourceReliability?.has(d) ? [[d, ctx.sourceReliability.get(d) as number]] : [])),
+  );
   const confidence = blendSourceReliability(
     confidenceFor(cited.map((t) => ({ validation: t?.signals?.validation, quality: t?.signals?.quality }))),
     Object.values(reliability),
   );
   const attributes = citedAttributes(cited);
   const meta = {
-    ...stagedMetaHead({ kind, title, category: folder, stagedAt: ctx.stagedAt, batchId: ctx.batchId, sourceTurns, confidence }),
+    ...stagedMetaHead({
+      kind,
+      title,
+      category: folder,
+      stagedAt: ctx.stagedAt,
+      batchId: ctx.batchId,
+      sourceTurns,
+      confidence,
+    }),
     ...extra,
     ...(Object.keys(attributes).length > 0 ? { source_attributes: attributes } : {}),
     ...(Object.keys(reliability).length > 0 ? { source_reliability: reliability } : {}),
   };
   const path = `${folder}/${slugify(title)}--${ctx.batchId}.md`;
   const body = stagedBody(title, text);
-  return { path, kind, title, category: folder, confidence, sourceTurns, text, meta, body, markdown: renderFrontMatter(meta, body) };
+  return {
+    path,
+    kind,
+    title,
+    category: folder,
+    confidence,
+    sourceTurns,
+    text,
+    meta,
+    body,
+    markdown: renderFrontMatter(meta, body),
+  };
 }
 
 /**

@@ -24,7 +24,10 @@ export type Decision = { allowed: true } | { allowed: false; reason: string };
 const list = (value: unknown): string[] => {
   if (Array.isArray(value)) return value.map(String);
   if (typeof value !== 'string') return [];
-  return value.replace(/^\[|\]$/g, '').split(/[\s,]+/).filter(Boolean);
+  return value
+    .replace(/^\[|\]$/g, '')
+    .split(/[\s,]+/)
+    .filter(Boolean);
 };
 
 /**
@@ -46,7 +49,9 @@ export function principalFromClaims(claims: Record<string, unknown> | undefined)
 
 /** The whole stage's figures (every user's): administrators only. */
 export function authorizeStage(principal: Principal): Decision {
-  return principal.admin ? { allowed: true } : { allowed: false, reason: "only an administrator may read the whole stage's figures" };
+  return principal.admin
+    ? { allowed: true }
+    : { allowed: false, reason: "only an administrator may read the whole stage's figures" };
 }
 
 export function authorize(principal: Principal, userId: string, access: Access): Decision {

@@ -20,6 +20,7 @@ import type { JobQueue } from '../jobs/job-queue.port.js';
 import type { SignalStateStore } from '../signals/signal-state.port.js';
 import type { Log, Clock } from '../kernel/runtime.port.js';
 import type { SummaryStore } from '../summaries/summary.port.js';
+import type { TierPolicy } from '../tiers/tier-settings.js';
 
 export interface MemoryApiDeps {
   catalog: MemoryCatalog;
@@ -64,6 +65,8 @@ export interface MemoryApiDeps {
   /** Hard deletion of single items, every S3 version of their objects (req R-DEL-1, R-DEL-3). */
   eraser: ItemEraser;
   clock: Clock;
+  /** The stage's tier policy (lib/tiers/tier-settings.ts); unset: the defaults. */
+  tierPolicy?: TierPolicy | undefined;
   /** Where a search notes an index whose watermark is older than its marks' TTL (search.ts viewOf). */
   log?: Pick<Log, 'warn'>;
 }

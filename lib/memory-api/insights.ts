@@ -8,13 +8,19 @@ import type { MemoryApiDeps } from './deps.js';
  * extraction quality, reliability and advice — from every user's reported outcomes. Domains
  * are normalised (lower case, no `www.`); one nobody reported gets the neutral prior.
  */
-export async function sourceReliability(deps: MemoryApiDeps, domains: string): Promise<{ sources: SourceReliability[] }> {
+export async function sourceReliability(
+  deps: MemoryApiDeps,
+  domains: string,
+): Promise<{ sources: SourceReliability[] }> {
   const wanted = [...new Set(domains.split(',').map((d) => normaliseDomain(d.trim())))];
   return { sources: (await deps.sources.stats(wanted)).map(reliabilityOf) };
 }
 
 /** Req R-EPI: how well each capability has worked for this user, from their episodes (turns' and agent.events'). */
-export async function capabilities(deps: MemoryApiDeps, userId: string): Promise<{ capabilities: CapabilityConfidence[] }> {
+export async function capabilities(
+  deps: MemoryApiDeps,
+  userId: string,
+): Promise<{ capabilities: CapabilityConfidence[] }> {
   const [entries, events] = await Promise.all([deps.turns.episodes(userId), deps.turns.eventEpisodes(userId)]);
   return {
     capabilities: capabilityConfidence([

@@ -19,8 +19,25 @@ export type { MemoryApiDeps } from './deps.js';
 export { pageCursor, encodeCursor } from './paging.js';
 export { retrieve, search, type SearchResult } from '../search/search-api.js';
 export { type Candidate, recordOutcome, save } from '../trust/trust-api.js';
-export { createTierEntry, deleteTierEntry, demote, promote, queryTier } from '../tiers/tiers-api.js';
-export { assessment, deleteSummary, editSummary, latestSleepTimeRun, listSummaries, sleepTimeRuns, summaryQualityOf, requestSummary } from '../summaries/summaries-api.js';
+export {
+  contradictItem,
+  createTierEntry,
+  deleteTierEntry,
+  demote,
+  promote,
+  queryTier,
+  undoContradiction,
+} from '../tiers/tiers-api.js';
+export {
+  assessment,
+  deleteSummary,
+  editSummary,
+  latestSleepTimeRun,
+  listSummaries,
+  sleepTimeRuns,
+  summaryQualityOf,
+  requestSummary,
+} from '../summaries/summaries-api.js';
 export { editItem, editTarget, restoreItem } from '../items/edits.js';
 export { auditTrail, batches, listStagedForReview, reviewDiscard, reviewPromote } from '../knowledge/review-api.js';
 export { capabilities, sourceReliability } from './insights.js';

@@ -1,9 +1,19 @@
-import { type BedrockRuntimeClient, ConverseCommand, type ConverseCommandOutput } from '@aws-sdk/client-bedrock-runtime';
+import {
+  type BedrockRuntimeClient,
+  ConverseCommand,
+  type ConverseCommandOutput,
+} from '@aws-sdk/client-bedrock-runtime';
 import { type AnswerShape, maxOutputTokensOf, supportsStructuredOutput } from './bedrock-models.js';
 import { extractJsonObject, promptedAnswerInstruction } from './prompted-answer.js';
 import { toStructuredOutputSchema } from './structured-output.js';
 import type { Log } from '../kernel/runtime.port.js';
-import type { ModelRequest, ModelResponse, LanguageModel, SummaryRequest, SummaryResponse } from './language-model.port.js';
+import type {
+  ModelRequest,
+  ModelResponse,
+  LanguageModel,
+  SummaryRequest,
+  SummaryResponse,
+} from './language-model.port.js';
 import { ModelAccessDeniedError, ModelUnavailableError } from './language-model.port.js';
 import { isTransientBedrockError } from './bedrock-errors.js';
 
@@ -21,7 +31,11 @@ function structuredOutput(request: ModelRequest) {
   const schema = JSON.stringify(toStructuredOutputSchema(request.toolInputSchema));
   // No `description`: optional (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_JsonSchemaDefinition.html),
   // and billed with the schema on every call while the system prompt already says what the answer is for.
-  return { outputConfig: { textFormat: { type: 'json_schema' as const, structure: { jsonSchema: { schema, name: request.toolName } } } } };
+  return {
+    outputConfig: {
+      textFormat: { type: 'json_schema' as const, structure: { jsonSchema: { schema, name: request.toolName } } },
+    },
+  };
 }
 
 /**
@@ -41,7 +55,10 @@ const structuredOutputRefused = new Set<string>();
  */
 export function isStructuredOutputRefusal(error: unknown): boolean {
   const message = (error as Error).message ?? '';
-  return (error as Error).name === 'ValidationException' && /output_config(\.format)?: Extra inputs are not permitted|extraneous key \[outputConfig\]/i.test(message);
+  return (
+    (error as Error).name === 'ValidationException' &&
+    /output_config(\.format)?: Extra inputs are not permitted|extraneous key \[outputConfig\]/i.test(message)
+  );
 }
 
 /** The answer as the input of a tool the model must call (`toolChoice: { tool }`): for models without structured output. */
@@ -49,14 +66,23 @@ function forcedTool(request: ModelRequest) {
   return {
     toolConfig: {
       // The SDK types the schema as a DocumentType (any JSON value).
-      tools: [{ toolSpec: { name: request.toolName, description: request.toolDescription, inputSchema: { json: request.toolInputSchema as Record<string, never> } } }],
+      tools: [
+        {
+          toolSpec: {
+            name: request.toolName,
+            description: request.toolDescription,
+            inputSchema: { json: request.toolInputSchema as Record<string, never> },
+          },
+        },
+      ],
       toolChoice: { tool: { name: request.toolName } },
     },
   };
 }
 
 /** The text blocks of an answer, joined. */
-const textOf = (res: ConverseCommandOutput): string => (res.output?.message?.content ?? []).map((c) => c.text ?? '').join('');
+const textOf = (res: ConverseCommandOutput): string =>
+  (res.output?.message?.content ?? []).map((c) => c.text ?? '').join('');
 
 /**
  * A structured answer's text as the JSON it holds: the whole text (structured output), or the
@@ -116,7 +142,10 @@ export class BedrockConverseModel implements LanguageModel {
       const res = await this.structuredOrRefused(request);
       if (res) return { output: parseJsonText(textOf(res), false), usage: this.usage(res, started) };
     }
-    const res = await this.converse(new ConverseCommand({ ...this.baseInput(request), ...forcedTool(request) }), request.signal);
+    const res = await this.converse(
+      new ConverseCommand({ ...this.baseInput(request), ...forcedTool(request) }),
+      request.signal,
+    );
     const toolUse = (res.output?.message?.content ?? []).find((c) => c.toolUse?.name === request.toolName)?.toolUse;
     return { output: toolUse?.input ?? textOf(res), usage: this.usage(res, started) };
   }
@@ -128,15 +157,21 @@ export class BedrockConverseModel implements LanguageModel {
    */
   private async structuredOrRefused(request: ModelRequest): Promise<ConverseCommandOutput | null> {
     try {
-      return await this.converse(new ConverseCommand({ ...this.baseInput(request), ...structuredOutput(request) }), request.signal);
+      return await this.converse(
+        new ConverseCommand({ ...this.baseInput(request), ...structuredOutput(request) }),
+        request.signal,
+      );
     } catch (error) {
       if (!isStructuredOutputRefusal(error)) throw error;
       if (!structuredOutputRefused.has(this.modelId)) {
         structuredOutputRefused.add(this.modelId);
-        this.log?.warn('Bedrock refused structured output for this model: asking with a forced tool from now on in this container', {
-          modelId: this.modelId,
-          error: (error as Error).message,
-        });
+        this.log?.warn(
+          'Bedrock refused structured output for this model: asking with a forced tool from now on in this container',
+          {
+            modelId: this.modelId,
+            error: (error as Error).message,
+          },
+        );
       }
       return null;
     }
@@ -174,15 +209,21 @@ export class BedrockConverseModel implements LanguageModel {
       return await this.client.send(command, signal ? { abortSignal: signal } : {});
     } catch (error) {
       const name = (error as Error).name;
-      if (name === 'AbortError') throw new ModelUnavailableError(`model ${this.modelId} call abandoned: the invocation's time was running out`, { cause: error });
-      if (isTransientBedrockError(error)) throw new ModelUnavailableError(`model ${this.modelId} unavailable: ${name}`, { cause: error });
+      if (name === 'AbortError')
+        throw new ModelUnavailableError(`model ${this.modelId} call abandoned: the invocation's time was running out`, {
+          cause: error,
+        });
+      if (isTransientBedrockError(error))
+        throw new ModelUnavailableError(`model ${this.modelId} unavailable: ${name}`, { cause: error });
       if (name === 'AccessDeniedException') throw await this.accessDenied(error as Error);
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;
       // A 2xx whose body the SDK could not read (e.g. a tool input nested thousands of levels
       // deep overflows its deserializer with a RangeError): like an outage, retried once and
       // then recorded as the job's failure, rather than failing every delivery unexplained.
       if (status >= 200 && status < 300) {
-        throw new ModelUnavailableError(`model ${this.modelId} answered, but the answer could not be read: ${name}`, { cause: error });
+        throw new ModelUnavailableError(`model ${this.modelId} answered, but the answer could not be read: ${name}`, {
+          cause: error,
+        });
       }
       throw error;
     }
@@ -207,7 +248,9 @@ export class BedrockConverseModel implements LanguageModel {
     const region = await this.client.config.region().catch(() => 'its Region');
     const access = `no access to ${this.modelId} in ${region}`;
     const subscribe = `call the model once as a principal allowed aws-marketplace:Subscribe, aws-marketplace:Unsubscribe and aws-marketplace:ViewSubscriptions (npm run smoke's pre-flight does), or open it from the Model catalog of the Bedrock console in ${region}`;
-    const form = /anthropic\./.test(this.modelId) ? '; for Anthropic, submit the use-case form once from the Model catalog' : '';
+    const form = /anthropic\./.test(this.modelId)
+      ? '; for Anthropic, submit the use-case form once from the Model catalog'
+      : '';
     const cause = /not authorized to perform: bedrock:/i.test(error.message)
       ? `the function's role may not invoke ${this.modelId} in ${region}: check its bedrock:InvokeModel grant (infra/stacks/reflector-model.ts)`
       : /AWS Marketplace/i.test(error.message)

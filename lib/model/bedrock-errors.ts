@@ -24,6 +24,8 @@ export const RETRYABLE_BEDROCK_ERRORS: ReadonlySet<string> = new Set([
 /** A Bedrock Runtime error worth asking again later: a retryable name, a 5xx or 429, or a dropped connection. */
 export function isTransientBedrockError(error: unknown): boolean {
   const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;
-  const network = ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE'].includes((error as NodeJS.ErrnoException).code ?? '');
+  const network = ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE'].includes(
+    (error as NodeJS.ErrnoException).code ?? '',
+  );
   return RETRYABLE_BEDROCK_ERRORS.has((error as Error).name) || status >= 500 || status === 429 || network;
 }

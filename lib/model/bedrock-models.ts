@@ -164,23 +164,28 @@ export const BEDROCK_MODELS: readonly BedrockModel[] = [
 const PREFIXES = new Set<string>([...Object.keys(GEOGRAPHY_REGIONS), 'global']);
 
 /** The model a foundation model id names, or undefined. */
-export const bedrockModel = (foundationModelId: string): BedrockModel | undefined => BEDROCK_MODELS.find((m) => m.id === foundationModelId);
+export const bedrockModel = (foundationModelId: string): BedrockModel | undefined =>
+  BEDROCK_MODELS.find((m) => m.id === foundationModelId);
 
 /** An invoked id split into its profile prefix (`us`, `global`, …; null for a bare id) and foundation model id. */
 export function parseModelId(modelId: string): { prefix: Geography | 'global' | null; foundationModelId: string } {
   const dot = modelId.indexOf('.');
   const head = dot > 0 ? modelId.slice(0, dot) : '';
-  if (PREFIXES.has(head) && bedrockModel(modelId.slice(dot + 1))) return { prefix: head as Geography | 'global', foundationModelId: modelId.slice(dot + 1) };
+  if (PREFIXES.has(head) && bedrockModel(modelId.slice(dot + 1)))
+    return { prefix: head as Geography | 'global', foundationModelId: modelId.slice(dot + 1) };
   return { prefix: null, foundationModelId: modelId };
 }
 
 /** Whether the model an invoked id (bare or profile) names serves structured output; false for a model not in the catalogue. */
-export const supportsStructuredOutput = (modelId: string): boolean => bedrockModel(parseModelId(modelId).foundationModelId)?.structuredOutput ?? false;
+export const supportsStructuredOutput = (modelId: string): boolean =>
+  bedrockModel(parseModelId(modelId).foundationModelId)?.structuredOutput ?? false;
 
 /** The output limit of the model an invoked id (bare or profile) names; undefined for a model not in the catalogue. */
-export const maxOutputTokensOf = (modelId: string): number | undefined => bedrockModel(parseModelId(modelId).foundationModelId)?.maxOutputTokens;
+export const maxOutputTokensOf = (modelId: string): number | undefined =>
+  bedrockModel(parseModelId(modelId).foundationModelId)?.maxOutputTokens;
 
-const servesInRegion = (model: BedrockModel, region: string) => model.inRegion === '*' || model.inRegion.includes(region);
+const servesInRegion = (model: BedrockModel, region: string) =>
+  model.inRegion === '*' || model.inRegion.includes(region);
 
 /** The narrowest geography of the model whose profiles may be called from `region`, or undefined. */
 export function geographyOf(model: BedrockModel, region: string): Geography | undefined {
@@ -216,25 +221,57 @@ export class UnsupportedModelRegionError extends Error {
  */
 export function invocationFor(foundationModelId: string, region: string, scope: InferenceScope): ModelInvocation {
   const model = bedrockModel(foundationModelId);
-  if (!model) throw new UnsupportedModelRegionError(`${foundationModelId} is not in the model catalogue (lib/model/bedrock-models.ts): add it there with its limits`);
+  if (!model)
+    throw new UnsupportedModelRegionError(
+      `${foundationModelId} is not in the model catalogue (lib/model/bedrock-models.ts): add it there with its limits`,
+    );
   if (scope === 'in-region') {
-    if (!servesInRegion(model, region)) throw new UnsupportedModelRegionError(`${model.name} is not served on demand in ${region} by its bare id: use inference scope 'geo' or 'global'`);
-    return { modelId: model.id, foundationModelId: model.id, profile: null, destinationRegions: [region], regionless: false };
+    if (!servesInRegion(model, region))
+      throw new UnsupportedModelRegionError(
+        `${model.name} is not served on demand in ${region} by its bare id: use inference scope 'geo' or 'global'`,
+      );
+    return {
+      modelId: model.id,
+      foundationModelId: model.id,
+      profile: null,
+      destinationRegions: [region],
+      regionless: false,
+    };
   }
   if (scope === 'global') {
-    if (!model.global || !COMMERCIAL_REGIONS.includes(region)) throw new UnsupportedModelRegionError(`${model.name} has no global inference profile callable from ${region}`);
-    return { modelId: `global.${model.id}`, foundationModelId: model.id, profile: 'global', destinationRegions: [region], regionless: true };
+    if (!model.global || !COMMERCIAL_REGIONS.includes(region))
+      throw new UnsupportedModelRegionError(`${model.name} has no global inference profile callable from ${region}`);
+    return {
+      modelId: `global.${model.id}`,
+      foundationModelId: model.id,
+      profile: 'global',
+      destinationRegions: [region],
+      regionless: true,
+    };
   }
   const geography = geographyOf(model, region);
   if (!geography) {
-    const alternatives = [model.global ? "'global'" : '', servesInRegion(model, region) ? "'in-region'" : ''].filter(Boolean).join(' or ');
-    throw new UnsupportedModelRegionError(`${model.name} has no geographic inference profile callable from ${region}${alternatives ? `: use inference scope ${alternatives}` : ''}`);
+    const alternatives = [model.global ? "'global'" : '', servesInRegion(model, region) ? "'in-region'" : '']
+      .filter(Boolean)
+      .join(' or ');
+    throw new UnsupportedModelRegionError(
+      `${model.name} has no geographic inference profile callable from ${region}${alternatives ? `: use inference scope ${alternatives}` : ''}`,
+    );
   }
-  return { modelId: `${geography}.${model.id}`, foundationModelId: model.id, profile: geography, destinationRegions: GEOGRAPHY_REGIONS[geography], regionless: false };
+  return {
+    modelId: `${geography}.${model.id}`,
+    foundationModelId: model.id,
+    profile: geography,
+    destinationRegions: GEOGRAPHY_REGIONS[geography],
+    regionless: false,
+  };
 }
 
 /** Every Region the model can be invoked from with `scope`, each with its invocation (the CDK app's per-Region table). */
-export function invocationsByRegion(foundationModelId: string, scope: InferenceScope): Array<{ region: string; invocation: ModelInvocation }> {
+export function invocationsByRegion(
+  foundationModelId: string,
+  scope: InferenceScope,
+): Array<{ region: string; invocation: ModelInvocation }> {
   return COMMERCIAL_REGIONS.flatMap((region) => {
     try {
       return [{ region, invocation: invocationFor(foundationModelId, region, scope) }];

@@ -23,7 +23,8 @@ export class ScriptedModel implements LanguageModel {
   async summarize(req: SummaryRequest) {
     this.summaries.push(req);
     const answer = this.summary(req);
-    const [text, stopReason] = answer instanceof Stopped ? [String(answer.answer), answer.stopReason] : [answer, 'end_turn'];
+    const [text, stopReason] =
+      answer instanceof Stopped ? [String(answer.answer), answer.stopReason] : [answer, 'end_turn'];
     return { text, usage: { modelId: 'scripted', inputTokens: 10, outputTokens: 5, latencyMs: 1, stopReason } };
   }
   async reflect(req: ModelRequest): Promise<ModelResponse> {

@@ -73,7 +73,11 @@ export function conformToSchema(value: unknown, schema: unknown): unknown {
   if (Array.isArray(value)) return isObject(schema.items) ? value.map((v) => conformToSchema(v, schema.items)) : value;
   if (!isObject(value) || !isObject(schema.properties)) return value;
   const properties = schema.properties;
-  return Object.fromEntries(Object.entries(value).flatMap(([k, v]) => (Object.hasOwn(properties, k) ? [[k, conformToSchema(v, properties[k])]] : [])));
+  return Object.fromEntries(
+    Object.entries(value).flatMap(([k, v]) =>
+      Object.hasOwn(properties, k) ? [[k, conformToSchema(v, properties[k])]] : [],
+    ),
+  );
 }
 
 /**

@@ -33,9 +33,25 @@ export async function callWithBudgetRetry<R extends { usage: Usage }>(
   if (first.usage.stopReason !== CUT_AT_BUDGET) return first;
   const larger = Math.min(maxTokens * 2, limit ?? Number.POSITIVE_INFINITY);
   if (larger <= maxTokens) return first;
-  log.warn('model answer cut at its output budget; asking again with a larger one', { ...context, maxTokens, retryMaxTokens: larger, stopReason: CUT_AT_BUDGET });
+  log.warn('model answer cut at its output budget; asking again with a larger one', {
+    ...context,
+    maxTokens,
+    retryMaxTokens: larger,
+    stopReason: CUT_AT_BUDGET,
+  });
   const second = await call(larger);
-  return { ...second, usage: { ...second.usage, budgetRetry: { maxTokens, retryMaxTokens: larger, inputTokens: first.usage.inputTokens, outputTokens: first.usage.outputTokens } } };
+  return {
+    ...second,
+    usage: {
+      ...second.usage,
+      budgetRetry: {
+        maxTokens,
+        retryMaxTokens: larger,
+        inputTokens: first.usage.inputTokens,
+        outputTokens: first.usage.outputTokens,
+      },
+    },
+  };
 }
 
 /** Why an answer is unusable whatever it holds (it was cut, or its tool call is malformed), or null. */
@@ -46,7 +62,8 @@ export function unusableStop(usage: Usage): string | null {
       ? `the model's answer was cut at its output budget of ${retry.maxTokens} tokens, and again at ${retry.retryMaxTokens} (stopReason max_tokens)`
       : `the model's answer was cut after ${usage.outputTokens} output tokens, at the model's limit (stopReason max_tokens)`;
   }
-  if (usage.stopReason === MALFORMED_TOOL_USE) return 'the model produced an invalid tool call (stopReason malformed_tool_use)';
+  if (usage.stopReason === MALFORMED_TOOL_USE)
+    return 'the model produced an invalid tool call (stopReason malformed_tool_use)';
   return null;
 }
 

@@ -27,7 +27,10 @@ function strip(node: unknown): unknown {
   for (const [key, value] of Object.entries(node)) {
     if (STORAGE_LIMITS.has(key) || isIntegerRangeLimit(key, value)) continue;
     // `properties` maps field names to schemas: keep every name, strip each schema.
-    out[key] = key === 'properties' ? Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, strip(v)])) : strip(value);
+    out[key] =
+      key === 'properties'
+        ? Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, strip(v)]))
+        : strip(value);
   }
   return out;
 }

@@ -30,12 +30,20 @@ const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' 
 /** The first line of the instruction: the local Converse stand-in recognises a prompted answer by it. */
 export const PROMPTED_ANSWER_LEAD = 'Answer with only a JSON object of this TypeScript type:';
 
-const SCALARS: Readonly<Record<string, string>> = { string: 'string', integer: 'int', number: 'number', boolean: 'boolean', null: 'null' };
+const SCALARS: Readonly<Record<string, string>> = {
+  string: 'string',
+  integer: 'int',
+  number: 'number',
+  boolean: 'boolean',
+  null: 'null',
+};
 
 function objectType(node: Json): string {
   const properties = isObject(node.properties) ? node.properties : {};
   const required = new Set(Array.isArray(node.required) ? node.required : []);
-  const fields = Object.entries(properties).map(([name, schema]) => `${name}${required.has(name) ? '' : '?'}:${typeOf(schema)}`);
+  const fields = Object.entries(properties).map(
+    ([name, schema]) => `${name}${required.has(name) ? '' : '?'}:${typeOf(schema)}`,
+  );
   return `{${fields.join(',')}}`;
 }
 

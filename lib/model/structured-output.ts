@@ -53,7 +53,10 @@ export function toStructuredOutputSchema(schema: unknown): unknown {
       if (typeof value === 'number' && value >= 1) out.minItems = 1;
       continue;
     }
-    out[key] = key === 'properties' && isObject(value) ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toStructuredOutputSchema(v)])) : toStructuredOutputSchema(value);
+    out[key] =
+      key === 'properties' && isObject(value)
+        ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toStructuredOutputSchema(v)]))
+        : toStructuredOutputSchema(value);
   }
   if (out.type === 'object') out.additionalProperties = false;
   return out;
@@ -69,9 +72,11 @@ function nodeRefusal(node: Json, at: string, walk: Walk): string | null {
   for (const key of Object.keys(node)) {
     if (UNSUPPORTED.has(key)) return `${at}: For '${String(node.type)}' type, property '${key}' is not supported`;
   }
-  if (typeof node.minItems === 'number' && node.minItems > 1) return `${at}: minItems values other than 0 or 1 are not supported`;
+  if (typeof node.minItems === 'number' && node.minItems > 1)
+    return `${at}: minItems values other than 0 or 1 are not supported`;
   if (typeof node.$ref === 'string' && !node.$ref.startsWith('#')) return `${at}: external $ref is not supported`;
-  if (node.type === 'object' && node.additionalProperties !== false) return `${at}: for 'object' type, 'additionalProperties' must be explicitly set to false`;
+  if (node.type === 'object' && node.additionalProperties !== false)
+    return `${at}: for 'object' type, 'additionalProperties' must be explicitly set to false`;
   if (Array.isArray(node.anyOf) || Array.isArray(node.type)) walk.unions += 1;
   if (isObject(node.properties)) {
     const required = new Set(Array.isArray(node.required) ? node.required : []);
@@ -93,7 +98,10 @@ function walkRefusal(node: unknown, at: string, walk: Walk): string | null {
   if (own) return own;
   for (const [key, value] of Object.entries(node)) {
     if (key === 'enum' || key === 'const' || key === 'default') continue;
-    const children = key === 'properties' && isObject(value) ? Object.entries(value).map(([k, v]) => [`${at}.properties.${k}`, v] as const) : [[`${at}.${key}`, value] as const];
+    const children =
+      key === 'properties' && isObject(value)
+        ? Object.entries(value).map(([k, v]) => [`${at}.properties.${k}`, v] as const)
+        : [[`${at}.${key}`, value] as const];
     for (const [where, child] of children) {
       const r = isObject(child) || Array.isArray(child) ? walkRefusal(child, where, walk) : null;
       if (r) return r;
@@ -108,7 +116,9 @@ export function structuredOutputSchemaRefusal(schema: unknown): string | null {
   const walk: Walk = { optional: 0, unions: 0 };
   const refusal = walkRefusal(schema, 'schema', walk);
   if (refusal) return refusal;
-  if (walk.optional > MAX_OPTIONAL_PARAMETERS) return `schema: ${walk.optional} optional parameters, more than the ${MAX_OPTIONAL_PARAMETERS} allowed`;
-  if (walk.unions > MAX_UNION_PARAMETERS) return `schema: ${walk.unions} parameters with union types, more than the ${MAX_UNION_PARAMETERS} allowed`;
+  if (walk.optional > MAX_OPTIONAL_PARAMETERS)
+    return `schema: ${walk.optional} optional parameters, more than the ${MAX_OPTIONAL_PARAMETERS} allowed`;
+  if (walk.unions > MAX_UNION_PARAMETERS)
+    return `schema: ${walk.unions} parameters with union types, more than the ${MAX_UNION_PARAMETERS} allowed`;
   return null;
 }

@@ -33,10 +33,16 @@ export class BedrockTitanEmbeddings implements EmbeddingModel {
     readonly modelId: string,
     readonly dimensions: number,
   ) {
-    if (!(TITAN_DIMENSIONS as readonly number[]).includes(dimensions)) throw new Error(`Titan Text Embeddings V2 makes vectors of ${TITAN_DIMENSIONS.join(', ')} dimensions, not ${dimensions}`);
+    if (!(TITAN_DIMENSIONS as readonly number[]).includes(dimensions))
+      throw new Error(
+        `Titan Text Embeddings V2 makes vectors of ${TITAN_DIMENSIONS.join(', ')} dimensions, not ${dimensions}`,
+      );
   }
 
-  async embed(texts: readonly string[], options: { signal?: AbortSignal | undefined } = {}): Promise<Array<Float32Array | null>> {
+  async embed(
+    texts: readonly string[],
+    options: { signal?: AbortSignal | undefined } = {},
+  ): Promise<Array<Float32Array | null>> {
     const out: Array<Float32Array | null> = new Array(texts.length).fill(null);
     let next = 0;
     const worker = async () => {
@@ -57,7 +63,15 @@ export class BedrockTitanEmbeddings implements EmbeddingModel {
     const body = JSON.stringify({ inputText, dimensions: this.dimensions, normalize: true });
     let res: { body?: Uint8Array };
     try {
-      res = await this.client.send(new InvokeModelCommand({ modelId: this.modelId, contentType: 'application/json', accept: 'application/json', body }), { abortSignal: signal });
+      res = await this.client.send(
+        new InvokeModelCommand({
+          modelId: this.modelId,
+          contentType: 'application/json',
+          accept: 'application/json',
+          body,
+        }),
+        { abortSignal: signal },
+      );
     } catch (error) {
       throw this.failure(error as Error);
     }
@@ -76,16 +90,22 @@ export class BedrockTitanEmbeddings implements EmbeddingModel {
       return new ModelUnavailableError(`embedding model ${this.modelId} unavailable: ${error.name}`, { cause: error });
     }
     if (error.name === 'AccessDeniedException') {
-      return new ModelAccessDeniedError(`the function may not invoke ${this.modelId}: check the stage's embedding grant and model access in the Bedrock console (Bedrock: ${error.message})`, {
-        cause: error,
-      });
+      return new ModelAccessDeniedError(
+        `the function may not invoke ${this.modelId}: check the stage's embedding grant and model access in the Bedrock console (Bedrock: ${error.message})`,
+        {
+          cause: error,
+        },
+      );
     }
     return error;
   }
 }
 
 /** The stage's embedding model from a function's environment (EMBEDDING_MODEL_ID, EMBEDDING_DIMENSIONS), or undefined when it does not embed. */
-export function embeddingModelOf(client: BedrockRuntimeClient, env: { EMBEDDING_MODEL_ID?: string | undefined; EMBEDDING_DIMENSIONS?: number | undefined }): BedrockTitanEmbeddings | undefined {
+export function embeddingModelOf(
+  client: BedrockRuntimeClient,
+  env: { EMBEDDING_MODEL_ID?: string | undefined; EMBEDDING_DIMENSIONS?: number | undefined },
+): BedrockTitanEmbeddings | undefined {
   if (env.EMBEDDING_MODEL_ID === undefined) return undefined;
   return new BedrockTitanEmbeddings(client, env.EMBEDDING_MODEL_ID, env.EMBEDDING_DIMENSIONS ?? 1024);
 }

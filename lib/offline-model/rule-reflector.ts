@@ -17,8 +17,6 @@
  * no turn was waiting) and the latest earlier entry it was shown.
  */
 import type { ReflectionEntry, BatchAnswer } from '../batches/batch-answer.js';
-import type { Finding, NightlyOutput } from '../sleep-time/nightly.js';
-import type { WeeklyOutput } from '../sleep-time/weekly.js';
 import type { EmotionState } from '../batches/emotion-state.js';
 import { contentWords, slugify, topKeywords } from '../kernel/text.js';
 
@@ -31,7 +29,10 @@ export interface PromptTurn {
 }
 
 /** Read the turns and existing knowledge back out of the reflector's prompt (see batch-assembly). */
-export function parseReflectorPrompt(prompt: string): { turns: PromptTurn[]; existing: Array<{ path: string; summary: string }> } {
+export function parseReflectorPrompt(prompt: string): {
+  turns: PromptTurn[];
+  existing: Array<{ path: string; summary: string }>;
+} {
   const turns: PromptTurn[] = [];
   // A turn line is `[Turn N] User: …` (batch-assembly's renderTurns); `[Turn N, HH:MM]` is read too.
   const blocks = prompt.split(/^\[Turn (?=\d+[,\]])/m).slice(1);
@@ -44,7 +45,10 @@ export function parseReflectorPrompt(prompt: string): { turns: PromptTurn[]; exi
   }
   const existingSection = /## Existing knowledge\n([\s\S]*?)\n\n## /.exec(prompt)?.[1] ?? '';
   // `- path: summary`, or `- path` alone when the file's name already says it (its words stand for the summary).
-  const existing = [...existingSection.matchAll(/^- ([^:\n]+?)(?:: (.*))?$/gm)].map((m) => ({ path: m[1] ?? '', summary: m[2] ?? nameWords(m[1] ?? '') }));
+  const existing = [...existingSection.matchAll(/^- ([^:\n]+?)(?:: (.*))?$/gm)].map((m) => ({
+    path: m[1] ?? '',
+    summary: m[2] ?? nameWords(m[1] ?? ''),
+  }));
   return { turns, existing };
 }
 
@@ -62,30 +66,45 @@ const SELF_STATEMENT = [
     re: /\bmy ((?:husband|wife|partner|boyfriend|girlfriend|son|daughter|kids|children|mom|mother|dad|father|sister|brother|grandma|grandpa|friend|dog|cat|puppy|kitten|pet)s?)\b(?: named| called)? ?([A-Z][a-z]+)?/,
     kind: 'people',
   },
-  { re: /\bI (?:went|traveled|travelled|moved|flew|drove) (?:to|back to) (?:the )?([\w\s'-]{3,40}?)(?:[.,!]|$| and | with | for | last | this | yesterday)/i, kind: 'place' },
+  {
+    re: /\bI (?:went|traveled|travelled|moved|flew|drove) (?:to|back to) (?:the )?([\w\s'-]{3,40}?)(?:[.,!]|$| and | with | for | last | this | yesterday)/i,
+    kind: 'place',
+  },
   { re: /\bI(?:'m| am) (?:a|an) ([\w\s-]{3,40}?)(?:[.,!]|$| and | who )/i, kind: 'identity' },
   { re: /\bI (?:work|worked) (?:as|at|in|for) ([\w\s'-]{3,40}?)(?:[.,!]|$| and )/i, kind: 'work' },
   { re: /\bI (?:live|lived|moved) (?:in|to) ([\w\s'-]{3,40}?)(?:[.,!]|$| and )/i, kind: 'place' },
   { re: /\bmy ([a-z]+(?: [a-z]+)?) (?:is|are|was) ([\w\s'-]{2,40}?)(?:[.,!]|$| and )/i, kind: 'possession' },
-  { re: /\bI (?:have|had|got|adopted|bought) (?:a|an|two|three|my) ([\w\s'-]{3,40}?)(?:[.,!]|$| and )/i, kind: 'possession' },
-  { re: /\bI (?:love|like|enjoy|prefer|adore|hate|dislike) ([\w\s'-]{3,40}?)(?:[.,!]|$| and | because )/i, kind: 'preference' },
+  {
+    re: /\bI (?:have|had|got|adopted|bought) (?:a|an|two|three|my) ([\w\s'-]{3,40}?)(?:[.,!]|$| and )/i,
+    kind: 'possession',
+  },
+  {
+    re: /\bI (?:love|like|enjoy|prefer|adore|hate|dislike) ([\w\s'-]{3,40}?)(?:[.,!]|$| and | because )/i,
+    kind: 'preference',
+  },
   { re: /\bI(?:'m| am) (?:planning|going|hoping) to ([\w\s'-]{3,40}?)(?:[.,!]|$| and )/i, kind: 'plan' },
-  { re: /\bI (?:just |recently )?(?:started|joined|finished|signed up for) ([\w\s'-]{3,40}?)(?:[.,!]|$| and )/i, kind: 'activity' },
+  {
+    re: /\bI (?:just |recently )?(?:started|joined|finished|signed up for) ([\w\s'-]{3,40}?)(?:[.,!]|$| and )/i,
+    kind: 'activity',
+  },
 ] as const;
 
 /** Content words a question needs before it can count as unresolved. */
 const MIN_QUESTION_WORDS = 3;
 
 const CORRECTION = /\b(actually|I meant|no,|not what I)\b/i;
-const UNCERTAIN = /\b(not sure|don't know|do not know|no idea|unclear|hard to say|can't say|cannot say|let me check|I'll find out|unsure)\b/i;
+const UNCERTAIN =
+  /\b(not sure|don't know|do not know|no idea|unclear|hard to say|can't say|cannot say|let me check|I'll find out|unsure)\b/i;
 
 interface Candidate {
   score: number;
   fact: BatchAnswer['new_facts'][number];
 }
 
-const POSITIVE = /\b(love|loved|great|happy|glad|thanks|thank you|awesome|excited|wonderful|amazing|enjoy|enjoyed|proud|fun)\b/gi;
-const NEGATIVE = /\b(hate|hated|sad|angry|upset|annoyed|frustrated|worried|stressed|terrible|awful|tired|lonely|wrong|sorry)\b/gi;
+const POSITIVE =
+  /\b(love|loved|great|happy|glad|thanks|thank you|awesome|excited|wonderful|amazing|enjoy|enjoyed|proud|fun)\b/gi;
+const NEGATIVE =
+  /\b(hate|hated|sad|angry|upset|annoyed|frustrated|worried|stressed|terrible|awful|tired|lonely|wrong|sorry)\b/gi;
 
 /**
  * The assessment (req R-EVT-4) by rules: caution grows with corrections (twice) and
@@ -111,10 +130,17 @@ export function assessOffline(turns: readonly PromptTurn[]): EmotionState {
 export function reflectionEntryOffline(prompt: string, turns: readonly PromptTurn[]): ReflectionEntry | undefined {
   if (!prompt.includes('\n## Your reflection\n')) return undefined;
   const event = /^The agent's note \(([a-z_]+)\): (.*)$/m.exec(prompt);
-  const earlier = [...(/## Earlier diary entries\n([\s\S]*?)\n\n## /.exec(prompt)?.[1] ?? '').matchAll(/^- .*?: (.*) → (.*)$/gm)];
+  const earlier = [
+    ...(/## Earlier diary entries\n([\s\S]*?)\n\n## /.exec(prompt)?.[1] ?? '').matchAll(/^- .*?: (.*) → (.*)$/gm),
+  ];
   // An event's batch with no turn reviews the event itself: its note and episodes give the words.
   const material = /\n## The event to reflect on\n[^\n]*\n([\s\S]*?)(?=\n\n## |$)/.exec(prompt)?.[1];
-  const words = topKeywords(turns.length > 0 || material === undefined ? turns.map((t) => t.user).join(' ') : material.replace(/^The agent's note \([a-z_]+\): /m, ''), 3);
+  const words = topKeywords(
+    turns.length > 0 || material === undefined
+      ? turns.map((t) => t.user).join(' ')
+      : material.replace(/^The agent's note \([a-z_]+\): /m, ''),
+    3,
+  );
   const about = words.length > 0 ? words.join(', ') : 'what the user asked';
   const latest = earlier[0]?.[2];
   const what = turns.length === 0 && material !== undefined ? 'the event was about' : "the user's turns were about";
@@ -126,7 +152,9 @@ export function reflectionEntryOffline(prompt: string, turns: readonly PromptTur
 }
 
 /** Deterministic reflection over the prompt's turns. */
-export function reflectOffline(prompt: string): BatchAnswer & { assessment: EmotionState; reflection?: ReflectionEntry } {
+export function reflectOffline(
+  prompt: string,
+): BatchAnswer & { assessment: EmotionState; reflection?: ReflectionEntry } {
   const { turns, existing } = parseReflectorPrompt(prompt);
   const candidates: Candidate[] = [];
   const corrections: BatchAnswer['corrections'] = [];
@@ -151,18 +179,34 @@ export function reflectOffline(prompt: string): BatchAnswer & { assessment: Emot
   candidates.push(...recurringTopics(turns));
 
   const reflection = reflectionEntryOffline(prompt, turns);
-  return { new_facts: rankFacts(candidates), corrections, connections, open_questions: openQuestions, assessment: assessOffline(turns), ...(reflection ? { reflection } : {}) };
+  return {
+    new_facts: rankFacts(candidates),
+    corrections,
+    connections,
+    open_questions: openQuestions,
+    assessment: assessOffline(turns),
+    ...(reflection ? { reflection } : {}),
+  };
 }
 
 type Existing = ReturnType<typeof parseReflectorPrompt>['existing'];
 
 /** A sentence that corrects something and shares a word with an existing document corrects that document. */
-function correctionOf(turn: PromptTurn, sentence: string, existing: Existing): BatchAnswer['corrections'][number] | null {
+function correctionOf(
+  turn: PromptTurn,
+  sentence: string,
+  existing: Existing,
+): BatchAnswer['corrections'][number] | null {
   if (!CORRECTION.test(sentence)) return null;
   const words = new Set(contentWords(sentence));
   const target = existing.find((e) => contentWords(`${e.path} ${e.summary}`).some((w) => words.has(w)));
   if (!target) return null;
-  return { existing_file: target.path, what_changed: `The user corrected this: "${sentence}"`, source_turns: [turn.turnId], new_confidence_hint: 'lower' };
+  return {
+    existing_file: target.path,
+    what_changed: `The user corrected this: "${sentence}"`,
+    source_turns: [turn.turnId],
+    new_confidence_hint: 'lower',
+  };
 }
 
 /** The first self statement ("I prefer …", "my sister …") the sentence makes, as a fact candidate. */
@@ -190,7 +234,10 @@ function selfStatementOf(turn: PromptTurn, sentence: string): Candidate | null {
 /** The turn's last question, when the reply was uncertain or did not address it. */
 function openQuestionOf(turn: PromptTurn): BatchAnswer['open_questions'][number] | null {
   if (!turn.user.includes('?')) return null;
-  const question = sentences(turn.user).filter((s) => s.endsWith('?')).pop() ?? turn.user;
+  const question =
+    sentences(turn.user)
+      .filter((s) => s.endsWith('?'))
+      .pop() ?? turn.user;
   const asked = new Set(contentWords(question));
   const answered = contentWords(turn.agent).some((w) => asked.has(w));
   // Small talk ("How are you?", "Anything new?") is not an open question: it needs substance.
@@ -207,7 +254,12 @@ function connectionOf(turn: PromptTurn, existing: Existing): BatchAnswer['connec
   const words = new Set(contentWords(turn.user));
   const touched = existing.filter((e) => contentWords(`${e.path} ${e.summary}`).some((w) => words.has(w)));
   if (touched.length >= 2 && touched[0] && touched[1]) {
-    return { file_a: touched[0].path, file_b: touched[1].path, relationship: `Both came up together in turn ${turn.turnId}.`, source_turns: [turn.turnId] };
+    return {
+      file_a: touched[0].path,
+      file_b: touched[1].path,
+      relationship: `Both came up together in turn ${turn.turnId}.`,
+      source_turns: [turn.turnId],
+    };
   }
   return null;
 }
@@ -221,7 +273,9 @@ function recurringTopics(turns: readonly PromptTurn[]): Candidate[] {
     for (const w of new Set(contentWords(said))) turnsByWord.set(w, [...(turnsByWord.get(w) ?? []), turn.turnId]);
   }
   const out: Candidate[] = [];
-  for (const [word, ids] of [...turnsByWord.entries()].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]))) {
+  for (const [word, ids] of [...turnsByWord.entries()].sort(
+    (a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]),
+  )) {
     if (ids.length < 3) break;
     out.push({
       score: 1.5 + ids.length / 10,
@@ -273,7 +327,9 @@ export function summarizeOffline(context: string): string {
     .map((f) => f.content.replace(/^The user said \(turn \d+\): /, ''));
   const quotes = [...(carried?.said ?? []), ...said].slice(-MAX_SUMMARY_QUOTES);
   const open = [...reflection.open_questions.map((q) => q.question), ...(carried?.open ?? [])].slice(0, 2);
-  const parts = [`Turns ${first}–${last}: the user talked about ${topics.length > 0 ? topics.join(', ') : 'nothing in particular'}.`];
+  const parts = [
+    `Turns ${first}–${last}: the user talked about ${topics.length > 0 ? topics.join(', ') : 'nothing in particular'}.`,
+  ];
   if (quotes.length > 0) parts.push(`They said: ${quotes.join(' ')}`);
   if (open.length > 0) parts.push(`Still open: ${open.join(' ')}`);
   return parts.join('\n');
@@ -283,7 +339,9 @@ export function summarizeOffline(context: string): string {
 const MAX_SUMMARY_QUOTES = 4;
 
 /** The previous summary a summary context carries: its turns, its words, its quotes and open questions (summarizeOffline's lines, or any prose). */
-function carriedOf(context: string): { first: number; last: number; words: string; said: string[]; open: string[] } | null {
+function carriedOf(
+  context: string,
+): { first: number; last: number; words: string; said: string[]; open: string[] } | null {
   const m = /^### Summary of turns (\d+)–(\d+)\n([\s\S]*?)(?=\n\n#{2,3} |(?![\s\S]))/m.exec(context);
   if (!m) return null;
   const text = m[3] ?? '';
@@ -294,85 +352,5 @@ function carriedOf(context: string): { first: number; last: number; words: strin
     words: text.replace(/^Turns \d+–\d+: the user talked about /m, '').replace(/^(They said|Still open): .*$/gm, ''),
     said: sentences(said),
     open: (/^Still open: (.+)$/m.exec(text)?.[1] ?? '').split(/(?<=\?)\s+/).filter(Boolean),
-  };
-}
-
-/**
- * The summaries in a nightly prompt ("### Summary of turns a–b"), each read as one
- * message of the user's that the heading's turns (a and b, as written there) are cited for,
- * with the questions it says are still open.
- */
-function promptSummaries(messages: string): Array<{ turns: number[]; text: string; open: string[] }> {
-  return [...messages.matchAll(/^### Summary of turns (\d+)–(\d+)\n([\s\S]*?)(?=\n\n#{2,3} |(?![\s\S]))/gm)].map((m) => {
-    const text = m[3] ?? '';
-    // What the user said and talked about, without the summary's own wording (summarizeOffline's lines).
-    const words = text.replace(/^Turns \d+–\d+: the user talked about /m, '').replace(/^They said: /m, '').replace(/^Still open: .*$/m, '');
-    return { turns: [...new Set([Number(m[1]), Number(m[2])])], text: words, open: [...text.matchAll(/^Still open: (.+)$/gm)].flatMap((o) => (o[1] ?? '').split(/(?<=\?)\s+/)) };
-  });
-}
-
-/**
- * The offline model's nightly reflection: patterns (a topic in 2+ turns; HIGH at 4+),
- * preferences ("I love/like/prefer X" in 3+ turns: HIGH), corrections (WRONG → RIGHT from
- * "actually …, not …" / "I meant …"), relationships ("my sister Anna" → (user, sister, Anna)),
- * unresolved questions. A summary counts as one message, cited by its heading's turns. It
- * finds no contradictions: that needs understanding it lacks.
- */
-export function nightlyOffline(prompt: string): NightlyOutput {
-  const messages = prompt.split('## Messages to reflect on')[1] ?? prompt;
-  const summaries = promptSummaries(messages);
-  const said = parseReflectorPrompt(`## Existing knowledge\n(none)\n\n## Turns\n${messages}`).turns.map((t) => ({ ...t, cite: [t.turnId] }));
-  const turns = [...said, ...summaries.map((m) => ({ turnId: m.turns[0] ?? 0, user: m.text, agent: '', cite: m.turns }))];
-  const findings: Finding[] = [];
-  const byWord = new Map<string, number[][]>();
-  for (const t of turns) {
-    for (const w of new Set(contentWords(t.user.replace(/\[[^\]]*\]/g, ' ')))) byWord.set(w, [...(byWord.get(w) ?? []), t.cite]);
-  }
-  for (const [word, cites] of [...byWord.entries()].filter(([, cites]) => cites.length >= 2).sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0])).slice(0, 3)) {
-    findings.push({ category: 'pattern', confidence: cites.length >= 4 ? 'HIGH' : 'MEDIUM', statement: `The user keeps coming back to ${word}.`, evidence_turns: cites.flat() });
-  }
-  const likes = new Map<string, number[]>();
-  for (const t of turns) {
-    for (const m of t.user.matchAll(/\bI (?:really )?(?:love|like|enjoy|prefer|adore) ([a-z]+)/gi)) {
-      const what = (m[1] ?? '').toLowerCase();
-      if (contentWords(what).length > 0) likes.set(what, [...(likes.get(what) ?? []), ...t.cite]);
-    }
-  }
-  for (const [what, ids] of likes) {
-    findings.push({ category: 'preference', confidence: ids.length >= 3 ? 'HIGH' : 'MEDIUM', statement: `The user likes ${what}.`, evidence_turns: ids });
-  }
-  for (const t of turns) {
-    const c = /\bactually,? (.+?),? not (.+?)[.!?]?$/im.exec(t.user) ?? /\bI meant (.+?)[.!?]?$/im.exec(t.user);
-    if (c) {
-      findings.push({ category: 'correction', confidence: 'MEDIUM', statement: `The user corrected: ${c[0]}`, evidence_turns: t.cite, wrong: c[2] ?? 'what was said before', right: c[1] ?? '' });
-    }
-    for (const m of t.user.matchAll(/\b[Mm]y (husband|wife|partner|son|daughter|mom|mother|dad|father|sister|brother|friend|dog|cat)(?: named| called)? ([A-Z][a-z]+)/g)) {
-      findings.push({ category: 'relationship', confidence: 'HIGH', statement: `${m[2]} is the user's ${m[1]}.`, evidence_turns: t.cite, subject: 'the user', relationship: `has ${m[1]}`, object: m[2] ?? '' });
-    }
-  }
-  const open = reflectOffline(`## Existing knowledge\n(none)\n\n## Turns\n${messages}`).open_questions;
-  for (const q of open) findings.push({ category: 'unresolved', confidence: 'MEDIUM', statement: q.question, evidence_turns: q.source_turns });
-  for (const m of summaries) for (const q of m.open) findings.push({ category: 'unresolved', confidence: 'MEDIUM', statement: q, evidence_turns: m.turns });
-  return { findings: findings.slice(0, 30) };
-}
-
-/** The offline model's weekly reflection over summaries: topics by first and last appearance. */
-export function weeklyOffline(prompt: string): WeeklyOutput {
-  const entries = [...prompt.matchAll(/^### (\w+) — (\S+)\n([\s\S]*?)(?=\n### |(?![\s\S]))/gm)].map((m) => ({ at: m[2] ?? '', text: m[3] ?? '' }));
-  if (entries.length === 0) return { trajectory: '', topic_drift: [], weekly_patterns: [], unresolved_arcs: [] };
-  const half = Math.ceil(entries.length / 2);
-  const early = new Set(topKeywords(entries.slice(0, half).map((e) => e.text).join(' '), 8));
-  const late = new Set(topKeywords(entries.slice(half).map((e) => e.text).join(' '), 8));
-  const drift = [
-    ...[...early].filter((t) => !late.has(t)).map((topic) => ({ topic, status: 'dropped' as const })),
-    ...[...late].filter((t) => !early.has(t)).map((topic) => ({ topic, status: 'new' as const })),
-    ...[...early].filter((t) => late.has(t)).map((topic) => ({ topic, status: 'continuing' as const })),
-  ];
-  const continuing = drift.filter((d) => d.status === 'continuing').map((d) => d.topic);
-  return {
-    trajectory: `Early in the week: ${[...early].slice(0, 4).join(', ') || 'little'}; later: ${[...late].slice(0, 4).join(', ') || 'little'}.`,
-    topic_drift: drift.slice(0, 20),
-    weekly_patterns: continuing.length > 0 ? [`Recurring all week: ${continuing.join(', ')}.`] : [],
-    unresolved_arcs: entries.filter((e) => /Still open:/.test(e.text)).map((e) => (e.text.split('Still open:')[1] ?? '').trim()).filter(Boolean).slice(0, 10),
   };
 }

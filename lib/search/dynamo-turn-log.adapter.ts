@@ -41,7 +41,13 @@ export class DynamoTurnLog implements TurnLog {
   }
 
   async unmarkedFrom(userId: string): Promise<number | null> {
-    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.turnLogSk }, ConsistentRead: true }));
+    const res = await this.ddb.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.userPk(userId), sk: keys.turnLogSk },
+        ConsistentRead: true,
+      }),
+    );
     return typeof res.Item?.from === 'number' ? res.Item.from : null;
   }
 
@@ -51,7 +57,8 @@ export class DynamoTurnLog implements TurnLog {
       // `TURN$` is the first key after every `TURN#…` ('$' follows '#'); ids are padded, so they sort by number.
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
       ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':lo': keys.turnSk(after + 1), ':hi': keys.turnsEnd },
-      ProjectionExpression: 'userId, turnId, sessionId, #ts, #text, doc, summary, validation, quality, attributes, episode',
+      ProjectionExpression:
+        'userId, turnId, sessionId, #ts, #text, doc, summary, validation, quality, attributes, episode',
       ExpressionAttributeNames: { '#ts': 'timestamp', '#text': 'text' },
       ConsistentRead: true,
     });

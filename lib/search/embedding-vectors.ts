@@ -32,12 +32,17 @@ export interface QueryVector {
 }
 
 /** Vectors (null: none) → a segment's int8 columns. */
-export function quantise(modelId: string, dimensions: number, vectors: ReadonlyArray<ArrayLike<number> | null>): SegmentEmbeddings {
+export function quantise(
+  modelId: string,
+  dimensions: number,
+  vectors: ReadonlyArray<ArrayLike<number> | null>,
+): SegmentEmbeddings {
   const codes = new Int8Array(vectors.length * dimensions);
   const scales = new Float32Array(vectors.length);
   vectors.forEach((v, doc) => {
     if (!v) return;
-    if (v.length !== dimensions) throw new Error(`an embedding of ${v.length} dimensions in a segment of ${dimensions}`);
+    if (v.length !== dimensions)
+      throw new Error(`an embedding of ${v.length} dimensions in a segment of ${dimensions}`);
     let max = 0;
     for (let i = 0; i < dimensions; i++) max = Math.max(max, Math.abs(v[i] ?? 0));
     if (max === 0 || !Number.isFinite(max)) return;
@@ -60,7 +65,8 @@ export function vectorOf(e: SegmentEmbeddings, doc: number): Float32Array | null
 }
 
 /** Whether a query vector can be compared with these vectors. */
-export const comparable = (e: SegmentEmbeddings | undefined, q: QueryVector): e is SegmentEmbeddings => e !== undefined && e.modelId === q.modelId && e.dimensions === q.values.length;
+export const comparable = (e: SegmentEmbeddings | undefined, q: QueryVector): e is SegmentEmbeddings =>
+  e !== undefined && e.modelId === q.modelId && e.dimensions === q.values.length;
 
 /** The query as a unit vector (Titan normalises already; a stand-in may not). */
 export function unit(values: ArrayLike<number>): Float32Array {
@@ -93,7 +99,10 @@ export function nearest(e: SegmentEmbeddings, q: Float32Array, floor: number): A
  * The vectors of the items `kept` from several segments' embeddings, in order: the model of the
  * newest part that has vectors; items of parts without vectors, or with another model's, get none.
  */
-export function mergeEmbeddings(parts: ReadonlyArray<SegmentEmbeddings | undefined>, kept: ReadonlyArray<{ part: number; doc: number }>): SegmentEmbeddings | undefined {
+export function mergeEmbeddings(
+  parts: ReadonlyArray<SegmentEmbeddings | undefined>,
+  kept: ReadonlyArray<{ part: number; doc: number }>,
+): SegmentEmbeddings | undefined {
   const model = [...parts].reverse().find((p): p is SegmentEmbeddings => p !== undefined);
   if (!model) return undefined;
   const { modelId, dimensions } = model;

@@ -20,7 +20,11 @@ const BM25 = { k: 1.2, b: 0.7, d: 0.5 } as const;
  * the word's terms scored, summed under its own word: queryTermGroups), a row each in
  * first-matched order; and the query's distinct words, in order, that the rows' words index.
  */
-export function termScores(index: SearchSegments, groups: ReadonlyArray<readonly string[]>, eligible: (item: IndexedItem) => boolean): { table: WordScores; words: string[]; rowItems: IndexedItem[] } {
+export function termScores(
+  index: SearchSegments,
+  groups: ReadonlyArray<readonly string[]>,
+  eligible: (item: IndexedItem) => boolean,
+): { table: WordScores; words: string[]; rowItems: IndexedItem[] } {
   const words = [...new Set(groups.map((g) => g[0] as string))];
   const wordIndex = new Map(words.map((w, i) => [w, i]));
   const table = new WordScores(words.length, false, 1024);
@@ -51,7 +55,11 @@ export function termScores(index: SearchSegments, groups: ReadonlyArray<readonly
           }
           if (row < 0) continue;
           const tf = tfs[i] ?? 0;
-          table.addScore(row, word, idf * (BM25.d + (tf * (BM25.k + 1)) / (tf + BM25.k * (1 - BM25.b + (BM25.b * (lengths[doc] ?? 0)) / avg))));
+          table.addScore(
+            row,
+            word,
+            idf * (BM25.d + (tf * (BM25.k + 1)) / (tf + BM25.k * (1 - BM25.b + (BM25.b * (lengths[doc] ?? 0)) / avg))),
+          );
         }
       });
     }
@@ -99,7 +107,12 @@ export interface Candidate {
 }
 
 /** Each candidate's relevance, similarity and score (the blend of relevance, quality and recency); the best BM25 comes first. */
-export function scoreCandidates(index: SearchSegments, candidates: readonly Candidate[], query: ReadonlyMap<string, number> | null, now: Date): ScoredHit[] {
+export function scoreCandidates(
+  index: SearchSegments,
+  candidates: readonly Candidate[],
+  query: ReadonlyMap<string, number> | null,
+  now: Date,
+): ScoredHit[] {
   const best = candidates[0]?.score ?? 0;
   return candidates.map(({ segment, doc, score, perTerm, members }) => {
     const item = (index.segments[segment] as SearchSegment).item(doc);
@@ -117,7 +130,17 @@ export function scoreCandidates(index: SearchSegments, candidates: readonly Cand
     const similarity = query && length > 0 ? cosine(query, index.weigh(tf, length)) : 0;
     const relevance = 0.5 * (best > 0 ? score / best : 0) + 0.5 * similarity;
     const blend = blendOf(item, now).factor;
-    return { segment, doc, item, relevance: round(relevance), similarity: round(similarity), score: round(relevance * blend), bm25: score, perTerm, members };
+    return {
+      segment,
+      doc,
+      item,
+      relevance: round(relevance),
+      similarity: round(similarity),
+      score: round(relevance * blend),
+      bm25: score,
+      perTerm,
+      members,
+    };
   });
 }
 
@@ -126,7 +149,14 @@ export function scoreCandidates(index: SearchSegments, candidates: readonly Cand
  * a summary's covered turns): the `limit` best by BM25+ of the group's per-word scores, then
  * scored (similarity over the members' words), best first.
  */
-export function bestGroups(index: SearchSegments, matches: Matches, table: WordScores, rows: readonly number[] | null, limit: number, now: Date): ScoredHit[] {
+export function bestGroups(
+  index: SearchSegments,
+  matches: Matches,
+  table: WordScores,
+  rows: readonly number[] | null,
+  limit: number,
+  now: Date,
+): ScoredHit[] {
   return scoreCandidates(index, topCandidates(matches, table, rows, limit), matches.query, now).sort(bestFirst);
 }
 
@@ -134,13 +164,26 @@ export function bestGroups(index: SearchSegments, matches: Matches, table: WordS
  * The `limit` rows of a table (or of these of its rows) with the highest BM25+, highest first
  * (ties in row order), as candidates; a group's members are rows of the matches' table.
  */
-export function topCandidates(matches: Matches, table: WordScores, rows: readonly number[] | null, limit: number): Candidate[] {
+export function topCandidates(
+  matches: Matches,
+  table: WordScores,
+  rows: readonly number[] | null,
+  limit: number,
+): Candidate[] {
   const rowAt = (i: number) => (rows ? (rows[i] ?? 0) : i);
   const bm25 = new Float64Array(rows ? rows.length : table.size);
   for (let i = 0; i < bm25.length; i++) bm25[i] = table.bm25(rowAt(i), matches.weights);
   return topPositions(bm25, limit).map((i) => {
     const row = rowAt(i);
-    const members = table.membersOf(row)?.map((m) => ({ segment: matches.items.segmentOf(m), doc: matches.items.docOf(m) }));
-    return { segment: table.segmentOf(row), doc: table.docOf(row), score: bm25[i] ?? 0, perTerm: table.perTerm(row, matches.words), members };
+    const members = table
+      .membersOf(row)
+      ?.map((m) => ({ segment: matches.items.segmentOf(m), doc: matches.items.docOf(m) }));
+    return {
+      segment: table.segmentOf(row),
+      doc: table.docOf(row),
+      score: bm25[i] ?? 0,
+      perTerm: table.perTerm(row, matches.words),
+      members,
+    };
   });
 }

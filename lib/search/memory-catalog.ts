@@ -1,4 +1,14 @@
-import { diaryItem, episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../items/memory-item.js';
+import {
+  diaryItem,
+  episodeItem,
+  GLOBAL_USER,
+  knowledgeItem,
+  type MemoryItem,
+  mergeAttributes,
+  summaryItem,
+  stagedItem,
+  turnItem,
+} from '../items/memory-item.js';
 import { isDerivedId, withTrust } from '../trust/scope-trust.js';
 import type { CatalogHint, MemoryCatalog, MemoryCatalogSources } from './search-index.port.js';
 
@@ -14,9 +24,7 @@ import type { CatalogHint, MemoryCatalog, MemoryCatalogSources } from './search-
  * DynamoDB/S3 adapters, a test may pass fakes.
  */
 export class StoreMemoryCatalog implements MemoryCatalog {
-  constructor(
-    private readonly stores: MemoryCatalogSources & { stagedExpiryDays: number },
-  ) {}
+  constructor(private readonly stores: MemoryCatalogSources & { stagedExpiryDays: number }) {}
 
   async itemsById(userId: string, ids: readonly string[], hint: CatalogHint = {}): Promise<Map<string, MemoryItem>> {
     const { turns, knowledge, summaries, items, diary, trust, stagedExpiryDays } = this.stores;
@@ -34,22 +42,44 @@ export class StoreMemoryCatalog implements MemoryCatalog {
       owned && of('staged:').length > 0 ? knowledge.stagedRecords(userId, of('staged:')) : Promise.resolve([]),
       owned && knowledgeIds.size > 0 ? knowledge.loadKnowledge(userId) : Promise.resolve([]),
       owned && of('summary:').length > 0 ? summaries.byIds(userId, of('summary:')) : Promise.resolve([]),
-      of('mem:').length > 0 ? items.getMany(userId, ids.filter((id) => id.startsWith('mem:'))) : Promise.resolve([]),
+      of('mem:').length > 0
+        ? items.getMany(
+            userId,
+            ids.filter((id) => id.startsWith('mem:')),
+          )
+        : Promise.resolve([]),
       owned && of('diary:').length > 0 ? diary.byIds(userId, of('diary:')) : Promise.resolve([]),
       trust && trusted.length > 0 ? trust.get(userId, trusted) : Promise.resolve(new Map()),
     ]);
     const found = docs.filter((d) => knowledgeIds.has(d.id));
     const read = new Set(turnIds);
-    const cited = [...staged, ...found, ...summaryRecords, ...mems.filter((m) => Object.keys(m.attributes).length === 0)].flatMap((x) => x.sourceTurns).filter((t) => !read.has(t));
-    const byTurn = new Map([...index, ...(owned && cited.length > 0 ? await turns.turnIndex(userId, cited) : [])].map((t) => [t.turnId, t.attributes]));
+    const cited = [
+      ...staged,
+      ...found,
+      ...summaryRecords,
+      ...mems.filter((m) => Object.keys(m.attributes).length === 0),
+    ]
+      .flatMap((x) => x.sourceTurns)
+      .filter((t) => !read.has(t));
+    const byTurn = new Map(
+      [...index, ...(owned && cited.length > 0 ? await turns.turnIndex(userId, cited) : [])].map((t) => [
+        t.turnId,
+        t.attributes,
+      ]),
+    );
     const attrs = (sourceTurns: readonly number[]) => mergeAttributes(sourceTurns, (t) => byTurn.get(t));
     const all = [
       ...index.filter((t) => asked.has(t.turnId)).map(turnItem),
       ...episodes.map(episodeItem),
-      ...staged.filter((r) => r.status !== 'promoted').map((r) => stagedItem(userId, r, stagedExpiryDays, attrs(r.sourceTurns))),
+      ...staged
+        .filter((r) => r.status !== 'promoted')
+        .map((r) => stagedItem(userId, r, stagedExpiryDays, attrs(r.sourceTurns))),
       ...found.map((d) => knowledgeItem(userId, d, attrs(d.sourceTurns))),
       ...summaryRecords.map((r) => summaryItem(r, attrs(r.sourceTurns))),
-      ...mems.map((i) => ({ ...i, attributes: Object.keys(i.attributes).length > 0 ? i.attributes : attrs(i.sourceTurns) })),
+      ...mems.map((i) => ({
+        ...i,
+        attributes: Object.keys(i.attributes).length > 0 ? i.attributes : attrs(i.sourceTurns),
+      })),
       ...entries.map(diaryItem),
     ];
     return new Map(all.map((i) => [i.id, isDerivedId(i.id) ? withTrust(i, trusts.get(i.id)) : i]));

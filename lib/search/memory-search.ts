@@ -38,6 +38,8 @@ export interface SearchRequest {
   minSimilarity?: number | undefined;
   /** Each hit says why it ranked (search-explain.ts); computed only when asked. */
   explain?: boolean | undefined;
+  /** The session the search is made in: its ephemeral entries are eligible, no other's (search-filters.ts inSession). */
+  sessionId?: string | undefined;
 }
 
 export interface SearchHit {
@@ -57,9 +59,17 @@ export interface SearchHit {
  * the query's embedding (`vector`, on a stage that embeds), one more, the items by the cosine
  * of their stored vectors (vectorRanking); without it the ranking is the lexical one alone.
  */
-export function rankIndex(index: SearchSegments, request: SearchRequest, now: Date, spare = 0, vector?: QueryVector): IndexHit[] {
+export function rankIndex(
+  index: SearchSegments,
+  request: SearchRequest,
+  now: Date,
+  spare = 0,
+  vector?: QueryVector,
+): IndexHit[] {
   const filters = request.filters ?? {};
-  const eligible = (item: IndexedItem) => (item.expiresAt === null || item.expiresAt > now.getTime()) && matchesFilters(item, filters, now);
+  const eligible = (item: IndexedItem) =>
+    (item.expiresAt === null || item.expiresAt > now.getTime()) &&
+    matchesFilters(item, filters, now, request.sessionId);
   const byVector = vector ? vectorRanking(index, vector, eligible) : [];
   const lexical = lexicalRankings(index, request, now, eligible);
   const rankings: NamedRanking[] = byVector.length > 0 ? [...lexical, { name: 'vector', hits: byVector }] : lexical;
@@ -74,7 +84,12 @@ export function rankIndex(index: SearchSegments, request: SearchRequest, now: Da
  * time), those with nothing to rank left out; none when no item clears the floor — the
  * question is about something memory does not hold.
  */
-function lexicalRankings(index: SearchSegments, request: SearchRequest, now: Date, eligible: (item: IndexedItem) => boolean): NamedRanking[] {
+function lexicalRankings(
+  index: SearchSegments,
+  request: SearchRequest,
+  now: Date,
+  eligible: (item: IndexedItem) => boolean,
+): NamedRanking[] {
   const groups = firstWords(queryTermGroups(request.query), MAX_QUERY_WORDS);
   if (groups.length === 0 || index.size === 0) return [];
   const qTerms = vectorTerms(request.query);

@@ -52,7 +52,8 @@ function past(w: TimeWindow, c: ParsedComponents, now: number): TimeWindow {
  * word that is a word before it is a date ("march", "sun", "may"); "yesterday" names a day.
  */
 const namesATime = (text: string, c: ParsedComponents): boolean =>
-  (c.isCertain('day') || c.isCertain('weekday') || c.isCertain('month') || c.isCertain('year')) && (!/^[a-z]+$/.test(text) || c.isCertain('day'));
+  (c.isCertain('day') || c.isCertain('weekday') || c.isCertain('month') || c.isCertain('year')) &&
+  (!/^[a-z]+$/.test(text) || c.isCertain('day'));
 
 /**
  * The window the query names, or null when it names no time. Several dates ("between … and …")

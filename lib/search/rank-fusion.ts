@@ -42,7 +42,8 @@ type Explainer = (places: readonly Place[], fused: number, hit: ScoredHit) => Se
 
 /** The explanations of an index's hits: the blend the lexical scores used, and members named by id. */
 export function explainer(index: SearchSegments, now: Date): Explainer {
-  const idOf = (at: { segment: number; doc: number }) => (index.segments[at.segment] as SearchSegment).columns.ids[at.doc] ?? '';
+  const idOf = (at: { segment: number; doc: number }) =>
+    (index.segments[at.segment] as SearchSegment).columns.ids[at.doc] ?? '';
   return (places, fused, hit) => explanation(places, fused, blendOf(hit.item, now), idOf);
 }
 

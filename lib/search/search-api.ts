@@ -1,9 +1,8 @@
 /** memory.search and memory.retrieve (req R-DOC-4): ranking over the per-owner search indexes, the page's items read from their stores, and one item by id or path. */
 import { GLOBAL_USER, isLive, itemIdForPath, type MemoryItem } from '../items/memory-item.js';
 import type { QueryVector } from './embedding-vectors.js';
-import { rankIndex } from './memory-search.js';
+import { rankIndex, type SearchRequest } from './memory-search.js';
 import type { IndexHit } from './rank-fusion.js';
-import type { SearchFilters } from './search-filters.js';
 import { itemKey, SearchSegments } from './search-segments.js';
 import type { IndexedItem } from './indexed-item.js';
 import type { SearchExplain } from './search-explain.js';
@@ -58,12 +57,15 @@ export const PAGE_SPARE = 5;
 export async function search(
   deps: MemoryApiDeps,
   userId: string,
-  req: { query: string; limit: number; filters?: SearchFilters | undefined; minSimilarity?: number | undefined; explain?: boolean | undefined },
+  req: SearchRequest,
 ): Promise<{ results: SearchResult[] }> {
   const now = deps.clock.now();
   const owners = userId === GLOBAL_USER || req.filters?.includeGlobal === false ? [userId] : [userId, GLOBAL_USER];
   // The query's vector is asked for while the indexes are read (a stage that embeds).
-  const [views, vector] = await Promise.all([Promise.all(owners.map((owner) => viewOf(deps, owner))), queryVector(deps, req.query)]);
+  const [views, vector] = await Promise.all([
+    Promise.all(owners.map((owner) => viewOf(deps, owner))),
+    queryVector(deps, req.query),
+  ]);
   const hits = rankIndex(new SearchSegments(views.flatMap((v) => v.entries)), req, now, PAGE_SPARE, vector);
   // The page's items first; the spare hits only when a store no longer holds some as indexed.
   const first = await pageItems(deps, owners, views, hits.slice(0, req.limit));
@@ -88,7 +90,8 @@ export async function search(
  * set, since each outcome marks its item (docs/memory-api.md, "Trust"). A `mem:` item's trust
  * is its own quality, as its store holds it now.
  */
-export const trusted = (item: MemoryItem, indexed: Pick<IndexedItem, 'quality'>): MemoryItem => (isDerivedId(item.id) && item.quality !== indexed.quality ? { ...item, quality: indexed.quality } : item);
+export const trusted = (item: MemoryItem, indexed: Pick<IndexedItem, 'quality'>): MemoryItem =>
+  isDerivedId(item.id) && item.quality !== indexed.quality ? { ...item, quality: indexed.quality } : item;
 
 /**
  * The query's embedding, once per search, when the stage embeds. A model that is unavailable
@@ -108,8 +111,14 @@ async function queryVector(deps: MemoryApiDeps, query: string): Promise<QueryVec
 }
 
 /** Req R-SUM-10's quality metrics: each summary an agent is given back counts as resurrected once more. */
-export async function countResurrections(deps: MemoryApiDeps, userId: string, items: ReadonlyArray<Pick<SearchResult, 'id' | 'kind'>>): Promise<void> {
-  const ids = items.filter((i) => i.kind === 'summary' && i.id.startsWith('summary:')).map((i) => i.id.slice('summary:'.length));
+export async function countResurrections(
+  deps: MemoryApiDeps,
+  userId: string,
+  items: ReadonlyArray<Pick<SearchResult, 'id' | 'kind'>>,
+): Promise<void> {
+  const ids = items
+    .filter((i) => i.kind === 'summary' && i.id.startsWith('summary:'))
+    .map((i) => i.id.slice('summary:'.length));
   if (ids.length > 0 && userId !== GLOBAL_USER) await deps.summaries.countResurrections(userId, ids);
 }
 
@@ -137,7 +146,12 @@ export async function viewOf(deps: MemoryApiDeps, owner: string): Promise<Search
 }
 
 /** The page's items as their stores hold them now: changed ones from the view, the rest read by id. */
-export async function pageItems(deps: MemoryApiDeps, owners: readonly string[], views: readonly SearchView[], hits: ReadonlyArray<Pick<IndexHit, 'item'>>): Promise<Map<string, MemoryItem>> {
+export async function pageItems(
+  deps: MemoryApiDeps,
+  owners: readonly string[],
+  views: readonly SearchView[],
+  hits: ReadonlyArray<Pick<IndexHit, 'item'>>,
+): Promise<Map<string, MemoryItem>> {
   const out = new Map<string, MemoryItem>();
   await Promise.all(
     owners.map(async (owner, i) => {
@@ -154,7 +168,14 @@ export async function pageItems(deps: MemoryApiDeps, owners: readonly string[], 
         rest.map((it) => it.id),
         // Derived items carry their source turns' attributes: those turns are read with them.
         // No trust records: the index's entries carry the trust (search, `trusted`).
-        { sourceTurns: [...new Set(rest.filter((it) => it.kind !== 'turn' && it.kind !== 'episode').flatMap((it) => it.sourceTurns))], trust: false },
+        {
+          sourceTurns: [
+            ...new Set(
+              rest.filter((it) => it.kind !== 'turn' && it.kind !== 'episode').flatMap((it) => it.sourceTurns),
+            ),
+          ],
+          trust: false,
+        },
       );
       for (const [id, item] of read) out.set(itemKey({ userId: owner, id }), item);
     }),
@@ -176,9 +197,22 @@ export async function findItem(deps: MemoryApiDeps, userId: string, id: string):
   return item && isLive(item, now) ? item : null;
 }
 
-export async function retrieve(deps: MemoryApiDeps, userId: string, req: { id?: string | undefined; path?: string | undefined }): Promise<{ item: MemoryItem }> {
+/**
+ * One item by id or path, to the owner's readers. An ephemeral entry of any session included:
+ * search keeps it to its session (search-filters.ts inSession), but a session is no credential
+ * boundary, and the tier listing serves it as well (docs/memory-api.md, "Search").
+ */
+export async function retrieve(
+  deps: MemoryApiDeps,
+  userId: string,
+  req: { id?: string | undefined; path?: string | undefined },
+): Promise<{ item: MemoryItem }> {
   const id = req.id ?? (req.path !== undefined ? itemIdForPath(req.path) : null);
-  if (!id) throw new MemoryApiError('invalid', `path: ${JSON.stringify(req.path)} names no memory item (turns/N, Knowledge/…, Knowledge_staging/…, summaries/ID, memory/mem:…)`);
+  if (!id)
+    throw new MemoryApiError(
+      'invalid',
+      `path: ${JSON.stringify(req.path)} names no memory item (turns/N, Knowledge/…, Knowledge_staging/…, summaries/ID, memory/mem:…)`,
+    );
   const item = await findItem(deps, userId, id);
   if (!item) throw notFound(`memory item ${id}`);
   await countResurrections(deps, userId, [item]);

@@ -17,7 +17,14 @@ export function recency(createdAt: string | number, now: Date): number {
 }
 
 /** What a lexical ranking multiplies an item's relevance by: its quality (trust) and recency, weighted. */
-export function blendOf(item: Pick<IndexedItem, 'quality' | 'createdAt'>, now: Date): { quality: number; recency: number; factor: number } {
+export function blendOf(
+  item: Pick<IndexedItem, 'quality' | 'createdAt'>,
+  now: Date,
+): { quality: number; recency: number; factor: number } {
   const r = recency(item.createdAt, now);
-  return { quality: item.quality, recency: r, factor: SEARCH_WEIGHTS.relevance + SEARCH_WEIGHTS.quality * item.quality + SEARCH_WEIGHTS.recency * r };
+  return {
+    quality: item.quality,
+    recency: r,
+    factor: SEARCH_WEIGHTS.relevance + SEARCH_WEIGHTS.quality * item.quality + SEARCH_WEIGHTS.recency * r,
+  };
 }

@@ -33,7 +33,10 @@ export function withIds(changes: readonly SearchChange[], ids: readonly string[]
  * "Turns without marks"). No floor (no turn watermark, no TURNLOG, read after the state: no
  * turn was written without a mark, and any later one is above `counted`): `counted`.
  */
-export function nextTurnWatermark(turns: { floor: number | null; items: readonly MemoryItem[] }, counted: number | null): number {
+export function nextTurnWatermark(
+  turns: { floor: number | null; items: readonly MemoryItem[] },
+  counted: number | null,
+): number {
   if (turns.floor === null) return counted ?? 0;
   if (counted === null || turns.items.length === 0) return turns.floor;
   const highest = Math.max(...turns.items.flatMap((t) => t.sourceTurns));

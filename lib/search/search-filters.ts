@@ -23,9 +23,30 @@ export const SearchFiltersSchema = z
   .strict();
 export type SearchFilters = z.infer<typeof SearchFiltersSchema>;
 
-type Filterable = Pick<MemoryItem, 'primaryTopic' | 'contentTypes' | 'scope' | 'tier' | 'kind' | 'quality' | 'createdAt'>;
+type Filterable = Pick<
+  MemoryItem,
+  'primaryTopic' | 'contentTypes' | 'scope' | 'tier' | 'kind' | 'quality' | 'createdAt'
+> & {
+  sessionId?: string | null | undefined;
+};
 
-export function matchesFilters(item: Filterable | (Omit<Filterable, 'createdAt'> & { createdAt: number }), f: SearchFilters, now: Date): boolean {
+/**
+ * An ephemeral entry belongs to its session (req R-TIER-1): only a search made in that session
+ * (`sessionId`) sees it; one made in none, or in another, never does, nor does any search see an
+ * entry written in no session. The index keeps an item's tier, not its status: an entry's status
+ * is `ephemeral` exactly when its tier is (lib/tiers/memory-tiers.ts). Other tiers: every search.
+ */
+export const inSession = (item: Pick<Filterable, 'tier' | 'sessionId'>, sessionId: string | undefined): boolean =>
+  item.tier !== 'ephemeral' || (sessionId !== undefined && item.sessionId === sessionId);
+
+/** Whether an item passes the filters and is visible to a search made in `sessionId` (inSession). */
+export function matchesFilters(
+  item: Filterable | (Omit<Filterable, 'createdAt'> & { createdAt: number }),
+  f: SearchFilters,
+  now: Date,
+  sessionId?: string,
+): boolean {
+  if (!inSession(item, sessionId)) return false;
   if (f.topic && !(item.primaryTopic === f.topic || item.primaryTopic.startsWith(`${f.topic}.`))) return false;
   if (f.contentTypes && !item.contentTypes.some((c) => f.contentTypes?.includes(c))) return false;
   if (f.scope && !f.scope.includes(item.scope)) return false;
@@ -34,7 +55,12 @@ export function matchesFilters(item: Filterable | (Omit<Filterable, 'createdAt'>
   // a search returns them only when it asks for them by kind (the review console has its own route).
   // Diary entries are about the agent's own conduct, not the user: found when asked for, by kind
   // or by content type `diary`, so they never crowd the user's facts out of an ordinary search.
-  if (f.kind ? !f.kind.includes(item.kind) : item.kind === 'staged' || (item.kind === 'diary' && !f.contentTypes?.includes('diary'))) return false;
+  if (
+    f.kind
+      ? !f.kind.includes(item.kind)
+      : item.kind === 'staged' || (item.kind === 'diary' && !f.contentTypes?.includes('diary'))
+  )
+    return false;
   if (f.minQuality !== undefined && item.quality < f.minQuality) return false;
   if (f.maxAgeDays !== undefined && now.getTime() - epochMs(item.createdAt) > f.maxAgeDays * 86_400_000) return false;
   return true;

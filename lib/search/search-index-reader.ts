@@ -34,7 +34,11 @@ export interface SearchIndexReader {
    * removed item's words). `signal`: the invocation's deadline for the delta's embedding calls
    * (lib/kernel/deadline.ts).
    */
-  compact(userId: string, atLeast?: number, options?: { full?: boolean; rebuild?: readonly string[]; signal?: AbortSignal | undefined }): Promise<CompactionResult>;
+  compact(
+    userId: string,
+    atLeast?: number,
+    options?: { full?: boolean; rebuild?: readonly string[]; signal?: AbortSignal | undefined },
+  ): Promise<CompactionResult>;
 }
 
 export interface CompactionResult {

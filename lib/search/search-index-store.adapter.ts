@@ -64,7 +64,11 @@ const STAMPS_AT_ONCE = 25;
 
 export class DynamoS3SearchIndexStore implements SearchIndexStore {
   /** By key (a key never changes content), sized by the segment's bytes as stored. */
-  private readonly cache = new RecentCache<string, { segment: SearchSegment; bytes: number }>({ max: CACHED_SEGMENTS, maxSize: CACHED_BYTES, sizeOf: (e) => e.bytes });
+  private readonly cache = new RecentCache<string, { segment: SearchSegment; bytes: number }>({
+    max: CACHED_SEGMENTS,
+    maxSize: CACHED_BYTES,
+    sizeOf: (e) => e.bytes,
+  });
   private readonly ddb: DynamoDBDocumentClient;
   private readonly s3: S3Client;
   private readonly tableName: string;
@@ -101,7 +105,8 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
       if (from !== undefined && at < from) continue;
       const single = typeof item.itemId === 'string';
       const ids = single ? [String(item.itemId)] : ((item.ids as string[] | undefined) ?? []);
-      const marks = item.expiresAt !== undefined ? [] : [single ? { sk: String(item.sk), at } : { sk: String(item.sk) }];
+      const marks =
+        item.expiresAt !== undefined ? [] : [single ? { sk: String(item.sk), at } : { sk: String(item.sk) }];
       for (const id of ids) {
         const seen = byId.get(id);
         if (!seen) byId.set(id, { id, at, marks: [...marks] });
@@ -116,13 +121,27 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
   }
 
   async head(userId: string): Promise<SearchIndexHead> {
-    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.ownerPk(userId), sk: keys.searchIndexSk }, ConsistentRead: true }));
+    const res = await this.ddb.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.ownerPk(userId), sk: keys.searchIndexSk },
+        ConsistentRead: true,
+      }),
+    );
     if (!res.Item) return { version: 0, segments: [] };
-    const head: SearchIndexHead = { version: Number(res.Item.version), segments: (res.Item.segments as SearchIndexHead['segments'] | undefined) ?? [] };
+    const head: SearchIndexHead = {
+      version: Number(res.Item.version),
+      segments: (res.Item.segments as SearchIndexHead['segments'] | undefined) ?? [],
+    };
     // A pointer written before 2026-11-27 has no watermark: its readers read every mark.
     const turns = typeof res.Item.turnWatermark === 'number' ? { turnWatermark: res.Item.turnWatermark } : {};
     if (typeof res.Item.watermark !== 'string') return { ...head, ...turns };
-    return { ...head, watermark: res.Item.watermark, ...(Array.isArray(res.Item.folded) ? { folded: res.Item.folded as string[] } : {}), ...turns };
+    return {
+      ...head,
+      watermark: res.Item.watermark,
+      ...(Array.isArray(res.Item.folded) ? { folded: res.Item.folded as string[] } : {}),
+      ...turns,
+    };
   }
 
   async segment({ key, parts }: { key: string; parts: number }): Promise<SearchSegment | null> {
@@ -152,7 +171,14 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
     const parts = Math.max(1, Math.ceil(bytes.length / PART_BYTES));
     await Promise.all(
       Array.from({ length: parts }, (_, i) =>
-        this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: partKey(key, i), Body: bytes.subarray(i * PART_BYTES, (i + 1) * PART_BYTES), ContentType: 'application/octet-stream' })),
+        this.s3.send(
+          new PutObjectCommand({
+            Bucket: this.bucketName,
+            Key: partKey(key, i),
+            Body: bytes.subarray(i * PART_BYTES, (i + 1) * PART_BYTES),
+            ContentType: 'application/octet-stream',
+          }),
+        ),
       ),
     );
     this.cache.set(key, { segment, bytes: bytes.length });
@@ -164,7 +190,16 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
       await this.ddb.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { pk: keys.ownerPk(userId), sk: keys.searchIndexSk, kind: 'search-index', version: next.version, segments: next.segments, ...(next.watermark ? { watermark: next.watermark } : {}), ...(next.folded?.length ? { folded: next.folded } : {}), ...(next.turnWatermark !== undefined ? { turnWatermark: next.turnWatermark } : {}) },
+          Item: {
+            pk: keys.ownerPk(userId),
+            sk: keys.searchIndexSk,
+            kind: 'search-index',
+            version: next.version,
+            segments: next.segments,
+            ...(next.watermark ? { watermark: next.watermark } : {}),
+            ...(next.folded?.length ? { folded: next.folded } : {}),
+            ...(next.turnWatermark !== undefined ? { turnWatermark: next.turnWatermark } : {}),
+          },
           ConditionExpression: from === 0 ? 'attribute_not_exists(pk)' : 'version = :from',
           ...(from === 0 ? {} : { ExpressionAttributeValues: { ':from': from } }),
         }),
@@ -174,7 +209,12 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
       if (!isConditionalCheckFailure(error)) throw error;
       // Moved by another compaction, or by this very write whose answer was lost.
       const now = await this.head(userId);
-      return now.version === next.version && now.watermark === next.watermark && now.turnWatermark === next.turnWatermark && JSON.stringify(now.segments) === JSON.stringify(next.segments);
+      return (
+        now.version === next.version &&
+        now.watermark === next.watermark &&
+        now.turnWatermark === next.turnWatermark &&
+        JSON.stringify(now.segments) === JSON.stringify(next.segments)
+      );
     }
   }
 
@@ -213,7 +253,13 @@ export class DynamoS3SearchIndexStore implements SearchIndexStore {
   }
 
   async deleteSegments(refs: ReadonlyArray<{ key: string; parts: number }>): Promise<void> {
-    await Promise.all(refs.flatMap(({ key, parts }) => Array.from({ length: parts }, (_, i) => this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: partKey(key, i) })))));
+    await Promise.all(
+      refs.flatMap(({ key, parts }) =>
+        Array.from({ length: parts }, (_, i) =>
+          this.s3.send(new DeleteObjectCommand({ Bucket: this.bucketName, Key: partKey(key, i) })),
+        ),
+      ),
+    );
     for (const { key } of refs) this.cache.delete(key);
   }
 }
@@ -237,10 +283,7 @@ export class DynamoSearchChangeLog implements SearchChangeLog {
   private readonly ddb: DynamoDBDocumentClient;
   private readonly tableName: string;
 
-  constructor(
-    storage: StorageTable,
-    options: { expiring?: boolean; now?: () => Date } = {},
-  ) {
+  constructor(storage: StorageTable, options: { expiring?: boolean; now?: () => Date } = {}) {
     this.ddb = storage.ddb;
     this.tableName = storage.tableName;
     this.expiring = options.expiring ?? false;
@@ -267,7 +310,10 @@ export class DynamoSearchChangeLog implements SearchChangeLog {
   }
 
   /** One owner's marks as TransactWriteItems Puts, for a store that writes them with its item in one transaction. */
-  transactPuts(userId: string, itemIds: readonly string[]): Array<{ Put: { TableName: string; Item: Record<string, unknown> } }> {
+  transactPuts(
+    userId: string,
+    itemIds: readonly string[],
+  ): Array<{ Put: { TableName: string; Item: Record<string, unknown> } }> {
     return this.items(userId, itemIds).map((Item) => ({ Put: { TableName: this.tableName, Item } }));
   }
 
@@ -279,7 +325,8 @@ export class DynamoSearchChangeLog implements SearchChangeLog {
     const now = this.now();
     const time = now.toISOString();
     // Epoch seconds, as DynamoDB's TTL reads them (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html).
-    const ttl = this.expiring && userId !== GLOBAL_USER ? { expiresAt: Math.floor((now.getTime() + MARK_TTL_MS) / 1000) } : {};
+    const ttl =
+      this.expiring && userId !== GLOBAL_USER ? { expiresAt: Math.floor((now.getTime() + MARK_TTL_MS) / 1000) } : {};
     return packIds([...new Set(itemIds)]).map((ids) => {
       const at = `${time}#${Math.random().toString(36).slice(2, 10)}`;
       return { pk: keys.ownerPk(userId), sk: keys.searchChangeSk(at), kind: 'search-change', ids, at, ...ttl };

@@ -1,8 +1,23 @@
 /** An in-memory search index store, and the catalog and index over the recording fakes, for tests. */
 import { segmentOf } from './search-segments.js';
 import type { CompactionResult, SearchIndexReader, SearchView } from './search-index-reader.js';
-import { episodeItem, GLOBAL_USER, knowledgeItem, type MemoryItem, mergeAttributes, summaryItem, stagedItem, turnItem } from '../items/memory-item.js';
-import type { MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef } from './search-index.port.js';
+import {
+  episodeItem,
+  GLOBAL_USER,
+  knowledgeItem,
+  type MemoryItem,
+  mergeAttributes,
+  summaryItem,
+  stagedItem,
+  turnItem,
+} from '../items/memory-item.js';
+import type {
+  MemoryCatalog,
+  SearchChange,
+  SearchIndexHead,
+  SearchIndexStore,
+  SearchSegmentRef,
+} from './search-index.port.js';
 import type { RecordingTurnStore } from '../turns/turn.fake.js';
 import type { RecordingSummaryStore } from '../summaries/summary.fake.js';
 import type { RecordingKnowledgeStore } from '../knowledge/knowledge.fake.js';
@@ -51,12 +66,20 @@ export class MemorySearchIndexStore implements SearchIndexStore {
 /** The read model over the fakes, composed as StoreMemoryCatalog (lib/search/memory-catalog.ts) composes the stores. */
 export class FakeCatalog implements MemoryCatalog {
   constructor(
-    private readonly stores: { turns: RecordingTurnStore; knowledge: RecordingKnowledgeStore; summaries: RecordingSummaryStore; items: RecordingMemoryItems; stagedExpiryDays: number },
+    private readonly stores: {
+      turns: RecordingTurnStore;
+      knowledge: RecordingKnowledgeStore;
+      summaries: RecordingSummaryStore;
+      items: RecordingMemoryItems;
+      stagedExpiryDays: number;
+    },
   ) {}
   /** The in-memory world has nothing to save: every item, then those asked for. */
   async itemsById(userId: string, ids: readonly string[]): Promise<Map<string, MemoryItem>> {
     const wanted = new Set(ids);
-    return new Map((await this.items(userId)).filter((i) => i.userId === userId && wanted.has(i.id)).map((i) => [i.id, i]));
+    return new Map(
+      (await this.items(userId)).filter((i) => i.userId === userId && wanted.has(i.id)).map((i) => [i.id, i]),
+    );
   }
 
   async items(userId: string): Promise<MemoryItem[]> {
@@ -68,7 +91,9 @@ export class FakeCatalog implements MemoryCatalog {
     return [
       ...index.map(turnItem),
       ...(await turns.eventEpisodes(userId)).map(episodeItem),
-      ...(await knowledge.listStaged(userId)).filter((r) => r.status !== 'promoted').map((r) => stagedItem(userId, r, stagedExpiryDays, attrs(r.sourceTurns))),
+      ...(await knowledge.listStaged(userId))
+        .filter((r) => r.status !== 'promoted')
+        .map((r) => stagedItem(userId, r, stagedExpiryDays, attrs(r.sourceTurns))),
       ...docs.map((d) => knowledgeItem(userId, d, attrs(d.sourceTurns))),
       ...(await summaries.list(userId)).map((r) => summaryItem(r, attrs(r.sourceTurns))),
       ...(await items.list(userId)),
@@ -85,7 +110,13 @@ export class CatalogSearchIndex implements SearchIndexReader {
   constructor(private readonly catalog: FakeCatalog) {}
   async view(userId: string): Promise<SearchView> {
     const items = (await this.catalog.items(userId)).filter((i) => i.userId === userId && !i.deleted);
-    return { entries: [{ segment: segmentOf(items) }], fresh: new Map(items.map((i) => [i.id, i])), changes: 0, due: false, stale: false };
+    return {
+      entries: [{ segment: segmentOf(items) }],
+      fresh: new Map(items.map((i) => [i.id, i])),
+      changes: 0,
+      due: false,
+      stale: false,
+    };
   }
   async compact(_userId: string, _atLeast?: number): Promise<CompactionResult> {
     return { folded: 0, version: 0, merged: false };

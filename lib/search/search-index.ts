@@ -32,9 +32,29 @@ import { mergeSegments, type SearchSegment } from './search-segment.js';
 import { SEARCH_MARK_TTL_MS } from '../kernel/memory-paths.js';
 import type { Clock } from '../kernel/runtime.port.js';
 import type { EmbeddingModel } from '../model/language-model.port.js';
-import type { MemoryCatalog, SearchChange, SearchIndexHead, SearchIndexStore, SearchSegmentRef, TurnLog } from './search-index.port.js';
-import { type CompactionResult, type SearchIndexReader, type SearchView, SegmentRetiredError } from './search-index-reader.js';
-import { foldedAbove, nextTurnWatermark, unfolded, unmarked, watermarkAge, withIds, withTurns } from './search-changes.js';
+import type {
+  MemoryCatalog,
+  SearchChange,
+  SearchIndexHead,
+  SearchIndexStore,
+  SearchSegmentRef,
+  TurnLog,
+} from './search-index.port.js';
+import {
+  type CompactionResult,
+  type SearchIndexReader,
+  type SearchView,
+  SegmentRetiredError,
+} from './search-index-reader.js';
+import {
+  foldedAbove,
+  nextTurnWatermark,
+  unfolded,
+  unmarked,
+  watermarkAge,
+  withIds,
+  withTurns,
+} from './search-changes.js';
 
 /** Deltas kept before a merge. */
 export const MAX_SEGMENTS = 8;
@@ -82,14 +102,27 @@ const CACHED_OWNERS = 256;
 const CACHED_ITEMS = 8_192;
 
 export class LiveSearchIndex implements SearchIndexReader {
-  private readonly overlays = new RecentCache<string, Overlay>({ max: CACHED_OWNERS, maxSize: CACHED_ITEMS, sizeOf: (o) => o.items.size });
+  private readonly overlays = new RecentCache<string, Overlay>({
+    max: CACHED_OWNERS,
+    maxSize: CACHED_ITEMS,
+    sizeOf: (o) => o.items.size,
+  });
 
   /**
    * `embeddings` (a stage that embeds): each compaction stores the vectors of the items
    * it folds in its delta, merges carry them; the overlay's items (changed since) have none and
    * rank lexically only, so a search embeds only its query.
    */
-  constructor(private readonly deps: { store: SearchIndexStore; catalog: MemoryCatalog; clock: Clock; embeddings?: EmbeddingModel | undefined; marks?: MarkTiming; turns?: TurnLog }) {}
+  constructor(
+    private readonly deps: {
+      store: SearchIndexStore;
+      catalog: MemoryCatalog;
+      clock: Clock;
+      embeddings?: EmbeddingModel | undefined;
+      marks?: MarkTiming;
+      turns?: TurnLog;
+    },
+  ) {}
 
   /** The marks' clock (their `at` is wall time, as DynamoSearchChangeLog writes it) and L. */
   private get timing(): Required<MarkTiming> {
@@ -112,16 +145,29 @@ export class LiveSearchIndex implements SearchIndexReader {
         this.unmarkedTurns(userId, head),
       ]);
       if (segments.some((s) => s === null)) {
-        if (attempt >= ATTEMPTS) throw new Error(`the search index of ${userId} kept retiring its segments under ${attempt} reads`);
+        if (attempt >= ATTEMPTS)
+          throw new Error(`the search index of ${userId} kept retiring its segments under ${attempt} reads`);
         continue;
       }
       const changes = withTurns(unfolded(head, read), turns.items);
       const overlay = await this.overlay(userId, changes, turns.items);
-      const entries = head.segments.map((ref, i) => ({ segment: segments[i] as SearchSegment, removes: keysOf(userId, ref.removes) }));
+      const entries = head.segments.map((ref, i) => ({
+        segment: segments[i] as SearchSegment,
+        removes: keysOf(userId, ref.removes),
+      }));
       const age = watermarkAge(head, this.timing.now());
       // A pointer without a turn watermark is given one by its next compaction.
-      const due = changes.length >= COMPACT_AT || turns.items.length >= COMPACT_TURNS_AT || (head.version > 0 && (age > WATERMARK_REFRESH_MS || this.lacksTurnWatermark(userId, head)));
-      return { entries: [...entries, overlay.entry], fresh: overlay.items, changes: changes.length, due, stale: head.watermark !== undefined && age > SEARCH_MARK_TTL_MS };
+      const due =
+        changes.length >= COMPACT_AT ||
+        turns.items.length >= COMPACT_TURNS_AT ||
+        (head.version > 0 && (age > WATERMARK_REFRESH_MS || this.lacksTurnWatermark(userId, head)));
+      return {
+        entries: [...entries, overlay.entry],
+        fresh: overlay.items,
+        changes: changes.length,
+        due,
+        stale: head.watermark !== undefined && age > SEARCH_MARK_TTL_MS,
+      };
     }
   }
 
@@ -131,7 +177,10 @@ export class LiveSearchIndex implements SearchIndexReader {
    * signal function may have written without a mark (its TURNLOG; none: every turn was marked).
    * `floor`: the turn id they are above (null: none read).
    */
-  private async unmarkedTurns(userId: string, head: SearchIndexHead): Promise<{ floor: number | null; items: MemoryItem[] }> {
+  private async unmarkedTurns(
+    userId: string,
+    head: SearchIndexHead,
+  ): Promise<{ floor: number | null; items: MemoryItem[] }> {
     const floor = await this.turnFloor(userId, head);
     return { floor, items: floor === null || !this.deps.turns ? [] : await this.deps.turns.turnsAfter(userId, floor) };
   }
@@ -150,7 +199,11 @@ export class LiveSearchIndex implements SearchIndexReader {
   }
 
   /** The changed items as an index entry: read again only those whose mark is new (the turns read with the view are not read again). */
-  private async overlay(userId: string, changes: readonly SearchChange[], turns: readonly MemoryItem[]): Promise<Overlay> {
+  private async overlay(
+    userId: string,
+    changes: readonly SearchChange[],
+    turns: readonly MemoryItem[],
+  ): Promise<Overlay> {
     const cached = this.overlays.get(userId);
     const stale = new Set(changes.filter((c) => cached?.ats.get(c.id) !== c.at).map((c) => c.id));
     const read = await this.itemsById(userId, [...stale], unmarked(turns, changes));
@@ -167,13 +220,22 @@ export class LiveSearchIndex implements SearchIndexReader {
     if (cached && cached.signature === signature && stale.size === 0) return cached;
     const live = [...items.values()].filter((i): i is MemoryItem => i !== null);
     const gone = [...items].filter(([, i]) => i === null).map(([id]) => id);
-    const overlay = { ats: new Map(changes.map((c) => [c.id, c.at])), items, signature, entry: { segment: segmentOf(live), removes: keysOf(userId, gone) } };
+    const overlay = {
+      ats: new Map(changes.map((c) => [c.id, c.at])),
+      items,
+      signature,
+      entry: { segment: segmentOf(live), removes: keysOf(userId, gone) },
+    };
     this.overlays.set(userId, overlay);
     return overlay;
   }
 
   /** These items by id: those in `known` (turns read whole with the view) as they are, the rest from their stores. */
-  private async itemsById(userId: string, ids: readonly string[], known: readonly MemoryItem[]): Promise<Map<string, MemoryItem>> {
+  private async itemsById(
+    userId: string,
+    ids: readonly string[],
+    known: readonly MemoryItem[],
+  ): Promise<Map<string, MemoryItem>> {
     const have = new Map(known.map((i) => [i.id, i]));
     const rest = ids.filter((id) => !have.has(id));
     const read = rest.length > 0 ? await this.deps.catalog.itemsById(userId, rest) : new Map<string, MemoryItem>();
@@ -190,15 +252,24 @@ export class LiveSearchIndex implements SearchIndexReader {
    * turn watermark's safety rests on: docs/search-index.md, "Turns without marks").
    */
   private async compactionInput(userId: string, atLeast: number) {
-    const [head, counted] = await Promise.all([this.deps.store.head(userId), this.deps.turns && userId !== GLOBAL_USER ? this.deps.turns.counted(userId) : null]);
-    const [marked, floor] = await Promise.all([this.deps.store.changes(userId, head.watermark), this.turnFloor(userId, head)]);
+    const [head, counted] = await Promise.all([
+      this.deps.store.head(userId),
+      this.deps.turns && userId !== GLOBAL_USER ? this.deps.turns.counted(userId) : null,
+    ]);
+    const [marked, floor] = await Promise.all([
+      this.deps.store.changes(userId, head.watermark),
+      this.turnFloor(userId, head),
+    ]);
     const byMarks = unfolded(head, marked);
     // Turn ids rise by at least one a turn, so at most counted − floor turns wait: fewer than the
     // threshold asks for with the marks, and the turns (read whole) are not read.
     const waiting = floor === null ? 0 : Math.max(0, (counted ?? floor) - floor);
     const read = floor !== null && this.deps.turns && (atLeast <= 1 || byMarks.length + waiting >= atLeast);
     const turns = { floor, items: read && this.deps.turns ? await this.deps.turns.turnsAfter(userId, floor) : [] };
-    const turnWatermark = this.lacksTurnWatermark(userId, head) || head.turnWatermark !== undefined ? nextTurnWatermark(turns, counted) : undefined;
+    const turnWatermark =
+      this.lacksTurnWatermark(userId, head) || head.turnWatermark !== undefined
+        ? nextTurnWatermark(turns, counted)
+        : undefined;
     return { head, marked, turns, changes: withTurns(byMarks, turns.items), turnWatermark };
   }
 
@@ -208,7 +279,11 @@ export class LiveSearchIndex implements SearchIndexReader {
    * segment of those items as their stores hold them now, the old segments dropped — what a
    * lost or expired change mark left out is back, and nothing the stores no longer hold stays.
    */
-  async compact(userId: string, atLeast = 1, options: { full?: boolean; rebuild?: readonly string[]; signal?: AbortSignal | undefined } = {}): Promise<CompactionResult> {
+  async compact(
+    userId: string,
+    atLeast = 1,
+    options: { full?: boolean; rebuild?: readonly string[]; signal?: AbortSignal | undefined } = {},
+  ): Promise<CompactionResult> {
     const { store, clock } = this.deps;
     const { now: wallNow, lagMs } = this.timing;
     const started = wallNow();
@@ -219,11 +294,18 @@ export class LiveSearchIndex implements SearchIndexReader {
     // Below s − L no mark can still be in flight (MARK_LAG_MS); never backwards.
     const bound = new Date(started.getTime() - lagMs).toISOString();
     const watermark = head.watermark !== undefined && head.watermark > bound ? head.watermark : bound;
-    const marks = { watermark, folded: foldedAbove(marked, watermark), ...(turnWatermark !== undefined ? { turnWatermark } : {}) };
+    const marks = {
+      watermark,
+      folded: foldedAbove(marked, watermark),
+      ...(turnWatermark !== undefined ? { turnWatermark } : {}),
+    };
     // A full rewrite has nothing to do once the index is one segment that removes nothing and no change waits.
     const whole = head.segments.length <= 1 && (head.segments[0]?.removes.length ?? 0) === 0;
     const idle = rebuild ? false : options.full ? changes.length === 0 && whole : changes.length < Math.max(1, atLeast);
-    if (idle) return changes.length === 0 ? this.refreshed(userId, head, marks, started) : { folded: 0, version: head.version, merged: false };
+    if (idle)
+      return changes.length === 0
+        ? this.refreshed(userId, head, marks, started)
+        : { folded: 0, version: head.version, merged: false };
     const read = await this.itemsById(
       userId,
       changes.map((c) => c.id),
@@ -242,10 +324,20 @@ export class LiveSearchIndex implements SearchIndexReader {
     const plan = options.full || rebuild ? 'all' : mergePlan(head, delta.size, gone.length);
     const merging = plan === 'none' ? [] : plan === 'all' ? head.segments : head.segments.slice(1);
     const merged =
-      plan === 'none' || rebuild ? { segment: delta, removes: rebuild ? [] : gone } : await this.merged(userId, merging, { segment: delta, removes: keysOf(userId, gone) }, now);
+      plan === 'none' || rebuild
+        ? { segment: delta, removes: rebuild ? [] : gone }
+        : await this.merged(userId, merging, { segment: delta, removes: keysOf(userId, gone) }, now);
     const written = await store.putSegment(userId, version, merged.segment);
-    const ref: SearchSegmentRef = { ...written, items: merged.segment.size, removes: plan === 'all' ? [] : merged.removes };
-    const next: SearchIndexHead = { version, segments: [...head.segments.filter((s) => !merging.includes(s)), ref], ...marks };
+    const ref: SearchSegmentRef = {
+      ...written,
+      items: merged.segment.size,
+      removes: plan === 'all' ? [] : merged.removes,
+    };
+    const next: SearchIndexHead = {
+      version,
+      segments: [...head.segments.filter((s) => !merging.includes(s)), ref],
+      ...marks,
+    };
     if (!(await store.moveHead(userId, head.version, next))) {
       await store.deleteSegments([written]);
       return { folded: 0, version: head.version, merged: false, lost: true };
@@ -262,20 +354,30 @@ export class LiveSearchIndex implements SearchIndexReader {
    * only once it is old (a pointer write every WATERMARK_REFRESH_MS at most), so that an owner
    * searched but not written keeps a watermark well within the marks' TTL.
    */
-  private async refreshed(userId: string, head: SearchIndexHead, next: Pick<SearchIndexHead, 'watermark' | 'folded' | 'turnWatermark'>, started: Date): Promise<CompactionResult> {
+  private async refreshed(
+    userId: string,
+    head: SearchIndexHead,
+    next: Pick<SearchIndexHead, 'watermark' | 'folded' | 'turnWatermark'>,
+    started: Date,
+  ): Promise<CompactionResult> {
     // A pointer without a turn watermark gets one at once (its readers read TURNLOG until then).
     const turnsDue = head.turnWatermark === undefined && next.turnWatermark !== undefined;
     const marksDue = watermarkAge(head, started) > WATERMARK_REFRESH_MS && next.watermark !== head.watermark;
     if (head.version === 0 || !(turnsDue || marksDue)) return { folded: 0, version: head.version, merged: false };
     const moved = await this.deps.store.moveHead(userId, head.version, { ...head, ...next, version: head.version + 1 });
-    return moved ? { folded: 0, version: head.version + 1, merged: false } : { folded: 0, version: head.version, merged: false, lost: true };
+    return moved
+      ? { folded: 0, version: head.version + 1, merged: false }
+      : { folded: 0, version: head.version, merged: false, lost: true };
   }
 
   /** A delta over these items, with their vectors when the stage embeds (the text, not the title: titles like `turn 12` say nothing). */
   private async deltaOf(items: MemoryItem[], signal: AbortSignal | undefined): Promise<SearchSegment> {
     const model = this.deps.embeddings;
     if (!model || items.length === 0) return segmentOf(items);
-    const vectors = await model.embed(items.map((i) => i.text), { signal });
+    const vectors = await model.embed(
+      items.map((i) => i.text),
+      { signal },
+    );
     return segmentOf(items, quantise(model.modelId, model.dimensions, vectors));
   }
 
@@ -284,12 +386,26 @@ export class LiveSearchIndex implements SearchIndexReader {
    * ids it returns as removed still hide older segments left out of the merge (the base, in
    * a merge of the deltas): those the merged segments removed, and those it dropped as expired.
    */
-  private async merged(userId: string, refs: readonly SearchSegmentRef[], delta: IndexEntry, now: Date): Promise<{ segment: SearchSegment; removes: string[] }> {
+  private async merged(
+    userId: string,
+    refs: readonly SearchSegmentRef[],
+    delta: IndexEntry,
+    now: Date,
+  ): Promise<{ segment: SearchSegment; removes: string[] }> {
     const segments = await Promise.all(refs.map((ref) => this.deps.store.segment(ref)));
-    if (segments.some((s) => s === null)) throw new SegmentRetiredError(`a segment of ${userId}'s search index was retired by another compaction during a merge`);
-    const entries = [...refs.map((ref, i) => ({ segment: segments[i] as SearchSegment, removes: keysOf(userId, ref.removes) })), delta];
+    if (segments.some((s) => s === null))
+      throw new SegmentRetiredError(
+        `a segment of ${userId}'s search index was retired by another compaction during a merge`,
+      );
+    const entries = [
+      ...refs.map((ref, i) => ({ segment: segments[i] as SearchSegment, removes: keysOf(userId, ref.removes) })),
+      delta,
+    ];
     const index = new SearchSegments(entries);
-    const removes = new Set([...refs.flatMap((r) => r.removes), ...[...(delta.removes ?? [])].map((k) => k.slice(k.indexOf('\u0000') + 1))]);
+    const removes = new Set([
+      ...refs.flatMap((r) => r.removes),
+      ...[...(delta.removes ?? [])].map((k) => k.slice(k.indexOf('\u0000') + 1)),
+    ]);
     const segment = mergeSegments(
       entries.map(({ segment }, si) => ({
         segment,
@@ -320,7 +436,8 @@ function mergePlan(head: SearchIndexHead, deltaItems: number, removed: number): 
   return deltaTotal * 10 >= (base?.items ?? 0) ? 'all' : 'deltas';
 }
 
-const keysOf = (userId: string, ids: readonly string[]): Set<string> => new Set(ids.map((id) => itemKey({ userId, id })));
+const keysOf = (userId: string, ids: readonly string[]): Set<string> =>
+  new Set(ids.map((id) => itemKey({ userId, id })));
 
 /** The marks' clock and L (MARK_LAG_MS), injected by the local harness and tests. */
 export interface MarkTiming {

@@ -26,7 +26,8 @@ export interface SearchRebuildDeps {
  * dropped. Null for records that are not search items, and for an invisible diary entry.
  */
 export function itemIdOf(record: Record<string, unknown>): string | null {
-  const [, kind, rest = ''] = /^(TURN|EPISODE|STAGED|SUMMARY|MEM|DIARY)#(?:\d{10}#)?(.*)$/.exec(String(record.sk)) ?? [];
+  const [, kind, rest = ''] =
+    /^(TURN|EPISODE|STAGED|SUMMARY|MEM|DIARY)#(?:\d{10}#)?(.*)$/.exec(String(record.sk)) ?? [];
   if (kind === undefined || (kind === 'DIARY' && !diaryVisible(record.entry as DiaryRecord))) return null;
   return kind === 'TURN' ? `turn:${Number(rest)}` : kind === 'MEM' ? rest : `${kind.toLowerCase()}:${rest}`;
 }
@@ -36,9 +37,15 @@ export function itemIdOf(record: Record<string, unknown>): string | null {
  * `version`: the index's after; `lost`: another compaction moved the index first, nothing was
  * written (ask again).
  */
-export async function rebuildSearchIndex(deps: SearchRebuildDeps, userId: string): Promise<{ rebuilt: { items: number; version: number; lost: boolean } }> {
+export async function rebuildSearchIndex(
+  deps: SearchRebuildDeps,
+  userId: string,
+): Promise<{ rebuilt: { items: number; version: number; lost: boolean } }> {
   const [records, docs] = await Promise.all([deps.archives.records(userId), deps.knowledge.loadKnowledge(userId)]);
-  const ids = [...records.map(itemIdOf).filter((id): id is string => id !== null), ...docs.map((d) => `knowledge:${d.id}`)];
+  const ids = [
+    ...records.map(itemIdOf).filter((id): id is string => id !== null),
+    ...docs.map((d) => `knowledge:${d.id}`),
+  ];
   const { version, lost } = await deps.search.compact(userId, 1, { rebuild: ids });
   return { rebuilt: { items: ids.length, version, lost: !!lost } };
 }

@@ -143,8 +143,12 @@ export class SearchSegment {
   }
 
   /** A segment over these items, in this order (an item's position is its ordinal), with their embedding vectors if given. */
-  static build(items: ReadonlyArray<{ item: IndexedItem; title: string; text: string }>, embeddings?: SegmentEmbeddings): SearchSegment {
-    if (embeddings && embeddings.scales.length !== items.length) throw new Error(`${embeddings.scales.length} embeddings for ${items.length} items`);
+  static build(
+    items: ReadonlyArray<{ item: IndexedItem; title: string; text: string }>,
+    embeddings?: SegmentEmbeddings,
+  ): SearchSegment {
+    if (embeddings && embeddings.scales.length !== items.length)
+      throw new Error(`${embeddings.scales.length} embeddings for ${items.length} items`);
     const dictionary = new Map<string, number>();
     const idOf = (term: string) => {
       let id = dictionary.get(term);
@@ -162,7 +166,8 @@ export class SearchSegment {
       for (const field of FIELDS) {
         const tokens = rawTokens(entry[field]);
         lengths[field][doc] = new Set(tokens).size;
-        for (const [term, tf] of counts(tokens.flatMap((t) => termOf(t) ?? []))) perField[field].push([idOf(term), doc, tf]);
+        for (const [term, tf] of counts(tokens.flatMap((t) => termOf(t) ?? [])))
+          perField[field].push([idOf(term), doc, tf]);
       }
       const vterms = vectorTerms(entry.text);
       vectorLengths[doc] = vterms.length;
@@ -175,8 +180,20 @@ export class SearchSegment {
       offsets[doc + 1] = (offsets[doc] ?? 0) + row.length;
     });
     const flat = vectorRows.flat();
-    const vectors = { offsets, terms: Int32Array.from(flat, ([t]) => t), tfs: Uint16Array.from(flat, ([, f]) => Math.min(f, 65_535)), lengths: vectorLengths };
-    return new SearchSegment([...dictionary.keys()], columnsOf(items.map((e) => e.item)), postings, lengths, vectors, embeddings);
+    const vectors = {
+      offsets,
+      terms: Int32Array.from(flat, ([t]) => t),
+      tfs: Uint16Array.from(flat, ([, f]) => Math.min(f, 65_535)),
+      lengths: vectorLengths,
+    };
+    return new SearchSegment(
+      [...dictionary.keys()],
+      columnsOf(items.map((e) => e.item)),
+      postings,
+      lengths,
+      vectors,
+      embeddings,
+    );
   }
 }
 
@@ -185,7 +202,9 @@ export class SearchSegment {
  * anything again: dictionaries are united, ordinals renumbered, postings concatenated (parts in
  * order, so each term's docs stay ascending).
  */
-export function mergeSegments(parts: ReadonlyArray<{ segment: SearchSegment; keep: (doc: number) => boolean }>): SearchSegment {
+export function mergeSegments(
+  parts: ReadonlyArray<{ segment: SearchSegment; keep: (doc: number) => boolean }>,
+): SearchSegment {
   const dictionary = new Map<string, number>();
   const termMaps = parts.map(({ segment }) =>
     Int32Array.from(segment.terms, (t) => {
@@ -200,7 +219,8 @@ export function mergeSegments(parts: ReadonlyArray<{ segment: SearchSegment; kee
   const ordinals = parts.map(({ segment }) => new Int32Array(segment.size).fill(-1));
   const kept: Array<{ part: number; doc: number }> = [];
   parts.forEach(({ segment, keep }, p) => {
-    for (let d = 0; d < segment.size; d++) if (keep(d)) (ordinals[p] as Int32Array)[d] = kept.push({ part: p, doc: d }) - 1;
+    for (let d = 0; d < segment.size; d++)
+      if (keep(d)) (ordinals[p] as Int32Array)[d] = kept.push({ part: p, doc: d }) - 1;
   });
   const rows = { title: [] as Array<[number, number, number]>, text: [] as Array<[number, number, number]> };
   for (const field of FIELDS) {

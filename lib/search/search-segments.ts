@@ -47,20 +47,26 @@ export class SearchSegments {
     for (let si = segments.length - 1; si >= 0; si--) {
       const s = segments[si] as SearchSegment;
       const hidden = new Uint8Array(s.size);
-      if (claimed.size > 0) for (let d = 0; d < s.size; d++) if (claimedIds.has(s.columns.ids[d] ?? '') && claimed.has(itemKey(s.keyOf(d)))) hidden[d] = 1;
+      if (claimed.size > 0)
+        for (let d = 0; d < s.size; d++)
+          if (claimedIds.has(s.columns.ids[d] ?? '') && claimed.has(itemKey(s.keyOf(d)))) hidden[d] = 1;
       this.hidden[si] = hidden;
       if (si > 0) for (let d = 0; d < s.size; d++) claim(itemKey(s.keyOf(d)));
       for (const key of entries[si]?.removes ?? []) claim(key);
     }
     this.size = segments.reduce((n, s) => n + s.size, 0);
     const total = (f: (s: SearchSegment) => number) => segments.reduce((n, s) => n + f(s), 0);
-    this.fieldAverage = { title: total((s) => s.fieldTotals.title) / (this.size || 1), text: total((s) => s.fieldTotals.text) / (this.size || 1) };
+    this.fieldAverage = {
+      title: total((s) => s.fieldTotals.title) / (this.size || 1),
+      text: total((s) => s.fieldTotals.text) / (this.size || 1),
+    };
     this.vectorAverage = total((s) => s.vectorTotal) / (this.size || 1);
   }
 
   /** Every item served (not superseded, not removed), live or not. */
   *visible(): Generator<IndexedItem> {
-    for (const [si, s] of this.segments.entries()) for (let d = 0; d < s.size; d++) if (!this.hidden[si]?.[d]) yield s.item(d);
+    for (const [si, s] of this.segments.entries())
+      for (let d = 0; d < s.size; d++) if (!this.hidden[si]?.[d]) yield s.item(d);
   }
 
   /** Where the served version of an owner's item is (newest segment first), or undefined. */

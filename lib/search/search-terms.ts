@@ -24,4 +24,5 @@ export const queryTermGroups = (query: string): string[][] =>
   });
 
 /** The terms of a text for its similarity vector: no all-digit terms (KnowledgeSearch's rule). */
-export const vectorTerms = (text: string): string[] => rawTokens(text).flatMap((t) => (/^\d+$/.test(t) ? [] : (termOf(t) ?? [])));
+export const vectorTerms = (text: string): string[] =>
+  rawTokens(text).flatMap((t) => (/^\d+$/.test(t) ? [] : (termOf(t) ?? [])));

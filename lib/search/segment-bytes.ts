@@ -8,9 +8,18 @@ import { SearchSegment } from './search-segment.js';
 
 const MAGIC = 'RMSEG1';
 type Typed = Int32Array | Uint32Array | Uint16Array | Uint8Array | Float64Array | Int8Array | Float32Array;
-const TYPES = { i32: Int32Array, u32: Uint32Array, u16: Uint16Array, u8: Uint8Array, f64: Float64Array, i8: Int8Array, f32: Float32Array } as const;
+const TYPES = {
+  i32: Int32Array,
+  u32: Uint32Array,
+  u16: Uint16Array,
+  u8: Uint8Array,
+  f64: Float64Array,
+  i8: Int8Array,
+  f32: Float32Array,
+} as const;
 type TypeName = keyof typeof TYPES;
-const typeName = (a: Typed): TypeName => (Object.keys(TYPES) as TypeName[]).find((name) => a instanceof TYPES[name]) ?? 'f64';
+const typeName = (a: Typed): TypeName =>
+  (Object.keys(TYPES) as TypeName[]).find((name) => a instanceof TYPES[name]) ?? 'f64';
 
 const CODED = ['userId', 'kind', 'scope', 'tier', 'primaryTopic', 'contentTypes', 'sessionId'] as const;
 
@@ -38,7 +47,9 @@ function arraysOf(segment: SearchSegment): Record<string, Typed> {
     asks: c.asks,
     ...Object.fromEntries(CODED.map((name) => [`${name}Codes`, c[name].codes])),
     // Present only in a segment with vectors; a segment without them (or written before) has neither.
-    ...(segment.embeddings ? { embeddingCodes: segment.embeddings.codes, embeddingScales: segment.embeddings.scales } : {}),
+    ...(segment.embeddings
+      ? { embeddingCodes: segment.embeddings.codes, embeddingScales: segment.embeddings.scales }
+      : {}),
   };
 }
 
@@ -51,8 +62,12 @@ export function segmentToBytes(segment: SearchSegment): Uint8Array {
     offset += Math.ceil(a.byteLength / 8) * 8;
   }
   const dictionaries = Object.fromEntries(CODED.map((name) => [name, segment.columns[name].values]));
-  const embedding = segment.embeddings ? { modelId: segment.embeddings.modelId, dimensions: segment.embeddings.dimensions } : undefined;
-  const header = new TextEncoder().encode(JSON.stringify({ magic: MAGIC, terms: segment.terms, ids: segment.columns.ids, dictionaries, layout, embedding }));
+  const embedding = segment.embeddings
+    ? { modelId: segment.embeddings.modelId, dimensions: segment.embeddings.dimensions }
+    : undefined;
+  const header = new TextEncoder().encode(
+    JSON.stringify({ magic: MAGIC, terms: segment.terms, ids: segment.columns.ids, dictionaries, layout, embedding }),
+  );
   const base = Math.ceil((header.length + 4) / 8) * 8;
   const out = new Uint8Array(base + offset);
   new DataView(out.buffer).setUint32(0, header.length, true);
@@ -79,12 +94,17 @@ export function segmentFromBytes(bytes: Uint8Array): SearchSegment {
   // One aligned copy, so every array is a view of it (an S3 body's buffer may start anywhere).
   const body = new ArrayBuffer(bytes.byteLength - base);
   new Uint8Array(body).set(bytes.subarray(base));
-  const a = Object.fromEntries(header.layout.map(([name, type, offset, length]) => [name, new TYPES[type](body, offset, length)])) as Record<string, Typed>;
+  const a = Object.fromEntries(
+    header.layout.map(([name, type, offset, length]) => [name, new TYPES[type](body, offset, length)]),
+  ) as Record<string, Typed>;
   const i32 = (n: string) => a[n] as Int32Array;
   const u32 = (n: string) => a[n] as Uint32Array;
   const u16 = (n: string) => a[n] as Uint16Array;
   const f64 = (n: string) => a[n] as Float64Array;
-  const coded = (name: (typeof CODED)[number]): Coded => ({ values: header.dictionaries[name], codes: i32(`${name}Codes`) });
+  const coded = (name: (typeof CODED)[number]): Coded => ({
+    values: header.dictionaries[name],
+    codes: i32(`${name}Codes`),
+  });
   const columns: ItemColumns = {
     ids: header.ids,
     userId: coded('userId'),
@@ -106,9 +126,14 @@ export function segmentFromBytes(bytes: Uint8Array): SearchSegment {
   return new SearchSegment(
     header.terms,
     columns,
-    { title: { offsets: i32('titleOffsets'), docs: i32('titleDocs'), tfs: u16('titleTfs') }, text: { offsets: i32('textOffsets'), docs: i32('textDocs'), tfs: u16('textTfs') } },
+    {
+      title: { offsets: i32('titleOffsets'), docs: i32('titleDocs'), tfs: u16('titleTfs') },
+      text: { offsets: i32('textOffsets'), docs: i32('textDocs'), tfs: u16('textTfs') },
+    },
     { title: u32('titleLengths'), text: u32('textLengths') },
     { offsets: i32('vectorOffsets'), terms: i32('vectorTerms'), tfs: u16('vectorTfs'), lengths: u32('vectorLengths') },
-    header.embedding ? { ...header.embedding, codes: a.embeddingCodes as Int8Array, scales: a.embeddingScales as Float32Array } : undefined,
+    header.embedding
+      ? { ...header.embedding, codes: a.embeddingCodes as Int8Array, scales: a.embeddingScales as Float32Array }
+      : undefined,
   );
 }

@@ -17,7 +17,8 @@ const TIME_CANDIDATES = 50;
 export function timeRanking(index: SearchSegments, matches: Matches, window: TimeWindow, now: Date): ScoredHit[] {
   const within: number[] = [];
   for (let m = 0; m < matches.items.size; m++) {
-    const at = (index.segments[matches.items.segmentOf(m)] as SearchSegment).columns.createdAt[matches.items.docOf(m)] ?? 0;
+    const at =
+      (index.segments[matches.items.segmentOf(m)] as SearchSegment).columns.createdAt[matches.items.docOf(m)] ?? 0;
     if (at >= window.from && at < window.to) within.push(m);
   }
   return bestGroups(index, matches, matches.items, within, TIME_CANDIDATES, now);

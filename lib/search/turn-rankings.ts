@@ -11,13 +11,21 @@ import type { SearchSegments } from './search-segments.js';
 import { WordScores } from './word-scores.js';
 
 /** An item the answer, window and summary rankings treat as a turn of a conversation: one source turn, in a session. */
-const isTurn = (item: IndexedItem): boolean => item.kind === 'turn' && item.sessionId !== null && item.sourceTurns.length === 1;
+const isTurn = (item: IndexedItem): boolean =>
+  item.kind === 'turn' && item.sessionId !== null && item.sourceTurns.length === 1;
 
 /** The served turn `offset` turns from `item` in the same session, if eligible. */
-function neighbour(index: SearchSegments, item: IndexedItem, offset: number, eligible: (item: IndexedItem) => boolean): { segment: number; doc: number; item: IndexedItem } | undefined {
+function neighbour(
+  index: SearchSegments,
+  item: IndexedItem,
+  offset: number,
+  eligible: (item: IndexedItem) => boolean,
+): { segment: number; doc: number; item: IndexedItem } | undefined {
   const at = index.locate(item.userId, `turn:${(item.sourceTurns[0] ?? 0) + offset}`);
   const next = at && (index.segments[at.segment] as SearchSegment).item(at.doc);
-  return at && next && isTurn(next) && next.sessionId === item.sessionId && eligible(next) ? { ...at, item: next } : undefined;
+  return at && next && isTurn(next) && next.sessionId === item.sessionId && eligible(next)
+    ? { ...at, item: next }
+    : undefined;
 }
 
 /**
@@ -27,7 +35,12 @@ function neighbour(index: SearchSegments, item: IndexedItem, offset: number, eli
  * done with her family?") finds the summaries of the sessions its turns are in, each of which
  * stands for all of that session's turns (the multi-hop lever; BENCHMARKS.md).
  */
-export function summaryRanking(index: SearchSegments, matches: Matches, eligible: (item: IndexedItem) => boolean, now: Date): ScoredHit[] {
+export function summaryRanking(
+  index: SearchSegments,
+  matches: Matches,
+  eligible: (item: IndexedItem) => boolean,
+  now: Date,
+): ScoredHit[] {
   const summaries = new WordScores(matches.items.width, true);
   const rowOf = new Map<number, number>();
   for (let m = 0; m < matches.items.size; m++) {
@@ -50,7 +63,11 @@ export function summaryRanking(index: SearchSegments, matches: Matches, eligible
 const SUMMARY_CANDIDATES = 50;
 
 /** The served, eligible summaries of the turn's owner that cover it, in every segment. */
-function summariesCovering(index: SearchSegments, turn: IndexedItem, eligible: (item: IndexedItem) => boolean): Array<{ segment: number; doc: number }> {
+function summariesCovering(
+  index: SearchSegments,
+  turn: IndexedItem,
+  eligible: (item: IndexedItem) => boolean,
+): Array<{ segment: number; doc: number }> {
   return index.segments.flatMap((s, segment) =>
     s.summariesCovering(turn.sourceTurns[0] ?? 0).flatMap((doc) => {
       if (index.isHidden(segment, doc)) return [];
@@ -71,7 +88,12 @@ const WINDOW_CANDIDATES = 50;
  * finds each turn of it, and an answer with none of the question's words is found by the
  * question next to it. Other items are their own window. Measured on LoCoMo (BENCHMARKS.md).
  */
-export function windowRanking(index: SearchSegments, matches: Matches, eligible: (item: IndexedItem) => boolean, now: Date): ScoredHit[] {
+export function windowRanking(
+  index: SearchSegments,
+  matches: Matches,
+  eligible: (item: IndexedItem) => boolean,
+  now: Date,
+): ScoredHit[] {
   const { items } = matches;
   const windows = new WordScores(items.width, true, Math.max(256, items.size));
   // Per segment, the row of the window centred on each item (-1: none yet).
@@ -90,7 +112,8 @@ export function windowRanking(index: SearchSegments, matches: Matches, eligible:
     count(m, items.segmentOf(m), items.docOf(m));
     if (!isTurn(item)) continue;
     // A matching turn counts in its own window and in its neighbours' (it is their next or previous turn).
-    for (const c of [neighbour(index, item, -1, eligible), neighbour(index, item, 1, eligible)]) if (c) count(m, c.segment, c.doc);
+    for (const c of [neighbour(index, item, -1, eligible), neighbour(index, item, 1, eligible)])
+      if (c) count(m, c.segment, c.doc);
   }
   return bestGroups(index, matches, windows, null, WINDOW_CANDIDATES, now);
 }
@@ -103,9 +126,15 @@ export function windowRanking(index: SearchSegments, matches: Matches, eligible:
  * style?"), so an answer ranks where the question does. On LoCoMo it measured better than the context
  * ranking it replaced (every turn scored with the turn before it).
  */
-export function answerRanking(index: SearchSegments, byScore: readonly ScoredHit[], eligible: (item: IndexedItem) => boolean): Ranking {
+export function answerRanking(
+  index: SearchSegments,
+  byScore: readonly ScoredHit[],
+  eligible: (item: IndexedItem) => boolean,
+): Ranking {
   return byScore.map((hit) => {
     const next = hit.item.asks && isTurn(hit.item) ? neighbour(index, hit.item, 1, eligible) : undefined;
-    return next && { ...next, relevance: hit.relevance, similarity: hit.similarity, score: hit.score, answers: hit.item.id };
+    return (
+      next && { ...next, relevance: hit.relevance, similarity: hit.similarity, score: hit.score, answers: hit.item.id }
+    );
   });
 }

@@ -23,10 +23,20 @@ const VECTOR_CANDIDATES = 50;
  * vector (at least MIN_VECTOR_SIMILARITY), best first. Items without one (the overlay's, not yet
  * compacted; those folded before the stage embedded) are not in it: they rank lexically only.
  */
-export function vectorRanking(index: SearchSegments, vector: QueryVector, eligible: (item: IndexedItem) => boolean): ScoredHit[] {
+export function vectorRanking(
+  index: SearchSegments,
+  vector: QueryVector,
+  eligible: (item: IndexedItem) => boolean,
+): ScoredHit[] {
   const q = unit(vector.values);
   const near = index.segments.flatMap((s, si) =>
-    comparable(s.embeddings, vector) ? nearest(s.embeddings as SegmentEmbeddings, q, MIN_VECTOR_SIMILARITY).map(([doc, cos]) => ({ segment: si, doc, cos })) : [],
+    comparable(s.embeddings, vector)
+      ? nearest(s.embeddings as SegmentEmbeddings, q, MIN_VECTOR_SIMILARITY).map(([doc, cos]) => ({
+          segment: si,
+          doc,
+          cos,
+        }))
+      : [],
   );
   near.sort((a, b) => b.cos - a.cos || a.segment - b.segment || a.doc - b.doc);
   const out: ScoredHit[] = [];

@@ -20,7 +20,9 @@ export class DynamoUserSettingsStore implements UserSettingsStore {
   }
 
   async get(userId: string): Promise<UserSettings> {
-    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.settingsSk } }));
+    const res = await this.ddb.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.settingsSk } }),
+    );
     return readUserSettings(res.Item);
   }
 

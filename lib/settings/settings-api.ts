@@ -13,11 +13,23 @@ export async function readSettings(deps: { settings: UserSettingsStore }, userId
   return { settings: await deps.settings.get(userId) };
 }
 
-export async function changeSettings(deps: { settings: UserSettingsStore; audit: AuditTrail; clock: Clock }, actor: string, userId: string, change: SettingsChange) {
+export async function changeSettings(
+  deps: { settings: UserSettingsStore; audit: AuditTrail; clock: Clock },
+  actor: string,
+  userId: string,
+  change: SettingsChange,
+) {
   const settings = await deps.settings.update(userId, change);
   const changed = Object.entries(change).filter(([, v]) => v !== undefined);
   await deps.audit.append([
-    { userId, itemId: 'settings', action: 'settings_change', actor, at: deps.clock.now().toISOString(), note: changed.map(([k, v]) => `${k}: ${v === null ? 'the stage default' : JSON.stringify(v)}`).join('; ') },
+    {
+      userId,
+      itemId: 'settings',
+      action: 'settings_change',
+      actor,
+      at: deps.clock.now().toISOString(),
+      note: changed.map(([k, v]) => `${k}: ${v === null ? 'the stage default' : JSON.stringify(v)}`).join('; '),
+    },
   ]);
   return { settings };
 }

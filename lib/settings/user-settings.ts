@@ -26,7 +26,11 @@ export type UserSettings = z.infer<typeof UserSettingsSchema>;
 
 /** A change: each field set to a value, or to null to follow the stage's default again (none: nothing changes). */
 export const SettingsChangeSchema = z
-  .object(Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.nullable().optional()])) as { [K in keyof typeof fields]: z.ZodOptional<z.ZodNullable<(typeof fields)[K]>> })
+  .object(
+    Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.nullable().optional()])) as {
+      [K in keyof typeof fields]: z.ZodOptional<z.ZodNullable<(typeof fields)[K]>>;
+    },
+  )
   .strict();
 export type SettingsChange = z.infer<typeof SettingsChangeSchema>;
 

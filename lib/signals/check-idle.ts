@@ -49,7 +49,10 @@ export async function checkIdle(check: IdleCheck, deps: IdleDeps): Promise<IdleO
     if ('reschedule' in result) {
       // The same check (same dueAt) again, later; nothing written. A redelivery of this one
       // sends another copy: both fire, the first decides, the other finds nothing to do.
-      await deps.idle.schedule({ ...check, enqueuedAt: deps.clock.now().toISOString() }, result.reschedule.delaySeconds);
+      await deps.idle.schedule(
+        { ...check, enqueuedAt: deps.clock.now().toISOString() },
+        result.reschedule.delaySeconds,
+      );
       return { status: 'rescheduled', delaySeconds: result.reschedule.delaySeconds };
     }
     const t = 'resend' in result ? result.resend : result.trigger;
@@ -65,7 +68,10 @@ export async function checkIdle(check: IdleCheck, deps: IdleDeps): Promise<IdleO
       // Input time: when the quiet window ended, not when this delivery ran. A check put back
       // while the user kept talking keeps its first due time (its identity), so the window's
       // end is the threshold after the last message; a resend sends what was committed.
-      requestedAt: ('resend' in result ? undefined : quietWindowEnd(state.lastSeenAt, config)) ?? check.dueAt ?? deps.clock.now().toISOString(),
+      requestedAt:
+        ('resend' in result ? undefined : quietWindowEnd(state.lastSeenAt, config)) ??
+        check.dueAt ??
+        deps.clock.now().toISOString(),
     };
     if ('resend' in result) {
       // An earlier delivery committed this summary, and its enqueue failed or was never known to

@@ -37,8 +37,21 @@ export function activityMarker(userId: string, day: string): Record<string, unkn
  * half, one unit. A string, not Binary, so the user archive and the state dumps
  * carry it as text.
  */
-export function signalStateItem(userId: string, state: SignalState, version: number, updatedAt: string): Record<string, unknown> {
-  return { pk: keys.userPk(userId), sk: keys.signalSk, kind: 'signal-state', userId, packed: packState(state), version, updatedAt };
+export function signalStateItem(
+  userId: string,
+  state: SignalState,
+  version: number,
+  updatedAt: string,
+): Record<string, unknown> {
+  return {
+    pk: keys.userPk(userId),
+    sk: keys.signalSk,
+    kind: 'signal-state',
+    userId,
+    packed: packState(state),
+    version,
+    updatedAt,
+  };
 }
 
 export const packState = (state: SignalState): string => packJson(state);
@@ -82,7 +95,13 @@ export class DynamoSignalStateStore implements SignalStateStore, ActivityIndex {
   }
 
   async load(userId: string): Promise<StoredSignalState> {
-    const res = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.signalSk }, ConsistentRead: true }));
+    const res = await this.ddb.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.userPk(userId), sk: keys.signalSk },
+        ConsistentRead: true,
+      }),
+    );
     if (!res.Item) return { raw: undefined, version: null };
     // An item whose version is unusable is corrupt; version 0 lets the reset overwrite it.
     const version = typeof res.Item.version === 'number' ? res.Item.version : 0;
@@ -90,7 +109,12 @@ export class DynamoSignalStateStore implements SignalStateStore, ActivityIndex {
   }
 
   async save(userId: string, state: SignalState, expectedVersion: number | null): Promise<boolean> {
-    const condition = expectedVersion === null ? 'attribute_not_exists(pk)' : expectedVersion === 0 ? 'attribute_not_exists(#v) OR #v = :v OR NOT attribute_type(#v, :n)' : '#v = :v';
+    const condition =
+      expectedVersion === null
+        ? 'attribute_not_exists(pk)'
+        : expectedVersion === 0
+          ? 'attribute_not_exists(#v) OR #v = :v OR NOT attribute_type(#v, :n)'
+          : '#v = :v';
     try {
       await this.ddb.send(
         new PutCommand({
@@ -155,7 +179,12 @@ export class DynamoSignalStateStore implements SignalStateStore, ActivityIndex {
       userIds.map((u) => ({ pk: keys.userPk(u), sk: keys.signalSk })),
       { projection: 'userId, packed, #s.activity', names: { '#s': 'state' } },
     );
-    const activity = new Map(states.map((s) => [String(s.userId), (storedState(s) as { activity?: Record<string, number> } | undefined)?.activity ?? {}]));
+    const activity = new Map(
+      states.map((s) => [
+        String(s.userId),
+        (storedState(s) as { activity?: Record<string, number> } | undefined)?.activity ?? {},
+      ]),
+    );
     return userIds.map((userId) => ({ userId, activity: activity.get(userId) ?? {} }));
   }
 }

@@ -4,10 +4,12 @@ import type { SignalState } from './signal-state.js';
 import { type JobTrigger, summaryJobId, takeSummary } from './job-triggers.js';
 
 /** Whether an idle check is on its way (its due time not come yet): a fold schedules none then. */
-export const idleCheckPending = (state: Pick<SignalState, 'idleCheckDueAt'>, now: Date): boolean => state.idleCheckDueAt !== null && Date.parse(state.idleCheckDueAt) > now.getTime();
+export const idleCheckPending = (state: Pick<SignalState, 'idleCheckDueAt'>, now: Date): boolean =>
+  state.idleCheckDueAt !== null && Date.parse(state.idleCheckDueAt) > now.getTime();
 
 /** The inactivity threshold in milliseconds of the service's clock (`timeScale`: local runs speed it up). */
-export const idleThresholdMs = (config: Pick<SignalConfig, 'idleMinutes' | 'timeScale'>): number => (config.idleMinutes * 60_000) / config.timeScale;
+export const idleThresholdMs = (config: Pick<SignalConfig, 'idleMinutes' | 'timeScale'>): number =>
+  (config.idleMinutes * 60_000) / config.timeScale;
 
 /** Clock skew between function instances that the idle rule tolerates: 1 s, or a twentieth of a shorter threshold (local runs speed it up). */
 const idleSkewMs = (thresholdMs: number): number => Math.min(1000, thresholdMs / 20);
@@ -40,7 +42,11 @@ const planAt = (now: Date, waitMs: number, config: Pick<SignalConfig, 'timeScale
  * user keeps talking (`idleCheck`), so a quiet window costs one check, plus one per idle
  * threshold the conversation outlasts. Null when a check is pending already.
  */
-export function scheduleIdleCheck(state: SignalState, config: SignalConfig, now: Date): { state: SignalState; plan: IdleCheckPlan } | null {
+export function scheduleIdleCheck(
+  state: SignalState,
+  config: SignalConfig,
+  now: Date,
+): { state: SignalState; plan: IdleCheckPlan } | null {
   if (idleCheckPending(state, now)) return null;
   const plan = planAt(now, idleThresholdMs(config), config);
   return { state: { ...state, idleCheckDueAt: plan.dueAt }, plan };
@@ -69,13 +75,19 @@ export type IdleCheckResult =
  * that finds its own summary there (same `dueAt`) was delivered again and sends that job again,
  * whatever happened since; a write that lost to another writer enqueued nothing.
  */
-export function idleCheck(prior: SignalState, check: { lastTurnId: number; dueAt?: string }, config: SignalConfig, now: Date): IdleCheckResult {
+export function idleCheck(
+  prior: SignalState,
+  check: { lastTurnId: number; dueAt?: string },
+  config: SignalConfig,
+  now: Date,
+): IdleCheckResult {
   const thresholdMs = idleThresholdMs(config);
   const waitMs = Date.parse(prior.lastSeenAt ?? '1970-01-01T00:00:00Z') + thresholdMs - now.getTime();
   const skewMs = idleSkewMs(thresholdMs);
   // Before anything else (a turn since may have superseded this check): the summary it committed.
   const committed = prior.idleSummary;
-  if (check.dueAt !== undefined && committed?.dueAt === check.dueAt) return { resend: idleSummaryTrigger(committed.turnIds, committed.urgency) };
+  if (check.dueAt !== undefined && committed?.dueAt === check.dueAt)
+    return { resend: idleSummaryTrigger(committed.turnIds, committed.urgency) };
   if (check.dueAt === undefined) {
     if (prior.lastTurnId !== check.lastTurnId) return { skipped: 'newer_message' };
     if (waitMs > skewMs) return { skipped: 'not_idle_yet' };
@@ -91,8 +103,16 @@ export function idleCheck(prior: SignalState, check: { lastTurnId: number; dueAt
   const trigger = takeSummary(state, 'idle-summary', 'idle');
   if (!trigger) return { skipped: 'too_few_messages' };
   // An older check (no dueAt) has no identity to find its summary by: none recorded.
-  if (check.dueAt !== undefined) state.idleSummary = { dueAt: check.dueAt, turnIds: trigger.turnIds, urgency: trigger.urgency };
+  if (check.dueAt !== undefined)
+    state.idleSummary = { dueAt: check.dueAt, turnIds: trigger.turnIds, urgency: trigger.urgency };
   return { state, trigger };
 }
 
-const idleSummaryTrigger = (turnIds: number[], urgency: number): JobTrigger => ({ jobId: summaryJobId(turnIds), kind: 'idle-summary', trigger: 'idle', urgency, turnIds, episodeIds: [] });
+const idleSummaryTrigger = (turnIds: number[], urgency: number): JobTrigger => ({
+  jobId: summaryJobId(turnIds),
+  kind: 'idle-summary',
+  trigger: 'idle',
+  urgency,
+  turnIds,
+  episodeIds: [],
+});

@@ -22,7 +22,11 @@ export interface JobTrigger {
  * A summary (req R-SUM) covering the turns since the last one; its counters reset when the
  * job is enqueued, as the seed's trigger does after generating. Null when there is nothing new.
  */
-export function takeSummary(state: SignalState, kind: 'idle-summary' | 'session-close', trigger: string): JobTrigger | null {
+export function takeSummary(
+  state: SignalState,
+  kind: 'idle-summary' | 'session-close',
+  trigger: string,
+): JobTrigger | null {
   if (state.summaryTurnIds.length === 0) return null;
   const turnIds = [...state.summaryTurnIds];
   state.summaryTurnIds = [];
@@ -37,14 +41,28 @@ export function takeSummary(state: SignalState, kind: 'idle-summary' | 'session-
  * drops the field. Their jobs go out after the write (`closeSummaryTrigger`), so a write that
  * loses to another writer (an idle summary taking the same turns) enqueues none.
  */
-export function commitCloseSummaries(state: SignalState, triggers: readonly JobTrigger[], resent: readonly CloseSummary[], requestedAt: string): SignalState {
-  const taken = triggers.filter((t) => t.kind === 'session-close').map((t) => ({ turnIds: t.turnIds, urgency: t.urgency, requestedAt }));
+export function commitCloseSummaries(
+  state: SignalState,
+  triggers: readonly JobTrigger[],
+  resent: readonly CloseSummary[],
+  requestedAt: string,
+): SignalState {
+  const taken = triggers
+    .filter((t) => t.kind === 'session-close')
+    .map((t) => ({ turnIds: t.turnIds, urgency: t.urgency, requestedAt }));
   const { closeSummaries: _, ...rest } = state;
   return resent.length + taken.length > 0 ? { ...rest, closeSummaries: [...resent, ...taken] } : rest;
 }
 
 /** The job trigger of a committed session-close summary (the same one `takeSummary` made). */
-export const closeSummaryTrigger = (s: CloseSummary): JobTrigger => ({ jobId: summaryJobId(s.turnIds), kind: 'session-close', trigger: 'session_closed', urgency: s.urgency, turnIds: s.turnIds, episodeIds: [] });
+export const closeSummaryTrigger = (s: CloseSummary): JobTrigger => ({
+  jobId: summaryJobId(s.turnIds),
+  kind: 'session-close',
+  trigger: 'session_closed',
+  urgency: s.urgency,
+  turnIds: s.turnIds,
+  episodeIds: [],
+});
 
 /** Deterministic job id of a batch: the turns it covers. */
 export function batchJobId(turnIds: readonly number[]): string {

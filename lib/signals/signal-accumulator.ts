@@ -40,7 +40,13 @@ export type SignalItem =
   | { kind: 'turn'; turn: Pick<TurnSaved, 'turnId' | 'timestamp' | 'query' | 'signals'> }
   | { kind: 'session_closed'; sessionId: string }
   /** `eventId`: names the job of the event reflected on by itself, when no turn waits (lib/batches/event-reflection.ts). */
-  | { kind: 'agent_event'; trigger: AgentEventTrigger; eventId: string; episodeId?: string | undefined; detail?: string | undefined };
+  | {
+      kind: 'agent_event';
+      trigger: AgentEventTrigger;
+      eventId: string;
+      episodeId?: string | undefined;
+      detail?: string | undefined;
+    };
 
 export type TurnDisposition = 'counted' | 'duplicate' | 'late';
 
@@ -128,25 +134,51 @@ function closeSession(state: SignalState, config: SignalConfig, now: Date): JobT
  * batches wait already does it fire nothing, and says why: its episode and the waiting turns
  * go into the next batch; its detail is not kept.
  */
-function agentEvent(state: SignalState, item: Extract<SignalItem, { kind: 'agent_event' }>, config: SignalConfig, now: Date): JobTrigger | { reason: string } {
+function agentEvent(
+  state: SignalState,
+  item: Extract<SignalItem, { kind: 'agent_event' }>,
+  config: SignalConfig,
+  now: Date,
+): JobTrigger | { reason: string } {
   // Its episode waits for a batch like a turn (a republished event's only once).
   const id = item.episodeId;
-  if (id !== undefined && !state.unassigned.episodeIds.includes(id) && !state.pendingBatches.some((p) => p.episodeIds.includes(id))) {
+  if (
+    id !== undefined &&
+    !state.unassigned.episodeIds.includes(id) &&
+    !state.pendingBatches.some((p) => p.episodeIds.includes(id))
+  ) {
     state.unassigned.episodeIds = [...state.unassigned.episodeIds, id].slice(-MAX_WAITING_EPISODES);
   }
   const detail = item.detail ? { eventDetail: item.detail } : {};
   if (state.unassigned.turnIds.length === 0) {
     const episodeIds = state.unassigned.episodeIds;
     state.unassigned = { ...state.unassigned, episodeIds: [] };
-    return { jobId: eventJobId(item.eventId, state.lastTurnId), kind: 'event', trigger: `event:${item.trigger}`, urgency: 0, turnIds: [], episodeIds, ...detail, noTurns: 'no turn was waiting for a batch' };
+    return {
+      jobId: eventJobId(item.eventId, state.lastTurnId),
+      kind: 'event',
+      trigger: `event:${item.trigger}`,
+      urgency: 0,
+      turnIds: [],
+      episodeIds,
+      ...detail,
+      noTurns: 'no turn was waiting for a batch',
+    };
   }
   const t = startBatch(state, config, now, `event:${item.trigger}`, 'event');
-  if (!t) return { reason: `${state.pendingBatches.length} batches wait for the reflector already (the most there may be): the ${state.unassigned.turnIds.length} waiting turns and any episode go into a later batch; the event's detail is not kept` };
+  if (!t)
+    return {
+      reason: `${state.pendingBatches.length} batches wait for the reflector already (the most there may be): the ${state.unassigned.turnIds.length} waiting turns and any episode go into a later batch; the event's detail is not kept`,
+    };
   return { ...t, ...detail };
 }
 
 /** A turn seen before (duplicate) or older than the last counted one (late), counted as such; null for a new turn. */
-function staleDisposition(state: SignalState, turnId: number, seenHere: Set<number>, known: (turnId: number) => boolean): 'duplicate' | 'late' | null {
+function staleDisposition(
+  state: SignalState,
+  turnId: number,
+  seenHere: Set<number>,
+  known: (turnId: number) => boolean,
+): 'duplicate' | 'late' | null {
   if (seenHere.has(turnId) || (turnId <= state.lastTurnId && known(turnId))) {
     state.counters.duplicates += 1;
     return 'duplicate';
@@ -184,7 +216,11 @@ function assign(state: SignalState, turnId: number, weight: number): void {
   const turnIds = [...state.unassigned.turnIds, turnId];
   const dropped = Math.max(0, turnIds.length - MAX_UNASSIGNED_TURNS);
   state.counters.unassignedDropped += dropped;
-  state.unassigned = { ...state.unassigned, turnIds: turnIds.slice(dropped), urgency: round2(state.unassigned.urgency + weight) };
+  state.unassigned = {
+    ...state.unassigned,
+    turnIds: turnIds.slice(dropped),
+    urgency: round2(state.unassigned.urgency + weight),
+  };
 }
 
 /** The activity days the prior state did not count yet: their writer writes their markers first. */
@@ -208,7 +244,13 @@ function shouldTrigger(state: SignalState, config: SignalConfig): string | null 
  * Cut a batch from the unassigned turns (oldest first, at most maxBatchTurns). Nothing
  * fires when there is nothing to reflect on or too many batches already wait.
  */
-function startBatch(state: SignalState, config: SignalConfig, now: Date, trigger: string, kind: JobKind): JobTrigger | null {
+function startBatch(
+  state: SignalState,
+  config: SignalConfig,
+  now: Date,
+  trigger: string,
+  kind: JobKind,
+): JobTrigger | null {
   if (state.unassigned.turnIds.length === 0 || state.pendingBatches.length >= MAX_PENDING_BATCHES) return null;
   const turnIds = state.unassigned.turnIds.slice(0, config.maxBatchTurns);
   const rest = state.unassigned.turnIds.slice(turnIds.length);
@@ -230,7 +272,14 @@ function retryTimedOut(state: SignalState, config: SignalConfig, now: Date): Job
   const out: JobTrigger[] = [];
   state.pendingBatches = state.pendingBatches.map((p) => {
     if (now.getTime() - Date.parse(p.since) < config.pendingBatchTimeoutMs) return p;
-    out.push({ jobId: p.jobId, kind: 'batch', trigger: 'pending_timeout', urgency: state.urgencyScore, turnIds: p.turnIds, episodeIds: p.episodeIds });
+    out.push({
+      jobId: p.jobId,
+      kind: 'batch',
+      trigger: 'pending_timeout',
+      urgency: state.urgencyScore,
+      turnIds: p.turnIds,
+      episodeIds: p.episodeIds,
+    });
     return { ...p, since: now.toISOString() };
   });
   return out;
@@ -249,7 +298,12 @@ function recordActivity(state: SignalState, timestamp: string, days: number): vo
  * the turns that arrived while it ran (their count and their urgency). Returns null when the state no longer waits for
  * this job (already completed: a redelivery).
  */
-export function completeBatch(prior: SignalState, jobId: string, turnIds: readonly number[], now: Date): SignalState | null {
+export function completeBatch(
+  prior: SignalState,
+  jobId: string,
+  turnIds: readonly number[],
+  now: Date,
+): SignalState | null {
   if (!prior.pendingBatches.some((p) => p.jobId === jobId)) return null;
   const done = new Set(turnIds);
   const state = structuredClone(prior);

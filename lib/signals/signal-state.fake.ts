@@ -30,7 +30,10 @@ export class MemorySignalStateStore implements SignalStateStore, ActivityIndex {
   async activeUsers(days: readonly string[]) {
     return [...this.markers.entries()]
       .filter(([, marked]) => days.some((d) => marked.has(d)))
-      .map(([userId]) => ({ userId, activity: { ...((this.items.get(userId)?.raw as SignalState | undefined)?.activity ?? {}) } }))
+      .map(([userId]) => ({
+        userId,
+        activity: { ...((this.items.get(userId)?.raw as SignalState | undefined)?.activity ?? {}) },
+      }))
       .sort((a, b) => a.userId.localeCompare(b.userId));
   }
 }

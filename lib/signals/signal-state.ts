@@ -61,7 +61,11 @@ export const SignalStateSchema = z.object({
     })
     .default({ turnIds: [], urgency: 0, episodeIds: [] }),
   /** Batch jobs enqueued and not yet completed, oldest first. */
-  pendingBatches: z.array(z.object({ jobId: z.string(), turnIds: TurnIds, since: z.string(), episodeIds: z.array(z.string()).default([]) })).default([]),
+  pendingBatches: z
+    .array(
+      z.object({ jobId: z.string(), turnIds: TurnIds, since: z.string(), episodeIds: z.array(z.string()).default([]) }),
+    )
+    .default([]),
   /** Req R-SUM: messages since the last summary, and which turns it should cover. */
   messagesSinceSummary: z.number().int().min(0).default(0),
   summaryTurnIds: TurnIds.default([]),
@@ -109,7 +113,15 @@ export function initialSignalState(): SignalState {
     summaryTurnIds: [],
     activity: {},
     appliedMessages: [],
-    counters: { turns: 0, duplicates: 0, late: 0, batchesTriggered: 0, batchesCompleted: 0, summariesTriggered: 0, unassignedDropped: 0 },
+    counters: {
+      turns: 0,
+      duplicates: 0,
+      late: 0,
+      batchesTriggered: 0,
+      batchesCompleted: 0,
+      summariesTriggered: 0,
+      unassignedDropped: 0,
+    },
   };
 }
 

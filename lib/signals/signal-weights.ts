@@ -21,7 +21,11 @@ export const SignalConfigSchema = z.object({
   /** Planner routes that mean the agent reached a knowledge boundary. */
   boundaryRoutes: z.array(z.string()).default(['refresh', 'clarify']),
   /** A pending batch older than this may fire again (its job was lost or parked in the DLQ). */
-  pendingBatchTimeoutMs: z.number().int().min(0).default(30 * 60 * 1000),
+  pendingBatchTimeoutMs: z
+    .number()
+    .int()
+    .min(0)
+    .default(30 * 60 * 1000),
   /**
    * Idle summary (req R-SUM-1): minutes without a message before a summary may be written (a
    * user's own setting overrides it). Past SQS's 15-minute delay the idle check reschedules itself.

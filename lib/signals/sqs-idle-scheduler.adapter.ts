@@ -11,7 +11,11 @@ export class SqsIdleScheduler implements IdleScheduler {
 
   async schedule(check: IdleCheck, delaySeconds: number): Promise<void> {
     await this.sqs.send(
-      new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify(check), DelaySeconds: Math.min(900, Math.max(0, delaySeconds)) }),
+      new SendMessageCommand({
+        QueueUrl: this.queueUrl,
+        MessageBody: JSON.stringify(check),
+        DelaySeconds: Math.min(900, Math.max(0, delaySeconds)),
+      }),
     );
   }
 }

@@ -3,7 +3,11 @@ import * as z from 'zod';
 /** The numbers of sleep-time compute (req R-SLP, req R-PRO-3, req R-ARC-1), per stage in one typed place. */
 export const SleepTimeConfigSchema = z.object({
   /** Nightly: how far back the selection and the reflection look. */
-  nightlyLookbackHours: z.number().min(1).max(24 * 14).default(24),
+  nightlyLookbackHours: z
+    .number()
+    .min(1)
+    .max(24 * 14)
+    .default(24),
   /** Nightly: human messages a user needs in the look-back window to be reflected on. */
   nightlyMinMessages: z.number().int().min(1).default(5),
   /** Weekly: how far back, over summaries. */

@@ -13,7 +13,14 @@ import type { KnowledgeDoc } from '../knowledge/knowledge.js';
 import { summarise } from '../knowledge/knowledge.js';
 import { estimateTokens, slugify } from '../kernel/text.js';
 
-export const FindingCategorySchema = z.enum(['pattern', 'contradiction', 'correction', 'preference', 'relationship', 'unresolved']);
+export const FindingCategorySchema = z.enum([
+  'pattern',
+  'contradiction',
+  'correction',
+  'preference',
+  'relationship',
+  'unresolved',
+]);
 export type FindingCategory = z.infer<typeof FindingCategorySchema>;
 export const ConfidenceTagSchema = z.enum(['HIGH', 'MEDIUM', 'LOW']);
 
@@ -38,7 +45,10 @@ export type Finding = z.infer<typeof FindingSchema>;
 export const NightlyOutputSchema = z.object({ findings: z.array(FindingSchema).max(30).default([]) });
 export type NightlyOutput = z.infer<typeof NightlyOutputSchema>;
 
-export const NIGHTLY_TOOL = { name: 'record_nightly_findings', description: 'Record the findings of the nightly reflection.' };
+export const NIGHTLY_TOOL = {
+  name: 'record_nightly_findings',
+  description: 'Record the findings of the nightly reflection.',
+};
 
 /** The nightly run's instructions (req R-SLP-2's six kinds with their evidence rules, R-SLP-3's tags, R-SLP-5's memories); billed on every chunk, so kept short. */
 export const NIGHTLY_SYSTEM_PROMPT = `You are the nightly reflection of an AI agent's long-term memory. Find in the user's recent
@@ -59,7 +69,10 @@ export function nightlyPrompt(chunk: string, memories: ReadonlyArray<{ path: str
 
 /** Known memories a nightly prompt lists at most, and the longest a path or summary is shown. */
 export const NIGHTLY_MEMORIES = 10;
-const WORST_MEMORIES = Array.from({ length: NIGHTLY_MEMORIES }, (_, i) => ({ path: `Reflections/relationship/${'x'.repeat(100)}${i}.md`, summary: 's'.repeat(200) }));
+const WORST_MEMORIES = Array.from({ length: NIGHTLY_MEMORIES }, (_, i) => ({
+  path: `Reflections/relationship/${'x'.repeat(100)}${i}.md`,
+  summary: 's'.repeat(200),
+}));
 
 /**
  * The most tokens one nightly call over `chunk` can use, counted before it is made: the
@@ -71,7 +84,14 @@ const WORST_MEMORIES = Array.from({ length: NIGHTLY_MEMORIES }, (_, i) => ({ pat
  * when it happens).
  */
 export function nightlyCallCeiling(chunk: string, toolSchema: Record<string, unknown>, maxTokens: number): number {
-  return callCeiling({ system: NIGHTLY_SYSTEM_PROMPT, prompt: nightlyPrompt(chunk, WORST_MEMORIES), tool: { ...NIGHTLY_TOOL, toolSchema } }, maxTokens);
+  return callCeiling(
+    {
+      system: NIGHTLY_SYSTEM_PROMPT,
+      prompt: nightlyPrompt(chunk, WORST_MEMORIES),
+      tool: { ...NIGHTLY_TOOL, toolSchema },
+    },
+    maxTokens,
+  );
 }
 
 /** A chunk of the day's messages: what the model reads, and the turns it holds (a summary's included). */
@@ -103,12 +123,17 @@ export function renderSummary(summary: DaySummary, turns: readonly TurnSaved[]):
  * taken yet is read through its summary too: the next batch mines it. Ordered by each unit's
  * first turn.
  */
-export function dayUnits(turns: readonly TurnSaved[], summaries: readonly DaySummary[], abandoned: ReadonlySet<number>): Unit[] {
+export function dayUnits(
+  turns: readonly TurnSaved[],
+  summaries: readonly DaySummary[],
+  abandoned: ReadonlySet<number>,
+): Unit[] {
   const coveredBy = new Map<number, DaySummary>();
   // The summary standing for most turns claims them first: one that carried its session's
   // previous summary forward already says what that one said, which is then not read twice.
   const widest = [...summaries].sort((a, b) => b.sourceTurns.length - a.sourceTurns.length);
-  for (const summary of widest) for (const id of summary.sourceTurns) if (!abandoned.has(id) && !coveredBy.has(id)) coveredBy.set(id, summary);
+  for (const summary of widest)
+    for (const id of summary.sourceTurns) if (!abandoned.has(id) && !coveredBy.has(id)) coveredBy.set(id, summary);
   const units: Unit[] = [];
   const bySummary = new Map<DaySummary, Unit>();
   for (const turn of [...turns].sort((a, b) => a.turnId - b.turnId)) {
@@ -146,7 +171,8 @@ function renderUnits(units: readonly Unit[]): string {
   return parts.join('\n\n');
 }
 
-const unitTokens = (unit: Unit) => estimateTokens(unit.summary ? renderSummary(unit.summary, unit.turns) : renderTurns(unit.turns));
+const unitTokens = (unit: Unit) =>
+  estimateTokens(unit.summary ? renderSummary(unit.summary, unit.turns) : renderTurns(unit.turns));
 
 /** Split the day's units into chunks of at most `budgetTokens` (a unit larger than that is its own chunk). */
 export function chunkDay(units: readonly Unit[], budgetTokens: number): TurnChunk[] {
@@ -210,7 +236,10 @@ export function pickWithinBudget(ceilings: readonly number[], cap: number, budge
 }
 
 /** What the chunks not picked hold: how many, their messages, and their turns as first–last ranges (adjacent chunks joined). */
-export function leftOut(chunks: readonly TurnChunk[], picked: ReadonlySet<number>): { chunksSkipped: number; messagesNotReviewed: number; turnRanges: Array<[number, number]> } {
+export function leftOut(
+  chunks: readonly TurnChunk[],
+  picked: ReadonlySet<number>,
+): { chunksSkipped: number; messagesNotReviewed: number; turnRanges: Array<[number, number]> } {
   const turnRanges: Array<[number, number]> = [];
   let chunksSkipped = 0;
   let messagesNotReviewed = 0;
@@ -239,8 +268,12 @@ export const MERGE_SIMILARITY = 0.8;
 export function mergeFindings(findings: readonly Finding[]): Finding[] {
   const merged: Finding[] = [];
   for (const f of findings) {
-    const index = new KnowledgeSearch(merged.map((m, i) => ({ id: String(i), title: '', text: m.statement, category: m.category })));
-    const same = index.similar(f.statement).find((s) => s.doc.category === f.category && s.similarity > MERGE_SIMILARITY);
+    const index = new KnowledgeSearch(
+      merged.map((m, i) => ({ id: String(i), title: '', text: m.statement, category: m.category })),
+    );
+    const same = index
+      .similar(f.statement)
+      .find((s) => s.doc.category === f.category && s.similarity > MERGE_SIMILARITY);
     const target = same ? merged[Number(same.doc.id)] : undefined;
     if (!target) {
       merged.push({ ...f, evidence_turns: [...new Set(f.evidence_turns)].sort((a, b) => a - b) });
@@ -260,8 +293,10 @@ export function gateFinding(f: Finding): string | null {
   if (f.category === 'pattern' && instances < 2) return 'a pattern needs at least 2 instances';
   if (f.category === 'preference' && instances < 3) return 'an implicit preference needs at least 3 instances';
   if (f.category === 'contradiction' && (f.sides?.length ?? 0) < 2) return 'a contradiction must cite both sides';
-  if (f.category === 'correction' && !(f.wrong && f.right)) return 'a correction must say what was wrong and what is right';
-  if (f.category === 'relationship' && !(f.subject && f.relationship && f.object)) return 'a relationship must be a (subject, relationship, object) triple';
+  if (f.category === 'correction' && !(f.wrong && f.right))
+    return 'a correction must say what was wrong and what is right';
+  if (f.category === 'relationship' && !(f.subject && f.relationship && f.object))
+    return 'a relationship must be a (subject, relationship, object) triple';
   return null;
 }
 
@@ -271,8 +306,15 @@ export const TAG_CONFIDENCE = { HIGH: 0.85, MEDIUM: 0.7, LOW: 0.5 } as const;
 export const isFindingOf = (doc: KnowledgeDoc, runId: string): boolean => doc.storedBy === runId;
 
 /** The Knowledge document a stored finding becomes, with its `[reflection:category]` source. */
-export function findingDocument(f: Finding, runId: string, createdAt: string): { path: string; markdown: string; doc: KnowledgeDoc } {
-  const title = f.category === 'relationship' && f.subject && f.relationship && f.object ? `${f.subject} ${f.relationship} ${f.object}` : f.statement;
+export function findingDocument(
+  f: Finding,
+  runId: string,
+  createdAt: string,
+): { path: string; markdown: string; doc: KnowledgeDoc } {
+  const title =
+    f.category === 'relationship' && f.subject && f.relationship && f.object
+      ? `${f.subject} ${f.relationship} ${f.object}`
+      : f.statement;
   const path = `${FINDINGS_FOLDER}${f.category}/${slugify(title).slice(0, 60)}.md`;
   const lines = [f.statement];
   if (f.sides) lines.push('', ...f.sides.map((s, i) => `Side ${i + 1}: ${s}`));
@@ -293,6 +335,16 @@ export function findingDocument(f: Finding, runId: string, createdAt: string): {
   return {
     path,
     markdown: renderFrontMatter(meta, `# ${title}\n\n${text}`),
-    doc: { id: path, title, text, category: `${FINDINGS_FOLDER}${f.category}`, confidence, sourceTurns: f.evidence_turns, summary: summarise(text), promotedAt: createdAt, storedBy: runId },
+    doc: {
+      id: path,
+      title,
+      text,
+      category: `${FINDINGS_FOLDER}${f.category}`,
+      confidence,
+      sourceTurns: f.evidence_turns,
+      summary: summarise(text),
+      promotedAt: createdAt,
+      storedBy: runId,
+    },
   };
 }

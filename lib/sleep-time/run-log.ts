@@ -33,7 +33,11 @@ export interface SleepTimeRun {
    * Weekly: the summaries its token budget (`weeklyTokenBudget`, in `budget` with the call's
    * ceiling) left out, oldest first kept out: how many, by source, and the newest one's time.
    */
-  weeklyLeftOut?: { summaries: number; bySource: Partial<Record<'batch' | 'nightly' | 'summary', number>>; newestAt: string };
+  weeklyLeftOut?: {
+    summaries: number;
+    bySource: Partial<Record<'batch' | 'nightly' | 'summary', number>>;
+    newestAt: string;
+  };
   /** Findings proposed, by category (after merging). */
   findingsByCategory: Record<string, number>;
   /** Findings not stored, with why (confidence gating, evidence rules, already known). */
@@ -55,7 +59,15 @@ export interface SleepTimeRun {
   skipped?: string;
   weekly?: WeeklyOutput;
   /** Nightly: relation-graph edges added or reinforced, and what the hygiene sweep did. */
-  graph?: { edges: number; merged: number; mergesProposed: number; decayed: number; pruned: number; removed: number; orphansRemoved: number };
+  graph?: {
+    edges: number;
+    merged: number;
+    mergesProposed: number;
+    decayed: number;
+    pruned: number;
+    removed: number;
+    orphansRemoved: number;
+  };
   /** Nightly: Knowledge facts "already known" that this run saw again (verified, unless verified later already), and what the fact hygiene sweep did. */
   facts?: { verified: number; decayed: number; pruned: number; removed: number };
 }

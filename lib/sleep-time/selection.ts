@@ -9,7 +9,11 @@
 export function windowDays(now: Date, lookbackHours: number): string[] {
   const days: string[] = [];
   const start = new Date(now.getTime() - lookbackHours * 3_600_000);
-  for (let d = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate())); d <= now; d = new Date(d.getTime() + 86_400_000)) {
+  for (
+    let d = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate()));
+    d <= now;
+    d = new Date(d.getTime() + 86_400_000)
+  ) {
     days.push(d.toISOString().slice(0, 10));
   }
   return days;

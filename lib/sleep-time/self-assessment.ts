@@ -28,7 +28,14 @@ export const TREND_TOLERANCE = 0.1;
 
 const rate = (runs: readonly AssessedRun[]) => {
   const sessions = runs.reduce((n, r) => n + r.sessionsReviewed, 0);
-  const issues = runs.reduce((n, r) => n + (r.findingsByCategory.correction ?? 0) + (r.findingsByCategory.unresolved ?? 0) + (r.findingsByCategory.contradiction ?? 0), 0);
+  const issues = runs.reduce(
+    (n, r) =>
+      n +
+      (r.findingsByCategory.correction ?? 0) +
+      (r.findingsByCategory.unresolved ?? 0) +
+      (r.findingsByCategory.contradiction ?? 0),
+    0,
+  );
   return sessions > 0 ? issues / sessions : 0;
 };
 

@@ -7,7 +7,8 @@ import { packJson, unpackJson } from '../kernel/packed-json.adapter.js';
 import type { StorageTable } from '../kernel/storage.adapter.js';
 
 /** A run record's run: packed, or the map of an older record. */
-const runOf = (item: Record<string, unknown>): SleepTimeRun => (typeof item.packed === 'string' ? unpackJson(item.packed) : item.run) as SleepTimeRun;
+const runOf = (item: Record<string, unknown>): SleepTimeRun =>
+  (typeof item.packed === 'string' ? unpackJson(item.packed) : item.run) as SleepTimeRun;
 
 /**
  * The sleep-time run log: a DynamoDB record per run (`RUN#{kind}#{startedAt}#{id}`, so a user's
@@ -72,7 +73,11 @@ export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
     const items = await queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :a AND :b',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':a': `${keys.runKindPrefix(kind)}${fromIso}`, ':b': `${keys.runKindPrefix(kind)}${toIso}#\uffff` },
+      ExpressionAttributeValues: {
+        ':pk': keys.userPk(userId),
+        ':a': `${keys.runKindPrefix(kind)}${fromIso}`,
+        ':b': `${keys.runKindPrefix(kind)}${toIso}#\uffff`,
+      },
     });
     return items.map((i) => runOf(i));
   }
@@ -104,7 +109,12 @@ export class DynamoSleepTimeLogStore implements SleepTimeLogStore {
   async runsOn(day: string): Promise<SleepTimeRun[]> {
     const shards = await Promise.all(
       dayGsiPartitions('RUNS', day).map((p) =>
-        queryAll(this.ddb, { TableName: this.tableName, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :d', ExpressionAttributeValues: { ':d': p } }),
+        queryAll(this.ddb, {
+          TableName: this.tableName,
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :d',
+          ExpressionAttributeValues: { ':d': p },
+        }),
       ),
     );
     return shards

@@ -18,7 +18,10 @@ export const WeeklyOutputSchema = z.object({
 });
 export type WeeklyOutput = z.infer<typeof WeeklyOutputSchema>;
 
-export const WEEKLY_TOOL = { name: 'record_weekly_reflection', description: 'Record the weekly reflection over the summaries.' };
+export const WEEKLY_TOOL = {
+  name: 'record_weekly_reflection',
+  description: 'Record the weekly reflection over the summaries.',
+};
 
 export const WEEKLY_SYSTEM_PROMPT = `You are the weekly reflection of an AI agent's long-term memory. You read the week's
 summaries of the conversations with one user (not the raw messages) and report: the
@@ -57,7 +60,11 @@ export function weeklyCallCeiling(prompt: string, toolSchema: Record<string, unk
  * have reflected on what came before. One too large to fit is left out and the next, older and
  * smaller, may still be kept. Returns what is kept (in the week's order) and what is left out (newest first).
  */
-export function pickWeekWithinBudget(week: readonly WeekSummary[], budget: number, ceilingOf: (prompt: string) => number): { kept: WeekSummary[]; leftOut: WeekSummary[] } {
+export function pickWeekWithinBudget(
+  week: readonly WeekSummary[],
+  budget: number,
+  ceilingOf: (prompt: string) => number,
+): { kept: WeekSummary[]; leftOut: WeekSummary[] } {
   const kept: WeekSummary[] = [];
   const leftOut: WeekSummary[] = [];
   for (const s of [...week].sort((a, b) => b.at.localeCompare(a.at))) {

@@ -1,5 +1,10 @@
 import { createHash } from 'node:crypto';
-import { BatchGetCommand, type DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  type DynamoDBDocumentClient,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { keys } from '../kernel/memory-paths.js';
 import { emptyStats, type SourceObservation, type SourceStats } from './source-reliability.js';
 import type { SourceReliabilityStore } from './source-reliability.port.js';
@@ -24,7 +29,8 @@ export const SOURCE_SHARDS = 8;
 const MAX_TRANSACTION_ITEMS = 100;
 const MAX_ATTEMPTS = 6;
 
-export const sourceShard = (userId: string): number => createHash('sha256').update(userId).digest().readUInt32BE(0) % SOURCE_SHARDS;
+export const sourceShard = (userId: string): number =>
+  createHash('sha256').update(userId).digest().readUInt32BE(0) % SOURCE_SHARDS;
 
 /**
  * Source reliability in the single table: `SOURCE#{domain}#{shard}` / `STATS` holds a share
@@ -94,7 +100,8 @@ export class DynamoSourceReliabilityStore implements SourceReliabilityStore {
               TableName: this.tableName,
               Key: { pk: keys.sourcePk(domain, sourceShard(userId)), sk: keys.sourceStatsSk },
               UpdateExpression: 'SET lastOutcomeAt = :at',
-              ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(lastOutcomeAt) OR lastOutcomeAt < :at)',
+              ConditionExpression:
+                'attribute_exists(pk) AND (attribute_not_exists(lastOutcomeAt) OR lastOutcomeAt < :at)',
               ExpressionAttributeValues: { ':at': at },
             }),
           );
@@ -110,7 +117,14 @@ export class DynamoSourceReliabilityStore implements SourceReliabilityStore {
     const markers = observations.map((o) => ({
       Put: {
         TableName: this.tableName,
-        Item: { pk: keys.userPk(userId), sk: keys.sourceObservationSk(o.key), kind: 'source-observation', domain: o.domain, outcome: o.outcome, [TTL_ATTRIBUTE]: expiresAt },
+        Item: {
+          pk: keys.userPk(userId),
+          sk: keys.sourceObservationSk(o.key),
+          kind: 'source-observation',
+          domain: o.domain,
+          outcome: o.outcome,
+          [TTL_ATTRIBUTE]: expiresAt,
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     }));
@@ -124,7 +138,8 @@ export class DynamoSourceReliabilityStore implements SourceReliabilityStore {
         Update: {
           TableName: this.tableName,
           Key: { pk: keys.sourcePk(domain, shard), sk: keys.sourceStatsSk },
-          UpdateExpression: 'SET kind = :kind, #domain = :domain ADD attempts :n, successes :s, blocked :b, failed :f, qualitySum :q, qualityCount :qc',
+          UpdateExpression:
+            'SET kind = :kind, #domain = :domain ADD attempts :n, successes :s, blocked :b, failed :f, qualitySum :q, qualityCount :qc',
           ExpressionAttributeNames: { '#domain': 'domain' },
           ExpressionAttributeValues: {
             ':kind': 'source-stats',
@@ -145,7 +160,9 @@ export class DynamoSourceReliabilityStore implements SourceReliabilityStore {
   async stats(domains: readonly string[]): Promise<SourceStats[]> {
     const unique = [...new Set(domains)];
     const found = new Map<string, SourceStats>();
-    const itemKeys = unique.flatMap((d) => Array.from({ length: SOURCE_SHARDS }, (_, shard) => ({ pk: keys.sourcePk(d, shard), sk: keys.sourceStatsSk })));
+    const itemKeys = unique.flatMap((d) =>
+      Array.from({ length: SOURCE_SHARDS }, (_, shard) => ({ pk: keys.sourcePk(d, shard), sk: keys.sourceStatsSk })),
+    );
     for (const item of await this.batchGet(itemKeys)) {
       const domain = String(item.domain);
       const s = found.get(domain) ?? emptyStats(domain);
@@ -168,7 +185,9 @@ export class DynamoSourceReliabilityStore implements SourceReliabilityStore {
   private async batchGet(itemKeys: ReadonlyArray<Record<string, string>>): Promise<Array<Record<string, unknown>>> {
     const out: Array<Record<string, unknown>> = [];
     for (let i = 0; i < itemKeys.length; i += 100) {
-      let request: Record<string, { Keys: Array<Record<string, unknown>> }> | undefined = { [this.tableName]: { Keys: itemKeys.slice(i, i + 100) } };
+      let request: Record<string, { Keys: Array<Record<string, unknown>> }> | undefined = {
+        [this.tableName]: { Keys: itemKeys.slice(i, i + 100) },
+      };
       while (request && Object.keys(request).length > 0) {
         const res = await this.ddb.send(new BatchGetCommand({ RequestItems: request }));
         out.push(...(res.Responses?.[this.tableName] ?? []));

@@ -76,7 +76,16 @@ export function observationsOf(turn: Pick<TurnSaved, 'turnId' | 'timestamp' | 's
 }
 
 export function emptyStats(domain: string): SourceStats {
-  return { domain, attempts: 0, successes: 0, blocked: 0, failed: 0, qualitySum: 0, qualityCount: 0, lastOutcomeAt: null };
+  return {
+    domain,
+    attempts: 0,
+    successes: 0,
+    blocked: 0,
+    failed: 0,
+    qualitySum: 0,
+    qualityCount: 0,
+    lastOutcomeAt: null,
+  };
 }
 
 /** Counts after one more observation (what the store adds atomically). */
@@ -98,8 +107,20 @@ export function reliabilityOf(stats: SourceStats): SourceReliability {
   const extractionQuality = (stats.qualitySum + 1) / (stats.qualityCount + 1);
   const reliability = successRate * extractionQuality;
   const advice: SourceAdvice =
-    stats.attempts < MIN_ATTEMPTS_FOR_ADVICE ? 'neutral' : reliability < AVOID_BELOW ? 'avoid' : reliability >= PREFER_FROM ? 'prefer' : 'neutral';
-  return { ...stats, successRate: round2(successRate), extractionQuality: round2(extractionQuality), reliability: round2(reliability), advice };
+    stats.attempts < MIN_ATTEMPTS_FOR_ADVICE
+      ? 'neutral'
+      : reliability < AVOID_BELOW
+        ? 'avoid'
+        : reliability >= PREFER_FROM
+          ? 'prefer'
+          : 'neutral';
+  return {
+    ...stats,
+    successRate: round2(successRate),
+    extractionQuality: round2(extractionQuality),
+    reliability: round2(reliability),
+    advice,
+  };
 }
 
 /** A document's confidence with its sources' reliability blended in (unchanged without sources). */

@@ -18,16 +18,23 @@ export async function summaryQualityOf(deps: MemoryApiDeps, userId: string) {
 
 /** The newest `limit` runs, nightly and weekly together: the newest `limit` of each kind read (a page each, not every run), merged. */
 export async function sleepTimeRuns(deps: MemoryApiDeps, userId: string, limit: number) {
-  const [nightly, weekly] = await Promise.all([deps.runs.newest(userId, 'nightly', limit), deps.runs.newest(userId, 'weekly', limit)]);
+  const [nightly, weekly] = await Promise.all([
+    deps.runs.newest(userId, 'nightly', limit),
+    deps.runs.newest(userId, 'weekly', limit),
+  ]);
   const runs = [...nightly, ...weekly].sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, limit);
   return { runs: runs.map(withMarkdown) };
 }
 
 /** A weekly run with its reflection as markdown, rendered from the record (not an S3 object). */
-const withMarkdown = (run: SleepTimeRun): SleepTimeRun & { markdown?: string } => (run.weekly ? { ...run, markdown: weeklyMarkdown(run.windowTo, run.weekly) } : run);
+const withMarkdown = (run: SleepTimeRun): SleepTimeRun & { markdown?: string } =>
+  run.weekly ? { ...run, markdown: weeklyMarkdown(run.windowTo, run.weekly) } : run;
 
 export async function latestSleepTimeRun(deps: MemoryApiDeps, userId: string) {
-  const [nightly, weekly] = await Promise.all([deps.runs.latest(userId, 'nightly'), deps.runs.latest(userId, 'weekly')]);
+  const [nightly, weekly] = await Promise.all([
+    deps.runs.latest(userId, 'nightly'),
+    deps.runs.latest(userId, 'weekly'),
+  ]);
   const run = [nightly, weekly].filter((r) => r !== null).sort((a, b) => b.startedAt.localeCompare(a.startedAt))[0];
   if (!run) throw notFound(`a sleep-time run of ${userId}`);
   return { run: withMarkdown(run) };
@@ -36,10 +43,22 @@ export async function latestSleepTimeRun(deps: MemoryApiDeps, userId: string) {
 /** Req R-SLP-10, plus the per-run points the console charts. */
 export async function assessment(deps: MemoryApiDeps, userId: string, days: number) {
   const now = deps.clock.now();
-  const runs = await deps.runs.list(userId, 'nightly', new Date(now.getTime() - days * 86_400_000).toISOString(), now.toISOString());
+  const runs = await deps.runs.list(
+    userId,
+    'nightly',
+    new Date(now.getTime() - days * 86_400_000).toISOString(),
+    now.toISOString(),
+  );
   const points = runs.map((r) => {
-    const issues = (r.findingsByCategory.correction ?? 0) + (r.findingsByCategory.unresolved ?? 0) + (r.findingsByCategory.contradiction ?? 0);
-    return { startedAt: r.startedAt, sessionsReviewed: r.sessionsReviewed, issuesPerSession: r.sessionsReviewed > 0 ? Math.round((issues / r.sessionsReviewed) * 1000) / 1000 : 0 };
+    const issues =
+      (r.findingsByCategory.correction ?? 0) +
+      (r.findingsByCategory.unresolved ?? 0) +
+      (r.findingsByCategory.contradiction ?? 0);
+    return {
+      startedAt: r.startedAt,
+      sessionsReviewed: r.sessionsReviewed,
+      issuesPerSession: r.sessionsReviewed > 0 ? Math.round((issues / r.sessionsReviewed) * 1000) / 1000 : 0,
+    };
   });
   return { days, assessment: computeSelfAssessment(runs), points };
 }
@@ -49,20 +68,45 @@ export async function assessment(deps: MemoryApiDeps, userId: string, days: numb
  * history), each with its turn pair (req R-SUM-5): the place after its last turn, the system
  * and assistant messages.
  */
-export async function listSummaries(deps: MemoryApiDeps, userId: string, q: { includeDeleted: boolean; limit: number }) {
+export async function listSummaries(
+  deps: MemoryApiDeps,
+  userId: string,
+  q: { includeDeleted: boolean; limit: number },
+) {
   const summaries = (await deps.summaries.newest(userId, q)).map((s) => ({ ...s, ...summaryMessages(s) }));
   return { summaries };
 }
 
 /** A person corrects a summary's text (POST …/summaries/{id}); the old text stays in its record, the change in the audit trail. */
-export async function editSummary(deps: MemoryApiDeps, actor: string, userId: string, id: string, req: { text: string; reason?: string | undefined }) {
+export async function editSummary(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  id: string,
+  req: { text: string; reason?: string | undefined },
+) {
   const at = deps.clock.now().toISOString();
-  const edited = await deps.summaries.edit(userId, id, { text: capSummaryText(req.text), by: actor, at, reason: req.reason });
+  const edited = await deps.summaries.edit(userId, id, {
+    text: capSummaryText(req.text),
+    by: actor,
+    at,
+    reason: req.reason,
+  });
   if (!edited) {
-    if (await deps.summaries.exists(userId, id)) throw new MemoryApiError('conflict', `summary ${id} is deleted, or was edited at the same time: read it again`);
+    if (await deps.summaries.exists(userId, id))
+      throw new MemoryApiError('conflict', `summary ${id} is deleted, or was edited at the same time: read it again`);
     throw notFound(`summary ${id}`);
   }
-  await deps.audit.append([{ userId, itemId: `summary:${id}`, action: 'summary_edit', actor, at, ...(req.reason ? { reason: req.reason } : {}) }]);
+  await deps.audit.append([
+    {
+      userId,
+      itemId: `summary:${id}`,
+      action: 'summary_edit',
+      actor,
+      at,
+      ...(req.reason ? { reason: req.reason } : {}),
+    },
+  ]);
   return { summary: { ...edited, ...summaryMessages(edited) } };
 }
 
@@ -82,21 +126,60 @@ export async function editSummary(deps: MemoryApiDeps, actor: string, userId: st
  * deleted ones sit above it): summaries take the turns not yet summarised, so the newest
  * covers the highest turns, and a manual one asked for again shares its source's turns.
  */
-export async function requestSummary(deps: MemoryApiDeps, actor: string, userId: string, req: { prompt?: string | undefined; reflect?: boolean | undefined }) {
+export async function requestSummary(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  req: { prompt?: string | undefined; reflect?: boolean | undefined },
+) {
   const { state } = parseSignalState((await deps.signalState.load(userId)).raw);
-  const turnIds = state.summaryTurnIds.length > 0 ? state.summaryTurnIds : ((await deps.summaries.newest(userId, { limit: 1, includeDeleted: false }))[0]?.sourceTurns ?? []);
+  const turnIds =
+    state.summaryTurnIds.length > 0
+      ? state.summaryTurnIds
+      : ((await deps.summaries.newest(userId, { limit: 1, includeDeleted: false }))[0]?.sourceTurns ?? []);
   if (turnIds.length === 0) throw new MemoryApiError('conflict', `user ${userId} has no turns to summarise yet`);
   const prompt = req.prompt?.trim() || undefined;
-  const jobId = `manual-${turnIds[0]}-${turnIds.at(-1)}-${fnv1a32(prompt ?? '').toString(16).padStart(8, '0')}`;
+  const jobId = `manual-${turnIds[0]}-${turnIds.at(-1)}-${fnv1a32(prompt ?? '')
+    .toString(16)
+    .padStart(8, '0')}`;
   const requestedAt = deps.clock.now().toISOString();
-  await deps.jobs.enqueue({ type: 'reflector.job', version: 1, jobId, userId, kind: 'manual', trigger: 'manual', urgency: 0, turnIds: [...turnIds], ...(prompt ? { prompt } : {}), requestedAt });
+  await deps.jobs.enqueue({
+    type: 'reflector.job',
+    version: 1,
+    jobId,
+    userId,
+    kind: 'manual',
+    trigger: 'manual',
+    urgency: 0,
+    turnIds: [...turnIds],
+    ...(prompt ? { prompt } : {}),
+    requestedAt,
+  });
   const noReflection = req.reflect ? whyNoReflection(state) : null;
   const reflecting = req.reflect === true && noReflection === null;
   if (reflecting) {
-    await deps.events.publish([{ type: 'agent.event', version: 1, userId, timestamp: requestedAt, trigger: 'user_request', detail: prompt ?? `reflection asked for by ${actor} through the API` }]);
+    await deps.events.publish([
+      {
+        type: 'agent.event',
+        version: 1,
+        userId,
+        timestamp: requestedAt,
+        trigger: 'user_request',
+        detail: prompt ?? `reflection asked for by ${actor} through the API`,
+      },
+    ]);
   }
   const also = reflecting ? ', and a batch reflection' : noReflection ? `; no reflection: ${noReflection}` : '';
-  await deps.audit.append([{ userId, itemId: `summary:${jobId}`, action: 'summary_request', actor, at: requestedAt, reason: `${prompt ? 'manual summary with its own prompt' : 'manual summary'}${also}` }]);
+  await deps.audit.append([
+    {
+      userId,
+      itemId: `summary:${jobId}`,
+      action: 'summary_request',
+      actor,
+      at: requestedAt,
+      reason: `${prompt ? 'manual summary with its own prompt' : 'manual summary'}${also}`,
+    },
+  ]);
   const reflected = reflecting ? { reflect: true } : noReflection ? { reflect: false, reason: noReflection } : {};
   return { jobId, turnIds: [...turnIds], ...reflected };
 }
@@ -107,18 +190,31 @@ export async function requestSummary(deps: MemoryApiDeps, actor: string, userId:
  * batch from the turns no batch has taken; with none, the agent.event would reflect on its
  * detail alone — here the summary's instruction or a stock note, no material — so none is sent.
  */
-export function whyNoReflection(state: Pick<SignalState, 'unassigned' | 'pendingBatches' | 'lastTurnId'>): string | null {
+export function whyNoReflection(
+  state: Pick<SignalState, 'unassigned' | 'pendingBatches' | 'lastTurnId'>,
+): string | null {
   const waiting = state.pendingBatches.length;
   if (state.unassigned.turnIds.length === 0) {
-    const batches = waiting > 0 ? `, or are in the ${waiting} batch${waiting === 1 ? '' : 'es'} waiting for the reflector` : '';
+    const batches =
+      waiting > 0 ? `, or are in the ${waiting} batch${waiting === 1 ? '' : 'es'} waiting for the reflector` : '';
     return `no turn is waiting for a reflection: the turns up to ${state.lastTurnId} are reflected already${batches}`;
   }
-  if (waiting >= MAX_PENDING_BATCHES) return `${waiting} batches wait for the reflector already (the most there may be): the ${state.unassigned.turnIds.length} waiting turns go into a batch once one completes`;
+  if (waiting >= MAX_PENDING_BATCHES)
+    return `${waiting} batches wait for the reflector already (the most there may be): the ${state.unassigned.turnIds.length} waiting turns go into a batch once one completes`;
   return null;
 }
 
 export async function deleteSummary(deps: MemoryApiDeps, actor: string, userId: string, id: string) {
   if (!(await deps.summaries.softDelete(userId, id))) throw notFound(`summary ${id}`);
-  await deps.audit.append([{ userId, itemId: `summary:${id}`, action: 'summary_delete', actor, at: deps.clock.now().toISOString(), reason: 'deleted by a person (req R-SUM-6, R-SUM-7: never shown again)' }]);
+  await deps.audit.append([
+    {
+      userId,
+      itemId: `summary:${id}`,
+      action: 'summary_delete',
+      actor,
+      at: deps.clock.now().toISOString(),
+      reason: 'deleted by a person (req R-SUM-6, R-SUM-7: never shown again)',
+    },
+  ]);
   return { id, deleted: true };
 }

@@ -38,7 +38,8 @@ export function summaryQuality(records: readonly SummaryRecordView[], topicLimit
   const deleted = records.length - live.length;
   const resurrected = live.filter((r) => (r.resurrections ?? 0) > 0).length;
   const topicCounts = new Map<string, number>();
-  for (const r of live) for (const w of new Set(contentWords(r.text))) topicCounts.set(w, (topicCounts.get(w) ?? 0) + 1);
+  for (const r of live)
+    for (const w of new Set(contentWords(r.text))) topicCounts.set(w, (topicCounts.get(w) ?? 0) + 1);
   return {
     summaries: records.length,
     deleted,

@@ -44,7 +44,13 @@ export class DynamoS3SummarySource implements SummarySource {
    * so without a lower bound pages grow 16, 32, 64, 100 and the read passes the window by one
    * page at most.
    */
-  private async window(userId: string, prefix: 'BATCH#' | 'SUMMARY#', bounds: WindowBounds, at: (i: Item) => string, live: (i: Item) => boolean): Promise<Item[]> {
+  private async window(
+    userId: string,
+    prefix: 'BATCH#' | 'SUMMARY#',
+    bounds: WindowBounds,
+    at: (i: Item) => string,
+    live: (i: Item) => boolean,
+  ): Promise<Item[]> {
     const { low, high } = keys.turnKeyed(prefix, bounds.sinceTurn ?? 0);
     const turnOf = (i: Item) => String(i.sk).slice(prefix.length, prefix.length + 10);
     const out: Item[] = [];
@@ -86,11 +92,19 @@ export class DynamoS3SummarySource implements SummarySource {
     return logs.filter((l): l is BatchLog => l !== null);
   }
 
-  async summaries(userId: string, bounds: WindowBounds): Promise<Array<{ id: string; createdAt: string; text: string; sourceTurns: number[] }>> {
+  async summaries(
+    userId: string,
+    bounds: WindowBounds,
+  ): Promise<Array<{ id: string; createdAt: string; text: string; sourceTurns: number[] }>> {
     const live = (i: Item) => i.deleted !== true;
     return (await this.window(userId, keys.summaryPrefix, bounds, (i) => String(i.createdAt), live))
       .filter((i) => live(i) && String(i.createdAt) >= bounds.fromIso && String(i.createdAt) <= bounds.toIso)
-      .map((i) => ({ id: String(i.id), createdAt: String(i.createdAt), text: String(i.text ?? ''), sourceTurns: (i.sourceTurns as number[] | undefined) ?? [] }))
+      .map((i) => ({
+        id: String(i.id),
+        createdAt: String(i.createdAt),
+        text: String(i.text ?? ''),
+        sourceTurns: (i.sourceTurns as number[] | undefined) ?? [],
+      }))
       .sort((a, b) => a.id.localeCompare(b.id));
   }
 }

@@ -39,7 +39,12 @@ export class DynamoS3SummaryStore implements SummaryStore {
 
   async exists(userId: string, id: string): Promise<boolean> {
     const res = await this.ddb.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: keys.userPk(userId), sk: keys.summarySk(id) }, ConsistentRead: true, ProjectionExpression: 'pk' }),
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.userPk(userId), sk: keys.summarySk(id) },
+        ConsistentRead: true,
+        ProjectionExpression: 'pk',
+      }),
     );
     return res.Item !== undefined;
   }
@@ -61,7 +66,9 @@ export class DynamoS3SummaryStore implements SummaryStore {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
       ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':p': keys.summaryPrefix },
     });
-    return items.map((i) => toView(userId, i)).sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
+    return items
+      .map((i) => toView(userId, i))
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
   }
 
   /**
@@ -78,7 +85,12 @@ export class DynamoS3SummaryStore implements SummaryStore {
       {
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
-        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':low': low, ':high': high, ...(options.includeDeleted ? {} : { ':t': true }) },
+        ExpressionAttributeValues: {
+          ':pk': keys.userPk(userId),
+          ':low': low,
+          ':high': high,
+          ...(options.includeDeleted ? {} : { ':t': true }),
+        },
         ...(options.includeDeleted ? {} : { FilterExpression: 'attribute_not_exists(deleted) OR deleted <> :t' }),
         ScanIndexForward: false,
       },
@@ -89,7 +101,12 @@ export class DynamoS3SummaryStore implements SummaryStore {
 
   /** These summaries by id (a BatchGetItem per 100, consistent). */
   async byIds(userId: string, ids: readonly string[]): Promise<SummaryRecordView[]> {
-    const items = await batchGetAll(this.ddb, this.tableName, [...new Set(ids)].map((id) => ({ pk: keys.userPk(userId), sk: keys.summarySk(id) })), { consistent: true });
+    const items = await batchGetAll(
+      this.ddb,
+      this.tableName,
+      [...new Set(ids)].map((id) => ({ pk: keys.userPk(userId), sk: keys.summarySk(id) })),
+      { consistent: true },
+    );
     return items.map((i) => toView(userId, i));
   }
 
@@ -103,7 +120,15 @@ export class DynamoS3SummaryStore implements SummaryStore {
       [...new Set(ids)].map(async (id) => {
         const key = { pk: keys.userPk(userId), sk: keys.summarySk(id) };
         const add = (counter: string, condition: string) =>
-          this.ddb.send(new UpdateCommand({ TableName: this.tableName, Key: key, UpdateExpression: `ADD ${counter} :one`, ConditionExpression: condition, ExpressionAttributeValues: { ':one': 1, ':t': true } }));
+          this.ddb.send(
+            new UpdateCommand({
+              TableName: this.tableName,
+              Key: key,
+              UpdateExpression: `ADD ${counter} :one`,
+              ConditionExpression: condition,
+              ExpressionAttributeValues: { ':one': 1, ':t': true },
+            }),
+          );
         try {
           await add('resurrections', 'attribute_exists(pk) AND (attribute_not_exists(deleted) OR deleted <> :t)');
         } catch (error) {
@@ -123,11 +148,20 @@ export class DynamoS3SummaryStore implements SummaryStore {
    * one conditional UpdateItem (a deleted or missing summary is refused); then the assistant
    * document is rewritten from the record. Null when there is no live summary by that id.
    */
-  async edit(userId: string, id: string, edit: { text: string; by: string; at: string; reason?: string | undefined }): Promise<SummaryRecordView | null> {
+  async edit(
+    userId: string,
+    id: string,
+    edit: { text: string; by: string; at: string; reason?: string | undefined },
+  ): Promise<SummaryRecordView | null> {
     const key = { pk: keys.userPk(userId), sk: keys.summarySk(id) };
     const current = await this.ddb.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
     if (!current.Item || current.Item.deleted === true) return null;
-    const entry = { at: edit.at, by: edit.by, previous: String(current.Item.text ?? ''), ...(edit.reason ? { reason: edit.reason } : {}) };
+    const entry = {
+      at: edit.at,
+      by: edit.by,
+      previous: String(current.Item.text ?? ''),
+      ...(edit.reason ? { reason: edit.reason } : {}),
+    };
     let item: Record<string, unknown> | undefined;
     try {
       const res = await this.ddb.send(
@@ -138,7 +172,13 @@ export class DynamoS3SummaryStore implements SummaryStore {
           // The text this edit replaces is the one it read: a concurrent edit makes this one fail, not vanish.
           ConditionExpression: 'attribute_exists(pk) AND deleted <> :t AND #text = :previous',
           ExpressionAttributeNames: { '#text': 'text' },
-          ExpressionAttributeValues: { ':text': edit.text, ':none': [], ':edit': [entry], ':t': true, ':previous': entry.previous },
+          ExpressionAttributeValues: {
+            ':text': edit.text,
+            ':none': [],
+            ':edit': [entry],
+            ':t': true,
+            ':previous': entry.previous,
+          },
           ReturnValues: 'ALL_NEW',
         }),
       );
@@ -148,8 +188,10 @@ export class DynamoS3SummaryStore implements SummaryStore {
       throw error;
     }
     const edits = (item?.edits as unknown[] | undefined)?.length ?? 0;
-    if (typeof item?.documentKey === 'string') await this.putDocument(item.documentKey, summaryDocument(recordOf(userId, item, edits)));
-    else if (typeof item?.assistantKey === 'string') await this.rewriteDocument(item.assistantKey, (meta) => ({ meta: { ...meta, edited: edits }, body: edit.text }));
+    if (typeof item?.documentKey === 'string')
+      await this.putDocument(item.documentKey, summaryDocument(recordOf(userId, item, edits)));
+    else if (typeof item?.assistantKey === 'string')
+      await this.rewriteDocument(item.assistantKey, (meta) => ({ meta: { ...meta, edited: edits }, body: edit.text }));
     await this.changes.mark(userId, [`summary:${id}`]);
     return toView(userId, item ?? {});
   }
@@ -173,19 +215,34 @@ export class DynamoS3SummaryStore implements SummaryStore {
       throw error;
     }
     await this.changes.mark(userId, [`summary:${id}`]);
-    if (typeof item?.documentKey === 'string') await this.putDocument(item.documentKey, summaryDocument(recordOf(userId, item, (item.edits as unknown[] | undefined)?.length ?? 0)));
+    if (typeof item?.documentKey === 'string')
+      await this.putDocument(
+        item.documentKey,
+        summaryDocument(recordOf(userId, item, (item.edits as unknown[] | undefined)?.length ?? 0)),
+      );
     for (const key of [item?.systemKey, item?.assistantKey]) {
-      if (typeof key === 'string') await this.rewriteDocument(key, (meta, body) => ({ meta: { ...meta, deleted: true }, body }));
+      if (typeof key === 'string')
+        await this.rewriteDocument(key, (meta, body) => ({ meta: { ...meta, deleted: true }, body }));
     }
     return true;
   }
 
   private async putDocument(key: string, markdown: string): Promise<void> {
-    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: markdown, ContentType: 'text/markdown; charset=utf-8' }));
+    await this.s3.send(
+      new PutObjectCommand({
+        Bucket: this.bucketName,
+        Key: key,
+        Body: markdown,
+        ContentType: 'text/markdown; charset=utf-8',
+      }),
+    );
   }
 
   /** One document of an older pair (stored in S3) read, changed (front matter and body) and written back whole. */
-  private async rewriteDocument(key: string, change: (meta: Record<string, unknown>, body: string) => { meta: Record<string, unknown>; body: string }): Promise<void> {
+  private async rewriteDocument(
+    key: string,
+    change: (meta: Record<string, unknown>, body: string) => { meta: Record<string, unknown>; body: string },
+  ): Promise<void> {
     const { meta, body } = parseFrontMatter(await getText(this.s3, this.bucketName, key));
     const next = change(meta, body);
     await this.putDocument(key, renderFrontMatter(next.meta, next.body));
@@ -211,7 +268,9 @@ const recordOf = (userId: string, i: Record<string, unknown>, edited: number): S
 });
 
 const toView = (userId: string, i: Record<string, unknown>): SummaryRecordView => ({
-  ...(i.prompt !== undefined ? { markdown: summaryDocument(recordOf(userId, i, (i.edits as unknown[] | undefined)?.length ?? 0)) } : {}),
+  ...(i.prompt !== undefined
+    ? { markdown: summaryDocument(recordOf(userId, i, (i.edits as unknown[] | undefined)?.length ?? 0)) }
+    : {}),
   userId,
   id: String(i.id),
   kind: String(i.kind ?? ''),
@@ -226,4 +285,3 @@ const toView = (userId: string, i: Record<string, unknown>): SummaryRecordView =
   resurrections: typeof i.resurrections === 'number' ? i.resurrections : 0,
   resurrectionsWhileDeleted: typeof i.resurrectionsWhileDeleted === 'number' ? i.resurrectionsWhileDeleted : 0,
 });
-

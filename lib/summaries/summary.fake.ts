@@ -24,7 +24,15 @@ export class MemorySummaryStore implements SummaryStore {
     return [...this.pairs.values()]
       .filter((p) => p.userId === userId)
       .map((p) => ({
-        userId, id: p.id, kind: p.kind, createdAt: p.createdAt, sourceTurns: p.sourceTurns, prompt: p.prompt, text: p.text, deleted: p.deleted, resurrections: this.resurrections.get(`${userId}/${p.id}`) ?? 0,
+        userId,
+        id: p.id,
+        kind: p.kind,
+        createdAt: p.createdAt,
+        sourceTurns: p.sourceTurns,
+        prompt: p.prompt,
+        text: p.text,
+        deleted: p.deleted,
+        resurrections: this.resurrections.get(`${userId}/${p.id}`) ?? 0,
         ...(p.sessionId ? { sessionId: p.sessionId } : {}),
         ...(p.carried ? { carried: p.carried } : {}),
       }))
@@ -44,7 +52,9 @@ export class MemorySummaryStore implements SummaryStore {
     return (await this.list(userId)).find((r) => r.id === id) ?? null;
   }
   async countResurrections(userId: string, ids: readonly string[]) {
-    for (const id of new Set(ids)) if (this.pairs.has(`${userId}/${id}`)) this.resurrections.set(`${userId}/${id}`, (this.resurrections.get(`${userId}/${id}`) ?? 0) + 1);
+    for (const id of new Set(ids))
+      if (this.pairs.has(`${userId}/${id}`))
+        this.resurrections.set(`${userId}/${id}`, (this.resurrections.get(`${userId}/${id}`) ?? 0) + 1);
   }
   async byIds(userId: string, ids: readonly string[]) {
     const wanted = new Set(ids);
@@ -75,7 +85,11 @@ export class RecordingSummaryStore extends MemorySummaryStore {
     this.log.addItem('summaries', pair.userId, ddbKey(pair.userId, keys.summarySk(pair.id)), record);
     return super.write(pair);
   }
-  override async edit(userId: string, id: string, edit: { text: string; by: string; at: string; reason?: string | undefined }) {
+  override async edit(
+    userId: string,
+    id: string,
+    edit: { text: string; by: string; at: string; reason?: string | undefined },
+  ) {
     this.log.add('summaries.edit', userId, ddbKey(userId, keys.summarySk(id)));
     return super.edit(userId, id, edit);
   }

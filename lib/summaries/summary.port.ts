@@ -17,7 +17,11 @@ export interface SummaryStore {
    */
   newest(userId: string, options: { limit: number; includeDeleted: boolean }): Promise<SummaryRecordView[]>;
   /** A person's edit of a live summary's text (the old text kept in its `edits`); null when there is none to edit, or it changed meanwhile. */
-  edit(userId: string, summaryId: string, edit: { text: string; by: string; at: string; reason?: string | undefined }): Promise<SummaryRecordView | null>;
+  edit(
+    userId: string,
+    summaryId: string,
+    edit: { text: string; by: string; at: string; reason?: string | undefined },
+  ): Promise<SummaryRecordView | null>;
   /** These summaries were returned to an agent once more (a deleted one is counted apart). */
   countResurrections(userId: string, summaryIds: readonly string[]): Promise<void>;
   /** These summaries (deleted ones included), by id; an id that names none is left out. */
@@ -39,5 +43,8 @@ export interface SummarySource {
   /** Batch logs whose input time is in the window (ordered by batch id). */
   batchLogs(userId: string, window: WindowBounds): Promise<BatchLog[]>;
   /** Context summaries (req R-SUM) written in the window, each with the turns it summarised (ordered by id). */
-  summaries(userId: string, window: WindowBounds): Promise<Array<{ id: string; createdAt: string; text: string; sourceTurns?: number[] }>>;
+  summaries(
+    userId: string,
+    window: WindowBounds,
+  ): Promise<Array<{ id: string; createdAt: string; text: string; sourceTurns?: number[] }>>;
 }

@@ -19,7 +19,11 @@ export interface SummarySettings {
 }
 
 export const DEFAULT_SUMMARY_PROMPT = 'Write a concise summary of the current context.';
-export const defaultSummarySettings: SummarySettings = { enabled: true, prompt: DEFAULT_SUMMARY_PROMPT, maxTokens: 2000 };
+export const defaultSummarySettings: SummarySettings = {
+  enabled: true,
+  prompt: DEFAULT_SUMMARY_PROMPT,
+  maxTokens: 2000,
+};
 
 export const SUMMARY_CONTEXT_PREAMBLE =
   'You are the memory of an AI assistant. This is the current context of your conversation with the user, oldest first:';
@@ -56,7 +60,8 @@ export function capCarriedText(text: string): string {
 }
 
 /** The heading a carried summary goes under: the turns it stands for, as the nightly prompt heads a summary (the offline model reads both). */
-export const carriedHeading = (sourceTurns: readonly number[]): string => `### Summary of turns ${Math.min(...sourceTurns)}–${Math.max(...sourceTurns)}`;
+export const carriedHeading = (sourceTurns: readonly number[]): string =>
+  `### Summary of turns ${Math.min(...sourceTurns)}–${Math.max(...sourceTurns)}`;
 
 /**
  * The current context given to the model: the session's previous summary, when there is one
@@ -64,15 +69,27 @@ export const carriedHeading = (sourceTurns: readonly number[]): string => `### S
  * `sourceTurns` are the turns the new summary stands for: those it read and those the
  * carried summary stood for, so a forget of any of them finds it (its text carries theirs).
  */
-export function summaryContext(turns: readonly TurnSaved[], budgetTokens: number, carried: CarriedSummary | null = null): { system: string; included: number[]; sourceTurns: number[] } {
+export function summaryContext(
+  turns: readonly TurnSaved[],
+  budgetTokens: number,
+  carried: CarriedSummary | null = null,
+): { system: string; included: number[]; sourceTurns: number[] } {
   if (!carried || carried.sourceTurns.length === 0) {
     const batch = assembleBatch(turns, budgetTokens);
-    return { system: `${SUMMARY_CONTEXT_PREAMBLE}\n\n${batch.document}`, included: batch.included, sourceTurns: batch.included };
+    return {
+      system: `${SUMMARY_CONTEXT_PREAMBLE}\n\n${batch.document}`,
+      included: batch.included,
+      sourceTurns: batch.included,
+    };
   }
   const block = `${carriedHeading(carried.sourceTurns)}\n${capCarriedText(carried.text)}`;
   const batch = assembleBatch(turns, Math.max(1, budgetTokens - estimateTokens(block)));
   const sourceTurns = [...new Set([...carried.sourceTurns, ...batch.included])].sort((a, b) => a - b);
-  return { system: `${SUMMARY_CARRIED_PREAMBLE}\n\n${block}\n\n${batch.document}`, included: batch.included, sourceTurns };
+  return {
+    system: `${SUMMARY_CARRIED_PREAMBLE}\n\n${block}\n\n${batch.document}`,
+    included: batch.included,
+    sourceTurns,
+  };
 }
 
 export interface SummaryPair {
@@ -122,7 +139,10 @@ export function summaryDocument(p: SummaryRecord): string {
     model: p.modelId,
     ...(p.edited ? { edited: p.edited } : {}),
   };
-  return renderFrontMatter(meta, `${SUMMARY_TURN_HEADINGS.system}\n\n${p.prompt}\n\n${SUMMARY_TURN_HEADINGS.assistant}\n\n${p.text}`);
+  return renderFrontMatter(
+    meta,
+    `${SUMMARY_TURN_HEADINGS.system}\n\n${p.prompt}\n\n${SUMMARY_TURN_HEADINGS.assistant}\n\n${p.text}`,
+  );
 }
 
 /**

@@ -9,7 +9,9 @@ export function tierEntries(deps: TierWriteDeps & { items: Pick<MemoryItemStore,
     write: (userId, tier, entry, actor) => createTierEntry(deps, actor, userId, tier, entry),
     async recent(userId, tier, limit) {
       const now = deps.clock.now();
-      const live = (await deps.items.list(userId)).filter((i) => i.tier === tier && i.kind === 'memory' && isLive(i, now));
+      const live = (await deps.items.list(userId)).filter(
+        (i) => i.tier === tier && i.kind === 'memory' && isLive(i, now),
+      );
       return live.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt) || a.id.localeCompare(b.id)).slice(0, limit);
     },
   };

@@ -7,7 +7,12 @@ export interface TierEntries {
    * Create the entry as `POST …/memory/{tier}` does: a deterministic id, a conditional first
    * write; written again from another session it is corroborated (and maybe promoted).
    */
-  write(userId: string, tier: Tier, entry: NewTierEntry, actor: string): Promise<{ item: MemoryItem; created: boolean }>;
+  write(
+    userId: string,
+    tier: Tier,
+    entry: NewTierEntry,
+    actor: string,
+  ): Promise<{ item: MemoryItem; created: boolean }>;
   /** The user's live entries of a tier, most recently changed first, at most `limit`. */
   recent(userId: string, tier: Tier, limit: number): Promise<MemoryItem[]>;
 }

@@ -30,8 +30,15 @@ export class DynamoItemTrustStore implements ItemTrustStore {
   /** A BatchGetItem per 100, consistent: an outcome decides on what the last one wrote. */
   async get(userId: string, ids: readonly string[]): Promise<Map<string, ItemTrust>> {
     if (ids.length === 0) return new Map();
-    const rows = await batchGetAll(this.ddb, this.tableName, [...new Set(ids)].map((id) => ({ pk: keys.ownerPk(userId), sk: keys.trustSk(id) })), { consistent: true });
-    return new Map(rows.map((r) => [String(r.itemId), { adjustment: Number(r.adjustment), outcomes: Number(r.outcomes) }]));
+    const rows = await batchGetAll(
+      this.ddb,
+      this.tableName,
+      [...new Set(ids)].map((id) => ({ pk: keys.ownerPk(userId), sk: keys.trustSk(id) })),
+      { consistent: true },
+    );
+    return new Map(
+      rows.map((r) => [String(r.itemId), { adjustment: Number(r.adjustment), outcomes: Number(r.outcomes) }]),
+    );
   }
 
   /**
@@ -56,7 +63,15 @@ export class DynamoItemTrustStore implements ItemTrustStore {
             {
               Put: {
                 TableName: this.tableName,
-                Item: { pk: keys.ownerPk(userId), sk: keys.trustSk(itemId), type: 'trust', itemId, adjustment: next.adjustment, outcomes: next.outcomes, updatedAt: audit.at },
+                Item: {
+                  pk: keys.ownerPk(userId),
+                  sk: keys.trustSk(itemId),
+                  type: 'trust',
+                  itemId,
+                  adjustment: next.adjustment,
+                  outcomes: next.outcomes,
+                  updatedAt: audit.at,
+                },
                 ConditionExpression: expected === 0 ? 'attribute_not_exists(pk)' : 'outcomes = :n',
                 ...(expected === 0 ? {} : { ExpressionAttributeValues: { ':n': expected } }),
               },

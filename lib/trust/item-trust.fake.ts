@@ -16,10 +16,12 @@ export class MemoryItemTrust implements ItemTrustStore {
   onRecord?: (userId: string, itemId: string) => void;
   private key = (userId: string, id: string) => `${userId}\u0000${id}`;
   async get(userId: string, ids: readonly string[]) {
-    return new Map(ids.flatMap((id) => {
-      const t = this.records.get(this.key(userId, id));
-      return t ? [[id, { ...t }] as const] : [];
-    }));
+    return new Map(
+      ids.flatMap((id) => {
+        const t = this.records.get(this.key(userId, id));
+        return t ? [[id, { ...t }] as const] : [];
+      }),
+    );
   }
   async record(userId: string, itemId: string, expected: number, next: ItemTrust, audit: AuditEntry) {
     if ((this.records.get(this.key(userId, itemId))?.outcomes ?? 0) !== expected) return false;

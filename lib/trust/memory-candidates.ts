@@ -12,12 +12,20 @@ export type CommitDecision = { commit: true } | { commit: false; reason: string 
  * `stored` is the validation the turn index holds for the turn (authoritative when the
  * turn arrived already), `claimed` what the caller says. Unknown → nothing is committed.
  */
-export function commitDecision(stored: ValidationOutcome | undefined, claimed: ValidationOutcome | undefined): CommitDecision {
+export function commitDecision(
+  stored: ValidationOutcome | undefined,
+  claimed: ValidationOutcome | undefined,
+): CommitDecision {
   const outcome = stored ?? claimed;
-  if (outcome === undefined) return { commit: false, reason: 'the turn has no validation outcome yet: send validation, or save after the turn.saved event' };
+  if (outcome === undefined)
+    return {
+      commit: false,
+      reason: 'the turn has no validation outcome yet: send validation, or save after the turn.saved event',
+    };
   if (stored !== undefined && claimed !== undefined && stored !== claimed) {
     return { commit: false, reason: `the turn's stored validation is ${stored}, not ${claimed}` };
   }
-  if (outcome !== 'APPROVE') return { commit: false, reason: `validation ${outcome}: candidates are discarded (only APPROVE commits)` };
+  if (outcome !== 'APPROVE')
+    return { commit: false, reason: `validation ${outcome}: candidates are discarded (only APPROVE commits)` };
   return { commit: true };
 }

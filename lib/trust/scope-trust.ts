@@ -85,7 +85,11 @@ export function withTrust<T extends { quality: number }>(item: T, trust: Pick<It
 }
 
 /** One validation outcome of a turn that used a derived item of quality `quality` (R-SCOPE-2's steps, TRUST_STEP). */
-export function adjustTrust(quality: number, trust: ItemTrust, outcome: ValidationOutcome): { trustFrom: number; trustTo: number; next: ItemTrust } {
+export function adjustTrust(
+  quality: number,
+  trust: ItemTrust,
+  outcome: ValidationOutcome,
+): { trustFrom: number; trustTo: number; next: ItemTrust } {
   const trustFrom = trustedQuality(quality, trust);
   const trustTo = round(Math.min(1, Math.max(0, trustFrom + TRUST_STEP[outcome])));
   return { trustFrom, trustTo, next: { adjustment: round(trustTo - quality), outcomes: trust.outcomes + 1 } };

@@ -16,7 +16,12 @@ export async function save(
   deps: MemoryApiDeps,
   actor: string,
   userId: string,
-  req: { turnId?: number | undefined; sessionId?: string | undefined; validation?: ValidationOutcome | undefined; candidates: Candidate[] },
+  req: {
+    turnId?: number | undefined;
+    sessionId?: string | undefined;
+    validation?: ValidationOutcome | undefined;
+    candidates: Candidate[];
+  },
 ): Promise<{ committed: MemoryItem[]; discarded: number; reason?: string }> {
   const now = deps.clock.now();
   const entry = req.turnId !== undefined ? (await deps.turns.turnIndex(userId, [req.turnId]))[0] : undefined;
@@ -24,7 +29,15 @@ export async function save(
   const decision = commitDecision(stored, req.validation);
   if (!decision.commit) {
     await deps.audit.append([
-      { userId, itemId: `turn:${req.turnId ?? 'none'}`, action: 'discard_candidates', actor, at: now.toISOString(), reason: decision.reason, note: `${req.candidates.length} candidate(s)` },
+      {
+        userId,
+        itemId: `turn:${req.turnId ?? 'none'}`,
+        action: 'discard_candidates',
+        actor,
+        at: now.toISOString(),
+        reason: decision.reason,
+        note: `${req.candidates.length} candidate(s)`,
+      },
     ]);
     return { committed: [], discarded: req.candidates.length, reason: decision.reason };
   }
@@ -32,11 +45,28 @@ export async function save(
   const attributes = mergeAttributes(sourceTurns, () => entry?.attributes);
   const committed: MemoryItem[] = [];
   for (const c of req.candidates) {
-    const fresh = newTierItem(userId, 'long_term', { ...c, sessionId: req.sessionId, sourceTurns, clientId: undefined }, now, attributes);
+    const fresh = newTierItem(
+      userId,
+      'long_term',
+      { ...c, sessionId: req.sessionId, sourceTurns, clientId: undefined },
+      now,
+      attributes,
+    );
     // Req R-SCOPE-1: a new document is NEW scope, which expires unless use earns it trust.
     const item: MemoryItem = { ...fresh, expiresAt: newScopeExpiry(now), path: `memory/long_term/${fresh.id}` };
     const res = await deps.items.create(item);
-    if (res.created) await deps.audit.append([{ userId, itemId: item.id, action: 'commit', actor, at: now.toISOString(), to: 'long_term', reason: `turn ${req.turnId ?? '(none)'} validated APPROVE` }]);
+    if (res.created)
+      await deps.audit.append([
+        {
+          userId,
+          itemId: item.id,
+          action: 'commit',
+          actor,
+          at: now.toISOString(),
+          to: 'long_term',
+          reason: `turn ${req.turnId ?? '(none)'} validated APPROVE`,
+        },
+      ]);
     committed.push(res.item);
   }
   return { committed, discarded: 0 };
@@ -50,7 +80,12 @@ type OutcomeRequest = { ids: string[]; validation: ValidationOutcome; turnId?: n
  * whatever their kind: an API-written item's (`mem:`) quality and scope, a derived item's
  * trust record (lib/trust/scope-trust.ts ItemTrust). Skipped: only ids that name no live item.
  */
-export async function recordOutcome(deps: MemoryApiDeps, actor: string, userId: string, req: OutcomeRequest): Promise<{ changes: TrustMove[]; skipped: Array<{ id: string; reason: string }> }> {
+export async function recordOutcome(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  req: OutcomeRequest,
+): Promise<{ changes: TrustMove[]; skipped: Array<{ id: string; reason: string }> }> {
   const ids = [...new Set(req.ids)];
   const derived = await recordDerivedOutcomes(deps, actor, userId, ids.filter(isDerivedId), req);
   const changes: TrustMove[] = [];
@@ -64,7 +99,13 @@ export async function recordOutcome(deps: MemoryApiDeps, actor: string, userId: 
 }
 
 /** An API-written item: its quality and scope move (applyOutcome), with the store's optimistic check. */
-async function recordItemOutcome(deps: MemoryApiDeps, actor: string, userId: string, id: string, req: OutcomeRequest): Promise<TrustMove | { reason: string }> {
+async function recordItemOutcome(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  id: string,
+  req: OutcomeRequest,
+): Promise<TrustMove | { reason: string }> {
   let change: ReturnType<typeof applyOutcome> | undefined;
   try {
     await updateItem(
@@ -73,10 +114,23 @@ async function recordItemOutcome(deps: MemoryApiDeps, actor: string, userId: str
       id,
       (i) => {
         change = applyOutcome(i, req.validation, deps.clock.now());
-        const action = change.scopeTo === change.scopeFrom ? 'trust' : scopeRank(change.scopeTo) > scopeRank(change.scopeFrom) ? 'scope_up' : 'scope_down';
+        const action =
+          change.scopeTo === change.scopeFrom
+            ? 'trust'
+            : scopeRank(change.scopeTo) > scopeRank(change.scopeFrom)
+              ? 'scope_up'
+              : 'scope_down';
         // A turn the item helped pass is the item seen in use: its decay starts again (lib/tiers/tier-policy.ts).
         const used = req.validation === 'APPROVE' ? seenInUse(change.item, deps.clock.now()) : change.item;
-        return { item: used, audit: { action, from: `${change.scopeFrom} (trust ${change.trustFrom})`, to: `${change.scopeTo} (trust ${change.trustTo})`, reason: because(req) } };
+        return {
+          item: used,
+          audit: {
+            action,
+            from: `${change.scopeFrom} (trust ${change.trustFrom})`,
+            to: `${change.scopeTo} (trust ${change.trustTo})`,
+            reason: because(req),
+          },
+        };
       },
       actor,
     );
@@ -85,7 +139,13 @@ async function recordItemOutcome(deps: MemoryApiDeps, actor: string, userId: str
     throw error;
   }
   if (!change) throw new Error(`no trust change computed for ${id}`);
-  return { id, trustFrom: change.trustFrom, trustTo: change.trustTo, scopeFrom: change.scopeFrom, scopeTo: change.scopeTo };
+  return {
+    id,
+    trustFrom: change.trustFrom,
+    trustTo: change.trustTo,
+    scopeFrom: change.scopeFrom,
+    scopeTo: change.scopeTo,
+  };
 }
 
 /** Attempts of one derived item's trust write before the request answers 409. */
@@ -99,11 +159,20 @@ const TRUST_ATTEMPTS = 8;
  * outcomes at once all count. An outcome that moves nothing (REVISE, or trust already at its
  * bound) writes nothing. Scope and expiry are the item's store's.
  */
-async function recordDerivedOutcomes(deps: MemoryApiDeps, actor: string, userId: string, ids: readonly string[], req: OutcomeRequest): Promise<Map<string, TrustMove | { reason: string }>> {
+async function recordDerivedOutcomes(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  ids: readonly string[],
+  req: OutcomeRequest,
+): Promise<Map<string, TrustMove | { reason: string }>> {
   const out = new Map<string, TrustMove | { reason: string }>();
   if (ids.length === 0) return out;
   const now = deps.clock.now();
-  const [items, records] = await Promise.all([deps.catalog.itemsById(userId, ids, { trust: false }), deps.trust.get(userId, ids)]);
+  const [items, records] = await Promise.all([
+    deps.catalog.itemsById(userId, ids, { trust: false }),
+    deps.trust.get(userId, ids),
+  ]);
   for (const id of ids) {
     const item = items.get(id);
     if (!item || !isLive(item, now)) {
@@ -113,23 +182,40 @@ async function recordDerivedOutcomes(deps: MemoryApiDeps, actor: string, userId:
     let trust = records.get(id) ?? NO_TRUST;
     for (let attempt = 1; ; attempt++) {
       const move = adjustTrust(item.quality, trust, req.validation);
-      const change = { id, trustFrom: move.trustFrom, trustTo: move.trustTo, scopeFrom: item.scope, scopeTo: item.scope };
+      const change = {
+        id,
+        trustFrom: move.trustFrom,
+        trustTo: move.trustTo,
+        scopeFrom: item.scope,
+        scopeTo: item.scope,
+      };
       if (move.trustTo === move.trustFrom) {
         out.set(id, change);
         break;
       }
-      const audit: AuditEntry = { userId, itemId: id, action: 'trust', actor, at: deps.clock.now().toISOString(), from: `trust ${move.trustFrom}`, to: `trust ${move.trustTo}`, reason: because(req) };
+      const audit: AuditEntry = {
+        userId,
+        itemId: id,
+        action: 'trust',
+        actor,
+        at: deps.clock.now().toISOString(),
+        from: `trust ${move.trustFrom}`,
+        to: `trust ${move.trustTo}`,
+        reason: because(req),
+      };
       if (await deps.trust.record(userId, id, trust.outcomes, move.next, audit)) {
         out.set(id, change);
         break;
       }
-      if (attempt >= TRUST_ATTEMPTS) throw new MemoryApiError('conflict', `the trust of ${id} kept changing; try again`);
+      if (attempt >= TRUST_ATTEMPTS)
+        throw new MemoryApiError('conflict', `the trust of ${id} kept changing; try again`);
       trust = (await deps.trust.get(userId, [id])).get(id) ?? NO_TRUST;
     }
   }
   return out;
 }
 
-const because = (req: OutcomeRequest) => `validation ${req.validation}${req.turnId !== undefined ? ` of turn ${req.turnId}` : ''}`;
+const because = (req: OutcomeRequest) =>
+  `validation ${req.validation}${req.turnId !== undefined ? ` of turn ${req.turnId}` : ''}`;
 
 const scopeRank = (s: string) => ['new', 'user', 'global'].indexOf(s);

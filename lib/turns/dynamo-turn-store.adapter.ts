@@ -40,7 +40,10 @@ export class DynamoS3TurnStore implements TurnStore {
    * `marked` (all of these turns when absent). Plain puts are safe here: an entry is only ever
    * rewritten with the same turn (the caller drops duplicates).
    */
-  async saveTurns(turns: readonly TurnSaved[], marked: ReadonlyArray<{ userId: string; turnId: number }> = turns): Promise<void> {
+  async saveTurns(
+    turns: readonly TurnSaved[],
+    marked: ReadonlyArray<{ userId: string; turnId: number }> = turns,
+  ): Promise<void> {
     const items = await Promise.all(turns.map((turn) => this.indexItem(turn)));
     const marks = this.changes.requestsFor(marked.map((t) => ({ userId: t.userId, itemId: `turn:${t.turnId}` })));
     await batchWriteAll(this.ddb, this.tableName, [...items.map((Item) => ({ PutRequest: { Item } })), ...marks]);
@@ -69,7 +72,13 @@ export class DynamoS3TurnStore implements TurnStore {
     if (!inline) {
       await this.s3.send(
         // The tag lets the bucket's lifecycle rule move originals to a colder class after 30 days (req R-ARC-1).
-        new PutObjectCommand({ Bucket: this.bucketName, Key: docKey, Body: body, ContentType: 'text/markdown; charset=utf-8', Tagging: 'kind=turn' }),
+        new PutObjectCommand({
+          Bucket: this.bucketName,
+          Key: docKey,
+          Body: body,
+          ContentType: 'text/markdown; charset=utf-8',
+          Tagging: 'kind=turn',
+        }),
       );
     }
     return {
@@ -132,7 +141,19 @@ export class DynamoS3TurnStore implements TurnStore {
   }
 
   async turnIndex(userId: string, turnIds: readonly number[]): Promise<TurnIndexEntry[]> {
-    const items = await this.batchGet(userId, turnIds, ['userId', 'turnId', 'sessionId', '#ts', '#text', 'doc', 'summary', 'validation', 'quality', 'attributes', 'episode']);
+    const items = await this.batchGet(userId, turnIds, [
+      'userId',
+      'turnId',
+      'sessionId',
+      '#ts',
+      '#text',
+      'doc',
+      'summary',
+      'validation',
+      'quality',
+      'attributes',
+      'episode',
+    ]);
     return items.map((i) => toIndexEntry(i)).sort((a, b) => a.turnId - b.turnId);
   }
 
@@ -142,7 +163,8 @@ export class DynamoS3TurnStore implements TurnStore {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)',
       ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':t': keys.turnPrefix },
-      ProjectionExpression: 'userId, turnId, sessionId, #ts, #text, doc, summary, validation, quality, attributes, episode',
+      ProjectionExpression:
+        'userId, turnId, sessionId, #ts, #text, doc, summary, validation, quality, attributes, episode',
       ExpressionAttributeNames: { '#ts': 'timestamp', '#text': 'text' },
     });
     return items.map((i) => toIndexEntry(i));
@@ -163,7 +185,9 @@ export class DynamoS3TurnStore implements TurnStore {
 
   /** agent.event episodes: one item each beside the turn index; the episode as JSON (any params stay as sent). */
   async saveEventEpisodes(episodes: readonly EventEpisode[]): Promise<void> {
-    const marks = this.changes.requestsFor(episodes.map((e) => ({ userId: e.userId, itemId: `episode:${e.episodeId}` })));
+    const marks = this.changes.requestsFor(
+      episodes.map((e) => ({ userId: e.userId, itemId: `episode:${e.episodeId}` })),
+    );
     await batchWriteAll(this.ddb, this.tableName, [
       ...episodes.map((e) => ({
         PutRequest: {
@@ -199,11 +223,15 @@ export class DynamoS3TurnStore implements TurnStore {
       const itemKeys = [...new Set(episodeIds)].map((id) => ({ pk: keys.userPk(userId), sk: keys.eventEpisodeSk(id) }));
       items = await batchGetAll(this.ddb, this.tableName, itemKeys, { consistent: true });
     }
-    return items.map(toEventEpisode).sort((a, b) => Date.parse(a.timestamp) - Date.parse(b.timestamp) || a.episodeId.localeCompare(b.episodeId));
+    return items
+      .map(toEventEpisode)
+      .sort((a, b) => Date.parse(a.timestamp) - Date.parse(b.timestamp) || a.episodeId.localeCompare(b.episodeId));
   }
 
   async getTurns(userId: string, turnIds: readonly number[]) {
-    const items = new Map((await this.batchGet(userId, turnIds, ['turnId', 'docKey', 'doc'])).map((i) => [Number(i.turnId), i]));
+    const items = new Map(
+      (await this.batchGet(userId, turnIds, ['turnId', 'docKey', 'doc'])).map((i) => [Number(i.turnId), i]),
+    );
     const turns: TurnSaved[] = [];
     const missing: Array<{ turnId: number; reason: string }> = [];
     await Promise.all(
@@ -212,7 +240,8 @@ export class DynamoS3TurnStore implements TurnStore {
         if (!item) return void missing.push({ turnId, reason: 'not in the turn index' });
         const where = typeof item.doc === 'string' ? 'its inline document' : `document ${String(item.docKey)}`;
         try {
-          const text = typeof item.doc === 'string' ? item.doc : await getText(this.s3, this.bucketName, String(item.docKey));
+          const text =
+            typeof item.doc === 'string' ? item.doc : await getText(this.s3, this.bucketName, String(item.docKey));
           const parsed = TurnSavedSchema.safeParse(parseTurnDocument(text));
           if (parsed.success && parsed.data.userId === userId) turns.push(parsed.data);
           else missing.push({ turnId, reason: `${where} is not a valid turn of this user` });
@@ -249,13 +278,21 @@ export class DynamoS3TurnStore implements TurnStore {
    *   asked after it and deletes twice FORGET_SETTLE_SECONDS apart; jobs asked before it are
    *   dropped (forget-user.ts), so no job reads a turn the forget deleted.
    */
-  private async batchGet(userId: string, turnIds: readonly number[], attributes: string[]): Promise<Array<Record<string, unknown>>> {
+  private async batchGet(
+    userId: string,
+    turnIds: readonly number[],
+    attributes: string[],
+  ): Promise<Array<Record<string, unknown>>> {
     const ids = [...new Set(turnIds)].sort((a, b) => a - b);
     const projection = attributes.includes('turnId') ? attributes : [...attributes, 'turnId'];
     const runs = consecutiveRuns(ids);
     const lone = runs.filter((r) => r.length === 1).flat();
     const [ranged, single] = await Promise.all([
-      Promise.all(runs.filter((r) => r.length > 1).map((r) => this.queryRange(userId, r[0] as number, r[r.length - 1] as number, projection))),
+      Promise.all(
+        runs
+          .filter((r) => r.length > 1)
+          .map((r) => this.queryRange(userId, r[0] as number, r[r.length - 1] as number, projection)),
+      ),
       this.batchGetTurns(userId, lone, projection, false),
     ]);
     const found = [...ranged.flat(), ...single];
@@ -265,21 +302,39 @@ export class DynamoS3TurnStore implements TurnStore {
   }
 
   /** The turn index items from `first` to `last` (eventually consistent). */
-  private queryRange(userId: string, first: number, last: number, attributes: string[]): Promise<Array<Record<string, unknown>>> {
+  private queryRange(
+    userId: string,
+    first: number,
+    last: number,
+    attributes: string[],
+  ): Promise<Array<Record<string, unknown>>> {
     return queryAll(this.ddb, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
-      ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':first': keys.turnSk(first), ':last': keys.turnSk(last) },
+      ExpressionAttributeValues: {
+        ':pk': keys.userPk(userId),
+        ':first': keys.turnSk(first),
+        ':last': keys.turnSk(last),
+      },
       ProjectionExpression: attributes.join(', '),
       ...(namesOf(attributes) ? { ExpressionAttributeNames: namesOf(attributes) } : {}),
     });
   }
 
-  private batchGetTurns(userId: string, turnIds: readonly number[], attributes: string[], consistent: boolean): Promise<Array<Record<string, unknown>>> {
+  private batchGetTurns(
+    userId: string,
+    turnIds: readonly number[],
+    attributes: string[],
+    consistent: boolean,
+  ): Promise<Array<Record<string, unknown>>> {
     if (turnIds.length === 0) return Promise.resolve([]);
     const itemKeys = turnIds.map((id) => ({ pk: keys.userPk(userId), sk: keys.turnSk(id) }));
     const names = namesOf(attributes);
-    return batchGetAll(this.ddb, this.tableName, itemKeys, { projection: attributes.join(', '), consistent, ...(names ? { names } : {}) });
+    return batchGetAll(this.ddb, this.tableName, itemKeys, {
+      projection: attributes.join(', '),
+      consistent,
+      ...(names ? { names } : {}),
+    });
   }
 }
 
@@ -308,7 +363,11 @@ function searchTextOf(i: Record<string, unknown>): string {
   if (typeof i.text === 'string') return i.text;
   if (typeof i.doc === 'string') {
     const turn = parseTurnDocument(i.doc);
-    return turnSearchText({ query: String(turn.query ?? ''), response: String(turn.response ?? ''), ...(turn.episode ? { episode: turn.episode as Episode } : {}) });
+    return turnSearchText({
+      query: String(turn.query ?? ''),
+      response: String(turn.response ?? ''),
+      ...(turn.episode ? { episode: turn.episode as Episode } : {}),
+    });
   }
   return String(i.summary ?? '');
 }

@@ -53,7 +53,11 @@ export function episodeText(e: Episode): string {
   const lines = [`Episode goal: ${e.goal}`];
   if (e.plan?.length) lines.push(`Plan: ${e.plan.join('; ')}`);
   for (const a of e.actions) lines.push(`Action ${a.capability}${a.result ? `: ${a.result}` : ''}`);
-  lines.push(e.outcome.success ? 'Outcome: succeeded' : `Outcome: failed${e.outcome.failureReason ? ` (${e.outcome.failureReason})` : ''}`);
+  lines.push(
+    e.outcome.success
+      ? 'Outcome: succeeded'
+      : `Outcome: failed${e.outcome.failureReason ? ` (${e.outcome.failureReason})` : ''}`,
+  );
   return lines.join('\n');
 }
 
@@ -93,14 +97,22 @@ export function capabilityConfidence(episodes: readonly EpisodeUse[]): Capabilit
       byCapability.set(use.capability, list);
     }
   }
-  const rate = (list: ReadonlyArray<{ success: boolean }>) => (list.length === 0 ? 0 : list.filter((u) => u.success).length / list.length);
+  const rate = (list: ReadonlyArray<{ success: boolean }>) =>
+    list.length === 0 ? 0 : list.filter((u) => u.success).length / list.length;
   return [...byCapability.entries()]
     .map(([capability, list]) => {
       const successes = list.filter((u) => u.success).length;
       const recent = list.slice(-RECENT_USES);
       const before = list.slice(0, -RECENT_USES);
       const delta = rate(recent) - rate(before);
-      const trend: CapabilityConfidence['trend'] = before.length === 0 ? 'new' : delta >= TREND_DELTA ? 'improving' : delta <= -TREND_DELTA ? 'declining' : 'steady';
+      const trend: CapabilityConfidence['trend'] =
+        before.length === 0
+          ? 'new'
+          : delta >= TREND_DELTA
+            ? 'improving'
+            : delta <= -TREND_DELTA
+              ? 'declining'
+              : 'steady';
       return {
         capability,
         uses: list.length,
@@ -128,7 +140,9 @@ export interface EventEpisode {
 }
 
 /** An agent.event's episode id: the same event (redelivered or republished) gives the same id. */
-export function eventEpisodeId(event: Pick<AgentEvent, 'userId' | 'timestamp' | 'trigger' | 'turnId' | 'episode'>): string {
+export function eventEpisodeId(
+  event: Pick<AgentEvent, 'userId' | 'timestamp' | 'trigger' | 'turnId' | 'episode'>,
+): string {
   const digest = createHash('sha256')
     .update(JSON.stringify([event.userId, event.timestamp, event.trigger, event.turnId ?? null, event.episode ?? null]))
     .digest('hex');
@@ -161,7 +175,14 @@ export function eventEpisodeOf(event: AgentEvent): EventEpisode | null {
  * the event): links to that batch and to what it learned from the turn.
  */
 export function episodeDocument(
-  source: { turnId?: number | undefined; episodeId?: string | undefined; sessionId?: string | undefined; timestamp: string; trigger?: string | undefined; episode: Episode },
+  source: {
+    turnId?: number | undefined;
+    episodeId?: string | undefined;
+    sessionId?: string | undefined;
+    timestamp: string;
+    trigger?: string | undefined;
+    episode: Episode;
+  },
   batchId: string,
   learned: readonly string[],
 ): string {
@@ -196,6 +217,8 @@ export function episodeDocument(
         .join('\n')}`,
     );
   }
-  parts.push(`## Outcome\n${e.outcome.success ? 'Succeeded.' : `Failed${e.outcome.failureReason ? `: ${e.outcome.failureReason}` : '.'}`}`);
+  parts.push(
+    `## Outcome\n${e.outcome.success ? 'Succeeded.' : `Failed${e.outcome.failureReason ? `: ${e.outcome.failureReason}` : '.'}`}`,
+  );
   return renderFrontMatter(meta, `${parts.join('\n\n')}\n`);
 }

@@ -7,7 +7,13 @@ import type { TurnQueueMessage } from '../../events/index.js';
 import type { Job } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { type AccumulateResult, accumulate, type SignalItem } from '../signals/signal-accumulator.js';
-import { type CloseSummary, messageTag, parseSignalState, type SignalState, withAppliedMessages } from '../signals/signal-state.js';
+import {
+  type CloseSummary,
+  messageTag,
+  parseSignalState,
+  type SignalState,
+  withAppliedMessages,
+} from '../signals/signal-state.js';
 import { closeSummaryTrigger, commitCloseSummaries, type JobTrigger } from '../signals/job-triggers.js';
 import { type IdleCheckPlan, idleCheckPending, scheduleIdleCheck } from '../signals/idle-rule.js';
 import { type EventEpisode, eventEpisodeOf } from './episodes.js';
@@ -65,7 +71,13 @@ export async function foldUser(userId: string, items: readonly UserMessage[], de
 }
 
 /** Every message is in the state already (or from before a forget): nothing to write, the committed summaries sent again. */
-function appliedFold(userId: string, version: number | null, prior: SignalState, resent: readonly CloseSummary[], forgotten: number): Fold {
+function appliedFold(
+  userId: string,
+  version: number | null,
+  prior: SignalState,
+  resent: readonly CloseSummary[],
+  forgotten: number,
+): Fold {
   const after = resent.map((c) => jobOf(userId, closeSummaryTrigger(c), c.requestedAt));
   return {
     userId,
@@ -85,7 +97,15 @@ function appliedFold(userId: string, version: number | null, prior: SignalState,
 }
 
 /** The messages not folded yet, folded: the state to write, the turns to store, the jobs and idle check to send. */
-async function foldFresh(userId: string, version: number | null, prior: SignalState, fresh: readonly UserMessage[], resent: CloseSummary[], forgotten: number, deps: IngestDeps): Promise<Fold> {
+async function foldFresh(
+  userId: string,
+  version: number | null,
+  prior: SignalState,
+  fresh: readonly UserMessage[],
+  resent: CloseSummary[],
+  forgotten: number,
+  deps: IngestDeps,
+): Promise<Fold> {
   const messages = fresh.map((i) => i.message);
   const turns = messages.filter((m): m is TurnSaved => m.type === 'turn.saved');
   const older = turns.filter((t) => t.turnId <= prior.lastTurnId).map((t) => t.turnId);
@@ -99,13 +119,20 @@ async function foldFresh(userId: string, version: number | null, prior: SignalSt
   );
   const counted = accumulated.outcomes.some((o) => o.disposition === 'counted');
   // The user's own inactivity threshold, read only when a check is to be scheduled (once per quiet window).
-  const idle = counted && !idleCheckPending(withTags, now) ? scheduleIdleCheck(withTags, withUserIdle(deps.config, await deps.settings.get(userId)), now) : null;
+  const idle =
+    counted && !idleCheckPending(withTags, now)
+      ? scheduleIdleCheck(withTags, withUserIdle(deps.config, await deps.settings.get(userId)), now)
+      : null;
   const folded = { ...accumulated, state: { ...(idle?.state ?? withTags), turnLog: true as const } };
   const keep = new Set(folded.outcomes.filter((o) => o.disposition !== 'duplicate').map((o) => o.turnId));
-  const jobs = folded.triggers.filter((t) => t.kind !== 'session-close').map((t) => jobOf(userId, t, now.toISOString()));
+  const jobs = folded.triggers
+    .filter((t) => t.kind !== 'session-close')
+    .map((t) => jobOf(userId, t, now.toISOString()));
   const after = (committed.closeSummaries ?? []).map((c) => jobOf(userId, closeSummaryTrigger(c), c.requestedAt));
   const episodes = messages.flatMap((m) => (m.type === 'agent.event' ? (eventEpisodeOf(m) ?? []) : []));
-  const closed = messages.flatMap((m) => (m.type === 'session.closed' ? [{ sessionId: m.sessionId, at: m.timestamp }] : []));
+  const closed = messages.flatMap((m) =>
+    m.type === 'session.closed' ? [{ sessionId: m.sessionId, at: m.timestamp }] : [],
+  );
   const toStore = dedupeByTurnId(turns.filter((t) => keep.has(t.turnId)));
   return {
     userId,
@@ -147,7 +174,10 @@ const jobOf = (userId: string, t: JobTrigger, requestedAt: string): Job => ({
  * failed) is marked, stored again or not. Until the user's TURNLOG is recorded (a state
  * without `turnLog`: before the first cycle of this code, or reset), every turn is marked.
  */
-export function turnChangeMarks(prior: SignalState, turns: readonly TurnSaved[]): Array<{ userId: string; turnId: number }> {
+export function turnChangeMarks(
+  prior: SignalState,
+  turns: readonly TurnSaved[],
+): Array<{ userId: string; turnId: number }> {
   const ids = new Set(turns.filter((t) => !prior.turnLog || t.turnId <= prior.lastTurnId).map((t) => t.turnId));
   return [...ids].map((turnId) => ({ userId: turns[0]?.userId ?? '', turnId }));
 }
@@ -165,7 +195,13 @@ async function sinceForgotten(userId: string, items: readonly UserMessage[], dep
 const toItem = (m: TurnQueueMessage): SignalItem => {
   if (m.type === 'turn.saved') return { kind: 'turn', turn: m };
   if (m.type === 'session.closed') return { kind: 'session_closed', sessionId: m.sessionId };
-  return { kind: 'agent_event', trigger: m.trigger, eventId: eventId(m), ...(m.detail ? { detail: m.detail } : {}), ...(m.episode ? { episodeId: eventEpisodeOf(m)?.episodeId } : {}) };
+  return {
+    kind: 'agent_event',
+    trigger: m.trigger,
+    eventId: eventId(m),
+    ...(m.detail ? { detail: m.detail } : {}),
+    ...(m.episode ? { episodeId: eventEpisodeOf(m)?.episodeId } : {}),
+  };
 };
 
 function dedupeByTurnId(turns: TurnSaved[]): TurnSaved[] {

@@ -9,6 +9,7 @@ import type { SourceReliabilityStore } from '../sources/source-reliability.port.
 import type { JobQueue } from '../jobs/job-queue.port.js';
 import type { IdleScheduler, SignalStateStore } from '../signals/signal-state.port.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
+import type { TierPolicy } from '../tiers/tier-settings.js';
 
 export interface IngestRecord {
   messageId: string;
@@ -26,8 +27,10 @@ export interface IngestDeps {
   sources: SourceReliabilityStore;
   /** The user's own settings: their inactivity threshold (lib/settings/user-settings.ts). */
   settings: Pick<UserSettingsStore, 'get'>;
-  /** Tier entries: a session's close clears its ephemeral ones (lib/tiers/tier-review.ts). */
+  /** Tier entries: a session's close promotes its ephemeral ones that matter and clears the rest (lib/tiers/tier-review.ts). */
   items: Pick<MemoryItemStore, 'get' | 'move' | 'sessionEphemera'>;
+  /** The stage's tier policy (lib/tiers/tier-settings.ts) a session's close applies; unset: the defaults. */
+  tierPolicy?: TierPolicy | undefined;
   clock: Clock;
   log: Log;
   config: SignalConfig;

@@ -16,7 +16,7 @@ import type { TurnQueueMessage } from '../../events/index.js';
 import type { Job } from '../../events/job.js';
 import type { AccumulateResult } from '../signals/signal-accumulator.js';
 import { observationsOf } from '../sources/source-reliability.js';
-import { clearSessionEphemera } from '../tiers/tier-review.js';
+import { closeSessionEphemera } from '../tiers/tier-review.js';
 import type { FieldError } from '../kernel/parse-or-keep.js';
 import type { IngestDeps } from './ingest-deps.js';
 import { type Fold, foldUser, type UserMessage } from './fold-user.js';
@@ -26,7 +26,18 @@ import type { IngestRecord, IngestResult } from './ingest-deps.js';
 const MAX_STATE_ATTEMPTS = 5;
 
 export async function ingestTurns(records: readonly IngestRecord[], deps: IngestDeps): Promise<IngestResult> {
-  const result: IngestResult = { failedMessageIds: [], accepted: 0, duplicates: 0, late: 0, rejected: 0, controlEvents: 0, alreadyApplied: 0, jobs: [], redacted: {}, forgotten: 0 };
+  const result: IngestResult = {
+    failedMessageIds: [],
+    accepted: 0,
+    duplicates: 0,
+    late: 0,
+    rejected: 0,
+    controlEvents: 0,
+    alreadyApplied: 0,
+    jobs: [],
+    redacted: {},
+    forgotten: 0,
+  };
   const byUser = await groupByUser(records, deps, result);
   await ingestByUser(byUser, deps, result);
   return result;
@@ -39,11 +50,20 @@ type UserItems = Array<{ messageId: string; message: TurnQueueMessage }>;
  * retried goes back to the queue (in `result.failedMessageIds`) with its user's whole group;
  * an invalid one is kept as rejected.
  */
-async function groupByUser(records: readonly IngestRecord[], deps: IngestDeps, result: IngestResult): Promise<Map<string, UserItems>> {
+async function groupByUser(
+  records: readonly IngestRecord[],
+  deps: IngestDeps,
+  result: IngestResult,
+): Promise<Map<string, UserItems>> {
   const byUser = new Map<string, UserItems>();
   // Secrets (and, by stage, personal identifiers) are gone before anything is
   // stored — the turn, its episode, a kept reject — and so before any prompt is built from it.
-  const parsed = await Promise.all(records.map(async (r) => ({ record: r, parsed: redactParsed(await parseRecord(r.body, deps.claims), deps.redaction, result.redacted) })));
+  const parsed = await Promise.all(
+    records.map(async (r) => ({
+      record: r,
+      parsed: redactParsed(await parseRecord(r.body, deps.claims), deps.redaction, result.redacted),
+    })),
+  );
   // FIFO: a record that must be retried sends its user's whole group back, or the later
   // turns would overtake it (and it would come back "late").
   const retryUsers = new Set<string>();
@@ -57,7 +77,11 @@ async function groupByUser(records: readonly IngestRecord[], deps: IngestDeps, r
       continue;
     }
     if (p.ok || p.retryable || (userId !== undefined && retryUsers.has(userId))) {
-      deps.log.error('record goes back to the queue', { messageId: record.messageId, userId, errors: p.ok ? [] : p.errors });
+      deps.log.error('record goes back to the queue', {
+        messageId: record.messageId,
+        userId,
+        errors: p.ok ? [] : p.errors,
+      });
       result.failedMessageIds.push(record.messageId);
       continue;
     }
@@ -67,7 +91,12 @@ async function groupByUser(records: readonly IngestRecord[], deps: IngestDeps, r
 }
 
 /** An invalid record is kept (redacted) for a person to look at; if that fails, it goes back to the queue. */
-async function keepRejected(record: IngestRecord, errors: FieldError[], deps: IngestDeps, result: IngestResult): Promise<void> {
+async function keepRejected(
+  record: IngestRecord,
+  errors: FieldError[],
+  deps: IngestDeps,
+  result: IngestResult,
+): Promise<void> {
   try {
     await deps.rejected.keep({
       source: deps.source,
@@ -79,7 +108,10 @@ async function keepRejected(record: IngestRecord, errors: FieldError[], deps: In
     result.rejected += 1;
     deps.log.warn('record rejected', { messageId: record.messageId, errors });
   } catch (error) {
-    deps.log.error('could not keep a rejected record; it goes back to the queue', { messageId: record.messageId, error: String(error) });
+    deps.log.error('could not keep a rejected record; it goes back to the queue', {
+      messageId: record.messageId,
+      error: String(error),
+    });
     result.failedMessageIds.push(record.messageId);
   }
 }
@@ -89,14 +121,20 @@ async function keepRejected(record: IngestRecord, errors: FieldError[], deps: In
  * BatchWriteItem per 25 index entries). If anything in it fails, each user is retried on its
  * own, so one user's failure never sinks another's records.
  */
-async function ingestByUser(byUser: ReadonlyMap<string, UserItems>, deps: IngestDeps, result: IngestResult): Promise<void> {
+async function ingestByUser(
+  byUser: ReadonlyMap<string, UserItems>,
+  deps: IngestDeps,
+  result: IngestResult,
+): Promise<void> {
   const users = [...byUser.entries()];
   let batched: Map<string, UserOutcome> | null = null;
   if (users.length > 1) {
     try {
       batched = await ingestUsersTogether(users, deps);
     } catch (error) {
-      deps.log.warn('batched ingestion failed; retrying user by user', { error: error instanceof Error ? error.message : String(error) });
+      deps.log.warn('batched ingestion failed; retrying user by user', {
+        error: error instanceof Error ? error.message : String(error),
+      });
     }
   }
   await Promise.all(
@@ -153,24 +191,37 @@ async function recordSources(f: Fold, deps: IngestDeps): Promise<void> {
  * redelivered messages are then already applied.
  */
 async function markActivity(folds: readonly Fold[], deps: IngestDeps): Promise<void> {
-  const marks = folds.flatMap((f) => (f.alreadyApplied ? [] : f.folded.newActiveDays.map((day) => ({ userId: f.userId, day }))));
+  const marks = folds.flatMap((f) =>
+    f.alreadyApplied ? [] : f.folded.newActiveDays.map((day) => ({ userId: f.userId, day })),
+  );
   if (marks.length > 0) await deps.signalState.markActive(marks);
 }
 
 /**
  * Jobs and the idle check of a fold, if it sends one, and the closed sessions' ephemeral
- * entries cleared (after its turns are stored, before its state: a crash between redoes them,
- * and a cleared entry stays cleared).
+ * entries promoted when they matter and cleared otherwise (req R-TIER-11; after its turns are
+ * stored, before its state: a crash between redoes them, and a moved entry stays moved).
  */
 async function announce(f: Fold, deps: IngestDeps): Promise<void> {
   for (const c of f.closed) {
-    const cleared = await clearSessionEphemera(deps.items, f.userId, c.sessionId, new Date(c.at));
-    if (cleared > 0) deps.log.info('ephemeral entries cleared at session close', { userId: f.userId, sessionId: c.sessionId, cleared });
+    const done = await closeSessionEphemera(deps.items, f.userId, c.sessionId, new Date(c.at), deps.tierPolicy);
+    if (done.promoted + done.cleared > 0)
+      deps.log.info('ephemeral entries closed at session close', { userId: f.userId, sessionId: c.sessionId, ...done });
   }
   for (const job of f.jobs) await deps.jobs.enqueue(job);
   if (f.idleCheck) {
     const { dueAt, delaySeconds } = f.idleCheck;
-    await deps.idle.schedule({ type: 'idle.check', version: 1, userId: f.userId, lastTurnId: f.folded.state.lastTurnId, enqueuedAt: deps.clock.now().toISOString(), dueAt }, delaySeconds);
+    await deps.idle.schedule(
+      {
+        type: 'idle.check',
+        version: 1,
+        userId: f.userId,
+        lastTurnId: f.folded.state.lastTurnId,
+        enqueuedAt: deps.clock.now().toISOString(),
+        dueAt,
+      },
+      delaySeconds,
+    );
   }
 }
 
@@ -187,10 +238,21 @@ async function announceCommitted(f: Fold, deps: IngestDeps): Promise<Job[]> {
 
 function logCommitted(f: Fold, deps: IngestDeps): void {
   for (const o of f.folded.outcomes) {
-    deps.log.debug('turn signals', { userId: f.userId, turnId: o.turnId, disposition: o.disposition, signals: o.signals });
+    deps.log.debug('turn signals', {
+      userId: f.userId,
+      turnId: o.turnId,
+      disposition: o.disposition,
+      signals: o.signals,
+    });
   }
   for (const job of [...f.jobs, ...f.after]) {
-    deps.log.info('job enqueued', { userId: f.userId, jobId: job.jobId, kind: job.kind, trigger: job.trigger, urgency: job.urgency });
+    deps.log.info('job enqueued', {
+      userId: f.userId,
+      jobId: job.jobId,
+      kind: job.kind,
+      trigger: job.trigger,
+      urgency: job.urgency,
+    });
   }
   // Req R-EVT: no agent.event passes silently — one reflecting on itself says so, one that fired nothing says why.
   for (const t of f.folded.triggers) {
@@ -204,14 +266,22 @@ function logCommitted(f: Fold, deps: IngestDeps): void {
         episodes: t.episodeIds.length,
       });
   }
-  for (const e of f.folded.eventsNotReflected) deps.log.warn('agent.event fired no reflection', { userId: f.userId, trigger: `event:${e.trigger}`, reason: e.reason });
+  for (const e of f.folded.eventsNotReflected)
+    deps.log.warn('agent.event fired no reflection', {
+      userId: f.userId,
+      trigger: `event:${e.trigger}`,
+      reason: e.reason,
+    });
 }
 
 /**
  * Several users at once: folds in parallel, one saveTurns for everybody, then each user's
  * jobs and conditional state write. Users whose state changed meanwhile are redone alone.
  */
-async function ingestUsersTogether(users: ReadonlyArray<readonly [string, UserMessage[]]>, deps: IngestDeps): Promise<Map<string, UserOutcome>> {
+async function ingestUsersTogether(
+  users: ReadonlyArray<readonly [string, UserMessage[]]>,
+  deps: IngestDeps,
+): Promise<Map<string, UserOutcome>> {
   const folds = await Promise.all(users.map(([userId, items]) => foldUser(userId, items, deps)));
   await storeTurns(folds, deps);
   const episodes = folds.flatMap((f) => f.episodes);
@@ -221,7 +291,12 @@ async function ingestUsersTogether(users: ReadonlyArray<readonly [string, UserMe
   await Promise.all(
     folds.map(async (f) => {
       if (f.alreadyApplied) {
-        out.set(f.userId, { ...f.folded, jobs: await announceCommitted(f, deps), alreadyApplied: true, forgotten: f.forgotten });
+        out.set(f.userId, {
+          ...f.folded,
+          jobs: await announceCommitted(f, deps),
+          alreadyApplied: true,
+          forgotten: f.forgotten,
+        });
         return;
       }
       await recordSources(f, deps);
@@ -239,7 +314,8 @@ async function ingestUsersTogether(users: ReadonlyArray<readonly [string, UserMe
 async function ingestUser(userId: string, items: UserMessage[], deps: IngestDeps): Promise<UserOutcome> {
   for (let attempt = 1; ; attempt++) {
     const f = await foldUser(userId, items, deps);
-    if (f.alreadyApplied) return { ...f.folded, jobs: await announceCommitted(f, deps), alreadyApplied: true, forgotten: f.forgotten };
+    if (f.alreadyApplied)
+      return { ...f.folded, jobs: await announceCommitted(f, deps), alreadyApplied: true, forgotten: f.forgotten };
     await storeTurns([f], deps);
     if (f.episodes.length > 0) await deps.turns.saveEventEpisodes(f.episodes);
     await markActivity([f], deps);
@@ -250,7 +326,8 @@ async function ingestUser(userId: string, items: UserMessage[], deps: IngestDeps
       logCommitted(f, deps);
       return { ...f.folded, jobs, forgotten: f.forgotten };
     }
-    if (attempt >= MAX_STATE_ATTEMPTS) throw new Error(`signal state of ${userId} kept changing under us (${attempt} attempts)`);
+    if (attempt >= MAX_STATE_ATTEMPTS)
+      throw new Error(`signal state of ${userId} kept changing under us (${attempt} attempts)`);
     deps.log.info('signal state changed concurrently; recomputing', { userId, attempt });
   }
 }

@@ -34,7 +34,11 @@ export async function parseRecord(body: string, claims: ClaimCheckStore): Promis
   try {
     value = JSON.parse(body);
   } catch (error) {
-    return { ok: false, retryable: false, errors: [{ path: '(body)', message: `not JSON: ${(error as Error).message}` }] };
+    return {
+      ok: false,
+      retryable: false,
+      errors: [{ path: '(body)', message: `not JSON: ${(error as Error).message}` }],
+    };
   }
   if (typeof value === 'object' && value !== null && 'payloadRef' in value) {
     const claim = TurnClaimCheckSchema.safeParse(value);
@@ -48,19 +52,42 @@ export async function parseRecord(body: string, claims: ClaimCheckStore): Promis
       // signal function may not) — is retried, then parked in the DLQ with this reason.
       const name = (error as Error).name;
       const missing = name === 'NoSuchKey';
-      const reason = name === 'AccessDenied' ? 'not readable by this function (AccessDenied: missing, or not allowed)' : `unreadable: ${name}`;
-      return { ok: false, retryable: !missing, userId: claim.data.userId, errors: [{ path: 'payloadRef.key', message: `claim check ${reason}` }] };
+      const reason =
+        name === 'AccessDenied'
+          ? 'not readable by this function (AccessDenied: missing, or not allowed)'
+          : `unreadable: ${name}`;
+      return {
+        ok: false,
+        retryable: !missing,
+        userId: claim.data.userId,
+        errors: [{ path: 'payloadRef.key', message: `claim check ${reason}` }],
+      };
     }
     const inner = await parseRecord(text, claims);
-    if (!inner.ok) return { ok: false, retryable: inner.retryable, errors: inner.errors.map((e) => ({ ...e, path: `payloadRef:${e.path}` })) };
+    if (!inner.ok)
+      return {
+        ok: false,
+        retryable: inner.retryable,
+        errors: inner.errors.map((e) => ({ ...e, path: `payloadRef:${e.path}` })),
+      };
     const m = inner.message;
     if (m.type !== 'turn.saved' || m.userId !== claim.data.userId || m.turnId !== claim.data.turnId) {
       // Name the claim's fields the payload contradicts, not only the reference.
       const contradicted: FieldError[] = [];
-      if (m.type !== 'turn.saved') contradicted.push({ path: 'type', message: `the claimed payload is a ${m.type}, not a turn.saved` });
-      if (m.userId !== claim.data.userId) contradicted.push({ path: 'userId', message: "the claimed payload is another user's" });
-      if (m.type === 'turn.saved' && m.turnId !== claim.data.turnId) contradicted.push({ path: 'turnId', message: `the claimed payload is turn ${m.turnId}, not ${claim.data.turnId}` });
-      return { ok: false, retryable: false, errors: [{ path: 'payloadRef.key', message: "the claimed payload is not this user's turn" }, ...contradicted] };
+      if (m.type !== 'turn.saved')
+        contradicted.push({ path: 'type', message: `the claimed payload is a ${m.type}, not a turn.saved` });
+      if (m.userId !== claim.data.userId)
+        contradicted.push({ path: 'userId', message: "the claimed payload is another user's" });
+      if (m.type === 'turn.saved' && m.turnId !== claim.data.turnId)
+        contradicted.push({
+          path: 'turnId',
+          message: `the claimed payload is turn ${m.turnId}, not ${claim.data.turnId}`,
+        });
+      return {
+        ok: false,
+        retryable: false,
+        errors: [{ path: 'payloadRef.key', message: "the claimed payload is not this user's turn" }, ...contradicted],
+      };
     }
     return inner;
   }

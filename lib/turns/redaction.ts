@@ -24,7 +24,15 @@
  */
 import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
 
-export const SECRET_KINDS = ['private_key', 'jwt', 'aws_access_key', 'aws_secret_key', 'api_token', 'url_password', 'connection_secret'] as const;
+export const SECRET_KINDS = [
+  'private_key',
+  'jwt',
+  'aws_access_key',
+  'aws_secret_key',
+  'api_token',
+  'url_password',
+  'connection_secret',
+] as const;
 export const PERSONAL_KINDS = ['email', 'card_number', 'iban', 'phone'] as const;
 export type RedactionKind = (typeof SECRET_KINDS)[number] | (typeof PERSONAL_KINDS)[number];
 export type RedactionCounts = Partial<Record<RedactionKind, number>>;
@@ -47,28 +55,43 @@ const marker = (kind: RedactionKind) => `[redacted:${kind}]`;
 const NL = String.raw`(?:\r?\n|(?:\\r)?\\n)`;
 
 const DETECTORS: readonly Detector[] = [
-  { kind: 'private_key', pattern: new RegExp(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:${NL}|[A-Za-z0-9+/=:, -])*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----`, 'g') },
+  {
+    kind: 'private_key',
+    pattern: new RegExp(
+      `-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:${NL}|[A-Za-z0-9+/=:, -])*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----`,
+      'g',
+    ),
+  },
   { kind: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g },
   { kind: 'aws_access_key', pattern: /\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g },
   {
     kind: 'aws_secret_key',
-    pattern: /\b(aws_?secret_?access_?key|secret_?access_?key|SecretAccessKey)(["']?\s*[:=]\s*["']?)([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/gi,
+    pattern:
+      /\b(aws_?secret_?access_?key|secret_?access_?key|SecretAccessKey)(["']?\s*[:=]\s*["']?)([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/gi,
     replace: (_m, name, sep) => `${name}${sep}${marker('aws_secret_key')}`,
   },
   {
     kind: 'api_token',
-    pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22,}|xox[abposr]-[A-Za-z0-9-]{10,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|AIza[0-9A-Za-z_-]{35}|sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,})/g,
+    pattern:
+      /\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22,}|xox[abposr]-[A-Za-z0-9-]{10,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|AIza[0-9A-Za-z_-]{35}|sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,})/g,
   },
-  { kind: 'api_token', pattern: /\b(Bearer\s+)([A-Za-z0-9._~+/-]{20,}=*)/g, replace: (_m, bearer) => `${bearer}${marker('api_token')}` },
+  {
+    kind: 'api_token',
+    pattern: /\b(Bearer\s+)([A-Za-z0-9._~+/-]{20,}=*)/g,
+    replace: (_m, bearer) => `${bearer}${marker('api_token')}`,
+  },
   {
     kind: 'url_password',
     pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@"'<>]+:)([^\s@/"'<>]+)(@)/gi,
-    replace: (_m, head, password, at) => (password.startsWith('[redacted:') ? null : `${head}${marker('url_password')}${at}`),
+    replace: (_m, head, password, at) =>
+      password.startsWith('[redacted:') ? null : `${head}${marker('url_password')}${at}`,
   },
   {
     kind: 'connection_secret',
-    pattern: /\b(password|passwd|pwd|accountkey|sharedaccesskey|client_secret|api_?key)(\s*[:=]\s*["']?)([^\s;"',]{4,})/gi,
-    replace: (_m, name, sep, value) => (value.startsWith('[redacted:') ? null : `${name}${sep}${marker('connection_secret')}`),
+    pattern:
+      /\b(password|passwd|pwd|accountkey|sharedaccesskey|client_secret|api_?key)(\s*[:=]\s*["']?)([^\s;"',]{4,})/gi,
+    replace: (_m, name, sep, value) =>
+      value.startsWith('[redacted:') ? null : `${name}${sep}${marker('connection_secret')}`,
   },
 ];
 
@@ -79,9 +102,17 @@ const PERSONAL_DETECTORS: readonly Detector[] = [
     pattern: /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b/g,
     replace: (m) => (isValidIBAN(electronicFormatIBAN(m) ?? '') ? marker('iban') : null),
   },
-  { kind: 'card_number', pattern: /\b\d(?:[ -]?\d){12,18}\b/g, replace: (m) => (luhn(m.replace(/\D/g, '')) ? marker('card_number') : null) },
+  {
+    kind: 'card_number',
+    pattern: /\b\d(?:[ -]?\d){12,18}\b/g,
+    replace: (m) => (luhn(m.replace(/\D/g, '')) ? marker('card_number') : null),
+  },
   // International (+country code) or North American (3-3-4) numbers; a date (4-2-2) is neither.
-  { kind: 'phone', pattern: /(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]?\d{2,4}){1,4}|\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|\b\d{3}[.-]\d{3}[.-]\d{4})\b/g },
+  {
+    kind: 'phone',
+    pattern:
+      /(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]?\d{2,4}){1,4}|\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|\b\d{3}[.-]\d{3}[.-]\d{4})\b/g,
+  },
 ];
 
 /** ISO/IEC 7812 check digit (the Luhn algorithm). */
@@ -117,7 +148,27 @@ export function redact(text: string, policy: RedactionPolicy): { text: string; c
  * `gsi1pk`, `gsi1sk`: a zero-padded turn id must not read as a phone number) and its
  * objects' bytes (`base64`).
  */
-const STRUCTURAL = new Set(['type', 'userId', 'sessionId', 'timestamp', 'episodeId', 'domain', 'outcome', 'validation', 'route', 'key', 'bucket', 'path', 'id', 'ids', 'pk', 'sk', 'gsi1pk', 'gsi1sk', 'base64']);
+const STRUCTURAL = new Set([
+  'type',
+  'userId',
+  'sessionId',
+  'timestamp',
+  'episodeId',
+  'domain',
+  'outcome',
+  'validation',
+  'route',
+  'key',
+  'bucket',
+  'path',
+  'id',
+  'ids',
+  'pk',
+  'sk',
+  'gsi1pk',
+  'gsi1sk',
+  'base64',
+]);
 
 /** Every free-text string of a message (at any depth) redacted; identities and structure kept. */
 export function redactFields<T>(value: T, policy: RedactionPolicy): { value: T; counts: RedactionCounts } {
@@ -130,7 +181,8 @@ export function redactFields<T>(value: T, policy: RedactionPolicy): { value: T; 
       return r.text;
     }
     if (Array.isArray(v)) return v.map((x) => walk(x, key));
-    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, k)]));
+    if (v !== null && typeof v === 'object')
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, k)]));
     return v;
   };
   return { value: walk(value, '') as T, counts };
@@ -141,4 +193,5 @@ export function addCounts(into: RedactionCounts, more: RedactionCounts): Redacti
   return into;
 }
 
-export const totalRedacted = (counts: RedactionCounts): number => Object.values(counts).reduce((a, b) => a + (b ?? 0), 0);
+export const totalRedacted = (counts: RedactionCounts): number =>
+  Object.values(counts).reduce((a, b) => a + (b ?? 0), 0);

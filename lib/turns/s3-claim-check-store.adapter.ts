@@ -24,6 +24,8 @@ export class S3ClaimCheckStore implements ClaimCheckStore {
   }
 
   async put(key: string, body: string): Promise<void> {
-    await this.s3.send(new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: body, ContentType: 'application/json' }));
+    await this.s3.send(
+      new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: body, ContentType: 'application/json' }),
+    );
   }
 }

@@ -42,7 +42,8 @@ export function sqsSafeJson(text: string): string {
 }
 
 /** FIFO deduplication id of a turn: SQS drops a republish of the same user's turn within 5 minutes. */
-export const turnDeduplicationId = (turn: Pick<TurnSaved, 'userId' | 'turnId'>): string => sha(`${turn.userId}\n${turn.turnId}`);
+export const turnDeduplicationId = (turn: Pick<TurnSaved, 'userId' | 'turnId'>): string =>
+  sha(`${turn.userId}\n${turn.turnId}`);
 
 export interface ClaimCheckOptions {
   s3: S3Client;
@@ -85,10 +86,19 @@ export class SqsTurnPublisher {
         const bytes = Buffer.byteLength(body, 'utf8');
         if (bytes <= threshold) return { body, groupId: validated.userId, deduplicationId };
         if (!this.claimCheck) {
-          throw new RangeError(`event ${i}: turn ${validated.turnId} is ${bytes} bytes, over ${threshold}; give the publisher a claimCheck bucket`);
+          throw new RangeError(
+            `event ${i}: turn ${validated.turnId} is ${bytes} bytes, over ${threshold}; give the publisher a claimCheck bucket`,
+          );
         }
         const key = claimKey(validated.userId, validated.turnId, sha(body).slice(0, 16));
-        await this.claimCheck.s3.send(new PutObjectCommand({ Bucket: this.claimCheck.bucketName, Key: key, Body: body, ContentType: 'application/json' }));
+        await this.claimCheck.s3.send(
+          new PutObjectCommand({
+            Bucket: this.claimCheck.bucketName,
+            Key: key,
+            Body: body,
+            ContentType: 'application/json',
+          }),
+        );
         claimChecks += 1;
         const claim: TurnClaimCheck = {
           type: 'turn.saved',
@@ -124,7 +134,11 @@ export class SqsTurnPublisher {
         end += 1;
       }
       if (bytes > MAX_BATCH_BYTES) {
-        result.failed.push({ index: start, code: 'MessageTooLong', message: `${bytes} bytes, over the ${MAX_BATCH_BYTES} SQS accepts` });
+        result.failed.push({
+          index: start,
+          code: 'MessageTooLong',
+          message: `${bytes} bytes, over the ${MAX_BATCH_BYTES} SQS accepts`,
+        });
         start = end;
         continue;
       }
@@ -132,11 +146,17 @@ export class SqsTurnPublisher {
       const res = await this.sqs.send(
         new SendMessageBatchCommand({
           QueueUrl: this.queueUrl,
-          Entries: chunk.map((m, j) => ({ Id: String(start + j), MessageBody: m.body, MessageGroupId: m.groupId, MessageDeduplicationId: m.deduplicationId })),
+          Entries: chunk.map((m, j) => ({
+            Id: String(start + j),
+            MessageBody: m.body,
+            MessageGroupId: m.groupId,
+            MessageDeduplicationId: m.deduplicationId,
+          })),
         }),
       );
       result.sent += res.Successful?.length ?? 0;
-      for (const f of res.Failed ?? []) result.failed.push({ index: Number(f.Id), code: f.Code ?? 'Unknown', message: f.Message ?? '' });
+      for (const f of res.Failed ?? [])
+        result.failed.push({ index: Number(f.Id), code: f.Code ?? 'Unknown', message: f.Message ?? '' });
       start = end;
     }
     return result;
@@ -144,7 +164,12 @@ export class SqsTurnPublisher {
 }
 
 function validate(event: Publishable, index: number): Publishable {
-  const schema = event.type === 'session.closed' ? SessionClosedSchema : event.type === 'agent.event' ? AgentEventSchema : TurnSavedSchema;
+  const schema =
+    event.type === 'session.closed'
+      ? SessionClosedSchema
+      : event.type === 'agent.event'
+        ? AgentEventSchema
+        : TurnSavedSchema;
   const parsed = schema.safeParse(event);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
@@ -161,6 +186,9 @@ export class SqsAgentEventPublisher implements AgentEventPublisher {
 
   async publish(events: readonly AgentEvent[]): Promise<void> {
     const result = await this.publisher.publish(events);
-    if (result.failed.length > 0) throw new Error(`the TurnQueue refused ${result.failed.length} event(s): ${result.failed.map((f) => `${f.code} ${f.message}`).join('; ')}`);
+    if (result.failed.length > 0)
+      throw new Error(
+        `the TurnQueue refused ${result.failed.length} event(s): ${result.failed.map((f) => `${f.code} ${f.message}`).join('; ')}`,
+      );
   }
 }

@@ -60,7 +60,12 @@ export function parseTurnDocument(text: string): Record<string, unknown> {
     return unescapeHeadings(lines.join('\n').replace(/\n+$/, ''));
   };
   const context = text_('Context');
-  return { ...meta, query: text_('Query') ?? '', response: text_('Response') ?? '', ...(context !== undefined ? { context } : {}) };
+  return {
+    ...meta,
+    query: text_('Query') ?? '',
+    response: text_('Response') ?? '',
+    ...(context !== undefined ? { context } : {}),
+  };
 }
 
 /** Stable content hash of a turn's payload (what a duplicate must equal to be the same turn). */

@@ -17,7 +17,10 @@ import { batchWriteAll } from '../kernel/dynamo-query.adapter.js';
  * An item the new code already wrote under the new key (a batch redelivered across the deploy)
  * stays, and the old one is deleted. Run again, it finds nothing to move.
  */
-export async function moveToTurnKeys(ddb: DynamoDBDocumentClient, tableName: string): Promise<{ moved: number; alreadyMoved: number }> {
+export async function moveToTurnKeys(
+  ddb: DynamoDBDocumentClient,
+  tableName: string,
+): Promise<{ moved: number; alreadyMoved: number }> {
   let moved = 0;
   let alreadyMoved = 0;
   let start: Record<string, unknown> | undefined;
@@ -38,8 +41,16 @@ export async function moveToTurnKeys(ddb: DynamoDBDocumentClient, tableName: str
         await ddb.send(
           new TransactWriteCommand({
             TransactItems: [
-              { Put: { TableName: tableName, Item: { ...item, sk: next }, ConditionExpression: 'attribute_not_exists(pk)' } },
-              { Delete: { TableName: tableName, Key: { pk: item.pk, sk }, ConditionExpression: 'attribute_exists(pk)' } },
+              {
+                Put: {
+                  TableName: tableName,
+                  Item: { ...item, sk: next },
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
+              },
+              {
+                Delete: { TableName: tableName, Key: { pk: item.pk, sk }, ConditionExpression: 'attribute_exists(pk)' },
+              },
             ],
           }),
         );

@@ -59,7 +59,9 @@ export class MemoryTurnStore implements TurnStore {
   }
   async getTurns(userId: string, ids: readonly number[]) {
     const turns = ids.map((id) => this.turns.get(`${userId}#${id}`)).filter((t): t is TurnSaved => t !== undefined);
-    const missing = ids.filter((id) => !this.turns.has(`${userId}#${id}`)).map((turnId) => ({ turnId, reason: 'not in the turn index' }));
+    const missing = ids
+      .filter((id) => !this.turns.has(`${userId}#${id}`))
+      .map((turnId) => ({ turnId, reason: 'not in the turn index' }));
     return { turns, missing };
   }
 }
@@ -125,12 +127,19 @@ export class RecordingTurnStore extends MemoryTurnStore {
   override async saveTurns(turns: readonly TurnSaved[], marked?: ReadonlyArray<{ userId: string; turnId: number }>) {
     for (const t of turns) {
       this.log.add('turns', t.userId, turnDocKey(t.userId, t.turnId, turnContentHash(t)));
-      this.log.addItem('turns', t.userId, ddbKey(t.userId, keys.turnSk(t.turnId)), { ...t, query: undefined, response: undefined, context: undefined, text: turnSearchText(t) });
+      this.log.addItem('turns', t.userId, ddbKey(t.userId, keys.turnSk(t.turnId)), {
+        ...t,
+        query: undefined,
+        response: undefined,
+        context: undefined,
+        text: turnSearchText(t),
+      });
     }
     return super.saveTurns(turns, marked);
   }
   override async saveEventEpisodes(episodes: readonly EventEpisode[]) {
-    for (const e of episodes) this.log.addItem('turns', e.userId, ddbKey(e.userId, keys.eventEpisodeSk(e.episodeId)), e);
+    for (const e of episodes)
+      this.log.addItem('turns', e.userId, ddbKey(e.userId, keys.eventEpisodeSk(e.episodeId)), e);
     return super.saveEventEpisodes(episodes);
   }
   /** The turn index of a user, oldest first (what the catalog reads). */

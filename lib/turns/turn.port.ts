@@ -30,7 +30,10 @@ export interface TurnStore {
   /** The user's agent.event episodes: these ids (those found), or all of them; by time, then id. */
   eventEpisodes(userId: string, episodeIds?: readonly string[]): Promise<EventEpisode[]>;
   /** Load turns by id; ids with no index entry or an unreadable document come back as missing. */
-  getTurns(userId: string, turnIds: readonly number[]): Promise<{ turns: TurnSaved[]; missing: Array<{ turnId: number; reason: string }> }>;
+  getTurns(
+    userId: string,
+    turnIds: readonly number[],
+  ): Promise<{ turns: TurnSaved[]; missing: Array<{ turnId: number; reason: string }> }>;
 }
 
 export interface ClaimCheckStore {

@@ -2,7 +2,10 @@
 export async function apiRequest(url: string, token: string, method: string, body?: unknown) {
   const res = await fetch(url, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   // biome-ignore lint/suspicious/noExplicitAny: test responses are inspected loosely

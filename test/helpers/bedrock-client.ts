@@ -12,7 +12,14 @@ export function recordingClient(answer: RecordedAnswer) {
     send: async (command: ConverseCommand) => {
       sent.push(command.input);
       return {
-        output: { message: { role: 'assistant', content: [answer.toolUse ? { toolUse: { toolUseId: 't', ...answer.toolUse } } : { text: answer.text ?? '' }] } },
+        output: {
+          message: {
+            role: 'assistant',
+            content: [
+              answer.toolUse ? { toolUse: { toolUseId: 't', ...answer.toolUse } } : { text: answer.text ?? '' },
+            ],
+          },
+        },
         stopReason: answer.toolUse ? 'tool_use' : 'end_turn',
         usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 },
         metrics: { latencyMs: 1 },

@@ -15,38 +15,135 @@ export const ATTACKER = 'fuzz-user';
 /** Characters that break naive text handling, one per entry (some are sequences). */
 export const ODD_UNICODE: readonly string[] = [
   // lone surrogates (not valid UTF-16 text; UTF-8 encoders replace them)
-  '\uD800', '\uDBFF', '\uDC00', '\uDFFF', 'a\uD83D', '\uDE00b',
+  '\uD800',
+  '\uDBFF',
+  '\uDC00',
+  '\uDFFF',
+  'a\uD83D',
+  '\uDE00b',
   // bidi controls: right-to-left override, isolates, marks
-  '\u202E', '\u202D', '\u200F', '\u200E', '\u2066', '\u2067', '\u2069', '\u061C',
+  '\u202E',
+  '\u202D',
+  '\u200F',
+  '\u200E',
+  '\u2066',
+  '\u2067',
+  '\u2069',
+  '\u061C',
   // zero-width and invisible
-  '\u200B', '\u200C', '\u200D', '\uFEFF', '\u2060', '\u00AD', '\u180E',
+  '\u200B',
+  '\u200C',
+  '\u200D',
+  '\uFEFF',
+  '\u2060',
+  '\u00AD',
+  '\u180E',
   // NUL, C0/C1 controls, line and paragraph separators
-  '\u0000', '\u0001', '\u0008', '\u001B[31m', '\u001F', '\u007F', '\u0085', '\u2028', '\u2029', '\r\n', '\t',
+  '\u0000',
+  '\u0001',
+  '\u0008',
+  '\u001B[31m',
+  '\u001F',
+  '\u007F',
+  '\u0085',
+  '\u2028',
+  '\u2029',
+  '\r\n',
+  '\t',
   // astral: emoji, ZWJ sequences, flags, tag characters, mathematical letters, the last code point
-  '😀', '👩‍👩‍👧‍👦', '🏳️‍🌈', '🇺🇳', '𝕏𝔸', '\u{E0041}\u{E007F}', '\u{10FFFF}', '𓀀',
+  '😀',
+  '👩‍👩‍👧‍👦',
+  '🏳️‍🌈',
+  '🇺🇳',
+  '𝕏𝔸',
+  '\u{E0041}\u{E007F}',
+  '\u{10FFFF}',
+  '𓀀',
   // combining marks, stacked ("zalgo"), non-NFC and NFC-changing forms
-  'e\u0301', 'A\u030A', '\u212B', '\u00C5', 'Z\u0351\u0300\u0315\u0334\u036E\u0352\u0300', '\u0301',
+  'e\u0301',
+  'A\u030A',
+  '\u212B',
+  '\u00C5',
+  'Z\u0351\u0300\u0315\u0334\u036E\u0352\u0300',
+  '\u0301',
   // compatibility forms that NFKC turns into path characters
-  '\uFF0E\uFF0E\uFF0F', '\u2024\u2024/', '\u2025', '\uFE52', '\uFF3C', 'ﬁ',
+  '\uFF0E\uFF0E\uFF0F',
+  '\u2024\u2024/',
+  '\u2025',
+  '\uFE52',
+  '\uFF3C',
+  'ﬁ',
   // noncharacters, replacement character, private use
-  '\uFFFE', '\uFFFF', '\uFFFD', '\uE000', '\u{F0000}',
+  '\uFFFE',
+  '\uFFFF',
+  '\uFFFD',
+  '\uE000',
+  '\u{F0000}',
   // case-mapping oddities and confusables
-  'İ', 'ß', 'ǅ', 'ı', '\u0432ictim-user',
+  'İ',
+  'ß',
+  'ǅ',
+  'ı',
+  '\u0432ictim-user',
 ];
 
 /** Path-like values: traversal, other users' prefixes, encodings, absolute and Windows paths. */
 export function pathLikeValues(victim = VICTIM): string[] {
   return [
-    '..', '.', '../', './', '../../', '../../../../', '/..', '...',
-    `../${victim}`, `../../users/${victim}/Knowledge/x.md`, `../../../users/${victim}/Knowledge/Facts/pwned.md`,
-    `users/${victim}/`, `users/${victim}/Knowledge/Facts/x.md`, `/users/${victim}/turns/0000000001/x.md`,
-    `Knowledge/../../${victim}/Knowledge/x.md`, `Facts/../../../users/${victim}/x.md`, `Knowledge_staging/../../${victim}/x.md`,
-    `claims/${victim}/0000000001-0123456789abcdef.json`, `claims/../users/${victim}/Knowledge/x.md`, `rejected/../users/${victim}/x`,
-    '%2e%2e', '%2e%2e%2f', '..%2F', '%2E%2E%5C', '%252e%252e%252f', `%2e%2e%2fusers%2f${victim}`, '%00', '%',
-    '..\\..\\', `..\\..\\users\\${victim}\\x.md`, 'C:\\Windows\\system32', '\\\\server\\share\\x', 'C:',
-    '/etc/passwd', 'file:///etc/passwd', '~/.ssh/id_rsa', 's3://other-bucket/x',
-    'a/./b', 'a//b', '//', '/', 'a/', '/a', victim, 'GLOBAL', 'global', '*', 'USER#victim-user',
-    '..\u0000/', 'x\u0000.md', '.\u2024.', '\uFF0E\uFF0E\uFF0F', '..\u2215', '..\u2044',
+    '..',
+    '.',
+    '../',
+    './',
+    '../../',
+    '../../../../',
+    '/..',
+    '...',
+    `../${victim}`,
+    `../../users/${victim}/Knowledge/x.md`,
+    `../../../users/${victim}/Knowledge/Facts/pwned.md`,
+    `users/${victim}/`,
+    `users/${victim}/Knowledge/Facts/x.md`,
+    `/users/${victim}/turns/0000000001/x.md`,
+    `Knowledge/../../${victim}/Knowledge/x.md`,
+    `Facts/../../../users/${victim}/x.md`,
+    `Knowledge_staging/../../${victim}/x.md`,
+    `claims/${victim}/0000000001-0123456789abcdef.json`,
+    `claims/../users/${victim}/Knowledge/x.md`,
+    `rejected/../users/${victim}/x`,
+    '%2e%2e',
+    '%2e%2e%2f',
+    '..%2F',
+    '%2E%2E%5C',
+    '%252e%252e%252f',
+    `%2e%2e%2fusers%2f${victim}`,
+    '%00',
+    '%',
+    '..\\..\\',
+    `..\\..\\users\\${victim}\\x.md`,
+    'C:\\Windows\\system32',
+    '\\\\server\\share\\x',
+    'C:',
+    '/etc/passwd',
+    'file:///etc/passwd',
+    '~/.ssh/id_rsa',
+    's3://other-bucket/x',
+    'a/./b',
+    'a//b',
+    '//',
+    '/',
+    'a/',
+    '/a',
+    victim,
+    'GLOBAL',
+    'global',
+    '*',
+    'USER#victim-user',
+    '..\u0000/',
+    'x\u0000.md',
+    '.\u2024.',
+    '\uFF0E\uFF0E\uFF0F',
+    '..\u2215',
+    '..\u2044',
   ];
 }
 
@@ -67,17 +164,29 @@ export function injectionTexts(victim = VICTIM): string[] {
 }
 
 export const oddUnicode: fc.Arbitrary<string> = fc
-  .array(fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...ODD_UNICODE) }, { weight: 1, arbitrary: fc.string({ maxLength: 6 }) }, { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 4 }) }), {
-    minLength: 1,
-    maxLength: 24,
-  })
+  .array(
+    fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom(...ODD_UNICODE) },
+      { weight: 1, arbitrary: fc.string({ maxLength: 6 }) },
+      { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 4 }) },
+    ),
+    {
+      minLength: 1,
+      maxLength: 24,
+    },
+  )
   .map((parts) => parts.join(''));
 
 export const pathLike = (victim = VICTIM): fc.Arbitrary<string> => {
   const values = pathLikeValues(victim);
   return fc.oneof(
     { weight: 3, arbitrary: fc.constantFrom(...values) },
-    { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...values), fc.constantFrom(...values, 'x.md', '')).map(([a, b]) => `${a}${b}`) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.constantFrom(...values), fc.constantFrom(...values, 'x.md', ''))
+        .map(([a, b]) => `${a}${b}`),
+    },
   );
 };
 
@@ -86,7 +195,9 @@ const OVERSIZED_UNITS = ['a', 'word ', 'é', '😀', '\u200B', '../', '\uD800', 
 
 /** Strings of `minBytes`..`maxBytes` UTF-8 bytes (hundreds of KB to a few MB by default). */
 export const oversized = (minBytes = 100 * 1024, maxBytes = 3 * 1024 * 1024): fc.Arbitrary<string> =>
-  fc.record({ unit: fc.constantFrom(...OVERSIZED_UNITS), bytes: fc.integer({ min: minBytes, max: maxBytes }) }).map(({ unit, bytes }) => unit.repeat(Math.ceil(bytes / Buffer.byteLength(unit, 'utf8'))));
+  fc
+    .record({ unit: fc.constantFrom(...OVERSIZED_UNITS), bytes: fc.integer({ min: minBytes, max: maxBytes }) })
+    .map(({ unit, bytes }) => unit.repeat(Math.ceil(bytes / Buffer.byteLength(unit, 'utf8'))));
 
 export interface HostileOptions {
   victim?: string;
@@ -102,13 +213,50 @@ export const hostileString = (o: HostileOptions = {}): fc.Arbitrary<string> =>
     { weight: 2, arbitrary: fc.constantFrom(...injectionTexts(o.victim)) },
     { weight: 2, arbitrary: fc.string({ maxLength: 40 }) },
     { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
-    { weight: 1, arbitrary: fc.constantFrom('', ' ', '\n', 'null', 'undefined', '[object Object]', '__proto__', 'constructor', 'NaN', '-1', '1e999', 'true') },
-    { weight: (o.maxBytes ?? 3 * 1024 * 1024) > 0 ? 1 : 0, arbitrary: oversized(Math.min(100 * 1024, o.maxBytes || 1), o.maxBytes || 1) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '',
+        ' ',
+        '\n',
+        'null',
+        'undefined',
+        '[object Object]',
+        '__proto__',
+        'constructor',
+        'NaN',
+        '-1',
+        '1e999',
+        'true',
+      ),
+    },
+    {
+      weight: (o.maxBytes ?? 3 * 1024 * 1024) > 0 ? 1 : 0,
+      arbitrary: oversized(Math.min(100 * 1024, o.maxBytes || 1), o.maxBytes || 1),
+    },
   );
 
 /** Numbers that sit on or past every boundary a schema might have. */
 export const edgeNumber: fc.Arbitrary<number> = fc.oneof(
-  fc.constantFrom(0, -0, 1, -1, 0.5, 1.0000001, 2 ** 31, 2 ** 53, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 2, 1e308, -1e308, 5e-324, 100, 101, 1000, 1001),
+  fc.constantFrom(
+    0,
+    -0,
+    1,
+    -1,
+    0.5,
+    1.0000001,
+    2 ** 31,
+    2 ** 53,
+    Number.MAX_SAFE_INTEGER,
+    Number.MAX_SAFE_INTEGER + 2,
+    1e308,
+    -1e308,
+    5e-324,
+    100,
+    101,
+    1000,
+    1001,
+  ),
   fc.integer(),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
 );
@@ -117,11 +265,13 @@ export const edgeNumber: fc.Arbitrary<number> = fc.oneof(
  * A deeply nested array or object. Kept to depths JSON.stringify survives (it overflows the
  * stack near 4,000 levels); deeper nesting goes in as JSON text (see bench/fuzz-turn-queue.ts).
  */
-export const deeplyNested: fc.Arbitrary<unknown> = fc.record({ depth: fc.integer({ min: 100, max: 1_500 }), array: fc.boolean() }).map(({ depth, array }) => {
-  let v: unknown = 'deep';
-  for (let i = 0; i < depth; i++) v = array ? [v] : { a: v };
-  return v;
-});
+export const deeplyNested: fc.Arbitrary<unknown> = fc
+  .record({ depth: fc.integer({ min: 100, max: 1_500 }), array: fc.boolean() })
+  .map(({ depth, array }) => {
+    let v: unknown = 'deep';
+    for (let i = 0; i < depth; i++) v = array ? [v] : { a: v };
+    return v;
+  });
 
 /** Any value an attacker might put where a field is expected. */
 export const hostileValue = (o: HostileOptions = {}): fc.Arbitrary<unknown> =>
@@ -130,7 +280,12 @@ export const hostileValue = (o: HostileOptions = {}): fc.Arbitrary<unknown> =>
     { weight: 2, arbitrary: edgeNumber },
     { weight: 1, arbitrary: fc.constantFrom(null, true, false, [], {}, [null], { __proto__: null }) },
     { weight: 1, arbitrary: fc.array(hostileString({ ...o, maxBytes: 0 }), { maxLength: 5 }) },
-    { weight: 1, arbitrary: fc.dictionary(hostileString({ ...o, maxBytes: 0 }), hostileString({ ...o, maxBytes: 0 }), { maxKeys: 5 }) },
+    {
+      weight: 1,
+      arbitrary: fc.dictionary(hostileString({ ...o, maxBytes: 0 }), hostileString({ ...o, maxBytes: 0 }), {
+        maxKeys: 5,
+      }),
+    },
     { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
     { weight: 1, arbitrary: deeplyNested },
     { weight: 1, arbitrary: fc.array(fc.integer({ min: -2, max: 5000 }), { minLength: 0, maxLength: 3000 }) },
@@ -139,7 +294,23 @@ export const hostileValue = (o: HostileOptions = {}): fc.Arbitrary<unknown> =>
 /** Keys no schema declares (some of them shadow prototype members or look like real fields). */
 export const unknownKey = (o: HostileOptions = {}): fc.Arbitrary<string> =>
   fc.oneof(
-    fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'userId ', 'UserId', 'user_id', 'scope', 'admin', 'extra', '$where', 'pk', 'sk', ''),
+    fc.constantFrom(
+      '__proto__',
+      'constructor',
+      'prototype',
+      'toString',
+      'hasOwnProperty',
+      'userId ',
+      'UserId',
+      'user_id',
+      'scope',
+      'admin',
+      'extra',
+      '$where',
+      'pk',
+      'sk',
+      '',
+    ),
     hostileString({ ...o, maxBytes: 0 }),
   );
 
@@ -158,7 +329,10 @@ export interface Mutated {
  * nested fields replaced — or left as it is. `fields` adds optional fields to replace;
  * `nested` gives, per field, hostile versions of that field built from a valid inner value.
  */
-export function mutate(valid: Record<string, unknown>, options: HostileOptions & { fields?: readonly string[]; nested?: Record<string, fc.Arbitrary<unknown>> } = {}): fc.Arbitrary<Mutated> {
+export function mutate(
+  valid: Record<string, unknown>,
+  options: HostileOptions & { fields?: readonly string[]; nested?: Record<string, fc.Arbitrary<unknown>> } = {},
+): fc.Arbitrary<Mutated> {
   const fields = [...new Set([...Object.keys(valid), ...(options.fields ?? [])])];
   const present = Object.keys(valid);
   const nested = options.nested ?? {};
@@ -167,7 +341,9 @@ export function mutate(valid: Record<string, unknown>, options: HostileOptions &
     { weight: 2, arbitrary: fc.constant({ value: structuredClone(valid), kind: 'valid' as const, field: '' }) },
     {
       weight: 6,
-      arbitrary: fc.record({ field: fc.constantFrom(...fields), v: hostileValue(options) }).map(({ field, v }) => ({ value: { ...structuredClone(valid), [field]: v }, kind: 'replace' as const, field })),
+      arbitrary: fc
+        .record({ field: fc.constantFrom(...fields), v: hostileValue(options) })
+        .map(({ field, v }) => ({ value: { ...structuredClone(valid), [field]: v }, kind: 'replace' as const, field })),
     },
     {
       weight: 2,
@@ -179,19 +355,29 @@ export function mutate(valid: Record<string, unknown>, options: HostileOptions &
     },
     {
       weight: 1,
-      arbitrary: fc.record({ field: unknownKey(options), v: hostileValue({ ...options, maxBytes: 0 }) }).map(({ field, v }) => {
-        // JSON text, as publishers send it: `{"__proto__": …}` parses to an own property.
-        const value = JSON.parse(`${JSON.stringify(valid).slice(0, -1)}${present.length > 0 ? ',' : ''}${JSON.stringify(field)}:${JSON.stringify(v) ?? 'null'}}`);
-        return { value, kind: 'add' as const, field };
-      }),
+      arbitrary: fc
+        .record({ field: unknownKey(options), v: hostileValue({ ...options, maxBytes: 0 }) })
+        .map(({ field, v }) => {
+          // JSON text, as publishers send it: `{"__proto__": …}` parses to an own property.
+          const value = JSON.parse(
+            `${JSON.stringify(valid).slice(0, -1)}${present.length > 0 ? ',' : ''}${JSON.stringify(field)}:${JSON.stringify(v) ?? 'null'}}`,
+          );
+          return { value, kind: 'add' as const, field };
+        }),
     },
   ];
   if (nestedFields.length > 0) {
     arbitraries.push({
       weight: 3,
-      arbitrary: fc.constantFrom(...nestedFields).chain((field) =>
-        (nested[field] as fc.Arbitrary<unknown>).map((inner) => ({ value: { ...structuredClone(valid), [field]: inner }, kind: 'nested' as const, field })),
-      ),
+      arbitrary: fc
+        .constantFrom(...nestedFields)
+        .chain((field) =>
+          (nested[field] as fc.Arbitrary<unknown>).map((inner) => ({
+            value: { ...structuredClone(valid), [field]: inner },
+            kind: 'nested' as const,
+            field,
+          })),
+        ),
     });
   }
   return fc.oneof(...arbitraries);
@@ -202,7 +388,21 @@ export const arbitraryBody = (o: HostileOptions = {}): fc.Arbitrary<string> =>
   fc.oneof(
     { weight: 3, arbitrary: fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)) },
     { weight: 2, arbitrary: hostileString({ ...o, maxBytes: 0 }) },
-    { weight: 1, arbitrary: fc.constantFrom('', '{', '{}', '[]', 'null', '"x"', '{"type":"turn.saved"}', '{"payloadRef":null}', '{"a":1}{"b":2}', '\uFEFF{}') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '',
+        '{',
+        '{}',
+        '[]',
+        'null',
+        '"x"',
+        '{"type":"turn.saved"}',
+        '{"payloadRef":null}',
+        '{"a":1}{"b":2}',
+        '\uFEFF{}',
+      ),
+    },
   );
 
 export interface FieldError {
@@ -218,7 +418,12 @@ const segmentsOf = (path: string) => path.split(/[.:]/);
  * some message quotes it (zod names unknown keys in the message: `Unrecognized key: "x"`).
  */
 export function namesField(errors: readonly FieldError[], field: string): boolean {
-  return errors.some((e) => segmentsOf(e.path).includes(field) || e.message.includes(JSON.stringify(field)) || (field.length > 1 && e.message.includes(field)));
+  return errors.some(
+    (e) =>
+      segmentsOf(e.path).includes(field) ||
+      e.message.includes(JSON.stringify(field)) ||
+      (field.length > 1 && e.message.includes(field)),
+  );
 }
 
 /** Paths that stand for a whole message (queues: parse-or-keep's and ingestion's names for it). */
@@ -230,17 +435,23 @@ export const REQUEST_ROOTS: ReadonlySet<string> = new Set(['body', 'query', 'par
  * Does every error name a field? When the input was a JSON object, no error may point at
  * the root alone (`roots`) unless its message quotes a key (an unknown key, a cross-field rule).
  */
-export function everyErrorNamesAField(errors: readonly FieldError[], inputWasObject: boolean, roots: ReadonlySet<string> = MESSAGE_ROOTS): string[] {
+export function everyErrorNamesAField(
+  errors: readonly FieldError[],
+  inputWasObject: boolean,
+  roots: ReadonlySet<string> = MESSAGE_ROOTS,
+): string[] {
   const problems: string[] = [];
   if (errors.length === 0) problems.push('a rejection with no errors');
   for (const e of errors) {
     if (e.path === '') problems.push(`an error with an empty path: ${e.message.slice(0, 120)}`);
-    else if (inputWasObject && roots.has(e.path) && !/"[^"]*"/.test(e.message)) problems.push(`an error at ${e.path} names no field: ${e.message.slice(0, 120)}`);
+    else if (inputWasObject && roots.has(e.path) && !/"[^"]*"/.test(e.message))
+      problems.push(`an error at ${e.path} names no field: ${e.message.slice(0, 120)}`);
   }
   return problems;
 }
 
-export const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** JSON.parse that answers undefined instead of throwing. */
 export function tryJson(text: string): unknown {

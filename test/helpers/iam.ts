@@ -9,7 +9,10 @@ import type { LocalHarness } from '../../infra/local/harness.js';
 /** Every denied request, as "function: operation — action on resource (result)". */
 export function iamDenials(stack: LocalHarness): string[] {
   if (!stack.iam) throw new Error('the local harness runs without IAM enforcement');
-  return stack.iam.stats.denials.map((d) => `${d.fn}${d.caller === 'event-source' ? ' (event source)' : ''}: ${d.operation} — ${d.action} on ${d.resource} (${d.result})`);
+  return stack.iam.stats.denials.map(
+    (d) =>
+      `${d.fn}${d.caller === 'event-source' ? ' (event source)' : ''}: ${d.operation} — ${d.action} on ${d.resource} (${d.result})`,
+  );
 }
 
 /** The functions whose handlers made at least one checked request. */

@@ -9,16 +9,32 @@ import { listObjectVersions } from '../../infra/local/state-dump.js';
 
 /** Read access to the local harness's bucket, for assertions; and to a batch's log (in its DynamoDB item). */
 export function bucketReader(info: StackInfo) {
-  const s3 = new S3Client({ region: info.region, endpoint: info.endpoints.s3, forcePathStyle: true, credentials: info.credentials });
-  const ddb = new DynamoDBClient({ region: info.region, endpoint: info.endpoints.dynamodb, credentials: info.credentials });
-  const logs = new DynamoS3BatchLogStore({ ddb: DynamoDBDocumentClient.from(ddb), s3, tableName: info.tableName, bucketName: info.bucketName });
+  const s3 = new S3Client({
+    region: info.region,
+    endpoint: info.endpoints.s3,
+    forcePathStyle: true,
+    credentials: info.credentials,
+  });
+  const ddb = new DynamoDBClient({
+    region: info.region,
+    endpoint: info.endpoints.dynamodb,
+    credentials: info.credentials,
+  });
+  const logs = new DynamoS3BatchLogStore({
+    ddb: DynamoDBDocumentClient.from(ddb),
+    s3,
+    tableName: info.tableName,
+    bucketName: info.bucketName,
+  });
   return {
     list: (prefix: string) => listAllKeys(s3, info.bucketName, prefix),
     /** Every version and delete marker the versioned bucket keeps under `prefix`, current or not. */
     versions: (prefix: string) => listObjectVersions(s3, info.bucketName, prefix),
     /** The text of one version of an object. */
     versionText: async (key: string, versionId: string): Promise<string> =>
-      (await (await s3.send(new GetObjectCommand({ Bucket: info.bucketName, Key: key, VersionId: versionId }))).Body?.transformToString('utf-8')) ?? '',
+      (await (
+        await s3.send(new GetObjectCommand({ Bucket: info.bucketName, Key: key, VersionId: versionId }))
+      ).Body?.transformToString('utf-8')) ?? '',
     text: (key: string): Promise<string> => getText(s3, info.bucketName, key),
     /** The batch's log, wherever the store keeps it; throws when there is none. */
     batchLog: async (userId: string, batchId: string): Promise<BatchLog> => {

@@ -15,7 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleFunction, type FunctionBundle } from '../../bench/cold-start.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-const FUNCTIONS = readdirSync(join(ROOT, 'functions')).filter((f) => statSync(join(ROOT, 'functions', f)).isDirectory());
+const FUNCTIONS = readdirSync(join(ROOT, 'functions')).filter((f) =>
+  statSync(join(ROOT, 'functions', f)).isDirectory(),
+);
 
 /** Requires the bundle and answers each JSON-RPC message in argv[1] through POST /v1/mcp, printing the answers. */
 const SCRIPT = `
@@ -52,9 +54,17 @@ type Answer = { statusCode: number; body: Record<string, unknown> };
 function mcpThroughBundle(messages: unknown[]): Answer[] {
   const api = bundles.get('api');
   if (!api) throw new Error('no api bundle');
-  const res = spawnSync(process.execPath, ['-e', SCRIPT, JSON.stringify(messages)], { encoding: 'utf8', cwd: api.dir, env: bundleEnv(api), timeout: 30_000 });
+  const res = spawnSync(process.execPath, ['-e', SCRIPT, JSON.stringify(messages)], {
+    encoding: 'utf8',
+    cwd: api.dir,
+    env: bundleEnv(api),
+    timeout: 30_000,
+  });
   if (res.status !== 0) throw new Error(`the api bundle failed: ${res.stderr.slice(0, 2000)}`);
-  const answers = JSON.parse(res.stdout.trim().split('\n').at(-1) ?? '[]') as Array<{ statusCode: number; body: string }>;
+  const answers = JSON.parse(res.stdout.trim().split('\n').at(-1) ?? '[]') as Array<{
+    statusCode: number;
+    body: string;
+  }>;
   return answers.map((a) => ({ statusCode: a.statusCode, body: JSON.parse(a.body) as Record<string, unknown> }));
 }
 
@@ -88,10 +98,22 @@ async function signedRequests(env: Record<string, string>): Promise<string[]> {
     seen.push(String(req.headers.authorization ?? ''));
     req.resume();
     res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'bundle-test' });
-    res.end(JSON.stringify({ __type: 'com.amazon.coral.validate#ValidationException', message: 'refused by the bundle test' }));
+    res.end(
+      JSON.stringify({
+        __type: 'com.amazon.coral.validate#ValidationException',
+        message: 'refused by the bundle test',
+      }),
+    );
   });
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
-  const search = [{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'memory_search', arguments: { userId: 'alice', query: 'camping' } } }];
+  const search = [
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'memory_search', arguments: { userId: 'alice', query: 'camping' } },
+    },
+  ];
   const child = spawn(process.execPath, ['-e', SCRIPT, JSON.stringify(search)], {
     cwd: api.dir,
     env: { ...bundleEnv(api), AWS_ENDPOINT_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, ...env },
@@ -110,23 +132,54 @@ describe('the functions as deployed', () => {
 
   it('the api bundle serves MCP: initialize, tools/list with JSON Schemas, tools/call validated and authorised', () => {
     const answers = mcpThroughBundle([
-      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bundle-test', version: '1' } } },
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bundle-test', version: '1' } },
+      },
       { jsonrpc: '2.0', id: 2, method: 'tools/list' },
       // No query: the SDK checks the arguments against the tool's zod 4 input schema.
-      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'memory_search', arguments: { userId: 'alice' } } },
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'memory_search', arguments: { userId: 'alice' } },
+      },
       // Another user's memory: refused by the route's authorisation before any AWS request.
-      { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'memory_search', arguments: { userId: 'bob', query: 'camping' } } },
+      {
+        jsonrpc: '2.0',
+        id: 4,
+        method: 'tools/call',
+        params: { name: 'memory_search', arguments: { userId: 'bob', query: 'camping' } },
+      },
     ]);
     expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200]);
     const [init, list, invalid, refused] = answers as [Answer, Answer, Answer, Answer];
     expect(init.body.result).toMatchObject({ serverInfo: { name: 'reflective-memory' }, capabilities: { tools: {} } });
-    const tools = (list.body.result as { tools: Array<{ name: string; inputSchema: { properties: Record<string, unknown>; required?: string[] } }> }).tools;
-    expect(tools.map((t) => t.name).sort()).toEqual(['memory_forget', 'memory_forget_item', 'memory_retrieve', 'memory_save', 'memory_search']);
+    const tools = (
+      list.body.result as {
+        tools: Array<{ name: string; inputSchema: { properties: Record<string, unknown>; required?: string[] } }>;
+      }
+    ).tools;
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'memory_forget',
+      'memory_forget_item',
+      'memory_retrieve',
+      'memory_save',
+      'memory_search',
+    ]);
     const search = tools.find((t) => t.name === 'memory_search');
     expect(Object.keys(search?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['userId', 'query']));
     expect(search?.inputSchema.required).toEqual(expect.arrayContaining(['userId', 'query']));
-    expect(invalid.body.result).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringContaining('query') }] });
-    expect(refused.body.result).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringContaining('may not act on user bob') }] });
+    expect(invalid.body.result).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: expect.stringContaining('query') }],
+    });
+    expect(refused.body.result).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: expect.stringContaining('may not act on user bob') }],
+    });
   });
 
   it("signs its AWS requests with the environment's credentials, where Lambda puts the role's (the bundled credential chain)", async () => {

@@ -35,9 +35,12 @@ for (const stage of ['check', 'prod']) {
       const statements = Object.values(Template.fromStack(stacks.stateless).findResources('AWS::IAM::Policy')).flatMap(
         (p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>,
       );
-      const onStar = statements.filter((s) => s.Resource === '*' || (Array.isArray(s.Resource) && s.Resource.includes('*')));
+      const onStar = statements.filter(
+        (s) => s.Resource === '*' || (Array.isArray(s.Resource) && s.Resource.includes('*')),
+      );
       expect(onStar.length).toBeGreaterThan(0);
-      for (const s of onStar) expect([s.Action].flat().sort()).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
+      for (const s of onStar)
+        expect([s.Action].flat().sort()).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
     });
   });
 }

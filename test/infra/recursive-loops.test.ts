@@ -27,9 +27,21 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 /** The queues (as the template names them) a role's policies let it sqs:SendMessage to. */
 function sendTargets(resources: Record<string, Resource>, roleId: string): unknown[] {
   return Object.values(resources)
-    .filter((r) => r.Type === 'AWS::IAM::Policy' && asList(r.Properties?.Roles).some((role) => same(role, { Ref: roleId })))
-    .flatMap((r) => (r.Properties?.PolicyDocument as { Statement?: Array<{ Effect: string; Action: unknown; Resource: unknown }> } | undefined)?.Statement ?? [])
-    .filter((s) => s.Effect === 'Allow' && asList(s.Action).some((a) => a === 'sqs:SendMessage' || a === 'sqs:*' || a === '*'))
+    .filter(
+      (r) => r.Type === 'AWS::IAM::Policy' && asList(r.Properties?.Roles).some((role) => same(role, { Ref: roleId })),
+    )
+    .flatMap(
+      (r) =>
+        (
+          r.Properties?.PolicyDocument as
+            | { Statement?: Array<{ Effect: string; Action: unknown; Resource: unknown }> }
+            | undefined
+        )?.Statement ?? [],
+    )
+    .filter(
+      (s) =>
+        s.Effect === 'Allow' && asList(s.Action).some((a) => a === 'sqs:SendMessage' || a === 'sqs:*' || a === '*'),
+    )
     .flatMap((s) => asList(s.Resource));
 }
 
@@ -39,13 +51,17 @@ function loopFacts(template: Template): LoopFacts {
   for (const [id, fn] of Object.entries(resources)) {
     if (fn.Type !== 'AWS::Lambda::Function') continue;
     if (fn.Properties?.RecursiveLoop === 'Allow') facts.allowed.push(id);
-    const mappings = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && same(r.Properties?.FunctionName, { Ref: id }));
+    const mappings = Object.values(resources).filter(
+      (r) => r.Type === 'AWS::Lambda::EventSourceMapping' && same(r.Properties?.FunctionName, { Ref: id }),
+    );
     if (mappings.length === 0) continue;
     facts.consumers.push(id);
     const roleId = (fn.Properties?.Role as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt']?.[0] ?? '';
     const targets = sendTargets(resources, roleId);
-    if (targets.some((t) => t === '*')) throw new Error(`${id} may send to any queue: the test cannot tell which it sends to`);
-    if (mappings.some((m) => targets.some((t) => same(t, m.Properties?.EventSourceArn)))) facts.sendsToOwnQueue.push(id);
+    if (targets.some((t) => t === '*'))
+      throw new Error(`${id} may send to any queue: the test cannot tell which it sends to`);
+    if (mappings.some((m) => targets.some((t) => same(t, m.Properties?.EventSourceArn))))
+      facts.sendsToOwnQueue.push(id);
   }
   return facts;
 }

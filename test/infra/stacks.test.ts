@@ -27,7 +27,11 @@ beforeAll(() => {
 
 const policiesOf = (template: Template, functionLogicalPrefix: string): string => {
   const policies = template.findResources('AWS::IAM::Policy');
-  return JSON.stringify(Object.entries(policies).filter(([id]) => id.startsWith(functionLogicalPrefix)).map(([, p]) => p));
+  return JSON.stringify(
+    Object.entries(policies)
+      .filter(([id]) => id.startsWith(functionLogicalPrefix))
+      .map(([, p]) => p),
+  );
 };
 
 interface Statement {
@@ -48,9 +52,12 @@ const actionsOf = (s: Statement): string[] => (Array.isArray(s.Action) ? s.Actio
 const viaServiceOf = (s: Statement): string | undefined => {
   const condition = s.Condition as { StringEquals?: Record<string, unknown> } | undefined;
   const via = condition?.StringEquals?.['kms:ViaService'] as { 'Fn::Join': [string, unknown[]] } | undefined;
-  if (!via || Object.keys(condition!).length !== 1 || Object.keys(condition!.StringEquals!).length !== 1) return undefined;
+  if (!via || Object.keys(condition!).length !== 1 || Object.keys(condition!.StringEquals!).length !== 1)
+    return undefined;
   const [head, region, tail] = via['Fn::Join'][1];
-  return JSON.stringify(region) === JSON.stringify({ Ref: 'AWS::Region' }) && tail === '.amazonaws.com' ? String(head).replace(/\.$/, '') : undefined;
+  return JSON.stringify(region) === JSON.stringify({ Ref: 'AWS::Region' }) && tail === '.amazonaws.com'
+    ? String(head).replace(/\.$/, '')
+    : undefined;
 };
 
 /** The logical id of the stage's data key (the one AWS::KMS::Key of the stateful stack). */
@@ -65,7 +72,20 @@ const dataKeyArn = (template: Template) => ({ 'Fn::GetAtt': [dataKeyId(template)
 const fromOwnAlarms = {
   StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
   ArnLike: {
-    'aws:SourceArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':alarm:*']] },
+    'aws:SourceArn': {
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          ':cloudwatch:',
+          { Ref: 'AWS::Region' },
+          ':',
+          { Ref: 'AWS::AccountId' },
+          ':alarm:*',
+        ],
+      ],
+    },
   },
 };
 /** The key-policy statement CloudWatch alarms need to publish to a topic encrypted with the key. */
@@ -93,7 +113,12 @@ describe('stateful stack', () => {
   it('has one bucket with public access blocked', () => {
     stateful.resourceCountIs('AWS::S3::Bucket', 1);
     stateful.hasResourceProperties('AWS::S3::Bucket', {
-      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
     });
   });
 
@@ -108,13 +133,21 @@ describe('stateful stack', () => {
         ...(fifo ? { FifoQueue: true } : {}),
         RedrivePolicy: { deadLetterTargetArn: Match.anyValue(), maxReceiveCount },
       });
-      stateful.hasResourceProperties('AWS::SQS::Queue', { QueueName: `reflective-memory-check-${name}-dlq${fifo ? '.fifo' : ''}` });
+      stateful.hasResourceProperties('AWS::SQS::Queue', {
+        QueueName: `reflective-memory-check-${name}-dlq${fifo ? '.fifo' : ''}`,
+      });
     }
-    stateful.hasResourceProperties('AWS::SQS::Queue', { QueueName: 'reflective-memory-check-IdleQueue', DelaySeconds: 300 });
+    stateful.hasResourceProperties('AWS::SQS::Queue', {
+      QueueName: 'reflective-memory-check-IdleQueue',
+      DelaySeconds: 300,
+    });
     stateful.resourceCountIs('AWS::SQS::Queue', 6);
     // Per queue: DLQ depth, queue depth, age of the oldest message.
     stateful.resourceCountIs('AWS::CloudWatch::Alarm', 9);
-    stateful.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 });
+    stateful.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Threshold: 1,
+    });
   });
 
   it('runs every FIFO queue and FIFO DLQ in high-throughput mode, and leaves the standard queues alone', () => {
@@ -127,7 +160,10 @@ describe('stateful stack', () => {
       'reflective-memory-check-TurnQueue.fifo',
     ]);
     for (const q of fifo) {
-      expect({ scope: q.DeduplicationScope, limit: q.FifoThroughputLimit, contentBased: q.ContentBasedDeduplication }, q.QueueName).toEqual({
+      expect(
+        { scope: q.DeduplicationScope, limit: q.FifoThroughputLimit, contentBased: q.ContentBasedDeduplication },
+        q.QueueName,
+      ).toEqual({
         scope: 'messageGroup',
         limit: 'perMessageGroupId',
         contentBased: false,
@@ -139,7 +175,9 @@ describe('stateful stack', () => {
   });
 
   it('outputs what publishers need', () => {
-    expect(Object.keys(stateful.findOutputs('*')).sort()).toEqual(expect.arrayContaining(['MemoryBucketName', 'TableName', 'TurnQueueUrl']));
+    expect(Object.keys(stateful.findOutputs('*')).sort()).toEqual(
+      expect.arrayContaining(['MemoryBucketName', 'TableName', 'TurnQueueUrl']),
+    );
   });
 
   it('has a Cognito user pool without self sign-up, a memory-admin group and a secretless app client', () => {
@@ -148,12 +186,26 @@ describe('stateful stack', () => {
       UserPoolName: 'reflective-memory-check-users',
       AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
       UserPoolAddOns: { AdvancedSecurityMode: 'OFF' },
-      Policies: { PasswordPolicy: { MinimumLength: 8, RequireLowercase: true, RequireUppercase: true, RequireNumbers: true, RequireSymbols: true } },
+      Policies: {
+        PasswordPolicy: {
+          MinimumLength: 8,
+          RequireLowercase: true,
+          RequireUppercase: true,
+          RequireNumbers: true,
+          RequireSymbols: true,
+        },
+      },
     });
     stateful.hasResource('AWS::Cognito::UserPool', { DeletionPolicy: 'Delete' });
     const prod = buildApp(new App({ context: { stage: 'prod', 'aws:cdk:bundling-stacks': [] } }));
-    Template.fromStack(prod.stateful).hasResource('AWS::Cognito::UserPool', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
-    stateful.hasResourceProperties('AWS::Cognito::UserPoolGroup', { GroupName: 'memory-admin', Description: Match.stringLikeRegexp('GLOBAL') });
+    Template.fromStack(prod.stateful).hasResource('AWS::Cognito::UserPool', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+    stateful.hasResourceProperties('AWS::Cognito::UserPoolGroup', {
+      GroupName: 'memory-admin',
+      Description: Match.stringLikeRegexp('GLOBAL'),
+    });
     stateful.hasResourceProperties('AWS::Cognito::UserPoolClient', {
       GenerateSecret: false,
       ExplicitAuthFlows: Match.arrayWith(['ALLOW_USER_PASSWORD_AUTH', 'ALLOW_USER_SRP_AUTH']),
@@ -173,7 +225,11 @@ describe('encryption at rest and in transit', () => {
           {
             Effect: 'Allow',
             Action: 'kms:*',
-            Principal: { AWS: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, ':root']] } },
+            Principal: {
+              AWS: {
+                'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, ':root']],
+              },
+            },
             Resource: '*',
           },
           // CloudWatch alarms of this account and region, to publish to the encrypted alarm topic.
@@ -183,14 +239,23 @@ describe('encryption at rest and in transit', () => {
       },
     });
     stateful.resourceCountIs('AWS::KMS::Alias', 1);
-    stateful.hasResourceProperties('AWS::KMS::Alias', { AliasName: 'alias/reflective-memory-check', TargetKeyId: dataKeyArn(stateful) });
+    stateful.hasResourceProperties('AWS::KMS::Alias', {
+      AliasName: 'alias/reflective-memory-check',
+      TargetKeyId: dataKeyArn(stateful),
+    });
     expect(Object.keys(stateful.findOutputs('*'))).toContain('DataKeyArn');
   });
 
   it('keeps or deletes the key and its alias with the data (retainData)', () => {
-    stateful.hasResource('AWS::KMS::Key', { DeletionPolicy: 'Delete', UpdateReplacePolicy: 'Delete', Properties: Match.objectLike({ PendingWindowInDays: 7 }) });
+    stateful.hasResource('AWS::KMS::Key', {
+      DeletionPolicy: 'Delete',
+      UpdateReplacePolicy: 'Delete',
+      Properties: Match.objectLike({ PendingWindowInDays: 7 }),
+    });
     stateful.hasResource('AWS::KMS::Alias', { DeletionPolicy: 'Delete' });
-    const prod = Template.fromStack(buildApp(new App({ context: { stage: 'prod', 'aws:cdk:bundling-stacks': [] } })).stateful);
+    const prod = Template.fromStack(
+      buildApp(new App({ context: { stage: 'prod', 'aws:cdk:bundling-stacks': [] } })).stateful,
+    );
     prod.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain' });
     prod.hasResource('AWS::KMS::Key', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
     prod.hasResource('AWS::KMS::Alias', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
@@ -199,9 +264,15 @@ describe('encryption at rest and in transit', () => {
 
   it('encrypts the table, the bucket (bucket key on) and every queue and DLQ with that key (queues reusing a data key for an hour)', () => {
     const key = dataKeyArn(stateful);
-    stateful.hasResourceProperties('AWS::DynamoDB::Table', { SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: key } });
+    stateful.hasResourceProperties('AWS::DynamoDB::Table', {
+      SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: key },
+    });
     stateful.hasResourceProperties('AWS::S3::Bucket', {
-      BucketEncryption: { ServerSideEncryptionConfiguration: [{ BucketKeyEnabled: true, ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: key } }] },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [
+          { BucketKeyEnabled: true, ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: key } },
+        ],
+      },
     });
     const queues = Object.entries(stateful.findResources('AWS::SQS::Queue'));
     expect(queues).toHaveLength(6);
@@ -211,17 +282,26 @@ describe('encryption at rest and in transit', () => {
       // SQS asks KMS for a data key once an hour per caller, not every 5 minutes.
       expect(q.Properties.KmsDataKeyReusePeriodSeconds, id).toBe(3600);
     }
-    stateful.hasResourceProperties('AWS::SNS::Topic', { TopicName: 'reflective-memory-check-alarms', KmsMasterKeyId: key });
+    stateful.hasResourceProperties('AWS::SNS::Topic', {
+      TopicName: 'reflective-memory-check-alarms',
+      KmsMasterKeyId: key,
+    });
   });
 
   it("encrypts the sweep schedules' DLQ with SQS-managed keys, which EventBridge can send to without a key policy", () => {
     const queues = Object.values(stateless.findResources('AWS::SQS::Queue')).map((q) => q.Properties);
-    expect(queues).toEqual([expect.objectContaining({ QueueName: 'reflective-memory-check-SweepScheduleDlq', SqsManagedSseEnabled: true })]);
+    expect(queues).toEqual([
+      expect.objectContaining({ QueueName: 'reflective-memory-check-SweepScheduleDlq', SqsManagedSseEnabled: true }),
+    ]);
     expect(queues[0]!.KmsMasterKeyId).toBeUndefined();
   });
 
   it('refuses requests without TLS on the bucket and on every queue and DLQ', () => {
-    const denyPlainHttp = { Effect: 'Deny', Principal: { AWS: '*' }, Condition: { Bool: { 'aws:SecureTransport': 'false' } } };
+    const denyPlainHttp = {
+      Effect: 'Deny',
+      Principal: { AWS: '*' },
+      Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+    };
     stateful.hasResourceProperties('AWS::S3::BucketPolicy', {
       Bucket: { Ref: Match.stringLikeRegexp('^MemoryBucket') },
       PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ ...denyPlainHttp, Action: 's3:*' })]) },
@@ -235,11 +315,24 @@ describe('encryption at rest and in transit', () => {
           .filter((p) => JSON.stringify(p.Queues) === JSON.stringify([{ Ref: id }]))
           .flatMap((p) => p.PolicyDocument.Statement)
           .filter((st) => JSON.stringify(st.Resource) === JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] }));
-        expect(denies, id).toContainEqual({ ...denyPlainHttp, Action: 'sqs:*', Resource: { 'Fn::GetAtt': [id, 'Arn'] } });
+        expect(denies, id).toContainEqual({
+          ...denyPlainHttp,
+          Action: 'sqs:*',
+          Resource: { 'Fn::GetAtt': [id, 'Arn'] },
+        });
       }
     }
     stateful.hasResourceProperties('AWS::SNS::TopicPolicy', {
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Principal: '*', Action: 'sns:Publish', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Principal: '*',
+            Action: 'sns:Publish',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ]),
+      },
     });
   });
 
@@ -256,7 +349,11 @@ describe('encryption at rest and in transit', () => {
 describe('stateless stack', () => {
   it('runs every function on Node.js 22, ARM64, traced: the API and the sweeps sampled, the queue functions only when the publisher sampled', () => {
     const traced = (mode: string) =>
-      Object.keys(stateless.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x', Architectures: ['arm64'], TracingConfig: { Mode: mode } } }))
+      Object.keys(
+        stateless.findResources('AWS::Lambda::Function', {
+          Properties: { Runtime: 'nodejs22.x', Architectures: ['arm64'], TracingConfig: { Mode: mode } },
+        }),
+      )
         .filter((id) => /^(Signal|Reflector|Idle|Sweep|Api)Function/.test(id))
         .map((id) => id.replace(/Function.*$/, ''))
         .sort();
@@ -269,15 +366,18 @@ describe('stateless stack', () => {
     expect(mappings).toHaveLength(3);
     for (const [, m] of mappings) expect(m.Properties.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
     // Each function reads the queue infra/permissions.ts says it consumes.
-    const wired = mappings.map(([id, m]) => `${id.match(/^[A-Z][a-z]+/)![0]} ${JSON.stringify(m.Properties.EventSourceArn).match(/GetAtt([A-Za-z]+Queue)/)![1]}`);
+    const wired = mappings.map(
+      ([id, m]) =>
+        `${id.match(/^[A-Z][a-z]+/)![0]} ${JSON.stringify(m.Properties.EventSourceArn).match(/GetAtt([A-Za-z]+Queue)/)![1]}`,
+    );
     expect(wired.sort()).toEqual(['Idle IdleQueue', 'Reflector ReflectionQueue', 'Signal TurnQueue']);
-    expect([PERMISSIONS.signal.consumes, PERMISSIONS.idle.consumes, PERMISSIONS.reflector.consumes, PERMISSIONS.sweep.consumes, PERMISSIONS.api.consumes]).toEqual([
-      'turn',
-      'idle',
-      'job',
-      null,
-      null,
-    ]);
+    expect([
+      PERMISSIONS.signal.consumes,
+      PERMISSIONS.idle.consumes,
+      PERMISSIONS.reflector.consumes,
+      PERMISSIONS.sweep.consumes,
+      PERMISSIONS.api.consumes,
+    ]).toEqual(['turn', 'idle', 'job', null, null]);
   });
 
   it('fires the three sweeps on their schedules, passing the schedule time', () => {
@@ -288,7 +388,14 @@ describe('stateless stack', () => {
     ]) {
       stateless.hasResourceProperties('AWS::Events::Rule', {
         ScheduleExpression: cron,
-        Targets: [Match.objectLike({ InputTransformer: Match.objectLike({ InputPathsMap: { time: '$.time' }, InputTemplate: `{"sweep":"${sweep}","time":<time>}` }) })],
+        Targets: [
+          Match.objectLike({
+            InputTransformer: Match.objectLike({
+              InputPathsMap: { time: '$.time' },
+              InputTemplate: `{"sweep":"${sweep}","time":<time>}`,
+            }),
+          }),
+        ],
       });
     }
     stateless.resourceCountIs('AWS::Events::Rule', 3);
@@ -311,13 +418,29 @@ describe('stateless stack', () => {
 
   it('expires noncurrent versions after 30 days and then the delete markers left alone', () => {
     stateful.hasResourceProperties('AWS::S3::Bucket', {
-      LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ NoncurrentVersionExpiration: { NoncurrentDays: 30 }, ExpiredObjectDeleteMarker: true })]) },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({ NoncurrentVersionExpiration: { NoncurrentDays: 30 }, ExpiredObjectDeleteMarker: true }),
+        ]),
+      },
     });
   });
 
   it('grants each function exactly what infra/permissions.ts lists, and nothing wider', () => {
-    const ids: Record<FunctionKey, string> = { signal: 'SignalFunction', idle: 'IdleFunction', reflector: 'ReflectorFunction', sweep: 'SweepFunction', api: 'ApiFunction' };
-    const eventSourceActions = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
+    const ids: Record<FunctionKey, string> = {
+      signal: 'SignalFunction',
+      idle: 'IdleFunction',
+      reflector: 'ReflectorFunction',
+      sweep: 'SweepFunction',
+      api: 'ApiFunction',
+    };
+    const eventSourceActions = [
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:ReceiveMessage',
+    ];
     /** The key pattern of an S3 object ARN: the literal tail of its Fn::Join. */
     const patternOf = (resource: unknown): string => {
       const parts = (resource as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
@@ -327,17 +450,42 @@ describe('stateless stack', () => {
       const permissions = PERMISSIONS[fn];
       const statements = statementsOf(stateless, id);
       const actions = [...new Set(statements.flatMap(actionsOf))];
-      expect(actions.filter((a) => a.startsWith('dynamodb:')).sort(), fn).toEqual(permissions.dynamodb.map((a) => `dynamodb:${a}`).sort());
+      expect(actions.filter((a) => a.startsWith('dynamodb:')).sort(), fn).toEqual(
+        permissions.dynamodb.map((a) => `dynamodb:${a}`).sort(),
+      );
       const listing = statements.filter((st) => actionsOf(st).includes('s3:ListBucket'));
-      expect(listing.map((st) => ({ actions: actionsOf(st), resource: st.Resource, condition: st.Condition })), fn).toEqual(
-        permissions.listBucket ? [{ actions: ['s3:ListBucket'], resource: { 'Fn::ImportValue': expect.stringMatching(/MemoryBucket.*Arn/) }, condition: undefined }] : [],
+      expect(
+        listing.map((st) => ({ actions: actionsOf(st), resource: st.Resource, condition: st.Condition })),
+        fn,
+      ).toEqual(
+        permissions.listBucket
+          ? [
+              {
+                actions: ['s3:ListBucket'],
+                resource: { 'Fn::ImportValue': expect.stringMatching(/MemoryBucket.*Arn/) },
+                condition: undefined,
+              },
+            ]
+          : [],
       );
       const versions = statements.filter((st) => actionsOf(st).includes('s3:ListBucketVersions'));
-      expect(versions.map((st) => ({ actions: actionsOf(st), resource: st.Resource })), fn).toEqual(
-        permissions.listBucketVersions ? [{ actions: ['s3:ListBucketVersions'], resource: { 'Fn::ImportValue': expect.stringMatching(/MemoryBucket.*Arn/) } }] : [],
+      expect(
+        versions.map((st) => ({ actions: actionsOf(st), resource: st.Resource })),
+        fn,
+      ).toEqual(
+        permissions.listBucketVersions
+          ? [
+              {
+                actions: ['s3:ListBucketVersions'],
+                resource: { 'Fn::ImportValue': expect.stringMatching(/MemoryBucket.*Arn/) },
+              },
+            ]
+          : [],
       );
       const s3 = statements
-        .filter((st) => actionsOf(st).some((a) => a.startsWith('s3:') && a !== 's3:ListBucket' && a !== 's3:ListBucketVersions'))
+        .filter((st) =>
+          actionsOf(st).some((a) => a.startsWith('s3:') && a !== 's3:ListBucket' && a !== 's3:ListBucketVersions'),
+        )
         .map((st) => ({ pattern: patternOf(st.Resource), actions: actionsOf(st).sort() }))
         .sort((x, y) => x.pattern.localeCompare(y.pattern));
       const expected = Object.entries(permissions.s3)
@@ -345,15 +493,28 @@ describe('stateless stack', () => {
         .sort((x, y) => x.pattern.localeCompare(y.pattern));
       expect(s3, fn).toEqual(expected);
       const sends = statements.filter((st) => actionsOf(st).includes('sqs:SendMessage'));
-      expect(sends.flatMap((st) => (Array.isArray(st.Resource) ? st.Resource : [st.Resource])).length, fn).toBe(permissions.sends.length);
-      expect(sends.every((st) => actionsOf(st).length === 1), fn).toBe(true);
+      expect(sends.flatMap((st) => (Array.isArray(st.Resource) ? st.Resource : [st.Resource])).length, fn).toBe(
+        permissions.sends.length,
+      );
+      expect(
+        sends.every((st) => actionsOf(st).length === 1),
+        fn,
+      ).toBe(true);
       expect(actions.includes('bedrock:InvokeModel'), fn).toBe(permissions.model);
       const hasEventSource = permissions.consumes !== null;
-      expect(actions.filter((a) => eventSourceActions.includes(a)).sort(), fn).toEqual(hasEventSource ? eventSourceActions : []);
+      expect(actions.filter((a) => eventSourceActions.includes(a)).sort(), fn).toEqual(
+        hasEventSource ? eventSourceActions : [],
+      );
       // Logs: only writes, only to the function's own log group (no AWSLambdaBasicExecutionRole).
       const logs = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('logs:')));
-      expect(logs.map((st) => ({ actions: actionsOf(st).sort(), resource: st.Resource })), fn).toEqual([
-        { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resource: { 'Fn::GetAtt': [expect.stringMatching(new RegExp(`^${id}Logs`)), 'Arn'] } },
+      expect(
+        logs.map((st) => ({ actions: actionsOf(st).sort(), resource: st.Resource })),
+        fn,
+      ).toEqual([
+        {
+          actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          resource: { 'Fn::GetAtt': [expect.stringMatching(new RegExp(`^${id}Logs`)), 'Arn'] },
+        },
       ]);
       // KMS: exactly the table's actions per service, on the data key, each only through that
       // service (so no event source or grant helper adds an unconditioned kms:Decrypt).
@@ -362,32 +523,63 @@ describe('stateless stack', () => {
         .map((st) => ({ via: viaServiceOf(st), actions: actionsOf(st).sort(), resource: st.Resource }))
         .sort((x, y) => String(x.via).localeCompare(String(y.via)));
       const expectedKms = (Object.entries(permissions.kms) as Array<[KmsService, string[]]>)
-        .map(([service, acts]) => ({ via: service, actions: acts.map((a) => `kms:${a}`).sort(), resource: { 'Fn::ImportValue': expect.stringMatching(/DataKey/) } }))
+        .map(([service, acts]) => ({
+          via: service,
+          actions: acts.map((a) => `kms:${a}`).sort(),
+          resource: { 'Fn::ImportValue': expect.stringMatching(/DataKey/) },
+        }))
         .sort((x, y) => x.via.localeCompare(y.via));
       expect(kms, fn).toEqual(expectedKms);
       // Nothing beyond the table above, the event source's own actions, its logs and X-Ray.
       expect(
-        actions.filter((a) => !/^(dynamodb:|s3:|xray:|logs:|kms:)/.test(a) && a !== 'sqs:SendMessage' && a !== 'bedrock:InvokeModel' && !eventSourceActions.includes(a)),
+        actions.filter(
+          (a) =>
+            !/^(dynamodb:|s3:|xray:|logs:|kms:)/.test(a) &&
+            a !== 'sqs:SendMessage' &&
+            a !== 'bedrock:InvokeModel' &&
+            !eventSourceActions.includes(a),
+        ),
         fn,
       ).toEqual([]);
       // The table grant covers the GSI.
-      if (permissions.dynamodb.includes('Query')) expect(JSON.stringify(statements.filter((st) => actionsOf(st).includes('dynamodb:Query'))), fn).toContain('/index/*');
+      if (permissions.dynamodb.includes('Query'))
+        expect(JSON.stringify(statements.filter((st) => actionsOf(st).includes('dynamodb:Query'))), fn).toContain(
+          '/index/*',
+        );
     }
   });
 
-  it("gives every function exactly the variables its environment schema reads (functions/<name>/env.ts), each valid", () => {
-    const schemas = { SignalFunction: SignalEnvSchema, IdleFunction: IdleEnvSchema, ReflectorFunction: ReflectorEnvSchema, SweepFunction: SweepEnvSchema, ApiFunction: ApiEnvSchema };
+  it('gives every function exactly the variables its environment schema reads (functions/<name>/env.ts), each valid', () => {
+    const schemas = {
+      SignalFunction: SignalEnvSchema,
+      IdleFunction: IdleEnvSchema,
+      ReflectorFunction: ReflectorEnvSchema,
+      SweepFunction: SweepEnvSchema,
+      ApiFunction: ApiEnvSchema,
+    };
     const functions = stateless.findResources('AWS::Lambda::Function');
     for (const [prefix, schema] of Object.entries(schemas)) {
       const entries = Object.entries(functions).filter(([id]) => id.startsWith(prefix) && !id.includes('Role'));
       expect(entries, prefix).toHaveLength(1);
       const variables = (entries[0]![1].Properties.Environment?.Variables ?? {}) as Record<string, unknown>;
       const read = Object.keys(schema.shape);
-      expect(Object.keys(variables).filter((k) => !read.includes(k) && !(RUNTIME_VARIABLES as readonly string[]).includes(k)), `${prefix}: set but never read`).toEqual([]);
-      const required = Object.entries(schema.shape).filter(([, field]) => !field.safeParse(undefined).success).map(([k]) => k);
-      expect(required.filter((k) => !(k in variables)), `${prefix}: read but never set`).toEqual([]);
+      expect(
+        Object.keys(variables).filter(
+          (k) => !read.includes(k) && !(RUNTIME_VARIABLES as readonly string[]).includes(k),
+        ),
+        `${prefix}: set but never read`,
+      ).toEqual([]);
+      const required = Object.entries(schema.shape)
+        .filter(([, field]) => !field.safeParse(undefined).success)
+        .map(([k]) => k);
+      expect(
+        required.filter((k) => !(k in variables)),
+        `${prefix}: read but never set`,
+      ).toEqual([]);
       // Tokens (names and URLs of the stateful stack's resources) stand for non-empty strings.
-      const concrete = Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' ? v : 'resolved-at-deploy']));
+      const concrete = Object.fromEntries(
+        Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' ? v : 'resolved-at-deploy']),
+      );
       expect(() => parseEnv(schema, concrete), prefix).not.toThrow();
     }
   });
@@ -422,7 +614,11 @@ describe('stateless stack', () => {
       IdentitySource: ['$request.header.Authorization'],
       JwtConfiguration: { Audience: [Match.anyValue()], Issuer: Match.anyValue() },
     });
-    stateless.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'ANY /v1/{proxy+}', AuthorizationType: 'JWT', AuthorizerId: Match.anyValue() });
+    stateless.hasResourceProperties('AWS::ApiGatewayV2::Route', {
+      RouteKey: 'ANY /v1/{proxy+}',
+      AuthorizationType: 'JWT',
+      AuthorizerId: Match.anyValue(),
+    });
     const routes = Object.values(stateless.findResources('AWS::ApiGatewayV2::Route')).map((r) => r.Properties);
     for (const key of ['GET /openapi.json', 'GET /console', 'OPTIONS /v1/{proxy+}']) {
       const route = routes.find((r) => r.RouteKey === key);
@@ -430,7 +626,12 @@ describe('stateless stack', () => {
       expect(route!.AuthorizationType ?? 'NONE', key).toBe('NONE');
       expect(route!.AuthorizerId, key).toBeUndefined();
     }
-    expect(routes.map((r) => r.RouteKey).sort()).toEqual(['ANY /v1/{proxy+}', 'GET /console', 'GET /openapi.json', 'OPTIONS /v1/{proxy+}']);
+    expect(routes.map((r) => r.RouteKey).sort()).toEqual([
+      'ANY /v1/{proxy+}',
+      'GET /console',
+      'GET /openapi.json',
+      'OPTIONS /v1/{proxy+}',
+    ]);
     stateless.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
       StageName: '$default',
       AutoDeploy: true,
@@ -452,11 +653,16 @@ describe('stateless stack', () => {
     const preflight = policiesOf(stateless, 'PreflightFunction');
     expect(preflight).not.toContain('dynamodb:');
     expect(preflight).not.toContain('s3:');
-    expect(statementsOf(stateless, 'PreflightFunction').flatMap(actionsOf).sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+    expect(statementsOf(stateless, 'PreflightFunction').flatMap(actionsOf).sort()).toEqual([
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+    ]);
   });
 
   it('gives no function role an AWS managed policy', () => {
-    const roles = Object.values(stateless.findResources('AWS::IAM::Role')).filter((r) => JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'));
+    const roles = Object.values(stateless.findResources('AWS::IAM::Role')).filter((r) =>
+      JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'),
+    );
     expect(roles).toHaveLength(6);
     for (const role of roles) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
   });
@@ -490,7 +696,9 @@ describe('stage with its own OIDC issuer', () => {
 
 describe('stage that embeds (hybrid retrieval)', () => {
   const variablesOf = (t: Template, prefix: string): Record<string, unknown> => {
-    const [fn] = Object.entries(t.findResources('AWS::Lambda::Function')).filter(([id]) => id.startsWith(prefix) && !id.includes('Role'));
+    const [fn] = Object.entries(t.findResources('AWS::Lambda::Function')).filter(
+      ([id]) => id.startsWith(prefix) && !id.includes('Role'),
+    );
     return (fn?.[1].Properties.Environment?.Variables ?? {}) as Record<string, unknown>;
   };
   const embeddingStatements = (t: Template, prefix: string) =>
@@ -499,23 +707,43 @@ describe('stage that embeds (hybrid retrieval)', () => {
       .map((st) => ({ sid: st.Sid, actions: actionsOf(st), resource: st.Resource, condition: st.Condition }));
 
   it('grants the reflector and the API InvokeModel on that foundation model in its Region only, and names it to them', () => {
-    const t = buildStage('emb', { embeddings: { modelId: 'amazon.titan-embed-text-v2:0', dimensions: 256 } }, { account: '123456789012', region: 'eu-west-1' });
+    const t = buildStage(
+      'emb',
+      { embeddings: { modelId: 'amazon.titan-embed-text-v2:0', dimensions: 256 } },
+      { account: '123456789012', region: 'eu-west-1' },
+    );
     for (const prefix of ['ReflectorFunction', 'ApiFunction']) {
       expect(embeddingStatements(t.stateless, prefix), prefix).toEqual([
         {
           sid: 'InvokeEmbeddingModel',
           actions: ['bedrock:InvokeModel'],
-          resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:eu-west-1::foundation-model/amazon.titan-embed-text-v2:0']] },
+          resource: {
+            'Fn::Join': [
+              '',
+              ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:eu-west-1::foundation-model/amazon.titan-embed-text-v2:0'],
+            ],
+          },
           condition: undefined,
         },
       ]);
-      expect(variablesOf(t.stateless, prefix), prefix).toMatchObject({ EMBEDDING_MODEL_ID: 'amazon.titan-embed-text-v2:0', EMBEDDING_DIMENSIONS: '256' });
+      expect(variablesOf(t.stateless, prefix), prefix).toMatchObject({
+        EMBEDDING_MODEL_ID: 'amazon.titan-embed-text-v2:0',
+        EMBEDDING_DIMENSIONS: '256',
+      });
     }
     for (const prefix of ['SignalFunction', 'IdleFunction', 'SweepFunction']) {
       expect(embeddingStatements(t.stateless, prefix), prefix).toEqual([]);
       expect(variablesOf(t.stateless, prefix), prefix).not.toHaveProperty('EMBEDDING_MODEL_ID');
     }
-    expect(() => parseEnv(ApiEnvSchema, { ...variablesOf(t.stateless, 'ApiFunction'), TABLE_NAME: 't', BUCKET_NAME: 'b', JOB_QUEUE_URL: 'q', TURN_QUEUE_URL: 'q' })).not.toThrow();
+    expect(() =>
+      parseEnv(ApiEnvSchema, {
+        ...variablesOf(t.stateless, 'ApiFunction'),
+        TABLE_NAME: 't',
+        BUCKET_NAME: 'b',
+        JOB_QUEUE_URL: 'q',
+        TURN_QUEUE_URL: 'q',
+      }),
+    ).not.toThrow();
   });
 
   it('grants and names no embedding model on a stage that does not embed', () => {
@@ -538,9 +766,15 @@ describe('stage with its own KMS key (dataKeyArn)', () => {
     // The one key the stack creates is the alarm topic's (below), with no alias.
     t.stateful.resourceCountIs('AWS::KMS::Key', 1);
     t.stateful.resourceCountIs('AWS::KMS::Alias', 0);
-    t.stateful.hasResourceProperties('AWS::DynamoDB::Table', { SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: arn } });
+    t.stateful.hasResourceProperties('AWS::DynamoDB::Table', {
+      SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: arn },
+    });
     t.stateful.hasResourceProperties('AWS::S3::Bucket', {
-      BucketEncryption: { ServerSideEncryptionConfiguration: [{ BucketKeyEnabled: true, ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: arn } }] },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [
+          { BucketKeyEnabled: true, ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: arn } },
+        ],
+      },
     });
     const queues = Object.values(t.stateful.findResources('AWS::SQS::Queue'));
     expect(queues).toHaveLength(6);
@@ -565,13 +799,22 @@ describe('stage with its own KMS key (dataKeyArn)', () => {
       Principal: { Service: 'cloudwatch.amazonaws.com' },
       Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
       Resource: '*',
-      Condition: { StringEquals: { 'aws:SourceAccount': '111122223333' }, ArnLike: { 'aws:SourceArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:eu-west-1:111122223333:alarm:*']] } } },
+      Condition: {
+        StringEquals: { 'aws:SourceAccount': '111122223333' },
+        ArnLike: {
+          'aws:SourceArn': {
+            'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:eu-west-1:111122223333:alarm:*']],
+          },
+        },
+      },
     });
     t.stateful.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] } });
   });
 
   it('refuses an alias or a key in another region', () => {
-    expect(() => buildStage('byok', { dataKeyArn: 'arn:aws:kms:eu-west-1:111122223333:alias/mine' }, env)).toThrow(/not an alias/);
+    expect(() => buildStage('byok', { dataKeyArn: 'arn:aws:kms:eu-west-1:111122223333:alias/mine' }, env)).toThrow(
+      /not an alias/,
+    );
     expect(() => buildStage('byok', { dataKeyArn: arn.replace('eu-west-1', 'us-east-1') }, env)).toThrow(/us-east-1/);
   });
 });
@@ -585,7 +828,8 @@ describe('operations: alarms, their topic, load settings', () => {
   /** How each stack names the stateful stack's alarm topic: a Ref there, an import of its export here. */
   const topicRefIn = (template: Template, topic: string): unknown =>
     template === stateful ? { Ref: topic } : { 'Fn::ImportValue': expect.stringContaining(`Ref${topic}`) };
-  const alarmsOf = (template: Template) => Object.entries(template.findResources('AWS::CloudWatch::Alarm')).map(([id, a]) => ({ id, ...a.Properties }));
+  const alarmsOf = (template: Template) =>
+    Object.entries(template.findResources('AWS::CloudWatch::Alarm')).map(([id, a]) => ({ id, ...a.Properties }));
   const logicalIdOf = (template: Template, type: string, prefix: string): string => {
     const ids = Object.keys(template.findResources(type)).filter((id) => id.startsWith(prefix));
     expect(ids, `${type} ${prefix}`).toHaveLength(1);
@@ -616,7 +860,9 @@ describe('operations: alarms, their topic, load settings', () => {
     expect(stale?.LogGroupName).toEqual({ Ref: logicalIdOf(stateless, 'AWS::Logs::LogGroup', 'ApiFunctionLogs') });
     // The stage as a dimension, from the line's `stage` (the api's STAGE), as ModelCostUsd has it; the alarm watches exactly that metric.
     expect(stale?.MetricTransformations?.[0]?.Dimensions).toEqual([{ Key: 'stage', Value: '$.stage' }]);
-    const api = Object.entries(stateless.findResources('AWS::Lambda::Function')).find(([id]) => id.startsWith('ApiFunction'))?.[1];
+    const api = Object.entries(stateless.findResources('AWS::Lambda::Function')).find(([id]) =>
+      id.startsWith('ApiFunction'),
+    )?.[1];
     expect(api?.Properties.Environment.Variables.STAGE).toBe('check');
     stateless.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'ReflectiveMemory',
@@ -647,7 +893,10 @@ describe('operations: alarms, their topic, load settings', () => {
 
   it('publishes to an encrypted topic that refuses plain HTTP and lets only this account and region’s alarms publish', () => {
     const topic = topicId(stateful);
-    stateful.hasResourceProperties('AWS::SNS::Topic', { TopicName: 'reflective-memory-check-alarms', KmsMasterKeyId: dataKeyArn(stateful) });
+    stateful.hasResourceProperties('AWS::SNS::Topic', {
+      TopicName: 'reflective-memory-check-alarms',
+      KmsMasterKeyId: dataKeyArn(stateful),
+    });
     const [policy] = Object.values(stateful.findResources('AWS::SNS::TopicPolicy')).map((p) => p.Properties);
     expect(policy!.Topics).toEqual([{ Ref: topic }]);
     expect(policy!.PolicyDocument.Statement).toContainEqual({
@@ -666,7 +915,11 @@ describe('operations: alarms, their topic, load settings', () => {
   it('subscribes the stage’s alarmEmail to the topic', () => {
     const t = buildStage('ops', { alarmEmail: 'oncall@example.com' });
     t.stateful.resourceCountIs('AWS::SNS::Subscription', 1);
-    t.stateful.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com', TopicArn: { Ref: topicId(t.stateful) } });
+    t.stateful.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'oncall@example.com',
+      TopicArn: { Ref: topicId(t.stateful) },
+    });
   });
 
   it('alarms on Errors and Throttles of each of the five functions, at the stage thresholds', () => {
@@ -677,7 +930,11 @@ describe('operations: alarms, their topic, load settings', () => {
         ['Errors', config.alarms.functionErrors],
         ['Throttles', config.alarms.functionThrottles],
       ] as const) {
-        const matching = alarms.filter((a) => a.MetricName === metric && JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: fn } }]));
+        const matching = alarms.filter(
+          (a) =>
+            a.MetricName === metric &&
+            JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: fn } }]),
+        );
         expect(matching, `${name} ${metric}`).toHaveLength(1);
         expect(matching[0], `${name} ${metric}`).toMatchObject({
           Namespace: 'AWS/Lambda',
@@ -697,13 +954,23 @@ describe('operations: alarms, their topic, load settings', () => {
     for (const key of ['turn', 'job', 'idle'] as const) {
       const def = QUEUES[key];
       const queueName = `reflective-memory-check-${def.id}${def.fifo ? '.fifo' : ''}`;
-      const [queue] = Object.entries(stateful.findResources('AWS::SQS::Queue')).find(([, q]) => q.Properties.QueueName === queueName)!;
+      const [queue] = Object.entries(stateful.findResources('AWS::SQS::Queue')).find(
+        ([, q]) => q.Properties.QueueName === queueName,
+      )!;
       const age = alarms.filter(
-        (a) => a.MetricName === 'ApproximateAgeOfOldestMessage' && JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }]),
+        (a) =>
+          a.MetricName === 'ApproximateAgeOfOldestMessage' &&
+          JSON.stringify(a.Dimensions) ===
+            JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }]),
       );
       expect(age, key).toHaveLength(1);
       const delay = 'delaySeconds' in def ? def.delaySeconds : 0;
-      expect(age[0], key).toMatchObject({ Namespace: 'AWS/SQS', Statistic: 'Maximum', Period: 300, Threshold: config.alarms.queueAgeSeconds[key] + delay });
+      expect(age[0], key).toMatchObject({
+        Namespace: 'AWS/SQS',
+        Statistic: 'Maximum',
+        Period: 300,
+        Threshold: config.alarms.queueAgeSeconds[key] + delay,
+      });
     }
     expect(QUEUES.idle.delaySeconds).toBe(300);
     const idle = alarms.find((a) => a.id.startsWith('IdleQueueAgeAlarm'));
@@ -729,7 +996,14 @@ describe('operations: alarms, their topic, load settings', () => {
       .filter((p) => JSON.stringify(p.Properties.Queues) === JSON.stringify([{ Ref: dlq }]))
       .flatMap((p) => p.Properties.PolicyDocument.Statement)
       .filter((st) => st.Effect === 'Allow');
-    expect(sends.map((st) => ({ principal: st.Principal, action: st.Action, resource: st.Resource, condition: st.Condition }))).toEqual(
+    expect(
+      sends.map((st) => ({
+        principal: st.Principal,
+        action: st.Action,
+        resource: st.Resource,
+        condition: st.Condition,
+      })),
+    ).toEqual(
       rules.map(([id]) => ({
         principal: { Service: 'events.amazonaws.com' },
         action: 'sqs:SendMessage',
@@ -737,18 +1011,33 @@ describe('operations: alarms, their topic, load settings', () => {
         condition: { ArnEquals: { 'aws:SourceArn': { 'Fn::GetAtt': [id, 'Arn'] } } },
       })),
     );
-    const depth = alarmsOf(stateless).filter((a) => JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlq, 'QueueName'] } }]));
-    expect(depth).toEqual([expect.objectContaining({ MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1, Period: 60 })]);
+    const depth = alarmsOf(stateless).filter(
+      (a) =>
+        JSON.stringify(a.Dimensions) ===
+        JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlq, 'QueueName'] } }]),
+    );
+    expect(depth).toEqual([
+      expect.objectContaining({ MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1, Period: 60 }),
+    ]);
   });
 
   it('caps the reflector’s event source at the stage’s maximum concurrency, and only that one', () => {
     const scaling = (template: Template) =>
       Object.fromEntries(
-        Object.entries(template.findResources('AWS::Lambda::EventSourceMapping')).map(([id, m]) => [id.match(/^[A-Z][a-z]+/)![0], m.Properties.ScalingConfig]),
+        Object.entries(template.findResources('AWS::Lambda::EventSourceMapping')).map(([id, m]) => [
+          id.match(/^[A-Z][a-z]+/)![0],
+          m.Properties.ScalingConfig,
+        ]),
       );
-    expect(scaling(stateless)).toEqual({ Signal: undefined, Idle: undefined, Reflector: { MaximumConcurrency: config.maxConcurrency.reflector } });
+    expect(scaling(stateless)).toEqual({
+      Signal: undefined,
+      Idle: undefined,
+      Reflector: { MaximumConcurrency: config.maxConcurrency.reflector },
+    });
     expect(config.maxConcurrency.reflector).toBe(5);
-    const prod = Template.fromStack(buildApp(new App({ context: { stage: 'prod', 'aws:cdk:bundling-stacks': [] } })).stateless);
+    const prod = Template.fromStack(
+      buildApp(new App({ context: { stage: 'prod', 'aws:cdk:bundling-stacks': [] } })).stateless,
+    );
     expect(scaling(prod).Reflector).toEqual({ MaximumConcurrency: 20 });
   });
 });

@@ -5,7 +5,7 @@
  * could not tell.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runApiAttacks, SECRET, seedAttackData, VICTIM } from '../../bench/api-attacks.js';
+import { runApiAttacks, SECRET, seedAttackData, VICTIM, VICTIM_SESSION } from '../../bench/api-attacks.js';
 import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 
 let stack: LocalHarness;
@@ -26,12 +26,33 @@ describe('the memory API under attack', () => {
       body: JSON.stringify({ query: SECRET, limit: 5 }),
     });
     expect(await res.text()).toContain(SECRET);
+    // The victim's ephemeral entry too, to a search in the victim's session: the session-naming tricks have a target.
+    const inSession = await fetch(`${stack.info.apiUrl}/v1/users/${VICTIM}/memory/search`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.info.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        query: `typing ${SECRET} into a form`,
+        limit: 5,
+        filters: { tier: ['ephemeral'] },
+        sessionId: VICTIM_SESSION,
+      }),
+    });
+    expect(((await inSession.json()) as { results: Array<{ tier: string }> }).results.map((r) => r.tier)).toEqual([
+      'ephemeral',
+    ]);
   });
 
   it('lets no attack succeed', async () => {
     const report = await runApiAttacks(stack);
     expect(report.tried).toBeGreaterThan(100);
-    expect(Object.keys(report.byKind).sort()).toEqual(['GLOBAL write', 'body trick', 'credentials', 'mcp', 'other user', 'path trick']);
+    expect(Object.keys(report.byKind).sort()).toEqual([
+      'GLOBAL write',
+      'body trick',
+      'credentials',
+      'mcp',
+      'other user',
+      'path trick',
+    ]);
     expect(report.succeeded).toEqual([]);
   });
 

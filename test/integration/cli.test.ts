@@ -13,7 +13,10 @@ const ROOT = new URL('../../', import.meta.url).pathname;
  * queue has drained, however long a loaded machine makes that. No clock stops it.
  */
 async function start(args: string[], cwd: string) {
-  const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'infra/local/cli.ts'), ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'infra/local/cli.ts'), ...args], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -36,28 +39,43 @@ async function start(args: string[], cwd: string) {
 const HANG_LIMIT_MS = 600_000;
 
 describe('npm start', () => {
-  it('--once replays the bundled sample and ends with the counts as JSON', async () => {
-    const cwd = mkdtempSync(join(tmpdir(), 'rm-cli-'));
-    const run = await start(['--once'], cwd);
-    expect(run.status, run.stderr).toBe(0);
-    for (const key of ['turns', 'duplicates', 'rejected', 'batches', 'staged', 'promoted', 'errors']) expect(run.last).toHaveProperty(key);
-    expect(run.last.batches).toBeGreaterThanOrEqual(1);
-    expect(run.last.staged).toBeGreaterThanOrEqual(1);
-    // The sample spans a month of LoCoMo sessions: the simulated clock fires the schedules on the way.
-    expect(run.last.nightly).toBeGreaterThanOrEqual(1);
-    expect(run.last.weekly).toBeGreaterThanOrEqual(1);
-    expect(run.last.summaries).toBeGreaterThanOrEqual(1);
-    expect(run.stdout).toContain('drained.');
-    expect(existsSync(join(cwd, '.local/stack.json'))).toBe(false);
-  }, HANG_LIMIT_MS);
+  it(
+    '--once replays the bundled sample and ends with the counts as JSON',
+    async () => {
+      const cwd = mkdtempSync(join(tmpdir(), 'rm-cli-'));
+      const run = await start(['--once'], cwd);
+      expect(run.status, run.stderr).toBe(0);
+      for (const key of ['turns', 'duplicates', 'rejected', 'batches', 'staged', 'promoted', 'errors'])
+        expect(run.last).toHaveProperty(key);
+      expect(run.last.batches).toBeGreaterThanOrEqual(1);
+      expect(run.last.staged).toBeGreaterThanOrEqual(1);
+      // The sample spans a month of LoCoMo sessions: the simulated clock fires the schedules on the way.
+      expect(run.last.nightly).toBeGreaterThanOrEqual(1);
+      expect(run.last.weekly).toBeGreaterThanOrEqual(1);
+      expect(run.last.summaries).toBeGreaterThanOrEqual(1);
+      expect(run.stdout).toContain('drained.');
+      expect(existsSync(join(cwd, '.local/stack.json'))).toBe(false);
+    },
+    HANG_LIMIT_MS,
+  );
 
-  it('--once --replay FILE counts unique events, duplicates and malformed lines', async () => {
-    const cwd = mkdtempSync(join(tmpdir(), 'rm-cli-'));
-    const sample = readFileSync(join(ROOT, 'events/samples/conversation.jsonl'), 'utf8').trim().split('\n').slice(0, 12);
-    const file = join(cwd, 'events.jsonl');
-    writeFileSync(file, [...sample, ...sample, '{"broken json', '{"type":"turn.saved","version":2}', '[]'].join('\n'));
-    const run = await start(['--once', '--replay', file], cwd);
-    expect(run.status, run.stderr).toBe(0);
-    expect(run.last).toMatchObject({ turns: 12, duplicates: 12, rejected: 3, batches: 1, errors: 0 });
-  }, HANG_LIMIT_MS);
+  it(
+    '--once --replay FILE counts unique events, duplicates and malformed lines',
+    async () => {
+      const cwd = mkdtempSync(join(tmpdir(), 'rm-cli-'));
+      const sample = readFileSync(join(ROOT, 'events/samples/conversation.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .slice(0, 12);
+      const file = join(cwd, 'events.jsonl');
+      writeFileSync(
+        file,
+        [...sample, ...sample, '{"broken json', '{"type":"turn.saved","version":2}', '[]'].join('\n'),
+      );
+      const run = await start(['--once', '--replay', file], cwd);
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.last).toMatchObject({ turns: 12, duplicates: 12, rejected: 3, batches: 1, errors: 0 });
+    },
+    HANG_LIMIT_MS,
+  );
 });

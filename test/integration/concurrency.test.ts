@@ -22,26 +22,62 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const doc = (id: string): KnowledgeDoc => ({ id, title: id, text: `fact ${id}`, category: 'Facts', confidence: 0.7, sourceTurns: [1], summary: `fact ${id}`, promotedAt: '2026-01-01T00:00:00Z' });
+const doc = (id: string): KnowledgeDoc => ({
+  id,
+  title: id,
+  text: `fact ${id}`,
+  category: 'Facts',
+  confidence: 0.7,
+  sourceTurns: [1],
+  summary: `fact ${id}`,
+  promotedAt: '2026-01-01T00:00:00Z',
+});
 
 describe("one user's knowledge index, written by the reflector and the API at once", () => {
   it('loses no update of 2 × 15 concurrent writers, and keeps one current version', async () => {
     const { tableName, bucketName } = stack.info;
     // Two containers: the reflector's and the API's, each with its function's clients and grants.
     const reflectorClients = functionClients('reflector', stack.iam);
-    const reflector = new DynamoS3KnowledgeStore({ ddb: reflectorClients.ddb, s3: reflectorClients.s3, tableName, bucketName, changes: new DynamoSearchChangeLog({ ddb: reflectorClients.ddb, tableName }) });
+    const reflector = new DynamoS3KnowledgeStore({
+      ddb: reflectorClients.ddb,
+      s3: reflectorClients.s3,
+      tableName,
+      bucketName,
+      changes: new DynamoSearchChangeLog({ ddb: reflectorClients.ddb, tableName }),
+    });
     const apiClients = functionClients('api', stack.iam);
-    const api = new DynamoS3KnowledgeStore({ ddb: apiClients.ddb, s3: apiClients.s3, tableName, bucketName, changes: new DynamoSearchChangeLog({ ddb: apiClients.ddb, tableName }) });
+    const api = new DynamoS3KnowledgeStore({
+      ddb: apiClients.ddb,
+      s3: apiClients.s3,
+      tableName,
+      bucketName,
+      changes: new DynamoSearchChangeLog({ ddb: apiClients.ddb, tableName }),
+    });
     const user = 'race-user';
     await Promise.all([
-      ...Array.from({ length: 15 }, (_, i) => reflector.putKnowledge(user, [{ path: `Facts/r${i}.md`, markdown: `# r${i}`, doc: doc(`Facts/r${i}.md`) }])),
-      ...Array.from({ length: 15 }, (_, i) => api.putKnowledge(user, [{ path: `Facts/a${i}.md`, markdown: `# a${i}`, doc: doc(`Facts/a${i}.md`) }])),
+      ...Array.from({ length: 15 }, (_, i) =>
+        reflector.putKnowledge(user, [{ path: `Facts/r${i}.md`, markdown: `# r${i}`, doc: doc(`Facts/r${i}.md`) }]),
+      ),
+      ...Array.from({ length: 15 }, (_, i) =>
+        api.putKnowledge(user, [{ path: `Facts/a${i}.md`, markdown: `# a${i}`, doc: doc(`Facts/a${i}.md`) }]),
+      ),
     ]);
     const ids = (await api.loadKnowledge(user)).map((d) => d.id).sort();
     expect(ids).toHaveLength(30);
-    expect(ids).toEqual([...Array.from({ length: 15 }, (_, i) => `Facts/a${i}.md`), ...Array.from({ length: 15 }, (_, i) => `Facts/r${i}.md`)].sort());
+    expect(ids).toEqual(
+      [
+        ...Array.from({ length: 15 }, (_, i) => `Facts/a${i}.md`),
+        ...Array.from({ length: 15 }, (_, i) => `Facts/r${i}.md`),
+      ].sort(),
+    );
     // A fresh container sees the same; the retired versions are gone, the current one stays.
-    const fresh = new DynamoS3KnowledgeStore({ ddb: apiClients.ddb, s3: apiClients.s3, tableName, bucketName, changes: new DynamoSearchChangeLog({ ddb: apiClients.ddb, tableName }) });
+    const fresh = new DynamoS3KnowledgeStore({
+      ddb: apiClients.ddb,
+      s3: apiClients.s3,
+      tableName,
+      bucketName,
+      changes: new DynamoSearchChangeLog({ ddb: apiClients.ddb, tableName }),
+    });
     expect((await fresh.loadKnowledge(user)).length).toBe(30);
     const dump = (await stack.dumpState()).find((d) => d.userId === user);
     const snapshots = Object.keys(dump?.objects ?? {}).filter((k) => k.includes('/index/knowledge/'));
@@ -54,9 +90,22 @@ describe('source reliability, counted for all users at once', () => {
   it('counts every observation of 12 users reporting one site at once exactly once, redeliveries included', async () => {
     const clock = { now: () => new Date('2026-02-01T00:00:00Z') };
     // Twelve signal containers, one per user (Lambda runs one batch per FIFO message group).
-    const stores = Array.from({ length: 12 }, () => new DynamoSourceReliabilityStore({ ddb: functionClients('signal', stack.iam).ddb, tableName: stack.info.tableName }, clock));
+    const stores = Array.from(
+      { length: 12 },
+      () =>
+        new DynamoSourceReliabilityStore(
+          { ddb: functionClients('signal', stack.iam).ddb, tableName: stack.info.tableName },
+          clock,
+        ),
+    );
     const observations = (user: number): SourceObservation[] =>
-      Array.from({ length: 10 }, (_, i) => ({ domain: 'hot.example', outcome: i % 3 === 0 ? 'blocked' : 'success', key: `${i + 1}#0`, at: `2026-02-01T00:00:${String(user).padStart(2, '0')}Z`, ...(i % 3 === 0 ? {} : { quality: 0.5 }) }));
+      Array.from({ length: 10 }, (_, i) => ({
+        domain: 'hot.example',
+        outcome: i % 3 === 0 ? 'blocked' : 'success',
+        key: `${i + 1}#0`,
+        at: `2026-02-01T00:00:${String(user).padStart(2, '0')}Z`,
+        ...(i % 3 === 0 ? {} : { quality: 0.5 }),
+      }));
     const added = await Promise.all([
       ...stores.map((store, u) => store.record(`site-user-${u}`, observations(u))),
       // A redelivery of user 0's batch while the first delivery runs.
@@ -64,7 +113,15 @@ describe('source reliability, counted for all users at once', () => {
     ]);
     expect(added.reduce((a, b) => a + b, 0)).toBe(120);
     const [stats] = await stores[1]!.stats(['hot.example']);
-    expect(stats).toMatchObject({ domain: 'hot.example', attempts: 120, successes: 72, blocked: 48, failed: 0, qualityCount: 72, lastOutcomeAt: '2026-02-01T00:00:11Z' });
+    expect(stats).toMatchObject({
+      domain: 'hot.example',
+      attempts: 120,
+      successes: 72,
+      blocked: 48,
+      failed: 0,
+      qualityCount: 72,
+      lastOutcomeAt: '2026-02-01T00:00:11Z',
+    });
     expect(stats?.qualitySum).toBeCloseTo(36);
     expect(iamDenials(stack)).toEqual([]);
   });

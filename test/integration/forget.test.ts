@@ -37,12 +37,25 @@ let archive: UserArchive;
 const ddb = createDocumentClient(createDynamoDbClient());
 
 const client = (token: string) => new MemoryClient(stack.info.apiUrl, () => token);
-const dump = (userId: string, options: { versions?: boolean } = {}) => dumpUserState({ ddb, s3: s3() }, stack.info, userId, options);
+const dump = (userId: string, options: { versions?: boolean } = {}) =>
+  dumpUserState({ ddb, s3: s3() }, stack.info, userId, options);
 let s3client: S3Client | undefined;
-const s3 = () => (s3client ??= new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials }));
+const s3 = () =>
+  (s3client ??= new S3Client({
+    region: stack.info.region,
+    endpoint: stack.info.endpoints.s3,
+    forcePathStyle: true,
+    credentials: stack.info.credentials,
+  }));
 
 const partition = async (pk: string): Promise<string[]> => {
-  const res = await ddb.send(new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } }));
+  const res = await ddb.send(
+    new QueryCommand({
+      TableName: stack.info.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+    }),
+  );
   return (res.Items ?? []).map((i) => String(i.sk));
 };
 
@@ -58,12 +71,19 @@ async function shareWithGlobal(userId: string, text: string): Promise<string> {
   const own = client(await stack.mintUserToken([userId], userId));
   const { item } = await own.tiers.create(userId, 'long_term', { text });
   const id = item.id;
-  await client(stack.info.adminToken).call('itemPromote', { params: { userId, id }, body: { to: 'global', reason: 'useful to all' } });
+  await client(stack.info.adminToken).call('itemPromote', {
+    params: { userId, id },
+    body: { to: 'global', reason: 'useful to all' },
+  });
   return id;
 }
 
 beforeAll(async () => {
-  stack = await startHarness({ stage: 'forgettest', logLevel: (process.env.FORGET_LOG as 'INFO' | undefined) ?? 'SILENT', speed: 300 });
+  stack = await startHarness({
+    stage: 'forgettest',
+    logLevel: (process.env.FORGET_LOG as 'INFO' | undefined) ?? 'SILENT',
+    speed: 300,
+  });
   const turns = [...sampleAs(GONE), ...sampleAs(KEPT)].sort((a, b) => a.timestamp.localeCompare(b.timestamp));
   await stack.replayLines(
     turns.map((t) => JSON.stringify(t)),
@@ -72,15 +92,39 @@ beforeAll(async () => {
   await stack.waitUntilDrained();
   // A turn too large for SQS travels as a claim check (claims/{u}/) and is stored as an S3 document.
   const last = turns.filter((t) => t.userId === GONE).at(-1) as TurnSaved;
-  const large = { ...last, turnId: last.turnId + 1, timestamp: new Date(Date.parse(last.timestamp) + 60_000).toISOString(), response: `${HER_WORDS}. `.repeat(6_000) };
+  const large = {
+    ...last,
+    turnId: last.turnId + 1,
+    timestamp: new Date(Date.parse(last.timestamp) + 60_000).toISOString(),
+    response: `${HER_WORDS}. `.repeat(6_000),
+  };
   await stack.publisher.publish([large]);
   await stack.waitUntilDrained();
   await stack.advanceTo(new Date(stack.now().getTime() + 24 * 3_600_000));
   await stack.waitUntilDrained();
   // A promoted Knowledge document of hers (an S3 object and a knowledge index snapshot), whatever the replay promoted.
-  const knowledge = new DynamoS3KnowledgeStore({ ddb, s3: s3(), tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }) });
+  const knowledge = new DynamoS3KnowledgeStore({
+    ddb,
+    s3: s3(),
+    tableName: stack.info.tableName,
+    bucketName: stack.info.bucketName,
+    changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }),
+  });
   const text = `${HER_WORDS} needs bitter oranges.`;
-  const marmalade = (t: string) => ({ path: 'Facts/marmalade.md', markdown: `# marmalade\n\n${t}\n`, doc: { id: 'Facts/marmalade.md', title: 'marmalade', text: t, summary: t, category: 'Facts', confidence: 0.8, sourceTurns: [1], promotedAt: stack.now().toISOString() } });
+  const marmalade = (t: string) => ({
+    path: 'Facts/marmalade.md',
+    markdown: `# marmalade\n\n${t}\n`,
+    doc: {
+      id: 'Facts/marmalade.md',
+      title: 'marmalade',
+      text: t,
+      summary: t,
+      category: 'Facts',
+      confidence: 0.8,
+      sourceTurns: [1],
+      promotedAt: stack.now().toISOString(),
+    },
+  });
   // Written twice, as an edit does: the first text stays behind as a noncurrent version.
   await knowledge.putKnowledge(GONE, [marmalade(`${HER_WORDS} needs oranges.`)]);
   await knowledge.putKnowledge(GONE, [marmalade(text)]);
@@ -120,7 +164,14 @@ describe('forgetting a user (DELETE /v1/users/{u})', () => {
     expect(receipt.status).toBe('done');
     expect(receipt.counts.items).toBeGreaterThan(50);
     // Every object she had (documents, Knowledge, indexes, the claim check; old versions counted too) was erased.
-    expect(objectsBefore).toEqual(expect.arrayContaining([expect.stringMatching(/\/Knowledge\//), expect.stringMatching(/\/index\/knowledge\//), expect.stringMatching(/\/index\/search\//), expect.stringMatching(/\/turns\//)]));
+    expect(objectsBefore).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/\/Knowledge\//),
+        expect.stringMatching(/\/index\/knowledge\//),
+        expect.stringMatching(/\/index\/search\//),
+        expect.stringMatching(/\/turns\//),
+      ]),
+    );
     expect(receipt.counts.objects).toBeGreaterThanOrEqual(objectsBefore.length + 1);
     expect(receipt.counts.globalItems).toBe(1);
     expect(await partition(keys.userPk(GONE))).toEqual([]);
@@ -143,12 +194,17 @@ describe('forgetting a user (DELETE /v1/users/{u})', () => {
     for (const key of segments) expect(await bucket.text(key), key).not.toContain('Quillfeather');
     // Nor any version of them: the segments compactions replaced are noncurrent versions until the forget deletes them.
     const segmentVersions = await bucket.versions('users/GLOBAL/index/search/');
-    for (const v of segmentVersions.filter((x) => !x.deleteMarker)) expect(await bucket.versionText(v.key, v.versionId), `${v.key}@${v.versionId}`).not.toContain('Quillfeather');
+    for (const v of segmentVersions.filter((x) => !x.deleteMarker))
+      expect(await bucket.versionText(v.key, v.versionId), `${v.key}@${v.versionId}`).not.toContain('Quillfeather');
     // Searched by a third user, whose searches touch neither user's state (a search counts resurrections of the searcher's own items).
     const third = client(await stack.mintUserToken([THIRD], THIRD));
     const found = await third.search(THIRD, { query: 'Quillfeather marmalade grandmother', limit: 10 });
     expect(found.results.map((r) => r.text).join(' ')).not.toContain('Quillfeather');
-    expect((await third.search(THIRD, { query: 'weekly water changes reef', limit: 10 })).results.some((r) => r.id.startsWith('mem:'))).toBe(true);
+    expect(
+      (await third.search(THIRD, { query: 'weekly water changes reef', limit: 10 })).results.some((r) =>
+        r.id.startsWith('mem:'),
+      ),
+    ).toBe(true);
 
     expect(await dump(KEPT)).toEqual(keptBefore);
     expect(iamDenials(stack)).toEqual([]);
@@ -158,12 +214,39 @@ describe('forgetting a user (DELETE /v1/users/{u})', () => {
   it('drops what arrives later from before the forget — a turn, a redriven job, an idle check — and writes nothing', async () => {
     const { receipt } = await client(stack.info.adminToken).forgetReceipt(GONE);
     const before = new Date(Date.parse(receipt.requestedAt) - 3_600_000).toISOString();
-    const sqs = new SQSClient({ region: stack.info.region, endpoint: stack.info.endpoints.sqs, credentials: stack.info.credentials });
-    const job = { type: 'reflector.job', version: 1, jobId: 'batch-1-5', userId: GONE, kind: 'batch', trigger: 'turn_count', urgency: 0, turnIds: [1, 2, 3, 4, 5], requestedAt: before };
-    await sqs.send(new SendMessageCommand({ QueueUrl: stack.info.queues.job.url, MessageBody: JSON.stringify(job), MessageGroupId: GONE, MessageDeduplicationId: jobDeduplicationId(job) }));
+    const sqs = new SQSClient({
+      region: stack.info.region,
+      endpoint: stack.info.endpoints.sqs,
+      credentials: stack.info.credentials,
+    });
+    const job = {
+      type: 'reflector.job',
+      version: 1,
+      jobId: 'batch-1-5',
+      userId: GONE,
+      kind: 'batch',
+      trigger: 'turn_count',
+      urgency: 0,
+      turnIds: [1, 2, 3, 4, 5],
+      requestedAt: before,
+    };
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: stack.info.queues.job.url,
+        MessageBody: JSON.stringify(job),
+        MessageGroupId: GONE,
+        MessageDeduplicationId: jobDeduplicationId(job),
+      }),
+    );
     const check = { type: 'idle.check', version: 1, userId: GONE, lastTurnId: 30, enqueuedAt: before, dueAt: before };
     // (DelaySeconds 0: the idle queue delays a message 5 minutes unless told otherwise.)
-    await sqs.send(new SendMessageCommand({ QueueUrl: stack.info.queues.idle.url, MessageBody: JSON.stringify(check), DelaySeconds: 0 }));
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: stack.info.queues.idle.url,
+        MessageBody: JSON.stringify(check),
+        DelaySeconds: 0,
+      }),
+    );
     const late = { ...sampleAs(GONE)[0], turnId: 99, timestamp: before } as TurnSaved;
     await stack.publisher.publish([late]);
     await stack.waitUntilDrained();
@@ -172,9 +255,12 @@ describe('forgetting a user (DELETE /v1/users/{u})', () => {
 
     // After the forget she starts afresh: a turn of hers from then on is stored.
     // (Not drained: her idle check waits for the simulated clock to pass her quiet window.)
-    await stack.publisher.publish([{ ...late, turnId: 1, timestamp: new Date(Date.parse(receipt.requestedAt) + 60_000).toISOString() }]);
+    await stack.publisher.publish([
+      { ...late, turnId: 1, timestamp: new Date(Date.parse(receipt.requestedAt) + 60_000).toISOString() },
+    ]);
     const deadline = Date.now() + 20_000;
-    while (!(await partition(keys.userPk(GONE))).includes(keys.signalSk) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    while (!(await partition(keys.userPk(GONE))).includes(keys.signalSk) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
     expect(await partition(keys.userPk(GONE))).toEqual(expect.arrayContaining([keys.signalSk, keys.turnSk(1)]));
     expect(await dump(KEPT)).toEqual(keptBefore);
     expect(iamDenials(stack)).toEqual([]);
@@ -182,7 +268,11 @@ describe('forgetting a user (DELETE /v1/users/{u})', () => {
   });
 
   it('restores her export into a fresh stack: the same state, searchable; a second import is refused', async () => {
-    const fresh = await startHarness({ stage: 'importtest', logLevel: (process.env.FORGET_LOG as 'INFO' | undefined) ?? 'SILENT', speed: 300 });
+    const fresh = await startHarness({
+      stage: 'importtest',
+      logLevel: (process.env.FORGET_LOG as 'INFO' | undefined) ?? 'SILENT',
+      speed: 300,
+    });
     try {
       const there = new MemoryClient(fresh.info.apiUrl, async () => fresh.mintUserToken([GONE], GONE));
       expect(archive.documents.some((d) => d.base64 !== undefined)).toBe(true);

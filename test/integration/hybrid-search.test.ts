@@ -22,7 +22,13 @@ const MODEL = 'amazon.titan-embed-text-v2:0';
 const config = { ...stageConfig('dev'), embeddings: { modelId: MODEL, dimensions: 256 } } as const;
 const USER = 'hybrid-user';
 
-const TOPICS = ['my reef tank and its clownfish', 'the pottery class on Thursdays', 'training for the autumn half marathon', 'my sister moving to Lisbon', 'learning to bake sourdough bread'];
+const TOPICS = [
+  'my reef tank and its clownfish',
+  'the pottery class on Thursdays',
+  'training for the autumn half marathon',
+  'my sister moving to Lisbon',
+  'learning to bake sourdough bread',
+];
 const turns = (userId: string, n: number): TurnSaved[] =>
   Array.from({ length: n }, (_, i) =>
     turn({
@@ -51,7 +57,12 @@ describe('hybrid retrieval on a stage that embeds (deterministic stand-in, IAM e
     await local.waitUntilDrained({ timeoutMs: 240_000 });
 
     // The reflector's compactions wrote segments whose items carry the stand-in's vectors.
-    const index = new DynamoS3SearchIndexStore({ ddb: createDocumentClient(), s3: createS3Client(), tableName: local.info.tableName, bucketName: local.info.bucketName });
+    const index = new DynamoS3SearchIndexStore({
+      ddb: createDocumentClient(),
+      s3: createS3Client(),
+      tableName: local.info.tableName,
+      bucketName: local.info.bucketName,
+    });
     const head = await index.head(USER);
     expect(head.segments.length).toBeGreaterThan(0);
     const segments = await Promise.all(head.segments.map((ref) => index.segment(ref)));
@@ -63,10 +74,14 @@ describe('hybrid retrieval on a stage that embeds (deterministic stand-in, IAM e
     // as the sourdough turns are embedded, so only the vector ranking can find them.
     const invocations = local.emulators.converse.invocations;
     const question = 'zymurgy quandary';
-    local.emulators.converse.setEmbedder((text, dims, normalize) => standInVector(text === question ? (TOPICS[4] ?? '') : text, dims, normalize));
+    local.emulators.converse.setEmbedder((text, dims, normalize) =>
+      standInVector(text === question ? (TOPICS[4] ?? '') : text, dims, normalize),
+    );
     const before = invocations.length;
     const found = await client(local).search(USER, { query: question, limit: 5 });
-    expect(invocations.slice(before)).toEqual([{ modelId: MODEL, body: { inputText: question, dimensions: 256, normalize: true } }]);
+    expect(invocations.slice(before)).toEqual([
+      { modelId: MODEL, body: { inputText: question, dimensions: 256, normalize: true } },
+    ]);
     expect(found.results.length).toBeGreaterThan(0);
     for (const r of found.results) expect(r.text, r.id).toMatch(/sourdough/);
     // Without the vector (the stand-in back to hashed words), the same question finds nothing.
@@ -77,7 +92,13 @@ describe('hybrid retrieval on a stage that embeds (deterministic stand-in, IAM e
 
   it("abandons a compaction's embedding calls at the invocation's deadline, never running into its timeout", async () => {
     // The reflector's timeout here: MODEL_CALL_RESERVE_MS (15 s) and 15 s for the job and its compaction.
-    stack = await startHarness({ stage: 'hybriddeadline', config, logLevel: 'SILENT', speed: 300, timeouts: { reflector: 30 } });
+    stack = await startHarness({
+      stage: 'hybriddeadline',
+      config,
+      logLevel: 'SILENT',
+      speed: 300,
+      timeouts: { reflector: 30 },
+    });
     const local = stack;
     // The embedding model never answers: the Bedrock client's own timeout (a minute, four attempts) is far past the function's.
     local.emulators.converse.setEmbedder('hang');
@@ -91,7 +112,12 @@ describe('hybrid retrieval on a stage that embeds (deterministic stand-in, IAM e
     expect(reflector.handlerErrors).toBe(0);
     expect(reflector.failedRecords).toBe(0);
     // Nothing was folded without its vectors: no segment was written.
-    const index = new DynamoS3SearchIndexStore({ ddb: createDocumentClient(), s3: createS3Client(), tableName: local.info.tableName, bucketName: local.info.bucketName });
+    const index = new DynamoS3SearchIndexStore({
+      ddb: createDocumentClient(),
+      s3: createS3Client(),
+      tableName: local.info.tableName,
+      bucketName: local.info.bucketName,
+    });
     expect((await index.head(USER)).segments).toEqual([]);
     expect(iamDenials(local)).toEqual([]);
   }, 360_000);
@@ -99,8 +125,16 @@ describe('hybrid retrieval on a stage that embeds (deterministic stand-in, IAM e
   it("fails a search without the API's InvokeModel grant, naming the action", async () => {
     const permissions = structuredClone(PERMISSIONS) as Record<FunctionKey, Permissions>;
     delete permissions.api.embeddings;
-    stack = await startHarness({ stage: 'hybridnogrant', config, logLevel: 'SILENT', speed: 300, iam: { permissions } });
+    stack = await startHarness({
+      stage: 'hybridnogrant',
+      config,
+      logLevel: 'SILENT',
+      speed: 300,
+      iam: { permissions },
+    });
     await expect(client(stack).search(USER, { query: 'sourdough bread', limit: 5 })).rejects.toThrow();
-    expect(iamDenials(stack)[0]).toMatch(/^api: BedrockRuntime\.InvokeModel — bedrock:InvokeModel on arn:aws:bedrock:us-east-1::foundation-model\/amazon\.titan-embed-text-v2:0/);
+    expect(iamDenials(stack)[0]).toMatch(
+      /^api: BedrockRuntime\.InvokeModel — bedrock:InvokeModel on arn:aws:bedrock:us-east-1::foundation-model\/amazon\.titan-embed-text-v2:0/,
+    );
   }, 120_000);
 });

@@ -35,7 +35,8 @@ const turns = (userId: string, n: number): TurnSaved[] =>
   }));
 
 /** Turns whose documents are too large to go inline in the turn index: each is an S3 object. */
-const largeTurns = (userId: string, n: number): TurnSaved[] => turns(userId, n).map((t) => ({ ...t, response: `Noted: ${'the reef tank log. '.repeat(300)}` }));
+const largeTurns = (userId: string, n: number): TurnSaved[] =>
+  turns(userId, n).map((t) => ({ ...t, response: `Noted: ${'the reef tank log. '.repeat(300)}` }));
 
 let stack: LocalHarness | undefined;
 afterEach(async () => {
@@ -46,7 +47,8 @@ afterEach(async () => {
 const until = async (what: string, done: () => boolean, timeoutMs = 30_000) => {
   const deadline = Date.now() + timeoutMs;
   while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; denials so far: ${stack ? iamDenials(stack).join('; ') : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; denials so far: ${stack ? iamDenials(stack).join('; ') : ''}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 };
@@ -58,7 +60,9 @@ describe('the old grants, enforced locally', () => {
     const local = stack;
     await local.publisher.publish(largeTurns('no-tagging', 3));
     await until('the signal function to be denied', () => iamDenials(local).length > 0);
-    expect(iamDenials(local)[0]).toMatch(/^signal: S3\.PutObject — s3:PutObjectTagging on arn:aws:s3:::reflective-memory-iamtag-000000000000-us-east-1\/users\/no-tagging\/turns\//);
+    expect(iamDenials(local)[0]).toMatch(
+      /^signal: S3\.PutObject — s3:PutObjectTagging on arn:aws:s3:::reflective-memory-iamtag-000000000000-us-east-1\/users\/no-tagging\/turns\//,
+    );
     expect((await local.report()).turns).toBe(0);
   }, 120_000);
 

@@ -48,13 +48,27 @@ let stack: LocalHarness;
 let memory: MemoryClient;
 const ddb = createDocumentClient(createDynamoDbClient());
 let s3client: S3Client | undefined;
-const s3 = () => (s3client ??= new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials }));
+const s3 = () =>
+  (s3client ??= new S3Client({
+    region: stack.info.region,
+    endpoint: stack.info.endpoints.s3,
+    forcePathStyle: true,
+    credentials: stack.info.credentials,
+  }));
 const changes = () => new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName });
-const knowledge = () => new DynamoS3KnowledgeStore({ ddb, s3: s3(), tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: changes() });
+const knowledge = () =>
+  new DynamoS3KnowledgeStore({
+    ddb,
+    s3: s3(),
+    tableName: stack.info.tableName,
+    bucketName: stack.info.bucketName,
+    changes: changes(),
+  });
 const graph = () => new DynamoGraphStore({ ddb, tableName: stack.info.tableName });
 const dump = () => dumpUserState({ ddb, s3: s3() }, stack.info, USER);
 /** The keys of every version and delete marker the versioned bucket keeps of the user's, current or not. */
-const versionKeys = async (): Promise<string[]> => (await listObjectVersions(s3(), stack.info.bucketName, `users/${USER}/`)).map((v) => v.key);
+const versionKeys = async (): Promise<string[]> =>
+  (await listObjectVersions(s3(), stack.info.bucketName, `users/${USER}/`)).map((v) => v.key);
 
 const sample = (): TurnSaved[] =>
   readFileSync(new URL('../../events/samples/conversation.jsonl', import.meta.url), 'utf8')
@@ -67,7 +81,13 @@ async function partition(prefix: string): Promise<Array<Record<string, unknown>>
   let start: Record<string, unknown> | undefined;
   do {
     const res = await ddb.send(
-      new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(USER), ':p': prefix }, ConsistentRead: true, ExclusiveStartKey: start }),
+      new QueryCommand({
+        TableName: stack.info.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': keys.userPk(USER), ':p': prefix },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
     );
     out.push(...(res.Items ?? []));
     start = res.LastEvaluatedKey;
@@ -86,8 +106,21 @@ async function searched(query: string): Promise<Array<{ id: string; sourceTurns:
 async function indexedIds(): Promise<Set<string>> {
   const { tableName: table, bucketName: bucket } = stack.info;
   const turns = new DynamoS3TurnStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes: changes() });
-  const catalog = new StoreMemoryCatalog({ turns, knowledge: knowledge(), summaries: new DynamoS3SummaryStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes: changes() }), items: new DynamoMemoryItemStore({ ddb, tableName: table, changes: changes() }), diary: new DynamoDiaryStore({ ddb, tableName: table, changes: changes() }), stagedExpiryDays: 14 });
-  const index = new LiveSearchIndex({ store: new DynamoS3SearchIndexStore({ ddb, s3: s3(), tableName: table, bucketName: bucket }), catalog, clock: { now: () => stack.now() }, marks: { lagMs: 5_000 }, turns: new DynamoTurnLog({ ddb, tableName: table }) });
+  const catalog = new StoreMemoryCatalog({
+    turns,
+    knowledge: knowledge(),
+    summaries: new DynamoS3SummaryStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes: changes() }),
+    items: new DynamoMemoryItemStore({ ddb, tableName: table, changes: changes() }),
+    diary: new DynamoDiaryStore({ ddb, tableName: table, changes: changes() }),
+    stagedExpiryDays: 14,
+  });
+  const index = new LiveSearchIndex({
+    store: new DynamoS3SearchIndexStore({ ddb, s3: s3(), tableName: table, bucketName: bucket }),
+    catalog,
+    clock: { now: () => stack.now() },
+    marks: { lagMs: 5_000 },
+    turns: new DynamoTurnLog({ ddb, tableName: table }),
+  });
   return new Set([...new SearchSegments((await index.view(USER)).entries).visible()].map((i) => i.id));
 }
 
@@ -95,46 +128,105 @@ const edgeIds = async () => (await graph().load(USER)).edges.filter((e) => e.sta
 
 /** The relation observations a reflector and a nightly run would have recorded: each edge's evidence is turns. */
 async function seedGraph(at: string): Promise<void> {
-  const obs = (from: string, to: string, source: 'batch' | 'nightly', id: string, turns: number[]) => ({ from, relation: 'related_to', to, confidence: 0.7, provenance: { source, id, turns, at } });
-  await recordRelations(USER, [
-    obs('caroline', 'support group', 'batch', 'batch-1-10', [5]),
-    obs('melanie', 'pottery', 'nightly', 'nightly-seed', [7]),
-    obs('caroline', 'adoption', 'batch', 'batch-11-20', [11]),
-    obs('caroline', 'counseling', 'batch', 'batch-11-20', [12]),
-    obs('caroline', 'counseling', 'batch', 'batch-21-29', [25]),
-  ], at, graph());
+  const obs = (from: string, to: string, source: 'batch' | 'nightly', id: string, turns: number[]) => ({
+    from,
+    relation: 'related_to',
+    to,
+    confidence: 0.7,
+    provenance: { source, id, turns, at },
+  });
+  await recordRelations(
+    USER,
+    [
+      obs('caroline', 'support group', 'batch', 'batch-1-10', [5]),
+      obs('melanie', 'pottery', 'nightly', 'nightly-seed', [7]),
+      obs('caroline', 'adoption', 'batch', 'batch-11-20', [11]),
+      obs('caroline', 'counseling', 'batch', 'batch-11-20', [12]),
+      obs('caroline', 'counseling', 'batch', 'batch-21-29', [25]),
+    ],
+    at,
+    graph(),
+  );
 }
 
-const knowledgeDoc = (at: string, id: string, title: string, text: string, sourceTurns: number[], storedBy?: string) => ({
-  path: id, markdown: `# ${title}\n\n${text}\n`,
-  doc: { id, title, text, summary: text, category: id.split('/').slice(0, -1).join('/'), confidence: 0.8, sourceTurns, promotedAt: at, ...(storedBy ? { storedBy } : {}) },
+const knowledgeDoc = (
+  at: string,
+  id: string,
+  title: string,
+  text: string,
+  sourceTurns: number[],
+  storedBy?: string,
+) => ({
+  path: id,
+  markdown: `# ${title}\n\n${text}\n`,
+  doc: {
+    id,
+    title,
+    text,
+    summary: text,
+    category: id.split('/').slice(0, -1).join('/'),
+    confidence: 0.8,
+    sourceTurns,
+    promotedAt: at,
+    ...(storedBy ? { storedBy } : {}),
+  },
 });
 /** The promoted fact about Caroline's sunsets, with this text. */
-const sunsets = (text: string) => knowledgeDoc(stack.now().toISOString(), 'Facts/caroline_paints_sunsets.md', 'caroline paints sunsets', text, [3]);
+const sunsets = (text: string) =>
+  knowledgeDoc(stack.now().toISOString(), 'Facts/caroline_paints_sunsets.md', 'caroline paints sunsets', text, [3]);
 
 /** A promoted fact and a nightly finding (the replay's offline model promotes and finds none), through the knowledge store. */
 async function seedKnowledge(at: string): Promise<void> {
-  const doc = (id: string, title: string, text: string, sourceTurns: number[], storedBy?: string) => knowledgeDoc(at, id, title, text, sourceTurns, storedBy);
+  const doc = (id: string, title: string, text: string, sourceTurns: number[], storedBy?: string) =>
+    knowledgeDoc(at, id, title, text, sourceTurns, storedBy);
   await knowledge().putKnowledge(USER, [
     sunsets('Caroline paints sunsets over the lake with watercolours.'),
-    doc('Findings/relationship/melanie_related_to_pottery.md', 'melanie related_to pottery', 'Melanie took up pottery classes with her kids.', [7], 'nightly-seed'),
-    doc('Facts/caroline_counseling_career.md', 'caroline counseling career', 'Caroline looks into counseling and mental health careers.', [12]),
+    doc(
+      'Findings/relationship/melanie_related_to_pottery.md',
+      'melanie related_to pottery',
+      'Melanie took up pottery classes with her kids.',
+      [7],
+      'nightly-seed',
+    ),
+    doc(
+      'Facts/caroline_counseling_career.md',
+      'caroline counseling career',
+      'Caroline looks into counseling and mental health careers.',
+      [12],
+    ),
   ]);
 }
 
 beforeAll(async () => {
-  stack = await startHarness({ stage: 'deletetest', logLevel: (process.env.DELETE_LOG as 'INFO' | undefined) ?? 'SILENT', speed: 300 });
+  stack = await startHarness({
+    stage: 'deletetest',
+    logLevel: (process.env.DELETE_LOG as 'INFO' | undefined) ?? 'SILENT',
+    speed: 300,
+  });
   memory = new MemoryClient(stack.info.apiUrl, () => stack.mintUserToken([USER], USER));
   const turns = sample();
-  await stack.replayLines(turns.map((t) => JSON.stringify(t)), { clock: true });
+  await stack.replayLines(
+    turns.map((t) => JSON.stringify(t)),
+    { clock: true },
+  );
   await stack.waitUntilDrained();
   // An agent.event with an episode: its episode, and its batch's diary entry.
   const last = turns.at(-1) as TurnSaved;
   await stack.publisher.publish([
     {
-      type: 'agent.event', version: 1, userId: USER, sessionId: last.sessionId, turnId: last.turnId,
-      timestamp: new Date(Date.parse(last.timestamp) + 60_000).toISOString(), trigger: 'error', detail: 'The adoption agency site timed out',
-      episode: { goal: 'Find adoption agencies near Caroline', actions: [{ capability: 'web.search', result: 'timed out' }], outcome: { success: false } },
+      type: 'agent.event',
+      version: 1,
+      userId: USER,
+      sessionId: last.sessionId,
+      turnId: last.turnId,
+      timestamp: new Date(Date.parse(last.timestamp) + 60_000).toISOString(),
+      trigger: 'error',
+      detail: 'The adoption agency site timed out',
+      episode: {
+        goal: 'Find adoption agencies near Caroline',
+        actions: [{ capability: 'web.search', result: 'timed out' }],
+        outcome: { success: false },
+      },
     } as never,
   ]);
   await stack.waitUntilDrained();
@@ -143,8 +235,16 @@ beforeAll(async () => {
   const at = stack.now().toISOString();
   await seedKnowledge(at);
   await seedGraph(at);
-  await memory.tiers.create(USER, 'long_term', { text: 'Caroline wants a quiet reading nook for the kids.', sourceTurns: [4], clientId: 'nook' });
-  await memory.tiers.create(USER, 'long_term', { text: 'Caroline plans a counseling course next spring.', sourceTurns: [14], clientId: 'course' });
+  await memory.tiers.create(USER, 'long_term', {
+    text: 'Caroline wants a quiet reading nook for the kids.',
+    sourceTurns: [4],
+    clientId: 'nook',
+  });
+  await memory.tiers.create(USER, 'long_term', {
+    text: 'Caroline plans a counseling course next spring.',
+    sourceTurns: [14],
+    clientId: 'course',
+  });
 }, 300_000);
 afterAll(async () => {
   s3client?.destroy();
@@ -153,8 +253,12 @@ afterAll(async () => {
 
 describe('deleting one item of every kind (DELETE …/memory/items/{id})', () => {
   it('each is gone from search, retrieve, the search index and the graph; audited; the next nightly run brings none back', async () => {
-    const staged = (await partition(keys.stagedPrefix)).map((i) => String(i.sk).slice(keys.stagedPrefix.length)).find((p) => p.includes('lgbtq_support_group'));
-    const episode = (await partition(keys.eventEpisodePrefix)).map((i) => String(i.sk).slice(keys.eventEpisodePrefix.length))[0];
+    const staged = (await partition(keys.stagedPrefix))
+      .map((i) => String(i.sk).slice(keys.stagedPrefix.length))
+      .find((p) => p.includes('lgbtq_support_group'));
+    const episode = (await partition(keys.eventEpisodePrefix)).map((i) =>
+      String(i.sk).slice(keys.eventEpisodePrefix.length),
+    )[0];
     const mem = (await memory.tiers.query(USER, 'long_term')).items.find((i) => i.text.includes('reading nook'))?.id;
     const ids = [
       'turn:5',
@@ -169,9 +273,15 @@ describe('deleting one item of every kind (DELETE …/memory/items/{id})', () =>
     for (const id of ids) await expect(memory.retrieve(USER, { id }), id).resolves.toMatchObject({ item: { id } });
     const indexedBefore = await indexedIds();
     for (const id of ids.filter((i) => !i.startsWith('diary:'))) expect(indexedBefore.has(id), id).toBe(true);
-    expect(await edgeIds()).toEqual(expect.arrayContaining(['caroline|related_to|support_group', 'melanie|related_to|pottery']));
+    expect(await edgeIds()).toEqual(
+      expect.arrayContaining(['caroline|related_to|support_group', 'melanie|related_to|pottery']),
+    );
 
-    const ofDeleted = (k: string) => k.includes(`/turns/${pad(5)}/`) || k.includes('caroline_paints_sunsets') || k.includes('melanie_related_to_pottery') || k.includes('/summaries/summary-1-9.');
+    const ofDeleted = (k: string) =>
+      k.includes(`/turns/${pad(5)}/`) ||
+      k.includes('caroline_paints_sunsets') ||
+      k.includes('melanie_related_to_pottery') ||
+      k.includes('/summaries/summary-1-9.');
     // What the versioned bucket keeps besides current objects: the fact edited once (its first
     // text a noncurrent version), and an object under the turn's folder deleted without a
     // version id (a noncurrent version behind a delete marker).
@@ -180,9 +290,13 @@ describe('deleting one item of every kind (DELETE …/memory/items/{id})', () =>
     const dropped = { Bucket: stack.info.bucketName, Key: `users/${USER}/turns/${pad(5)}/dropped.json` };
     await s3().send(new PutObjectCommand({ ...dropped, Body: '{}' }));
     await s3().send(new DeleteObjectCommand(dropped));
-    const kept = (await listObjectVersions(s3(), stack.info.bucketName, `users/${USER}/`)).filter((v) => ofDeleted(v.key));
+    const kept = (await listObjectVersions(s3(), stack.info.bucketName, `users/${USER}/`)).filter((v) =>
+      ofDeleted(v.key),
+    );
     expect(kept.filter((v) => v.isLatest && !v.deleteMarker).length).toBeGreaterThan(0);
-    expect(kept.filter((v) => !v.isLatest && !v.deleteMarker).map((v) => v.key)).toEqual(expect.arrayContaining([expect.stringContaining('caroline_paints_sunsets'), dropped.Key]));
+    expect(kept.filter((v) => !v.isLatest && !v.deleteMarker).map((v) => v.key)).toEqual(
+      expect.arrayContaining([expect.stringContaining('caroline_paints_sunsets'), dropped.Key]),
+    );
     expect(kept.filter((v) => v.deleteMarker).map((v) => v.key)).toEqual([dropped.Key]);
     const kinds: string[] = [];
     for (const id of ids) {
@@ -191,7 +305,8 @@ describe('deleting one item of every kind (DELETE …/memory/items/{id})', () =>
       expect(Date.parse(at)).not.toBeNaN();
       await expect(memory.retrieve(USER, { id }), id).rejects.toMatchObject({ status: 404 });
       await expect(memory.deleteItem(USER, id), `${id} again`).rejects.toMatchObject({ status: 404 });
-      const [entry] = (await memory.call('auditList', { params: { userId: USER }, query: { itemId: id, limit: 5 } })).entries;
+      const [entry] = (await memory.call('auditList', { params: { userId: USER }, query: { itemId: id, limit: 5 } }))
+        .entries;
       expect(entry, id).toMatchObject({ action: 'delete', actor: USER, reason: 'wrong, and private', itemId: id });
       // No content in the audit trail beyond the id: neither the item's text nor its title.
       const { itemId: _, ...rest } = entry as Record<string, unknown>;
@@ -199,7 +314,20 @@ describe('deleting one item of every kind (DELETE …/memory/items/{id})', () =>
     }
     expect(kinds).toEqual(['turn', 'episode', 'staged', 'knowledge', 'knowledge', 'summary', 'diary', 'memory']);
     const check = async () => {
-      const found = (await Promise.all(['Caroline support group LGBTQ', 'sunsets watercolours lake', 'Melanie pottery classes kids', 'reading nook kids', 'adoption agency timed out', 'Caroline Melanie'].map(searched))).flat().map((r) => r.id);
+      const found = (
+        await Promise.all(
+          [
+            'Caroline support group LGBTQ',
+            'sunsets watercolours lake',
+            'Melanie pottery classes kids',
+            'reading nook kids',
+            'adoption agency timed out',
+            'Caroline Melanie',
+          ].map(searched),
+        )
+      )
+        .flat()
+        .map((r) => r.id);
       for (const id of ids) expect(found, id).not.toContain(id);
       const indexed = await indexedIds();
       for (const id of ids) expect(indexed.has(id), id).toBe(false);
@@ -213,7 +341,14 @@ describe('deleting one item of every kind (DELETE …/memory/items/{id})', () =>
     // The turn's objects and every version of them are gone too.
     expect(await partition(keys.turnSk(5))).toEqual([]);
     const objects = Object.keys((await dump()).objects);
-    expect(objects.filter((k) => k.includes(`/turns/${pad(5)}/`) || k.includes('caroline_paints_sunsets') || k.includes('melanie_related_to_pottery'))).toEqual([]);
+    expect(
+      objects.filter(
+        (k) =>
+          k.includes(`/turns/${pad(5)}/`) ||
+          k.includes('caroline_paints_sunsets') ||
+          k.includes('melanie_related_to_pottery'),
+      ),
+    ).toEqual([]);
     // The bucket is versioned: a plain delete would leave each as a noncurrent version behind a delete marker.
     expect((await versionKeys()).filter(ofDeleted)).toEqual([]);
 
@@ -230,7 +365,14 @@ describe('deleting one item of every kind (DELETE …/memory/items/{id})', () =>
     const stagedBefore = (await partition(keys.stagedPrefix)).map((i) => String(i.sk));
     expect(stagedBefore.some((sk) => sk.includes('lgbtq_support_group'))).toBe(false);
     // Turn 2 said again: the model proposes the same fact; a reflection is asked for now.
-    await stack.publisher.publish([{ ...two, turnId: 31, sessionId: 'locomo/conv-26-session-4', timestamp: new Date(stack.now().getTime() - 60_000).toISOString() }]);
+    await stack.publisher.publish([
+      {
+        ...two,
+        turnId: 31,
+        sessionId: 'locomo/conv-26-session-4',
+        timestamp: new Date(stack.now().getTime() - 60_000).toISOString(),
+      },
+    ]);
     await stack.waitUntilDrained();
     await memory.call('summaryRequest', { params: { userId: USER }, body: { reflect: true } });
     await stack.waitUntilDrained();
@@ -238,8 +380,18 @@ describe('deleting one item of every kind (DELETE …/memory/items/{id})', () =>
     expect(stagedAfter.filter((sk) => sk.includes('lgbtq_support_group'))).toEqual([]);
     const { batches } = await memory.call('batchList', { params: { userId: USER }, query: { limit: 5 } });
     const listed = (batches as Array<{ batchId: string; turns: number[] }>).find((b) => b.turns.includes(31));
-    const log = await new DynamoS3BatchLogStore({ ddb, s3: s3(), tableName: stack.info.tableName, bucketName: stack.info.bucketName }).get(USER, String(listed?.batchId));
-    expect(log?.quality_gate_results.rejections.filter((r) => r.gate === 'deleted')).toEqual([expect.objectContaining({ item: expect.stringMatching(/lgbtq.support.group/i), reason: expect.stringMatching(/deleted/) })]);
+    const log = await new DynamoS3BatchLogStore({
+      ddb,
+      s3: s3(),
+      tableName: stack.info.tableName,
+      bucketName: stack.info.bucketName,
+    }).get(USER, String(listed?.batchId));
+    expect(log?.quality_gate_results.rejections.filter((r) => r.gate === 'deleted')).toEqual([
+      expect.objectContaining({
+        item: expect.stringMatching(/lgbtq.support.group/i),
+        reason: expect.stringMatching(/deleted/),
+      }),
+    ]);
     expect(iamDenials(stack)).toEqual([]);
   }, 120_000);
 });
@@ -259,12 +411,25 @@ function outside(d: UserStateDump, receipt: ForgetReceipt): UserStateDump {
       return [keys.edgeSk(id), keys.edgeToSk({ from, relation, to })];
     }),
   ]);
-  const bookkeeping = (sk: string) => sk.startsWith('AUDIT#') || sk.startsWith('TOMBSTONE#') || sk === keys.forgottenTurnsSk || sk === keys.knowledgeIndexSk || sk.startsWith(keys.graphLogPrefix);
-  const items = Object.fromEntries(Object.entries(d.items).filter(([k]) => {
-    const sk = k.slice(k.indexOf('|') + 1);
-    return !sks.has(sk) && !bookkeeping(sk);
-  }));
-  const gone = [...r.turn.map((id) => `/turns/${pad(Number(id.slice(5)))}/`), ...r.knowledge.map((id) => `/Knowledge/${id.slice(10)}`), ...r.staged.map((id) => `/Knowledge_staging/${id.slice(7)}`), ...r.episode.map((id) => `/episodes/${id.slice(8)}`), '/index/knowledge/'];
+  const bookkeeping = (sk: string) =>
+    sk.startsWith('AUDIT#') ||
+    sk.startsWith('TOMBSTONE#') ||
+    sk === keys.forgottenTurnsSk ||
+    sk === keys.knowledgeIndexSk ||
+    sk.startsWith(keys.graphLogPrefix);
+  const items = Object.fromEntries(
+    Object.entries(d.items).filter(([k]) => {
+      const sk = k.slice(k.indexOf('|') + 1);
+      return !sks.has(sk) && !bookkeeping(sk);
+    }),
+  );
+  const gone = [
+    ...r.turn.map((id) => `/turns/${pad(Number(id.slice(5)))}/`),
+    ...r.knowledge.map((id) => `/Knowledge/${id.slice(10)}`),
+    ...r.staged.map((id) => `/Knowledge_staging/${id.slice(7)}`),
+    ...r.episode.map((id) => `/episodes/${id.slice(8)}`),
+    '/index/knowledge/',
+  ];
   const objects = Object.fromEntries(Object.entries(d.objects).filter(([k]) => !gone.some((g) => k.includes(g))));
   return { userId: d.userId, items, objects };
 }
@@ -285,7 +450,10 @@ describe('forgetting a session by provenance (POST …/memory/forget)', () => {
     expect(dry.removed.staged.some((id) => id.includes('possession_goal'))).toBe(true);
     expect(dry.removed.memory).toHaveLength(1);
 
-    const ofForgotten = (k: string) => FORGOTTEN.some((t) => k.includes(`/turns/${pad(t)}/`)) || k.includes('caroline_counseling_career') || k.includes('/summaries/summary-10-18.');
+    const ofForgotten = (k: string) =>
+      FORGOTTEN.some((t) => k.includes(`/turns/${pad(t)}/`)) ||
+      k.includes('caroline_counseling_career') ||
+      k.includes('/summaries/summary-10-18.');
     expect((await versionKeys()).filter(ofForgotten).length).toBeGreaterThan(0);
     const real = (await memory.forget(USER, { sessionId: SESSION_2, dryRun: false, reason: 'the user asked' })).receipt;
     // No version of their objects is left in the versioned bucket, current or not.
@@ -294,18 +462,39 @@ describe('forgetting a session by provenance (POST …/memory/forget)', () => {
     const after = await dump();
     expect(outside(after, real)).toEqual(outside(before, real));
     // The knowledge index lost exactly the forgotten fact.
-    for (const id of Object.values(real.removed).flat()) expect(Object.keys(after.items).some((k) => k.endsWith(`|${id}`)), id).toBe(false);
-    expect((await knowledge().loadKnowledge(USER)).map((d) => d.id)).not.toContain('Facts/caroline_counseling_career.md');
+    for (const id of Object.values(real.removed).flat())
+      expect(
+        Object.keys(after.items).some((k) => k.endsWith(`|${id}`)),
+        id,
+      ).toBe(false);
+    expect((await knowledge().loadKnowledge(USER)).map((d) => d.id)).not.toContain(
+      'Facts/caroline_counseling_career.md',
+    );
     // The edge with other evidence (turn 25) stays.
     expect(await edgeIds()).toContain('caroline|related_to|counseling');
 
-    const found = (await Promise.all(['Caroline counseling mental health career', 'adoption kids loving home', 'Melanie Caroline', 'counseling course spring'].map(searched))).flat();
+    const found = (
+      await Promise.all(
+        [
+          'Caroline counseling mental health career',
+          'adoption kids loving home',
+          'Melanie Caroline',
+          'counseling course spring',
+        ].map(searched),
+      )
+    ).flat();
     expect(found.length).toBeGreaterThan(0);
-    for (const r of found) expect(r.sourceTurns.filter((t) => FORGOTTEN.includes(t)), r.id).toEqual([]);
+    for (const r of found)
+      expect(
+        r.sourceTurns.filter((t) => FORGOTTEN.includes(t)),
+        r.id,
+      ).toEqual([]);
     const indexed = await indexedIds();
     for (const id of Object.values(real.removed).flat()) expect(indexed.has(id), id).toBe(false);
     // Audited per item, no content; asked again, the session is gone.
-    const [entry] = (await memory.call('auditList', { params: { userId: USER }, query: { itemId: 'turn:12', limit: 5 } })).entries;
+    const [entry] = (
+      await memory.call('auditList', { params: { userId: USER }, query: { itemId: 'turn:12', limit: 5 } })
+    ).entries;
     expect(entry).toMatchObject({ action: 'forget', actor: USER, reason: 'the user asked' });
     expect((await memory.forget(USER, { sessionId: SESSION_2, dryRun: true })).receipt.total).toBe(0);
     expect(iamDenials(stack)).toEqual([]);
@@ -313,10 +502,34 @@ describe('forgetting a session by provenance (POST …/memory/forget)', () => {
 
   it('a job queued for the forgotten turns, redriven, writes nothing', async () => {
     const before = await dump();
-    const sqs = new SQSClient({ region: stack.info.region, endpoint: stack.info.endpoints.sqs, credentials: stack.info.credentials });
-    for (const [jobId, kind] of [['batch-10-18', 'batch'], ['summary-10-18-again', 'idle-summary']] as const) {
-      const job = { type: 'reflector.job', version: 1, jobId, userId: USER, kind, trigger: 'redrive', urgency: 0, turnIds: FORGOTTEN, requestedAt: stack.now().toISOString() };
-      await sqs.send(new SendMessageCommand({ QueueUrl: stack.info.queues.job.url, MessageBody: JSON.stringify(job), MessageGroupId: USER, MessageDeduplicationId: jobDeduplicationId(job) }));
+    const sqs = new SQSClient({
+      region: stack.info.region,
+      endpoint: stack.info.endpoints.sqs,
+      credentials: stack.info.credentials,
+    });
+    for (const [jobId, kind] of [
+      ['batch-10-18', 'batch'],
+      ['summary-10-18-again', 'idle-summary'],
+    ] as const) {
+      const job = {
+        type: 'reflector.job',
+        version: 1,
+        jobId,
+        userId: USER,
+        kind,
+        trigger: 'redrive',
+        urgency: 0,
+        turnIds: FORGOTTEN,
+        requestedAt: stack.now().toISOString(),
+      };
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: stack.info.queues.job.url,
+          MessageBody: JSON.stringify(job),
+          MessageGroupId: USER,
+          MessageDeduplicationId: jobDeduplicationId(job),
+        }),
+      );
     }
     await stack.waitUntilDrained();
     expect(await dump()).toEqual(before);
@@ -325,28 +538,61 @@ describe('forgetting a session by provenance (POST …/memory/forget)', () => {
   }, 60_000);
 
   it('refuses both sessions and turns at once, and more than 500 turns', async () => {
-    await expect(memory.forget(USER, { sessionId: SESSION_2, turns: [1], dryRun: true })).rejects.toMatchObject({ status: 400 });
-    await expect(memory.forget(USER, { turns: Array.from({ length: 501 }, (_, i) => i + 1), dryRun: true })).rejects.toMatchObject({ status: 400 });
+    await expect(memory.forget(USER, { sessionId: SESSION_2, turns: [1], dryRun: true })).rejects.toMatchObject({
+      status: 400,
+    });
+    await expect(
+      memory.forget(USER, { turns: Array.from({ length: 501 }, (_, i) => i + 1), dryRun: true }),
+    ).rejects.toMatchObject({ status: 400 });
   });
 });
 
 describe('MCP', () => {
   it('memory_forget_item deletes a knowledge: and a turn: id; memory_forget answers a receipt', async () => {
-    await knowledge().putKnowledge(USER, [{ path: 'Facts/mcp_fact.md', markdown: '# mcp fact\n\nCaroline owns a blue kayak.\n', doc: { id: 'Facts/mcp_fact.md', title: 'mcp fact', text: 'Caroline owns a blue kayak.', summary: 'Caroline owns a blue kayak.', category: 'Facts', confidence: 0.8, sourceTurns: [20], promotedAt: stack.now().toISOString() } }]);
+    await knowledge().putKnowledge(USER, [
+      {
+        path: 'Facts/mcp_fact.md',
+        markdown: '# mcp fact\n\nCaroline owns a blue kayak.\n',
+        doc: {
+          id: 'Facts/mcp_fact.md',
+          title: 'mcp fact',
+          text: 'Caroline owns a blue kayak.',
+          summary: 'Caroline owns a blue kayak.',
+          category: 'Facts',
+          confidence: 0.8,
+          sourceTurns: [20],
+          promotedAt: stack.now().toISOString(),
+        },
+      },
+    ]);
     const client = new Client({ name: 'delete-test', version: '1' });
     const token = await stack.mintUserToken([USER], USER);
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.info.apiUrl}/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${stack.info.apiUrl}/v1/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
     try {
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(['memory_forget', 'memory_forget_item']));
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(
+        expect.arrayContaining(['memory_forget', 'memory_forget_item']),
+      );
       for (const id of ['knowledge:Facts/mcp_fact.md', 'turn:20']) {
-        const res = await client.callTool({ name: 'memory_forget_item', arguments: { userId: USER, id, reason: 'via MCP' } });
+        const res = await client.callTool({
+          name: 'memory_forget_item',
+          arguments: { userId: USER, id, reason: 'via MCP' },
+        });
         expect(res.isError, id).toBeFalsy();
         expect(res.structuredContent).toMatchObject({ deleted: { id } });
         await expect(memory.retrieve(USER, { id })).rejects.toMatchObject({ status: 404 });
       }
-      const dry = await client.callTool({ name: 'memory_forget', arguments: { userId: USER, turns: [21], dryRun: true } });
+      const dry = await client.callTool({
+        name: 'memory_forget',
+        arguments: { userId: USER, turns: [21], dryRun: true },
+      });
       expect(dry.isError).toBeFalsy();
-      expect(dry.structuredContent).toMatchObject({ receipt: { dryRun: true, turns: [21], removed: { turn: ['turn:21'] } } });
+      expect(dry.structuredContent).toMatchObject({
+        receipt: { dryRun: true, turns: [21], removed: { turn: ['turn:21'] } },
+      });
     } finally {
       await client.close();
     }

@@ -46,18 +46,60 @@ beforeAll(async () => {
   }
   stack = await startHarness({ stage: 'edittest', logLevel: 'INFO', speed: 300 });
   const ddb = createDocumentClient(createDynamoDbClient());
-  s3 = new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials });
+  s3 = new S3Client({
+    region: stack.info.region,
+    endpoint: stack.info.endpoints.s3,
+    forcePathStyle: true,
+    credentials: stack.info.credentials,
+  });
   const changes = new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName });
-  const knowledge = new DynamoS3KnowledgeStore({ ddb, s3, tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes });
+  const knowledge = new DynamoS3KnowledgeStore({
+    ddb,
+    s3,
+    tableName: stack.info.tableName,
+    bucketName: stack.info.bucketName,
+    changes,
+  });
   const doc = (id: string, title: string, category: string, text: string) => ({
     path: id,
     markdown: `---\ntitle: ${title}\n---\n\n# ${title}\n\n${text}\n`,
-    doc: { id, title, text, summary: text, category, confidence: 0.7, sourceTurns: [2], promotedAt: '2026-01-01T00:00:00.000Z' },
+    doc: {
+      id,
+      title,
+      text,
+      summary: text,
+      category,
+      confidence: 0.7,
+      sourceTurns: [2],
+      promotedAt: '2026-01-01T00:00:00.000Z',
+    },
   });
-  await knowledge.putKnowledge(USER, [doc(FACT, 'kayak', 'Facts', OLD_FACT), doc(FINDING, 'kayak storage', 'Reflections', OLD_FINDING)]);
-  const summaries = new DynamoS3SummaryStore({ ddb, s3, tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes });
+  await knowledge.putKnowledge(USER, [
+    doc(FACT, 'kayak', 'Facts', OLD_FACT),
+    doc(FINDING, 'kayak storage', 'Reflections', OLD_FINDING),
+  ]);
+  const summaries = new DynamoS3SummaryStore({
+    ddb,
+    s3,
+    tableName: stack.info.tableName,
+    bucketName: stack.info.bucketName,
+    changes,
+  });
   await summaries.write(
-    summaryPair({ userId: USER, id: SUMMARY, kind: 'idle', trigger: 'idle', createdAt: '2026-01-01T00:00:00.000Z', sourceTurns: [1, 2, 3, 4], prompt: 'Summarise.', text: OLD_SUMMARY, modelId: 'offline', inputTokens: 10, outputTokens: 10, deleted: false }),
+    summaryPair({
+      userId: USER,
+      id: SUMMARY,
+      kind: 'idle',
+      trigger: 'idle',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      sourceTurns: [1, 2, 3, 4],
+      prompt: 'Summarise.',
+      text: OLD_SUMMARY,
+      modelId: 'offline',
+      inputTokens: 10,
+      outputTokens: 10,
+      deleted: false,
+    }),
   );
   client = new MemoryClient(stack.info.apiUrl, () => stack.info.adminToken);
 }, 120_000);
@@ -67,25 +109,48 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const search = async (query: string) => (await client.search(USER, { query, limit: 10 })).results.map((r) => ({ id: r.id, text: r.text }));
-const auditOf = async (id: string) => (await client.call('auditList', { params: { userId: USER }, query: { itemId: id } })).entries as Array<Record<string, unknown>>;
-const failure = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => (e instanceof MemoryClientError ? e : Promise.reject(e)));
+const search = async (query: string) =>
+  (await client.search(USER, { query, limit: 10 })).results.map((r) => ({ id: r.id, text: r.text }));
+const auditOf = async (id: string) =>
+  (await client.call('auditList', { params: { userId: USER }, query: { itemId: id } })).entries as Array<
+    Record<string, unknown>
+  >;
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: unknown) => (e instanceof MemoryClientError ? e : Promise.reject(e)),
+  );
 
 describe('editing an item (itemEdit) and restoring it (itemRestore)', () => {
   it('a Knowledge fact: search finds the new text only, the audit entry holds the old, restore brings it back', async () => {
     const id = `knowledge:${FACT}`;
     expect(await search('green sea kayak')).toEqual(expect.arrayContaining([{ id, text: OLD_FACT }]));
-    const edited = await client.editItem(USER, id, { text: 'The user paddles a yellow river canoe on Sundays.', reason: 'it is a canoe' });
-    expect(edited.item).toMatchObject({ id, kind: 'knowledge', text: 'The user paddles a yellow river canoe on Sundays.', confidence: 0.7 });
+    const edited = await client.editItem(USER, id, {
+      text: 'The user paddles a yellow river canoe on Sundays.',
+      reason: 'it is a canoe',
+    });
+    expect(edited.item).toMatchObject({
+      id,
+      kind: 'knowledge',
+      text: 'The user paddles a yellow river canoe on Sundays.',
+      confidence: 0.7,
+    });
 
-    expect(await search('yellow river canoe')).toEqual(expect.arrayContaining([{ id, text: 'The user paddles a yellow river canoe on Sundays.' }]));
+    expect(await search('yellow river canoe')).toEqual(
+      expect.arrayContaining([{ id, text: 'The user paddles a yellow river canoe on Sundays.' }]),
+    );
     expect((await search('green sea kayak')).map((r) => r.id)).not.toContain(id);
     const [entry] = await auditOf(id);
     expect(entry).toMatchObject({ action: 'edit', actor: 'local-admin', reason: 'it is a canoe', previous: OLD_FACT });
-    expect(await bucketReader(stack.info).text(`users/${USER}/Knowledge/${FACT}`)).toMatch(/history:[\s\S]*green sea kayak[\s\S]*# kayak\n\nThe user paddles a yellow river canoe/);
+    expect(await bucketReader(stack.info).text(`users/${USER}/Knowledge/${FACT}`)).toMatch(
+      /history:[\s\S]*green sea kayak[\s\S]*# kayak\n\nThe user paddles a yellow river canoe/,
+    );
 
     // The same request again (a retry) writes nothing new.
-    await client.editItem(USER, id, { text: 'The user paddles a yellow river canoe on Sundays.', reason: 'it is a canoe' });
+    await client.editItem(USER, id, {
+      text: 'The user paddles a yellow river canoe on Sundays.',
+      reason: 'it is a canoe',
+    });
     expect((await client.retrieve(USER, { id })).item.history).toHaveLength(1);
     expect(await auditOf(id)).toHaveLength(1);
 
@@ -95,15 +160,26 @@ describe('editing an item (itemEdit) and restoring it (itemRestore)', () => {
     expect(await search('green sea kayak')).toEqual(expect.arrayContaining([{ id, text: OLD_FACT }]));
     expect((await search('yellow river canoe')).map((r) => r.id)).not.toContain(id);
     const [restore] = await auditOf(id);
-    expect(restore).toMatchObject({ action: 'restore', reason: 'it was a kayak after all', previous: 'The user paddles a yellow river canoe on Sundays.' });
+    expect(restore).toMatchObject({
+      action: 'restore',
+      reason: 'it was a kayak after all',
+      previous: 'The user paddles a yellow river canoe on Sundays.',
+    });
     // A restore is a change in its own right: it can be restored away.
-    expect((await client.restoreItem(USER, id, { at: String(restore?.at), reason: 'canoe it is' })).item.text).toBe('The user paddles a yellow river canoe on Sundays.');
-    expect((await failure(client.restoreItem(USER, id, { at: '2020-01-01T00:00:00.000Z', reason: 'x' })))?.status).toBe(404);
+    expect((await client.restoreItem(USER, id, { at: String(restore?.at), reason: 'canoe it is' })).item.text).toBe(
+      'The user paddles a yellow river canoe on Sundays.',
+    );
+    expect((await failure(client.restoreItem(USER, id, { at: '2020-01-01T00:00:00.000Z', reason: 'x' })))?.status).toBe(
+      404,
+    );
   });
 
   it('a nightly finding is edited as a fact is', async () => {
     const id = `knowledge:${FINDING}`;
-    const edited = await client.editItem(USER, id, { text: 'The kayak is stored in the garage.', reason: 'the user told me' });
+    const edited = await client.editItem(USER, id, {
+      text: 'The kayak is stored in the garage.',
+      reason: 'the user told me',
+    });
     expect(edited.item).toMatchObject({ id, contentTypes: ['finding'], text: 'The kayak is stored in the garage.' });
     expect((await search('kayak stored garage')).map((r) => r.id)).toContain(id);
     expect((await auditOf(id))[0]).toMatchObject({ action: 'edit', previous: OLD_FINDING });
@@ -112,8 +188,15 @@ describe('editing an item (itemEdit) and restoring it (itemRestore)', () => {
   it('a summary: search finds the new text only, the audit entry holds the old, restore brings it back', async () => {
     const id = `summary:${SUMMARY}`;
     expect((await search('marmalade plum harvest')).map((r) => r.id)).toContain(id);
-    const edited = await client.editItem(USER, id, { text: 'They talked about the quince jelly and the apple press.', reason: 'wrong fruit' });
-    expect(edited.item).toMatchObject({ id, kind: 'summary', text: 'They talked about the quince jelly and the apple press.' });
+    const edited = await client.editItem(USER, id, {
+      text: 'They talked about the quince jelly and the apple press.',
+      reason: 'wrong fruit',
+    });
+    expect(edited.item).toMatchObject({
+      id,
+      kind: 'summary',
+      text: 'They talked about the quince jelly and the apple press.',
+    });
     expect((await search('quince jelly apple press')).map((r) => r.id)).toContain(id);
     expect((await search('marmalade plum harvest')).map((r) => r.id)).not.toContain(id);
     const [entry] = await auditOf(id);
@@ -123,7 +206,10 @@ describe('editing an item (itemEdit) and restoring it (itemRestore)', () => {
     expect(restored.item.text).toBe(OLD_SUMMARY);
     expect((await search('marmalade plum harvest')).map((r) => r.id)).toContain(id);
     expect((await search('quince jelly apple press')).map((r) => r.id)).not.toContain(id);
-    expect((await auditOf(id))[0]).toMatchObject({ action: 'restore', previous: 'They talked about the quince jelly and the apple press.' });
+    expect((await auditOf(id))[0]).toMatchObject({
+      action: 'restore',
+      previous: 'They talked about the quince jelly and the apple press.',
+    });
   });
 
   it('answers 400 naming `id` for any other kind, 404 for an unknown id, 400 naming fields for a bad body', async () => {
@@ -132,17 +218,31 @@ describe('editing an item (itemEdit) and restoring it (itemRestore)', () => {
       expect(error?.status, id).toBe(400);
       expect(error?.fields?.map((f) => f.path)).toEqual(['params.id']);
     }
-    expect((await failure(client.restoreItem(USER, 'turn:1', { at: '2026-01-01T00:00:00.000Z', reason: 'y' })))?.status).toBe(400);
-    expect((await failure(client.editItem(USER, 'knowledge:Facts/never_there.md', { text: 'x', reason: 'y' })))?.status).toBe(404);
-    expect((await failure(client.editItem(USER, 'summary:no-such-summary', { text: 'x', reason: 'y' })))?.status).toBe(404);
-    const bad = await apiRequest(`${stack.info.apiUrl}/v1/users/${USER}/memory/items/${encodeURIComponent(`knowledge:${FACT}`)}/restore`, stack.info.adminToken, 'POST', { at: 'yesterday' });
+    expect(
+      (await failure(client.restoreItem(USER, 'turn:1', { at: '2026-01-01T00:00:00.000Z', reason: 'y' })))?.status,
+    ).toBe(400);
+    expect(
+      (await failure(client.editItem(USER, 'knowledge:Facts/never_there.md', { text: 'x', reason: 'y' })))?.status,
+    ).toBe(404);
+    expect((await failure(client.editItem(USER, 'summary:no-such-summary', { text: 'x', reason: 'y' })))?.status).toBe(
+      404,
+    );
+    const bad = await apiRequest(
+      `${stack.info.apiUrl}/v1/users/${USER}/memory/items/${encodeURIComponent(`knowledge:${FACT}`)}/restore`,
+      stack.info.adminToken,
+      'POST',
+      { at: 'yesterday' },
+    );
     expect(bad.status).toBe(400);
     expect(bad.body.error.fields.map((f: { path: string }) => f.path).sort()).toEqual(['body.at', 'body.reason']);
   });
 
   it('redacts what an edit stores: a secret in the new text never reaches the item', async () => {
     const id = `knowledge:${FACT}`;
-    const edited = await client.editItem(USER, id, { text: 'The boat shed key is AKIAIOSFODNN7EXAMPLE now.', reason: 'new key' });
+    const edited = await client.editItem(USER, id, {
+      text: 'The boat shed key is AKIAIOSFODNN7EXAMPLE now.',
+      reason: 'new key',
+    });
     expect(edited.item.text).toBe('The boat shed key is [redacted:aws_access_key] now.');
   });
 
@@ -150,7 +250,10 @@ describe('editing an item (itemEdit) and restoring it (itemRestore)', () => {
     const id = `knowledge:${FINDING}`;
     await client.call('memoryOutcomes', { params: { userId: USER }, body: { ids: [id], validation: 'APPROVE' } });
     const ddb = createDocumentClient(createDynamoDbClient());
-    const trustRecord = () => ddb.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: keys.ownerPk(USER), sk: keys.trustSk(id) } }));
+    const trustRecord = () =>
+      ddb.send(
+        new GetCommand({ TableName: stack.info.tableName, Key: { pk: keys.ownerPk(USER), sk: keys.trustSk(id) } }),
+      );
     expect((await trustRecord()).Item).toBeDefined();
     await client.deleteItem(USER, id, 'not true');
     const entries = await auditOf(id);
@@ -164,6 +267,7 @@ describe('editing an item (itemEdit) and restoring it (itemRestore)', () => {
   it('logs no word of the texts edited, old or new (the handlers log at INFO)', () => {
     const logged = output.join('');
     expect(logged).toContain('request redacted');
-    for (const word of ['paddles', 'canoe', 'garage', 'marmalade', 'quince', 'AKIAIOSFODNN7EXAMPLE', 'it is a canoe']) expect(logged, word).not.toContain(word);
+    for (const word of ['paddles', 'canoe', 'garage', 'marmalade', 'quince', 'AKIAIOSFODNN7EXAMPLE', 'it is a canoe'])
+      expect(logged, word).not.toContain(word);
   });
 });

@@ -39,15 +39,35 @@ beforeAll(async () => {
   await stack.waitUntilDrained();
   // Two Knowledge facts alike in all but their paths (no source turns: one would hide the other as redundant).
   const ddb = createDocumentClient(createDynamoDbClient());
-  const s3 = new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials });
-  const knowledge = new DynamoS3KnowledgeStore({ ddb, s3, tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }) });
+  const s3 = new S3Client({
+    region: stack.info.region,
+    endpoint: stack.info.endpoints.s3,
+    forcePathStyle: true,
+    credentials: stack.info.credentials,
+  });
+  const knowledge = new DynamoS3KnowledgeStore({
+    ddb,
+    s3,
+    tableName: stack.info.tableName,
+    bucketName: stack.info.bucketName,
+    changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }),
+  });
   const text = 'The reef tank holds salt water, two clownfish and a cleaner shrimp.';
   await knowledge.putKnowledge(
     USER,
     ['Facts/reef_a.md', 'Facts/reef_b.md'].map((path) => ({
       path,
       markdown: `---\ntitle: reef tank\n---\n\n# reef tank\n\n${text}\n`,
-      doc: { id: path, title: 'reef tank', text, summary: text, category: 'Facts' as const, confidence: 0.6, sourceTurns: [], promotedAt: '2023-05-08T14:00:00.000Z' },
+      doc: {
+        id: path,
+        title: 'reef tank',
+        text,
+        summary: text,
+        category: 'Facts' as const,
+        confidence: 0.6,
+        sourceTurns: [],
+        promotedAt: '2023-05-08T14:00:00.000Z',
+      },
     })),
   );
 }, 180_000);
@@ -55,10 +75,14 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const call = (method: string, path: string, body?: unknown) => apiRequest(`${stack.info.apiUrl}/v1/users/${USER}${path}`, stack.info.adminToken, method, body);
+const call = (method: string, path: string, body?: unknown) =>
+  apiRequest(`${stack.info.apiUrl}/v1/users/${USER}${path}`, stack.info.adminToken, method, body);
 const outcome = (ids: string[], validation: string) => call('POST', '/memory/outcomes', { ids, validation });
 const ranked = async () =>
-  ((await call('POST', '/memory/search', { query: 'reef tank clownfish shrimp', filters: { kind: ['knowledge'] } })).body.results as Array<{ id: string; quality: number }>).map((r) => [r.id, r.quality]);
+  (
+    (await call('POST', '/memory/search', { query: 'reef tank clownfish shrimp', filters: { kind: ['knowledge'] } }))
+      .body.results as Array<{ id: string; quality: number }>
+  ).map((r) => [r.id, r.quality]);
 const A = 'knowledge:Facts/reef_a.md';
 const B = 'knowledge:Facts/reef_b.md';
 
@@ -76,7 +100,13 @@ function reflectorIndex(): LiveSearchIndex {
     trust: new DynamoItemTrustStore({ ddb, tableName: table, changes }),
     stagedExpiryDays: 14,
   });
-  return new LiveSearchIndex({ store: new DynamoS3SearchIndexStore({ ddb, s3, tableName: table, bucketName: bucket }), catalog, clock: { now: () => stack.now() }, marks: { lagMs: 0 }, turns: new DynamoTurnLog({ ddb, tableName: table }) });
+  return new LiveSearchIndex({
+    store: new DynamoS3SearchIndexStore({ ddb, s3, tableName: table, bucketName: bucket }),
+    catalog,
+    clock: { now: () => stack.now() },
+    marks: { lagMs: 0 },
+    turns: new DynamoTurnLog({ ddb, tableName: table }),
+  });
 }
 
 describe('trust for every kind of item (req R-SCOPE-2), on the local harness', () => {
@@ -114,7 +144,13 @@ describe('trust for every kind of item (req R-SCOPE-2), on the local harness', (
     expect(answers.map((a) => a.body.changes[0].trustTo).sort()).toEqual([0.6, 0.7, 0.8, 0.9]);
     expect((await call('POST', '/memory/retrieve', { id: 'turn:2' })).body.item.quality).toBe(0.9);
     const ddb = createDocumentClient(createDynamoDbClient());
-    const record = await ddb.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: keys.ownerPk(USER), sk: keys.trustSk('turn:2') }, ConsistentRead: true }));
+    const record = await ddb.send(
+      new GetCommand({
+        TableName: stack.info.tableName,
+        Key: { pk: keys.ownerPk(USER), sk: keys.trustSk('turn:2') },
+        ConsistentRead: true,
+      }),
+    );
     expect(record.Item).toMatchObject({ itemId: 'turn:2', adjustment: 0.4, outcomes: 4 });
     expect((await ranked())[0]).toEqual([B, 1]);
     expect(functionsChecked(stack)).toEqual(expect.arrayContaining(['api', 'reflector', 'signal']));

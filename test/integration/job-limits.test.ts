@@ -50,7 +50,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-
 describe('a model that never answers', () => {
   it('ends each delivery in the retry path with time to spare, never in a timeout; the last delivery records the failure', async () => {
     const ledger = requestLedger.snapshotByScope().reflector ?? {};
@@ -74,10 +73,19 @@ describe('a model that never answers', () => {
     // One call per delivery (an abandoned call is not retried by the SDK), on every delivery SQS makes.
     expect(hung).toBe(QUEUES.job.maxReceiveCount);
     // The first delivery's failure came back after the model retry delay, as for any unavailable model.
-    expect(ledgerDelta(ledger, requestLedger.snapshotByScope().reflector ?? {})['SQS.ChangeMessageVisibility']?.requests).toBe(1);
+    expect(
+      ledgerDelta(ledger, requestLedger.snapshotByScope().reflector ?? {})['SQS.ChangeMessageVisibility']?.requests,
+    ).toBe(1);
     // The last delivery recorded why before SQS parked the job.
     const failed = JSON.parse(await bucket.text('users/hung-user/Logs/reflector/failed/batch-1-10.json'));
-    expect(failed).toMatchObject({ status: 'aborted', error: { message: expect.stringMatching(/ModelUnavailableError: .*call abandoned: the invocation's time was running out/) } });
+    expect(failed).toMatchObject({
+      status: 'aborted',
+      error: {
+        message: expect.stringMatching(
+          /ModelUnavailableError: .*call abandoned: the invocation's time was running out/,
+        ),
+      },
+    });
     expect(s.batches - before.batches).toBe(0);
     expect(s.errors - before.errors).toBe(1);
     expect(iamDenials(stack)).toEqual([]);
@@ -88,13 +96,23 @@ describe('a forget of more pages than the queue allows receives', () => {
   it('goes on in fresh jobs, each sent once, and erases everything: nothing retried, nothing parked', async () => {
     const user = 'big-forget';
     const ddb = createDocumentClient(createDynamoDbClient());
-    const s3 = new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials });
+    const s3 = new S3Client({
+      region: stack.info.region,
+      endpoint: stack.info.endpoints.s3,
+      forcePathStyle: true,
+      credentials: stack.info.credentials,
+    });
     const items = 40;
     for (let i = 0; i < items; i += 25) {
-      const batch = Array.from({ length: Math.min(25, items - i) }, (_, j) => ({ PutRequest: { Item: { pk: keys.userPk(user), sk: `NOTE#${String(i + j).padStart(4, '0')}`, text: 'x' } } }));
+      const batch = Array.from({ length: Math.min(25, items - i) }, (_, j) => ({
+        PutRequest: { Item: { pk: keys.userPk(user), sk: `NOTE#${String(i + j).padStart(4, '0')}`, text: 'x' } },
+      }));
       await ddb.send(new BatchWriteCommand({ RequestItems: { [stack.info.tableName]: batch } }));
     }
-    for (let i = 0; i < 6; i++) await s3.send(new PutObjectCommand({ Bucket: stack.info.bucketName, Key: `users/${user}/notes/${i}.md`, Body: 'x' }));
+    for (let i = 0; i < 6; i++)
+      await s3.send(
+        new PutObjectCommand({ Bucket: stack.info.bucketName, Key: `users/${user}/notes/${i}.md`, Body: 'x' }),
+      );
     const ledger = requestLedger.snapshotByScope().reflector ?? {};
     const before = await stack.report();
     const failedBefore = stack.sources.job.stats.failedRecords;
@@ -107,7 +125,13 @@ describe('a forget of more pages than the queue allows receives', () => {
     expect(receipt.status).toBe('done');
     expect(receipt.counts).toMatchObject({ items: expect.any(Number), objects: 6 });
     expect(receipt.counts.items).toBeGreaterThanOrEqual(items);
-    const left = await ddb.send(new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.userPk(user) } }));
+    const left = await ddb.send(
+      new QueryCommand({
+        TableName: stack.info.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.userPk(user) },
+      }),
+    );
     expect(left.Items ?? []).toEqual([]);
     expect(await bucket.list(`users/${user}/`)).toEqual([]);
     // At least 12 pages, one a job: more continuations (each a message the reflector sent to its own queue) than the queue's receives.

@@ -23,13 +23,21 @@ const calls: Array<{ modelId: string; job: string }> = [];
 /** Which job a Converse request is: the name of its structured answer (a forced tool or a structured output schema), or a summary (free text). */
 function jobOf(req: ConverseRequest): string {
   const answer = answerNameOf(req);
-  const jobs: Record<string, string> = { [REFLECTION_TOOL.name]: 'batch', [NIGHTLY_TOOL.name]: 'nightly', [WEEKLY_TOOL.name]: 'weekly' };
+  const jobs: Record<string, string> = {
+    [REFLECTION_TOOL.name]: 'batch',
+    [NIGHTLY_TOOL.name]: 'nightly',
+    [WEEKLY_TOOL.name]: 'weekly',
+  };
   return answer === undefined ? 'summary' : (jobs[answer] ?? answer);
 }
 
 beforeAll(async () => {
   // The sample's weeks each hold one day of conversation, which a weekly run skips by default (weeklyMinDays 2): asked for every week here, so the weekly call is seen.
-  const config = { ...stageConfig('dev'), jobModels: { summary: NOVA_LITE, sleepTime: NOVA_LITE }, sleepTime: { ...stageConfig('dev').sleepTime, weeklyMinDays: 1 } };
+  const config = {
+    ...stageConfig('dev'),
+    jobModels: { summary: NOVA_LITE, sleepTime: NOVA_LITE },
+    sleepTime: { ...stageConfig('dev').sleepTime, weeklyMinDays: 1 },
+  };
   stack = await startHarness({
     stage: 'jobmodels',
     config,

@@ -42,7 +42,12 @@ afterAll(async () => {
 describe('logs', () => {
   it('hold no turn text at INFO, through ingestion, rejection, reflection, summaries and the nightly run', async () => {
     const lines = [
-      ...Array.from({ length: 12 }, (_, i) => turn(i + 1, `I keep my ${MARKER} collection in the attic, item ${i + 1}. Remember that I prefer ${MARKER} tea.`)),
+      ...Array.from({ length: 12 }, (_, i) =>
+        turn(
+          i + 1,
+          `I keep my ${MARKER} collection in the attic, item ${i + 1}. Remember that I prefer ${MARKER} tea.`,
+        ),
+      ),
       turn(5, `a duplicate that says ${MARKER}`),
       turn(13, `Actually, that is wrong: my ${MARKER} is in the cellar`, { signals: { contradiction: true } }),
       `{"type":"turn.saved","version":1,"userId":"privacy-user","turnId":"fourteen","query":"${MARKER} in a malformed line"}`,

@@ -24,7 +24,9 @@ afterAll(async () => {
 describe('the pipeline with the messy model', () => {
   it('recovers every messy answer that still carries one; only empty or cut ones abort', async () => {
     // A short replay: the bundled sample's first two batches.
-    const lines = readFileSync(new URL('../../events/samples/conversation.jsonl', import.meta.url), 'utf8').split('\n').slice(0, 20);
+    const lines = readFileSync(new URL('../../events/samples/conversation.jsonl', import.meta.url), 'utf8')
+      .split('\n')
+      .slice(0, 20);
     await stack.replayLines(lines);
     await stack.waitUntilDrained();
     const s = await stack.report();
@@ -35,7 +37,9 @@ describe('the pipeline with the messy model', () => {
     expect(s.messyAnswers - s.messyKinds.empty - s.messyKinds.cut).toBeGreaterThanOrEqual(1);
 
     const batches = (await stack.scanItems()).filter((i) => String(i.sk).startsWith('BATCH#'));
-    const logs = await Promise.all(batches.map((b) => bucket.batchLog('locomo-conv-26', String(b.batchId ?? String(b.sk).slice('BATCH#'.length)))));
+    const logs = await Promise.all(
+      batches.map((b) => bucket.batchLog('locomo-conv-26', String(b.batchId ?? String(b.sk).slice('BATCH#'.length)))),
+    );
     expect(logs).toHaveLength(2);
     for (const log of logs) {
       if (log.status === 'aborted') expect(log.error?.message).toMatch(/holds no JSON object|stopReason max_tokens/);

@@ -37,18 +37,56 @@ afterAll(async () => {
 });
 
 const log = (first: number, last: number): BatchLog => ({
-  batch_id: `batch-${first}-${last}`, user_id: USER, status: 'completed', timestamp: `2026-03-0${last / 10}T10:00:00.000Z`, input_at: `2026-03-0${last / 10}T10:00:00.000Z`,
-  turns_reviewed: Array.from({ length: last - first + 1 }, (_, i) => first + i), turns_missing: [], turns_omitted_for_budget: [], trigger: 'turn_threshold', kind: 'batch', urgency_score: 0.2,
-  quality_gate_results: { items_proposed: 0, items_passed: 0, truncated_by_caps: { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 }, rejections: [] },
-  staged_files: [], promoted_files: [], reinforced: [], model: null, error: null, duration_ms: 5,
+  batch_id: `batch-${first}-${last}`,
+  user_id: USER,
+  status: 'completed',
+  timestamp: `2026-03-0${last / 10}T10:00:00.000Z`,
+  input_at: `2026-03-0${last / 10}T10:00:00.000Z`,
+  turns_reviewed: Array.from({ length: last - first + 1 }, (_, i) => first + i),
+  turns_missing: [],
+  turns_omitted_for_budget: [],
+  trigger: 'turn_threshold',
+  kind: 'batch',
+  urgency_score: 0.2,
+  quality_gate_results: {
+    items_proposed: 0,
+    items_passed: 0,
+    truncated_by_caps: { new_facts: 0, corrections: 0, connections: 0, open_questions: 0 },
+    rejections: [],
+  },
+  staged_files: [],
+  promoted_files: [],
+  reinforced: [],
+  model: null,
+  error: null,
+  duration_ms: 5,
 });
 const summary = (first: number, last: number, text: string) => ({
-  pk: keys.userPk(USER), sk: keys.summarySk(`summary-${first}-${last}`), type: 'summary', userId: USER, id: `summary-${first}-${last}`, kind: 'idle-summary', trigger: 'idle',
-  createdAt: `2026-03-0${last / 10}T11:00:00.000Z`, sourceTurns: Array.from({ length: last - first + 1 }, (_, i) => first + i), prompt: 'Summarise the conversation so far.', text, modelId: 'm', inputTokens: 1, outputTokens: 1, deleted: false,
+  pk: keys.userPk(USER),
+  sk: keys.summarySk(`summary-${first}-${last}`),
+  type: 'summary',
+  userId: USER,
+  id: `summary-${first}-${last}`,
+  kind: 'idle-summary',
+  trigger: 'idle',
+  createdAt: `2026-03-0${last / 10}T11:00:00.000Z`,
+  sourceTurns: Array.from({ length: last - first + 1 }, (_, i) => first + i),
+  prompt: 'Summarise the conversation so far.',
+  text,
+  modelId: 'm',
+  inputTokens: 1,
+  outputTokens: 1,
+  deleted: false,
 });
 
-const get = async (sk: string) => (await ddb.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk(USER), sk }, ConsistentRead: true }))).Item;
-const put = (item: Record<string, unknown>) => ddb.send(new PutCommand({ TableName: stack.info.tableName, Item: item }));
+const get = async (sk: string) =>
+  (
+    await ddb.send(
+      new GetCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk(USER), sk }, ConsistentRead: true }),
+    )
+  ).Item;
+const put = (item: Record<string, unknown>) =>
+  ddb.send(new PutCommand({ TableName: stack.info.tableName, Item: item }));
 
 /** The item at `sk` put back under its id alone (`BATCH#{id}`, `SUMMARY#{id}`), as the code before the migration wrote it; `keep`: the new one stays too. */
 async function toOldKey(sk: string, old: string, keep = false): Promise<void> {
@@ -63,7 +101,15 @@ async function partition(): Promise<Record<string, Record<string, unknown>>> {
   const out: Record<string, Record<string, unknown>> = {};
   let start: Record<string, unknown> | undefined;
   do {
-    const res = await ddb.send(new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.userPk(USER) }, ConsistentRead: true, ExclusiveStartKey: start }));
+    const res = await ddb.send(
+      new QueryCommand({
+        TableName: stack.info.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.userPk(USER) },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
     for (const item of res.Items ?? []) out[String(item.sk)] = item;
     start = res.LastEvaluatedKey;
   } while (start);
@@ -73,8 +119,16 @@ async function partition(): Promise<Record<string, Record<string, unknown>>> {
 /** `npm run migrate -- turn-keys --local --state FILE`. Asynchronously: the stack it reaches serves from this process. */
 function migrate(state: string): Promise<{ status: number | null; stderr: string; last: string }> {
   return new Promise((resolve) => {
-    execFile(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'infra/ops/migrate-cli.ts'), 'turn-keys', '--local', '--state', state], { cwd: ROOT, encoding: 'utf8', timeout: 200_000 }, (error, stdout, stderr) =>
-      resolve({ status: error ? ((error as { code?: number }).code ?? 1) : 0, stderr, last: stdout.trim().split('\n').at(-1) ?? '' }),
+    execFile(
+      join(ROOT, 'node_modules/.bin/tsx'),
+      [join(ROOT, 'infra/ops/migrate-cli.ts'), 'turn-keys', '--local', '--state', state],
+      { cwd: ROOT, encoding: 'utf8', timeout: 200_000 },
+      (error, stdout, stderr) =>
+        resolve({
+          status: error ? ((error as { code?: number }).code ?? 1) : 0,
+          stderr,
+          last: stdout.trim().split('\n').at(-1) ?? '',
+        }),
     );
   });
 }
@@ -83,14 +137,26 @@ const listed = async () => {
   const api = new MemoryClient(stack.info.apiUrl, () => stack.info.adminToken);
   const { batches } = await api.call('batchList', { params: { userId: USER }, query: { limit: 10 } });
   const { summaries } = await api.call('summaryList', { params: { userId: USER }, query: { limit: 10 } });
-  return { batches: (batches as Array<{ batchId: string }>).map((b) => b.batchId), summaries: (summaries as Array<{ id: string }>).map((s) => s.id) };
+  return {
+    batches: (batches as Array<{ batchId: string }>).map((b) => b.batchId),
+    summaries: (summaries as Array<{ id: string }>).map((s) => s.id),
+  };
 };
 
 describe('npm run migrate -- turn-keys', () => {
   it('moves old-key batch logs and summaries under their last turn, keeps one already moved, and a second run is a no-op', async () => {
     const reflector = functionClients('reflector', stack.iam);
-    const logs = new DynamoS3BatchLogStore({ ddb: reflector.ddb, s3: reflector.s3, tableName: stack.info.tableName, bucketName: stack.info.bucketName });
-    for (const [first, last] of [[1, 10], [11, 20], [21, 30]] as const) {
+    const logs = new DynamoS3BatchLogStore({
+      ddb: reflector.ddb,
+      s3: reflector.s3,
+      tableName: stack.info.tableName,
+      bucketName: stack.info.bucketName,
+    });
+    for (const [first, last] of [
+      [1, 10],
+      [11, 20],
+      [21, 30],
+    ] as const) {
       await logs.write(log(first, last));
       await put(summary(first, last, `Summary of turns ${first} to ${last}.`));
     }
@@ -118,7 +184,10 @@ describe('npm run migrate -- turn-keys', () => {
     expect(after[keys.summarySk('summary-21-30')]).toEqual({ ...moved.summary, sk: keys.summarySk('summary-21-30') });
     expect(after[keys.summarySk('summary-1-10')]?.text).toBe('Summary of turns 1 to 10, written again.');
     expect(await logs.get(USER, 'batch-11-20')).toEqual(log(11, 20));
-    expect(await listed()).toEqual({ batches: ['batch-21-30', 'batch-11-20', 'batch-1-10'], summaries: ['summary-21-30', 'summary-11-20', 'summary-1-10'] });
+    expect(await listed()).toEqual({
+      batches: ['batch-21-30', 'batch-11-20', 'batch-1-10'],
+      summaries: ['summary-21-30', 'summary-11-20', 'summary-1-10'],
+    });
 
     const second = await migrate(state);
     expect(second.status, second.stderr).toBe(0);

@@ -33,7 +33,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-
 describe('the pipeline on the local emulators', () => {
   it('replays the bundled sample: turns stored, batches reflected, knowledge staged, logs written', async () => {
     const lines = readFileSync(new URL('../../events/samples/conversation.jsonl', import.meta.url), 'utf8').split('\n');
@@ -53,8 +52,18 @@ describe('the pipeline on the local emulators', () => {
     const user = 'users/locomo-conv-26/';
     // Small turns are one durable write: the document inline in the turn index, no S3 object.
     expect(await bucket.list(`${user}turns/`)).toEqual([]);
-    const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.dynamodb }));
-    const entry = (await ddb.send(new GetCommand({ TableName: stack.info.tableName, Key: { pk: 'USER#locomo-conv-26', sk: 'TURN#0000000001' } }))).Item;
+    const ddb = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        region: stack.info.region,
+        credentials: stack.info.credentials,
+        endpoint: stack.info.endpoints.dynamodb,
+      }),
+    );
+    const entry = (
+      await ddb.send(
+        new GetCommand({ TableName: stack.info.tableName, Key: { pk: 'USER#locomo-conv-26', sk: 'TURN#0000000001' } }),
+      )
+    ).Item;
     ddb.destroy();
     // One copy of the turn's words: search derives them from the inline document.
     expect(entry?.summary).toBeUndefined();
@@ -63,14 +72,23 @@ describe('the pipeline on the local emulators', () => {
     // The batch log is in its DynamoDB item: no S3 object.
     expect(await bucket.list(`${user}Logs/reflector/`)).toEqual([]);
     const log = await bucket.batchLog('locomo-conv-26', 'batch-1-10');
-    expect(log).toMatchObject({ batch_id: 'batch-1-10', status: 'completed', turns_reviewed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], trigger: 'turn_count' });
+    expect(log).toMatchObject({
+      batch_id: 'batch-1-10',
+      status: 'completed',
+      turns_reviewed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+      trigger: 'turn_count',
+    });
     expect(log.model).toMatchObject({ modelId: stack.info.modelId, reused: false });
     // The stage's own model id: the inference profile of the local Region, answered by the offline model.
     expect(stack.info.modelId).toBe('us.anthropic.claude-haiku-4-5-20251001-v1:0');
     expect(log.model?.inputTokens).toBeGreaterThan(0);
     const token = await stack.mintUserToken(['locomo-conv-26']);
-    const review = await fetch(`${stack.info.apiUrl}/v1/users/locomo-conv-26/review/staged?limit=200`, { headers: { authorization: `Bearer ${token}` } });
-    const staged = ((await review.json()) as { staged: Array<{ path: string; status: string; markdown: string }> }).staged.filter((i) => i.status === 'staged');
+    const review = await fetch(`${stack.info.apiUrl}/v1/users/locomo-conv-26/review/staged?limit=200`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const staged = (
+      (await review.json()) as { staged: Array<{ path: string; status: string; markdown: string }> }
+    ).staged.filter((i) => i.status === 'staged');
     expect(staged.length).toBe(s.staged);
     const doc = staged[0]?.markdown ?? '';
     expect(doc).toMatch(/^---\nkind: /);
@@ -78,14 +96,21 @@ describe('the pipeline on the local emulators', () => {
     expect(doc).toContain('dia_ids: D');
     // Each undecided staged record is also its markdown under the user's Knowledge_staging/
     // (DESIGN.md, "State"; req R-STG), carried by the user's export with the seed's front matter.
-    expect((await bucket.list(`${user}Knowledge_staging/`)).sort()).toEqual(staged.map((i) => `${user}${i.path}`).sort());
-    const exported = await fetch(`${stack.info.apiUrl}/v1/users/locomo-conv-26/export`, { headers: { authorization: `Bearer ${token}` } });
-    const documents = ((await exported.json()) as { archive: { documents: Array<{ path: string; text?: string }> } }).archive.documents;
+    expect((await bucket.list(`${user}Knowledge_staging/`)).sort()).toEqual(
+      staged.map((i) => `${user}${i.path}`).sort(),
+    );
+    const exported = await fetch(`${stack.info.apiUrl}/v1/users/locomo-conv-26/export`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const documents = ((await exported.json()) as { archive: { documents: Array<{ path: string; text?: string }> } })
+      .archive.documents;
     const stagedDocs = documents.filter((d) => d.path.startsWith('Knowledge_staging/'));
     expect(stagedDocs.map((d) => d.path).sort()).toEqual(staged.map((i) => i.path).sort());
     for (const d of stagedDocs) {
       const { meta, body } = parseFrontMatter(d.text ?? '');
-      expect(Object.keys(meta)).toEqual(expect.arrayContaining(['staged_at', 'batch_id', 'promotion_count', 'source_turns', 'confidence']));
+      expect(Object.keys(meta)).toEqual(
+        expect.arrayContaining(['staged_at', 'batch_id', 'promotion_count', 'source_turns', 'confidence']),
+      );
       expect(meta).toMatchObject({ promotion_count: 0, batch_id: expect.stringMatching(/^batch-\d+-\d+$/) });
       expect(body).toMatch(/^# /);
       // The object is the record rendered, as the review list renders it.
@@ -94,16 +119,22 @@ describe('the pipeline on the local emulators', () => {
     // A reviewer's promotion moves it to Knowledge/: the staging object goes, the Knowledge document is there.
     const [first, second] = staged;
     const promoted = await fetch(`${stack.info.apiUrl}/v1/users/locomo-conv-26/review/promote`, {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ path: first?.path, reason: 'right' }),
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ path: first?.path, reason: 'right' }),
     });
     expect(promoted.status).toBe(200);
     const { knowledgePath } = (await promoted.json()) as { knowledgePath: string };
     expect(await bucket.list(`${user}${first?.path}`)).toEqual([]);
-    expect(parseFrontMatter(await bucket.text(`${user}Knowledge/${knowledgePath}`)).meta).toMatchObject({ batch_id: parseFrontMatter(first?.markdown ?? '').meta.batch_id });
+    expect(parseFrontMatter(await bucket.text(`${user}Knowledge/${knowledgePath}`)).meta).toMatchObject({
+      batch_id: parseFrontMatter(first?.markdown ?? '').meta.batch_id,
+    });
     // A discard removes its object too; the record stays (status discarded), so it never comes back.
     if (second) {
       const discarded = await fetch(`${stack.info.apiUrl}/v1/users/locomo-conv-26/review/discard`, {
-        method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ path: second.path, reason: 'noise' }),
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ path: second.path, reason: 'noise' }),
       });
       expect(discarded.status).toBe(200);
       expect(await bucket.list(`${user}${second.path}`)).toEqual([]);
@@ -114,7 +145,13 @@ describe('the pipeline on the local emulators', () => {
   it('counts republished events once and keeps malformed ones with the failing field', async () => {
     const before = await stack.report();
     const good = tenTurns('dup-user');
-    const lines = [...good, ...good, '{"type":"turn.saved","version":1,"userId":"dup-user","turnId":"eleven"}', 'this is not json', ''];
+    const lines = [
+      ...good,
+      ...good,
+      '{"type":"turn.saved","version":1,"userId":"dup-user","turnId":"eleven"}',
+      'this is not json',
+      '',
+    ];
     await stack.replayLines(lines);
     await stack.waitUntilDrained();
     const s = await stack.report();
@@ -123,7 +160,9 @@ describe('the pipeline on the local emulators', () => {
     expect(s.rejected - before.rejected).toBe(2);
     expect(s.batches - before.batches).toBe(1);
 
-    const rejected = await Promise.all((await bucket.list('rejected/')).map(async (k) => JSON.parse(await bucket.text(k))));
+    const rejected = await Promise.all(
+      (await bucket.list('rejected/')).map(async (k) => JSON.parse(await bucket.text(k))),
+    );
     const paths = rejected.flatMap((r: { errors: Array<{ path: string }> }) => r.errors.map((e) => e.path));
     expect(paths).toEqual(expect.arrayContaining(['turnId', 'sessionId', '(body)']));
     expect(rejected.map((r: { body: string }) => r.body)).toContain('this is not json');
@@ -137,7 +176,9 @@ describe('the pipeline on the local emulators', () => {
       if (!answerNameOf(req)) return offlineResponder(req);
       calls++;
       // Every attempt of the first delivery fails as Bedrock does when it is down for a moment.
-      return calls <= BEDROCK_MAX_ATTEMPTS ? { status: 503, errorType: 'ServiceUnavailableException', message: 'down for a moment' } : offlineResponder(req);
+      return calls <= BEDROCK_MAX_ATTEMPTS
+        ? { status: 503, errorType: 'ServiceUnavailableException', message: 'down for a moment' }
+        : offlineResponder(req);
     });
     try {
       await stack.replayLines(tenTurns('retry-user'));
@@ -153,7 +194,12 @@ describe('the pipeline on the local emulators', () => {
     expect(d['SQS.ChangeMessageVisibility']?.requests).toBe(1);
     // Neither delivery looked for a recorded answer in S3 (S3 bills a 404 GET too): only an item naming an object sends a read there.
     const s3After = requestLedger.s3ByKeyClass();
-    expect(Object.keys(s3After).filter((k) => k.startsWith('reflector GetObject') && k.includes('model-output') && (s3After[k] ?? 0) > (s3Before[k] ?? 0))).toEqual([]);
+    expect(
+      Object.keys(s3After).filter(
+        (k) =>
+          k.startsWith('reflector GetObject') && k.includes('model-output') && (s3After[k] ?? 0) > (s3Before[k] ?? 0),
+      ),
+    ).toEqual([]);
   });
 
   it('retries a throttled model call (the SDK attempts on each of the queue deliveries), then parks the job in the DLQ', async () => {
@@ -177,9 +223,14 @@ describe('the pipeline on the local emulators', () => {
     expect(s.batches - before.batches).toBe(0);
     expect(s.errors - before.errors).toBe(1);
     const failed = JSON.parse(await bucket.text('users/throttled-user/Logs/reflector/failed/batch-1-10.json'));
-    expect(failed).toMatchObject({ status: 'aborted', error: { message: expect.stringContaining('ModelUnavailableError') } });
+    expect(failed).toMatchObject({
+      status: 'aborted',
+      error: { message: expect.stringContaining('ModelUnavailableError') },
+    });
     // Only the first delivery comes back early; the later ones wait the queue's visibility timeout.
-    expect(ledgerDelta(ledger, requestLedger.snapshotByScope().reflector ?? {})['SQS.ChangeMessageVisibility']?.requests).toBe(1);
+    expect(
+      ledgerDelta(ledger, requestLedger.snapshotByScope().reflector ?? {})['SQS.ChangeMessageVisibility']?.requests,
+    ).toBe(1);
   });
 
   it('parks a job whose model access is denied, naming model access as the cause in the failure log', async () => {
@@ -205,7 +256,8 @@ describe('the pipeline on the local emulators', () => {
     const asked: Array<{ temperature?: number; maxTokens?: number }> = [];
     stack.emulators.converse.setResponder(async (req) => {
       const full = await offlineResponder(req);
-      if (answerNameOf(req)) asked.push({ temperature: req.inferenceConfig?.temperature, maxTokens: req.inferenceConfig?.maxTokens });
+      if (answerNameOf(req))
+        asked.push({ temperature: req.inferenceConfig?.temperature, maxTokens: req.inferenceConfig?.maxTokens });
       return answerNameOf(req) && req.inferenceConfig?.maxTokens === 1500 ? cutReply(req, full) : full;
     });
     try {
@@ -215,51 +267,136 @@ describe('the pipeline on the local emulators', () => {
       stack.emulators.converse.setResponder(offlineResponder);
     }
     const log = await bucket.batchLog('cut-user', 'batch-1-10');
-    expect(log).toMatchObject({ status: 'completed', model: { stopReason: 'end_turn', budgetRetry: { maxTokens: 1500, retryMaxTokens: 3000, outputTokens: 1500 } } });
+    expect(log).toMatchObject({
+      status: 'completed',
+      model: { stopReason: 'end_turn', budgetRetry: { maxTokens: 1500, retryMaxTokens: 3000, outputTokens: 1500 } },
+    });
     // Req R-LLM-1 from the deployed function's defaults (the stack sets neither): temperature 0.6, 1,500 tokens.
-    expect(asked).toEqual([{ temperature: 0.6, maxTokens: 1500 }, { temperature: 0.6, maxTokens: 3000 }]);
+    expect(asked).toEqual([
+      { temperature: 0.6, maxTokens: 1500 },
+      { temperature: 0.6, maxTokens: 3000 },
+    ]);
   });
 
   it('truncates over-cap output and every gate rejects its case, through the Converse endpoint', async () => {
     // Knowledge the gates can see: one well-established fact (confidence 0.95).
     const aws = { region: stack.info.region, credentials: stack.info.credentials };
     const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ ...aws, endpoint: stack.info.endpoints.dynamodb }));
-    const repo = new DynamoS3KnowledgeStore({ ddb, s3: new S3Client({ ...aws, endpoint: stack.info.endpoints.s3, forcePathStyle: true }), tableName: stack.info.tableName, bucketName: stack.info.bucketName, changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }) });
-    const known = 'The user keeps a reef tank with two clownfish.';
-    await repo.promote('gates-user', { path: 'Facts/reef_tank--b0.md', kind: 'fact', title: 'reef_tank', category: 'Facts', text: known, confidence: 0.85, sourceTurns: [1], batchId: 'b0', stagedAt: '', meta: {}, body: known, promotedBy: ['b1', 'b2'], status: 'staged' }, 'Facts/reef_tank.md', `# reef_tank\n\n${known}\n`, {
-      id: 'Facts/reef_tank.md', title: 'reef_tank', text: known, category: 'Facts', confidence: 0.95, sourceTurns: [1], summary: known, promotedAt: '2026-01-01T00:00:00Z',
+    const repo = new DynamoS3KnowledgeStore({
+      ddb,
+      s3: new S3Client({ ...aws, endpoint: stack.info.endpoints.s3, forcePathStyle: true }),
+      tableName: stack.info.tableName,
+      bucketName: stack.info.bucketName,
+      changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }),
     });
-    const fact = (title: string, content: string, t: number) => ({ title, content, source_turns: [t], category: 'Facts' });
+    const known = 'The user keeps a reef tank with two clownfish.';
+    await repo.promote(
+      'gates-user',
+      {
+        path: 'Facts/reef_tank--b0.md',
+        kind: 'fact',
+        title: 'reef_tank',
+        category: 'Facts',
+        text: known,
+        confidence: 0.85,
+        sourceTurns: [1],
+        batchId: 'b0',
+        stagedAt: '',
+        meta: {},
+        body: known,
+        promotedBy: ['b1', 'b2'],
+        status: 'staged',
+      },
+      'Facts/reef_tank.md',
+      `# reef_tank\n\n${known}\n`,
+      {
+        id: 'Facts/reef_tank.md',
+        title: 'reef_tank',
+        text: known,
+        category: 'Facts',
+        confidence: 0.95,
+        sourceTurns: [1],
+        summary: known,
+        promotedAt: '2026-01-01T00:00:00Z',
+      },
+    );
+    const fact = (title: string, content: string, t: number) => ({
+      title,
+      content,
+      source_turns: [t],
+      category: 'Facts',
+    });
     stack.emulators.converse.setResponder((req) => {
       if (!answerNameOf(req)) return offlineResponder(req);
       const input = {
-        new_facts: [fact('ghost', 'The user mentioned a ghost turn.', 99), fact('reef_tank', known, 1), fact('extra_1', 'x', 1), fact('extra_2', 'y', 1)],
+        new_facts: [
+          fact('ghost', 'The user mentioned a ghost turn.', 99),
+          fact('reef_tank', known, 1),
+          fact('extra_1', 'x', 1),
+          fact('extra_2', 'y', 1),
+        ],
         corrections: [
-          { existing_file: 'Facts/reef_tank.md', what_changed: 'the reef tank has three clownfish now', source_turns: [1], new_confidence_hint: 'lower' },
-          { existing_file: 'Facts/reef_tank.md', what_changed: 'second correction', source_turns: [1, 2], new_confidence_hint: 'lower' },
+          {
+            existing_file: 'Facts/reef_tank.md',
+            what_changed: 'the reef tank has three clownfish now',
+            source_turns: [1],
+            new_confidence_hint: 'lower',
+          },
+          {
+            existing_file: 'Facts/reef_tank.md',
+            what_changed: 'second correction',
+            source_turns: [1, 2],
+            new_confidence_hint: 'lower',
+          },
         ],
         connections: [
-          { file_a: 'Facts/reef_tank.md', file_b: '../other-user/Knowledge/Facts/secret.md', relationship: 'reef tank', source_turns: [1] },
+          {
+            file_a: 'Facts/reef_tank.md',
+            file_b: '../other-user/Knowledge/Facts/secret.md',
+            relationship: 'reef tank',
+            source_turns: [1],
+          },
           { file_a: 'Facts/reef_tank.md', file_b: 'Facts/nope.md', relationship: 'reef tank', source_turns: [1] },
         ],
         open_questions: [
           { question: 'What about quantum chromodynamics?', source_turns: [2], why_unresolved: 'never discussed' },
-          { question: 'Which lighting suits the reef tank?', source_turns: [2], why_unresolved: 'the reply was unsure' },
+          {
+            question: 'Which lighting suits the reef tank?',
+            source_turns: [2],
+            why_unresolved: 'the reply was unsure',
+          },
         ],
       };
       // Haiku 4.5 answers in text (the type in the prompt, or structured output): the JSON as text.
-      return { body: { output: { message: { role: 'assistant', content: [{ text: JSON.stringify(input) }] } }, stopReason: 'end_turn', usage: { inputTokens: 5, outputTokens: 5, totalTokens: 10 } } };
+      return {
+        body: {
+          output: { message: { role: 'assistant', content: [{ text: JSON.stringify(input) }] } },
+          stopReason: 'end_turn',
+          usage: { inputTokens: 5, outputTokens: 5, totalTokens: 10 },
+        },
+      };
     });
     try {
       await stack.replayLines(
-        Array.from({ length: 10 }, (_, i) => turnLine('gates-user', i + 1, i === 0 ? 'My reef tank has clownfish' : i === 1 ? 'Which lighting suits the reef tank?' : `entry${i}`)),
+        Array.from({ length: 10 }, (_, i) =>
+          turnLine(
+            'gates-user',
+            i + 1,
+            i === 0 ? 'My reef tank has clownfish' : i === 1 ? 'Which lighting suits the reef tank?' : `entry${i}`,
+          ),
+        ),
       );
       await stack.waitUntilDrained();
     } finally {
       stack.emulators.converse.setResponder(offlineResponder);
     }
     const log = await bucket.batchLog('gates-user', 'batch-1-10');
-    expect(log.quality_gate_results.truncated_by_caps).toEqual({ new_facts: 2, corrections: 1, connections: 0, open_questions: 0 });
+    expect(log.quality_gate_results.truncated_by_caps).toEqual({
+      new_facts: 2,
+      corrections: 1,
+      connections: 0,
+      open_questions: 0,
+    });
     expect(log.quality_gate_results.items_proposed).toBe(7);
     expect(log.quality_gate_results.rejections.map((r: { gate: string }) => r.gate).sort()).toEqual(
       ['drift_guard', 'dedup', 'keyword_match', 'related_file_exists', 'related_file_exists', 'turn_existence'].sort(),
@@ -270,7 +407,11 @@ describe('the pipeline on the local emulators', () => {
 
   it('aborts a batch whose model output is malformed and logs the raw answer', async () => {
     stack.emulators.converse.setResponder(() => ({
-      body: { output: { message: { role: 'assistant', content: [{ text: 'Sorry, I cannot produce JSON today.' }] } }, stopReason: 'end_turn', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } },
+      body: {
+        output: { message: { role: 'assistant', content: [{ text: 'Sorry, I cannot produce JSON today.' }] } },
+        stopReason: 'end_turn',
+        usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+      },
     }));
     try {
       await stack.replayLines(tenTurns('garbled-user'));
@@ -286,32 +427,60 @@ describe('the pipeline on the local emulators', () => {
 
   it('keeps planted secrets out of DynamoDB, S3 and every model prompt, and says by kind what it redacted', async () => {
     // Made up, in their issuers' formats.
-    const secrets = ['AKIAQWERTYUIOPASDFGH', 'ghp_0123456789abcdefghijABCDEFGHIJ012345', 'pg-Pa55w0rd-x9', 'eyJzdWIiOiJzZWNyZXQtdXNlciJ9'];
+    const secrets = [
+      'AKIAQWERTYUIOPASDFGH',
+      'ghp_0123456789abcdefghijABCDEFGHIJ012345',
+      'pg-Pa55w0rd-x9',
+      'eyJzdWIiOiJzZWNyZXQtdXNlciJ9',
+    ];
     const jwt = `eyJhbGciOiJIUzI1NiJ9.${secrets[3]}.c2lnbmF0dXJlLXNpZ25hdHVyZQ`;
     const turn = (turnId: number, query: string) =>
-      JSON.stringify({ type: 'turn.saved', version: 1, userId: 'secret-user', sessionId: 's1', turnId, timestamp: `2026-02-07T10:${String(turnId).padStart(2, '0')}:00Z`, query, response: `Noted: ${query}`, context: `ctx ${query}`, attributes: { speaker: 'Ana', note: query } });
+      JSON.stringify({
+        type: 'turn.saved',
+        version: 1,
+        userId: 'secret-user',
+        sessionId: 's1',
+        turnId,
+        timestamp: `2026-02-07T10:${String(turnId).padStart(2, '0')}:00Z`,
+        query,
+        response: `Noted: ${query}`,
+        context: `ctx ${query}`,
+        attributes: { speaker: 'Ana', note: query },
+      });
     const lines = [
       turn(1, `My deploy key is ${secrets[0]} for the staging account.`),
       turn(2, `The bot token: ${secrets[1]}`),
       turn(3, `Connect with postgres://app:${secrets[2]}@db.internal:5432/main please.`),
       turn(4, `Use Authorization: Bearer ${jwt} when calling it.`),
-      ...Array.from({ length: 6 }, (_, i) => turn(i + 5, `I adopted a beagle named Rex, and my key is still ${secrets[0]}.`)),
+      ...Array.from({ length: 6 }, (_, i) =>
+        turn(i + 5, `I adopted a beagle named Rex, and my key is still ${secrets[0]}.`),
+      ),
       // Bad input is kept (rejected/), with its secret redacted.
-      JSON.stringify({ type: 'turn.saved', version: 1, userId: 'secret-user', turnId: 'eleven', query: `oops ${secrets[1]}` }),
+      JSON.stringify({
+        type: 'turn.saved',
+        version: 1,
+        userId: 'secret-user',
+        turnId: 'eleven',
+        query: `oops ${secrets[1]}`,
+      }),
     ];
     const before = stack.emulators.converse.requests.length;
     await stack.replayLines(lines);
     await stack.waitUntilDrained();
 
     const items = await stack.scanItems();
-    const objects = await Promise.all([...(await bucket.list('users/secret-user/')), ...(await bucket.list('rejected/'))].map((k) => bucket.text(k)));
+    const objects = await Promise.all(
+      [...(await bucket.list('users/secret-user/')), ...(await bucket.list('rejected/'))].map((k) => bucket.text(k)),
+    );
     const prompts = stack.emulators.converse.requests.slice(before);
     expect(prompts.length).toBeGreaterThan(0);
     const stored = [JSON.stringify(items), ...objects, JSON.stringify(prompts)].join('\n');
     for (const secret of secrets) expect(stored).not.toContain(secret);
     expect(stored).toContain('[redacted:aws_access_key]');
     expect(stored).toContain('[redacted:url_password]');
-    expect(JSON.stringify(items.filter((i) => i.pk === 'USER#secret-user' && String(i.sk).startsWith('TURN#')))).toContain('[redacted:api_token]');
+    expect(
+      JSON.stringify(items.filter((i) => i.pk === 'USER#secret-user' && String(i.sk).startsWith('TURN#'))),
+    ).toContain('[redacted:api_token]');
   });
 
   it('never delivers a job again while its invocation runs, however long the process stalls (the emulator runs in it)', async () => {
@@ -346,13 +515,24 @@ describe('the pipeline on the local emulators', () => {
     // ran, on the next session's clock: the local harness said sessions settle before the clock moves on.
     const user = 'settle-user';
     const turn = (i: number) =>
-      JSON.stringify({ type: 'turn.saved', version: 1, userId: user, sessionId: 's-evening', turnId: i, timestamp: `2027-03-01T20:0${i}:00Z`, query: `Evening note ${i} about the garden shed.`, response: 'Noted.' });
+      JSON.stringify({
+        type: 'turn.saved',
+        version: 1,
+        userId: user,
+        sessionId: 's-evening',
+        turnId: i,
+        timestamp: `2027-03-01T20:0${i}:00Z`,
+        query: `Evening note ${i} about the garden shed.`,
+        response: 'Noted.',
+      });
     await stack.replayLines([1, 2, 3, 4, 5, 6].map(turn), { clock: true });
     await stack.waitUntilDrained();
     const fired = await stack.advanceTo(new Date('2027-03-02T10:00:00Z'));
     expect(fired.map((f) => f.sweep)).toContain('nightly');
     // Nothing waited for: the run is logged as advanceTo returns, nothing is in flight.
-    const runs = (await stack.scanItems()).filter((i) => i.pk === `USER#${user}` && String(i.sk).startsWith('RUN#nightly#'));
+    const runs = (await stack.scanItems()).filter(
+      (i) => i.pk === `USER#${user}` && String(i.sk).startsWith('RUN#nightly#'),
+    );
     expect(runs).toHaveLength(1);
     expect(Object.values(stack.sources).some((source) => source.busy)).toBe(false);
   });

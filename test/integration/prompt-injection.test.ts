@@ -11,7 +11,13 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InjectionReport, injectionResponder, injectionStageConfig, runPromptInjection, seedInjectionVictim } from '../../bench/prompt-injection.js';
+import {
+  type InjectionReport,
+  injectionResponder,
+  injectionStageConfig,
+  runPromptInjection,
+  seedInjectionVictim,
+} from '../../bench/prompt-injection.js';
 import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
 import { BedrockConverseModel } from '../../lib/model/bedrock-converse-model.adapter.js';
 import { ModelUnavailableError } from '../../lib/model/language-model.port.js';
@@ -42,8 +48,11 @@ describe('prompt injection with an obedient model (local harness)', () => {
     report = await runPromptInjection(stack, hostile, { apiCases: 80, seed: 20_261_122, handlerErrors });
     console.log(`prompt injection: ${JSON.stringify({ ...report, failures: report.failures.length })}`);
     const tools = Object.keys(report.hostileAnswers).map((k) => k.split(':')[0]);
-    for (const tool of ['record_reflection', 'summary', 'record_nightly_findings', 'record_weekly_reflection']) expect(tools, tool).toContain(tool);
-    expect(Object.keys(report.hostileAnswers).filter((k) => k.startsWith('record_reflection')).length).toBeGreaterThanOrEqual(5);
+    for (const tool of ['record_reflection', 'summary', 'record_nightly_findings', 'record_weekly_reflection'])
+      expect(tools, tool).toContain(tool);
+    expect(
+      Object.keys(report.hostileAnswers).filter((k) => k.startsWith('record_reflection')).length,
+    ).toBeGreaterThanOrEqual(5);
     expect(report.batches.completed + report.batches.aborted).toBeGreaterThan(1);
     // The runs whose stored findings the report checks against the cap (it read none before: it looked for .json logs).
     expect(report.nightlyRuns).toBeGreaterThan(0);
@@ -54,7 +63,7 @@ describe('prompt injection with an obedient model (local harness)', () => {
 
   it('changes nothing of the victim, writes only under the attacker’s prefix, loses no record, keeps the caps; the API holds', () => {
     expect(report.failures).toEqual([]);
-    expect(report.deadLetters).toEqual({ turn: 0, reflection: 0, idle: 0 });
+    expect(report.deadLetters).toEqual({ turn: 0, job: 0, idle: 0 });
     expect(report.handlerErrors).toEqual([]);
     expect(report.newKeys).toBeGreaterThan(0);
   });
@@ -74,10 +83,23 @@ describe('the Bedrock adapter', () => {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const client = new BedrockRuntimeClient({ endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, maxAttempts: 1 });
+    const client = new BedrockRuntimeClient({
+      endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+      maxAttempts: 1,
+    });
     try {
       const model = new BedrockConverseModel(client, 'deep-model');
-      const call = model.reflect({ system: 's', prompt: 'p', toolName: 'record_reflection', toolDescription: 'd', toolInputSchema: { type: 'object' }, temperature: 0, maxTokens: 10 });
+      const call = model.reflect({
+        system: 's',
+        prompt: 'p',
+        toolName: 'record_reflection',
+        toolDescription: 'd',
+        toolInputSchema: { type: 'object' },
+        temperature: 0,
+        maxTokens: 10,
+      });
       await expect(call).rejects.toBeInstanceOf(ModelUnavailableError);
       await expect(call).rejects.toThrow(/could not be read/);
     } finally {

@@ -45,10 +45,20 @@ async function setIdleMinutes(stack: LocalHarness, userId: string, idleMinutes: 
 }
 
 async function summaries(stack: LocalHarness, userId: string): Promise<Array<Record<string, unknown>>> {
-  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.dynamodb }));
+  const ddb = DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      region: stack.info.region,
+      credentials: stack.info.credentials,
+      endpoint: stack.info.endpoints.dynamodb,
+    }),
+  );
   try {
     const res = await ddb.send(
-      new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :s)', ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':s': keys.summaryPrefix } }),
+      new QueryCommand({
+        TableName: stack.info.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :s)',
+        ExpressionAttributeValues: { ':pk': keys.userPk(userId), ':s': keys.summaryPrefix },
+      }),
     );
     return res.Items ?? [];
   } finally {
@@ -77,10 +87,26 @@ describe('the idle function at Lambda’s default (RecursiveLoop left out: Termi
     expect(stack.sources.idle.stats.recursionStopped).toBe(1);
     expect(await summaries(stack, 'patient-user')).toEqual([]);
     const lines = warn.mock.calls.map((c) => JSON.parse(String(c[0])) as Record<string, unknown>);
-    expect(lines).toContainEqual(expect.objectContaining({ function: stack.synthesized.functions.idle.functionName, invocations: 16, sentTo: stack.info.queues.idle.dlqUrl }));
-    const sqs = new SQSClient({ region: stack.info.region, credentials: stack.info.credentials, endpoint: stack.info.endpoints.sqs });
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        function: stack.synthesized.functions.idle.functionName,
+        invocations: 16,
+        sentTo: stack.info.queues.idle.dlqUrl,
+      }),
+    );
+    const sqs = new SQSClient({
+      region: stack.info.region,
+      credentials: stack.info.credentials,
+      endpoint: stack.info.endpoints.sqs,
+    });
     try {
-      const parked = await sqs.send(new ReceiveMessageCommand({ QueueUrl: stack.info.queues.idle.dlqUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+      const parked = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: stack.info.queues.idle.dlqUrl,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+        }),
+      );
       expect((parked.Messages ?? []).map((m) => JSON.parse(m.Body ?? '{}').userId)).toEqual(['patient-user']);
     } finally {
       sqs.destroy();

@@ -31,7 +31,10 @@ const turn = (turnId: number) =>
 beforeAll(async () => {
   stack = await startHarness({
     stage: 'redrive',
-    responder: (req) => (modelDown ? { status: 503, errorType: 'ServiceUnavailableException', message: 'model down (test outage)' } : offlineResponder(req)),
+    responder: (req) =>
+      modelDown
+        ? { status: 503, errorType: 'ServiceUnavailableException', message: 'model down (test outage)' }
+        : offlineResponder(req),
   });
   const common = { region: stack.info.region, credentials: stack.info.credentials };
   sqs = new SQSClient({ ...common, endpoint: stack.info.endpoints.sqs });
@@ -62,7 +65,9 @@ describe('dead-letter queues and the redrive', () => {
     expect(batch?.redriven).toBe(false);
     // The reason is the aborted log the reflector kept on the job's last try.
     const jobId = batch?.what.match(/· job (\S+)/)?.[1] ?? '';
-    const failed = await s3.send(new GetObjectCommand({ Bucket: stack.info.bucketName, Key: batchFailureKey('redrive-user', jobId) }));
+    const failed = await s3.send(
+      new GetObjectCommand({ Bucket: stack.info.bucketName, Key: batchFailureKey('redrive-user', jobId) }),
+    );
     expect(JSON.parse((await failed.Body?.transformToString()) ?? '{}').status).toBe('aborted');
 
     modelDown = false;

@@ -23,8 +23,10 @@ const SOURCE = 'locomo/conv-30';
 const FAILED_SESSION = `${SOURCE}-session-2`;
 
 type Row = Record<string, unknown>;
-const ofUser = (rows: readonly Row[], userId: string, prefix: string) => rows.filter((r) => r.pk === `USER#${userId}` && String(r.sk).startsWith(prefix));
-const entriesOf = (rows: readonly Row[], userId: string) => ofUser(rows, userId, 'MEM#').map((r) => r.item as MemoryItem);
+const ofUser = (rows: readonly Row[], userId: string, prefix: string) =>
+  rows.filter((r) => r.pk === `USER#${userId}` && String(r.sk).startsWith(prefix));
+const entriesOf = (rows: readonly Row[], userId: string) =>
+  ofUser(rows, userId, 'MEM#').map((r) => r.item as MemoryItem);
 /** Every turn a staged record (staged, promoted or discarded) or a tier entry of the user cites. */
 const citedTurns = (rows: readonly Row[], userId: string) => ({
   staged: ofUser(rows, userId, 'STAGED#').flatMap((r) => (r.sourceTurns as number[] | undefined) ?? []),

@@ -35,11 +35,24 @@ const LATE_WORDS = 'quokka marmalade zanzibar';
 let stack: LocalHarness;
 let s3client: S3Client | undefined;
 const ddb = createDocumentClient(createDynamoDbClient());
-const s3 = () => (s3client ??= new S3Client({ region: stack.info.region, endpoint: stack.info.endpoints.s3, forcePathStyle: true, credentials: stack.info.credentials }));
+const s3 = () =>
+  (s3client ??= new S3Client({
+    region: stack.info.region,
+    endpoint: stack.info.endpoints.s3,
+    forcePathStyle: true,
+    credentials: stack.info.credentials,
+  }));
 const admin = () => new MemoryClient(stack.info.apiUrl, () => stack.info.adminToken);
 
 const turn = (turnId: number, query: string): TurnSaved => ({
-  type: 'turn.saved', version: 1, userId: USER, sessionId: 'reindex-s1', turnId, timestamp: new Date(stack.now().getTime() - (10 - turnId) * 60_000).toISOString(), query, response: 'Noted.',
+  type: 'turn.saved',
+  version: 1,
+  userId: USER,
+  sessionId: 'reindex-s1',
+  turnId,
+  timestamp: new Date(stack.now().getTime() - (10 - turnId) * 60_000).toISOString(),
+  query,
+  response: 'Noted.',
 });
 
 /** The user's index as the functions build it, for a compaction: the same adapters, the same code. */
@@ -48,18 +61,40 @@ function indexOf(): LiveSearchIndex {
   const changes = new DynamoSearchChangeLog({ ddb, tableName: table });
   const turns = new DynamoS3TurnStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes });
   const knowledge = new DynamoS3KnowledgeStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes });
-  const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries: new DynamoS3SummaryStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes }), items: new DynamoMemoryItemStore({ ddb, tableName: table, changes }), diary: new DynamoDiaryStore({ ddb, tableName: table, changes }), stagedExpiryDays: 14 });
-  return new LiveSearchIndex({ store: new DynamoS3SearchIndexStore({ ddb, s3: s3(), tableName: table, bucketName: bucket }), catalog, clock: { now: () => stack.now() }, marks: { lagMs: 5_000 }, turns: new DynamoTurnLog({ ddb, tableName: table }) });
+  const catalog = new StoreMemoryCatalog({
+    turns,
+    knowledge,
+    summaries: new DynamoS3SummaryStore({ ddb, s3: s3(), tableName: table, bucketName: bucket, changes }),
+    items: new DynamoMemoryItemStore({ ddb, tableName: table, changes }),
+    diary: new DynamoDiaryStore({ ddb, tableName: table, changes }),
+    stagedExpiryDays: 14,
+  });
+  return new LiveSearchIndex({
+    store: new DynamoS3SearchIndexStore({ ddb, s3: s3(), tableName: table, bucketName: bucket }),
+    catalog,
+    clock: { now: () => stack.now() },
+    marks: { lagMs: 5_000 },
+    turns: new DynamoTurnLog({ ddb, tableName: table }),
+  });
 }
 
 async function marks(): Promise<Array<{ sk: string; ids: string[] }>> {
   const res = await ddb.send(
-    new QueryCommand({ TableName: stack.info.tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.userPk(USER), ':p': keys.searchChangePrefix }, ConsistentRead: true }),
+    new QueryCommand({
+      TableName: stack.info.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      ExpressionAttributeValues: { ':pk': keys.userPk(USER), ':p': keys.searchChangePrefix },
+      ConsistentRead: true,
+    }),
   );
-  return (res.Items ?? []).map((i) => ({ sk: String(i.sk), ids: (i.ids as string[] | undefined) ?? [String(i.sk).slice(keys.searchChangePrefix.length)] }));
+  return (res.Items ?? []).map((i) => ({
+    sk: String(i.sk),
+    ids: (i.ids as string[] | undefined) ?? [String(i.sk).slice(keys.searchChangePrefix.length)],
+  }));
 }
 
-const found = async (query: string): Promise<string[]> => (await admin().search(USER, { query, limit: 20 })).results.map((r) => r.id);
+const found = async (query: string): Promise<string[]> =>
+  (await admin().search(USER, { query, limit: 20 })).results.map((r) => r.id);
 
 /**
  * `npm run reindex -- --local --user U --state FILE`, as an operator runs it. Asynchronously:
@@ -67,8 +102,16 @@ const found = async (query: string): Promise<string[]> => (await admin().search(
  */
 function reindex(userId: string, state: string): Promise<{ status: number | null; stderr: string; last: string }> {
   return new Promise((resolve) => {
-    execFile(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'infra/ops/reindex-cli.ts'), '--local', '--user', userId, '--state', state], { cwd: ROOT, encoding: 'utf8', timeout: 200_000 }, (error, stdout, stderr) =>
-      resolve({ status: error ? ((error as { code?: number }).code ?? 1) : 0, stderr, last: stdout.trim().split('\n').at(-1) ?? '' }),
+    execFile(
+      join(ROOT, 'node_modules/.bin/tsx'),
+      [join(ROOT, 'infra/ops/reindex-cli.ts'), '--local', '--user', userId, '--state', state],
+      { cwd: ROOT, encoding: 'utf8', timeout: 200_000 },
+      (error, stdout, stderr) =>
+        resolve({
+          status: error ? ((error as { code?: number }).code ?? 1) : 0,
+          stderr,
+          last: stdout.trim().split('\n').at(-1) ?? '',
+        }),
     );
   });
 }
@@ -83,7 +126,12 @@ afterAll(async () => {
 
 describe('npm run reindex (POST /v1/users/{u}/search-index/rebuild)', () => {
   it('finds again a late turn whose change mark was lost, which a full rewrite from the marks does not', async () => {
-    await stack.publisher.publish([turn(1, 'Reef tank water changes weekly.'), turn(2, 'Clownfish like anemones.'), turn(4, 'Corals need light.'), turn(5, 'Salinity matters.')]);
+    await stack.publisher.publish([
+      turn(1, 'Reef tank water changes weekly.'),
+      turn(2, 'Clownfish like anemones.'),
+      turn(4, 'Corals need light.'),
+      turn(5, 'Salinity matters.'),
+    ]);
     await stack.waitUntilDrained();
     // The index folds turns 1–5: its turn watermark passes 3, which has not arrived.
     await indexOf().compact(USER, 1, { full: true });
@@ -95,7 +143,8 @@ describe('npm run reindex (POST /v1/users/{u}/search-index/rebuild)', () => {
     expect(marked.length).toBeGreaterThan(0);
 
     // The mark is lost (expired unfolded, say): no search finds the turn, nor does a full rewrite of the index, which folds marks.
-    for (const m of marked) await ddb.send(new DeleteCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk(USER), sk: m.sk } }));
+    for (const m of marked)
+      await ddb.send(new DeleteCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk(USER), sk: m.sk } }));
     expect(await found(LATE_WORDS)).not.toContain('turn:3');
     await indexOf().compact(USER, 1, { full: true });
     expect(await found(LATE_WORDS)).not.toContain('turn:3');

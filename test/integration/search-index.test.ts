@@ -19,7 +19,13 @@ import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js'
 import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
 import { DynamoS3SummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
-import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  type DynamoDBDocumentClient,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { createSignalHandler } from '../../functions/signal/create-handler.js';
 import { SignalEnvSchema } from '../../functions/signal/env.js';
 import { lambdaContext } from '../../infra/local/lambda-context.js';
@@ -46,15 +52,36 @@ afterAll(async () => {
 async function call(method: string, path: string, body?: unknown, apiUrl = stack.info.apiUrl) {
   const res = await fetch(`${apiUrl}/v1/users/${USER}${path}`, {
     method,
-    headers: { authorization: `Bearer ${stack.info.adminToken}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${stack.info.adminToken}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.json() as Promise<{ results?: Array<{ id: string }>; items?: Array<{ id: string }>; item?: { id: string }; nextToken?: string }>;
+  return res.json() as Promise<{
+    results?: Array<{ id: string }>;
+    items?: Array<{ id: string }>;
+    item?: { id: string };
+    nextToken?: string;
+  }>;
 }
 
 // Every item holds both words, so their weight is low: no similarity floor, or none would pass it.
-const searchIds = async (apiUrl?: string) => new Set(((await call('POST', '/memory/search', { query: 'zebrafish aquarium', limit: 100, minSimilarity: 0 }, apiUrl)).results ?? []).map((r) => r.id));
+/** The search is made in session `s-glance`, whose ephemeral entries it finds (req R-TIER-1). */
+const searchIds = async (apiUrl?: string) =>
+  new Set(
+    (
+      (
+        await call(
+          'POST',
+          '/memory/search',
+          { query: 'zebrafish aquarium', limit: 100, minSimilarity: 0, sessionId: 's-glance' },
+          apiUrl,
+        )
+      ).results ?? []
+    ).map((r) => r.id),
+  );
 
 /** L as the local harness sets it (infra/local/functions.ts). */
 const LAG_MS = 5_000;
@@ -63,10 +90,16 @@ const LAG_MS = 5_000;
  * The reflector's compaction, with the reflector's clients and grants (and a hook run right
  * after its pointer moved); `lagMs` its L, `markAt` the clock its stores' marks take `at` from.
  */
-function reflectorIndex(afterMove?: () => Promise<void>, options: { lagMs?: number; markAt?: () => Date } = {}): LiveSearchIndex {
+function reflectorIndex(
+  afterMove?: () => Promise<void>,
+  options: { lagMs?: number; markAt?: () => Date } = {},
+): LiveSearchIndex {
   const { ddb, s3 } = functionClients('reflector', stack.iam);
   const { tableName: table, bucketName: bucket } = stack.info;
-  const changes = new DynamoSearchChangeLog({ ddb, tableName: table }, { expiring: true, ...(options.markAt ? { now: options.markAt } : {}) });
+  const changes = new DynamoSearchChangeLog(
+    { ddb, tableName: table },
+    { expiring: true, ...(options.markAt ? { now: options.markAt } : {}) },
+  );
   const turns = new DynamoS3TurnStore({ ddb, s3, tableName: table, bucketName: bucket, changes });
   const catalog = new StoreMemoryCatalog({
     turns,
@@ -85,7 +118,13 @@ function reflectorIndex(afterMove?: () => Promise<void>, options: { lagMs?: numb
       return moved;
     };
   }
-  return new LiveSearchIndex({ store, catalog, clock: { now: () => stack.now() }, marks: { lagMs: options.lagMs ?? LAG_MS }, turns: new DynamoTurnLog({ ddb, tableName: table }) });
+  return new LiveSearchIndex({
+    store,
+    catalog,
+    clock: { now: () => stack.now() },
+    marks: { lagMs: options.lagMs ?? LAG_MS },
+    turns: new DynamoTurnLog({ ddb, tableName: table }),
+  });
 }
 
 /** A request held until released: `reached` settles when it is held. */
@@ -108,9 +147,13 @@ function hold(when: (command: unknown) => boolean): Hold & { hit: () => void; un
 }
 
 /** The signal function's turn write of one of these turns. */
-const turnWrite = (...turnIds: number[]) => (command: unknown) => command instanceof BatchWriteCommand && turnIds.some((n) => JSON.stringify(command.input).includes(keys.turnSk(n)));
+const turnWrite =
+  (...turnIds: number[]) =>
+  (command: unknown) =>
+    command instanceof BatchWriteCommand && turnIds.some((n) => JSON.stringify(command.input).includes(keys.turnSk(n)));
 /** The signal function's state put. */
-const statePut = (command: unknown) => command instanceof PutCommand && (command.input.Item as { sk?: string } | undefined)?.sk === keys.signalSk;
+const statePut = (command: unknown) =>
+  command instanceof PutCommand && (command.input.Item as { sk?: string } | undefined)?.sk === keys.signalSk;
 
 /**
  * The signal function's handler with its own clients and grants, invoked directly with an SQS
@@ -133,11 +176,24 @@ function signalHandler(held?: ReturnType<typeof hold>) {
       return send(command);
     };
   }
-  const handler = createSignalHandler(parseEnv(SignalEnvSchema, stack.info.environments.signal), { ...clients, ddb }, { now: () => stack.now() });
+  const handler = createSignalHandler(
+    parseEnv(SignalEnvSchema, stack.info.environments.signal),
+    { ...clients, ddb },
+    { now: () => stack.now() },
+  );
   return async (user: string, turnIds: number[]) => {
     const bodies = turnIds.map((turnId) => ({
       groupId: user,
-      body: JSON.stringify({ type: 'turn.saved', version: 1, userId: user, sessionId: 's1', turnId, timestamp: stack.now().toISOString(), query: `Zebrafish aquarium turn ${turnId}?`, response: 'Noted.' }),
+      body: JSON.stringify({
+        type: 'turn.saved',
+        version: 1,
+        userId: user,
+        sessionId: 's1',
+        turnId,
+        timestamp: stack.now().toISOString(),
+        query: `Zebrafish aquarium turn ${turnId}?`,
+        response: 'Noted.',
+      }),
     }));
     const res = await handler(sqsEvent(bodies), lambdaContext('signal', 30));
     expect(res.batchItemFailures).toEqual([]);
@@ -146,7 +202,13 @@ function signalHandler(held?: ReturnType<typeof hold>) {
 
 /** The ids the user's change marks name that are turns. */
 async function turnChangeMarksOf(userId: string): Promise<string[]> {
-  return [...new Set((await marksOf(userId)).flatMap((m) => (m.ids as string[] | undefined) ?? []).filter((id) => id.startsWith('turn:')))].sort();
+  return [
+    ...new Set(
+      (await marksOf(userId))
+        .flatMap((m) => (m.ids as string[] | undefined) ?? [])
+        .filter((id) => id.startsWith('turn:')),
+    ),
+  ].sort();
 }
 
 /** The turns the API's search finds for a user. */
@@ -199,7 +261,8 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     const searcher = async () => {
       while (writing) {
         const goneBefore = new Set(deleted);
-        for (const id of await searchIds()) if (goneBefore.has(id)) violations.push(`search served ${id} after its deletion`);
+        for (const id of await searchIds())
+          if (goneBefore.has(id)) violations.push(`search served ${id} after its deletion`);
       }
     };
     const compactions = async () => {
@@ -212,7 +275,10 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     };
     const writer = async (w: number) => {
       for (let i = 0; i < 12; i++) {
-        const { item } = await call('POST', '/memory/tiers/long_term', { text: `Zebrafish aquarium note ${w}-${i}: the tank needs a heater check`, clientId: `w${w}-${i}` });
+        const { item } = await call('POST', '/memory/tiers/long_term', {
+          text: `Zebrafish aquarium note ${w}-${i}: the tank needs a heater check`,
+          clientId: `w${w}-${i}`,
+        });
         const id = item?.id ?? '';
         if (i % 3 === 0) {
           await call('DELETE', `/memory/tiers/long_term/${encodeURIComponent(id)}`);
@@ -221,7 +287,17 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
       }
     };
     const ephemeral = await Promise.all(
-      Array.from({ length: 6 }, async (_, i) => (await call('POST', '/memory/tiers/ephemeral', { text: `Zebrafish aquarium glance ${i}`, ttlSeconds: 60 })).item?.id ?? ''),
+      Array.from(
+        { length: 6 },
+        async (_, i) =>
+          (
+            await call('POST', '/memory/tiers/ephemeral', {
+              text: `Zebrafish aquarium glance ${i}`,
+              ttlSeconds: 60,
+              sessionId: 's-glance',
+            })
+          ).item?.id ?? '',
+      ),
     );
     const running = [searcher(), searcher(), compactions()];
     await Promise.all(Array.from({ length: 4 }, (_, w) => writer(w)));
@@ -240,13 +316,25 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     expect([...warm].sort()).toEqual(expected);
     // Folded into segments, merged once past MAX_SEGMENTS: the same answer.
     for (let i = 0; i <= MAX_SEGMENTS; i++) {
-      await call('POST', '/memory/tiers/long_term', { text: `unrelated note ${i} about pottery`, clientId: `pad-${i}` });
+      await call('POST', '/memory/tiers/long_term', {
+        text: `unrelated note ${i} about pottery`,
+        clientId: `pad-${i}`,
+      });
       await compactor.compact(USER);
     }
     expect([...(await searchIds())].sort()).toEqual(expected);
     // A cold container reads the pointer and segments from scratch.
-    const cold = createApiHandler(parseEnv(ApiEnvSchema, stack.info.environments.api), functionClients('api', stack.iam), { now: () => stack.now() });
-    const api = await startHttpApi({ handler: cold as HttpHandler, tokenSecret: stack.info.tokenSecret, functionName: 'cold-api', timeoutSeconds: 30 });
+    const cold = createApiHandler(
+      parseEnv(ApiEnvSchema, stack.info.environments.api),
+      functionClients('api', stack.iam),
+      { now: () => stack.now() },
+    );
+    const api = await startHttpApi({
+      handler: cold as HttpHandler,
+      tokenSecret: stack.info.tokenSecret,
+      functionName: 'cold-api',
+      timeoutSeconds: 30,
+    });
     try {
       expect([...(await searchIds(api.url))].sort()).toEqual(expected);
     } finally {
@@ -257,12 +345,30 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
   it('keeps serving when two compactions of one user race (one pointer move wins, its segment stays)', async () => {
     const before = await searchIds();
     const ids = await Promise.all(
-      Array.from({ length: 5 }, async (_, i) => (await call('POST', '/memory/tiers/long_term', { text: `Zebrafish aquarium race note ${i}`, clientId: `race-${i}` })).item?.id ?? ''),
+      Array.from(
+        { length: 5 },
+        async (_, i) =>
+          (
+            await call('POST', '/memory/tiers/long_term', {
+              text: `Zebrafish aquarium race note ${i}`,
+              clientId: `race-${i}`,
+            })
+          ).item?.id ?? '',
+      ),
     );
     const results = await Promise.all([reflectorIndex().compact(USER), reflectorIndex().compact(USER)]);
     expect(results.some((r) => r.folded > 0)).toBe(true);
-    const cold = createApiHandler(parseEnv(ApiEnvSchema, stack.info.environments.api), functionClients('api', stack.iam), { now: () => stack.now() });
-    const api = await startHttpApi({ handler: cold as HttpHandler, tokenSecret: stack.info.tokenSecret, functionName: 'cold-api-2', timeoutSeconds: 30 });
+    const cold = createApiHandler(
+      parseEnv(ApiEnvSchema, stack.info.environments.api),
+      functionClients('api', stack.iam),
+      { now: () => stack.now() },
+    );
+    const api = await startHttpApi({
+      handler: cold as HttpHandler,
+      tokenSecret: stack.info.tokenSecret,
+      functionName: 'cold-api-2',
+      timeoutSeconds: 30,
+    });
     try {
       expect([...(await searchIds(api.url))].sort()).toEqual([...before, ...ids].sort());
     } finally {
@@ -282,22 +388,42 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     expect(packed.length).toBeGreaterThan(1);
     expect(packed.length).toBeLessThan(6);
     expect(packed.every((m) => writeUnits(m) === 1)).toBe(true);
-    expect(packed.flatMap((m) => m.ids as string[]).sort()).toEqual(Array.from({ length: 60 }, (_, i) => `mem:packed-${String(i).padStart(3, '0')}`));
+    expect(packed.flatMap((m) => m.ids as string[]).sort()).toEqual(
+      Array.from({ length: 60 }, (_, i) => `mem:packed-${String(i).padStart(3, '0')}`),
+    );
     // The per-turn path's marks carry the table's TTL attribute, a month on, and still fit a write unit.
-    await new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }, { expiring: true }).mark('index-marks-ttl', Array.from({ length: 60 }, (_, i) => `mem:packed-${String(i).padStart(3, '0')}`));
+    await new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }, { expiring: true }).mark(
+      'index-marks-ttl',
+      Array.from({ length: 60 }, (_, i) => `mem:packed-${String(i).padStart(3, '0')}`),
+    );
     const expiring = await marksOf('index-marks-ttl');
-    expect(expiring.every((m) => writeUnits(m) === 1 && Math.abs(Number(m.expiresAt) - (Date.now() + SEARCH_MARK_TTL_MS) / 1000) < 120)).toBe(true);
+    expect(
+      expiring.every(
+        (m) => writeUnits(m) === 1 && Math.abs(Number(m.expiresAt) - (Date.now() + SEARCH_MARK_TTL_MS) / 1000) < 120,
+      ),
+    ).toBe(true);
 
     // Through the API (marks without a TTL): items, then a deletion of one of them right after a compaction's pointer move.
     await reflectorIndex().compact(USER);
     const before = await searchIds();
-    const a = (await call('POST', '/memory/tiers/long_term', { text: 'Zebrafish aquarium mark note a', clientId: 'mark-a' })).item?.id ?? '';
-    const b = (await call('POST', '/memory/tiers/long_term', { text: 'Zebrafish aquarium mark note b', clientId: 'mark-b' })).item?.id ?? '';
+    const a =
+      (await call('POST', '/memory/tiers/long_term', { text: 'Zebrafish aquarium mark note a', clientId: 'mark-a' }))
+        .item?.id ?? '';
+    const b =
+      (await call('POST', '/memory/tiers/long_term', { text: 'Zebrafish aquarium mark note b', clientId: 'mark-b' }))
+        .item?.id ?? '';
     // A mark as written before one mark per write (one item's id under its own key) is read and folded too.
     const legacyAt = `${new Date().toISOString()}#legacy`;
-    await ddb.send(new PutCommand({ TableName: stack.info.tableName, Item: { pk: keys.userPk(USER), sk: `SEARCHCHANGE#${a}`, kind: 'search-change', itemId: a, at: legacyAt } }));
+    await ddb.send(
+      new PutCommand({
+        TableName: stack.info.tableName,
+        Item: { pk: keys.userPk(USER), sk: `SEARCHCHANGE#${a}`, kind: 'search-change', itemId: a, at: legacyAt },
+      }),
+    );
     const marksBefore = (await marksOf(USER)).length;
-    const result = await reflectorIndex(async () => void (await call('DELETE', `/memory/tiers/long_term/${encodeURIComponent(b)}`))).compact(USER);
+    const result = await reflectorIndex(
+      async () => void (await call('DELETE', `/memory/tiers/long_term/${encodeURIComponent(b)}`)),
+    ).compact(USER);
     expect(result.folded).toBeGreaterThanOrEqual(2);
     const left = await marksOf(USER);
     // Nothing deleted: the marks it folded that had no TTL got one; the deletion's mark, written after its read, has none yet.
@@ -315,7 +441,12 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     await new Promise((r) => setTimeout(r, LAG_MS + 50));
     await call('POST', '/memory/tiers/long_term', { text: 'unrelated note about pottery glaze', clientId: 'mark-c' });
     await reflectorIndex().compact(USER);
-    const store = new DynamoS3SearchIndexStore({ ddb, s3: functionClients('reflector', stack.iam).s3, tableName: stack.info.tableName, bucketName: stack.info.bucketName });
+    const store = new DynamoS3SearchIndexStore({
+      ddb,
+      s3: functionClients('reflector', stack.iam).s3,
+      tableName: stack.info.tableName,
+      bucketName: stack.info.bucketName,
+    });
     const head = await store.head(USER);
     expect((await store.changes(USER, head.watermark)).length).toBeLessThan((await store.changes(USER)).length);
   });
@@ -323,10 +454,22 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
   it('serves a mark that lands late, after a compaction that started after its `at` (the watermark stays L behind)', async () => {
     const user = 'index-late';
     const { ddb } = functionClients('api', stack.iam);
-    const items = (markAt?: () => Date) => new DynamoMemoryItemStore({ ddb, tableName: stack.info.tableName, changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }, { expiring: true, ...(markAt ? { now: markAt } : {}) }) });
-    const note = (i: number) => ({ ...newTierItem(user, 'long_term', { text: `late zebrafish note ${i}` }, stack.now()), id: `mem:late-${i}` });
+    const items = (markAt?: () => Date) =>
+      new DynamoMemoryItemStore({
+        ddb,
+        tableName: stack.info.tableName,
+        changes: new DynamoSearchChangeLog(
+          { ddb, tableName: stack.info.tableName },
+          { expiring: true, ...(markAt ? { now: markAt } : {}) },
+        ),
+      });
+    const note = (i: number) => ({
+      ...newTierItem(user, 'long_term', { text: `late zebrafish note ${i}` }, stack.now()),
+      id: `mem:late-${i}`,
+    });
     await items().create(note(0));
-    const served = async (index: LiveSearchIndex) => [...new SearchSegments((await index.view(user)).entries).visible()].map((i) => i.id).sort();
+    const served = async (index: LiveSearchIndex) =>
+      [...new SearchSegments((await index.view(user)).entries).visible()].map((i) => i.id).sort();
     // The writer chose its mark's `at` 2 s before the compaction started; the write lands after it (within L = 5 s).
     const chosen = new Date(Date.now() - 2_000);
     await reflectorIndex().compact(user);
@@ -434,7 +577,13 @@ describe('the search index under concurrent writes, deletions, expiry, compactio
     await reflectorIndex().compact(user);
     // As a pointer written before turn watermarks existed.
     const { ddb } = functionClients('reflector', stack.iam);
-    await ddb.send(new UpdateCommand({ TableName: stack.info.tableName, Key: { pk: keys.userPk(user), sk: keys.searchIndexSk }, UpdateExpression: 'REMOVE turnWatermark' }));
+    await ddb.send(
+      new UpdateCommand({
+        TableName: stack.info.tableName,
+        Key: { pk: keys.userPk(user), sk: keys.searchIndexSk },
+        UpdateExpression: 'REMOVE turnWatermark',
+      }),
+    );
     await send(user, [3]);
     expect(await turnChangeMarksOf(user)).toEqual(['turn:1']);
     expect(await turnsFound(user)).toEqual(['turn:1', 'turn:2', 'turn:3']);

@@ -39,27 +39,50 @@ describe('npm run smoke, on the local harness', () => {
     expect(failed).toEqual([]);
     expect(healthy.ok).toBe(true);
     expect(Object.keys(byId(healthy))).toEqual([
-      'modelBatches', 'token', 'published', 'turnsIndexed', 'batchReflected', 'summaryWritten', 'searchAnswers', 'turnDlqEmpty', 'reflectionDlqEmpty', 'idleDlqEmpty',
+      'modelBatches',
+      'token',
+      'published',
+      'turnsIndexed',
+      'batchReflected',
+      'summaryWritten',
+      'searchAnswers',
+      'turnDlqEmpty',
+      'jobDlqEmpty',
+      'idleDlqEmpty',
     ]);
     expect(healthy.userId).toMatch(/^smoke-\d{14}-[0-9a-f]{6}$/);
     const c = byId(healthy);
     // The pre-flight: the stage's model answered one call and GetFoundationModel says it is Active.
-    expect(c.modelBatches?.detail).toBe('answered one call; anthropic.claude-haiku-4-5-20251001-v1:0 is ACTIVE in us-east-1');
+    expect(c.modelBatches?.detail).toBe(
+      'answered one call; anthropic.claude-haiku-4-5-20251001-v1:0 is ACTIVE in us-east-1',
+    );
     expect(c.published?.detail).toContain('13 events');
     expect(c.turnsIndexed?.detail).toBe('12/12 turns retrievable with their text');
     // Locally the offline model answers for the stage's model; the batch listing names the model invoked.
     // The newest completed batch over the smoke turns: the turn-count batch, or the session-close one once it is done too.
-    expect(c.batchReflected?.detail).toMatch(/^batch (batch-1-10 \(turn_count\)|batch-11-12 \(session_closed\)) completed by us\.anthropic\.claude-haiku-4-5-20251001-v1:0:/);
+    expect(c.batchReflected?.detail).toMatch(
+      /^batch (batch-1-10 \(turn_count\)|batch-11-12 \(session_closed\)) completed by us\.anthropic\.claude-haiku-4-5-20251001-v1:0:/,
+    );
     expect(c.summaryWritten?.detail).toMatch(/^summary-1-12 \(session-close\)/);
     expect(c.searchAnswers?.detail).toContain('"axolotl" in');
     // The last line is one JSON object with every check.
     const json = JSON.parse(reportJson(healthy));
-    expect(json).toMatchObject({ ok: true, failed: 0, passed: 10, userId: healthy.userId, checks: { batchReflected: { ok: true } } });
+    expect(json).toMatchObject({
+      ok: true,
+      failed: 0,
+      passed: 10,
+      userId: healthy.userId,
+      checks: { batchReflected: { ok: true } },
+    });
     console.log(`smoke run on the local harness: ${healthy.durationMs} ms`);
   }, 90_000);
 
   it('fails the model check when another model answered (--model)', async () => {
-    const report = await runSmoke(target, { pollMs: 200, timeoutMs: 60_000, expectedModelId: 'eu.anthropic.claude-haiku-4-5-20251001-v1:0' });
+    const report = await runSmoke(target, {
+      pollMs: 200,
+      timeoutMs: 60_000,
+      expectedModelId: 'eu.anthropic.claude-haiku-4-5-20251001-v1:0',
+    });
     const batch = byId(report).batchReflected;
     expect(batch?.ok).toBe(false);
     expect(batch?.detail).toContain('expected model eu.anthropic.claude-haiku-4-5-20251001-v1:0');
@@ -68,29 +91,46 @@ describe('npm run smoke, on the local harness', () => {
 
   it('fails, naming the queue, when a dead-letter queue holds a message', async () => {
     const q = target.queues.job;
-    await target.sqs.send(new SendMessageCommand({ QueueUrl: q.dlqUrl, MessageBody: '{"parked":true}', MessageGroupId: 'someone', MessageDeduplicationId: 'parked-1' }));
+    await target.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: q.dlqUrl,
+        MessageBody: '{"parked":true}',
+        MessageGroupId: 'someone',
+        MessageDeduplicationId: 'parked-1',
+      }),
+    );
     const report = await runSmoke(target, { pollMs: 200, timeoutMs: 60_000 });
     const c = byId(report);
     expect(report.ok).toBe(false);
-    expect(c.reflectionDlqEmpty?.ok).toBe(false);
-    const line = formatCheck(c.reflectionDlqEmpty ?? { id: '', title: '', ok: true, detail: '' });
+    expect(c.jobDlqEmpty?.ok).toBe(false);
+    const line = formatCheck(c.jobDlqEmpty ?? { id: '', title: '', ok: true, detail: '' });
     expect(line).toMatch(/^FAILED {2}reflective-memory-smoketest-ReflectionQueue-dlq\.fifo empty — 1 message\(s\)/);
     expect(line).toContain('look at: reflective-memory-smoketest-ReflectionQueue-dlq.fifo');
     // Only that check failed: the pipeline itself did its work.
-    expect(report.checks.filter((x) => !x.ok).map((x) => x.id)).toEqual(['reflectionDlqEmpty']);
+    expect(report.checks.filter((x) => !x.ok).map((x) => x.id)).toEqual(['jobDlqEmpty']);
   }, 90_000);
 
-  it('fails with the API\'s answer when the token may not act on the smoke user', async () => {
-    const wrongUser: SmokeTarget = { ...target, auth: { token: async () => ({ token: await stack.mintUserToken(['somebody-else']), detail: 'a token for somebody-else' }), cleanup: async () => null } };
+  it("fails with the API's answer when the token may not act on the smoke user", async () => {
+    const wrongUser: SmokeTarget = {
+      ...target,
+      auth: {
+        token: async () => ({
+          token: await stack.mintUserToken(['somebody-else']),
+          detail: 'a token for somebody-else',
+        }),
+        cleanup: async () => null,
+      },
+    };
     const report = await runSmoke(wrongUser, { pollMs: 200, timeoutMs: 1_500 });
     const c = byId(report);
     expect(c.published?.ok).toBe(true);
-    for (const id of ['turnsIndexed', 'batchReflected', 'summaryWritten', 'searchAnswers']) expect(c[id]?.ok, id).toBe(false);
+    for (const id of ['turnsIndexed', 'batchReflected', 'summaryWritten', 'searchAnswers'])
+      expect(c[id]?.ok, id).toBe(false);
     expect(c.batchReflected?.detail).toContain('HTTP 403');
     expect(c.turnsIndexed?.cause).toContain('not there 2 s after publishing');
   }, 90_000);
 
-  describe('the pre-flight of the stage\'s models', () => {
+  describe("the pre-flight of the stage's models", () => {
     const converse = () => stack.emulators.converse;
 
     it('fails before publishing anything when the model answers AccessDenied, saying what to do (--local)', async () => {
@@ -100,22 +140,40 @@ describe('npm run smoke, on the local harness', () => {
         // The CLI, as `npm run smoke -- --local` runs it, against this stack's state.
         const state = join(mkdtempSync(join(tmpdir(), 'smoke-')), 'stack.json');
         writeFileSync(state, JSON.stringify(stack.info));
-        const run = await promisify(execFile)('npx', ['tsx', 'infra/smoke/smoke-cli.ts', '--local', '--state', state], { cwd: process.cwd() }).then(
+        const run = await promisify(execFile)('npx', ['tsx', 'infra/smoke/smoke-cli.ts', '--local', '--state', state], {
+          cwd: process.cwd(),
+        }).then(
           () => ({ code: 0, stdout: '' }),
           (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
         );
         expect(run.code).toBe(1);
         const lines = run.stdout.trim().split('\n');
-        const model = lines.find((l) => l.includes('us.anthropic.claude-haiku-4-5-20251001-v1:0 (batches) answers and is Active')) ?? '';
+        const model =
+          lines.find((l) =>
+            l.includes('us.anthropic.claude-haiku-4-5-20251001-v1:0 (batches) answers and is Active'),
+          ) ?? '';
         expect(model).toMatch(/^FAILED/);
-        expect(model).toContain("AccessDeniedException: You don't have access to the model with the specified model ID.");
+        expect(model).toContain(
+          "AccessDeniedException: You don't have access to the model with the specified model ID.",
+        );
         // What to do: the Marketplace permissions of the first call, the Anthropic use-case form, an Active model.
-        for (const todo of ['aws-marketplace:Subscribe', 'aws-marketplace:ViewSubscriptions', 'Anthropic use-case form', 'Model catalog', 'pick a model that is Active']) expect(model).toContain(todo);
+        for (const todo of [
+          'aws-marketplace:Subscribe',
+          'aws-marketplace:ViewSubscriptions',
+          'Anthropic use-case form',
+          'Model catalog',
+          'pick a model that is Active',
+        ])
+          expect(model).toContain(todo);
         const json = JSON.parse(lines.at(-1) ?? '{}');
         expect(json.checks.published).toMatchObject({ ok: false, detail: 'not run' });
         expect(json.checks.token).toMatchObject({ ok: false, detail: 'not run' });
         // The pre-flight's own call reached the stand-in (and was refused).
-        expect(converse().requests.slice(before).map((r) => r.messages?.[0]?.content[0]?.text)).toContain('Answer with one word: ready?');
+        expect(
+          converse()
+            .requests.slice(before)
+            .map((r) => r.messages?.[0]?.content[0]?.text),
+        ).toContain('Answer with one word: ready?');
       } finally {
         converse().setResponder(offlineResponder);
       }

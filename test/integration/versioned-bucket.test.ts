@@ -3,7 +3,17 @@
  * overwrites and deletes leave versions, delete markers hide a key, a version id reads or
  * deletes that version, and deleting the current version brings the previous one back.
  */
-import { CreateBucketCommand, DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, ListObjectVersionsCommand, PutBucketVersioningCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  ListObjectVersionsCommand,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { startFauxqs } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../infra/local/emulators.js';
@@ -13,8 +23,10 @@ let fauxqs: Awaited<ReturnType<typeof startFauxqs>>;
 let front: VersionedS3;
 let s3: S3Client;
 const Bucket = 'versioned-test';
-const text = async (p: Promise<{ Body?: { transformToString(): Promise<string> } }>) => (await p).Body?.transformToString();
-const put = (Key: string, Body: string) => s3.send(new PutObjectCommand({ Bucket, Key, Body, ContentType: 'text/markdown' }));
+const text = async (p: Promise<{ Body?: { transformToString(): Promise<string> } }>) =>
+  (await p).Body?.transformToString();
+const put = (Key: string, Body: string) =>
+  s3.send(new PutObjectCommand({ Bucket, Key, Body, ContentType: 'text/markdown' }));
 const versions = async (Prefix: string) => {
   const res = await s3.send(new ListObjectVersionsCommand({ Bucket, Prefix }));
   return {
@@ -26,7 +38,12 @@ const versions = async (Prefix: string) => {
 beforeAll(async () => {
   fauxqs = await startFauxqs({ port: 0, logger: false, host: 'localhost' });
   front = await startVersionedS3(`http://127.0.0.1:${fauxqs.port}`);
-  s3 = new S3Client({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: front.url, forcePathStyle: true });
+  s3 = new S3Client({
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+    endpoint: front.url,
+    forcePathStyle: true,
+  });
   await s3.send(new CreateBucketCommand({ Bucket }));
   await s3.send(new PutBucketVersioningCommand({ Bucket, VersioningConfiguration: { Status: 'Enabled' } }));
 });
@@ -59,9 +76,14 @@ describe('the local versioned bucket', () => {
     await put('b/doc.md', 'kept');
     const del = await s3.send(new DeleteObjectCommand({ Bucket, Key: 'b/doc.md' }));
     expect(del.DeleteMarker).toBe(true);
-    await expect(s3.send(new GetObjectCommand({ Bucket, Key: 'b/doc.md' }))).rejects.toMatchObject({ name: 'NoSuchKey', $metadata: { httpStatusCode: 404 } });
+    await expect(s3.send(new GetObjectCommand({ Bucket, Key: 'b/doc.md' }))).rejects.toMatchObject({
+      name: 'NoSuchKey',
+      $metadata: { httpStatusCode: 404 },
+    });
     expect((await s3.send(new ListObjectsV2Command({ Bucket, Prefix: 'b/' }))).Contents ?? []).toEqual([]);
-    await expect(s3.send(new GetObjectCommand({ Bucket, Key: 'b/doc.md', VersionId: del.VersionId }))).rejects.toMatchObject({ $metadata: { httpStatusCode: 405 } });
+    await expect(
+      s3.send(new GetObjectCommand({ Bucket, Key: 'b/doc.md', VersionId: del.VersionId })),
+    ).rejects.toMatchObject({ $metadata: { httpStatusCode: 405 } });
     const listed = await versions('b/');
     expect(listed.markers).toEqual([{ key: 'b/doc.md', id: del.VersionId, latest: true }]);
     expect(listed.versions).toHaveLength(1);
@@ -81,7 +103,9 @@ describe('the local versioned bucket', () => {
     const res = await s3.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: objects, Quiet: false } }));
     expect((res.Deleted ?? []).map((d) => d.VersionId).sort()).toEqual(objects.map((o) => o.VersionId).sort());
     expect(await versions('c/')).toEqual({ versions: [], markers: [] });
-    await expect(s3.send(new GetObjectCommand({ Bucket, Key: 'c/x.md', VersionId: v1.VersionId }))).rejects.toMatchObject({ $metadata: { httpStatusCode: 404 } });
+    await expect(
+      s3.send(new GetObjectCommand({ Bucket, Key: 'c/x.md', VersionId: v1.VersionId })),
+    ).rejects.toMatchObject({ $metadata: { httpStatusCode: 404 } });
   });
 
   it('pages a listing by key and version id markers', async () => {
@@ -91,7 +115,9 @@ describe('the local versioned bucket', () => {
     let KeyMarker: string | undefined;
     let VersionIdMarker: string | undefined;
     do {
-      const res = await s3.send(new ListObjectVersionsCommand({ Bucket, Prefix: 'd/', MaxKeys: 2, KeyMarker, VersionIdMarker }));
+      const res = await s3.send(
+        new ListObjectVersionsCommand({ Bucket, Prefix: 'd/', MaxKeys: 2, KeyMarker, VersionIdMarker }),
+      );
       seen.push(...(res.Versions ?? []).map((v) => `${v.Key}@${v.IsLatest}`));
       KeyMarker = res.IsTruncated ? res.NextKeyMarker : undefined;
       VersionIdMarker = res.IsTruncated ? res.NextVersionIdMarker : undefined;

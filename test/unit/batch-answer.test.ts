@@ -8,7 +8,12 @@ describe('reflection output (req R-LLM)', () => {
   it('truncates each category to its hard cap 2/1/2/2 and reports how many it cut', () => {
     const raw = {
       new_facts: [fact(1), fact(2), fact(3), fact(4)],
-      corrections: [1, 2].map((n) => ({ existing_file: `Facts/f${n}.md`, what_changed: 'x', source_turns: [n], new_confidence_hint: 'lower' })),
+      corrections: [1, 2].map((n) => ({
+        existing_file: `Facts/f${n}.md`,
+        what_changed: 'x',
+        source_turns: [n],
+        new_confidence_hint: 'lower',
+      })),
       connections: [1, 2, 3].map((n) => ({ file_a: 'a.md', file_b: 'b.md', relationship: 'r', source_turns: [n] })),
       open_questions: [question(1), question(2), question(3)],
     };
@@ -21,8 +26,15 @@ describe('reflection output (req R-LLM)', () => {
   });
 
   it('reads JSON wrapped in prose or code fences, and fills omitted categories', () => {
-    const { output } = parseBatchAnswer(`Here you go:\n\`\`\`json\n${JSON.stringify({ new_facts: [fact(1)] })}\n\`\`\``);
-    expect(output).toEqual({ new_facts: [{ ...fact(1), related_existing: [] }], corrections: [], connections: [], open_questions: [] });
+    const { output } = parseBatchAnswer(
+      `Here you go:\n\`\`\`json\n${JSON.stringify({ new_facts: [fact(1)] })}\n\`\`\``,
+    );
+    expect(output).toEqual({
+      new_facts: [{ ...fact(1), related_existing: [] }],
+      corrections: [],
+      connections: [],
+      open_questions: [],
+    });
   });
 
   it('rejects malformed output, naming the field and keeping the raw text', () => {
@@ -40,13 +52,20 @@ describe('reflection output (req R-LLM)', () => {
 
   it('gives the model a tool schema with the four categories (and the optional assessment of req R-EVT-4)', () => {
     const schema = reflectionToolInputSchema() as { properties: Record<string, unknown>; $schema?: string };
-    expect(Object.keys(schema.properties)).toEqual(['new_facts', 'corrections', 'connections', 'open_questions', 'assessment']);
+    expect(Object.keys(schema.properties)).toEqual([
+      'new_facts',
+      'corrections',
+      'connections',
+      'open_questions',
+      'assessment',
+    ]);
     expect(schema.$schema).toBeUndefined();
   });
 
   it('shows the model the shape, not the storage limits, which the parse still enforces', () => {
     const text = JSON.stringify(reflectionToolInputSchema());
-    for (const limit of ['maxLength', 'minLength', 'maxItems', '"default"', String(Number.MAX_SAFE_INTEGER)]) expect(text).not.toContain(limit);
+    for (const limit of ['maxLength', 'minLength', 'maxItems', '"default"', String(Number.MAX_SAFE_INTEGER)])
+      expect(text).not.toContain(limit);
     expect(text).toContain('"enum":["Facts","Concepts","Patterns"]');
     expect(text).toContain('"required":["title","content","source_turns","category"]');
     const tooLong = { new_facts: [{ title: 'x'.repeat(121), content: 'c', source_turns: [1], category: 'Facts' }] };

@@ -15,12 +15,37 @@ describe('event contracts', () => {
   it('turn.saved keeps its fixed field names', () => {
     const schema = JSON.parse(read('schemas/turn.saved.v1.json'));
     expect(Object.keys(schema.properties).sort()).toEqual(
-      ['attributes', 'context', 'episode', 'query', 'response', 'sessionId', 'signals', 'sources', 'timestamp', 'turnId', 'type', 'userId', 'version'].sort(),
+      [
+        'attributes',
+        'context',
+        'episode',
+        'query',
+        'response',
+        'sessionId',
+        'signals',
+        'sources',
+        'timestamp',
+        'turnId',
+        'type',
+        'userId',
+        'version',
+      ].sort(),
     );
     // Optional and additive: a publisher that never sends it is unaffected.
-    expect(Object.keys(schema.properties.sources.items.properties).sort()).toEqual(['domain', 'extractionQuality', 'outcome']);
-    expect(schema.required.sort()).toEqual(['query', 'response', 'sessionId', 'timestamp', 'turnId', 'type', 'userId', 'version'].sort());
-    expect(Object.keys(schema.properties.signals.properties).sort()).toEqual(['contradiction', 'quality', 'route', 'validation']);
+    expect(Object.keys(schema.properties.sources.items.properties).sort()).toEqual([
+      'domain',
+      'extractionQuality',
+      'outcome',
+    ]);
+    expect(schema.required.sort()).toEqual(
+      ['query', 'response', 'sessionId', 'timestamp', 'turnId', 'type', 'userId', 'version'].sort(),
+    );
+    expect(Object.keys(schema.properties.signals.properties).sort()).toEqual([
+      'contradiction',
+      'quality',
+      'route',
+      'validation',
+    ]);
   });
 
   it('every sample parses against its schema', () => {

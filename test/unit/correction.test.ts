@@ -22,15 +22,33 @@ const at = '2026-02-01T10:00:00.000Z';
 
 describe('applyCorrection', () => {
   it('replaces the text, moves the confidence by the hint, keeps the version before and counts as a verification', () => {
-    const corrected = applyCorrection(tank, { by, text: 'The reef tank holds 40 gallons, not 20.', hint: 'higher', at });
-    expect(corrected).toMatchObject({ text: 'The reef tank holds 40 gallons, not 20.', summary: 'The reef tank holds 40 gallons, not 20.', confidence: 0.7, baseConfidence: 0.7, verifiedAt: at });
+    const corrected = applyCorrection(tank, {
+      by,
+      text: 'The reef tank holds 40 gallons, not 20.',
+      hint: 'higher',
+      at,
+    });
+    expect(corrected).toMatchObject({
+      text: 'The reef tank holds 40 gallons, not 20.',
+      summary: 'The reef tank holds 40 gallons, not 20.',
+      confidence: 0.7,
+      baseConfidence: 0.7,
+      verifiedAt: at,
+    });
     expect(corrected.prunedAt).toBeUndefined();
     expect(corrected.history).toEqual([{ at, change: 'correction', by, text: tank.text, confidence: 0.6 }]);
   });
 
   it('applies one correction once: a redelivery or a second reviewer changes nothing', () => {
     const once = applyCorrection(tank, { by, text: 'The reef tank holds 40 gallons.', hint: 'lower', at });
-    expect(applyCorrection(once, { by, text: 'The reef tank holds 40 gallons.', hint: 'lower', at: '2026-02-02T00:00:00.000Z' })).toBe(once);
+    expect(
+      applyCorrection(once, {
+        by,
+        text: 'The reef tank holds 40 gallons.',
+        hint: 'lower',
+        at: '2026-02-02T00:00:00.000Z',
+      }),
+    ).toBe(once);
   });
 
   it('keeps confidence within bounds', () => {

@@ -2,8 +2,22 @@
 import { describe, expect, it } from 'vitest';
 import { type CostEntry, costGroup, dailyTotals, lastDays } from '../../lib/costs/daily-cost.js';
 
-const entry = (userId: string, jobId: string, kind: CostEntry['kind'], day: string, costUsd: number | null): CostEntry => ({
-  userId, jobId, kind, day, at: `${day}T03:00:00.000Z`, modelId: 'm', inputTokens: 1000, outputTokens: 100, costUsd,
+const entry = (
+  userId: string,
+  jobId: string,
+  kind: CostEntry['kind'],
+  day: string,
+  costUsd: number | null,
+): CostEntry => ({
+  userId,
+  jobId,
+  kind,
+  day,
+  at: `${day}T03:00:00.000Z`,
+  modelId: 'm',
+  inputTokens: 1000,
+  outputTokens: 100,
+  costUsd,
 });
 
 describe('daily cost', () => {
@@ -21,15 +35,29 @@ describe('daily cost', () => {
     ];
     const [before, day, after] = dailyTotals(entries, ['2026-02-28', '2026-03-01', '2026-03-02'], { countUsers: true });
     expect(before).toMatchObject({ costUsd: 0.003, jobs: 1, users: 1 });
-    expect(day).toMatchObject({ costUsd: 0.013, jobs: 4, unpricedJobs: 1, inputTokens: 4000, outputTokens: 400, users: 2 });
-    expect(day?.byGroup).toEqual({ batch: { jobs: 1, costUsd: 0.002 }, summary: { jobs: 1, costUsd: 0.001 }, nightly: { jobs: 1, costUsd: 0.01 }, weekly: { jobs: 1, costUsd: 0 } });
+    expect(day).toMatchObject({
+      costUsd: 0.013,
+      jobs: 4,
+      unpricedJobs: 1,
+      inputTokens: 4000,
+      outputTokens: 400,
+      users: 2,
+    });
+    expect(day?.byGroup).toEqual({
+      batch: { jobs: 1, costUsd: 0.002 },
+      summary: { jobs: 1, costUsd: 0.001 },
+      nightly: { jobs: 1, costUsd: 0.01 },
+      weekly: { jobs: 1, costUsd: 0 },
+    });
     expect(after).toMatchObject({ costUsd: 0, jobs: 0, users: 0 });
     expect(dailyTotals(entries, ['2026-03-01'])[0]?.users).toBeUndefined();
   });
 
   it('groups every job kind', () => {
-    expect(['batch', 'event', 'manual', 'session-close', 'idle-summary', 'nightly', 'weekly'].map((k) => costGroup(k as CostEntry['kind']))).toEqual([
-      'batch', 'batch', 'summary', 'summary', 'summary', 'nightly', 'weekly',
-    ]);
+    expect(
+      ['batch', 'event', 'manual', 'session-close', 'idle-summary', 'nightly', 'weekly'].map((k) =>
+        costGroup(k as CostEntry['kind']),
+      ),
+    ).toEqual(['batch', 'batch', 'summary', 'summary', 'summary', 'nightly', 'weekly']);
   });
 });

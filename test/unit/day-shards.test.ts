@@ -16,7 +16,7 @@ describe('day-keyed index partitions, write-sharded', () => {
     for (const n of counts) expect(Math.abs(n - 10_000 / DAY_SHARDS)).toBeLessThan(10_000 / DAY_SHARDS / 10);
   });
 
-  it('writes a user\'s entries of a day to one shard of the day, and a reader of the day queries every shard', () => {
+  it("writes a user's entries of a day to one shard of the day, and a reader of the day queries every shard", () => {
     const day = '2026-02-06';
     const written: Array<[DayIndex, string]> = [
       ['ACTIVITY', keys.activityGsiPk(day, 'alice')],
@@ -35,7 +35,11 @@ describe('day-keyed index partitions, write-sharded', () => {
 
   it('needs no mask in the state dump: an activity marker is the same for the same user and day', () => {
     expect(activityMarker('alice', '2026-02-06')).toEqual(activityMarker('alice', '2026-02-06'));
-    expect(activityMarker('alice', '2026-02-06')).toMatchObject({ pk: 'USER#alice', sk: 'ACTIVITY#2026-02-06', gsi1pk: `ACTIVITY#2026-02-06#${dayShard('alice')}` });
+    expect(activityMarker('alice', '2026-02-06')).toMatchObject({
+      pk: 'USER#alice',
+      sk: 'ACTIVITY#2026-02-06',
+      gsi1pk: `ACTIVITY#2026-02-06#${dayShard('alice')}`,
+    });
   });
 });
 

@@ -15,7 +15,10 @@ describe('turn documents', () => {
       context: '## Plan\n1. answer',
       signals: { validation: 'APPROVE', quality: 0.9 },
       attributes: { dia_ids: 'D1:1 D1:2' },
-      sources: [{ domain: 'reef.example.com', outcome: 'success', extractionQuality: 0.75 }, { domain: 'blocked.example', outcome: 'blocked' }],
+      sources: [
+        { domain: 'reef.example.com', outcome: 'success', extractionQuality: 0.75 },
+        { domain: 'blocked.example', outcome: 'blocked' },
+      ],
     });
     const back = TurnSavedSchema.parse(parseTurnDocument(renderTurnDocument(t)));
     expect(back).toEqual(t);
@@ -25,9 +28,22 @@ describe('turn documents', () => {
     const t = turn();
     expect(turnContentHash({ ...t })).toBe(turnContentHash(t));
     expect(turnContentHash({ ...t, response: 'other' })).not.toBe(turnContentHash(t));
-    expect(turnContentHash({ ...t, sources: [{ domain: 'a.example', outcome: 'failed' }] })).not.toBe(turnContentHash(t));
+    expect(turnContentHash({ ...t, sources: [{ domain: 'a.example', outcome: 'failed' }] })).not.toBe(
+      turnContentHash(t),
+    );
     // A turn without the parts added later keeps the hash it had before they existed.
-    expect(turnContentHash({ type: 'turn.saved', version: 1, userId: 'u-1', sessionId: 's-1', turnId: 1, timestamp: '2026-02-06T14:00:00Z', query: 'q', response: 'r' })).toBe('4b94321d2a02c490');
+    expect(
+      turnContentHash({
+        type: 'turn.saved',
+        version: 1,
+        userId: 'u-1',
+        sessionId: 's-1',
+        turnId: 1,
+        timestamp: '2026-02-06T14:00:00Z',
+        query: 'q',
+        response: 'r',
+      }),
+    ).toBe('4b94321d2a02c490');
   });
 });
 
@@ -48,7 +64,14 @@ describe('batch assembly (req R-ASM)', () => {
   it('writes the day once per session, and each turn with its number (no session id, no hour)', () => {
     const turns = [
       turn({ turnId: 1, sessionId: 's-1', timestamp: '2026-02-06T14:00:00Z', query: 'q1', response: 'r1' }),
-      turn({ turnId: 2, sessionId: 's-1', timestamp: '2026-02-06T14:05:00Z', query: 'q2', response: 'r2', context: 'c2' }),
+      turn({
+        turnId: 2,
+        sessionId: 's-1',
+        timestamp: '2026-02-06T14:05:00Z',
+        query: 'q2',
+        response: 'r2',
+        context: 'c2',
+      }),
       turn({ turnId: 3, sessionId: 's-2', timestamp: '2026-02-09T09:30:00Z', query: 'q3', response: 'r3' }),
     ];
     expect(assembleBatch(turns).document).toBe(
@@ -72,12 +95,20 @@ describe('known documents in the prompt (req R-ASM-4)', () => {
   it('lists a document by its path alone when its name already says its summary, and the offline model reads both forms', () => {
     const batch = assembleBatch([turn({ turnId: 1, query: 'q', response: 'r' })]);
     const prompt = buildReflectorPrompt(batch, [
-      { path: 'Reflections/pattern/the_user_keeps_coming_back_to_jazz.md', summary: 'The user keeps coming back to jazz.' },
+      {
+        path: 'Reflections/pattern/the_user_keeps_coming_back_to_jazz.md',
+        summary: 'The user keeps coming back to jazz.',
+      },
       { path: 'Facts/dog_rex.md', summary: 'The user has a beagle named Rex.' },
     ]);
-    expect(prompt).toContain('## Existing knowledge\n- Reflections/pattern/the_user_keeps_coming_back_to_jazz.md\n- Facts/dog_rex.md: The user has a beagle named Rex.\n');
+    expect(prompt).toContain(
+      '## Existing knowledge\n- Reflections/pattern/the_user_keeps_coming_back_to_jazz.md\n- Facts/dog_rex.md: The user has a beagle named Rex.\n',
+    );
     expect(parseReflectorPrompt(prompt).existing).toEqual([
-      { path: 'Reflections/pattern/the_user_keeps_coming_back_to_jazz.md', summary: 'the user keeps coming back to jazz' },
+      {
+        path: 'Reflections/pattern/the_user_keeps_coming_back_to_jazz.md',
+        summary: 'the user keeps coming back to jazz',
+      },
       { path: 'Facts/dog_rex.md', summary: 'The user has a beagle named Rex.' },
     ]);
     expect(parseReflectorPrompt(prompt).turns).toEqual([{ turnId: 1, user: 'q', agent: 'r' }]);
@@ -85,7 +116,7 @@ describe('known documents in the prompt (req R-ASM-4)', () => {
 });
 
 describe('staging (req R-STG)', () => {
-  it('writes front matter with the seed fields, confidence from source turns, and the turns\' attributes', () => {
+  it("writes front matter with the seed fields, confidence from source turns, and the turns' attributes", () => {
     const turns = new Map([
       [1, turn({ turnId: 1, attributes: { dia_ids: 'D1:1' } })],
       [2, turn({ turnId: 2, signals: { validation: 'APPROVE', quality: 0.9 } })],
@@ -109,14 +140,27 @@ describe('staging (req R-STG)', () => {
       ['Questions/why--batch-1-3.md', 0.75],
     ]);
     const { meta } = parseFrontMatter(docs[0]!.markdown);
-    expect(meta).toMatchObject({ staged_at: '2026-02-06T14:30:00.000Z', batch_id: 'batch-1-3', promotion_count: 0, source_turns: [1], confidence: 0.6, category: 'Facts', source_attributes: { '1': { dia_ids: 'D1:1' } } });
+    expect(meta).toMatchObject({
+      staged_at: '2026-02-06T14:30:00.000Z',
+      batch_id: 'batch-1-3',
+      promotion_count: 0,
+      source_turns: [1],
+      confidence: 0.6,
+      category: 'Facts',
+      source_attributes: { '1': { dia_ids: 'D1:1' } },
+    });
   });
 
   // Found by the fault-equivalence run on LoCoMo conv-30: two connections of one pair (turns
   // 183 and 184) were written to one key at once, and either could land.
   it('keeps the first of two items with one title, so a batch stages one document per key', () => {
     const turns = new Map([183, 184].map((turnId) => [turnId, turn({ turnId })]));
-    const connection = (turnId: number) => ({ file_a: 'Knowledge/Facts/gina.md', file_b: 'Knowledge/Patterns/dance.md', relationship: `Both came up together in turn ${turnId}.`, source_turns: [turnId] });
+    const connection = (turnId: number) => ({
+      file_a: 'Knowledge/Facts/gina.md',
+      file_b: 'Knowledge/Patterns/dance.md',
+      relationship: `Both came up together in turn ${turnId}.`,
+      source_turns: [turnId],
+    });
     const docs = stagedDocuments(
       { new_facts: [], corrections: [], connections: [connection(183), connection(184)], open_questions: [] },
       { batchId: 'batch-183-190', stagedAt: '2026-02-06T14:30:00.000Z', turns },

@@ -28,7 +28,16 @@ const SEED = 20_261_122;
  * below count, few enough for the unit tier on 2 cores. The deep run (10,000 cases, `--seed`
  * for others, and the attack on the local harness) is `npm run bench -- --only fuzz`.
  */
-const CASES: Record<string, number> = { 'turn.saved': 80, 'turn.saved claim-check': 40, 'session.closed': 30, 'agent.event': 30, 'reflector.job': 60, 'idle.check': 30, 'sweep (schedule event)': 30, 'prompt injection (in process)': 80 };
+const CASES: Record<string, number> = {
+  'turn.saved': 80,
+  'turn.saved claim-check': 40,
+  'session.closed': 30,
+  'agent.event': 30,
+  'reflector.job': 60,
+  'idle.check': 30,
+  'sweep (schedule event)': 30,
+  'prompt injection (in process)': 80,
+};
 const API_CASES = 12;
 
 const targets = await fuzzTargets({ maxBytes: 512 * 1024 });
@@ -42,7 +51,16 @@ describe('the checks the fuzzing relies on', () => {
   it('keyStaysUnder refuses keys that leave the prefix however they are read', () => {
     expect(keyStaysUnder('users/u/Knowledge/Facts/x.md', 'users/u/')).toBe(true);
     expect(keyStaysUnder('users/u/summaries/../system.md', 'users/u/')).toBe(true);
-    for (const bad of ['users/u/../v/x', 'users/u/Knowledge/../../v/x', 'users/u\\..\\..\\v\\x', 'users/v/x', 'users/u/', 'users/u/x\u0000', 'users/u/./../../x', '/users/u/x'])
+    for (const bad of [
+      'users/u/../v/x',
+      'users/u/Knowledge/../../v/x',
+      'users/u\\..\\..\\v\\x',
+      'users/v/x',
+      'users/u/',
+      'users/u/x\u0000',
+      'users/u/./../../x',
+      '/users/u/x',
+    ])
       expect(keyStaysUnder(bad, 'users/u/'), bad).toBe(false);
   });
 
@@ -56,7 +74,9 @@ describe('the checks the fuzzing relies on', () => {
   it('everyErrorNamesAField flags a rejection of an object that only blames the whole of it', () => {
     expect(everyErrorNamesAField([{ path: '(root)', message: 'Invalid input' }], true)).toHaveLength(1);
     expect(everyErrorNamesAField([{ path: '(root)', message: 'Invalid input' }], false)).toEqual([]);
-    expect(everyErrorNamesAField([{ path: 'body', message: 'Unrecognized key: "x"' }], true, REQUEST_ROOTS)).toEqual([]);
+    expect(everyErrorNamesAField([{ path: 'body', message: 'Unrecognized key: "x"' }], true, REQUEST_ROOTS)).toEqual(
+      [],
+    );
     expect(everyErrorNamesAField([], true)).toEqual(['a rejection with no errors']);
   });
 
@@ -90,12 +110,24 @@ describe('fixes the fuzzing led to', () => {
 });
 
 describe('fixes the fuzzing led to: nothing the contract accepts may outgrow a DynamoDB item', () => {
-  const turnWith = (turnId: number, attributes: Record<string, string>) => ({ type: 'turn.saved', version: 1, userId: ATTACKER, sessionId: 's', turnId, timestamp: '2026-02-06T14:00:00Z', query: 'q', response: 'r', attributes });
+  const turnWith = (turnId: number, attributes: Record<string, string>) => ({
+    type: 'turn.saved',
+    version: 1,
+    userId: ATTACKER,
+    sessionId: 's',
+    turnId,
+    timestamp: '2026-02-06T14:00:00Z',
+    query: 'q',
+    response: 'r',
+    attributes,
+  });
 
   it('a turn whose attributes are within 50 × 4096 characters but over 256 KB of UTF-8 is rejected, naming attributes', () => {
     const ascii = TurnSavedSchema.safeParse(turnWith(1, largestAttributes(1)));
     expect(ascii.success).toBe(true);
-    const cjk = TurnSavedSchema.safeParse(turnWith(1, Object.fromEntries(Array.from({ length: 50 }, (_, k) => [`k${k}`, '中'.repeat(4096)]))));
+    const cjk = TurnSavedSchema.safeParse(
+      turnWith(1, Object.fromEntries(Array.from({ length: 50 }, (_, k) => [`k${k}`, '中'.repeat(4096)]))),
+    );
     expect(cjk.success).toBe(false);
     expect(cjk.error?.issues.map((i) => i.path.join('.'))).toEqual(['attributes']);
   });
@@ -109,12 +141,29 @@ describe('fixes the fuzzing led to: nothing the contract accepts may outgrow a D
   });
 
   it('a staged item citing twenty such turns copies their attributes only up to the same bound', () => {
-    const turns = new Map(Array.from({ length: 20 }, (_, i) => [i + 1, TurnSavedSchema.parse(turnWith(i + 1, largestAttributes(i + 1)))]));
+    const turns = new Map(
+      Array.from({ length: 20 }, (_, i) => [i + 1, TurnSavedSchema.parse(turnWith(i + 1, largestAttributes(i + 1)))]),
+    );
     const [doc] = stagedDocuments(
-      { new_facts: [{ title: 'reef', content: 'The user keeps a reef tank.', source_turns: [...turns.keys()], related_existing: [], category: 'Facts' }], corrections: [], connections: [], open_questions: [] },
+      {
+        new_facts: [
+          {
+            title: 'reef',
+            content: 'The user keeps a reef tank.',
+            source_turns: [...turns.keys()],
+            related_existing: [],
+            category: 'Facts',
+          },
+        ],
+        corrections: [],
+        connections: [],
+        open_questions: [],
+      },
       { batchId: 'b', stagedAt: '2026-02-06T14:30:00Z', turns },
     );
-    expect(dynamoItemBytes({ meta: doc?.meta, text: doc?.text, body: doc?.body })).toBeLessThan(MAX_ATTRIBUTE_BYTES + 10_000);
+    expect(dynamoItemBytes({ meta: doc?.meta, text: doc?.text, body: doc?.body })).toBeLessThan(
+      MAX_ATTRIBUTE_BYTES + 10_000,
+    );
     expect(Object.keys((doc?.meta.source_attributes ?? {}) as object)).toEqual(['1']);
   });
 
@@ -129,7 +178,10 @@ describe('fixes the fuzzing led to: nothing the contract accepts may outgrow a D
     };
     const publisher = new SqsTurnPublisher(sqs as unknown as SQSClient, 'https://sqs.invalid/q');
     const big = (i: number) => ({ body: 'x'.repeat(250 * 1024), groupId: 'u', deduplicationId: `d${i}` });
-    const res = await publisher.publishRaw([...Array.from({ length: 10 }, (_, i) => big(i)), { body: 'y'.repeat(MAX_BATCH_BYTES + 1), groupId: 'u', deduplicationId: 'huge' }]);
+    const res = await publisher.publishRaw([
+      ...Array.from({ length: 10 }, (_, i) => big(i)),
+      { body: 'y'.repeat(MAX_BATCH_BYTES + 1), groupId: 'u', deduplicationId: 'huge' },
+    ]);
     expect(res.sent).toBe(10);
     expect(res.failed).toEqual([{ index: 10, code: 'MessageTooLong', message: expect.any(String) }]);
     expect(sent.length).toBeGreaterThanOrEqual(3);
@@ -137,13 +189,26 @@ describe('fixes the fuzzing led to: nothing the contract accepts may outgrow a D
   });
 
   it('a time the schemas accept can be written back by toISOString (years 0000–9999 in UTC), so jobs made from it parse', () => {
-    for (const ok of ['0000-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '2026-02-06T14:00:00.123456789+05:45']) expect(TimestampSchema.safeParse(ok).success, ok).toBe(true);
-    for (const bad of ['9999-12-31T23:59:59-12:00', '0000-01-01T00:00:00+01:00']) expect(TimestampSchema.safeParse(bad).success, bad).toBe(false);
+    for (const ok of ['0000-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '2026-02-06T14:00:00.123456789+05:45'])
+      expect(TimestampSchema.safeParse(ok).success, ok).toBe(true);
+    for (const bad of ['9999-12-31T23:59:59-12:00', '0000-01-01T00:00:00+01:00'])
+      expect(TimestampSchema.safeParse(bad).success, bad).toBe(false);
   });
 
   it('a claim check whose payload is another user’s names userId', async () => {
     const claims = { fetch: async () => JSON.stringify(turnWith(1, {})) };
-    const parsed = await parseRecord(JSON.stringify({ type: 'turn.saved', version: 1, userId: VICTIM, sessionId: 's', turnId: 1, timestamp: '2026-02-06T14:00:00Z', payloadRef: { key: 'claims/x.json', bytes: 1 } }), claims);
+    const parsed = await parseRecord(
+      JSON.stringify({
+        type: 'turn.saved',
+        version: 1,
+        userId: VICTIM,
+        sessionId: 's',
+        turnId: 1,
+        timestamp: '2026-02-06T14:00:00Z',
+        payloadRef: { key: 'claims/x.json', bytes: 1 },
+      }),
+      claims,
+    );
     expect(parsed.ok).toBe(false);
     expect(parsed.ok ? [] : parsed.errors.map((e) => e.path)).toEqual(['payloadRef.key', 'userId']);
   });
@@ -158,7 +223,9 @@ describe('hostile input (fast-check)', () => {
     return r;
   };
 
-  it('the turn queue: turn.saved, claim checks, session.closed and agent.event are accepted or rejected-and-kept, never thrown', { timeout: 60_000 }, async () => {
+  it('the turn queue: turn.saved, claim checks, session.closed and agent.event are accepted or rejected-and-kept, never thrown', {
+    timeout: 60_000,
+  }, async () => {
     for (const name of ['turn.saved', 'turn.saved claim-check', 'session.closed', 'agent.event']) {
       const r = await expectClean(byName(name), CASES[name] ?? 50, SEED);
       // Not vacuous: both valid and rejected records went through.
@@ -182,20 +249,30 @@ describe('hostile input (fast-check)', () => {
     expect(Object.keys(r.outcomes).length).toBeGreaterThan(2);
   });
 
-  it('every memory API route, through the api function’s own dispatcher: no 500, 400s name the field, 401 without a token, nothing for another user, answers match the contract', { timeout: 240_000 }, async () => {
+  it('every memory API route, through the api function’s own dispatcher: no 500, 400s name the field, 401 without a token, nothing for another user, answers match the contract', {
+    timeout: 240_000,
+  }, async () => {
     const api = targets.filter((t) => t.name.startsWith('api '));
-    expect(api.length).toBe(46);
+    expect(api.length).toBe(48);
     const statuses: Record<string, number> = {};
     for (const [i, t] of api.entries()) {
       const r = await expectClean(t, API_CASES, SEED + 10 + i);
       for (const [k, v] of Object.entries(r.outcomes)) statuses[k] = (statuses[k] ?? 0) + v;
     }
     // The real dispatcher (functions/api/routes.ts) answered: a request without the token, and base64 bodies it decoded and served.
-    for (const status of ['200', '400', '401', '403', '404', 'base64 200', 'base64 400']) expect(statuses[status] ?? 0, status).toBeGreaterThan(0);
+    for (const status of ['200', '400', '401', '403', '404', 'base64 200', 'base64 400'])
+      expect(statuses[status] ?? 0, status).toBeGreaterThan(0);
   });
 
-  it('prompt injection: an obedient model writes nothing outside the user’s prefix and its output stays capped', { timeout: 60_000 }, async () => {
-    const r = await expectClean(byName('prompt injection (in process)'), CASES['prompt injection (in process)'] ?? 50, SEED + 4);
-    for (const k of ['batch:completed', 'batch:aborted', 'summary:written', 'nightly:completed']) expect(r.outcomes[k] ?? 0, k).toBeGreaterThan(0);
+  it('prompt injection: an obedient model writes nothing outside the user’s prefix and its output stays capped', {
+    timeout: 60_000,
+  }, async () => {
+    const r = await expectClean(
+      byName('prompt injection (in process)'),
+      CASES['prompt injection (in process)'] ?? 50,
+      SEED + 4,
+    );
+    for (const k of ['batch:completed', 'batch:aborted', 'summary:written', 'nightly:completed'])
+      expect(r.outcomes[k] ?? 0, k).toBeGreaterThan(0);
   });
 });

@@ -5,7 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
-import { continuationOf, ForgetContinuesError, type ForgetDeps, forgetJob, forgetUser, requestForget } from '../../lib/forget/forget-user.js';
+import {
+  continuationOf,
+  ForgetContinuesError,
+  type ForgetDeps,
+  forgetJob,
+  forgetUser,
+  requestForget,
+} from '../../lib/forget/forget-user.js';
 import type { UserEraser } from '../../lib/forget/forget.port.js';
 import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
 import { MemoryForgetLog } from '../../lib/forget/forget.fake.js';
@@ -80,7 +87,12 @@ describe('the forget job', () => {
     time.left = 100_000;
     const done = await forgetUser(jobs.jobs[0] as Job, deps);
     expect(done.status).toBe('forgotten');
-    expect((await forgets.latest('u-1'))?.counts).toEqual({ items: 250, objects: 30, globalItems: 0, globalIndexObjects: 0 });
+    expect((await forgets.latest('u-1'))?.counts).toEqual({
+      items: 250,
+      objects: 30,
+      globalItems: 0,
+      globalIndexObjects: 0,
+    });
     expect(await forgetUser(forgetJob(receipt), deps)).toMatchObject({ status: 'skipped' });
   });
 
@@ -111,6 +123,8 @@ describe('the forget job', () => {
     const again = await requestForget({ forgets, jobs, clock: fixedClock('2026-02-06T14:31:00.000Z') }, 'admin', 'u-2');
     expect(again.receipt.requestedAt).toBe(first.receipt.requestedAt);
     expect(new Set(jobs.jobs.map((j) => j.jobId)).size).toBe(1);
-    await expect(requestForget({ forgets, jobs, clock: fixedClock() }, 'admin', 'GLOBAL')).rejects.toMatchObject({ kind: 'invalid' });
+    await expect(requestForget({ forgets, jobs, clock: fixedClock() }, 'admin', 'GLOBAL')).rejects.toMatchObject({
+      kind: 'invalid',
+    });
   });
 });

@@ -8,14 +8,25 @@
 import { describe, expect, it } from 'vitest';
 import { embeddingRefusal, standInVector } from '../../infra/local/embedding-stand-in.js';
 import { MAX_INPUT_CHARS, BedrockTitanEmbeddings } from '../../lib/model/titan-embeddings.adapter.js';
-import { mergeEmbeddings, nearest, type QueryVector, quantise, unit, vectorOf } from '../../lib/search/embedding-vectors.js';
+import {
+  mergeEmbeddings,
+  nearest,
+  type QueryVector,
+  quantise,
+  unit,
+  vectorOf,
+} from '../../lib/search/embedding-vectors.js';
 import type { MemoryItem } from '../../lib/items/memory-item.js';
 import { rankIndex } from '../../lib/search/memory-search.js';
 import { indexOf, SearchSegments, segmentOf } from '../../lib/search/search-segments.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 import { mergeSegments, type SearchSegment } from '../../lib/search/search-segment.js';
 import { segmentFromBytes, segmentToBytes } from '../../lib/search/segment-bytes.js';
-import { type EmbeddingModel, ModelAccessDeniedError, ModelUnavailableError } from '../../lib/model/language-model.port.js';
+import {
+  type EmbeddingModel,
+  ModelAccessDeniedError,
+  ModelUnavailableError,
+} from '../../lib/model/language-model.port.js';
 import { LiveSearchIndex } from '../../lib/search/search-index.js';
 import { MemorySearchIndexStore } from '../../lib/search/search-index.fake.js';
 
@@ -31,7 +42,12 @@ const TEXTS = [
   'The pottery class fired the glazed bowls',
 ];
 const item = (i: number, extra: Partial<MemoryItem> = {}): MemoryItem => ({
-  ...newTierItem('u1', 'long_term', { text: TEXTS[i % TEXTS.length] ?? '', sourceTurns: [i + 1] }, new Date(now.getTime() - i * 3_600_000)),
+  ...newTierItem(
+    'u1',
+    'long_term',
+    { text: TEXTS[i % TEXTS.length] ?? '', sourceTurns: [i + 1] },
+    new Date(now.getTime() - i * 3_600_000),
+  ),
   id: `mem:${i}`,
   ...extra,
 });
@@ -117,7 +133,9 @@ describe('the ranking with a query vector', () => {
     for (const q of ['puppy shelter', 'car tyres trip', 'sunrise lake']) {
       const lexical = rankIndex(indexOf(items), { query: q, limit: 5 }, now);
       expect(rankIndex(index, { query: q, limit: 5 }, now)).toEqual(lexical);
-      expect(rankIndex(index, { query: q, limit: 5 }, now, 0, { modelId: MODEL, values: new Float32Array(DIMS) })).toEqual(lexical);
+      expect(
+        rankIndex(index, { query: q, limit: 5 }, now, 0, { modelId: MODEL, values: new Float32Array(DIMS) }),
+      ).toEqual(lexical);
       // Vectors of another model are not compared.
       expect(rankIndex(index, { query: q, limit: 5 }, now, 0, { ...query(q), modelId: 'other' })).toEqual(lexical);
     }
@@ -125,7 +143,9 @@ describe('the ranking with a query vector', () => {
 
   it('finds by meaning what shares no word with the question, and fuses both rankings', () => {
     expect(rankIndex(index, { query: 'my canine companion', limit: 5 }, now)).toEqual([]);
-    expect(ids(rankIndex(index, { query: 'my canine companion', limit: 5 }, now, 0, query('my canine companion')))).toEqual(['mem:0']);
+    expect(
+      ids(rankIndex(index, { query: 'my canine companion', limit: 5 }, now, 0, query('my canine companion'))),
+    ).toEqual(['mem:0']);
     const both = rankIndex(index, { query: 'automobile sunrise', limit: 5 }, now, 0, query('automobile sunrise'));
     expect(ids(both)).toContain('mem:1');
     expect(ids(both)).toContain('mem:2');
@@ -134,7 +154,10 @@ describe('the ranking with a query vector', () => {
   it('applies the filters and hides superseded or removed items', () => {
     const staged = new SearchSegments([{ segment: embedded([item(0, { kind: 'staged' }), ...items.slice(1)]) }]);
     expect(rankIndex(staged, { query: 'canine', limit: 5 }, now, 0, query('canine'))).toEqual([]);
-    const superseded = new SearchSegments([{ segment: embedded(items) }, { segment: segmentOf([item(0, { text: 'a note about stamps' })]) }]);
+    const superseded = new SearchSegments([
+      { segment: embedded(items) },
+      { segment: segmentOf([item(0, { text: 'a note about stamps' })]) },
+    ]);
     expect(ids(rankIndex(superseded, { query: 'canine', limit: 5 }, now, 0, query('canine')))).toEqual([]);
   });
 });
@@ -145,8 +168,15 @@ function world(embeddings: EmbeddingModel) {
   const store = new MemorySearchIndexStore();
   for (const i of items) store.mark(i.id);
   const { marks, segments } = store;
-  const catalog = { itemsById: async (_u: string, wanted: readonly string[]) => new Map(wanted.flatMap((id) => (stored.has(id) ? [[id, stored.get(id) as MemoryItem] as const] : []))) };
-  return { index: new LiveSearchIndex({ store, catalog, clock: { now: () => now }, embeddings, marks: store.timing }), marks, segments };
+  const catalog = {
+    itemsById: async (_u: string, wanted: readonly string[]) =>
+      new Map(wanted.flatMap((id) => (stored.has(id) ? [[id, stored.get(id) as MemoryItem] as const] : []))),
+  };
+  return {
+    index: new LiveSearchIndex({ store, catalog, clock: { now: () => now }, embeddings, marks: store.timing }),
+    marks,
+    segments,
+  };
 }
 
 describe('a compaction on a stage that embeds', () => {
@@ -161,11 +191,17 @@ describe('a compaction on a stage that embeds', () => {
     const segment = [...w.segments.values()][0];
     expect(segment?.embeddings?.scales.every((s) => s > 0)).toBe(true);
     const view = await w.index.view('u1');
-    expect(ids(rankIndex(new SearchSegments(view.entries), { query: 'canine', limit: 3 }, now, 0, query('canine')))).toEqual(['mem:0']);
+    expect(
+      ids(rankIndex(new SearchSegments(view.entries), { query: 'canine', limit: 3 }, now, 0, query('canine'))),
+    ).toEqual(['mem:0']);
   });
 
   it('writes nothing when the model fails: the marks wait for the next compaction', async () => {
-    const failing: EmbeddingModel = { modelId: MODEL, dimensions: DIMS, embed: async () => Promise.reject(new ModelUnavailableError('throttled')) };
+    const failing: EmbeddingModel = {
+      modelId: MODEL,
+      dimensions: DIMS,
+      embed: async () => Promise.reject(new ModelUnavailableError('throttled')),
+    };
     const w = world(failing);
     await expect(w.index.compact('u1')).rejects.toBeInstanceOf(ModelUnavailableError);
     expect(w.segments.size).toBe(0);
@@ -187,11 +223,15 @@ function fakeClient(answer: (body: Record<string, unknown>) => unknown) {
   };
   return { client: client as never, sent };
 }
-const awsError = (name: string, status: number) => Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status } });
+const awsError = (name: string, status: number) =>
+  Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status } });
 
 describe('the Titan Text Embeddings V2 adapter', () => {
   it("sends Titan V2's body (text cut to its limit, blank texts not sent) and reads the vector", async () => {
-    const { client, sent } = fakeClient((b) => ({ embedding: standInVector(String(b.inputText), 256), inputTextTokenCount: 3 }));
+    const { client, sent } = fakeClient((b) => ({
+      embedding: standInVector(String(b.inputText), 256),
+      inputTextTokenCount: 3,
+    }));
     const model = new BedrockTitanEmbeddings(client, MODEL, 256);
     const out = await model.embed(['hello reef', '   ', 'x'.repeat(MAX_INPUT_CHARS + 10)]);
     expect(out[1]).toBeNull();
@@ -203,9 +243,19 @@ describe('the Titan Text Embeddings V2 adapter', () => {
   });
 
   it('names throttling unavailable, a denial denied, and refuses a vector of the wrong size', async () => {
-    await expect(new BedrockTitanEmbeddings(fakeClient(() => awsError('ThrottlingException', 429)).client, MODEL, 256).embed(['a b'])).rejects.toBeInstanceOf(ModelUnavailableError);
-    await expect(new BedrockTitanEmbeddings(fakeClient(() => awsError('AccessDeniedException', 403)).client, MODEL, 256).embed(['a b'])).rejects.toBeInstanceOf(ModelAccessDeniedError);
-    await expect(new BedrockTitanEmbeddings(fakeClient(() => ({ embedding: [0.1, 0.2] })).client, MODEL, 256).embed(['a b'])).rejects.toThrow(/embedding of 256/);
+    await expect(
+      new BedrockTitanEmbeddings(fakeClient(() => awsError('ThrottlingException', 429)).client, MODEL, 256).embed([
+        'a b',
+      ]),
+    ).rejects.toBeInstanceOf(ModelUnavailableError);
+    await expect(
+      new BedrockTitanEmbeddings(fakeClient(() => awsError('AccessDeniedException', 403)).client, MODEL, 256).embed([
+        'a b',
+      ]),
+    ).rejects.toBeInstanceOf(ModelAccessDeniedError);
+    await expect(
+      new BedrockTitanEmbeddings(fakeClient(() => ({ embedding: [0.1, 0.2] })).client, MODEL, 256).embed(['a b']),
+    ).rejects.toThrow(/embedding of 256/);
     expect(() => new BedrockTitanEmbeddings(fakeClient(() => ({})).client, MODEL, 300)).toThrow(/256, 512, 1024/);
   });
 
@@ -215,11 +265,17 @@ describe('the Titan Text Embeddings V2 adapter', () => {
     const client = {
       send: (_command: unknown, options?: { abortSignal?: AbortSignal }) => {
         signals.push(options?.abortSignal);
-        return new Promise((_, reject) => options?.abortSignal?.addEventListener('abort', () => reject(Object.assign(new Error('Request aborted'), { name: 'AbortError' }))));
+        return new Promise((_, reject) =>
+          options?.abortSignal?.addEventListener('abort', () =>
+            reject(Object.assign(new Error('Request aborted'), { name: 'AbortError' })),
+          ),
+        );
       },
     };
     const deadline = new AbortController();
-    const embedding = new BedrockTitanEmbeddings(client as never, MODEL, 256).embed(['a b', 'c d'], { signal: deadline.signal });
+    const embedding = new BedrockTitanEmbeddings(client as never, MODEL, 256).embed(['a b', 'c d'], {
+      signal: deadline.signal,
+    });
     deadline.abort();
     await expect(embedding).rejects.toBeInstanceOf(ModelUnavailableError);
     expect(signals).toEqual([deadline.signal, deadline.signal]);
@@ -240,11 +296,17 @@ describe('the Titan Text Embeddings V2 adapter', () => {
 
 describe('the local Titan V2 stand-in', () => {
   it('refuses what Titan V2 refuses', () => {
-    expect(embeddingRefusal(MODEL, { inputText: 'reef tank', dimensions: 512, normalize: true, embeddingTypes: ['float'] })).toBeNull();
-    expect(embeddingRefusal('amazon.titan-embed-text-v1', { inputText: 'reef' })?.errorType).toBe('ValidationException');
+    expect(
+      embeddingRefusal(MODEL, { inputText: 'reef tank', dimensions: 512, normalize: true, embeddingTypes: ['float'] }),
+    ).toBeNull();
+    expect(embeddingRefusal('amazon.titan-embed-text-v1', { inputText: 'reef' })?.errorType).toBe(
+      'ValidationException',
+    );
     expect(embeddingRefusal(MODEL, { inputText: '  ' })?.message).toMatch(/non-empty/);
     expect(embeddingRefusal(MODEL, { inputText: 'reef', dimensions: 300 })?.message).toMatch(/dimensions/);
-    expect(embeddingRefusal(MODEL, { inputText: 'reef', temperature: 0 })?.message).toMatch(/extraneous key \[temperature\]/);
+    expect(embeddingRefusal(MODEL, { inputText: 'reef', temperature: 0 })?.message).toMatch(
+      /extraneous key \[temperature\]/,
+    );
     expect(embeddingRefusal(MODEL, { inputText: 'x'.repeat(50_001) })?.message).toMatch(/50000/);
   });
 
@@ -253,6 +315,8 @@ describe('the local Titan V2 stand-in', () => {
     expect(standInVector('the reef tank heater', 256)).toEqual(a);
     expect(Math.hypot(...a)).toBeCloseTo(1, 6);
     const dot = (x: number[], y: number[]) => x.reduce((s, v, i) => s + v * (y[i] ?? 0), 0);
-    expect(dot(a, standInVector('a heater for the reef', 256))).toBeGreaterThan(dot(a, standInVector('pottery class glaze', 256)));
+    expect(dot(a, standInVector('a heater for the reef', 256))).toBeGreaterThan(
+      dot(a, standInVector('pottery class glaze', 256)),
+    );
   });
 });

@@ -21,7 +21,9 @@ const valid = {
 
 /** Malformed events: a valid one with one field replaced, removed or garbled, or arbitrary JSON. */
 const malformed = fc.oneof(
-  fc.record({ key: fc.constantFrom(...Object.keys(valid), 'signals', 'attributes', 'context'), value: fc.anything() }).map(({ key, value }) => JSON.stringify({ ...valid, [key]: value })),
+  fc
+    .record({ key: fc.constantFrom(...Object.keys(valid), 'signals', 'attributes', 'context'), value: fc.anything() })
+    .map(({ key, value }) => JSON.stringify({ ...valid, [key]: value })),
   fc.constantFrom(...Object.keys(valid)).map((key) => {
     const copy: Record<string, unknown> = { ...valid };
     delete copy[key];
@@ -29,7 +31,9 @@ const malformed = fc.oneof(
   }),
   fc.jsonValue().map((v) => JSON.stringify(v)),
   fc.string(),
-  fc.record({ signals: fc.anything(), attributes: fc.anything() }).map((extra) => JSON.stringify({ ...valid, ...extra })),
+  fc
+    .record({ signals: fc.anything(), attributes: fc.anything() })
+    .map((extra) => JSON.stringify({ ...valid, ...extra })),
 );
 
 describe('ingestion under malformed input (fast-check)', () => {
@@ -39,9 +43,14 @@ describe('ingestion under malformed input (fast-check)', () => {
       fc.asyncProperty(fc.array(malformed, { minLength: 1, maxLength: 10 }), async (bodies) => {
         cases += bodies.length;
         const deps = ingestDeps();
-        const r = await ingestTurns(bodies.map((body, i) => ({ messageId: `m${i}`, body })), deps);
+        const r = await ingestTurns(
+          bodies.map((body, i) => ({ messageId: `m${i}`, body })),
+          deps,
+        );
         expect(r.failedMessageIds).toEqual([]);
-        expect(r.accepted + r.duplicates + r.late + r.controlEvents + r.alreadyApplied + r.rejected).toBe(bodies.length);
+        expect(r.accepted + r.duplicates + r.late + r.controlEvents + r.alreadyApplied + r.rejected).toBe(
+          bodies.length,
+        );
         expect(deps.rejected.kept).toHaveLength(r.rejected);
         for (const kept of deps.rejected.kept) {
           expect(kept.errors.length).toBeGreaterThan(0);

@@ -28,11 +28,18 @@ describe('DynamoDB units by item kind', () => {
   });
 
   it('puts a Query on the sort-key prefix it names, or on the index and partition it reads', () => {
-    expect(touchedItems('Query', { KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': 'USER#u', ':p': 'STAGED#' } })).toEqual([
-      { kind: 'STAGED#', weight: 1 },
-    ]);
-    expect(touchedItems('Query', { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :p', ExpressionAttributeValues: { ':p': 'ACTIVITY#2026-01-01#3' } })).toEqual([
-      { kind: 'gsi1:ACTIVITY#', weight: 1 },
-    ]);
+    expect(
+      touchedItems('Query', {
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': 'USER#u', ':p': 'STAGED#' },
+      }),
+    ).toEqual([{ kind: 'STAGED#', weight: 1 }]);
+    expect(
+      touchedItems('Query', {
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :p',
+        ExpressionAttributeValues: { ':p': 'ACTIVITY#2026-01-01#3' },
+      }),
+    ).toEqual([{ kind: 'gsi1:ACTIVITY#', weight: 1 }]);
   });
 });

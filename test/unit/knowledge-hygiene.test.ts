@@ -70,8 +70,12 @@ describe('fact hygiene (req R-GRAPH)', () => {
     expect(restored).toMatchObject({ confidence: 0.8, verifiedAt: day(161).toISOString() });
     expect(restored.prunedAt).toBeUndefined();
     expect(isLive(knowledgeItem('alice', restored, {}), day(162))).toBe(true);
-    await expect(restorePrunedFact(api, 'reviewer', 'alice', 'Facts/reef_tank.md')).rejects.toMatchObject({ kind: 'conflict' });
-    await expect(restorePrunedFact(api, 'reviewer', 'alice', 'Facts/nothing.md')).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(restorePrunedFact(api, 'reviewer', 'alice', 'Facts/reef_tank.md')).rejects.toMatchObject({
+      kind: 'conflict',
+    });
+    await expect(restorePrunedFact(api, 'reviewer', 'alice', 'Facts/nothing.md')).rejects.toMatchObject({
+      kind: 'not_found',
+    });
     // Every step is in the user's hygiene log, named by the fact.
     const log = (await graphLog(api, 'alice', 10)).entries;
     expect(log.map((e) => [e.action, e.fact])).toEqual([
@@ -82,7 +86,10 @@ describe('fact hygiene (req R-GRAPH)', () => {
   });
 
   it('removes a fact that stayed pruned past the recovery window, its document with it', async () => {
-    const deps = await withFacts(fact('Facts/old.md', 0.6), fact('Facts/kept.md', 0.6, { verifiedAt: day(170).toISOString() }));
+    const deps = await withFacts(
+      fact('Facts/old.md', 0.6),
+      fact('Facts/kept.md', 0.6, { verifiedAt: day(170).toISOString() }),
+    );
     expect(await maintainFacts('alice', day(140), deps)).toMatchObject({ pruned: 1 });
     // 30 days later it is still restorable; a day after that it is gone.
     expect(await maintainFacts('alice', day(170), deps)).toMatchObject({ removed: 0 });
@@ -93,44 +100,93 @@ describe('fact hygiene (req R-GRAPH)', () => {
   });
 
   it('a fact seen again is verified at the time of the sighting; a pruned one comes back; an older sighting changes nothing', () => {
-    const docs = [fact('Facts/a.md', 0.8, { confidence: 0.4, baseConfidence: 0.8 }), fact('Facts/b.md', 0.8, { confidence: 0.19, baseConfidence: 0.8, prunedAt: day(150).toISOString() })];
+    const docs = [
+      fact('Facts/a.md', 0.8, { confidence: 0.4, baseConfidence: 0.8 }),
+      fact('Facts/b.md', 0.8, { confidence: 0.19, baseConfidence: 0.8, prunedAt: day(150).toISOString() }),
+    ];
     const later = day(160).toISOString();
-    const out = verifyFacts(docs, new Map([
-      ['Facts/a.md', { at: later, by: 'batch batch-1-10' }],
-      ['Facts/b.md', { at: later, by: 'batch batch-1-10' }],
-    ]));
+    const out = verifyFacts(
+      docs,
+      new Map([
+        ['Facts/a.md', { at: later, by: 'batch batch-1-10' }],
+        ['Facts/b.md', { at: later, by: 'batch batch-1-10' }],
+      ]),
+    );
     expect(out.verified).toEqual(['Facts/a.md', 'Facts/b.md']);
     expect(out.docs[0]).toMatchObject({ confidence: 0.8, verifiedAt: later });
     expect(out.docs[1]).toMatchObject({ confidence: 0.8, verifiedAt: later });
     expect(out.docs[1]?.prunedAt).toBeUndefined();
-    expect(out.log).toEqual([{ at: later, action: 'restore', fact: 'Facts/b.md', detail: 'seen again by batch batch-1-10' }]);
+    expect(out.log).toEqual([
+      { at: later, action: 'restore', fact: 'Facts/b.md', detail: 'seen again by batch batch-1-10' },
+    ]);
     // A replayed, older sighting (before promotion) verifies nothing.
-    expect(verifyFacts(docs, new Map([['Facts/a.md', { at: '2025-12-01T00:00:00Z', by: 'old' }]])).verified).toEqual([]);
+    expect(verifyFacts(docs, new Map([['Facts/a.md', { at: '2025-12-01T00:00:00Z', by: 'old' }]])).verified).toEqual(
+      [],
+    );
     // And a sweep right after the sighting leaves the fact alone.
     expect(factHygiene(out.docs, day(161)).log).toEqual([]);
   });
 
-  it('a batch whose new fact repeats a Knowledge fact verifies it at the batch\'s last turn', async () => {
+  it("a batch whose new fact repeats a Knowledge fact verifies it at the batch's last turn", async () => {
     const ingest = ingestDeps();
     const turns = Array.from({ length: 10 }, (_, i) =>
-      turn({ userId: 'alice', turnId: i + 1, timestamp: `2026-05-0${Math.min(9, i + 1)}T10:00:00Z`, query: i === 2 ? 'My reef tank holds two clownfish' : `entry${i}`, response: 'ok' }),
+      turn({
+        userId: 'alice',
+        turnId: i + 1,
+        timestamp: `2026-05-0${Math.min(9, i + 1)}T10:00:00Z`,
+        query: i === 2 ? 'My reef tank holds two clownfish' : `entry${i}`,
+        response: 'ok',
+      }),
     );
-    await ingestTurns(turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) })), ingest);
-    const deps = reflectionDeps(ingest, new ScriptedModel(() => ({ new_facts: [{ title: 'reef_tank', content: 'The user keeps a reef tank with two clownfish.', source_turns: [3], category: 'Facts' }] })));
-    const known = fact('Facts/reef_tank.md', 0.8, { text: 'The user keeps a reef tank with two clownfish.', title: 'reef_tank', confidence: 0.4, baseConfidence: 0.8 });
+    await ingestTurns(
+      turns.map((t, i) => ({ messageId: `m${i}`, body: JSON.stringify(t) })),
+      ingest,
+    );
+    const deps = reflectionDeps(
+      ingest,
+      new ScriptedModel(() => ({
+        new_facts: [
+          {
+            title: 'reef_tank',
+            content: 'The user keeps a reef tank with two clownfish.',
+            source_turns: [3],
+            category: 'Facts',
+          },
+        ],
+      })),
+    );
+    const known = fact('Facts/reef_tank.md', 0.8, {
+      text: 'The user keeps a reef tank with two clownfish.',
+      title: 'reef_tank',
+      confidence: 0.4,
+      baseConfidence: 0.8,
+    });
     await deps.knowledge.putKnowledge('alice', [{ path: known.id, markdown: '# reef tank\n', doc: known }]);
     const out = await runReflection(ingest.jobs.jobs[0]!, deps);
     expect(out.status).toBe('completed');
     const log = deps.batchLogs.logs.get('alice/batch-1-10');
-    expect(log?.quality_gate_results.rejections).toEqual([expect.objectContaining({ gate: 'dedup', existing: 'Facts/reef_tank.md' })]);
+    expect(log?.quality_gate_results.rejections).toEqual([
+      expect.objectContaining({ gate: 'dedup', existing: 'Facts/reef_tank.md' }),
+    ]);
     expect(log?.verified).toEqual(['Facts/reef_tank.md']);
-    expect((await deps.knowledge.loadKnowledge())[0]).toMatchObject({ confidence: 0.8, verifiedAt: '2026-05-09T10:00:00.000Z' });
+    expect((await deps.knowledge.loadKnowledge())[0]).toMatchObject({
+      confidence: 0.8,
+      verifiedAt: '2026-05-09T10:00:00.000Z',
+    });
     // Verifying again with the same sighting changes nothing (a redelivered batch).
-    expect(await verifySeenFacts('alice', new Map([['Facts/reef_tank.md', { at: '2026-05-09T10:00:00.000Z', by: 'again' }]]), deps)).toEqual([]);
+    expect(
+      await verifySeenFacts(
+        'alice',
+        new Map([['Facts/reef_tank.md', { at: '2026-05-09T10:00:00.000Z', by: 'again' }]]),
+        deps,
+      ),
+    ).toEqual([]);
   });
 
   it('never leaves a pruned fact brought back without its log entry when a delivery dies part-way', async () => {
-    const deps = await withFacts(fact('Facts/kelp.md', 0.18, { baseConfidence: 0.8, prunedAt: day(150).toISOString() }));
+    const deps = await withFacts(
+      fact('Facts/kelp.md', 0.18, { baseConfidence: 0.8, prunedAt: day(150).toISOString() }),
+    );
     const seen = new Map([['Facts/kelp.md', { at: day(155).toISOString(), by: 'batch batch-1-9' }]]);
     // The first delivery dies at its first hygiene-log write.
     const apply = deps.graph.apply.bind(deps.graph);
@@ -141,7 +197,10 @@ describe('fact hygiene (req R-GRAPH)', () => {
     await expect(verifySeenFacts('alice', seen, deps)).rejects.toThrow(/died/);
     // Its redelivery: the fact is back and the log says why, once.
     await verifySeenFacts('alice', seen, deps);
-    expect((await deps.knowledge.loadKnowledge())[0]).toMatchObject({ confidence: 0.8, verifiedAt: day(155).toISOString() });
+    expect((await deps.knowledge.loadKnowledge())[0]).toMatchObject({
+      confidence: 0.8,
+      verifiedAt: day(155).toISOString(),
+    });
     expect((await deps.graph.log('alice', 10)).map((e) => [e.action, e.fact])).toEqual([['restore', 'Facts/kelp.md']]);
   });
 });

@@ -10,7 +10,10 @@ const settling = Array.from({ length: SETTLE_ROUNDS }, (_, i) => 40 + i * 2);
 describe('the load bench leak check', () => {
   it('holds when the heap is flat after the settling rounds, whatever it did before', () => {
     const check = leakCheck([...settling, 50.1, 50.0, 50.2, 50.1], 2000);
-    expect(check).toMatchObject({ rounds: [SETTLE_ROUNDS + 1, SETTLE_ROUNDS + 2, SETTLE_ROUNDS + 3, SETTLE_ROUNDS + 4], held: true });
+    expect(check).toMatchObject({
+      rounds: [SETTLE_ROUNDS + 1, SETTLE_ROUNDS + 2, SETTLE_ROUNDS + 3, SETTLE_ROUNDS + 4],
+      held: true,
+    });
     expect(check?.boundMBPerRound).toBeCloseTo((LEAK_BOUND_BYTES_PER_TURN * 2000) / 1024 / 1024, 2);
   });
 

@@ -16,7 +16,9 @@ describe('the LoCoMo answer evaluation', () => {
       { text: 'Ann: we moved\nto Lisbon', createdAt: '2023-05-07T10:00:00Z' },
       { text: 'no date here' },
     ]);
-    expect(prompt).toBe('Memories:\n[1] (2023-05-07) Ann: we moved to Lisbon\n[2] no date here\n\nQuestion: When did Ann move?\nAnswer:');
+    expect(prompt).toBe(
+      'Memories:\n[1] (2023-05-07) Ann: we moved to Lisbon\n[2] no date here\n\nQuestion: When did Ann move?\nAnswer:',
+    );
     expect(judgePrompt('Q?', 'gold', 'given')).toContain('Gold answer: gold');
   });
 

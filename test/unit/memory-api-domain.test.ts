@@ -15,8 +15,16 @@ const item = (over: Partial<MemoryItem> & Pick<MemoryItem, 'id' | 'text'>): Memo
 
 describe('access', () => {
   it('reads claims of Cognito, of the local tokens and of API Gateway’s flattened arrays', () => {
-    expect(principalFromClaims({ sub: 'a', 'cognito:groups': '[readers memory-admin]' })).toEqual({ subject: 'a', users: '*', admin: true });
-    expect(principalFromClaims({ sub: 'b', memory_users: 'u1 u2' })).toEqual({ subject: 'b', users: ['u1', 'u2'], admin: false });
+    expect(principalFromClaims({ sub: 'a', 'cognito:groups': '[readers memory-admin]' })).toEqual({
+      subject: 'a',
+      users: '*',
+      admin: true,
+    });
+    expect(principalFromClaims({ sub: 'b', memory_users: 'u1 u2' })).toEqual({
+      subject: 'b',
+      users: ['u1', 'u2'],
+      admin: false,
+    });
     expect(principalFromClaims({ sub: 'c', username: 'u9' })).toEqual({ subject: 'c', users: ['u9'], admin: false });
     expect(principalFromClaims({})).toBeNull();
     expect(principalFromClaims(undefined)).toBeNull();
@@ -27,7 +35,10 @@ describe('access', () => {
     expect(authorize(user, 'u1', 'write').allowed).toBe(true);
     expect(authorize(user, 'u2', 'read').allowed).toBe(false);
     expect(authorize(user, 'GLOBAL', 'read').allowed).toBe(true);
-    expect(authorize(user, 'GLOBAL', 'write')).toEqual({ allowed: false, reason: 'GLOBAL memory is read-only to users' });
+    expect(authorize(user, 'GLOBAL', 'write')).toEqual({
+      allowed: false,
+      reason: 'GLOBAL memory is read-only to users',
+    });
     expect(authorize({ subject: 'x', users: '*', admin: false }, 'GLOBAL', 'write').allowed).toBe(false);
     expect(authorize({ subject: 'a', users: '*', admin: true }, 'GLOBAL', 'write').allowed).toBe(true);
   });
@@ -46,28 +57,51 @@ describe('the commit rule (req R-CAND-1)', () => {
 describe('tiers (req R-TIER)', () => {
   it('expire by type, promote up to long-term (no TTL) and demote back with a fresh TTL', () => {
     const e = newTierItem('u1', 'ephemeral', { text: 'looking at a kayak' }, now);
-    expect(e).toMatchObject({ tier: 'ephemeral', status: 'ephemeral', expiresAt: '2026-03-01T13:00:00.000Z', scope: 'new' });
+    expect(e).toMatchObject({
+      tier: 'ephemeral',
+      status: 'ephemeral',
+      expiresAt: '2026-03-01T13:00:00.000Z',
+      scope: 'new',
+    });
     const perception = newTierItem('u1', 'short_term', { text: 'frame 12', type: 'perception' }, now);
     expect(perception.expiresAt).toBe('2026-03-01T12:15:00.000Z');
     const up = promoteTier(e, now);
     const top = up.ok ? promoteTier(up.item, now) : up;
-    expect(top).toMatchObject({ ok: true, from: 'short_term', to: 'long_term', item: { status: 'canonical', expiresAt: null } });
+    expect(top).toMatchObject({
+      ok: true,
+      from: 'short_term',
+      to: 'long_term',
+      item: { status: 'canonical', expiresAt: null },
+    });
     if (!top.ok) return;
     expect(promoteTier(top.item, now).ok).toBe(false);
     // Req R-TIER-1: a short-term entry's TTL defaults to 7 days.
-    expect(demoteTier(top.item, now)).toMatchObject({ ok: true, to: 'short_term', item: { expiresAt: '2026-03-08T12:00:00.000Z' } });
+    expect(demoteTier(top.item, now)).toMatchObject({
+      ok: true,
+      to: 'short_term',
+      item: { expiresAt: '2026-03-08T12:00:00.000Z' },
+    });
     expect(demoteTier(e, now).ok).toBe(false);
   });
 
   it('derives the same id for the same entry (a retried create is the same item)', () => {
-    expect(newTierItem('u1', 'short_term', { text: 'x' }, now).id).toBe(newTierItem('u1', 'short_term', { text: 'x' }, new Date(0)).id);
-    expect(newTierItem('u1', 'short_term', { text: 'x' }, now).id).not.toBe(newTierItem('u2', 'short_term', { text: 'x' }, now).id);
+    expect(newTierItem('u1', 'short_term', { text: 'x' }, now).id).toBe(
+      newTierItem('u1', 'short_term', { text: 'x' }, new Date(0)).id,
+    );
+    expect(newTierItem('u1', 'short_term', { text: 'x' }, now).id).not.toBe(
+      newTierItem('u2', 'short_term', { text: 'x' }, now).id,
+    );
   });
 });
 
 describe('scope trust (req R-SCOPE)', () => {
   it('APPROVE raises trust to USER scope, RETRY and FAIL lower it back to NEW, REVISE does nothing', () => {
-    let i: MemoryItem = { ...item({ id: 'mem:a', text: 'x' }), scope: 'new', quality: 0.5, expiresAt: '2026-03-31T12:00:00.000Z' };
+    let i: MemoryItem = {
+      ...item({ id: 'mem:a', text: 'x' }),
+      scope: 'new',
+      quality: 0.5,
+      expiresAt: '2026-03-31T12:00:00.000Z',
+    };
     expect(applyOutcome(i, 'REVISE', now).item.quality).toBe(0.5);
     i = applyOutcome(i, 'APPROVE', now).item;
     const c = applyOutcome(i, 'APPROVE', now);
@@ -102,23 +136,35 @@ describe('unified search (req R-DOC-3)', () => {
       item({ id: 'mem:b', text: 'support group', sourceTurns: [3] }),
       item({ id: 'mem:c', text: 'Caroline went to a support group', sourceTurns: [5] }),
     ];
-    expect(searchMemory(pool, { query: 'Caroline support group Tuesday', limit: 10 }, now).map((h) => h.item.id)).toEqual(['mem:a', 'mem:c']);
+    expect(
+      searchMemory(pool, { query: 'Caroline support group Tuesday', limit: 10 }, now).map((h) => h.item.id),
+    ).toEqual(['mem:a', 'mem:c']);
   });
 
   it('matches words by their stems, so a question in another tense still finds the item', () => {
-    const pool = [item({ id: 'mem:r', text: 'Caroline researched adoption agencies' }), item({ id: 'mem:s', text: 'Melanie paints sunsets' })];
-    expect(searchMemory(pool, { query: 'What is Caroline researching about adopting?', limit: 10 }, now).map((h) => h.item.id)).toEqual(['mem:r']);
+    const pool = [
+      item({ id: 'mem:r', text: 'Caroline researched adoption agencies' }),
+      item({ id: 'mem:s', text: 'Melanie paints sunsets' }),
+    ];
+    expect(
+      searchMemory(pool, { query: 'What is Caroline researching about adopting?', limit: 10 }, now).map(
+        (h) => h.item.id,
+      ),
+    ).toEqual(['mem:r']);
     expect(searchMemory(pool, { query: 'painting', limit: 10 }, now).map((h) => h.item.id)).toEqual(['mem:s']);
   });
 
   it('ranks the answer to a question a reply asked where the question ranks, and never across sessions', () => {
-    const turn = (n: number, session: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
+    const turn = (n: number, session: string, text: string) =>
+      item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
     const query = 'What is your favourite style of dance?';
     const asked = turn(1, 's1', 'I went dancing on Friday\nLovely! What is your favourite style of dance?');
     const pool = [
       asked,
       turn(2, 's1', 'Contemporary, it is so expressive and graceful'),
-      ...Array.from({ length: 12 }, (_, i) => turn(10 + i, `s2-${i}`, `another talk about dance number ${i}, my favourite pastime`)),
+      ...Array.from({ length: 12 }, (_, i) =>
+        turn(10 + i, `s2-${i}`, `another talk about dance number ${i}, my favourite pastime`),
+      ),
       // It asks too, but the turn numbered after it is in another session.
       turn(30, 's3', 'Which style of dance is your favourite, do you think?'),
       turn(31, 's4', 'Ballet, for its discipline'),
@@ -136,19 +182,23 @@ describe('unified search (req R-DOC-3)', () => {
   });
 
   it('ranks a turn by another form of an irregular word of the question (buy / bought)', () => {
-    const turn = (n: number, session: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
+    const turn = (n: number, session: string, text: string) =>
+      item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
     const pool = [
       turn(1, 's1', 'I bought a brass lamp at the flea market on Sunday'),
       turn(2, 's2', 'the flea market, the flea market again'),
       ...Array.from({ length: 8 }, (_, i) => turn(10 + i, `s${3 + i}`, `a lamp in the hall, day ${i}`)),
     ];
-    const best = searchMemory(pool, { query: 'What did she buy at the flea market?', limit: 3 }, now).map((h) => h.item.id);
+    const best = searchMemory(pool, { query: 'What did she buy at the flea market?', limit: 3 }, now).map(
+      (h) => h.item.id,
+    );
     // Turn 2 says flea market more often and in fewer words; turn 1 also holds the question's buy, as bought.
     expect(best[0]).toBe('turn:1');
   });
 
   it('ranks a turn by its window: the words of the turns either side of it in its session', () => {
-    const turn = (n: number, session: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
+    const turn = (n: number, session: string, text: string) =>
+      item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
     const pool = [
       turn(1, 's1', 'good morning, how was the weekend'),
       turn(2, 's1', 'we caught three trout'),
@@ -166,8 +216,20 @@ describe('unified search (req R-DOC-3)', () => {
   });
 
   it('ranks first, among equals, what was said on the day a question names (time)', () => {
-    const turn = (n: number, day: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: `s${n}`, sourceTurns: [n], createdAt: `${day}T10:00:00.000Z` });
-    const pool = [turn(1, '2025-05-02', 'I started a pottery class'), turn(2, '2025-06-03', 'I started a pottery class'), turn(3, '2025-07-09', 'I started a pottery class')];
+    const turn = (n: number, day: string, text: string) =>
+      item({
+        id: `turn:${n}`,
+        kind: 'turn',
+        text,
+        sessionId: `s${n}`,
+        sourceTurns: [n],
+        createdAt: `${day}T10:00:00.000Z`,
+      });
+    const pool = [
+      turn(1, '2025-05-02', 'I started a pottery class'),
+      turn(2, '2025-06-03', 'I started a pottery class'),
+      turn(3, '2025-07-09', 'I started a pottery class'),
+    ];
     const first = (query: string) => searchMemory(pool, { query, limit: 3 }, now)[0]?.item.id;
     expect(first('What class did I start on 3 June, 2025?')).toBe('turn:2');
     expect(first('What class did I start in July 2025?')).toBe('turn:3');
@@ -176,14 +238,18 @@ describe('unified search (req R-DOC-3)', () => {
   });
 
   it('ranks a summary by the turns it covers, so one hit stands for a spread-out answer (multi-hop)', () => {
-    const turn = (n: number, session: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
-    const summary = (id: string, turns: number[], text: string) => item({ id: `summary:${id}`, kind: 'summary', text, sourceTurns: turns });
+    const turn = (n: number, session: string, text: string) =>
+      item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
+    const summary = (id: string, turns: number[], text: string) =>
+      item({ id: `summary:${id}`, kind: 'summary', text, sourceTurns: turns });
     const pool = [
       turn(1, 's1', 'we went camping by the river with the kids'),
       turn(2, 's1', 'then a long hike up the ridge'),
       turn(3, 's1', 'and pottery on the last evening'),
       turn(4, 's1', 'we drove home on Sunday night'),
-      ...Array.from({ length: 8 }, (_, i) => turn(10 + i, `o${i}`, `the weather was grey and the traffic slow, day ${i}`)),
+      ...Array.from({ length: 8 }, (_, i) =>
+        turn(10 + i, `o${i}`, `the weather was grey and the traffic slow, day ${i}`),
+      ),
       // Its own words share nothing with the question: only the turns it covers do.
       summary('a', [1, 2, 3, 4], 'A weekend away: three days outdoors and an evening class.'),
       summary('b', [10, 11], 'Grey weather and slow traffic.'),
@@ -192,11 +258,18 @@ describe('unified search (req R-DOC-3)', () => {
     expect(ids).toContain('summary:a');
     expect(ids).not.toContain('summary:b');
     // It stands for turn 4 too, which no better hit stands for. Without the turns it covers, nothing finds it.
-    expect(searchMemory(pool.filter((i) => i.kind !== 'turn' || !i.sourceTurns.some((t) => t <= 3)), { query: 'camping hike with the kids', limit: 10 }, now)).toEqual([]);
+    expect(
+      searchMemory(
+        pool.filter((i) => i.kind !== 'turn' || !i.sourceTurns.some((t) => t <= 3)),
+        { query: 'camping hike with the kids', limit: 10 },
+        now,
+      ),
+    ).toEqual([]);
   });
 
   it('counts a matched word by its rarity: a word most items hold does not multiply the rest', () => {
-    const turn = (n: number, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: `s${n}`, sourceTurns: [n] });
+    const turn = (n: number, text: string) =>
+      item({ id: `turn:${n}`, kind: 'turn', text, sessionId: `s${n}`, sourceTurns: [n] });
     const pool = [
       turn(1, 'the sunset over the lake was orange and gold'),
       turn(2, 'Anna, your painting is lovely'),
@@ -208,7 +281,8 @@ describe('unified search (req R-DOC-3)', () => {
   });
 
   it('returns an item under the floor only when it answers a question that clears the floor', () => {
-    const turn = (n: number, session: string, text: string) => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
+    const turn = (n: number, session: string, text: string) =>
+      item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n] });
     const pool = [
       turn(1, 's1', 'What is your favourite style of dance?'),
       turn(2, 's1', 'Contemporary, it is so expressive and graceful'),
@@ -227,7 +301,11 @@ describe('unified search (req R-DOC-3)', () => {
   });
 
   it('filters before ranking', () => {
-    expect(searchMemory(items, { query: 'support group', limit: 10, filters: { minQuality: 0.5 } }, now).map((h) => h.item.id)).toEqual(['mem:1']);
+    expect(
+      searchMemory(items, { query: 'support group', limit: 10, filters: { minQuality: 0.5 } }, now).map(
+        (h) => h.item.id,
+      ),
+    ).toEqual(['mem:1']);
     expect(searchMemory(items, { query: 'support group', limit: 10, filters: { kind: ['turn'] } }, now)).toEqual([]);
   });
 
@@ -244,7 +322,10 @@ describe('unified search (req R-DOC-3)', () => {
   });
 
   it('merges the source turns’ attributes key by key', () => {
-    const attrs: Record<number, Record<string, string>> = { 1: { dia_ids: 'D1:1 D1:2', session: '1' }, 2: { dia_ids: 'D1:2 D1:3', session: '1' } };
+    const attrs: Record<number, Record<string, string>> = {
+      1: { dia_ids: 'D1:1 D1:2', session: '1' },
+      2: { dia_ids: 'D1:2 D1:3', session: '1' },
+    };
     expect(mergeAttributes([2, 1], (t) => attrs[t])).toEqual({ dia_ids: 'D1:1 D1:2 D1:3', session: '1' });
   });
 });

@@ -12,7 +12,12 @@ import { refusalOf } from '../../infra/local/converse-validation.js';
 import { estimateInputTokens } from '../../infra/local/token-estimate.js';
 import { BedrockConverseModel } from '../../lib/model/bedrock-converse-model.adapter.js';
 import { modelSchemaOf } from '../../lib/model/model-schema.js';
-import { PROMPTED_ANSWER_LEAD, promptedAnswerInstruction, promptedAnswerNameOf, typeOf } from '../../lib/model/prompted-answer.js';
+import {
+  PROMPTED_ANSWER_LEAD,
+  promptedAnswerInstruction,
+  promptedAnswerNameOf,
+  typeOf,
+} from '../../lib/model/prompted-answer.js';
 import { parseBatchAnswer, reflectionToolInputSchema } from '../../lib/batches/batch-answer.js';
 import { NightlyOutputSchema } from '../../lib/sleep-time/nightly.js';
 import { toStructuredOutputSchema } from '../../lib/model/structured-output.js';
@@ -76,12 +81,19 @@ describe('the answer type rendered from the schema', () => {
 describe("the adapter with answerShape 'prompt'", () => {
   for (const modelId of [HAIKU, NOVA]) {
     it(`${modelId}: no tool and no output schema; the type is the system prompt's last block; the JSON comes back parsed from prose and fences`, async () => {
-      const answer = { new_facts: [{ title: 'dog_rex', content: 'The user has a beagle named Rex.', source_turns: [1], category: 'Facts' }] };
+      const answer = {
+        new_facts: [
+          { title: 'dog_rex', content: 'The user has a beagle named Rex.', source_turns: [1], category: 'Facts' },
+        ],
+      };
       const { client, sent } = recordingClient({ text: `Here it is:\n\`\`\`json\n${JSON.stringify(answer)}\n\`\`\`` });
       const r = await new BedrockConverseModel(client, modelId, { answerShape: 'prompt' }).reflect(request);
       expect(sent[0]?.toolConfig).toBeUndefined();
       expect(sent[0]?.outputConfig).toBeUndefined();
-      expect(sent[0]?.system).toEqual([{ text: 'You review turns.' }, { text: promptedAnswerInstruction('record_reflection', request.toolInputSchema) }]);
+      expect(sent[0]?.system).toEqual([
+        { text: 'You review turns.' },
+        { text: promptedAnswerInstruction('record_reflection', request.toolInputSchema) },
+      ]);
       expect(r.output).toEqual(answer);
       expect(r.usage.stopReason).toBe('end_turn');
     });
@@ -94,7 +106,9 @@ describe("the adapter with answerShape 'prompt'", () => {
       expect(r.output).toBe(text);
       expect(() => parseBatchAnswer(r.output)).toThrow(expect.objectContaining({ raw: text }));
     }
-    const { client } = recordingClient({ text: '{"new_facts": [{"title": "x", "content": "y", "source_turns": [], "category": "Facts"}]}' });
+    const { client } = recordingClient({
+      text: '{"new_facts": [{"title": "x", "content": "y", "source_turns": [], "category": "Facts"}]}',
+    });
     const r = await new BedrockConverseModel(client, HAIKU, { answerShape: 'prompt' }).reflect(request);
     expect(() => parseBatchAnswer(r.output)).toThrow(/new_facts\.0\.source_turns/);
   });
@@ -112,15 +126,26 @@ describe('the Converse stand-in and a prompted answer', () => {
     const req = prompted(request.toolInputSchema, 'record_reflection');
     expect(refusalOf(req, 'us-east-1')).toBeNull();
     expect(answerNameOf(req)).toBe('record_reflection');
-    expect(answerNameOf(prompted(modelSchemaOf(NightlyOutputSchema), 'record_nightly_findings'))).toBe('record_nightly_findings');
+    expect(answerNameOf(prompted(modelSchemaOf(NightlyOutputSchema), 'record_nightly_findings'))).toBe(
+      'record_nightly_findings',
+    );
     const reply = await offlineResponder(req);
-    const body = 'body' in reply ? (reply.body as { stopReason: string; output: { message: { content: Array<{ text?: string }> } } }) : null;
+    const body =
+      'body' in reply
+        ? (reply.body as { stopReason: string; output: { message: { content: Array<{ text?: string }> } } })
+        : null;
     expect(body?.stopReason).toBe('end_turn');
     expect(parseBatchAnswer(body?.output.message.content[0]?.text).output.new_facts.length).toBeGreaterThan(0);
   });
 
   it('a summary request (its context as the system text) is not taken for one', () => {
-    expect(answerNameOf({ modelId: HAIKU, system: [{ text: '### 2026-02-07\n[Turn 1] User: type x = {}' }], messages: [{ role: 'user', content: [{ text: 'Summarise.' }] }] })).toBeUndefined();
+    expect(
+      answerNameOf({
+        modelId: HAIKU,
+        system: [{ text: '### 2026-02-07\n[Turn 1] User: type x = {}' }],
+        messages: [{ role: 'user', content: [{ text: 'Summarise.' }] }],
+      }),
+    ).toBeUndefined();
   });
 
   it('counts the type as system text, with no hidden prompt: about 400 tokens fewer than structured output for a batch', () => {
@@ -128,7 +153,17 @@ describe('the Converse stand-in and a prompted answer', () => {
     const structured: ConverseRequest = {
       ...req,
       system: [{ text: 'You review turns.' }],
-      outputConfig: { textFormat: { type: 'json_schema', structure: { jsonSchema: { name: 'record_reflection', schema: JSON.stringify(toStructuredOutputSchema(request.toolInputSchema)) } } } },
+      outputConfig: {
+        textFormat: {
+          type: 'json_schema',
+          structure: {
+            jsonSchema: {
+              name: 'record_reflection',
+              schema: JSON.stringify(toStructuredOutputSchema(request.toolInputSchema)),
+            },
+          },
+        },
+      },
     };
     expect(estimateInputTokens(structured) - estimateInputTokens(req)).toBeGreaterThan(400);
   });

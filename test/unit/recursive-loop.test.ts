@@ -10,7 +10,10 @@ describe('the chain of requests the local event sources count (infra/local/recur
 
   it("counts an invocation once more than its batch's highest count for the function, keeping the others' counts", () => {
     expect(invocationLineage([{}], 'rm-idle')).toEqual({ 'rm-idle': 1 });
-    expect(invocationLineage([{ 'rm-signal': 1, 'rm-idle': 3 }, { 'rm-idle': 7 }], 'rm-idle')).toEqual({ 'rm-signal': 1, 'rm-idle': 8 });
+    expect(invocationLineage([{ 'rm-signal': 1, 'rm-idle': 3 }, { 'rm-idle': 7 }], 'rm-idle')).toEqual({
+      'rm-signal': 1,
+      'rm-idle': 8,
+    });
     expect(invocationLineage([{ 'rm-idle': 4 }], 'rm-reflector')).toEqual({ 'rm-idle': 4, 'rm-reflector': 1 });
   });
 });

@@ -9,8 +9,14 @@ import { redact, redactFields } from '../../lib/turns/redaction.js';
 const PLANTED: Record<string, { text: string; secret: string }> = {
   aws_access_key: { text: 'AKIAIOSFODNN7EXAMPLE', secret: 'AKIAIOSFODNN7EXAMPLE' },
   aws_secret_key: { text: 'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', secret: 'wJalrXUtnFEMI' },
-  jwt: { text: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U', secret: 'eyJzdWIiOiIxMjM0NTY3ODkwIn0' },
-  private_key: { text: '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo\n4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0\n-----END RSA PRIVATE KEY-----', secret: 'MIIEowIBAAKCAQEA' },
+  jwt: {
+    text: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
+    secret: 'eyJzdWIiOiIxMjM0NTY3ODkwIn0',
+  },
+  private_key: {
+    text: '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo\n4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0\n-----END RSA PRIVATE KEY-----',
+    secret: 'MIIEowIBAAKCAQEA',
+  },
   api_token: { text: 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', secret: 'abcdefghijklmnop' },
   url_password: { text: 'postgres://admin:s3cr3t-Pa55@db.example.com:5432/app', secret: 's3cr3t-Pa55' },
   connection_secret: { text: 'Server=db;Database=app;User Id=sa;Password=Tr0ub4dor&3;', secret: 'Tr0ub4dor' },
@@ -34,7 +40,8 @@ describe('redaction', () => {
   });
 
   it('redacts personal identifiers only when the stage asks, and checks what it can', () => {
-    const text = 'Mail ana.perez@example.org or call +44 20 7946 0958 / (555) 123-4567; card 4111 1111 1111 1111, IBAN DE89 3704 0044 0532 0130 00.';
+    const text =
+      'Mail ana.perez@example.org or call +44 20 7946 0958 / (555) 123-4567; card 4111 1111 1111 1111, IBAN DE89 3704 0044 0532 0130 00.';
     expect(redact(text, { personalData: false }).counts).toEqual({});
     const r = redact(text, { personalData: true });
     expect(r.counts).toEqual({ email: 1, phone: 2, card_number: 1, iban: 1 });
@@ -42,7 +49,8 @@ describe('redaction', () => {
   });
 
   it('leaves ordinary text, dates, times, amounts and numbers that fail their checks alone', () => {
-    const text = 'On 2023-05-08 at 14:04 I paid $1,250.00 for 3 tickets; order 4111 1111 1111 1112; the password was long; see https://example.com/path?q=1.';
+    const text =
+      'On 2023-05-08 at 14:04 I paid $1,250.00 for 3 tickets; order 4111 1111 1111 1112; the password was long; see https://example.com/path?q=1.';
     expect(redact(text, { personalData: true })).toEqual({ text, counts: {} });
   });
 
@@ -52,17 +60,38 @@ describe('redaction', () => {
   });
 
   it('redacts every free-text field of a message and leaves identities and structure', () => {
-    const message = { type: 'turn.saved', userId: 'u-1', sessionId: 's-1', query: `key ${SECRETS.aws_access_key}`, response: 'ok', attributes: { note: SECRETS.api_token }, sources: [{ domain: 'example.com', outcome: 'success' }] };
+    const message = {
+      type: 'turn.saved',
+      userId: 'u-1',
+      sessionId: 's-1',
+      query: `key ${SECRETS.aws_access_key}`,
+      response: 'ok',
+      attributes: { note: SECRETS.api_token },
+      sources: [{ domain: 'example.com', outcome: 'success' }],
+    };
     const { value, counts } = redactFields(message, { personalData: false });
     expect(counts).toEqual({ aws_access_key: 1, api_token: 1 });
-    expect(value).toEqual({ ...message, query: 'key [redacted:aws_access_key]', attributes: { note: '[redacted:api_token]' } });
+    expect(value).toEqual({
+      ...message,
+      query: 'key [redacted:aws_access_key]',
+      attributes: { note: '[redacted:api_token]' },
+    });
   });
 
   it('leaves an imported archive’s table keys and bytes as they are, and redacts its text', () => {
     // Digits that would read as a phone number or a card if they were text.
-    const record = { pk: 'USER#u-1', sk: 'TURN#4111111111111111', gsi1pk: 'ACTIVITY#2026-02-06#3', gsi1sk: 'USER#+14155550123', text: 'call +1 415 555 0123' };
+    const record = {
+      pk: 'USER#u-1',
+      sk: 'TURN#4111111111111111',
+      gsi1pk: 'ACTIVITY#2026-02-06#3',
+      gsi1sk: 'USER#+14155550123',
+      text: 'call +1 415 555 0123',
+    };
     const base64 = Buffer.from('4111 1111 1111 1111 and +1 415 555 0123').toString('base64');
-    const { value } = redactFields({ archive: { records: [record], documents: [{ path: 'index/search/x.seg.0', base64 }] } }, { personalData: true });
+    const { value } = redactFields(
+      { archive: { records: [record], documents: [{ path: 'index/search/x.seg.0', base64 }] } },
+      { personalData: true },
+    );
     expect(value.archive.records[0]).toEqual({ ...record, text: expect.stringContaining('[redacted:') });
     expect(value.archive.documents[0]?.base64).toBe(base64);
   });

@@ -30,18 +30,41 @@ function setup() {
   const ingest = ingestDeps();
   const model = new ScriptedModel((req) => reflectOffline(req.prompt));
   const audit: AuditEntry[] = [];
-  const trail = { append: async (e: readonly AuditEntry[]) => void audit.push(...e), list: async () => [], dropWords: async () => 0 };
-  const reflection = { ...reflectionDeps(ingest, model), tiers: tierEntries({ clock: ingest.clock, items: ingest.items, audit: trail, turns: ingest.turns }) };
-  const deps = (r = reflection) => ({ reflection: r, forgets: { latest: async () => null }, erasures: new MemoryErasureLog(), log: r.log }) as unknown as JobDeps;
+  const trail = {
+    append: async (e: readonly AuditEntry[]) => void audit.push(...e),
+    list: async () => [],
+    dropWords: async () => 0,
+  };
+  const reflection = {
+    ...reflectionDeps(ingest, model),
+    tiers: tierEntries({ clock: ingest.clock, items: ingest.items, audit: trail, turns: ingest.turns }),
+  };
+  const deps = (r = reflection) =>
+    ({
+      reflection: r,
+      forgets: { latest: async () => null },
+      erasures: new MemoryErasureLog(),
+      log: r.log,
+    }) as unknown as JobDeps;
   let n = 0;
-  const publish = (...messages: object[]) => ingestTurns(messages.map((m) => ({ messageId: `m${++n}`, body: JSON.stringify(m) })), ingest);
+  const publish = (...messages: object[]) =>
+    ingestTurns(
+      messages.map((m) => ({ messageId: `m${++n}`, body: JSON.stringify(m) })),
+      ingest,
+    );
   const run = async (r = reflection) => {
     const jobs = ingest.jobs.jobs.splice(0);
     for (const job of jobs) await runJob(job, deps(r), { retryUnusableOutput: false, remainingMs: () => 60_000 });
     return jobs;
   };
   const turns = Array.from({ length: 10 }, (_, i) =>
-    turn({ userId: 'alice', sessionId: `s-${1 + Math.floor(i / 5)}`, turnId: i + 1, query: QUERIES[i % QUERIES.length] ?? '', response: 'Noted.' }),
+    turn({
+      userId: 'alice',
+      sessionId: `s-${1 + Math.floor(i / 5)}`,
+      turnId: i + 1,
+      query: QUERIES[i % QUERIES.length] ?? '',
+      response: 'Noted.',
+    }),
   );
   return { ingest, model, reflection, audit, publish, run, turns };
 }
@@ -58,11 +81,23 @@ describe('reflection feeds the short-term tier (req R-TIER-11)', () => {
     expect(entries).toHaveLength(log?.staged_files.length ?? -1);
     expect(log?.tier_entries?.sort()).toEqual(entries.map((e) => e.id).sort());
     for (const e of entries) {
-      expect(e).toMatchObject({ kind: 'memory', status: 'short_term', reason: expect.stringMatching(new RegExp(`staged by batch ${job?.jobId}$`)) });
+      expect(e).toMatchObject({
+        kind: 'memory',
+        status: 'short_term',
+        reason: expect.stringMatching(new RegExp(`staged by batch ${job?.jobId}$`)),
+      });
       expect(e.sourceTurns.length).toBeGreaterThan(0);
       expect(e.sessionId).toMatch(/^s-[12]$/);
     }
-    expect(p.audit.filter((a) => a.action === 'create')).toEqual(entries.map(() => expect.objectContaining({ actor: 'reflector', to: 'short_term', reason: expect.stringContaining('staged by batch') })));
+    expect(p.audit.filter((a) => a.action === 'create')).toEqual(
+      entries.map(() =>
+        expect.objectContaining({
+          actor: 'reflector',
+          to: 'short_term',
+          reason: expect.stringContaining('staged by batch'),
+        }),
+      ),
+    );
     // Delivered again after a crash before its batch log: the same entries, none new, none corroborated.
     p.ingest.jobs.jobs.push(job as NonNullable<typeof job>);
     await p.run({ ...p.reflection, batchLogs: new MemoryBatchLogStore() });
@@ -78,7 +113,14 @@ describe('an event reflection reads short-term memory and the plans outcomes (re
     await p.run();
     const [entry] = (await p.ingest.items.list('alice')).filter((i) => i.tier === 'short_term');
     expect(entry).toBeDefined();
-    const event: AgentEvent = { type: 'agent.event', version: 1, userId: 'alice', timestamp: '2026-02-06T14:10:00Z', trigger: 'error', detail: 'The vet booking tool timed out.' };
+    const event: AgentEvent = {
+      type: 'agent.event',
+      version: 1,
+      userId: 'alice',
+      timestamp: '2026-02-06T14:10:00Z',
+      trigger: 'error',
+      detail: 'The vet booking tool timed out.',
+    };
     await p.publish(event);
     await p.run();
     const prompt = p.model.requests.at(-1)?.prompt ?? '';
@@ -87,10 +129,22 @@ describe('an event reflection reads short-term memory and the plans outcomes (re
   });
 
   it('says what the plans led to when turns, not the event, are reviewed; nothing when there is nothing', () => {
-    const context = occasionContext([{ title: 'cat named Pixel', confidence: 0.75, seen: { sessions: ['s-1', 's-2'] } }], 'Episode goal: book the vet\nOutcome: failed');
-    expect(context).toBe("## Short-term memory\n- cat named Pixel (confidence 0.75, seen in 2 sessions)\n\n## What the agent's plans led to\nEpisode goal: book the vet\nOutcome: failed");
+    const context = occasionContext(
+      [{ title: 'cat named Pixel', confidence: 0.75, seen: { sessions: ['s-1', 's-2'] } }],
+      'Episode goal: book the vet\nOutcome: failed',
+    );
+    expect(context).toBe(
+      "## Short-term memory\n- cat named Pixel (confidence 0.75, seen in 2 sessions)\n\n## What the agent's plans led to\nEpisode goal: book the vet\nOutcome: failed",
+    );
     expect(occasionContext([], '')).toBe('');
-    const prompt = buildReflectorPrompt(assembleBatch([turn({ turnId: 1 })]), [], { trigger: 'error' }, [], '', context);
+    const prompt = buildReflectorPrompt(
+      assembleBatch([turn({ turnId: 1 })]),
+      [],
+      { trigger: 'error' },
+      [],
+      '',
+      context,
+    );
     expect(prompt.indexOf('## Short-term memory')).toBeGreaterThan(prompt.indexOf('## Earlier diary entries'));
     expect(prompt.indexOf('## Short-term memory')).toBeLessThan(prompt.indexOf('## Turns to review'));
     expect(buildReflectorPrompt(assembleBatch([turn({ turnId: 1 })]), [])).not.toContain('Short-term memory');

@@ -15,7 +15,9 @@ const withPlainQuotes = (source: string): string => source.replace(/\\(['"`])/g,
 
 describe('docs/requirements.md', () => {
   it('names only files that exist', () => {
-    const cited = [...DOC.matchAll(/`((?:lib|functions|infra|events|bench|scripts|test)\/[^`\s]+?\.(?:ts|js|json|html|mjs))`/g)].map((m) => m[1] ?? '');
+    const cited = [
+      ...DOC.matchAll(/`((?:lib|functions|infra|events|bench|scripts|test)\/[^`\s]+?\.(?:ts|js|json|html|mjs))`/g),
+    ].map((m) => m[1] ?? '');
     expect(cited.length).toBeGreaterThan(50);
     expect(cited.filter((path) => path !== 'test/unit/x.test.ts' && !existsSync(`${ROOT}${path}`))).toEqual([]);
   });
@@ -48,6 +50,11 @@ describe('docs/requirements.md', () => {
 /** Every R-…-n id cited in the .ts files under `dir`. */
 function citedIds(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !join(entry.parentPath, entry.name).includes('node_modules'))
-    .flatMap((entry) => [...readFileSync(join(entry.parentPath, entry.name), 'utf8').matchAll(/\bR-[A-Z]+-\d+\b/g)].map((m) => m[0]));
+    .filter(
+      (entry) =>
+        entry.isFile() && entry.name.endsWith('.ts') && !join(entry.parentPath, entry.name).includes('node_modules'),
+    )
+    .flatMap((entry) =>
+      [...readFileSync(join(entry.parentPath, entry.name), 'utf8').matchAll(/\bR-[A-Z]+-\d+\b/g)].map((m) => m[0]),
+    );
 }

@@ -18,8 +18,10 @@ const item = (over: Partial<MemoryItem> & Pick<MemoryItem, 'id' | 'text'>): Memo
   ...newTierItem('u1', 'long_term', { text: over.text }, now),
   ...over,
 });
-const turn = (n: number, session: string, text: string, createdAt = '2026-02-20T10:00:00.000Z') => item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n], createdAt });
-const summary = (id: string, turns: number[], text: string) => item({ id: `summary:${id}`, kind: 'summary', text, sourceTurns: turns });
+const turn = (n: number, session: string, text: string, createdAt = '2026-02-20T10:00:00.000Z') =>
+  item({ id: `turn:${n}`, kind: 'turn', text, sessionId: session, sourceTurns: [n], createdAt });
+const summary = (id: string, turns: number[], text: string) =>
+  item({ id: `summary:${id}`, kind: 'summary', text, sourceTurns: turns });
 
 const pool = [
   turn(1, 's1', 'I went dancing on Friday\nLovely! What is your favourite style of dance?'),
@@ -28,9 +30,15 @@ const pool = [
   turn(4, 's1', 'then a long hike up the ridge'),
   ...Array.from({ length: 10 }, (_, i) => turn(10 + i, `o${i}`, `the weather was grey and the traffic slow, day ${i}`)),
   summary('a', [1, 2, 3, 4], 'A weekend away: three days outdoors and an evening class.'),
-  item({ id: 'mem:q', text: 'Her favourite dance style is contemporary', quality: 0.9, createdAt: '2025-12-01T12:00:00.000Z' }),
+  item({
+    id: 'mem:q',
+    text: 'Her favourite dance style is contemporary',
+    quality: 0.9,
+    createdAt: '2025-12-01T12:00:00.000Z',
+  }),
 ];
-const search = (query: string, explain?: boolean) => searchMemory(pool, { query, limit: 10, ...(explain === undefined ? {} : { explain }) }, now);
+const search = (query: string, explain?: boolean) =>
+  searchMemory(pool, { query, limit: 10, ...(explain === undefined ? {} : { explain }) }, now);
 const explainOf = (hits: SearchHit[], id: string): SearchExplain => {
   const e = hits.find((h) => h.item.id === id)?.explain;
   if (!e) throw new Error(`${id} has no explanation in ${hits.map((h) => h.item.id).join(', ')}`);
@@ -107,17 +115,26 @@ describe('search explain', () => {
 
   it('places a result in the vector ranking by its cosine', () => {
     const dims = 4;
-    const items = [item({ id: 'mem:dog', text: 'We adopted a puppy from the shelter' }), item({ id: 'mem:car', text: 'The car needs new tyres' })];
-    const vec = (axis: number) => unit(Float32Array.from({ length: dims }, (_, i) => (i === axis ? 1 : i === dims - 1 ? 0.1 : 0)));
+    const items = [
+      item({ id: 'mem:dog', text: 'We adopted a puppy from the shelter' }),
+      item({ id: 'mem:car', text: 'The car needs new tyres' }),
+    ];
+    const vec = (axis: number) =>
+      unit(Float32Array.from({ length: dims }, (_, i) => (i === axis ? 1 : i === dims - 1 ? 0.1 : 0)));
     const index = new SearchSegments([{ segment: segmentOf(items, quantise('m', dims, [vec(0), vec(1)])) }]);
-    const hits = rankIndex(index, { query: 'my canine companion', limit: 5, explain: true }, now, 0, { modelId: 'm', values: vec(0) });
+    const hits = rankIndex(index, { query: 'my canine companion', limit: 5, explain: true }, now, 0, {
+      modelId: 'm',
+      values: vec(0),
+    });
     expect(hits.map((h) => h.item.id)).toEqual(['mem:dog']);
     const byVector = place(hits[0]?.explain as SearchExplain, 'vector');
     expect(byVector).toMatchObject({ rank: 1 });
     expect(byVector?.similarity).toBeGreaterThan(0.9);
     expect(byVector?.terms).toBeUndefined();
     // Not asked: the same hits without explanations.
-    expect(rankIndex(index, { query: 'my canine companion', limit: 5 }, now, 0, { modelId: 'm', values: vec(0) })).toEqual(hits.map(({ explain: _e, ...h }) => h));
+    expect(
+      rankIndex(index, { query: 'my canine companion', limit: 5 }, now, 0, { modelId: 'm', values: vec(0) }),
+    ).toEqual(hits.map(({ explain: _e, ...h }) => h));
     expect(rankIndex(indexOf(items), { query: 'my canine companion', limit: 5, explain: true }, now)).toEqual([]);
   });
 });

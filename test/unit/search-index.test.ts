@@ -20,25 +20,39 @@ function world(timing?: { now?: () => Date; lagMs?: number }) {
   const store = new MemorySearchIndexStore();
   const { segments } = store;
   const catalog: MemoryCatalog = {
-    itemsById: async (_u, ids) => new Map(ids.flatMap((id) => (items.has(id) ? [[id, items.get(id) as MemoryItem] as const] : []))),
+    itemsById: async (_u, ids) =>
+      new Map(ids.flatMap((id) => (items.has(id) ? [[id, items.get(id) as MemoryItem] as const] : []))),
   };
   const write = (item: MemoryItem) => {
     items.set(item.id, item);
     store.mark(item.id);
   };
   now = start;
-  const index = new LiveSearchIndex({ store, catalog, clock: { now: () => now }, marks: { ...store.timing, ...timing } });
+  const index = new LiveSearchIndex({
+    store,
+    catalog,
+    clock: { now: () => now },
+    marks: { ...store.timing, ...timing },
+  });
   // What ranking may return: visible and not expired.
   const served = async () =>
     [...new SearchSegments((await index.view('u')).entries).visible()]
       .filter((i) => i.expiresAt === null || i.expiresAt > now.getTime())
       .map((i) => i.id)
       .sort();
-  const live = () => [...items.values()].filter((i) => !i.deleted && (i.expiresAt === null || Date.parse(i.expiresAt) > now.getTime())).map((i) => i.id).sort();
+  const live = () =>
+    [...items.values()]
+      .filter((i) => !i.deleted && (i.expiresAt === null || Date.parse(i.expiresAt) > now.getTime()))
+      .map((i) => i.id)
+      .sort();
   return { items, segments, write, index, served, live, head: () => store.pointer };
 }
 
-const note = (i: number, extra: Partial<MemoryItem> = {}): MemoryItem => ({ ...newTierItem('u', 'long_term', { text: `note ${i} about reef tanks` }, now), id: `mem:${i}`, ...extra });
+const note = (i: number, extra: Partial<MemoryItem> = {}): MemoryItem => ({
+  ...newTierItem('u', 'long_term', { text: `note ${i} about reef tanks` }, now),
+  id: `mem:${i}`,
+  ...extra,
+});
 
 describe('the search index over changes, compactions and merges', () => {
   it('serves what the stores hold: changes in the overlay, then in deltas, then merged', async () => {
@@ -66,8 +80,15 @@ describe('the search index over changes, compactions and merges', () => {
     // base's versions of rewritten, deleted and expired items stay hidden by the merged delta.
     expect(w.head().segments.length).toBeLessThanOrEqual(MAX_SEGMENTS);
     expect(w.head().segments[0]?.key).toBe('seg-1');
-    expect(w.head().segments.flatMap((s) => s.removes)).toEqual(expect.arrayContaining(['mem:50', 'mem:100', 'mem:150']));
-    expect(w.head().segments.slice(1).some((s) => s.items > 4)).toBe(true);
+    expect(w.head().segments.flatMap((s) => s.removes)).toEqual(
+      expect.arrayContaining(['mem:50', 'mem:100', 'mem:150']),
+    );
+    expect(
+      w
+        .head()
+        .segments.slice(1)
+        .some((s) => s.items > 4),
+    ).toBe(true);
     expect(w.segments.size).toBe(w.head().segments.length);
     // Enough deltas to outweigh a tenth of the base: everything in one segment again.
     for (let i = 0; i < 30; i++) {
@@ -84,7 +105,8 @@ describe('the search index over changes, compactions and merges', () => {
     const pending = w.index.compact('u');
     w.write(note(1, { quality: 0.123 }));
     await pending;
-    const quality = async () => [...new SearchSegments((await w.index.view('u')).entries).visible()].find((i) => i.id === 'mem:1')?.quality;
+    const quality = async () =>
+      [...new SearchSegments((await w.index.view('u')).entries).visible()].find((i) => i.id === 'mem:1')?.quality;
     expect(await quality()).toBe(0.123);
     await w.index.compact('u');
     expect((await w.index.view('u')).changes).toBe(0);
@@ -119,7 +141,7 @@ describe('the search index over changes, compactions and merges', () => {
     expect(await w.served()).toEqual(w.live());
   });
 
-  it('is due for a compaction once its watermark is half the marks\' TTL old, and stale past the TTL; a compaction with nothing to fold moves the watermark then', async () => {
+  it("is due for a compaction once its watermark is half the marks' TTL old, and stale past the TTL; a compaction with nothing to fold moves the watermark then", async () => {
     let wall = Date.UTC(2026, 0, 1) + 1_000;
     const w = world({ now: () => new Date(wall), lagMs: 0 });
     w.write(note(1));

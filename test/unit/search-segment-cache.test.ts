@@ -30,7 +30,12 @@ function s3Stub() {
 describe('the search index store segment cache', () => {
   it('keeps at most 48 segments, the ones it wrote included: the oldest is read from S3 again', async () => {
     const s3 = s3Stub();
-    const store = new DynamoS3SearchIndexStore({ ddb: {} as DynamoDBDocumentClient, s3: s3.client, tableName: 'table', bucketName: 'bucket' });
+    const store = new DynamoS3SearchIndexStore({
+      ddb: {} as DynamoDBDocumentClient,
+      s3: s3.client,
+      tableName: 'table',
+      bucketName: 'bucket',
+    });
     const refs = [];
     for (let v = 1; v <= 49; v++) refs.push(await store.putSegment('u1', v, SearchSegment.build([])));
     await store.segment(refs[48] as (typeof refs)[number]);

@@ -23,13 +23,24 @@ const TEXTS = [
   'The pottery class fired the glazed bowls at cone six',
 ];
 const item = (i: number, text = TEXTS[i % TEXTS.length] ?? '', extra: Partial<MemoryItem> = {}): MemoryItem => ({
-  ...newTierItem('u1', 'long_term', { text: `${text} (${i})`, sourceTurns: [i + 1] }, new Date(now.getTime() - i * 3_600_000)),
+  ...newTierItem(
+    'u1',
+    'long_term',
+    { text: `${text} (${i})`, sourceTurns: [i + 1] },
+    new Date(now.getTime() - i * 3_600_000),
+  ),
   id: `mem:${i}`,
   quality: (i % 5) / 5,
   ...extra,
 });
 const items = Array.from({ length: 40 }, (_, i) => item(i));
-const queries = ['Caroline support group', 'heater for the tank', 'What did Melanie paint?', 'adoption agencies research', 'pottery glaze'];
+const queries = [
+  'Caroline support group',
+  'heater for the tank',
+  'What did Melanie paint?',
+  'adoption agencies research',
+  'pottery glaze',
+];
 const ids = (index: SearchSegments, query: string) => rankIndex(index, { query, limit: 10 }, now).map((h) => h.item.id);
 
 describe('search segments', () => {
@@ -43,7 +54,9 @@ describe('search segments', () => {
   it('merge into one segment that ranks as the parts did, dropping only what the parts hid', () => {
     const parts = [segmentOf(items.slice(0, 15)), segmentOf(items.slice(15, 30)), segmentOf(items.slice(30))];
     const split = new SearchSegments(parts.map((segment) => ({ segment })));
-    const merged = new SearchSegments([{ segment: mergeSegments(parts.map((segment) => ({ segment, keep: () => true }))) }]);
+    const merged = new SearchSegments([
+      { segment: mergeSegments(parts.map((segment) => ({ segment, keep: () => true }))) },
+    ]);
     expect(merged.size).toBe(40);
     expect([...merged.visible()].map((i) => i.id).sort()).toEqual(items.map((i) => i.id).sort());
     for (const q of queries) expect(ids(merged, q)).toEqual(ids(split, q));
@@ -51,8 +64,20 @@ describe('search segments', () => {
   });
 
   it('carry which turns ask a question through bytes and merges; a segment written before reads as none asking', () => {
-    const turn = (n: number, text: string): MemoryItem => ({ ...item(n), text, id: `turn:${n}`, kind: 'turn', sessionId: 's1', sourceTurns: [n] });
-    const turns = [turn(1, 'We went out.\nHow was the lake?'), turn(2, 'Cold, but lovely.'), turn(3, 'Any plans？'), { ...item(4), text: 'Is this a turn?' }];
+    const turn = (n: number, text: string): MemoryItem => ({
+      ...item(n),
+      text,
+      id: `turn:${n}`,
+      kind: 'turn',
+      sessionId: 's1',
+      sourceTurns: [n],
+    });
+    const turns = [
+      turn(1, 'We went out.\nHow was the lake?'),
+      turn(2, 'Cold, but lovely.'),
+      turn(3, 'Any plans？'),
+      { ...item(4), text: 'Is this a turn?' },
+    ];
     const asking = (segment: ReturnType<typeof segmentOf>) => turns.map((_, d) => segment.item(d).asks);
     const built = segmentOf(turns);
     expect(asking(built)).toEqual([true, false, true, false]);
@@ -75,20 +100,32 @@ describe('search segments', () => {
   });
 
   it('never rank an expired item, and rank items in memory as searchMemory always did', () => {
-    const expiring = item(50, 'Zebrafish aquarium glance', { tier: 'ephemeral', expiresAt: new Date(now.getTime() + 60_000).toISOString() });
+    const expiring = item(50, 'Zebrafish aquarium glance', {
+      tier: 'ephemeral',
+      sessionId: 's1',
+      expiresAt: new Date(now.getTime() + 60_000).toISOString(),
+    });
     const index = indexOf([...items, expiring]);
-    expect(ids(index, 'zebrafish aquarium glance')[0]).toBe('mem:50');
-    expect(rankIndex(index, { query: 'zebrafish aquarium glance', limit: 10 }, new Date(now.getTime() + 120_000)).map((h) => h.item.id)).not.toContain('mem:50');
-    expect(searchMemory(items, { query: 'Caroline support group', limit: 3 }, now).map((h) => h.item.id)).toEqual(ids(indexOf(items), 'Caroline support group').slice(0, 3));
+    const inSession = (at: Date) =>
+      rankIndex(index, { query: 'zebrafish aquarium glance', limit: 10, sessionId: 's1' }, at).map((h) => h.item.id);
+    expect(inSession(now)[0]).toBe('mem:50');
+    expect(inSession(new Date(now.getTime() + 120_000))).not.toContain('mem:50');
+    expect(searchMemory(items, { query: 'Caroline support group', limit: 3 }, now).map((h) => h.item.id)).toEqual(
+      ids(indexOf(items), 'Caroline support group').slice(0, 3),
+    );
   });
 });
 
 /** The segment's bytes as a writer that did not know `name` would have written them (its layout without that array). */
 function withoutArray(bytes: Uint8Array, name: string): Uint8Array {
   const length = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, true);
-  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + length))) as { layout: Array<[string, ...unknown[]]> };
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + length))) as {
+    layout: Array<[string, ...unknown[]]>;
+  };
   const body = bytes.subarray(Math.ceil((length + 4) / 8) * 8);
-  const encoded = new TextEncoder().encode(JSON.stringify({ ...header, layout: header.layout.filter(([n]) => n !== name) }));
+  const encoded = new TextEncoder().encode(
+    JSON.stringify({ ...header, layout: header.layout.filter(([n]) => n !== name) }),
+  );
   const base = Math.ceil((encoded.length + 4) / 8) * 8;
   const out = new Uint8Array(base + body.length);
   new DataView(out.buffer).setUint32(0, encoded.length, true);

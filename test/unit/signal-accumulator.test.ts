@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { accumulate, completeBatch, MAX_PENDING_BATCHES, MAX_UNBATCHED_TURNS } from '../../lib/signals/signal-accumulator.js';
+import {
+  accumulate,
+  completeBatch,
+  MAX_PENDING_BATCHES,
+  MAX_UNBATCHED_TURNS,
+} from '../../lib/signals/signal-accumulator.js';
 import { detectSignals } from '../../lib/signals/turn-signals.js';
 import { idleCheck, scheduleIdleCheck } from '../../lib/signals/idle-rule.js';
 import { initialSignalState, parseSignalState } from '../../lib/signals/signal-state.js';
@@ -20,7 +25,16 @@ describe('signal accumulator (req R-SIG)', () => {
     const nine = accumulate(initialSignalState(), range(1, 9), defaultSignalConfig, now, never);
     expect(nine.triggers).toEqual([]);
     const ten = accumulate(nine.state, [t(10)], defaultSignalConfig, now, never);
-    expect(ten.triggers).toEqual([{ jobId: 'batch-1-10', kind: 'batch', trigger: 'turn_count', urgency: 0, turnIds: range(1, 10).map((x) => x.turnId), episodeIds: [] }]);
+    expect(ten.triggers).toEqual([
+      {
+        jobId: 'batch-1-10',
+        kind: 'batch',
+        trigger: 'turn_count',
+        urgency: 0,
+        turnIds: range(1, 10).map((x) => x.turnId),
+        episodeIds: [],
+      },
+    ]);
     expect(ten.state.pendingBatches.map((p) => p.jobId)).toEqual(['batch-1-10']);
   });
 
@@ -38,13 +52,25 @@ describe('signal accumulator (req R-SIG)', () => {
     const c = defaultSignalConfig;
     expect(detectSignals({ query: 'Actually, it was Tuesday' }, [], c)).toEqual(['user_correction']);
     expect(detectSignals({ query: 'I meant the other one' }, [], c)).toEqual(['user_correction']);
-    expect(detectSignals({ query: 'tell me more', signals: { validation: 'APPROVE', quality: 0.85 } }, [], c)).toEqual(['high_confidence_research']);
-    expect(detectSignals({ query: 'tell me more', signals: { validation: 'APPROVE', quality: 0.84 } }, [], c)).toEqual([]);
-    expect(detectSignals({ query: 'tell me more', signals: { validation: 'REVISE', quality: 0.99 } }, [], c)).toEqual([]);
-    expect(detectSignals({ query: 'tell me more', signals: { route: 'clarify' } }, [], c)).toEqual(['knowledge_boundary']);
+    expect(detectSignals({ query: 'tell me more', signals: { validation: 'APPROVE', quality: 0.85 } }, [], c)).toEqual([
+      'high_confidence_research',
+    ]);
+    expect(detectSignals({ query: 'tell me more', signals: { validation: 'APPROVE', quality: 0.84 } }, [], c)).toEqual(
+      [],
+    );
+    expect(detectSignals({ query: 'tell me more', signals: { validation: 'REVISE', quality: 0.99 } }, [], c)).toEqual(
+      [],
+    );
+    expect(detectSignals({ query: 'tell me more', signals: { route: 'clarify' } }, [], c)).toEqual([
+      'knowledge_boundary',
+    ]);
     expect(detectSignals({ query: 'tell me more', signals: { route: 'answer' } }, [], c)).toEqual([]);
-    expect(detectSignals({ query: 'tell me more', signals: { contradiction: true } }, [], c)).toEqual(['contradiction']);
-    expect(detectSignals({ query: 'reef tanks lighting' }, ['reef tanks', 'coral reef'], c)).toEqual(['topic_repeated']);
+    expect(detectSignals({ query: 'tell me more', signals: { contradiction: true } }, [], c)).toEqual([
+      'contradiction',
+    ]);
+    expect(detectSignals({ query: 'reef tanks lighting' }, ['reef tanks', 'coral reef'], c)).toEqual([
+      'topic_repeated',
+    ]);
     expect(detectSignals({ query: 'reef tanks lighting' }, ['reef tanks', 'troll farms'], c)).toEqual([]);
   });
 
@@ -70,10 +96,23 @@ describe('signal accumulator (req R-SIG)', () => {
     expect(more.triggers).toEqual([]);
     expect(more.state.turnsSinceLastBatch).toBe(13);
     const next = accumulate(more.state, range(14, 20), defaultSignalConfig, now, never);
-    expect(next.triggers).toMatchObject([{ jobId: 'batch-11-20', trigger: 'turn_count', turnIds: range(11, 20).map((x) => x.turnId) }]);
+    expect(next.triggers).toMatchObject([
+      { jobId: 'batch-11-20', trigger: 'turn_count', turnIds: range(11, 20).map((x) => x.turnId) },
+    ]);
     expect(next.state.turnsSinceLastBatch).toBe(20);
-    const done = completeBatch(more.state, 'batch-1-10', range(1, 10).map((x) => x.turnId), now);
-    expect(done).toMatchObject({ turnsSinceLastBatch: 3, urgencyScore: 0, lastBatchTurn: 10, pendingBatches: [], unbatchedTurnIds: [11, 12, 13] });
+    const done = completeBatch(
+      more.state,
+      'batch-1-10',
+      range(1, 10).map((x) => x.turnId),
+      now,
+    );
+    expect(done).toMatchObject({
+      turnsSinceLastBatch: 3,
+      urgencyScore: 0,
+      lastBatchTurn: 10,
+      pendingBatches: [],
+      unbatchedTurnIds: [11, 12, 13],
+    });
     expect(completeBatch(done!, 'batch-1-10', [1], now)).toBeNull();
   });
 
@@ -82,15 +121,33 @@ describe('signal accumulator (req R-SIG)', () => {
   it('keeps the urgency of turns that arrived while a batch ran, whichever comes first', () => {
     const fired = accumulate(initialSignalState(), range(1, 10), defaultSignalConfig, now, never);
     const urgent = [t(11, 'Actually, I meant the 40 gallon tank'), t(12, 'no, that is wrong')];
-    const turnsFirst = completeBatch(accumulate(fired.state, urgent, defaultSignalConfig, now, never).state, 'batch-1-10', range(1, 10).map((x) => x.turnId), now);
-    const completionFirst = accumulate(completeBatch(fired.state, 'batch-1-10', range(1, 10).map((x) => x.turnId), now)!, urgent, defaultSignalConfig, now, never).state;
+    const turnsFirst = completeBatch(
+      accumulate(fired.state, urgent, defaultSignalConfig, now, never).state,
+      'batch-1-10',
+      range(1, 10).map((x) => x.turnId),
+      now,
+    );
+    const completionFirst = accumulate(
+      completeBatch(
+        fired.state,
+        'batch-1-10',
+        range(1, 10).map((x) => x.turnId),
+        now,
+      )!,
+      urgent,
+      defaultSignalConfig,
+      now,
+      never,
+    ).state;
     expect(turnsFirst?.urgencyScore).toBeGreaterThan(0);
     expect(turnsFirst?.urgencyScore).toBe(completionFirst.urgencyScore);
     expect(turnsFirst?.unassigned).toEqual(completionFirst.unassigned);
   });
 
-  it('forms the same batches whatever the reflector\'s timing (completion does not move batch boundaries)', () => {
-    const turns = Array.from({ length: 40 }, (_, i) => t(i + 1, i % 7 === 0 ? `actually entry${i}` : `entry${i} subject${i}`));
+  it("forms the same batches whatever the reflector's timing (completion does not move batch boundaries)", () => {
+    const turns = Array.from({ length: 40 }, (_, i) =>
+      t(i + 1, i % 7 === 0 ? `actually entry${i}` : `entry${i} subject${i}`),
+    );
     const slow = accumulate(initialSignalState(), turns, defaultSignalConfig, now, never).triggers.map((x) => x.jobId);
     let state = initialSignalState();
     const fast: string[] = [];
@@ -110,7 +167,9 @@ describe('signal accumulator (req R-SIG)', () => {
     const fired = accumulate(initialSignalState(), range(1, 10), defaultSignalConfig, now, never);
     const later = new Date(now.getTime() + defaultSignalConfig.pendingBatchTimeoutMs + 1);
     const r = accumulate(fired.state, [t(11)], defaultSignalConfig, later, never);
-    expect(r.triggers).toMatchObject([{ jobId: 'batch-1-10', trigger: 'pending_timeout', turnIds: range(1, 10).map((x) => x.turnId) }]);
+    expect(r.triggers).toMatchObject([
+      { jobId: 'batch-1-10', trigger: 'pending_timeout', turnIds: range(1, 10).map((x) => x.turnId) },
+    ]);
     expect(accumulate(r.state, [t(12)], defaultSignalConfig, later, never).triggers).toEqual([]);
   });
 
@@ -145,8 +204,22 @@ describe('control events, summaries and activity', () => {
   it('session.closed reflects on the turns no batch has taken and fires one session-close summary over the turns since the last summary', () => {
     const r = accumulate(counted(4), [{ kind: 'session_closed', sessionId: 's1' }], defaultSignalConfig, now, never);
     expect(r.triggers).toEqual([
-      { jobId: 'batch-1-4', kind: 'batch', trigger: 'session_closed', urgency: 0, turnIds: [1, 2, 3, 4], episodeIds: [] },
-      { jobId: 'summary-1-4', kind: 'session-close', trigger: 'session_closed', urgency: 0, turnIds: [1, 2, 3, 4], episodeIds: [] },
+      {
+        jobId: 'batch-1-4',
+        kind: 'batch',
+        trigger: 'session_closed',
+        urgency: 0,
+        turnIds: [1, 2, 3, 4],
+        episodeIds: [],
+      },
+      {
+        jobId: 'summary-1-4',
+        kind: 'session-close',
+        trigger: 'session_closed',
+        urgency: 0,
+        turnIds: [1, 2, 3, 4],
+        episodeIds: [],
+      },
     ]);
     expect(r.state).toMatchObject({ messagesSinceSummary: 0, summaryTurnIds: [], unassigned: { turnIds: [] } });
     expect(r.state.pendingBatches.map((p) => p.jobId)).toEqual(['batch-1-4']);
@@ -155,41 +228,103 @@ describe('control events, summaries and activity', () => {
   });
 
   it('agent.event fires an event reflection over the turns no batch has taken yet', () => {
-    const r = accumulate(counted(3), [{ kind: 'agent_event', trigger: 'milestone', eventId: 'm' }], defaultSignalConfig, now, never);
-    expect(r.triggers).toEqual([{ jobId: 'batch-1-3', kind: 'event', trigger: 'event:milestone', urgency: 0, turnIds: [1, 2, 3], episodeIds: [] }]);
+    const r = accumulate(
+      counted(3),
+      [{ kind: 'agent_event', trigger: 'milestone', eventId: 'm' }],
+      defaultSignalConfig,
+      now,
+      never,
+    );
+    expect(r.triggers).toEqual([
+      { jobId: 'batch-1-3', kind: 'event', trigger: 'event:milestone', urgency: 0, turnIds: [1, 2, 3], episodeIds: [] },
+    ]);
     expect(r.state.pendingBatches.map((p) => p.jobId)).toEqual(['batch-1-3']);
-    const next = accumulate(r.state, [t(4), { kind: 'agent_event', trigger: 'error', eventId: 'e' }], defaultSignalConfig, now, never);
+    const next = accumulate(
+      r.state,
+      [t(4), { kind: 'agent_event', trigger: 'error', eventId: 'e' }],
+      defaultSignalConfig,
+      now,
+      never,
+    );
     expect(next.triggers).toMatchObject([{ jobId: 'batch-4-4', kind: 'event', trigger: 'event:error' }]);
     // No turn waiting: the event reflects on itself (its detail), not on nothing, and not silently.
-    const none = accumulate(r.state, [{ kind: 'agent_event', trigger: 'error', eventId: 'e1', detail: 'the booking tool timed out' }], defaultSignalConfig, now, never);
+    const none = accumulate(
+      r.state,
+      [{ kind: 'agent_event', trigger: 'error', eventId: 'e1', detail: 'the booking tool timed out' }],
+      defaultSignalConfig,
+      now,
+      never,
+    );
     expect(none.triggers).toEqual([
-      { jobId: 'event-e1-3', kind: 'event', trigger: 'event:error', urgency: 0, turnIds: [], episodeIds: [], eventDetail: 'the booking tool timed out', noTurns: 'no turn was waiting for a batch' },
+      {
+        jobId: 'event-e1-3',
+        kind: 'event',
+        trigger: 'event:error',
+        urgency: 0,
+        turnIds: [],
+        episodeIds: [],
+        eventDetail: 'the booking tool timed out',
+        noTurns: 'no turn was waiting for a batch',
+      },
     ]);
     expect(none.state.pendingBatches.map((p) => p.jobId)).toEqual(['batch-1-3']);
-    const nothing = accumulate(initialSignalState(), [{ kind: 'agent_event', trigger: 'user_request', eventId: 'e2' }, { kind: 'agent_event', trigger: 'user_request', eventId: 'e2' }], defaultSignalConfig, now, never);
+    const nothing = accumulate(
+      initialSignalState(),
+      [
+        { kind: 'agent_event', trigger: 'user_request', eventId: 'e2' },
+        { kind: 'agent_event', trigger: 'user_request', eventId: 'e2' },
+      ],
+      defaultSignalConfig,
+      now,
+      never,
+    );
     expect(nothing.triggers).toMatchObject([{ jobId: 'event-e2-0', turnIds: [] }]);
     expect(nothing.eventsNotReflected).toEqual([]);
   });
 
   it('an agent.event that can fire nothing (too many batches wait) says why', () => {
     let state = counted(0);
-    for (let i = 1; i <= MAX_PENDING_BATCHES; i++) state = accumulate(state, [t(i), { kind: 'agent_event', trigger: 'milestone', eventId: `${i}` }], defaultSignalConfig, now, never).state;
+    for (let i = 1; i <= MAX_PENDING_BATCHES; i++)
+      state = accumulate(
+        state,
+        [t(i), { kind: 'agent_event', trigger: 'milestone', eventId: `${i}` }],
+        defaultSignalConfig,
+        now,
+        never,
+      ).state;
     expect(state.pendingBatches).toHaveLength(MAX_PENDING_BATCHES);
-    const full = accumulate(state, [t(MAX_PENDING_BATCHES + 1), { kind: 'agent_event', trigger: 'error', eventId: 'x', detail: 'lost' }], defaultSignalConfig, now, never);
+    const full = accumulate(
+      state,
+      [t(MAX_PENDING_BATCHES + 1), { kind: 'agent_event', trigger: 'error', eventId: 'x', detail: 'lost' }],
+      defaultSignalConfig,
+      now,
+      never,
+    );
     expect(full.triggers).toEqual([]);
-    expect(full.eventsNotReflected).toEqual([{ trigger: 'error', reason: expect.stringMatching(/^20 batches wait for the reflector already .*the 1 waiting turns/) }]);
+    expect(full.eventsNotReflected).toEqual([
+      {
+        trigger: 'error',
+        reason: expect.stringMatching(/^20 batches wait for the reflector already .*the 1 waiting turns/),
+      },
+    ]);
   });
 
   it('idle rule (fake clock): 5 minutes since the last message and 5 messages since the last summary', () => {
     const at = (minutes: number) => new Date(now.getTime() + minutes * 60_000);
     const idle = at(5);
-    expect(idleCheck(counted(4), { lastTurnId: 4 }, defaultSignalConfig, idle)).toEqual({ skipped: 'too_few_messages' });
+    expect(idleCheck(counted(4), { lastTurnId: 4 }, defaultSignalConfig, idle)).toEqual({
+      skipped: 'too_few_messages',
+    });
     expect(idleCheck(counted(6), { lastTurnId: 5 }, defaultSignalConfig, idle)).toEqual({ skipped: 'newer_message' });
     expect(idleCheck(counted(5), { lastTurnId: 5 }, defaultSignalConfig, at(4.9))).toEqual({ skipped: 'not_idle_yet' });
     const due = idleCheck(counted(5), { lastTurnId: 5 }, defaultSignalConfig, idle);
-    expect(due).toMatchObject({ trigger: { jobId: 'summary-1-5', kind: 'idle-summary', trigger: 'idle', turnIds: [1, 2, 3, 4, 5] } });
+    expect(due).toMatchObject({
+      trigger: { jobId: 'summary-1-5', kind: 'idle-summary', trigger: 'idle', turnIds: [1, 2, 3, 4, 5] },
+    });
     if (!('state' in due)) throw new Error('expected a job');
-    expect(idleCheck(due.state, { lastTurnId: 5 }, defaultSignalConfig, at(60))).toEqual({ skipped: 'too_few_messages' });
+    expect(idleCheck(due.state, { lastTurnId: 5 }, defaultSignalConfig, at(60))).toEqual({
+      skipped: 'too_few_messages',
+    });
     const custom = parseSignalConfig('{"idleMinMessages": 2, "idleMinutes": 1}');
     expect(idleCheck(counted(2), { lastTurnId: 2 }, custom, at(1))).toHaveProperty('trigger');
     expect(idleCheck(counted(2), { lastTurnId: 2 }, custom, at(0.5))).toEqual({ skipped: 'not_idle_yet' });
@@ -205,7 +340,9 @@ describe('control events, summaries and activity', () => {
     // Its time has come (fired, firing or lost): the next counted turn sends a new one.
     expect(scheduleIdleCheck(first.state, defaultSignalConfig, at(5))?.plan.dueAt).toBe(at(10).toISOString());
     const check = { lastTurnId: 5, dueAt: at(5).toISOString() };
-    expect(idleCheck(first.state, { ...check, dueAt: at(3).toISOString() }, defaultSignalConfig, at(5))).toEqual({ skipped: 'superseded' });
+    expect(idleCheck(first.state, { ...check, dueAt: at(3).toISOString() }, defaultSignalConfig, at(5))).toEqual({
+      skipped: 'superseded',
+    });
     // The user spoke 2 minutes in: the check puts itself back (the same check), 5 minutes after that message, writing nothing.
     const spoke = { ...first.state, lastSeenAt: at(2).toISOString() };
     expect(idleCheck(spoke, check, defaultSignalConfig, at(5))).toEqual({ reschedule: { delaySeconds: 120 } });
@@ -213,30 +350,45 @@ describe('control events, summaries and activity', () => {
     // Quiet since, but too few messages: no summary, and the state keeps the spent due time.
     const few = scheduleIdleCheck(counted(4), defaultSignalConfig, now);
     if (!few) throw new Error('expected a check');
-    expect(idleCheck(few.state, { lastTurnId: 4, dueAt: few.plan.dueAt }, defaultSignalConfig, at(5))).toEqual({ skipped: 'too_few_messages' });
+    expect(idleCheck(few.state, { lastTurnId: 4, dueAt: few.plan.dueAt }, defaultSignalConfig, at(5))).toEqual({
+      skipped: 'too_few_messages',
+    });
     // A last message more than a threshold ahead of the clock (clocks disagree) is not waited for.
-    expect(idleCheck({ ...first.state, lastSeenAt: at(20).toISOString() }, check, defaultSignalConfig, at(5))).toEqual({ skipped: 'not_idle_yet' });
+    expect(idleCheck({ ...first.state, lastSeenAt: at(20).toISOString() }, check, defaultSignalConfig, at(5))).toEqual({
+      skipped: 'not_idle_yet',
+    });
     // A threshold beyond SQS's 15-minute delay waits in steps of 15 minutes.
     const long = { ...defaultSignalConfig, idleMinutes: 40 };
     const slow = scheduleIdleCheck(counted(5), long, now);
     expect(slow?.plan.delaySeconds).toBe(900);
     if (!slow) throw new Error('expected a check');
-    expect(idleCheck(slow.state, { lastTurnId: 5, dueAt: slow.plan.dueAt }, long, at(15))).toEqual({ reschedule: { delaySeconds: 900 } });
-    expect(idleCheck(slow.state, { lastTurnId: 5, dueAt: slow.plan.dueAt }, long, at(30))).toEqual({ reschedule: { delaySeconds: 600 } });
+    expect(idleCheck(slow.state, { lastTurnId: 5, dueAt: slow.plan.dueAt }, long, at(15))).toEqual({
+      reschedule: { delaySeconds: 900 },
+    });
+    expect(idleCheck(slow.state, { lastTurnId: 5, dueAt: slow.plan.dueAt }, long, at(30))).toEqual({
+      reschedule: { delaySeconds: 600 },
+    });
     // A local run's timeScale shortens SQS's longest delay with the threshold: as many hops as in AWS.
     expect(scheduleIdleCheck(counted(5), { ...long, timeScale: 60 }, now)?.plan.delaySeconds).toBe(15);
     expect(scheduleIdleCheck(counted(5), { ...long, timeScale: 900 }, now)?.plan.delaySeconds).toBe(1);
   });
 
   it('keeps per-day message counts for the activity index, recent days only', () => {
-    const day = (d: number, turnId: number) => ({ turnId, timestamp: `2026-01-${String(d).padStart(2, '0')}T10:00:00Z`, query: `q${turnId}` });
+    const day = (d: number, turnId: number) => ({
+      turnId,
+      timestamp: `2026-01-${String(d).padStart(2, '0')}T10:00:00Z`,
+      query: `q${turnId}`,
+    });
     const config = { ...defaultSignalConfig, activityDays: 2 };
     const r = accumulate(initialSignalState(), [day(1, 1), day(2, 2), day(2, 3), day(3, 4)], config, now, never);
     expect(r.state.activity).toEqual({ '2026-01-02': 2, '2026-01-03': 1 });
     // Each day is announced once for its activity marker, the first time it counts a message.
     expect(r.newActiveDays).toEqual(['2026-01-02', '2026-01-03']);
     expect(accumulate(r.state, [day(3, 5)], config, now, never).newActiveDays).toEqual([]);
-    expect(accumulate(r.state, [day(4, 5)], config, now, never)).toMatchObject({ newActiveDays: ['2026-01-04'], state: { activity: { '2026-01-03': 1, '2026-01-04': 1 } } });
+    expect(accumulate(r.state, [day(4, 5)], config, now, never)).toMatchObject({
+      newActiveDays: ['2026-01-04'],
+      state: { activity: { '2026-01-03': 1, '2026-01-04': 1 } },
+    });
   });
 
   it('reads a state stored before these fields existed without calling it corrupt', () => {

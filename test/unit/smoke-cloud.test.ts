@@ -24,10 +24,19 @@ type Answer = (command: string, input: Record<string, unknown>) => Record<string
 const config = { region: 'eu-west-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } };
 
 /** Answers every request of `client` with `answer`, recording it; nothing leaves the process. */
-function fake<T extends { middlewareStack: { add: (...args: never[]) => void } }>(client: T, answer: Answer): { client: T; calls: Call[] } {
+function fake<T extends { middlewareStack: { add: (...args: never[]) => void } }>(
+  client: T,
+  answer: Answer,
+): { client: T; calls: Call[] } {
   const calls: Call[] = [];
   const stack = client.middlewareStack as unknown as {
-    add(mw: (next: unknown, context: { commandName: string }) => (args: { input: Record<string, unknown> }) => Promise<unknown>, options: { step: 'initialize'; name: string }): void;
+    add(
+      mw: (
+        next: unknown,
+        context: { commandName: string },
+      ) => (args: { input: Record<string, unknown> }) => Promise<unknown>,
+      options: { step: 'initialize'; name: string },
+    ): void;
   };
   stack.add(
     (_next, context) => async (args) => {
@@ -48,7 +57,9 @@ const POOL = { userPoolId: 'eu-west-1_abc', clientId: 'client123' };
 describe('Cognito tokens for the smoke user', () => {
   it('creates the user without an invitation, sets a permanent password, signs in with USER_PASSWORD_AUTH, then deletes the user', async () => {
     const { client, calls } = fake(new CognitoIdentityProviderClient(config), (command) =>
-      command === 'InitiateAuthCommand' ? { AuthenticationResult: { AccessToken: 'access-token', IdToken: 'id-token' } } : {},
+      command === 'InitiateAuthCommand'
+        ? { AuthenticationResult: { AccessToken: 'access-token', IdToken: 'id-token' } }
+        : {},
     );
     const auth = cognitoAuth(client, POOL);
     const { token, detail } = await auth.token('smoke-20260302-abc123');
@@ -57,18 +68,37 @@ describe('Cognito tokens for the smoke user', () => {
     expect(await auth.cleanup()).toBe('Cognito user smoke-20260302-abc123 deleted from eu-west-1_abc');
     expect(await auth.cleanup()).toBeNull();
 
-    expect(calls.map((c) => c.command)).toEqual(['AdminCreateUserCommand', 'AdminSetUserPasswordCommand', 'InitiateAuthCommand', 'AdminDeleteUserCommand']);
+    expect(calls.map((c) => c.command)).toEqual([
+      'AdminCreateUserCommand',
+      'AdminSetUserPasswordCommand',
+      'InitiateAuthCommand',
+      'AdminDeleteUserCommand',
+    ]);
     const [create, setPassword, signIn, remove] = calls;
-    expect(create?.input).toEqual({ UserPoolId: 'eu-west-1_abc', Username: 'smoke-20260302-abc123', MessageAction: 'SUPPRESS' });
-    expect(setPassword?.input).toMatchObject({ UserPoolId: 'eu-west-1_abc', Username: 'smoke-20260302-abc123', Permanent: true });
+    expect(create?.input).toEqual({
+      UserPoolId: 'eu-west-1_abc',
+      Username: 'smoke-20260302-abc123',
+      MessageAction: 'SUPPRESS',
+    });
+    expect(setPassword?.input).toMatchObject({
+      UserPoolId: 'eu-west-1_abc',
+      Username: 'smoke-20260302-abc123',
+      Permanent: true,
+    });
     const password = setPassword?.input.Password;
-    expect(signIn?.input).toEqual({ AuthFlow: 'USER_PASSWORD_AUTH', ClientId: 'client123', AuthParameters: { USERNAME: 'smoke-20260302-abc123', PASSWORD: password } });
+    expect(signIn?.input).toEqual({
+      AuthFlow: 'USER_PASSWORD_AUTH',
+      ClientId: 'client123',
+      AuthParameters: { USERNAME: 'smoke-20260302-abc123', PASSWORD: password },
+    });
     expect(remove?.input).toEqual({ UserPoolId: 'eu-west-1_abc', Username: 'smoke-20260302-abc123' });
   });
 
   it('still deletes the user when signing in fails, and deletes nothing when creating it failed', async () => {
     const refused = fake(new CognitoIdentityProviderClient(config), (command) =>
-      command === 'InitiateAuthCommand' ? named('InvalidParameterException', 'USER_PASSWORD_AUTH flow not enabled for this client') : {},
+      command === 'InitiateAuthCommand'
+        ? named('InvalidParameterException', 'USER_PASSWORD_AUTH flow not enabled for this client')
+        : {},
     );
     const auth = cognitoAuth(refused.client, POOL);
     await expect(auth.token('smoke-x')).rejects.toThrow('USER_PASSWORD_AUTH flow not enabled');
@@ -83,7 +113,9 @@ describe('Cognito tokens for the smoke user', () => {
   });
 
   it('reports a challenge instead of tokens as a failure', async () => {
-    const { client } = fake(new CognitoIdentityProviderClient(config), (command) => (command === 'InitiateAuthCommand' ? { ChallengeName: 'SOFTWARE_TOKEN_MFA' } : {}));
+    const { client } = fake(new CognitoIdentityProviderClient(config), (command) =>
+      command === 'InitiateAuthCommand' ? { ChallengeName: 'SOFTWARE_TOKEN_MFA' } : {},
+    );
     await expect(cognitoAuth(client, POOL).token('smoke-z')).rejects.toThrow('the challenge SOFTWARE_TOKEN_MFA');
   });
 
@@ -95,9 +127,22 @@ describe('Cognito tokens for the smoke user', () => {
   });
 
   it('runs the cleanup even when no token could be had, and reports the token check as FAILED with its cause', async () => {
-    const { client, calls } = fake(new CognitoIdentityProviderClient(config), (command) => (command === 'InitiateAuthCommand' ? named('NotAuthorizedException', 'Incorrect username or password.') : {}));
-    const sqs = fake(new SQSClient(config), () => ({ Attributes: { ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0', ApproximateNumberOfMessagesDelayed: '0' } }));
-    const q = (n: string) => ({ name: n, url: `https://sqs/${n}`, dlqName: `${n}-dlq`, dlqUrl: `https://sqs/${n}-dlq` });
+    const { client, calls } = fake(new CognitoIdentityProviderClient(config), (command) =>
+      command === 'InitiateAuthCommand' ? named('NotAuthorizedException', 'Incorrect username or password.') : {},
+    );
+    const sqs = fake(new SQSClient(config), () => ({
+      Attributes: {
+        ApproximateNumberOfMessages: '0',
+        ApproximateNumberOfMessagesNotVisible: '0',
+        ApproximateNumberOfMessagesDelayed: '0',
+      },
+    }));
+    const q = (n: string) => ({
+      name: n,
+      url: `https://sqs/${n}`,
+      dlqName: `${n}-dlq`,
+      dlqUrl: `https://sqs/${n}-dlq`,
+    });
     const target: SmokeTarget = {
       label: 'stage test',
       sqs: sqs.client,
@@ -108,7 +153,12 @@ describe('Cognito tokens for the smoke user', () => {
       auth: cognitoAuth(client, POOL),
       logs: { signal: 's', reflector: 'r', idle: 'i', api: 'a' },
       // No model to check: the pre-flight passes with no check, and the run goes on to the token.
-      models: { region: 'eu-west-1', models: [], runtime: new BedrockRuntimeClient(config), control: new BedrockClient(config) },
+      models: {
+        region: 'eu-west-1',
+        models: [],
+        runtime: new BedrockRuntimeClient(config),
+        control: new BedrockClient(config),
+      },
     };
     const report = await runSmoke(target, { userId: 'smoke-fixed' });
     const c = Object.fromEntries(report.checks.map((x) => [x.id, x]));
@@ -127,7 +177,9 @@ describe('a token brought for a stage with its own OIDC issuer', () => {
     expect(givenTokenAuth(jwt({ sub: 'abc', username: 'agent-7' })).fixedUserId).toBe('agent-7');
     expect(givenTokenAuth(jwt({ sub: 'abc', memory_users: 'u1 u2' }), 'u2').fixedUserId).toBe('u2');
     expect(givenTokenAuth(jwt({ sub: 'ops', groups: ['memory-admin'] })).fixedUserId).toBeUndefined();
-    expect(() => givenTokenAuth(jwt({ sub: 'abc', username: 'agent-7' }), 'someone')).toThrow('--token may not act on someone');
+    expect(() => givenTokenAuth(jwt({ sub: 'abc', username: 'agent-7' }), 'someone')).toThrow(
+      '--token may not act on someone',
+    );
     expect(() => givenTokenAuth('not-a-jwt')).toThrow('not a JWT');
   });
 });
@@ -136,22 +188,65 @@ describe('reading the stage', () => {
   it('reads stack outputs, and says to deploy when the stack does not exist', async () => {
     const { client, calls } = fake(new CloudFormationClient(config), (_c, input) =>
       input.StackName === 'reflective-memory-dev-stateful'
-        ? { Stacks: [{ StackName: 'x', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Outputs: [{ OutputKey: 'TurnQueueUrl', OutputValue: 'https://q' }, { OutputKey: 'UserPoolId', OutputValue: 'p' }] }] }
+        ? {
+            Stacks: [
+              {
+                StackName: 'x',
+                CreationTime: new Date(),
+                StackStatus: 'CREATE_COMPLETE',
+                Outputs: [
+                  { OutputKey: 'TurnQueueUrl', OutputValue: 'https://q' },
+                  { OutputKey: 'UserPoolId', OutputValue: 'p' },
+                ],
+              },
+            ],
+          }
         : named('ValidationError', 'Stack with id reflective-memory-nope-stateful does not exist'),
     );
-    expect(await stackOutputs(client, 'reflective-memory-dev-stateful')).toEqual({ TurnQueueUrl: 'https://q', UserPoolId: 'p' });
+    expect(await stackOutputs(client, 'reflective-memory-dev-stateful')).toEqual({
+      TurnQueueUrl: 'https://q',
+      UserPoolId: 'p',
+    });
     await expect(stackOutputs(client, 'reflective-memory-nope-stateful')).rejects.toThrow('deploy the stage first');
-    expect(calls[0]).toEqual({ command: 'DescribeStacksCommand', input: { StackName: 'reflective-memory-dev-stateful' } });
+    expect(calls[0]).toEqual({
+      command: 'DescribeStacksCommand',
+      input: { StackName: 'reflective-memory-dev-stateful' },
+    });
   });
 
   it("finds the functions' log groups by their logical ids, across pages, and names the stack when it cannot", async () => {
     const { client } = fake(new CloudFormationClient(config), (_c, input) =>
       input.NextToken === undefined
-        ? { NextToken: 'p2', StackResourceSummaries: [{ LogicalResourceId: 'SignalFunctionLogs1A2B3C4D', PhysicalResourceId: 'stateless-SignalFunctionLogs-XYZ', ResourceType: 'AWS::Logs::LogGroup', ResourceStatus: 'CREATE_COMPLETE', LastUpdatedTimestamp: new Date() }] }
-        : { StackResourceSummaries: [
-            { LogicalResourceId: 'ReflectorFunctionLogsDEADBEEF', PhysicalResourceId: 'stateless-ReflectorFunctionLogs-ABC', ResourceType: 'AWS::Logs::LogGroup', ResourceStatus: 'CREATE_COMPLETE', LastUpdatedTimestamp: new Date() },
-            { LogicalResourceId: 'ReflectorFunction12345678', PhysicalResourceId: 'fn', ResourceType: 'AWS::Lambda::Function', ResourceStatus: 'CREATE_COMPLETE', LastUpdatedTimestamp: new Date() },
-          ] },
+        ? {
+            NextToken: 'p2',
+            StackResourceSummaries: [
+              {
+                LogicalResourceId: 'SignalFunctionLogs1A2B3C4D',
+                PhysicalResourceId: 'stateless-SignalFunctionLogs-XYZ',
+                ResourceType: 'AWS::Logs::LogGroup',
+                ResourceStatus: 'CREATE_COMPLETE',
+                LastUpdatedTimestamp: new Date(),
+              },
+            ],
+          }
+        : {
+            StackResourceSummaries: [
+              {
+                LogicalResourceId: 'ReflectorFunctionLogsDEADBEEF',
+                PhysicalResourceId: 'stateless-ReflectorFunctionLogs-ABC',
+                ResourceType: 'AWS::Logs::LogGroup',
+                ResourceStatus: 'CREATE_COMPLETE',
+                LastUpdatedTimestamp: new Date(),
+              },
+              {
+                LogicalResourceId: 'ReflectorFunction12345678',
+                PhysicalResourceId: 'fn',
+                ResourceType: 'AWS::Lambda::Function',
+                ResourceStatus: 'CREATE_COMPLETE',
+                LastUpdatedTimestamp: new Date(),
+              },
+            ],
+          },
     );
     const logs = await functionLogGroups(client, 'reflective-memory-dev-stateless');
     expect(logs.signal).toBe('stateless-SignalFunctionLogs-XYZ');

@@ -17,14 +17,19 @@ describe('the smoke conversation', () => {
     const c = smokeConversation('smoke-x', NOW);
     for (const event of [...c.turns, c.close]) expect(TurnQueueMessageSchema.safeParse(event).success).toBe(true);
     expect(c.turns.map((t) => t.turnId)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
-    expect(new Set([...c.turns, c.close].map((e) => `${e.userId}/${e.sessionId}`))).toEqual(new Set([`smoke-x/${c.sessionId}`]));
+    expect(new Set([...c.turns, c.close].map((e) => `${e.userId}/${e.sessionId}`))).toEqual(
+      new Set([`smoke-x/${c.sessionId}`]),
+    );
     expect(c.close.timestamp).toBe(NOW.toISOString());
     expect(c.turns.every((t) => Date.parse(t.timestamp) < NOW.getTime())).toBe(true);
   });
 
   it('fires a batch by count (turns 1–10), one at the close over what is left (11–12) and one session-close summary (turns 1–12)', () => {
     const c = smokeConversation('smoke-x', NOW);
-    const items: SignalItem[] = [...c.turns.map((turn) => ({ kind: 'turn' as const, turn })), { kind: 'session_closed', sessionId: c.sessionId }];
+    const items: SignalItem[] = [
+      ...c.turns.map((turn) => ({ kind: 'turn' as const, turn })),
+      { kind: 'session_closed', sessionId: c.sessionId },
+    ];
     const { triggers, outcomes } = accumulate(initialSignalState(), items, defaultSignalConfig, NOW, () => false);
     expect(triggers.map((t) => [t.jobId, t.kind, t.trigger])).toEqual([
       ['batch-1-10', 'batch', 'turn_count'],

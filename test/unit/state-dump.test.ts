@@ -30,7 +30,9 @@ describe('state dump normalisation', () => {
       timestamp: '2023-05-08T13:56:00.000Z',
     });
     // A batch log's timestamp is when the batch ran.
-    expect(normalise({ timestamp: '2026-11-22T08:01:02Z' }, { timestampIsProcessing: true })).toEqual({ timestamp: '2026-11-22T<processing time>' });
+    expect(normalise({ timestamp: '2026-11-22T08:01:02Z' }, { timestampIsProcessing: true })).toEqual({
+      timestamp: '2026-11-22T<processing time>',
+    });
   });
 });
 
@@ -44,11 +46,20 @@ describe('fault-equivalence differences kept', () => {
 
   it('prints the differences by kind, the first few and the file holding all, only when there are some', () => {
     const none = { differences: 0, byKind: {}, sample: [] };
-    const base = { determinism: none, equivalence: none, sustained: null, differencesFile: null } as unknown as EquivalenceReport;
+    const base = {
+      determinism: none,
+      equivalence: none,
+      sustained: null,
+      differencesFile: null,
+    } as unknown as EquivalenceReport;
     expect(differenceLines(base)).toEqual([]);
     const some = {
       ...base,
-      equivalence: { differences: 2, byKind: { 'SUMMARY#': 2 }, sample: [{ userId: 'u1', where: 'item', key: 'USER#u1|SUMMARY#1#s', kind: 'only-a' }] },
+      equivalence: {
+        differences: 2,
+        byKind: { 'SUMMARY#': 2 },
+        sample: [{ userId: 'u1', where: 'item', key: 'USER#u1|SUMMARY#1#s', kind: 'only-a' }],
+      },
       differencesFile: '/x/conv-30.json',
     } as unknown as EquivalenceReport;
     expect(differenceLines(some)).toEqual([

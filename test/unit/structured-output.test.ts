@@ -7,7 +7,11 @@ import { ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import { describe, expect, it } from 'vitest';
 import type { ConverseRequest } from '../../infra/local/converse-protocol.js';
 import { refusalOf } from '../../infra/local/converse-validation.js';
-import { estimateInputTokens, STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS, TOOL_USE_SYSTEM_PROMPT_TOKENS } from '../../infra/local/token-estimate.js';
+import {
+  estimateInputTokens,
+  STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS,
+  TOOL_USE_SYSTEM_PROMPT_TOKENS,
+} from '../../infra/local/token-estimate.js';
 import { BedrockConverseModel } from '../../lib/model/bedrock-converse-model.adapter.js';
 import { supportsStructuredOutput } from '../../lib/model/bedrock-models.js';
 import { modelSchemaOf } from '../../lib/model/model-schema.js';
@@ -44,7 +48,9 @@ describe('the answer schemas in the structured output subset', () => {
       expect(structuredOutputSchemaRefusal(toStructuredOutputSchema(schema)), kind).toBeNull();
       expect(structuredOutputSchemaRefusal(schema), kind).not.toBeNull();
     }
-    expect(structuredOutputSchemaRefusal(answerSchemas.batch)).toMatch(/For 'integer' type, property 'minimum' is not supported|'additionalProperties' must be explicitly set to false/);
+    expect(structuredOutputSchemaRefusal(answerSchemas.batch)).toMatch(
+      /For 'integer' type, property 'minimum' is not supported|'additionalProperties' must be explicitly set to false/,
+    );
   });
 
   it('drops numeric, string-length and list-size limits, keeps a minimum of one item, and closes every object', () => {
@@ -58,17 +64,34 @@ describe('the answer schemas in the structured output subset', () => {
     });
     expect(cut).toEqual({
       type: 'object',
-      properties: { n: { type: 'number', description: '0..1' }, ids: { type: 'array', minItems: 1, items: { type: 'integer' } }, s: { type: 'string' } },
+      properties: {
+        n: { type: 'number', description: '0..1' },
+        ids: { type: 'array', minItems: 1, items: { type: 'integer' } },
+        s: { type: 'string' },
+      },
       additionalProperties: false,
     });
   });
 
   it('refuses what Anthropic lists as unsupported, and more optional parameters than the limit', () => {
-    const closed = (properties: Record<string, unknown>, required: string[] = Object.keys(properties)) => ({ type: 'object', properties, required, additionalProperties: false });
-    expect(structuredOutputSchemaRefusal(closed({ a: { type: 'array', minItems: 2, items: { type: 'string' } } }))).toMatch(/minItems values other than 0 or 1/);
-    expect(structuredOutputSchemaRefusal(closed({ a: { type: 'string', maxLength: 3 } }))).toMatch(/property 'maxLength' is not supported/);
-    expect(structuredOutputSchemaRefusal(closed({ a: { $ref: 'http://example.com/s.json' } }))).toMatch(/external \$ref/);
-    expect(structuredOutputSchemaRefusal({ type: 'object', properties: { a: { type: 'string' } } })).toMatch(/additionalProperties' must be explicitly set to false/);
+    const closed = (properties: Record<string, unknown>, required: string[] = Object.keys(properties)) => ({
+      type: 'object',
+      properties,
+      required,
+      additionalProperties: false,
+    });
+    expect(
+      structuredOutputSchemaRefusal(closed({ a: { type: 'array', minItems: 2, items: { type: 'string' } } })),
+    ).toMatch(/minItems values other than 0 or 1/);
+    expect(structuredOutputSchemaRefusal(closed({ a: { type: 'string', maxLength: 3 } }))).toMatch(
+      /property 'maxLength' is not supported/,
+    );
+    expect(structuredOutputSchemaRefusal(closed({ a: { $ref: 'http://example.com/s.json' } }))).toMatch(
+      /external \$ref/,
+    );
+    expect(structuredOutputSchemaRefusal({ type: 'object', properties: { a: { type: 'string' } } })).toMatch(
+      /additionalProperties' must be explicitly set to false/,
+    );
     const many = Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`p${i}`, { type: 'string' }]));
     expect(structuredOutputSchemaRefusal(closed(many, []))).toMatch(/25 optional parameters, more than the 24 allowed/);
     // A property may be named like a keyword: only schemas are checked, not the names of properties.
@@ -79,7 +102,11 @@ describe('the answer schemas in the structured output subset', () => {
 describe('the adapter asks as the model serves it', () => {
   it('Claude Haiku 4.5: outputConfig with the schema as a JSON string, no toolConfig; the JSON text comes back parsed', async () => {
     expect(supportsStructuredOutput(HAIKU)).toBe(true);
-    const answer = { new_facts: [{ title: 'dog_rex', content: 'The user has a beagle named Rex.', source_turns: [1], category: 'Facts' }] };
+    const answer = {
+      new_facts: [
+        { title: 'dog_rex', content: 'The user has a beagle named Rex.', source_turns: [1], category: 'Facts' },
+      ],
+    };
     const { client, sent } = recordingClient({ text: JSON.stringify(answer) });
     const r = await new BedrockConverseModel(client, HAIKU).reflect(reflectRequest);
     expect(sent).toHaveLength(1);
@@ -97,7 +124,9 @@ describe('the adapter asks as the model serves it', () => {
 
   it('an answer that holds no JSON comes back as its text (the use cases find it unusable)', async () => {
     const { client } = recordingClient({ text: 'Sure! {"new_facts": [' });
-    expect((await new BedrockConverseModel(client, HAIKU).reflect(reflectRequest)).output).toBe('Sure! {"new_facts": [');
+    expect((await new BedrockConverseModel(client, HAIKU).reflect(reflectRequest)).output).toBe(
+      'Sure! {"new_facts": [',
+    );
   });
 
   it('Nova Lite (no structured output): the forced tool, no outputConfig', async () => {
@@ -129,14 +158,27 @@ describe('the Converse stand-in and structured output', () => {
 
   it('refuses structured output for a model that does not serve it, a schema outside the subset, and a type other than json_schema', async () => {
     const ok = await sentFor(HAIKU, reflectRequest);
-    expect(refusalOf({ ...ok, modelId: NOVA }, 'us-east-1')?.message).toBe("This model doesn't support the textFormat field.");
-    const raw = { ...ok, outputConfig: { textFormat: { type: 'json_schema', structure: { jsonSchema: { name: 'record_reflection', schema: JSON.stringify(answerSchemas.nightly) } } } } };
+    expect(refusalOf({ ...ok, modelId: NOVA }, 'us-east-1')?.message).toBe(
+      "This model doesn't support the textFormat field.",
+    );
+    const raw = {
+      ...ok,
+      outputConfig: {
+        textFormat: {
+          type: 'json_schema',
+          structure: { jsonSchema: { name: 'record_reflection', schema: JSON.stringify(answerSchemas.nightly) } },
+        },
+      },
+    };
     expect(refusalOf(raw, 'us-east-1')).toMatchObject({
       status: 400,
       errorType: 'ValidationException',
       message: expect.stringMatching(/^The model returned the following errors: output_config\.format\.schema/),
     });
-    const text = { ...ok, outputConfig: { textFormat: { type: 'text', structure: ok.outputConfig?.textFormat?.structure } } };
+    const text = {
+      ...ok,
+      outputConfig: { textFormat: { type: 'text', structure: ok.outputConfig?.textFormat?.structure } },
+    };
     expect(refusalOf(text, 'us-east-1')?.message).toBe(
       "1 validation error detected: Value 'text' at 'outputConfig.textFormat.type' failed to satisfy constraint: Member must satisfy enum value set: [json_schema]",
     );
@@ -153,6 +195,8 @@ describe('the Converse stand-in and structured output', () => {
     await new BedrockConverseModel(client, NOVA).reflect(reflectRequest);
     const tool = { ...(JSON.parse(JSON.stringify(sent[0])) as ConverseRequest), modelId: HAIKU };
     // The same answer schema asked through a forced tool costs the hidden tool-use prompt on top.
-    expect(estimateInputTokens(tool) - estimateInputTokens(structured)).toBeGreaterThan(TOOL_USE_SYSTEM_PROMPT_TOKENS - STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS);
+    expect(estimateInputTokens(tool) - estimateInputTokens(structured)).toBeGreaterThan(
+      TOOL_USE_SYSTEM_PROMPT_TOKENS - STRUCTURED_OUTPUT_SYSTEM_PROMPT_TOKENS,
+    );
   });
 });

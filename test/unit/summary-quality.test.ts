@@ -4,7 +4,14 @@ import type { SummaryRecordView } from '../../lib/items/memory-item.js';
 import { summaryQuality } from '../../lib/summaries/summary-quality.js';
 
 const summary = (id: string, text: string, extra: Partial<SummaryRecordView> = {}): SummaryRecordView => ({
-  userId: 'u', id, kind: 'idle-summary', createdAt: '2026-02-06T14:00:00Z', sourceTurns: [1], text, deleted: false, ...extra,
+  userId: 'u',
+  id,
+  kind: 'idle-summary',
+  createdAt: '2026-02-06T14:00:00Z',
+  sourceTurns: [1],
+  text,
+  deleted: false,
+  ...extra,
 });
 
 describe('summary quality', () => {
@@ -15,7 +22,15 @@ describe('summary quality', () => {
       summary('s3', 'Painting class on Tuesday.', { deleted: true, resurrections: 2, resurrectionsWhileDeleted: 0 }),
       summary('s4', 'The reef lights.'),
     ]);
-    expect(q).toMatchObject({ summaries: 4, deleted: 1, deletionRate: 0.25, resurrections: 3, resurrected: 1, resurrectionRate: 0.333, resurrectionsOfDeleted: 0 });
+    expect(q).toMatchObject({
+      summaries: 4,
+      deleted: 1,
+      deletionRate: 0.25,
+      resurrections: 3,
+      resurrected: 1,
+      resurrectionRate: 0.333,
+      resurrectionsOfDeleted: 0,
+    });
     expect(q.topics.slice(0, 3)).toEqual([
       { topic: 'reef', summaries: 3 },
       { topic: 'pump', summaries: 2 },
@@ -25,11 +40,19 @@ describe('summary quality', () => {
   });
 
   it('reports a deleted summary given back, and nothing for a user without summaries', () => {
-    expect(summaryQuality([summary('s1', 'x', { deleted: true, resurrectionsWhileDeleted: 1 })]).resurrectionsOfDeleted).toBe(1);
-    expect(summaryQuality([])).toMatchObject({ summaries: 0, deletionRate: 0, resurrectionRate: 0, topics: [], carrying: 0 });
+    expect(
+      summaryQuality([summary('s1', 'x', { deleted: true, resurrectionsWhileDeleted: 1 })]).resurrectionsOfDeleted,
+    ).toBe(1);
+    expect(summaryQuality([])).toMatchObject({
+      summaries: 0,
+      deletionRate: 0,
+      resurrectionRate: 0,
+      topics: [],
+      carrying: 0,
+    });
   });
 
-  it('counts the live summaries that carry their session\'s previous one forward', () => {
+  it("counts the live summaries that carry their session's previous one forward", () => {
     const q = summaryQuality([
       summary('s1', 'Rex the beagle.'),
       summary('s2', 'Rex the beagle chewed the sofa.', { carried: 's1', sourceTurns: [1, 2] }),

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
 import { parseFrontMatter } from '../../lib/kernel/front-matter.js';
 import { dayUnits } from '../../lib/sleep-time/nightly.js';
-import { capCarriedText, DEFAULT_SUMMARY_PROMPT, defaultSummarySettings, MAX_CARRIED_SUMMARY_CHARS, SUMMARY_CARRIED_PREAMBLE, SUMMARY_CONTEXT_PREAMBLE } from '../../lib/summaries/summary.js';
+import {
+  capCarriedText,
+  DEFAULT_SUMMARY_PROMPT,
+  defaultSummarySettings,
+  MAX_CARRIED_SUMMARY_CHARS,
+  SUMMARY_CARRIED_PREAMBLE,
+  SUMMARY_CONTEXT_PREAMBLE,
+} from '../../lib/summaries/summary.js';
 import { summarizeOffline } from '../../lib/offline-model/rule-reflector.js';
 import { ModelUnavailableError, UnusableModelOutputError } from '../../lib/model/language-model.port.js';
 import { recordFailedAttempt } from '../../lib/batches/run-reflection.js';
@@ -16,13 +23,26 @@ import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
 import { MemorySummaryStore } from '../../lib/summaries/summary.fake.js';
 
 const job = (kind: Job['kind'] = 'idle-summary'): Job => ({
-  type: 'reflector.job', version: 1, jobId: 'summary-1-3', userId: 'alice', kind, trigger: 'idle', urgency: 0, turnIds: [1, 2, 3], requestedAt: '2026-02-06T14:30:00Z',
+  type: 'reflector.job',
+  version: 1,
+  jobId: 'summary-1-3',
+  userId: 'alice',
+  kind,
+  trigger: 'idle',
+  urgency: 0,
+  turnIds: [1, 2, 3],
+  requestedAt: '2026-02-06T14:30:00Z',
 });
 
 async function setup() {
   const turns = new MemoryTurnStore();
-  await turns.saveTurns([1, 2, 3].map((turnId) => turn({ userId: 'alice', turnId, query: `I adopted a beagle named Rex, part ${turnId}` })));
-  const model = new ScriptedModel(() => ({}), (req) => `Summary of ${req.system.split('[Turn ').length - 1} turns.`);
+  await turns.saveTurns(
+    [1, 2, 3].map((turnId) => turn({ userId: 'alice', turnId, query: `I adopted a beagle named Rex, part ${turnId}` })),
+  );
+  const model = new ScriptedModel(
+    () => ({}),
+    (req) => `Summary of ${req.system.split('[Turn ').length - 1} turns.`,
+  );
   const deps = {
     turns,
     summaries: new MemorySummaryStore(),
@@ -53,16 +73,24 @@ describe('summaries after inactivity (req R-SUM)', () => {
     });
   });
 
-  it('dates the summary by its input time, the job\'s request, however late a delivery writes it', async () => {
+  it("dates the summary by its input time, the job's request, however late a delivery writes it", async () => {
     const { deps } = await setup();
-    await runSummary({ ...job(), requestedAt: '2026-02-01T09:00:00.000Z' }, { ...deps, clock: fixedClock('2026-02-09T10:00:00.000Z') });
+    await runSummary(
+      { ...job(), requestedAt: '2026-02-01T09:00:00.000Z' },
+      { ...deps, clock: fixedClock('2026-02-09T10:00:00.000Z') },
+    );
     expect(deps.summaries.pairs.get('alice/summary-1-3')?.createdAt).toBe('2026-02-01T09:00:00.000Z');
   });
 
   it('retries an empty answer when the job will be delivered again; writes it on the last delivery', async () => {
     const { deps } = await setup();
-    const silent = new ScriptedModel(() => ({}), () => '');
-    await expect(runSummary(job(), { ...deps, model: silent, retryUnusableOutput: true })).rejects.toBeInstanceOf(UnusableModelOutputError);
+    const silent = new ScriptedModel(
+      () => ({}),
+      () => '',
+    );
+    await expect(runSummary(job(), { ...deps, model: silent, retryUnusableOutput: true })).rejects.toBeInstanceOf(
+      UnusableModelOutputError,
+    );
     expect(deps.summaries.pairs.size).toBe(0);
     expect((await runSummary(job(), { ...deps, model: silent })).status).toBe('written');
   });
@@ -70,23 +98,36 @@ describe('summaries after inactivity (req R-SUM)', () => {
   it('asks once more with twice the budget when the summary was cut, and logs why the model stopped', async () => {
     const { deps } = await setup();
     let calls = 0;
-    const cutOnce = new ScriptedModel(() => ({}), () => (++calls === 1 ? stopped('max_tokens', 'Turns 1–3: the user adop') : 'Turns 1–3: the user adopted Rex.'));
+    const cutOnce = new ScriptedModel(
+      () => ({}),
+      () => (++calls === 1 ? stopped('max_tokens', 'Turns 1–3: the user adop') : 'Turns 1–3: the user adopted Rex.'),
+    );
     const out = await runSummary(job(), { ...deps, model: cutOnce, retryUnusableOutput: true });
     expect(out).toMatchObject({ status: 'written', text: 'Turns 1–3: the user adopted Rex.' });
     expect(cutOnce.summaries.map((r) => r.maxTokens)).toEqual([2000, 4000]);
-    expect(deps.log.entries.find((e) => e.message === 'summary written')?.extra).toMatchObject({ stopReason: 'end_turn' });
+    expect(deps.log.entries.find((e) => e.message === 'summary written')?.extra).toMatchObject({
+      stopReason: 'end_turn',
+    });
   });
 
   it('a summary cut again is asked on the next delivery, and written on the last saying it was cut', async () => {
     const { deps } = await setup();
-    const cut = new ScriptedModel(() => ({}), () => stopped('max_tokens', 'Turns 1–3: the user adop'));
-    await expect(runSummary(job(), { ...deps, model: cut, retryUnusableOutput: true })).rejects.toThrow(/cut at its output budget of 2000 tokens, and again at 4000/);
+    const cut = new ScriptedModel(
+      () => ({}),
+      () => stopped('max_tokens', 'Turns 1–3: the user adop'),
+    );
+    await expect(runSummary(job(), { ...deps, model: cut, retryUnusableOutput: true })).rejects.toThrow(
+      /cut at its output budget of 2000 tokens, and again at 4000/,
+    );
     expect(deps.summaries.pairs.size).toBe(0);
     const out = await runSummary(job(), { ...deps, model: cut });
-    expect(out).toMatchObject({ status: 'written', text: "Turns 1–3: the user adop… [summary cut at the model's output budget]" });
+    expect(out).toMatchObject({
+      status: 'written',
+      text: "Turns 1–3: the user adop… [summary cut at the model's output budget]",
+    });
   });
 
-  it('is idempotent, follows a user\'s own prompt and max tokens, and can be switched off', async () => {
+  it("is idempotent, follows a user's own prompt and max tokens, and can be switched off", async () => {
     const { deps, model } = await setup();
     await runSummary(job(), deps);
     expect((await runSummary(job(), deps)).status).toBe('already_done');
@@ -100,7 +141,8 @@ describe('summaries after inactivity (req R-SUM)', () => {
   });
 
   it('the offline model summarises extractively and deterministically', () => {
-    const context = '### 2026-02-06, session s\n[Turn 4, 14:00] User: I work as a nurse at the county hospital. Any tips for night shifts?\nAgent: I am not sure.';
+    const context =
+      '### 2026-02-06, session s\n[Turn 4, 14:00] User: I work as a nurse at the county hospital. Any tips for night shifts?\nAgent: I am not sure.';
     const text = summarizeOffline(context);
     expect(text).toContain('Turns 4–4');
     expect(text).toContain('I work as a nurse at the county hospital.');
@@ -109,32 +151,50 @@ describe('summaries after inactivity (req R-SUM)', () => {
   });
 });
 
-describe('a summary carries its session\'s previous summary forward (req R-SUM-4, seed 003: the whole working context)', () => {
-  const jobOf = (jobId: string, turnIds: number[], kind: Job['kind'] = 'idle-summary'): Job => ({ ...job(kind), jobId, turnIds });
+describe("a summary carries its session's previous summary forward (req R-SUM-4, seed 003: the whole working context)", () => {
+  const jobOf = (jobId: string, turnIds: number[], kind: Job['kind'] = 'idle-summary'): Job => ({
+    ...job(kind),
+    jobId,
+    turnIds,
+  });
   async function session() {
     const { deps } = await setup();
     await deps.turns.saveTurns([
       ...[4, 5, 6].map((turnId) => turn({ userId: 'alice', turnId, query: `Rex chewed the sofa, part ${turnId}` })),
       turn({ userId: 'alice', turnId: 7, sessionId: 's-2', query: 'A new day: my sister Anna visits.' }),
     ]);
-    const model = new ScriptedModel(() => ({}), (req) => summarizeOffline(req.system));
+    const model = new ScriptedModel(
+      () => ({}),
+      (req) => summarizeOffline(req.system),
+    );
     return { deps: { ...deps, model }, model };
   }
 
-  it('reads the previous summary\'s text, not its turns, and stands for the whole session', async () => {
+  it("reads the previous summary's text, not its turns, and stands for the whole session", async () => {
     const { deps, model } = await session();
     const first = await runSummary(jobOf('summary-1-3', [1, 2, 3]), deps);
     expect(first).toMatchObject({ status: 'written', sourceTurns: [1, 2, 3] });
     const second = await runSummary(jobOf('summary-4-6', [4, 5, 6]), deps);
     const system = model.summaries[1]?.system ?? '';
-    expect(system).toContain(`${SUMMARY_CARRIED_PREAMBLE}\n\n### Summary of turns 1–3\n${first.status === 'written' ? first.text : ''}\n\n### 2026-02-06\n[Turn 4] User:`);
+    expect(system).toContain(
+      `${SUMMARY_CARRIED_PREAMBLE}\n\n### Summary of turns 1–3\n${first.status === 'written' ? first.text : ''}\n\n### 2026-02-06\n[Turn 4] User:`,
+    );
     expect(system).not.toContain('[Turn 1]');
     // It stands for turns 1–6, quoting both parts; its provenance is every turn its text came from.
-    expect(second).toMatchObject({ status: 'written', sourceTurns: [1, 2, 3, 4, 5, 6], text: expect.stringMatching(/^Turns 1–6: the user talked about .*rex/) });
+    expect(second).toMatchObject({
+      status: 'written',
+      sourceTurns: [1, 2, 3, 4, 5, 6],
+      text: expect.stringMatching(/^Turns 1–6: the user talked about .*rex/),
+    });
     const pair = deps.summaries.pairs.get('alice/summary-4-6');
     expect(pair).toMatchObject({ sessionId: 's-1', carried: 'summary-1-3', sourceTurns: [1, 2, 3, 4, 5, 6] });
-    expect(parseFrontMatter(pair?.document.markdown ?? '').meta).toMatchObject({ carried: 'summary-1-3', source_turns: [1, 2, 3, 4, 5, 6] });
-    expect(deps.log.entries.find((e) => e.message === 'summary written' && e.extra?.id === 'summary-4-6')?.extra).toMatchObject({ carried: 'summary-1-3', turns: 3 });
+    expect(parseFrontMatter(pair?.document.markdown ?? '').meta).toMatchObject({
+      carried: 'summary-1-3',
+      source_turns: [1, 2, 3, 4, 5, 6],
+    });
+    expect(
+      deps.log.entries.find((e) => e.message === 'summary written' && e.extra?.id === 'summary-4-6')?.extra,
+    ).toMatchObject({ carried: 'summary-1-3', turns: 3 });
     // Another session's summary carries nothing of this one.
     await runSummary(jobOf('summary-7-7', [7]), deps);
     expect(model.summaries[2]?.system.startsWith(`${SUMMARY_CONTEXT_PREAMBLE}\n\n`)).toBe(true);
@@ -145,7 +205,11 @@ describe('a summary carries its session\'s previous summary forward (req R-SUM-4
   it('carries an edited summary as edited, never a deleted one, and none into a summary of the same turns again', async () => {
     const { deps, model } = await session();
     await runSummary(jobOf('summary-1-3', [1, 2, 3]), deps);
-    await deps.summaries.edit('alice', 'summary-1-3', { text: 'Alice adopted Rex, a beagle.', by: 'alice', at: '2026-02-06T15:00:00Z' });
+    await deps.summaries.edit('alice', 'summary-1-3', {
+      text: 'Alice adopted Rex, a beagle.',
+      by: 'alice',
+      at: '2026-02-06T15:00:00Z',
+    });
     await runSummary(jobOf('summary-4-5', [4, 5]), deps);
     expect(model.summaries[1]?.system).toContain('### Summary of turns 1–3\nAlice adopted Rex, a beagle.\n');
     await deps.summaries.softDelete('alice', 'summary-4-5');
@@ -168,14 +232,16 @@ describe('a summary carries its session\'s previous summary forward (req R-SUM-4
     expect(deps.summaries.pairs.get('alice/summary-4-6')?.carried).toBe('summary-1-3');
   });
 
-  it('is what the nightly reads for its session\'s turns, not the summary it carried as well', () => {
+  it("is what the nightly reads for its session's turns, not the summary it carried as well", () => {
     const turns = [1, 2, 3, 4].map((turnId) => turn({ userId: 'alice', turnId }));
     const earlier = { id: 'summary-1-2', text: 'A.', sourceTurns: [1, 2] };
     const carrying = { id: 'summary-3-4', text: 'A, then B.', sourceTurns: [1, 2, 3, 4] };
-    expect(dayUnits(turns, [earlier, carrying], new Set()).map((u) => [u.summary?.id, u.turns.map((t) => t.turnId)])).toEqual([['summary-3-4', [1, 2, 3, 4]]]);
+    expect(
+      dayUnits(turns, [earlier, carrying], new Set()).map((u) => [u.summary?.id, u.turns.map((t) => t.turnId)]),
+    ).toEqual([['summary-3-4', [1, 2, 3, 4]]]);
   });
 
-  it('caps the carried text and takes it out of the turns\' budget', async () => {
+  it("caps the carried text and takes it out of the turns' budget", async () => {
     const { deps, model } = await session();
     await runSummary(jobOf('summary-1-3', [1, 2, 3]), deps);
     const long = `${'Rex likes long walks by the river. '.repeat(300)}`;
@@ -196,8 +262,18 @@ describe('a summary carries its session\'s previous summary forward (req R-SUM-4
 describe('a job failing its last try', () => {
   it('is logged as aborted outside the commit record, so a redrive still runs it', async () => {
     const batchLogs = new MemoryBatchLogStore();
-    await recordFailedAttempt({ ...job('batch'), jobId: 'batch-1-3' }, new ModelUnavailableError('ThrottlingException'), { batchLogs, clock: fixedClock(), log: new RecordingLog() });
-    expect(batchLogs.failures).toEqual([expect.objectContaining({ batch_id: 'batch-1-3', status: 'aborted', error: { message: expect.stringContaining('dead-letter') } })]);
+    await recordFailedAttempt(
+      { ...job('batch'), jobId: 'batch-1-3' },
+      new ModelUnavailableError('ThrottlingException'),
+      { batchLogs, clock: fixedClock(), log: new RecordingLog() },
+    );
+    expect(batchLogs.failures).toEqual([
+      expect.objectContaining({
+        batch_id: 'batch-1-3',
+        status: 'aborted',
+        error: { message: expect.stringContaining('dead-letter') },
+      }),
+    ]);
     expect(await batchLogs.exists('alice', 'batch-1-3')).toBe(false);
   });
 });

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
-import { autoPromotion, closeSession, confidenceAt, corroborate, expireEntry, reviewTierEntry, seenInUse } from '../../lib/tiers/tier-policy.js';
+import {
+  autoPromotion,
+  closeSession,
+  confidenceAt,
+  corroborate,
+  expireEntry,
+  reviewTierEntry,
+  seenInUse,
+} from '../../lib/tiers/tier-policy.js';
 
 const now = new Date('2026-03-01T12:00:00.000Z');
 const later = (days: number) => new Date(now.getTime() + days * 86_400_000);
@@ -9,7 +17,9 @@ describe('the tier policy (req R-TIER)', () => {
   it('gives a short-term entry one id across sessions, so another session corroborates it (+0.15), and a retry does nothing', () => {
     const first = newTierItem('u1', 'short_term', { text: 'prefers tea', sessionId: 's-1', confidence: 0.6 }, now);
     expect(newTierItem('u1', 'short_term', { text: 'prefers tea', sessionId: 's-2' }, now).id).toBe(first.id);
-    expect(newTierItem('u1', 'ephemeral', { text: 'prefers tea', sessionId: 's-2' }, now).id).not.toBe(newTierItem('u1', 'ephemeral', { text: 'prefers tea', sessionId: 's-1' }, now).id);
+    expect(newTierItem('u1', 'ephemeral', { text: 'prefers tea', sessionId: 's-2' }, now).id).not.toBe(
+      newTierItem('u1', 'ephemeral', { text: 'prefers tea', sessionId: 's-1' }, now).id,
+    );
     expect(corroborate(first, 's-1', now)).toBeNull();
     const seen = corroborate(first, 's-2', now);
     expect(seen?.item).toMatchObject({ confidence: 0.75, seen: { sessions: ['s-1', 's-2'], confidence: 0.75 } });
@@ -20,7 +30,10 @@ describe('the tier policy (req R-TIER)', () => {
     const one = newTierItem('u1', 'short_term', { text: 'x', sessionId: 's-1', confidence: 0.9 }, now);
     expect(autoPromotion(one, now)).toBeNull();
     const two = corroborate(one, 's-2', now)?.item;
-    expect(two && autoPromotion(two, now)).toMatchObject({ item: { tier: 'long_term', status: 'canonical', expiresAt: null }, audit: { action: 'promote', from: 'short_term', to: 'long_term' } });
+    expect(two && autoPromotion(two, now)).toMatchObject({
+      item: { tier: 'long_term', status: 'canonical', expiresAt: null },
+      audit: { action: 'promote', from: 'short_term', to: 'long_term' },
+    });
     const exactly = { ...newTierItem('u1', 'short_term', { text: 'y', sessionId: 's-1', confidence: 0.65 }, now) };
     const at08 = corroborate(exactly, 's-2', now)?.item;
     expect(at08?.confidence).toBe(0.8);
@@ -40,7 +53,11 @@ describe('the tier policy (req R-TIER)', () => {
   it('reviews: expiry first (with why), then garbage below 0.1, then promotion, then decay; a rerun changes nothing', () => {
     const st = newTierItem('u1', 'short_term', { text: 'x', confidence: 0.6 }, now);
     expect(expireEntry(st, later(6))).toBeNull();
-    expect(reviewTierEntry(st, later(7))?.audit).toEqual({ action: 'expire', from: 'short_term', reason: 'unverified/unsupported: confidence 0.33 < 0.5 when its TTL ran out' });
+    expect(reviewTierEntry(st, later(7))?.audit).toEqual({
+      action: 'expire',
+      from: 'short_term',
+      reason: 'unverified/unsupported: confidence 0.33 < 0.5 when its TTL ran out',
+    });
     const sure = newTierItem('u1', 'short_term', { text: 'y', confidence: 0.95 }, now);
     expect(expireEntry(sure, later(7))?.audit.reason).toBe(`TTL ran out at ${sure.expiresAt} (confidence 0.52)`);
     const faint = newTierItem('u1', 'long_term', { text: 'z', confidence: 0.15 }, now);

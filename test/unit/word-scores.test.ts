@@ -15,7 +15,11 @@ function expectedRow(entries: ReadonlyArray<readonly [number, number]>): Map<num
   const m = new Map<number, number>();
   for (let word = 0; word < 6; word++) {
     const scores = entries.filter(([w]) => w === word);
-    if (scores.length > 0) m.set(word, scores.reduce((sum, [, score]) => sum + score, 0));
+    if (scores.length > 0)
+      m.set(
+        word,
+        scores.reduce((sum, [, score]) => sum + score, 0),
+      );
   }
   return m;
 }
@@ -100,7 +104,10 @@ describe('per-word score tables', () => {
     // Made-up words, one per item: 'zq', then i's two base-26 digits as letters, then 'x'.
     const letter = (n: number) => String.fromCharCode(97 + n);
     const word = (i: number) => `zq${letter(Math.floor(i / 26))}${letter(i % 26)}x`;
-    const items = Array.from({ length: 120 }, (_, i) => ({ ...newTierItem('u', 'long_term', { text: `${word(i)} note`, sourceTurns: [i + 1] }, now), id: `mem:${i}` }));
+    const items = Array.from({ length: 120 }, (_, i) => ({
+      ...newTierItem('u', 'long_term', { text: `${word(i)} note`, sourceTurns: [i + 1] }, now),
+      id: `mem:${i}`,
+    }));
     const words = Array.from({ length: 120 }, (_, i) => word(i));
     const ids = (query: string) => rankIndex(indexOf(items), { query, limit: 200 }, now).map((h) => h.item.id);
     const all = ids(words.join(' '));

@@ -13,7 +13,12 @@ export const ItemResponse = z.object({ item: MemoryItemSchema });
 export const Looseobject = z.record(z.string(), z.unknown());
 
 /** One user's own id, not GLOBAL (which every user shares): forget, export and import act on one user. */
-export const OneUserParam = z.object({ userId: UserIdSchema.refine((id) => id !== 'GLOBAL', 'GLOBAL is shared by every user: it is not forgotten, exported or imported as one (delete its items one by one)') });
+export const OneUserParam = z.object({
+  userId: UserIdSchema.refine(
+    (id) => id !== 'GLOBAL',
+    'GLOBAL is shared by every user: it is not forgotten, exported or imported as one (delete its items one by one)',
+  ),
+});
 
 /** `admin`: administrators only — the whole stage's (no `{userId}`), or an operation on a user's data (a search index rebuild). */
 export type Access = 'public' | 'read' | 'write' | 'admin';

@@ -41,7 +41,12 @@ export interface RequestScope {
 type Input = Record<string, unknown>;
 
 /** The IAM requests one SDK call is authorized by; throws for an operation not modelled here. */
-export function authorizationRequests(service: string, operation: string, input: Input, scope: RequestScope): IamRequest[] {
+export function authorizationRequests(
+  service: string,
+  operation: string,
+  input: Input,
+  scope: RequestScope,
+): IamRequest[] {
   switch (service) {
     case 'DynamoDB':
       return dynamoRequests(operation, input, scope);
@@ -60,7 +65,10 @@ function kms(scope: RequestScope, resourceArn: string, service: string, actions:
   const key = scope.keyOf(resourceArn);
   // Only customer managed keys (an ARN) are ours to grant; AWS managed keys trust the account's callers.
   if (!key?.startsWith('arn:')) return [];
-  const context = { 'kms:ViaService': `${service}.${scope.env.region}.amazonaws.com`, 'kms:CallerAccount': scope.env.account };
+  const context = {
+    'kms:ViaService': `${service}.${scope.env.region}.amazonaws.com`,
+    'kms:CallerAccount': scope.env.account,
+  };
   return actions.map((action) => ({ action, resource: key, context }));
 }
 
@@ -72,7 +80,10 @@ function tableArn(scope: RequestScope, table: unknown): string {
 function dynamoRequests(operation: string, input: Input, scope: RequestScope): IamRequest[] {
   const onTable = (action: string, table: unknown, index?: unknown): IamRequest[] => {
     const arn = tableArn(scope, table);
-    return [{ action: `dynamodb:${action}`, resource: index ? `${arn}/index/${String(index)}` : arn, context: {} }, ...kms(scope, arn, 'dynamodb', ['kms:Decrypt', 'kms:DescribeKey'])];
+    return [
+      { action: `dynamodb:${action}`, resource: index ? `${arn}/index/${String(index)}` : arn, context: {} },
+      ...kms(scope, arn, 'dynamodb', ['kms:Decrypt', 'kms:DescribeKey']),
+    ];
   };
   switch (operation) {
     case 'GetItem':
@@ -89,7 +100,13 @@ function dynamoRequests(operation: string, input: Input, scope: RequestScope): I
       return Object.keys(input.RequestItems as Input).flatMap((table) => onTable(operation, table));
     case 'TransactWriteItems':
     case 'TransactGetItems': {
-      const actions: Record<string, string> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem', Get: 'GetItem' };
+      const actions: Record<string, string> = {
+        Put: 'PutItem',
+        Update: 'UpdateItem',
+        Delete: 'DeleteItem',
+        ConditionCheck: 'ConditionCheckItem',
+        Get: 'GetItem',
+      };
       return (input.TransactItems as Input[]).flatMap((item) =>
         Object.entries(item).flatMap(([kind, body]) => onTable(actions[kind] ?? kind, (body as Input).TableName)),
       );
@@ -105,7 +122,10 @@ function s3Requests(operation: string, input: Input, scope: RequestScope): IamRe
   const versioned = input.VersionId !== undefined ? 'Version' : '';
   switch (operation) {
     case 'GetObject':
-      return [{ action: `s3:GetObject${versioned}`, resource: object, context: {} }, ...kms(scope, bucket, 's3', ['kms:Decrypt'])];
+      return [
+        { action: `s3:GetObject${versioned}`, resource: object, context: {} },
+        ...kms(scope, bucket, 's3', ['kms:Decrypt']),
+      ];
     case 'HeadObject':
       return [{ action: `s3:GetObject${versioned}`, resource: object, context: {} }];
     case 'PutObject':
@@ -121,13 +141,27 @@ function s3Requests(operation: string, input: Input, scope: RequestScope): IamRe
       // version id (https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html, "Permissions").
       return ((input.Delete as { Objects?: Input[] } | undefined)?.Objects ?? []).flatMap((o) => [
         { action: 's3:DeleteObject', resource: `${bucket}/${String(o.Key)}`, context: {} },
-        ...(o.VersionId !== undefined ? [{ action: 's3:DeleteObjectVersion', resource: `${bucket}/${String(o.Key)}`, context: {} }] : []),
+        ...(o.VersionId !== undefined
+          ? [{ action: 's3:DeleteObjectVersion', resource: `${bucket}/${String(o.Key)}`, context: {} }]
+          : []),
       ]);
     case 'ListObjectsV2':
     case 'ListObjects':
-      return [{ action: 's3:ListBucket', resource: bucket, context: input.Prefix !== undefined ? { 's3:prefix': String(input.Prefix) } : {} }];
+      return [
+        {
+          action: 's3:ListBucket',
+          resource: bucket,
+          context: input.Prefix !== undefined ? { 's3:prefix': String(input.Prefix) } : {},
+        },
+      ];
     case 'ListObjectVersions':
-      return [{ action: 's3:ListBucketVersions', resource: bucket, context: input.Prefix !== undefined ? { 's3:prefix': String(input.Prefix) } : {} }];
+      return [
+        {
+          action: 's3:ListBucketVersions',
+          resource: bucket,
+          context: input.Prefix !== undefined ? { 's3:prefix': String(input.Prefix) } : {},
+        },
+      ];
     default:
       throw new Error(`the local IAM check does not model S3.${operation}`);
   }
@@ -141,7 +175,10 @@ export function queueArnFromUrl(url: string, env: LocalEnvironment): string {
 
 function sqsRequests(operation: string, input: Input, scope: RequestScope): IamRequest[] {
   const queue = queueArnFromUrl(String(input.QueueUrl), scope.env);
-  const on = (action: string, kmsActions: readonly string[] = []) => [{ action: `sqs:${action}`, resource: queue, context: {} }, ...kms(scope, queue, 'sqs', kmsActions)];
+  const on = (action: string, kmsActions: readonly string[] = []) => [
+    { action: `sqs:${action}`, resource: queue, context: {} },
+    ...kms(scope, queue, 'sqs', kmsActions),
+  ];
   switch (operation) {
     case 'SendMessage':
     case 'SendMessageBatch':
@@ -163,7 +200,8 @@ function sqsRequests(operation: string, input: Input, scope: RequestScope): IamR
 }
 
 function bedrockRequests(operation: string, input: Input, scope: RequestScope): IamRequest[] {
-  if (operation !== 'Converse' && operation !== 'InvokeModel') throw new Error(`the local IAM check does not model BedrockRuntime.${operation}`);
+  if (operation !== 'Converse' && operation !== 'InvokeModel')
+    throw new Error(`the local IAM check does not model BedrockRuntime.${operation}`);
   const { partition, region, account } = scope.env;
   const id = decodeURIComponent(String(input.modelId));
   if (id.startsWith('arn:')) return [{ action: 'bedrock:InvokeModel', resource: id, context: {} }];
@@ -184,5 +222,8 @@ function bedrockRequests(operation: string, input: Input, scope: RequestScope): 
   const destinations = new Set([region, ...(prefix === 'global' ? COMMERCIAL_REGIONS : GEOGRAPHY_REGIONS[prefix])]);
   const models = [...destinations].map((r) => `arn:${partition}:bedrock:${r}::foundation-model/${foundationModelId}`);
   if (prefix === 'global') models.push(`arn:${partition}:bedrock:::foundation-model/${foundationModelId}`);
-  return [{ action: 'bedrock:InvokeModel', resource: profile, context: {} }, ...models.map((resource) => ({ action: 'bedrock:InvokeModel', resource, context: throughProfile }))];
+  return [
+    { action: 'bedrock:InvokeModel', resource: profile, context: {} },
+    ...models.map((resource) => ({ action: 'bedrock:InvokeModel', resource, context: throughProfile })),
+  ];
 }

@@ -53,7 +53,14 @@ const MAX_DENIALS_KEPT = 100;
 const MAX_DECISIONS_KEPT = 1000;
 
 export class IamEnforcer {
-  readonly stats: IamStats = { checked: 0, denied: 0, eventSourceChecked: 0, eventSourceDenied: 0, byFunction: {}, denials: [] };
+  readonly stats: IamStats = {
+    checked: 0,
+    denied: 0,
+    eventSourceChecked: 0,
+    eventSourceDenied: 0,
+    byFunction: {},
+    denials: [],
+  };
   private readonly decisions = new Map<string, Promise<string>>();
   private readonly scope: RequestScope;
 
@@ -67,7 +74,10 @@ export class IamEnforcer {
   }
 
   /** The first request `fn`'s policies do not allow, or null when all are allowed. */
-  async firstDenied(fn: FunctionKey, requests: readonly IamRequest[]): Promise<{ request: IamRequest; result: string } | null> {
+  async firstDenied(
+    fn: FunctionKey,
+    requests: readonly IamRequest[],
+  ): Promise<{ request: IamRequest; result: string } | null> {
     for (const request of requests) {
       const result = await this.decide(this.stage.functions[fn], request);
       if (result !== 'Allowed') return { request, result };
@@ -76,8 +86,16 @@ export class IamEnforcer {
   }
 
   /** Add the enforcing middleware to a client that `fn` (its handler, or its event source) uses. */
-  enforce<C extends { middlewareStack: { add: (...args: never[]) => void } }>(client: C, service: string, fn: FunctionKey, caller: Caller = 'handler'): C {
-    const add = client.middlewareStack.add as unknown as (mw: unknown, options: { step: string; name: string; priority: string }) => void;
+  enforce<C extends { middlewareStack: { add: (...args: never[]) => void } }>(
+    client: C,
+    service: string,
+    fn: FunctionKey,
+    caller: Caller = 'handler',
+  ): C {
+    const add = client.middlewareStack.add as unknown as (
+      mw: unknown,
+      options: { step: string; name: string; priority: string },
+    ) => void;
     type Next = (args: { input: Record<string, unknown> }) => Promise<unknown>;
     add(
       (next: Next, context: { commandName?: string }) => async (args: { input: Record<string, unknown> }) => {
@@ -85,7 +103,14 @@ export class IamEnforcer {
         const denied = await this.firstDenied(fn, this.requestsFor(service, operation, args.input));
         this.count(fn, caller, denied !== null);
         if (denied) {
-          this.record({ fn, caller, operation: `${service}.${operation}`, action: denied.request.action, resource: denied.request.resource, result: denied.result });
+          this.record({
+            fn,
+            caller,
+            operation: `${service}.${operation}`,
+            action: denied.request.action,
+            resource: denied.request.resource,
+            result: denied.result,
+          });
           throw accessDenied(service, this.stage.functions[fn].principal, denied.request);
         }
         try {
@@ -100,14 +125,37 @@ export class IamEnforcer {
   }
 
   /** S3 answers a GET/HEAD of a missing key with 403 unless the caller may list the bucket. */
-  private async missingKey(fn: FunctionKey, caller: Caller, service: string, operation: string, input: Record<string, unknown>, error: unknown): Promise<unknown> {
+  private async missingKey(
+    fn: FunctionKey,
+    caller: Caller,
+    service: string,
+    operation: string,
+    input: Record<string, unknown>,
+    error: unknown,
+  ): Promise<unknown> {
     const name = (error as Error).name;
-    if (service !== 'S3' || (operation !== 'GetObject' && operation !== 'HeadObject') || (name !== 'NoSuchKey' && name !== 'NotFound')) return error;
-    const list: IamRequest = { action: 's3:ListBucket', resource: `arn:${this.stage.env.partition}:s3:::${String(input.Bucket)}`, context: {} };
+    if (
+      service !== 'S3' ||
+      (operation !== 'GetObject' && operation !== 'HeadObject') ||
+      (name !== 'NoSuchKey' && name !== 'NotFound')
+    )
+      return error;
+    const list: IamRequest = {
+      action: 's3:ListBucket',
+      resource: `arn:${this.stage.env.partition}:s3:::${String(input.Bucket)}`,
+      context: {},
+    };
     const result = await this.decide(this.stage.functions[fn], list);
     if (result === 'Allowed') return error;
     this.stats.denied += caller === 'handler' ? 1 : 0;
-    this.record({ fn, caller, operation: `S3.${operation} of a missing key`, action: list.action, resource: list.resource, result });
+    this.record({
+      fn,
+      caller,
+      operation: `S3.${operation} of a missing key`,
+      action: list.action,
+      resource: list.resource,
+      result,
+    });
     return missingKeyDenied(operation, this.stage.functions[fn].principal, String(input.Key));
   }
 
@@ -151,12 +199,19 @@ export class IamEnforcer {
         principal: fn.principal,
         resource: { resource: request.resource, accountId: account },
         // Lambda's SDK calls use TLS; the bucket's and queues' policies deny any request without it.
-        contextVariables: { 'aws:SecureTransport': 'true', 'aws:PrincipalArn': fn.roleArn, 'aws:PrincipalAccount': account, ...request.context },
+        contextVariables: {
+          'aws:SecureTransport': 'true',
+          'aws:PrincipalArn': fn.roleArn,
+          'aws:PrincipalAccount': account,
+          ...request.context,
+        },
       },
     } as Simulation;
     const response = await runSimulation(simulation, {});
     if (response.resultType === 'error') {
-      throw new Error(`the IAM simulation of ${request.action} on ${request.resource} for ${fn.key} is invalid: ${JSON.stringify(response.errors)}`);
+      throw new Error(
+        `the IAM simulation of ${request.action} on ${request.resource} for ${fn.key} is invalid: ${JSON.stringify(response.errors)}`,
+      );
     }
     return response.overallResult;
   }

@@ -32,15 +32,30 @@ export function accessDenied(service: string, principal: string, request: IamReq
   const viaKms = request.action.startsWith('kms:');
   switch (service) {
     case 'DynamoDB':
-      return new DynamoDBServiceException({ name: 'AccessDeniedException', $fault: 'client', $metadata: metadata(400), message });
+      return new DynamoDBServiceException({
+        name: 'AccessDeniedException',
+        $fault: 'client',
+        $metadata: metadata(400),
+        message,
+      });
     case 'S3':
       return new S3ServiceException({ name: 'AccessDenied', $fault: 'client', $metadata: metadata(403), message });
     case 'SQS':
       return viaKms
-        ? new SQSServiceException({ name: 'KMS.AccessDeniedException', $fault: 'client', $metadata: metadata(400), message })
+        ? new SQSServiceException({
+            name: 'KMS.AccessDeniedException',
+            $fault: 'client',
+            $metadata: metadata(400),
+            message,
+          })
         : new SQSServiceException({ name: 'AccessDenied', $fault: 'client', $metadata: metadata(403), message });
     case 'BedrockRuntime':
-      return new BedrockRuntimeServiceException({ name: 'AccessDeniedException', $fault: 'client', $metadata: metadata(403), message });
+      return new BedrockRuntimeServiceException({
+        name: 'AccessDeniedException',
+        $fault: 'client',
+        $metadata: metadata(403),
+        message,
+      });
     default:
       return Object.assign(new Error(message), { name: 'AccessDenied' });
   }
@@ -50,5 +65,10 @@ export function accessDenied(service: string, principal: string, request: IamReq
 export function missingKeyDenied(operation: string, principal: string, key: string): Error {
   // HEAD responses have no body: the SDK names the error after the status (Forbidden).
   const name = operation === 'HeadObject' ? 'Forbidden' : 'AccessDenied';
-  return new S3ServiceException({ name, $fault: 'client', $metadata: metadata(403), message: `Access Denied (${key} does not exist, and ${principal} may not s3:ListBucket; local IAM check)` });
+  return new S3ServiceException({
+    name,
+    $fault: 'client',
+    $metadata: metadata(403),
+    message: `Access Denied (${key} does not exist, and ${principal} may not s3:ListBucket; local IAM check)`,
+  });
 }

@@ -8,7 +8,16 @@
  */
 import type { StageConfig } from '../../config/stages.js';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,11 +84,21 @@ export async function synthesizeStage(options: SynthesisOptions): Promise<Synthe
   const stateful = new TemplateResolver(templates.stateful, env);
   const stateless = new TemplateResolver(templates.stateless, env, (name) => stateful.exported(name));
   const functions = Object.fromEntries(
-    (Object.keys(FUNCTIONS) as FunctionKey[]).map((key) => [key, readFunction(key, logicalIds[key], options.stage, templates.stateless, stateless, env)]),
+    (Object.keys(FUNCTIONS) as FunctionKey[]).map((key) => [
+      key,
+      readFunction(key, logicalIds[key], options.stage, templates.stateless, stateless, env),
+    ]),
   ) as Record<FunctionKey, SynthesizedFunction>;
   const resourceCounts: Record<string, number> = {};
-  for (const t of [templates.stateful, templates.stateless]) for (const r of Object.values(t.Resources)) resourceCounts[r.Type] = (resourceCounts[r.Type] ?? 0) + 1;
-  return { env, functions, resourcePolicies: resourcePolicies(templates.stateful, stateful), encryptionKeys: encryptionKeys(templates.stateful, stateful), resourceCounts };
+  for (const t of [templates.stateful, templates.stateless])
+    for (const r of Object.values(t.Resources)) resourceCounts[r.Type] = (resourceCounts[r.Type] ?? 0) + 1;
+  return {
+    env,
+    functions,
+    resourcePolicies: resourcePolicies(templates.stateful, stateful),
+    encryptionKeys: encryptionKeys(templates.stateful, stateful),
+    resourceCounts,
+  };
 }
 
 /** The two stacks' templates, unresolved, and each function's logical ID in the stateless one. */
@@ -121,14 +140,25 @@ async function synthesizeApp(options: SynthesisOptions): Promise<Synthesis> {
   try {
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
     const { env } = options;
-    const stacks = buildStacks(app, options.stage, options.config ?? stageConfig(options.stage), { account: env.account, region: env.region }, {
-      ...(options.permissions ? { permissions: options.permissions } : {}),
-      ...(options.recursiveLoops ? { recursiveLoops: options.recursiveLoops } : {}),
-    });
+    const stacks = buildStacks(
+      app,
+      options.stage,
+      options.config ?? stageConfig(options.stage),
+      { account: env.account, region: env.region },
+      {
+        ...(options.permissions ? { permissions: options.permissions } : {}),
+        ...(options.recursiveLoops ? { recursiveLoops: options.recursiveLoops } : {}),
+      },
+    );
     const assembly = app.synth();
     const template = (stack: Stack) => assembly.getStackByName(stack.stackName).template as CfnTemplate;
-    const logicalId = (fn: keyof typeof stacks.stateless) => stacks.stateless.getLogicalId((stacks.stateless[fn] as unknown as { node: { defaultChild: never } }).node.defaultChild);
-    const logicalIds = Object.fromEntries((Object.keys(FUNCTIONS) as FunctionKey[]).map((key) => [key, logicalId(FUNCTIONS[key])])) as Record<FunctionKey, string>;
+    const logicalId = (fn: keyof typeof stacks.stateless) =>
+      stacks.stateless.getLogicalId(
+        (stacks.stateless[fn] as unknown as { node: { defaultChild: never } }).node.defaultChild,
+      );
+    const logicalIds = Object.fromEntries(
+      (Object.keys(FUNCTIONS) as FunctionKey[]).map((key) => [key, logicalId(FUNCTIONS[key])]),
+    ) as Record<FunctionKey, string>;
     return { templates: { stateful: template(stacks.stateful), stateless: template(stacks.stateless) }, logicalIds };
   } finally {
     rmSync(outdir, { recursive: true, force: true });
@@ -144,7 +174,14 @@ const SOURCE_FILES = ['package-lock.json', 'cdk.json', 'tsconfig.json'];
 /** A digest of the options that shape the templates and of the sources, computed once a process. */
 function cacheKey(options: SynthesisOptions): string {
   sourceDigest ??= digestSources();
-  const shape = { stage: options.stage, account: options.env.account, region: options.env.region, config: options.config ?? null, permissions: options.permissions ?? null, recursiveLoops: options.recursiveLoops ?? null };
+  const shape = {
+    stage: options.stage,
+    account: options.env.account,
+    region: options.env.region,
+    config: options.config ?? null,
+    permissions: options.permissions ?? null,
+    recursiveLoops: options.recursiveLoops ?? null,
+  };
   return createHash('sha256').update(sourceDigest).update(JSON.stringify(shape)).digest('hex').slice(0, 32);
 }
 
@@ -152,7 +189,10 @@ let sourceDigest: string | undefined;
 
 function digestSources(): string {
   const hash = createHash('sha256');
-  const files = [...SOURCES.flatMap((dir) => filesUnder(join(ROOT, dir))), ...SOURCE_FILES.map((f) => join(ROOT, f)).filter((f) => existsSync(f))].sort();
+  const files = [
+    ...SOURCES.flatMap((dir) => filesUnder(join(ROOT, dir))),
+    ...SOURCE_FILES.map((f) => join(ROOT, f)).filter((f) => existsSync(f)),
+  ].sort();
   for (const f of files) hash.update(f).update('\0').update(readFileSync(f)).update('\0');
   return hash.digest('hex');
 }
@@ -164,7 +204,14 @@ function filesUnder(dir: string): string[] {
     .map((e) => join(e.parentPath, e.name));
 }
 
-function readFunction(key: FunctionKey, id: string, stage: string, template: CfnTemplate, resolver: TemplateResolver, env: LocalEnvironment): SynthesizedFunction {
+function readFunction(
+  key: FunctionKey,
+  id: string,
+  stage: string,
+  template: CfnTemplate,
+  resolver: TemplateResolver,
+  env: LocalEnvironment,
+): SynthesizedFunction {
   const fn = template.Resources[id];
   if (!fn) throw new Error(`no function ${id} in the stateless template`);
   const roleRef = fn.Properties?.Role as { 'Fn::GetAtt': [string, string] };
@@ -172,12 +219,23 @@ function readFunction(key: FunctionKey, id: string, stage: string, template: Cfn
   const policies = Object.entries(template.Resources)
     .filter(([, r]) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties?.Roles).includes(`"${roleId}"`))
     .map(([name, r]) => ({ name, document: resolver.resolve(r.Properties?.PolicyDocument) as PolicyDocument }));
-  const variables = ((fn.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {}) as Record<string, unknown>;
+  const variables = ((fn.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ??
+    {}) as Record<string, unknown>;
   const environment = Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, String(resolver.resolve(v))]));
-  const mapping = Object.values(template.Resources).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && JSON.stringify(r.Properties?.FunctionName).includes(`"${id}"`));
+  const mapping = Object.values(template.Resources).find(
+    (r) =>
+      r.Type === 'AWS::Lambda::EventSourceMapping' && JSON.stringify(r.Properties?.FunctionName).includes(`"${id}"`),
+  );
   const functionName = `reflective-memory-${stage}-${key}`;
   const roleArn = String(resolver.resolve(roleRef));
-  const out: SynthesizedFunction = { key, functionName, roleArn, principal: `arn:${env.partition}:sts::${env.account}:assumed-role/${roleId}/${functionName}`, policies, environment };
+  const out: SynthesizedFunction = {
+    key,
+    functionName,
+    roleArn,
+    principal: `arn:${env.partition}:sts::${env.account}:assumed-role/${roleId}/${functionName}`,
+    policies,
+    environment,
+  };
   const tracing = (fn.Properties?.TracingConfig as { Mode?: string } | undefined)?.Mode;
   if (tracing) out.tracing = tracing;
   if (typeof fn.Properties?.RecursiveLoop === 'string') out.recursiveLoop = fn.Properties.RecursiveLoop;
@@ -200,8 +258,10 @@ function resourcePolicies(template: CfnTemplate, resolver: TemplateResolver): Re
   for (const [id, r] of Object.entries(template.Resources)) {
     const p = r.Properties ?? {};
     if (r.Type === 'AWS::S3::BucketPolicy') out[arnOf(p.Bucket)] = resolver.resolve(p.PolicyDocument) as PolicyDocument;
-    if (r.Type === 'AWS::SQS::QueuePolicy') for (const q of p.Queues as unknown[]) out[arnOf(q)] = resolver.resolve(p.PolicyDocument) as PolicyDocument;
-    if (r.Type === 'AWS::KMS::Key') out[String(resolver.resolve({ 'Fn::GetAtt': [id, 'Arn'] }))] = resolver.resolve(p.KeyPolicy) as PolicyDocument;
+    if (r.Type === 'AWS::SQS::QueuePolicy')
+      for (const q of p.Queues as unknown[]) out[arnOf(q)] = resolver.resolve(p.PolicyDocument) as PolicyDocument;
+    if (r.Type === 'AWS::KMS::Key')
+      out[String(resolver.resolve({ 'Fn::GetAtt': [id, 'Arn'] }))] = resolver.resolve(p.KeyPolicy) as PolicyDocument;
   }
   return out;
 }
@@ -212,10 +272,19 @@ function encryptionKeys(template: CfnTemplate, resolver: TemplateResolver): Reco
   for (const [id, r] of Object.entries(template.Resources)) {
     const p = (r.Properties ?? {}) as Record<string, unknown>;
     let key: unknown;
-    if (r.Type === 'AWS::DynamoDB::Table') key = (p.SSESpecification as { KMSMasterKeyId?: unknown } | undefined)?.KMSMasterKeyId;
+    if (r.Type === 'AWS::DynamoDB::Table')
+      key = (p.SSESpecification as { KMSMasterKeyId?: unknown } | undefined)?.KMSMasterKeyId;
     if (r.Type === 'AWS::SQS::Queue') key = p.KmsMasterKeyId;
     if (r.Type === 'AWS::S3::Bucket') {
-      const rules = (p.BucketEncryption as { ServerSideEncryptionConfiguration?: Array<{ ServerSideEncryptionByDefault?: { KMSMasterKeyID?: unknown } }> } | undefined)?.ServerSideEncryptionConfiguration;
+      const rules = (
+        p.BucketEncryption as
+          | {
+              ServerSideEncryptionConfiguration?: Array<{
+                ServerSideEncryptionByDefault?: { KMSMasterKeyID?: unknown };
+              }>;
+            }
+          | undefined
+      )?.ServerSideEncryptionConfiguration;
       key = rules?.[0]?.ServerSideEncryptionByDefault?.KMSMasterKeyID;
     }
     if (key !== undefined) out[String(resolver.resolve({ 'Fn::GetAtt': [id, 'Arn'] }))] = String(resolver.resolve(key));

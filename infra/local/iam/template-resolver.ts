@@ -49,13 +49,16 @@ export class TemplateResolver {
     if (value === null || typeof value !== 'object') return value;
     const entries = Object.entries(value as Intrinsic);
     const [fn, arg] = entries[0] ?? [];
-    if (entries.length === 1 && fn !== undefined && (fn === 'Ref' || fn.startsWith('Fn::'))) return this.intrinsic(fn, arg);
+    if (entries.length === 1 && fn !== undefined && (fn === 'Ref' || fn.startsWith('Fn::')))
+      return this.intrinsic(fn, arg);
     return Object.fromEntries(entries.map(([k, v]) => [k, this.resolve(v)]));
   }
 
   /** The export of this template named `name`, resolved. */
   exported(name: string): unknown {
-    const output = Object.values(this.template.Outputs ?? {}).find((o) => o.Export && this.resolve(o.Export.Name) === name);
+    const output = Object.values(this.template.Outputs ?? {}).find(
+      (o) => o.Export && this.resolve(o.Export.Name) === name,
+    );
     if (!output) throw new Error(`no export named ${name}`);
     return this.resolve(output.Value);
   }
@@ -118,7 +121,13 @@ export class TemplateResolver {
 
   private ref(id: string): unknown {
     const { account, region, partition } = this.env;
-    const pseudo: Record<string, string> = { 'AWS::AccountId': account, 'AWS::Region': region, 'AWS::Partition': partition, 'AWS::URLSuffix': 'amazonaws.com', 'AWS::NoValue': '' };
+    const pseudo: Record<string, string> = {
+      'AWS::AccountId': account,
+      'AWS::Region': region,
+      'AWS::Partition': partition,
+      'AWS::URLSuffix': 'amazonaws.com',
+      'AWS::NoValue': '',
+    };
     if (id in pseudo) return pseudo[id];
     const { Type } = this.resource(id);
     switch (Type) {

@@ -1,0 +1,81 @@
+/**
+ * The all-in bill of a stage: a steady 1M turns and 1M searches a month, priced at month 1 and
+ * at month N of doing so. Storage is a stock: each month's 1M turns leave items and documents
+ * that are billed again every month they are held, so month N holds N months of them. The
+ * model is priced per job kind with the models the stage invokes (its `modelId` and
+ * `jobModels`, through its inference profile). AgentCore Memory for the same work beside it.
+ */
+import type { StageConfig } from '../infra/config/stages.js';
+import { type Bill, modelUsdByJob } from './bill.js';
+import { AGENTCORE, BATCH_INFERENCE_DISCOUNT } from './cost.js';
+
+/** The job kinds of the bill (bench/bill.ts `tokensByJob`) and the model id each invokes on a stage; other kinds run on `modelId`. */
+export function invokedModels(
+  config: Pick<StageConfig, 'modelId' | 'inferenceScope' | 'jobModels'>,
+  geography = 'us',
+): Record<string, string> {
+  const prefix =
+    config.inferenceScope === 'geo' ? `${geography}.` : config.inferenceScope === 'global' ? 'global.' : '';
+  const sleepTime = config.jobModels?.sleepTime ?? config.modelId;
+  return {
+    default: prefix + config.modelId,
+    batch: prefix + config.modelId,
+    summary: prefix + (config.jobModels?.summary ?? config.modelId),
+    nightly: prefix + sleepTime,
+    weekly: prefix + sleepTime,
+  };
+}
+
+export interface AllIn {
+  /** USD per 1M turns by job kind, each kind at its own model and profile. */
+  modelUsdByJob: Record<string, number>;
+  modelUsd: number;
+  /** Infrastructure that does not pile up (requests, compute, the wait on Bedrock, logs, KMS requests). */
+  flowUsd: number;
+  /** Holding what turns leave at month `month`: `month` × a month's holding of 1M turns. */
+  storageUsd: number;
+  fixedUsd: number;
+  retrievalUsd: number;
+  total: number;
+}
+
+/** Month `month` of 1M turns and 1M searches a month; `bill.fixed` must be priced at that month. */
+export function allInAt(bill: Bill, models: Record<string, string>, month: number): AllIn {
+  const byJob = modelUsdByJob(bill.tokens, models);
+  const modelUsd = Object.values(byJob).reduce((n, v) => n + v, 0);
+  const flowUsd = bill.infraUsdPer1MTurns - bill.storageUsdPer1MTurns;
+  const storageUsd = bill.storageUsdPer1MTurns * month;
+  const parts = {
+    flowUsd,
+    storageUsd,
+    fixedUsd: bill.fixedUsdPerMonth,
+    retrievalUsd: bill.retrievalUsdPer1MSearches,
+    modelUsd,
+  };
+  return { modelUsdByJob: byJob, ...parts, total: Object.values(parts).reduce((n, v) => n + v, 0) };
+}
+
+/**
+ * What Bedrock batch inference would save on the nightly and weekly runs (they wait hours
+ * anyway): about half their on-demand token price. Not built; shown so the team sees it.
+ */
+export const batchInferenceSavings = (a: AllIn): number =>
+  ((a.modelUsdByJob.nightly ?? 0) + (a.modelUsdByJob.weekly ?? 0)) * BATCH_INFERENCE_DISCOUNT;
+
+/**
+ * AgentCore Memory for month `month`: an event per turn, a retrieval per search, and the
+ * long-term records of `month` months held. Built-in strategies include extraction; self-managed
+ * ones leave the team its own model tokens (`modelUsd`, ours).
+ */
+export function agentCoreAt(
+  recordsPer1MTurns: number,
+  month: number,
+  modelUsd: number,
+): { builtIn: number; selfManaged: number } {
+  const common = 1e6 * AGENTCORE.event + 1e6 * AGENTCORE.retrieval;
+  const records = recordsPer1MTurns * month;
+  return {
+    builtIn: common + records * AGENTCORE.recordMonth,
+    selfManaged: common + records * AGENTCORE.selfManagedRecordMonth + modelUsd,
+  };
+}

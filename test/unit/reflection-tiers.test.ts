@@ -32,6 +32,8 @@ function setup() {
   const audit: AuditEntry[] = [];
   const trail = {
     append: async (e: readonly AuditEntry[]) => void audit.push(...e),
+    appendOnce: async (e: AuditEntry) =>
+      void (audit.some((a) => a.at === e.at && a.itemId === e.itemId && a.action === e.action) || audit.push(e)),
     list: async () => [],
     dropWords: async () => 0,
   };
@@ -66,7 +68,7 @@ function setup() {
       response: 'Noted.',
     }),
   );
-  return { ingest, model, reflection, audit, publish, run, turns };
+  return { ingest, model, reflection, audit, trail, publish, run, turns };
 }
 
 describe('reflection feeds the short-term tier (req R-TIER-11)', () => {
@@ -103,6 +105,31 @@ describe('reflection feeds the short-term tier (req R-TIER-11)', () => {
     await p.run({ ...p.reflection, batchLogs: new MemoryBatchLogStore() });
     expect((await p.ingest.items.list('alice')).map((i) => i.id).sort()).toEqual(entries.map((e) => e.id).sort());
     expect(p.audit.filter((a) => a.action !== 'create')).toEqual([]);
+  });
+
+  it('records each create once when the first attempt died between an entry and its audit entry', async () => {
+    const p = setup();
+    let failures = 0;
+    const flakyTrail = {
+      ...p.trail,
+      append: async (e: readonly AuditEntry[]) => {
+        if (failures++ === 0) throw new Error('connection reset after the entry was written');
+        await p.trail.append(e);
+      },
+    };
+    const flaky = {
+      ...p.reflection,
+      tiers: tierEntries({ clock: p.ingest.clock, items: p.ingest.items, audit: flakyTrail, turns: p.ingest.turns }),
+    };
+    await p.publish(...p.turns);
+    const [job] = p.ingest.jobs.jobs;
+    await expect(p.run(flaky)).rejects.toThrow(/connection reset/);
+    p.ingest.jobs.jobs.push(job as NonNullable<typeof job>);
+    await p.run();
+    const ids = (await p.ingest.items.list('alice')).filter((i) => i.tier === 'short_term').map((i) => i.id);
+    expect(ids.length).toBeGreaterThan(1);
+    const creates = p.audit.filter((a) => a.action === 'create').map((a) => a.itemId);
+    expect(creates.sort()).toEqual(ids.sort());
   });
 });
 

@@ -447,6 +447,11 @@ export async function seedInjectionVictim(stack: LocalHarness): Promise<void> {
     body: JSON.stringify({ text: `The victim's saved note: ${SECRET}`, clientId: 'victim-note' }),
   });
   if (res.status !== 200) throw new Error(`could not save the victim's memory: ${res.status} ${await res.text()}`);
+  // What time alone does to the victim happens before the attack, not during it: the short-term
+  // entries reflection wrote (req R-TIER-11) expire after 7 days at a nightly review, so the
+  // victim's memory is settled by the attacker's day and any change the checks see is the attack's.
+  await stack.advanceTo(new Date(ATTACKER_DAY - 3_600_000));
+  await stack.waitUntilDrained();
 }
 
 /** What the attack's steps share: the stack, clients on its bucket and queues, and the failures found so far. */

@@ -15,7 +15,8 @@ import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-st
 import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-reliability-store.adapter.js';
 import { DynamoS3SearchIndexStore } from '../../lib/search/search-index-store.adapter.js';
 import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
-import { DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
+import { DynamoAuditTrail, DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
+import { tierEntries } from '../../lib/tiers/tier-entries.js';
 import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoCostLedger } from '../../lib/costs/dynamo-cost-ledger.adapter.js';
@@ -101,9 +102,17 @@ function sharedStores(env: ReflectorEnv, storage: Storage, { bedrock }: Clients,
 type Stores = ReturnType<typeof sharedStores>;
 
 function reflectionDeps(env: ReflectorEnv, stores: Stores, clock: Clock, log: Log): ReflectionDeps {
-  const { storage, turns, knowledge, graph, costs, diary, model, erasures } = stores;
+  const { storage, turns, knowledge, graph, costs, diary, model, erasures, items } = stores;
   return {
     erasures,
+    // Req R-TIER-11: staged and recurring items enter the short-term tier as API writes do (audited alike).
+    tiers: tierEntries({
+      clock,
+      items,
+      audit: new DynamoAuditTrail(storage),
+      turns,
+      tierPolicy: parseTierPolicy(env.TIER_POLICY),
+    }),
     turns,
     signalState: new DynamoSignalStateStore(storage, clock),
     knowledge,

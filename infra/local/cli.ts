@@ -38,7 +38,7 @@ function human(s: RunReport): string {
   return [
     `turns ${s.turns} (duplicates ${s.duplicates}, late ${s.late}, rejected ${s.rejected})`,
     `batches ${s.batches} (aborted ${s.batchesAborted}) · model calls ${s.modelCalls} · gate rejections ${s.gateRejections} · staged ${s.staged} · promoted ${s.promoted}`,
-    `nightly findings stored ${s.findings}`,
+    `tier entries ${s.tierEntries} · nightly findings stored ${s.findings}`,
     `summaries written ${s.summaries} of ${s.summaryJobs} fired · sweeps fired ${s.sweepsFired} · sleep-time runs: nightly ${s.nightly}, weekly ${s.weekly}`,
     `errors left in dead-letter queues: ${s.errors}; handler errors retried: ${s.handlerErrors}`,
     ...(s.messyAnswers > 0

@@ -31,6 +31,7 @@ import { type Emulators, LOCAL_REGION, startEmulators } from './emulators.js';
 import { type InvocationObserver, LocalEventSource, type SqsHandler } from './event-source.js';
 import { LOCAL_ACCOUNT, type LocalResources, provision } from './provision.js';
 import { SimulatedClock } from './simulated-clock.js';
+import { isLive, type MemoryItem } from '../../lib/items/memory-item.js';
 import { listAllKeys } from '../../lib/kernel/s3-objects.adapter.js';
 import { dumpUserState, type UserStateDump } from './state-dump.js';
 import { type HttpHandler, type LocalHttpApi, startHttpApi } from './http-api.js';
@@ -70,6 +71,11 @@ export interface RunReport {
   gateRejections: number;
   staged: number;
   promoted: number;
+  /**
+   * Live tier entries (`mem:` items, any tier, GLOBAL copies included): a replay writes them only
+   * through reflection (req R-TIER-11: staged and recurring items enter the short-term tier).
+   */
+  tierEntries: number;
   /** Findings of the nightly reflection stored as Knowledge (`Knowledge/Reflections/`). */
   findings: number;
   errors: number;
@@ -545,18 +551,29 @@ async function replayLines(
 /** The run's figures, counted from the table, the bucket, the queues and the sources. */
 async function reportOf(rt: Runtime): Promise<RunReport> {
   const listKeys = (prefix: string) => listAllKeys(rt.s3, rt.resources.bucketName, prefix);
-  const [turnItems, signalItems, batchItems, summaryItems, runItems, stagedItems, rejectedKeys, userKeys, dlqDepths] =
-    await Promise.all([
-      scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.turnPrefix }),
-      scanAll(rt, 'sk = :s', { ':s': 'SIGNAL' }),
-      scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.batchPrefix }),
-      scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.summaryPrefix }),
-      scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.runsPrefix }),
-      scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.stagedPrefix }),
-      listKeys(rejectedPrefix()),
-      listKeys(usersRoot),
-      Promise.all(Object.values(rt.resources.queues).map((q) => queueDepth(rt.sqs, q.dlqUrl))),
-    ]);
+  const [
+    turnItems,
+    signalItems,
+    batchItems,
+    summaryItems,
+    runItems,
+    stagedItems,
+    memItems,
+    rejectedKeys,
+    userKeys,
+    dlqDepths,
+  ] = await Promise.all([
+    scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.turnPrefix }),
+    scanAll(rt, 'sk = :s', { ':s': 'SIGNAL' }),
+    scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.batchPrefix }),
+    scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.summaryPrefix }),
+    scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.runsPrefix }),
+    scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.stagedPrefix }),
+    scanAll(rt, 'begins_with(sk, :p)', { ':p': keys.memoryPrefix }),
+    listKeys(rejectedPrefix()),
+    listKeys(usersRoot),
+    Promise.all(Object.values(rt.resources.queues).map((q) => queueDepth(rt.sqs, q.dlqUrl))),
+  ]);
   const counters = signalItems.map(
     (i) => (storedState(i) as { counters?: Record<string, number> } | undefined)?.counters ?? {},
   );
@@ -572,6 +589,7 @@ async function reportOf(rt: Runtime): Promise<RunReport> {
     // Staged and undecided: a staged record (and its markdown under Knowledge_staging/; promotion, discard and expiry settle or delete both).
     staged: stagedItems.filter((i) => i.status === 'staged').length,
     promoted: userKeys.filter((k) => k.includes('/Knowledge/') && !k.includes('/Knowledge/Reflections/')).length,
+    tierEntries: memItems.filter((i) => isLive(i.item as MemoryItem, rt.clock.now())).length,
     findings: userKeys.filter((k) => k.includes('/Knowledge/Reflections/')).length,
     errors: dlqDepths.reduce((a, b) => a + b, 0),
     handlerErrors: Object.values(rt.sources).reduce((n, src) => n + src.stats.handlerErrors, 0) + rt.state.sweepErrors,

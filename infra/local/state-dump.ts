@@ -19,6 +19,8 @@
  *   timestamps and schedule times are derived from the input and are compared as they are;
  *   inside the text of logs (`Logs/`: e.g. an expiry's "staged 2023-01-20T16:17:30Z, more
  *   than 30 days ago") every time is cut to its day;
+ * - a tier entry's expiry (and its expiry index key) and last sighting, and an audit entry's key and
+ *   time: counted from when it was written, a time of processing like `createdAt`;
  * - the signal state's `appliedMessages`: tags of SQS message ids, which SQS assigns.
  *
  * - the content hash in a knowledge index snapshot's key (`index/knowledge/{version}-{hash}.json`,
@@ -208,6 +210,36 @@ const PACKED_AS: ReadonlyArray<readonly [string, string]> = [
 ];
 const packedAs = (sk: string): string | undefined => PACKED_AS.find(([prefix]) => sk.startsWith(prefix))?.[1];
 
+/**
+ * A tier entry's times of processing: its expiry is counted from its write (as its createdAt),
+ * and so is the expiry index's sort key; `seen.at` is when it was last written. An audit
+ * entry's key and `at` are when the change was made. All cut to their day, as `createdAt` is.
+ */
+function maskTierTimes(sk: string, value: unknown): unknown {
+  if (!isRecord(value)) return value;
+  if (sk.startsWith(keys.auditPrefix) && isRecord(value.entry))
+    return { ...value, sk: maskAuditKey(sk), entry: { ...value.entry, at: maskTime(String(value.entry.at)) } };
+  if (!sk.startsWith(keys.memoryPrefix) || !isRecord(value.item)) return value;
+  const item = value.item;
+  const seen = isRecord(item.seen) ? { seen: { ...item.seen, at: maskTime(String(item.seen.at)) } } : {};
+  return {
+    ...value,
+    ...(typeof value.gsi1sk === 'string' ? { gsi1sk: value.gsi1sk.replace(ISO_IN_TEXT, '$1T<processing time>') } : {}),
+    item: { ...item, ...(typeof item.expiresAt === 'string' ? { expiresAt: maskTime(item.expiresAt) } : {}), ...seen },
+  };
+}
+
+/** An audit entry's key with its time of processing cut to the day (`AUDIT#{at}#{item}#{action}`). */
+const maskAuditKey = (sk: string) =>
+  sk.startsWith(keys.auditPrefix) ? sk.replace(ISO_IN_TEXT, '$1T<processing time>') : sk;
+
+/** Two audit entries of one item and action on one day: the second keyed `… (2)`, in key order. */
+function uniqueKey(items: Record<string, unknown>, key: string): string {
+  let n = 1;
+  while (`${key}${n === 1 ? '' : ` (${n})`}` in items) n++;
+  return `${key}${n === 1 ? '' : ` (${n})`}`;
+}
+
 export async function dumpUserState(
   clients: { ddb: DynamoDBDocumentClient; s3: S3Client },
   where: { tableName: string; bucketName: string },
@@ -248,7 +280,9 @@ export async function dumpUserState(
                       },
                     }
                   : item;
-    items[`${String(item.pk)}|${sk}`] = normalise(value, { timestampIsProcessing: sk.startsWith(keys.batchPrefix) });
+    items[uniqueKey(items, `${String(item.pk)}|${maskAuditKey(sk)}`)] = normalise(maskTierTimes(sk, value), {
+      timestampIsProcessing: sk.startsWith(keys.batchPrefix),
+    });
   }
   const objects: Record<string, unknown> = {};
   for (const key of (await listAllKeys(clients.s3, where.bucketName, userPrefix(userId))).sort()) {

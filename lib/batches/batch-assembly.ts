@@ -136,6 +136,7 @@ export const EARLIER_REFLECTIONS_SHOWN = 3;
  * agent's latest reflection entries and asks for a new one: what the event teaches, building
  * on (or retiring) the earlier ones. An event's batch with no turn to review (`material`: the
  * event's own words, lib/batches/event-reflection.ts) reviews the event instead of turns.
+ * `context` (an event's batch only) is what else it reads: short-term memory, plan outcomes.
  */
 export function buildReflectorPrompt(
   batch: AssembledBatch,
@@ -143,6 +144,7 @@ export function buildReflectorPrompt(
   occasion: ReflectionOccasion | null = null,
   earlier: readonly EarlierReflection[] = [],
   material = '',
+  context = '',
 ): string {
   const known = existing.length === 0 ? '(none yet)' : existing.map((k) => knownLine(k)).join('\n');
   if (!occasion) return `## Existing knowledge\n${known}\n\n## Turns to review\n${batch.document}\n`;
@@ -165,7 +167,9 @@ export function buildReflectorPrompt(
     : `## Turns to review\n${batch.document}`;
   const what = material ? 'what this event teaches' : 'what this event and these turns teach';
   const ask = `## Your reflection\nAlso fill \`reflection\`: ${what} about how the agent should act (insight), what it should do differently from now on (recommendation), and your confidence (0..1). Build on the earlier diary entries; say so when one no longer holds.`;
-  return `${why}## Existing knowledge\n${known}\n\n## Earlier diary entries\n${past}\n\n${reviewed}\n\n${ask}\n`;
+  // Req R-EVT-2: the short-term memory and the plans' outcomes (event-reflection.ts occasionContext).
+  const more = context ? `${context}\n\n` : '';
+  return `${why}## Existing knowledge\n${known}\n\n## Earlier diary entries\n${past}\n\n${more}${reviewed}\n\n${ask}\n`;
 }
 
 /** What the prompt of an event's batch with no turn says in place of the turns. */

@@ -1,12 +1,18 @@
 /** What a batch reads before the model is asked (req R-ASM): its turns, the user's Knowledge, the log's common fields. */
 import type { Job } from '../../events/job.js';
 import type { TurnSaved } from '../../events/turn-saved.js';
-import { assembleBatch, occasionOf } from './batch-assembly.js';
+import { assembleBatch, occasionOf, type ReflectionOccasion } from './batch-assembly.js';
 import type { BatchLog } from './batch-log.js';
 import { KnowledgeSearch } from '../knowledge/knowledge-search.js';
 import type { KnowledgeDoc } from '../knowledge/knowledge.js';
 import type { EventEpisode } from '../turns/episodes.js';
-import { eventMaterial, NO_TURN_WAITING, NOTHING_TO_REFLECT_ON } from './event-reflection.js';
+import {
+  eventMaterial,
+  NO_TURN_WAITING,
+  NOTHING_TO_REFLECT_ON,
+  occasionContext,
+  SHORT_TERM_SHOWN,
+} from './event-reflection.js';
 import { topKeywords } from '../kernel/text.js';
 import type { ReflectionDeps } from './reflection-deps.js';
 
@@ -40,6 +46,8 @@ export interface BatchInput {
   eventEpisodes: EventEpisode[];
   /** An event's batch with no turn: the event's own words it reviews instead ('' for any other batch, or nothing to review). */
   material: string;
+  /** An event's batch: the short-term memory and plan outcomes it also reads (req R-EVT-2); '' for any other. */
+  context: string;
   base: LogBase;
 }
 
@@ -49,6 +57,7 @@ export async function readBatch(job: Job, started: Date, deps: ReflectionDeps): 
   const eventEpisodes = job.episodeIds?.length ? await deps.turns.eventEpisodes(job.userId, job.episodeIds) : [];
   const occasion = occasionOf(job);
   const material = occasion && job.turnIds.length === 0 ? eventMaterial(occasion, eventEpisodes) : '';
+  const context = occasion ? await contextOf(job, occasion, eventEpisodes, material, deps) : '';
   for (const m of missing) deps.log.warn('turn unreadable; continuing without it', { userId: job.userId, ...m });
   // Input time of the batch (its last turn's; the job's when none was read), for when its items
   // were staged (the expiry sweep's cutoff and day index), what it verifies, the edges it adds,
@@ -76,7 +85,20 @@ export async function readBatch(job: Job, started: Date, deps: ReflectionDeps): 
     urgency_score: job.urgency,
     ...(occasion && job.turnIds.length === 0 ? { event_only: eventOnlyLog(job, eventEpisodes, material, deps) } : {}),
   };
-  return { turns, batchAt, batch, knowledgeDocs, knowledge, existing, eventEpisodes, material, base };
+  return { turns, batchAt, batch, knowledgeDocs, knowledge, existing, eventEpisodes, material, context, base };
+}
+
+/** An event's reflection reads the user's short-term entries, and its episodes' outcomes when turns are what it reviews. */
+async function contextOf(
+  job: Job,
+  occasion: ReflectionOccasion,
+  episodes: readonly EventEpisode[],
+  material: string,
+  deps: ReflectionDeps,
+): Promise<string> {
+  const shortTerm = deps.tiers ? await deps.tiers.recent(job.userId, 'short_term', SHORT_TERM_SHOWN) : [];
+  const outcomes = material === '' && episodes.length > 0 ? eventMaterial({ trigger: occasion.trigger }, episodes) : '';
+  return occasionContext(shortTerm, outcomes);
 }
 
 /** Req R-EVT: an event's batch with no turn says what it reflected on instead, or why nothing (and logs that). */

@@ -53,6 +53,8 @@ export interface BatchLog {
   verified?: string[];
   /** Relation-graph edges (ids) this batch's connections added or reinforced (on this delivery or an earlier one: a redelivery logs the same). */
   edges?: string[];
+  /** Short-term tier entries (`mem:` ids, req R-TIER-11) this batch's staged and recurring items wrote or saw again. */
+  tier_entries?: string[];
   /**
    * An agent.event's batch with no turn to review (req R-EVT-1: lib/batches/event-reflection.ts):
    * why it had none, what it reflected on instead (the event's detail, its episodes), and, when

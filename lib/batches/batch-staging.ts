@@ -27,6 +27,8 @@ export interface Gated {
   rejections: ReturnType<typeof applyQualityGates>['rejections'];
   docs: ReturnType<typeof stagedDocuments>;
   verified: string[];
+  /** The batch's turns and the others its items cite, by id. */
+  turns: ReadonlyMap<number, TurnSaved>;
 }
 
 export async function gateOutput(
@@ -77,7 +79,7 @@ export async function gateOutput(
   // Verified on the index as it is now: the API may have written it since the batch read it.
   await verifySeenFacts(job.userId, seen, deps);
   // The log lists what the batch saw, not what changed: a redelivery (nothing left to change) logs the same.
-  return { output, passed, rejections, docs, verified: [...seen.keys()] };
+  return { output, passed, rejections, docs, verified: [...seen.keys()], turns: turnMap };
 }
 
 type Recurrences = ReturnType<typeof findRecurrences>;

@@ -84,3 +84,25 @@ export function eventMaterial(
     ? text
     : `${text.slice(0, MAX_EVENT_MATERIAL_CHARS - cut.length)}${cut}`;
 }
+
+/** How many short-term entries an event's reflection is shown (req R-EVT-2), most recently changed first. */
+export const SHORT_TERM_SHOWN = 10;
+
+/**
+ * Req R-EVT-2 (seed 004 P3-M2: a reflection reads short-term memory and what the agent's plans
+ * led to): the context an event's reflection sees besides its turns — the user's short-term
+ * entries, one line each, and, when turns are waiting (the event's own material is not the
+ * reviewed text), the outcomes of the episodes that go with the event. '' when there is none.
+ */
+export function occasionContext(
+  shortTerm: ReadonlyArray<{ title: string; confidence: number; seen?: { sessions: string[] } | undefined }>,
+  outcomes: string,
+): string {
+  const lines = shortTerm.slice(0, SHORT_TERM_SHOWN).map((e) => {
+    const sessions = e.seen?.sessions.length ?? 0;
+    return `- ${e.title.replace(/\s+/g, ' ').trim().slice(0, 160)} (confidence ${e.confidence}${sessions > 1 ? `, seen in ${sessions} sessions` : ''})`;
+  });
+  const memory = lines.length > 0 ? `## Short-term memory\n${lines.join('\n')}` : '';
+  const plans = outcomes ? `## What the agent's plans led to\n${outcomes}` : '';
+  return [memory, plans].filter(Boolean).join('\n\n');
+}

@@ -11,8 +11,27 @@ import { safeKnowledgePath } from '../kernel/memory-paths.js';
 import type { ItemCategory, BatchAnswer } from './batch-answer.js';
 import { contentWords } from '../kernel/text.js';
 
-/** `deleted`: the item repeats a fact a person deleted (its tombstone, lib/forget/tombstone.ts; req R-DEL-2), checked where items are staged. */
-export type GateName = 'turn_existence' | 'keyword_match' | 'related_file_exists' | 'dedup' | 'drift_guard' | 'deleted';
+/**
+ * `failed_turn`: every turn the item cites was validated FAIL or RETRY (req R-CAND-3: only
+ * knowledge from successful turns is remembered). `deleted`: the item repeats a fact a person
+ * deleted (its tombstone, lib/forget/tombstone.ts; req R-DEL-2), checked where items are staged.
+ */
+export type GateName =
+  | 'turn_existence'
+  | 'failed_turn'
+  | 'keyword_match'
+  | 'related_file_exists'
+  | 'dedup'
+  | 'drift_guard'
+  | 'deleted';
+
+/**
+ * Req R-CAND-3 (seed 002's commit rule, "only knowledge from successful turns enters long-term
+ * storage"): a turn its agent validated FAIL or RETRY is not mined. APPROVE, REVISE (the answer
+ * was revised, then given) and no validation at all (most publishers send none) are not failed.
+ */
+export const failedTurn = (turn: Pick<TurnSaved, 'signals'> | undefined): boolean =>
+  turn?.signals?.validation === 'FAIL' || turn?.signals?.validation === 'RETRY';
 
 export interface Rejection {
   category: ItemCategory;
@@ -70,19 +89,29 @@ export function applyQualityGates(
   const categories: ItemCategory[] = ['new_facts', 'corrections', 'connections', 'open_questions'];
   for (const category of categories) {
     for (const item of output[category] as AnyItem[]) {
-      const rejection = gateItem(category, item, ctx);
-      if (rejection) rejections.push(rejection);
-      else (passed[category] as AnyItem[]).push(item);
+      const gated = gateItem(category, item, ctx);
+      if ('gate' in gated) rejections.push(gated);
+      else (passed[category] as AnyItem[]).push(gated);
     }
   }
   return { passed, rejections };
 }
 
-function gateItem(category: ItemCategory, item: AnyItem, ctx: GateContext): Rejection | null {
-  const reject = (gate: GateName, reason: string): Rejection => ({ category, item: label(item), gate, reason });
+/** The item that passed (citing only its successful turns), or why not. */
+function gateItem(category: ItemCategory, proposed: AnyItem, ctx: GateContext): Rejection | AnyItem {
+  const reject = (gate: GateName, reason: string): Rejection => ({ category, item: label(proposed), gate, reason });
 
-  const missing = item.source_turns.filter((t) => !ctx.turns.has(t));
+  const missing = proposed.source_turns.filter((t) => !ctx.turns.has(t));
   if (missing.length > 0) return reject('turn_existence', `source turns not in the turn index: ${missing.join(', ')}`);
+
+  // The failed turns an item cites are dropped from its evidence; with none left, it is not mined.
+  const failed = proposed.source_turns.filter((t) => failedTurn(ctx.turns.get(t)));
+  if (failed.length > 0 && failed.length === proposed.source_turns.length)
+    return reject('failed_turn', `every cited turn was validated FAIL or RETRY: ${failed.join(', ')}`);
+  const item =
+    failed.length === 0
+      ? proposed
+      : { ...proposed, source_turns: proposed.source_turns.filter((t) => !failed.includes(t)) };
 
   const keywords = new Set(contentWords(evidenceText(item)));
   const cited = item.source_turns.map((t) => ctx.turns.get(t)).filter((t): t is TurnSaved => t !== undefined);
@@ -122,5 +151,5 @@ function gateItem(category: ItemCategory, item: AnyItem, ctx: GateContext): Reje
       );
     }
   }
-  return null;
+  return item;
 }

@@ -9,6 +9,7 @@ import type { TurnStore } from '../turns/turn.port.js';
 import type { SignalStateStore } from '../signals/signal-state.port.js';
 import type { LanguageModel } from '../model/language-model.port.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
+import type { TierEntries } from '../tiers/tier-entry.port.js';
 
 export interface ReflectionDeps {
   turns: TurnStore;
@@ -37,6 +38,11 @@ export interface ReflectionDeps {
    * `deleted` gate, not staged. Absent: no fact was ever deleted (tests of other concerns).
    */
   erasures?: Pick<ErasureLog, 'buried'>;
+  /**
+   * The user's tier entries (req R-TIER-11): what a batch staged or saw recur enters the
+   * short-term tier; an event's reflection reads it. Absent: no tier is fed or read (tests of other concerns).
+   */
+  tiers?: TierEntries;
   /** Waits between looks for a batch the signal state does not record yet. @default setTimeout */
   sleep?: (ms: number) => Promise<void>;
 }

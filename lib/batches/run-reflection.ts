@@ -33,6 +33,7 @@ import {
   stageAndReinforce,
 } from './batch-staging.js';
 import { finishCounters, waitUntilRecorded } from './batch-counters.js';
+import { feedShortTerm } from './batch-tier-entries.js';
 
 export type ReflectionOutcome =
   | { status: 'completed' | 'aborted'; log: BatchLog; logKey: string }
@@ -73,6 +74,7 @@ export async function runReflection(job: Job, deps: ReflectionDeps): Promise<Ref
   }
   const gated = await gateOutput(job, input, parsed, deps);
   const staged = await stageAndReinforce(job, input, gated, deps);
+  const tierEntries = await feedShortTerm(job, gated, staged, deps);
   const episodes = await linkEpisodes(job, input, staged, deps);
   const edges = await connectionEdges(job, input.batchAt, gated, deps);
   const diary = await writeDiary(job, diaryInput(job, input, parsed, gated, staged), input.batchAt, deps);
@@ -90,6 +92,7 @@ export async function runReflection(job: Job, deps: ReflectionDeps): Promise<Ref
     ...(episodes.length > 0 ? { episodes } : {}),
     ...(gated.verified.length > 0 ? { verified: gated.verified } : {}),
     ...(edges.length > 0 ? { edges: edges.map((e) => e.id) } : {}),
+    ...(tierEntries.length > 0 ? { tier_entries: tierEntries } : {}),
     diary,
     reinforced: staged.reinforced,
     model,
@@ -115,12 +118,17 @@ async function consultModel(
   input: BatchInput,
   deps: ReflectionDeps,
 ): Promise<{ asked: Asked | null; model: BatchLog['model'] }> {
-  const { batch, existing, material } = input;
+  const { batch, existing, material, context } = input;
   const occasion = occasionOf(job);
   const something = batch.included.length > 0 || material !== '';
   const earlier = occasion && something ? await earlierReflections(job, deps) : [];
   const asked = something
-    ? await askModel(job, buildReflectorPrompt(batch, existing, occasion, earlier, material), deps, occasion !== null)
+    ? await askModel(
+        job,
+        buildReflectorPrompt(batch, existing, occasion, earlier, material, context),
+        deps,
+        occasion !== null,
+      )
     : null;
   const model = asked
     ? {

@@ -199,6 +199,10 @@ export class DynamoAuditTrail implements AuditTrail {
     );
   }
 
+  async appendOnce(entry: AuditEntry): Promise<void> {
+    await putOnce(this.ddb, this.tableName, auditRow(entry));
+  }
+
   /**
    * The newest `limit` entries (of one item, with `itemId`): a descending Query that stops at
    * the page (`queryFirst`), not the whole trail. An item's entries are picked by a filter, read

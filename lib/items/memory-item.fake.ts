@@ -86,6 +86,10 @@ export class RecordingAudit implements AuditTrail {
       this.entries.push(structuredClone(e));
     }
   }
+  async appendOnce(entry: AuditEntry) {
+    const key = keys.auditSk(entry);
+    if (!this.entries.some((e) => e.userId === entry.userId && keys.auditSk(e) === key)) await this.append([entry]);
+  }
   async list(userId: string, options: { itemId?: string | undefined; limit: number }) {
     return this.entries
       .filter((e) => e.userId === userId && (options.itemId === undefined || e.itemId === options.itemId))

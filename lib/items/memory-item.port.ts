@@ -23,6 +23,8 @@ export interface MemoryItemStore {
 /** Who did what to which item, when and why: promotions, demotions, deletions, reviews. */
 export interface AuditTrail {
   append(entries: readonly AuditEntry[]): Promise<void>;
+  /** Writes the entry unless one is already at its key (time, item, action): a retry's record of a change an earlier attempt made. */
+  appendOnce(entry: AuditEntry): Promise<void>;
   /** Newest first. */
   list(userId: string, options: { itemId?: string | undefined; limit: number }): Promise<AuditEntry[]>;
   /** Drops the words edits kept (`previous`) from these items' entries, once the items are deleted; returns how many entries. */

@@ -73,6 +73,8 @@ export const MemoryItemSchema = z.object({
   /** The source turns' attributes merged key by key (see mergeAttributes). */
   attributes: z.record(z.string(), z.string()),
   sessionId: z.string().optional(),
+  /** Why the pipeline wrote this tier entry (req R-TIER-11), e.g. `new fact staged by batch batch-1-10`; absent on API writes. */
+  reason: z.string().optional(),
   /**
    * A tier entry's sightings (lib/tiers/tier-policy.ts): the sessions it was written in, and
    * when and at what confidence it was last seen — the base its decay is computed from.

@@ -123,6 +123,8 @@ export interface NewTierEntry {
   ttlSeconds?: number | undefined;
   /** A client's idempotency key; by default the id is derived from the content. */
   clientId?: string | undefined;
+  /** Why a pipeline wrote it (req R-TIER-11: e.g. `new fact staged by batch B`); kept on the item and its create entry. */
+  reason?: string | undefined;
   /** An ephemeral entry's signs of significance (req R-TIER-11): its session's close promotes it. */
   significance?: Significance[] | undefined;
 }
@@ -165,6 +167,7 @@ export function newTierItem(
     sourceTurns: e.sourceTurns ?? [],
     attributes,
     ...(e.sessionId ? { sessionId: e.sessionId } : {}),
+    ...(e.reason ? { reason: e.reason } : {}),
     seen: { sessions: e.sessionId ? [e.sessionId] : [], at, confidence: e.confidence ?? 0.5 },
     ...(tier === 'ephemeral'
       ? { occurrences: 1, ...(e.significance?.length ? { significance: [...new Set(e.significance)].sort() } : {}) }

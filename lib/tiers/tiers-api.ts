@@ -20,8 +20,13 @@ import { PAGE_SPARE, viewOf, pageItems, findItem, trusted } from '../search/sear
 import { deleteSummary } from '../summaries/summaries-api.js';
 import { reviewPromote } from '../knowledge/review-api.js';
 
+/** What writing a tier entry needs: the API's deps, or a pipeline's (lib/tiers/tier-entries.ts). */
+export type TierWriteDeps = Pick<MemoryApiDeps, 'clock' | 'items' | 'audit' | 'tierPolicy'> & {
+  turns: Pick<MemoryApiDeps['turns'], 'turnIndex'>;
+};
+
 export async function createTierEntry(
-  deps: MemoryApiDeps,
+  deps: TierWriteDeps,
   actor: string,
   userId: string,
   tier: Tier,
@@ -36,11 +41,23 @@ export async function createTierEntry(
   // An entry of that id that expired, was collected or cleared is written anew (its id no longer names a session).
   const anew = { ...item, updatedAt: nextUpdatedAt(res.item.updatedAt, now) };
   const reborn = !res.created && !isLive(res.item, now) && (await deps.items.replace(anew, res.item.updatedAt));
+  const created = (at: string): AuditEntry => ({
+    userId,
+    itemId: fresh.id,
+    action: 'create',
+    actor,
+    at,
+    to: tier,
+    ...(entry.reason ? { reason: entry.reason } : {}),
+  });
   if (res.created || reborn) {
-    await deps.audit.append([{ userId, itemId: fresh.id, action: 'create', actor, at: now.toISOString(), to: tier }]);
+    await deps.audit.append([created(now.toISOString())]);
     return { item: reborn ? anew : res.item, created: true };
   }
   if (res.item.tier !== tier || !isLive(res.item, now)) return { item: res.item, created: false };
+  // A retry whose first attempt wrote the entry and died before its audit entry: the create is
+  // recorded now, at the entry's own createdAt, unless it already was (the same key).
+  await deps.audit.appendOnce(created(res.item.createdAt));
   // The same ephemeral entry again in its session: a recurrence or a new sign of significance (req R-TIER-11).
   if (tier === 'ephemeral')
     return { item: (await recurEntry(deps.items, actor, userId, res.item.id, entry, now)) ?? res.item, created: false };
@@ -50,7 +67,7 @@ export async function createTierEntry(
 }
 
 async function attributesOf(
-  deps: MemoryApiDeps,
+  deps: TierWriteDeps,
   userId: string,
   turnIds: readonly number[],
 ): Promise<Record<string, string>> {

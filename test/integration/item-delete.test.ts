@@ -448,7 +448,15 @@ describe('forgetting a session by provenance (POST …/memory/forget)', () => {
       graphEdge: ['caroline|related_to|adoption'],
     });
     expect(dry.removed.staged.some((id) => id.includes('possession_goal'))).toBe(true);
-    expect(dry.removed.memory).toHaveLength(1);
+    // The API's long-term entry citing turn 14, and the short-term entries reflection wrote from
+    // session 2's batch (req R-TIER-11: each cites its source turns).
+    const citing = async (tier: 'long_term' | 'short_term') =>
+      (await memory.tiers.query(USER, tier, { limit: 100 })).items
+        .filter((i) => i.id.startsWith('mem:') && i.sourceTurns.some((t) => FORGOTTEN.includes(t)))
+        .map((i) => i.id);
+    const fromReflection = await citing('short_term');
+    expect(fromReflection.length).toBeGreaterThan(0);
+    expect(dry.removed.memory).toEqual([...(await citing('long_term')), ...fromReflection].sort());
 
     const ofForgotten = (k: string) =>
       FORGOTTEN.some((t) => k.includes(`/turns/${pad(t)}/`)) ||

@@ -57,6 +57,35 @@ describe('quality gates (req R-GATE)', () => {
     ]);
   });
 
+  it('failed turn: rejects an item citing only FAIL or RETRY turns, drops them from one citing a successful turn too (req R-CAND-3)', () => {
+    const marked = (validation: 'FAIL' | 'RETRY' | 'REVISE' | undefined) =>
+      new Map([...turns].map(([id, t]) => [id, id === 1 && validation ? { ...t, signals: { validation } } : t]));
+    const fact = (source_turns: number[]) => ({
+      title: 'clownfish_count',
+      content: 'The clownfish of the reef tank are named Nemo and Dory.',
+      source_turns,
+      related_existing: [],
+      category: 'Facts' as const,
+    });
+    for (const v of ['FAIL', 'RETRY'] as const) {
+      const r = applyQualityGates({ ...empty, new_facts: [fact([1])] }, { ...ctx, turns: marked(v) });
+      expect(r.rejections).toEqual([
+        expect.objectContaining({ gate: 'failed_turn', reason: expect.stringContaining('1') }),
+      ]);
+      expect(r.passed.new_facts).toEqual([]);
+    }
+    // REVISE and no validation are not failed; a successful turn keeps the item, citing it alone.
+    for (const v of ['REVISE', undefined] as const)
+      expect(
+        applyQualityGates({ ...empty, new_facts: [fact([1])] }, { ...ctx, turns: marked(v) }).passed.new_facts,
+      ).toHaveLength(1);
+    const mixed = applyQualityGates(
+      { ...empty, new_facts: [{ ...fact([1, 2]), content: 'The user keeps clownfish and asked about LED lighting.' }] },
+      { ...ctx, turns: marked('FAIL') },
+    );
+    expect(mixed.passed.new_facts.map((f) => f.source_turns)).toEqual([[2]]);
+  });
+
   it('keyword match: rejects an item with no word in its cited turns', () => {
     const r = applyQualityGates(
       {

@@ -30,6 +30,13 @@ import { type IndexEntry, segmentOf } from './search-segments.js';
 import type { SearchSegment } from './search-segment.js';
 import { deltaOf, keysOf, mergedSegment, mergePlan } from './compaction-segments.js';
 import { SEARCH_MARK_TTL_MS } from '../kernel/memory-paths.js';
+import {
+  COMPACT_AT,
+  COMPACT_TURNS_AT,
+  MARK_LAG_MS,
+  type MarkTiming,
+  WATERMARK_REFRESH_MS,
+} from './compaction-policy.js';
 import type { Clock } from '../kernel/runtime.port.js';
 import type { EmbeddingModel } from '../model/language-model.port.js';
 import type {
@@ -51,29 +58,6 @@ import {
   withTurns,
 } from './search-changes.js';
 
-/** Marks past which the API compacts an owner itself. */
-export const COMPACT_AT = 256;
-/**
- * Turns above the turn watermark past which the API compacts an owner itself: a search reads
- * them whole (a Query, ≤ ~1.5 KB a turn, strongly consistent: about 24 read units at 64).
- */
-export const COMPACT_TURNS_AT = 64;
-/**
- * Marks a batch or summary job leaves for a later compaction: below this the reflector does
- * not write a delta (an S3 PUT per job would cost more than the marks' reads save); nightly and
- * weekly runs fold whatever there is.
- */
-export const COMPACT_AFTER_JOB = 32;
-/**
- * L: how long after a writer chose a mark's `at` its write can still land. A compaction that
- * starts at s moves the watermark to s − L at most, so a mark still in flight is never below
- * it. A write lasts no longer than the invocation that sends it: the longest function timeout
- * (the sweep's 300 s, infra/resources.ts) and as much again for what is on the wire and for
- * clocks apart. The local harness, whose writes land within their call, sets a few seconds.
- */
-export const MARK_LAG_MS = 600_000;
-/** An owner whose watermark is older than this is compacted by a search (so that it never nears the marks' TTL). */
-const WATERMARK_REFRESH_MS = SEARCH_MARK_TTL_MS / 2;
 /** Reads of the pointer before giving up on segments retired under the reader. */
 const ATTEMPTS = 4;
 
@@ -360,10 +344,4 @@ export class LiveSearchIndex implements SearchIndexReader {
       ? { folded: 0, version: head.version + 1, merged: false }
       : { folded: 0, version: head.version, merged: false, lost: true };
   }
-}
-
-/** The marks' clock and L (MARK_LAG_MS), injected by the local harness and tests. */
-export interface MarkTiming {
-  now?: () => Date;
-  lagMs?: number;
 }

@@ -18,7 +18,7 @@ export const ApiEnvSchema = z.object({
   REDACT_PERSONAL_DATA: z.enum(['true', 'false']).default('false'),
   /**
    * L, how long after a search change mark's `at` its write can still land; a
-   * compaction's watermark stays this far behind its start (lib/search/search-index.ts
+   * compaction's watermark stays this far behind its start (lib/search/compaction-policy.ts
    * MARK_LAG_MS). The local harness sets a few seconds.
    */
   SEARCH_MARK_LAG_SECONDS: z.coerce.number().int().min(0).max(3600).default(600),

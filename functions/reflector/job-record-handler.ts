@@ -14,7 +14,7 @@ import type { Clock, Log } from '../../lib/kernel/runtime.port.js';
 import { parseOrKeep } from '../../lib/kernel/parse-or-keep.js';
 import { recordFailedAttempt } from '../../lib/batches/run-reflection.js';
 import { type JobOutcome, runJob } from '../../lib/jobs/run-job.js';
-import { COMPACT_AFTER_JOB } from '../../lib/search/search-index.js';
+import { COMPACT_AFTER_JOB } from '../../lib/search/compaction-policy.js';
 import type { SearchIndexReader } from '../../lib/search/search-index-reader.js';
 import { ForgetContinuesError } from '../../lib/forget/forget-user.js';
 import type { ReflectorDeps } from './reflector-deps.js';

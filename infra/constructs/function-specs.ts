@@ -35,7 +35,7 @@ export interface FunctionSpec {
 const QUEUE_DRIVEN = Tracing.PASS_THROUGH;
 
 /**
- * L of the search index's watermark (lib/search/search-index.ts MARK_LAG_MS): a
+ * L of the search index's watermark (lib/search/compaction-policy.ts MARK_LAG_MS): a
  * change mark's write lasts no longer than the invocation that sends it, so the longest
  * function timeout, and as much again for what is on the wire and for clocks apart.
  */

@@ -10,12 +10,12 @@ import {
   edgeId,
   entityKey,
   type GraphLogEntry,
-  graphHygiene,
   neighbours,
   observeEdge,
   relationKey,
   restoreEdge,
 } from './relation-graph.js';
+import { graphHygiene } from './graph-hygiene.js';
 import type { GraphStore } from './graph.port.js';
 import { MemoryApiError } from '../memory-api/memory-api.js';
 

@@ -21,7 +21,8 @@
  * new text and the old no longer matches.
  */
 import type { KnowledgeChange, KnowledgeDoc } from '../knowledge/knowledge.js';
-import type { MemoryItem, SummaryEdit, SummaryRecordView } from './memory-item.js';
+import type { MemoryItem } from './memory-item.js';
+import type { SummaryEdit, SummaryRecordView } from './source-items.js';
 import type { AuditEntry } from '../tiers/memory-tiers.js';
 import { applyEdit, restoreEdit } from '../knowledge/correction.js';
 import { capSummaryText } from '../summaries/summary.js';

@@ -1,14 +1,5 @@
-import {
-  diaryItem,
-  episodeItem,
-  GLOBAL_USER,
-  knowledgeItem,
-  type MemoryItem,
-  mergeAttributes,
-  summaryItem,
-  stagedItem,
-  turnItem,
-} from '../items/memory-item.js';
+import { GLOBAL_USER, type MemoryItem, mergeAttributes } from '../items/memory-item.js';
+import { diaryItem, episodeItem, knowledgeItem, summaryItem, stagedItem, turnItem } from '../items/source-items.js';
 import { isDerivedId, withTrust } from '../trust/scope-trust.js';
 import type { CatalogHint, MemoryCatalog, MemoryCatalogSources } from './search-index.port.js';
 

@@ -1,16 +1,8 @@
 /** An in-memory search index store, and the catalog and index over the recording fakes, for tests. */
 import { segmentOf } from './search-segments.js';
 import type { CompactionResult, SearchIndexReader, SearchView } from './search-index-reader.js';
-import {
-  episodeItem,
-  GLOBAL_USER,
-  knowledgeItem,
-  type MemoryItem,
-  mergeAttributes,
-  summaryItem,
-  stagedItem,
-  turnItem,
-} from '../items/memory-item.js';
+import { GLOBAL_USER, type MemoryItem, mergeAttributes } from '../items/memory-item.js';
+import { episodeItem, knowledgeItem, summaryItem, stagedItem, turnItem } from '../items/source-items.js';
 import type {
   MemoryCatalog,
   SearchChange,

@@ -26,10 +26,17 @@
  */
 import { RecentCache } from '../kernel/recent-cache.js';
 import { GLOBAL_USER, isLive, type MemoryItem } from '../items/memory-item.js';
-import { type IndexEntry, itemKey, SearchSegments, segmentOf } from './search-segments.js';
-import { quantise } from './embedding-vectors.js';
-import { mergeSegments, type SearchSegment } from './search-segment.js';
+import { type IndexEntry, segmentOf } from './search-segments.js';
+import type { SearchSegment } from './search-segment.js';
+import { deltaOf, keysOf, mergedSegment, mergePlan } from './compaction-segments.js';
 import { SEARCH_MARK_TTL_MS } from '../kernel/memory-paths.js';
+import {
+  COMPACT_AT,
+  COMPACT_TURNS_AT,
+  MARK_LAG_MS,
+  type MarkTiming,
+  WATERMARK_REFRESH_MS,
+} from './compaction-policy.js';
 import type { Clock } from '../kernel/runtime.port.js';
 import type { EmbeddingModel } from '../model/language-model.port.js';
 import type {
@@ -40,12 +47,7 @@ import type {
   SearchSegmentRef,
   TurnLog,
 } from './search-index.port.js';
-import {
-  type CompactionResult,
-  type SearchIndexReader,
-  type SearchView,
-  SegmentRetiredError,
-} from './search-index-reader.js';
+import type { CompactionResult, SearchIndexReader, SearchView } from './search-index-reader.js';
 import {
   foldedAbove,
   nextTurnWatermark,
@@ -56,33 +58,6 @@ import {
   withTurns,
 } from './search-changes.js';
 
-/** Deltas kept before a merge. */
-export const MAX_SEGMENTS = 8;
-/** Removals carried by the pointer before a merge (the pointer is one DynamoDB item, ≤ 400 KB). */
-export const MAX_REMOVES = 2_000;
-/** Marks past which the API compacts an owner itself. */
-export const COMPACT_AT = 256;
-/**
- * Turns above the turn watermark past which the API compacts an owner itself: a search reads
- * them whole (a Query, ≤ ~1.5 KB a turn, strongly consistent: about 24 read units at 64).
- */
-export const COMPACT_TURNS_AT = 64;
-/**
- * Marks a batch or summary job leaves for a later compaction: below this the reflector does
- * not write a delta (an S3 PUT per job would cost more than the marks' reads save); nightly and
- * weekly runs fold whatever there is.
- */
-export const COMPACT_AFTER_JOB = 32;
-/**
- * L: how long after a writer chose a mark's `at` its write can still land. A compaction that
- * starts at s moves the watermark to s − L at most, so a mark still in flight is never below
- * it. A write lasts no longer than the invocation that sends it: the longest function timeout
- * (the sweep's 300 s, infra/resources.ts) and as much again for what is on the wire and for
- * clocks apart. The local harness, whose writes land within their call, sets a few seconds.
- */
-export const MARK_LAG_MS = 600_000;
-/** An owner whose watermark is older than this is compacted by a search (so that it never nears the marks' TTL). */
-const WATERMARK_REFRESH_MS = SEARCH_MARK_TTL_MS / 2;
 /** Reads of the pointer before giving up on segments retired under the reader. */
 const ATTEMPTS = 4;
 
@@ -319,14 +294,14 @@ export class LiveSearchIndex implements SearchIndexReader {
     const liveIds = new Set(live.map((i) => i.id));
     const gone = changes.filter((c) => !liveIds.has(c.id)).map((c) => c.id);
     // Embedded before anything is written: a model that fails leaves the marks for the next compaction.
-    const delta = await this.deltaOf(live, options.signal);
+    const delta = await deltaOf(this.deps.embeddings, live, options.signal);
     const version = head.version + 1;
     const plan = options.full || rebuild ? 'all' : mergePlan(head, delta.size, gone.length);
     const merging = plan === 'none' ? [] : plan === 'all' ? head.segments : head.segments.slice(1);
     const merged =
       plan === 'none' || rebuild
         ? { segment: delta, removes: rebuild ? [] : gone }
-        : await this.merged(userId, merging, { segment: delta, removes: keysOf(userId, gone) }, now);
+        : await mergedSegment(store, userId, merging, { segment: delta, removes: keysOf(userId, gone) }, now);
     const written = await store.putSegment(userId, version, merged.segment);
     const ref: SearchSegmentRef = {
       ...written,
@@ -369,78 +344,4 @@ export class LiveSearchIndex implements SearchIndexReader {
       ? { folded: 0, version: head.version + 1, merged: false }
       : { folded: 0, version: head.version, merged: false, lost: true };
   }
-
-  /** A delta over these items, with their vectors when the stage embeds (the text, not the title: titles like `turn 12` say nothing). */
-  private async deltaOf(items: MemoryItem[], signal: AbortSignal | undefined): Promise<SearchSegment> {
-    const model = this.deps.embeddings;
-    if (!model || items.length === 0) return segmentOf(items);
-    const vectors = await model.embed(
-      items.map((i) => i.text),
-      { signal },
-    );
-    return segmentOf(items, quantise(model.modelId, model.dimensions, vectors));
-  }
-
-  /**
-   * These segments and the delta as one: superseded, removed and expired items dropped. The
-   * ids it returns as removed still hide older segments left out of the merge (the base, in
-   * a merge of the deltas): those the merged segments removed, and those it dropped as expired.
-   */
-  private async merged(
-    userId: string,
-    refs: readonly SearchSegmentRef[],
-    delta: IndexEntry,
-    now: Date,
-  ): Promise<{ segment: SearchSegment; removes: string[] }> {
-    const segments = await Promise.all(refs.map((ref) => this.deps.store.segment(ref)));
-    if (segments.some((s) => s === null))
-      throw new SegmentRetiredError(
-        `a segment of ${userId}'s search index was retired by another compaction during a merge`,
-      );
-    const entries = [
-      ...refs.map((ref, i) => ({ segment: segments[i] as SearchSegment, removes: keysOf(userId, ref.removes) })),
-      delta,
-    ];
-    const index = new SearchSegments(entries);
-    const removes = new Set([
-      ...refs.flatMap((r) => r.removes),
-      ...[...(delta.removes ?? [])].map((k) => k.slice(k.indexOf('\u0000') + 1)),
-    ]);
-    const segment = mergeSegments(
-      entries.map(({ segment }, si) => ({
-        segment,
-        keep: (doc: number) => {
-          if (index.isHidden(si, doc)) return false;
-          const expiresAt = segment.item(doc).expiresAt;
-          if (expiresAt === null || expiresAt > now.getTime()) return true;
-          removes.add(segment.item(doc).id);
-          return false;
-        },
-      })),
-    );
-    return { segment, removes: [...removes] };
-  }
-}
-
-/**
- * Size-tiered: the deltas are merged into one when there are too many, the base with them
- * only once they hold a tenth of its items (or the pointer carries too many removals), so a
- * large base is rewritten rarely.
- */
-function mergePlan(head: SearchIndexHead, deltaItems: number, removed: number): 'none' | 'deltas' | 'all' {
-  const removes = head.segments.reduce((n, s) => n + s.removes.length, removed);
-  if (removes > MAX_REMOVES) return 'all';
-  if (head.segments.length + 1 <= MAX_SEGMENTS) return 'none';
-  const [base, ...deltas] = head.segments;
-  const deltaTotal = deltas.reduce((n, s) => n + s.items, deltaItems);
-  return deltaTotal * 10 >= (base?.items ?? 0) ? 'all' : 'deltas';
-}
-
-const keysOf = (userId: string, ids: readonly string[]): Set<string> =>
-  new Set(ids.map((id) => itemKey({ userId, id })));
-
-/** The marks' clock and L (MARK_LAG_MS), injected by the local harness and tests. */
-export interface MarkTiming {
-  now?: () => Date;
-  lagMs?: number;
 }

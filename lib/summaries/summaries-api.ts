@@ -1,5 +1,5 @@
 /** Sleep-time runs and summaries (req R-SLP, R-SUM): the run log, the self-assessment, summaries listed, edited, asked for and deleted, and how they fare. */
-import { summaryMessages } from '../items/memory-item.js';
+import { summaryMessages } from '../items/source-items.js';
 import type { SleepTimeRun } from '../sleep-time/run-log.js';
 import { weeklyMarkdown } from '../sleep-time/weekly.js';
 import { capSummaryText } from './summary.js';

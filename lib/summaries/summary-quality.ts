@@ -4,7 +4,7 @@
  * memory.retrieve (high: useful) — and which topics they are about. A deleted summary must
  * never come back: `resurrectionsOfDeleted` counts every time one did, and must stay 0.
  */
-import type { SummaryRecordView } from '../items/memory-item.js';
+import type { SummaryRecordView } from '../items/source-items.js';
 import { contentWords } from '../kernel/text.js';
 
 export interface SummaryQuality {

@@ -2,7 +2,7 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { parseFrontMatter, renderFrontMatter } from '../kernel/front-matter.js';
 import { keys } from '../kernel/memory-paths.js';
-import type { SummaryRecordView, SummaryEdit } from '../items/memory-item.js';
+import type { SummaryRecordView, SummaryEdit } from '../items/source-items.js';
 import { type SummaryPair, type SummaryRecord, summaryDocument } from './summary.js';
 import type { SummaryStore } from './summary.port.js';
 import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';

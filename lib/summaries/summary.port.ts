@@ -1,7 +1,7 @@
 /** Ports of the summaries: where summaries are kept, and what the sleep-time runs read instead of raw messages. */
 import type { SummaryPair } from './summary.js';
 import type { BatchLog } from '../batches/batch-log.js';
-import type { SummaryRecordView } from '../items/memory-item.js';
+import type { SummaryRecordView } from '../items/source-items.js';
 
 export interface SummaryStore {
   exists(userId: string, summaryId: string): Promise<boolean>;

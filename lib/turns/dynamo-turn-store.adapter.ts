@@ -5,7 +5,7 @@ import { type EventEpisode, eventEpisodeText, summariseEpisode, type EpisodeSumm
 import type { Episode } from '../../events/episode.js';
 import { keys, turnDocKey } from '../kernel/memory-paths.js';
 import { parseTurnDocument, turnContentHash, turnDocumentPlacement, turnSearchText } from './turn-document.js';
-import type { TurnIndexEntry } from '../items/memory-item.js';
+import type { TurnIndexEntry } from '../items/source-items.js';
 import type { TurnStore } from './turn.port.js';
 import { batchGetAll, batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';
 import { getText, isMissingObject } from '../kernel/s3-objects.adapter.js';

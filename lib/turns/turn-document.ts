@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type { TurnSaved } from '../../events/turn-saved.js';
 import { episodeText, summariseEpisode } from './episodes.js';
 import { parseFrontMatter, renderFrontMatter } from '../kernel/front-matter.js';
-import type { TurnIndexEntry } from '../items/memory-item.js';
+import type { TurnIndexEntry } from '../items/source-items.js';
 
 const SECTIONS = ['Query', 'Context', 'Response'] as const;
 const HEADING = /^## (Query|Context|Response)$/;

@@ -2,7 +2,7 @@
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { AgentEvent } from '../../events/agent-event.js';
 import type { EventEpisode } from './episodes.js';
-import type { TurnIndexEntry } from '../items/memory-item.js';
+import type { TurnIndexEntry } from '../items/source-items.js';
 
 export interface TurnStore {
   /**

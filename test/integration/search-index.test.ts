@@ -36,7 +36,8 @@ import { keys, SEARCH_MARK_TTL_MS } from '../../lib/kernel/memory-paths.js';
 import { SearchSegments } from '../../lib/search/search-segments.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 import type { SearchIndexHead } from '../../lib/search/search-index.port.js';
-import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/search/search-index.js';
+import { LiveSearchIndex } from '../../lib/search/search-index.js';
+import { MAX_SEGMENTS } from '../../lib/search/compaction-segments.js';
 import { functionsChecked, iamDenials } from '../helpers/iam.js';
 
 const USER = 'index-race';

@@ -12,7 +12,7 @@ import {
   type EpisodeSummary,
   summariseEpisode,
 } from '../../lib/turns/episodes.js';
-import { turnItem } from '../../lib/items/memory-item.js';
+import { turnItem } from '../../lib/items/source-items.js';
 import { turnIndexEntry } from '../../lib/turns/turn-document.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import * as api from '../../lib/memory-api/memory-api.js';

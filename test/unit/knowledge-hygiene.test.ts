@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import type { KnowledgeDoc } from '../../lib/knowledge/knowledge.js';
 import { factHygiene, verifyFacts } from '../../lib/knowledge/knowledge-hygiene.js';
-import { isLive, knowledgeItem } from '../../lib/items/memory-item.js';
+import { isLive } from '../../lib/items/memory-item.js';
+import { knowledgeItem } from '../../lib/items/source-items.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { maintainFacts, restorePrunedFact, verifySeenFacts } from '../../lib/knowledge/maintain-facts.js';
 import { graphLog } from '../../lib/graph/graph-use-cases.js';

@@ -8,7 +8,8 @@ import { SearchSegments } from '../../lib/search/search-segments.js';
 import { SEARCH_MARK_TTL_MS } from '../../lib/kernel/memory-paths.js';
 import { newTierItem } from '../../lib/tiers/memory-tiers.js';
 import type { MemoryCatalog } from '../../lib/search/search-index.port.js';
-import { LiveSearchIndex, MAX_SEGMENTS } from '../../lib/search/search-index.js';
+import { LiveSearchIndex } from '../../lib/search/search-index.js';
+import { MAX_SEGMENTS } from '../../lib/search/compaction-segments.js';
 import { MemorySearchIndexStore } from '../../lib/search/search-index.fake.js';
 
 const start = new Date('2026-06-01T00:00:00Z');

@@ -1,6 +1,6 @@
 /** Req R-SUM-10's summary quality metrics: deletions, resurrections, topics. */
 import { describe, expect, it } from 'vitest';
-import type { SummaryRecordView } from '../../lib/items/memory-item.js';
+import type { SummaryRecordView } from '../../lib/items/source-items.js';
 import { summaryQuality } from '../../lib/summaries/summary-quality.js';
 
 const summary = (id: string, text: string, extra: Partial<SummaryRecordView> = {}): SummaryRecordView => ({

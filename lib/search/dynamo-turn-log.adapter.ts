@@ -12,7 +12,7 @@
  * the turns above the watermark (≤ ~1.5 KB each) cost about one read unit per 2.7 turns.
  */
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { type MemoryItem } from '../items/memory-item.js';
+import type { MemoryItem } from '../items/memory-item.js';
 import { turnItem } from '../items/source-items.js';
 import { keys } from '../kernel/memory-paths.js';
 import { parseSignalState } from '../signals/signal-state.js';

@@ -3,7 +3,6 @@ import {
   DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
-  PutCommand,
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
@@ -14,20 +13,19 @@ import {
   eventEpisodeKey,
   keys,
   knowledgePrefix,
-  modelOutputKey,
   stagingPrefix,
 } from '../kernel/memory-paths.js';
 import { PROMOTIONS_TO_KNOWLEDGE, restagedMarkdown, type StagedRecord } from './promotion.js';
-import { type StagedDocument, stagedBody, stagedMetaHead } from './staging.js';
+import type { StagedDocument } from './staging.js';
 import type { KnowledgeEntry, KnowledgeIndexChange, KnowledgeStore } from './knowledge.port.js';
 import type { ModelResponse } from '../model/language-model.port.js';
 import { isConditionalCheckFailure } from '../kernel/dynamo-errors.adapter.js';
-import { itemSize } from '../kernel/dynamo-item-size.adapter.js';
 import { putOnce } from '../kernel/dynamo-put-once.adapter.js';
 import { DynamoS3KnowledgeIndex } from './knowledge-index.adapter.js';
+import { DynamoS3ModelOutputStore } from '../model/model-output-store.adapter.js';
+import { slimStaged, toRecord } from './staged-row.js';
 import { batchGetAll, queryAll } from '../kernel/dynamo-query.adapter.js';
 import { getTextOrNull } from '../kernel/s3-objects.adapter.js';
-import { packJson, unpackJson } from '../kernel/packed-json.adapter.js';
 import type { Storage, SearchChangeLog } from '../kernel/storage.adapter.js';
 
 /**
@@ -58,23 +56,10 @@ import type { Storage, SearchChangeLog } from '../kernel/storage.adapter.js';
  * (knowledge-index.ts: versioned, written conditionally, since the reflector and the API
  * write it at once).
  */
-/**
- * Largest recorded model answer kept as an item: under DynamoDB's 400 KB item limit
- * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html) with room to spare.
- */
-const MAX_MODEL_OUTPUT_ITEM_BYTES = 350 * 1024;
-
-/**
- * How long a recorded model answer is kept: past the longest a job can wait for a redelivery —
- * the job queue's retention (SQS's default, 4 days), then the dead-letter queue's 14 days,
- * which a FIFO queue's message starts anew when it is moved there
- * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/setting-up-dead-letter-queue-retention.html).
- * A job redriven later than this asks the model again.
- */
-const MODEL_OUTPUT_TTL_MS = 30 * 86_400_000;
 
 export class DynamoS3KnowledgeStore implements KnowledgeStore {
   private readonly index: DynamoS3KnowledgeIndex;
+  private readonly outputs: DynamoS3ModelOutputStore;
   private readonly ddb: DynamoDBDocumentClient;
   private readonly s3: S3Client;
   private readonly tableName: string;
@@ -89,6 +74,7 @@ export class DynamoS3KnowledgeStore implements KnowledgeStore {
     this.bucketName = storage.bucketName;
     this.changes = storage.changes;
     this.index = new DynamoS3KnowledgeIndex(storage);
+    this.outputs = new DynamoS3ModelOutputStore(storage);
   }
 
   async loadKnowledge(userId: string): Promise<KnowledgeDoc[]> {
@@ -324,55 +310,13 @@ export class DynamoS3KnowledgeStore implements KnowledgeStore {
     await this.changes.mark(userId, [`staged:${path}`]);
   }
 
-  /**
-   * The recorded answer: an item in the user's partition (a few KB: a write unit per KB at
-   * $0.625 per million against an S3 PUT's $5), packed (`packed`, packed-json.ts:
-   * fewer write units than the JSON text, `response`, which older items hold). Strongly consistent, so a redelivery right after the put
-   * sees it. An answer too large for an item is an S3 object the item names (`key`); S3 is read
-   * only then, so a job's first delivery, which finds no item, makes no GET (S3 bills a 404
-   * like any GET: https://docs.aws.amazon.com/AmazonS3/latest/userguide/ErrorCodeBilling.html).
-   */
-  async getModelOutput(userId: string, batchId: string): Promise<ModelResponse | null> {
-    const res = await this.ddb.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.userPk(userId), sk: keys.modelOutputSk(batchId) },
-        ConsistentRead: true,
-      }),
-    );
-    if (typeof res.Item?.packed === 'string') return unpackJson(res.Item.packed) as ModelResponse;
-    if (typeof res.Item?.response === 'string') return JSON.parse(res.Item.response) as ModelResponse;
-    if (typeof res.Item?.key !== 'string') return null;
-    const text = await getTextOrNull(this.s3, this.bucketName, res.Item.key);
-    return text ? (JSON.parse(text) as ModelResponse) : null;
+  /** A batch's recorded model answer, for its redeliveries (lib/model/model-output-store.adapter.ts). */
+  getModelOutput(userId: string, batchId: string): Promise<ModelResponse | null> {
+    return this.outputs.get(userId, batchId);
   }
 
-  /**
-   * Kept only for the job's redeliveries (once its commit record is written nothing reads it),
-   * so the item carries the table's TTL attribute, MODEL_OUTPUT_TTL_MS after the write by the
-   * wall clock DynamoDB's TTL reads, and DynamoDB deletes it at no cost
-   * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html). The S3
-   * object of an oversized answer has no such expiry (rare; erased with the user).
-   */
-  async putModelOutput(userId: string, batchId: string, response: ModelResponse): Promise<void> {
-    const item = {
-      pk: keys.userPk(userId),
-      sk: keys.modelOutputSk(batchId),
-      kind: 'model-output',
-      userId,
-      jobId: batchId,
-      packed: packJson(response),
-      expiresAt: Math.floor((Date.now() + MODEL_OUTPUT_TTL_MS) / 1000),
-    };
-    // An answer too large for an item (DynamoDB's 400 KB limit: a runaway or hostile model) is an S3 object, named by the item.
-    if (itemSize(item) > MAX_MODEL_OUTPUT_ITEM_BYTES) {
-      const key = modelOutputKey(userId, batchId);
-      await this.putText(key, JSON.stringify(response), 'application/json');
-      const { packed: _, expiresAt: __, ...pointer } = item;
-      await this.ddb.send(new PutCommand({ TableName: this.tableName, Item: { ...pointer, key } }));
-      return;
-    }
-    await this.ddb.send(new PutCommand({ TableName: this.tableName, Item: item }));
+  putModelOutput(userId: string, batchId: string, response: ModelResponse): Promise<void> {
+    return this.outputs.put(userId, batchId, response);
   }
 
   async putEpisode(userId: string, turnId: number, markdown: string): Promise<string> {
@@ -423,54 +367,4 @@ export class DynamoS3KnowledgeStore implements KnowledgeStore {
       new PutObjectCommand({ Bucket: this.bucketName, Key: key, Body: body, ContentType: contentType }),
     );
   }
-}
-
-/**
- * A staged record as stored: without what its other attributes say again — the
- * front matter's first fields (`stagedMetaHead`, lib/knowledge/staging.ts) and a body that is the title and text — so the
- * LoCoMo replay's records fit one write unit (1.32 on average before), and so does their gsi1
- * copy and their delete. The front matter's other fields are `extra`; a field or body that
- * differs from the derived one is kept. Records written before hold `meta` and `body` whole.
- */
-function slimStaged(record: StagedRecord): Record<string, unknown> {
-  const { meta, body, ...rest } = record;
-  const derived = stagedMetaHead(record);
-  const extra = Object.fromEntries(
-    Object.entries(meta).filter(([k, v]) => !(k in derived) || JSON.stringify(v) !== JSON.stringify(derived[k])),
-  );
-  return {
-    ...rest,
-    ...(Object.keys(extra).length > 0 ? { extra } : {}),
-    ...(body === stagedBody(record.title, record.text) ? {} : { body }),
-  };
-}
-
-function toRecord(item: Record<string, unknown>): StagedRecord {
-  const record = storedRecord(item);
-  if (item.meta !== undefined) return record;
-  return {
-    ...record,
-    meta: { ...stagedMetaHead(record), ...((item.extra as Record<string, unknown> | undefined) ?? {}) },
-    body: typeof item.body === 'string' ? item.body : stagedBody(record.title, record.text),
-  };
-}
-
-function storedRecord(item: Record<string, unknown>): StagedRecord {
-  return {
-    path: String(item.path),
-    kind: item.kind as StagedRecord['kind'],
-    title: String(item.title),
-    category: String(item.category),
-    text: String(item.text ?? ''),
-    confidence: Number(item.confidence ?? 0),
-    sourceTurns: (item.sourceTurns as number[] | undefined) ?? [],
-    batchId: String(item.batchId),
-    stagedAt: String(item.stagedAt ?? ''),
-    meta: (item.meta as Record<string, unknown> | undefined) ?? {},
-    body: String(item.body ?? ''),
-    promotedBy: (item.promotedBy as string[] | undefined) ?? [],
-    status: item.status === 'promoted' || item.status === 'discarded' ? item.status : 'staged',
-    ...(item.knowledgePath ? { knowledgePath: String(item.knowledgePath) } : {}),
-    ...(item.review ? { review: item.review as NonNullable<StagedRecord['review']> } : {}),
-  };
 }

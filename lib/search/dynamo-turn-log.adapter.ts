@@ -19,7 +19,7 @@ import { parseSignalState } from '../signals/signal-state.js';
 import type { TurnLog } from './search-index.port.js';
 import { queryAll } from '../kernel/dynamo-query.adapter.js';
 import { DynamoSignalStateStore } from '../signals/dynamo-signal-state-store.adapter.js';
-import { toIndexEntry } from '../turns/dynamo-turn-store.adapter.js';
+import { toIndexEntry } from '../turns/turn-index-row.js';
 import type { StorageTable } from '../kernel/storage.adapter.js';
 
 export class DynamoTurnLog implements TurnLog {

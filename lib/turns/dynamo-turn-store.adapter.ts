@@ -1,11 +1,11 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type TurnSaved, TurnSavedSchema } from '../../events/turn-saved.js';
-import { type EventEpisode, eventEpisodeText, summariseEpisode, type EpisodeSummary } from './episodes.js';
-import type { Episode } from '../../events/episode.js';
+import { type EventEpisode, eventEpisodeText, summariseEpisode } from './episodes.js';
 import { keys, turnDocKey } from '../kernel/memory-paths.js';
 import { parseTurnDocument, turnContentHash, turnDocumentPlacement, turnSearchText } from './turn-document.js';
 import type { TurnIndexEntry } from '../items/source-items.js';
+import { toEventEpisode, toIndexEntry } from './turn-index-row.js';
 import type { TurnStore } from './turn.port.js';
 import { batchGetAll, batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';
 import { getText, isMissingObject } from '../kernel/s3-objects.adapter.js';
@@ -353,49 +353,4 @@ function consecutiveRuns(ids: readonly number[]): number[][] {
     else runs.push([id]);
   }
   return runs;
-}
-
-/**
- * A turn's words for search: kept in the item when its document is in S3, else from its
- * inline document; entries written before the index kept the words have their summary.
- */
-function searchTextOf(i: Record<string, unknown>): string {
-  if (typeof i.text === 'string') return i.text;
-  if (typeof i.doc === 'string') {
-    const turn = parseTurnDocument(i.doc);
-    return turnSearchText({
-      query: String(turn.query ?? ''),
-      response: String(turn.response ?? ''),
-      ...(turn.episode ? { episode: turn.episode as Episode } : {}),
-    });
-  }
-  return String(i.summary ?? '');
-}
-
-/** A turn index item as the entry search and jobs read. */
-export function toIndexEntry(i: Record<string, unknown>): TurnIndexEntry {
-  return {
-    userId: String(i.userId),
-    turnId: Number(i.turnId),
-    sessionId: String(i.sessionId ?? ''),
-    timestamp: String(i.timestamp ?? ''),
-    text: searchTextOf(i),
-    validation: typeof i.validation === 'string' ? i.validation : undefined,
-    quality: typeof i.quality === 'number' ? i.quality : undefined,
-    attributes: (i.attributes as Record<string, string> | undefined) ?? undefined,
-    ...(i.episode ? { episode: i.episode as EpisodeSummary } : {}),
-  };
-}
-
-function toEventEpisode(i: Record<string, unknown>): EventEpisode {
-  return {
-    userId: String(i.userId),
-    episodeId: String(i.episodeId),
-    timestamp: String(i.timestamp ?? ''),
-    trigger: i.trigger as EventEpisode['trigger'],
-    ...(typeof i.sessionId === 'string' ? { sessionId: i.sessionId } : {}),
-    ...(typeof i.turnId === 'number' ? { turnId: i.turnId } : {}),
-    ...(typeof i.detail === 'string' ? { detail: i.detail } : {}),
-    episode: JSON.parse(String(i.episode)) as Episode,
-  };
 }

@@ -67,6 +67,7 @@ export function reflectorDeps(w: RecordingWorld, model: LanguageModel): Reflecto
   const clock = fixedClock(NOW);
   const log = new RecordingLog();
   const reflection: ReflectionDeps = {
+    audit: w.audit,
     turns: w.turns,
     signalState: w.signalState,
     knowledge: w.knowledge,
@@ -275,14 +276,12 @@ function jobTarget(o: FuzzOptions): FuzzTarget<{ job: Mutated; texts: string[] }
 
 /** An idle check, one field changed: parse or keep, then checkIdle (as the idle function does). */
 function idleCheckTarget(o: FuzzOptions): FuzzTarget<{ check: Mutated; texts: string[] }> {
-  const arbitrary = fc
-    .record({ n: fc.integer({ min: 1, max: 9 }) })
-    .chain(({ n }) =>
-      fc.record({
-        check: mutate({ type: 'idle.check', version: 1, userId: ATTACKER, lastTurnId: n, enqueuedAt: NOW }, o),
-        texts: jobTexts(o)(n),
-      }),
-    );
+  const arbitrary = fc.record({ n: fc.integer({ min: 1, max: 9 }) }).chain(({ n }) =>
+    fc.record({
+      check: mutate({ type: 'idle.check', version: 1, userId: ATTACKER, lastTurnId: n, enqueuedAt: NOW }, o),
+      texts: jobTexts(o)(n),
+    }),
+  );
   return {
     name: 'idle.check',
     weight: 1,

@@ -18,6 +18,8 @@ import { MemoryBatchLogStore } from '../lib/batches/batch-log.fake.js';
 import { turn } from '../lib/turns/turn.fake.js';
 import { ScriptedModel } from '../lib/model/language-model.fake.js';
 import { fixedClock, RecordingLog } from '../lib/kernel/runtime.fake.js';
+import { RecordingAudit } from '../lib/items/memory-item.fake.js';
+import { WriteLog } from '../lib/kernel/write-log.fake.js';
 
 export interface ReflectorTimeRow {
   docs: number;
@@ -127,6 +129,7 @@ export async function benchReflectorTime(sizes = [100, 1000, 10000], batches = 3
         clock: fixedClock(),
         log: new RecordingLog(),
         settings: { temperature: 0.6, maxTokens: 1500, budgetTokens: 4000 },
+        audit: new RecordingAudit(new WriteLog()),
       };
       const t0 = performance.now();
       const out = await runReflection(job, deps);

@@ -57,7 +57,7 @@ export function itemActions(id, text, then) {
     edit.addEventListener('click', () => editItem(id, text, then));
     buttons.push(edit);
   }
-  if (id.startsWith('mem:')) {
+  if (/^(mem|knowledge):/.test(id)) {
     const undo = el('button', { type: 'button', class: 'undo', text: 'Undo contradiction' });
     undo.addEventListener('click', () => undoContradiction(id, then));
     buttons.push(undo);

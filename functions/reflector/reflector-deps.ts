@@ -103,15 +103,19 @@ type Stores = ReturnType<typeof sharedStores>;
 
 function reflectionDeps(env: ReflectorEnv, stores: Stores, clock: Clock, log: Log): ReflectionDeps {
   const { storage, turns, knowledge, graph, costs, diary, model, erasures, items } = stores;
+  const tierPolicy = parseTierPolicy(env.TIER_POLICY);
+  const audit = new DynamoAuditTrail(storage);
   return {
     erasures,
+    tierPolicy,
+    audit,
     // Req R-TIER-11: staged and recurring items enter the short-term tier as API writes do (audited alike).
     tiers: tierEntries({
       clock,
       items,
-      audit: new DynamoAuditTrail(storage),
+      audit,
       turns,
-      tierPolicy: parseTierPolicy(env.TIER_POLICY),
+      tierPolicy,
     }),
     turns,
     signalState: new DynamoSignalStateStore(storage, clock),

@@ -54,6 +54,8 @@ export interface BatchLog {
   /** Relation-graph edges (ids) this batch's connections added or reinforced (on this delivery or an earlier one: a redelivery logs the same). */
   edges?: string[];
   /** Short-term tier entries (`mem:` ids, req R-TIER-11) this batch's staged and recurring items wrote or saw again. */
+  /** Knowledge facts the batch's staged corrections contradicted (req R-TIER-8), `Knowledge/…`. */
+  contradicted?: string[];
   tier_entries?: string[];
   /**
    * An agent.event's batch with no turn to review (req R-EVT-1: lib/batches/event-reflection.ts):

@@ -10,6 +10,8 @@ import type { SignalStateStore } from '../signals/signal-state.port.js';
 import type { LanguageModel } from '../model/language-model.port.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
 import type { TierEntries } from '../tiers/tier-entry.port.js';
+import type { TierPolicy } from '../tiers/tier-settings.js';
+import type { AuditTrail } from '../items/memory-item.port.js';
 
 export interface ReflectionDeps {
   turns: TurnStore;
@@ -43,6 +45,10 @@ export interface ReflectionDeps {
    * short-term tier; an event's reflection reads it. Absent: no tier is fed or read (tests of other concerns).
    */
   tiers?: TierEntries;
+  /** The stage's tier policy: what a contradiction costs a Knowledge fact, and its floor (req R-TIER-8). @default DEFAULT_TIER_POLICY */
+  tierPolicy?: TierPolicy;
+  /** Where a Knowledge fact's contradiction is audited (req R-TIER-8). */
+  audit: Pick<AuditTrail, 'appendOnce'>;
   /** Waits between looks for a batch the signal state does not record yet. @default setTimeout */
   sleep?: (ms: number) => Promise<void>;
 }

@@ -34,6 +34,7 @@ import {
 } from './batch-staging.js';
 import { finishCounters, waitUntilRecorded } from './batch-counters.js';
 import { feedShortTerm } from './batch-tier-entries.js';
+import { contradictCorrected } from './batch-contradictions.js';
 
 export type ReflectionOutcome =
   | { status: 'completed' | 'aborted'; log: BatchLog; logKey: string }
@@ -75,6 +76,7 @@ export async function runReflection(job: Job, deps: ReflectionDeps): Promise<Ref
   const gated = await gateOutput(job, input, parsed, deps);
   const staged = await stageAndReinforce(job, input, gated, deps);
   const tierEntries = await feedShortTerm(job, gated, staged, deps);
+  const contradicted = await contradictCorrected(job, input, staged, deps);
   const episodes = await linkEpisodes(job, input, staged, deps);
   const edges = await connectionEdges(job, input.batchAt, gated, deps);
   const diary = await writeDiary(job, diaryInput(job, input, parsed, gated, staged), input.batchAt, deps);
@@ -93,6 +95,7 @@ export async function runReflection(job: Job, deps: ReflectionDeps): Promise<Ref
     ...(gated.verified.length > 0 ? { verified: gated.verified } : {}),
     ...(edges.length > 0 ? { edges: edges.map((e) => e.id) } : {}),
     ...(tierEntries.length > 0 ? { tier_entries: tierEntries } : {}),
+    ...(contradicted.length > 0 ? { contradicted } : {}),
     diary,
     reinforced: staged.reinforced,
     model,

@@ -82,6 +82,7 @@ export interface GraphLogEntry {
     | 'remove'
     | 'orphan_removed'
     | 'correct'
+    | 'contradict'
     | 'revert';
   detail: string;
   edge?: string;

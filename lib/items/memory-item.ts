@@ -115,7 +115,7 @@ export const MemoryItemSchema = z.object({
     .array(
       z.object({
         at: z.string(),
-        change: z.enum(['correction', 'revert', 'edit', 'restore']),
+        change: z.enum(['correction', 'revert', 'edit', 'restore', 'contradiction']),
         by: z.string(),
         text: z.string(),
         confidence: z.number(),

@@ -142,8 +142,9 @@ export function knowledgeItem(userId: string, d: KnowledgeDoc, attributes: Recor
     scope: 'user',
     quality: d.confidence,
     confidence: d.confidence,
-    tier: 'long_term',
-    status: 'canonical',
+    // Contradicted below the long-term floor (lib/knowledge/fact-contradiction.ts): one tier down.
+    tier: d.demotedAt ? 'short_term' : 'long_term',
+    status: d.demotedAt ? 'short_term' : 'canonical',
     createdAt: d.promotedAt,
     updatedAt: d.verifiedAt ?? d.promotedAt,
     expiresAt: null,

@@ -50,7 +50,7 @@ export const hasApplied = (doc: KnowledgeDoc, by: string): boolean =>
   (doc.history ?? []).some((h) => h.change === 'correction' && h.by === by);
 
 function changed(doc: KnowledgeDoc, to: { text: string; confidence: number }, entry: KnowledgeChange): KnowledgeDoc {
-  const { prunedAt: _pruned, ...rest } = doc;
+  const { prunedAt: _pruned, demotedAt: _demoted, ...rest } = doc;
   return {
     ...rest,
     text: to.text,
@@ -72,7 +72,10 @@ export function applyCorrection(doc: KnowledgeDoc, correction: CorrectionInput):
     text: doc.text,
     confidence: doc.confidence,
   };
-  return changed(doc, { text: correction.text, confidence: hintedConfidence(doc.confidence, correction.hint) }, entry);
+  // What this correction cost the fact when it was staged (fact-contradiction.ts) is not charged to its new text.
+  const contradicted = doc.history?.find((h) => h.change === 'contradiction' && h.by === correction.by);
+  const from = contradicted?.confidence ?? doc.confidence;
+  return changed(doc, { text: correction.text, confidence: hintedConfidence(from, correction.hint) }, entry);
 }
 
 /** The document with its latest change undone, or null when it was never changed. */

@@ -19,6 +19,11 @@ export interface KnowledgeDoc extends SearchableDoc {
   baseConfidence?: number;
   verifiedAt?: string;
   prunedAt?: string;
+  /**
+   * When a contradiction took the fact below the long-term floor (lib/knowledge/fact-contradiction.ts): it is
+   * served as a short-term item until a correction, revert, edit or restore changes it.
+   */
+  demotedAt?: string;
   /** Corrections, reverts, edits and restores (lib/knowledge/correction.ts), oldest first: what the text was before each. */
   history?: KnowledgeChange[];
 }
@@ -31,9 +36,12 @@ export const summarise = (text: string, max = 200): string => {
 /** One change of a Knowledge document: what it was before, and who changed it when. */
 export interface KnowledgeChange {
   at: string;
-  /** `edit`: a person's new text (POST …/memory/items/{id}); `restore`: a person brought back the text an edit or restore replaced. */
-  change: 'correction' | 'revert' | 'edit' | 'restore';
-  /** The correction's staged file (`Knowledge_staging/…`) or the person who reverted, edited or restored. */
+  /**
+   * `edit`: a person's new text (POST …/memory/items/{id}); `restore`: a person brought back the text an edit or
+   * restore replaced; `contradiction`: evidence against the fact lowered its confidence, text unchanged (fact-contradiction.ts).
+   */
+  change: 'correction' | 'revert' | 'edit' | 'restore' | 'contradiction';
+  /** The correction's staged file (`Knowledge_staging/…`), the contradicting evidence, or the person who reverted, edited or restored. */
   by: string;
   /** The text and confidence the document had before this change. */
   text: string;

@@ -19,6 +19,7 @@ import { pageCursor, encodeCursor } from '../memory-api/paging.js';
 import { PAGE_SPARE, viewOf, pageItems, findItem, trusted } from '../search/search-api.js';
 import { deleteSummary } from '../summaries/summaries-api.js';
 import { reviewPromote } from '../knowledge/review-api.js';
+import { contradictKnowledgeFact, undoFactContradiction } from '../knowledge/contradict-fact.js';
 
 /** What writing a tier entry needs: the API's deps, or a pipeline's (lib/tiers/tier-entries.ts). */
 export type TierWriteDeps = Pick<MemoryApiDeps, 'clock' | 'items' | 'audit' | 'tierPolicy'> & {
@@ -314,10 +315,11 @@ export async function contradictItem(
   id: string,
   req: { evidence?: string | undefined; note?: string | undefined },
 ): Promise<{ item: MemoryItem }> {
+  if (id.startsWith('knowledge:')) return contradictFactItem(deps, actor, userId, id, req);
   if (!id.startsWith('mem:'))
     throw new MemoryApiError(
       'conflict',
-      `${id} cannot be contradicted here: only API-written items (mem:…) carry a tier's confidence`,
+      `${id} cannot be contradicted: only tier entries (mem:…) and Knowledge facts (knowledge:…) carry a tier's confidence`,
     );
   const now = deps.clock.now();
   const current = await deps.items.get(userId, id);
@@ -333,7 +335,32 @@ export async function contradictItem(
   return { item: done?.item ?? current };
 }
 
-/** The entry's last contradiction undone (the review console's "undo"): tier and confidence as before, audited. 409 when it has none. */
+/**
+ * A Knowledge fact contradicted by a person (lib/knowledge/contradict-fact.ts): the evidence
+ * they name counts once; without one, each call is evidence of its own.
+ */
+async function contradictFactItem(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  id: string,
+  req: { evidence?: string | undefined; note?: string | undefined },
+): Promise<{ item: MemoryItem }> {
+  const policy = deps.tierPolicy ?? DEFAULT_TIER_POLICY;
+  const at = deps.clock.now().toISOString();
+  const fact = await contradictKnowledgeFact(deps, actor, userId, id.slice('knowledge:'.length), {
+    by: req.evidence ?? `${actor} at ${at}`,
+    at,
+    cost: policy.contradictionCost,
+    floor: policy.floors.long_term,
+    note: req.note,
+  });
+  const item = fact ? await findItem(deps, userId, id) : null;
+  if (!item) throw notFound(`memory item ${id} of ${userId}`);
+  return { item };
+}
+
+/** A reviewer undoes an entry's, or a Knowledge fact's, last contradiction (req R-TIER-8). */
 export async function undoContradiction(
   deps: MemoryApiDeps,
   actor: string,
@@ -341,6 +368,14 @@ export async function undoContradiction(
   id: string,
 ): Promise<{ item: MemoryItem }> {
   const now = deps.clock.now();
+  if (id.startsWith('knowledge:')) {
+    const path = id.slice('knowledge:'.length);
+    const done = await undoFactContradiction(deps, actor, userId, path, now.toISOString());
+    if (!done) throw new MemoryApiError('conflict', `${id} has no contradiction to undo (its last change is none)`);
+    const item = await findItem(deps, userId, id);
+    if (!item) throw notFound(`memory item ${id} of ${userId}`);
+    return { item };
+  }
   const current = await deps.items.get(userId, id);
   if (!current || current.deleted) throw notFound(`memory item ${id} of ${userId}`);
   const done = await undoContradictionOf(deps.items, actor, userId, id, now);

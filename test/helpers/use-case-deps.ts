@@ -11,7 +11,8 @@ import { MemoryDiary } from '../../lib/diary/diary.fake.js';
 import { MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
 import { MemoryGraphStore } from '../../lib/graph/graph.fake.js';
 import { MemorySourceReliabilityStore } from '../../lib/sources/source-reliability.fake.js';
-import { MemoryItems } from '../../lib/items/memory-item.fake.js';
+import { MemoryItems, RecordingAudit } from '../../lib/items/memory-item.fake.js';
+import { WriteLog } from '../../lib/kernel/write-log.fake.js';
 import { MemorySettings } from '../../lib/settings/user-settings.fake.js';
 
 /** Every port of the reflector's use case in memory, sharing the ingest deps' turns, state, sources and graph. */
@@ -29,6 +30,7 @@ export function reflectionDeps(ingest: ReturnType<typeof ingestDeps>, model: Scr
     clock: fixedClock(),
     log: new RecordingLog(),
     settings: { temperature: 0.6, maxTokens: 1500, budgetTokens: 4000 },
+    audit: new RecordingAudit(new WriteLog()),
   };
 }
 

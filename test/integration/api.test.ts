@@ -1025,6 +1025,75 @@ describe('corrections', () => {
     ).toMatchObject({ error: { fields: expect.any(Array) } });
     s3.destroy();
   });
+
+  it('contradicts a Knowledge fact (−0.3, below the long-term floor served short-term, audited) and undoes it (req R-TIER-8)', async () => {
+    const user = 'fact-contradiction-user';
+    const ddb = createDocumentClient(createDynamoDbClient());
+    const s3 = new S3Client({
+      region: stack.info.region,
+      endpoint: stack.info.endpoints.s3,
+      forcePathStyle: true,
+      credentials: stack.info.credentials,
+    });
+    const knowledge = new DynamoS3KnowledgeStore({
+      ddb,
+      s3,
+      tableName: stack.info.tableName,
+      bucketName: stack.info.bucketName,
+      changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }),
+    });
+    const target = 'Facts/commute.md';
+    const text = 'The user cycles to work every day.';
+    await knowledge.putKnowledge(user, [
+      {
+        path: target,
+        markdown: `---\ntitle: commute\nbatch_id: batch-1-3\n---\n\n# commute\n\n${text}\n`,
+        doc: {
+          id: target,
+          title: 'commute',
+          text,
+          summary: text,
+          category: 'Facts',
+          confidence: 0.75,
+          sourceTurns: [2],
+          promotedAt: '2026-01-01T00:00:00.000Z',
+        },
+      },
+    ]);
+    const id = `knowledge:${target}`;
+    const path = `${u(user)}/memory/items/${encodeURIComponent(id)}`;
+    const first = await call('POST', `${path}/contradict`, { body: { evidence: 'turn:9', note: 'sold the bike' } });
+    expect(first.body.item).toMatchObject({ id, text, tier: 'short_term', status: 'short_term', confidence: 0.45 });
+    expect((await call('POST', `${path}/contradict`, { body: { evidence: 'turn:9' } })).body.item).toMatchObject({
+      confidence: 0.45,
+    });
+    const hits = (
+      await call('POST', `${u(user)}/memory/search`, {
+        body: { query: 'cycles to work', filters: { tier: ['long_term'] } },
+      })
+    ).body.results as Result[];
+    expect(hits.map((h) => h.id)).not.toContain(id);
+    const undone = await call('POST', `${path}/contradict/undo`);
+    expect(undone.body.item).toMatchObject({ tier: 'long_term', status: 'canonical', confidence: 0.75 });
+    expect((await call('POST', `${path}/contradict/undo`)).status).toBe(409);
+    const audit = (await call('GET', `${u(user)}/memory/audit?itemId=${encodeURIComponent(id)}`)).body
+      .entries as Result[];
+    expect(audit.map((e) => e.action)).toEqual(['undo_contradict', 'demote']);
+    expect(audit[1]).toMatchObject({
+      from: 'long_term',
+      to: 'short_term',
+      reason: 'contradiction',
+      actor: 'local-admin',
+      note: expect.stringContaining('0.75 → 0.45'),
+    });
+    expect((await call('GET', `${u(user)}/graph/log`)).body.entries).toEqual(
+      expect.arrayContaining([expect.objectContaining({ action: 'contradict', fact: target })]),
+    );
+    expect(
+      (await call('POST', `${u()}/memory/items/${encodeURIComponent('staged:x.md')}/contradict`, { body: {} })).status,
+    ).toBe(409);
+    s3.destroy();
+  });
 });
 
 describe('daily model cost', () => {

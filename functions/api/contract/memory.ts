@@ -246,8 +246,9 @@ export const memoryRoutes = [
     body: ContradictRequestSchema,
     response: ItemResponse,
     summary:
-      "Contradict an entry (mem:…): confidence −0.3 (the stage's contradiction cost); below its tier's floor " +
-      '(short-term 0.3, long-term 0.5) one tier down with reason `contradiction`; audited. The same `evidence` counts once',
+      "Contradict an entry (mem:…) or a Knowledge fact (knowledge:…): confidence −0.3 (the stage's contradiction cost); " +
+      "below its tier's floor (short-term 0.3, long-term 0.5) one tier down with reason `contradiction` (a fact is then " +
+      'served short-term until a correction, revert or edit); audited. The same `evidence` counts once',
   },
   {
     method: 'POST',
@@ -257,7 +258,8 @@ export const memoryRoutes = [
     params: UserParam.extend({ id: ItemId }),
     response: ItemResponse,
     summary:
-      "Undo an entry's last contradiction: its tier and confidence as before it, audited (`undo_contradict`); 409 when it has none",
+      "Undo an entry's or a Knowledge fact's last contradiction: its tier and confidence as before it, audited " +
+      '(`undo_contradict`); 409 when it has none (for a fact: when its last change is not one)',
   },
   {
     method: 'POST',

@@ -89,6 +89,7 @@ const reflectionOperations = (deps: api.MemoryApiDeps): GroupOperations<typeof r
     api.editSummary(deps, principal.subject, params.userId, params.id, body),
   summaryDelete: ({ params, principal }) => api.deleteSummary(deps, principal.subject, params.userId, params.id),
   diaryList: ({ params, query }) => diary.listDiary(deps, params.userId, query),
+  diaryWrite: ({ params, body, principal }) => diary.writeDiary(deps, principal.subject, params.userId, body),
   diaryOverride: ({ params, body, principal }) =>
     diary.overrideDiary(deps, principal.subject, params.userId, params.id, body),
   reviewList: ({ params, query }) =>

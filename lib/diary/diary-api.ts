@@ -9,11 +9,21 @@ import { type DiaryRecord, diaryMarkdown, diaryVisible } from './diary.js';
 import type { Clock } from '../kernel/runtime.port.js';
 import type { DiaryStore } from './diary.port.js';
 import { MemoryApiError, pageCursor, encodeCursor } from '../memory-api/memory-api.js';
+import type { SignalStateStore } from '../signals/signal-state.port.js';
+import { parseSignalState } from '../signals/signal-state.js';
+import type { AuditTrail } from '../items/memory-item.port.js';
+import { manualDiaryRecord } from './manual-entry.js';
 
 export interface DiaryDeps {
   diary: DiaryStore;
   clock: Clock;
 }
+
+/** What writing an entry by hand needs besides: where the user's turns stand, and the audit trail. */
+export type ManualDiaryDeps = DiaryDeps & {
+  signalState: Pick<SignalStateStore, 'load'>;
+  audit: Pick<AuditTrail, 'appendOnce'>;
+};
 
 /** An entry as the API shows it: its record, whether it is visible, and its markdown (rendered from the record). */
 export type DiaryEntryView = DiaryRecord & { visible: boolean; markdown: string };
@@ -63,4 +73,38 @@ export async function overrideDiary(
   const record = await deps.diary.override(userId, id, { decision: req.decision, by: actor, at, ...reason }, audit);
   if (!record) throw new MemoryApiError('not_found', `diary entry ${id} of ${userId} not found`);
   return { entry: view(record) };
+}
+
+/**
+ * A person's or an agent's diary entry (seed 004 M3: "manual diary commands always create
+ * entries"): written whatever the criteria say, placed after the user's latest turn, audited
+ * (`create`). Its id comes from its words and that turn, so a retried request writes one entry.
+ */
+export async function writeDiary(
+  deps: ManualDiaryDeps,
+  actor: string,
+  userId: string,
+  req: { text: string; turns?: number[] | undefined },
+): Promise<{ entry: DiaryEntryView }> {
+  const { lastTurnId } = parseSignalState((await deps.signalState.load(userId)).raw).state;
+  const record = manualDiaryRecord({
+    userId,
+    actor,
+    text: req.text,
+    turns: req.turns ?? [],
+    lastTurnId,
+    at: deps.clock.now(),
+  });
+  await deps.diary.put(record);
+  const [stored] = await deps.diary.byIds(userId, [record.id]);
+  const entry = stored ?? record;
+  await deps.audit.appendOnce({
+    userId,
+    itemId: `diary:${entry.id}`,
+    action: 'create',
+    actor,
+    at: entry.at,
+    reason: 'manual diary entry',
+  });
+  return { entry: view(entry) };
 }

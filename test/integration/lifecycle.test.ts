@@ -326,6 +326,36 @@ describe('the diary: reflection entries, read by the next reflection, listed, se
       /^After error \(The Naxos ferry operator cancelled every Saturday sailing\), the event was about /,
     );
   });
+
+  it('an entry written by hand is always written (seed 004 M3), newest, audited, searched, once however often sent', async () => {
+    const text = 'Lesson: confirm ferry times with the operator before booking the hotel.';
+    const first = await call('POST', `${u(user)}/diary`, { text });
+    expect(first.status).toBe(200);
+    expect(first.body.entry).toMatchObject({
+      trigger: 'manual',
+      type: 'observation',
+      written: true,
+      visible: true,
+      turns: [],
+      criteria: { user_signal: ['written by hand by local-admin'] },
+    });
+    const again = await call('POST', `${u(user)}/diary`, { text: `  ${text} ` });
+    expect(again.body.entry.id).toBe(first.body.entry.id);
+    const [newest] = (await diary()).entries as Result[];
+    expect(newest.id).toBe(first.body.entry.id);
+    const id = `diary:${first.body.entry.id}`;
+    const hits = (
+      await call('POST', `${u(user)}/memory/search`, {
+        query: 'confirm ferry times',
+        filters: { contentTypes: ['diary'] },
+      })
+    ).body.results as Result[];
+    expect(hits.map((h) => h.id)).toContain(id);
+    expect((await audit(user, id)).map((e) => e.action)).toEqual(['create']);
+    expect((await call('POST', `${u(user)}/diary`, { text: ' ' })).body).toMatchObject({
+      error: { fields: [expect.objectContaining({ path: 'body.text' })] },
+    });
+  });
 });
 
 describe('input times decide state, not processing times', () => {

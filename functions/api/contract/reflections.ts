@@ -120,6 +120,23 @@ export const reflectionRoutes = [
   },
   {
     method: 'POST',
+    path: `${u}/diary`,
+    operationId: 'diaryWrite',
+    access: 'write',
+    params: UserParam,
+    body: z
+      .object({
+        text: z.string().trim().min(1).max(4000),
+        turns: z.array(z.number().int().min(0)).max(100).optional(),
+      })
+      .strict(),
+    summary:
+      'Write a diary entry by hand (seed 004 M3: manual entries are always written, whatever the criteria): placed after the ' +
+      "user's latest turn, audited (`create`), found by search; the same text after the same turn is one entry",
+    response: z.object({ entry: Looseobject }),
+  },
+  {
+    method: 'POST',
     path: `${u}/diary/{id}`,
     operationId: 'diaryOverride',
     access: 'write',

@@ -55,18 +55,17 @@ export async function save(
     // Req R-SCOPE-1: a new document is NEW scope, which expires unless use earns it trust.
     const item: MemoryItem = { ...fresh, expiresAt: newScopeExpiry(now), path: `memory/long_term/${fresh.id}` };
     const res = await deps.items.create(item);
-    if (res.created)
-      await deps.audit.append([
-        {
-          userId,
-          itemId: item.id,
-          action: 'commit',
-          actor,
-          at: now.toISOString(),
-          to: 'long_term',
-          reason: `turn ${req.turnId ?? '(none)'} validated APPROVE`,
-        },
-      ]);
+    // Keyed at the item's own createdAt and written once: a retry whose first attempt died between the
+    // item and its audit entry records the commit still; a repeat of a recorded one writes nothing.
+    await deps.audit.appendOnce({
+      userId,
+      itemId: item.id,
+      action: 'commit',
+      actor,
+      at: res.item.createdAt,
+      to: 'long_term',
+      reason: `turn ${req.turnId ?? '(none)'} validated APPROVE`,
+    });
     committed.push(res.item);
   }
   return { committed, discarded: 0 };

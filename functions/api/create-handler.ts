@@ -13,18 +13,13 @@ import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
 import type { Storage } from '../../lib/kernel/storage.adapter.js';
 import { DynamoS3BatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import { DynamoCostLedger } from '../../lib/costs/dynamo-cost-ledger.adapter.js';
-import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
-import { DynamoItemTrustStore } from '../../lib/trust/dynamo-item-trust-store.adapter.js';
 import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
 import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-reliability-store.adapter.js';
 import { DynamoS3SearchIndexStore, DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
-import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
-import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
-import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
-import { DynamoAuditTrail, DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
+import { catalogStores } from '../../lib/search/catalog-stores.adapter.js';
+import { DynamoAuditTrail, } from '../../lib/items/memory-item-store.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
-import { DynamoS3SummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { SqsAgentEventPublisher } from '../../lib/turns/sqs-turn-publisher.adapter.js';
@@ -55,14 +50,8 @@ function apiDeps(
   // Marks without a TTL: an owner only the API writes is compacted only when searched, so its
   // marks wait for that, and the compaction that folds them gives them a TTL (docs/search-index.md).
   const storage: Storage = { ...table, s3, bucketName: env.BUCKET_NAME, changes: new DynamoSearchChangeLog(table) };
-  const turns = new DynamoS3TurnStore(storage);
-  const knowledge = new DynamoS3KnowledgeStore(storage);
-  const summaries = new DynamoS3SummaryStore(storage);
-  const items = new DynamoMemoryItemStore(storage);
-  const diary = new DynamoDiaryStore(storage);
-  const trust = new DynamoItemTrustStore(storage);
   const stagedExpiryDays = parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays;
-  const catalog = new StoreMemoryCatalog({ turns, knowledge, summaries, items, diary, trust, stagedExpiryDays });
+  const { turns, knowledge, summaries, items, diary, trust, catalog } = catalogStores(storage, stagedExpiryDays);
   // A stage that embeds embeds each query, and the deltas the API compacts.
   const embeddings = embeddingModelOf(bedrock, env);
   return {

@@ -8,22 +8,16 @@ import type { Storage } from '../../lib/kernel/storage.adapter.js';
 import { DynamoTurnLog } from '../../lib/search/dynamo-turn-log.adapter.js';
 import { DynamoS3BatchLogStore } from '../../lib/batches/batch-log-store.adapter.js';
 import { BedrockConverseModel } from '../../lib/model/bedrock-converse-model.adapter.js';
-import { DynamoDiaryStore } from '../../lib/diary/dynamo-diary-store.adapter.js';
-import { DynamoItemTrustStore } from '../../lib/trust/dynamo-item-trust-store.adapter.js';
 import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-reliability-store.adapter.js';
 import { DynamoS3SearchIndexStore } from '../../lib/search/search-index-store.adapter.js';
-import { StoreMemoryCatalog } from '../../lib/search/memory-catalog.js';
-import { DynamoAuditTrail, DynamoMemoryItemStore } from '../../lib/items/memory-item-store.adapter.js';
+import { DynamoAuditTrail, } from '../../lib/items/memory-item-store.adapter.js';
 import { tierEntries } from '../../lib/tiers/tier-entries.js';
-import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
-import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoCostLedger } from '../../lib/costs/dynamo-cost-ledger.adapter.js';
 import { DynamoUserSettingsStore } from '../../lib/settings/dynamo-user-settings-store.adapter.js';
 import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
 import { DynamoS3SummarySource } from '../../lib/summaries/summary-source.adapter.js';
-import { DynamoS3SummaryStore } from '../../lib/summaries/summary-store.adapter.js';
 import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
 import { parseSleepTimeConfig } from '../../lib/sleep-time/config.js';
 import { parseTierPolicy } from '../../lib/tiers/tier-settings.js';
@@ -39,6 +33,7 @@ import { DynamoForgetLog } from '../../lib/forget/dynamo-forget-log.adapter.js';
 import { DynamoErasureLog } from '../../lib/forget/dynamo-erasure-log.adapter.js';
 import { DynamoS3UserEraser } from '../../lib/forget/user-eraser.adapter.js';
 import type { ReflectorEnv } from './env.js';
+import { catalogStores } from '../../lib/search/catalog-stores.adapter.js';
 
 export type Clients = Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>;
 
@@ -47,22 +42,8 @@ export type ReflectorDeps = JobDeps & { search: Pick<SearchIndexReader, 'compact
 
 /** The stores the reflector's use cases share, over one table and one bucket. */
 function sharedStores(env: ReflectorEnv, storage: Storage, { bedrock }: Clients, clock: Clock, log: Log) {
-  const turns = new DynamoS3TurnStore(storage);
-  const knowledge = new DynamoS3KnowledgeStore(storage);
-  const summaries = new DynamoS3SummaryStore(storage);
-  const items = new DynamoMemoryItemStore(storage);
-  const diary = new DynamoDiaryStore(storage);
-  // The derived items' trust (req R-SCOPE-2) is folded into what its compactions index: read only here (the API writes it).
-  const trust = new DynamoItemTrustStore(storage);
-  const catalog = new StoreMemoryCatalog({
-    turns,
-    knowledge,
-    summaries,
-    items,
-    diary,
-    trust,
-    stagedExpiryDays: parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays,
-  });
+  const stagedExpiryDays = parseSleepTimeConfig(env.SLEEP_TIME_CONFIG).stagedExpiryDays;
+  const { turns, knowledge, summaries, items, diary, catalog } = catalogStores(storage, stagedExpiryDays);
   // A stage that embeds stores the vectors of the items each compaction folds.
   const search = new LiveSearchIndex({
     store: new DynamoS3SearchIndexStore(storage),

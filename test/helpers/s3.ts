@@ -6,6 +6,9 @@ import { getText, listAllKeys } from '../../lib/kernel/s3-objects.adapter.js';
 import type { BatchLog } from '../../lib/batches/batch-log.js';
 import type { StackInfo } from '../../infra/local/harness.js';
 import { listObjectVersions } from '../../infra/local/state-dump.js';
+import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
+import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
+import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 
 /** Read access to the local harness's bucket, for assertions; and to a batch's log (in its DynamoDB item). */
 export function bucketReader(info: StackInfo) {
@@ -47,4 +50,23 @@ export function bucketReader(info: StackInfo) {
       ddb.destroy();
     },
   };
+}
+
+/** The harness's Knowledge store, to put facts as a promotion would (`destroy` closes its S3 client). */
+export function localKnowledgeStore(info: StackInfo): { knowledge: DynamoS3KnowledgeStore; destroy: () => void } {
+  const ddb = createDocumentClient(createDynamoDbClient());
+  const s3 = new S3Client({
+    region: info.region,
+    endpoint: info.endpoints.s3,
+    forcePathStyle: true,
+    credentials: info.credentials,
+  });
+  const knowledge = new DynamoS3KnowledgeStore({
+    ddb,
+    s3,
+    tableName: info.tableName,
+    bucketName: info.bucketName,
+    changes: new DynamoSearchChangeLog({ ddb, tableName: info.tableName }),
+  });
+  return { knowledge, destroy: () => s3.destroy() };
 }

@@ -14,10 +14,7 @@ import { mintToken } from '../../infra/local/tokens.js';
 import { ledgerDelta, requestLedger } from '../../infra/local/request-ledger.js';
 import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
-import { bucketReader } from '../helpers/s3.js';
-import { S3Client } from '@aws-sdk/client-s3';
-import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
-import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
+import { bucketReader, localKnowledgeStore } from '../helpers/s3.js';
 import { stagedDocuments } from '../../lib/knowledge/staging.js';
 import { type Edge, type Entity, edgeId, neighbours } from '../../lib/graph/relation-graph.js';
 
@@ -906,20 +903,7 @@ describe("MCP: the memory API as tools, through the SDK's own client", () => {
 describe('corrections', () => {
   it('a promoted correction changes the fact it targets, keeps the earlier text, is logged, and can be reverted', async () => {
     const user = 'correction-user';
-    const ddb = createDocumentClient(createDynamoDbClient());
-    const s3 = new S3Client({
-      region: stack.info.region,
-      endpoint: stack.info.endpoints.s3,
-      forcePathStyle: true,
-      credentials: stack.info.credentials,
-    });
-    const knowledge = new DynamoS3KnowledgeStore({
-      ddb,
-      s3,
-      tableName: stack.info.tableName,
-      bucketName: stack.info.bucketName,
-      changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }),
-    });
+    const { knowledge, destroy } = localKnowledgeStore(stack.info);
     const target = 'Facts/reef_tank.md';
     const text = 'The reef tank holds 20 gallons of salt water.';
     await knowledge.putKnowledge(user, [
@@ -1023,25 +1007,12 @@ describe('corrections', () => {
       (await call('POST', `${u()}/knowledge/revert`, { body: { path: 'Knowledge/Facts/never_there.md', why: 'x' } }))
         .body,
     ).toMatchObject({ error: { fields: expect.any(Array) } });
-    s3.destroy();
+    destroy();
   });
 
   it('contradicts a Knowledge fact (−0.3, below the long-term floor served short-term, audited) and undoes it (req R-TIER-8)', async () => {
     const user = 'fact-contradiction-user';
-    const ddb = createDocumentClient(createDynamoDbClient());
-    const s3 = new S3Client({
-      region: stack.info.region,
-      endpoint: stack.info.endpoints.s3,
-      forcePathStyle: true,
-      credentials: stack.info.credentials,
-    });
-    const knowledge = new DynamoS3KnowledgeStore({
-      ddb,
-      s3,
-      tableName: stack.info.tableName,
-      bucketName: stack.info.bucketName,
-      changes: new DynamoSearchChangeLog({ ddb, tableName: stack.info.tableName }),
-    });
+    const { knowledge, destroy } = localKnowledgeStore(stack.info);
     const target = 'Facts/commute.md';
     const text = 'The user cycles to work every day.';
     await knowledge.putKnowledge(user, [
@@ -1092,7 +1063,7 @@ describe('corrections', () => {
     expect(
       (await call('POST', `${u()}/memory/items/${encodeURIComponent('staged:x.md')}/contradict`, { body: {} })).status,
     ).toBe(409);
-    s3.destroy();
+    destroy();
   });
 });
 

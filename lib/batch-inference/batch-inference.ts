@@ -51,6 +51,16 @@ export interface BatchEntry {
   request: Omit<ModelRequest, 'signal'>;
 }
 
+/** Where a sleep-time run in collect mode puts the requests it would have asked (lib/sleep-time/run-record.ts). */
+export interface BatchCollector {
+  add(userId: string, key: string, request: Omit<ModelRequest, 'signal'>): void;
+}
+
+/** A run in collect mode stopped before its first write: its requests are collected, or it needs none. */
+export class DeferredToBatch extends Error {
+  override readonly name = 'DeferredToBatch';
+}
+
 /** Record ids are plain alphanumerics (the docs' examples: "CALL0000001"); the key is in the manifest. */
 export const batchRecordId = (index: number): string => `R${String(index).padStart(10, '0')}`;
 

@@ -1,5 +1,5 @@
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
+import { memoryS3 } from '../helpers/memory-s3.js';
 import { createBatchInferenceStandIn } from '../../infra/local/batch-inference-stand-in.js';
 import {
   type BatchEntry,
@@ -15,28 +15,6 @@ import {
   NightlyOutputSchema,
   nightlyPrompt,
 } from '../../lib/sleep-time/nightly.js';
-
-/** A bucket in memory that answers the three calls the adapter and the stand-in make. */
-function memoryS3() {
-  const objects = new Map<string, string>();
-  const send = async (command: unknown) => {
-    if (command instanceof PutObjectCommand) {
-      objects.set(command.input.Key ?? '', String(command.input.Body));
-      return {};
-    }
-    if (command instanceof GetObjectCommand) {
-      const text = objects.get(command.input.Key ?? '');
-      if (text === undefined) throw Object.assign(new Error('no such key'), { name: 'NoSuchKey' });
-      return { Body: { transformToString: async () => text } };
-    }
-    if (command instanceof ListObjectsV2Command)
-      return {
-        Contents: [...objects.keys()].filter((k) => k.startsWith(command.input.Prefix ?? '')).map((Key) => ({ Key })),
-      };
-    throw new Error('unexpected S3 call');
-  };
-  return { s3: { send } as unknown as S3Client, objects };
-}
 
 const entries: BatchEntry[] = [1, 2, 3, 4].map((i) => ({
   recordId: batchRecordId(i),

@@ -16,7 +16,9 @@ import { MemoryGraphStore } from '../../lib/graph/graph.fake.js';
 import { MemoryItems } from '../../lib/items/memory-item.fake.js';
 import { MemoryJobQueue } from '../../lib/jobs/job-queue.fake.js';
 import { fixedClock, RecordingLog } from '../../lib/kernel/runtime.fake.js';
-import { MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
+import { MemoryExpiryLog, MemoryKnowledgeStore } from '../../lib/knowledge/knowledge.fake.js';
+import { nightlySweep } from '../../lib/jobs/sweeps.js';
+import { MemoryActivity } from '../../lib/signals/signal-state.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { nightlyOffline } from '../../lib/offline-model/rule-sleep-time.js';
 import { defaultSleepTimeConfig } from '../../lib/sleep-time/config.js';
@@ -86,7 +88,21 @@ async function world() {
       ...batch,
       limits: { minRecords, maxRecords: 50_000 },
     });
-  return { sleep, model, standIn, events, queue, batch, drain, dispatch };
+  /** The nightly sweep over the three users' activity, its jobs dispatched (batch or on demand). */
+  const sweep = (minRecords: number) => {
+    const activity = new MemoryActivity();
+    for (const userId of USERS) activity.users.push({ userId, activity: { '2026-02-06': 6 } });
+    const limits = { minRecords, maxRecords: 50_000 };
+    return nightlySweep(now, {
+      ...sleep,
+      activity,
+      jobs: queue,
+      expiryLog: new MemoryExpiryLog(),
+      dispatch: (jobs) =>
+        dispatchSleepTime(jobs, (j, collect) => runNightly(j, { ...sleep, collect }), { ...batch, limits }),
+    });
+  };
+  return { sleep, model, standIn, events, queue, batch, drain, dispatch, sweep };
 }
 
 describe('sleep-time at batch prices', () => {
@@ -112,6 +128,24 @@ describe('sleep-time at batch prices', () => {
     // The same event again: the same answers, the runs already logged.
     await completeBatch(w.events[0], w.batch);
     expect((await w.drain()).map((r) => r.status)).toEqual(['already_done', 'already_done', 'already_done']);
+  });
+
+  it('the nightly sweep hands its jobs to the dispatch: one batch job with enough users, on demand with fewer', async () => {
+    const enough = await world();
+    const batched = await enough.sweep(3);
+    expect(batched).toMatchObject({ selected: 3, inference: { inference: 'batch', records: 3, enqueued: 0 } });
+    expect(enough.standIn.jobs.map((j) => j.jobName)).toEqual(['sleep-nightly-202602070300']);
+    expect(enough.queue.jobs).toEqual([]);
+    await enough.standIn.run();
+    await completeBatch(enough.events[0], enough.batch);
+    expect((await enough.drain()).map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
+    expect(enough.model.requests).toEqual([]);
+
+    const few = await world();
+    expect(await few.sweep(4)).toMatchObject({ inference: { inference: 'on-demand', records: 3, enqueued: 3 } });
+    expect(few.standIn.jobs).toEqual([]);
+    expect((await few.drain()).map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
+    expect(few.model.requests).toHaveLength(3);
   });
 
   it('fewer records than the minimum: no batch job, every run on demand', async () => {

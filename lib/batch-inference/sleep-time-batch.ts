@@ -5,9 +5,10 @@
  *   no recorded answer becomes a record of the sweep's batch inference job and the run stops
  *   before its first write (DeferredToBatch). Enough records (chooseInference): one job, and the
  *   jobs wait for it; fewer or more: every job is enqueued and runs on demand as before.
- *   A job that needs no model call, or whose collection failed, is enqueued at once.
+ *   A job that needs no model call, or whose collection failed, is enqueued at once; so is
+ *   every job when the batch job cannot be started.
  * - completeBatch (the job's state change event): a Completed or PartiallyCompleted job's
- *   answers go into the recorded-answer store under each record's key (the same key, the same
+ *   answers (but cut ones) go into the recorded-answer store under each record's key (the same key, the same
  *   answer: idempotent), then the jobs are enqueued again; they find their answers and finish
  *   with no model call. A record with no answer, or a Failed, Stopped or Expired job, leaves its
  *   runs to ask on demand when they run: the runs stay retryable. A repeated event does the same
@@ -20,6 +21,7 @@ import type { Job } from '../../events/job.js';
 import type { JobQueue } from '../jobs/job-queue.port.js';
 import type { Log } from '../kernel/runtime.port.js';
 import type { KnowledgeStore } from '../knowledge/knowledge.port.js';
+import { unusableStop } from '../model/model-call.js';
 import {
   type BatchCollector,
   type BatchEntry,
@@ -98,7 +100,18 @@ export async function dispatchSleepTime(
   }
   const jobName = batchJobName(first.jobId);
   const records = entries.map(({ recordId, userId, key }) => ({ recordId, userId, key }));
-  const jobArn = await deps.batch.start({ jobName, modelId: deps.modelId, jobs: waiting, records }, entries);
+  let jobArn: string;
+  try {
+    jobArn = await deps.batch.start({ jobName, modelId: deps.modelId, jobs: waiting, records }, entries);
+  } catch (error) {
+    // A job Bedrock refuses (a quota, the role, the model) must not cost the night's runs: on demand.
+    deps.log.warn('batch inference job not started: the runs go on demand', {
+      jobName,
+      error: (error as Error).message,
+    });
+    for (const job of jobs) await deps.jobs.enqueue(job);
+    return { inference: 'on-demand', records: entries.length, enqueued: jobs.length };
+  }
   for (const job of now) await deps.jobs.enqueue(job);
   deps.log.info('sleep-time batch inference job started', { jobName, jobArn, records: entries.length });
   return { inference: 'batch', records: entries.length, jobArn, enqueued: now.length };
@@ -130,7 +143,8 @@ export async function completeBatch(event: unknown, deps: Omit<SleepTimeBatchDep
   let answered = 0;
   for (const record of manifest.records) {
     const response = answers.get(record.recordId);
-    if (!response) continue;
+    // A cut answer is left out: the run asks on demand, with a larger budget if cut again (callWithBudgetRetry).
+    if (!response || unusableStop(response.usage)) continue;
     await deps.answers.putModelOutput(record.userId, record.key, response);
     answered += 1;
   }

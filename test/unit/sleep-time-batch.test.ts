@@ -66,7 +66,7 @@ async function world() {
     log: new RecordingLog(),
     config: defaultSleepTimeConfig,
   };
-  const { s3 } = memoryS3();
+  const { s3, objects } = memoryS3();
   const events: BatchJobStateChange[] = [];
   const standIn = createBatchInferenceStandIn({ s3, onEvent: async (e) => void events.push(e) });
   const queue = new MemoryJobQueue();
@@ -102,7 +102,7 @@ async function world() {
         dispatchSleepTime(jobs, (j, collect) => runNightly(j, { ...sleep, collect }), { ...batch, limits }),
     });
   };
-  return { sleep, model, standIn, events, queue, batch, drain, dispatch, sweep };
+  return { sleep, model, standIn, events, queue, batch, drain, dispatch, sweep, objects };
 }
 
 describe('sleep-time at batch prices', () => {
@@ -182,6 +182,32 @@ describe('sleep-time at batch prices', () => {
     expect(await completeBatch(w.events[0], w.batch)).toMatchObject({ answered: 2, unanswered: 1, enqueued: 3 });
     expect((await w.drain()).map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
     expect(w.model.requests).toHaveLength(1);
+  });
+
+  it('a cut batch answer is not recorded: its run asks on demand', async () => {
+    const w = await world();
+    await w.dispatch(3);
+    const cut = (line: string) => {
+      const out = JSON.parse(line) as { recordId: string; modelOutput?: { stopReason?: string } };
+      if (out.recordId === 'R0000000002' && out.modelOutput) out.modelOutput.stopReason = 'max_tokens';
+      return JSON.stringify(out);
+    };
+    await w.standIn.run();
+    const key = [...w.objects.keys()].find((k) => k.endsWith('.jsonl.out')) ?? '';
+    w.objects.set(key, (w.objects.get(key) ?? '').split('\n').map(cut).join('\n'));
+    expect(await completeBatch(w.events[0], w.batch)).toMatchObject({ answered: 2, unanswered: 1 });
+    expect((await w.drain()).map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
+    expect(w.model.requests).toHaveLength(1);
+  });
+
+  it('a batch job Bedrock refuses to start: every run on demand', async () => {
+    const w = await world();
+    w.batch.batch.start = async () => {
+      throw Object.assign(new Error('too few records'), { name: 'ValidationException' });
+    };
+    expect(await w.dispatch(3)).toMatchObject({ inference: 'on-demand', records: 3, enqueued: 3 });
+    expect((await w.drain()).map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
+    expect(w.model.requests).toHaveLength(3);
   });
 
   it('a state change before the end does nothing; an event of another job names no manifest', async () => {

@@ -11,6 +11,7 @@ import type { ExpiryLog, KnowledgeStore } from '../knowledge/knowledge.port.js';
 import type { MemoryItemStore } from '../items/memory-item.port.js';
 import type { SleepTimeLogStore } from '../sleep-time/sleep-time-log.port.js';
 import type { JobQueue } from './job-queue.port.js';
+import type { Dispatch } from '../batch-inference/sleep-time-batch.js';
 import type { TurnStore } from '../turns/turn.port.js';
 import type { Log } from '../kernel/runtime.port.js';
 import { expireTierEntries } from '../tiers/tier-review.js';
@@ -29,6 +30,19 @@ export interface SweepDeps {
   /** The stage's tier policy (lib/tiers/tier-settings.ts) the expiry sweep applies; unset: the defaults. */
   tierPolicy?: TierPolicy | undefined;
   log: Log;
+  /**
+   * Sleep-time at batch prices (lib/batch-inference/sleep-time-batch.ts dispatchSleepTime): the
+   * nightly and weekly jobs go to it, which starts one batch inference job when they have enough
+   * model requests, else enqueues them. Unset: every job is enqueued and runs on demand.
+   */
+  dispatch?: ((jobs: readonly Job[]) => Promise<Dispatch>) | undefined;
+}
+
+/** The sleep-time jobs of a sweep run, dispatched (batch or on demand) or enqueued. */
+async function sendJobs(jobs: readonly Job[], deps: SweepDeps): Promise<Dispatch | undefined> {
+  if (deps.dispatch && jobs.length > 0) return deps.dispatch(jobs);
+  for (const job of jobs) await deps.jobs.enqueue(job);
+  return undefined;
 }
 
 export interface SweepResult {
@@ -40,6 +54,8 @@ export interface SweepResult {
   deleted?: number;
   /** Tier entries the expiry sweep expired. */
   tierEntriesExpired?: number;
+  /** How the sleep-time jobs run: one batch inference job, or on demand (SweepDeps.dispatch). */
+  inference?: Dispatch;
 }
 
 /** Most turns a nightly job lists (the job schema's limit); the rest of a huge day is left out, and logged. */
@@ -57,17 +73,25 @@ export async function nightlySweep(now: Date, deps: SweepDeps): Promise<SweepRes
   );
   const sel = selectUsers(users, days, deps.config.nightlyMinMessages, (id) => last.get(id) ?? null, now, hours);
   const from = new Date(now.getTime() - hours * 3_600_000).toISOString();
-  const jobs: string[] = [];
+  const due: Job[] = [];
   for (const { userId } of sel.selected) {
     const turnIds = (await deps.turns.turnsSince(userId, from, MAX_NIGHTLY_TURNS)).sort((a, b) => a - b);
     if (turnIds.length === MAX_NIGHTLY_TURNS)
       deps.log.warn('nightly window holds more turns than one job lists; the oldest are left out', { userId });
-    const job = sleepJob('nightly', userId, now, turnIds);
-    await deps.jobs.enqueue(job);
-    jobs.push(`${userId}:${job.jobId}`);
+    due.push(sleepJob('nightly', userId, now, turnIds));
   }
+  const inference = await sendJobs(due, deps);
+  const jobs = due.map((j) => `${j.userId}:${j.jobId}`);
   deps.log.info('nightly sweep', { at: now.toISOString(), selected: sel.selected.length, skipped: sel.skipped });
-  return { sweep: 'nightly', at: now.toISOString(), selected: sel.selected.length, skipped: sel.skipped.length, jobs };
+  const selected = sel.selected.length;
+  return {
+    sweep: 'nightly',
+    at: now.toISOString(),
+    selected,
+    skipped: sel.skipped.length,
+    jobs,
+    ...(inference ? { inference } : {}),
+  };
 }
 
 /** Req R-SLP-9: one weekly job per user active in the week (it reads summaries, not messages). */
@@ -81,14 +105,19 @@ export async function weeklySweep(now: Date, deps: SweepDeps): Promise<SweepResu
     ),
   );
   const sel = selectUsers(users, days, 1, (id) => last.get(id) ?? null, now, hours);
-  const jobs: string[] = [];
-  for (const { userId } of sel.selected) {
-    const job = sleepJob('weekly', userId, now, []);
-    await deps.jobs.enqueue(job);
-    jobs.push(`${userId}:${job.jobId}`);
-  }
+  const due = sel.selected.map(({ userId }) => sleepJob('weekly', userId, now, []));
+  const inference = await sendJobs(due, deps);
+  const jobs = due.map((j) => `${j.userId}:${j.jobId}`);
   deps.log.info('weekly sweep', { at: now.toISOString(), selected: sel.selected.length, skipped: sel.skipped.length });
-  return { sweep: 'weekly', at: now.toISOString(), selected: sel.selected.length, skipped: sel.skipped.length, jobs };
+  const selected = sel.selected.length;
+  return {
+    sweep: 'weekly',
+    at: now.toISOString(),
+    selected,
+    skipped: sel.skipped.length,
+    jobs,
+    ...(inference ? { inference } : {}),
+  };
 }
 
 /** Days before the cutoff the expiry sweep re-checks, in case a run was missed. */

@@ -10,17 +10,33 @@ import type { Log } from '../kernel/runtime.port.js';
 import type { KnowledgeStore } from '../knowledge/knowledge.port.js';
 import { answerValueOf } from '../model/model-answer.js';
 import { callWithBudgetRetry, costOf, unusableStop } from '../model/model-call.js';
-import { type LanguageModel, type ModelResponse, UnusableModelOutputError } from '../model/language-model.port.js';
+import {
+  type LanguageModel,
+  type ModelRequest,
+  type ModelResponse,
+  UnusableModelOutputError,
+} from '../model/language-model.port.js';
+import { type BatchCollector, DeferredToBatch } from '../batch-inference/batch-inference.js';
 import type { SleepTimeConfig } from './config.js';
 import type { SleepTimeRun } from './run-log.js';
 
 /** What a recorded call needs of the run's dependencies (SleepTimeDeps has them). */
 export interface RecordedCallDeps {
   knowledge: Pick<KnowledgeStore, 'getModelOutput' | 'putModelOutput'>;
-  model: Pick<LanguageModel, 'maxOutputTokens'>;
+  model: Pick<LanguageModel, 'maxOutputTokens' | 'reflect'>;
   log: Log;
   config: Pick<SleepTimeConfig, 'maxTokens'>;
   retryUnusableOutput?: boolean;
+  /**
+   * Collect mode (lib/batch-inference): a call with no recorded answer adds its request to the
+   * sweep's batch inference job instead of asking the model, and the run stops (DeferredToBatch).
+   */
+  collect?: BatchCollector | undefined;
+}
+
+/** In collect mode, the run stops here, before its first write: it needed no model call, so it runs on demand. */
+export function stopIfCollecting(job: Job, deps: Pick<RecordedCallDeps, 'collect'>): void {
+  if (deps.collect) throw new DeferredToBatch(`${job.kind} ${job.jobId}: no model call to collect`);
 }
 
 /** The run's model cost into the ledger, when it asked the model. */
@@ -30,8 +46,9 @@ export async function recordCost(job: Job, run: SleepTimeRun, deps: { costs: Cos
 }
 
 /**
- * A model call whose answer is recorded before use, so a redelivered job reuses it; the
- * answer is parsed once with `schema`. A cut answer is asked again once with a larger budget.
+ * A model call (`ask`: its request for a budget of output tokens) whose answer is recorded
+ * before use, so a redelivered job reuses it, or a batch inference job's answer put there
+ * before the run (lib/batch-inference); the answer is parsed once with `schema`. A cut answer is asked again once with a larger budget.
  * An unusable fresh answer (cut even so, a malformed tool call, or not matching `schema`) is
  * thrown away (not recorded) when the job will be delivered again; `unusable` says why.
  */
@@ -39,7 +56,7 @@ export async function callCached<T>(
   job: Job,
   part: string,
   deps: RecordedCallDeps,
-  call: (maxTokens: number) => Promise<ModelResponse>,
+  ask: (maxTokens: number) => Omit<ModelRequest, 'signal'>,
   schema: z.ZodType<T>,
 ): Promise<ModelResponse & { reused: boolean; parsed: z.ZodSafeParseResult<T>; unusable: string | null }> {
   const judge = (r: ModelResponse) => {
@@ -52,6 +69,11 @@ export async function callCached<T>(
   const key = `${job.jobId}-${part}`;
   const cached = await deps.knowledge.getModelOutput(job.userId, key);
   if (cached) return { ...cached, reused: true, ...judge(cached) };
+  if (deps.collect) {
+    deps.collect.add(job.userId, key, ask(deps.config.maxTokens));
+    throw new DeferredToBatch(`${job.kind} ${job.jobId} ${part}: collected for a batch inference job`);
+  }
+  const call = (maxTokens: number) => deps.model.reflect(ask(maxTokens));
   const fresh = await callWithBudgetRetry(call, deps.config.maxTokens, deps.model.maxOutputTokens, deps.log, {
     userId: job.userId,
     runId: job.jobId,

@@ -32,7 +32,7 @@ import {
 } from './nightly.js';
 import type { SleepTimeRun } from './run-log.js';
 import { buriedFindings, gateFindings, relateFindings } from './nightly-findings.js';
-import { addUsage, callCached, emptyRun, recordCost } from './run-record.js';
+import { addUsage, callCached, emptyRun, type RecordedCallDeps, recordCost, stopIfCollecting } from './run-record.js';
 import { computeSelfAssessment, type SelfAssessment } from './self-assessment.js';
 import {
   conversationDays,
@@ -67,6 +67,8 @@ export interface SleepTimeDeps {
   config: SleepTimeConfig;
   /** As ReflectionDeps.retryUnusableOutput: an unusable answer is retried, not recorded. @default false */
   retryUnusableOutput?: boolean;
+  /** Collect mode (RecordedCallDeps.collect): the run's model requests go to a batch inference job. */
+  collect?: RecordedCallDeps['collect'];
   /** The user's relation graph: triples become edges; the nightly run sweeps it. */
   graph: GraphStore;
   /** What the run's model calls cost, recorded before the run's record (its commit record). */
@@ -128,16 +130,15 @@ async function reflectChunks(
         job,
         `chunk-${index}`,
         deps,
-        (maxTokens) =>
-          deps.model.reflect({
-            system: NIGHTLY_SYSTEM_PROMPT,
-            prompt: nightlyPrompt(chunk.text, memories),
-            toolName: NIGHTLY_TOOL.name,
-            toolDescription: NIGHTLY_TOOL.description,
-            toolInputSchema: modelSchemaOf(NightlyOutputSchema),
-            temperature: deps.config.temperature,
-            maxTokens,
-          }),
+        (maxTokens) => ({
+          system: NIGHTLY_SYSTEM_PROMPT,
+          prompt: nightlyPrompt(chunk.text, memories),
+          toolName: NIGHTLY_TOOL.name,
+          toolDescription: NIGHTLY_TOOL.description,
+          toolInputSchema: modelSchemaOf(NightlyOutputSchema),
+          temperature: deps.config.temperature,
+          maxTokens,
+        }),
         NightlyOutputSchema,
       ),
     ),
@@ -222,6 +223,7 @@ export async function runNightly(job: Job, deps: SleepTimeDeps): Promise<SleepTi
   const { knowledge, memories } = await existingMemories(job, deps, kept);
 
   const merged = mergeFindings(await reflectChunks(job, deps, kept, memories, run));
+  stopIfCollecting(job, deps);
   for (const f of merged) run.findingsByCategory[f.category] = (run.findingsByCategory[f.category] ?? 0) + 1;
   const buried = await buriedFindings(job, deps, merged);
   const { seen, stored } = gateFindings(job, merged, knowledge, run, buried);
@@ -319,16 +321,15 @@ async function reflectWeek(
     job,
     'week',
     deps,
-    (maxTokens) =>
-      deps.model.reflect({
-        system: WEEKLY_SYSTEM_PROMPT,
-        prompt: weeklyPrompt(week),
-        toolName: WEEKLY_TOOL.name,
-        toolDescription: WEEKLY_TOOL.description,
-        toolInputSchema: modelSchemaOf(WeeklyOutputSchema),
-        temperature: deps.config.temperature,
-        maxTokens,
-      }),
+    (maxTokens) => ({
+      system: WEEKLY_SYSTEM_PROMPT,
+      prompt: weeklyPrompt(week),
+      toolName: WEEKLY_TOOL.name,
+      toolDescription: WEEKLY_TOOL.description,
+      toolInputSchema: modelSchemaOf(WeeklyOutputSchema),
+      temperature: deps.config.temperature,
+      maxTokens,
+    }),
     WeeklyOutputSchema,
   );
   addUsage(run, 'week', r);
@@ -359,6 +360,7 @@ export async function runWeekly(job: Job, deps: SleepTimeDeps): Promise<SleepTim
     run.skipped = `the week's conversation fell on ${days} day${days === 1 ? '' : 's'} (weeklyMinDays ${deps.config.weeklyMinDays}): its nightly run has reflected on it`;
     if (run.budget) run.budget.ceiling = 0;
   } else if (week.length > 0) await reflectWeek(job, deps, week, run);
+  stopIfCollecting(job, deps);
   run.durationMs = deps.clock.now().getTime() - started.getTime();
   await recordCost(job, run, deps);
   await deps.runs.put(run);

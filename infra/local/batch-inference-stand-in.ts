@@ -1,0 +1,143 @@
+/**
+ * A local stand-in for Amazon Bedrock batch inference: a Bedrock control-plane client whose
+ * CreateModelInvocationJob records the job, and a `run` that does what Bedrock does later —
+ * reads the job's input JSONL from the bucket, answers each record with the offline model (the
+ * Converse stand-in's responder, converse-server.ts), writes the output JSONL beside it, and
+ * sends the "Batch Inference Job State Change" event to whoever listens (the completion
+ * handler). So the production adapter (lib/batch-inference/bedrock-batch-inference.adapter.ts)
+ * runs locally unchanged but for its client.
+ *
+ * As Bedrock (https://docs.aws.amazon.com/bedrock/latest/userguide/batch-inference-results.html):
+ * one `<input>.jsonl.out` per input file under `<output>/<job id>/`, each line
+ * `{ recordId, modelInput, modelOutput }` or `{ recordId, modelInput, error }`. A test picks
+ * how the job ends (`setOutcome`): Failed, Stopped and Expired write no output; a
+ * PartiallyCompleted job answers only its first half of the records.
+ * Laxer than Bedrock: no minimum record count is checked (the sweep's limits are the harness's,
+ * see harness.ts), no service role is assumed, and the job runs only when `run` is called.
+ */
+import { CreateModelInvocationJobCommand } from '@aws-sdk/client-bedrock';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { BatchJobStateChange, BatchJobStatus } from '../../lib/batch-inference/batch-inference.js';
+import { getText } from '../../lib/kernel/s3-objects.adapter.js';
+import type { ConverseRequest, Responder } from './converse-protocol.js';
+import { offlineResponder } from './converse-server.js';
+
+/** A job as the stand-in keeps it. */
+export interface StandInJob {
+  jobName: string;
+  jobArn: string;
+  modelId: string;
+  input: string;
+  output: string;
+  status: BatchJobStatus;
+  /** Records in the input file. */
+  records: number;
+}
+
+export interface BatchInferenceStandIn {
+  /** The client the adapter sends CreateModelInvocationJob with. */
+  client: { send(command: unknown): Promise<{ jobArn: string }> };
+  /** Every job created, once per name (a repeated clientRequestToken creates none, as Bedrock). */
+  jobs: StandInJob[];
+  /** How the jobs run from now end; Completed by default. */
+  setOutcome(status: 'Completed' | 'PartiallyCompleted' | 'Failed' | 'Stopped' | 'Expired'): void;
+  /** Runs every job not yet ended, then sends each one's state change event; the events sent. */
+  run(): Promise<BatchJobStateChange[]>;
+}
+
+const s3Location = (uri: string) => {
+  const m = /^s3:\/\/([^/]+)\/(.*)$/.exec(uri);
+  if (!m) throw new Error(`not an S3 URI: ${uri}`);
+  return { bucket: m[1] ?? '', key: m[2] ?? '' };
+};
+
+/** One input line answered as Bedrock's output line: the responder's Converse body, or its error. */
+async function answerLine(line: string, modelId: string, responder: Responder): Promise<string> {
+  const { recordId, modelInput } = JSON.parse(line) as {
+    recordId: string;
+    modelInput: Omit<ConverseRequest, 'modelId'>;
+  };
+  const reply = await responder({ modelId, ...modelInput });
+  if ('body' in reply) return JSON.stringify({ recordId, modelInput, modelOutput: reply.body });
+  const error =
+    'hang' in reply
+      ? { errorCode: 408, errorMessage: 'timed out' }
+      : { errorCode: reply.status, errorMessage: reply.message };
+  return JSON.stringify({ recordId, modelInput, error });
+}
+
+export function createBatchInferenceStandIn(options: {
+  s3: S3Client;
+  onEvent: (event: BatchJobStateChange) => Promise<void>;
+  responder?: Responder;
+  region?: string;
+}): BatchInferenceStandIn {
+  const jobs: StandInJob[] = [];
+  let outcome: BatchJobStatus = 'Completed';
+  const region = options.region ?? 'us-east-1';
+  const responder = options.responder ?? offlineResponder;
+
+  const send = async (command: unknown) => {
+    if (!(command instanceof CreateModelInvocationJobCommand))
+      throw new Error('the batch inference stand-in serves CreateModelInvocationJob only');
+    const input = command.input;
+    const token = input.clientRequestToken ?? input.jobName;
+    const known = jobs.find((j) => j.jobName === token);
+    if (known) return { jobArn: known.jobArn };
+    const inputUri = input.inputDataConfig?.s3InputDataConfig?.s3Uri;
+    const outputUri = input.outputDataConfig?.s3OutputDataConfig?.s3Uri;
+    if (!inputUri || !outputUri || !input.jobName || !input.modelId)
+      throw new Error('CreateModelInvocationJob: jobName, modelId, inputDataConfig and outputDataConfig are required');
+    const id = `job${String(jobs.length + 1).padStart(9, '0')}`;
+    const job: StandInJob = {
+      jobName: input.jobName,
+      jobArn: `arn:aws:bedrock:${region}:000000000000:model-invocation-job/${id}`,
+      modelId: input.modelId,
+      input: inputUri,
+      output: outputUri,
+      status: 'Submitted',
+      records: 0,
+    };
+    jobs.push(job);
+    return { jobArn: job.jobArn };
+  };
+
+  async function runJob(job: StandInJob): Promise<BatchJobStateChange> {
+    const from = s3Location(job.input);
+    const lines = (await getText(options.s3, from.bucket, from.key)).split('\n').filter((l) => l.trim() !== '');
+    job.records = lines.length;
+    job.status = outcome;
+    if (outcome === 'Completed' || outcome === 'PartiallyCompleted') {
+      const answered = outcome === 'Completed' ? lines : lines.slice(0, Math.ceil(lines.length / 2));
+      const out = await Promise.all(answered.map((l) => answerLine(l, job.modelId, responder)));
+      const to = s3Location(job.output);
+      const id = job.jobArn.split('/').pop() ?? '';
+      const name = from.key.split('/').pop() ?? 'records.jsonl';
+      await options.s3.send(
+        new PutObjectCommand({ Bucket: to.bucket, Key: `${to.key}${id}/${name}.out`, Body: out.join('\n') }),
+      );
+    }
+    return {
+      source: 'aws.bedrock',
+      'detail-type': 'Batch Inference Job State Change',
+      detail: { batchJobArn: job.jobArn, batchJobName: job.jobName, status: job.status },
+    };
+  }
+
+  return {
+    client: { send },
+    jobs,
+    setOutcome: (status) => {
+      outcome = status;
+    },
+    async run() {
+      const events: BatchJobStateChange[] = [];
+      for (const job of jobs.filter((j) => j.status === 'Submitted')) {
+        const event = await runJob(job);
+        events.push(event);
+        await options.onEvent(event);
+      }
+      return events;
+    },
+  };
+}

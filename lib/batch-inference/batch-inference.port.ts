@@ -1,0 +1,15 @@
+/** A sweep's model requests as one batch inference job (lib/batch-inference/batch-inference.ts), and its answers. */
+import type { BatchEntry, BatchManifest, BatchResult } from './batch-inference.js';
+
+export interface BatchInference {
+  /**
+   * Writes the records' input file and the manifest under the job's prefix (batchPrefix) and
+   * starts the job named `manifest.jobName`; its ARN. Idempotent: a second call with the same
+   * name starts no second job.
+   */
+  start(manifest: BatchManifest, entries: readonly BatchEntry[]): Promise<string>;
+  /** The manifest the job named `jobName` was started with; null when there is none. */
+  manifest(jobName: string): Promise<BatchManifest | null>;
+  /** The job's output records, answers and errors; none when it wrote no output. */
+  results(manifest: BatchManifest): Promise<BatchResult[]>;
+}

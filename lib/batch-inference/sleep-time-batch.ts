@@ -1,0 +1,156 @@
+/**
+ * Sleep-time at batch prices (docs/design.md "Batch inference"), the two use cases:
+ *
+ * - dispatchSleepTime (the sweep): runs each due job in collect mode, where a model call with
+ *   no recorded answer becomes a record of the sweep's batch inference job and the run stops
+ *   before its first write (DeferredToBatch). Enough records (chooseInference): one job, and the
+ *   jobs wait for it; fewer or more: every job is enqueued and runs on demand as before.
+ *   A job that needs no model call, or whose collection failed, is enqueued at once; so is
+ *   every job when the batch job cannot be started.
+ * - completeBatch (the job's state change event): a Completed or PartiallyCompleted job's
+ *   answers (but cut ones) go into the recorded-answer store under each record's key (the same key, the same
+ *   answer: idempotent), then the jobs are enqueued again; they find their answers and finish
+ *   with no model call. A record with no answer, or a Failed, Stopped or Expired job, leaves its
+ *   runs to ask on demand when they run: the runs stay retryable. A repeated event does the same
+ *   again, harmlessly (the runs are logged once, lib/sleep-time/run-log.ts).
+ *
+ * Every part of a sleep-time run is batched: the nightly run's chunk calls are independent of
+ * each other, and the weekly run makes one call; no prompt depends on an earlier answer of the run.
+ */
+import type { Job } from '../../events/job.js';
+import type { JobQueue } from '../jobs/job-queue.port.js';
+import type { Log } from '../kernel/runtime.port.js';
+import type { KnowledgeStore } from '../knowledge/knowledge.port.js';
+import { unusableStop } from '../model/model-call.js';
+import {
+  type BatchCollector,
+  type BatchEntry,
+  type BatchRecordLimits,
+  BatchJobStateChangeSchema,
+  batchJobName,
+  batchRecordId,
+  chooseInference,
+  completionOf,
+  DeferredToBatch,
+} from './batch-inference.js';
+import type { BatchInference } from './batch-inference.port.js';
+
+export interface SleepTimeBatchDeps {
+  batch: BatchInference;
+  jobs: Pick<JobQueue, 'enqueue'>;
+  /** The recorded-answer store the runs read (lib/sleep-time/run-record.ts callCached). */
+  answers: Pick<KnowledgeStore, 'putModelOutput'>;
+  /** The job's record limits: BATCH_RECORD_LIMITS, or the stage's. */
+  limits: BatchRecordLimits;
+  /** The model the job runs: the reflector's. */
+  modelId: string;
+  log: Log;
+}
+
+export interface Dispatch {
+  inference: 'batch' | 'on-demand';
+  records: number;
+  /** The batch inference job's ARN, when one was started. */
+  jobArn?: string;
+  /** Jobs enqueued now (on demand); the others wait for the batch job. */
+  enqueued: number;
+}
+
+/** One job in collect mode: its requests, none when it needs no model call or its collection failed. */
+async function collect(
+  job: Job,
+  run: (job: Job, collect: BatchCollector) => Promise<unknown>,
+  log: Log,
+): Promise<Array<Omit<BatchEntry, 'recordId'>>> {
+  const found: Array<Omit<BatchEntry, 'recordId'>> = [];
+  try {
+    await run(job, { add: (userId, key, request) => found.push({ userId, key, request }) });
+  } catch (error) {
+    if (!(error instanceof DeferredToBatch)) {
+      log.warn('sleep-time job not collected for batch inference: it runs on demand', {
+        userId: job.userId,
+        jobId: job.jobId,
+        error: (error as Error).message,
+      });
+      return [];
+    }
+  }
+  return found;
+}
+
+/** The sweep's jobs, as one batch inference job when their records are enough, else on demand. */
+export async function dispatchSleepTime(
+  jobs: readonly Job[],
+  run: (job: Job, collect: BatchCollector) => Promise<unknown>,
+  deps: SleepTimeBatchDeps,
+): Promise<Dispatch> {
+  const waiting: Job[] = [];
+  const now: Job[] = [];
+  const entries: BatchEntry[] = [];
+  for (const job of jobs) {
+    const found = await collect(job, run, deps.log);
+    if (found.length === 0) now.push(job);
+    else waiting.push(job);
+    for (const f of found) entries.push({ recordId: batchRecordId(entries.length + 1), ...f });
+  }
+  const first = waiting[0];
+  if (!first || chooseInference(entries.length, deps.limits) === 'on-demand') {
+    for (const job of jobs) await deps.jobs.enqueue(job);
+    return { inference: 'on-demand', records: entries.length, enqueued: jobs.length };
+  }
+  const jobName = batchJobName(first.jobId);
+  const records = entries.map(({ recordId, userId, key }) => ({ recordId, userId, key }));
+  let jobArn: string;
+  try {
+    jobArn = await deps.batch.start({ jobName, modelId: deps.modelId, jobs: waiting, records }, entries);
+  } catch (error) {
+    // A job Bedrock refuses (a quota, the role, the model) must not cost the night's runs: on demand.
+    deps.log.warn('batch inference job not started: the runs go on demand', {
+      jobName,
+      error: (error as Error).message,
+    });
+    for (const job of jobs) await deps.jobs.enqueue(job);
+    return { inference: 'on-demand', records: entries.length, enqueued: jobs.length };
+  }
+  for (const job of now) await deps.jobs.enqueue(job);
+  deps.log.info('sleep-time batch inference job started', { jobName, jobArn, records: entries.length });
+  return { inference: 'batch', records: entries.length, jobArn, enqueued: now.length };
+}
+
+export interface Completion {
+  status: string;
+  /** Answers put into the recorded-answer store. */
+  answered: number;
+  /** Records with no answer: their runs ask on demand. */
+  unanswered: number;
+  /** Jobs enqueued again. */
+  enqueued: number;
+}
+
+/** A batch inference job's state change (EventBridge): its answers recorded, its jobs run again. */
+export async function completeBatch(event: unknown, deps: Omit<SleepTimeBatchDeps, 'limits'>): Promise<Completion> {
+  const { detail } = BatchJobStateChangeSchema.parse(event);
+  const what = completionOf(detail.status);
+  const none = { status: detail.status, answered: 0, unanswered: 0, enqueued: 0 };
+  if (what === 'wait') return none;
+  const manifest = await deps.batch.manifest(detail.batchJobName);
+  if (!manifest) {
+    deps.log.warn('batch inference job with no manifest: not one of the sweeps', { ...detail });
+    return none;
+  }
+  const results = what === 'answers' ? await deps.batch.results(manifest) : [];
+  const answers = new Map(results.flatMap((r) => ('response' in r ? [[r.recordId, r.response] as const] : [])));
+  let answered = 0;
+  for (const record of manifest.records) {
+    const response = answers.get(record.recordId);
+    // A cut answer is left out: the run asks on demand, with a larger budget if cut again (callWithBudgetRetry).
+    if (!response || unusableStop(response.usage)) continue;
+    await deps.answers.putModelOutput(record.userId, record.key, response);
+    answered += 1;
+  }
+  for (const job of manifest.jobs) await deps.jobs.enqueue(job);
+  const unanswered = manifest.records.length - answered;
+  const log = unanswered > 0 ? deps.log.warn.bind(deps.log) : deps.log.info.bind(deps.log);
+  log('sleep-time batch inference job ended', { ...detail, answered, unanswered, enqueued: manifest.jobs.length });
+  return { status: detail.status, answered, unanswered, enqueued: manifest.jobs.length };
+}

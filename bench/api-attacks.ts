@@ -82,6 +82,7 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   summaryEdit: { text: 'planted by the attacker' },
   itemEdit: { text: 'planted by the attacker', reason: 'attack' },
   itemRestore: { at: '2026-01-01T00:00:00.000Z', reason: 'attack' },
+  diaryWrite: { text: 'planted by the attacker' },
   diaryOverride: { decision: 'keep', reason: 'planted by the attacker' },
   // A turn nobody has: a real run, which must not erase the attacker's own replay (prompt-injection.ts fuzzes its own user too).
   memoryForget: { turns: [9_999], dryRun: false, reason: 'attack' },

@@ -59,7 +59,8 @@ describe('prompt injection with an obedient model (local harness)', () => {
     expect(report.weeklyRuns).toBeGreaterThan(0);
     expect(report.api.requests).toBeGreaterThan(70);
     expect(Object.keys(report.api.byStatus)).toEqual(expect.arrayContaining(['200', '400', '403']));
-  }, 90_000);
+    // A guard against a hang, not a speed goal: on a loaded 2-core machine the run took over 90 s.
+  }, 600_000);
 
   it('changes nothing of the victim, writes only under the attacker’s prefix, loses no record, keeps the caps; the API holds', () => {
     expect(report.failures).toEqual([]);

@@ -336,15 +336,15 @@ describe('signals and ingestion on the local emulators', () => {
     }
     const fact = (await knowledge.loadKnowledge(user)).find((d) => d.id === 'Facts/reef_tank.md');
     expect(fact?.text).toContain(saying);
+    // Staged, the correction contradicted the fact (req R-TIER-8: 0.6 → 0.3, demoted); promoted, it rewrote it
+    // from the confidence it had before that (0.6, hint `lower`: 0.5), and the demotion ended.
+    const by = expect.stringMatching(/^Knowledge_staging\/Corrections\//);
     expect(fact?.history).toEqual([
-      expect.objectContaining({
-        change: 'correction',
-        text,
-        confidence: 0.6,
-        by: expect.stringMatching(/^Knowledge_staging\/Corrections\//),
-      }),
+      expect.objectContaining({ change: 'contradiction', text, confidence: 0.6, by }),
+      expect.objectContaining({ change: 'correction', text, confidence: 0.3, by }),
     ]);
     expect(fact?.confidence).toBe(0.5);
+    expect(fact?.demotedAt).toBeUndefined();
     const log = await bucket.batchLog(user, 'batch-5-6');
     expect(log.promoted_files).toEqual(['Knowledge/Facts/reef_tank.md']);
     expect(

@@ -133,7 +133,7 @@ export async function runJobRecord(w: RecordingWorld, body: string, deps: Reflec
   const handle = jobRecordHandler(deps, {
     rejected: w.rejected,
     redelivery: { after: async () => {} },
-    metrics: { addMetric: () => {}, addModelCost: () => {} },
+    metrics: { rejectedRecords: () => {}, modelCost: () => {} },
     log: deps.log,
     clock: fixedClock(NOW),
     maxReceives: 5,
@@ -275,14 +275,12 @@ function jobTarget(o: FuzzOptions): FuzzTarget<{ job: Mutated; texts: string[] }
 
 /** An idle check, one field changed: parse or keep, then checkIdle (as the idle function does). */
 function idleCheckTarget(o: FuzzOptions): FuzzTarget<{ check: Mutated; texts: string[] }> {
-  const arbitrary = fc
-    .record({ n: fc.integer({ min: 1, max: 9 }) })
-    .chain(({ n }) =>
-      fc.record({
-        check: mutate({ type: 'idle.check', version: 1, userId: ATTACKER, lastTurnId: n, enqueuedAt: NOW }, o),
-        texts: jobTexts(o)(n),
-      }),
-    );
+  const arbitrary = fc.record({ n: fc.integer({ min: 1, max: 9 }) }).chain(({ n }) =>
+    fc.record({
+      check: mutate({ type: 'idle.check', version: 1, userId: ATTACKER, lastTurnId: n, enqueuedAt: NOW }, o),
+      texts: jobTexts(o)(n),
+    }),
+  );
   return {
     name: 'idle.check',
     weight: 1,

@@ -134,7 +134,7 @@ export async function runJobRecord(w: RecordingWorld, body: string, deps: Reflec
   const handle = jobRecordHandler(deps, {
     rejected: w.rejected,
     redelivery: { after: async () => {} },
-    metrics: { addMetric: () => {}, addModelCost: () => {} },
+    metrics: { rejectedRecords: () => {}, modelCost: () => {} },
     log: deps.log,
     clock: fixedClock(NOW),
     maxReceives: 5,

@@ -704,12 +704,12 @@ async function measureStorage(info: Awaited<ReturnType<typeof startHarness>>['in
 
 /**
  * Counts the bytes of the structured lines the functions write to stdout (Powertools logs and
- * EMF metrics, each naming its `service`) until stopped, by service, and keeps them off the
+ * EMF metrics, each naming its `service`, a dimension of neither) until stopped, by service, and keeps them off the
  * terminal; other output passes through.
  */
 function captureLogBytes(): { bytes: Record<string, number>; metrics: Set<string>; stop: () => void } {
   const bytes: Record<string, number> = {};
-  /** The custom metrics the EMF lines define: `service/name` (each a metric CloudWatch bills by the month). */
+  /** The custom metrics the EMF lines define: `name{dimensions}` (each a metric CloudWatch bills by the month, whoever emits it). */
   const metrics = new Set<string>();
   const write = process.stdout.write.bind(process.stdout);
   process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
@@ -720,10 +720,12 @@ function captureLogBytes(): { bytes: Record<string, number>; metrics: Set<string
       if (service) bytes[service] = (bytes[service] ?? 0) + Buffer.byteLength(line, 'utf8') + 1;
       if (service && line.includes('"_aws"')) {
         const emf = JSON.parse(line) as {
-          _aws?: { CloudWatchMetrics?: Array<{ Metrics?: Array<{ Name?: string }> }> };
+          _aws?: { CloudWatchMetrics?: Array<{ Dimensions?: string[][]; Metrics?: Array<{ Name?: string }> }> };
         };
+        // A metric is its name and dimension values (the stage is one here): one per dimension set.
         for (const d of emf._aws?.CloudWatchMetrics ?? [])
-          for (const m of d.Metrics ?? []) metrics.add(`${service}/${m.Name}`);
+          for (const m of d.Metrics ?? [])
+            for (const dims of d.Dimensions ?? [[]]) metrics.add(`${m.Name}{${dims.join(',')}}`);
       } else if (line.length > 0) kept += `${line}\n`;
     }
     return kept.length > 0 ? (write as (c: string, ...r: unknown[]) => boolean)(kept, ...rest) : true;

@@ -10,7 +10,7 @@ import { IdleCheckSchema } from '../../events/idle-check.js';
 import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
-import { createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
+import { StageMetrics } from '../../lib/kernel/metrics.adapter.js';
 import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapter.js';
 import { SqsIdleScheduler } from '../../lib/signals/sqs-idle-scheduler.adapter.js';
 import { SqsJobQueue } from '../../lib/jobs/sqs-job-queue.adapter.js';
@@ -30,7 +30,7 @@ export function createIdleHandler(
   clock: Clock,
 ): IdleHandler {
   const { logger, log } = createLogger('idle');
-  const metrics = createMetrics('idle');
+  const metrics = new StageMetrics('idle', env.STAGE);
   // No change log: nothing the idle check writes is searched.
   const storage: Omit<Storage, 'changes'> = {
     ddb: clients.ddb,
@@ -52,13 +52,14 @@ export function createIdleHandler(
   async function recordHandler(record: SQSRecord): Promise<void> {
     const check = await parseOrKeep(record, IdleCheckSchema, { rejected, clock, source: 'idle-queue' });
     if (!check) {
-      metrics.addMetric('RejectedRecords', MetricUnit.Count, 1);
+      metrics.rejectedRecords(1);
       return;
     }
     const outcome = await checkIdle(check, deps);
-    // 0 when none: an invocation with no metric makes Powertools log a warning (a log line billed per check).
-    metrics.addMetric('IdleSummariesEnqueued', MetricUnit.Count, outcome.status === 'enqueued' ? 1 : 0);
-    if (outcome.status !== 'enqueued') logger.debug('idle check done', { userId: check.userId, ...outcome });
+    metrics.rejectedRecords(0);
+    // An enqueued summary is a field of an info line (Logs Insights counts them); other outcomes are debug lines.
+    if (outcome.status === 'enqueued') logger.info('idle check done', { userId: check.userId, ...outcome });
+    else logger.debug('idle check done', { userId: check.userId, ...outcome });
   }
 
   const processor = new BatchProcessor(EventType.SQS);
@@ -67,5 +68,5 @@ export function createIdleHandler(
       processPartialResponse(event, recordHandler, processor, { context, throwOnFullBatchFailure: false }),
   )
     .use(injectLambdaContext(logger))
-    .use(logMetrics(metrics)) as unknown as IdleHandler;
+    .use(logMetrics(metrics.metrics)) as unknown as IdleHandler;
 }

@@ -13,7 +13,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { Storage } from '../../lib/kernel/storage.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
-import { addModelCost, createMetrics } from '../../lib/kernel/metrics.adapter.js';
+import { StageMetrics } from '../../lib/kernel/metrics.adapter.js';
 import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapter.js';
 import { SqsRedelivery } from '../../lib/kernel/sqs-redelivery.adapter.js';
 import type { Clock } from '../../lib/kernel/runtime.port.js';
@@ -25,7 +25,7 @@ export type ReflectorHandler = (event: SQSEvent, context: Context) => Promise<SQ
 
 export function createReflectorHandler(env: ReflectorEnv, clients: Clients, clock: Clock): ReflectorHandler {
   const { logger, log } = createLogger('reflector');
-  const metrics = createMetrics('reflector');
+  const metrics = new StageMetrics('reflector', env.STAGE);
   const table = { ddb: clients.ddb, tableName: env.TABLE_NAME };
   // The per-turn path's marks expire by TTL (no delete at compaction): every user a job
   // runs for is compacted after it, and weekly while they talk (docs/search-index.md, "Liveness").
@@ -38,10 +38,7 @@ export function createReflectorHandler(env: ReflectorEnv, clients: Clients, cloc
   const recordHandler = jobRecordHandler(reflectorDeps(env, storage, clients, clock, log), {
     rejected: new S3RejectedEventLog(storage),
     redelivery: new SqsRedelivery(clients.sqs, env.JOB_QUEUE_URL),
-    metrics: {
-      addMetric: (name, unit, value) => metrics.addMetric(name, unit, value),
-      addModelCost: (usd) => addModelCost(metrics, env.STAGE, usd),
-    },
+    metrics,
     log,
     clock,
     maxReceives: env.JOB_MAX_RECEIVES,
@@ -58,5 +55,5 @@ export function createReflectorHandler(env: ReflectorEnv, clients: Clients, cloc
       }),
   )
     .use(injectLambdaContext(logger))
-    .use(logMetrics(metrics)) as unknown as ReflectorHandler;
+    .use(logMetrics(metrics.metrics)) as unknown as ReflectorHandler;
 }

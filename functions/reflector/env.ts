@@ -4,7 +4,7 @@ import * as z from 'zod';
 const positiveInt = z.coerce.number().int().positive();
 
 export const ReflectorEnvSchema = z.object({
-  /** The stage's name (infra/config/stages.ts): the `stage` dimension of ModelCostUsd (lib/kernel/metrics.adapter.ts addModelCost). */
+  /** The stage's name (infra/config/stages.ts): the `stage` dimension of ModelCostUsd and RejectedRecords (lib/kernel/metrics.adapter.ts). */
   STAGE: z
     .string()
     .regex(/^[a-z][a-z0-9-]{0,20}$/, 'a stage name: 1–21 chars of a-z, 0-9 and -, starting with a letter'),

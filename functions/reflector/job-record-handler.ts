@@ -5,7 +5,6 @@
  */
 import type { Context, SQSRecord } from 'aws-lambda';
 import { type Job, JobSchema } from '../../events/job.js';
-import { MetricUnit } from '../../lib/kernel/metrics.adapter.js';
 import type { SqsRedelivery } from '../../lib/kernel/sqs-redelivery.adapter.js';
 import { BatchNotRecordedError } from '../../lib/batches/batch-log.port.js';
 import type { RejectedEventLog } from '../../lib/turns/turn.port.js';
@@ -41,11 +40,12 @@ function modelDeadline(context: Context | undefined): AbortSignal | undefined {
   return AbortSignal.timeout(Math.max(0, context.getRemainingTimeInMillis() - MODEL_CALL_RESERVE_MS));
 }
 
-/** Where the record handler adds its metrics (Powertools Metrics in the function). */
+/** Where the record handler adds its metrics (Powertools Metrics in the function, lib/kernel/metrics.adapter.ts). */
 export interface MetricSink {
-  addMetric(name: string, unit: (typeof MetricUnit)[keyof typeof MetricUnit], value: number): void;
-  /** One job's ModelCostUsd, with the stage as a dimension (lib/kernel/metrics.adapter.ts addModelCost). */
-  addModelCost(usd: number): void;
+  /** RejectedRecords: 1 for a malformed job kept in the rejected-events log, 0 for a job that parsed. */
+  rejectedRecords(count: number): void;
+  /** One job's ModelCostUsd, which the stage's daily cost alarm sums. */
+  modelCost(usd: number): void;
 }
 
 /** What the record handler uses besides the use cases: the rejected-events log, the queue, metrics, retry settings. */
@@ -80,7 +80,7 @@ export function jobRecordHandler(deps: ReflectorDeps, io: JobRecordIo): JobRecor
     }); // a stored value (rejected records), kept as it was
     if (!job) {
       log.warn('job rejected', { messageId: record.messageId });
-      metrics.addMetric('RejectedRecords', MetricUnit.Count, 1);
+      metrics.rejectedRecords(1);
       return null;
     }
     const receives = Number(record.attributes.ApproximateReceiveCount);
@@ -99,7 +99,7 @@ export function jobRecordHandler(deps: ReflectorDeps, io: JobRecordIo): JobRecor
       await beforeRetry(job, record, receives, error, deps, io);
       throw error;
     }
-    reportJob(outcome, metrics);
+    reportJob(job, outcome, metrics, log);
     if (outcome.family !== 'forget' && outcome.status !== 'dropped') {
       // A manual summary (asked through the API) may be all a user without turns ever gets: its marks are folded now.
       const always = outcome.family === 'nightly' || outcome.family === 'weekly' || job.kind === 'manual';
@@ -151,17 +151,26 @@ async function retrySoon(record: SQSRecord, io: JobRecordIo): Promise<void> {
 }
 
 /**
- * Jobs done and not done, whatever their kind and status: a metric name per kind and status
- * would each be a custom metric billed by the month; which kind and which status
- * are fields of the job's log lines (and the batch and run logs). Then the job's own counts,
- * and the ModelCostUsd metric the stage's daily cost alarm sums
- * (infra/constructs/stage-alarms.ts); the job recorded its cost in the ledger itself.
+ * The job's log line: its kind, status, whether it was done, its counts (items staged, gate
+ * rejections, items promoted, model tokens) and cost, fields for Logs Insights, never metrics
+ * (each a custom metric billed by the month that no alarm reads: lib/kernel/metrics.adapter.ts).
+ * Then the two metrics: RejectedRecords 0, and the ModelCostUsd the stage's daily cost alarm
+ * sums (infra/constructs/stage-alarms.ts); the job recorded its cost in the ledger itself.
  */
-function reportJob(outcome: JobOutcome, metrics: MetricSink): void {
-  metrics.addMetric(outcome.done ? 'JobsDone' : 'JobsNotDone', MetricUnit.Count, 1);
-  for (const [name, value] of Object.entries(outcome.counts)) metrics.addMetric(name, MetricUnit.Count, value);
+function reportJob(job: Job, outcome: JobOutcome, metrics: MetricSink, log: Log): void {
   const usage = outcome.usage;
-  if (usage && usage.costUsd !== null && !usage.reused) metrics.addModelCost(usage.costUsd);
+  const costUsd = usage && usage.costUsd !== null && !usage.reused ? usage.costUsd : null;
+  log.info('job reported', {
+    jobId: job.jobId,
+    kind: job.kind,
+    family: outcome.family,
+    status: outcome.status,
+    done: outcome.done,
+    ...outcome.counts,
+    costUsd,
+  });
+  metrics.rejectedRecords(0);
+  if (costUsd !== null) metrics.modelCost(costUsd);
 }
 
 /**

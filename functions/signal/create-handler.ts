@@ -16,7 +16,7 @@ import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-re
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 import { DynamoS3TurnStore } from '../../lib/turns/dynamo-turn-store.adapter.js';
 import { createLogger } from '../../lib/kernel/logger.adapter.js';
-import { createMetrics, MetricUnit } from '../../lib/kernel/metrics.adapter.js';
+import { StageMetrics } from '../../lib/kernel/metrics.adapter.js';
 import { S3ClaimCheckStore } from '../../lib/turns/s3-claim-check-store.adapter.js';
 import { S3RejectedEventLog } from '../../lib/turns/s3-rejected-event-log.adapter.js';
 import { SqsIdleScheduler } from '../../lib/signals/sqs-idle-scheduler.adapter.js';
@@ -39,7 +39,7 @@ export function createSignalHandler(
 ): SignalHandler {
   const { ddb, s3, sqs } = clients;
   const { logger, log } = createLogger('signal');
-  const metrics = createMetrics('signal');
+  const metrics = new StageMetrics('signal', env.STAGE);
   // Turn marks expire by TTL; a user who talks gets a weekly job, which compacts them (docs/search-index.md, "Liveness").
   const table = { ddb, tableName: env.TABLE_NAME };
   const storage: Storage = {
@@ -72,11 +72,8 @@ export function createSignalHandler(
       event.Records.map((r) => ({ messageId: r.messageId, body: r.body })),
       deps,
     );
-    // The fixed set of metrics (lib/kernel/metrics.adapter.ts); duplicates and late turns are fields of the log line below.
-    metrics.addMetric('TurnsAccepted', MetricUnit.Count, result.accepted);
-    metrics.addMetric('RejectedRecords', MetricUnit.Count, result.rejected);
-    metrics.addMetric('ReflectionJobsEnqueued', MetricUnit.Count, result.jobs.length);
-    metrics.addMetric('RecordsRetried', MetricUnit.Count, result.failedMessageIds.length);
+    // The one metric an alarm reads (lib/kernel/metrics.adapter.ts); every other count is a field of the log line below.
+    metrics.rejectedRecords(result.rejected);
     logger.info('turn batch processed', {
       records: event.Records.length,
       accepted: result.accepted,
@@ -94,5 +91,5 @@ export function createSignalHandler(
     return { batchItemFailures: result.failedMessageIds.map((id) => ({ itemIdentifier: id })) };
   })
     .use(injectLambdaContext(logger))
-    .use(logMetrics(metrics)) as unknown as SignalHandler;
+    .use(logMetrics(metrics.metrics)) as unknown as SignalHandler;
 }

@@ -2,6 +2,10 @@
 import * as z from 'zod';
 
 export const SignalEnvSchema = z.object({
+  /** The stage's name (infra/config/stages.ts): the `stage` dimension of RejectedRecords (lib/kernel/metrics.adapter.ts). */
+  STAGE: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{0,20}$/, 'a stage name: 1–21 chars of a-z, 0-9 and -, starting with a letter'),
   TABLE_NAME: z.string().min(1),
   BUCKET_NAME: z.string().min(1),
   JOB_QUEUE_URL: z.string().min(1),

@@ -72,12 +72,10 @@ export interface StageConfig {
   tiers: TierPolicyOverrides;
   /** Keep data when the stack is deleted. */
   retainData: boolean;
-  /** Messages waiting in a main queue that raise its depth alarm. */
-  queueDepthAlarm: number;
   /**
    * Thresholds of the other alarms (every alarm notifies the stage's SNS topic).
-   * `functionErrors` and `functionThrottles`: the Sum of the Lambda metric over 5 minutes, per
-   * function (signal, reflector, idle, sweep, api), that raises its alarm. `queueAgeSeconds`: how
+   * `functionErrors` and `functionThrottles`: the Sum of the Lambda metric over 5 minutes that
+   * raises the alarm of a function no queue stands behind (api, sweep; infra/constructs/stage-alarms.ts). `queueAgeSeconds`: how
    * long the oldest message of a main queue may wait *beyond the queue's delivery delay* (the
    * IdleQueue's 5 minutes are added by the stack) before the queue's age alarm fires.
    * `dailyModelCostUsd`: the model cost of the stage's jobs over the last 24 hours (the
@@ -142,7 +140,6 @@ const base: StageConfig = {
   sleepTime: {},
   tiers: {},
   retainData: false,
-  queueDepthAlarm: 1000,
   alarms: {
     // Record failures are reported as partial batch failures, not function errors, so an error
     // here is a crash, a timeout or an init failure: every one is worth a look.
@@ -174,7 +171,6 @@ export const stages: Record<string, StageConfig> = {
     ...base,
     retainData: true,
     logLevel: 'WARN',
-    queueDepthAlarm: 10_000,
     // A nightly fan-out to many users drains at maxConcurrency.reflector jobs at a time: three
     // hours before the age of the oldest job is a problem rather than the queue.
     alarms: { ...base.alarms, queueAgeSeconds: { ...base.alarms.queueAgeSeconds, job: 3 * 3600 } },

@@ -59,11 +59,12 @@ function embeddingEnvironment(config: StageConfig): { EMBEDDING_MODEL_ID?: strin
 
 /** The five memory functions, one entry each: table code, built in the stack's scope. */
 export const FUNCTION_SPECS: Record<FunctionKey, (stack: Stack, props: StatelessStackProps) => FunctionSpec> = {
-  signal: (_stack, { config, queues, table, bucket }) => ({
+  signal: (_stack, { stage, config, queues, table, bucket }) => ({
     id: 'SignalFunction',
     tracing: QUEUE_DRIVEN,
     description: 'TurnQueue → turn documents and index → signal state → jobs',
     environment: functionEnvironment(SignalEnvSchema, 'signal', config.logLevel, {
+      STAGE: stage,
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,
       JOB_QUEUE_URL: queues.job.queue.queueUrl,
@@ -74,11 +75,12 @@ export const FUNCTION_SPECS: Record<FunctionKey, (stack: Stack, props: Stateless
     }),
     source: { batchSize: 10, reportBatchItemFailures: true },
   }),
-  idle: (_stack, { config, queues, table, bucket }) => ({
+  idle: (_stack, { stage, config, queues, table, bucket }) => ({
     id: 'IdleFunction',
     tracing: QUEUE_DRIVEN,
     description: 'IdleQueue (delayed idle checks) → idle-summary jobs',
     environment: functionEnvironment(IdleEnvSchema, 'idle', config.logLevel, {
+      STAGE: stage,
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,
       JOB_QUEUE_URL: queues.job.queue.queueUrl,

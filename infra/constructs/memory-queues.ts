@@ -54,8 +54,11 @@ export interface MemoryQueueProps {
 }
 
 /**
- * A queue and its DLQ, both encrypted with the data key and refusing plain HTTP, with three
- * alarms: messages in the DLQ, messages piling up, and the oldest message waiting too long.
+ * A queue and its DLQ, both encrypted with the data key and refusing plain HTTP, with two
+ * alarms, each with its action: messages in the DLQ (redrive them), and the oldest message
+ * waiting too long (its consumer is failing or throttled). No alarm on the queue's depth: a
+ * deep queue whose oldest message is young is draining and needs nothing; one that is not
+ * draining ages, and the age alarm says so.
  */
 export function memoryQueue(stack: Stack, props: MemoryQueueProps, key: QueueKey, def: QueueDefinition): MemoryQueue {
   const n = names(props.stage);
@@ -83,19 +86,10 @@ export function memoryQueue(stack: Stack, props: MemoryQueueProps, key: QueueKey
   const topic = props.alarmTopic;
   new NotifyingAlarm(stack, `${def.id}DlqDepthAlarm`, {
     topic,
-    alarmDescription: `Messages parked in the ${key} dead-letter queue: inspect, fix the cause, then redrive.`,
+    alarmDescription: `Messages parked in the ${key} dead-letter queue. Action: find the message id in the consuming function's log, fix the cause, then start a DLQ redrive (docs/deploy.md, "Runbook").`,
     metric: dlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
     threshold: 1,
     evaluationPeriods: 1,
-    comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    treatMissingData: TreatMissingData.NOT_BREACHING,
-  });
-  new NotifyingAlarm(stack, `${def.id}DepthAlarm`, {
-    topic,
-    alarmDescription: `The ${key} queue is backing up.`,
-    metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }),
-    threshold: props.config.queueDepthAlarm,
-    evaluationPeriods: 3,
     comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     treatMissingData: TreatMissingData.NOT_BREACHING,
   });
@@ -105,9 +99,12 @@ export function memoryQueue(stack: Stack, props: MemoryQueueProps, key: QueueKey
   // not. A FIFO message that keeps failing holds its group and ages until it reaches the DLQ;
   // on a standard queue, SQS leaves a message received 3+ times out of this metric.
   // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-available-cloudwatch-metrics.html
+  // It stands in for the consumer's Errors and Throttles alarms: a failed or throttled batch
+  // goes back to the queue and is received again, so the messages age
+  // (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
   new NotifyingAlarm(stack, `${def.id}AgeAlarm`, {
     topic,
-    alarmDescription: `The oldest message of the ${key} queue has waited over ${props.config.alarms.queueAgeSeconds[key]} s beyond its delivery delay: is its consumer failing or throttled?`,
+    alarmDescription: `The oldest message of the ${key} queue has waited over ${props.config.alarms.queueAgeSeconds[key]} s beyond its delivery delay. Action: read the consuming function's Errors and Throttles graphs and log group; fix the failure or raise its concurrency or the Bedrock quota (docs/deploy.md, "Runbook").`,
     metric: queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5) }),
     threshold: props.config.alarms.queueAgeSeconds[key] + (def.delaySeconds ?? 0),
     evaluationPeriods: 1,

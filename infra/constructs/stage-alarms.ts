@@ -1,27 +1,56 @@
-/** The stateless stack's alarms: per-function errors and throttles, the daily model cost, a stale search index. */
+/**
+ * The stateless stack's alarms, each with the action it asks for in its description and in
+ * docs/deploy.md ("Runbook"): errors and throttles of the functions no queue stands behind,
+ * the daily model cost, rejected records, a stale search index.
+ */
 import { Duration, type Stack } from 'aws-cdk-lib';
 import { ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { FilterPattern, MetricFilter } from 'aws-cdk-lib/aws-logs';
-import { METRICS_NAMESPACE } from '../../lib/kernel/metrics.adapter.js';
+import { METRIC_NAMES, METRICS_NAMESPACE } from '../../lib/kernel/metrics.adapter.js';
 import { STALE_INDEX_WARNING } from '../../lib/search/search-api.js';
 import type { StatelessStackProps } from '../stacks/stateless-props.js';
 import type { MemoryFunction } from './memory-function.js';
 import { NotifyingAlarm } from './notifying-alarm.js';
 
+/** What a human does when a function's Errors or Throttles alarm fires. */
+const FUNCTION_ACTIONS = {
+  Api: {
+    errors:
+      "Callers got 500s. Action: read the api function's log group around the alarm (errorMessage, 'Task timed out'); roll back a deploy that broke init.",
+    throttles:
+      "Callers were refused for lack of concurrency. Action: raise the account's concurrency quota or the api function's reserved concurrency.",
+  },
+  Sweep: {
+    errors:
+      'A scheduled sweep failed after Lambda\'s two retries and was dropped. Action: read the sweep function\'s log group, fix the cause, then invoke it with {"sweep": "...", "time": "<the schedule time>"}.',
+    throttles:
+      'A scheduled sweep waits for concurrency (Lambda retries it up to its event age, then drops it). Action: raise the concurrency; if its log shows no "sweep done" for that time, invoke it again.',
+  },
+} as const;
+
 /**
- * Errors and Throttles alarms per function, each the Sum over 5 minutes against the stage's
- * thresholds. Errors counts invocations that end in a function error: an exception out of the
- * handler, a timeout, a runtime or init failure; records that fail inside a batch are reported
- * as partial batch failures and are not errors. Throttles counts invocation requests refused
- * for lack of concurrency. https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html
+ * Errors and Throttles alarms of the functions no queue stands behind, each the Sum over 5
+ * minutes against the stage's thresholds. Errors counts invocations that end in a function
+ * error: an exception out of the handler, a timeout, a runtime or init failure. Throttles
+ * counts invocation requests refused for lack of concurrency
+ * (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html).
+ * - api: invoked synchronously by API Gateway, nothing retries it: the caller got the failure.
+ * - sweep: invoked asynchronously by EventBridge; Lambda retries a function error twice, a
+ *   throttled event for up to 6 hours, then drops the event
+ *   (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html).
+ * The queue consumers (signal, reflector, idle) have none: an error or a throttle sends their
+ * batch back to the queue, to be received again
+ * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html); one that
+ * passes needs no one, one that lasts ages the queue (its AgeAlarm) and ends in its DLQ (its
+ * DlqDepthAlarm), each alarm with its action (infra/constructs/memory-queues.ts).
  */
 export function functionAlarms(
   stack: Stack,
   props: StatelessStackProps,
-  fns: Record<'Signal' | 'Reflector' | 'Idle' | 'Sweep' | 'Api', MemoryFunction>,
+  fns: Record<'Sweep' | 'Api', MemoryFunction>,
 ): void {
   const { alarms } = props.config;
-  for (const [name, fn] of Object.entries(fns)) {
+  for (const [name, fn] of Object.entries(fns) as Array<[keyof typeof fns, MemoryFunction]>) {
     const common = {
       topic: props.alarmTopic,
       evaluationPeriods: 1,
@@ -30,13 +59,13 @@ export function functionAlarms(
     };
     new NotifyingAlarm(stack, `${name}FunctionErrorsAlarm`, {
       ...common,
-      alarmDescription: `The ${name.toLowerCase()} function failed (exception, timeout or init error): see its log group.`,
+      alarmDescription: FUNCTION_ACTIONS[name].errors,
       metric: fn.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
       threshold: alarms.functionErrors,
     });
     new NotifyingAlarm(stack, `${name}FunctionThrottlesAlarm`, {
       ...common,
-      alarmDescription: `The ${name.toLowerCase()} function was throttled: the account's or the function's concurrency is exhausted.`,
+      alarmDescription: FUNCTION_ACTIONS[name].throttles,
       metric: fn.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }),
       threshold: alarms.functionThrottles,
     });
@@ -49,22 +78,48 @@ export function functionAlarms(
  * A period of 86,400 s with one evaluation period is within PutMetricAlarm's limits (period
  * × evaluation periods ≤ 604,800 s; https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html).
  * The metric's namespace is the service's, shared by two stages in one account: the `stage`
- * dimension the reflector gives it (lib/kernel/metrics.adapter.ts addModelCost) keeps their sums apart.
+ * dimension the reflector gives it (lib/kernel/metrics.adapter.ts) keeps their sums apart.
  */
 export function costAlarm(stack: Stack, props: StatelessStackProps): void {
   new NotifyingAlarm(stack, 'DailyModelCostAlarm', {
     topic: props.alarmTopic,
-    alarmDescription: `The model cost of the last day passed $${props.config.alarms.dailyModelCostUsd}: GET /v1/costs gives the totals by day and kind, GET /v1/users/{u}/costs a user's.`,
+    alarmDescription: `The model cost of the last day passed $${props.config.alarms.dailyModelCostUsd}. Action: GET /v1/costs for the totals by day and kind, GET /v1/users/{u}/costs for a user's; look for a redrive loop or a runaway user first, then lower the stage's schedules or model.`,
     metric: new Metric({
       namespace: METRICS_NAMESPACE,
-      metricName: 'ModelCostUsd',
-      dimensionsMap: { service: 'reflector', stage: props.stage },
+      metricName: METRIC_NAMES.modelCost,
+      dimensionsMap: { stage: props.stage },
       statistic: 'Sum',
       period: Duration.days(1),
     }),
     threshold: props.config.alarms.dailyModelCostUsd,
     evaluationPeriods: 1,
     comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+    treatMissingData: TreatMissingData.NOT_BREACHING,
+  });
+}
+
+/**
+ * Records the signal, idle and reflector functions rejected as malformed: each is kept in the
+ * rejected-events log and never retried (lib/kernel/parse-or-keep.ts), so without this alarm a
+ * producer sending a bad shape would lose data silently. The Sum over an hour of
+ * RejectedRecords, one metric for the three functions (dimension `stage` alone,
+ * lib/kernel/metrics.adapter.ts); the kept records name their source queue and the field.
+ */
+export function rejectedRecordsAlarm(stack: Stack, props: StatelessStackProps): void {
+  new NotifyingAlarm(stack, 'RejectedRecordsAlarm', {
+    topic: props.alarmTopic,
+    alarmDescription:
+      'Records were rejected as malformed and kept, not processed. Action: read rejected/{day}/{source}/ in the bucket (each record names the failing field), fix the producer, then send the records again.',
+    metric: new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: METRIC_NAMES.rejectedRecords,
+      dimensionsMap: { stage: props.stage },
+      statistic: 'Sum',
+      period: Duration.hours(1),
+    }),
+    threshold: 1,
+    evaluationPeriods: 1,
+    comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     treatMissingData: TreatMissingData.NOT_BREACHING,
   });
 }
@@ -105,7 +160,7 @@ export function staleIndexAlarm(stack: Stack, props: StatelessStackProps, apiFn:
   new NotifyingAlarm(stack, 'StaleSearchIndexAlarm', {
     topic: props.alarmTopic,
     alarmDescription:
-      "A search index's watermark is older than its change marks' TTL: changes made after it may have expired unfolded. The api's log names the owner; rebuild its index from its stores (docs/search-index.md).",
+      "A search index's watermark is older than its change marks' TTL: changes made after it may have expired unfolded. Action: the api's log names the owner; rebuild its index from its stores with npm run reindex (docs/search-index.md, docs/deploy.md).",
     // MetricFilter.metric() leaves the filter's dimensions out: the alarm names the stage itself.
     metric: filter.metric({ statistic: 'Sum', period: Duration.hours(1), dimensionsMap: { stage: props.stage } }),
     threshold: 1,

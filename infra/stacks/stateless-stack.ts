@@ -8,7 +8,7 @@ import { FUNCTION_SPECS } from '../constructs/function-specs.js';
 import { functionEventSource, grantPermissions } from '../constructs/function-grants.js';
 import { memoryApi } from '../constructs/memory-api.js';
 import { MemoryFunction } from '../constructs/memory-function.js';
-import { costAlarm, functionAlarms, staleIndexAlarm } from '../constructs/stage-alarms.js';
+import { costAlarm, functionAlarms, rejectedRecordsAlarm, staleIndexAlarm } from '../constructs/stage-alarms.js';
 import { sweepSchedules } from '../constructs/sweep-schedules.js';
 import { type FunctionKey, PERMISSIONS, type Permissions } from '../permissions.js';
 import { FUNCTION_TIMEOUT_SECONDS } from '../resources.js';
@@ -62,14 +62,9 @@ export class StatelessStack extends Stack {
     this.apiFn = this.memoryFunction('api', permissions.api, props);
 
     this.api = memoryApi(this, props, this.apiFn);
-    functionAlarms(this, props, {
-      Signal: this.signalFn,
-      Reflector: this.reflectorFn,
-      Idle: this.idleFn,
-      Sweep: this.sweepFn,
-      Api: this.apiFn,
-    });
+    functionAlarms(this, props, { Sweep: this.sweepFn, Api: this.apiFn });
     costAlarm(this, props);
+    rejectedRecordsAlarm(this, props);
     staleIndexAlarm(this, props, this.apiFn);
     new CfnOutput(this, 'ApiUrl', {
       value: this.api.apiEndpoint,

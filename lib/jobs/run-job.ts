@@ -4,7 +4,7 @@
  * or a batch reflection — and what came of it. A job asked for before its user was forgotten
  * (a redrive, a late duplicate) writes nothing. The reflector's record handler
  * (functions/reflector/job-record-handler.ts) and the fuzzer (bench/fuzz-targets.ts) both call it;
- * the handler turns the outcome's counts into metrics, the fuzzer into its outcomes.
+ * the handler writes the outcome's counts in its log line, the fuzzer into its outcomes.
  */
 import type { Job } from '../../events/job.js';
 import type { ErasureLog, ForgetLog } from '../forget/forget.port.js';
@@ -35,7 +35,7 @@ export interface JobDeps {
 /** Which use case ran the job. */
 export type JobFamily = 'forget' | 'nightly' | 'weekly' | 'summary' | 'batch';
 
-/** What counts the job adds to the reflector's metrics (all of unit Count). */
+/** What counts the job adds to the reflector's log line (functions/reflector/job-record-handler.ts reportJob). */
 export type JobCounts = Partial<
   Record<'ItemsStaged' | 'GateRejections' | 'ItemsPromoted' | 'ModelInputTokens' | 'ModelOutputTokens', number>
 >;
@@ -44,7 +44,7 @@ export interface JobOutcome {
   family: JobFamily;
   /** The use case's status (`dropped` for a job asked for before its user was forgotten). */
   status: string;
-  /** The job did its work (a metric JobsDone, else JobsNotDone). */
+  /** The job did its work (the `done` field of the reflector's log line). */
   done: boolean;
   /** What its model calls cost (null: no model call, or the job did not run). */
   usage: JobUsage | null;

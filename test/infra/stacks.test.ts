@@ -142,8 +142,8 @@ describe('stateful stack', () => {
       DelaySeconds: 300,
     });
     stateful.resourceCountIs('AWS::SQS::Queue', 6);
-    // Per queue: DLQ depth, queue depth, age of the oldest message.
-    stateful.resourceCountIs('AWS::CloudWatch::Alarm', 9);
+    // Per queue: DLQ depth and age of the oldest message (no depth alarm: a draining queue needs no one).
+    stateful.resourceCountIs('AWS::CloudWatch::Alarm', 6);
     stateful.hasResourceProperties('AWS::CloudWatch::Alarm', {
       MetricName: 'ApproximateNumberOfMessagesVisible',
       Threshold: 1,
@@ -849,8 +849,37 @@ describe('operations: alarms, their topic, load settings', () => {
         count += 1;
       }
     }
-    // 3 per queue, the sweep DLQ's, 2 per function, the daily model cost, a stale search index.
-    expect(count).toBe(3 * 3 + 1 + 2 * 5 + 1 + 1);
+    // 2 per queue, the sweep DLQ's, 2 for each of the api and the sweep, the daily model cost,
+    // rejected records, a stale search index.
+    expect(count).toBe(2 * 3 + 1 + 2 * 2 + 1 + 1 + 1);
+  });
+
+  it('says in every alarm the action a human takes when it fires', () => {
+    for (const template of [stateful, stateless]) {
+      for (const alarm of alarmsOf(template)) {
+        expect(alarm.AlarmDescription, alarm.id).toContain('Action: ');
+      }
+    }
+  });
+
+  it('alarms at the first record rejected as malformed, by any function, on one metric per stage', () => {
+    stateless.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'ReflectiveMemory',
+      MetricName: 'RejectedRecords',
+      Dimensions: [{ Name: 'stage', Value: 'check' }],
+      Statistic: 'Sum',
+      Period: 3600,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    // Each emitter is told its stage, the dimension's value (lib/kernel/metrics.adapter.ts).
+    for (const name of ['Signal', 'Idle', 'Reflector']) {
+      const fn =
+        stateless.findResources('AWS::Lambda::Function')[
+          logicalIdOf(stateless, 'AWS::Lambda::Function', `${name}Function`)
+        ];
+      expect(fn?.Properties.Environment.Variables.STAGE, name).toBe('check');
+    }
   });
 
   it("alarms at the api's first log line of a search index whose watermark is older than its marks' TTL", () => {
@@ -878,10 +907,7 @@ describe('operations: alarms, their topic, load settings', () => {
       Namespace: 'ReflectiveMemory',
       MetricName: 'ModelCostUsd',
       // The stage too: dev and prod in one account do not add up (test/infra/stage-names.test.ts).
-      Dimensions: [
-        { Name: 'service', Value: 'reflector' },
-        { Name: 'stage', Value: 'check' },
-      ],
+      Dimensions: [{ Name: 'stage', Value: 'check' }],
       Statistic: 'Sum',
       Period: 86_400,
       EvaluationPeriods: 1,
@@ -922,9 +948,16 @@ describe('operations: alarms, their topic, load settings', () => {
     });
   });
 
-  it('alarms on Errors and Throttles of each of the five functions, at the stage thresholds', () => {
+  it('alarms on Errors and Throttles of the api and the sweep, at the stage thresholds, and of no queue consumer', () => {
     const alarms = alarmsOf(stateless);
-    for (const name of ['Signal', 'Reflector', 'Idle', 'Sweep', 'Api']) {
+    const lambdaAlarms = alarms.filter((a) => a.Namespace === 'AWS/Lambda');
+    expect(lambdaAlarms).toHaveLength(4);
+    for (const name of ['Signal', 'Reflector', 'Idle']) {
+      const fn = logicalIdOf(stateless, 'AWS::Lambda::Function', `${name}Function`);
+      // Their failures go back to their queue: its AgeAlarm and DlqDepthAlarm stand for them.
+      expect(JSON.stringify(lambdaAlarms), name).not.toContain(`"${fn}"`);
+    }
+    for (const name of ['Sweep', 'Api']) {
       const fn = logicalIdOf(stateless, 'AWS::Lambda::Function', `${name}Function`);
       for (const [metric, threshold] of [
         ['Errors', config.alarms.functionErrors],

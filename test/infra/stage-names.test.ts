@@ -53,10 +53,7 @@ describe('the model cost metric', () => {
   it("is read by each stage's cost alarm with the stage as a dimension, so dev and prod do not add up", () => {
     for (const stage of ['dev', 'prod']) {
       const { stateless } = synth(stage);
-      expect(costAlarm(stateless)?.Dimensions).toEqual([
-        { Name: 'service', Value: 'reflector' },
-        { Name: 'stage', Value: stage },
-      ]);
+      expect(costAlarm(stateless)?.Dimensions).toEqual([{ Name: 'stage', Value: stage }]);
       // The reflector is told its stage, the value it gives the metric (lib/kernel/metrics.adapter.ts).
       const reflector = Object.entries(stateless.findResources('AWS::Lambda::Function')).find(([id]) =>
         id.startsWith('ReflectorFunction'),

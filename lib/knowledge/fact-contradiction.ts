@@ -33,8 +33,9 @@ const DEMOTED = 'demoted';
 export const contradictionBy = (doc: KnowledgeDoc, by: string): KnowledgeChange | undefined =>
   doc.history?.find((h) => h.change === 'contradiction' && h.by === by);
 
-/** Whether that contradiction demoted the fact (its reason says so). */
-export const demotedBy = (change: KnowledgeChange): boolean => change.reason?.includes(`: ${DEMOTED}`) ?? false;
+/** Whether that contradiction demoted the fact: its reason's first part (before any note) says so. */
+export const demotedBy = (change: KnowledgeChange): boolean =>
+  change.reason?.split('; ')[0]?.endsWith(`: ${DEMOTED}`) ?? false;
 
 /** Whether this evidence counted against the fact already. */
 export const hasContradicted = (doc: KnowledgeDoc, by: string): boolean => contradictionBy(doc, by) !== undefined;

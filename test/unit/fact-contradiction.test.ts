@@ -12,6 +12,7 @@ import { type JobDeps, runJob } from '../../lib/jobs/run-job.js';
 import { knowledgeItem } from '../../lib/items/source-items.js';
 import type { AuditEntry } from '../../lib/tiers/memory-tiers.js';
 import { promoteStaged } from '../../lib/knowledge/promote-staged.js';
+import { contradictKnowledgeFact, undoFactContradiction } from '../../lib/knowledge/contradict-fact.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { ingestTurns } from '../../lib/turns/ingest-turns.js';
 import { turn } from '../../lib/turns/turn.fake.js';
@@ -145,5 +146,33 @@ describe('a staged correction contradicts its Knowledge fact (req R-TIER-8)', ()
     expect(fact).toMatchObject({ text: 'The user sold the bike and takes the bus to work.', confidence: 0.65 });
     expect(fact?.demotedAt).toBeUndefined();
     expect(knowledgeItem('alice', fact!, {})).toMatchObject({ tier: 'long_term', status: 'canonical' });
+  });
+});
+
+describe('a person contradicts a Knowledge fact and undoes it (req R-TIER-8)', () => {
+  it('undoing the later of two contradictions keeps the demotion the first made; only the latest change is undone', async () => {
+    const p = await setup();
+    const deps = p.reflection;
+    const at = (day: number) => `2026-03-0${day}T00:00:00.000Z`;
+    const policy = { cost: 0.3, floor: 0.5 };
+    const first = await contradictKnowledgeFact(deps, 'ana', 'alice', FACT, { by: 'turn:7', at: at(1), ...policy });
+    expect(first).toMatchObject({ confidence: 0.45, demotedAt: at(1) });
+    const note = 'she says: demoted';
+    const second = await contradictKnowledgeFact(deps, 'ana', 'alice', FACT, {
+      by: 'turn:8',
+      at: at(2),
+      ...policy,
+      note,
+    });
+    expect(second).toMatchObject({ confidence: 0.15, demotedAt: at(1) });
+    expect(p.audit.map((a) => a.action)).toEqual(['demote', 'contradict']);
+
+    expect(await undoFactContradiction(deps, 'ana', 'alice', FACT, at(3))).toMatchObject({
+      confidence: 0.45,
+      demotedAt: at(1),
+    });
+    // Only the latest change is undone: the earlier contradiction is no longer it (a revert is).
+    expect(await undoFactContradiction(deps, 'ana', 'alice', FACT, at(4))).toBeNull();
+    expect(p.audit.map((a) => a.action)).toEqual(['demote', 'contradict', 'undo_contradict']);
   });
 });

@@ -120,6 +120,7 @@ export const MemoryItemSchema = z.object({
         text: z.string(),
         confidence: z.number(),
         reason: z.string().optional(),
+        demotedAt: z.string().optional(),
       }),
     )
     .optional(),

@@ -45,6 +45,25 @@ async function sendJobs(jobs: readonly Job[], deps: SweepDeps): Promise<Dispatch
   return undefined;
 }
 
+/** A sleep-time sweep's jobs sent (sendJobs), and what it did. */
+async function sleepSweepResult(
+  sweep: 'nightly' | 'weekly',
+  now: Date,
+  sel: { selected: readonly unknown[]; skipped: readonly unknown[] },
+  due: readonly Job[],
+  deps: SweepDeps,
+): Promise<SweepResult> {
+  const inference = await sendJobs(due, deps);
+  return {
+    sweep,
+    at: now.toISOString(),
+    selected: sel.selected.length,
+    skipped: sel.skipped.length,
+    jobs: due.map((j) => `${j.userId}:${j.jobId}`),
+    ...(inference ? { inference } : {}),
+  };
+}
+
 export interface SweepResult {
   sweep: string;
   at: string;
@@ -80,18 +99,8 @@ export async function nightlySweep(now: Date, deps: SweepDeps): Promise<SweepRes
       deps.log.warn('nightly window holds more turns than one job lists; the oldest are left out', { userId });
     due.push(sleepJob('nightly', userId, now, turnIds));
   }
-  const inference = await sendJobs(due, deps);
-  const jobs = due.map((j) => `${j.userId}:${j.jobId}`);
   deps.log.info('nightly sweep', { at: now.toISOString(), selected: sel.selected.length, skipped: sel.skipped });
-  const selected = sel.selected.length;
-  return {
-    sweep: 'nightly',
-    at: now.toISOString(),
-    selected,
-    skipped: sel.skipped.length,
-    jobs,
-    ...(inference ? { inference } : {}),
-  };
+  return sleepSweepResult('nightly', now, sel, due, deps);
 }
 
 /** Req R-SLP-9: one weekly job per user active in the week (it reads summaries, not messages). */
@@ -106,18 +115,8 @@ export async function weeklySweep(now: Date, deps: SweepDeps): Promise<SweepResu
   );
   const sel = selectUsers(users, days, 1, (id) => last.get(id) ?? null, now, hours);
   const due = sel.selected.map(({ userId }) => sleepJob('weekly', userId, now, []));
-  const inference = await sendJobs(due, deps);
-  const jobs = due.map((j) => `${j.userId}:${j.jobId}`);
   deps.log.info('weekly sweep', { at: now.toISOString(), selected: sel.selected.length, skipped: sel.skipped.length });
-  const selected = sel.selected.length;
-  return {
-    sweep: 'weekly',
-    at: now.toISOString(),
-    selected,
-    skipped: sel.skipped.length,
-    jobs,
-    ...(inference ? { inference } : {}),
-  };
+  return sleepSweepResult('weekly', now, sel, due, deps);
 }
 
 /** Days before the cutoff the expiry sweep re-checks, in case a run was missed. */

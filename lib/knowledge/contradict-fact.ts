@@ -81,12 +81,10 @@ export async function undoFactContradiction(
   const id = knowledgeRelative(path);
   const doc = await deps.knowledge.updateKnowledgeIndex(userId, (docs) => {
     const current = docs.find((d) => d.id === id);
-    const undone =
+    // The demotion as it was before the contradiction comes back with it (its history entry keeps it).
+    const reverted =
       current && lastChangeIsContradiction(current) ? revertLatest(current, actor, at, 'contradiction undone') : null;
-    if (!current || !undone) return { result: null };
-    // Demoted by an earlier contradiction than the one undone: it stays demoted.
-    const earlier = current.demotedAt !== undefined && current.demotedAt !== current.history?.at(-1)?.at;
-    const reverted = earlier ? { ...undone, demotedAt: current.demotedAt } : undone;
+    if (!reverted) return { result: null };
     return { docs: docs.map((d) => (d.id === id ? reverted : d)), result: reverted };
   });
   if (!doc) return null;

@@ -50,7 +50,7 @@ export const hasApplied = (doc: KnowledgeDoc, by: string): boolean =>
   (doc.history ?? []).some((h) => h.change === 'correction' && h.by === by);
 
 function changed(doc: KnowledgeDoc, to: { text: string; confidence: number }, entry: KnowledgeChange): KnowledgeDoc {
-  const { prunedAt: _pruned, demotedAt: _demoted, ...rest } = doc;
+  const { prunedAt: _pruned, demotedAt, ...rest } = doc;
   return {
     ...rest,
     text: to.text,
@@ -58,7 +58,7 @@ function changed(doc: KnowledgeDoc, to: { text: string; confidence: number }, en
     confidence: to.confidence,
     baseConfidence: to.confidence,
     verifiedAt: entry.at,
-    history: [...(doc.history ?? []), entry],
+    history: [...(doc.history ?? []), { ...entry, ...(demotedAt ? { demotedAt } : {}) }],
   };
 }
 
@@ -90,7 +90,8 @@ export function revertLatest(doc: KnowledgeDoc, by: string, at: string, reason?:
     confidence: doc.confidence,
     ...(reason ? { reason } : {}),
   };
-  return changed(doc, { text: latest.text, confidence: latest.confidence }, entry);
+  const reverted = changed(doc, { text: latest.text, confidence: latest.confidence }, entry);
+  return latest.demotedAt ? { ...reverted, demotedAt: latest.demotedAt } : reverted;
 }
 
 /**

@@ -53,6 +53,7 @@ export function contradictFact(doc: KnowledgeDoc, c: FactContradiction): Knowled
     text: doc.text,
     confidence: doc.confidence,
     reason: c.note ? `${why}; ${c.note}` : why,
+    ...(doc.demotedAt ? { demotedAt: doc.demotedAt } : {}),
   };
   return {
     ...doc,

@@ -46,5 +46,7 @@ export interface KnowledgeChange {
   /** The text and confidence the document had before this change. */
   text: string;
   confidence: number;
+  /** Its demotion before this change (KnowledgeDoc.demotedAt), which reverting the change restores. */
+  demotedAt?: string;
   reason?: string;
 }

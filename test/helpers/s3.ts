@@ -10,14 +10,18 @@ import { createDocumentClient, createDynamoDbClient } from '../../lib/kernel/aws
 import { DynamoS3KnowledgeStore } from '../../lib/knowledge/knowledge-store.adapter.js';
 import { DynamoSearchChangeLog } from '../../lib/search/search-index-store.adapter.js';
 
-/** Read access to the local harness's bucket, for assertions; and to a batch's log (in its DynamoDB item). */
-export function bucketReader(info: StackInfo) {
-  const s3 = new S3Client({
+/** An S3 client of the local harness's endpoint (path-style, as fauxqs needs). */
+const localS3 = (info: StackInfo): S3Client =>
+  new S3Client({
     region: info.region,
     endpoint: info.endpoints.s3,
     forcePathStyle: true,
     credentials: info.credentials,
   });
+
+/** Read access to the local harness's bucket, for assertions; and to a batch's log (in its DynamoDB item). */
+export function bucketReader(info: StackInfo) {
+  const s3 = localS3(info);
   const ddb = new DynamoDBClient({
     region: info.region,
     endpoint: info.endpoints.dynamodb,
@@ -55,12 +59,7 @@ export function bucketReader(info: StackInfo) {
 /** The harness's Knowledge store, to put facts as a promotion would (`destroy` closes its S3 client). */
 export function localKnowledgeStore(info: StackInfo): { knowledge: DynamoS3KnowledgeStore; destroy: () => void } {
   const ddb = createDocumentClient(createDynamoDbClient());
-  const s3 = new S3Client({
-    region: info.region,
-    endpoint: info.endpoints.s3,
-    forcePathStyle: true,
-    credentials: info.credentials,
-  });
+  const s3 = localS3(info);
   const knowledge = new DynamoS3KnowledgeStore({
     ddb,
     s3,

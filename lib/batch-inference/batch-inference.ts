@@ -207,10 +207,40 @@ export type BatchJobStateChange = z.infer<typeof BatchJobStateChangeSchema>;
 export const batchPrefix = (jobName: string): string => `batch-inference/${jobName}/`;
 
 /**
- * The job's name: one per sweep run (`sleep-nightly-202611280300` for the jobs `nightly-202611280300`),
- * within the API's pattern `[a-zA-Z0-9]{1,63}(-*[a-zA-Z0-9\+\-\.]){0,63}`
+ * The job's name: one per stage and sweep run (`memory-prod-nightly-202611280300` for the stage's
+ * prefix `memory-prod` and the jobs `nightly-202611280300`), within the API's pattern
+ * `[a-zA-Z0-9]{1,63}(-*[a-zA-Z0-9\+\-\.]){0,63}`
  * (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_ModelInvocationJobSummary.html); also the
- * request's idempotency token, so a redelivered sweep starts no second job.
+ * request's idempotency token, so a redelivered sweep starts no second job. The stage's prefix keeps two
+ * stages of one account apart: the same sweep time would otherwise give both the same token.
  */
-export const batchJobName = (sweepJobId: string): string =>
-  `sleep-${sweepJobId.replace(/[^a-zA-Z0-9-]/g, '')}`.slice(0, 63);
+export const batchJobName = (prefix: string, sweepJobId: string): string =>
+  `${prefix}-${sweepJobId}`.replace(/[^a-zA-Z0-9-]/g, '').slice(0, 63);
+
+/**
+ * The sweep's batch inference settings: the sweep function's `BATCH_INFERENCE` variable, from the
+ * stage's `sleepTimeInference` (infra/config/stages.ts). `modelId` is the sleep-time runs' model as
+ * the reflector invokes it (an inference profile or a model id); `roleArn` the service role Bedrock
+ * assumes; the record limits as BATCH_RECORD_LIMITS.
+ */
+export const BatchInferenceSettingsSchema = z
+  .object({
+    jobPrefix: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9-]{0,30}$/, 'letters, digits and -, at most 31'),
+    modelId: z.string().min(1),
+    roleArn: z.string().startsWith('arn:'),
+    minRecords: z.number().int().min(1),
+    maxRecords: z.number().int().min(1),
+  })
+  .refine((s) => s.maxRecords >= s.minRecords, { message: 'must be at least minRecords', path: ['maxRecords'] });
+export type BatchInferenceSettings = z.infer<typeof BatchInferenceSettingsSchema>;
+
+/** The settings from the variable's JSON; null when it is unset (every sleep-time run on demand). */
+export function parseBatchInferenceSettings(text: string | undefined): BatchInferenceSettings | null {
+  if (text === undefined || text === '') return null;
+  const parsed = BatchInferenceSettingsSchema.safeParse(JSON.parse(text));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`BATCH_INFERENCE.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data;
+}

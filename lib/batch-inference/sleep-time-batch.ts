@@ -42,10 +42,24 @@ export interface SleepTimeBatchDeps {
   answers: Pick<KnowledgeStore, 'putModelOutput'>;
   /** The job's record limits: BATCH_RECORD_LIMITS, or the stage's. */
   limits: BatchRecordLimits;
-  /** The model the job runs: the reflector's. */
+  /** The model the job runs: the sleep-time runs'. */
   modelId: string;
+  /** The stage's job name prefix (batchJobName). */
+  jobPrefix: string;
+  /**
+   * The most records one job can make (the nightly run's chunk cap; the weekly run makes one):
+   * a sweep whose jobs cannot reach the minimum even so goes on demand without collecting.
+   */
+  mostRecordsPerJob: number;
+  /** The invocation's time left (Lambda's context): jobs not collected in time run on demand. */
+  remainingMs?: (() => number) | undefined;
   log: Log;
 }
+
+/** Jobs collected at once: each reads its user's day from DynamoDB and S3. */
+const COLLECT_CONCURRENCY = 8;
+/** Time kept back from collecting for the input file, the job's start and the enqueues. */
+export const COLLECT_RESERVE_MS = 60_000;
 
 export interface Dispatch {
   inference: 'batch' | 'on-demand';
@@ -78,27 +92,56 @@ async function collect(
   return found;
 }
 
+/** Every job collected in time, in groups of COLLECT_CONCURRENCY; a job left out (time ran low) has no entry. */
+async function collectAll(
+  jobs: readonly Job[],
+  run: (job: Job, collect: BatchCollector) => Promise<unknown>,
+  deps: SleepTimeBatchDeps,
+): Promise<Map<Job, Array<Omit<BatchEntry, 'recordId'>>>> {
+  const found = new Map<Job, Array<Omit<BatchEntry, 'recordId'>>>();
+  for (let i = 0; i < jobs.length; i += COLLECT_CONCURRENCY) {
+    if (deps.remainingMs && deps.remainingMs() < COLLECT_RESERVE_MS) {
+      deps.log.warn('sweep ran low on time collecting for batch inference: the rest run on demand', {
+        collected: i,
+        left: jobs.length - i,
+      });
+      break;
+    }
+    const group = jobs.slice(i, i + COLLECT_CONCURRENCY);
+    const requests = await Promise.all(group.map((job) => collect(job, run, deps.log)));
+    for (const [k, job] of group.entries()) found.set(job, requests[k] ?? []);
+  }
+  return found;
+}
+
+/** Every job enqueued to run on demand: the dispatch when there is no batch job. */
+async function allOnDemand(jobs: readonly Job[], records: number, deps: SleepTimeBatchDeps): Promise<Dispatch> {
+  for (const job of jobs) await deps.jobs.enqueue(job);
+  return { inference: 'on-demand', records, enqueued: jobs.length };
+}
+
 /** The sweep's jobs, as one batch inference job when their records are enough, else on demand. */
 export async function dispatchSleepTime(
   jobs: readonly Job[],
   run: (job: Job, collect: BatchCollector) => Promise<unknown>,
   deps: SleepTimeBatchDeps,
 ): Promise<Dispatch> {
+  // Too few jobs to reach the minimum even at their most records: no collection pass at all.
+  if (jobs.length * deps.mostRecordsPerJob < deps.limits.minRecords) return allOnDemand(jobs, 0, deps);
+  const found = await collectAll(jobs, run, deps);
   const waiting: Job[] = [];
   const now: Job[] = [];
   const entries: BatchEntry[] = [];
   for (const job of jobs) {
-    const found = await collect(job, run, deps.log);
-    if (found.length === 0) now.push(job);
+    const requests = found.get(job) ?? [];
+    if (requests.length === 0) now.push(job);
     else waiting.push(job);
-    for (const f of found) entries.push({ recordId: batchRecordId(entries.length + 1), ...f });
+    for (const f of requests) entries.push({ recordId: batchRecordId(entries.length + 1), ...f });
   }
   const first = waiting[0];
-  if (!first || chooseInference(entries.length, deps.limits) === 'on-demand') {
-    for (const job of jobs) await deps.jobs.enqueue(job);
-    return { inference: 'on-demand', records: entries.length, enqueued: jobs.length };
-  }
-  const jobName = batchJobName(first.jobId);
+  if (!first || chooseInference(entries.length, deps.limits) === 'on-demand')
+    return allOnDemand(jobs, entries.length, deps);
+  const jobName = batchJobName(deps.jobPrefix, first.jobId);
   const records = entries.map(({ recordId, userId, key }) => ({ recordId, userId, key }));
   let jobArn: string;
   try {
@@ -109,8 +152,7 @@ export async function dispatchSleepTime(
       jobName,
       error: (error as Error).message,
     });
-    for (const job of jobs) await deps.jobs.enqueue(job);
-    return { inference: 'on-demand', records: entries.length, enqueued: jobs.length };
+    return allOnDemand(jobs, entries.length, deps);
   }
   for (const job of now) await deps.jobs.enqueue(job);
   deps.log.info('sleep-time batch inference job started', { jobName, jobArn, records: entries.length });
@@ -128,7 +170,10 @@ export interface Completion {
 }
 
 /** A batch inference job's state change (EventBridge): its answers recorded, its jobs run again. */
-export async function completeBatch(event: unknown, deps: Omit<SleepTimeBatchDeps, 'limits'>): Promise<Completion> {
+export async function completeBatch(
+  event: unknown,
+  deps: Pick<SleepTimeBatchDeps, 'batch' | 'jobs' | 'answers' | 'log'>,
+): Promise<Completion> {
   const { detail } = BatchJobStateChangeSchema.parse(event);
   const what = completionOf(detail.status);
   const none = { status: detail.status, answered: 0, unanswered: 0, enqueued: 0 };

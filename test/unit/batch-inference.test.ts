@@ -107,9 +107,10 @@ describe('batch inference records', () => {
     expect(wrong.error?.issues[0]?.path).toEqual(['source']);
   });
 
-  it('names one job per sweep run within the API pattern', () => {
-    const name = batchJobName('nightly-202611280300');
-    expect(name).toBe('sleep-nightly-202611280300');
+  it('names one job per stage and sweep run within the API pattern', () => {
+    const name = batchJobName('memory-prod', 'nightly-202611280300');
+    expect(name).toBe('memory-prod-nightly-202611280300');
+    expect(batchJobName('memory-dev', 'nightly-202611280300')).not.toBe(name);
     expect(name).toMatch(/^[a-zA-Z0-9]{1,63}(-*[a-zA-Z0-9+\-.]){0,63}$/);
     expect(name.length).toBeLessThanOrEqual(63);
   });

@@ -75,6 +75,8 @@ async function world() {
     jobs: queue,
     answers: sleep.knowledge,
     modelId: MODEL_ID,
+    jobPrefix: 'memory-test',
+    mostRecordsPerJob: 5,
     log: new RecordingLog(),
   };
   /** The reflector: every queued job run on demand, as its SQS delivery would. */
@@ -134,7 +136,7 @@ describe('sleep-time at batch prices', () => {
     const enough = await world();
     const batched = await enough.sweep(3);
     expect(batched).toMatchObject({ selected: 3, inference: { inference: 'batch', records: 3, enqueued: 0 } });
-    expect(enough.standIn.jobs.map((j) => j.jobName)).toEqual(['sleep-nightly-202602070300']);
+    expect(enough.standIn.jobs.map((j) => j.jobName)).toEqual(['memory-test-nightly-202602070300']);
     expect(enough.queue.jobs).toEqual([]);
     await enough.standIn.run();
     await completeBatch(enough.events[0], enough.batch);
@@ -146,6 +148,25 @@ describe('sleep-time at batch prices', () => {
     expect(few.standIn.jobs).toEqual([]);
     expect((await few.drain()).map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
     expect(few.model.requests).toHaveLength(3);
+  });
+
+  it('too few jobs to reach the minimum at their most records: on demand with no collection pass', async () => {
+    const w = await world();
+    // Three jobs of at most five records each cannot make sixteen.
+    expect(await w.dispatch(16)).toMatchObject({ inference: 'on-demand', records: 0, enqueued: 3 });
+    expect(w.standIn.jobs).toEqual([]);
+    expect((await w.drain()).map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
+  });
+
+  it('a sweep low on time collects no further: the jobs left run on demand', async () => {
+    const w = await world();
+    const sent = await dispatchSleepTime(USERS.map(job), (j, collect) => runNightly(j, { ...w.sleep, collect }), {
+      ...w.batch,
+      limits: { minRecords: 1, maxRecords: 50_000 },
+      remainingMs: () => 59_000,
+    });
+    expect(sent).toMatchObject({ inference: 'on-demand', records: 0, enqueued: 3 });
+    expect(w.batch.log.entries.some((r) => r.message.includes('ran low on time'))).toBe(true);
   });
 
   it('fewer records than the minimum: no batch job, every run on demand', async () => {
@@ -219,7 +240,7 @@ describe('sleep-time at batch prices', () => {
       'detail-type': 'Batch Inference Job State Change',
       detail: { batchJobArn: arn, batchJobName, status },
     });
-    expect(await completeBatch(change('sleep-nightly-202602070300', 'InProgress'), w.batch)).toMatchObject({
+    expect(await completeBatch(change('memory-test-nightly-202602070300', 'InProgress'), w.batch)).toMatchObject({
       enqueued: 0,
     });
     expect(await completeBatch(change('someone-else', 'Completed'), w.batch)).toMatchObject({ enqueued: 0 });

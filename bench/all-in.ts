@@ -27,8 +27,10 @@ export function invokedModels(
 }
 
 export interface AllIn {
-  /** USD per 1M turns by job kind, each kind at its own model and profile. */
+  /** USD per 1M turns by job kind, each kind at its own model and profile (sleep-time at batch prices when on). */
   modelUsdByJob: Record<string, number>;
+  /** What batch inference takes off the nightly and weekly runs' on-demand price (0 when it is off). */
+  batchInferenceSavingsUsd: number;
   modelUsd: number;
   /** Infrastructure that does not pile up (requests, compute, the wait on Bedrock, logs, KMS requests). */
   flowUsd: number;
@@ -39,9 +41,25 @@ export interface AllIn {
   total: number;
 }
 
-/** Month `month` of 1M turns and 1M searches a month; `bill.fixed` must be priced at that month. */
-export function allInAt(bill: Bill, models: Record<string, string>, month: number): AllIn {
-  const byJob = modelUsdByJob(bill.tokens, models);
+/**
+ * Month `month` of 1M turns and 1M searches a month; `bill.fixed` must be priced at that month.
+ * With `batchSleepTime` (the stage's `sleepTimeInference.batch`) the nightly and weekly runs are
+ * priced at batch prices: at 1M turns a month a night's runs are far more than the job's minimum
+ * of records (lib/batch-inference/batch-inference.ts BATCH_RECORD_LIMITS), so every sweep batches.
+ */
+export function allInAt(
+  bill: Bill,
+  models: Record<string, string>,
+  month: number,
+  options: { batchSleepTime?: boolean } = {},
+): AllIn {
+  const onDemand = modelUsdByJob(bill.tokens, models);
+  const sleepTime = (onDemand.nightly ?? 0) + (onDemand.weekly ?? 0);
+  const savings = options.batchSleepTime ? sleepTime * BATCH_INFERENCE_DISCOUNT : 0;
+  const atBatch = (job: string) => (onDemand[job] ?? 0) * (1 - BATCH_INFERENCE_DISCOUNT);
+  const byJob = options.batchSleepTime
+    ? { ...onDemand, nightly: atBatch('nightly'), weekly: atBatch('weekly') }
+    : onDemand;
   const modelUsd = Object.values(byJob).reduce((n, v) => n + v, 0);
   const flowUsd = bill.infraUsdPer1MTurns - bill.storageUsdPer1MTurns;
   const storageUsd = bill.storageUsdPer1MTurns * month;
@@ -52,15 +70,13 @@ export function allInAt(bill: Bill, models: Record<string, string>, month: numbe
     retrievalUsd: bill.retrievalUsdPer1MSearches,
     modelUsd,
   };
-  return { modelUsdByJob: byJob, ...parts, total: Object.values(parts).reduce((n, v) => n + v, 0) };
+  return {
+    modelUsdByJob: byJob,
+    batchInferenceSavingsUsd: savings,
+    ...parts,
+    total: Object.values(parts).reduce((n, v) => n + v, 0),
+  };
 }
-
-/**
- * What Bedrock batch inference would save on the nightly and weekly runs (they wait hours
- * anyway): about half their on-demand token price. Not built; shown so the team sees it.
- */
-export const batchInferenceSavings = (a: AllIn): number =>
-  ((a.modelUsdByJob.nightly ?? 0) + (a.modelUsdByJob.weekly ?? 0)) * BATCH_INFERENCE_DISCOUNT;
 
 /**
  * AgentCore Memory for month `month`: an event per turn, a retrieval per search, and the

@@ -8,6 +8,7 @@
  * them) — check before relying on them: https://aws.amazon.com/pricing/
  */
 import type { LedgerEntry } from '../infra/local/request-ledger.js';
+import { BATCH_PRICE_FACTOR } from '../lib/sleep-time/model-prices.js';
 
 export const PRICES_CHECKED = '2026-11-22';
 
@@ -55,7 +56,7 @@ export const OPENSEARCH_SERVERLESS = {
 } as const;
 
 /** Bedrock batch inference: about half the on-demand token price (docs/pricing-sources.md). */
-export const BATCH_INFERENCE_DISCOUNT = 0.5;
+export const BATCH_INFERENCE_DISCOUNT = 1 - BATCH_PRICE_FACTOR;
 
 /**
  * The offline model answers at once; a real one keeps the reflector waiting, and Lambda

@@ -66,6 +66,12 @@ export interface Permissions {
    */
   embeddings?: true;
   /**
+   * Sleep-time at batch prices, on a stage that has it on (infra/config/stages.ts
+   * `sleepTimeInference`): bedrock:CreateModelInvocationJob on the sleep-time model and
+   * iam:PassRole on the job's service role (infra/constructs/sleep-time-batch.ts).
+   */
+  batchInference?: true;
+  /**
    * KMS actions on the stage's data key (table, bucket, queues and DLQs), per service that
    * calls KMS on the function's behalf; each is granted only with kms:ViaService = that
    * service. Exactly what the entries above imply (`kmsImplied`, checked by the unit test).
@@ -156,16 +162,30 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
     // BatchWriteItem: an expired staged record is marked changed for the search index.
     // PutItem: an expired tier entry, its audit entry and its change mark, in one TransactWriteItems
     // (a transaction's Put is authorized as dynamodb:PutItem: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html);
-    // and the expiry sweep's log, an item (no S3 write left, so no S3 key use).
+    // the expiry sweep's log, an item; a batch inference job's answer recorded for its run (an item).
     dynamodb: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
-    // The expiry sweep deletes an expired staged document's markdown before its record (lib/knowledge/knowledge-store.adapter.ts;
-    // https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html, "Permissions"). Its log is an item.
-    s3: { 'users/*/Knowledge_staging/*': ['DeleteObject'] },
-    listBucket: false,
+    s3: {
+      // The expiry sweep deletes an expired staged document's markdown before its record (lib/knowledge/knowledge-store.adapter.ts;
+      // https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html, "Permissions").
+      'users/*/Knowledge_staging/*': ['DeleteObject'],
+      // Sleep-time runs in collect mode (lib/batch-inference) read what the reflector's read: turns, Knowledge, recorded answers.
+      'users/*': ['GetObject'],
+      // A batch answer too large for its item is an object (lib/model/model-output-store.adapter.ts).
+      'users/*/Logs/*': ['PutObject'],
+      // The batch inference job's input and manifest, written; its output, read.
+      'batch-inference/*': ['GetObject', 'PutObject'],
+    },
+    // A recorded answer or a Knowledge file may be missing (ListBucket keeps 404 apart from 403); the job's output is listed.
+    listBucket: true,
     sends: ['job'],
     consumes: null,
     model: false,
-    kms: { dynamodb: ['Decrypt', 'DescribeKey'], sqs: ['Decrypt', 'GenerateDataKey'] },
+    batchInference: true,
+    kms: {
+      dynamodb: ['Decrypt', 'DescribeKey'],
+      s3: ['Decrypt', 'GenerateDataKey'],
+      sqs: ['Decrypt', 'GenerateDataKey'],
+    },
   },
   api: {
     // BatchWriteItem: edges users state, restores and splits in the relation graph; an item deleted or forgotten (req R-DEL)

@@ -9,5 +9,11 @@ export const SweepEnvSchema = z.object({
   SLEEP_TIME_CONFIG: z.string().min(1),
   /** The expiry sweep expires tier entries by it: JSON overrides of the tier policy's numbers (infra/config/stages.ts `tiers`, lib/tiers/tier-settings.ts); unset: the defaults. */
   TIER_POLICY: z.string().optional(),
+  /**
+   * Sleep-time at batch prices: JSON of lib/batch-inference/batch-inference.ts
+   * BatchInferenceSettingsSchema (job prefix, model, service role, record limits), from the stage's
+   * `sleepTimeInference`. Unset: every nightly and weekly run on demand.
+   */
+  BATCH_INFERENCE: z.string().optional(),
 });
 export type SweepEnv = z.infer<typeof SweepEnvSchema>;

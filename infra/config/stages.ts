@@ -8,6 +8,7 @@ import type { SleepTimeConfig } from '../../lib/sleep-time/config.js';
 import type { TierPolicyOverrides } from '../../lib/tiers/tier-settings.js';
 import type { QueueKey } from '../resources.js';
 import { DEFAULT_DAILY_COST_ALARM_USD } from '../../lib/costs/daily-cost.js';
+import { BATCH_RECORD_LIMITS } from '../../lib/batch-inference/batch-inference.js';
 
 /** The jobs whose model a stage may choose apart from `modelId`. */
 export type ModelJob = 'summary' | 'sleepTime';
@@ -64,6 +65,17 @@ export interface StageConfig {
   schedules: { nightly: string; weekly: string; expiry: string };
   /** Overrides of sleep-time compute's numbers (look-back windows, thresholds, expiry and archive ages). */
   sleepTime: Partial<SleepTimeConfig>;
+  /**
+   * Sleep-time at batch prices (docs/design.md, "Batch inference"). With `batch` on, a nightly or
+   * weekly sweep whose runs make at least `minRecords` model requests (and at most `maxRecords`)
+   * answers them with one Amazon Bedrock batch inference job, about half the on-demand price;
+   * fewer, and the runs go on demand as without it. The stack then adds the job's service role,
+   * the sweep's grants and the rule that brings the job's end back to the sweep. The limits are
+   * the account's quotas "Minimum number of records per batch inference job" and "Records per
+   * batch inference job" for the sleep-time model (Service Quotas; lib/batch-inference/batch-inference.ts
+   * BATCH_RECORD_LIMITS gives the figures assumed). Validated at synth.
+   */
+  sleepTimeInference: { batch: boolean; minRecords: number; maxRecords: number };
   /**
    * Overrides of the tier policy's numbers (lib/tiers/tier-settings.ts: promotion confidence and
    * sessions, corroboration gain, contradiction cost, floors, decay, TTLs, recurrence); omitted
@@ -138,6 +150,7 @@ const base: StageConfig = {
     expiry: 'cron(30 2 * * ? *)',
   },
   sleepTime: {},
+  sleepTimeInference: { batch: true, ...BATCH_RECORD_LIMITS },
   tiers: {},
   retainData: false,
   alarms: {

@@ -65,7 +65,7 @@ export function sweepSchedules(stack: Stack, props: StatelessStackProps, sweepFn
   new NotifyingAlarm(stack, 'SweepScheduleDlqDepthAlarm', {
     topic: props.alarmTopic,
     alarmDescription:
-      'A scheduled sweep could not be delivered to the sweep function. Action: read the message attributes (ERROR_CODE, ERROR_MESSAGE, RULE_ARN), fix the cause, then invoke the sweep function with {"sweep": "...", "time": "<the schedule time>"}.',
+      'A scheduled sweep, or a batch inference job\'s end, could not be delivered to the sweep function. Action: read the message attributes (ERROR_CODE, ERROR_MESSAGE, RULE_ARN), fix the cause, then invoke the sweep function with the message body (the event), or for a schedule with {"sweep": "...", "time": "<the schedule time>"}.',
     metric: dlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
     threshold: 1,
     evaluationPeriods: 1,

@@ -1,6 +1,9 @@
 /**
- * A local stand-in for Amazon Bedrock batch inference: a Bedrock control-plane client whose
- * CreateModelInvocationJob records the job, and a `run` that does what Bedrock does later —
+ * A local stand-in for Amazon Bedrock batch inference: the HTTP handler of a Bedrock
+ * control-plane client (the SDK's own client, so its serializer and any middleware — the local
+ * IAM check — run as against AWS) whose CreateModelInvocationJob (`POST /model-invocation-job`,
+ * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_CreateModelInvocationJob.html)
+ * records the job, and a `run` that does what Bedrock does later —
  * reads the job's input JSONL from the bucket, answers each record with the offline model (the
  * Converse stand-in's responder, converse-server.ts), writes the output JSONL beside it, and
  * sends the "Batch Inference Job State Change" event to whoever listens (the completion
@@ -15,7 +18,8 @@
  * Laxer than Bedrock: no minimum record count is checked (the sweep's limits are the harness's,
  * see harness.ts), no service role is assumed, and the job runs only when `run` is called.
  */
-import { CreateModelInvocationJobCommand } from '@aws-sdk/client-bedrock';
+import { Readable } from 'node:stream';
+import { BedrockClient, type CreateModelInvocationJobRequest } from '@aws-sdk/client-bedrock';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { BatchJobStateChange, BatchJobStatus } from '../../lib/batch-inference/batch-inference.js';
 import { getText } from '../../lib/kernel/s3-objects.adapter.js';
@@ -34,9 +38,21 @@ export interface StandInJob {
   records: number;
 }
 
+/** The part of the SDK's HTTP handler a client calls: one request in, its response out. */
+export interface StandInHttpHandler {
+  handle(request: { method: string; path: string; body?: unknown }): Promise<{ response: StandInResponse }>;
+}
+interface StandInResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: Readable;
+}
+
 export interface BatchInferenceStandIn {
-  /** The client the adapter sends CreateModelInvocationJob with. */
-  client: { send(command: unknown): Promise<{ jobArn: string }> };
+  /** The HTTP handler a Bedrock control-plane client sends its requests to (`requestHandler`). */
+  requestHandler: StandInHttpHandler;
+  /** A Bedrock control-plane client over it: the one the adapter's tests send CreateModelInvocationJob with. */
+  client: BedrockClient;
   /** Every job created, once per name (a repeated clientRequestToken creates none, as Bedrock). */
   jobs: StandInJob[];
   /** How the jobs run from now end; Completed by default. */
@@ -66,9 +82,58 @@ async function answerLine(line: string, modelId: string, responder: Responder): 
   return JSON.stringify({ recordId, modelInput, error });
 }
 
+/** CreateModelInvocationJob as Bedrock takes it: a job per `clientRequestToken` (else name), Submitted. */
+function createJob(jobs: StandInJob[], input: CreateModelInvocationJobRequest, region: string): { jobArn: string } {
+  const token = input.clientRequestToken ?? input.jobName;
+  const known = jobs.find((j) => j.jobName === token);
+  if (known) return { jobArn: known.jobArn };
+  const inputUri = input.inputDataConfig?.s3InputDataConfig?.s3Uri;
+  const outputUri = input.outputDataConfig?.s3OutputDataConfig?.s3Uri;
+  if (!inputUri || !outputUri || !input.jobName || !input.modelId || !input.roleArn)
+    throw new Error('jobName, roleArn, modelId, inputDataConfig and outputDataConfig are required');
+  const id = `job${String(jobs.length + 1).padStart(9, '0')}`;
+  const job: StandInJob = {
+    jobName: input.jobName,
+    jobArn: `arn:aws:bedrock:${region}:000000000000:model-invocation-job/${id}`,
+    modelId: input.modelId,
+    input: inputUri,
+    output: outputUri,
+    status: 'Submitted',
+    records: 0,
+  };
+  jobs.push(job);
+  return { jobArn: job.jobArn };
+}
+
+const reply = (statusCode: number, body: unknown): { response: StandInResponse } => ({
+  response: {
+    statusCode,
+    headers: { 'content-type': 'application/json' },
+    body: Readable.from([Buffer.from(JSON.stringify(body))]),
+  },
+});
+
+/** The control plane's HTTP side: `POST /model-invocation-job` answered by `create`, anything else refused. */
+function httpHandler(create: (input: CreateModelInvocationJobRequest) => { jobArn: string }): StandInHttpHandler {
+  return {
+    async handle(request) {
+      if (request.method !== 'POST' || request.path !== '/model-invocation-job')
+        return reply(400, { message: 'the batch inference stand-in serves CreateModelInvocationJob only' });
+      try {
+        const { body } = request;
+        const text = body instanceof Uint8Array ? new TextDecoder().decode(body) : String(body);
+        return reply(200, create(JSON.parse(text) as CreateModelInvocationJobRequest));
+      } catch (error) {
+        return reply(400, { message: (error as Error).message });
+      }
+    },
+  };
+}
+
 export function createBatchInferenceStandIn(options: {
   s3: S3Client;
-  onEvent: (event: BatchJobStateChange) => Promise<void>;
+  /** Told of each job's state change event as `run` sends it (the events are also what `run` returns). */
+  onEvent?: (event: BatchJobStateChange) => Promise<void>;
   responder?: Responder;
   region?: string;
 }): BatchInferenceStandIn {
@@ -77,30 +142,7 @@ export function createBatchInferenceStandIn(options: {
   const region = options.region ?? 'us-east-1';
   const responder = options.responder ?? offlineResponder;
 
-  const send = async (command: unknown) => {
-    if (!(command instanceof CreateModelInvocationJobCommand))
-      throw new Error('the batch inference stand-in serves CreateModelInvocationJob only');
-    const input = command.input;
-    const token = input.clientRequestToken ?? input.jobName;
-    const known = jobs.find((j) => j.jobName === token);
-    if (known) return { jobArn: known.jobArn };
-    const inputUri = input.inputDataConfig?.s3InputDataConfig?.s3Uri;
-    const outputUri = input.outputDataConfig?.s3OutputDataConfig?.s3Uri;
-    if (!inputUri || !outputUri || !input.jobName || !input.modelId)
-      throw new Error('CreateModelInvocationJob: jobName, modelId, inputDataConfig and outputDataConfig are required');
-    const id = `job${String(jobs.length + 1).padStart(9, '0')}`;
-    const job: StandInJob = {
-      jobName: input.jobName,
-      jobArn: `arn:aws:bedrock:${region}:000000000000:model-invocation-job/${id}`,
-      modelId: input.modelId,
-      input: inputUri,
-      output: outputUri,
-      status: 'Submitted',
-      records: 0,
-    };
-    jobs.push(job);
-    return { jobArn: job.jobArn };
-  };
+  const requestHandler = httpHandler((input) => createJob(jobs, input, region));
 
   async function runJob(job: StandInJob): Promise<BatchJobStateChange> {
     const from = s3Location(job.input);
@@ -125,7 +167,12 @@ export function createBatchInferenceStandIn(options: {
   }
 
   return {
-    client: { send },
+    requestHandler,
+    client: new BedrockClient({
+      region,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      requestHandler: requestHandler as unknown as BedrockClient['config']['requestHandler'],
+    }),
     jobs,
     setOutcome: (status) => {
       outcome = status;
@@ -135,7 +182,7 @@ export function createBatchInferenceStandIn(options: {
       for (const job of jobs.filter((j) => j.status === 'Submitted')) {
         const event = await runJob(job);
         events.push(event);
-        await options.onEvent(event);
+        await options.onEvent?.(event);
       }
       return events;
     },

@@ -7,9 +7,11 @@
  * factory carries none of them. (The bucket's versions are kept by the S3 endpoint itself,
  * versioned-s3.ts, for every client alike.)
  */
+import { BedrockClient } from '@aws-sdk/client-bedrock';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import {
   type AwsClients,
+  createBedrockBatchClient,
   createBedrockClient,
   createDocumentClient,
   createDynamoDbClient,
@@ -17,6 +19,7 @@ import {
   createSqsClient,
 } from '../../lib/kernel/aws-clients.adapter.js';
 import type { FunctionKey } from '../permissions.js';
+import type { StandInHttpHandler } from './batch-inference-stand-in.js';
 import { injectFaults } from './fault-injection.js';
 import type { IamEnforcer } from './iam/iam-enforcement.js';
 import { carryLineage } from './recursive-loop.js';
@@ -48,8 +51,16 @@ function noteVisibilityChanges<C extends Client>(client: C): C {
   return client;
 }
 
-/** The clients `fn`'s handler gets: every request counted, faults injected when on, IAM enforced when `iam` is given. */
-export function functionClients(fn: FunctionKey, iam: IamEnforcer | null): AwsClients {
+/**
+ * The clients `fn`'s handler gets: every request counted, faults injected when on, IAM enforced when `iam` is given.
+ * Bedrock's control plane is answered by the batch inference stand-in when one is given
+ * (batch-inference-stand-in.ts: no local endpoint serves it), else by the production client's endpoint.
+ */
+export function functionClients(
+  fn: FunctionKey,
+  iam: IamEnforcer | null,
+  batchInference?: StandInHttpHandler,
+): AwsClients {
   const wrap = <C extends Client>(client: C, service: string): C => {
     const counted = injectFaults(instrument(client, service, fn), service);
     return iam ? iam.enforce(counted, service, fn) : counted;
@@ -59,6 +70,12 @@ export function functionClients(fn: FunctionKey, iam: IamEnforcer | null): AwsCl
     s3: wrap(createS3Client(), 'S3'),
     sqs: carryLineage(noteVisibilityChanges(wrap(createSqsClient(), 'SQS'))),
     bedrock: wrap(createBedrockClient(), 'BedrockRuntime'),
+    bedrockBatch: wrap(
+      batchInference
+        ? new BedrockClient({ requestHandler: batchInference as unknown as BedrockClient['config']['requestHandler'] })
+        : createBedrockBatchClient(),
+      'Bedrock',
+    ),
   };
 }
 

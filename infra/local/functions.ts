@@ -21,6 +21,7 @@ import { SweepEnvSchema } from '../../functions/sweep/env.js';
 import { parseEnv } from '../../lib/kernel/config.adapter.js';
 import type { Clock } from '../../lib/kernel/runtime.port.js';
 import type { FunctionKey } from '../permissions.js';
+import type { StandInHttpHandler } from './batch-inference-stand-in.js';
 import { functionClients } from './clients.js';
 import type { IamEnforcer } from './iam/iam-enforcement.js';
 import type { SynthesizedStage } from './iam/synthesized-stage.js';
@@ -68,6 +69,8 @@ export function buildLocalFunctions(
   clock: Clock,
   iam: IamEnforcer | null,
   overrides: LocalOverrides,
+  /** Bedrock's control plane for the sweep's batch inference jobs (batch-inference-stand-in.ts). */
+  batchInference?: StandInHttpHandler,
 ): LocalFunctions {
   const env = (fn: FunctionKey) => functionEnvironment(stage, fn, overrides);
   return {
@@ -78,7 +81,11 @@ export function buildLocalFunctions(
       functionClients('reflector', iam),
       clock,
     ),
-    sweep: createSweepHandler(parseEnv(SweepEnvSchema, env('sweep')), functionClients('sweep', iam), clock),
+    sweep: createSweepHandler(
+      parseEnv(SweepEnvSchema, env('sweep')),
+      functionClients('sweep', iam, batchInference),
+      clock,
+    ),
     api: createApiHandler(parseEnv(ApiEnvSchema, env('api')), functionClients('api', iam), clock),
   };
 }

@@ -26,6 +26,9 @@ import { type SynthesizedStage, synthesizeStage } from './iam/synthesized-stage.
 import type { LocalEnvironment } from './iam/template-resolver.js';
 import { lambdaContext } from './lambda-context.js';
 import { offlineResponder, type Responder } from './converse-server.js';
+import { type BatchInferenceStandIn, createBatchInferenceStandIn } from './batch-inference-stand-in.js';
+import type { Completion } from '../../lib/batch-inference/sleep-time-batch.js';
+import type { SweepResult } from '../../lib/jobs/sweeps.js';
 import { type MessKind, type MessyModel, messyModel, noMesses } from './messy-model.js';
 import { type Emulators, LOCAL_REGION, startEmulators } from './emulators.js';
 import { type InvocationObserver, LocalEventSource, type SqsHandler } from './event-source.js';
@@ -117,6 +120,8 @@ export interface LocalHarness {
   synthesized: SynthesizedStage;
   /** The IAM check every request goes through (null when turned off). */
   iam: IamEnforcer | null;
+  /** Bedrock batch inference: the sweep's jobs, run when a sweep has fired (batch-inference-stand-in.ts). */
+  batchInference: BatchInferenceStandIn;
   publisher: SqsTurnPublisher;
   api: LocalHttpApi;
   /** A credential for these users only (not an administrator). */
@@ -330,6 +335,7 @@ interface Runtime {
   iam: IamEnforcer | null;
   /** The messy model wrapped around the responder (null without `messyModel`). */
   messy: MessyModel | null;
+  batchInference: BatchInferenceStandIn;
   handlers: LocalFunctions;
   sources: Record<QueueKey, LocalEventSource>;
   info: StackInfo;
@@ -421,18 +427,16 @@ async function waitUntilDrained(
 }
 
 /**
- * EventBridge invokes the sweep asynchronously: Lambda retries a failed invocation twice, so
- * the local harness does too (injected faults strike the first try only).
+ * EventBridge invokes the sweep asynchronously (a schedule's event, or Bedrock's batch inference
+ * job state change): Lambda retries a failed invocation twice, so the local harness does too
+ * (injected faults strike the first try only).
  */
-async function invokeSweep(rt: Runtime, name: (typeof SWEEPS)[number], at: Date): Promise<{ jobs: string[] }> {
+async function invokeSweep(rt: Runtime, name: string, event: unknown): Promise<SweepResult | Completion> {
   const { options, synthesized } = rt;
   for (let attempt = 1; ; attempt++) {
     const started = performance.now();
     const outcome = await withDelivery(attempt === 1, () =>
-      rt.handlers.sweep(
-        { sweep: name, time: at.toISOString() },
-        lambdaContext(synthesized.functions.sweep.functionName, FUNCTION_TIMEOUT_SECONDS.sweep),
-      ),
+      rt.handlers.sweep(event, lambdaContext(synthesized.functions.sweep.functionName, FUNCTION_TIMEOUT_SECONDS.sweep)),
     );
     options.observe?.({ fn: 'sweep', ms: performance.now() - started, records: [], finishedAt: Date.now() });
     if (outcome.ok && !outcome.died) return outcome.result;
@@ -441,9 +445,20 @@ async function invokeSweep(rt: Runtime, name: (typeof SWEEPS)[number], at: Date)
       'sweep',
       outcome.ok ? new Error(`the ${name} sweep died part-way (injected fault); retried`) : outcome.error,
     );
-    if (attempt === 3)
-      throw outcome.ok ? new Error(`the ${name} sweep at ${at.toISOString()} failed three times`) : outcome.error;
+    if (attempt === 3) throw outcome.ok ? new Error(`the ${name} sweep failed three times`) : outcome.error;
   }
+}
+
+/** A scheduled sweep, then the batch inference job it may have started, run by Bedrock and its end delivered. */
+async function fireSweep(rt: Runtime, name: (typeof SWEEPS)[number], at: Date): Promise<boolean> {
+  const result = await invokeSweep(rt, name, { sweep: name, time: at.toISOString() });
+  let enqueued = 'jobs' in result ? result.jobs.length : 0;
+  // EventBridge delivers each job's state change to the sweep function (its completion enqueues the runs again).
+  for (const change of await rt.batchInference.run()) {
+    const done = await invokeSweep(rt, `${name} batch inference`, change);
+    enqueued += 'enqueued' in done ? done.enqueued : 0;
+  }
+  return enqueued > 0;
 }
 
 /** Move the simulated clock forward, firing (in order) every sweep scheduled on the way. */
@@ -457,8 +472,7 @@ async function advanceTo(rt: Runtime, time: Date): Promise<Array<{ sweep: string
   for (const { sweep: name, at } of due) {
     setClock(rt, at);
     if (state.dirty) await waitUntilDrained(rt);
-    const result = await invokeSweep(rt, name, at);
-    if (result.jobs.length > 0) state.dirty = true;
+    if (await fireSweep(rt, name, at)) state.dirty = true;
     done.push({ sweep: name, at: at.toISOString() });
   }
   // The jobs the sweeps fired run on their schedule's clock and are done before the clock moves
@@ -642,7 +656,7 @@ function stackClients(emulators: Emulators) {
 
 /** The stack's operations over its runtime. */
 function localStackOf(rt: Runtime, api: LocalHttpApi, tokenSecret: string): LocalHarness {
-  const { info, emulators, sources, handlers, synthesized, iam, publisher } = rt;
+  const { info, emulators, sources, handlers, synthesized, iam, publisher, batchInference } = rt;
   return {
     info,
     emulators,
@@ -650,6 +664,7 @@ function localStackOf(rt: Runtime, api: LocalHttpApi, tokenSecret: string): Loca
     handlers,
     synthesized,
     iam,
+    batchInference,
     publisher,
     api,
     mintUserToken: (users, subject) => mintToken(tokenSecret, { sub: subject ?? `local-${users.join('+')}`, users }),
@@ -678,8 +693,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<LocalH
     speed: options.speed ?? 60,
     ...(options.environment ? { environment: options.environment } : {}),
   };
-  const handlers = buildLocalFunctions(synthesized, clock, iam, overrides);
   const clients = stackClients(emulators);
+  // Bedrock reads and writes the bucket as its service role, not as a function: the stack's own client.
+  const batchInference = createBatchInferenceStandIn({
+    s3: clients.s3,
+    responder: messy?.responder ?? options.responder ?? offlineResponder,
+    region: LOCAL_REGION,
+  });
+  const handlers = buildLocalFunctions(synthesized, clock, iam, overrides, batchInference.requestHandler);
   const sources = startEventSources({ synthesized, resources, handlers, iam, options });
 
   const tokenSecret = randomBytes(32).toString('base64url');
@@ -699,6 +720,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<LocalH
     synthesized,
     iam,
     messy,
+    batchInference,
     handlers,
     sources,
     info,

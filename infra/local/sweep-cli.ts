@@ -3,15 +3,18 @@
  * Runs one sweep by hand against the running local harness (.local/stack.json): the sweep
  * function the schedules invoke, built by its handler factory with the stack's environment
  * for it, with "now" = --time (default: the wall clock). The jobs it fans out go to the
- * stack's job queue and are run there.
+ * stack's job queue and are run there. A batch inference job it starts is run at once by
+ * the batch inference stand-in, and its end delivered to the same sweep function.
  */
 import { parseArgs } from 'node:util';
 import { createSweepHandler } from '../../functions/sweep/create-handler.js';
 import { SweepEnvSchema } from '../../functions/sweep/env.js';
+import { BedrockClient } from '@aws-sdk/client-bedrock';
 import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { systemClock } from '../../lib/kernel/clock.adapter.js';
 import { parseEnv } from '../../lib/kernel/config.adapter.js';
 import { FUNCTION_TIMEOUT_SECONDS } from '../resources.js';
+import { createBatchInferenceStandIn } from './batch-inference-stand-in.js';
 import { lambdaContext } from './lambda-context.js';
 import { readStackInfo } from './stack-info.js';
 
@@ -33,14 +36,18 @@ Object.assign(process.env, {
   POWERTOOLS_LOG_LEVEL: 'WARN',
   POWERTOOLS_METRICS_DISABLED: 'true',
 });
+const batchInference = createBatchInferenceStandIn({ s3: createS3Client(), region: info.region });
+const bedrockBatch = new BedrockClient({
+  requestHandler: batchInference.requestHandler as unknown as BedrockClient['config']['requestHandler'],
+});
 const handler = createSweepHandler(
   parseEnv(SweepEnvSchema, info.environments.sweep),
-  { ddb: createDocumentClient(), s3: createS3Client(), sqs: createSqsClient() },
+  { ddb: createDocumentClient(), s3: createS3Client(), sqs: createSqsClient(), bedrockBatch },
   systemClock,
 );
-const result = await handler(
-  { sweep, ...(values.time ? { time: values.time } : {}) },
-  lambdaContext('local-sweep', FUNCTION_TIMEOUT_SECONDS.sweep),
+const context = () => lambdaContext('local-sweep', FUNCTION_TIMEOUT_SECONDS.sweep);
+console.log(
+  JSON.stringify(await handler({ sweep, ...(values.time ? { time: values.time } : {}) }, context()), null, 2),
 );
-console.log(JSON.stringify(result, null, 2));
+for (const change of await batchInference.run()) console.log(JSON.stringify(await handler(change, context()), null, 2));
 process.exit(0);

@@ -151,6 +151,24 @@ function grantOf(stack: Stack, model: ModelConfig): PolicyStatement[] {
   ];
 }
 
+/** The InvokeModel statements of one job's model alone (the batch inference service role's: infra/constructs/sleep-time-batch.ts). */
+export function jobModelGrant(stack: Stack, config: StageModels, job: ModelJob): PolicyStatement[] {
+  return grantOf(stack, modelOf(config, jobModel(config, job)));
+}
+
+/**
+ * The foundation-model ARNs of a job's model: in the stack's Region (in-Region use), or in every
+ * Region its inference profile routes to. bedrock:CreateModelInvocationJob is authorized on
+ * foundation models, custom models and jobs, not on inference profiles (the Service Authorization
+ * Reference: https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonbedrock.html).
+ */
+export function jobFoundationModelArns(stack: Stack, config: StageModels, job: ModelJob): string[] {
+  const model = modelOf(config, jobModel(config, job));
+  if (model.inferenceScope === 'in-region')
+    return [`arn:${stack.partition}:bedrock:${stack.region}::foundation-model/${invocationId(stack, model)}`];
+  return profileFoundationModelArns(model, stack.partition);
+}
+
 /**
  * The cdk-nag AwsSolutions-IAM5 suppression of the one wildcard the grant carries on purpose:
  * each profile model's foundation model in every Region (`bedrock:*`), named exactly, so any

@@ -27,7 +27,7 @@
  */
 import * as z from 'zod';
 import { JobSchema } from '../../events/job.js';
-import type { ModelRequest, ModelResponse } from '../model/language-model.port.js';
+import type { LanguageModel, ModelRequest, ModelResponse } from '../model/language-model.port.js';
 import { extractJsonObject, promptedAnswerInstruction } from '../model/prompted-answer.js';
 
 /**
@@ -60,6 +60,14 @@ export interface BatchCollector {
 export class DeferredToBatch extends Error {
   override readonly name = 'DeferredToBatch';
 }
+
+/**
+ * The model of a run in collect mode: never asked (callCached collects the request instead, or
+ * finds a recorded answer), so a call reaching it is a defect, and fails loudly.
+ */
+const notAsked = () =>
+  Promise.reject(new Error('a run in collect mode asks no model: its requests go to a batch inference job'));
+export const collectOnlyModel: LanguageModel = { reflect: notAsked, summarize: notAsked };
 
 /** Record ids are plain alphanumerics (the docs' examples: "CALL0000001"); the key is in the manifest. */
 export const batchRecordId = (index: number): string => `R${String(index).padStart(10, '0')}`;
@@ -156,6 +164,7 @@ export function parseOutputJsonl(text: string, modelId: string): BatchResult[] {
           outputTokens: o.usage?.outputTokens ?? 0,
           latencyMs: o.metrics?.latencyMs ?? 0,
           ...(o.stopReason ? { stopReason: o.stopReason } : {}),
+          batchInference: true,
         },
       },
     });

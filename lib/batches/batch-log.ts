@@ -23,6 +23,8 @@ export interface ModelUsage {
    * call used (counted in the cost).
    */
   budgetRetry?: { maxTokens: number; retryMaxTokens: number; inputTokens: number; outputTokens: number };
+  /** Answered by a Bedrock batch inference job (lib/batch-inference): billed at the batch price. */
+  batchInference?: true;
 }
 
 export interface BatchLog {

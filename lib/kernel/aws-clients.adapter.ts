@@ -8,13 +8,14 @@
  * `AWS_ENDPOINT_URL`), passed to the constructors explicitly: SQS's queue URLs from
  * emulators name hosts that do not resolve, so the endpoint must win over the queue URL's host.
  */
+import { BedrockClient } from '@aws-sdk/client-bedrock';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
-type Service = 'DYNAMODB' | 'S3' | 'SQS' | 'BEDROCK_RUNTIME';
+type Service = 'DYNAMODB' | 'S3' | 'SQS' | 'BEDROCK_RUNTIME' | 'BEDROCK';
 
 export function endpointFor(service: Service, env: NodeJS.ProcessEnv = process.env): string | undefined {
   return env[`AWS_ENDPOINT_URL_${service}`] ?? env.AWS_ENDPOINT_URL ?? undefined;
@@ -26,6 +27,8 @@ export interface AwsClients {
   s3: S3Client;
   sqs: SQSClient;
   bedrock: BedrockRuntimeClient;
+  /** Bedrock's control plane: the sweep's batch inference jobs (lib/batch-inference). */
+  bedrockBatch: BedrockClient;
 }
 
 export function createDynamoDbClient(): DynamoDBClient {
@@ -65,4 +68,9 @@ export function createBedrockClient(): BedrockRuntimeClient {
     retryMode: 'standard',
     requestHandler: { requestTimeout: BEDROCK_REQUEST_TIMEOUT_MS },
   });
+}
+
+/** Bedrock's control plane (`bedrock`, not `bedrock-runtime`): CreateModelInvocationJob for sleep-time at batch prices. */
+export function createBedrockBatchClient(): BedrockClient {
+  return new BedrockClient({ endpoint: endpointFor('BEDROCK') });
 }

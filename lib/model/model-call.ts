@@ -9,7 +9,7 @@
  * error), as unparseable output is.
  */
 import type { ModelUsage } from '../batches/batch-log.js';
-import { estimateCostUsd } from '../sleep-time/model-prices.js';
+import { BATCH_PRICE_FACTOR, estimateCostUsd } from '../sleep-time/model-prices.js';
 import type { Log } from '../kernel/runtime.port.js';
 
 type Usage = Omit<ModelUsage, 'reused'>;
@@ -67,9 +67,14 @@ export function unusableStop(usage: Usage): string | null {
   return null;
 }
 
-/** The estimated cost of an answer, the cut call before a budget retry included; null for an unknown model. */
+/**
+ * The estimated cost of an answer, the cut call before a budget retry included, at the batch
+ * price when a batch inference job answered it; null for an unknown model.
+ */
 export function costOf(usage: Usage): number | null {
-  const cost = estimateCostUsd(usage.modelId, usage.inputTokens, usage.outputTokens);
+  const onDemand = estimateCostUsd(usage.modelId, usage.inputTokens, usage.outputTokens);
+  const cost =
+    onDemand !== null && usage.batchInference ? Math.round(onDemand * BATCH_PRICE_FACTOR * 1e6) / 1e6 : onDemand;
   if (cost === null || !usage.budgetRetry) return cost;
   const cut = estimateCostUsd(usage.modelId, usage.budgetRetry.inputTokens, usage.budgetRetry.outputTokens) ?? 0;
   return Math.round((cost + cut) * 1e6) / 1e6;

@@ -6,6 +6,12 @@
  */
 export const PRICES_AS_OF = '2026-11-01';
 
+/**
+ * A batch inference job's tokens cost about half the on-demand price
+ * (https://aws.amazon.com/bedrock/pricing/, "Batch"; docs/pricing-sources.md).
+ */
+export const BATCH_PRICE_FACTOR = 0.5;
+
 const PRICES: Array<{ match: RegExp; input: number; output: number }> = [
   { match: /^offline\./, input: 0, output: 0 },
   { match: /^anthropic\.claude-haiku-4-5/, input: 1.0, output: 5.0 },

@@ -382,6 +382,11 @@ export async function runWeekly(job: Job, deps: SleepTimeDeps): Promise<SleepTim
 }
 
 /** Req R-SLP-10: the user's self-assessment over the nightly runs of the last `days` days. */
+/** A sleep-time job's run: the nightly run for a nightly job, else the weekly run. */
+export function runSleepTime(job: Job, deps: SleepTimeDeps): Promise<SleepTimeOutcome> {
+  return (job.kind === 'nightly' ? runNightly : runWeekly)(job, deps);
+}
+
 export async function selfAssessment(
   userId: string,
   runs: SleepTimeLogStore,

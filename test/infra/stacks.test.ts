@@ -398,7 +398,8 @@ describe('stateless stack', () => {
         ],
       });
     }
-    stateless.resourceCountIs('AWS::Events::Rule', 3);
+    // And the rule on Bedrock's batch inference job state changes (sleep-time at batch prices).
+    stateless.resourceCountIs('AWS::Events::Rule', 4);
   });
 
   it('archives turn originals by lifecycle rule (tagged, over 128 KiB, to Glacier Instant Retrieval after 30 days)', () => {
@@ -501,6 +502,11 @@ describe('stateless stack', () => {
         fn,
       ).toBe(true);
       expect(actions.includes('bedrock:InvokeModel'), fn).toBe(permissions.model);
+      const batchActions = ['bedrock:CreateModelInvocationJob', 'iam:PassRole'];
+      expect(
+        actions.filter((a) => batchActions.includes(a)),
+        fn,
+      ).toEqual(permissions.batchInference ? batchActions : []);
       const hasEventSource = permissions.consumes !== null;
       expect(actions.filter((a) => eventSourceActions.includes(a)).sort(), fn).toEqual(
         hasEventSource ? eventSourceActions : [],
@@ -537,6 +543,7 @@ describe('stateless stack', () => {
             !/^(dynamodb:|s3:|xray:|logs:|kms:)/.test(a) &&
             a !== 'sqs:SendMessage' &&
             a !== 'bedrock:InvokeModel' &&
+            !(permissions.batchInference && batchActions.includes(a)) &&
             !eventSourceActions.includes(a),
         ),
         fn,
@@ -674,6 +681,65 @@ const buildStage = (stage: string, overrides: Partial<StageConfig>, env?: { acco
   const { stateful, stateless } = buildStacks(app, stage, { ...stageConfig(stage), ...overrides }, env);
   return { stateful: Template.fromStack(stateful), stateless: Template.fromStack(stateless) };
 };
+
+describe('sleep-time at batch prices', () => {
+  it("gives Bedrock a role for this account's jobs, the sweep the grants to start them, and the jobs' end back", () => {
+    const roles = stateless.findResources('AWS::IAM::Role', {
+      Properties: {
+        AssumeRolePolicyDocument: {
+          Statement: [Match.objectLike({ Principal: { Service: 'bedrock.amazonaws.com' } })],
+        },
+      },
+    });
+    const [roleId, role] = Object.entries(roles)[0] ?? [];
+    expect(Object.keys(roles)).toHaveLength(1);
+    const trust = JSON.stringify(role?.Properties.AssumeRolePolicyDocument);
+    expect(trust).toContain('aws:SourceAccount');
+    expect(trust).toContain(':model-invocation-job/*');
+    const roleStatements = statementsOf(stateless, 'BatchInferenceRole');
+    expect(roleStatements.flatMap(actionsOf).sort()).toEqual([
+      'bedrock:InvokeModel',
+      'bedrock:InvokeModel',
+      'kms:Decrypt',
+      'kms:GenerateDataKey',
+      's3:GetObject',
+      's3:ListBucket',
+      's3:PutObject',
+    ]);
+    const sweep = statementsOf(stateless, 'SweepFunction');
+    const pass = sweep.find((st) => actionsOf(st).includes('iam:PassRole'));
+    expect(pass?.Resource).toEqual({ 'Fn::GetAtt': [roleId, 'Arn'] });
+    expect(pass?.Condition).toEqual({ StringEquals: { 'iam:PassedToService': 'bedrock.amazonaws.com' } });
+    stateless.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.bedrock'],
+        'detail-type': ['Batch Inference Job State Change'],
+        detail: {
+          batchJobName: [{ prefix: 'memory-check-' }],
+          status: ['Completed', 'PartiallyCompleted', 'Failed', 'Stopped', 'Expired'],
+        },
+      },
+      Targets: [Match.objectLike({ DeadLetterConfig: Match.anyValue(), RetryPolicy: Match.anyValue() })],
+    });
+    const sweepFn = Object.values(stateless.findResources('AWS::Lambda::Function')).find((f) =>
+      JSON.stringify(f).includes('BATCH_INFERENCE'),
+    );
+    expect(JSON.stringify(sweepFn?.Properties.Environment.Variables.BATCH_INFERENCE)).toContain('memory-check');
+  });
+
+  it('adds none of it on a stage that has it off, and refuses limits that cannot hold', () => {
+    const off = buildStage('nobatch', { sleepTimeInference: { batch: false, minRecords: 100, maxRecords: 50_000 } });
+    off.stateless.resourceCountIs('AWS::Events::Rule', 3);
+    expect(JSON.stringify(off.stateless.toJSON())).not.toContain('CreateModelInvocationJob');
+    expect(JSON.stringify(off.stateless.toJSON())).not.toContain('BATCH_INFERENCE');
+    expect(() =>
+      buildStage('badbatch', { sleepTimeInference: { batch: true, minRecords: 0, maxRecords: 10 } }),
+    ).toThrow('sleepTimeInference.minRecords');
+    expect(() =>
+      buildStage('badbatch', { sleepTimeInference: { batch: true, minRecords: 10, maxRecords: 5 } }),
+    ).toThrow('sleepTimeInference.maxRecords');
+  });
+});
 
 describe('stage with its own OIDC issuer', () => {
   const build = (auth: { issuer?: string; audience?: string[] }) => buildStage('oidc', { auth });
@@ -1013,7 +1079,8 @@ describe('operations: alarms, their topic, load settings', () => {
   it('puts sweep events EventBridge cannot deliver in a standard DLQ, after 2 retries within an hour, and alarms on it', () => {
     const dlq = logicalIdOf(stateless, 'AWS::SQS::Queue', 'SweepScheduleDlq');
     const rules = Object.entries(stateless.findResources('AWS::Events::Rule'));
-    expect(rules).toHaveLength(3);
+    // The three schedules and the batch inference jobs' end.
+    expect(rules).toHaveLength(4);
     for (const [, rule] of rules) {
       expect(rule.Properties.Targets, rule.Properties.Description).toEqual([
         expect.objectContaining({
@@ -1024,7 +1091,7 @@ describe('operations: alarms, their topic, load settings', () => {
     }
     const queue = stateless.findResources('AWS::SQS::Queue')[dlq]!.Properties;
     expect(queue.FifoQueue).toBeUndefined(); // EventBridge DLQs must be standard queues
-    // EventBridge may send to it only on behalf of these three rules.
+    // EventBridge may send to it only on behalf of these four rules.
     const sends = Object.values(stateless.findResources('AWS::SQS::QueuePolicy'))
       .filter((p) => JSON.stringify(p.Properties.Queues) === JSON.stringify([{ Ref: dlq }]))
       .flatMap((p) => p.Properties.PolicyDocument.Statement)

@@ -78,7 +78,14 @@ describe('batch inference records', () => {
       recordId: 'R0000000001',
       response: {
         output: { findings: [] },
-        usage: { modelId: 'm1', inputTokens: 120, outputTokens: 8, latencyMs: 900, stopReason: 'end_turn' },
+        usage: {
+          modelId: 'm1',
+          inputTokens: 120,
+          outputTokens: 8,
+          latencyMs: 900,
+          stopReason: 'end_turn',
+          batchInference: true,
+        },
       },
     });
   });

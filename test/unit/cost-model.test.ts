@@ -2,7 +2,7 @@
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { agentCoreAt, allInAt, batchInferenceSavings, invokedModels } from '../../bench/all-in.js';
+import { agentCoreAt, allInAt, invokedModels } from '../../bench/all-in.js';
 import type { Bill } from '../../bench/bill.js';
 import { modelUsd, tokensByJob } from '../../bench/bill.js';
 import { stageConfig } from '../../infra/config/stages.js';
@@ -115,10 +115,16 @@ describe('the all-in month', () => {
     expect(m12.modelUsdByJob.batch).toBeCloseTo(150 * 1.1, 9);
     expect(m12.modelUsdByJob.nightly).toBeCloseTo(0.06 * 200 + 0.24 * 20, 9);
     expect(m1.total).toBeCloseTo(8 + 2 + 5 + 3 + m1.modelUsd, 9);
-    expect(batchInferenceSavings(m12)).toBeCloseTo(
+    expect(m12.batchInferenceSavingsUsd).toBe(0);
+    // Sleep-time at batch prices: the nightly and weekly runs at half, the rest unchanged.
+    const batched = allInAt(bill({}), models, 12, { batchSleepTime: true });
+    expect(batched.modelUsdByJob.nightly).toBeCloseTo((m12.modelUsdByJob.nightly ?? 0) / 2, 9);
+    expect(batched.modelUsdByJob.batch).toBeCloseTo(m12.modelUsdByJob.batch ?? 0, 9);
+    expect(batched.batchInferenceSavingsUsd).toBeCloseTo(
       ((m12.modelUsdByJob.nightly ?? 0) + (m12.modelUsdByJob.weekly ?? 0)) / 2,
       9,
     );
+    expect(batched.total).toBeCloseTo(m12.total - batched.batchInferenceSavingsUsd, 9);
   });
 
   it("prices AgentCore Memory's records as a stock too", () => {

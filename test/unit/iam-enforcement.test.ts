@@ -52,10 +52,36 @@ describe('the local IAM check over the synthesized policies', () => {
   });
 
   it('lets only the functions that read keys which may be missing list the bucket', async () => {
-    for (const fn of ['reflector', 'api'] as const)
+    // The sweep: its runs in collect mode read keys that may be missing, and it lists a batch job's output.
+    for (const fn of ['reflector', 'api', 'sweep'] as const)
       expect(await decide(fn, 'S3', 'ListObjectsV2', { Bucket: bucket }), fn).toBe('allowed');
-    for (const fn of ['signal', 'idle', 'sweep'] as const)
+    for (const fn of ['signal', 'idle'] as const)
       expect(await decide(fn, 'S3', 'ListObjectsV2', { Bucket: bucket }), fn).toBe('denied s3:ListBucket');
+  });
+
+  it('lets only the sweep start a batch inference job, passing only the stage’s service role to Bedrock', async () => {
+    const { roleArn } = JSON.parse(iam.stage.functions.sweep.environment.BATCH_INFERENCE ?? '{}') as {
+      roleArn: string;
+    };
+    expect(roleArn).toMatch(/^arn:aws:iam::000000000000:role\/BatchInferenceRole/);
+    const job = (role: string) => ({
+      jobName: 'memory-local-nightly-202611280300',
+      modelId: 'us.anthropic.claude-haiku-4-5-20251001-v1:0',
+      roleArn: role,
+    });
+    expect(await decide('sweep', 'Bedrock', 'CreateModelInvocationJob', job(roleArn))).toBe('allowed');
+    expect(await decide('reflector', 'Bedrock', 'CreateModelInvocationJob', job(roleArn))).toBe(
+      'denied bedrock:CreateModelInvocationJob',
+    );
+    expect(
+      await decide('sweep', 'Bedrock', 'CreateModelInvocationJob', job('arn:aws:iam::000000000000:role/Admin')),
+    ).toBe('denied iam:PassRole');
+    expect(
+      await decide('sweep', 'Bedrock', 'CreateModelInvocationJob', {
+        ...job(roleArn),
+        modelId: 'amazon.nova-pro-v1:0',
+      }),
+    ).toBe('denied bedrock:CreateModelInvocationJob');
   });
 
   it('authorizes a transaction by each item’s action, and queries on the index', async () => {

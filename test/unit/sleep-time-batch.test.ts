@@ -22,6 +22,7 @@ import { MemoryActivity } from '../../lib/signals/signal-state.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
 import { nightlyOffline } from '../../lib/offline-model/rule-sleep-time.js';
 import { defaultSleepTimeConfig } from '../../lib/sleep-time/config.js';
+import { estimateCostUsd } from '../../lib/sleep-time/model-prices.js';
 import { runNightly } from '../../lib/sleep-time/run-sleep-time.js';
 import { MemorySleepTimeLog } from '../../lib/sleep-time/sleep-time-log.fake.js';
 import { MemorySummarySource } from '../../lib/summaries/summary.fake.js';
@@ -126,6 +127,13 @@ describe('sleep-time at batch prices', () => {
     expect(runs.map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
     expect(w.model.requests).toEqual([]);
     for (const r of runs) if (r.status === 'completed') expect(r.run.memoriesStored).toBeGreaterThan(0);
+    // Priced at the batch price: half what the same tokens cost on demand.
+    for (const r of runs)
+      if (r.status === 'completed')
+        expect(r.run.estimatedCostUsd).toBeCloseTo(
+          (estimateCostUsd(MODEL_ID, r.run.tokens.input, r.run.tokens.output) ?? 0) / 2,
+          6,
+        );
 
     // The same event again: the same answers, the runs already logged.
     await completeBatch(w.events[0], w.batch);

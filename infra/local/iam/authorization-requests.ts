@@ -21,7 +21,9 @@
  *   bucket keys cache data keys), never laxer.
  * - Converse is authorized as bedrock:InvokeModel on the model or inference profile
  *   (https://docs.aws.amazon.com/bedrock/latest/userguide/security_iam_id-based-policy-examples.html),
- *   and through a profile on the foundation model where the call is routed (bedrockRequests).
+ *   and through a profile on the foundation model where the call is routed (bedrockRequests);
+ *   CreateModelInvocationJob as bedrock:CreateModelInvocationJob and iam:PassRole
+ *   (batchInferenceRequests).
  */
 import { COMMERCIAL_REGIONS, GEOGRAPHY_REGIONS, parseModelId } from '../../../lib/model/bedrock-models.js';
 import type { LocalEnvironment } from './template-resolver.js';
@@ -56,6 +58,8 @@ export function authorizationRequests(
       return sqsRequests(operation, input, scope);
     case 'BedrockRuntime':
       return bedrockRequests(operation, input, scope);
+    case 'Bedrock':
+      return batchInferenceRequests(operation, input, scope);
     default:
       throw new Error(`the local IAM check does not model ${service}.${operation}`);
   }
@@ -202,28 +206,70 @@ function sqsRequests(operation: string, input: Input, scope: RequestScope): IamR
 function bedrockRequests(operation: string, input: Input, scope: RequestScope): IamRequest[] {
   if (operation !== 'Converse' && operation !== 'InvokeModel')
     throw new Error(`the local IAM check does not model BedrockRuntime.${operation}`);
+  return modelRequests('bedrock:InvokeModel', input, scope);
+}
+
+/**
+ * `action` on the model a request names. Through an inference profile: the profile, then the
+ * foundation model in the Region Bedrock routes the call to, a request that carries the
+ * profile's ARN as bedrock:InferenceProfileArn
+ * (https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-prereq.html;
+ * https://docs.aws.amazon.com/bedrock/latest/userguide/geographic-cross-region-inference.html).
+ * Which destination it picks is Bedrock's choice, call by call, so the foundation model is
+ * checked in every destination the catalogue knows for the profile (and the source Region):
+ * stricter than one call in AWS, never laxer. A global profile's destinations are every
+ * commercial Region, and the Region-less foundation-model ARN
+ * (https://docs.aws.amazon.com/bedrock/latest/userguide/global-cross-region-inference.html).
+ */
+function modelRequests(action: string, input: Input, scope: RequestScope): IamRequest[] {
   const { partition, region, account } = scope.env;
   const id = decodeURIComponent(String(input.modelId));
-  if (id.startsWith('arn:')) return [{ action: 'bedrock:InvokeModel', resource: id, context: {} }];
+  if (id.startsWith('arn:')) return [{ action, resource: id, context: {} }];
   const { prefix, foundationModelId } = parseModelId(id);
   const model = `arn:${partition}:bedrock:${region}::foundation-model/${foundationModelId}`;
-  if (prefix === null) return [{ action: 'bedrock:InvokeModel', resource: model, context: {} }];
-  // Through an inference profile: the profile, then the foundation model in the Region Bedrock
-  // routes the call to, a request that carries the profile's ARN as bedrock:InferenceProfileArn
-  // (https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-prereq.html;
-  // https://docs.aws.amazon.com/bedrock/latest/userguide/geographic-cross-region-inference.html).
-  // Which destination it picks is Bedrock's choice, call by call, so the foundation model is
-  // checked in every destination the catalogue knows for the profile (and the source Region):
-  // stricter than one call in AWS, never laxer. A global profile's destinations are every
-  // commercial Region, and the Region-less foundation-model ARN
-  // (https://docs.aws.amazon.com/bedrock/latest/userguide/global-cross-region-inference.html).
+  if (prefix === null) return [{ action, resource: model, context: {} }];
   const profile = `arn:${partition}:bedrock:${region}:${account}:inference-profile/${id}`;
   const throughProfile = { 'bedrock:InferenceProfileArn': profile };
   const destinations = new Set([region, ...(prefix === 'global' ? COMMERCIAL_REGIONS : GEOGRAPHY_REGIONS[prefix])]);
   const models = [...destinations].map((r) => `arn:${partition}:bedrock:${r}::foundation-model/${foundationModelId}`);
   if (prefix === 'global') models.push(`arn:${partition}:bedrock:::foundation-model/${foundationModelId}`);
   return [
-    { action: 'bedrock:InvokeModel', resource: profile, context: {} },
-    ...models.map((resource) => ({ action: 'bedrock:InvokeModel', resource, context: throughProfile })),
+    { action, resource: profile, context: {} },
+    ...models.map((resource) => ({ action, resource, context: throughProfile })),
+  ];
+}
+
+/**
+ * CreateModelInvocationJob (Bedrock's control plane): bedrock:CreateModelInvocationJob on the
+ * job and on the foundation model it runs, and iam:PassRole on the service role it names, passed
+ * to Bedrock (https://docs.aws.amazon.com/bedrock/latest/userguide/batch-inference-permissions.html:
+ * the example grants the action on the foundation model and on `model-invocation-job/*`; the
+ * action's resource types are custom-model, foundation-model and model-invocation-job, no
+ * inference profile: https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonbedrock.html).
+ * The job's own ARN is not known before it exists, so it is checked as
+ * `model-invocation-job/<name>`, which a `model-invocation-job/*` grant covers as it covers every
+ * job id. A model named through a profile is checked in the stack's Region.
+ */
+function batchInferenceRequests(operation: string, input: Input, scope: RequestScope): IamRequest[] {
+  if (operation !== 'CreateModelInvocationJob')
+    throw new Error(`the local IAM check does not model Bedrock.${operation}`);
+  const { partition, region, account } = scope.env;
+  const action = 'bedrock:CreateModelInvocationJob';
+  const id = decodeURIComponent(String(input.modelId));
+  const model = id.startsWith('arn:')
+    ? id
+    : `arn:${partition}:bedrock:${region}::foundation-model/${parseModelId(id).foundationModelId}`;
+  return [
+    {
+      action,
+      resource: `arn:${partition}:bedrock:${region}:${account}:model-invocation-job/${String(input.jobName)}`,
+      context: {},
+    },
+    { action, resource: model, context: {} },
+    {
+      action: 'iam:PassRole',
+      resource: String(input.roleArn),
+      context: { 'iam:PassedToService': 'bedrock.amazonaws.com' },
+    },
   ];
 }

@@ -19,6 +19,7 @@
  * - Bedrock Runtime: AccessDeniedException, 403
  *   (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html).
  */
+import { BedrockServiceException } from '@aws-sdk/client-bedrock';
 import { BedrockRuntimeServiceException } from '@aws-sdk/client-bedrock-runtime';
 import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
 import { S3ServiceException } from '@aws-sdk/client-s3';
@@ -51,6 +52,15 @@ export function accessDenied(service: string, principal: string, request: IamReq
         : new SQSServiceException({ name: 'AccessDenied', $fault: 'client', $metadata: metadata(403), message });
     case 'BedrockRuntime':
       return new BedrockRuntimeServiceException({
+        name: 'AccessDeniedException',
+        $fault: 'client',
+        $metadata: metadata(403),
+        message,
+      });
+    case 'Bedrock':
+      // CreateModelInvocationJob: AccessDeniedException, HTTP 403
+      // (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_CreateModelInvocationJob.html, "Errors").
+      return new BedrockServiceException({
         name: 'AccessDeniedException',
         $fault: 'client',
         $metadata: metadata(403),

@@ -1,0 +1,78 @@
+/**
+ * The sweep's sleep-time at batch prices over the AWS stores (lib/batch-inference/sleep-time-batch.ts):
+ * its runs in collect mode read what the reflector's runs read (turns, summaries, Knowledge, the
+ * run log, recorded answers) and stop before their first write; the batch inference job's files
+ * go under the bucket's `batch-inference/` prefix; its answers into the recorded-answer store.
+ */
+import type { Context } from 'aws-lambda';
+import type { Job } from '../../events/job.js';
+import { BedrockBatchInference } from '../../lib/batch-inference/bedrock-batch-inference.adapter.js';
+import { type BatchInferenceSettings, collectOnlyModel } from '../../lib/batch-inference/batch-inference.js';
+import {
+  type Completion,
+  completeBatch,
+  type Dispatch,
+  dispatchSleepTime,
+} from '../../lib/batch-inference/sleep-time-batch.js';
+import { DynamoCostLedger } from '../../lib/costs/dynamo-cost-ledger.adapter.js';
+import { DynamoErasureLog } from '../../lib/forget/dynamo-erasure-log.adapter.js';
+import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
+import type { JobQueue } from '../../lib/jobs/job-queue.port.js';
+import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
+import type { Clock, Log } from '../../lib/kernel/runtime.port.js';
+import type { Storage } from '../../lib/kernel/storage.adapter.js';
+import { catalogStores } from '../../lib/search/catalog-stores.adapter.js';
+import type { SleepTimeConfig } from '../../lib/sleep-time/config.js';
+import { runSleepTime, type SleepTimeDeps } from '../../lib/sleep-time/run-sleep-time.js';
+import { DynamoSleepTimeLogStore } from '../../lib/sleep-time/sleep-time-log-store.adapter.js';
+import { DynamoS3SummarySource } from '../../lib/summaries/summary-source.adapter.js';
+import type { TierPolicy } from '../../lib/tiers/tier-settings.js';
+
+export interface SleepTimeBatch {
+  /** The sweep's jobs, as one batch inference job or on demand, within the invocation's time; unset: batch inference off. */
+  dispatch?: (jobs: readonly Job[], context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<Dispatch>;
+  /** A batch inference job's state change: its answers recorded, its jobs enqueued again. */
+  complete(event: unknown): Promise<Completion>;
+}
+
+export function sleepTimeBatch(
+  settings: BatchInferenceSettings | null,
+  storage: Storage,
+  clients: Pick<AwsClients, 'bedrockBatch'>,
+  parts: { jobs: JobQueue; config: SleepTimeConfig; tierPolicy: TierPolicy; clock: Clock; log: Log },
+): SleepTimeBatch {
+  const { jobs, config, tierPolicy, clock, log } = parts;
+  const { turns, knowledge, items } = catalogStores(storage, config.stagedExpiryDays);
+  const sleep: SleepTimeDeps = {
+    turns,
+    knowledge,
+    items,
+    runs: new DynamoSleepTimeLogStore(storage),
+    summaries: new DynamoS3SummarySource(storage),
+    graph: new DynamoGraphStore(storage),
+    costs: new DynamoCostLedger(storage),
+    erasures: new DynamoErasureLog(storage),
+    model: collectOnlyModel,
+    clock,
+    log,
+    config,
+    tierPolicy,
+  };
+  // The role is named only when a job starts: a stage that turned batch inference off still completes its last job.
+  const batch = new BedrockBatchInference(storage, clients.bedrockBatch, settings?.roleArn ?? '');
+  const common = { batch, jobs, answers: knowledge, log };
+  const dispatch =
+    (s: BatchInferenceSettings) => (due: readonly Job[], context: Pick<Context, 'getRemainingTimeInMillis'>) =>
+      dispatchSleepTime(due, (job, collect) => runSleepTime(job, { ...sleep, collect }), {
+        ...common,
+        limits: s,
+        modelId: s.modelId,
+        jobPrefix: s.jobPrefix,
+        mostRecordsPerJob: Math.max(config.maxNightlyChunks, 1),
+        remainingMs: () => context.getRemainingTimeInMillis(),
+      });
+  return {
+    ...(settings ? { dispatch: dispatch(settings) } : {}),
+    complete: (event) => completeBatch(event, common),
+  };
+}

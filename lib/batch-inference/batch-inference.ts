@@ -25,6 +25,7 @@
  * system prompt (lib/model/prompted-answer.ts) and read from the answer's text, since batch
  * inference is not documented to take Converse's `toolConfig` or `outputConfig`.
  */
+import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { JobSchema } from '../../events/job.js';
 import type { LanguageModel, ModelRequest, ModelResponse } from '../model/language-model.port.js';
@@ -69,8 +70,15 @@ const notAsked = () =>
   Promise.reject(new Error('a run in collect mode asks no model: its requests go to a batch inference job'));
 export const collectOnlyModel: LanguageModel = { reflect: notAsked, summarize: notAsked };
 
-/** Record ids are plain alphanumerics (the docs' examples: "CALL0000001"); the key is in the manifest. */
-export const batchRecordId = (index: number): string => `R${String(index).padStart(10, '0')}`;
+/**
+ * A record's id: plain alphanumerics (the docs' examples: "CALL0000001"), derived from the user and
+ * the recorded-answer key it answers, not from its place in the file. A sweep delivered again
+ * rewrites the input and the manifest while the job its first delivery started may already be
+ * reading them; were ids positions, a second collection in another order would map one user's
+ * answer to another user's key. Derived, the same id always names the same user and key.
+ */
+export const batchRecordId = (userId: string, key: string): string =>
+  `R${createHash('sha256').update(`${userId}\n${key}`).digest('hex').slice(0, 24)}`;
 
 /** What the completion needs: the sweep's jobs, to enqueue again, and where each record's answer goes. */
 export const BatchManifestSchema = z.object({

@@ -136,7 +136,7 @@ export async function dispatchSleepTime(
     const requests = found.get(job) ?? [];
     if (requests.length === 0) now.push(job);
     else waiting.push(job);
-    for (const f of requests) entries.push({ recordId: batchRecordId(entries.length + 1), ...f });
+    for (const f of requests) entries.push({ recordId: batchRecordId(f.userId, f.key), ...f });
   }
   const first = waiting[0];
   if (!first || chooseInference(entries.length, deps.limits) === 'on-demand')

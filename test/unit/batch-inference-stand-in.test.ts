@@ -17,7 +17,7 @@ import {
 } from '../../lib/sleep-time/nightly.js';
 
 const entries: BatchEntry[] = [1, 2, 3, 4].map((i) => ({
-  recordId: batchRecordId(i),
+  recordId: batchRecordId(`u${i}`, 'nightly-202611280300-chunk-0'),
   userId: `u${i}`,
   key: 'nightly-202611280300-chunk-0',
   request: {
@@ -65,7 +65,7 @@ describe('batch inference adapter on the local stand-in', () => {
       },
     ]);
     const results = await adapter.results(manifest);
-    expect(results.map((r) => r.recordId).sort()).toEqual(entries.map((e) => e.recordId));
+    expect(results.map((r) => r.recordId).sort()).toEqual(entries.map((e) => e.recordId).sort());
     for (const r of results) {
       if (!('response' in r)) throw new Error(`record ${r.recordId}: ${r.error}`);
       expect(NightlyOutputSchema.safeParse(r.response.output).success).toBe(true);

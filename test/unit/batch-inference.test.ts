@@ -14,8 +14,11 @@ import { promptedAnswerNameOf } from '../../lib/model/prompted-answer.js';
 import { modelSchemaOf } from '../../lib/model/model-schema.js';
 import { NIGHTLY_TOOL, NightlyOutputSchema } from '../../lib/sleep-time/nightly.js';
 
+const R1 = batchRecordId('u1', 'nightly-202611280300-chunk-0');
+const R2 = batchRecordId('u2', 'nightly-202611280300-chunk-0');
+
 const entry = (i: number): BatchEntry => ({
-  recordId: batchRecordId(i),
+  recordId: batchRecordId(`u${i}`, 'nightly-202611280300-chunk-0'),
   userId: `u${i}`,
   key: `nightly-202611280300-chunk-0`,
   request: {
@@ -44,7 +47,7 @@ describe('batch inference records', () => {
     expect(lines).toHaveLength(2);
     const first = JSON.parse(lines[0] ?? '') as { recordId: string; modelInput: Record<string, unknown> };
     expect(first.recordId).toMatch(/^[A-Za-z0-9]+$/);
-    expect(first.recordId).toBe('R0000000001');
+    expect(first.recordId).toBe(R1);
     expect(Object.keys(first.modelInput).sort()).toEqual(['inferenceConfig', 'messages', 'system']);
     const system = first.modelInput.system as Array<{ text: string }>;
     expect(promptedAnswerNameOf(system.at(-1)?.text ?? '')).toBe(NIGHTLY_TOOL.name);
@@ -55,13 +58,13 @@ describe('batch inference records', () => {
   it('reads answers and errors from the output file, in any order, skipping lines it cannot read', () => {
     const out = [
       JSON.stringify({
-        recordId: 'R0000000002',
+        recordId: R2,
         modelInput: {},
         error: { errorCode: 400, errorMessage: 'bad request' },
       }),
       'not json',
       JSON.stringify({
-        recordId: 'R0000000001',
+        recordId: R1,
         modelInput: {},
         modelOutput: {
           output: { message: { role: 'assistant', content: [{ text: 'Here: {"findings":[]}' }] } },
@@ -73,9 +76,9 @@ describe('batch inference records', () => {
     ].join('\n');
     const results = parseOutputJsonl(out, 'm1');
     expect(results).toHaveLength(2);
-    expect(results[0]).toEqual({ recordId: 'R0000000002', error: expect.stringContaining('bad request') });
+    expect(results[0]).toEqual({ recordId: R2, error: expect.stringContaining('bad request') });
     expect(results[1]).toEqual({
-      recordId: 'R0000000001',
+      recordId: R1,
       response: {
         output: { findings: [] },
         usage: {
@@ -112,6 +115,14 @@ describe('batch inference records', () => {
     const wrong = BatchJobStateChangeSchema.safeParse({ ...event, source: 'aws.batch' });
     expect(wrong.success).toBe(false);
     expect(wrong.error?.issues[0]?.path).toEqual(['source']);
+  });
+
+  it('names a record by its user and answer key, not by its place: a re-collection in another order maps the same', () => {
+    const id = batchRecordId('alice', 'nightly-202611280300-chunk-0');
+    expect(id).toMatch(/^[A-Za-z0-9]+$/);
+    expect(batchRecordId('alice', 'nightly-202611280300-chunk-0')).toBe(id);
+    expect(batchRecordId('bob', 'nightly-202611280300-chunk-0')).not.toBe(id);
+    expect(batchRecordId('alice', 'nightly-202611280300-chunk-1')).not.toBe(id);
   });
 
   it('names one job per stage and sweep run within the API pattern', () => {

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
 import { createBatchInferenceStandIn } from '../../infra/local/batch-inference-stand-in.js';
-import type { BatchJobStateChange } from '../../lib/batch-inference/batch-inference.js';
+import { type BatchJobStateChange, batchRecordId } from '../../lib/batch-inference/batch-inference.js';
 import { BedrockBatchInference } from '../../lib/batch-inference/bedrock-batch-inference.adapter.js';
 import { completeBatch, dispatchSleepTime } from '../../lib/batch-inference/sleep-time-batch.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
@@ -218,7 +218,8 @@ describe('sleep-time at batch prices', () => {
     await w.dispatch(3);
     const cut = (line: string) => {
       const out = JSON.parse(line) as { recordId: string; modelOutput?: { stopReason?: string } };
-      if (out.recordId === 'R0000000002' && out.modelOutput) out.modelOutput.stopReason = 'max_tokens';
+      if (out.recordId === batchRecordId('bob', 'nightly-202602070300-chunk-0') && out.modelOutput)
+        out.modelOutput.stopReason = 'max_tokens';
       return JSON.stringify(out);
     };
     await w.standIn.run();

@@ -42,24 +42,32 @@ export interface AllIn {
 }
 
 /**
- * Month `month` of 1M turns and 1M searches a month; `bill.fixed` must be priced at that month.
- * With `batchSleepTime` (the stage's `sleepTimeInference.batch`) the nightly and weekly runs are
- * priced at batch prices: at 1M turns a month a night's runs are far more than the job's minimum
- * of records (lib/batch-inference/batch-inference.ts BATCH_RECORD_LIMITS), so every sweep batches.
+ * USD per 1M turns by job kind, each at its model and profile; with `batchSleepTime` (the
+ * stage's `sleepTimeInference.batch`) the nightly and weekly runs at batch prices: at 1M turns a
+ * month a night's runs are far more than a job's minimum of records
+ * (lib/batch-inference/batch-inference.ts BATCH_RECORD_LIMITS), so every sweep batches. Also
+ * what that takes off their on-demand price.
  */
+export function modelUsdAt(
+  tokens: Bill['tokens'],
+  models: Record<string, string>,
+  batchSleepTime = false,
+): { byJob: Record<string, number>; savings: number } {
+  const onDemand = modelUsdByJob(tokens, models);
+  if (!batchSleepTime) return { byJob: onDemand, savings: 0 };
+  const atBatch = (job: string) => (onDemand[job] ?? 0) * (1 - BATCH_INFERENCE_DISCOUNT);
+  const savings = ((onDemand.nightly ?? 0) + (onDemand.weekly ?? 0)) * BATCH_INFERENCE_DISCOUNT;
+  return { byJob: { ...onDemand, nightly: atBatch('nightly'), weekly: atBatch('weekly') }, savings };
+}
+
+/** Month `month` of 1M turns and 1M searches a month; `bill.fixed` must be priced at that month (modelUsdAt for the options). */
 export function allInAt(
   bill: Bill,
   models: Record<string, string>,
   month: number,
   options: { batchSleepTime?: boolean } = {},
 ): AllIn {
-  const onDemand = modelUsdByJob(bill.tokens, models);
-  const sleepTime = (onDemand.nightly ?? 0) + (onDemand.weekly ?? 0);
-  const savings = options.batchSleepTime ? sleepTime * BATCH_INFERENCE_DISCOUNT : 0;
-  const atBatch = (job: string) => (onDemand[job] ?? 0) * (1 - BATCH_INFERENCE_DISCOUNT);
-  const byJob = options.batchSleepTime
-    ? { ...onDemand, nightly: atBatch('nightly'), weekly: atBatch('weekly') }
-    : onDemand;
+  const { byJob, savings } = modelUsdAt(bill.tokens, models, options.batchSleepTime);
   const modelUsd = Object.values(byJob).reduce((n, v) => n + v, 0);
   const flowUsd = bill.infraUsdPer1MTurns - bill.storageUsdPer1MTurns;
   const storageUsd = bill.storageUsdPer1MTurns * month;

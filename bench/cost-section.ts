@@ -15,7 +15,7 @@ import {
 import { SWEEPS } from '../infra/resources.js';
 import { PRICES_AS_OF } from '../lib/sleep-time/model-prices.js';
 import { fireTimesBetween } from '../lib/sleep-time/schedule.js';
-import { type AllIn, agentCoreAt, allInAt, invokedModels } from './all-in.js';
+import { type AllIn, agentCoreAt, allInAt, invokedModels, modelUsdAt } from './all-in.js';
 import { ASSUMED, type Bill, type BillLine, billOf, GEO_PREMIUM, modelUsd } from './bill.js';
 import { ASSUMED_MODEL_WAIT, OPENSEARCH_SERVERLESS, PRICES_CHECKED } from './cost.js';
 import type { QualityResult } from './locomo-quality.js';
@@ -71,7 +71,10 @@ export async function costSection(
   const agentCore12 = agentCoreAt(bill.recordsPerMillionTurns, 12, month12.modelUsd);
   const tokensIn = Object.values(bill.tokens).reduce((n, t) => n + t.inputTokens, 0);
   const tokensOut = Object.values(bill.tokens).reduce((n, t) => n + t.outputTokens, 0);
-  const models = MODEL_CHOICES.map((c) => ({ ...c, usd: modelUsd(bill.tokens, c.models) }));
+  // Each choice as the stage runs it: sleep-time at batch prices when prod has them on.
+  const choiceUsd = (models: Record<string, string>) =>
+    Object.values(modelUsdAt(bill.tokens, models, config.sleepTimeInference.batch).byJob).reduce((n, v) => n + v, 0);
+  const models = MODEL_CHOICES.map((c) => ({ ...c, usd: choiceUsd(c.models) }));
   const json = {
     infraUsdPer1MTurns: round(bill.infraUsdPer1MTurns),
     fixedUsdPerMonth: round(bill.fixedUsdPerMonth),
@@ -256,7 +259,8 @@ ${tokenTable}
 | --- | ---: |
 ${models.map((m) => `| ${m.name} | ${usd(m.usd)} |`).join('\n')}
 
-Model prices as of ${PRICES_AS_OF} (\`lib/sleep-time/model-prices.ts\`). Nova rows price the same
+Model prices as of ${PRICES_AS_OF} (\`lib/sleep-time/model-prices.ts\`), the nightly and weekly runs at
+batch prices (\`sleepTimeInference.batch\`, on in prod). Nova rows price the same
 counts as asked of Claude (with \`answerShape: 'schema'\` Nova Lite takes a forced tool, whose prompt
 differs), so they are an estimate.`;
 }

@@ -4,7 +4,8 @@
  * sleep-time jobs (req R-SLP), as one Bedrock batch inference job when the stage has it on
  * and the runs have enough records (sleep-time-batch-deps.ts), expiry of stale staged items
  * (req R-PRO-3). Also the target of the stage's rule on Bedrock's "Batch Inference Job State
- * Change" events: a job that ended has its answers recorded and its runs enqueued again.
+ * Change" events: a job that ended has its answers recorded and its runs enqueued again (and
+ * each scheduled sweep first completes any job that ended with no event processed).
  * Turn archival (req R-ARC-1) is the bucket's lifecycle rule, run daily by S3 itself.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
@@ -83,6 +84,9 @@ export function createSweepHandler(
       return done;
     }
     const input = SweepInputSchema.parse(event);
+    // Bedrock's end events come best effort: every scheduled sweep completes the jobs that ended without one.
+    const reconciled = await batch.reconcile();
+    if (reconciled.length > 0) logger.warn('batch inference jobs completed with no event', { jobs: reconciled });
     const dispatch = batch.dispatch;
     const result = await SWEEP[input.sweep](input.time ? new Date(input.time) : clock.now(), {
       ...deps,

@@ -13,6 +13,7 @@ import {
   completeBatch,
   type Dispatch,
   dispatchSleepTime,
+  reconcileBatches,
 } from '../../lib/batch-inference/sleep-time-batch.js';
 import { DynamoCostLedger } from '../../lib/costs/dynamo-cost-ledger.adapter.js';
 import { DynamoErasureLog } from '../../lib/forget/dynamo-erasure-log.adapter.js';
@@ -33,6 +34,8 @@ export interface SleepTimeBatch {
   dispatch?: (jobs: readonly Job[], context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<Dispatch>;
   /** A batch inference job's state change: its answers recorded, its jobs enqueued again. */
   complete(event: unknown): Promise<Completion>;
+  /** Jobs that ended with no event processed, completed (reconcileBatches); none when batch inference is off. */
+  reconcile(): Promise<Completion[]>;
 }
 
 export function sleepTimeBatch(
@@ -74,5 +77,6 @@ export function sleepTimeBatch(
   return {
     ...(settings ? { dispatch: dispatch(settings) } : {}),
     complete: (event) => completeBatch(event, common),
+    reconcile: () => (settings ? reconcileBatches(common) : Promise.resolve([])),
   };
 }

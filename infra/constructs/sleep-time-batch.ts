@@ -20,7 +20,8 @@
  * - Bedrock sends "Batch Inference Job State Change" events (source `aws.bedrock`) to the
  *   account's default event bus (https://docs.aws.amazon.com/bedrock/latest/userguide/monitoring-eventbridge-how-it-works.html),
  *   best effort (https://docs.aws.amazon.com/eventbridge/latest/ref/events-ref-bedrock.html):
- *   a lost event leaves the jobs' runs unrun until an operator re-sends it (docs/operations.md).
+ *   each scheduled sweep asks Bedrock (GetModelInvocationJob) about jobs whose end it has not
+ *   processed, and completes the ended ones.
  *   The rule matches the stage's job names (their prefix) and the end states only.
  */
 import { Duration, type Stack } from 'aws-cdk-lib';
@@ -124,6 +125,10 @@ export function sleepTimeBatchInference(
       resources: [jobs, ...jobFoundationModelArns(stack, props.config, 'sleepTime')],
     }),
   );
+  // The state of a job whose end event never came (lib/batch-inference/sleep-time-batch.ts reconcileBatches).
+  sweepFn.addToRolePolicy(
+    new PolicyStatement({ sid: 'GetBatchInferenceJob', actions: ['bedrock:GetModelInvocationJob'], resources: [jobs] }),
+  );
   sweepFn.addToRolePolicy(
     new PolicyStatement({
       sid: 'PassBatchInferenceRole',
@@ -151,7 +156,7 @@ export function sleepTimeBatchInference(
       {
         id: 'AwsSolutions-IAM5',
         reason:
-          "bedrock:CreateModelInvocationJob on model-invocation-job/* (a job's id is Bedrock's, known only once created) and on the sleep-time model's foundation model in every Region its inference profile routes to.",
+          "bedrock:CreateModelInvocationJob and GetModelInvocationJob on model-invocation-job/* (a job's id is Bedrock's, known only once created), and CreateModelInvocationJob on the sleep-time model's foundation model in every Region its inference profile routes to.",
       },
     ],
     true,

@@ -57,7 +57,9 @@ export interface BatchInferenceStandIn {
   jobs: StandInJob[];
   /** How the jobs run from now end; Completed by default. */
   setOutcome(status: 'Completed' | 'PartiallyCompleted' | 'Failed' | 'Stopped' | 'Expired'): void;
-  /** Runs every job not yet ended, then sends each one's state change event; the events sent. */
+  /** Whether the jobs that end from now lose their state change event (EventBridge delivers Bedrock's best effort). */
+  loseEvents(lost: boolean): void;
+  /** Runs every job not yet ended, then sends each one's state change event; the events sent (none when lost). */
   run(): Promise<BatchJobStateChange[]>;
 }
 
@@ -113,12 +115,28 @@ const reply = (statusCode: number, body: unknown): { response: StandInResponse }
   },
 });
 
-/** The control plane's HTTP side: `POST /model-invocation-job` answered by `create`, anything else refused. */
-function httpHandler(create: (input: CreateModelInvocationJobRequest) => { jobArn: string }): StandInHttpHandler {
+/**
+ * The control plane's HTTP side: `POST /model-invocation-job` answered by `create`,
+ * `GET /model-invocation-job/{jobIdentifier}` (GetModelInvocationJob) by the job's state, anything else refused.
+ */
+function httpHandler(
+  create: (input: CreateModelInvocationJobRequest) => { jobArn: string },
+  jobs: readonly StandInJob[],
+): StandInHttpHandler {
   return {
     async handle(request) {
+      const get = /^\/model-invocation-job\/([^/]+)$/.exec(request.path);
+      if (request.method === 'GET' && get) {
+        const id = decodeURIComponent(get[1] ?? '');
+        const job = jobs.find((j) => j.jobArn === id || j.jobArn.endsWith(`/${id}`));
+        return job
+          ? reply(200, { jobArn: job.jobArn, jobName: job.jobName, modelId: job.modelId, status: job.status })
+          : reply(404, { message: `no batch inference job ${id}` });
+      }
       if (request.method !== 'POST' || request.path !== '/model-invocation-job')
-        return reply(400, { message: 'the batch inference stand-in serves CreateModelInvocationJob only' });
+        return reply(400, {
+          message: 'the batch inference stand-in serves CreateModelInvocationJob and GetModelInvocationJob only',
+        });
       try {
         const { body } = request;
         const text = body instanceof Uint8Array ? new TextDecoder().decode(body) : String(body);
@@ -139,10 +157,11 @@ export function createBatchInferenceStandIn(options: {
 }): BatchInferenceStandIn {
   const jobs: StandInJob[] = [];
   let outcome: BatchJobStatus = 'Completed';
+  let eventsLost = false;
   const region = options.region ?? 'us-east-1';
   const responder = options.responder ?? offlineResponder;
 
-  const requestHandler = httpHandler((input) => createJob(jobs, input, region));
+  const requestHandler = httpHandler((input) => createJob(jobs, input, region), jobs);
 
   async function runJob(job: StandInJob): Promise<BatchJobStateChange> {
     const from = s3Location(job.input);
@@ -177,10 +196,14 @@ export function createBatchInferenceStandIn(options: {
     setOutcome: (status) => {
       outcome = status;
     },
+    loseEvents: (lost) => {
+      eventsLost = lost;
+    },
     async run() {
       const events: BatchJobStateChange[] = [];
       for (const job of jobs.filter((j) => j.status === 'Submitted')) {
         const event = await runJob(job);
+        if (eventsLost) continue;
         events.push(event);
         await options.onEvent?.(event);
       }

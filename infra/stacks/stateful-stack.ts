@@ -132,6 +132,9 @@ export class StatefulStack extends Stack {
         { noncurrentVersionExpiration: Duration.days(30), expiredObjectDeleteMarker: true },
         // Claim checks are read once by the signal function, which stores the turn itself.
         { prefix: 'claims/', expiration: Duration.days(14) },
+        // A sleep-time batch inference job's files (input, manifest, output, markers): its runs have their
+        // answers once it ends, which is within days (lib/batch-inference); the sweep lists what is left.
+        { prefix: 'batch-inference/', expiration: Duration.days(14) },
         // Req R-ARC-1, turn archival: originals (tagged kind=turn) move to Glacier Instant
         // Retrieval — same GetObject, still retrievable — while the turn index keeps a summary.
         // Only originals over 128 KiB: below that S3 bills cold classes as 128 KiB, so moving

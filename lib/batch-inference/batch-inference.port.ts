@@ -1,5 +1,5 @@
 /** A sweep's model requests as one batch inference job (lib/batch-inference/batch-inference.ts), and its answers. */
-import type { BatchEntry, BatchManifest, BatchResult } from './batch-inference.js';
+import type { BatchEntry, BatchJobStatus, BatchManifest, BatchResult } from './batch-inference.js';
 
 export interface BatchInference {
   /**
@@ -12,4 +12,10 @@ export interface BatchInference {
   manifest(jobName: string): Promise<BatchManifest | null>;
   /** The job's output records, answers and errors; none when it wrote no output. */
   results(manifest: BatchManifest): Promise<BatchResult[]>;
+  /** Jobs started and whose end is not processed yet (markEnded), with their ARNs. */
+  unfinished(): Promise<Array<{ jobName: string; jobArn: string }>>;
+  /** The job's state now (GetModelInvocationJob). */
+  status(jobArn: string): Promise<BatchJobStatus>;
+  /** The job's end is processed: it is not among the unfinished any more. */
+  markEnded(jobName: string): Promise<void>;
 }

@@ -221,7 +221,9 @@ export const BatchJobStateChangeSchema = z.object({
 export type BatchJobStateChange = z.infer<typeof BatchJobStateChangeSchema>;
 
 /** The job's S3 prefix under the bucket, named after the job (one per sweep run). */
-export const batchPrefix = (jobName: string): string => `batch-inference/${jobName}/`;
+/** Where every job's folder is. */
+export const BATCH_ROOT = 'batch-inference/';
+export const batchPrefix = (jobName: string): string => `${BATCH_ROOT}${jobName}/`;
 
 /**
  * The job's name: one per stage and sweep run (`memory-prod-nightly-202611280300` for the stage's

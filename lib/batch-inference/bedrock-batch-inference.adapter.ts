@@ -17,16 +17,26 @@
  * - The output is one `<input>.jsonl.out` per input file under the output location
  *   (https://docs.aws.amazon.com/bedrock/latest/userguide/batch-inference-results.html): read
  *   as every `.jsonl.out` object under the job's output prefix, whatever folder Bedrock adds.
+ * - GetModelInvocationJob gives a job's `status` by its ARN
+ *   (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_GetModelInvocationJob.html):
+ *   what the sweep reconciles a job by when its end event never came.
  */
-import { type BedrockClient, CreateModelInvocationJobCommand } from '@aws-sdk/client-bedrock';
+import {
+  type BedrockClient,
+  CreateModelInvocationJobCommand,
+  GetModelInvocationJobCommand,
+} from '@aws-sdk/client-bedrock';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { getText, getTextOrNull, listAllKeys } from '../kernel/s3-objects.adapter.js';
 import type { StorageBucket } from '../kernel/storage.adapter.js';
 import {
   type BatchEntry,
+  type BatchJobStatus,
+  BatchJobStatusSchema,
   type BatchManifest,
   BatchManifestSchema,
   type BatchResult,
+  BATCH_ROOT,
   batchPrefix,
   inputJsonl,
   parseOutputJsonl,
@@ -36,7 +46,15 @@ import type { BatchInference } from './batch-inference.port.js';
 /** Where a job's files are, under its prefix. */
 export const batchKeys = (jobName: string) => {
   const prefix = batchPrefix(jobName);
-  return { input: `${prefix}input/records.jsonl`, manifest: `${prefix}manifest.json`, output: `${prefix}output/` };
+  return {
+    input: `${prefix}input/records.jsonl`,
+    manifest: `${prefix}manifest.json`,
+    output: `${prefix}output/`,
+    /** Written once the job is started: its ARN. */
+    started: `${prefix}started.json`,
+    /** Written once its end is processed. */
+    ended: `${prefix}ended.json`,
+  };
 };
 
 export class BedrockBatchInference implements BatchInference {
@@ -67,6 +85,7 @@ export class BedrockBatchInference implements BatchInference {
       }),
     );
     if (!res.jobArn) throw new Error(`CreateModelInvocationJob ${manifest.jobName}: no jobArn in the answer`);
+    await put(keys.started, JSON.stringify({ jobArn: res.jobArn }), 'application/json');
     return res.jobArn;
   }
 
@@ -82,5 +101,40 @@ export class BedrockBatchInference implements BatchInference {
     );
     const texts = await Promise.all(keys.map((k) => getText(s3, bucketName, k)));
     return texts.flatMap((t) => parseOutputJsonl(t, manifest.modelId));
+  }
+
+  /** Every job folder with `started.json` and no `ended.json` (the bucket's lifecycle rule keeps the prefix short). */
+  async unfinished(): Promise<Array<{ jobName: string; jobArn: string }>> {
+    const { s3, bucketName } = this.storage;
+    const keys = new Set(await listAllKeys(s3, bucketName, BATCH_ROOT));
+    const open = [...keys]
+      .filter((k) => k.endsWith('/started.json'))
+      .map((k) => k.slice(BATCH_ROOT.length, -'/started.json'.length))
+      .filter((jobName) => !keys.has(batchKeys(jobName).ended));
+    const jobs = await Promise.all(
+      open.map(async (jobName) => {
+        const text = await getTextOrNull(s3, bucketName, batchKeys(jobName).started);
+        const jobArn = text === null ? null : (JSON.parse(text) as { jobArn?: unknown }).jobArn;
+        return typeof jobArn === 'string' ? [{ jobName, jobArn }] : [];
+      }),
+    );
+    return jobs.flat();
+  }
+
+  async status(jobArn: string): Promise<BatchJobStatus> {
+    const res = await this.client.send(new GetModelInvocationJobCommand({ jobIdentifier: jobArn }));
+    return BatchJobStatusSchema.parse(res.status);
+  }
+
+  async markEnded(jobName: string): Promise<void> {
+    const { s3, bucketName } = this.storage;
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: bucketName,
+        Key: batchKeys(jobName).ended,
+        Body: '{}',
+        ContentType: 'application/json',
+      }),
+    );
   }
 }

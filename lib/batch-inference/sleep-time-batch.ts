@@ -194,8 +194,35 @@ export async function completeBatch(
     answered += 1;
   }
   for (const job of manifest.jobs) await deps.jobs.enqueue(job);
+  // Last: a completion that fails before here is done again by the next event or reconciliation.
+  await deps.batch.markEnded(manifest.jobName);
   const unanswered = manifest.records.length - answered;
   const log = unanswered > 0 ? deps.log.warn.bind(deps.log) : deps.log.info.bind(deps.log);
   log('sleep-time batch inference job ended', { ...detail, answered, unanswered, enqueued: manifest.jobs.length });
   return { status: detail.status, answered, unanswered, enqueued: manifest.jobs.length };
+}
+
+/**
+ * Jobs whose end event never came: Bedrock sends job state changes to EventBridge best effort
+ * (https://docs.aws.amazon.com/eventbridge/latest/ref/events-ref-bedrock.html). Each scheduled
+ * sweep asks Bedrock the state of every job whose end is not yet processed and completes those
+ * that ended, as their event would have (completeBatch: a second completion, should the event
+ * come after all, finds the same answers and the runs logged). The jobs completed.
+ */
+export async function reconcileBatches(
+  deps: Pick<SleepTimeBatchDeps, 'batch' | 'jobs' | 'answers' | 'log'>,
+): Promise<Completion[]> {
+  const done: Completion[] = [];
+  for (const { jobName, jobArn } of await deps.batch.unfinished()) {
+    const status = await deps.batch.status(jobArn);
+    if (completionOf(status) === 'wait') continue;
+    deps.log.warn('batch inference job ended with no event processed: completed by the sweep', { jobName, status });
+    const event = {
+      source: 'aws.bedrock',
+      'detail-type': 'Batch Inference Job State Change',
+      detail: { batchJobArn: jobArn, batchJobName: jobName, status },
+    };
+    done.push(await completeBatch(event, deps));
+  }
+  return done;
 }

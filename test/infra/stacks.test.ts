@@ -502,7 +502,7 @@ describe('stateless stack', () => {
         fn,
       ).toBe(true);
       expect(actions.includes('bedrock:InvokeModel'), fn).toBe(permissions.model);
-      const batchActions = ['bedrock:CreateModelInvocationJob', 'iam:PassRole'];
+      const batchActions = ['bedrock:CreateModelInvocationJob', 'bedrock:GetModelInvocationJob', 'iam:PassRole'];
       expect(
         actions.filter((a) => batchActions.includes(a)),
         fn,
@@ -725,6 +725,14 @@ describe('sleep-time at batch prices', () => {
       JSON.stringify(f).includes('BATCH_INFERENCE'),
     );
     expect(JSON.stringify(sweepFn?.Properties.Environment.Variables.BATCH_INFERENCE)).toContain('memory-check');
+  });
+
+  it("expires a job's files after 14 days, so the sweep's look for unfinished jobs stays short", () => {
+    stateful.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([Match.objectLike({ Prefix: 'batch-inference/', ExpirationInDays: 14 })]),
+      },
+    });
   });
 
   it('adds none of it on a stage that has it off, and refuses limits that cannot hold', () => {

@@ -92,4 +92,28 @@ describe('sleep-time at batch prices (local stack)', () => {
     expect(report.iamDenied).toBe(0);
     expect(report.errors).toBe(0);
   }, 300_000);
+
+  it('a job whose end event is lost: the next scheduled sweep asks Bedrock and finishes its runs, no call on demand', async () => {
+    stack.batchInference.setOutcome('Completed');
+    stack.batchInference.loseEvents(true);
+    const before = onDemandNightly;
+    await stack.replayLines(conversation(['2023-06-09']), { clock: true });
+    await stack.waitUntilDrained();
+    await stack.advanceTo(new Date('2023-06-10T12:00:00Z'));
+    expect(stack.batchInference.jobs.at(-1)).toMatchObject({
+      status: 'Completed',
+      jobName: 'memory-batchinf-nightly-202306100300',
+    });
+    // The job ended, its event never came: its runs wait.
+    expect((await stack.report()).nightly).toBe(2 * USERS.length);
+    // The next day's first sweep (expiry, 02:30) reconciles it.
+    await stack.advanceTo(new Date('2023-06-11T03:00:00Z'));
+    await stack.waitUntilDrained();
+    const report = await stack.report();
+    expect(report.nightly).toBe(3 * USERS.length);
+    expect(onDemandNightly).toBe(before);
+    expect(report.iamDenied).toBe(0);
+    expect(report.errors).toBe(0);
+    stack.batchInference.loseEvents(false);
+  }, 300_000);
 });

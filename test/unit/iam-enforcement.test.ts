@@ -76,6 +76,9 @@ describe('the local IAM check over the synthesized policies', () => {
     expect(
       await decide('sweep', 'Bedrock', 'CreateModelInvocationJob', job('arn:aws:iam::000000000000:role/Admin')),
     ).toBe('denied iam:PassRole');
+    const state = { jobIdentifier: 'arn:aws:bedrock:us-east-1:000000000000:model-invocation-job/abc123' };
+    expect(await decide('sweep', 'Bedrock', 'GetModelInvocationJob', state)).toBe('allowed');
+    expect(await decide('api', 'Bedrock', 'GetModelInvocationJob', state)).toBe('denied bedrock:GetModelInvocationJob');
     expect(
       await decide('sweep', 'Bedrock', 'CreateModelInvocationJob', {
         ...job(roleArn),

@@ -10,7 +10,7 @@ import type { Job } from '../../events/job.js';
 import { createBatchInferenceStandIn } from '../../infra/local/batch-inference-stand-in.js';
 import { type BatchJobStateChange, batchRecordId } from '../../lib/batch-inference/batch-inference.js';
 import { BedrockBatchInference } from '../../lib/batch-inference/bedrock-batch-inference.adapter.js';
-import { completeBatch, dispatchSleepTime } from '../../lib/batch-inference/sleep-time-batch.js';
+import { completeBatch, dispatchSleepTime, reconcileBatches } from '../../lib/batch-inference/sleep-time-batch.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
 import { MemoryGraphStore } from '../../lib/graph/graph.fake.js';
 import { MemoryItems } from '../../lib/items/memory-item.fake.js';
@@ -202,6 +202,22 @@ describe('sleep-time at batch prices', () => {
       expect(runs.map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
       expect(w.model.requests).toHaveLength(3);
     });
+
+  it('an end event that never came: the next sweep asks Bedrock, completes the ended job once, and leaves a running one', async () => {
+    const w = await world();
+    await w.dispatch(3);
+    // Still running: nothing to complete yet.
+    expect(await reconcileBatches(w.batch)).toEqual([]);
+    expect(w.queue.jobs).toEqual([]);
+    await w.standIn.run(); // the job ends; its event is lost (never handed to completeBatch)
+    expect(await reconcileBatches(w.batch)).toEqual([{ status: 'Completed', answered: 3, unanswered: 0, enqueued: 3 }]);
+    expect((await w.drain()).map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
+    expect(w.model.requests).toEqual([]);
+    // Processed: the next sweep asks no more, and the event arriving late after all changes nothing.
+    expect(await reconcileBatches(w.batch)).toEqual([]);
+    await completeBatch(w.events[0], w.batch);
+    expect((await w.drain()).map((r) => r.status)).toEqual(['already_done', 'already_done', 'already_done']);
+  });
 
   it('a partly completed job: the answered runs reuse their answers, the others ask on demand', async () => {
     const w = await world();

@@ -240,7 +240,8 @@ function modelRequests(action: string, input: Input, scope: RequestScope): IamRe
 }
 
 /**
- * CreateModelInvocationJob (Bedrock's control plane): bedrock:CreateModelInvocationJob on the
+ * GetModelInvocationJob: bedrock:GetModelInvocationJob on the job. CreateModelInvocationJob
+ * (Bedrock's control plane): bedrock:CreateModelInvocationJob on the
  * job and on the foundation model it runs, and iam:PassRole on the service role it names, passed
  * to Bedrock (https://docs.aws.amazon.com/bedrock/latest/userguide/batch-inference-permissions.html:
  * the example grants the action on the foundation model and on `model-invocation-job/*`; the
@@ -251,9 +252,15 @@ function modelRequests(action: string, input: Input, scope: RequestScope): IamRe
  * job id. A model named through a profile is checked in the stack's Region.
  */
 function batchInferenceRequests(operation: string, input: Input, scope: RequestScope): IamRequest[] {
+  const { partition, region, account } = scope.env;
+  // GetModelInvocationJob: on the job (its one resource type, the Service Authorization Reference).
+  if (operation === 'GetModelInvocationJob') {
+    const id = decodeURIComponent(String(input.jobIdentifier));
+    const job = id.startsWith('arn:') ? id : `arn:${partition}:bedrock:${region}:${account}:model-invocation-job/${id}`;
+    return [{ action: 'bedrock:GetModelInvocationJob', resource: job, context: {} }];
+  }
   if (operation !== 'CreateModelInvocationJob')
     throw new Error(`the local IAM check does not model Bedrock.${operation}`);
-  const { partition, region, account } = scope.env;
   const action = 'bedrock:CreateModelInvocationJob';
   const id = decodeURIComponent(String(input.modelId));
   const model = id.startsWith('arn:')

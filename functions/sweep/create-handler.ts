@@ -85,7 +85,11 @@ export function createSweepHandler(
     }
     const input = SweepInputSchema.parse(event);
     // Bedrock's end events come best effort: every scheduled sweep completes the jobs that ended without one.
-    const reconciled = await batch.reconcile();
+    // A failure here (S3, Bedrock's control plane) must not cost the sweep itself: the next sweep asks again.
+    const reconciled = await batch.reconcile().catch((error: Error) => {
+      logger.warn('batch inference jobs not reconciled: the next sweep asks again', { error: error.message });
+      return [];
+    });
     if (reconciled.length > 0) logger.warn('batch inference jobs completed with no event', { jobs: reconciled });
     const dispatch = batch.dispatch;
     const result = await SWEEP[input.sweep](input.time ? new Date(input.time) : clock.now(), {

@@ -214,15 +214,23 @@ export async function reconcileBatches(
 ): Promise<Completion[]> {
   const done: Completion[] = [];
   for (const { jobName, jobArn } of await deps.batch.unfinished()) {
-    const status = await deps.batch.status(jobArn);
-    if (completionOf(status) === 'wait') continue;
-    deps.log.warn('batch inference job ended with no event processed: completed by the sweep', { jobName, status });
-    const event = {
-      source: 'aws.bedrock',
-      'detail-type': 'Batch Inference Job State Change',
-      detail: { batchJobArn: jobArn, batchJobName: jobName, status },
-    };
-    done.push(await completeBatch(event, deps));
+    try {
+      const status = await deps.batch.status(jobArn);
+      if (completionOf(status) === 'wait') continue;
+      deps.log.warn('batch inference job ended with no event processed: completed by the sweep', { jobName, status });
+      const event = {
+        source: 'aws.bedrock',
+        'detail-type': 'Batch Inference Job State Change',
+        detail: { batchJobArn: jobArn, batchJobName: jobName, status },
+      };
+      done.push(await completeBatch(event, deps));
+    } catch (error) {
+      // One job Bedrock cannot tell about now is asked again at the next sweep; the others go on.
+      deps.log.warn('batch inference job not reconciled: asked again at the next sweep', {
+        jobName,
+        error: (error as Error).message,
+      });
+    }
   }
   return done;
 }

@@ -219,6 +219,20 @@ describe('sleep-time at batch prices', () => {
     expect((await w.drain()).map((r) => r.status)).toEqual(['already_done', 'already_done', 'already_done']);
   });
 
+  it('a job Bedrock cannot tell about now is asked again at the next sweep', async () => {
+    const w = await world();
+    await w.dispatch(3);
+    await w.standIn.run();
+    const status = w.batch.batch.status.bind(w.batch.batch);
+    w.batch.batch.status = async () => {
+      throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
+    };
+    expect(await reconcileBatches(w.batch)).toEqual([]);
+    expect(w.queue.jobs).toEqual([]);
+    w.batch.batch.status = status;
+    expect(await reconcileBatches(w.batch)).toMatchObject([{ status: 'Completed', enqueued: 3 }]);
+  });
+
   it('a partly completed job: the answered runs reuse their answers, the others ask on demand', async () => {
     const w = await world();
     w.standIn.setOutcome('PartiallyCompleted');

@@ -7,7 +7,8 @@
  */
 import type { StageConfig } from '../infra/config/stages.js';
 import { type Bill, modelUsdByJob } from './bill.js';
-import { AGENTCORE, BATCH_INFERENCE_DISCOUNT } from './cost.js';
+import { BATCH_PRICE_FACTOR } from '../lib/sleep-time/model-prices.js';
+import { AGENTCORE } from './cost.js';
 
 /** The job kinds of the bill (bench/bill.ts `tokensByJob`) and the model id each invokes on a stage; other kinds run on `modelId`. */
 export function invokedModels(
@@ -55,8 +56,8 @@ export function modelUsdAt(
 ): { byJob: Record<string, number>; savings: number } {
   const onDemand = modelUsdByJob(tokens, models);
   if (!batchSleepTime) return { byJob: onDemand, savings: 0 };
-  const atBatch = (job: string) => (onDemand[job] ?? 0) * (1 - BATCH_INFERENCE_DISCOUNT);
-  const savings = ((onDemand.nightly ?? 0) + (onDemand.weekly ?? 0)) * BATCH_INFERENCE_DISCOUNT;
+  const atBatch = (job: string) => (onDemand[job] ?? 0) * BATCH_PRICE_FACTOR;
+  const savings = ((onDemand.nightly ?? 0) + (onDemand.weekly ?? 0)) * (1 - BATCH_PRICE_FACTOR);
   return { byJob: { ...onDemand, nightly: atBatch('nightly'), weekly: atBatch('weekly') }, savings };
 }
 

@@ -8,7 +8,6 @@
  * them) — check before relying on them: https://aws.amazon.com/pricing/
  */
 import type { LedgerEntry } from '../infra/local/request-ledger.js';
-import { BATCH_PRICE_FACTOR } from '../lib/sleep-time/model-prices.js';
 
 export const PRICES_CHECKED = '2026-11-22';
 
@@ -54,9 +53,6 @@ export const OPENSEARCH_SERVERLESS = {
   minOcuRedundant: 2,
   minOcuNoStandby: 1,
 } as const;
-
-/** Bedrock batch inference: about half the on-demand token price (docs/pricing-sources.md). */
-export const BATCH_INFERENCE_DISCOUNT = 1 - BATCH_PRICE_FACTOR;
 
 /**
  * The offline model answers at once; a real one keeps the reflector waiting, and Lambda

@@ -9,7 +9,6 @@
 import { parseArgs } from 'node:util';
 import { createSweepHandler } from '../../functions/sweep/create-handler.js';
 import { SweepEnvSchema } from '../../functions/sweep/env.js';
-import { BedrockClient } from '@aws-sdk/client-bedrock';
 import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/kernel/aws-clients.adapter.js';
 import { systemClock } from '../../lib/kernel/clock.adapter.js';
 import { parseEnv } from '../../lib/kernel/config.adapter.js';
@@ -37,12 +36,9 @@ Object.assign(process.env, {
   POWERTOOLS_METRICS_DISABLED: 'true',
 });
 const batchInference = createBatchInferenceStandIn({ s3: createS3Client(), region: info.region });
-const bedrockBatch = new BedrockClient({
-  requestHandler: batchInference.requestHandler as unknown as BedrockClient['config']['requestHandler'],
-});
 const handler = createSweepHandler(
   parseEnv(SweepEnvSchema, info.environments.sweep),
-  { ddb: createDocumentClient(), s3: createS3Client(), sqs: createSqsClient(), bedrockBatch },
+  { ddb: createDocumentClient(), s3: createS3Client(), sqs: createSqsClient(), bedrockBatch: batchInference.client },
   systemClock,
 );
 const context = () => lambdaContext('local-sweep', FUNCTION_TIMEOUT_SECONDS.sweep);

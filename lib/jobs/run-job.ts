@@ -16,7 +16,7 @@ import { type JobUsage, runUsage, usageOf } from '../costs/job-cost.js';
 import type { ReflectionDeps } from '../batches/reflection-deps.js';
 import { releaseBatch } from '../batches/batch-counters.js';
 import { runReflection } from '../batches/run-reflection.js';
-import { runNightly, runWeekly, type SleepTimeDeps } from '../sleep-time/run-sleep-time.js';
+import { runSleepTime, type SleepTimeDeps } from '../sleep-time/run-sleep-time.js';
 import { runSummary, SUMMARY_KINDS, type SummaryDeps } from '../summaries/run-summary.js';
 
 /** The use cases' dependencies, over one set of stores. */
@@ -135,7 +135,7 @@ async function sleepTime(
   deps: JobDeps,
   call: CallOptions,
 ): Promise<JobOutcome> {
-  const out = await (family === 'nightly' ? runNightly : runWeekly)(job, { ...deps.sleepTime, ...call });
+  const out = await runSleepTime(job, { ...deps.sleepTime, ...call });
   const done = out.status === 'completed';
   deps.log.info('sleep-time run done', {
     jobId: job.jobId,

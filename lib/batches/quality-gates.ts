@@ -2,7 +2,8 @@
  * The five code-enforced quality gates of req R-GATE (no model involved), in the seed's
  * order: turn existence, keyword match, related file exists (inside the user's own
  * Knowledge/), BM25 dedup against Knowledge, drift guard. Each removes items and says why;
- * the batch log keeps every rejection.
+ * the batch log keeps every rejection. Ours besides: `failed_turn` after turn existence, and
+ * `transient_data` after keyword match.
  */
 import type { TurnSaved } from '../../events/turn-saved.js';
 import type { KnowledgeDoc } from '../knowledge/knowledge.js';
@@ -10,16 +11,19 @@ import type { KnowledgeSearch } from '../knowledge/knowledge-search.js';
 import { safeKnowledgePath } from '../kernel/memory-paths.js';
 import type { ItemCategory, BatchAnswer } from './batch-answer.js';
 import { contentWords } from '../kernel/text.js';
+import { transientData } from '../kernel/transient-data.js';
 
 /**
  * `failed_turn`: every turn the item cites was validated FAIL or RETRY (req R-CAND-3: only
  * knowledge from successful turns is remembered). `deleted`: the item repeats a fact a person
  * deleted (its tombstone, lib/forget/tombstone.ts; req R-DEL-2), checked where items are staged.
+ * `transient_data`: the item holds a URL or a price (req R-CAND-2, lib/kernel/transient-data.ts).
  */
 export type GateName =
   | 'turn_existence'
   | 'failed_turn'
   | 'keyword_match'
+  | 'transient_data'
   | 'related_file_exists'
   | 'dedup'
   | 'drift_guard'
@@ -120,6 +124,9 @@ function gateItem(category: ItemCategory, proposed: AnyItem, ctx: GateContext): 
   );
   if (!evidence)
     return reject('keyword_match', `no keyword of the item appears in cited turns ${item.source_turns.join(', ')}`);
+
+  const transient = transientData(evidenceText(item));
+  if (transient) return reject('transient_data', `transient data is not remembered: ${transient}`);
 
   for (const path of pathsOf(item)) {
     const safe = safeKnowledgePath(path);

@@ -67,7 +67,7 @@ function gateHistory(
       at: r.stagedAt,
       batchId: r.batchId,
       event: 'staged',
-      detail: `passed turn_existence, failed_turn, keyword_match, related_file_exists, dedup and drift_guard${staging ? `; the same batch's gates rejected ${staging.quality_gate_results.rejections.length} other item(s)` : ''}`,
+      detail: `passed turn_existence, failed_turn, keyword_match, transient_data, related_file_exists, dedup and drift_guard${staging ? `; the same batch's gates rejected ${staging.quality_gate_results.rejections.length} other item(s)` : ''}`,
     },
   ];
   for (const b of r.promotedBy) {

@@ -5,6 +5,7 @@
  * Committed candidates start in NEW scope (they expire unless use earns them trust).
  */
 import type { ValidationOutcome } from '../../events/turn-saved.js';
+import { transientData } from '../kernel/transient-data.js';
 
 export type CommitDecision = { commit: true } | { commit: false; reason: string };
 
@@ -28,4 +29,13 @@ export function commitDecision(
   if (outcome !== 'APPROVE')
     return { commit: false, reason: `validation ${outcome}: candidates are discarded (only APPROVE commits)` };
   return { commit: true };
+}
+
+/**
+ * Req R-CAND-2: a candidate holding transient data (a URL or a price) is discarded, whatever the
+ * validation; why, or undefined when it may be committed.
+ */
+export function transientCandidate(candidate: { text: string; title?: string | undefined }): string | undefined {
+  const why = transientData(`${candidate.title ?? ''} ${candidate.text}`);
+  return why && `candidate ${JSON.stringify((candidate.title ?? candidate.text).slice(0, 60))} holds ${why}`;
 }

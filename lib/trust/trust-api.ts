@@ -1,7 +1,7 @@
 /** memory.save and scope trust (req R-SCOPE): candidates committed only on an APPROVE validation, and a validation outcome moving the trust of the items a turn used, of every kind. */
 import type { ValidationOutcome } from '../../events/turn-saved.js';
 import { isLive, type MemoryItem, mergeAttributes } from '../items/memory-item.js';
-import { commitDecision } from './memory-candidates.js';
+import { commitDecision, transientCandidate } from './memory-candidates.js';
 import { seenInUse } from '../tiers/tier-policy.js';
 import { type AuditEntry, type NewTierEntry, newTierItem } from '../tiers/memory-tiers.js';
 import { adjustTrust, applyOutcome, isDerivedId, NO_TRUST, newScopeExpiry } from './scope-trust.js';
@@ -27,48 +27,74 @@ export async function save(
   const entry = req.turnId !== undefined ? (await deps.turns.turnIndex(userId, [req.turnId]))[0] : undefined;
   const stored = entry?.validation as ValidationOutcome | undefined;
   const decision = commitDecision(stored, req.validation);
-  if (!decision.commit) {
-    await deps.audit.append([
+  const discard = (reason: string, note: string) =>
+    deps.audit.append([
       {
         userId,
         itemId: `turn:${req.turnId ?? 'none'}`,
         action: 'discard_candidates',
         actor,
         at: now.toISOString(),
-        reason: decision.reason,
-        note: `${req.candidates.length} candidate(s)`,
+        reason,
+        note,
       },
     ]);
+  if (!decision.commit) {
+    await discard(decision.reason, `${req.candidates.length} candidate(s)`);
     return { committed: [], discarded: req.candidates.length, reason: decision.reason };
   }
-  const sourceTurns = req.turnId !== undefined ? [req.turnId] : [];
-  const attributes = mergeAttributes(sourceTurns, () => entry?.attributes);
-  const committed: MemoryItem[] = [];
-  for (const c of req.candidates) {
-    const fresh = newTierItem(
-      userId,
-      'long_term',
-      { ...c, sessionId: req.sessionId, sourceTurns, clientId: undefined },
-      now,
-      attributes,
+  const transient = req.candidates.map(transientCandidate);
+  const kept = req.candidates.filter((_, i) => transient[i] === undefined);
+  const reasons = transient.filter((r): r is string => r !== undefined);
+  if (reasons.length > 0)
+    await discard(
+      reasons.join('; '),
+      `${reasons.length} of ${req.candidates.length} candidate(s): transient data (req R-CAND-2)`,
     );
-    // Req R-SCOPE-1: a new document is NEW scope, which expires unless use earns it trust.
-    const item: MemoryItem = { ...fresh, expiresAt: newScopeExpiry(now), path: `memory/long_term/${fresh.id}` };
-    const res = await deps.items.create(item);
-    // Keyed at the item's own createdAt and written once: a retry whose first attempt died between the
-    // item and its audit entry records the commit still; a repeat of a recorded one writes nothing.
-    await deps.audit.appendOnce({
-      userId,
-      itemId: item.id,
-      action: 'commit',
-      actor,
-      at: res.item.createdAt,
-      to: 'long_term',
-      reason: `turn ${req.turnId ?? '(none)'} validated APPROVE`,
-    });
-    committed.push(res.item);
-  }
-  return { committed, discarded: 0 };
+  const committed: MemoryItem[] = [];
+  for (const c of kept) committed.push(await commit(deps, actor, userId, c, { ...req, entry }, now));
+  return reasons.length > 0
+    ? { committed, discarded: reasons.length, reason: reasons.join('; ') }
+    : { committed, discarded: 0 };
+}
+
+/** One candidate committed as a NEW-scope long-term item, and its `commit` audit entry. */
+async function commit(
+  deps: MemoryApiDeps,
+  actor: string,
+  userId: string,
+  c: Candidate,
+  turn: {
+    turnId?: number | undefined;
+    sessionId?: string | undefined;
+    entry?: { attributes?: Record<string, string> | undefined } | undefined;
+  },
+  now: Date,
+): Promise<MemoryItem> {
+  const sourceTurns = turn.turnId !== undefined ? [turn.turnId] : [];
+  const attributes = mergeAttributes(sourceTurns, () => turn.entry?.attributes);
+  const fresh = newTierItem(
+    userId,
+    'long_term',
+    { ...c, sessionId: turn.sessionId, sourceTurns, clientId: undefined },
+    now,
+    attributes,
+  );
+  // Req R-SCOPE-1: a new document is NEW scope, which expires unless use earns it trust.
+  const item: MemoryItem = { ...fresh, expiresAt: newScopeExpiry(now), path: `memory/long_term/${fresh.id}` };
+  const res = await deps.items.create(item);
+  // Keyed at the item's own createdAt and written once: a retry whose first attempt died between the
+  // item and its audit entry records the commit still; a repeat of a recorded one writes nothing.
+  await deps.audit.appendOnce({
+    userId,
+    itemId: item.id,
+    action: 'commit',
+    actor,
+    at: res.item.createdAt,
+    to: 'long_term',
+    reason: `turn ${turn.turnId ?? '(none)'} validated APPROVE`,
+  });
+  return res.item;
 }
 
 type TrustMove = { id: string; trustFrom: number; trustTo: number; scopeFrom: string; scopeTo: string };

@@ -370,6 +370,30 @@ describe('memory.save: candidates are committed only when the turn is APPROVE', 
     ).toHaveLength(1);
   });
 
+  it('discards a candidate holding a URL or a price, audited, and commits the rest (req R-CAND-2)', async () => {
+    const res = await call('POST', `${u()}/memory/save`, {
+      body: {
+        validation: 'APPROVE',
+        turnId: 4,
+        candidates: [
+          { text: 'User compares kettles at https://shop.example/kettles?page=2', type: 'fact' },
+          { text: 'The gooseneck kettle costs €89 this week', type: 'fact' },
+          { text: 'User brews green tea at 80 degrees', type: 'preference' },
+        ],
+      },
+    });
+    expect(res.body).toMatchObject({ discarded: 2 });
+    expect(res.body.committed.map((c: { text: string }) => c.text)).toEqual(['User brews green tea at 80 degrees']);
+    expect(res.body.reason).toMatch(/a URL \(https:\/\/shop\.example\/kettles.*a price \(/);
+    const audit = (await call('GET', `${u()}/memory/audit?itemId=${encodeURIComponent('turn:4')}`)).body.entries;
+    expect(audit).toEqual([
+      expect.objectContaining({
+        action: 'discard_candidates',
+        note: expect.stringContaining('2 of 3 candidate(s): transient data'),
+      }),
+    ]);
+  });
+
   it('a turn stored with FAIL cannot have its candidates committed by claiming APPROVE', async () => {
     const user = 'api-failed-turn';
     await stack.replayLines([

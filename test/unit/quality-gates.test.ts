@@ -144,6 +144,39 @@ describe('quality gates (req R-GATE)', () => {
     expect(r.passed.new_facts).toHaveLength(1);
   });
 
+  it('transient data: rejects a fact or a question holding a URL or a price (req R-CAND-2)', () => {
+    const fact = (content: string) => ({
+      title: 'reef_tank_shop',
+      content,
+      source_turns: [1],
+      related_existing: [],
+      category: 'Facts' as const,
+    });
+    const r = applyQualityGates(
+      {
+        ...empty,
+        new_facts: [
+          fact('The reef tank came from https://shop.example/reef?session=81f2, the user said.'),
+          fact('The reef tank cost $349 at the shop.'),
+          fact('The reef tank holds two clownfish and 120 litres.'),
+        ],
+        open_questions: [
+          { question: 'Is 80 EUR too much for reef tank lighting?', source_turns: [2], why_unresolved: '' },
+        ],
+      },
+      ctx,
+    );
+    expect(r.rejections).toEqual([
+      expect.objectContaining({
+        gate: 'transient_data',
+        reason: expect.stringContaining('a URL (https://shop.example/'),
+      }),
+      expect.objectContaining({ gate: 'transient_data', reason: expect.stringContaining('a price (') }),
+      expect.objectContaining({ category: 'open_questions', gate: 'transient_data' }),
+    ]);
+    expect(r.passed.new_facts.map((f) => f.content)).toEqual(['The reef tank holds two clownfish and 120 litres.']);
+  });
+
   it('drift guard: rejects a one-turn correction of a fact held above 0.9, not a two-turn one', () => {
     const correction = (source_turns: number[]) => ({
       existing_file: 'Facts/reef_tank.md',

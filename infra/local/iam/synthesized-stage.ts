@@ -76,6 +76,8 @@ export interface SynthesisOptions {
   config?: StageConfig;
   /** Set these RecursiveLoop settings instead of the stack's (a test shows what Lambda's default does). */
   recursiveLoops?: RecursiveLoops;
+  /** Share one synthesis with the stages that differ only by name (SHARED_STAGE). @default true */
+  share?: boolean;
 }
 
 export async function synthesizeStage(options: SynthesisOptions): Promise<SynthesizedStage> {
@@ -112,8 +114,42 @@ interface Synthesis {
  * options that shape the templates and by the content of every source file the app is built
  * from, so an edit of the stacks, permissions or handlers synthesizes afresh. Loading
  * aws-cdk-lib and synthesizing cost ~13 s of CPU a process, paid by every local harness started.
+ *
+ * Stages that differ only by name share one synthesis (SHARED_STAGE): the test suite starts ~40
+ * stacks, each under its own name, from a handful of settings.
  */
 async function synthesizedTemplates(options: SynthesisOptions): Promise<Synthesis> {
+  if (options.share === false || !SHAREABLE_NAME.test(options.stage)) return cachedSynthesis(options);
+  const { stageConfig } = await import('../../config/stages.js');
+  const shared = { ...options, stage: SHARED_STAGE, config: options.config ?? stageConfig(options.stage) };
+  try {
+    return renamed(await cachedSynthesis(shared), SHARED_STAGE, options.stage);
+  } catch (error) {
+    // A setting the stacks refuse names the stage: its own name, not the shared one.
+    if (error instanceof Error) error.message = error.message.replaceAll(SHARED_STAGE, options.stage);
+    throw error;
+  }
+}
+
+/**
+ * The name a stage is synthesized under when shared, then replaced by its own in the templates.
+ * 21 characters, the longest a stage name may be (stageConfig): a name that fits every limit at
+ * this length fits it at its own. The templates differ from the stage's own synthesis only in
+ * hashes CDK computes over construct paths (an event source mapping's logical ID, a permission's
+ * Sid, an asset's key), which synthesizeStage does not read: test/infra/synthesis-sharing.test.ts.
+ */
+export const SHARED_STAGE = 'synthstageplaceholder';
+/**
+ * Names CDK writes back unchanged. Its unique IDs drop a hyphen ("loops-off" → "loopsoff"), so a
+ * name with one is synthesized under its own.
+ */
+const SHAREABLE_NAME = /^[a-z][a-z0-9]*$/;
+
+function renamed(synthesis: Synthesis, from: string, to: string): Synthesis {
+  return JSON.parse(JSON.stringify(synthesis).replaceAll(from, to)) as Synthesis;
+}
+
+async function cachedSynthesis(options: SynthesisOptions): Promise<Synthesis> {
   const key = cacheKey(options);
   const file = join(CACHE_DIR, `${key}.json`);
   if (existsSync(file)) {

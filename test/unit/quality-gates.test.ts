@@ -27,6 +27,14 @@ const docs = [
   knowledgeDoc('Concepts/lighting.md', 'LED lighting suits corals.'),
 ];
 const ctx = { turns, knowledge: new KnowledgeSearch(docs), knowledgeDocs: new Map(docs.map((d) => [d.id, d])) };
+/** A new fact citing turn 1, naming no file. */
+const newFact = (title: string, content: string) => ({
+  title,
+  content,
+  source_turns: [1],
+  related_existing: [],
+  category: 'Facts' as const,
+});
 
 describe('quality gates (req R-GATE)', () => {
   it('keeps an item whose turns exist, whose words appear in them and whose files exist', () => {
@@ -121,13 +129,7 @@ describe('quality gates (req R-GATE)', () => {
   });
 
   it('dedup: rejects a fact Knowledge already holds (BM25 similarity > 0.8)', () => {
-    const fact = (content: string) => ({
-      title: 'reef_tank',
-      content,
-      source_turns: [1],
-      related_existing: [],
-      category: 'Facts' as const,
-    });
+    const fact = (content: string) => newFact('reef_tank', content);
     const r = applyQualityGates(
       {
         ...empty,
@@ -145,13 +147,7 @@ describe('quality gates (req R-GATE)', () => {
   });
 
   it('transient data: rejects a fact or a question holding a URL or a price (req R-CAND-2)', () => {
-    const fact = (content: string) => ({
-      title: 'reef_tank_shop',
-      content,
-      source_turns: [1],
-      related_existing: [],
-      category: 'Facts' as const,
-    });
+    const fact = (content: string) => newFact('reef_tank_shop', content);
     const r = applyQualityGates(
       {
         ...empty,

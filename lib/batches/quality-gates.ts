@@ -126,7 +126,8 @@ function gateItem(category: ItemCategory, proposed: AnyItem, ctx: GateContext): 
     return reject('keyword_match', `no keyword of the item appears in cited turns ${item.source_turns.join(', ')}`);
 
   const transient = transientData(evidenceText(item));
-  if (transient) return reject('transient_data', `transient data is not remembered: ${transient}`);
+  if (transient)
+    return reject('transient_data', `transient data is not remembered: a ${transient.form} (${transient.excerpt})`);
 
   for (const path of pathsOf(item)) {
     const safe = safeKnowledgePath(path);

@@ -17,11 +17,17 @@ const URL_FORM = /\b(?:[a-z][a-z0-9+.-]*:\/\/|www\.)[^\s<>"')\]]*[^\s<>"')\].,;:
 const PRICE_FORM =
   /\p{Sc}\s?\d|\d(?:[.,]\d+)?\s?\p{Sc}|\b(?:USD|EUR|GBP|JPY|CNY|CHF|CAD|AUD|INR|HKD|SGD)\s?\d|\d\s?(?:USD|EUR|GBP|JPY|CNY|CHF|CAD|AUD|INR|HKD|SGD)\b/u;
 
-/** Why a candidate's text is transient (`a URL (…)`, `a price (…)`), or undefined when it is not. */
-export function transientData(text: string): string | undefined {
+export interface TransientData {
+  form: 'URL' | 'price';
+  /** The URL, or the words around the price: for a reviewer, not for a log or the audit trail (they are the user's words). */
+  excerpt: string;
+}
+
+/** What in a candidate's text is transient, or undefined when nothing is. */
+export function transientData(text: string): TransientData | undefined {
   const url = URL_FORM.exec(text);
-  if (url) return `a URL (${url[0].slice(0, 80)})`;
+  if (url) return { form: 'URL', excerpt: url[0].slice(0, 80) };
   const price = PRICE_FORM.exec(text);
-  if (price) return `a price (${text.slice(Math.max(0, price.index - 20), price.index + 20).trim()})`;
+  if (price) return { form: 'price', excerpt: text.slice(Math.max(0, price.index - 20), price.index + 20).trim() };
   return undefined;
 }

@@ -33,9 +33,13 @@ export function commitDecision(
 
 /**
  * Req R-CAND-2: a candidate holding transient data (a URL or a price) is discarded, whatever the
- * validation; why, or undefined when it may be committed.
+ * validation. Why, by the candidate's place in the request and not its words (the reason is kept
+ * in the audit trail), or undefined when it may be committed.
  */
-export function transientCandidate(candidate: { text: string; title?: string | undefined }): string | undefined {
-  const why = transientData(`${candidate.title ?? ''} ${candidate.text}`);
-  return why && `candidate ${JSON.stringify((candidate.title ?? candidate.text).slice(0, 60))} holds ${why}`;
+export function transientCandidate(
+  candidate: { text: string; title?: string | undefined },
+  index: number,
+): string | undefined {
+  const found = transientData(`${candidate.title ?? ''} ${candidate.text}`);
+  return found && `candidate ${index + 1} holds a ${found.form}`;
 }

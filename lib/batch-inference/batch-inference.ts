@@ -220,9 +220,9 @@ export const BatchJobStateChangeSchema = z.object({
 });
 export type BatchJobStateChange = z.infer<typeof BatchJobStateChangeSchema>;
 
-/** The job's S3 prefix under the bucket, named after the job (one per sweep run). */
 /** Where every job's folder is. */
 export const BATCH_ROOT = 'batch-inference/';
+/** The job's S3 prefix under the bucket, named after the job (one per sweep run). */
 export const batchPrefix = (jobName: string): string => `${BATCH_ROOT}${jobName}/`;
 
 /**

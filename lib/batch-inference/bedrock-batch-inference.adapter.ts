@@ -66,13 +66,11 @@ export class BedrockBatchInference implements BatchInference {
   ) {}
 
   async start(manifest: BatchManifest, entries: readonly BatchEntry[]): Promise<string> {
-    const { s3, bucketName } = this.storage;
+    const { bucketName } = this.storage;
     const keys = batchKeys(manifest.jobName);
-    const put = (Key: string, Body: string, ContentType: string) =>
-      s3.send(new PutObjectCommand({ Bucket: bucketName, Key, Body, ContentType }));
     // The manifest first: a job whose completion finds no manifest would leave its runs waiting.
-    await put(keys.manifest, JSON.stringify(manifest), 'application/json');
-    await put(keys.input, inputJsonl(entries), 'application/jsonl');
+    await this.put(keys.manifest, JSON.stringify(manifest), 'application/json');
+    await this.put(keys.input, inputJsonl(entries), 'application/jsonl');
     const res = await this.client.send(
       new CreateModelInvocationJobCommand({
         jobName: manifest.jobName,
@@ -85,7 +83,7 @@ export class BedrockBatchInference implements BatchInference {
       }),
     );
     if (!res.jobArn) throw new Error(`CreateModelInvocationJob ${manifest.jobName}: no jobArn in the answer`);
-    await put(keys.started, JSON.stringify({ jobArn: res.jobArn }), 'application/json');
+    await this.put(keys.started, JSON.stringify({ jobArn: res.jobArn }), 'application/json');
     return res.jobArn;
   }
 
@@ -127,14 +125,10 @@ export class BedrockBatchInference implements BatchInference {
   }
 
   async markEnded(jobName: string): Promise<void> {
-    const { s3, bucketName } = this.storage;
-    await s3.send(
-      new PutObjectCommand({
-        Bucket: bucketName,
-        Key: batchKeys(jobName).ended,
-        Body: '{}',
-        ContentType: 'application/json',
-      }),
-    );
+    await this.put(batchKeys(jobName).ended, '{}', 'application/json');
+  }
+
+  private async put(Key: string, Body: string, ContentType: string): Promise<void> {
+    await this.storage.s3.send(new PutObjectCommand({ Bucket: this.storage.bucketName, Key, Body, ContentType }));
   }
 }

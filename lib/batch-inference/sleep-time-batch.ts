@@ -25,8 +25,9 @@ import { unusableStop } from '../model/model-call.js';
 import {
   type BatchCollector,
   type BatchEntry,
-  type BatchRecordLimits,
+  type BatchJobStateChange,
   BatchJobStateChangeSchema,
+  type BatchRecordLimits,
   batchJobName,
   batchRecordId,
   chooseInference,
@@ -174,7 +175,14 @@ export async function completeBatch(
   event: unknown,
   deps: Pick<SleepTimeBatchDeps, 'batch' | 'jobs' | 'answers' | 'log'>,
 ): Promise<Completion> {
-  const { detail } = BatchJobStateChangeSchema.parse(event);
+  return completeEnded(BatchJobStateChangeSchema.parse(event).detail, deps);
+}
+
+/** The job's answers recorded and its runs enqueued again, once it ended (by its event, or found by reconcileBatches). */
+async function completeEnded(
+  detail: BatchJobStateChange['detail'],
+  deps: Pick<SleepTimeBatchDeps, 'batch' | 'jobs' | 'answers' | 'log'>,
+): Promise<Completion> {
   const what = completionOf(detail.status);
   const none = { status: detail.status, answered: 0, unanswered: 0, enqueued: 0 };
   if (what === 'wait') return none;
@@ -206,7 +214,7 @@ export async function completeBatch(
  * Jobs whose end event never came: Bedrock sends job state changes to EventBridge best effort
  * (https://docs.aws.amazon.com/eventbridge/latest/ref/events-ref-bedrock.html). Each scheduled
  * sweep asks Bedrock the state of every job whose end is not yet processed and completes those
- * that ended, as their event would have (completeBatch: a second completion, should the event
+ * that ended, as their event would have (completeEnded: a second completion, should the event
  * come after all, finds the same answers and the runs logged). The jobs completed.
  */
 export async function reconcileBatches(
@@ -218,12 +226,7 @@ export async function reconcileBatches(
       const status = await deps.batch.status(jobArn);
       if (completionOf(status) === 'wait') continue;
       deps.log.warn('batch inference job ended with no event processed: completed by the sweep', { jobName, status });
-      const event = {
-        source: 'aws.bedrock',
-        'detail-type': 'Batch Inference Job State Change',
-        detail: { batchJobArn: jobArn, batchJobName: jobName, status },
-      };
-      done.push(await completeBatch(event, deps));
+      done.push(await completeEnded({ batchJobArn: jobArn, batchJobName: jobName, status }, deps));
     } catch (error) {
       // One job Bedrock cannot tell about now is asked again at the next sweep; the others go on.
       deps.log.warn('batch inference job not reconciled: asked again at the next sweep', {

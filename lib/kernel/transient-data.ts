@@ -15,7 +15,7 @@ const URL_FORM = /\b(?:[a-z][a-z0-9+.-]*:\/\/|www\.)[^\s<>"')\]]*[^\s<>"')\].,;:
  * number, or a number beside the ISO 4217 code of a widely used currency.
  */
 const PRICE_FORM =
-  /\p{Sc}\s?\d|\d(?:[.,]\d+)?\s?\p{Sc}|\b(?:USD|EUR|GBP|JPY|CNY|CHF|CAD|AUD|INR|HKD|SGD)\s?\d|\d\s?(?:USD|EUR|GBP|JPY|CNY|CHF|CAD|AUD|INR|HKD|SGD)\b/u;
+  /\p{Sc}\s?\d|\d\s?\p{Sc}|\b(?:USD|EUR|GBP|JPY|CNY|CHF|CAD|AUD|INR|HKD|SGD)\s?\d|\d\s?(?:USD|EUR|GBP|JPY|CNY|CHF|CAD|AUD|INR|HKD|SGD)\b/u;
 
 export interface TransientData {
   form: 'URL' | 'price';

@@ -14,7 +14,7 @@ import { PERMISSIONS, type FunctionKey } from '../infra/permissions.js';
 import type { SynthesizedStage } from '../infra/local/iam/synthesized-stage.js';
 import type { LedgerEntry } from '../infra/local/request-ledger.js';
 import type { QualityResult } from './locomo-quality.js';
-import { type FunctionUse, functionCost, modelWaitUsd, PRICES, totalOf } from './cost.js';
+import { type FunctionUse, functionCost, lambdaMs, modelWaitUsd, PRICES, totalOf } from './cost.js';
 import { estimateCostUsd } from '../lib/sleep-time/model-prices.js';
 
 /** Prices the bill adds to bench/cost.ts's request prices (us-east-1, on-demand, no free tier). */
@@ -221,7 +221,7 @@ function ingestLines(
     {
       name: `${fn}: Lambda requests and duration (+ INIT, assumed)`,
       usd: (c.lambda + init) * perTurn,
-      note: `${((u.invocations / turns) * 1000).toFixed(0)} invocations per 1k turns`,
+      note: `${((u.invocations / turns) * 1000).toFixed(0)} invocations per 1k turns, ${(lambdaMs(u) / Math.max(1, u.invocations)).toFixed(0)} ms each at ${u.memoryMb} MB`,
     },
     {
       name: `${fn}: DynamoDB`,
@@ -394,7 +394,7 @@ function retrievalLines(
   const per = 1e6 / searches;
   const c = functionCost(u);
   return [
-    { name: 'api: Lambda', usd: c.lambda * per, note: `${(u.billedMs / searches).toFixed(1)} ms per search` },
+    { name: 'api: Lambda', usd: c.lambda * per, note: `${(lambdaMs(u) / searches).toFixed(1)} ms per search` },
     {
       name: 'api: DynamoDB',
       usd: c.dynamodb * per,

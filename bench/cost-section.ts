@@ -175,7 +175,8 @@ Measured during the LoCoMo replay of the quality section (${quality.turns} turns
 "1M turns from users who talk like LoCoMo's" (a session every few days, nightly and weekly runs
 in between). Counted from the replay: every AWS request each handler made and DynamoDB's capacity
 units (the request ledger, as DynamoDB Local reports them), each invocation's handler time × the
-prod stage's memory, the bytes the functions logged at prod's log level (${stageConfig('prod').logLevel}) with metrics on,
+prod stage's memory (the time counted as CPU time, slowed by the function's share of a core: an upper
+bound, since waiting on DynamoDB or S3 is not slowed), the bytes the functions logged at prod's log level (${stageConfig('prod').logLevel}) with metrics on,
 the custom metrics they emitted, what the table and the bucket hold at the end, and the tokens of
 every Converse call. From the synthesized prod stage: alarms, keys, queues with event sources,
 each function's tracing. Prices: us-east-1 on-demand, no free tier, checked ${PRICES_CHECKED}

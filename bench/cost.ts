@@ -8,6 +8,7 @@
  * them) — check before relying on them: https://aws.amazon.com/pricing/
  */
 import type { LedgerEntry } from '../infra/local/request-ledger.js';
+import { cpuShare } from './lambda-cpu.js';
 
 export const PRICES_CHECKED = '2026-11-22';
 
@@ -65,7 +66,7 @@ export interface FunctionUse {
   /** The AWS requests the function made (its ledger scope). */
   ledger: Record<string, LedgerEntry>;
   invocations: number;
-  /** Σ of each invocation's duration rounded up to the millisecond (Lambda's billing). */
+  /** Σ of each invocation's duration on the bench machine, rounded up to the millisecond (Lambda's billing). */
   billedMs: number;
   memoryMb: number;
   /** The queue its event source mapping polls (one receive + one delete per invocation), if any. */
@@ -94,12 +95,21 @@ const S3_PUT_CLASS =
 const S3_GET_CLASS = /^S3\.(GetObject|HeadObject)$/;
 
 /**
+ * A function's duration on Lambda from its duration on the bench machine's full core: Lambda
+ * gives a function CPU in proportion to its memory (lambda-cpu.ts), so the time is counted as
+ * CPU time and slowed by the function's share of a core. An upper bound: the part spent
+ * waiting on DynamoDB, S3 or SQS is not slowed on Lambda.
+ */
+export const lambdaMs = (use: Pick<FunctionUse, 'billedMs' | 'memoryMb'>): number =>
+  use.billedMs / cpuShare(use.memoryMb);
+
+/**
  * What a function's measured use costs, by service. Its SQS sends are priced as FIFO (the
  * dearer; the idle checks go to a standard queue, the rest to FIFO ones).
  */
 export function functionCost(use: FunctionUse): CostByService {
   const l = use.ledger;
-  const gbSeconds = (use.billedMs / 1000) * (use.memoryMb / 1024);
+  const gbSeconds = (lambdaMs(use) / 1000) * (use.memoryMb / 1024);
   const polls =
     use.queue === null
       ? 0

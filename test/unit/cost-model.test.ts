@@ -36,7 +36,8 @@ describe('the cost model', () => {
       queue: 'fifo',
       http: false,
     });
-    expect(cost.lambda).toBeCloseTo(10 * PRICES.lambdaRequest + 2 * 0.5 * PRICES.lambdaGbSecond, 12);
+    // 2 s on a full core is 2 × 1,769 / 512 s at 512 MB, a share of a core (bench/lambda-cpu.ts)
+    expect(cost.lambda).toBeCloseTo(10 * PRICES.lambdaRequest + ((2 * 1769) / 512) * 0.5 * PRICES.lambdaGbSecond, 12);
     expect(cost.dynamodb).toBeCloseTo(4 * PRICES.dynamoWriteUnit + 8 * PRICES.dynamoReadUnit, 12);
     expect(cost.s3).toBeCloseTo(3 * PRICES.s3Put + 5 * PRICES.s3Get, 12);
     // one send, plus a receive and a delete per invocation by the event source

@@ -101,7 +101,7 @@ export async function costSection(
     log: [
       ...itemKindLines(quality),
       ...s3ByKeyClassLines(quality),
-      `infrastructure per 1M turns $${json.infraUsdPer1MTurns} (goal ≤ 5), fixed $${json.fixedUsdPerMonth}/month (goal ≤ 10), input tokens per turn ${json.inputTokensPerTurn} (goal ≤ 190)`,
+      `infrastructure per 1M turns $${json.infraUsdPer1MTurns}, fixed $${json.fixedUsdPerMonth}/month (goal ≤ 10), input tokens per turn ${json.inputTokensPerTurn}`,
       `all in per 1M turns + 1M searches: month 1 $${json.allInUsdPer1MTurnsMonth1}, month 12 $${json.allInUsdPer1MTurnsMonth12} (goal ≤ 270); AgentCore built-in month 12 $${json.agentCoreUsdMonth12} (goal ≥ 3× ours: ${(agentCore12.builtIn / month12.total).toFixed(2)}×)`,
     ],
   };
@@ -198,7 +198,7 @@ function billSections(bill: Bill): string {
 
 ${table(bill.perMillionTurns)}
 
-**Infrastructure: ${usd(bill.infraUsdPer1MTurns)} per 1M turns** — ${verdict(bill.infraUsdPer1MTurns, 5)}.
+**Infrastructure: ${usd(bill.infraUsdPer1MTurns)} per 1M turns**, a part of the all-in bill (its goal is the whole's).
 Of it: the reflector waiting on a real model, ${usd(bill.modelWaitUsdPer1MTurns)} (assumed, above), and a month of holding
 what they leave, ${usd(bill.storageUsdPer1MTurns)}, paid again every month it is held (the all-in bill counts the stock).
 Per turn: ${bill.s3PutsPerTurn.toFixed(2)} S3 PUTs, ${bill.dynamoWriteUnitsPerTurn.toFixed(2)} DynamoDB write units.

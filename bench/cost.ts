@@ -8,7 +8,7 @@
  * them) — check before relying on them: https://aws.amazon.com/pricing/
  */
 import type { LedgerEntry } from '../infra/local/request-ledger.js';
-import { cpuShare } from './lambda-cpu.js';
+import { projectedMs } from './lambda-cpu.js';
 
 export const PRICES_CHECKED = '2026-11-22';
 
@@ -101,7 +101,7 @@ const S3_GET_CLASS = /^S3\.(GetObject|HeadObject)$/;
  * waiting on DynamoDB, S3 or SQS is not slowed on Lambda.
  */
 export const lambdaMs = (use: Pick<FunctionUse, 'billedMs' | 'memoryMb'>): number =>
-  use.billedMs / cpuShare(use.memoryMb);
+  projectedMs(use.billedMs, use.billedMs, use.memoryMb);
 
 /**
  * What a function's measured use costs, by service. Its SQS sends are priced as FIFO (the

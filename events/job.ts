@@ -47,6 +47,11 @@ export const JobSchema = z.object({
   prompt: z.string().min(1).max(4000).optional(),
   /** A forget's continuation number (optional, additive): the job goes on with the erasure its predecessor stopped (lib/forget/forget-user.ts). */
   continuation: z.number().int().min(1).max(1_000_000).optional(),
+  /**
+   * The job asks the model itself (optional, additive): a routine batch reflection its batch
+   * inference job did not answer, or whose requests were too few for one (lib/batch-inference/routine-batch.ts).
+   */
+  onDemand: z.literal(true).optional(),
   requestedAt: TimestampSchema,
 });
 export type Job = z.infer<typeof JobSchema>;

@@ -66,9 +66,9 @@ export interface Permissions {
    */
   embeddings?: true;
   /**
-   * Sleep-time at batch prices, on a stage that has it on (infra/config/stages.ts
-   * `sleepTimeInference`): bedrock:CreateModelInvocationJob on the sleep-time model and
-   * iam:PassRole on the job's service role (infra/constructs/sleep-time-batch.ts).
+   * Sleep-time runs and routine reflections at batch prices, on a stage that has them on
+   * (infra/config/stages.ts `sleepTimeInference`, `routineInference`): bedrock:CreateModelInvocationJob
+   * on their models and iam:PassRole on the job's service role (infra/constructs/sleep-time-batch.ts).
    */
   batchInference?: true;
   /**
@@ -142,6 +142,9 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       'rejected/*': ['PutObject'],
       // a forget deletes the user's claim checks too (every version)
       'claims/*': ['DeleteObject', 'DeleteObjectVersion'],
+      // A routine batch's request, kept for the nightly batch inference job (lib/batch-inference/routine-batch.ts);
+      // a forget deletes the user's (every version).
+      'batch-inference/deferred/*': ['PutObject', 'DeleteObject', 'DeleteObjectVersion'],
     },
     listBucket: true,
     listBucketVersions: true,
@@ -174,6 +177,8 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       'users/*/Logs/*': ['PutObject'],
       // The batch inference job's input and manifest, written; its output, read.
       'batch-inference/*': ['GetObject', 'PutObject'],
+      // The routine reflections' kept requests, removed once collected (lib/batch-inference/routine-batch.ts).
+      'batch-inference/deferred/*': ['DeleteObject'],
     },
     // A recorded answer or a Knowledge file may be missing (ListBucket keeps 404 apart from 403); the job's output is listed.
     listBucket: true,

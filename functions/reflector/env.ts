@@ -47,6 +47,14 @@ export const ReflectorEnvSchema = z.object({
   FORGET_PAGE_SIZE: z.coerce.number().int().min(1).max(1000).default(1000),
   /** Pages a forget job erases before it goes on in a fresh job (lib/forget/forget-user.ts). */
   FORGET_PAGES_PER_JOB: positiveInt.default(50),
+  /**
+   * The stage's `routineInference.batch`: a routine batch reflection's request is kept for the
+   * nightly batch inference job instead of asked on demand (lib/batch-inference/routine-batch.ts).
+   */
+  ROUTINE_BATCH_INFERENCE: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   /** JSON overrides of sleep-time compute's numbers (lib/sleep-time/config.ts). */
   SLEEP_TIME_CONFIG: z.string().min(1),
   /** The nightly run reviews tier entries by it: JSON overrides of the tier policy's numbers (infra/config/stages.ts `tiers`, lib/tiers/tier-settings.ts); unset: the defaults. */

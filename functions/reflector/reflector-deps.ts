@@ -12,7 +12,7 @@ import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js'
 import { DynamoSignalStateStore } from '../../lib/signals/dynamo-signal-state-store.adapter.js';
 import { DynamoSourceReliabilityStore } from '../../lib/sources/dynamo-source-reliability-store.adapter.js';
 import { DynamoS3SearchIndexStore } from '../../lib/search/search-index-store.adapter.js';
-import { DynamoAuditTrail, } from '../../lib/items/memory-item-store.adapter.js';
+import { DynamoAuditTrail } from '../../lib/items/memory-item-store.adapter.js';
 import { tierEntries } from '../../lib/tiers/tier-entries.js';
 import { DynamoCostLedger } from '../../lib/costs/dynamo-cost-ledger.adapter.js';
 import { DynamoUserSettingsStore } from '../../lib/settings/dynamo-user-settings-store.adapter.js';
@@ -33,6 +33,7 @@ import { DynamoForgetLog } from '../../lib/forget/dynamo-forget-log.adapter.js';
 import { DynamoErasureLog } from '../../lib/forget/dynamo-erasure-log.adapter.js';
 import { DynamoS3UserEraser } from '../../lib/forget/user-eraser.adapter.js';
 import type { ReflectorEnv } from './env.js';
+import { S3DeferredReflections } from '../../lib/batch-inference/deferred-reflections.adapter.js';
 import { catalogStores } from '../../lib/search/catalog-stores.adapter.js';
 
 export type Clients = Pick<AwsClients, 'ddb' | 's3' | 'sqs' | 'bedrock'>;
@@ -114,6 +115,7 @@ function reflectionDeps(env: ReflectorEnv, stores: Stores, clock: Clock, log: Lo
       maxTokens: env.MODEL_MAX_TOKENS,
       budgetTokens: env.BATCH_TOKEN_BUDGET,
     },
+    ...(env.ROUTINE_BATCH_INFERENCE ? { deferred: new S3DeferredReflections(storage) } : {}),
   };
 }
 

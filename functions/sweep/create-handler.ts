@@ -69,7 +69,9 @@ export function createSweepHandler(
     tierPolicy,
     log,
   };
-  const batch = sleepTimeBatch(parseBatchInferenceSettings(env.BATCH_INFERENCE), storage, clients, {
+  const settings = parseBatchInferenceSettings(env.BATCH_INFERENCE, 'BATCH_INFERENCE');
+  const routine = parseBatchInferenceSettings(env.ROUTINE_BATCH_INFERENCE, 'ROUTINE_BATCH_INFERENCE');
+  const batch = sleepTimeBatch(settings, routine, storage, clients, {
     jobs,
     config,
     tierPolicy,
@@ -92,7 +94,11 @@ export function createSweepHandler(
     });
     if (reconciled.length > 0) logger.warn('batch inference jobs completed with no event', { jobs: reconciled });
     const dispatch = batch.dispatch;
-    const result = await SWEEP[input.sweep](input.time ? new Date(input.time) : clock.now(), {
+    const now = input.time ? new Date(input.time) : clock.now();
+    // The day's routine reflections first: their job is started before the night's runs are collected.
+    const routine = input.sweep === 'nightly' && batch.routine ? await batch.routine(now) : undefined;
+    if (routine) logger.info('routine reflections collected', { ...routine });
+    const result = await SWEEP[input.sweep](now, {
       ...deps,
       ...(dispatch ? { dispatch: (due: readonly Job[]) => dispatch(due, context) } : {}),
     });

@@ -15,5 +15,11 @@ export const SweepEnvSchema = z.object({
    * `sleepTimeInference`. Unset: every nightly and weekly run on demand.
    */
   BATCH_INFERENCE: z.string().optional(),
+  /**
+   * Routine reflections at batch prices (lib/batch-inference/routine-batch.ts): the same settings for
+   * the batch reflections' model, from the stage's `routineInference`. Unset: the nightly sweep
+   * collects no routine reflection.
+   */
+  ROUTINE_BATCH_INFERENCE: z.string().optional(),
 });
 export type SweepEnv = z.infer<typeof SweepEnvSchema>;

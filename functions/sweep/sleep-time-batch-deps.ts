@@ -15,8 +15,11 @@ import {
   dispatchSleepTime,
   reconcileBatches,
 } from '../../lib/batch-inference/sleep-time-batch.js';
+import { S3DeferredReflections } from '../../lib/batch-inference/deferred-reflections.adapter.js';
+import { dispatchRoutine, type RoutineDispatch } from '../../lib/batch-inference/routine-batch.js';
 import { DynamoCostLedger } from '../../lib/costs/dynamo-cost-ledger.adapter.js';
 import { DynamoErasureLog } from '../../lib/forget/dynamo-erasure-log.adapter.js';
+import { DynamoForgetLog } from '../../lib/forget/dynamo-forget-log.adapter.js';
 import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
 import type { JobQueue } from '../../lib/jobs/job-queue.port.js';
 import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
@@ -36,10 +39,16 @@ export interface SleepTimeBatch {
   complete(event: unknown): Promise<Completion>;
   /** Jobs that ended with no event processed, completed (reconcileBatches); none when batch inference is off. */
   reconcile(): Promise<Completion[]>;
+  /** The nightly collection of routine reflections (dispatchRoutine); unset: routine batch inference off. */
+  routine?: (now: Date) => Promise<RoutineDispatch>;
 }
+
+/** The routine reflections' job is named after the night's sweep, as its sleep-time runs are (lib/jobs/sweeps.ts). */
+const sweepStamp = (now: Date) => now.toISOString().slice(0, 16).replace(/[-:T]/g, '');
 
 export function sleepTimeBatch(
   settings: BatchInferenceSettings | null,
+  routine: BatchInferenceSettings | null,
   storage: Storage,
   clients: Pick<AwsClients, 'bedrockBatch'>,
   parts: { jobs: JobQueue; config: SleepTimeConfig; tierPolicy: TierPolicy; clock: Clock; log: Log },
@@ -62,8 +71,8 @@ export function sleepTimeBatch(
     tierPolicy,
   };
   // The role is named only when a job starts: a stage that turned batch inference off still completes its last job.
-  const batch = new BedrockBatchInference(storage, clients.bedrockBatch, settings?.roleArn ?? '');
-  const common = { batch, jobs, answers: knowledge, log };
+  const batch = new BedrockBatchInference(storage, clients.bedrockBatch, (settings ?? routine)?.roleArn ?? '');
+  const common = { batch, jobs, answers: knowledge, forgets: new DynamoForgetLog(storage), log };
   const dispatch =
     (s: BatchInferenceSettings) => (due: readonly Job[], context: Pick<Context, 'getRemainingTimeInMillis'>) =>
       dispatchSleepTime(due, (job, collect) => runSleepTime(job, { ...sleep, collect }), {
@@ -74,9 +83,19 @@ export function sleepTimeBatch(
         mostRecordsPerJob: Math.max(config.maxNightlyChunks, 1),
         remainingMs: () => context.getRemainingTimeInMillis(),
       });
+  const deferred = new S3DeferredReflections(storage);
+  const collect = (s: BatchInferenceSettings) => (now: Date) =>
+    dispatchRoutine(sweepStamp(now), {
+      ...common,
+      deferred,
+      limits: s,
+      modelId: s.modelId,
+      jobPrefix: s.jobPrefix,
+    });
   return {
     ...(settings ? { dispatch: dispatch(settings) } : {}),
+    ...(routine ? { routine: collect(routine) } : {}),
     complete: (event) => completeBatch(event, common),
-    reconcile: () => (settings ? reconcileBatches(common) : Promise.resolve([])),
+    reconcile: () => (settings || routine ? reconcileBatches(common) : Promise.resolve([])),
   };
 }

@@ -77,6 +77,16 @@ export interface StageConfig {
    */
   sleepTimeInference: { batch: boolean; minRecords: number; maxRecords: number };
   /**
+   * Routine reflections at batch prices (docs/design.md, "Batch inference"). With `batch` on, a
+   * batch reflection fired by the turn count is not asked on demand: its request is kept, and the
+   * nightly sweep sends the day's to one Amazon Bedrock batch inference job on the batches'
+   * model (`modelId`), about half the on-demand price; its facts land when the job ends, within
+   * hours of the night. Urgent and agent.event batches, summaries and sleep-time runs are not
+   * affected. Fewer than `minRecords` (or more than `maxRecords`): they run on demand after the
+   * sweep. The limits are the account's quotas for the batches' model, as for `sleepTimeInference`.
+   */
+  routineInference: { batch: boolean; minRecords: number; maxRecords: number };
+  /**
    * Overrides of the tier policy's numbers (lib/tiers/tier-settings.ts: promotion confidence and
    * sessions, corroboration gain, contradiction cost, floors, decay, TTLs, recurrence); omitted
    * ones keep the defaults. Validated at synth: an invalid one fails naming the field.
@@ -151,6 +161,8 @@ const base: StageConfig = {
   },
   sleepTime: {},
   sleepTimeInference: { batch: true, ...BATCH_RECORD_LIMITS },
+  // Off but in prod: a routine batch's facts would wait for the night (docs/deploy.md).
+  routineInference: { batch: false, ...BATCH_RECORD_LIMITS },
   tiers: {},
   retainData: false,
   alarms: {
@@ -194,6 +206,8 @@ export const stages: Record<string, StageConfig> = {
     // Its Converse id `amazon.nova-lite-v1:0`, invoked as `us.amazon.nova-lite-v1:0` with 'geo':
     // https://docs.aws.amazon.com/nova/latest/userguide/using-converse-api.html
     jobModels: { summary: 'amazon.nova-lite-v1:0', sleepTime: 'amazon.nova-lite-v1:0' },
+    // Routine batches at batch prices: their facts land after the night's job, urgent ones at once.
+    routineInference: { batch: true, ...BATCH_RECORD_LIMITS },
   },
 };
 

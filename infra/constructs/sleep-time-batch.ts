@@ -44,12 +44,25 @@ const PREFIX = 'batch-inference/';
 /** The stage's job name prefix: one stage's jobs and events apart from another's in the same account. */
 export const batchJobPrefix = (stage: string): string => `memory-${stage}`;
 
+/** What a stage sends to batch inference: sleep-time runs (on the sleep-time model), routine reflections (on the batches'). */
+type BatchKind = 'sleepTimeInference' | 'routineInference';
+const modelJobOf = (kind: BatchKind) => (kind === 'sleepTimeInference' ? ('sleepTime' as const) : undefined);
+
+/** The kinds the stage has on. */
+export const batchKindsOn = (config: StatelessStackProps['config']): BatchKind[] =>
+  (['sleepTimeInference', 'routineInference'] as const).filter((k) => config[k].batch);
+
 /** The sweep's settings, validated here so that a wrong stage setting fails the synth naming its field. */
-function settingsOf(stack: Stack, props: StatelessStackProps, roleArn: string): BatchInferenceSettings {
-  const { minRecords, maxRecords } = props.config.sleepTimeInference;
+function settingsOf(
+  stack: Stack,
+  props: StatelessStackProps,
+  roleArn: string,
+  kind: BatchKind,
+): BatchInferenceSettings {
+  const { minRecords, maxRecords } = props.config[kind];
   const settings = {
     jobPrefix: batchJobPrefix(props.stage),
-    modelId: modelIdFor(stack, props.config, 'sleepTime'),
+    modelId: modelIdFor(stack, props.config, modelJobOf(kind)),
     roleArn,
     minRecords,
     maxRecords,
@@ -58,16 +71,28 @@ function settingsOf(stack: Stack, props: StatelessStackProps, roleArn: string): 
   const check = BatchInferenceSettingsSchema.safeParse({ ...settings, roleArn: 'arn:role', modelId: 'model' });
   if (!check.success) {
     const issue = check.error.issues[0];
-    throw new Error(`sleepTimeInference.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+    throw new Error(`${kind}.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
   }
   return settings;
+}
+
+/** Each distinct model job of the kinds on (one grant per model: the sleep-time model may be the batches'). */
+function modelJobsOf(props: StatelessStackProps): Array<'sleepTime' | undefined> {
+  const jobs = batchKindsOn(props.config).map(modelJobOf);
+  const seen = new Set<string>();
+  return jobs.filter((job) => {
+    const id = job ? (props.config.jobModels?.[job] ?? props.config.modelId) : props.config.modelId;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
 }
 
 function serviceRole(stack: Stack, props: StatelessStackProps): Role {
   const { bucket, dataKey, config } = props;
   const jobs = `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:model-invocation-job/*`;
   const role = new Role(stack, 'BatchInferenceRole', {
-    description: "Assumed by Amazon Bedrock to run the sweep function's sleep-time batch inference jobs",
+    description: "Assumed by Amazon Bedrock to run the sweep function's batch inference jobs",
     assumedBy: new ServicePrincipal('bedrock.amazonaws.com').withConditions({
       StringEquals: { 'aws:SourceAccount': stack.account },
       ArnLike: { 'aws:SourceArn': jobs },
@@ -93,14 +118,15 @@ function serviceRole(stack: Stack, props: StatelessStackProps): Role {
       conditions: { StringEquals: { 'kms:ViaService': `s3.${stack.region}.amazonaws.com` } },
     }),
   );
-  for (const statement of jobModelGrant(stack, config, 'sleepTime')) role.addToPolicy(statement);
+  for (const job of modelJobsOf(props))
+    for (const statement of jobModelGrant(stack, config, job)) role.addToPolicy(statement);
   NagSuppressions.addResourceSuppressions(
     role,
     [
       {
         id: 'AwsSolutions-IAM5',
         reason:
-          "The jobs' input and output objects under batch-inference/<job>/ (named per sweep run), and the sleep-time model's foundation model in every Region only through its inference profile (infra/stacks/reflector-model.ts).",
+          "The jobs' input and output objects under batch-inference/<job>/ (named per sweep run), and each job model's foundation model in every Region only through its inference profile (infra/stacks/reflector-model.ts).",
       },
     ],
     true,
@@ -108,21 +134,26 @@ function serviceRole(stack: Stack, props: StatelessStackProps): Role {
   return role;
 }
 
-/** The role, the sweep's grants and variable, and the rule onto the sweep; `dlq` takes an event it could not deliver. */
+/**
+ * The role, the sweep's grants and variables, the reflector's routine switch, and the rule onto
+ * the sweep; `dlq` takes an event it could not deliver. Only for a stage with a kind on (batchKindsOn).
+ */
 export function sleepTimeBatchInference(
   stack: Stack,
   props: StatelessStackProps,
-  sweepFn: MemoryFunction,
+  fns: { sweep: MemoryFunction; reflector: MemoryFunction },
   dlq: Queue,
 ): void {
+  const sweepFn = fns.sweep;
   const role = serviceRole(stack, props);
-  const settings = settingsOf(stack, props, role.roleArn);
+  const kinds = batchKindsOn(props.config);
+  const settings = settingsOf(stack, props, role.roleArn, kinds[0] ?? 'sleepTimeInference');
   const jobs = `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:model-invocation-job/*`;
   sweepFn.addToRolePolicy(
     new PolicyStatement({
       sid: 'CreateBatchInferenceJob',
       actions: ['bedrock:CreateModelInvocationJob'],
-      resources: [jobs, ...jobFoundationModelArns(stack, props.config, 'sleepTime')],
+      resources: [jobs, ...modelJobsOf(props).flatMap((job) => jobFoundationModelArns(stack, props.config, job))],
     }),
   );
   // The state of a job whose end event never came (lib/batch-inference/sleep-time-batch.ts reconcileBatches).
@@ -137,9 +168,21 @@ export function sleepTimeBatchInference(
       conditions: { StringEquals: { 'iam:PassedToService': 'bedrock.amazonaws.com' } },
     }),
   );
-  sweepFn.addEnvironment('BATCH_INFERENCE', stack.toJsonString(settings));
+  if (props.config.sleepTimeInference.batch)
+    sweepFn.addEnvironment(
+      'BATCH_INFERENCE',
+      stack.toJsonString(settingsOf(stack, props, role.roleArn, 'sleepTimeInference')),
+    );
+  if (props.config.routineInference.batch) {
+    sweepFn.addEnvironment(
+      'ROUTINE_BATCH_INFERENCE',
+      stack.toJsonString(settingsOf(stack, props, role.roleArn, 'routineInference')),
+    );
+    fns.reflector.addEnvironment('ROUTINE_BATCH_INFERENCE', 'true');
+  }
   new Rule(stack, 'BatchInferenceJobEnded', {
-    description: 'A sleep-time batch inference job of this stage ended: its answers go to the runs (sweep function)',
+    description:
+      'A batch inference job of this stage ended: its answers go to its runs and reflections (sweep function)',
     eventPattern: {
       source: ['aws.bedrock'],
       detailType: ['Batch Inference Job State Change'],
@@ -156,7 +199,7 @@ export function sleepTimeBatchInference(
       {
         id: 'AwsSolutions-IAM5',
         reason:
-          "bedrock:CreateModelInvocationJob and GetModelInvocationJob on model-invocation-job/* (a job's id is Bedrock's, known only once created), and CreateModelInvocationJob on the sleep-time model's foundation model in every Region its inference profile routes to.",
+          "bedrock:CreateModelInvocationJob and GetModelInvocationJob on model-invocation-job/* (a job's id is Bedrock's, known only once created), and CreateModelInvocationJob on each job model's foundation model in every Region its inference profile routes to.",
       },
     ],
     true,

@@ -152,7 +152,7 @@ function grantOf(stack: Stack, model: ModelConfig): PolicyStatement[] {
 }
 
 /** The InvokeModel statements of one job's model alone (the batch inference service role's: infra/constructs/sleep-time-batch.ts). */
-export function jobModelGrant(stack: Stack, config: StageModels, job: ModelJob): PolicyStatement[] {
+export function jobModelGrant(stack: Stack, config: StageModels, job?: ModelJob): PolicyStatement[] {
   return grantOf(stack, modelOf(config, jobModel(config, job)));
 }
 
@@ -162,7 +162,7 @@ export function jobModelGrant(stack: Stack, config: StageModels, job: ModelJob):
  * foundation models, custom models and jobs, not on inference profiles (the Service Authorization
  * Reference: https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonbedrock.html).
  */
-export function jobFoundationModelArns(stack: Stack, config: StageModels, job: ModelJob): string[] {
+export function jobFoundationModelArns(stack: Stack, config: StageModels, job?: ModelJob): string[] {
   const model = modelOf(config, jobModel(config, job));
   if (model.inferenceScope === 'in-region')
     return [`arn:${stack.partition}:bedrock:${stack.region}::foundation-model/${invocationId(stack, model)}`];

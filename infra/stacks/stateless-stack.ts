@@ -9,7 +9,7 @@ import { functionEventSource, grantPermissions } from '../constructs/function-gr
 import { memoryApi } from '../constructs/memory-api.js';
 import { MemoryFunction } from '../constructs/memory-function.js';
 import { costAlarm, functionAlarms, rejectedRecordsAlarm, staleIndexAlarm } from '../constructs/stage-alarms.js';
-import { sleepTimeBatchInference } from '../constructs/sleep-time-batch.js';
+import { batchKindsOn, sleepTimeBatchInference } from '../constructs/sleep-time-batch.js';
 import { sweepSchedules } from '../constructs/sweep-schedules.js';
 import { type FunctionKey, PERMISSIONS, type Permissions } from '../permissions.js';
 import { FUNCTION_TIMEOUT_SECONDS } from '../resources.js';
@@ -60,8 +60,8 @@ export class StatelessStack extends Stack {
     this.reflectorFn = this.memoryFunction('reflector', permissions.reflector, props);
     this.sweepFn = this.memoryFunction('sweep', permissions.sweep, props);
     this.sweepDlq = sweepSchedules(this, props, this.sweepFn);
-    if (permissions.sweep.batchInference && props.config.sleepTimeInference.batch)
-      sleepTimeBatchInference(this, props, this.sweepFn, this.sweepDlq);
+    if (permissions.sweep.batchInference && batchKindsOn(props.config).length > 0)
+      sleepTimeBatchInference(this, props, { sweep: this.sweepFn, reflector: this.reflectorFn }, this.sweepDlq);
     this.apiFn = this.memoryFunction('api', permissions.api, props);
 
     this.api = memoryApi(this, props, this.apiFn);

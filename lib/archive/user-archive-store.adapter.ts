@@ -12,18 +12,15 @@ import { currentSk, keys, turnsFolder, userPrefix } from '../kernel/memory-paths
 import { ARCHIVE_SET, type ArchiveDocument, isBinaryPath } from './user-archive.js';
 import type { UserArchiveStore } from './user-archive.port.js';
 import { batchWriteAll, queryAll } from '../kernel/dynamo-query.adapter.js';
+import { inGroups } from '../kernel/in-groups.js';
 import { listAllKeys } from '../kernel/s3-objects.adapter.js';
 import type { Storage } from '../kernel/storage.adapter.js';
 
 /** Objects read or written at once. */
 const PARALLEL_OBJECTS = 8;
 
-async function inBatches<T, R>(values: readonly T[], each: (value: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = [];
-  for (let i = 0; i < values.length; i += PARALLEL_OBJECTS)
-    out.push(...(await Promise.all(values.slice(i, i + PARALLEL_OBJECTS).map(each))));
-  return out;
-}
+const inBatches = <T, R>(values: readonly T[], each: (value: T) => Promise<R>): Promise<R[]> =>
+  inGroups(values, PARALLEL_OBJECTS, each);
 
 /**
  * A DynamoDB set attribute at a record's top level (a session's ephemeral entries are a string

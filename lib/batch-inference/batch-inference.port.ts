@@ -1,5 +1,5 @@
 /** A sweep's model requests as one batch inference job (lib/batch-inference/batch-inference.ts), and its answers. */
-import type { BatchEntry, BatchJobStatus, BatchManifest, BatchResult } from './batch-inference.js';
+import type { BatchEntry, BatchJobStatus, BatchManifest, BatchResult, DeferredReflection } from './batch-inference.js';
 
 export interface BatchInference {
   /**
@@ -18,4 +18,13 @@ export interface BatchInference {
   status(jobArn: string): Promise<BatchJobStatus>;
   /** The job's end is processed: it is not among the unfinished any more. */
   markEnded(jobName: string): Promise<void>;
+}
+
+/** Routine reflections kept for the nightly batch inference job (lib/batch-inference/routine-batch.ts). */
+export interface DeferredReflections {
+  /** Keeps the reflection under its user and job: the same reflection kept twice is one. */
+  put(reflection: DeferredReflection): Promise<void>;
+  /** Every reflection kept, each with the key that removes it. */
+  list(): Promise<Array<DeferredReflection & { key: string }>>;
+  remove(keys: readonly string[]): Promise<void>;
 }

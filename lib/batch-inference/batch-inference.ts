@@ -57,6 +57,13 @@ export interface BatchCollector {
   add(userId: string, key: string, request: Omit<ModelRequest, 'signal'>): void;
 }
 
+/** A routine reflection waiting for the nightly collection (routine-batch.ts): its job, the request it would have sent, and when. */
+export interface DeferredReflection {
+  job: z.infer<typeof JobSchema>;
+  request: Omit<ModelRequest, 'signal'>;
+  deferredAt: string;
+}
+
 /** A run in collect mode stopped before its first write: its requests are collected, or it needs none. */
 export class DeferredToBatch extends Error {
   override readonly name = 'DeferredToBatch';
@@ -253,13 +260,13 @@ export const BatchInferenceSettingsSchema = z
   .refine((s) => s.maxRecords >= s.minRecords, { message: 'must be at least minRecords', path: ['maxRecords'] });
 export type BatchInferenceSettings = z.infer<typeof BatchInferenceSettingsSchema>;
 
-/** The settings from the variable's JSON; null when it is unset (every sleep-time run on demand). */
-export function parseBatchInferenceSettings(text: string | undefined): BatchInferenceSettings | null {
+/** The settings from the variable `name`'s JSON; null when it is unset (those runs on demand). */
+export function parseBatchInferenceSettings(text: string | undefined, name: string): BatchInferenceSettings | null {
   if (text === undefined || text === '') return null;
   const parsed = BatchInferenceSettingsSchema.safeParse(JSON.parse(text));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new Error(`BATCH_INFERENCE.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+    throw new Error(`${name}.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
   }
   return parsed.data;
 }

@@ -7,7 +7,7 @@
  *   jobs wait for it; fewer or more: every job is enqueued and runs on demand as before.
  *   A job that needs no model call, or whose collection failed, is enqueued at once; so is
  *   every job when the batch job cannot be started.
- * - completeBatch (the job's state change event): a Completed or PartiallyCompleted job's
+ * - completeBatch (the job's state change event; also a routine reflections' job, routine-batch.ts): a Completed or PartiallyCompleted job's
  *   answers (but cut ones) go into the recorded-answer store under each record's key (the same key, the same
  *   answer: idempotent), then the jobs are enqueued again; they find their answers and finish
  *   with no model call. A record with no answer, or a Failed, Stopped or Expired job, leaves its
@@ -21,6 +21,8 @@ import type { Job } from '../../events/job.js';
 import type { JobQueue } from '../jobs/job-queue.port.js';
 import type { Log } from '../kernel/runtime.port.js';
 import type { KnowledgeStore } from '../knowledge/knowledge.port.js';
+import type { ForgetLog } from '../forget/forget.port.js';
+import { forgottenBefore } from '../forget/forget-user.js';
 import { unusableStop } from '../model/model-call.js';
 import {
   type BatchCollector,
@@ -38,6 +40,8 @@ import type { BatchInference } from './batch-inference.port.js';
 
 export interface SleepTimeBatchDeps {
   batch: BatchInference;
+  /** The forget receipts: a user forgotten after a job of theirs was asked for gets no answer recorded. */
+  forgets: Pick<ForgetLog, 'latest'>;
   jobs: Pick<JobQueue, 'enqueue'>;
   /** The recorded-answer store the runs read (lib/sleep-time/run-record.ts callCached). */
   answers: Pick<KnowledgeStore, 'putModelOutput'>;
@@ -170,19 +174,30 @@ export interface Completion {
   enqueued: number;
 }
 
+/**
+ * The users forgotten after one of their jobs was asked for (forgottenBefore): their partition is
+ * erased, so no answer of theirs is recorded nor request of theirs sent; their jobs are dropped by
+ * the reflector when they come (lib/jobs/run-job.ts).
+ */
+export async function forgottenUsers(jobs: readonly Job[], forgets: Pick<ForgetLog, 'latest'>): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const userId of new Set(jobs.map((j) => j.userId))) {
+    const at = await forgottenBefore(forgets, userId);
+    if (at === null) continue;
+    if (jobs.some((j) => j.userId === userId && Date.parse(j.requestedAt) <= Date.parse(at))) out.add(userId);
+  }
+  return out;
+}
+
+type CompletionDeps = Pick<SleepTimeBatchDeps, 'batch' | 'jobs' | 'answers' | 'forgets' | 'log'>;
+
 /** A batch inference job's state change (EventBridge): its answers recorded, its jobs run again. */
-export async function completeBatch(
-  event: unknown,
-  deps: Pick<SleepTimeBatchDeps, 'batch' | 'jobs' | 'answers' | 'log'>,
-): Promise<Completion> {
+export async function completeBatch(event: unknown, deps: CompletionDeps): Promise<Completion> {
   return completeEnded(BatchJobStateChangeSchema.parse(event).detail, deps);
 }
 
 /** The job's answers recorded and its runs enqueued again, once it ended (by its event, or found by reconcileBatches). */
-async function completeEnded(
-  detail: BatchJobStateChange['detail'],
-  deps: Pick<SleepTimeBatchDeps, 'batch' | 'jobs' | 'answers' | 'log'>,
-): Promise<Completion> {
+async function completeEnded(detail: BatchJobStateChange['detail'], deps: CompletionDeps): Promise<Completion> {
   const what = completionOf(detail.status);
   const none = { status: detail.status, answered: 0, unanswered: 0, enqueued: 0 };
   if (what === 'wait') return none;
@@ -193,20 +208,22 @@ async function completeEnded(
   }
   const results = what === 'answers' ? await deps.batch.results(manifest) : [];
   const answers = new Map(results.flatMap((r) => ('response' in r ? [[r.recordId, r.response] as const] : [])));
+  const forgotten = await forgottenUsers(manifest.jobs, deps.forgets);
   let answered = 0;
   for (const record of manifest.records) {
-    const response = answers.get(record.recordId);
+    const response = forgotten.has(record.userId) ? undefined : answers.get(record.recordId);
     // A cut answer is left out: the run asks on demand, with a larger budget if cut again (callWithBudgetRetry).
     if (!response || unusableStop(response.usage)) continue;
     await deps.answers.putModelOutput(record.userId, record.key, response);
     answered += 1;
   }
-  for (const job of manifest.jobs) await deps.jobs.enqueue(job);
+  // A job the batch did not answer asks the model itself (a routine reflection would otherwise be kept again).
+  for (const job of manifest.jobs) await deps.jobs.enqueue({ ...job, onDemand: true });
   // Last: a completion that fails before here is done again by the next event or reconciliation.
   await deps.batch.markEnded(manifest.jobName);
   const unanswered = manifest.records.length - answered;
   const log = unanswered > 0 ? deps.log.warn.bind(deps.log) : deps.log.info.bind(deps.log);
-  log('sleep-time batch inference job ended', { ...detail, answered, unanswered, enqueued: manifest.jobs.length });
+  log('batch inference job ended', { ...detail, answered, unanswered, enqueued: manifest.jobs.length });
   return { status: detail.status, answered, unanswered, enqueued: manifest.jobs.length };
 }
 
@@ -217,9 +234,7 @@ async function completeEnded(
  * that ended, as their event would have (completeEnded: a second completion, should the event
  * come after all, finds the same answers and the runs logged). The jobs completed.
  */
-export async function reconcileBatches(
-  deps: Pick<SleepTimeBatchDeps, 'batch' | 'jobs' | 'answers' | 'log'>,
-): Promise<Completion[]> {
+export async function reconcileBatches(deps: CompletionDeps): Promise<Completion[]> {
   const done: Completion[] = [];
   for (const { jobName, jobArn } of await deps.batch.unfinished()) {
     try {

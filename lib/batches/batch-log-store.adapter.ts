@@ -143,6 +143,7 @@ const LISTING_ATTRIBUTES = [
   'promoted',
   'assessment',
   'modelId',
+  'batchInference',
   'error',
   'eventOnly',
   'logKey',
@@ -170,6 +171,8 @@ function summaryItem(log: BatchLog) {
     // Which model answered, and why a batch aborted, without opening the log:
     // the smoke test (infra/smoke) and the console read them from the listing.
     ...(log.model ? { modelId: log.model.modelId } : {}),
+    // Answered by a batch inference job (a routine batch at batch prices: lib/batch-inference/routine-batch.ts).
+    ...(log.model?.batchInference ? { batchInference: true } : {}),
     ...(log.error ? { error: log.error.message } : {}),
     // An event's batch with no turn: what it reflected on instead, or why nothing (req R-EVT-1).
     ...(log.event_only ? { eventOnly: log.event_only } : {}),

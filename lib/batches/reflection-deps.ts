@@ -12,6 +12,7 @@ import type { Clock, Log } from '../kernel/runtime.port.js';
 import type { TierEntries } from '../tiers/tier-entry.port.js';
 import type { TierPolicy } from '../tiers/tier-settings.js';
 import type { AuditTrail } from '../items/memory-item.port.js';
+import type { DeferredReflections } from '../batch-inference/batch-inference.port.js';
 
 export interface ReflectionDeps {
   turns: TurnStore;
@@ -49,6 +50,11 @@ export interface ReflectionDeps {
   tierPolicy?: TierPolicy;
   /** Where a Knowledge fact's contradiction is audited (req R-TIER-8). */
   audit: Pick<AuditTrail, 'appendOnce'>;
+  /**
+   * Where a routine batch's request is kept for the nightly batch inference job (the stage's
+   * `routineInference.batch`, lib/batch-inference/routine-batch.ts). Absent: every batch asks on demand.
+   */
+  deferred?: Pick<DeferredReflections, 'put'>;
   /** Waits between looks for a batch the signal state does not record yet. @default setTimeout */
   sleep?: (ms: number) => Promise<void>;
 }

@@ -35,6 +35,7 @@ import {
 import { finishCounters, waitUntilRecorded } from './batch-counters.js';
 import { feedShortTerm } from './batch-tier-entries.js';
 import { contradictCorrected } from './batch-contradictions.js';
+import { deferReflection, defersToBatch } from '../batch-inference/routine-batch.js';
 
 export type ReflectionOutcome =
   | { status: 'completed' | 'aborted'; log: BatchLog; logKey: string }
@@ -224,7 +225,9 @@ async function earlierReflections(job: Job, deps: ReflectionDeps): Promise<Earli
 }
 
 /**
- * The model's answer for the batch: the one an earlier delivery recorded, or a fresh call
+ * The model's answer for the batch: the one an earlier delivery or a batch inference job
+ * recorded, a routine batch's request kept for the nightly batch inference job (deferReflection
+ * throws: the job is done for now), or a fresh call
  * (asked again once with a larger budget when cut), recorded before use. A fresh unusable
  * answer is not recorded when the job will be delivered again: it throws instead.
  */
@@ -235,18 +238,21 @@ async function askModel(
   withEntry: boolean,
 ): Promise<{ response: ModelResponse; reused: boolean; outcome: Judged }> {
   const recorded = await deps.knowledge.getModelOutput(job.userId, job.jobId);
-  if (recorded) return { response: recorded, reused: true, outcome: judge(recorded) };
+  // A batch inference job's answer was paid for by no delivery yet: this one reports its cost.
+  if (recorded) return { response: recorded, reused: !recorded.usage.batchInference, outcome: judge(recorded) };
+  const request = (maxTokens: number) => ({
+    system: REFLECTOR_SYSTEM_PROMPT,
+    prompt,
+    toolName: REFLECTION_TOOL.name,
+    toolDescription: REFLECTION_TOOL.description,
+    toolInputSchema: reflectionToolInputSchema(withEntry),
+    temperature: deps.settings.temperature,
+    maxTokens,
+  });
+  if (deps.deferred && defersToBatch(job))
+    await deferReflection(job, request(deps.settings.maxTokens), { ...deps, deferred: deps.deferred });
   const response = await callWithBudgetRetry(
-    (maxTokens) =>
-      deps.model.reflect({
-        system: REFLECTOR_SYSTEM_PROMPT,
-        prompt,
-        toolName: REFLECTION_TOOL.name,
-        toolDescription: REFLECTION_TOOL.description,
-        toolInputSchema: reflectionToolInputSchema(withEntry),
-        temperature: deps.settings.temperature,
-        maxTokens,
-      }),
+    (maxTokens) => deps.model.reflect(request(maxTokens)),
     deps.settings.maxTokens,
     deps.model.maxOutputTokens,
     deps.log,

@@ -8,7 +8,8 @@
  * - The job deletes, each step repeatable: the user's contributions to GLOBAL (the copies
  *   shared from their items, found by id while their items still exist) and every old
  *   version of GLOBAL's search segments that held them (GLOBAL's index is rewritten whole
- *   first); the signal state; every object version under `users/{u}/` and `claims/{u}/`;
+ *   first); the signal state; every object version under `users/{u}/`, `claims/{u}/` and
+ *   `batch-inference/deferred/{u}/` (routine reflections kept for a batch inference job);
  *   every item of the user's partition. Then, once the user's writers that may still be
  *   running have had their time (FORGET_SETTLE_SECONDS: the signal and API functions'
  *   timeouts), the objects and items once more, and the receipt is marked done. Each page
@@ -30,7 +31,7 @@
  */
 import type { Job } from '../../events/job.js';
 import { GLOBAL_USER } from '../items/memory-item.js';
-import { claimsPrefix, searchSegmentsPrefix, userPrefix } from '../kernel/memory-paths.js';
+import { claimsPrefix, deferredPrefix, searchSegmentsPrefix, userPrefix } from '../kernel/memory-paths.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
 import type { ForgetCounts, ForgetLog, ForgetReceipt, UserEraser } from './forget.port.js';
 import type { JobQueue } from '../jobs/job-queue.port.js';
@@ -218,7 +219,7 @@ async function erase(
     if (deps.remainingMs() < STOP_BEFORE_MS || progress.pages >= deps.pagesPerJob)
       throw new ForgetContinuesError(userId);
   };
-  for (const prefix of [userPrefix(userId), claimsPrefix(userId)])
+  for (const prefix of [userPrefix(userId), claimsPrefix(userId), deferredPrefix(userId)])
     await deps.eraser.deleteObjectVersions(prefix, page('objects'));
   await deps.eraser.deleteItems(userId, page('items'));
 }

@@ -16,6 +16,7 @@ import { type JobUsage, runUsage, usageOf } from '../costs/job-cost.js';
 import type { ReflectionDeps } from '../batches/reflection-deps.js';
 import { releaseBatch } from '../batches/batch-counters.js';
 import { runReflection } from '../batches/run-reflection.js';
+import { ReflectionDeferred } from '../batch-inference/routine-batch.js';
 import { runSleepTime, type SleepTimeDeps } from '../sleep-time/run-sleep-time.js';
 import { runSummary, SUMMARY_KINDS, type SummaryDeps } from '../summaries/run-summary.js';
 
@@ -163,8 +164,16 @@ async function summary(job: Job, deps: JobDeps, call: CallOptions): Promise<JobO
   return { family: 'summary', status: out.status, done: true, usage: out.usage, counts: {} };
 }
 
+/** A batch reflection; a routine one whose request is kept for the nightly batch inference job is `deferred`. */
 async function batch(job: Job, deps: JobDeps, call: CallOptions): Promise<JobOutcome> {
-  const outcome = await runReflection(job, { ...deps.reflection, ...call });
+  let outcome: Awaited<ReturnType<typeof runReflection>>;
+  try {
+    outcome = await runReflection(job, { ...deps.reflection, ...call });
+  } catch (error) {
+    if (!(error instanceof ReflectionDeferred)) throw error;
+    deps.log.info('batch deferred to batch inference', { jobId: job.jobId, userId: job.userId });
+    return { family: 'batch', status: 'deferred', done: false, usage: null, counts: {} };
+  }
   const done = outcome.status === 'completed';
   if (!('log' in outcome)) {
     deps.log.info('job not run', {

@@ -57,6 +57,9 @@ export const claimsRoot = 'claims/';
 export const claimsPrefix = (userId: string): string => `${claimsRoot}${userId}/`;
 export const claimKey = (userId: string, turnId: number, hash: string): string =>
   `${claimsPrefix(userId)}${pad(turnId)}-${hash}.json`;
+/** S3: routine reflections kept for the nightly batch inference job (lib/batch-inference/routine-batch.ts), every user's under it. */
+export const deferredRoot = 'batch-inference/deferred/';
+export const deferredPrefix = (userId: string): string => `${deferredRoot}${userId}/`;
 /** S3: rejected records, by day (`rejectedPrefix(day)`; without a day, all of them). */
 export const rejectedRoot = 'rejected/';
 export const rejectedPrefix = (day?: string): string => (day ? `${rejectedRoot}${day}/` : rejectedRoot);

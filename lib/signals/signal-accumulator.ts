@@ -271,7 +271,8 @@ function startBatch(
 function retryTimedOut(state: SignalState, config: SignalConfig, now: Date): JobTrigger[] {
   const out: JobTrigger[] = [];
   state.pendingBatches = state.pendingBatches.map((p) => {
-    if (now.getTime() - Date.parse(p.since) < config.pendingBatchTimeoutMs) return p;
+    const timeout = p.deferred ? config.deferredBatchTimeoutMs : config.pendingBatchTimeoutMs;
+    if (now.getTime() - Date.parse(p.since) < timeout) return p;
     out.push({
       jobId: p.jobId,
       kind: 'batch',
@@ -280,9 +281,23 @@ function retryTimedOut(state: SignalState, config: SignalConfig, now: Date): Job
       turnIds: p.turnIds,
       episodeIds: p.episodeIds,
     });
-    return { ...p, since: now.toISOString() };
+    // Fired again, a deferred batch runs on demand (its trigger is not a routine one): it waits no longer.
+    const { deferred: _, ...again } = p;
+    return { ...again, since: now.toISOString() };
   });
   return out;
+}
+
+/**
+ * The reflector deferred the batch to a batch inference job: it is not fired again before
+ * `deferredBatchTimeoutMs`. Null when the state no longer waits for it, or knows already.
+ */
+export function deferBatch(prior: SignalState, jobId: string): SignalState | null {
+  const pending = prior.pendingBatches.find((p) => p.jobId === jobId);
+  if (!pending || pending.deferred) return null;
+  const state = structuredClone(prior);
+  state.pendingBatches = state.pendingBatches.map((p) => (p.jobId === jobId ? { ...p, deferred: true as const } : p));
+  return state;
 }
 
 function recordActivity(state: SignalState, timestamp: string, days: number): void {

@@ -63,7 +63,14 @@ export const SignalStateSchema = z.object({
   /** Batch jobs enqueued and not yet completed, oldest first. */
   pendingBatches: z
     .array(
-      z.object({ jobId: z.string(), turnIds: TurnIds, since: z.string(), episodeIds: z.array(z.string()).default([]) }),
+      z.object({
+        jobId: z.string(),
+        turnIds: TurnIds,
+        since: z.string(),
+        episodeIds: z.array(z.string()).default([]),
+        /** The reflector sent its request to a batch inference job (lib/batch-inference/routine-batch.ts): it waits longer. */
+        deferred: z.literal(true).optional(),
+      }),
     )
     .default([]),
   /** Req R-SUM: messages since the last summary, and which turns it should cover. */

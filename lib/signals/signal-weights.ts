@@ -27,6 +27,16 @@ export const SignalConfigSchema = z.object({
     .min(0)
     .default(30 * 60 * 1000),
   /**
+   * A pending batch the reflector deferred to a batch inference job (lib/batch-inference/routine-batch.ts)
+   * fires again only after this: its request waits for the nightly collection (up to a day) and the
+   * job for Bedrock (up to its timeout, 24 hours by default). Fired again, it runs on demand.
+   */
+  deferredBatchTimeoutMs: z
+    .number()
+    .int()
+    .min(0)
+    .default(72 * 3600 * 1000),
+  /**
    * Idle summary (req R-SUM-1): minutes without a message before a summary may be written (a
    * user's own setting overrides it). Past SQS's 15-minute delay the idle check reschedules itself.
    */

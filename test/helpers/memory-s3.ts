@@ -1,6 +1,12 @@
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 
-/** A bucket in memory answering PutObject, GetObject (NoSuchKey when missing) and ListObjectsV2 by prefix. */
+/** A bucket in memory answering PutObject, GetObject (NoSuchKey when missing), DeleteObject and ListObjectsV2 by prefix. */
 export function memoryS3() {
   const objects = new Map<string, string>();
   const send = async (command: unknown) => {
@@ -12,6 +18,10 @@ export function memoryS3() {
       const text = objects.get(command.input.Key ?? '');
       if (text === undefined) throw Object.assign(new Error('no such key'), { name: 'NoSuchKey' });
       return { Body: { transformToString: async () => text } };
+    }
+    if (command instanceof DeleteObjectCommand) {
+      objects.delete(command.input.Key ?? '');
+      return {};
     }
     if (command instanceof ListObjectsV2Command) {
       const keys = [...objects.keys()].filter((k) => k.startsWith(command.input.Prefix ?? ''));

@@ -746,6 +746,35 @@ describe('sleep-time at batch prices', () => {
     expect(() =>
       buildStage('badbatch', { sleepTimeInference: { batch: true, minRecords: 10, maxRecords: 5 } }),
     ).toThrow('sleepTimeInference.maxRecords');
+    expect(() => buildStage('badbatch', { routineInference: { batch: true, minRecords: 0, maxRecords: 10 } })).toThrow(
+      'routineInference.minRecords',
+    );
+  });
+
+  it("with routine reflections on, starts jobs on the batches' model too and tells the reflector to keep their requests", () => {
+    const on = buildStage('routine', {
+      jobModels: { sleepTime: 'amazon.nova-lite-v1:0' },
+      routineInference: { batch: true, minRecords: 100, maxRecords: 50_000 },
+    });
+    const fns = Object.values(on.stateless.findResources('AWS::Lambda::Function'));
+    const env = (name: string) =>
+      fns.map((f) => f.Properties.Environment?.Variables?.[name]).filter((v) => v !== undefined);
+    expect(env('ROUTINE_BATCH_INFERENCE')).toHaveLength(2);
+    expect(env('ROUTINE_BATCH_INFERENCE')).toContain('true');
+    const settings = JSON.stringify(env('ROUTINE_BATCH_INFERENCE').find((v) => v !== 'true'));
+    // The batches' model is the stage's first (its Region table has no suffix), the sleep-time model the second.
+    expect(settings).toContain('{"Fn::FindInMap":["ReflectorModelByRegion",');
+    expect(JSON.stringify(env('BATCH_INFERENCE'))).toContain('{"Fn::FindInMap":["ReflectorModelByRegion2",');
+    const create = statementsOf(on.stateless, 'SweepFunction').find((st) =>
+      actionsOf(st).includes('bedrock:CreateModelInvocationJob'),
+    );
+    expect(JSON.stringify(create?.Resource)).toContain('foundation-model/anthropic.claude-haiku-4-5');
+    expect(JSON.stringify(create?.Resource)).toContain('foundation-model/amazon.nova-lite-v1:0');
+    const invoke = statementsOf(on.stateless, 'BatchInferenceRole').filter((st) =>
+      actionsOf(st).includes('bedrock:InvokeModel'),
+    );
+    expect(JSON.stringify(invoke)).toContain('anthropic.claude-haiku-4-5');
+    expect(JSON.stringify(invoke)).toContain('amazon.nova-lite-v1:0');
   });
 });
 

@@ -8,15 +8,14 @@
  * The job's minimum is lowered to 3 records (three users' nights): the AWS quota's 100 would
  * need a hundred users here.
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stageConfig } from '../../infra/config/stages.js';
 import { answerNameOf } from '../../infra/local/converse-protocol.js';
 import { offlineResponder } from '../../infra/local/converse-server.js';
 import { type LocalHarness, startHarness } from '../../infra/local/harness.js';
+import { sampleDays } from '../helpers/turn-lines.js';
 import { NIGHTLY_TOOL } from '../../lib/sleep-time/nightly.js';
 
-const SAMPLE = new URL('../../events/samples/conversation.jsonl', import.meta.url);
 const USERS = ['batch-a', 'batch-b', 'batch-c'];
 
 let stack: LocalHarness;
@@ -24,13 +23,7 @@ let stack: LocalHarness;
 let onDemandNightly = 0;
 
 /** The sample conversation, once per user, one day at a time: `days` picks the days (their dates). */
-function conversation(days: readonly string[]): string[] {
-  const lines = readFileSync(SAMPLE, 'utf8').split('\n').filter(Boolean);
-  return lines
-    .map((l) => JSON.parse(l) as { userId: string; sessionId: string; timestamp: string })
-    .filter((t) => days.includes(t.timestamp.slice(0, 10)))
-    .flatMap((t) => USERS.map((userId) => JSON.stringify({ ...t, userId, sessionId: `${userId}/${t.sessionId}` })));
-}
+const conversation = (days: readonly string[]): string[] => sampleDays(days, USERS);
 
 /** A user's latest sleep-time run, read through the memory API with the user's own token. */
 // biome-ignore lint/suspicious/noExplicitAny: the run is inspected loosely

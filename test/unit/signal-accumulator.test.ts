@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   accumulate,
   completeBatch,
+  deferBatch,
   MAX_PENDING_BATCHES,
   MAX_UNBATCHED_TURNS,
 } from '../../lib/signals/signal-accumulator.js';
@@ -171,6 +172,27 @@ describe('signal accumulator (req R-SIG)', () => {
       { jobId: 'batch-1-10', trigger: 'pending_timeout', turnIds: range(1, 10).map((x) => x.turnId) },
     ]);
     expect(accumulate(r.state, [t(12)], defaultSignalConfig, later, never).triggers).toEqual([]);
+  });
+
+  it('waits longer for a batch deferred to batch inference, then fires it again to run on demand', () => {
+    const fired = accumulate(initialSignalState(), range(1, 10), defaultSignalConfig, now, never);
+    const deferred = deferBatch(fired.state, 'batch-1-10');
+    expect(deferred?.pendingBatches[0]?.deferred).toBe(true);
+    expect(deferBatch(deferred!, 'batch-1-10')).toBeNull();
+    const past = (ms: number) => new Date(now.getTime() + ms + 1);
+    expect(
+      accumulate(deferred!, [t(11)], defaultSignalConfig, past(defaultSignalConfig.pendingBatchTimeoutMs), never)
+        .triggers,
+    ).toEqual([]);
+    const r = accumulate(
+      deferred!,
+      [t(11)],
+      defaultSignalConfig,
+      past(defaultSignalConfig.deferredBatchTimeoutMs),
+      never,
+    );
+    expect(r.triggers).toMatchObject([{ jobId: 'batch-1-10', trigger: 'pending_timeout' }]);
+    expect(r.state.pendingBatches[0]?.deferred).toBeUndefined();
   });
 
   it('keeps at most MAX_UNBATCHED_TURNS unbatched turn ids when batches never complete', () => {

@@ -12,6 +12,7 @@ import { type BatchJobStateChange, batchRecordId } from '../../lib/batch-inferen
 import { BedrockBatchInference } from '../../lib/batch-inference/bedrock-batch-inference.adapter.js';
 import { completeBatch, dispatchSleepTime, reconcileBatches } from '../../lib/batch-inference/sleep-time-batch.js';
 import { MemoryCostLedger } from '../../lib/costs/cost-ledger.fake.js';
+import { MemoryForgetLog } from '../../lib/forget/forget.fake.js';
 import { MemoryGraphStore } from '../../lib/graph/graph.fake.js';
 import { MemoryItems } from '../../lib/items/memory-item.fake.js';
 import { MemoryJobQueue } from '../../lib/jobs/job-queue.fake.js';
@@ -75,6 +76,7 @@ async function world() {
     batch: new BedrockBatchInference({ s3, bucketName: 'memory' }, standIn.client, 'arn:aws:iam::1:role/batch'),
     jobs: queue,
     answers: sleep.knowledge,
+    forgets: new MemoryForgetLog(),
     modelId: MODEL_ID,
     jobPrefix: 'memory-test',
     mostRecordsPerJob: 5,

@@ -30,7 +30,7 @@ export function invokedModels(
 export interface AllIn {
   /** USD per 1M turns by job kind, each kind at its own model and profile (sleep-time at batch prices when on). */
   modelUsdByJob: Record<string, number>;
-  /** What batch inference takes off the nightly and weekly runs' on-demand price (0 when it is off). */
+  /** What batch inference takes off the on-demand price: the routine reflections' it answered, and the nightly and weekly runs' when on. */
   batchInferenceSavingsUsd: number;
   modelUsd: number;
   /** Infrastructure that does not pile up (requests, compute, the wait on Bedrock, logs, KMS requests). */
@@ -43,22 +43,29 @@ export interface AllIn {
 }
 
 /**
- * USD per 1M turns by job kind, each at its model and profile; with `batchSleepTime` (the
- * stage's `sleepTimeInference.batch`) the nightly and weekly runs at batch prices: at 1M turns a
- * month a night's runs are far more than a job's minimum of records
- * (lib/batch-inference/batch-inference.ts BATCH_RECORD_LIMITS), so every sweep batches. Also
- * what that takes off their on-demand price.
+ * USD per 1M turns by job kind, each at its model and profile. The answers batch inference jobs
+ * gave in the replay (routine reflections: `batchInferenceTokens`) at the batch price. With
+ * `batchSleepTime` (the stage's `sleepTimeInference.batch`) the nightly and weekly runs at batch
+ * prices too: at 1M turns a month a night's runs are far more than a job's minimum of records
+ * (lib/batch-inference/batch-inference.ts BATCH_RECORD_LIMITS), so every sweep batches, where the
+ * replay's few users never reach it. Also what batch prices take off the on-demand price.
  */
 export function modelUsdAt(
-  tokens: Bill['tokens'],
+  bill: Pick<Bill, 'tokens' | 'batchInferenceTokens'>,
   models: Record<string, string>,
   batchSleepTime = false,
 ): { byJob: Record<string, number>; savings: number } {
-  const onDemand = modelUsdByJob(tokens, models);
-  if (!batchSleepTime) return { byJob: onDemand, savings: 0 };
-  const atBatch = (job: string) => (onDemand[job] ?? 0) * BATCH_PRICE_FACTOR;
-  const savings = ((onDemand.nightly ?? 0) + (onDemand.weekly ?? 0)) * (1 - BATCH_PRICE_FACTOR);
-  return { byJob: { ...onDemand, nightly: atBatch('nightly'), weekly: atBatch('weekly') }, savings };
+  const onDemand = modelUsdByJob(bill.tokens, models);
+  const answered = modelUsdByJob(bill.batchInferenceTokens, models);
+  const byJob = { ...onDemand };
+  for (const [job, usd] of Object.entries(answered)) byJob[job] = (byJob[job] ?? 0) + usd * BATCH_PRICE_FACTOR;
+  let savings = Object.values(answered).reduce((n, v) => n + v, 0) * (1 - BATCH_PRICE_FACTOR);
+  if (!batchSleepTime) return { byJob, savings };
+  for (const job of ['nightly', 'weekly']) {
+    savings += (onDemand[job] ?? 0) * (1 - BATCH_PRICE_FACTOR);
+    byJob[job] = (byJob[job] ?? 0) - (onDemand[job] ?? 0) * (1 - BATCH_PRICE_FACTOR);
+  }
+  return { byJob, savings };
 }
 
 /** Month `month` of 1M turns and 1M searches a month; `bill.fixed` must be priced at that month (modelUsdAt for the options). */
@@ -68,7 +75,7 @@ export function allInAt(
   month: number,
   options: { batchSleepTime?: boolean } = {},
 ): AllIn {
-  const { byJob, savings } = modelUsdAt(bill.tokens, models, options.batchSleepTime);
+  const { byJob, savings } = modelUsdAt(bill, models, options.batchSleepTime);
   const modelUsd = Object.values(byJob).reduce((n, v) => n + v, 0);
   const flowUsd = bill.infraUsdPer1MTurns - bill.storageUsdPer1MTurns;
   const storageUsd = bill.storageUsdPer1MTurns * month;

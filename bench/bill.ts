@@ -12,7 +12,7 @@
 import { SQS_DATA_KEY_REUSE_SECONDS } from '../infra/constructs/memory-queues.js';
 import { PERMISSIONS, type FunctionKey } from '../infra/permissions.js';
 import type { SynthesizedStage } from '../infra/local/iam/synthesized-stage.js';
-import type { LedgerEntry } from '../infra/local/request-ledger.js';
+import { BATCH_INFERENCE_SCOPE, type LedgerEntry } from '../infra/local/request-ledger.js';
 import type { QualityResult } from './locomo-quality.js';
 import { type FunctionUse, functionCost, lambdaMs, modelWaitUsd, PRICES, totalOf } from './cost.js';
 import { estimateCostUsd } from '../lib/sleep-time/model-prices.js';
@@ -90,7 +90,10 @@ export interface Bill {
   fixedUsdPerMonth: number;
   perMillionSearches: BillLine[];
   retrievalUsdPer1MSearches: number;
+  /** Model tokens per turn asked on demand, by job kind. */
   tokens: TokensByJob;
+  /** Model tokens per turn a batch inference job answered (routine reflections; billed at the batch price), by job kind. */
+  batchInferenceTokens: TokensByJob;
   s3PutsPerTurn: number;
   dynamoWriteUnitsPerTurn: number;
   recordsPerMillionTurns: number;
@@ -106,10 +109,15 @@ const JOB_OF_TOOL: Record<string, string> = {
   text: 'summary',
 };
 
-export function tokensByJob(ledger: Record<string, LedgerEntry>, turns: number): TokensByJob {
+/** Calls asked on demand (`BedrockRuntime.`), or answered by a batch inference job (`BedrockBatch.`, request-ledger.ts recordBatchAnswer). */
+export function tokensByJob(
+  ledger: Record<string, LedgerEntry>,
+  turns: number,
+  service: 'BedrockRuntime' | 'BedrockBatch' = 'BedrockRuntime',
+): TokensByJob {
   const out: TokensByJob = {};
   for (const [key, v] of Object.entries(ledger)) {
-    if (!key.startsWith('BedrockRuntime.')) continue;
+    if (!key.startsWith(`${service}.`)) continue;
     const job = JOB_OF_TOOL[key.split('#')[1] ?? ''] ?? key.split('#')[1] ?? 'other';
     const t = out[job] ?? { calls: 0, inputTokens: 0, outputTokens: 0 };
     out[job] = t;
@@ -119,6 +127,10 @@ export function tokensByJob(ledger: Record<string, LedgerEntry>, turns: number):
   }
   return out;
 }
+
+/** The tokens batch inference jobs answered in the replay (infra/local/request-ledger.ts recordBatchAnswer), per turn. */
+const batchInferenceTokensOf = (quality: QualityResult, turns: number): TokensByJob =>
+  tokensByJob(quality.usage.ingest.byFunction[BATCH_INFERENCE_SCOPE]?.ledger ?? {}, turns, 'BedrockBatch');
 
 const sumOf = (ledger: Record<string, LedgerEntry>, pred: (k: string) => boolean, f: keyof LedgerEntry) =>
   Object.entries(ledger)
@@ -191,6 +203,7 @@ export function billOf(input: BillInput): Bill {
     perMillionSearches,
     retrievalUsdPer1MSearches: total(perMillionSearches),
     tokens: tokensByJob(reflectorLedger, turns),
+    batchInferenceTokens: batchInferenceTokensOf(quality, turns),
     s3PutsPerTurn:
       allIngest.reduce((n, u) => n + sumOf(u.ledger, (k) => /^S3\.(PutObject|CopyObject)$/.test(k), 'requests'), 0) /
       turns,

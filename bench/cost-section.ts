@@ -73,7 +73,7 @@ export async function costSection(
   const tokensOut = Object.values(bill.tokens).reduce((n, t) => n + t.outputTokens, 0);
   // Each choice as the stage runs it: sleep-time at batch prices when prod has them on.
   const choiceUsd = (models: Record<string, string>) =>
-    Object.values(modelUsdAt(bill.tokens, models, config.sleepTimeInference.batch).byJob).reduce((n, v) => n + v, 0);
+    Object.values(modelUsdAt(bill, models, config.sleepTimeInference.batch).byJob).reduce((n, v) => n + v, 0);
   const models = MODEL_CHOICES.map((c) => ({ ...c, usd: choiceUsd(c.models) }));
   const json = {
     infraUsdPer1MTurns: round(bill.infraUsdPer1MTurns),

@@ -298,9 +298,14 @@ export async function benchLocomoQuality(files: readonly string[]): Promise<Qual
   // Logs at the production stage's level and metrics on, as a deployment writes them: their
   // bytes are counted per function (the lines' `service`) and kept off the terminal.
   const logs = captureLogBytes();
+  const prod = stageConfig('prod');
   const stack = await startHarness({
     stage: 'bench',
-    logLevel: stageConfig('prod').logLevel,
+    // Routine reflections as prod runs them (lib/batch-inference/routine-batch.ts), a job's minimum
+    // lowered to one record: the replay's five users keep a few a night, where 1M turns a month keep
+    // about a thousand (BENCHMARKS.md, cost), far past the quota's 100.
+    config: { ...stageConfig('bench'), routineInference: { ...prod.routineInference, minRecords: 1 } },
+    logLevel: prod.logLevel,
     metrics: true,
     speed: 300,
     observe: meter.observe,

@@ -25,6 +25,7 @@ import type { BatchJobStateChange, BatchJobStatus } from '../../lib/batch-infere
 import { getText } from '../../lib/kernel/s3-objects.adapter.js';
 import type { ConverseRequest, Responder } from './converse-protocol.js';
 import { offlineResponder } from './converse-server.js';
+import { requestLedger } from './request-ledger.js';
 
 /** A job as the stand-in keeps it. */
 export interface StandInJob {
@@ -75,8 +76,16 @@ async function answerLine(line: string, modelId: string, responder: Responder): 
     recordId: string;
     modelInput: Omit<ConverseRequest, 'modelId'>;
   };
-  const reply = await responder({ modelId, ...modelInput });
-  if ('body' in reply) return JSON.stringify({ recordId, modelInput, modelOutput: reply.body });
+  const request = { modelId, ...modelInput };
+  const reply = await responder(request);
+  if ('body' in reply) {
+    // Counted as the answers of a batch inference job: their tokens are billed at the batch price.
+    requestLedger.recordBatchAnswer(
+      request,
+      (reply.body as { usage?: { inputTokens?: number; outputTokens?: number } }).usage ?? {},
+    );
+    return JSON.stringify({ recordId, modelInput, modelOutput: reply.body });
+  }
   const error =
     'hang' in reply
       ? { errorCode: 408, errorMessage: 'timed out' }

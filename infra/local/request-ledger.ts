@@ -18,6 +18,9 @@ export interface LedgerEntry {
   outputTokens: number;
 }
 
+/** The ledger scope of the answers batch inference jobs give (recordBatchAnswer). */
+export const BATCH_INFERENCE_SCOPE = 'batch-inference';
+
 const empty = (): LedgerEntry => ({ requests: 0, readUnits: 0, writeUnits: 0, inputTokens: 0, outputTokens: 0 });
 
 const ledger = new Map<string, LedgerEntry>();
@@ -69,6 +72,18 @@ export const requestLedger = {
   /** S3 requests counted by `scope operation keyClass` (`keyClassOf`), since the last reset. */
   s3ByKeyClass(): Record<string, number> {
     return Object.fromEntries(s3ByKeyClass);
+  },
+  /**
+   * A batch inference job's answer to one record (infra/local/batch-inference-stand-in.ts): Bedrock
+   * answers it, no function's client, so it is counted under the scope BATCH_INFERENCE_SCOPE as
+   * `BedrockBatch.Converse#{answer}` with the answer's tokens, priced at the batch price (bench/bill.ts).
+   */
+  recordBatchAnswer(request: ConverseRequest, usage: { inputTokens?: number; outputTokens?: number }): void {
+    const key = `BedrockBatch.Converse#${answerNameOf(request) ?? 'text'}`;
+    addRequest(ledger, key, 'Converse', { $metadata: {}, usage });
+    const inScope = scoped.get(BATCH_INFERENCE_SCOPE) ?? new Map<string, LedgerEntry>();
+    scoped.set(BATCH_INFERENCE_SCOPE, inScope);
+    addRequest(inScope, key, 'Converse', { $metadata: {}, usage });
   },
   /** Start (or stop) recording each scope's distinct request targets, for least-privilege checks. */
   recordTargets(on: boolean): void {

@@ -90,6 +90,7 @@ describe('the all-in month', () => {
       nightly: { calls: 0.1, inputTokens: 200, outputTokens: 20 },
       weekly: { calls: 0.01, inputTokens: 50, outputTokens: 5 },
     },
+    batchInferenceTokens: {},
     s3PutsPerTurn: 0,
     dynamoWriteUnitsPerTurn: 0,
     recordsPerMillionTurns: 1000,
@@ -126,6 +127,14 @@ describe('the all-in month', () => {
       9,
     );
     expect(batched.total).toBeCloseTo(m12.total - batched.batchInferenceSavingsUsd, 9);
+    // Routine reflections a batch inference job answered: their tokens at half, beside the batches asked on demand.
+    const routine = allInAt(
+      bill({ batchInferenceTokens: { batch: { calls: 1, inputTokens: 100, outputTokens: 10 } } }),
+      models,
+      12,
+    );
+    expect(routine.modelUsdByJob.batch).toBeCloseTo(150 * 1.1 * 1.5, 9);
+    expect(routine.batchInferenceSavingsUsd).toBeCloseTo((150 * 1.1) / 2, 9);
   });
 
   it("prices AgentCore Memory's records as a stock too", () => {

@@ -16,7 +16,7 @@ import { SWEEPS } from '../infra/resources.js';
 import { PRICES_AS_OF } from '../lib/sleep-time/model-prices.js';
 import { fireTimesBetween } from '../lib/sleep-time/schedule.js';
 import { type AllIn, agentCoreAt, allInAt, invokedModels, modelUsdAt } from './all-in.js';
-import { ASSUMED, type Bill, type BillLine, billOf, GEO_PREMIUM, modelUsd } from './bill.js';
+import { ASSUMED, type Bill, type BillLine, billOf, GEO_PREMIUM } from './bill.js';
 import { ASSUMED_MODEL_WAIT, OPENSEARCH_SERVERLESS, PRICES_CHECKED } from './cost.js';
 import type { QualityResult } from './locomo-quality.js';
 
@@ -69,8 +69,9 @@ export async function costSection(
   const month1 = allInAt(billOf({ ...input, month: 1 }), prodModels, 1, batch);
   const month12 = allInAt(bill, prodModels, 12, batch);
   const agentCore12 = agentCoreAt(bill.recordsPerMillionTurns, 12, month12.modelUsd);
-  const tokensIn = Object.values(bill.tokens).reduce((n, t) => n + t.inputTokens, 0);
-  const tokensOut = Object.values(bill.tokens).reduce((n, t) => n + t.outputTokens, 0);
+  const allTokens = [...Object.values(bill.tokens), ...Object.values(bill.batchInferenceTokens)];
+  const tokensIn = allTokens.reduce((n, t) => n + t.inputTokens, 0);
+  const tokensOut = allTokens.reduce((n, t) => n + t.outputTokens, 0);
   // Each choice as the stage runs it: sleep-time at batch prices when prod has them on.
   const choiceUsd = (models: Record<string, string>) =>
     Object.values(modelUsdAt(bill, models, config.sleepTimeInference.batch).byJob).reduce((n, v) => n + v, 0);
@@ -79,7 +80,7 @@ export async function costSection(
     infraUsdPer1MTurns: round(bill.infraUsdPer1MTurns),
     fixedUsdPerMonth: round(bill.fixedUsdPerMonth),
     modelUsdPer1MTurns: Object.fromEntries(
-      [HAIKU, NOVA_LITE, NOVA_MICRO].map((m) => [m, round(modelUsd(bill.tokens, { default: m }))]),
+      [HAIKU, NOVA_LITE, NOVA_MICRO].map((m) => [m, round(choiceUsd({ default: m }))]),
     ),
     inputTokensPerTurn: Math.round(tokensIn),
     outputTokensPerTurn: Math.round(tokensOut),
@@ -237,7 +238,11 @@ function partsLine(bill: Bill): string {
 
 /** Model tokens per job kind and per turn, and what they cost with each model choice. */
 function tokenSection(bill: Bill, models: ModelCosts, t: { tokensIn: number; tokensOut: number }): string {
-  const jobs = Object.entries(bill.tokens).sort((a, b) => b[1].inputTokens - a[1].inputTokens);
+  // What batch inference jobs answered (routine reflections) apart: billed at the batch price.
+  const jobs = [
+    ...Object.entries(bill.tokens),
+    ...Object.entries(bill.batchInferenceTokens).map(([job, v]) => [`${job} (batch inference)`, v] as const),
+  ].sort((a, b) => b[1].inputTokens - a[1].inputTokens);
   const tokenTable = [
     '| job kind | calls per 1k turns | input tokens per turn | output tokens per turn |',
     '| --- | ---: | ---: | ---: |',
@@ -261,7 +266,8 @@ ${tokenTable}
 ${models.map((m) => `| ${m.name} | ${usd(m.usd)} |`).join('\n')}
 
 Model prices as of ${PRICES_AS_OF} (\`lib/sleep-time/model-prices.ts\`), the nightly and weekly runs at
-batch prices (\`sleepTimeInference.batch\`, on in prod). Nova rows price the same
+batch prices (\`sleepTimeInference.batch\`, on in prod), and so the routine reflections a batch inference
+job answered in the replay (\`routineInference.batch\`, on in prod). Nova rows price the same
 counts as asked of Claude (with \`answerShape: 'schema'\` Nova Lite takes a forced tool, whose prompt
 differs), so they are an estimate.`;
 }
@@ -299,7 +305,8 @@ ${row('**all in**', (x) => x.total)}
 Goals at month 12: all in ≤ $270 — ${usd(a.month12.total)}, ${met(a.month12.total <= 270)}; AgentCore Memory (built-in
 strategies, ${usd(a.agentCore12.builtIn)}) ≥ 3× ours — ${ratio.toFixed(2)}×, ${met(ratio >= 3)}; fixed ≤ $10 a month — ${usd(bill.fixedUsdPerMonth)}, ${met(bill.fixedUsdPerMonth <= 10)}.
 The nightly and weekly runs are priced at Bedrock batch inference prices, half the on-demand price
-(every sweep at this scale has more than a job's minimum of records): ${usd(a.month12.batchInferenceSavingsUsd)} a month less.`;
+(every sweep at this scale has more than a job's minimum of records), and so are the routine reflections
+the replay sent to the night's batch inference job: ${usd(a.month12.batchInferenceSavingsUsd)} a month less.`;
 }
 
 /**

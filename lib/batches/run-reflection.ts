@@ -238,8 +238,18 @@ async function askModel(
   withEntry: boolean,
 ): Promise<{ response: ModelResponse; reused: boolean; outcome: Judged }> {
   const recorded = await deps.knowledge.getModelOutput(job.userId, job.jobId);
-  // A batch inference job's answer was paid for by no delivery yet: this one reports its cost.
-  if (recorded) return { response: recorded, reused: !recorded.usage.batchInference, outcome: judge(recorded) };
+  if (recorded) {
+    const outcome = judge(recorded);
+    // A batch inference job's answer was paid for by no delivery yet: this one reports its cost.
+    if (!recorded.usage.batchInference) return { response: recorded, reused: true, outcome };
+    if (!('error' in outcome)) return { response: recorded, reused: false, outcome };
+    // One the job answered unusably (its text held no valid answer) is asked on demand, as a cut one is.
+    deps.log.warn('batch inference answer unusable: asked on demand', {
+      userId: job.userId,
+      batchId: job.jobId,
+      error: outcome.error.message,
+    });
+  }
   const request = (maxTokens: number) => ({
     system: REFLECTOR_SYSTEM_PROMPT,
     prompt,
@@ -249,7 +259,7 @@ async function askModel(
     temperature: deps.settings.temperature,
     maxTokens,
   });
-  if (deps.deferred && defersToBatch(job))
+  if (deps.deferred && defersToBatch(job) && !recorded)
     await deferReflection(job, request(deps.settings.maxTokens), { ...deps, deferred: deps.deferred });
   const response = await callWithBudgetRetry(
     (maxTokens) => deps.model.reflect(request(maxTokens)),

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { Job } from '../../events/job.js';
 import type { ForgetCounts } from '../../lib/forget/forget.port.js';
 import { createBatchInferenceStandIn } from '../../infra/local/batch-inference-stand-in.js';
+import type { Responder } from '../../infra/local/converse-protocol.js';
 import type { BatchJobStateChange } from '../../lib/batch-inference/batch-inference.js';
 import { BedrockBatchInference } from '../../lib/batch-inference/bedrock-batch-inference.adapter.js';
 import { S3DeferredReflections } from '../../lib/batch-inference/deferred-reflections.adapter.js';
@@ -31,7 +32,7 @@ const FACT = {
 };
 
 /** Ten turns per user: each fires one turn-count batch job (signal function's default threshold). */
-async function world(users: readonly string[], turnsPerUser = 10) {
+async function world(users: readonly string[], turnsPerUser = 10, responder?: Responder) {
   const ingest = ingestDeps();
   for (const userId of users)
     await ingestTurns(
@@ -55,7 +56,11 @@ async function world(users: readonly string[], turnsPerUser = 10) {
   } as unknown as JobDeps;
   const run = (job: Job) => runJob(job, deps, { retryUnusableOutput: false, remainingMs: () => 60_000 });
   const events: BatchJobStateChange[] = [];
-  const standIn = createBatchInferenceStandIn({ s3, onEvent: async (e) => void events.push(e) });
+  const standIn = createBatchInferenceStandIn({
+    s3,
+    onEvent: async (e) => void events.push(e),
+    ...(responder ? { responder } : {}),
+  });
   const queue = new MemoryJobQueue();
   const batch = new BedrockBatchInference({ s3, bucketName: 'memory' }, standIn.client, 'arn:aws:iam::1:role/batch');
   const forgets = new MemoryForgetLog();
@@ -174,6 +179,25 @@ describe('routine reflections at batch prices', () => {
     expect(await w.complete(w.events[0]!)).toMatchObject({ answered: 1, unanswered: 1, enqueued: 2 });
     expect(await w.reflection.knowledge.getModelOutput('ivy', 'batch-1-10')).toBeNull();
     expect(await w.reflection.knowledge.getModelOutput('jon', 'batch-1-10')).not.toBeNull();
+  });
+
+  it('asks on demand for a reflection the job answered with no usable answer', async () => {
+    const prose: Responder = () => ({
+      body: {
+        output: { message: { role: 'assistant', content: [{ text: 'I would rather not answer in JSON.' }] } },
+        stopReason: 'end_turn',
+        usage: { inputTokens: 900, outputTokens: 12, totalTokens: 912 },
+        metrics: { latencyMs: 5 },
+      },
+    });
+    const w = await world(['kim', 'lou'], 10, prose);
+    for (const job of w.ingest.jobs.jobs.splice(0)) await w.run(job);
+    await w.collect(2);
+    await w.standIn.run();
+    expect(await w.complete(w.events[0]!)).toMatchObject({ answered: 2, enqueued: 2 });
+    for (const job of w.queue.jobs.splice(0)) expect((await w.run(job)).status).toBe('completed');
+    expect(w.model.requests).toHaveLength(2);
+    expect(w.reflection.batchLogs.logs.get('kim/batch-1-10')?.model?.batchInference).toBeUndefined();
   });
 
   it('a job that fails sends its reflections back to ask on demand', async () => {

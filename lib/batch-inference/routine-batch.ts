@@ -10,11 +10,12 @@
  *   batch's turns, the Knowledge of that moment), kept under the user and job; the signal state
  *   marks the batch deferred, so its timeout waits for the job (`deferredBatchTimeoutMs`) instead of
  *   firing it again after half an hour. The job message is then done: nothing is staged yet.
- * - **Collection (nightly sweep).** Every kept request. Enough of them (chooseInference): one job whose manifest lists the
- *   reflections in each user's turn order; too few, too many, or a job Bedrock refuses: each is
- *   enqueued to run on demand (`onDemand`). The kept requests are removed last, so a sweep that
- *   dies part-way collects them again; a job already started under the sweep's name is not
- *   started twice (its name is the request's idempotency token).
+ * - **Collection (nightly sweep).** Every kept request but those of users forgotten since.
+ *   Enough of them (chooseInference): one job whose manifest lists the reflections in each user's
+ *   turn order; too few, too many, or a job Bedrock refuses: each is enqueued to run on demand
+ *   (`onDemand`). The kept requests are removed last, so a sweep that dies part-way collects them
+ *   again; a job already started under the sweep's name is not started twice (its name is the
+ *   request's idempotency token).
  * - **Completion** is the sleep-time jobs' (sleep-time-batch.ts completeEnded): each answer goes
  *   under its job id, the reflections are enqueued again in order (`onDemand`, a deduplication id of
  *   their own: lib/jobs/sqs-job-queue.adapter.ts), find their answer and finish; one with no usable
@@ -109,8 +110,8 @@ async function onDemand(jobs: readonly Job[], deps: RoutineBatchDeps): Promise<v
 }
 
 /**
- * The nightly collection: every routine reflection kept long enough, as one batch inference job
- * named after the sweep (`routine-<sweepJobId>`), or on demand. The requests are removed last.
+ * The nightly collection: every routine reflection kept, as one batch inference job named after
+ * the sweep (`routine-<sweepJobId>`), or on demand. The requests are removed last.
  */
 export async function dispatchRoutine(sweepJobId: string, deps: RoutineBatchDeps): Promise<RoutineDispatch> {
   const jobName = batchJobName(deps.jobPrefix, `routine-${sweepJobId}`);

@@ -55,6 +55,7 @@ export function sleepTimeBatch(
 ): SleepTimeBatch {
   const { jobs, config, tierPolicy, clock, log } = parts;
   const { turns, knowledge, items } = catalogStores(storage, config.stagedExpiryDays);
+  const erasures = new DynamoErasureLog(storage);
   const sleep: SleepTimeDeps = {
     turns,
     knowledge,
@@ -63,7 +64,7 @@ export function sleepTimeBatch(
     summaries: new DynamoS3SummarySource(storage),
     graph: new DynamoGraphStore(storage),
     costs: new DynamoCostLedger(storage),
-    erasures: new DynamoErasureLog(storage),
+    erasures,
     model: collectOnlyModel,
     clock,
     log,
@@ -88,6 +89,7 @@ export function sleepTimeBatch(
     dispatchRoutine(sweepStamp(now), {
       ...common,
       deferred,
+      erasures,
       limits: s,
       modelId: s.modelId,
       jobPrefix: s.jobPrefix,

@@ -10,7 +10,8 @@
  *   batch's turns, the Knowledge of that moment), kept under the user and job; the signal state
  *   marks the batch deferred, so its timeout waits for the job (`deferredBatchTimeoutMs`) instead of
  *   firing it again after half an hour. The job message is then done: nothing is staged yet.
- * - **Collection (nightly sweep).** Every kept request but those of users forgotten since.
+ * - **Collection (nightly sweep).** Every kept request but those of users forgotten since, and
+ *   those citing a turn forgotten by provenance since (sent back, for the reflector to drop).
  *   Enough of them (chooseInference): one job whose manifest lists the reflections in each user's
  *   turn order; too few, too many, or a job Bedrock refuses: each is enqueued to run on demand
  *   (`onDemand`). The kept requests are removed last, so a sweep that dies part-way collects them
@@ -38,7 +39,7 @@ import {
   DeferredToBatch,
 } from './batch-inference.js';
 import type { BatchInference, DeferredReflections } from './batch-inference.port.js';
-import type { ForgetLog } from '../forget/forget.port.js';
+import type { ErasureLog, ForgetLog } from '../forget/forget.port.js';
 import { forgottenUsers } from './sleep-time-batch.js';
 
 /** The trigger of a routine batch: the turn count reached (lib/signals/signal-accumulator.ts shouldTrigger). */
@@ -77,6 +78,8 @@ export interface RoutineBatchDeps {
   batch: BatchInference;
   /** The forget receipts: a request of a user forgotten since it was kept is dropped, not sent. */
   forgets: Pick<ForgetLog, 'latest'>;
+  /** The turns forgotten by provenance (req R-DEL-4): a request citing one is not sent; its reflection is dropped by the reflector. */
+  erasures: Pick<ErasureLog, 'forgottenTurns'>;
   deferred: DeferredReflections;
   jobs: Pick<JobQueue, 'enqueue'>;
   limits: BatchRecordLimits;
@@ -132,16 +135,31 @@ export async function dispatchRoutine(sweepJobId: string, deps: RoutineBatchDeps
     await deps.deferred.remove(kept.map((d) => d.key));
     return { inference: 'none', records: 0, enqueued: 0 };
   }
-  const jobs = due.map((d) => d.job);
-  const entries: BatchEntry[] = due.map((d) => ({
+  const { send, cited } = await withoutForgottenTurns(due, deps.erasures);
+  // Sent back at once: the reflector drops a job citing a forgotten turn and releases its batch (lib/jobs/run-job.ts).
+  await onDemand(cited, deps);
+  const jobs = send.map((d) => d.job);
+  const entries: BatchEntry[] = send.map((d) => ({
     recordId: batchRecordId(d.job.userId, d.job.jobId),
     userId: d.job.userId,
     key: d.job.jobId,
     request: d.request,
   }));
-  const result = await startOrFallBack(jobName, jobs, entries, deps);
+  const result = jobs.length > 0 ? await startOrFallBack(jobName, jobs, entries, deps) : null;
   await deps.deferred.remove(kept.map((d) => d.key));
-  return result;
+  return result ?? { inference: 'none', records: 0, enqueued: cited.length };
+}
+
+/** The requests to send, and the jobs of those citing a turn forgotten by provenance since they were kept. */
+async function withoutForgottenTurns(
+  due: ReadonlyArray<DeferredReflection>,
+  erasures: Pick<ErasureLog, 'forgottenTurns'>,
+): Promise<{ send: DeferredReflection[]; cited: Job[] }> {
+  const forgotten = new Map<string, Set<number>>();
+  for (const userId of new Set(due.map((d) => d.job.userId)))
+    forgotten.set(userId, await erasures.forgottenTurns(userId));
+  const cites = (d: DeferredReflection) => d.job.turnIds.some((t) => forgotten.get(d.job.userId)?.has(t));
+  return { send: due.filter((d) => !cites(d)), cited: due.filter(cites).map((d) => d.job) };
 }
 
 async function startOrFallBack(

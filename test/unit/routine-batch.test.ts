@@ -14,7 +14,7 @@ import { S3DeferredReflections } from '../../lib/batch-inference/deferred-reflec
 import { defersToBatch, dispatchRoutine } from '../../lib/batch-inference/routine-batch.js';
 import { completeBatch } from '../../lib/batch-inference/sleep-time-batch.js';
 import { type JobDeps, runJob } from '../../lib/jobs/run-job.js';
-import { MemoryForgetLog } from '../../lib/forget/forget.fake.js';
+import { MemoryErasureLog, MemoryForgetLog } from '../../lib/forget/forget.fake.js';
 import { MemoryJobQueue } from '../../lib/jobs/job-queue.fake.js';
 import { RecordingLog } from '../../lib/kernel/runtime.fake.js';
 import { ScriptedModel } from '../../lib/model/language-model.fake.js';
@@ -48,10 +48,11 @@ async function world(users: readonly string[], turnsPerUser = 10, responder?: Re
   const { s3, objects } = memoryS3();
   const deferred = new S3DeferredReflections({ s3, bucketName: 'memory' });
   const reflection = { ...reflectionDeps(ingest, model), deferred };
+  const erasures = new MemoryErasureLog();
   const deps = {
     reflection,
     forgets: { latest: async () => null },
-    erasures: { forgottenTurns: async () => new Set<number>() },
+    erasures,
     log: new RecordingLog(),
   } as unknown as JobDeps;
   const run = (job: Job) => runJob(job, deps, { retryUnusableOutput: false, remainingMs: () => 60_000 });
@@ -69,6 +70,7 @@ async function world(users: readonly string[], turnsPerUser = 10, responder?: Re
       batch,
       deferred,
       forgets,
+      erasures,
       jobs: queue,
       limits: { minRecords, maxRecords: 50_000 },
       modelId: MODEL_ID,
@@ -77,7 +79,21 @@ async function world(users: readonly string[], turnsPerUser = 10, responder?: Re
     });
   const complete = (event: BatchJobStateChange) =>
     completeBatch(event, { batch, jobs: queue, answers: reflection.knowledge, forgets, log: new RecordingLog() });
-  return { ingest, model, reflection, deferred, forgets, run, standIn, events, queue, collect, complete, objects };
+  return {
+    ingest,
+    model,
+    reflection,
+    deferred,
+    forgets,
+    erasures,
+    run,
+    standIn,
+    events,
+    queue,
+    collect,
+    complete,
+    objects,
+  };
 }
 
 describe('routine reflections at batch prices', () => {
@@ -179,6 +195,19 @@ describe('routine reflections at batch prices', () => {
     expect(await w.complete(w.events[0]!)).toMatchObject({ answered: 1, unanswered: 1, enqueued: 2 });
     expect(await w.reflection.knowledge.getModelOutput('ivy', 'batch-1-10')).toBeNull();
     expect(await w.reflection.knowledge.getModelOutput('jon', 'batch-1-10')).not.toBeNull();
+  });
+
+  it('sends no request citing a turn forgotten since it was kept: the reflector drops its job', async () => {
+    const w = await world(['max', 'ned']);
+    for (const job of w.ingest.jobs.jobs.splice(0)) await w.run(job);
+    await w.erasures.forgetTurns('max', [3]);
+    expect(await w.collect(1)).toMatchObject({ inference: 'batch', records: 1 });
+    const [cited, ...more] = w.queue.jobs.splice(0);
+    expect(more).toEqual([]);
+    expect(cited).toMatchObject({ userId: 'max', onDemand: true });
+    expect(await w.run(cited!)).toMatchObject({ status: 'dropped' });
+    expect(w.model.requests).toEqual([]);
+    expect(parseSignalState((await w.ingest.signalState.load('max')).raw).state.pendingBatches).toEqual([]);
   });
 
   it('asks on demand for a reflection the job answered with no usable answer', async () => {

@@ -1,8 +1,9 @@
 /**
- * Sleep-time at batch prices (docs/design.md, "Batch inference"), on a stage whose
- * `sleepTimeInference.batch` is on: the service role Bedrock assumes to run the sweep's batch
- * inference jobs, the sweep's grants to start them, the sweep's BATCH_INFERENCE variable, and the
- * rule that brings each job's end back to the sweep function.
+ * Sleep-time runs and routine reflections at batch prices (docs/design.md, "Batch inference"), on a
+ * stage whose `sleepTimeInference.batch` or `routineInference.batch` is on: the service role Bedrock
+ * assumes to run the sweep's batch inference jobs, the sweep's grants to start them on each job
+ * model, the sweep's BATCH_INFERENCE and ROUTINE_BATCH_INFERENCE variables, the reflector's
+ * ROUTINE_BATCH_INFERENCE switch, and the rule that brings each job's end back to the sweep function.
  *
  * AWS behaviour relied on:
  * - The service role: trusted by bedrock.amazonaws.com for this account's

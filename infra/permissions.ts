@@ -142,9 +142,9 @@ export const PERMISSIONS: Record<FunctionKey, Permissions> = {
       'rejected/*': ['PutObject'],
       // a forget deletes the user's claim checks too (every version)
       'claims/*': ['DeleteObject', 'DeleteObjectVersion'],
-      // A routine batch's request, kept for the nightly batch inference job (lib/batch-inference/routine-batch.ts);
-      // a forget deletes the user's (every version).
-      'batch-inference/deferred/*': ['PutObject', 'DeleteObject', 'DeleteObjectVersion'],
+      // A routine batch's request, kept for the nightly batch inference job (lib/batch-inference/routine-batch.ts),
+      // read back and removed when a later batch asked on demand reflects it first; a forget deletes the user's (every version).
+      'batch-inference/deferred/*': ['GetObject', 'PutObject', 'DeleteObject', 'DeleteObjectVersion'],
     },
     listBucket: true,
     listBucketVersions: true,

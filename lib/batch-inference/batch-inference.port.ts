@@ -24,7 +24,7 @@ export interface BatchInference {
 export interface DeferredReflections {
   /** Keeps the reflection under its user and job: the same reflection kept twice is one. */
   put(reflection: DeferredReflection): Promise<void>;
-  /** Every reflection kept, each with the key that removes it. */
-  list(): Promise<Array<DeferredReflection & { key: string }>>;
+  /** Every reflection kept (one user's, with `userId`), each with the key that removes it. */
+  list(userId?: string): Promise<Array<DeferredReflection & { key: string }>>;
   remove(keys: readonly string[]): Promise<void>;
 }

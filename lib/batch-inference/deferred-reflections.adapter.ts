@@ -51,9 +51,10 @@ export class S3DeferredReflections implements DeferredReflections {
   }
 
   /** Every kept reflection; one that is gone by the time it is read, or does not parse, is left out (the lifecycle rule expires it). */
-  async list(): Promise<Array<DeferredReflection & { key: string }>> {
+  async list(userId?: string): Promise<Array<DeferredReflection & { key: string }>> {
     const { s3, bucketName } = this.storage;
-    const keys = (await listAllKeys(s3, bucketName, deferredRoot)).filter((k) => k.endsWith('.json'));
+    const prefix = userId === undefined ? deferredRoot : deferredPrefix(userId);
+    const keys = (await listAllKeys(s3, bucketName, prefix)).filter((k) => k.endsWith('.json'));
     const read = await inGroups(keys, CONCURRENCY, async (key) => {
       const text = await getTextOrNull(s3, bucketName, key);
       const parsed = text === null ? null : DeferredReflectionSchema.safeParse(JSON.parse(text));

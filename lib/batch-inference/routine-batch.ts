@@ -74,6 +74,37 @@ export async function deferReflection(
   throw new ReflectionDeferred(`batch ${job.jobId}: its request waits for the nightly batch inference job`);
 }
 
+/** Time an on-demand batch keeps for itself (its own model call) before it reflects earlier kept batches first. */
+export const EARLIER_FIRST_RESERVE_MS = 60_000;
+
+/**
+ * A user's batches are staged in turn order: before a batch asked on demand (an urgent one, an
+ * agent.event's, one sent back or fired again), the user's kept routine batches of earlier turns
+ * are reflected on demand first and their requests removed, so a correction is not staged before
+ * what it corrects. Those already sent to the night's job wait for it. Stops while the invocation
+ * keeps EARLIER_FIRST_RESERVE_MS; what is left waits for the night. How many were reflected.
+ */
+export async function reflectEarlierFirst(
+  job: Job,
+  deferred: Pick<DeferredReflections, 'list' | 'remove'>,
+  reflect: (earlier: Job) => Promise<unknown>,
+  remainingMs: () => number,
+): Promise<number> {
+  const from = job.turnIds[0];
+  if (from === undefined || defersToBatch(job)) return 0;
+  const earlier = collectable(
+    (await deferred.list(job.userId)).filter((d) => d.job.jobId !== job.jobId && (d.job.turnIds[0] ?? from) < from),
+  );
+  let done = 0;
+  for (const d of earlier) {
+    if (remainingMs() < EARLIER_FIRST_RESERVE_MS) break;
+    await reflect({ ...d.job, onDemand: true });
+    await deferred.remove([d.key]);
+    done += 1;
+  }
+  return done;
+}
+
 export interface RoutineBatchDeps {
   batch: BatchInference;
   /** The forget receipts: a request of a user forgotten since it was kept is dropped, not sent. */

@@ -52,9 +52,10 @@ export interface ReflectionDeps {
   audit: Pick<AuditTrail, 'appendOnce'>;
   /**
    * Where a routine batch's request is kept for the nightly batch inference job (the stage's
-   * `routineInference.batch`, lib/batch-inference/routine-batch.ts). Absent: every batch asks on demand.
+   * `routineInference.batch`, lib/batch-inference/routine-batch.ts), and read back when a later
+   * batch asked on demand reflects them first. Absent: every batch asks on demand.
    */
-  deferred?: Pick<DeferredReflections, 'put'>;
+  deferred?: DeferredReflections;
   /** Waits between looks for a batch the signal state does not record yet. @default setTimeout */
   sleep?: (ms: number) => Promise<void>;
 }

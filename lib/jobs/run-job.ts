@@ -16,7 +16,7 @@ import { type JobUsage, runUsage, usageOf } from '../costs/job-cost.js';
 import type { ReflectionDeps } from '../batches/reflection-deps.js';
 import { releaseBatch } from '../batches/batch-counters.js';
 import { runReflection } from '../batches/run-reflection.js';
-import { ReflectionDeferred } from '../batch-inference/routine-batch.js';
+import { ReflectionDeferred, reflectEarlierFirst } from '../batch-inference/routine-batch.js';
 import { runSleepTime, type SleepTimeDeps } from '../sleep-time/run-sleep-time.js';
 import { runSummary, SUMMARY_KINDS, type SummaryDeps } from '../summaries/run-summary.js';
 
@@ -82,7 +82,7 @@ export async function runJob(job: Job, deps: JobDeps, options: RunJobOptions): P
     });
   if (family === 'summary')
     return summary(job, deps, { retryUnusableOutput, model: modelWithDeadline(deps.summary.model, signal) });
-  return batch(job, deps, { retryUnusableOutput, model: modelWithDeadline(deps.reflection.model, signal) });
+  return batch(job, deps, { retryUnusableOutput, model: modelWithDeadline(deps.reflection.model, signal) }, options);
 }
 
 /** What a job's use case is given besides its dependencies: its retry rule and its model, bound to the job's deadline. */
@@ -165,10 +165,20 @@ async function summary(job: Job, deps: JobDeps, call: CallOptions): Promise<JobO
 }
 
 /** A batch reflection; a routine one whose request is kept for the nightly batch inference job is `deferred`. */
-async function batch(job: Job, deps: JobDeps, call: CallOptions): Promise<JobOutcome> {
+async function batch(job: Job, deps: JobDeps, call: CallOptions, options: RunJobOptions): Promise<JobOutcome> {
   let outcome: Awaited<ReturnType<typeof runReflection>>;
+  const reflection = { ...deps.reflection, ...call };
   try {
-    outcome = await runReflection(job, { ...deps.reflection, ...call });
+    if (reflection.deferred) {
+      // Each earlier batch passes the same forget checks as a job of its own.
+      const reflectEarlier = async (j: Job) =>
+        (await askedBeforeForget(j, deps)) || (await citesForgottenTurns(j, 'batch', deps))
+          ? undefined
+          : runReflection(j, reflection);
+      const earlier = await reflectEarlierFirst(job, reflection.deferred, reflectEarlier, options.remainingMs);
+      if (earlier > 0) deps.log.info('earlier kept batches reflected first', { jobId: job.jobId, earlier });
+    }
+    outcome = await runReflection(job, reflection);
   } catch (error) {
     if (!(error instanceof ReflectionDeferred)) throw error;
     deps.log.info('batch deferred to batch inference', { jobId: job.jobId, userId: job.userId });

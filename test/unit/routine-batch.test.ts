@@ -210,6 +210,30 @@ describe('routine reflections at batch prices', () => {
     expect(parseSignalState((await w.ingest.signalState.load('max')).raw).state.pendingBatches).toEqual([]);
   });
 
+  it("reflects a user's kept earlier batch first when a later one is urgent, so a correction is staged last", async () => {
+    const w = await world(['olga']);
+    const [routine] = w.ingest.jobs.jobs.splice(0);
+    expect((await w.run(routine!)).status).toBe('deferred');
+    // Three corrections: urgency 6, past the threshold of 5.
+    await ingestTurns(
+      [11, 12, 13].map((turnId) => ({
+        messageId: `olga-${turnId}`,
+        body: JSON.stringify(turn({ userId: 'olga', turnId, query: 'Actually, I meant a terrier named Rex' })),
+      })),
+      w.ingest,
+    );
+    const [urgent] = w.ingest.jobs.jobs.splice(0);
+    expect(urgent).toMatchObject({ trigger: 'urgency', turnIds: [11, 12, 13] });
+    expect(await w.run(urgent!)).toMatchObject({ status: 'completed' });
+    expect(w.model.requests).toHaveLength(2);
+    expect(w.model.requests[0]?.prompt).toContain('entry0');
+    expect(w.model.requests[1]?.prompt).toContain('terrier');
+    expect(w.reflection.batchLogs.logs.get('olga/batch-1-10')?.status).toBe('completed');
+    // Nothing is left for the night's job.
+    expect(await w.deferred.list()).toEqual([]);
+    expect(await w.collect(1)).toMatchObject({ inference: 'none' });
+  });
+
   it('asks on demand for a reflection the job answered with no usable answer', async () => {
     const prose: Responder = () => ({
       body: {

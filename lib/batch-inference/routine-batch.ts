@@ -78,11 +78,18 @@ export async function deferReflection(
 export const EARLIER_FIRST_RESERVE_MS = 60_000;
 
 /**
- * A user's batches are staged in turn order: before a batch asked on demand (an urgent one, an
- * agent.event's, one sent back or fired again), the user's kept routine batches of earlier turns
- * are reflected on demand first and their requests removed, so a correction is not staged before
- * what it corrects. Those already sent to the night's job wait for it. Stops while the invocation
- * keeps EARLIER_FIRST_RESERVE_MS; what is left waits for the night. How many were reflected.
+ * The batches that may correct what came before them: an urgent one (a correction or a
+ * contradiction raises urgency, R-SIG-2) and an agent.event's. A session's end, a batch fired
+ * again or sent back is not one: were it, every closed session would pull its day's routine
+ * batches on demand.
+ */
+const mayCorrect = (job: Job): boolean => job.trigger === 'urgency' || job.trigger.startsWith('event:');
+
+/**
+ * A correction is not staged before what it corrects: before an urgent or agent.event batch
+ * (mayCorrect), the user's kept routine batches of earlier turns are reflected on demand first and
+ * their requests removed. Those already sent to the night's job wait for it. Stops while the
+ * invocation keeps EARLIER_FIRST_RESERVE_MS; what is left waits for the night. How many were reflected.
  */
 export async function reflectEarlierFirst(
   job: Job,
@@ -91,7 +98,7 @@ export async function reflectEarlierFirst(
   remainingMs: () => number,
 ): Promise<number> {
   const from = job.turnIds[0];
-  if (from === undefined || defersToBatch(job)) return 0;
+  if (from === undefined || !mayCorrect(job)) return 0;
   const earlier = collectable(
     (await deferred.list(job.userId)).filter((d) => d.job.jobId !== job.jobId && (d.job.turnIds[0] ?? from) < from),
   );

@@ -57,13 +57,15 @@ export function modelUsdAt(
 ): { byJob: Record<string, number>; savings: number } {
   const onDemand = modelUsdByJob(bill.tokens, models);
   const answered = modelUsdByJob(bill.batchInferenceTokens, models);
-  const byJob = { ...onDemand };
-  for (const [job, usd] of Object.entries(answered)) byJob[job] = (byJob[job] ?? 0) + usd * BATCH_PRICE_FACTOR;
-  let savings = Object.values(answered).reduce((n, v) => n + v, 0) * (1 - BATCH_PRICE_FACTOR);
-  if (!batchSleepTime) return { byJob, savings };
-  for (const job of ['nightly', 'weekly']) {
-    savings += (onDemand[job] ?? 0) * (1 - BATCH_PRICE_FACTOR);
-    byJob[job] = (byJob[job] ?? 0) - (onDemand[job] ?? 0) * (1 - BATCH_PRICE_FACTOR);
+  const sleepTime = new Set(batchSleepTime ? ['nightly', 'weekly'] : []);
+  const byJob: Record<string, number> = {};
+  let savings = 0;
+  for (const job of new Set([...Object.keys(onDemand), ...Object.keys(answered)])) {
+    // What a batch inference job answers: the replay's answers, and the sleep-time runs at this scale.
+    const atBatch = (answered[job] ?? 0) + (sleepTime.has(job) ? (onDemand[job] ?? 0) : 0);
+    const asked = sleepTime.has(job) ? 0 : (onDemand[job] ?? 0);
+    byJob[job] = asked + atBatch * BATCH_PRICE_FACTOR;
+    savings += atBatch * (1 - BATCH_PRICE_FACTOR);
   }
   return { byJob, savings };
 }

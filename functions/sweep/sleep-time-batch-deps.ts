@@ -22,6 +22,7 @@ import { DynamoErasureLog } from '../../lib/forget/dynamo-erasure-log.adapter.js
 import { DynamoForgetLog } from '../../lib/forget/dynamo-forget-log.adapter.js';
 import { DynamoGraphStore } from '../../lib/graph/dynamo-graph-store.adapter.js';
 import type { JobQueue } from '../../lib/jobs/job-queue.port.js';
+import { sweepStamp } from '../../lib/jobs/sweeps.js';
 import type { AwsClients } from '../../lib/kernel/aws-clients.adapter.js';
 import type { Clock, Log } from '../../lib/kernel/runtime.port.js';
 import type { Storage } from '../../lib/kernel/storage.adapter.js';
@@ -42,9 +43,6 @@ export interface SleepTimeBatch {
   /** The nightly collection of routine reflections (dispatchRoutine); unset: routine batch inference off. */
   routine?: (now: Date) => Promise<RoutineDispatch>;
 }
-
-/** The routine reflections' job is named after the night's sweep, as its sleep-time runs are (lib/jobs/sweeps.ts). */
-const sweepStamp = (now: Date) => now.toISOString().slice(0, 16).replace(/[-:T]/g, '');
 
 export function sleepTimeBatch(
   settings: BatchInferenceSettings | null,
@@ -85,6 +83,7 @@ export function sleepTimeBatch(
         remainingMs: () => context.getRemainingTimeInMillis(),
       });
   const deferred = new S3DeferredReflections(storage);
+  // The routine reflections' job is named after the night's sweep, as its sleep-time runs are.
   const collect = (s: BatchInferenceSettings) => (now: Date) =>
     dispatchRoutine(sweepStamp(now), {
       ...common,

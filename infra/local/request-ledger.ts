@@ -53,6 +53,13 @@ export interface RequestTarget {
   queueUrl?: string;
 }
 
+/** One scope's counts, made on first use. */
+function scopeLedger(name: string): Map<string, LedgerEntry> {
+  const m = scoped.get(name) ?? new Map<string, LedgerEntry>();
+  scoped.set(name, m);
+  return m;
+}
+
 const copy = (m: Map<string, LedgerEntry>) => Object.fromEntries([...m.entries()].map(([k, v]) => [k, { ...v }]));
 
 export const requestLedger = {
@@ -81,9 +88,7 @@ export const requestLedger = {
   recordBatchAnswer(request: ConverseRequest, usage: { inputTokens?: number; outputTokens?: number }): void {
     const key = `BedrockBatch.Converse#${answerNameOf(request) ?? 'text'}`;
     addRequest(ledger, key, 'Converse', { $metadata: {}, usage });
-    const inScope = scoped.get(BATCH_INFERENCE_SCOPE) ?? new Map<string, LedgerEntry>();
-    scoped.set(BATCH_INFERENCE_SCOPE, inScope);
-    addRequest(inScope, key, 'Converse', { $metadata: {}, usage });
+    addRequest(scopeLedger(BATCH_INFERENCE_SCOPE), key, 'Converse', { $metadata: {}, usage });
   },
   /** Start (or stop) recording each scope's distinct request targets, for least-privilege checks. */
   recordTargets(on: boolean): void {
@@ -263,11 +268,7 @@ export function instrument<C extends { middlewareStack: { add: (...args: never[]
             ? `${service}.${operation}#${converseToolOf(args.input)}`
             : `${service}.${operation}`;
         if (recordTargets && name !== undefined) recordTarget(name, key, args.input);
-        let inScope: Map<string, LedgerEntry> | undefined;
-        if (name !== undefined) {
-          inScope = scoped.get(name) ?? new Map<string, LedgerEntry>();
-          scoped.set(name, inScope);
-        }
+        const inScope = name === undefined ? undefined : scopeLedger(name);
         for (const m of inScope ? [ledger, inScope] : [ledger]) {
           addRequest(m, key, operation, result.output);
           if (recordItemKinds && service === 'DynamoDB')

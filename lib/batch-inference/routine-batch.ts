@@ -27,7 +27,7 @@ import type { JobQueue } from '../jobs/job-queue.port.js';
 import type { Clock, Log } from '../kernel/runtime.port.js';
 import type { ModelRequest } from '../model/language-model.port.js';
 import type { SignalStateStore } from '../signals/signal-state.port.js';
-import { parseSignalState } from '../signals/signal-state.js';
+import { changeSignalState } from '../signals/change-signal-state.js';
 import { deferBatch } from '../signals/signal-accumulator.js';
 import {
   type BatchEntry,
@@ -40,7 +40,8 @@ import {
 } from './batch-inference.js';
 import type { BatchInference, DeferredReflections } from './batch-inference.port.js';
 import type { ErasureLog, ForgetLog } from '../forget/forget.port.js';
-import { forgottenUsers } from './sleep-time-batch.js';
+import { forgottenUsers, USERS_AT_ONCE } from './sleep-time-batch.js';
+import { inGroups } from '../kernel/in-groups.js';
 
 /** The trigger of a routine batch: the turn count reached (lib/signals/signal-accumulator.ts shouldTrigger). */
 export const ROUTINE_TRIGGER = 'turn_count';
@@ -65,12 +66,8 @@ export async function deferReflection(
   deps: DeferralDeps,
 ): Promise<never> {
   await deps.deferred.put({ job, request, deferredAt: deps.clock.now().toISOString() });
-  for (let attempt = 1; attempt <= 5; attempt++) {
-    const stored = await deps.signalState.load(job.userId);
-    const next = deferBatch(parseSignalState(stored.raw).state, job.jobId);
-    if (next === null || (await deps.signalState.save(job.userId, next, stored.version))) break;
-  }
   // A state that could not be marked fires the batch again after the usual timeout: it then runs on demand.
+  await changeSignalState(deps.signalState, job.userId, (state) => deferBatch(state, job.jobId));
   throw new ReflectionDeferred(`batch ${job.jobId}: its request waits for the nightly batch inference job`);
 }
 
@@ -193,9 +190,9 @@ async function withoutForgottenTurns(
   due: ReadonlyArray<DeferredReflection>,
   erasures: Pick<ErasureLog, 'forgottenTurns'>,
 ): Promise<{ send: DeferredReflection[]; cited: Job[] }> {
-  const forgotten = new Map<string, Set<number>>();
-  for (const userId of new Set(due.map((d) => d.job.userId)))
-    forgotten.set(userId, await erasures.forgottenTurns(userId));
+  const users = [...new Set(due.map((d) => d.job.userId))];
+  const turns = await inGroups(users, USERS_AT_ONCE, (userId) => erasures.forgottenTurns(userId));
+  const forgotten = new Map(users.map((userId, i) => [userId, turns[i]]));
   const cites = (d: DeferredReflection) => d.job.turnIds.some((t) => forgotten.get(d.job.userId)?.has(t));
   return { send: due.filter((d) => !cites(d)), cited: due.filter(cites).map((d) => d.job) };
 }

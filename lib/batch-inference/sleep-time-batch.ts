@@ -22,7 +22,8 @@ import type { JobQueue } from '../jobs/job-queue.port.js';
 import type { Log } from '../kernel/runtime.port.js';
 import type { KnowledgeStore } from '../knowledge/knowledge.port.js';
 import type { ForgetLog } from '../forget/forget.port.js';
-import { forgottenBefore } from '../forget/forget-user.js';
+import { askedBefore, forgottenBefore } from '../forget/forget-user.js';
+import { inGroups } from '../kernel/in-groups.js';
 import { unusableStop } from '../model/model-call.js';
 import {
   type BatchCollector,
@@ -180,14 +181,13 @@ export interface Completion {
  * the reflector when they come (lib/jobs/run-job.ts).
  */
 export async function forgottenUsers(jobs: readonly Job[], forgets: Pick<ForgetLog, 'latest'>): Promise<Set<string>> {
-  const out = new Set<string>();
-  for (const userId of new Set(jobs.map((j) => j.userId))) {
-    const at = await forgottenBefore(forgets, userId);
-    if (at === null) continue;
-    if (jobs.some((j) => j.userId === userId && Date.parse(j.requestedAt) <= Date.parse(at))) out.add(userId);
-  }
-  return out;
+  const users = [...new Set(jobs.map((j) => j.userId))];
+  const at = await inGroups(users, USERS_AT_ONCE, (userId) => forgottenBefore(forgets, userId));
+  return new Set(users.filter((userId, i) => jobs.some((j) => j.userId === userId && askedBefore(j, at[i] ?? null))));
 }
+
+/** Users whose forget receipts or forgotten turns are read at once (one DynamoDB request each). */
+export const USERS_AT_ONCE = 16;
 
 type CompletionDeps = Pick<SleepTimeBatchDeps, 'batch' | 'jobs' | 'answers' | 'forgets' | 'log'>;
 

@@ -1,7 +1,8 @@
 /** A batch job and the signal state's counters (req R-SIG-3): wait until the state records its batch, reset them once it completes. */
 import type { Job } from '../../events/job.js';
 import { completeBatch } from '../signals/signal-accumulator.js';
-import { parseSignalState } from '../signals/signal-state.js';
+import { parseSignalState, type SignalState } from '../signals/signal-state.js';
+import { changeSignalState } from '../signals/change-signal-state.js';
 import { BatchNotRecordedError } from './batch-log.port.js';
 import type { ReflectionDeps } from './reflection-deps.js';
 
@@ -41,12 +42,7 @@ export async function waitUntilRecorded(
 export const releaseBatch = (job: Job, deps: ReflectionDeps): Promise<void> => finishCounters(job, deps);
 
 export async function finishCounters(job: Job, deps: ReflectionDeps): Promise<void> {
-  for (let attempt = 1; attempt <= 5; attempt++) {
-    const stored = await deps.signalState.load(job.userId);
-    const { state } = parseSignalState(stored.raw);
-    const next = completeBatch(state, job.jobId, job.turnIds, deps.clock.now());
-    if (next === null) return;
-    if (await deps.signalState.save(job.userId, next, stored.version)) return;
-  }
-  throw new Error(`could not reset the signal state of ${job.userId} after batch ${job.jobId}`);
+  const done = (state: SignalState) => completeBatch(state, job.jobId, job.turnIds, deps.clock.now());
+  if (!(await changeSignalState(deps.signalState, job.userId, done)))
+    throw new Error(`could not reset the signal state of ${job.userId} after batch ${job.jobId}`);
 }

@@ -135,6 +135,10 @@ export async function forgottenBefore(forgets: Pick<ForgetLog, 'latest'>, userId
   return (await forgets.latest(userId))?.requestedAt ?? null;
 }
 
+/** The job was asked for before its user's latest forget (`forgottenBefore`; null: never forgotten): it writes nothing. */
+export const askedBefore = (job: Pick<Job, 'requestedAt'>, forgottenAt: string | null): boolean =>
+  forgottenAt !== null && Date.parse(job.requestedAt) <= Date.parse(forgottenAt);
+
 export type ForgetOutcome =
   | { status: 'forgotten'; receipt: ForgetReceipt }
   | { status: 'continued'; next: string }

@@ -10,7 +10,7 @@ import type { Job } from '../../events/job.js';
 import type { ErasureLog, ForgetLog } from '../forget/forget.port.js';
 import type { LanguageModel } from '../model/language-model.port.js';
 import type { Log } from '../kernel/runtime.port.js';
-import { type ForgetDeps, forgetUser, forgottenBefore } from '../forget/forget-user.js';
+import { askedBefore, type ForgetDeps, forgetUser, forgottenBefore } from '../forget/forget-user.js';
 import { modelWithDeadline } from '../kernel/deadline.js';
 import { type JobUsage, runUsage, usageOf } from '../costs/job-cost.js';
 import type { ReflectionDeps } from '../batches/reflection-deps.js';
@@ -99,7 +99,7 @@ async function forget(job: Job, deps: JobDeps, remainingMs: () => number): Promi
 /** A job asked for before its user was forgotten (a redrive, a late duplicate) writes nothing. */
 async function askedBeforeForget(job: Job, deps: JobDeps): Promise<boolean> {
   const before = await forgottenBefore(deps.forgets, job.userId);
-  if (before === null || Date.parse(job.requestedAt) > Date.parse(before)) return false;
+  if (!askedBefore(job, before)) return false;
   deps.log.info('job dropped: its user was forgotten after it was asked for', {
     jobId: job.jobId,
     userId: job.userId,

@@ -169,12 +169,15 @@ export async function expirySweep(now: Date, deps: SweepDeps): Promise<SweepResu
   };
 }
 
+/** A scheduled sweep's time as its jobs name it: `202611280300` (UTC, to the minute). */
+export const sweepStamp = (now: Date): string => now.toISOString().slice(0, 16).replace(/[-:T]/g, '');
+
 function sleepJob(kind: 'nightly' | 'weekly', userId: string, now: Date, turnIds: number[]): Job {
   return {
     type: 'reflector.job',
     version: 1,
     // One per user per scheduled run; also the FIFO deduplication id and the sleep-time run log's run id.
-    jobId: `${kind}-${now.toISOString().slice(0, 16).replace(/[-:T]/g, '')}`,
+    jobId: `${kind}-${sweepStamp(now)}`,
     userId,
     kind,
     trigger: 'schedule',
